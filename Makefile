@@ -1,0 +1,31 @@
+# Two commands on a fresh machine with only python3 and make:
+#   make run   - create .venv, install mjbot, run a local demo
+#   make test  - create .venv, install mjbot[dev], ruff + pytest
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/mjbot demo
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+bench: $(STAMP)
+	$(BIN)/mjbot bench shanten
+
+clean:
+	rm -rf $(VENV) build *.egg-info

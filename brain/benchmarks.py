@@ -1,0 +1,101 @@
+"""Benchmarks of the brain's hot paths, each against a reference measured in the same run.
+
+Performance is never asserted by timed tests; it is measured here and reported as a ratio, so a
+slow or busy machine slows both sides alike.
+"""
+
+from __future__ import annotations
+
+import platform
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from brain.shanten import shanten, shanten_batch, useful_tiles
+
+
+def random_hands(n: int, sizes: tuple[int, ...], seed: int) -> list[list[int]]:
+    """``n`` random hands dealt from a full 136-tile wall, sizes drawn from ``sizes``."""
+    rng = random.Random(seed)
+    wall = [k for k in range(34) for _ in range(4)]
+    hands = []
+    for _ in range(n):
+        counts = [0] * 34
+        for k in rng.sample(wall, rng.choice(sizes)):
+            counts[k] += 1
+        hands.append(counts)
+    return hands
+
+
+def random_hand_array(n: int, size: int, seed: int) -> np.ndarray:
+    """An (n, 34) uint8 array of random ``size``-tile hands, built without a Python loop."""
+    rng = np.random.default_rng(seed)
+    kinds = np.repeat(np.arange(34), 4)
+    picks = np.argpartition(rng.random((n, 136), dtype=np.float32), size, axis=1)[:, :size]
+    out = np.zeros((n, 34), np.uint8)
+    np.add.at(out, (np.arange(n)[:, None], kinds[picks]), 1)
+    return out
+
+
+def _rate(fn: Callable[[], int], min_seconds: float) -> float:
+    """Items per second of ``fn`` (which returns how many items it processed), repeated until
+    ``min_seconds`` have passed; the best repetition counts (least disturbed by other load)."""
+    best = 0.0
+    spent = 0.0
+    while spent < min_seconds:
+        start = time.perf_counter()
+        items = fn()
+        elapsed = time.perf_counter() - start
+        spent += elapsed
+        best = max(best, items / elapsed)
+    return best
+
+
+def bench_shanten(hands: int = 20_000, batch: int = 1_000_000, seconds: float = 1.0,
+                  seed: int = 0) -> dict[str, Any]:
+    """Single-call and batched shanten vs the ``mahjong`` library's calculate_shanten."""
+    from mahjong.shanten import Shanten
+
+    sample = random_hands(hands, (13, 14), seed)
+    lib_sample = sample[: max(1, hands // 10)]
+
+    def ours() -> int:
+        for counts in sample:
+            shanten(counts)
+        return len(sample)
+
+    def reference() -> int:
+        for counts in lib_sample:
+            Shanten.calculate_shanten(counts)
+        return len(lib_sample)
+
+    def useful() -> int:
+        for counts in lib_sample:
+            useful_tiles(counts)
+        return len(lib_sample)
+
+    array = random_hand_array(batch, 13, seed)
+
+    def batched() -> int:
+        shanten_batch(array)
+        return len(array)
+
+    single = _rate(ours, seconds)
+    lib = _rate(reference, seconds)
+    batch_rate = _rate(batched, seconds)
+    return {
+        "benchmark": "shanten",
+        "python": platform.python_version(),
+        "hands": hands,
+        "batch_size": batch,
+        "single_calls_per_s": round(single),
+        "mahjong_calls_per_s": round(lib),
+        "single_ratio_vs_mahjong": round(single / lib, 2),
+        "useful_tiles_calls_per_s": round(_rate(useful, seconds)),
+        "batched_hands_per_s": round(batch_rate),
+        "batched_ratio_vs_mahjong": round(batch_rate / lib, 1),
+        "targets": {"single_ratio_vs_mahjong": 10, "batched_hands_per_s": 5_000_000},
+    }

@@ -1,0 +1,233 @@
+"""Shanten (向聽 / 進胡 / 距胡) numbers and useful tiles, table-based, for 4 or 5 groups.
+
+``counts`` is a length-34 vector of concealed tiles per kind (called melds excluded). A hand of
+3k+1 or 3k+2 tiles is measured against k groups + a pair, so 13/14-tile riichi/MCR hands, 16/17-tile
+Taiwan hands and hands after calls all work. Shanten is the number of tiles still to exchange
+before the hand is ready: 0 = ready (tenpai), -1 = complete. Seven pairs and thirteen orphans count
+for 13/14-tile hands only. A kind held four times is never expected to be drawn again.
+
+Each suit and the honours map, by table lookup, to a small vector id (see
+:mod:`brain.shanten_tables`); combining the four ids is three lookups in a dense table, so a call
+costs a few microseconds in pure Python and a numpy batch millions of hands per second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from brain import shanten_tables as _t
+
+_TABLES = _t.load_tables()
+_VECTORS: np.ndarray = _TABLES["vectors"]
+_COMBINE_NP: np.ndarray = _TABLES["combine"].astype(np.intp)
+_SUIT_IDS_NP: np.ndarray = _TABLES["suit_ids"].astype(np.intp)
+_HONOUR_IDS_NP: np.ndarray = _TABLES["honour_ids"].astype(np.intp)
+_SUIT_STATS_NP: np.ndarray = _TABLES["suit_stats"]
+_HONOUR_STATS_NP: np.ndarray = _TABLES["honour_stats"]
+# regular shanten per (vector id, k groups): distance to k groups + 1 pair, minus one
+_REGULAR_NP: np.ndarray = (_VECTORS[:, 1::2].astype(np.int8) - 1)
+
+# Python-side copies for the single-call path (list indexing beats numpy scalars there).
+_COMBINE: list[list[int]] = _COMBINE_NP.tolist()
+_REGULAR: list[list[int]] = _REGULAR_NP.tolist()
+
+_M = _t.STAT_MASK
+_POW5_SUIT = [5**j for j in range(9)]
+_POW5_HONOUR = [5**j for j in range(7)]
+
+# bytes(counts of one part) -> (vector id, packed stats); filled on first sight of a pattern.
+_SUIT_CACHE: dict[bytes, tuple[int, int]] = {}
+_HONOUR_CACHE: dict[bytes, tuple[int, int]] = {}
+
+
+class HandError(ValueError):
+    """The count vector is not a hand this module can measure."""
+
+
+def _suit_entry(key: bytes) -> tuple[int, int]:
+    if len(key) != 9 or max(key) > 4:
+        raise HandError(f"bad suit counts {list(key)}: need 9 counts of 0..4")
+    code = sum(c * p for c, p in zip(key, _POW5_SUIT, strict=True))
+    entry = (int(_SUIT_IDS_NP[code]), int(_SUIT_STATS_NP[code]))
+    _SUIT_CACHE[key] = entry
+    return entry
+
+
+def _honour_entry(key: bytes) -> tuple[int, int]:
+    if len(key) != 7 or max(key) > 4:
+        raise HandError(f"bad honour counts {list(key)}: need 7 counts of 0..4")
+    code = sum(c * p for c, p in zip(key, _POW5_HONOUR, strict=True))
+    entry = (int(_HONOUR_IDS_NP[code]), int(_HONOUR_STATS_NP[code]))
+    _HONOUR_CACHE[key] = entry
+    return entry
+
+
+def _parts(counts: Sequence[int]) -> tuple[tuple[int, int], ...]:
+    """The four (vector id, stats) entries of a hand; validates on first sight of each pattern."""
+    if type(counts) is not list:
+        counts = list(counts)
+    if len(counts) != 34:
+        raise HandError(f"need 34 counts, got {len(counts)}")
+    try:
+        m = bytes(counts[0:9])
+        p = bytes(counts[9:18])
+        s = bytes(counts[18:27])
+        z = bytes(counts[27:34])
+    except (ValueError, TypeError) as exc:
+        raise HandError(f"bad counts {counts}: {exc}") from None
+    sc = _SUIT_CACHE
+    return (
+        sc.get(m) or _suit_entry(m),
+        sc.get(p) or _suit_entry(p),
+        sc.get(s) or _suit_entry(s),
+        _HONOUR_CACHE.get(z) or _honour_entry(z),
+    )
+
+
+def _groups(tiles: int) -> int:
+    k, r = divmod(tiles, 3)
+    if r == 0 or k > _t.MAX_GROUPS:
+        raise HandError(f"a hand of {tiles} tiles is not 3k+1 or 3k+2 with k <= 5")
+    return k
+
+
+def _special(stats: int) -> int:
+    """min(seven pairs, thirteen orphans) shanten from summed stats of a 13/14-tile hand."""
+    pairs = stats & _M
+    kinds = (stats >> _t.KINDS_SHIFT) & _M
+    chiitoi = 6 - pairs + (7 - kinds if kinds < 7 else 0)
+    orphans = (stats >> _t.ORPHAN_KINDS_SHIFT) & _M
+    kokushi = 13 - orphans - (1 if (stats >> _t.ORPHAN_PAIRS_SHIFT) & _M else 0)
+    return chiitoi if chiitoi < kokushi else kokushi
+
+
+def shanten(counts: Sequence[int]) -> int:
+    """Shanten over every form: regular, and for 13/14 tiles seven pairs and thirteen orphans."""
+    (a, sa), (b, sb), (c, sc), (h, sh) = _parts(counts)
+    stats = sa + sb + sc + sh
+    tiles = stats >> _t.TILES_SHIFT
+    cmb = _COMBINE
+    regular = _REGULAR[cmb[cmb[cmb[a][b]][c]][h]][_groups(tiles)]
+    if tiles >= 13:
+        special = _special(stats)
+        if special < regular:
+            return special
+    return regular
+
+
+def regular_shanten(counts: Sequence[int]) -> int:
+    """Shanten towards k groups + a pair only."""
+    (a, sa), (b, sb), (c, sc), (h, sh) = _parts(counts)
+    cmb = _COMBINE
+    return _REGULAR[cmb[cmb[cmb[a][b]][c]][h]][_groups((sa + sb + sc + sh) >> _t.TILES_SHIFT)]
+
+
+def seven_pairs_shanten(counts: Sequence[int]) -> int:
+    pairs = sum(1 for c in counts if c >= 2)
+    kinds = sum(1 for c in counts if c >= 1)
+    return 6 - pairs + max(0, 7 - kinds)
+
+
+def thirteen_orphans_shanten(counts: Sequence[int]) -> int:
+    orphans = [counts[i] for i in (0, 8, 9, 17, 18, 26, 27, 28, 29, 30, 31, 32, 33)]
+    return 13 - sum(1 for c in orphans if c) - (1 if any(c >= 2 for c in orphans) else 0)
+
+
+def useful_tiles(counts: Sequence[int]) -> set[int]:
+    """Kinds whose draw lowers the shanten number.
+
+    For a 3k+1 hand: the kinds (not already held four times) that, drawn, lower its shanten.
+    For a 3k+2 hand (after a draw): the union of that set over every discard that keeps the
+    shanten number as low as it is - the tiles a player would still welcome.
+    """
+    counts = list(counts)
+    if sum(counts) % 3 == 2:
+        return _useful_after_draw(counts)
+    base = shanten(counts)
+    useful: set[int] = set()
+    for kind in range(34):
+        if counts[kind] >= 4:
+            continue
+        counts[kind] += 1
+        if shanten(counts) < base:
+            useful.add(kind)
+        counts[kind] -= 1
+    return useful
+
+
+def _useful_after_draw(counts: list[int]) -> set[int]:
+    best = shanten(counts)
+    useful: set[int] = set()
+    for discard in range(34):
+        if not counts[discard]:
+            continue
+        counts[discard] -= 1
+        if shanten(counts) == best:
+            useful |= useful_tiles(counts)
+        counts[discard] += 1
+    return useful
+
+
+def _code_weights() -> np.ndarray:
+    """(34, 4) float32 weights: one matmul turns count rows into the four base-5 part codes
+    (exact in float32: codes stay below 2**24)."""
+    w = np.zeros((34, 4), np.float32)
+    for j in range(9):
+        w[j, 0] = w[9 + j, 1] = w[18 + j, 2] = 5**j
+    for j in range(7):
+        w[27 + j, 3] = 5**j
+    return w
+
+
+_CODE_WEIGHTS = _code_weights()
+_NV = _COMBINE_NP.shape[0]
+_COMBINE_FLAT = _COMBINE_NP.ravel().astype(np.int32)
+_SUIT_IDS32 = _SUIT_IDS_NP.astype(np.int32)
+_HONOUR_IDS32 = _HONOUR_IDS_NP.astype(np.int32)
+_REGULAR_FLAT = _REGULAR_NP.ravel()
+_GROUP_SLOTS = _REGULAR_NP.shape[1]
+
+
+def shanten_batch(hands: np.ndarray, regular_only: bool = False) -> np.ndarray:
+    """Shanten of every row of an (N, 34) count array, as an int8 array of length N.
+
+    Rows may hold different tile counts (3k+1 or 3k+2, k <= 5); a bad row raises HandError.
+    """
+    arr = np.asarray(hands)
+    if arr.ndim != 2 or arr.shape[1] != 34:
+        raise HandError(f"need an (N, 34) array, got shape {arr.shape}")
+    if arr.size and (arr.min() < 0 or arr.max() > 4):
+        raise HandError("counts must be 0..4")
+    codes = (arr.astype(np.float32) @ _CODE_WEIGHTS).astype(np.int32)
+    cm, cp, cs, cz = codes[:, 0], codes[:, 1], codes[:, 2], codes[:, 3]
+    flat, nv = _COMBINE_FLAT, _NV
+    ids = flat[_SUIT_IDS32[cm] * nv + _SUIT_IDS32[cp]]
+    ids = flat[ids * nv + _SUIT_IDS32[cs]]
+    ids = flat[ids * nv + _HONOUR_IDS32[cz]]
+    stats = _SUIT_STATS_NP[cm] + _SUIT_STATS_NP[cp] + _SUIT_STATS_NP[cs] + _HONOUR_STATS_NP[cz]
+    tiles = stats >> _t.TILES_SHIFT
+    groups, rem = np.divmod(tiles, 3)
+    bad = (rem == 0) | (groups > _t.MAX_GROUPS)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise HandError(f"row {row} holds {int(tiles[row])} tiles: not 3k+1 or 3k+2 with k <= 5")
+    result = _REGULAR_FLAT[ids * _GROUP_SLOTS + groups]
+    if regular_only:
+        return result
+    full = tiles >= 13
+    if full.all():
+        return np.minimum(result, _special_batch(stats)).astype(np.int8, copy=False)
+    if full.any():
+        result[full] = np.minimum(result[full], _special_batch(stats[full]))
+    return result
+
+
+def _special_batch(stats: np.ndarray) -> np.ndarray:
+    pairs = stats & _M
+    kinds = (stats >> _t.KINDS_SHIFT) & _M
+    chiitoi = 6 - pairs + np.maximum(0, 7 - kinds)
+    kokushi = (13 - ((stats >> _t.ORPHAN_KINDS_SHIFT) & _M)
+               - (((stats >> _t.ORPHAN_PAIRS_SHIFT) & _M) > 0))
+    return np.minimum(chiitoi, kokushi)

@@ -1,0 +1,218 @@
+"""Precomputed tables behind :mod:`brain.shanten`.
+
+For one suit (9 kinds, counts 0..4, indexed by the base-5 code ``sum c_j * 5**j``) and for the
+honours (7 kinds, no chows) we store, for every count pattern ``h`` and every target of ``m``
+groups (0..5) plus ``p`` pairs (0..1), the least number of tiles that must be *added* to ``h`` so
+that it contains such a target, never needing a fifth copy of a kind::
+
+    d(h, m, p) = min over targets t  of  sum_j max(0, t_j - h_j)
+
+A whole hand's distance is the min-plus combination of its four parts' vectors, and
+shanten = distance to (k groups + 1 pair) - 1. The vectors take only a few hundred distinct
+values, closed under combination, so each part maps to a small vector id and combining two ids
+is one lookup in a dense table. Tables are built by a dynamic programme over kinds (a few
+seconds), shipped as ``brain/data/shanten_tables.npz`` and checked against a fresh build by the
+tests; a missing or corrupt file is rebuilt into the user's cache directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+
+MAX_GROUPS = 5
+GROUP_SLOTS = MAX_GROUPS + 1
+VECTOR_LEN = GROUP_SLOTS * 2  # index m * 2 + p
+INF = 31  # above any real distance (at most 3 * 5 + 2 = 17); fits 5 bits for packing
+TABLE_VERSION = 1
+SHIPPED = Path(__file__).with_name("data") / "shanten_tables.npz"
+
+# Per-part statistics used for seven pairs / thirteen orphans and tile counts, packed in one int
+# so that the four parts of a hand add up with three additions.
+STAT_BITS = 6
+PAIRS_SHIFT, KINDS_SHIFT, ORPHAN_KINDS_SHIFT, ORPHAN_PAIRS_SHIFT, TILES_SHIFT = 0, 6, 12, 18, 24
+STAT_MASK = (1 << STAT_BITS) - 1
+
+
+def _distance_table(length: int, chows: bool) -> np.ndarray:
+    """d(h, m, p) for every count pattern of ``length`` kinds: shape (5**length, VECTOR_LEN).
+
+    Right-to-left DP over kinds. State at kind i: c1 = chows started at i-1 (still need i and
+    i+1), c2 = chows started at i-2 (still need i). At kind i we choose s new chows, u pungs and
+    q pairs with c1 + c2 + s + 3u + 2q <= 4 copies; the cost is the copies we lack.
+    """
+    nxt = np.full((1, 5, 5, GROUP_SLOTS, 2), INF, np.uint8)
+    nxt[0, 0, 0, 0, 0] = 0
+    have = np.arange(5)
+    for i in range(length - 1, -1, -1):
+        rest = nxt.shape[0]
+        c1_states = 5 if chows and i >= 1 else 1
+        c2_states = 5 if chows and i >= 2 else 1
+        max_new_chows = 4 if chows and i <= length - 3 else 0
+        out = np.full((rest, 5, c1_states, c2_states, GROUP_SLOTS, 2), INF, np.uint8)
+        for c1 in range(c1_states):
+            for c2 in range(c2_states):
+                if c1 + c2 > 4:
+                    continue
+                best = out[:, :, c1, c2]
+                for s in range(max_new_chows + 1):
+                    after = nxt[:, s, c1]
+                    for u in (0, 1):
+                        for q in (0, 1):
+                            need = c1 + c2 + s + 3 * u + 2 * q
+                            groups = s + u
+                            if need > 4 or groups >= GROUP_SLOTS:
+                                continue
+                            shifted = np.full((rest, GROUP_SLOTS, 2), INF, np.uint8)
+                            shifted[:, groups:, q:] = after[:, : GROUP_SLOTS - groups, : 2 - q]
+                            cost = np.maximum(0, need - have).astype(np.uint8)
+                            cand = shifted[:, None, :, :] + cost[None, :, None, None]
+                            np.minimum(best, cand, out=best)
+                np.minimum(best, INF, out=best)
+        widened = np.full((rest * 5, 5, 5, GROUP_SLOTS, 2), INF, np.uint8)
+        widened[:, :c1_states, :c2_states] = out.reshape(rest * 5, c1_states, c2_states,
+                                                         GROUP_SLOTS, 2)
+        nxt = widened
+    return nxt[:, 0, 0].reshape(-1, VECTOR_LEN)
+
+
+def _pack(vectors: np.ndarray) -> np.ndarray:
+    weights = np.uint64(1) << (np.uint64(5) * np.arange(VECTOR_LEN, dtype=np.uint64))
+    return (vectors.astype(np.uint64) * weights).sum(axis=1)
+
+
+def _unique_rows(vectors: np.ndarray) -> np.ndarray:
+    """Distinct rows, ordered by packed key (np.unique on 64-bit keys, not on rows: far faster)."""
+    _, first = np.unique(_pack(vectors), return_index=True)
+    return vectors[first]
+
+
+def _min_plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """All pairwise min-plus combinations: (na, L) x (nb, L) -> (na, nb, L)."""
+    a4 = a.reshape(-1, 1, GROUP_SLOTS, 2).astype(np.int16)
+    b4 = b.reshape(1, -1, GROUP_SLOTS, 2).astype(np.int16)
+    out = np.full((a4.shape[0], b4.shape[1], GROUP_SLOTS, 2), INF, np.int16)
+    for m1 in range(GROUP_SLOTS):
+        for p1 in range(2):
+            for m2 in range(GROUP_SLOTS - m1):
+                for p2 in range(2 - p1):
+                    target = out[:, :, m1 + m2, p1 + p2]
+                    np.minimum(target, a4[:, :, m1, p1] + b4[:, :, m2, p2], out=target)
+    return np.minimum(out, INF).astype(np.uint8).reshape(a4.shape[0], b4.shape[1], VECTOR_LEN)
+
+
+def _part_stats(length: int, orphan_positions: tuple[int, ...]) -> np.ndarray:
+    """Packed (pairs, kinds, orphan kinds, orphan pairs, tiles) for every count pattern."""
+    codes = np.arange(5**length)
+    digits = np.stack([(codes // 5**j) % 5 for j in range(length)], axis=1)
+    orphans = digits[:, list(orphan_positions)]
+    fields = (
+        ((digits >= 2).sum(1), PAIRS_SHIFT),
+        ((digits >= 1).sum(1), KINDS_SHIFT),
+        ((orphans >= 1).sum(1), ORPHAN_KINDS_SHIFT),
+        ((orphans >= 2).sum(1), ORPHAN_PAIRS_SHIFT),
+        (digits.sum(1), TILES_SHIFT),
+    )
+    stats = np.zeros(len(codes), np.int64)
+    for values, shift in fields:
+        stats |= values.astype(np.int64) << shift
+    return stats
+
+
+def build_tables() -> dict[str, np.ndarray]:
+    """Build every table from scratch (a few seconds)."""
+    suit = _distance_table(9, chows=True)
+    honour = _distance_table(7, chows=False)
+    # One registry of vectors closed under combination, sorted by packed key.
+    vectors = _unique_rows(np.concatenate([suit, honour]))
+    while True:
+        combined = _min_plus(vectors, vectors).reshape(-1, VECTOR_LEN)
+        grown = _unique_rows(np.concatenate([vectors, combined]))
+        if len(grown) == len(vectors):
+            break
+        vectors = grown
+    keys = _pack(vectors)
+
+    def ids_of(v: np.ndarray) -> np.ndarray:
+        return np.searchsorted(keys, _pack(v)).astype(np.uint16)
+
+    combine = ids_of(_min_plus(vectors, vectors).reshape(-1, VECTOR_LEN))
+    return {
+        "version": np.array([TABLE_VERSION]),
+        "vectors": vectors,
+        "combine": combine.reshape(len(vectors), len(vectors)),
+        "suit_ids": ids_of(suit),
+        "honour_ids": ids_of(honour),
+        "suit_stats": _part_stats(9, (0, 8)),
+        "honour_stats": _part_stats(7, tuple(range(7))),
+    }
+
+
+def _valid(tables: dict[str, np.ndarray]) -> bool:
+    try:
+        n = len(tables["vectors"])
+        return (
+            int(tables["version"][0]) == TABLE_VERSION
+            and tables["vectors"].shape == (n, VECTOR_LEN)
+            and tables["combine"].shape == (n, n)
+            and tables["suit_ids"].shape == (5**9,)
+            and tables["honour_ids"].shape == (5**7,)
+            and tables["suit_stats"].shape == (5**9,)
+            and tables["honour_stats"].shape == (5**7,)
+            and int(tables["combine"].max()) < n
+            and int(tables["suit_ids"].max()) < n
+        )
+    except (KeyError, IndexError, ValueError, TypeError):
+        return False
+
+
+def _read(path: Path) -> dict[str, np.ndarray] | None:
+    try:
+        with np.load(path) as npz:
+            tables = {k: npz[k] for k in npz.files}
+    except (OSError, ValueError, EOFError):
+        return None
+    return tables if _valid(tables) else None
+
+
+def save_tables(tables: dict[str, np.ndarray], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
+    np.savez_compressed(tmp, **tables)
+    os.replace(tmp, path)
+
+
+def cache_path() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "mjbot" / f"shanten_tables_v{TABLE_VERSION}.npz"
+
+
+def load_tables() -> dict[str, np.ndarray]:
+    """The shipped tables; else the user cache; else build now and try to cache them."""
+    for path in (SHIPPED, cache_path()):
+        tables = _read(path)
+        if tables is not None:
+            return tables
+    tables = build_tables()
+    try:
+        save_tables(tables, cache_path())
+    except OSError:
+        pass  # read-only home (e.g. a sandbox): keep the in-memory tables
+    return tables
+
+
+def digest(tables: dict[str, np.ndarray]) -> str:
+    """A content hash, to compare shipped and freshly built tables."""
+    h = hashlib.sha256()
+    for key in sorted(tables):
+        h.update(key.encode())
+        h.update(np.ascontiguousarray(tables[key]).tobytes())
+    return h.hexdigest()
+
+
+if __name__ == "__main__":
+    save_tables(build_tables(), SHIPPED)
+    print(f"wrote {SHIPPED}")
