@@ -110,7 +110,7 @@ def shanten(counts: Sequence[int]) -> int:
     tiles = stats >> _t.TILES_SHIFT
     cmb = _COMBINE
     regular = _REGULAR[cmb[cmb[cmb[a][b]][c]][h]][_groups(tiles)]
-    if tiles >= 13:
+    if 13 <= tiles <= 14:
         special = _special(stats)
         if special < regular:
             return special
@@ -216,7 +216,7 @@ def shanten_batch(hands: np.ndarray, regular_only: bool = False) -> np.ndarray:
     result = _REGULAR_FLAT[ids * _GROUP_SLOTS + groups]
     if regular_only:
         return result
-    full = tiles >= 13
+    full = (tiles >= 13) & (tiles <= 14)
     if full.all():
         return np.minimum(result, _special_batch(stats)).astype(np.int8, copy=False)
     if full.any():

@@ -17,6 +17,7 @@ tests; a missing or corrupt file is rebuilt into the user's cache directory.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from pathlib import Path
@@ -197,10 +198,9 @@ def load_tables() -> dict[str, np.ndarray]:
         if tables is not None:
             return tables
     tables = build_tables()
-    try:
+    # A read-only home (a sandbox, Botzone) keeps the in-memory tables only.
+    with contextlib.suppress(OSError):
         save_tables(tables, cache_path())
-    except OSError:
-        pass  # read-only home (e.g. a sandbox): keep the in-memory tables
     return tables
 
 

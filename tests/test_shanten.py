@@ -1,0 +1,175 @@
+"""Shanten: equal to the `mahjong` library on random 13/14-tile hands, to exhaustive search on
+small hands and on 16/17-tile hands, and batched equals single."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mahjong.shanten import Shanten
+
+from brain import shanten_tables
+from brain.benchmarks import random_hand_array, random_hands
+from brain.shanten import (
+    HandError,
+    regular_shanten,
+    seven_pairs_shanten,
+    shanten,
+    shanten_batch,
+    thirteen_orphans_shanten,
+    useful_tiles,
+)
+from protocols.tiles import counts34, parse_mpsz
+from tests.shanten_oracle import brute_regular_shanten, dp_distance, exhaustive_distance
+
+
+def c(mpsz):
+    return counts34(parse_mpsz(mpsz))
+
+
+@st.composite
+def hands(draw, sizes):
+    size = draw(st.sampled_from(sizes))
+    wall = [k for k in range(34) for _ in range(4)]
+    picks = draw(st.permutations(wall))[:size]
+    return counts34(picks)
+
+
+def test_equals_mahjong_library_on_random_hands():
+    sample = random_hands(12_000, (13, 14), seed=20261121)
+    mismatches = [h for h in sample if shanten(h) != Shanten.calculate_shanten(h)]
+    assert mismatches == []
+    regular = [h for h in sample[:3000]
+               if regular_shanten(h) != Shanten.calculate_shanten_for_regular_hand(h)]
+    assert regular == []
+
+
+def test_equals_mahjong_library_on_small_hands():
+    sample = random_hands(3000, (1, 2, 4, 5, 7, 8, 10, 11), seed=7)
+    assert [h for h in sample if regular_shanten(h) != Shanten.calculate_shanten(h)] == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(hands((1, 2, 4, 5)))
+def test_equals_exhaustive_search_on_small_hands(counts):
+    groups = sum(counts) // 3
+    assert regular_shanten(counts) == exhaustive_distance(counts, groups) - 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(hands((16, 17)))
+def test_equals_brute_force_on_16_17_tile_hands(counts):
+    assert shanten(counts) == brute_regular_shanten(counts)
+
+
+@settings(max_examples=60, deadline=None)
+@given(hands((13, 14)))
+def test_equals_brute_force_on_13_14_tile_hands(counts):
+    expected = min(brute_regular_shanten(counts), seven_pairs_shanten(counts),
+                   thirteen_orphans_shanten(counts))
+    assert shanten(counts) == expected
+
+
+def test_oracles_agree_with_each_other():
+    for h in random_hands(12, (7, 8), seed=3):
+        k = sum(h) // 3
+        assert dp_distance(h, k) == exhaustive_distance(h, k)
+
+
+@pytest.mark.parametrize(("hand", "expected"), [
+    ("123m456p789s11222z", -1),
+    ("123m456p789s1122z", 0),
+    ("19m19p19s1234567z", 0),       # thirteen orphans, 13-sided
+    ("19m19p19s12345677z", -1),
+    ("1122m3344p5566s7z", 0),       # seven pairs
+    ("11223344m556677p", -1),
+    ("1111m", 1),                   # no fifth 1m: a 4-tile hand needs a new pair and group
+    ("1111m234p567s789s", 1),       # waiting on a fifth 1m is not ready
+    ("1112345678999m", 0),          # nine gates
+    ("123m456m789m123p456p11s", -1),  # 17 tiles, 5 groups + pair
+    ("123m456m789m123p456p1s", 0),    # 16 tiles
+    ("1m", 0),
+    ("11m", -1),
+])
+def test_known_hands(hand, expected):
+    assert shanten(c(hand)) == expected
+
+
+def test_seven_pairs_and_orphans_only_for_13_14_tiles():
+    eight_pairs = c("11223344m55667p")  # 16 tiles = 5 groups + pair: no seven-pairs shortcut
+    assert shanten(eight_pairs) == regular_shanten(eight_pairs)
+    arr = np.array([eight_pairs], np.uint8)
+    assert shanten_batch(arr).tolist() == [regular_shanten(eight_pairs)]
+
+
+def test_after_calls_uses_fewer_groups():
+    # 10 tiles = 3 groups + pair (one call made)
+    assert shanten(c("123m456p789s1z")) == 0
+    # 7 tiles = 2 groups + pair
+    assert shanten(c("123m45p11z")) == 0
+
+
+def test_useful_tiles():
+    assert useful_tiles(c("123m456p789s1122z")) == {27, 28}
+    assert useful_tiles(c("1112345678999m")) == set(range(9))
+    assert useful_tiles(c("23m")) == {1, 2}  # 2 tiles = 0 groups + a pair
+    # 14-tile hand after a draw: union over shanten-keeping discards
+    assert useful_tiles(c("123m456p789s11223z")) == {27, 28}
+
+
+def test_useful_tiles_match_the_library_definition():
+    for h in random_hands(300, (13,), seed=99):
+        base = Shanten.calculate_shanten(h)
+        expected = set()
+        for k in range(34):
+            if h[k] < 4:
+                h[k] += 1
+                if Shanten.calculate_shanten(h) < base:
+                    expected.add(k)
+                h[k] -= 1
+        assert useful_tiles(h) == expected
+
+
+def test_useful_tiles_excludes_fifth_copy():
+    assert 0 not in useful_tiles(c("1111m234p567s789s"))
+
+
+def test_batch_equals_single():
+    arr = np.array(random_hands(3000, (1, 4, 7, 10, 13, 14, 16, 17), seed=11), np.uint8)
+    assert shanten_batch(arr).tolist() == [shanten(list(row)) for row in arr.tolist()]
+    arr13 = random_hand_array(2000, 13, seed=5)
+    assert shanten_batch(arr13).tolist() == [shanten(row) for row in arr13.tolist()]
+
+
+def test_batch_regular_only():
+    arr = np.array([c("19m19p19s1234567z"), c("123m456p789s1122z")], np.uint8)
+    assert shanten_batch(arr, regular_only=True).tolist() == [
+        regular_shanten(row) for row in arr.tolist()]
+
+
+@pytest.mark.parametrize("bad", [[0] * 33, [5] + [0] * 33, [-1] + [0] * 33, [3] + [0] * 33,
+                                 [4] * 5 + [0] * 29])
+def test_bad_hands_raise(bad):
+    with pytest.raises(HandError):
+        shanten(bad)
+    if len(bad) == 34:
+        with pytest.raises(HandError):
+            shanten_batch(np.array([bad]))
+
+
+def test_accepts_tuples_and_arrays():
+    h = c("123m456p789s1122z")
+    assert shanten(tuple(h)) == shanten(np.array(h, np.uint8)) == 0
+
+
+def test_shipped_tables_equal_a_fresh_build():
+    shipped = shanten_tables._read(shanten_tables.SHIPPED)
+    assert shipped is not None, "brain/data/shanten_tables.npz missing or corrupt"
+    assert shanten_tables.digest(shipped) == shanten_tables.digest(shanten_tables.build_tables())
+
+
+def test_corrupt_table_file_is_rejected(tmp_path):
+    bad = tmp_path / "t.npz"
+    bad.write_bytes(b"not a zip")
+    assert shanten_tables._read(bad) is None
+    np.savez(bad, version=np.array([999]))
+    assert shanten_tables._read(bad) is None
