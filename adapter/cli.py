@@ -1,0 +1,187 @@
+"""`mjbot ...`: the command line. Logging is configured here, once."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib.metadata import PackageNotFoundError, version
+
+import structlog
+
+from adapter.logging_setup import configure_logging
+
+log = structlog.get_logger("mjbot.cli")
+
+
+def _version() -> str:
+    try:
+        return version("mjbot")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mjbot", description="Competition Mahjong bot.")
+    p.add_argument("--version", action="version", version=f"mjbot {_version()}")
+    p.add_argument("--log-json", action="store_true", default=None,
+                   help="log JSON lines (default when stderr is not a terminal)")
+    p.add_argument("--log-level", default="info", help="debug, info, warning, error")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("shanten", help="shanten number and useful tiles of an mpsz hand")
+    s.add_argument("hand", help="e.g. 123m406p789s1177z (3k+1 or 3k+2 tiles, k <= 5)")
+
+    sc = sub.add_parser("score", help="value a winning hand in a variant")
+    sc.add_argument("hand", help="concealed tiles including the winning tile, mpsz")
+    sc.add_argument("--variant", default="riichi", choices=["riichi", "mcr", "taiwan16", "mass"])
+    sc.add_argument("--win", required=True, help="the winning tile, mpsz (e.g. 5p)")
+    sc.add_argument("--ron-from", type=int, default=None,
+                    help="seat that discarded the winning tile (default: self-draw)")
+    sc.add_argument("--seat", type=int, default=0)
+    sc.add_argument("--dealer", type=int, default=0)
+    sc.add_argument("--riichi", action="store_true")
+    sc.add_argument("--dora", default="", help="dora indicators, mpsz")
+
+    b = sub.add_parser("bench", help="benchmarks of the hot paths (ratios vs references)")
+    b.add_argument("what", choices=["shanten"])
+    b.add_argument("--json", action="store_true", help="machine-readable output")
+    b.add_argument("--hands", type=int, default=20_000, help="hands for single calls")
+    b.add_argument("--batch", type=int, default=1_000_000, help="hands per batched call")
+    b.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    b.add_argument("--seed", type=int, default=0)
+
+    sub.add_parser("demo", help="shanten and scoring of sample hands in every variant")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        configure_logging(args.log_json, args.log_level)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.command is None:
+        parser.print_help()
+        return 2
+    handler = {"shanten": _cmd_shanten, "score": _cmd_score, "bench": _cmd_bench,
+               "demo": _cmd_demo}[args.command]
+    try:
+        return handler(args)
+    except UserInputError as exc:
+        log.error("bad input", command=args.command, error=str(exc))
+        print(f"mjbot {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+class UserInputError(ValueError):
+    """Something the user typed is wrong; reported in one line, no traceback."""
+
+
+def _cmd_shanten(args: argparse.Namespace) -> int:
+    from brain.shanten import HandError, shanten, useful_tiles
+    from protocols.tiles import TileError, counts34, parse_mpsz, to_mpsz
+
+    try:
+        tiles = parse_mpsz(args.hand)
+        counts = counts34(tiles)
+        if max(counts) > 4:
+            raise UserInputError(f"{args.hand!r} holds more than four of one tile")
+        value = shanten(counts)
+        useful = useful_tiles(counts)
+    except (TileError, HandError) as exc:
+        raise UserInputError(str(exc)) from None
+    print(value)
+    print(to_mpsz(sorted(useful)))
+    return 0
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    from brain.rules import rules_for
+    from brain.rules.base import WinContext
+    from protocols.tiles import TileError, parse_mpsz
+
+    try:
+        concealed = tuple(parse_mpsz(args.hand))
+        win = parse_mpsz(args.win)
+        dora = tuple(parse_mpsz(args.dora))
+    except TileError as exc:
+        raise UserInputError(str(exc)) from None
+    if len(win) != 1 or win[0] not in concealed:
+        raise UserInputError("--win must be one tile that is part of HAND")
+    ctx = WinContext(concealed=concealed, melds=(), win_tile=win[0], seat=args.seat,
+                     from_seat=args.ron_from, dealer=args.dealer, riichi=args.riichi,
+                     dora_indicators=dora)
+    result = rules_for(args.variant).score(ctx)
+    if result is None:
+        print(f"not a winning hand under {args.variant} rules")
+        return 1
+    _print_score(result)
+    return 0
+
+
+def _print_score(result: object) -> None:
+    items = ", ".join(f"{name} {value}" for name, value in result.items)  # type: ignore[attr-defined]
+    print(f"value {result.value}: {items}")  # type: ignore[attr-defined]
+    print(f"deltas {list(result.deltas)}")  # type: ignore[attr-defined]
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from brain.benchmarks import bench_shanten
+
+    result = bench_shanten(hands=args.hands, batch=args.batch, seconds=args.seconds,
+                           seed=args.seed)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"shanten, random 13/14-tile hands (Python {result['python']})")
+    print(f"  single calls   {result['single_calls_per_s']:>12,} /s")
+    print(f"  mahjong lib    {result['mahjong_calls_per_s']:>12,} /s")
+    print(f"  ratio          {result['single_ratio_vs_mahjong']:>12} x   (target >= 10)")
+    print(f"  useful_tiles   {result['useful_tiles_calls_per_s']:>12,} /s")
+    print(f"  batched        {result['batched_hands_per_s']:>12,} hands/s   (target >= 5M)")
+    print(f"  batched ratio  {result['batched_ratio_vs_mahjong']:>12} x")
+    return 0
+
+
+DEMO_HANDS = [
+    ("riichi", "234m340p456789s55z", "4m", {"from_seat": 2, "riichi": True,
+                                             "dora_indicators": (3,)}),
+    ("mcr", "123456789m234p55s", "5s", {"from_seat": 3}),
+    ("taiwan16", "123m456m789p123s456s99p", "6s", {"from_seat": 2, "seat": 1}),
+    ("mass", "111333555777m99m", "9m", {}),
+]
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    """Until the local table exists, `make run` shows the foundation at work."""
+    from brain.rules import rules_for
+    from brain.rules.base import WinContext
+    from brain.shanten import shanten, useful_tiles
+    from protocols.tiles import counts34, parse_mpsz, to_mpsz
+
+    print(f"mjbot {_version()} - foundation demo (the local table comes next)\n")
+    for hand in ("123m406p789s1177z", "1112345678999m", "19m19p19s1234567z",
+                 "123m456m789m123p4578p"):
+        counts = counts34(parse_mpsz(hand))
+        useful = to_mpsz(sorted(useful_tiles(counts)))
+        print(f"shanten {hand:<22} {shanten(counts):>2}   useful {useful}")
+    print()
+    for variant, hand, win, extra in DEMO_HANDS:
+        tiles = tuple(parse_mpsz(hand))
+        ctx = WinContext(concealed=tiles, melds=(), win_tile=parse_mpsz(win)[0],
+                         seat=extra.pop("seat", 0), from_seat=extra.pop("from_seat", None),
+                         **extra)
+        result = rules_for(variant).score(ctx)
+        print(f"{variant:<9} {hand} wins on {win}:")
+        if result is None:
+            print("  not a win")
+            continue
+        _print_score(result)
+    log.info("demo finished")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

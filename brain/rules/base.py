@@ -1,0 +1,331 @@
+"""What every variant shares: the win context, the score, hand decomposition and the legal-action
+logic, with per-variant hooks (who may call what, kong limits, riichi, the minimum value to win).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from brain.shanten import regular_shanten, shanten, useful_tiles
+from brain.state import Meld, TableState
+from protocols import events as ev
+from protocols import tiles as T
+
+
+@dataclass(frozen=True, slots=True)
+class WinContext:
+    """Everything needed to value a win. ``concealed`` includes the winning tile."""
+
+    concealed: tuple[int, ...]
+    melds: tuple[Meld, ...]
+    win_tile: int
+    seat: int
+    from_seat: int | None  # None for a self-draw
+    dealer: int = 0
+    round_wind: int = T.EAST  # as a kind 27..30
+    riichi: bool = False
+    double_riichi: bool = False
+    ippatsu: bool = False
+    after_kan: bool = False  # win on a kong replacement draw
+    robbing_kan: bool = False
+    last_tile: bool = False  # last tile of the wall (haitei / houtei / 海底)
+    first_turn: bool = False  # tenhou / chiihou / 天胡 地胡 人胡
+    fourth_tile: bool = False  # MCR 和绝张
+    flowers: int = 0
+    dora_indicators: tuple[int, ...] = ()
+    ura_dora_indicators: tuple[int, ...] = ()
+    honba: int = 0
+    sticks: int = 0
+    declared_eye: bool = False  # Taiwan 眼牌 option
+
+    @property
+    def self_draw(self) -> bool:
+        return self.from_seat is None
+
+    @property
+    def seat_wind(self) -> int:
+        return T.EAST + (self.seat - self.dealer) % 4
+
+    @property
+    def is_dealer(self) -> bool:
+        return self.seat == self.dealer
+
+
+@dataclass(frozen=True, slots=True)
+class WinScore:
+    """``value``: han / fan / tai; ``deltas``: score change of seats 0..3; ``items``: (name,
+    value) of each yaku / fan / tai counted."""
+
+    value: int
+    deltas: tuple[int, int, int, int]
+    items: tuple[tuple[str, int], ...] = ()
+    fu: int | None = None
+    limit: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """One group of a decomposed hand: "chow" (kind = lowest), "pung", "kong", or "pair"."""
+
+    shape: str
+    kind: int
+    concealed: bool = True
+    from_meld: str | None = None  # the meld kind when it came from a call
+
+    @property
+    def kinds(self) -> tuple[int, ...]:
+        if self.shape == "chow":
+            return (self.kind, self.kind + 1, self.kind + 2)
+        return (self.kind,)
+
+
+def decompositions(counts: list[int], groups: int) -> Iterator[list[Group]]:
+    """Every way to split ``counts`` (3*groups + 2 tiles) into ``groups`` chows/pungs and a pair,
+    without duplicates (groups come out in non-decreasing order)."""
+    counts = list(counts)
+    for pair in range(34):
+        if counts[pair] >= 2:
+            counts[pair] -= 2
+            for rest in _groups_of(counts, 0):
+                yield [Group("pair", pair), *rest]
+            counts[pair] += 2
+
+
+def _groups_of(counts: list[int], start: int) -> Iterator[list[Group]]:
+    i = start
+    while i < 34 and counts[i] == 0:
+        i += 1
+    if i == 34:
+        yield []
+        return
+    if counts[i] >= 3:
+        counts[i] -= 3
+        for rest in _groups_of(counts, i):
+            yield [Group("pung", i), *rest]
+        counts[i] += 3
+    if i < 27 and i % 9 <= 6 and counts[i + 1] and counts[i + 2]:
+        for k in (i, i + 1, i + 2):
+            counts[k] -= 1
+        for rest in _groups_of(counts, i):
+            yield [Group("chow", i), *rest]
+        for k in (i, i + 1, i + 2):
+            counts[k] += 1
+
+
+def meld_groups(melds: tuple[Meld, ...] | list[Meld]) -> list[Group]:
+    out = []
+    for m in melds:
+        k = m.kind_of_tiles
+        if k is None or m.kind == "nuki":
+            continue
+        shape = {"chi": "chow", "pon": "pung"}.get(m.kind, "kong")
+        out.append(Group(shape, k, concealed=m.kind == "closed_kan", from_meld=m.kind))
+    return out
+
+
+class Rules:
+    """The interface every variant implements; the shared legal-action logic lives here."""
+
+    name = ""
+    hand_size = 13
+    min_value = 0
+    allows_riichi = False
+    allows_seven_pairs = False
+    red_fives = False
+
+    # -------------------------------------------------------------- hooks per variant
+
+    def is_complete(self, counts: list[int]) -> bool:
+        """Shape only: does this concealed count vector (3k+2 tiles) form a winning shape?"""
+        return regular_shanten(counts) == -1
+
+    def score(self, ctx: WinContext) -> WinScore | None:
+        """The value of a win, or None if it is no legal win (wrong shape, below the minimum)."""
+        raise NotImplementedError
+
+    def can_chi(self, state: TableState, from_seat: int) -> bool:
+        return (from_seat + 1) % 4 == state.seat
+
+    def can_open_kan(self, state: TableState, from_seat: int) -> bool:
+        return True
+
+    def claims_allowed(self, state: TableState) -> bool:
+        """Can this seat call (chi/pon/kan) at all now? Winning is decided separately."""
+        return state.wall_remaining > 0
+
+    def kan_allowed(self, state: TableState) -> bool:
+        return state.wall_remaining > 0 and state.kans < 4
+
+    def can_win_on(self, state: TableState, tile: int) -> bool:
+        """Variant restrictions on a win by a discard (riichi: furiten)."""
+        return True
+
+    # -------------------------------------------------------------- contexts
+
+    def context(self, state: TableState, win_tile: int, from_seat: int | None,
+                robbing_kan: bool = False) -> WinContext:
+        """The win context for ``state``'s own seat winning on ``win_tile``."""
+        concealed = list(state.hand)
+        if from_seat is not None:
+            concealed.append(win_tile)
+        me = state.me
+        return WinContext(
+            concealed=tuple(concealed), melds=tuple(me.melds), win_tile=win_tile,
+            seat=state.seat, from_seat=from_seat, dealer=state.dealer,
+            round_wind=state.round_wind_kind, riichi=me.riichi, double_riichi=me.double_riichi,
+            ippatsu=me.ippatsu, after_kan=from_seat is None and state.last_draw_replacement,
+            robbing_kan=robbing_kan, last_tile=state.wall_remaining == 0,
+            first_turn=not state.calls_made and me.draws <= 1 and not me.river,
+            fourth_tile=self._fourth_tile(state, win_tile, from_seat, robbing_kan),
+            flowers=len(me.flowers), dora_indicators=tuple(state.dora_indicators),
+            honba=state.honba, sticks=state.sticks,
+        )
+
+    def _fourth_tile(self, state: TableState, win_tile: int, from_seat: int | None,
+                     robbing_kan: bool) -> bool:
+        return False
+
+    def win_score(self, state: TableState, win_tile: int, from_seat: int | None,
+                  robbing_kan: bool = False) -> WinScore | None:
+        counts = T.counts34(state.hand)
+        if from_seat is not None:
+            counts[T.kind(win_tile)] += 1
+        if sum(counts) % 3 != 2 or not self.is_complete(counts):
+            return None
+        return self.score(self.context(state, win_tile, from_seat, robbing_kan))
+
+    # -------------------------------------------------------------- legal actions
+
+    def legal_actions(self, state: TableState, request: ev.DecisionRequest) -> list[ev.Action]:
+        """Every action this seat may take now, by the variant's rules, intersected with what
+        the platform offers (where it says)."""
+        if request.kind == "turn":
+            actions = self._turn_actions(state)
+        elif request.kind == "claim":
+            actions = self._claim_actions(state, request)
+        elif request.kind == "rob_kan":
+            actions = self._rob_kan_actions(state, request)
+        else:
+            actions = [ev.Pass()]
+        if request.offered is not None:
+            # Pass is always possible where a platform offers anything; on our turn a plain
+            # discard always is (platforms list only the optional extras, e.g. Tenhou t-flags).
+            offered = set(request.offered)
+            kept = [a for a in actions if ev.action_kind(a) in offered or isinstance(a, ev.Pass)
+                    or (request.kind == "turn" and ev.action_kind(a) == "discard")]
+            actions = kept or actions
+        return actions
+
+    def _turn_actions(self, state: TableState) -> list[ev.Action]:
+        actions: list[ev.Action] = []
+        drawn = state.last_draw
+        if drawn is not None and self.win_score(state, drawn, None) is not None:
+            actions.append(ev.Win())
+        actions.extend(self._discards(state))
+        if drawn is not None and self.kan_allowed(state):
+            actions.extend(self._own_kans(state))
+        return actions
+
+    def _discards(self, state: TableState) -> list[ev.Action]:
+        banned = self._kuikae_banned(state)
+        seen: set[int] = set()
+        out: list[ev.Action] = []
+        for t in state.hand:
+            if t in seen or T.kind(t) in banned:
+                continue
+            seen.add(t)
+            out.append(ev.Discard(t))
+        return out
+
+    def _kuikae_banned(self, state: TableState) -> set[int]:
+        return set()
+
+    def _own_kans(self, state: TableState) -> list[ev.Action]:
+        counts = state.counts()
+        out: list[ev.Action] = []
+        for k in range(34):
+            if counts[k] == 4:
+                out.append(ev.Kan("closed_kan", tuple(t for t in state.hand if T.kind(t) == k)))
+        for m in state.melds:
+            if m.kind == "pon" and m.tiles:
+                k = T.kind(m.tiles[0])
+                for t in state.hand:
+                    if T.kind(t) == k:
+                        out.append(ev.Kan("added_kan", (t,)))
+                        break
+        return out
+
+    def _claim_actions(self, state: TableState, request: ev.DecisionRequest) -> list[ev.Action]:
+        actions: list[ev.Action] = [ev.Pass()]
+        if state.last_discard is None and request.tile is None:
+            return actions
+        from_seat, tile = state.last_discard or (request.from_seat, request.tile)
+        if from_seat is None or tile is None or from_seat == state.seat:
+            return actions
+        if self.can_win_on(state, tile) and self.win_score(state, tile, from_seat) is not None:
+            actions.append(ev.Win())
+        if not self.claims_allowed(state):
+            return actions
+        k = T.kind(tile)
+        same = [t for t in state.hand if T.kind(t) == k]
+        if len(same) >= 2:
+            for pair in _distinct_subsets(same, 2):
+                actions.append(ev.Pon(pair))
+        if len(same) >= 3 and self.kan_allowed(state) and self.can_open_kan(state, from_seat):
+            actions.append(ev.Kan("open_kan", tuple(same[:3])))
+        if k < 27 and self.can_chi(state, from_seat):
+            actions.extend(self._chis(state, k))
+        return actions
+
+    def _chis(self, state: TableState, k: int) -> list[ev.Action]:
+        out: list[ev.Action] = []
+        r = k % 9
+        for lo in (k - 2, k - 1, k):
+            if lo < k - r or lo + 2 > k - r + 8:
+                continue
+            need = [x for x in (lo, lo + 1, lo + 2) if x != k]
+            options_a = sorted({t for t in state.hand if T.kind(t) == need[0]})
+            options_b = sorted({t for t in state.hand if T.kind(t) == need[1]})
+            for a in options_a:
+                for b in options_b:
+                    out.append(ev.Chi((a, b)))
+        return out
+
+    def _rob_kan_actions(self, state: TableState, request: ev.DecisionRequest) -> list[ev.Action]:
+        actions: list[ev.Action] = [ev.Pass()]
+        seat_tile = state.last_added_kan or (request.from_seat, request.tile)
+        from_seat, tile = seat_tile
+        if from_seat is None or tile is None or from_seat == state.seat:
+            return actions
+        if self.can_win_on(state, tile) and self.win_score(
+                state, tile, from_seat, robbing_kan=True) is not None:
+            actions.append(ev.Win())
+        return actions
+
+
+def _distinct_subsets(tiles: list[int], n: int) -> list[tuple[int, ...]]:
+    """Distinct n-subsets by tile identity (a red five and a plain five differ)."""
+    return sorted({tuple(sorted(c)) for c in combinations(tiles, n)})
+
+
+def waits(counts: list[int]) -> set[int]:
+    """Kinds that complete a ready 3k+1 hand (any shape shanten knows); empty if not ready."""
+    if sum(counts) % 3 != 1 or shanten(counts) != 0:
+        return set()
+    return useful_tiles(counts)
+
+
+@dataclass(slots=True)
+class ScoreSheet:
+    """Collects (name, value) items while a calculator works through a hand."""
+
+    items: list[tuple[str, int]] = field(default_factory=list)
+
+    def add(self, name: str, value: int) -> None:
+        self.items.append((name, value))
+
+    @property
+    def total(self) -> int:
+        return sum(v for _, v in self.items)

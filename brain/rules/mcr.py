@@ -1,0 +1,158 @@
+"""MCR (Chinese Official) exactly as the Botzone judge plays it.
+
+Fans come from `MahjongGB.MahjongFanCalculator` with the flags computed as the judge computes
+them (protocols/botzone.md): 4th tile = exactly three copies already public, not counting the
+winning tile, a discard public only while unclaimed, never when robbing a kong; last tile = the
+wall of the seat after the player whose turn it is is empty; kong = self-draw right after one's
+own kong, or robbing a kong. A win below 8 fan (flowers excluded) is no win: the judge would
+charge a false win (-30).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import MahjongGB
+
+from brain.rules.base import Rules, WinContext, WinScore
+from brain.shanten import regular_shanten, shanten
+from brain.state import Meld, TableState
+from protocols import tiles as T
+
+MIN_FAN = 8
+
+
+def _pack(meld: Meld, seat: int) -> tuple[str, str, int] | None:
+    """A meld in MahjongGB's pack form; offer = 1..3 relative giver (1 = previous seat) for
+    PENG/GANG, 0 for a concealed kong, 1..3 = which tile of the chow was called for CHI."""
+    k = meld.kind_of_tiles
+    if k is None:
+        return None
+    tile = T.to_botzone(k)
+    if meld.kind == "chi":
+        called = T.kind(meld.called) if meld.called is not None else k
+        return ("CHI", T.to_botzone(k + 1), called - k + 1)
+    offer = (seat - meld.from_seat) % 4 if meld.from_seat is not None else 0
+    if meld.kind == "pon":
+        return ("PENG", tile, offer or 1)
+    if meld.kind == "closed_kan":
+        return ("GANG", tile, 0)
+    return ("GANG", tile, offer or 1)
+
+
+def fan_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
+    """MahjongGB's (name, fan) items for this win, or None if it is no winning hand at all."""
+    packs = [p for p in (_pack(m, ctx.seat) for m in ctx.melds) if p is not None]
+    hand = list(ctx.concealed)
+    hand.remove(ctx.win_tile)
+    try:
+        result = MahjongGB.MahjongFanCalculator(
+            pack=tuple(packs), hand=tuple(T.to_botzone(t) for t in hand),
+            winTile=T.to_botzone(ctx.win_tile), flowerCount=ctx.flowers,
+            isSelfDrawn=ctx.self_draw, is4thTile=ctx.fourth_tile and not ctx.robbing_kan,
+            isAboutKong=(ctx.after_kan and ctx.self_draw) or ctx.robbing_kan,
+            isWallLast=ctx.last_tile, seatWind=ctx.seat_wind - T.EAST,
+            prevalentWind=ctx.round_wind - T.EAST,
+        )
+    except TypeError:
+        return None
+    return tuple((name, points) for points, name in result)
+
+
+class McrRules(Rules):
+    name = "mcr"
+    hand_size = 13
+    min_value = MIN_FAN
+    allows_seven_pairs = True
+
+    def is_complete(self, counts: list[int]) -> bool:
+        if regular_shanten(counts) == -1 or (sum(counts) == 14 and shanten(counts) == -1):
+            return True
+        return _knitted_complete(counts)
+
+    def score(self, ctx: WinContext) -> WinScore | None:
+        items = fan_items(ctx)
+        if items is None:
+            return None
+        fan = sum(v for _, v in items)
+        if fan - ctx.flowers < MIN_FAN:
+            return None
+        return WinScore(value=fan, deltas=payments(ctx, fan), items=items)
+
+    def win_score(self, state: TableState, win_tile: int, from_seat: int | None,
+                  robbing_kan: bool = False) -> WinScore | None:
+        # The fan calculator knows every MCR shape (knitted ones included): ask it directly.
+        return self.score(self.context(state, win_tile, from_seat, robbing_kan))
+
+    def context(self, state: TableState, win_tile: int, from_seat: int | None,
+                robbing_kan: bool = False) -> WinContext:
+        ctx = super().context(state, win_tile, from_seat, robbing_kan)
+        last = state.next_seat_wall()
+        if last is None:
+            return ctx
+        return replace(ctx, last_tile=last == 0)
+
+    def _fourth_tile(self, state: TableState, win_tile: int, from_seat: int | None,
+                     robbing_kan: bool) -> bool:
+        if robbing_kan:
+            return False
+        k = T.kind(win_tile)
+        public = sum(1 for s in state.seats for r in s.river
+                     if T.kind(r.tile) == k and not r.claimed)
+        public += sum(1 for s in state.seats for m in s.melds if m.kind != "closed_kan"
+                      for t in m.tiles if T.kind(t) == k)
+        if from_seat is not None:
+            public -= 1  # the winning discard itself is not counted
+        return public == 3
+
+    # Botzone: any CHI/PENG/GANG is WA when the next seat's wall (after the discarder) is empty.
+    def claims_allowed(self, state: TableState) -> bool:
+        nxt = state.next_seat_wall()
+        mine = state.seat_walls[state.seat] if state.seat_walls else state.wall_remaining
+        return (nxt if nxt is not None else state.wall_remaining) > 0 and mine > 0
+
+    # GANG / BUGANG need my wall and the next seat's wall non-empty (I draw again afterwards).
+    def kan_allowed(self, state: TableState) -> bool:
+        if state.seat_walls is None:
+            return state.wall_remaining > 0
+        return state.seat_walls[state.seat] > 0 and state.seat_walls[(state.seat + 1) % 4] > 0
+
+
+def payments(ctx: WinContext, fan: int) -> tuple[int, int, int, int]:
+    """Botzone: self-draw +3(8+F) / -(8+F) each; discard (or robbed kong) +(24+F), payer
+    -(8+F), the other two -8."""
+    deltas = [0, 0, 0, 0]
+    if ctx.from_seat is None:
+        for s in range(4):
+            deltas[s] = 3 * (8 + fan) if s == ctx.seat else -(8 + fan)
+    else:
+        for s in range(4):
+            if s == ctx.seat:
+                deltas[s] = 24 + fan
+            elif s == ctx.from_seat:
+                deltas[s] = -(8 + fan)
+            else:
+                deltas[s] = -8
+    return tuple(deltas)  # type: ignore[return-value]
+
+
+def _knitted_complete(counts: list[int]) -> bool:
+    """Knitted shapes (全不靠, 七星不靠, 组合龙): complete if removing some tile leaves a ready
+    hand that waits on it, by MahjongGB's dedicated shanten functions."""
+    for k in range(34):
+        if not counts[k]:
+            continue
+        rest = list(counts)
+        rest[k] -= 1
+        hand = tuple(T.to_botzone(i) for i in range(34) for _ in range(rest[i]))
+        for fn in (MahjongGB.HonorsAndKnittedTilesShanten, MahjongGB.KnittedStraightShanten):
+            try:
+                value, useful = fn(hand)
+            except TypeError:
+                continue
+            if value == 0 and T.to_botzone(k) in useful:
+                return True
+    return False
+
+
+RULES = McrRules()

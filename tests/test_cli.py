@@ -1,0 +1,59 @@
+"""The `mjbot` command, run as a real subprocess."""
+
+import json
+import subprocess
+import sys
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_help_lists_commands():
+    out = run("--help").stdout
+    for command in ("shanten", "score", "bench", "demo"):
+        assert command in out
+
+
+def test_version():
+    assert run("--version").stdout.startswith("mjbot ")
+
+
+def test_shanten_prints_number_and_useful_tiles():
+    r = run("shanten", "123m456p789s1122z")
+    assert r.returncode == 0
+    assert r.stdout.splitlines() == ["0", "12z"]
+    assert run("shanten", "123m456m789m123p456p11s").stdout.splitlines()[0] == "-1"
+
+
+def test_bad_hand_is_one_clear_line_no_traceback():
+    r = run("--log-json", "shanten", "12q")
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr and "bad mpsz '12q'" in r.stderr
+    logged = [json.loads(line) for line in r.stderr.splitlines() if line.startswith("{")]
+    assert logged and logged[0]["event"] == "bad input" and logged[0]["level"] == "error"
+    r = run("shanten", "11111m")
+    assert r.returncode == 2 and "more than four" in r.stderr
+
+
+def test_score_command():
+    r = run("score", "123456789m234p55s", "--variant", "mcr", "--win", "5s", "--ron-from", "3")
+    assert r.returncode == 0 and "清龙 16" in r.stdout
+    r = run("score", "123m456p789s234s99m", "--win", "9m", "--ron-from", "1")
+    assert r.returncode == 1 and "not a winning hand" in r.stdout  # no yaku
+
+
+def test_bench_json_reports_ratios():
+    r = run("bench", "shanten", "--json", "--hands", "300", "--batch", "2000",
+            "--seconds", "0.05")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    for key in ("single_calls_per_s", "mahjong_calls_per_s", "single_ratio_vs_mahjong",
+                "batched_hands_per_s"):
+        assert data[key] > 0
+
+
+def test_demo_runs():
+    r = run("demo")
+    assert r.returncode == 0 and "taiwan16" in r.stdout and "mcr" in r.stdout
