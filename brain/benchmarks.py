@@ -72,10 +72,12 @@ def bench_shanten(hands: int = 20_000, batch: int = 1_000_000, seconds: float = 
             Shanten.calculate_shanten(counts)
         return len(lib_sample)
 
+    ready_to_draw = [h for h in lib_sample if sum(h) == 13] or lib_sample
+
     def useful() -> int:
-        for counts in lib_sample:
+        for counts in ready_to_draw:
             useful_tiles(counts)
-        return len(lib_sample)
+        return len(ready_to_draw)
 
     array = random_hand_array(batch, 13, seed)
 
@@ -94,7 +96,7 @@ def bench_shanten(hands: int = 20_000, batch: int = 1_000_000, seconds: float = 
         "single_calls_per_s": round(single),
         "mahjong_calls_per_s": round(lib),
         "single_ratio_vs_mahjong": round(single / lib, 2),
-        "useful_tiles_calls_per_s": round(_rate(useful, seconds)),
+        "useful_tiles_13_calls_per_s": round(_rate(useful, seconds)),
         "batched_hands_per_s": round(batch_rate),
         "batched_ratio_vs_mahjong": round(batch_rate / lib, 1),
         "targets": {"single_ratio_vs_mahjong": 10, "batched_hands_per_s": 5_000_000},

@@ -135,6 +135,10 @@ def thirteen_orphans_shanten(counts: Sequence[int]) -> int:
     return 13 - sum(1 for c in orphans if c) - (1 if any(c >= 2 for c in orphans) else 0)
 
 
+_PART_SPANS = ((0, 9, _SUIT_CACHE, _suit_entry), (9, 9, _SUIT_CACHE, _suit_entry),
+               (18, 9, _SUIT_CACHE, _suit_entry), (27, 7, _HONOUR_CACHE, _honour_entry))
+
+
 def useful_tiles(counts: Sequence[int]) -> set[int]:
     """Kinds whose draw lowers the shanten number.
 
@@ -143,17 +147,36 @@ def useful_tiles(counts: Sequence[int]) -> set[int]:
     shanten number as low as it is - the tiles a player would still welcome.
     """
     counts = list(counts)
-    if sum(counts) % 3 == 2:
+    parts = _parts(counts)
+    stats = sum(p[1] for p in parts)
+    tiles = stats >> _t.TILES_SHIFT
+    if tiles % 3 == 2:
         return _useful_after_draw(counts)
+    k = _groups(tiles)
     base = shanten(counts)
+    ids = [p[0] for p in parts]
+    cmb = _COMBINE
+    # Only one part changes per candidate draw: combine the other three once.
+    rests = (cmb[cmb[ids[1]][ids[2]]][ids[3]], cmb[cmb[ids[0]][ids[2]]][ids[3]],
+             cmb[cmb[ids[0]][ids[1]]][ids[3]], cmb[cmb[ids[0]][ids[1]]][ids[2]])
+    special = 13 <= tiles + 1 <= 14
     useful: set[int] = set()
-    for kind in range(34):
-        if counts[kind] >= 4:
-            continue
-        counts[kind] += 1
-        if shanten(counts) < base:
-            useful.add(kind)
-        counts[kind] -= 1
+    for index, (lo, length, cache, miss) in enumerate(_PART_SPANS):
+        segment = counts[lo:lo + length]
+        rest = cmb[rests[index]]
+        for j in range(length):
+            if segment[j] >= 4:
+                continue
+            segment[j] += 1
+            key = bytes(segment)
+            segment[j] -= 1
+            vid, part_stats = cache.get(key) or miss(key)
+            value = _REGULAR[rest[vid]][k]
+            if special:
+                alt = _special(stats - parts[index][1] + part_stats)
+                value = alt if alt < value else value
+            if value < base:
+                useful.add(lo + j)
     return useful
 
 
