@@ -46,22 +46,24 @@ class HandError(ValueError):
     """The count vector is not a hand this module can measure."""
 
 
-def _suit_entry(key: bytes) -> tuple[int, int]:
-    if len(key) != 9 or max(key) > 4:
-        raise HandError(f"bad suit counts {list(key)}: need 9 counts of 0..4")
-    code = sum(c * p for c, p in zip(key, _POW5_SUIT, strict=True))
-    entry = (int(_SUIT_IDS_NP[code]), int(_SUIT_STATS_NP[code]))
-    _SUIT_CACHE[key] = entry
+def _part_entry(key: bytes, ids: np.ndarray, stats: np.ndarray,
+                cache: dict[bytes, tuple[int, int]]) -> tuple[int, int]:
+    """Look a part's count pattern up in the tables (validating it) and cache the result."""
+    weights = _POW5_SUIT if ids is _SUIT_IDS_NP else _POW5_HONOUR
+    if len(key) != len(weights) or max(key) > 4:
+        raise HandError(f"bad part counts {list(key)}: need {len(weights)} counts of 0..4")
+    code = sum(c * p for c, p in zip(key, weights, strict=True))
+    entry = (int(ids[code]), int(stats[code]))
+    cache[key] = entry
     return entry
+
+
+def _suit_entry(key: bytes) -> tuple[int, int]:
+    return _part_entry(key, _SUIT_IDS_NP, _SUIT_STATS_NP, _SUIT_CACHE)
 
 
 def _honour_entry(key: bytes) -> tuple[int, int]:
-    if len(key) != 7 or max(key) > 4:
-        raise HandError(f"bad honour counts {list(key)}: need 7 counts of 0..4")
-    code = sum(c * p for c, p in zip(key, _POW5_HONOUR, strict=True))
-    entry = (int(_HONOUR_IDS_NP[code]), int(_HONOUR_STATS_NP[code]))
-    _HONOUR_CACHE[key] = entry
-    return entry
+    return _part_entry(key, _HONOUR_IDS_NP, _HONOUR_STATS_NP, _HONOUR_CACHE)
 
 
 def _parts(counts: Sequence[int]) -> tuple[tuple[int, int], ...]:
