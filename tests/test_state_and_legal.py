@@ -142,3 +142,15 @@ def test_offered_set_is_intersected():
     s.apply(ev.TileDiscarded(0, t("1m")))
     acts = rules.legal_actions(s, ev.DecisionRequest("claim", offered=frozenset({"pon"})))
     assert acts == [ev.Pass()]
+
+
+def test_hidden_concealed_kong_of_another_seat():
+    s = start("mcr", seat=0, hand="123m456p789s1155z")
+    s.apply(ev.TileDrawn(0, t("9m")))
+    s.apply(ev.TileDiscarded(0, t("9m")))
+    before = list(s.visible)
+    s.apply(ev.TileDrawn(1, None))
+    s.apply(ev.MeldCalled(1, "closed_kan", ()))  # Botzone's "3 1 GANG": tiles not shown
+    assert s.visible == before and s.kans == 1 and s.seats[1].melds[0].kind_of_tiles is None
+    s.apply(ev.TileDrawn(1, None, replacement=True))
+    assert s.seat_walls == [20, 19, 21, 21]
