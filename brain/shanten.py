@@ -21,9 +21,9 @@ from brain import shanten_tables as _t
 
 _TABLES = _t.load_tables()
 _VECTORS: np.ndarray = _TABLES["vectors"]
-_COMBINE_NP: np.ndarray = _TABLES["combine"].astype(np.intp)
-_SUIT_IDS_NP: np.ndarray = _TABLES["suit_ids"].astype(np.intp)
-_HONOUR_IDS_NP: np.ndarray = _TABLES["honour_ids"].astype(np.intp)
+_COMBINE_NP: np.ndarray = _TABLES["combine"].astype(np.int32)
+_SUIT_IDS_NP: np.ndarray = _TABLES["suit_ids"].astype(np.int32)
+_HONOUR_IDS_NP: np.ndarray = _TABLES["honour_ids"].astype(np.int32)
 _SUIT_STATS_NP: np.ndarray = _TABLES["suit_stats"]
 _HONOUR_STATS_NP: np.ndarray = _TABLES["honour_stats"]
 # regular shanten per (vector id, k groups): distance to k groups + 1 pair, minus one
@@ -182,6 +182,14 @@ def useful_tiles(counts: Sequence[int]) -> set[int]:
     return useful
 
 
+def waits(counts: Sequence[int]) -> set[int]:
+    """Kinds that complete a ready 3k+1 hand (any shape); empty if not ready or not 3k+1."""
+    counts = list(counts)
+    if sum(counts) % 3 != 1 or shanten(counts) != 0:
+        return set()
+    return useful_tiles(counts)
+
+
 def _useful_after_draw(counts: list[int]) -> set[int]:
     best = shanten(counts)
     useful: set[int] = set()
@@ -208,9 +216,7 @@ def _code_weights() -> np.ndarray:
 
 _CODE_WEIGHTS = _code_weights()
 _NV = _COMBINE_NP.shape[0]
-_COMBINE_FLAT = _COMBINE_NP.ravel().astype(np.int32)
-_SUIT_IDS32 = _SUIT_IDS_NP.astype(np.int32)
-_HONOUR_IDS32 = _HONOUR_IDS_NP.astype(np.int32)
+_COMBINE_FLAT = _COMBINE_NP.ravel()
 _REGULAR_FLAT = _REGULAR_NP.ravel()
 _GROUP_SLOTS = _REGULAR_NP.shape[1]
 
@@ -228,9 +234,9 @@ def shanten_batch(hands: np.ndarray, regular_only: bool = False) -> np.ndarray:
     codes = (arr.astype(np.float32) @ _CODE_WEIGHTS).astype(np.int32)
     cm, cp, cs, cz = codes[:, 0], codes[:, 1], codes[:, 2], codes[:, 3]
     flat, nv = _COMBINE_FLAT, _NV
-    ids = flat[_SUIT_IDS32[cm] * nv + _SUIT_IDS32[cp]]
-    ids = flat[ids * nv + _SUIT_IDS32[cs]]
-    ids = flat[ids * nv + _HONOUR_IDS32[cz]]
+    ids = flat[_SUIT_IDS_NP[cm] * nv + _SUIT_IDS_NP[cp]]
+    ids = flat[ids * nv + _SUIT_IDS_NP[cs]]
+    ids = flat[ids * nv + _HONOUR_IDS_NP[cz]]
     stats = _SUIT_STATS_NP[cm] + _SUIT_STATS_NP[cp] + _SUIT_STATS_NP[cs] + _HONOUR_STATS_NP[cz]
     tiles = stats >> _t.TILES_SHIFT
     groups, rem = np.divmod(tiles, 3)

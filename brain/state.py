@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from brain.shanten import shanten, useful_tiles
+from brain.shanten import waits
 from protocols import events as ev
 from protocols import tiles as T
 
@@ -151,10 +151,7 @@ class TableState:
 
     def waits(self) -> set[int]:
         """Kinds that would complete our ready hand (empty when not ready or not 3k+1 tiles)."""
-        counts = self.counts()
-        if sum(counts) % 3 != 1 or shanten(counts) != 0:
-            return set()
-        return useful_tiles(counts)
+        return waits(self.counts())
 
     def apply(self, event: object) -> None:
         handler = _HANDLERS.get(type(event))

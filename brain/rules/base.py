@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from brain.shanten import regular_shanten, shanten, useful_tiles
+from brain.shanten import regular_shanten
 from brain.state import Meld, TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -308,13 +308,6 @@ class Rules:
 def _distinct_subsets(tiles: list[int], n: int) -> list[tuple[int, ...]]:
     """Distinct n-subsets by tile identity (a red five and a plain five differ)."""
     return sorted({tuple(sorted(c)) for c in combinations(tiles, n)})
-
-
-def waits(counts: list[int]) -> set[int]:
-    """Kinds that complete a ready 3k+1 hand (any shape shanten knows); empty if not ready."""
-    if sum(counts) % 3 != 1 or shanten(counts) != 0:
-        return set()
-    return useful_tiles(counts)
 
 
 @dataclass(slots=True)

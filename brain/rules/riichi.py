@@ -11,8 +11,8 @@ from mahjong.hand_calculating.hand import HandCalculator
 from mahjong.hand_calculating.hand_config import HandConfig, HandConstants, OptionalRules
 from mahjong.meld import Meld as LibMeld
 
-from brain.rules.base import Rules, WinContext, WinScore, waits
-from brain.shanten import shanten
+from brain.rules.base import Rules, WinContext, WinScore
+from brain.shanten import shanten, waits
 from brain.state import Meld, TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -200,7 +200,7 @@ def is_furiten(state: TableState) -> bool:
     """Own discards contain a wait, or a win was passed (temporarily / since riichi)."""
     if state.temporary_furiten or state.riichi_furiten:
         return True
-    current = waits(T.counts34(state.hand))
+    current = state.waits()
     return any(T.kind(r.tile) in current for r in state.me.river)
 
 
