@@ -48,7 +48,9 @@ class GameStarted:
 class RoundStarted:
     """A hand begins. ``hand`` is this seat's concealed starting tiles (13, 16, or the dealer's
     14/17 where the platform deals them at once). ``round_number`` counts hands inside the wind
-    (0 = East 1); ``wall_remaining`` is the live wall after the deal where the platform says it."""
+    (0 = East 1); ``wall_remaining`` is the live wall after the deal where the platform says it.
+    ``hands``: all four starting hands, only in full-information records (game-log imports, the
+    local referee's own log); a live platform leaves it empty."""
 
     round_wind: int
     dealer: int
@@ -59,6 +61,7 @@ class RoundStarted:
     hand: tuple[Tile, ...] = ()
     round_number: int = 0
     wall_remaining: int | None = None
+    hands: tuple[tuple[Tile, ...], ...] = ()
 
 
 @dataclass(**_frozen)
@@ -113,7 +116,9 @@ class FlowerReplaced:
 @dataclass(**_frozen)
 class RoundWon:
     """``value`` is han (riichi), fan (MCR) or tai (Taiwan); ``deltas`` the score change per seat.
-    ``hand`` is the winner's concealed hand including the winning tile where known."""
+    ``hand`` is the winner's concealed hand including the winning tile where known. ``yaku`` are
+    the platform's own item strings (e.g. Tenhou's "立直(1飜)"), ``detail`` its score line
+    (e.g. "満貫8000点"), ``pao_seat`` the seat liable for a yakuman (pao), where given."""
 
     winner: int
     from_seat: int | None
@@ -123,6 +128,8 @@ class RoundWon:
     deltas: tuple[int, ...]
     yaku: tuple[str, ...] = ()
     ura_dora_indicators: tuple[Tile, ...] = ()
+    pao_seat: int | None = None
+    detail: str = ""
 
 
 @dataclass(**_frozen)

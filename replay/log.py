@@ -1,0 +1,415 @@
+"""One msgpack file per game: a header, the frames of play in order, a footer.
+
+Frames are msgpack maps with a kind ``"k"``: ``header``, ``rx`` (a raw inbound message as
+received), ``event`` (an internal event parsed from it), ``decision`` (request, legal set, chosen
+action, policy, top candidates, time spent, fallback), ``tx`` (a raw outbound message), ``hand``
+(a hand ended: the point where the file is fsynced) and ``footer``.
+
+The writer appends and flushes every frame, so a process killed at any moment leaves a file
+whose every complete frame reads back; it fsyncs at the end of each hand and at close. The reader
+never fails on a cut or damaged tail: it returns what it could read and says where it stopped.
+Configured secret values are scrubbed from every string before it reaches the disk.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import time
+import urllib.parse
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import msgpack
+
+from protocols import events as ev
+from replay import schema
+
+FORMAT_VERSION = 1
+SUFFIX = ".mjlog.msgpack"
+SCRUBBED = "***"
+LOG_DIR_ENV = "MJBOT_LOG_DIR"
+
+
+class LogError(ValueError):
+    """A file is not an mjbot game log, or a frame in it is malformed."""
+
+
+# --------------------------------------------------------------------------- frames
+
+
+@dataclass(frozen=True)
+class Header:
+    platform: str
+    variant: str
+    seat: int | None = None
+    policy: str = ""
+    policy_config: dict[str, Any] = field(default_factory=dict, hash=False)
+    game_id: str = ""
+    started: str = ""  # ISO 8601 wall-clock time of the start
+    mjbot_version: str = ""
+    format: int = FORMAT_VERSION
+    extra: dict[str, Any] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
+class RxFrame:
+    t: float
+    raw: str | bytes
+
+
+@dataclass(frozen=True)
+class TxFrame:
+    t: float
+    raw: str | bytes
+
+
+@dataclass(frozen=True)
+class EventFrame:
+    t: float
+    event: Any
+
+
+@dataclass(frozen=True)
+class DecisionFrame:
+    """One answered request. ``candidates``: the policy's best few actions with its scores;
+    ``elapsed``: seconds from request to answer; ``fallback``: why a fallback answered instead of
+    the policy ("" when the policy did)."""
+
+    t: float
+    request: ev.DecisionRequest
+    legal: tuple[Any, ...]
+    action: Any
+    policy: str = ""
+    candidates: tuple[tuple[Any, float], ...] = ()
+    elapsed: float = 0.0
+    fallback: str = ""
+
+
+@dataclass(frozen=True)
+class HandEndFrame:
+    t: float
+
+
+@dataclass(frozen=True)
+class Footer:
+    result: dict[str, Any] = field(default_factory=dict, hash=False)
+    scores: tuple[int, ...] = ()
+    ended: str = ""
+
+
+Frame = RxFrame | TxFrame | EventFrame | DecisionFrame | HandEndFrame
+
+
+def _frame_to_map(frame: Any) -> dict[str, Any]:
+    if isinstance(frame, RxFrame | TxFrame):
+        return {"k": "rx" if isinstance(frame, RxFrame) else "tx", "t": frame.t, "raw": frame.raw}
+    if isinstance(frame, EventFrame):
+        return {"k": "event", "t": frame.t, "event": schema.encode(frame.event)}
+    if isinstance(frame, DecisionFrame):
+        return {
+            "k": "decision", "t": frame.t,
+            "request": schema.encode(frame.request),
+            "legal": schema.encode_many(frame.legal),
+            "action": schema.encode(frame.action),
+            "policy": frame.policy,
+            "candidates": [[schema.encode(a), float(s)] for a, s in frame.candidates],
+            "elapsed": frame.elapsed, "fallback": frame.fallback,
+        }
+    if isinstance(frame, HandEndFrame):
+        return {"k": "hand", "t": frame.t}
+    if isinstance(frame, Header):
+        return {"k": "header", **{f: getattr(frame, f) for f in Header.__dataclass_fields__}}
+    if isinstance(frame, Footer):
+        return {"k": "footer", "result": frame.result, "scores": list(frame.scores),
+                "ended": frame.ended}
+    raise LogError(f"not a frame: {type(frame).__name__}")
+
+
+def _map_to_frame(data: Any) -> Any:
+    if not isinstance(data, dict) or not isinstance(data.get("k"), str):
+        raise LogError(f"a frame must be a map with a kind 'k', got {type(data).__name__}")
+    kind = data["k"]
+    try:
+        if kind in ("rx", "tx"):
+            raw = data["raw"]
+            if not isinstance(raw, str | bytes):
+                raise LogError(f"{kind} frame: raw must be text or bytes")
+            return (RxFrame if kind == "rx" else TxFrame)(float(data["t"]), raw)
+        if kind == "event":
+            return EventFrame(float(data["t"]), schema.decode(data["event"]))
+        if kind == "decision":
+            return DecisionFrame(
+                t=float(data["t"]),
+                request=schema.decode(data["request"]),
+                legal=tuple(schema.decode_many(data["legal"])),
+                action=schema.decode(data["action"]),
+                policy=str(data.get("policy", "")),
+                candidates=tuple((schema.decode(a), float(s)) for a, s in data["candidates"]),
+                elapsed=float(data.get("elapsed", 0.0)),
+                fallback=str(data.get("fallback", "")),
+            )
+        if kind == "hand":
+            return HandEndFrame(float(data["t"]))
+        if kind == "header":
+            fields = {k: v for k, v in data.items() if k != "k"}
+            return Header(**fields)
+        if kind == "footer":
+            return Footer(result=dict(data.get("result") or {}),
+                          scores=tuple(data.get("scores") or ()), ended=str(data.get("ended", "")))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LogError(f"malformed {kind} frame: {exc}") from None
+    raise LogError(f"unknown frame kind {kind!r}")
+
+
+# --------------------------------------------------------------------------- secrets
+
+
+def secret_variants(secret: str) -> list[str]:
+    """The forms a secret takes on the wire: as is, URL-quoted, and percent-encoded byte by byte
+    (Tenhou writes names as ``%4E%6F...``), upper and lower case."""
+    if not secret:
+        return []
+    every_byte = "".join(f"%{b:02X}" for b in secret.encode())
+    forms = {secret, urllib.parse.quote(secret, safe=""), urllib.parse.quote(secret),
+             every_byte, every_byte.lower()}
+    return sorted(forms, key=len, reverse=True)
+
+
+class Scrubber:
+    """Replaces configured secret values in every string and byte string of a frame."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        forms = [f for s in secrets if s for f in secret_variants(s)]
+        self._text = re.compile("|".join(re.escape(f) for f in forms)) if forms else None
+        self._bytes = (re.compile(b"|".join(re.escape(f.encode()) for f in forms))
+                       if forms else None)
+
+    def __bool__(self) -> bool:
+        return self._text is not None
+
+    def __call__(self, value: Any) -> Any:
+        if self._text is None or self._bytes is None:
+            return value
+        if isinstance(value, str):
+            return self._text.sub(SCRUBBED, value)
+        if isinstance(value, bytes):
+            return self._bytes.sub(SCRUBBED.encode(), value)
+        if isinstance(value, dict):
+            return {self(k): self(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self(v) for v in value]
+        return value
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def default_log_dir() -> Path:
+    return Path(os.environ.get(LOG_DIR_ENV) or "logs")
+
+
+def log_path(root: str | Path, platform: str, game_id: str,
+             when: dt.datetime | None = None) -> Path:
+    """``root/<platform>/<YYYY-MM-DD>/<HHMMSS>-<game id>.mjlog.msgpack`` (local time), so a
+    tournament day's games sit together in start order."""
+    when = when or dt.datetime.now()
+    safe_id = re.sub(r"[^A-Za-z0-9._-]+", "_", game_id).strip("._") or "game"
+    safe_platform = re.sub(r"[^A-Za-z0-9_-]+", "_", platform) or "unknown"
+    return (Path(root) / safe_platform / when.strftime("%Y-%m-%d")
+            / f"{when.strftime('%H%M%S')}-{safe_id[:80]}{SUFFIX}")
+
+
+# --------------------------------------------------------------------------- writer
+
+
+class GameLogWriter:
+    """Appends the frames of one game to its file.
+
+    ``append=True`` continues an existing file (a Botzone match played one process per turn):
+    a damaged tail left by a killed process is cut back to the last complete frame first, and
+    the header is written only if the file has none.
+    """
+
+    def __init__(self, path: str | Path, header: Header, secrets: Iterable[str] = (),
+                 append: bool = False, clock: Any = time.monotonic) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._scrub = Scrubber(secrets)
+        self._clock = clock
+        self._packer = msgpack.Packer(use_bin_type=True)
+        self.repaired_bytes = 0
+        has_header = False
+        if append and self.path.exists() and self.path.stat().st_size > 0:
+            existing = read_log(self.path)
+            has_header = existing.header is not None
+            if existing.truncated is not None:
+                self.repaired_bytes = existing.truncated.size - existing.truncated.offset
+                os.truncate(self.path, existing.truncated.offset)
+        self._file: BinaryIO | None = open(self.path, "ab" if append else "wb")  # noqa: SIM115
+        if not has_header:
+            self._write(_frame_to_map(header))
+        self.header = header
+
+    @classmethod
+    def create(cls, root: str | Path | None, header: Header, secrets: Iterable[str] = (),
+               when: dt.datetime | None = None) -> GameLogWriter:
+        """A new log at the standard place under ``root`` (default ``$MJBOT_LOG_DIR`` or
+        ``logs``), named after the header's platform and game id."""
+        path = log_path(root if root is not None else default_log_dir(), header.platform,
+                        header.game_id or "game", when)
+        n = 1
+        while path.exists():
+            n += 1
+            path = path.with_name(path.name.replace(SUFFIX, f"-{n}{SUFFIX}"))
+        return cls(path, header, secrets)
+
+    # The frame methods return nothing and never raise on content: a log must not stop play.
+
+    def rx(self, raw: str | bytes) -> None:
+        self._write({"k": "rx", "t": self._clock(), "raw": raw})
+
+    def tx(self, raw: str | bytes) -> None:
+        self._write({"k": "tx", "t": self._clock(), "raw": raw})
+
+    def event(self, event: Any) -> None:
+        self._write({"k": "event", "t": self._clock(), "event": schema.encode(event)})
+        if isinstance(event, ev.RoundWon | ev.RoundDrawn):
+            self.end_hand()
+
+    def decision(self, request: ev.DecisionRequest, legal: Iterable[Any], action: Any,
+                 policy: str = "", candidates: Iterable[tuple[Any, float]] = (),
+                 elapsed: float = 0.0, fallback: str = "") -> None:
+        frame = DecisionFrame(self._clock(), request, tuple(legal), action, policy,
+                              tuple(candidates), elapsed, fallback)
+        self._write(_frame_to_map(frame))
+
+    def frame(self, frame: Any) -> None:
+        """Write an already built frame (used to copy or convert logs)."""
+        self._write(_frame_to_map(frame))
+        if isinstance(frame, HandEndFrame):
+            self._sync()
+
+    def end_hand(self) -> None:
+        """Mark the end of a hand and make the file durable up to here."""
+        self._write({"k": "hand", "t": self._clock()})
+        self._sync()
+
+    def close(self, footer: Footer | None = None) -> None:
+        if self._file is None:
+            return
+        if footer is not None:
+            if not footer.ended:
+                footer = Footer(footer.result, footer.scores, dt.datetime.now().isoformat())
+            self._write(_frame_to_map(footer))
+        self._sync()
+        self._file.close()
+        self._file = None
+
+    @property
+    def closed(self) -> bool:
+        return self._file is None
+
+    def __enter__(self) -> GameLogWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write(self, data: dict[str, Any]) -> None:
+        if self._file is None:
+            raise LogError(f"log {self.path} is closed")
+        if self._scrub:
+            data = self._scrub(data)
+        self._file.write(self._packer.pack(data))
+        self._file.flush()
+
+    def _sync(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+
+
+# --------------------------------------------------------------------------- reader
+
+
+@dataclass(frozen=True)
+class Truncation:
+    """Where reading stopped: ``offset`` is the end of the last good frame, ``size`` the file's
+    size, ``reason`` what was found there."""
+
+    offset: int
+    size: int
+    reason: str
+
+
+@dataclass
+class GameLog:
+    path: Path
+    header: Header | None
+    frames: list[Any]
+    footer: Footer | None
+    truncated: Truncation | None
+
+    @property
+    def complete(self) -> bool:
+        return self.footer is not None and self.truncated is None
+
+    def events(self) -> Iterator[Any]:
+        for f in self.frames:
+            if isinstance(f, EventFrame):
+                yield f.event
+
+    def decisions(self) -> list[DecisionFrame]:
+        return [f for f in self.frames if isinstance(f, DecisionFrame)]
+
+
+def read_log(path: str | Path) -> GameLog:
+    """Every complete frame of a log. A cut or damaged tail is reported in ``truncated``, never
+    raised; a file that is not a log at all (no header where one should be) raises LogError."""
+    path = Path(path)
+    data = path.read_bytes()
+    return parse_log(data, path)
+
+
+def parse_log(data: bytes, path: Path | str = "<bytes>") -> GameLog:
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
+    unpacker.feed(data)
+    header: Header | None = None
+    footer: Footer | None = None
+    frames: list[Any] = []
+    good = 0
+    reason = ""
+    while True:
+        try:
+            obj = unpacker.unpack()
+        except msgpack.OutOfData:
+            reason = "cut inside a frame"
+            break
+        except (ValueError, msgpack.UnpackException) as exc:
+            reason = f"unreadable bytes ({exc})"
+            break
+        try:
+            frame = _map_to_frame(obj)
+        except (LogError, schema.SchemaError) as exc:
+            if good == 0:
+                raise LogError(f"{path}: not an mjbot game log ({exc})") from None
+            reason = f"bad frame: {exc}"
+            break
+        if good == 0 and not isinstance(frame, Header):
+            raise LogError(f"{path}: not an mjbot game log (first frame is not a header)")
+        good = unpacker.tell()
+        if isinstance(frame, Header):
+            if header is None:
+                header = frame
+        elif isinstance(frame, Footer):
+            footer = frame
+        else:
+            frames.append(frame)
+        if good == len(data):
+            break
+    truncated = None if good == len(data) else Truncation(good, len(data), reason)
+    return GameLog(Path(path), header, frames, footer, truncated)
