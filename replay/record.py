@@ -1,0 +1,74 @@
+"""A whole game as one full-information event stream, and one seat's view of it.
+
+Imports (tenhou.net/6, mjlog, mjai, Botzone judge logs) produce a :class:`GameRecord`: the
+events of the game with every tile that the source shows (others' draws, all four starting hands
+in ``RoundStarted.hands``). :func:`seat_view` turns it into exactly the stream that seat would
+have received from a platform, so the replayer, the state and the policies treat an imported
+game like one the bot played.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocols import events as ev
+from protocols import tiles as T
+
+
+@dataclass
+class GameRecord:
+    """``source`` names the format it came from; ``meta`` keeps that format's fields that have no
+    event of their own (titles, rule strings, ids) so that an export can write them back."""
+
+    variant: str
+    source: str
+    events: list[Any]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        for e in self.events:
+            if isinstance(e, ev.GameStarted):
+                return tuple(e.names)
+        return ("", "", "", "")
+
+    def hands(self) -> list[list[Any]]:
+        """The events split per hand: each list starts with a RoundStarted."""
+        out: list[list[Any]] = []
+        for e in self.events:
+            if isinstance(e, ev.RoundStarted):
+                out.append([e])
+            elif out and not isinstance(e, ev.GameEnded | ev.GameStarted):
+                out[-1].append(e)
+        return out
+
+
+class RecordError(ValueError):
+    """A log file could not be imported: names the file format and what was wrong."""
+
+
+def canonical(tiles: Any) -> tuple[int, ...]:
+    """Meld tiles in one order (by kind, a red five before the plain ones) whatever the source."""
+    return tuple(sorted(tiles, key=T.sort_key))
+
+
+def seat_view(record: GameRecord, seat: int) -> list[Any]:
+    """The events as ``seat`` would have received them: its own starting hand only, others'
+    draws hidden, and (MCR) others' concealed kongs without their tiles."""
+    out: list[Any] = []
+    hidden_kongs = record.variant == "mcr"
+    for e in record.events:
+        if isinstance(e, ev.GameStarted):
+            e = dataclasses.replace(e, seat=seat)
+        elif isinstance(e, ev.RoundStarted):
+            hand = e.hands[seat] if len(e.hands) > seat else e.hand
+            e = dataclasses.replace(e, hand=tuple(hand), hands=())
+        elif isinstance(e, ev.TileDrawn) and e.seat != seat and e.tile is not None:
+            e = dataclasses.replace(e, tile=None)
+        elif (hidden_kongs and isinstance(e, ev.MeldCalled) and e.kind == "closed_kan"
+              and e.seat != seat):
+            e = dataclasses.replace(e, tiles=())
+        out.append(e)
+    return out

@@ -1,0 +1,505 @@
+"""tenhou.net/6 JSON (Tenhou's own replay viewer format) to events and back.
+
+A file holds ``{title, name[4], rule, log[]}``, or one such object per line with one hand each
+(mjx's form). Each hand lists per seat only the starting hand, the tiles taken (draws and calls)
+and the tiles given (discards, added/closed kans, riichi); the order of play is not written
+down, so the importer replays it: the seat to move takes its next tile, then plays its next
+discard, and after each discard the seat whose next take is a call on that very tile (pon and
+kan before chi) calls it. The export writes the same structure back from the events.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any
+
+from brain.shanten import shanten
+from protocols import events as ev
+from protocols import tiles as T
+from replay.record import GameRecord, RecordError, canonical
+
+TSUMOGIRI = 60
+_RESULT_DRAWS = {
+    "流局": "exhaustive", "九種九牌": "nine_terminals", "四家立直": "four_riichi",
+    "三家和了": "triple_ron", "四槓散了": "four_kans", "四風連打": "four_winds",
+    "流し満貫": "nagashi",
+}
+_DRAW_WORDS = {v: k for k, v in _RESULT_DRAWS.items()}
+_CALL_RE = re.compile(r"([cpmkar]?)(\d\d)")
+# position of the called tile in a call string by where it came from (relative to the caller)
+_POS_PON = {3: 0, 2: 1, 1: 2}  # kamicha (left), toimen (opposite), shimocha (right)
+_POS_KAN = {3: 0, 2: 1, 1: 3}
+_HAN_RE = re.compile(r"\((\d+)飜\)$")
+
+
+def _tile(code: Any, where: str) -> int:
+    try:
+        return T.from_tenhou6(int(code))
+    except (T.TileError, TypeError, ValueError):
+        raise RecordError(f"tenhou6: bad tile code {code!r} in {where}") from None
+
+
+def _parse_call(text: str, where: str) -> tuple[str, int, list[int]]:
+    """("c"|"p"|"m"|"k"|"a"|"r", index of the lettered token, tiles in written order)."""
+    tokens = _CALL_RE.findall(text)
+    if "".join(a + b for a, b in tokens) != text:
+        raise RecordError(f"tenhou6: unreadable call {text!r} in {where}")
+    letters = [(i, a) for i, (a, _) in enumerate(tokens) if a]
+    if len(letters) != 1:
+        raise RecordError(f"tenhou6: call {text!r} in {where} needs exactly one letter")
+    pos, letter = letters[0]
+    return letter, pos, [_tile(b, where) for _, b in tokens]
+
+
+# --------------------------------------------------------------------------- import
+
+
+def loads(text: str) -> GameRecord:
+    """A tenhou.net/6 game from JSON text (one object, or one object per line)."""
+    text = text.strip()
+    try:
+        objs = [json.loads(text)]
+    except json.JSONDecodeError:
+        try:
+            objs = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"tenhou6: not JSON ({exc})") from None
+    if not objs or not all(isinstance(o, dict) and isinstance(o.get("log"), list)
+                           for o in objs):
+        raise RecordError("tenhou6: expected an object with a 'log' list")
+    first = objs[0]
+    names = tuple(str(n) for n in (first.get("name") or ["", "", "", ""]))
+    if len(names) != 4:
+        raise RecordError(f"tenhou6: expected 4 names, got {len(names)} (only 4-player games)")
+    rule = first.get("rule") or {}
+    aka = bool(rule.get("aka", 1)) if isinstance(rule, dict) else True
+    meta = {k: v for k, v in first.items() if k not in ("log", "name")}
+    meta["lines"] = len(objs) > 1 or "\n" in text
+    meta["hands_per_line"] = [len(o["log"]) for o in objs]
+    events: list[Any] = [ev.GameStarted("riichi", 0, names, {"red_fives": aka})]
+    scores: list[int] = [25000] * 4
+    for o in objs:
+        for n, hand in enumerate(o["log"]):
+            scores = _import_hand(hand, events, f"hand {n}")
+    events.append(ev.GameEnded(tuple(scores)))
+    return GameRecord("riichi", "tenhou6", events, meta)
+
+
+class _Hand:
+    """The replay of one hand's per-seat lists into the order of play."""
+
+    def __init__(self, data: list[Any], where: str, out: list[Any]) -> None:
+        if not isinstance(data, list) or len(data) < 17:
+            raise RecordError(f"tenhou6: {where} must be a list of 17 entries")
+        self.where = where
+        self.out = out
+        (kyoku, honba, sticks), scores = data[0], data[1]
+        self.dealer = int(kyoku) % 4
+        self.scores = [int(s) for s in scores]
+        self.dora = [_tile(t, where) for t in data[2]]
+        self.ura = [_tile(t, where) for t in data[3]]
+        self.hands = [[_tile(t, where) for t in data[4 + 3 * s]] for s in range(4)]
+        self.takes = [list(data[5 + 3 * s]) for s in range(4)]
+        self.gives = [list(data[6 + 3 * s]) for s in range(4)]
+        self.result = data[16]
+        self.ti = [0, 0, 0, 0]
+        self.gi = [0, 0, 0, 0]
+        self.dora_shown = 1
+        self.dora_pending = 0  # kan dora due after the replacement draw (open / added kan)
+        self.last_draw: list[int | None] = [None] * 4
+        self.riichi_waiting: int | None = None
+        self.sticks = int(sticks)
+        out.append(ev.RoundStarted(
+            round_wind=int(kyoku) // 4, dealer=self.dealer, honba=int(honba),
+            sticks=int(sticks), scores=tuple(self.scores), dora_indicators=tuple(self.dora[:1]),
+            round_number=int(kyoku) % 4, hands=tuple(canonical(h) for h in self.hands)))
+
+    # the moves ---------------------------------------------------------------------
+
+    def play(self) -> None:
+        self.seat = self.dealer
+        self.replacement = False
+        self.must_take = True
+        self.last: tuple[int, int, str] | None = None  # (seat, tile, "discard"|"added_kan")
+        self._run()
+
+    def _run(self) -> None:
+        """Play on from the current position. Where a discard could be the one a later call
+        took, the call is tried first and, if the rest of the hand then fails to fit, undone
+        (the same tile may be discarded twice before the call that takes the second one)."""
+        while True:
+            if self.must_take:
+                seat = self.seat
+                take = self._next_take(seat)
+                if take is None:
+                    break
+                if isinstance(take, str):
+                    raise RecordError(f"tenhou6: {self.where}: seat {seat} calls {take!r} "
+                                      "where it should draw")
+                tile = _tile(take, self.where)
+                self.ti[seat] += 1
+                self.hands[seat].append(tile)
+                self.last_draw[seat] = tile
+                self.out.append(ev.TileDrawn(seat, tile, self.replacement))
+                self.last = None
+            if not self._give():
+                break
+            if self.last is None or self.last[2] != "discard" or not self.must_take:
+                continue
+            discarder, tile = self.last[0], self.last[1]
+            self._accept_riichi()
+            caller = self._caller(discarder, tile)
+            if caller is None:
+                self.seat = (discarder + 1) % 4
+                continue
+            before = copy.deepcopy(self.__dict__)
+            try:
+                self.seat, self.must_take, self.replacement = self._call(caller, discarder, tile)
+                self.last = None
+                self._run()
+                return
+            except RecordError:
+                self.__dict__.update(before)
+                self.seat = (discarder + 1) % 4
+        self._finish(self.seat, self.last)
+
+    def _give(self) -> bool:
+        """Play the moving seat's next entry of its discard list; False when it has none."""
+        seat = self.seat
+        give = self._next_give(seat)
+        if give is None:
+            return False
+        self.gi[seat] += 1
+        self.replacement = False
+        self.must_take = True
+        if isinstance(give, str) and give.startswith("r") and give[1:].isdigit():
+            self._flush_dora()
+            self.out.append(ev.RiichiDeclared(seat))
+            self.last = (seat, self._discard(seat, int(give[1:])), "discard")
+            self.riichi_waiting = seat
+            return True
+        if not isinstance(give, str):
+            if int(give) == 0:
+                raise RecordError(f"tenhou6: {self.where}: unexpected 0 in discards")
+            self._flush_dora()
+            self.last = (seat, self._discard(seat, int(give)), "discard")
+            return True
+        letter, pos, tiles = _parse_call(give, self.where)
+        self._flush_dora()
+        if letter == "a":
+            for t in tiles:
+                self._remove(seat, t)
+            self.out.append(ev.MeldCalled(seat, "closed_kan", canonical(tiles)))
+            self._reveal_dora()
+        elif letter == "k":
+            added = tiles[pos]
+            self._remove(seat, added)
+            self.out.append(ev.MeldCalled(seat, "added_kan", canonical(tiles), added))
+            self.dora_pending += 1
+            self.last = (seat, added, "added_kan")
+        else:
+            raise RecordError(f"tenhou6: {self.where}: {give!r} is not a discard")
+        self.replacement = True
+        return True
+
+    def _next_take(self, seat: int) -> Any:
+        return self.takes[seat][self.ti[seat]] if self.ti[seat] < len(self.takes[seat]) else None
+
+    def _next_give(self, seat: int) -> Any:
+        return self.gives[seat][self.gi[seat]] if self.gi[seat] < len(self.gives[seat]) else None
+
+    def _remove(self, seat: int, tile: int) -> None:
+        try:
+            self.hands[seat].remove(tile)
+        except ValueError:
+            raise RecordError(f"tenhou6: {self.where}: seat {seat} does not hold "
+                              f"{T.tile_name(tile)}") from None
+
+    def _discard(self, seat: int, code: int) -> int:
+        tsumogiri = code == TSUMOGIRI
+        if tsumogiri:
+            tile = self.last_draw[seat]
+            if tile is None:
+                raise RecordError(f"tenhou6: {self.where}: seat {seat} tsumogiri without a draw")
+        else:
+            tile = _tile(code, self.where)
+        self._remove(seat, tile)
+        self.last_draw[seat] = None
+        self.out.append(ev.TileDiscarded(seat, tile, tsumogiri))
+        return tile
+
+    def _accept_riichi(self) -> None:
+        """The declaring discard passed (nobody won on it): the stick is paid."""
+        seat = self.riichi_waiting
+        if seat is None:
+            return
+        self.riichi_waiting = None
+        if self._hand_over_after_discard():
+            return
+        self.scores[seat] -= 1000
+        self.sticks += 1
+        self.out.append(ev.RiichiAccepted(seat, tuple(self.scores)))
+
+    def _hand_over_after_discard(self) -> bool:
+        """True when nobody takes anything more: the discard was won on (or ended the hand)."""
+        return all(self._next_take(s) is None for s in range(4)) and self._ron_result()
+
+    def _ron_result(self) -> bool:
+        return bool(self.result) and self.result[0] == "和了" and any(
+            isinstance(r, list) and len(r) >= 2 and r[0] != r[1] for r in self.result[2::2])
+
+    def _caller(self, discarder: int, tile: int) -> int | None:
+        for step in (1, 2, 3):  # pon / kan by anyone first, then chi by the next seat
+            s = (discarder + step) % 4
+            take = self._next_take(s)
+            if isinstance(take, str):
+                letter, pos, tiles = _parse_call(take, self.where)
+                if letter in "pm" and self._source(letter, pos, s) == discarder \
+                        and tiles[pos] == tile:
+                    return s
+        s = (discarder + 1) % 4
+        take = self._next_take(s)
+        if isinstance(take, str) and take.startswith("c"):
+            _, _, tiles = _parse_call(take, self.where)
+            if tiles[0] == tile:
+                return s
+        return None
+
+    @staticmethod
+    def _source(letter: str, pos: int, seat: int) -> int:
+        rel = {v: k for k, v in (_POS_KAN if letter == "m" else _POS_PON).items()}.get(pos)
+        return (seat + rel) % 4 if rel is not None else -1
+
+    def _call(self, seat: int, discarder: int, tile: int) -> tuple[int, bool, bool]:
+        take = self.takes[seat][self.ti[seat]]
+        self.ti[seat] += 1
+        letter, pos, tiles = _parse_call(take, self.where)
+        own = [t for i, t in enumerate(tiles) if i != pos]
+        for t in own:
+            self._remove(seat, t)
+        kind = {"c": "chi", "p": "pon", "m": "open_kan"}[letter]
+        self.out.append(ev.MeldCalled(seat, kind, canonical(tiles), tile, discarder))
+        if kind == "open_kan":
+            give = self._next_give(seat)
+            if give not in (0, "0"):
+                raise RecordError(f"tenhou6: {self.where}: open kan not followed by 0")
+            self.gi[seat] += 1
+            self.dora_pending += 1
+            return seat, True, True
+        return seat, False, False
+
+    def _reveal_dora(self) -> None:
+        if self.dora_shown < len(self.dora):
+            self.out.append(ev.DoraRevealed(self.dora[self.dora_shown]))
+            self.dora_shown += 1
+
+    def _flush_dora(self) -> None:
+        while self.dora_pending:
+            self.dora_pending -= 1
+            self._reveal_dora()
+
+    # the result --------------------------------------------------------------------
+
+    def _finish(self, seat: int, last: tuple[int, int, str] | None) -> None:
+        for s in range(4):
+            if self._next_take(s) is not None or self._next_give(s) is not None:
+                raise RecordError(f"tenhou6: {self.where}: seat {s}'s tiles do not fit "
+                                  "one order of play")
+        res = self.result
+        if not isinstance(res, list) or not res or not isinstance(res[0], str):
+            raise RecordError(f"tenhou6: {self.where}: bad result {res!r}")
+        word = res[0]
+        if word == "和了":
+            while self.dora_shown < len(self.dora):
+                self._reveal_dora()
+            for i in range(1, len(res) - 1, 2):
+                self._win(res[i], res[i + 1], last)
+            return
+        reason = _RESULT_DRAWS.get(word, word)
+        deltas = tuple(int(d) for d in res[1]) if len(res) > 1 else ()
+        self._flush_dora()
+        tenpai: tuple[int, ...] = ()
+        if reason == "exhaustive":
+            tenpai = tuple(s for s in range(4) if len(self.hands[s]) % 3 == 1
+                           and shanten(T.counts34(self.hands[s])) == 0)
+        self.out.append(ev.RoundDrawn(reason, deltas, tenpai))
+        self.scores = [a + b for a, b in zip(self.scores, deltas or (0,) * 4, strict=True)]
+
+    def _win(self, deltas: Any, info: Any, last: tuple[int, int, str] | None) -> None:
+        if not isinstance(info, list) or len(info) < 4:
+            raise RecordError(f"tenhou6: {self.where}: bad win entry {info!r}")
+        who, frm, pao = int(info[0]), int(info[1]), int(info[2])
+        yaku = tuple(str(y) for y in info[4:])
+        if who == frm:
+            win_tile = self.last_draw[who]
+            if win_tile is None:
+                raise RecordError(f"tenhou6: {self.where}: tsumo by {who} without a draw")
+            hand = list(self.hands[who])
+            from_seat = None
+        else:
+            if last is None or last[0] != frm:
+                raise RecordError(f"tenhou6: {self.where}: ron by {who} but seat {frm} "
+                                  "played nothing to win on")
+            win_tile = last[1]
+            hand = [*self.hands[who], win_tile]
+            from_seat = frm
+        deltas_t = tuple(int(d) for d in deltas)
+        self.out.append(ev.RoundWon(
+            winner=who, from_seat=from_seat, hand=canonical(hand), win_tile=win_tile,
+            value=yaku_value(yaku), deltas=deltas_t, yaku=yaku,
+            ura_dora_indicators=tuple(self.ura), pao_seat=None if pao == who else pao,
+            detail=str(info[3])))
+        self.scores = [a + b for a, b in zip(self.scores, deltas_t, strict=True)]
+
+
+def yaku_value(yaku: tuple[str, ...]) -> int:
+    """Total han of Tenhou's yaku strings; a yakuman counts 13."""
+    total = 0
+    for y in yaku:
+        m = _HAN_RE.search(y)
+        if m:
+            total += int(m.group(1))
+        elif y.endswith("(役満)"):
+            total += 13
+    return total
+
+
+def _import_hand(data: list[Any], out: list[Any], where: str) -> list[int]:
+    try:
+        hand = _Hand(data, where, [])
+        hand.play()
+        out.extend(hand.out)
+    except (TypeError, ValueError, IndexError, KeyError) as exc:
+        if isinstance(exc, RecordError):
+            raise
+        raise RecordError(f"tenhou6: {where}: malformed ({exc})") from None
+    return hand.scores
+
+
+# --------------------------------------------------------------------------- export
+
+
+def dumps(record: GameRecord) -> str:
+    """The record as tenhou.net/6 JSON, in the layout it came in (one object, or one per line)."""
+    if record.variant != "riichi":
+        raise RecordError(f"tenhou6 export is for riichi games, not {record.variant}")
+    meta = dict(record.meta) if record.source == "tenhou6" else {}
+    lines = bool(meta.pop("lines", False))
+    per_line = meta.pop("hands_per_line", None)
+    head = {k: v for k, v in meta.items()}
+    if record.source != "tenhou6":
+        head["title"] = ["", ""]
+        head["rule"] = {"disp": "", "aka": 1}
+    head["name"] = list(record.names)
+    logs = [_export_hand(h) for h in record.hands()]
+    if not lines:
+        return json.dumps({**_ordered(head), "log": logs}, ensure_ascii=False,
+                          separators=(",", ":"))
+    chunks: list[list[Any]] = []
+    sizes = per_line if per_line and sum(per_line) == len(logs) else [1] * len(logs)
+    i = 0
+    for n in sizes:
+        chunks.append(logs[i:i + n])
+        i += n
+    return "\n".join(json.dumps({**_ordered(head), "log": c}, ensure_ascii=False,
+                                separators=(",", ":")) for c in chunks)
+
+
+def _ordered(head: dict[str, Any]) -> dict[str, Any]:
+    order = ["title", "name", "rule"]
+    return {**{k: head[k] for k in order if k in head},
+            **{k: v for k, v in head.items() if k not in order}}
+
+
+def _code(tile: int) -> int:
+    return T.to_tenhou6(tile)
+
+
+def _export_hand(events: list[Any]) -> list[Any]:
+    """One hand's entry. Starting hands are written sorted as Tenhou writes them (by kind, a
+    red five after the plain ones)."""
+    start: ev.RoundStarted = events[0]
+    if len(start.hands) != 4:
+        raise RecordError("tenhou6 export needs all four starting hands (a full record)")
+    kyoku = start.round_wind * 4 + start.round_number
+    dora = [_code(t) for t in start.dora_indicators]
+    takes: list[list[Any]] = [[], [], [], []]
+    gives: list[list[Any]] = [[], [], [], []]
+    last_draw: list[int | None] = [None] * 4
+    pons: dict[tuple[int, int], str] = {}
+    riichi_next = [False] * 4
+    result: list[Any] = []
+    ura: list[int] = []
+    for e in events[1:]:
+        if isinstance(e, ev.TileDrawn):
+            if e.tile is None:
+                raise RecordError("tenhou6 export needs every draw's tile (a full record)")
+            takes[e.seat].append(_code(e.tile))
+            last_draw[e.seat] = e.tile
+        elif isinstance(e, ev.RiichiDeclared):
+            riichi_next[e.seat] = True
+        elif isinstance(e, ev.TileDiscarded):
+            code = TSUMOGIRI if e.tsumogiri else _code(e.tile)
+            if riichi_next[e.seat]:
+                gives[e.seat].append(f"r{code}")
+                riichi_next[e.seat] = False
+            else:
+                gives[e.seat].append(code)
+        elif isinstance(e, ev.MeldCalled):
+            _export_call(e, takes, gives, pons)
+        elif isinstance(e, ev.DoraRevealed):
+            dora.append(_code(e.indicator))
+        elif isinstance(e, ev.RoundWon):
+            if not result:
+                result = ["和了"]
+            if e.ura_dora_indicators and not ura:
+                ura = [_code(t) for t in e.ura_dora_indicators]
+            frm = e.winner if e.from_seat is None else e.from_seat
+            pao = e.winner if e.pao_seat is None else e.pao_seat
+            result += [list(e.deltas), [e.winner, frm, pao, e.detail, *e.yaku]]
+        elif isinstance(e, ev.RoundDrawn):
+            result = [_DRAW_WORDS.get(e.reason, e.reason)]
+            if e.deltas:
+                result.append(list(e.deltas))
+    out: list[Any] = [[kyoku, start.honba, start.sticks], list(start.scores), dora, ura]
+    for s in range(4):
+        haipai = sorted(start.hands[s], key=lambda t: (T.kind(t), T.is_red(t)))
+        out += [[_code(t) for t in haipai], takes[s], gives[s]]
+    out.append(result)
+    return out
+
+
+def _export_call(e: ev.MeldCalled, takes: list[list[Any]], gives: list[list[Any]],
+                 pons: dict[tuple[int, int], str]) -> None:
+    tiles = list(canonical(e.tiles))
+    if e.kind == "closed_kan":
+        gives[e.seat].append("".join(str(_code(t)) for t in tiles[:3]) + f"a{_code(tiles[3])}")
+        return
+    if e.kind == "added_kan":
+        added = e.called if e.called is not None else tiles[-1]
+        pon = pons.get((e.seat, T.kind(added)))
+        if pon is None:
+            raise RecordError("tenhou6 export: an added kan without its pon")
+        gives[e.seat].append(re.sub(r"p(\d\d)", lambda m: f"k{_code(added)}{m.group(1)}", pon))
+        return
+    if e.called is None or e.from_seat is None:
+        raise RecordError(f"tenhou6 export: a {e.kind} without its called tile")
+    own = list(tiles)
+    own.remove(e.called) if e.called in own else own.remove(
+        next(t for t in own if T.kind(t) == T.kind(e.called)))
+    called = f"{_code(e.called)}"
+    rel = (e.from_seat - e.seat) % 4
+    if e.kind == "chi":
+        text = "c" + called + "".join(str(_code(t)) for t in own)
+    else:
+        letter, positions = ("p", _POS_PON) if e.kind == "pon" else ("m", _POS_KAN)
+        codes = [str(_code(t)) for t in own]
+        codes.insert(positions[rel], letter + called)
+        text = "".join(codes)
+        if e.kind == "pon":
+            pons[(e.seat, T.kind(e.called))] = text
+    takes[e.seat].append(text)
+    if e.kind == "open_kan":
+        gives[e.seat].append(0)
