@@ -1,0 +1,331 @@
+"""mjai JSONL game logs (Mortal, mjai.app, akochan tools) to events and back.
+
+One JSON event per line. mjai does not write a win's value or hand: the importer keeps every
+seat's tiles, so a ``hora`` becomes a RoundWon with the winner's hand, the winning tile, and the
+han that our riichi rules score it at (from that seat's own table state). Meld tiles keep the
+file's order (``consumed`` then ``pai``) so that an export writes the same lines back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from brain.rules import rules_for
+from brain.state import StateError, TableState
+from protocols import events as ev
+from protocols import tiles as T
+from replay.record import GameRecord, RecordError
+
+WINDS = ("E", "S", "W", "N")
+_REASONS = {"kyushukyuhai": "nine_terminals", "suufonrenda": "four_winds",
+            "suukaikan": "four_kans", "suuchariichi": "four_riichi", "sanchaho": "triple_ron",
+            "fanpai": "exhaustive", "nagashimangan": "nagashi"}
+_REASON_WORDS = {v: k for k, v in _REASONS.items()}
+_CALL_KINDS = {"chi": "chi", "pon": "pon", "daiminkan": "open_kan"}
+
+
+def _tile(text: Any, where: str) -> int | None:
+    try:
+        return T.from_mjai(str(text))
+    except T.TileError:
+        raise RecordError(f"mjai: bad tile {text!r} in {where}") from None
+
+
+def _known(text: Any, where: str) -> int:
+    tile = _tile(text, where)
+    if tile is None:
+        raise RecordError(f"mjai: hidden tile '?' where a tile is needed in {where}")
+    return tile
+
+
+def loads(text: str) -> GameRecord:
+    """A game from mjai JSONL text (blank lines skipped)."""
+    importer = _Importer()
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            msg = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"mjai: line {n} is not JSON ({exc})") from None
+        if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
+            raise RecordError(f"mjai: line {n} is not an event object")
+        try:
+            importer.feed(msg, f"line {n}")
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            if isinstance(exc, RecordError):
+                raise
+            raise RecordError(f"mjai: line {n} ({msg.get('type')}): {exc!r}") from None
+    return importer.finish()
+
+
+class _Importer:
+    def __init__(self) -> None:
+        self.out: list[Any] = []
+        self.meta: dict[str, Any] = {}
+        self.states: list[TableState] = []
+        self.rules = rules_for("riichi")
+        self.scores = [25000] * 4
+        self.last: ev.TileDrawn | ev.TileDiscarded | ev.MeldCalled | None = None
+        self.kan_by: int | None = None
+        self.ended = False
+        self.lost: set[int] = set()
+
+    def emit(self, event: Any) -> None:
+        """Record an event and show it to each seat's table state (a seat whose tiles the log
+        hides drops out: its wins then carry no computed value)."""
+        self.out.append(event)
+        for s in list(self.states):
+            try:
+                if isinstance(event, ev.RoundStarted):
+                    if not event.hands and s.seat != int(self.meta.get("id", 0)):
+                        raise StateError("hand not in the log")
+                    hand = event.hands[s.seat] if event.hands else event.hand
+                    s.apply(ev.RoundStarted(**{**_fields(event), "hand": hand, "hands": ()}))
+                elif isinstance(event, ev.GameStarted):
+                    s.apply(ev.GameStarted(event.variant, s.seat, event.names, event.rules))
+                elif isinstance(event, ev.TileDrawn) and event.seat != s.seat:
+                    s.apply(ev.TileDrawn(event.seat, None, event.replacement))
+                else:
+                    s.apply(event)
+            except StateError:
+                self.states.remove(s)
+                self.lost.add(s.seat)
+
+    def feed(self, msg: dict[str, Any], where: str) -> None:
+        kind = msg["type"]
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is None:
+            if kind == "none":
+                return
+            raise RecordError(f"mjai: unknown event type {kind!r} in {where}")
+        handler(msg, where)
+
+    def _on_start_game(self, m: dict[str, Any], where: str) -> None:
+        names = tuple(str(n) for n in m.get("names", ["", "", "", ""]))
+        seat = int(m.get("id", 0))
+        self.meta = {k: v for k, v in m.items() if k not in ("type", "names")}
+        self.states = [TableState("riichi", s) for s in range(4)]
+        self.emit(ev.GameStarted("riichi", seat, names, {"red_fives": True}))
+
+    def _on_start_kyoku(self, m: dict[str, Any], where: str) -> None:
+        if not self.states:
+            self._on_start_game({"type": "start_game"}, where)
+        tehais = m["tehais"]
+        hidden = any(t == "?" for h in tehais for t in h)
+        hands = () if hidden else tuple(tuple(_known(t, where) for t in h) for h in tehais)
+        self.scores = [int(x) for x in m["scores"]]
+        own = int(self.meta.get("id", 0))
+        self.emit(ev.RoundStarted(
+            round_wind=WINDS.index(m["bakaze"]), dealer=int(m["oya"]), honba=int(m["honba"]),
+            sticks=int(m["kyotaku"]), scores=tuple(self.scores),
+            dora_indicators=(_known(m["dora_marker"], where),),
+            hand=() if hands else tuple(_known(t, where) for t in tehais[own]),
+            round_number=int(m["kyoku"]) - 1, hands=hands))
+        self.kan_by = None
+
+    def _on_tsumo(self, m: dict[str, Any], where: str) -> None:
+        actor = int(m["actor"])
+        e = ev.TileDrawn(actor, _tile(m["pai"], where), self.kan_by == actor)
+        self.kan_by = None
+        self.last = e
+        self.emit(e)
+
+    def _on_dahai(self, m: dict[str, Any], where: str) -> None:
+        e = ev.TileDiscarded(int(m["actor"]), _known(m["pai"], where), bool(m.get("tsumogiri")))
+        self.last = e
+        self.emit(e)
+
+    def _call(self, m: dict[str, Any], where: str) -> None:
+        consumed = tuple(_known(t, where) for t in m["consumed"])
+        pai = _known(m["pai"], where)
+        e = ev.MeldCalled(int(m["actor"]), _CALL_KINDS[m["type"]], (*consumed, pai), pai,
+                          int(m["target"]))
+        if e.kind == "open_kan":
+            self.kan_by = e.seat
+        self.emit(e)
+
+    _on_chi = _on_pon = _on_daiminkan = _call
+
+    def _on_kakan(self, m: dict[str, Any], where: str) -> None:
+        consumed = tuple(_known(t, where) for t in m["consumed"])
+        pai = _known(m["pai"], where)
+        e = ev.MeldCalled(int(m["actor"]), "added_kan", (*consumed, pai), pai)
+        self.kan_by = e.seat
+        self.last = e
+        self.emit(e)
+
+    def _on_ankan(self, m: dict[str, Any], where: str) -> None:
+        e = ev.MeldCalled(int(m["actor"]), "closed_kan",
+                          tuple(_known(t, where) for t in m["consumed"]))
+        self.kan_by = e.seat
+        self.emit(e)
+
+    def _on_dora(self, m: dict[str, Any], where: str) -> None:
+        self.emit(ev.DoraRevealed(_known(m["dora_marker"], where)))
+
+    def _on_reach(self, m: dict[str, Any], where: str) -> None:
+        self.emit(ev.RiichiDeclared(int(m["actor"])))
+
+    def _on_reach_accepted(self, m: dict[str, Any], where: str) -> None:
+        scores = tuple(int(x) for x in m["scores"]) if "scores" in m else None
+        self.emit(ev.RiichiAccepted(int(m["actor"]), scores))
+
+    def _on_hora(self, m: dict[str, Any], where: str) -> None:
+        actor, target = int(m["actor"]), int(m.get("target", m["actor"]))
+        state = next((s for s in self.states if s.seat == actor), None)
+        if state is None:
+            deltas = tuple(int(d) for d in m.get("deltas", (0, 0, 0, 0)))
+            tile = _known(m["pai"], where) if "pai" in m else self._last_played_by(target)
+            self.emit(ev.RoundWon(actor, None if target == actor else target, (),
+                                  tile if tile is not None else 0, 0, deltas))
+            return
+        from_seat = None if target == actor else target
+        if from_seat is None:
+            win_tile = state.last_draw
+            hand = list(state.hand)
+        else:
+            win_tile = self._last_played_by(target)
+            hand = [*state.hand, win_tile]
+        if win_tile is None:
+            raise RecordError(f"mjai: hora in {where} with no tile to win on")
+        if "pai" in m:
+            win_tile = _known(m["pai"], where)
+        deltas = tuple(int(d) for d in m.get("deltas", (0, 0, 0, 0)))
+        ura = tuple(_known(t, where) for t in m.get("ura_markers", ()))
+        score = None
+        counts = T.counts34(hand)
+        if sum(counts) % 3 == 2 and self.rules.is_complete(counts):
+            ctx = self.rules.context(state, win_tile, from_seat,
+                                     robbing_kan=isinstance(self.last, ev.MeldCalled))
+            score = self.rules.score(dataclasses.replace(ctx, ura_dora_indicators=ura))
+        value = score.value if score is not None else 0
+        yaku = tuple(name for name, _ in score.items) if score is not None else ()
+        self.emit(ev.RoundWon(actor, from_seat, tuple(hand), win_tile, value, deltas,
+                              yaku, ura))
+        self.scores = [a + b for a, b in zip(self.scores, deltas, strict=False)]
+
+    def _last_played_by(self, seat: int) -> int | None:
+        last = self.last
+        if isinstance(last, ev.TileDiscarded) and last.seat == seat:
+            return last.tile
+        if isinstance(last, ev.MeldCalled) and last.seat == seat and last.kind == "added_kan":
+            return last.called
+        return None
+
+    def _on_ryukyoku(self, m: dict[str, Any], where: str) -> None:
+        deltas = tuple(int(d) for d in m["deltas"]) if "deltas" in m else ()
+        reason = _REASONS.get(str(m.get("reason", "fanpai")), str(m.get("reason", "")))
+        self.emit(ev.RoundDrawn(reason, deltas))
+        self.scores = [a + b for a, b in zip(self.scores, deltas or (0,) * 4, strict=False)]
+
+    def _on_end_kyoku(self, m: dict[str, Any], where: str) -> None:
+        return
+
+    def _on_end_game(self, m: dict[str, Any], where: str) -> None:
+        scores = tuple(int(x) for x in m["scores"]) if "scores" in m else tuple(self.scores)
+        self.emit(ev.GameEnded(scores))
+        self.ended = True
+
+    def finish(self) -> GameRecord:
+        if not self.states:
+            raise RecordError("mjai: no start_game or start_kyoku in the log")
+        return GameRecord("riichi", "mjai", self.out, self.meta)
+
+
+def _fields(e: Any) -> dict[str, Any]:
+    return {f: getattr(e, f) for f in e.__dataclass_fields__}
+
+
+# --------------------------------------------------------------------------- export
+
+
+def _m(tile: int | None) -> str:
+    return T.to_mjai(tile)
+
+
+def dumps(record: GameRecord) -> str:
+    """The record as mjai JSONL."""
+    if record.variant != "riichi":
+        raise RecordError(f"mjai export is for riichi games, not {record.variant}")
+    lines: list[dict[str, Any]] = []
+    in_hand = False
+    for e in record.events:
+        msg = _export_event(e, record)
+        if isinstance(e, ev.RoundStarted | ev.GameEnded) and in_hand:
+            lines.append({"type": "end_kyoku"})
+            in_hand = False
+        if isinstance(e, ev.RoundStarted):
+            in_hand = True
+        if msg is not None:
+            lines.append(msg)
+    if in_hand:
+        lines.append({"type": "end_kyoku"})
+    return "\n".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) for x in lines)
+
+
+def _export_event(e: Any, record: GameRecord) -> dict[str, Any] | None:
+    if isinstance(e, ev.GameStarted):
+        extra = record.meta if record.source == "mjai" else {}
+        return {"type": "start_game", "names": list(e.names), **extra}
+    if isinstance(e, ev.RoundStarted):
+        if len(e.hands) == 4:
+            tehais = [[_m(t) for t in h] for h in e.hands]
+        else:
+            tehais = [[_m(t) for t in e.hand] if s == 0 else ["?"] * 13 for s in range(4)]
+        return {"type": "start_kyoku", "bakaze": WINDS[e.round_wind % 4],
+                "dora_marker": _m(e.dora_indicators[0]) if e.dora_indicators else "?",
+                "kyoku": e.round_number + 1, "honba": e.honba, "kyotaku": e.sticks,
+                "oya": e.dealer, "scores": list(e.scores), "tehais": tehais}
+    if isinstance(e, ev.TileDrawn):
+        return {"type": "tsumo", "actor": e.seat, "pai": _m(e.tile)}
+    if isinstance(e, ev.TileDiscarded):
+        return {"type": "dahai", "actor": e.seat, "pai": _m(e.tile),
+                "tsumogiri": bool(e.tsumogiri)}
+    if isinstance(e, ev.MeldCalled):
+        return _export_meld(e)
+    if isinstance(e, ev.DoraRevealed):
+        return {"type": "dora", "dora_marker": _m(e.indicator)}
+    if isinstance(e, ev.RiichiDeclared):
+        return {"type": "reach", "actor": e.seat}
+    if isinstance(e, ev.RiichiAccepted):
+        return {"type": "reach_accepted", "actor": e.seat}
+    if isinstance(e, ev.RoundWon):
+        target = e.winner if e.from_seat is None else e.from_seat
+        msg: dict[str, Any] = {"type": "hora", "actor": e.winner, "target": target,
+                               "deltas": list(e.deltas)}
+        if e.ura_dora_indicators:
+            msg["ura_markers"] = [_m(t) for t in e.ura_dora_indicators]
+        return msg
+    if isinstance(e, ev.RoundDrawn):
+        msg = {"type": "ryukyoku"}
+        if e.reason != "exhaustive":
+            msg["reason"] = _REASON_WORDS.get(e.reason, e.reason)
+        if e.deltas:
+            msg["deltas"] = list(e.deltas)
+        return msg
+    if isinstance(e, ev.GameEnded):
+        return {"type": "end_game"}
+    return None
+
+
+def _export_meld(e: ev.MeldCalled) -> dict[str, Any]:
+    tiles = list(e.tiles)
+    if e.kind == "closed_kan":
+        return {"type": "ankan", "actor": e.seat, "consumed": [_m(t) for t in tiles]}
+    called = e.called if e.called is not None else tiles[-1]
+    rest = list(tiles)
+    if called in rest:
+        rest.remove(called)
+    else:
+        rest.remove(next(t for t in rest if T.kind(t) == T.kind(called)))
+    consumed = [_m(t) for t in rest]
+    if e.kind == "added_kan":
+        return {"type": "kakan", "actor": e.seat, "pai": _m(called), "consumed": consumed}
+    if e.kind == "nuki":
+        return {"type": "nukidora", "actor": e.seat, "pai": _m(called)}
+    kind = {"chi": "chi", "pon": "pon", "open_kan": "daiminkan"}[e.kind]
+    return {"type": kind, "actor": e.seat, "target": e.from_seat, "pai": _m(called),
+            "consumed": consumed}
