@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 import structlog
 
@@ -44,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     sc.add_argument("--dora", default="", help="dora indicators, mpsz")
 
     b = sub.add_parser("bench", help="benchmarks of the hot paths (ratios vs references)")
-    b.add_argument("what", choices=["shanten"])
+    b.add_argument("what", choices=["shanten", "log"])
+    b.add_argument("--frames", type=int, default=20_000, help="frames written (bench log)")
     b.add_argument("--json", action="store_true", help="machine-readable output")
     b.add_argument("--hands", type=int, default=20_000, help="hands for single calls")
     b.add_argument("--batch", type=int, default=1_000_000, help="hands per batched call")
@@ -52,6 +54,20 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--seed", type=int, default=0)
 
     sub.add_parser("demo", help="shanten and scoring of sample hands in every variant")
+
+    r = sub.add_parser("replay", help="summarise, re-check, review or convert game logs",
+                       description="LOG is one of mjbot's own logs (.mjlog.msgpack), a "
+                       "tenhou.net/6 JSON, an mjlog XML, an mjai JSONL or a Botzone judge log.")
+    r.add_argument("logs", nargs="+", metavar="LOG")
+    r.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
+                   help="whose point of view (imports; default 0, own logs: the bot's seat)")
+    r.add_argument("--json", action="store_true", help="machine-readable output")
+    r.add_argument("--policy", metavar="NAME", help="re-run a policy on every decision and "
+                   "report agreement with the recorded play")
+    r.add_argument("--reparse", action="store_true",
+                   help="re-feed the raw messages through the codec and compare the events")
+    r.add_argument("--export", choices=["tenhou6", "mjai"], help="convert a riichi game")
+    r.add_argument("-o", "--output", help="export to this file (default: standard output)")
     return p
 
 
@@ -66,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     handler = {"shanten": _cmd_shanten, "score": _cmd_score, "bench": _cmd_bench,
-               "demo": _cmd_demo}[args.command]
+               "demo": _cmd_demo, "replay": _cmd_replay}[args.command]
     try:
         return handler(args)
     except UserInputError as exc:
@@ -130,6 +146,9 @@ def _print_score(result: object) -> None:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from brain.benchmarks import bench_shanten
 
+    if args.what == "log":
+        return _bench_log(args)
+
     result = bench_shanten(hands=args.hands, batch=args.batch, seconds=args.seconds,
                            seed=args.seed)
     if args.json:
@@ -142,6 +161,68 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     print(f"  useful_tiles   {result['useful_tiles_13_calls_per_s']:>12,} /s   (13-tile hands)")
     print(f"  batched        {result['batched_hands_per_s']:>12,} hands/s   (target >= 5M)")
     print(f"  batched ratio  {result['batched_ratio_vs_mahjong']:>12} x")
+    return 0
+
+
+def _bench_log(args: argparse.Namespace) -> int:
+    from replay.benchmarks import bench_log
+
+    result = bench_log(frames=args.frames)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"game log, {result['frames']:,} frames (rx, event, decision, tx), flushed each")
+    print(f"  msgpack log     {result['us_per_frame']:>9} us/frame   (target well under 1000)")
+    print(f"  JSON lines ref  {result['json_lines_us_per_frame']:>9} us/frame")
+    print(f"  ratio           {result['ratio_vs_json_lines']:>9} x")
+    print(f"  size            {result['bytes_per_frame']:>9} bytes/frame")
+    print(f"  hand-end fsync  {result['hand_end_fsync_ms']:>9} ms")
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from replay import mjai_log, replayer, tenhou6
+    from replay.log import LogError
+    from replay.record import RecordError
+
+    if args.export and len(args.logs) != 1:
+        raise UserInputError("--export converts one LOG at a time")
+    outputs: list[dict[str, object]] = []
+    for path in args.logs:
+        try:
+            rep = replayer.load(path, args.seat)
+            if args.export:
+                if rep.record is None:
+                    raise UserInputError("--export works on imported logs (tenhou6, mjlog, mjai)")
+                text = (tenhou6.dumps if args.export == "tenhou6" else mjai_log.dumps)(rep.record)
+                if args.output:
+                    Path(args.output).write_text(text + "\n", encoding="utf-8")
+                else:
+                    print(text)
+                return 0
+            result: dict[str, object] = {"summary": replayer.summarize(rep)}
+            if args.policy:
+                result["agreement"] = replayer.agreement(rep, args.policy)
+            if args.reparse:
+                result["reparse"] = replayer.reparse(rep)
+        except FileNotFoundError:
+            raise UserInputError(f"{path}: no such file") from None
+        except IsADirectoryError:
+            raise UserInputError(f"{path}: is a directory") from None
+        except (LogError, RecordError, ValueError) as exc:
+            raise UserInputError(f"{path}: {exc}") from None
+        outputs.append(result)
+        if not args.json:
+            print(replayer.format_summary(result["summary"]))  # type: ignore[arg-type]
+            if "agreement" in result:
+                print(replayer.format_agreement(result["agreement"]))  # type: ignore[arg-type]
+            if "reparse" in result:
+                rp = result["reparse"]
+                print(f"reparse: {rp['reparsed_events']}/{rp['recorded_events']} events, "  # type: ignore[index]
+                      f"identical: {rp['identical']}")  # type: ignore[index]
+    if args.json:
+        print(json.dumps(outputs[0] if len(outputs) == 1 else outputs, ensure_ascii=False,
+                         indent=2))
     return 0
 
 

@@ -1,0 +1,25 @@
+"""Policies by name: every name here can be used by the arena, the adapters and the replayer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from brain.policies.base import Decision, Policy
+from brain.policies.baselines import GreedyPolicy, TsumogiriPolicy
+
+POLICIES: dict[str, Callable[[], Policy]] = {
+    "tsumogiri": TsumogiriPolicy,
+    "greedy": GreedyPolicy,
+}
+
+
+def get_policy(name: str) -> Policy:
+    """A fresh policy by name; ValueError naming the known ones otherwise."""
+    try:
+        return POLICIES[name]()
+    except KeyError:
+        raise ValueError(f"unknown policy {name!r} (known: {', '.join(sorted(POLICIES))})")\
+            from None
+
+
+__all__ = ["POLICIES", "Decision", "Policy", "get_policy"]

@@ -1,0 +1,66 @@
+"""The two baselines every stronger policy is measured against.
+
+``tsumogiri`` discards what it draws and never calls or wins: the floor. ``greedy`` wins
+whenever it may, declares riichi when it can, never calls, and otherwise discards the tile that
+leaves the lowest shanten, then the most unseen useful tiles (the "greedy" player of the seed
+papers).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from brain.policies.base import Decision
+from brain.shanten import shanten, useful_tiles
+from brain.state import TableState
+from protocols import events as ev
+from protocols import tiles as T
+
+
+class TsumogiriPolicy:
+    name = "tsumogiri"
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None) -> Decision:
+        discards = [a for a in legal if isinstance(a, ev.Discard) and not a.riichi]
+        if discards:
+            drawn = state.last_draw
+            for a in discards:
+                if a.tile == drawn:
+                    return Decision(a)
+            return Decision(discards[-1])
+        for a in legal:
+            if isinstance(a, ev.Pass):
+                return Decision(a)
+        return Decision(legal[0])
+
+
+class GreedyPolicy:
+    name = "greedy"
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None) -> Decision:
+        for a in legal:
+            if isinstance(a, ev.Win):
+                return Decision(a, ((a, 1.0),))
+        discards = [a for a in legal if isinstance(a, ev.Discard)]
+        if not discards:
+            passes = [a for a in legal if isinstance(a, ev.Pass)]
+            return Decision(passes[0] if passes else legal[0])
+        unseen = state.unseen_counts()
+        scored: list[tuple[tuple[int, int, int], Any]] = []
+        cache: dict[int, tuple[int, int]] = {}
+        for a in discards:
+            k = T.kind(a.tile)
+            if k not in cache:
+                counts = state.counts()
+                counts[k] -= 1
+                useful = useful_tiles(counts)
+                cache[k] = (shanten(counts), sum(unseen[u] for u in useful))
+            sh, n_useful = cache[k]
+            # prefer riichi when it is legal, and keep red fives (a plain copy goes first)
+            scored.append(((-sh, n_useful, int(a.riichi) * 2 - int(T.is_red(a.tile))), a))
+        scored.sort(key=lambda x: x[0], reverse=True)
+        best = scored[0][1]
+        candidates = tuple((a, float(s[1] - 100 * -s[0])) for s, a in scored[:5])
+        return Decision(best, candidates)

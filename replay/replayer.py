@@ -1,0 +1,438 @@
+"""Offline replay of a game from one seat: per-hand summary, policy agreement, codec re-parse.
+
+Any log becomes a :class:`Replay` — the events one seat saw and the decisions it made, in order.
+The bot's own logs carry both (``decision`` frames); imported games (tenhou.net/6, mjlog, mjai,
+Botzone) have no decisions written down, so they are read off the full record the way review
+tools do: after each of the seat's draws or calls its next move is its choice; after another
+seat's discard (or added kan) where our rules give it something to do besides passing, its
+call, win or pass is.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from brain.policies import get_policy
+from brain.rules import rules_for
+from brain.state import StateError, TableState
+from protocols import events as ev
+from protocols import tiles as T
+from replay import botzone_log, mjai_log, mjlog, tenhou6
+from replay.log import DecisionFrame, EventFrame, GameLog, RxFrame, parse_log
+from replay.record import GameRecord, RecordError, seat_view
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One recorded decision; ``index`` is its place in the event list (events before it are
+    what the seat knew)."""
+
+    index: int
+    request: ev.DecisionRequest
+    legal: tuple[Any, ...]
+    action: Any
+    policy: str = ""
+    elapsed: float | None = None
+    fallback: str = ""
+
+
+@dataclass
+class Replay:
+    path: str
+    source: str
+    variant: str
+    seat: int
+    events: list[Any]
+    decisions: list[Decision]
+    record: GameRecord | None = None
+    log: GameLog | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def detect_format(data: bytes) -> str:
+    """"mjbot", "mjlog", "tenhou6", "mjai" or "botzone" from a file's first bytes."""
+    head = data.lstrip()[:200]
+    if head.startswith(b"<"):
+        return "mjlog"
+    if head.startswith(b"{") or head.startswith(b"["):
+        text = data.decode("utf-8", errors="replace")
+        first = text.lstrip().split("\n", 1)[0]
+        if '"type"' in first and '"log"' not in first:
+            return "mjai"
+        if '"output"' in text[:5000] or '"initdata"' in text[:5000]:
+            return "botzone"
+        return "tenhou6"
+    return "mjbot"
+
+
+def load_record(data: bytes, fmt: str) -> GameRecord:
+    text = data.decode("utf-8", errors="strict")
+    loader: dict[str, Callable[[str], GameRecord]] = {
+        "mjlog": mjlog.loads, "tenhou6": tenhou6.loads, "mjai": mjai_log.loads,
+        "botzone": botzone_log.loads,
+    }
+    return loader[fmt](text)
+
+
+def load(path: str | Path, seat: int | None = None) -> Replay:
+    """A replay of any supported log, from ``seat``'s point of view (own logs: the bot's seat
+    unless another is asked for; imports: seat 0 by default)."""
+    path = Path(path)
+    data = path.read_bytes()
+    fmt = detect_format(data)
+    if fmt == "mjbot":
+        return _from_own_log(parse_log(data, path), seat)
+    try:
+        record = load_record(data, fmt)
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{fmt}: not UTF-8 text ({exc})") from None
+    return from_record(record, seat if seat is not None else 0, str(path))
+
+
+def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
+    events = seat_view(record, seat)
+    decisions = derive_decisions(record, seat)
+    return Replay(path, record.source, record.variant, seat, events, decisions, record=record)
+
+
+def _from_own_log(log: GameLog, seat: int | None) -> Replay:
+    header = log.header
+    assert header is not None
+    events: list[Any] = []
+    decisions: list[Decision] = []
+    for f in log.frames:
+        if isinstance(f, EventFrame):
+            events.append(f.event)
+        elif isinstance(f, DecisionFrame):
+            decisions.append(Decision(len(events), f.request, f.legal, f.action, f.policy,
+                                      f.elapsed, f.fallback))
+    own = header.seat if header.seat is not None else 0
+    for e in events:
+        if isinstance(e, ev.GameStarted):
+            own = e.seat
+            break
+    notes = []
+    if log.truncated is not None:
+        notes.append(f"log cut at byte {log.truncated.offset} of {log.truncated.size} "
+                     f"({log.truncated.reason}): the frames before it are shown")
+    if seat is not None and seat != own:
+        notes.append(f"this log is seat {own}'s own view; seat {seat} cannot be shown")
+    return Replay(str(log.path), header.platform, header.variant, own, events, decisions,
+                  log=log, notes=notes)
+
+
+# --------------------------------------------------------------------------- decisions
+
+
+def derive_decisions(record: GameRecord, seat: int) -> list[Decision]:
+    """The decisions ``seat`` made in a full record (see the module docstring)."""
+    rules = rules_for(record.variant)
+    view = seat_view(record, seat)
+    state = TableState(record.variant, seat)
+    out: list[Decision] = []
+    turn: tuple[int, ev.DecisionRequest, tuple[Any, ...]] | None = None
+    riichi = False
+    full = record.events
+    for i, (e, seen) in enumerate(zip(full, view, strict=True)):
+        if turn is not None:
+            action = _turn_action(e, seat, riichi)
+            if action is not None:
+                out.append(Decision(turn[0], turn[1], turn[2], action))
+                turn = None
+                riichi = False
+            elif isinstance(e, ev.RiichiDeclared) and e.seat == seat:
+                riichi = True
+        try:
+            state.apply(seen)
+        except StateError:
+            break  # a seat whose tiles the record does not show: stop deriving here
+        if (isinstance(e, ev.TileDrawn) and e.seat == seat) or (
+                isinstance(e, ev.MeldCalled) and e.seat == seat and e.kind in ("chi", "pon")):
+            req = ev.DecisionRequest("turn")
+            turn = (i + 1, req, tuple(rules.legal_actions(state, req)))
+        elif isinstance(e, ev.TileDiscarded) and e.seat != seat and state.round_active:
+            req = ev.DecisionRequest("claim", tile=e.tile, from_seat=e.seat)
+            _claim(out, rules, state, req, full, i, seat)
+        elif (isinstance(e, ev.MeldCalled) and e.kind == "added_kan" and e.seat != seat
+              and state.round_active):
+            req = ev.DecisionRequest("rob_kan", tile=e.called, from_seat=e.seat)
+            _claim(out, rules, state, req, full, i, seat)
+    return out
+
+
+def _turn_action(e: Any, seat: int, riichi: bool) -> Any:
+    if isinstance(e, ev.TileDiscarded) and e.seat == seat:
+        return ev.Discard(e.tile, riichi)
+    if isinstance(e, ev.MeldCalled) and e.seat == seat and e.kind == "closed_kan":
+        return ev.Kan("closed_kan", tuple(e.tiles))
+    if isinstance(e, ev.MeldCalled) and e.seat == seat and e.kind == "added_kan":
+        return ev.Kan("added_kan", (e.called if e.called is not None else e.tiles[-1],))
+    if isinstance(e, ev.MeldCalled) and e.seat == seat and e.kind == "nuki":
+        return ev.Nuki()
+    if isinstance(e, ev.RoundWon) and e.winner == seat and e.from_seat is None:
+        return ev.Win()
+    if isinstance(e, ev.RoundDrawn) and e.reason == "nine_terminals":
+        return ev.AbortiveDraw()
+    return None
+
+
+def _claim(out: list[Decision], rules: Any, state: TableState, req: ev.DecisionRequest,
+           full: list[Any], i: int, seat: int) -> None:
+    legal = tuple(rules.legal_actions(state, req))
+    if len(legal) <= 1:
+        return
+    action: Any = ev.Pass()
+    for e in full[i + 1:]:
+        if isinstance(e, ev.RiichiAccepted | ev.DoraRevealed | ev.PlatformNotice):
+            continue
+        if isinstance(e, ev.RoundWon):
+            if e.winner == seat and e.from_seat == req.from_seat:
+                action = ev.Win()
+                break
+            continue  # several winners on one discard
+        if isinstance(e, ev.MeldCalled) and e.seat == seat and e.from_seat == req.from_seat:
+            own = list(e.tiles)
+            if e.called in own:
+                own.remove(e.called)
+            if e.kind == "chi":
+                action = ev.Chi(tuple(own))
+            elif e.kind == "pon":
+                action = ev.Pon(tuple(own))
+            else:
+                action = ev.Kan("open_kan", tuple(own))
+        break
+    out.append(Decision(i + 1, req, legal, action))
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def action_text(action: Any) -> str:
+    if isinstance(action, ev.Discard):
+        return ("riichi " if action.riichi else "discard ") + T.tile_name(action.tile)
+    if isinstance(action, ev.Chi | ev.Pon):
+        return f"{ev.action_kind(action)} {T.to_mpsz(action.tiles)}"
+    if isinstance(action, ev.Kan):
+        return f"{action.kind} {T.to_mpsz(action.tiles)}"
+    return ev.action_kind(action)
+
+
+def action_key(action: Any) -> tuple[Any, ...]:
+    """What counts as the same choice: the kind and the tile kinds (a red five or a plain one
+    of the same kind is the same discard)."""
+    tiles: tuple[int, ...] = ()
+    if isinstance(action, ev.Discard):
+        tiles = (T.kind(action.tile),)
+    elif isinstance(action, ev.Chi | ev.Pon | ev.Kan):
+        tiles = tuple(sorted(T.kind(t) for t in action.tiles))
+    return (ev.action_kind(action), tiles)
+
+
+def summarize(replay: Replay) -> dict[str, Any]:
+    """Per-hand summary as plain data (the ``--json`` output; the text form prints it)."""
+    hands: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    names: tuple[str, ...] = ("", "", "", "")
+    dec_iter = iter(replay.decisions)
+    next_dec = next(dec_iter, None)
+    final: list[int] | None = None
+    for i, e in enumerate(replay.events):
+        while next_dec is not None and next_dec.index <= i:
+            if current is not None:
+                _add_decision(current, next_dec)
+            next_dec = next(dec_iter, None)
+        if isinstance(e, ev.GameStarted):
+            names = tuple(e.names)
+        elif isinstance(e, ev.RoundStarted):
+            current = {
+                "round": f"{'ESWN'[e.round_wind % 4]}{e.round_number + 1}", "honba": e.honba,
+                "dealer": e.dealer, "scores_before": list(e.scores),
+                "hand": T.to_mpsz(sorted(e.hand, key=T.sort_key)) if e.hand else "",
+                "discards": {str(s): [] for s in range(4)}, "calls": [], "riichi": [],
+                "results": [], "deltas": [0, 0, 0, 0], "decision_times": [], "fallbacks": [],
+                "decisions": 0,
+            }
+            hands.append(current)
+        elif current is None:
+            continue
+        elif isinstance(e, ev.TileDiscarded):
+            current["discards"][str(e.seat)].append(T.tile_name(e.tile))
+        elif isinstance(e, ev.MeldCalled):
+            frm = "" if e.from_seat is None else f" from {e.from_seat}"
+            current["calls"].append(f"seat {e.seat} {e.kind} {T.to_mpsz(e.tiles)}{frm}")
+        elif isinstance(e, ev.RiichiDeclared):
+            current["riichi"].append(e.seat)
+        elif isinstance(e, ev.RoundWon):
+            current["results"].append({
+                "type": "win", "winner": e.winner, "from": e.from_seat,
+                "self_draw": e.from_seat is None, "value": e.value,
+                "hand": T.to_mpsz(sorted(e.hand, key=T.sort_key)) if e.hand else "",
+                "win_tile": T.tile_name(e.win_tile), "yaku": list(e.yaku),
+                "deltas": list(e.deltas)})
+            current["deltas"] = [a + b for a, b in zip(current["deltas"], e.deltas, strict=False)]
+        elif isinstance(e, ev.RoundDrawn):
+            current["results"].append({"type": "draw", "reason": e.reason,
+                                       "deltas": list(e.deltas), "tenpai": list(e.tenpai)})
+            current["deltas"] = [a + b for a, b in
+                                 zip(current["deltas"], e.deltas or (0,) * 4, strict=False)]
+        elif isinstance(e, ev.GameEnded):
+            final = list(e.scores)
+    while next_dec is not None and current is not None:
+        _add_decision(current, next_dec)
+        next_dec = next(dec_iter, None)
+    for h in hands:
+        times = h.pop("decision_times")
+        h["time_median_ms"] = round(statistics.median(times) * 1000, 3) if times else None
+        h["time_max_ms"] = round(max(times) * 1000, 3) if times else None
+    return {"path": replay.path, "source": replay.source, "variant": replay.variant,
+            "seat": replay.seat, "names": list(names), "hands": hands,
+            "final_scores": final, "decisions": len(replay.decisions), "notes": replay.notes}
+
+
+def _add_decision(hand: dict[str, Any], d: Decision) -> None:
+    hand["decisions"] += 1
+    if d.elapsed is not None:
+        hand["decision_times"].append(d.elapsed)
+    if d.fallback:
+        hand["fallbacks"].append({"action": action_text(d.action), "why": d.fallback})
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    lines = [f"{summary['path']}  [{summary['source']}, {summary['variant']}] "
+             f"seat {summary['seat']}  {' / '.join(n or '-' for n in summary['names'])}"]
+    lines += [f"  note: {n}" for n in summary["notes"]]
+    for h in summary["hands"]:
+        lines.append(f"- {h['round']}-{h['honba']} dealer {h['dealer']}  scores "
+                     f"{h['scores_before']}")
+        if h["hand"]:
+            lines.append(f"    start   {h['hand']}")
+        for s in range(4):
+            mark = "*" if s == summary["seat"] else " "
+            riichi = " (riichi)" if s in h["riichi"] else ""
+            lines.append(f"   {mark}seat {s}  {' '.join(h['discards'][str(s)])}{riichi}")
+        for c in h["calls"]:
+            lines.append(f"    call    {c}")
+        for r in h["results"]:
+            if r["type"] == "win":
+                how = "tsumo" if r["self_draw"] else f"ron from seat {r['from']}"
+                lines.append(f"    WIN     seat {r['winner']} {how} on {r['win_tile']} "
+                             f"value {r['value']}  {r['hand']}  {' '.join(r['yaku'])}")
+            else:
+                lines.append(f"    DRAW    {r['reason']}  tenpai {r['tenpai']}")
+        lines.append(f"    deltas  {h['deltas']}")
+        if h["time_median_ms"] is not None:
+            lines.append(f"    time    {h['decisions']} decisions, median "
+                         f"{h['time_median_ms']} ms, max {h['time_max_ms']} ms")
+        for f in h["fallbacks"]:
+            lines.append(f"    FALLBACK {f['action']} ({f['why']})")
+    if summary["final_scores"] is not None:
+        lines.append(f"final scores {summary['final_scores']}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- policy agreement
+
+
+def agreement(replay: Replay, policy_name: str, budget: float | None = None) -> dict[str, Any]:
+    """Re-run a policy on every recorded decision from the state the seat had then, and compare
+    its answer with the recorded one."""
+    policy = get_policy(policy_name)
+    rules = rules_for(replay.variant)
+    state = TableState(replay.variant, replay.seat)
+    by_kind: dict[str, Counter[str]] = defaultdict(Counter)
+    disagreements: list[dict[str, Any]] = []
+    applied = 0
+    started = time.perf_counter()
+    for d in replay.decisions:
+        while applied < d.index:
+            state.apply(replay.events[applied])
+            applied += 1
+        legal = list(d.legal) or rules.legal_actions(state, d.request)
+        chosen = policy.decide(state, d.request, legal, budget).action
+        same = action_key(chosen) == action_key(d.action)
+        kind = d.request.kind
+        by_kind[kind]["total"] += 1
+        by_kind[kind]["agree"] += int(same)
+        if not same:
+            disagreements.append({
+                "event_index": d.index, "round": _round_of(state), "kind": kind,
+                "hand": T.to_mpsz(sorted(state.hand, key=T.sort_key)),
+                "recorded": action_text(d.action), "policy": action_text(chosen)})
+    total = sum(c["total"] for c in by_kind.values())
+    agree = sum(c["agree"] for c in by_kind.values())
+    return {
+        "policy": policy_name, "path": replay.path, "seat": replay.seat, "decisions": total,
+        "agree": agree, "agreement": agree / total if total else None,
+        "by_kind": {k: {"decisions": c["total"], "agree": c["agree"],
+                        "agreement": c["agree"] / c["total"]} for k, c in by_kind.items()},
+        "disagreements": disagreements, "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _round_of(state: TableState) -> str:
+    return f"{'ESWN'[state.round_wind % 4]}{state.round_number + 1}-{state.honba}"
+
+
+def format_agreement(result: dict[str, Any], limit: int = 20) -> str:
+    pct = "n/a" if result["agreement"] is None else f"{100 * result['agreement']:.1f}%"
+    lines = [f"policy {result['policy']} vs recorded play, seat {result['seat']}: "
+             f"{result['agree']}/{result['decisions']} agree ({pct})"]
+    for k, c in sorted(result["by_kind"].items()):
+        lines.append(f"  {k:8s} {c['agree']}/{c['decisions']} ({100 * c['agreement']:.1f}%)")
+    for d in result["disagreements"][:limit]:
+        lines.append(f"  {d['round']:7s} {d['kind']:6s} {d['hand']:24s} recorded "
+                     f"{d['recorded']:16s} policy {d['policy']}")
+    more = len(result["disagreements"]) - limit
+    if more > 0:
+        lines.append(f"  ... {more} more (--json lists all)")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- re-parse
+
+
+CodecFactory = Callable[[], Any]
+_CODECS: dict[str, CodecFactory] = {}
+
+
+def register_codec(platform: str, factory: CodecFactory) -> None:
+    """Make a platform's codec available to ``--reparse`` (each platform's codec module
+    registers itself; see protocols/)."""
+    _CODECS[platform] = factory
+
+
+def reparse(replay: Replay) -> dict[str, Any]:
+    """Feed the recorded raw inbound messages through a fresh codec of the log's platform and
+    compare the events it yields with the recorded ones, in order."""
+    if replay.log is None:
+        raise RecordError("--reparse needs one of mjbot's own logs (imports have no raw "
+                          "messages)")
+    factory = _CODECS.get(replay.source)
+    if factory is None:
+        raise RecordError(f"no codec for platform {replay.source!r} to re-parse with "
+                          f"(known: {', '.join(sorted(_CODECS)) or 'none yet'})")
+    codec = factory()
+    recorded = [f.event for f in replay.log.frames if isinstance(f, EventFrame)]
+    produced: list[Any] = []
+    errors: list[str] = []
+    for f in replay.log.frames:
+        if isinstance(f, RxFrame):
+            try:
+                produced += [x for x in codec.feed(f.raw) if not isinstance(
+                    x, ev.DecisionRequest)]
+            except Exception as exc:
+                errors.append(f"{type(exc).__name__}: {exc}")
+    mismatches = [{"index": i, "recorded": repr(a), "reparsed": repr(b)}
+                  for i, (a, b) in enumerate(zip(recorded, produced, strict=False)) if a != b]
+    same = not mismatches and len(recorded) == len(produced) and not errors
+    return {"path": replay.path, "platform": replay.source, "recorded_events": len(recorded),
+            "reparsed_events": len(produced), "identical": same,
+            "mismatches": mismatches[:50], "errors": errors[:50]}

@@ -1,0 +1,172 @@
+"""`mjbot replay` on our own logs and on imports, as a user runs it (a real subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from protocols import events as ev
+from protocols.tiles import parse_mpsz
+from replay import replayer
+from replay.log import Footer, GameLogWriter, Header
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data"
+
+
+def _mjbot(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+def _own_log(path: Path) -> Path:
+    """A short riichi hand as a session would log it: seat 1 draws, riichis, wins by tsumo."""
+    hand = tuple(parse_mpsz("123m456p789s1122z"))
+    w = GameLogWriter(path, Header("test", "riichi", seat=1, policy="greedy", game_id="g1"))
+    w.rx("start")
+    w.event(ev.GameStarted("riichi", 1, ("a", "b", "c", "d")))
+    w.rx("deal")
+    w.event(ev.RoundStarted(0, 0, scores=(25000,) * 4, dora_indicators=(parse_mpsz("1m")[0],),
+                            hand=hand))
+    w.rx("draw 0")
+    w.event(ev.TileDrawn(0, None))
+    w.rx("discard 0 9m")
+    w.event(ev.TileDiscarded(0, parse_mpsz("9m")[0], True))
+    w.rx("draw 1 3z")
+    w.event(ev.TileDrawn(1, parse_mpsz("3z")[0]))
+    req = ev.DecisionRequest("turn")
+    legal = (ev.Discard(parse_mpsz("3z")[0]), ev.Discard(parse_mpsz("3z")[0], riichi=True),
+             ev.Discard(hand[0]))
+    w.decision(req, legal, legal[1], "greedy", ((legal[1], 5.0), (legal[0], 4.0)), 0.004, "")
+    w.tx("riichi 3z")
+    w.event(ev.RiichiDeclared(1))
+    w.event(ev.TileDiscarded(1, parse_mpsz("3z")[0], True))
+    w.event(ev.RiichiAccepted(1))
+    w.rx("draw 1 1z")
+    w.event(ev.TileDrawn(1, parse_mpsz("1z")[0]))
+    w.decision(req, (ev.Win(), ev.Discard(parse_mpsz("1z")[0])), ev.Win(), "greedy", (), 0.250,
+               "timeout")
+    w.tx("tsumo")
+    w.event(ev.RoundWon(1, None, (*hand, parse_mpsz("1z")[0]), parse_mpsz("1z")[0], 3,
+                        (-1000, 4000, -1000, -1000), ("riichi", "tsumo", "east")))
+    w.event(ev.GameEnded((24000, 28000, 24000, 24000)))
+    w.close(Footer({"rank": 1}, (24000, 28000, 24000, 24000)))
+    return path
+
+
+def test_summary_of_an_own_log(tmp_path: Path) -> None:
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    out = _mjbot("replay", str(path))
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "seat 1" in text and "WIN     seat 1 tsumo on 1z value 3" in text
+    assert "deltas  [-1000, 4000, -1000, -1000]" in text
+    assert "2 decisions, median 127.0 ms, max 250.0 ms" in text
+    assert "FALLBACK win (timeout)" in text
+
+
+def test_json_summary_is_valid_with_per_hand_results(tmp_path: Path) -> None:
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    out = _mjbot("replay", str(path), "--json", "--policy", "greedy")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    hand = data["summary"]["hands"][0]
+    assert hand["results"][0]["winner"] == 1 and hand["results"][0]["self_draw"]
+    assert hand["results"][0]["value"] == 3
+    assert hand["time_max_ms"] == 250.0 and hand["fallbacks"] == [
+        {"action": "win", "why": "timeout"}]
+    assert data["summary"]["final_scores"] == [24000, 28000, 24000, 24000]
+    agreement = data["agreement"]
+    assert agreement["decisions"] == 2
+    assert agreement["by_kind"]["turn"]["decisions"] == 2
+    # greedy wins whenever it may and takes the riichi: it agrees with both recorded choices
+    assert agreement["agree"] == 2 and agreement["disagreements"] == []
+
+
+def test_policy_agreement_lists_disagreements(tmp_path: Path) -> None:
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    result = replayer.agreement(replayer.load(path), "tsumogiri")
+    assert result["decisions"] == 2 and result["agree"] == 0
+    assert [d["policy"] for d in result["disagreements"]] == ["discard 3z", "discard 1z"]
+
+
+def test_cut_own_log_still_replays_with_a_note(tmp_path: Path) -> None:
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) * 2 // 3])
+    out = _mjbot("replay", str(path))
+    assert out.returncode == 0, out.stderr
+    assert "note: log cut at byte" in out.stdout
+
+
+class _LineCodec:
+    """A stand-in platform codec for the tests' "test" platform: one event per raw line."""
+
+    def feed(self, raw: str | bytes) -> list[object]:
+        text = raw.decode() if isinstance(raw, bytes) else raw
+        word, *rest = text.split()
+        if word == "draw" and len(rest) == 1:
+            return [ev.TileDrawn(int(rest[0]), None)]
+        if word == "draw":
+            return [ev.TileDrawn(int(rest[0]), parse_mpsz(rest[1])[0]),
+                    ev.DecisionRequest("turn")]
+        if word == "discard":
+            return [ev.TileDiscarded(int(rest[0]), parse_mpsz(rest[1])[0], True)]
+        if word == "start":
+            return [ev.GameStarted("riichi", 1, ("a", "b", "c", "d"))]
+        return []
+
+
+def test_reparse_compares_codec_output_with_the_recorded_events(tmp_path: Path) -> None:
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    rep = replayer.load(path)
+    with pytest.raises(replayer.RecordError, match="no codec for platform 'test'"):
+        replayer.reparse(rep)
+    replayer.register_codec("test", _LineCodec)
+    try:
+        result = replayer.reparse(rep)
+    finally:
+        replayer._CODECS.pop("test")
+    # the stand-in codec knows no deal line: the recorded RoundStarted has no twin
+    assert not result["identical"]
+    assert result["mismatches"][0]["index"] == 1
+    assert result["reparsed_events"] == 5
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data absent")
+def test_export_tenhou6_and_mjai_through_the_cli(tmp_path: Path) -> None:
+    src = DATA / "tenhou" / "mjx_pairs" / "2017040900gm-00a9-0000-af5434e3.mjlog"
+    out6 = tmp_path / "game.json"
+    r = _mjbot("replay", str(src), "--export", "tenhou6", "-o", str(out6))
+    assert r.returncode == 0, r.stderr
+    back = _mjbot("replay", str(out6), "--export", "mjai")
+    assert back.returncode == 0, back.stderr
+    lines = [json.loads(x) for x in back.stdout.splitlines()]
+    assert lines[0]["type"] == "start_game" and lines[-1]["type"] == "end_game"
+    r = _mjbot("replay", str(src), "--seat", "2", "--policy", "greedy")
+    assert r.returncode == 0 and "policy greedy vs recorded play, seat 2" in r.stdout
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "no such file"),
+    (b"\x93\x01\x02\x03garbage", "not an mjbot game log"),
+    (b'{"log": 3}', "expected an object with a 'log' list"),
+])
+def test_bad_logs_get_one_clear_line(tmp_path: Path, content: bytes | None,
+                                     message: str) -> None:
+    path = tmp_path / "bad.log"
+    if content is not None:
+        path.write_bytes(content)
+    r = _mjbot("replay", str(path))
+    assert r.returncode == 2
+    assert message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_unknown_policy_is_a_clear_error(tmp_path: Path) -> None:
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    r = _mjbot("replay", str(path), "--policy", "nope")
+    assert r.returncode == 2 and "unknown policy 'nope'" in r.stderr
