@@ -13,7 +13,9 @@ Configured secret values are scrubbed from every string before it reaches the di
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import importlib.metadata
 import os
 import re
 import time
@@ -226,6 +228,13 @@ def log_path(root: str | Path, platform: str, game_id: str,
 # --------------------------------------------------------------------------- writer
 
 
+def _mjbot_version() -> str:
+    try:
+        return importlib.metadata.version("mjbot")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
 class GameLogWriter:
     """Appends the frames of one game to its file.
 
@@ -250,6 +259,9 @@ class GameLogWriter:
                 self.repaired_bytes = existing.truncated.size - existing.truncated.offset
                 os.truncate(self.path, existing.truncated.offset)
         self._file: BinaryIO | None = open(self.path, "ab" if append else "wb")  # noqa: SIM115
+        header = dataclasses.replace(
+            header, started=header.started or dt.datetime.now().isoformat(timespec="seconds"),
+            mjbot_version=header.mjbot_version or _mjbot_version())
         if not has_header:
             self._write(_frame_to_map(header))
         self.header = header

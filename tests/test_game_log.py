@@ -21,6 +21,7 @@ from replay.log import (
     Footer,
     GameLogWriter,
     HandEndFrame,
+    Header,
     LogError,
     RxFrame,
     TxFrame,
@@ -172,6 +173,14 @@ def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
     log = read_log(path)
     assert log.frames[0].raw == '<HELO name="***" tid="f0" sx="M"/>'
     assert log.frames[2].event.names[0] == "***"
+
+
+def test_writer_fills_start_time_and_version(tmp_path: Path) -> None:
+    path = tmp_path / "v.mjlog.msgpack"
+    GameLogWriter(path, Header("botzone", "mcr", seat=2)).close()
+    header = read_log(path).header
+    assert header is not None and header.started[:4].isdigit() and header.mjbot_version
+    assert header.format == 1
 
 
 def test_log_path_groups_by_platform_and_day(tmp_path: Path) -> None:
