@@ -250,6 +250,8 @@ def dumps(record: GameRecord) -> str:
     """The record as mjai JSONL."""
     if record.variant != "riichi":
         raise RecordError(f"mjai export is for riichi games, not {record.variant}")
+    if record.meta.get("players", 4) != 4:
+        raise RecordError("mjai export: three-player (sanma) games are not supported")
     lines: list[dict[str, Any]] = []
     in_hand = False
     for e in record.events:

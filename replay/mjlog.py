@@ -128,7 +128,8 @@ def loads(text: str) -> GameRecord:
                 raise
             raise RecordError(f"mjlog: bad <{el.tag}> ({exc})") from None
     reader.end()
-    meta = {"type": reader.game_type, "ver": root.get("ver", "")}
+    meta = {"type": reader.game_type, "ver": root.get("ver", ""),
+            "players": 3 if reader.game_type & 0x10 else 4}
     return GameRecord("riichi", "mjlog", reader.out, meta)
 
 
@@ -228,9 +229,12 @@ class _Reader:
         if a.get("step") == "1":
             self.out.append(ev.RiichiDeclared(who))
         else:
-            ten = _ints(a.get("ten"))
-            self.scores = [v * 100 for v in ten] if ten else self.scores
-            self.out.append(ev.RiichiAccepted(who, tuple(self.scores) if ten else None))
+            ten = _ints(a.get("ten"))  # older logs leave it out: the stick is 1000
+            if ten:
+                self.scores = [v * 100 for v in ten]
+            else:
+                self.scores[who] -= 1000
+            self.out.append(ev.RiichiAccepted(who, tuple(self.scores)))
 
     def _on_DORA(self, a: dict[str, str]) -> None:
         self.out.append(ev.DoraRevealed(self._t(int(a["hai"]))))

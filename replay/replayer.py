@@ -101,7 +101,12 @@ def load(path: str | Path, seat: int | None = None) -> Replay:
 def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
     events = seat_view(record, seat)
     decisions = derive_decisions(record, seat)
-    return Replay(path, record.source, record.variant, seat, events, decisions, record=record)
+    notes = []
+    if record.meta.get("players", 4) != 4:
+        notes.append("a three-player (sanma) game: shown as read, but mjbot plays and scores "
+                     "four-player rules, so values and policy agreement are approximate")
+    return Replay(path, record.source, record.variant, seat, events, decisions, record=record,
+                  notes=notes)
 
 
 def _from_own_log(log: GameLog, seat: int | None) -> Replay:

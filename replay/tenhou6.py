@@ -385,6 +385,8 @@ def dumps(record: GameRecord) -> str:
     """The record as tenhou.net/6 JSON, in the layout it came in (one object, or one per line)."""
     if record.variant != "riichi":
         raise RecordError(f"tenhou6 export is for riichi games, not {record.variant}")
+    if record.meta.get("players", 4) != 4:
+        raise RecordError("tenhou6 export: three-player (sanma) games are not supported")
     meta = dict(record.meta) if record.source == "tenhou6" else {}
     lines = bool(meta.pop("lines", False))
     per_line = meta.pop("hands_per_line", None)

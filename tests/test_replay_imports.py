@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from pathlib import Path
@@ -12,7 +13,7 @@ from brain.rules import rules_for
 from brain.state import TableState
 from protocols import events as ev
 from replay import botzone_log, mjai_log, mjlog, replayer, tenhou6
-from replay.record import RecordError, seat_view
+from replay.record import RecordError, canonical, seat_view
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 needs_shared = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not beside "
@@ -163,3 +164,20 @@ def test_tenhou6_bad_input_names_the_problem(text: str, match: str) -> None:
 def test_other_importers_name_the_problem(loader: object, text: str, match: str) -> None:
     with pytest.raises(RecordError, match=match):
         loader(text)  # type: ignore[operator]
+
+
+@needs_shared
+@pytest.mark.parametrize("path", sorted((DATA / "tenhou" / "dnovikoff_mjlog").glob("*.xml")),
+                         ids=lambda p: p.name)
+def test_other_mjlogs_survive_export_to_tenhou6_and_mjai(path: Path) -> None:
+    record = mjlog.loads(path.read_text(encoding="utf-8"))
+    assert tenhou6.loads(tenhou6.dumps(record)).events[1:] == record.events[1:]
+    again = mjai_log.loads(mjai_log.dumps(record))
+    moves = (ev.TileDrawn, ev.TileDiscarded, ev.MeldCalled, ev.DoraRevealed, ev.RiichiDeclared)
+
+    def norm(events: list[object]) -> list[object]:
+        # mjai keeps a meld's tiles in the file's order (consumed, then the called tile)
+        return [dataclasses.replace(e, tiles=canonical(e.tiles)) if isinstance(e, ev.MeldCalled)
+                else e for e in events if isinstance(e, moves)]
+
+    assert norm(again.events) == norm(record.events)

@@ -11,6 +11,7 @@ from mahjong.tile import TilesConverter
 
 from brain.rules import rules_for
 from brain.rules.mcr import payments
+from protocols.tiles import parse_mpsz
 from tests.rules_helpers import ctx, meld
 
 RIICHI = rules_for("riichi")
@@ -144,3 +145,14 @@ def test_mass_hands(hand, win, names):
 def test_mass_rejects_honours_and_incomplete():
     assert MASS.score(ctx("123m456m789p234s11z", "1z", from_seat=1)) is None
     assert MASS.score(ctx("123m456m789p234s56s", "6s", from_seat=1)) is None
+
+
+def test_riichi_red_five_as_indicator_makes_the_sixes_dora():
+    """A red five can be turned over as a (ura) dora indicator: it counts as a five."""
+    plain = RIICHI.score(ctx("234m345p666789s22z", "4m", from_seat=2, riichi=True,
+                             dora_indicators=parse_mpsz("1z"), ura_dora_indicators=()))
+    red = RIICHI.score(ctx("234m345p666789s22z", "4m", from_seat=2, riichi=True,
+                           dora_indicators=parse_mpsz("1z"),
+                           ura_dora_indicators=parse_mpsz("0s")))
+    assert plain is not None and red is not None
+    assert red.value == plain.value + 3

@@ -94,8 +94,9 @@ class RiichiRules(Rules):
             kyoutaku_number=ctx.sticks,
             options=self.options,
         )
-        dora = [T.tenhou_ids(t, red_fives=False)[0] for t in ctx.dora_indicators]
-        ura = [T.tenhou_ids(t, red_fives=False)[0] for t in ctx.ura_dora_indicators]
+        # an indicator is read by its kind: a red five shown as indicator makes the sixes dora
+        dora = [T.tenhou_ids(T.kind(t), red_fives=False)[0] for t in ctx.dora_indicators]
+        ura = [T.tenhou_ids(T.kind(t), red_fives=False)[0] for t in ctx.ura_dora_indicators]
         result = HandCalculator.estimate_hand_value(
             hand_ids + meld_tiles + [win_id], win_id, melds=lib_melds or None,
             dora_indicators=dora or None, ura_dora_indicators=ura or None, config=config,
