@@ -16,7 +16,7 @@ from brain.rules import rules_for
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from replay.record import GameRecord, RecordError
+from replay.record import GameRecord, RecordError, own_tiles, view_event
 
 WINDS = ("E", "S", "W", "N")
 _REASONS = {"kyushukyuhai": "nine_terminals", "suufonrenda": "four_winds",
@@ -79,17 +79,10 @@ class _Importer:
         self.out.append(event)
         for s in list(self.states):
             try:
-                if isinstance(event, ev.RoundStarted):
-                    if not event.hands and s.seat != int(self.meta.get("id", 0)):
-                        raise StateError("hand not in the log")
-                    hand = event.hands[s.seat] if event.hands else event.hand
-                    s.apply(ev.RoundStarted(**{**_fields(event), "hand": hand, "hands": ()}))
-                elif isinstance(event, ev.GameStarted):
-                    s.apply(ev.GameStarted(event.variant, s.seat, event.names, event.rules))
-                elif isinstance(event, ev.TileDrawn) and event.seat != s.seat:
-                    s.apply(ev.TileDrawn(event.seat, None, event.replacement))
-                else:
-                    s.apply(event)
+                if (isinstance(event, ev.RoundStarted) and not event.hands
+                        and s.seat != int(self.meta.get("id", 0))):
+                    raise StateError("hand not in the log")
+                s.apply(view_event(event, s.seat, "riichi"))
             except StateError:
                 self.states.remove(s)
                 self.lost.add(s.seat)
@@ -235,9 +228,6 @@ class _Importer:
         return GameRecord("riichi", "mjai", self.out, self.meta)
 
 
-def _fields(e: Any) -> dict[str, Any]:
-    return {f: getattr(e, f) for f in e.__dataclass_fields__}
-
 
 # --------------------------------------------------------------------------- export
 
@@ -318,12 +308,7 @@ def _export_meld(e: ev.MeldCalled) -> dict[str, Any]:
     if e.kind == "closed_kan":
         return {"type": "ankan", "actor": e.seat, "consumed": [_m(t) for t in tiles]}
     called = e.called if e.called is not None else tiles[-1]
-    rest = list(tiles)
-    if called in rest:
-        rest.remove(called)
-    else:
-        rest.remove(next(t for t in rest if T.kind(t) == T.kind(called)))
-    consumed = [_m(t) for t in rest]
+    consumed = [_m(t) for t in own_tiles(e)]
     if e.kind == "added_kan":
         return {"type": "kakan", "actor": e.seat, "pai": _m(called), "consumed": consumed}
     if e.kind == "nuki":

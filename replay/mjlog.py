@@ -18,7 +18,7 @@ from typing import Any
 from brain.shanten import shanten
 from protocols import events as ev
 from protocols import tiles as T
-from replay.record import GameRecord, RecordError, canonical
+from replay.record import GameRecord, RecordError, canonical, own_tiles
 
 YAKU = (
     "門前清自摸和", "立直", "一発", "槍槓", "嶺上開花", "海底摸月", "河底撈魚", "平和", "断幺九",
@@ -212,9 +212,7 @@ class _Reader:
         if meld.kind == "added_kan":
             self.hands[who].remove(meld.called)
         elif meld.kind in ("chi", "pon", "open_kan"):
-            own = list(meld.tiles)
-            own.remove(meld.called)
-            for t in own:
+            for t in own_tiles(meld):
                 self.hands[who].remove(t)
         elif meld.kind == "closed_kan":
             for t in meld.tiles:

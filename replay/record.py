@@ -54,21 +54,37 @@ def canonical(tiles: Any) -> tuple[int, ...]:
     return tuple(sorted(tiles, key=T.sort_key))
 
 
-def seat_view(record: GameRecord, seat: int) -> list[Any]:
-    """The events as ``seat`` would have received them: its own starting hand only, others'
+def own_tiles(meld: ev.MeldCalled) -> list[int]:
+    """A meld's tiles less the called one (for an added kan: less the added one, leaving the
+    pon), removing the exact tile where present, else one of its kind. Order is kept."""
+    tiles = list(meld.tiles)
+    if meld.kind == "added_kan" and meld.called is None:
+        return tiles[:-1]  # as the table state reads it: the last tile was added
+    if meld.called is None or meld.kind == "closed_kan":
+        return tiles
+    if meld.called in tiles:
+        tiles.remove(meld.called)
+    else:
+        tiles.remove(next(t for t in tiles if T.kind(t) == T.kind(meld.called)))
+    return tiles
+
+
+def view_event(e: Any, seat: int, variant: str) -> Any:
+    """One event as ``seat`` would have received it: its own starting hand only, others'
     draws hidden, and (MCR) others' concealed kongs without their tiles."""
-    out: list[Any] = []
-    hidden_kongs = record.variant == "mcr"
-    for e in record.events:
-        if isinstance(e, ev.GameStarted):
-            e = dataclasses.replace(e, seat=seat)
-        elif isinstance(e, ev.RoundStarted):
-            hand = e.hands[seat] if len(e.hands) > seat else e.hand
-            e = dataclasses.replace(e, hand=tuple(hand), hands=())
-        elif isinstance(e, ev.TileDrawn) and e.seat != seat and e.tile is not None:
-            e = dataclasses.replace(e, tile=None)
-        elif (hidden_kongs and isinstance(e, ev.MeldCalled) and e.kind == "closed_kan"
-              and e.seat != seat):
-            e = dataclasses.replace(e, tiles=())
-        out.append(e)
-    return out
+    if isinstance(e, ev.GameStarted):
+        return dataclasses.replace(e, seat=seat)
+    if isinstance(e, ev.RoundStarted):
+        hand = e.hands[seat] if len(e.hands) > seat else e.hand
+        return dataclasses.replace(e, hand=tuple(hand), hands=())
+    if isinstance(e, ev.TileDrawn) and e.seat != seat and e.tile is not None:
+        return dataclasses.replace(e, tile=None)
+    if (variant == "mcr" and isinstance(e, ev.MeldCalled) and e.kind == "closed_kan"
+            and e.seat != seat):
+        return dataclasses.replace(e, tiles=())
+    return e
+
+
+def seat_view(record: GameRecord, seat: int) -> list[Any]:
+    """The whole record as ``seat`` would have received it (see :func:`view_event`)."""
+    return [view_event(e, seat, record.variant) for e in record.events]

@@ -25,7 +25,7 @@ from protocols import events as ev
 from protocols import tiles as T
 from replay import botzone_log, mjai_log, mjlog, tenhou6
 from replay.log import DecisionFrame, EventFrame, GameLog, RxFrame, parse_log
-from replay.record import GameRecord, RecordError, seat_view
+from replay.record import GameRecord, RecordError, own_tiles, seat_view
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def load(path: str | Path, seat: int | None = None) -> Replay:
 
 def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
     events = seat_view(record, seat)
-    decisions = derive_decisions(record, seat)
+    decisions = derive_decisions(record, seat, events)
     notes = []
     if record.meta.get("players", 4) != 4:
         notes.append("a three-player (sanma) game: shown as read, but mjbot plays and scores "
@@ -138,10 +138,13 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
 # --------------------------------------------------------------------------- decisions
 
 
-def derive_decisions(record: GameRecord, seat: int) -> list[Decision]:
-    """The decisions ``seat`` made in a full record (see the module docstring)."""
+def derive_decisions(record: GameRecord, seat: int,
+                     view: list[Any] | None = None) -> list[Decision]:
+    """The decisions ``seat`` made in a full record (see the module docstring); ``view`` is
+    that seat's :func:`seat_view` where the caller has it already."""
     rules = rules_for(record.variant)
-    view = seat_view(record, seat)
+    if view is None:
+        view = seat_view(record, seat)
     state = TableState(record.variant, seat)
     out: list[Decision] = []
     turn: tuple[int, ev.DecisionRequest, tuple[Any, ...]] | None = None
@@ -205,9 +208,7 @@ def _claim(out: list[Decision], rules: Any, state: TableState, req: ev.DecisionR
                 break
             continue  # several winners on one discard
         if isinstance(e, ev.MeldCalled) and e.seat == seat and e.from_seat == req.from_seat:
-            own = list(e.tiles)
-            if e.called in own:
-                own.remove(e.called)
+            own = own_tiles(e)
             if e.kind == "chi":
                 action = ev.Chi(tuple(own))
             elif e.kind == "pon":

@@ -18,7 +18,7 @@ from typing import Any
 from brain.shanten import shanten
 from protocols import events as ev
 from protocols import tiles as T
-from replay.record import GameRecord, RecordError, canonical
+from replay.record import GameRecord, RecordError, canonical, own_tiles
 
 TSUMOGIRI = 60
 _RESULT_DRAWS = {
@@ -31,6 +31,8 @@ _CALL_RE = re.compile(r"([cpmkar]?)(\d\d)")
 # position of the called tile in a call string by where it came from (relative to the caller)
 _POS_PON = {3: 0, 2: 1, 1: 2}  # kamicha (left), toimen (opposite), shimocha (right)
 _POS_KAN = {3: 0, 2: 1, 1: 3}
+_SOURCE_PON = {v: k for k, v in _POS_PON.items()}  # position -> source relative to the caller
+_SOURCE_KAN = {v: k for k, v in _POS_KAN.items()}
 _HAN_RE = re.compile(r"\((\d+)飜\)$")
 
 
@@ -269,7 +271,7 @@ class _Hand:
 
     @staticmethod
     def _source(letter: str, pos: int, seat: int) -> int:
-        rel = {v: k for k, v in (_POS_KAN if letter == "m" else _POS_PON).items()}.get(pos)
+        rel = (_SOURCE_KAN if letter == "m" else _SOURCE_PON).get(pos)
         return (seat + rel) % 4 if rel is not None else -1
 
     def _call(self, seat: int, discarder: int, tile: int) -> tuple[int, bool, bool]:
@@ -488,9 +490,7 @@ def _export_call(e: ev.MeldCalled, takes: list[list[Any]], gives: list[list[Any]
         return
     if e.called is None or e.from_seat is None:
         raise RecordError(f"tenhou6 export: a {e.kind} without its called tile")
-    own = list(tiles)
-    own.remove(e.called) if e.called in own else own.remove(
-        next(t for t in own if T.kind(t) == T.kind(e.called)))
+    own = list(canonical(own_tiles(e)))
     called = f"{_code(e.called)}"
     rel = (e.from_seat - e.seat) % 4
     if e.kind == "chi":
