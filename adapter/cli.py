@@ -45,7 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     sc.add_argument("--dora", default="", help="dora indicators, mpsz")
 
     b = sub.add_parser("bench", help="benchmarks of the hot paths (ratios vs references)")
-    b.add_argument("what", choices=["shanten", "log"])
+    b.add_argument("what", choices=["shanten", "log", "arena"])
+    b.add_argument("--variant", default="all",
+                   choices=["all", "riichi", "mcr", "taiwan16", "mass"], help="bench arena")
     b.add_argument("--frames", type=int, default=20_000, help="frames written (bench log)")
     b.add_argument("--json", action="store_true", help="machine-readable output")
     b.add_argument("--hands", type=int, default=20_000, help="hands for single calls")
@@ -54,6 +56,25 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--seed", type=int, default=0)
 
     sub.add_parser("demo", help="shanten and scoring of sample hands in every variant")
+
+    a = sub.add_parser("arena", help="duplicate matches between policies at the local table",
+                       description="Every wall set is played once per distinct seating of the "
+                       "four policies; figures are pooled per policy with 95%% intervals that "
+                       "use the duplicate pairing.")
+    a.add_argument("--variant", default="riichi", choices=["riichi", "mcr", "taiwan16", "mass"])
+    a.add_argument("--policies", default="rulebased,greedy,greedy,greedy",
+                   help="four policy names, seat 0..3 (default: %(default)s)")
+    a.add_argument("--hands", type=int, default=400, help="hands to play, about (riichi: "
+                   "whole games are played, ~5.5 hands per east-only game)")
+    a.add_argument("--seed", type=int, default=0)
+    a.add_argument("--workers", type=int, default=1, help="worker processes")
+    a.add_argument("--length", choices=["east", "south"], default="east",
+                   help="riichi game length: east-only or east-south")
+    a.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    a.add_argument("--log-dir", help="where game logs go (default $MJBOT_LOG_DIR or logs)")
+    a.add_argument("--no-log", action="store_true", help="write no game logs")
+    a.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when it is a terminal)")
 
     r = sub.add_parser("replay", help="summarise, re-check, review or convert game logs",
                        description="LOG is one of mjbot's own logs (.mjlog.msgpack), a "
@@ -82,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     handler = {"shanten": _cmd_shanten, "score": _cmd_score, "bench": _cmd_bench,
-               "demo": _cmd_demo, "replay": _cmd_replay}[args.command]
+               "demo": _cmd_demo, "replay": _cmd_replay, "arena": _cmd_arena}[args.command]
     try:
         return handler(args)
     except UserInputError as exc:
@@ -148,6 +169,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     if args.what == "log":
         return _bench_log(args)
+    if args.what == "arena":
+        return _bench_arena(args)
 
     result = bench_shanten(hands=args.hands, batch=args.batch, seconds=args.seconds,
                            seed=args.seed)
@@ -178,6 +201,57 @@ def _bench_log(args: argparse.Namespace) -> int:
     print(f"  size            {result['bytes_per_frame']:>9} bytes/frame")
     print(f"  hand-end fsync  {result['hand_end_fsync_ms']:>9} ms")
     return 0
+
+
+def _bench_arena(args: argparse.Namespace) -> int:
+    from adapter.local.benchmarks import bench_arena
+
+    variants = ["riichi", "mcr", "taiwan16", "mass"] if args.variant == "all" else [args.variant]
+    result = bench_arena(variants, seconds=args.seconds, seed=args.seed)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print("local table, one worker process, four copies of a policy, no game logs "
+          "(with logs in brackets)")
+    print(f"  {'variant':<10}{'policy':<11}{'hands/s':>9}{'(logged)':>11}{'vs tsumogiri':>14}")
+    for row in result["rows"]:
+        print(f"  {row['variant']:<10}{row['policy']:<11}{row['hands_per_s']:>9.1f}"
+              f"{row['logged_hands_per_s']:>11.1f}{row['ratio_vs_tsumogiri']:>13.2f}x")
+    print(f"  target: >= 200 riichi hands/s per core with greedy; reached "
+          f"{result['riichi_greedy_hands_per_s']:.1f}")
+    return 0
+
+
+def _cmd_arena(args: argparse.Namespace) -> int:
+    import time
+
+    from adapter.local.arena import ArenaConfig, ProgressBar, format_summary, run_arena, summarize
+    from brain.policies import POLICIES
+    from replay.log import default_log_dir
+
+    names = tuple(n.strip() for n in args.policies.split(","))
+    if len(names) != 4:
+        raise UserInputError(f"--policies needs four names (one per seat), got {len(names)}: "
+                             f"{args.policies!r}")
+    unknown = [n for n in names if n not in POLICIES]
+    if unknown:
+        raise UserInputError(f"unknown policy {unknown[0]!r} (known: "
+                             f"{', '.join(sorted(POLICIES))})")
+    if args.hands < 1 or args.workers < 1:
+        raise UserInputError("--hands and --workers must be at least 1")
+    log_dir = None if args.no_log else str(args.log_dir or default_log_dir())
+    config = ArenaConfig(args.variant, names, args.hands, args.seed, args.workers, log_dir,
+                         args.length)  # type: ignore[arg-type]
+    start = time.monotonic()
+    results = run_arena(config, ProgressBar(args.progress))
+    summary = summarize(config, results, time.monotonic() - start)
+    for r in results:
+        for error in r.errors:
+            log.error("referee error", error=error)
+    print(format_summary(summary))
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    return 1 if summary["referee_errors"] else 0
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:

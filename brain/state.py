@@ -65,6 +65,8 @@ class SeatView:
     ippatsu: bool = False
     flowers: list[int] = field(default_factory=list)
     draws: int = 0
+    # kinds discarded by anyone since this seat's riichi was accepted: safe against it
+    passed_since_riichi: set[int] = field(default_factory=set)
 
 
 class TableState:
@@ -245,6 +247,9 @@ class TableState:
             if self.variant == "riichi" and T.kind(e.tile) in self.waits():
                 self._missed_win = True
         seat.river.append(RiverTile(e.tile, e.tsumogiri, riichi_mark))
+        for other in self.seats:
+            if other.riichi:
+                other.passed_since_riichi.add(T.kind(e.tile))
         if seat.ippatsu and not riichi_mark:
             seat.ippatsu = False
         self.turn += 1

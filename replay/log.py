@@ -89,6 +89,7 @@ class DecisionFrame:
     candidates: tuple[tuple[Any, float], ...] = ()
     elapsed: float = 0.0
     fallback: str = ""
+    seat: int | None = None  # whose decision, in a full-information log (the local table)
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ def _frame_to_map(frame: Any) -> dict[str, Any]:
             "policy": frame.policy,
             "candidates": [[schema.encode(a), float(s)] for a, s in frame.candidates],
             "elapsed": frame.elapsed, "fallback": frame.fallback,
+            **({"seat": frame.seat} if frame.seat is not None else {}),
         }
     if isinstance(frame, HandEndFrame):
         return {"k": "hand", "t": frame.t}
@@ -153,6 +155,7 @@ def _map_to_frame(data: Any) -> Any:
                 candidates=tuple((schema.decode(a), float(s)) for a, s in data["candidates"]),
                 elapsed=float(data.get("elapsed", 0.0)),
                 fallback=str(data.get("fallback", "")),
+                seat=None if data.get("seat") is None else int(data["seat"]),
             )
         if kind == "hand":
             return HandEndFrame(float(data["t"]))
@@ -244,8 +247,12 @@ class GameLogWriter:
     """
 
     def __init__(self, path: str | Path, header: Header, secrets: Iterable[str] = (),
-                 append: bool = False, clock: Any = time.monotonic) -> None:
+                 append: bool = False, clock: Any = time.monotonic,
+                 flush_per_hand: bool = False) -> None:
         self.path = Path(path)
+        # The local table runs in our own process: losing the hand in play when it dies costs
+        # nothing, so it flushes once per hand (no fsync until close) and arena logs stay cheap.
+        self._flush_each_frame = not flush_per_hand
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._scrub = Scrubber(secrets)
         self._clock = clock
@@ -268,7 +275,7 @@ class GameLogWriter:
 
     @classmethod
     def create(cls, root: str | Path | None, header: Header, secrets: Iterable[str] = (),
-               when: dt.datetime | None = None) -> GameLogWriter:
+               when: dt.datetime | None = None, flush_per_hand: bool = False) -> GameLogWriter:
         """A new log at the standard place under ``root`` (default ``$MJBOT_LOG_DIR`` or
         ``logs``), named after the header's platform and game id."""
         path = log_path(root if root is not None else default_log_dir(), header.platform,
@@ -277,7 +284,7 @@ class GameLogWriter:
         while path.exists():
             n += 1
             path = path.with_name(path.name.replace(SUFFIX, f"-{n}{SUFFIX}"))
-        return cls(path, header, secrets)
+        return cls(path, header, secrets, flush_per_hand=flush_per_hand)
 
     # The frame methods return nothing and never raise on content: a log must not stop play.
 
@@ -294,9 +301,9 @@ class GameLogWriter:
 
     def decision(self, request: ev.DecisionRequest, legal: Iterable[Any], action: Any,
                  policy: str = "", candidates: Iterable[tuple[Any, float]] = (),
-                 elapsed: float = 0.0, fallback: str = "") -> None:
+                 elapsed: float = 0.0, fallback: str = "", seat: int | None = None) -> None:
         frame = DecisionFrame(self._clock(), request, tuple(legal), action, policy,
-                              tuple(candidates), elapsed, fallback)
+                              tuple(candidates), elapsed, fallback, seat)
         self._write(_frame_to_map(frame))
 
     def frame(self, frame: Any) -> None:
@@ -308,7 +315,10 @@ class GameLogWriter:
     def end_hand(self) -> None:
         """Mark the end of a hand and make the file durable up to here."""
         self._write({"k": "hand", "t": self._clock()})
-        self._sync()
+        if self._flush_each_frame:
+            self._sync()
+        elif self._file is not None:
+            self._file.flush()
 
     def close(self, footer: Footer | None = None) -> None:
         if self._file is None:
@@ -337,7 +347,8 @@ class GameLogWriter:
         if self._scrub:
             data = self._scrub(data)
         self._file.write(self._packer.pack(data))
-        self._file.flush()
+        if self._flush_each_frame:
+            self._file.flush()
 
     def _sync(self) -> None:
         if self._file is not None:

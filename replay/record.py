@@ -69,9 +69,13 @@ def own_tiles(meld: ev.MeldCalled) -> list[int]:
     return tiles
 
 
+HIDDEN_CLOSED_KAN_VARIANTS = ("mcr", "taiwan16")
+
+
 def view_event(e: Any, seat: int, variant: str) -> Any:
     """One event as ``seat`` would have received it: its own starting hand only, others'
-    draws hidden, and (MCR) others' concealed kongs without their tiles."""
+    draws hidden, and (MCR, Taiwan: Botzone and the NTPU server hide them) others' concealed
+    kongs without their tiles."""
     if isinstance(e, ev.GameStarted):
         return dataclasses.replace(e, seat=seat)
     if isinstance(e, ev.RoundStarted):
@@ -79,7 +83,7 @@ def view_event(e: Any, seat: int, variant: str) -> Any:
         return dataclasses.replace(e, hand=tuple(hand), hands=())
     if isinstance(e, ev.TileDrawn) and e.seat != seat and e.tile is not None:
         return dataclasses.replace(e, tile=None)
-    if (variant == "mcr" and isinstance(e, ev.MeldCalled) and e.kind == "closed_kan"
+    if (variant in HIDDEN_CLOSED_KAN_VARIANTS and isinstance(e, ev.MeldCalled) and e.kind == "closed_kan"
             and e.seat != seat):
         return dataclasses.replace(e, tiles=())
     return e

@@ -6,10 +6,12 @@ from collections.abc import Callable
 
 from brain.policies.base import Decision, Policy
 from brain.policies.baselines import GreedyPolicy, TsumogiriPolicy
+from brain.policies.rulebased import RuleBasedPolicy
 
 POLICIES: dict[str, Callable[[], Policy]] = {
     "tsumogiri": TsumogiriPolicy,
     "greedy": GreedyPolicy,
+    "rulebased": RuleBasedPolicy,
 }
 
 

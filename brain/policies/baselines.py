@@ -19,6 +19,7 @@ from protocols import tiles as T
 
 class TsumogiriPolicy:
     name = "tsumogiri"
+    fast = True
 
     def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
                budget: float | None = None) -> Decision:
@@ -37,6 +38,7 @@ class TsumogiriPolicy:
 
 class GreedyPolicy:
     name = "greedy"
+    fast = True
 
     def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
                budget: float | None = None) -> Decision:
@@ -48,18 +50,28 @@ class GreedyPolicy:
             passes = [a for a in legal if isinstance(a, ev.Pass)]
             return Decision(passes[0] if passes else legal[0])
         unseen = state.unseen_counts()
-        scored: list[tuple[tuple[int, int, int], Any]] = []
-        cache: dict[int, tuple[int, int]] = {}
+        counts = state.counts()
+        # shanten of every discard first; useful tiles only for those that keep the best one
+        after: dict[int, int] = {}
         for a in discards:
             k = T.kind(a.tile)
-            if k not in cache:
-                counts = state.counts()
+            if k not in after:
                 counts[k] -= 1
-                useful = useful_tiles(counts)
-                cache[k] = (shanten(counts), sum(unseen[u] for u in useful))
-            sh, n_useful = cache[k]
+                after[k] = shanten(counts)
+                counts[k] += 1
+        best_shanten = min(after.values())
+        useful_count: dict[int, int] = {}
+        for k, sh in after.items():
+            if sh == best_shanten:
+                counts[k] -= 1
+                useful_count[k] = sum(unseen[u] for u in useful_tiles(counts))
+                counts[k] += 1
+        scored: list[tuple[tuple[int, int, int], Any]] = []
+        for a in discards:
+            k = T.kind(a.tile)
             # prefer riichi when it is legal, and keep red fives (a plain copy goes first)
-            scored.append(((-sh, n_useful, int(a.riichi) * 2 - int(T.is_red(a.tile))), a))
+            scored.append(((-after[k], useful_count.get(k, 0),
+                            int(a.riichi) * 2 - int(T.is_red(a.tile))), a))
         scored.sort(key=lambda x: x[0], reverse=True)
         best = scored[0][1]
         candidates = tuple((a, float(s[1] - 100 * -s[0])) for s, a in scored[:5])

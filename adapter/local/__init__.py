@@ -1,0 +1,1 @@
+"""The built-in local table: a referee for every variant, games, and the duplicate arena."""

@@ -1,0 +1,262 @@
+"""Duplicate matches at the local table, in parallel worker processes.
+
+A *unit* is one set of walls (one game's worth, keyed by seed and unit index) played once for
+every distinct seating of the policies (4 for one-against-three, 6 for two pairs, 24 for four
+different policies): the luck of the tiles then falls on every policy alike, as in the seed
+papers' duplicate matches and Mortal's evaluation. Figures are pooled over all seats a policy
+holds; their 95% confidence intervals treat each unit as one sample (a ratio estimator over
+units), which is what makes use of the duplicate pairing.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+import math
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from adapter.local.game import GameConfig, play_game
+from adapter.local.seat import BrainSeat
+from replay.log import GameLogWriter, Header
+
+Z95 = 1.959964
+EXPECTED_HANDS_PER_GAME = {"east": 5.5, "south": 11.0}
+STAT_KEYS = ("hands", "wins", "self_draws", "deal_ins", "points", "games", "rank_sum")
+
+
+@dataclass(frozen=True)
+class ArenaConfig:
+    variant: str
+    policies: tuple[str, str, str, str]
+    hands: int = 400
+    seed: int = 0
+    workers: int = 1
+    log_dir: str | None = None  # None: no logs
+    riichi_length: str = "east"
+    hands_per_game: int = 4  # taiwan16 / mass
+
+    def game_config(self) -> GameConfig:
+        return GameConfig(self.variant, self.riichi_length, self.hands_per_game)
+
+    def arrangements(self) -> list[tuple[str, ...]]:
+        """Every distinct seating of the policies, in a fixed order."""
+        return sorted(set(itertools.permutations(self.policies)))
+
+    def hands_per_unit(self) -> float:
+        per_game = {"riichi": EXPECTED_HANDS_PER_GAME.get(self.riichi_length, 5.5),
+                    "mcr": 1.0}.get(self.variant, float(self.hands_per_game))
+        return per_game * len(self.arrangements())
+
+    def units(self) -> int:
+        return max(1, math.ceil(self.hands / self.hands_per_unit()))
+
+
+@dataclass
+class UnitResult:
+    unit: int
+    stats: dict[str, dict[str, float]]
+    hands: int = 0
+    games: int = 0
+    illegal: int = 0
+    errors: list[str] = field(default_factory=list)
+    logs: list[str] = field(default_factory=list)
+
+
+def play_unit(config: ArenaConfig, unit: int) -> UnitResult:
+    """Play one set of walls in every seating; never raises (a referee error is recorded)."""
+    names = sorted(set(config.policies))
+    result = UnitResult(unit, {n: dict.fromkeys(STAT_KEYS, 0.0) for n in names})
+    game_config = config.game_config()
+    for index, seating in enumerate(config.arrangements()):
+        players = [BrainSeat(config.variant, s, seating[s]) for s in range(4)]
+        log = _open_log(config, unit, index, seating)
+        try:
+            game = play_game(game_config, players, config.seed, unit, log)
+        except Exception as exc:  # noqa: BLE001 - a referee bug must not stop the arena
+            result.errors.append(f"unit {unit} seating {index}: {type(exc).__name__}: {exc}\n"
+                                 + traceback.format_exc(limit=6))
+            if log is not None:
+                log.close()
+            continue
+        finally:
+            for p in players:
+                p.close()
+        if log is not None:
+            result.logs.append(str(log.path))
+        result.games += 1
+        result.hands += len(game.hands)
+        result.illegal += len(game.illegal)
+        start = 25000 if config.variant == "riichi" else 0
+        for seat, name in enumerate(seating):
+            row = result.stats[name]
+            row["games"] += 1
+            row["hands"] += len(game.hands)
+            row["points"] += game.scores[seat] - start
+            if game.ranks is not None:
+                row["rank_sum"] += game.ranks[seat]
+            for hand in game.hands:
+                won = [w for w in hand.wins if w[0] == seat]
+                row["wins"] += bool(won)
+                row["self_draws"] += any(w[1] is None for w in won)
+                row["deal_ins"] += any(w[1] == seat for w in hand.wins)
+    return result
+
+
+def _open_log(config: ArenaConfig, unit: int, index: int,
+              seating: tuple[str, ...]) -> GameLogWriter | None:
+    if config.log_dir is None:
+        return None
+    header = Header(
+        platform="local", variant=config.variant, seat=None, policy=",".join(seating),
+        policy_config={"seed": config.seed, "unit": unit, "seating": index},
+        game_id=f"{config.variant}-s{config.seed}-u{unit}-{index}",
+        extra={"players": list(seating), "full_information": True})
+    return GameLogWriter.create(config.log_dir, header, flush_per_hand=True)
+
+
+# ---------------------------------------------------------------------- running
+
+
+def run_arena(config: ArenaConfig,
+              progress: Callable[[int, int, int], None] | None = None) -> list[UnitResult]:
+    """Play every unit (in ``config.workers`` processes) and return the results in unit order.
+    ``progress(units done, units, hands so far)`` is called after each unit."""
+    units = config.units()
+    results: list[UnitResult] = []
+    hands = 0
+    if config.workers <= 1:
+        for u in range(units):
+            results.append(play_unit(config, u))
+            hands += results[-1].hands
+            if progress:
+                progress(len(results), units, hands)
+        return results
+    with concurrent.futures.ProcessPoolExecutor(max_workers=config.workers) as pool:
+        futures = [pool.submit(play_unit, config, u) for u in range(units)]
+        for future in concurrent.futures.as_completed(futures):
+            results.append(future.result())
+            hands += results[-1].hands
+            if progress:
+                progress(len(results), units, hands)
+    return sorted(results, key=lambda r: r.unit)
+
+
+def ratio_ci(numerators: list[float], denominators: list[float]) -> tuple[float, float, float]:
+    """Ratio estimate sum(x)/sum(h) over clusters, and its 95% interval (linearised variance
+    with one cluster per unit)."""
+    total = sum(denominators)
+    if total == 0:
+        return 0.0, 0.0, 0.0
+    ratio = sum(numerators) / total
+    n = len(numerators)
+    if n < 2:
+        return ratio, ratio, ratio
+    residuals = [x - ratio * h for x, h in zip(numerators, denominators, strict=True)]
+    variance = n / (n - 1) * sum(e * e for e in residuals) / (total * total)
+    half = Z95 * math.sqrt(variance)
+    return ratio, ratio - half, ratio + half
+
+
+def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) -> dict[str, Any]:
+    """The arena's figures, in the JSON form of ``mjbot arena --json``."""
+    policies: dict[str, Any] = {}
+    for name in sorted(set(config.policies)):
+        rows = [r.stats[name] for r in results]
+        hands = [row["hands"] for row in rows]
+        entry: dict[str, Any] = {"hands": int(sum(hands)), "seats": config.policies.count(name)}
+        for key, stat in (("win_rate", "wins"), ("self_draw_rate", "self_draws"),
+                          ("deal_in_rate", "deal_ins"), ("points_per_hand", "points")):
+            value, lo, hi = ratio_ci([row[stat] for row in rows], hands)
+            entry[key] = value
+            entry[f"{key}_ci95"] = [lo, hi]
+        if config.variant == "riichi":
+            value, lo, hi = ratio_ci([row["rank_sum"] for row in rows],
+                                     [row["games"] for row in rows])
+            entry["avg_rank"], entry["avg_rank_ci95"] = value, [lo, hi]
+        else:
+            entry["avg_rank"], entry["avg_rank_ci95"] = None, None
+        policies[name] = entry
+    names = sorted(set(config.policies))
+    differences = {}
+    for a, b in itertools.combinations(names, 2):
+        diffs = [_per_hand(r.stats[a]) - _per_hand(r.stats[b]) for r in results]
+        value, lo, hi = ratio_ci(diffs, [1.0] * len(diffs))
+        differences[f"{a}-{b}"] = {"points_per_hand": value, "ci95": [lo, hi]}
+    return {
+        "variant": config.variant, "policies_seated": list(config.policies),
+        "seed": config.seed, "units": len(results),
+        "seatings": len(config.arrangements()),
+        "games": sum(r.games for r in results), "hands": sum(r.hands for r in results),
+        "illegal_actions": sum(r.illegal for r in results),
+        "referee_errors": sum(len(r.errors) for r in results),
+        "seconds": round(seconds, 3), "workers": config.workers,
+        "hands_per_second": (sum(r.hands for r in results) / seconds) if seconds else None,
+        "policies": policies, "differences": differences,
+        "log_dir": config.log_dir,
+    }
+
+
+def _per_hand(row: dict[str, float]) -> float:
+    return row["points"] / row["hands"] if row["hands"] else 0.0
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    riichi = summary["variant"] == "riichi"
+    unit = "points" if riichi else {"mcr": "points", "taiwan16": "points", "mass": "fan"}.get(
+        summary["variant"], "points")
+    lines = [
+        f"arena {summary['variant']}: {summary['hands']} hands in {summary['games']} games "
+        f"({summary['units']} wall sets x {summary['seatings']} seatings), seed "
+        f"{summary['seed']}, {summary['workers']} worker(s), {summary['seconds']:.1f} s",
+        f"illegal actions: {summary['illegal_actions']}   referee errors: "
+        f"{summary['referee_errors']}",
+        "",
+        f"{'policy':<12}{'hands':>7}  {'win %':<18}{'self-draw %':<18}{'deal-in %':<18}"
+        f"{unit + '/hand':<26}" + ("avg rank" if riichi else ""),
+    ]
+    for name, p in summary["policies"].items():
+        def pct(key: str, p: dict[str, Any] = p) -> str:
+            lo, hi = p[f"{key}_ci95"]
+            return f"{100 * p[key]:5.1f} [{100 * lo:4.1f},{100 * hi:4.1f}]"
+        lo, hi = p["points_per_hand_ci95"]
+        points = f"{p['points_per_hand']:+8.1f} [{lo:+.1f},{hi:+.1f}]"
+        line = (f"{name:<12}{p['hands']:>7}  {pct('win_rate'):<18}{pct('self_draw_rate'):<18}"
+                f"{pct('deal_in_rate'):<18}{points:<26}")
+        if riichi and p["avg_rank"] is not None:
+            rlo, rhi = p["avg_rank_ci95"]
+            line += f"{p['avg_rank']:.2f} [{rlo:.2f},{rhi:.2f}]"
+        lines.append(line)
+    for pair, d in summary["differences"].items():
+        lo, hi = d["ci95"]
+        verdict = "differs" if lo > 0 or hi < 0 else "no clear difference"
+        lines.append(f"{pair}: {d['points_per_hand']:+.1f} {unit}/hand [{lo:+.1f},{hi:+.1f}] "
+                     f"({verdict})")
+    if summary.get("log_dir"):
+        lines.append(f"logs: {Path(summary['log_dir']) / 'local'}")
+    return "\n".join(lines)
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr (only where stderr is a terminal unless forced)."""
+
+    def __init__(self, enabled: bool | None = None, width: int = 30) -> None:
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.width = width
+        self.start = time.monotonic()
+
+    def __call__(self, done: int, total: int, hands: int) -> None:
+        if not self.enabled:
+            return
+        filled = int(self.width * done / max(total, 1))
+        rate = hands / max(time.monotonic() - self.start, 1e-9)
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} "
+                         f"wall sets, {hands} hands, {rate:.1f} hands/s")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()

@@ -1,0 +1,430 @@
+"""The local table's referee: plays one hand of any variant between four players.
+
+The referee is the platform. It deals from a seeded wall, runs the turn order, asks each seat
+exactly what a real platform would ask (a ``turn`` request after its draw or call, a ``claim``
+request on another seat's discard only where it has something besides passing, a ``rob_kan``
+request on an added kan) and tells each seat only what it may see (its own hand; others' draws
+hidden; in MCR and Taiwan others' concealed kongs hidden). It keeps, for every seat, the
+:class:`~brain.state.TableState` that seat's events build, and validates each answer against the
+variant's legal actions computed from it.
+
+An illegal answer is treated as the platform would: Botzone (MCR) ends the match with -30 for the
+offender and +10 for the others (WA, or WH for a false win); Tenhou and the NTPU server do not
+act on it, so the seat's move becomes the safest legal one. Either way it is counted.
+
+Variant rules carried out here (the rules modules decide what is legal and what a win is worth):
+
+* riichi (Tenhou): dead wall of 14, kan dora (closed kan: at once; open/added kan: after the
+  next discard), ura dora for riichi winners, double ron (triple ron is an abortive draw; honba
+  to each winner, sticks to the first after the discarder), abortive draws (nine terminals, four
+  riichi, four kans by more than one seat, four winds), exhaustive draw with 3000 noten payments.
+* mcr (Botzone judge): four private walls of 34, each seat draws from the end of its own;
+  dealer seat 0; a seat due to draw from an empty wall ends the hand (荒庄); one winner (the
+  first after the discarder); HU > PENG = GANG > CHI.
+* taiwan16: 16 tiles, replacement draws from the end of the wall, drawn with 16 tiles left; one
+  winner (the first after the discarder); win > kong/pong > chow.
+* mass: 108 tiles, drawn when the wall is empty; one winner; win > kong = pung > chow.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from adapter.local.walls import shuffled_wall
+from brain.brain import safest_action
+from brain.rules import rules_for
+from brain.state import TableState
+from protocols import events as ev
+from protocols import tiles as T
+from replay.log import GameLogWriter
+from replay.record import view_event
+
+NOTEN_PAYMENT = 3000
+RIICHI_STICK = 1000
+MCR_PENALTY, MCR_PENALTY_GAIN = -30, 10
+TAIWAN_DEAD_END = 16
+
+
+class Player(Protocol):
+    """A seat at the local table: sees its events, answers its requests. ``decide`` returns a
+    :class:`brain.brain.Answer` (or a bare action)."""
+
+    name: str
+
+    def observe(self, event: Any) -> None: ...
+
+    def decide(self, request: ev.DecisionRequest) -> Any: ...
+
+
+@dataclass(frozen=True)
+class HandSetup:
+    """Where a hand stands in its game; ``seed`` fixes the wall."""
+
+    seed: int
+    dealer: int = 0
+    round_wind: int = 0
+    round_number: int = 0
+    honba: int = 0
+    sticks: int = 0
+    scores: tuple[int, ...] = (0, 0, 0, 0)
+
+
+@dataclass
+class IllegalAction:
+    seat: int
+    request: ev.DecisionRequest
+    action: Any
+    legal: tuple[Any, ...]
+
+
+@dataclass
+class HandOutcome:
+    """``wins``: (winner, from_seat or None, value) per win; ``deltas``: the hand's score change
+    including riichi sticks; ``reason``: the draw reason or "win"; ``sticks``: riichi sticks left
+    on the table afterwards."""
+
+    reason: str
+    deltas: list[int]
+    wins: list[tuple[int, int | None, int]] = field(default_factory=list)
+    dealer: int = 0
+    dealer_keeps: bool = False
+    sticks: int = 0
+    illegal: list[IllegalAction] = field(default_factory=list)
+    penalty_seat: int | None = None
+
+    @property
+    def is_win(self) -> bool:
+        return bool(self.wins)
+
+
+class _HandOver(Exception):  # noqa: N818 - control flow, not an error
+    """Raised inside a hand when it ends; carries nothing, the outcome is on the referee."""
+
+
+class _Walls:
+    """The tiles still to be drawn, per variant."""
+
+    def __init__(self, variant: str, seed: int, hand_size: int) -> None:
+        self.variant = variant
+        tiles = shuffled_wall(variant, seed)
+        self.dora: list[int] = []
+        self.ura: list[int] = []
+        if variant == "mcr":
+            # Botzone 复式: seat i owns tiles[34i:34i+34], deals and draws from its end.
+            self.private = [tiles[34 * i:34 * i + 34] for i in range(4)]
+            self.hands = [[w.pop() for _ in range(hand_size)] for w in self.private]
+            return
+        self.hands = [tiles[hand_size * i:hand_size * (i + 1)] for i in range(4)]
+        rest = tiles[4 * hand_size:]
+        if variant == "riichi":
+            self.dead = rest[-14:]
+            self.live = rest[:-14]
+            self.rinshan = self.dead[:4]
+            self.indicators = self.dead[4:14:2]
+            self.ura_indicators = self.dead[5:14:2]
+            self.dora = [self.indicators[0]]
+            self.draws_left = len(self.live)
+        else:
+            self.live = rest
+            reserve = TAIWAN_DEAD_END if variant == "taiwan16" else 0
+            self.draws_left = len(rest) - reserve
+
+    @property
+    def initial_remaining(self) -> int:
+        if self.variant == "mcr":
+            return sum(len(w) for w in self.private)
+        return self.draws_left
+
+    def can_draw(self, seat: int) -> bool:
+        if self.variant == "mcr":
+            return bool(self.private[seat])
+        return self.draws_left > 0
+
+    def draw(self, seat: int, replacement: bool) -> int:
+        if self.variant == "mcr":
+            return self.private[seat].pop()
+        self.draws_left -= 1
+        if self.variant == "riichi":
+            return self.rinshan.pop(0) if replacement else self.live.pop(0)
+        return self.live.pop() if replacement else self.live.pop(0)
+
+    def reveal_kan_dora(self) -> int:
+        indicator = self.indicators[len(self.dora)]
+        self.dora.append(indicator)
+        return indicator
+
+
+class HandReferee:
+    """Plays one hand. ``players``: four seats; ``log``: the game's full-information log."""
+
+    def __init__(self, variant: str, players: list[Player], log: GameLogWriter | None = None,
+                 views: list[TableState] | None = None) -> None:
+        self.variant = variant
+        self.rules = rules_for(variant)
+        self.players = players
+        self.log = log
+        self.views = views or [TableState(variant, s) for s in range(4)]
+        self.outcome: HandOutcome | None = None
+
+    # ------------------------------------------------------------------ plumbing
+
+    def emit(self, event: Any) -> None:
+        """One full-information event: to the log as is, to each seat as it may see it."""
+        if self.log is not None:
+            self.log.event(event)
+        for seat in range(4):
+            seen = view_event(event, seat, self.variant)
+            self.views[seat].apply(seen)
+            self.players[seat].observe(seen)
+
+    def ask(self, seat: int, request: ev.DecisionRequest,
+            legal: list[Any] | None = None) -> Any:
+        """The seat's answer, validated; an illegal one is handled as the platform would."""
+        view = self.views[seat]
+        if legal is None:
+            legal = self.rules.legal_actions(view, request)
+        answer = self.players[seat].decide(request)
+        action = getattr(answer, "action", answer)
+        if self.log is not None:
+            self.log.decision(request, legal, action, getattr(answer, "policy", ""),
+                              getattr(answer, "candidates", ()), getattr(answer, "elapsed", 0.0),
+                              getattr(answer, "fallback", ""), seat=seat)
+        if action in legal:
+            return action
+        assert self.outcome_in_progress is not None
+        self.outcome_in_progress.illegal.append(
+            IllegalAction(seat, request, action, tuple(legal)))
+        if self.variant == "mcr":
+            self._penalty(seat, "false_win" if isinstance(action, ev.Win) else "illegal_action")
+        return safest_action(view, legal)
+
+    # ------------------------------------------------------------------ the hand
+
+    def play(self, setup: HandSetup) -> HandOutcome:
+        self.setup = setup
+        self.scores = list(setup.scores)
+        self.sticks = setup.sticks
+        self.outcome_in_progress = HandOutcome("", [0, 0, 0, 0], dealer=setup.dealer,
+                                               sticks=setup.sticks)
+        self.walls = _Walls(self.variant, setup.seed, self.rules.hand_size)
+        self.kan_seats: list[int] = []
+        self.pending_dora = 0
+        self.riichi_seats: set[int] = set()
+        self.emit(ev.RoundStarted(
+            round_wind=setup.round_wind, dealer=setup.dealer, honba=setup.honba,
+            sticks=setup.sticks, scores=tuple(self.scores),
+            dora_indicators=tuple(self.walls.dora), round_number=setup.round_number,
+            wall_remaining=self.walls.initial_remaining,
+            hands=tuple(tuple(h) for h in self.walls.hands)))
+        try:
+            self._run(setup.dealer)
+        except _HandOver:
+            pass
+        outcome = self.outcome_in_progress
+        outcome.sticks = self.sticks
+        self.outcome = outcome
+        return outcome
+
+    def _run(self, seat: int) -> None:
+        draw, replacement = True, False
+        while True:
+            if draw:
+                if not replacement and not self.walls.can_draw(seat):
+                    self._exhaustive_draw()
+                tile = self.walls.draw(seat, replacement)
+                self.emit(ev.TileDrawn(seat, tile, replacement))
+            action = self.ask(seat, ev.DecisionRequest("turn"))
+            if isinstance(action, ev.Win):
+                self._win_self_draw(seat)
+            if isinstance(action, ev.AbortiveDraw):
+                self._draw_hand("nine_terminals")
+            if isinstance(action, ev.Kan):
+                self._own_kan(seat, action)
+                draw, replacement = True, True
+                continue
+            seat, draw, replacement = self._discard(seat, action)
+
+    def _own_kan(self, seat: int, action: ev.Kan) -> None:
+        view = self.views[seat]
+        self._reveal_pending_dora()
+        if action.kind == "closed_kan":
+            self.emit(ev.MeldCalled(seat, "closed_kan", tuple(action.tiles)))
+            self.kan_seats.append(seat)
+            if self.variant == "riichi":
+                self.emit(ev.DoraRevealed(self.walls.reveal_kan_dora()))
+            return
+        added = action.tiles[0]
+        pon = next(m for m in view.melds if m.kind == "pon" and m.tiles
+                   and T.kind(m.tiles[0]) == T.kind(added))
+        self.emit(ev.MeldCalled(seat, "added_kan", (*pon.tiles, added), added, pon.from_seat))
+        self.kan_seats.append(seat)
+        self._claims(seat, added, "rob_kan")
+        if self.variant == "riichi":
+            self.pending_dora += 1
+
+    def _discard(self, seat: int, action: ev.Discard) -> tuple[int, bool, bool]:
+        """Play a discard and its claims; returns (next seat, draw?, replacement draw?)."""
+        view = self.views[seat]
+        tsumogiri = view.last_draw is not None and action.tile == view.last_draw
+        if action.riichi:
+            self.emit(ev.RiichiDeclared(seat))
+        self.emit(ev.TileDiscarded(seat, action.tile, tsumogiri))
+        self._reveal_pending_dora()
+        call = self._claims(seat, action.tile, "claim")
+        if action.riichi:
+            self.scores[seat] -= RIICHI_STICK
+            self.sticks += 1
+            self.outcome_in_progress.deltas[seat] -= RIICHI_STICK
+            self.emit(ev.RiichiAccepted(seat, tuple(self.scores)))
+            self.riichi_seats.add(seat)
+            if len(self.riichi_seats) == 4:
+                self._draw_hand("four_riichi")
+        if self.variant == "riichi":
+            self._check_riichi_aborts(call is None)
+        if call is None:
+            return (seat + 1) % 4, True, False
+        caller, meld_action = call
+        self._call(caller, seat, action.tile, meld_action)
+        if isinstance(meld_action, ev.Kan):
+            if self.variant == "riichi":
+                self.pending_dora += 1
+            return caller, True, True
+        return caller, False, False
+
+    def _check_riichi_aborts(self, no_call: bool) -> None:
+        if len(self.kan_seats) == 4 and len(set(self.kan_seats)) > 1:
+            self._draw_hand("four_kans")
+        view = self.views[0]
+        if no_call and view.turn == 4 and not view.calls_made:
+            firsts = {T.kind(s.river[0].tile) for s in view.seats if s.river}
+            if len(firsts) == 1 and next(iter(firsts)) in T.WINDS and all(
+                    len(s.river) == 1 for s in view.seats):
+                self._draw_hand("four_winds")
+
+    def _reveal_pending_dora(self) -> None:
+        while self.pending_dora:
+            self.pending_dora -= 1
+            self.emit(ev.DoraRevealed(self.walls.reveal_kan_dora()))
+
+    def _call(self, caller: int, discarder: int, tile: int, action: Any) -> None:
+        if isinstance(action, ev.Chi):
+            kind, own = "chi", tuple(action.tiles)
+        elif isinstance(action, ev.Pon):
+            kind, own = "pon", tuple(action.tiles)
+        else:
+            kind, own = "open_kan", tuple(action.tiles)
+            self.kan_seats.append(caller)
+        tiles = tuple(sorted((*own, tile), key=T.sort_key))
+        self.emit(ev.MeldCalled(caller, kind, tiles, tile, discarder))
+
+    # ------------------------------------------------------------------ claims
+
+    def _claims(self, discarder: int, tile: int, kind: str) -> tuple[int, Any] | None:
+        """Ask every seat with something to do; resolve by priority. Returns the winning call
+        (seat, action), or None when everyone passed; a win ends the hand."""
+        answers: list[tuple[int, Any]] = []
+        for offset in (1, 2, 3):
+            seat = (discarder + offset) % 4
+            request = ev.DecisionRequest(kind, tile=tile, from_seat=discarder)
+            legal = self.rules.legal_actions(self.views[seat], request)
+            if len(legal) == 1 and isinstance(legal[0], ev.Pass):
+                continue
+            answers.append((seat, self.ask(seat, request, legal)))
+        winners = [s for s, a in answers if isinstance(a, ev.Win)]
+        if winners:
+            self._win_on_discard(winners, discarder, tile, robbing=kind == "rob_kan")
+        for wanted in ((ev.Pon, ev.Kan), (ev.Chi,)):
+            for seat, a in answers:
+                if isinstance(a, wanted):
+                    return seat, a
+        return None
+
+    # ------------------------------------------------------------------ endings
+
+    def _win_self_draw(self, seat: int) -> None:
+        tile = self.views[seat].last_draw
+        assert tile is not None
+        self._score_win(seat, None, tile, robbing=False, with_sticks=True)
+        self._finish("win", dealer_keeps=seat == self.setup.dealer)
+
+    def _win_on_discard(self, winners: list[int], discarder: int, tile: int,
+                        robbing: bool) -> None:
+        if self.variant == "riichi" and len(winners) == 3:
+            self._draw_hand("triple_ron")
+        if self.variant != "riichi":
+            winners = winners[:1]  # head bump: the first seat after the discarder
+        for i, seat in enumerate(winners):
+            self._score_win(seat, discarder, tile, robbing, with_sticks=i == 0)
+        self._finish("win", dealer_keeps=self.setup.dealer in winners)
+
+    def _score_win(self, seat: int, from_seat: int | None, tile: int, robbing: bool,
+                   with_sticks: bool) -> None:
+        view = self.views[seat]
+        ctx = self.rules.context(view, tile, from_seat, robbing)
+        ura: tuple[int, ...] = ()
+        if self.variant == "riichi":
+            if ctx.riichi or ctx.double_riichi:
+                ura = tuple(self.walls.ura_indicators[:len(self.walls.dora)])
+            ctx = dataclasses.replace(ctx, ura_dora_indicators=ura, sticks=self.sticks
+                                      if with_sticks else 0)
+        score = self.rules.score(ctx)
+        if score is None:  # the legal set said this is a win: a rules bug, not a player's
+            raise RefereeError(f"seat {seat} won on {T.tile_name(tile)} but the rules score "
+                               f"no win for {T.to_mpsz(ctx.concealed)}")
+        if with_sticks and self.variant == "riichi":
+            self.sticks = 0
+        deltas = list(score.deltas)
+        for s in range(4):
+            self.scores[s] += deltas[s]
+            self.outcome_in_progress.deltas[s] += deltas[s]
+        self.outcome_in_progress.wins.append((seat, from_seat, score.value))
+        limit = f" {score.limit}" if score.limit else ""
+        fu = f"{score.fu}符" if score.fu else ""
+        self.emit(ev.RoundWon(
+            winner=seat, from_seat=from_seat, hand=tuple(ctx.concealed), win_tile=tile,
+            value=score.value, deltas=tuple(deltas),
+            yaku=tuple(f"{name}({value})" for name, value in score.items),
+            ura_dora_indicators=ura, detail=f"{fu}{limit}".strip()))
+
+    def _exhaustive_draw(self) -> None:
+        if self.variant != "riichi":
+            self._draw_hand("exhaustive")
+        tenpai = [s for s in range(4) if self.views[s].waits()]
+        deltas = [0, 0, 0, 0]
+        if 0 < len(tenpai) < 4:
+            for s in range(4):
+                deltas[s] = (NOTEN_PAYMENT // len(tenpai) if s in tenpai
+                             else -NOTEN_PAYMENT // (4 - len(tenpai)))
+        self._draw_hand("exhaustive", deltas, tuple(tenpai),
+                        dealer_keeps=self.setup.dealer in tenpai)
+
+    def _draw_hand(self, reason: str, deltas: list[int] | None = None,
+                   tenpai: tuple[int, ...] = (), dealer_keeps: bool | None = None) -> None:
+        deltas = deltas or [0, 0, 0, 0]
+        for s in range(4):
+            self.scores[s] += deltas[s]
+            self.outcome_in_progress.deltas[s] += deltas[s]
+        self.emit(ev.RoundDrawn(reason, tuple(deltas), tenpai))
+        # riichi abortive draws keep the dealer; so does an exhaustive draw with the dealer ready
+        keeps = dealer_keeps if dealer_keeps is not None else self.variant == "riichi"
+        self._finish(reason, dealer_keeps=keeps)
+
+    def _penalty(self, seat: int, reason: str) -> None:
+        """Botzone's verdict on a wrong answer: -30 for the offender, +10 for each other seat;
+        the match is over."""
+        deltas = [MCR_PENALTY_GAIN] * 4
+        deltas[seat] = MCR_PENALTY
+        self.outcome_in_progress.penalty_seat = seat
+        self._draw_hand(reason, deltas, dealer_keeps=False)
+
+    def _finish(self, reason: str, dealer_keeps: bool) -> None:
+        self.outcome_in_progress.reason = reason
+        self.outcome_in_progress.dealer_keeps = dealer_keeps
+        raise _HandOver
+
+
+class RefereeError(RuntimeError):
+    """The referee found itself in a state the rules do not allow (a bug, never a player's
+    fault): the game is abandoned and counted."""

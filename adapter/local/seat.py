@@ -1,0 +1,28 @@
+"""A brain at the local table: it builds its own state from the events it is shown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from brain.brain import Answer, Brain
+from brain.state import TableState
+from protocols import events as ev
+
+
+class BrainSeat:
+    """One seat played by a :class:`Brain`. Its state is its own, fed only by what the referee
+    shows it, exactly as an adapter feeds a brain from a platform's messages."""
+
+    def __init__(self, variant: str, seat: int, policy: str, limit: float | None = None) -> None:
+        self.name = policy
+        self.brain = Brain(variant, policy, limit=limit)
+        self.state = TableState(variant, seat)
+
+    def observe(self, event: Any) -> None:
+        self.state.apply(event)
+
+    def decide(self, request: ev.DecisionRequest) -> Answer:
+        return self.brain.decide(self.state, request)
+
+    def close(self) -> None:
+        self.brain.close()

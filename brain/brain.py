@@ -1,0 +1,143 @@
+"""The decider: legal set, time budget, validation and fallbacks around a policy.
+
+Every platform adapter and the local table ask the brain, never a policy directly. The brain
+computes the legal actions from the seat's own state and the variant's rules (intersected with
+what the platform offers), gives the policy a budget taken from the platform's limit minus a
+safety margin, and checks the answer. A policy that raises, answers something illegal or runs
+late is replaced by the fast rule-based answer, and if that fails too by the safest legal
+action, so a platform never sees an illegal action or a missed deadline.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from brain.policies import get_policy
+from brain.policies.base import Decision, Policy
+from brain.rules import rules_for
+from brain.state import TableState
+from protocols import events as ev
+
+DEFAULT_MARGIN = 0.25  # seconds kept back from the platform's limit for encoding and transport
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the brain answered and why: everything the game log's decision frame records."""
+
+    action: Any
+    legal: tuple[Any, ...]
+    policy: str
+    candidates: tuple[tuple[Any, float], ...] = ()
+    elapsed: float = 0.0
+    fallback: str = ""  # why the policy's own answer was not used ("" when it was)
+
+
+def safest_action(state: TableState, legal: list[Any]) -> Any:
+    """The last resort: pass where passing is legal, else discard the drawn tile, else any
+    plain discard, else the first legal action."""
+    for a in legal:
+        if isinstance(a, ev.Pass):
+            return a
+    discards = [a for a in legal if isinstance(a, ev.Discard) and not a.riichi]
+    for a in discards:
+        if a.tile == state.last_draw:
+            return a
+    if discards:
+        return discards[-1]
+    return legal[0]
+
+
+class Brain:
+    """One seat's decider. ``limit``: the platform's time per decision in seconds (None: no
+    limit, as at the local table); ``margin``: seconds kept back from it. With a limit, a policy
+    that does not declare itself ``fast`` runs in a worker thread and is abandoned at the
+    deadline."""
+
+    def __init__(self, variant: str, policy: str | Policy = "rulebased",
+                 limit: float | None = None, margin: float = DEFAULT_MARGIN,
+                 fallback_policy: str = "rulebased") -> None:
+        self.variant = variant
+        self.rules = rules_for(variant)
+        self.policy = get_policy(policy) if isinstance(policy, str) else policy
+        self.fallback_policy = (self.policy if getattr(self.policy, "name", "") == fallback_policy
+                                else get_policy(fallback_policy))
+        self.limit = limit
+        self.margin = margin
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    @property
+    def name(self) -> str:
+        return getattr(self.policy, "name", type(self.policy).__name__)
+
+    def budget(self, request: ev.DecisionRequest) -> float | None:
+        """Seconds the policy may use: the platform's limit (or the request's deadline) less
+        the margin, never below a tenth of the limit."""
+        limits = []
+        if self.limit is not None:
+            limits.append(self.limit)
+        if request.deadline is not None:
+            limits.append(request.deadline - time.monotonic())
+        if not limits:
+            return None
+        limit = min(limits)
+        return max(limit - self.margin, 0.1 * max(limit, 0.0))
+
+    def legal(self, state: TableState, request: ev.DecisionRequest) -> list[Any]:
+        return self.rules.legal_actions(state, request)
+
+    def decide(self, state: TableState, request: ev.DecisionRequest,
+               legal: list[Any] | None = None) -> Answer:
+        start = time.perf_counter()
+        legal = legal if legal is not None else self.legal(state, request)
+        if len(legal) == 1:
+            return Answer(legal[0], tuple(legal), self.name, elapsed=time.perf_counter() - start)
+        budget = self.budget(request)
+        decision, problem = self._ask(self.policy, state, request, legal, budget)
+        fallback = ""
+        if problem:
+            fallback = problem
+            decision, problem2 = self._ask(self.fallback_policy, state, request, legal, None)
+            if problem2:
+                fallback = f"{problem}; fallback policy {problem2}"
+                decision = Decision(safest_action(state, legal))
+        return Answer(decision.action, tuple(legal), self.name, decision.candidates,
+                      time.perf_counter() - start, fallback)
+
+    def _ask(self, policy: Policy, state: TableState, request: ev.DecisionRequest,
+             legal: list[Any], budget: float | None) -> tuple[Decision, str]:
+        """The policy's decision and "" , or a placeholder and what went wrong."""
+        name = getattr(policy, "name", "policy")
+        try:
+            if budget is not None and not getattr(policy, "fast", False):
+                decision = self._with_deadline(policy, state, request, legal, budget)
+            else:
+                decision = policy.decide(state, request, legal, budget)
+        except concurrent.futures.TimeoutError:
+            return Decision(None), f"{name} missed its {budget:.3f}s budget"
+        except Exception as exc:  # noqa: BLE001 - any policy failure must become a fallback
+            return Decision(None), f"{name} raised {type(exc).__name__}: {exc}"
+        if decision.action not in legal:
+            return Decision(None), f"{name} answered an illegal action {decision.action!r}"
+        return decision, ""
+
+    def _with_deadline(self, policy: Policy, state: TableState, request: ev.DecisionRequest,
+                       legal: list[Any], budget: float) -> Decision:
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="policy")
+        future = self._pool.submit(policy.decide, state, request, legal, budget)
+        try:
+            return future.result(timeout=budget)
+        except concurrent.futures.TimeoutError:
+            # The late thread cannot be killed; a fresh pool keeps the next decision unblocked.
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+            raise
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None

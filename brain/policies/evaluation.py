@@ -1,0 +1,96 @@
+"""Hand-shape evaluation shared by the rule-based policy: shanten per discard, the joint count
+of unseen useful tiles, dead tiles and honour weights (Seofon_v2, seed 000, figs. 3-4 and table
+3-1), generalised from Taiwan 16-tile to every variant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from brain.shanten import shanten, useful_tiles
+from brain.state import TableState
+from protocols import tiles as T
+
+
+@dataclass(frozen=True, slots=True)
+class DiscardInfo:
+    """What discarding one kind leaves: its shanten, the unseen copies of the tiles that would
+    lower it (counted jointly: the union of all waits, the fix Seofon_v2 reports), and the
+    useful kinds themselves."""
+
+    kind: int
+    shanten: int
+    useful: int
+    useful_kinds: frozenset[int]
+
+
+def analyse_discards(state: TableState, slack: int = 0) -> dict[int, DiscardInfo]:
+    """Every distinct kind in hand -> its :class:`DiscardInfo`. Useful tiles are counted only
+    for discards within ``slack`` of the best shanten (the others are never chosen on shape)."""
+    counts = state.counts()
+    unseen = state.unseen_counts()
+    after: dict[int, int] = {}
+    for k in range(34):
+        if counts[k]:
+            counts[k] -= 1
+            after[k] = shanten(counts)
+            counts[k] += 1
+    best = min(after.values())
+    out: dict[int, DiscardInfo] = {}
+    for k, sh in after.items():
+        if sh <= best + slack:
+            counts[k] -= 1
+            kinds = frozenset(useful_tiles(counts))
+            counts[k] += 1
+            out[k] = DiscardInfo(k, sh, sum(unseen[u] for u in kinds), kinds)
+        else:
+            out[k] = DiscardInfo(k, sh, 0, frozenset())
+    return out
+
+
+def value_honours(state: TableState) -> set[int]:
+    """Honour kinds worth a pung: dragons, own seat wind, and (riichi, MCR) the round wind."""
+    kinds = set(T.DRAGONS) | {state.seat_wind()}
+    if state.variant in ("riichi", "mcr"):
+        kinds.add(state.round_wind_kind)
+    return kinds
+
+
+def is_dead(state: TableState, k: int, counts: list[int], unseen: list[int]) -> bool:
+    """A lone tile that can no longer join any group: no copy left to pair it, and (a number)
+    no unseen or held neighbour to run with."""
+    if counts[k] != 1 or unseen[k] > 0:
+        return False
+    if k >= 27:
+        return True
+    lo, hi = k - k % 9, k - k % 9 + 8
+    for d in (-2, -1, 1, 2):
+        n = k + d
+        if lo <= n <= hi and (unseen[n] or counts[n]):
+            return False
+    return True
+
+
+def honour_weight(state: TableState, k: int, counts: list[int], unseen: list[int]) -> float:
+    """Extra eagerness to discard an honour (table 3-1, in useful-tile units): a lone honour
+    with no value goes first; a valued one that can still become a pung is kept longer; one
+    that can no longer form a set loses its value and goes like any other."""
+    if k < 27:
+        return 0.0
+    if counts[k] >= 2:
+        return -1.0
+    can_form = unseen[k] >= 2
+    if k in value_honours(state):
+        return 1.0 if can_form else 3.0
+    return 3.0 if can_form else 3.5
+
+
+def terminal_weight(k: int, counts: list[int]) -> float:
+    """Isolated terminals are easier to let go than isolated middle tiles."""
+    if k >= 27 or counts[k] != 1:
+        return 0.0
+    r = k % 9
+    if r in (0, 8):
+        near = [k + 1, k + 2] if r == 0 else [k - 1, k - 2]
+        return 1.0 if not any(counts[n] for n in near) else 0.0
+    return 0.0

@@ -1,0 +1,154 @@
+"""MCR: steer toward a hand worth 8 fan, and count only the waits that reach it.
+
+A fast hand below 8 fan cannot be declared at all, so shape alone is the wrong target. Each plan
+below is a family of hands that carries 8 fan by itself, or 6 fan that a common small fan tops
+up; its *distance* is a lower bound on the exchanges still needed (the regular shanten, the
+tiles the pattern still misses, the off-suit tiles to throw). The policy discards to keep the
+nearest plan near, and at ready it counts only waits the fan calculator scores at 8 or more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import MahjongGB
+
+from brain.rules.base import WinContext
+from brain.rules.mcr import MIN_FAN, fan_items
+from brain.shanten import regular_shanten, seven_pairs_shanten
+from brain.state import Meld, TableState
+from protocols import tiles as T
+
+# Chow patterns (three chows by their lowest kinds): 清龙 16, 花龙 8, 三色三同顺 8, 三色三步高 6.
+_PURE_STRAIGHTS = [(s * 9, s * 9 + 3, s * 9 + 6) for s in range(3)]
+_SUIT_ORDERS = [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
+_MIXED_STRAIGHTS = [(a * 9, b * 9 + 3, c * 9 + 6) for a, b, c in _SUIT_ORDERS]
+_MIXED_TRIPLE = [(r, 9 + r, 18 + r) for r in range(7)]
+_MIXED_SHIFTED = [(a * 9 + r, b * 9 + r + 1, c * 9 + r + 2)
+                  for a, b, c in _SUIT_ORDERS for r in range(6)]
+CHOW_PLANS: list[tuple[str, int, tuple[int, int, int]]] = (
+    [("清龙", 16, p) for p in _PURE_STRAIGHTS] + [("花龙", 8, p) for p in _MIXED_STRAIGHTS]
+    + [("三色三同顺", 8, p) for p in _MIXED_TRIPLE]
+    + [("三色三步高", 6, p) for p in _MIXED_SHIFTED])
+
+SHORT_OF_EIGHT = 1  # a 6-fan plan needs a small fan on top: count it as one step further
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    name: str
+    fan: int
+    distance: int
+
+
+def _meld_kinds(melds: list[Meld]) -> list[int]:
+    return [T.kind(t) for m in melds for t in m.tiles]
+
+
+def plans(counts: list[int], melds: list[Meld]) -> list[Plan]:
+    """Every plan still open to this hand, with its distance (lower bound on exchanges)."""
+    shape = regular_shanten(counts)
+    out: list[Plan] = []
+    meld_kinds = _meld_kinds(melds)
+    open_melds = [m for m in melds if m.kind != "closed_kan"]
+    out.extend(_flush_plans(counts, meld_kinds, shape))
+    out.extend(_chow_plans(counts, melds, shape))
+    if all(m.kind != "chi" for m in melds):
+        out.append(Plan("碰碰和", 6, _all_pungs_distance(counts, len(melds)) + SHORT_OF_EIGHT))
+    if not melds:
+        out.append(Plan("七对", 24, seven_pairs_shanten(counts)))
+        out.extend(_knitted_plans(counts))
+    missing_types = _missing_types(counts, meld_kinds)
+    out.append(Plan("五门齐", 6, max(shape, missing_types) + SHORT_OF_EIGHT))
+    if not open_melds:
+        out.append(Plan("门前清+", 2, shape + 2))  # concealed hands often reach 8 by small fans
+    return out
+
+
+def best_distance(counts: list[int], melds: list[Meld]) -> int:
+    return min(p.distance for p in plans(counts, melds))
+
+
+def _flush_plans(counts: list[int], meld_kinds: list[int], shape: int) -> list[Plan]:
+    out = []
+    for s in range(3):
+        lo, hi = 9 * s, 9 * s + 9
+        if any(k < 27 and not lo <= k < hi for k in meld_kinds):
+            continue
+        off_suit = sum(c for k, c in enumerate(counts[:27]) if not lo <= k < hi)
+        honours = sum(counts[27:])
+        out.append(Plan("混一色", 6, max(shape, off_suit) + SHORT_OF_EIGHT))
+        if not any(k >= 27 for k in meld_kinds):
+            out.append(Plan("清一色", 24, max(shape, off_suit + honours)))
+    return out
+
+
+def _chow_plans(counts: list[int], melds: list[Meld], shape: int) -> list[Plan]:
+    chow_lows = [min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi"]
+    fixed = [m for m in melds if m.kind != "chi"]
+    free_groups = 4 - len(fixed)
+    out = []
+    for name, fan, lows in CHOW_PLANS:
+        if free_groups < 3 or any(low not in lows for low in chow_lows):
+            continue
+        missing = 0
+        for low in lows:
+            if low in chow_lows:
+                continue
+            missing += sum(1 for k in (low, low + 1, low + 2) if not counts[k])
+        distance = max(shape, missing - 1) + (SHORT_OF_EIGHT if fan < MIN_FAN else 0)
+        out.append(Plan(name, fan, distance))
+    return out
+
+
+def _all_pungs_distance(counts: list[int], melds: int) -> int:
+    """Exchanges to be ready for an all-pungs hand (pairs upgrade to pungs with one tile)."""
+    needed = 4 - melds
+    pungs = min(sum(1 for c in counts if c >= 3), needed)
+    pairs = sum(1 for c in counts if c == 2) + max(0, sum(1 for c in counts if c >= 3) - needed)
+    missing = needed - pungs
+    upgraded = min(pairs, missing)
+    singles_needed = missing - upgraded
+    has_pair = pairs > upgraded
+    tiles_needed = upgraded + 2 * singles_needed + (0 if has_pair else 1)
+    return max(0, tiles_needed - 1)
+
+
+def _missing_types(counts: list[int], meld_kinds: list[int]) -> int:
+    present = {k // 9 if k < 27 else (3 if k < 31 else 4)
+               for k in list(meld_kinds) + [k for k in range(34) if counts[k]]}
+    return 5 - len(present)
+
+
+def _knitted_plans(counts: list[int]) -> list[Plan]:
+    if sum(counts) not in (13, 14):
+        return []
+    hand = tuple(T.to_botzone(k) for k in range(34) for _ in range(counts[k]))
+    if len(hand) == 14:
+        hand = hand[:13]  # the shanten helpers take 13 tiles; one tile more changes little
+    out = []
+    for name, fan, fn in (("全不靠", 12, MahjongGB.HonorsAndKnittedTilesShanten),
+                          ("组合龙", 12, MahjongGB.KnittedStraightShanten)):
+        try:
+            value, _ = fn(hand)
+        except TypeError:
+            continue
+        out.append(Plan(name, fan, int(value)))
+    return out
+
+
+def winning_waits(state: TableState, counts: list[int], waits: set[int]) -> list[int]:
+    """The kinds among ``waits`` that a win on another seat's discard scores at >= 8 fan
+    (self-draw adds fan, so a discard win is the bar), for the hand ``counts`` + own melds."""
+    concealed = [k for k in range(34) for _ in range(counts[k])]
+    base = WinContext(
+        concealed=(), melds=tuple(state.melds), win_tile=0, seat=state.seat,
+        from_seat=(state.seat + 1) % 4, dealer=state.dealer, round_wind=state.round_wind_kind,
+        flowers=len(state.me.flowers))
+    good = []
+    for w in sorted(waits):
+        ctx = replace(base, concealed=(*concealed, w), win_tile=w)
+        items = fan_items(ctx)
+        if items is not None and sum(v for _, v in items) - ctx.flowers >= MIN_FAN:
+            good.append(w)
+    return good

@@ -1,0 +1,357 @@
+"""``rulebased``: the Seofon_v2 player (seed 000; brain/ALGORITHMS.md section 2), generalised to
+every variant.
+
+Discards: dead tiles first; never raise the shanten number (MCR: never move away from the
+nearest 8-fan plan); then the most unseen useful tiles counted jointly, plus the honour weights
+of table 3-1, the dora kept (riichi) and, in MCR, only the waits that score 8 fan. Defence: a
+declared riichi (or, without declarations, a seat with three calls or the last stretch of the
+wall) makes a hand far from ready fold — genbutsu, suji, dead honours (riichi), or the
+follow-discard rule (跟打) and the threat's own discards elsewhere. Riichi is declared on a wait
+with two or more live tiles, or when the hand has no yaku without it. Calls are made when they
+lower the shanten number and keep the hand's value: a yaku in riichi, a >= 8-fan plan in MCR;
+no open kong while ready and no kong that breaks the hand's shape (the Seofon kong rule).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from brain.policies import defence
+from brain.policies.base import Decision
+from brain.policies.evaluation import (
+    DiscardInfo,
+    analyse_discards,
+    honour_weight,
+    is_dead,
+    terminal_weight,
+    value_honours,
+)
+from brain.rules import rules_for
+from brain.rules.base import WinContext
+from brain.shanten import shanten, thirteen_orphans_shanten, waits
+from brain.state import Meld, TableState
+from protocols import events as ev
+from protocols import tiles as T
+
+DEAD_TILE_BONUS = 6.0
+DORA_KEEP = 2.5
+LATE_WALL = 12  # draws left below which every opponent is treated as a threat (no riichi)
+
+
+class RuleBasedPolicy:
+    name = "rulebased"
+    fast = True
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None) -> Decision:
+        for a in legal:
+            if isinstance(a, ev.Win):  # the legal set already holds MCR's 8-fan floor
+                return Decision(a, ((a, 1.0),))
+        if request.kind == "turn":
+            return self._turn(state, legal)
+        if request.kind == "claim":
+            return self._claim(state, request, legal)
+        return Decision(_first(legal, ev.Pass) or legal[0])
+
+    # ------------------------------------------------------------------ own turn
+
+    def _turn(self, state: TableState, legal: list[Any]) -> Decision:
+        counts = state.counts()
+        if any(isinstance(a, ev.AbortiveDraw) for a in legal) and (
+                thirteen_orphans_shanten(counts) >= 4):
+            return Decision(ev.AbortiveDraw())
+        discards = [a for a in legal if isinstance(a, ev.Discard)]
+        if not discards:
+            return Decision(legal[0])
+        info = analyse_discards(state, slack=1 if state.variant == "mcr" else 0)
+        current = min(d.shanten for d in info.values())
+        against = _threats(state)
+        folding = bool(against) and _should_fold(state, current, info)
+        kan = self._kan(state, legal, current, folding)
+        if kan is not None:
+            return Decision(kan, ((kan, 1.0),))
+        if folding:
+            return self._fold(state, discards, info, against)
+        scored = self._score_discards(state, discards, info)
+        best = scored[0][1]
+        riichi = [a for a in discards if a.riichi]
+        if riichi and state.variant == "riichi":
+            declared = self._riichi(state, riichi, info)
+            if declared is not None:
+                best = declared
+        candidates = tuple((a, float(s[0] * 100 + s[1])) for s, a in scored[:5])
+        return Decision(best, candidates)
+
+    def _score_discards(self, state: TableState, discards: list[ev.Discard],
+                        info: dict[int, DiscardInfo]) -> list[tuple[tuple[float, float], Any]]:
+        """(primary, secondary) per plain discard, best first. Primary: minus shanten (MCR:
+        minus the distance to the nearest 8-fan plan, then shanten); secondary: useful tiles
+        and weights."""
+        counts = state.counts()
+        unseen = state.unseen_counts()
+        dora = _dora_kinds(state)
+        scored: list[tuple[tuple[float, float], Any]] = []
+        mcr = _McrView(state, counts) if state.variant == "mcr" else None
+        for a in discards:
+            if a.riichi:
+                continue
+            k = T.kind(a.tile)
+            d = info[k]
+            secondary = float(d.useful)
+            secondary += honour_weight(state, k, counts, unseen) + terminal_weight(k, counts)
+            if is_dead(state, k, counts, unseen):
+                secondary += DEAD_TILE_BONUS
+            if k in dora:
+                secondary -= DORA_KEEP * dora[k]
+            if T.is_red(a.tile):
+                secondary -= DORA_KEEP
+            if state.variant in ("taiwan16", "mass"):
+                secondary += _flush_bonus(counts, state.melds, k)
+            primary = float(-d.shanten)
+            if mcr is not None:
+                distance, useful = mcr.after_discard(k, d)
+                primary = -distance * 10.0 - d.shanten
+                secondary = secondary - d.useful + useful
+            scored.append(((primary, secondary), a))
+        scored.sort(key=lambda x: x[0], reverse=True)
+        return scored
+
+    def _riichi(self, state: TableState, options: list[ev.Discard],
+                info: dict[int, DiscardInfo]) -> ev.Discard | None:
+        """The riichi discard with the most live waits, if riichi is worth declaring."""
+        best = max(options, key=lambda a: (info[T.kind(a.tile)].useful, -T.is_red(a.tile)))
+        live = info[T.kind(best.tile)].useful
+        if live == 0:
+            return None
+        if live >= 2 or not _has_yaku_without_riichi(state, best.tile,
+                                                     info[T.kind(best.tile)].useful_kinds):
+            return best
+        return None
+
+    def _kan(self, state: TableState, legal: list[Any], current: int,
+             folding: bool) -> ev.Kan | None:
+        """A closed or added kong that leaves the shape as good (and, in riichi, only when not
+        folding: a kong feeds every seat a new dora)."""
+        if folding:
+            return None
+        counts = state.counts()
+        for a in legal:
+            if not isinstance(a, ev.Kan):
+                continue
+            k = T.kind(a.tiles[0])
+            rest = list(counts)
+            rest[k] -= 4 if a.kind == "closed_kan" else 1
+            if sum(rest) % 3 == 1 and shanten(rest) <= current:
+                return a
+        return None
+
+    def _fold(self, state: TableState, discards: list[ev.Discard],
+              info: dict[int, DiscardInfo], against: list[int]) -> Decision:
+        plain = [a for a in discards if not a.riichi]
+        hand_kinds = {T.kind(a.tile) for a in plain}
+        if state.variant != "riichi":
+            follow = defence.follow_discard(state, hand_kinds)
+            if follow is not None and all(
+                    defence.danger(state, follow, s) <= 3.0 for s in against):
+                choice = next(a for a in plain if T.kind(a.tile) == follow)
+                return Decision(choice, ((choice, 0.0),))
+        ranked = sorted(plain, key=lambda a: (defence.total_danger(state, T.kind(a.tile), against),
+                                              info[T.kind(a.tile)].shanten,
+                                              -info[T.kind(a.tile)].useful, T.is_red(a.tile)))
+        best = ranked[0]
+        return Decision(best, tuple(
+            (a, -defence.total_danger(state, T.kind(a.tile), against)) for a in ranked[:5]))
+
+    # ------------------------------------------------------------------ calls
+
+    def _claim(self, state: TableState, request: ev.DecisionRequest,
+               legal: list[Any]) -> Decision:
+        pass_action = _first(legal, ev.Pass) or ev.Pass()
+        calls = [a for a in legal if isinstance(a, ev.Chi | ev.Pon | ev.Kan)]
+        if not calls or request.tile is None:
+            return Decision(pass_action)
+        counts = state.counts()
+        before = shanten(counts)
+        if _threats(state) and before >= 1:
+            return Decision(pass_action)
+        mcr_before = _McrView(state, counts).distance() if state.variant == "mcr" else 0
+        best: tuple[tuple[int, int], Any] | None = None
+        for a in calls:
+            rest = list(counts)
+            for t in a.tiles:
+                rest[T.kind(t)] -= 1
+            after = _best_after_call(rest, T.kind(request.tile), isinstance(a, ev.Kan))
+            if not self._call_keeps_value(state, a, request.tile, rest, before, after,
+                                          mcr_before):
+                continue
+            key = (after, 0 if isinstance(a, ev.Pon) else 1)
+            if best is None or key < best[0]:
+                best = (key, a)
+        if best is None:
+            return Decision(pass_action, ((pass_action, 0.0),))
+        return Decision(best[1], ((best[1], float(before - best[0][0])), (pass_action, 0.0)))
+
+    def _call_keeps_value(self, state: TableState, action: Any, tile: int, rest: list[int],
+                          before: int, after: int, mcr_before: int) -> bool:
+        variant = state.variant
+        if isinstance(action, ev.Kan):
+            # the Seofon kong rule: no open kong while ready, none that costs shape
+            if before == 0 or after > before:
+                return False
+            return variant in ("taiwan16", "mass", "mcr")
+        if after >= before:
+            return False
+        meld = Meld("chi" if isinstance(action, ev.Chi) else "pon",
+                    (*action.tiles, tile), tile)
+        melds = [*state.melds, meld]
+        if variant == "riichi":
+            return _open_yaku(state, rest, melds)
+        if variant == "mcr":
+            from brain.policies.mcr_plan import best_distance
+            return best_distance(_drop_worst(rest), melds) < mcr_before
+        return True
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _first(legal: list[Any], kind: type) -> Any:
+    return next((a for a in legal if isinstance(a, kind)), None)
+
+
+def _threats(state: TableState) -> list[int]:
+    out = defence.threats(state)
+    if state.variant in ("taiwan16", "mass") and state.wall_remaining <= LATE_WALL:
+        out = [s for s in range(4) if s != state.seat]
+    if state.variant == "mcr":
+        return []  # a deal-in costs only the fan beyond the 8 everyone pays: never fold
+    return out
+
+
+def _should_fold(state: TableState, shanten_now: int, info: dict[int, DiscardInfo]) -> bool:
+    if shanten_now >= 2:
+        return True
+    if shanten_now == 1:
+        return state.variant == "riichi" or state.wall_remaining < 2 * LATE_WALL
+    live = max(d.useful for d in info.values() if d.shanten == 0)
+    return live == 0
+
+
+def _dora_kinds(state: TableState) -> dict[int, int]:
+    if state.variant != "riichi":
+        return {}
+    out: dict[int, int] = {}
+    for ind in state.dora_indicators:
+        k = T.dora_from_indicator(ind)
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
+def _flush_bonus(counts: list[int], melds: list[Meld], k: int) -> float:
+    """Taiwan 清一色 (8 tai) / mass 清一色: when most tiles are one suit, shed the others."""
+    per_suit = [sum(counts[9 * s:9 * s + 9]) for s in range(3)]
+    for m in melds:
+        for t in m.tiles:
+            if T.kind(t) < 27:
+                per_suit[T.kind(t) // 9] += 1
+    main = max(range(3), key=lambda s: per_suit[s])
+    total = sum(per_suit) + sum(counts[27:])
+    if total and per_suit[main] / total >= 0.7 and k < 27 and k // 9 != main:
+        return 3.0
+    return 0.0
+
+
+def _best_after_call(rest: list[int], called: int, kan: bool) -> int:
+    """Shanten after a call: a kong draws a replacement (3k+1 hand as is); a chi/pon discards
+    next (the best discard other than the called kind, which Tenhou forbids)."""
+    if kan:
+        return shanten(rest)
+    best = 99
+    for k in range(34):
+        if rest[k] and k != called:
+            rest[k] -= 1
+            best = min(best, shanten(rest))
+            rest[k] += 1
+    return best
+
+
+def _drop_worst(rest: list[int]) -> list[int]:
+    """The hand after a chi/pon less one tile (the shape-worst) so plan distances compare
+    hands of the same size."""
+    best: tuple[int, list[int]] | None = None
+    for k in range(34):
+        if rest[k]:
+            trial = list(rest)
+            trial[k] -= 1
+            value = shanten(trial)
+            if best is None or value < best[0]:
+                best = (value, trial)
+    return best[1] if best else rest
+
+
+def _open_yaku(state: TableState, rest: list[int], melds: list[Meld]) -> bool:
+    """Will the hand have a yaku once open? A value-honour pung, all simples within reach, or
+    one suit (plus honours) within reach."""
+    values = value_honours(state)
+    kinds = [T.kind(t) for m in melds for t in m.tiles]
+    if any(m.kind in ("pon", "open_kan", "added_kan", "closed_kan") and m.tiles
+           and T.kind(m.tiles[0]) in values for m in melds):
+        return True
+    outside = sum(rest[k] for k in T.TERMINALS_AND_HONOURS)
+    if all(k not in T.TERMINALS_AND_HONOURS for k in kinds) and outside <= 1:
+        return True
+    suits = {k // 9 for k in kinds if k < 27}
+    if len(suits) == 1:
+        s = suits.pop()
+        off = sum(c for k, c in enumerate(rest[:27]) if k // 9 != s)
+        return off <= 2
+    return False
+
+
+def _has_yaku_without_riichi(state: TableState, discard: int, wait_kinds: frozenset[int]) -> bool:
+    """Would every wait win on a discard with a yaku even without riichi?"""
+    rules = rules_for("riichi")
+    hand = list(state.hand)
+    hand.remove(discard)
+    base = WinContext(concealed=(), melds=tuple(state.melds), win_tile=0, seat=state.seat,
+                      from_seat=(state.seat + 1) % 4, dealer=state.dealer,
+                      round_wind=state.round_wind_kind,
+                      dora_indicators=tuple(state.dora_indicators))
+    live = [w for w in wait_kinds if waits(T.counts34(hand)) and state.unseen(w)]
+    if not live:
+        return False
+    for w in live:
+        ctx = replace(base, concealed=(*hand, w), win_tile=w)
+        if rules.score(ctx) is None:
+            return False
+    return True
+
+
+class _McrView:
+    """Plan distances of the current hand and after each discard (computed on demand)."""
+
+    def __init__(self, state: TableState, counts: list[int]) -> None:
+        self.state = state
+        self.counts = counts
+
+    def distance(self) -> int:
+        from brain.policies.mcr_plan import best_distance
+        counts = self.counts
+        if sum(counts) % 3 == 2:
+            counts = _drop_worst(counts)
+        return best_distance(counts, self.state.melds)
+
+    def after_discard(self, k: int, d: DiscardInfo) -> tuple[int, float]:
+        """(plan distance, live useful tiles) after discarding kind ``k``; at ready only waits
+        worth 8 fan count, and a ready hand with none is one step short."""
+        from brain.policies.mcr_plan import best_distance, winning_waits
+        rest = list(self.counts)
+        rest[k] -= 1
+        distance = best_distance(rest, self.state.melds)
+        useful = float(d.useful)
+        if d.shanten == 0:
+            good = winning_waits(self.state, rest, set(d.useful_kinds))
+            useful = float(sum(self.state.unseen(w) for w in good))
+            distance = 0 if good else max(1, distance)
+        return distance, useful
