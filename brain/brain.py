@@ -118,7 +118,7 @@ class Brain:
                 decision = policy.decide(state, request, legal, budget)
         except concurrent.futures.TimeoutError:
             return Decision(None), f"{name} missed its {budget:.3f}s budget"
-        except Exception as exc:  # noqa: BLE001 - any policy failure must become a fallback
+        except Exception as exc:
             return Decision(None), f"{name} raised {type(exc).__name__}: {exc}"
         if decision.action not in legal:
             return Decision(None), f"{name} answered an illegal action {decision.action!r}"

@@ -78,7 +78,7 @@ def play_unit(config: ArenaConfig, unit: int) -> UnitResult:
         log = _open_log(config, unit, index, seating)
         try:
             game = play_game(game_config, players, config.seed, unit, log)
-        except Exception as exc:  # noqa: BLE001 - a referee bug must not stop the arena
+        except Exception as exc:
             result.errors.append(f"unit {unit} seating {index}: {type(exc).__name__}: {exc}\n"
                                  + traceback.format_exc(limit=6))
             if log is not None:

@@ -28,6 +28,7 @@ Variant rules carried out here (the rules modules decide what is legal and what 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -99,7 +100,7 @@ class HandOutcome:
         return bool(self.wins)
 
 
-class _HandOver(Exception):  # noqa: N818 - control flow, not an error
+class _HandOver(Exception):
     """Raised inside a hand when it ends; carries nothing, the outcome is on the referee."""
 
 
@@ -218,10 +219,8 @@ class HandReferee:
             dora_indicators=tuple(self.walls.dora), round_number=setup.round_number,
             wall_remaining=self.walls.initial_remaining,
             hands=tuple(tuple(h) for h in self.walls.hands)))
-        try:
+        with contextlib.suppress(_HandOver):  # every ending raises it, with the outcome set
             self._run(setup.dealer)
-        except _HandOver:
-            pass
         outcome = self.outcome_in_progress
         outcome.sticks = self.sticks
         self.outcome = outcome

@@ -21,9 +21,8 @@ def threats(state: TableState) -> list[int]:
     for s, view in enumerate(state.seats):
         if s == state.seat:
             continue
-        if view.riichi or view.riichi_pending:
-            out.append(s)
-        elif state.variant != "riichi" and sum(1 for m in view.melds if m.is_open) >= 3:
+        many_calls = sum(1 for m in view.melds if m.is_open) >= 3
+        if view.riichi or view.riichi_pending or (state.variant != "riichi" and many_calls):
             out.append(s)
     return out
 
