@@ -112,6 +112,8 @@ def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
 def _from_own_log(log: GameLog, seat: int | None) -> Replay:
     header = log.header
     assert header is not None
+    if header.seat is None and header.extra.get("full_information"):
+        return _from_table_log(log, seat if seat is not None else 0)
     events: list[Any] = []
     decisions: list[Decision] = []
     for f in log.frames:
@@ -133,6 +135,31 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
         notes.append(f"this log is seat {own}'s own view; seat {seat} cannot be shown")
     return Replay(str(log.path), header.platform, header.variant, own, events, decisions,
                   log=log, notes=notes)
+
+
+def _from_table_log(log: GameLog, seat: int) -> Replay:
+    """A local-table log holds every seat's tiles and decisions: show one seat's view."""
+    header = log.header
+    assert header is not None
+    events: list[Any] = []
+    decisions: list[Decision] = []
+    for f in log.frames:
+        if isinstance(f, EventFrame):
+            events.append(f.event)
+        elif isinstance(f, DecisionFrame) and f.seat == seat:
+            decisions.append(Decision(len(events), f.request, f.legal, f.action, f.policy,
+                                      f.elapsed, f.fallback))
+    record = GameRecord(header.variant, "local", events, {"players": 4})
+    notes = []
+    if log.truncated is not None:
+        notes.append(f"log cut at byte {log.truncated.offset} of {log.truncated.size} "
+                     f"({log.truncated.reason}): the frames before it are shown")
+    players = header.extra.get("players")
+    if isinstance(players, list) and len(players) == 4:
+        notes.append(f"local table, seat {seat} played by {players[seat]} "
+                     f"(seats: {', '.join(map(str, players))})")
+    return Replay(str(log.path), "local", header.variant, seat, seat_view(record, seat),
+                  decisions, record=record, log=log, notes=notes)
 
 
 # --------------------------------------------------------------------------- decisions

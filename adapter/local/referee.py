@@ -61,7 +61,8 @@ class Player(Protocol):
 
 @dataclass(frozen=True)
 class HandSetup:
-    """Where a hand stands in its game; ``seed`` fixes the wall."""
+    """Where a hand stands in its game; ``seed`` fixes the wall, unless ``wall`` gives the
+    tiles themselves (in the order a seeded shuffle would: see :class:`_Walls`)."""
 
     seed: int
     dealer: int = 0
@@ -70,6 +71,7 @@ class HandSetup:
     honba: int = 0
     sticks: int = 0
     scores: tuple[int, ...] = (0, 0, 0, 0)
+    wall: tuple[int, ...] = ()
 
 
 @dataclass
@@ -105,11 +107,16 @@ class _HandOver(Exception):
 
 
 class _Walls:
-    """The tiles still to be drawn, per variant."""
+    """The tiles still to be drawn, per variant. Layout of the shuffled tiles: MCR — seat i's
+    private wall is tiles[34i:34i+34], dealt and drawn from its end; others — seat i's hand is
+    tiles[n*i:n*(i+1)], the live wall follows and is drawn from the front; riichi keeps the
+    last 14 as the dead wall (4 replacement tiles, then indicator / ura pairs); Taiwan and mass
+    draw replacements from the end of the live wall."""
 
-    def __init__(self, variant: str, seed: int, hand_size: int) -> None:
+    def __init__(self, variant: str, seed: int, hand_size: int,
+                 wall: tuple[int, ...] = ()) -> None:
         self.variant = variant
-        tiles = shuffled_wall(variant, seed)
+        tiles = list(wall) if wall else shuffled_wall(variant, seed)
         self.dora: list[int] = []
         self.ura: list[int] = []
         if variant == "mcr":
@@ -209,7 +216,7 @@ class HandReferee:
         self.sticks = setup.sticks
         self.outcome_in_progress = HandOutcome("", [0, 0, 0, 0], dealer=setup.dealer,
                                                sticks=setup.sticks)
-        self.walls = _Walls(self.variant, setup.seed, self.rules.hand_size)
+        self.walls = _Walls(self.variant, setup.seed, self.rules.hand_size, setup.wall)
         self.kan_seats: list[int] = []
         self.pending_dora = 0
         self.riichi_seats: set[int] = set()

@@ -1,0 +1,217 @@
+"""The local referee against hands laid out tile by tile: claim priority, furiten, abortive
+draws, MCR's wall-empty rules and penalties, Taiwan's open-kong restriction and dead end, and
+the value of sample wins."""
+
+import pytest
+
+from brain.rules.mcr import payments
+from protocols import events as ev
+from protocols import tiles as T
+from tests.table_helpers import events_of, layout_wall, play_hand, take_when_legal
+
+P5 = T.parse_mpsz("5p")[0]
+
+
+def _wins(seat):
+    return events_of(seat, ev.RoundWon)
+
+
+def _drawn(seat):
+    return events_of(seat, ev.RoundDrawn)
+
+
+# ---------------------------------------------------------------------- riichi: claims
+
+
+RIICHI_DEALER = "222z333z444z666z7z"
+
+
+def test_pon_beats_chi():
+    wall = layout_wall("riichi", [RIICHI_DEALER, "67p123m789m1s1s9s9s5z", "55p456m789s22s5z5z3s",
+                                  "234s678s1p9p2m8m7z1z6s"], draws="5p")
+    _, seats = play_hand("riichi", wall, {1: take_when_legal(ev.Chi), 2: take_when_legal(ev.Pon)})
+    chi_offers = [legal for req, legal in seats[1].requests
+                  if req.kind == "claim" and any(isinstance(a, ev.Chi) for a in legal)]
+    assert chi_offers, "the chi was offered"
+    calls = events_of(seats[0], ev.MeldCalled)
+    assert calls[0].seat == 2 and calls[0].kind == "pon" and calls[0].from_seat == 0
+
+
+def test_ron_beats_pon_and_chi():
+    wall = layout_wall("riichi", [RIICHI_DEALER, "67p123m789m1s1s9s9s5z", "55p456m789s22s5z5z3s",
+                                  "234m456m678m34p55s"], draws="5p")
+    _, seats = play_hand("riichi", wall, {1: take_when_legal(ev.Chi), 2: take_when_legal(ev.Pon),
+                                          3: take_when_legal(ev.Win)})
+    wins = _wins(seats[0])
+    assert [(w.winner, w.from_seat) for w in wins] == [(3, 0)]
+    assert not events_of(seats[0], ev.MeldCalled)
+
+
+def test_double_ron_both_win_sticks_to_the_first():
+    wall = layout_wall("riichi", [RIICHI_DEALER, "123s456s789s111z5p", "19m19p19s5z5z6z7z8p8p7p",
+                                  "234m456m678m34p55s"], draws="5p")
+    referee, seats = play_hand("riichi", wall, {1: take_when_legal(ev.Win),
+                                                3: take_when_legal(ev.Win)}, sticks=1, honba=1)
+    wins = _wins(seats[0])
+    assert [(w.winner, w.from_seat) for w in wins] == [(1, 0), (3, 0)]
+    assert sum(wins[0].deltas) == 1000  # the riichi stick, to the seat nearer the discarder
+    assert sum(wins[1].deltas) == 0
+    assert referee.outcome.sticks == 0 and referee.outcome.reason == "win"
+
+
+def test_triple_ron_is_an_abortive_draw():
+    wall = layout_wall("riichi", [RIICHI_DEALER, "123s456s789s111z5p", "789m111p222p333p5p",
+                                  "234m456m678m34p55s"], draws="5p")
+    _, seats = play_hand("riichi", wall, {s: take_when_legal(ev.Win) for s in (1, 2, 3)})
+    assert not _wins(seats[0])
+    assert _drawn(seats[0])[0].reason == "triple_ron"
+
+
+def test_furiten_after_discarding_a_wait():
+    def decline_then_default(state, request, legal):
+        if request.kind == "turn" and ev.Win() in legal:
+            return ev.Discard(state.last_draw)  # pass up the self-draw: now furiten on 5p
+        return take_when_legal(ev.Win)(state, request, legal)
+
+    wall = layout_wall("riichi", [RIICHI_DEALER, "123s456s789s111z5p", "19m19p19s5z5z6z7z8p8p7p",
+                                  "234s678s1p9p2m8m7z3z6s"], draws="9m5p5p")
+    _, seats = play_hand("riichi", wall, {1: decline_then_default})
+    offered_win = [req for req, legal in seats[1].requests if ev.Win() in legal]
+    assert offered_win and all(req.kind == "turn" for req in offered_win)  # self-draw only
+    discards = events_of(seats[1], ev.TileDiscarded)
+    assert any(d.seat == 2 and T.kind(d.tile) == T.kind(P5) for d in discards)
+    assert not any(w.winner == 1 for w in _wins(seats[1]))
+
+
+# ---------------------------------------------------------------------- riichi: aborts
+
+
+def test_nine_terminals():
+    wall = layout_wall("riichi", ["19m19p19s1234567z", "2345678m234567p", "2345678s234567p",
+                                  "66m66p66s77m77p77s3p"], draws="5m")
+    referee, seats = play_hand("riichi", wall, {0: take_when_legal(ev.AbortiveDraw)})
+    assert _drawn(seats[0])[0].reason == "nine_terminals"
+    assert referee.outcome.dealer_keeps
+
+
+def test_four_winds():
+    wall = layout_wall("riichi", ["2345678m234567p", "2345678s234567p", "2345678m234567s",
+                                  "9999m9999p999s1p2z"], draws="1z1z1z1z")
+    _, seats = play_hand("riichi", wall)
+    assert _drawn(seats[0])[0].reason == "four_winds"
+    assert len(events_of(seats[0], ev.TileDiscarded)) == 4
+
+
+def test_four_riichi():
+    def riichi_tsumogiri(state, request, legal):
+        return next((a for a in legal if isinstance(a, ev.Discard) and a.riichi
+                     and a.tile == state.last_draw), None)
+
+    wall = layout_wall("riichi", ["123m456m789m123p4p", "123s456s789s567p8p", "111z222z333z55z66z",
+                                  "234m567m234s567s9s"], draws="7z7z7z4z")
+    referee, seats = play_hand("riichi", wall, {s: riichi_tsumogiri for s in range(4)})
+    assert _drawn(seats[0])[0].reason == "four_riichi"
+    assert len(events_of(seats[0], ev.RiichiAccepted)) == 4
+    assert referee.outcome.sticks == 4
+    assert referee.scores == [24000] * 4
+
+
+def test_riichi_ron_value_dealer_ittsu():
+    # dealer 123m456m789m123p4p waits on 4p alone: ittsu 2 han, 40 fu (tanki) = 3900
+    wall = layout_wall("riichi", ["123m456m789m123p4p", "2345678s234567p", "2345678m666z1z55s",
+                                  "888p999p999s1p1z3z2z"], draws="7z4p", dead="1s2s3s4s6z")
+    referee, seats = play_hand("riichi", wall, {0: take_when_legal(ev.Win)})
+    (win,) = _wins(seats[0])
+    assert (win.winner, win.from_seat, win.value) == (0, 1, 2)
+    assert win.deltas == (3900, -3900, 0, 0)
+    assert referee.scores == [28900, 21100, 25000, 25000]
+
+
+# ---------------------------------------------------------------------- MCR (Botzone judge)
+
+
+def test_mcr_false_win_costs_thirty():
+    referee, seats = play_hand("mcr", (), {0: lambda s, r, legal: ev.Win()}, seed=0)
+    assert _drawn(seats[0])[0].reason == "false_win"
+    assert referee.outcome.deltas == [-30, 10, 10, 10]
+    assert referee.outcome.penalty_seat == 0 and len(referee.outcome.illegal) == 1
+
+
+def test_mcr_pass_on_own_draw_is_wrong_answer():
+    referee, seats = play_hand("mcr", (), {2: lambda s, r, legal: ev.Pass()}, seed=3)
+    assert _drawn(seats[0])[0].reason == "illegal_action"
+    assert referee.outcome.deltas == [10, 10, -30, 10]
+
+
+def test_mcr_no_claims_when_the_next_wall_is_empty():
+    seat3_draws = "5p1z2z3z4z5z6z7z1s2s3s4s5s6s7s8s9s9m8p9p5p"
+    wall = layout_wall("mcr", ["2468m2468p2468s8m", "55p123m456m789m23p", "1357m1379p1357s9s",
+                               "1122m3344z6677s8s"], draws=["", "", "", seat3_draws])
+    _, seats = play_hand("mcr", wall)
+    offers = [(req, legal) for req, legal in seats[1].requests
+              if req.kind == "claim" and req.from_seat == 3 and T.kind(req.tile) == T.kind(P5)]
+    assert len(offers) == 1, "only the first 5p is offered; the last one comes with seat 0's "\
+                             "wall empty, where a PENG would be WA"
+    assert any(isinstance(a, ev.Pon) for a in offers[0][1])
+    assert len([e for e in seats[0].events if isinstance(e, ev.TileDrawn) and e.seat == 3]) == 21
+    assert _drawn(seats[0])[0].reason == "exhaustive"
+
+
+def test_mcr_one_winner_first_after_discarder_and_botzone_payments():
+    wall = layout_wall("mcr", ["123m456m789m1234p", "1122m3344p5566s7z", "7788m6699p8899s7z",
+                               "5678p357z111z234s"], draws=["7z", "", "", ""])
+    _, seats = play_hand("mcr", wall, {1: take_when_legal(ev.Win), 2: take_when_legal(ev.Win)})
+    (win,) = _wins(seats[0])
+    assert (win.winner, win.from_seat) == (1, 0)
+    assert win.value >= 24 and any("七对" in y for y in win.yaku)
+    assert win.deltas == (-(8 + win.value), 24 + win.value, -8, -8)
+    assert win.deltas == payments(_ctx_from(win, seat=1), win.value)
+
+
+def _ctx_from(win, seat):
+    from brain.rules.base import WinContext
+    return WinContext(concealed=win.hand, melds=(), win_tile=win.win_tile, seat=seat,
+                      from_seat=win.from_seat)
+
+
+# ---------------------------------------------------------------------- Taiwan 16-tile
+
+
+def test_taiwan_no_open_kong_on_the_previous_seats_discard():
+    wall = layout_wall("taiwan16", [
+        "1234567z123m456m789m", "555p123s456s789s11p4m6m", "888p2345678m234p67p1p",
+        "2345678s999p33z44z11s"], draws="5p1m1m2z8p")
+    _, seats = play_hand("taiwan16", wall)
+    (legal1,) = [legal for r, legal in seats[1].requests
+                       if r.kind == "claim" and T.kind(r.tile) == T.kind(P5)]
+    assert any(isinstance(a, ev.Pon) for a in legal1)
+    assert not any(isinstance(a, ev.Kan) for a in legal1)
+    offers2 = [legal for r, legal in seats[2].requests
+               if r.kind == "claim" and r.from_seat == 0 and T.tile_name(r.tile) == "8p"]
+    assert offers2 and any(isinstance(a, ev.Kan) and a.kind == "open_kan" for a in offers2[0])
+
+
+def test_taiwan_drawn_with_sixteen_tiles_left():
+    _, seats = play_hand("taiwan16", (), seed=11)
+    draws = [e for e in seats[0].events if isinstance(e, ev.TileDrawn)]
+    assert len(draws) == 136 - 4 * 16 - 16
+    assert _drawn(seats[0])[0].reason == "exhaustive"
+
+
+def test_taiwan_win_value_and_dealer_pays_one_more_tai():
+    # seat 1: 123m456m789m123p456p + 7p waits on 7p alone: 門清 1 + 一條龍 4 (concealed) = 5 tai
+    wall = layout_wall("taiwan16", [
+        "1234567z22s33s44s55s6s", "123m456m789m123p456p7p", "2345678m2345678s8s9s",
+        "999m888p99s3z4z5z6z7z7s7s8s"], draws="1z2z3z4z7p")
+    _, seats = play_hand("taiwan16", wall, {1: take_when_legal(ev.Win)})
+    (win,) = _wins(seats[0])
+    assert (win.winner, win.from_seat, win.value) == (1, 0, 5)
+    assert win.deltas == (-(1000 + 500 * 6), 1000 + 500 * 6, 0, 0)
+
+
+@pytest.mark.parametrize("variant", ["riichi", "mcr", "taiwan16", "mass"])
+def test_a_seeded_wall_is_the_same_hand_every_time(variant):
+    first = [e for e in play_hand(variant, (), seed=7)[1][0].events]
+    again = [e for e in play_hand(variant, (), seed=7)[1][0].events]
+    other = [e for e in play_hand(variant, (), seed=8)[1][0].events]
+    assert first == again and first != other
