@@ -141,6 +141,30 @@ _PART_SPANS = ((0, 9, _SUIT_CACHE, _suit_entry), (9, 9, _SUIT_CACHE, _suit_entry
                (18, 9, _SUIT_CACHE, _suit_entry), (27, 7, _HONOUR_CACHE, _honour_entry))
 
 
+# part pattern -> ((position, vector id, stats) for each tile that can still be drawn into it)
+_NEIGHBOURS: dict[bytes, tuple[tuple[int, int, int], ...]] = {}
+
+
+def _draw_neighbours(key: bytes, cache: dict[bytes, tuple[int, int]],
+                     miss: object) -> tuple[tuple[int, int, int], ...]:
+    """The table entries of a part after drawing each possible tile into it, cached per
+    pattern (suits and honours have distinct key lengths, so one cache serves both)."""
+    found = _NEIGHBOURS.get(key)
+    if found is None:
+        segment = bytearray(key)
+        out = []
+        for j in range(len(segment)):
+            if segment[j] >= 4:
+                continue
+            segment[j] += 1
+            drawn = bytes(segment)
+            segment[j] -= 1
+            vid, part_stats = cache.get(drawn) or miss(drawn)  # type: ignore[operator]
+            out.append((j, vid, part_stats))
+        found = _NEIGHBOURS[key] = tuple(out)
+    return found
+
+
 def useful_tiles(counts: Sequence[int]) -> set[int]:
     """Kinds whose draw lowers the shanten number.
 
@@ -161,18 +185,13 @@ def useful_tiles(counts: Sequence[int]) -> set[int]:
     # Only one part changes per candidate draw: combine the other three once.
     rests = (cmb[cmb[ids[1]][ids[2]]][ids[3]], cmb[cmb[ids[0]][ids[2]]][ids[3]],
              cmb[cmb[ids[0]][ids[1]]][ids[3]], cmb[cmb[ids[0]][ids[1]]][ids[2]])
-    special = 13 <= tiles + 1 <= 14
+    # a drawn tile lowers seven-pairs / thirteen-orphans shanten by at most one: skip them
+    # when even that could not beat the regular form
+    special = 13 <= tiles + 1 <= 14 and _special(stats) - 1 < base
     useful: set[int] = set()
     for index, (lo, length, cache, miss) in enumerate(_PART_SPANS):
-        segment = counts[lo:lo + length]
         rest = cmb[rests[index]]
-        for j in range(length):
-            if segment[j] >= 4:
-                continue
-            segment[j] += 1
-            key = bytes(segment)
-            segment[j] -= 1
-            vid, part_stats = cache.get(key) or miss(key)
+        for j, vid, part_stats in _draw_neighbours(bytes(counts[lo:lo + length]), cache, miss):
             value = _REGULAR[rest[vid]][k]
             if special:
                 alt = _special(stats - parts[index][1] + part_stats)

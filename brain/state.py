@@ -93,6 +93,8 @@ class TableState:
         self.sticks = 0
         self.dora_indicators: list[int] = []
         self.hand: list[int] = []
+        self._waits_key: tuple[int, ...] | None = None
+        self._waits: set[int] = set()
         self.seats = [SeatView() for _ in range(4)]
         self.visible = [0] * 34
         self.wall_remaining = LIVE_WALL.get(self.variant, 70)
@@ -152,8 +154,13 @@ class TableState:
     # ------------------------------------------------------------------ events
 
     def waits(self) -> set[int]:
-        """Kinds that would complete our ready hand (empty when not ready or not 3k+1 tiles)."""
-        return waits(self.counts())
+        """Kinds that would complete our ready hand (empty when not ready or not 3k+1 tiles).
+        Cached per hand: it is asked on every other seat's discard."""
+        key = tuple(self.hand)
+        if self._waits_key != key:
+            self._waits_key = key
+            self._waits = waits(self.counts())
+        return set(self._waits)
 
     def apply(self, event: object) -> None:
         handler = _HANDLERS.get(type(event))

@@ -162,6 +162,15 @@ class Rules:
         """Variant restrictions on a win by a discard (riichi: furiten)."""
         return True
 
+    # Every winning shape is one the shanten tables know (MCR's knitted ones are not), so the
+    # seat's cached waits can rule a tile out before any scoring is tried.
+    waits_cover_wins = True
+
+    def _may_win_on(self, state: TableState, tile: int) -> bool:
+        if self.waits_cover_wins and T.kind(tile) not in state.waits():
+            return False
+        return self.can_win_on(state, tile)
+
     # -------------------------------------------------------------- contexts
 
     def context(self, state: TableState, win_tile: int, from_seat: int | None,
@@ -264,7 +273,7 @@ class Rules:
         from_seat, tile = state.last_discard or (request.from_seat, request.tile)
         if from_seat is None or tile is None or from_seat == state.seat:
             return actions
-        if self.can_win_on(state, tile) and self.win_score(state, tile, from_seat) is not None:
+        if self._may_win_on(state, tile) and self.win_score(state, tile, from_seat) is not None:
             actions.append(ev.Win())
         if not self.claims_allowed(state):
             return actions
@@ -299,7 +308,7 @@ class Rules:
         from_seat, tile = seat_tile
         if from_seat is None or tile is None or from_seat == state.seat:
             return actions
-        if self.can_win_on(state, tile) and self.win_score(
+        if self._may_win_on(state, tile) and self.win_score(
                 state, tile, from_seat, robbing_kan=True) is not None:
             actions.append(ev.Win())
         return actions

@@ -64,6 +64,7 @@ class McrRules(Rules):
     hand_size = 13
     min_value = MIN_FAN
     allows_seven_pairs = True
+    waits_cover_wins = False  # knitted shapes: ask the fan calculator
 
     def is_complete(self, counts: list[int]) -> bool:
         if regular_shanten(counts) == -1 or (sum(counts) == 14 and shanten(counts) == -1):

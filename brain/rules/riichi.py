@@ -163,11 +163,17 @@ class RiichiRules(Rules):
             keep.extend(a for a in actions if isinstance(a, ev.Kan)
                         and a.kind == "closed_kan" and self._riichi_kan_ok(state, a))
             return keep
-        if drawn is not None and self._can_declare_riichi(state):
+        counts = T.counts34(state.hand)
+        # a discard can leave the hand ready only if the 14 tiles are within one of complete
+        if drawn is not None and shanten(counts) <= 0 and self._can_declare_riichi(state):
+            ready_after: dict[int, bool] = {}
             for t in sorted(set(state.hand)):
-                counts = T.counts34(state.hand)
-                counts[T.kind(t)] -= 1
-                if shanten(counts) == 0:
+                k = T.kind(t)
+                if k not in ready_after:
+                    counts[k] -= 1
+                    ready_after[k] = shanten(counts) == 0
+                    counts[k] += 1
+                if ready_after[k]:
                     actions.append(ev.Discard(t, riichi=True))
         if drawn is not None and self._nine_terminals(state):
             actions.append(ev.AbortiveDraw())
