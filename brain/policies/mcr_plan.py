@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import MahjongGB
+import numpy as np
 
 from brain.rules.base import WinContext
 from brain.rules.mcr import MIN_FAN, fan_items
@@ -83,22 +84,28 @@ def _flush_plans(counts: list[int], meld_kinds: list[int], shape: int) -> list[P
     return out
 
 
+_PLAN_KINDS = np.array([[low + i for low in lows for i in range(3)] for _, _, lows in CHOW_PLANS])
+_PLAN_SHORT = np.array([SHORT_OF_EIGHT if fan < MIN_FAN else 0 for _, fan, _ in CHOW_PLANS])
+
+
 def _chow_plans(counts: list[int], melds: list[Meld], shape: int) -> list[Plan]:
     chow_lows = [min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi"]
-    fixed = [m for m in melds if m.kind != "chi"]
-    free_groups = 4 - len(fixed)
-    out = []
-    for name, fan, lows in CHOW_PLANS:
-        if free_groups < 3 or any(low not in lows for low in chow_lows):
-            continue
-        missing = 0
-        for low in lows:
-            if low in chow_lows:
-                continue
-            missing += sum(1 for k in (low, low + 1, low + 2) if not counts[k])
-        distance = max(shape, missing - 1) + (SHORT_OF_EIGHT if fan < MIN_FAN else 0)
-        out.append(Plan(name, fan, distance))
-    return out
+    if len(melds) - len(chow_lows) > 1:
+        return []  # three chows cannot fit beside two pungs / kongs
+    held = np.asarray(counts)
+    for low in chow_lows:  # a called chow supplies its three kinds
+        held = held.copy()
+        held[[low, low + 1, low + 2]] += 1
+    missing = (held[_PLAN_KINDS] == 0).sum(axis=1)
+    distances = np.maximum(shape, missing - 1) + _PLAN_SHORT
+    if chow_lows:
+        fits = np.array([all(low in lows for low in chow_lows) for _, _, lows in CHOW_PLANS])
+        if not fits.any():
+            return []
+        distances = np.where(fits, distances, 99)
+    best = int(np.argmin(distances))  # only the nearest chow plan matters to the policy
+    name, fan, _ = CHOW_PLANS[best]
+    return [Plan(name, fan, int(distances[best]))]
 
 
 def _all_pungs_distance(counts: list[int], melds: int) -> int:

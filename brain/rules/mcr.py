@@ -82,7 +82,13 @@ class McrRules(Rules):
 
     def win_score(self, state: TableState, win_tile: int, from_seat: int | None,
                   robbing_kan: bool = False) -> WinScore | None:
-        # The fan calculator knows every MCR shape (knitted ones included): ask it directly.
+        # The fan calculator knows every MCR shape (knitted ones included); a cheap shape test
+        # first spares it the hands that cannot be complete in any of them.
+        counts = state.counts()
+        if from_seat is not None:
+            counts[T.kind(win_tile)] += 1
+        if sum(counts) % 3 != 2 or not _may_be_complete(counts):
+            return None
         return self.score(self.context(state, win_tile, from_seat, robbing_kan))
 
     def context(self, state: TableState, win_tile: int, from_seat: int | None,
@@ -135,6 +141,21 @@ def payments(ctx: WinContext, fan: int) -> tuple[int, int, int, int]:
             else:
                 deltas[s] = -8
     return tuple(deltas)  # type: ignore[return-value]
+
+
+_KNITTED = [tuple(s * 9 + r for s, start in zip(order, (0, 1, 2), strict=True)
+                  for r in range(start, 9, 3))
+            for order in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))]
+
+
+def _may_be_complete(counts: list[int]) -> bool:
+    """False only for hands complete in no MCR shape: not a regular / seven-pairs / orphans
+    hand, not all singles (全不靠), and holding no full knitted straight (组合龙)."""
+    if shanten(counts) == -1:
+        return True
+    if sum(counts) == 14 and max(counts) == 1:
+        return True
+    return any(all(counts[k] for k in pattern) for pattern in _KNITTED)
 
 
 def _knitted_complete(counts: list[int]) -> bool:
