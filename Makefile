@@ -1,5 +1,5 @@
 # Two commands on a fresh machine with only python3 and make:
-#   make run   - create .venv, install mjbot, run a local demo
+#   make run   - create .venv, install mjbot, play a short local riichi match
 #   make test  - create .venv, install mjbot[dev], ruff + pytest
 PYTHON ?= python3
 VENV   := .venv
@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/mjbot demo
+	$(BIN)/mjbot arena --variant riichi --policies rulebased,greedy,greedy,greedy --hands 100
 
 test: $(STAMP)
 	$(BIN)/ruff check .
@@ -26,6 +26,8 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/mjbot bench shanten
+	$(BIN)/mjbot bench log
+	$(BIN)/mjbot bench arena
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -165,6 +165,12 @@ def _draw_neighbours(key: bytes, cache: dict[bytes, tuple[int, int]],
     return found
 
 
+# (part pattern, combined id of the other parts, groups, shanten) -> positions in the part
+# whose draw lowers the regular shanten. Hands repeat these a lot; the cap bounds memory.
+_LOWERING: dict[tuple[bytes, int, int, int], tuple[int, ...]] = {}
+_LOWERING_MAX = 400_000
+
+
 def useful_tiles(counts: Sequence[int]) -> set[int]:
     """Kinds whose draw lowers the shanten number.
 
@@ -187,18 +193,45 @@ def useful_tiles(counts: Sequence[int]) -> set[int]:
              cmb[cmb[ids[0]][ids[1]]][ids[3]], cmb[cmb[ids[0]][ids[1]]][ids[2]])
     # a drawn tile lowers seven-pairs / thirteen-orphans shanten by at most one: skip them
     # when even that could not beat the regular form
-    special = 13 <= tiles + 1 <= 14 and _special(stats) - 1 < base
+    special = _special_after_draw(counts, stats) if (
+        13 <= tiles + 1 <= 14 and _special(stats) - 1 < base) else None
     useful: set[int] = set()
     for index, (lo, length, cache, miss) in enumerate(_PART_SPANS):
-        rest = cmb[rests[index]]
-        for j, vid, part_stats in _draw_neighbours(bytes(counts[lo:lo + length]), cache, miss):
-            value = _REGULAR[rest[vid]][k]
-            if special:
-                alt = _special(stats - parts[index][1] + part_stats)
-                value = alt if alt < value else value
-            if value < base:
-                useful.add(lo + j)
+        key = bytes(counts[lo:lo + length])
+        lowering = _LOWERING.get((key, rests[index], k, base))
+        if lowering is None:
+            rest = cmb[rests[index]]
+            lowering = tuple(j for j, vid, _ in _draw_neighbours(key, cache, miss)
+                             if _REGULAR[rest[vid]][k] < base)
+            if len(_LOWERING) >= _LOWERING_MAX:
+                _LOWERING.clear()
+            _LOWERING[(key, rests[index], k, base)] = lowering
+        useful.update(lo + j for j in lowering)
+    if special is not None:
+        useful.update(j for j in range(34) if special[j] < base and counts[j] < 4)
     return useful
+
+
+_ORPHANS = frozenset((0, 8, 9, 17, 18, 26, 27, 28, 29, 30, 31, 32, 33))
+
+
+def _special_after_draw(counts: list[int], stats: int) -> list[int]:
+    """Seven-pairs / thirteen-orphans shanten after drawing each kind into a 13-tile hand: a
+    draw makes a new pair or a new kind (seven pairs), or a new orphan or the orphan pair."""
+    pairs = stats & _M
+    kinds = (stats >> _t.KINDS_SHIFT) & _M
+    orphan_pair = ((stats >> _t.ORPHAN_PAIRS_SHIFT) & _M) > 0
+    chiitoi = 6 - pairs + (7 - kinds if kinds < 7 else 0)
+    kokushi = 13 - ((stats >> _t.ORPHAN_KINDS_SHIFT) & _M) - (1 if orphan_pair else 0)
+    out = []
+    for j in range(34):
+        c = counts[j]
+        seven = chiitoi - 1 if c == 1 or (c == 0 and kinds < 7) else chiitoi
+        thirteen = kokushi
+        if j in _ORPHANS and (c == 0 or (c == 1 and not orphan_pair)):
+            thirteen -= 1
+        out.append(seven if seven < thirteen else thirteen)
+    return out
 
 
 def waits(counts: Sequence[int]) -> set[int]:

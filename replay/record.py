@@ -82,7 +82,7 @@ def view_event(e: Any, seat: int, variant: str) -> Any:
         hand = e.hands[seat] if len(e.hands) > seat else e.hand
         return dataclasses.replace(e, hand=tuple(hand), hands=())
     if isinstance(e, ev.TileDrawn) and e.seat != seat and e.tile is not None:
-        return dataclasses.replace(e, tile=None)
+        return ev.TileDrawn(e.seat, None, e.replacement)
     if (variant in HIDDEN_CLOSED_KAN_VARIANTS and isinstance(e, ev.MeldCalled)
             and e.kind == "closed_kan" and e.seat != seat):
         return dataclasses.replace(e, tiles=())

@@ -12,7 +12,7 @@ from adapter.local.arena import ArenaConfig, play_unit, ratio_ci, run_arena, sum
 from protocols import events as ev
 from replay.log import read_log
 
-HANDS = {"riichi": 240, "mcr": 120, "taiwan16": 240, "mass": 240}
+HANDS = {"riichi": 240, "mcr": 200, "taiwan16": 240, "mass": 240}
 
 
 @pytest.mark.parametrize("variant", ["riichi", "mcr", "taiwan16", "mass"])

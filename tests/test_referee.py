@@ -116,6 +116,20 @@ def test_four_riichi():
     assert referee.scores == [24000] * 4
 
 
+def test_four_kans_by_different_seats():
+    def closed_kan(state, request, legal):
+        return next((a for a in legal if isinstance(a, ev.Kan) and a.kind == "closed_kan"), None)
+
+    wall = layout_wall("riichi", ["111m22m33m44m55m6m7m", "111p22p33p44p55p6p7p",
+                                  "111s22s33s44s55s6s7s", "111z222z333z444z5z"],
+                       draws="1m1p1s1z")
+    _, seats = play_hand("riichi", wall, {s: closed_kan for s in range(4)})
+    kans = events_of(seats[0], ev.MeldCalled)
+    assert [k.seat for k in kans] == [0, 1, 2, 3]
+    assert len(events_of(seats[0], ev.DoraRevealed)) == 4
+    assert _drawn(seats[0])[0].reason == "four_kans"
+
+
 def test_riichi_ron_value_dealer_ittsu():
     # dealer 123m456m789m123p4p waits on 4p alone: ittsu 2 han, 40 fu (tanki) = 3900
     wall = layout_wall("riichi", ["123m456m789m123p4p", "2345678s234567p", "2345678m666z1z55s",

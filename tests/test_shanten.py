@@ -129,6 +129,42 @@ def test_useful_tiles_match_the_library_definition():
         assert useful_tiles(h) == expected
 
 
+@st.composite
+def pair_or_orphan_heavy_hands(draw):
+    """13-tile hands near seven pairs or thirteen orphans, where the special forms decide."""
+    counts = [0] * 34
+    orphans = [0, 8, 9, 17, 18, 26, 27, 28, 29, 30, 31, 32, 33]
+    if draw(st.booleans()):
+        for k in draw(st.lists(st.integers(0, 33), min_size=3, max_size=6, unique=True)):
+            counts[k] = 2
+    else:
+        for k in draw(st.lists(st.sampled_from(orphans), min_size=8, max_size=13, unique=True)):
+            counts[k] = 1
+    fill = draw(st.lists(st.integers(0, 33), min_size=13, max_size=13))
+    for k in fill:
+        if sum(counts) < 13 and counts[k] < 4:
+            counts[k] += 1
+    while sum(counts) > 13:
+        counts[max(range(34), key=lambda i: counts[i])] -= 1
+    while sum(counts) < 13:
+        counts[counts.index(min(counts))] += 1
+    return counts
+
+
+@given(pair_or_orphan_heavy_hands())
+@settings(max_examples=300, deadline=None)
+def test_useful_tiles_on_special_form_hands_equal_brute_force(counts):
+    base = shanten(counts)
+    expected = set()
+    for k in range(34):
+        if counts[k] < 4:
+            counts[k] += 1
+            if Shanten.calculate_shanten(counts) < base:
+                expected.add(k)
+            counts[k] -= 1
+    assert useful_tiles(counts) == expected
+
+
 def test_useful_tiles_excludes_fifth_copy():
     assert 0 not in useful_tiles(c("1111m234p567s789s"))
 

@@ -27,7 +27,8 @@ from replay.log import GameLogWriter, Header
 
 Z95 = 1.959964
 EXPECTED_HANDS_PER_GAME = {"east": 5.5, "south": 11.0}
-STAT_KEYS = ("hands", "wins", "self_draws", "deal_ins", "points", "games", "rank_sum")
+STAT_KEYS = ("hands", "wins", "self_draws", "deal_ins", "points", "games", "rank_sum",
+             "win_value_sum")
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,10 @@ def play_unit(config: ArenaConfig, unit: int) -> UnitResult:
             for hand in game.hands:
                 won = [w for w in hand.wins if w[0] == seat]
                 row["wins"] += bool(won)
+                for w in won:
+                    row["win_value_sum"] += w[2]
+                    low = row.get("min_win_value")
+                    row["min_win_value"] = w[2] if low is None else min(low, w[2])
                 row["self_draws"] += any(w[1] is None for w in won)
                 row["deal_ins"] += any(w[1] == seat for w in hand.wins)
     return result
@@ -173,8 +178,15 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
         for key, stat in (("win_rate", "wins"), ("self_draw_rate", "self_draws"),
                           ("deal_in_rate", "deal_ins"), ("points_per_hand", "points")):
             value, lo, hi = ratio_ci([row[stat] for row in rows], hands)
+            if key.endswith("_rate"):
+                lo, hi = max(0.0, lo), min(1.0, hi)
             entry[key] = value
             entry[f"{key}_ci95"] = [lo, hi]
+        wins = sum(row["wins"] for row in rows)
+        lows = [row["min_win_value"] for row in rows if row.get("min_win_value") is not None]
+        # han (riichi), fan (MCR, mass) or tai (Taiwan) of the hands this policy won
+        entry["avg_win_value"] = sum(row["win_value_sum"] for row in rows) / wins if wins else None
+        entry["min_win_value"] = min(lows) if lows else None
         if config.variant == "riichi":
             value, lo, hi = ratio_ci([row["rank_sum"] for row in rows],
                                      [row["games"] for row in rows])
@@ -218,7 +230,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"{summary['referee_errors']}",
         "",
         f"{'policy':<12}{'hands':>7}  {'win %':<18}{'self-draw %':<18}{'deal-in %':<18}"
-        f"{unit + '/hand':<26}" + ("avg rank" if riichi else ""),
+        f"{unit + '/hand':<30}" + ("avg rank" if riichi else ""),
     ]
     for name, p in summary["policies"].items():
         def pct(key: str, p: dict[str, Any] = p) -> str:
@@ -227,11 +239,17 @@ def format_summary(summary: dict[str, Any]) -> str:
         lo, hi = p["points_per_hand_ci95"]
         points = f"{p['points_per_hand']:+8.1f} [{lo:+.1f},{hi:+.1f}]"
         line = (f"{name:<12}{p['hands']:>7}  {pct('win_rate'):<18}{pct('self_draw_rate'):<18}"
-                f"{pct('deal_in_rate'):<18}{points:<26}")
+                f"{pct('deal_in_rate'):<18}{points:<30}")
         if riichi and p["avg_rank"] is not None:
             rlo, rhi = p["avg_rank_ci95"]
             line += f"{p['avg_rank']:.2f} [{rlo:.2f},{rhi:.2f}]"
         lines.append(line)
+    values = [f"{name} {p['avg_win_value']:.1f} (min {p['min_win_value']})"
+              for name, p in summary["policies"].items() if p["avg_win_value"] is not None]
+    if values:
+        word = {"riichi": "han", "mcr": "fan", "taiwan16": "tai", "mass": "fan"}.get(
+            summary["variant"], "value")
+        lines.append(f"{word} per win: " + ", ".join(values))
     for pair, d in summary["differences"].items():
         lo, hi = d["ci95"]
         verdict = "differs" if lo > 0 or hi < 0 else "no clear difference"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from brain.policies.base import Decision
-from brain.shanten import shanten, useful_tiles
+from brain.policies.evaluation import analyse_discards
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -49,28 +49,12 @@ class GreedyPolicy:
         if not discards:
             passes = [a for a in legal if isinstance(a, ev.Pass)]
             return Decision(passes[0] if passes else legal[0])
-        unseen = state.unseen_counts()
-        counts = state.counts()
-        # shanten of every discard first; useful tiles only for those that keep the best one
-        after: dict[int, int] = {}
-        for a in discards:
-            k = T.kind(a.tile)
-            if k not in after:
-                counts[k] -= 1
-                after[k] = shanten(counts)
-                counts[k] += 1
-        best_shanten = min(after.values())
-        useful_count: dict[int, int] = {}
-        for k, sh in after.items():
-            if sh == best_shanten:
-                counts[k] -= 1
-                useful_count[k] = sum(unseen[u] for u in useful_tiles(counts))
-                counts[k] += 1
+        info = analyse_discards(state, kinds={T.kind(a.tile) for a in discards})
         scored: list[tuple[tuple[int, int, int], Any]] = []
         for a in discards:
             k = T.kind(a.tile)
             # prefer riichi when it is legal, and keep red fives (a plain copy goes first)
-            scored.append(((-after[k], useful_count.get(k, 0),
+            scored.append(((-info[k].shanten, info[k].useful,
                             int(a.riichi) * 2 - int(T.is_red(a.tile))), a))
         scored.sort(key=lambda x: x[0], reverse=True)
         best = scored[0][1]

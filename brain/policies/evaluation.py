@@ -24,14 +24,16 @@ class DiscardInfo:
     useful_kinds: frozenset[int]
 
 
-def analyse_discards(state: TableState, slack: int = 0) -> dict[int, DiscardInfo]:
-    """Every distinct kind in hand -> its :class:`DiscardInfo`. Useful tiles are counted only
-    for discards within ``slack`` of the best shanten (the others are never chosen on shape)."""
+def analyse_discards(state: TableState, slack: int = 0,
+                     kinds: set[int] | None = None) -> dict[int, DiscardInfo]:
+    """Every distinct kind in hand (or in ``kinds``: the legal discards) -> its
+    :class:`DiscardInfo`. Useful tiles are counted only for discards within ``slack`` of the
+    best shanten (the others are never chosen on shape)."""
     counts = state.counts()
     unseen = state.unseen_counts()
     after: dict[int, int] = {}
     for k in range(34):
-        if counts[k]:
+        if counts[k] and (kinds is None or k in kinds):
             counts[k] -= 1
             after[k] = shanten(counts)
             counts[k] += 1

@@ -64,7 +64,8 @@ class RuleBasedPolicy:
         discards = [a for a in legal if isinstance(a, ev.Discard)]
         if not discards:
             return Decision(legal[0])
-        info = analyse_discards(state, slack=1 if state.variant == "mcr" else 0)
+        info = analyse_discards(state, slack=1 if state.variant == "mcr" else 0,
+                                kinds={T.kind(a.tile) for a in discards})
         current = min(d.shanten for d in info.values())
         against = _threats(state)
         folding = bool(against) and _should_fold(state, current, info)

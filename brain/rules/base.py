@@ -278,6 +278,10 @@ class Rules:
         if not self.claims_allowed(state):
             return actions
         k = T.kind(tile)
+        counts = state.counts()
+        if counts[k] < 2 and not (k < 27 and self._has_chi_partners(counts, k)
+                                  and self.can_chi(state, from_seat)):
+            return actions  # the common case: nothing to call
         same = [t for t in state.hand if T.kind(t) == k]
         if len(same) >= 2:
             for pair in _distinct_subsets(same, 2):
@@ -287,6 +291,14 @@ class Rules:
         if k < 27 and self.can_chi(state, from_seat):
             actions.extend(self._chis(state, k))
         return actions
+
+    @staticmethod
+    def _has_chi_partners(counts: list[int], k: int) -> bool:
+        r = k % 9
+        left = r >= 1 and counts[k - 1]
+        right = r <= 7 and counts[k + 1]
+        return bool((left and (right or (r >= 2 and counts[k - 2])))
+                    or (right and r <= 6 and counts[k + 2]))
 
     def _chis(self, state: TableState, k: int) -> list[ev.Action]:
         out: list[ev.Action] = []
