@@ -141,6 +141,25 @@ def test_riichi_ron_value_dealer_ittsu():
     assert referee.scores == [28900, 21100, 25000, 25000]
 
 
+def test_riichi_illegal_answer_is_replaced_by_the_safest_move_and_counted():
+    nine_pin = T.parse_mpsz("9p")[0]
+    answered = []
+
+    def bad_once(state, request, legal):
+        if request.kind == "turn" and not answered:
+            answered.append(True)
+            return ev.Discard(nine_pin)  # not in hand
+        return None
+
+    wall = layout_wall("riichi", [RIICHI_DEALER, "2345678m234567p", "2345678s234567p",
+                                  "66m66p66s77m77p77s3p"], draws="5m")
+    referee, seats = play_hand("riichi", wall, {0: bad_once})
+    first = events_of(seats[1], ev.TileDiscarded)[0]
+    assert first.seat == 0 and first.tsumogiri and T.tile_name(first.tile) == "5m"
+    assert len(referee.outcome.illegal) == 1 and referee.outcome.illegal[0].seat == 0
+    assert referee.outcome.reason in ("exhaustive", "win")
+
+
 # ---------------------------------------------------------------------- MCR (Botzone judge)
 
 

@@ -201,9 +201,10 @@ class HandReferee:
                               getattr(answer, "fallback", ""), seat=seat)
         if action in legal:
             return action
-        assert self.outcome_in_progress is not None
-        self.outcome_in_progress.illegal.append(
-            IllegalAction(seat, request, action, tuple(legal)))
+        self._outcome.illegal.append(IllegalAction(seat, request, action, tuple(legal)))
+        if self.log is not None:  # the log says what happened; the seats are not told
+            self.log.event(ev.PlatformNotice(
+                f"illegal action from seat {seat}: {action!r} on a {request.kind} request"))
         if self.variant == "mcr":
             self._penalty(seat, "false_win" if isinstance(action, ev.Win) else "illegal_action")
         return safest_action(view, legal)
@@ -214,7 +215,7 @@ class HandReferee:
         self.setup = setup
         self.scores = list(setup.scores)
         self.sticks = setup.sticks
-        self.outcome_in_progress = HandOutcome("", [0, 0, 0, 0], dealer=setup.dealer,
+        self._outcome = HandOutcome("", [0, 0, 0, 0], dealer=setup.dealer,
                                                sticks=setup.sticks)
         self.walls = _Walls(self.variant, setup.seed, self.rules.hand_size, setup.wall)
         self.kan_seats: list[int] = []
@@ -228,7 +229,7 @@ class HandReferee:
             hands=tuple(tuple(h) for h in self.walls.hands)))
         with contextlib.suppress(_HandOver):  # every ending raises it, with the outcome set
             self._run(setup.dealer)
-        outcome = self.outcome_in_progress
+        outcome = self._outcome
         outcome.sticks = self.sticks
         self.outcome = outcome
         return outcome
@@ -282,7 +283,7 @@ class HandReferee:
         if action.riichi:
             self.scores[seat] -= RIICHI_STICK
             self.sticks += 1
-            self.outcome_in_progress.deltas[seat] -= RIICHI_STICK
+            self._outcome.deltas[seat] -= RIICHI_STICK
             self.emit(ev.RiichiAccepted(seat, tuple(self.scores)))
             self.riichi_seats.add(seat)
             if len(self.riichi_seats) == 4:
@@ -384,8 +385,8 @@ class HandReferee:
         deltas = list(score.deltas)
         for s in range(4):
             self.scores[s] += deltas[s]
-            self.outcome_in_progress.deltas[s] += deltas[s]
-        self.outcome_in_progress.wins.append((seat, from_seat, score.value))
+            self._outcome.deltas[s] += deltas[s]
+        self._outcome.wins.append((seat, from_seat, score.value))
         limit = f" {score.limit}" if score.limit else ""
         fu = f"{score.fu}符" if score.fu else ""
         self.emit(ev.RoundWon(
@@ -411,7 +412,7 @@ class HandReferee:
         deltas = deltas or [0, 0, 0, 0]
         for s in range(4):
             self.scores[s] += deltas[s]
-            self.outcome_in_progress.deltas[s] += deltas[s]
+            self._outcome.deltas[s] += deltas[s]
         self.emit(ev.RoundDrawn(reason, tuple(deltas), tenpai))
         # riichi abortive draws keep the dealer; so does an exhaustive draw with the dealer ready
         keeps = dealer_keeps if dealer_keeps is not None else self.variant == "riichi"
@@ -422,12 +423,12 @@ class HandReferee:
         the match is over."""
         deltas = [MCR_PENALTY_GAIN] * 4
         deltas[seat] = MCR_PENALTY
-        self.outcome_in_progress.penalty_seat = seat
+        self._outcome.penalty_seat = seat
         self._draw_hand(reason, deltas, dealer_keeps=False)
 
     def _finish(self, reason: str, dealer_keeps: bool) -> None:
-        self.outcome_in_progress.reason = reason
-        self.outcome_in_progress.dealer_keeps = dealer_keeps
+        self._outcome.reason = reason
+        self._outcome.dealer_keeps = dealer_keeps
         raise _HandOver
 
 
