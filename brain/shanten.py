@@ -171,8 +171,9 @@ _LOWERING: dict[tuple[bytes, int, int, int], tuple[int, ...]] = {}
 _LOWERING_MAX = 400_000
 
 
-def useful_tiles(counts: Sequence[int]) -> set[int]:
-    """Kinds whose draw lowers the shanten number.
+def useful_tiles(counts: Sequence[int], known_shanten: int | None = None) -> set[int]:
+    """Kinds whose draw lowers the shanten number (``known_shanten``: the hand's shanten where
+    the caller has it already).
 
     For a 3k+1 hand: the kinds (not already held four times) that, drawn, lower its shanten.
     For a 3k+2 hand (after a draw): the union of that set over every discard that keeps the
@@ -185,7 +186,7 @@ def useful_tiles(counts: Sequence[int]) -> set[int]:
     if tiles % 3 == 2:
         return _useful_after_draw(counts)
     k = _groups(tiles)
-    base = shanten(counts)
+    base = shanten(counts) if known_shanten is None else known_shanten
     ids = [p[0] for p in parts]
     cmb = _COMBINE
     # Only one part changes per candidate draw: combine the other three once.

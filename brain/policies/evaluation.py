@@ -42,7 +42,7 @@ def analyse_discards(state: TableState, slack: int = 0,
     for k, sh in after.items():
         if sh <= best + slack:
             counts[k] -= 1
-            kinds = frozenset(useful_tiles(counts))
+            kinds = frozenset(useful_tiles(counts, sh))
             counts[k] += 1
             out[k] = DiscardInfo(k, sh, sum(unseen[u] for u in kinds), kinds)
         else:
