@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/mjbot arena --variant riichi --policies rulebased,greedy,greedy,greedy --hands 100
+	$(BIN)/mjbot arena --variant riichi --policies rulebased,greedy,greedy,greedy --hands 100 --workers 2
 
 test: $(STAMP)
 	$(BIN)/ruff check .

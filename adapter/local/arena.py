@@ -152,16 +152,17 @@ def run_arena(config: ArenaConfig,
     return sorted(results, key=lambda r: r.unit)
 
 
-def ratio_ci(numerators: list[float], denominators: list[float]) -> tuple[float, float, float]:
+def ratio_ci(numerators: list[float],
+             denominators: list[float]) -> tuple[float, float | None, float | None]:
     """Ratio estimate sum(x)/sum(h) over clusters, and its 95% interval (linearised variance
-    with one cluster per unit)."""
+    with one cluster per unit); no interval (None) from fewer than two clusters."""
     total = sum(denominators)
-    if total == 0:
-        return 0.0, 0.0, 0.0
-    ratio = sum(numerators) / total
     n = len(numerators)
+    if total == 0:
+        return 0.0, None, None
+    ratio = sum(numerators) / total
     if n < 2:
-        return ratio, ratio, ratio
+        return ratio, None, None
     residuals = [x - ratio * h for x, h in zip(numerators, denominators, strict=True)]
     variance = n / (n - 1) * sum(e * e for e in residuals) / (total * total)
     half = Z95 * math.sqrt(variance)
@@ -178,7 +179,7 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
         for key, stat in (("win_rate", "wins"), ("self_draw_rate", "self_draws"),
                           ("deal_in_rate", "deal_ins"), ("points_per_hand", "points")):
             value, lo, hi = ratio_ci([row[stat] for row in rows], hands)
-            if key.endswith("_rate"):
+            if key.endswith("_rate") and lo is not None and hi is not None:
                 lo, hi = max(0.0, lo), min(1.0, hi)
             entry[key] = value
             entry[f"{key}_ci95"] = [lo, hi]
@@ -211,6 +212,8 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
         "hands_per_second": (sum(r.hands for r in results) / seconds) if seconds else None,
         "policies": policies, "differences": differences,
         "log_dir": config.log_dir,
+        "log_files": sum(len(r.logs) for r in results),
+        "log_folders": sorted({str(Path(p).parent) for r in results for p in r.logs}),
     }
 
 
@@ -234,15 +237,12 @@ def format_summary(summary: dict[str, Any]) -> str:
     ]
     for name, p in summary["policies"].items():
         def pct(key: str, p: dict[str, Any] = p) -> str:
-            lo, hi = p[f"{key}_ci95"]
-            return f"{100 * p[key]:5.1f} [{100 * lo:4.1f},{100 * hi:4.1f}]"
-        lo, hi = p["points_per_hand_ci95"]
-        points = f"{p['points_per_hand']:+8.1f} [{lo:+.1f},{hi:+.1f}]"
+            return f"{100 * p[key]:5.1f} " + _interval(p[f"{key}_ci95"], "4.1f", 100)
+        points = f"{p['points_per_hand']:+8.1f} " + _interval(p["points_per_hand_ci95"], "+.1f")
         line = (f"{name:<12}{p['hands']:>7}  {pct('win_rate'):<18}{pct('self_draw_rate'):<18}"
                 f"{pct('deal_in_rate'):<18}{points:<30}")
         if riichi and p["avg_rank"] is not None:
-            rlo, rhi = p["avg_rank_ci95"]
-            line += f"{p['avg_rank']:.2f} [{rlo:.2f},{rhi:.2f}]"
+            line += f"{p['avg_rank']:.2f} " + _interval(p["avg_rank_ci95"], ".2f")
         lines.append(line)
     values = [f"{name} {p['avg_win_value']:.1f} (min {p['min_win_value']})"
               for name, p in summary["policies"].items() if p["avg_win_value"] is not None]
@@ -252,12 +252,23 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(f"{word} per win: " + ", ".join(values))
     for pair, d in summary["differences"].items():
         lo, hi = d["ci95"]
-        verdict = "differs" if lo > 0 or hi < 0 else "no clear difference"
-        lines.append(f"{pair}: {d['points_per_hand']:+.1f} {unit}/hand [{lo:+.1f},{hi:+.1f}] "
-                     f"({verdict})")
-    if summary.get("log_dir"):
-        lines.append(f"logs: {Path(summary['log_dir']) / 'local'}")
+        if lo is None or hi is None:
+            verdict = "one wall set: no interval"
+        else:
+            verdict = "differs" if lo > 0 or hi < 0 else "no clear difference"
+        lines.append(f"{pair}: {d['points_per_hand']:+.1f} {unit}/hand "
+                     f"{_interval(d['ci95'], '+.1f')} ({verdict})")
+    if summary.get("log_folders"):
+        lines.append(f"logs: {summary['log_files']} games in "
+                     + ", ".join(summary["log_folders"]))
     return "\n".join(lines)
+
+
+def _interval(bounds: list[float | None], spec: str, scale: float = 1.0) -> str:
+    lo, hi = bounds
+    if lo is None or hi is None:
+        return "[n/a]"
+    return f"[{format(scale * lo, spec)},{format(scale * hi, spec)}]"
 
 
 class ProgressBar:
