@@ -319,8 +319,8 @@ def _has_yaku_without_riichi(state: TableState, discard: int, wait_kinds: frozen
                       from_seat=(state.seat + 1) % 4, dealer=state.dealer,
                       round_wind=state.round_wind_kind,
                       dora_indicators=tuple(state.dora_indicators))
-    live = [w for w in wait_kinds if waits(T.counts34(hand)) and state.unseen(w)]
-    if not live:
+    live = [w for w in wait_kinds if state.unseen(w)]
+    if not live or not waits(T.counts34(hand)):
         return False
     for w in live:
         ctx = replace(base, concealed=(*hand, w), win_tile=w)
