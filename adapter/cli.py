@@ -53,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--hands", type=int, default=20_000, help="hands for single calls")
     b.add_argument("--batch", type=int, default=1_000_000, help="hands per batched call")
     b.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    b.add_argument("--repeats", type=int, default=3,
+                   help="bench arena: runs of the same walls, the best counts")
     b.add_argument("--seed", type=int, default=0)
 
     sub.add_parser("demo", help="shanten and scoring of sample hands in every variant")
@@ -207,16 +209,18 @@ def _bench_arena(args: argparse.Namespace) -> int:
     from adapter.local.benchmarks import bench_arena
 
     variants = ["riichi", "mcr", "taiwan16", "mass"] if args.variant == "all" else [args.variant]
-    result = bench_arena(variants, seconds=args.seconds, seed=args.seed)
+    result = bench_arena(variants, repeats=args.repeats, seed=args.seed)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    print("local table, one worker process, four copies of a policy, no game logs "
-          "(with logs in brackets)")
-    print(f"  {'variant':<10}{'policy':<11}{'hands/s':>9}{'(logged)':>11}{'vs tsumogiri':>14}")
+    print("local table, one worker process, four copies of a policy, the same walls for "
+          "each; hands/s without and with game logs")
+    print(f"  {'variant':<10}{'policy':<11}{'hands':>6}{'hands/s':>9}{'logged':>9}"
+          f"{'vs tsumogiri':>14}")
     for row in result["rows"]:
-        print(f"  {row['variant']:<10}{row['policy']:<11}{row['hands_per_s']:>9.1f}"
-              f"{row['logged_hands_per_s']:>11.1f}{row['ratio_vs_tsumogiri']:>13.2f}x")
+        print(f"  {row['variant']:<10}{row['policy']:<11}{row['hands']:>6}"
+              f"{row['hands_per_s']:>9.1f}{row['logged_hands_per_s']:>9.1f}"
+              f"{row['ratio_vs_tsumogiri']:>13.2f}x")
     print(f"  target: >= 200 riichi hands/s per core with greedy; reached "
           f"{result['riichi_greedy_hands_per_s']:.1f}")
     return 0

@@ -112,3 +112,13 @@ def test_riichi_summary_has_ranks():
     summary = summarize(config, run_arena(config), 1.0)
     ranks = [p["avg_rank"] for p in summary["policies"].values()]
     assert all(1 <= r <= 4 for r in ranks)
+
+
+def test_bench_arena_reports_rates_against_tsumogiri():
+    r = _mjbot("bench", "arena", "--variant", "mass", "--repeats", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    rows = {row["policy"]: row for row in data["rows"]}
+    assert set(rows) == {"tsumogiri", "greedy", "rulebased"}
+    assert rows["tsumogiri"]["ratio_vs_tsumogiri"] == 1.0
+    assert all(row["hands_per_s"] > 0 and row["logged_hands_per_s"] > 0 for row in rows.values())

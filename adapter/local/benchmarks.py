@@ -1,7 +1,9 @@
 """``mjbot bench arena``: hands per second at the local table, per variant and policy.
 
-The reference in the same run is the table with ``tsumogiri`` players: the referee's own cost
-(dealing, events, four seat states, legality checks), which a policy can only add to.
+Every policy plays the same wall sets (the first units of seed 0), best of ``repeats`` runs, so
+that the figures compare like with like. The reference in the same run is the table with
+``tsumogiri`` players: the referee's own cost (dealing, events, four seat states and four brain
+states, legality checks), which a policy can only add to.
 """
 
 from __future__ import annotations
@@ -13,33 +15,37 @@ from typing import Any
 from adapter.local.arena import ArenaConfig, play_unit
 
 POLICIES = ("tsumogiri", "greedy", "rulebased")
+UNITS = {"riichi": 6, "mcr": 24, "taiwan16": 6, "mass": 8}  # ~25-35 hands each
 
 
-def _rate(variant: str, policy: str, seconds: float, seed: int, log_dir: str | None) -> float:
+def _rate(variant: str, policy: str, units: int, repeats: int, seed: int,
+          log_dir: str | None) -> tuple[float, int]:
+    """(best hands per second over ``repeats`` runs of the same units, hands per run)."""
     config = ArenaConfig(variant, (policy,) * 4, seed=seed, log_dir=log_dir)  # type: ignore[arg-type]
-    hands, spent, unit = 0, 0.0, 0
-    while spent < seconds or hands == 0:
+    best, hands = 0.0, 0
+    for _ in range(repeats):
         start = time.perf_counter()
-        hands += play_unit(config, unit).hands
-        spent += time.perf_counter() - start
-        unit += 1
-    return hands / spent
+        hands = sum(play_unit(config, u).hands for u in range(units))
+        best = max(best, hands / (time.perf_counter() - start))
+    return best, hands
 
 
-def bench_arena(variants: list[str], seconds: float = 1.0, seed: int = 0) -> dict[str, Any]:
+def bench_arena(variants: list[str], repeats: int = 2, seed: int = 0,
+                scale: float = 1.0) -> dict[str, Any]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for variant in variants:
-            reference = _rate(variant, "tsumogiri", seconds, seed, None)
+            units = max(1, round(UNITS[variant] * scale))
+            reference, _ = _rate(variant, "tsumogiri", units, repeats, seed, None)
             for policy in POLICIES:
-                rate = reference if policy == "tsumogiri" else _rate(
-                    variant, policy, seconds, seed, None)
-                logged = _rate(variant, policy, seconds, seed, tmp)
-                rows.append({"variant": variant, "policy": policy,
+                rate, hands = (reference, 0) if policy == "tsumogiri" else _rate(
+                    variant, policy, units, repeats, seed, None)
+                logged, hands = _rate(variant, policy, units, repeats, seed, tmp)
+                rows.append({"variant": variant, "policy": policy, "hands": hands,
                              "hands_per_s": round(rate, 2),
                              "logged_hands_per_s": round(logged, 2),
                              "ratio_vs_tsumogiri": round(rate / reference, 3)})
     riichi = [r for r in rows if r["variant"] == "riichi" and r["policy"] == "greedy"]
-    return {"rows": rows, "seconds_per_measurement": seconds,
+    return {"rows": rows, "repeats": repeats, "seed": seed,
             "riichi_greedy_hands_per_s": riichi[0]["hands_per_s"] if riichi else 0.0,
             "target_riichi_greedy_hands_per_s": 200}
