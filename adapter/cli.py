@@ -59,6 +59,21 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("demo", help="shanten and scoring of sample hands in every variant")
 
+    bz = sub.add_parser("botzone", help="play one Botzone turn (or keep running) on stdin/stdout",
+                        description="Botzone ChineseStandardMahjong bot: reads the simple or "
+                        "JSON interaction input (detected by its first character), prints the "
+                        "response. Logs go to stderr only.")
+    bz.add_argument("--keep-running", action="store_true",
+                    help="stay alive and answer one request line per later turn")
+    bz.add_argument("--json", action="store_true", help="require JSON interaction input")
+    bz.add_argument("--policy", default="rulebased")
+    bz.add_argument("--time-limit", type=float, default=6.0,
+                    help="seconds for the first turn (one-shot: every turn)")
+    bz.add_argument("--later-time-limit", type=float, default=4.0,
+                    help="seconds for later keep-running turns")
+    bz.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
+    bz.add_argument("--no-log", action="store_true", help="write no game log")
+
     a = sub.add_parser("arena", help="duplicate matches between policies at the local table",
                        description="Every wall set is played once per distinct seating of the "
                        "four policies; figures are pooled per policy with 95%% intervals that "
@@ -105,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     handler = {"shanten": _cmd_shanten, "score": _cmd_score, "bench": _cmd_bench,
-               "demo": _cmd_demo, "replay": _cmd_replay, "arena": _cmd_arena}[args.command]
+               "demo": _cmd_demo, "replay": _cmd_replay, "arena": _cmd_arena,
+               "botzone": _cmd_botzone}[args.command]
     try:
         return handler(args)
     except UserInputError as exc:
@@ -224,6 +240,27 @@ def _bench_arena(args: argparse.Namespace) -> int:
     print(f"  target: >= 200 riichi hands/s per core with greedy; reached "
           f"{result['riichi_greedy_hands_per_s']:.1f}")
     return 0
+
+
+def _cmd_botzone(args: argparse.Namespace) -> int:
+    from adapter import botzone
+    from brain.policies import POLICIES
+
+    if args.policy not in POLICIES:
+        raise UserInputError(f"unknown policy {args.policy!r} (known: "
+                             f"{', '.join(sorted(POLICIES))})")
+    stdin = sys.stdin
+    if args.json and not args.keep_running:
+        text = sys.stdin.read()
+        if not text.lstrip().startswith("{"):
+            print("mjbot botzone: --json given but the input is not a JSON object",
+                  file=sys.stderr)
+        import io
+        stdin = io.StringIO(text)
+    return botzone.run_once(stdin, sys.stdout, policy=args.policy,
+                            keep_running=args.keep_running, limit=args.time_limit,
+                            later_limit=args.later_time_limit, log_dir=args.log_dir,
+                            write_log=not args.no_log)
 
 
 def _cmd_arena(args: argparse.Namespace) -> int:

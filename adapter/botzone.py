@@ -1,0 +1,372 @@
+"""Botzone bot process: simple or JSON interaction, one-shot or keep-running, on stdin/stdout.
+
+Botzone starts the bot for every turn (one-shot) with the whole history on stdin, or keeps it
+running and sends one request line per later turn (../shared/protocols/botzone.md). Either way
+the bot rebuilds the table from the request lines (its own past responses complete them),
+answers the last request through the brain within the turn's budget and prints the response.
+
+This module must run where only the standard library, numpy and MahjongGB exist (the upload
+bundle): the game log (msgpack) and structured logging are optional imports.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import os
+import select
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from brain.brain import Brain, safest_action
+from brain.state import StateError, TableState
+from protocols import events as ev
+from protocols import tiles as T
+from protocols.botzone import BotzoneCodec, BotzoneError
+
+KEEP_RUNNING = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
+DATA_VERSION = 1
+FIRST_TURN_LIMIT = 6.0  # seconds, Python, as the PKU local runner mirrors Botzone's settings
+LATER_TURN_LIMIT = 4.0  # keep-running turns after the first
+SAFETY_MARGIN = 0.5
+
+
+@dataclass
+class TurnInput:
+    """One process start's input: the requests so far, our earlier responses, and the data /
+    globaldata strings Botzone keeps for us."""
+
+    requests: list[str]
+    responses: list[str]
+    data: str = ""
+    globaldata: str = ""
+    json_mode: bool = False
+
+
+class InputError(ValueError):
+    """stdin does not hold a Botzone turn input."""
+
+
+def parse_input(text: str) -> TurnInput:
+    """Simple interaction (turn count, alternating request/response lines, data, globaldata)
+    or JSON interaction (one object), told apart by the first character."""
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            obj = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"JSON input does not parse ({exc})") from None
+        requests, responses = obj.get("requests"), obj.get("responses", [])
+        if not isinstance(requests, list) or not requests or not isinstance(responses, list):
+            raise InputError("JSON input needs a non-empty 'requests' list")
+        return TurnInput([str(r) for r in requests], [str(r) for r in responses],
+                         _text(obj.get("data")), _text(obj.get("globaldata")), json_mode=True)
+    lines = text.split("\n")
+    try:
+        turns = int(lines[0].strip())
+    except (ValueError, IndexError):
+        raise InputError(f"first line must be the turn count, got {lines[0][:40]!r}") from None
+    if turns < 1:
+        raise InputError(f"turn count must be at least 1, got {turns}")
+    body = lines[1:]
+    if len(body) < 2 * turns - 1:
+        raise InputError(f"{turns} turns need {2 * turns - 1} request/response lines, "
+                         f"got {len(body)}")
+    history = [line.rstrip("\r") for line in body[:2 * turns - 1]]
+    rest = body[2 * turns - 1:]
+    return TurnInput(history[0::2], history[1::2], rest[0].rstrip("\r") if rest else "",
+                     "\n".join(rest[1:]).rstrip("\n"))
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+@dataclass
+class BotzoneBot:
+    """The table as seen from our seat, rebuilt from request lines, and the brain answering."""
+
+    policy: str = "rulebased"
+    log_dir: str | None = None
+    codec: BotzoneCodec = field(default_factory=BotzoneCodec)
+    state: TableState = field(default_factory=lambda: TableState("mcr"))
+    errors: list[str] = field(default_factory=list)
+    log: Any = None  # a replay.log.GameLogWriter where msgpack is available
+
+    def __post_init__(self) -> None:
+        self.brain = Brain("mcr", self.policy)
+
+    # ------------------------------------------------------------------ history
+
+    def replay(self, request: str, response: str) -> None:
+        """An earlier turn: apply what the judge said, and note what we answered."""
+        try:
+            for item in self.codec.feed(request):
+                if not isinstance(item, ev.DecisionRequest):
+                    self._apply(item)
+        except BotzoneError as exc:
+            self._error(f"history: {exc}")
+        self.codec.sent(response)
+
+    def _apply(self, event: Any) -> None:
+        try:
+            self.state.apply(event)
+        except StateError as exc:
+            self._error(f"state: {exc}")
+        if self.log is not None:
+            self.log.event(event)
+
+    def _error(self, message: str) -> None:
+        self.errors.append(message)
+        print(f"mjbot botzone: {message}", file=sys.stderr)
+
+    # ------------------------------------------------------------------ the answer
+
+    def answer(self, request: str, deadline: float) -> str:
+        """The response line to the request, never an illegal one while our state is right."""
+        if self.log is not None:
+            self.log.rx(request)
+        try:
+            items = self.codec.feed(request)
+        except BotzoneError as exc:
+            self._error(str(exc))
+            return self._safe_response(request)
+        decision = items[-1]
+        for item in items[:-1]:
+            self._apply(item)
+        response = self._decide(dataclasses.replace(decision, deadline=deadline))
+        if self.log is not None:
+            self.log.tx(response)
+        return response
+
+    def _decide(self, request: ev.DecisionRequest) -> str:
+        if request.kind == "ack":
+            return "PASS"
+        answer = self.brain.decide(self.state, request)
+        self._log_decision(request, answer)
+        action = answer.action
+        discard = None
+        if isinstance(action, ev.Pon | ev.Chi):
+            discard = self._discard_after_call(action, request)
+            if discard is None:
+                action = ev.Pass()
+        return self.codec.encode(action, discard)
+
+    def _discard_after_call(self, action: ev.Pon | ev.Chi, request: ev.DecisionRequest) \
+            -> int | None:
+        """PENG and CHI carry the discard that follows: decide it on the table as it will be
+        after the call."""
+        after = copy.deepcopy(self.state)
+        kind = "pon" if isinstance(action, ev.Pon) else "chi"
+        assert request.tile is not None and request.from_seat is not None
+        tiles = tuple(sorted((*action.tiles, request.tile)))
+        try:
+            after.apply(ev.MeldCalled(after.seat, kind, tiles, request.tile, request.from_seat))
+        except StateError as exc:
+            self._error(f"call: {exc}")
+            return None
+        turn = ev.DecisionRequest("turn", deadline=request.deadline)
+        answer = self.brain.decide(after, turn)
+        self._log_decision(turn, answer)
+        if isinstance(answer.action, ev.Discard):
+            return answer.action.tile
+        return None
+
+    def _log_decision(self, request: ev.DecisionRequest, answer: Any) -> None:
+        if answer.fallback:
+            print(f"mjbot botzone: fallback ({answer.fallback})", file=sys.stderr)
+        if self.log is not None:
+            self.log.decision(request, answer.legal, answer.action, answer.policy,
+                              answer.candidates, answer.elapsed, answer.fallback)
+
+    def _safe_response(self, request: str) -> str:
+        """An answer to a request we could not read: on our own draw, a discard of a tile we
+        hold (the drawn one when it can be read); otherwise PASS."""
+        parts = request.split()
+        if parts[:1] != ["2"]:
+            return "PASS"
+        try:
+            drawn = T.from_botzone(parts[1])
+            self._apply(ev.TileDrawn(self.state.seat, drawn))
+        except (T.TileError, IndexError):
+            pass
+        legal = [ev.Discard(t) for t in dict.fromkeys(self.state.hand)]
+        if not legal:
+            return "PASS"
+        return self.codec.encode(safest_action(self.state, legal))
+
+
+# ---------------------------------------------------------------------- game log (optional)
+
+
+def open_log(bot: BotzoneBot, data: dict[str, Any], log_dir: str | None) -> dict[str, Any]:
+    """Open (or continue) this match's game log; returns the data to keep for the next turn.
+    Without msgpack (the Botzone runtime) there is no log."""
+    try:
+        from replay.log import GameLogWriter, Header, default_log_dir, log_path
+    except ImportError:
+        return data
+    path = data.get("log")
+    if not isinstance(path, str) or not os.path.exists(path):
+        match = data.get("match") or f"{int(time.time())}-{os.getpid()}"
+        root = log_dir if log_dir is not None else str(default_log_dir())
+        path = str(log_path(root, "botzone", f"match-{match}"))
+        data = {**data, "match": match, "log": path}
+    header = Header(platform="botzone", variant="mcr", seat=bot.codec.seat, policy=bot.policy,
+                    game_id=str(data.get("match", "")))
+    try:
+        bot.log = GameLogWriter(path, header, append=True)
+    except OSError as exc:
+        bot._error(f"game log unavailable: {exc}")
+    return data
+
+
+def load_data(text: str) -> dict[str, Any]:
+    """Our own ``data`` from the previous turn, or {} when absent, foreign or another version."""
+    try:
+        data = json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        return {}
+    if not isinstance(data, dict) or data.get("v") != DATA_VERSION:
+        return {}
+    return data
+
+
+# ---------------------------------------------------------------------- process modes
+
+
+def run_once(stdin: TextIO, stdout: TextIO, policy: str = "rulebased",
+             keep_running: bool = False, limit: float = FIRST_TURN_LIMIT,
+             later_limit: float = LATER_TURN_LIMIT, log_dir: str | None = None,
+             write_log: bool = True, clock: Callable[[], float] = time.monotonic) -> int:
+    """One Botzone process: answer the turn on stdin; with ``keep_running``, go on answering
+    one request line per turn until stdin closes."""
+    start = clock()
+    lines = _Lines(stdin)
+    text = _first_turn(lines) if keep_running else stdin.read()
+    try:
+        turn = parse_input(text)
+    except InputError as exc:
+        print(f"mjbot botzone: {exc}", file=sys.stderr)
+        _print_turn(stdout, TurnInput([], [], json_mode=text.lstrip().startswith("{")),
+                    "PASS", "", "", f"bad input: {exc}")
+        return 2
+    data = load_data(turn.data)
+    bot = BotzoneBot(policy=policy)
+    for request, response in zip(turn.requests[:-1], turn.responses, strict=False):
+        bot.replay(request, response)
+    data = {**data, "v": DATA_VERSION}
+    if write_log:
+        data = open_log(bot, data, log_dir)
+    response = bot.answer(turn.requests[-1], start + limit - SAFETY_MARGIN)
+    debug = "; ".join(bot.errors)[:1000]
+    _print_turn(stdout, turn, response, json.dumps(data), turn.globaldata, debug)
+    if not keep_running:
+        _close(bot)
+        return 0
+    print(KEEP_RUNNING, file=stdout, flush=True)
+    while (raw := lines.readline()) is not None:
+        line = _unwrap_json(raw.strip())
+        if not line:
+            continue
+        turn_start = clock()
+        response = bot.answer(line, turn_start + later_limit - SAFETY_MARGIN)
+        print(response, file=stdout)
+        print(KEEP_RUNNING, file=stdout, flush=True)
+    _close(bot)
+    return 0
+
+
+class _Lines:
+    """Lines from stdin's file descriptor, with a way to take what has already arrived without
+    blocking (a keep-running first turn ends with data / globaldata lines that Botzone may or
+    may not send, and no end of file follows)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        try:
+            self.fd: int | None = stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            self.fd = None
+        self.buffer = b""
+
+    def readline(self, timeout: float | None = None) -> str | None:
+        """The next line (without waiting longer than ``timeout``), or None at end of input
+        or when nothing came in time."""
+        if self.fd is None:
+            line = self.stream.readline()
+            return line or None
+        while b"\n" not in self.buffer:
+            if timeout is not None:
+                ready, _, _ = select.select([self.fd], [], [], timeout)
+                if not ready:
+                    return None
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                if not self.buffer:
+                    return None
+                line, self.buffer = self.buffer, b""
+                return line.decode("utf-8", errors="replace")
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line.decode("utf-8", errors="replace") + "\n"
+
+
+DRAIN_SECONDS = 0.05  # data / globaldata lines arrive with the first turn, or not at all
+
+
+def _first_turn(lines: _Lines) -> str:
+    """A keep-running first turn: one JSON line, or a full simple input whose trailing data /
+    globaldata lines are taken only if they have arrived."""
+    first = lines.readline() or ""
+    if first.lstrip().startswith("{") or not first.strip().isdigit():
+        return first
+    text = [first]
+    for _ in range(2 * int(first.strip()) - 1):
+        line = lines.readline()
+        if line is None:
+            break
+        text.append(line)
+    while (extra := lines.readline(timeout=DRAIN_SECONDS)) is not None:
+        text.append(extra)
+    return "".join(text)
+
+
+def _unwrap_json(line: str) -> str:
+    """A later keep-running request may come JSON-encoded: a string, or an object whose last
+    request is the one to answer."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError:
+        return line
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("requests"), list) and value["requests"]:
+        return str(value["requests"][-1])
+    return line
+
+
+def _print_turn(stdout: TextIO, turn: TurnInput, response: str, data: str, globaldata: str,
+                debug: str) -> None:
+    if turn.json_mode:
+        out = {"response": response, "debug": debug, "data": data, "globaldata": globaldata}
+        print(json.dumps(out, ensure_ascii=False), file=stdout, flush=True)
+        return
+    print(response, file=stdout)
+    print(debug.replace("\n", " "), file=stdout)
+    print(data, file=stdout)
+    if globaldata:
+        print(globaldata, file=stdout)
+    stdout.flush()
+
+
+def _close(bot: BotzoneBot) -> None:
+    if bot.log is not None:
+        bot.log.close()
+    bot.brain.close()
