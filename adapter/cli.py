@@ -74,6 +74,14 @@ def _parser() -> argparse.ArgumentParser:
     bz.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
     bz.add_argument("--no-log", action="store_true", help="write no game log")
 
+    j = sub.add_parser("botzone-judge", help="play Botzone matches between mjbot botzone "
+                       "processes under a local judge (soak test of the Botzone adapter)")
+    j.add_argument("--games", type=int, default=10)
+    j.add_argument("--modes", default="simple,json,keep,keep",
+                   help="bot modes, rotated through the seats: simple, json, keep")
+    j.add_argument("--seed", type=int, default=0)
+    j.add_argument("--log-dir", help="write each match's Botzone-style judge log here")
+
     a = sub.add_parser("arena", help="duplicate matches between policies at the local table",
                        description="Every wall set is played once per distinct seating of the "
                        "four policies; figures are pooled per policy with 95%% intervals that "
@@ -121,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     handler = {"shanten": _cmd_shanten, "score": _cmd_score, "bench": _cmd_bench,
                "demo": _cmd_demo, "replay": _cmd_replay, "arena": _cmd_arena,
-               "botzone": _cmd_botzone}[args.command]
+               "botzone": _cmd_botzone, "botzone-judge": _cmd_botzone_judge}[args.command]
     try:
         return handler(args)
     except UserInputError as exc:
@@ -261,6 +269,23 @@ def _cmd_botzone(args: argparse.Namespace) -> int:
                             keep_running=args.keep_running, limit=args.time_limit,
                             later_limit=args.later_time_limit, log_dir=args.log_dir,
                             write_log=not args.no_log)
+
+
+def _cmd_botzone_judge(args: argparse.Namespace) -> int:
+    from adapter.local.botzone_judge import MODES, run_matches
+
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not modes or any(m not in MODES for m in modes):
+        raise UserInputError(f"--modes takes {', '.join(MODES)}, got {args.modes!r}")
+
+    def progress(done: int, total: int, verdicts: dict[str, int]) -> None:
+        if sys.stderr.isatty():
+            print(f"\r{done}/{total} matches, verdicts {verdicts or 'none'}", end="",
+                  file=sys.stderr, flush=True)
+
+    summary = run_matches(args.games, modes, args.seed, args.log_dir, progress=progress)
+    print(json.dumps(summary, indent=2))
+    return 1 if summary["verdicts"] else 0
 
 
 def _cmd_arena(args: argparse.Namespace) -> int:

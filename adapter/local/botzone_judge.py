@@ -1,0 +1,440 @@
+"""A local Botzone judge: the local table's MCR referee speaking Botzone's protocol to four bot
+processes, exactly as Botzone runs them.
+
+Every request line goes to every bot and every bot answers it (``PASS`` where nothing else is
+allowed); a one-shot bot is started anew for each line with the whole history on stdin (simple
+or JSON interaction, ``data`` carried between turns), a keep-running bot gets the full first
+input and then one line per turn. The referee deals the duplicate walls, resolves claims and
+scores (same walls, priorities and verdicts as the judge: a false ``HU`` is WH, any other
+answer the rules do not allow is WA, -30 for the offender and +10 for the others); a bot that
+crashes, prints nothing or runs past the limit gets RE / TLE. The match is written as a
+Botzone-style judge log that ``mjbot replay`` reads.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import json
+import os
+import random
+import select
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from adapter.botzone import KEEP_RUNNING
+from adapter.local.referee import MCR_PENALTY, MCR_PENALTY_GAIN, HandReferee, HandSetup
+from adapter.local.walls import shuffled_wall
+from brain.state import TableState
+from protocols import events as ev
+from protocols import tiles as T
+from protocols.botzone import BotzoneError, parse_response
+
+MODES = ("simple", "json", "keep")
+DEFAULT_COMMAND = (sys.executable, "-m", "adapter.cli", "--log-level", "error", "botzone")
+
+
+class Verdict(Exception):  # a judge's verdict, raised to end the match
+    """A bot broke the protocol: ``code`` is Botzone's (WA, WH, RE, TLE)."""
+
+    def __init__(self, seat: int, code: str, detail: str) -> None:
+        super().__init__(f"seat {seat}: {code} ({detail})")
+        self.seat, self.code, self.detail = seat, code, detail
+
+
+# ---------------------------------------------------------------------- bot processes
+
+
+class BotProcess:
+    """One seat's bot, in one of Botzone's three ways of running it."""
+
+    def __init__(self, seat: int, mode: str, command: tuple[str, ...], limit: float,
+                 later_limit: float, env: dict[str, str] | None = None) -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown bot mode {mode!r}: {', '.join(MODES)}")
+        self.seat, self.mode = seat, mode
+        self.command = list(command) + (["--keep-running"] if mode == "keep" else [])
+        self.limit, self.later_limit = limit, later_limit
+        self.env = env
+        self.requests: list[str] = []
+        self.responses: list[str] = []
+        self.data, self.globaldata = "", ""
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.buffer = b""
+        self.seconds: list[float] = []
+
+    def request(self, line: str) -> str:
+        self.requests.append(line)
+        start = time.monotonic()
+        if self.mode == "keep" and self.proc is not None:
+            response = self._keep_running_turn(line)
+        elif self.mode == "keep":
+            response = self._start_keep_running()
+        else:
+            response = self._one_shot()
+        self.seconds.append(time.monotonic() - start)
+        self.responses.append(response)
+        return response
+
+    def _input(self) -> str:
+        if self.mode == "json":
+            return json.dumps({"requests": self.requests, "responses": self.responses,
+                               "data": self.data, "globaldata": self.globaldata})
+        lines = [str(len(self.requests))]
+        for i, request in enumerate(self.requests):
+            lines.append(request)
+            if i < len(self.responses):
+                lines.append(self.responses[i])
+        return "\n".join([*lines, self.data, self.globaldata]) + "\n"
+
+    def _one_shot(self) -> str:
+        try:
+            done = subprocess.run(self.command, input=self._input().encode(),
+                                  capture_output=True, timeout=self.limit, env=self.env)
+        except subprocess.TimeoutExpired:
+            raise Verdict(self.seat, "TLE", f"no answer in {self.limit} s") from None
+        out = done.stdout.decode("utf-8", errors="replace")
+        if self.mode == "json":
+            try:
+                obj = json.loads(out)
+                response, self.data = str(obj["response"]), str(obj.get("data", ""))
+                self.globaldata = str(obj.get("globaldata", ""))
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise Verdict(self.seat, "NJ", f"not JSON: {out[:200]!r}") from None
+            return response
+        lines = out.split("\n")
+        if not lines[0].strip():
+            raise Verdict(self.seat, "RE", f"no response (exit {done.returncode}): "
+                          f"{done.stderr.decode(errors='replace')[-300:]!r}")
+        self.data = lines[2] if len(lines) > 2 else ""
+        self.globaldata = "\n".join(lines[3:]).strip("\n")
+        return lines[0].strip()
+
+    def _start_keep_running(self) -> str:
+        self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env=self.env)
+        self._send(self._input())
+        lines = self._read_until_keep_running(self.limit)
+        return lines[0].strip()
+
+    def _keep_running_turn(self, line: str) -> str:
+        self._send(line + "\n")
+        return self._read_until_keep_running(self.later_limit)[0].strip()
+
+    def _send(self, text: str) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(text.encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise Verdict(self.seat, "RE", "the bot closed its input") from None
+
+    def _read_until_keep_running(self, limit: float) -> list[str]:
+        assert self.proc is not None and self.proc.stdout is not None
+        deadline = time.monotonic() + limit
+        fd = self.proc.stdout.fileno()
+        lines: list[str] = []
+        while True:
+            while b"\n" in self.buffer:
+                raw, _, self.buffer = self.buffer.partition(b"\n")
+                text = raw.decode("utf-8", errors="replace")
+                if text.strip() == KEEP_RUNNING:
+                    if not lines:
+                        raise Verdict(self.seat, "RE", "keep-running marker without a response")
+                    return lines
+                lines.append(text)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Verdict(self.seat, "TLE", f"no answer in {limit} s")
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise Verdict(self.seat, "RE", f"the bot exited ({self.proc.poll()})")
+            self.buffer += chunk
+
+    def close(self) -> None:
+        if self.proc is not None:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+            self.proc = None
+
+
+# ---------------------------------------------------------------------- the judge
+
+
+class _JudgeSeat:
+    """The referee's player for one seat: turns what the seat sees into Botzone request lines,
+    sends each to the bot at once, and hands the referee the bot's answers as actions."""
+
+    def __init__(self, judge: BotzoneJudge, seat: int) -> None:
+        self.judge, self.seat = judge, seat
+        self.name = judge.bots[seat].mode
+        self.state = TableState("mcr", seat)
+        # the answer to the last line (still coming, or not yet asked for)
+        self.pending: concurrent.futures.Future[str] | str | None = None
+        self.held_call: ev.MeldCalled | None = None  # a chow / pung waiting for its discard
+        self.planned_discard: int | None = None  # the discard named in our PENG / CHI answer
+
+    def observe(self, event: Any) -> None:
+        if self.seat == 0:
+            self.judge.next_event(event)
+        self.state.apply(event)
+        for slot, line in enumerate(self._lines(event)):
+            self.judge.send(self.seat, line, slot)
+
+    def _lines(self, e: Any) -> list[str]:
+        if isinstance(e, ev.RoundStarted):
+            hand = " ".join(T.to_botzone(t) for t in e.hand)
+            return [f"0 {self.seat} {e.round_wind}", f"1 0 0 0 0 {hand}"]
+        if isinstance(e, ev.TileDrawn):
+            if e.seat == self.seat:
+                return [f"2 {T.to_botzone(e.tile)}"]
+            return [f"3 {e.seat} DRAW"]
+        if isinstance(e, ev.MeldCalled):
+            if e.kind in ("chi", "pon"):
+                self.held_call = e
+                return []
+            if e.kind == "added_kan":
+                return [f"3 {e.seat} BUGANG {T.to_botzone(e.called)}"]
+            return [f"3 {e.seat} GANG"]
+        if isinstance(e, ev.TileDiscarded):
+            call, self.held_call = self.held_call, None
+            tile = T.to_botzone(e.tile)
+            if call is not None and call.seat == e.seat and call.kind == "pon":
+                return [f"3 {e.seat} PENG {tile}"]
+            if call is not None and call.seat == e.seat:
+                mid = sorted(T.kind(t) for t in call.tiles)[1]
+                return [f"3 {e.seat} CHI {T.to_botzone(mid)} {tile}"]
+            return [f"3 {e.seat} PLAY {tile}"]
+        return []
+
+    def decide(self, request: ev.DecisionRequest) -> Any:
+        if request.kind == "turn" and self.planned_discard is not None:
+            tile, self.planned_discard = self.planned_discard, None
+            return ev.Discard(tile)
+        response = self.answer()
+        self.pending = None
+        if response is None:
+            raise Verdict(self.seat, "WA", f"asked for a {request.kind} without a request line")
+        return self._action(response, request)
+
+    def answer(self) -> str | None:
+        """The bot's answer to the last line (waiting for it if need be)."""
+        if isinstance(self.pending, concurrent.futures.Future):
+            self.pending = self.pending.result()
+        return self.pending
+
+    def _action(self, response: str, request: ev.DecisionRequest) -> Any:
+        try:
+            verb, tiles = parse_response(response)
+        except BotzoneError as exc:
+            raise Verdict(self.seat, "WA", str(exc)) from None
+        tile = request.tile
+        if verb == "PASS":
+            return ev.Pass()
+        if verb == "HU":
+            return ev.Win()
+        if verb == "PLAY" and request.kind == "turn":
+            return ev.Discard(tiles[0])
+        if verb == "GANG" and request.kind == "turn" and tiles:
+            return ev.Kan("closed_kan", (T.kind(tiles[0]),) * 4)
+        if verb == "BUGANG" and request.kind == "turn":
+            return ev.Kan("added_kan", (T.kind(tiles[0]),))
+        if request.kind == "claim" and tile is not None:
+            if verb == "GANG" and not tiles:
+                return ev.Kan("open_kan", (tile,) * 3)
+            if verb == "PENG":
+                self.planned_discard = tiles[0]
+                return ev.Pon((tile, tile))
+            if verb == "CHI":
+                mid = T.kind(tiles[0])
+                own = tuple(k for k in (mid - 1, mid, mid + 1) if k != T.kind(tile))
+                self.planned_discard = tiles[1]
+                return ev.Chi(own)
+        raise Verdict(self.seat, "WA", f"{response!r} does not answer a {request.kind} request")
+
+
+@dataclass
+class MatchResult:
+    scores: list[int]
+    verdicts: dict[int, str] = field(default_factory=dict)
+    reason: str = ""
+    fan: int | None = None
+    log: dict[str, Any] = field(default_factory=dict)
+    turn_seconds: list[list[float]] = field(default_factory=list)
+
+
+class BotzoneJudge:
+    """One match (one hand) between four bot processes."""
+
+    def __init__(self, modes: list[str], seed: int, command: tuple[str, ...] = DEFAULT_COMMAND,
+                 limit: float = 6.0, later_limit: float = 4.0,
+                 env: dict[str, str] | None = None) -> None:
+        self.bots = [BotProcess(s, modes[s], command, limit, later_limit, env) for s in range(4)]
+        self.seats = [_JudgeSeat(self, s) for s in range(4)]
+        self.seed = seed
+        self.quan = random.Random(seed).randrange(4)
+        self.turns: dict[tuple[int, int], tuple[dict[str, Any], dict[str, Any]]] = {}
+        self.event_no = 0
+        self.won: ev.RoundWon | None = None
+        self.pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="bot")
+
+    def next_event(self, event: Any) -> None:
+        """Seat 0 sees each event first: a new event starts new judge turns."""
+        self.event_no += 1
+        if isinstance(event, ev.RoundWon) and self.won is None:
+            self.won = event
+
+    def send(self, seat: int, line: str, slot: int = 0) -> None:
+        """One request line to one bot, answered in the background (the four bots of a turn
+        work at once, as on Botzone). An earlier answer nobody asked for must have been PASS
+        (anything else is WA, a HU WH)."""
+        judge_seat = self.seats[seat]
+        previous = judge_seat.answer()
+        if previous not in (None, "PASS"):
+            code = "WH" if previous == "HU" else "WA"
+            raise Verdict(seat, code, f"answered {previous!r} where only PASS goes")
+        request, answers = self.turns.setdefault((self.event_no, slot), (
+            {"output": {"command": "request", "content": {},
+                        "display": {"action": _action_of(line)}}}, {}))
+        request["output"]["content"][str(seat)] = line
+        if line.startswith("2 "):  # the judge's display names the drawer and the tile
+            request["output"]["display"].update(player=seat, tile=line.split()[1])
+        bot = self.bots[seat]
+
+        def ask() -> str:
+            response = bot.request(line)
+            answers[str(seat)] = {"verdict": "OK", "response": response}
+            return response
+
+        judge_seat.pending = self.pool.submit(ask)
+
+    def play(self) -> MatchResult:
+        referee = HandReferee("mcr", self.seats)  # type: ignore[arg-type]
+        wall = shuffled_wall("mcr", self.seed)
+        result = MatchResult([0, 0, 0, 0])
+        try:
+            referee.emit(ev.GameStarted("mcr", 0))
+            outcome = referee.play(HandSetup(self.seed, dealer=0, round_wind=self.quan,
+                                             wall=tuple(wall)))
+            result.scores = list(outcome.deltas)
+            result.reason = outcome.reason
+            if outcome.penalty_seat is not None:
+                code = "WH" if outcome.reason == "false_win" else "WA"
+                result.verdicts[outcome.penalty_seat] = code
+            if outcome.wins:
+                result.fan = outcome.wins[0][2]
+        except Verdict as verdict:
+            result.verdicts[verdict.seat] = verdict.code
+            result.scores = [MCR_PENALTY_GAIN] * 4
+            result.scores[verdict.seat] = MCR_PENALTY
+            result.reason = f"{verdict.code}: {verdict.detail}"
+        finally:
+            for judge_seat in self.seats:  # answers still running: wait, then stop the bots
+                with contextlib.suppress(Verdict):
+                    judge_seat.answer()
+            for bot in self.bots:
+                bot.close()
+            self.pool.shutdown()
+        result.turn_seconds = [bot.seconds for bot in self.bots]
+        result.log = self._judge_log(wall, result)
+        return result
+
+    def _judge_log(self, wall: list[int], result: MatchResult) -> dict[str, Any]:
+        """The match in the platform's log format (judge turns with their request lines and
+        display, bot turns with the responses)."""
+        hands = [[T.to_botzone(t) for t in reversed(wall[34 * s + 21:34 * s + 34])]
+                 for s in range(4)]
+        init = {"quan": self.quan, "srand": self.seed,
+                "walltiles": " ".join(T.to_botzone(t) for t in wall)}
+        entries: list[dict[str, Any]] = []
+        for request, answers in self.turns.values():
+            action = request["output"]["display"]["action"]
+            if action == "INIT":
+                request["output"]["display"].update(quan=self.quan)
+            elif action == "DEAL":
+                request["output"]["display"].update(hand=hands)
+            entries.extend((request, answers))
+        display: dict[str, Any] = {"score": result.scores}
+        if result.verdicts:
+            seat, code = next(iter(result.verdicts.items()))
+            display.update(action=code, player=seat)
+        elif self.won is not None:
+            display.update(action="HU", player=self.won.winner, fanCnt=self.won.value,
+                           fan=[_fan_entry(y) for y in self.won.yaku])
+        else:
+            display.update(action="HUANG")
+        finish = {"output": {"command": "finish",
+                             "content": {str(s): v for s, v in enumerate(result.scores)},
+                             "display": display}}
+        return {"initdata": init, "log": [*entries, finish], "scores": result.scores}
+
+
+def _fan_entry(item: str) -> dict[str, Any]:
+    """The referee's "name(value)" as the judge's {name, cnt, value}."""
+    name, _, value = item.rpartition("(")
+    return {"name": name, "cnt": 1, "value": int(value.rstrip(")") or 0)}
+
+
+def _action_of(line: str) -> str:
+    parts = line.split()
+    if parts[0] == "0":
+        return "INIT"
+    if parts[0] == "1":
+        return "DEAL"
+    if parts[0] == "2":
+        return "DRAW"
+    return parts[2] if len(parts) > 2 else "?"
+
+
+def write_log(path: str | Path, log: dict[str, Any]) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(log, ensure_ascii=False))
+
+
+def run_matches(games: int, modes: list[str], seed: int = 0, log_dir: str | None = None,
+                command: tuple[str, ...] = DEFAULT_COMMAND, limit: float = 6.0,
+                later_limit: float = 4.0, progress: Any = None) -> dict[str, Any]:
+    """``games`` matches, the bot modes rotating through the seats; verdicts, outcomes and
+    answer times (per mode: median and worst) summed up."""
+    verdicts: dict[str, int] = {}
+    reasons: dict[str, int] = {}
+    times: dict[str, list[float]] = {m: [] for m in MODES}
+    for game in range(games):
+        seated = [modes[(s + game) % len(modes)] for s in range(4)]
+        result = BotzoneJudge(seated, seed * 100_003 + game, command, limit,
+                              later_limit).play()
+        for code in result.verdicts.values():
+            verdicts[code] = verdicts.get(code, 0) + 1
+        key = result.reason.split(":")[0]
+        reasons[key] = reasons.get(key, 0) + 1
+        for s, seconds in enumerate(result.turn_seconds):
+            times[seated[s]].extend(seconds)
+        if log_dir is not None:
+            write_log(Path(log_dir) / f"botzone-judge-s{seed}-g{game}.json", result.log)
+        if progress is not None:
+            progress(game + 1, games, verdicts)
+    return {
+        "games": games, "modes": modes, "seed": seed, "verdicts": verdicts,
+        "outcomes": reasons,
+        "answer_seconds": {m: {"answers": len(t), "median": _median(t),
+                               "max": max(t) if t else None} for m, t in times.items() if t},
+    }
+
+
+def _median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
