@@ -1,0 +1,56 @@
+"""The local Botzone judge: a match between four real `mjbot botzone` processes, the verdicts
+for bots that break the protocol, and the judge log that `mjbot replay` reads."""
+
+import sys
+
+from adapter.local.botzone_judge import BotProcess, BotzoneJudge
+from replay import botzone_log
+
+
+def test_a_match_between_four_keep_running_bots():
+    result = BotzoneJudge(["keep"] * 4, seed=3).play()
+    assert result.verdicts == {}, result.reason
+    assert sum(result.scores) == 0
+    assert result.reason in ("win", "exhaustive")
+    record = botzone_log.loads(__import__("json").dumps(result.log))
+    assert record.variant == "mcr" and len(record.hands()) == 1
+    assert all(len(s) > 10 for s in result.turn_seconds)
+
+
+def test_one_shot_bots_carry_data_between_process_starts():
+    command = (sys.executable, "-m", "adapter.cli", "botzone", "--no-log")
+    for mode in ("simple", "json"):
+        bot = BotProcess(1, mode, command, limit=30, later_limit=30)
+        assert bot.request("0 1 2") == "PASS"
+        assert bot.request("1 0 0 0 0 W1 W2 W3 W4 W5 W6 W7 W8 W9 B1 B1 B2 B3") == "PASS"
+        assert '"v": 1' in bot.data
+        assert bot.request("3 0 DRAW") == "PASS"
+        bot.close()
+
+
+def _fake(script):
+    return (sys.executable, "-c", script)
+
+
+def test_a_bot_that_claims_a_win_out_of_turn_gets_wh():
+    judge = BotzoneJudge(["simple", "keep", "keep", "keep"], seed=1)
+    judge.bots[0].command = list(_fake("print('HU')"))
+    result = judge.play()
+    assert result.verdicts == {0: "WH"} and result.scores == [-30, 10, 10, 10]
+
+
+def test_a_bot_that_answers_nonsense_gets_wa():
+    judge = BotzoneJudge(["keep", "simple", "keep", "keep"], seed=1)
+    judge.bots[1].command = list(_fake("print('PLAY W1')"))  # PLAY where only PASS goes
+    result = judge.play()
+    assert result.verdicts == {1: "WA"}
+
+
+def test_a_silent_or_slow_bot():
+    judge = BotzoneJudge(["keep", "keep", "simple", "keep"], seed=1)
+    judge.bots[2].command = list(_fake("import sys; sys.exit(3)"))
+    assert judge.play().verdicts == {2: "RE"}
+    judge = BotzoneJudge(["keep", "keep", "keep", "simple"], seed=1)
+    judge.bots[3].command = list(_fake("import time; time.sleep(3)"))
+    judge.bots[3].limit = 0.5
+    assert judge.play().verdicts == {3: "TLE"}
