@@ -370,3 +370,22 @@ def _close(bot: BotzoneBot) -> None:
     if bot.log is not None:
         bot.log.close()
     bot.brain.close()
+
+
+def main(argv: list[str] | None = None, keep_running_default: bool = False) -> int:
+    """The Botzone entry point without the rest of mjbot's CLI (the upload bundle's
+    ``__main__``): standard library only, options as in ``mjbot botzone``."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="mjbot-botzone")
+    p.add_argument("--keep-running", action=argparse.BooleanOptionalAction,
+                   default=keep_running_default)
+    p.add_argument("--policy", default="rulebased")
+    p.add_argument("--time-limit", type=float, default=FIRST_TURN_LIMIT)
+    p.add_argument("--later-time-limit", type=float, default=LATER_TURN_LIMIT)
+    p.add_argument("--log-dir")
+    p.add_argument("--no-log", action="store_true")
+    args = p.parse_args(argv)
+    return run_once(sys.stdin, sys.stdout, policy=args.policy, keep_running=args.keep_running,
+                    limit=args.time_limit, later_limit=args.later_time_limit,
+                    log_dir=args.log_dir, write_log=not args.no_log)

@@ -82,6 +82,10 @@ def _parser() -> argparse.ArgumentParser:
     j.add_argument("--seed", type=int, default=0)
     j.add_argument("--log-dir", help="write each match's Botzone-style judge log here")
 
+    bu = sub.add_parser("bundle", help="build an upload bundle for a platform")
+    bu.add_argument("platform", choices=["botzone"])
+    bu.add_argument("-o", "--output", default="dist", help="output folder (default: dist)")
+
     a = sub.add_parser("arena", help="duplicate matches between policies at the local table",
                        description="Every wall set is played once per distinct seating of the "
                        "four policies; figures are pooled per policy with 95%% intervals that "
@@ -129,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     handler = {"shanten": _cmd_shanten, "score": _cmd_score, "bench": _cmd_bench,
                "demo": _cmd_demo, "replay": _cmd_replay, "arena": _cmd_arena,
-               "botzone": _cmd_botzone, "botzone-judge": _cmd_botzone_judge}[args.command]
+               "botzone": _cmd_botzone, "botzone-judge": _cmd_botzone_judge,
+               "bundle": _cmd_bundle}[args.command]
     try:
         return handler(args)
     except UserInputError as exc:
@@ -269,6 +274,15 @@ def _cmd_botzone(args: argparse.Namespace) -> int:
                             keep_running=args.keep_running, limit=args.time_limit,
                             later_limit=args.later_time_limit, log_dir=args.log_dir,
                             write_log=not args.no_log)
+
+
+def _cmd_bundle(args: argparse.Namespace) -> int:
+    from adapter.bundle import build_botzone_bundle
+
+    path = build_botzone_bundle(args.output)
+    print(f"{path} ({path.stat().st_size // 1024} KB): upload it as the bot's code "
+          "(Python 3, simple interaction, keep running)")
+    return 0
 
 
 def _cmd_botzone_judge(args: argparse.Namespace) -> int:

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import os
+import pkgutil
 from pathlib import Path
 
 import numpy as np
@@ -170,7 +172,19 @@ def _valid(tables: dict[str, np.ndarray]) -> bool:
         return False
 
 
-def _read(path: Path) -> dict[str, np.ndarray] | None:
+def _packaged() -> io.BytesIO | None:
+    """The shipped tables read through the import system: inside a zip (the Botzone upload)
+    there is no file path to open."""
+    if SHIPPED.exists():
+        return None
+    try:
+        data = pkgutil.get_data("brain", "data/shanten_tables.npz")
+    except OSError:
+        return None
+    return io.BytesIO(data) if data else None
+
+
+def _read(path: Path | io.BytesIO) -> dict[str, np.ndarray] | None:
     try:
         with np.load(path) as npz:
             tables = {k: npz[k] for k in npz.files}
@@ -193,8 +207,8 @@ def cache_path() -> Path:
 
 def load_tables() -> dict[str, np.ndarray]:
     """The shipped tables; else the user cache; else build now and try to cache them."""
-    for path in (SHIPPED, cache_path()):
-        tables = _read(path)
+    for source in (SHIPPED, _packaged(), cache_path()):
+        tables = _read(source) if source is not None else None
         if tables is not None:
             return tables
     tables = build_tables()
