@@ -45,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     sc.add_argument("--dora", default="", help="dora indicators, mpsz")
 
     b = sub.add_parser("bench", help="benchmarks of the hot paths (ratios vs references)")
-    b.add_argument("what", choices=["shanten", "log", "arena"])
+    b.add_argument("what", choices=["shanten", "log", "arena", "botzone"])
     b.add_argument("--variant", default="all",
                    choices=["all", "riichi", "mcr", "taiwan16", "mass"], help="bench arena")
     b.add_argument("--frames", type=int, default=20_000, help="frames written (bench log)")
@@ -202,6 +202,22 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return _bench_log(args)
     if args.what == "arena":
         return _bench_arena(args)
+    if args.what == "botzone":
+        from adapter.botzone_bench import bench_botzone
+
+        result = bench_botzone(repeats=args.repeats)
+        if args.json:
+            print(json.dumps(result, indent=2))
+            return 0
+        print(f"Botzone turns, a {result['match_turns']}-turn match (seat 0's requests)")
+        for n, seconds in result["one_shot_seconds"].items():
+            print(f"  one-shot turn {n:>4}  {seconds:>8.3f} s   (process start to answer)")
+        print(f"  python + numpy start {result['python_numpy_start_seconds']:>5.3f} s   "
+              f"(reference; last turn ratio {result['one_shot_last_ratio_vs_python_start']}x)")
+        print(f"  keep running   median {result['keep_running_median_ms']} ms, p99 "
+              f"{result['keep_running_p99_ms']} ms over {result['keep_running_turns']} turns")
+        print("  targets: one-shot last turn < 1 s, keep-running p99 < 50 ms")
+        return 0
 
     result = bench_shanten(hands=args.hands, batch=args.batch, seconds=args.seconds,
                            seed=args.seed)

@@ -1,0 +1,83 @@
+"""``mjbot bench botzone``: what a Botzone turn costs.
+
+One-shot: wall time from process start to the printed answer with the history of turn 1, 50
+and the last turn of a long match (the match is played first under the local judge, four
+keep-running bots). Keep-running: time per later turn of that match. Reference in the same
+run: starting the same Python with numpy imported, the floor of any Python bot on Botzone.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+from adapter.local.botzone_judge import BotzoneJudge
+
+COMMAND = (sys.executable, "-m", "adapter.botzone_main")
+
+
+def _history(log: dict[str, Any], seat: str) -> tuple[list[str], list[str]]:
+    requests, responses = [], []
+    entries = log["log"]
+    for request, answers in zip(entries[0::2], entries[1::2], strict=False):
+        content = request.get("output", {}).get("content", {})
+        if seat in content and seat in answers:
+            requests.append(content[seat])
+            responses.append(answers[seat]["response"])
+    return requests, responses
+
+
+def _one_shot_seconds(requests: list[str], responses: list[str], n: int, repeats: int) -> float:
+    lines = [str(n)]
+    for i in range(n):
+        lines.append(requests[i])
+        if i < n - 1:
+            lines.append(responses[i])
+    text = "\n".join([*lines, "", ""]) + "\n"
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run([*COMMAND, "--no-keep-running", "--no-log"], input=text,
+                       capture_output=True, text=True, check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def bench_botzone(seed: int = 4, repeats: int = 3) -> dict[str, Any]:
+    longest: tuple[int, dict[str, Any], list[list[float]]] | None = None
+    for s in range(seed, seed + 4):  # the longest of a few matches
+        result = BotzoneJudge(["keep"] * 4, s).play()
+        turns = len(_history(result.log, "0")[0])
+        if longest is None or turns > longest[0]:
+            longest = (turns, result.log, result.turn_seconds)
+    assert longest is not None
+    _, log, seconds = longest
+    requests, responses = _history(log, "0")
+    reference = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import numpy"], check=True)
+        reference.append(time.perf_counter() - start)
+    ref = statistics.median(reference)
+    one_shot = {str(n): round(_one_shot_seconds(requests, responses, n, repeats), 4)
+                for n in sorted({1, min(50, len(requests)), len(requests)})}
+    later = sorted(t for per_seat in seconds for t in per_seat[1:])
+    p99 = later[min(len(later) - 1, int(0.99 * len(later)))] if later else None
+    return {
+        "match_turns": len(requests),
+        "one_shot_seconds": one_shot,
+        "python_numpy_start_seconds": round(ref, 4),
+        "one_shot_last_ratio_vs_python_start": round(one_shot[str(len(requests))] / ref, 2),
+        "keep_running_turns": len(later),
+        "keep_running_median_ms": round(1000 * statistics.median(later), 3) if later else None,
+        "keep_running_p99_ms": round(1000 * p99, 3) if p99 is not None else None,
+        "targets": {"one_shot_last_seconds": 1.0, "keep_running_p99_ms": 50},
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(bench_botzone(), indent=2))
