@@ -17,6 +17,13 @@ def test_a_match_between_four_keep_running_bots():
     assert all(len(s) > 10 for s in result.turn_seconds)
 
 
+def test_a_call_that_loses_priority_does_not_leak_its_discard():
+    # found by a 150-match soak: seat 1's CHI lost to a PENG, and its named discard was later
+    # played for it instead of its next answer (a WA that was the judge's fault)
+    result = BotzoneJudge(["keep"] * 4, seed=100_003 + 105).play()
+    assert result.verdicts == {}, result.reason
+
+
 def test_one_shot_bots_carry_data_between_process_starts():
     command = (sys.executable, "-m", "adapter.cli", "botzone", "--no-log")
     for mode in ("simple", "json"):

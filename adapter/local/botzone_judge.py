@@ -189,6 +189,11 @@ class _JudgeSeat:
     def observe(self, event: Any) -> None:
         if self.seat == 0:
             self.judge.next_event(event)
+        if not (isinstance(event, ev.MeldCalled) and event.seat == self.seat
+                and event.kind in ("chi", "pon")):
+            # the discard named with a PENG / CHI belongs to that call only: a call that lost
+            # to another seat's must not leak into this seat's next turn
+            self.planned_discard = None
         self.state.apply(event)
         for slot, line in enumerate(self._lines(event)):
             self.judge.send(self.seat, line, slot)
