@@ -94,7 +94,7 @@ class TableState:
         self.dora_indicators: list[int] = []
         self.hand: list[int] = []
         self._waits_key: tuple[int, ...] | None = None
-        self._waits: set[int] = set()
+        self._waits: frozenset[int] = frozenset()
         self.seats = [SeatView() for _ in range(4)]
         self.visible = [0] * 34
         self.wall_remaining = LIVE_WALL.get(self.variant, 70)
@@ -153,14 +153,14 @@ class TableState:
 
     # ------------------------------------------------------------------ events
 
-    def waits(self) -> set[int]:
+    def waits(self) -> frozenset[int]:
         """Kinds that would complete our ready hand (empty when not ready or not 3k+1 tiles).
         Cached per hand: it is asked on every other seat's discard."""
         key = tuple(self.hand)
         if self._waits_key != key:
             self._waits_key = key
-            self._waits = waits(self.counts())
-        return set(self._waits)
+            self._waits = frozenset(waits(self.counts()))
+        return self._waits
 
     def apply(self, event: object) -> None:
         handler = _HANDLERS.get(type(event))

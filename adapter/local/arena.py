@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adapter.local.game import GameConfig, play_game
+from adapter.local.game import RIICHI_START, GameConfig, play_game
 from adapter.local.seat import BrainSeat
 from replay.log import GameLogWriter, Header
 
@@ -93,7 +93,7 @@ def play_unit(config: ArenaConfig, unit: int) -> UnitResult:
         result.games += 1
         result.hands += len(game.hands)
         result.illegal += len(game.illegal)
-        start = 25000 if config.variant == "riichi" else 0
+        start = RIICHI_START if config.variant == "riichi" else 0
         for seat, name in enumerate(seating):
             row = result.stats[name]
             row["games"] += 1

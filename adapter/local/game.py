@@ -97,7 +97,7 @@ def _play_riichi(config: GameConfig, referee: HandReferee, seed: int, game: int)
             break
         top = max(scores)
         if (wind, number) >= (last_wind, 3):
-            dealer_is_top = scores[number] == top and scores.index(top) == number
+            dealer_is_top = placement(scores)[number] == 1
             if wind > last_wind and top >= RIICHI_TARGET:
                 break  # sudden death in the extra wind
             if wind == last_wind and not keeps and top >= RIICHI_TARGET:

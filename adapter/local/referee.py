@@ -91,7 +91,6 @@ class HandOutcome:
     reason: str
     deltas: list[int]
     wins: list[tuple[int, int | None, int]] = field(default_factory=list)
-    dealer: int = 0
     dealer_keeps: bool = False
     sticks: int = 0
     illegal: list[IllegalAction] = field(default_factory=list)
@@ -167,13 +166,13 @@ class _Walls:
 class HandReferee:
     """Plays one hand. ``players``: four seats; ``log``: the game's full-information log."""
 
-    def __init__(self, variant: str, players: list[Player], log: GameLogWriter | None = None,
-                 views: list[TableState] | None = None) -> None:
+    def __init__(self, variant: str, players: list[Player],
+                 log: GameLogWriter | None = None) -> None:
         self.variant = variant
         self.rules = rules_for(variant)
         self.players = players
         self.log = log
-        self.views = views or [TableState(variant, s) for s in range(4)]
+        self.views = [TableState(variant, s) for s in range(4)]
         self.outcome: HandOutcome | None = None
 
     # ------------------------------------------------------------------ plumbing
@@ -215,8 +214,7 @@ class HandReferee:
         self.setup = setup
         self.scores = list(setup.scores)
         self.sticks = setup.sticks
-        self._outcome = HandOutcome("", [0, 0, 0, 0], dealer=setup.dealer,
-                                               sticks=setup.sticks)
+        self._outcome = HandOutcome("", [0, 0, 0, 0], sticks=setup.sticks)
         self.walls = _Walls(self.variant, setup.seed, self.rules.hand_size, setup.wall)
         self.kan_seats: list[int] = []
         self.pending_dora = 0

@@ -18,6 +18,15 @@ class Decision:
     candidates: tuple[tuple[Any, float], ...] = ()
 
 
+def win_if_legal(legal: list[Any]) -> Decision | None:
+    """Every policy here wins whenever it may (the legal set already holds each variant's
+    minimum value, MCR's 8 fan included)."""
+    for a in legal:
+        if isinstance(a, ev.Win):
+            return Decision(a, ((a, 1.0),))
+    return None
+
+
 class Policy(Protocol):
     name: str
 

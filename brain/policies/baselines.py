@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from brain.policies.base import Decision
+from brain.policies.base import Decision, win_if_legal
 from brain.policies.evaluation import analyse_discards
 from brain.state import TableState
 from protocols import events as ev
@@ -42,9 +42,9 @@ class GreedyPolicy:
 
     def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
                budget: float | None = None) -> Decision:
-        for a in legal:
-            if isinstance(a, ev.Win):
-                return Decision(a, ((a, 1.0),))
+        win = win_if_legal(legal)
+        if win is not None:
+            return win
         discards = [a for a in legal if isinstance(a, ev.Discard)]
         if not discards:
             passes = [a for a in legal if isinstance(a, ev.Pass)]

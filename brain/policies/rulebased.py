@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from brain.policies import defence
-from brain.policies.base import Decision
+from brain.policies.base import Decision, win_if_legal
 from brain.policies.evaluation import (
     DiscardInfo,
     analyse_discards,
@@ -27,6 +27,7 @@ from brain.policies.evaluation import (
     terminal_weight,
     value_honours,
 )
+from brain.policies.mcr_plan import best_distance, winning_waits
 from brain.rules import rules_for
 from brain.rules.base import WinContext
 from brain.shanten import shanten, thirteen_orphans_shanten, waits
@@ -45,9 +46,9 @@ class RuleBasedPolicy:
 
     def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
                budget: float | None = None) -> Decision:
-        for a in legal:
-            if isinstance(a, ev.Win):  # the legal set already holds MCR's 8-fan floor
-                return Decision(a, ((a, 1.0),))
+        win = win_if_legal(legal)
+        if win is not None:
+            return win
         if request.kind == "turn":
             return self._turn(state, legal)
         if request.kind == "claim":
@@ -209,7 +210,6 @@ class RuleBasedPolicy:
         if variant == "riichi":
             return _open_yaku(state, rest, melds)
         if variant == "mcr":
-            from brain.policies.mcr_plan import best_distance
             return best_distance(_drop_worst(rest), melds) < mcr_before
         return True
 
@@ -263,32 +263,30 @@ def _flush_bonus(counts: list[int], melds: list[Meld], k: int) -> float:
     return 0.0
 
 
+def _best_discard(counts: list[int], banned: int = -1) -> tuple[int, list[int]]:
+    """(shanten, hand) after the shape-best discard (the first of equals), ``banned`` kind
+    excepted; (99, counts) when nothing can be discarded."""
+    best: tuple[int, list[int]] = (99, counts)
+    for k in range(34):
+        if counts[k] and k != banned:
+            trial = list(counts)
+            trial[k] -= 1
+            value = shanten(trial)
+            if value < best[0]:
+                best = (value, trial)
+    return best
+
+
 def _best_after_call(rest: list[int], called: int, kan: bool) -> int:
     """Shanten after a call: a kong draws a replacement (3k+1 hand as is); a chi/pon discards
     next (the best discard other than the called kind, which Tenhou forbids)."""
-    if kan:
-        return shanten(rest)
-    best = 99
-    for k in range(34):
-        if rest[k] and k != called:
-            rest[k] -= 1
-            best = min(best, shanten(rest))
-            rest[k] += 1
-    return best
+    return shanten(rest) if kan else _best_discard(rest, called)[0]
 
 
 def _drop_worst(rest: list[int]) -> list[int]:
     """The hand after a chi/pon less one tile (the shape-worst) so plan distances compare
     hands of the same size."""
-    best: tuple[int, list[int]] | None = None
-    for k in range(34):
-        if rest[k]:
-            trial = list(rest)
-            trial[k] -= 1
-            value = shanten(trial)
-            if best is None or value < best[0]:
-                best = (value, trial)
-    return best[1] if best else rest
+    return _best_discard(rest)[1]
 
 
 def _open_yaku(state: TableState, rest: list[int], melds: list[Meld]) -> bool:
@@ -337,7 +335,6 @@ class _McrView:
         self.counts = counts
 
     def distance(self) -> int:
-        from brain.policies.mcr_plan import best_distance
         counts = self.counts
         if sum(counts) % 3 == 2:
             counts = _drop_worst(counts)
@@ -346,7 +343,6 @@ class _McrView:
     def after_discard(self, k: int, d: DiscardInfo) -> tuple[int, float]:
         """(plan distance, live useful tiles) after discarding kind ``k``; at ready only waits
         worth 8 fan count, and a ready hand with none is one step short."""
-        from brain.policies.mcr_plan import best_distance, winning_waits
         rest = list(self.counts)
         rest[k] -= 1
         distance = best_distance(rest, self.state.melds)
