@@ -5,26 +5,47 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
-import structlog
+from adapter.logging_setup import configure_logging, configure_plain_logging
 
-from adapter.logging_setup import configure_logging
+# Botzone starts `mjbot botzone` afresh for every turn: everything imported here is paid on
+# each of them, so structlog and importlib.metadata are imported only by the commands that use
+# them (the Botzone bot writes its own plain stderr lines, as it does in the upload bundle).
 
-log = structlog.get_logger("mjbot.cli")
+
+def _log() -> Any:
+    import structlog
+
+    return structlog.get_logger("mjbot.cli")
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("mjbot")
     except PackageNotFoundError:
         return "0+unknown"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        print(f"mjbot {_version()}")
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mjbot", description="Competition Mahjong bot.")
-    p.add_argument("--version", action="version", version=f"mjbot {_version()}")
+    p.add_argument("--version", action=_VersionAction, help="print the version and exit")
     p.add_argument("--log-json", action="store_true", default=None,
                    help="log JSON lines (default when stderr is not a terminal)")
     p.add_argument("--log-level", default="info", help="debug, info, warning, error")
@@ -125,7 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        configure_logging(args.log_json, args.log_level)
+        if args.command == "botzone":
+            configure_plain_logging(args.log_level)
+        else:
+            configure_logging(args.log_json, args.log_level)
     except ValueError as exc:
         parser.error(str(exc))
     if args.command is None:
@@ -138,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handler(args)
     except UserInputError as exc:
-        log.error("bad input", command=args.command, error=str(exc))
+        _log().error("bad input", command=args.command, error=str(exc))
         print(f"mjbot {args.command}: {exc}", file=sys.stderr)
         return 2
 
@@ -343,7 +367,7 @@ def _cmd_arena(args: argparse.Namespace) -> int:
     summary = summarize(config, results, time.monotonic() - start)
     for r in results:
         for error in r.errors:
-            log.error("referee error", error=error)
+            _log().error("referee error", error=error)
     print(format_summary(summary))
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
@@ -430,7 +454,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             print("  not a win")
             continue
         _print_score(result)
-    log.info("demo finished")
+    _log().info("demo finished")
     return 0
 
 

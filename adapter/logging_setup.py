@@ -1,21 +1,28 @@
-"""structlog configured once, by the CLI: readable lines on a terminal, JSON lines otherwise."""
+"""Logging configured once, by the CLI: structlog with readable lines on a terminal and JSON
+lines otherwise; plain stdlib lines for the Botzone bot, which pays every import per turn."""
 
 from __future__ import annotations
 
 import logging
 import sys
 
-import structlog
 
-
-def configure_logging(json_lines: bool | None = None, level: str = "info") -> None:
-    """``json_lines=None`` picks JSON when stderr is not a terminal (a service, a pipe, CI)."""
-    if json_lines is None:
-        json_lines = not sys.stderr.isatty()
+def configure_plain_logging(level: str = "info") -> int:
+    """stdlib logging to stderr, one message per line; returns the numeric level."""
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         raise ValueError(f"unknown log level {level!r}")
     logging.basicConfig(stream=sys.stderr, level=numeric, format="%(message)s", force=True)
+    return numeric
+
+
+def configure_logging(json_lines: bool | None = None, level: str = "info") -> None:
+    """``json_lines=None`` picks JSON when stderr is not a terminal (a service, a pipe, CI)."""
+    import structlog
+
+    if json_lines is None:
+        json_lines = not sys.stderr.isatty()
+    numeric = configure_plain_logging(level)
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer() if json_lines
         else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
