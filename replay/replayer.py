@@ -23,8 +23,10 @@ from brain.rules import rules_for
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.events import EVENT_TYPES
+from protocols.ntpu import NtpuCodec
 from replay import botzone_log, mjai_log, mjlog, tenhou6
-from replay.log import DecisionFrame, EventFrame, GameLog, RxFrame, parse_log
+from replay.log import DecisionFrame, EventFrame, GameLog, Header, RxFrame, parse_log
 from replay.record import GameRecord, RecordError, own_tiles, seat_view
 
 
@@ -432,8 +434,23 @@ def format_agreement(result: dict[str, Any], limit: int = 20) -> str:
 # --------------------------------------------------------------------------- re-parse
 
 
-CodecFactory = Callable[[], Any]
-_CODECS: dict[str, CodecFactory] = {}
+CodecFactory = Callable[[Header], Any]  # the log's header in, an object with feed(raw) out
+
+
+class _NtpuLines:
+    """The NTPU codec as ``--reparse`` feeds it: one recorded line at a time, with the tile
+    orders the client ran with (from the log header)."""
+
+    def __init__(self, header: Header) -> None:
+        honours = header.extra.get("honour_order", T.NtpuTiles.DEFAULT_HONOUR_ORDER)
+        tiles = T.NtpuTiles(honours, header.extra.get("suit_order", "mps"))
+        self.codec = NtpuCodec(tiles)
+
+    def feed(self, raw: str | bytes) -> list[Any]:
+        return self.codec.parse(raw.decode() if isinstance(raw, bytes) else raw)
+
+
+_CODECS: dict[str, CodecFactory] = {"ntpu": _NtpuLines}
 
 
 def register_codec(platform: str, factory: CodecFactory) -> None:
@@ -452,15 +469,17 @@ def reparse(replay: Replay) -> dict[str, Any]:
     if factory is None:
         raise RecordError(f"no codec for platform {replay.source!r} to re-parse with "
                           f"(known: {', '.join(sorted(_CODECS)) or 'none yet'})")
-    codec = factory()
-    recorded = [f.event for f in replay.log.frames if isinstance(f, EventFrame)]
+    codec = factory(replay.log.header)
+    # notices are commentary (our own errors, our value of a win), not what the server said
+    recorded = [f.event for f in replay.log.frames if isinstance(f, EventFrame)
+                and not isinstance(f.event, ev.PlatformNotice)]
     produced: list[Any] = []
     errors: list[str] = []
     for f in replay.log.frames:
         if isinstance(f, RxFrame):
             try:
-                produced += [x for x in codec.feed(f.raw) if not isinstance(
-                    x, ev.DecisionRequest)]
+                produced += [x for x in codec.feed(f.raw) if x.__class__ in EVENT_TYPES
+                             and not isinstance(x, ev.PlatformNotice)]
             except Exception as exc:
                 errors.append(f"{type(exc).__name__}: {exc}")
     mismatches = [{"index": i, "recorded": repr(a), "reparsed": repr(b)}

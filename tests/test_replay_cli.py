@@ -126,7 +126,7 @@ def test_reparse_compares_codec_output_with_the_recorded_events(tmp_path: Path) 
     rep = replayer.load(path)
     with pytest.raises(replayer.RecordError, match="no codec for platform 'test'"):
         replayer.reparse(rep)
-    replayer.register_codec("test", _LineCodec)
+    replayer.register_codec("test", lambda header: _LineCodec())
     try:
         result = replayer.reparse(rep)
     finally:

@@ -1,0 +1,615 @@
+"""A fake NTPU tournament server: the local table's Taiwan 16-tile referee speaking the NTPU
+protocol (../shared/protocols/ntpu.md) to four clients, over TCP on loopback or over the pipes
+of four client processes (the stdin/stdout wrapper form).
+
+It is the peer we cannot reach, built to the published facts: seats 1..4; the dealer gets 17
+ids and no ``/mo``; others' draws are not announced; a concealed kong is shown to the others as
+``/gong <seat> 0``; a seat's own turn is asked as ``/ask hu`` (if it can win), ``/ask gong`` (if
+it can kong) then ``/ask throw``; a discard is offered seat by seat as ``/ask hu``, ``/ask
+gong``, ``/ask pong``, ``/ask eat`` where the rules allow each (the referee then applies win >
+kong/pong > chow, one winner, the first after the discarder); no open kong on the previous
+seat's discard; drawn with 16 tiles left; ``/exit`` after every hand, ``/close`` at the end.
+
+A match: ``hands`` hands; each wall is played four times with the clients rotated through the
+seats (duplicate), the dealer moving every wall. Scores are the tournament's 1000 + 500 per tai
+(the dealer's extra tai included). A reply the rules do not allow or naming ids the seat does
+not hold, a reply later than the time limit, and a dropped client are counted and played
+safely for the seat, never fatal. Everything sent and received is written to the match log
+with the full-information events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from adapter.local.referee import HandOutcome, HandReferee, HandSetup
+from brain.brain import safest_action
+from protocols import events as ev
+from protocols import tiles as T
+from protocols.ntpu import WIND_NAMES, LineBuffer, NtpuError, parse_reply
+from replay.log import Footer, GameLogWriter, Header
+
+CLIENT_COMMAND = (sys.executable, "-m", "adapter.cli", "--log-level", "warning", "ntpu")
+
+
+class ChannelClosed(Exception):
+    """The client went away."""
+
+
+class Channel:
+    """One client's line stream: a socket or a process's pipes."""
+
+    def __init__(self, label: str, fileno: int, recv: Callable[[], bytes],
+                 send: Callable[[bytes], None], close: Callable[[], None]) -> None:
+        self.label = label
+        self._fileno, self._recv, self._send, self._close = fileno, recv, send, close
+        self._lines: list[str] = []
+        self._buffer = LineBuffer()
+        self.dead = False
+
+    @classmethod
+    def for_socket(cls, label: str, sock: socket.socket) -> Channel:
+        def close() -> None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+        return cls(label, sock.fileno(), lambda: sock.recv(65536), sock.sendall, close)
+
+    @classmethod
+    def for_process(cls, label: str, proc: subprocess.Popen[bytes]) -> Channel:
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin, fd = proc.stdin, proc.stdout.fileno()
+
+        def send(data: bytes) -> None:
+            stdin.write(data)
+            stdin.flush()
+
+        def close() -> None:
+            with contextlib.suppress(OSError):
+                stdin.close()
+        return cls(label, fd, lambda: os.read(fd, 65536), send, close)
+
+    def send(self, line: str) -> None:
+        if self.dead:
+            return
+        try:
+            self._send((line + "\n").encode())
+        except OSError:
+            self.dead = True
+
+    def receive(self, timeout: float) -> str | None:
+        """The next line, or None when none came within ``timeout``; ChannelClosed at the
+        end of the stream."""
+        deadline = time.monotonic() + timeout
+        while not self._lines:
+            if self.dead:
+                raise ChannelClosed(self.label)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self._fileno], [], [], left)
+            if not ready:
+                continue
+            try:
+                data = self._recv()
+            except OSError:
+                data = b""
+            if not data:
+                self.dead = True
+                self._lines.extend(self._buffer.close())
+                continue
+            self._lines.extend(line for line in self._buffer.feed(data) if line.strip())
+        return self._lines.pop(0)
+
+    def drain(self) -> None:
+        """Forget lines that answered nothing (a late reply to an ask already given up)."""
+        while not self.dead:
+            ready, _, _ = select.select([self._fileno], [], [], 0)
+            if not ready:
+                break
+            data = self._recv()
+            if not data:
+                self.dead = True
+                break
+            self._buffer.feed(data)
+        self._lines.clear()
+
+    def close(self) -> None:
+        self._close()
+
+
+@dataclass
+class ClientStats:
+    """One client's tournament line."""
+
+    name: str
+    points: int = 0
+    hands: int = 0
+    wins: int = 0
+    self_draws: int = 0
+    deal_ins: int = 0
+    tai: int = 0
+    illegal: int = 0
+    timeouts: int = 0
+    dropped: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+class _HandIds:
+    """The physical ids of one hand: every tile gets ``S*100 + R*10 + C`` when it is dealt or
+    drawn (C counting the copies seen so far), and the server knows which ids each seat holds."""
+
+    def __init__(self, tiles: T.NtpuTiles) -> None:
+        self.tiles = tiles
+        self.copies = [0] * 34
+        self.held: list[list[int]] = [[] for _ in range(4)]
+        self.discard: tuple[int, int] | None = None  # (seat, id) of the last discard
+        self.chosen: dict[int, list[int]] = {}  # ids named in a seat's accepted reply
+        self.last_move: dict[int, list[int]] = {}  # ids of the event being sent, per seat
+        self.drawn: dict[int, int] = {}  # each seat's last drawn id
+        self.robbable: tuple[int, int] | None = None  # (seat, id) of a kong's added tile
+        self.win_line = ""
+
+    def deal(self, seat: int, kind: int) -> int:
+        k = T.kind(kind)
+        tile_id = self.tiles.to_id(k, self.copies[k])
+        self.copies[k] += 1
+        self.held[seat].append(tile_id)
+        return tile_id
+
+    def take(self, seat: int, kinds: list[int]) -> list[int]:
+        """Remove ids of ``kinds`` from the seat's hand: those its reply named where they
+        fit, else any it holds."""
+        chosen = self.chosen.pop(seat, [])
+        out = []
+        for kind in kinds:
+            pick = next((i for i in chosen if self.tiles.to_tile(i) == T.kind(kind)
+                         and i in self.held[seat]), None)
+            if pick is None:
+                pick = next(i for i in self.held[seat] if self.tiles.to_tile(i) == T.kind(kind))
+            self.held[seat].remove(pick)
+            if pick in chosen:
+                chosen.remove(pick)
+            out.append(pick)
+        return out
+
+
+class _NtpuReferee(HandReferee):
+    """The referee, with the hand's ids assigned from each full-information event before the
+    seats see it."""
+
+    def __init__(self, server: NtpuServer, players: list[Any]) -> None:
+        super().__init__("taiwan16", players, server.log)
+        self.server = server
+
+    def emit(self, event: Any) -> None:
+        self.server.before_event(event)
+        super().emit(event)
+
+
+class _ServerSeat:
+    """A seat at the referee's table, played by one remote client."""
+
+    def __init__(self, server: NtpuServer, seat: int, client: int) -> None:
+        self.server, self.seat, self.client = server, seat, client
+        self.channel = server.channels[client]
+        self.name = server.stats[client].name
+
+    # ------------------------------------------------------------------ what the seat sees
+
+    def observe(self, event: Any) -> None:
+        for line in self.server.lines_for(self.seat, event):
+            self.server.send(self.client, line)
+
+    # ------------------------------------------------------------------ what it is asked
+
+    def decide(self, request: ev.DecisionRequest) -> Any:
+        referee = self.server.referee
+        assert referee is not None
+        legal = referee.rules.legal_actions(referee.views[self.seat], request)
+        if request.kind == "turn":
+            for word, wanted in (("hu", ev.Win), ("gong", ev.Kan)):
+                options = [a for a in legal if isinstance(a, wanted)]
+                if options:
+                    action = self._ask(word, options)
+                    if action is not None:
+                        return action
+            action = self._ask("throw", [a for a in legal if isinstance(a, ev.Discard)])
+            # no acceptable discard: a pass is never legal on a turn, so the referee counts
+            # nothing more and plays the safest discard for the seat
+            return action if action is not None else ev.Pass()
+        for word, wanted in (("hu", ev.Win), ("gong", ev.Kan), ("pong", ev.Pon),
+                             ("eat", ev.Chi)):
+            options = [a for a in legal if isinstance(a, wanted)]
+            if options:
+                action = self._ask(word, options)
+                if action is not None:
+                    return action
+        return ev.Pass()
+
+    def _ask(self, word: str, options: list[Any]) -> Any | None:
+        """Send ``/ask word``; the action of an acceptable reply, or None for a pass (a bad,
+        late or missing reply counts against the client and is a pass, or on ``throw`` the
+        safest discard)."""
+        stats = self.server.stats[self.client]
+        self.server.send(self.client, f"/ask {word}")
+        if self.channel.dead:
+            return self._unanswered(word, options, "")
+        try:
+            reply = self.channel.receive(self.server.time_limit)
+        except ChannelClosed:
+            stats.dropped = True
+            return self._unanswered(word, options, "")
+        if reply is None:
+            stats.timeouts += 1
+            stats.problems.append(f"no reply to /ask {word} in {self.server.time_limit} s")
+            self.channel.drain()
+            return self._unanswered(word, options, "")
+        self.server.received(self.client, reply)
+        try:
+            action = self._read_reply(word, reply)
+        except NtpuError as exc:
+            stats.illegal += 1
+            stats.problems.append(f"/ask {word}: {exc}")
+            return self._unanswered(word, options, reply)
+        if action is None:
+            if word == "throw":
+                stats.illegal += 1
+                stats.problems.append("/pass to /ask throw")
+                return self._unanswered(word, options, reply)
+            return None
+        if action not in options:
+            stats.illegal += 1
+            stats.problems.append(f"/ask {word}: {reply!r} is not allowed here")
+            return self._unanswered(word, options, reply)
+        return action
+
+    def _unanswered(self, word: str, options: list[Any], reply: str) -> Any | None:
+        if word != "throw":
+            return None
+        referee = self.server.referee
+        assert referee is not None
+        return safest_action(referee.views[self.seat], options)
+
+    def _read_reply(self, word: str, reply: str) -> Any | None:
+        verb, numbers = parse_reply(reply)
+        ids = self.server.ids
+        assert ids is not None
+        if verb == "/pass":
+            return None
+        expected = {"throw": "/throw", "hu": "/hu", "gong": "/gong", "pong": "/pong",
+                    "eat": "/eat"}[word]
+        if verb != expected:
+            raise NtpuError(f"{verb} is no answer to /ask {word}", reply)
+        named = numbers[1:] if verb == "/gong" else numbers
+        held = ids.held[self.seat]
+        for tile_id in named:
+            if tile_id not in held or named.count(tile_id) > 1:
+                raise NtpuError(f"id {tile_id} is not in the seat's hand "
+                                f"({' '.join(map(str, sorted(held)))})", reply)
+        kinds = [ids.tiles.to_tile(i) for i in named]
+        ids.chosen[self.seat] = list(named)
+        if verb == "/hu":
+            return ev.Win()
+        if verb == "/throw":
+            return ev.Discard(kinds[0])
+        if verb == "/pong":
+            return ev.Pon(tuple(kinds))
+        if verb == "/eat":
+            return ev.Chi(tuple(sorted(kinds)))
+        form = numbers[0]
+        kind = {0: "closed_kan", 1: "added_kan", 4: "open_kan"}[form]
+        return ev.Kan(kind, tuple(kinds))
+
+
+class NtpuServer:
+    """Plays a match between four connected clients (channels), hand by hand."""
+
+    def __init__(self, channels: list[Channel], names: list[str], seed: int = 0,
+                 time_limit: float = 5.0, tiles: T.NtpuTiles | None = None,
+                 log: GameLogWriter | None = None) -> None:
+        self.channels = channels
+        self.stats = [ClientStats(name) for name in names]
+        self.seed = seed
+        self.time_limit = time_limit
+        self.tiles = tiles or T.NtpuTiles()
+        self.log = log
+        self.referee: _NtpuReferee | None = None
+        self.ids: _HandIds | None = None
+        self.outcomes: list[HandOutcome] = []
+        self.client_of_seat = [0, 1, 2, 3]
+        self._initcard_due: int | None = None  # the dealer, until its 17th tile is drawn
+
+    # ------------------------------------------------------------------ the wire
+
+    def send(self, client: int, line: str) -> None:
+        if self.log is not None:
+            self.log.tx(f"{client + 1}> {line}")
+        self.channels[client].send(line)
+
+    def received(self, client: int, line: str) -> None:
+        if self.log is not None:
+            self.log.rx(f"{client + 1}< {line}")
+
+    def broadcast(self, line: str) -> None:
+        for client in range(4):
+            self.send(client, line)
+
+    # ------------------------------------------------------------------ the match
+
+    def play(self, hands: int, progress: Callable[[int, int], None] | None = None) \
+            -> list[ClientStats]:
+        for client in range(4):
+            self.send(client, "/ready")
+            self._expect_ready(client)
+        for index in range(hands):
+            self.play_hand(index)
+            if progress is not None:
+                progress(index + 1, hands)
+        self.broadcast("/close")
+        return self.stats
+
+    def _expect_ready(self, client: int) -> None:
+        stats = self.stats[client]
+        try:
+            reply = self.channels[client].receive(self.time_limit)
+        except ChannelClosed:
+            stats.dropped = True
+            return
+        if reply is None:
+            stats.timeouts += 1
+            stats.problems.append("no /ready")
+        else:
+            self.received(client, reply)
+            if reply.strip() != "/ready":
+                stats.illegal += 1
+                stats.problems.append(f"{reply!r} to /ready")
+
+    def play_hand(self, index: int) -> HandOutcome:
+        """Hand ``index``: wall ``index // 4``, clients rotated by ``index % 4``."""
+        wall_set, rotation = divmod(index, 4)
+        dealer = wall_set % 4
+        self.client_of_seat = [(seat + rotation) % 4 for seat in range(4)]
+        players = [_ServerSeat(self, seat, self.client_of_seat[seat]) for seat in range(4)]
+        self.ids = _HandIds(self.tiles)
+        self.referee = _NtpuReferee(self, players)
+        for seat, client in enumerate(self.client_of_seat):
+            self.send(client, f"/start MJ {seat + 1} {self.stats[client].name}")
+        game = ev.GameStarted("taiwan16", 0, tuple(self.stats[c].name
+                                                    for c in self.client_of_seat),
+                              rules={"platform": "ntpu", "hand": index})
+        if self.log is not None:
+            self.log.event(game)
+        setup = HandSetup(seed=self.seed * 1_000_003 + wall_set, dealer=dealer,
+                          round_wind=(wall_set // 4) % 4, round_number=dealer)
+        outcome = self.referee.play(setup)
+        self.broadcast("/exit")
+        self._count(outcome)
+        self.outcomes.append(outcome)
+        return outcome
+
+    def _count(self, outcome: HandOutcome) -> None:
+        for seat, client in enumerate(self.client_of_seat):
+            stats = self.stats[client]
+            stats.hands += 1
+            stats.points += outcome.deltas[seat]
+        for winner, from_seat, value in outcome.wins:
+            stats = self.stats[self.client_of_seat[winner]]
+            stats.wins += 1
+            stats.tai += value
+            if from_seat is None:
+                stats.self_draws += 1
+            else:
+                self.stats[self.client_of_seat[from_seat]].deal_ins += 1
+        for illegal in outcome.illegal:  # the seats pass on only checked actions: a server bug
+            stats = self.stats[self.client_of_seat[illegal.seat]]
+            stats.illegal += 1
+            stats.problems.append(f"referee: {illegal.action!r} on {illegal.request.kind}")
+
+    # ------------------------------------------------------------------ events -> lines
+
+    def before_event(self, event: Any) -> None:
+        """Give the event's tiles their ids (once, before any seat is told)."""
+        ids = self.ids
+        assert ids is not None
+        ids.last_move = {}
+        if isinstance(event, ev.RoundStarted):
+            for seat, hand in enumerate(event.hands):
+                for kind in hand:
+                    ids.deal(seat, kind)
+            self._initcard_due = event.dealer
+        elif isinstance(event, ev.TileDrawn) and event.tile is not None:
+            ids.drawn[event.seat] = ids.deal(event.seat, event.tile)
+            ids.last_move[event.seat] = [ids.drawn[event.seat]]
+        elif isinstance(event, ev.TileDiscarded):
+            (tile_id,) = ids.take(event.seat, [event.tile])
+            ids.discard = (event.seat, tile_id)
+            ids.last_move[event.seat] = [tile_id]
+        elif isinstance(event, ev.MeldCalled):
+            ids.last_move[event.seat] = self._meld_ids(event)
+            if event.kind == "added_kan":
+                ids.robbable = (event.seat, ids.last_move[event.seat][0])
+        elif isinstance(event, ev.RoundWon):
+            ids.win_line = self._win_line(event)
+        if not isinstance(event, ev.MeldCalled | ev.RoundWon):
+            ids.robbable = None
+
+    def _win_line(self, won: ev.RoundWon) -> str:
+        """``/hu <seat> <winning id> <the rest of the hand>``."""
+        ids = self.ids
+        assert ids is not None
+        held = ids.held[won.winner]
+        if won.from_seat is None:
+            win_id = ids.drawn[won.winner]
+            rest = [i for i in held if i != win_id]
+        elif ids.discard is not None and ids.discard[0] == won.from_seat:
+            win_id, rest = ids.discard[1], list(held)
+        else:
+            assert ids.robbable is not None, "a win on a discard with no tile to win on"
+            win_id, rest = ids.robbable[1], list(held)
+        return f"/hu {won.winner + 1} {win_id} " + " ".join(map(str, sorted(rest)))
+
+    def _meld_ids(self, meld: ev.MeldCalled) -> list[int]:
+        ids = self.ids
+        assert ids is not None
+        if meld.kind in ("chi", "pon", "open_kan"):
+            assert ids.discard is not None and meld.called is not None
+            own = list(meld.tiles)
+            own.remove(meld.called)
+            taken = ids.take(meld.seat, own)
+            claimed = ids.discard[1]
+            ids.discard = None
+            if meld.kind == "chi":
+                return [taken[0], claimed, taken[1]]
+            return sorted([*taken, claimed])
+        if meld.kind == "added_kan":
+            assert meld.called is not None
+            return ids.take(meld.seat, [meld.called])
+        return sorted(ids.take(meld.seat, list(meld.tiles)))
+
+    def lines_for(self, seat: int, event: Any) -> list[str]:
+        """What the NTPU server sends ``seat`` for one event (as that seat sees it)."""
+        ids = self.ids
+        assert ids is not None
+        if isinstance(event, ev.RoundStarted):
+            hand_wind = WIND_NAMES[event.round_number % 4]
+            init = (f"/initGame {WIND_NAMES[event.round_wind]} {hand_wind} "
+                    f"{(event.dealer + self.seed) % 4 + 1} {event.dealer + 1} 0")
+            if seat == event.dealer:
+                return [init]  # the dealer's /initCard waits for its 17th tile
+            return [init, "/initCard " + " ".join(map(str, sorted(ids.held[seat])))]
+        if isinstance(event, ev.TileDrawn):
+            if event.seat != seat:
+                return []
+            if self._initcard_due == seat:
+                self._initcard_due = None
+                first = [i for i in ids.held[seat] if i not in ids.last_move[seat]]
+                return ["/initCard " + " ".join(map(str, [*sorted(first),
+                                                          *ids.last_move[seat]]))]
+            return [f"/mo {ids.last_move[seat][0]}"]
+        if isinstance(event, ev.TileDiscarded):
+            return [f"/throw {event.seat + 1} {ids.last_move[event.seat][0]}"]
+        if isinstance(event, ev.MeldCalled):
+            move = ids.last_move[event.seat]
+            who = event.seat + 1
+            if event.kind == "chi":
+                return [f"/eat {who} {move[0]} {move[1]} {move[2]}"]
+            if event.kind == "pon":
+                return [f"/pong {who} " + " ".join(map(str, move))]
+            if event.kind == "open_kan":
+                return [f"/gong {who} 4 " + " ".join(map(str, move))]
+            if event.kind == "added_kan":
+                return [f"/gong {who} 1 {move[0]}"]
+            if event.seat == seat:
+                return [f"/gong {who} 0 " + " ".join(map(str, move))]
+            return [f"/gong {who} 0"]
+        if isinstance(event, ev.RoundWon):
+            return [ids.win_line]
+        return []
+
+
+# ---------------------------------------------------------------------- running a match
+
+
+@dataclass
+class MatchResult:
+    stats: list[ClientStats]
+    hands: int
+    log_path: str | None
+    seconds: float
+    exit_codes: list[int | None] = field(default_factory=list)
+
+    def table(self) -> str:
+        """The tournament score table."""
+        lines = [f"{'client':<14}{'points':>10}{'hands':>7}{'wins':>6}{'tsumo':>6}"
+                 f"{'deal-in':>8}{'avg tai':>8}{'illegal':>8}{'timeout':>8}"]
+        for s in sorted(self.stats, key=lambda s: -s.points):
+            avg = f"{s.tai / s.wins:.2f}" if s.wins else "-"
+            name = s.name + (" (dropped)" if s.dropped else "")
+            lines.append(f"{name:<14}{s.points:>10}{s.hands:>7}{s.wins:>6}{s.self_draws:>6}"
+                         f"{s.deal_ins:>8}{avg:>8}{s.illegal:>8}{s.timeouts:>8}")
+        return "\n".join(lines)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"hands": self.hands, "seconds": round(self.seconds, 2), "log": self.log_path,
+                "exit_codes": self.exit_codes,
+                "clients": [{"name": s.name, "points": s.points, "hands": s.hands,
+                             "wins": s.wins, "self_draws": s.self_draws,
+                             "deal_ins": s.deal_ins, "tai": s.tai, "illegal": s.illegal,
+                             "timeouts": s.timeouts, "dropped": s.dropped,
+                             "problems": s.problems[:20]} for s in self.stats]}
+
+
+def _match_log(log_dir: str | None, names: list[str], seed: int, hands: int) -> GameLogWriter:
+    header = Header(platform="ntpu-server", variant="taiwan16", seat=None,
+                    policy=",".join(names), policy_config={"seed": seed, "hands": hands},
+                    game_id=f"ntpu-s{seed}",
+                    extra={"players": names, "full_information": True})
+    return GameLogWriter.create(log_dir, header, flush_per_hand=True)
+
+
+def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "tcp",
+              host: str = "127.0.0.1", port: int = 0, time_limit: float = 5.0,
+              client_args: list[str] | None = None, log_dir: str | None = None,
+              write_log: bool = True, command: tuple[str, ...] = CLIENT_COMMAND,
+              progress: Callable[[int, int], None] | None = None,
+              on_listening: Callable[[int], None] | None = None) -> MatchResult:
+    """Serve a match of ``hands`` hands. ``transport``: "tcp" starts four ``mjbot ntpu``
+    processes that connect to us, "stdio" talks to four over their pipes, "external" waits for
+    four clients to connect (``on_listening`` is told the port)."""
+    started = time.monotonic()
+    names = ([f"{p}-{i + 1}" for i, p in enumerate(policies)] if transport != "external"
+             else [f"client-{i + 1}" for i in range(4)])
+    extra = list(client_args or [])
+    procs: list[subprocess.Popen[bytes]] = []
+    channels: list[Channel] = []
+    listener: socket.socket | None = None
+    log = _match_log(log_dir, names, seed, hands) if write_log else None
+    try:
+        if transport == "stdio":
+            for name, policy in zip(names, policies, strict=True):
+                proc = subprocess.Popen([*command, "--stdio", "--policy", policy, *extra],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                procs.append(proc)
+                channels.append(Channel.for_process(name, proc))
+        else:
+            listener = socket.create_server((host, port))
+            listener.settimeout(30.0)
+            bound = listener.getsockname()[1]
+            if on_listening is not None:
+                on_listening(bound)
+            for i, name in enumerate(names):
+                if transport == "tcp":
+                    procs.append(subprocess.Popen(
+                        [*command, "--server", f"{host}:{bound}", "--policy", policies[i],
+                         *extra], stdin=subprocess.DEVNULL))
+                sock, _ = listener.accept()  # one at a time: client i is the i-th started
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                channels.append(Channel.for_socket(name, sock))
+        server = NtpuServer(channels, names, seed, time_limit, log=log)
+        stats = server.play(hands, progress)
+    finally:
+        for channel in channels:
+            channel.close()
+        if listener is not None:
+            listener.close()
+        codes = []
+        for proc in procs:
+            try:
+                codes.append(proc.wait(timeout=30))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                codes.append(None)
+        if log is not None:
+            log.close(Footer({"hands": hands}))
+    return MatchResult(stats, hands, str(log.path) if log is not None else None,
+                       time.monotonic() - started, codes)

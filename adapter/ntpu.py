@@ -1,0 +1,308 @@
+"""NTPU / Cycgame Taiwan tournament client: ``mjbot ntpu`` over TCP or stdin/stdout.
+
+The server speaks first and the client only answers: ``/ready`` to a readiness check and one
+reply to every ``/ask`` (../shared/protocols/ntpu.md). Many games run over one connection until
+``/close`` or the end of the stream. Each line goes through the sans-IO codec
+(protocols/ntpu.py); the events build our :class:`~brain.state.TableState`; an ``/ask`` goes to
+the brain with the per-decision budget and its fallback. A line we cannot read is logged with
+the reason and, where an answer is owed, gets a safe one (``/pass``, or a discard of the drawn
+tile); the connection is kept.
+
+Every game (from one ``/start`` to the next, ``/close`` or the end) is written to a game log:
+the raw lines both ways, the events and every decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from brain.brain import Brain, safest_action
+from brain.rules import rules_for
+from brain.state import StateError, TableState
+from protocols import events as ev
+from protocols import tiles as T
+from protocols.ntpu import Closed, LineBuffer, NtpuCodec, NtpuError, Ready
+from replay.log import Footer, GameLogWriter, Header
+
+log = structlog.get_logger("mjbot.ntpu")
+
+DEFAULT_BUDGET = 2.0  # seconds per decision (the servers publish none; a lab client uses 2.5)
+DEFAULT_MARGIN = 0.3
+
+
+@dataclass
+class NtpuSettings:
+    policy: str = "rulebased"
+    budget: float = DEFAULT_BUDGET
+    margin: float = DEFAULT_MARGIN
+    tiles: T.NtpuTiles = field(default_factory=T.NtpuTiles)
+    log_dir: str | None = None
+    write_log: bool = True
+
+
+@dataclass
+class SessionSummary:
+    """What one connection did, for the exit status and the last log line."""
+
+    games: int = 0
+    hands: int = 0
+    decisions: int = 0
+    fallbacks: int = 0
+    errors: list[str] = field(default_factory=list)
+    closed_by_server: bool = False
+
+
+class NtpuBot:
+    """One connection's protocol state, table and brain. ``handle(line)`` returns the reply
+    line owed to it (without newline), or None."""
+
+    def __init__(self, settings: NtpuSettings | None = None) -> None:
+        self.settings = settings or NtpuSettings()
+        self.codec = NtpuCodec(self.settings.tiles)
+        self.brain = Brain("taiwan16", self.settings.policy, limit=self.settings.budget,
+                           margin=self.settings.margin)
+        self.rules = rules_for("taiwan16")
+        self.state = TableState("taiwan16")
+        self.game_log: GameLogWriter | None = None
+        self.summary = SessionSummary()
+        self.closed = False
+        self.pending: list[tuple[str, str]] = []  # lines seen before a game log was open
+
+    # ------------------------------------------------------------------ lines
+
+    def handle(self, line: str) -> str | None:
+        if line.startswith("/start"):
+            self.finish_game()  # the line belongs to the game it starts
+        if self.game_log is not None:
+            self.game_log.rx(line)
+        else:
+            self.pending.append(("rx", line))  # written to the next game's log
+        try:
+            items = self.codec.parse(line)
+        except NtpuError as exc:
+            reply = self.codec.safe_reply(line)
+            self._error(str(exc), safe_reply=reply)
+            return self._send(reply)
+        reply = None
+        for item in items:
+            if isinstance(item, ev.GameStarted):
+                self._start_game(item)
+            elif isinstance(item, Ready):
+                reply = "/ready"
+            elif isinstance(item, Closed):
+                self.closed = True
+                self.summary.closed_by_server = True
+            elif isinstance(item, ev.DecisionRequest):
+                reply = self._decide(item, line)
+            else:
+                self._apply(item)
+        return self._send(reply)
+
+    def _send(self, reply: str | None) -> str | None:
+        if reply is not None and self.game_log is not None:
+            self.game_log.tx(reply)
+        elif reply is not None:
+            self.pending.append(("tx", reply))
+        return reply
+
+    def _error(self, message: str, **context: Any) -> None:
+        self.summary.errors.append(message)
+        log.error("ntpu: bad server input", error=message, **context)
+        if self.game_log is not None:
+            self.game_log.event(ev.PlatformNotice(f"error: {message}"))
+
+    # ------------------------------------------------------------------ games and events
+
+    def _start_game(self, started: ev.GameStarted) -> None:
+        self.finish_game()
+        self.summary.games += 1
+        self.state = TableState("taiwan16", started.seat)
+        self._open_log(started.seat)
+        self._apply(started)
+
+    def _open_log(self, seat: int | None) -> None:
+        if not self.settings.write_log:
+            return
+        name = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.codec.name)
+        header = Header(platform="ntpu", variant="taiwan16", seat=seat,
+                        policy=self.brain.name,
+                        policy_config={"budget": self.settings.budget},
+                        game_id=f"{name or 'mjbot'}-g{self.summary.games}-seat"
+                                f"{seat + 1 if seat is not None else 'unknown'}",
+                        extra={"honour_order": list(self.settings.tiles.honour_kinds),
+                               "suit_order": self.settings.tiles.suit_order,
+                               "name": self.codec.name})
+        try:
+            self.game_log = GameLogWriter.create(self.settings.log_dir, header)
+        except OSError as exc:
+            self.settings.write_log = False
+            log.error("ntpu: game log unavailable", error=str(exc))
+            return
+        for direction, line in self.pending:
+            (self.game_log.rx if direction == "rx" else self.game_log.tx)(line)
+        self.pending.clear()
+
+    def finish_game(self) -> None:
+        if self.game_log is not None:
+            result = {"hands": self.state.hand_count, "errors": len(self.summary.errors)}
+            self.game_log.close(Footer(result))
+            log.info("ntpu: game logged", path=str(self.game_log.path), **result)
+            self.game_log = None
+
+    def _apply(self, event: Any) -> None:
+        if self.game_log is None and self.settings.write_log:
+            self._open_log(self.state.seat)  # a server that never says /start
+        if isinstance(event, ev.RoundStarted):
+            self.summary.hands += 1
+        if isinstance(event, ev.RoundWon) and event.winner == self.state.seat:
+            self._note_our_value(event)
+        try:
+            self.state.apply(event)
+        except StateError as exc:
+            self._error(f"table state: {exc}")
+        if self.game_log is not None:
+            self.game_log.event(event)
+
+    def _note_our_value(self, won: ev.RoundWon) -> None:
+        """The server sends no value: log what our rules make of our own win."""
+        try:
+            ctx = self.rules.context(self.state, won.win_tile, won.from_seat, False)
+            score = self.rules.score(ctx)
+        except (ValueError, KeyError, IndexError, StateError) as exc:
+            score, reason = None, str(exc)
+        else:
+            reason = "not a win by our rules"
+        text = (f"our win by mjbot's rules: {score.value} tai, "
+                f"{' '.join(f'{n}({v})' for n, v in score.items)}" if score is not None
+                else f"our win could not be valued: {reason}")
+        if self.game_log is not None:
+            self.game_log.event(ev.PlatformNotice(text))
+
+    # ------------------------------------------------------------------ decisions
+
+    def _decide(self, request: ev.DecisionRequest, line: str) -> str:
+        deadline = time.monotonic() + self.settings.budget
+        request = dataclasses.replace(request, deadline=deadline)
+        answer = self.brain.decide(self.state, request)
+        self.summary.decisions += 1
+        if answer.fallback:
+            self.summary.fallbacks += 1
+            log.warning("ntpu: fallback", reason=answer.fallback)
+        if self.game_log is not None:
+            self.game_log.decision(request, answer.legal, answer.action, answer.policy,
+                                   answer.candidates, answer.elapsed, answer.fallback)
+        action = answer.action
+        offered = request.offered or frozenset()
+        # our own turn is asked in steps (/ask hu, /ask gong, then /ask throw): a discard
+        # chosen at an earlier step is a pass there
+        if request.kind == "turn" and "discard" not in offered and isinstance(action, ev.Discard):
+            action = ev.Pass()
+        try:
+            return self.codec.encode(action)
+        except (NtpuError, ValueError) as exc:
+            reply = self._fallback_reply(request, line)
+            self._error(f"cannot reply {action!r}: {exc}", safe_reply=reply)
+            return reply
+
+    def _fallback_reply(self, request: ev.DecisionRequest, line: str) -> str:
+        legal = self.rules.legal_actions(self.state, request)
+        try:
+            return self.codec.encode(safest_action(self.state, legal))
+        except (NtpuError, ValueError):
+            return self.codec.safe_reply(line) or "/pass"
+
+    def close(self) -> None:
+        self.finish_game()
+        self.brain.close()
+
+
+# ---------------------------------------------------------------------- transports
+
+Reader = Callable[[], Awaitable[bytes]]
+Writer = Callable[[str], Awaitable[None]]
+
+
+async def run_session(read: Reader, write: Writer, bot: NtpuBot) -> SessionSummary:
+    """Answer lines until ``/close`` or the end of the stream."""
+    lines = LineBuffer()
+    try:
+        while not bot.closed:
+            data = await read()
+            batch = lines.feed(data) if data else lines.close()
+            for line in batch:
+                if not line.strip():
+                    continue
+                reply = await asyncio.to_thread(bot.handle, line)
+                if reply is not None:
+                    await write(reply + "\n")
+                if bot.closed:
+                    break
+            if not data:
+                break
+    finally:
+        bot.close()
+    return bot.summary
+
+
+async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 10.0) \
+        -> SessionSummary:
+    """Connect (retrying while the server is not up yet, for ``connect_timeout`` seconds) and
+    play until the server closes."""
+    deadline = time.monotonic() + connect_timeout
+    while True:
+        try:
+            reader, writer = await asyncio.open_connection(host, port)
+            break
+        except OSError as exc:
+            if time.monotonic() >= deadline:
+                raise ConnectionError(f"cannot connect to {host}:{port}: {exc}") from None
+            await asyncio.sleep(0.2)
+    log.info("ntpu: connected", server=f"{host}:{port}")
+
+    async def write(text: str) -> None:
+        writer.write(text.encode())
+        await writer.drain()
+
+    async def read() -> bytes:
+        try:
+            return await reader.read(65536)
+        except ConnectionError:
+            return b""
+
+    try:
+        return await run_session(read, write, bot)
+    finally:
+        writer.close()
+        with contextlib.suppress(ConnectionError, OSError):
+            await writer.wait_closed()
+
+
+async def run_stdio(bot: NtpuBot) -> SessionSummary:
+    """The original wrapper form: server lines on stdin, replies on stdout."""
+    stdin = sys.stdin.buffer
+
+    async def read() -> bytes:
+        return await asyncio.to_thread(stdin.readline)
+
+    async def write(text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    return await run_session(read, write, bot)
+
+
+def parse_server(text: str) -> tuple[str, int]:
+    """``host:port`` -> (host, port); ValueError naming what is wrong."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--server needs host:port, got {text!r}")
+    return host, int(port)

@@ -1,0 +1,481 @@
+"""NTPU / Cycgame Taiwan tournament server lines <-> internal events and actions (sans-IO).
+
+The server (../shared/protocols/ntpu.md) speaks ASCII lines: ``/start``, ``/initGame``,
+``/initCard``, ``/mo``, ``/ask ...``, the broadcast moves ``/throw`` ``/eat`` ``/pong``
+``/gong`` ``/hu``, and ``/exit`` ``/close`` ``/ready``. Seats are 1..4 on the wire and 0..3
+inside. Tiles are 3-digit physical ids (``S*100 + R*10 + C``): the codec keeps the ids we hold,
+so that every reply names ids the server dealt us, while the events carry tile kinds.
+
+The server leaves things unsaid that the codec fills in: other seats' draws are not announced
+(a seat that acts on its own turn drew first, unless it just called; after a kong it drew a
+replacement), the dealer's seventeenth tile is its first draw, a ``/hu`` on the last discard's
+id is a win on that discard (otherwise a self-draw), and an ``/ask`` means our own turn or a
+claim depending on what came before it.
+
+:class:`LineBuffer` frames bytes into lines (``\\n`` or ``\\r\\n``; a cut anywhere is fine).
+:meth:`NtpuCodec.parse` turns one line into events and, last, what the line asks of us: a
+:class:`~protocols.events.DecisionRequest` (``offered`` says which ``/ask``), :class:`Ready`,
+or :class:`Closed`. :meth:`NtpuCodec.encode` writes the reply to an action.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from protocols import events as ev
+from protocols import tiles as T
+
+PLATFORM = "ntpu"
+HAND_SIZE = 16
+WALL = 136
+DEAD_END = 16  # the hand is drawn when 16 tiles remain
+INITIAL_DRAWS = WALL - 4 * HAND_SIZE - DEAD_END
+WIND_NAMES = ("east", "south", "west", "north")
+MAX_LINE = 4096  # no server line is anywhere near this long
+
+
+class NtpuError(ValueError):
+    """A line that does not follow the protocol (or contradicts what came before); ``raw`` is
+    the line."""
+
+    def __init__(self, message: str, raw: str) -> None:
+        super().__init__(f"{message}: {raw!r}")
+        self.raw = raw
+
+
+@dataclass(frozen=True)
+class Ready:
+    """``/ready``: the server checks that we are alive; answer ``/ready``."""
+
+
+@dataclass(frozen=True)
+class Closed:
+    """``/close``: the session is over."""
+
+
+class LineBuffer:
+    """Bytes (or text) in, complete lines out; a partial line waits for the rest."""
+
+    def __init__(self, max_line: int = MAX_LINE) -> None:
+        self._pending = b""
+        self.max_line = max_line
+
+    def feed(self, data: bytes | str) -> list[str]:
+        if isinstance(data, str):
+            data = data.encode()
+        self._pending += data
+        *lines, self._pending = self._pending.split(b"\n")
+        if len(self._pending) > self.max_line:  # a line with no end: keep the stream going
+            lines.append(self._pending)
+            self._pending = b""
+        return [raw.rstrip(b"\r").decode("ascii", errors="replace") for raw in lines]
+
+    def close(self) -> list[str]:
+        """The last line when the stream ends without a newline."""
+        rest, self._pending = self._pending, b""
+        text = rest.rstrip(b"\r").decode("ascii", errors="replace")
+        return [text] if text else []
+
+
+class NtpuCodec:
+    """One connection's protocol state, from our seat's side."""
+
+    def __init__(self, tiles: T.NtpuTiles | None = None) -> None:
+        self.tiles = tiles or T.NtpuTiles()
+        self.seat: int | None = None
+        self.name = ""
+        self.round_wind = 0
+        self.dealer = 0
+        self.held: list[int] = []  # the ids in our concealed hand
+        self.last_drawn_id: int | None = None
+        self.my_turn = False  # we drew or called and have not discarded
+        self.in_hand = False
+        self.won = False
+        # (seat, id) of the last discard while it can still be claimed; an added kong's tile
+        # while it can be robbed
+        self.last_discard: tuple[int, int] | None = None
+        self.added_kong: tuple[int, int] | None = None
+        self.drawer: int | None = None  # the seat whose (unannounced) draw comes next
+        self.replacement = False  # ... and whether it is a kong replacement
+
+    # ------------------------------------------------------------------ server lines
+
+    def parse(self, line: str) -> list[object]:
+        raw = line.strip()
+        parts = raw.split()
+        if not parts:
+            raise NtpuError("empty line", line)
+        command, args = parts[0], parts[1:]
+        handler = _HANDLERS.get(command)
+        if handler is None:
+            raise NtpuError(f"unknown command {command!r}", raw)
+        try:
+            return handler(self, args, raw)
+        except T.TileError as exc:
+            raise NtpuError(f"bad tile id ({exc})", raw) from None
+        except (IndexError, ValueError) as exc:
+            if isinstance(exc, NtpuError):
+                raise
+            raise NtpuError(f"malformed {command} ({exc})", raw) from None
+
+    def _seat(self, text: str, raw: str) -> int:
+        if not text.isdigit() or not 1 <= int(text) <= 4:
+            raise NtpuError(f"seat must be 1..4, got {text!r}", raw)
+        return int(text) - 1
+
+    def _id(self, text: str) -> tuple[int, int]:
+        """(id, tile kind) of a tile token."""
+        return int(text), self.tiles.parse(text)
+
+    def _need_seat(self, raw: str) -> int:
+        if self.seat is None:
+            raise NtpuError("a game message before /start", raw)
+        return self.seat
+
+    def _on_start(self, args: list[str], raw: str) -> list[object]:
+        if len(args) < 2:
+            raise NtpuError("/start needs 'MJ <seat> [<name>]'", raw)
+        seat = self._seat(args[1], raw)
+        self.seat, self.name = seat, " ".join(args[2:])
+        self.in_hand = False
+        rules = {"platform": PLATFORM, "game": args[0]}
+        return [ev.GameStarted("taiwan16", seat, rules=rules)]
+
+    def _on_init_game(self, args: list[str], raw: str) -> list[object]:
+        if len(args) != 5:
+            raise NtpuError("/initGame needs '<wind> <game> <open> <banker> <continue>'", raw)
+        winds = []
+        for word in args[:2]:
+            if word.lower() not in WIND_NAMES:
+                raise NtpuError(f"unknown wind {word!r}", raw)
+            winds.append(WIND_NAMES.index(word.lower()))
+        self._seat(args[2], raw)
+        self.round_wind, self.dealer = winds[0], self._seat(args[3], raw)
+        self.continuation = int(args[4])
+        self.hand_wind = winds[1]
+        return []
+
+    def _on_init_card(self, args: list[str], raw: str) -> list[object]:
+        seat = self._need_seat(raw)
+        if len(args) not in (HAND_SIZE, HAND_SIZE + 1):
+            raise NtpuError(f"/initCard needs {HAND_SIZE} or {HAND_SIZE + 1} ids, got "
+                            f"{len(args)}", raw)
+        ids = [self._id(a) for a in args]
+        if len({i for i, _ in ids}) != len(ids):
+            raise NtpuError("/initCard repeats an id", raw)
+        if (len(ids) == HAND_SIZE + 1) != (seat == self.dealer):
+            raise NtpuError(f"/initCard with {len(ids)} ids, but the dealer is seat "
+                            f"{self.dealer + 1} and we are seat {seat + 1}", raw)
+        self.held = [i for i, _ in ids]
+        self.in_hand, self.won = True, False
+        self.last_discard = self.added_kong = None
+        self.drawer, self.replacement = None, False
+        hand = tuple(k for _, k in ids[:HAND_SIZE])
+        events: list[object] = [ev.RoundStarted(
+            round_wind=self.round_wind, dealer=self.dealer, scores=(0, 0, 0, 0), hand=hand,
+            round_number=self.dealer, honba=getattr(self, "continuation", 0),
+            wall_remaining=INITIAL_DRAWS)]
+        # the dealer's seventeenth tile is its first draw
+        if seat == self.dealer:
+            self.last_drawn_id = ids[-1][0]
+            self.my_turn = True
+            events.append(ev.TileDrawn(seat, ids[-1][1]))
+        else:
+            self.my_turn = False
+            events.append(ev.TileDrawn(self.dealer, None))
+        return events
+
+    def _on_mo(self, args: list[str], raw: str) -> list[object]:
+        seat = self._need_seat(raw)
+        if len(args) != 1:
+            raise NtpuError("/mo needs one id", raw)
+        tile_id, kind = self._id(args[0])
+        if tile_id in self.held:
+            raise NtpuError(f"/mo of id {tile_id}, which we already hold", raw)
+        replacement = self.replacement and self.drawer == seat
+        self.held.append(tile_id)
+        self.last_drawn_id = tile_id
+        self.my_turn = True
+        self.drawer, self.replacement = None, False
+        self.last_discard = self.added_kong = None
+        return [ev.TileDrawn(seat, kind, replacement)]
+
+    def _on_ask(self, args: list[str], raw: str) -> list[object]:
+        self._need_seat(raw)
+        if len(args) != 1:
+            raise NtpuError("/ask needs one word", raw)
+        what = args[0]
+        if what == "throw":
+            if not self.my_turn:
+                raise NtpuError("asked to throw when it is not our turn", raw)
+            return [ev.DecisionRequest("turn", offered=frozenset({"discard"}))]
+        offered = {"hu": "win", "gong": "kan", "pong": "pon", "eat": "chi"}.get(what)
+        if offered is None:
+            raise NtpuError(f"unknown /ask {what!r}", raw)
+        if self.my_turn and what in ("hu", "gong"):
+            return [ev.DecisionRequest("turn", offered=frozenset({offered}))]
+        if self.added_kong is not None and what == "hu":
+            seat, tile_id = self.added_kong
+            return [ev.DecisionRequest("rob_kan", offered=frozenset({"win"}),
+                                       tile=self.tiles.to_tile(tile_id), from_seat=seat)]
+        if self.last_discard is None or self.last_discard[0] == self.seat:
+            raise NtpuError(f"/ask {what} with no discard of another seat to claim", raw)
+        seat, tile_id = self.last_discard
+        return [ev.DecisionRequest("claim", offered=frozenset({offered}),
+                                   tile=self.tiles.to_tile(tile_id), from_seat=seat)]
+
+    def _own_turn_events(self, seat: int) -> list[object]:
+        """A seat acts on its own turn: the draw we were not told of, if it had one."""
+        if seat == self.seat or self.drawer != seat:
+            return []
+        replacement = self.replacement
+        self.drawer, self.replacement = None, False
+        return [ev.TileDrawn(seat, None, replacement)]
+
+    def _release(self, tile_ids: list[int], raw: str) -> None:
+        """Our tiles leave the hand (the server's echo of our move)."""
+        for tile_id in tile_ids:
+            if tile_id not in self.held:
+                raise NtpuError(f"the server moved id {tile_id}, which we do not hold "
+                                f"(held: {' '.join(map(str, sorted(self.held)))})", raw)
+        for tile_id in tile_ids:
+            self.held.remove(tile_id)
+
+    def _on_throw(self, args: list[str], raw: str) -> list[object]:
+        me = self._need_seat(raw)
+        if len(args) != 2:
+            raise NtpuError("/throw needs '<seat> <id>'", raw)
+        seat = self._seat(args[0], raw)
+        tile_id, kind = self._id(args[1])
+        events = self._own_turn_events(seat)
+        tsumogiri = None
+        if seat == me:
+            self._release([tile_id], raw)
+            tsumogiri = tile_id == self.last_drawn_id
+            self.my_turn = False
+            self.last_drawn_id = None
+        elif tile_id in self.held:
+            raise NtpuError(f"seat {seat + 1} threw id {tile_id}, which we hold", raw)
+        self.last_discard = (seat, tile_id)
+        self.added_kong = None
+        self.drawer, self.replacement = (seat + 1) % 4, False
+        return [*events, ev.TileDiscarded(seat, kind, tsumogiri)]
+
+    def _claimed(self, seat: int, tile_id: int, raw: str) -> int:
+        if self.last_discard is None or self.last_discard[0] == seat:
+            raise NtpuError("a call with no discard of another seat before it", raw)
+        giver, discard_id = self.last_discard
+        if tile_id != discard_id:
+            raise NtpuError(f"the call claims id {tile_id}, the last discard was "
+                            f"{discard_id}", raw)
+        return giver
+
+    def _call(self, seat: int, kind: str, ids: list[tuple[int, int]], claimed: int,
+              raw: str) -> list[object]:
+        giver = self._claimed(seat, claimed, raw)
+        own = [i for i, _ in ids if i != claimed]
+        if seat == self.seat:
+            self._release(own, raw)
+            self.my_turn = kind != "open_kan"
+            self.last_drawn_id = None
+        self.last_discard = None
+        self.drawer, self.replacement = (seat, True) if kind == "open_kan" else (None, False)
+        tiles = tuple(sorted((k for _, k in ids), key=T.sort_key))
+        return [ev.MeldCalled(seat, kind, tiles, self.tiles.to_tile(claimed), giver)]
+
+    def _on_eat(self, args: list[str], raw: str) -> list[object]:
+        self._need_seat(raw)
+        if len(args) != 4:
+            raise NtpuError("/eat needs '<seat> <a> <t> <b>'", raw)
+        seat = self._seat(args[0], raw)
+        ids = [self._id(a) for a in args[1:]]
+        kinds = sorted(k for _, k in ids)
+        if kinds[0] >= 27 or kinds[0] // 9 != kinds[2] // 9 or kinds != list(
+                range(kinds[0], kinds[0] + 3)):
+            raise NtpuError("/eat is not a run of three in one suit", raw)
+        if self.last_discard is not None and (seat - self.last_discard[0]) % 4 != 1:
+            raise NtpuError(f"seat {seat + 1} may not chow a discard of seat "
+                            f"{self.last_discard[0] + 1}", raw)
+        return self._call(seat, "chi", ids, ids[1][0], raw)
+
+    def _on_pong(self, args: list[str], raw: str) -> list[object]:
+        self._need_seat(raw)
+        if len(args) != 4:
+            raise NtpuError("/pong needs '<seat> <x> <y> <z>'", raw)
+        seat = self._seat(args[0], raw)
+        ids = [self._id(a) for a in args[1:]]
+        if len({k for _, k in ids}) != 1:
+            raise NtpuError("/pong of different tiles", raw)
+        claimed = self._claimed_id(ids, raw)
+        return self._call(seat, "pon", ids, claimed, raw)
+
+    def _claimed_id(self, ids: list[tuple[int, int]], raw: str) -> int:
+        """Which of a pung's / kong's ids is the claimed discard (the server sorts them)."""
+        if self.last_discard is None:
+            raise NtpuError("a call with no discard before it", raw)
+        if self.last_discard[1] not in [i for i, _ in ids]:
+            raise NtpuError(f"the call does not hold the last discard (id "
+                            f"{self.last_discard[1]})", raw)
+        return self.last_discard[1]
+
+    def _on_gong(self, args: list[str], raw: str) -> list[object]:
+        me = self._need_seat(raw)
+        if len(args) < 2:
+            raise NtpuError("/gong needs '<seat> <0|1|4> ...'", raw)
+        seat, form = self._seat(args[0], raw), args[1]
+        ids = [self._id(a) for a in args[2:]]
+        if len({k for _, k in ids}) > 1:
+            raise NtpuError("/gong of different tiles", raw)
+        if form == "4":
+            if len(ids) != 4:
+                raise NtpuError("an open kong needs four ids", raw)
+            return self._call(seat, "open_kan", ids, self._claimed_id(ids, raw), raw)
+        if form not in ("0", "1"):
+            raise NtpuError(f"unknown kong form {form!r} (0, 1 or 4)", raw)
+        events = self._own_turn_events(seat)
+        if form == "0":
+            if len(ids) not in ((4,) if seat == me else (0, 4)):
+                raise NtpuError("a concealed kong names four ids (or none, for another seat)",
+                                raw)
+            if seat == me:
+                self._release([i for i, _ in ids], raw)
+            tiles = tuple(k for _, k in ids)
+            meld = ev.MeldCalled(seat, "closed_kan", tiles)
+        else:
+            if len(ids) != 1:
+                raise NtpuError("an added kong names one id", raw)
+            (tile_id, kind), = ids
+            if seat == me:
+                self._release([tile_id], raw)
+            self.added_kong = (seat, tile_id)
+            meld = ev.MeldCalled(seat, "added_kan", (kind,) * 4, kind)
+        if seat == me:
+            self.my_turn = False
+            self.last_drawn_id = None
+        self.last_discard = None
+        self.drawer, self.replacement = seat, True
+        return [*events, meld]
+
+    def _on_hu(self, args: list[str], raw: str) -> list[object]:
+        self._need_seat(raw)
+        if len(args) < 2:
+            raise NtpuError("/hu needs '<seat> <winning id> <rest of hand>'", raw)
+        seat = self._seat(args[0], raw)
+        win_id, win_kind = self._id(args[1])
+        rest = [self._id(a) for a in args[2:]]
+        events: list[object] = []
+        from_seat: int | None = None
+        if self.last_discard is not None and self.last_discard[1] == win_id \
+                and self.last_discard[0] != seat:
+            from_seat = self.last_discard[0]
+        elif self.added_kong is not None and self.added_kong[1] == win_id \
+                and self.added_kong[0] != seat:
+            from_seat = self.added_kong[0]
+        else:
+            events = self._own_turn_events(seat)
+        self.won = True
+        hand = tuple(sorted([*(k for _, k in rest), win_kind], key=T.sort_key))
+        return [*events, ev.RoundWon(seat, from_seat, hand, win_kind, 0, (0, 0, 0, 0),
+                                     detail="the NTPU server sends no value")]
+
+    def _on_exit(self, args: list[str], raw: str) -> list[object]:
+        events: list[object] = []
+        if self.in_hand and not self.won:
+            events.append(ev.RoundDrawn("exhaustive"))
+        if args:
+            events.append(ev.PlatformNotice(f"/exit {' '.join(args)}"))
+        self.in_hand = self.my_turn = False
+        self.held = []
+        self.last_discard = self.added_kong = None
+        return events
+
+    def _on_close(self, args: list[str], raw: str) -> list[object]:
+        return [Closed()]
+
+    def _on_ready(self, args: list[str], raw: str) -> list[object]:
+        return [Ready()]
+
+    # ------------------------------------------------------------------ our replies
+
+    def _pick(self, kinds: list[int], prefer: int | None = None) -> list[int]:
+        """Held ids for ``kinds`` (one id per entry), the just-drawn id first where it fits."""
+        free = list(self.held)
+        if prefer is not None and prefer in free:
+            free.remove(prefer)
+            free.insert(0, prefer)
+        out = []
+        for kind in kinds:
+            match = next((i for i in free if self.tiles.to_tile(i) == T.kind(kind)), None)
+            if match is None:
+                have = " ".join(map(str, sorted(self.held)))
+                raise NtpuError(f"no held id for {T.tile_name(kind)} (held: {have})",
+                                T.tile_name(kind))
+            free.remove(match)
+            out.append(match)
+        return out
+
+    def encode(self, action: object) -> str:
+        """The reply line (no newline) to the last ask; NtpuError if we hold no ids for it."""
+        if isinstance(action, Ready):
+            return "/ready"
+        if isinstance(action, ev.Pass):
+            return "/pass"
+        if isinstance(action, ev.Win):
+            return "/hu"
+        if isinstance(action, ev.Discard):
+            (tile_id,) = self._pick([action.tile], prefer=self.last_drawn_id)
+            return f"/throw {tile_id}"
+        if isinstance(action, ev.Chi):
+            return "/eat " + " ".join(map(str, self._pick(list(action.tiles))))
+        if isinstance(action, ev.Pon):
+            return "/pong " + " ".join(map(str, self._pick(list(action.tiles))))
+        if isinstance(action, ev.Kan):
+            kind = action.tiles[0]
+            if action.kind == "closed_kan":
+                return "/gong 0 " + " ".join(map(str, self._pick([kind] * 4)))
+            if action.kind == "added_kan":
+                (tile_id,) = self._pick([kind], prefer=self.last_drawn_id)
+                return f"/gong 1 {tile_id}"
+            return "/gong 4 " + " ".join(map(str, self._pick([kind] * 3)))
+        raise ValueError(f"the NTPU server has no reply for {action!r}")
+
+    def safe_reply(self, line: str) -> str | None:
+        """What to answer a line we could not read: ``/ready`` to a readiness check, a
+        discard of the drawn id (or any held id) to ``/ask throw``, ``/pass`` to any other
+        ask; None where no answer is owed."""
+        parts = line.split()
+        if parts[:1] == ["/ready"]:
+            return "/ready"
+        if parts[:1] != ["/ask"]:
+            return None
+        if parts[1:2] == ["throw"] and self.held:
+            tile_id = self.last_drawn_id if self.last_drawn_id in self.held else self.held[-1]
+            return f"/throw {tile_id}"
+        return "/pass"
+
+
+_HANDLERS = {
+    "/start": NtpuCodec._on_start, "/initGame": NtpuCodec._on_init_game,
+    "/initCard": NtpuCodec._on_init_card, "/mo": NtpuCodec._on_mo, "/ask": NtpuCodec._on_ask,
+    "/throw": NtpuCodec._on_throw, "/eat": NtpuCodec._on_eat, "/pong": NtpuCodec._on_pong,
+    "/gong": NtpuCodec._on_gong, "/hu": NtpuCodec._on_hu, "/exit": NtpuCodec._on_exit,
+    "/close": NtpuCodec._on_close, "/ready": NtpuCodec._on_ready,
+}
+
+
+def parse_reply(line: str) -> tuple[str, list[int]]:
+    """A client reply as (verb, numbers), for the fake server and tests; NtpuError if it is
+    not one of the protocol's replies."""
+    parts = line.split()
+    shapes = {"/throw": (1,), "/eat": (2,), "/pong": (2,), "/hu": (0,), "/pass": (0,),
+              "/ready": (0,), "/gong": (2, 4, 5)}
+    if not parts or parts[0] not in shapes:
+        raise NtpuError("unknown reply", line)
+    if len(parts) - 1 not in shapes[parts[0]] or not all(p.isdigit() for p in parts[1:]):
+        raise NtpuError(f"malformed {parts[0]} reply", line)
+    numbers = [int(p) for p in parts[1:]]
+    if parts[0] == "/gong":
+        form = {2: 1, 4: 4, 5: 0}[len(numbers)]
+        if numbers[0] != form:
+            raise NtpuError(f"/gong {numbers[0]} with {len(numbers) - 1} ids", line)
+    return parts[0], numbers
