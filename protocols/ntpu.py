@@ -125,7 +125,8 @@ class NtpuCodec:
 
     def _id(self, text: str) -> tuple[int, int]:
         """(id, tile kind) of a tile token."""
-        return int(text), self.tiles.parse(text)
+        kind = self.tiles.parse(text)
+        return int(text), kind
 
     def _need_seat(self, raw: str) -> int:
         if self.seat is None:
@@ -426,17 +427,17 @@ class NtpuCodec:
             (tile_id,) = self._pick([action.tile], prefer=self.last_drawn_id)
             return f"/throw {tile_id}"
         if isinstance(action, ev.Chi):
-            return "/eat " + " ".join(map(str, self._pick(list(action.tiles))))
+            return "/eat " + _ids(self._pick(list(action.tiles)))
         if isinstance(action, ev.Pon):
-            return "/pong " + " ".join(map(str, self._pick(list(action.tiles))))
+            return "/pong " + _ids(self._pick(list(action.tiles)))
         if isinstance(action, ev.Kan):
             kind = action.tiles[0]
             if action.kind == "closed_kan":
-                return "/gong 0 " + " ".join(map(str, self._pick([kind] * 4)))
+                return "/gong 0 " + _ids(self._pick([kind] * 4))
             if action.kind == "added_kan":
                 (tile_id,) = self._pick([kind], prefer=self.last_drawn_id)
                 return f"/gong 1 {tile_id}"
-            return "/gong 4 " + " ".join(map(str, self._pick([kind] * 3)))
+            return "/gong 4 " + _ids(self._pick([kind] * 3))
         raise ValueError(f"the NTPU server has no reply for {action!r}")
 
     def safe_reply(self, line: str) -> str | None:
@@ -452,6 +453,10 @@ class NtpuCodec:
             tile_id = self.last_drawn_id if self.last_drawn_id in self.held else self.held[-1]
             return f"/throw {tile_id}"
         return "/pass"
+
+
+def _ids(ids: list[int]) -> str:
+    return " ".join(map(str, sorted(ids)))
 
 
 _HANDLERS = {

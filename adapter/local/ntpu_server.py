@@ -243,6 +243,7 @@ class _ServerSeat:
         stats = self.server.stats[self.client]
         self.server.send(self.client, f"/ask {word}")
         if self.channel.dead:
+            stats.dropped = True
             return self._unanswered(word, options, "")
         try:
             reply = self.channel.receive(self.server.time_limit)

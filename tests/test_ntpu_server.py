@@ -1,0 +1,134 @@
+"""Matches between four `mjbot ntpu` processes against the fake tournament server, over TCP
+and over pipes, and a client that breaks every rule it can."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from adapter.local.ntpu_server import CLIENT_COMMAND, run_match
+from protocols import events as ev
+from replay import replayer
+from replay.log import EventFrame, TxFrame, read_log
+
+
+def _client_logs_are_clean(root: Path) -> int:
+    """Every client game log is complete, holds no error notice and re-parses identically."""
+    paths = sorted((root / "ntpu").rglob("*.mjlog.msgpack"))
+    for path in paths:
+        log = read_log(path)
+        assert log.complete, path
+        errors = [f.event.text for f in log.frames if isinstance(f, EventFrame)
+                  and isinstance(f.event, ev.PlatformNotice) and f.event.text.startswith("error")]
+        assert not errors, (path, errors)
+    for path in paths[:8]:
+        assert replayer.reparse(replayer.load(path))["identical"], path
+    return len(paths)
+
+
+@pytest.mark.parametrize("transport, hands", [("tcp", 16), ("stdio", 8)])
+def test_a_match_between_four_client_processes(tmp_path: Path, transport: str,
+                                               hands: int) -> None:
+    result = run_match(hands, ["rulebased", "rulebased", "greedy", "greedy"], seed=5,
+                       transport=transport, client_args=["--log-dir", str(tmp_path)],
+                       log_dir=str(tmp_path))
+    assert result.exit_codes == [0, 0, 0, 0]
+    for stats in result.stats:
+        assert (stats.illegal, stats.timeouts, stats.dropped) == (0, 0, False), stats.problems
+        assert stats.hands == hands
+    # 1000 + 500 per tai moves points between clients: the table sums to zero
+    assert sum(s.points for s in result.stats) == 0
+    assert sum(s.wins for s in result.stats) > 0
+    assert "points" in result.table()
+    # every hand of every seat is in the clients' logs (one game per /start)
+    assert _client_logs_are_clean(tmp_path) == 4 * hands
+    assert result.log_path is not None
+    match = read_log(result.log_path)
+    assert match.complete
+    sent = [f.raw for f in match.frames if isinstance(f, TxFrame)]
+    init_cards = [line.split("> ", 1)[1].split() for line in sent if "/initCard" in line]
+    assert sorted({len(parts) - 1 for parts in init_cards}) == [16, 17]
+    assert sum(len(parts) == 18 for parts in init_cards) == hands  # one dealer per hand
+
+
+def test_same_seed_same_match(tmp_path: Path) -> None:
+    tables = [run_match(4, ["greedy"] * 4, seed=9, transport="stdio", write_log=False,
+                        client_args=["--no-log"]).table() for _ in range(2)]
+    assert tables[0] == tables[1]
+
+
+def _bad_client(port: int, done: threading.Event, seen: list[str]) -> None:
+    """Answers /ready, then: an id it does not hold, a reply that is no reply, silence past
+    the time limit, a pass to /ask throw; then it hangs up in the middle of a hand."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    tricks = ["/throw 999", "/dance", None, "/pass"]
+    buffer = b""
+    try:
+        while tricks:
+            data = sock.recv(65536)
+            if not data:
+                break
+            buffer += data
+            *lines, buffer = buffer.split(b"\n")
+            for raw in lines:
+                line = raw.decode()
+                seen.append(line)
+                if line == "/ready":
+                    sock.sendall(b"/ready\n")
+                elif line == "/ask throw" and tricks:
+                    trick = tricks.pop(0)
+                    if trick is not None:
+                        sock.sendall((trick + "\n").encode())
+                elif line.startswith("/ask"):
+                    sock.sendall(b"/pass\n")
+    finally:
+        sock.close()
+        done.set()
+
+
+def test_the_server_survives_a_client_that_breaks_every_rule(tmp_path: Path) -> None:
+    seen: list[str] = []
+    done = threading.Event()
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def listening(port: int) -> None:
+        threading.Thread(target=_bad_client, args=(port, done, seen), daemon=True).start()
+        # the bad client connects first (client 1); then three real bots
+        for _ in range(3):
+            procs.append(subprocess.Popen([*CLIENT_COMMAND, "--server", f"127.0.0.1:{port}",
+                                           "--log-dir", str(tmp_path)]))
+
+    result = run_match(8, [], seed=3, transport="external", time_limit=1.0,
+                       log_dir=str(tmp_path), on_listening=listening)
+    codes = [p.wait(timeout=60) for p in procs]
+    assert done.wait(10)
+    bad, *good = result.stats
+    assert bad.illegal == 3, bad.problems   # not held, not a reply, pass to throw
+    assert bad.timeouts == 1
+    assert bad.dropped
+    assert all(s.hands == 8 for s in result.stats)  # the match went on without it
+    for stats in good:
+        assert (stats.illegal, stats.timeouts, stats.dropped) == (0, 0, False), stats.problems
+    assert codes == [0, 0, 0]
+    assert sum(s.points for s in result.stats) == 0
+    assert "/close" not in seen  # it left before the end
+    assert _client_logs_are_clean(tmp_path) == 3 * 8
+    assert read_log(result.log_path).complete  # type: ignore[arg-type]
+
+
+def test_cli_prints_the_score_table(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "4",
+                           "--clients", "stdio", "--policies", "greedy,greedy,greedy,tsumogiri",
+                           "--log-dir", str(tmp_path), "--json", str(tmp_path / "r.json")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "points" in done.stdout and "tsumogiri-4" in done.stdout
+    assert (tmp_path / "r.json").exists()
+    bad = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--policies",
+                          "greedy,nobody"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--policies" in bad.stderr
