@@ -170,6 +170,7 @@ class MeldIds:
     ids: tuple[int, ...]
     called: int | None
     offset: int
+    index: int = 0  # chi / pon / added kan: the called tile's place; kans: the called copy
 
 
 def meld_ids(m: int) -> MeldIds:
@@ -184,7 +185,7 @@ def meld_ids(m: int) -> MeldIds:
             raise ValueError(f"chi code {m}: start index {start}")
         base = (start // 7) * 9 + start % 7
         ids = tuple(4 * (base + k) + ((m >> (3 + 2 * k)) & 3) for k in range(3))
-        return MeldIds("chi", ids, ids[called_index], offset)
+        return MeldIds("chi", ids, ids[called_index], offset, called_index)
     if m & 0x18:  # pon (bit 3) or added kan (bit 4)
         unused = (m >> 5) & 3
         x = m >> 9
@@ -193,9 +194,9 @@ def meld_ids(m: int) -> MeldIds:
             raise ValueError(f"pon code {m}: kind {kind}")
         ids = tuple(4 * kind + c for c in range(4) if c != unused)
         if m & 0x8:
-            return MeldIds("pon", ids, ids[called_index], offset)
+            return MeldIds("pon", ids, ids[called_index], offset, called_index)
         return MeldIds("added_kan", tuple(4 * kind + c for c in range(4)), 4 * kind + unused,
-                       offset)
+                       offset, called_index)
     if m & 0x20:
         return MeldIds("nuki", (m >> 8,), m >> 8, 0)
     x = m >> 8
@@ -204,8 +205,31 @@ def meld_ids(m: int) -> MeldIds:
         raise ValueError(f"kan code {m}: kind {kind}")
     ids = tuple(4 * kind + c for c in range(4))
     if offset == 0:
-        return MeldIds("closed_kan", ids, None, 0)
-    return MeldIds("open_kan", ids, 4 * kind + called_copy, offset)
+        return MeldIds("closed_kan", ids, None, 0, called_copy)
+    return MeldIds("open_kan", ids, 4 * kind + called_copy, offset, called_copy)
+
+
+def meld_code(meld: MeldIds) -> int:
+    """The 16-bit code of a meld (the inverse of :func:`meld_ids`)."""
+    if meld.kind == "chi":
+        base = meld.ids[0] // 4
+        start = (base // 9) * 7 + base % 9
+        code = (start * 3 + meld.index) << 10 | 0x4 | meld.offset
+        for k, tile_id in enumerate(meld.ids):
+            code |= (tile_id % 4) << (3 + 2 * k)
+        return code
+    kind = meld.ids[0] // 4
+    if meld.kind in ("pon", "added_kan"):
+        if meld.kind == "pon":
+            unused = next(c for c in range(4) if 4 * kind + c not in meld.ids)
+        else:
+            assert meld.called is not None
+            unused = meld.called % 4
+        flag = 0x8 if meld.kind == "pon" else 0x10
+        return (kind * 3 + meld.index) << 9 | flag | unused << 5 | meld.offset
+    if meld.kind == "nuki":
+        return meld.ids[0] << 8 | 0x20
+    return (kind * 4 + meld.index) << 8 | (meld.offset if meld.kind == "open_kan" else 0)
 
 
 def _own_ids(meld: MeldIds) -> list[int]:
