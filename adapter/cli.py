@@ -144,6 +144,29 @@ def _parser() -> argparse.ArgumentParser:
     ns.add_argument("--log-dir", help="match log (default $MJBOT_LOG_DIR or logs)")
     ns.add_argument("--no-log", action="store_true", help="write no match log")
 
+    t = sub.add_parser("tenhou", help="play on Tenhou (riichi), test games against computer "
+                       "players by default",
+                       description="A Tenhou client over TCP or WebSocket. Anonymous unless "
+                       "$MJBOT_TENHOU_ID or the config file's [tenhou] id gives an ID. Games "
+                       "against humans need the operator's permission (--permission-granted); "
+                       "the Phoenix lobby is always refused.")
+    t.add_argument("--server", default=None,
+                   help="host:port (tcp, default 133.242.10.78:10080) or a ws:// URL (ws, "
+                   "default wss://b-ww.mjv.jp)")
+    t.add_argument("--transport", choices=["tcp", "ws"], default="tcp")
+    t.add_argument("--lobby", type=int, default=None, help="lobby number (default 0)")
+    t.add_argument("--game-type", type=int, default=None,
+                   help="Tenhou game type (default 64: a test game against computer players)")
+    t.add_argument("--games", type=int, default=1)
+    t.add_argument("--permission-granted", action="store_true",
+                   help="state that Tenhou's operator allowed this bot in games with humans")
+    t.add_argument("--config", help="TOML file with a [tenhou] table: id, "
+                   "permission_granted, lobby, game_type")
+    t.add_argument("--policy", default="rulebased")
+    t.add_argument("--budget", type=float, default=2.0, help="seconds per decision")
+    t.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
+    t.add_argument("--no-log", action="store_true", help="write no game logs")
+
     bu = sub.add_parser("bundle", help="build an upload bundle for a platform")
     bu.add_argument("platform", choices=["botzone"])
     bu.add_argument("-o", "--output", default="dist", help="output folder (default: dist)")
@@ -199,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     handler = {"shanten": _cmd_shanten, "score": _cmd_score, "bench": _cmd_bench,
                "demo": _cmd_demo, "replay": _cmd_replay, "arena": _cmd_arena,
                "botzone": _cmd_botzone, "botzone-judge": _cmd_botzone_judge,
-               "ntpu": _cmd_ntpu, "ntpu-server": _cmd_ntpu_server,
+               "ntpu": _cmd_ntpu, "ntpu-server": _cmd_ntpu_server, "tenhou": _cmd_tenhou,
                "bundle": _cmd_bundle}[args.command]
     try:
         return handler(args)
@@ -403,6 +426,53 @@ def _cmd_ntpu(args: argparse.Namespace) -> int:
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 errors=len(summary.errors), closed_by_server=summary.closed_by_server)
     return 0
+
+
+def _cmd_tenhou(args: argparse.Namespace) -> int:
+    import asyncio
+    import dataclasses
+
+    from adapter.tenhou import (
+        DEFAULT_TCP_SERVER,
+        PermissionRefused,
+        TenhouSettings,
+        check_permission,
+        load_config,
+        run,
+    )
+    from brain.policies import POLICIES
+
+    if args.policy not in POLICIES:
+        raise UserInputError(f"unknown policy {args.policy!r} (known: "
+                             f"{', '.join(sorted(POLICIES))})")
+    settings = TenhouSettings(server=args.server or DEFAULT_TCP_SERVER,
+                              transport=args.transport, games=args.games, policy=args.policy,
+                              budget=args.budget, permission_granted=args.permission_granted,
+                              log_dir=args.log_dir, write_log=not args.no_log)
+    try:
+        settings = load_config(args.config, settings)
+        if args.lobby is not None:
+            settings = dataclasses.replace(settings, lobby=args.lobby)
+        if args.game_type is not None:
+            settings = dataclasses.replace(settings, game_type=args.game_type)
+        check_permission(settings.game_type, settings.permission_granted)
+    except (ValueError, PermissionRefused) as exc:
+        raise UserInputError(str(exc)) from None
+    try:
+        summary = asyncio.run(run(settings))
+    except ConnectionError as exc:
+        _log().error("tenhou: no connection", error=str(exc))
+        print(f"mjbot tenhou: {exc}", file=sys.stderr)
+        return 1
+    except PermissionRefused as exc:
+        print(f"mjbot tenhou: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    _log().info("tenhou: session over", games=summary.games, hands=summary.hands,
+                decisions=summary.decisions, fallbacks=summary.fallbacks,
+                reconnects=summary.reconnects, errors=len(summary.errors))
+    return 0 if summary.finished else 1
 
 
 def _cmd_ntpu_server(args: argparse.Namespace) -> int:

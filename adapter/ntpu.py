@@ -167,7 +167,7 @@ class NtpuBot:
             self._note_our_value(event)
         try:
             self.state.apply(event)
-        except StateError as exc:
+        except (StateError, ValueError) as exc:  # a table we can no longer follow: say so
             self._error(f"table state: {exc}")
         if self.game_log is not None:
             self.game_log.event(event)

@@ -479,9 +479,9 @@ class TenhouCodec:
         return [Rejoin(a["t"])]
 
     def _on_go(self, a: dict[str, str], tag: Tag) -> list[object]:
+        # a GO during a game is the reconnect's (SAIKAI follows): the same game goes on
         self.game_type = int(a.get("type", "0"))
         self.red = not self.game_type & NO_RED
-        self.started = False
         return [GameFound(self.game_type, a.get("lobby", "0"))]
 
     def _on_un(self, a: dict[str, str], tag: Tag) -> list[object]:
@@ -554,26 +554,40 @@ class TenhouCodec:
         rivers = {r: ints(a.get(f"kawa{r}")) for r in range(4)}
         own_meld_ids = [i for mi in melds[0] for i in _own_ids(mi)]
         own_discards = [i for i in rivers[0] if i != 255]
-        start = self._round_started(a, seed, [*hai, *own_meld_ids, *own_discards])
+        start = self._round_started(a, seed, [*hai, *own_meld_ids])
         discards = sum(len([i for i in v if i != 255]) for v in rivers.values())
-        # the draws so far are not sent: each discard followed one (calls aside)
-        start = dataclasses.replace(start, wall_remaining=max(0, LIVE_DRAWS - discards))
+        # the draws so far are not sent: every discard followed a draw or a chi / pon, and a
+        # closed or added kan used a draw with no discard of its own
+        calls = [mi.kind for v in melds.values() for mi in v]
+        draws = discards - sum(k in ("chi", "pon") for k in calls) + sum(
+            k in ("closed_kan", "added_kan") for k in calls)
+        # (our own discards are replayed as draw + discard, and those draws count down too)
+        start = dataclasses.replace(start, wall_remaining=max(0, LIVE_DRAWS - draws
+                                                              + len(own_discards)))
         events: list[object] = [*self._game_started(), start]
-        for r in range(4):
-            seat = self.absolute(r)
-            riichi_next = False
-            for i in rivers[r]:
-                if i == 255:
-                    riichi_next = True
+        # REINIT gives each river on its own: replay them in turn order from the dealer (calls
+        # aside, the order of play), so that what passed after a riichi is known again
+        order = [(self.absolute(r), r) for r in range(4)]
+        order.sort(key=lambda pair: (pair[0] - self.dealer) % 4)
+        queues = {r: list(rivers[r]) for r in range(4)}
+        while any(queues.values()):
+            for seat, r in order:
+                riichi = False
+                while queues[r] and queues[r][0] == 255:
+                    queues[r].pop(0)
+                    riichi = True
+                if not queues[r]:
                     continue
-                if riichi_next:
+                if riichi:
                     events.append(ev.RiichiDeclared(seat))
-                events.append(ev.TileDiscarded(seat, self.tile(i)))
-                if riichi_next:
-                    events.append(ev.RiichiAccepted(seat))
-                    riichi_next = False
-            for m in ints(a.get(f"m{r}")):
-                events.append(decode_meld(seat, m, self.red))
+                tile = self.tile(queues[r].pop(0))
+                if r == 0:  # ours: drawn, then discarded, as it was
+                    events.append(ev.TileDrawn(seat, tile))
+                events.append(ev.TileDiscarded(seat, tile))
+                if riichi:  # its stick is already out of the scores REINIT gives
+                    events.append(ev.RiichiAccepted(seat, start.scores))
+        for seat, r in order:
+            events.extend(decode_meld(seat, m, self.red) for m in ints(a.get(f"m{r}")))
         self.held = list(hai)
         events.append(ev.PlatformNotice(f"reconnected: {discards} discards and "
                                         f"{sum(map(len, melds.values()))} calls restored"))
@@ -675,9 +689,13 @@ class TenhouCodec:
         won = agari_event(a, self.absolute, self.dealer, self.red)
         self.in_hand = False
         out: list[object] = [won]
+        return self._maybe_over(a, out)
+
+    def _maybe_over(self, a: dict[str, str], out: list[object]) -> list[object]:
         final = final_scores(a, self.absolute)
         if final is not None:
             out.append(ev.GameEnded(final))
+            self.started = False
         return out
 
     def _on_ryuukyoku(self, a: dict[str, str], tag: Tag) -> list[object]:
@@ -687,10 +705,7 @@ class TenhouCodec:
         self.in_hand = False
         out: list[object] = [ev.RoundDrawn(reason, deltas, tenpai if reason == "exhaustive"
                                            else ())]
-        final = final_scores(a, self.absolute)
-        if final is not None:
-            out.append(ev.GameEnded(final))
-        return out
+        return self._maybe_over(a, out)
 
     # our replies ----------------------------------------------------------------
 

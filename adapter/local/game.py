@@ -61,9 +61,12 @@ def placement(scores: list[int], first_dealer: int = 0) -> list[int]:
 
 
 def play_game(config: GameConfig, players: list[Player], seed: int, game: int,
-              log: GameLogWriter | None = None) -> GameResult:
-    """Play one game; every event goes to each player (its own view) and to ``log``."""
-    referee = HandReferee(config.variant, players, log)
+              log: GameLogWriter | None = None, referee: HandReferee | None = None) \
+        -> GameResult:
+    """Play one game; every event goes to each player (its own view) and to ``log``.
+    ``referee``: a HandReferee (subclass) for these players, where a platform stand-in needs
+    to see the events first."""
+    referee = referee or HandReferee(config.variant, players, log)
     names = tuple(p.name for p in players)
     referee.emit(ev.GameStarted(config.variant, 0, names, config.rules()))
     if config.variant == "riichi":

@@ -1,0 +1,506 @@
+"""Tenhou client: ``mjbot tenhou`` over TCP (NUL-framed tags) or WebSocket (JSON tags).
+
+The session (../shared/protocols/tenhou.md): HELO (anonymous "NoName" or an ID from the
+environment / config file), AUTH where a legacy server asks, PXR, JOIN and the REJOIN loop while
+queueing, GOK and NEXTREADY, the hands (every offer answered, riichi as REACH then D), a
+keep-alive ``<Z/>`` every ~15 s, and after the last game BYE. A dropped connection in a game is
+taken up again with the same HELO: the server answers GO / SAIKAI / REINIT and the game goes on
+in the same log. Tags we cannot read are logged with the reason and, where an answer is owed,
+answered safely (a pass, or a discard of the drawn tile); the connection is kept.
+
+Tenhou's operator asks bot authors to get permission first (tenhou.md): games against humans
+need ``permission_granted`` (the ``--permission-granted`` flag or the config file), and the
+Phoenix lobby is refused whatever the config says. The ID never reaches a log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from brain.brain import Brain, safest_action
+from brain.state import StateError, TableState
+from protocols import events as ev
+from protocols.tenhou import (
+    JOUKYUU,
+    TEST_GAME,
+    TOKUJOU,
+    VS_HUMANS,
+    GameFound,
+    GameOver,
+    Helo,
+    LoggedIn,
+    PlayerBack,
+    PlayerLeft,
+    Rejoin,
+    Resumed,
+    Tag,
+    TagStream,
+    TenhouCodec,
+    TenhouError,
+    auth_reply,
+    format_tag,
+    helo,
+    join,
+    parse_tag,
+    tag_from_json,
+    tag_to_json,
+)
+from replay.log import Footer, GameLogWriter, Header
+
+log = structlog.get_logger("mjbot.tenhou")
+
+DEFAULT_TCP_SERVER = "133.242.10.78:10080"  # b.mjv.jp
+DEFAULT_WS_URL = "wss://b-ww.mjv.jp"
+ORIGIN = "https://tenhou.net"
+ID_ENV = "MJBOT_TENHOU_ID"
+ANONYMOUS = "NoName"
+DEFAULT_BUDGET = 2.0
+
+
+class PermissionRefused(ValueError):
+    """A game the bot must not join (Tenhou's policy on bots)."""
+
+
+def check_permission(game_type: int, permission_granted: bool) -> None:
+    """Raise PermissionRefused for the Phoenix lobby, and for games against humans unless
+    the operator's permission is stated in the config."""
+    if game_type & (JOUKYUU | TOKUJOU) == (JOUKYUU | TOKUJOU):
+        raise PermissionRefused(
+            f"game type {game_type} is the Phoenix (鳳凰) lobby: Tenhou's operator does not "
+            "want bots there, so mjbot never joins it")
+    if game_type & VS_HUMANS and not permission_granted:
+        raise PermissionRefused(
+            f"game type {game_type} plays against humans: Tenhou's operator asks bot authors "
+            "for permission first (support@c-egg.com); once given, say so with "
+            "--permission-granted or permission_granted = true in the config file")
+
+
+@dataclass
+class TenhouSettings:
+    server: str = DEFAULT_TCP_SERVER  # host:port (tcp) or a ws:// / wss:// URL
+    transport: str = "tcp"
+    name: str = ANONYMOUS  # "NoName" or an ID "IDxxxxxxxx-xxxxxxxx" (a secret)
+    lobby: int = 0
+    game_type: int = TEST_GAME
+    games: int = 1
+    permission_granted: bool = False
+    policy: str = "rulebased"
+    budget: float = DEFAULT_BUDGET
+    keepalive: float = 15.0
+    reconnect_tries: int = 5
+    reconnect_delay: float = 1.0
+    connect_timeout: float = 10.0
+    log_dir: str | None = None
+    write_log: bool = True
+
+    @property
+    def secrets(self) -> list[str]:
+        return [self.name] if self.name != ANONYMOUS else []
+
+
+def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
+    """The ID and the permission statement: ``$MJBOT_TENHOU_ID`` and / or a TOML file with a
+    ``[tenhou]`` table (``id``, ``permission_granted``, ``lobby``, ``game_type``)."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        try:
+            values = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("tenhou", {})
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ValueError(f"config file {path}: {exc}") from None
+        if not isinstance(values, dict):
+            raise ValueError(f"config file {path}: [tenhou] must be a table")
+    out = settings
+    ident = os.environ.get(ID_ENV) or values.get("id")
+    if ident:
+        if not isinstance(ident, str) or not re.fullmatch(r"ID[0-9A-Fa-f]{8}-[0-9A-Za-z]{8}",
+                                                          ident):
+            raise ValueError("the Tenhou ID must look like IDxxxxxxxx-xxxxxxxx")
+        out = dataclasses.replace(out, name=ident)
+    if values.get("permission_granted") is True:
+        out = dataclasses.replace(out, permission_granted=True)
+    for key in ("lobby", "game_type"):
+        if isinstance(values.get(key), int):
+            out = dataclasses.replace(out, **{key: values[key]})
+    return out
+
+
+@dataclass
+class SessionSummary:
+    games: int = 0
+    hands: int = 0
+    decisions: int = 0
+    fallbacks: int = 0
+    reconnects: int = 0
+    errors: list[str] = field(default_factory=list)
+    finished: bool = False
+
+
+# ---------------------------------------------------------------------- the session logic
+
+
+class TenhouBot:
+    """Protocol state, table, brain and logs of one session; ``handle`` takes one received tag
+    (or the text that failed to parse) and returns the tags to send."""
+
+    def __init__(self, settings: TenhouSettings) -> None:
+        self.settings = settings
+        self.codec = TenhouCodec()
+        self.brain = Brain("riichi", settings.policy, limit=settings.budget)
+        self.state = TableState("riichi")
+        self.summary = SessionSummary()
+        self.game_log: GameLogWriter | None = None
+        self.pending: list[tuple[str, str]] = []
+        self.in_game = False
+        self.queueing = False
+        self.game_hands = 0
+
+    # ------------------------------------------------------------------ frames
+
+    def _rx(self, raw: str) -> None:
+        if self.game_log is not None:
+            self.game_log.rx(raw)
+        else:
+            self.pending.append(("rx", raw))
+
+    def tx(self, tags: list[Tag]) -> None:
+        for tag in tags:
+            text = format_tag(tag)
+            if self.game_log is not None:
+                self.game_log.tx(text)
+            elif tag.name != "Z":
+                self.pending.append(("tx", text))
+
+    def _error(self, message: str) -> None:
+        self.summary.errors.append(message)
+        log.error("tenhou: bad server input", error=message)
+        if self.game_log is not None:
+            self.game_log.event(ev.PlatformNotice(f"error: {message}"))
+
+    def hello(self) -> list[Tag]:
+        log.info("tenhou: login", anonymous=self.settings.name == ANONYMOUS)
+        return [helo(self.settings.name, websocket=self.settings.transport == "ws")]
+
+    # ------------------------------------------------------------------ tags in
+
+    def handle(self, raw: str, tag: Tag | None) -> list[Tag]:
+        self._rx(raw)
+        if tag is None:
+            self._error(f"not a tag: {raw[:200]!r}")
+            return []
+        try:
+            items = self.codec.feed(tag)
+        except TenhouError as exc:
+            self._error(str(exc))
+            return self._safe_reply(tag)
+        out: list[Tag] = []
+        hand_over = game_over = False
+        for item in items:
+            if isinstance(item, ev.DecisionRequest):
+                out += self._decide(item)
+            elif isinstance(item, Helo):
+                if item.auth:
+                    try:
+                        out.append(Tag("AUTH", {"val": auth_reply(item.auth)}))
+                    except TenhouError as exc:
+                        self._error(str(exc))
+                out.append(Tag("PXR", {"V": "1" if self.settings.name == ANONYMOUS else "9"}))
+            elif isinstance(item, LoggedIn):
+                out += self._join()
+            elif isinstance(item, Rejoin):
+                out.append(join(self.settings.lobby, self.settings.game_type, rejoin=item.t))
+            elif isinstance(item, GameFound):
+                self._check_found(item)
+                out.append(Tag("GOK"))
+            elif isinstance(item, Resumed):
+                self._notice("the server resumed our game (SAIKAI)")
+            elif isinstance(item, PlayerLeft | PlayerBack | GameOver):
+                self._notice(repr(item))
+            elif isinstance(item, ev.GameStarted):
+                self._start_game(item)
+                out.append(Tag("NEXTREADY"))
+            else:
+                self._apply(item)
+                hand_over = hand_over or isinstance(item, ev.RoundWon | ev.RoundDrawn)
+                if isinstance(item, ev.GameEnded):
+                    game_over = True
+        if game_over:
+            out += self._end_game()
+        elif hand_over:
+            out.append(Tag("NEXTREADY"))
+        return out
+
+    def _safe_reply(self, tag: Tag) -> list[Tag]:
+        """An answer owed to a tag we could not read: our draw -> a discard; an offer -> pass."""
+        if re.fullmatch(r"T\d+", tag.name):
+            return self.codec.safe_reply(ev.DecisionRequest("turn"))
+        if "t" in tag.attrs and re.fullmatch(r"[EFGefgN]\d*", tag.name):
+            return [Tag("N")]
+        return []
+
+    def _notice(self, text: str) -> None:
+        log.info("tenhou: " + text)
+        if self.game_log is not None:
+            self.game_log.event(ev.PlatformNotice(text))
+
+    def _join(self) -> list[Tag]:
+        if self.in_game or self.summary.games >= self.settings.games:
+            return []
+        self.queueing = True
+        return [join(self.settings.lobby, self.settings.game_type)]
+
+    def _check_found(self, found: GameFound) -> None:
+        """The server put us at a table: refuse to play one we were not allowed to join."""
+        try:
+            check_permission(found.game_type, self.settings.permission_granted)
+        except PermissionRefused as exc:
+            self._error(f"the server seated us in a refused game: {exc}")
+            raise
+        self.queueing = False
+        self.in_game = True
+
+    # ------------------------------------------------------------------ games and events
+
+    def _start_game(self, started: ev.GameStarted) -> None:
+        self.state = TableState("riichi", started.seat)
+        self.game_hands = 0
+        if self.settings.write_log:
+            header = Header(platform="tenhou", variant="riichi", seat=started.seat,
+                            policy=self.brain.name, policy_config={"budget": self.settings.budget},
+                            game_id=self.codec.log_id or "tenhou-game",
+                            extra={"game_type": self.codec.game_type,
+                                   "transport": self.settings.transport})
+            try:
+                self.game_log = GameLogWriter.create(self.settings.log_dir, header,
+                                                     secrets=self.settings.secrets)
+            except OSError as exc:
+                log.error("tenhou: game log unavailable", error=str(exc))
+            if self.game_log is not None:
+                for direction, text in self.pending:
+                    (self.game_log.rx if direction == "rx" else self.game_log.tx)(text)
+                self.pending.clear()
+        self._apply(started)
+
+    def _apply(self, event: Any) -> None:
+        if isinstance(event, ev.RoundWon | ev.RoundDrawn):
+            self.summary.hands += 1
+            self.game_hands += 1
+        try:
+            self.state.apply(event)
+        except (StateError, ValueError) as exc:  # a table we can no longer follow: say so
+            self._error(f"table state: {exc}")
+        if self.game_log is not None:
+            self.game_log.event(event)
+
+    def _end_game(self) -> list[Tag]:
+        self.summary.games += 1
+        self.in_game = False
+        if self.game_log is not None:
+            self.game_log.close(Footer({"hands": self.game_hands,
+                                        "errors": len(self.summary.errors)},
+                                       tuple(self.state.scores)))
+            log.info("tenhou: game logged", path=str(self.game_log.path))
+            self.game_log = None
+        if self.summary.games >= self.settings.games:
+            self.summary.finished = True
+            return [Tag("BYE")]
+        return self._join()
+
+    # ------------------------------------------------------------------ decisions
+
+    def _decide(self, request: ev.DecisionRequest) -> list[Tag]:
+        request = dataclasses.replace(request, deadline=time.monotonic() + self.settings.budget)
+        answer = self.brain.decide(self.state, request)
+        self.summary.decisions += 1
+        if answer.fallback:
+            self.summary.fallbacks += 1
+            log.warning("tenhou: fallback", reason=answer.fallback)
+        if self.game_log is not None:
+            self.game_log.decision(request, answer.legal, answer.action, answer.policy,
+                                   answer.candidates, answer.elapsed, answer.fallback)
+        try:
+            return self.codec.encode(answer.action, request)
+        except (TenhouError, ValueError) as exc:
+            self._error(f"cannot encode {answer.action!r}: {exc}")
+            try:
+                return self.codec.encode(safest_action(self.state, list(answer.legal)), request)
+            except (TenhouError, ValueError):
+                return self.codec.safe_reply(request)
+
+    def close(self) -> None:
+        if self.game_log is not None:
+            self.game_log.close(Footer({"hands": self.game_hands, "unfinished": True}))
+            self.game_log = None
+        self.brain.close()
+
+
+# ---------------------------------------------------------------------- transports
+
+
+class _Tcp:
+    def __init__(self, server: str) -> None:
+        host, _, port = server.rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"--server needs host:port, got {server!r}")
+        self.host, self.port = host, int(port)
+        self.stream = TagStream()
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def connect(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        self.stream = TagStream()
+
+    async def send(self, tag: Tag) -> None:
+        assert self.writer is not None
+        self.writer.write(format_tag(tag).encode() + b"\0")
+        await self.writer.drain()
+
+    async def receive(self) -> list[tuple[str, Tag | None]]:
+        data = await self.reader.read(65536)
+        if not data:
+            raise ConnectionError("the server closed the connection")
+        out: list[tuple[str, Tag | None]] = []
+        for text in self.stream.feed(data):
+            try:
+                out.append((text, parse_tag(text)))
+            except TenhouError:
+                out.append((text, None))
+        return out
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            with contextlib.suppress(ConnectionError, OSError):
+                await self.writer.wait_closed()
+            self.writer = None
+
+
+class _WebSocket:
+    def __init__(self, url: str) -> None:
+        if not url.startswith(("ws://", "wss://")):
+            host, _, port = url.rpartition(":")
+            if not host or not port.isdigit():
+                raise ValueError(f"--server needs a ws:// URL or host:port, got {url!r}")
+            url = f"ws://{url}"
+        self.url = url
+        self.connection: Any = None
+
+    async def connect(self) -> None:
+        from websockets.asyncio.client import connect
+
+        self.connection = await connect(self.url, origin=ORIGIN, open_timeout=10)
+
+    async def send(self, tag: Tag) -> None:
+        text = "<Z/>" if tag.name == "Z" else json.dumps(tag_to_json(tag))
+        await self.connection.send(text)
+
+    async def receive(self) -> list[tuple[str, Tag | None]]:
+        import websockets
+
+        try:
+            message = await self.connection.recv()
+        except websockets.ConnectionClosed:
+            raise ConnectionError("the server closed the connection") from None
+        text = message if isinstance(message, str) else message.decode("utf-8", "replace")
+        try:
+            tag = parse_tag(text) if text.lstrip().startswith("<") else tag_from_json(text)
+        except TenhouError:
+            return [(text, None)]
+        return [(text, tag)]
+
+    async def close(self) -> None:
+        if self.connection is not None:
+            with contextlib.suppress(Exception):
+                await self.connection.close()
+            self.connection = None
+
+
+def transport_for(settings: TenhouSettings) -> _Tcp | _WebSocket:
+    if settings.transport == "ws":
+        server = DEFAULT_WS_URL if settings.server == DEFAULT_TCP_SERVER else settings.server
+        return _WebSocket(server)
+    if settings.transport != "tcp":
+        raise ValueError(f"--transport is tcp or ws, not {settings.transport!r}")
+    return _Tcp(settings.server)
+
+
+# ---------------------------------------------------------------------- running
+
+
+async def run(settings: TenhouSettings) -> SessionSummary:
+    """Play ``settings.games`` games; reconnect when the line drops in a game."""
+    check_permission(settings.game_type, settings.permission_granted)
+    bot = TenhouBot(settings)
+    transport = transport_for(settings)
+    try:
+        await _connect(transport, settings, first=True)
+        while True:
+            try:
+                await _play(transport, bot, settings)
+                break
+            except ConnectionError as exc:
+                if bot.summary.finished:
+                    break
+                if not bot.in_game and not bot.queueing:
+                    raise
+                log.warning("tenhou: connection lost, reconnecting", error=str(exc))
+                bot.summary.reconnects += 1
+                await transport.close()
+                await _connect(transport, settings, first=False)
+    finally:
+        await transport.close()
+        bot.close()
+    return bot.summary
+
+
+async def _connect(transport: Any, settings: TenhouSettings, first: bool) -> None:
+    tries = max(1, settings.reconnect_tries)
+    deadline = time.monotonic() + settings.connect_timeout
+    for attempt in range(1, 10_000):
+        try:
+            await transport.connect()
+            return
+        except OSError as exc:
+            out_of_time = time.monotonic() >= deadline if first else attempt >= tries
+            if out_of_time:
+                raise ConnectionError(f"cannot connect to the Tenhou server: {exc}") from None
+            await asyncio.sleep(0.2 if first else settings.reconnect_delay)
+
+
+async def _play(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> None:
+    async def send(tags: list[Tag]) -> None:
+        bot.tx(tags)
+        for tag in tags:
+            await transport.send(tag)
+
+    async def keepalive() -> None:
+        while True:
+            await asyncio.sleep(settings.keepalive)
+            with contextlib.suppress(ConnectionError, OSError):
+                await send([Tag("Z")])
+
+    await send(bot.hello())
+    ticker = asyncio.create_task(keepalive())
+    try:
+        while not bot.summary.finished:
+            for raw, tag in await transport.receive():
+                replies = await asyncio.to_thread(bot.handle, raw, tag)
+                if replies:
+                    await send(replies)
+                if bot.summary.finished:
+                    break
+    finally:
+        ticker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await ticker
