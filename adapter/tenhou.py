@@ -402,8 +402,13 @@ class _WebSocket:
         self.connection = await connect(self.url, origin=ORIGIN, open_timeout=10)
 
     async def send(self, tag: Tag) -> None:
+        import websockets
+
         text = "<Z/>" if tag.name == "Z" else json.dumps(tag_to_json(tag))
-        await self.connection.send(text)
+        try:
+            await self.connection.send(text)
+        except websockets.ConnectionClosed:
+            raise ConnectionError("the server closed the connection") from None
 
     async def receive(self) -> list[tuple[str, Tag | None]]:
         import websockets
@@ -445,14 +450,17 @@ async def run(settings: TenhouSettings) -> SessionSummary:
     transport = transport_for(settings)
     try:
         await _connect(transport, settings, first=True)
+        failures = 0  # reconnects in a row that got nothing back
         while True:
+            received = [0]
             try:
-                await _play(transport, bot, settings)
+                await _play(transport, bot, settings, received)
                 break
             except ConnectionError as exc:
                 if bot.summary.finished:
                     break
-                if not bot.in_game and not bot.queueing:
+                failures = failures + 1 if not received[0] else 1
+                if (not bot.in_game and not bot.queueing) or failures > settings.reconnect_tries:
                     raise
                 log.warning("tenhou: connection lost, reconnecting", error=str(exc))
                 bot.summary.reconnects += 1
@@ -478,7 +486,8 @@ async def _connect(transport: Any, settings: TenhouSettings, first: bool) -> Non
             await asyncio.sleep(0.2 if first else settings.reconnect_delay)
 
 
-async def _play(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> None:
+async def _play(transport: Any, bot: TenhouBot, settings: TenhouSettings,
+                received: list[int]) -> None:
     async def send(tags: list[Tag]) -> None:
         bot.tx(tags)
         for tag in tags:
@@ -495,6 +504,7 @@ async def _play(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> Non
     try:
         while not bot.summary.finished:
             for raw, tag in await transport.receive():
+                received[0] += 1
                 replies = await asyncio.to_thread(bot.handle, raw, tag)
                 if replies:
                     await send(replies)

@@ -694,7 +694,11 @@ class FakeTenhouServer:
 
     async def _ws_client(self, connection: ServerConnection) -> None:
         async def send(tag: Tag | str) -> None:
-            await connection.send(tag if isinstance(tag, str) else json.dumps(tag_to_json(tag)))
+            try:
+                await connection.send(tag if isinstance(tag, str)
+                                      else json.dumps(tag_to_json(tag)))
+            except websockets.ConnectionClosed:
+                raise ConnectionError("closed") from None
 
         def cut() -> None:
             self.stats.problems.append("(test) connection cut by the server")
@@ -752,7 +756,7 @@ class FakeTenhouServer:
                     elif tag.name in ("D", "N", "REACH") and self.link is not None:
                         if self._cut is not cut:
                             return  # a line already dropped: what it still held is stale
-                        if self.game is None or self.game.remote.pending is None:
+                        if not self._answers_pending(tag):
                             self.stats.problems.append(f"unasked: {format_tag(tag)}")
                             continue  # Tenhou ignores an answer to nothing
                         self.link.replies.put(tag)
@@ -762,6 +766,16 @@ class FakeTenhouServer:
         finally:
             if self.link is not None and self._cut is cut:
                 self.link.detach()
+
+    def _answers_pending(self, tag: Tag) -> bool:
+        """Whether a reply can answer what the client owes now: a pass (``<N/>``) never
+        answers a turn, a discard never answers an offer."""
+        pending = self.game.remote.pending if self.game is not None else None
+        if pending is None:
+            return False
+        if pending[0] == "turn":
+            return not (tag.name == "N" and "type" not in tag.attrs)
+        return tag.name == "N"
 
     async def _send_junk(self, send: Any) -> None:
         """Test input: raw bad tags, sent once each, between the client's moves."""
@@ -851,7 +865,14 @@ async def serve_recording(tags: list[str], host: str = "127.0.0.1", port: int = 
     stats = ReplayStats()
     owed_after = _owed_positions(tags)
 
+    served = False
+
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal served
+        if served:  # one recording, one client: a reconnect finds the line closed
+            writer.close()
+            return
+        served = True
         stream = TagStream()
         await reader.read(65536)  # the client's HELO
         try:

@@ -1,0 +1,187 @@
+"""`mjbot tenhou` against the fake Tenhou server over real loopback sockets (TCP and
+WebSocket): whole games, a line dropped in the middle of a hand and the game resumed, bad tags,
+recorded server streams, the permission guard and the secret ID."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from adapter.local.tenhou_server import FakeTenhouServer, recorded_stream, serve_recording
+from adapter.tenhou import (
+    ID_ENV,
+    PermissionRefused,
+    TenhouSettings,
+    check_permission,
+    load_config,
+    run,
+)
+from protocols import events as ev
+from replay.log import EventFrame, RxFrame, read_log
+
+CAPTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "tenhou" / \
+    "dnovikoff_protocol_captures"
+
+
+async def _game(tmp_path: Path, transport: str, seed: int = 1, drop: int | None = None,
+                junk: tuple[str, ...] = (), name: str = "NoName") -> tuple[object, object]:
+    server = FakeTenhouServer(seed=seed, drop_after=drop, time_limit=5, grace=10,
+                              log_dir=str(tmp_path / "server"), junk=junk)
+    port = await (server.start_tcp() if transport == "tcp" else server.start_ws())
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", transport=transport, name=name,
+                              log_dir=str(tmp_path / "client"), budget=1.0,
+                              reconnect_delay=0.2)
+    try:
+        summary = await asyncio.wait_for(run(settings), 120)
+        await asyncio.wait_for(server.finished.wait(), 10)
+    finally:
+        await server.close()
+    return summary, server.stats
+
+
+def _client_log(tmp_path: Path) -> object:
+    (path,) = list((tmp_path / "client").rglob("*.mjlog.msgpack"))
+    log = read_log(path)
+    assert log.complete and log.truncated is None
+    return log
+
+
+@pytest.mark.parametrize("transport", ["tcp", "ws"])
+async def test_a_whole_game_with_a_dropped_line_resumed(tmp_path: Path, transport: str) -> None:
+    summary, stats = await _game(tmp_path, transport, drop=50)
+    assert summary.finished and summary.games == 1 and summary.reconnects == 1
+    assert stats.reconnects == 1 and stats.games == 1
+    assert (stats.illegal, stats.timeouts) == (0, 0), stats.problems
+    assert stats.auth_ok
+    assert not summary.errors
+    log = _client_log(tmp_path)
+    rx = [f.raw for f in log.frames if isinstance(f, RxFrame)]
+    assert any("REINIT" in r for r in rx) and any("SAIKAI" in r for r in rx)
+    events = [f.event for f in log.frames if isinstance(f, EventFrame)]
+    assert isinstance(events[0], ev.GameStarted)
+    assert isinstance(events[-1], ev.GameEnded)
+    assert sum(isinstance(e, ev.RoundWon | ev.RoundDrawn) for e in events) == \
+        len(stats.result.hands)
+
+
+async def test_resuming_anywhere_plays_the_same_game(tmp_path: Path) -> None:
+    """A line dropped at any of many points: the game goes on exactly as without the drop."""
+    _, clean = await _game(tmp_path / "clean", "tcp", seed=1)
+    for i, drop in enumerate(range(12, 140, 16)):
+        transport = "tcp" if i % 2 else "ws"
+        summary, stats = await _game(tmp_path / f"drop{drop}", transport, seed=1, drop=drop)
+        assert stats.reconnects == 1, drop
+        assert (stats.illegal, stats.timeouts) == (0, 0), (drop, stats.problems)
+        assert stats.result.scores == clean.result.scores, drop
+        assert not summary.errors, (drop, summary.errors)
+
+
+@pytest.mark.parametrize("transport, junk", [
+    ("tcp", ("<BOGUS a=\"1\"/>", '<N who="1" m="70000"/>', "<E999/>", '<E12 t="x"/>', "hello")),
+    ("ws", ('{"tag": "BOGUS"}', "not json", '{"tag": "E999"}', '{"tag": "N", "who": "9"}')),
+])
+async def test_bad_tags_are_logged_and_the_game_goes_on(tmp_path: Path, transport: str,
+                                                       junk: tuple[str, ...]) -> None:
+    summary, stats = await _game(tmp_path, transport, junk=junk)
+    assert summary.finished
+    assert len(summary.errors) == len(junk), summary.errors
+    assert (stats.illegal, stats.timeouts) == (0, 0), stats.problems
+    log = _client_log(tmp_path)
+    notices = [f.event.text for f in log.frames if isinstance(f, EventFrame)
+               and isinstance(f.event, ev.PlatformNotice) and f.event.text.startswith("error")]
+    assert len(notices) == len(junk)
+    rx = [f.raw for f in log.frames if isinstance(f, RxFrame)]
+    assert all(j in rx for j in junk)  # every raw message kept
+    if transport == "tcp":  # '<E12 t="x"/>' owed an answer: a pass, which the server ignored
+        assert any("unasked" in p for p in stats.problems)
+
+
+async def test_the_id_never_reaches_a_log(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    secret = "ID1A2B3C4D-s3cr3tXY"
+    summary, _stats = await _game(tmp_path, "tcp", name=secret)
+    assert summary.finished
+    for path in tmp_path.rglob("*.mjlog.msgpack"):
+        data = path.read_bytes()
+        assert secret.encode() not in data
+        assert b"s3cr3tXY" not in data
+    captured = capsys.readouterr()
+    assert secret not in captured.out + captured.err
+
+
+@pytest.mark.skipif(not CAPTURES.is_dir(), reason="../shared/data absent")
+@pytest.mark.parametrize("name", ["first.log", "kokushi.log", "82093_2018-01-17_11_03_35.log"])
+async def test_recorded_server_streams_are_answered(tmp_path: Path, name: str) -> None:
+    tags = recorded_stream((CAPTURES / name).read_text(encoding="utf-8"))
+    server, port, stats = await serve_recording(tags)
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
+                              reconnect_tries=1, reconnect_delay=0.1, game_type=9,
+                              permission_granted=True)
+    # the recording ends mid-game: the line closes and stays closed
+    async with server:
+        with contextlib.suppress(ConnectionError):
+            await asyncio.wait_for(run(settings), 120)
+    assert stats.sent == len(tags)
+    # our play differs from the recorded player's, so later tags may contradict our table
+    # (logged errors), but every draw and every offer got an answer
+    assert stats.owed > 0 and stats.answered == stats.owed
+
+
+def test_permission_guard() -> None:
+    check_permission(64, False)
+    check_permission(9 & ~1, False)
+    with pytest.raises(PermissionRefused, match="permission"):
+        check_permission(9, False)
+    check_permission(9, True)
+    with pytest.raises(PermissionRefused, match="Phoenix"):
+        check_permission(0xA9, True)
+
+
+def test_config_file_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "mjbot.toml"
+    config.write_text('[tenhou]\nid = "ID0123ABCD-abcdefgh"\npermission_granted = true\n'
+                      "game_type = 9\n")
+    monkeypatch.delenv(ID_ENV, raising=False)
+    settings = load_config(str(config), TenhouSettings())
+    assert settings.name == "ID0123ABCD-abcdefgh" and settings.permission_granted
+    assert settings.game_type == 9 and settings.secrets == ["ID0123ABCD-abcdefgh"]
+    monkeypatch.setenv(ID_ENV, "ID99999999-zzzzzzzz")
+    assert load_config(None, TenhouSettings()).name == "ID99999999-zzzzzzzz"
+    monkeypatch.setenv(ID_ENV, "not-an-id")
+    with pytest.raises(ValueError, match="IDxxxxxxxx"):
+        load_config(None, TenhouSettings())
+
+
+async def test_cli_refuses_games_it_may_not_join(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != ID_ENV}
+    for args, expected in ((["--game-type", "9"], "permission"),
+                           (["--game-type", str(0xA9), "--permission-granted"], "Phoenix")):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "adapter.cli", "tenhou", "--server", "127.0.0.1:9", *args,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
+        _out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 2
+        assert expected in err.decode()
+        assert b"Traceback" not in err
+
+
+async def test_cli_plays_a_game_over_websocket(tmp_path: Path) -> None:
+    server = FakeTenhouServer(seed=4, time_limit=5)
+    port = await server.start_ws()
+    env = {**os.environ, ID_ENV: "ID0F0F0F0F-cliSECRT"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "adapter.cli", "--log-json", "tenhou", "--transport", "ws",
+        "--server", f"ws://127.0.0.1:{port}", "--log-dir", str(tmp_path),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    await server.close()
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert b"cliSECRT" not in out + err
+    assert server.stats.games == 1 and server.stats.illegal == 0
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    assert b"cliSECRT" not in path.read_bytes()
+    assert read_log(path).complete
