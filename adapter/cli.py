@@ -167,6 +167,19 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
     t.add_argument("--no-log", action="store_true", help="write no game logs")
 
+    mj = sub.add_parser("mjai", help="an mjai bot: stdin/stdout (mjai.app) or an mjai server",
+                        description="Without --server: the mjai.app form, one JSON array of "
+                        "events per input line, one answer object per output line.")
+    mj.add_argument("--server", metavar="HOST:PORT", help="connect to an mjai TCP server")
+    mj.add_argument("--name", default="mjbot", help="the name sent with join (TCP)")
+    mj.add_argument("--room", default="default", help="the room sent with join (TCP)")
+    mj.add_argument("--policy", default="rulebased")
+    mj.add_argument("--budget", type=float, default=1.5, help="seconds per decision")
+    mj.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
+    mj.add_argument("--no-log", action="store_true", help="write no game logs")
+    mj.add_argument("player_id", nargs="?", type=int, help="mjai.app passes the seat; the "
+                    "start_game event says it too")
+
     bu = sub.add_parser("bundle", help="build an upload bundle for a platform")
     bu.add_argument("platform", choices=["botzone"])
     bu.add_argument("-o", "--output", default="dist", help="output folder (default: dist)")
@@ -223,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                "demo": _cmd_demo, "replay": _cmd_replay, "arena": _cmd_arena,
                "botzone": _cmd_botzone, "botzone-judge": _cmd_botzone_judge,
                "ntpu": _cmd_ntpu, "ntpu-server": _cmd_ntpu_server, "tenhou": _cmd_tenhou,
+               "mjai": _cmd_mjai,
                "bundle": _cmd_bundle}[args.command]
     try:
         return handler(args)
@@ -473,6 +487,37 @@ def _cmd_tenhou(args: argparse.Namespace) -> int:
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 reconnects=summary.reconnects, errors=len(summary.errors))
     return 0 if summary.finished else 1
+
+
+def _cmd_mjai(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from adapter.mjai import MjaiBot, MjaiSettings, run_stdio, run_tcp
+    from adapter.ntpu import parse_server
+    from brain.policies import POLICIES
+
+    if args.policy not in POLICIES:
+        raise UserInputError(f"unknown policy {args.policy!r} (known: "
+                             f"{', '.join(sorted(POLICIES))})")
+    bot = MjaiBot(MjaiSettings(policy=args.policy, budget=args.budget, name=args.name,
+                               room=args.room, log_dir=args.log_dir,
+                               write_log=not args.no_log))
+    if args.server is None:
+        summary = run_stdio(bot)
+    else:
+        try:
+            host, port = parse_server(args.server)
+        except ValueError as exc:
+            raise UserInputError(str(exc)) from None
+        try:
+            summary = asyncio.run(run_tcp(host, port, bot))
+        except ConnectionError as exc:
+            print(f"mjbot mjai: {exc}", file=sys.stderr)
+            return 1
+    _log().info("mjai: session over", games=summary.games, answers=summary.answers,
+                decisions=summary.decisions, fallbacks=summary.fallbacks,
+                errors=len(summary.errors))
+    return 0
 
 
 def _cmd_ntpu_server(args: argparse.Namespace) -> int:

@@ -1,0 +1,255 @@
+"""mjai bot: ``mjbot mjai`` on stdin/stdout (the mjai.app form) or as a TCP client of an mjai
+server (``--server host:port``).
+
+mjai.app writes one JSON array per line, the events since our last answer, and wants one
+answer object per line within 2 s; the original server says ``hello``, takes ``join`` and then
+sends one event per line, each answered. Either way the events build our table, the last one of
+a message is the one to answer, and the brain answers it within the budget (with its fallback).
+A message we cannot read is logged with the reason and answered ``{"type": "none"}`` (or, on our
+own draw, with a discard of the drawn tile). Every game is logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from brain.brain import Brain, safest_action
+from brain.state import StateError, TableState
+from protocols import events as ev
+from protocols import tiles as T
+from protocols.mjai import NONE, Answer, Hello, MjaiCodec, MjaiError
+from replay.log import Footer, GameLogWriter, Header
+
+log = structlog.get_logger("mjbot.mjai")
+
+DEFAULT_BUDGET = 1.5  # mjai.app allows 2 s per answer
+
+
+@dataclass
+class MjaiSettings:
+    policy: str = "rulebased"
+    budget: float = DEFAULT_BUDGET
+    name: str = "mjbot"
+    room: str = "default"
+    log_dir: str | None = None
+    write_log: bool = True
+
+
+@dataclass
+class MjaiSummary:
+    games: int = 0
+    answers: int = 0
+    decisions: int = 0
+    fallbacks: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class MjaiBot:
+    """``answer(messages)``: the events of one input line in, our answer object out."""
+
+    def __init__(self, settings: MjaiSettings | None = None) -> None:
+        self.settings = settings or MjaiSettings()
+        self.codec = MjaiCodec()
+        self.brain = Brain("riichi", self.settings.policy, limit=self.settings.budget)
+        self.state = TableState("riichi")
+        self.game_log: GameLogWriter | None = None
+        self.summary = MjaiSummary()
+
+    def answer(self, messages: list[Any], raw: str = "") -> dict[str, Any]:
+        if self.game_log is not None:
+            self.game_log.rx(raw or json.dumps(messages, ensure_ascii=False))
+        due: Any = None  # what the last message asks: a request, an answer, a hello
+        for message in messages:
+            due = None
+            try:
+                items = self.codec.feed(message)
+            except MjaiError as exc:
+                self._error(str(exc))
+                due = self._unreadable(message)
+                continue
+            for item in items:
+                if isinstance(item, ev.GameStarted):
+                    self._start_game(item)
+                    self._apply(item)
+                elif isinstance(item, ev.DecisionRequest | Answer | Hello):
+                    due = item
+                else:
+                    self._apply(item)
+                    if isinstance(item, ev.GameEnded):
+                        self._end_game()
+        reply = self._reply(due)
+        self.summary.answers += 1
+        if self.game_log is not None:
+            self.game_log.tx(json.dumps(reply, ensure_ascii=False))
+        return reply
+
+    def _reply(self, due: Any) -> dict[str, Any]:
+        if isinstance(due, Hello):
+            return {"type": "join", "name": self.settings.name, "room": self.settings.room}
+        if isinstance(due, Answer):
+            return due.message
+        if isinstance(due, dict):  # an unreadable message's safe answer
+            return due
+        if isinstance(due, ev.DecisionRequest):
+            return self._decide(due)
+        return dict(NONE)
+
+    def _unreadable(self, message: Any) -> dict[str, Any]:
+        """Our own draw that we could not read still owes a discard: the drawn tile if it can
+        be read, else the safest tile we hold."""
+        if isinstance(message, dict) and message.get("type") == "tsumo" \
+                and message.get("actor") == self.codec.seat and self.state.hand:
+            try:
+                tile = T.from_mjai(str(message.get("pai")))
+            except T.TileError:
+                tile = None
+            legal = [ev.Discard(t) for t in dict.fromkeys(self.state.hand)]
+            choice = ev.Discard(tile) if tile in self.state.hand else safest_action(self.state,
+                                                                                     legal)
+            return self.codec.discard(choice.tile)
+        return dict(NONE)
+
+    def _error(self, message: str) -> None:
+        self.summary.errors.append(message)
+        log.error("mjai: bad input", error=message)
+        if self.game_log is not None:
+            self.game_log.event(ev.PlatformNotice(f"error: {message}"))
+
+    # ------------------------------------------------------------------ games
+
+    def _start_game(self, started: ev.GameStarted) -> None:
+        self._close_log()
+        self.state = TableState("riichi", started.seat)
+        self.summary.games += 1
+        if not self.settings.write_log:
+            return
+        header = Header(platform="mjai", variant="riichi", seat=started.seat,
+                        policy=self.brain.name, policy_config={"budget": self.settings.budget},
+                        game_id=f"{self.settings.name}-seat{started.seat}")
+        try:
+            self.game_log = GameLogWriter.create(self.settings.log_dir, header)
+        except OSError as exc:
+            log.error("mjai: game log unavailable", error=str(exc))
+
+    def _apply(self, event: Any) -> None:
+        try:
+            self.state.apply(event)
+        except (StateError, ValueError) as exc:
+            self._error(f"table state: {exc}")
+        if self.game_log is not None:
+            self.game_log.event(event)
+
+    def _end_game(self) -> None:
+        self._close_log(tuple(self.state.scores))
+
+    def _close_log(self, scores: tuple[int, ...] = ()) -> None:
+        if self.game_log is not None:
+            self.game_log.close(Footer({"errors": len(self.summary.errors)}, scores))
+            self.game_log = None
+
+    # ------------------------------------------------------------------ decisions
+
+    def _decide(self, request: ev.DecisionRequest) -> dict[str, Any]:
+        request = dataclasses.replace(request, deadline=time.monotonic() + self.settings.budget)
+        answer = self.brain.decide(self.state, request)
+        self.summary.decisions += 1
+        if answer.fallback:
+            self.summary.fallbacks += 1
+        if self.game_log is not None:
+            self.game_log.decision(request, answer.legal, answer.action, answer.policy,
+                                   answer.candidates, answer.elapsed, answer.fallback)
+        action = answer.action
+        try:
+            if isinstance(action, ev.Kan) and action.kind == "added_kan":
+                added = action.tiles[0]
+                pon = next(m for m in self.state.me.melds if m.kind == "pon"
+                           and T.kind(m.tiles[0]) == T.kind(added))
+                return self.codec.encode_kakan(added, pon.tiles)
+            return self.codec.encode(action, request)
+        except (ValueError, StopIteration, AssertionError) as exc:
+            self._error(f"cannot answer {action!r}: {exc}")
+            return self._unreadable({"type": "tsumo", "actor": self.codec.seat,
+                                     "pai": T.to_mjai(self.state.last_draw)}) \
+                if request.kind == "turn" else dict(NONE)
+
+    def close(self) -> None:
+        self._close_log()
+        self.brain.close()
+
+
+def parse_line(line: str) -> list[Any]:
+    """One input line: a JSON array of events (mjai.app) or a single event object."""
+    value = json.loads(line)
+    return value if isinstance(value, list) else [value]
+
+
+# ---------------------------------------------------------------------- transports
+
+
+def run_stdio(bot: MjaiBot, stdin: Any = None, stdout: Any = None) -> MjaiSummary:
+    """mjai.app: a line of events in, one answer line out, until the input ends."""
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    try:
+        for line in stdin:
+            if not line.strip():
+                continue
+            try:
+                messages = parse_line(line)
+            except json.JSONDecodeError as exc:
+                bot._error(f"not JSON ({exc.msg}): {line[:200]!r}")
+                reply: dict[str, Any] = dict(NONE)
+            else:
+                reply = bot.answer(messages, line.rstrip("\n"))
+            stdout.write(json.dumps(reply, ensure_ascii=False) + "\n")
+            stdout.flush()
+    finally:
+        bot.close()
+    return bot.summary
+
+
+async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 10.0) \
+        -> MjaiSummary:
+    """The original mjai server: hello -> join, then one event per line, each answered."""
+    deadline = time.monotonic() + connect_timeout
+    while True:
+        try:
+            reader, writer = await asyncio.open_connection(host, port)
+            break
+        except OSError as exc:
+            if time.monotonic() >= deadline:
+                raise ConnectionError(f"cannot connect to {host}:{port}: {exc}") from None
+            await asyncio.sleep(0.2)
+    try:
+        while True:
+            line = await reader.readline()
+            if not line:
+                break
+            text = line.decode("utf-8", errors="replace").strip()
+            if not text:
+                continue
+            try:
+                messages = parse_line(text)
+            except json.JSONDecodeError as exc:
+                bot._error(f"not JSON ({exc.msg}): {text[:200]!r}")
+                reply: dict[str, Any] = dict(NONE)
+            else:
+                reply = await asyncio.to_thread(bot.answer, messages, text)
+            writer.write((json.dumps(reply, ensure_ascii=False) + "\n").encode())
+            await writer.drain()
+            if any(isinstance(m, dict) and m.get("type") == "end_game" for m in messages):
+                break
+    except ConnectionError:
+        pass
+    finally:
+        bot.close()
+        writer.close()
+    return bot.summary

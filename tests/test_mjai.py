@@ -1,0 +1,158 @@
+"""`mjbot mjai` driven by a harness that replays the recorded mjai game of ../shared/data/mjai
+as one seat sees it: in the mjai.app form (a JSON array per line, a real subprocess) and as a
+client of a fake mjai TCP server; every answer is valid mjai and possible at that moment."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapter.mjai import MjaiBot, MjaiSettings, run_tcp
+from brain.state import TableState
+from protocols import events as ev
+from protocols import tiles as T
+from protocols.mjai import MjaiCodec, check_answer
+from replay.log import read_log
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mjai" / \
+    "local_match_seed10000_2000.mjai.jsonl"
+needs_data = pytest.mark.skipif(not DATA.is_file(), reason="../shared/data absent")
+
+
+def _seen_by(seat: int) -> list[dict[str, Any]]:
+    """The recorded game's events as ``seat`` receives them (others' tiles hidden)."""
+    out = []
+    for line in DATA.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        m = json.loads(line)
+        if m["type"] == "start_game":
+            m = {**m, "id": seat}
+        elif m["type"] == "start_kyoku":
+            m = {**m, "tehais": [h if s == seat else ["?"] * 13
+                                 for s, h in enumerate(m["tehais"])]}
+        elif m["type"] == "tsumo" and m["actor"] != seat:
+            m = {**m, "pai": "?"}
+        out.append(m)
+    return out
+
+
+def _asks(m: dict[str, Any], seat: int) -> bool:
+    """Whether mjai.app ends a batch here: a moment at which ``seat`` may act."""
+    kind, actor = m["type"], m.get("actor")
+    return (kind in ("tsumo", "chi", "pon", "reach") and actor == seat) or (
+        kind in ("dahai", "kakan") and actor != seat) or kind in (
+        "start_game", "end_kyoku", "end_game")
+
+
+def _batches(seat: int) -> list[list[dict[str, Any]]]:
+    batches, current = [], []
+    for m in _seen_by(seat):
+        current.append(m)
+        if _asks(m, seat):
+            batches.append(current)
+            current = []
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _check_answers(seat: int, batches: list[list[dict[str, Any]]],
+                   answers: list[dict[str, Any]]) -> dict[str, int]:
+    """Every answer is valid mjai and possible on the table as the recording has it."""
+    codec, state = MjaiCodec(), TableState("riichi")
+    kinds: dict[str, int] = {}
+    for batch, answer in zip(batches, answers, strict=True):
+        assert check_answer(answer) is None, answer
+        last: Any = None
+        for m in batch:
+            for item in codec.feed(m):
+                if isinstance(item, ev.GameStarted):
+                    state = TableState("riichi", item.seat)
+                if isinstance(item, ev.DecisionRequest):
+                    last = item
+                elif not hasattr(item, "message"):
+                    state.apply(item)
+        kinds[answer["type"]] = kinds.get(answer["type"], 0) + 1
+        if answer["type"] != "none":
+            assert answer["actor"] == seat
+        own_turn = isinstance(last, ev.DecisionRequest) and last.kind == "turn"
+        if answer["type"] == "dahai":
+            assert T.from_mjai(answer["pai"]) in state.hand, (answer, T.to_mjai(state.hand))
+        if answer["type"] in ("reach", "ankan", "kakan"):
+            assert own_turn
+        if answer["type"] in ("chi", "pon", "daiminkan"):
+            assert last is not None and last.kind == "claim"
+            for t in answer["consumed"]:
+                assert T.from_mjai(t) in state.hand
+        if own_turn and batch[-1]["type"] == "tsumo":
+            assert answer["type"] != "none", "our own draw needs a move"
+    return kinds
+
+
+@needs_data
+@pytest.mark.parametrize("seat", [0, 1])
+def test_a_full_game_through_the_stdin_form(tmp_path: Path, seat: int) -> None:
+    batches = _batches(seat)
+    text = "".join(json.dumps(b) + "\n" for b in batches)
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", str(seat),
+                           "--log-dir", str(tmp_path)], input=text, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(answers) == len(batches)
+    kinds = _check_answers(seat, batches, answers)
+    assert kinds.get("dahai", 0) > 20
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    log = read_log(path)
+    assert log.complete and len(log.decisions()) > 20
+
+
+def test_bad_lines_are_answered_none_and_logged(tmp_path: Path) -> None:
+    lines = ["not json", '[{"type": "bogus"}]', '{"no": "type"}',
+             '[{"type": "start_game", "id": 0, "names": ["a", "b", "c", "d"]}]',
+             '[{"type": "tsumo", "actor": 0, "pai": "9x"}]', "[]"]
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", "--log-dir",
+                           str(tmp_path)], input="\n".join(lines) + "\n", capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answers == [{"type": "none"}] * len(lines)
+    assert "unknown type 'bogus'" in done.stderr and "bad tile" in done.stderr
+
+
+@needs_data
+async def test_a_full_game_as_a_client_of_an_mjai_server(tmp_path: Path) -> None:
+    seat = 2
+    events = _seen_by(seat)
+    answers: list[dict[str, Any]] = []
+    served = asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b'{"type":"hello","protocol":"mjsonp","protocol_version":3}\n')
+        await writer.drain()
+        answers.append(json.loads(await reader.readline()))
+        for m in events:
+            writer.write((json.dumps(m) + "\n").encode())
+            await writer.drain()
+            answers.append(json.loads(await asyncio.wait_for(reader.readline(), 10)))
+        writer.close()
+        served.set()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    bot = MjaiBot(MjaiSettings(name="mjbot-test", log_dir=str(tmp_path)))
+    async with server:
+        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 300)
+        await asyncio.wait_for(served.wait(), 10)
+    assert answers[0] == {"type": "join", "name": "mjbot-test", "room": "default"}
+    assert len(answers) == len(events) + 1
+    assert not summary.errors
+    _check_answers(seat, [[m] for m in events], answers[1:])
