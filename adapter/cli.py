@@ -66,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     sc.add_argument("--dora", default="", help="dora indicators, mpsz")
 
     b = sub.add_parser("bench", help="benchmarks of the hot paths (ratios vs references)")
-    b.add_argument("what", choices=["shanten", "log", "arena", "botzone"])
+    b.add_argument("what", choices=["shanten", "log", "arena", "botzone", "mjai"])
     b.add_argument("--variant", default="all",
                    choices=["all", "riichi", "mcr", "taiwan16", "mass"], help="bench arena")
     b.add_argument("--frames", type=int, default=20_000, help="frames written (bench log)")
@@ -77,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--repeats", type=int, default=3,
                    help="bench arena: runs of the same walls, the best counts")
     b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--games", type=int, default=8, help="games (bench mjai)")
 
     sub.add_parser("demo", help="shanten and scoring of sample hands in every variant")
 
@@ -305,6 +306,22 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return _bench_log(args)
     if args.what == "arena":
         return _bench_arena(args)
+    if args.what == "mjai":
+        from adapter.mjai_bench import bench_mjai
+
+        try:
+            result = bench_mjai(games=args.games, seed=10000 + args.seed)
+        except RuntimeError as exc:
+            raise UserInputError(str(exc)) from None
+        if args.json:
+            print(json.dumps(result, indent=2))
+            return 0
+        print(f"mjbot (rulebased) vs {result['reference']}: {result['games']} games, "
+              f"two seats each, rotated, {result['seconds']} s")
+        for side in ("mjbot", "RulebaseBot"):
+            print(f"  {side:<12} average rank {result['average_rank'][side]:.3f}   points per "
+                  f"game {result['points_per_game'][side]:+d}")
+        return 0
     if args.what == "botzone":
         from adapter.botzone_bench import bench_botzone
 
