@@ -62,10 +62,15 @@ class MjaiBot:
         self.state = TableState("riichi")
         self.game_log: GameLogWriter | None = None
         self.summary = MjaiSummary()
+        self.line = ""
+        self.unlogged: str | None = None
 
     def answer(self, messages: list[Any], raw: str = "") -> dict[str, Any]:
+        self.line = raw or json.dumps(messages, ensure_ascii=False)
         if self.game_log is not None:
-            self.game_log.rx(raw or json.dumps(messages, ensure_ascii=False))
+            self.game_log.rx(self.line)
+        else:
+            self.unlogged = self.line  # a start_game opens the log: the line goes in first
         due: Any = None  # what the last message asks: a request, an answer, a hello
         for message in messages:
             due = None
@@ -138,6 +143,10 @@ class MjaiBot:
             self.game_log = GameLogWriter.create(self.settings.log_dir, header)
         except OSError as exc:
             log.error("mjai: game log unavailable", error=str(exc))
+            return
+        if self.unlogged is not None:
+            self.game_log.rx(self.unlogged)
+            self.unlogged = None
 
     def _apply(self, event: Any) -> None:
         try:

@@ -10,6 +10,7 @@ call, win or pass is.
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from collections import Counter, defaultdict
@@ -24,7 +25,9 @@ from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.events import EVENT_TYPES
+from protocols.mjai import MjaiCodec
 from protocols.ntpu import NtpuCodec
+from protocols.tenhou import TenhouCodec, parse_tag, tag_from_json
 from replay import botzone_log, mjai_log, mjlog, tenhou6
 from replay.log import DecisionFrame, EventFrame, GameLog, Header, RxFrame, parse_log
 from replay.record import GameRecord, RecordError, own_tiles, seat_view
@@ -450,7 +453,34 @@ class _NtpuLines:
         return self.codec.parse(raw.decode() if isinstance(raw, bytes) else raw)
 
 
-_CODECS: dict[str, CodecFactory] = {"ntpu": _NtpuLines}
+class _TenhouTags:
+    """The Tenhou codec fed one recorded tag (TCP text or WebSocket JSON) at a time."""
+
+    def __init__(self, header: Header) -> None:
+        self.codec = TenhouCodec()
+
+    def feed(self, raw: str | bytes) -> list[Any]:
+        text = raw.decode() if isinstance(raw, bytes) else raw
+        tag = parse_tag(text) if text.lstrip().startswith("<") else tag_from_json(text)
+        return self.codec.feed(tag)
+
+
+class _MjaiLines:
+    """The mjai codec fed one recorded input line (an array of events, or one event)."""
+
+    def __init__(self, header: Header) -> None:
+        self.codec = MjaiCodec()
+
+    def feed(self, raw: str | bytes) -> list[Any]:
+        value = json.loads(raw)
+        out: list[Any] = []
+        for message in value if isinstance(value, list) else [value]:
+            out += self.codec.feed(message)
+        return out
+
+
+_CODECS: dict[str, CodecFactory] = {"ntpu": _NtpuLines, "tenhou": _TenhouTags,
+                                    "mjai": _MjaiLines}
 
 
 def register_codec(platform: str, factory: CodecFactory) -> None:

@@ -18,6 +18,7 @@ from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.mjai import MjaiCodec, check_answer
+from replay import replayer
 from replay.log import read_log
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mjai" / \
@@ -113,6 +114,7 @@ def test_a_full_game_through_the_stdin_form(tmp_path: Path, seat: int) -> None:
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     log = read_log(path)
     assert log.complete and len(log.decisions()) > 20
+    assert replayer.reparse(replayer.load(str(path)))["identical"]
 
 
 def test_bad_lines_are_answered_none_and_logged(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from adapter.tenhou import (
     run,
 )
 from protocols import events as ev
+from replay import replayer
 from replay.log import EventFrame, RxFrame, read_log
 
 CAPTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "tenhou" / \
@@ -67,6 +68,9 @@ async def test_a_whole_game_with_a_dropped_line_resumed(tmp_path: Path, transpor
     assert isinstance(events[-1], ev.GameEnded)
     assert sum(isinstance(e, ev.RoundWon | ev.RoundDrawn) for e in events) == \
         len(stats.result.hands)
+    # the recorded raw tags, fed through a fresh codec, give the logged events again
+    (path,) = list((tmp_path / "client").rglob("*.mjlog.msgpack"))
+    assert replayer.reparse(replayer.load(str(path)))["identical"]
 
 
 async def test_resuming_anywhere_plays_the_same_game(tmp_path: Path) -> None:
