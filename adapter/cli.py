@@ -469,7 +469,7 @@ def _cmd_tenhou(args: argparse.Namespace) -> int:
         TenhouSettings,
         check_permission,
         load_config,
-        run,
+        run_until_signalled,
     )
     from brain.policies import POLICIES
 
@@ -490,7 +490,7 @@ def _cmd_tenhou(args: argparse.Namespace) -> int:
     except (ValueError, PermissionRefused) as exc:
         raise UserInputError(str(exc)) from None
     try:
-        summary = asyncio.run(run(settings))
+        summary = asyncio.run(run_until_signalled(settings))
     except ConnectionError as exc:
         _log().error("tenhou: no connection", error=str(exc))
         print(f"mjbot tenhou: {exc}", file=sys.stderr)
@@ -498,7 +498,8 @@ def _cmd_tenhou(args: argparse.Namespace) -> int:
     except PermissionRefused as exc:
         print(f"mjbot tenhou: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("mjbot tenhou: stopped (left the table with BYE)", file=sys.stderr)
         return 130
     _log().info("tenhou: session over", games=summary.games, hands=summary.hands,
                 decisions=summary.decisions, fallbacks=summary.fallbacks,

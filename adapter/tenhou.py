@@ -449,27 +449,50 @@ async def run(settings: TenhouSettings) -> SessionSummary:
     bot = TenhouBot(settings)
     transport = transport_for(settings)
     try:
-        await _connect(transport, settings, first=True)
-        failures = 0  # reconnects in a row that got nothing back
-        while True:
-            received = [0]
-            try:
-                await _play(transport, bot, settings, received)
-                break
-            except ConnectionError as exc:
-                if bot.summary.finished:
-                    break
-                failures = failures + 1 if not received[0] else 1
-                if (not bot.in_game and not bot.queueing) or failures > settings.reconnect_tries:
-                    raise
-                log.warning("tenhou: connection lost, reconnecting", error=str(exc))
-                bot.summary.reconnects += 1
-                await transport.close()
-                await _connect(transport, settings, first=False)
+        return await _session(transport, bot, settings)
+    except asyncio.CancelledError:
+        # stopped (Ctrl-C, SIGTERM): leave the table properly before the line closes
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(transport.send(Tag("BYE")), 2)
+        log.info("tenhou: stopped, said BYE")
+        raise
     finally:
         await transport.close()
         bot.close()
+
+
+async def _session(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> SessionSummary:
+    """Connect, play, and reconnect while the games are not over."""
+    await _connect(transport, settings, first=True)
+    failures = 0  # reconnects in a row that got nothing back
+    while True:
+        received = [0]
+        try:
+            await _play(transport, bot, settings, received)
+            break
+        except ConnectionError as exc:
+            if bot.summary.finished:
+                break
+            failures = failures + 1 if not received[0] else 1
+            if (not bot.in_game and not bot.queueing) or failures > settings.reconnect_tries:
+                raise
+            log.warning("tenhou: connection lost, reconnecting", error=str(exc))
+            bot.summary.reconnects += 1
+            await transport.close()
+            await _connect(transport, settings, first=False)
     return bot.summary
+
+
+async def run_until_signalled(settings: TenhouSettings) -> SessionSummary:
+    """:func:`run`, stopped gracefully (BYE, logs closed) by SIGINT or SIGTERM."""
+    import signal
+
+    task = asyncio.ensure_future(run(settings))
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, task.cancel)
+    return await task
 
 
 async def _connect(transport: Any, settings: TenhouSettings, first: bool) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -30,13 +31,14 @@ CAPTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "tenhou" / 
 
 
 async def _game(tmp_path: Path, transport: str, seed: int = 1, drop: int | None = None,
-                junk: tuple[str, ...] = (), name: str = "NoName") -> tuple[object, object]:
+                junk: tuple[str, ...] = (), name: str = "NoName",
+                keepalive: float = 15.0) -> tuple[object, object]:
     server = FakeTenhouServer(seed=seed, drop_after=drop, time_limit=5, grace=10,
                               log_dir=str(tmp_path / "server"), junk=junk)
     port = await (server.start_tcp() if transport == "tcp" else server.start_ws())
     settings = TenhouSettings(server=f"127.0.0.1:{port}", transport=transport, name=name,
                               log_dir=str(tmp_path / "client"), budget=1.0,
-                              reconnect_delay=0.2)
+                              reconnect_delay=0.2, keepalive=keepalive)
     try:
         summary = await asyncio.wait_for(run(settings), 120)
         await asyncio.wait_for(server.finished.wait(), 10)
@@ -133,6 +135,35 @@ async def test_recorded_server_streams_are_answered(tmp_path: Path, name: str) -
     # our play differs from the recorded player's, so later tags may contradict our table
     # (logged errors), but every draw and every offer got an answer
     assert stats.owed > 0 and stats.answered == stats.owed
+
+
+async def test_keepalives_and_a_goodbye(tmp_path: Path) -> None:
+    summary, stats = await _game(tmp_path, "tcp", keepalive=0.02)
+    assert summary.finished
+    assert stats.keepalives > 0  # <Z/> while the game ran
+    assert stats.byes == 1  # and BYE after the last game
+
+
+async def test_a_signal_leaves_the_table_with_bye(tmp_path: Path) -> None:
+    server = FakeTenhouServer(seed=2, time_limit=5, grace=1)
+    port = await server.start_tcp()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "adapter.cli", "tenhou", "--server", f"127.0.0.1:{port}",
+        "--games", "3", "--log-dir", str(tmp_path),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    for _ in range(600):
+        if server.stats.hands >= 2:
+            break
+        await asyncio.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    await server.close()
+    assert proc.returncode == 130, err.decode()[-1500:]
+    assert b"Traceback" not in err
+    assert server.stats.byes == 1
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    log = read_log(path)
+    assert log.complete  # closed with its footer, nothing cut
 
 
 def test_permission_guard() -> None:

@@ -88,6 +88,8 @@ class ServerStats:
     timeouts: int = 0
     reconnects: int = 0
     auth_ok: bool | None = None
+    keepalives: int = 0
+    byes: int = 0
     problems: list[str] = field(default_factory=list)
     result: GameResult | None = None
 
@@ -752,7 +754,10 @@ class FakeTenhouServer:
                     elif tag.name == "NEXTREADY" and self.link is not None:
                         self.link.ready.set()
                     elif tag.name == "BYE":
+                        self.stats.byes += 1
                         return
+                    elif tag.name == "Z":
+                        self.stats.keepalives += 1
                     elif tag.name in ("D", "N", "REACH") and self.link is not None:
                         if self._cut is not cut:
                             return  # a line already dropped: what it still held is stale
