@@ -455,7 +455,7 @@ def _cmd_ntpu(args: argparse.Namespace) -> int:
         return 130
     _log().info("ntpu: session over", games=summary.games, hands=summary.hands,
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
-                errors=len(summary.errors), closed_by_server=summary.closed_by_server)
+                errors=len(summary.errors), closed_by_server=summary.finished)
     return 0
 
 

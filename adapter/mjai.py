@@ -16,11 +16,12 @@ import dataclasses
 import json
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
 
+from adapter.session import SessionSummary
 from brain.brain import Brain, safest_action
 from brain.state import StateError, TableState
 from protocols import events as ev
@@ -43,15 +44,6 @@ class MjaiSettings:
     write_log: bool = True
 
 
-@dataclass
-class MjaiSummary:
-    games: int = 0
-    answers: int = 0
-    decisions: int = 0
-    fallbacks: int = 0
-    errors: list[str] = field(default_factory=list)
-
-
 class MjaiBot:
     """``answer(messages)``: the events of one input line in, our answer object out."""
 
@@ -61,7 +53,7 @@ class MjaiBot:
         self.brain = Brain("riichi", self.settings.policy, limit=self.settings.budget)
         self.state = TableState("riichi")
         self.game_log: GameLogWriter | None = None
-        self.summary = MjaiSummary()
+        self.summary = SessionSummary()
         self.line = ""
         self.unlogged: str | None = None
 
@@ -90,6 +82,7 @@ class MjaiBot:
                     self._apply(item)
                     if isinstance(item, ev.GameEnded):
                         self._end_game()
+                        self.summary.finished = True
         reply = self._reply(due)
         self.summary.answers += 1
         if self.game_log is not None:
@@ -203,30 +196,34 @@ def parse_line(line: str) -> list[Any]:
 # ---------------------------------------------------------------------- transports
 
 
-def run_stdio(bot: MjaiBot, stdin: Any = None, stdout: Any = None) -> MjaiSummary:
+def reply_line(bot: MjaiBot, line: str) -> str:
+    """One input line (an array of events, or one event) -> our answer line."""
+    try:
+        messages = parse_line(line)
+    except json.JSONDecodeError as exc:
+        bot._error(f"not JSON ({exc.msg}): {line[:200]!r}")
+        reply: dict[str, Any] = dict(NONE)
+    else:
+        reply = bot.answer(messages, line)
+    return json.dumps(reply, ensure_ascii=False) + "\n"
+
+
+def run_stdio(bot: MjaiBot, stdin: Any = None, stdout: Any = None) -> SessionSummary:
     """mjai.app: a line of events in, one answer line out, until the input ends."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     try:
         for line in stdin:
-            if not line.strip():
-                continue
-            try:
-                messages = parse_line(line)
-            except json.JSONDecodeError as exc:
-                bot._error(f"not JSON ({exc.msg}): {line[:200]!r}")
-                reply: dict[str, Any] = dict(NONE)
-            else:
-                reply = bot.answer(messages, line.rstrip("\n"))
-            stdout.write(json.dumps(reply, ensure_ascii=False) + "\n")
-            stdout.flush()
+            if line.strip():
+                stdout.write(reply_line(bot, line.rstrip("\n")))
+                stdout.flush()
     finally:
         bot.close()
     return bot.summary
 
 
 async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 10.0) \
-        -> MjaiSummary:
+        -> SessionSummary:
     """The original mjai server: hello -> join, then one event per line, each answered."""
     deadline = time.monotonic() + connect_timeout
     while True:
@@ -238,24 +235,14 @@ async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 1
                 raise ConnectionError(f"cannot connect to {host}:{port}: {exc}") from None
             await asyncio.sleep(0.2)
     try:
-        while True:
+        while not bot.summary.finished:
             line = await reader.readline()
             if not line:
                 break
             text = line.decode("utf-8", errors="replace").strip()
-            if not text:
-                continue
-            try:
-                messages = parse_line(text)
-            except json.JSONDecodeError as exc:
-                bot._error(f"not JSON ({exc.msg}): {text[:200]!r}")
-                reply: dict[str, Any] = dict(NONE)
-            else:
-                reply = await asyncio.to_thread(bot.answer, messages, text)
-            writer.write((json.dumps(reply, ensure_ascii=False) + "\n").encode())
-            await writer.drain()
-            if any(isinstance(m, dict) and m.get("type") == "end_game" for m in messages):
-                break
+            if text:
+                writer.write((await asyncio.to_thread(reply_line, bot, text)).encode())
+                await writer.drain()
     except ConnectionError:
         pass
     finally:

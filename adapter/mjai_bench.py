@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from adapter.mjai import MjaiBot, MjaiSettings, parse_line
+from adapter.mjai import MjaiBot, MjaiSettings, reply_line
 
 
 class _Engine:
@@ -84,7 +84,7 @@ def _ours(seat_hint: int, policy: str) -> Any:
     bot = MjaiBot(MjaiSettings(policy=policy, write_log=False))
 
     def react(line: str) -> str:
-        return json.dumps(bot.answer(parse_line(line), line))
+        return reply_line(bot, line).rstrip("\n")
     return react
 
 

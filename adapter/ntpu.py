@@ -25,6 +25,7 @@ from typing import Any
 
 import structlog
 
+from adapter.session import SessionSummary
 from brain.brain import Brain, safest_action
 from brain.rules import rules_for
 from brain.state import StateError, TableState
@@ -47,18 +48,6 @@ class NtpuSettings:
     tiles: T.NtpuTiles = field(default_factory=T.NtpuTiles)
     log_dir: str | None = None
     write_log: bool = True
-
-
-@dataclass
-class SessionSummary:
-    """What one connection did, for the exit status and the last log line."""
-
-    games: int = 0
-    hands: int = 0
-    decisions: int = 0
-    fallbacks: int = 0
-    errors: list[str] = field(default_factory=list)
-    closed_by_server: bool = False
 
 
 class NtpuBot:
@@ -100,7 +89,7 @@ class NtpuBot:
                 reply = "/ready"
             elif isinstance(item, Closed):
                 self.closed = True
-                self.summary.closed_by_server = True
+                self.summary.finished = True
             elif isinstance(item, ev.DecisionRequest):
                 reply = self._decide(item, line)
             else:

@@ -23,12 +23,13 @@ import os
 import re
 import time
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import structlog
 
+from adapter.session import SessionSummary
 from brain.brain import Brain, safest_action
 from brain.state import StateError, TableState
 from protocols import events as ev
@@ -134,17 +135,6 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
         if isinstance(values.get(key), int):
             out = dataclasses.replace(out, **{key: values[key]})
     return out
-
-
-@dataclass
-class SessionSummary:
-    games: int = 0
-    hands: int = 0
-    decisions: int = 0
-    fallbacks: int = 0
-    reconnects: int = 0
-    errors: list[str] = field(default_factory=list)
-    finished: bool = False
 
 
 # ---------------------------------------------------------------------- the session logic

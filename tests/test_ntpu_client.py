@@ -70,7 +70,7 @@ async def test_bad_server_lines_get_logged_errors_and_safe_replies(tmp_path: Pat
     assert len(summary.errors) == 6, summary.errors
     assert any("unknown command '/hello'" in e for e in summary.errors)
     assert any("which we do not hold" in e for e in summary.errors)
-    assert not summary.closed_by_server
+    assert not summary.finished
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     log = read_log(path)
     assert log.complete and log.truncated is None

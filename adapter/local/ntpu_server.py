@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup
+from adapter.local.tile_ids import take_ids
 from brain.brain import safest_action
 from protocols import events as ev
 from protocols import tiles as T
@@ -167,20 +168,9 @@ class _HandIds:
         return tile_id
 
     def take(self, seat: int, kinds: list[int]) -> list[int]:
-        """Remove ids of ``kinds`` from the seat's hand: those its reply named where they
-        fit, else any it holds."""
-        chosen = self.chosen.pop(seat, [])
-        out = []
-        for kind in kinds:
-            pick = next((i for i in chosen if self.tiles.to_tile(i) == T.kind(kind)
-                         and i in self.held[seat]), None)
-            if pick is None:
-                pick = next(i for i in self.held[seat] if self.tiles.to_tile(i) == T.kind(kind))
-            self.held[seat].remove(pick)
-            if pick in chosen:
-                chosen.remove(pick)
-            out.append(pick)
-        return out
+        """Remove ids of ``kinds`` from the seat's hand (those its reply named first)."""
+        return take_ids(self.held[seat], self.chosen.pop(seat, []),
+                        [T.kind(k) for k in kinds], self.tiles.to_tile)
 
 
 class _NtpuReferee(HandReferee):

@@ -36,6 +36,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from adapter.local.game import GameConfig, GameResult, placement, play_game
 from adapter.local.referee import HandReferee
 from adapter.local.seat import BrainSeat
+from adapter.local.tile_ids import take_ids
 from brain.brain import safest_action
 from protocols import events as ev
 from protocols import tiles as T
@@ -158,18 +159,8 @@ class _Ids:
         return tile_id
 
     def take(self, seat: int, tiles: list[int]) -> list[int]:
-        chosen = self.chosen.pop(seat, [])
-        out = []
-        for t in tiles:
-            pick = next((i for i in chosen if T.from_tenhou_id(i) == t and
-                         i in self.held[seat]), None)
-            if pick is None:
-                pick = next(i for i in self.held[seat] if T.from_tenhou_id(i) == t)
-            self.held[seat].remove(pick)
-            if pick in chosen:
-                chosen.remove(pick)
-            out.append(pick)
-        return out
+        """Remove ids of ``tiles`` from the seat's hand (those its reply named first)."""
+        return take_ids(self.held[seat], self.chosen.pop(seat, []), tiles, T.from_tenhou_id)
 
 
 class _Referee(HandReferee):
