@@ -12,16 +12,14 @@ own draw, with a discard of the drawn tile). Every game is logged.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import sys
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 
-from adapter.session import SessionSummary
+from adapter.session import SessionSummary, decide_and_log, open_connection_retrying
 from brain.brain import Brain, safest_action
 from brain.state import StateError, TableState
 from protocols import events as ev
@@ -160,14 +158,8 @@ class MjaiBot:
     # ------------------------------------------------------------------ decisions
 
     def _decide(self, request: ev.DecisionRequest) -> dict[str, Any]:
-        request = dataclasses.replace(request, deadline=time.monotonic() + self.settings.budget)
-        answer = self.brain.decide(self.state, request)
-        self.summary.decisions += 1
-        if answer.fallback:
-            self.summary.fallbacks += 1
-        if self.game_log is not None:
-            self.game_log.decision(request, answer.legal, answer.action, answer.policy,
-                                   answer.candidates, answer.elapsed, answer.fallback)
+        answer = decide_and_log(self.brain, self.state, request, self.settings.budget,
+                                self.summary, self.game_log, "mjai")
         action = answer.action
         try:
             if isinstance(action, ev.Kan) and action.kind == "added_kan":
@@ -225,15 +217,7 @@ def run_stdio(bot: MjaiBot, stdin: Any = None, stdout: Any = None) -> SessionSum
 async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 10.0) \
         -> SessionSummary:
     """The original mjai server: hello -> join, then one event per line, each answered."""
-    deadline = time.monotonic() + connect_timeout
-    while True:
-        try:
-            reader, writer = await asyncio.open_connection(host, port)
-            break
-        except OSError as exc:
-            if time.monotonic() >= deadline:
-                raise ConnectionError(f"cannot connect to {host}:{port}: {exc}") from None
-            await asyncio.sleep(0.2)
+    reader, writer = await open_connection_retrying(host, port, connect_timeout)
     try:
         while not bot.summary.finished:
             line = await reader.readline()

@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
-from adapter.session import SessionSummary
+from adapter.session import SessionSummary, decide_and_log, open_connection_retrying
 from brain.brain import Brain, safest_action
 from brain.rules import rules_for
 from brain.state import StateError, TableState
@@ -179,16 +177,8 @@ class NtpuBot:
     # ------------------------------------------------------------------ decisions
 
     def _decide(self, request: ev.DecisionRequest, line: str) -> str:
-        deadline = time.monotonic() + self.settings.budget
-        request = dataclasses.replace(request, deadline=deadline)
-        answer = self.brain.decide(self.state, request)
-        self.summary.decisions += 1
-        if answer.fallback:
-            self.summary.fallbacks += 1
-            log.warning("ntpu: fallback", reason=answer.fallback)
-        if self.game_log is not None:
-            self.game_log.decision(request, answer.legal, answer.action, answer.policy,
-                                   answer.candidates, answer.elapsed, answer.fallback)
+        answer = decide_and_log(self.brain, self.state, request, self.settings.budget,
+                                self.summary, self.game_log, "ntpu")
         action = answer.action
         offered = request.offered or frozenset()
         # our own turn is asked in steps (/ask hu, /ask gong, then /ask throw): a discard
@@ -246,15 +236,7 @@ async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 1
         -> SessionSummary:
     """Connect (retrying while the server is not up yet, for ``connect_timeout`` seconds) and
     play until the server closes."""
-    deadline = time.monotonic() + connect_timeout
-    while True:
-        try:
-            reader, writer = await asyncio.open_connection(host, port)
-            break
-        except OSError as exc:
-            if time.monotonic() >= deadline:
-                raise ConnectionError(f"cannot connect to {host}:{port}: {exc}") from None
-            await asyncio.sleep(0.2)
+    reader, writer = await open_connection_retrying(host, port, connect_timeout)
     log.info("ntpu: connected", server=f"{host}:{port}")
 
     async def write(text: str) -> None:

@@ -1,9 +1,19 @@
-"""What one platform session did: counted by the NTPU, Tenhou and mjai clients alike, for the
-exit status and the last log line."""
+"""What the NTPU, Tenhou and mjai clients share: the session's counts (for the exit status and
+the last log line), connecting to a server that may not be up yet, and asking the brain."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import time
 from dataclasses import dataclass, field
+
+import structlog
+
+from brain.brain import Answer, Brain
+from brain.state import TableState
+from protocols import events as ev
+from replay.log import GameLogWriter
 
 
 @dataclass
@@ -16,3 +26,35 @@ class SessionSummary:
     reconnects: int = 0
     errors: list[str] = field(default_factory=list)
     finished: bool = False  # the platform ended the session (/close, the last game's BYE)
+
+
+async def open_connection_retrying(host: str, port: int, timeout: float) \
+        -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A TCP connection, retried while the server is not up yet, for ``timeout`` seconds;
+    ConnectionError naming the address after that."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return await asyncio.open_connection(host, port)
+        except OSError as exc:
+            if time.monotonic() >= deadline:
+                raise ConnectionError(f"cannot connect to {host}:{port}: {exc}") from None
+            await asyncio.sleep(0.2)
+
+
+def decide_and_log(brain: Brain, state: TableState, request: ev.DecisionRequest,
+                   budget: float, summary: SessionSummary, game_log: GameLogWriter | None,
+                   platform: str) -> Answer:
+    """The brain's answer to a platform's request within ``budget`` seconds, counted in the
+    summary and written to the game log (fallbacks also to the log stream)."""
+    request = dataclasses.replace(request, deadline=time.monotonic() + budget)
+    answer = brain.decide(state, request)
+    summary.decisions += 1
+    if answer.fallback:
+        summary.fallbacks += 1
+        structlog.get_logger(f"mjbot.{platform}").warning(f"{platform}: fallback",
+                                                          reason=answer.fallback)
+    if game_log is not None:
+        game_log.decision(request, answer.legal, answer.action, answer.policy,
+                          answer.candidates, answer.elapsed, answer.fallback)
+    return answer

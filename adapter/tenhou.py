@@ -29,7 +29,7 @@ from typing import Any
 
 import structlog
 
-from adapter.session import SessionSummary
+from adapter.session import SessionSummary, decide_and_log
 from brain.brain import Brain, safest_action
 from brain.state import StateError, TableState
 from protocols import events as ev
@@ -310,15 +310,8 @@ class TenhouBot:
     # ------------------------------------------------------------------ decisions
 
     def _decide(self, request: ev.DecisionRequest) -> list[Tag]:
-        request = dataclasses.replace(request, deadline=time.monotonic() + self.settings.budget)
-        answer = self.brain.decide(self.state, request)
-        self.summary.decisions += 1
-        if answer.fallback:
-            self.summary.fallbacks += 1
-            log.warning("tenhou: fallback", reason=answer.fallback)
-        if self.game_log is not None:
-            self.game_log.decision(request, answer.legal, answer.action, answer.policy,
-                                   answer.candidates, answer.elapsed, answer.fallback)
+        answer = decide_and_log(self.brain, self.state, request, self.settings.budget,
+                                self.summary, self.game_log, "tenhou")
         try:
             return self.codec.encode(answer.action, request)
         except (TenhouError, ValueError) as exc:
