@@ -86,6 +86,7 @@ class NtpuCodec:
         self.name = ""
         self.round_wind = 0
         self.dealer = 0
+        self.continuation = 0  # the dealer's repeat count (/initGame's last field)
         self.held: list[int] = []  # the ids in our concealed hand
         self.last_drawn_id: int | None = None
         self.my_turn = False  # we drew or called and have not discarded
@@ -153,7 +154,6 @@ class NtpuCodec:
         self._seat(args[2], raw)
         self.round_wind, self.dealer = winds[0], self._seat(args[3], raw)
         self.continuation = int(args[4])
-        self.hand_wind = winds[1]
         return []
 
     def _on_init_card(self, args: list[str], raw: str) -> list[object]:
@@ -174,7 +174,7 @@ class NtpuCodec:
         hand = tuple(k for _, k in ids[:HAND_SIZE])
         events: list[object] = [ev.RoundStarted(
             round_wind=self.round_wind, dealer=self.dealer, scores=(0, 0, 0, 0), hand=hand,
-            round_number=self.dealer, honba=getattr(self, "continuation", 0),
+            round_number=self.dealer, honba=self.continuation,
             wall_remaining=INITIAL_DRAWS)]
         # the dealer's seventeenth tile is its first draw
         if seat == self.dealer:
