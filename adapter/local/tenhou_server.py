@@ -1,7 +1,7 @@
 """A fake Tenhou server: the server side of the Tenhou protocol over real TCP (NUL-framed tags)
 and WebSocket (JSON tags) sockets, for one client playing a test game (type 64) against three
-local computer players dealt by the local table's riichi referee. It also replays recorded
-server streams (``Get:`` lines of a capture) to a client.
+local computer players dealt by the local table's riichi referee. (Recorded server streams are
+played by tenhou_recording.py.)
 
 What it does as Tenhou does (../shared/protocols/tenhou.md): HELO with an ``auth`` challenge
 that it checks, REJOIN once before the table is found, GO / UN / TAIKYOKU, INIT per hand with
@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import json
 import queue
-import re
 import threading
 import time
 import urllib.parse
@@ -46,7 +45,6 @@ from protocols.tenhou import (
     MeldIds,
     Tag,
     TagStream,
-    TenhouCodec,
     TenhouError,
     auth_reply,
     format_tag,
@@ -607,13 +605,14 @@ class _Game:
 
 
 class FakeTenhouServer:
-    """Serves ``games`` test games to one client at a time, over TCP and / or WebSocket."""
+    """Serves test games (as many as the client joins) to one client at a time, over TCP and
+    / or WebSocket."""
 
-    def __init__(self, seed: int = 0, games: int = 1, length: str = "east",
+    def __init__(self, seed: int = 0, length: str = "east",
                  opponents: tuple[str, str, str] = ("greedy", "rulebased", "greedy"),
                  time_limit: float = 10.0, grace: float = 30.0, drop_after: int | None = None,
                  log_dir: str | None = None, junk: tuple[str, ...] = ()) -> None:
-        self.seed, self.games, self.length = seed, games, length
+        self.seed, self.length = seed, length
         self.opponents = opponents
         self.time_limit, self.grace = time_limit, grace
         self.drop_after = drop_after
@@ -830,85 +829,3 @@ class FakeTenhouServer:
                               for r in range(4)}))
         await send(Tag("SAIKAI", {"ba": f"{game.honba},{game.sticks}",
                                   "oya": "0", "sc": game.remote._sc(())}))
-
-
-# ---------------------------------------------------------------------- recorded streams
-
-
-@dataclass
-class ReplayStats:
-    sent: int = 0
-    owed: int = 0
-    answered: int = 0
-    replies: list[str] = field(default_factory=list)
-
-
-def recorded_stream(text: str) -> list[str]:
-    """The server's tags of a capture (``Get:`` lines), in order."""
-    out: list[str] = []
-    for line in text.splitlines():
-        direction, _, rest = line.partition(": ")
-        if direction == "Get":
-            out.extend(TagStream().feed(rest.encode() + b"\0"))
-    return out
-
-
-async def serve_recording(tags: list[str], host: str = "127.0.0.1", port: int = 0,
-                          reply_timeout: float = 10.0) -> tuple[Any, int, ReplayStats]:
-    """A TCP server that plays a recorded server stream to the first client, waiting for the
-    client's answer wherever the recorded client owed one (a draw, an offer, its own call).
-    Returns (server, port, stats)."""
-    stats = ReplayStats()
-    owed_after = _owed_positions(tags)
-
-    served = False
-
-    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal served
-        if served:  # one recording, one client: a reconnect finds the line closed
-            writer.close()
-            return
-        served = True
-        stream = TagStream()
-        await reader.read(65536)  # the client's HELO
-        try:
-            for index, text in enumerate(tags):
-                writer.write(text.encode() + b"\0")
-                await writer.drain()
-                stats.sent += 1
-                if index not in owed_after:
-                    continue
-                stats.owed += 1
-                deadline = time.monotonic() + reply_timeout
-                while time.monotonic() < deadline:
-                    try:
-                        data = await asyncio.wait_for(reader.read(65536),
-                                                      deadline - time.monotonic())
-                    except TimeoutError:
-                        break
-                    if not data:
-                        return
-                    got = [t for t in stream.feed(data) if re.match(r"<(D|N)\b", t)]
-                    stats.replies += got
-                    if got:
-                        stats.answered += 1
-                        break
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(client, host, port)
-    return server, server.sockets[0].getsockname()[1], stats
-
-
-def _owed_positions(tags: list[str]) -> set[int]:
-    """Indexes of the tags after which the recorded client owed an answer."""
-    codec = TenhouCodec()
-    owed = set()
-    for index, text in enumerate(tags):
-        try:
-            items = codec.feed(text)
-        except TenhouError:
-            continue
-        if any(isinstance(i, ev.DecisionRequest) for i in items):
-            owed.add(index)
-    return owed
