@@ -150,7 +150,7 @@ async def test_a_signal_leaves_the_table_with_bye(tmp_path: Path) -> None:
     port = await server.start_tcp()
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "adapter.cli", "tenhou", "--server", f"127.0.0.1:{port}",
-        "--games", "3", "--log-dir", str(tmp_path),
+        "--games", "20", "--log-dir", str(tmp_path),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     for _ in range(600):
         if server.stats.hands >= 2:
