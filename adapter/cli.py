@@ -424,7 +424,8 @@ def _cmd_bundle(args: argparse.Namespace) -> int:
 def _cmd_ntpu(args: argparse.Namespace) -> int:
     import asyncio
 
-    from adapter.ntpu import NtpuBot, NtpuSettings, parse_server, run_stdio, run_tcp
+    from adapter.ntpu import NtpuBot, NtpuSettings, run_stdio, run_tcp
+    from adapter.session import parse_server
     from brain.policies import POLICIES
     from protocols.tiles import NtpuTiles, TileError
 
@@ -511,7 +512,7 @@ def _cmd_mjai(args: argparse.Namespace) -> int:
     import asyncio
 
     from adapter.mjai import MjaiBot, MjaiSettings, run_stdio, run_tcp
-    from adapter.ntpu import parse_server
+    from adapter.session import parse_server
     from brain.policies import POLICIES
 
     if args.policy not in POLICIES:

@@ -19,7 +19,12 @@ from typing import Any
 
 import structlog
 
-from adapter.session import SessionSummary, decide_and_log, open_connection_retrying
+from adapter.session import (
+    PendingFrames,
+    SessionSummary,
+    decide_and_log,
+    open_connection_retrying,
+)
 from brain.brain import Brain, safest_action
 from brain.state import StateError, TableState
 from protocols import events as ev
@@ -52,15 +57,10 @@ class MjaiBot:
         self.state = TableState("riichi")
         self.game_log: GameLogWriter | None = None
         self.summary = SessionSummary()
-        self.line = ""
-        self.unlogged: str | None = None
+        self.pending = PendingFrames()  # a start_game opens the log: its line goes in first
 
     def answer(self, messages: list[Any], raw: str = "") -> dict[str, Any]:
-        self.line = raw or json.dumps(messages, ensure_ascii=False)
-        if self.game_log is not None:
-            self.game_log.rx(self.line)
-        else:
-            self.unlogged = self.line  # a start_game opens the log: the line goes in first
+        self.pending.rx(self.game_log, raw or json.dumps(messages, ensure_ascii=False))
         due: Any = None  # what the last message asks: a request, an answer, a hello
         for message in messages:
             due = None
@@ -135,9 +135,7 @@ class MjaiBot:
         except OSError as exc:
             log.error("mjai: game log unavailable", error=str(exc))
             return
-        if self.unlogged is not None:
-            self.game_log.rx(self.unlogged)
-            self.unlogged = None
+        self.pending.flush_into(self.game_log)
 
     def _apply(self, event: Any) -> None:
         try:

@@ -23,7 +23,12 @@ from typing import Any
 
 import structlog
 
-from adapter.session import SessionSummary, decide_and_log, open_connection_retrying
+from adapter.session import (
+    PendingFrames,
+    SessionSummary,
+    decide_and_log,
+    open_connection_retrying,
+)
 from brain.brain import Brain, safest_action
 from brain.rules import rules_for
 from brain.state import StateError, TableState
@@ -61,18 +66,14 @@ class NtpuBot:
         self.state = TableState("taiwan16")
         self.game_log: GameLogWriter | None = None
         self.summary = SessionSummary()
-        self.closed = False
-        self.pending: list[tuple[str, str]] = []  # lines seen before a game log was open
+        self.pending = PendingFrames()
 
     # ------------------------------------------------------------------ lines
 
     def handle(self, line: str) -> str | None:
         if line.startswith("/start"):
             self.finish_game()  # the line belongs to the game it starts
-        if self.game_log is not None:
-            self.game_log.rx(line)
-        else:
-            self.pending.append(("rx", line))  # written to the next game's log
+        self.pending.rx(self.game_log, line)
         try:
             items = self.codec.parse(line)
         except NtpuError as exc:
@@ -86,7 +87,6 @@ class NtpuBot:
             elif isinstance(item, Ready):
                 reply = "/ready"
             elif isinstance(item, Closed):
-                self.closed = True
                 self.summary.finished = True
             elif isinstance(item, ev.DecisionRequest):
                 reply = self._decide(item, line)
@@ -95,10 +95,8 @@ class NtpuBot:
         return self._send(reply)
 
     def _send(self, reply: str | None) -> str | None:
-        if reply is not None and self.game_log is not None:
-            self.game_log.tx(reply)
-        elif reply is not None:
-            self.pending.append(("tx", reply))
+        if reply is not None:
+            self.pending.tx(self.game_log, reply)
         return reply
 
     def _error(self, message: str, **context: Any) -> None:
@@ -134,9 +132,7 @@ class NtpuBot:
             self.settings.write_log = False
             log.error("ntpu: game log unavailable", error=str(exc))
             return
-        for direction, line in self.pending:
-            (self.game_log.rx if direction == "rx" else self.game_log.tx)(line)
-        self.pending.clear()
+        self.pending.flush_into(self.game_log)
 
     def finish_game(self) -> None:
         if self.game_log is not None:
@@ -162,8 +158,7 @@ class NtpuBot:
     def _note_our_value(self, won: ev.RoundWon) -> None:
         """The server sends no value: log what our rules make of our own win."""
         try:
-            ctx = self.rules.context(self.state, won.win_tile, won.from_seat, False)
-            score = self.rules.score(ctx)
+            score = self.rules.win_score(self.state, won.win_tile, won.from_seat)
         except (ValueError, KeyError, IndexError, StateError) as exc:
             score, reason = None, str(exc)
         else:
@@ -188,12 +183,11 @@ class NtpuBot:
         try:
             return self.codec.encode(action)
         except (NtpuError, ValueError) as exc:
-            reply = self._fallback_reply(request, line)
+            reply = self._fallback_reply(list(answer.legal), line)
             self._error(f"cannot reply {action!r}: {exc}", safe_reply=reply)
             return reply
 
-    def _fallback_reply(self, request: ev.DecisionRequest, line: str) -> str:
-        legal = self.rules.legal_actions(self.state, request)
+    def _fallback_reply(self, legal: list[Any], line: str) -> str:
         try:
             return self.codec.encode(safest_action(self.state, legal))
         except (NtpuError, ValueError):
@@ -214,7 +208,7 @@ async def run_session(read: Reader, write: Writer, bot: NtpuBot) -> SessionSumma
     """Answer lines until ``/close`` or the end of the stream."""
     lines = LineBuffer()
     try:
-        while not bot.closed:
+        while not bot.summary.finished:
             data = await read()
             batch = lines.feed(data) if data else lines.close()
             for line in batch:
@@ -223,7 +217,7 @@ async def run_session(read: Reader, write: Writer, bot: NtpuBot) -> SessionSumma
                 reply = await asyncio.to_thread(bot.handle, line)
                 if reply is not None:
                     await write(reply + "\n")
-                if bot.closed:
+                if bot.summary.finished:
                     break
             if not data:
                 break
@@ -269,11 +263,3 @@ async def run_stdio(bot: NtpuBot) -> SessionSummary:
         sys.stdout.flush()
 
     return await run_session(read, write, bot)
-
-
-def parse_server(text: str) -> tuple[str, int]:
-    """``host:port`` -> (host, port); ValueError naming what is wrong."""
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"--server needs host:port, got {text!r}")
-    return host, int(port)

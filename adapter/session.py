@@ -28,6 +28,39 @@ class SessionSummary:
     finished: bool = False  # the platform ended the session (/close, the last game's BYE)
 
 
+def parse_server(text: str) -> tuple[str, int]:
+    """``host:port`` -> (host, port); ValueError naming what is wrong."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--server needs host:port, got {text!r}")
+    return host, int(port)
+
+
+class PendingFrames:
+    """Raw frames that come while no game log is open (a login, the line that starts a game):
+    kept, and written first into the next game's log, so that a log re-parses from its start."""
+
+    def __init__(self) -> None:
+        self._frames: list[tuple[str, str]] = []
+
+    def rx(self, log: GameLogWriter | None, text: str) -> None:
+        if log is not None:
+            log.rx(text)
+        else:
+            self._frames.append(("rx", text))
+
+    def tx(self, log: GameLogWriter | None, text: str) -> None:
+        if log is not None:
+            log.tx(text)
+        else:
+            self._frames.append(("tx", text))
+
+    def flush_into(self, log: GameLogWriter) -> None:
+        for direction, text in self._frames:
+            (log.rx if direction == "rx" else log.tx)(text)
+        self._frames.clear()
+
+
 async def open_connection_retrying(host: str, port: int, timeout: float) \
         -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """A TCP connection, retried while the server is not up yet, for ``timeout`` seconds;

@@ -29,7 +29,7 @@ from typing import Any
 
 import structlog
 
-from adapter.session import SessionSummary, decide_and_log
+from adapter.session import PendingFrames, SessionSummary, decide_and_log, parse_server
 from brain.brain import Brain, safest_action
 from brain.state import StateError, TableState
 from protocols import events as ev
@@ -151,26 +151,17 @@ class TenhouBot:
         self.state = TableState("riichi")
         self.summary = SessionSummary()
         self.game_log: GameLogWriter | None = None
-        self.pending: list[tuple[str, str]] = []
+        self.pending = PendingFrames()
         self.in_game = False
         self.queueing = False
         self.game_hands = 0
 
     # ------------------------------------------------------------------ frames
 
-    def _rx(self, raw: str) -> None:
-        if self.game_log is not None:
-            self.game_log.rx(raw)
-        else:
-            self.pending.append(("rx", raw))
-
     def tx(self, tags: list[Tag]) -> None:
         for tag in tags:
-            text = format_tag(tag)
-            if self.game_log is not None:
-                self.game_log.tx(text)
-            elif tag.name != "Z":
-                self.pending.append(("tx", text))
+            if tag.name != "Z" or self.game_log is not None:
+                self.pending.tx(self.game_log, format_tag(tag))
 
     def _error(self, message: str) -> None:
         self.summary.errors.append(message)
@@ -185,7 +176,7 @@ class TenhouBot:
     # ------------------------------------------------------------------ tags in
 
     def handle(self, raw: str, tag: Tag | None) -> list[Tag]:
-        self._rx(raw)
+        self.pending.rx(self.game_log, raw)
         if tag is None:
             self._error(f"not a tag: {raw[:200]!r}")
             return []
@@ -277,9 +268,7 @@ class TenhouBot:
             except OSError as exc:
                 log.error("tenhou: game log unavailable", error=str(exc))
             if self.game_log is not None:
-                for direction, text in self.pending:
-                    (self.game_log.rx if direction == "rx" else self.game_log.tx)(text)
-                self.pending.clear()
+                self.pending.flush_into(self.game_log)
         self._apply(started)
 
     def _apply(self, event: Any) -> None:
@@ -333,10 +322,7 @@ class TenhouBot:
 
 class _Tcp:
     def __init__(self, server: str) -> None:
-        host, _, port = server.rpartition(":")
-        if not host or not port.isdigit():
-            raise ValueError(f"--server needs host:port, got {server!r}")
-        self.host, self.port = host, int(port)
+        self.host, self.port = parse_server(server)
         self.stream = TagStream()
         self.writer: asyncio.StreamWriter | None = None
 
@@ -372,10 +358,8 @@ class _Tcp:
 class _WebSocket:
     def __init__(self, url: str) -> None:
         if not url.startswith(("ws://", "wss://")):
-            host, _, port = url.rpartition(":")
-            if not host or not port.isdigit():
-                raise ValueError(f"--server needs a ws:// URL or host:port, got {url!r}")
-            url = f"ws://{url}"
+            host, port = parse_server(url)  # a bare host:port is a plain ws:// address
+            url = f"ws://{host}:{port}"
         self.url = url
         self.connection: Any = None
 

@@ -248,7 +248,6 @@ class NtpuCodec:
             raise NtpuError("/throw needs '<seat> <id>'", raw)
         seat = self._seat(args[0], raw)
         tile_id, kind = self._id(args[1])
-        events = self._own_turn_events(seat)
         tsumogiri = None
         if seat == me:
             self._release([tile_id], raw)
@@ -257,6 +256,7 @@ class NtpuCodec:
             self.last_drawn_id = None
         elif tile_id in self.held:
             raise NtpuError(f"seat {seat + 1} threw id {tile_id}, which we hold", raw)
+        events = self._own_turn_events(seat)
         self.last_discard = (seat, tile_id)
         self.added_kong = None
         self.drawer, self.replacement = (seat + 1) % 4, False
@@ -333,7 +333,6 @@ class NtpuCodec:
             return self._call(seat, "open_kan", ids, self._claimed_id(ids, raw), raw)
         if form not in ("0", "1"):
             raise NtpuError(f"unknown kong form {form!r} (0, 1 or 4)", raw)
-        events = self._own_turn_events(seat)
         if form == "0":
             if len(ids) not in ((4,) if seat == me else (0, 4)):
                 raise NtpuError("a concealed kong names four ids (or none, for another seat)",
@@ -350,6 +349,7 @@ class NtpuCodec:
                 self._release([tile_id], raw)
             self.added_kong = (seat, tile_id)
             meld = ev.MeldCalled(seat, "added_kan", (kind,) * 4, kind)
+        events = self._own_turn_events(seat)  # read, nothing refused: now infer the draw
         if seat == me:
             self.my_turn = False
             self.last_drawn_id = None
@@ -400,20 +400,11 @@ class NtpuCodec:
 
     def _pick(self, kinds: list[int], prefer: int | None = None) -> list[int]:
         """Held ids for ``kinds`` (one id per entry), the just-drawn id first where it fits."""
-        free = list(self.held)
-        if prefer is not None and prefer in free:
-            free.remove(prefer)
-            free.insert(0, prefer)
-        out = []
-        for kind in kinds:
-            match = next((i for i in free if self.tiles.to_tile(i) == T.kind(kind)), None)
-            if match is None:
-                have = " ".join(map(str, sorted(self.held)))
-                raise NtpuError(f"no held id for {T.tile_name(kind)} (held: {have})",
-                                T.tile_name(kind))
-            free.remove(match)
-            out.append(match)
-        return out
+        try:
+            return T.choose_ids(self.held, [T.kind(k) for k in kinds], self.tiles.to_tile,
+                                [prefer])
+        except T.TileError as exc:
+            raise NtpuError(str(exc), T.tile_name(exc.raw)) from None
 
     def encode(self, action: object) -> str:
         """The reply line (no newline) to the last ask; NtpuError if we hold no ids for it."""

@@ -711,19 +711,10 @@ class TenhouCodec:
 
     def _ids_for(self, tiles: list[int], prefer: int | None = None) -> list[int]:
         """Held ids carrying exactly these tiles (a red five is its own id)."""
-        free = list(self.held)
-        if prefer is not None and prefer in free:
-            free.remove(prefer)
-            free.insert(0, prefer)
-        out = []
-        for t in tiles:
-            match = next((i for i in free if self.tile(i) == t), None)
-            if match is None:
-                raise TenhouError(f"no held id for {T.tile_name(t)}",
-                                  " ".join(map(str, sorted(self.held))))
-            free.remove(match)
-            out.append(match)
-        return out
+        try:
+            return T.choose_ids(self.held, tiles, self.tile, [prefer])
+        except T.TileError as exc:
+            raise TenhouError(str(exc), " ".join(map(str, sorted(self.held)))) from None
 
     def encode(self, action: object, request: ev.DecisionRequest | None = None) -> list[Tag]:
         """The tags answering ``request`` with ``action``."""

@@ -362,6 +362,24 @@ def to_mjai(tile: Tile | None) -> str:
 # --------------------------------------------------------------------------- NTPU
 
 
+def choose_ids(held: Sequence[int], tiles: Iterable[Tile], tile_of: Callable[[int], Tile],
+               preferred: Iterable[int | None] = ()) -> list[int]:
+    """Physical ids (Tenhou's, NTPU's) from ``held`` carrying ``tiles``, one per tile, the
+    ``preferred`` ones first where they fit (the drawn copy, the ids a reply named); ``held``
+    is left as it is. TileError when no held id is left for a tile."""
+    first = [i for i in preferred if i is not None and i in held]
+    free = [*first, *(i for i in held if i not in first)]
+    out = []
+    for tile in tiles:
+        match = next((i for i in free if tile_of(i) == tile), None)
+        if match is None:
+            raise TileError(f"no held id for {tile_name(tile)} (held: "
+                            f"{' '.join(map(str, sorted(held)))})", tile)
+        free.remove(match)
+        out.append(match)
+    return out
+
+
 class NtpuTiles:
     """NTPU / Cycgame 3-digit ids ``S*100 + R*10 + C``: S = 1..3 number suits, 4 honours,
     R the rank, C = 0..3 the physical copy.

@@ -205,7 +205,7 @@ class _ServerSeat:
     def decide(self, request: ev.DecisionRequest) -> Any:
         referee = self.server.referee
         assert referee is not None
-        legal = referee.rules.legal_actions(referee.views[self.seat], request)
+        legal = referee.asked_legal
         if request.kind == "turn":
             for word, wanted in (("hu", ev.Win), ("gong", ev.Kan)):
                 options = [a for a in legal if isinstance(a, wanted)]
@@ -234,37 +234,37 @@ class _ServerSeat:
         self.server.send(self.client, f"/ask {word}")
         if self.channel.dead:
             stats.dropped = True
-            return self._unanswered(word, options, "")
+            return self._unanswered(word, options)
         try:
             reply = self.channel.receive(self.server.time_limit)
         except ChannelClosed:
             stats.dropped = True
-            return self._unanswered(word, options, "")
+            return self._unanswered(word, options)
         if reply is None:
             stats.timeouts += 1
             stats.problems.append(f"no reply to /ask {word} in {self.server.time_limit} s")
             self.channel.drain()
-            return self._unanswered(word, options, "")
+            return self._unanswered(word, options)
         self.server.received(self.client, reply)
         try:
             action = self._read_reply(word, reply)
         except NtpuError as exc:
             stats.illegal += 1
             stats.problems.append(f"/ask {word}: {exc}")
-            return self._unanswered(word, options, reply)
+            return self._unanswered(word, options)
         if action is None:
             if word == "throw":
                 stats.illegal += 1
                 stats.problems.append("/pass to /ask throw")
-                return self._unanswered(word, options, reply)
+                return self._unanswered(word, options)
             return None
         if action not in options:
             stats.illegal += 1
             stats.problems.append(f"/ask {word}: {reply!r} is not allowed here")
-            return self._unanswered(word, options, reply)
+            return self._unanswered(word, options)
         return action
 
-    def _unanswered(self, word: str, options: list[Any], reply: str) -> Any | None:
+    def _unanswered(self, word: str, options: list[Any]) -> Any | None:
         if word != "throw":
             return None
         referee = self.server.referee
@@ -316,7 +316,6 @@ class NtpuServer:
         self.log = log
         self.referee: _NtpuReferee | None = None
         self.ids: _HandIds | None = None
-        self.outcomes: list[HandOutcome] = []
         self.client_of_seat = [0, 1, 2, 3]
         self._initcard_due: int | None = None  # the dealer, until its 17th tile is drawn
 
@@ -385,7 +384,6 @@ class NtpuServer:
         outcome = self.referee.play(setup)
         self.broadcast("/exit")
         self._count(outcome)
-        self.outcomes.append(outcome)
         return outcome
 
     def _count(self, outcome: HandOutcome) -> None:

@@ -173,6 +173,7 @@ class HandReferee:
         self.players = players
         self.log = log
         self.views = [TableState(variant, s) for s in range(4)]
+        self.asked_legal: list[Any] = []  # the legal actions of the request being asked
         self.outcome: HandOutcome | None = None
 
     # ------------------------------------------------------------------ plumbing
@@ -192,6 +193,7 @@ class HandReferee:
         view = self.views[seat]
         if legal is None:
             legal = self.rules.legal_actions(view, request)
+        self.asked_legal = legal  # a platform stand-in's seat reads it rather than recompute
         answer = self.players[seat].decide(request)
         action = getattr(answer, "action", answer)
         if self.log is not None:

@@ -353,8 +353,8 @@ class _RemoteSeat:
         game = self.game
         referee = game.referee
         assert referee is not None
-        legal = referee.rules.legal_actions(referee.views[self.seat], request)
-        action = _matching(self._reply(request, legal), legal)
+        legal = referee.asked_legal
+        action = _matching(self._reply(request), legal)
         self.pending = None
         if action is None or action not in legal:
             if action is not None:
@@ -363,7 +363,7 @@ class _RemoteSeat:
             return safest_action(referee.views[self.seat], legal)
         return action
 
-    def _reply(self, request: ev.DecisionRequest, legal: list[Any]) -> Any | None:
+    def _reply(self, request: ev.DecisionRequest) -> Any | None:
         """The client's answer as an action; None when it sent none in time."""
         game = self.game
         deadline = time.monotonic() + game.time_limit
