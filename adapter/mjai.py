@@ -22,11 +22,12 @@ import structlog
 from adapter.session import (
     PendingFrames,
     SessionSummary,
+    apply_and_log,
     decide_and_log,
     open_connection_retrying,
 )
 from brain.brain import Brain, safest_action
-from brain.state import StateError, TableState
+from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.mjai import NONE, Answer, Hello, MjaiCodec, MjaiError
@@ -138,12 +139,7 @@ class MjaiBot:
         self.pending.flush_into(self.game_log)
 
     def _apply(self, event: Any) -> None:
-        try:
-            self.state.apply(event)
-        except (StateError, ValueError) as exc:
-            self._error(f"table state: {exc}")
-        if self.game_log is not None:
-            self.game_log.event(event)
+        apply_and_log(self.state, event, self.game_log, self._error)
 
     def _end_game(self) -> None:
         self._close_log(tuple(self.state.scores))

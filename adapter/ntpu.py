@@ -26,6 +26,7 @@ import structlog
 from adapter.session import (
     PendingFrames,
     SessionSummary,
+    apply_and_log,
     decide_and_log,
     open_connection_retrying,
 )
@@ -148,12 +149,7 @@ class NtpuBot:
             self.summary.hands += 1
         if isinstance(event, ev.RoundWon) and event.winner == self.state.seat:
             self._note_our_value(event)
-        try:
-            self.state.apply(event)
-        except (StateError, ValueError) as exc:  # a table we can no longer follow: say so
-            self._error(f"table state: {exc}")
-        if self.game_log is not None:
-            self.game_log.event(event)
+        apply_and_log(self.state, event, self.game_log, self._error)
 
     def _note_our_value(self, won: ev.RoundWon) -> None:
         """The server sends no value: log what our rules make of our own win."""

@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import structlog
 
 from brain.brain import Answer, Brain
-from brain.state import TableState
+from brain.state import StateError, TableState
 from protocols import events as ev
 from replay.log import GameLogWriter
 
@@ -59,6 +60,18 @@ class PendingFrames:
         for direction, text in self._frames:
             (log.rx if direction == "rx" else log.tx)(text)
         self._frames.clear()
+
+
+def apply_and_log(state: TableState, event: object, game_log: GameLogWriter | None,
+                  on_error: Callable[[str], None]) -> None:
+    """A platform's event onto our table and into the game log; a table we can no longer
+    follow is reported through ``on_error``, never raised (the session goes on)."""
+    try:
+        state.apply(event)
+    except (StateError, ValueError) as exc:
+        on_error(f"table state: {exc}")
+    if game_log is not None:
+        game_log.event(event)
 
 
 async def open_connection_retrying(host: str, port: int, timeout: float) \

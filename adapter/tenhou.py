@@ -29,9 +29,15 @@ from typing import Any
 
 import structlog
 
-from adapter.session import PendingFrames, SessionSummary, decide_and_log, parse_server
+from adapter.session import (
+    PendingFrames,
+    SessionSummary,
+    apply_and_log,
+    decide_and_log,
+    parse_server,
+)
 from brain.brain import Brain, safest_action
-from brain.state import StateError, TableState
+from brain.state import TableState
 from protocols import events as ev
 from protocols.tenhou import (
     JOUKYUU,
@@ -275,12 +281,7 @@ class TenhouBot:
         if isinstance(event, ev.RoundWon | ev.RoundDrawn):
             self.summary.hands += 1
             self.game_hands += 1
-        try:
-            self.state.apply(event)
-        except (StateError, ValueError) as exc:  # a table we can no longer follow: say so
-            self._error(f"table state: {exc}")
-        if self.game_log is not None:
-            self.game_log.event(event)
+        apply_and_log(self.state, event, self.game_log, self._error)
 
     def _end_game(self) -> list[Tag]:
         self.summary.games += 1
