@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from adapter.local.botzone_judge import BotzoneJudge
+from adapter.fakes.botzone_judge import BotzoneJudge
 
 COMMAND = (sys.executable, "-m", "adapter.botzone_main")
 

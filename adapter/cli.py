@@ -540,7 +540,7 @@ def _cmd_mjai(args: argparse.Namespace) -> int:
 
 
 def _cmd_ntpu_server(args: argparse.Namespace) -> int:
-    from adapter.local.ntpu_server import run_match
+    from adapter.fakes.ntpu_server import run_match
     from brain.policies import POLICIES
 
     policies = [p.strip() for p in args.policies.split(",")]
@@ -576,7 +576,7 @@ def _cmd_ntpu_server(args: argparse.Namespace) -> int:
 
 
 def _cmd_botzone_judge(args: argparse.Namespace) -> int:
-    from adapter.local.botzone_judge import MODES, run_matches
+    from adapter.fakes.botzone_judge import MODES, run_matches
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if not modes or any(m not in MODES for m in modes):

@@ -10,7 +10,7 @@ import numpy
 import pytest
 
 from adapter.bundle import build_botzone_bundle
-from adapter.local.botzone_judge import run_matches
+from adapter.fakes.botzone_judge import run_matches
 
 
 @pytest.fixture(scope="module")

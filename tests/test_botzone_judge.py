@@ -3,7 +3,7 @@ for bots that break the protocol, and the judge log that `mjbot replay` reads.""
 
 import sys
 
-from adapter.local.botzone_judge import BotProcess, BotzoneJudge
+from adapter.fakes.botzone_judge import BotProcess, BotzoneJudge
 from replay import botzone_log
 
 

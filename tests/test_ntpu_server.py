@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.local.ntpu_server import CLIENT_COMMAND, run_match
+from adapter.fakes.ntpu_server import CLIENT_COMMAND, run_match
 from protocols import events as ev
 from replay import replayer
 from replay.log import EventFrame, TxFrame, read_log

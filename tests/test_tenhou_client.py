@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from adapter.local.tenhou_recording import recorded_stream, serve_recording
-from adapter.local.tenhou_server import FakeTenhouServer
+from adapter.fakes.tenhou_recording import recorded_stream, serve_recording
+from adapter.fakes.tenhou_server import FakeTenhouServer
 from adapter.tenhou import (
     ID_ENV,
     PermissionRefused,

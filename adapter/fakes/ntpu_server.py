@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup
-from adapter.local.tile_ids import take_ids
+from adapter.fakes.tile_ids import take_ids
 from brain.brain import safest_action
 from protocols import events as ev
 from protocols import tiles as T
