@@ -28,13 +28,32 @@ def test_shanten_prints_number_and_useful_tiles():
 
 
 def test_bad_hand_is_one_clear_line_no_traceback():
-    r = run("--log-json", "shanten", "12q")
+    r = run("shanten", "12q")  # stderr is a pipe here, not a terminal
     assert r.returncode == 2
-    assert "Traceback" not in r.stderr and "bad mpsz '12q'" in r.stderr
-    logged = [json.loads(line) for line in r.stderr.splitlines() if line.startswith("{")]
-    assert logged and logged[0]["event"] == "bad input" and logged[0]["level"] == "error"
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mjbot shanten: ")
+    assert "bad mpsz '12q'" in lines[0]
     r = run("shanten", "11111m")
     assert r.returncode == 2 and "more than four" in r.stderr
+    assert len(r.stderr.splitlines()) == 1
+
+
+def test_bad_input_with_json_logs_is_one_json_line():
+    r = run("--log-json", "shanten", "12q")
+    assert r.returncode == 2
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, lines  # once: not a JSON line and then the plain message too
+    logged = json.loads(lines[0])
+    assert logged["event"] == "bad input" and logged["level"] == "error"
+    assert "bad mpsz '12q'" in logged["error"] and logged["command"] == "shanten"
+
+
+def test_every_command_group_is_registered():
+    out = run("--help").stdout
+    for command in ("shanten", "score", "demo", "bench", "botzone", "botzone-judge", "bundle",
+                    "ntpu", "ntpu-server", "tenhou", "mjai", "arena", "replay"):
+        assert command in out, command
 
 
 def test_score_command():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.cli import _parser
+from adapter.cli import build_parser
 from adapter.tenhou import TenhouSettings, check_permission, load_config
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
@@ -22,7 +22,7 @@ def test_units_run_valid_commands(unit: str, command: str) -> None:
     (line,) = [x for x in text.splitlines() if x.startswith("ExecStart=")]
     argv = shlex.split(line.split("=", 1)[1])
     assert argv[0].endswith("/mjbot")
-    args = _parser().parse_args(argv[1:])
+    args = build_parser().parse_args(argv[1:])
     assert args.command == command
     assert "MJBOT_LOG_DIR=" in text and "Restart=" in text
 

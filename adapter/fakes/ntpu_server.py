@@ -31,8 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapter.local.referee import HandOutcome, HandReferee, HandSetup
 from adapter.fakes.tile_ids import take_ids
+from adapter.local.referee import HandOutcome, HandReferee, HandSetup
 from brain.brain import safest_action
 from protocols import events as ev
 from protocols import tiles as T

@@ -32,10 +32,10 @@ from typing import Any
 import websockets
 from websockets.asyncio.server import ServerConnection, serve
 
+from adapter.fakes.tile_ids import take_ids
 from adapter.local.game import GameConfig, GameResult, placement, play_game
 from adapter.local.referee import HandReferee
 from adapter.local.seat import BrainSeat
-from adapter.fakes.tile_ids import take_ids
 from brain.brain import safest_action
 from protocols import events as ev
 from protocols import tiles as T

@@ -1,0 +1,38 @@
+"""The `mjbot` commands, one module per group. Each module has ``register(sub)``, which adds its
+sub-commands and binds each to its handler (``handler(args) -> exit code``).
+
+Botzone starts `mjbot botzone` afresh for every turn, so these modules import only argparse
+at the top: everything a command needs is imported inside its handler.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class UserInputError(ValueError):
+    """Something the user typed is wrong; reported in one line, no traceback."""
+
+
+def log() -> Any:
+    """The CLI's structlog logger, imported on first use (see the module docstring)."""
+    import structlog
+
+    return structlog.get_logger("mjbot.cli")
+
+
+def require_policy(name: str) -> None:
+    """Refuse an unknown policy name with the list of known ones."""
+    from brain.policies import POLICIES
+
+    if name not in POLICIES:
+        raise UserInputError(f"unknown policy {name!r} (known: {', '.join(sorted(POLICIES))})")
+
+
+def mjbot_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mjbot")
+    except PackageNotFoundError:
+        return "0+unknown"

@@ -1,0 +1,123 @@
+"""`mjbot bench ...`: the benchmarks of the hot paths, each a ratio against a reference
+measured in the same run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from adapter.commands import UserInputError
+
+
+def register(sub: Any) -> None:
+    b = sub.add_parser("bench", help="benchmarks of the hot paths (ratios vs references)")
+    b.add_argument("what", choices=["shanten", "log", "arena", "botzone", "mjai"])
+    b.add_argument("--variant", default="all",
+                   choices=["all", "riichi", "mcr", "taiwan16", "mass"], help="bench arena")
+    b.add_argument("--frames", type=int, default=20_000, help="frames written (bench log)")
+    b.add_argument("--json", action="store_true", help="machine-readable output")
+    b.add_argument("--hands", type=int, default=20_000, help="hands for single calls")
+    b.add_argument("--batch", type=int, default=1_000_000, help="hands per batched call")
+    b.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    b.add_argument("--repeats", type=int, default=3,
+                   help="bench arena: runs of the same walls, the best counts")
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--games", type=int, default=8, help="games (bench mjai)")
+    b.set_defaults(handler=cmd_bench)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    return {"shanten": _bench_shanten, "log": _bench_log, "arena": _bench_arena,
+            "botzone": _bench_botzone, "mjai": _bench_mjai}[args.what](args)
+
+
+def _bench_mjai(args: argparse.Namespace) -> int:
+    from adapter.mjai_bench import bench_mjai
+
+    try:
+        result = bench_mjai(games=args.games, seed=10000 + args.seed)
+    except RuntimeError as exc:
+        raise UserInputError(str(exc)) from None
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"mjbot (rulebased) vs {result['reference']}: {result['games']} games, "
+          f"two seats each, rotated, {result['seconds']} s")
+    for side in ("mjbot", "RulebaseBot"):
+        print(f"  {side:<12} average rank {result['average_rank'][side]:.3f}   points per "
+              f"game {result['points_per_game'][side]:+d}")
+    return 0
+
+
+def _bench_botzone(args: argparse.Namespace) -> int:
+    from adapter.botzone_bench import bench_botzone
+
+    result = bench_botzone(repeats=args.repeats)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"Botzone turns, a {result['match_turns']}-turn match (seat 0's requests)")
+    for n, seconds in result["one_shot_seconds"].items():
+        print(f"  one-shot turn {n:>4}  {seconds:>8.3f} s   (process start to answer)")
+    print(f"  python + numpy start {result['python_numpy_start_seconds']:>5.3f} s   "
+          f"(reference; last turn ratio {result['one_shot_last_ratio_vs_python_start']}x)")
+    print(f"  keep running   median {result['keep_running_median_ms']} ms, p99 "
+          f"{result['keep_running_p99_ms']} ms over {result['keep_running_turns']} turns")
+    print("  targets: one-shot last turn < 1 s, keep-running p99 < 50 ms")
+    return 0
+
+
+def _bench_shanten(args: argparse.Namespace) -> int:
+    from brain.benchmarks import bench_shanten
+
+    result = bench_shanten(hands=args.hands, batch=args.batch, seconds=args.seconds,
+                           seed=args.seed)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"shanten, random 13/14-tile hands (Python {result['python']})")
+    print(f"  single calls   {result['single_calls_per_s']:>12,} /s")
+    print(f"  mahjong lib    {result['mahjong_calls_per_s']:>12,} /s")
+    print(f"  ratio          {result['single_ratio_vs_mahjong']:>12} x   (target >= 10)")
+    print(f"  useful_tiles   {result['useful_tiles_13_calls_per_s']:>12,} /s   (13-tile hands)")
+    print(f"  batched        {result['batched_hands_per_s']:>12,} hands/s   (target >= 5M)")
+    print(f"  batched ratio  {result['batched_ratio_vs_mahjong']:>12} x")
+    return 0
+
+
+def _bench_log(args: argparse.Namespace) -> int:
+    from replay.benchmarks import bench_log
+
+    result = bench_log(frames=args.frames)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"game log, {result['frames']:,} frames (rx, event, decision, tx), flushed each")
+    print(f"  msgpack log     {result['us_per_frame']:>9} us/frame   (target well under 1000)")
+    print(f"  JSON lines ref  {result['json_lines_us_per_frame']:>9} us/frame")
+    print(f"  ratio           {result['ratio_vs_json_lines']:>9} x")
+    print(f"  size            {result['bytes_per_frame']:>9} bytes/frame")
+    print(f"  hand-end fsync  {result['hand_end_fsync_ms']:>9} ms")
+    return 0
+
+
+def _bench_arena(args: argparse.Namespace) -> int:
+    from adapter.local.benchmarks import bench_arena
+
+    variants = ["riichi", "mcr", "taiwan16", "mass"] if args.variant == "all" else [args.variant]
+    result = bench_arena(variants, repeats=args.repeats, seed=args.seed)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print("local table, one worker process, four copies of a policy, the same walls for "
+          "each; hands/s without and with game logs")
+    print(f"  {'variant':<10}{'policy':<11}{'hands':>6}{'hands/s':>9}{'logged':>9}"
+          f"{'vs tsumogiri':>14}")
+    for row in result["rows"]:
+        print(f"  {row['variant']:<10}{row['policy']:<11}{row['hands']:>6}"
+              f"{row['hands_per_s']:>9.1f}{row['logged_hands_per_s']:>9.1f}"
+              f"{row['ratio_vs_tsumogiri']:>13.2f}x")
+    print(f"  target: >= 200 riichi hands/s per core with greedy; reached "
+          f"{result['riichi_greedy_hands_per_s']:.1f}")
+    return 0

@@ -1,0 +1,86 @@
+"""`mjbot botzone`, `mjbot botzone-judge`, `mjbot bundle botzone`: Botzone (MCR)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from adapter.commands import UserInputError, require_policy
+
+
+def register(sub: Any) -> None:
+    bz = sub.add_parser("botzone", help="play one Botzone turn (or keep running) on stdin/stdout",
+                        description="Botzone ChineseStandardMahjong bot: reads the simple or "
+                        "JSON interaction input (detected by its first character), prints the "
+                        "response. Logs go to stderr only.")
+    bz.add_argument("--keep-running", action="store_true",
+                    help="stay alive and answer one request line per later turn")
+    bz.add_argument("--json", action="store_true", help="require JSON interaction input")
+    bz.add_argument("--policy", default="rulebased")
+    bz.add_argument("--time-limit", type=float, default=6.0,
+                    help="seconds for the first turn (one-shot: every turn)")
+    bz.add_argument("--later-time-limit", type=float, default=4.0,
+                    help="seconds for later keep-running turns")
+    bz.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
+    bz.add_argument("--no-log", action="store_true", help="write no game log")
+    bz.set_defaults(handler=cmd_botzone)
+
+    j = sub.add_parser("botzone-judge", help="play Botzone matches between mjbot botzone "
+                       "processes under a local judge (soak test of the Botzone adapter)")
+    j.add_argument("--games", type=int, default=10)
+    j.add_argument("--modes", default="simple,json,keep,keep",
+                   help="bot modes, rotated through the seats: simple, json, keep")
+    j.add_argument("--seed", type=int, default=0)
+    j.add_argument("--log-dir", help="write each match's Botzone-style judge log here")
+    j.set_defaults(handler=cmd_botzone_judge)
+
+    bu = sub.add_parser("bundle", help="build an upload bundle for a platform")
+    bu.add_argument("platform", choices=["botzone"])
+    bu.add_argument("-o", "--output", default="dist", help="output folder (default: dist)")
+    bu.set_defaults(handler=cmd_bundle)
+
+
+def cmd_botzone(args: argparse.Namespace) -> int:
+    from adapter import botzone
+
+    require_policy(args.policy)
+    stdin = sys.stdin
+    if args.json and not args.keep_running:
+        text = sys.stdin.read()
+        if not text.lstrip().startswith("{"):
+            print("mjbot botzone: --json given but the input is not a JSON object",
+                  file=sys.stderr)
+        import io
+        stdin = io.StringIO(text)
+    return botzone.run_once(stdin, sys.stdout, policy=args.policy,
+                            keep_running=args.keep_running, limit=args.time_limit,
+                            later_limit=args.later_time_limit, log_dir=args.log_dir,
+                            write_log=not args.no_log)
+
+
+def cmd_botzone_judge(args: argparse.Namespace) -> int:
+    from adapter.fakes.botzone_judge import MODES, run_matches
+
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not modes or any(m not in MODES for m in modes):
+        raise UserInputError(f"--modes takes {', '.join(MODES)}, got {args.modes!r}")
+
+    def progress(done: int, total: int, verdicts: dict[str, int]) -> None:
+        if sys.stderr.isatty():
+            print(f"\r{done}/{total} matches, verdicts {verdicts or 'none'}", end="",
+                  file=sys.stderr, flush=True)
+
+    summary = run_matches(args.games, modes, args.seed, args.log_dir, progress=progress)
+    print(json.dumps(summary, indent=2))
+    return 1 if summary["verdicts"] else 0
+
+
+def cmd_bundle(args: argparse.Namespace) -> int:
+    from adapter.bundle import build_botzone_bundle
+
+    path = build_botzone_bundle(args.output)
+    print(f"{path} ({path.stat().st_size // 1024} KB): upload it as the bot's code "
+          "(Python 3, simple interaction, keep running)")
+    return 0

@@ -1,0 +1,53 @@
+"""`mjbot mjai`: an mjai bot (mjai.app stdin form or a TCP client)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from adapter.commands import UserInputError, log, require_policy
+
+
+def register(sub: Any) -> None:
+    mj = sub.add_parser("mjai", help="an mjai bot: stdin/stdout (mjai.app) or an mjai server",
+                        description="Without --server: the mjai.app form, one JSON array of "
+                        "events per input line, one answer object per output line.")
+    mj.add_argument("--server", metavar="HOST:PORT", help="connect to an mjai TCP server")
+    mj.add_argument("--name", default="mjbot", help="the name sent with join (TCP)")
+    mj.add_argument("--room", default="default", help="the room sent with join (TCP)")
+    mj.add_argument("--policy", default="rulebased")
+    mj.add_argument("--budget", type=float, default=1.5, help="seconds per decision")
+    mj.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
+    mj.add_argument("--no-log", action="store_true", help="write no game logs")
+    mj.add_argument("player_id", nargs="?", type=int, help="mjai.app passes the seat; the "
+                    "start_game event says it too")
+    mj.set_defaults(handler=cmd_mjai)
+
+
+def cmd_mjai(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from adapter.mjai import MjaiBot, MjaiSettings, run_stdio, run_tcp
+    from adapter.session import parse_server
+
+    require_policy(args.policy)
+    bot = MjaiBot(MjaiSettings(policy=args.policy, budget=args.budget, name=args.name,
+                               room=args.room, log_dir=args.log_dir,
+                               write_log=not args.no_log))
+    if args.server is None:
+        summary = run_stdio(bot)
+    else:
+        try:
+            host, port = parse_server(args.server)
+        except ValueError as exc:
+            raise UserInputError(str(exc)) from None
+        try:
+            summary = asyncio.run(run_tcp(host, port, bot))
+        except ConnectionError as exc:
+            print(f"mjbot mjai: {exc}", file=sys.stderr)
+            return 1
+    log().info("mjai: session over", games=summary.games, answers=summary.answers,
+                decisions=summary.decisions, fallbacks=summary.fallbacks,
+                errors=len(summary.errors))
+    return 0

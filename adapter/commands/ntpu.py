@@ -1,0 +1,127 @@
+"""`mjbot ntpu` and `mjbot ntpu-server`: NTPU / Cycgame Taiwan tournaments."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from adapter.commands import UserInputError, log, require_policy
+
+
+def register(sub: Any) -> None:
+    n = sub.add_parser("ntpu", help="play on an NTPU / Cycgame Taiwan tournament server",
+                       description="A client of the Taiwan 16-tile tournament server: TCP "
+                       "(--server host:port) or the stdin/stdout wrapper form (--stdio).")
+    where = n.add_mutually_exclusive_group(required=True)
+    where.add_argument("--server", metavar="HOST:PORT", help="the tournament server")
+    where.add_argument("--stdio", action="store_true", help="server lines on stdin, replies "
+                       "on stdout")
+    n.add_argument("--policy", default="rulebased")
+    n.add_argument("--budget", type=float, default=2.0,
+                   help="seconds per decision, the fallback's margin included (default 2)")
+    n.add_argument("--honour-order", default="ESWNCFP",
+                   help="honours for ids 41x..47x as mjai letters E S W N P(white) F(green) "
+                   "C(red); default ESWNCFP = East South West North Red Green White")
+    n.add_argument("--suit-order", default="mps",
+                   help="suits for ids 1xx, 2xx, 3xx (m p s in some order; default mps)")
+    n.add_argument("--connect-timeout", type=float, default=10.0,
+                   help="keep trying to connect for this many seconds")
+    n.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
+    n.add_argument("--no-log", action="store_true", help="write no game logs")
+    n.set_defaults(handler=cmd_ntpu)
+
+    ns = sub.add_parser("ntpu-server", help="a local NTPU tournament server: a match between "
+                        "four clients, with the score table",
+                        description="Serves the NTPU protocol from the local Taiwan referee. "
+                        "--clients tcp / stdio starts four `mjbot ntpu` processes; external "
+                        "waits for four clients to connect to --port.")
+    ns.add_argument("--hands", type=int, default=16, help="hands (each wall is played four "
+                    "times, clients rotated; default 16)")
+    ns.add_argument("--clients", choices=["tcp", "stdio", "external"], default="tcp")
+    ns.add_argument("--policies", default="rulebased,rulebased,greedy,greedy",
+                    help="the four clients' policies (tcp / stdio)")
+    ns.add_argument("--seed", type=int, default=0)
+    ns.add_argument("--host", default="127.0.0.1")
+    ns.add_argument("--port", type=int, default=0, help="0: any free port")
+    ns.add_argument("--time-limit", type=float, default=5.0,
+                    help="seconds a client may take per reply")
+    ns.add_argument("--client-budget", type=float, default=None,
+                    help="--budget passed to the clients it starts")
+    ns.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ns.add_argument("--log-dir", help="match log (default $MJBOT_LOG_DIR or logs)")
+    ns.add_argument("--no-log", action="store_true", help="write no match log")
+    ns.set_defaults(handler=cmd_ntpu_server)
+
+
+def cmd_ntpu(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from adapter.ntpu import NtpuBot, NtpuSettings, run_stdio, run_tcp
+    from adapter.session import parse_server
+    from protocols.tiles import NtpuTiles, TileError
+
+    require_policy(args.policy)
+    if args.budget <= 0:
+        raise UserInputError(f"--budget must be positive, got {args.budget}")
+    try:
+        tiles = NtpuTiles(args.honour_order, args.suit_order)
+        server = parse_server(args.server) if args.server else None
+    except (TileError, ValueError) as exc:
+        raise UserInputError(str(exc)) from None
+    settings = NtpuSettings(policy=args.policy, budget=args.budget, tiles=tiles,
+                            log_dir=args.log_dir, write_log=not args.no_log)
+    bot = NtpuBot(settings)
+    try:
+        if server is None:
+            summary = asyncio.run(run_stdio(bot))
+        else:
+            summary = asyncio.run(run_tcp(*server, bot, args.connect_timeout))
+    except ConnectionError as exc:
+        print(f"mjbot ntpu: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        bot.close()
+        return 130
+    log().info("ntpu: session over", games=summary.games, hands=summary.hands,
+                decisions=summary.decisions, fallbacks=summary.fallbacks,
+                errors=len(summary.errors), closed_by_server=summary.finished)
+    return 0
+
+
+def cmd_ntpu_server(args: argparse.Namespace) -> int:
+    from adapter.fakes.ntpu_server import run_match
+    from brain.policies import POLICIES
+
+    policies = [p.strip() for p in args.policies.split(",")]
+    if len(policies) != 4 or any(p not in POLICIES for p in policies):
+        raise UserInputError(f"--policies takes four of {', '.join(sorted(POLICIES))}, got "
+                             f"{args.policies!r}")
+    if args.hands < 1:
+        raise UserInputError(f"--hands must be at least 1, got {args.hands}")
+    client_args = ["--log-dir", args.log_dir] if args.log_dir else []
+    if args.client_budget is not None:
+        client_args += ["--budget", str(args.client_budget)]
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            print(f"\r{done}/{total} hands", end="", file=sys.stderr, flush=True)
+
+    def listening(port: int) -> None:
+        if args.clients == "external":
+            print(f"mjbot ntpu-server: waiting for four clients on {args.host}:{port}",
+                  file=sys.stderr, flush=True)
+
+    result = run_match(args.hands, policies, args.seed, args.clients, args.host, args.port,
+                       args.time_limit, client_args, args.log_dir, not args.no_log,
+                       progress=progress, on_listening=listening)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    print(result.table())
+    print(f"{result.hands} hands in {result.seconds:.1f} s; match log: {result.log_path}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result.as_json(), indent=2) + "\n")
+    bad = any(s.illegal or s.timeouts or s.dropped for s in result.stats)
+    return 1 if bad else 0

@@ -1,0 +1,73 @@
+"""`mjbot replay`: summarise, re-check, review or convert game logs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from adapter.commands import UserInputError
+
+
+def register(sub: Any) -> None:
+    r = sub.add_parser("replay", help="summarise, re-check, review or convert game logs",
+                       description="LOG is one of mjbot's own logs (.mjlog.msgpack), a "
+                       "tenhou.net/6 JSON, an mjlog XML, an mjai JSONL or a Botzone judge log.")
+    r.add_argument("logs", nargs="+", metavar="LOG")
+    r.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
+                   help="whose point of view (imports; default 0, own logs: the bot's seat)")
+    r.add_argument("--json", action="store_true", help="machine-readable output")
+    r.add_argument("--policy", metavar="NAME", help="re-run a policy on every decision and "
+                   "report agreement with the recorded play")
+    r.add_argument("--reparse", action="store_true",
+                   help="re-feed the raw messages through the codec and compare the events")
+    r.add_argument("--export", choices=["tenhou6", "mjai"], help="convert a riichi game")
+    r.add_argument("-o", "--output", help="export to this file (default: standard output)")
+    r.set_defaults(handler=cmd_replay)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from replay import mjai_log, replayer, tenhou6
+    from replay.log import LogError
+    from replay.record import RecordError
+
+    if args.export and len(args.logs) != 1:
+        raise UserInputError("--export converts one LOG at a time")
+    outputs: list[dict[str, object]] = []
+    for path in args.logs:
+        try:
+            rep = replayer.load(path, args.seat)
+            if args.export:
+                if rep.record is None:
+                    raise UserInputError("--export works on imported logs (tenhou6, mjlog, mjai)")
+                text = (tenhou6.dumps if args.export == "tenhou6" else mjai_log.dumps)(rep.record)
+                if args.output:
+                    Path(args.output).write_text(text + "\n", encoding="utf-8")
+                else:
+                    print(text)
+                return 0
+            result: dict[str, object] = {"summary": replayer.summarize(rep)}
+            if args.policy:
+                result["agreement"] = replayer.agreement(rep, args.policy)
+            if args.reparse:
+                result["reparse"] = replayer.reparse(rep)
+        except FileNotFoundError:
+            raise UserInputError(f"{path}: no such file") from None
+        except IsADirectoryError:
+            raise UserInputError(f"{path}: is a directory") from None
+        except (LogError, RecordError, ValueError) as exc:
+            raise UserInputError(f"{path}: {exc}") from None
+        outputs.append(result)
+        if not args.json:
+            print(replayer.format_summary(result["summary"]))  # type: ignore[arg-type]
+            if "agreement" in result:
+                print(replayer.format_agreement(result["agreement"]))  # type: ignore[arg-type]
+            if "reparse" in result:
+                rp = result["reparse"]
+                print(f"reparse: {rp['reparsed_events']}/{rp['recorded_events']} events, "  # type: ignore[index]
+                      f"identical: {rp['identical']}")  # type: ignore[index]
+    if args.json:
+        print(json.dumps(outputs[0] if len(outputs) == 1 else outputs, ensure_ascii=False,
+                         indent=2))
+    return 0

@@ -1,0 +1,79 @@
+"""`mjbot tenhou`: the Tenhou client."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from adapter.commands import UserInputError, log, require_policy
+
+
+def register(sub: Any) -> None:
+    t = sub.add_parser("tenhou", help="play on Tenhou (riichi), test games against computer "
+                       "players by default",
+                       description="A Tenhou client over TCP or WebSocket. Anonymous unless "
+                       "$MJBOT_TENHOU_ID or the config file's [tenhou] id gives an ID. Games "
+                       "against humans need the operator's permission (--permission-granted); "
+                       "the Phoenix lobby is always refused.")
+    t.add_argument("--server", default=None,
+                   help="host:port (tcp, default 133.242.10.78:10080) or a ws:// URL (ws, "
+                   "default wss://b-ww.mjv.jp)")
+    t.add_argument("--transport", choices=["tcp", "ws"], default="tcp")
+    t.add_argument("--lobby", type=int, default=None, help="lobby number (default 0)")
+    t.add_argument("--game-type", type=int, default=None,
+                   help="Tenhou game type (default 64: a test game against computer players)")
+    t.add_argument("--games", type=int, default=1)
+    t.add_argument("--permission-granted", action="store_true",
+                   help="state that Tenhou's operator allowed this bot in games with humans")
+    t.add_argument("--config", help="TOML file with a [tenhou] table: id, "
+                   "permission_granted, lobby, game_type")
+    t.add_argument("--policy", default="rulebased")
+    t.add_argument("--budget", type=float, default=2.0, help="seconds per decision")
+    t.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
+    t.add_argument("--no-log", action="store_true", help="write no game logs")
+    t.set_defaults(handler=cmd_tenhou)
+
+
+def cmd_tenhou(args: argparse.Namespace) -> int:
+    import asyncio
+    import dataclasses
+
+    from adapter.tenhou import (
+        DEFAULT_TCP_SERVER,
+        PermissionRefused,
+        TenhouSettings,
+        check_permission,
+        load_config,
+        run_until_signalled,
+    )
+
+    require_policy(args.policy)
+    settings = TenhouSettings(server=args.server or DEFAULT_TCP_SERVER,
+                              transport=args.transport, games=args.games, policy=args.policy,
+                              budget=args.budget, permission_granted=args.permission_granted,
+                              log_dir=args.log_dir, write_log=not args.no_log)
+    try:
+        settings = load_config(args.config, settings)
+        if args.lobby is not None:
+            settings = dataclasses.replace(settings, lobby=args.lobby)
+        if args.game_type is not None:
+            settings = dataclasses.replace(settings, game_type=args.game_type)
+        check_permission(settings.game_type, settings.permission_granted)
+    except (ValueError, PermissionRefused) as exc:
+        raise UserInputError(str(exc)) from None
+    try:
+        summary = asyncio.run(run_until_signalled(settings))
+    except ConnectionError as exc:
+        print(f"mjbot tenhou: {exc}", file=sys.stderr)
+        return 1
+    except PermissionRefused as exc:
+        print(f"mjbot tenhou: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("mjbot tenhou: stopped (left the table with BYE)", file=sys.stderr)
+        return 130
+    log().info("tenhou: session over", games=summary.games, hands=summary.hands,
+                decisions=summary.decisions, fallbacks=summary.fallbacks,
+                reconnects=summary.reconnects, errors=len(summary.errors))
+    return 0 if summary.finished else 1

@@ -1,0 +1,118 @@
+"""`mjbot shanten`, `mjbot score`, `mjbot demo`: the hand tools."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from adapter.commands import UserInputError, log, mjbot_version
+
+VARIANTS = ["riichi", "mcr", "taiwan16", "mass"]
+
+
+def register(sub: Any) -> None:
+    s = sub.add_parser("shanten", help="shanten number and useful tiles of an mpsz hand")
+    s.add_argument("hand", help="e.g. 123m406p789s1177z (3k+1 or 3k+2 tiles, k <= 5)")
+    s.set_defaults(handler=cmd_shanten)
+
+    sc = sub.add_parser("score", help="value a winning hand in a variant")
+    sc.add_argument("hand", help="concealed tiles including the winning tile, mpsz")
+    sc.add_argument("--variant", default="riichi", choices=VARIANTS)
+    sc.add_argument("--win", required=True, help="the winning tile, mpsz (e.g. 5p)")
+    sc.add_argument("--ron-from", type=int, default=None,
+                    help="seat that discarded the winning tile (default: self-draw)")
+    sc.add_argument("--seat", type=int, default=0)
+    sc.add_argument("--dealer", type=int, default=0)
+    sc.add_argument("--riichi", action="store_true")
+    sc.add_argument("--dora", default="", help="dora indicators, mpsz")
+    sc.set_defaults(handler=cmd_score)
+
+    d = sub.add_parser("demo", help="shanten and scoring of sample hands in every variant")
+    d.set_defaults(handler=cmd_demo)
+
+
+def cmd_shanten(args: argparse.Namespace) -> int:
+    from brain.shanten import HandError, shanten, useful_tiles
+    from protocols.tiles import TileError, counts34, parse_mpsz, to_mpsz
+
+    try:
+        tiles = parse_mpsz(args.hand)
+        counts = counts34(tiles)
+        if max(counts) > 4:
+            raise UserInputError(f"{args.hand!r} holds more than four of one tile")
+        value = shanten(counts)
+        useful = useful_tiles(counts)
+    except (TileError, HandError) as exc:
+        raise UserInputError(str(exc)) from None
+    print(value)
+    print(to_mpsz(sorted(useful)))
+    return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from brain.rules import rules_for
+    from brain.rules.base import WinContext
+    from protocols.tiles import TileError, parse_mpsz
+
+    try:
+        concealed = tuple(parse_mpsz(args.hand))
+        win = parse_mpsz(args.win)
+        dora = tuple(parse_mpsz(args.dora))
+    except TileError as exc:
+        raise UserInputError(str(exc)) from None
+    if len(win) != 1 or win[0] not in concealed:
+        raise UserInputError("--win must be one tile that is part of HAND")
+    ctx = WinContext(concealed=concealed, melds=(), win_tile=win[0], seat=args.seat,
+                     from_seat=args.ron_from, dealer=args.dealer, riichi=args.riichi,
+                     dora_indicators=dora)
+    result = rules_for(args.variant).score(ctx)
+    if result is None:
+        print(f"not a winning hand under {args.variant} rules")
+        return 1
+    print_score(result)
+    return 0
+
+
+def print_score(result: object) -> None:
+    items = ", ".join(f"{name} {value}" for name, value in result.items)  # type: ignore[attr-defined]
+    print(f"value {result.value}: {items}")  # type: ignore[attr-defined]
+    print(f"deltas {list(result.deltas)}")  # type: ignore[attr-defined]
+
+
+
+DEMO_HANDS = [
+    ("riichi", "234m340p456789s55z", "4m", {"from_seat": 2, "riichi": True,
+                                             "dora_indicators": (3,)}),
+    ("mcr", "123456789m234p55s", "5s", {"from_seat": 3}),
+    ("taiwan16", "123m456m789p123s456s99p", "6s", {"from_seat": 2, "seat": 1}),
+    ("mass", "111333555777m99m", "9m", {}),
+]
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Shanten, useful tiles and scoring of sample hands: a quick look at every variant."""
+    from brain.rules import rules_for
+    from brain.rules.base import WinContext
+    from brain.shanten import shanten, useful_tiles
+    from protocols.tiles import counts34, parse_mpsz, to_mpsz
+
+    print(f"mjbot {mjbot_version()}: shanten and scoring in every variant\n")
+    for hand in ("123m406p789s1177z", "1112345678999m", "19m19p19s1234567z",
+                 "123m456m789m123p4578p"):
+        counts = counts34(parse_mpsz(hand))
+        useful = to_mpsz(sorted(useful_tiles(counts)))
+        print(f"shanten {hand:<22} {shanten(counts):>2}   useful {useful}")
+    print()
+    for variant, hand, win, extra in DEMO_HANDS:
+        tiles = tuple(parse_mpsz(hand))
+        ctx = WinContext(concealed=tiles, melds=(), win_tile=parse_mpsz(win)[0],
+                         seat=extra.pop("seat", 0), from_seat=extra.pop("from_seat", None),
+                         **extra)
+        result = rules_for(variant).score(ctx)
+        print(f"{variant:<9} {hand} wins on {win}:")
+        if result is None:
+            print("  not a win")
+            continue
+        print_score(result)
+    log().info("demo finished")
+    return 0
