@@ -1,0 +1,75 @@
+"""The layout DESIGN.md fixes, checked on the source itself: imports never point up the layers
+protocols <- brain <- replay <- adapter; the built-in table (adapter/local) knows no platform;
+the fake platform servers live in adapter/fakes; the CLI entry point stays thin."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS = ["protocols", "brain", "replay", "adapter"]
+PLATFORM_MODULES = ("protocols.botzone", "protocols.tenhou", "protocols.ntpu", "protocols.mjai",
+                    "adapter.botzone", "adapter.tenhou", "adapter.ntpu", "adapter.mjai",
+                    "adapter.fakes")
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+def _ours(name: str) -> str | None:
+    top = name.split(".")[0]
+    return top if top in LAYERS else None
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_imports_never_point_up_the_layers(layer: str) -> None:
+    allowed = set(LAYERS[:LAYERS.index(layer) + 1])
+    wrong = [f"{path.relative_to(ROOT)} imports {name}"
+             for path in sorted((ROOT / layer).rglob("*.py"))
+             for name in _imports(path)
+             if _ours(name) and _ours(name) not in allowed]
+    assert not wrong, wrong
+
+
+def test_the_built_in_table_knows_no_platform() -> None:
+    table = ROOT / "adapter" / "local"
+    wrong = [f"{path.name} imports {name}" for path in sorted(table.glob("*.py"))
+             for name in _imports(path) if name.startswith(PLATFORM_MODULES)]
+    assert not wrong, wrong
+    for server in ("ntpu_server", "tenhou_server", "tenhou_recording", "botzone_judge"):
+        assert not (table / f"{server}.py").exists(), f"{server} belongs in adapter/fakes"
+        assert (ROOT / "adapter" / "fakes" / f"{server}.py").is_file()
+
+
+def test_cli_entry_point_is_thin_and_every_group_registers() -> None:
+    cli = ROOT / "adapter" / "cli.py"
+    assert len(cli.read_text(encoding="utf-8").splitlines()) < 150
+    groups = sorted(p.stem for p in (ROOT / "adapter" / "commands").glob("*.py")
+                    if p.stem != "__init__")
+    code = ("import adapter.cli as c; print(' '.join(sorted(g.__name__.rsplit('.', 1)[1] "
+            "for g in c.COMMAND_GROUPS)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout.split()
+    assert out == groups
+
+
+def test_the_cli_does_not_import_the_brain_or_structlog_at_start() -> None:
+    """Botzone starts `mjbot botzone` for every turn: the entry point must stay light."""
+    code = ("import sys, adapter.cli; heavy = [m for m in ('structlog', 'brain.policies', "
+            "'numpy', 'replay.log') if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout.strip()
+    assert out == "[]"
