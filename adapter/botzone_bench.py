@@ -4,6 +4,8 @@ One-shot: wall time from process start to the printed answer with the history of
 and the last turn of a long match (the match is played first under the local judge, four
 keep-running bots). Keep-running: time per later turn of that match. Reference in the same
 run: starting the same Python with numpy imported, the floor of any Python bot on Botzone.
+The upload zip is timed too at the last turn, with and without the compiled modules it ships,
+beside the installed command.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
+from adapter.bundle import build_botzone_bundle
 from adapter.fakes.botzone_judge import BotzoneJudge
 
 COMMAND = (sys.executable, "-m", "adapter.botzone_main")
@@ -31,7 +36,8 @@ def _history(log: dict[str, Any], seat: str) -> tuple[list[str], list[str]]:
     return requests, responses
 
 
-def _one_shot_seconds(requests: list[str], responses: list[str], n: int, repeats: int) -> float:
+def _one_shot_seconds(requests: list[str], responses: list[str], n: int, repeats: int,
+                      command: tuple[str, ...] = COMMAND) -> float:
     lines = [str(n)]
     for i in range(n):
         lines.append(requests[i])
@@ -41,7 +47,7 @@ def _one_shot_seconds(requests: list[str], responses: list[str], n: int, repeats
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        subprocess.run([*COMMAND, "--no-keep-running", "--no-log"], input=text,
+        subprocess.run([*command, "--no-keep-running", "--no-log"], input=text,
                        capture_output=True, text=True, check=True)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
@@ -65,6 +71,13 @@ def bench_botzone(seed: int = 4, repeats: int = 3) -> dict[str, Any]:
     ref = statistics.median(reference)
     one_shot = {str(n): round(_one_shot_seconds(requests, responses, n, repeats), 4)
                 for n in sorted({1, min(50, len(requests)), len(requests)})}
+    last = len(requests)
+    with tempfile.TemporaryDirectory() as tmp:
+        zips = {kind: build_botzone_bundle(Path(tmp) / kind, compiled=kind == "compiled")
+                for kind in ("compiled", "source_only")}
+        bundle = {kind: round(_one_shot_seconds(requests, responses, last, repeats,
+                                                (sys.executable, str(path))), 4)
+                  for kind, path in zips.items()}
     later = sorted(t for per_seat in seconds for t in per_seat[1:])
     p99 = later[min(len(later) - 1, int(0.99 * len(later)))] if later else None
     return {
@@ -72,6 +85,10 @@ def bench_botzone(seed: int = 4, repeats: int = 3) -> dict[str, Any]:
         "one_shot_seconds": one_shot,
         "python_numpy_start_seconds": round(ref, 4),
         "one_shot_last_ratio_vs_python_start": round(one_shot[str(len(requests))] / ref, 2),
+        "bundle_one_shot_last_seconds": bundle,
+        "bundle_compiled_ratio_vs_installed": round(bundle["compiled"] / one_shot[str(last)], 2),
+        "bundle_source_only_ratio_vs_installed": round(
+            bundle["source_only"] / one_shot[str(last)], 2),
         "keep_running_turns": len(later),
         "keep_running_median_ms": round(1000 * statistics.median(later), 3) if later else None,
         "keep_running_p99_ms": round(1000 * p99, 3) if p99 is not None else None,

@@ -42,3 +42,42 @@ def test_bundle_holds_main_and_plays_full_matches_in_a_bare_runtime(tmp_path, ba
     assert one.returncode == 0 and one.stdout.split("\n")[0] == "PASS", one.stderr
     summary = run_matches(2, ["keep"], seed=11, command=(bare_python, str(bundle)))
     assert summary["verdicts"] == {} and sum(summary["outcomes"].values()) == 2
+
+
+def test_bundle_ships_compiled_modules_that_the_bare_runtime_loads(tmp_path, bare_python):
+    """zipimport compiles every .py at every start unless the zip holds module.pyc: each
+    one-shot Botzone turn paid for that."""
+    import zipfile
+
+    from adapter.bundle import MODULES
+
+    bundle = build_botzone_bundle(tmp_path)
+    names = set(zipfile.ZipFile(bundle).namelist())
+    sources = [m for m in MODULES if m.endswith(".py")]
+    assert all(m + "c" in names for m in sources)
+    modules = [m[:-3].replace("/", ".").removesuffix(".__init__") for m in sources]
+    code = (f"import sys; sys.path.insert(0, {str(bundle)!r}); import importlib\n"
+            f"for name in {modules!r}:\n"
+            "    print(importlib.import_module(name).__file__)")
+    out = subprocess.run([bare_python, "-I", "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    files = out.stdout.split()
+    assert len(files) == len(modules) and all(f.endswith(".pyc") for f in files), files
+
+
+def test_bytecode_of_another_python_falls_back_to_the_sources(tmp_path, bare_python):
+    """A Botzone Python of another version sees a foreign magic number and reads the .py."""
+    import zipfile
+
+    bundle = build_botzone_bundle(tmp_path)
+    foreign = tmp_path / "foreign.zip"
+    with zipfile.ZipFile(bundle) as src, zipfile.ZipFile(foreign, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename.endswith(".pyc"):
+                data = b"\x00\x00\r\n" + data[4:]
+            dst.writestr(item, data)
+    one = subprocess.run([bare_python, str(foreign), "--no-keep-running"], input="1\n0 2 0\n\n",
+                         capture_output=True, text=True, timeout=60)
+    assert one.returncode == 0 and one.stdout.split("\n")[0] == "PASS", one.stderr

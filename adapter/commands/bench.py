@@ -62,6 +62,11 @@ def _bench_botzone(args: argparse.Namespace) -> int:
         print(f"  one-shot turn {n:>4}  {seconds:>8.3f} s   (process start to answer)")
     print(f"  python + numpy start {result['python_numpy_start_seconds']:>5.3f} s   "
           f"(reference; last turn ratio {result['one_shot_last_ratio_vs_python_start']}x)")
+    zips = result["bundle_one_shot_last_seconds"]
+    print(f"  upload zip     {zips['compiled']:>8.3f} s   last turn, with compiled modules "
+          f"({result['bundle_compiled_ratio_vs_installed']}x the installed command)")
+    print(f"  zip, no .pyc   {zips['source_only']:>8.3f} s   last turn, sources only "
+          f"({result['bundle_source_only_ratio_vs_installed']}x)")
     print(f"  keep running   median {result['keep_running_median_ms']} ms, p99 "
           f"{result['keep_running_p99_ms']} ms over {result['keep_running_turns']} turns")
     print("  targets: one-shot last turn < 1 s, keep-running p99 < 50 ms")
