@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench bench-mjai clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,13 @@ bench: $(STAMP)
 	$(BIN)/mjbot bench shanten
 	$(BIN)/mjbot bench log
 	$(BIN)/mjbot bench arena
+
+# Opt-in: mjbot against the PyPI mjai package's RulebaseBot. The extra brings mjai's own
+# dependencies; mjai goes in without its mahjong~=1.2 pin, which mjbot's mahjong 2 excludes.
+bench-mjai: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[mjai]'
+	$(BIN)/python -m pip install --quiet --no-deps mjai==0.2.1
+	$(BIN)/mjbot bench mjai --games 8
 
 clean:
 	rm -rf $(VENV) build *.egg-info

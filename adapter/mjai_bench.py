@@ -2,8 +2,11 @@
 package's own in-process arena (``mjai.mlibriichi.arena.Match``: the Rust game engine mjai.app
 runs, with its own rules and scoring). Opt-in: the package is not a dependency of mjbot (it
 bundles an AGPL-licensed extension, and it pins ``mahjong~=1.2`` although its bots never import
-it, while mjbot needs ``mahjong`` 2). Install it beside mjbot without its pins:
-``pip install --no-deps mjai==0.2.1 loguru requests``.
+it, while mjbot needs ``mahjong`` 2: pip reports the two as ResolutionImpossible, so ``mjai``
+cannot be part of an extra). The extra ``[mjai]`` installs what it needs with their own
+dependencies, then ``mjai`` goes in without its pins (``make bench-mjai`` does both)::
+
+    pip install -e '.[mjai]' && pip install --no-deps mjai==0.2.1
 
 Each game seats two mjbot engines and two RulebaseBot engines, rotated over the seats across
 games; the table reports average rank and points per game for each side.
@@ -19,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from adapter.mjai import MjaiBot, MjaiSettings, reply_line
+
+INSTALL = "pip install -e '.[mjai]' && pip install --no-deps mjai==0.2.1 (or: make bench-mjai)"
 
 
 class _Engine:
@@ -110,8 +115,8 @@ def bench_mjai(games: int = 8, seed: int = 10000, policy: str = "rulebased") -> 
         from loguru import logger
         from mjai.mlibriichi.arena import Match
     except ImportError as exc:
-        raise RuntimeError("the PyPI 'mjai' package is not installed: this benchmark is "
-                           "opt-in (pip install --no-deps mjai==0.2.1 loguru requests)") from exc
+        raise RuntimeError(f"this opt-in benchmark needs the module {exc.name or exc!s}, which is "
+                           f"not installed: {INSTALL}") from exc
     logger.disable("mjai")  # RulebaseBot logs every decision
     ranks: dict[str, list[int]] = {"mjbot": [], "RulebaseBot": []}
     points: dict[str, list[int]] = {"mjbot": [], "RulebaseBot": []}

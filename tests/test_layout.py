@@ -73,3 +73,12 @@ def test_the_cli_does_not_import_the_brain_or_structlog_at_start() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_tests_read_no_data_outside_the_repository() -> None:
+    """A plain clone (no ../shared beside it) must test the same: tests read tests/data."""
+    wrong = [f"{path.name}:{n}" for path in sorted((ROOT / "tests").glob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if ('"shared"' in line or "parents[2]" in line or "parent.parent.parent" in line)
+             and path.name not in ("shared_data.py", "test_layout.py")]
+    assert not wrong, wrong

@@ -13,9 +13,9 @@ from protocols import events as ev
 from protocols.tiles import parse_mpsz
 from replay import replayer
 from replay.log import Footer, GameLogWriter, Header
+from tests.shared_data import DATA
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data"
 
 
 def _mjbot(*args: str) -> subprocess.CompletedProcess[str]:
@@ -137,7 +137,6 @@ def test_reparse_compares_codec_output_with_the_recorded_events(tmp_path: Path) 
     assert result["reparsed_events"] == 5
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data absent")
 def test_export_tenhou6_and_mjai_through_the_cli(tmp_path: Path) -> None:
     src = DATA / "tenhou" / "mjx_pairs" / "2017040900gm-00a9-0000-af5434e3.mjlog"
     out6 = tmp_path / "game.json"

@@ -14,16 +14,13 @@ from brain.state import TableState
 from protocols import events as ev
 from replay import botzone_log, mjai_log, mjlog, replayer, tenhou6
 from replay.record import RecordError, canonical, seat_view
-
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
-needs_shared = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not beside "
-                                  "the project (a user's clone): recorded-data tests skipped")
+from tests.shared_data import BOTZONE_JUDGE_LOG, DATA
 
 TENHOU6 = sorted((DATA / "tenhou" / "convlog_tenhou6_json").glob("*.json")) + sorted(
     (DATA / "tenhou" / "mjx_pairs").glob("*.tenhou6.json"))
 MJLOGS = sorted((DATA / "tenhou" / "mjx_pairs").glob("*.mjlog"))
 MJAI = sorted((DATA / "mjai").glob("*.jsonl"))
-BOTZONE = DATA / "botzone" / "local_judge_log_example.json"
+BOTZONE = BOTZONE_JUDGE_LOG
 
 
 def _json_objects(text: str) -> list[object]:
@@ -34,7 +31,6 @@ def _json_objects(text: str) -> list[object]:
         return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-@needs_shared
 @pytest.mark.parametrize("path", TENHOU6, ids=lambda p: p.name)
 def test_tenhou6_imports_and_exports_equal(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
@@ -44,7 +40,6 @@ def test_tenhou6_imports_and_exports_equal(path: Path) -> None:
     assert _json_objects(tenhou6.dumps(record)) == _json_objects(text)
 
 
-@needs_shared
 @pytest.mark.parametrize("path", MJLOGS, ids=lambda p: p.name)
 def test_mjlog_imports_to_the_events_of_its_tenhou6_twin(path: Path) -> None:
     record = mjlog.loads(path.read_text(encoding="utf-8"))
@@ -62,7 +57,6 @@ def test_mjlog_imports_to_the_events_of_its_tenhou6_twin(path: Path) -> None:
     assert record.events[1:] == other.events[1:]
 
 
-@needs_shared
 def test_mjlog_wins_carry_tenhou_yaku_and_score_text() -> None:
     record = mjlog.loads((DATA / "tenhou" / "mjx_pairs" / "double-ron.mjlog").read_text())
     wins = [e for e in record.events if isinstance(e, ev.RoundWon)]
@@ -72,7 +66,6 @@ def test_mjlog_wins_carry_tenhou_yaku_and_score_text() -> None:
                for a, b in itertools.pairwise(wins))
 
 
-@needs_shared
 @pytest.mark.parametrize("path", MJAI, ids=lambda p: p.name)
 def test_mjai_imports_and_exports_equal(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
@@ -82,7 +75,6 @@ def test_mjai_imports_and_exports_equal(path: Path) -> None:
     assert wins and all(w.value >= 1 and w.hand for w in wins)
 
 
-@needs_shared
 def test_tenhou6_game_exports_to_mjai_and_back_to_the_same_events() -> None:
     record = tenhou6.loads((DATA / "tenhou" / "convlog_tenhou6_json" / "chankan.json").read_text())
     again = mjai_log.loads(mjai_log.dumps(record))
@@ -92,7 +84,6 @@ def test_tenhou6_game_exports_to_mjai_and_back_to_the_same_events() -> None:
     assert core(again.events) == core(record.events)
 
 
-@needs_shared
 def test_botzone_judge_log_win_matches_our_mcr_scoring() -> None:
     record = botzone_log.loads(BOTZONE.read_text(encoding="utf-8"))
     win = next(e for e in record.events if isinstance(e, ev.RoundWon))
@@ -116,7 +107,6 @@ def test_botzone_judge_log_win_matches_our_mcr_scoring() -> None:
     assert score.deltas == tuple(hu["score"])
 
 
-@needs_shared
 def test_seat_view_hides_what_a_seat_cannot_see() -> None:
     record = tenhou6.loads((DATA / "tenhou" / "convlog_tenhou6_json" / "rinshan.json").read_text())
     view = seat_view(record, 2)
@@ -132,7 +122,6 @@ def test_seat_view_hides_what_a_seat_cannot_see() -> None:
         state.apply(e)
 
 
-@needs_shared
 def test_decisions_are_derived_for_any_seat() -> None:
     path = DATA / "tenhou" / "mjx_pairs" / "2017040900gm-00a9-0000-af5434e3.mjlog"
     for seat in range(4):
@@ -166,7 +155,6 @@ def test_other_importers_name_the_problem(loader: object, text: str, match: str)
         loader(text)  # type: ignore[operator]
 
 
-@needs_shared
 @pytest.mark.parametrize("path", sorted((DATA / "tenhou" / "dnovikoff_mjlog").glob("*.xml")),
                          ids=lambda p: p.name)
 def test_other_mjlogs_survive_export_to_tenhou6_and_mjai(path: Path) -> None:

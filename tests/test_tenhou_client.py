@@ -26,9 +26,7 @@ from adapter.tenhou import (
 from protocols import events as ev
 from replay import replayer
 from replay.log import EventFrame, RxFrame, read_log
-
-CAPTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "tenhou" / \
-    "dnovikoff_protocol_captures"
+from tests.shared_data import TENHOU_CAPTURES as CAPTURES
 
 
 async def _game(tmp_path: Path, transport: str, seed: int = 1, drop: int | None = None,
@@ -120,7 +118,6 @@ async def test_the_id_never_reaches_a_log(tmp_path: Path, capsys: pytest.Capture
     assert secret not in captured.out + captured.err
 
 
-@pytest.mark.skipif(not CAPTURES.is_dir(), reason="../shared/data absent")
 @pytest.mark.parametrize("name", ["first.log", "kokushi.log", "82093_2018-01-17_11_03_35.log"])
 async def test_recorded_server_streams_are_answered(tmp_path: Path, name: str) -> None:
     tags = recorded_stream((CAPTURES / name).read_text(encoding="utf-8"))

@@ -34,11 +34,9 @@ from protocols.tenhou import (
     tag_from_json,
     tag_to_json,
 )
+from tests.shared_data import TENHOU_CAPTURES as CAPTURES
 
-CAPTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "tenhou" / \
-    "dnovikoff_protocol_captures"
-LOGS = sorted(CAPTURES.glob("*.log")) if CAPTURES.is_dir() else []
-needs_data = pytest.mark.skipif(not LOGS, reason="../shared/data absent")
+LOGS = sorted(CAPTURES.glob("*.log"))
 
 
 def _transcript(path: Path) -> list[tuple[str, str]]:
@@ -74,7 +72,6 @@ def _reply_action(reply: dict, codec: TenhouCodec, request: ev.DecisionRequest |
     return ev.Kan(verb, (codec.tile(reply["id"]),))
 
 
-@needs_data
 @pytest.mark.parametrize("path", LOGS, ids=[p.name for p in LOGS])
 def test_transcript_parses_and_calls_are_consistent(path: Path) -> None:
     codec = TenhouCodec()
@@ -124,7 +121,6 @@ def test_transcript_parses_and_calls_are_consistent(path: Path) -> None:
         assert calls >= 10
 
 
-@needs_data
 def test_every_recorded_auth_pair_verifies() -> None:
     pairs = 0
     for path in LOGS:
@@ -140,7 +136,6 @@ def test_every_recorded_auth_pair_verifies() -> None:
     assert pairs >= 10
 
 
-@needs_data
 def test_calls_in_the_transcripts_total() -> None:
     """The meld decoder over every N in the captures: chi always from the previous seat."""
     total = 0
@@ -159,7 +154,6 @@ def test_calls_in_the_transcripts_total() -> None:
 # ---------------------------------------------------------------------- framing
 
 
-@needs_data
 def test_a_cut_at_every_byte_and_merged_reads_parse_identically() -> None:
     path = CAPTURES / "first.log"
     texts = [t for d, t in _transcript(path) if d == "get"]
@@ -172,7 +166,6 @@ def test_a_cut_at_every_byte_and_merged_reads_parse_identically() -> None:
     assert [t for b in data for t in stream.feed(bytes([b]))] == texts
 
 
-@needs_data
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 2**32))
 def test_random_chunking_of_a_long_game_gives_the_same_events(seed: int) -> None:

@@ -1,0 +1,9 @@
+"""Where the tests find the real recorded data: tests/data/shared, a copy of the files of
+../shared/data they read (with their licences), so that a plain clone tests the same."""
+
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data" / "shared"
+TENHOU_CAPTURES = DATA / "tenhou" / "dnovikoff_protocol_captures"
+MJAI_GAME = DATA / "mjai" / "local_match_seed10000_2000.mjai.jsonl"
+BOTZONE_JUDGE_LOG = Path(__file__).resolve().parent / "data" / "botzone_judge_log.json"
