@@ -190,6 +190,37 @@ def test_mcr_no_claims_when_the_next_wall_is_empty():
     assert _drawn(seats[0])[0].reason == "exhaustive"
 
 
+# Seat 0 holds three whites; seat 1's 21st (last) draw is the fourth, discarded when seat 0's
+# own wall is already empty but seat 2's still has a tile: the judge accepts PENG and GANG.
+LATE_HANDS = ["123m456p789s1z555z", "111m222p333s4446z", "888m888p888s2223z", "777m777p777s1367z"]
+LATE_SEAT1_DRAWS = "2m3m4m5m6m7m2s3s4s5s6s1p3p4p5p6p7p8p4m5m5z"
+WHITE = T.parse_mpsz("5z")[0]
+
+
+def _late_white(kind):
+    def script(state, request, legal):
+        if request.kind == "claim" and request.tile == WHITE:
+            return next((a for a in legal if isinstance(a, kind)), None)
+        return None
+    return script
+
+
+@pytest.mark.parametrize("kind", [ev.Pon, ev.Kan])
+def test_mcr_late_claim_with_the_claimers_own_wall_empty(kind):
+    wall = layout_wall("mcr", LATE_HANDS, draws=["", LATE_SEAT1_DRAWS, "", ""])
+    referee, seats = play_hand("mcr", wall, {0: _late_white(kind)})
+    offers = [legal for req, legal in seats[0].requests
+              if req.kind == "claim" and req.tile == WHITE]
+    assert len(offers) == 1 and any(isinstance(a, kind) for a in offers[0])
+    assert seats[0].state.seat_walls is not None
+    calls = events_of(seats[0], ev.MeldCalled)
+    assert [(c.seat, c.kind) for c in calls] == [(0, "pon" if kind is ev.Pon else "open_kan")]
+    # after a PENG seat 1 is due to draw from its empty wall; after a GANG seat 0 is, for its
+    # replacement: either way the hand is drawn (荒庄), nobody pays
+    assert _drawn(seats[0])[0].reason == "exhaustive"
+    assert referee.outcome.deltas == [0, 0, 0, 0] and not referee.outcome.illegal
+
+
 def test_mcr_one_winner_first_after_discarder_and_botzone_payments():
     wall = layout_wall("mcr", ["123m456m789m1234p", "1122m3344p5566s7z", "7788m6699p8899s7z",
                                "5678p357z111z234s"], draws=["7z", "", "", ""])

@@ -149,7 +149,8 @@ class Rules:
         return (from_seat + 1) % 4 == state.seat
 
     def can_open_kan(self, state: TableState, from_seat: int) -> bool:
-        return True
+        """An open kong on ``from_seat``'s discard (the claim itself already allowed)."""
+        return self.kan_allowed(state)
 
     def claims_allowed(self, state: TableState) -> bool:
         """Can this seat call (chi/pon/kan) at all now? Winning is decided separately."""
@@ -286,7 +287,7 @@ class Rules:
         if len(same) >= 2:
             for pair in _distinct_subsets(same, 2):
                 actions.append(ev.Pon(pair))
-        if len(same) >= 3 and self.kan_allowed(state) and self.can_open_kan(state, from_seat):
+        if len(same) >= 3 and self.can_open_kan(state, from_seat):
             actions.append(ev.Kan("open_kan", tuple(same[:3])))
         if k < 27 and self.can_chi(state, from_seat):
             actions.extend(self._chis(state, k))

@@ -112,11 +112,15 @@ class McrRules(Rules):
             public -= 1  # the winning discard itself is not counted
         return public == 3
 
-    # Botzone: any CHI/PENG/GANG is WA when the next seat's wall (after the discarder) is empty.
+    # Botzone: any CHI/PENG/GANG is WA when the wall of the seat after the discarder is empty,
+    # and only then: the judge does not look at the claimer's own wall (a GANG with it empty is
+    # legal, and its replacement draw ends the hand as a draw).
     def claims_allowed(self, state: TableState) -> bool:
         nxt = state.next_seat_wall()
-        mine = state.seat_walls[state.seat] if state.seat_walls else state.wall_remaining
-        return (nxt if nxt is not None else state.wall_remaining) > 0 and mine > 0
+        return (nxt if nxt is not None else state.wall_remaining) > 0
+
+    def can_open_kan(self, state: TableState, from_seat: int) -> bool:
+        return True
 
     # GANG / BUGANG need my wall and the next seat's wall non-empty (I draw again afterwards).
     def kan_allowed(self, state: TableState) -> bool:
