@@ -232,6 +232,19 @@ def test_mcr_one_winner_first_after_discarder_and_botzone_payments():
     assert win.deltas == payments(_ctx_from(win, seat=1), win.value)
 
 
+def test_mcr_knitted_straight_win_is_paid_as_the_judge_values_it():
+    # 147m 258p 369s + 123s + 44z, won on 3s: PyMahjongGB 1.4 says 组合龙 12 + 门前清 2 +
+    # 独听・边张 1 = 15, the judge 14 (no wait fan on a knitted-straight tile); the table pays 14
+    wall = layout_wall("mcr", ["999m999p999s5556z", "147m258p12369s44z", "888m888p888s2223z",
+                               "777m777p777s1367z"], draws=["3s", "", "", ""])
+    referee, seats = play_hand("mcr", wall, {1: take_when_legal(ev.Win)})
+    (win,) = _wins(seats[0])
+    assert (win.winner, win.from_seat) == (1, 0)
+    assert win.value == 14 and not any("边张" in y for y in win.yaku)
+    assert win.deltas == (-(8 + 14), 24 + 14, -8, -8)
+    assert referee.outcome.wins == [(1, 0, 14)]
+
+
 def _ctx_from(win, seat):
     from brain.rules.base import WinContext
     return WinContext(concealed=win.hand, melds=(), win_tile=win.win_tile, seat=seat,
