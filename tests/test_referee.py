@@ -245,6 +245,56 @@ def test_mcr_knitted_straight_win_is_paid_as_the_judge_values_it():
     assert referee.outcome.wins == [(1, 0, 14)]
 
 
+def test_mcr_kongs_the_judge_allows_are_offered_and_accepted():
+    # Seat 0 is dealt 1111m and draws 9p: a concealed kong on a tile other than the one just
+    # drawn. Seat 1 pungs 2p and keeps the fourth; a round later, on another draw, it adds it
+    # to that older pung. Each kong goes out as the Botzone answer and comes back through the
+    # local judge's reading of it before the referee plays it.
+    from adapter.local.botzone_judge import BotzoneJudge
+    from protocols.botzone import BotzoneCodec
+    judge = BotzoneJudge(["keep"] * 4, seed=0)
+    p2, s9 = T.parse_mpsz("2p9s")
+    offered: dict[str, ev.Kan] = {}
+    drawn = [None, None]  # the tile each seat had just drawn when it kongs
+
+    def as_judged(seat, request, action):
+        return judge.seats[seat]._action(BotzoneCodec().encode(action), request)
+
+    def seat0(state, request, legal):
+        kan = next((a for a in legal if isinstance(a, ev.Kan)), None)
+        if request.kind == "turn" and kan is not None:
+            offered["closed"], drawn[0] = kan, state.last_draw
+            return as_judged(0, request, kan)
+        if request.kind == "turn" and p2 in state.hand:
+            return ev.Discard(p2)
+        return None
+
+    def seat1(state, request, legal):
+        if request.kind == "claim" and request.tile == p2:
+            return next(a for a in legal if isinstance(a, ev.Pon))
+        if request.kind == "turn" and state.called_this_turn is not None:
+            return ev.Discard(s9)
+        kan = next((a for a in legal if isinstance(a, ev.Kan)), None)
+        if request.kind == "turn" and kan is not None:
+            offered["added"], drawn[1] = kan, state.last_draw
+            return as_judged(1, request, kan)
+        return None
+
+    try:
+        wall = layout_wall("mcr", ["1111m2p456s789s11z", "345m678m222p9s335z",
+                                   "888m888p888s2223z", "777m777p777s1367z"],
+                           draws=["9p8p", "4s", "", ""])
+        referee, seats = play_hand("mcr", wall, {0: seat0, 1: seat1})
+    finally:
+        judge.pool.shutdown()
+    assert offered["closed"].kind == "closed_kan" and T.kind(offered["closed"].tiles[0]) == 0
+    assert offered["added"] == ev.Kan("added_kan", (p2,))
+    kongs = [(c.seat, c.kind) for c in events_of(seats[0], ev.MeldCalled)]
+    assert kongs[:3] == [(0, "closed_kan"), (1, "pon"), (1, "added_kan")]
+    assert drawn == T.parse_mpsz("9p4s")
+    assert not referee.outcome.illegal and referee.outcome.penalty_seat is None
+
+
 def _ctx_from(win, seat):
     from brain.rules.base import WinContext
     return WinContext(concealed=win.hand, melds=(), win_tile=win.win_tile, seat=seat,
