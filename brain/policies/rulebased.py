@@ -207,6 +207,8 @@ class RuleBasedPolicy:
             # the Seofon kong rule: no open kong while ready, none that costs shape
             if before == 0 or after > before:
                 return False
+            if state.seat_walls is not None and state.seat_walls[state.seat] == 0:
+                return False  # MCR: the replacement is due from our empty wall, a drawn hand
             return variant in ("taiwan16", "mass", "mcr")
         if after >= before:
             return False
