@@ -9,7 +9,8 @@ wall) makes a hand far from ready fold — genbutsu, suji, dead honours (riichi)
 follow-discard rule (跟打) and the threat's own discards elsewhere. Riichi is declared on a wait
 with two or more live tiles, or when the hand has no yaku without it. Calls are made when they
 lower the shanten number and keep the hand's value: a yaku in riichi, a >= 8-fan plan in MCR;
-no open kong while ready and no kong that breaks the hand's shape (the Seofon kong rule).
+no open kong while ready and no kong that breaks the hand's shape (the Seofon kong rule), nor
+(MCR) one whose replacement draw is due from an empty wall.
 Every tie between equally scored actions goes by :func:`brain.actions.action_key` (tile kind
 first), so the same table gives the same move whatever order the hand arrived in.
 """
