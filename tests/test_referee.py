@@ -250,7 +250,7 @@ def test_mcr_kongs_the_judge_allows_are_offered_and_accepted():
     # drawn. Seat 1 pungs 2p and keeps the fourth; a round later, on another draw, it adds it
     # to that older pung. Each kong goes out as the Botzone answer and comes back through the
     # local judge's reading of it before the referee plays it.
-    from adapter.local.botzone_judge import BotzoneJudge
+    from adapter.fakes.botzone_judge import BotzoneJudge
     from protocols.botzone import BotzoneCodec
     judge = BotzoneJudge(["keep"] * 4, seed=0)
     p2, s9 = T.parse_mpsz("2p9s")
