@@ -82,8 +82,8 @@ _PHASE = {"hu": 0, "gong": 1, "pong": 1, "eat": 2}
 
 def claim_order_errors(log_path: str) -> list[str]:
     """Every discard's claim asks against the lab referee's order: all ``/ask hu`` first, in
-    turn order from the discarder; then gong/pong in turn order; then eat to the next seat
-    only; nothing asked after a claim was accepted."""
+    turn order from the discarder; then gong/pong in turn order (no gong to the next seat);
+    then eat to the next seat only; nothing asked after a claim was accepted."""
     seat_of: dict[int, int] = {}
     errors: list[str] = []
     window: tuple[int, list[tuple[int, str]]] | None = None  # (discarder, asks so far)
@@ -127,6 +127,8 @@ def claim_order_errors(log_path: str) -> list[str]:
                               f"{last_seat} (discard by seat {discarder})")
         if word == "eat" and seat != (discarder + 1) % 4:
             errors.append(f"/ask eat to seat {seat}, not next after seat {discarder}")
+        if word == "gong" and seat == (discarder + 1) % 4:
+            errors.append(f"/ask gong to seat {seat}, next after seat {discarder}")
         asks.append((seat, word))
     return errors
 
