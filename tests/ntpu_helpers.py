@@ -12,7 +12,7 @@ import socket
 import threading
 from pathlib import Path
 
-from adapter.local.ntpu_server import MatchResult, run_match
+from adapter.fakes.ntpu_server import MatchResult, run_match
 from adapter.ntpu import NtpuBot, NtpuSettings
 from protocols.ntpu import LineBuffer
 from replay.log import RxFrame, TxFrame, read_log

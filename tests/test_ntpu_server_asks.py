@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.local.ntpu_server import Channel, NtpuServer
+from adapter.fakes.ntpu_server import Channel, NtpuServer
 from adapter.local.walls import tile_set
 from protocols import events as ev
 from protocols import tiles as T
