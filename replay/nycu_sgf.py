@@ -472,11 +472,10 @@ class _HandReader:
             self._take_kind(move, kind, 3, "concealed kong")
             meld = ev.MeldCalled(seat, "closed_kan", (kind,) * 4)
         else:
-            pon = self.pons[seat].pop(kind, None)
-            if pon is None:
+            if self.pons[seat].pop(kind, None) is None:
                 self.fail(move.node, f"{SEATS[seat]} has no pong of {T.tile_name(kind)} to add "
                                      f"to")
-            meld = ev.MeldCalled(seat, "added_kan", (kind,) * 4, kind, pon.from_seat)
+            meld = ev.MeldCalled(seat, "added_kan", (kind,) * 4, kind)  # as every import has it
             self.added = (seat, tile_id)
         self.last_draw[seat] = None
         self.turn, self.to_draw = None, (seat, True)
