@@ -18,11 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from adapter.local.referee import HandSetup
 from protocols import events as ev
 from protocols.ntpu import NtpuCodec, NtpuError
 from replay import formats, ntpu_log, nycu_sgf, replayer
 from replay.record import GameRecord, RecordError, seat_view
 from tests import nycu_fixtures
+from tests.table_helpers import ScriptedSeat, layout_wall, take_when_legal
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "nycu"
@@ -113,6 +115,16 @@ def test_every_recorded_move_is_legal_under_our_taiwan_rules(path: Path) -> None
     for win in _ends(record.events):
         if isinstance(win, ev.RoundWon):
             assert win.value > 0 and win.yaku and not win.detail  # scored: a win by our rules
+
+
+def test_a_dealers_win_on_the_deal_is_one_self_drawn_win_node() -> None:
+    wall = layout_wall("taiwan16", ["111222333444555m6m", "1112223334445556p",
+                                    "1112223334445556s", "666777888999p1111z"], "6m")
+    players = [ScriptedSeat("taiwan16", s, take_when_legal(ev.Win)) for s in range(4)]
+    text = nycu_sgf.dumps(nycu_fixtures._play(players, HandSetup(seed=0, wall=wall)))
+    assert text.endswith("\n;E[SM161])\n") and text.count(";") == 2
+    (win,) = _ends(nycu_sgf.loads(text).events)
+    assert win.winner == 0 and win.from_seat is None and win.value > 0
 
 
 @pytest.mark.parametrize("name", ["rich.sgf", "ron.sgf", "draw.sgf", "match.sgf"])
