@@ -2,10 +2,11 @@
 
 Any log becomes a :class:`Replay` — the events one seat saw and the decisions it made, in order.
 The bot's own logs carry both (``decision`` frames); imported games (tenhou.net/6, mjlog, mjai,
-Botzone) have no decisions written down, so they are read off the full record the way review
-tools do: after each of the seat's draws or calls its next move is its choice; after another
-seat's discard (or added kan) where our rules give it something to do besides passing, its
-call, win or pass is.
+Botzone, NYCU SGF, NTPU command logs) have no decisions written down, so they are read off the
+record the way review tools do: after each of the seat's draws or calls its next move is its
+choice; after another seat's discard (or added kan) where our rules give it something to do
+besides passing, its call, win or pass is. Which reader a file needs is found in
+:mod:`replay.formats`.
 """
 
 from __future__ import annotations
