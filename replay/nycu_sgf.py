@@ -33,6 +33,7 @@ from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
 from replay.record import GameRecord, RecordError, canonical, view_event
+from replay.sgf import Node, parse_trees
 
 SOURCE = "nycu_sgf"
 GAME_NUMBER = "84"
@@ -44,108 +45,6 @@ ROOT_PROPERTIES = ("GM", "DEALER", "WALL", "SQRWALL")
 CODES = ("M", "D", "EL", "EM", "ER", "P", "G", "HG", "UG", "H", "SM")
 CHOW_PARTNERS = {"EL": (1, 2), "EM": (-1, 1), "ER": (-2, -1)}  # the others, from the claimed
 _MOVE = re.compile(r"([A-Z]+)(-?\d+)")
-_NAME = re.compile(r"[A-Za-z]+")
-_SNIPPET = 40
-
-
-# --------------------------------------------------------------------------- SGF text
-
-
-@dataclass(frozen=True)
-class Node:
-    """One ``;`` node: ``number`` counts from 1 within its tree, ``offset`` is its ``;``."""
-
-    number: int
-    offset: int
-    text: str
-    properties: tuple[tuple[str, tuple[str, ...]], ...]
-
-
-def parse_trees(text: str) -> list[list[Node]]:
-    """The game trees of an SGF collection, each a list of nodes. A tree that branches (a
-    search tree of the lab's players, ``;(;E[...])``) is refused: it is no game record."""
-    trees: list[list[Node]] = []
-    i, n = _skip(text, 0), len(text)
-    if not text.startswith("(", i):
-        raise RecordError(f"nycu sgf: an SGF starts with '(;', this starts with "
-                          f"{text[i:i + 10]!r}")
-    while i < n:
-        if text[i] != "(":
-            raise RecordError(f"nycu sgf: {text[i]!r} at offset {i}, between game trees")
-        i = _skip(text, i + 1)
-        nodes: list[Node] = []
-        while True:
-            if i >= n:
-                where = f"after node {nodes[-1].number}" if nodes else "at its start"
-                raise RecordError(f"nycu sgf: cut short: game tree {len(trees) + 1} has no ')' "
-                                  f"({where})")
-            if text[i] == ";":
-                node, i = _node(text, i, len(nodes) + 1)
-                nodes.append(node)
-            elif text[i] == ")":
-                i += 1
-                break
-            elif text[i] == "(":
-                raise RecordError(f"nycu sgf: a search-tree SGF, not a game record (a branch "
-                                  f"at offset {i}, after node {len(nodes)})")
-            else:
-                raise RecordError(f"nycu sgf: unexpected {text[i]!r} at offset {i} (after "
-                                  f"node {len(nodes)})")
-            i = _skip(text, i)
-        if not nodes:
-            raise RecordError(f"nycu sgf: game tree {len(trees) + 1} has no node")
-        trees.append(nodes)
-        i = _skip(text, i)
-    return trees
-
-
-def _skip(text: str, i: int) -> int:
-    while i < len(text) and text[i].isspace():
-        i += 1
-    return i
-
-
-def _node(text: str, start: int, number: int) -> tuple[Node, int]:
-    """The node whose ``;`` is at ``start``, and the offset after it."""
-    props: list[tuple[str, tuple[str, ...]]] = []
-    i = _skip(text, start + 1)
-    while i < len(text) and text[i] not in ";()":
-        m = _NAME.match(text, i)
-        if m is None:
-            raise RecordError(f"nycu sgf: node {number} at offset {start}: unexpected "
-                              f"{text[i]!r} where a property name should be")
-        name, i = m.group(), _skip(text, m.end())
-        values: list[str] = []
-        while i < len(text) and text[i] == "[":
-            value, i = _value(text, i, number, start)
-            values.append(value)
-            i = _skip(text, i)
-        if not values:
-            raise RecordError(f"nycu sgf: node {number} at offset {start}: property {name} "
-                              f"has no [value]")
-        props.append((name, tuple(values)))
-    snippet = " ".join(text[start:i].split())
-    if len(snippet) > _SNIPPET:
-        snippet = snippet[:_SNIPPET - 3] + "..."
-    return Node(number, start, snippet, tuple(props)), i
-
-
-def _value(text: str, i: int, number: int, start: int) -> tuple[str, int]:
-    """A ``[...]`` value from offset ``i`` (``\\`` escapes the next character)."""
-    out: list[str] = []
-    i += 1
-    while i < len(text):
-        c = text[i]
-        if c == "]":
-            return "".join(out), i + 1
-        if c == "\\" and i + 1 < len(text):
-            i += 1
-            if text[i] != "\n":  # an escaped newline is a soft line break
-                out.append(text[i])
-        else:
-            out.append(c)
-        i += 1
-    raise RecordError(f"nycu sgf: cut short inside a value of node {number} (offset {start})")
 
 
 # --------------------------------------------------------------------------- import
@@ -161,7 +60,7 @@ class _Move:
 
 def loads(text: str, tiles: T.NtpuTiles | None = None) -> GameRecord:
     """A game (one hand per game tree) from SGF text; ``tiles``: the id mapping to read with."""
-    trees = parse_trees(text.lstrip("\ufeff"))
+    trees = parse_trees(text.lstrip("\ufeff"), "nycu sgf")
     tiles = tiles or T.NtpuTiles()
     events: list[Any] = [ev.GameStarted("taiwan16", 0, ("", "", "", ""), {"platform": "nycu"})]
     extra: list[dict[str, list[str]]] = []

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from adapter.local.referee import HandSetup
 from protocols import events as ev
 from protocols.ntpu import NtpuCodec, NtpuError
+from protocols.tiles import NtpuTiles
 from replay import formats, ntpu_log, nycu_sgf, replayer
 from replay.record import GameRecord, RecordError, seat_view
 from tests import nycu_fixtures
@@ -87,7 +88,7 @@ def test_the_wall_is_read_as_the_lab_referee_lays_it_out() -> None:
     assert len(wall) == 136
     moves = re.findall(r";([ESWN])\[([A-Z]+)(\d+)\]", RICH)
     record = nycu_sgf.loads(RICH)
-    tiles = nycu_sgf.T.NtpuTiles()
+    tiles = NtpuTiles()
     assert record.events[1].hands == tuple(
         tuple(tiles.to_tile(i) for i in wall[16 * s:16 * s + 16]) for s in range(4))
     draws = [int(i) for seat, code, i in moves if code == "M"]
