@@ -1,0 +1,651 @@
+"""One table of the fake Tenhou server: the local riichi referee in its own thread, with one or
+more seats played by remote clients (each through its own :class:`SeatLink`) and the others by
+mjbot's policies. The server side (logins, sockets) is in tenhou_server.py.
+
+A remote seat is told what Tenhou tells a client (relative seats, ids, ``t`` flags, the hand's
+result with the next event, ``owari`` with PROF) and asked for answers. What it owes is one
+request at a time: the first answer that fits is taken, a second one (or one to nothing) is
+logged and dropped, so that a client that answers twice never has its answers shifted onto
+later requests. A seat whose client is away is waited for a short while (``absent`` seconds
+from its leaving), then played for it until it is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+import time
+import urllib.parse
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from adapter.local.game import GameConfig, GameResult, placement, play_game
+from adapter.local.referee import HandReferee
+from adapter.local.seat import BrainSeat
+from adapter.local.tenhou_results import fu_of, hand_points, limit_class, owari, yaku_attrs
+from adapter.local.tile_ids import take_ids
+from brain.brain import safest_action
+from protocols import events as ev
+from protocols import tiles as T
+from protocols.tenhou import (
+    MeldIds,
+    Tag,
+    TenhouError,
+    format_tag,
+    meld_code,
+    read_reply,
+)
+
+if TYPE_CHECKING:
+    from adapter.local.tenhou_server import FakeTenhouServer
+
+Send = Callable[[list[Tag]], Awaitable[None]]
+ANONYMOUS = "NoName"
+
+
+def shown_name(name: str) -> str:
+    """A client's name as others see it: an ID is a secret, so it shows as "player"."""
+    return name if name == ANONYMOUS else "player"
+
+
+# ---------------------------------------------------------------------- a remote seat's line
+
+
+class SeatLink:
+    """A remote seat's connection as the game thread sees it: tags out (each call one write,
+    as one read of the client), answers in; it survives the client dropping and coming back."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, absent: float) -> None:
+        self.loop = loop
+        self.absent = absent
+        self.replies: queue.Queue[Tag] = queue.Queue()
+        self.connected = threading.Event()
+        self.ready = threading.Event()  # NEXTREADY (or a returning client's GOK)
+        self._send: Send | None = None
+        self.away_since: float | None = None
+        self.sent = 0  # tags
+        self.conn: Any = None  # the connection that holds the seat (playing or returning)
+
+    def attach(self, send: Send) -> None:
+        self._send = send
+        self.away_since = None
+        self.connected.set()
+
+    def detach(self) -> None:
+        self._send = None
+        self.connected.clear()
+        if self.away_since is None:
+            self.away_since = time.monotonic()
+
+    def wait_back(self) -> bool:
+        """True when the client is here; while it is away, wait for its return at most
+        ``absent`` seconds from its leaving (then the seat is played for it)."""
+        if self.connected.is_set():
+            return True
+        since = self.away_since if self.away_since is not None else time.monotonic()
+        return self.connected.wait(max(0.0, since + self.absent - time.monotonic()))
+
+    def send(self, tags: list[Tag]) -> bool:
+        """From the game thread, in one write; False if the client is away (the tags are lost,
+        as on a dropped line: the REINIT after its return covers them)."""
+        send = self._send
+        if send is None or not tags:
+            return False
+        future = asyncio.run_coroutine_threadsafe(send(tags), self.loop)
+        try:
+            future.result(timeout=10)
+        except Exception:
+            return False
+        self.sent += len(tags)
+        return True
+
+
+# ---------------------------------------------------------------------- ids
+
+
+class TableIds:
+    """Tenhou ids for one hand: each physical tile gets the next free id of its tile (red fives
+    their own), and the server knows every seat's hand, melds and river by id."""
+
+    def __init__(self) -> None:
+        self.used: set[int] = set()
+        self.held: list[list[int]] = [[] for _ in range(4)]
+        self.melds: list[list[MeldIds]] = [[] for _ in range(4)]
+        self.rivers: list[list[int]] = [[] for _ in range(4)]  # 255 marks riichi
+        self.drawn: dict[int, int] = {}
+        self.last_discard: tuple[int, int] | None = None
+        self.chosen: dict[int, list[int]] = {}  # ids named in a seat's last reply
+        self.move: list[int] = []  # ids of the event being told
+        self.last_added: int | None = None  # an added kan's tile, robbable
+        self.meld_code = 0
+        self.dora_ids: list[int] = []
+        self.ura_ids: list[int] = []
+
+    def new(self, tile: int) -> int:
+        tile_id = next(i for i in T.tenhou_ids(tile) if i not in self.used)
+        self.used.add(tile_id)
+        return tile_id
+
+    def take(self, seat: int, tiles: list[int]) -> list[int]:
+        """Remove ids of ``tiles`` from the seat's hand (those its reply named first)."""
+        return take_ids(self.held[seat], self.chosen.pop(seat, []), tiles, T.from_tenhou_id)
+
+    def ura(self, indicators: tuple[int, ...]) -> list[int]:
+        """The ura indicators' ids (the same for both winners of a double ron)."""
+        if not self.ura_ids:
+            self.ura_ids = [self.new(t) for t in indicators]
+        return self.ura_ids
+
+
+class _Referee(HandReferee):
+    """The referee, with every full-information event given its ids before the seats see it."""
+
+    def __init__(self, table: TenhouTable, players: list[Any]) -> None:
+        super().__init__("riichi", players, table.log)
+        self.table = table
+
+    def emit(self, event: Any) -> None:
+        if isinstance(event, ev.RoundStarted | ev.GameEnded):
+            self.table.between_hands(event)  # outside the lock: a client may come back
+        # one event at a time against a returning client's REINIT (see TenhouTable.lock)
+        with self.table.lock:
+            self.table.before_event(event)
+            super().emit(event)
+
+
+# ---------------------------------------------------------------------- the remote seat
+
+
+@dataclass
+class Owed:
+    """The request a remote seat owes an answer to: ``kind`` "turn" or "claim"."""
+
+    kind: str
+    tag: Tag
+    answered: bool = False
+
+
+_ABSENT = object()  # no answer: the client is away
+
+
+class RemoteSeat:
+    """A client's seat at the referee's table (told and asked in the game thread; its answers
+    arrive from the server's event loop through :meth:`accept`)."""
+
+    def __init__(self, table: TenhouTable, seat: int, name: str, link: SeatLink) -> None:
+        self.table, self.seat, self.link = table, seat, link
+        self.login = name  # as the client logged in (an ID is a secret)
+        self.name = shown_name(name)
+        self.label = self.name  # which client played it, in reports
+        self.owed: Owed | None = None
+        self.answers = threading.Lock()  # owed and the reply queue, between the two threads
+        self.held: list[Tag] = []  # the hand's AGARI / RYUUKYOKU, sent with the next event
+        self.scores = [0, 0, 0, 0]
+
+    def rel(self, seat: int) -> int:
+        return (seat - self.seat) % 4
+
+    def send(self, *tags: Tag) -> None:
+        self.table.send(self, list(tags))
+
+    # ------------------------------------------------------------------ answers
+
+    def ask(self, kind: str, tag: Tag) -> None:
+        """Send a request; answers left from an earlier one are dropped, never carried."""
+        with self.answers:
+            while True:
+                try:
+                    late = self.link.replies.get_nowait()
+                except queue.Empty:
+                    break
+                self.table.problem(f"dropped, a late answer: {format_tag(late)}")
+            self.owed = Owed(kind, tag)
+        self.send(tag)
+
+    def accept(self, tags: list[Tag]) -> None:
+        """From the server's loop: the answers of one read. The first that fits what is owed
+        is taken (a riichi's REACH and then its discard); the rest are logged and dropped."""
+        with self.answers:
+            for tag in tags:
+                owed = self.owed
+                if owed is not None and owed.answered:
+                    self.table.problem(f"dropped, a second answer: {format_tag(tag)}")
+                    continue
+                fits = owed is not None and (
+                    not (tag.name == "N" and "type" not in tag.attrs) if owed.kind == "turn"
+                    else tag.name == "N")
+                if owed is None or not fits:
+                    self.table.problem(f"dropped, unasked: {format_tag(tag)}")
+                    continue  # Tenhou ignores an answer to nothing
+                if tag.name != "REACH":  # a riichi's discard is still to come
+                    owed.answered = True
+                self.link.replies.put(tag)
+
+    def _next_reply(self, deadline: float) -> Tag | object | None:
+        """The next answer; None when none came in time, _ABSENT when the client is away."""
+        while True:
+            if not self.link.connected.is_set():
+                if not self.link.wait_back():
+                    return _ABSENT
+                deadline = time.monotonic() + self.table.time_limit
+            try:
+                return self.link.replies.get(timeout=min(0.05, max(0.0, deadline
+                                                                   - time.monotonic())))
+            except queue.Empty:
+                if time.monotonic() >= deadline:
+                    return None
+
+    # ------------------------------------------------------------------ what it is told
+
+    def observe(self, event: Any) -> None:
+        table, ids = self.table, self.table.ids
+        referee = table.referee
+        view = referee.views[self.seat]
+        if isinstance(event, ev.RoundStarted):
+            self.scores = list(event.scores)
+            kyoku = event.round_wind * 4 + event.round_number
+            self.send(Tag("INIT", {
+                "seed": f"{kyoku},{event.honba},{event.sticks},3,4,{ids.dora_ids[0]}",
+                "ten": self._ten(), "oya": str(self.rel(event.dealer)),
+                "hai": ",".join(map(str, ids.held[self.seat]))}))
+        elif isinstance(event, ev.TileDrawn):
+            if event.seat != self.seat:
+                self.send(Tag("UVW"[self.rel(event.seat) - 1]))
+                return
+            legal = referee.rules.legal_actions(view, ev.DecisionRequest("turn"))
+            flags = sum(bit for bit, kind in ((16, ev.Win), (64, ev.AbortiveDraw))
+                        if any(isinstance(a, kind) for a in legal))
+            if any(isinstance(a, ev.Discard) and a.riichi for a in legal):
+                flags |= 32
+            self.ask("turn", Tag(f"T{ids.drawn[self.seat]}", {"t": str(flags)} if flags else {}))
+        elif isinstance(event, ev.TileDiscarded):
+            self._discarded(event)
+        elif isinstance(event, ev.MeldCalled):
+            attrs = {"who": str(self.rel(event.seat)), "m": str(ids.meld_code)}
+            if event.kind == "added_kan" and event.seat != self.seat:
+                request = ev.DecisionRequest("rob_kan", tile=event.called, from_seat=event.seat)
+                if any(isinstance(a, ev.Win) for a in referee.rules.legal_actions(view,
+                                                                                   request)):
+                    self.ask("claim", Tag("N", {**attrs, "t": "8"}))
+                    return
+            if event.seat == self.seat and event.kind in ("chi", "pon"):
+                self.ask("turn", Tag("N", attrs))  # its discard after the call
+                return
+            self.send(Tag("N", attrs))
+        elif isinstance(event, ev.RiichiDeclared):
+            self.send(Tag("REACH", {"who": str(self.rel(event.seat)), "step": "1"}))
+        elif isinstance(event, ev.RiichiAccepted):
+            if event.scores:
+                self.scores = list(event.scores)
+            self.send(Tag("REACH", {"who": str(self.rel(event.seat)), "step": "2",
+                                    "ten": self._ten()}))
+        elif isinstance(event, ev.DoraRevealed):
+            self.send(Tag("DORA", {"hai": str(ids.dora_ids[-1])}))
+        elif isinstance(event, ev.RoundWon):
+            self._agari(event)
+        elif isinstance(event, ev.RoundDrawn):
+            self._ryuukyoku(event)
+
+    def _discarded(self, event: ev.TileDiscarded) -> None:
+        tile_id = self.table.ids.move[0]
+        if event.seat == self.seat:
+            self.send(Tag(f"D{tile_id}"))
+            return
+        referee = self.table.referee
+        letter = "EFG"[self.rel(event.seat) - 1]
+        if event.tsumogiri:
+            letter = letter.lower()
+        request = ev.DecisionRequest("claim", tile=event.tile, from_seat=event.seat)
+        legal = referee.rules.legal_actions(referee.views[self.seat], request)
+        flags = sum(bit for bit, kind in ((1, ev.Pon), (4, ev.Chi), (8, ev.Win))
+                    if any(isinstance(a, kind) for a in legal))
+        if any(isinstance(a, ev.Kan) for a in legal):
+            flags |= 2
+        if flags:
+            self.ask("claim", Tag(f"{letter}{tile_id}", {"t": str(flags)}))
+        else:
+            self.send(Tag(f"{letter}{tile_id}"))
+
+    def _ten(self) -> str:
+        return ",".join(str(self.scores[(self.seat + r) % 4] // 100) for r in range(4))
+
+    def _sc(self, deltas: tuple[int, ...]) -> str:
+        parts = []
+        for r in range(4):
+            s = (self.seat + r) % 4
+            parts += [str(self.scores[s] // 100), str(deltas[s] // 100 if deltas else 0)]
+        return ",".join(parts)
+
+    def _agari(self, won: ev.RoundWon) -> None:
+        table, ids = self.table, self.table.ids
+        if won.from_seat is None:
+            win_id = ids.drawn[won.winner]
+        elif ids.last_discard is not None and ids.last_discard[0] == won.from_seat:
+            win_id = ids.last_discard[1]
+        else:  # robbing an added kan
+            assert ids.last_added is not None
+            win_id = ids.last_added
+        hand = sorted([*ids.held[won.winner], *([win_id] if won.from_seat is not None else [])])
+        attrs = {"ba": f"{table.honba},{table.sticks}", "hai": ",".join(map(str, hand))}
+        if ids.melds[won.winner]:
+            attrs["m"] = ",".join(str(meld_code(m)) for m in ids.melds[won.winner])
+        attrs |= {"machi": str(win_id),
+                  "ten": f"{fu_of(won.detail)},{hand_points(won, table.honba)},"
+                         f"{limit_class(won.detail)}",
+                  **yaku_attrs(won.yaku, bool(won.ura_dora_indicators)),
+                  "doraHai": ",".join(map(str, ids.dora_ids))}
+        if won.ura_dora_indicators:
+            attrs["doraHaiUra"] = ",".join(map(str, ids.ura(won.ura_dora_indicators)))
+        attrs |= {"who": str(self.rel(won.winner)),
+                  "fromWho": str(self.rel(won.from_seat if won.from_seat is not None
+                                          else won.winner)),
+                  "sc": self._sc(won.deltas)}
+        self.scores = [a + b for a, b in zip(self.scores, won.deltas, strict=True)]
+        self.held.append(Tag("AGARI", attrs))
+
+    def _ryuukyoku(self, drawn: ev.RoundDrawn) -> None:
+        types = {"nine_terminals": "yao9", "four_riichi": "reach4", "triple_ron": "ron3",
+                 "four_kans": "kan4", "four_winds": "kaze4"}
+        attrs = {"ba": f"{self.table.honba},{self.table.sticks}", "sc": self._sc(drawn.deltas)}
+        if drawn.reason in types:
+            attrs = {"type": types[drawn.reason], **attrs}
+        for seat in drawn.tenpai:
+            attrs[f"hai{self.rel(seat)}"] = ",".join(map(str, self.table.ids.held[seat]))
+        if drawn.deltas:
+            self.scores = [a + b for a, b in zip(self.scores, drawn.deltas, strict=True)]
+        self.held.append(Tag("RYUUKYOKU", attrs))
+
+    def send_results(self) -> None:
+        """The hand's result(s), told with the next event, and NEXTREADY waited for."""
+        held, self.held = self.held, []
+        if held:
+            self.send(*held)
+            self.table.wait_ready(self)
+
+    def game_over(self, scores: list[int]) -> None:
+        """PROF and the last result with ``owari``, in one write as Tenhou sends them."""
+        ranks = placement(scores)
+        text = owari(scores, ranks, self.seat)
+        held, self.held = self.held, []
+        last = held.pop() if held else Tag("RYUUKYOKU", {"ba": "0,0", "sc": self._sc(())})
+        prof = Tag("PROF", {"lobby": "0", "type": str(self.table.game_type),
+                            "add": text.split(",")[1]})
+        self.send(*held, prof, Tag(last.name, {**last.attrs, "owari": text}))
+
+    # ------------------------------------------------------------------ what it is asked
+
+    def decide(self, request: ev.DecisionRequest) -> Any:
+        referee = self.table.referee
+        legal = referee.asked_legal
+        action = _matching(self._reply(request), legal)
+        with self.answers:
+            self.owed = None
+        if action is None or action not in legal:
+            if action is not None:
+                self.table.stats.illegal += 1
+                self.table.problem(f"{action!r} is not allowed on {request.kind}")
+            return safest_action(referee.views[self.seat], legal)
+        return action
+
+    def _reply(self, request: ev.DecisionRequest) -> Any | None:
+        """The client's answer as an action; None when it sent none in time or is away."""
+        stats = self.table.stats
+        deadline = time.monotonic() + self.table.time_limit
+        riichi = False
+        while True:
+            tag = self._next_reply(deadline)
+            if tag is _ABSENT:
+                stats.absent += 1
+                return None
+            if not isinstance(tag, Tag):
+                stats.timeouts += 1
+                self.table.problem(f"no answer to a {request.kind} request")
+                return None
+            try:
+                reply = read_reply(tag)
+            except TenhouError as exc:
+                stats.illegal += 1
+                self.table.problem(str(exc))
+                return None
+            if reply["verb"] == "riichi":
+                riichi = True
+                continue
+            try:
+                return self._action(reply, request, riichi)
+            except (ValueError, KeyError, StopIteration) as exc:
+                stats.illegal += 1
+                self.table.problem(f"{format_tag(tag)}: {exc}")
+                return None
+
+    def _action(self, reply: dict[str, Any], request: ev.DecisionRequest, riichi: bool) -> Any:
+        ids = self.table.ids
+        held = ids.held[self.seat]
+        named = reply.get("ids") or ([reply["id"]] if "id" in reply else [])
+        for tile_id in named:
+            if tile_id not in held:
+                raise ValueError(f"id {tile_id} is not in the seat's hand")
+        ids.chosen[self.seat] = list(named)
+        tiles = [T.from_tenhou_id(i) for i in named]
+        verb = reply["verb"]
+        if verb == "discard":
+            return ev.Discard(tiles[0], riichi=riichi)
+        if verb == "pass":
+            return ev.Pass()
+        if verb in ("ron", "tsumo"):
+            return ev.Win()
+        if verb == "pon":
+            return ev.Pon(tuple(sorted(tiles, key=T.sort_key)))
+        if verb == "chi":
+            return ev.Chi(tuple(sorted(tiles, key=T.sort_key)))
+        if verb == "nine_terminals":
+            return ev.AbortiveDraw()
+        if verb == "open_kan":
+            assert request.tile is not None
+            own = [t for t in (T.from_tenhou_id(i) for i in held)
+                   if T.kind(t) == T.kind(request.tile)]
+            return ev.Kan("open_kan", tuple(own[:3]))
+        if verb == "closed_kan":
+            k = T.kind(tiles[0])
+            return ev.Kan("closed_kan", tuple(t for t in (T.from_tenhou_id(i) for i in held)
+                                              if T.kind(t) == k))
+        if verb == "added_kan":
+            return ev.Kan("added_kan", (tiles[0],))
+        raise ValueError(f"{verb} is no answer here")
+
+    # ------------------------------------------------------------------ a returning client
+
+    def dealer(self) -> int:
+        """The dealer of the hand in play, relative to this seat."""
+        referee = self.table.referee
+        return self.rel(referee.views[self.seat].dealer if self.table.dealt else 0)
+
+    def saikai(self) -> Tag:
+        return Tag("SAIKAI", {"ba": f"{self.table.honba},{self.table.sticks}",
+                              "oya": str(self.dealer()), "sc": self._sc(())})
+
+    def reinit(self) -> list[Tag]:
+        """The table as this seat sees it now, and the request it still owes (under the
+        table's lock: no event is being told)."""
+        ids = self.table.ids
+        view = self.table.referee.views[self.seat]
+        hand = list(ids.held[self.seat])
+        rivers = [list(r) for r in ids.rivers]
+        owed: list[Tag] = []
+        with self.answers:
+            if self.owed is not None and not self.owed.answered:
+                tag = self.owed.tag  # still owed: asked again after the table
+                if self.owed.kind == "turn" and tag.name.startswith("T"):
+                    hand.remove(int(tag.name[1:]))
+                elif self.owed.kind == "claim" and tag.name != "N" \
+                        and ids.last_discard is not None:
+                    rivers[ids.last_discard[0]].pop()
+                owed = [tag]
+        kyoku = view.round_wind * 4 + view.round_number
+        attrs = {"seed": f"{kyoku},{view.honba},{view.sticks},3,4,{ids.dora_ids[0]}",
+                 "ten": self._ten(), "oya": str(self.rel(view.dealer)),
+                 "hai": ",".join(map(str, sorted(hand)))}
+        for seat in range(4):
+            r = self.rel(seat)
+            if ids.melds[seat]:
+                attrs[f"m{r}"] = ",".join(str(meld_code(m)) for m in ids.melds[seat])
+            if rivers[seat]:
+                attrs[f"kawa{r}"] = ",".join(map(str, rivers[seat]))
+        return [Tag("REINIT", attrs), *owed]
+
+
+def _matching(action: Any, legal: list[Any]) -> Any:
+    """The legal action that ``action`` names (tiles in any order), else ``action``."""
+    if action is None or action in legal:
+        return action
+    for candidate in legal:
+        if type(candidate) is type(action) and getattr(candidate, "kind", None) == getattr(
+                action, "kind", None) and getattr(candidate, "riichi", None) == getattr(
+                action, "riichi", None) and sorted(getattr(candidate, "tiles", ())) == sorted(
+                getattr(action, "tiles", ())) and getattr(candidate, "tile", None) == getattr(
+                action, "tile", None):
+            return candidate
+    return action
+
+
+# ---------------------------------------------------------------------- the table
+
+
+class TenhouTable:
+    """One game in its own thread: the referee, the remote seats and mjbot's players."""
+
+    def __init__(self, server: FakeTenhouServer, game_index: int,
+                 seated: dict[int, tuple[str, SeatLink]]) -> None:
+        self.server = server
+        self.stats = server.stats
+        self.time_limit = server.time_limit
+        self.game_type = server.game_type
+        self.game_index = game_index
+        self.remotes = {seat: RemoteSeat(self, seat, name, link)
+                        for seat, (name, link) in seated.items()}
+        self.players: list[Any] = [self.remotes.get(s) or
+                                   BrainSeat("riichi", s, server.opponents[s % 3])
+                                   for s in range(4)]
+        self.log = server.open_log(game_index)
+        # held by the game thread while it tells an event and by a returning client's REINIT,
+        # so that neither sees the other half done
+        self.lock = threading.Lock()
+        self.referee = _Referee(self, self.players)
+        self.ids = TableIds()
+        self.honba = self.sticks = 0
+        self.dealt = False  # a hand has been dealt: a returning client gets a REINIT
+        self.over = False  # owari sent: a login from now on is a new one
+        self.done = threading.Event()
+        self.result: GameResult | None = None
+
+    def problem(self, text: str) -> None:
+        self.stats.problems.append(text)
+
+    def names(self, seat: int) -> dict[str, str]:
+        """UN's names, relative to ``seat``."""
+        names = [self.players[s].name if s in self.remotes else "COM" for s in range(4)]
+        return {f"n{r}": urllib.parse.quote(names[(seat + r) % 4]) for r in range(4)}
+
+    def send(self, remote: RemoteSeat, tags: list[Tag]) -> None:
+        if self.log is not None:
+            for tag in tags:
+                self.log.tx(format_tag(tag))
+        if remote.link.send(tags):
+            self.server.maybe_cut(remote)
+
+    def wait_ready(self, remote: RemoteSeat) -> None:
+        """NEXTREADY between hands; an absent client is not waited for."""
+        if remote.link.wait_back():
+            remote.link.ready.wait(self.time_limit)
+        remote.link.ready.clear()
+
+    def between_hands(self, event: ev.RoundStarted | ev.GameEnded) -> None:
+        """The last hand's results: before the next INIT (NEXTREADY waited for), or with
+        PROF and ``owari`` at the end; the game is over from that moment."""
+        if isinstance(event, ev.GameEnded):
+            self.over = True
+        for remote in self.remotes.values():
+            if isinstance(event, ev.GameEnded):
+                remote.game_over(list(event.scores))
+            else:
+                remote.send_results()
+
+    def before_event(self, event: Any) -> None:
+        ids = self.ids
+        ids.move = []
+        if isinstance(event, ev.RoundStarted):
+            self.stats.hands += 1
+            self.ids = ids = TableIds()
+            self.honba, self.sticks = event.honba, event.sticks
+            for seat, hand in enumerate(event.hands):
+                ids.held[seat] = sorted(ids.new(t) for t in hand)
+            ids.dora_ids = [ids.new(t) for t in event.dora_indicators]
+            self.dealt = True
+        elif isinstance(event, ev.TileDrawn) and event.tile is not None:
+            tile_id = ids.new(event.tile)
+            ids.held[event.seat].append(tile_id)
+            ids.drawn[event.seat] = tile_id
+        elif isinstance(event, ev.RiichiDeclared):
+            ids.rivers[event.seat].append(255)
+        elif isinstance(event, ev.RiichiAccepted):
+            self.sticks += 1
+        elif isinstance(event, ev.TileDiscarded):
+            (tile_id,) = ids.take(event.seat, [event.tile])
+            ids.rivers[event.seat].append(tile_id)
+            ids.last_discard = (event.seat, tile_id)
+            ids.move = [tile_id]
+        elif isinstance(event, ev.DoraRevealed):
+            ids.dora_ids.append(ids.new(event.indicator))
+        elif isinstance(event, ev.MeldCalled):
+            self._meld(event)
+
+    def _meld(self, meld: ev.MeldCalled) -> None:
+        ids = self.ids
+        seat = meld.seat
+        if meld.kind in ("chi", "pon", "open_kan"):
+            assert ids.last_discard is not None and meld.called is not None
+            own_tiles = list(meld.tiles)
+            own_tiles.remove(meld.called)
+            own = ids.take(seat, own_tiles)
+            called = ids.last_discard[1]
+            all_ids = tuple(sorted([*own, called]))
+            offset = (ids.last_discard[0] - seat) % 4
+            index = all_ids.index(called) if meld.kind != "open_kan" else called % 4
+            record = MeldIds(meld.kind, all_ids, called, offset, index)
+            ids.last_discard = None
+        elif meld.kind == "added_kan":
+            assert meld.called is not None
+            (added,) = ids.take(seat, [meld.called])
+            pon = next(m for m in ids.melds[seat] if m.kind == "pon"
+                       and m.ids[0] // 4 == added // 4)
+            ids.melds[seat].remove(pon)
+            record = MeldIds("added_kan", tuple(sorted([*pon.ids, added])), added, pon.offset,
+                             pon.index)
+            ids.move = [added]
+            ids.last_added = added
+        else:
+            own = ids.take(seat, list(meld.tiles))
+            record = MeldIds("closed_kan", tuple(sorted(own)), None, 0, 0)
+        ids.melds[seat].append(record)
+        ids.meld_code = meld_code(record)
+
+    def run(self) -> None:
+        """The game (in its own thread), after each client's GOK / NEXTREADY."""
+        try:
+            for remote in self.remotes.values():
+                self.wait_ready(remote)
+            config = GameConfig("riichi", self.server.length)
+            self.result = play_game(config, self.players, self.server.seed, self.game_index,
+                                    self.log, self.referee)
+            self.stats.result = self.result
+            self.stats.games += 1
+        except Exception as exc:
+            self.problem(f"game thread: {type(exc).__name__}: {exc}")
+            raise
+        finally:
+            self.over = True
+            for p in self.players:
+                if isinstance(p, BrainSeat):
+                    p.close()
+            self.done.set()
