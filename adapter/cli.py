@@ -145,6 +145,29 @@ def _parser() -> argparse.ArgumentParser:
     ns.add_argument("--log-dir", help="match log (default $MJBOT_LOG_DIR or logs)")
     ns.add_argument("--no-log", action="store_true", help="write no match log")
 
+    ts = sub.add_parser("tenhou-server", help="a local fake Tenhou server for external "
+                        "clients: test games dealt by the local riichi referee",
+                        description="Serves Tenhou's protocol (TCP or WebSocket) as Tenhou "
+                        "does. Each table waits for --humans clients (several clients at one "
+                        "table compare programs on the same deals); mjbot's --policy plays "
+                        "the other seats. Exits after --games games with the figures.")
+    ts.add_argument("--games", type=int, default=1)
+    ts.add_argument("--humans", type=int, default=1, choices=[1, 2, 3, 4],
+                    help="seats per table that wait for clients (default 1)")
+    ts.add_argument("--policy", default="rulebased", help="mjbot's policy in the other seats")
+    ts.add_argument("--transport", choices=["tcp", "ws"], default="tcp")
+    ts.add_argument("--host", default="127.0.0.1")
+    ts.add_argument("--port", type=int, default=10080, help="0: any free port")
+    ts.add_argument("--seed", type=int, default=0)
+    ts.add_argument("--length", choices=["east", "south"], default="east")
+    ts.add_argument("--time-limit", type=float, default=10.0,
+                    help="seconds a client may take per answer")
+    ts.add_argument("--absent", type=float, default=1.5,
+                    help="seconds a dropped client's seat waits before it is played for it")
+    ts.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ts.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
+    ts.add_argument("--no-log", action="store_true", help="write no game logs")
+
     t = sub.add_parser("tenhou", help="play on Tenhou (riichi), test games against computer "
                        "players by default",
                        description="A Tenhou client over TCP or WebSocket. Anonymous unless "
@@ -237,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
                "demo": _cmd_demo, "replay": _cmd_replay, "arena": _cmd_arena,
                "botzone": _cmd_botzone, "botzone-judge": _cmd_botzone_judge,
                "ntpu": _cmd_ntpu, "ntpu-server": _cmd_ntpu_server, "tenhou": _cmd_tenhou,
+               "tenhou-server": _cmd_tenhou_server,
                "mjai": _cmd_mjai,
                "bundle": _cmd_bundle}[args.command]
     try:
@@ -573,6 +597,38 @@ def _cmd_ntpu_server(args: argparse.Namespace) -> int:
         Path(args.json).write_text(json.dumps(result.as_json(), indent=2) + "\n")
     bad = any(s.illegal or s.timeouts or s.dropped for s in result.stats)
     return 1 if bad else 0
+
+
+def _cmd_tenhou_server(args: argparse.Namespace) -> int:
+    from adapter.local.tenhou_serve import serve
+    from brain.policies import POLICIES
+    from replay.log import default_log_dir
+
+    if args.policy not in POLICIES:
+        raise UserInputError(f"unknown policy {args.policy!r} (known: "
+                             f"{', '.join(sorted(POLICIES))})")
+    if args.games < 1:
+        raise UserInputError(f"--games must be at least 1, got {args.games}")
+
+    def listening(port: int) -> None:
+        print(f"mjbot tenhou-server: waiting for {args.humans} client(s) per table on "
+              f"{args.host}:{port}", file=sys.stderr, flush=True)
+
+    log_dir = None if args.no_log else (args.log_dir or str(default_log_dir()))
+    try:
+        result = serve(args.games, args.humans, args.policy, args.seed, args.host, args.port,
+                       args.transport, args.length, args.time_limit, args.absent, log_dir,
+                       on_listening=listening)
+    except OSError as exc:
+        print(f"mjbot tenhou-server: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("mjbot tenhou-server: stopped", file=sys.stderr)
+        return 130
+    print(result.table())
+    if args.json:
+        Path(args.json).write_text(json.dumps(result.as_json(), indent=2) + "\n")
+    return 1 if result.stats.illegal or result.stats.timeouts else 0
 
 
 def _cmd_botzone_judge(args: argparse.Namespace) -> int:

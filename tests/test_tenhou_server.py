@@ -5,12 +5,17 @@ of a hand and of a game (checked against real captures in ../shared/protocols/te
 from __future__ import annotations
 
 import asyncio
+import json
+import re
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from adapter.local.tenhou_server import FakeTenhouServer
 from protocols.tenhou import auth_reply, parse_tag
+from replay.log import read_log
 from tests.tenhou_raw import GameSeen, RawClient
 
 
@@ -161,3 +166,143 @@ async def test_an_absent_seat_is_played_after_a_short_wait() -> None:
     assert time.monotonic() - start < 30
     assert server.stats.games == 1 and server.stats.absent > 10
     assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+
+
+# ---------------------------------------------------------------------- values (item 5)
+
+
+def test_owari_and_yaku_as_in_real_captures() -> None:
+    from adapter.local.game import placement
+    from adapter.local.tenhou_results import limit_class, owari, yaku_attrs
+
+    # 82093_2018-01-17_11_03_35.log (type 9) and a yakuman game of dnovikoff_mjlog
+    for scores, seat, text in (
+            ([12100, 38300, 13800, 35800], 0, "121,-38.0,383,48.0,138,-26.0,358,16.0"),
+            ([-100, 18900, 47300, 33900], 0, "-1,-50.0,189,-21.0,473,57.0,339,14.0"),
+            ([12100, 38300, 13800, 35800], 2, "138,-26.0,358,16.0,121,-38.0,383,48.0")):
+        assert owari(scores, placement(scores), seat) == text
+    # a tie goes to the seat nearer the first dealer; five down, six up
+    assert owari([30000, 30000, 24500, 15500], placement([30000] * 2 + [24500, 15500]),
+                 0) == "300,41.0,300,10.0,245,-16.0,155,-35.0"
+    # kokushi.log: riichi tsumo with 0 ura; 82093: dora before red fives before ura
+    assert yaku_attrs(("Riichi(1)", "Menzen Tsumo(1)", "Chiitoitsu(2)"), True) == \
+        {"yaku": "1,1,0,1,22,2,53,0"}
+    assert yaku_attrs(("Riichi(1)", "Ura Dora(1)", "Aka Dora(1)", "Dora(2)"), True) == \
+        {"yaku": "1,1,52,2,54,1,53,1"}
+    assert yaku_attrs(("Yakuhai (haku)(1)", "Dora(0)"), False) == {"yaku": "18,1"}
+    assert yaku_attrs(("Daisangen(13)",), False) == {"yakuman": "39"}
+    assert [limit_class(d) for d in ("30符", "40符 mangan", "30符 haneman", "baiman",
+                                     "sanbaiman", "kazoe yakuman", "yakuman")] == \
+        [0, 1, 2, 3, 4, 5, 5]
+
+
+def _expected_limit(yaku: list[int], fu: int, yakuman: bool) -> int:
+    han = sum(yaku[1::2])
+    if yakuman or han >= 13:
+        return 5
+    for floor, limit in ((11, 4), (8, 3), (6, 2), (5, 1)):
+        if han >= floor:
+            return limit
+    return 1 if fu * 2 ** (han + 2) >= 2000 else 0
+
+
+async def test_results_as_tenhou_writes_them() -> None:
+    """Seen by a client: AGARI's ``ten`` (the hand's value and its limit class), ura dora
+    on riichi wins (kept at 0 in ``yaku``), ``owari`` in whole points summing to zero, with the
+    client's own points in PROF."""
+    wins: list[str] = []
+    async with _server(seed=7) as (_, port):
+        for _ in range(3):
+            seen = await _one_game(port)
+            wins += seen.tags("AGARI")
+            end = seen.reads[-1]
+            values = _attrs(end[-1])["owari"].split(",")
+            points = [float(v) for v in values[1::2]]
+            assert sum(points) == 0 and all(p == int(p) for p in points), values
+            assert all(v.endswith(".0") for v in values[1::2])
+            assert float(_attrs(end[-2])["add"].split(",")[0]) == points[0]
+    limits, ura_zero = set(), 0
+    for text in wins:
+        a = _attrs(text)
+        yaku = [int(x) for x in a["yaku"].split(",")] if "yaku" in a else []
+        fu, points, limit = (int(x) for x in a["ten"].split(","))
+        assert limit == _expected_limit(yaku, fu, "yakuman" in a), text
+        limits.add(limit)
+        riichi = any(y in (1, 21) for y in yaku[0::2])
+        assert ("doraHaiUra" in a) == riichi, text
+        if riichi:
+            assert len(a["doraHaiUra"].split(",")) == len(a["doraHai"].split(","))
+            assert yaku[-2] == 53, text  # ura dora last, even at 0
+            ura_zero += yaku[-1] == 0
+        honba, sticks = (int(x) for x in a["ba"].split(","))
+        sc = [int(x) for x in a["sc"].split(",")]
+        assert sc[2 * int(a["who"]) + 1] * 100 == points + 300 * honba + 1000 * sticks, text
+    assert ura_zero and {0, 1, 2} <= limits, wins  # the sample shows what is checked
+
+
+# ---------------------------------------------------------------------- several clients
+
+
+async def test_two_clients_at_one_table() -> None:
+    async with _server(seed=0, humans=2) as (server, port):
+        first, second = await RawClient.connect(port), await RawClient.connect(port)
+        waiting = asyncio.ensure_future(first.login())
+        await asyncio.sleep(0.3)
+        assert not waiting.done()  # the table waits for its second client
+        go_reads = [*await asyncio.gather(waiting, second.login())]
+        seen = await asyncio.gather(first.play(), second.play())
+        await first.close()
+        await second.close()
+        await asyncio.wait_for(server.finished.wait(), 10)
+    oya = [_attrs(next(t for t in r if t.startswith("<TAIKYOKU")))["oya"] for r in go_reads]
+    assert oya[0] != oya[1]  # two seats: the first dealer sits elsewhere for each
+    un = _attrs(go_reads[0][1])
+    assert sorted(un[f"n{r}"] for r in range(4)) == ["COM", "COM", "NoName", "NoName"]
+    ends = [_attrs(s.reads[-1][-1])["owari"].split(",") for s in seen]
+    scores = [sorted(int(x) for x in e[0::2]) for e in ends]
+    assert scores[0] == scores[1]  # one game, told to both
+    assert server.stats.games == 1 and len(server.stats.reports) == 1
+    report = server.stats.reports[0]
+    assert sorted(p for p in report.players if p.startswith("NoName#")) == ["NoName#1",
+                                                                             "NoName#2"]
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+
+
+async def test_cli_serves_two_mjbot_clients_at_one_table(tmp_path: Path) -> None:
+    """`mjbot tenhou-server` as its own process, two `mjbot tenhou` processes at its table."""
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "adapter.cli", "tenhou-server", "--port", "0", "--games", "2",
+        "--humans", "2", "--policy", "greedy", "--seed", "3", "--time-limit", "10",
+        "--log-dir", str(tmp_path / "server"), "--json", str(tmp_path / "figures.json"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        assert server.stderr is not None
+        line = (await asyncio.wait_for(server.stderr.readline(), 60)).decode()
+        match = re.search(r"waiting for 2 client\(s\) per table on 127\.0\.0\.1:(\d+)", line)
+        assert match, line
+        clients = [await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "adapter.cli", "tenhou", "--server",
+            f"127.0.0.1:{match.group(1)}", "--games", "2", "--budget", "1",
+            "--log-dir", str(tmp_path / f"client{i}"),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE) for i in range(2)]
+        for client in clients:
+            _, err = await asyncio.wait_for(client.communicate(), 240)
+            assert client.returncode == 0, err.decode()[-2000:]
+        out, err = await asyncio.wait_for(server.communicate(), 60)
+    finally:
+        if server.returncode is None:
+            server.kill()
+            await server.wait()
+    assert server.returncode == 0, (out + err).decode()[-2000:]
+    text = out.decode()
+    assert "2 games" in text and "illegal 0, timeouts 0" in text, text
+    figures = json.loads((tmp_path / "figures.json").read_text())
+    assert len(figures["games"]) == 2
+    for game in figures["games"]:
+        assert sorted(p for p in game["players"] if p.startswith("NoName")) == \
+            ["NoName#1", "NoName#2"]
+        assert sum(game["points"]) == 0
+    for i in range(2):
+        logs = list((tmp_path / f"client{i}").rglob("*.mjlog.msgpack"))
+        assert len(logs) == 2 and all(read_log(p).complete for p in logs)
+    assert len(list((tmp_path / "server").rglob("*.mjlog.msgpack"))) == 2
