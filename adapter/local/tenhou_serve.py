@@ -23,20 +23,21 @@ class ServeResult:
     def table(self) -> str:
         """One line per game (who sat where, final score and points), then per player."""
         lines: list[str] = []
-        totals: dict[str, list[tuple[float, int]]] = {}
+        totals: dict[str, list[tuple[float, int, int, int]]] = {}
         for report in self.stats.reports:
             ranks = placement(report.scores)
             seats = []
             for s in range(4):
                 seats.append(f"{report.players[s]} {report.scores[s]} "
                              f"({report.points[s]:+.1f})")
-                totals.setdefault(report.players[s], []).append((report.points[s], ranks[s]))
+                totals.setdefault(report.players[s], []).append(
+                    (report.points[s], ranks[s], report.illegal[s], report.timeouts[s]))
             lines.append(f"game {report.index}: " + " | ".join(seats))
-        lines.append(f"{'player':<16} games  points  mean rank")
+        lines.append(f"{'player':<16} games  points  mean rank  illegal  timeouts")
         for name, rows in sorted(totals.items()):
-            points = sum(p for p, _ in rows)
-            lines.append(f"{name:<16} {len(rows):>5} {points:>+7.1f} "
-                         f"{sum(r for _, r in rows) / len(rows):>10.2f}")
+            lines.append(f"{name:<16} {len(rows):>5} {sum(r[0] for r in rows):>+7.1f} "
+                         f"{sum(r[1] for r in rows) / len(rows):>10.2f} "
+                         f"{sum(r[2] for r in rows):>8} {sum(r[3] for r in rows):>9}")
         s = self.stats
         lines.append(f"{s.games} games, {s.hands} hands in {self.seconds:.1f} s; illegal "
                      f"{s.illegal}, timeouts {s.timeouts}, played for absent clients "

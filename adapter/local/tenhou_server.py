@@ -62,13 +62,15 @@ DEFAULT_ABSENT = 1.5  # seconds a request waits for a dropped client before its 
 
 @dataclass
 class GameReport:
-    """One finished game, for ``mjbot tenhou-server``: per seat who played it, the final score
-    and Tenhou's game points."""
+    """One finished game, for ``mjbot tenhou-server``: per seat who played it, the final score,
+    Tenhou's game points, and the client's illegal answers and timeouts."""
 
     index: int
     players: list[str]
     scores: list[int]
     points: list[float]
+    illegal: list[int]
+    timeouts: list[int]
 
 
 @dataclass
@@ -153,6 +155,7 @@ class FakeTenhouServer:
                 or remote.link.sent < self.drop_after:
             return
         self.dropped = True
+        self.stats.problems.append("(test) connection cut by the server")
         remote.link.loop.call_soon_threadsafe(conn.cut)
 
     async def wait_games(self, count: int) -> None:
@@ -188,7 +191,6 @@ class FakeTenhouServer:
             await writer.drain()
 
         def cut() -> None:
-            self.stats.problems.append("(test) connection cut by the server")
             writer.transport.abort()
 
         stream = TagStream()
@@ -214,7 +216,6 @@ class FakeTenhouServer:
                 raise ConnectionError("closed") from None
 
         def cut() -> None:
-            self.stats.problems.append("(test) connection cut by the server")
             transport = connection.transport
             if transport is not None:
                 transport.abort()
@@ -422,10 +423,12 @@ class FakeTenhouServer:
         self.games_done += 1
         if table.result is not None:
             scores = list(table.result.scores)
-            players = [table.players[s].name if s not in table.remotes else
-                       table.remotes[s].label for s in range(4)]
-            self.stats.reports.append(GameReport(table.game_index, players, scores,
-                                                 game_points(scores, placement(scores))))
+            remotes = [table.remotes.get(s) for s in range(4)]
+            players = [r.label if r else table.players[s].name for s, r in enumerate(remotes)]
+            self.stats.reports.append(GameReport(
+                table.game_index, players, scores, game_points(scores, placement(scores)),
+                [r.illegal if r else 0 for r in remotes],
+                [r.timeouts if r else 0 for r in remotes]))
         self.finished.set()
         self._changed.set()
 

@@ -179,6 +179,7 @@ class RemoteSeat:
         self.login = name  # as the client logged in (an ID is a secret)
         self.name = shown_name(name)
         self.label = self.name  # which client played it, in reports
+        self.illegal = self.timeouts = 0  # this seat's, for reports
         self.owed: Owed | None = None
         self.answers = threading.Lock()  # owed and the reply queue, between the two threads
         self.held: list[Tag] = []  # the hand's AGARI / RYUUKYOKU, sent with the next event
@@ -385,6 +386,7 @@ class RemoteSeat:
         if action is None or action not in legal:
             if action is not None:
                 self.table.stats.illegal += 1
+                self.illegal += 1
                 self.table.problem(f"{action!r} is not allowed on {request.kind}")
             return safest_action(referee.views[self.seat], legal)
         return action
@@ -401,12 +403,14 @@ class RemoteSeat:
                 return None
             if not isinstance(tag, Tag):
                 stats.timeouts += 1
+                self.timeouts += 1
                 self.table.problem(f"no answer to a {request.kind} request")
                 return None
             try:
                 reply = read_reply(tag)
             except TenhouError as exc:
                 stats.illegal += 1
+                self.illegal += 1
                 self.table.problem(str(exc))
                 return None
             if reply["verb"] == "riichi":
@@ -416,6 +420,7 @@ class RemoteSeat:
                 return self._action(reply, request, riichi)
             except (ValueError, KeyError, StopIteration) as exc:
                 stats.illegal += 1
+                self.illegal += 1
                 self.table.problem(f"{format_tag(tag)}: {exc}")
                 return None
 
