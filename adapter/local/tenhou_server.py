@@ -36,13 +36,8 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from adapter.local.game import GameResult, placement
 from adapter.local.tenhou_results import game_points
-from adapter.local.tenhou_table import (
-    ANONYMOUS,
-    RemoteSeat,
-    SeatLink,
-    TenhouTable,
-    shown_name,
-)
+from adapter.local.tenhou_seat import ANONYMOUS, RemoteSeat, SeatLink, shown_name
+from adapter.local.tenhou_table import TenhouTable
 from protocols.tenhou import (
     TEST_GAME,
     Tag,
