@@ -338,3 +338,22 @@ async def test_cli_serves_two_mjbot_clients_at_one_table(tmp_path: Path) -> None
         logs = list((tmp_path / f"client{i}").rglob("*.mjlog.msgpack"))
         assert len(logs) == 2 and all(read_log(p).complete for p in logs)
     assert len(list((tmp_path / "server").rglob("*.mjlog.msgpack"))) == 2
+
+
+async def test_text_that_is_no_tag_is_logged_and_the_line_kept() -> None:
+    from websockets.asyncio.client import connect
+
+    server = FakeTenhouServer()
+    ws_port, tcp_port = await server.start_ws(), await server.start_tcp()
+    try:
+        async with connect(f"ws://127.0.0.1:{ws_port}") as ws:
+            await ws.send("not json")
+            await ws.send(json.dumps({"tag": "HELO", "name": "NoName", "sx": "M"}))
+            assert json.loads(await asyncio.wait_for(ws.recv(), 10))["tag"] == "HELO"
+        client = await RawClient.connect(tcp_port)
+        await client.write("hello")
+        assert parse_tag((await client.hello())[0]).name == "HELO"
+        await client.close()
+    finally:
+        await server.close()
+    assert sum(p.startswith("from a client") for p in server.stats.problems) == 2

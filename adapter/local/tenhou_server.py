@@ -220,8 +220,14 @@ class FakeTenhouServer:
                 message = await connection.recv()
             except websockets.ConnectionClosed:
                 raise ConnectionError("closed") from None
-            text = message if isinstance(message, str) else message.decode()
-            return [text if text.lstrip().startswith("<") else tag_from_json(text)]
+            text = message if isinstance(message, str) else message.decode("utf-8", "replace")
+            if text.lstrip().startswith("<"):
+                return [text]
+            try:
+                return [tag_from_json(text)]
+            except TenhouError as exc:
+                self.stats.problems.append(f"from a client: {exc}")
+                return []
 
         await self._session(send, receive, cut)
 
