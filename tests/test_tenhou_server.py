@@ -300,6 +300,32 @@ async def test_two_clients_at_one_table() -> None:
     assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
 
 
+async def test_the_other_client_hears_of_a_drop_and_a_return() -> None:
+    async with _server(seed=0, humans=2, absent=10.0) as (server, port):
+        stays, drops = await RawClient.connect(port), await RawClient.connect(port)
+        await asyncio.gather(stays.login(), drops.login())
+        staying = asyncio.ensure_future(stays.play())
+        await drops.play(stop=lambda s: len(s.discards) >= 2)
+        await drops.close()
+        drops = await RawClient.connect(port)
+        assert [parse_tag(t).name for t in await drops.hello()] == ["GO", "UN", "SAIKAI"]
+        await drops.write("<GOK/>")
+        reinit = await drops.read()
+        back = await drops.play(first=reinit[1:])
+        seen = await asyncio.wait_for(staying, 60)
+        await stays.close()
+        await drops.close()
+        await asyncio.wait_for(server.finished.wait(), 10)
+    assert "owari" in back.reads[-1][-1] and "owari" in seen.reads[-1][-1]
+    tags = [t for r in seen.reads for t in r]
+    bye = next(i for i, t in enumerate(tags) if t.startswith("<BYE"))
+    un = next(i for i, t in enumerate(tags) if t.startswith("<UN"))
+    assert bye < un and _attrs(tags[bye])["who"] in "123"
+    assert _attrs(tags[un]) == {f"n{_attrs(tags[bye])['who']}": "NoName"}
+    assert server.stats.reconnects == 1
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+
+
 async def test_cli_serves_two_mjbot_clients_at_one_table(tmp_path: Path) -> None:
     """`mjbot tenhou-server` as its own process, two `mjbot tenhou` processes at its table."""
     server = await asyncio.create_subprocess_exec(

@@ -133,6 +133,7 @@ class FakeTenhouServer:
         self.finished = asyncio.Event()  # a game has ended
         self._changed = asyncio.Event()
         self._numbers = itertools.count(1)
+        self._notices: set[asyncio.Future[None]] = set()  # BYE / UN being sent to others
         self._servers: list[Any] = []
 
     def open_log(self, game_index: int) -> GameLogWriter | None:
@@ -307,6 +308,26 @@ class FakeTenhouServer:
         if seat is not None:  # a dropped client: its seat waits for it a little, then plays
             seat.link.detach()
             seat.link.conn = None
+            if not conn.returning:
+                self._tell_others(seat, lambda rel: Tag("BYE", {"who": str(rel)}))
+
+    def _tell_others(self, seat: RemoteSeat, tag_for: Callable[[int], Tag]) -> None:
+        """The other clients at the table hear of a player leaving (BYE) or back (UN with one
+        name), the seat given relative to each of them, as Tenhou tells them."""
+        if seat.table.over:
+            return
+        for other in seat.table.remotes.values():
+            conn = other.link.conn
+            if other is not seat and isinstance(conn, _Conn) and other.link.connected.is_set():
+                task = asyncio.ensure_future(self._send_quietly(conn,
+                                                                tag_for(other.rel(seat.seat))))
+                self._notices.add(task)
+                task.add_done_callback(self._notices.discard)
+
+    @staticmethod
+    async def _send_quietly(conn: _Conn, tag: Tag) -> None:
+        with contextlib.suppress(ConnectionError, OSError):
+            await conn.send([tag])
 
     # ------------------------------------------------------------------ logins and tables
 
@@ -358,6 +379,8 @@ class FakeTenhouServer:
             seat.link.ready.set()  # its GOK: nothing else to wait for
         finally:
             table.lock.release()
+        name = urllib.parse.quote(seat.name)
+        self._tell_others(seat, lambda rel: Tag("UN", {f"n{rel}": name}))
 
     async def _join(self, conn: _Conn, tag: Tag) -> None:
         t = tag.attrs.get("t")
