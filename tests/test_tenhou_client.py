@@ -34,7 +34,7 @@ from tests.shared_data import TENHOU_CAPTURES as CAPTURES
 async def _game(tmp_path: Path, transport: str, seed: int = 1, drop: int | None = None,
                 junk: tuple[str, ...] = (), name: str = "NoName",
                 keepalive: float = 15.0) -> tuple[object, object]:
-    server = FakeTenhouServer(seed=seed, drop_after=drop, time_limit=5, grace=10,
+    server = FakeTenhouServer(seed=seed, drop_after=drop, time_limit=5, absent=10,
                               log_dir=str(tmp_path / "server"), junk=junk)
     port = await (server.start_tcp() if transport == "tcp" else server.start_ws())
     settings = TenhouSettings(server=f"127.0.0.1:{port}", transport=transport, name=name,
@@ -145,7 +145,7 @@ async def test_keepalives_and_a_goodbye(tmp_path: Path) -> None:
 
 
 async def test_a_signal_leaves_the_table_with_bye(tmp_path: Path) -> None:
-    server = FakeTenhouServer(seed=2, time_limit=5, grace=1)
+    server = FakeTenhouServer(seed=2, time_limit=5, absent=1)
     port = await server.start_tcp()
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "adapter.cli", "tenhou", "--server", f"127.0.0.1:{port}",
