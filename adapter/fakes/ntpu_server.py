@@ -101,35 +101,30 @@ class Channel:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            ready, _, _ = select.select([self._fileno], [], [], left)
-            if not ready:
-                continue
-            try:
-                data = self._recv()
-            except OSError:
-                data = b""
-            if not data:
-                self.dead = True
-                self._lines.extend(self._buffer.close())
-                continue
-            self._lines.extend(line for line in self._buffer.feed(data) if line.strip())
+            self._wait_and_read(left)
         return self._lines.pop(0)
+
+    def _wait_and_read(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` for bytes and buffer the complete lines; False when none came.
+        The end of the stream marks the channel dead and flushes a last unterminated line."""
+        ready, _, _ = select.select([self._fileno], [], [], timeout)
+        if not ready:
+            return False
+        try:
+            data = self._recv()
+        except OSError:
+            data = b""
+        if not data:
+            self.dead = True
+            self._lines.extend(self._buffer.close())
+        else:
+            self._lines.extend(line for line in self._buffer.feed(data) if line.strip())
+        return True
 
     def readable(self) -> list[str]:
         """The lines that are here now, without waiting (what a client sent before we ask)."""
-        while not self.dead:
-            ready, _, _ = select.select([self._fileno], [], [], 0)
-            if not ready:
-                break
-            try:
-                data = self._recv()
-            except OSError:
-                data = b""
-            if not data:
-                self.dead = True
-                self._lines.extend(self._buffer.close())
-                break
-            self._lines.extend(line for line in self._buffer.feed(data) if line.strip())
+        while not self.dead and self._wait_and_read(0):
+            pass
         lines, self._lines = self._lines, []
         return lines
 
