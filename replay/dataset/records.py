@@ -1,4 +1,4 @@
-"""Rows of one game, collected as the game is played (or read), then turned into arrays.
+"""Rows of one game, written into arrays as the game is played (or read).
 
 Self-play and imports both go through :class:`BlockBuilder`: a hand is opened when it starts,
 each decision is added with the four seats' states at that moment, the hand is closed with its
@@ -17,7 +17,7 @@ import numpy as np
 from brain.state import TableState
 from protocols import events as ev
 from replay.dataset import schema as S
-from replay.dataset.snapshot import view_row
+from replay.dataset.snapshot import Columns, write_view
 from replay.dataset.truth import TruthOracle
 
 
@@ -68,8 +68,8 @@ class BlockBuilder:
         self.variant = variant
         self.policies = tuple(policies)
         self.oracle = TruthOracle(variant)
-        self._decisions: dict[str, list[Any]] = {f.name: [] for f in S.DECISION_FIELDS}
-        self._hands: dict[str, list[Any]] = {f.name: [] for f in S.HAND_FIELDS}
+        self._decisions = Columns(S.DECISION_FIELDS)
+        self._hands = Columns(S.HAND_FIELDS, capacity=16)
         self._game_hands: list[int] = []
         self._hand: int | None = None
 
@@ -82,20 +82,17 @@ class BlockBuilder:
     # ---------------------------------------------------------------- hands and games
 
     def start_hand(self, start: HandStart) -> None:
-        h = self._hands
-        self._hand = len(h["h_game"])
-        self._game_hands.append(self._hand)
-        h["h_game"].append(start.game)
-        h["h_number"].append(start.number)
-        h["h_seed"].append(start.seed)
-        h["h_round"].append(list(start.round))
-        h["h_players"].append(list(start.players))
-        h["h_scores_before"].append(list(start.scores[:4]))
-        h["h_deltas"].append([0, 0, 0, 0])
-        h["h_reason"].append(S.end_reason("other"))
-        h["h_wins"].append([[S.PAD] * 3 for _ in range(S.MAX_WINS)])
-        h["h_final_scores"].append([0, 0, 0, 0])
-        h["h_final_ranks"].append([S.PAD] * 4)
+        i = self._hands.add_row()
+        h = self._hands.arrays
+        self._hand = i
+        self._game_hands.append(i)
+        h["h_game"][i] = start.game
+        h["h_number"][i] = start.number
+        h["h_seed"][i] = start.seed
+        h["h_round"][i] = start.round
+        h["h_players"][i] = start.players
+        h["h_scores_before"][i] = start.scores[:4]
+        h["h_reason"][i] = S.end_reason("other")
 
     def end_hand(self, reason: str, deltas: Sequence[int],
                  wins: Sequence[tuple[int, int | None, int]]) -> None:
@@ -104,18 +101,18 @@ class BlockBuilder:
             raise S.DatasetError("a hand ended that never started")
         if len(wins) > S.MAX_WINS:
             raise S.DatasetError(f"{len(wins)} wins in one hand, the schema holds {S.MAX_WINS}")
-        h = self._hands
-        h["h_deltas"][self._hand] = [int(d) for d in deltas[:4]]
-        h["h_reason"][self._hand] = S.end_reason("win" if wins else reason)
-        for i, (winner, from_seat, value) in enumerate(wins):
-            h["h_wins"][self._hand][i] = [winner, S.PAD if from_seat is None else from_seat,
-                                          value]
+        h, i = self._hands.arrays, self._hand
+        h["h_deltas"][i] = deltas[:4]
+        h["h_reason"][i] = S.end_reason("win" if wins else reason)
+        for j, (winner, from_seat, value) in enumerate(wins):
+            h["h_wins"][i, j] = [winner, S.PAD if from_seat is None else from_seat, value]
         self._hand = None
 
     def end_game(self, scores: Sequence[int], ranks: Sequence[int] | None) -> None:
+        h = self._hands.arrays
         for i in self._game_hands:
-            self._hands["h_final_scores"][i] = [int(s) for s in scores[:4]]
-            self._hands["h_final_ranks"][i] = list(ranks) if ranks else [S.PAD] * 4
+            h["h_final_scores"][i] = scores[:4]
+            h["h_final_ranks"][i] = ranks if ranks else [S.PAD] * 4
         self._game_hands = []
 
     # ---------------------------------------------------------------- decisions
@@ -128,35 +125,33 @@ class BlockBuilder:
             raise S.DatasetError("a decision outside a hand")
         if len(legal) > S.MAX_LEGAL:
             raise S.DatasetError(f"{len(legal)} legal actions, the schema holds {S.MAX_LEGAL}")
-        codes = [S.action_code(a) for a in legal]
-        d = self._decisions
-        d["hand_index"].append(self._hand)
-        d["seat"].append(seat)
-        d["request"].append(S.REQUEST_KINDS.index(request.kind))
-        d["request_tile"].append(S.PAD if request.tile is None else request.tile)
-        d["request_from"].append(S.PAD if request.from_seat is None else request.from_seat)
-        d["policy"].append(self.policy_index(policy))
-        d["fallback"].append(1 if fallback else 0)
-        d["legal"].append(codes + [[S.PAD] * S.ACTION_WIDTH] * (S.MAX_LEGAL - len(codes)))
-        d["legal_count"].append(len(codes))
-        d["action"].append(S.action_code(action))
-        d["action_index"].append(list(legal).index(action) if action in legal else S.PAD)
-        for name, value in view_row(views[seat]).items():
-            d[name].append(value)
-        for name, value in self.oracle.row(views, seat).items():
-            d[name].append(value)
+        i = self._decisions.add_row()
+        d = self._decisions.arrays
+        d["hand_index"][i] = self._hand
+        d["seat"][i] = seat
+        d["request"][i] = S.REQUEST_KINDS.index(request.kind)
+        d["request_tile"][i] = S.PAD if request.tile is None else request.tile
+        d["request_from"][i] = S.PAD if request.from_seat is None else request.from_seat
+        d["policy"][i] = self.policy_index(policy)
+        d["fallback"][i] = 1 if fallback else 0
+        if legal:
+            d["legal"][i, :len(legal)] = [S.action_code(a) for a in legal]
+        d["legal_count"][i] = len(legal)
+        d["action"][i] = S.action_code(action)
+        d["action_index"][i] = list(legal).index(action) if action in legal else S.PAD
+        write_view(views[seat], d, i)
+        self.oracle.write(views, seat, d, i)
 
     @property
     def decisions(self) -> int:
-        return len(self._decisions["seat"])
+        return self._decisions.rows
+
+    def row(self, i: int) -> dict[str, np.ndarray]:
+        """Decision ``i`` as written so far (arrays without the row axis)."""
+        if not 0 <= i < self._decisions.rows:
+            raise IndexError(f"decision {i} of {self._decisions.rows}")
+        return {name: array[i] for name, array in self._decisions.arrays.items()}
 
     def block(self) -> Block:
         """Everything collected so far as arrays (call after :meth:`end_game`)."""
-        arrays: dict[str, np.ndarray] = {}
-        for fields, columns in ((S.DECISION_FIELDS, self._decisions),
-                                (S.HAND_FIELDS, self._hands)):
-            for f in fields:
-                values = columns[f.name]
-                arrays[f.name] = (np.asarray(values, dtype=f.dtype).reshape(len(values), *f.shape)
-                                  if values else f.empty(0))
-        return Block(arrays)
+        return Block({**self._decisions.finished(), **self._hands.finished()})

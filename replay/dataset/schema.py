@@ -65,13 +65,24 @@ class Field:
     dtype: str
     shape: tuple[int, ...]
     doc: str
+    fill: int = 0  # the value of padding and of what is not set
 
     def empty(self, rows: int) -> np.ndarray:
-        return np.full((rows, *self.shape), 0, dtype=self.dtype)
+        return np.full((rows, *self.shape), self.fill, dtype=self.dtype)
 
 
-def _f(name: str, dtype: str, shape: tuple[int, ...], doc: str) -> Field:
-    return Field(name, dtype, shape, doc)
+# Fields whose unset entries read -1 (tiles, seats, indices); the others read 0.
+_PADDED = frozenset({
+    "request_tile", "request_from", "legal", "action", "action_index", "v_hand", "v_last_draw",
+    "v_melds", "v_river", "v_flowers", "v_dora", "v_seat_walls", "t_hand", "h_wins",
+    "h_final_ranks",
+})
+
+
+def _f(name: str, dtype: str, shape: tuple[int, ...], doc: str, fill: int | None = None
+       ) -> Field:
+    return Field(name, dtype, shape, doc,
+                 fill if fill is not None else PAD if name in _PADDED else 0)
 
 
 DECISION_FIELDS: tuple[Field, ...] = (
@@ -93,7 +104,8 @@ DECISION_FIELDS: tuple[Field, ...] = (
        "per seat: kind (MELD_KINDS), tiles x4 (-1: hidden or none), called, from seat"),
     _f("v_river", "int8", (4, MAX_RIVER), "per seat: discards in order, -1 pad"),
     _f("v_river_flags", "uint8", (4, MAX_RIVER), "RIVER_* bits"),
-    _f("v_river_turn", "uint8", (4, MAX_RIVER), "hand-wide discard number of each discard"),
+    _f("v_river_turn", "uint8", (4, MAX_RIVER),
+       "hand-wide discard number of each discard (0 = the hand's first), 255 pad", fill=255),
     _f("v_river_len", "uint8", (4,), "discards per seat"),
     _f("v_flowers", "int8", (4, MAX_FLOWERS), "flowers per seat, -1 pad"),
     _f("v_seat_flags", "uint8", (4,), "SEAT_* bits"),

@@ -5,6 +5,9 @@ round in progress, so :func:`restore` rebuilds the state the policy saw (a test 
 rules give the same legal actions on it, and that encoding the restored state gives the same
 row). Feature encodings (Suphx/Mortal-style planes, seed 002's opponent features) are then a
 function of the row alone, with no event replay.
+
+Rows are written straight into preallocated arrays (:class:`Columns`): a decision costs a few
+slice assignments rather than nested Python lists converted later.
 """
 
 from __future__ import annotations
@@ -18,20 +21,40 @@ from brain.state import Meld, RiverTile, SeatView, TableState
 from replay.dataset import schema as S
 
 
-def padded(values: Iterable[int], width: int, what: str) -> list[int]:
-    out = list(values)
-    if len(out) > width:
-        raise S.DatasetError(f"{what}: {len(out)} entries, the schema holds {width}")
-    return out + [S.PAD] * (width - len(out))
+class Columns:
+    """Growable arrays of some schema fields; unset entries hold each field's fill value."""
+
+    def __init__(self, fields: Iterable[S.Field], capacity: int = 256) -> None:
+        self.fields = list(fields)
+        self.rows = 0
+        self.arrays = {f.name: f.empty(capacity) for f in self.fields}
+
+    def add_row(self) -> int:
+        """A fresh row's index (grows the arrays when full)."""
+        capacity = next(iter(self.arrays.values())).shape[0]
+        if self.rows == capacity:
+            for f in self.fields:
+                grown = f.empty(2 * capacity)
+                grown[:capacity] = self.arrays[f.name]
+                self.arrays[f.name] = grown
+        self.rows += 1
+        return self.rows - 1
+
+    def finished(self) -> dict[str, np.ndarray]:
+        return {name: array[:self.rows].copy() for name, array in self.arrays.items()}
+
+
+def check_width(n: int, width: int, what: str) -> None:
+    if n > width:
+        raise S.DatasetError(f"{what}: {n} entries, the schema holds {width}")
 
 
 def _meld_row(m: Meld) -> list[int]:
-    return [S.MELD_KINDS.index(m.kind), *padded(m.tiles, 4, "meld tiles"),
+    check_width(len(m.tiles), 4, "meld tiles")
+    tiles = list(m.tiles) + [S.PAD] * (4 - len(m.tiles))
+    return [S.MELD_KINDS.index(m.kind), *tiles,
             S.PAD if m.called is None else m.called,
             S.PAD if m.from_seat is None else m.from_seat]
-
-
-_EMPTY_MELD = [S.PAD] * S.MELD_WIDTH
 
 
 def _river_flags(r: RiverTile) -> int:
@@ -64,54 +87,62 @@ def _or_pad(value: int | None) -> int:
     return S.PAD if value is None else value
 
 
-def view_row(state: TableState) -> dict[str, Any]:
-    """The ``v_`` fields of ``state`` as plain Python values (lists of the schema's shapes)."""
-    melds, rivers, flags, turns, lengths = [], [], [], [], []
-    for s in state.seats:
-        rows = [_meld_row(m) for m in s.melds]
-        if len(rows) > S.MAX_MELDS:
-            raise S.DatasetError(f"{len(rows)} melds, the schema holds {S.MAX_MELDS}")
-        melds.append(rows + [_EMPTY_MELD] * (S.MAX_MELDS - len(rows)))
-        river = s.river
-        if len(river) > S.MAX_RIVER:
-            raise S.DatasetError(f"river of {len(river)} discards, the schema holds "
-                                 f"{S.MAX_RIVER}")
-        pad = [S.PAD] * (S.MAX_RIVER - len(river))
-        rivers.append([r.tile for r in river] + pad)
-        flags.append([_river_flags(r) for r in river] + [0] * len(pad))
-        turns.append([r.turn if r.turn >= 0 else 255 for r in river] + [255] * len(pad))
-        lengths.append(len(river))
+def write_view(state: TableState, a: dict[str, np.ndarray], i: int) -> None:
+    """Write the ``v_`` fields of ``state`` into row ``i`` of the arrays ``a``."""
+    hand = state.hand
+    check_width(len(hand), S.HAND_WIDTH, "hand")
+    a["v_hand"][i, :len(hand)] = hand
+    a["v_last_draw"][i] = _or_pad(state.last_draw)
+    melds, rivers, flags, turns = a["v_melds"], a["v_river"], a["v_river_flags"], a["v_river_turn"]
+    for s, seat in enumerate(state.seats):
+        check_width(len(seat.melds), S.MAX_MELDS, "melds")
+        for j, m in enumerate(seat.melds):
+            melds[i, s, j] = _meld_row(m)
+        river = seat.river
+        n = len(river)
+        if n:
+            check_width(n, S.MAX_RIVER, "river")
+            rivers[i, s, :n] = [r.tile for r in river]
+            flags[i, s, :n] = [_river_flags(r) for r in river]
+            turns[i, s, :n] = [r.turn if 0 <= r.turn < 255 else 255 for r in river]
+        if seat.flowers:
+            check_width(len(seat.flowers), S.MAX_FLOWERS, "flowers")
+            a["v_flowers"][i, s, :len(seat.flowers)] = seat.flowers
+    a["v_river_len"][i] = [len(s.river) for s in state.seats]
+    a["v_seat_flags"][i] = [_seat_flags(s) for s in state.seats]
+    a["v_seat_draws"][i] = [min(s.draws, 255) for s in state.seats]
+    a["v_passed"][i] = [kinds_mask(s.passed_since_riichi) for s in state.seats]
+    a["v_scores"][i] = state.scores[:4]
+    dora = state.dora_indicators
+    check_width(len(dora), S.MAX_DORA, "dora indicators")
+    if dora:
+        a["v_dora"][i, :len(dora)] = dora
+    a["v_visible"][i] = state.visible
     last_discard = state.last_discard or (None, None)
     last_kan = state.last_added_kan or (None, None)
-    own_flags = ((S.FLAG_CALLS_MADE if state.calls_made else 0)
-                 | (S.FLAG_TEMPORARY_FURITEN if state.temporary_furiten else 0)
-                 | (S.FLAG_RIICHI_FURITEN if state.riichi_furiten else 0)
-                 | (S.FLAG_MISSED_WIN if state._missed_win else 0)
-                 | (S.FLAG_LAST_DRAW_REPLACEMENT if state.last_draw_replacement else 0)
-                 | (S.FLAG_CALLED_THIS_TURN if state.called_this_turn is not None else 0)
-                 | (S.FLAG_ROUND_ACTIVE if state.round_active else 0))
-    return {
-        "v_hand": padded(state.hand, S.HAND_WIDTH, "hand"),
-        "v_last_draw": _or_pad(state.last_draw),
-        "v_melds": melds,
-        "v_river": rivers,
-        "v_river_flags": flags,
-        "v_river_turn": turns,
-        "v_river_len": lengths,
-        "v_flowers": [padded(s.flowers, S.MAX_FLOWERS, "flowers") for s in state.seats],
-        "v_seat_flags": [_seat_flags(s) for s in state.seats],
-        "v_seat_draws": [min(s.draws, 255) for s in state.seats],
-        "v_passed": [kinds_mask(s.passed_since_riichi) for s in state.seats],
-        "v_scores": list(state.scores[:4]),
-        "v_dora": padded(state.dora_indicators, S.MAX_DORA, "dora indicators"),
-        "v_visible": list(state.visible),
-        "v_table": [state.round_wind, state.round_number, state.dealer, state.honba,
-                    state.sticks, state.wall_remaining, state.turn, state.kans,
-                    _or_pad(state.current), _or_pad(last_discard[0]), _or_pad(last_discard[1]),
-                    _or_pad(last_kan[0]), _or_pad(last_kan[1])],
-        "v_flags": own_flags,
-        "v_seat_walls": list(state.seat_walls) if state.seat_walls is not None else [S.PAD] * 4,
-    }
+    a["v_table"][i] = [state.round_wind, state.round_number, state.dealer, state.honba,
+                       state.sticks, state.wall_remaining, state.turn, state.kans,
+                       _or_pad(state.current), _or_pad(last_discard[0]),
+                       _or_pad(last_discard[1]), _or_pad(last_kan[0]), _or_pad(last_kan[1])]
+    a["v_flags"][i] = ((S.FLAG_CALLS_MADE if state.calls_made else 0)
+                       | (S.FLAG_TEMPORARY_FURITEN if state.temporary_furiten else 0)
+                       | (S.FLAG_RIICHI_FURITEN if state.riichi_furiten else 0)
+                       | (S.FLAG_MISSED_WIN if state._missed_win else 0)
+                       | (S.FLAG_LAST_DRAW_REPLACEMENT if state.last_draw_replacement else 0)
+                       | (S.FLAG_CALLED_THIS_TURN if state.called_this_turn is not None else 0)
+                       | (S.FLAG_ROUND_ACTIVE if state.round_active else 0))
+    if state.seat_walls is not None:
+        a["v_seat_walls"][i] = state.seat_walls
+
+
+VIEW_FIELDS: tuple[S.Field, ...] = tuple(f for f in S.DECISION_FIELDS if f.name.startswith("v_"))
+
+
+def encode_view(state: TableState) -> dict[str, np.ndarray]:
+    """The ``v_`` fields of one state, as arrays without the row axis."""
+    cols = Columns(VIEW_FIELDS, capacity=1)
+    write_view(state, cols.arrays, cols.add_row())
+    return {name: array[0] for name, array in cols.finished().items()}
 
 
 def _tiles(row: Sequence[int] | np.ndarray) -> list[int]:
@@ -160,10 +191,10 @@ def restore(variant: str, seat: int, row: dict[str, np.ndarray]) -> TableState:
                                         -1 if turn == 255 else turn))
         view.flowers = _tiles(row["v_flowers"][s])
         sf = int(row["v_seat_flags"][s])
-        view.riichi, view.riichi_pending = bool(sf & S.SEAT_RIICHI), bool(
-            sf & S.SEAT_RIICHI_PENDING)
-        view.double_riichi, view.ippatsu = bool(sf & S.SEAT_DOUBLE_RIICHI), bool(
-            sf & S.SEAT_IPPATSU)
+        view.riichi = bool(sf & S.SEAT_RIICHI)
+        view.riichi_pending = bool(sf & S.SEAT_RIICHI_PENDING)
+        view.double_riichi = bool(sf & S.SEAT_DOUBLE_RIICHI)
+        view.ippatsu = bool(sf & S.SEAT_IPPATSU)
         view.draws = int(row["v_seat_draws"][s])
         mask = int(row["v_passed"][s])
         view.passed_since_riichi = {k for k in range(S.KINDS) if mask >> k & 1}

@@ -12,8 +12,10 @@ under 8 fan) is worth 0.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
-from typing import Any
+
+import numpy as np
 
 from brain.rules import rules_for
 from brain.rules.base import WinContext, WinScore
@@ -21,7 +23,7 @@ from brain.shanten import regular_shanten, shanten
 from brain.state import TableState
 from protocols import tiles as T
 from replay.dataset import schema as S
-from replay.dataset.snapshot import padded
+from replay.dataset.snapshot import check_width
 
 _CACHE_LIMIT = 200_000
 
@@ -87,76 +89,82 @@ class TruthOracle:
         finally:
             counts[k] -= 1
 
-    def win_score(self, state: TableState, kind: int, decider: int) -> WinScore | None:
-        """The score of ``state``'s seat winning on ``kind``: off the decider's discard, or a
-        self-draw when it is the decider. A plain tile of the kind (the red five when the plain
-        copies are used up)."""
+    def win_score(self, state: TableState, kind: int, decider: int) -> tuple[int, int] | None:
+        """(value, points) of ``state``'s seat winning on ``kind``: off the decider's discard
+        (points: what the decider pays), or a self-draw when it is the decider (points: what
+        it gains); None when that is no legal win. A plain tile of the kind (the red five when
+        the plain copies are used up)."""
+        mine = state.seat == decider
+        # What a discarder pays does not depend on who it is, except in Taiwan (a dealer pays
+        # one tai more): one score then serves every decider.
+        payer = None if mine else decider if self.variant == "taiwan16" else (state.seat + 1) % 4
         tiles = [kind]
         if self.variant == "riichi" and kind in (4, 13, 22):
             tiles.append(T.red_of(kind))
         for tile in tiles:
-            ctx = self._context(state, tile, decider)
+            ctx = self._context(state, tile, payer)
             if ctx in self._scores:
-                return self._scores[ctx]
-            try:
-                score = self.rules.score(ctx)
-            except ValueError:  # no such physical tile left (riichi ids): try the red five
-                continue
-            if len(self._scores) > _CACHE_LIMIT:
-                self._scores.clear()
-            self._scores[ctx] = score
-            return score
+                score = self._scores[ctx]
+            else:
+                try:
+                    score = self.rules.score(ctx)
+                except ValueError:  # no such physical tile left (riichi ids): try the red five
+                    continue
+                if len(self._scores) > _CACHE_LIMIT:
+                    self._scores.clear()
+                self._scores[ctx] = score
+            if score is None:
+                return None
+            return score.value, (score.deltas[decider] if mine else -score.deltas[payer])
         return None
 
-    def _context(self, state: TableState, tile: int, decider: int) -> WinContext:
-        if state.seat != decider:
-            return self.rules.context(state, tile, decider)
-        state.hand.append(tile)  # a self-draw: the context reads the tile in the hand
+    def _context(self, state: TableState, tile: int, payer: int | None) -> WinContext:
+        """The win as the rules value it, with ``tile`` not yet public: the seat's own
+        self-draw context (the tile read in its hand), turned into a win off ``payer``'s
+        discard where one is given (MCR's fourth-tile flag then counts the copies public
+        before that discard, as the judge does when the discard comes)."""
+        state.hand.append(tile)
         try:
-            return self.rules.context(state, tile, None)
+            ctx = self.rules.context(state, tile, None)
         finally:
             state.hand.pop()
+        if payer is None:
+            return ctx
+        return dataclasses.replace(ctx, from_seat=payer, after_kan=False)
 
-    def row(self, views: Sequence[TableState], decider: int) -> dict[str, Any]:
-        """The ``t_`` fields for a decision of ``decider``; ``views[s]`` is seat s's own state."""
-        hands, shantens, tenpai, furiten, waits, values, points = [], [], [], [], [], [], []
-        known = [0] * S.KINDS
+    def write(self, views: Sequence[TableState], decider: int, a: dict[str, np.ndarray],
+              i: int) -> None:
+        """Write the ``t_`` fields of a decision of ``decider`` into row ``i`` of ``a``;
+        ``views[s]`` is seat s's own state."""
         public = views[decider]
+        known = list(public.visible)  # the decider's hand and everything public
+        shantens, tenpai, furiten = [0] * 4, [0] * 4, [0] * 4
         for s, view in enumerate(views):
-            counts = T.counts34(view.hand)
-            for k in range(S.KINDS):
-                known[k] += counts[k]
-            for m in view.seats[s].melds:
-                for t in m.tiles:
-                    if T.kind(t) < S.KINDS:
-                        known[T.kind(t)] += 1
-            hands.append(padded(view.hand, S.HAND_WIDTH, "hand"))
-            shantens.append(variant_shanten(self.variant, counts))
+            hand = view.hand
+            check_width(len(hand), S.HAND_WIDTH, "hand")
+            a["t_hand"][i, s, :len(hand)] = hand
+            counts = T.counts34(hand)
+            if s != decider:
+                for k, c in enumerate(counts):
+                    if c:
+                        known[k] += c
+                # closed kans the decider was not shown (MCR, Taiwan)
+                for own, shown in zip(view.seats[s].melds, public.seats[s].melds, strict=False):
+                    if own.kind == "closed_kan" and own.tiles and not shown.tiles:
+                        known[T.kind(own.tiles[0])] += 4
+            shantens[s] = variant_shanten(self.variant, counts)
             found = self.waits(view)
-            wait_row, value_row, point_row = [0] * S.KINDS, [0] * S.KINDS, [0] * S.KINDS
-            blocked = False
+            if not found:
+                continue
+            tenpai[s] = 1
             for k in found:
-                wait_row[k] = 1
-                score = self.win_score(view, k, decider)
-                if score is not None:
-                    value_row[k] = score.value
-                    gain = score.deltas[decider]
-                    point_row[k] = gain if s == decider else -gain
-                if s != decider and not self.rules.can_win_on(view, k):
-                    blocked = True
-            tenpai.append(1 if found else 0)
-            furiten.append(1 if blocked else 0)
-            waits.append(wait_row)
-            values.append(value_row)
-            points.append(point_row)
-        for seat in public.seats:
-            for r in seat.river:
-                if not r.claimed and T.kind(r.tile) < S.KINDS:
-                    known[T.kind(r.tile)] += 1
-        for t in public.dora_indicators:
-            known[T.kind(t)] += 1
-        return {
-            "t_hand": hands, "t_shanten": shantens, "t_tenpai": tenpai, "t_furiten": furiten,
-            "t_waits": waits, "t_value": values, "t_points": points,
-            "t_wall": [max(0, 4 - n) for n in known],
-        }
+                a["t_waits"][i, s, k] = 1
+                won = self.win_score(view, k, decider)
+                if won is not None:
+                    a["t_value"][i, s, k], a["t_points"][i, s, k] = won
+            if s != decider and not self.rules.can_win_on(view, found[0]):
+                furiten[s] = 1
+        a["t_shanten"][i] = shantens
+        a["t_tenpai"][i] = tenpai
+        a["t_furiten"][i] = furiten
+        a["t_wall"][i] = [4 - n if n < 4 else 0 for n in known]
