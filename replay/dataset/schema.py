@@ -125,7 +125,7 @@ DECISION_FIELDS: tuple[Field, ...] = (
     _f("t_waits", "uint8", (4, KINDS), "1 for each kind that completes that seat's hand"),
     _f("t_value", "int16", (4, KINDS),
        "han/fan/tai of the win on that wait (others: ron off the decider; own row: self-draw);"
-       " 0 when it is no legal win"),
+       " -1 when it is no legal win, 0 on kinds that are no wait"),
     _f("t_points", "int32", (4, KINDS),
        "points of that win paid by the decider (own row: gained by the self-draw)"),
     _f("t_wall", "uint8", (KINDS,), "copies of each kind still in the wall (live and dead)"),

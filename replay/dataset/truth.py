@@ -7,7 +7,7 @@ knitted shapes, Taiwan five groups and a pair), and what each win would be worth
 variant's own scoring. Convention (README): another seat's win is valued as a win off the
 deciding seat's discard (the deal-in the decider risks; no ura dora, which nobody knows yet),
 the decider's own row as a self-draw; a wait that is no legal win (riichi without yaku, MCR
-under 8 fan) is worth 0.
+under 8 fan) has the value -1 (a Taiwan win of 0 tai is a win: value 0, points 1000 or more).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from replay.dataset import schema as S
 from replay.dataset.snapshot import check_width
 
 _CACHE_LIMIT = 200_000
+NO_WIN = -1  # t_value of a wait that is no legal win (riichi without yaku, MCR under 8 fan)
 
 
 def variant_shanten(variant: str, counts: list[int]) -> int:
@@ -58,6 +59,8 @@ class TruthOracle:
     def __init__(self, variant: str) -> None:
         self.variant = variant
         self.rules = rules_for(variant)
+        # copies of each kind in the variant's tiles (mass mahjong has no honours)
+        self._copies = [4] * 27 + [0 if variant == "mass" else 4] * 7
         self._waits: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._scores: dict[WinContext, WinScore | None] = {}
 
@@ -160,11 +163,11 @@ class TruthOracle:
             for k in found:
                 a["t_waits"][i, s, k] = 1
                 won = self.win_score(view, k, decider)
-                if won is not None:
-                    a["t_value"][i, s, k], a["t_points"][i, s, k] = won
+                a["t_value"][i, s, k], a["t_points"][i, s, k] = won or (NO_WIN, 0)
             if s != decider and not self.rules.can_win_on(view, found[0]):
                 furiten[s] = 1
         a["t_shanten"][i] = shantens
         a["t_tenpai"][i] = tenpai
         a["t_furiten"][i] = furiten
-        a["t_wall"][i] = [4 - n if n < 4 else 0 for n in known]
+        a["t_wall"][i] = [c - n if n < c else 0 for c, n in zip(self._copies, known,
+                                                                 strict=True)]
