@@ -20,7 +20,7 @@ from brain.shanten import regular_shanten, shanten
 from protocols import events as ev
 from protocols import tiles as T
 from replay.dataset import schema as S
-from replay.dataset.records import BlockBuilder
+from replay.dataset.records import Block, BlockBuilder
 from replay.dataset.snapshot import encode_view, restore
 
 VARIANTS = ["riichi", "mcr", "taiwan16", "mass"]
@@ -99,7 +99,7 @@ def unit(request):
     config = SelfPlayConfig(ArenaConfig(variant, POLICIES, hands=1, seed=7), "unused")
     data = play_selfplay_unit(config, 0)
     assert data.errors == []
-    return variant, data.block.arrays
+    return variant, Block.concat(data.games).arrays
 
 
 def test_tenpai_and_waits_by_shanten_and_brute_force(unit):

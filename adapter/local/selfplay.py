@@ -72,9 +72,10 @@ class RecordingReferee(HandReferee):
 
 @dataclass
 class UnitData:
+    """One unit's games, one block each, in seating order."""
+
     unit: int
-    block: Block
-    games: int
+    games: list[Block]
     hands: int
     seconds: float
     errors: list[str] = field(default_factory=list)
@@ -105,8 +106,8 @@ def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
                 p.close()
         builder.end_game(result.scores, result.ranks)
         blocks.append(builder.block())
-    block = Block.concat(blocks)
-    return UnitData(unit, block, len(blocks), block.hands, time.perf_counter() - start, errors)
+    return UnitData(unit, blocks, sum(b.hands for b in blocks), time.perf_counter() - start,
+                    errors)
 
 
 def iter_units(config: SelfPlayConfig) -> Iterator[UnitData]:
@@ -147,7 +148,8 @@ def run_selfplay(config: SelfPlayConfig,
     errors: list[str] = []
     units = arena.units()
     for done, data in enumerate(iter_units(config), start=1):
-        writer.add(data.block, data.games)
+        for block in data.games:
+            writer.add(block)
         play_seconds += data.seconds
         hands += data.hands
         errors.extend(data.errors)
