@@ -260,3 +260,19 @@ def test_selfplay_refuses_an_unusable_out_dir(small, tmp_path):
         assert len(lines) == 1 and message in lines[0], lines
     r = mjbot("dataset", "stats", str(tmp_path))
     assert r.returncode == 2 and "manifest.json" in r.stderr
+
+
+def test_readme_documents_every_field_as_the_schema_has_it():
+    readme = (Path(__file__).resolve().parent.parent / "replay" / "dataset" /
+              "README.md").read_text(encoding="utf-8")
+    assert f"schema_version {S.SCHEMA_VERSION}" in readme.splitlines()[0]
+    rows = {}
+    for line in readme.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = cells[1:4]
+    assert set(rows) == set(S.FIELDS)
+    for f in S.FIELDS.values():
+        shape = ("scalar" if not f.shape else "(" + ", ".join(map(str, f.shape))
+                 + (",)" if len(f.shape) == 1 else ")"))
+        assert rows[f.name] == [f.dtype, shape, str(f.fill)], f.name

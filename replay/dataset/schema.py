@@ -111,7 +111,7 @@ DECISION_FIELDS: tuple[Field, ...] = (
     _f("v_seat_flags", "uint8", (4,), "SEAT_* bits"),
     _f("v_seat_draws", "uint8", (4,), "draws per seat this hand"),
     _f("v_passed", "int64", (4,), "bit k: kind k discarded since that seat's riichi"),
-    _f("v_scores", "int32", (4,), "scores before this hand's pending payments"),
+    _f("v_scores", "int32", (4,), "scores as the seat sees them (riichi sticks paid)"),
     _f("v_dora", "int8", (MAX_DORA,), "dora indicators, -1 pad"),
     _f("v_visible", "uint8", (KINDS,), "copies of each kind this seat has seen"),
     _f("v_table", "int16", (len(TABLE_COLUMNS),), "TABLE_COLUMNS"),
@@ -128,7 +128,8 @@ DECISION_FIELDS: tuple[Field, ...] = (
        " -1 when it is no legal win, 0 on kinds that are no wait"),
     _f("t_points", "int32", (4, KINDS),
        "points of that win paid by the decider (own row: gained by the self-draw)"),
-    _f("t_wall", "uint8", (KINDS,), "copies of each kind still in the wall (live and dead)"),
+    _f("t_wall", "uint8", (KINDS,),
+       "copies of each kind in no hand, meld, river or shown indicator: in the walls"),
 )
 
 HAND_FIELDS: tuple[Field, ...] = (
