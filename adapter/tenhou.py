@@ -5,8 +5,10 @@ environment / config file), AUTH where a legacy server asks, PXR, JOIN and the R
 queueing, GOK and NEXTREADY, the hands (every offer answered, riichi as REACH then D), a
 keep-alive ``<Z/>`` every ~15 s, and after the last game BYE. A dropped connection in a game is
 taken up again with the same HELO: the server answers GO / SAIKAI / REINIT and the game goes on
-in the same log. Tags we cannot read are logged with the reason and, where an answer is owed,
-answered safely (a pass, or a discard of the drawn tile); the connection is kept.
+in the same log; a TAIKYOKU while a game is still open (a game resumed by REINIT that the
+server then left unfinished for us) closes that log as abandoned and opens the new game's, the
+GO / UN before it included. Tags we cannot read are logged with the reason and, where an
+answer is owed, answered safely (a pass, or a discard of the drawn tile); the connection is kept.
 
 Tenhou's operator asks bot authors to get permission first (tenhou.md): games against humans
 need ``permission_granted`` (the ``--permission-granted`` flag or the config file), and the
@@ -158,16 +160,23 @@ class TenhouBot:
         self.summary = SessionSummary()
         self.game_log: GameLogWriter | None = None
         self.pending = PendingFrames()
+        self.holding = False  # frames since a GO in a game: a resume's or a new game's?
         self.in_game = False
         self.queueing = False
         self.game_hands = 0
 
     # ------------------------------------------------------------------ frames
 
+    @property
+    def frame_log(self) -> GameLogWriter | None:
+        """Where raw frames go now: the game's log, or None to keep them pending (no game,
+        or a GO in a game that a SAIKAI or a TAIKYOKU will give to the old or a new log)."""
+        return None if self.holding else self.game_log
+
     def tx(self, tags: list[Tag]) -> None:
         for tag in tags:
-            if tag.name != "Z" or self.game_log is not None:
-                self.pending.tx(self.game_log, format_tag(tag))
+            if tag.name != "Z" or self.frame_log is not None:
+                self.pending.tx(self.frame_log, format_tag(tag))
 
     def _error(self, message: str) -> None:
         self.summary.errors.append(message)
@@ -182,7 +191,9 @@ class TenhouBot:
     # ------------------------------------------------------------------ tags in
 
     def handle(self, raw: str, tag: Tag | None) -> list[Tag]:
-        self.pending.rx(self.game_log, raw)
+        if tag is not None and tag.name == "GO" and self.game_log is not None:
+            self.holding = True
+        self.pending.rx(self.frame_log, raw)
         if tag is None:
             self._error(f"not a tag: {raw[:200]!r}")
             return []
@@ -211,12 +222,15 @@ class TenhouBot:
                 self._check_found(item)
                 out.append(Tag("GOK"))
             elif isinstance(item, Resumed):
+                self._release_held()
                 self._notice("the server resumed our game (SAIKAI)")
             elif isinstance(item, PlayerLeft | PlayerBack | GameOver):
                 self._notice(repr(item))
             elif isinstance(item, ev.GameStarted):
                 self._start_game(item)
                 out.append(Tag("NEXTREADY"))
+            elif isinstance(item, ev.GameEnded) and item.abandoned:
+                self._abandon_game(item)
             else:
                 self._apply(item)
                 hand_over = hand_over or isinstance(item, ev.RoundWon | ev.RoundDrawn)
@@ -259,7 +273,14 @@ class TenhouBot:
 
     # ------------------------------------------------------------------ games and events
 
+    def _release_held(self) -> None:
+        """The frames held since a GO belong to the game still open (a resume)."""
+        self.holding = False
+        if self.game_log is not None:
+            self.pending.flush_into(self.game_log)
+
     def _start_game(self, started: ev.GameStarted) -> None:
+        self.holding = False  # the frames since GO open the new game's log
         self.state = TableState("riichi", started.seat)
         self.game_hands = 0
         if self.settings.write_log:
@@ -283,9 +304,24 @@ class TenhouBot:
             self.game_hands += 1
         apply_and_log(self.state, event, self.game_log, self._error)
 
+    def _abandon_game(self, ended: ev.GameEnded) -> None:
+        """A game the server left unfinished for us (it began another): its log is closed as
+        abandoned; it counts as no game played, and the session goes on at the new table. The
+        end is written as a notice, not as a GameEnded: the log holds no tag that ended the
+        game (the TAIKYOKU opens the next log), so the log re-parses to its own events."""
+        self.state.apply(ended)
+        if self.game_log is not None:
+            self.game_log.event(ev.PlatformNotice(
+                f"abandoned: the server began a new game; last known scores {ended.scores}"))
+            self.game_log.close(Footer({"hands": self.game_hands, "abandoned": True,
+                                        "errors": len(self.summary.errors)}, ended.scores))
+            log.warning("tenhou: game abandoned by the server", path=str(self.game_log.path))
+            self.game_log = None
+
     def _end_game(self) -> list[Tag]:
         self.summary.games += 1
         self.in_game = False
+        self._release_held()
         if self.game_log is not None:
             self.game_log.close(Footer({"hands": self.game_hands,
                                         "errors": len(self.summary.errors)},
@@ -312,6 +348,7 @@ class TenhouBot:
                 return self.codec.safe_reply(request)
 
     def close(self) -> None:
+        self._release_held()
         if self.game_log is not None:
             self.game_log.close(Footer({"hands": self.game_hands, "unfinished": True}))
             self.game_log = None

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from brain.actions import action_key
 from brain.policies import get_policy
 from brain.policies.base import Decision, Policy
 from brain.rules import rules_for
@@ -37,8 +38,8 @@ class Answer:
 
 
 def safest_action(state: TableState, legal: list[Any]) -> Any:
-    """The last resort: pass where passing is legal, else discard the drawn tile, else any
-    plain discard, else the first legal action."""
+    """The last resort: pass where passing is legal, else discard the drawn tile, else the
+    last plain discard in kind order, else the first legal action in canonical order."""
     for a in legal:
         if isinstance(a, ev.Pass):
             return a
@@ -47,8 +48,8 @@ def safest_action(state: TableState, legal: list[Any]) -> Any:
         if a.tile == state.last_draw:
             return a
     if discards:
-        return discards[-1]
-    return legal[0]
+        return max(discards, key=action_key)
+    return min(legal, key=action_key)
 
 
 class Brain:

@@ -144,7 +144,12 @@ class RoundDrawn:
 
 @dataclass(**_frozen)
 class GameEnded:
+    """``abandoned``: the game stopped without an end of its own (the platform began another
+    game while this one ran, e.g. Tenhou after a resumed game); ``scores`` are then the last
+    known, not final ones."""
+
     scores: tuple[int, ...]
+    abandoned: bool = False
 
 
 @dataclass(**_frozen)

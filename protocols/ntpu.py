@@ -10,7 +10,8 @@ The server leaves things unsaid that the codec fills in: other seats' draws are 
 (a seat that acts on its own turn drew first, unless it just called; after a kong it drew a
 replacement), the dealer's seventeenth tile is its first draw, a ``/hu`` on the last discard's
 id is a win on that discard (otherwise a self-draw), and an ``/ask`` means our own turn or a
-claim depending on what came before it.
+claim depending on what came before it. The lab referee's own words are read too: ``/draw`` for
+``/mo``, and ``/hu <dealer> -1 <17 ids>`` for the dealer's win on the opening deal.
 
 :class:`LineBuffer` frames bytes into lines (``\\n`` or ``\\r\\n``; a cut anywhere is fine).
 :meth:`NtpuCodec.parse` turns one line into events and, last, what the line asks of us: a
@@ -32,6 +33,8 @@ DEAD_END = 16  # the hand is drawn when 16 tiles remain
 INITIAL_DRAWS = WALL - 4 * HAND_SIZE - DEAD_END
 WIND_NAMES = ("east", "south", "west", "north")
 MAX_LINE = 4096  # no server line is anywhere near this long
+NO_TILE = "-1"  # /hu's winning id when the dealer wins on the opening deal
+_MOVES = ("/mo", "/draw", "/throw", "/eat", "/pong", "/gong", "/hu")
 
 
 class NtpuError(ValueError):
@@ -92,6 +95,7 @@ class NtpuCodec:
         self.my_turn = False  # we drew or called and have not discarded
         self.in_hand = False
         self.won = False
+        self.opening = False  # dealt, and no move since: the dealer may win with no tile
         # (seat, id) of the last discard while it can still be claimed; an added kong's tile
         # while it can be robbed
         self.last_discard: tuple[int, int] | None = None
@@ -111,13 +115,16 @@ class NtpuCodec:
         if handler is None:
             raise NtpuError(f"unknown command {command!r}", raw)
         try:
-            return handler(self, args, raw)
+            items = handler(self, args, raw)
         except T.TileError as exc:
             raise NtpuError(f"bad tile id ({exc})", raw) from None
         except (IndexError, ValueError) as exc:
             if isinstance(exc, NtpuError):
                 raise
             raise NtpuError(f"malformed {command} ({exc})", raw) from None
+        if command in _MOVES:
+            self.opening = False
+        return items
 
     def _seat(self, text: str, raw: str) -> int:
         if not text.isdigit() or not 1 <= int(text) <= 4:
@@ -168,7 +175,7 @@ class NtpuCodec:
             raise NtpuError(f"/initCard with {len(ids)} ids, but the dealer is seat "
                             f"{self.dealer + 1} and we are seat {seat + 1}", raw)
         self.held = [i for i, _ in ids]
-        self.in_hand, self.won = True, False
+        self.in_hand, self.won, self.opening = True, False, True
         self.last_discard = self.added_kong = None
         self.drawer, self.replacement = None, False
         hand = tuple(k for _, k in ids[:HAND_SIZE])
@@ -189,7 +196,7 @@ class NtpuCodec:
     def _on_mo(self, args: list[str], raw: str) -> list[object]:
         seat = self._need_seat(raw)
         if len(args) != 1:
-            raise NtpuError("/mo needs one id", raw)
+            raise NtpuError("/mo (/draw) needs one id", raw)
         tile_id, kind = self._id(args[0])
         if tile_id in self.held:
             raise NtpuError(f"/mo of id {tile_id}, which we already hold", raw)
@@ -362,6 +369,8 @@ class NtpuCodec:
         if len(args) < 2:
             raise NtpuError("/hu needs '<seat> <winning id> <rest of hand>'", raw)
         seat = self._seat(args[0], raw)
+        if args[1] == NO_TILE:
+            return self._win_on_the_deal(seat, args[2:], raw)
         win_id, win_kind = self._id(args[1])
         rest = [self._id(a) for a in args[2:]]
         events: list[object] = []
@@ -378,6 +387,41 @@ class NtpuCodec:
         hand = tuple(sorted([*(k for _, k in rest), win_kind], key=T.sort_key))
         return [*events, ev.RoundWon(seat, from_seat, hand, win_kind, 0, (0, 0, 0, 0),
                                      detail="the NTPU server sends no value")]
+
+    def _win_on_the_deal(self, seat: int, tokens: list[str], raw: str) -> list[object]:
+        """``/hu <dealer> -1 <17 ids>``: the dealer's 17 dealt tiles win (天胡), so the line
+        names no winning tile. The event stream needs one, and one the winner drew: the codec
+        already reads the dealer's 17th dealt tile as its first draw (the TileDrawn of
+        /initCard), so the win is a self-draw on that tile, which is how the rules see (and
+        value) a heavenly win. Our own 17th id is known; another dealer's is not (we saw none
+        of its tiles), so the line's last id stands for it: removing any tile of a complete
+        hand leaves a hand waiting on it, and we value only our own wins. Only the dealer,
+        before any move, can win so: anything else is refused."""
+        if not self.in_hand or not self.opening:
+            raise NtpuError("a win with no winning tile (-1) comes only on the opening deal",
+                            raw)
+        if seat != self.dealer:
+            raise NtpuError(f"a win with no winning tile (-1) is the dealer's; seat {seat + 1} "
+                            f"is not the dealer (seat {self.dealer + 1})", raw)
+        ids = [self._id(a) for a in tokens]
+        if len(ids) != HAND_SIZE + 1 or len({i for i, _ in ids}) != len(ids):
+            raise NtpuError(f"a win on the deal lists the dealer's {HAND_SIZE + 1} distinct "
+                            f"ids, got {len(ids)}", raw)
+        listed = sorted(i for i, _ in ids)
+        if seat == self.seat:
+            if listed != sorted(self.held) or self.last_drawn_id is None:
+                raise NtpuError("our win on the deal lists ids that are not the ids dealt us "
+                                f"({' '.join(map(str, sorted(self.held)))})", raw)
+            win_id = self.last_drawn_id
+        else:
+            if set(listed) & set(self.held):
+                raise NtpuError("a win on the deal lists ids that we hold", raw)
+            win_id = ids[-1][0]
+        self.won = True
+        hand = tuple(sorted((k for _, k in ids), key=T.sort_key))
+        return [ev.RoundWon(seat, None, hand, self.tiles.to_tile(win_id), 0, (0, 0, 0, 0),
+                            detail="a win on the opening deal (no winning tile); the NTPU "
+                                   "server sends no value")]
 
     def _on_exit(self, args: list[str], raw: str) -> list[object]:
         events: list[object] = []
@@ -452,7 +496,8 @@ def _ids(ids: list[int]) -> str:
 
 _HANDLERS = {
     "/start": NtpuCodec._on_start, "/initGame": NtpuCodec._on_init_game,
-    "/initCard": NtpuCodec._on_init_card, "/mo": NtpuCodec._on_mo, "/ask": NtpuCodec._on_ask,
+    "/initCard": NtpuCodec._on_init_card, "/mo": NtpuCodec._on_mo, "/draw": NtpuCodec._on_mo,
+    "/ask": NtpuCodec._on_ask,
     "/throw": NtpuCodec._on_throw, "/eat": NtpuCodec._on_eat, "/pong": NtpuCodec._on_pong,
     "/gong": NtpuCodec._on_gong, "/hu": NtpuCodec._on_hu, "/exit": NtpuCodec._on_exit,
     "/close": NtpuCodec._on_close, "/ready": NtpuCodec._on_ready,

@@ -421,6 +421,7 @@ class TenhouCodec:
         self.last_discard: tuple[int, int] | None = None  # (absolute seat, id)
         self.in_hand = False
         self.log_id = ""
+        self.scores: tuple[int, ...] = (0, 0, 0, 0)  # the last known, in absolute seats
 
     # seats ------------------------------------------------------------------
 
@@ -492,9 +493,34 @@ class TenhouCodec:
         return []
 
     def _on_taikyoku(self, a: dict[str, str], tag: Tag) -> list[object]:
-        self.first_dealer = int(a["oya"]) % 4
+        """Always a new game. One still open (a game resumed by REINIT that the server then
+        left unfinished for us) is closed first: otherwise our seat would change under a
+        table that still plays the old game."""
+        first_dealer = int(a["oya"])
+        if not 0 <= first_dealer <= 3:
+            raise ValueError(f"oya {first_dealer}")
+        out = self._abandon_game()
+        self.first_dealer = first_dealer
         self.log_id = a.get("log", "")
-        return self._game_started()
+        return [*out, *self._game_started()]
+
+    def _abandon_game(self) -> list[object]:
+        """The end of a game that had no end of its own (its last known scores), and a fresh
+        per-game state."""
+        if not self.started:
+            return []
+        out: list[object] = [
+            ev.PlatformNotice("the server began a new game: the game in progress is abandoned"),
+            ev.GameEnded(self.scores, abandoned=True)]
+        self.started = False
+        self.dealer = 0
+        self.held = []
+        self.last_drawn_id = None
+        self.after_kan = [False] * 4
+        self.last_discard = None
+        self.in_hand = False
+        self.scores = (0, 0, 0, 0)
+        return out
 
     def _on_saikai(self, a: dict[str, str], tag: Tag) -> list[object]:
         return [Resumed()]
@@ -529,6 +555,7 @@ class TenhouCodec:
         self.last_discard = None
         self.last_drawn_id = None
         self.in_hand = True
+        self.scores = tuple(scores)
         return ev.RoundStarted(
             round_wind=seed[0] // 4, dealer=self.dealer, honba=seed[1], sticks=seed[2],
             scores=tuple(scores), dora_indicators=(self.tile(seed[5]),),
@@ -680,6 +707,7 @@ class TenhouCodec:
             for r in range(4):
                 values[self.absolute(r)] = ten[r] * 100
             scores = tuple(values)
+            self.scores = scores
         return [ev.RiichiAccepted(who, scores)]
 
     def _on_dora(self, a: dict[str, str], tag: Tag) -> list[object]:
@@ -692,6 +720,9 @@ class TenhouCodec:
         return self._maybe_over(a, out)
 
     def _maybe_over(self, a: dict[str, str], out: list[object]) -> list[object]:
+        scores, deltas = _score_pairs(a.get("sc"), self.absolute)
+        if scores:
+            self.scores = tuple(s + d for s, d in zip(scores, deltas, strict=True))
         final = final_scores(a, self.absolute)
         if final is not None:
             out.append(ev.GameEnded(final))

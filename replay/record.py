@@ -1,6 +1,6 @@
 """A whole game as one full-information event stream, and one seat's view of it.
 
-Imports (tenhou.net/6, mjlog, mjai, Botzone judge logs) produce a :class:`GameRecord`: the
+Imports (tenhou.net/6, mjlog, mjai, Botzone judge logs, NYCU SGF) produce a :class:`GameRecord`: the
 events of the game with every tile that the source shows (others' draws, all four starting hands
 in ``RoundStarted.hands``). :func:`seat_view` turns it into exactly the stream that seat would
 have received from a platform, so the replayer, the state and the policies treat an imported

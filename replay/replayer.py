@@ -2,14 +2,16 @@
 
 Any log becomes a :class:`Replay` — the events one seat saw and the decisions it made, in order.
 The bot's own logs carry both (``decision`` frames); imported games (tenhou.net/6, mjlog, mjai,
-Botzone) have no decisions written down, so they are read off the full record the way review
-tools do: after each of the seat's draws or calls its next move is its choice; after another
-seat's discard (or added kan) where our rules give it something to do besides passing, its
-call, win or pass is.
+Botzone, NYCU SGF, NTPU command logs) have no decisions written down, so they are read off the
+record the way review tools do: after each of the seat's draws or calls its next move is its
+choice; after another seat's discard (or added kan) where our rules give it something to do
+besides passing, its call, win or pass is. Which reader a file needs is found in
+:mod:`replay.formats`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 import time
@@ -28,8 +30,8 @@ from protocols.events import EVENT_TYPES
 from protocols.mjai import MjaiCodec
 from protocols.ntpu import NtpuCodec
 from protocols.tenhou import TenhouCodec, parse_tag, tag_from_json
-from replay import botzone_log, mjai_log, mjlog, tenhou6
-from replay.log import DecisionFrame, EventFrame, GameLog, Header, RxFrame, parse_log
+from replay import formats
+from replay.log import DecisionFrame, EventFrame, GameLog, Header, RxFrame
 from replay.record import GameRecord, RecordError, own_tiles, seat_view
 
 
@@ -63,44 +65,19 @@ class Replay:
 # --------------------------------------------------------------------------- loading
 
 
-def detect_format(data: bytes) -> str:
-    """"mjbot", "mjlog", "tenhou6", "mjai" or "botzone" from a file's first bytes."""
-    head = data.lstrip()[:200]
-    if head.startswith(b"<"):
-        return "mjlog"
-    if head.startswith(b"{") or head.startswith(b"["):
-        text = data.decode("utf-8", errors="replace")
-        first = text.lstrip().split("\n", 1)[0]
-        if '"type"' in first and '"log"' not in first:
-            return "mjai"
-        if '"output"' in text[:5000] or '"initdata"' in text[:5000]:
-            return "botzone"
-        return "tenhou6"
-    return "mjbot"
-
-
-def load_record(data: bytes, fmt: str) -> GameRecord:
-    text = data.decode("utf-8", errors="strict")
-    loader: dict[str, Callable[[str], GameRecord]] = {
-        "mjlog": mjlog.loads, "tenhou6": tenhou6.loads, "mjai": mjai_log.loads,
-        "botzone": botzone_log.loads,
-    }
-    return loader[fmt](text)
-
-
 def load(path: str | Path, seat: int | None = None) -> Replay:
     """A replay of any supported log, from ``seat``'s point of view (own logs: the bot's seat
-    unless another is asked for; imports: seat 0 by default)."""
+    unless another is asked for; imports: seat 0 by default; one seat's command log: that
+    seat). A file no reader accepts raises :class:`formats.UnknownFormat`, naming why each
+    format refused it."""
     path = Path(path)
-    data = path.read_bytes()
-    fmt = detect_format(data)
-    if fmt == "mjbot":
-        return _from_own_log(parse_log(data, path), seat)
-    try:
-        record = load_record(data, fmt)
-    except UnicodeDecodeError as exc:
-        raise RecordError(f"{fmt}: not UTF-8 text ({exc})") from None
-    return from_record(record, seat if seat is not None else 0, str(path))
+    loaded = formats.read(path.read_bytes(), path)
+    if loaded.log is not None:
+        return _from_own_log(loaded.log, seat)
+    assert loaded.record is not None
+    if loaded.record.meta.get("view_seat") is not None:
+        return from_seat_record(loaded.record, seat, str(path))
+    return from_record(loaded.record, seat if seat is not None else 0, str(path))
 
 
 def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
@@ -112,6 +89,31 @@ def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
                      "four-player rules, so values and policy agreement are approximate")
     return Replay(path, record.source, record.variant, seat, events, decisions, record=record,
                   notes=notes)
+
+
+def from_seat_record(record: GameRecord, seat: int | None = None, path: str = "") -> Replay:
+    """A record of what one seat saw (a platform's command log), shown as it is. Its
+    decisions are read off each game in it from the seat that game was played from: a server
+    may move a client to another seat from one game to the next."""
+    starts = [(i, e.seat) for i, e in enumerate(record.events) if isinstance(e, ev.GameStarted)]
+    decisions: list[Decision] = []
+    for n, (start, own) in enumerate(starts):
+        end = starts[n + 1][0] if n + 1 < len(starts) else len(record.events)
+        part = GameRecord(record.variant, record.source, record.events[start:end], record.meta)
+        decisions += [dataclasses.replace(d, index=d.index + start)
+                      for d in derive_decisions(part, own, part.events)]
+    seats = sorted({s for _, s in starts})
+    shown = starts[0][1] if starts else int(record.meta["view_seat"])
+    notes = []
+    if len(seats) > 1:
+        notes.append(f"the seat changes between games (seats {', '.join(map(str, seats))}): "
+                     f"each game is read from the seat it was played from")
+    if seat is not None and seat not in seats:
+        notes.append(f"this log is seat {shown}'s own view; seat {seat} cannot be shown")
+    if record.meta.get("cut_in_hand"):
+        notes.append("the log ends inside a hand: the moves before the cut are shown")
+    return Replay(path, record.source, record.variant, shown, list(record.events), decisions,
+                  record=record, notes=notes)
 
 
 def _from_own_log(log: GameLog, seat: int | None) -> Replay:

@@ -52,7 +52,7 @@ def test_bad_input_with_json_logs_is_one_json_line():
 def test_every_command_group_is_registered():
     out = run("--help").stdout
     for command in ("shanten", "score", "demo", "bench", "botzone", "botzone-judge", "bundle",
-                    "ntpu", "ntpu-server", "tenhou", "mjai", "arena", "replay"):
+                    "ntpu", "ntpu-server", "tenhou", "tenhou-server", "mjai", "arena", "replay"):
         assert command in out, command
 
 

@@ -49,7 +49,8 @@ def test_the_built_in_table_knows_no_platform() -> None:
     wrong = [f"{path.name} imports {name}" for path in sorted(table.glob("*.py"))
              for name in _imports(path) if name.startswith(PLATFORM_MODULES)]
     assert not wrong, wrong
-    for server in ("ntpu_server", "tenhou_server", "tenhou_recording", "botzone_judge"):
+    for server in ("ntpu_server", "tenhou_server", "tenhou_recording", "tenhou_table",
+                   "tenhou_seat", "tenhou_results", "tenhou_serve", "botzone_judge"):
         assert not (table / f"{server}.py").exists(), f"{server} belongs in adapter/fakes"
         assert (ROOT / "adapter" / "fakes" / f"{server}.py").is_file()
 

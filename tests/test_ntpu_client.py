@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from adapter.ntpu import NtpuBot, NtpuSettings, run_tcp
 from protocols import events as ev
+from protocols import tiles as T
 from replay.log import EventFrame, RxFrame, TxFrame, read_log
 
 DEALER_HAND = "111 112 113 121 122 123 131 132 133 141 142 143 151 152 153 161 171"
@@ -118,3 +120,79 @@ def test_stdio_mode_answers_in_order_and_survives_garbage(tmp_path: Path) -> Non
     assert "bad tile id" in done.stderr
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     assert read_log(path).complete
+
+
+# ---------------------------------------------------------------------- the lab referee's words
+
+# 123m 456m 789m 123p 456p 55s: a dealer's 17 dealt tiles that win as dealt (天胡)
+HEAVENLY = "110 120 130 140 150 160 170 180 190 210 220 230 240 250 260 350 351"
+OTHERS_HEAVENLY = "110 123 130 140 150 160 170 180 190 211 221 231 240 250 261 352 353"
+OUR_SIXTEEN = "111 112 113 121 122 132 133 141 142 143 151 152 153 161 171 172"
+
+
+async def test_a_dealer_win_on_the_deal_and_draw_lines_are_recorded(tmp_path: Path) -> None:
+    """Issue 14.2: ``/hu <dealer> -1 <17 ids>`` is a win (ours valued in tai by our rules,
+    another dealer's recorded too), not an error and an exhaustive draw; ``/draw`` is /mo."""
+    replies: list[str | None] = []
+
+    def echo_throw() -> str:
+        return f"/throw 2 {(replies[-1] or '/throw 0').split()[1]}"
+
+    script: list[tuple[str | Callable[[], str], bool]] = [
+        ("/ready", True),
+        # game 1: we are the dealer and the deal wins
+        ("/start MJ 1 mjbot", False),
+        ("/initGame east east 1 1 0", False),
+        (f"/initCard {HEAVENLY}", False),
+        ("/ask hu", True),
+        (f"/hu 1 -1 {HEAVENLY}", False),
+        ("/exit", False),
+        # game 2, seat 2: the dealer (seat 1) wins on the deal; then a hand with /draw lines
+        ("/start MJ 2 mjbot", False),
+        ("/initGame east east 1 1 0", False),
+        (f"/initCard {OUR_SIXTEEN}", False),
+        (f"/hu 1 -1 {OTHERS_HEAVENLY}", False),
+        ("/exit", False),
+        ("/initGame east south 1 1 0", False),
+        (f"/initCard {OUR_SIXTEEN}", False),
+        ("/throw 1 411", False),
+        ("/draw 173", False),
+        ("/ask throw", True),
+        (echo_throw, False),
+        ("/exit", False),
+        ("/close", False),
+    ]
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for item, owed in script:
+            line = item() if callable(item) else item
+            writer.write((line + "\n").encode())
+            await writer.drain()
+            if owed:
+                raw = await asyncio.wait_for(reader.readline(), 10)
+                replies.append(raw.decode().strip() or None)
+        await reader.read()  # until the client leaves
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    bot = NtpuBot(NtpuSettings(budget=1.0, log_dir=str(tmp_path)))
+    async with server:
+        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    assert summary.errors == [] and summary.finished and summary.games == 2
+    assert replies[:2] == ["/ready", "/hu"]
+    assert replies[2] is not None and replies[2].split()[1] in f"{OUR_SIXTEEN} 173".split()
+    logs = {log.header.seat: log for log in map(read_log, tmp_path.rglob("*.mjlog.msgpack"))}
+    assert sorted(logs) == [0, 1] and all(log.complete for log in logs.values())
+    ours = list(logs[0].events())
+    (won,) = [e for e in ours if isinstance(e, ev.RoundWon)]
+    assert won.winner == 0 and won.from_seat is None and len(won.hand) == 17
+    assert not any(isinstance(e, ev.RoundDrawn) for e in ours)
+    (value,) = [e.text for e in ours if isinstance(e, ev.PlatformNotice)
+                and e.text.startswith("our win")]
+    assert "天胡(16)" in value and " tai" in value, value
+    theirs = list(logs[1].events())
+    results = [e for e in theirs if isinstance(e, ev.RoundWon | ev.RoundDrawn)]
+    assert [type(e) for e in results] == [ev.RoundWon, ev.RoundDrawn]
+    assert results[0].winner == 0 and results[0].from_seat is None
+    assert ev.TileDrawn(1, T.parse_mpsz("7m")[0]) in theirs  # the /draw line

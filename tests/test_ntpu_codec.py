@@ -182,6 +182,63 @@ def test_wins_on_a_discard_and_by_self_draw() -> None:
     assert items[1].from_seat is None and items[1].win_tile == T.WHITE
 
 
+# 123m 456m 789m 123p 456p 55s: the dealer's 17 dealt tiles are a complete hand
+HEAVENLY = "110 120 130 140 150 160 170 180 190 210 220 230 240 250 260 350 351"
+
+
+def test_a_dealer_win_on_the_opening_deal_has_no_winning_tile() -> None:
+    """The lab referee's ``/hu <dealer> -1 <17 ids>`` (issue 14.2): a win, not a bad id and
+    not a drawn hand; the winning tile is our 17th dealt id, the one read as our first draw."""
+    codec = _codec(seat=1, dealer=1, hand=HEAVENLY)
+    (turn,) = codec.parse("/ask hu")
+    assert turn == ev.DecisionRequest("turn", offered=frozenset({"win"}))
+    assert codec.encode(ev.Win()) == "/hu"
+    ids = HEAVENLY.split()
+    (won,) = codec.parse(f"/hu 1 -1 {' '.join(sorted(ids, reverse=True))}")
+    assert isinstance(won, ev.RoundWon)
+    assert won.winner == 0 and won.from_seat is None  # a self-draw, by the dealer
+    assert won.win_tile == codec.tiles.to_tile(351)  # the 17th dealt id, not the last listed
+    assert T.to_mpsz(won.hand) == "123456789m123456p55s" and len(won.hand) == 17
+    assert codec.parse("/exit") == []  # a won hand: no exhaustive draw
+
+
+def test_another_dealer_wins_on_the_deal() -> None:
+    codec = _codec(seat=2, dealer=1)
+    line = "/hu 1 -1 110 123 130 140 150 160 170 180 190 211 221 231 240 250 261 352 353"
+    (won,) = codec.parse(line)
+    assert won.winner == 0 and won.from_seat is None and len(won.hand) == 17
+    assert won.win_tile == codec.tiles.to_tile(353)  # its 17th: the last listed
+    assert codec.parse("/exit") == []
+
+
+@pytest.mark.parametrize("seat, dealer, before, line, match", [
+    (2, 1, [], "/hu 2 -1 " + HEAVENLY, "not the dealer"),
+    (1, 1, ["/throw 1 351"], "/hu 1 -1 " + HEAVENLY, "only on the opening deal"),
+    (1, 1, [], "/hu 1 -1 " + HEAVENLY.rsplit(" ", 1)[0], "17 distinct ids"),
+    (1, 1, [], "/hu 1 -1 " + HEAVENLY.replace("110", "111"), "not the ids dealt us"),
+    (2, 1, ["/exit"], "/hu 1 -1 " + HEAVENLY, "only on the opening deal"),
+])
+def test_a_win_without_a_winning_tile_anywhere_else_is_refused(
+        seat: int, dealer: int, before: list[str], line: str, match: str) -> None:
+    codec = _codec(seat=seat, dealer=dealer, hand=HEAVENLY if seat == dealer else SPEC_HAND)
+    for text in before:
+        codec.parse(text)
+    with pytest.raises(NtpuError, match=match):
+        codec.parse(line)
+    assert not codec.won
+
+
+def test_draw_is_another_name_for_mo() -> None:
+    codec = _codec(seat=2, dealer=1)
+    codec.parse("/throw 1 411")
+    assert codec.parse("/draw 171") == [ev.TileDrawn(1, T.parse_mpsz("7m")[0])]
+    assert 171 in codec.held and codec.last_drawn_id == 171
+    (turn,) = codec.parse("/ask throw")
+    assert turn.kind == "turn"
+    with pytest.raises(NtpuError, match="needs one id"):
+        codec.parse("/draw")
+
+
 def test_exit_without_a_win_is_a_drawn_hand_and_close_and_ready() -> None:
     codec = _codec()
     assert codec.parse("/exit") == [ev.RoundDrawn("exhaustive")]
@@ -288,7 +345,7 @@ def test_fuzz_any_text_is_parsed_or_a_clear_error(text: str) -> None:
 
 _TOKENS = ["/throw", "/eat", "/pong", "/gong", "/hu", "/mo", "/ask", "/exit", "/initCard",
            "/start", "/initGame", "throw", "eat", "hu", "0", "1", "2", "3", "4", "5", "111",
-           "121", "411", "470", "479", "123", "east", "-1", "99999999999"]
+           "121", "411", "470", "479", "123", "east", "-1", "99999999999", "/draw"]
 
 
 @settings(max_examples=600, deadline=None)

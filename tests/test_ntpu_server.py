@@ -15,6 +15,7 @@ from adapter.fakes.ntpu_server import CLIENT_COMMAND, run_match
 from protocols import events as ev
 from replay import replayer
 from replay.log import EventFrame, TxFrame, read_log
+from tests.ntpu_helpers import claim_order_errors
 
 
 def _client_logs_are_clean(root: Path) -> int:
@@ -54,6 +55,8 @@ def test_a_match_between_four_client_processes(tmp_path: Path, transport: str,
     init_cards = [line.split("> ", 1)[1].split() for line in sent if "/initCard" in line]
     assert sorted({len(parts) - 1 for parts in init_cards}) == [16, 17]
     assert sum(len(parts) == 18 for parts in init_cards) == hands  # one dealer per hand
+    # every discard's claims were asked in the lab referee's order
+    assert claim_order_errors(result.log_path) == []
 
 
 def test_same_seed_same_match(tmp_path: Path) -> None:

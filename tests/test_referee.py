@@ -190,6 +190,37 @@ def test_mcr_no_claims_when_the_next_wall_is_empty():
     assert _drawn(seats[0])[0].reason == "exhaustive"
 
 
+# Seat 0 holds three whites; seat 1's 21st (last) draw is the fourth, discarded when seat 0's
+# own wall is already empty but seat 2's still has a tile: the judge accepts PENG and GANG.
+LATE_HANDS = ["123m456p789s1z555z", "111m222p333s4446z", "888m888p888s2223z", "777m777p777s1367z"]
+LATE_SEAT1_DRAWS = "2m3m4m5m6m7m2s3s4s5s6s1p3p4p5p6p7p8p4m5m5z"
+WHITE = T.parse_mpsz("5z")[0]
+
+
+def _late_white(kind):
+    def script(state, request, legal):
+        if request.kind == "claim" and request.tile == WHITE:
+            return next((a for a in legal if isinstance(a, kind)), None)
+        return None
+    return script
+
+
+@pytest.mark.parametrize("kind", [ev.Pon, ev.Kan])
+def test_mcr_late_claim_with_the_claimers_own_wall_empty(kind):
+    wall = layout_wall("mcr", LATE_HANDS, draws=["", LATE_SEAT1_DRAWS, "", ""])
+    referee, seats = play_hand("mcr", wall, {0: _late_white(kind)})
+    offers = [legal for req, legal in seats[0].requests
+              if req.kind == "claim" and req.tile == WHITE]
+    assert len(offers) == 1 and any(isinstance(a, kind) for a in offers[0])
+    assert seats[0].state.seat_walls is not None
+    calls = events_of(seats[0], ev.MeldCalled)
+    assert [(c.seat, c.kind) for c in calls] == [(0, "pon" if kind is ev.Pon else "open_kan")]
+    # after a PENG seat 1 is due to draw from its empty wall; after a GANG seat 0 is, for its
+    # replacement: either way the hand is drawn (荒庄), nobody pays
+    assert _drawn(seats[0])[0].reason == "exhaustive"
+    assert referee.outcome.deltas == [0, 0, 0, 0] and not referee.outcome.illegal
+
+
 def test_mcr_one_winner_first_after_discarder_and_botzone_payments():
     wall = layout_wall("mcr", ["123m456m789m1234p", "1122m3344p5566s7z", "7788m6699p8899s7z",
                                "5678p357z111z234s"], draws=["7z", "", "", ""])
@@ -199,6 +230,69 @@ def test_mcr_one_winner_first_after_discarder_and_botzone_payments():
     assert win.value >= 24 and any("七对" in y for y in win.yaku)
     assert win.deltas == (-(8 + win.value), 24 + win.value, -8, -8)
     assert win.deltas == payments(_ctx_from(win, seat=1), win.value)
+
+
+def test_mcr_knitted_straight_win_is_paid_as_the_judge_values_it():
+    # 147m 258p 369s + 123s + 44z, won on 3s: PyMahjongGB 1.4 says 组合龙 12 + 门前清 2 +
+    # 独听・边张 1 = 15, the judge 14 (no wait fan on a knitted-straight tile); the table pays 14
+    wall = layout_wall("mcr", ["999m999p999s5556z", "147m258p12369s44z", "888m888p888s2223z",
+                               "777m777p777s1367z"], draws=["3s", "", "", ""])
+    referee, seats = play_hand("mcr", wall, {1: take_when_legal(ev.Win)})
+    (win,) = _wins(seats[0])
+    assert (win.winner, win.from_seat) == (1, 0)
+    assert win.value == 14 and not any("边张" in y for y in win.yaku)
+    assert win.deltas == (-(8 + 14), 24 + 14, -8, -8)
+    assert referee.outcome.wins == [(1, 0, 14)]
+
+
+def test_mcr_kongs_the_judge_allows_are_offered_and_accepted():
+    # Seat 0 is dealt 1111m and draws 9p: a concealed kong on a tile other than the one just
+    # drawn. Seat 1 pungs 2p and keeps the fourth; a round later, on another draw, it adds it
+    # to that older pung. Each kong goes out as the Botzone answer and comes back through the
+    # local judge's reading of it before the referee plays it.
+    from adapter.fakes.botzone_judge import BotzoneJudge
+    from protocols.botzone import BotzoneCodec
+    judge = BotzoneJudge(["keep"] * 4, seed=0)
+    p2, s9 = T.parse_mpsz("2p9s")
+    offered: dict[str, ev.Kan] = {}
+    drawn = [None, None]  # the tile each seat had just drawn when it kongs
+
+    def as_judged(seat, request, action):
+        return judge.seats[seat]._action(BotzoneCodec().encode(action), request)
+
+    def seat0(state, request, legal):
+        kan = next((a for a in legal if isinstance(a, ev.Kan)), None)
+        if request.kind == "turn" and kan is not None:
+            offered["closed"], drawn[0] = kan, state.last_draw
+            return as_judged(0, request, kan)
+        if request.kind == "turn" and p2 in state.hand:
+            return ev.Discard(p2)
+        return None
+
+    def seat1(state, request, legal):
+        if request.kind == "claim" and request.tile == p2:
+            return next(a for a in legal if isinstance(a, ev.Pon))
+        if request.kind == "turn" and state.called_this_turn is not None:
+            return ev.Discard(s9)
+        kan = next((a for a in legal if isinstance(a, ev.Kan)), None)
+        if request.kind == "turn" and kan is not None:
+            offered["added"], drawn[1] = kan, state.last_draw
+            return as_judged(1, request, kan)
+        return None
+
+    try:
+        wall = layout_wall("mcr", ["1111m2p456s789s11z", "345m678m222p9s335z",
+                                   "888m888p888s2223z", "777m777p777s1367z"],
+                           draws=["9p8p", "4s", "", ""])
+        referee, seats = play_hand("mcr", wall, {0: seat0, 1: seat1})
+    finally:
+        judge.pool.shutdown()
+    assert offered["closed"].kind == "closed_kan" and T.kind(offered["closed"].tiles[0]) == 0
+    assert offered["added"] == ev.Kan("added_kan", (p2,))
+    kongs = [(c.seat, c.kind) for c in events_of(seats[0], ev.MeldCalled)]
+    assert kongs[:3] == [(0, "closed_kan"), (1, "pon"), (1, "added_kan")]
+    assert drawn == T.parse_mpsz("9p4s")
+    assert not referee.outcome.illegal and referee.outcome.penalty_seat is None
 
 
 def _ctx_from(win, seat):

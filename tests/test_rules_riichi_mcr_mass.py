@@ -156,3 +156,32 @@ def test_riichi_red_five_as_indicator_makes_the_sixes_dora():
                            ura_dora_indicators=parse_mpsz("0s")))
     assert plain is not None and red is not None
     assert red.value == plain.value + 3
+
+
+# The Botzone judge's (2018) fan library counts no wait fan (边张 / 嵌张 / 单钓将) when the winning
+# tile is one of the knitted straight's nine tiles; PyMahjongGB 1.4 adds one (独听・...).
+KNITTED_WAITS = [
+    ("147m258p123369s44z", "3s", "独听・边张"),
+    ("369m146778p258s11z", "7p", "独听・嵌张"),
+    ("258m12336669p147s", "6p", "独听・单钓"),
+]
+
+
+@pytest.mark.parametrize(("concealed", "win", "wait"), KNITTED_WAITS)
+def test_mcr_knitted_straight_scores_as_the_judge(concealed, win, wait):
+    from brain.rules.mcr import pymahjonggb_items
+    c = ctx(concealed, win, from_seat=0, seat=1)
+    raw = dict(pymahjonggb_items(c))
+    assert "组合龙" in raw and raw[wait] == 1  # what PyMahjongGB says
+    judged = MCR.score(c)
+    assert judged is not None and judged.value == sum(raw.values()) - 1
+    assert wait not in dict(judged.items) and "组合龙" in dict(judged.items)
+    assert judged.deltas == payments(c, judged.value)
+
+
+def test_mcr_knitted_straight_keeps_a_wait_outside_the_knitted_tiles():
+    # 147m 369p 258s + 555m + 8p pair: the 8p completes the pair, not the knitted straight, and
+    # the judge counts 单钓将 there as PyMahjongGB does
+    c = ctx("145557m36889p258s", "8p", from_seat=0, seat=1)
+    judged = MCR.score(c)
+    assert judged is not None and dict(judged.items).get("独听・单钓") == 1

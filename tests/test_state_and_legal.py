@@ -154,3 +154,19 @@ def test_hidden_concealed_kong_of_another_seat():
     assert s.visible == before and s.kans == 1 and s.seats[1].melds[0].kind_of_tiles is None
     s.apply(ev.TileDrawn(1, None, replacement=True))
     assert s.seat_walls == [20, 19, 21, 21]
+
+
+def test_mcr_late_claim_when_only_the_claimers_own_wall_is_empty():
+    # The Botzone judge checks only the wall of the seat after the discarder: seat 2 may PENG
+    # or GANG seat 0's discard with its own wall empty while seat 1's wall still has tiles.
+    s = start("mcr", seat=2, hand="123m456p789s5551z")
+    rules = rules_for("mcr")
+    s.seat_walls[2] = 0
+    s.apply(ev.TileDrawn(0, None))
+    s.apply(ev.TileDiscarded(0, t("5z")))
+    acts = rules.legal_actions(s, ev.DecisionRequest("claim"))
+    assert any(isinstance(a, ev.Pon) for a in acts)
+    assert any(isinstance(a, ev.Kan) and a.kind == "open_kan" for a in acts)
+    s.seat_walls[1] = 0  # now the seat after the discarder has none: only PASS (and HU)
+    acts = rules.legal_actions(s, ev.DecisionRequest("claim"))
+    assert [a for a in acts if not isinstance(a, (ev.Pass, ev.Win))] == []

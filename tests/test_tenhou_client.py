@@ -15,6 +15,7 @@ import pytest
 
 from adapter.fakes.tenhou_recording import recorded_stream, serve_recording
 from adapter.fakes.tenhou_server import FakeTenhouServer
+from adapter.session import SessionSummary
 from adapter.tenhou import (
     ID_ENV,
     PermissionRefused,
@@ -24,15 +25,16 @@ from adapter.tenhou import (
     run,
 )
 from protocols import events as ev
+from protocols.tenhou import TagStream, parse_tag
 from replay import replayer
-from replay.log import EventFrame, RxFrame, read_log
+from replay.log import DecisionFrame, EventFrame, RxFrame, read_log
 from tests.shared_data import TENHOU_CAPTURES as CAPTURES
 
 
 async def _game(tmp_path: Path, transport: str, seed: int = 1, drop: int | None = None,
                 junk: tuple[str, ...] = (), name: str = "NoName",
                 keepalive: float = 15.0) -> tuple[object, object]:
-    server = FakeTenhouServer(seed=seed, drop_after=drop, time_limit=5, grace=10,
+    server = FakeTenhouServer(seed=seed, drop_after=drop, time_limit=5, absent=10,
                               log_dir=str(tmp_path / "server"), junk=junk)
     port = await (server.start_tcp() if transport == "tcp" else server.start_ws())
     settings = TenhouSettings(server=f"127.0.0.1:{port}", transport=transport, name=name,
@@ -143,7 +145,7 @@ async def test_keepalives_and_a_goodbye(tmp_path: Path) -> None:
 
 
 async def test_a_signal_leaves_the_table_with_bye(tmp_path: Path) -> None:
-    server = FakeTenhouServer(seed=2, time_limit=5, grace=1)
+    server = FakeTenhouServer(seed=2, time_limit=5, absent=1)
     port = await server.start_tcp()
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "adapter.cli", "tenhou", "--server", f"127.0.0.1:{port}",
@@ -218,3 +220,121 @@ async def test_cli_plays_a_game_over_websocket(tmp_path: Path) -> None:
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     assert b"cliSECRT" not in path.read_bytes()
     assert read_log(path).complete
+
+
+# ---------------------------------------------------------------------- a game abandoned
+
+
+class _ScriptedServer:
+    """One client, one script (tag shapes as in the captures): sends tags, waits for the tags
+    the client owes, and checks that each discard names an id the script dealt it."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self.stream = TagStream()
+        self.inbox: list[str] = []
+        self.discards: list[int] = []
+        self.problems: list[str] = []
+
+    async def send(self, *texts: str) -> None:
+        self.writer.write(b"".join(t.encode() + b"\0" for t in texts))
+        await self.writer.drain()
+
+    async def expect(self, name: str) -> dict[str, str]:
+        while True:
+            while self.inbox:
+                tag = parse_tag(self.inbox.pop(0))
+                if tag.name == name:
+                    return tag.attrs
+            data = await asyncio.wait_for(self.reader.read(65536), 30)
+            if not data:
+                raise ConnectionError(f"the client left while {name} was owed")
+            self.inbox += self.stream.feed(data)
+
+    async def our_turn(self, draw: int, hand: set[int]) -> None:
+        """Deal ``draw``, take the client's discard, echo it as Tenhou does."""
+        hand.add(draw)
+        await self.send(f"<T{draw}/>")
+        tile_id = int((await self.expect("D"))["p"])
+        if tile_id not in hand:
+            self.problems.append(f"discarded id {tile_id}, not in hand {sorted(hand)}")
+        hand.discard(tile_id)
+        self.discards.append(tile_id)
+        await self.send(f"<D{tile_id}/>")
+
+
+async def _abandoned_then_new(server: _ScriptedServer) -> None:
+    await server.expect("HELO")
+    # right after login: a game in progress, at seat 0, resumed with no GO / SAIKAI before it
+    old_hand = {1, 5, 9, 13, 41, 45, 53, 77, 81, 93, 109, 113, 125}
+    await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
+                      '<REINIT seed="0,0,0,3,2,34" ten="250,250,250,250" oya="0" '
+                      f'hai="{",".join(map(str, sorted(old_hand)))}" kawa0="120" kawa1="121" '
+                      'kawa2="122" kawa3="123"/>')
+    await server.our_turn(0, old_hand)
+    # that game never ends for us: the lobby, queueing, and a new game at seat 2
+    await server.send('<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
+    await server.expect("JOIN")
+    await server.send('<REJOIN t="0,64,r"/>')
+    await server.expect("JOIN")
+    await server.send('<GO type="64" lobby="0"/>',
+                      '<UN n0="%4E%6F%4E%61%6D%65" n1="%43%4F%4D" n2="%43%4F%4D" '
+                      'n3="%43%4F%4D" dan="0,0,0,0" rate="1500.00,1500.00,1500.00,1500.00" '
+                      'sx="M,C,C,C"/>',
+                      '<TAIKYOKU oya="2" log="2018013112gm-0040-0000-0a1b2c3d"/>')
+    await server.expect("GOK")
+    hand = {0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124}
+    await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="2" '
+                      f'hai="{",".join(map(str, sorted(hand)))}"/>',
+                      "<V/>", "<F130/>", "<W/>", "<G131/>")
+    await server.our_turn(12, hand)
+    await server.send("<U/>", "<E132/>", "<V/>", "<f133/>", "<W/>", "<G134/>")
+    await server.our_turn(48, hand)
+    await server.send("<U/>", "<e135/>",
+                      '<PROF lobby="0" type="64" add="-38.0,0,0,0,1,0,8,1,1,4,2"/>',
+                      '<RYUUKYOKU ba="0,0" sc="250,0,250,0,250,0,250,0" '
+                      'owari="250,0.0,250,0.0,250,0.0,250,0.0"/>')
+    await server.expect("BYE")
+
+
+async def test_a_new_game_after_a_resumed_game_that_never_ended(tmp_path: Path) -> None:
+    """Issue 14.1: a REINIT right after login (seat 0), never finished; then REJOIN and GO /
+    UN / TAIKYOKU start a game at seat 2. The old game's log is closed as abandoned, the new
+    one has its own log at seat 2, and every answer is the bot's own, without an error."""
+    scripted: list[_ScriptedServer] = []
+    done = asyncio.Event()
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server = _ScriptedServer(reader, writer)
+        scripted.append(server)
+        try:
+            await _abandoned_then_new(server)
+        finally:
+            done.set()
+            writer.close()
+
+    listener = await asyncio.start_server(client, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
+                              reconnect_tries=1, reconnect_delay=0.1)
+    async with listener:
+        summary: SessionSummary = await asyncio.wait_for(run(settings), 60)
+        await asyncio.wait_for(done.wait(), 10)
+    (server,) = scripted
+    assert summary.finished and summary.games == 1
+    assert summary.errors == [] and summary.fallbacks == 0
+    assert len(server.discards) == 3 and server.problems == []
+    logs = [read_log(p) for p in tmp_path.rglob("*.mjlog.msgpack")]
+    assert len(logs) == 2 and all(log.complete for log in logs)
+    (old,) = [log for log in logs if log.footer.result.get("abandoned")]
+    (new,) = [log for log in logs if log is not old]
+    assert old.header.seat == 0 and isinstance(next(old.events()), ev.GameStarted)
+    assert new.header.seat == 2 and new.header.game_id.endswith("0a1b2c3d")
+    events = list(new.events())
+    assert events[0] == ev.GameStarted("riichi", 2, ("COM", "COM", "NoName", "COM"),
+                                       events[0].rules)
+    assert isinstance(events[-1], ev.GameEnded) and not events[-1].abandoned
+    decisions = [f for log in logs for f in log.frames if isinstance(f, DecisionFrame)]
+    assert len(decisions) == 3 and not any(d.fallback for d in decisions)
+    for log in logs:  # each log re-parses from its own raw tags to its own events
+        assert replayer.reparse(replayer.load(str(log.path)))["identical"], log.path

@@ -364,3 +364,60 @@ def test_decode_meld_matches_the_documented_layout() -> None:
     assert meld_ids(code).ids == (80, 81, 83)
     closed = (4 * 27 + 0) << 8
     assert decode_meld(1, closed) == ev.MeldCalled(1, "closed_kan", (27,) * 4)
+
+
+# ---------------------------------------------------------------------- a game abandoned
+
+
+# Tag shapes as in the captures (second.log: REINIT after a reconnect; first.log: REJOIN, then
+# GO / UN / TAIKYOKU): a resumed game at seat 0 that never ends for us, then a new one at seat 2.
+ABANDONED_THEN_NEW = [
+    '<HELO uname="%4E%6F%4E%61%6D%65"/>',
+    '<REINIT seed="0,0,0,3,2,34" ten="250,250,250,250" oya="0" '
+    'hai="1,5,9,13,41,45,53,77,81,93,109,113,125" kawa0="120" kawa1="121" kawa2="122" '
+    'kawa3="123"/>',
+    '<T0/>',
+    '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>',
+    '<REJOIN t="0,64,r"/>',
+    '<GO type="64" lobby="0"/>',
+    '<UN n0="%4E%6F%4E%61%6D%65" n1="%43%4F%4D" n2="%43%4F%4D" n3="%43%4F%4D" dan="0,0,0,0" '
+    'rate="1500.00,1500.00,1500.00,1500.00" sx="M,C,C,C"/>',
+    '<TAIKYOKU oya="2" log="2018013112gm-0040-0000-0a1b2c3d"/>',
+]
+
+
+def test_a_taikyoku_ends_an_unfinished_game_and_begins_a_new_one() -> None:
+    codec = TenhouCodec()
+    out = [item for text in ABANDONED_THEN_NEW[:3] for item in codec.feed(text)]
+    assert ev.GameStarted("riichi", 0, ("", "", "", ""), out[1].rules) == out[1]
+    assert codec.seat == 0 and 0 in codec.held  # our turn in the resumed game
+    for text in ABANDONED_THEN_NEW[3:-1]:
+        codec.feed(text)
+    out = codec.feed(ABANDONED_THEN_NEW[-1])
+    events = [e for e in out if not isinstance(e, ev.PlatformNotice)]
+    # the old game is closed (its last scores, marked abandoned), then the new one begins
+    assert events == [ev.GameEnded((25000, 25000, 25000, 25000), abandoned=True),
+                      ev.GameStarted("riichi", 2, ("COM", "COM", "NoName", "COM"),
+                                     events[1].rules)]
+    assert any("abandoned" in e.text for e in out if isinstance(e, ev.PlatformNotice))
+    assert codec.seat == 2 and codec.held == [] and codec.log_id.endswith("0a1b2c3d")
+    # the new game's hands follow at seat 2, with nothing left of the old hand
+    hai = "1,5,9,13,41,45,53,77,81,93,109,113,0"
+    (start,) = codec.feed(f'<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="2" '
+                          f'hai="{hai}"/>')
+    assert start.dealer == 0 and len(start.hand) == 13
+    assert codec.feed("<V/>") == [ev.TileDrawn(0, None, False)]  # the dealer, opposite us
+    drawn, _turn = (codec.feed("<F120/>"), codec.feed("<W/>"), codec.feed("<G121/>"),
+                    codec.feed('<T122/>'))[-1]
+    assert drawn == ev.TileDrawn(2, T.from_tenhou_id(122), False)
+    assert codec.feed("<D122/>") == [ev.TileDiscarded(2, T.from_tenhou_id(122), True)]
+
+
+def test_a_taikyoku_after_a_finished_game_ends_nothing() -> None:
+    codec = _seated(oya=1)
+    codec.feed('<RYUUKYOKU ba="0,1" sc="340,20,0,0,350,-10,350,-10" hai0="1,2" '
+               'owari="340,10.0,0,-30.0,350,5.0,350,15.0"/>')
+    codec.feed('<GO type="9" lobby="0"/>')
+    codec.feed('<UN n0="a" n1="b" n2="c" n3="d"/>')
+    (started,) = codec.feed('<TAIKYOKU oya="3"/>')
+    assert started.seat == 1

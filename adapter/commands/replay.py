@@ -13,7 +13,9 @@ from adapter.commands import UserInputError
 def register(sub: Any) -> None:
     r = sub.add_parser("replay", help="summarise, re-check, review or convert game logs",
                        description="LOG is one of mjbot's own logs (.mjlog.msgpack), a "
-                       "tenhou.net/6 JSON, an mjlog XML, an mjai JSONL or a Botzone judge log.")
+                       "tenhou.net/6 JSON, an mjlog XML, an mjai JSONL, a Botzone judge log, an "
+                       "NYCU lab SGF (GM[84], full information) or an NTPU client's command log; "
+                       "a file of none of these is reported with why each format refused it.")
     r.add_argument("logs", nargs="+", metavar="LOG")
     r.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
                    help="whose point of view (imports; default 0, own logs: the bot's seat)")

@@ -1,9 +1,12 @@
-"""`mjbot tenhou`: the Tenhou client."""
+"""`mjbot tenhou` (the Tenhou client) and `mjbot tenhou-server` (the fake Tenhou server for
+external clients)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from adapter.commands import UserInputError, log, require_policy
@@ -33,6 +36,30 @@ def register(sub: Any) -> None:
     t.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
     t.add_argument("--no-log", action="store_true", help="write no game logs")
     t.set_defaults(handler=cmd_tenhou)
+
+    ts = sub.add_parser("tenhou-server", help="a local fake Tenhou server for external "
+                        "clients: test games dealt by the local riichi referee",
+                        description="Serves Tenhou's protocol (TCP or WebSocket) as Tenhou "
+                        "does. Each table waits for --humans clients (several clients at one "
+                        "table compare programs on the same deals); mjbot's --policy plays "
+                        "the other seats. Exits after --games games with the figures.")
+    ts.add_argument("--games", type=int, default=1)
+    ts.add_argument("--humans", type=int, default=1, choices=[1, 2, 3, 4],
+                    help="seats per table that wait for clients (default 1)")
+    ts.add_argument("--policy", default="rulebased", help="mjbot's policy in the other seats")
+    ts.add_argument("--transport", choices=["tcp", "ws"], default="tcp")
+    ts.add_argument("--host", default="127.0.0.1")
+    ts.add_argument("--port", type=int, default=10080, help="0: any free port")
+    ts.add_argument("--seed", type=int, default=0)
+    ts.add_argument("--length", choices=["east", "south"], default="east")
+    ts.add_argument("--time-limit", type=float, default=10.0,
+                    help="seconds a client may take per answer")
+    ts.add_argument("--absent", type=float, default=1.5,
+                    help="seconds a dropped client's seat waits before it is played for it")
+    ts.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ts.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
+    ts.add_argument("--no-log", action="store_true", help="write no game logs")
+    ts.set_defaults(handler=cmd_tenhou_server)
 
 
 def cmd_tenhou(args: argparse.Namespace) -> int:
@@ -77,3 +104,32 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 reconnects=summary.reconnects, errors=len(summary.errors))
     return 0 if summary.finished else 1
+
+
+def cmd_tenhou_server(args: argparse.Namespace) -> int:
+    from adapter.fakes.tenhou_serve import serve
+    from replay.log import default_log_dir
+
+    require_policy(args.policy)
+    if args.games < 1:
+        raise UserInputError(f"--games must be at least 1, got {args.games}")
+
+    def listening(port: int) -> None:
+        print(f"mjbot tenhou-server: waiting for {args.humans} client(s) per table on "
+              f"{args.host}:{port}", file=sys.stderr, flush=True)
+
+    log_dir = None if args.no_log else (args.log_dir or str(default_log_dir()))
+    try:
+        result = serve(args.games, args.humans, args.policy, args.seed, args.host, args.port,
+                       args.transport, args.length, args.time_limit, args.absent, log_dir,
+                       on_listening=listening)
+    except OSError as exc:
+        print(f"mjbot tenhou-server: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("mjbot tenhou-server: stopped", file=sys.stderr)
+        return 130
+    print(result.table())
+    if args.json:
+        Path(args.json).write_text(json.dumps(result.as_json(), indent=2) + "\n")
+    return 1 if result.stats.illegal or result.stats.timeouts else 0

@@ -5,17 +5,20 @@ of four client processes (the stdin/stdout wrapper form).
 It is the peer we cannot reach, built to the published facts: seats 1..4; the dealer gets 17
 ids and no ``/mo``; others' draws are not announced; a concealed kong is shown to the others as
 ``/gong <seat> 0``; a seat's own turn is asked as ``/ask hu`` (if it can win), ``/ask gong`` (if
-it can kong) then ``/ask throw``; a discard is offered seat by seat as ``/ask hu``, ``/ask
-gong``, ``/ask pong``, ``/ask eat`` where the rules allow each (the referee then applies win >
-kong/pong > chow, one winner, the first after the discarder); no open kong on the previous
-seat's discard; drawn with 16 tiles left; ``/exit`` after every hand, ``/close`` at the end.
+it can kong) then ``/ask throw``; a discard is offered in the lab referee's order: ``/ask hu``
+to every seat that can win, in turn order from the discarder (the first to accept wins and
+nobody else is asked), then ``/ask gong`` / ``/ask pong`` in turn order, then ``/ask eat`` to
+the next seat only if nobody took the tile; no open kong on the previous seat's discard; drawn
+with 16 tiles left; ``/exit`` after every hand, ``/close`` at the end.
 
 A match: ``hands`` hands; each wall is played four times with the clients rotated through the
 seats (duplicate), the dealer moving every wall. Scores are the tournament's 1000 + 500 per tai
 (the dealer's extra tai included). A reply the rules do not allow or naming ids the seat does
 not hold, a reply later than the time limit, and a dropped client are counted and played
-safely for the seat, never fatal. Everything sent and received is written to the match log
-with the full-information events.
+safely for the seat, never fatal. Each reply is matched to the ask it answers
+(protocols/ntpu_asks.py): an answer that comes after its ask expired, or a repeated one, is
+counted, logged and dropped, never read as the answer to the next ask. Everything sent and
+received is written to the match log with the full-information events.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +40,7 @@ from brain.brain import safest_action
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.ntpu import WIND_NAMES, LineBuffer, NtpuError, parse_reply
+from protocols.ntpu_asks import Answer, AskTracker, Late, Unasked
 from replay.log import Footer, GameLogWriter, Header
 
 CLIENT_COMMAND = (sys.executable, "-m", "adapter.cli", "--log-level", "warning", "ntpu")
@@ -111,18 +115,23 @@ class Channel:
             self._lines.extend(line for line in self._buffer.feed(data) if line.strip())
         return self._lines.pop(0)
 
-    def drain(self) -> None:
-        """Forget lines that answered nothing (a late reply to an ask already given up)."""
+    def readable(self) -> list[str]:
+        """The lines that are here now, without waiting (what a client sent before we ask)."""
         while not self.dead:
             ready, _, _ = select.select([self._fileno], [], [], 0)
             if not ready:
                 break
-            data = self._recv()
+            try:
+                data = self._recv()
+            except OSError:
+                data = b""
             if not data:
                 self.dead = True
+                self._lines.extend(self._buffer.close())
                 break
-            self._buffer.feed(data)
-        self._lines.clear()
+            self._lines.extend(line for line in self._buffer.feed(data) if line.strip())
+        lines, self._lines = self._lines, []
+        return lines
 
     def close(self) -> None:
         self._close()
@@ -141,6 +150,8 @@ class ClientStats:
     tai: int = 0
     illegal: int = 0
     timeouts: int = 0
+    late: int = 0  # replies to asks that had expired, dropped
+    unasked: int = 0  # lines no ask was waiting for (repeats), dropped
     dropped: bool = False
     problems: list[str] = field(default_factory=list)
 
@@ -185,13 +196,34 @@ class _NtpuReferee(HandReferee):
         self.server.before_event(event)
         super().emit(event)
 
+    def _claims(self, discarder: int, tile: int, kind: str) -> tuple[int, Any] | None:
+        """The lab referee's order, which the clients see: every seat that can win is asked
+        ``hu`` first, in turn order from the discarder, and the first to accept wins; then
+        kong/pong in turn order; then chow, to the next seat only, if nobody took the tile.
+        A seat never answers an offer the tile then goes past (the shared referee asks
+        each seat everything and resolves afterwards, which no NTPU client can follow)."""
+        request = ev.DecisionRequest(kind, tile=tile, from_seat=discarder)
+        seats = [(discarder + offset) % 4 for offset in (1, 2, 3)]
+        legal = {seat: self.rules.legal_actions(self.views[seat], request) for seat in seats}
+        for wanted, asked in (((ev.Win,), seats), ((ev.Kan, ev.Pon), seats),
+                              ((ev.Chi,), seats[:1])):
+            for seat in asked:
+                options = [a for a in legal[seat] if isinstance(a, wanted)]
+                if not options:
+                    continue
+                action = self.ask(seat, request, [*options, ev.Pass()])
+                if isinstance(action, ev.Win):
+                    self._win_on_discard([seat], discarder, tile, robbing=kind == "rob_kan")
+                if not isinstance(action, ev.Pass):
+                    return seat, action
+        return None
+
 
 class _ServerSeat:
     """A seat at the referee's table, played by one remote client."""
 
     def __init__(self, server: NtpuServer, seat: int, client: int) -> None:
         self.server, self.seat, self.client = server, seat, client
-        self.channel = server.channels[client]
         self.name = server.stats[client].name
 
     # ------------------------------------------------------------------ what the seat sees
@@ -231,21 +263,9 @@ class _ServerSeat:
         late or missing reply counts against the client and is a pass, or on ``throw`` the
         safest discard)."""
         stats = self.server.stats[self.client]
-        self.server.send(self.client, f"/ask {word}")
-        if self.channel.dead:
-            stats.dropped = True
-            return self._unanswered(word, options)
-        try:
-            reply = self.channel.receive(self.server.time_limit)
-        except ChannelClosed:
-            stats.dropped = True
-            return self._unanswered(word, options)
+        reply = self.server.request(self.client, word)
         if reply is None:
-            stats.timeouts += 1
-            stats.problems.append(f"no reply to /ask {word} in {self.server.time_limit} s")
-            self.channel.drain()
             return self._unanswered(word, options)
-        self.server.received(self.client, reply)
         try:
             action = self._read_reply(word, reply)
         except NtpuError as exc:
@@ -307,8 +327,9 @@ class NtpuServer:
 
     def __init__(self, channels: list[Channel], names: list[str], seed: int = 0,
                  time_limit: float = 5.0, tiles: T.NtpuTiles | None = None,
-                 log: GameLogWriter | None = None) -> None:
+                 log: GameLogWriter | None = None, walls: Sequence[Sequence[int]] = ()) -> None:
         self.channels = channels
+        self.walls = [tuple(w) for w in walls]  # fixed walls by wall set, then seeded ones
         self.stats = [ClientStats(name) for name in names]
         self.seed = seed
         self.time_limit = time_limit
@@ -318,6 +339,7 @@ class NtpuServer:
         self.ids: _HandIds | None = None
         self.client_of_seat = [0, 1, 2, 3]
         self._initcard_due: int | None = None  # the dealer, until its 17th tile is drawn
+        self.asks = [AskTracker() for _ in channels]  # each connection's requests
 
     # ------------------------------------------------------------------ the wire
 
@@ -339,30 +361,72 @@ class NtpuServer:
     def play(self, hands: int, progress: Callable[[int, int], None] | None = None) \
             -> list[ClientStats]:
         for client in range(4):
-            self.send(client, "/ready")
             self._expect_ready(client)
         for index in range(hands):
             self.play_hand(index)
             if progress is not None:
                 progress(index + 1, hands)
+        for client in range(4):
+            self.drop_stale(client)  # the last answers' repeats are counted too
         self.broadcast("/close")
         return self.stats
 
     def _expect_ready(self, client: int) -> None:
+        reply = self.request(client, "ready")
+        if reply is not None and reply.strip() != "/ready":
+            self.stats[client].illegal += 1
+            self.stats[client].problems.append(f"{reply!r} to /ready")
+
+    def request(self, client: int, word: str) -> str | None:
+        """Send ``/ask word`` (``/ready`` for "ready") and return the client's answer to it:
+        None when none came within the time limit (the ask expires; its answer, if it comes,
+        is dropped as late) or the client left. Lines already waiting are matched first, so
+        none is read as the answer to an ask sent after it arrived."""
+        channel, asks, stats = self.channels[client], self.asks[client], self.stats[client]
+        self.drop_stale(client)
+        self.send(client, _request_line(word))
+        asks.asked(word)
+        deadline = time.monotonic() + self.time_limit
+        while True:
+            try:
+                line = channel.receive(max(0.0, deadline - time.monotonic()))
+            except ChannelClosed:
+                stats.dropped = True
+                asks.expire()
+                return None
+            if line is None:
+                asks.expire()
+                stats.timeouts += 1
+                stats.problems.append(f"no reply to {_request_line(word)} in "
+                                      f"{self.time_limit} s")
+                return None
+            self.received(client, line)
+            match = asks.match(line)
+            if isinstance(match, Answer):
+                return line
+            self._stale(client, line, match)
+
+    def drop_stale(self, client: int) -> None:
+        """Log and drop the lines waiting from the client: no ask is outstanding, so they
+        answer an expired ask or nothing."""
+        for line in self.channels[client].readable():
+            self.received(client, line)
+            match = self.asks[client].match(line)
+            assert not isinstance(match, Answer), "a line matched with no ask outstanding"
+            self._stale(client, line, match)
+
+    def _stale(self, client: int, line: str, match: Late | Unasked) -> None:
         stats = self.stats[client]
-        try:
-            reply = self.channels[client].receive(self.time_limit)
-        except ChannelClosed:
-            stats.dropped = True
-            return
-        if reply is None:
-            stats.timeouts += 1
-            stats.problems.append("no /ready")
+        if isinstance(match, Late):
+            stats.late += 1
+            what = f"late reply to {_request_line(match.word)}"
         else:
-            self.received(client, reply)
-            if reply.strip() != "/ready":
-                stats.illegal += 1
-                stats.problems.append(f"{reply!r} to /ready")
+            stats.unasked += 1
+            what = "line answering no ask"
+        text = f"client {client + 1}: {what}, dropped: {line}"
+        stats.problems.append(text)
+        if self.log is not None:
+            self.log.event(ev.PlatformNotice(text))
 
     def play_hand(self, index: int) -> HandOutcome:
         """Hand ``index``: wall ``index // 4``, clients rotated by ``index % 4``."""
@@ -380,7 +444,8 @@ class NtpuServer:
         if self.log is not None:
             self.log.event(game)
         setup = HandSetup(seed=self.seed * 1_000_003 + wall_set, dealer=dealer,
-                          round_wind=(wall_set // 4) % 4, round_number=dealer)
+                          round_wind=(wall_set // 4) % 4, round_number=dealer,
+                          wall=self.walls[wall_set] if wall_set < len(self.walls) else ())
         outcome = self.referee.play(setup)
         self.broadcast("/exit")
         self._count(outcome)
@@ -506,6 +571,10 @@ class NtpuServer:
         return []
 
 
+def _request_line(word: str) -> str:
+    return "/ready" if word == "ready" else f"/ask {word}"
+
+
 # ---------------------------------------------------------------------- running a match
 
 
@@ -520,12 +589,14 @@ class MatchResult:
     def table(self) -> str:
         """The tournament score table."""
         lines = [f"{'client':<14}{'points':>10}{'hands':>7}{'wins':>6}{'tsumo':>6}"
-                 f"{'deal-in':>8}{'avg tai':>8}{'illegal':>8}{'timeout':>8}"]
+                 f"{'deal-in':>8}{'avg tai':>8}{'illegal':>8}{'timeout':>8}{'late':>6}"
+                 f"{'unasked':>8}"]
         for s in sorted(self.stats, key=lambda s: -s.points):
             avg = f"{s.tai / s.wins:.2f}" if s.wins else "-"
             name = s.name + (" (dropped)" if s.dropped else "")
             lines.append(f"{name:<14}{s.points:>10}{s.hands:>7}{s.wins:>6}{s.self_draws:>6}"
-                         f"{s.deal_ins:>8}{avg:>8}{s.illegal:>8}{s.timeouts:>8}")
+                         f"{s.deal_ins:>8}{avg:>8}{s.illegal:>8}{s.timeouts:>8}{s.late:>6}"
+                         f"{s.unasked:>8}")
         return "\n".join(lines)
 
     def as_json(self) -> dict[str, Any]:
@@ -534,7 +605,8 @@ class MatchResult:
                 "clients": [{"name": s.name, "points": s.points, "hands": s.hands,
                              "wins": s.wins, "self_draws": s.self_draws,
                              "deal_ins": s.deal_ins, "tai": s.tai, "illegal": s.illegal,
-                             "timeouts": s.timeouts, "dropped": s.dropped,
+                             "timeouts": s.timeouts, "late": s.late,
+                             "unasked": s.unasked, "dropped": s.dropped,
                              "problems": s.problems[:20]} for s in self.stats]}
 
 
@@ -551,10 +623,12 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
               client_args: list[str] | None = None, log_dir: str | None = None,
               write_log: bool = True, command: tuple[str, ...] = CLIENT_COMMAND,
               progress: Callable[[int, int], None] | None = None,
-              on_listening: Callable[[int], None] | None = None) -> MatchResult:
+              on_listening: Callable[[int], None] | None = None,
+              walls: Sequence[Sequence[int]] = ()) -> MatchResult:
     """Serve a match of ``hands`` hands. ``transport``: "tcp" starts four ``mjbot ntpu``
     processes that connect to us, "stdio" talks to four over their pipes, "external" waits for
-    four clients to connect (``on_listening`` is told the port)."""
+    four clients to connect (``on_listening`` is told the port). ``walls``: the tiles of the
+    first wall sets, in dealing order (a tournament's published walls); seeded after them."""
     started = time.monotonic()
     names = ([f"{p}-{i + 1}" for i, p in enumerate(policies)] if transport != "external"
              else [f"client-{i + 1}" for i in range(4)])
@@ -584,7 +658,7 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
                 sock, _ = listener.accept()  # one at a time: client i is the i-th started
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 channels.append(Channel.for_socket(name, sock))
-        server = NtpuServer(channels, names, seed, time_limit, log=log)
+        server = NtpuServer(channels, names, seed, time_limit, log=log, walls=walls)
         stats = server.play(hands, progress)
     finally:
         for channel in channels:

@@ -19,8 +19,8 @@ Variant rules carried out here (the rules modules decide what is legal and what 
   to each winner, sticks to the first after the discarder), abortive draws (nine terminals, four
   riichi, four kans by more than one seat, four winds), exhaustive draw with 3000 noten payments.
 * mcr (Botzone judge): four private walls of 34, each seat draws from the end of its own;
-  dealer seat 0; a seat due to draw from an empty wall ends the hand (荒庄); one winner (the
-  first after the discarder); HU > PENG = GANG > CHI.
+  dealer seat 0; a seat due to draw from an empty wall (a kong's replacement included) ends
+  the hand (荒庄); one winner (the first after the discarder); HU > PENG = GANG > CHI.
 * taiwan16: 16 tiles, replacement draws from the end of the wall, drawn with 16 tiles left; one
   winner (the first after the discarder); win > kong/pong > chow.
 * mass: 108 tiles, drawn when the wall is empty; one winner; win > kong = pung > chow.
@@ -251,7 +251,8 @@ class HandReferee:
         draw, replacement = True, False
         while True:
             if draw:
-                if not replacement and not self.walls.can_draw(seat):
+                # MCR draws kong replacements from the seat's own wall too: empty, it is 荒庄
+                if (not replacement or self.variant == "mcr") and not self.walls.can_draw(seat):
                     self._exhaustive_draw()
                 tile = self.walls.draw(seat, replacement)
                 self.emit(ev.TileDrawn(seat, tile, replacement))

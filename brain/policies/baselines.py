@@ -3,13 +3,14 @@
 ``tsumogiri`` discards what it draws and never calls or wins: the floor. ``greedy`` wins
 whenever it may, declares riichi when it can, never calls, and otherwise discards the tile that
 leaves the lowest shanten, then the most unseen useful tiles (the "greedy" player of the seed
-papers).
+papers). Ties go by :func:`brain.actions.action_key`, never by the order of hand or legal set.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from brain.actions import action_key
 from brain.policies.base import Decision, win_if_legal
 from brain.policies.evaluation import analyse_discards
 from brain.state import TableState
@@ -29,11 +30,12 @@ class TsumogiriPolicy:
             for a in discards:
                 if a.tile == drawn:
                     return Decision(a)
-            return Decision(discards[-1])
+            # nothing drawn (a dealt 14th tile, a resumed hand): the last tile in kind order
+            return Decision(max(discards, key=action_key))
         for a in legal:
             if isinstance(a, ev.Pass):
                 return Decision(a)
-        return Decision(legal[0])
+        return Decision(min(legal, key=action_key))
 
 
 class GreedyPolicy:
@@ -48,7 +50,7 @@ class GreedyPolicy:
         discards = [a for a in legal if isinstance(a, ev.Discard)]
         if not discards:
             passes = [a for a in legal if isinstance(a, ev.Pass)]
-            return Decision(passes[0] if passes else legal[0])
+            return Decision(passes[0] if passes else min(legal, key=action_key))
         info = analyse_discards(state, kinds={T.kind(a.tile) for a in discards})
         scored: list[tuple[tuple[int, int, int], Any]] = []
         for a in discards:
@@ -56,7 +58,7 @@ class GreedyPolicy:
             # prefer riichi when it is legal, and keep red fives (a plain copy goes first)
             scored.append(((-info[k].shanten, info[k].useful,
                             int(a.riichi) * 2 - int(T.is_red(a.tile))), a))
-        scored.sort(key=lambda x: x[0], reverse=True)
+        scored.sort(key=lambda x: (tuple(-v for v in x[0]), action_key(x[1])))
         best = scored[0][1]
         candidates = tuple((a, float(s[1] - 100 * -s[0])) for s, a in scored[:5])
         return Decision(best, candidates)

@@ -9,7 +9,10 @@ wall) makes a hand far from ready fold — genbutsu, suji, dead honours (riichi)
 follow-discard rule (跟打) and the threat's own discards elsewhere. Riichi is declared on a wait
 with two or more live tiles, or when the hand has no yaku without it. Calls are made when they
 lower the shanten number and keep the hand's value: a yaku in riichi, a >= 8-fan plan in MCR;
-no open kong while ready and no kong that breaks the hand's shape (the Seofon kong rule).
+no open kong while ready and no kong that breaks the hand's shape (the Seofon kong rule), nor
+(MCR) one whose replacement draw is due from an empty wall.
+Every tie between equally scored actions goes by :func:`brain.actions.action_key` (tile kind
+first), so the same table gives the same move whatever order the hand arrived in.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from brain.actions import action_key, canonical
 from brain.policies import defence
 from brain.policies.base import Decision, win_if_legal
 from brain.policies.evaluation import (
@@ -53,7 +57,7 @@ class RuleBasedPolicy:
             return self._turn(state, legal)
         if request.kind == "claim":
             return self._claim(state, request, legal)
-        return Decision(_first(legal, ev.Pass) or legal[0])
+        return Decision(_first(legal, ev.Pass) or min(legal, key=action_key))
 
     # ------------------------------------------------------------------ own turn
 
@@ -64,7 +68,7 @@ class RuleBasedPolicy:
             return Decision(ev.AbortiveDraw())
         discards = [a for a in legal if isinstance(a, ev.Discard)]
         if not discards:
-            return Decision(legal[0])
+            return Decision(min(legal, key=action_key))
         info = analyse_discards(state, slack=1 if state.variant == "mcr" else 0,
                                 kinds={T.kind(a.tile) for a in discards})
         current = min(d.shanten for d in info.values())
@@ -116,13 +120,14 @@ class RuleBasedPolicy:
                 primary = -distance * 10.0 - d.shanten
                 secondary = secondary - d.useful + useful
             scored.append(((primary, secondary), a))
-        scored.sort(key=lambda x: x[0], reverse=True)
+        scored.sort(key=lambda x: (-x[0][0], -x[0][1], action_key(x[1])))
         return scored
 
     def _riichi(self, state: TableState, options: list[ev.Discard],
                 info: dict[int, DiscardInfo]) -> ev.Discard | None:
         """The riichi discard with the most live waits, if riichi is worth declaring."""
-        best = max(options, key=lambda a: (info[T.kind(a.tile)].useful, -T.is_red(a.tile)))
+        best = min(options, key=lambda a: (-info[T.kind(a.tile)].useful, T.is_red(a.tile),
+                                           action_key(a)))
         live = info[T.kind(best.tile)].useful
         if live == 0:
             return None
@@ -138,7 +143,7 @@ class RuleBasedPolicy:
         if folding:
             return None
         counts = state.counts()
-        for a in legal:
+        for a in canonical(legal):
             if not isinstance(a, ev.Kan):
                 continue
             k = T.kind(a.tiles[0])
@@ -156,11 +161,13 @@ class RuleBasedPolicy:
             follow = defence.follow_discard(state, hand_kinds)
             if follow is not None and all(
                     defence.danger(state, follow, s) <= 3.0 for s in against):
-                choice = next(a for a in plain if T.kind(a.tile) == follow)
+                choice = min((a for a in plain if T.kind(a.tile) == follow),
+                             key=lambda a: (T.is_red(a.tile), action_key(a)))
                 return Decision(choice, ((choice, 0.0),))
         ranked = sorted(plain, key=lambda a: (defence.total_danger(state, T.kind(a.tile), against),
                                               info[T.kind(a.tile)].shanten,
-                                              -info[T.kind(a.tile)].useful, T.is_red(a.tile)))
+                                              -info[T.kind(a.tile)].useful, T.is_red(a.tile),
+                                              action_key(a)))
         best = ranked[0]
         return Decision(best, tuple(
             (a, -defence.total_danger(state, T.kind(a.tile), against)) for a in ranked[:5]))
@@ -178,7 +185,7 @@ class RuleBasedPolicy:
         if _threats(state) and before >= 1:
             return Decision(pass_action)
         mcr_before = _McrView(state, counts).distance() if state.variant == "mcr" else 0
-        best: tuple[tuple[int, int], Any] | None = None
+        best: tuple[tuple[Any, ...], Any] | None = None
         for a in calls:
             rest = list(counts)
             for t in a.tiles:
@@ -187,7 +194,7 @@ class RuleBasedPolicy:
             if not self._call_keeps_value(state, a, request.tile, rest, before, after,
                                           mcr_before):
                 continue
-            key = (after, 0 if isinstance(a, ev.Pon) else 1)
+            key = (after, 0 if isinstance(a, ev.Pon) else 1, action_key(a))
             if best is None or key < best[0]:
                 best = (key, a)
         if best is None:
@@ -201,6 +208,8 @@ class RuleBasedPolicy:
             # the Seofon kong rule: no open kong while ready, none that costs shape
             if before == 0 or after > before:
                 return False
+            if state.seat_walls is not None and state.seat_walls[state.seat] == 0:
+                return False  # MCR: the replacement is due from our empty wall, a drawn hand
             return variant in ("taiwan16", "mass", "mcr")
         if after >= before:
             return False

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from brain.actions import canonical
 from brain.shanten import regular_shanten
 from brain.state import Meld, TableState
 from protocols import events as ev
@@ -149,7 +150,8 @@ class Rules:
         return (from_seat + 1) % 4 == state.seat
 
     def can_open_kan(self, state: TableState, from_seat: int) -> bool:
-        return True
+        """An open kong on ``from_seat``'s discard (the claim itself already allowed)."""
+        return self.kan_allowed(state)
 
     def claims_allowed(self, state: TableState) -> bool:
         """Can this seat call (chi/pon/kan) at all now? Winning is decided separately."""
@@ -209,7 +211,7 @@ class Rules:
 
     def legal_actions(self, state: TableState, request: ev.DecisionRequest) -> list[ev.Action]:
         """Every action this seat may take now, by the variant's rules, intersected with what
-        the platform offers (where it says)."""
+        the platform offers (where it says), in canonical order (never the hand's order)."""
         if request.kind == "turn":
             actions = self._turn_actions(state)
         elif request.kind == "claim":
@@ -225,7 +227,7 @@ class Rules:
             kept = [a for a in actions if ev.action_kind(a) in offered or isinstance(a, ev.Pass)
                     or (request.kind == "turn" and ev.action_kind(a) == "discard")]
             actions = kept or actions
-        return actions
+        return canonical(actions)
 
     def _turn_actions(self, state: TableState) -> list[ev.Action]:
         actions: list[ev.Action] = []
@@ -241,7 +243,7 @@ class Rules:
         banned = self._kuikae_banned(state)
         seen: set[int] = set()
         out: list[ev.Action] = []
-        for t in state.hand:
+        for t in sorted(state.hand, key=T.sort_key):
             if t in seen or T.kind(t) in banned:
                 continue
             seen.add(t)
@@ -256,14 +258,14 @@ class Rules:
         out: list[ev.Action] = []
         for k in range(34):
             if counts[k] == 4:
-                out.append(ev.Kan("closed_kan", tuple(t for t in state.hand if T.kind(t) == k)))
+                out.append(ev.Kan("closed_kan", tuple(sorted(
+                    (t for t in state.hand if T.kind(t) == k), key=T.sort_key))))
         for m in state.melds:
             if m.kind == "pon" and m.tiles:
                 k = T.kind(m.tiles[0])
-                for t in state.hand:
-                    if T.kind(t) == k:
-                        out.append(ev.Kan("added_kan", (t,)))
-                        break
+                held = sorted((t for t in state.hand if T.kind(t) == k), key=T.sort_key)
+                if held:
+                    out.append(ev.Kan("added_kan", (held[0],)))
         return out
 
     def _claim_actions(self, state: TableState, request: ev.DecisionRequest) -> list[ev.Action]:
@@ -282,11 +284,11 @@ class Rules:
         if counts[k] < 2 and not (k < 27 and self._has_chi_partners(counts, k)
                                   and self.can_chi(state, from_seat)):
             return actions  # the common case: nothing to call
-        same = [t for t in state.hand if T.kind(t) == k]
+        same = sorted((t for t in state.hand if T.kind(t) == k), key=T.sort_key)
         if len(same) >= 2:
             for pair in _distinct_subsets(same, 2):
                 actions.append(ev.Pon(pair))
-        if len(same) >= 3 and self.kan_allowed(state) and self.can_open_kan(state, from_seat):
+        if len(same) >= 3 and self.can_open_kan(state, from_seat):
             actions.append(ev.Kan("open_kan", tuple(same[:3])))
         if k < 27 and self.can_chi(state, from_seat):
             actions.extend(self._chis(state, k))

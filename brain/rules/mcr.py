@@ -6,6 +6,13 @@ winning tile, a discard public only while unclaimed, never when robbing a kong; 
 wall of the seat after the player whose turn it is is empty; kong = self-draw right after one's
 own kong, or robbing a kong. A win below 8 fan (flowers excluded) is no win: the judge would
 charge a false win (-30).
+
+The judge bundles a 2018 copy of the fan library; PyMahjongGB 1.4 differs from it in one way
+that changes totals: with a knitted straight (组合龙) whose nine tiles include the winning tile,
+1.4 adds one wait fan (独听・边张 / 独听・嵌张 / 独听・单钓) that the judge does not count (119 of
+3,000 judged hands). :func:`fan_items` drops it, so the bot, its plans and the local table all
+expect what Botzone pays; :func:`pymahjonggb_items` keeps the library's own answer. (The
+correction never moves a total across 8: 组合龙 alone is 12.)
 """
 
 from __future__ import annotations
@@ -40,8 +47,26 @@ def _pack(meld: Meld, seat: int) -> tuple[str, str, int] | None:
     return ("GANG", tile, offer or 1)
 
 
+# Wait fans as PyMahjongGB 1.4 names them, and as the judge's older copy does.
+WAIT_FANS = frozenset({"独听・边张", "独听・嵌张", "独听・单钓", "边张", "嵌张", "单钓将"})
+KNITTED_STRAIGHT = "组合龙"
+
+
 def fan_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
-    """MahjongGB's (name, fan) items for this win, or None if it is no winning hand at all."""
+    """The (name, fan) items the Botzone judge counts for this win, or None if it is no
+    winning hand at all: PyMahjongGB's, less a wait fan on a knitted-straight tile."""
+    items = pymahjonggb_items(ctx)
+    if items is None or all(name != KNITTED_STRAIGHT for name, _ in items):
+        return items
+    counts = T.counts34(ctx.concealed)
+    knitted = next((p for p in _KNITTED if all(counts[k] for k in p)), ())
+    if T.kind(ctx.win_tile) not in knitted:
+        return items  # the winning tile completes the pair or the fourth set: both count it
+    return tuple((name, fan) for name, fan in items if name not in WAIT_FANS)
+
+
+def pymahjonggb_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
+    """MahjongGB's own (name, fan) items for this win, or None if it is no winning hand."""
     packs = [p for p in (_pack(m, ctx.seat) for m in ctx.melds) if p is not None]
     hand = list(ctx.concealed)
     hand.remove(ctx.win_tile)
@@ -112,11 +137,15 @@ class McrRules(Rules):
             public -= 1  # the winning discard itself is not counted
         return public == 3
 
-    # Botzone: any CHI/PENG/GANG is WA when the next seat's wall (after the discarder) is empty.
+    # Botzone: any CHI/PENG/GANG is WA when the wall of the seat after the discarder is empty,
+    # and only then: the judge does not look at the claimer's own wall (a GANG with it empty is
+    # legal, and its replacement draw ends the hand as a draw).
     def claims_allowed(self, state: TableState) -> bool:
         nxt = state.next_seat_wall()
-        mine = state.seat_walls[state.seat] if state.seat_walls else state.wall_remaining
-        return (nxt if nxt is not None else state.wall_remaining) > 0 and mine > 0
+        return (nxt if nxt is not None else state.wall_remaining) > 0
+
+    def can_open_kan(self, state: TableState, from_seat: int) -> bool:
+        return True
 
     # GANG / BUGANG need my wall and the next seat's wall non-empty (I draw again afterwards).
     def kan_allowed(self, state: TableState) -> bool:

@@ -207,7 +207,8 @@ class Taiwan16Rules(Rules):
 
     # No open kong on the previous seat's discard (the thesis and the lab referee).
     def can_open_kan(self, state: TableState, from_seat: int) -> bool:
-        return self.open_kan_from_previous_seat or (from_seat + 1) % 4 != state.seat
+        return self.kan_allowed(state) and (
+            self.open_kan_from_previous_seat or (from_seat + 1) % 4 != state.seat)
 
     def kan_allowed(self, state: TableState) -> bool:
         return state.wall_remaining > 0

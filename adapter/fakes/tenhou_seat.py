@@ -1,0 +1,449 @@
+"""A client's seat at a fake Tenhou table (tenhou_table.py): what Tenhou tells a client
+(relative seats, ids, ``t`` flags, the hand's result with the next event, ``owari`` with PROF)
+and the answers it takes, through the seat's own :class:`SeatLink`.
+
+What a seat owes is one request at a time: the first answer that fits is taken, a second one
+(or one to nothing, or one left from an earlier request) is logged and dropped, so that a client
+that answers twice never has its answers shifted onto later requests. A seat whose client is
+away is waited for a short while (``absent`` seconds from its leaving), then played for it
+until it is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from adapter.fakes.tenhou_results import fu_of, hand_points, limit_class, owari, yaku_attrs
+from adapter.local.game import placement
+from brain.brain import safest_action
+from protocols import events as ev
+from protocols import tiles as T
+from protocols.tenhou import Tag, TenhouError, format_tag, meld_code, read_reply
+
+if TYPE_CHECKING:
+    from adapter.fakes.tenhou_table import TenhouTable
+
+Send = Callable[[list[Tag]], Awaitable[None]]
+ANONYMOUS = "NoName"
+
+
+def shown_name(name: str) -> str:
+    """A client's name as others see it: an ID is a secret, so it shows as "player"."""
+    return name if name == ANONYMOUS else "player"
+
+
+# ---------------------------------------------------------------------- a remote seat's line
+
+
+class SeatLink:
+    """A remote seat's connection as the game thread sees it: tags out (each call one write,
+    as one read of the client), answers in; it survives the client dropping and coming back."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, absent: float) -> None:
+        self.loop = loop
+        self.absent = absent
+        self.replies: queue.Queue[Tag] = queue.Queue()
+        self.connected = threading.Event()
+        self.ready = threading.Event()  # NEXTREADY (or a returning client's GOK)
+        self._send: Send | None = None
+        self.away_since: float | None = None
+        self.sent = 0  # tags
+        self.conn: Any = None  # the connection that holds the seat (playing or returning)
+
+    def attach(self, send: Send) -> None:
+        self._send = send
+        self.away_since = None
+        self.connected.set()
+
+    def detach(self) -> None:
+        self._send = None
+        self.connected.clear()
+        if self.away_since is None:
+            self.away_since = time.monotonic()
+
+    def wait_back(self) -> bool:
+        """True when the client is here; while it is away, wait for its return at most
+        ``absent`` seconds from its leaving (then the seat is played for it)."""
+        if self.connected.is_set():
+            return True
+        since = self.away_since if self.away_since is not None else time.monotonic()
+        return self.connected.wait(max(0.0, since + self.absent - time.monotonic()))
+
+    def send(self, tags: list[Tag]) -> bool:
+        """From the game thread, in one write; False if the client is away (the tags are lost,
+        as on a dropped line: the REINIT after its return covers them)."""
+        send = self._send
+        if send is None or not tags:
+            return False
+        future = asyncio.run_coroutine_threadsafe(send(tags), self.loop)
+        try:
+            future.result(timeout=10)
+        except Exception:
+            return False
+        self.sent += len(tags)
+        return True
+
+
+# ---------------------------------------------------------------------- the remote seat
+
+
+@dataclass
+class Owed:
+    """The request a remote seat owes an answer to: ``kind`` "turn" or "claim"."""
+
+    kind: str
+    tag: Tag
+    answered: bool = False
+
+
+_ABSENT = object()  # no answer: the client is away
+
+
+class RemoteSeat:
+    """A client's seat at the referee's table (told and asked in the game thread; its answers
+    arrive from the server's event loop through :meth:`accept`)."""
+
+    def __init__(self, table: TenhouTable, seat: int, name: str, link: SeatLink) -> None:
+        self.table, self.seat, self.link = table, seat, link
+        self.login = name  # as the client logged in (an ID is a secret)
+        self.name = shown_name(name)
+        self.label = self.name  # which client played it, in reports
+        self.illegal = self.timeouts = 0  # this seat's, for reports
+        self.owed: Owed | None = None
+        self.answers = threading.Lock()  # owed and the reply queue, between the two threads
+        self.held: list[Tag] = []  # the hand's AGARI / RYUUKYOKU, sent with the next event
+        self.scores = [0, 0, 0, 0]
+
+    def rel(self, seat: int) -> int:
+        return (seat - self.seat) % 4
+
+    def send(self, *tags: Tag) -> None:
+        self.table.send(self, list(tags))
+
+    # ------------------------------------------------------------------ answers
+
+    def ask(self, kind: str, tag: Tag) -> None:
+        """Send a request; answers left from an earlier one are dropped, never carried."""
+        with self.answers:
+            while True:
+                try:
+                    late = self.link.replies.get_nowait()
+                except queue.Empty:
+                    break
+                self.table.problem(f"dropped, a late answer: {format_tag(late)}")
+            self.owed = Owed(kind, tag)
+        self.send(tag)
+
+    def accept(self, tags: list[Tag]) -> None:
+        """From the server's loop: the answers of one read. The first that fits what is owed
+        is taken (a riichi's REACH and then its discard); the rest are logged and dropped."""
+        with self.answers:
+            for tag in tags:
+                owed = self.owed
+                if owed is not None and owed.answered:
+                    self.table.problem(f"dropped, a second answer: {format_tag(tag)}")
+                    continue
+                fits = owed is not None and (
+                    not (tag.name == "N" and "type" not in tag.attrs) if owed.kind == "turn"
+                    else tag.name == "N")
+                if owed is None or not fits:
+                    self.table.problem(f"dropped, unasked: {format_tag(tag)}")
+                    continue  # Tenhou ignores an answer to nothing
+                if tag.name != "REACH":  # a riichi's discard is still to come
+                    owed.answered = True
+                self.link.replies.put(tag)
+
+    def _next_reply(self, deadline: float) -> Tag | object | None:
+        """The next answer; None when none came in time, _ABSENT when the client is away."""
+        while True:
+            if not self.link.connected.is_set():
+                if not self.link.wait_back():
+                    return _ABSENT
+                deadline = time.monotonic() + self.table.time_limit
+            try:
+                return self.link.replies.get(timeout=min(0.05, max(0.0, deadline
+                                                                   - time.monotonic())))
+            except queue.Empty:
+                if time.monotonic() >= deadline:
+                    return None
+
+    # ------------------------------------------------------------------ what it is told
+
+    def observe(self, event: Any) -> None:
+        table, ids = self.table, self.table.ids
+        referee = table.referee
+        view = referee.views[self.seat]
+        if isinstance(event, ev.RoundStarted):
+            self.scores = list(event.scores)
+            kyoku = event.round_wind * 4 + event.round_number
+            self.send(Tag("INIT", {
+                "seed": f"{kyoku},{event.honba},{event.sticks},3,4,{ids.dora_ids[0]}",
+                "ten": self._ten(), "oya": str(self.rel(event.dealer)),
+                "hai": ",".join(map(str, ids.held[self.seat]))}))
+        elif isinstance(event, ev.TileDrawn):
+            if event.seat != self.seat:
+                self.send(Tag("UVW"[self.rel(event.seat) - 1]))
+                return
+            legal = referee.rules.legal_actions(view, ev.DecisionRequest("turn"))
+            flags = sum(bit for bit, kind in ((16, ev.Win), (64, ev.AbortiveDraw))
+                        if any(isinstance(a, kind) for a in legal))
+            if any(isinstance(a, ev.Discard) and a.riichi for a in legal):
+                flags |= 32
+            self.ask("turn", Tag(f"T{ids.drawn[self.seat]}", {"t": str(flags)} if flags else {}))
+        elif isinstance(event, ev.TileDiscarded):
+            self._discarded(event)
+        elif isinstance(event, ev.MeldCalled):
+            attrs = {"who": str(self.rel(event.seat)), "m": str(ids.meld_code)}
+            if event.kind == "added_kan" and event.seat != self.seat:
+                request = ev.DecisionRequest("rob_kan", tile=event.called, from_seat=event.seat)
+                if any(isinstance(a, ev.Win) for a in referee.rules.legal_actions(view,
+                                                                                   request)):
+                    self.ask("claim", Tag("N", {**attrs, "t": "8"}))
+                    return
+            if event.seat == self.seat and event.kind in ("chi", "pon"):
+                self.ask("turn", Tag("N", attrs))  # its discard after the call
+                return
+            self.send(Tag("N", attrs))
+        elif isinstance(event, ev.RiichiDeclared):
+            self.send(Tag("REACH", {"who": str(self.rel(event.seat)), "step": "1"}))
+        elif isinstance(event, ev.RiichiAccepted):
+            if event.scores:
+                self.scores = list(event.scores)
+            self.send(Tag("REACH", {"who": str(self.rel(event.seat)), "step": "2",
+                                    "ten": self._ten()}))
+        elif isinstance(event, ev.DoraRevealed):
+            self.send(Tag("DORA", {"hai": str(ids.dora_ids[-1])}))
+        elif isinstance(event, ev.RoundWon):
+            self._agari(event)
+        elif isinstance(event, ev.RoundDrawn):
+            self._ryuukyoku(event)
+
+    def _discarded(self, event: ev.TileDiscarded) -> None:
+        tile_id = self.table.ids.move[0]
+        if event.seat == self.seat:
+            self.send(Tag(f"D{tile_id}"))
+            return
+        referee = self.table.referee
+        letter = "EFG"[self.rel(event.seat) - 1]
+        if event.tsumogiri:
+            letter = letter.lower()
+        request = ev.DecisionRequest("claim", tile=event.tile, from_seat=event.seat)
+        legal = referee.rules.legal_actions(referee.views[self.seat], request)
+        flags = sum(bit for bit, kind in ((1, ev.Pon), (4, ev.Chi), (8, ev.Win))
+                    if any(isinstance(a, kind) for a in legal))
+        if any(isinstance(a, ev.Kan) for a in legal):
+            flags |= 2
+        if flags:
+            self.ask("claim", Tag(f"{letter}{tile_id}", {"t": str(flags)}))
+        else:
+            self.send(Tag(f"{letter}{tile_id}"))
+
+    def _ten(self) -> str:
+        return ",".join(str(self.scores[(self.seat + r) % 4] // 100) for r in range(4))
+
+    def _sc(self, deltas: tuple[int, ...]) -> str:
+        parts = []
+        for r in range(4):
+            s = (self.seat + r) % 4
+            parts += [str(self.scores[s] // 100), str(deltas[s] // 100 if deltas else 0)]
+        return ",".join(parts)
+
+    def _agari(self, won: ev.RoundWon) -> None:
+        table, ids = self.table, self.table.ids
+        if won.from_seat is None:
+            win_id = ids.drawn[won.winner]
+        elif ids.last_discard is not None and ids.last_discard[0] == won.from_seat:
+            win_id = ids.last_discard[1]
+        else:  # robbing an added kan
+            assert ids.last_added is not None
+            win_id = ids.last_added
+        hand = sorted([*ids.held[won.winner], *([win_id] if won.from_seat is not None else [])])
+        attrs = {"ba": f"{table.honba},{table.sticks}", "hai": ",".join(map(str, hand))}
+        if ids.melds[won.winner]:
+            attrs["m"] = ",".join(str(meld_code(m)) for m in ids.melds[won.winner])
+        attrs |= {"machi": str(win_id),
+                  "ten": f"{fu_of(won.detail)},{hand_points(won, table.honba)},"
+                         f"{limit_class(won.detail)}",
+                  **yaku_attrs(won.yaku, bool(won.ura_dora_indicators)),
+                  "doraHai": ",".join(map(str, ids.dora_ids))}
+        if won.ura_dora_indicators:
+            attrs["doraHaiUra"] = ",".join(map(str, ids.ura(won.ura_dora_indicators)))
+        attrs |= {"who": str(self.rel(won.winner)),
+                  "fromWho": str(self.rel(won.from_seat if won.from_seat is not None
+                                          else won.winner)),
+                  "sc": self._sc(won.deltas)}
+        self.scores = [a + b for a, b in zip(self.scores, won.deltas, strict=True)]
+        self.held.append(Tag("AGARI", attrs))
+
+    def _ryuukyoku(self, drawn: ev.RoundDrawn) -> None:
+        types = {"nine_terminals": "yao9", "four_riichi": "reach4", "triple_ron": "ron3",
+                 "four_kans": "kan4", "four_winds": "kaze4"}
+        attrs = {"ba": f"{self.table.honba},{self.table.sticks}", "sc": self._sc(drawn.deltas)}
+        if drawn.reason in types:
+            attrs = {"type": types[drawn.reason], **attrs}
+        for seat in drawn.tenpai:
+            attrs[f"hai{self.rel(seat)}"] = ",".join(map(str, self.table.ids.held[seat]))
+        if drawn.deltas:
+            self.scores = [a + b for a, b in zip(self.scores, drawn.deltas, strict=True)]
+        self.held.append(Tag("RYUUKYOKU", attrs))
+
+    def send_results(self) -> None:
+        """The hand's result(s), told with the next event, and NEXTREADY waited for."""
+        held, self.held = self.held, []
+        if held:
+            self.send(*held)
+            self.table.wait_ready(self)
+
+    def game_over(self, scores: list[int]) -> None:
+        """PROF and the last result with ``owari``, in one write as Tenhou sends them."""
+        ranks = placement(scores)
+        text = owari(scores, ranks, self.seat)
+        held, self.held = self.held, []
+        last = held.pop() if held else Tag("RYUUKYOKU", {"ba": "0,0", "sc": self._sc(())})
+        prof = Tag("PROF", {"lobby": "0", "type": str(self.table.game_type),
+                            "add": text.split(",")[1]})
+        self.send(*held, prof, Tag(last.name, {**last.attrs, "owari": text}))
+
+    # ------------------------------------------------------------------ what it is asked
+
+    def decide(self, request: ev.DecisionRequest) -> Any:
+        referee = self.table.referee
+        legal = referee.asked_legal
+        action = _matching(self._reply(request), legal)
+        with self.answers:
+            self.owed = None
+        if action is None or action not in legal:
+            if action is not None:
+                self.table.stats.illegal += 1
+                self.illegal += 1
+                self.table.problem(f"{action!r} is not allowed on {request.kind}")
+            return safest_action(referee.views[self.seat], legal)
+        return action
+
+    def _reply(self, request: ev.DecisionRequest) -> Any | None:
+        """The client's answer as an action; None when it sent none in time or is away."""
+        stats = self.table.stats
+        deadline = time.monotonic() + self.table.time_limit
+        riichi = False
+        while True:
+            tag = self._next_reply(deadline)
+            if tag is _ABSENT:
+                stats.absent += 1
+                return None
+            if not isinstance(tag, Tag):
+                stats.timeouts += 1
+                self.timeouts += 1
+                self.table.problem(f"no answer to a {request.kind} request")
+                return None
+            try:
+                reply = read_reply(tag)
+            except TenhouError as exc:
+                stats.illegal += 1
+                self.illegal += 1
+                self.table.problem(str(exc))
+                return None
+            if reply["verb"] == "riichi":
+                riichi = True
+                continue
+            try:
+                return self._action(reply, request, riichi)
+            except (ValueError, KeyError, StopIteration) as exc:
+                stats.illegal += 1
+                self.illegal += 1
+                self.table.problem(f"{format_tag(tag)}: {exc}")
+                return None
+
+    def _action(self, reply: dict[str, Any], request: ev.DecisionRequest, riichi: bool) -> Any:
+        ids = self.table.ids
+        held = ids.held[self.seat]
+        named = reply.get("ids") or ([reply["id"]] if "id" in reply else [])
+        for tile_id in named:
+            if tile_id not in held:
+                raise ValueError(f"id {tile_id} is not in the seat's hand")
+        ids.chosen[self.seat] = list(named)
+        tiles = [T.from_tenhou_id(i) for i in named]
+        verb = reply["verb"]
+        if verb == "discard":
+            return ev.Discard(tiles[0], riichi=riichi)
+        if verb == "pass":
+            return ev.Pass()
+        if verb in ("ron", "tsumo"):
+            return ev.Win()
+        if verb == "pon":
+            return ev.Pon(tuple(sorted(tiles, key=T.sort_key)))
+        if verb == "chi":
+            return ev.Chi(tuple(sorted(tiles, key=T.sort_key)))
+        if verb == "nine_terminals":
+            return ev.AbortiveDraw()
+        if verb == "open_kan":
+            assert request.tile is not None
+            own = [t for t in (T.from_tenhou_id(i) for i in held)
+                   if T.kind(t) == T.kind(request.tile)]
+            return ev.Kan("open_kan", tuple(own[:3]))
+        if verb == "closed_kan":
+            k = T.kind(tiles[0])
+            return ev.Kan("closed_kan", tuple(t for t in (T.from_tenhou_id(i) for i in held)
+                                              if T.kind(t) == k))
+        if verb == "added_kan":
+            return ev.Kan("added_kan", (tiles[0],))
+        raise ValueError(f"{verb} is no answer here")
+
+    # ------------------------------------------------------------------ a returning client
+
+    def dealer(self) -> int:
+        """The dealer of the hand in play, relative to this seat."""
+        referee = self.table.referee
+        return self.rel(referee.views[self.seat].dealer if self.table.dealt else 0)
+
+    def saikai(self) -> Tag:
+        return Tag("SAIKAI", {"ba": f"{self.table.honba},{self.table.sticks}",
+                              "oya": str(self.dealer()), "sc": self._sc(())})
+
+    def reinit(self) -> list[Tag]:
+        """The table as this seat sees it now, and the request it still owes (under the
+        table's lock: no event is being told)."""
+        ids = self.table.ids
+        view = self.table.referee.views[self.seat]
+        hand = list(ids.held[self.seat])
+        rivers = [list(r) for r in ids.rivers]
+        owed: list[Tag] = []
+        with self.answers:
+            if self.owed is not None and not self.owed.answered:
+                tag = self.owed.tag  # still owed: asked again after the table
+                if self.owed.kind == "turn" and tag.name.startswith("T"):
+                    hand.remove(int(tag.name[1:]))
+                elif self.owed.kind == "claim" and tag.name != "N" \
+                        and ids.last_discard is not None:
+                    rivers[ids.last_discard[0]].pop()
+                owed = [tag]
+        kyoku = view.round_wind * 4 + view.round_number
+        attrs = {"seed": f"{kyoku},{view.honba},{view.sticks},3,4,{ids.dora_ids[0]}",
+                 "ten": self._ten(), "oya": str(self.rel(view.dealer)),
+                 "hai": ",".join(map(str, sorted(hand)))}
+        for seat in range(4):
+            r = self.rel(seat)
+            if ids.melds[seat]:
+                attrs[f"m{r}"] = ",".join(str(meld_code(m)) for m in ids.melds[seat])
+            if rivers[seat]:
+                attrs[f"kawa{r}"] = ",".join(map(str, rivers[seat]))
+        return [Tag("REINIT", attrs), *owed]
+
+
+def _matching(action: Any, legal: list[Any]) -> Any:
+    """The legal action that ``action`` names (tiles in any order), else ``action``."""
+    if action is None or action in legal:
+        return action
+    for candidate in legal:
+        if type(candidate) is type(action) and getattr(candidate, "kind", None) == getattr(
+                action, "kind", None) and getattr(candidate, "riichi", None) == getattr(
+                action, "riichi", None) and sorted(getattr(candidate, "tiles", ())) == sorted(
+                getattr(action, "tiles", ())) and getattr(candidate, "tile", None) == getattr(
+                action, "tile", None):
+            return candidate
+    return action

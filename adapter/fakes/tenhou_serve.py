@@ -1,0 +1,80 @@
+"""``mjbot tenhou-server``: the fake Tenhou server for external clients (any program that
+speaks Tenhou's protocol), ``games`` games, each table waiting for ``humans`` clients with
+mjbot's ``policy`` in the other seats; several clients at one table compare two programs on
+the same deals. The figures per client come from Tenhou's own game points (``owari``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from adapter.fakes.tenhou_server import DEFAULT_ABSENT, FakeTenhouServer, ServerStats
+from adapter.local.game import placement
+
+
+@dataclass
+class ServeResult:
+    stats: ServerStats
+    seconds: float
+
+    def table(self) -> str:
+        """One line per game (who sat where, final score and points), then per player."""
+        lines: list[str] = []
+        totals: dict[str, list[tuple[float, int, int, int]]] = {}
+        for report in self.stats.reports:
+            ranks = placement(report.scores)
+            seats = []
+            for s in range(4):
+                seats.append(f"{report.players[s]} {report.scores[s]} "
+                             f"({report.points[s]:+.1f})")
+                totals.setdefault(report.players[s], []).append(
+                    (report.points[s], ranks[s], report.illegal[s], report.timeouts[s]))
+            lines.append(f"game {report.index}: " + " | ".join(seats))
+        lines.append(f"{'player':<16} games  points  mean rank  illegal  timeouts")
+        for name, rows in sorted(totals.items()):
+            lines.append(f"{name:<16} {len(rows):>5} {sum(r[0] for r in rows):>+7.1f} "
+                         f"{sum(r[1] for r in rows) / len(rows):>10.2f} "
+                         f"{sum(r[2] for r in rows):>8} {sum(r[3] for r in rows):>9}")
+        s = self.stats
+        lines.append(f"{s.games} games, {s.hands} hands in {self.seconds:.1f} s; illegal "
+                     f"{s.illegal}, timeouts {s.timeouts}, played for absent clients "
+                     f"{s.absent}, reconnects {s.reconnects}")
+        return "\n".join(lines)
+
+    def as_json(self) -> dict[str, Any]:
+        s = self.stats
+        return {"games": [vars(r) for r in s.reports], "hands": s.hands, "illegal": s.illegal,
+                "timeouts": s.timeouts, "absent": s.absent, "reconnects": s.reconnects,
+                "seconds": round(self.seconds, 3)}
+
+
+def serve(games: int, humans: int, policy: str, seed: int = 0, host: str = "127.0.0.1",
+          port: int = 0, transport: str = "tcp", length: str = "east",
+          time_limit: float = 10.0, absent: float = DEFAULT_ABSENT, log_dir: str | None = None,
+          on_listening: Callable[[int], None] | None = None) -> ServeResult:
+    """Serve until ``games`` games have ended; ``on_listening`` gets the port (``port`` 0:
+    any free one). ``log_dir`` None: no game logs."""
+    return asyncio.run(_serve(games, humans, policy, seed, host, port, transport, length,
+                              time_limit, absent, log_dir, on_listening))
+
+
+async def _serve(games: int, humans: int, policy: str, seed: int, host: str, port: int,
+                 transport: str, length: str, time_limit: float, absent: float,
+                 log_dir: str | None, on_listening: Callable[[int], None] | None) \
+        -> ServeResult:
+    server = FakeTenhouServer(seed=seed, length=length, opponents=(policy, policy, policy),
+                              time_limit=time_limit, absent=absent, humans=humans,
+                              games=games, log_dir=log_dir)
+    start = time.monotonic()
+    bound = await (server.start_tcp(host, port) if transport == "tcp"
+                   else server.start_ws(host, port))
+    if on_listening is not None:
+        on_listening(bound)
+    try:
+        await server.wait_games(games)
+    finally:
+        await server.close()
+    return ServeResult(server.stats, time.monotonic() - start)

@@ -1,0 +1,38 @@
+"""One canonical order of actions, for every tie a policy or the legal set must break.
+
+A choice among equally scored actions must not follow the order in which the hand's tiles or
+the legal actions happened to arrive: a resumed game receives the same hand in another order
+than the uninterrupted one, and must still play the same moves. So every tie is broken by
+:func:`action_key`, which looks only at what an action is: its type, its kong kind, the riichi
+flag, and its tiles by kind (a red five just before the plain fives).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from protocols import events as ev
+from protocols import tiles as T
+
+_TYPE_RANK = {t: i for i, t in enumerate(ev.ACTION_TYPES)}
+
+
+def action_tiles(action: Any) -> tuple[int, ...]:
+    """The tiles an action names, in canonical order (a discard: its one tile)."""
+    if isinstance(action, ev.Discard):
+        return (action.tile,)
+    return tuple(sorted(getattr(action, "tiles", ()), key=T.sort_key))
+
+
+def action_key(action: Any) -> tuple[Any, ...]:
+    """A total order on actions that depends on nothing but the action itself: lower tile
+    kinds first, then the type, the kong kind and the riichi flag."""
+    tiles = tuple(T.sort_key(t) for t in action_tiles(action))
+    return (tiles, _TYPE_RANK.get(type(action), len(_TYPE_RANK)), getattr(action, "kind", ""),
+            bool(getattr(action, "riichi", False)))
+
+
+def canonical(actions: Iterable[Any]) -> list[Any]:
+    """``actions`` sorted by :func:`action_key`."""
+    return sorted(actions, key=action_key)

@@ -1,0 +1,144 @@
+"""Which reader a log file needs: every known format is tried, the likeliest first.
+
+A file's first bytes only suggest a format (a JSON object can be a tenhou.net/6 game, a
+Botzone judge log or one mjai line), so guessing alone misreads files: plain text used to be
+taken for msgpack and failed with a message about frames. Here the guess only orders the tries;
+the first reader that accepts the file wins, and a file that none accepts gets one line per
+format saying why that reader refused it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from replay import botzone_log, mjai_log, mjlog, ntpu_log, nycu_sgf, tenhou6
+from replay.log import GameLog, LogError, parse_log
+from replay.record import GameRecord, RecordError
+from replay.schema import SchemaError
+
+REASON_CHARS = 200  # a reason is one line of the error message
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """``name``: the format's short name (its ``--export`` / source name); exactly one of
+    ``log`` (our own msgpack log) and ``record`` (an import) is set."""
+
+    name: str
+    label: str
+    log: GameLog | None = None
+    record: GameRecord | None = None
+
+
+class UnknownFormat(RecordError):
+    """No reader accepted the file; ``attempts`` is (format label, why it refused) for every
+    format, in the order of :data:`FORMATS`."""
+
+    def __init__(self, attempts: list[tuple[str, str]]) -> None:
+        self.attempts = attempts
+        lines = "\n".join(f"  {label}: {why}" for label, why in attempts)
+        super().__init__(f"not a game log we know; tried:\n{lines}")
+
+
+TextReader = Callable[[str], GameRecord]
+
+# name, label, reader of the decoded text; our own binary log is handled before these
+TEXT_FORMATS: tuple[tuple[str, str, TextReader], ...] = (
+    ("mjlog", "tenhou mjlog XML", mjlog.loads),
+    ("tenhou6", "tenhou.net/6 JSON", tenhou6.loads),
+    ("mjai", "mjai JSONL", mjai_log.loads),
+    ("botzone", "Botzone judge log", botzone_log.loads),
+    ("nycu_sgf", "NYCU SGF", nycu_sgf.loads),
+    ("ntpu_log", "NTPU command log", ntpu_log.loads),
+)
+MJBOT_LABEL = "mjbot msgpack log"
+FORMATS: tuple[str, ...] = (MJBOT_LABEL, *(label for _, label, _ in TEXT_FORMATS))
+
+# what a reader may raise on a file of another format (its own errors, and the odd slip of a
+# reader that meets a shape it never expected): reported, never a traceback
+_REFUSALS = (RecordError, LogError, SchemaError, ValueError, KeyError, TypeError, IndexError,
+             AttributeError, RecursionError)
+
+
+def guess(data: bytes) -> str:
+    """The likeliest format's name from the first bytes (only the order of the tries)."""
+    head = data.lstrip()[:200]
+    if _starts_with_map(data):
+        return "mjbot"  # our header frame
+    if head.startswith(b"<"):
+        return "mjlog"
+    if head.startswith(b"("):
+        return "nycu_sgf"
+    if head.startswith((b"/", b"[ <", b"[ >", b"[<", b"[>")):
+        return "ntpu_log"
+    if head.startswith((b"{", b"[")):
+        text = data[:5000].decode("utf-8", errors="replace")
+        first = text.lstrip().split("\n", 1)[0]
+        if '"type"' in first and '"log"' not in first:
+            return "mjai"
+        if '"output"' in text or '"initdata"' in text:
+            return "botzone"
+        return "tenhou6"
+    return "mjbot"
+
+
+def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
+    """The file read by the first format that accepts it; UnknownFormat if none does."""
+    first = guess(data)
+    order = sorted(["mjbot", *(name for name, _, _ in TEXT_FORMATS)],
+                   key=lambda name: name != first)
+    reasons: dict[str, str] = {}
+    text: str | None = None
+    text_error = ""
+    for name in order:
+        if name == "mjbot":
+            try:
+                return Loaded("mjbot", MJBOT_LABEL, log=_own_log(data, path))
+            except _REFUSALS as exc:
+                reasons[MJBOT_LABEL] = _reason(exc, str(path))
+            continue
+        label, reader = next((lb, r) for n, lb, r in TEXT_FORMATS if n == name)
+        if text is None and not text_error:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                text_error = f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})"
+        if text is None:
+            reasons[label] = text_error
+            continue
+        try:
+            return Loaded(name, label, record=reader(text))
+        except _REFUSALS as exc:
+            reasons[label] = _reason(exc, name)
+    raise UnknownFormat([(label, reasons[label]) for label in FORMATS])
+
+
+def _starts_with_map(data: bytes) -> bool:
+    """A msgpack map's first byte: a fixmap, map 16 or map 32."""
+    return bool(data) and (0x80 <= data[0] <= 0x8F or data[0] in (0xDE, 0xDF))
+
+
+def _own_log(data: bytes, path: Path | str) -> GameLog:
+    if not data:
+        raise LogError("the file is empty")
+    if not _starts_with_map(data):
+        raise LogError(f"no msgpack header frame at the start (it begins {data[:12]!r})")
+    log = parse_log(data, path)
+    if log.header is None:
+        cut = f" ({log.truncated.reason})" if log.truncated is not None else ""
+        raise LogError(f"no complete header frame{cut}")
+    return log
+
+
+def _reason(exc: BaseException, prefix: str) -> str:
+    """One line: the reader's message without the file or format name it starts with."""
+    text = str(exc) if isinstance(exc, RecordError | LogError | SchemaError) \
+        else f"{type(exc).__name__}: {exc}"
+    for lead in (f"{prefix}: ", f"{prefix.replace('_', ' ')}: "):
+        text = text.removeprefix(lead)
+    own = re.fullmatch(r"not an mjbot game log \((.*)\)", text, re.S)
+    text = " ".join((own.group(1) if own else text).split()) or type(exc).__name__
+    return text if len(text) <= REASON_CHARS else text[:REASON_CHARS - 3] + "..."

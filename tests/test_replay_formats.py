@@ -1,0 +1,87 @@
+"""`mjbot replay` on a file of no format we know: every format is tried and each says why not."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from replay import formats, replayer
+from replay.log import GameLogWriter, Header
+
+ROOT = Path(__file__).resolve().parent.parent
+LABELS = ("mjbot msgpack log", "tenhou mjlog XML", "tenhou.net/6 JSON", "mjai JSONL",
+          "Botzone judge log", "NYCU SGF", "NTPU command log")
+
+
+def _mjbot(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+def _header_only(path: Path) -> bytes:
+    GameLogWriter(path, Header("test", "riichi", seat=0, game_id="g")).close()
+    return path.read_bytes()
+
+
+UNKNOWN = {
+    "notes.txt": b"East 1: I drew 5m and threw it.\nThen seat 2 won.\n",
+    "garbage.bin": bytes(range(7, 256)) + b"\x00\x01\x02" * 50,
+    "empty.log": b"",
+    "cut-header.mjlog.msgpack": None,  # our own log cut inside its header frame
+    "number.json": b"42\n",
+}
+
+
+@pytest.mark.parametrize("name", list(UNKNOWN))
+def test_unknown_file_says_which_formats_were_tried(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    content = UNKNOWN[name]
+    if content is None:
+        content = _header_only(tmp_path / "whole.mjlog.msgpack")[:7]
+    path.write_bytes(content)
+    with pytest.raises(formats.UnknownFormat) as info:
+        replayer.load(path)
+    assert [label for label, _ in info.value.attempts] == list(LABELS)
+    assert all(why and "\n" not in why for _, why in info.value.attempts)
+    r = _mjbot("replay", str(path))
+    assert r.returncode == 2, r.stdout
+    assert "Traceback" not in r.stderr
+    assert f"{path}: not a game log we know; tried:" in r.stderr
+    lines = r.stderr.splitlines()
+    for label in LABELS:  # one line per format, with its reason
+        assert sum(line.strip().startswith(f"{label}:") for line in lines) == 1, (label, lines)
+
+
+def test_plain_text_is_not_read_as_msgpack_frames(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_bytes(UNKNOWN["notes.txt"])
+    with pytest.raises(formats.UnknownFormat) as info:
+        replayer.load(path)
+    reasons = dict(info.value.attempts)
+    assert "not XML" in reasons["tenhou mjlog XML"]
+    assert "not JSON" in reasons["tenhou.net/6 JSON"]
+    assert "line 1" in reasons["NTPU command log"]
+    assert "(;" in reasons["NYCU SGF"]
+
+
+def test_binary_garbage_is_not_text_for_the_text_formats(tmp_path: Path) -> None:
+    path = tmp_path / "garbage.bin"
+    path.write_bytes(UNKNOWN["garbage.bin"])
+    with pytest.raises(formats.UnknownFormat) as info:
+        replayer.load(path)
+    reasons = dict(info.value.attempts)
+    assert all("not UTF-8 text" in reasons[label] for label in LABELS[1:])
+
+
+def test_a_known_format_is_still_found_whatever_it_starts_with(tmp_path: Path) -> None:
+    path = tmp_path / "own.mjlog.msgpack"
+    _header_only(path)
+    assert formats.read(path.read_bytes(), path).name == "mjbot"
+    tenhou6 = tmp_path / "game.json"
+    tenhou6.write_text("\n\n  " + '{"log": 3}')  # a broken tenhou6 file: its own reason first
+    with pytest.raises(formats.UnknownFormat) as info:
+        replayer.load(tenhou6)
+    assert "expected an object with a 'log' list" in dict(info.value.attempts)["tenhou.net/6 JSON"]

@@ -1,0 +1,385 @@
+"""The fake Tenhou server as a client sees it, read off a raw loopback socket: what arrives in
+one read, the answers it takes and drops, reconnections, absent seats, the values at the end
+of a hand and of a game (checked against real captures in ../shared/protocols/tenhou.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from adapter.fakes.tenhou_server import FakeTenhouServer
+from protocols.tenhou import auth_reply, parse_tag
+from replay.log import read_log
+from tests.tenhou_raw import GameSeen, RawClient
+
+
+@asynccontextmanager
+async def _server(**kwargs: object) -> AsyncIterator[tuple[FakeTenhouServer, int]]:
+    server = FakeTenhouServer(**{"time_limit": 5.0, **kwargs})  # type: ignore[arg-type]
+    port = await server.start_tcp()
+    try:
+        yield server, port
+    finally:
+        await server.close()
+
+
+def _attrs(text: str) -> dict[str, str]:
+    return parse_tag(text).attrs
+
+
+async def _one_game(port: int, **play: object) -> GameSeen:
+    client = await RawClient.connect(port)
+    try:
+        await client.login()
+        return await client.play(**play)  # type: ignore[arg-type]
+    finally:
+        await client.close()
+
+
+# ---------------------------------------------------------------------- answers (item 3)
+
+
+async def test_a_second_answer_in_the_same_read_is_dropped() -> None:
+    """tenhou-python-bot answers some offers twice in one write: the second answer must not
+    be read as the answer to the next request."""
+    offers = []
+
+    def twice(text: str) -> list[str]:
+        offers.append(text)
+        return ["<N/>", "<N/>"]
+
+    async with _server(seed=3) as (server, port):
+        seen = await _one_game(port, offer=twice)
+        await asyncio.wait_for(server.finished.wait(), 10)
+    assert offers, "no offer to answer in this game: pick another seed"
+    assert server.stats.illegal == 0, server.stats.problems
+    assert server.stats.timeouts == 0, server.stats.problems
+    # every discard we sent is the one the server made
+    assert seen.discards and all(sent == echoed for sent, echoed in seen.discards), \
+        [d for d in seen.discards if d[0] != d[1]][:5]
+    dropped = [p for p in server.stats.problems if p.startswith("dropped")]
+    assert len(dropped) == len(offers), server.stats.problems
+
+
+# ---------------------------------------------------------------------- one read (item 5)
+
+
+async def test_prof_arrives_with_the_final_result_in_one_read() -> None:
+    async with _server(seed=2) as (_, port):
+        seen = await _one_game(port)
+    (read,) = [r for r in seen.reads if any(t.startswith("<PROF") for t in r)]
+    names = [parse_tag(t).name for t in read]
+    assert names[-2:] in (["PROF", "AGARI"], ["PROF", "RYUUKYOKU"]), names
+    assert "owari" in _attrs(read[-1])
+
+
+async def test_a_reconnect_is_answered_with_go_un_saikai_in_one_read() -> None:
+    async with _server(seed=1, absent=10.0) as (server, port):
+        client = await RawClient.connect(port)
+        go_read = await client.login()
+        first = await client.play(stop=lambda s: len(s.discards) >= 3)
+        await client.close()
+        client = await RawClient.connect(port)
+        read = await client.hello()
+        assert [parse_tag(t).name for t in read] == ["GO", "UN", "SAIKAI"], read
+        un, first_un = _attrs(read[1]), _attrs(go_read[1])
+        for key in ("dan", "rate", "sx"):
+            assert un[key] == first_un[key], key
+        assert [un[f"n{r}"] for r in range(4)] == [first_un[f"n{r}"] for r in range(4)]
+        init = _attrs(first.tags("INIT")[0])
+        await client.write("<GOK/>")
+        reinit = await client.read()
+        assert reinit[0].startswith("<REINIT"), reinit
+        # the dealer as the client sees it: seat 1 here, the first dealer is to its left
+        assert _attrs(read[2])["oya"] == _attrs(reinit[0])["oya"] == init["oya"] == "3"
+        seen = await client.play(first=reinit[1:])
+        await client.close()
+        await asyncio.wait_for(server.finished.wait(), 10)
+    assert "owari" in seen.reads[-1][-1]
+    assert server.stats.reconnects == 1 and server.stats.games == 1
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+
+
+# ---------------------------------------------------------------------- logins (item 5)
+
+
+async def test_a_client_looping_games_without_a_pause() -> None:
+    """A client that logs in again the moment it reads ``owari`` starts a new game each time
+    (it once wedged the server: every later login was taken as a reconnection)."""
+    games = 20
+    async with _server(seed=5, time_limit=2.0) as (server, port):
+        for _ in range(games):
+            seen = await asyncio.wait_for(_one_game(port), 60)
+            assert "owari" in seen.reads[-1][-1]
+        for _ in range(100):
+            if server.stats.games == games:
+                break
+            await asyncio.sleep(0.05)
+    assert server.stats.games == games, (server.stats.games, server.stats.problems[:5])
+    assert server.stats.reconnects == 0
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+
+
+async def test_a_client_back_before_the_first_hand_gets_no_reinit() -> None:
+    async with _server(seed=1) as (server, port):
+        client = await RawClient.connect(port)
+        reply = parse_tag((await client.hello())[0])
+        await client.write(f'<AUTH val="{auth_reply(reply.attrs["auth"])}"/>', '<PXR V="1"/>',
+                           '<JOIN t="0,64,r"/>')
+        while not any(t.startswith("<TAIKYOKU") for t in await client.read()):
+            pass
+        await client.close()  # gone before GOK
+        client = await RawClient.connect(port)
+        read = await client.hello()
+        assert [parse_tag(t).name for t in read] == ["GO", "UN", "SAIKAI"], read
+        await client.close()  # and gone again before GOK: nothing waits for it
+        client = await RawClient.connect(port)
+        read = await client.hello()
+        assert [parse_tag(t).name for t in read] == ["GO", "UN", "SAIKAI"], read
+        await client.write("<GOK/>", "<NEXTREADY/>")
+        seen = await client.play()
+        await client.close()
+        await asyncio.wait_for(server.finished.wait(), 10)
+    assert not seen.tags("REINIT") and seen.tags("INIT")
+    assert server.stats.games == 1 and server.stats.reconnects == 2
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+
+
+async def test_a_second_login_takes_the_seat_only_for_an_id() -> None:
+    """Anonymous players are many: a NoName login while a NoName seat is held is a new one.
+    An ID is one person: its second login takes its seat over and the old line is closed."""
+    ident = "ID0A0B0C0D-abcdefgh"
+    async with _server(seed=1, absent=10.0) as (server, port):
+        playing = await RawClient.connect(port)
+        await playing.login()
+        await playing.play(stop=lambda s: len(s.discards) >= 2)
+        other = await RawClient.connect(port)
+        assert parse_tag((await other.hello())[0]).name == "HELO"
+        await other.close()
+        await playing.play()
+        await playing.close()
+        first = await RawClient.connect(port)
+        await first.login(ident)
+        await first.play(stop=lambda s: len(s.discards) >= 2)
+        second = await RawClient.connect(port)
+        read = await second.hello(ident)
+        assert [parse_tag(t).name for t in read] == ["GO", "UN", "SAIKAI"], read
+        with contextlib.suppress(ConnectionError):  # the old line: closed by the server
+            while True:
+                await first.read(5)
+        await second.write("<GOK/>")
+        reinit = await second.read()
+        assert reinit[0].startswith("<REINIT")
+        seen = await second.play(first=reinit[1:])
+        await second.close()
+        await asyncio.wait_for(server.wait_games(2), 10)
+    assert "owari" in seen.reads[-1][-1]
+    assert server.stats.reconnects == 1 and server.stats.games == 2
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+
+
+async def test_an_absent_seat_is_played_after_a_short_wait() -> None:
+    """A client that drops and never comes back: its seat is played for it after a short
+    wait, once, not after a long reconnection grace on every request."""
+    async with _server(seed=1) as (server, port):
+        client = await RawClient.connect(port)
+        await client.login()
+        await client.play(stop=lambda s: len(s.discards) >= 2)
+        await client.close()
+        start = time.monotonic()
+        await asyncio.wait_for(server.finished.wait(), 60)
+    assert time.monotonic() - start < 30
+    assert server.stats.games == 1 and server.stats.absent > 10
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+
+
+# ---------------------------------------------------------------------- values (item 5)
+
+
+def test_owari_and_yaku_as_in_real_captures() -> None:
+    from adapter.fakes.tenhou_results import limit_class, owari, yaku_attrs
+    from adapter.local.game import placement
+
+    # 82093_2018-01-17_11_03_35.log (type 9) and a yakuman game of dnovikoff_mjlog
+    for scores, seat, text in (
+            ([12100, 38300, 13800, 35800], 0, "121,-38.0,383,48.0,138,-26.0,358,16.0"),
+            ([-100, 18900, 47300, 33900], 0, "-1,-50.0,189,-21.0,473,57.0,339,14.0"),
+            ([12100, 38300, 13800, 35800], 2, "138,-26.0,358,16.0,121,-38.0,383,48.0")):
+        assert owari(scores, placement(scores), seat) == text
+    # a tie goes to the seat nearer the first dealer; five down, six up
+    assert owari([30000, 30000, 24500, 15500], placement([30000] * 2 + [24500, 15500]),
+                 0) == "300,41.0,300,10.0,245,-16.0,155,-35.0"
+    # kokushi.log: riichi tsumo with 0 ura; 82093: dora before red fives before ura
+    assert yaku_attrs(("Riichi(1)", "Menzen Tsumo(1)", "Chiitoitsu(2)"), True) == \
+        {"yaku": "1,1,0,1,22,2,53,0"}
+    assert yaku_attrs(("Riichi(1)", "Ura Dora(1)", "Aka Dora(1)", "Dora(2)"), True) == \
+        {"yaku": "1,1,52,2,54,1,53,1"}
+    assert yaku_attrs(("Yakuhai (haku)(1)", "Dora(0)"), False) == {"yaku": "18,1"}
+    assert yaku_attrs(("Daisangen(13)",), False) == {"yakuman": "39"}
+    assert [limit_class(d) for d in ("30符", "40符 mangan", "30符 haneman", "baiman",
+                                     "sanbaiman", "kazoe yakuman", "yakuman")] == \
+        [0, 1, 2, 3, 4, 5, 5]
+
+
+def _expected_limit(yaku: list[int], fu: int, yakuman: bool) -> int:
+    han = sum(yaku[1::2])
+    if yakuman or han >= 13:
+        return 5
+    for floor, limit in ((11, 4), (8, 3), (6, 2), (5, 1)):
+        if han >= floor:
+            return limit
+    return 1 if fu * 2 ** (han + 2) >= 2000 else 0
+
+
+async def test_results_as_tenhou_writes_them() -> None:
+    """Seen by a client: AGARI's ``ten`` (the hand's value and its limit class), ura dora
+    on riichi wins (kept at 0 in ``yaku``), ``owari`` in whole points summing to zero, with the
+    client's own points in PROF."""
+    wins: list[str] = []
+    async with _server(seed=7) as (_, port):
+        for _ in range(3):
+            seen = await _one_game(port)
+            wins += seen.tags("AGARI")
+            end = seen.reads[-1]
+            values = _attrs(end[-1])["owari"].split(",")
+            points = [float(v) for v in values[1::2]]
+            assert sum(points) == 0 and all(p == int(p) for p in points), values
+            assert all(v.endswith(".0") for v in values[1::2])
+            assert float(_attrs(end[-2])["add"].split(",")[0]) == points[0]
+    limits, ura_zero = set(), 0
+    for text in wins:
+        a = _attrs(text)
+        yaku = [int(x) for x in a["yaku"].split(",")] if "yaku" in a else []
+        fu, points, limit = (int(x) for x in a["ten"].split(","))
+        assert limit == _expected_limit(yaku, fu, "yakuman" in a), text
+        limits.add(limit)
+        riichi = any(y in (1, 21) for y in yaku[0::2])
+        assert ("doraHaiUra" in a) == riichi, text
+        if riichi:
+            assert len(a["doraHaiUra"].split(",")) == len(a["doraHai"].split(","))
+            assert yaku[-2] == 53, text  # ura dora last, even at 0
+            ura_zero += yaku[-1] == 0
+        honba, sticks = (int(x) for x in a["ba"].split(","))
+        sc = [int(x) for x in a["sc"].split(",")]
+        assert sc[2 * int(a["who"]) + 1] * 100 == points + 300 * honba + 1000 * sticks, text
+    assert ura_zero and {0, 1, 2} <= limits, wins  # the sample shows what is checked
+
+
+# ---------------------------------------------------------------------- several clients
+
+
+async def test_two_clients_at_one_table() -> None:
+    async with _server(seed=0, humans=2) as (server, port):
+        first, second = await RawClient.connect(port), await RawClient.connect(port)
+        waiting = asyncio.ensure_future(first.login())
+        await asyncio.sleep(0.3)
+        assert not waiting.done()  # the table waits for its second client
+        go_reads = [*await asyncio.gather(waiting, second.login())]
+        seen = await asyncio.gather(first.play(), second.play())
+        await first.close()
+        await second.close()
+        await asyncio.wait_for(server.finished.wait(), 10)
+    oya = [_attrs(next(t for t in r if t.startswith("<TAIKYOKU")))["oya"] for r in go_reads]
+    assert oya[0] != oya[1]  # two seats: the first dealer sits elsewhere for each
+    un = _attrs(go_reads[0][1])
+    assert sorted(un[f"n{r}"] for r in range(4)) == ["COM", "COM", "NoName", "NoName"]
+    ends = [_attrs(s.reads[-1][-1])["owari"].split(",") for s in seen]
+    scores = [sorted(int(x) for x in e[0::2]) for e in ends]
+    assert scores[0] == scores[1]  # one game, told to both
+    assert server.stats.games == 1 and len(server.stats.reports) == 1
+    report = server.stats.reports[0]
+    assert sorted(p for p in report.players if p.startswith("NoName#")) == ["NoName#1",
+                                                                             "NoName#2"]
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+
+
+async def test_the_other_client_hears_of_a_drop_and_a_return() -> None:
+    async with _server(seed=0, humans=2, absent=10.0) as (server, port):
+        stays, drops = await RawClient.connect(port), await RawClient.connect(port)
+        await asyncio.gather(stays.login(), drops.login())
+        staying = asyncio.ensure_future(stays.play())
+        await drops.play(stop=lambda s: len(s.discards) >= 2)
+        await drops.close()
+        drops = await RawClient.connect(port)
+        assert [parse_tag(t).name for t in await drops.hello()] == ["GO", "UN", "SAIKAI"]
+        await drops.write("<GOK/>")
+        reinit = await drops.read()
+        back = await drops.play(first=reinit[1:])
+        seen = await asyncio.wait_for(staying, 60)
+        await stays.close()
+        await drops.close()
+        await asyncio.wait_for(server.finished.wait(), 10)
+    assert "owari" in back.reads[-1][-1] and "owari" in seen.reads[-1][-1]
+    tags = [t for r in seen.reads for t in r]
+    bye = next(i for i, t in enumerate(tags) if t.startswith("<BYE"))
+    un = next(i for i, t in enumerate(tags) if t.startswith("<UN"))
+    assert bye < un and _attrs(tags[bye])["who"] in "123"
+    assert _attrs(tags[un]) == {f"n{_attrs(tags[bye])['who']}": "NoName"}
+    assert server.stats.reconnects == 1
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+
+
+async def test_cli_serves_two_mjbot_clients_at_one_table(tmp_path: Path) -> None:
+    """`mjbot tenhou-server` as its own process, two `mjbot tenhou` processes at its table."""
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "adapter.cli", "tenhou-server", "--port", "0", "--games", "2",
+        "--humans", "2", "--policy", "greedy", "--seed", "3", "--time-limit", "10",
+        "--log-dir", str(tmp_path / "server"), "--json", str(tmp_path / "figures.json"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        assert server.stderr is not None
+        line = (await asyncio.wait_for(server.stderr.readline(), 60)).decode()
+        match = re.search(r"waiting for 2 client\(s\) per table on 127\.0\.0\.1:(\d+)", line)
+        assert match, line
+        clients = [await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "adapter.cli", "tenhou", "--server",
+            f"127.0.0.1:{match.group(1)}", "--games", "2", "--budget", "1",
+            "--log-dir", str(tmp_path / f"client{i}"),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE) for i in range(2)]
+        for client in clients:
+            _, err = await asyncio.wait_for(client.communicate(), 240)
+            assert client.returncode == 0, err.decode()[-2000:]
+        out, err = await asyncio.wait_for(server.communicate(), 60)
+    finally:
+        if server.returncode is None:
+            server.kill()
+            await server.wait()
+    assert server.returncode == 0, (out + err).decode()[-2000:]
+    text = out.decode()
+    assert "2 games" in text and "illegal 0, timeouts 0" in text, text
+    figures = json.loads((tmp_path / "figures.json").read_text())
+    assert len(figures["games"]) == 2
+    for game in figures["games"]:
+        assert sorted(p for p in game["players"] if p.startswith("NoName")) == \
+            ["NoName#1", "NoName#2"]
+        assert sum(game["points"]) == 0
+    for i in range(2):
+        logs = list((tmp_path / f"client{i}").rglob("*.mjlog.msgpack"))
+        assert len(logs) == 2 and all(read_log(p).complete for p in logs)
+    assert len(list((tmp_path / "server").rglob("*.mjlog.msgpack"))) == 2
+
+
+async def test_text_that_is_no_tag_is_logged_and_the_line_kept() -> None:
+    from websockets.asyncio.client import connect
+
+    server = FakeTenhouServer()
+    ws_port, tcp_port = await server.start_ws(), await server.start_tcp()
+    try:
+        async with connect(f"ws://127.0.0.1:{ws_port}") as ws:
+            await ws.send("not json")
+            await ws.send(json.dumps({"tag": "HELO", "name": "NoName", "sx": "M"}))
+            assert json.loads(await asyncio.wait_for(ws.recv(), 10))["tag"] == "HELO"
+        client = await RawClient.connect(tcp_port)
+        await client.write("hello")
+        assert parse_tag((await client.hello())[0]).name == "HELO"
+        await client.close()
+    finally:
+        await server.close()
+    assert sum(p.startswith("from a client") for p in server.stats.problems) == 2
