@@ -221,6 +221,16 @@ def test_botzone_import_is_mcr(tmp_path):
     assert stats["by_action"].get("win", 0) + stats["hand_endings"].get("exhaustive", 0) >= 1
 
 
+def test_nycu_sgf_import_is_taiwan16_and_one_seat_logs_are_refused(tmp_path):
+    nycu = Path(__file__).resolve().parent / "data" / "nycu"
+    manifest = import_files(sorted(nycu.glob("*.sgf")), tmp_path / "tw")
+    assert manifest["variant"] == "taiwan16" and manifest["import"]["skipped_decisions"] == 0
+    d = read_shard(tmp_path / "tw" / manifest["shards"][0]["file"], ["action_index", "t_hand"])
+    assert (d["action_index"] >= 0).all() and (d["t_hand"][:, :, 0] >= 0).all()
+    r = mjbot("dataset", "import", str(nycu / "client1.log"), "--out", str(tmp_path / "one"))
+    assert r.returncode == 2 and "one seat's view only" in r.stderr
+
+
 def test_import_refuses_mixed_variants_and_bad_files(tmp_path):
     r = mjbot("dataset", "import", str(BOTZONE_JUDGE_LOG), str(REAL_RIICHI[0]), "--out",
               str(tmp_path / "mixed"))

@@ -1,5 +1,6 @@
-"""Real games whose hands are all known (tenhou.net/6, Tenhou mjlog, mjai, Botzone judge logs)
-in the self-play schema: the evaluation sets of the learned models.
+"""Real games whose hands are all known (tenhou.net/6, Tenhou mjlog, mjai, Botzone judge logs,
+NYCU SGF; whatever :mod:`replay.formats` reads with every hand shown) in the self-play schema:
+the evaluation sets of the learned models.
 
 A record is read by the replay importers into one full-information event stream; each seat's
 decisions are read off it as ``mjbot replay`` reads them (its move after each draw or call, its
@@ -18,11 +19,12 @@ from typing import Any
 
 from brain.state import StateError, TableState
 from protocols import events as ev
+from replay import formats
 from replay.dataset import schema as S
 from replay.dataset.records import Block, BlockBuilder, HandStart
 from replay.dataset.shards import DatasetWriter
 from replay.record import GameRecord, RecordError, view_event
-from replay.replayer import Decision, derive_decisions, detect_format, load_record
+from replay.replayer import Decision, derive_decisions
 
 RECORDED = "recorded"
 
@@ -36,20 +38,27 @@ class ImportReport:
 
 
 def read_game(path: Path) -> GameRecord:
-    """One game record from a file of any importable format (DatasetError naming the file)."""
+    """One game record with every hand known, from a file of any format ``mjbot replay``
+    reads (DatasetError naming the file otherwise)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise S.DatasetError(f"{path}: {exc.strerror or exc}") from None
-    fmt = detect_format(data)
-    if fmt == "mjbot":
-        raise S.DatasetError(f"{path}: not a tenhou6, mjlog, mjai or Botzone judge log")
     try:
-        return load_record(data, fmt)
-    except UnicodeDecodeError as exc:
-        raise S.DatasetError(f"{path}: {fmt}: not UTF-8 text ({exc})") from None
-    except (RecordError, ValueError, KeyError, IndexError, TypeError) as exc:
-        raise S.DatasetError(f"{path}: {fmt}: {exc}") from None
+        loaded = formats.read(data, path)
+    except RecordError as exc:
+        first = str(exc).splitlines()[0]
+        raise S.DatasetError(f"{path}: {first}" + (" (mjbot replay says why each format "
+                             "refused it)" if isinstance(exc, formats.UnknownFormat) else "")
+                             ) from None
+    record = loaded.record
+    if record is None:
+        raise S.DatasetError(f"{path}: an mjbot game log; the dataset of the local table is "
+                             "written by mjbot selfplay")
+    if record.meta.get("view_seat") is not None:
+        raise S.DatasetError(f"{path}: {loaded.label} shows one seat's view only; a dataset "
+                             "needs games whose hands are all known")
+    return record
 
 
 def ranks(scores: list[int]) -> list[int]:
