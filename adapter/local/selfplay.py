@@ -64,9 +64,9 @@ class RecordingReferee(HandReferee):
 
     def _record(self, referee: HandReferee, seat: int, request: ev.DecisionRequest,
                 legal: list[Any], answer: Any) -> None:
-        action = getattr(answer, "action", answer)
-        policy = getattr(answer, "policy", "") or self.seating[seat]
-        self.builder.decision(self.views, seat, request, legal, action, policy,
+        # the seat's configured policy (a fallback's answer is flagged, not renamed)
+        self.builder.decision(self.views, seat, request, legal,
+                              getattr(answer, "action", answer), self.seating[seat],
                               bool(getattr(answer, "fallback", "")))
 
 
