@@ -53,6 +53,7 @@ class RiverTile:
     tsumogiri: bool | None = None
     riichi: bool = False
     claimed: bool = False  # taken by another seat's call
+    turn: int = -1  # the hand's discard number (0 = first discard): orders the four rivers
 
 
 @dataclass(slots=True)
@@ -253,7 +254,7 @@ class TableState:
             self._see(e.tile)
             if self.variant == "riichi" and T.kind(e.tile) in self.waits():
                 self._missed_win = True
-        seat.river.append(RiverTile(e.tile, e.tsumogiri, riichi_mark))
+        seat.river.append(RiverTile(e.tile, e.tsumogiri, riichi_mark, turn=self.turn))
         for other in self.seats:
             if other.riichi:
                 other.passed_since_riichi.add(T.kind(e.tile))

@@ -163,15 +163,26 @@ class _Walls:
         return indicator
 
 
+class DecisionObserver(Protocol):
+    """Told of every answer before the referee acts on it, while ``referee.views`` still hold
+    every seat's state at the moment of the request (the self-play dataset reads them)."""
+
+    def __call__(self, referee: HandReferee, seat: int, request: ev.DecisionRequest,
+                 legal: list[Any], answer: Any) -> None: ...
+
+
 class HandReferee:
-    """Plays one hand. ``players``: four seats; ``log``: the game's full-information log."""
+    """Plays one hand. ``players``: four seats; ``log``: the game's full-information log;
+    ``observer``: called with every answer (see :class:`DecisionObserver`)."""
 
     def __init__(self, variant: str, players: list[Player],
-                 log: GameLogWriter | None = None) -> None:
+                 log: GameLogWriter | None = None,
+                 observer: DecisionObserver | None = None) -> None:
         self.variant = variant
         self.rules = rules_for(variant)
         self.players = players
         self.log = log
+        self.observer = observer
         self.views = [TableState(variant, s) for s in range(4)]
         self.asked_legal: list[Any] = []  # the legal actions of the request being asked
         self.outcome: HandOutcome | None = None
@@ -196,6 +207,8 @@ class HandReferee:
         self.asked_legal = legal  # a platform stand-in's seat reads it rather than recompute
         answer = self.players[seat].decide(request)
         action = getattr(answer, "action", answer)
+        if self.observer is not None:
+            self.observer(self, seat, request, legal, answer)
         if self.log is not None:
             self.log.decision(request, legal, action, getattr(answer, "policy", ""),
                               getattr(answer, "candidates", ()), getattr(answer, "elapsed", 0.0),

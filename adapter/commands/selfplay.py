@@ -1,0 +1,139 @@
+"""`mjbot selfplay` (decision datasets with hidden truth from the local table) and
+`mjbot dataset import|stats` (real games into the same schema; what a dataset holds)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from adapter.commands import UserInputError, log
+
+VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
+
+
+def register(sub: Any) -> None:
+    s = sub.add_parser("selfplay", help="play at the local table and write a decision dataset",
+                       description="Every decision of every seat, with the seat's view, the "
+                       "legal actions, the action and the hidden truth (every hand, waits, "
+                       "their values, the outcome), in shards under --out "
+                       "(replay/dataset/README.md). Walls and seatings are the arena's.")
+    s.add_argument("--variant", default="riichi", help="riichi, mcr, taiwan16 or mass")
+    s.add_argument("--policies", default="rulebased,greedy,rulebased,greedy",
+                   help="four policy names, seat 0..3 (default: %(default)s)")
+    s.add_argument("--hands", type=int, default=200, help="hands to play, about (whole wall "
+                   "sets in every seating are played)")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--workers", type=int, default=1, help="worker processes")
+    s.add_argument("--out", required=True, metavar="DIR", help="a new or empty directory")
+    s.add_argument("--length", choices=["east", "south"], default="east",
+                   help="riichi game length")
+    s.add_argument("--shard-decisions", type=int, default=20000, metavar="N",
+                   help="decisions per shard, about (shards end between games)")
+    s.add_argument("--json", action="store_true", help="print the run's figures as JSON")
+    s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when it is a terminal)")
+    s.set_defaults(handler=cmd_selfplay)
+
+    d = sub.add_parser("dataset", help="import real games into a dataset, or describe one")
+    dsub = d.add_subparsers(dest="dataset_command", metavar="ACTION", required=True)
+    i = dsub.add_parser("import", help="tenhou6 / mjlog / mjai / Botzone logs into a dataset",
+                        description="Games whose hands are all known, in the self-play "
+                        "schema (player: recorded): the real-world evaluation sets.")
+    i.add_argument("files", nargs="+", metavar="FILE")
+    i.add_argument("--out", required=True, metavar="DIR", help="a new or empty directory")
+    i.add_argument("--shard-decisions", type=int, default=20000, metavar="N")
+    i.add_argument("--json", action="store_true", help="print the manifest as JSON")
+    i.set_defaults(handler=cmd_dataset_import)
+    st = dsub.add_parser("stats", help="what a dataset holds")
+    st.add_argument("dir", metavar="DIR")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(handler=cmd_dataset_stats)
+
+
+def _policies(text: str) -> tuple[str, str, str, str]:
+    from brain.policies import POLICIES
+
+    names = tuple(n.strip() for n in text.split(","))
+    if len(names) != 4:
+        raise UserInputError(f"--policies needs four names (one per seat), got {len(names)}: "
+                             f"{text!r}")
+    unknown = [n for n in names if n not in POLICIES]
+    if unknown:
+        raise UserInputError(f"unknown policy {unknown[0]!r} (known: "
+                             f"{', '.join(sorted(POLICIES))})")
+    return names  # type: ignore[return-value]
+
+
+def cmd_selfplay(args: argparse.Namespace) -> int:
+    if args.variant not in VARIANTS:
+        raise UserInputError(f"unknown variant {args.variant!r} (riichi, mcr, taiwan16 or mass)")
+    names = _policies(args.policies)
+    if args.hands < 1 or args.workers < 1 or args.shard_decisions < 1:
+        raise UserInputError("--hands, --workers and --shard-decisions must be at least 1")
+
+    from adapter.local.arena import ArenaConfig, ProgressBar
+    from adapter.local.selfplay import SelfPlayConfig, run_selfplay
+    from replay.dataset.schema import DatasetError
+
+    arena = ArenaConfig(args.variant, names, args.hands, args.seed, args.workers, None,
+                        args.length)
+    config = SelfPlayConfig(arena, args.out, args.shard_decisions)
+    try:
+        result = run_selfplay(config, ProgressBar(args.progress))
+    except DatasetError as exc:
+        raise UserInputError(str(exc)) from None
+    for error in result["referee_errors"]:
+        log().error("referee error", error=error)
+    summary = {k: result[k] for k in (
+        "variant", "source", "games", "hands", "decisions", "seconds", "workers",
+        "decisions_per_second", "decisions_per_core_second")}
+    summary["out"] = args.out
+    summary["shards"] = len(result["shards"])
+    summary["bytes"] = sum(s["bytes"] for s in result["shards"])
+    summary["referee_errors"] = len(result["referee_errors"])
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"selfplay {summary['variant']}: {summary['hands']} hands, "
+              f"{summary['decisions']} decisions in {summary['games']} games, "
+              f"{summary['shards']} shards ({summary['bytes'] / 1e6:.2f} MB) in {args.out}; "
+              f"{summary['seconds']:.1f} s, {summary['decisions_per_core_second']:.0f} "
+              f"decisions/s per core, {summary['workers']} worker(s)")
+    return 1 if summary["referee_errors"] else 0
+
+
+def cmd_dataset_import(args: argparse.Namespace) -> int:
+    if args.shard_decisions < 1:
+        raise UserInputError("--shard-decisions must be at least 1")
+    from replay.dataset.imports import import_files
+    from replay.dataset.schema import DatasetError
+
+    try:
+        manifest = import_files(args.files, args.out, args.shard_decisions)
+    except DatasetError as exc:
+        raise UserInputError(str(exc)) from None
+    if args.json:
+        print(json.dumps(manifest, indent=2, sort_keys=True))
+        return 0
+    report = manifest["import"]
+    left_out = [f for f in report["files"] if "left_out" in f]
+    print(f"dataset import {manifest['variant']}: {len(report['files']) - len(left_out)} "
+          f"games, {manifest['hands']} hands, {manifest['decisions']} decisions in "
+          f"{len(manifest['shards'])} shards in {args.out}; recorded moves our rules do not "
+          f"list: {report['skipped_decisions']}")
+    for f in left_out:
+        print(f"left out {f['file']}: {f['left_out']}")
+    return 0
+
+
+def cmd_dataset_stats(args: argparse.Namespace) -> int:
+    from replay.dataset.schema import DatasetError
+    from replay.dataset.stats import dataset_stats, format_stats
+
+    try:
+        stats = dataset_stats(args.dir)
+    except DatasetError as exc:
+        raise UserInputError(str(exc)) from None
+    print(json.dumps(stats, indent=2) if args.json else format_stats(stats))
+    return 0

@@ -1,0 +1,164 @@
+"""Self-play datasets: the arena's duplicate units, played with a referee that records every
+decision of every seat together with the hidden truth (replay/dataset/README.md).
+
+A unit is the arena's: one set of walls played once per distinct seating of the policies.
+Units run in worker processes exactly as ``mjbot arena`` runs them; each returns its games as
+schema arrays, and the parent writes them in unit order, so the shards depend on the seed and
+never on the number of workers or on which worker finished first.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from adapter.local.arena import ArenaConfig
+from adapter.local.game import play_game
+from adapter.local.referee import HandOutcome, HandReferee, HandSetup, Player
+from adapter.local.seat import BrainSeat
+from protocols import events as ev
+from replay.dataset.records import Block, BlockBuilder, HandStart
+from replay.dataset.shards import DatasetWriter
+
+
+@dataclass(frozen=True)
+class SelfPlayConfig:
+    arena: ArenaConfig
+    out: str
+    shard_decisions: int = 20000
+
+    @property
+    def policy_names(self) -> tuple[str, ...]:
+        """The names the ``policy`` fields index: the distinct policies, sorted."""
+        return tuple(sorted(set(self.arena.policies)))
+
+
+class RecordingReferee(HandReferee):
+    """The local referee, unchanged, with its decision hook feeding a :class:`BlockBuilder`;
+    ``play`` is wrapped only to open and close each hand's row."""
+
+    def __init__(self, variant: str, players: list[Player], builder: BlockBuilder,
+                 game: int, seating: tuple[str, ...]) -> None:
+        super().__init__(variant, players, observer=self._record)
+        self.builder = builder
+        self.game = game
+        self.seating = seating
+        self.hand_number = 0
+
+    def play(self, setup: HandSetup) -> HandOutcome:
+        self.builder.start_hand(HandStart(
+            game=self.game, number=self.hand_number, seed=setup.seed,
+            round=(setup.round_wind, setup.round_number, setup.dealer, setup.honba,
+                   setup.sticks),
+            players=tuple(self.builder.policy_index(p) for p in self.seating),  # type: ignore[arg-type]
+            scores=setup.scores))
+        self.hand_number += 1
+        outcome = super().play(setup)
+        self.builder.end_hand(outcome.reason, outcome.deltas, outcome.wins)
+        return outcome
+
+    def _record(self, referee: HandReferee, seat: int, request: ev.DecisionRequest,
+                legal: list[Any], answer: Any) -> None:
+        # the seat's configured policy (a fallback's answer is flagged, not renamed)
+        self.builder.decision(self.views, seat, request, legal,
+                              getattr(answer, "action", answer), self.seating[seat],
+                              bool(getattr(answer, "fallback", "")))
+
+
+@dataclass
+class UnitData:
+    """One unit's games, one block each, in seating order."""
+
+    unit: int
+    games: list[Block]
+    hands: int
+    seconds: float
+    errors: list[str] = field(default_factory=list)
+
+
+def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
+    """One unit (every seating of one set of walls) as schema arrays. A game that ends in a
+    referee error (a bug of the table, never a player's) is left out and reported, as the
+    arena does; the rest of the unit is kept."""
+    start = time.perf_counter()
+    arena = config.arena
+    names = config.policy_names
+    blocks: list[Block] = []
+    errors: list[str] = []
+    for index, seating in enumerate(arena.arrangements()):
+        players = [BrainSeat(arena.variant, s, seating[s]) for s in range(4)]
+        builder = BlockBuilder(arena.variant, names)
+        game_id = unit * len(arena.arrangements()) + index
+        referee = RecordingReferee(arena.variant, players, builder, game_id, seating)
+        try:
+            result = play_game(arena.game_config(), players, arena.seed, unit, None, referee)
+        except Exception as exc:
+            errors.append(f"unit {unit} seating {index}: {type(exc).__name__}: {exc}\n"
+                          + traceback.format_exc(limit=6))
+            continue
+        finally:
+            for p in players:
+                p.close()
+        builder.end_game(result.scores, result.ranks)
+        blocks.append(builder.block())
+    return UnitData(unit, blocks, sum(b.hands for b in blocks), time.perf_counter() - start,
+                    errors)
+
+
+def iter_units(config: SelfPlayConfig) -> Iterator[UnitData]:
+    """Every unit's data in unit order; workers run ahead by at most two units each, so the
+    parent holds a bounded number of finished units."""
+    units = config.arena.units()
+    workers = config.arena.workers
+    if workers <= 1:
+        for u in range(units):
+            yield play_selfplay_unit(config, u)
+        return
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+        pending: dict[int, concurrent.futures.Future[UnitData]] = {}
+        submitted = 0
+        for u in range(units):
+            while submitted < units and submitted < u + 2 * workers:
+                pending[submitted] = pool.submit(play_selfplay_unit, config, submitted)
+                submitted += 1
+            yield pending.pop(u).result()
+
+
+def run_selfplay(config: SelfPlayConfig,
+                 progress: Callable[[int, int, int], None] | None = None) -> dict[str, Any]:
+    """Play every unit and write the dataset; returns the manifest plus timing figures."""
+    arena = config.arena
+    meta = {
+        "source": "selfplay", "variant": arena.variant, "policies": list(config.policy_names),
+        "config": {"policies_seated": list(arena.policies), "hands_requested": arena.hands,
+                   "seed": arena.seed, "units": arena.units(),
+                   "seatings": len(arena.arrangements()),
+                   "riichi_length": arena.riichi_length,
+                   "hands_per_game": arena.hands_per_game},
+    }
+    writer = DatasetWriter(Path(config.out), meta, config.shard_decisions)
+    start = time.monotonic()
+    play_seconds = 0.0
+    hands = 0
+    errors: list[str] = []
+    units = arena.units()
+    for done, data in enumerate(iter_units(config), start=1):
+        for block in data.games:
+            writer.add(block)
+        play_seconds += data.seconds
+        hands += data.hands
+        errors.extend(data.errors)
+        if progress:
+            progress(done, units, hands)
+    manifest = writer.close({"referee_errors": errors})
+    wall = time.monotonic() - start
+    return {**manifest, "seconds": round(wall, 3), "unit_seconds": round(play_seconds, 3),
+            "workers": arena.workers,
+            "decisions_per_second": manifest["decisions"] / wall if wall else None,
+            "decisions_per_core_second": (manifest["decisions"] / play_seconds
+                                          if play_seconds else None)}

@@ -1,0 +1,2 @@
+"""Decision datasets with hidden truth: self-play and imported games in one versioned schema
+(README.md beside this file)."""

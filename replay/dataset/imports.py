@@ -1,0 +1,183 @@
+"""Real games whose hands are all known (tenhou.net/6, Tenhou mjlog, mjai, Botzone judge logs,
+NYCU SGF; whatever :mod:`replay.formats` reads with every hand shown) in the self-play schema:
+the evaluation sets of the learned models.
+
+A record is read by the replay importers into one full-information event stream; each seat's
+decisions are read off it as ``mjbot replay`` reads them (its move after each draw or call, its
+call / win / pass where the rules offered more than a pass), and every seat's own state is
+rebuilt from its view of the stream, so the decision rows, the legal sets and the hidden truth
+come from the same code as self-play. The player of every decision is "recorded".
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from brain.state import StateError, TableState
+from protocols import events as ev
+from replay import formats
+from replay.dataset import schema as S
+from replay.dataset.records import Block, BlockBuilder, HandStart
+from replay.dataset.shards import DatasetWriter
+from replay.record import GameRecord, RecordError, view_event
+from replay.replayer import Decision, derive_decisions
+
+RECORDED = "recorded"
+
+
+@dataclass
+class ImportReport:
+    """What an import did with each file: games taken, decisions, and what it left out."""
+
+    files: list[dict[str, Any]] = field(default_factory=list)
+    skipped_decisions: int = 0
+
+
+def read_game(path: Path) -> GameRecord:
+    """One game record with every hand known, from a file of any format ``mjbot replay``
+    reads (DatasetError naming the file otherwise)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise S.DatasetError(f"{path}: {exc.strerror or exc}") from None
+    try:
+        loaded = formats.read(data, path)
+    except RecordError as exc:
+        first = str(exc).splitlines()[0]
+        raise S.DatasetError(f"{path}: {first}" + (" (mjbot replay says why each format "
+                             "refused it)" if isinstance(exc, formats.UnknownFormat) else "")
+                             ) from None
+    record = loaded.record
+    if record is None:
+        raise S.DatasetError(f"{path}: an mjbot game log; the dataset of the local table is "
+                             "written by mjbot selfplay")
+    if record.meta.get("view_seat") is not None:
+        raise S.DatasetError(f"{path}: {loaded.label} shows one seat's view only; a dataset "
+                             "needs games whose hands are all known")
+    return record
+
+
+def ranks(scores: list[int]) -> list[int]:
+    """Placement 1..4, ties to the seat nearer the first dealer (seat 0), as on Tenhou."""
+    order = sorted(range(4), key=lambda s: (-scores[s], s))
+    out = [0] * 4
+    for rank, seat in enumerate(order, start=1):
+        out[seat] = rank
+    return out
+
+
+def as_legal(action: Any, legal: Iterable[Any]) -> Any | None:
+    """The legal action that is ``action`` (a record may list a call's tiles in another
+    order than the rules do: the same tiles are the same call), or None."""
+    for a in legal:
+        if a == action:
+            return a
+    tiles = getattr(action, "tiles", None)
+    if tiles is None:
+        return None
+    for a in legal:
+        if (type(a) is type(action) and getattr(a, "kind", None) == getattr(action, "kind", None)
+                and sorted(a.tiles) == sorted(tiles)):
+            return a
+    return None
+
+
+def record_block(record: GameRecord, game: int) -> tuple[Block, int]:
+    """The decisions of every seat of ``record`` as one block; also the number of recorded
+    moves left out because our rules do not list them as legal (none on the shipped data)."""
+    variant = record.variant
+    builder = BlockBuilder(variant, (RECORDED,))
+    at: dict[int, list[tuple[int, Decision]]] = defaultdict(list)
+    for seat in range(4):
+        for d in derive_decisions(record, seat):
+            at[d.index].append((seat, d))
+    views = [TableState(variant, s) for s in range(4)]
+    events = record.events
+    skipped = 0
+    number = 0
+    open_hand = False
+    wins: list[tuple[int, int | None, int]] = []
+    deltas = [0, 0, 0, 0]
+    reason = "other"
+    final: list[int] | None = None
+    last_scores = [0, 0, 0, 0]
+    for i in range(len(events) + 1):
+        for seat, d in sorted(at.get(i, ()), key=lambda x: x[0]):
+            if not open_hand:
+                continue
+            action = as_legal(d.action, d.legal)
+            if action is None:
+                skipped += 1
+                continue
+            builder.decision(views, seat, d.request, d.legal, action, RECORDED)
+        if i == len(events):
+            break
+        e = events[i]
+        if isinstance(e, ev.RoundStarted):
+            if open_hand:
+                builder.end_hand(reason, deltas, wins)
+            builder.start_hand(HandStart(
+                game=game, number=number, seed=-1,
+                round=(e.round_wind, e.round_number, e.dealer, e.honba, e.sticks),
+                players=(0, 0, 0, 0), scores=tuple(e.scores) or (0, 0, 0, 0)))
+            number += 1
+            open_hand, wins, deltas, reason = True, [], [0, 0, 0, 0], "other"
+            last_scores = list(e.scores) or last_scores
+        elif isinstance(e, ev.RoundWon):
+            wins.append((e.winner, e.from_seat, e.value))
+            deltas = [a + b for a, b in zip(deltas, e.deltas, strict=False)]
+            reason = "win"
+        elif isinstance(e, ev.RoundDrawn):
+            reason = e.reason
+            deltas = [a + b for a, b in zip(deltas, e.deltas or (0,) * 4, strict=False)]
+        elif isinstance(e, ev.GameEnded):
+            final = list(e.scores)
+        try:
+            for s in range(4):
+                views[s].apply(view_event(e, s, variant))
+        except StateError:
+            break  # the record stops showing a seat's tiles: the hand so far is kept
+    if open_hand:
+        builder.end_hand(reason, deltas, wins)
+    scores = final or [a + b for a, b in zip(last_scores, deltas, strict=True)]
+    builder.end_game(scores, ranks(scores) if variant == "riichi" else None)
+    return builder.block(), skipped
+
+
+def import_files(paths: Iterable[str | Path], out: str | Path,
+                 shard_decisions: int = 20000) -> dict[str, Any]:
+    """Import every file into one dataset at ``out``; all must be of one variant. Three-player
+    games are left out (mjbot's rules and scores are four-player). Returns the manifest."""
+    records: list[tuple[Path, GameRecord]] = []
+    for p in paths:
+        path = Path(p)
+        records.append((path, read_game(path)))
+    variants = sorted({r.variant for _, r in records})
+    if len(variants) > 1:
+        first = {v: next(str(p) for p, r in records if r.variant == v) for v in variants}
+        raise S.DatasetError("files of several variants (" + ", ".join(
+            f"{v}: {f}" for v, f in first.items()) + "): import each variant into its own "
+            "directory")
+    if not records:
+        raise S.DatasetError("no files to import")
+    report = ImportReport()
+    meta = {"source": "import", "variant": variants[0], "policies": [RECORDED],
+            "config": {"files": [p.name for p, _ in records]}}
+    writer = DatasetWriter(Path(out), meta, shard_decisions)
+    for game, (path, record) in enumerate(records):
+        entry: dict[str, Any] = {"file": path.name, "format": record.source}
+        if record.meta.get("players", 4) != 4:
+            entry["left_out"] = "three-player game"
+            report.files.append(entry)
+            continue
+        block, skipped = record_block(record, game)
+        writer.add(block)
+        entry.update(hands=block.hands, decisions=block.decisions, skipped_decisions=skipped)
+        report.skipped_decisions += skipped
+        report.files.append(entry)
+    return writer.close({"import": {"files": report.files,
+                                    "skipped_decisions": report.skipped_decisions}})
