@@ -628,6 +628,12 @@ class MatchResult:
             lines.append(f"{name:<14}{s.points:>10}{s.hands:>7}{s.wins:>6}{s.self_draws:>6}"
                          f"{s.deal_ins:>8}{avg:>8}{s.illegal:>8}{s.timeouts:>8}{s.late:>6}"
                          f"{s.unasked:>8}")
+        for s in self.stats:
+            if s.probes:
+                slowest = (f", slowest {1000 * max(s.ready_delays):.1f} ms"
+                           if s.ready_delays else "")
+                lines.append(f"{s.name}: /ready probes {s.probes}, answered "
+                             f"{len(s.ready_delays)}{slowest}")
         return "\n".join(lines)
 
     def as_json(self) -> dict[str, Any]:
@@ -638,6 +644,8 @@ class MatchResult:
                              "deal_ins": s.deal_ins, "tai": s.tai, "illegal": s.illegal,
                              "timeouts": s.timeouts, "late": s.late,
                              "unasked": s.unasked, "dropped": s.dropped,
+                             "ready_probes": s.probes, "ready_answered": len(s.ready_delays),
+                             "ready_max_ms": round(1000 * max(s.ready_delays, default=0.0), 3),
                              "problems": s.problems[:20]} for s in self.stats]}
 
 
