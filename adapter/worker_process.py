@@ -102,10 +102,6 @@ class PolicyWorker:
             return False
         return True
 
-    @property
-    def alive(self) -> bool:
-        return self._conn is not None
-
     def kill(self) -> None:
         """Stop the process now (SIGKILL: a policy in a C call cannot be asked nicely) and
         reap it in the background."""
@@ -149,6 +145,8 @@ class PolicyWorker:
                 self._take(conn.recv())
         except (EOFError, OSError):
             self._ended()
+        except Exception as exc:  # a message this process cannot unpickle
+            self._messages.put_nowait(("unreadable", f"{type(exc).__name__}: {exc}"))
 
     def _take(self, message: tuple[Any, ...]) -> None:
         assert self._messages is not None and self._ready is not None
@@ -220,6 +218,8 @@ class PolicyWorker:
                                stuck=True)
             if message[0] == "ended":
                 return Thought(None, f"{name}: {self.exit_reason}", best, died=True)
+            if message[0] == "unreadable":
+                return Thought(None, f"{name}'s answer could not be read ({message[1]})", best)
             if message[1] != job:
                 continue
             if message[0] == "progress":
