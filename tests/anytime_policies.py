@@ -99,7 +99,7 @@ class SlowThinker(_Fixture):
                budget: float | None = None, publish: Publish | None = None) -> Decision:
         best = self._answer(state, request, legal)
         if not self.misbehaves():
-            return Progress(best.action, best.candidates, 1)
+            return best
         think = self.think if budget is None else min(self.think, budget - 0.05)
         stop = time.monotonic() + think
         work = 0
@@ -113,17 +113,18 @@ class SlowThinker(_Fixture):
 
 class NeverReturns(_Fixture):
     """Publishes a best so far (its rule-based answer, or ``publish_action``; nothing if
-    ``publish_first`` is False) and then loops forever. In the session's own process (a
-    thread, where nothing can stop it) it gives up after ``thread_limit`` seconds so that a
-    test run cannot hang on it."""
+    ``publish_first`` is False) and then loops forever, in GIL-holding chunks of ``chunk``
+    seconds. In the session's own process (a thread, where nothing can stop it) it gives up
+    after ``thread_limit`` seconds so that a test run cannot hang on it."""
 
     name = "test-never"
 
     def __init__(self, count_file: str | Path, times: int = 1, publish_first: bool = True,
-                 thread_limit: float = 5.0, publish_action: Any = None) -> None:
+                 thread_limit: float = 5.0, publish_action: Any = None,
+                 chunk: float = 0.05) -> None:
         super().__init__(count_file, times)
         self.publish_first, self.thread_limit = publish_first, thread_limit
-        self.publish_action = publish_action
+        self.publish_action, self.chunk = publish_action, chunk
 
     def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
                budget: float | None = None, publish: Publish | None = None) -> Decision:
@@ -135,7 +136,7 @@ class NeverReturns(_Fixture):
             publish(Progress(action, (), 1))
         give_up = None if _in_a_worker_process() else time.monotonic() + self.thread_limit
         while give_up is None or time.monotonic() < give_up:
-            _hold_gil(0.05)
+            _hold_gil(self.chunk)
         raise RuntimeError("test-never gave up (it ran in the session's own process)")
 
 
