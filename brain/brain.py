@@ -174,8 +174,9 @@ class Brain:
             self._pool = None
 
 
-def call_policy(policy: Policy, state: TableState, request: ev.DecisionRequest, legal: list[Any],
-          budget: float | None, publish: anytime.Publish | None) -> Decision:
+def call_policy(policy: Policy, state: TableState, request: ev.DecisionRequest,
+                legal: list[Any], budget: float | None,
+                publish: anytime.Publish | None) -> Decision:
     """``policy.decide``, handing ``publish`` to an anytime policy."""
     if publish is not None and anytime.is_anytime(policy):
         return policy.decide(state, request, legal, budget, publish=publish)  # type: ignore
