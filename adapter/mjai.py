@@ -7,11 +7,15 @@ sends one event per line, each answered. Either way the events build our table, 
 a message is the one to answer, and the brain answers it within the budget (with its fallback).
 A message we cannot read is logged with the reason and answered ``{"type": "none"}`` (or, on our
 own draw, with a discard of the drawn tile). Every game is logged.
+
+The TCP client reads all the time (adapter/inbox.py) and awaits its decisions (a slow policy
+thinks in a worker process, adapter/thinker.py), so its event loop stays free while the policy
+thinks; mjai has no keep-alive, and a line that comes meanwhile waits its turn. The stdin form
+stays synchronous.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from dataclasses import dataclass
@@ -19,13 +23,17 @@ from typing import Any
 
 import structlog
 
+from adapter.inbox import Inbox
 from adapter.session import (
     PendingFrames,
     SessionSummary,
     apply_and_log,
     decide_and_log,
     open_connection_retrying,
+    think_and_log,
 )
+from adapter.thinker import Thinker
+from brain.brain import Answer as BrainAnswer
 from brain.brain import Brain, safest_action
 from brain.state import TableState
 from protocols import events as ev
@@ -49,20 +57,40 @@ class MjaiSettings:
 
 
 class MjaiBot:
-    """``answer(messages)``: the events of one input line in, our answer object out."""
+    """``answer(messages)``: the events of one input line in, our answer object out
+    (``answer_async`` awaits the decision)."""
 
     def __init__(self, settings: MjaiSettings | None = None) -> None:
         self.settings = settings or MjaiSettings()
         self.codec = MjaiCodec()
         self.brain = Brain("riichi", self.settings.policy, limit=self.settings.budget)
+        self.thinker = Thinker(self.brain)
         self.state = TableState("riichi")
         self.game_log: GameLogWriter | None = None
         self.summary = SessionSummary()
         self.pending = PendingFrames()  # a start_game opens the log: its line goes in first
 
     def answer(self, messages: list[Any], raw: str = "") -> dict[str, Any]:
+        due = self._take(messages, raw)
+        if isinstance(due, ev.DecisionRequest):
+            answer = decide_and_log(self.brain, self.state, due, self.settings.budget,
+                                    self.summary, self.game_log, "mjai")
+            return self._sent(self._encode(due, answer))
+        return self._sent(self._reply(due))
+
+    async def answer_async(self, messages: list[Any], raw: str = "") -> dict[str, Any]:
+        due = self._take(messages, raw)
+        if isinstance(due, ev.DecisionRequest):
+            answer = await think_and_log(self.thinker, self.state, due, self.settings.budget,
+                                         self.summary, self.game_log, "mjai")
+            return self._sent(self._encode(due, answer))
+        return self._sent(self._reply(due))
+
+    def _take(self, messages: list[Any], raw: str) -> Any:
+        """The messages read into the table; what the last one asks (a request, an answer,
+        a hello, an unreadable message's safe answer, or None)."""
         self.pending.rx(self.game_log, raw or json.dumps(messages, ensure_ascii=False))
-        due: Any = None  # what the last message asks: a request, an answer, a hello
+        due: Any = None
         for message in messages:
             due = None
             try:
@@ -82,7 +110,9 @@ class MjaiBot:
                     if isinstance(item, ev.GameEnded):
                         self._end_game()
                         self.summary.finished = True
-        reply = self._reply(due)
+        return due
+
+    def _sent(self, reply: dict[str, Any]) -> dict[str, Any]:
         self.summary.answers += 1
         if self.game_log is not None:
             self.game_log.tx(json.dumps(reply, ensure_ascii=False))
@@ -95,8 +125,6 @@ class MjaiBot:
             return due.message
         if isinstance(due, dict):  # an unreadable message's safe answer
             return due
-        if isinstance(due, ev.DecisionRequest):
-            return self._decide(due)
         return dict(NONE)
 
     def _unreadable(self, message: Any) -> dict[str, Any]:
@@ -151,9 +179,7 @@ class MjaiBot:
 
     # ------------------------------------------------------------------ decisions
 
-    def _decide(self, request: ev.DecisionRequest) -> dict[str, Any]:
-        answer = decide_and_log(self.brain, self.state, request, self.settings.budget,
-                                self.summary, self.game_log, "mjai")
+    def _encode(self, request: ev.DecisionRequest, answer: BrainAnswer) -> dict[str, Any]:
         action = answer.action
         try:
             if isinstance(action, ev.Kan) and action.kind == "added_kan":
@@ -170,6 +196,7 @@ class MjaiBot:
 
     def close(self) -> None:
         self._close_log()
+        self.thinker.close()
         self.brain.close()
 
 
@@ -184,14 +211,24 @@ def parse_line(line: str) -> list[Any]:
 
 def reply_line(bot: MjaiBot, line: str) -> str:
     """One input line (an array of events, or one event) -> our answer line."""
+    messages = _messages(bot, line)
+    reply = bot.answer(messages, line) if messages is not None else dict(NONE)
+    return json.dumps(reply, ensure_ascii=False) + "\n"
+
+
+async def reply_line_async(bot: MjaiBot, line: str) -> str:
+    """The same, the decision awaited."""
+    messages = _messages(bot, line)
+    reply = await bot.answer_async(messages, line) if messages is not None else dict(NONE)
+    return json.dumps(reply, ensure_ascii=False) + "\n"
+
+
+def _messages(bot: MjaiBot, line: str) -> list[Any] | None:
     try:
-        messages = parse_line(line)
+        return parse_line(line)
     except json.JSONDecodeError as exc:
         bot._error(f"not JSON ({exc.msg}): {line[:200]!r}")
-        reply: dict[str, Any] = dict(NONE)
-    else:
-        reply = bot.answer(messages, line)
-    return json.dumps(reply, ensure_ascii=False) + "\n"
+        return None
 
 
 def run_stdio(bot: MjaiBot, stdin: Any = None, stdout: Any = None) -> SessionSummary:
@@ -212,14 +249,23 @@ async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 1
         -> SessionSummary:
     """The original mjai server: hello -> join, then one event per line, each answered."""
     reader, writer = await open_connection_retrying(host, port, connect_timeout)
+
+    async def read() -> list[str]:
+        line = await reader.readline()
+        if not line:
+            raise EOFError
+        text = line.decode("utf-8", errors="replace").strip()
+        return [text] if text else []
+
+    bot.thinker.warm()
     try:
-        while not bot.summary.finished:
-            line = await reader.readline()
-            if not line:
-                break
-            text = line.decode("utf-8", errors="replace").strip()
-            if text:
-                writer.write((await asyncio.to_thread(reply_line, bot, text)).encode())
+        async with Inbox(read) as inbox:
+            while not bot.summary.finished:
+                try:
+                    text = await inbox.get()
+                except (EOFError, ConnectionError):
+                    break
+                writer.write((await reply_line_async(bot, text)).encode())
                 await writer.drain()
     except ConnectionError:
         pass

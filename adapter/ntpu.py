@@ -10,6 +10,11 @@ tile); the connection is kept.
 
 Every game (from one ``/start`` to the next, ``/close`` or the end) is written to a game log:
 the raw lines both ways, the events and every decision.
+
+The async forms read all the time (adapter/inbox.py): while the brain thinks (a slow policy in
+a worker process, adapter/thinker.py), a ``/ready`` readiness check is answered at once and
+every other line waits its turn. ``handle`` (decisions taken on the spot) serves the tests'
+thread clients.
 """
 
 from __future__ import annotations
@@ -23,14 +28,17 @@ from typing import Any
 
 import structlog
 
+from adapter.inbox import Inbox
 from adapter.session import (
     PendingFrames,
     SessionSummary,
     apply_and_log,
     decide_and_log,
     open_connection_retrying,
+    think_and_log,
 )
-from brain.brain import Brain, safest_action
+from adapter.thinker import Thinker
+from brain.brain import Answer, Brain, safest_action
 from brain.rules import rules_for
 from brain.state import StateError, TableState
 from protocols import events as ev
@@ -55,14 +63,16 @@ class NtpuSettings:
 
 
 class NtpuBot:
-    """One connection's protocol state, table and brain. ``handle(line)`` returns the reply
-    line owed to it (without newline), or None."""
+    """One connection's protocol state, table and brain. ``handle(line)`` (or, awaiting the
+    decision, ``handle_async(line)``) returns the reply line owed to it (without newline), or
+    None; ``keepalive(line)`` answers a readiness check ahead of the lines waiting."""
 
     def __init__(self, settings: NtpuSettings | None = None) -> None:
         self.settings = settings or NtpuSettings()
         self.codec = NtpuCodec(self.settings.tiles)
         self.brain = Brain("taiwan16", self.settings.policy, limit=self.settings.budget,
                            margin=self.settings.margin)
+        self.thinker = Thinker(self.brain)
         self.rules = rules_for("taiwan16")
         self.state = TableState("taiwan16")
         self.game_log: GameLogWriter | None = None
@@ -72,6 +82,31 @@ class NtpuBot:
     # ------------------------------------------------------------------ lines
 
     def handle(self, line: str) -> str | None:
+        reply, request = self._take(line)
+        if request is not None:
+            reply = self._reply(request, line, decide_and_log(
+                self.brain, self.state, request, self.settings.budget, self.summary,
+                self.game_log, "ntpu"))
+        return self._send(reply)
+
+    async def handle_async(self, line: str) -> str | None:
+        reply, request = self._take(line)
+        if request is not None:
+            reply = self._reply(request, line, await think_and_log(
+                self.thinker, self.state, request, self.settings.budget, self.summary,
+                self.game_log, "ntpu"))
+        return self._send(reply)
+
+    def keepalive(self, line: str) -> str | None:
+        """``/ready`` (the server checks that we are alive): logged and answered now."""
+        if line.split() != ["/ready"]:
+            return None
+        self.pending.rx(self.game_log, line)
+        return self._send("/ready")
+
+    def _take(self, line: str) -> tuple[str | None, ev.DecisionRequest | None]:
+        """The line read into the table: the reply owed that needs no decision, or the
+        request to decide."""
         if line.startswith("/start"):
             self.finish_game()  # the line belongs to the game it starts
         self.pending.rx(self.game_log, line)
@@ -80,8 +115,8 @@ class NtpuBot:
         except NtpuError as exc:
             reply = self.codec.safe_reply(line)
             self._error(str(exc), safe_reply=reply)
-            return self._send(reply)
-        reply = None
+            return reply, None
+        reply, request = None, None
         for item in items:
             if isinstance(item, ev.GameStarted):
                 self._start_game(item)
@@ -90,10 +125,10 @@ class NtpuBot:
             elif isinstance(item, Closed):
                 self.summary.finished = True
             elif isinstance(item, ev.DecisionRequest):
-                reply = self._decide(item, line)
+                request = item
             else:
                 self._apply(item)
-        return self._send(reply)
+        return reply, request
 
     def _send(self, reply: str | None) -> str | None:
         if reply is not None:
@@ -167,9 +202,7 @@ class NtpuBot:
 
     # ------------------------------------------------------------------ decisions
 
-    def _decide(self, request: ev.DecisionRequest, line: str) -> str:
-        answer = decide_and_log(self.brain, self.state, request, self.settings.budget,
-                                self.summary, self.game_log, "ntpu")
+    def _reply(self, request: ev.DecisionRequest, line: str, answer: Answer) -> str:
         action = answer.action
         offered = request.offered or frozenset()
         # our own turn is asked in steps (/ask hu, /ask gong, then /ask throw): a discard
@@ -191,6 +224,7 @@ class NtpuBot:
 
     def close(self) -> None:
         self.finish_game()
+        self.thinker.close()
         self.brain.close()
 
 
@@ -203,20 +237,35 @@ Writer = Callable[[str], Awaitable[None]]
 async def run_session(read: Reader, write: Writer, bot: NtpuBot) -> SessionSummary:
     """Answer lines until ``/close`` or the end of the stream."""
     lines = LineBuffer()
+
+    async def read_lines() -> list[str]:
+        data = await read()
+        if not data:
+            batch = lines.close()  # a last unterminated line; the next read ends the session
+            if not batch:
+                raise EOFError
+            return batch
+        return lines.feed(data)
+
+    async def urgent(line: str) -> bool:
+        reply = bot.keepalive(line)
+        if reply is not None:
+            await write(reply + "\n")
+        return reply is not None
+
+    bot.thinker.warm()
     try:
-        while not bot.summary.finished:
-            data = await read()
-            batch = lines.feed(data) if data else lines.close()
-            for line in batch:
+        async with Inbox(read_lines, urgent) as inbox:
+            while not bot.summary.finished:
+                try:
+                    line = await inbox.get()
+                except (EOFError, ConnectionError):
+                    break
                 if not line.strip():
                     continue
-                reply = await asyncio.to_thread(bot.handle, line)
+                reply = await bot.handle_async(line)
                 if reply is not None:
                     await write(reply + "\n")
-                if bot.summary.finished:
-                    break
-            if not data:
-                break
     finally:
         bot.close()
     return bot.summary

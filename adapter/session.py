@@ -1,5 +1,6 @@
 """What the NTPU, Tenhou and mjai clients share: the session's counts (for the exit status and
-the last log line), connecting to a server that may not be up yet, and asking the brain."""
+the last log line), connecting to a server that may not be up yet, and asking the brain (on
+the event loop through adapter/thinker.py; synchronously on the stdin forms)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,18 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import structlog
 
+from brain import anytime
 from brain.brain import Answer, Brain
 from brain.state import StateError, TableState
 from protocols import events as ev
 from replay.log import GameLogWriter
+
+if TYPE_CHECKING:
+    from adapter.thinker import Thinker
 
 
 @dataclass
@@ -24,6 +30,7 @@ class SessionSummary:
     answers: int = 0
     decisions: int = 0
     fallbacks: int = 0
+    best_so_far: int = 0  # decisions answered by the policy's best so far at the deadline
     reconnects: int = 0
     errors: list[str] = field(default_factory=list)
     finished: bool = False  # the platform ended the session (/close, the last game's BYE)
@@ -91,16 +98,35 @@ async def open_connection_retrying(host: str, port: int, timeout: float) \
 def decide_and_log(brain: Brain, state: TableState, request: ev.DecisionRequest,
                    budget: float, summary: SessionSummary, game_log: GameLogWriter | None,
                    platform: str) -> Answer:
-    """The brain's answer to a platform's request within ``budget`` seconds, counted in the
-    summary and written to the game log (fallbacks also to the log stream)."""
+    """The brain's answer to a platform's request within ``budget`` seconds, decided here and
+    now (the synchronous stdin forms), counted and logged as :func:`record_answer` says."""
     request = dataclasses.replace(request, deadline=time.monotonic() + budget)
-    answer = brain.decide(state, request)
+    return record_answer(brain.decide(state, request), request, summary, game_log, platform)
+
+
+async def think_and_log(thinker: Thinker, state: TableState, request: ev.DecisionRequest,
+                        budget: float, summary: SessionSummary, game_log: GameLogWriter | None,
+                        platform: str) -> Answer:
+    """The same, awaited: the event loop goes on while the policy thinks."""
+    request = dataclasses.replace(request, deadline=time.monotonic() + budget)
+    answer = await thinker.decide(state, request)
+    return record_answer(answer, request, summary, game_log, platform)
+
+
+def record_answer(answer: Answer, request: ev.DecisionRequest, summary: SessionSummary,
+                  game_log: GameLogWriter | None, platform: str) -> Answer:
+    """Count the answer in the summary and write its decision frame (what answered, and the
+    work behind it); a fallback or a best so far is also told to the log stream."""
     summary.decisions += 1
-    if answer.fallback:
+    logger = structlog.get_logger(f"mjbot.{platform}")
+    if answer.source == anytime.BEST_SO_FAR:
+        summary.best_so_far += 1
+        logger.info(f"{platform}: best so far played", reason=answer.fallback, work=answer.work)
+    elif answer.fallback:
         summary.fallbacks += 1
-        structlog.get_logger(f"mjbot.{platform}").warning(f"{platform}: fallback",
-                                                          reason=answer.fallback)
+        logger.warning(f"{platform}: fallback", reason=answer.fallback, source=answer.source)
     if game_log is not None:
         game_log.decision(request, answer.legal, answer.action, answer.policy,
-                          answer.candidates, answer.elapsed, answer.fallback)
+                          answer.candidates, answer.elapsed, answer.fallback,
+                          source=answer.source, work=answer.work)
     return answer

@@ -7,7 +7,10 @@ keep-alive ``<Z/>`` every ~15 s, and after the last game BYE. A dropped connecti
 taken up again with the same HELO: the server answers GO / SAIKAI / REINIT and the game goes on
 in the same log; a TAIKYOKU while a game is still open (a game resumed by REINIT that the
 server then left unfinished for us) closes that log as abandoned and opens the new game's, the
-GO / UN before it included. Tags we cannot read are logged with the reason and, where an
+GO / UN before it included. The connection is read all the time (adapter/inbox.py): while the
+brain thinks (a slow policy in a worker process, adapter/thinker.py), a ``<Z/>`` from the
+server is answered at once (Tenhou itself sends none; the fake server's keep-alive probe does)
+and everything else waits its turn. Tags we cannot read are logged with the reason and, where an
 answer is owed, answered safely (a pass, or a discard of the drawn tile); the connection is kept.
 
 Tenhou's operator asks bot authors to get permission first (tenhou.md): games against humans
@@ -31,13 +34,15 @@ from typing import Any
 
 import structlog
 
+from adapter.inbox import Inbox
 from adapter.session import (
     PendingFrames,
     SessionSummary,
     apply_and_log,
-    decide_and_log,
     parse_server,
+    think_and_log,
 )
+from adapter.thinker import Thinker
 from brain.brain import Brain, safest_action
 from brain.state import TableState
 from protocols import events as ev
@@ -150,12 +155,14 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
 
 class TenhouBot:
     """Protocol state, table, brain and logs of one session; ``handle`` takes one received tag
-    (or the text that failed to parse) and returns the tags to send."""
+    (or the text that failed to parse) and returns the tags to send, ``keepalive`` answers a
+    keep-alive ahead of the tags waiting for a decision."""
 
     def __init__(self, settings: TenhouSettings) -> None:
         self.settings = settings
         self.codec = TenhouCodec()
         self.brain = Brain("riichi", settings.policy, limit=settings.budget)
+        self.thinker = Thinker(self.brain)
         self.state = TableState("riichi")
         self.summary = SessionSummary()
         self.game_log: GameLogWriter | None = None
@@ -190,7 +197,14 @@ class TenhouBot:
 
     # ------------------------------------------------------------------ tags in
 
-    def handle(self, raw: str, tag: Tag | None) -> list[Tag]:
+    def keepalive(self, raw: str, tag: Tag | None) -> list[Tag]:
+        """A ``<Z/>`` from the server, logged and answered with ours now; [] for any other."""
+        if tag is None or tag.name != "Z":
+            return []
+        self.pending.rx(self.frame_log, raw)
+        return [Tag("Z")]
+
+    async def handle(self, raw: str, tag: Tag | None) -> list[Tag]:
         if tag is not None and tag.name == "GO" and self.game_log is not None:
             self.holding = True
         self.pending.rx(self.frame_log, raw)
@@ -206,7 +220,7 @@ class TenhouBot:
         hand_over = game_over = False
         for item in items:
             if isinstance(item, ev.DecisionRequest):
-                out += self._decide(item)
+                out += await self._decide(item)
             elif isinstance(item, Helo):
                 if item.auth:
                     try:
@@ -335,9 +349,9 @@ class TenhouBot:
 
     # ------------------------------------------------------------------ decisions
 
-    def _decide(self, request: ev.DecisionRequest) -> list[Tag]:
-        answer = decide_and_log(self.brain, self.state, request, self.settings.budget,
-                                self.summary, self.game_log, "tenhou")
+    async def _decide(self, request: ev.DecisionRequest) -> list[Tag]:
+        answer = await think_and_log(self.thinker, self.state, request, self.settings.budget,
+                                     self.summary, self.game_log, "tenhou")
         try:
             return self.codec.encode(answer.action, request)
         except (TenhouError, ValueError) as exc:
@@ -352,6 +366,7 @@ class TenhouBot:
         if self.game_log is not None:
             self.game_log.close(Footer({"hands": self.game_hands, "unfinished": True}))
             self.game_log = None
+        self.thinker.close()
         self.brain.close()
 
 
@@ -527,17 +542,28 @@ async def _play(transport: Any, bot: TenhouBot, settings: TenhouSettings,
             with contextlib.suppress(ConnectionError, OSError):
                 await send([Tag("Z")])
 
+    async def read() -> list[tuple[str, Tag | None]]:
+        frames = await transport.receive()
+        received[0] += len(frames)
+        return frames
+
+    async def urgent(frame: tuple[str, Tag | None]) -> bool:
+        replies = bot.keepalive(*frame)
+        if replies:
+            with contextlib.suppress(ConnectionError, OSError):
+                await send(replies)
+        return bool(replies)
+
+    bot.thinker.warm()
     await send(bot.hello())
     ticker = asyncio.create_task(keepalive())
     try:
-        while not bot.summary.finished:
-            for raw, tag in await transport.receive():
-                received[0] += 1
-                replies = await asyncio.to_thread(bot.handle, raw, tag)
+        async with Inbox(read, urgent) as inbox:
+            while not bot.summary.finished:
+                raw, tag = await inbox.get()
+                replies = await bot.handle(raw, tag)
                 if replies:
                     await send(replies)
-                if bot.summary.finished:
-                    break
     finally:
         ticker.cancel()
         with contextlib.suppress(asyncio.CancelledError):

@@ -4,8 +4,11 @@ Every platform adapter and the local table ask the brain, never a policy directl
 computes the legal actions from the seat's own state and the variant's rules (intersected with
 what the platform offers), gives the policy a budget taken from the platform's limit minus a
 safety margin, and checks the answer. A policy that raises, answers something illegal or runs
-late is replaced by the fast rule-based answer, and if that fails too by the safest legal
-action, so a platform never sees an illegal action or a missed deadline.
+late is replaced by its best answer so far where it published one (brain/anytime.py), else by
+the fast rule-based answer, and if that fails too by the safest legal action, so a platform
+never sees an illegal action or a missed deadline. :meth:`Brain.conclude` is that chain, shared
+with the adapters' async path, which runs slow policies in a worker process
+(adapter/thinker.py).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from brain import anytime
 from brain.actions import action_key
 from brain.policies import get_policy
 from brain.policies.base import Decision, Policy
@@ -35,6 +39,8 @@ class Answer:
     candidates: tuple[tuple[Any, float], ...] = ()
     elapsed: float = 0.0
     fallback: str = ""  # why the policy's own answer was not used ("" when it was)
+    source: str = anytime.POLICY  # what answered: see brain/anytime.py
+    work: int = 0  # the work the played answer reports (e.g. playouts), 0 when none
 
 
 def safest_action(state: TableState, legal: list[Any]) -> Any:
@@ -55,8 +61,9 @@ def safest_action(state: TableState, legal: list[Any]) -> Any:
 class Brain:
     """One seat's decider. ``limit``: the platform's time per decision in seconds (None: no
     limit, as at the local table); ``margin``: seconds kept back from it. With a limit, a policy
-    that does not declare itself ``fast`` runs in a worker thread and is abandoned at the
-    deadline."""
+    that does not declare itself ``fast`` runs in a worker thread here and is abandoned at the
+    deadline (its best so far is played where it published one); the async adapters run it in
+    a worker process instead, where it can be stopped (adapter/thinker.py)."""
 
     def __init__(self, variant: str, policy: str | Policy = "rulebased",
                  limit: float | None = None, margin: float = DEFAULT_MARGIN,
@@ -95,41 +102,64 @@ class Brain:
         start = time.perf_counter()
         legal = legal if legal is not None else self.legal(state, request)
         if len(legal) == 1:
-            return Answer(legal[0], tuple(legal), self.name, elapsed=time.perf_counter() - start)
-        budget = self.budget(request)
-        decision, problem = self._ask(self.policy, state, request, legal, budget)
-        fallback = ""
-        if problem:
-            fallback = problem
-            decision, problem2 = self._ask(self.fallback_policy, state, request, legal, None)
-            if problem2:
-                fallback = f"{problem}; fallback policy {problem2}"
-                decision = Decision(safest_action(state, legal))
+            return self.forced(legal, start)
+        latest = anytime.Latest()
+        decision, problem = self._ask(self.policy, state, request, legal, self.budget(request),
+                                      latest.publish)
+        return self.conclude(state, request, legal, start, decision, problem, latest.progress)
+
+    def forced(self, legal: list[Any], start: float) -> Answer:
+        """The only legal action: the policy is not asked."""
+        return Answer(legal[0], tuple(legal), self.name, elapsed=time.perf_counter() - start,
+                      source=anytime.FORCED)
+
+    def conclude(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+                 start: float, decision: Decision | None, problem: str,
+                 best: anytime.Progress | None = None) -> Answer:
+        """The answer to play: the policy's own (``problem`` empty: it was legal), else its
+        best so far if that is legal, else the fallback policy's, else the safest action."""
+        if not problem and decision is not None:
+            return Answer(decision.action, tuple(legal), self.name, decision.candidates,
+                          time.perf_counter() - start, "", anytime.POLICY,
+                          anytime.work_of(decision))
+        if best is not None:
+            if best.action in legal:
+                return Answer(best.action, tuple(legal), self.name, best.candidates,
+                              time.perf_counter() - start,
+                              f"{problem}; played its best so far", anytime.BEST_SO_FAR,
+                              best.work)
+            problem = f"{problem}; its best so far {best.action!r} is not legal"
+        fallback = problem
+        source = anytime.fallback_source(getattr(self.fallback_policy, "name", "fallback"))
+        decision, problem2 = self._ask(self.fallback_policy, state, request, legal, None)
+        if problem2 or decision is None:
+            fallback = f"{problem}; fallback policy {problem2}"
+            decision, source = Decision(safest_action(state, legal)), anytime.FALLBACK_SAFEST
         return Answer(decision.action, tuple(legal), self.name, decision.candidates,
-                      time.perf_counter() - start, fallback)
+                      time.perf_counter() - start, fallback, source)
 
     def _ask(self, policy: Policy, state: TableState, request: ev.DecisionRequest,
-             legal: list[Any], budget: float | None) -> tuple[Decision, str]:
-        """The policy's decision and "" , or a placeholder and what went wrong."""
+             legal: list[Any], budget: float | None,
+             publish: anytime.Publish | None = None) -> tuple[Decision | None, str]:
+        """The policy's decision and "", or None and what went wrong."""
         name = getattr(policy, "name", "policy")
         try:
             if budget is not None and not getattr(policy, "fast", False):
-                decision = self._with_deadline(policy, state, request, legal, budget)
+                decision = self._with_deadline(policy, state, request, legal, budget, publish)
             else:
-                decision = policy.decide(state, request, legal, budget)
+                decision = call_policy(policy, state, request, legal, budget, publish)
         except concurrent.futures.TimeoutError:
-            return Decision(None), f"{name} missed its {budget:.3f}s budget"
+            return None, f"{name} missed its {budget:.3f}s budget"
         except Exception as exc:
-            return Decision(None), f"{name} raised {type(exc).__name__}: {exc}"
-        if decision.action not in legal:
-            return Decision(None), f"{name} answered an illegal action {decision.action!r}"
-        return decision, ""
+            return None, f"{name} raised {type(exc).__name__}: {exc}"
+        return decision, check(name, decision, legal)
 
     def _with_deadline(self, policy: Policy, state: TableState, request: ev.DecisionRequest,
-                       legal: list[Any], budget: float) -> Decision:
+                       legal: list[Any], budget: float,
+                       publish: anytime.Publish | None) -> Decision:
         if self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="policy")
-        future = self._pool.submit(policy.decide, state, request, legal, budget)
+        future = self._pool.submit(call_policy, policy, state, request, legal, budget, publish)
         try:
             return future.result(timeout=budget)
         except concurrent.futures.TimeoutError:
@@ -142,3 +172,21 @@ class Brain:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+
+def call_policy(policy: Policy, state: TableState, request: ev.DecisionRequest,
+                legal: list[Any], budget: float | None,
+                publish: anytime.Publish | None) -> Decision:
+    """``policy.decide``, handing ``publish`` to an anytime policy."""
+    if publish is not None and anytime.is_anytime(policy):
+        return policy.decide(state, request, legal, budget, publish=publish)  # type: ignore
+    return policy.decide(state, request, legal, budget)
+
+
+def check(name: str, decision: Any, legal: list[Any]) -> str:
+    """What is wrong with a policy's answer ("" when it is a legal action)."""
+    if not isinstance(decision, Decision):
+        return f"{name} answered {type(decision).__name__}, not a Decision"
+    if decision.action not in legal:
+        return f"{name} answered an illegal action {decision.action!r}"
+    return ""

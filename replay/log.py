@@ -78,8 +78,11 @@ class EventFrame:
 @dataclass(frozen=True)
 class DecisionFrame:
     """One answered request. ``candidates``: the policy's best few actions with its scores;
-    ``elapsed``: seconds from request to answer; ``fallback``: why a fallback answered instead of
-    the policy ("" when the policy did)."""
+    ``elapsed``: seconds from request to answer; ``fallback``: why the policy's own answer was
+    not played ("" when it was); ``source``: what answered (brain/anytime.py: "policy",
+    "best_so_far", "forced", "fallback-<policy>", "fallback-safest"; "" in logs from before it
+    was recorded, and at the local table); ``work``: the work the played answer reports (e.g.
+    playouts; 0 when none)."""
 
     t: float
     request: ev.DecisionRequest
@@ -90,6 +93,8 @@ class DecisionFrame:
     elapsed: float = 0.0
     fallback: str = ""
     seat: int | None = None  # whose decision, in a full-information log (the local table)
+    source: str = ""
+    work: int = 0
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,8 @@ def _frame_to_map(frame: Any) -> dict[str, Any]:
             "candidates": [[schema.encode(a), float(s)] for a, s in frame.candidates],
             "elapsed": frame.elapsed, "fallback": frame.fallback,
             **({"seat": frame.seat} if frame.seat is not None else {}),
+            **({"source": frame.source} if frame.source else {}),
+            **({"work": frame.work} if frame.work else {}),
         }
     if isinstance(frame, HandEndFrame):
         return {"k": "hand", "t": frame.t}
@@ -156,6 +163,8 @@ def _map_to_frame(data: Any) -> Any:
                 elapsed=float(data.get("elapsed", 0.0)),
                 fallback=str(data.get("fallback", "")),
                 seat=None if data.get("seat") is None else int(data["seat"]),
+                source=str(data.get("source", "")),
+                work=int(data.get("work", 0)),
             )
         if kind == "hand":
             return HandEndFrame(float(data["t"]))
@@ -301,9 +310,10 @@ class GameLogWriter:
 
     def decision(self, request: ev.DecisionRequest, legal: Iterable[Any], action: Any,
                  policy: str = "", candidates: Iterable[tuple[Any, float]] = (),
-                 elapsed: float = 0.0, fallback: str = "", seat: int | None = None) -> None:
+                 elapsed: float = 0.0, fallback: str = "", seat: int | None = None,
+                 source: str = "", work: int = 0) -> None:
         frame = DecisionFrame(self._clock(), request, tuple(legal), action, policy,
-                              tuple(candidates), elapsed, fallback, seat)
+                              tuple(candidates), elapsed, fallback, seat, source, work)
         self._write(_frame_to_map(frame))
 
     def frame(self, frame: Any) -> None:

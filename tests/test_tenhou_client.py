@@ -105,7 +105,10 @@ async def test_bad_tags_are_logged_and_the_game_goes_on(tmp_path: Path, transpor
     rx = [f.raw for f in log.frames if isinstance(f, RxFrame)]
     assert all(j in rx for j in junk)  # every raw message kept
     if transport == "tcp":  # '<E12 t="x"/>' owed an answer: a pass, which the server ignored
-        assert any("unasked" in p for p in stats.problems)
+        # (as unasked, or as a second answer to the request just answered: which one depends
+        # on whether the server's game thread has moved on when the pass arrives)
+        assert any(p.startswith(("dropped, unasked: <N", "dropped, a second answer: <N"))
+                   for p in stats.problems), stats.problems
 
 
 async def test_the_id_never_reaches_a_log(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -48,6 +48,9 @@ def register(sub: Any) -> None:
     ns.add_argument("--port", type=int, default=0, help="0: any free port")
     ns.add_argument("--time-limit", type=float, default=5.0,
                     help="seconds a client may take per reply")
+    ns.add_argument("--ready-every", type=float, default=None, metavar="SECONDS",
+                    help="while an /ask waits, probe the client with /ready this often and "
+                    "report how fast it answers")
     ns.add_argument("--client-budget", type=float, default=None,
                     help="--budget passed to the clients it starts")
     ns.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
@@ -101,6 +104,8 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
                              f"{args.policies!r}")
     if args.hands < 1:
         raise UserInputError(f"--hands must be at least 1, got {args.hands}")
+    if args.ready_every is not None and args.ready_every <= 0:
+        raise UserInputError(f"--ready-every must be positive, got {args.ready_every}")
     client_args = ["--log-dir", args.log_dir] if args.log_dir else []
     if args.client_budget is not None:
         client_args += ["--budget", str(args.client_budget)]
@@ -116,7 +121,8 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
 
     result = run_match(args.hands, policies, args.seed, args.clients, args.host, args.port,
                        args.time_limit, client_args, args.log_dir, not args.no_log,
-                       progress=progress, on_listening=listening)
+                       progress=progress, on_listening=listening,
+                       ready_every=args.ready_every)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(result.table())

@@ -56,6 +56,9 @@ def register(sub: Any) -> None:
                     help="seconds a client may take per answer")
     ts.add_argument("--absent", type=float, default=1.5,
                     help="seconds a dropped client's seat waits before it is played for it")
+    ts.add_argument("--keepalive-every", type=float, default=None, metavar="SECONDS",
+                    help="probe each client with <Z/> (and WebSocket pings) this often and "
+                    "report how fast it answers (Tenhou itself sends none)")
     ts.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     ts.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
     ts.add_argument("--no-log", action="store_true", help="write no game logs")
@@ -113,6 +116,8 @@ def cmd_tenhou_server(args: argparse.Namespace) -> int:
     require_policy(args.policy)
     if args.games < 1:
         raise UserInputError(f"--games must be at least 1, got {args.games}")
+    if args.keepalive_every is not None and args.keepalive_every <= 0:
+        raise UserInputError(f"--keepalive-every must be positive, got {args.keepalive_every}")
 
     def listening(port: int) -> None:
         print(f"mjbot tenhou-server: waiting for {args.humans} client(s) per table on "
@@ -122,7 +127,7 @@ def cmd_tenhou_server(args: argparse.Namespace) -> int:
     try:
         result = serve(args.games, args.humans, args.policy, args.seed, args.host, args.port,
                        args.transport, args.length, args.time_limit, args.absent, log_dir,
-                       on_listening=listening)
+                       on_listening=listening, keepalive_every=args.keepalive_every)
     except OSError as exc:
         print(f"mjbot tenhou-server: {exc}", file=sys.stderr)
         return 1

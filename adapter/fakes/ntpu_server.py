@@ -19,6 +19,11 @@ safely for the seat, never fatal. Each reply is matched to the ask it answers
 (protocols/ntpu_asks.py): an answer that comes after its ask expired, or a repeated one, is
 counted, logged and dropped, never read as the answer to the next ask. Everything sent and
 received is written to the match log with the full-information events.
+
+``ready_every``: a probe of a client's liveness while it thinks: every that many seconds that
+an ``/ask`` waits for its answer, the server sends the readiness check ``/ready`` again; the
+delay of each ``/ready`` that answers one is recorded per client (the published servers send
+``/ready`` only before the match; this is a measuring instrument).
 """
 
 from __future__ import annotations
@@ -149,6 +154,8 @@ class ClientStats:
     unasked: int = 0  # lines no ask was waiting for (repeats), dropped
     dropped: bool = False
     problems: list[str] = field(default_factory=list)
+    probes: int = 0  # /ready sent while an ask waited (``ready_every``)
+    ready_delays: list[float] = field(default_factory=list)  # seconds to each answer
 
 
 class _HandIds:
@@ -322,8 +329,11 @@ class NtpuServer:
 
     def __init__(self, channels: list[Channel], names: list[str], seed: int = 0,
                  time_limit: float = 5.0, tiles: T.NtpuTiles | None = None,
-                 log: GameLogWriter | None = None, walls: Sequence[Sequence[int]] = ()) -> None:
+                 log: GameLogWriter | None = None, walls: Sequence[Sequence[int]] = (),
+                 ready_every: float | None = None) -> None:
         self.channels = channels
+        self.ready_every = ready_every
+        self.probes: list[list[float]] = [[] for _ in channels]  # unanswered /ready, sent at
         self.walls = [tuple(w) for w in walls]  # fixed walls by wall set, then seeded ones
         self.stats = [ClientStats(name) for name in names]
         self.seed = seed
@@ -382,30 +392,56 @@ class NtpuServer:
         self.send(client, _request_line(word))
         asks.asked(word)
         deadline = time.monotonic() + self.time_limit
+        probe_at = (time.monotonic() + self.ready_every
+                    if self.ready_every is not None and word != "ready" else None)
         while True:
+            now = time.monotonic()
+            if probe_at is not None and now >= probe_at:
+                self._probe(client)
+                probe_at = now + (self.ready_every or 0.0)
+            wait_until = deadline if probe_at is None else min(deadline, probe_at)
             try:
-                line = channel.receive(max(0.0, deadline - time.monotonic()))
+                line = channel.receive(max(0.0, wait_until - time.monotonic()))
             except ChannelClosed:
                 stats.dropped = True
                 asks.expire()
                 return None
             if line is None:
+                if time.monotonic() < deadline:
+                    continue  # time to probe
                 asks.expire()
                 stats.timeouts += 1
                 stats.problems.append(f"no reply to {_request_line(word)} in "
                                       f"{self.time_limit} s")
                 return None
             self.received(client, line)
+            if self._probe_answered(client, line):
+                continue
             match = asks.match(line)
             if isinstance(match, Answer):
                 return line
             self._stale(client, line, match)
+
+    def _probe(self, client: int) -> None:
+        self.probes[client].append(time.monotonic())
+        self.stats[client].probes += 1
+        self.send(client, "/ready")
+
+    def _probe_answered(self, client: int, line: str) -> bool:
+        """A ``/ready`` answering the oldest probe not yet answered: its delay recorded."""
+        if line.split() != ["/ready"] or not self.probes[client]:
+            return False
+        sent = self.probes[client].pop(0)
+        self.stats[client].ready_delays.append(time.monotonic() - sent)
+        return True
 
     def drop_stale(self, client: int) -> None:
         """Log and drop the lines waiting from the client: no ask is outstanding, so they
         answer an expired ask or nothing."""
         for line in self.channels[client].readable():
             self.received(client, line)
+            if self._probe_answered(client, line):
+                continue
             match = self.asks[client].match(line)
             assert not isinstance(match, Answer), "a line matched with no ask outstanding"
             self._stale(client, line, match)
@@ -592,6 +628,12 @@ class MatchResult:
             lines.append(f"{name:<14}{s.points:>10}{s.hands:>7}{s.wins:>6}{s.self_draws:>6}"
                          f"{s.deal_ins:>8}{avg:>8}{s.illegal:>8}{s.timeouts:>8}{s.late:>6}"
                          f"{s.unasked:>8}")
+        for s in self.stats:
+            if s.probes:
+                slowest = (f", slowest {1000 * max(s.ready_delays):.1f} ms"
+                           if s.ready_delays else "")
+                lines.append(f"{s.name}: /ready probes {s.probes}, answered "
+                             f"{len(s.ready_delays)}{slowest}")
         return "\n".join(lines)
 
     def as_json(self) -> dict[str, Any]:
@@ -602,6 +644,8 @@ class MatchResult:
                              "deal_ins": s.deal_ins, "tai": s.tai, "illegal": s.illegal,
                              "timeouts": s.timeouts, "late": s.late,
                              "unasked": s.unasked, "dropped": s.dropped,
+                             "ready_probes": s.probes, "ready_answered": len(s.ready_delays),
+                             "ready_max_ms": round(1000 * max(s.ready_delays, default=0.0), 3),
                              "problems": s.problems[:20]} for s in self.stats]}
 
 
@@ -619,11 +663,13 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
               write_log: bool = True, command: tuple[str, ...] = CLIENT_COMMAND,
               progress: Callable[[int, int], None] | None = None,
               on_listening: Callable[[int], None] | None = None,
-              walls: Sequence[Sequence[int]] = ()) -> MatchResult:
+              walls: Sequence[Sequence[int]] = (),
+              ready_every: float | None = None) -> MatchResult:
     """Serve a match of ``hands`` hands. ``transport``: "tcp" starts four ``mjbot ntpu``
     processes that connect to us, "stdio" talks to four over their pipes, "external" waits for
     four clients to connect (``on_listening`` is told the port). ``walls``: the tiles of the
-    first wall sets, in dealing order (a tournament's published walls); seeded after them."""
+    first wall sets, in dealing order (a tournament's published walls); seeded after them.
+    ``ready_every``: the liveness probe (see the module's docstring)."""
     started = time.monotonic()
     names = ([f"{p}-{i + 1}" for i, p in enumerate(policies)] if transport != "external"
              else [f"client-{i + 1}" for i in range(4)])
@@ -653,7 +699,8 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
                 sock, _ = listener.accept()  # one at a time: client i is the i-th started
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 channels.append(Channel.for_socket(name, sock))
-        server = NtpuServer(channels, names, seed, time_limit, log=log, walls=walls)
+        server = NtpuServer(channels, names, seed, time_limit, log=log, walls=walls,
+                            ready_every=ready_every)
         stats = server.play(hands, progress)
     finally:
         for channel in channels:

@@ -42,32 +42,51 @@ class ServeResult:
         lines.append(f"{s.games} games, {s.hands} hands in {self.seconds:.1f} s; illegal "
                      f"{s.illegal}, timeouts {s.timeouts}, played for absent clients "
                      f"{s.absent}, reconnects {s.reconnects}")
+        if s.probes:
+            lines.append(f"keep-alive probes {s.probes}: answered {len(s.keepalive_delays)}"
+                         f"{_worst(s.keepalive_delays)}, unanswered {s.probes_unanswered}"
+                         + (f"; WebSocket pings answered {len(s.ws_ping_delays)}"
+                            f"{_worst(s.ws_ping_delays)}" if s.ws_ping_delays else ""))
         return "\n".join(lines)
 
     def as_json(self) -> dict[str, Any]:
         s = self.stats
-        return {"games": [vars(r) for r in s.reports], "hands": s.hands, "illegal": s.illegal,
-                "timeouts": s.timeouts, "absent": s.absent, "reconnects": s.reconnects,
-                "seconds": round(self.seconds, 3)}
+        out = {"games": [vars(r) for r in s.reports], "hands": s.hands, "illegal": s.illegal,
+               "timeouts": s.timeouts, "absent": s.absent, "reconnects": s.reconnects,
+               "seconds": round(self.seconds, 3)}
+        if s.probes:
+            out["keepalive"] = {
+                "probes": s.probes, "answered": len(s.keepalive_delays),
+                "unanswered": s.probes_unanswered,
+                "max_ms": round(1000 * max(s.keepalive_delays, default=0.0), 3),
+                "ws_pings": len(s.ws_ping_delays),
+                "ws_ping_max_ms": round(1000 * max(s.ws_ping_delays, default=0.0), 3)}
+        return out
+
+
+def _worst(delays: list[float]) -> str:
+    return f" (slowest {1000 * max(delays):.1f} ms)" if delays else ""
 
 
 def serve(games: int, humans: int, policy: str, seed: int = 0, host: str = "127.0.0.1",
           port: int = 0, transport: str = "tcp", length: str = "east",
           time_limit: float = 10.0, absent: float = DEFAULT_ABSENT, log_dir: str | None = None,
-          on_listening: Callable[[int], None] | None = None) -> ServeResult:
+          on_listening: Callable[[int], None] | None = None,
+          keepalive_every: float | None = None) -> ServeResult:
     """Serve until ``games`` games have ended; ``on_listening`` gets the port (``port`` 0:
-    any free one). ``log_dir`` None: no game logs."""
+    any free one). ``log_dir`` None: no game logs. ``keepalive_every``: the keep-alive probe
+    (adapter/fakes/tenhou_server.py)."""
     return asyncio.run(_serve(games, humans, policy, seed, host, port, transport, length,
-                              time_limit, absent, log_dir, on_listening))
+                              time_limit, absent, log_dir, on_listening, keepalive_every))
 
 
 async def _serve(games: int, humans: int, policy: str, seed: int, host: str, port: int,
                  transport: str, length: str, time_limit: float, absent: float,
-                 log_dir: str | None, on_listening: Callable[[int], None] | None) \
-        -> ServeResult:
+                 log_dir: str | None, on_listening: Callable[[int], None] | None,
+                 keepalive_every: float | None = None) -> ServeResult:
     server = FakeTenhouServer(seed=seed, length=length, opponents=(policy, policy, policy),
                               time_limit=time_limit, absent=absent, humans=humans,
-                              games=games, log_dir=log_dir)
+                              games=games, log_dir=log_dir, keepalive_every=keepalive_every)
     start = time.monotonic()
     bound = await (server.start_tcp(host, port) if transport == "tcp"
                    else server.start_ws(host, port))

@@ -17,6 +17,13 @@ to nothing, or a second answer, is logged and dropped.
 
 ``drop_after``: the server cuts the connection once, after that many tags sent to the client
 (at a moment when nothing is asked of it), to test reconnection.
+
+``keepalive_every``: a probe of the client's liveness, which Tenhou itself does not send (in
+the real captures only the client sends ``<Z/>``): every that many seconds, on every
+connection, a ``<Z/>`` (and on WebSocket a WebSocket ping as well); the delay of each answer is
+recorded in the stats (a client's ``<Z/>`` answers the oldest probe not yet answered).
+``transcript``: every tag sent and received, per connection, for tests that check a client
+logged them all.
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ import contextlib
 import itertools
 import json
 import threading
+import time
 import urllib.parse
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,6 +89,10 @@ class ServerStats:
     reconnects: int = 0
     auth_ok: bool | None = None
     keepalives: int = 0
+    probes: int = 0  # <Z/> sent by the keep-alive probe
+    keepalive_delays: list[float] = field(default_factory=list)  # seconds to each answer
+    probes_unanswered: int = 0  # at the connections' ends
+    ws_ping_delays: list[float] = field(default_factory=list)  # WebSocket ping -> pong
     byes: int = 0
     problems: list[str] = field(default_factory=list)
     result: GameResult | None = None
@@ -100,6 +113,8 @@ class _Conn:
     joins: int = 0
     seat: RemoteSeat | None = None
     returning: bool = False  # taken back by its HELO, GOK still to come
+    probes: deque[float] = field(default_factory=deque)  # when each unanswered <Z/> was sent
+    transcript: list[tuple[str, str]] | None = None  # ("tx" | "rx", tag) when recorded
 
     @property
     def label(self) -> str:
@@ -114,7 +129,8 @@ class FakeTenhouServer:
                  opponents: tuple[str, str, str] = ("greedy", "rulebased", "greedy"),
                  time_limit: float = 10.0, absent: float = DEFAULT_ABSENT, humans: int = 1,
                  games: int | None = None, drop_after: int | None = None,
-                 log_dir: str | None = None, junk: tuple[str, ...] = ()) -> None:
+                 log_dir: str | None = None, junk: tuple[str, ...] = (),
+                 keepalive_every: float | None = None, transcript: bool = False) -> None:
         if not 1 <= humans <= 4:
             raise ValueError(f"humans must be 1..4, got {humans}")
         self.seed, self.length = seed, length
@@ -126,6 +142,9 @@ class FakeTenhouServer:
         self.dropped = False
         self.log_dir = log_dir
         self.junk = list(junk)  # raw tags sent once, mid-game, to test the client's resilience
+        self.keepalive_every = keepalive_every
+        self.record = transcript
+        self.transcripts: list[list[tuple[str, str]]] = []  # per connection, in order
         self.stats = ServerStats()
         self.tables: list[TenhouTable] = []
         self.waiting: list[_Conn] = []  # joined, no table yet
@@ -230,15 +249,28 @@ class FakeTenhouServer:
                 self.stats.problems.append(f"from a client: {exc}")
                 return []
 
-        await self._session(send, receive, cut)
+        async def ping() -> float:
+            try:
+                return await asyncio.wait_for(await connection.ping(), 10)
+            except websockets.ConnectionClosed:
+                raise ConnectionError("closed") from None
+
+        await self._session(send, receive, cut, ping)
 
     # ------------------------------------------------------------------ the session
 
     async def _session(self, send: Send, receive: Callable[[], Awaitable[list[Tag | str]]],
-                       cut: Callable[[], None]) -> None:
+                       cut: Callable[[], None],
+                       ping: Callable[[], Awaitable[float]] | None = None) -> None:
         """One connection: login, queue, games (or the return of a dropped client). The game
         answers of one read are taken together: one of them answers what is owed."""
+        if self.record:
+            transcript: list[tuple[str, str]] = []
+            self.transcripts.append(transcript)
+            send, receive = _recorded(send, receive, transcript)
         conn = _Conn(next(self._numbers), send, cut)
+        probe = (asyncio.ensure_future(self._probe(conn, ping))
+                 if self.keepalive_every is not None else None)
         try:
             while True:
                 answers: list[Tag] = []
@@ -258,7 +290,37 @@ class FakeTenhouServer:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            if probe is not None:
+                probe.cancel()
+                with contextlib.suppress(asyncio.CancelledError, ConnectionError, OSError):
+                    await probe
+            self.stats.probes_unanswered += len(conn.probes)
             self._gone(conn)
+
+    async def _probe(self, conn: _Conn, ping: Callable[[], Awaitable[float]] | None) -> None:
+        """The keep-alive probe: a <Z/> every ``keepalive_every`` seconds (its answer is timed
+        in :meth:`_handle`) and, on WebSocket, a ping whose pong is timed here."""
+        assert self.keepalive_every is not None
+        pings: set[asyncio.Future[None]] = set()
+
+        async def timed_ping() -> None:
+            with contextlib.suppress(ConnectionError, TimeoutError):
+                assert ping is not None
+                self.stats.ws_ping_delays.append(await ping())
+
+        try:
+            while True:
+                await asyncio.sleep(self.keepalive_every)
+                conn.probes.append(time.monotonic())
+                self.stats.probes += 1
+                await conn.send([Tag("Z")])
+                if ping is not None:
+                    task = asyncio.ensure_future(timed_ping())
+                    pings.add(task)
+                    task.add_done_callback(pings.discard)
+        finally:
+            for task in pings:
+                task.cancel()
 
     async def _handle(self, conn: _Conn, tag: Tag) -> bool:
         """One tag that is not a game answer; False when the client said BYE."""
@@ -281,6 +343,8 @@ class FakeTenhouServer:
             return False
         elif tag.name == "Z":
             self.stats.keepalives += 1
+            if conn.probes:
+                self.stats.keepalive_delays.append(time.monotonic() - conn.probes.popleft())
         return True
 
     def _seat_of(self, conn: _Conn) -> RemoteSeat | None:
@@ -456,3 +520,22 @@ class FakeTenhouServer:
         self.finished.set()
         self._changed.set()
 
+
+
+def _recorded(send: Send, receive: Callable[[], Awaitable[list[Tag | str]]],
+              transcript: list[tuple[str, str]]) \
+        -> tuple[Send, Callable[[], Awaitable[list[Tag | str]]]]:
+    """``send`` and ``receive`` that also write every tag into ``transcript``."""
+    def text(item: Tag | str) -> str:
+        return item if isinstance(item, str) else format_tag(item)
+
+    async def send_recorded(tags: list[Tag | str]) -> None:
+        await send(tags)
+        transcript.extend(("tx", text(t)) for t in tags)
+
+    async def receive_recorded() -> list[Tag | str]:
+        items = await receive()
+        transcript.extend(("rx", text(t)) for t in items)
+        return items
+
+    return send_recorded, receive_recorded

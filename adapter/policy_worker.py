@@ -1,0 +1,62 @@
+"""The worker process's side of a slow policy (adapter/worker_process.py starts it): it answers
+one decision at a time over a pipe, so that the policy's CPU work never holds the session's
+GIL and a policy that overruns can be killed without touching the session.
+
+Messages to the parent, each a tuple: ``("ready", pid)`` once the policy is loaded;
+``("progress", job, Progress)`` for an anytime policy's best so far (a new best action at
+once, more work on the same one at most every :data:`PUBLISH_EVERY` seconds; the parent keeps
+the latest); ``("done", job, Decision)`` or
+``("error", job, text)``. A job from the parent is ``(job, state, request, legal, budget)``;
+None or the end of the pipe ends the process. No asyncio here: the process runs nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import time
+from multiprocessing.connection import Connection
+from typing import Any
+
+from brain import anytime
+from brain.brain import call_policy
+from brain.policies.base import Policy
+
+PUBLISH_EVERY = 0.02  # seconds between two progress messages: the pipe never floods
+
+
+def serve(conn: Connection, policy: Policy) -> None:
+    """The process's whole life: ready, then jobs until the parent says stop or goes away."""
+    # Ctrl-C reaches the whole process group: the session stops its workers itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    conn.send(("ready", os.getpid()))
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        number = job[0]
+        try:
+            conn.send(_run(conn, policy, *job))
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            conn.send(("error", number, f"its answer cannot be sent: {exc}"))
+
+
+def _run(conn: Connection, policy: Policy, job: int, state: Any, request: Any,
+         legal: list[Any], budget: float | None) -> tuple[str, int, Any]:
+    sent: list[Any] = [None, float("-inf")]  # the last action sent, and when
+
+    def publish(progress: anytime.Progress) -> None:
+        now = time.monotonic()
+        if progress.action != sent[0] or now - sent[1] >= PUBLISH_EVERY:
+            sent[:] = [progress.action, now]
+            conn.send(("progress", job, progress))
+
+    try:
+        decision = call_policy(policy, state, request, legal, budget, publish)
+    except Exception as exc:
+        return ("error", job, f"{type(exc).__name__}: {exc}")
+    return ("done", job, decision)

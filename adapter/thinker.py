@@ -1,0 +1,107 @@
+"""The brain's async decide path, for the sessions that run on an event loop (Tenhou, NTPU and
+mjai over TCP): a decision is awaited, so the loop keeps reading, answering keep-alives and
+logging while a policy thinks.
+
+A ``fast`` policy (tsumogiri, greedy, rule-based) answers inline, on the loop, exactly as
+:meth:`Brain.decide` does: a process hop would only slow it down. Any other policy runs in a
+worker process (adapter/worker_process.py), started when the session starts (:meth:`warm`) or
+at the first decision: its CPU work never holds the loop's GIL. At the deadline the policy's
+answer is played if it came; else its best so far (brain/anytime.py), else the fallback chain
+(:meth:`Brain.conclude`). A worker that overran is still thinking, and one that died is gone:
+either way it is killed and a fresh one started at once, so the next decision finds a process
+that is free.
+
+The one-shot Botzone path and the stdin forms stay synchronous and never import this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import structlog
+
+from adapter.worker_process import PolicyWorker, Thought
+from brain.brain import Answer, Brain, check
+from brain.state import TableState
+from protocols import events as ev
+
+log = structlog.get_logger("mjbot.thinker")
+
+
+class Thinker:
+    """Awaitable decisions for one seat's :class:`Brain`; :meth:`close` when the session
+    ends (it kills the worker)."""
+
+    def __init__(self, brain: Brain) -> None:
+        self.brain = brain
+        self.inline = bool(getattr(brain.policy, "fast", False))
+        self.worker: PolicyWorker | None = None
+        self.replaced = 0  # workers killed and replaced (overran or died)
+        self._starting: asyncio.Future[PolicyWorker] | None = None
+        self._closed = False
+
+    def warm(self) -> None:
+        """Start the worker process now, in the background, so that the first decision does
+        not wait for it (nothing for a fast policy). Needs a running event loop."""
+        if not self.inline and not self._closed and self._starting is None:
+            self._starting = asyncio.ensure_future(self._start())
+
+    async def _start(self) -> PolicyWorker:
+        worker = PolicyWorker(self.brain.policy)
+        await worker.start()
+        if self._closed:  # the session ended while the process was starting
+            worker.kill()
+        else:
+            self.worker = worker
+        return worker
+
+    async def decide(self, state: TableState, request: ev.DecisionRequest) -> Answer:
+        brain = self.brain
+        if self.inline:
+            return brain.decide(state, request)
+        start = time.perf_counter()
+        legal = brain.legal(state, request)
+        if len(legal) == 1:
+            return brain.forced(legal, start)
+        budget = brain.budget(request)
+        deadline = None if budget is None else time.monotonic() + budget
+        thought = await self._think(state, request, legal, deadline)
+        if thought.stuck or thought.died:
+            self._replace(thought.problem)
+        problem = thought.problem or check(brain.name, thought.decision, legal)
+        return brain.conclude(state, request, legal, start, thought.decision, problem,
+                              thought.best)
+
+    async def _think(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+                     deadline: float | None) -> Thought:
+        self.warm()
+        assert self._starting is not None
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            worker = await asyncio.wait_for(asyncio.shield(self._starting), timeout)
+        except TimeoutError:
+            return Thought(None, f"{self.brain.name}'s worker process was not started in time")
+        except Exception as exc:  # could not start one: try again at the next decision
+            self._starting = None
+            return Thought(None, f"{self.brain.name}: cannot start a worker process "
+                                 f"({type(exc).__name__}: {exc})")
+        return await worker.think(state, request, legal, deadline)
+
+    def _replace(self, why: str) -> None:
+        """Kill the worker (still thinking, or gone) and start a fresh one at once."""
+        worker, self.worker, self._starting = self.worker, None, None
+        if worker is not None:
+            worker.kill()
+        self.replaced += 1
+        log.warning("thinker: worker process replaced", reason=why, pid=getattr(worker, "pid",
+                                                                                None))
+        self.warm()
+
+    def close(self) -> None:
+        """Kill the worker; one still starting is killed as soon as it has started."""
+        self._closed = True
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.kill()

@@ -1,0 +1,230 @@
+"""The session's handle on one worker process that runs a slow policy (adapter/policy_worker.py
+is the process's side).
+
+Our own process and pipe rather than a ``ProcessPoolExecutor``: a pool's future cannot be
+cancelled once it runs, and a policy that overruns must be stopped, its CPU given back and a
+fresh process put in its place. Processes come from the ``forkserver`` start method where the
+platform has it (each worker is a fork of a server that has the policy modules imported
+already, so a replacement is ready in milliseconds), else ``spawn``; never a plain fork of the
+session, which has an event loop and threads.
+
+The pipe and the process's sentinel are watched by the event loop (``add_reader``): no thread
+per worker, and a death is seen the moment it happens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from adapter import policy_worker
+from brain import anytime
+from brain.policies.base import Decision, Policy
+
+PRELOAD = ["adapter.policy_worker"]  # imported once by the fork server (brain, numpy, rules)
+IPC_ALLOWANCE = 0.05  # seconds of the budget kept for the answer to come back over the pipe
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(PRELOAD)
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+@dataclass(frozen=True)
+class Thought:
+    """How one job went: the policy's ``decision`` (None when it has none), the ``problem``
+    ("" when the decision came in time), its ``best`` so far, and whether the process must be
+    replaced (``stuck``: it overran and is still thinking; ``died``: it is gone)."""
+
+    decision: Decision | None
+    problem: str = ""
+    best: anytime.Progress | None = None
+    stuck: bool = False
+    died: bool = False
+
+
+class WorkerDied(Exception):
+    """The worker process ended (or never started)."""
+
+
+class PolicyWorker:
+    """One worker process running ``policy``: :meth:`start` it, then :meth:`think` one job at a
+    time; :meth:`kill` it when it overran or is no longer wanted."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.pid: int | None = None
+        self.process: Any = None
+        self._conn: Connection | None = None
+        self._messages: asyncio.Queue[tuple[Any, ...]] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ready: asyncio.Future[int] | None = None
+        self._jobs = 0
+        self.exit_reason = ""
+
+    # ------------------------------------------------------------------ life
+
+    async def start(self) -> None:
+        """Start the process (off the loop: a first forkserver start imports the policy
+        modules in the server) and watch its pipe; :meth:`ready` says when it can think."""
+        self._loop = asyncio.get_running_loop()
+        self._messages = asyncio.Queue()
+        self._ready = self._loop.create_future()
+        context = _context()
+        parent, child = context.Pipe()
+        process = context.Process(target=policy_worker.serve, args=(child, self.policy),
+                                  name=f"mjbot-policy-{getattr(self.policy, 'name', 'policy')}",
+                                  daemon=True)
+        try:
+            await asyncio.to_thread(process.start)
+        finally:
+            child.close()  # the child's copy is the only one left: its death ends the pipe
+        self.process, self._conn = process, parent
+        self._loop.add_reader(parent.fileno(), self._readable)
+        self._loop.add_reader(process.sentinel, self._ended)
+
+    async def ready(self, deadline: float | None) -> bool:
+        """Wait until the process has loaded the policy (at most until ``deadline``, a
+        ``time.monotonic()``); WorkerDied if it ended first."""
+        assert self._ready is not None
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def kill(self) -> None:
+        """Stop the process now (SIGKILL: a policy in a C call cannot be asked nicely) and
+        reap it in the background."""
+        self._unwatch()
+        process = self.process
+        if process is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            process.kill()
+        if self._loop is not None and not self._loop.is_closed():
+            with contextlib.suppress(OSError, ValueError):
+                self._loop.add_reader(process.sentinel, self._reap, process)
+                return
+        with contextlib.suppress(OSError, ValueError):
+            process.join(1.0)
+
+    def _reap(self, process: Any) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            assert self._loop is not None
+            self._loop.remove_reader(process.sentinel)
+            process.join(0)
+
+    def _unwatch(self) -> None:
+        conn, self._conn = self._conn, None
+        if self._loop is not None and not self._loop.is_closed():
+            with contextlib.suppress(OSError, ValueError):
+                if conn is not None:
+                    self._loop.remove_reader(conn.fileno())
+                if self.process is not None:
+                    self._loop.remove_reader(self.process.sentinel)
+        if conn is not None:
+            conn.close()
+
+    # ------------------------------------------------------------------ the pipe
+
+    def _readable(self) -> None:
+        conn = self._conn
+        assert self._messages is not None
+        try:
+            while conn is not None and conn.poll():
+                self._take(conn.recv())
+        except (EOFError, OSError):
+            self._ended()
+        except Exception as exc:  # a message this process cannot unpickle
+            self._messages.put_nowait(("unreadable", f"{type(exc).__name__}: {exc}"))
+
+    def _take(self, message: tuple[Any, ...]) -> None:
+        assert self._messages is not None and self._ready is not None
+        if message[0] == "ready":
+            self.pid = int(message[1])
+            if not self._ready.done():
+                self._ready.set_result(self.pid)
+        else:
+            self._messages.put_nowait(message)
+
+    def _ended(self) -> None:
+        """The process is gone: what it sent before is still read, then it is reported."""
+        conn = self._conn
+        if conn is None:
+            return
+        with contextlib.suppress(EOFError, OSError):
+            while conn.poll():
+                self._take(conn.recv())
+        self._unwatch()
+        process = self.process
+        with contextlib.suppress(OSError, ValueError):
+            process.join(0.1)
+        code = process.exitcode
+        self.exit_reason = ("its worker process died" +
+                            (f" (signal {-code})" if code is not None and code < 0 else
+                             f" (exit code {code})" if code is not None else ""))
+        assert self._messages is not None and self._ready is not None
+        if not self._ready.done():
+            self._ready.set_exception(WorkerDied(self.exit_reason))
+            self._ready.exception()  # retrieved: nobody may be waiting yet
+        self._messages.put_nowait(("ended",))
+
+    # ------------------------------------------------------------------ thinking
+
+    async def think(self, state: Any, request: Any, legal: list[Any],
+                    deadline: float | None) -> Thought:
+        """Ask the policy for one decision, to be answered by ``deadline``
+        (``time.monotonic()``; None: no limit); its best so far is kept as it comes."""
+        name = getattr(self.policy, "name", "policy")
+        allowed = None if deadline is None else deadline - time.monotonic()
+        try:
+            if not await self.ready(deadline):
+                return Thought(None, f"{name}'s worker process was not ready in time")
+        except WorkerDied as exc:
+            return Thought(None, f"{name}: {exc}", died=True)
+        conn, messages = self._conn, self._messages
+        if conn is None or messages is None:
+            return Thought(None, f"{name}: {self.exit_reason or 'no worker process'}",
+                           died=True)
+        while not messages.empty():  # left from a job that ended in an error
+            messages.get_nowait()
+        self._jobs += 1
+        job = self._jobs
+        budget = None if deadline is None else max(0.0, deadline - time.monotonic()
+                                                   - IPC_ALLOWANCE)
+        try:
+            conn.send((job, state, request, legal, budget))
+        except (OSError, ValueError) as exc:
+            return Thought(None, f"{name}: cannot reach its worker process ({exc})", died=True)
+        best: anytime.Progress | None = None
+        while True:
+            timeout = None if deadline is None else deadline - time.monotonic()
+            try:
+                if timeout is not None and timeout <= 0:
+                    raise TimeoutError
+                message = await asyncio.wait_for(messages.get(), timeout)
+            except TimeoutError:
+                return Thought(None, f"{name} missed its {allowed:.3f}s budget", best,
+                               stuck=True)
+            if message[0] == "ended":
+                return Thought(None, f"{name}: {self.exit_reason}", best, died=True)
+            if message[0] == "unreadable":
+                return Thought(None, f"{name}'s answer could not be read ({message[1]})", best)
+            if message[1] != job:
+                continue
+            if message[0] == "progress":
+                best = message[2]
+            elif message[0] == "done":
+                return Thought(message[2], "", best)
+            else:
+                return Thought(None, f"{name} raised {message[2]}", best)

@@ -1,0 +1,163 @@
+"""TEST FIXTURES, not policies to play with: policies that think slowly, never return, or kill
+their own process, for the tests of thinking without blocking (adapter/thinker.py).
+
+They live in an importable module because a worker process unpickles them. A test registers
+one for the session under test with ``monkeypatch.setitem(POLICIES, name, factory)``; nothing
+registers them otherwise. Each misbehaves only on the first ``times`` decisions of a session,
+counted in a file (a replaced worker process starts with a fresh copy of the policy), and
+otherwise answers as the rule-based policy does, so a game goes on normally afterwards.
+
+The slow thinking holds the GIL in chunks (one long C call, as a search in a C extension
+would): in a worker process that costs the session nothing; in a thread of the session's own
+process it stalls the event loop for a chunk at a time.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from brain.anytime import Progress, Publish
+from brain.policies.base import Decision
+from brain.policies.rulebased import RuleBasedPolicy
+from brain.state import TableState
+from protocols import events as ev
+
+
+class SessionCount:
+    """How many decisions the session asked so far, kept in a file across worker processes."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def take(self) -> int:
+        """The number of this decision (0 for the first)."""
+        try:
+            n = int(self.path.read_text())
+        except (OSError, ValueError):
+            n = 0
+        self.path.write_text(str(n + 1))
+        return n
+
+    def read(self) -> int:
+        try:
+            return int(self.path.read_text())
+        except (OSError, ValueError):
+            return 0
+
+
+def _in_a_worker_process() -> bool:
+    return multiprocessing.parent_process() is not None
+
+
+_LOOPS_PER_SECOND: float | None = None
+
+
+def _hold_gil(seconds: float) -> None:
+    """Spend about ``seconds`` in one C call that never lets the GIL go."""
+    global _LOOPS_PER_SECOND
+    if _LOOPS_PER_SECOND is None:
+        start = time.perf_counter()
+        sum(range(200_000))
+        _LOOPS_PER_SECOND = 200_000 / max(time.perf_counter() - start, 1e-6)
+    sum(range(max(1, int(_LOOPS_PER_SECOND * seconds))))
+
+
+class _Fixture:
+    fast = False
+    anytime = True
+
+    def __init__(self, count_file: str | Path, times: int = 1) -> None:
+        self.count = SessionCount(count_file)
+        self.times = times
+        self.base = RuleBasedPolicy()
+
+    def _answer(self, state: TableState, request: ev.DecisionRequest,
+                legal: list[Any]) -> Decision:
+        return self.base.decide(state, request, legal)
+
+    def misbehaves(self) -> bool:
+        return self.count.take() < self.times
+
+
+class SlowThinker(_Fixture):
+    """Thinks ``think`` seconds (never past its budget), publishing its best so far after every
+    chunk of GIL-holding work, and returns it with the work done (one unit per chunk)."""
+
+    name = "test-slow"
+
+    def __init__(self, count_file: str | Path, times: int = 1, think: float = 3.0,
+                 chunk: float = 0.25) -> None:
+        super().__init__(count_file, times)
+        self.think, self.chunk = think, chunk
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None, publish: Publish | None = None) -> Decision:
+        best = self._answer(state, request, legal)
+        if not self.misbehaves():
+            return best
+        think = self.think if budget is None else min(self.think, budget - 0.05)
+        stop = time.monotonic() + think
+        work = 0
+        while time.monotonic() + 0.01 < stop:
+            _hold_gil(min(self.chunk, stop - time.monotonic()))
+            work += 1
+            if publish is not None:
+                publish(Progress(best.action, best.candidates, work))
+        return Progress(best.action, best.candidates, work)
+
+
+class NeverReturns(_Fixture):
+    """Publishes a best so far (its rule-based answer, or ``publish_action``; nothing if
+    ``publish_first`` is False) and then loops forever, in GIL-holding chunks of ``chunk``
+    seconds. In the session's own process (a thread, where nothing can stop it) it gives up
+    after ``thread_limit`` seconds so that a test run cannot hang on it."""
+
+    name = "test-never"
+
+    def __init__(self, count_file: str | Path, times: int = 1, publish_first: bool = True,
+                 thread_limit: float = 5.0, publish_action: Any = None,
+                 chunk: float = 0.05) -> None:
+        super().__init__(count_file, times)
+        self.publish_first, self.thread_limit = publish_first, thread_limit
+        self.publish_action, self.chunk = publish_action, chunk
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None, publish: Publish | None = None) -> Decision:
+        best = self._answer(state, request, legal)
+        if not self.misbehaves():
+            return best
+        if self.publish_first and publish is not None:
+            action = best.action if self.publish_action is None else self.publish_action
+            publish(Progress(action, (), 1))
+        give_up = None if _in_a_worker_process() else time.monotonic() + self.thread_limit
+        while give_up is None or time.monotonic() < give_up:
+            _hold_gil(self.chunk)
+        raise RuntimeError("test-never gave up (it ran in the session's own process)")
+
+
+class DiesMidThought(_Fixture):
+    """Kills its own process (SIGKILL, or ``os._exit`` with ``how="exit"``) mid-decision. In
+    the session's own process it raises instead: a fixture must never kill the test run."""
+
+    name = "test-dies"
+
+    def __init__(self, count_file: str | Path, times: int = 1, how: str = "kill") -> None:
+        super().__init__(count_file, times)
+        self.how = how
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None, publish: Publish | None = None) -> Decision:
+        best = self._answer(state, request, legal)
+        if not self.misbehaves():
+            return best
+        if not _in_a_worker_process():
+            raise RuntimeError("test-dies would kill the session's own process")
+        if self.how == "exit":
+            os._exit(3)
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("unreachable")

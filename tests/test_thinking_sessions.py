@@ -1,0 +1,223 @@
+"""Thinking without blocking, over real loopback sockets: while a policy thinks 3 s in its
+worker process, the Tenhou client answers every ``<Z/>`` probe (and WebSocket ping) of the
+fake server within 100 ms, the NTPU client every ``/ready`` probe, and the mjai client's event
+loop never stalls; the decision lands inside the budget. A policy that never returns has its
+best so far played on time and the game goes on normally; a policy whose process dies gets the
+fallback, and the log still holds every frame.
+
+The fake servers run on an event loop of their own (tests/loop_thread.py), so that their probes
+go out on time whatever the client does to its loop. Each test policy misbehaves on its first
+decision only (tests/anytime_policies.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapter.fakes.ntpu_server import run_match
+from adapter.fakes.tenhou_server import FakeTenhouServer
+from adapter.mjai import MjaiBot, MjaiSettings
+from adapter.mjai import run_tcp as run_mjai
+from adapter.ntpu import NtpuBot, NtpuSettings
+from adapter.ntpu import run_tcp as run_ntpu
+from adapter.session import SessionSummary
+from adapter.tenhou import TenhouSettings
+from adapter.tenhou import run as run_tenhou
+from brain import anytime
+from brain.policies import POLICIES
+from replay import replayer
+from replay.log import DecisionFrame, GameLog, RxFrame, TxFrame, read_log
+from tests.anytime_policies import DiesMidThought, NeverReturns, SlowThinker
+from tests.loop_thread import LoopThread
+from tests.ntpu_helpers import BotClient
+from tests.test_mjai import _check_answers, _seen_by
+
+PROMPT = 0.1  # seconds: a keep-alive answered within this while the policy thinks
+THINK = 3.0
+BUDGET = 4.5  # the platform's time per decision in these tests: room for 3 s of thinking
+
+
+def _register(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, policy: type,
+              **options: Any) -> str:
+    """Make the fixture policy known by its name, for this test only."""
+    factory = functools.partial(policy, tmp_path / f"{policy.name}.count", **options)
+    monkeypatch.setitem(POLICIES, policy.name, factory)
+    return policy.name
+
+
+def _log(root: Path) -> GameLog:
+    (path,) = list(root.rglob("*.mjlog.msgpack"))
+    log = read_log(path)
+    assert log.complete and log.truncated is None
+    assert replayer.reparse(replayer.load(str(path)))["identical"]
+    return log
+
+
+def _asked(log: GameLog) -> list[DecisionFrame]:
+    """The decisions the policy was asked for (an only legal action is not asked)."""
+    return [d for d in log.decisions() if d.source != anytime.FORCED]
+
+
+def _thought_in_time(log: GameLog) -> None:
+    """The first decision was the policy's own after ~3 s of work, inside the budget."""
+    first, *rest = _asked(log)
+    assert first.source == anytime.POLICY and first.fallback == "", first
+    assert first.work >= 1 and THINK - 0.5 <= first.elapsed <= BUDGET, first
+    assert rest and all(d.source == anytime.POLICY for d in rest)
+
+
+# ---------------------------------------------------------------------- Tenhou
+
+
+async def _tenhou_game(tmp_path: Path, policy: str, budget: float, transport: str = "tcp",
+                       keepalive_every: float | None = None, transcript: bool = False) \
+        -> tuple[SessionSummary, FakeTenhouServer]:
+    server = FakeTenhouServer(seed=1, time_limit=budget + 2, absent=10,
+                              keepalive_every=keepalive_every, transcript=transcript)
+    async with LoopThread() as other:
+        port = await other.run(server.start_tcp() if transport == "tcp" else server.start_ws())
+        settings = TenhouSettings(server=f"127.0.0.1:{port}", transport=transport,
+                                  policy=policy, budget=budget, keepalive=60.0,
+                                  log_dir=str(tmp_path / "client"))
+        try:
+            summary = await asyncio.wait_for(run_tenhou(settings), 120)
+            await other.run(asyncio.wait_for(server.finished.wait(), 10))
+        finally:
+            await other.run(server.close())
+    stats = server.stats
+    assert summary.finished and stats.games == 1 and not summary.errors
+    assert (stats.illegal, stats.timeouts) == (0, 0), stats.problems
+    return summary, server
+
+
+@pytest.mark.parametrize("transport", ["tcp", "ws"])
+async def test_tenhou_keepalives_are_answered_while_the_policy_thinks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str) -> None:
+    policy = _register(monkeypatch, tmp_path, SlowThinker, think=THINK)
+    _summary, server = await _tenhou_game(tmp_path, policy, BUDGET, transport,
+                                          keepalive_every=0.5)
+    stats = server.stats
+    assert len(stats.keepalive_delays) >= 4, stats  # ~6 were sent while it thought
+    assert max(stats.keepalive_delays) < PROMPT, stats.keepalive_delays
+    assert stats.probes_unanswered <= 1  # one may go out as the client says BYE
+    if transport == "ws":
+        assert len(stats.ws_ping_delays) >= 4
+        assert max(stats.ws_ping_delays) < PROMPT, stats.ws_ping_delays
+    _thought_in_time(_log(tmp_path / "client"))
+
+
+async def test_tenhou_a_policy_that_never_returns_plays_its_best_so_far_on_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    policy = _register(monkeypatch, tmp_path, NeverReturns)
+    summary, _server = await _tenhou_game(tmp_path, policy, budget=1.0)
+    first, *rest = _asked(_log(tmp_path / "client"))
+    assert first.source == anytime.BEST_SO_FAR and first.work == 1, first
+    assert "missed its" in first.fallback and first.elapsed <= 1.0, first
+    # a fresh worker answers the rest of the game
+    assert len(rest) > 5 and all(d.source == anytime.POLICY for d in rest)
+    assert (summary.best_so_far, summary.fallbacks) == (1, 0)
+
+
+async def test_tenhou_a_policy_whose_process_dies_gets_the_fallback_and_nothing_is_lost(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    policy = _register(monkeypatch, tmp_path, DiesMidThought)
+    summary, server = await _tenhou_game(tmp_path, policy, budget=1.0, transcript=True)
+    log = _log(tmp_path / "client")
+    first, *rest = _asked(log)
+    assert first.source == anytime.fallback_source("rulebased"), first
+    assert "worker process died (signal 9)" in first.fallback
+    assert len(rest) > 5 and all(d.source == anytime.POLICY for d in rest)
+    assert (summary.best_so_far, summary.fallbacks) == (0, 1)
+    # every tag both ways is in the log, in order (the client's last BYE comes after it)
+    (wire,) = server.transcripts
+    assert [f.raw for f in log.frames if isinstance(f, RxFrame)] == \
+        [t for d, t in wire if d == "tx"]
+    assert [f.raw for f in log.frames if isinstance(f, TxFrame)] == \
+        [t for d, t in wire if d == "rx"][:-1]
+
+
+# ---------------------------------------------------------------------- NTPU
+
+
+async def test_ntpu_readiness_checks_are_answered_while_the_policy_thinks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    policy = _register(monkeypatch, tmp_path, SlowThinker, think=THINK)
+    others = [BotClient() for _ in range(3)]
+    bot = NtpuBot(NtpuSettings(policy=policy, budget=BUDGET, log_dir=str(tmp_path / "client")))
+    loop = asyncio.get_running_loop()
+    ours: list[Any] = []
+
+    def listening(port: int) -> None:  # in the server's thread: the others first, then ours
+        for client in others:
+            client.port = port
+            client.start()
+            assert client.connected.wait(10)
+        ours.append(asyncio.run_coroutine_threadsafe(run_ntpu("127.0.0.1", port, bot), loop))
+
+    result = await asyncio.to_thread(
+        run_match, 1, [], seed=7, transport="external", time_limit=BUDGET + 2,
+        log_dir=str(tmp_path / "server"), on_listening=listening, ready_every=0.5)
+    summary = await asyncio.wait_for(asyncio.wrap_future(ours[0]), 30)
+    for client in others:
+        await asyncio.to_thread(client.join, 10)
+    stats = result.stats[3]  # ours connected fourth
+    assert (stats.illegal, stats.timeouts, stats.late, stats.unasked) == (0, 0, 0, 0), stats
+    assert not summary.errors
+    assert len(stats.ready_delays) >= 4 and stats.probes == len(stats.ready_delays), stats
+    assert max(stats.ready_delays) < PROMPT, stats.ready_delays
+    _thought_in_time(_log(tmp_path / "client"))
+
+
+# ---------------------------------------------------------------------- mjai
+
+
+async def test_mjai_the_event_loop_stays_free_while_the_policy_thinks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mjai has no keep-alive: the probe is a tick on the client's own loop every 20 ms,
+    which must never come more than 100 ms late."""
+    policy = _register(monkeypatch, tmp_path, SlowThinker, think=THINK)
+    seat = 2
+    events = _seen_by(seat)[:120]  # the first hand or so: the slow decision and some more
+    answers: list[dict[str, Any]] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b'{"type":"hello","protocol":"mjsonp","protocol_version":3}\n')
+        await writer.drain()
+        answers.append(json.loads(await reader.readline()))
+        for m in events:
+            writer.write((json.dumps(m) + "\n").encode())
+            await writer.drain()
+            answers.append(json.loads(await asyncio.wait_for(reader.readline(), BUDGET + 2)))
+        writer.close()
+
+    lateness: list[float] = []
+
+    async def tick() -> None:
+        while True:
+            due = time.monotonic() + 0.02
+            await asyncio.sleep(0.02)
+            lateness.append(time.monotonic() - due)
+
+    async with LoopThread() as other:
+        server = await other.run(asyncio.start_server(serve, "127.0.0.1", 0))
+        port = server.sockets[0].getsockname()[1]
+        bot = MjaiBot(MjaiSettings(policy=policy, budget=BUDGET, name="mjbot-test",
+                                   log_dir=str(tmp_path / "client")))
+        ticker = asyncio.create_task(tick())
+        try:
+            summary = await asyncio.wait_for(run_mjai("127.0.0.1", port, bot), 60)
+        finally:
+            ticker.cancel()
+            other.loop.call_soon_threadsafe(server.close)
+    assert len(lateness) > 100 and max(lateness) < PROMPT, max(lateness)
+    assert not summary.errors and len(answers) == len(events) + 1
+    _check_answers(seat, [[m] for m in events], answers[1:])
+    (path,) = list((tmp_path / "client").rglob("*.mjlog.msgpack"))
+    _thought_in_time(read_log(path))
