@@ -16,12 +16,13 @@ from adapter.commands import (
     mjbot_version,
     ntpu,
     replay,
+    serve,
     tenhou,
     tools,
 )
 from adapter.logging_setup import configure_logging, configure_plain_logging
 
-COMMAND_GROUPS = (tools, bench, botzone, ntpu, tenhou, mjai, arena, replay)
+COMMAND_GROUPS = (tools, bench, botzone, ntpu, tenhou, mjai, arena, replay, serve)
 
 
 class _VersionAction(argparse.Action):
