@@ -106,8 +106,9 @@ class StatusServer:
         else:
             try:
                 response = await handler(request)
-            except web.HTTPException as exc:
-                response = exc
+            except web.HTTPException as exc:  # 404 and the like: raised, with the headers
+                exc.headers.update(SECURITY_HEADERS)
+                raise
         response.headers.update(SECURITY_HEADERS)
         return response
 
