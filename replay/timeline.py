@@ -115,7 +115,7 @@ class _Table:
         self.dora = list(e.dora_indicators)
         self.wall = e.wall_remaining if e.wall_remaining is not None else None
         self.result = None
-        size = len(e.hand) or HAND_SIZE.get(self.variant, 13)
+        size = HAND_SIZE.get(self.variant, 13)  # dealt to a seat we cannot see
         self.seats = [_Seat() for _ in range(4)]
         for s, seat in enumerate(self.seats):
             if len(e.hands) == 4 and e.hands[s]:

@@ -113,7 +113,8 @@ class GameIndex:
             depth = len(Path(folder).parts) - base_depth
             dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if depth < MAX_DEPTH \
                 else []
-            out += [Path(folder) / f for f in files if not f.startswith(".") and _allowed(f)]
+            out += [Path(folder) / f for f in files if not f.startswith(".") and _allowed(f)
+                    and not (Path(folder) / f).is_symlink()]  # an id never follows a link
         return out
 
     def _entry(self, index: int, path: Path, relative: Path) -> dict[str, Any]:

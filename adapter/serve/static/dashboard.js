@@ -42,7 +42,7 @@ function splitMpsz(text) {
   return out;
 }
 
-function drawChart(sessions) {
+function drawChart(sessions, started) {
   const svg = document.getElementById("chart");
   const legend = document.getElementById("legend");
   svg.replaceChildren();
@@ -55,7 +55,7 @@ function drawChart(sessions) {
     return;
   }
   const all = series.flatMap((s) => s.points);
-  const t0 = Math.min(...all.map((p) => p[0])), t1 = Math.max(...all.map((p) => p[0]));
+  const t0 = Math.min(started, ...all.map((p) => p[0])), t1 = Math.max(...all.map((p) => p[0]));
   const lo = Math.min(0, ...all.map((p) => p[1])), hi = Math.max(0, ...all.map((p) => p[1]));
   const x = (t) => 50 + (t1 > t0 ? (t - t0) / (t1 - t0) : 0.5) * 730;
   const y = (v) => 220 - (hi > lo ? (v - lo) / (hi - lo) : 0.5) * 200;
@@ -73,7 +73,7 @@ function drawChart(sessions) {
   series.forEach((s, i) => {
     const colour = COLOURS[i % COLOURS.length];
     const line = document.createElementNS(ns, "polyline");
-    const points = [[s.points[0][0], 0], ...s.points];
+    const points = [[t0, 0], ...s.points];  // every session starts at 0 when the process did
     line.setAttribute("points", points.map((p) => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" "));
     line.setAttribute("fill", "none"); line.setAttribute("stroke", colour); line.setAttribute("stroke-width", 2);
     line.setAttribute("data-session", s.name);
@@ -91,7 +91,7 @@ async function refresh() {
     const liveBox = document.getElementById("live");
     if (live.length) liveBox.replaceChildren(...live.map((s) => liveBlock(s.name, s.current)));
     else liveBox.replaceChildren("none");
-    drawChart(sessions);
+    drawChart(sessions, Date.now() / 1000 - status.uptime);
     document.querySelector("#results tbody").replaceChildren(...status.results.map((r) => el("tr", {},
       el("td", { text: fmtTime(r.ended) }), el("td", { text: r.session }), el("td", { text: r.seat }),
       el("td", { text: (r.scores || []).join(" / ") }), el("td", { text: r.points ?? "" }),

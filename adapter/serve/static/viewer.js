@@ -23,7 +23,7 @@ function drawSeat(box, seat, step) {
   const hand = s.hand ? tileRow(s.hand) : tileRow(Array(s.hidden).fill("?"));
   const winning = step.result && step.result.type === "win" && step.result.winner === seat;
   const drawn = s.drawn ? tileNode(s.drawn, winning ? "win" : "drawn") : null;
-  box.replaceChildren(
+  box.replaceChildren(...[
     el("h3", {}, el("span", { text: seatName(seat, step) }),
       s.riichi ? el("span", { class: "riichi-flag", text: "riichi" }) : null,
       el("span", { class: "score", text: step.scores[seat] })),
@@ -31,7 +31,7 @@ function drawSeat(box, seat, step) {
     s.melds.length ? el("div", { class: "row melds" }, s.melds.map((m) =>
       el("span", { class: "meld", title: m.kind }, tileRow(m.tiles, "small"), " "))) : null,
     s.flowers.length ? el("div", { class: "row" }, "flowers ", tileRow(s.flowers, "small")) : null,
-    river);
+    river].filter(Boolean));
 }
 
 function drawCenter(step) {
@@ -48,21 +48,24 @@ function drawResult(step) {
   const text = r.type === "win"
     ? `seat ${r.winner} wins ${r.from === null ? "by tsumo" : "on seat " + r.from + "'s discard"}: ${r.win_tile}, value ${r.value}` +
       (r.detail ? ` (${r.detail})` : "") + (r.yaku.length ? " · " + r.yaku.join(", ") : "")
-    : `drawn: ${r.reason}` + (r.tenpai && r.tenpai.length ? ` · ready: ${r.tenpai.join(", ")}` : "");
+    : `drawn: ${r.reason}` + (r.tenpai && r.tenpai.length ? ` · ready: seat ${r.tenpai.join(", ")}` : "");
   box.replaceChildren(el("div", { class: "result" }, text, el("div", { class: "muted", text: "score changes " + r.deltas.join(" / ") })));
 }
 
 function drawDecisions(step) {
   const box = document.getElementById("decisions");
   box.replaceChildren(...step.decisions.map((d) => {
-    const top = Math.max(1e-9, ...d.candidates.map((c) => Math.abs(c[1])));
+    // bar length: the best candidate longest, the worst shortest (scores may be negative)
+    const scores = d.candidates.map((c) => c[1]);
+    const hi = Math.max(...scores), lo = Math.min(...scores);
+    const width = (score) => (hi > lo ? 10 + 90 * (score - lo) / (hi - lo) : 100);
     return el("div", { class: "decision", "data-seat": d.seat },
       el("div", {}, el("b", { text: `seat ${d.seat} ${d.kind}: ${d.action}` }),
         ` · ${d.policy} · ${d.elapsed_ms} ms · ${d.legal} legal`,
         d.fallback ? el("span", { class: "error", text: " · fallback: " + d.fallback }) : null),
       d.candidates.map(([action, score]) => el("div", { class: "cand" + (action === d.action ? " chosen" : "") },
         el("span", { text: action }),
-        el("span", {}, el("div", { class: "bar", style: { width: `${Math.max(2, 100 * Math.abs(score) / top)}%` } })),
+        el("span", {}, el("div", { class: "bar", style: { width: `${width(score)}%` } })),
         el("span", { text: score }))));
   }));
 }
