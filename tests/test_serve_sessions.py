@@ -203,3 +203,34 @@ pause = 0.5
     for path in game_logs(logs):
         assert_complete(path)
     assert {p.relative_to(logs).parts[0] for p in game_logs(logs)} == {"stay", "leave", "join"}
+
+
+async def test_a_tenhou_id_never_reaches_a_log_or_the_status(
+        tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    ident = "ID0A1B2C3D-Zz9Yy8Xx"
+    port = free_port()
+    config = loads(f"""
+[sessions.ladder]
+kind = "tenhou"
+server = "127.0.0.1:{port}"
+id_env = "LADDER_ID"
+games = 1
+""", environ={"LADDER_ID": ident})
+    server = tenhou_server(port, games=5)
+    sup = Supervisor(config, log_dir=str(tmp_path))
+    try:
+        sup.start()
+        handle = sup.handles["ladder"]
+        await until(lambda: handle.games_played >= 1)
+        shown = json.dumps(sup.status()) + json.dumps(sup.health()) + sup.metrics.exposition()
+    finally:
+        await sup.stop(10)
+        stop_process(server)
+    logged = capsys.readouterr()
+    written = b"".join(p.read_bytes() for p in game_logs(tmp_path))
+    assert written and "login" in logged.out + logged.err
+    for form in (ident, ident.replace("-", "%2D"), "0A1B2C3D"):
+        assert form not in shown and form not in logged.out + logged.err
+        assert form.encode() not in written
