@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,35 +88,43 @@ class GameIndex:
     # ------------------------------------------------------------------ listing
 
     def listing(self) -> list[dict[str, Any]]:
-        """Every game file under the roots, newest first."""
+        """Every game file under the roots (at most MAX_FILES, the newest folders first),
+        newest first."""
         found: list[dict[str, Any]] = []
+        paths: set[str] = set()
         for i, root in enumerate(self.roots):
             if root.single:
                 if root.path.is_file():
                     found.append(self._entry(i, root.path, Path(root.path.name)))
+                    paths.add(str(root.path))
                 continue
             for path in self._walk(root.path):
                 relative = path.relative_to(root.path)
                 if any(SEPARATOR in p for p in relative.parts):
                     continue  # an id could not name it unambiguously
                 found.append(self._entry(i, path, relative))
+                paths.add(str(path))
                 if len(found) >= MAX_FILES:
                     break
         found.sort(key=lambda g: g["mtime"], reverse=True)
+        with self._lock:  # forget the headers of files no longer listed
+            self._headers = {k: v for k, v in self._headers.items() if k[0] in paths}
         return found
 
-    def _walk(self, top: Path) -> list[Path]:
-        out: list[Path] = []
+    def _walk(self, top: Path) -> Iterator[Path]:
+        """Game files below ``top``, names in reverse order: the date folders the logs are
+        kept in come newest first, so that a listing cut at MAX_FILES keeps the recent ones."""
         if not top.is_dir():
-            return out
+            return
         base_depth = len(top.parts)
         for folder, dirs, files in os.walk(top, followlinks=False):
             depth = len(Path(folder).parts) - base_depth
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if depth < MAX_DEPTH \
-                else []
-            out += [Path(folder) / f for f in files if not f.startswith(".") and _allowed(f)
-                    and not (Path(folder) / f).is_symlink()]  # an id never follows a link
-        return out
+            dirs[:] = sorted((d for d in dirs if not d.startswith(".")), reverse=True) \
+                if depth < MAX_DEPTH else []
+            for name in sorted(files, reverse=True):
+                path = Path(folder) / name
+                if not name.startswith(".") and _allowed(name) and not path.is_symlink():
+                    yield path  # an id never follows a link
 
     def _entry(self, index: int, path: Path, relative: Path) -> dict[str, Any]:
         try:
