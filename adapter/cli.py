@@ -17,12 +17,13 @@ from adapter.commands import (
     ntpu,
     replay,
     selfplay,
+    serve,
     tenhou,
     tools,
 )
 from adapter.logging_setup import configure_logging, configure_plain_logging
 
-COMMAND_GROUPS = (tools, bench, botzone, ntpu, tenhou, mjai, arena, replay, selfplay)
+COMMAND_GROUPS = (tools, bench, botzone, ntpu, tenhou, mjai, arena, replay, selfplay, serve)
 
 
 class _VersionAction(argparse.Action):

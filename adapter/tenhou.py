@@ -463,10 +463,11 @@ def transport_for(settings: TenhouSettings) -> _Tcp | _WebSocket:
 # ---------------------------------------------------------------------- running
 
 
-async def run(settings: TenhouSettings) -> SessionSummary:
-    """Play ``settings.games`` games; reconnect when the line drops in a game."""
+async def run(settings: TenhouSettings, bot: TenhouBot | None = None) -> SessionSummary:
+    """Play ``settings.games`` games; reconnect when the line drops in a game. ``bot``: one the
+    caller made, to read its summary and table while it plays (the serve supervisor)."""
     check_permission(settings.game_type, settings.permission_granted)
-    bot = TenhouBot(settings)
+    bot = bot or TenhouBot(settings)
     transport = transport_for(settings)
     try:
         return await _session(transport, bot, settings)

@@ -1,8 +1,10 @@
-"""deploy/: the systemd units' command lines are valid mjbot commands, the example config loads
-and allows only what a fresh install should, and the container copies what exists."""
+"""deploy/: the systemd unit runs a valid `mjbot serve`, the example config loads with every
+platform present, only local-table practice enabled and nothing it may not have, and the
+container copies what exists and starts the tournament process."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import Path
@@ -10,35 +12,43 @@ from pathlib import Path
 import pytest
 
 from adapter.cli import build_parser
-from adapter.tenhou import TenhouSettings, check_permission, load_config
+from adapter.serve.config import KINDS, load
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 
 
-@pytest.mark.parametrize("unit, command", [("mjbot-ntpu.service", "ntpu"),
-                                           ("mjbot-tenhou.service", "tenhou")])
-def test_units_run_valid_commands(unit: str, command: str) -> None:
-    text = (DEPLOY / unit).read_text()
+def test_unit_runs_serve_with_the_config() -> None:
+    text = (DEPLOY / "mjbot.service").read_text()
     (line,) = [x for x in text.splitlines() if x.startswith("ExecStart=")]
     argv = shlex.split(line.split("=", 1)[1])
     assert argv[0].endswith("/mjbot")
     args = build_parser().parse_args(argv[1:])
-    assert args.command == command
-    assert "MJBOT_LOG_DIR=" in text and "Restart=" in text
+    assert args.command == "serve" and args.config == "/etc/mjbot/mjbot.toml"
+    assert "ExecReload=/bin/kill -HUP $MAINPID" in text and "KillSignal=SIGTERM" in text
+    stop = int(re.search(r"TimeoutStopSec=(\d+)", text).group(1))
+    assert stop > load(DEPLOY / "mjbot.example.toml", environ={}).stop_deadline
 
 
-def test_example_config_loads_and_asks_for_nothing_it_may_not_have(
+def test_example_config_covers_every_platform_and_enables_only_practice(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MJBOT_TENHOU_ID", raising=False)
-    settings = load_config(str(DEPLOY / "mjbot.example.toml"), TenhouSettings())
-    assert settings.name == "NoName" and not settings.permission_granted
-    assert settings.game_type == 64
-    check_permission(settings.game_type, settings.permission_granted)
+    config = load(DEPLOY / "mjbot.example.toml", environ={})
+    kinds = {s.kind for s in config.sessions}
+    assert kinds == set(KINDS)
+    enabled = [s for s in config.sessions if s.enabled]
+    assert enabled and all(s.kind == "local" for s in enabled)
+    assert config.status.host == "127.0.0.1" and not config.status.token
+    (tenhou,) = [s for s in config.sessions if s.kind == "tenhou"]
+    assert tenhou.secret == "" and tenhou.option("game_type") == 64
+    assert tenhou.option("permission_granted") is False
 
 
-def test_container_copies_what_exists() -> None:
+def test_container_copies_what_exists_and_serves() -> None:
     text = (DEPLOY / "Containerfile").read_text()
-    for source in re.findall(r"^COPY (.+) \./", text, flags=re.M):
+    for source in re.findall(r"^COPY (.+) \S+$", text, flags=re.M):
         for name in source.split():
             assert (DEPLOY.parent / name).exists(), name
     assert 'ENTRYPOINT ["mjbot"' in text
+    cmd = re.search(r"^CMD (\[.*\])$", text, flags=re.M).group(1)
+    args = build_parser().parse_args(json.loads(cmd))
+    assert args.command == "serve" and args.status == "0.0.0.0:8750"

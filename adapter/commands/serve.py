@@ -1,0 +1,117 @@
+"""`mjbot serve` (the tournament process: supervised sessions and the status server) and
+`mjbot view` (the web replay viewer on local files, without the tournament process)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from adapter.commands import UserInputError, log
+
+
+def register(sub: Any) -> None:
+    s = sub.add_parser("serve", help="the tournament process: the sessions a config file "
+                       "lists, supervised, with a status server",
+                       description="Runs every enabled session of CONFIG (TOML; see "
+                       "deploy/mjbot.example.toml) under one supervisor: restarts with "
+                       "backoff, a circuit breaker, daily quotas. SIGTERM / SIGINT stop it "
+                       "cleanly, SIGHUP reloads CONFIG. The status server (/, /health, "
+                       "/metrics, /games) listens on the config's address.")
+    s.add_argument("config", metavar="CONFIG")
+    s.add_argument("--status", metavar="HOST:PORT",
+                   help="the status server's address (overrides the config; port 0 picks a "
+                   "free one, logged at start)")
+    s.add_argument("--log-dir", help="game logs (overrides the config's [serve] log_dir)")
+    s.add_argument("--check", action="store_true", help="check CONFIG and exit")
+    s.set_defaults(handler=cmd_serve)
+
+    v = sub.add_parser("view", help="the web replay viewer on game logs and imported files",
+                       description="Serves the replay viewer on the files given (folders are "
+                       "searched for mjbot logs and tenhou6 / mjlog / mjai / Botzone / SGF / "
+                       "NTPU files) and prints its URL.")
+    v.add_argument("paths", nargs="+", metavar="LOG_OR_DIR")
+    v.add_argument("--host", default="127.0.0.1")
+    v.add_argument("--port", type=int, default=0, help="0 (default): a free port")
+    v.add_argument("--open", action="store_true", help="open the page in a browser")
+    v.set_defaults(handler=cmd_view)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from adapter.serve.app import serve
+    from adapter.serve.config import ConfigError, load
+    from adapter.serve.status import TokenRequired, check_token, parse_address
+
+    try:
+        config = load(args.config)
+        address = parse_address(args.status) if args.status else None
+        host = address[0] if address else config.status.host
+        check_token(host, config.status.token)
+    except (ConfigError, TokenRequired, ValueError) as exc:
+        raise UserInputError(str(exc)) from None
+    enabled = [s.name for s in config.sessions if s.enabled]
+    if args.check:
+        print(f"{args.config}: {len(config.sessions)} sessions, enabled: "
+              f"{', '.join(enabled) or 'none'}")
+        return 0
+    if not enabled:
+        log().warning("serve: no session is enabled; only the status server runs",
+                      config=args.config)
+    try:
+        return asyncio.run(serve(config, address, args.log_dir))
+    except OSError as exc:  # the status port is taken, the log folder cannot be made
+        print(f"mjbot serve: {exc}", file=sys.stderr)
+        return 1
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    import asyncio
+    from pathlib import Path
+
+    from adapter.serve.status import TokenRequired, check_token
+
+    folders = [p for p in args.paths if Path(p).is_dir()]
+    files = [p for p in args.paths if Path(p).is_file()]
+    missing = [p for p in args.paths if p not in folders and p not in files]
+    if missing:
+        raise UserInputError(f"{missing[0]}: no such file or folder")
+    try:
+        check_token(args.host, "")
+    except TokenRequired:
+        raise UserInputError("mjbot view listens on loopback only (use --host 127.0.0.1); "
+                             "mjbot serve's status server takes a token for other "
+                             "addresses") from None
+    try:
+        return asyncio.run(_view(folders, files, args.host, args.port, args.open))
+    except OSError as exc:
+        print(f"mjbot view: {exc}", file=sys.stderr)
+        return 1
+
+
+async def _view(folders: list[str], files: list[str], host: str, port: int,
+                open_browser: bool) -> int:
+    import asyncio
+    import contextlib
+    import signal
+
+    from adapter.serve.status import StatusServer
+
+    server = StatusServer(roots=folders, imports=files)
+    url = await server.start(host, port)
+    print(f"mjbot view: {url}games  (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(url + "games")
+    done = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, done.set)
+    try:
+        await done.wait()
+    finally:
+        await server.stop()
+    return 0

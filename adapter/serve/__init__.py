@@ -1,0 +1,13 @@
+"""The tournament process: ``mjbot serve CONFIG`` runs the sessions a TOML file lists under one
+supervisor (restarts with backoff, a circuit breaker, daily quotas, clean stop and reload), with
+an aiohttp status server (health, Prometheus metrics, a dashboard) and the web replay viewer
+that ``mjbot view`` also serves on its own.
+
+Modules, one job each: ``tomlines`` (where a key sits in a TOML file, for errors),
+``config`` (the file -> validated session specs), ``policy`` (backoff, breaker, quota: pure
+timing rules), ``metrics`` (counters, histograms, the exposition text), ``practice`` (the
+local-table worker process), ``runners`` (one run of a session of each kind), ``supervisor``
+(sessions kept running), ``games`` (which files the viewer may show), ``status`` and
+``viewer`` (the HTTP routes), ``app`` (the serve process: signals, reload, shutdown),
+``loadbench`` (decision latency with and without HTTP load; a benchmark).
+"""

@@ -1,0 +1,96 @@
+"""The serve process: the supervisor and the status server on one event loop, driven by
+signals. SIGTERM / SIGINT stop every session within the config's ``stop_deadline`` (hands
+finished where the platform allows, logs closed with a footer, sockets closed) and exit 0;
+SIGHUP reloads the config file and starts or stops only the sessions that changed (a file
+that no longer loads is reported and the running sessions are kept)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from adapter.serve.config import ConfigError, ServeConfig, load
+from adapter.serve.metrics import Metrics
+from adapter.serve.supervisor import Supervisor
+
+log = structlog.get_logger("mjbot.serve")
+
+
+class Signals:
+    """What the signal handlers asked for, as events the main loop waits on."""
+
+    def __init__(self) -> None:
+        self.stop = asyncio.Event()
+        self.reload = asyncio.Event()
+        self.received: list[str] = []
+
+    def install(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig, event in ((signal.SIGTERM, self.stop), (signal.SIGINT, self.stop),
+                           (signal.SIGHUP, self.reload)):
+            with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):
+                loop.add_signal_handler(sig, self._on, sig.name, event)
+
+    def _on(self, name: str, event: asyncio.Event) -> None:
+        self.received.append(name)
+        event.set()
+
+    async def next(self) -> str:
+        """"stop" or "reload", whichever comes first."""
+        waits = {asyncio.ensure_future(self.stop.wait()): "stop",
+                 asyncio.ensure_future(self.reload.wait()): "reload"}
+        _done, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        for future in pending:
+            future.cancel()
+        if self.stop.is_set():
+            return "stop"
+        self.reload.clear()
+        return "reload"
+
+
+async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
+                log_dir: str | None = None,
+                on_listening: Callable[[str], None] | None = None) -> int:
+    """Run until SIGTERM / SIGINT. ``status``: (host, port) overriding the config's address;
+    ``on_listening`` is told the status server's URL once it listens."""
+    from adapter.serve.status import StatusServer
+
+    host, port = status or (config.status.host, config.status.port)
+    metrics = Metrics()
+    supervisor = Supervisor(config, metrics, log_dir=log_dir)
+    server = StatusServer(supervisor=supervisor, metrics=metrics,
+                          roots=[supervisor.log_dir], token=config.status.token)
+    url = await server.start(host, port)
+    log.info("serve: status server listening", url=url, sessions=len(config.sessions))
+    if on_listening is not None:
+        on_listening(url)
+    signals = Signals()
+    signals.install()
+    supervisor.start()
+    try:
+        while await signals.next() == "reload":
+            await _reload(supervisor)
+    finally:
+        log.info("serve: stopping", deadline=supervisor.config.stop_deadline,
+                 signal=signals.received[-1] if signals.received else None)
+        await supervisor.stop()
+        await server.stop()
+        log.info("serve: stopped", games={n: h.games_played
+                                          for n, h in supervisor.handles.items()})
+        sys.stderr.flush()
+    return 0
+
+
+async def _reload(supervisor: Supervisor) -> dict[str, Any] | None:
+    try:
+        config = await asyncio.to_thread(load, supervisor.config.path)
+    except ConfigError as exc:
+        log.error("serve: reload refused, the running sessions are kept", error=str(exc))
+        return None
+    return await supervisor.reload(config)

@@ -1,0 +1,187 @@
+"""Which files the replay viewer may show, and their ids.
+
+The viewer serves game logs from a few roots (the serve process's log folder; the folders or
+files given to ``mjbot view``). A game's id is its root's number and its path below the root,
+joined by ``~`` (``0~practice~local~2026-11-23~101500-practice-g3.mjlog.msgpack``): one URL
+segment, readable, and resolved only after every part is checked (no ``..``, no separators, no
+hidden files, no symlink out of the root, a known suffix), so that no id reaches a file outside
+the roots. Listing reads only our logs' header frames; games are parsed when opened, and the
+last few parsed are kept.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from replay import formats
+from replay.log import SUFFIX
+from replay.timeline import Timeline, build
+
+SEPARATOR = "~"
+IMPORT_SUFFIXES = (".json", ".jsonl", ".xml", ".mjlog", ".sgf", ".log", ".txt")
+MAX_FILES = 5000  # a listing stops here (newest first within each folder walked)
+MAX_DEPTH = 6
+CACHED_GAMES = 8
+
+
+class GameNotFound(LookupError):
+    """No game has this id (malformed, outside the roots, or missing)."""
+
+
+@dataclass(frozen=True)
+class Root:
+    path: Path
+    single: bool  # a file given on its own
+
+
+def _allowed(name: str) -> bool:
+    return name.endswith(SUFFIX) or name.lower().endswith(IMPORT_SUFFIXES)
+
+
+class GameIndex:
+    def __init__(self, roots: list[str], files: list[str] | None = None) -> None:
+        self.roots = [Root(Path(r), False) for r in roots] + \
+            [Root(Path(f), True) for f in files or []]
+        self._headers: dict[tuple[str, float, int], dict[str, Any]] = {}
+        self._games: OrderedDict[tuple[str, float, int], Timeline] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ ids
+
+    def game_id(self, root_index: int, relative: Path) -> str:
+        return SEPARATOR.join([str(root_index), *relative.parts])
+
+    def resolve(self, game_id: str) -> Path:
+        """The file an id names; GameNotFound for anything else."""
+        parts = game_id.split(SEPARATOR)
+        if len(parts) < 2 or not parts[0].isdigit() or int(parts[0]) >= len(self.roots):
+            raise GameNotFound(game_id)
+        for part in parts[1:]:
+            if (not part or part in (".", "..") or part.startswith(".")
+                    or any(c in part for c in "/\\\0:")):
+                raise GameNotFound(game_id)
+        root = self.roots[int(parts[0])]
+        if root.single:
+            if parts[1:] != [root.path.name]:
+                raise GameNotFound(game_id)
+            candidate = root.path
+        else:
+            candidate = root.path.joinpath(*parts[1:])
+        try:
+            resolved = candidate.resolve(strict=True)
+            base = (root.path.parent if root.single else root.path).resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise GameNotFound(game_id) from None
+        if not resolved.is_relative_to(base) or not resolved.is_file() \
+                or not _allowed(resolved.name):
+            raise GameNotFound(game_id)
+        return resolved
+
+    # ------------------------------------------------------------------ listing
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every game file under the roots (at most MAX_FILES, the newest folders first),
+        newest first."""
+        found: list[dict[str, Any]] = []
+        paths: set[str] = set()
+        for i, root in enumerate(self.roots):
+            if root.single:
+                if root.path.is_file():
+                    found.append(self._entry(i, root.path, Path(root.path.name)))
+                    paths.add(str(root.path))
+                continue
+            for path in self._walk(root.path):
+                relative = path.relative_to(root.path)
+                if any(SEPARATOR in p for p in relative.parts):
+                    continue  # an id could not name it unambiguously
+                found.append(self._entry(i, path, relative))
+                paths.add(str(path))
+                if len(found) >= MAX_FILES:
+                    break
+        found.sort(key=lambda g: g["mtime"], reverse=True)
+        with self._lock:  # forget the headers of files no longer listed
+            self._headers = {k: v for k, v in self._headers.items() if k[0] in paths}
+        return found
+
+    def _walk(self, top: Path) -> Iterator[Path]:
+        """Game files below ``top``, names in reverse order: the date folders the logs are
+        kept in come newest first, so that a listing cut at MAX_FILES keeps the recent ones."""
+        if not top.is_dir():
+            return
+        base_depth = len(top.parts)
+        for folder, dirs, files in os.walk(top, followlinks=False):
+            depth = len(Path(folder).parts) - base_depth
+            dirs[:] = sorted((d for d in dirs if not d.startswith(".")), reverse=True) \
+                if depth < MAX_DEPTH else []
+            for name in sorted(files, reverse=True):
+                path = Path(folder) / name
+                if not name.startswith(".") and _allowed(name) and not path.is_symlink():
+                    yield path  # an id never follows a link
+
+    def _entry(self, index: int, path: Path, relative: Path) -> dict[str, Any]:
+        try:
+            st = path.stat()
+        except OSError:
+            st = None
+        entry: dict[str, Any] = {
+            "id": self.game_id(index, relative), "name": path.name,
+            "folder": str(relative.parent) if str(relative.parent) != "." else "",
+            "session": relative.parts[0] if len(relative.parts) > 1 else "",
+            "size": st.st_size if st else 0, "mtime": st.st_mtime if st else 0.0,
+            "own": path.name.endswith(SUFFIX)}
+        if entry["own"] and st is not None:
+            entry.update(self._header(path, st.st_mtime, st.st_size))
+        return entry
+
+    def _header(self, path: Path, mtime: float, size: int) -> dict[str, Any]:
+        key = (str(path), mtime, size)
+        with self._lock:
+            if key in self._headers:
+                return self._headers[key]
+        info: dict[str, Any] = {}
+        try:
+            with path.open("rb") as f:
+                unpacker = msgpack.Unpacker(f, raw=False, strict_map_key=False,
+                                            max_buffer_size=1 << 20)
+                head = next(unpacker, None)
+            if isinstance(head, dict) and head.get("k") == "header":
+                extra = head.get("extra") if isinstance(head.get("extra"), dict) else {}
+                info = {"platform": head.get("platform"), "variant": head.get("variant"),
+                        "started": head.get("started"), "policy": head.get("policy"),
+                        "players": extra.get("players")}
+        except (OSError, ValueError, msgpack.UnpackException):
+            info = {"unreadable": True}
+        with self._lock:
+            self._headers[key] = info
+        return info
+
+    # ------------------------------------------------------------------ games
+
+    def timeline(self, game_id: str) -> Timeline:
+        """The game's steps (parsed once per file version); GameNotFound, or the
+        formats' UnknownFormat / LogError for a file no reader accepts."""
+        path = self.resolve(game_id)
+        st = path.stat()
+        key = (str(path), st.st_mtime, st.st_size)
+        with self._lock:
+            if key in self._games:
+                self._games.move_to_end(key)
+                return self._games[key]
+        timeline = build(formats.read(path.read_bytes(), path))
+        with self._lock:
+            self._games[key] = timeline
+            while len(self._games) > CACHED_GAMES:
+                self._games.popitem(last=False)
+        return timeline
+
+    def loaded(self, game_id: str) -> formats.Loaded:
+        path = self.resolve(game_id)
+        return formats.read(path.read_bytes(), path)

@@ -1,0 +1,222 @@
+"""A practice session's worker process: games at the local table, one after another, each
+written to a game log, with what happened reported as JSON lines on stdout.
+
+It runs in its own process so that playing (pure Python, CPU-bound) never holds the serve
+process's event loop or its GIL. The supervisor starts it with the session's settings as one
+JSON argument and reads the reports (see :data:`REPORTS`). SIGTERM, SIGINT or the end of stdin
+(the serve process went away) ask it to stop: the hand in play is finished, the game's log is
+closed with a footer that says it was stopped, and the process exits 0. Our policy's seat moves
+round the table from game to game; the opponents fill the other seats in order.
+
+``python -m adapter.serve.practice '{"session": "p", "variant": "riichi", ...}'``
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from adapter.local.game import RIICHI_START, GameConfig, play_game
+from adapter.local.referee import HandOutcome, HandReferee, HandSetup
+from adapter.local.seat import BrainSeat
+from protocols import events as ev
+from protocols import tiles as T
+from replay.log import Footer, GameLogWriter, Header
+
+# every line is {"t": <one of these>, ...}
+REPORTS = ("game_start", "live", "hand", "game_end", "stopped", "exit")
+LIVE_EVERY = 0.5  # seconds between two live snapshots
+
+
+@dataclass
+class PracticeSettings:
+    session: str
+    variant: str = "riichi"
+    policy: str = "rulebased"
+    opponents: tuple[str, str, str] = ("greedy", "greedy", "greedy")
+    length: str = "east"
+    hands: int = 4
+    seed: int = 0
+    games: int | None = None  # None: until stopped
+    log_dir: str | None = None
+    pause: float = 1.0
+    budget: float | None = None
+
+    @classmethod
+    def from_json(cls, text: str) -> PracticeSettings:
+        data = json.loads(text)
+        data["opponents"] = tuple(data.get("opponents", cls.opponents))
+        return cls(**data)
+
+
+class GameStopped(Exception):
+    """Raised between two hands once a stop was asked for."""
+
+
+class _StoppableReferee(HandReferee):
+    """The local referee, which refuses to start a hand once a stop was asked for."""
+
+    def __init__(self, variant: str, players: list[Any], log: GameLogWriter | None,
+                 stop: threading.Event, on_hand: Callable[[HandOutcome], None]) -> None:
+        super().__init__(variant, players, log)
+        self._stop = stop
+        self._on_hand = on_hand
+
+    def play(self, setup: HandSetup) -> HandOutcome:
+        if self._stop.is_set():
+            raise GameStopped
+        outcome = super().play(setup)
+        self._on_hand(outcome)
+        return outcome
+
+
+@dataclass
+class _Reporter:
+    """Collects what the seats see and decide, and writes the report lines."""
+
+    emit: Callable[[dict[str, Any]], None]
+    our_seat: int = 0
+    decisions: list[list[Any]] = field(default_factory=list)
+    last_live: float = 0.0
+
+    def decision(self, seat: int, policy: str, elapsed: float, fallback: str) -> None:
+        self.decisions.append([seat, policy, round(elapsed, 6), fallback])
+
+    def live(self, state: Any, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last_live < LIVE_EVERY:
+            return
+        self.last_live = now
+        self.emit({"t": "live", **snapshot(state)})
+
+
+def snapshot(state: Any) -> dict[str, Any]:
+    """What the dashboard shows of a game in play, from one seat's table state."""
+    return {"variant": state.variant, "seat": state.seat,
+            "round": f"{'ESWN'[state.round_wind % 4]}{state.round_number + 1}-{state.honba}",
+            "scores": list(state.scores), "hand": T.to_mpsz(state.hand) if state.hand else "",
+            "turn": state.turn, "wall": state.wall_remaining, "in_hand": state.round_active}
+
+
+class _ReportingSeat(BrainSeat):
+    def __init__(self, variant: str, seat: int, policy: str, limit: float | None,
+                 reporter: _Reporter) -> None:
+        super().__init__(variant, seat, policy, limit)
+        self.seat = seat
+        self.reporter = reporter
+
+    def observe(self, event: Any) -> None:
+        super().observe(event)
+        if self.seat == self.reporter.our_seat:
+            self.reporter.live(self.state, force=isinstance(event, ev.RoundStarted))
+
+    def decide(self, request: ev.DecisionRequest) -> Any:
+        answer = super().decide(request)
+        self.reporter.decision(self.seat, answer.policy, answer.elapsed, answer.fallback)
+        return answer
+
+
+def play_one(settings: PracticeSettings, game: int, stop: threading.Event,
+             emit: Callable[[dict[str, Any]], None]) -> bool:
+    """One game; False when it was stopped between two hands."""
+    seat = game % 4
+    names = list(settings.opponents)
+    names.insert(seat, settings.policy)
+    reporter = _Reporter(emit, seat)
+    players = [_ReportingSeat(settings.variant, s, names[s], settings.budget, reporter)
+               for s in range(4)]
+    header = Header(platform="local", variant=settings.variant, seat=None,
+                    policy=",".join(names),
+                    policy_config={"seed": settings.seed, "game": game},
+                    game_id=f"{settings.session}-s{settings.seed}-g{game}",
+                    extra={"players": names, "full_information": True,
+                           "session": settings.session, "our_seat": seat})
+    log = GameLogWriter.create(settings.log_dir, header) if settings.log_dir else None
+    hands = [0]
+
+    def on_hand(outcome: HandOutcome) -> None:
+        hands[0] += 1
+        emit({"t": "hand", "hands": 1, "illegal": len(outcome.illegal),
+              "decisions": reporter.decisions, "scores": list(referee.scores)})
+        reporter.decisions = []
+
+    referee = _StoppableReferee(settings.variant, players, log, stop, on_hand)
+    emit({"t": "game_start", "game": game, "seat": seat, "players": names,
+          "log": str(log.path) if log else None})
+    config = GameConfig(settings.variant, settings.length, settings.hands)
+    try:
+        result = play_game(config, players, settings.seed, game, log, referee)
+    except GameStopped:
+        scores = list(referee.scores)
+        if log is not None:
+            log.close(Footer({"stopped": True, "hands": hands[0]}, tuple(scores)))
+        emit({"t": "stopped", "game": game, "hands": hands[0], "scores": scores,
+              "log": str(log.path) if log else None})
+        return False
+    finally:
+        for p in players:
+            p.close()
+    start = RIICHI_START if settings.variant == "riichi" else 0
+    emit({"t": "game_end", "game": game, "seat": seat, "scores": result.scores,
+          "ranks": result.ranks, "points": result.scores[seat] - start, "hands": hands[0],
+          "log": str(log.path) if log else None})
+    return True
+
+
+def run(settings: PracticeSettings, stop: threading.Event,
+        emit: Callable[[dict[str, Any]], None]) -> int:
+    """Games until stopped or ``settings.games`` are played; the number played."""
+    played = 0
+    while not stop.is_set() and (settings.games is None or played < settings.games):
+        if not play_one(settings, played, stop, emit):
+            break
+        played += 1
+        stop.wait(settings.pause)
+    emit({"t": "exit", "games": played})
+    return played
+
+
+def _writer() -> Callable[[dict[str, Any]], None]:
+    lock = threading.Lock()
+
+    def emit(report: dict[str, Any]) -> None:
+        line = json.dumps(report, separators=(",", ":")) + "\n"
+        with lock:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+    return emit
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m adapter.serve.practice SETTINGS_JSON", file=sys.stderr)
+        return 2
+    settings = PracticeSettings.from_json(argv[0])
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+
+    def watch_stdin() -> None:  # the serve process closed our stdin, or died
+        # the raw descriptor, not sys.stdin: a daemon thread blocked in the buffered reader
+        # holds its lock, which aborts the interpreter at exit
+        while os.read(0, 4096):
+            pass
+        stop.set()
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    try:
+        run(settings, stop, _writer())
+    except BrokenPipeError:
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

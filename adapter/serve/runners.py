@@ -1,0 +1,313 @@
+"""One run of a session, per kind: a local practice worker until it exits, or one platform
+client's connection (NTPU, mjai) or series of games (Tenhou) until it ends.
+
+A runner reports what happens through a :class:`Probe` (decisions, hands, finished games, the
+game in play) and returns an :class:`Outcome` that tells the supervisor whether the run ended
+normally, lost its server, crashed, or was stopped. Asked to stop, a runner lets the hand in
+play finish where it can (the practice worker stops between hands; a platform client is
+stopped once its table state says no hand is in play) and gives up at the deadline: the
+client is then cancelled, which closes its game log with a footer and (Tenhou) says BYE.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import structlog
+
+from adapter.serve.config import SessionSpec
+from adapter.serve.metrics import MeasuredBrain
+from adapter.serve.practice import snapshot
+
+log = structlog.get_logger("mjbot.serve")
+
+POLL = 0.5  # seconds between two looks at a platform client's counts and table
+STOP_MARGIN = 1.0  # seconds of the stop deadline kept for the client's own goodbye
+
+
+class PermanentError(Exception):
+    """A run that cannot succeed until the config changes (Tenhou refuses the game type):
+    the supervisor does not retry it."""
+
+
+@dataclass
+class Outcome:
+    """``status``: "completed" (the games or the match ended normally), "dropped" (the server
+    closed or could not be reached), "crashed" (an error or the worker died), "stopped"."""
+
+    status: str
+    detail: str = ""
+
+
+class Probe(Protocol):
+    def decision(self, policy: str, elapsed: float, fallback: str) -> None: ...
+    def hands(self, count: int) -> None: ...
+    def illegal(self, count: int) -> None: ...
+    def reconnects(self, count: int) -> None: ...
+    def live(self, state: dict[str, Any] | None) -> None: ...
+    def game_finished(self, result: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class StopRequest:
+    """Set once: the run should end by ``deadline`` (monotonic seconds)."""
+
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+    deadline: float = 0.0
+
+    def request(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.event.set()
+
+    @property
+    def requested(self) -> bool:
+        return self.event.is_set()
+
+
+@dataclass
+class RunContext:
+    probe: Probe
+    stop: StopRequest
+    log_dir: str
+    games_allowed: int | None = None  # the day's quota left (None: no quota)
+
+
+Runner = Callable[[SessionSpec, RunContext], Awaitable[Outcome]]
+
+
+# ---------------------------------------------------------------------- local practice
+
+
+async def run_local(spec: SessionSpec, ctx: RunContext) -> Outcome:
+    """The practice worker process, its reports fed to the probe, until it exits."""
+    settings = {"session": spec.name, "variant": spec.option("variant", "riichi"),
+                "policy": spec.policy,
+                "opponents": list(spec.option("opponents", ("greedy", "greedy", "greedy"))),
+                "length": spec.option("length", "east"), "hands": spec.option("hands", 4),
+                "seed": spec.option("seed", 0), "games": ctx.games_allowed,
+                "log_dir": ctx.log_dir, "pause": spec.pause, "budget": spec.option("budget")}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "adapter.serve.practice", json.dumps(settings),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        limit=2 ** 22)  # one hand's decisions come in one line
+    log.info("serve: practice worker started", session=spec.name, pid=proc.pid)
+    reading = asyncio.create_task(_read_reports(proc, spec.name, ctx.probe))
+    stop_wait = asyncio.create_task(ctx.stop.event.wait())
+    try:
+        await asyncio.wait({reading, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+        if not reading.done():  # a stop was asked for: finish the hand, close the log
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(asyncio.shield(reading),
+                                       max(0.1, ctx.stop.deadline - time.monotonic()))
+            except TimeoutError:
+                log.warning("serve: practice worker past the stop deadline, killed",
+                            session=spec.name)
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+        elif reading.exception() is not None:  # its reports cannot be read: end it
+            log.error("serve: practice reports unreadable, worker killed", session=spec.name,
+                      error=repr(reading.exception()))
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        code = await proc.wait()
+    finally:
+        stop_wait.cancel()
+        if proc.returncode is None:  # cancelled: never leave the worker behind
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+        reading.cancel()
+        ctx.probe.live(None)
+    if ctx.stop.requested:
+        return Outcome("stopped")
+    if code == 0:
+        return Outcome("completed", "the day's games are played")
+    how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+    return Outcome("crashed", f"practice worker {how}")
+
+
+async def _read_reports(proc: asyncio.subprocess.Process, session: str, probe: Probe) -> None:
+    assert proc.stdout is not None
+    while True:
+        line = await proc.stdout.readline()
+        if not line:
+            return
+        try:
+            report = json.loads(line)
+            _apply_report(report, probe)
+        except Exception as exc:  # one bad line is logged, the next ones still count
+            log.error("serve: unreadable practice report", session=session, error=str(exc),
+                      line=line[:200].decode("utf-8", "replace"))
+
+
+def _apply_report(report: dict[str, Any], probe: Probe) -> None:
+    kind = report["t"]
+    if kind == "live":
+        probe.live({k: v for k, v in report.items() if k != "t"})
+    elif kind == "hand":
+        for _seat, policy, elapsed, fallback in report["decisions"]:
+            probe.decision(str(policy), float(elapsed), str(fallback))
+        probe.hands(int(report["hands"]))
+        if report["illegal"]:
+            probe.illegal(int(report["illegal"]))
+    elif kind == "game_end":
+        probe.game_finished({"scores": report["scores"], "ranks": report["ranks"],
+                             "seat": report["seat"], "points": report["points"],
+                             "hands": report["hands"], "log": report["log"]})
+
+
+# ---------------------------------------------------------------------- platform clients
+
+
+class _Tracker:
+    """Turns a client's running totals (its SessionSummary, reset every run) into the
+    probe's increments, and notices finished games."""
+
+    def __init__(self, bot: Any, probe: Probe, completed: Callable[[Any], int],
+                 variant: str) -> None:
+        self.bot, self.probe, self.completed, self.variant = bot, probe, completed, variant
+        self.hands = self.reconnects = self.games = 0
+
+    def sync(self, final: bool = False) -> None:
+        summary, state = self.bot.summary, self.bot.state
+        if summary.hands > self.hands:
+            self.probe.hands(summary.hands - self.hands)
+            self.hands = summary.hands
+        if summary.reconnects > self.reconnects:
+            self.probe.reconnects(summary.reconnects - self.reconnects)
+            self.reconnects = summary.reconnects
+        games = summary.games if final else self.completed(self.bot)
+        while self.games < games:
+            self.games += 1
+            self.probe.game_finished(self._result(state))
+        self.probe.live(None if final else snapshot(state))
+
+    def _result(self, state: Any) -> dict[str, Any]:
+        scores = list(state.scores) if state.game_over else None
+        start = 25000 if self.variant == "riichi" else 0
+        points = scores[state.seat] - start if scores else None
+        return {"scores": scores, "seat": state.seat, "points": points, "ranks": None,
+                "hands": state.hand_count, "log": None}
+
+
+async def _run_client(spec: SessionSpec, ctx: RunContext, bot: Any, main: Awaitable[Any],
+                      completed: Callable[[Any], int], variant: str) -> Outcome:
+    """Play ``main`` (the client's own coroutine on ``bot``), measuring and watching it."""
+    probe = ctx.probe
+    def report(answer: Any) -> None:
+        probe.decision(answer.policy, answer.elapsed, answer.fallback)
+
+    # The async clients decide through their thinker (adapter/thinker.py), which holds the
+    # brain it was made with: measure there when there is one, else at the brain.
+    if getattr(bot, "thinker", None) is not None:
+        bot.thinker = MeasuredBrain(bot.thinker, report)
+    else:
+        bot.brain = MeasuredBrain(bot.brain, report)
+    tracker = _Tracker(bot, probe, completed, variant)
+    task = asyncio.ensure_future(main)
+    try:
+        while not task.done():
+            stop_wait = asyncio.ensure_future(ctx.stop.event.wait())
+            await asyncio.wait({task, stop_wait}, timeout=POLL,
+                               return_when=asyncio.FIRST_COMPLETED)
+            stop_wait.cancel()
+            tracker.sync()
+            if ctx.stop.requested and not task.done():
+                await _finish_hand(bot, task, ctx.stop.deadline)
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+                tracker.sync(final=True)
+                return Outcome("stopped")
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+    tracker.sync(final=True)
+    return _outcome(task)
+
+
+async def _finish_hand(bot: Any, task: asyncio.Future[Any], deadline: float) -> None:
+    """Wait while a hand is in play, up to the deadline less the client's goodbye."""
+    while (getattr(bot.state, "round_active", False) and not task.done()
+           and time.monotonic() < deadline - STOP_MARGIN):
+        await asyncio.sleep(0.05)
+
+
+def _outcome(task: asyncio.Future[Any]) -> Outcome:
+    from adapter.tenhou import PermissionRefused
+
+    exc = task.exception()
+    if isinstance(exc, PermissionRefused):
+        raise PermanentError(str(exc))
+    if isinstance(exc, ConnectionError | OSError):
+        return Outcome("dropped", str(exc) or type(exc).__name__)
+    if exc is not None:
+        return Outcome("crashed", f"{type(exc).__name__}: {exc}")
+    summary = task.result()
+    if summary.finished:
+        return Outcome("completed")
+    return Outcome("dropped", "the server closed the connection")
+
+
+def _games_in_open_log(bot: Any) -> int:
+    """Games a client has started, less the one whose log is still open."""
+    return bot.summary.games - (1 if bot.game_log is not None else 0)
+
+
+async def run_tenhou(spec: SessionSpec, ctx: RunContext) -> Outcome:
+    from adapter.tenhou import ANONYMOUS, DEFAULT_TCP_SERVER, TenhouBot, TenhouSettings, run
+
+    games = spec.option("games", 1)
+    if ctx.games_allowed is not None:
+        games = min(games, ctx.games_allowed)
+    settings = TenhouSettings(
+        server=spec.option("server", DEFAULT_TCP_SERVER), transport=spec.option("transport", "tcp"),
+        name=spec.secret or ANONYMOUS, lobby=spec.option("lobby", 0),
+        game_type=spec.option("game_type", 64), games=games,
+        permission_granted=spec.option("permission_granted", False), policy=spec.policy,
+        budget=spec.option("budget", 2.0), reconnect_tries=spec.option("reconnect_tries", 5),
+        connect_timeout=spec.option("connect_timeout", 10.0), log_dir=ctx.log_dir)
+    bot = TenhouBot(settings)
+    return await _run_client(spec, ctx, bot, run(settings, bot), lambda b: b.summary.games,
+                             "riichi")
+
+
+async def run_ntpu(spec: SessionSpec, ctx: RunContext) -> Outcome:
+    from adapter.ntpu import NtpuBot, NtpuSettings, run_tcp
+    from adapter.session import parse_server
+    from protocols.tiles import NtpuTiles
+
+    host, port = parse_server(spec.option("server"))
+    tiles = NtpuTiles(spec.option("honour_order", "ESWNCFP"), spec.option("suit_order", "mps"))
+    bot = NtpuBot(NtpuSettings(policy=spec.policy, budget=spec.option("budget", 2.0),
+                               tiles=tiles, log_dir=ctx.log_dir))
+    main = run_tcp(host, port, bot, spec.option("connect_timeout", 10.0))
+    return await _run_client(spec, ctx, bot, main, _games_in_open_log, "taiwan16")
+
+
+async def run_mjai(spec: SessionSpec, ctx: RunContext) -> Outcome:
+    from adapter.mjai import MjaiBot, MjaiSettings, run_tcp
+    from adapter.session import parse_server
+
+    host, port = parse_server(spec.option("server"))
+    bot = MjaiBot(MjaiSettings(policy=spec.policy, budget=spec.option("budget", 1.5),
+                               name=spec.option("name", "mjbot"),
+                               room=spec.option("room", "default"), log_dir=ctx.log_dir))
+    main = run_tcp(host, port, bot, spec.option("connect_timeout", 10.0))
+    return await _run_client(spec, ctx, bot, main, _games_in_open_log, "riichi")
+
+
+RUNNERS: dict[str, Runner] = {"local": run_local, "tenhou": run_tenhou, "ntpu": run_ntpu,
+                              "mjai": run_mjai}

@@ -1,0 +1,64 @@
+// Shared by the dashboard and the viewer: the token (when the page was opened with ?token=),
+// fetching JSON with it, links that keep it, and tiles drawn as small boxes.
+"use strict";
+
+const TOKEN = new URLSearchParams(location.search).get("token");
+
+function withToken(path) {
+  if (!TOKEN) return path;
+  return path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(TOKEN);
+}
+
+async function getJSON(path) {
+  const headers = TOKEN ? { Authorization: "Bearer " + TOKEN } : {};
+  const response = await fetch(path, { headers, cache: "no-store" });
+  if (!response.ok) {
+    throw new Error(response.status + " " + (await response.text()));
+  }
+  return response.json();
+}
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key === "style") Object.assign(node.style, value);  // CSSOM: allowed by the CSP
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+const HONOURS = { 1: "E", 2: "S", 3: "W", 4: "N", 5: "Wh", 6: "Gr", 7: "Rd" };
+
+// one tile from its mpsz name ("5m", "0p" red five, "7z" red dragon, "3f" a flower, "?" hidden)
+function tileNode(name, extra) {
+  if (!name || name === "?") return el("span", { class: "tile back " + (extra || ""), title: "hidden" });
+  const digit = name[0], suit = name[1];
+  const label = suit === "z" ? HONOURS[digit] : (digit === "0" ? "5" : digit);
+  const classes = ["tile", "s-" + suit];
+  if (digit === "0") classes.push("red");
+  if (suit === "z") classes.push("z" + digit);
+  if (extra) classes.push(extra);
+  return el("span", { class: classes.join(" "), title: name, "data-tile": name },
+    el("b", { text: label }), suit === "z" ? null : el("i", { text: suit }));
+}
+
+function tileRow(names, extra) {
+  return el("span", { class: "tiles" }, (names || []).map((n) => tileNode(n, extra)));
+}
+
+function fmtTime(seconds) {
+  if (!seconds) return "";
+  return new Date(seconds * 1000).toLocaleString();
+}
+
+function linkTokens() {
+  for (const a of document.querySelectorAll("a.tok")) a.href = withToken(a.getAttribute("href"));
+}

@@ -1,0 +1,328 @@
+"""Sessions kept running: each configured session is a :class:`SessionHandle` whose task runs
+the session again and again, and the :class:`Supervisor` starts, stops and reloads them.
+
+A run that ends normally (its games played, the match closed by the server) is followed by the
+next after the session's ``pause``. A run that fails (lost or unreachable server, a crash, a
+worker that died) is followed by the next after an exponential backoff with jitter; enough
+failures within the breaker's window open the circuit breaker, and the session rests for the
+cooldown before one trial run. A daily game quota holds a session until midnight. A run that
+cannot succeed until the config changes (Tenhou refuses the game type) leaves the session
+``failed``. Everything a person needs to see is in :meth:`SessionHandle.status`; what a
+machine counts goes to :class:`~adapter.serve.metrics.Metrics`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from adapter.serve.config import ServeConfig, SessionSpec
+from adapter.serve.metrics import Metrics
+from adapter.serve.policy import Backoff, CircuitBreaker, DailyQuota
+from adapter.serve.runners import (
+    RUNNERS,
+    Outcome,
+    PermanentError,
+    RunContext,
+    Runner,
+    StopRequest,
+)
+from replay.log import Scrubber
+
+log = structlog.get_logger("mjbot.serve")
+
+RECENT_RESULTS = 50
+POINTS_KEPT = 1000
+
+
+class SessionHandle:
+    """One session: its supervision task, its counts, and the :class:`Probe` its runs report
+    to."""
+
+    def __init__(self, spec: SessionSpec, metrics: Metrics, log_root: str, runner: Runner,
+                 clock: Callable[[], float] = time.monotonic,
+                 rng: random.Random | None = None) -> None:
+        self.spec = spec
+        self.metrics = metrics
+        self.log_dir = str(Path(log_root) / spec.name)
+        self.runner = runner
+        self.clock = clock
+        limits = spec.limits
+        self.backoff = Backoff(limits.backoff_initial, limits.backoff_max, rng)
+        self.breaker = CircuitBreaker(limits.breaker_failures, limits.breaker_window,
+                                      limits.breaker_cooldown, clock)
+        self.quota = DailyQuota(limits.games_per_day)
+        self.scrub = Scrubber([spec.secret] if spec.secret else [])
+        self.state = "disabled" if not spec.enabled else "idle"
+        self.state_since = time.time()
+        self.runs = self.restarts = self.failures = 0
+        self.games_played = self.hands_played = self.decisions_made = 0
+        self.last_error = ""
+        self.last_outcome = ""
+        self.results: deque[dict[str, Any]] = deque(maxlen=RECENT_RESULTS)
+        self.points: deque[tuple[float, float]] = deque(maxlen=POINTS_KEPT)
+        self.total_points = 0.0
+        self.current: dict[str, Any] | None = None
+        self.resume_at: float | None = None  # wall-clock time of the next run, while waiting
+        self.stop_request = StopRequest()
+        self.task: asyncio.Task[None] | None = None
+        metrics.add_session(spec.name, spec.kind)
+
+    # ------------------------------------------------------------------ the probe
+
+    def decision(self, policy: str, elapsed: float, fallback: str) -> None:
+        self.decisions_made += 1
+        self.metrics.decision(self.spec.name, policy, elapsed, fallback)
+
+    def hands(self, count: int) -> None:
+        self.hands_played += count
+        self.metrics.inc("mjbot_hands_total", count, session=self.spec.name,
+                         kind=self.spec.kind)
+
+    def illegal(self, count: int) -> None:
+        self.metrics.inc("mjbot_illegal_actions_total", count, session=self.spec.name)
+
+    def reconnects(self, count: int) -> None:
+        self.metrics.inc("mjbot_reconnects_total", count, session=self.spec.name)
+
+    def live(self, state: dict[str, Any] | None) -> None:
+        self.current = state
+
+    def game_finished(self, result: dict[str, Any]) -> None:
+        self.games_played += 1
+        self.quota.add()
+        self.metrics.inc("mjbot_games_total", session=self.spec.name, kind=self.spec.kind)
+        entry = {"session": self.spec.name, "ended": time.time(), **result}
+        if entry.get("log"):
+            entry["log"] = _relative(entry["log"], self.log_dir, self.spec.name)
+        self.results.append(entry)
+        if result.get("points") is not None:
+            self.total_points += float(result["points"])
+            self.points.append((entry["ended"], self.total_points))
+
+    # ------------------------------------------------------------------ running
+
+    def start(self) -> None:
+        if self.spec.enabled and self.task is None:
+            self.task = asyncio.create_task(self._supervise(), name=f"session {self.spec.name}")
+
+    async def stop(self, timeout: float) -> None:
+        """Ask the run to end (its hand finished where it can) and wait up to ``timeout``;
+        then cancel it."""
+        self.stop_request.request(self.clock() + timeout)
+        if self.task is None:
+            return
+        if self.state == "running":
+            self._set_state("stopping")
+        try:
+            await asyncio.wait_for(asyncio.shield(self.task), timeout + 0.5)
+        except TimeoutError:
+            log.warning("serve: session past its stop deadline, cancelled",
+                        session=self.spec.name)
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+        self._set_state("stopped")
+
+    def _set_state(self, state: str) -> None:
+        if state != self.state:
+            self.state, self.state_since = state, time.time()
+        self.metrics.set("mjbot_breaker_open", float(self.breaker.state == "open"),
+                         session=self.spec.name)
+
+    async def _rest(self, seconds: float, state: str) -> None:
+        """Wait ``seconds`` (or until a stop is asked for)."""
+        self._set_state(state)
+        self.resume_at = time.time() + seconds
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.stop_request.event.wait(), seconds)
+        self.resume_at = None
+
+    async def _supervise(self) -> None:
+        name = self.spec.name
+        failed_last = False
+        try:
+            while not self.stop_request.requested:
+                if self.breaker.wait() > 0:
+                    await self._rest(self.breaker.wait(), "breaker open")
+                    continue
+                remaining = self.quota.remaining()
+                if remaining == 0:
+                    await self._rest(self.quota.seconds_to_reset(), "quota reached")
+                    continue
+                if failed_last:
+                    self.restarts += 1
+                    self.metrics.inc("mjbot_restarts_total", session=name)
+                outcome = await self._run_once(remaining)
+                if outcome is None:  # a permanent error: wait for a reload
+                    return
+                if outcome.status == "stopped" or self.stop_request.requested:
+                    break
+                failed_last = outcome.status != "completed"
+                delay = self._after(outcome)
+                if delay is not None:
+                    await self._rest(delay, "pause" if not failed_last else "backoff")
+        finally:
+            self.metrics.set("mjbot_session_running", 0, session=name)
+            if self.state not in ("failed",):
+                self._set_state("stopped")
+
+    async def _run_once(self, remaining: int | None) -> Outcome | None:
+        name = self.spec.name
+        self.runs += 1
+        self._set_state("running")
+        self.metrics.set("mjbot_session_running", 1, session=name)
+        context = RunContext(self, self.stop_request, self.log_dir, remaining)
+        started = self.clock()
+        try:
+            outcome = await self.runner(self.spec, context)
+        except PermanentError as exc:
+            self.last_error = self.scrub(str(exc))
+            self._set_state("failed")
+            log.error("serve: session cannot run until its config changes", session=name,
+                      error=self.last_error)
+            return None
+        except Exception as exc:  # a crash of the run: the supervisor restarts it
+            outcome = Outcome("crashed", f"{type(exc).__name__}: {exc}")
+        finally:
+            self.metrics.set("mjbot_session_running", 0, session=name)
+            self.current = None
+        outcome.detail = self.scrub(outcome.detail)
+        self.last_outcome = outcome.status
+        if self.clock() - started >= self.spec.limits.healthy_after:
+            self.backoff.reset()
+        return outcome
+
+    def _after(self, outcome: Outcome) -> float | None:
+        """Bookkeeping after a run; the delay before the next one (None: the breaker says)."""
+        name = self.spec.name
+        if outcome.status == "completed":
+            self.backoff.reset()
+            self.breaker.success()
+            log.info("serve: run ended normally", session=name, detail=outcome.detail)
+            return self.spec.pause
+        self.failures += 1
+        self.last_error = outcome.detail
+        self.metrics.inc("mjbot_failures_total", session=name)
+        if self.breaker.failure():
+            log.error("serve: circuit breaker open", session=name, error=outcome.detail,
+                      cooldown=self.breaker.cooldown)
+            self._set_state("breaker open")
+            return None
+        delay = self.backoff.next_delay()
+        log.warning("serve: run failed, restarting", session=name, outcome=outcome.status,
+                    error=outcome.detail, retry_in=round(delay, 2))
+        return delay
+
+    # ------------------------------------------------------------------ reporting
+
+    def status(self, detail: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.spec.name, "kind": self.spec.kind, "enabled": self.spec.enabled,
+            "policy": self.spec.policy, "state": self.state, "since": self.state_since,
+            "runs": self.runs, "restarts": self.restarts, "failures": self.failures,
+            "last_error": self.last_error, "last_outcome": self.last_outcome,
+            "games": self.games_played, "hands": self.hands_played,
+            "decisions": self.decisions_made,
+            "last_game": self.results[-1] if self.results else None,
+            "breaker": {"state": self.breaker.state,
+                        "recent_failures": self.breaker.recent_failures(),
+                        "threshold": self.breaker.threshold, "trips": self.breaker.trips,
+                        "retry_in": round(self.breaker.wait(), 1)},
+            "quota": {"games_per_day": self.spec.limits.games_per_day,
+                      "today": self.quota.count, "remaining": self.quota.remaining()},
+            "next_run_at": self.resume_at,
+        }
+        if detail:
+            out["config"] = self.spec.public()
+            out["current"] = self.current
+            out["results"] = list(self.results)[-10:]
+            out["points"] = [[round(t, 1), p] for t, p in self.points]
+        return out
+
+
+def _relative(path: str, log_dir: str, session: str) -> str:
+    """A game log's path as the viewer names it under the log root (session/...)."""
+    try:
+        return str(Path(session) / Path(path).resolve().relative_to(Path(log_dir).resolve()))
+    except ValueError:
+        return path
+
+
+class Supervisor:
+    """The configured sessions: started together, reloaded by difference, stopped together."""
+
+    def __init__(self, config: ServeConfig, metrics: Metrics | None = None,
+                 runners: Mapping[str, Runner] = RUNNERS, log_dir: str | None = None) -> None:
+        self.config = config
+        self.metrics = metrics or Metrics()
+        self.runners = runners
+        self.log_dir = log_dir or config.log_dir
+        self.started = time.time()
+        self.handles: dict[str, SessionHandle] = {}
+        self.reloads = 0
+
+    def _handle(self, spec: SessionSpec) -> SessionHandle:
+        return SessionHandle(spec, self.metrics, self.log_dir, self.runners[spec.kind])
+
+    def start(self) -> None:
+        for spec in self.config.sessions:
+            handle = self.handles[spec.name] = self._handle(spec)
+            handle.start()
+        log.info("serve: sessions started", enabled=[s.name for s in self.config.sessions
+                                                     if s.enabled],
+                 disabled=[s.name for s in self.config.sessions if not s.enabled])
+
+    async def reload(self, config: ServeConfig) -> dict[str, list[str]]:
+        """Apply a new config: only sessions that were added, removed or changed are stopped
+        or started; the others keep running untouched."""
+        new = {s.name: s for s in config.sessions}
+        old = {name: h.spec for name, h in self.handles.items()}
+        removed = [n for n in old if n not in new]
+        changed = [n for n in old if n in new and new[n] != old[n]]
+        added = [n for n in new if n not in old]
+        deadline = config.stop_deadline
+        await asyncio.gather(*(self.handles[n].stop(deadline) for n in removed + changed))
+        for name in removed:
+            del self.handles[name]
+        for name in changed + added:
+            previous = self.handles.get(name)
+            handle = self._handle(new[name])
+            if previous is not None:  # keep what the dashboard shows of its history
+                handle.results, handle.points = previous.results, previous.points
+                handle.total_points = previous.total_points
+            self.handles[name] = handle
+            handle.start()
+        self.handles = {s.name: self.handles[s.name] for s in config.sessions}
+        self.config = config
+        self.reloads += 1
+        result = {"added": added, "removed": removed, "changed": changed,
+                  "unchanged": [n for n in old if n in new and n not in changed]}
+        log.info("serve: config reloaded", **result)
+        return result
+
+    async def stop(self, deadline: float | None = None) -> None:
+        timeout = self.config.stop_deadline if deadline is None else deadline
+        await asyncio.gather(*(h.stop(timeout) for h in self.handles.values()))
+
+    def health(self) -> dict[str, Any]:
+        sessions = {n: h.status(detail=False) for n, h in self.handles.items()}
+        bad = [n for n, s in sessions.items() if s["state"] in ("failed", "breaker open")]
+        return {"status": "degraded" if bad else "ok", "uptime": round(time.time()
+                                                                       - self.started, 1),
+                "reloads": self.reloads, "sessions": sessions}
+
+    def status(self) -> dict[str, Any]:
+        sessions = {n: h.status() for n, h in self.handles.items()}
+        results = sorted((r for h in self.handles.values() for r in h.results),
+                         key=lambda r: r["ended"], reverse=True)[:20]
+        return {**self.health(), "sessions": sessions, "results": results,
+                "config": self.config.path}

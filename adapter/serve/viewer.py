@@ -1,0 +1,115 @@
+"""The replay viewer's routes: the game list and one game's page (static HTML and plain JS
+from ./static), the JSON they read, and the tenhou.net/6 and mjai exports.
+
+``/games`` and ``/api/games``: the list; ``/games/ID``: the page; ``/api/games/ID``: the game's
+outline (players, hands, results); ``/api/games/ID/hands/N``: hand N's steps;
+``/games/ID/export/tenhou6`` and ``.../mjai``: the game converted (riichi games with every
+seat's tiles: imports and the local table's logs). Files are read and parsed in a worker
+thread, so the event loop (and the sessions it drives) never waits on a large log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from aiohttp import web
+
+from adapter.serve.games import GameIndex, GameNotFound
+
+STATIC_PAGES = {"list": "games.html", "game": "viewer.html"}
+EXPORTS = {"tenhou6": ("application/json", ".json"), "mjai": ("application/x-ndjson",
+                                                              ".jsonl")}
+
+
+def add_routes(app: web.Application, index: GameIndex) -> None:
+    from adapter.serve.status import STATIC
+
+    async def page(name: str) -> web.StreamResponse:
+        return web.FileResponse(STATIC / name, headers={"Cache-Control": "no-cache"})
+
+    async def game_list(request: web.Request) -> web.StreamResponse:
+        return await page(STATIC_PAGES["list"])
+
+    async def api_list(request: web.Request) -> web.StreamResponse:
+        games = await asyncio.to_thread(index.listing)
+        return web.json_response({"games": games, "roots": len(index.roots)})
+
+    async def game_page(request: web.Request) -> web.StreamResponse:
+        _resolve(index, request.match_info["id"])
+        return await page(STATIC_PAGES["game"])
+
+    async def api_game(request: web.Request) -> web.StreamResponse:
+        game_id = request.match_info["id"]
+        timeline = await _timeline(index, game_id)
+        outline = timeline.outline()
+        outline["id"] = game_id
+        outline["exports"] = _exports(outline)
+        response = web.json_response(outline)
+        response.enable_compression()
+        return response
+
+    async def api_hand(request: web.Request) -> web.StreamResponse:
+        timeline = await _timeline(index, request.match_info["id"])
+        number = request.match_info["n"]
+        if not number.isdigit() or int(number) >= len(timeline.hands):
+            raise web.HTTPNotFound(text=f"no hand {number} in this game")
+        hand = timeline.hands[int(number)]
+        response = web.json_response({"label": hand["label"], "steps": hand["steps"],
+                                      "result": hand["result"]})
+        response.enable_compression()
+        return response
+
+    async def export(request: web.Request) -> web.StreamResponse:
+        game_id, fmt = request.match_info["id"], request.match_info["fmt"]
+        if fmt not in EXPORTS:
+            raise web.HTTPNotFound(text=f"no export {fmt!r} (tenhou6, mjai)")
+        _resolve(index, game_id)
+        try:
+            text = await asyncio.to_thread(_export_text, index, game_id, fmt)
+        except ValueError as exc:
+            raise web.HTTPUnprocessableEntity(text=str(exc)) from None
+        content_type, suffix = EXPORTS[fmt]
+        name = game_id.rsplit("~", 1)[-1].split(".")[0] + suffix
+        return web.Response(text=text + "\n", content_type=content_type,
+                            headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    app.router.add_get("/games", game_list)
+    app.router.add_get("/api/games", api_list)
+    app.router.add_get("/games/{id}", game_page)
+    app.router.add_get("/games/{id}/export/{fmt}", export)
+    app.router.add_get("/api/games/{id}", api_game)
+    app.router.add_get("/api/games/{id}/hands/{n}", api_hand)
+
+
+def _resolve(index: GameIndex, game_id: str) -> None:
+    try:
+        index.resolve(game_id)
+    except GameNotFound:
+        raise web.HTTPNotFound(text="no such game") from None
+
+
+async def _timeline(index: GameIndex, game_id: str) -> Any:
+    _resolve(index, game_id)
+    try:
+        return await asyncio.to_thread(index.timeline, game_id)
+    except GameNotFound:
+        raise web.HTTPNotFound(text="no such game") from None
+    except ValueError as exc:  # no reader accepts the file (UnknownFormat, LogError, ...)
+        raise web.HTTPUnprocessableEntity(text=f"cannot show this file: {exc}") from None
+
+
+def _exports(outline: dict[str, Any]) -> list[str]:
+    if outline.get("variant") == "riichi" and outline.get("full_information"):
+        return list(EXPORTS)
+    return []
+
+
+def _export_text(index: GameIndex, game_id: str, fmt: str) -> str:
+    from replay import mjai_log, replayer, tenhou6
+
+    rep = replayer.load(index.resolve(game_id))
+    if rep.record is None or rep.variant != "riichi":
+        raise ValueError("only riichi games with every seat's tiles (imports, the local "
+                         "table's logs) can be exported")
+    return (tenhou6.dumps if fmt == "tenhou6" else mjai_log.dumps)(rep.record)

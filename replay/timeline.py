@@ -1,0 +1,342 @@
+"""A game as the web viewer steps through it: per hand, the table after every event.
+
+Any log the replayer reads comes in: our own logs (one seat's view, or the local table's full
+information) and imports (full records). Each step is a complete snapshot of the table as
+plain JSON-ready data (tiles in mpsz, e.g. ``5m``, ``0p`` a red five, ``7z`` red dragon):
+the four hands where known (else how many tiles are hidden), the tile just drawn, rivers with
+tsumogiri / riichi / called-away marks, melds, dora indicators, scores, riichi sticks and the
+hand's result; and where our logs have them, the decisions asked at that point with the
+policy's candidates and scores. Snapshots rather than events, so that the page only draws.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocols import events as ev
+from protocols import tiles as T
+from replay.formats import Loaded
+from replay.log import DecisionFrame, EventFrame
+from replay.record import own_tiles
+from replay.replayer import action_text
+
+HAND_SIZE = {"taiwan16": 16}
+WINDS = "ESWN"
+DRAW_REASONS = {"exhaustive": "exhaustive draw", "nine_terminals": "nine terminals",
+                "four_riichi": "four riichi", "four_kans": "four kans",
+                "four_winds": "four winds", "triple_ron": "triple ron"}
+
+
+def tile(t: int | None) -> str | None:
+    return None if t is None else T.tile_name(t)
+
+
+def _sorted(tiles: list[int]) -> list[str]:
+    return [T.tile_name(t) for t in sorted(tiles, key=T.sort_key)]
+
+
+@dataclass
+class _Seat:
+    hand: list[int] | None = None  # None: not known to this log
+    hidden: int = 0
+    drawn: int | None = None
+    drew_hidden: bool = False
+    river: list[dict[str, Any]] = field(default_factory=list)
+    melds: list[dict[str, Any]] = field(default_factory=list)
+    flowers: list[int] = field(default_factory=list)
+    riichi: bool = False
+    riichi_next: bool = False
+
+    def take_drawn(self) -> None:
+        """The drawn tile joins the hand (before a discard or a call from the hand)."""
+        if self.hand is not None and self.drawn is not None:
+            self.hand.append(self.drawn)
+        elif self.drew_hidden:
+            self.hidden += 1
+        self.drawn, self.drew_hidden = None, False
+
+    def remove(self, tiles: list[int]) -> None:
+        if self.hand is None:
+            self.hidden = max(0, self.hidden - len(tiles))
+            return
+        for t in tiles:
+            if t in self.hand:
+                self.hand.remove(t)
+            else:
+                same = [x for x in self.hand if T.kind(x) == T.kind(t)]
+                if same:
+                    self.hand.remove(same[0])
+
+    def view(self) -> dict[str, Any]:
+        return {"hand": _sorted(self.hand) if self.hand is not None else None,
+                "hidden": self.hidden if self.hand is None else 0,
+                "drawn": tile(self.drawn) if self.drawn is not None
+                else ("?" if self.drew_hidden else None),
+                "river": copy.deepcopy(self.river), "melds": copy.deepcopy(self.melds),
+                "flowers": [T.tile_name(f) for f in self.flowers], "riichi": self.riichi}
+
+
+class _Table:
+    def __init__(self, variant: str, names: list[str]) -> None:
+        self.variant = variant
+        self.names = names
+        self.seats = [_Seat() for _ in range(4)]
+        self.round = ""
+        self.dealer = 0
+        self.honba = self.sticks = 0
+        self.scores: list[int] = [0, 0, 0, 0]
+        self.dora: list[int] = []
+        self.wall: int | None = None
+        self.result: dict[str, Any] | None = None
+
+    def who(self, seat: int | None) -> str:
+        if seat is None:
+            return "?"
+        name = self.names[seat] if seat < len(self.names) and self.names[seat] else ""
+        return f"{WINDS[(seat - self.dealer) % 4]} {name}".strip() if name else \
+            f"{WINDS[(seat - self.dealer) % 4]} (seat {seat})"
+
+    def snapshot(self, text: str, actor: int | None) -> dict[str, Any]:
+        return {"text": text, "actor": actor, "round": self.round, "dealer": self.dealer,
+                "honba": self.honba, "sticks": self.sticks, "scores": list(self.scores),
+                "dora": [T.tile_name(d) for d in self.dora], "wall": self.wall,
+                "seats": [s.view() for s in self.seats], "result": self.result,
+                "decisions": []}
+
+    # ------------------------------------------------------------------ events
+
+    def round_started(self, e: ev.RoundStarted, own_seat: int | None) -> str:
+        self.round = f"{WINDS[e.round_wind % 4]}{e.round_number + 1}"
+        self.dealer, self.honba, self.sticks = e.dealer, e.honba, e.sticks
+        if any(e.scores):
+            self.scores = list(e.scores)
+        self.dora = list(e.dora_indicators)
+        self.wall = e.wall_remaining if e.wall_remaining is not None else None
+        self.result = None
+        size = HAND_SIZE.get(self.variant, 13)  # dealt to a seat we cannot see
+        self.seats = [_Seat() for _ in range(4)]
+        for s, seat in enumerate(self.seats):
+            if len(e.hands) == 4 and e.hands[s]:
+                seat.hand = list(e.hands[s])
+            elif s == own_seat and e.hand:
+                seat.hand = list(e.hand)
+            else:
+                seat.hidden = size
+        return f"{self.round}-{self.honba}: dealer {self.who(e.dealer)}"
+
+    def apply(self, e: Any) -> tuple[str, int | None] | None:
+        """The step's text and actor, or None for an event that is no step of its own."""
+        if isinstance(e, ev.TileDrawn):
+            seat = self.seats[e.seat]
+            seat.take_drawn()
+            if e.tile is not None and seat.hand is not None:
+                seat.drawn = e.tile
+            else:
+                seat.drew_hidden = True
+            if self.wall is not None:
+                self.wall = max(0, self.wall - 1)
+            what = tile(e.tile) if e.tile is not None else "a tile"
+            return (f"{self.who(e.seat)} draws {what}"
+                    f"{' (replacement)' if e.replacement else ''}", e.seat)
+        if isinstance(e, ev.TileDiscarded):
+            return self._discard(e)
+        if isinstance(e, ev.MeldCalled):
+            return self._meld(e)
+        if isinstance(e, ev.RiichiDeclared):
+            self.seats[e.seat].riichi = self.seats[e.seat].riichi_next = True
+            return f"{self.who(e.seat)} declares riichi", e.seat
+        if isinstance(e, ev.RiichiAccepted):
+            self.sticks += 1
+            if e.scores:
+                self.scores = list(e.scores)
+            else:
+                self.scores[e.seat] -= 1000
+            return None
+        if isinstance(e, ev.DoraRevealed):
+            self.dora.append(e.indicator)
+            return f"new dora indicator {tile(e.indicator)}", None
+        if isinstance(e, ev.FlowerReplaced):
+            seat = self.seats[e.seat]
+            seat.take_drawn()
+            seat.remove([e.flower])
+            seat.flowers.append(e.flower)
+            return f"{self.who(e.seat)} shows flower {tile(e.flower)}", e.seat
+        if isinstance(e, ev.RoundWon):
+            return self._won(e)
+        if isinstance(e, ev.RoundDrawn):
+            self.scores = [a + b for a, b in zip(self.scores, e.deltas or (0,) * 4,
+                                                 strict=False)]
+            reason = DRAW_REASONS.get(e.reason, e.reason)
+            self.result = {"type": "draw", "reason": reason, "deltas": list(e.deltas),
+                           "tenpai": list(e.tenpai)}
+            return f"drawn hand: {reason}", None
+        if isinstance(e, ev.GameEnded):
+            self.scores = list(e.scores)
+            return "game over: " + " / ".join(f"{self.who(s)} {v}"
+                                              for s, v in enumerate(e.scores)), None
+        return None
+
+    def _discard(self, e: ev.TileDiscarded) -> tuple[str, int | None]:
+        seat = self.seats[e.seat]
+        drawn = seat.drawn
+        tsumogiri = e.tsumogiri if e.tsumogiri is not None else (
+            drawn is not None and e.tile == drawn)
+        seat.take_drawn()
+        seat.remove([e.tile])
+        seat.river.append({"t": T.tile_name(e.tile), "tsumogiri": bool(tsumogiri),
+                           "riichi": seat.riichi_next, "called": False})
+        seat.riichi_next = False
+        return (f"{self.who(e.seat)} discards {tile(e.tile)}"
+                f"{' (tsumogiri)' if tsumogiri else ''}", e.seat)
+
+    def _meld(self, e: ev.MeldCalled) -> tuple[str, int | None]:
+        seat = self.seats[e.seat]
+        seat.take_drawn()
+        if e.kind == "added_kan":
+            added = e.called if e.called is not None else e.tiles[-1]
+            seat.remove([added])
+            for meld in seat.melds:
+                if meld["kind"] == "pon" and meld["tiles"] and \
+                        T.kind(T.parse_mpsz(meld["tiles"][0])[0]) == T.kind(added):
+                    meld["kind"] = "added_kan"
+                    meld["tiles"].append(T.tile_name(added))
+                    break
+            else:
+                seat.melds.append({"kind": "added_kan", "tiles": _sorted(list(e.tiles)),
+                                   "called": None, "from": None})
+            return f"{self.who(e.seat)} adds {tile(added)} to a kan", e.seat
+        if e.kind in ("closed_kan", "nuki"):
+            seat.remove(list(e.tiles))
+        else:
+            seat.remove(own_tiles(e))
+        if e.from_seat is not None and e.kind in ("chi", "pon", "open_kan"):
+            river = self.seats[e.from_seat].river
+            if river:
+                river[-1]["called"] = True
+        seat.melds.append({"kind": e.kind, "tiles": _sorted(list(e.tiles)),
+                           "called": tile(e.called), "from": e.from_seat})
+        shown = T.to_mpsz(e.tiles) if e.tiles else "(hidden)"
+        frm = f" from {self.who(e.from_seat)}" if e.from_seat is not None else ""
+        return f"{self.who(e.seat)} calls {e.kind.replace('_', ' ')} {shown}{frm}", e.seat
+
+    def _won(self, e: ev.RoundWon) -> tuple[str, int | None]:
+        self.scores = [a + b for a, b in zip(self.scores, e.deltas, strict=False)]
+        winner = self.seats[e.winner]
+        if e.hand:
+            winner.hand = [t for t in e.hand]
+            winner.remove([e.win_tile])  # shown beside the hand, as the winning tile
+            winner.drawn = e.win_tile
+            winner.drew_hidden = False
+        how = "tsumo" if e.from_seat is None else f"ron on {self.who(e.from_seat)}"
+        self.result = {"type": "win", "winner": e.winner, "from": e.from_seat,
+                       "win_tile": tile(e.win_tile), "value": e.value, "yaku": list(e.yaku),
+                       "deltas": list(e.deltas), "detail": e.detail,
+                       "ura": [T.tile_name(t) for t in e.ura_dora_indicators]}
+        self.sticks = 0
+        return f"{self.who(e.winner)} wins ({how}) on {tile(e.win_tile)}, value {e.value}", \
+            e.winner
+
+
+def decision_view(d: DecisionFrame, seat: int | None) -> dict[str, Any]:
+    return {"seat": d.seat if d.seat is not None else seat, "kind": d.request.kind,
+            "action": action_text(d.action), "policy": d.policy,
+            "elapsed_ms": round(d.elapsed * 1000, 3), "fallback": d.fallback,
+            "legal": len(d.legal),
+            "candidates": [[action_text(a), round(s, 4)] for a, s in d.candidates]}
+
+
+@dataclass
+class Timeline:
+    meta: dict[str, Any]
+    hands: list[dict[str, Any]]  # {"label", "steps": [snapshot...], "result"}
+
+    def outline(self) -> dict[str, Any]:
+        """Everything but the steps: the page's first load."""
+        return {**self.meta, "hands": [{"label": h["label"], "steps": len(h["steps"]),
+                                        "result": h["result"], "decisions": h["decisions"]}
+                                       for h in self.hands]}
+
+
+def build(loaded: Loaded) -> Timeline:
+    """The steps of a game read by :func:`replay.formats.read`."""
+    items: list[tuple[str, Any]] = []  # ("event", e) / ("decision", frame)
+    own_seat: int | None = None
+    meta: dict[str, Any] = {"format": loaded.label, "notes": []}
+    if loaded.log is not None:
+        header = loaded.log.header
+        assert header is not None
+        full = bool(header.extra.get("full_information"))
+        own_seat = None if full else header.seat
+        meta.update(source=header.platform, variant=header.variant, policy=header.policy,
+                    started=header.started, game_id=header.game_id, full_information=full,
+                    players=header.extra.get("players"), our_seat=header.extra.get("our_seat",
+                                                                                 own_seat))
+        for f in loaded.log.frames:
+            if isinstance(f, EventFrame):
+                items.append(("event", f.event))
+            elif isinstance(f, DecisionFrame):
+                items.append(("decision", f))
+        if loaded.log.truncated is not None:
+            meta["notes"].append(f"the log is cut at byte {loaded.log.truncated.offset} "
+                                 f"({loaded.log.truncated.reason})")
+        footer = loaded.log.footer
+        meta["complete"] = footer is not None and loaded.log.truncated is None
+        meta["footer"] = dict(footer.result) if footer is not None else None
+    else:
+        record = loaded.record
+        assert record is not None
+        items = [("event", e) for e in record.events]
+        meta.update(source=record.source, variant=record.variant, full_information=True,
+                    title=record.meta.get("title"), complete=True, our_seat=None)
+        view_seat = record.meta.get("view_seat")
+        if view_seat is not None:
+            own_seat = int(view_seat)
+            meta["full_information"] = False
+            meta["our_seat"] = own_seat
+    return _steps(items, meta, own_seat)
+
+
+def _steps(items: list[tuple[str, Any]], meta: dict[str, Any],
+           own_seat: int | None) -> Timeline:
+    variant = meta.get("variant", "riichi")
+    names = ["", "", "", ""]
+    table = _Table(variant, names)
+    hands: list[dict[str, Any]] = []
+    steps: list[dict[str, Any]] | None = None
+    final: list[int] | None = None
+    for kind, item in items:
+        if kind == "decision":
+            if steps:
+                steps[-1]["decisions"].append(decision_view(item, own_seat))
+                hands[-1]["decisions"] += 1
+            continue
+        e = item
+        if isinstance(e, ev.GameStarted):
+            names[:] = list(e.names) + [""] * (4 - len(e.names))
+            if own_seat is not None:
+                own_seat = e.seat
+                meta["our_seat"] = own_seat
+            variant = table.variant = e.variant or variant
+            meta["variant"] = variant
+            continue
+        if isinstance(e, ev.RoundStarted):
+            text = table.round_started(e, own_seat)
+            steps = [table.snapshot(text, None)]
+            hands.append({"label": f"{table.round}-{table.honba}", "steps": steps,
+                          "result": None, "decisions": 0})
+            continue
+        if isinstance(e, ev.GameEnded):
+            final = list(e.scores)
+        if steps is None:
+            continue
+        applied = table.apply(e)
+        if applied is None:
+            continue
+        steps.append(table.snapshot(*applied))
+        if table.result is not None:
+            hands[-1]["result"] = table.result
+    meta["names"] = names
+    meta["final_scores"] = final
+    return Timeline(meta, hands)

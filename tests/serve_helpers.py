@@ -1,0 +1,123 @@
+"""Peers for the serve tests: a free port, the fake Tenhou server as a subprocess, `mjbot
+serve` as a subprocess with its status URL, and log checks."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from replay.log import SUFFIX, read_log
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTHON_ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(port: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, f"nothing listens on {port}"
+            time.sleep(0.05)
+
+
+def tenhou_server(port: int, games: int = 1, length: str = "south") -> subprocess.Popen[bytes]:
+    """The fake Tenhou server (test games vs mjbot's policies) on ``port``."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "adapter.cli", "--log-level", "warning", "tenhou-server",
+         "--port", str(port), "--games", str(games), "--length", length, "--no-log"],
+        cwd=ROOT, env=PYTHON_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_listening(port)
+    return proc
+
+
+def stop_process(proc: subprocess.Popen[Any]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(10)
+
+
+class ServeProcess:
+    """`mjbot serve CONFIG --status 127.0.0.1:0`, its JSON log lines collected."""
+
+    def __init__(self, config: Path, log_dir: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "adapter.cli", "--log-json", "serve", str(config),
+             "--status", "127.0.0.1:0", "--log-dir", str(log_dir)],
+            cwd=ROOT, env=PYTHON_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True)
+        self.lines: list[dict[str, Any]] = []
+        self.raw: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        found = self.wait_for(lambda e: e.get("event") == "serve: status server listening")
+        self.url = found["url"]
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.raw.append(line)
+            with contextlib.suppress(ValueError):
+                self.lines.append(json.loads(line))
+
+    def wait_for(self, check: Any, timeout: float = 60.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            for entry in list(self.lines):
+                if check(entry):
+                    return entry
+            assert self.proc.poll() is None or time.monotonic() < deadline, \
+                "".join(self.raw[-20:])
+            assert time.monotonic() < deadline, "".join(self.raw[-20:])
+            time.sleep(0.05)
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.url.rstrip("/") + path, timeout=10) as response:
+            body = response.read().decode()
+        return json.loads(body) if path in ("/health", "/api/status") else body
+
+    def until(self, check: Any, timeout: float = 60.0) -> dict[str, Any]:
+        """Poll /api/status until ``check(status)``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self.get("/api/status")
+            if check(status):
+                return status
+            assert time.monotonic() < deadline, json.dumps(status)[:2000]
+            time.sleep(0.1)
+
+    def signal(self, sig: signal.Signals) -> None:
+        self.proc.send_signal(sig)
+
+    def close(self) -> None:
+        stop_process(self.proc)
+
+
+def game_logs(root: Path) -> list[Path]:
+    return sorted(root.rglob(f"*{SUFFIX}"))
+
+
+def assert_complete(path: Path) -> dict[str, Any]:
+    """Every frame reads back and the footer is there; the footer's result."""
+    log = read_log(path)
+    assert log.truncated is None, (path, log.truncated)
+    assert log.footer is not None, path
+    return log.footer.result

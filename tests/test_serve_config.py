@@ -1,0 +1,130 @@
+"""The serve config: a good file becomes session specs; every mistake is one ConfigError that
+names the file and the line, never a traceback, and never repeats a secret."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from adapter.serve.config import ConfigError, Limits, loads
+from adapter.serve.tomlines import key_lines
+
+ROOT = Path(__file__).resolve().parents[1]
+GOOD = """\
+[serve]
+log_dir = "games"
+stop_deadline = 5
+
+[defaults]
+games_per_day = 10
+
+[sessions.practice]
+kind = "local"
+variant = "mcr"
+opponents = ["greedy", "rulebased", "greedy"]
+
+[sessions.practice.limits]
+backoff_initial = 0.5
+
+[sessions.ladder]
+kind = "tenhou"
+enabled = false
+id = "ID0123ABCD-abcdEFGH"
+"""
+
+
+def test_a_good_file() -> None:
+    config = loads(GOOD, "good.toml", environ={})
+    assert config.log_dir == "games" and config.stop_deadline == 5.0
+    practice, ladder = config.sessions
+    assert practice.kind == "local" and practice.enabled and practice.policy == "rulebased"
+    assert practice.option("opponents") == ("greedy", "rulebased", "greedy")
+    assert practice.limits == Limits(games_per_day=10, backoff_initial=0.5)
+    assert not ladder.enabled and ladder.secret == "ID0123ABCD-abcdEFGH"
+    public = ladder.public()
+    assert "ID0123ABCD" not in repr(public) and "ID0123ABCD" not in repr(ladder)
+    assert public["login"] == "ID (hidden)"
+
+
+def test_a_changed_option_makes_a_different_spec() -> None:
+    a = loads(GOOD, environ={}).sessions[0]
+    b = loads(GOOD.replace('"mcr"', '"mass"'), environ={}).sessions[0]
+    assert a != b and a == loads(GOOD, environ={}).sessions[0]
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ("[sessions.a]\nkind = 'local'\nvarient = 'riichi'\n", 3, "unknown key 'varient'"),
+    ("[sessions.a]\nkind = 'local'\nvariant = 'poker'\n", 3, "must be one of riichi"),
+    ("[sessions.a]\nkind = 'local'\npolicy = 'genius'\n", 3, "must be a policy name"),
+    ("[sessions.a]\nkind = 'local'\nenabled = 'yes'\n", 3, "must be true or false"),
+    ("[sessions.a]\nkind = 'local'\npause = -1\n", 3, "must be at least 0"),
+    ("[sessions.a]\nkind = 'local'\nopponents = ['greedy']\n", 3, "list of 3 policy names"),
+    ("[sessions.a]\nkind = 'chess'\n", 2, "kind must be one of"),
+    ("\n[sessions.a]\nenabled = true\n", 2, "needs kind"),
+    ("[sessions.a]\nkind = 'ntpu'\n", 1, "needs server"),
+    ("[sessions.a]\nkind = 'ntpu'\nserver = 'nohost'\n", 3, "must be host:port"),
+    ("[sessions.a]\nkind = 'local'\n[sessions.a.limits]\nbreaker_failures = 0\n", 4,
+     "must be at least 1"),
+    ("[sessions.a]\nkind = 'local'\n[sessions.a.limits]\nbackoff_max = 0.1\n"
+     "backoff_initial = 1\n", 3, "backoff_max must be at least backoff_initial"),
+    ("[sessions.'a b']\nkind = 'local'\n", 1, "session name 'a b'"),
+    ("[sessions]\na = 3\n", 2, "[sessions.a] must be a table"),
+    ("[serve]\nlog_dir = 'x'\n[servers]\n", 3, "unknown table or key 'servers'"),
+    ("[status]\nport = 70000\n", 2, "must be 0..65535"),
+    ("[sessions.a]\nkind = 'local'\nvariant = 'riichi\n", 3, "not valid TOML"),
+    ("[sessions.a]\nkind = 'local'\n[sessions.a]\nkind = 'ntpu'\n", 3, "not valid TOML"),
+    ("[sessions.t]\nkind = 'tenhou'\ngame_type = 169\n", 3, "Phoenix"),
+    ("[sessions.t]\nkind = 'tenhou'\ngame_type = 9\n", 3, "permission"),
+    ("[sessions.t]\nkind = 'tenhou'\nid_env = 'NOT_SET_ANYWHERE'\n", 3, "which is not set"),
+    ("# comment\n\n[sessions.m]  # the mjai one\nkind = 'mjai'\nserver = 'h:1'\n"
+     "budget = \"\"\"\nfast\n\"\"\"\n", 6, "must be a number"),
+])
+def test_mistakes_name_their_line(text: str, line: int, words: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        loads(text, "bad.toml", environ={})
+    message = str(caught.value)
+    assert message.startswith(f"bad.toml, line {line}: "), message
+    assert words in message, message
+
+
+def test_a_malformed_tenhou_id_is_not_repeated() -> None:
+    with pytest.raises(ConfigError) as caught:
+        loads("[sessions.t]\nkind = 'tenhou'\nid = 'ID-my-secret-name'\n", "bad.toml",
+              environ={})
+    assert "line 3" in str(caught.value) and "my-secret" not in str(caught.value)
+
+
+def test_tenhou_id_and_status_token_from_the_environment() -> None:
+    text = ("[status]\ntoken_env = 'TOK'\n[sessions.t]\nkind = 'tenhou'\n"
+            "id_env = 'TID'\n")
+    config = loads(text, environ={"TOK": "s3cret", "TID": "ID89abcdef-12345678"})
+    assert config.status.token == "s3cret" and "s3cret" not in repr(config)
+    assert config.sessions[0].secret == "ID89abcdef-12345678"
+
+
+def test_key_lines_reads_the_shapes_config_files_use() -> None:
+    text = ('a = 1\n[t."quoted key"]\nb.c = [\n  1,\n  2,\n]\nd = """\n[not.a.table]\n"""\n'
+            "[[arr]]\ne = 'x' # c\n")
+    lines = key_lines(text)
+    assert lines[("a",)] == 1 and lines[("t", "quoted key")] == 2
+    assert lines[("t", "quoted key", "b", "c")] == 3 and lines[("t", "quoted key", "d")] == 7
+    assert ("not", "a", "table") not in lines and lines[("arr", "e")] == 11
+
+
+def test_the_command_reports_a_bad_file_in_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[sessions.a]\nkind = 'local'\nvariant = 3\n")
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "serve", str(bad)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        f"mjbot serve: {bad}, line 3: sessions.a.variant must be one of riichi, mcr, "
+        "taiwan16, mass"]
+    missing = subprocess.run([sys.executable, "-m", "adapter.cli", "serve",
+                              str(tmp_path / "none.toml")], capture_output=True, text=True,
+                             cwd=ROOT, timeout=60)
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
+    assert "Traceback" not in missing.stderr + out.stderr

@@ -1,0 +1,236 @@
+"""The supervisor with real peers: the fake Tenhou server as a subprocess on a real socket
+(dropped mid-game and started again), the practice worker process (killed), and `mjbot serve`
+itself as a subprocess (SIGTERM in the middle of a hand, SIGHUP with a changed config)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+from adapter.serve.config import loads
+from adapter.serve.supervisor import Supervisor
+from tests.serve_helpers import (
+    ServeProcess,
+    assert_complete,
+    free_port,
+    game_logs,
+    stop_process,
+    tenhou_server,
+)
+
+
+async def until(check, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+def practice_pids(session: str) -> list[int]:
+    """The practice worker processes of one session, from /proc."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "adapter.serve.practice" in cmd and f'"session": "{session}"' in cmd:
+            out.append(int(entry.name))
+    return out
+
+
+async def test_a_session_whose_server_drops_is_restarted_and_resumes(tmp_path: Path) -> None:
+    port = free_port()
+    config = loads(f"""
+[sessions.ladder]
+kind = "tenhou"
+server = "127.0.0.1:{port}"
+reconnect_tries = 1
+connect_timeout = 30
+games = 3
+pause = 0.2
+[sessions.ladder.limits]
+backoff_initial = 0.3
+backoff_max = 2
+""", environ={})
+    server = tenhou_server(port, games=20)
+    sup = Supervisor(config, log_dir=str(tmp_path))
+    try:
+        sup.start()
+        handle = sup.handles["ladder"]
+        # a test game takes about a second: after the first, the run is in its second
+        await until(lambda: handle.games_played >= 1)
+        server.kill()
+        server.wait(10)
+        await until(lambda: handle.failures >= 1)
+        assert handle.games_played < 3 and handle.last_outcome == "dropped"
+        assert "connect" in handle.last_error.lower()
+        played = handle.games_played
+        server = tenhou_server(port, games=20)  # the server is back: the session takes it up
+        await until(lambda: handle.games_played >= played + 3, timeout=90)
+        assert handle.restarts >= 1 and handle.runs >= 2
+        assert sup.metrics.get("mjbot_restarts_total", session="ladder") >= 1
+        assert sup.metrics.get("mjbot_games_total", session="ladder", kind="tenhou") >= 4
+        assert sup.metrics.histogram("mjbot_decision_seconds", session="ladder",
+                                     policy="rulebased").count > 0
+        result = handle.results[-1]
+        assert result["scores"] is not None and sum(result["scores"]) >= 90000
+    finally:
+        await sup.stop(10)
+        stop_process(server)
+    footers = [assert_complete(p) for p in game_logs(tmp_path / "ladder")]
+    finished = [f for f in footers if not f.get("unfinished") and not f.get("abandoned")]
+    assert len(finished) >= 4
+
+
+async def test_a_practice_worker_that_dies_is_restarted(tmp_path: Path) -> None:
+    config = loads("""
+[sessions.drill]
+kind = "local"
+variant = "mass"
+pause = 0.05
+[sessions.drill.limits]
+backoff_initial = 0.2
+""", environ={})
+    sup = Supervisor(config, log_dir=str(tmp_path))
+    try:
+        sup.start()
+        handle = sup.handles["drill"]
+        await until(lambda: handle.games_played >= 1 and practice_pids("drill"))
+        (pid,) = practice_pids("drill")
+        os.kill(pid, signal.SIGKILL)
+        await until(lambda: handle.failures == 1)
+        assert handle.last_error == "practice worker killed by signal 9"
+        games = handle.games_played
+        await until(lambda: handle.restarts == 1 and handle.games_played > games)
+        assert practice_pids("drill") and practice_pids("drill") != [pid]
+    finally:
+        await sup.stop(10)
+    assert not practice_pids("drill")
+    logs = game_logs(tmp_path / "drill")
+    assert len(logs) >= 2
+    # the game the kill cut off reads back up to the cut; the others are whole
+    complete = [p for p in logs if read_ok(p)]
+    assert len(complete) >= len(logs) - 1
+
+
+def read_ok(path: Path) -> bool:
+    try:
+        assert_complete(path)
+    except AssertionError:
+        return False
+    return True
+
+
+def test_sigterm_in_the_middle_of_a_hand_leaves_complete_logs(tmp_path: Path) -> None:
+    port = free_port()
+    server = tenhou_server(port, games=100)
+    config = tmp_path / "serve.toml"
+    config.write_text(f"""
+[serve]
+stop_deadline = 10
+[sessions.practice]
+kind = "local"
+variant = "riichi"
+length = "south"
+pause = 0
+[sessions.ladder]
+kind = "tenhou"
+server = "127.0.0.1:{port}"
+games = 100
+""")
+    logs = tmp_path / "logs"
+    serve = ServeProcess(config, logs)
+    try:
+        status = serve.until(lambda s: s["sessions"]["ladder"]["hands"] >= 1
+                             and (s["sessions"]["ladder"]["current"] or {}).get("in_hand")
+                             and s["sessions"]["practice"]["hands"] >= 1)
+        assert status["sessions"]["practice"]["state"] == "running"
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(20) == 0
+        serve.wait_for(lambda e: e.get("event") == "serve: stopped", timeout=5)
+    finally:
+        serve.close()
+        stop_process(server)
+    footers = {p: assert_complete(p) for p in game_logs(logs)}
+    ladder = [f for p, f in footers.items() if "ladder" in p.parts]
+    practice = [f for p, f in footers.items() if "practice" in p.parts]
+    assert ladder  # a game cut by the stop is closed with an "unfinished" footer
+    serve_log = "".join(serve.raw)
+    assert "tenhou: stopped, said BYE" in serve_log
+    assert practice and any(f.get("stopped") for f in practice)
+    assert not practice_pids("practice")
+
+
+def test_sighup_adds_and_removes_sessions(tmp_path: Path) -> None:
+    config = tmp_path / "serve.toml"
+    body = """
+[sessions.{name}]
+kind = "local"
+variant = "mass"
+pause = 0.5
+"""
+    config.write_text(body.format(name="stay") + body.format(name="leave"))
+    logs = tmp_path / "logs"
+    serve = ServeProcess(config, logs)
+    try:
+        serve.until(lambda s: all(x["state"] in ("running", "pause") and x["games"] >= 1
+                                  for x in s["sessions"].values()))
+        config.write_text(body.format(name="stay") + body.format(name="join"))
+        serve.signal(signal.SIGHUP)
+        reloaded = serve.wait_for(lambda e: e.get("event") == "serve: config reloaded")
+        assert reloaded["added"] == ["join"] and reloaded["removed"] == ["leave"]
+        assert reloaded["unchanged"] == ["stay"]
+        status = serve.until(lambda s: s["sessions"].get("join", {}).get("games", 0) >= 1)
+        assert list(status["sessions"]) == ["stay", "join"]
+        assert status["sessions"]["stay"]["runs"] == 1  # never restarted
+        assert not practice_pids("leave")
+        config.write_text("[sessions.stay]\nkind = 'local'\nvariant = 42\n")
+        serve.signal(signal.SIGHUP)
+        refused = serve.wait_for(lambda e: e.get("event", "").startswith("serve: reload refused"))
+        assert "line 3" in refused["error"]
+        assert serve.proc.poll() is None
+        assert list(serve.get("/health")["sessions"]) == ["stay", "join"]
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(20) == 0
+    finally:
+        serve.close()
+    for path in game_logs(logs):
+        assert_complete(path)
+    assert {p.relative_to(logs).parts[0] for p in game_logs(logs)} == {"stay", "leave", "join"}
+
+
+async def test_a_tenhou_id_never_reaches_a_log_or_the_status(
+        tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    ident = "ID0A1B2C3D-Zz9Yy8Xx"
+    port = free_port()
+    config = loads(f"""
+[sessions.ladder]
+kind = "tenhou"
+server = "127.0.0.1:{port}"
+id_env = "LADDER_ID"
+games = 1
+""", environ={"LADDER_ID": ident})
+    server = tenhou_server(port, games=5)
+    sup = Supervisor(config, log_dir=str(tmp_path))
+    try:
+        sup.start()
+        handle = sup.handles["ladder"]
+        await until(lambda: handle.games_played >= 1)
+        shown = json.dumps(sup.status()) + json.dumps(sup.health()) + sup.metrics.exposition()
+    finally:
+        await sup.stop(10)
+        stop_process(server)
+    logged = capsys.readouterr()
+    written = b"".join(p.read_bytes() for p in game_logs(tmp_path))
+    assert written and "login" in logged.out + logged.err
+    for form in (ident, ident.replace("-", "%2D"), "0A1B2C3D"):
+        assert form not in shown and form not in logged.out + logged.err
+        assert form.encode() not in written

@@ -1,0 +1,178 @@
+"""The status server through aiohttp's test client: /health, /metrics (parsed by
+prometheus_client's own parser), the dashboard and its JSON, the token (missing, wrong,
+right; required off loopback), and no secret in any response."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from prometheus_client.parser import text_string_to_metric_families
+
+from adapter.serve.config import loads
+from adapter.serve.runners import Outcome, RunContext
+from adapter.serve.status import (
+    StatusServer,
+    TokenRequired,
+    check_token,
+    is_loopback,
+    parse_address,
+)
+from adapter.serve.supervisor import Supervisor
+
+TENHOU_ID = "ID5eC12e7A-s3cr3tXY"
+CONFIG = f"""
+[sessions.practice]
+kind = "local"
+[sessions.ladder]
+kind = "tenhou"
+enabled = false
+id = "{TENHOU_ID}"
+"""
+
+
+async def played(spec: Any, ctx: RunContext) -> Outcome:
+    """A run that reports what a practice game would, then waits for the stop."""
+    for elapsed in (0.0004, 0.003, 0.2):
+        ctx.probe.decision("rulebased", elapsed, "")
+    ctx.probe.decision("greedy", 0.01, "rulebased answered an illegal action Pass()")
+    ctx.probe.hands(5)
+    ctx.probe.illegal(1)
+    ctx.probe.live({"variant": "riichi", "round": "E2-0", "scores": [1, 2, 3, 4], "seat": 0,
+                    "hand": "123m", "turn": 3, "wall": 50, "in_hand": True})
+    ctx.probe.game_finished({"scores": [30000, 20000, 25000, 25000], "seat": 0,
+                             "points": 5000, "ranks": [1, 4, 2, 3], "hands": 5, "log": None})
+    await ctx.stop.event.wait()
+    return Outcome("stopped")
+
+
+@pytest.fixture
+async def running() -> AsyncIterator[Supervisor]:
+    sup = Supervisor(loads(CONFIG, environ={}), runners={"local": played, "tenhou": played},
+                     log_dir="unused")
+    sup.start()
+    deadline = time.monotonic() + 5
+    while sup.handles["practice"].games_played < 1:
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.01)
+    yield sup
+    await sup.stop(2)
+
+
+async def client_for(server: StatusServer) -> TestClient:
+    client = TestClient(TestServer(server.app()))
+    await client.start_server()
+    return client
+
+
+async def test_health_metrics_dashboard(running: Supervisor) -> None:
+    client = await client_for(StatusServer(running, running.metrics))
+    try:
+        health = await client.get("/health")
+        assert health.status == 200
+        body = await health.json()
+        assert body["status"] == "ok"
+        practice = body["sessions"]["practice"]
+        assert practice["state"] == "running" and practice["games"] == 1
+        assert practice["last_game"]["scores"] == [30000, 20000, 25000, 25000]
+        assert body["sessions"]["ladder"]["state"] == "disabled"
+
+        metrics = await client.get("/metrics")
+        assert metrics.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        families = {f.name: f for f in text_string_to_metric_families(await metrics.text())}
+        for name in ("mjbot_games", "mjbot_hands", "mjbot_decisions", "mjbot_decision_seconds",
+                     "mjbot_fallbacks", "mjbot_illegal_actions", "mjbot_reconnects",
+                     "mjbot_restarts", "mjbot_failures", "mjbot_uptime_seconds"):
+            assert name in families, name
+        samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+                   for f in families.values() for s in f.samples}
+        assert samples[("mjbot_games_total", (("kind", "local"), ("session", "practice")))] == 1
+        assert samples[("mjbot_hands_total", (("kind", "local"), ("session", "practice")))] == 5
+        assert samples[("mjbot_illegal_actions_total", (("session", "practice"),))] == 2
+        assert samples[("mjbot_fallbacks_total", (("policy", "greedy"),
+                                                  ("session", "practice")))] == 1
+        buckets = [(s.labels["le"], s.value) for s in families["mjbot_decision_seconds"].samples
+                   if s.name.endswith("_bucket") and s.labels["policy"] == "rulebased"]
+        values = [v for _, v in buckets]
+        assert values == sorted(values) and buckets[-1] == ("+Inf", 3)
+        assert dict(buckets)["0.001"] == 1 and dict(buckets)["0.005"] == 2
+        assert families["mjbot_decision_seconds"].type == "histogram"
+
+        page = await client.get("/")
+        assert page.status == 200 and "Points over time" in await page.text()
+        assert page.headers["X-Content-Type-Options"] == "nosniff"
+        assert "script-src 'self'" in page.headers["Content-Security-Policy"]
+        status = await (await client.get("/api/status")).json()
+        assert status["sessions"]["practice"]["current"]["round"] == "E2-0"
+        assert status["sessions"]["practice"]["points"][-1][1] == 5000
+        assert status["results"][0]["ranks"] == [1, 4, 2, 3]
+        script = await client.get("/static/dashboard.js")
+        assert script.status == 200 and "drawChart" in await script.text()
+        for bad in ("/static/../status.py", "/static/%2e%2e/status.py", "/nothing"):
+            assert (await client.get(bad)).status in (403, 404), bad
+    finally:
+        await client.close()
+
+
+async def test_no_secret_in_any_response(running: Supervisor) -> None:
+    client = await client_for(StatusServer(running, running.metrics))
+    try:
+        for path in ("/health", "/metrics", "/api/status", "/", "/games", "/api/games"):
+            text = await (await client.get(path)).text()
+            assert TENHOU_ID not in text and "s3cr3t" not in text, path
+        status = await (await client.get("/api/status")).json()
+        assert status["sessions"]["ladder"]["config"]["login"] == "ID (hidden)"
+    finally:
+        await client.close()
+
+
+async def test_the_token_is_required_and_checked(running: Supervisor) -> None:
+    client = await client_for(StatusServer(running, running.metrics, token="tok-123"))
+    try:
+        for headers, query, expected in (
+                ({}, "", 401),
+                ({"Authorization": "Bearer wrong"}, "", 401),
+                ({"Authorization": "Bearer tok-1234"}, "", 401),
+                ({}, "?token=tok-12", 401),
+                ({"Authorization": "Basic tok-123"}, "", 401),
+                ({"Authorization": "Bearer tok-123"}, "", 200),
+                ({}, "?token=tok-123", 200)):
+            for path in ("/health", "/metrics", "/games", "/api/status", "/"):
+                response = await client.get(path + query, headers=headers)
+                assert response.status == expected, (path, headers, query)
+                if expected == 401:
+                    assert "tok-123" not in await response.text()
+    finally:
+        await client.close()
+
+
+def test_addresses_and_when_a_token_is_needed() -> None:
+    assert parse_address("127.0.0.1:0") == ("127.0.0.1", 0)
+    assert parse_address("[::1]:8750") == ("::1", 8750)
+    for bad in ("8750", "host:", ":80", "h:99999", "h:x"):
+        with pytest.raises(ValueError):
+            parse_address(bad)
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.3.2.1", "::1", "localhost"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.1", "example.org"))
+    check_token("127.0.0.1", "")
+    check_token("0.0.0.0", "a-token")
+    with pytest.raises(TokenRequired):
+        check_token("0.0.0.0", "")
+
+
+async def test_port_zero_picks_a_free_port_and_serves(running: Supervisor) -> None:
+    server = StatusServer(running, running.metrics)
+    url = await server.start("127.0.0.1", 0)
+    try:
+        assert url.startswith("http://127.0.0.1:") and not url.endswith(":0/")
+        async with aiohttp.ClientSession() as session, session.get(url + "health") as r:
+            assert r.status == 200 and (await r.json())["status"] == "ok"
+        with pytest.raises(TokenRequired):
+            await StatusServer(running, running.metrics).start("0.0.0.0", 0)
+    finally:
+        await server.stop()

@@ -1,0 +1,181 @@
+"""The supervisor's rules with runs that are scripted (the real runs, with sockets and
+processes, are in test_serve_sessions.py): restart after a crash with a growing backoff, the
+circuit breaker, a permanent error, the daily quota, a reload that touches only what changed,
+and the timing rules themselves on a fake clock."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from adapter.serve.config import Limits, ServeConfig, SessionSpec
+from adapter.serve.policy import Backoff, CircuitBreaker, DailyQuota
+from adapter.serve.runners import Outcome, PermanentError, RunContext
+from adapter.serve.supervisor import Supervisor
+
+
+def spec(name: str = "s", **limits: Any) -> SessionSpec:
+    return SessionSpec(name, "local", pause=limits.pop("pause", 0.0),
+                       limits=Limits(**{"backoff_initial": 0.02, "backoff_max": 1.0,
+                                        "breaker_failures": 50, **limits}))
+
+
+class Script:
+    """A runner that plays a list of steps, one per run, then waits for the stop."""
+
+    def __init__(self, steps: list[Callable[[RunContext], Outcome]]) -> None:
+        self.steps = steps
+        self.starts: list[float] = []
+        self.allowed: list[int | None] = []
+
+    async def __call__(self, spec: SessionSpec, ctx: RunContext) -> Outcome:
+        self.starts.append(time.monotonic())
+        self.allowed.append(ctx.games_allowed)
+        if len(self.starts) <= len(self.steps):
+            return self.steps[len(self.starts) - 1](ctx)
+        await ctx.stop.event.wait()
+        return Outcome("stopped")
+
+
+def crash(ctx: RunContext) -> Outcome:
+    raise RuntimeError("the policy blew up")
+
+
+def game(ctx: RunContext) -> Outcome:
+    ctx.probe.game_finished({"scores": [1, 2, 3, 4], "seat": 0, "points": 5})
+    return Outcome("completed")
+
+
+async def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.01)
+
+
+def supervisor(runner: Any, *specs: SessionSpec) -> Supervisor:
+    return Supervisor(ServeConfig("test.toml", sessions=specs, stop_deadline=2.0),
+                      runners={"local": runner}, log_dir="unused-logs")
+
+
+async def test_a_session_that_raises_is_restarted_with_a_growing_backoff() -> None:
+    script = Script([crash, crash, crash])
+    sup = supervisor(script, spec())
+    sup.start()
+    handle = sup.handles["s"]
+    await until(lambda: len(script.starts) == 4 and handle.state == "running")
+    assert handle.failures == 3 and handle.restarts == 3
+    assert handle.last_error == "RuntimeError: the policy blew up"
+    gaps = [b - a for a, b in zip(script.starts, script.starts[1:], strict=False)]
+    for n, gap in enumerate(gaps):  # 0.02 * 2**n, jitter at least halves it
+        assert gap >= 0.5 * 0.02 * 2 ** n, gaps
+    assert sup.metrics.get("mjbot_restarts_total", session="s") == 3
+    assert sup.metrics.get("mjbot_failures_total", session="s") == 3
+    await sup.stop()
+    assert handle.state == "stopped" and handle.task is not None and handle.task.done()
+
+
+async def test_the_breaker_opens_and_rests_the_session() -> None:
+    script = Script([crash] * 10)
+    sup = supervisor(script, spec(breaker_failures=3, breaker_window=60,
+                                  breaker_cooldown=0.4))
+    sup.start()
+    handle = sup.handles["s"]
+    await until(lambda: handle.state == "breaker open")
+    assert len(script.starts) == 3 and handle.breaker.trips == 1
+    assert sup.health()["status"] == "degraded"
+    assert sup.health()["sessions"]["s"]["breaker"]["state"] == "open"
+    assert sup.metrics.get("mjbot_breaker_open", session="s") == 1
+    await asyncio.sleep(0.2)
+    assert len(script.starts) == 3  # resting
+    await until(lambda: len(script.starts) == 4)  # the half-open trial, which fails
+    await until(lambda: handle.breaker.trips == 2)
+    assert handle.state == "breaker open"
+    await sup.stop()
+
+
+async def test_a_permanent_error_is_not_retried() -> None:
+    def refused(ctx: RunContext) -> Outcome:
+        raise PermanentError("game type 169 is the Phoenix lobby")
+
+    script = Script([refused])
+    sup = supervisor(script, spec())
+    sup.start()
+    handle = sup.handles["s"]
+    await until(lambda: handle.state == "failed")
+    await asyncio.sleep(0.1)
+    assert len(script.starts) == 1 and "Phoenix" in handle.last_error
+    await sup.stop()
+
+
+async def test_the_daily_quota_holds_the_session() -> None:
+    script = Script([game] * 10)
+    sup = supervisor(script, spec(games_per_day=3))
+    sup.start()
+    handle = sup.handles["s"]
+    await until(lambda: handle.state == "quota reached")
+    assert len(script.starts) == 3 and script.allowed == [3, 2, 1]
+    status = handle.status()
+    assert status["quota"] == {"games_per_day": 3, "today": 3, "remaining": 0}
+    assert status["games"] == 3 and status["points"][-1][1] == 15
+    assert status["next_run_at"] > time.time() and handle.restarts == 0
+    await sup.stop()
+
+
+async def test_reload_touches_only_what_changed() -> None:
+    script = Script([])
+    sup = supervisor(script, spec("keep"), spec("change"), spec("drop"))
+    sup.start()
+    await until(lambda: len(script.starts) == 3)
+    keep, change, drop = (sup.handles[n] for n in ("keep", "change", "drop"))
+    new = ServeConfig("test.toml", stop_deadline=2.0,
+                      sessions=(spec("keep"), spec("change", pause=1.0), spec("add")))
+    result = await sup.reload(new)
+    assert result == {"added": ["add"], "removed": ["drop"], "changed": ["change"],
+                      "unchanged": ["keep"]}
+    await until(lambda: len(script.starts) == 5)
+    assert sup.handles["keep"] is keep and keep.runs == 1 and keep.state == "running"
+    assert sup.handles["change"] is not change and change.state == "stopped"
+    assert drop.state == "stopped" and "drop" not in sup.handles
+    assert list(sup.health()["sessions"]) == ["keep", "change", "add"]
+    await sup.stop()
+
+
+def test_backoff_doubles_with_jitter_up_to_the_cap() -> None:
+    backoff = Backoff(1.0, 8.0, random.Random(7))
+    delays = [backoff.next_delay() for _ in range(6)]
+    for n, delay in enumerate(delays):
+        base = min(8.0, 2.0 ** n)
+        assert 0.5 * base <= delay <= min(8.0, 1.5 * base)
+    assert len(set(delays)) == len(delays)  # jittered
+    backoff.reset()
+    assert backoff.next_delay() <= 1.5
+
+
+def test_breaker_counts_failures_in_its_window_only() -> None:
+    now = [0.0]
+    breaker = CircuitBreaker(3, window=10.0, cooldown=30.0, clock=lambda: now[0])
+    assert not breaker.failure() and not breaker.failure()
+    now[0] = 11.0  # the first two fell out of the window
+    assert not breaker.failure() and breaker.state == "closed"
+    assert not breaker.failure() and breaker.failure()
+    assert breaker.state == "open" and breaker.wait() == 30.0
+    now[0] = 41.0
+    assert breaker.state == "half-open" and breaker.wait() == 0
+    breaker.success()
+    assert breaker.state == "closed" and breaker.recent_failures() == 0
+
+
+def test_quota_starts_again_each_day() -> None:
+    now = [dt.datetime(2026, 5, 1, 23, 59, 30)]
+    quota = DailyQuota(2, now=lambda: now[0])
+    quota.add()
+    quota.add()
+    assert quota.remaining() == 0 and quota.seconds_to_reset() == 30.0
+    now[0] = dt.datetime(2026, 5, 2, 0, 0, 1)
+    assert quota.remaining() == 2
+    assert DailyQuota(0).remaining() is None

@@ -1,0 +1,207 @@
+"""The replay viewer's routes through aiohttp's test client: the list, a game's outline and
+steps (own logs full or one-seat, imports of every format), exports that read back, and ids
+that try to leave the log folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from yarl import URL
+
+from adapter.serve.games import GameIndex, GameNotFound
+from adapter.serve.status import StatusServer
+from replay import mjai_log, tenhou6
+from replay.log import read_log
+from tests.viewer_fixtures import IMPORTS, game_folder
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> dict[str, Any]:
+    root = tmp_path / "logs"
+    files = game_folder(root)
+    (root / ".hidden.json").write_text("{}")
+    (root / "notes.py").write_text("print('not a game')")
+    (root / "imports" / "junk.json").write_text('{"not": "a game"}')
+    secret = tmp_path / "outside.json"
+    secret.write_text('{"secret": true}')
+    os.symlink(secret, root / "imports" / "link.json")
+    return {"root": root, "files": files}
+
+
+async def client_for(*roots: Path, files: list[str] | None = None) -> TestClient:
+    server = StatusServer(roots=[str(r) for r in roots], imports=files)
+    client = TestClient(TestServer(server.app()))
+    await client.start_server()
+    return client
+
+
+def gid(root: Path, path: Path, index: int = 0) -> str:
+    return "~".join([str(index), *path.relative_to(root).parts])
+
+
+async def test_the_list(folder: dict[str, Any]) -> None:
+    client = await client_for(folder["root"])
+    try:
+        games = (await (await client.get("/api/games")).json())["games"]
+        names = {g["name"] for g in games}
+        assert set(IMPORTS) | {"junk.json", "game.mjlog.msgpack"} <= names
+        assert folder["files"]["practice"].name in names
+        assert not names & {".hidden.json", "notes.py", "link.json"}
+        practice = next(g for g in games if g["name"] == folder["files"]["practice"].name)
+        assert practice["own"] and practice["platform"] == "local"
+        assert practice["variant"] == "riichi" and len(practice["players"]) == 4
+        assert practice["session"] == "practice"
+        assert [g["mtime"] for g in games] == sorted((g["mtime"] for g in games),
+                                                     reverse=True)
+        page = await client.get("/games")
+        assert page.status == 200 and "mjbot games" in await page.text()
+        assert (await client.get("/")).status == 200  # redirected to the list
+    finally:
+        await client.close()
+
+
+async def test_a_local_game_step_by_step(folder: dict[str, Any]) -> None:
+    root, path = folder["root"], folder["files"]["practice"]
+    client = await client_for(root)
+    game_id = gid(root, path)
+    try:
+        assert (await client.get(f"/games/{game_id}")).status == 200
+        outline = await (await client.get(f"/api/games/{game_id}")).json()
+        log = read_log(path)
+        assert outline["full_information"] and outline["our_seat"] == 1
+        assert outline["exports"] == ["tenhou6", "mjai"]
+        assert outline["players"] == log.header.extra["players"]
+        assert outline["final_scores"] == list(log.footer.scores)
+        assert len(outline["hands"]) == log.footer.result["hands"]
+        assert sum(h["decisions"] for h in outline["hands"]) == len(log.decisions())
+        hand = await (await client.get(f"/api/games/{game_id}/hands/0")).json()
+        steps = hand["steps"]
+        assert hand["label"] == "E1-0" and len(steps) == outline["hands"][0]["steps"]
+        first = steps[0]
+        assert [len(s["hand"]) for s in first["seats"]] == [13, 13, 13, 13]
+        assert first["scores"] == [25000] * 4 and len(first["dora"]) == 1
+        draw = steps[1]
+        assert draw["actor"] == 0 and draw["seats"][0]["drawn"] is not None
+        discards = [s for s in steps if " discards " in s["text"]]
+        assert discards and discards[0]["seats"][discards[0]["actor"]]["river"]
+        chosen = [d for s in steps for d in s["decisions"] if d["candidates"]]
+        assert chosen and all(d["policy"] and d["legal"] >= 1 for d in chosen)
+        assert any(d["action"] == d["candidates"][0][0] for d in chosen)
+        last = steps[-1]
+        assert last["result"] is not None and last["result"] == hand["result"]
+        assert (await client.get(f"/api/games/{game_id}/hands/99")).status == 404
+        assert (await client.get(f"/api/games/{game_id}/hands/x")).status == 404
+    finally:
+        await client.close()
+
+
+async def test_exports_read_back(folder: dict[str, Any]) -> None:
+    root, path = folder["root"], folder["files"]["practice"]
+    client = await client_for(root)
+    game_id = gid(root, path)
+    try:
+        six = await client.get(f"/games/{game_id}/export/tenhou6")
+        assert six.status == 200 and "attachment" in six.headers["Content-Disposition"]
+        record = tenhou6.loads(await six.text())
+        hands = read_log(path).footer.result["hands"]
+        assert len(record.hands()) == hands
+        jsonl = await client.get(f"/games/{game_id}/export/mjai")
+        assert len(mjai_log.loads(await jsonl.text()).hands()) == hands
+        assert (await client.get(f"/games/{game_id}/export/pdf")).status == 404
+        one_seat = gid(root, folder["files"]["platform"])
+        refused = await client.get(f"/games/{one_seat}/export/tenhou6")
+        assert refused.status == 422 and "every seat" in await refused.text()
+    finally:
+        await client.close()
+
+
+async def test_one_seat_logs_and_every_import(folder: dict[str, Any]) -> None:
+    root = folder["root"]
+    client = await client_for(root)
+    try:
+        platform = await (await client.get(
+            f"/api/games/{gid(root, folder['files']['platform'])}")).json()
+        assert not platform["full_information"] and platform["our_seat"] == 1
+        assert platform["exports"] == []
+        steps = (await (await client.get(
+            f"/api/games/{gid(root, folder['files']['platform'])}/hands/0")).json())["steps"]
+        seats = steps[0]["seats"]
+        assert seats[1]["hand"] and all(seats[s]["hand"] is None and seats[s]["hidden"] == 13
+                                        for s in (0, 2, 3))
+        decided = [d for s in steps for d in s["decisions"]]
+        assert decided[0]["action"] == "riichi 1z" and decided[0]["candidates"][0][1] == 0.75
+        assert decided[1]["fallback"] == "timeout"
+        for name in IMPORTS:
+            response = await client.get(f"/api/games/{gid(root, folder['files'][name])}")
+            assert response.status == 200, name
+            outline = await response.json()
+            assert outline["hands"] and outline["full_information"] is not None, name
+        junk = await client.get(f"/api/games/{gid(root, root / 'imports' / 'junk.json')}")
+        assert junk.status == 422 and "cannot show this file" in await junk.text()
+    finally:
+        await client.close()
+
+
+BAD_IDS = ["..", "0~..~..~etc~passwd", "0~imports~..~..~outside.json", "0~%2e%2e~outside.json",
+           "0~imports%2Flink.json", "0~imports~link.json", "0~.hidden.json", "0~notes.py",
+           "1~imports~junk.json", "-1~x", "x~y", "0~", "0", "0~~imports", "0~imports~",
+           "0~%2Fetc%2Fpasswd", "0~imports~game.xml%00", "0~imports\\game.xml",
+           "0~C:~x.json"]
+
+
+@pytest.mark.parametrize("bad", BAD_IDS)
+async def test_ids_that_leave_the_folder_are_refused(folder: dict[str, Any], bad: str) -> None:
+    client = await client_for(folder["root"])
+    try:
+        for path in (f"/games/{bad}", f"/api/games/{bad}", f"/api/games/{bad}/hands/0",
+                     f"/games/{bad}/export/mjai"):
+            # sent as written: no client-side normalisation of "..", "%2e%2e" or "%2F"
+            base = str(client.make_url("/")).rstrip("/")
+            response = await client.session.get(URL(base + path, encoded=True))
+            assert response.status == 404, (path, response.status)
+            assert "secret" not in await response.text()
+    finally:
+        await client.close()
+
+
+def test_resolve_accepts_only_what_the_list_names(folder: dict[str, Any]) -> None:
+    root = folder["root"]
+    index = GameIndex([str(root)])
+    for entry in index.listing():
+        assert index.resolve(entry["id"]).is_relative_to(root.resolve())
+    for bad in BAD_IDS:
+        with pytest.raises(GameNotFound):
+            index.resolve(bad)
+
+
+async def test_single_files_given_to_view(folder: dict[str, Any]) -> None:
+    xml = folder["files"]["game.xml"]
+    client = await client_for(files=[str(xml)])
+    try:
+        games = (await (await client.get("/api/games")).json())["games"]
+        assert [g["id"] for g in games] == ["0~game.xml"]
+        assert (await client.get("/api/games/0~game.xml")).status == 200
+        assert (await client.get("/api/games/0~game.mjai.jsonl")).status == 404
+    finally:
+        await client.close()
+
+
+def test_view_names_a_missing_path_in_one_line(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "view", str(tmp_path / "no")],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "no such file or folder" in out.stderr
+    refused = subprocess.run([sys.executable, "-m", "adapter.cli", "view", str(tmp_path),
+                              "--host", "0.0.0.0"], capture_output=True, text=True, cwd=ROOT,
+                             timeout=60)
+    assert refused.returncode == 2 and "loopback" in refused.stderr
+    assert json  # (imported for the fixtures' JSON files)
