@@ -25,9 +25,29 @@ def action_tiles(action: Any) -> tuple[int, ...]:
     return tuple(sorted(getattr(action, "tiles", ()), key=T.sort_key))
 
 
+# action -> its key. Actions are frozen value objects (equal actions have equal fields, hence
+# equal keys) and there are only a few hundred distinct ones, so the cache stays small; every
+# legal set is sorted by these keys, and policies break their ties with them.
+_KEYS: dict[Any, tuple[Any, ...]] = {}
+_KEYS_MAX = 20_000
+
+
 def action_key(action: Any) -> tuple[Any, ...]:
     """A total order on actions that depends on nothing but the action itself: lower tile
     kinds first, then the type, the kong kind and the riichi flag."""
+    try:
+        return _KEYS[action]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable stand-in (e.g. tiles in a list): compute every time
+        return _action_key(action)
+    key = _KEYS[action] = _action_key(action)
+    if len(_KEYS) > _KEYS_MAX:
+        _KEYS.clear()
+    return key
+
+
+def _action_key(action: Any) -> tuple[Any, ...]:
     tiles = tuple(T.sort_key(t) for t in action_tiles(action))
     return (tiles, _TYPE_RANK.get(type(action), len(_TYPE_RANK)), getattr(action, "kind", ""),
             bool(getattr(action, "riichi", False)))
