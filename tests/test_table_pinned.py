@@ -58,8 +58,8 @@ class _RecordingSeat(BrainSeat):
         self.sink = sink
         self.seat = seat
 
-    def decide(self, request: ev.DecisionRequest) -> Any:
-        answer = super().decide(request)
+    def decide(self, request: ev.DecisionRequest, *legal: Any) -> Any:
+        answer = super().decide(request, *legal)  # the referee's legal set, where it hands one
         self.sink.append(f"{self.seat} {request!r} -> {answer.action!r} {answer.candidates!r} "
                          f"{answer.fallback!r}")
         return answer

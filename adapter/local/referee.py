@@ -50,7 +50,10 @@ TAIWAN_DEAD_END = 16
 
 class Player(Protocol):
     """A seat at the local table: sees its events, answers its requests. ``decide`` returns a
-    :class:`brain.brain.Answer` (or a bare action)."""
+    :class:`brain.brain.Answer` (or a bare action). A seat whose ``takes_legal`` is true is
+    handed the legal set as ``decide(request, legal)``: the referee's view of a seat is built
+    from exactly the events that seat is shown, so its legal set is the one the seat's own
+    state gives, and computing it once per request is enough."""
 
     name: str
 
@@ -194,7 +197,11 @@ class HandReferee:
         if legal is None:
             legal = self.rules.legal_actions(view, request)
         self.asked_legal = legal  # a platform stand-in's seat reads it rather than recompute
-        answer = self.players[seat].decide(request)
+        player = self.players[seat]
+        if getattr(player, "takes_legal", False):
+            answer = player.decide(request, legal)  # type: ignore[call-arg]
+        else:
+            answer = player.decide(request)
         action = getattr(answer, "action", answer)
         if self.log is not None:
             self.log.decision(request, legal, action, getattr(answer, "policy", ""),

@@ -21,8 +21,12 @@ class BrainSeat:
     def observe(self, event: Any) -> None:
         self.state.apply(event)
 
-    def decide(self, request: ev.DecisionRequest) -> Answer:
-        return self.brain.decide(self.state, request)
+    # The referee hands over the legal set it computed from its own view of this seat: the
+    # same events built both states, so the brain need not compute it again.
+    takes_legal = True
+
+    def decide(self, request: ev.DecisionRequest, legal: list[Any] | None = None) -> Answer:
+        return self.brain.decide(self.state, request, legal)
 
     def close(self) -> None:
         self.brain.close()
