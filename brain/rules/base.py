@@ -200,7 +200,7 @@ class Rules:
 
     def win_score(self, state: TableState, win_tile: int, from_seat: int | None,
                   robbing_kan: bool = False) -> WinScore | None:
-        counts = T.counts34(state.hand)
+        counts = state.counts()
         if from_seat is not None:
             counts[T.kind(win_tile)] += 1
         if sum(counts) % 3 != 2 or not self.is_complete(counts):

@@ -163,7 +163,7 @@ class RiichiRules(Rules):
             keep.extend(a for a in actions if isinstance(a, ev.Kan)
                         and a.kind == "closed_kan" and self._riichi_kan_ok(state, a))
             return keep
-        counts = T.counts34(state.hand)
+        counts = state.counts()
         # a discard can leave the hand ready only if the 14 tiles are within one of complete
         if drawn is not None and shanten(counts) <= 0 and self._can_declare_riichi(state):
             ready_after: dict[int, bool] = {}
@@ -196,7 +196,7 @@ class RiichiRules(Rules):
         drawn = state.last_draw
         if drawn is None or T.kind(kan.tiles[0]) != T.kind(drawn):
             return False
-        before = T.counts34(state.hand)
+        before = state.counts()
         before[T.kind(drawn)] -= 1
         after = list(before)
         after[T.kind(drawn)] -= 3
