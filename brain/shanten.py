@@ -32,6 +32,7 @@ _REGULAR_NP: np.ndarray = (_VECTORS[:, 1::2].astype(np.int8) - 1)
 # Python-side copies for the single-call path (list indexing beats numpy scalars there).
 _COMBINE: list[list[int]] = _COMBINE_NP.tolist()
 _REGULAR: list[list[int]] = _REGULAR_NP.tolist()
+_DISTANCES: list[list[int]] = _VECTORS.tolist()
 
 _M = _t.STAT_MASK
 _POW5_SUIT = [5**j for j in range(9)]
@@ -124,6 +125,17 @@ def regular_shanten(counts: Sequence[int]) -> int:
     (a, sa), (b, sb), (c, sc), (h, sh) = _parts(counts)
     cmb = _COMBINE
     return _REGULAR[cmb[cmb[cmb[a][b]][c]][h]][_groups((sa + sb + sc + sh) >> _t.TILES_SHIFT)]
+
+
+def shape_distance(counts: Sequence[int], groups: int, pair: bool = True) -> int:
+    """Tiles to *add* to ``counts`` (any number of tiles) before it holds ``groups`` chows or
+    pungs and, with ``pair``, a pair, never a fifth copy: the tables' own distance, for shapes
+    that are part of a larger hand (e.g. the set and pair beside MCR's knitted straight)."""
+    if not 0 <= groups <= _t.MAX_GROUPS:
+        raise HandError(f"groups must be 0..{_t.MAX_GROUPS}, got {groups}")
+    (a, _), (b, _), (c, _), (h, _) = _parts(counts)
+    cmb = _COMBINE
+    return _DISTANCES[cmb[cmb[cmb[a][b]][c]][h]][groups * 2 + int(pair)]
 
 
 def seven_pairs_shanten(counts: Sequence[int]) -> int:

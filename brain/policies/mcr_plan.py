@@ -15,8 +15,8 @@ import MahjongGB
 import numpy as np
 
 from brain.rules.base import WinContext
-from brain.rules.mcr import MIN_FAN, fan_items
-from brain.shanten import regular_shanten, seven_pairs_shanten
+from brain.rules.mcr import KNITTED_PATTERNS, MIN_FAN, fan_items
+from brain.shanten import regular_shanten, seven_pairs_shanten, shape_distance
 from brain.state import Meld, TableState
 from protocols import tiles as T
 
@@ -48,6 +48,24 @@ def _meld_kinds(melds: list[Meld]) -> list[int]:
 
 def plans(counts: list[int], melds: list[Meld]) -> list[Plan]:
     """Every plan still open to this hand, with its distance (lower bound on exchanges)."""
+    out = _table_plans(counts, melds)
+    if not melds:
+        out.extend(_knitted_plans(counts))
+    return out
+
+
+def best_distance(counts: list[int], melds: list[Meld]) -> int:
+    """The distance of the nearest plan: ``min`` over :func:`plans`, asking MahjongGB's knitted
+    shanten only where its table lower bound could still beat the other plans (it is called
+    for every discard of every MCR turn, and the knitted hands are rarely near)."""
+    best = min(p.distance for p in _table_plans(counts, melds))
+    if not melds:
+        best = min((best, *(p.distance for p in _knitted_plans(counts, below=best))))
+    return best
+
+
+def _table_plans(counts: list[int], melds: list[Meld]) -> list[Plan]:
+    """The plans measured with the shanten tables: all but the knitted ones."""
     shape = regular_shanten(counts)
     out: list[Plan] = []
     meld_kinds = _meld_kinds(melds)
@@ -58,16 +76,11 @@ def plans(counts: list[int], melds: list[Meld]) -> list[Plan]:
         out.append(Plan("碰碰和", 6, _all_pungs_distance(counts, len(melds)) + SHORT_OF_EIGHT))
     if not melds:
         out.append(Plan("七对", 24, seven_pairs_shanten(counts)))
-        out.extend(_knitted_plans(counts))
     missing_types = _missing_types(counts, meld_kinds)
     out.append(Plan("五门齐", 6, max(shape, missing_types) + SHORT_OF_EIGHT))
     if not open_melds:
         out.append(Plan("门前清+", 2, shape + 2))  # concealed hands often reach 8 by small fans
     return out
-
-
-def best_distance(counts: list[int], melds: list[Meld]) -> int:
-    return min(p.distance for p in plans(counts, melds))
 
 
 def _flush_plans(counts: list[int], meld_kinds: list[int], shape: int) -> list[Plan]:
@@ -127,21 +140,58 @@ def _missing_types(counts: list[int], meld_kinds: list[int]) -> int:
     return 5 - len(present)
 
 
-def _knitted_plans(counts: list[int]) -> list[Plan]:
-    if sum(counts) not in (13, 14):
+def _knitted_plans(counts: list[int], below: int | None = None) -> list[Plan]:
+    """全不靠 and 组合龙 by MahjongGB's shanten helpers; with ``below``, only those whose
+    lower bound (:func:`knitted_bounds`) is under it: the others cannot be the nearest plan."""
+    tiles = sum(counts)
+    if tiles not in (13, 14):
         return []
-    hand = tuple(T.to_botzone(k) for k in range(34) for _ in range(counts[k]))
-    if len(hand) == 14:
-        hand = hand[:13]  # the shanten helpers take 13 tiles; one tile more changes little
+    if tiles == 14:
+        # the shanten helpers take 13 tiles; one tile more changes little: drop the last
+        counts = list(counts)
+        counts[max(k for k in range(34) if counts[k])] -= 1
+    bounds = knitted_bounds(counts) if below is not None else (-1, -1)
+    hand: tuple[str, ...] | None = None
     out = []
-    for name, fan, fn in (("全不靠", 12, MahjongGB.HonorsAndKnittedTilesShanten),
-                          ("组合龙", 12, MahjongGB.KnittedStraightShanten)):
+    for (name, fan, fn), bound in zip((("全不靠", 12, MahjongGB.HonorsAndKnittedTilesShanten),
+                                       ("组合龙", 12, MahjongGB.KnittedStraightShanten)),
+                                      bounds, strict=True):
+        if below is not None and bound >= below:
+            continue
+        if hand is None:
+            hand = tuple(T.to_botzone(k) for k in range(34) for _ in range(counts[k]))
         try:
             value, _ = fn(hand)
         except TypeError:
             continue
         out.append(Plan(name, fan, int(value)))
     return out
+
+
+_HONOURS = tuple(range(27, 34))
+
+
+def knitted_bounds(counts: list[int]) -> tuple[int, int]:
+    """Lower bounds of the 全不靠 and 组合龙 shanten of a 13-tile hand, from the tables.
+
+    全不靠 is 14 distinct kinds of one knitted pattern plus the honours: at least one tile to
+    add per kind short of 14, less one (shanten counts to ready). 组合龙 is a knitted pattern's
+    nine kinds plus a set and a pair from the rest: one tile per missing pattern kind, plus the
+    tables' distance of what is left to a set and a pair, less one. Each is a count of tiles
+    that any winning hand of the shape must add, so it never exceeds the real shanten
+    (tests/test_mcr_plan_bounds.py compares them with MahjongGB)."""
+    honours = sum(1 for k in _HONOURS if counts[k])
+    scattered, straight = 99, 99
+    for pattern in KNITTED_PATTERNS:
+        rest = list(counts)
+        held = 0
+        for k in pattern:
+            if rest[k]:
+                rest[k] -= 1
+                held += 1
+        scattered = min(scattered, 13 - min(14, held + honours))
+        straight = min(straight, 9 - held + shape_distance(rest, 1) - 1)
+    return scattered, straight
 
 
 def winning_waits(state: TableState, counts: list[int], waits: set[int]) -> list[int]:

@@ -59,7 +59,7 @@ def fan_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
     if items is None or all(name != KNITTED_STRAIGHT for name, _ in items):
         return items
     counts = T.counts34(ctx.concealed)
-    knitted = next((p for p in _KNITTED if all(counts[k] for k in p)), ())
+    knitted = next((p for p in KNITTED_PATTERNS if all(counts[k] for k in p)), ())
     if T.kind(ctx.win_tile) not in knitted:
         return items  # the winning tile completes the pair or the fourth set: both count it
     return tuple((name, fan) for name, fan in items if name not in WAIT_FANS)
@@ -172,7 +172,7 @@ def payments(ctx: WinContext, fan: int) -> tuple[int, int, int, int]:
     return tuple(deltas)  # type: ignore[return-value]
 
 
-_KNITTED = [tuple(s * 9 + r for s, start in zip(order, (0, 1, 2), strict=True)
+KNITTED_PATTERNS = [tuple(s * 9 + r for s, start in zip(order, (0, 1, 2), strict=True)
                   for r in range(start, 9, 3))
             for order in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))]
 
@@ -184,7 +184,7 @@ def _may_be_complete(counts: list[int]) -> bool:
         return True
     if sum(counts) == 14 and max(counts) == 1:
         return True
-    return any(all(counts[k] for k in pattern) for pattern in _KNITTED)
+    return any(all(counts[k] for k in pattern) for pattern in KNITTED_PATTERNS)
 
 
 def _knitted_complete(counts: list[int]) -> bool:
