@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import MahjongGB
-import numpy as np
 
 from brain.rules.base import WinContext
 from brain.rules.mcr import KNITTED_PATTERNS, MIN_FAN, fan_items
@@ -84,41 +83,65 @@ def _table_plans(counts: list[int], melds: list[Meld]) -> list[Plan]:
 
 
 def _flush_plans(counts: list[int], meld_kinds: list[int], shape: int) -> list[Plan]:
+    suits = (sum(counts[0:9]), sum(counts[9:18]), sum(counts[18:27]))
+    suited = suits[0] + suits[1] + suits[2]
+    honours = sum(counts[27:])
     out = []
     for s in range(3):
         lo, hi = 9 * s, 9 * s + 9
         if any(k < 27 and not lo <= k < hi for k in meld_kinds):
             continue
-        off_suit = sum(c for k, c in enumerate(counts[:27]) if not lo <= k < hi)
-        honours = sum(counts[27:])
+        off_suit = suited - suits[s]
         out.append(Plan("混一色", 6, max(shape, off_suit) + SHORT_OF_EIGHT))
         if not any(k >= 27 for k in meld_kinds):
             out.append(Plan("清一色", 24, max(shape, off_suit + honours)))
     return out
 
 
-_PLAN_KINDS = np.array([[low + i for low in lows for i in range(3)] for _, _, lows in CHOW_PLANS])
-_PLAN_SHORT = np.array([SHORT_OF_EIGHT if fan < MIN_FAN else 0 for _, fan, _ in CHOW_PLANS])
+# Each chow plan as a bit mask of its nine kinds, its shortfall below 8 fan, and its lows.
+_CHOW_MASKS = [sum(1 << (low + i) for low in lows for i in range(3)) for _, _, lows in CHOW_PLANS]
+_CHOW_SHORT = [SHORT_OF_EIGHT if fan < MIN_FAN else 0 for _, fan, _ in CHOW_PLANS]
+# (held kinds as a mask, shape, called chows) -> the nearest chow plan: pure, and the held
+# kinds change slowly (most discards keep them), so it is worth remembering.
+_NEAREST_CHOW: dict[tuple[int, int, tuple[int, ...]], Plan | None] = {}
+_NEAREST_CHOW_MAX = 200_000
 
 
 def _chow_plans(counts: list[int], melds: list[Meld], shape: int) -> list[Plan]:
-    chow_lows = [min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi"]
+    chow_lows = tuple(min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi")
     if len(melds) - len(chow_lows) > 1:
         return []  # three chows cannot fit beside two pungs / kongs
-    held = np.asarray(counts)
+    held = 0
+    for k in range(27):
+        if counts[k]:
+            held |= 1 << k
     for low in chow_lows:  # a called chow supplies its three kinds
-        held = held.copy()
-        held[[low, low + 1, low + 2]] += 1
-    missing = (held[_PLAN_KINDS] == 0).sum(axis=1)
-    distances = np.maximum(shape, missing - 1) + _PLAN_SHORT
-    if chow_lows:
-        fits = np.array([all(low in lows for low in chow_lows) for _, _, lows in CHOW_PLANS])
-        if not fits.any():
-            return []
-        distances = np.where(fits, distances, 99)
-    best = int(np.argmin(distances))  # only the nearest chow plan matters to the policy
+        held |= 7 << low
+    key = (held, shape, chow_lows)
+    try:
+        plan = _NEAREST_CHOW[key]
+    except KeyError:
+        if len(_NEAREST_CHOW) >= _NEAREST_CHOW_MAX:
+            _NEAREST_CHOW.clear()
+        plan = _NEAREST_CHOW[key] = _nearest_chow_plan(held, shape, chow_lows)
+    return [] if plan is None else [plan]
+
+
+def _nearest_chow_plan(held: int, shape: int, chow_lows: tuple[int, ...]) -> Plan | None:
+    """The first chow plan at the least distance (a called chow must be one of its chows);
+    None when no plan fits the called chows. Only the nearest matters to the policy."""
+    best, best_distance_ = -1, 99
+    for i, mask in enumerate(_CHOW_MASKS):
+        if chow_lows and not all(low in CHOW_PLANS[i][2] for low in chow_lows):
+            continue
+        missing = 9 - (mask & held).bit_count()
+        distance = max(shape, missing - 1) + _CHOW_SHORT[i]
+        if distance < best_distance_:
+            best, best_distance_ = i, distance
+    if best < 0:
+        return None
     name, fan, _ = CHOW_PLANS[best]
-    return [Plan(name, fan, int(distances[best]))]
+    return Plan(name, fan, best_distance_)
 
 
 def _all_pungs_distance(counts: list[int], melds: int) -> int:
@@ -134,9 +157,13 @@ def _all_pungs_distance(counts: list[int], melds: int) -> int:
     return max(0, tiles_needed - 1)
 
 
+# the five tile types of 五门齐: characters, dots, bamboo, winds, dragons
+_TYPE_SPANS = ((0, 9), (9, 18), (18, 27), (27, 31), (31, 34))
+
+
 def _missing_types(counts: list[int], meld_kinds: list[int]) -> int:
-    present = {k // 9 if k < 27 else (3 if k < 31 else 4)
-               for k in list(meld_kinds) + [k for k in range(34) if counts[k]]}
+    present = {k // 9 if k < 27 else (3 if k < 31 else 4) for k in meld_kinds}
+    present.update(t for t, (lo, hi) in enumerate(_TYPE_SPANS) if any(counts[lo:hi]))
     return 5 - len(present)
 
 
@@ -150,7 +177,7 @@ def _knitted_plans(counts: list[int], below: int | None = None) -> list[Plan]:
         # the shanten helpers take 13 tiles; one tile more changes little: drop the last
         counts = list(counts)
         counts[max(k for k in range(34) if counts[k])] -= 1
-    bounds = knitted_bounds(counts) if below is not None else (-1, -1)
+    bounds = knitted_bounds(counts, below) if below is not None else (-1, -1)
     hand: tuple[str, ...] | None = None
     out = []
     for (name, fan, fn), bound in zip((("全不靠", 12, MahjongGB.HonorsAndKnittedTilesShanten),
@@ -171,7 +198,7 @@ def _knitted_plans(counts: list[int], below: int | None = None) -> list[Plan]:
 _HONOURS = tuple(range(27, 34))
 
 
-def knitted_bounds(counts: list[int]) -> tuple[int, int]:
+def knitted_bounds(counts: list[int], below: int = 99) -> tuple[int, int]:
     """Lower bounds of the 全不靠 and 组合龙 shanten of a 13-tile hand, from the tables.
 
     全不靠 is 14 distinct kinds of one knitted pattern plus the honours: at least one tile to
@@ -179,17 +206,20 @@ def knitted_bounds(counts: list[int]) -> tuple[int, int]:
     nine kinds plus a set and a pair from the rest: one tile per missing pattern kind, plus the
     tables' distance of what is left to a set and a pair, less one. Each is a count of tiles
     that any winning hand of the shape must add, so it never exceeds the real shanten
-    (tests/test_mcr_plan_bounds.py compares them with MahjongGB)."""
+    (tests/test_mcr_plan_bounds.py compares them with MahjongGB). Patterns whose missing kinds
+    alone reach ``below`` are not refined: a bound at or above ``below`` only says so much."""
     honours = sum(1 for k in _HONOURS if counts[k])
     scattered, straight = 99, 99
     for pattern in KNITTED_PATTERNS:
+        held = sum(1 for k in pattern if counts[k])
+        scattered = min(scattered, 13 - min(14, held + honours))
+        if 9 - held - 1 >= min(below, straight):
+            straight = min(straight, 9 - held - 1)  # the rest can only add to it
+            continue
         rest = list(counts)
-        held = 0
         for k in pattern:
             if rest[k]:
                 rest[k] -= 1
-                held += 1
-        scattered = min(scattered, 13 - min(14, held + honours))
         straight = min(straight, 9 - held + shape_distance(rest, 1) - 1)
     return scattered, straight
 
