@@ -138,6 +138,18 @@ def shape_distance(counts: Sequence[int], groups: int, pair: bool = True) -> int
     return _DISTANCES[cmb[cmb[cmb[a][b]][c]][h]][groups * 2 + int(pair)]
 
 
+def regular_and_seven_pairs_shanten(counts: Sequence[int]) -> tuple[int, int]:
+    """(:func:`regular_shanten`, :func:`seven_pairs_shanten`) from one pass over the tables:
+    planners that weigh both, for every discard, need not count the pairs again."""
+    (a, sa), (b, sb), (c, sc), (h, sh) = _parts(counts)
+    stats = sa + sb + sc + sh
+    cmb = _COMBINE
+    regular = _REGULAR[cmb[cmb[cmb[a][b]][c]][h]][_groups(stats >> _t.TILES_SHIFT)]
+    pairs = stats & _M
+    kinds = (stats >> _t.KINDS_SHIFT) & _M
+    return regular, 6 - pairs + (7 - kinds if kinds < 7 else 0)
+
+
 def seven_pairs_shanten(counts: Sequence[int]) -> int:
     pairs = sum(1 for c in counts if c >= 2)
     kinds = sum(1 for c in counts if c >= 1)

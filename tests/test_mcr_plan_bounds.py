@@ -11,7 +11,12 @@ import pytest
 
 from brain.policies.mcr_plan import best_distance, knitted_bounds, plans
 from brain.rules.mcr import KNITTED_PATTERNS
-from brain.shanten import regular_shanten, shape_distance
+from brain.shanten import (
+    regular_and_seven_pairs_shanten,
+    regular_shanten,
+    seven_pairs_shanten,
+    shape_distance,
+)
 from brain.state import Meld
 from protocols import tiles as T
 
@@ -63,9 +68,12 @@ def test_pruned_best_distance_is_the_minimum_over_all_plans(size):
         assert best_distance(counts, [chi]) == min(p.distance for p in plans(counts, [chi]))
 
 
-def test_shape_distance_agrees_with_regular_shanten():
-    for counts in _hands(2000, 13, seed=5):
-        assert shape_distance(counts, 4) - 1 == regular_shanten(counts)
+def test_table_distances_agree_with_the_plain_functions():
+    for counts in [*_hands(2000, 13, seed=5), *_hands(500, 14, seed=6), *_hands(300, 8, seed=7)]:
+        groups = sum(counts) // 3
+        assert shape_distance(counts, groups) - 1 == regular_shanten(counts)
+        assert regular_and_seven_pairs_shanten(counts) == (regular_shanten(counts),
+                                                           seven_pairs_shanten(counts))
     assert shape_distance([0] * 34, 1) == 5  # a set and a pair from nothing
     assert shape_distance([0] * 34, 0, pair=False) == 0
     with pytest.raises(ValueError):

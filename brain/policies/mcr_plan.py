@@ -15,7 +15,7 @@ import MahjongGB
 
 from brain.rules.base import WinContext
 from brain.rules.mcr import KNITTED_PATTERNS, MIN_FAN, fan_items
-from brain.shanten import regular_shanten, seven_pairs_shanten, shape_distance
+from brain.shanten import regular_and_seven_pairs_shanten, shape_distance
 from brain.state import Meld, TableState
 from protocols import tiles as T
 
@@ -45,56 +45,60 @@ def _meld_kinds(melds: list[Meld]) -> list[int]:
     return [T.kind(t) for m in melds for t in m.tiles]
 
 
+# A plan while it is measured: (name, fan, distance); Plan objects only for callers of plans().
+_Found = tuple[str, int, int]
+
+
 def plans(counts: list[int], melds: list[Meld]) -> list[Plan]:
     """Every plan still open to this hand, with its distance (lower bound on exchanges)."""
     out = _table_plans(counts, melds)
     if not melds:
         out.extend(_knitted_plans(counts))
-    return out
+    return [Plan(*p) for p in out]
 
 
 def best_distance(counts: list[int], melds: list[Meld]) -> int:
     """The distance of the nearest plan: ``min`` over :func:`plans`, asking MahjongGB's knitted
     shanten only where its table lower bound could still beat the other plans (it is called
     for every discard of every MCR turn, and the knitted hands are rarely near)."""
-    best = min(p.distance for p in _table_plans(counts, melds))
+    best = min(p[2] for p in _table_plans(counts, melds))
     if not melds:
-        best = min((best, *(p.distance for p in _knitted_plans(counts, below=best))))
+        for p in _knitted_plans(counts, below=best):
+            best = min(best, p[2])
     return best
 
 
-def _table_plans(counts: list[int], melds: list[Meld]) -> list[Plan]:
+def _table_plans(counts: list[int], melds: list[Meld]) -> list[_Found]:
     """The plans measured with the shanten tables: all but the knitted ones."""
-    shape = regular_shanten(counts)
-    out: list[Plan] = []
+    shape, seven_pairs = regular_and_seven_pairs_shanten(counts)
     meld_kinds = _meld_kinds(melds)
-    open_melds = [m for m in melds if m.kind != "closed_kan"]
-    out.extend(_flush_plans(counts, meld_kinds, shape))
+    out = _flush_plans(counts, meld_kinds, shape)
     out.extend(_chow_plans(counts, melds, shape))
     if all(m.kind != "chi" for m in melds):
-        out.append(Plan("碰碰和", 6, _all_pungs_distance(counts, len(melds)) + SHORT_OF_EIGHT))
+        out.append(("碰碰和", 6, _all_pungs_distance(counts, len(melds)) + SHORT_OF_EIGHT))
     if not melds:
-        out.append(Plan("七对", 24, seven_pairs_shanten(counts)))
+        out.append(("七对", 24, seven_pairs))
     missing_types = _missing_types(counts, meld_kinds)
-    out.append(Plan("五门齐", 6, max(shape, missing_types) + SHORT_OF_EIGHT))
-    if not open_melds:
-        out.append(Plan("门前清+", 2, shape + 2))  # concealed hands often reach 8 by small fans
+    out.append(("五门齐", 6, max(shape, missing_types) + SHORT_OF_EIGHT))
+    if all(m.kind == "closed_kan" for m in melds):
+        out.append(("门前清+", 2, shape + 2))  # concealed hands often reach 8 by small fans
     return out
 
 
-def _flush_plans(counts: list[int], meld_kinds: list[int], shape: int) -> list[Plan]:
+def _flush_plans(counts: list[int], meld_kinds: list[int], shape: int) -> list[_Found]:
     suits = (sum(counts[0:9]), sum(counts[9:18]), sum(counts[18:27]))
     suited = suits[0] + suits[1] + suits[2]
     honours = sum(counts[27:])
-    out = []
+    honour_melds = any(k >= 27 for k in meld_kinds)
+    out: list[_Found] = []
     for s in range(3):
         lo, hi = 9 * s, 9 * s + 9
         if any(k < 27 and not lo <= k < hi for k in meld_kinds):
             continue
         off_suit = suited - suits[s]
-        out.append(Plan("混一色", 6, max(shape, off_suit) + SHORT_OF_EIGHT))
-        if not any(k >= 27 for k in meld_kinds):
-            out.append(Plan("清一色", 24, max(shape, off_suit + honours)))
+        out.append(("混一色", 6, max(shape, off_suit) + SHORT_OF_EIGHT))
+        if not honour_melds:
+            out.append(("清一色", 24, max(shape, off_suit + honours)))
     return out
 
 
@@ -102,12 +106,12 @@ def _flush_plans(counts: list[int], meld_kinds: list[int], shape: int) -> list[P
 _CHOW_MASKS = [sum(1 << (low + i) for low in lows for i in range(3)) for _, _, lows in CHOW_PLANS]
 _CHOW_SHORT = [SHORT_OF_EIGHT if fan < MIN_FAN else 0 for _, fan, _ in CHOW_PLANS]
 # (held kinds as a mask, shape, called chows) -> the nearest chow plan: pure, and the held
-# kinds change slowly (most discards keep them), so it is worth remembering.
-_NEAREST_CHOW: dict[tuple[int, int, tuple[int, ...]], Plan | None] = {}
+# kinds change slowly (many discards keep them), so it is worth remembering.
+_NEAREST_CHOW: dict[tuple[int, int, tuple[int, ...]], _Found | None] = {}
 _NEAREST_CHOW_MAX = 200_000
 
 
-def _chow_plans(counts: list[int], melds: list[Meld], shape: int) -> list[Plan]:
+def _chow_plans(counts: list[int], melds: list[Meld], shape: int) -> list[_Found]:
     chow_lows = tuple(min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi")
     if len(melds) - len(chow_lows) > 1:
         return []  # three chows cannot fit beside two pungs / kongs
@@ -127,7 +131,7 @@ def _chow_plans(counts: list[int], melds: list[Meld], shape: int) -> list[Plan]:
     return [] if plan is None else [plan]
 
 
-def _nearest_chow_plan(held: int, shape: int, chow_lows: tuple[int, ...]) -> Plan | None:
+def _nearest_chow_plan(held: int, shape: int, chow_lows: tuple[int, ...]) -> _Found | None:
     """The first chow plan at the least distance (a called chow must be one of its chows);
     None when no plan fits the called chows. Only the nearest matters to the policy."""
     best, best_distance_ = -1, 99
@@ -135,20 +139,26 @@ def _nearest_chow_plan(held: int, shape: int, chow_lows: tuple[int, ...]) -> Pla
         if chow_lows and not all(low in CHOW_PLANS[i][2] for low in chow_lows):
             continue
         missing = 9 - (mask & held).bit_count()
-        distance = max(shape, missing - 1) + _CHOW_SHORT[i]
+        distance = (shape if shape >= missing - 1 else missing - 1) + _CHOW_SHORT[i]
         if distance < best_distance_:
             best, best_distance_ = i, distance
     if best < 0:
         return None
     name, fan, _ = CHOW_PLANS[best]
-    return Plan(name, fan, best_distance_)
+    return (name, fan, best_distance_)
 
 
 def _all_pungs_distance(counts: list[int], melds: int) -> int:
     """Exchanges to be ready for an all-pungs hand (pairs upgrade to pungs with one tile)."""
     needed = 4 - melds
-    pungs = min(sum(1 for c in counts if c >= 3), needed)
-    pairs = sum(1 for c in counts if c == 2) + max(0, sum(1 for c in counts if c >= 3) - needed)
+    triples = doubles = 0
+    for c in counts:
+        if c >= 3:
+            triples += 1
+        elif c == 2:
+            doubles += 1
+    pungs = min(triples, needed)
+    pairs = doubles + max(0, triples - needed)
     missing = needed - pungs
     upgraded = min(pairs, missing)
     singles_needed = missing - upgraded
@@ -167,7 +177,7 @@ def _missing_types(counts: list[int], meld_kinds: list[int]) -> int:
     return 5 - len(present)
 
 
-def _knitted_plans(counts: list[int], below: int | None = None) -> list[Plan]:
+def _knitted_plans(counts: list[int], below: int | None = None) -> list[_Found]:
     """全不靠 and 组合龙 by MahjongGB's shanten helpers; with ``below``, only those whose
     lower bound (:func:`knitted_bounds`) is under it: the others cannot be the nearest plan."""
     tiles = sum(counts)
@@ -179,7 +189,7 @@ def _knitted_plans(counts: list[int], below: int | None = None) -> list[Plan]:
         counts[max(k for k in range(34) if counts[k])] -= 1
     bounds = knitted_bounds(counts, below) if below is not None else (-1, -1)
     hand: tuple[str, ...] | None = None
-    out = []
+    out: list[_Found] = []
     for (name, fan, fn), bound in zip((("全不靠", 12, MahjongGB.HonorsAndKnittedTilesShanten),
                                        ("组合龙", 12, MahjongGB.KnittedStraightShanten)),
                                       bounds, strict=True):
@@ -191,7 +201,7 @@ def _knitted_plans(counts: list[int], below: int | None = None) -> list[Plan]:
             value, _ = fn(hand)
         except TypeError:
             continue
-        out.append(Plan(name, fan, int(value)))
+        out.append((name, fan, int(value)))
     return out
 
 
