@@ -189,9 +189,9 @@ def _draw_neighbours(key: bytes, cache: dict[bytes, tuple[int, int]],
     return found
 
 
-# (part pattern, combined id of the other parts, groups, shanten) -> positions in the part
-# whose draw lowers the regular shanten. Hands repeat these a lot; the cap bounds memory.
-_LOWERING: dict[tuple[bytes, int, int, int], tuple[int, ...]] = {}
+# (part start, part pattern, combined id of the other parts, groups, shanten) -> kinds in the
+# part whose draw lowers the regular shanten. Hands repeat these a lot; the cap bounds memory.
+_LOWERING: dict[tuple[int, bytes, int, int, int], tuple[int, ...]] = {}
 _LOWERING_MAX = 400_000
 
 
@@ -205,36 +205,86 @@ def useful_tiles(counts: Sequence[int], known_shanten: int | None = None) -> set
     """
     counts = list(counts)
     parts = _parts(counts)
-    stats = sum(p[1] for p in parts)
+    stats = parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1]
     tiles = stats >> _t.TILES_SHIFT
     if tiles % 3 == 2:
         return _useful_after_draw(counts)
     k = _groups(tiles)
     base = shanten(counts) if known_shanten is None else known_shanten
-    ids = [p[0] for p in parts]
+    a, b, c, h = parts[0][0], parts[1][0], parts[2][0], parts[3][0]
     cmb = _COMBINE
     # Only one part changes per candidate draw: combine the other three once.
-    rests = (cmb[cmb[ids[1]][ids[2]]][ids[3]], cmb[cmb[ids[0]][ids[2]]][ids[3]],
-             cmb[cmb[ids[0]][ids[1]]][ids[3]], cmb[cmb[ids[0]][ids[1]]][ids[2]])
-    # a drawn tile lowers seven-pairs / thirteen-orphans shanten by at most one: skip them
-    # when even that could not beat the regular form
-    special = _special_after_draw(counts, stats) if (
-        13 <= tiles + 1 <= 14 and _special(stats) - 1 < base) else None
+    rests = (cmb[cmb[b][c]][h], cmb[cmb[a][c]][h], cmb[cmb[a][b]][h], cmb[cmb[a][b]][c])
     useful: set[int] = set()
     for index, (lo, length, cache, miss) in enumerate(_PART_SPANS):
         key = bytes(counts[lo:lo + length])
-        lowering = _LOWERING.get((key, rests[index], k, base))
+        memo = (lo, key, rests[index], k, base)
+        lowering = _LOWERING.get(memo)
         if lowering is None:
             rest = cmb[rests[index]]
-            lowering = tuple(j for j, vid, _ in _draw_neighbours(key, cache, miss)
+            lowering = tuple(lo + j for j, vid, _ in _draw_neighbours(key, cache, miss)
                              if _REGULAR[rest[vid]][k] < base)
             if len(_LOWERING) >= _LOWERING_MAX:
                 _LOWERING.clear()
-            _LOWERING[(key, rests[index], k, base)] = lowering
-        useful.update(lo + j for j in lowering)
-    if special is not None:
+            _LOWERING[memo] = lowering
+        useful.update(lowering)
+    # a drawn tile lowers seven-pairs / thirteen-orphans shanten by at most one: skip them
+    # when even that could not beat the regular form
+    if 13 <= tiles + 1 <= 14 and _special(stats) - 1 < base:
+        special = _special_after_draw(counts, stats)
         useful.update(j for j in range(34) if special[j] < base and counts[j] < 4)
     return useful
+
+
+# part pattern -> ((position, vector id, stats) for each tile that can be taken out of it)
+_TAKEN: dict[bytes, tuple[tuple[int, int, int], ...]] = {}
+
+
+def _discard_neighbours(key: bytes, cache: dict[bytes, tuple[int, int]],
+                        miss: object) -> tuple[tuple[int, int, int], ...]:
+    """The table entries of a part after taking out each tile it holds, cached per pattern."""
+    found = _TAKEN.get(key)
+    if found is None:
+        segment = bytearray(key)
+        out = []
+        for j in range(len(segment)):
+            if not segment[j]:
+                continue
+            segment[j] -= 1
+            left = bytes(segment)
+            segment[j] += 1
+            vid, part_stats = cache.get(left) or miss(left)  # type: ignore[operator]
+            out.append((j, vid, part_stats))
+        found = _TAKEN[key] = tuple(out)
+    return found
+
+
+def shanten_after_discards(counts: Sequence[int],
+                           kinds: set[int] | frozenset[int] | None = None) -> dict[int, int]:
+    """Kind -> :func:`shanten` of the hand less one tile of that kind, for every kind held (or
+    every kind held in ``kinds``), in kind order. One table pass for the whole hand: only the
+    part that loses the tile changes, so the other three are combined once."""
+    counts = list(counts)
+    parts = _parts(counts)
+    stats = parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1]
+    tiles = (stats >> _t.TILES_SHIFT) - 1
+    k = _groups(tiles)
+    special = 13 <= tiles <= 14
+    a, b, c, h = parts[0][0], parts[1][0], parts[2][0], parts[3][0]
+    cmb = _COMBINE
+    rests = (cmb[cmb[b][c]][h], cmb[cmb[a][c]][h], cmb[cmb[a][b]][h], cmb[cmb[a][b]][c])
+    out: dict[int, int] = {}
+    for index, (lo, length, cache, miss) in enumerate(_PART_SPANS):
+        rest = cmb[rests[index]]
+        others = stats - parts[index][1]
+        for j, vid, part_stats in _discard_neighbours(bytes(counts[lo:lo + length]), cache, miss):
+            if kinds is not None and lo + j not in kinds:
+                continue
+            value = _REGULAR[rest[vid]][k]
+            if special:
+                value = min(value, _special(others + part_stats))
+            out[lo + j] = value
+    return out
 
 
 _ORPHANS = frozenset((0, 8, 9, 17, 18, 26, 27, 28, 29, 30, 31, 32, 33))

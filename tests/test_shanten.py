@@ -14,6 +14,7 @@ from brain.shanten import (
     regular_shanten,
     seven_pairs_shanten,
     shanten,
+    shanten_after_discards,
     shanten_batch,
     thirteen_orphans_shanten,
     useful_tiles,
@@ -160,6 +161,21 @@ def pair_or_orphan_heavy_hands(draw):
 @settings(max_examples=300, deadline=None)
 def test_useful_tiles_on_special_form_hands_equal_brute_force(counts):
     assert useful_tiles(counts) == library_useful_tiles(counts)
+
+
+@pytest.mark.parametrize("sizes", [(14,), (17,), (5, 8, 11)])
+def test_shanten_after_discards_equals_one_call_per_discard(sizes):
+    for hand in random_hands(1500, sizes, seed=sum(sizes)):
+        expected = {}
+        for k in range(34):
+            if hand[k]:
+                rest = list(hand)
+                rest[k] -= 1
+                expected[k] = shanten(rest)
+        after = shanten_after_discards(hand)
+        assert after == expected and list(after) == sorted(after)
+        some = set(list(expected)[::2])
+        assert shanten_after_discards(hand, some) == {k: expected[k] for k in sorted(some)}
 
 
 def test_useful_tiles_excludes_fifth_copy():

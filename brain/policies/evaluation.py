@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from brain.shanten import shanten, useful_tiles
+from brain.shanten import shanten_after_discards, useful_tiles
 from brain.state import TableState
 from protocols import tiles as T
 
@@ -31,12 +31,7 @@ def analyse_discards(state: TableState, slack: int = 0,
     best shanten (the others are never chosen on shape)."""
     counts = state.counts()
     unseen = state.unseen_counts()
-    after: dict[int, int] = {}
-    for k in range(34):
-        if counts[k] and (kinds is None or k in kinds):
-            counts[k] -= 1
-            after[k] = shanten(counts)
-            counts[k] += 1
+    after = shanten_after_discards(counts, kinds)
     best = min(after.values())
     out: dict[int, DiscardInfo] = {}
     for k, sh in after.items():
