@@ -211,13 +211,47 @@ def useful_tiles(counts: Sequence[int], known_shanten: int | None = None) -> set
         return _useful_after_draw(counts)
     k = _groups(tiles)
     base = shanten(counts) if known_shanten is None else known_shanten
-    a, b, c, h = parts[0][0], parts[1][0], parts[2][0], parts[3][0]
+    keys = [bytes(counts[lo:lo + length]) for lo, length, _, _ in _PART_SPANS]
+    return _useful(counts, keys, [p[0] for p in parts], stats, k, base)
+
+
+def useful_after_discards(counts: Sequence[int], after: dict[int, int]) -> dict[int, set[int]]:
+    """Kind -> :func:`useful_tiles` of the 3k+2 hand ``counts`` less one tile of that kind,
+    whose shanten ``after`` gives (as :func:`shanten_after_discards` returns it), for every
+    kind in ``after``. The hand is split into its parts once: each discard changes one."""
+    counts = list(counts)
+    parts = _parts(counts)
+    stats = parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1]
+    k = _groups((stats >> _t.TILES_SHIFT) - 1)
+    keys = [bytes(counts[lo:lo + length]) for lo, length, _, _ in _PART_SPANS]
+    ids = [p[0] for p in parts]
+    out: dict[int, set[int]] = {}
+    for kind, base in after.items():
+        index = kind // 9 if kind < 27 else 3
+        lo, _, cache, miss = _PART_SPANS[index]
+        segment = bytearray(keys[index])
+        segment[kind - lo] -= 1
+        key = bytes(segment)
+        vid, part_stats = cache.get(key) or miss(key)
+        counts[kind] -= 1
+        out[kind] = _useful(counts, [*keys[:index], key, *keys[index + 1:]],
+                            [*ids[:index], vid, *ids[index + 1:]],
+                            stats - parts[index][1] + part_stats, k, base)
+        counts[kind] += 1
+    return out
+
+
+def _useful(counts: list[int], keys: list[bytes], ids: list[int], stats: int, k: int,
+            base: int) -> set[int]:
+    """The useful kinds of a 3k+1 hand of shanten ``base`` given its part patterns, vector ids
+    and summed stats (``k`` groups)."""
+    a, b, c, h = ids
     cmb = _COMBINE
     # Only one part changes per candidate draw: combine the other three once.
     rests = (cmb[cmb[b][c]][h], cmb[cmb[a][c]][h], cmb[cmb[a][b]][h], cmb[cmb[a][b]][c])
     useful: set[int] = set()
-    for index, (lo, length, cache, miss) in enumerate(_PART_SPANS):
-        key = bytes(counts[lo:lo + length])
+    for index, (lo, _, cache, miss) in enumerate(_PART_SPANS):
+        key = keys[index]
         memo = (lo, key, rests[index], k, base)
         lowering = _LOWERING.get(memo)
         if lowering is None:
@@ -230,6 +264,7 @@ def useful_tiles(counts: Sequence[int], known_shanten: int | None = None) -> set
         useful.update(lowering)
     # a drawn tile lowers seven-pairs / thirteen-orphans shanten by at most one: skip them
     # when even that could not beat the regular form
+    tiles = stats >> _t.TILES_SHIFT
     if 13 <= tiles + 1 <= 14 and _special(stats) - 1 < base:
         special = _special_after_draw(counts, stats)
         useful.update(j for j in range(34) if special[j] < base and counts[j] < 4)

@@ -17,6 +17,7 @@ from brain.shanten import (
     shanten_after_discards,
     shanten_batch,
     thirteen_orphans_shanten,
+    useful_after_discards,
     useful_tiles,
 )
 from protocols.tiles import counts34, parse_mpsz
@@ -164,7 +165,7 @@ def test_useful_tiles_on_special_form_hands_equal_brute_force(counts):
 
 
 @pytest.mark.parametrize("sizes", [(14,), (17,), (5, 8, 11)])
-def test_shanten_after_discards_equals_one_call_per_discard(sizes):
+def test_after_discards_equal_one_call_per_discard(sizes):
     for hand in random_hands(1500, sizes, seed=sum(sizes)):
         expected = {}
         for k in range(34):
@@ -176,6 +177,12 @@ def test_shanten_after_discards_equals_one_call_per_discard(sizes):
         assert after == expected and list(after) == sorted(after)
         some = set(list(expected)[::2])
         assert shanten_after_discards(hand, some) == {k: expected[k] for k in sorted(some)}
+        useful = {}
+        for k in expected:
+            rest = list(hand)
+            rest[k] -= 1
+            useful[k] = useful_tiles(rest, expected[k])
+        assert useful_after_discards(hand, expected) == useful
 
 
 def test_useful_tiles_excludes_fifth_copy():

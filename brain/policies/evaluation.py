@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from brain.shanten import shanten_after_discards, useful_tiles
+from brain.shanten import shanten_after_discards, useful_after_discards
 from brain.state import TableState
 from protocols import tiles as T
 
@@ -33,12 +33,12 @@ def analyse_discards(state: TableState, slack: int = 0,
     unseen = state.unseen_counts()
     after = shanten_after_discards(counts, kinds)
     best = min(after.values())
+    useful = useful_after_discards(counts, {k: sh for k, sh in after.items()
+                                            if sh <= best + slack})
     out: dict[int, DiscardInfo] = {}
     for k, sh in after.items():
-        if sh <= best + slack:
-            counts[k] -= 1
-            kinds = frozenset(useful_tiles(counts, sh))
-            counts[k] += 1
+        if k in useful:
+            kinds = frozenset(useful[k])
             out[k] = DiscardInfo(k, sh, sum(unseen[u] for u in kinds), kinds)
         else:
             out[k] = DiscardInfo(k, sh, 0, frozenset())
