@@ -180,7 +180,8 @@ class TableState:
     def _see(self, tile: int, n: int = 1) -> None:
         k = T.kind(tile)
         if k < 34:
-            self.visible[k] = min(4, max(0, self.visible[k] + n))
+            seen = self.visible[k] + n
+            self.visible[k] = 4 if seen > 4 else (0 if seen < 0 else seen)
 
     def _remove_from_hand(self, tile: int) -> None:
         """Remove ``tile`` from our hand, preferring the exact tile (red or not), else its kind."""

@@ -5,8 +5,9 @@ exactly what a real platform would ask (a ``turn`` request after its draw or cal
 request on another seat's discard only where it has something besides passing, a ``rob_kan``
 request on an added kan) and tells each seat only what it may see (its own hand; others' draws
 hidden; in MCR and Taiwan others' concealed kongs hidden). It keeps, for every seat, the
-:class:`~brain.state.TableState` that seat's events build, and validates each answer against the
-variant's legal actions computed from it.
+:class:`~brain.state.TableState` that seat's events build (for a brain seat, the very state its
+brain reads: the same events would build an identical copy), and validates each answer against
+the variant's legal actions computed from it.
 
 An illegal answer is treated as the platform would: Botzone (MCR) ends the match with -30 for the
 offender and +10 for the others (WA, or WH for a false win); Tenhou and the NTPU server do not
@@ -175,7 +176,13 @@ class HandReferee:
         self.rules = rules_for(variant)
         self.players = players
         self.log = log
-        self.views = [TableState(variant, s) for s in range(4)]
+        # A seat that declares ``shares_state`` (a BrainSeat) builds its ``state`` from exactly
+        # the events this view would get, so the referee reads that state instead of keeping a
+        # second copy fed the same events; every other seat gets a view of the referee's own.
+        self._own_view = [not getattr(p, "shares_state", False) for p in players]
+        self.views: list[TableState] = [
+            TableState(variant, s) if own else players[s].state  # type: ignore[attr-defined]
+            for s, own in enumerate(self._own_view)]
         self.asked_legal: list[Any] = []  # the legal actions of the request being asked
         self.outcome: HandOutcome | None = None
 
@@ -187,7 +194,8 @@ class HandReferee:
             self.log.event(event)
         for seat in range(4):
             seen = view_event(event, seat, self.variant)
-            self.views[seat].apply(seen)
+            if self._own_view[seat]:
+                self.views[seat].apply(seen)
             self.players[seat].observe(seen)
 
     def ask(self, seat: int, request: ev.DecisionRequest,
@@ -340,9 +348,9 @@ class HandReferee:
         """Ask every seat with something to do; resolve by priority. Returns the winning call
         (seat, action), or None when everyone passed; a win ends the hand."""
         answers: list[tuple[int, Any]] = []
+        request = ev.DecisionRequest(kind, tile=tile, from_seat=discarder)  # the same for all
         for offset in (1, 2, 3):
             seat = (discarder + offset) % 4
-            request = ev.DecisionRequest(kind, tile=tile, from_seat=discarder)
             legal = self.rules.legal_actions(self.views[seat], request)
             if len(legal) == 1 and isinstance(legal[0], ev.Pass):
                 continue

@@ -21,8 +21,10 @@ class BrainSeat:
     def observe(self, event: Any) -> None:
         self.state.apply(event)
 
-    # The referee hands over the legal set it computed from its own view of this seat: the
-    # same events built both states, so the brain need not compute it again.
+    # The referee reads this seat's state as its view of the seat (``observe`` feeds it every
+    # event the view would get) and hands over the legal set it computes from it, so neither
+    # the state nor the legal set is built twice. Nothing but ``observe`` changes the state.
+    shares_state = True
     takes_legal = True
 
     def decide(self, request: ev.DecisionRequest, legal: list[Any] | None = None) -> Answer:
