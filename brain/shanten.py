@@ -266,9 +266,32 @@ def _useful(counts: list[int], keys: list[bytes], ids: list[int], stats: int, k:
     # when even that could not beat the regular form
     tiles = stats >> _t.TILES_SHIFT
     if 13 <= tiles + 1 <= 14 and _special(stats) - 1 < base:
-        special = _special_after_draw(counts, stats)
-        useful.update(j for j in range(34) if special[j] < base and counts[j] < 4)
+        useful.update(_special_useful(counts, stats, base))
     return useful
+
+
+_ORPHAN_KINDS = (0, 8, 9, 17, 18, 26, 27, 28, 29, 30, 31, 32, 33)
+
+
+def _special_useful(counts: list[int], stats: int, base: int) -> list[int]:
+    """Kinds (held fewer than four times) whose draw brings seven pairs or thirteen orphans
+    below ``base``: at a hand's true shanten only a draw that lowers a form already at
+    ``base`` can (a new pair or kind for seven pairs, a new orphan or the orphan pair)."""
+    pairs = stats & _M
+    kinds = (stats >> _t.KINDS_SHIFT) & _M
+    orphan_pair = ((stats >> _t.ORPHAN_PAIRS_SHIFT) & _M) > 0
+    chiitoi = 6 - pairs + (7 - kinds if kinds < 7 else 0)
+    kokushi = 13 - ((stats >> _t.ORPHAN_KINDS_SHIFT) & _M) - (1 if orphan_pair else 0)
+    if chiitoi < base or kokushi < base:  # a base above the hand's shanten: the long way
+        special = _special_after_draw(counts, stats)
+        return [j for j in range(34) if special[j] < base and counts[j] < 4]
+    out = []
+    if chiitoi - 1 < base:
+        out = [j for j, c in enumerate(counts) if c == 1 or (c == 0 and kinds < 7)]
+    if kokushi - 1 < base:
+        out.extend(j for j in _ORPHAN_KINDS
+                   if counts[j] == 0 or (counts[j] == 1 and not orphan_pair))
+    return out
 
 
 # part pattern -> ((position, vector id, stats) for each tile that can be taken out of it)

@@ -185,6 +185,18 @@ def test_after_discards_equal_one_call_per_discard(sizes):
         assert useful_after_discards(hand, expected) == useful
 
 
+def test_special_form_draws_agree_with_the_full_table_for_any_base():
+    from brain import shanten as S
+
+    for hand in random_hands(3000, (13,), seed=77):
+        parts = S._parts(hand)
+        stats = sum(p[1] for p in parts)
+        every = S._special_after_draw(hand, stats)
+        for base in range(shanten(hand), shanten(hand) + 3):
+            expected = {j for j in range(34) if every[j] < base and hand[j] < 4}
+            assert set(S._special_useful(hand, stats, base)) == expected
+
+
 def test_useful_tiles_excludes_fifth_copy():
     assert 0 not in useful_tiles(c("1111m234p567s789s"))
 

@@ -58,7 +58,7 @@ class GreedyPolicy:
             # prefer riichi when it is legal, and keep red fives (a plain copy goes first)
             scored.append(((-info[k].shanten, info[k].useful,
                             int(a.riichi) * 2 - int(T.is_red(a.tile))), a))
-        scored.sort(key=lambda x: (tuple(-v for v in x[0]), action_key(x[1])))
+        scored.sort(key=lambda x: ((-x[0][0], -x[0][1], -x[0][2]), action_key(x[1])))
         best = scored[0][1]
         candidates = tuple((a, float(s[1] - 100 * -s[0])) for s, a in scored[:5])
         return Decision(best, candidates)
