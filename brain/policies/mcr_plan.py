@@ -58,13 +58,29 @@ def plans(counts: list[int], melds: list[Meld]) -> list[Plan]:
 
 
 def best_distance(counts: list[int], melds: list[Meld]) -> int:
-    """The distance of the nearest plan: ``min`` over :func:`plans`, asking MahjongGB's knitted
-    shanten only where its table lower bound could still beat the other plans (it is called
-    for every discard of every MCR turn, and the knitted hands are rarely near)."""
-    best = min(p[2] for p in _table_plans(counts, melds))
+    """The distance of the nearest plan: ``min`` over :func:`plans`, measuring a family of
+    plans only where it could still beat the best so far (it is called for every discard of
+    every MCR turn). Every chow and flush plan is at least the hand's shape (regular shanten),
+    五门齐 and 混一色 at least one more, 门前清+ exactly two more; the knitted plans ask
+    MahjongGB only where their table lower bound is below the best."""
+    shape, seven_pairs = regular_and_seven_pairs_shanten(counts)
+    best = shape + 2 if all(m.kind == "closed_kan" for m in melds) else 99  # 门前清+
     if not melds:
-        for p in _knitted_plans(counts, below=best):
-            best = min(best, p[2])
+        best = min(best, seven_pairs)
+    if all(m.kind != "chi" for m in melds):
+        best = min(best, _all_pungs_distance(counts, len(melds)) + SHORT_OF_EIGHT)
+    if best > shape:
+        meld_kinds = _meld_kinds(melds)
+        for plan in _chow_plans(counts, melds, shape):
+            best = min(best, plan[2])
+        if best > shape:
+            for plan in _flush_plans(counts, meld_kinds, shape):
+                best = min(best, plan[2])
+        if best > shape + 1:
+            best = min(best, max(shape, _missing_types(counts, meld_kinds)) + SHORT_OF_EIGHT)
+    if not melds:
+        for plan in _knitted_plans(counts, below=best):
+            best = min(best, plan[2])
     return best
 
 
@@ -205,7 +221,7 @@ def _knitted_plans(counts: list[int], below: int | None = None) -> list[_Found]:
     return out
 
 
-_HONOURS = tuple(range(27, 34))
+_KNITTED_MASKS = [sum(1 << k for k in pattern) for pattern in KNITTED_PATTERNS]
 
 
 def knitted_bounds(counts: list[int], below: int = 99) -> tuple[int, int]:
@@ -218,10 +234,14 @@ def knitted_bounds(counts: list[int], below: int = 99) -> tuple[int, int]:
     that any winning hand of the shape must add, so it never exceeds the real shanten
     (tests/test_mcr_plan_bounds.py compares them with MahjongGB). Patterns whose missing kinds
     alone reach ``below`` are not refined: a bound at or above ``below`` only says so much."""
-    honours = sum(1 for k in _HONOURS if counts[k])
+    present = 0
+    for k in range(34):
+        if counts[k]:
+            present |= 1 << k
+    honours = (present >> 27).bit_count()
     scattered, straight = 99, 99
-    for pattern in KNITTED_PATTERNS:
-        held = sum(1 for k in pattern if counts[k])
+    for pattern, mask in zip(KNITTED_PATTERNS, _KNITTED_MASKS, strict=True):
+        held = (present & mask).bit_count()
         scattered = min(scattered, 13 - min(14, held + honours))
         if 9 - held - 1 >= min(below, straight):
             straight = min(straight, 9 - held - 1)  # the rest can only add to it
