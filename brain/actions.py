@@ -10,6 +10,8 @@ flag, and its tiles by kind (a red five just before the plain fives).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import repeat
+from operator import is_
 from typing import Any
 
 from protocols import events as ev
@@ -56,3 +58,10 @@ def _action_key(action: Any) -> tuple[Any, ...]:
 def canonical(actions: Iterable[Any]) -> list[Any]:
     """``actions`` sorted by :func:`action_key`."""
     return sorted(actions, key=action_key)
+
+
+def is_listed(action: Any, actions: list[Any] | tuple[Any, ...]) -> bool:
+    """``action in actions``, looking for the very object first: a policy answers with one of
+    the legal set's own actions, and comparing dataclasses field by field on the way to it
+    costs more than the rest of a cheap decision."""
+    return any(map(is_, actions, repeat(action))) or action in actions

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from brain.actions import action_key
+from brain.actions import action_key, is_listed
 from brain.policies import get_policy
 from brain.policies.base import Decision, Policy
 from brain.rules import rules_for
@@ -121,7 +121,7 @@ class Brain:
             return Decision(None), f"{name} missed its {budget:.3f}s budget"
         except Exception as exc:
             return Decision(None), f"{name} raised {type(exc).__name__}: {exc}"
-        if decision.action not in legal:
+        if not is_listed(decision.action, legal):
             return Decision(None), f"{name} answered an illegal action {decision.action!r}"
         return decision, ""
 

@@ -89,6 +89,21 @@ def view_event(e: Any, seat: int, variant: str) -> Any:
     return e
 
 
+# The event types view_event hands to every seat as they are.
+_SAME_FOR_EVERY_SEAT = frozenset({
+    ev.TileDiscarded, ev.RiichiDeclared, ev.RiichiAccepted, ev.DoraRevealed, ev.FlowerReplaced,
+    ev.RoundWon, ev.RoundDrawn, ev.GameEnded, ev.PlatformNotice})
+
+
+def seat_views(e: Any, variant: str) -> tuple[Any, Any, Any, Any]:
+    """``view_event(e, seat, variant)`` for seats 0..3; a referee emits every event to all
+    four, and most events need no rewriting at all."""
+    if type(e) in _SAME_FOR_EVERY_SEAT:
+        return (e, e, e, e)
+    return (view_event(e, 0, variant), view_event(e, 1, variant), view_event(e, 2, variant),
+            view_event(e, 3, variant))
+
+
 def seat_view(record: GameRecord, seat: int) -> list[Any]:
     """The whole record as ``seat`` would have received it (see :func:`view_event`)."""
     return [view_event(e, seat, record.variant) for e in record.events]

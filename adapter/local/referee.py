@@ -35,13 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from adapter.local.walls import shuffled_wall
+from brain.actions import is_listed
 from brain.brain import safest_action
 from brain.rules import rules_for
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
 from replay.log import GameLogWriter
-from replay.record import view_event
+from replay.record import seat_views
 
 NOTEN_PAYMENT = 3000
 RIICHI_STICK = 1000
@@ -192,8 +193,7 @@ class HandReferee:
         """One full-information event: to the log as is, to each seat as it may see it."""
         if self.log is not None:
             self.log.event(event)
-        for seat in range(4):
-            seen = view_event(event, seat, self.variant)
+        for seat, seen in enumerate(seat_views(event, self.variant)):
             if self._own_view[seat]:
                 self.views[seat].apply(seen)
             self.players[seat].observe(seen)
@@ -215,7 +215,7 @@ class HandReferee:
             self.log.decision(request, legal, action, getattr(answer, "policy", ""),
                               getattr(answer, "candidates", ()), getattr(answer, "elapsed", 0.0),
                               getattr(answer, "fallback", ""), seat=seat)
-        if action in legal:
+        if is_listed(action, legal):
             return action
         self._outcome.illegal.append(IllegalAction(seat, request, action, tuple(legal)))
         if self.log is not None:  # the log says what happened; the seats are not told
