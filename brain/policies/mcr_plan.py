@@ -9,6 +9,7 @@ nearest plan near, and at ready it counts only waits the fan calculator scores a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import MahjongGB
@@ -65,17 +66,19 @@ def best_distance(counts: list[int], melds: list[Meld]) -> int:
     MahjongGB only where their table lower bound is below the best."""
     shape, seven_pairs = regular_and_seven_pairs_shanten(counts)
     best = shape + 2 if all(m.kind == "closed_kan" for m in melds) else 99  # 门前清+
-    if not melds:
-        best = min(best, seven_pairs)
+    if not melds and seven_pairs < best:
+        best = seven_pairs
     if all(m.kind != "chi" for m in melds):
         best = min(best, _all_pungs_distance(counts, len(melds)) + SHORT_OF_EIGHT)
     if best > shape:
         meld_kinds = _meld_kinds(melds)
         for plan in _chow_plans(counts, melds, shape):
-            best = min(best, plan[2])
+            if plan[2] < best:
+                best = plan[2]
         if best > shape:
             for plan in _flush_plans(counts, meld_kinds, shape):
-                best = min(best, plan[2])
+                if plan[2] < best:
+                    best = plan[2]
         if best > shape + 1:
             best = min(best, max(shape, _missing_types(counts, meld_kinds)) + SHORT_OF_EIGHT)
     if not melds:
@@ -118,8 +121,23 @@ def _flush_plans(counts: list[int], meld_kinds: list[int], shape: int) -> list[_
     return out
 
 
-# Each chow plan as a bit mask of its nine kinds, its shortfall below 8 fan, and its lows.
-_CHOW_MASKS = [sum(1 << (low + i) for low in lows for i in range(3)) for _, _, lows in CHOW_PLANS]
+# Kinds held, as one bit per kind at bit 8 * kind: a byte per kind, from C-level bytes work.
+_HELD_BYTE = bytes([0, 1, 1, 1, 1]) + bytes(251)
+
+
+def _held(counts: list[int]) -> int:
+    """The kinds ``counts`` holds, as bits 8 * kind (test with masks from :func:`_kind_mask`)."""
+    return int.from_bytes(bytes(counts).translate(_HELD_BYTE), "little")
+
+
+def _kind_mask(kinds: Iterable[int]) -> int:
+    return sum(1 << (8 * k) for k in kinds)
+
+
+_SUITED = _kind_mask(range(27))
+
+# Each chow plan as a mask of its nine kinds, its shortfall below 8 fan, and its lows.
+_CHOW_MASKS = [_kind_mask(low + i for low in lows for i in range(3)) for _, _, lows in CHOW_PLANS]
 _CHOW_SHORT = [SHORT_OF_EIGHT if fan < MIN_FAN else 0 for _, fan, _ in CHOW_PLANS]
 # (held kinds as a mask, shape, called chows) -> the nearest chow plan: pure, and the held
 # kinds change slowly (many discards keep them), so it is worth remembering.
@@ -131,12 +149,9 @@ def _chow_plans(counts: list[int], melds: list[Meld], shape: int) -> list[_Found
     chow_lows = tuple(min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi")
     if len(melds) - len(chow_lows) > 1:
         return []  # three chows cannot fit beside two pungs / kongs
-    held = 0
-    for k in range(27):
-        if counts[k]:
-            held |= 1 << k
+    held = _held(counts) & _SUITED
     for low in chow_lows:  # a called chow supplies its three kinds
-        held |= 7 << low
+        held |= _kind_mask((low, low + 1, low + 2))
     key = (held, shape, chow_lows)
     try:
         plan = _NEAREST_CHOW[key]
@@ -221,7 +236,7 @@ def _knitted_plans(counts: list[int], below: int | None = None) -> list[_Found]:
     return out
 
 
-_KNITTED_MASKS = [sum(1 << k for k in pattern) for pattern in KNITTED_PATTERNS]
+_KNITTED_MASKS = [_kind_mask(pattern) for pattern in KNITTED_PATTERNS]
 
 
 def knitted_bounds(counts: list[int], below: int = 99) -> tuple[int, int]:
@@ -234,11 +249,8 @@ def knitted_bounds(counts: list[int], below: int = 99) -> tuple[int, int]:
     that any winning hand of the shape must add, so it never exceeds the real shanten
     (tests/test_mcr_plan_bounds.py compares them with MahjongGB). Patterns whose missing kinds
     alone reach ``below`` are not refined: a bound at or above ``below`` only says so much."""
-    present = 0
-    for k in range(34):
-        if counts[k]:
-            present |= 1 << k
-    honours = (present >> 27).bit_count()
+    present = _held(counts)
+    honours = (present >> (8 * 27)).bit_count()
     scattered, straight = 99, 99
     for pattern, mask in zip(KNITTED_PATTERNS, _KNITTED_MASKS, strict=True):
         held = (present & mask).bit_count()
