@@ -227,7 +227,7 @@ def _knitted_plans(counts: list[int], below: int | None = None) -> list[_Found]:
         if below is not None and bound >= below:
             continue
         if hand is None:
-            hand = tuple(T.to_botzone(k) for k in range(34) for _ in range(counts[k]))
+            hand = tuple(_BOTZONE[k] for k in range(34) for _ in range(counts[k]))
         try:
             value, _ = fn(hand)
         except TypeError:
@@ -237,6 +237,7 @@ def _knitted_plans(counts: list[int], below: int | None = None) -> list[_Found]:
 
 
 _KNITTED_MASKS = [_kind_mask(pattern) for pattern in KNITTED_PATTERNS]
+_BOTZONE = [T.to_botzone(k) for k in range(34)]
 
 
 def knitted_bounds(counts: list[int], below: int = 99) -> tuple[int, int]:
@@ -251,19 +252,25 @@ def knitted_bounds(counts: list[int], below: int = 99) -> tuple[int, int]:
     alone reach ``below`` are not refined: a bound at or above ``below`` only says so much."""
     present = _held(counts)
     honours = (present >> (8 * 27)).bit_count()
-    scattered, straight = 99, 99
-    for pattern, mask in zip(KNITTED_PATTERNS, _KNITTED_MASKS, strict=True):
-        held = (present & mask).bit_count()
-        scattered = min(scattered, 13 - min(14, held + honours))
-        if 9 - held - 1 >= min(below, straight):
-            straight = min(straight, 9 - held - 1)  # the rest can only add to it
-            continue
+    helds = [(present & mask).bit_count() for mask in _KNITTED_MASKS]
+    most = max(helds)
+    scattered = 13 - min(14, most + honours)
+    straight = 9 - most - 1  # every pattern's missing kinds, before the rest is counted
+    if straight >= below:
+        return scattered, straight
+    # Refine the nearest patterns first; once a pattern's missing kinds alone reach the best
+    # refined bound (or ``below``), so do every later one's, and its count bounds them all.
+    refined = unrefined = 99
+    for held, index in sorted(((h, i) for i, h in enumerate(helds)), reverse=True):
+        if 9 - held - 1 >= min(below, refined):
+            unrefined = 9 - held - 1
+            break
         rest = list(counts)
-        for k in pattern:
+        for k in KNITTED_PATTERNS[index]:
             if rest[k]:
                 rest[k] -= 1
-        straight = min(straight, 9 - held + shape_distance(rest, 1) - 1)
-    return scattered, straight
+        refined = min(refined, 9 - held + shape_distance(rest, 1) - 1)
+    return scattered, min(refined, unrefined)
 
 
 def winning_waits(state: TableState, counts: list[int], waits: set[int]) -> list[int]:
