@@ -110,9 +110,13 @@ class McrRules(Rules):
         # The fan calculator knows every MCR shape (knitted ones included); a cheap shape test
         # first spares it the hands that cannot be complete in any of them.
         counts = state.counts()
+        regular: bool | None = None
         if from_seat is not None:
             counts[T.kind(win_tile)] += 1
-        if sum(counts) % 3 != 2 or not _may_be_complete(counts):
+            # the seat's cached waits say whether the tile completes a regular, seven-pairs
+            # or orphans hand (asked on every discard: spare a shanten per seat and discard)
+            regular = T.kind(win_tile) in state.waits()
+        if sum(counts) % 3 != 2 or not _may_be_complete(counts, regular):
             return None
         return self.score(self.context(state, win_tile, from_seat, robbing_kan))
 
@@ -177,10 +181,11 @@ KNITTED_PATTERNS = [tuple(s * 9 + r for s, start in zip(order, (0, 1, 2), strict
             for order in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))]
 
 
-def _may_be_complete(counts: list[int]) -> bool:
+def _may_be_complete(counts: list[int], regular: bool | None = None) -> bool:
     """False only for hands complete in no MCR shape: not a regular / seven-pairs / orphans
-    hand, not all singles (全不靠), and holding no full knitted straight (组合龙)."""
-    if shanten(counts) == -1:
+    hand (``regular``: whether it is one, where the caller knows), not all singles (全不靠),
+    and holding no full knitted straight (组合龙)."""
+    if regular if regular is not None else shanten(counts) == -1:
         return True
     if sum(counts) == 14 and max(counts) == 1:
         return True
