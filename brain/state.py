@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from brain.shanten import waits
+from brain.shanten import shanten, waits
 from protocols import events as ev
 from protocols import tiles as T
 
@@ -99,6 +99,8 @@ class TableState:
         self._hand_version = 0
         self._waits_key: int | None = None
         self._waits: frozenset[int] = frozenset()
+        self._shanten_key: int | None = None
+        self._shanten = 0
         self.seats = [SeatView() for _ in range(4)]
         self.visible = [0] * 34
         self.wall_remaining = LIVE_WALL.get(self.variant, 70)
@@ -164,6 +166,14 @@ class TableState:
             self._waits_key = self._hand_version
             self._waits = frozenset(waits(self._counts))
         return self._waits
+
+    def hand_shanten(self) -> int:
+        """:func:`brain.shanten.shanten` of our concealed hand, cached per hand: the legal set
+        of a turn asks it for the win and again for riichi."""
+        if self._shanten_key != self._hand_version:
+            self._shanten = shanten(self._counts)  # HandError for a hand of 3k tiles
+            self._shanten_key = self._hand_version
+        return self._shanten
 
     def apply(self, event: object) -> None:
         handler = _HANDLERS.get(type(event))
