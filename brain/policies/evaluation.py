@@ -39,10 +39,22 @@ def analyse_discards(state: TableState, slack: int = 0,
     for k, sh in after.items():
         if k in useful:
             kinds = frozenset(useful[k])
-            out[k] = DiscardInfo(k, sh, sum(unseen[u] for u in kinds), kinds)
+            out[k] = DiscardInfo(k, sh, sum(map(unseen.__getitem__, kinds)), kinds)
         else:
-            out[k] = DiscardInfo(k, sh, 0, frozenset())
+            out[k] = _not_counted(k, sh)
     return out
+
+
+# (kind, shanten) -> the DiscardInfo of a discard whose useful tiles are not counted: values
+# are frozen, so every analysis can share them (most discards of a turn are of this sort).
+_NOT_COUNTED: dict[tuple[int, int], DiscardInfo] = {}
+
+
+def _not_counted(kind: int, shanten: int) -> DiscardInfo:
+    info = _NOT_COUNTED.get((kind, shanten))
+    if info is None:
+        info = _NOT_COUNTED[(kind, shanten)] = DiscardInfo(kind, shanten, 0, frozenset())
+    return info
 
 
 def value_honours(state: TableState) -> set[int]:
