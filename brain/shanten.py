@@ -327,7 +327,9 @@ def shanten_after_discards(counts: Sequence[int],
     stats = parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1]
     tiles = (stats >> _t.TILES_SHIFT) - 1
     k = _groups(tiles)
-    special = 13 <= tiles <= 14
+    # Taking a tile out never lowers seven pairs / orphans: the whole hand's figure is a floor
+    # under every discard's, and only a regular value above it needs the special forms.
+    floor = _special(stats) if 13 <= tiles <= 14 else 99
     a, b, c, h = parts[0][0], parts[1][0], parts[2][0], parts[3][0]
     cmb = _COMBINE
     rests = (cmb[cmb[b][c]][h], cmb[cmb[a][c]][h], cmb[cmb[a][b]][h], cmb[cmb[a][b]][c])
@@ -339,8 +341,10 @@ def shanten_after_discards(counts: Sequence[int],
             if kinds is not None and lo + j not in kinds:
                 continue
             value = _REGULAR[rest[vid]][k]
-            if special:
-                value = min(value, _special(others + part_stats))
+            if value > floor:
+                special = _special(others + part_stats)
+                if special < value:
+                    value = special
             out[lo + j] = value
     return out
 

@@ -164,9 +164,32 @@ def test_useful_tiles_on_special_form_hands_equal_brute_force(counts):
     assert useful_tiles(counts) == library_useful_tiles(counts)
 
 
-@pytest.mark.parametrize("sizes", [(14,), (17,), (5, 8, 11)])
+def _special_leaning_hands(n: int, seed: int) -> list[list[int]]:
+    """14-tile hands near seven pairs or thirteen orphans, where those forms decide."""
+    rng = np.random.default_rng(seed)
+    orphans = [0, 8, 9, 17, 18, 26, 27, 28, 29, 30, 31, 32, 33]
+    out = []
+    for i in range(n):
+        counts = [0] * 34
+        if i % 2:
+            for k in rng.choice(34, 6, replace=False):
+                counts[k] = 2
+        else:
+            for k in rng.choice(orphans, 11, replace=False):
+                counts[k] = 1
+        while sum(counts) < 14:
+            k = int(rng.integers(34))
+            if counts[k] < 4:
+                counts[k] += 1
+        out.append(counts)
+    return out
+
+
+@pytest.mark.parametrize("sizes", [(14,), (17,), (5, 8, 11), "special"])
 def test_after_discards_equal_one_call_per_discard(sizes):
-    for hand in random_hands(1500, sizes, seed=sum(sizes)):
+    sample = (_special_leaning_hands(600, seed=4) if sizes == "special"
+              else random_hands(1500, sizes, seed=sum(sizes)))
+    for hand in sample:
         expected = {}
         for k in range(34):
             if hand[k]:
