@@ -37,6 +37,10 @@ _KEYS_MAX = 20_000
 def action_key(action: Any) -> tuple[Any, ...]:
     """A total order on actions that depends on nothing but the action itself: lower tile
     kinds first, then the type, the kong kind and the riichi flag."""
+    if type(action) is ev.Discard:  # most of every legal set: by table, without hashing
+        tile = action.tile
+        if type(tile) is int and 0 <= tile <= T.FLOWER_LAST:
+            return (_RIICHI_KEYS if action.riichi else _DISCARD_KEYS)[tile]
     try:
         return _KEYS[action]
     except KeyError:
@@ -53,6 +57,10 @@ def _action_key(action: Any) -> tuple[Any, ...]:
     tiles = tuple(T.sort_key(t) for t in action_tiles(action))
     return (tiles, _TYPE_RANK.get(type(action), len(_TYPE_RANK)), getattr(action, "kind", ""),
             bool(getattr(action, "riichi", False)))
+
+
+_DISCARD_KEYS = [_action_key(ev.Discard(t)) for t in range(T.FLOWER_LAST + 1)]
+_RIICHI_KEYS = [_action_key(ev.Discard(t, riichi=True)) for t in range(T.FLOWER_LAST + 1)]
 
 
 def canonical(actions: Iterable[Any]) -> list[Any]:

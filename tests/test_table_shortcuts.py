@@ -42,3 +42,13 @@ def test_is_listed_is_membership():
     assert not is_listed(ev.Discard(4), legal)
     assert not is_listed(ev.Pon((1, 1)), legal)
     assert not is_listed(ev.Win(), ())
+
+
+def test_discard_keys_by_table_equal_the_computed_keys():
+    from brain.actions import _action_key, action_key
+
+    for tile in range(45):
+        for riichi in (False, True):
+            action = ev.Discard(tile, riichi=riichi)
+            assert action_key(action) == _action_key(action)
+    assert action_key(ev.Discard(3, riichi=1)) == _action_key(ev.Discard(3, riichi=True))

@@ -262,7 +262,7 @@ class Rules:
     def _own_kans(self, state: TableState) -> list[ev.Action]:
         counts = state.counts()
         out: list[ev.Action] = []
-        for k in range(34):
+        for k in range(34) if 4 in counts else ():
             if counts[k] == 4:
                 out.append(ev.Kan("closed_kan", tuple(sorted(
                     (t for t in state.hand if T.kind(t) == k), key=T.sort_key))))
