@@ -14,6 +14,7 @@ EVENTS = [
     ev.RoundStarted(0, 0, hand=(1, 2, 3), hands=((1, 2, 3), (4, 5, 6), (7, 8, 9), (10, 11, 12))),
     ev.TileDrawn(2, 5, False),
     ev.TileDrawn(2, None, True),
+    ev.TileDrawn(3, 30, True),
     ev.TileDiscarded(1, 7, True),
     ev.MeldCalled(3, "closed_kan", (9, 9, 9, 9)),
     ev.MeldCalled(3, "pon", (9, 9, 9), 9, 1),
