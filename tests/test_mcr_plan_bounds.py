@@ -78,3 +78,49 @@ def test_table_distances_agree_with_the_plain_functions():
     assert shape_distance([0] * 34, 0, pair=False) == 0
     with pytest.raises(ValueError):
         shape_distance([0] * 34, 6)
+
+
+def _numpy_chow_plan(counts, melds, shape):
+    """The nearest chow plan as the planner first computed it (numpy over all 34 counts)."""
+    import numpy as np
+
+    from brain.policies.mcr_plan import CHOW_PLANS, MIN_FAN, SHORT_OF_EIGHT
+
+    kinds = np.array([[low + i for low in lows for i in range(3)] for _, _, lows in CHOW_PLANS])
+    short = np.array([SHORT_OF_EIGHT if fan < MIN_FAN else 0 for _, fan, _ in CHOW_PLANS])
+    chow_lows = [min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi"]
+    if len(melds) - len(chow_lows) > 1:
+        return None
+    held = np.asarray(counts)
+    for low in chow_lows:
+        held = held.copy()
+        held[[low, low + 1, low + 2]] += 1
+    distances = np.maximum(shape, (held[kinds] == 0).sum(axis=1) - 1) + short
+    if chow_lows:
+        fits = np.array([all(low in lows for low in chow_lows) for _, _, lows in CHOW_PLANS])
+        if not fits.any():
+            return None
+        distances = np.where(fits, distances, 99)
+    best = int(np.argmin(distances))
+    return CHOW_PLANS[best][0], CHOW_PLANS[best][1], int(distances[best])
+
+
+# 三色三步高 with r = 5 runs its third chow from the 8 of bamboos into East: these hands hold
+# East, and the plan is the nearest only while East counts (as it always has).
+EAST_AFTER_BAMBOO_HANDS = ["467788m99p8s1114z", "668m3578p99s1111z", "6788m599p44999s1z",
+                           "66777m99p999s126z"]
+
+
+def test_chow_plans_equal_the_first_numpy_version():
+    from brain.policies.mcr_plan import _chow_distance, _chow_plans
+
+    chi = Meld("chi", (18, 19, 20), 18, 3)
+    pon = Meld("pon", (27, 27, 27), 27, 1)
+    east = [T.counts34(T.parse_mpsz(h)) for h in EAST_AFTER_BAMBOO_HANDS]
+    for size, melds in ((13, []), (14, []), (10, [chi]), (11, [pon]), (8, [chi, pon])):
+        for counts in _hands(800, size, seed=size + 40) + (east if size == 13 else []):
+            shape = regular_shanten(counts)
+            expected = _numpy_chow_plan(counts, melds, shape)
+            found = _chow_plans(counts, melds, shape)
+            assert (found[0] if found else None) == expected
+            assert _chow_distance(counts, melds, shape) == (expected and expected[2])

@@ -72,9 +72,9 @@ def best_distance(counts: list[int], melds: list[Meld]) -> int:
         best = min(best, _all_pungs_distance(counts, len(melds)) + SHORT_OF_EIGHT)
     if best > shape:
         meld_kinds = _meld_kinds(melds)
-        for plan in _chow_plans(counts, melds, shape):
-            if plan[2] < best:
-                best = plan[2]
+        chow = _chow_distance(counts, melds, shape)
+        if chow is not None and chow < best:
+            best = chow
         if best > shape:
             for plan in _flush_plans(counts, meld_kinds, shape):
                 if plan[2] < best:
@@ -134,8 +134,6 @@ def _kind_mask(kinds: Iterable[int]) -> int:
     return sum(1 << (8 * k) for k in kinds)
 
 
-_SUITED = _kind_mask(range(27))
-
 # Each chow plan as a mask of its nine kinds, its shortfall below 8 fan, and its lows.
 _CHOW_MASKS = [_kind_mask(low + i for low in lows for i in range(3)) for _, _, lows in CHOW_PLANS]
 _CHOW_SHORT = [SHORT_OF_EIGHT if fan < MIN_FAN else 0 for _, fan, _ in CHOW_PLANS]
@@ -149,7 +147,7 @@ def _chow_plans(counts: list[int], melds: list[Meld], shape: int) -> list[_Found
     chow_lows = tuple(min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi")
     if len(melds) - len(chow_lows) > 1:
         return []  # three chows cannot fit beside two pungs / kongs
-    held = _held(counts) & _SUITED
+    held = _held(counts)  # every kind: a plan's third chow may run past 9 (see CHOW_PLANS)
     for low in chow_lows:  # a called chow supplies its three kinds
         held |= _kind_mask((low, low + 1, low + 2))
     key = (held, shape, chow_lows)
@@ -177,6 +175,44 @@ def _nearest_chow_plan(held: int, shape: int, chow_lows: tuple[int, ...]) -> _Fo
         return None
     name, fan, _ = CHOW_PLANS[best]
     return (name, fan, best_distance_)
+
+
+# The chows of the plans by lowest kind (三色三步高's r = 5 plans run a third "chow" from an
+# 8 on into the next kind, an honour after the bamboos: counted as the plans always were),
+# and each plan as three indices into them, split by whether it falls short of 8 fan.
+_CHOW_LOWS = sorted({low for _, _, lows in CHOW_PLANS for low in lows})
+_CHOW_KINDS = _CHOW_LOWS[-1] + 3  # the kinds any plan looks at: 0 .. 27
+_PLAN_CHOWS = [tuple(_CHOW_LOWS.index(low) for low in lows) for _, _, lows in CHOW_PLANS]
+_FULL_PLANS = [c for c, short in zip(_PLAN_CHOWS, _CHOW_SHORT, strict=True) if not short]
+_SHORT_PLANS = [c for c, short in zip(_PLAN_CHOWS, _CHOW_SHORT, strict=True) if short]
+assert all(short == SHORT_OF_EIGHT for short in _CHOW_SHORT if short)
+# kinds held (bytes of 0/1) -> the most kinds any full / any short plan holds
+_CHOW_REACH: dict[bytes, tuple[int, int]] = {}
+_CHOW_REACH_MAX = 200_000
+
+
+def _chow_distance(counts: list[int], melds: list[Meld], shape: int) -> int | None:
+    """The distance of the nearest chow plan (None when none fits): the same number as
+    :func:`_chow_plans` gives, without naming the plan. A plan's distance falls as it holds
+    more of its kinds, so the nearest full (8-fan) plan and the nearest short one are those
+    holding the most kinds."""
+    if any(m.kind == "chi" for m in melds):
+        found = _chow_plans(counts, melds, shape)  # called chows restrict the plans
+        return found[0][2] if found else None
+    if len(melds) > 1:
+        return None  # three chows cannot fit beside two pungs / kongs
+    held = bytes(counts[:_CHOW_KINDS]).translate(_HELD_BYTE)
+    reach = _CHOW_REACH.get(held)
+    if reach is None:
+        g = [held[low] + held[low + 1] + held[low + 2] for low in _CHOW_LOWS]
+        reach = (max(g[a] + g[b] + g[c] for a, b, c in _FULL_PLANS),
+                 max(g[a] + g[b] + g[c] for a, b, c in _SHORT_PLANS))
+        if len(_CHOW_REACH) >= _CHOW_REACH_MAX:
+            _CHOW_REACH.clear()
+        _CHOW_REACH[held] = reach
+    full, short = 8 - reach[0], 8 - reach[1]  # missing kinds less one
+    return min(shape if shape >= full else full,
+               (shape if shape >= short else short) + SHORT_OF_EIGHT)
 
 
 def _all_pungs_distance(counts: list[int], melds: int) -> int:
