@@ -318,10 +318,12 @@ def _discard_neighbours(key: bytes, cache: dict[bytes, tuple[int, int]],
 
 
 def shanten_after_discards(counts: Sequence[int],
-                           kinds: set[int] | frozenset[int] | None = None) -> dict[int, int]:
-    """Kind -> :func:`shanten` of the hand less one tile of that kind, for every kind held (or
-    every kind held in ``kinds``), in kind order. One table pass for the whole hand: only the
-    part that loses the tile changes, so the other three are combined once."""
+                           kinds: set[int] | frozenset[int] | None = None,
+                           regular_only: bool = False) -> dict[int, int]:
+    """Kind -> :func:`shanten` (:func:`regular_shanten` with ``regular_only``) of the hand
+    less one tile of that kind, for every kind held (or every kind held in ``kinds``), in kind
+    order. One table pass for the whole hand: only the part that loses the tile changes, so
+    the other three are combined once."""
     counts = list(counts)
     parts = _parts(counts)
     stats = parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1]
@@ -329,7 +331,7 @@ def shanten_after_discards(counts: Sequence[int],
     k = _groups(tiles)
     # Taking a tile out never lowers seven pairs / orphans: the whole hand's figure is a floor
     # under every discard's, and only a regular value above it needs the special forms.
-    floor = _special(stats) if 13 <= tiles <= 14 else 99
+    floor = _special(stats) if 13 <= tiles <= 14 and not regular_only else 99
     a, b, c, h = parts[0][0], parts[1][0], parts[2][0], parts[3][0]
     cmb = _COMBINE
     rests = (cmb[cmb[b][c]][h], cmb[cmb[a][c]][h], cmb[cmb[a][b]][h], cmb[cmb[a][b]][c])

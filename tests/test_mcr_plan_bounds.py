@@ -124,3 +124,21 @@ def test_chow_plans_equal_the_first_numpy_version():
             found = _chow_plans(counts, melds, shape)
             assert (found[0] if found else None) == expected
             assert _chow_distance(counts, melds, shape) == (expected and expected[2])
+
+
+def test_distances_after_discards_equal_one_best_distance_per_discard():
+    from brain.policies.mcr_plan import best_distances_after_discards
+
+    chi = Meld("chi", (18, 19, 20), 18, 3)
+    pon = Meld("pon", (27, 27, 27), 27, 1)
+    kan = Meld("closed_kan", (9, 9, 9, 9))
+    east = [T.counts34(T.parse_mpsz(h + "5z")) for h in EAST_AFTER_BAMBOO_HANDS]
+    for size, melds in ((14, []), (11, [chi]), (11, [pon]), (11, [kan]), (8, [chi, pon])):
+        for counts in _hands(600, size, seed=size + 60) + (east if size == 14 else []):
+            expected = {}
+            for k in range(34):
+                if counts[k]:
+                    rest = list(counts)
+                    rest[k] -= 1
+                    expected[k] = best_distance(rest, melds)
+            assert best_distances_after_discards(counts, melds) == expected

@@ -198,6 +198,12 @@ def test_after_discards_equal_one_call_per_discard(sizes):
                 expected[k] = shanten(rest)
         after = shanten_after_discards(hand)
         assert after == expected and list(after) == sorted(after)
+        regular = {}
+        for k in expected:
+            rest = list(hand)
+            rest[k] -= 1
+            regular[k] = regular_shanten(rest)
+        assert shanten_after_discards(hand, regular_only=True) == regular
         some = set(list(expected)[::2])
         assert shanten_after_discards(hand, some) == {k: expected[k] for k in sorted(some)}
         useful = {}

@@ -16,7 +16,11 @@ import MahjongGB
 
 from brain.rules.base import WinContext
 from brain.rules.mcr import KNITTED_PATTERNS, MIN_FAN, fan_items
-from brain.shanten import regular_and_seven_pairs_shanten, shape_distance
+from brain.shanten import (
+    regular_and_seven_pairs_shanten,
+    shanten_after_discards,
+    shape_distance,
+)
 from brain.state import Meld, TableState
 from protocols import tiles as T
 
@@ -85,6 +89,58 @@ def best_distance(counts: list[int], melds: list[Meld]) -> int:
         for plan in _knitted_plans(counts, below=best):
             best = min(best, plan[2])
     return best
+
+
+def best_distances_after_discards(counts: list[int], melds: list[Meld]) -> dict[int, int]:
+    """Kind -> :func:`best_distance` of the hand less one tile of that kind, for every kind
+    held (a hand that has just drawn): what every discard shares is counted once - the shapes
+    by one table pass, the pairs and pungs - and each discard adjusts it by the one kind it
+    takes out. The families are tried in the same order, with the same bounds, as there."""
+    counts = list(counts)
+    concealed = all(m.kind == "closed_kan" for m in melds)
+    no_chi = all(m.kind != "chi" for m in melds)
+    meld_kinds = _meld_kinds(melds)
+    pairs = kinds = triples = doubles = 0
+    for c in counts:
+        if c:
+            kinds += 1
+            if c >= 2:
+                pairs += 1
+                if c >= 3:
+                    triples += 1
+                else:
+                    doubles += 1
+    out: dict[int, int] = {}
+    for k, shape in shanten_after_discards(counts, regular_only=True).items():
+        held = counts[k]
+        counts[k] -= 1
+        best = shape + 2 if concealed else 99  # 门前清+
+        if not melds:
+            left_pairs = pairs - (held == 2)
+            left_kinds = kinds - (held == 1)
+            seven_pairs = 6 - left_pairs + (7 - left_kinds if left_kinds < 7 else 0)
+            if seven_pairs < best:
+                best = seven_pairs
+        if no_chi:
+            pungs = _pungs_distance(triples - (held == 3),
+                                    doubles + (held == 3) - (held == 2), len(melds))
+            best = min(best, pungs + SHORT_OF_EIGHT)
+        if best > shape:
+            chow = _chow_distance(counts, melds, shape)
+            if chow is not None and chow < best:
+                best = chow
+            if best > shape:
+                for plan in _flush_plans(counts, meld_kinds, shape):
+                    if plan[2] < best:
+                        best = plan[2]
+            if best > shape + 1:
+                best = min(best, max(shape, _missing_types(counts, meld_kinds)) + SHORT_OF_EIGHT)
+        if not melds:
+            for plan in _knitted_plans(counts, below=best):
+                best = min(best, plan[2])
+        counts[k] += 1
+        out[k] = best
+    return out
 
 
 def _table_plans(counts: list[int], melds: list[Meld]) -> list[_Found]:
@@ -217,13 +273,18 @@ def _chow_distance(counts: list[int], melds: list[Meld], shape: int) -> int | No
 
 def _all_pungs_distance(counts: list[int], melds: int) -> int:
     """Exchanges to be ready for an all-pungs hand (pairs upgrade to pungs with one tile)."""
-    needed = 4 - melds
     triples = doubles = 0
     for c in counts:
         if c >= 3:
             triples += 1
         elif c == 2:
             doubles += 1
+    return _pungs_distance(triples, doubles, melds)
+
+
+def _pungs_distance(triples: int, doubles: int, melds: int) -> int:
+    """:func:`_all_pungs_distance` from the kinds held three or four times and twice."""
+    needed = 4 - melds
     pungs = min(triples, needed)
     pairs = doubles + max(0, triples - needed)
     missing = needed - pungs

@@ -31,7 +31,11 @@ from brain.policies.evaluation import (
     terminal_weight,
     value_honours,
 )
-from brain.policies.mcr_plan import best_distance, winning_waits
+from brain.policies.mcr_plan import (
+    best_distance,
+    best_distances_after_discards,
+    winning_waits,
+)
 from brain.rules import rules_for
 from brain.rules.base import WinContext
 from brain.shanten import shanten, thirteen_orphans_shanten, waits
@@ -342,6 +346,7 @@ class _McrView:
     def __init__(self, state: TableState, counts: list[int]) -> None:
         self.state = state
         self.counts = counts
+        self._after: dict[int, int] | None = None  # plan distance after each discard
 
     def distance(self) -> int:
         counts = self.counts
@@ -352,9 +357,11 @@ class _McrView:
     def after_discard(self, k: int, d: DiscardInfo) -> tuple[int, float]:
         """(plan distance, live useful tiles) after discarding kind ``k``; at ready only waits
         worth 8 fan count, and a ready hand with none is one step short."""
+        if self._after is None:  # every discard is asked: measure them all in one go
+            self._after = best_distances_after_discards(self.counts, self.state.melds)
         rest = list(self.counts)
         rest[k] -= 1
-        distance = best_distance(rest, self.state.melds)
+        distance = self._after[k]
         useful = float(d.useful)
         if d.shanten == 0:
             good = winning_waits(self.state, rest, set(d.useful_kinds))
