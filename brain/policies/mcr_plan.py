@@ -110,6 +110,14 @@ def best_distances_after_discards(counts: list[int], melds: list[Meld]) -> dict[
                     triples += 1
                 else:
                     doubles += 1
+    # Taking a tile out never brings a knitted hand nearer: the whole hand's cheap knitted
+    # bounds are a floor under every discard's, below which knitted plans cannot matter.
+    knitted_floor = 99
+    if not melds and sum(counts) == 14:
+        present = _held(counts)
+        most = max((present & mask).bit_count() for mask in _KNITTED_MASKS)
+        honours = (present >> (8 * 27)).bit_count()
+        knitted_floor = min(13 - min(14, most + honours), 9 - most - 1)
     out: dict[int, int] = {}
     for k, shape in shanten_after_discards(counts, regular_only=True).items():
         held = counts[k]
@@ -135,7 +143,7 @@ def best_distances_after_discards(counts: list[int], melds: list[Meld]) -> dict[
                         best = plan[2]
             if best > shape + 1:
                 best = min(best, max(shape, _missing_types(counts, meld_kinds)) + SHORT_OF_EIGHT)
-        if not melds:
+        if not melds and knitted_floor < best:
             for plan in _knitted_plans(counts, below=best):
                 best = min(best, plan[2])
         counts[k] += 1
@@ -216,14 +224,20 @@ def _chow_plans(counts: list[int], melds: list[Meld], shape: int) -> list[_Found
     return [] if plan is None else [plan]
 
 
+# called chows (lowest kinds) -> the plans holding every one of them, in plan order
+_FITTING: dict[tuple[int, ...], list[int]] = {}
+
+
 def _nearest_chow_plan(held: int, shape: int, chow_lows: tuple[int, ...]) -> _Found | None:
     """The first chow plan at the least distance (a called chow must be one of its chows);
     None when no plan fits the called chows. Only the nearest matters to the policy."""
     best, best_distance_ = -1, 99
-    for i, mask in enumerate(_CHOW_MASKS):
-        if chow_lows and not all(low in CHOW_PLANS[i][2] for low in chow_lows):
-            continue
-        missing = 9 - (mask & held).bit_count()
+    fitting = _FITTING.get(chow_lows)
+    if fitting is None:
+        fitting = _FITTING[chow_lows] = [
+            i for i, (_, _, lows) in enumerate(CHOW_PLANS) if all(low in lows for low in chow_lows)]
+    for i in fitting:
+        missing = 9 - (_CHOW_MASKS[i] & held).bit_count()
         distance = (shape if shape >= missing - 1 else missing - 1) + _CHOW_SHORT[i]
         if distance < best_distance_:
             best, best_distance_ = i, distance
