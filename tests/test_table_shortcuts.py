@@ -53,3 +53,28 @@ def test_discard_keys_by_table_equal_the_computed_keys():
             action = ev.Discard(tile, riichi=riichi)
             assert action_key(action) == _action_key(action)
     assert action_key(ev.Discard(3, riichi=1)) == _action_key(ev.Discard(3, riichi=True))
+
+
+def test_best_discard_is_the_first_lowest_shanten_discard():
+    from brain.benchmarks import random_hands
+    from brain.policies.rulebased import _best_discard
+    from brain.shanten import shanten
+
+    def one_by_one(counts, banned=-1):
+        best = (99, counts)
+        for k in range(34):
+            if counts[k] and k != banned:
+                trial = list(counts)
+                trial[k] -= 1
+                value = shanten(trial)
+                if value < best[0]:
+                    best = (value, trial)
+        return best
+
+    for counts in random_hands(1500, (14, 11, 8, 17), seed=8):
+        banned = next(k for k in range(34) if counts[k])
+        assert _best_discard(counts) == one_by_one(counts)
+        assert _best_discard(counts, banned) == one_by_one(counts, banned)
+    only = [0] * 34
+    only[5] = 2
+    assert _best_discard(only, 5) == (99, only)

@@ -38,7 +38,7 @@ from brain.policies.mcr_plan import (
 )
 from brain.rules import rules_for
 from brain.rules.base import WinContext
-from brain.shanten import shanten, thirteen_orphans_shanten, waits
+from brain.shanten import shanten, shanten_after_discards, thirteen_orphans_shanten, waits
 from brain.state import Meld, TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -279,15 +279,16 @@ def _flush_bonus(counts: list[int], melds: list[Meld], k: int) -> float:
 def _best_discard(counts: list[int], banned: int = -1) -> tuple[int, list[int]]:
     """(shanten, hand) after the shape-best discard (the first of equals), ``banned`` kind
     excepted; (99, counts) when nothing can be discarded."""
-    best: tuple[int, list[int]] = (99, counts)
-    for k in range(34):
-        if counts[k] and k != banned:
-            trial = list(counts)
-            trial[k] -= 1
-            value = shanten(trial)
-            if value < best[0]:
-                best = (value, trial)
-    return best
+    best_kind, best = -1, 99
+    if any(counts):
+        for k, value in shanten_after_discards(counts).items():  # kind order: first of equals
+            if k != banned and value < best:
+                best_kind, best = k, value
+    if best_kind < 0:
+        return 99, counts
+    trial = list(counts)
+    trial[best_kind] -= 1
+    return best, trial
 
 
 def _best_after_call(rest: list[int], called: int, kan: bool) -> int:
