@@ -142,3 +142,20 @@ def test_distances_after_discards_equal_one_best_distance_per_discard():
                     rest[k] -= 1
                     expected[k] = best_distance(rest, melds)
             assert best_distances_after_discards(counts, melds) == expected
+
+
+def test_knitted_masks_find_the_patterns_held_in_full():
+    from brain.rules.mcr import KNITTED_MASKS, held_mask
+
+    full = []
+    for i, pattern in enumerate(KNITTED_PATTERNS):
+        counts = [0] * 34
+        for k in pattern:
+            counts[k] = 1
+        for k in (27 + i, 3 * i, 30):
+            counts[k] += 1
+        full.append(counts)
+    for counts in _hands(2000, 14, seed=90) + full:
+        present = held_mask(counts)
+        for pattern, mask in zip(KNITTED_PATTERNS, KNITTED_MASKS, strict=True):
+            assert (present & mask == mask) == all(counts[k] for k in pattern)

@@ -9,13 +9,20 @@ nearest plan near, and at ready it counts only waits the fan calculator scores a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import MahjongGB
 
 from brain.rules.base import WinContext
-from brain.rules.mcr import KNITTED_PATTERNS, MIN_FAN, fan_items
+from brain.rules.mcr import (
+    HELD_BYTE,
+    KNITTED_MASKS,
+    KNITTED_PATTERNS,
+    MIN_FAN,
+    fan_items,
+    held_mask,
+    kind_mask,
+)
 from brain.shanten import (
     regular_and_seven_pairs_shanten,
     shanten_after_discards,
@@ -114,8 +121,8 @@ def best_distances_after_discards(counts: list[int], melds: list[Meld]) -> dict[
     # bounds are a floor under every discard's, below which knitted plans cannot matter.
     knitted_floor = 99
     if not melds and sum(counts) == 14:
-        present = _held(counts)
-        most = max((present & mask).bit_count() for mask in _KNITTED_MASKS)
+        present = held_mask(counts)
+        most = max((present & mask).bit_count() for mask in KNITTED_MASKS)
         honours = (present >> (8 * 27)).bit_count()
         knitted_floor = min(13 - min(14, most + honours), 9 - most - 1)
     out: dict[int, int] = {}
@@ -185,21 +192,8 @@ def _flush_plans(counts: list[int], meld_kinds: list[int], shape: int) -> list[_
     return out
 
 
-# Kinds held, as one bit per kind at bit 8 * kind: a byte per kind, from C-level bytes work.
-_HELD_BYTE = bytes([0, 1, 1, 1, 1]) + bytes(251)
-
-
-def _held(counts: list[int]) -> int:
-    """The kinds ``counts`` holds, as bits 8 * kind (test with masks from :func:`_kind_mask`)."""
-    return int.from_bytes(bytes(counts).translate(_HELD_BYTE), "little")
-
-
-def _kind_mask(kinds: Iterable[int]) -> int:
-    return sum(1 << (8 * k) for k in kinds)
-
-
 # Each chow plan as a mask of its nine kinds, its shortfall below 8 fan, and its lows.
-_CHOW_MASKS = [_kind_mask(low + i for low in lows for i in range(3)) for _, _, lows in CHOW_PLANS]
+_CHOW_MASKS = [kind_mask(low + i for low in lows for i in range(3)) for _, _, lows in CHOW_PLANS]
 _CHOW_SHORT = [SHORT_OF_EIGHT if fan < MIN_FAN else 0 for _, fan, _ in CHOW_PLANS]
 # (held kinds as a mask, shape, called chows) -> the nearest chow plan: pure, and the held
 # kinds change slowly (many discards keep them), so it is worth remembering.
@@ -211,9 +205,9 @@ def _chow_plans(counts: list[int], melds: list[Meld], shape: int) -> list[_Found
     chow_lows = tuple(min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi")
     if len(melds) - len(chow_lows) > 1:
         return []  # three chows cannot fit beside two pungs / kongs
-    held = _held(counts)  # every kind: a plan's third chow may run past 9 (see CHOW_PLANS)
+    held = held_mask(counts)  # every kind: a plan's third chow may run past 9 (see CHOW_PLANS)
     for low in chow_lows:  # a called chow supplies its three kinds
-        held |= _kind_mask((low, low + 1, low + 2))
+        held |= kind_mask((low, low + 1, low + 2))
     key = (held, shape, chow_lows)
     try:
         plan = _NEAREST_CHOW[key]
@@ -271,7 +265,7 @@ def _chow_distance(counts: list[int], melds: list[Meld], shape: int) -> int | No
         return found[0][2] if found else None
     if len(melds) > 1:
         return None  # three chows cannot fit beside two pungs / kongs
-    held = bytes(counts[:_CHOW_KINDS]).translate(_HELD_BYTE)
+    held = bytes(counts[:_CHOW_KINDS]).translate(HELD_BYTE)
     reach = _CHOW_REACH.get(held)
     if reach is None:
         g = [held[low] + held[low + 1] + held[low + 2] for low in _CHOW_LOWS]
@@ -347,7 +341,6 @@ def _knitted_plans(counts: list[int], below: int | None = None) -> list[_Found]:
     return out
 
 
-_KNITTED_MASKS = [_kind_mask(pattern) for pattern in KNITTED_PATTERNS]
 _BOTZONE = [T.to_botzone(k) for k in range(34)]
 
 
@@ -361,9 +354,9 @@ def knitted_bounds(counts: list[int], below: int = 99) -> tuple[int, int]:
     that any winning hand of the shape must add, so it never exceeds the real shanten
     (tests/test_mcr_plan_bounds.py compares them with MahjongGB). Patterns whose missing kinds
     alone reach ``below`` are not refined: a bound at or above ``below`` only says so much."""
-    present = _held(counts)
+    present = held_mask(counts)
     honours = (present >> (8 * 27)).bit_count()
-    helds = [(present & mask).bit_count() for mask in _KNITTED_MASKS]
+    helds = [(present & mask).bit_count() for mask in KNITTED_MASKS]
     most = max(helds)
     scattered = 13 - min(14, most + honours)
     straight = 9 - most - 1  # every pattern's missing kinds, before the rest is counted
