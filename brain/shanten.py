@@ -14,6 +14,7 @@ costs a few microseconds in pure Python and a numpy batch millions of hands per 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import compress
 
 import numpy as np
 
@@ -286,8 +287,9 @@ def _special_useful(counts: list[int], stats: int, base: int) -> list[int]:
         special = _special_after_draw(counts, stats)
         return [j for j in range(34) if special[j] < base and counts[j] < 4]
     out = []
-    if chiitoi - 1 < base:
-        out = [j for j, c in enumerate(counts) if c == 1 or (c == 0 and kinds < 7)]
+    if chiitoi - 1 < base:  # a new pair (a single), or a new kind while short of seven
+        held_once_or_less = (2).__gt__ if kinds < 7 else (1).__eq__
+        out = list(compress(range(34), map(held_once_or_less, counts)))
     if kokushi - 1 < base:
         out.extend(j for j in _ORPHAN_KINDS
                    if counts[j] == 0 or (counts[j] == 1 and not orphan_pair))
