@@ -288,8 +288,8 @@ def _special_useful(counts: list[int], stats: int, base: int) -> list[int]:
         return [j for j in range(34) if special[j] < base and counts[j] < 4]
     out = []
     if chiitoi - 1 < base:  # a new pair (a single), or a new kind while short of seven
-        held_once_or_less = (2).__gt__ if kinds < 7 else (1).__eq__
-        out = list(compress(range(34), map(held_once_or_less, counts)))
+        wanted = (2).__gt__ if kinds < 7 else (1).__eq__  # held at most once, or once
+        out = list(compress(range(34), map(wanted, counts)))
     if kokushi - 1 < base:
         out.extend(j for j in _ORPHAN_KINDS
                    if counts[j] == 0 or (counts[j] == 1 and not orphan_pair))
