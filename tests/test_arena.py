@@ -138,7 +138,7 @@ def test_bench_runs_never_replay_walls(monkeypatch):
     monkeypatch.setattr(benchmarks, "play_unit", fake_play_unit)
     benchmarks.bench_arena(["mass"], repeats=2, scale=0.25)
     measured = [u for _, u in played if u < benchmarks.WARM_UP_UNITS]
-    per_call = 2 * 2 + 2  # warm-up (2 units), then 2 runs of 2 units, for each _rate call
+    per_call = 2 * 2 + benchmarks.WARM_UP_RUNS * 2  # warm-up, then 2 runs of 2 units
     assert len(played) % per_call == 0
     for call in range(len(played) // per_call):
         runs = [u for _, u in played[call * per_call:(call + 1) * per_call]

@@ -2,10 +2,10 @@
 
 Every policy plays the same wall sets, so that the figures compare like with like: run ``r`` of
 ``repeats`` plays units ``r * units ..`` of seed 0 (the runs with game logs the units after
-those), and the figure is the best run. Each run
-plays walls the process has not played before, after a warm-up on walls no run uses: the table
-and the brain keep caches of hand shapes, and replaying the very same games would find every
-hand in them, which no self-play run does. The reference in the same run is the table with
+those), and the figure is the best run. Each run plays walls the process has not played before,
+after a warm-up on walls no run uses (five runs' worth): the table and the brain keep caches of
+hand shapes, which a long self-play run fills, and replaying the very same games would find
+every hand in them, which no run does. The reference in the same run is the table with
 ``tsumogiri`` players: the referee's own cost (dealing, events, four seat states and four brain
 states, legality checks), which a policy can only add to.
 """
@@ -23,6 +23,7 @@ UNITS = {"riichi": 6, "mcr": 24, "taiwan16": 6, "mass": 8}  # ~25-35 hands each
 
 
 WARM_UP_UNITS = 100_000  # the first unit of the warm-up walls: far from any measured run
+WARM_UP_RUNS = 5  # warm-up walls per measured run's worth: a self-play run's caches are warmer
 
 
 def _rate(variant: str, policy: str, units: int, repeats: int, seed: int,
@@ -30,7 +31,7 @@ def _rate(variant: str, policy: str, units: int, repeats: int, seed: int,
     """(best hands per second over ``repeats`` runs, each on its own units from ``first`` on,
     after a warm-up on other walls; hands in that run)."""
     config = ArenaConfig(variant, (policy,) * 4, seed=seed, log_dir=None)  # type: ignore[arg-type]
-    for u in range(WARM_UP_UNITS, WARM_UP_UNITS + units):
+    for u in range(WARM_UP_UNITS, WARM_UP_UNITS + WARM_UP_RUNS * units):
         play_unit(config, u)
     config = ArenaConfig(variant, (policy,) * 4, seed=seed, log_dir=log_dir)  # type: ignore[arg-type]
     best, best_hands = 0.0, 0
