@@ -103,6 +103,8 @@ class RuleBasedPolicy:
         dora = _dora_kinds(state)
         scored: list[tuple[tuple[float, float], Any]] = []
         mcr = _McrView(state, counts) if state.variant == "mcr" else None
+        flush = state.variant in ("taiwan16", "mass")
+        flush_suit = _flush_suit(counts, state.melds) if flush else None  # the same for all
         for a in discards:
             if a.riichi:
                 continue
@@ -116,8 +118,8 @@ class RuleBasedPolicy:
                 secondary -= DORA_KEEP * dora[k]
             if T.is_red(a.tile):
                 secondary -= DORA_KEEP
-            if state.variant in ("taiwan16", "mass"):
-                secondary += _flush_bonus(counts, state.melds, k)
+            if flush:
+                secondary += _flush_bonus(flush_suit, k)
             primary = float(-d.shanten)
             if mcr is not None:
                 distance, useful = mcr.after_discard(k, d)
@@ -262,8 +264,9 @@ def _dora_kinds(state: TableState) -> dict[int, int]:
     return out
 
 
-def _flush_bonus(counts: list[int], melds: list[Meld], k: int) -> float:
-    """Taiwan 清一色 (8 tai) / mass 清一色: when most tiles are one suit, shed the others."""
+def _flush_suit(counts: list[int], melds: list[Meld]) -> int | None:
+    """Taiwan 清一色 (8 tai) / mass 清一色: the suit holding most tiles when it holds 70% of
+    them (the others are then shed: :func:`_flush_bonus`), else None."""
     per_suit = [sum(counts[9 * s:9 * s + 9]) for s in range(3)]
     for m in melds:
         for t in m.tiles:
@@ -271,9 +274,12 @@ def _flush_bonus(counts: list[int], melds: list[Meld], k: int) -> float:
                 per_suit[T.kind(t) // 9] += 1
     main = max(range(3), key=lambda s: per_suit[s])
     total = sum(per_suit) + sum(counts[27:])
-    if total and per_suit[main] / total >= 0.7 and k < 27 and k // 9 != main:
-        return 3.0
-    return 0.0
+    return main if total and per_suit[main] / total >= 0.7 else None
+
+
+def _flush_bonus(main: int | None, k: int) -> float:
+    """Eagerness to discard kind ``k`` while going for the flush suit ``main``."""
+    return 3.0 if main is not None and k < 27 and k // 9 != main else 0.0
 
 
 def _best_discard(counts: list[int], banned: int = -1) -> tuple[int, list[int]]:
