@@ -106,6 +106,9 @@ class HandOutcome:
         return bool(self.wins)
 
 
+_TURN = ev.DecisionRequest("turn")  # requests are immutable: one for every turn
+
+
 class _HandOver(Exception):
     """Raised inside a hand when it ends; carries nothing, the outcome is on the referee."""
 
@@ -258,7 +261,7 @@ class HandReferee:
                     self._exhaustive_draw()
                 tile = self.walls.draw(seat, replacement)
                 self.emit(ev.TileDrawn(seat, tile, replacement))
-            action = self.ask(seat, ev.DecisionRequest("turn"))
+            action = self.ask(seat, _TURN)
             if isinstance(action, ev.Win):
                 self._win_self_draw(seat)
             if isinstance(action, ev.AbortiveDraw):

@@ -287,8 +287,8 @@ class Rules:
             return actions
         k = T.kind(tile)
         counts = state.counts()
-        if counts[k] < 2 and not (k < 27 and self._has_chi_partners(counts, k)
-                                  and self.can_chi(state, from_seat)):
+        if counts[k] < 2 and not (k < 27 and self.can_chi(state, from_seat)
+                                  and self._has_chi_partners(counts, k)):
             return actions  # the common case: nothing to call
         same = sorted((t for t in state.hand if T.kind(t) == k), key=T.sort_key)
         if len(same) >= 2:
