@@ -216,29 +216,50 @@ def useful_tiles(counts: Sequence[int], known_shanten: int | None = None) -> set
     return _useful(counts, keys, [p[0] for p in parts], stats, k, base)
 
 
-def useful_after_discards(counts: Sequence[int], after: dict[int, int]) -> dict[int, set[int]]:
-    """Kind -> :func:`useful_tiles` of the 3k+2 hand ``counts`` less one tile of that kind,
-    whose shanten ``after`` gives (as :func:`shanten_after_discards` returns it), for every
-    kind in ``after``. The hand is split into its parts once: each discard changes one."""
+def discard_table(counts: Sequence[int], kinds: set[int] | frozenset[int] | None = None,
+                  slack: int = 0) -> dict[int, tuple[int, frozenset[int] | None]]:
+    """Kind -> (:func:`shanten` of the 3k+2 hand ``counts`` less one tile of that kind, its
+    :func:`useful_tiles`) for every kind held (or held in ``kinds``), in kind order; the useful
+    kinds only for discards within ``slack`` of the best shanten (None for the others). One
+    split of the hand serves every discard: each changes one part, and a part's entry after a
+    tile is taken out is cached per pattern."""
     counts = list(counts)
     parts = _parts(counts)
     stats = parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1]
-    k = _groups((stats >> _t.TILES_SHIFT) - 1)
-    keys = [bytes(counts[lo:lo + length]) for lo, length, _, _ in _PART_SPANS]
+    tiles = (stats >> _t.TILES_SHIFT) - 1
+    k = _groups(tiles)
+    floor = _special(stats) if 13 <= tiles <= 14 else 99  # as in shanten_after_discards
     ids = [p[0] for p in parts]
-    out: dict[int, set[int]] = {}
-    for kind, base in after.items():
-        index = kind // 9 if kind < 27 else 3
-        lo, _, cache, miss = _PART_SPANS[index]
-        segment = bytearray(keys[index])
-        segment[kind - lo] -= 1
-        key = bytes(segment)
-        vid, part_stats = cache.get(key) or miss(key)
-        counts[kind] -= 1
-        out[kind] = _useful(counts, [*keys[:index], key, *keys[index + 1:]],
-                            [*ids[:index], vid, *ids[index + 1:]],
-                            stats - parts[index][1] + part_stats, k, base)
-        counts[kind] += 1
+    a, b, c, h = ids
+    cmb = _COMBINE
+    rests = (cmb[cmb[b][c]][h], cmb[cmb[a][c]][h], cmb[cmb[a][b]][h], cmb[cmb[a][b]][c])
+    keys = [bytes(counts[lo:lo + length]) for lo, length, _, _ in _PART_SPANS]
+    found = []
+    for index, (lo, _, cache, miss) in enumerate(_PART_SPANS):
+        rest = cmb[rests[index]]
+        others = stats - parts[index][1]
+        for j, vid, part_stats, left in _discard_neighbours(keys[index], cache, miss):
+            if kinds is not None and lo + j not in kinds:
+                continue
+            value = _REGULAR[rest[vid]][k]
+            if value > floor:
+                special = _special(others + part_stats)
+                if special < value:
+                    value = special
+            found.append((lo + j, value, index, vid, others + part_stats, left))
+    best = min(f[1] for f in found)
+    out: dict[int, tuple[int, frozenset[int] | None]] = {}
+    for kind, value, index, vid, left_stats, left in found:
+        useful = None
+        if value <= best + slack:
+            left_keys = keys.copy()
+            left_keys[index] = left
+            left_ids = ids.copy()
+            left_ids[index] = vid
+            counts[kind] -= 1
+            useful = frozenset(_useful(counts, left_keys, left_ids, left_stats, k, value))
+            counts[kind] += 1
+        out[kind] = (value, useful)
     return out
 
 
@@ -296,13 +317,14 @@ def _special_useful(counts: list[int], stats: int, base: int) -> list[int]:
     return out
 
 
-# part pattern -> ((position, vector id, stats) for each tile that can be taken out of it)
-_TAKEN: dict[bytes, tuple[tuple[int, int, int], ...]] = {}
+# part pattern -> ((position, vector id, stats, pattern) for each tile that can be taken out)
+_TAKEN: dict[bytes, tuple[tuple[int, int, int, bytes], ...]] = {}
 
 
 def _discard_neighbours(key: bytes, cache: dict[bytes, tuple[int, int]],
-                        miss: object) -> tuple[tuple[int, int, int], ...]:
-    """The table entries of a part after taking out each tile it holds, cached per pattern."""
+                        miss: object) -> tuple[tuple[int, int, int, bytes], ...]:
+    """The table entries (and the pattern) of a part after taking out each tile it holds,
+    cached per pattern."""
     found = _TAKEN.get(key)
     if found is None:
         segment = bytearray(key)
@@ -314,7 +336,7 @@ def _discard_neighbours(key: bytes, cache: dict[bytes, tuple[int, int]],
             left = bytes(segment)
             segment[j] += 1
             vid, part_stats = cache.get(left) or miss(left)  # type: ignore[operator]
-            out.append((j, vid, part_stats))
+            out.append((j, vid, part_stats, left))
         found = _TAKEN[key] = tuple(out)
     return found
 
@@ -341,7 +363,8 @@ def shanten_after_discards(counts: Sequence[int],
     for index, (lo, length, cache, miss) in enumerate(_PART_SPANS):
         rest = cmb[rests[index]]
         others = stats - parts[index][1]
-        for j, vid, part_stats in _discard_neighbours(bytes(counts[lo:lo + length]), cache, miss):
+        for j, vid, part_stats, _ in _discard_neighbours(bytes(counts[lo:lo + length]), cache,
+                                                         miss):
             if kinds is not None and lo + j not in kinds:
                 continue
             value = _REGULAR[rest[vid]][k]

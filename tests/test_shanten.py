@@ -11,13 +11,13 @@ from brain import shanten_tables
 from brain.benchmarks import random_hand_array, random_hands
 from brain.shanten import (
     HandError,
+    discard_table,
     regular_shanten,
     seven_pairs_shanten,
     shanten,
     shanten_after_discards,
     shanten_batch,
     thirteen_orphans_shanten,
-    useful_after_discards,
     useful_tiles,
 )
 from protocols.tiles import counts34, parse_mpsz
@@ -211,7 +211,15 @@ def test_after_discards_equal_one_call_per_discard(sizes):
             rest = list(hand)
             rest[k] -= 1
             useful[k] = useful_tiles(rest, expected[k])
-        assert useful_after_discards(hand, expected) == useful
+        table = discard_table(hand, slack=99)
+        assert table == {k: (expected[k], frozenset(useful[k])) for k in expected}
+        assert list(table) == list(expected)
+        best = min(expected.values())
+        assert discard_table(hand, some) == {
+            k: (expected[k], frozenset(useful[k]) if expected[k] == best_some else None)
+            for best_some in [min(expected[k] for k in some)] for k in sorted(some)}
+        assert {k: u for k, (_, u) in discard_table(hand, slack=1).items()} == {
+            k: frozenset(useful[k]) if expected[k] <= best + 1 else None for k in expected}
 
 
 def test_special_form_draws_agree_with_the_full_table_for_any_base():

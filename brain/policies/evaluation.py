@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from brain.shanten import shanten_after_discards, useful_after_discards
+from brain.shanten import discard_table
 from brain.state import TableState
 from protocols import tiles as T
 
@@ -29,17 +29,11 @@ def analyse_discards(state: TableState, slack: int = 0,
     """Every distinct kind in hand (or in ``kinds``: the legal discards) -> its
     :class:`DiscardInfo`. Useful tiles are counted only for discards within ``slack`` of the
     best shanten (the others are never chosen on shape)."""
-    counts = state.counts()
     unseen = state.unseen_counts()
-    after = shanten_after_discards(counts, kinds)
-    best = min(after.values())
-    useful = useful_after_discards(counts, {k: sh for k, sh in after.items()
-                                            if sh <= best + slack})
     out: dict[int, DiscardInfo] = {}
-    for k, sh in after.items():
-        if k in useful:
-            kinds = frozenset(useful[k])
-            out[k] = DiscardInfo(k, sh, sum(map(unseen.__getitem__, kinds)), kinds)
+    for k, (sh, useful) in discard_table(state.counts(), kinds, slack).items():
+        if useful is not None:
+            out[k] = DiscardInfo(k, sh, sum(map(unseen.__getitem__, useful)), useful)
         else:
             out[k] = _not_counted(k, sh)
     return out
