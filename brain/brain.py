@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from brain import anytime
-from brain.actions import action_key
+from brain.actions import action_key, is_listed
 from brain.policies import get_policy
 from brain.policies.base import Decision, Policy
 from brain.rules import rules_for
@@ -187,6 +187,6 @@ def check(name: str, decision: Any, legal: list[Any]) -> str:
     """What is wrong with a policy's answer ("" when it is a legal action)."""
     if not isinstance(decision, Decision):
         return f"{name} answered {type(decision).__name__}, not a Decision"
-    if decision.action not in legal:
+    if not is_listed(decision.action, legal):
         return f"{name} answered an illegal action {decision.action!r}"
     return ""

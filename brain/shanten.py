@@ -14,6 +14,7 @@ costs a few microseconds in pure Python and a numpy batch millions of hands per 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import compress
 
 import numpy as np
 
@@ -32,6 +33,7 @@ _REGULAR_NP: np.ndarray = (_VECTORS[:, 1::2].astype(np.int8) - 1)
 # Python-side copies for the single-call path (list indexing beats numpy scalars there).
 _COMBINE: list[list[int]] = _COMBINE_NP.tolist()
 _REGULAR: list[list[int]] = _REGULAR_NP.tolist()
+_DISTANCES: list[list[int]] = _VECTORS.tolist()
 
 _M = _t.STAT_MASK
 _POW5_SUIT = [5**j for j in range(9)]
@@ -126,6 +128,29 @@ def regular_shanten(counts: Sequence[int]) -> int:
     return _REGULAR[cmb[cmb[cmb[a][b]][c]][h]][_groups((sa + sb + sc + sh) >> _t.TILES_SHIFT)]
 
 
+def shape_distance(counts: Sequence[int], groups: int, pair: bool = True) -> int:
+    """Tiles to *add* to ``counts`` (any number of tiles) before it holds ``groups`` chows or
+    pungs and, with ``pair``, a pair, never a fifth copy: the tables' own distance, for shapes
+    that are part of a larger hand (e.g. the set and pair beside MCR's knitted straight)."""
+    if not 0 <= groups <= _t.MAX_GROUPS:
+        raise HandError(f"groups must be 0..{_t.MAX_GROUPS}, got {groups}")
+    (a, _), (b, _), (c, _), (h, _) = _parts(counts)
+    cmb = _COMBINE
+    return _DISTANCES[cmb[cmb[cmb[a][b]][c]][h]][groups * 2 + int(pair)]
+
+
+def regular_and_seven_pairs_shanten(counts: Sequence[int]) -> tuple[int, int]:
+    """(:func:`regular_shanten`, :func:`seven_pairs_shanten`) from one pass over the tables:
+    planners that weigh both, for every discard, need not count the pairs again."""
+    (a, sa), (b, sb), (c, sc), (h, sh) = _parts(counts)
+    stats = sa + sb + sc + sh
+    cmb = _COMBINE
+    regular = _REGULAR[cmb[cmb[cmb[a][b]][c]][h]][_groups(stats >> _t.TILES_SHIFT)]
+    pairs = stats & _M
+    kinds = (stats >> _t.KINDS_SHIFT) & _M
+    return regular, 6 - pairs + (7 - kinds if kinds < 7 else 0)
+
+
 def seven_pairs_shanten(counts: Sequence[int]) -> int:
     pairs = sum(1 for c in counts if c >= 2)
     kinds = sum(1 for c in counts if c >= 1)
@@ -165,9 +190,9 @@ def _draw_neighbours(key: bytes, cache: dict[bytes, tuple[int, int]],
     return found
 
 
-# (part pattern, combined id of the other parts, groups, shanten) -> positions in the part
-# whose draw lowers the regular shanten. Hands repeat these a lot; the cap bounds memory.
-_LOWERING: dict[tuple[bytes, int, int, int], tuple[int, ...]] = {}
+# (part start, part pattern, combined id of the other parts, groups, shanten) -> kinds in the
+# part whose draw lowers the regular shanten. Hands repeat these a lot; the cap bounds memory.
+_LOWERING: dict[tuple[int, bytes, int, int, int], tuple[int, ...]] = {}
 _LOWERING_MAX = 400_000
 
 
@@ -181,36 +206,174 @@ def useful_tiles(counts: Sequence[int], known_shanten: int | None = None) -> set
     """
     counts = list(counts)
     parts = _parts(counts)
-    stats = sum(p[1] for p in parts)
+    stats = parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1]
     tiles = stats >> _t.TILES_SHIFT
     if tiles % 3 == 2:
         return _useful_after_draw(counts)
     k = _groups(tiles)
     base = shanten(counts) if known_shanten is None else known_shanten
+    keys = [bytes(counts[lo:lo + length]) for lo, length, _, _ in _PART_SPANS]
+    return _useful(counts, keys, [p[0] for p in parts], stats, k, base)
+
+
+def discard_table(counts: Sequence[int], kinds: set[int] | frozenset[int] | None = None,
+                  slack: int = 0) -> dict[int, tuple[int, frozenset[int] | None]]:
+    """Kind -> (:func:`shanten` of the 3k+2 hand ``counts`` less one tile of that kind, its
+    :func:`useful_tiles`) for every kind held (or held in ``kinds``), in kind order; the useful
+    kinds only for discards within ``slack`` of the best shanten (None for the others). One
+    split of the hand serves every discard: each changes one part, and a part's entry after a
+    tile is taken out is cached per pattern."""
+    counts = list(counts)
+    parts = _parts(counts)
+    stats = parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1]
+    tiles = (stats >> _t.TILES_SHIFT) - 1
+    k = _groups(tiles)
+    floor = _special(stats) if 13 <= tiles <= 14 else 99  # as in shanten_after_discards
     ids = [p[0] for p in parts]
+    a, b, c, h = ids
+    cmb = _COMBINE
+    rests = (cmb[cmb[b][c]][h], cmb[cmb[a][c]][h], cmb[cmb[a][b]][h], cmb[cmb[a][b]][c])
+    keys = [bytes(counts[lo:lo + length]) for lo, length, _, _ in _PART_SPANS]
+    found = []
+    for index, (lo, _, cache, miss) in enumerate(_PART_SPANS):
+        rest = cmb[rests[index]]
+        others = stats - parts[index][1]
+        for j, vid, part_stats, left in _discard_neighbours(keys[index], cache, miss):
+            if kinds is not None and lo + j not in kinds:
+                continue
+            value = _REGULAR[rest[vid]][k]
+            if value > floor:
+                special = _special(others + part_stats)
+                if special < value:
+                    value = special
+            found.append((lo + j, value, index, vid, others + part_stats, left))
+    best = min(f[1] for f in found)
+    out: dict[int, tuple[int, frozenset[int] | None]] = {}
+    for kind, value, index, vid, left_stats, left in found:
+        useful = None
+        if value <= best + slack:
+            left_keys = keys.copy()
+            left_keys[index] = left
+            left_ids = ids.copy()
+            left_ids[index] = vid
+            counts[kind] -= 1
+            useful = frozenset(_useful(counts, left_keys, left_ids, left_stats, k, value))
+            counts[kind] += 1
+        out[kind] = (value, useful)
+    return out
+
+
+def _useful(counts: list[int], keys: list[bytes], ids: list[int], stats: int, k: int,
+            base: int) -> set[int]:
+    """The useful kinds of a 3k+1 hand of shanten ``base`` given its part patterns, vector ids
+    and summed stats (``k`` groups)."""
+    a, b, c, h = ids
     cmb = _COMBINE
     # Only one part changes per candidate draw: combine the other three once.
-    rests = (cmb[cmb[ids[1]][ids[2]]][ids[3]], cmb[cmb[ids[0]][ids[2]]][ids[3]],
-             cmb[cmb[ids[0]][ids[1]]][ids[3]], cmb[cmb[ids[0]][ids[1]]][ids[2]])
-    # a drawn tile lowers seven-pairs / thirteen-orphans shanten by at most one: skip them
-    # when even that could not beat the regular form
-    special = _special_after_draw(counts, stats) if (
-        13 <= tiles + 1 <= 14 and _special(stats) - 1 < base) else None
+    rests = (cmb[cmb[b][c]][h], cmb[cmb[a][c]][h], cmb[cmb[a][b]][h], cmb[cmb[a][b]][c])
     useful: set[int] = set()
-    for index, (lo, length, cache, miss) in enumerate(_PART_SPANS):
-        key = bytes(counts[lo:lo + length])
-        lowering = _LOWERING.get((key, rests[index], k, base))
+    for index, (lo, _, cache, miss) in enumerate(_PART_SPANS):
+        key = keys[index]
+        memo = (lo, key, rests[index], k, base)
+        lowering = _LOWERING.get(memo)
         if lowering is None:
             rest = cmb[rests[index]]
-            lowering = tuple(j for j, vid, _ in _draw_neighbours(key, cache, miss)
+            lowering = tuple(lo + j for j, vid, _ in _draw_neighbours(key, cache, miss)
                              if _REGULAR[rest[vid]][k] < base)
             if len(_LOWERING) >= _LOWERING_MAX:
                 _LOWERING.clear()
-            _LOWERING[(key, rests[index], k, base)] = lowering
-        useful.update(lo + j for j in lowering)
-    if special is not None:
-        useful.update(j for j in range(34) if special[j] < base and counts[j] < 4)
+            _LOWERING[memo] = lowering
+        useful.update(lowering)
+    # a drawn tile lowers seven-pairs / thirteen-orphans shanten by at most one: skip them
+    # when even that could not beat the regular form
+    tiles = stats >> _t.TILES_SHIFT
+    if 13 <= tiles + 1 <= 14 and _special(stats) - 1 < base:
+        useful.update(_special_useful(counts, stats, base))
     return useful
+
+
+_ORPHAN_KINDS = (0, 8, 9, 17, 18, 26, 27, 28, 29, 30, 31, 32, 33)
+
+
+def _special_useful(counts: list[int], stats: int, base: int) -> list[int]:
+    """Kinds (held fewer than four times) whose draw brings seven pairs or thirteen orphans
+    below ``base``: at a hand's true shanten only a draw that lowers a form already at
+    ``base`` can (a new pair or kind for seven pairs, a new orphan or the orphan pair)."""
+    pairs = stats & _M
+    kinds = (stats >> _t.KINDS_SHIFT) & _M
+    orphan_pair = ((stats >> _t.ORPHAN_PAIRS_SHIFT) & _M) > 0
+    chiitoi = 6 - pairs + (7 - kinds if kinds < 7 else 0)
+    kokushi = 13 - ((stats >> _t.ORPHAN_KINDS_SHIFT) & _M) - (1 if orphan_pair else 0)
+    if chiitoi < base or kokushi < base:  # a base above the hand's shanten: the long way
+        special = _special_after_draw(counts, stats)
+        return [j for j in range(34) if special[j] < base and counts[j] < 4]
+    out = []
+    if chiitoi - 1 < base:  # a new pair (a single), or a new kind while short of seven
+        wanted = (2).__gt__ if kinds < 7 else (1).__eq__  # held at most once, or once
+        out = list(compress(range(34), map(wanted, counts)))
+    if kokushi - 1 < base:
+        out.extend(j for j in _ORPHAN_KINDS
+                   if counts[j] == 0 or (counts[j] == 1 and not orphan_pair))
+    return out
+
+
+# part pattern -> ((position, vector id, stats, pattern) for each tile that can be taken out)
+_TAKEN: dict[bytes, tuple[tuple[int, int, int, bytes], ...]] = {}
+
+
+def _discard_neighbours(key: bytes, cache: dict[bytes, tuple[int, int]],
+                        miss: object) -> tuple[tuple[int, int, int, bytes], ...]:
+    """The table entries (and the pattern) of a part after taking out each tile it holds,
+    cached per pattern."""
+    found = _TAKEN.get(key)
+    if found is None:
+        segment = bytearray(key)
+        out = []
+        for j in range(len(segment)):
+            if not segment[j]:
+                continue
+            segment[j] -= 1
+            left = bytes(segment)
+            segment[j] += 1
+            vid, part_stats = cache.get(left) or miss(left)  # type: ignore[operator]
+            out.append((j, vid, part_stats, left))
+        found = _TAKEN[key] = tuple(out)
+    return found
+
+
+def shanten_after_discards(counts: Sequence[int],
+                           kinds: set[int] | frozenset[int] | None = None,
+                           regular_only: bool = False) -> dict[int, int]:
+    """Kind -> :func:`shanten` (:func:`regular_shanten` with ``regular_only``) of the hand
+    less one tile of that kind, for every kind held (or every kind held in ``kinds``), in kind
+    order. One table pass for the whole hand: only the part that loses the tile changes, so
+    the other three are combined once."""
+    counts = list(counts)
+    parts = _parts(counts)
+    stats = parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1]
+    tiles = (stats >> _t.TILES_SHIFT) - 1
+    k = _groups(tiles)
+    # Taking a tile out never lowers seven pairs / orphans: the whole hand's figure is a floor
+    # under every discard's, and only a regular value above it needs the special forms.
+    floor = _special(stats) if 13 <= tiles <= 14 and not regular_only else 99
+    a, b, c, h = parts[0][0], parts[1][0], parts[2][0], parts[3][0]
+    cmb = _COMBINE
+    rests = (cmb[cmb[b][c]][h], cmb[cmb[a][c]][h], cmb[cmb[a][b]][h], cmb[cmb[a][b]][c])
+    out: dict[int, int] = {}
+    for index, (lo, length, cache, miss) in enumerate(_PART_SPANS):
+        rest = cmb[rests[index]]
+        others = stats - parts[index][1]
+        for j, vid, part_stats, _ in _discard_neighbours(bytes(counts[lo:lo + length]), cache,
+                                                         miss):
+            if kinds is not None and lo + j not in kinds:
+                continue
+            value = _REGULAR[rest[vid]][k]
+            if value > floor:
+                special = _special(others + part_stats)
+                if special < value:
+                    value = special
+            out[lo + j] = value
+    return out
 
 
 _ORPHANS = frozenset((0, 8, 9, 17, 18, 26, 27, 28, 29, 30, 31, 32, 33))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from brain.shanten import waits
+from brain.shanten import shanten, waits
 from protocols import events as ev
 from protocols import tiles as T
 
@@ -94,8 +94,14 @@ class TableState:
         self.sticks = 0
         self.dora_indicators: list[int] = []
         self.hand: list[int] = []
-        self._waits_key: tuple[int, ...] | None = None
+        # kept in step with ``hand`` by the handlers (the only code that changes it): counts
+        # and waits are asked for on every request and every other seat's discard
+        self._counts = [0] * 34
+        self._hand_version = 0
+        self._waits_key: int | None = None
         self._waits: frozenset[int] = frozenset()
+        self._shanten_key: int | None = None
+        self._shanten = 0
         self.seats = [SeatView() for _ in range(4)]
         self.visible = [0] * 34
         self.wall_remaining = LIVE_WALL.get(self.variant, 70)
@@ -132,8 +138,8 @@ class TableState:
         return self.me.melds
 
     def counts(self) -> list[int]:
-        """Own concealed tiles as a 34-count vector (red fives as fives)."""
-        return T.counts34(self.hand)
+        """Own concealed tiles as a 34-count vector (red fives as fives); a fresh list."""
+        return self._counts.copy()
 
     def unseen(self, kind: int) -> int:
         """Copies of ``kind`` this seat has not seen anywhere (hand, rivers, melds, indicators)."""
@@ -157,11 +163,18 @@ class TableState:
     def waits(self) -> frozenset[int]:
         """Kinds that would complete our ready hand (empty when not ready or not 3k+1 tiles).
         Cached per hand: it is asked on every other seat's discard."""
-        key = tuple(self.hand)
-        if self._waits_key != key:
-            self._waits_key = key
-            self._waits = frozenset(waits(self.counts()))
+        if self._waits_key != self._hand_version:
+            self._waits_key = self._hand_version
+            self._waits = frozenset(waits(self._counts))
         return self._waits
+
+    def hand_shanten(self) -> int:
+        """:func:`brain.shanten.shanten` of our concealed hand, cached per hand: the legal set
+        of a turn asks it for the win and again for riichi."""
+        if self._shanten_key != self._hand_version:
+            self._shanten = shanten(self._counts)  # HandError for a hand of 3k tiles
+            self._shanten_key = self._hand_version
+        return self._shanten
 
     def apply(self, event: object) -> None:
         handler = _HANDLERS.get(type(event))
@@ -178,19 +191,24 @@ class TableState:
     def _see(self, tile: int, n: int = 1) -> None:
         k = T.kind(tile)
         if k < 34:
-            self.visible[k] = min(4, max(0, self.visible[k] + n))
+            seen = self.visible[k] + n
+            self.visible[k] = 4 if seen > 4 else (0 if seen < 0 else seen)
 
     def _remove_from_hand(self, tile: int) -> None:
         """Remove ``tile`` from our hand, preferring the exact tile (red or not), else its kind."""
+        k = T.kind(tile)
         if tile in self.hand:
             self.hand.remove(tile)
-            return
-        k = T.kind(tile)
-        for i, t in enumerate(self.hand):
-            if T.kind(t) == k:
-                del self.hand[i]
-                return
-        raise StateError(f"tile {T.tile_name(tile)} not in hand {T.to_mpsz(self.hand)}")
+        else:
+            for i, t in enumerate(self.hand):
+                if T.kind(t) == k:
+                    del self.hand[i]
+                    break
+            else:
+                raise StateError(f"tile {T.tile_name(tile)} not in hand {T.to_mpsz(self.hand)}")
+        if k < 34:
+            self._counts[k] -= 1
+        self._hand_version += 1
 
     def _on_game_started(self, e: ev.GameStarted) -> None:
         self.variant = e.variant
@@ -214,6 +232,8 @@ class TableState:
         for t in self.dora_indicators:
             self._see(t)
         self.hand = list(e.hand)
+        self._counts = T.counts34(self.hand)
+        self._hand_version += 1
         for t in self.hand:
             self._see(t)
         if e.wall_remaining is not None:
@@ -236,6 +256,10 @@ class TableState:
             if e.tile is None:
                 raise StateError("own draw without a tile")
             self.hand.append(e.tile)
+            k = T.kind(e.tile)
+            if k < 34:
+                self._counts[k] += 1
+            self._hand_version += 1
             self._see(e.tile)
             self.last_draw = e.tile
             self.last_draw_replacement = e.replacement
@@ -347,7 +371,8 @@ class TableState:
     def _on_flower(self, e: ev.FlowerReplaced) -> None:
         self.seats[e.seat].flowers.append(e.flower)
         if e.seat == self.seat and e.flower in self.hand:
-            self.hand.remove(e.flower)
+            self.hand.remove(e.flower)  # flowers are not counted: counts stay as they are
+            self._hand_version += 1
 
     def _on_round_won(self, e: ev.RoundWon) -> None:
         self._end_round(e.deltas)

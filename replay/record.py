@@ -89,6 +89,32 @@ def view_event(e: Any, seat: int, variant: str) -> Any:
     return e
 
 
+# The event types view_event hands to every seat as they are.
+_SAME_FOR_EVERY_SEAT = frozenset({
+    ev.TileDiscarded, ev.RiichiDeclared, ev.RiichiAccepted, ev.DoraRevealed, ev.FlowerReplaced,
+    ev.RoundWon, ev.RoundDrawn, ev.GameEnded, ev.PlatformNotice})
+
+
+# A draw as the other seats see it: (seat, replacement) -> the event without its tile.
+_HIDDEN_DRAWS = {(s, r): ev.TileDrawn(s, None, r) for s in range(4) for r in (False, True)}
+
+
+def seat_views(e: Any, variant: str) -> tuple[Any, Any, Any, Any]:
+    """``view_event(e, seat, variant)`` for seats 0..3; a referee emits every event to all
+    four, and most events need no rewriting at all (events are immutable: views share them)."""
+    kind = type(e)
+    if kind in _SAME_FOR_EVERY_SEAT:
+        return (e, e, e, e)
+    if kind is ev.TileDrawn and e.tile is not None and type(e.replacement) is bool:
+        hidden = _HIDDEN_DRAWS.get((e.seat, e.replacement))
+        if hidden is not None:
+            views = [hidden, hidden, hidden, hidden]
+            views[e.seat] = e
+            return tuple(views)  # type: ignore[return-value]
+    return (view_event(e, 0, variant), view_event(e, 1, variant), view_event(e, 2, variant),
+            view_event(e, 3, variant))
+
+
 def seat_view(record: GameRecord, seat: int) -> list[Any]:
     """The whole record as ``seat`` would have received it (see :func:`view_event`)."""
     return [view_event(e, seat, record.variant) for e in record.events]

@@ -122,3 +122,28 @@ def test_bench_arena_reports_rates_against_tsumogiri():
     assert set(rows) == {"tsumogiri", "greedy", "rulebased"}
     assert rows["tsumogiri"]["ratio_vs_tsumogiri"] == 1.0
     assert all(row["hands_per_s"] > 0 and row["logged_hands_per_s"] > 0 for row in rows.values())
+
+
+def test_bench_runs_never_replay_walls(monkeypatch):
+    """Each measured run (and the runs with logs) plays walls no earlier run played: the
+    caches of hand shapes would otherwise find every hand of a replayed game."""
+    from adapter.local import benchmarks
+
+    played: list[tuple[str | None, int]] = []
+
+    def fake_play_unit(config, unit):
+        played.append((config.log_dir, unit))
+        return type("R", (), {"hands": 1})()
+
+    monkeypatch.setattr(benchmarks, "play_unit", fake_play_unit)
+    benchmarks.bench_arena(["mass"], repeats=2, scale=0.25)
+    measured = [u for _, u in played if u < benchmarks.WARM_UP_UNITS]
+    per_call = 2 * 2 + benchmarks.WARM_UP_RUNS * 2  # warm-up, then 2 runs of 2 units
+    assert len(played) % per_call == 0
+    for call in range(len(played) // per_call):
+        runs = [u for _, u in played[call * per_call:(call + 1) * per_call]
+                if u < benchmarks.WARM_UP_UNITS]
+        assert len(set(runs)) == len(runs) == 4
+    logged = {u for d, u in played if d is not None and u < benchmarks.WARM_UP_UNITS}
+    plain = {u for d, u in played if d is None and u < benchmarks.WARM_UP_UNITS}
+    assert logged and plain and not logged & plain and measured

@@ -11,9 +11,11 @@ from brain import shanten_tables
 from brain.benchmarks import random_hand_array, random_hands
 from brain.shanten import (
     HandError,
+    discard_table,
     regular_shanten,
     seven_pairs_shanten,
     shanten,
+    shanten_after_discards,
     shanten_batch,
     thirteen_orphans_shanten,
     useful_tiles,
@@ -160,6 +162,76 @@ def pair_or_orphan_heavy_hands(draw):
 @settings(max_examples=300, deadline=None)
 def test_useful_tiles_on_special_form_hands_equal_brute_force(counts):
     assert useful_tiles(counts) == library_useful_tiles(counts)
+
+
+def _special_leaning_hands(n: int, seed: int) -> list[list[int]]:
+    """14-tile hands near seven pairs or thirteen orphans, where those forms decide."""
+    rng = np.random.default_rng(seed)
+    orphans = [0, 8, 9, 17, 18, 26, 27, 28, 29, 30, 31, 32, 33]
+    out = []
+    for i in range(n):
+        counts = [0] * 34
+        if i % 2:
+            for k in rng.choice(34, 6, replace=False):
+                counts[k] = 2
+        else:
+            for k in rng.choice(orphans, 11, replace=False):
+                counts[k] = 1
+        while sum(counts) < 14:
+            k = int(rng.integers(34))
+            if counts[k] < 4:
+                counts[k] += 1
+        out.append(counts)
+    return out
+
+
+@pytest.mark.parametrize("sizes", [(14,), (17,), (5, 8, 11), "special"])
+def test_after_discards_equal_one_call_per_discard(sizes):
+    sample = (_special_leaning_hands(600, seed=4) if sizes == "special"
+              else random_hands(1500, sizes, seed=sum(sizes)))
+    for hand in sample:
+        expected = {}
+        for k in range(34):
+            if hand[k]:
+                rest = list(hand)
+                rest[k] -= 1
+                expected[k] = shanten(rest)
+        after = shanten_after_discards(hand)
+        assert after == expected and list(after) == sorted(after)
+        regular = {}
+        for k in expected:
+            rest = list(hand)
+            rest[k] -= 1
+            regular[k] = regular_shanten(rest)
+        assert shanten_after_discards(hand, regular_only=True) == regular
+        some = set(list(expected)[::2])
+        assert shanten_after_discards(hand, some) == {k: expected[k] for k in sorted(some)}
+        useful = {}
+        for k in expected:
+            rest = list(hand)
+            rest[k] -= 1
+            useful[k] = useful_tiles(rest, expected[k])
+        table = discard_table(hand, slack=99)
+        assert table == {k: (expected[k], frozenset(useful[k])) for k in expected}
+        assert list(table) == list(expected)
+        best = min(expected.values())
+        assert discard_table(hand, some) == {
+            k: (expected[k], frozenset(useful[k]) if expected[k] == best_some else None)
+            for best_some in [min(expected[k] for k in some)] for k in sorted(some)}
+        assert {k: u for k, (_, u) in discard_table(hand, slack=1).items()} == {
+            k: frozenset(useful[k]) if expected[k] <= best + 1 else None for k in expected}
+
+
+def test_special_form_draws_agree_with_the_full_table_for_any_base():
+    from brain import shanten as S
+
+    for hand in random_hands(3000, (13,), seed=77):
+        parts = S._parts(hand)
+        stats = sum(p[1] for p in parts)
+        every = S._special_after_draw(hand, stats)
+        for base in range(shanten(hand), shanten(hand) + 3):
+            expected = {j for j in range(34) if every[j] < base and hand[j] < 4}
+            assert set(S._special_useful(hand, stats, base)) == expected
 
 
 def test_useful_tiles_excludes_fifth_copy():

@@ -5,8 +5,9 @@ exactly what a real platform would ask (a ``turn`` request after its draw or cal
 request on another seat's discard only where it has something besides passing, a ``rob_kan``
 request on an added kan) and tells each seat only what it may see (its own hand; others' draws
 hidden; in MCR and Taiwan others' concealed kongs hidden). It keeps, for every seat, the
-:class:`~brain.state.TableState` that seat's events build, and validates each answer against the
-variant's legal actions computed from it.
+:class:`~brain.state.TableState` that seat's events build (for a brain seat, the very state its
+brain reads: the same events would build an identical copy), and validates each answer against
+the variant's legal actions computed from it.
 
 An illegal answer is treated as the platform would: Botzone (MCR) ends the match with -30 for the
 offender and +10 for the others (WA, or WH for a false win); Tenhou and the NTPU server do not
@@ -34,13 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from adapter.local.walls import shuffled_wall
+from brain.actions import is_listed
 from brain.brain import safest_action
 from brain.rules import rules_for
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
 from replay.log import GameLogWriter
-from replay.record import view_event
+from replay.record import seat_views
 
 NOTEN_PAYMENT = 3000
 RIICHI_STICK = 1000
@@ -50,7 +52,10 @@ TAIWAN_DEAD_END = 16
 
 class Player(Protocol):
     """A seat at the local table: sees its events, answers its requests. ``decide`` returns a
-    :class:`brain.brain.Answer` (or a bare action)."""
+    :class:`brain.brain.Answer` (or a bare action). A seat whose ``takes_legal`` is true is
+    handed the legal set as ``decide(request, legal)``: the referee's view of a seat is built
+    from exactly the events that seat is shown, so its legal set is the one the seat's own
+    state gives, and computing it once per request is enough."""
 
     name: str
 
@@ -99,6 +104,9 @@ class HandOutcome:
     @property
     def is_win(self) -> bool:
         return bool(self.wins)
+
+
+_TURN = ev.DecisionRequest("turn")  # requests are immutable: one for every turn
 
 
 class _HandOver(Exception):
@@ -183,7 +191,13 @@ class HandReferee:
         self.players = players
         self.log = log
         self.observer = observer
-        self.views = [TableState(variant, s) for s in range(4)]
+        # A seat that declares ``shares_state`` (a BrainSeat) builds its ``state`` from exactly
+        # the events this view would get, so the referee reads that state instead of keeping a
+        # second copy fed the same events; every other seat gets a view of the referee's own.
+        self._own_view = [not getattr(p, "shares_state", False) for p in players]
+        self.views: list[TableState] = [
+            TableState(variant, s) if own else players[s].state  # type: ignore[attr-defined]
+            for s, own in enumerate(self._own_view)]
         self.asked_legal: list[Any] = []  # the legal actions of the request being asked
         self.outcome: HandOutcome | None = None
 
@@ -193,9 +207,9 @@ class HandReferee:
         """One full-information event: to the log as is, to each seat as it may see it."""
         if self.log is not None:
             self.log.event(event)
-        for seat in range(4):
-            seen = view_event(event, seat, self.variant)
-            self.views[seat].apply(seen)
+        for seat, seen in enumerate(seat_views(event, self.variant)):
+            if self._own_view[seat]:
+                self.views[seat].apply(seen)
             self.players[seat].observe(seen)
 
     def ask(self, seat: int, request: ev.DecisionRequest,
@@ -205,7 +219,11 @@ class HandReferee:
         if legal is None:
             legal = self.rules.legal_actions(view, request)
         self.asked_legal = legal  # a platform stand-in's seat reads it rather than recompute
-        answer = self.players[seat].decide(request)
+        player = self.players[seat]
+        if getattr(player, "takes_legal", False):
+            answer = player.decide(request, legal)  # type: ignore[call-arg]
+        else:
+            answer = player.decide(request)
         action = getattr(answer, "action", answer)
         if self.observer is not None:
             self.observer(self, seat, request, legal, answer)
@@ -213,7 +231,7 @@ class HandReferee:
             self.log.decision(request, legal, action, getattr(answer, "policy", ""),
                               getattr(answer, "candidates", ()), getattr(answer, "elapsed", 0.0),
                               getattr(answer, "fallback", ""), seat=seat)
-        if action in legal:
+        if is_listed(action, legal):
             return action
         self._outcome.illegal.append(IllegalAction(seat, request, action, tuple(legal)))
         if self.log is not None:  # the log says what happened; the seats are not told
@@ -256,7 +274,7 @@ class HandReferee:
                     self._exhaustive_draw()
                 tile = self.walls.draw(seat, replacement)
                 self.emit(ev.TileDrawn(seat, tile, replacement))
-            action = self.ask(seat, ev.DecisionRequest("turn"))
+            action = self.ask(seat, _TURN)
             if isinstance(action, ev.Win):
                 self._win_self_draw(seat)
             if isinstance(action, ev.AbortiveDraw):
@@ -346,9 +364,9 @@ class HandReferee:
         """Ask every seat with something to do; resolve by priority. Returns the winning call
         (seat, action), or None when everyone passed; a win ends the hand."""
         answers: list[tuple[int, Any]] = []
+        request = ev.DecisionRequest(kind, tile=tile, from_seat=discarder)  # the same for all
         for offset in (1, 2, 3):
             seat = (discarder + offset) % 4
-            request = ev.DecisionRequest(kind, tile=tile, from_seat=discarder)
             legal = self.rules.legal_actions(self.views[seat], request)
             if len(legal) == 1 and isinstance(legal[0], ev.Pass):
                 continue

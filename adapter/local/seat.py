@@ -21,8 +21,14 @@ class BrainSeat:
     def observe(self, event: Any) -> None:
         self.state.apply(event)
 
-    def decide(self, request: ev.DecisionRequest) -> Answer:
-        return self.brain.decide(self.state, request)
+    # The referee reads this seat's state as its view of the seat (``observe`` feeds it every
+    # event the view would get) and hands over the legal set it computes from it, so neither
+    # the state nor the legal set is built twice. Nothing but ``observe`` changes the state.
+    shares_state = True
+    takes_legal = True
+
+    def decide(self, request: ev.DecisionRequest, legal: list[Any] | None = None) -> Answer:
+        return self.brain.decide(self.state, request, legal)
 
     def close(self) -> None:
         self.brain.close()

@@ -8,11 +8,12 @@ papers). Ties go by :func:`brain.actions.action_key`, never by the order of hand
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 from brain.actions import action_key
 from brain.policies.base import Decision, win_if_legal
-from brain.policies.evaluation import analyse_discards
+from brain.policies.evaluation import DiscardInfo, analyse_discards
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -52,13 +53,16 @@ class GreedyPolicy:
             passes = [a for a in legal if isinstance(a, ev.Pass)]
             return Decision(passes[0] if passes else min(legal, key=action_key))
         info = analyse_discards(state, kinds={T.kind(a.tile) for a in discards})
-        scored: list[tuple[tuple[int, int, int], Any]] = []
+        # (lowest shanten, most useful tiles, riichi when legal, red fives kept (a plain copy
+        # goes first)), then the canonical order
+        ranked: list[tuple[tuple[int, int, int], tuple[Any, ...], Any, DiscardInfo]] = []
         for a in discards:
-            k = T.kind(a.tile)
-            # prefer riichi when it is legal, and keep red fives (a plain copy goes first)
-            scored.append(((-info[k].shanten, info[k].useful,
-                            int(a.riichi) * 2 - int(T.is_red(a.tile))), a))
-        scored.sort(key=lambda x: (tuple(-v for v in x[0]), action_key(x[1])))
-        best = scored[0][1]
-        candidates = tuple((a, float(s[1] - 100 * -s[0])) for s, a in scored[:5])
-        return Decision(best, candidates)
+            d = info[T.kind(a.tile)]
+            flag = int(a.riichi) * 2 - int(T.is_red(a.tile))
+            ranked.append(((d.shanten, -d.useful, -flag), action_key(a), a, d))
+        ranked.sort(key=_RANK_KEY)
+        candidates = tuple((a, float(d.useful - 100 * d.shanten)) for _, _, a, d in ranked[:5])
+        return Decision(ranked[0][2], candidates)
+
+
+_RANK_KEY = itemgetter(0, 1)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from brain.shanten import shanten, useful_tiles
+from brain.shanten import discard_table
 from brain.state import TableState
 from protocols import tiles as T
 
@@ -29,25 +29,26 @@ def analyse_discards(state: TableState, slack: int = 0,
     """Every distinct kind in hand (or in ``kinds``: the legal discards) -> its
     :class:`DiscardInfo`. Useful tiles are counted only for discards within ``slack`` of the
     best shanten (the others are never chosen on shape)."""
-    counts = state.counts()
     unseen = state.unseen_counts()
-    after: dict[int, int] = {}
-    for k in range(34):
-        if counts[k] and (kinds is None or k in kinds):
-            counts[k] -= 1
-            after[k] = shanten(counts)
-            counts[k] += 1
-    best = min(after.values())
     out: dict[int, DiscardInfo] = {}
-    for k, sh in after.items():
-        if sh <= best + slack:
-            counts[k] -= 1
-            kinds = frozenset(useful_tiles(counts, sh))
-            counts[k] += 1
-            out[k] = DiscardInfo(k, sh, sum(unseen[u] for u in kinds), kinds)
+    for k, (sh, useful) in discard_table(state.counts(), kinds, slack).items():
+        if useful is not None:
+            out[k] = DiscardInfo(k, sh, sum(map(unseen.__getitem__, useful)), useful)
         else:
-            out[k] = DiscardInfo(k, sh, 0, frozenset())
+            out[k] = _not_counted(k, sh)
     return out
+
+
+# (kind, shanten) -> the DiscardInfo of a discard whose useful tiles are not counted: values
+# are frozen, so every analysis can share them (most discards of a turn are of this sort).
+_NOT_COUNTED: dict[tuple[int, int], DiscardInfo] = {}
+
+
+def _not_counted(kind: int, shanten: int) -> DiscardInfo:
+    info = _NOT_COUNTED.get((kind, shanten))
+    if info is None:
+        info = _NOT_COUNTED[(kind, shanten)] = DiscardInfo(kind, shanten, 0, frozenset())
+    return info
 
 
 def value_honours(state: TableState) -> set[int]:

@@ -12,11 +12,22 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import MahjongGB
-import numpy as np
 
 from brain.rules.base import WinContext
-from brain.rules.mcr import MIN_FAN, fan_items
-from brain.shanten import regular_shanten, seven_pairs_shanten
+from brain.rules.mcr import (
+    HELD_BYTE,
+    KNITTED_MASKS,
+    KNITTED_PATTERNS,
+    MIN_FAN,
+    fan_items,
+    held_mask,
+    kind_mask,
+)
+from brain.shanten import (
+    regular_and_seven_pairs_shanten,
+    shanten_after_discards,
+    shape_distance,
+)
 from brain.state import Meld, TableState
 from protocols import tiles as T
 
@@ -46,73 +57,244 @@ def _meld_kinds(melds: list[Meld]) -> list[int]:
     return [T.kind(t) for m in melds for t in m.tiles]
 
 
+# A plan while it is measured: (name, fan, distance); Plan objects only for callers of plans().
+_Found = tuple[str, int, int]
+
+
 def plans(counts: list[int], melds: list[Meld]) -> list[Plan]:
     """Every plan still open to this hand, with its distance (lower bound on exchanges)."""
-    shape = regular_shanten(counts)
-    out: list[Plan] = []
-    meld_kinds = _meld_kinds(melds)
-    open_melds = [m for m in melds if m.kind != "closed_kan"]
-    out.extend(_flush_plans(counts, meld_kinds, shape))
-    out.extend(_chow_plans(counts, melds, shape))
-    if all(m.kind != "chi" for m in melds):
-        out.append(Plan("碰碰和", 6, _all_pungs_distance(counts, len(melds)) + SHORT_OF_EIGHT))
+    out = _table_plans(counts, melds)
     if not melds:
-        out.append(Plan("七对", 24, seven_pairs_shanten(counts)))
         out.extend(_knitted_plans(counts))
-    missing_types = _missing_types(counts, meld_kinds)
-    out.append(Plan("五门齐", 6, max(shape, missing_types) + SHORT_OF_EIGHT))
-    if not open_melds:
-        out.append(Plan("门前清+", 2, shape + 2))  # concealed hands often reach 8 by small fans
-    return out
+    return [Plan(*p) for p in out]
 
 
 def best_distance(counts: list[int], melds: list[Meld]) -> int:
-    return min(p.distance for p in plans(counts, melds))
+    """The distance of the nearest plan: ``min`` over :func:`plans`, measuring a family of
+    plans only where it could still beat the best so far (it is called for every discard of
+    every MCR turn). Every chow and flush plan is at least the hand's shape (regular shanten),
+    五门齐 and 混一色 at least one more, 门前清+ exactly two more; the knitted plans ask
+    MahjongGB only where their table lower bound is below the best."""
+    shape, seven_pairs = regular_and_seven_pairs_shanten(counts)
+    best = shape + 2 if all(m.kind == "closed_kan" for m in melds) else 99  # 门前清+
+    if not melds and seven_pairs < best:
+        best = seven_pairs
+    if all(m.kind != "chi" for m in melds):
+        best = min(best, _all_pungs_distance(counts, len(melds)) + SHORT_OF_EIGHT)
+    if best > shape:
+        meld_kinds = _meld_kinds(melds)
+        chow = _chow_distance(counts, melds, shape)
+        if chow is not None and chow < best:
+            best = chow
+        if best > shape:
+            for plan in _flush_plans(counts, meld_kinds, shape):
+                if plan[2] < best:
+                    best = plan[2]
+        if best > shape + 1:
+            best = min(best, max(shape, _missing_types(counts, meld_kinds)) + SHORT_OF_EIGHT)
+    if not melds:
+        for plan in _knitted_plans(counts, below=best):
+            best = min(best, plan[2])
+    return best
 
 
-def _flush_plans(counts: list[int], meld_kinds: list[int], shape: int) -> list[Plan]:
-    out = []
+def best_distances_after_discards(counts: list[int], melds: list[Meld]) -> dict[int, int]:
+    """Kind -> :func:`best_distance` of the hand less one tile of that kind, for every kind
+    held (a hand that has just drawn): what every discard shares is counted once - the shapes
+    by one table pass, the pairs and pungs - and each discard adjusts it by the one kind it
+    takes out. The families are tried in the same order, with the same bounds, as there."""
+    counts = list(counts)
+    concealed = all(m.kind == "closed_kan" for m in melds)
+    no_chi = all(m.kind != "chi" for m in melds)
+    meld_kinds = _meld_kinds(melds)
+    pairs = kinds = triples = doubles = 0
+    for c in counts:
+        if c:
+            kinds += 1
+            if c >= 2:
+                pairs += 1
+                if c >= 3:
+                    triples += 1
+                else:
+                    doubles += 1
+    # Taking a tile out never brings a knitted hand nearer: the whole hand's cheap knitted
+    # bounds are a floor under every discard's, below which knitted plans cannot matter.
+    knitted_floor = 99
+    if not melds and sum(counts) == 14:
+        present = held_mask(counts)
+        most = max((present & mask).bit_count() for mask in KNITTED_MASKS)
+        honours = (present >> (8 * 27)).bit_count()
+        knitted_floor = min(13 - min(14, most + honours), 9 - most - 1)
+    out: dict[int, int] = {}
+    for k, shape in shanten_after_discards(counts, regular_only=True).items():
+        held = counts[k]
+        counts[k] -= 1
+        best = shape + 2 if concealed else 99  # 门前清+
+        if not melds:
+            left_pairs = pairs - (held == 2)
+            left_kinds = kinds - (held == 1)
+            seven_pairs = 6 - left_pairs + (7 - left_kinds if left_kinds < 7 else 0)
+            if seven_pairs < best:
+                best = seven_pairs
+        if no_chi:
+            pungs = _pungs_distance(triples - (held == 3),
+                                    doubles + (held == 3) - (held == 2), len(melds))
+            best = min(best, pungs + SHORT_OF_EIGHT)
+        if best > shape:
+            chow = _chow_distance(counts, melds, shape)
+            if chow is not None and chow < best:
+                best = chow
+            if best > shape:
+                for plan in _flush_plans(counts, meld_kinds, shape):
+                    if plan[2] < best:
+                        best = plan[2]
+            if best > shape + 1:
+                best = min(best, max(shape, _missing_types(counts, meld_kinds)) + SHORT_OF_EIGHT)
+        if not melds and knitted_floor < best:
+            for plan in _knitted_plans(counts, below=best):
+                best = min(best, plan[2])
+        counts[k] += 1
+        out[k] = best
+    return out
+
+
+def _table_plans(counts: list[int], melds: list[Meld]) -> list[_Found]:
+    """The plans measured with the shanten tables: all but the knitted ones."""
+    shape, seven_pairs = regular_and_seven_pairs_shanten(counts)
+    meld_kinds = _meld_kinds(melds)
+    out = _flush_plans(counts, meld_kinds, shape)
+    out.extend(_chow_plans(counts, melds, shape))
+    if all(m.kind != "chi" for m in melds):
+        out.append(("碰碰和", 6, _all_pungs_distance(counts, len(melds)) + SHORT_OF_EIGHT))
+    if not melds:
+        out.append(("七对", 24, seven_pairs))
+    missing_types = _missing_types(counts, meld_kinds)
+    out.append(("五门齐", 6, max(shape, missing_types) + SHORT_OF_EIGHT))
+    if all(m.kind == "closed_kan" for m in melds):
+        out.append(("门前清+", 2, shape + 2))  # concealed hands often reach 8 by small fans
+    return out
+
+
+def _flush_plans(counts: list[int], meld_kinds: list[int], shape: int) -> list[_Found]:
+    suits = (sum(counts[0:9]), sum(counts[9:18]), sum(counts[18:27]))
+    suited = suits[0] + suits[1] + suits[2]
+    honours = sum(counts[27:])
+    honour_melds = any(k >= 27 for k in meld_kinds)
+    out: list[_Found] = []
     for s in range(3):
         lo, hi = 9 * s, 9 * s + 9
         if any(k < 27 and not lo <= k < hi for k in meld_kinds):
             continue
-        off_suit = sum(c for k, c in enumerate(counts[:27]) if not lo <= k < hi)
-        honours = sum(counts[27:])
-        out.append(Plan("混一色", 6, max(shape, off_suit) + SHORT_OF_EIGHT))
-        if not any(k >= 27 for k in meld_kinds):
-            out.append(Plan("清一色", 24, max(shape, off_suit + honours)))
+        off_suit = suited - suits[s]
+        out.append(("混一色", 6, max(shape, off_suit) + SHORT_OF_EIGHT))
+        if not honour_melds:
+            out.append(("清一色", 24, max(shape, off_suit + honours)))
     return out
 
 
-_PLAN_KINDS = np.array([[low + i for low in lows for i in range(3)] for _, _, lows in CHOW_PLANS])
-_PLAN_SHORT = np.array([SHORT_OF_EIGHT if fan < MIN_FAN else 0 for _, fan, _ in CHOW_PLANS])
+# Each chow plan as a mask of its nine kinds, its shortfall below 8 fan, and its lows.
+_CHOW_MASKS = [kind_mask(low + i for low in lows for i in range(3)) for _, _, lows in CHOW_PLANS]
+_CHOW_SHORT = [SHORT_OF_EIGHT if fan < MIN_FAN else 0 for _, fan, _ in CHOW_PLANS]
+# (held kinds as a mask, shape, called chows) -> the nearest chow plan: pure, and the held
+# kinds change slowly (many discards keep them), so it is worth remembering.
+_NEAREST_CHOW: dict[tuple[int, int, tuple[int, ...]], _Found | None] = {}
+_NEAREST_CHOW_MAX = 200_000
 
 
-def _chow_plans(counts: list[int], melds: list[Meld], shape: int) -> list[Plan]:
-    chow_lows = [min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi"]
+def _chow_plans(counts: list[int], melds: list[Meld], shape: int) -> list[_Found]:
+    chow_lows = tuple(min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi")
     if len(melds) - len(chow_lows) > 1:
         return []  # three chows cannot fit beside two pungs / kongs
-    held = np.asarray(counts)
+    held = held_mask(counts)  # every kind: a plan's third chow may run past 9 (see CHOW_PLANS)
     for low in chow_lows:  # a called chow supplies its three kinds
-        held = held.copy()
-        held[[low, low + 1, low + 2]] += 1
-    missing = (held[_PLAN_KINDS] == 0).sum(axis=1)
-    distances = np.maximum(shape, missing - 1) + _PLAN_SHORT
-    if chow_lows:
-        fits = np.array([all(low in lows for low in chow_lows) for _, _, lows in CHOW_PLANS])
-        if not fits.any():
-            return []
-        distances = np.where(fits, distances, 99)
-    best = int(np.argmin(distances))  # only the nearest chow plan matters to the policy
+        held |= kind_mask((low, low + 1, low + 2))
+    key = (held, shape, chow_lows)
+    try:
+        plan = _NEAREST_CHOW[key]
+    except KeyError:
+        if len(_NEAREST_CHOW) >= _NEAREST_CHOW_MAX:
+            _NEAREST_CHOW.clear()
+        plan = _NEAREST_CHOW[key] = _nearest_chow_plan(held, shape, chow_lows)
+    return [] if plan is None else [plan]
+
+
+# called chows (lowest kinds) -> the plans holding every one of them, in plan order
+_FITTING: dict[tuple[int, ...], list[int]] = {}
+
+
+def _nearest_chow_plan(held: int, shape: int, chow_lows: tuple[int, ...]) -> _Found | None:
+    """The first chow plan at the least distance (a called chow must be one of its chows);
+    None when no plan fits the called chows. Only the nearest matters to the policy."""
+    best, best_distance_ = -1, 99
+    fitting = _FITTING.get(chow_lows)
+    if fitting is None:
+        fitting = _FITTING[chow_lows] = [
+            i for i, (_, _, lows) in enumerate(CHOW_PLANS) if all(low in lows for low in chow_lows)]
+    for i in fitting:
+        missing = 9 - (_CHOW_MASKS[i] & held).bit_count()
+        distance = (shape if shape >= missing - 1 else missing - 1) + _CHOW_SHORT[i]
+        if distance < best_distance_:
+            best, best_distance_ = i, distance
+    if best < 0:
+        return None
     name, fan, _ = CHOW_PLANS[best]
-    return [Plan(name, fan, int(distances[best]))]
+    return (name, fan, best_distance_)
+
+
+# The chows of the plans by lowest kind (三色三步高's r = 5 plans run a third "chow" from an
+# 8 on into the next kind, an honour after the bamboos: counted as the plans always were),
+# and each plan as three indices into them, split by whether it falls short of 8 fan.
+_CHOW_LOWS = sorted({low for _, _, lows in CHOW_PLANS for low in lows})
+_CHOW_KINDS = _CHOW_LOWS[-1] + 3  # the kinds any plan looks at: 0 .. 27
+_PLAN_CHOWS = [tuple(_CHOW_LOWS.index(low) for low in lows) for _, _, lows in CHOW_PLANS]
+_FULL_PLANS = [c for c, short in zip(_PLAN_CHOWS, _CHOW_SHORT, strict=True) if not short]
+_SHORT_PLANS = [c for c, short in zip(_PLAN_CHOWS, _CHOW_SHORT, strict=True) if short]
+assert all(short == SHORT_OF_EIGHT for short in _CHOW_SHORT if short)
+# kinds held (bytes of 0/1) -> the most kinds any full / any short plan holds
+_CHOW_REACH: dict[bytes, tuple[int, int]] = {}
+_CHOW_REACH_MAX = 200_000
+
+
+def _chow_distance(counts: list[int], melds: list[Meld], shape: int) -> int | None:
+    """The distance of the nearest chow plan (None when none fits): the same number as
+    :func:`_chow_plans` gives, without naming the plan. A plan's distance falls as it holds
+    more of its kinds, so the nearest full (8-fan) plan and the nearest short one are those
+    holding the most kinds."""
+    if any(m.kind == "chi" for m in melds):
+        found = _chow_plans(counts, melds, shape)  # called chows restrict the plans
+        return found[0][2] if found else None
+    if len(melds) > 1:
+        return None  # three chows cannot fit beside two pungs / kongs
+    held = bytes(counts[:_CHOW_KINDS]).translate(HELD_BYTE)
+    reach = _CHOW_REACH.get(held)
+    if reach is None:
+        g = [held[low] + held[low + 1] + held[low + 2] for low in _CHOW_LOWS]
+        reach = (max(g[a] + g[b] + g[c] for a, b, c in _FULL_PLANS),
+                 max(g[a] + g[b] + g[c] for a, b, c in _SHORT_PLANS))
+        if len(_CHOW_REACH) >= _CHOW_REACH_MAX:
+            _CHOW_REACH.clear()
+        _CHOW_REACH[held] = reach
+    full, short = 8 - reach[0], 8 - reach[1]  # missing kinds less one
+    return min(shape if shape >= full else full,
+               (shape if shape >= short else short) + SHORT_OF_EIGHT)
 
 
 def _all_pungs_distance(counts: list[int], melds: int) -> int:
     """Exchanges to be ready for an all-pungs hand (pairs upgrade to pungs with one tile)."""
+    triples = doubles = 0
+    for c in counts:
+        if c >= 3:
+            triples += 1
+        elif c == 2:
+            doubles += 1
+    return _pungs_distance(triples, doubles, melds)
+
+
+def _pungs_distance(triples: int, doubles: int, melds: int) -> int:
+    """:func:`_all_pungs_distance` from the kinds held three or four times and twice."""
     needed = 4 - melds
-    pungs = min(sum(1 for c in counts if c >= 3), needed)
-    pairs = sum(1 for c in counts if c == 2) + max(0, sum(1 for c in counts if c >= 3) - needed)
+    pungs = min(triples, needed)
+    pairs = doubles + max(0, triples - needed)
     missing = needed - pungs
     upgraded = min(pairs, missing)
     singles_needed = missing - upgraded
@@ -121,27 +303,78 @@ def _all_pungs_distance(counts: list[int], melds: int) -> int:
     return max(0, tiles_needed - 1)
 
 
+# the five tile types of 五门齐: characters, dots, bamboo, winds, dragons
+_TYPE_SPANS = ((0, 9), (9, 18), (18, 27), (27, 31), (31, 34))
+
+
 def _missing_types(counts: list[int], meld_kinds: list[int]) -> int:
-    present = {k // 9 if k < 27 else (3 if k < 31 else 4)
-               for k in list(meld_kinds) + [k for k in range(34) if counts[k]]}
+    present = {k // 9 if k < 27 else (3 if k < 31 else 4) for k in meld_kinds}
+    present.update(t for t, (lo, hi) in enumerate(_TYPE_SPANS) if any(counts[lo:hi]))
     return 5 - len(present)
 
 
-def _knitted_plans(counts: list[int]) -> list[Plan]:
-    if sum(counts) not in (13, 14):
+def _knitted_plans(counts: list[int], below: int | None = None) -> list[_Found]:
+    """全不靠 and 组合龙 by MahjongGB's shanten helpers; with ``below``, only those whose
+    lower bound (:func:`knitted_bounds`) is under it: the others cannot be the nearest plan."""
+    tiles = sum(counts)
+    if tiles not in (13, 14):
         return []
-    hand = tuple(T.to_botzone(k) for k in range(34) for _ in range(counts[k]))
-    if len(hand) == 14:
-        hand = hand[:13]  # the shanten helpers take 13 tiles; one tile more changes little
-    out = []
-    for name, fan, fn in (("全不靠", 12, MahjongGB.HonorsAndKnittedTilesShanten),
-                          ("组合龙", 12, MahjongGB.KnittedStraightShanten)):
+    if tiles == 14:
+        # the shanten helpers take 13 tiles; one tile more changes little: drop the last
+        counts = list(counts)
+        counts[max(k for k in range(34) if counts[k])] -= 1
+    bounds = knitted_bounds(counts, below) if below is not None else (-1, -1)
+    hand: tuple[str, ...] | None = None
+    out: list[_Found] = []
+    for (name, fan, fn), bound in zip((("全不靠", 12, MahjongGB.HonorsAndKnittedTilesShanten),
+                                       ("组合龙", 12, MahjongGB.KnittedStraightShanten)),
+                                      bounds, strict=True):
+        if below is not None and bound >= below:
+            continue
+        if hand is None:
+            hand = tuple(_BOTZONE[k] for k in range(34) for _ in range(counts[k]))
         try:
             value, _ = fn(hand)
         except TypeError:
             continue
-        out.append(Plan(name, fan, int(value)))
+        out.append((name, fan, int(value)))
     return out
+
+
+_BOTZONE = [T.to_botzone(k) for k in range(34)]
+
+
+def knitted_bounds(counts: list[int], below: int = 99) -> tuple[int, int]:
+    """Lower bounds of the 全不靠 and 组合龙 shanten of a 13-tile hand, from the tables.
+
+    全不靠 is 14 distinct kinds of one knitted pattern plus the honours: at least one tile to
+    add per kind short of 14, less one (shanten counts to ready). 组合龙 is a knitted pattern's
+    nine kinds plus a set and a pair from the rest: one tile per missing pattern kind, plus the
+    tables' distance of what is left to a set and a pair, less one. Each is a count of tiles
+    that any winning hand of the shape must add, so it never exceeds the real shanten
+    (tests/test_mcr_plan_bounds.py compares them with MahjongGB). Patterns whose missing kinds
+    alone reach ``below`` are not refined: a bound at or above ``below`` only says so much."""
+    present = held_mask(counts)
+    honours = (present >> (8 * 27)).bit_count()
+    helds = [(present & mask).bit_count() for mask in KNITTED_MASKS]
+    most = max(helds)
+    scattered = 13 - min(14, most + honours)
+    straight = 9 - most - 1  # every pattern's missing kinds, before the rest is counted
+    if straight >= below:
+        return scattered, straight
+    # Refine the nearest patterns first; once a pattern's missing kinds alone reach the best
+    # refined bound (or ``below``), so do every later one's, and its count bounds them all.
+    refined = unrefined = 99
+    for held, index in sorted(((h, i) for i, h in enumerate(helds)), reverse=True):
+        if 9 - held - 1 >= min(below, refined):
+            unrefined = 9 - held - 1
+            break
+        rest = list(counts)
+        for k in KNITTED_PATTERNS[index]:
+            if rest[k]:
+                rest[k] -= 1
+        refined = min(refined, 9 - held + shape_distance(rest, 1) - 1)
+    return scattered, min(refined, unrefined)
 
 
 def winning_waits(state: TableState, counts: list[int], waits: set[int]) -> list[int]:

@@ -31,10 +31,14 @@ from brain.policies.evaluation import (
     terminal_weight,
     value_honours,
 )
-from brain.policies.mcr_plan import best_distance, winning_waits
+from brain.policies.mcr_plan import (
+    best_distance,
+    best_distances_after_discards,
+    winning_waits,
+)
 from brain.rules import rules_for
 from brain.rules.base import WinContext
-from brain.shanten import shanten, thirteen_orphans_shanten, waits
+from brain.shanten import shanten, shanten_after_discards, thirteen_orphans_shanten, waits
 from brain.state import Meld, TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -99,6 +103,8 @@ class RuleBasedPolicy:
         dora = _dora_kinds(state)
         scored: list[tuple[tuple[float, float], Any]] = []
         mcr = _McrView(state, counts) if state.variant == "mcr" else None
+        flush = state.variant in ("taiwan16", "mass")
+        flush_suit = _flush_suit(counts, state.melds) if flush else None  # the same for all
         for a in discards:
             if a.riichi:
                 continue
@@ -112,8 +118,8 @@ class RuleBasedPolicy:
                 secondary -= DORA_KEEP * dora[k]
             if T.is_red(a.tile):
                 secondary -= DORA_KEEP
-            if state.variant in ("taiwan16", "mass"):
-                secondary += _flush_bonus(counts, state.melds, k)
+            if flush:
+                secondary += _flush_bonus(flush_suit, k)
             primary = float(-d.shanten)
             if mcr is not None:
                 distance, useful = mcr.after_discard(k, d)
@@ -258,8 +264,9 @@ def _dora_kinds(state: TableState) -> dict[int, int]:
     return out
 
 
-def _flush_bonus(counts: list[int], melds: list[Meld], k: int) -> float:
-    """Taiwan 清一色 (8 tai) / mass 清一色: when most tiles are one suit, shed the others."""
+def _flush_suit(counts: list[int], melds: list[Meld]) -> int | None:
+    """Taiwan 清一色 (8 tai) / mass 清一色: the suit holding most tiles when it holds 70% of
+    them (the others are then shed: :func:`_flush_bonus`), else None."""
     per_suit = [sum(counts[9 * s:9 * s + 9]) for s in range(3)]
     for m in melds:
         for t in m.tiles:
@@ -267,23 +274,27 @@ def _flush_bonus(counts: list[int], melds: list[Meld], k: int) -> float:
                 per_suit[T.kind(t) // 9] += 1
     main = max(range(3), key=lambda s: per_suit[s])
     total = sum(per_suit) + sum(counts[27:])
-    if total and per_suit[main] / total >= 0.7 and k < 27 and k // 9 != main:
-        return 3.0
-    return 0.0
+    return main if total and per_suit[main] / total >= 0.7 else None
+
+
+def _flush_bonus(main: int | None, k: int) -> float:
+    """Eagerness to discard kind ``k`` while going for the flush suit ``main``."""
+    return 3.0 if main is not None and k < 27 and k // 9 != main else 0.0
 
 
 def _best_discard(counts: list[int], banned: int = -1) -> tuple[int, list[int]]:
     """(shanten, hand) after the shape-best discard (the first of equals), ``banned`` kind
     excepted; (99, counts) when nothing can be discarded."""
-    best: tuple[int, list[int]] = (99, counts)
-    for k in range(34):
-        if counts[k] and k != banned:
-            trial = list(counts)
-            trial[k] -= 1
-            value = shanten(trial)
-            if value < best[0]:
-                best = (value, trial)
-    return best
+    best_kind, best = -1, 99
+    if any(counts):
+        for k, value in shanten_after_discards(counts).items():  # kind order: first of equals
+            if k != banned and value < best:
+                best_kind, best = k, value
+    if best_kind < 0:
+        return 99, counts
+    trial = list(counts)
+    trial[best_kind] -= 1
+    return best, trial
 
 
 def _best_after_call(rest: list[int], called: int, kan: bool) -> int:
@@ -342,6 +353,7 @@ class _McrView:
     def __init__(self, state: TableState, counts: list[int]) -> None:
         self.state = state
         self.counts = counts
+        self._after: dict[int, int] | None = None  # plan distance after each discard
 
     def distance(self) -> int:
         counts = self.counts
@@ -352,9 +364,11 @@ class _McrView:
     def after_discard(self, k: int, d: DiscardInfo) -> tuple[int, float]:
         """(plan distance, live useful tiles) after discarding kind ``k``; at ready only waits
         worth 8 fan count, and a ready hand with none is one step short."""
+        if self._after is None:  # every discard is asked: measure them all in one go
+            self._after = best_distances_after_discards(self.counts, self.state.melds)
         rest = list(self.counts)
         rest[k] -= 1
-        distance = best_distance(rest, self.state.melds)
+        distance = self._after[k]
         useful = float(d.useful)
         if d.shanten == 0:
             good = winning_waits(self.state, rest, set(d.useful_kinds))

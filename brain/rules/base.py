@@ -115,6 +115,12 @@ def _groups_of(counts: list[int], start: int) -> Iterator[list[Group]]:
             counts[k] += 1
 
 
+# Actions are immutable values: the legal sets share one instance of each plain discard and of
+# Pass rather than build them again for every request.
+_PLAIN_DISCARDS = tuple(ev.Discard(t) for t in range(T.FLOWER_LAST + 1))
+_PASS = ev.Pass()
+
+
 def meld_groups(melds: tuple[Meld, ...] | list[Meld]) -> list[Group]:
     out = []
     for m in melds:
@@ -200,7 +206,7 @@ class Rules:
 
     def win_score(self, state: TableState, win_tile: int, from_seat: int | None,
                   robbing_kan: bool = False) -> WinScore | None:
-        counts = T.counts34(state.hand)
+        counts = state.counts()
         if from_seat is not None:
             counts[T.kind(win_tile)] += 1
         if sum(counts) % 3 != 2 or not self.is_complete(counts):
@@ -219,7 +225,7 @@ class Rules:
         elif request.kind == "rob_kan":
             actions = self._rob_kan_actions(state, request)
         else:
-            actions = [ev.Pass()]
+            actions = [_PASS]
         if request.offered is not None:
             # Pass is always possible where a platform offers anything; on our turn a plain
             # discard always is (platforms list only the optional extras, e.g. Tenhou t-flags).
@@ -227,7 +233,7 @@ class Rules:
             kept = [a for a in actions if ev.action_kind(a) in offered or isinstance(a, ev.Pass)
                     or (request.kind == "turn" and ev.action_kind(a) == "discard")]
             actions = kept or actions
-        return canonical(actions)
+        return canonical(actions) if len(actions) > 1 else actions
 
     def _turn_actions(self, state: TableState) -> list[ev.Action]:
         actions: list[ev.Action] = []
@@ -247,7 +253,7 @@ class Rules:
             if t in seen or T.kind(t) in banned:
                 continue
             seen.add(t)
-            out.append(ev.Discard(t))
+            out.append(_PLAIN_DISCARDS[t])
         return out
 
     def _kuikae_banned(self, state: TableState) -> set[int]:
@@ -256,7 +262,7 @@ class Rules:
     def _own_kans(self, state: TableState) -> list[ev.Action]:
         counts = state.counts()
         out: list[ev.Action] = []
-        for k in range(34):
+        for k in range(34) if 4 in counts else ():
             if counts[k] == 4:
                 out.append(ev.Kan("closed_kan", tuple(sorted(
                     (t for t in state.hand if T.kind(t) == k), key=T.sort_key))))
@@ -269,7 +275,7 @@ class Rules:
         return out
 
     def _claim_actions(self, state: TableState, request: ev.DecisionRequest) -> list[ev.Action]:
-        actions: list[ev.Action] = [ev.Pass()]
+        actions: list[ev.Action] = [_PASS]
         if state.last_discard is None and request.tile is None:
             return actions
         from_seat, tile = state.last_discard or (request.from_seat, request.tile)
@@ -281,8 +287,8 @@ class Rules:
             return actions
         k = T.kind(tile)
         counts = state.counts()
-        if counts[k] < 2 and not (k < 27 and self._has_chi_partners(counts, k)
-                                  and self.can_chi(state, from_seat)):
+        if counts[k] < 2 and not (k < 27 and self.can_chi(state, from_seat)
+                                  and self._has_chi_partners(counts, k)):
             return actions  # the common case: nothing to call
         same = sorted((t for t in state.hand if T.kind(t) == k), key=T.sort_key)
         if len(same) >= 2:
@@ -317,7 +323,7 @@ class Rules:
         return out
 
     def _rob_kan_actions(self, state: TableState, request: ev.DecisionRequest) -> list[ev.Action]:
-        actions: list[ev.Action] = [ev.Pass()]
+        actions: list[ev.Action] = [_PASS]
         seat_tile = state.last_added_kan or (request.from_seat, request.tile)
         from_seat, tile = seat_tile
         if from_seat is None or tile is None or from_seat == state.seat:

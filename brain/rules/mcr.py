@@ -17,6 +17,7 @@ correction never moves a total across 8: 组合龙 alone is 12.)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 import MahjongGB
@@ -52,14 +53,32 @@ WAIT_FANS = frozenset({"独听・边张", "独听・嵌张", "独听・单钓", 
 KNITTED_STRAIGHT = "组合龙"
 
 
+# win context -> the judge's fan items: the fan calculator is pure, and a ready seat asks for
+# the same waits of the same hand turn after turn (its planner weighs them on every draw)
+_FANS: dict[WinContext, tuple[tuple[str, int], ...] | None] = {}
+_FANS_MAX = 50_000
+
+
 def fan_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
     """The (name, fan) items the Botzone judge counts for this win, or None if it is no
     winning hand at all: PyMahjongGB's, less a wait fan on a knitted-straight tile."""
+    try:
+        return _FANS[ctx]
+    except KeyError:
+        pass
+    items = _judge_items(ctx)
+    if len(_FANS) >= _FANS_MAX:
+        _FANS.clear()
+    _FANS[ctx] = items
+    return items
+
+
+def _judge_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
     items = pymahjonggb_items(ctx)
     if items is None or all(name != KNITTED_STRAIGHT for name, _ in items):
         return items
     counts = T.counts34(ctx.concealed)
-    knitted = next((p for p in _KNITTED if all(counts[k] for k in p)), ())
+    knitted = next((p for p in KNITTED_PATTERNS if all(counts[k] for k in p)), ())
     if T.kind(ctx.win_tile) not in knitted:
         return items  # the winning tile completes the pair or the fourth set: both count it
     return tuple((name, fan) for name, fan in items if name not in WAIT_FANS)
@@ -110,9 +129,13 @@ class McrRules(Rules):
         # The fan calculator knows every MCR shape (knitted ones included); a cheap shape test
         # first spares it the hands that cannot be complete in any of them.
         counts = state.counts()
+        regular: bool | None = None
         if from_seat is not None:
             counts[T.kind(win_tile)] += 1
-        if sum(counts) % 3 != 2 or not _may_be_complete(counts):
+            # the seat's cached waits say whether the tile completes a regular, seven-pairs
+            # or orphans hand (asked on every discard: spare a shanten per seat and discard)
+            regular = T.kind(win_tile) in state.waits()
+        if sum(counts) % 3 != 2 or not _may_be_complete(counts, regular):
             return None
         return self.score(self.context(state, win_tile, from_seat, robbing_kan))
 
@@ -172,19 +195,38 @@ def payments(ctx: WinContext, fan: int) -> tuple[int, int, int, int]:
     return tuple(deltas)  # type: ignore[return-value]
 
 
-_KNITTED = [tuple(s * 9 + r for s, start in zip(order, (0, 1, 2), strict=True)
-                  for r in range(start, 9, 3))
-            for order in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))]
+KNITTED_PATTERNS = [tuple(s * 9 + r for s, start in zip(order, (0, 1, 2), strict=True)
+                          for r in range(start, 9, 3))
+                    for order in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1),
+                                  (2, 1, 0))]
+
+# Kinds held as one bit per kind at bit 8 * kind (a byte each, from C-level bytes work): a
+# pattern is held in full when its mask survives the and.
+HELD_BYTE = bytes([0, 1, 1, 1, 1]) + bytes(251)
 
 
-def _may_be_complete(counts: list[int]) -> bool:
+def held_mask(counts: list[int]) -> int:
+    """The kinds ``counts`` holds, as bits 8 * kind (compare with :func:`kind_mask`)."""
+    return int.from_bytes(bytes(counts).translate(HELD_BYTE), "little")
+
+
+def kind_mask(kinds: Iterable[int]) -> int:
+    return sum(1 << (8 * k) for k in kinds)
+
+
+KNITTED_MASKS = [kind_mask(pattern) for pattern in KNITTED_PATTERNS]
+
+
+def _may_be_complete(counts: list[int], regular: bool | None = None) -> bool:
     """False only for hands complete in no MCR shape: not a regular / seven-pairs / orphans
-    hand, not all singles (全不靠), and holding no full knitted straight (组合龙)."""
-    if shanten(counts) == -1:
+    hand (``regular``: whether it is one, where the caller knows), not all singles (全不靠),
+    and holding no full knitted straight (组合龙)."""
+    if regular if regular is not None else shanten(counts) == -1:
         return True
     if sum(counts) == 14 and max(counts) == 1:
         return True
-    return any(all(counts[k] for k in pattern) for pattern in _KNITTED)
+    present = held_mask(counts)
+    return any(present & mask == mask for mask in KNITTED_MASKS)
 
 
 def _knitted_complete(counts: list[int]) -> bool:

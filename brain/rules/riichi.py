@@ -12,7 +12,7 @@ from mahjong.hand_calculating.hand_config import HandConfig, HandConstants, Opti
 from mahjong.meld import Meld as LibMeld
 
 from brain.rules.base import Rules, WinContext, WinScore
-from brain.shanten import shanten, waits
+from brain.shanten import HandError, shanten, waits
 from brain.state import Meld, TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -130,6 +130,16 @@ class RiichiRules(Rules):
 
     # -------------------------------------------------------------- legal-action hooks
 
+    def win_score(self, state: TableState, win_tile: int, from_seat: int | None,
+                  robbing_kan: bool = False) -> WinScore | None:
+        if from_seat is None:  # the hand as it stands is the one to complete: its shanten
+            try:               # is cached for the riichi check of the same turn
+                if state.hand_shanten() != -1:
+                    return None
+            except HandError:
+                pass  # not 3k+1 / 3k+2 tiles: the plain path answers as it always did
+        return super().win_score(state, win_tile, from_seat, robbing_kan)
+
     def claims_allowed(self, state: TableState) -> bool:
         return state.wall_remaining > 0 and not state.me.riichi
 
@@ -163,9 +173,9 @@ class RiichiRules(Rules):
             keep.extend(a for a in actions if isinstance(a, ev.Kan)
                         and a.kind == "closed_kan" and self._riichi_kan_ok(state, a))
             return keep
-        counts = T.counts34(state.hand)
+        counts = state.counts()
         # a discard can leave the hand ready only if the 14 tiles are within one of complete
-        if drawn is not None and shanten(counts) <= 0 and self._can_declare_riichi(state):
+        if drawn is not None and state.hand_shanten() <= 0 and self._can_declare_riichi(state):
             ready_after: dict[int, bool] = {}
             for t in sorted(set(state.hand)):
                 k = T.kind(t)
@@ -196,7 +206,7 @@ class RiichiRules(Rules):
         drawn = state.last_draw
         if drawn is None or T.kind(kan.tiles[0]) != T.kind(drawn):
             return False
-        before = T.counts34(state.hand)
+        before = state.counts()
         before[T.kind(drawn)] -= 1
         after = list(before)
         after[T.kind(drawn)] -= 3

@@ -1,0 +1,161 @@
+"""The MCR planner asks MahjongGB's knitted shanten only where a table lower bound says the
+answer could matter: the bounds must never exceed the real shanten, and the pruned nearest-plan
+distance must equal the minimum over every plan."""
+
+from __future__ import annotations
+
+import random
+
+import MahjongGB
+import pytest
+
+from brain.policies.mcr_plan import best_distance, knitted_bounds, plans
+from brain.rules.mcr import KNITTED_PATTERNS
+from brain.shanten import (
+    regular_and_seven_pairs_shanten,
+    regular_shanten,
+    seven_pairs_shanten,
+    shape_distance,
+)
+from brain.state import Meld
+from protocols import tiles as T
+
+WALL = [k for k in range(34) for _ in range(4)]
+
+
+def _hands(n: int, size: int, seed: int) -> list[list[int]]:
+    """Count vectors of random hands; every other one drawn mostly from one knitted pattern
+    and the honours, so that near-knitted hands (where the bounds are tight) are common."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        if i % 2:
+            pool = [k for k in (*rng.choice(KNITTED_PATTERNS), *range(27, 34)) for _ in range(4)]
+            tiles = rng.sample(pool, rng.randint(6, size))
+            rest = list(WALL)
+            for k in tiles:
+                rest.remove(k)
+            tiles += rng.sample(rest, size - len(tiles))
+        else:
+            tiles = rng.sample(WALL, size)
+        out.append(T.counts34(tiles))
+    return out
+
+
+def _botzone(counts: list[int]) -> tuple[str, ...]:
+    return tuple(T.to_botzone(k) for k in range(34) for _ in range(counts[k]))
+
+
+def test_knitted_bounds_never_exceed_mahjonggb():
+    tight = 0
+    for counts in _hands(3000, 13, seed=3):
+        scattered, straight = knitted_bounds(counts)
+        hand = _botzone(counts)
+        real_scattered = MahjongGB.HonorsAndKnittedTilesShanten(hand)[0]
+        real_straight = MahjongGB.KnittedStraightShanten(hand)[0]
+        assert scattered <= real_scattered and straight <= real_straight, T.to_mpsz(
+            [k for k in range(34) for _ in range(counts[k])])
+        tight += straight == real_straight
+    assert tight > 0  # the bound is not a trivial one
+
+
+@pytest.mark.parametrize("size", [13, 14])
+def test_pruned_best_distance_is_the_minimum_over_all_plans(size):
+    for counts in _hands(1500, size, seed=size):
+        assert best_distance(counts, []) == min(p.distance for p in plans(counts, []))
+    chi = Meld("chi", (0, 1, 2), 0, 3)
+    for counts in _hands(300, size - 3, seed=size + 1):
+        assert best_distance(counts, [chi]) == min(p.distance for p in plans(counts, [chi]))
+
+
+def test_table_distances_agree_with_the_plain_functions():
+    for counts in [*_hands(2000, 13, seed=5), *_hands(500, 14, seed=6), *_hands(300, 8, seed=7)]:
+        groups = sum(counts) // 3
+        assert shape_distance(counts, groups) - 1 == regular_shanten(counts)
+        assert regular_and_seven_pairs_shanten(counts) == (regular_shanten(counts),
+                                                           seven_pairs_shanten(counts))
+    assert shape_distance([0] * 34, 1) == 5  # a set and a pair from nothing
+    assert shape_distance([0] * 34, 0, pair=False) == 0
+    with pytest.raises(ValueError):
+        shape_distance([0] * 34, 6)
+
+
+def _numpy_chow_plan(counts, melds, shape):
+    """The nearest chow plan as the planner first computed it (numpy over all 34 counts)."""
+    import numpy as np
+
+    from brain.policies.mcr_plan import CHOW_PLANS, MIN_FAN, SHORT_OF_EIGHT
+
+    kinds = np.array([[low + i for low in lows for i in range(3)] for _, _, lows in CHOW_PLANS])
+    short = np.array([SHORT_OF_EIGHT if fan < MIN_FAN else 0 for _, fan, _ in CHOW_PLANS])
+    chow_lows = [min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi"]
+    if len(melds) - len(chow_lows) > 1:
+        return None
+    held = np.asarray(counts)
+    for low in chow_lows:
+        held = held.copy()
+        held[[low, low + 1, low + 2]] += 1
+    distances = np.maximum(shape, (held[kinds] == 0).sum(axis=1) - 1) + short
+    if chow_lows:
+        fits = np.array([all(low in lows for low in chow_lows) for _, _, lows in CHOW_PLANS])
+        if not fits.any():
+            return None
+        distances = np.where(fits, distances, 99)
+    best = int(np.argmin(distances))
+    return CHOW_PLANS[best][0], CHOW_PLANS[best][1], int(distances[best])
+
+
+# 三色三步高 with r = 5 runs its third chow from the 8 of bamboos into East: these hands hold
+# East, and the plan is the nearest only while East counts (as it always has).
+EAST_AFTER_BAMBOO_HANDS = ["467788m99p8s1114z", "668m3578p99s1111z", "6788m599p44999s1z",
+                           "66777m99p999s126z"]
+
+
+def test_chow_plans_equal_the_first_numpy_version():
+    from brain.policies.mcr_plan import _chow_distance, _chow_plans
+
+    chi = Meld("chi", (18, 19, 20), 18, 3)
+    pon = Meld("pon", (27, 27, 27), 27, 1)
+    east = [T.counts34(T.parse_mpsz(h)) for h in EAST_AFTER_BAMBOO_HANDS]
+    for size, melds in ((13, []), (14, []), (10, [chi]), (11, [pon]), (8, [chi, pon])):
+        for counts in _hands(800, size, seed=size + 40) + (east if size == 13 else []):
+            shape = regular_shanten(counts)
+            expected = _numpy_chow_plan(counts, melds, shape)
+            found = _chow_plans(counts, melds, shape)
+            assert (found[0] if found else None) == expected
+            assert _chow_distance(counts, melds, shape) == (expected and expected[2])
+
+
+def test_distances_after_discards_equal_one_best_distance_per_discard():
+    from brain.policies.mcr_plan import best_distances_after_discards
+
+    chi = Meld("chi", (18, 19, 20), 18, 3)
+    pon = Meld("pon", (27, 27, 27), 27, 1)
+    kan = Meld("closed_kan", (9, 9, 9, 9))
+    east = [T.counts34(T.parse_mpsz(h + "5z")) for h in EAST_AFTER_BAMBOO_HANDS]
+    for size, melds in ((14, []), (11, [chi]), (11, [pon]), (11, [kan]), (8, [chi, pon])):
+        for counts in _hands(600, size, seed=size + 60) + (east if size == 14 else []):
+            expected = {}
+            for k in range(34):
+                if counts[k]:
+                    rest = list(counts)
+                    rest[k] -= 1
+                    expected[k] = best_distance(rest, melds)
+            assert best_distances_after_discards(counts, melds) == expected
+
+
+def test_knitted_masks_find_the_patterns_held_in_full():
+    from brain.rules.mcr import KNITTED_MASKS, held_mask
+
+    full = []
+    for i, pattern in enumerate(KNITTED_PATTERNS):
+        counts = [0] * 34
+        for k in pattern:
+            counts[k] = 1
+        for k in (27 + i, 3 * i, 30):
+            counts[k] += 1
+        full.append(counts)
+    for counts in _hands(2000, 14, seed=90) + full:
+        present = held_mask(counts)
+        for pattern, mask in zip(KNITTED_PATTERNS, KNITTED_MASKS, strict=True):
+            assert (present & mask == mask) == all(counts[k] for k in pattern)

@@ -1,0 +1,92 @@
+"""The local table is pinned: a fixed seed plays exactly the same games, decision for decision.
+
+Speed work on the table (per-seat state, legal sets, shanten and fan caching) must not change a
+single move. For each variant a few dozen hands of ``rulebased`` and ``greedy`` in every seating
+are played from a fixed seed, and a SHA-256 is taken over every full-information event the
+referee emits and every answer each seat gives (action, candidates with their scores, fallback).
+The digests were recorded from the code before the speed work; a changed digest means a changed
+game, and the summary printed beside it says where to start looking.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+
+from adapter.local.arena import ArenaConfig
+from adapter.local.game import play_game
+from adapter.local.referee import HandReferee
+from adapter.local.seat import BrainSeat
+from protocols import events as ev
+
+POLICIES = ("rulebased", "greedy", "rulebased", "greedy")
+SEED = 1
+UNITS = {"riichi": 1, "mcr": 5, "taiwan16": 1, "mass": 1}
+
+# (hands, decisions, digest) recorded from the table before the speed work (issue 15 part 2)
+PINNED = {
+    "riichi": (29, 1443,
+               "0482e9315e0ee2d56cad39e5137f3c71c0b447bd67e88ed22271054931e736eb"),
+    "mcr": (30, 2279,
+            "63a0e03bb64e07616a9b846bab20a31608901a18bd1c286c941abceb0dfe0d09"),
+    "taiwan16": (24, 1501,
+                 "efe78ddfc3a88ee2c8fd46eb4308b6cee2b3ba06ff825a115d23ddab813cf9f2"),
+    "mass": (24, 875,
+             "6b18ae26852d063b3bcfa344a9f9f4173eb7b88517a4fb4700963b46a629656c"),
+}
+
+
+class _RecordingReferee(HandReferee):
+    """The referee, writing every full-information event into ``sink`` as it emits it."""
+
+    def __init__(self, variant: str, players: list[Any], sink: list[str]) -> None:
+        super().__init__(variant, players)
+        self.sink = sink
+
+    def emit(self, event: Any) -> None:
+        self.sink.append(repr(event))
+        super().emit(event)
+
+
+class _RecordingSeat(BrainSeat):
+    """A brain seat that writes each of its answers into ``sink``."""
+
+    def __init__(self, variant: str, seat: int, policy: str, sink: list[str]) -> None:
+        super().__init__(variant, seat, policy)
+        self.sink = sink
+        self.seat = seat
+
+    def decide(self, request: ev.DecisionRequest, *legal: Any) -> Any:
+        answer = super().decide(request, *legal)  # the referee's legal set, where it hands one
+        self.sink.append(f"{self.seat} {request!r} -> {answer.action!r} {answer.candidates!r} "
+                         f"{answer.fallback!r}")
+        return answer
+
+
+def fingerprint(variant: str, units: int, seed: int = SEED,
+                policies: tuple[str, str, str, str] = POLICIES) -> tuple[int, int, str]:
+    """(hands played, decisions asked, SHA-256 of every event and answer) over ``units`` wall
+    sets, each played in every seating of ``policies``."""
+    config = ArenaConfig(variant, policies, seed=seed)
+    digest = hashlib.sha256()
+    hands = decisions = 0
+    for unit in range(units):
+        for seating in config.arrangements():
+            sink: list[str] = []
+            players = [_RecordingSeat(variant, s, seating[s], sink) for s in range(4)]
+            referee = _RecordingReferee(variant, players, sink)  # type: ignore[arg-type]
+            game = play_game(config.game_config(), players, seed, unit,  # type: ignore[arg-type]
+                             referee=referee)
+            hands += len(game.hands)
+            decisions += sum(1 for line in sink if " -> " in line)
+            sink.append(repr((game.scores, game.ranks,
+                              [(h.reason, h.deltas, h.wins) for h in game.hands])))
+            digest.update("\n".join(sink).encode())
+    return hands, decisions, digest.hexdigest()
+
+
+@pytest.mark.parametrize("variant", sorted(PINNED))
+def test_fixed_seed_plays_the_pinned_games(variant):
+    assert fingerprint(variant, UNITS[variant]) == PINNED[variant]
