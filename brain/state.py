@@ -84,6 +84,17 @@ class TableState:
         self.hand_count = 0
         self._reset_round()
 
+    @property
+    def hand(self) -> list[int]:
+        """Our concealed tiles; change the list in place only through the event handlers."""
+        return self._hand
+
+    @hand.setter
+    def hand(self, tiles: list[int]) -> None:
+        self._hand = tiles
+        self._counts = T.counts34(tiles)
+        self._hand_version += 1
+
     # ------------------------------------------------------------------ derived facts
 
     def _reset_round(self) -> None:
@@ -93,9 +104,10 @@ class TableState:
         self.honba = 0
         self.sticks = 0
         self.dora_indicators: list[int] = []
-        self.hand: list[int] = []
-        # kept in step with ``hand`` by the handlers (the only code that changes it): counts
-        # and waits are asked for on every request and every other seat's discard
+        # kept in step with ``hand`` by the handlers (the only code that changes the list in
+        # place): counts and waits are asked for on every request and every other seat's
+        # discard. Assigning a new hand (a restored snapshot) goes through the setter.
+        self._hand: list[int] = []
         self._counts = [0] * 34
         self._hand_version = 0
         self._waits_key: int | None = None
@@ -231,9 +243,7 @@ class TableState:
         self.dora_indicators = list(e.dora_indicators)
         for t in self.dora_indicators:
             self._see(t)
-        self.hand = list(e.hand)
-        self._counts = T.counts34(self.hand)
-        self._hand_version += 1
+        self.hand = list(e.hand)  # the setter counts it
         for t in self.hand:
             self._see(t)
         if e.wall_remaining is not None:

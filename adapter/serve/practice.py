@@ -117,8 +117,8 @@ class _ReportingSeat(BrainSeat):
         if self.seat == self.reporter.our_seat:
             self.reporter.live(self.state, force=isinstance(event, ev.RoundStarted))
 
-    def decide(self, request: ev.DecisionRequest) -> Any:
-        answer = super().decide(request)
+    def decide(self, request: ev.DecisionRequest, legal: list[Any] | None = None) -> Any:
+        answer = super().decide(request, legal)
         self.reporter.decision(self.seat, answer.policy, answer.elapsed, answer.fallback)
         return answer
 
