@@ -14,6 +14,7 @@ from adapter.commands import (
     botzone,
     mjai,
     mjbot_version,
+    models,
     ntpu,
     replay,
     selfplay,
@@ -22,7 +23,7 @@ from adapter.commands import (
 )
 from adapter.logging_setup import configure_logging, configure_plain_logging
 
-COMMAND_GROUPS = (tools, bench, botzone, ntpu, tenhou, mjai, arena, replay, selfplay)
+COMMAND_GROUPS = (tools, bench, botzone, ntpu, tenhou, mjai, arena, replay, selfplay, models)
 
 
 class _VersionAction(argparse.Action):
