@@ -51,8 +51,8 @@ class SearchStats:
     batches: int = 0
     seconds: float = 0.0
     rules_calls: int = 0
-    sims: list[float] = field(default_factory=list)
-    scores: list[float] = field(default_factory=list)
+    sims: list[float] = field(default_factory=list)  # per candidate, in candidate order
+    ranked: list[tuple[Any, float]] = field(default_factory=list)  # (action, Score), best first
 
 
 class McPolicy:
@@ -178,7 +178,7 @@ class McPolicy:
         scored.sort(key=lambda x: (-x[0], action_key(x[1])))
         self.stats.mode = self.stats.mode or "playout"
         self.stats.sims = [float(s) for s in sims]
-        self.stats.scores = [s for s, _ in scored]
+        self.stats.ranked = [(a, s) for s, a in scored]
         return Progress(scored[0][1], tuple((a, round(s, 1)) for s, a in scored[:5]), work)
 
 
