@@ -183,7 +183,8 @@ class Playouts:
         u = rng.random((n, 3)) * total[None]
         first = np.minimum((u[:, :, None] > cum[None]).sum(axis=2), 33)
         out = rng.random((n, 3, 34)) < wait[None] * self.p.wait_scale
-        out[np.arange(n)[:, None], np.arange(3)[None], first] = True
+        some = cum[:, -1] > 0  # a model that names no kind at all adds none
+        out[np.arange(n)[:, None], np.arange(3)[None], first] |= some[None]
         return out
 
     # ------------------------------------------------------------------ helpers
