@@ -35,6 +35,8 @@ class McConfig:
     fast: str = "rulebased"  # the one-player move the switch plays when danger is low
     alpha: float = 0.2  # the switch: MC when sum EL(fast move) / fold value > alpha (tuned)
     always_simulate: bool = False  # ignore the switch (calls and riichi always simulate)
+    attack: int = 3  # discards simulated: the best by shape (shanten, then useful tiles) ...
+    defend: int = 2  # ... and the safest by the models' expected loss; 0 and 0: every one
     wpet_scale: float = 2.0  # opponents reach tenpai this much faster than closed greedy
     # hands do (they call); tuned
     wait_scale: float = 0.5  # a ready opponent's waits beyond the first: P(kind) times this
@@ -51,6 +53,8 @@ class McConfig:
             raise ValueError(f"mc: fast must be one of {', '.join(FAST_POLICIES)}")
         if self.playouts < 0 or self.default_playouts < 1 or self.batch < 1:
             raise ValueError("mc: playouts >= 0, default_playouts >= 1, batch >= 1")
+        if self.attack < 0 or self.defend < 0:
+            raise ValueError("mc: attack and defend >= 0")
         if not 1 <= self.depth <= 3:
             raise ValueError("mc: depth is 1, 2 or 3")
         if not 0 < self.budget_share <= 1:

@@ -26,6 +26,7 @@ from brain.actions import action_key
 from brain.anytime import Progress, Publish
 from brain.policies.base import Decision, win_if_legal
 from brain.policies.baselines import GreedyPolicy
+from brain.policies.evaluation import analyse_discards
 from brain.policies.mc import expect, score
 from brain.policies.mc.config import McConfig, from_env
 from brain.policies.mc.models import load_models
@@ -96,6 +97,7 @@ class McPolicy:
                 state, legal, fast, table):
             self.stats.mode = "fast"
             return fast
+        cands = shortlist(state, cands, fast.action, table, cfg.attack, cfg.defend)
         if cfg.search == "expect":
             decision = self._expect(state, cands, table)
         else:
@@ -180,6 +182,24 @@ class McPolicy:
         self.stats.sims = [float(s) for s in sims]
         self.stats.ranked = [(a, s) for s, a in scored]
         return Progress(scored[0][1], tuple((a, round(s, 1)) for s, a in scored[:5]), work)
+
+
+def shortlist(state: TableState, cands: list[Candidate], fast: Any, table: Any, attack: int,
+              defend: int) -> list[Candidate]:
+    """The discards worth simulating: the ``attack`` best by shape, the ``defend`` safest
+    by expected loss, and the fast move (with their riichi forms); every other action
+    (calls, kongs, pass) stays. Fewer candidates, more playouts each: the choice between
+    near-equal shapes is left to the useful-tile count, which playouts resolve only slowly."""
+    kinds = sorted({c.discard_kind for c in cands if c.discard_kind >= 0})
+    if (not attack and not defend) or len(kinds) <= attack + defend:
+        return cands
+    info = analyse_discards(state, kinds=set(kinds))
+    keep = set(sorted(kinds, key=lambda k: (info[k].shanten, -info[k].useful, k))[:attack])
+    el = {k: score.expected_loss(k, table.tenpai, table.wait, table.value) for k in kinds}
+    keep |= set(sorted(kinds, key=lambda k: (el[k], k))[:defend])
+    if isinstance(fast, ev.Discard):
+        keep.add(T.kind(fast.tile))
+    return [c for c in cands if c.discard_kind < 0 or c.discard_kind in keep]
 
 
 def params(cfg: McConfig) -> Params:
