@@ -158,7 +158,10 @@ def test_mcr_wins_need_eight_fan_and_taiwan_wins_count_tai():
     got = wins.value((), high, T.kind(T.parse_mpsz("2z")[0]), 1, False)
     assert got is not None and got[0] >= 24 + 8 and got[1] <= -(8 + 8) and got[2] == -8
     assert wins.calls == 2
-    wins.value((), high, T.kind(T.parse_mpsz("2z")[0]), 1, False)
+    fan = int(got[0]) - 24
+    # the same hand off seat 2's discard: seat 2 pays 8 + fan, the others 8; no new call
+    other = wins.value((), high, T.kind(T.parse_mpsz("2z")[0]), 2, False)
+    assert list(other) == [24 + fan, -8, -(8 + fan), -8]
     assert wins.calls == 2  # cached
     tw = turn_state("123456789m123p11z4p", "5p", "taiwan16")
     full = np.array(T.counts34(T.parse_mpsz("123456789m123456p11z")), np.int8)

@@ -68,6 +68,11 @@ class McPolicy:
         self._models = models
         self._fast = RuleBasedPolicy() if self.config.fast == "rulebased" else GreedyPolicy()
         self.stats = SearchStats()
+        self._wins: OurWins | None = None  # our wins' values, kept for the hand
+
+    def _our_wins(self, state: TableState) -> OurWins:
+        self._wins = OurWins(state) if self._wins is None else self._wins.reuse(state)
+        return self._wins
 
     def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
                budget: float | None = None, publish: Publish | None = None) -> Decision:
@@ -130,7 +135,7 @@ class McPolicy:
                   seconds: float | None, started: float,
                   publish: Publish | None) -> Decision:
         cfg = self.config
-        wins = OurWins(state)
+        wins = self._our_wins(state)
         engine = Playouts(table, wins, params(cfg), discard_bias(state))
         sim_idx = [i for i, c in enumerate(cands) if c.start is not None]
         starts = [cands[i].start for i in sim_idx]
@@ -169,7 +174,8 @@ class McPolicy:
         sims = np.zeros(len(cands))
         for i, c in enumerate(cands):
             if c.start is not None:
-                sims[i] = expect.sim(state, table, c.start, self.config.depth)
+                sims[i] = expect.sim(state, table, c.start, self.config.depth,
+                                     self._our_wins(state))
         self.stats.mode = "expect"
         return self._best(cands, sims, table, 0)
 

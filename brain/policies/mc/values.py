@@ -34,18 +34,48 @@ class OurWins:
         self.reds = {T.kind(t) for t in state.hand if T.is_red(t)}
         self._cache: dict[tuple[object, ...], np.ndarray | None] = {}
         self.calls = 0  # rules calls made (the rest came from the cache)
+        self.context = context_key(state)
+
+    def reuse(self, state: TableState) -> OurWins:
+        """This cache for the next decision if nothing a value depends on changed (same hand
+        of the game, dora, sticks, riichi, red fives), else a fresh one."""
+        if context_key(state) != self.context:
+            return OurWins(state)
+        self.state = state
+        self.calls = 0
+        return self
 
     def value(self, melds: tuple[Meld, ...], counts: Sequence[int], win_kind: int,
               from_rel: int | None, riichi: bool) -> np.ndarray | None:
         """(4,) score changes when our ``counts`` (winning tile included) win on
-        ``win_kind`` from relative seat ``from_rel`` (None: self-draw); None: no legal win."""
-        key = (id(melds), bytes(counts), win_kind, from_rel, riichi)
+        ``win_kind`` from relative seat ``from_rel`` (None: self-draw); None: no legal win.
+
+        A win by a discard is valued once whoever discarded it (as if seat 1 had, then the
+        payer's column is swapped in): only Taiwan's dealer surcharge depends on the payer."""
+        payer_deals = from_rel is not None and from_rel == (self.state.dealer
+                                                            - self.state.seat) % 4
+        key = (_melds_key(melds), bytes(counts), win_kind, from_rel is None, riichi,
+               payer_deals and self.state.variant == "taiwan16")
         if key in self._cache:
-            return self._cache[key]
-        self.calls += 1
-        out = self._score(melds, counts, win_kind, from_rel, riichi)
-        self._cache[key] = out
-        return out
+            out = self._cache[key]
+        else:
+            self.calls += 1
+            probe = None if from_rel is None else (from_rel if payer_deals else
+                                                   self._other_payer())
+            out = self._score(melds, counts, win_kind, probe, riichi)
+            if out is not None and probe is not None and probe != 1:
+                out[[1, probe]] = out[[probe, 1]]
+            self._cache[key] = out
+        if out is None or from_rel is None or from_rel == 1:
+            return out
+        swapped = out.copy()
+        swapped[[1, from_rel]] = swapped[[from_rel, 1]]
+        return swapped
+
+    def _other_payer(self) -> int:
+        """A relative seat that is not the dealer (the canonical discarder)."""
+        dealer = (self.state.dealer - self.state.seat) % 4
+        return 1 if dealer != 1 else 2
 
     def _score(self, melds: tuple[Meld, ...], counts: Sequence[int], win_kind: int,
                from_rel: int | None, riichi: bool) -> np.ndarray | None:
@@ -71,6 +101,19 @@ class OurWins:
         if score is None:
             return None
         return np.array([score.deltas[(seat + i) % 4] for i in range(4)], np.float64)
+
+
+def context_key(state: TableState) -> tuple[object, ...]:
+    """Everything a win's value reads besides the hand, its melds and the winning tile."""
+    me = state.me
+    return (state.variant, state.seat, state.hand_count, state.round_wind, state.round_number,
+            state.dealer, state.honba, state.sticks, tuple(state.dora_indicators), me.riichi,
+            me.double_riichi, len(me.flowers),
+            frozenset(T.kind(t) for t in state.hand if T.is_red(t)))
+
+
+def _melds_key(melds: tuple[Meld, ...]) -> tuple[object, ...]:
+    return tuple((m.kind, m.tiles) for m in melds)
 
 
 class Payments:
