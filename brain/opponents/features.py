@@ -220,10 +220,15 @@ def public_features(inputs: OpponentInputs, b: np.ndarray, o: np.ndarray,
     n = p.n
     position = np.arange(p.river.shape[1])[None, :]
     length = p.length
-    cols: list[np.ndarray] = []
+    out = np.empty((n, len(PUBLIC_NAMES)), np.float32)
+    at = 0
 
-    def add(x: np.ndarray) -> None:
-        cols.append(np.asarray(x, np.float32).reshape(n, -1))
+    def add(x: np.ndarray | float) -> None:
+        nonlocal at
+        a = np.asarray(x)
+        width = a.shape[1] if a.ndim == 2 else 1
+        out[:, at:at + width] = a.reshape(n, width) if a.ndim else a
+        at += width
 
     add(p.riichi)
     add(np.where(p.riichi_index >= 0, (length - p.riichi_index - 1) / 10.0, 0))
@@ -283,8 +288,7 @@ def public_features(inputs: OpponentInputs, b: np.ndarray, o: np.ndarray,
     add(((meld_suit[:, :3] > 0).sum(1) == 1) & (p.open_melds + p.closed_kans > 0))
     add(pung.sum(1) == (p.meld_kind >= 0).sum(1))
     add(p.flowers / 8.0)
-    out = np.concatenate(cols, 1)
-    assert out.shape[1] == len(PUBLIC_NAMES)
+    assert at == len(PUBLIC_NAMES)
     return out
 
 
@@ -319,10 +323,13 @@ def kind_features(inputs: OpponentInputs, b: np.ndarray, o: np.ndarray,
     p = pairs or _Pairs(inputs, b, o)
     n = p.n
     pad = np.zeros((n, 1), np.float32)
-    cols: list[np.ndarray] = []
+    out = np.empty((n, KINDS, len(KIND_NAMES)), np.float32)
+    at = 0
 
     def add(x: np.ndarray) -> None:
-        cols.append(np.broadcast_to(np.asarray(x, np.float32), (n, KINDS)))
+        nonlocal at
+        out[:, :, at] = x  # (N, 34) or (34,) broadcast over the pairs
+        at += 1
 
     genbutsu = p.discards > 0
     passed = ((p.passed[:, None] >> np.arange(KINDS)[None, :]) & 1) > 0
@@ -361,8 +368,8 @@ def kind_features(inputs: OpponentInputs, b: np.ndarray, o: np.ndarray,
     add(dorap[:, NEIGHBOUR[-1]] | dorap[:, NEIGHBOUR[1]] | dorap[:, NEIGHBOUR[-2]]
         | dorap[:, NEIGHBOUR[2]])
     for i in range(9):
-        add(np.broadcast_to(i == POS, (n, KINDS)))
-    add(np.broadcast_to(SUIT == 3, (n, KINDS)))
+        add(i == POS)
+    add(SUIT == 3)
     add(p.yakuhai())
     add(p.meld_counts / 4.0)
     meld_suit = np.stack([p.meld_counts[:, s == SUIT].sum(1) for s in range(4)], 1)
@@ -372,8 +379,7 @@ def kind_features(inputs: OpponentInputs, b: np.ndarray, o: np.ndarray,
     add(meld_suit[:, SUIT] / 12.0)
     add(disc_suit[:, SUIT] / np.maximum(p.length, 1)[:, None])
     add(late_suit[:, SUIT] / LATE)
-    out = np.stack(cols, 2)
-    assert out.shape[2] == len(KIND_NAMES)
+    assert at == len(KIND_NAMES)
     return out
 
 
