@@ -24,7 +24,7 @@ class McConfig:
     brain gives). Constants marked *tuned* were set by self-play (README, "mc policy")."""
 
     playouts: int = 0
-    default_playouts: int = 48  # per candidate where neither playouts nor a budget is given
+    default_playouts: int = 128  # per candidate where neither playouts nor a budget is given
     seconds: float = 2.0
     budget_share: float = 0.8  # of the brain's budget; a claim takes half of that (a chow or
     # pung on Botzone is answered together with the discard that follows it)
@@ -35,7 +35,7 @@ class McConfig:
     fast: str = "rulebased"  # the one-player move the switch plays when danger is low
     alpha: float = 0.2  # the switch: MC when sum EL(fast move) / fold value > alpha (tuned)
     always_simulate: bool = False  # ignore the switch (calls and riichi always simulate)
-    attack: int = 3  # discards simulated: the best by shape (shanten, then useful tiles) ...
+    attack: int = 1  # discards simulated: the best by shape (shanten, then useful tiles) ...
     defend: int = 2  # ... and the safest by the models' expected loss; 0 and 0: every one
     wpet_scale: float = 2.0  # opponents reach tenpai this much faster than closed greedy
     # hands do (they call); tuned
