@@ -29,7 +29,7 @@ from adapter.local.arena import ArenaConfig, play_unit
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import BrainSeat
 from brain.opponents.models import OpponentEstimate
-from brain.policies.mc.config import McConfig
+from brain.policies.mc.config import McConfig, from_env
 from brain.policies.mc.models import MissingModels, load_models
 from brain.policies.mc.playout import Playouts
 from brain.policies.mc.policy import McPolicy, params
@@ -77,8 +77,9 @@ def positions(variant: str, games: int = 2, seed: int = 3) -> list[Position]:
 
 def mid_game(found: list[Position], count: int) -> list[Position]:
     """Turn decisions with several discards, spread over the game."""
-    turns = [p for p in found if p[1].kind == "turn"
-             and sum(isinstance(a, ev.Discard) for a in p[2]) >= 6 and p[0].turn >= 8]
+    turns = [p for p in found if p[1].kind == "turn" and p[0].turn >= 8
+             and sum(isinstance(a, ev.Discard) for a in p[2]) >= 6
+             and not any(isinstance(a, ev.Win) for a in p[2])]
     step = max(1, len(turns) // max(count, 1))
     return turns[::step][:count]
 
@@ -146,10 +147,12 @@ def decision_times(found: list[Position], models: Any, budgets: tuple[float, ...
     return out
 
 
-def compare(found: list[Position], models: Any, reference: int = 256,
+def compare(found: list[Position], models: Any, reference: int = 1024,
             seed: int = 0) -> list[dict[str, Any]]:
-    """Each search against a long playout run: agreement, regret, time per decision."""
-    base = McConfig(always_simulate=True, seed=seed + 1000)
+    """Each search against a long playout run (another seed): agreement, regret in the
+    reference's values, time per decision. Other options come from MJBOT_MC (e.g.
+    ``attack=0,defend=0`` to weigh every discard)."""
+    base = replace(from_env(), always_simulate=True, seed=seed + 1000)
     ref_scores: list[dict[str, float]] = []
     for state, request, legal in found:
         p = McPolicy(replace(base, playouts=reference), models)
@@ -221,7 +224,7 @@ def soak(variant: str, hands: int, limit: float, models: Any, playouts: int = 0,
 def bench_mc(variant: str, seconds: float = 1.0, positions_count: int = 12,
              budgets: tuple[float, ...] = BUDGETS, compare_searches: bool = False,
              soak_hands: int = 0, limit: float = 0.5, models_dir: str = "",
-             seed: int = 0) -> dict[str, Any]:
+             seed: int = 0, reference: int = 1024) -> dict[str, Any]:
     """Every part the options ask for, as one JSON-ready dict."""
     models, source = opponents(variant, models_dir)
     found = mid_game(positions(variant, seed=seed + 3), positions_count)
@@ -238,7 +241,8 @@ def bench_mc(variant: str, seconds: float = 1.0, positions_count: int = 12,
     if real:
         out["decisions"] = decision_times(found, models, budgets, seed=seed)
         if compare_searches:
-            out["compare"] = compare(found, models, seed=seed)
+            out["compare"] = compare(found, models, reference, seed=seed)
+            out["compare_reference_playouts"] = reference
         if soak_hands:
             out["soak"] = soak(variant, soak_hands, limit, models, seed=seed)
     return out

@@ -31,6 +31,8 @@ def register(sub: Any) -> None:
     b.add_argument("--budgets", default="0.5,1,3", help="bench mc: decision budgets (s)")
     b.add_argument("--compare", action="store_true",
                    help="bench mc: playouts vs seed 003's expectation against a long run")
+    b.add_argument("--reference", type=int, default=1024,
+                   help="bench mc --compare: playouts per candidate of the reference")
     b.add_argument("--soak", type=int, default=0, metavar="HANDS",
                    help="bench mc: hands at a tight limit, counting late or illegal answers")
     b.add_argument("--limit", type=float, default=0.5,
@@ -54,7 +56,8 @@ def _bench_mc(args: argparse.Namespace) -> int:
             from None
     result = bench_mc(variant, seconds=args.seconds, positions_count=args.positions,
                       budgets=budgets, compare_searches=args.compare, soak_hands=args.soak,
-                      limit=args.limit, models_dir=args.models, seed=args.seed)
+                      limit=args.limit, models_dir=args.models, seed=args.seed,
+                      reference=args.reference)
     print(json.dumps(result, indent=2) if args.json else text(result))
     return 0
 
