@@ -372,7 +372,8 @@ def _close(bot: BotzoneBot) -> None:
     bot.brain.close()
 
 
-def main(argv: list[str] | None = None, keep_running_default: bool = False) -> int:
+def main(argv: list[str] | None = None, keep_running_default: bool = False,
+         policy_default: str = "rulebased") -> int:
     """The Botzone entry point without the rest of mjbot's CLI (the upload bundle's
     ``__main__``): standard library only, options as in ``mjbot botzone``."""
     import argparse
@@ -380,7 +381,7 @@ def main(argv: list[str] | None = None, keep_running_default: bool = False) -> i
     p = argparse.ArgumentParser(prog="mjbot-botzone")
     p.add_argument("--keep-running", action=argparse.BooleanOptionalAction,
                    default=keep_running_default)
-    p.add_argument("--policy", default="rulebased")
+    p.add_argument("--policy", default=policy_default)
     p.add_argument("--time-limit", type=float, default=FIRST_TURN_LIMIT)
     p.add_argument("--later-time-limit", type=float, default=LATER_TURN_LIMIT)
     p.add_argument("--log-dir")

@@ -30,30 +30,52 @@ MODULES = (
     "brain/policies/__init__.py", "brain/policies/base.py", "brain/policies/baselines.py",
     "brain/policies/rulebased.py", "brain/policies/evaluation.py", "brain/policies/defence.py",
     "brain/policies/mcr_plan.py", "brain/data/shanten_tables.npz",
+    "brain/policies/mc/__init__.py", "brain/policies/mc/config.py",
+    "brain/policies/mc/expect.py", "brain/policies/mc/models.py",
+    "brain/policies/mc/oneplayer.py", "brain/policies/mc/playout.py",
+    "brain/policies/mc/policy.py", "brain/policies/mc/root.py", "brain/policies/mc/score.py",
+    "brain/policies/mc/tables.py", "brain/policies/mc/values.py",
+    "brain/opponents/__init__.py", "brain/opponents/features.py",
+    "brain/opponents/models.py", "brain/opponents/net.py", "brain/opponents/view.py",
     "adapter/__init__.py", "adapter/botzone.py",
 )
+# The MCR opponent models the ``mc`` policy reads (shipped where trained; --models otherwise).
+MCR_WEIGHTS = "brain/data/opponents_mcr.npz"
 MAIN = '''"""mjbot for Botzone ChineseStandardMahjong: simple interaction, keep running."""
+import os
 import sys
 
 from adapter.botzone import main
 
-sys.exit(main(sys.argv[1:], keep_running_default=True))
+if {options!r}:
+    os.environ.setdefault("MJBOT_MC", {options!r})
+sys.exit(main(sys.argv[1:], keep_running_default=True, policy_default={policy!r}))
 '''
 
 
 def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
-                         compiled: bool = True) -> Path:
-    """Write the zip; ``compiled=False`` leaves the bytecode out (the benchmark's reference)."""
+                         compiled: bool = True, policy: str = "rulebased",
+                         models_dir: str | Path | None = None, mc_options: str = "") -> Path:
+    """Write the zip; ``compiled=False`` leaves the bytecode out (the benchmark's reference).
+    ``policy``: what the bot plays when Botzone starts it (no arguments there);
+    ``models_dir``: where opponents_mcr.npz is, if not shipped in brain/data; ``mc_options``:
+    the bot's MJBOT_MC. An ``mc`` bundle without the MCR weights is refused here, not on
+    Botzone."""
+    weights = Path(models_dir) / "opponents_mcr.npz" if models_dir else ROOT / MCR_WEIGHTS
+    if policy == "mc" and not weights.is_file():
+        raise FileNotFoundError(f"an mc bundle needs the MCR opponent models: no {weights}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / name
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf, \
             tempfile.TemporaryDirectory() as tmp:
-        zf.writestr("__main__.py", MAIN)
+        zf.writestr("__main__.py", MAIN.format(policy=policy, options=mc_options))
         for module in MODULES:
             zf.write(ROOT / module, module)
             if compiled and module.endswith(".py"):
                 zf.writestr(module + "c", _bytecode(ROOT / module, module, Path(tmp)))
+        if weights.is_file():
+            zf.write(weights, MCR_WEIGHTS)
     return path
 
 

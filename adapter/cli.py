@@ -14,6 +14,7 @@ from adapter.commands import (
     botzone,
     mjai,
     mjbot_version,
+    models,
     ntpu,
     replay,
     selfplay,
@@ -23,7 +24,8 @@ from adapter.commands import (
 )
 from adapter.logging_setup import configure_logging, configure_plain_logging
 
-COMMAND_GROUPS = (tools, bench, botzone, ntpu, tenhou, mjai, arena, replay, selfplay, serve)
+COMMAND_GROUPS = (tools, bench, botzone, ntpu, tenhou, mjai, arena, replay, selfplay, serve,
+                  models)
 
 
 class _VersionAction(argparse.Action):

@@ -12,7 +12,7 @@ from adapter.commands import UserInputError
 
 def register(sub: Any) -> None:
     b = sub.add_parser("bench", help="benchmarks of the hot paths (ratios vs references)")
-    b.add_argument("what", choices=["shanten", "log", "arena", "botzone", "mjai"])
+    b.add_argument("what", choices=["shanten", "log", "arena", "botzone", "mjai", "mc"])
     b.add_argument("--variant", default="all",
                    choices=["all", "riichi", "mcr", "taiwan16", "mass"], help="bench arena")
     b.add_argument("--frames", type=int, default=20_000, help="frames written (bench log)")
@@ -24,12 +24,42 @@ def register(sub: Any) -> None:
                    help="bench arena: runs of the same walls, the best counts")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--games", type=int, default=8, help="games (bench mjai)")
+    b.add_argument("--models", default="", metavar="DIR",
+                   help="bench mc: opponent model weights (default: the shipped ones)")
+    b.add_argument("--positions", type=int, default=12,
+                   help="bench mc: mid-game positions timed")
+    b.add_argument("--budgets", default="0.5,1,3", help="bench mc: decision budgets (s)")
+    b.add_argument("--compare", action="store_true",
+                   help="bench mc: playouts vs seed 003's expectation against a long run")
+    b.add_argument("--reference", type=int, default=1024,
+                   help="bench mc --compare: playouts per candidate of the reference")
+    b.add_argument("--soak", type=int, default=0, metavar="HANDS",
+                   help="bench mc: hands at a tight limit, counting late or illegal answers")
+    b.add_argument("--limit", type=float, default=0.5,
+                   help="bench mc --soak: seconds per decision")
     b.set_defaults(handler=cmd_bench)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     return {"shanten": _bench_shanten, "log": _bench_log, "arena": _bench_arena,
-            "botzone": _bench_botzone, "mjai": _bench_mjai}[args.what](args)
+            "botzone": _bench_botzone, "mjai": _bench_mjai, "mc": _bench_mc}[args.what](args)
+
+
+def _bench_mc(args: argparse.Namespace) -> int:
+    from adapter.mc_bench import bench_mc, text
+
+    variant = "riichi" if args.variant == "all" else args.variant
+    try:
+        budgets = tuple(float(b) for b in args.budgets.split(",") if b.strip())
+    except ValueError:
+        raise UserInputError(f"--budgets: numbers separated by commas, not {args.budgets!r}")\
+            from None
+    result = bench_mc(variant, seconds=args.seconds, positions_count=args.positions,
+                      budgets=budgets, compare_searches=args.compare, soak_hands=args.soak,
+                      limit=args.limit, models_dir=args.models, seed=args.seed,
+                      reference=args.reference)
+    print(json.dumps(result, indent=2) if args.json else text(result))
+    return 0
 
 
 def _bench_mjai(args: argparse.Namespace) -> int:

@@ -39,6 +39,11 @@ def register(sub: Any) -> None:
     bu = sub.add_parser("bundle", help="build an upload bundle for a platform")
     bu.add_argument("platform", choices=["botzone"])
     bu.add_argument("-o", "--output", default="dist", help="output folder (default: dist)")
+    bu.add_argument("--policy", default="rulebased", help="what the bot plays (rulebased, mc)")
+    bu.add_argument("--models", metavar="DIR", help="mc: the folder holding "
+                    "opponents_mcr.npz (default: the shipped brain/data)")
+    bu.add_argument("--mc-options", default="", metavar="OPTS",
+                    help="mc: the bot's MJBOT_MC options, e.g. seconds=1.5")
     bu.set_defaults(handler=cmd_bundle)
 
 
@@ -80,7 +85,12 @@ def cmd_botzone_judge(args: argparse.Namespace) -> int:
 def cmd_bundle(args: argparse.Namespace) -> int:
     from adapter.bundle import build_botzone_bundle
 
-    path = build_botzone_bundle(args.output)
+    require_policy(args.policy)
+    try:
+        path = build_botzone_bundle(args.output, policy=args.policy, models_dir=args.models,
+                                    mc_options=args.mc_options)
+    except FileNotFoundError as exc:
+        raise UserInputError(str(exc)) from None
     print(f"{path} ({path.stat().st_size // 1024} KB): upload it as the bot's code "
           "(Python 3, simple interaction, keep running)")
     return 0

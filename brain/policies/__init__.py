@@ -6,12 +6,14 @@ from collections.abc import Callable
 
 from brain.policies.base import Decision, Policy
 from brain.policies.baselines import GreedyPolicy, TsumogiriPolicy
+from brain.policies.mc import create as create_mc
 from brain.policies.rulebased import RuleBasedPolicy
 
 POLICIES: dict[str, Callable[[], Policy]] = {
     "tsumogiri": TsumogiriPolicy,
     "greedy": GreedyPolicy,
     "rulebased": RuleBasedPolicy,
+    "mc": create_mc,
 }
 
 

@@ -1,0 +1,229 @@
+"""`mjbot models train|eval`: the opponent models of issue 16 section 1 (P(tenpai), P(wait |
+tenpai) per kind, the value of a win) trained on self-play datasets and judged on a held-out
+self-play set and on people's games (brain/data/opponent_models.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from adapter.commands import UserInputError, log
+
+VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
+RIICHI_VARIANTS = ("riichi",)
+
+
+def register(sub: Any) -> None:
+    m = sub.add_parser("models", help="train or evaluate the opponent models",
+                       description="Opponent models (seed 002): P(tenpai), P(kind completes "
+                       "the hand | tenpai) and the expected value of a win, per opponent.")
+    msub = m.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+    t = msub.add_parser("train", help="fit the three heads on self-play datasets")
+    t.add_argument("--variant", required=True, help="riichi, mcr, taiwan16 or mass")
+    t.add_argument("--data", required=True, nargs="+", metavar="DIR",
+                   help="dataset directories (mjbot selfplay --out), all of the variant")
+    t.add_argument("--out", metavar="FILE", help="weights file (default: the shipped "
+                   "brain/data/opponents_VARIANT.npz)")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--max-decisions", type=int, default=300000, metavar="N",
+                   help="decisions read, about, in all (seeded sample; 0: every one)")
+    t.add_argument("--epochs", type=int, default=None, help="epochs of every head "
+                   "(default: the trainer's)")
+    t.add_argument("--json", action="store_true", help="print the run as JSON")
+    t.set_defaults(handler=cmd_train)
+
+    e = msub.add_parser("eval", help="the section-1 figures and their baselines",
+                        description="AUCs of P(tenpai) and P(wait), the value's mean absolute "
+                        "error, on a held-out self-play set (built with a fixed seed when "
+                        "--data is absent) and on the people's games of the repository.")
+    e.add_argument("--variant", required=True, help="riichi, mcr, taiwan16 or mass")
+    e.add_argument("--data", nargs="+", metavar="DIR", help="held-out dataset directories "
+                   "(default: self-play built now with the evaluation seed)")
+    e.add_argument("--model", metavar="FILE", help="weights (default: the shipped ones)")
+    e.add_argument("--real", nargs="+", metavar="FILE", help="people's game records "
+                   "(default: the Tenhou records in tests/data/shared/tenhou; riichi)")
+    e.add_argument("--hands", type=int, default=None, metavar="N",
+                   help="hands per mix of the built held-out set (default: per variant)")
+    e.add_argument("--workers", type=int, default=1)
+    e.add_argument("--bootstrap", type=int, default=200, metavar="N",
+                   help="bootstrap rounds over hands for the 95%% intervals (0: none)")
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(handler=cmd_eval)
+
+
+def _variant(name: str) -> str:
+    if name not in VARIANTS:
+        raise UserInputError(f"unknown variant {name!r} (riichi, mcr, taiwan16 or mass)")
+    return name
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    variant = _variant(args.variant)
+    from dataclasses import replace
+
+    from brain.opponents.models import model_path
+    from replay.dataset.schema import DatasetError
+    from replay.opponents import data as D
+    from replay.opponents.train import TrainConfig, train
+
+    started = time.perf_counter()
+    try:
+        data = D.load(args.data, variant, max_decisions=args.max_decisions, seed=args.seed)
+    except DatasetError as exc:
+        raise UserInputError(str(exc)) from None
+    cfg = TrainConfig(seed=args.seed)
+    if args.epochs is not None:
+        if args.epochs < 1:
+            raise UserInputError("--epochs must be at least 1")
+        cfg = replace(cfg, **{h: replace(getattr(cfg, h), epochs=args.epochs)
+                              for h in ("tenpai", "wait", "value")})
+    loaded = time.perf_counter()
+    epochs: dict[str, list[dict[str, Any]]] = {}
+    models = train(data, cfg, epochs)
+    out = Path(args.out) if args.out else model_path(variant)
+    models.meta["load_seconds"] = round(loaded - started, 1)
+    models.save(out)
+    summary = {"variant": variant, "out": str(out), "decisions": data.decisions,
+               "pairs": len(data.tenpai), "ready_pairs": int(data.tenpai.sum()),
+               "value_rows": int(data.win.sum()), "load_seconds": round(loaded - started, 1),
+               "train_seconds": models.meta["train_seconds"], "epochs": epochs}
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"models train {variant}: {summary['decisions']} decisions, {summary['pairs']} "
+              f"opponent views ({summary['ready_pairs']} ready), {summary['value_rows']} "
+              f"winning kinds; {summary['load_seconds']} s reading, "
+              f"{summary['train_seconds']} s training -> {out}")
+        for head, rows in epochs.items():
+            best = min(rows, key=lambda r: r["valid_loss"])
+            print(f"  {head}: best held-out loss {best['valid_loss']:.4f} at epoch "
+                  f"{best['epoch'] + 1}/{len(rows)}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    variant = _variant(args.variant)
+    from adapter import opponent_sets as sets
+    from brain.opponents.models import OpponentModels, model_path
+    from replay.dataset.schema import DatasetError
+    from replay.opponents import data as D
+    from replay.opponents.evaluate import evaluate
+
+    path = Path(args.model) if args.model else model_path(variant)
+    if not path.is_file():
+        raise UserInputError(f"no weights at {path} (mjbot models train --variant {variant})")
+    try:
+        models = OpponentModels.from_file(path)
+    except (OSError, ValueError, KeyError) as exc:
+        raise UserInputError(f"{path}: {exc}") from None
+    if models.variant != variant:
+        raise UserInputError(f"{path} holds {models.variant} models, not {variant}")
+    started = time.perf_counter()
+    hands = args.hands if args.hands is not None else sets.EVAL_HANDS[variant]
+    real_files = ([Path(f) for f in args.real] if args.real
+                  else sets.real_game_files(variant))
+    with tempfile.TemporaryDirectory(prefix="mjbot-models-") as tmp:
+        try:
+            if args.data:
+                held_dirs = [Path(d) for d in args.data]
+                held_source = {"dirs": [str(d) for d in held_dirs]}
+            else:
+                log().info("building the held-out self-play set", variant=variant,
+                           hands_per_mix=hands, seed=sets.EVAL_SEED)
+                held_dirs = sets.build_heldout(variant, Path(tmp), hands, sets.EVAL_SEED,
+                                               args.workers)
+                held_source = {"selfplay_seed": sets.EVAL_SEED, "hands_per_mix": hands,
+                               "mixes": [",".join(m) for m in sets.MIXES]}
+            held = D.load(held_dirs, variant, kinds="all")
+            real = None
+            if real_files:
+                real_dir = sets.build_real(real_files, Path(tmp) / "real")
+                real = D.load([real_dir], variant, kinds="all")
+        except DatasetError as exc:
+            raise UserInputError(str(exc)) from None
+    report = _report(variant, path, models, evaluate(models, held, args.bootstrap),
+                     None if real is None else evaluate(models, real, args.bootstrap),
+                     held_source, real_files, time.perf_counter() - started)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(_text(report))
+    return 0
+
+
+def _report(variant: str, path: Path, models: Any, held: dict[str, Any],
+            real: dict[str, Any] | None, held_source: dict[str, Any], real_files: list[Path],
+            seconds: float) -> dict[str, Any]:
+    """One flat JSON object: the section-1 fields first, then the baselines and details."""
+    from adapter.opponent_sets import NO_REAL_GAMES
+
+    def r(key: str) -> Any:
+        return None if real is None else real.get(key)
+
+    base = held["baseline"]
+    rbase = real["baseline"] if real is not None else {}
+    riichi = variant in RIICHI_VARIANTS
+    out: dict[str, Any] = {
+        "variant": variant,
+        "tenpai_auc": held["tenpai_auc"], "tenpai_auc_real": r("tenpai_auc"),
+        "wait_auc": held["wait_auc"], "wait_auc_real": r("wait_auc"),
+        "value_mae": held["value_mae"], "value_mae_real": r("value_mae"),
+        "tenpai_auc_no_riichi": held["tenpai_auc_no_riichi"] if riichi else None,
+        "tenpai_auc_real_no_riichi": r("tenpai_auc_no_riichi") if riichi else None,
+        "deal_in_auc": held["deal_in_auc"], "deal_in_auc_real": r("deal_in_auc"),
+        "baselines": {
+            "tenpai_auc_riichi": base["tenpai_auc_riichi"] if riichi else None,
+            "tenpai_auc_calls": base["tenpai_auc_calls"],
+            "tenpai_auc_turn": base["tenpai_auc_turn"],
+            "tenpai_auc_no_riichi_calls": base["tenpai_auc_no_riichi_calls"] if riichi else None,
+            "wait_auc_genbutsu_suji": base["wait_auc_genbutsu_suji"],
+            "value_mae_mean": base["value_mae_mean"],
+            "tenpai_auc_real_riichi": rbase.get("tenpai_auc_riichi"),
+            "tenpai_auc_real_calls": rbase.get("tenpai_auc_calls"),
+            "tenpai_auc_real_turn": rbase.get("tenpai_auc_turn"),
+            "tenpai_auc_real_no_riichi_calls": rbase.get("tenpai_auc_no_riichi_calls"),
+            "wait_auc_real_genbutsu_suji": rbase.get("wait_auc_genbutsu_suji"),
+            "value_mae_real_mean": rbase.get("value_mae_mean"),
+        },
+        "ci95": {k: v for k, v in {
+            "tenpai_auc": held.get("tenpai_auc_ci95"), "wait_auc": held.get("wait_auc_ci95"),
+            "tenpai_auc_real": r("tenpai_auc_ci95"),
+            "tenpai_auc_real_no_riichi": r("tenpai_auc_no_riichi_ci95") if riichi else None,
+            "wait_auc_real": r("wait_auc_ci95")}.items() if v is not None},
+        "real_reason": None if real is not None else NO_REAL_GAMES.get(
+            variant, "no real game files given"),
+        "value_unit": "points the viewer pays on dealing in (dataset t_points)",
+        "heldout": {**held_source, "pairs": held["pairs"], "ready_pairs": held["ready_pairs"],
+                    "value_rows": held["value_rows"]},
+        "real": None if real is None else {
+            "files": len(real_files), "pairs": real["pairs"], "ready_pairs": real["ready_pairs"],
+            "value_rows": real["value_rows"]},
+        "model": {"file": str(path), "trained_on_decisions": models.meta.get("decisions"),
+                  "seed": models.meta.get("seed")},
+        "seconds": round(seconds, 1),
+    }
+    return out
+
+
+def _text(report: dict[str, Any]) -> str:
+    def f(v: Any) -> str:
+        return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+
+    b = report["baselines"]
+    lines = [
+        f"models eval {report['variant']} ({report['seconds']} s)",
+        f"  tenpai AUC  held-out {f(report['tenpai_auc'])}  real {f(report['tenpai_auc_real'])}"
+        f"   baselines: riichi {f(b['tenpai_auc_riichi'])}, calls {f(b['tenpai_auc_calls'])},"
+        f" turn {f(b['tenpai_auc_turn'])}",
+        f"  wait AUC    held-out {f(report['wait_auc'])}  real {f(report['wait_auc_real'])}"
+        f"   baseline genbutsu/suji {f(b['wait_auc_genbutsu_suji'])}",
+        f"  value MAE   held-out {f(report['value_mae'])}  real {f(report['value_mae_real'])}"
+        f"   baseline mean {f(b['value_mae_mean'])}",
+    ]
+    if report["real_reason"]:
+        lines.append(f"  real games: {report['real_reason']}")
+    return "\n".join(lines)

@@ -1,0 +1,63 @@
+"""The datasets the opponent models are trained and judged on, built where the table lives.
+
+Training data comes from ``mjbot selfplay`` with two seatings of mixed styles (:data:`MIXES`:
+rule-based, greedy and tsumogiri players) so that the models learn more than one player's
+habits; the held-out set of ``mjbot models eval`` is the same mixes with another seed
+(:data:`EVAL_SEED`), built afresh when no ``--data`` is given so that a fresh clone reproduces
+the published figures. The real games are the Tenhou records in tests/data/shared/tenhou
+(people's games with every hand shown): riichi only, since the MCR and Taiwan records in the
+repository are games of our own bots.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+MIXES: tuple[tuple[str, str, str, str], ...] = (
+    ("rulebased", "greedy", "rulebased", "greedy"),
+    ("greedy", "rulebased", "tsumogiri", "rulebased"),
+)
+TRAIN_SEEDS = (1, 2)  # one per mix (the model card's commands)
+EVAL_SEED = 1001
+EVAL_HANDS = {"riichi": 300, "mcr": 100, "taiwan16": 300, "mass": 300}  # per mix
+
+TENHOU = Path(__file__).resolve().parent.parent / "tests" / "data" / "shared" / "tenhou"
+NO_REAL_GAMES = {
+    "mcr": "no games by people with every hand shown in the repository (the Botzone judge "
+           "log is a game of our own bots)",
+    "taiwan16": "no games by people with every hand shown in the repository (tests/data/nycu "
+                "holds hands of our own bots)",
+    "mass": "no recorded games of this variant",
+}
+
+
+def real_game_files(variant: str) -> list[Path]:
+    """The people's games of ``variant`` shipped with the repository: Tenhou tenhou.net/6
+    JSON and mjlog records. mjx_pairs holds each game twice (mjlog and tenhou.net/6), so only
+    its mjlog copies are taken."""
+    if variant != "riichi" or not TENHOU.is_dir():
+        return []
+    return sorted([*TENHOU.glob("convlog_tenhou6_json/*.json"),
+                   *TENHOU.glob("mjx_pairs/*.mjlog"), *TENHOU.glob("dnovikoff_mjlog/*.xml")])
+
+
+def build_heldout(variant: str, out: Path, hands: int, seed: int = EVAL_SEED,
+                  workers: int = 1) -> list[Path]:
+    """Self-play datasets of every mix under ``out`` (one directory each)."""
+    from adapter.local.arena import ArenaConfig
+    from adapter.local.selfplay import SelfPlayConfig, run_selfplay
+
+    dirs = []
+    for i, mix in enumerate(MIXES):
+        d = out / f"heldout-{i}"
+        run_selfplay(SelfPlayConfig(ArenaConfig(variant, mix, hands, seed + i, workers), str(d)))
+        dirs.append(d)
+    return dirs
+
+
+def build_real(files: list[Path], out: Path) -> Path:
+    """The records imported into one dataset directory."""
+    from replay.dataset.imports import import_files
+
+    import_files([str(f) for f in files], str(out))
+    return out

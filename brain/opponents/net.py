@@ -1,0 +1,74 @@
+"""One small network shape for all three opponent heads, in plain numpy.
+
+``out = w2 . relu(zs Wz + xs Wx + b1) + b2`` where ``xs`` is the standardised per-opponent
+vector and ``zs`` the standardised per-kind vector (absent for the tenpai head). The per-kind
+heads add ``xs Wx`` once per opponent and broadcast it over the 34 kinds, so a decision costs
+one (3 x F) product and one (102 x Fz) product. ``hidden = 0`` is a linear model (logistic
+regression for the classifiers), the paper's own choice; the trainer picks either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Net:
+    """Weights of one head; arrays are float32 (float64 while training)."""
+
+    x_mean: np.ndarray  # (Fx,)
+    x_scale: np.ndarray  # (Fx,) 1 / std
+    wx: np.ndarray  # (Fx, H) or (Fx, 1) when linear
+    b1: np.ndarray  # (H,) or (1,)
+    w2: np.ndarray  # (H,) ; empty when linear
+    b2: np.ndarray  # () output bias
+    z_mean: np.ndarray | None = None  # (Fz,)
+    z_scale: np.ndarray | None = None
+    wz: np.ndarray | None = None  # (Fz, H)
+
+    @property
+    def linear(self) -> bool:
+        return self.w2.size == 0
+
+    def pre(self, x: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
+        """First layer: (N, H) without z, (N, K, H) with z of shape (N, K, Fz)."""
+        a = ((x - self.x_mean) * self.x_scale) @ self.wx + self.b1
+        if z is None or self.wz is None:
+            return a
+        assert self.z_mean is not None and self.z_scale is not None
+        zs = (z - self.z_mean) * self.z_scale
+        return zs @ self.wz + a[:, None, :]
+
+    def forward(self, x: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
+        """The raw output (a logit, or the regression value): (N,) or (N, K)."""
+        pre = self.pre(x, z)
+        if self.linear:
+            return pre[..., 0] + self.b2
+        return np.maximum(pre, 0) @ self.w2 + self.b2
+
+    def to_arrays(self, prefix: str) -> dict[str, np.ndarray]:
+        out = {f"{prefix}.{name}": np.asarray(getattr(self, name), np.float32)
+               for name in ("x_mean", "x_scale", "wx", "b1", "w2", "b2")}
+        if self.wz is not None:
+            for name in ("z_mean", "z_scale", "wz"):
+                out[f"{prefix}.{name}"] = np.asarray(getattr(self, name), np.float32)
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], prefix: str) -> Net:
+        def get(name: str) -> np.ndarray | None:
+            key = f"{prefix}.{name}"
+            return np.asarray(arrays[key], np.float32) if key in arrays else None
+
+        parts = {n: get(n) for n in ("x_mean", "x_scale", "wx", "b1", "w2", "b2", "z_mean",
+                                     "z_scale", "wz")}
+        missing = [n for n in ("x_mean", "x_scale", "wx", "b1", "w2", "b2") if parts[n] is None]
+        if missing:
+            raise ValueError(f"opponent model: {prefix}.{missing[0]} missing")
+        return cls(**parts)  # type: ignore[arg-type]
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))

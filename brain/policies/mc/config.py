@@ -1,0 +1,113 @@
+"""The knobs of the ``mc`` policy, and how a user sets them without a new CLI flag everywhere.
+
+Every adapter and the arena build policies by name, so the options travel in one environment
+variable read when the policy is built: ``MJBOT_MC="playouts=200,seed=7,search=expect"``
+(``mjbot arena --policies mc,...`` then plays with them, in every worker process). Unknown
+keys or bad values fail at once: a typo must not silently play the defaults.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields, replace
+
+ENV = "MJBOT_MC"
+SEARCHES = ("playout", "expect")
+FAST_POLICIES = ("rulebased", "greedy")
+
+
+@dataclass(frozen=True)
+class McConfig:
+    """``playouts``: playouts per candidate per decision (0: as many as the time allows);
+    with a number the work, and so the answer, is the same on every machine. ``seconds``:
+    the most a decision may take when not fixed by ``playouts`` (0: the whole budget the
+    brain gives). Constants marked *tuned* were set by self-play (README, "mc policy")."""
+
+    playouts: int = 0
+    default_playouts: int = 128  # per candidate where neither playouts nor a budget is given
+    seconds: float = 2.0
+    budget_share: float = 0.8  # of the brain's budget; a claim takes half of that (a chow or
+    # pung on Botzone is answered together with the discard that follows it)
+    batch: int = 16  # playouts per candidate between two published answers
+    seed: int = 0
+    search: str = "playout"  # or "expect": seed 003's recursive expectation over draws
+    depth: int = 2  # expect: levels of draws
+    fast: str = "rulebased"  # the one-player move the switch plays when danger is low
+    alpha: float = 0.2  # the switch: MC when sum EL(fast move) / fold value > alpha (tuned)
+    always_simulate: bool = False  # ignore the switch (calls and riichi always simulate)
+    attack: int = 1  # discards simulated: the best by shape (shanten, then useful tiles) ...
+    defend: int = 2  # ... and the safest by the models' expected loss; 0 and 0: every one
+    wpet_scale: float = 2.0  # opponents reach tenpai this much faster than closed greedy
+    # hands do (they call); tuned
+    wait_scale: float = 0.5  # a ready opponent's waits beyond the first: P(kind) times this
+    fold_ready: float = 0.03  # per draw: a ready opponent facing a riichi folds (tuned)
+    fold_unready: float = 0.1  # per draw: an unready opponent facing a riichi folds (tuned)
+    kappa: float = 1.0  # our playout fold: fold when EL(discard) > kappa * P(win) * value
+    placement: float = 1.0  # riichi, last hand: weight of the placement bonus (uma)
+    models: str = ""  # a directory of opponents_VARIANT.npz (default: the shipped ones)
+
+    def __post_init__(self) -> None:
+        if self.search not in SEARCHES:
+            raise ValueError(f"mc: search must be one of {', '.join(SEARCHES)}")
+        if self.fast not in FAST_POLICIES:
+            raise ValueError(f"mc: fast must be one of {', '.join(FAST_POLICIES)}")
+        if self.playouts < 0 or self.default_playouts < 1 or self.batch < 1:
+            raise ValueError("mc: playouts >= 0, default_playouts >= 1, batch >= 1")
+        if self.attack < 0 or self.defend < 0:
+            raise ValueError("mc: attack and defend >= 0")
+        if not 1 <= self.depth <= 3:
+            raise ValueError("mc: depth is 1, 2 or 3")
+        if not 0 < self.budget_share <= 1:
+            raise ValueError("mc: budget_share in (0, 1]")
+
+    def playouts_for(self, budget: float | None) -> int:
+        """Playouts per candidate: fixed, else none (the clock decides) where there is a
+        budget, else the default (the local table gives no budget)."""
+        if self.playouts:
+            return self.playouts
+        return 0 if budget is not None else self.default_playouts
+
+    def time_for(self, budget: float | None, claim: bool) -> float | None:
+        """Seconds this decision may search (None: no clock, the playouts decide)."""
+        if self.playouts or budget is None:
+            return None
+        share = self.budget_share * (0.5 if claim else 1.0)
+        t = budget * share
+        return min(t, self.seconds) if self.seconds > 0 else t
+
+
+def parse(text: str, base: McConfig | None = None) -> McConfig:
+    """``key=value`` pairs separated by commas (or semicolons) over ``base``."""
+    cfg = base or McConfig()
+    kinds = {f.name: f.type for f in fields(McConfig)}
+    changes: dict[str, object] = {}
+    for item in text.replace(";", ",").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or key not in kinds:
+            raise ValueError(f"mc: bad option {item!r} (known: {', '.join(sorted(kinds))})")
+        changes[key] = _convert(key, str(kinds[key]), value.strip())
+    return replace(cfg, **changes)  # type: ignore[arg-type]
+
+
+def _convert(key: str, kind: str, value: str) -> object:
+    try:
+        if kind == "int":
+            return int(value)
+        if kind == "float":
+            return float(value)
+        if kind == "bool":
+            if value.lower() not in ("1", "0", "true", "false", "yes", "no"):
+                raise ValueError(value)
+            return value.lower() in ("1", "true", "yes")
+    except ValueError:
+        raise ValueError(f"mc: {key} needs a {kind}, got {value!r}") from None
+    return value
+
+
+def from_env() -> McConfig:
+    """The configuration :data:`ENV` names (the defaults where it is unset)."""
+    return parse(os.environ.get(ENV, ""))

@@ -1,0 +1,222 @@
+"""``mc``: seed 002's Monte Carlo player with opponent models (brain/ALGORITHMS.md s. 3).
+
+Per decision: the opponent models estimate each other seat's P(ready), waits and values; on
+our turn, when the fast move's expected loss is small beside the cost of folding (the paper's
+switch) the fast move is played at once; otherwise - and always for calls, kongs and riichi,
+which the simulation decides - every candidate action is simulated to the end of the hand
+(:mod:`brain.policies.mc.playout`, or seed 003's recursive expectation with ``search=expect``)
+and the best Score(t) (:mod:`brain.policies.mc.score`) is played.
+
+Anytime: the fast move is published before any simulation, then the best answer after each
+batch of playouts, so the brain has something to play at the deadline. With ``playouts`` set
+the work per decision is fixed and the random numbers are seeded from the option ``seed`` and
+the table, so the same game gives the same moves on any machine, at any speed.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from brain.actions import action_key
+from brain.anytime import Progress, Publish
+from brain.policies.base import Decision, win_if_legal
+from brain.policies.baselines import GreedyPolicy
+from brain.policies.evaluation import analyse_discards
+from brain.policies.mc import expect, score
+from brain.policies.mc.config import McConfig, from_env
+from brain.policies.mc.models import load_models
+from brain.policies.mc.playout import Params, Playouts
+from brain.policies.mc.root import Candidate, build_table, candidates, discard_bias
+from brain.policies.mc.values import OurWins, is_last_hand, utility
+from brain.policies.rulebased import RuleBasedPolicy
+from brain.state import TableState
+from protocols import events as ev
+from protocols import tiles as T
+
+MIN_SEARCH_SECONDS = 0.02  # below this the fast move is all there is time for
+MAX_BATCH = 128
+
+
+@dataclass
+class SearchStats:
+    """What the last decision did (the benchmark and the tests read it)."""
+
+    mode: str = ""  # "win", "only", "fast", "playout", "expect"
+    candidates: int = 0
+    playouts: int = 0  # per candidate
+    batches: int = 0
+    seconds: float = 0.0
+    rules_calls: int = 0
+    sims: list[float] = field(default_factory=list)  # per candidate, in candidate order
+    ranked: list[tuple[Any, float]] = field(default_factory=list)  # (action, Score), best first
+
+
+class McPolicy:
+    name = "mc"
+    fast = False
+    anytime = True
+
+    def __init__(self, config: McConfig | None = None, models: Any = None) -> None:
+        """``models``: anything with ``estimate(state)`` (default: the variant's shipped
+        weights, or those of the ``models`` option)."""
+        self.config = config or from_env()
+        self._models = models
+        self._fast = RuleBasedPolicy() if self.config.fast == "rulebased" else GreedyPolicy()
+        self.stats = SearchStats()
+        self._wins: OurWins | None = None  # our wins' values, kept for the hand
+
+    def _our_wins(self, state: TableState) -> OurWins:
+        self._wins = OurWins(state) if self._wins is None else self._wins.reuse(state)
+        return self._wins
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None, publish: Publish | None = None) -> Decision:
+        started = time.perf_counter()
+        self.stats = SearchStats()
+        win = win_if_legal(legal)
+        if win is not None:
+            self.stats.mode = "win"
+            return win
+        cands = candidates(state, request, legal) if len(legal) > 1 else []
+        if len(cands) <= 1:
+            self.stats.mode = "only"
+            return Decision(cands[0].action if cands else legal[0])
+        fast = self._fast.decide(state, request, legal)
+        if publish is not None:
+            publish(Progress(fast.action, fast.candidates, 0))
+        cfg = self.config
+        models = self._models or load_models(state.variant, cfg.models)
+        est = models.estimate(state)
+        table = build_table(state, est)
+        claim = request.kind != "turn"
+        seconds = cfg.time_for(budget, claim)
+        if seconds is not None and seconds < MIN_SEARCH_SECONDS:
+            self.stats.mode = "fast"
+            return fast
+        if not claim and not cfg.always_simulate and self._fast_is_enough(
+                state, legal, fast, table):
+            self.stats.mode = "fast"
+            return fast
+        cands = shortlist(state, cands, fast.action, table, cfg.attack, cfg.defend)
+        if cfg.search == "expect":
+            decision = self._expect(state, cands, table)
+        else:
+            decision = self._playouts(state, cands, table, cfg.playouts_for(budget), seconds,
+                                      started, publish)
+        self.stats.candidates = len(cands)
+        self.stats.seconds = time.perf_counter() - started
+        return decision
+
+    # ------------------------------------------------------------------ the switch
+
+    def _fast_is_enough(self, state: TableState, legal: list[Any], fast: Decision,
+                        table: Any) -> bool:
+        """The paper's switch, on plain discards only: a riichi, a kong or an abortive draw
+        on offer is always simulated."""
+        if any(not isinstance(a, ev.Discard) or a.riichi for a in legal):
+            return False
+        if not isinstance(fast.action, ev.Discard):
+            return False
+        k = T.kind(fast.action.tile)
+        el = score.expected_loss(k, table.tenpai, table.wait, table.value)
+        draws = int(table.walls[0]) // (4 if table.shared_wall else 1)
+        fold = score.fold_value(state.variant, table.tenpai, table.wait, table.value,
+                                table.pool, draws)
+        return score.use_fast_move(el, fold, self.config.alpha)
+
+    # ------------------------------------------------------------------ searches
+
+    def _playouts(self, state: TableState, cands: list[Candidate], table: Any, target: int,
+                  seconds: float | None, started: float,
+                  publish: Publish | None) -> Decision:
+        cfg = self.config
+        wins = self._our_wins(state)
+        engine = Playouts(table, wins, params(cfg), discard_bias(state))
+        sim_idx = [i for i, c in enumerate(cands) if c.start is not None]
+        starts = [cands[i].start for i in sim_idx]
+        rng = np.random.default_rng([cfg.seed, _table_key(state, cands)])
+        scores_rel = [state.scores[(state.seat + i) % 4] for i in range(4)]
+        last = is_last_hand(state)
+        sums = np.zeros(len(cands))
+        done = 0
+        batch = cfg.batch
+        decision = Decision(cands[0].action)
+        while True:
+            nb = min(batch, target - done) if target else batch
+            res = engine.run(starts, nb, rng)  # type: ignore[arg-type]
+            u = utility(state.variant, res.deltas.reshape(-1, 4), scores_rel, last,
+                        cfg.placement).reshape(len(starts), nb)
+            sums[sim_idx] += u.sum(axis=1)
+            done += nb
+            self.stats.batches += 1
+            decision = self._best(cands, sums / done, table, done)
+            if publish is not None:
+                publish(decision)  # type: ignore[arg-type]
+            if target and done >= target:
+                break
+            if not target:
+                elapsed = time.perf_counter() - started
+                per_playout = elapsed / done
+                left = (seconds or 0.0) - elapsed
+                if left < per_playout * batch:
+                    break
+                batch = int(min(MAX_BATCH, max(batch, left / per_playout / 4)))
+        self.stats.playouts = done
+        self.stats.rules_calls = wins.calls
+        return decision
+
+    def _expect(self, state: TableState, cands: list[Candidate], table: Any) -> Decision:
+        sims = np.zeros(len(cands))
+        for i, c in enumerate(cands):
+            if c.start is not None:
+                sims[i] = expect.sim(state, table, c.start, self.config.depth,
+                                     self._our_wins(state))
+        self.stats.mode = "expect"
+        return self._best(cands, sims, table, 0)
+
+    def _best(self, cands: list[Candidate], sims: np.ndarray, table: Any,
+              work: int) -> Progress:
+        scored = [(score.score(float(sims[i]), c.discard_kind, table.tenpai, table.wait,
+                               table.value), c.action) for i, c in enumerate(cands)]
+        scored.sort(key=lambda x: (-x[0], action_key(x[1])))
+        self.stats.mode = self.stats.mode or "playout"
+        self.stats.sims = [float(s) for s in sims]
+        self.stats.ranked = [(a, s) for s, a in scored]
+        return Progress(scored[0][1], tuple((a, round(s, 1)) for s, a in scored[:5]), work)
+
+
+def shortlist(state: TableState, cands: list[Candidate], fast: Any, table: Any, attack: int,
+              defend: int) -> list[Candidate]:
+    """The discards worth simulating: the ``attack`` best by shape, the ``defend`` safest
+    by expected loss, and the fast move (with their riichi forms); every other action
+    (calls, kongs, pass) stays. Fewer candidates, more playouts each: the choice between
+    near-equal shapes is left to the useful-tile count, which playouts resolve only slowly."""
+    kinds = sorted({c.discard_kind for c in cands if c.discard_kind >= 0})
+    if (not attack and not defend) or len(kinds) <= attack + defend:
+        return cands
+    info = analyse_discards(state, kinds=set(kinds))
+    keep = set(sorted(kinds, key=lambda k: (info[k].shanten, -info[k].useful, k))[:attack])
+    el = {k: score.expected_loss(k, table.tenpai, table.wait, table.value) for k in kinds}
+    keep |= set(sorted(kinds, key=lambda k: (el[k], k))[:defend])
+    if isinstance(fast, ev.Discard):
+        keep.add(T.kind(fast.tile))
+    return [c for c in cands if c.discard_kind < 0 or c.discard_kind in keep]
+
+
+def params(cfg: McConfig) -> Params:
+    """The playout constants of a configuration."""
+    return Params(cfg.wpet_scale, cfg.wait_scale, cfg.fold_ready, cfg.fold_unready, cfg.kappa)
+
+
+def _table_key(state: TableState, cands: list[Candidate]) -> int:
+    """A hash of what this decision is about: the seed of its random numbers."""
+    text = repr((state.variant, state.seat, state.round_wind, state.round_number, state.honba,
+                 state.turn, sorted(state.hand), state.wall_remaining,
+                 [len(s.river) for s in state.seats], [len(s.melds) for s in state.seats],
+                 [repr(c.action) for c in cands]))
+    return zlib.crc32(text.encode())

@@ -1,0 +1,183 @@
+"""From the table and the legal actions to what the playouts start from.
+
+A candidate is a legal action and the position it leaves (:class:`~brain.policies.mc.playout.
+Start`): a discard (riichi or not) hands the turn to the next seat; a chow or pung leaves us a
+discard to make (its called kind banned, as Tenhou bans swap-calling); a kong draws a
+replacement; a pass lets the seat after the discarder draw. The shared part (the unseen tiles,
+the walls, the opponents as the models see them) is the :class:`~brain.policies.mc.playout.
+Table`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from brain.opponents.models import OpponentEstimate
+from brain.policies.evaluation import value_honours
+from brain.policies.mc import tables
+from brain.policies.mc.oneplayer import static_bias
+from brain.policies.mc.playout import Start, Table
+from brain.state import Meld, TableState
+from protocols import events as ev
+from protocols import tiles as T
+
+# A typical win of ours, the scale of the playout's fold rule (points of the variant).
+WIN_VALUE = {"riichi": 6000.0, "mcr": 40.0, "taiwan16": 3000.0, "mass": 30.0}
+DEALER_FACTOR = {"riichi": 1.5}
+DORA_KEEP = 1.5
+VALUE_HONOUR_KEEP = 0.5
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A legal action with its start; ``start`` None: the hand ends at once (abortive draw:
+    worth nothing either way)."""
+
+    action: Any
+    start: Start | None
+    discard_kind: int = -1  # a root discard: the kind Score(t)'s deal-in terms look at
+
+
+def opponents_relative(state: TableState, est: OpponentEstimate) -> tuple[np.ndarray, ...]:
+    """The estimate's rows in relative seat order 1..3: (tenpai, wait, value)."""
+    order = np.argsort([(int(s) - state.seat) % 4 for s in est.seats])
+    return (np.asarray(est.tenpai, np.float64)[order], np.asarray(est.wait, np.float64)[order],
+            np.asarray(est.value, np.float64)[order])
+
+
+def build_table(state: TableState, est: OpponentEstimate) -> Table:
+    seat = state.seat
+    tenpai, wait, value = opponents_relative(state, est)
+    pool = np.clip(np.asarray(state.unseen_counts(), np.int16), 0, 4)
+    if state.seat_walls is not None:
+        walls = np.array([state.seat_walls[(seat + i) % 4] for i in range(4)], np.int16)
+        shared = False
+    else:
+        walls = np.full(4, state.wall_remaining, np.int16)
+        shared = True
+    others = [(seat + i) % 4 for i in (1, 2, 3)]
+    river = np.zeros(34, bool)
+    for r in state.me.river:
+        river[T.kind(r.tile)] = True
+    dealer_rel = (state.dealer - seat) % 4
+    variant = state.variant
+    win_value = WIN_VALUE.get(variant, 1.0) * (DEALER_FACTOR.get(variant, 1.0)
+                                               if dealer_rel == 0 else 1.0)
+    return Table(
+        variant=variant, pool=pool, walls=walls, shared_wall=shared, tenpai=tenpai,
+        wait=wait, value=value,
+        declared=np.array([state.seats[s].riichi or state.seats[s].riichi_pending
+                           for s in others]),
+        opp_draws=np.array([state.seats[s].draws for s in others], np.int16),
+        our_draws=state.me.draws, our_river=river,
+        can_riichi=variant == "riichi" and state.scores[seat] >= 1000,
+        win_value=win_value, dealer_rel=dealer_rel,
+        wpet=np.asarray(tables.WPET.get(variant, tables.WPET["riichi"])),
+        p_win=np.asarray(tables.P_WIN.get(variant, tables.P_WIN["riichi"])))
+
+
+def discard_bias(state: TableState) -> np.ndarray:
+    """The playout policy's lone-tile preferences: dora and value honours are kept."""
+    keep: dict[int, float] = {}
+    if state.variant == "riichi":
+        for ind in state.dora_indicators:
+            k = T.dora_from_indicator(ind)
+            keep[k] = keep.get(k, 0.0) + DORA_KEEP
+    if state.variant in ("riichi", "mcr"):
+        for k in value_honours(state):
+            keep[k] = keep.get(k, 0.0) + VALUE_HONOUR_KEEP
+    return static_bias(keep)
+
+
+def _counts(tiles: list[int]) -> np.ndarray:
+    return np.asarray(T.counts34(tiles), np.int8)
+
+
+def _without(hand: list[int], tiles: tuple[int, ...]) -> list[int]:
+    rest = list(hand)
+    for t in tiles:
+        if t in rest:
+            rest.remove(t)
+        else:
+            k = T.kind(t)
+            rest.remove(next(x for x in rest if T.kind(x) == k))
+    return rest
+
+
+def candidates(state: TableState, request: ev.DecisionRequest,
+               legal: list[Any]) -> list[Candidate]:
+    """One candidate per distinct outcome: a red five and a plain five of the same kind are
+    one discard (the plain one goes; the red is worth a dora)."""
+    me = state.me
+    melds = tuple(me.melds)
+    closed = state.is_concealed()
+    out: list[Candidate] = []
+    seen: set[tuple[int, bool]] = set()
+    plain_first = sorted((a for a in legal if isinstance(a, ev.Discard)),
+                         key=lambda a: (T.is_red(a.tile), a.riichi))
+    for a in plain_first:
+        k = T.kind(a.tile)
+        if (k, a.riichi) in seen:
+            continue
+        seen.add((k, a.riichi))
+        hand = _counts(_without(state.hand, (a.tile,)))
+        out.append(Candidate(a, Start(hand, melds, closed, me.riichi or a.riichi, 1,
+                                      stick=a.riichi), k))
+    from_rel = None if request.from_seat is None else (request.from_seat - state.seat) % 4
+    for a in legal:
+        if isinstance(a, ev.AbortiveDraw):
+            out.append(Candidate(a, None))
+        elif isinstance(a, ev.Pass):
+            nxt = 1 if from_rel is None else (from_rel + 1) % 4
+            out.append(Candidate(a, Start(_counts(state.hand), melds, closed, me.riichi, nxt)))
+        elif isinstance(a, ev.Kan):
+            out.append(Candidate(a, _kan_start(state, a, melds, closed, request)))
+        elif isinstance(a, ev.Chi | ev.Pon) and request.tile is not None:
+            kind = "chi" if isinstance(a, ev.Chi) else "pon"
+            meld = Meld(kind, tuple(sorted((*a.tiles, request.tile), key=T.sort_key)),
+                        request.tile, request.from_seat)
+            hand = _counts(_without(state.hand, a.tiles))
+            out.append(Candidate(a, Start(hand, (*melds, meld), False, False, 0,
+                                          discard_first=True,
+                                          banned=T.kind(request.tile))))
+    return _dedupe_calls(out)
+
+
+def _kan_start(state: TableState, a: ev.Kan, melds: tuple[Meld, ...], closed: bool,
+               request: ev.DecisionRequest) -> Start:
+    me = state.me
+    if a.kind == "added_kan":
+        k = T.kind(a.tiles[0])
+        new = []
+        for m in melds:
+            if m.kind == "pon" and m.tiles and T.kind(m.tiles[0]) == k:
+                m = Meld("added_kan", (*m.tiles, a.tiles[0]), a.tiles[0], m.from_seat)
+            new.append(m)
+        hand = _counts(_without(state.hand, a.tiles))
+        return Start(hand, tuple(new), closed, me.riichi, 0)
+    if a.kind == "open_kan" and request.tile is not None:
+        meld = Meld("open_kan", (*a.tiles, request.tile), request.tile, request.from_seat)
+        return Start(_counts(_without(state.hand, a.tiles)), (*melds, meld), False, False, 0)
+    meld = Meld("closed_kan", tuple(a.tiles))
+    return Start(_counts(_without(state.hand, a.tiles)), (*melds, meld), closed, me.riichi, 0)
+
+
+def _dedupe_calls(cands: list[Candidate]) -> list[Candidate]:
+    """Chows or pungs that differ only by a red five: keep the one that keeps the red."""
+    out: list[Candidate] = []
+    seen: dict[tuple[object, ...], int] = {}
+    for c in cands:
+        a = c.action
+        if isinstance(a, ev.Chi | ev.Pon):
+            key = (type(a), tuple(sorted(T.kind(t) for t in a.tiles)))
+            if key in seen:
+                if sum(T.is_red(t) for t in a.tiles) < sum(
+                        T.is_red(t) for t in out[seen[key]].action.tiles):
+                    out[seen[key]] = c
+                continue
+            seen[key] = len(out)
+        out.append(c)
+    return out

@@ -1,0 +1,1 @@
+"""Training and evaluation of the opponent models (brain/opponents) on decision datasets."""

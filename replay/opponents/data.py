@@ -1,0 +1,142 @@
+"""Decision datasets -> the opponent models' training and evaluation arrays.
+
+Every kept decision gives three (view, opponent) pairs: the public features and the tenpai
+label of each; a pair whose opponent is ready (or every pair, ``kinds="all"``, for the
+evaluation sets) also gives its per-kind features, which kinds complete its hand
+(``t_waits``), and what each legal win would cost the viewer (``t_points``, where
+``t_value >= 0``). Shards are read one at a time and decisions are kept
+with a seeded probability, so memory stays bounded whatever the dataset size; per-kind
+features are stored as float16 (they are small fractions and counts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from brain.opponents.features import KIND_NAMES, PUBLIC_NAMES, Features
+from brain.opponents.view import FIELDS, OpponentInputs
+from replay.dataset.schema import DatasetError
+from replay.dataset.shards import read_manifest, read_shard, shard_paths
+
+LABELS = ("hand_index", "t_tenpai", "t_waits", "t_value", "t_points")
+CHUNK = 8192  # decisions featurised at once
+RIICHI = PUBLIC_NAMES.index("riichi")
+
+
+@dataclass
+class OpponentData:
+    """Pairs of one or more datasets. ``hand`` names each pair's hand (dataset, shard, hand
+    row) for splits and bootstrap; ``z``, ``waits`` and ``points`` hold the pairs listed in
+    ``k_pair`` (indices into all pairs): the ready ones, or all of them."""
+
+    variant: str
+    x: np.ndarray  # (N, Fx) float16 public features
+    tenpai: np.ndarray  # (N,) uint8
+    hand: np.ndarray  # (N,) int64
+    riichi: np.ndarray  # (N,) uint8: the opponent declared riichi
+    calls: np.ndarray  # (N,) open melds
+    turn: np.ndarray  # (N,) hand-wide discards so far
+    k_pair: np.ndarray  # (M,) index into the pairs
+    z: np.ndarray  # (M, 34, Fz) float16 per-kind features
+    waits: np.ndarray  # (M, 34) uint8
+    points: np.ndarray  # (M, 34) float32 points of a legal win on that kind, 0 elsewhere
+    sources: list[str] = field(default_factory=list)
+    decisions: int = 0
+
+    @property
+    def ready_rows(self) -> np.ndarray:
+        """Rows of ``z`` / ``waits`` / ``points`` whose opponent is ready."""
+        return np.nonzero(self.tenpai[self.k_pair])[0]
+
+    @property
+    def win(self) -> np.ndarray:
+        """(M, 34) bool: a wait that is a legal win (the value head's rows)."""
+        return (self.waits > 0) & (self.points > 0)
+
+    def take(self, pairs: np.ndarray) -> OpponentData:
+        """The subset of pairs ``pairs`` (a bool mask or sorted indices over all pairs)."""
+        keep = np.zeros(len(self.tenpai), bool)
+        keep[pairs] = True
+        new_index = np.cumsum(keep) - 1
+        k_keep = keep[self.k_pair]
+        return OpponentData(
+            self.variant, self.x[keep], self.tenpai[keep], self.hand[keep], self.riichi[keep],
+            self.calls[keep], self.turn[keep], new_index[self.k_pair[k_keep]], self.z[k_keep],
+            self.waits[k_keep], self.points[k_keep], list(self.sources),
+            self.decisions)
+
+
+def load(dirs: Sequence[str | Path], variant: str | None = None, max_decisions: int = 0,
+         seed: int = 0, kinds: str = "ready") -> OpponentData:
+    """Read datasets (all of one variant). ``max_decisions`` > 0 keeps about that many
+    decisions in all, each with the same seeded probability; ``kinds``: per-kind arrays for
+    the "ready" pairs (training) or "all" pairs (evaluation of the deal-in product)."""
+    if kinds not in ("ready", "all"):
+        raise ValueError(f"kinds must be 'ready' or 'all', not {kinds!r}")
+    manifests = [(Path(d), read_manifest(Path(d))) for d in dirs]
+    variants = {m["variant"] for _, m in manifests}
+    if variant is not None:
+        variants.add(variant)
+    if len(variants) != 1:
+        raise DatasetError(f"datasets of several variants: {sorted(variants)}")
+    total = sum(int(m["decisions"]) for _, m in manifests)
+    keep_p = 1.0 if max_decisions <= 0 else min(1.0, max_decisions / max(total, 1))
+    rng = np.random.default_rng(seed)
+    parts: list[dict[str, np.ndarray]] = []
+    hand_base = 0
+    for root, manifest in manifests:
+        for path, size in shard_paths(root, manifest):
+            data = read_shard(path, [*FIELDS, *LABELS], expected_bytes=size)
+            rows = np.nonzero(rng.random(len(data["seat"])) < keep_p)[0]
+            for lo in range(0, len(rows), CHUNK):
+                part = _featurise({k: v[rows[lo:lo + CHUNK]] for k, v in data.items()},
+                                 kinds == "all")
+                part["hand"] = part["hand"] + hand_base
+                parts.append(part)
+            hand_base += int(data["hand_index"].max(initial=-1)) + 1
+    return _concat(variants.pop(), parts, [str(r) for r, _ in manifests])
+
+
+def _featurise(rows: dict[str, np.ndarray], all_kinds: bool) -> dict[str, np.ndarray]:
+    inputs = OpponentInputs.from_fields(rows)
+    f = Features(inputs)
+    b, o = f.b, f.o
+    tenpai = rows["t_tenpai"][b, o].astype(np.uint8)
+    ready = np.arange(len(b)) if all_kinds else np.nonzero(tenpai)[0]
+    fr = Features(inputs, b[ready], o[ready])
+    waits = rows["t_waits"][b[ready], o[ready]].astype(np.uint8)
+    legal = (rows["t_value"][b[ready], o[ready]] >= 0) & (waits > 0)
+    points = np.where(legal, rows["t_points"][b[ready], o[ready]], 0).astype(np.float32)
+    x = f.public()
+    return {
+        "x": x.astype(np.float16), "tenpai": tenpai,
+        "hand": rows["hand_index"][b].astype(np.int64),
+        "riichi": x[:, RIICHI].astype(np.uint8), "calls": f.pairs.open_melds.astype(np.int8),
+        "turn": f.pairs.turn.astype(np.int16), "ready": ready,
+        "z": fr.kinds().astype(np.float16), "waits": waits, "points": points,
+        "decisions": np.array([len(rows["seat"])]),
+    }
+
+
+def _concat(variant: str, parts: list[dict[str, np.ndarray]], sources: list[str]
+            ) -> OpponentData:
+    if not parts:
+        raise DatasetError("no decisions to learn from (empty dataset?)")
+    offsets = np.cumsum([0, *(len(p["tenpai"]) for p in parts)])
+    return OpponentData(
+        variant,
+        x=np.concatenate([p["x"] for p in parts]),
+        tenpai=np.concatenate([p["tenpai"] for p in parts]),
+        hand=np.concatenate([p["hand"] for p in parts]),
+        riichi=np.concatenate([p["riichi"] for p in parts]),
+        calls=np.concatenate([p["calls"] for p in parts]),
+        turn=np.concatenate([p["turn"] for p in parts]),
+        k_pair=np.concatenate([p["ready"] + off for p, off in zip(parts, offsets, strict=False)]),
+        z=np.concatenate([p["z"] for p in parts]).reshape(-1, 34, len(KIND_NAMES)),
+        waits=np.concatenate([p["waits"] for p in parts]).reshape(-1, 34),
+        points=np.concatenate([p["points"] for p in parts]).reshape(-1, 34),
+        sources=sources, decisions=int(sum(int(p["decisions"][0]) for p in parts)))

@@ -1,0 +1,110 @@
+"""The figures of issue 16 section 1 for a trained model on a dataset, with the baselines.
+
+* ``tenpai_auc`` over every (decision, opponent) pair; ``tenpai_auc_no_riichi`` over the
+  pairs whose opponent has not declared riichi (seed 002's protocol: its 0.777 leaves riichi
+  positions out, since a riichi hand is known to be ready);
+* ``wait_auc`` over the 34 kinds of every ready opponent (label: the kind completes its hand);
+* ``deal_in_auc`` over the 34 kinds of every pair (label: ready and the kind completes it):
+  the product ``LP = P(tenpai) * P(wait)`` the mc policy uses;
+* ``value_mae``: mean absolute error, in the points the viewer would pay, of the expected
+  value of every legal winning kind of a ready opponent.
+
+Baselines: tenpai "iff riichi" (the riichi flag as the score), "by calls" (open melds), "by
+turn" (discards so far); waits: a genbutsu / suji heuristic (:func:`heuristic_danger`);
+value: the training set's mean.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from brain.opponents.features import KIND_NAMES
+from brain.opponents.models import OpponentModels
+from replay.opponents.data import OpponentData
+from replay.opponents.metrics import auc, bootstrap_ci, mae
+
+CHUNK = 8192
+_GENBUTSU = KIND_NAMES.index("genbutsu")
+_PASSED = KIND_NAMES.index("passed_since_riichi")
+_SUJI = KIND_NAMES.index("suji_full")
+_HONOUR = KIND_NAMES.index("honour")
+_VISIBLE3 = KIND_NAMES.index("visible_3")
+_VISIBLE4 = KIND_NAMES.index("visible_4")
+
+
+def heuristic_danger(z: np.ndarray) -> np.ndarray:
+    """The textbook reading of a river as a score (higher = more likely a wait): 0 genbutsu
+    or passed since the riichi, 1 a full suji or an honour with three or four copies seen,
+    2 anything else."""
+    zf = z.astype(np.float32)
+    safe = (zf[..., _GENBUTSU] > 0) | (zf[..., _PASSED] > 0)
+    dead_honour = (zf[..., _HONOUR] > 0) & ((zf[..., _VISIBLE3] > 0) | (zf[..., _VISIBLE4] > 0))
+    half = (zf[..., _SUJI] > 0) | dead_honour
+    return np.where(safe, 0.0, np.where(half, 1.0, 2.0))
+
+
+def predict(models: OpponentModels, data: OpponentData) -> dict[str, np.ndarray]:
+    """P(tenpai) for every pair; P(wait) and the expected value for every row of ``z``."""
+    tenpai = np.concatenate([
+        models.tenpai_probability(data.x[lo:lo + CHUNK].astype(np.float32))
+        for lo in range(0, len(data.tenpai), CHUNK)] or [np.zeros(0)])
+    waits, values = [], []
+    for lo in range(0, len(data.k_pair), CHUNK):
+        x = data.x[data.k_pair[lo:lo + CHUNK]].astype(np.float32)
+        z = data.z[lo:lo + CHUNK].astype(np.float32)
+        waits.append(models.wait_probability(x, z))
+        values.append(models.expected_value(x, z))
+    empty = np.zeros((0, 34))
+    return {"tenpai": tenpai, "wait": np.concatenate(waits or [empty]),
+            "value": np.concatenate(values or [empty])}
+
+
+def evaluate(models: OpponentModels, data: OpponentData, bootstrap: int = 0,
+             seed: int = 0) -> dict[str, Any]:
+    """The figures above (``bootstrap`` > 0: 95% intervals over hands for the AUCs)."""
+    pr = predict(models, data)
+    y = data.tenpai
+    no_riichi = data.riichi == 0
+    win = data.win
+    ready = data.ready_rows
+    waits, wait_p = data.waits[ready], pr["wait"][ready]
+    out: dict[str, Any] = {
+        "pairs": len(y), "ready_pairs": int(y.sum()),
+        "tenpai_rate": float(y.mean()) if len(y) else None,
+        "tenpai_auc": auc(pr["tenpai"], y),
+        "tenpai_auc_no_riichi": auc(pr["tenpai"][no_riichi], y[no_riichi]),
+        "wait_auc": auc(wait_p, waits),
+        "deal_in_auc": _deal_in_auc(pr, data),
+        "value_mae": mae(pr["value"][win], data.points[win]),
+        "value_rows": int(win.sum()),
+        "baseline": {
+            "tenpai_auc_riichi": auc(data.riichi, y),
+            "tenpai_auc_calls": auc(data.calls, y),
+            "tenpai_auc_turn": auc(data.turn, y),
+            "tenpai_auc_no_riichi_calls": auc(data.calls[no_riichi], y[no_riichi]),
+            "wait_auc_genbutsu_suji": auc(heuristic_danger(data.z[ready]), waits),
+            "value_mae_mean": mae(np.full(int(win.sum()), models.meta.get("value_mean", 0.0)),
+                                  data.points[win]),
+        },
+    }
+    if bootstrap > 0:
+        out["tenpai_auc_ci95"] = bootstrap_ci(
+            lambda r: auc(pr["tenpai"][r], y[r]), data.hand, bootstrap, seed)
+        nr = np.nonzero(no_riichi)[0]
+        out["tenpai_auc_no_riichi_ci95"] = bootstrap_ci(
+            lambda r: auc(pr["tenpai"][nr[r]], y[nr[r]]), data.hand[nr], bootstrap, seed)
+        out["wait_auc_ci95"] = bootstrap_ci(
+            lambda r: auc(wait_p[r], waits[r]), data.hand[data.k_pair[ready]], bootstrap, seed)
+    return out
+
+
+def _deal_in_auc(pr: dict[str, np.ndarray], data: OpponentData) -> float | None:
+    """AUC of LP = P(tenpai) x P(wait) over every pair and kind (label: the opponent is ready
+    and the kind completes its hand); None unless the data holds per-kind rows for every pair
+    (``load(..., kinds="all")``)."""
+    if len(data.k_pair) != len(data.tenpai):
+        return None
+    lp = pr["tenpai"][data.k_pair][:, None] * pr["wait"]
+    return auc(lp, data.waits)

@@ -1,0 +1,191 @@
+"""The ``mc`` policy as the brain sees it: legal, on time, reproducible, configurable, and
+failing loudly without opponent models."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from adapter.mc_bench import soak
+from brain.anytime import Progress
+from brain.brain import Brain
+from brain.policies import get_policy
+from brain.policies.mc.config import McConfig, from_env, parse
+from brain.policies.mc.models import MissingModels, load_models
+from brain.policies.mc.policy import McPolicy
+from brain.policies.mc.root import candidates
+from brain.rules import rules_for
+from brain.shanten import shanten
+from brain.state import TableState
+from protocols import events as ev
+from protocols import tiles as T
+from tests.mc_helpers import FixedOpponents, turn_state
+
+FLAT = {k: 0.04 for k in range(34)}
+
+
+def _turn(state: TableState) -> tuple[ev.DecisionRequest, list]:
+    request = ev.DecisionRequest("turn")
+    return request, rules_for(state.variant).legal_actions(state, request)
+
+
+def _claim_state() -> tuple[TableState, ev.DecisionRequest, list]:
+    """Seat 3 (on our left) discards 3s; we hold 24s and 33s: chow, pung or pass."""
+    state = TableState("riichi", 0)
+    state.apply(ev.GameStarted("riichi", 0))
+    state.apply(ev.RoundStarted(round_wind=0, dealer=1, scores=(25000,) * 4,
+                                dora_indicators=tuple(T.parse_mpsz("1z")),
+                                hand=tuple(T.parse_mpsz("234m678p2334s557z"))))
+    for s in (1, 2, 3):
+        state.apply(ev.TileDrawn(s, None))
+        state.apply(ev.TileDiscarded(s, T.parse_mpsz("9m" if s < 3 else "3s")[0]))
+    three = T.parse_mpsz("3s")[0]
+    request = ev.DecisionRequest("claim", tile=three, from_seat=3)
+    return state, request, rules_for("riichi").legal_actions(state, request)
+
+
+def test_a_ready_opponents_wait_is_not_discarded():
+    # seat 1 has declared riichi; the models say it waits on 6z (and nothing else); our lone
+    # tiles are 6z and 7z: both leave the same shape, only one deals in
+    state = turn_state("123m456p789s11z67z", "2s", rivers={1: "9m"}, riichi=(1,))
+    wait = np.zeros((3, 34))
+    wait[0, T.kind(T.parse_mpsz("6z")[0])] = 0.9
+    models = FixedOpponents((0.95, 0.0, 0.0), wait, 12000.0)
+    for search in ("playout", "expect"):
+        policy = McPolicy(McConfig(playouts=16, search=search, always_simulate=True), models)
+        request, legal = _turn(state)
+        action = policy.decide(state, request, legal).action
+        assert isinstance(action, ev.Discard)
+        assert T.kind(action.tile) != T.kind(T.parse_mpsz("6z")[0]), search
+        assert policy.stats.mode == search
+
+
+def test_with_nobody_near_ready_the_switch_plays_the_fast_move_and_keeps_the_hand_ready():
+    state = turn_state("123m456p789s11z45s", "7z", wall=16)  # four draws each are left
+    request, legal = _turn(state)
+    plain = [a for a in legal if not (isinstance(a, ev.Discard) and a.riichi)]
+    policy = McPolicy(McConfig(playouts=32), FixedOpponents((0.0, 0.0, 0.0), FLAT))
+    decision = policy.decide(state, request, plain)
+    assert policy.stats.mode == "fast" and policy.stats.playouts == 0
+    assert T.to_mpsz([decision.action.tile]) == "7z"
+    # riichi on offer is always simulated; ready either way
+    decision = policy.decide(state, request, legal)
+    assert policy.stats.mode == "playout" and policy.stats.playouts == 32
+    hand = state.counts()
+    hand[T.kind(decision.action.tile)] -= 1
+    assert shanten(hand) == 0
+
+
+def test_fixed_playouts_and_seed_give_the_same_search_and_another_seed_another():
+    state = turn_state("1358m2469p13s126z", "7m", rivers={1: "9m", 2: "1p"})
+    request, legal = _turn(state)
+    models = FixedOpponents((0.2, 0.1, 0.3), FLAT, 6000.0)
+    runs = []
+    for seed in (4, 4, 5):
+        policy = McPolicy(McConfig(playouts=24, seed=seed, always_simulate=True), models)
+        policy.decide(state, request, legal)
+        runs.append(policy.stats.sims)
+    assert runs[0] == runs[1]
+    assert runs[0] != runs[2]
+
+
+def test_anytime_publishes_the_fast_move_first_then_each_batch():
+    state = turn_state("1358m2469p13s126z", "7m")
+    request, legal = _turn(state)
+    seen: list[Progress] = []
+    policy = McPolicy(McConfig(playouts=32, batch=8, always_simulate=True),
+                      FixedOpponents((0.1, 0.1, 0.1), FLAT))
+    decision = policy.decide(state, request, legal, publish=seen.append)
+    assert [p.work for p in seen] == [0, 8, 16, 24, 32]
+    assert seen[-1] == decision and decision.action in legal
+
+
+def test_a_budget_sets_the_work_and_is_kept():
+    state = turn_state("1358m2469p13s126z", "7m")
+    request, legal = _turn(state)
+    policy = McPolicy(McConfig(always_simulate=True, seconds=0.0),
+                      FixedOpponents((0.1, 0.1, 0.1), FLAT))
+    policy.decide(state, request, legal, budget=0.4)
+    assert policy.stats.playouts > 0
+    # a share of the budget is searched; generous slack for a loaded machine
+    assert policy.stats.seconds < 0.4 + 0.25
+
+
+def test_calls_are_decided_by_the_simulation():
+    state, request, legal = _claim_state()
+    kinds = {type(a) for a in legal}
+    assert {ev.Pass, ev.Chi, ev.Pon} <= kinds
+    cands = candidates(state, request, legal)
+    for c in cands:
+        if isinstance(c.action, ev.Chi | ev.Pon):
+            assert c.start.discard_first and c.start.banned == T.kind(request.tile)
+            assert not c.start.closed and c.start.actor == 0
+            assert int(c.start.hand.sum()) == 11
+        elif isinstance(c.action, ev.Pass):
+            assert c.start.actor == 0 and int(c.start.hand.sum()) == 13  # we draw next
+    policy = McPolicy(McConfig(playouts=16), FixedOpponents((0.0, 0.0, 0.0), FLAT))
+    decision = policy.decide(state, request, legal)
+    assert policy.stats.mode == "playout" and decision.action in legal
+    assert len(policy.stats.ranked) == len(cands)
+
+
+def test_missing_weights_fail_loudly(tmp_path):
+    with pytest.raises(MissingModels, match="no opponent models"):
+        load_models("riichi", str(tmp_path))
+    state = turn_state("1358m2469p13s126z", "7m")
+    request, legal = _turn(state)
+    policy = McPolicy(McConfig(models=str(tmp_path)))
+    with pytest.raises(MissingModels):
+        policy.decide(state, request, legal)
+
+
+def test_options_parse_strictly(monkeypatch):
+    cfg = parse("playouts=12, seed=3;search=expect,always_simulate=yes")
+    assert (cfg.playouts, cfg.seed, cfg.search, cfg.always_simulate) == (12, 3, "expect", True)
+    for bad in ("playout=3", "playouts=many", "search=tree", "depth=7", "always_simulate=2"):
+        with pytest.raises(ValueError, match="mc:"):
+            parse(bad)
+    monkeypatch.setenv("MJBOT_MC", "playouts=5,alpha=0.5")
+    assert from_env() == McConfig(playouts=5, alpha=0.5)
+    policy = get_policy("mc")
+    assert isinstance(policy, McPolicy) and policy.config.playouts == 5
+    assert McConfig(playouts=5).time_for(1.0, False) is None  # fixed work: no clock
+    assert McConfig().time_for(1.0, True) == pytest.approx(0.4)  # a claim: half the share
+
+
+@pytest.mark.parametrize("variant", ["riichi", "mcr", "taiwan16"])
+def test_short_soak_never_illegal_never_late(variant):
+    """The suite's part of the 200-hand soak (`mjbot bench mc --soak 200` runs the whole):
+    mc in each seat in turn, tiny fixed playouts, a brain limit of 2 s."""
+    models = FixedOpponents((0.15, 0.15, 0.15), FLAT, 20.0 if variant == "mcr" else 3000.0)
+    result = soak(variant, 40 if variant == "riichi" else 20, 2.0, models, playouts=3, seed=9)
+    assert result["illegal"] == 0 and result["late"] == 0
+    assert set(result["sources"]) <= {"policy", "forced"}
+    assert result["sources"].get("policy", 0) > 0
+
+
+def test_the_brain_plays_mc_at_a_tight_limit():
+    state = turn_state("1358m2469p13s126z", "7m")
+    brain = Brain("riichi", McPolicy(McConfig(always_simulate=True),
+                                     FixedOpponents((0.1, 0.1, 0.1), FLAT)), limit=0.6)
+    answer = brain.decide(state, ev.DecisionRequest("turn"))
+    brain.close()
+    assert answer.source in ("policy", "best_so_far") and answer.action in answer.legal
+    assert answer.work > 0
+
+
+def test_bench_mc_reports_the_playout_speed_against_the_greedy_table(capsys):
+    from adapter.cli import main
+
+    assert main(["bench", "mc", "--positions", "2", "--seconds", "0.1", "--budgets", "0.05",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["variant"] == "riichi" and out["positions"] == 2
+    assert out["playouts"]["playouts_per_s"] > 0 and out["greedy_table"]["hands_per_s"] > 0
+    assert out["ratio_playouts_vs_greedy_table_hands"] > 0
+    if out["opponents"] == "models":  # shipped weights: the decision timing ran too
+        assert out["decisions"][0]["budget"] == 0.05
+    else:
+        assert out["opponents"].startswith("flat") and "decisions" not in out

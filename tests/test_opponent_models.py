@@ -1,0 +1,173 @@
+"""Opponent models: the shipped weights answer valid probabilities per decision, training is
+deterministic for a seed and beats the baselines on held-out hands, and `mjbot models`
+prints the section-1 fields."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from adapter.cli import main
+from adapter.local.arena import ArenaConfig
+from adapter.local.selfplay import SelfPlayConfig, run_selfplay
+from adapter.opponent_sets import MIXES
+from brain.opponents.models import OpponentModels, model_path
+from brain.opponents.view import FIELDS, OpponentInputs
+from replay.dataset import schema as S
+from replay.dataset.shards import read_manifest, read_shard, shard_paths
+from replay.dataset.snapshot import restore
+from replay.opponents import data as D
+from replay.opponents.evaluate import evaluate
+from replay.opponents.train import quick_config, train
+
+
+def selfplay(out: Path, variant: str, hands: int, seed: int) -> list[Path]:
+    dirs = []
+    for i, mix in enumerate(MIXES):
+        d = out / f"mix{i}"
+        run_selfplay(SelfPlayConfig(ArenaConfig(variant, mix, hands, seed + i), str(d)))
+        dirs.append(d)
+    return dirs
+
+
+@pytest.fixture(scope="module")
+def riichi_sets(tmp_path_factory) -> dict[str, list[Path]]:
+    root = tmp_path_factory.mktemp("opp")
+    return {"train": selfplay(root / "train", "riichi", 160, 21),
+            "held": selfplay(root / "held", "riichi", 60, 41)}
+
+
+@pytest.fixture(scope="module")
+def quick_model(riichi_sets) -> OpponentModels:
+    return train(D.load(riichi_sets["train"], "riichi"), quick_config(seed=0, epochs=3))
+
+
+def test_training_is_deterministic_for_a_seed(riichi_sets, quick_model, tmp_path) -> None:
+    data = D.load(riichi_sets["train"], "riichi", max_decisions=4000, seed=3)
+    again = D.load(riichi_sets["train"], "riichi", max_decisions=4000, seed=3)
+    assert np.array_equal(data.x, again.x) and np.array_equal(data.z, again.z)
+    a = train(data, quick_config(seed=5, epochs=2))
+    b = train(again, quick_config(seed=5, epochs=2))
+    c = train(data, quick_config(seed=6, epochs=2))
+    a.save(tmp_path / "a.npz")
+    b.save(tmp_path / "b.npz")
+    c.save(tmp_path / "c.npz")
+    with np.load(tmp_path / "a.npz") as fa, np.load(tmp_path / "b.npz") as fb, \
+            np.load(tmp_path / "c.npz") as fc:
+        weights = [n for n in fa.files if n != "meta"]
+        assert all(np.array_equal(fa[n], fb[n]) for n in weights)
+        assert not all(np.array_equal(fa[n], fc[n]) for n in weights)
+
+
+def test_a_trained_model_beats_the_baselines_on_held_out_hands(riichi_sets, quick_model
+                                                              ) -> None:
+    held = D.load(riichi_sets["held"], "riichi", kinds="all")
+    r = evaluate(quick_model, held)
+    base = r["baseline"]
+    assert r["tenpai_auc"] > base["tenpai_auc_riichi"] + 0.03
+    assert r["tenpai_auc"] > base["tenpai_auc_turn"] + 0.1
+    assert r["tenpai_auc_no_riichi"] > base["tenpai_auc_no_riichi_calls"]
+    assert r["wait_auc"] > base["wait_auc_genbutsu_suji"] + 0.03
+    assert r["value_mae"] < base["value_mae_mean"]
+    assert 0.5 < r["deal_in_auc"] <= 1
+
+
+def test_saved_models_load_and_answer_the_same(quick_model, tmp_path) -> None:
+    path = tmp_path / "m.npz"
+    quick_model.save(path)
+    loaded = OpponentModels.from_file(path)
+    x = np.random.default_rng(0).random((5, quick_model.tenpai.x_mean.size)).astype(np.float32)
+    assert np.allclose(loaded.tenpai_probability(x), quick_model.tenpai_probability(x))
+    assert loaded.variant == "riichi" and loaded.smear == pytest.approx(quick_model.smear)
+
+
+@pytest.mark.parametrize("variant", ["riichi", "mcr", "taiwan16"])
+def test_shipped_models_give_valid_estimates_per_decision(variant, tmp_path) -> None:
+    assert model_path(variant).is_file(), f"brain/data has no {variant} opponent models"
+    models = OpponentModels.load(variant)
+    out = tmp_path / "d"
+    run_selfplay(SelfPlayConfig(ArenaConfig(variant, MIXES[0], 4 if variant != "mcr" else 1,
+                                            77), str(out)))
+    rows = read_shard(shard_paths(out, read_manifest(out))[0][0],
+                      [f.name for f in S.DECISION_FIELDS])
+    picks = np.linspace(0, len(rows["seat"]) - 1, 12).astype(int)
+    batch = models.estimate_inputs(OpponentInputs.from_fields(
+        {n: rows[n][picks] for n in FIELDS}))
+    for j, i in enumerate(picks):
+        one = {n: rows[n][i] for n in rows}
+        state = restore(variant, int(one["seat"]), one)
+        e = models.estimate(state)
+        assert e.seats.tolist() == [(state.seat + d) % 4 for d in (1, 2, 3)]
+        assert e.tenpai.shape == (3,) and e.wait.shape == (3, 34) and e.value.shape == (3, 34)
+        assert ((e.tenpai > 0) & (e.tenpai < 1)).all()
+        assert ((e.wait > 0) & (e.wait < 1)).all()
+        assert (np.isfinite(e.value) & (e.value > 0)).all()
+        assert e.deal_in().shape == (3, 34) and (e.deal_in() <= e.tenpai[:, None]).all()
+        assert np.allclose(e.expected_loss(), e.deal_in() * e.value)
+        assert np.allclose(batch.tenpai[3 * j:3 * j + 3], e.tenpai, atol=1e-6)
+        assert np.allclose(batch.wait[3 * j:3 * j + 3], e.wait, atol=1e-6)
+
+
+def test_a_declared_riichi_reads_as_ready() -> None:
+    from tests.test_opponent_features import riichi_state
+
+    e = OpponentModels.load("riichi").estimate(riichi_state())
+    assert e.tenpai[1] > 0.9 > e.tenpai[0]
+    # her own discards and what passed since her riichi are the safest kinds
+    safe = [28, 21, 33, 16]  # 2z, 4s, 7z, 8p
+    assert e.wait[1, safe].max() < np.median(e.wait[1])
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_train_then_eval_prints_the_section_fields(riichi_sets, tmp_path, capsys) -> None:
+    out = tmp_path / "m.npz"
+    code, text, _ = run_cli(capsys, "models", "train", "--variant", "riichi", "--data",
+                            *map(str, riichi_sets["train"]), "--out", str(out), "--epochs",
+                            "1", "--max-decisions", "3000", "--json")
+    assert code == 0 and out.is_file()
+    summary = json.loads(text)
+    assert summary["out"] == str(out) and set(summary["epochs"]) == {"tenpai", "wait", "value"}
+    code, text, _ = run_cli(capsys, "models", "eval", "--variant", "riichi", "--model",
+                            str(out), "--data", *map(str, riichi_sets["held"]), "--bootstrap",
+                            "20", "--json")
+    assert code == 0
+    r = json.loads(text)
+    for key in ("tenpai_auc", "tenpai_auc_real", "wait_auc", "wait_auc_real", "value_mae",
+                "value_mae_real"):
+        assert isinstance(r[key], float), key
+    for key in ("tenpai_auc_riichi", "wait_auc_genbutsu_suji", "tenpai_auc_real_riichi",
+                "wait_auc_real_genbutsu_suji", "value_mae_mean"):
+        assert isinstance(r["baselines"][key], float), key
+    assert r["real"]["files"] == 21 and r["real_reason"] is None
+    lo, hi = r["ci95"]["tenpai_auc_real"]
+    assert lo <= r["tenpai_auc_real"] <= hi
+
+
+def test_cli_eval_builds_its_held_out_set_and_says_why_real_is_null(capsys) -> None:
+    code, text, _ = run_cli(capsys, "models", "eval", "--variant", "taiwan16", "--hands", "8",
+                            "--bootstrap", "0", "--json")
+    assert code == 0
+    r = json.loads(text)
+    assert isinstance(r["tenpai_auc"], float) and isinstance(r["wait_auc"], float)
+    assert r["tenpai_auc_real"] is None and r["wait_auc_real"] is None
+    assert "our own bots" in r["real_reason"]
+    assert r["heldout"]["selfplay_seed"] == 1001 and r["heldout"]["hands_per_mix"] == 8
+    assert r["baselines"]["tenpai_auc_riichi"] is None
+    assert isinstance(r["baselines"]["tenpai_auc_calls"], float)
+
+
+def test_cli_refuses_an_unknown_variant_in_one_line(capsys) -> None:
+    code, _, err = run_cli(capsys, "models", "eval", "--variant", "hanafuda")
+    assert code == 2 and err.strip().splitlines() == [
+        "mjbot models: unknown variant 'hanafuda' (riichi, mcr, taiwan16 or mass)"]
