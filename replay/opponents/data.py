@@ -33,8 +33,9 @@ class OpponentData:
     bootstrap: self-play plays every wall once per seating of the policies (six times for
     two pairs of players), so rows of one wall are near copies and go to one side of a split
     together; a pair of a self-play hand is named by its wall seed, one of an imported
-    game (no seed) by its hand, as a negative number. ``z``, ``waits`` and ``points`` hold the pairs listed in
-    ``k_pair`` (indices into all pairs): the ready ones, or all of them."""
+    game (no seed) by its hand, as a negative number. ``z``, ``waits`` and ``points`` hold
+    the pairs listed in ``k_pair`` (indices into all pairs): the ready ones, or all of
+    them."""
 
     variant: str
     x: np.ndarray  # (N, Fx) float16 public features

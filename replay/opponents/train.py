@@ -55,6 +55,10 @@ def config_for(variant: str, seed: int = 0) -> TrainConfig:
     return cfg
 
 
+STD_FLOOR = 0.2  # a rare 0/1 feature is scaled by at most 5: a net trained on self-play
+# must not read a meld pattern it saw twice as twenty standard deviations on human games
+
+
 def _scale(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Column means and 1/max(std, STD_FLOOR) over rows (float64 sums)."""
     flat = a.reshape(-1, a.shape[-1])
