@@ -71,8 +71,19 @@ def test_a_trained_model_beats_the_baselines_on_held_out_hands(riichi_sets, quic
     assert r["tenpai_auc"] > base["tenpai_auc_turn"] + 0.1
     assert r["tenpai_auc_no_riichi"] > base["tenpai_auc_no_riichi_calls"]
     assert r["wait_auc"] > base["wait_auc_genbutsu_suji"] + 0.03
-    assert r["value_mae"] < base["value_mae_mean"]
     assert 0.5 < r["deal_in_auc"] <= 1
+
+
+def test_the_shipped_riichi_model_beats_the_baselines_on_fresh_walls(riichi_sets) -> None:
+    """Walls it never saw (seeds 41, 42; it was trained on seeds 1-4), the value head too:
+    its advantage over the mean is small (hidden dora and yaku) but not noise."""
+    held = D.load(riichi_sets["held"], "riichi", kinds="all")
+    r = evaluate(OpponentModels.load("riichi"), held)
+    base = r["baseline"]
+    assert r["tenpai_auc"] > base["tenpai_auc_riichi"] + 0.05
+    assert r["tenpai_auc"] > base["tenpai_auc_turn"] + 0.1
+    assert r["wait_auc"] > base["wait_auc_genbutsu_suji"] + 0.05
+    assert r["value_mae"] < 0.95 * base["value_mae_mean"]
 
 
 def test_saved_models_load_and_answer_the_same(quick_model, tmp_path) -> None:

@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
     t.add_argument("--out", metavar="FILE", help="weights file (default: the shipped "
                    "brain/data/opponents_VARIANT.npz)")
     t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--max-decisions", type=int, default=300000, metavar="N",
+    t.add_argument("--max-decisions", type=int, default=400000, metavar="N",
                    help="decisions read, about, in all (seeded sample; 0: every one)")
     t.add_argument("--epochs", type=int, default=None, help="epochs of every head "
                    "(default: the trainer's)")
@@ -68,14 +68,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     from brain.opponents.models import model_path
     from replay.dataset.schema import DatasetError
     from replay.opponents import data as D
-    from replay.opponents.train import TrainConfig, train
+    from replay.opponents.train import config_for, train
 
     started = time.perf_counter()
     try:
         data = D.load(args.data, variant, max_decisions=args.max_decisions, seed=args.seed)
     except DatasetError as exc:
         raise UserInputError(str(exc)) from None
-    cfg = TrainConfig(seed=args.seed)
+    cfg = config_for(variant, args.seed)
     if args.epochs is not None:
         if args.epochs < 1:
             raise UserInputError("--epochs must be at least 1")

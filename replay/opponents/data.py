@@ -29,14 +29,18 @@ RIICHI = PUBLIC_NAMES.index("riichi")
 
 @dataclass
 class OpponentData:
-    """Pairs of one or more datasets. ``hand`` names each pair's hand (dataset, shard, hand
-    row) for splits and bootstrap; ``z``, ``waits`` and ``points`` hold the pairs listed in
-    ``k_pair`` (indices into all pairs): the ready ones, or all of them."""
+    """Pairs of one or more datasets. ``hand`` names each pair's deal for splits and the
+    bootstrap: self-play plays every wall once per seating of the policies (six times for
+    two pairs of players), so rows of one wall are near copies and go to one side of a split
+    together; a pair of a self-play hand is named by its wall seed, one of an imported
+    game (no seed) by its hand, as a negative number. ``z``, ``waits`` and ``points`` hold
+    the pairs listed in ``k_pair`` (indices into all pairs): the ready ones, or all of
+    them."""
 
     variant: str
     x: np.ndarray  # (N, Fx) float16 public features
     tenpai: np.ndarray  # (N,) uint8
-    hand: np.ndarray  # (N,) int64
+    hand: np.ndarray  # (N,) int64 the wall seed, or -(hand number + 2) for imports
     riichi: np.ndarray  # (N,) uint8: the opponent declared riichi
     calls: np.ndarray  # (N,) open melds
     turn: np.ndarray  # (N,) hand-wide discards so far
@@ -90,14 +94,15 @@ def load(dirs: Sequence[str | Path], variant: str | None = None, max_decisions: 
     hand_base = 0
     for root, manifest in manifests:
         for path, size in shard_paths(root, manifest):
-            data = read_shard(path, [*FIELDS, *LABELS], expected_bytes=size)
+            data = read_shard(path, [*FIELDS, *LABELS, "h_seed"], expected_bytes=size)
+            seeds = data.pop("h_seed").astype(np.int64)
+            hands = np.arange(seeds.size, dtype=np.int64) + hand_base
+            data["deal"] = np.where(seeds >= 0, seeds, -(hands + 2))[data["hand_index"]]
             rows = np.nonzero(rng.random(len(data["seat"])) < keep_p)[0]
             for lo in range(0, len(rows), CHUNK):
-                part = _featurise({k: v[rows[lo:lo + CHUNK]] for k, v in data.items()},
-                                 kinds == "all")
-                part["hand"] = part["hand"] + hand_base
-                parts.append(part)
-            hand_base += int(data["hand_index"].max(initial=-1)) + 1
+                parts.append(_featurise({k: v[rows[lo:lo + CHUNK]] for k, v in data.items()},
+                                        kinds == "all"))
+            hand_base += seeds.size
     return _concat(variants.pop(), parts, [str(r) for r, _ in manifests])
 
 
@@ -114,7 +119,7 @@ def _featurise(rows: dict[str, np.ndarray], all_kinds: bool) -> dict[str, np.nda
     x = f.public()
     return {
         "x": x.astype(np.float16), "tenpai": tenpai,
-        "hand": rows["hand_index"][b].astype(np.int64),
+        "hand": rows["deal"][b],
         "riichi": x[:, RIICHI].astype(np.uint8), "calls": f.pairs.open_melds.astype(np.int8),
         "turn": f.pairs.turn.astype(np.int16), "ready": ready,
         "z": fr.kinds().astype(np.float16), "waits": waits, "points": points,
