@@ -1,12 +1,14 @@
 """The datasets the opponent models are trained and judged on, built where the table lives.
 
-Training data comes from ``mjbot selfplay`` with two seatings of mixed styles (:data:`MIXES`:
-rule-based, greedy and tsumogiri players) so that the models learn more than one player's
-habits; the held-out set of ``mjbot models eval`` is the same mixes with another seed
-(:data:`EVAL_SEED`), built afresh when no ``--data`` is given so that a fresh clone reproduces
-the published figures. The real games are the Tenhou records in tests/data/shared/tenhou
-(people's games with every hand shown): riichi only, since the MCR and Taiwan records in the
-repository are games of our own bots.
+Training data comes from ``mjbot selfplay`` with mixed styles (rule-based, greedy and
+tsumogiri players) so that the models learn more than one player's habits: the two
+:data:`MIXES` plus two mostly rule-based tables with fewer seatings (more distinct walls per
+hand played; brain/data/opponent_models.md gives the commands). The held-out set of
+``mjbot models eval`` is the two :data:`MIXES` with seeds no training set used
+(:data:`EVAL_SEED` and the next), built afresh when no ``--data`` is given so that a fresh
+clone reproduces the published figures. The real games are the Tenhou records in
+tests/data/shared/tenhou (people's games with every hand shown): riichi only, since the MCR
+and Taiwan records in the repository are games of our own bots.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ MIXES: tuple[tuple[str, str, str, str], ...] = (
     ("rulebased", "greedy", "rulebased", "greedy"),
     ("greedy", "rulebased", "tsumogiri", "rulebased"),
 )
-TRAIN_SEEDS = (1, 2)  # one per mix (the model card's commands)
 EVAL_SEED = 1001
 EVAL_HANDS = {"riichi": 300, "mcr": 200, "taiwan16": 300, "mass": 300}  # per mix
 

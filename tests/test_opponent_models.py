@@ -5,12 +5,13 @@ prints the section-1 fields."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from adapter.cli import main
 from adapter.local.arena import ArenaConfig
 from adapter.local.selfplay import SelfPlayConfig, run_selfplay
 from adapter.opponent_sets import MIXES
@@ -135,21 +136,22 @@ def test_a_declared_riichi_reads_as_ready() -> None:
 # --------------------------------------------------------------------------- CLI
 
 
-def run_cli(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """`mjbot ...` in a child process (the CLI configures logging for the whole process)."""
+    r = subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
+                       text=True, timeout=600, cwd=Path(__file__).resolve().parent.parent)
+    return r.returncode, r.stdout, r.stderr
 
 
-def test_cli_train_then_eval_prints_the_section_fields(riichi_sets, tmp_path, capsys) -> None:
+def test_cli_train_then_eval_prints_the_section_fields(riichi_sets, tmp_path) -> None:
     out = tmp_path / "m.npz"
-    code, text, _ = run_cli(capsys, "models", "train", "--variant", "riichi", "--data",
+    code, text, _ = run_cli("models", "train", "--variant", "riichi", "--data",
                             *map(str, riichi_sets["train"]), "--out", str(out), "--epochs",
                             "1", "--max-decisions", "3000", "--json")
     assert code == 0 and out.is_file()
     summary = json.loads(text)
     assert summary["out"] == str(out) and set(summary["epochs"]) == {"tenpai", "wait", "value"}
-    code, text, _ = run_cli(capsys, "models", "eval", "--variant", "riichi", "--model",
+    code, text, _ = run_cli("models", "eval", "--variant", "riichi", "--model",
                             str(out), "--data", *map(str, riichi_sets["held"]), "--bootstrap",
                             "20", "--json")
     assert code == 0
@@ -165,8 +167,8 @@ def test_cli_train_then_eval_prints_the_section_fields(riichi_sets, tmp_path, ca
     assert lo <= r["tenpai_auc_real"] <= hi
 
 
-def test_cli_eval_builds_its_held_out_set_and_says_why_real_is_null(capsys) -> None:
-    code, text, _ = run_cli(capsys, "models", "eval", "--variant", "taiwan16", "--hands", "8",
+def test_cli_eval_builds_its_held_out_set_and_says_why_real_is_null() -> None:
+    code, text, _ = run_cli("models", "eval", "--variant", "taiwan16", "--hands", "8",
                             "--bootstrap", "0", "--json")
     assert code == 0
     r = json.loads(text)
@@ -178,7 +180,7 @@ def test_cli_eval_builds_its_held_out_set_and_says_why_real_is_null(capsys) -> N
     assert isinstance(r["baselines"]["tenpai_auc_calls"], float)
 
 
-def test_cli_refuses_an_unknown_variant_in_one_line(capsys) -> None:
-    code, _, err = run_cli(capsys, "models", "eval", "--variant", "hanafuda")
+def test_cli_refuses_an_unknown_variant_in_one_line() -> None:
+    code, _, err = run_cli("models", "eval", "--variant", "hanafuda")
     assert code == 2 and err.strip().splitlines() == [
         "mjbot models: unknown variant 'hanafuda' (riichi, mcr, taiwan16 or mass)"]

@@ -9,9 +9,10 @@
 * ``value_mae``: mean absolute error, in the points the viewer would pay, of the expected
   value of every legal winning kind of a ready opponent.
 
-Baselines: tenpai "iff riichi" (the riichi flag as the score), "by calls" (open melds), "by
-turn" (discards so far); waits: a genbutsu / suji heuristic (:func:`heuristic_danger`);
-value: the training set's mean.
+Baselines: tenpai "iff riichi" (the riichi flag as the score), "by calls" (the number of open
+melds as the score: one AUC for "tenpai iff >= N calls" over every N, the baseline of the
+variants without riichi), "by turn" (discards so far); waits: a genbutsu / suji heuristic
+(:func:`heuristic_danger`); value: the training set's mean.
 """
 
 from __future__ import annotations
