@@ -62,11 +62,12 @@ def positions(variant: str, games: int = 2, seed: int = 3) -> list[Position]:
     found: list[Position] = []
 
     class Recorder(BrainSeat):
-        def decide(self, request: ev.DecisionRequest) -> Any:
-            legal = self.brain.legal(self.state, request)
+        def decide(self, request: ev.DecisionRequest, legal: list[Any] | None = None) -> Any:
+            if legal is None:
+                legal = self.brain.legal(self.state, request)
             if len(legal) > 1:
                 found.append((copy.deepcopy(self.state), request, legal))
-            return super().decide(request)
+            return super().decide(request, legal)
 
     for g in range(games):
         players = [Recorder(variant, 0, "rulebased")] + [

@@ -176,12 +176,16 @@ def test_the_brain_plays_mc_at_a_tight_limit():
     assert answer.work > 0
 
 
-def test_bench_mc_reports_the_playout_speed_against_the_greedy_table(capsys):
-    from adapter.cli import main
+def test_bench_mc_reports_the_playout_speed_against_the_greedy_table():
+    # a child process: main() in-process would leave structlog bound to pytest's stderr
+    import subprocess
+    import sys
 
-    assert main(["bench", "mc", "--positions", "2", "--seconds", "0.1", "--budgets", "0.05",
-                 "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "bench", "mc", "--positions",
+                           "2", "--seconds", "0.1", "--budgets", "0.05", "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
     assert out["variant"] == "riichi" and out["positions"] == 2
     assert out["playouts"]["playouts_per_s"] > 0 and out["greedy_table"]["hands_per_s"] > 0
     assert out["ratio_playouts_vs_greedy_table_hands"] > 0
