@@ -69,6 +69,23 @@ def plans(counts: list[int], melds: list[Meld]) -> list[Plan]:
     return [Plan(*p) for p in out]
 
 
+def _shape_plans_distance(counts: list[int], melds: list[Meld], meld_kinds: list[int], shape: int,
+                          best: int) -> int:
+    """``best`` lowered by the chow, flush and 五门齐/混一色 plans, each family measured only
+    where it could still beat it (chow and flush plans are at least ``shape``, the others at
+    least one more)."""
+    chow = _chow_distance(counts, melds, shape)
+    if chow is not None and chow < best:
+        best = chow
+    if best > shape:
+        for plan in _flush_plans(counts, meld_kinds, shape):
+            if plan[2] < best:
+                best = plan[2]
+    if best > shape + 1:
+        best = min(best, max(shape, _missing_types(counts, meld_kinds)) + SHORT_OF_EIGHT)
+    return best
+
+
 def best_distance(counts: list[int], melds: list[Meld]) -> int:
     """The distance of the nearest plan: ``min`` over :func:`plans`, measuring a family of
     plans only where it could still beat the best so far (it is called for every discard of
@@ -82,16 +99,7 @@ def best_distance(counts: list[int], melds: list[Meld]) -> int:
     if all(m.kind != "chi" for m in melds):
         best = min(best, _all_pungs_distance(counts, len(melds)) + SHORT_OF_EIGHT)
     if best > shape:
-        meld_kinds = _meld_kinds(melds)
-        chow = _chow_distance(counts, melds, shape)
-        if chow is not None and chow < best:
-            best = chow
-        if best > shape:
-            for plan in _flush_plans(counts, meld_kinds, shape):
-                if plan[2] < best:
-                    best = plan[2]
-        if best > shape + 1:
-            best = min(best, max(shape, _missing_types(counts, meld_kinds)) + SHORT_OF_EIGHT)
+        best = _shape_plans_distance(counts, melds, _meld_kinds(melds), shape, best)
     if not melds:
         for plan in _knitted_plans(counts, below=best):
             best = min(best, plan[2])
@@ -141,15 +149,7 @@ def best_distances_after_discards(counts: list[int], melds: list[Meld]) -> dict[
                                     doubles + (held == 3) - (held == 2), len(melds))
             best = min(best, pungs + SHORT_OF_EIGHT)
         if best > shape:
-            chow = _chow_distance(counts, melds, shape)
-            if chow is not None and chow < best:
-                best = chow
-            if best > shape:
-                for plan in _flush_plans(counts, meld_kinds, shape):
-                    if plan[2] < best:
-                        best = plan[2]
-            if best > shape + 1:
-                best = min(best, max(shape, _missing_types(counts, meld_kinds)) + SHORT_OF_EIGHT)
+            best = _shape_plans_distance(counts, melds, meld_kinds, shape, best)
         if not melds and knitted_floor < best:
             for plan in _knitted_plans(counts, below=best):
                 best = min(best, plan[2])
