@@ -29,6 +29,17 @@ def require_policy(name: str) -> None:
         raise UserInputError(f"unknown policy {name!r} (known: {', '.join(sorted(POLICIES))})")
 
 
+def four_policies(text: str) -> tuple[str, str, str, str]:
+    """``--policies A,B,C,D``: one known policy per seat."""
+    names = tuple(n.strip() for n in text.split(","))
+    if len(names) != 4:
+        raise UserInputError(f"--policies needs four names (one per seat), got {len(names)}: "
+                             f"{text!r}")
+    for name in names:
+        require_policy(name)
+    return names  # type: ignore[return-value]
+
+
 def mjbot_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, log
+from adapter.commands import UserInputError, four_policies, log
 
 
 def register(sub: Any) -> None:
@@ -36,17 +36,9 @@ def cmd_arena(args: argparse.Namespace) -> int:
     import time
 
     from adapter.local.arena import ArenaConfig, ProgressBar, format_summary, run_arena, summarize
-    from brain.policies import POLICIES
     from replay.log import default_log_dir
 
-    names = tuple(n.strip() for n in args.policies.split(","))
-    if len(names) != 4:
-        raise UserInputError(f"--policies needs four names (one per seat), got {len(names)}: "
-                             f"{args.policies!r}")
-    unknown = [n for n in names if n not in POLICIES]
-    if unknown:
-        raise UserInputError(f"unknown policy {unknown[0]!r} (known: "
-                             f"{', '.join(sorted(POLICIES))})")
+    names = four_policies(args.policies)
     if args.hands < 1 or args.workers < 1:
         raise UserInputError("--hands and --workers must be at least 1")
     log_dir = None if args.no_log else str(args.log_dir or default_log_dir())

@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from adapter.commands import UserInputError, log
+from adapter.commands import UserInputError, four_policies, log
 
 VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
 
@@ -51,24 +51,10 @@ def register(sub: Any) -> None:
     st.set_defaults(handler=cmd_dataset_stats)
 
 
-def _policies(text: str) -> tuple[str, str, str, str]:
-    from brain.policies import POLICIES
-
-    names = tuple(n.strip() for n in text.split(","))
-    if len(names) != 4:
-        raise UserInputError(f"--policies needs four names (one per seat), got {len(names)}: "
-                             f"{text!r}")
-    unknown = [n for n in names if n not in POLICIES]
-    if unknown:
-        raise UserInputError(f"unknown policy {unknown[0]!r} (known: "
-                             f"{', '.join(sorted(POLICIES))})")
-    return names  # type: ignore[return-value]
-
-
 def cmd_selfplay(args: argparse.Namespace) -> int:
     if args.variant not in VARIANTS:
         raise UserInputError(f"unknown variant {args.variant!r} (riichi, mcr, taiwan16 or mass)")
-    names = _policies(args.policies)
+    names = four_policies(args.policies)
     if args.hands < 1 or args.workers < 1 or args.shard_decisions < 1:
         raise UserInputError("--hands, --workers and --shard-decisions must be at least 1")
 
