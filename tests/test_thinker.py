@@ -41,7 +41,7 @@ async def _gone(pid: int, within: float = 5.0) -> bool:
 
 async def _ready_worker(thinker: Thinker) -> int:
     thinker.warm()
-    for _ in range(500):
+    for _ in range(1500):
         if thinker.worker is not None and thinker.worker.pid is not None:
             return thinker.worker.pid
         await asyncio.sleep(0.02)
