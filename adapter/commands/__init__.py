@@ -40,6 +40,31 @@ def four_policies(text: str) -> tuple[str, str, str, str]:
     return names  # type: ignore[return-value]
 
 
+def add_ray_arguments(parser: Any) -> None:
+    """``--workers`` and ``--ray``, alike for arena and selfplay."""
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default "
+                        "1; with --ray: units at once, default every CPU of the cluster)")
+    parser.add_argument("--ray", metavar="ADDRESS", help="run the units as Ray tasks: auto (the "
+                        "cluster this node belongs to), HOST:PORT (its head) or local (start "
+                        "one here with --workers CPUs); needs pip install 'mjbot[ray]'")
+
+
+def start_ray(args: Any) -> Any:
+    """The ``RayRun`` for ``--ray`` (None without it); Ray missing or unreachable is one line."""
+    if args.workers is not None and args.workers < 1:
+        raise UserInputError("--workers must be at least 1")
+    if args.ray is None:
+        return None
+    if not args.ray.strip():
+        raise UserInputError("--ray needs an address: auto, HOST:PORT or local")
+    from adapter.local.ray_pool import RayUnavailable, start
+
+    try:
+        return start(args.ray.strip(), args.workers)
+    except RayUnavailable as exc:
+        raise UserInputError(str(exc)) from None
+
+
 def mjbot_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, four_policies, log
+from adapter.commands import UserInputError, add_ray_arguments, four_policies, log, start_ray
 
 
 def register(sub: Any) -> None:
@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
     a.add_argument("--hands", type=int, default=400, help="hands to play, about (riichi: "
                    "whole games are played, ~5.5 hands per east-only game)")
     a.add_argument("--seed", type=int, default=0)
-    a.add_argument("--workers", type=int, default=1, help="worker processes")
+    add_ray_arguments(a)
     a.add_argument("--length", choices=["east", "south"], default="east",
                    help="riichi game length: east-only or east-south")
     a.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
@@ -39,14 +39,22 @@ def cmd_arena(args: argparse.Namespace) -> int:
     from replay.log import default_log_dir
 
     names = four_policies(args.policies)
-    if args.hands < 1 or args.workers < 1:
-        raise UserInputError("--hands and --workers must be at least 1")
+    if args.hands < 1:
+        raise UserInputError("--hands must be at least 1")
+    ray = start_ray(args)
+    workers = ray.workers if ray is not None else args.workers or 1
     log_dir = None if args.no_log else str(args.log_dir or default_log_dir())
-    config = ArenaConfig(args.variant, names, args.hands, args.seed, args.workers, log_dir,
+    config = ArenaConfig(args.variant, names, args.hands, args.seed, workers, log_dir,
                          args.length)  # type: ignore[arg-type]
-    start = time.monotonic()
-    results = run_arena(config, ProgressBar(args.progress))
-    summary = summarize(config, results, time.monotonic() - start)
+    try:
+        start = time.monotonic()
+        results = run_arena(config, ProgressBar(args.progress), ray)
+        summary = summarize(config, results, time.monotonic() - start)
+    finally:
+        if ray is not None:
+            ray.cluster.close()
+    if ray is not None:
+        summary["ray"] = ray.figures(len(results))
     for r in results:
         for error in r.errors:
             log().error("referee error", error=error)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, four_policies, log
+from adapter.commands import UserInputError, add_ray_arguments, four_policies, log, start_ray
 
 VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
 
@@ -24,8 +25,11 @@ def register(sub: Any) -> None:
     s.add_argument("--hands", type=int, default=200, help="hands to play, about (whole wall "
                    "sets in every seating are played)")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--workers", type=int, default=1, help="worker processes")
+    add_ray_arguments(s)
     s.add_argument("--out", required=True, metavar="DIR", help="a new or empty directory")
+    s.add_argument("--out-shared", action="store_true", help="with --ray: every node mounts "
+                   "--out at the same path, so the workers write the shards there (else their "
+                   "games come back to this process, which writes them)")
     s.add_argument("--length", choices=["east", "south"], default="east",
                    help="riichi game length")
     s.add_argument("--shard-decisions", type=int, default=20000, metavar="N",
@@ -55,20 +59,27 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     if args.variant not in VARIANTS:
         raise UserInputError(f"unknown variant {args.variant!r} (riichi, mcr, taiwan16 or mass)")
     names = four_policies(args.policies)
-    if args.hands < 1 or args.workers < 1 or args.shard_decisions < 1:
-        raise UserInputError("--hands, --workers and --shard-decisions must be at least 1")
+    if args.hands < 1 or args.shard_decisions < 1:
+        raise UserInputError("--hands and --shard-decisions must be at least 1")
+    if args.out_shared and args.ray is None:
+        raise UserInputError("--out-shared goes with --ray (it says the Ray workers see --out)")
 
     from adapter.local.arena import ArenaConfig, ProgressBar
     from adapter.local.selfplay import SelfPlayConfig, run_selfplay
     from replay.dataset.schema import DatasetError
 
-    arena = ArenaConfig(args.variant, names, args.hands, args.seed, args.workers, None,
-                        args.length)
-    config = SelfPlayConfig(arena, args.out, args.shard_decisions)
+    ray = start_ray(args)
+    workers = ray.workers if ray is not None else args.workers or 1
+    arena = ArenaConfig(args.variant, names, args.hands, args.seed, workers, None, args.length)
+    config = SelfPlayConfig(arena, str(Path(args.out).resolve()) if args.out_shared else args.out,
+                            args.shard_decisions)
     try:
-        result = run_selfplay(config, ProgressBar(args.progress))
+        result = run_selfplay(config, ProgressBar(args.progress), ray, args.out_shared)
     except DatasetError as exc:
         raise UserInputError(str(exc)) from None
+    finally:
+        if ray is not None:
+            ray.cluster.close()
     for error in result["referee_errors"]:
         log().error("referee error", error=error)
     summary = {k: result[k] for k in (
@@ -78,6 +89,8 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     summary["shards"] = len(result["shards"])
     summary["bytes"] = sum(s["bytes"] for s in result["shards"])
     summary["referee_errors"] = len(result["referee_errors"])
+    if "ray" in result:
+        summary["ray"] = result["ray"]
     if args.json:
         print(json.dumps(summary, indent=2))
     else:

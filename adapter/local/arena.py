@@ -19,11 +19,14 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapter.local.game import RIICHI_START, GameConfig, play_game
 from adapter.local.seat import BrainSeat
 from replay.log import GameLogWriter, Header
+
+if TYPE_CHECKING:
+    from adapter.local.ray_pool import RayRun
 
 Z95 = 1.959964
 EXPECTED_HANDS_PER_GAME = {"east": 5.5, "south": 11.0}
@@ -129,12 +132,21 @@ def _open_log(config: ArenaConfig, unit: int, index: int,
 
 
 def run_arena(config: ArenaConfig,
-              progress: Callable[[int, int, int], None] | None = None) -> list[UnitResult]:
-    """Play every unit (in ``config.workers`` processes) and return the results in unit order.
-    ``progress(units done, units, hands so far)`` is called after each unit."""
+              progress: Callable[[int, int, int], None] | None = None,
+              ray: RayRun | None = None) -> list[UnitResult]:
+    """Play every unit (in ``config.workers`` processes, or as tasks on a Ray cluster) and
+    return the results in unit order. ``progress(units done, units, hands so far)`` is called
+    after each unit."""
     units = config.units()
     results: list[UnitResult] = []
     hands = 0
+    if ray is not None:
+        for _, result in ray.map(play_unit, lambda u: (config, u), units):
+            results.append(result)
+            hands += result.hands
+            if progress:
+                progress(len(results), units, hands)
+        return sorted(results, key=lambda r: r.unit)
     if config.workers <= 1:
         for u in range(units):
             results.append(play_unit(config, u))

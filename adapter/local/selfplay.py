@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapter.local.arena import ArenaConfig
 from adapter.local.game import play_game
@@ -24,6 +24,9 @@ from adapter.local.seat import BrainSeat
 from protocols import events as ev
 from replay.dataset.records import Block, BlockBuilder, HandStart
 from replay.dataset.shards import DatasetWriter
+
+if TYPE_CHECKING:
+    from adapter.local.ray_pool import RayRun
 
 
 @dataclass(frozen=True)
@@ -110,14 +113,25 @@ def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
                     errors)
 
 
-def iter_units(config: SelfPlayConfig) -> Iterator[UnitData]:
+def iter_units(config: SelfPlayConfig, ray: RayRun | None = None,
+               on_complete: Callable[[UnitData], None] | None = None) -> Iterator[UnitData]:
     """Every unit's data in unit order; workers run ahead by at most two units each, so the
-    parent holds a bounded number of finished units."""
+    parent holds a bounded number of finished units. ``on_complete`` sees each unit as it
+    finishes (in any order: what a progress bar follows)."""
     units = config.arena.units()
     workers = config.arena.workers
+    if ray is not None:
+        done = None if on_complete is None else (lambda _, data: on_complete(data))
+        for _, data in ray.map(play_selfplay_unit, lambda u: (config, u), units, ordered=True,
+                               on_complete=done):
+            yield data
+        return
     if workers <= 1:
         for u in range(units):
-            yield play_selfplay_unit(config, u)
+            data = play_selfplay_unit(config, u)
+            if on_complete is not None:
+                on_complete(data)
+            yield data
         return
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
         pending: dict[int, concurrent.futures.Future[UnitData]] = {}
@@ -126,14 +140,16 @@ def iter_units(config: SelfPlayConfig) -> Iterator[UnitData]:
             while submitted < units and submitted < u + 2 * workers:
                 pending[submitted] = pool.submit(play_selfplay_unit, config, submitted)
                 submitted += 1
-            yield pending.pop(u).result()
+            data = pending.pop(u).result()
+            if on_complete is not None:
+                on_complete(data)
+            yield data
 
 
-def run_selfplay(config: SelfPlayConfig,
-                 progress: Callable[[int, int, int], None] | None = None) -> dict[str, Any]:
-    """Play every unit and write the dataset; returns the manifest plus timing figures."""
+def selfplay_meta(config: SelfPlayConfig) -> dict[str, Any]:
+    """The dataset's description (in every shard and the manifest): what was played."""
     arena = config.arena
-    meta = {
+    return {
         "source": "selfplay", "variant": arena.variant, "policies": list(config.policy_names),
         "config": {"policies_seated": list(arena.policies), "hands_requested": arena.hands,
                    "seed": arena.seed, "units": arena.units(),
@@ -141,24 +157,52 @@ def run_selfplay(config: SelfPlayConfig,
                    "riichi_length": arena.riichi_length,
                    "hands_per_game": arena.hands_per_game},
     }
-    writer = DatasetWriter(Path(config.out), meta, config.shard_decisions)
+
+
+class UnitCounter:
+    """Completed units, hands and unit seconds, for the progress bar and the figures."""
+
+    def __init__(self, units: int, progress: Callable[[int, int, int], None] | None) -> None:
+        self.units, self.progress = units, progress
+        self.done = self.hands = 0
+        self.seconds = 0.0
+
+    def __call__(self, data: Any) -> None:
+        self.done += 1
+        self.hands += data.hands
+        self.seconds += data.seconds
+        if self.progress:
+            self.progress(self.done, self.units, self.hands)
+
+
+def run_selfplay(config: SelfPlayConfig,
+                 progress: Callable[[int, int, int], None] | None = None,
+                 ray: RayRun | None = None, shared_out: bool = False) -> dict[str, Any]:
+    """Play every unit and write the dataset; returns the manifest plus timing figures.
+    On Ray, the units' games come back to this process, which writes the shards, unless
+    ``shared_out`` says every node sees ``config.out``: then the workers write them."""
+    arena = config.arena
     start = time.monotonic()
-    play_seconds = 0.0
-    hands = 0
-    errors: list[str] = []
-    units = arena.units()
-    for done, data in enumerate(iter_units(config), start=1):
-        for block in data.games:
-            writer.add(block)
-        play_seconds += data.seconds
-        hands += data.hands
-        errors.extend(data.errors)
-        if progress:
-            progress(done, units, hands)
-    manifest = writer.close({"referee_errors": errors})
+    counter = UnitCounter(arena.units(), progress)
+    if ray is not None and shared_out:
+        from adapter.local.ray_selfplay import write_on_workers
+
+        manifest = write_on_workers(config, selfplay_meta(config), ray, counter)
+    else:
+        writer = DatasetWriter(Path(config.out), selfplay_meta(config), config.shard_decisions)
+        errors: list[str] = []
+        for data in iter_units(config, ray, counter):
+            for block in data.games:
+                writer.add(block)
+            errors.extend(data.errors)
+        manifest = writer.close({"referee_errors": errors})
     wall = time.monotonic() - start
-    return {**manifest, "seconds": round(wall, 3), "unit_seconds": round(play_seconds, 3),
-            "workers": arena.workers,
-            "decisions_per_second": manifest["decisions"] / wall if wall else None,
-            "decisions_per_core_second": (manifest["decisions"] / play_seconds
-                                          if play_seconds else None)}
+    figures = {**manifest, "seconds": round(wall, 3), "unit_seconds": round(counter.seconds, 3),
+               "workers": ray.workers if ray is not None else arena.workers,
+               "decisions_per_second": manifest["decisions"] / wall if wall else None,
+               "decisions_per_core_second": (manifest["decisions"] / counter.seconds
+                                             if counter.seconds else None)}
+    if ray is not None:
+        figures["ray"] = {**ray.figures(arena.units()),
+                          "shards_written_by": "workers" if shared_out else "driver"}
+    return figures

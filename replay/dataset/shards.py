@@ -62,6 +62,63 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+class ShardCutter:
+    """Where shards end: after the game that brings the open shard to ``shard_decisions``
+    decisions. One rule for every writer (this process, or Ray workers writing shards from
+    the games' decision counts alone), so shards are the same whoever writes them."""
+
+    def __init__(self, shard_decisions: int = 20000) -> None:
+        self.shard_decisions = max(1, shard_decisions)
+        self.pending: list[Any] = []
+        self.pending_decisions = 0
+
+    def add(self, item: Any, decisions: int) -> list[Any] | None:
+        """Add one game; the finished shard's items when this game closes it, else None."""
+        self.pending.append(item)
+        self.pending_decisions += decisions
+        return self.cut() if self.pending_decisions >= self.shard_decisions else None
+
+    def cut(self) -> list[Any] | None:
+        """The open shard's items (None when empty), and a new empty shard."""
+        items, self.pending, self.pending_decisions = self.pending, [], 0
+        return items or None
+
+
+def write_shard(out: Path, index: int, meta: dict[str, Any], blocks: Sequence[Block]
+                ) -> dict[str, Any]:
+    """Shard ``index`` of the games in ``blocks`` (in order); its manifest entry."""
+    block = Block.concat(blocks)
+    path = Path(out) / SHARD_PATTERN.format(index)
+    shard_meta = {**meta, "shard": index, "decisions": block.decisions, "hands": block.hands}
+    arrays = {"meta": json_array(shard_meta)}
+    arrays.update((f.name, block.arrays[f.name]) for f in S.FIELDS.values())
+    write_npz(path, arrays)
+    return {"file": path.name, "decisions": block.decisions, "hands": block.hands,
+            "bytes": path.stat().st_size, "sha256": sha256(path)}
+
+
+def write_manifest(out: Path, meta: dict[str, Any], games: int, shards: list[dict[str, Any]],
+                   extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The manifest, written last (atomically): a dataset without one is unfinished."""
+    manifest = {
+        **meta,
+        **(extra or {}),
+        "games": games,
+        "hands": sum(s["hands"] for s in shards),
+        "decisions": sum(s["decisions"] for s in shards),
+        "shards": shards,
+    }
+    tmp = Path(out) / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, Path(out) / MANIFEST)
+    return manifest
+
+
+def dataset_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """What every shard and the manifest carry: the schema version and the run's ``meta``."""
+    return {"schema_version": S.SCHEMA_VERSION, **meta}
+
+
 class DatasetWriter:
     """Writes blocks (whole games, in the order given) into shards of about
     ``shard_decisions`` decisions each, cut between games, then the manifest."""
@@ -69,51 +126,24 @@ class DatasetWriter:
     def __init__(self, out: Path, meta: dict[str, Any], shard_decisions: int = 20000) -> None:
         self.out = Path(out)
         prepare_out_dir(self.out)
-        self.meta = {"schema_version": S.SCHEMA_VERSION, **meta}
-        self.shard_decisions = max(1, shard_decisions)
-        self.pending: list[Block] = []
-        self.pending_decisions = 0
+        self.meta = dataset_meta(meta)
+        self.cutter = ShardCutter(shard_decisions)
         self.shards: list[dict[str, Any]] = []
         self.games = 0
 
     def add(self, block: Block, games: int = 1) -> None:
-        self.pending.append(block)
-        self.pending_decisions += block.decisions
         self.games += games
-        if self.pending_decisions >= self.shard_decisions:
-            self._flush()
+        self._write(self.cutter.add(block, block.decisions))
 
-    def _flush(self) -> None:
-        if not self.pending:
-            return
-        block = Block.concat(self.pending)
-        self.pending, self.pending_decisions = [], 0
-        index = len(self.shards)
-        path = self.out / SHARD_PATTERN.format(index)
-        meta = {**self.meta, "shard": index, "decisions": block.decisions, "hands": block.hands}
-        arrays = {"meta": json_array(meta)}
-        arrays.update((f.name, block.arrays[f.name]) for f in S.FIELDS.values())
-        write_npz(path, arrays)
-        self.shards.append({"file": path.name, "decisions": block.decisions,
-                            "hands": block.hands, "bytes": path.stat().st_size,
-                            "sha256": sha256(path)})
+    def _write(self, blocks: list[Block] | None) -> None:
+        if blocks:
+            self.shards.append(write_shard(self.out, len(self.shards), self.meta, blocks))
 
     def close(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Write the last shard and the manifest (``extra``: more manifest fields, e.g. what
         went wrong); returns the manifest."""
-        self._flush()
-        manifest = {
-            **self.meta,
-            **(extra or {}),
-            "games": self.games,
-            "hands": sum(s["hands"] for s in self.shards),
-            "decisions": sum(s["decisions"] for s in self.shards),
-            "shards": self.shards,
-        }
-        tmp = self.out / (MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, self.out / MANIFEST)
-        return manifest
+        self._write(self.cutter.cut())
+        return write_manifest(self.out, self.meta, self.games, self.shards, extra)
 
 
 def prepare_out_dir(out: Path) -> None:

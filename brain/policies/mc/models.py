@@ -16,6 +16,7 @@ from pathlib import Path
 from brain.opponents.models import OpponentModels
 
 _LOADED: dict[tuple[str, str], OpponentModels] = {}
+_READS = [0]  # weights read from disk by this process (distributed runs report it per worker)
 
 
 class MissingModels(FileNotFoundError):
@@ -26,7 +27,14 @@ def load_models(variant: str, directory: str = "") -> OpponentModels:
     key = (variant, directory)
     if key not in _LOADED:
         _LOADED[key] = _load(variant, directory)
+        _READS[0] += 1
     return _LOADED[key]
+
+
+def weight_reads() -> int:
+    """How many times this process has read opponent-model weights: once per variant and
+    directory, however many games it plays (the cache above)."""
+    return _READS[0]
 
 
 def _load(variant: str, directory: str) -> OpponentModels:

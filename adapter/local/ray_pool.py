@@ -1,0 +1,185 @@
+"""Units of work (a wall set in every seating) as Ray tasks, for runs beyond one machine.
+
+Ray is an optional extra (``pip install 'mjbot[ray]'``) and is imported only here, only when
+``--ray`` is given. Each unit is one task; Ray retries a task whose worker process dies, and the
+driver takes exactly one result per unit, so a dead worker loses no unit and counts none twice.
+Ray reuses its worker processes from task to task, so what a policy caches per process (the
+``mc`` opponent models) is read once per worker, not once per unit: every task reports its
+worker's pid and weight reads, and :class:`WorkerTally` sums them (the run's figures show it).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+INSTALL_HINT = "pip install 'mjbot[ray]'"
+TASK_RETRIES = 3  # per unit, on a worker's death (a policy's exception is a result, not a retry)
+
+
+class RayUnavailable(RuntimeError):
+    """Ray is not installed, or the cluster asked for cannot be reached (one line for users)."""
+
+
+@dataclass
+class RayCluster:
+    """The cluster a run uses; ``started`` when this process started it (and must stop it)."""
+
+    address: str
+    cpus: int
+    nodes: int
+    started: bool
+
+    def close(self) -> None:
+        if self.started:
+            import ray
+
+            ray.shutdown()
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable(f"--ray needs Ray, which is not installed: {INSTALL_HINT}") from None
+    return ray
+
+
+def connect(address: str, cpus: int | None = None) -> RayCluster:
+    """Join the cluster at ``address`` (``auto``: the one this node belongs to; ``HOST:PORT``:
+    its head) or start one on this machine (``local``, with ``cpus`` CPUs, default all).
+    A Ray already initialised in this process (a test's cluster) is used as it is."""
+    ray = _ray()
+    started = False
+    if not ray.is_initialized():
+        if address == "local":
+            ray.init(num_cpus=cpus or os.cpu_count() or 1, include_dashboard=False,
+                     log_to_driver=False, configure_logging=False)
+        else:
+            try:
+                ray.init(address=address, log_to_driver=False, configure_logging=False)
+            except (ConnectionError, ValueError, RuntimeError) as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc)
+                raise RayUnavailable(
+                    f"no Ray cluster at {address!r} ({first}); start one with `ray start "
+                    "--head` or use --ray local") from None
+        started = True
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    total = int(ray.cluster_resources().get("CPU", 0))
+    return RayCluster(address, total, len(nodes), started)
+
+
+@dataclass
+class WorkerTally:
+    """Which worker processes played units, and how often each read policy weights."""
+
+    reads: dict[tuple[str, int], int] = field(default_factory=dict)  # (node, pid) -> reads
+
+    def add(self, stamp: tuple[str, int, int]) -> None:
+        node, pid, reads = stamp
+        self.reads[(node, pid)] = max(reads, self.reads.get((node, pid), 0))
+
+    def figures(self, units: int) -> dict[str, int]:
+        return {"units": units, "worker_processes": len(self.reads),
+                "weight_reads": sum(self.reads.values())}
+
+
+def _stamp() -> tuple[str, int, int]:
+    """This worker: its node, pid, and how many times it has read weights from disk."""
+    import socket
+
+    from brain.policies.mc.models import weight_reads
+
+    return socket.gethostname(), os.getpid(), weight_reads()
+
+
+def run_unit(fn: Callable[..., Any], *args: Any) -> tuple[Any, tuple[str, int, int]]:
+    """The task body: one unit, and the stamp of the process that played it."""
+    result = fn(*args)
+    return result, _stamp()
+
+
+def mjbot_env() -> dict[str, str]:
+    """The driver's ``MJBOT_*`` settings (e.g. ``MJBOT_MC``), which policies read when built:
+    workers on other nodes do not inherit this process's environment, so they travel along."""
+    return {k: v for k, v in os.environ.items() if k.startswith("MJBOT_")}
+
+
+def map_units(fn: Callable[..., Any], args: Callable[[int], tuple[Any, ...]], units: int,
+              window: int, tally: WorkerTally | None = None, ordered: bool = False,
+              on_complete: Callable[[int, Any], None] | None = None
+              ) -> Iterator[tuple[int, Any]]:
+    """``fn(*args(u))`` for every unit ``u`` as Ray tasks; yields ``(u, result)`` once per
+    unit, whatever was retried: as each completes, or in unit order (``ordered``, with
+    ``window`` bounding the units submitted but not yet yielded, so the driver holds few).
+    ``on_complete(u, result)`` is called as each completes, in either case."""
+    ray = _ray()
+    task = remote(run_unit)
+    pending: dict[Any, int] = {}
+    finished: dict[int, Any] = {}
+    submitted = yielded = 0
+    while yielded < units:
+        while submitted < units and (submitted - yielded if ordered else len(pending)) < window:
+            pending[task.remote(fn, *args(submitted))] = submitted
+            submitted += 1
+        done, _ = ray.wait(list(pending), num_returns=1)
+        for ref in done:
+            unit = pending.pop(ref)
+            result, stamp = ray.get(ref)
+            if tally is not None:
+                tally.add(stamp)
+            if on_complete is not None:
+                on_complete(unit, result)
+            finished[unit] = result
+        while finished and (not ordered or yielded in finished):
+            unit = yielded if ordered else next(iter(finished))
+            yield unit, finished.pop(unit)
+            yielded += 1
+
+
+@dataclass
+class RayRun:
+    """One run's use of a cluster: at most ``window`` units in flight, workers tallied."""
+
+    cluster: RayCluster
+    workers: int
+    tally: WorkerTally = field(default_factory=WorkerTally)
+
+    @property
+    def window(self) -> int:
+        """Units in flight: twice the workers keeps every CPU fed between completions, where
+        the cluster itself caps the concurrency; exactly ``workers`` where it is a cap."""
+        return 2 * self.workers if self.workers >= self.cluster.cpus else self.workers
+
+    def map(self, fn: Callable[..., Any], args: Callable[[int], tuple[Any, ...]], units: int,
+            ordered: bool = False, on_complete: Callable[[int, Any], None] | None = None
+            ) -> Iterator[tuple[int, Any]]:
+        return map_units(fn, args, units, max(1, self.window), self.tally, ordered,
+                         on_complete)
+
+    def figures(self, units: int) -> dict[str, Any]:
+        return {"address": self.cluster.address, "nodes": self.cluster.nodes,
+                "cluster_cpus": self.cluster.cpus, **self.tally.figures(units)}
+
+
+def start(address: str, workers: int | None) -> RayRun:
+    """Connect (see :func:`connect`) and size the run: ``workers`` units at once, default
+    every CPU of the cluster."""
+    cluster = connect(address, workers)
+    return RayRun(cluster, workers or max(1, cluster.cpus))
+
+
+def remote(fn: Callable[..., Any]) -> Any:
+    """``fn`` as a Ray task with the retries and environment of the unit tasks."""
+    ray = _ray()
+    options: dict[str, Any] = {"max_retries": TASK_RETRIES, "retry_exceptions": False}
+    env = mjbot_env()
+    if env:
+        options["runtime_env"] = {"env_vars": env}
+    return ray.remote(fn).options(**options)
+
+
+def get(refs: list[Any]) -> list[Any]:
+    return list(_ray().get(refs))
