@@ -69,7 +69,7 @@ def test_cli_entry_point_is_thin_and_every_group_registers() -> None:
 
 def test_the_cli_does_not_import_the_brain_or_structlog_at_start() -> None:
     """Botzone starts `mjbot botzone` for every turn: the entry point must stay light."""
-    code = ("import sys, adapter.cli; heavy = [m for m in ('structlog', 'brain.policies', "
+    code = ("import sys, adapter.cli; heavy = [m for m in ('structlog', 'brain.policies', 'ray', "
             "'numpy', 'replay.log') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, check=True).stdout.strip()

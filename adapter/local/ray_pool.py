@@ -58,6 +58,7 @@ def connect(address: str, cpus: int | None = None) -> RayCluster:
             ray.init(num_cpus=cpus or os.cpu_count() or 1, include_dashboard=False,
                      log_to_driver=False, configure_logging=False)
         else:
+            _reachable(address)
             try:
                 ray.init(address=address, log_to_driver=False, configure_logging=False)
             except (ConnectionError, ValueError, RuntimeError) as exc:
@@ -69,6 +70,22 @@ def connect(address: str, cpus: int | None = None) -> RayCluster:
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     total = int(ray.cluster_resources().get("CPU", 0))
     return RayCluster(address, total, len(nodes), started)
+
+
+def _reachable(address: str) -> None:
+    """A ``HOST:PORT`` that nothing answers is refused at once (Ray itself waits minutes)."""
+    host, _, port = address.rpartition(":")
+    if address == "auto" or "://" in address:
+        return
+    if not host or not port.isdigit():
+        raise RayUnavailable(f"--ray {address!r}: give auto, HOST:PORT or local")
+    import socket
+
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise RayUnavailable(f"no Ray cluster at {address!r} ({exc.strerror or exc}); start "
+                             "one with `ray start --head` or use --ray local") from None
 
 
 @dataclass

@@ -1,0 +1,170 @@
+"""Arena and self-play on a real Ray cluster (2 CPUs, started once for the module): the same
+figures and the same shard bytes as the process pool for a seed, whether the driver or the
+workers write the shards; a worker killed mid-unit loses no unit and counts none twice; the
+``mc`` weights are read once per worker process, not once per unit; the command line joins a
+cluster by address and says in one line what is wrong."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from adapter.local.arena import ArenaConfig, run_arena, summarize
+from adapter.local.selfplay import SelfPlayConfig, run_selfplay
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mjbot[ray]')")
+
+from adapter.local.ray_pool import RayRun, connect  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+POLICIES = ("rulebased", "greedy", "greedy", "greedy")
+RUN_FIGURES = ("seconds", "hands_per_second", "workers")  # how long, not what was played
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One local cluster of 2 CPUs for the module; the code under test finds it initialised."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        yield connect("local")
+    finally:
+        ray.shutdown()
+
+
+def figures(config: ArenaConfig, results) -> dict:
+    summary = summarize(config, results, 1.0)
+    return {k: v for k, v in summary.items() if k not in RUN_FIGURES}
+
+
+@pytest.fixture(scope="module")
+def reference() -> tuple[ArenaConfig, dict]:
+    """The process pool's figures (2 workers) for the arena the Ray tests play."""
+    config = ArenaConfig("mass", POLICIES, hands=160, seed=11, workers=2)
+    return config, figures(config, run_arena(config))
+
+
+def test_arena_on_ray_equals_the_process_pool(cluster, reference):
+    config, expected = reference
+    run = RayRun(cluster, 2)
+    seen: list[int] = []
+    results = run_arena(config, lambda done, total, hands: seen.append(done), run)
+    assert [r.unit for r in results] == list(range(config.units()))
+    assert figures(config, results) == expected
+    assert seen == list(range(1, config.units() + 1))  # the bar follows completed units
+    assert run.figures(len(results))["worker_processes"] <= 2
+
+
+def _unit_workers() -> list[int]:
+    """Pids of the Ray workers playing a unit now (Ray titles a busy worker ray::TASK)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().startswith(b"ray::run_unit"):
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs Linux /proc")
+def test_a_killed_worker_loses_no_unit_and_counts_none_twice(cluster, reference):
+    config, expected = reference
+    run = RayRun(cluster, 2)
+    box: dict = {}
+    thread = threading.Thread(target=lambda: box.update(results=run_arena(config, None, run)))
+    thread.start()
+    killed = None
+    deadline = time.monotonic() + 60
+    while killed is None and thread.is_alive() and time.monotonic() < deadline:
+        busy = _unit_workers()
+        if busy:
+            killed = busy[0]
+            os.kill(killed, signal.SIGKILL)
+        time.sleep(0.01)
+    thread.join(120)
+    assert killed is not None, "no worker was caught playing a unit"
+    results = box["results"]
+    assert [r.unit for r in results] == list(range(config.units()))
+    assert figures(config, results) == expected
+    assert killed not in {pid for _, pid in run.tally.reads}  # its unit was played again
+
+
+def digests(root: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.iterdir())}
+
+
+def test_selfplay_shards_are_the_local_runs_whoever_writes_them(cluster, tmp_path):
+    arena = ArenaConfig("mass", ("rulebased", "greedy", "rulebased", "greedy"), 48, 4, 1)
+    local = run_selfplay(SelfPlayConfig(arena, str(tmp_path / "local"), 300))
+    assert len(local["shards"]) >= 3
+    expected = digests(tmp_path / "local")
+    for shared in (False, True):
+        out = tmp_path / f"ray-{shared}"
+        result = run_selfplay(SelfPlayConfig(arena, str(out), 300), None, RayRun(cluster, 2),
+                              shared_out=shared)
+        assert digests(out) == expected, f"shards written by {result['ray']}"
+        assert result["ray"]["shards_written_by"] == ("workers" if shared else "driver")
+
+
+def test_mc_weights_are_read_once_per_worker_not_once_per_unit(cluster, monkeypatch):
+    monkeypatch.setenv("MJBOT_MC", "playouts=2")  # travels to the workers with the tasks
+    config = ArenaConfig("mcr", ("mc", "rulebased", "rulebased", "rulebased"), hands=24, seed=2)
+    run = RayRun(cluster, 2)
+    results = run_arena(config, None, run)
+    tally = run.figures(len(results))
+    assert sum(r.illegal for r in results) == 0 and not any(r.errors for r in results)
+    assert tally["units"] == 6 and 1 <= tally["worker_processes"] <= 2
+    assert tally["weight_reads"] == tally["worker_processes"]
+
+
+def mjbot(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [
+        str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
+                          text=True, timeout=300, env=env)
+
+
+def test_the_command_joins_a_cluster_by_address(cluster, reference, tmp_path):
+    _, expected = reference
+    address = ray.get_runtime_context().gcs_address
+    r = mjbot("arena", "--variant", "mass", "--policies", ",".join(POLICIES), "--hands", "160",
+              "--seed", "11", "--no-log", "--ray", address, "--json", str(tmp_path / "a.json"))
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "a.json").read_text())
+    assert {k: v for k, v in summary.items() if k not in (*RUN_FIGURES, "ray")} == expected
+    assert summary["ray"]["address"] == address and summary["ray"]["cluster_cpus"] == 2
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--ray", "127.0.0.1:1"], "no Ray cluster at '127.0.0.1:1'"),
+    (["--ray", "nowhere"], "give auto, HOST:PORT or local"),
+    (["--workers", "0"], "--workers must be at least 1"),
+])
+def test_arena_ray_errors_are_one_line(args, message):
+    r = mjbot("arena", "--variant", "mass", "--hands", "16", "--no-log", *args)
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_out_shared_needs_ray(tmp_path):
+    r = mjbot("selfplay", "--variant", "mass", "--out", str(tmp_path / "d"), "--out-shared")
+    assert r.returncode == 2 and "--out-shared goes with --ray" in r.stderr
+
+
+def test_without_ray_installed_the_error_says_what_to_install():
+    code = ("import sys; sys.modules['ray'] = None; from adapter.cli import main; "
+            "sys.exit(main(['arena', '--variant', 'mass', '--hands', '16', '--no-log', "
+            "'--ray', 'local']))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, cwd=ROOT)
+    assert r.returncode == 2
+    assert "pip install 'mjbot[ray]'" in r.stderr and "Traceback" not in r.stderr
