@@ -17,6 +17,7 @@ run() {  # name policies hands_per_worker workers mode
     case $5 in ray) extra="--ray local";; *) extra="";; esac
     $MJBOT arena --variant riichi --policies "$2" --hands "$hands" --seed 0 --no-log \
         --workers "$4" $extra --json "$OUT/$1-$5-$4.json" > /dev/null
+    cut -d' ' -f2 /proc/loadavg > "$OUT/$1-$5-$4.load" 2> /dev/null || true  # 5-min load
 }
 for w in $WORKERS; do
     for mode in pool ray; do
@@ -29,12 +30,17 @@ import json, sys
 from pathlib import Path
 
 rows = {}
-for path in sorted(Path(sys.argv[1]).glob("*.json")):
+for path in sorted(Path(sys.argv[1]).glob("*-*-*.json")):
     policy, mode, workers = path.stem.split("-")
     rows[(policy, mode, int(workers))] = json.loads(path.read_text())
+def load(policy, mode, workers):
+    path = Path(sys.argv[1]) / f"{policy}-{mode}-{workers}.load"
+    return path.read_text().strip() if path.is_file() else "?"
+
+
 print("| policy | workers | pool hands/s | pool eff. | Ray hands/s | Ray eff. | Ray/pool | "
-      "hands (pool, Ray) | seconds (pool, Ray) |")
-print("|---|---|---|---|---|---|---|---|---|")
+      "hands (pool, Ray) | seconds (pool, Ray) | 5-min load after (pool, Ray) |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for policy in ("rulebased", "mc"):
     base = {m: rows.get((policy, m, 1), {}).get("hands_per_second") for m in ("pool", "ray")}
     for workers in sorted({w for p, _, w in rows if p == policy}):
@@ -48,5 +54,6 @@ for policy in ("rulebased", "mc"):
         print(f"| {policy} | {workers} | {' | '.join(cells)} | "
               f"{f'{ratio:.2f}' if ratio else '-'} | "
               f"{pool and pool['hands']}, {ray and ray['hands']} | "
-              f"{pool and pool['seconds']}, {ray and ray['seconds']} |")
+              f"{pool and pool['seconds']}, {ray and ray['seconds']} | "
+              f"{load(policy, 'pool', workers)}, {load(policy, 'ray', workers)} |")
 EOF

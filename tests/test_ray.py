@@ -104,7 +104,8 @@ def digests(root: Path) -> dict[str, str]:
 
 
 def test_selfplay_shards_are_the_local_runs_whoever_writes_them(cluster, tmp_path):
-    arena = ArenaConfig("mass", ("rulebased", "greedy", "rulebased", "greedy"), 48, 4, 1)
+    policies = ("rulebased", "greedy", "rulebased", "greedy")
+    arena = ArenaConfig("mass", policies, 48, 4, 1)
     local = run_selfplay(SelfPlayConfig(arena, str(tmp_path / "local"), 300))
     assert len(local["shards"]) >= 3
     expected = digests(tmp_path / "local")
@@ -114,6 +115,13 @@ def test_selfplay_shards_are_the_local_runs_whoever_writes_them(cluster, tmp_pat
                               shared_out=shared)
         assert digests(out) == expected, f"shards written by {result['ray']}"
         assert result["ray"]["shards_written_by"] == ("workers" if shared else "driver")
+    # the command, joining the cluster by address, with a relative --out the workers share
+    r = mjbot("selfplay", "--variant", "mass", "--policies", ",".join(policies), "--hands", "48",
+              "--seed", "4", "--shard-decisions", "300", "--out", "cli", "--out-shared",
+              "--ray", ray.get_runtime_context().gcs_address, "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["ray"]["shards_written_by"] == "workers"
+    assert digests(tmp_path / "cli") == expected
 
 
 def test_mc_weights_are_read_once_per_worker_not_once_per_unit(cluster, monkeypatch):
@@ -127,11 +135,11 @@ def test_mc_weights_are_read_once_per_worker_not_once_per_unit(cluster, monkeypa
     assert tally["weight_reads"] == tally["worker_processes"]
 
 
-def mjbot(*args: str) -> subprocess.CompletedProcess[str]:
+def mjbot(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [
         str(ROOT), os.environ.get("PYTHONPATH")]))}
     return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
-                          text=True, timeout=300, env=env)
+                          text=True, timeout=300, env=env, cwd=cwd)
 
 
 def test_the_command_joins_a_cluster_by_address(cluster, reference, tmp_path):

@@ -12,7 +12,7 @@ from adapter.commands import UserInputError
 
 def register(sub: Any) -> None:
     b = sub.add_parser("bench", help="benchmarks of the hot paths (ratios vs references)")
-    b.add_argument("what", choices=["shanten", "log", "arena", "botzone", "mjai", "mc"])
+    b.add_argument("what", choices=["shanten", "log", "arena", "botzone", "mjai", "mc", "ray"])
     b.add_argument("--variant", default="all",
                    choices=["all", "riichi", "mcr", "taiwan16", "mass"], help="bench arena")
     b.add_argument("--frames", type=int, default=20_000, help="frames written (bench log)")
@@ -37,12 +37,34 @@ def register(sub: Any) -> None:
                    help="bench mc: hands at a tight limit, counting late or illegal answers")
     b.add_argument("--limit", type=float, default=0.5,
                    help="bench mc --soak: seconds per decision")
+    b.add_argument("--units", type=int, default=2000,
+                   help="bench ray: empty units dispatched through the pool and Ray")
+    b.add_argument("--workers", type=int, default=2, help="bench ray: workers (CPUs)")
     b.set_defaults(handler=cmd_bench)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     return {"shanten": _bench_shanten, "log": _bench_log, "arena": _bench_arena,
-            "botzone": _bench_botzone, "mjai": _bench_mjai, "mc": _bench_mc}[args.what](args)
+            "botzone": _bench_botzone, "mjai": _bench_mjai, "mc": _bench_mc,
+            "ray": _bench_ray}[args.what](args)
+
+
+def _bench_ray(args: argparse.Namespace) -> int:
+    import os
+    from importlib.util import find_spec
+
+    from adapter.local.ray_bench import bench_ray, text
+
+    if args.units < 1 or args.workers < 1 or args.repeats < 1:
+        raise UserInputError("--units, --workers and --repeats must be at least 1")
+    if find_spec("ray") is None:
+        raise UserInputError("bench ray needs Ray: pip install 'mjbot[ray]'")
+    os.environ.setdefault("MJBOT_MC", "playouts=16")  # a tractable mc unit (mc's own default
+    # thinks up to 2 s a decision)
+    result = bench_ray(args.units, args.workers, args.repeats, args.seed)
+    result["mjbot_mc"] = os.environ["MJBOT_MC"]
+    print(json.dumps(result, indent=2) if args.json else text(result))
+    return 0
 
 
 def _bench_mc(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ import numpy as np
 from adapter.local.selfplay import SelfPlayConfig, UnitCounter, play_selfplay_unit
 from replay.dataset import schema as S
 from replay.dataset.records import Block
+from replay.dataset.schema import DatasetError
 from replay.dataset.shards import (
     ShardCutter,
     dataset_meta,
@@ -47,6 +49,7 @@ class PartInfo:
     decisions: list[int]  # per game, in seating order
     hands: int
     seconds: float
+    node: str  # the worker's host, named when its part file is not where the driver looks
     errors: list[str] = field(default_factory=list)
 
 
@@ -67,7 +70,7 @@ def play_unit_to_part(config: SelfPlayConfig, unit: int) -> PartInfo:
         np.savez(f, **arrays)
     os.replace(tmp, path)
     return PartInfo(unit, [b.decisions for b in data.games], data.hands, data.seconds,
-                    data.errors)
+                    socket.gethostname(), data.errors)
 
 
 def write_shard_from_parts(out: str, index: int, meta: dict[str, Any],
@@ -108,6 +111,11 @@ def write_on_workers(config: SelfPlayConfig, meta: dict[str, Any], ray: RayRun,
 
     for _, info in ray.map(play_unit_to_part, lambda u: (config, u), units, ordered=True,
                            on_complete=lambda _, info: counter(info)):
+        if not part_path(config.out, info.unit).is_file():
+            raise DatasetError(
+                f"--out-shared: the games of unit {info.unit}, written on {info.node}, are not "
+                f"in {out / PARTS} here: --out is not shared by every node (run without "
+                "--out-shared to have the games sent back)")
         errors.extend(info.errors)
         for game, decisions in enumerate(info.decisions):
             games += 1
