@@ -21,7 +21,7 @@ run() {  # name policies hands_per_worker workers mode
 }
 for w in $WORKERS; do
     for mode in pool ray; do
-        run rulebased rulebased,greedy,greedy,greedy 10000 "$w" "$mode"
+        run rulebased rulebased,greedy,greedy,greedy 12000 "$w" "$mode"
         run mc mc,rulebased,rulebased,rulebased 1200 "$w" "$mode"
     done
 done

@@ -176,3 +176,15 @@ def test_without_ray_installed_the_error_says_what_to_install():
                        timeout=120, cwd=ROOT)
     assert r.returncode == 2
     assert "pip install 'mjbot[ray]'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_bench_ray_sets_dispatch_against_a_unit(cluster, monkeypatch):
+    from adapter.local.ray_bench import bench_ray, text
+
+    monkeypatch.setenv("MJBOT_MC", "playouts=2")
+    result = bench_ray(units=40, workers=2, policy_units=1)
+    assert result["pool_ms_per_unit"] > 0 and result["ray_ms_per_unit"] > 0
+    for policy in ("rulebased", "mc"):
+        assert result["unit_seconds"][policy] > 0
+        assert result["overhead"][policy]["ray_over_pool"] > 0
+    assert "Ray/pool time per unit" in text(result)

@@ -25,7 +25,9 @@ class RayUnavailable(RuntimeError):
 
 @dataclass
 class RayCluster:
-    """The cluster a run uses; ``started`` when this process started it (and must stop it)."""
+    """The cluster a run uses; ``started`` when this process initialised Ray (a local cluster,
+    or its connection to a remote one), which :meth:`close` then ends (a remote cluster stays
+    up); False when Ray was initialised already (a test's cluster)."""
 
     address: str
     cpus: int
