@@ -43,6 +43,9 @@ class McConfig:
     fold_ready: float = 0.03  # per draw: a ready opponent facing a riichi folds (tuned)
     fold_unready: float = 0.1  # per draw: an unready opponent facing a riichi folds (tuned)
     kappa: float = 1.0  # our playout fold: fold when EL(discard) > kappa * P(win) * value
+    call_z: float = 2.0  # a call is played only when it beats passing by call_z standard
+    call_margin: float = 0.05  # errors of the paired difference plus this share of a typical
+    # win: the playouts' ideal fold cannot see what opening the hand costs in defence (tuned)
     placement: float = 1.0  # riichi, last hand: weight of the placement bonus (uma)
     models: str = ""  # a directory of opponents_VARIANT.npz (default: the shipped ones)
 
@@ -59,6 +62,8 @@ class McConfig:
             raise ValueError("mc: depth is 1, 2 or 3")
         if not 0 < self.budget_share <= 1:
             raise ValueError("mc: budget_share in (0, 1]")
+        if self.call_z < 0 or self.call_margin < 0:
+            raise ValueError("mc: call_z and call_margin >= 0")
 
     def playouts_for(self, budget: float | None) -> int:
         """Playouts per candidate: fixed, else none (the clock decides) where there is a
