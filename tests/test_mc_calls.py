@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from brain.policies.mc.config import McConfig
+from brain.policies.mc.config import McConfig, parse
 from brain.policies.mc.policy import McPolicy, PairedDifference, call_is_clear
 from brain.rules import rules_for
 from brain.state import TableState
@@ -73,3 +73,14 @@ def test_a_clear_gain_is_called_and_a_margin_beyond_it_passes():
 def test_the_gate_options_are_checked():
     with pytest.raises(ValueError, match="call_z"):
         McConfig(call_z=-1.0)
+
+
+def test_each_variant_has_its_gate_and_an_option_overrides_it():
+    base = McConfig()
+    assert base.call_gate("riichi") == (2.0, 0.05)
+    assert base.call_gate("taiwan16") == (0.0, 0.0)  # calls are the game there
+    assert McConfig(call_z=1.0).call_gate("taiwan16") == (1.0, 0.0)
+    assert McConfig(call_margin=0.0).call_gate("riichi") == (2.0, 0.0)
+    assert parse("call_z=1.5,call_margin=0").call_gate("riichi") == (1.5, 0.0)
+    with pytest.raises(ValueError, match="call_z needs a float"):
+        parse("call_z=high")

@@ -158,9 +158,9 @@ class McPolicy:
                 paired.add(sim_idx, u - u[passing])
             done += nb
             self.stats.batches += 1
+            z = cfg.call_gate(state.variant)[0]
             decision = self._best(cands, sums / done, table, done,
-                                  paired.lower_bounds(cfg.call_z) if passing is not None
-                                  else None)
+                                  paired.lower_bounds(z) if passing is not None else None)
             if publish is not None:
                 publish(decision)  # type: ignore[arg-type]
             if target and done >= target:
@@ -193,7 +193,7 @@ class McPolicy:
         scored = [(score.score(float(sims[i]), c.discard_kind, table.tenpai, table.wait,
                                table.value), c.action) for i, c in enumerate(cands)]
         if any(isinstance(c.action, ev.Pass) for c in cands):
-            margin = self.config.call_margin * table.win_value
+            margin = self.config.call_gate(table.variant)[1] * table.win_value
             if gains is None:  # no spread (the expectation search): the margin alone
                 pass_sim = next(float(sims[i]) for i, c in enumerate(cands)
                                 if isinstance(c.action, ev.Pass))
