@@ -105,6 +105,10 @@ def _turn(state: TableState, legal: list[Any], action: Any, opponents: Opponents
         comment = _defence(state, k, d, best_sh, shape_best, threats, opponents, facts, verb)
         if comment is not None:
             return comment
+    push = ""
+    if threats and not facts.get("genbutsu"):
+        facts["push"] = True
+        push = f", pushing against {_who(threats)} (deal-in {_pct(facts['deal_in'])})"
     if d.shanten == 0:
         waits = sorted(d.useful_kinds)
         left = sum(state.unseen(w) for w in waits)
@@ -122,7 +126,7 @@ def _turn(state: TableState, legal: list[Any], action: Any, opponents: Opponents
                 return Comment(FAN_MINIMUM, f"{verb} {tile}: ready on {kinds_text(waits)}, "
                                f"but only {kinds_text(good)} reach {MCR_MIN_FAN} fan.", facts)
         return Comment(SHAPE, f"{verb} {tile} to be ready on {kinds_text(waits)} "
-                       f"({left} left).", facts)
+                       f"({left} left){push}.", facts)
     value = _kept_for_value(state, k, d, best_sh, shape_best, facts, verb, tile)
     if value is not None:
         return value
@@ -132,7 +136,7 @@ def _turn(state: TableState, legal: list[Any], action: Any, opponents: Opponents
         text += f"; it raises the shanten from {best_sh} (best: {facts['best_shape']})"
     elif d.useful < shape_best.useful:
         text += f"; {facts['best_shape']} would keep {shape_best.useful}"
-    return Comment(SHAPE, text + ".", facts)
+    return Comment(SHAPE, text + push + ".", facts)
 
 
 def _defence(state: TableState, k: int, d: DiscardInfo, best_sh: int, shape_best: DiscardInfo,
@@ -227,6 +231,8 @@ def _claim(state: TableState, request: ev.DecisionRequest, legal: list[Any], act
                            f"({tile}), so the hand plays on.", facts)
         return Comment(VALUE, f"cannot win on {tile} (no yaku, or furiten): the hand plays "
                        "on.", facts)
+    if isinstance(action, ev.Pass) and any(isinstance(a, ev.Win) for a in legal):
+        return Comment(VALUE, f"does not win on {tile}, though the win was legal.", facts)
     calls = [a for a in legal if isinstance(a, ev.Chi | ev.Pon | ev.Kan)]
     if isinstance(action, ev.Chi | ev.Pon | ev.Kan) and request.tile is not None:
         after = _after_call(state, action, request.tile)
