@@ -23,10 +23,11 @@ from replay.review.evaluators import evaluator_for
 from replay.review.game import review
 
 
-def local_game(directory: str, seed: int) -> str:
-    """The log of one east-south riichi game of four ``rulebased`` players (seeded)."""
+def local_game(directory: str, seed: int, length: str = "south") -> str:
+    """The log of one riichi game (east-south by default) of four ``rulebased`` players
+    (seeded)."""
     config = ArenaConfig("riichi", ("rulebased",) * 4, hands=1, seed=seed, log_dir=directory,
-                         riichi_length="south")
+                         riichi_length=length)
     result = play_unit(config, 0)
     if not result.logs:
         raise RuntimeError("the local table did not finish its game: " + "; ".join(

@@ -112,14 +112,16 @@ def measure(replay_list: list[Replay], ranker: Evaluator, k: int = 3,
                 applied += 1
             done += 1
             legal = list(d.legal) or rules.legal_actions(state, d.request)
-            _count(tally, ranker, state, d.request, legal, d.action, k)
+            count(tally, ranker, state, d.request, legal, d.action, k)
             if progress is not None:
                 progress(done, total)
     return tally
 
 
-def _count(tally: Tally, ranker: Evaluator, state: TableState, request: ev.DecisionRequest,
-           legal: list[Any], played: Any, k: int) -> None:
+def count(tally: Tally, ranker: Evaluator, state: TableState, request: ev.DecisionRequest,
+          legal: list[Any], played: Any, k: int) -> None:
+    """Add one decision to ``tally`` (decisions that are neither a discard nor a claim with
+    a chow or pung on offer do not count)."""
     offered = {name for name, kind in (("chi", ev.Chi), ("pon", ev.Pon))
                if any(isinstance(a, kind) for a in legal)}
     is_discard = request.kind == "turn" and isinstance(played, ev.Discard)
