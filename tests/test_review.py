@@ -241,3 +241,14 @@ def test_bench_review_on_a_given_game():
     assert data["mc_seconds"] > 0 and data["rulebased_seconds"] > 0
     assert data["ratio_mc_to_rulebased"] == pytest.approx(
         data["mc_seconds"] / data["rulebased_seconds"], rel=0.1)
+
+
+def test_review_leaves_out_decisions_whose_hand_cannot_be_measured(tmp_path):
+    from tests.viewer_fixtures import platform_game
+
+    log = platform_game(tmp_path / "game.mjlog.msgpack")  # a hand-written 15-tile hand
+    rep = replayer.load(log)
+    result = review(rep, RankingEvaluator("rulebased"))
+    assert result["decisions"] == len(rep.decisions) and result["errors"] >= 1
+    assert any("cannot be measured" in n for n in result["notes"])
+    assert all(r["loss"] is None for r in result["rows"] if "error" in r)

@@ -21,7 +21,7 @@ from brain.policies.evaluation import DiscardInfo, value_honours
 from brain.policies.mcr_plan import best_distances_after_discards, winning_waits
 from brain.policies.rulebased import RuleBasedPolicy
 from brain.rules import rules_for
-from brain.shanten import shanten
+from brain.shanten import HandError, shanten
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -289,7 +289,11 @@ def commentary(replay: Replay, ranker: Evaluator, k: int = 3,
             applied += 1
         legal = list(d.legal) or rules.legal_actions(state, d.request)
         top = predicted(ranker.evaluate(state, d.request, legal), k)
-        comment = explain(state, d.request, legal, d.action)
+        try:
+            comment = explain(state, d.request, legal, d.action)
+        except HandError as exc:  # a log whose hand is no hand (a hand-written sample)
+            comment = Comment("", f"{action_text(d.action)} (the hand cannot be measured: "
+                              f"{exc}).", {})
         keys = [action_key(a) for a in top]
         out.append({
             "event_index": d.index, "seat": replay.seat, "round": round_label(state),

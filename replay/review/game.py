@@ -18,6 +18,7 @@ from typing import Any
 
 from brain.policies.mc.root import WIN_VALUE
 from brain.rules import rules_for
+from brain.shanten import HandError
 from brain.state import TableState
 from replay.replayer import Replay, action_text
 from replay.review.evaluators import POINTS, Evaluation, Evaluator
@@ -52,10 +53,16 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
             state.apply(replay.events[applied])
             applied += 1
         legal = list(d.legal) or rules.legal_actions(state, d.request)
-        evaluation = evaluator.evaluate(state, d.request, legal)
-        row = _row(n, d.index, state, d.request.kind, d.action, evaluation)
-        rows.append(row)
-        situations[n] = describe(state, Opponents(state))
+        try:
+            evaluation = evaluator.evaluate(state, d.request, legal)
+            situations[n] = describe(state, Opponents(state))
+        except HandError as exc:  # a log whose hand is no hand: that decision is left out
+            rows.append({"n": n, "event_index": d.index, "round": round_label(state),
+                         "kind": d.request.kind, "hand": hand_text(state),
+                         "played": action_text(d.action), "best": "", "agree": False,
+                         "loss": None, "forced": "", "actions": [], "error": str(exc)})
+        else:
+            rows.append(_row(n, d.index, state, d.request.kind, d.action, evaluation))
         if progress is not None:
             progress(n + 1, total)
     return _summary(replay, evaluator, rows, situations, costly,
@@ -82,6 +89,7 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[dict[str, Any]],
              seconds: float) -> dict[str, Any]:
     valued = [r for r in rows if r["loss"] is not None]
     agree = sum(r["agree"] for r in rows)
+    errors = sum(1 for r in rows if "error" in r)
     total_loss = sum(r["loss"] for r in valued)
     mean = total_loss / len(valued) if valued else 0.0
     scale = rating_scale(evaluator.unit, replay.variant)
@@ -95,7 +103,9 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[dict[str, Any]],
         "agreement": agree / len(rows) if rows else None,
         "total_loss": round(total_loss, 3), "loss_per_decision": round(mean, 4),
         "rating": round(100.0 * math.exp(-mean / scale), 1) if valued else None,
-        "rating_scale": scale, "costly": top, "rows": rows, "notes": replay.notes,
+        "rating_scale": scale, "costly": top, "rows": rows, "errors": errors,
+        "notes": replay.notes + ([f"{errors} decisions left out: their hand cannot be "
+                                  "measured"] if errors else []),
         "seconds": round(seconds, 3),
     }
 
