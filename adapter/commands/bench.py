@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
     b.add_argument("--limit", type=float, default=0.5,
                    help="bench mc --soak: seconds per decision")
     b.add_argument("--playouts", type=int, default=0,
-                   help="bench review / commentary: mc playouts per action (default 256 / 16)")
+                   help="bench review / commentary: mc playouts per action (default 512 / 16)")
     b.add_argument("--policies", default="rulebased,mc",
                    help="bench commentary: the rankings measured")
     b.add_argument("--top-k", type=int, default=3, help="bench commentary: discards predicted")
@@ -66,7 +66,7 @@ def _bench_review(args: argparse.Namespace) -> int:
     game = args.paths[0] if args.paths else None
     if game is not None:
         load_replay(game, args.seat)  # a bad file: one line
-    result = bench_review(game, args.seat, args.playouts or 256, args.seed)
+    result = bench_review(game, args.seat, args.playouts or 512, args.seed)
     print(json.dumps(result, indent=2) if args.json else text_review(result))
     return 0
 

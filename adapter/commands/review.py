@@ -23,7 +23,7 @@ def register(sub: Any) -> None:
                    help="whose decisions (imports: default 0; own logs: the bot's seat)")
     r.add_argument("--policy", default="mc", help="mc (expected points), rulebased (ranks), "
                    "nn once a neural policy is registered")
-    r.add_argument("--playouts", type=int, default=256,
+    r.add_argument("--playouts", type=int, default=512,
                    help="mc: playouts per legal action (seeded: the same review everywhere)")
     r.add_argument("--seed", type=int, default=0, help="mc: seed of the playouts")
     r.add_argument("--json", metavar="FILE", help="write the whole review as JSON ('-': "

@@ -82,7 +82,7 @@ class McEvaluator:
     name = "mc"
     unit = POINTS
 
-    def __init__(self, playouts: int = 256, seed: int = 0, models: str = "") -> None:
+    def __init__(self, playouts: int = 512, seed: int = 0, models: str = "") -> None:
         self.playouts = playouts
         self.policy = McPolicy(McConfig(playouts=playouts, seed=seed, always_simulate=True,
                                         attack=0, defend=0, models=models))
@@ -147,7 +147,7 @@ def policies() -> list[str]:
     return sorted({"mc", "rulebased", *(n for n in POLICIES if n == NEURAL)})
 
 
-def evaluator_for(name: str, playouts: int = 256, seed: int = 0,
+def evaluator_for(name: str, playouts: int = 512, seed: int = 0,
                   models: str = "") -> Evaluator:
     """The evaluator of a policy name; ValueError (one line) for an unknown name or ``nn``
     before a neural policy exists."""
