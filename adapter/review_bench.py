@@ -74,15 +74,22 @@ def bench_commentary(paths: list[str], policies: list[str], playouts: int, seed:
     files = measure.game_files(paths)
     reps, left = measure.replays(files)
     table: dict[str, Any] = {}
-    for name in policies:
-        started = time.perf_counter()
-        tally = measure.measure(reps, evaluator_for(name, playouts, seed), k)
-        table[name] = {**tally.table(), "seconds": round(time.perf_counter() - started, 2)}
-        if name == "mc":
-            table[name]["playouts"] = playouts
     by_variant: dict[str, int] = {}
     for r in reps:
         by_variant[r.variant] = by_variant.get(r.variant, 0) + 1
+    for name in policies:
+        started = time.perf_counter()
+        ranker = evaluator_for(name, playouts, seed)
+        total = measure.Tally()
+        per_variant: dict[str, Any] = {}
+        for variant in sorted(by_variant):
+            tally = measure.measure([r for r in reps if r.variant == variant], ranker, k)
+            per_variant[variant] = tally.table()
+            total.add(tally)
+        table[name] = {**total.table(), "by_variant": per_variant,
+                       "seconds": round(time.perf_counter() - started, 2)}
+        if name == "mc":
+            table[name]["playouts"] = playouts
     best = max(table, key=lambda n: table[n]["discard_topk"] or 0.0) if table else None
     return {"k": k, "files": len(files), "games": len({r.path for r in reps}),
             "seat_views": len(reps), "seat_views_by_variant": by_variant,

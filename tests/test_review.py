@@ -223,10 +223,14 @@ def test_measure_is_perfect_when_the_ranking_is_the_recorded_move():
 
 def test_bench_commentary_prints_the_table():
     r = _mjbot("bench", "commentary", str(SHORT_MJLOG), str(BOTZONE_JUDGE_LOG),
-               "--policies", "rulebased,mc", "--playouts", "2")
+               "--policies", "rulebased,mc,seed004", "--playouts", "2")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
-    assert set(data["policies"]) == {"rulebased", "mc"}
+    assert set(data["policies"]) == {"rulebased", "mc", "seed004"}
+    for row in data["policies"].values():
+        parts = row["by_variant"]
+        assert set(parts) == {"riichi", "mcr"}
+        assert row["discard_hits"] == sum(p["discard_hits"] for p in parts.values())
     assert data["seat_views_by_variant"] == {"riichi": 4, "mcr": 4}
     assert data["anchors"]["discard_topk"] == 0.7584
     for row in data["policies"].values():

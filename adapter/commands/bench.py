@@ -73,16 +73,16 @@ def _bench_review(args: argparse.Namespace) -> int:
 
 def _bench_commentary(args: argparse.Namespace) -> int:
     from adapter.review_bench import bench_commentary
-    from replay.review.evaluators import policies
+    from replay.review.evaluators import predictors
 
     if not args.paths:
         raise UserInputError("bench commentary needs game files or folders (e.g. the Botzone, "
                              "mjlog and tenhou.net/6 games of tests/data)")
     names = [n.strip() for n in args.policies.split(",") if n.strip()]
     for n in names:
-        if n not in policies():
+        if n not in predictors():
             raise UserInputError(f"--policies: {n!r} cannot rank moves (known: "
-                                 f"{', '.join(policies())})")
+                                 f"{', '.join(predictors())})")
     if args.top_k < 1:
         raise UserInputError("--top-k must be at least 1")
     result = bench_commentary(args.paths, names, args.playouts or 16, args.seed, args.top_k)

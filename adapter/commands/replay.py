@@ -27,7 +27,8 @@ def register(sub: Any) -> None:
                    "deciding factor (with --json: a 'commentary' list, the viewer's subtitles)")
     r.add_argument("--top-k", type=int, default=3, help="--commentary: moves predicted")
     r.add_argument("--predictor", default="rulebased",
-                   help="--commentary: the policy whose ranking predicts (rulebased, mc)")
+                   help="--commentary: whose ranking predicts (rulebased, mc, seed004: the "
+                   "thesis' player's view)")
     r.add_argument("--reparse", action="store_true",
                    help="re-feed the raw messages through the codec and compare the events")
     r.add_argument("--export", choices=["tenhou6", "mjai"], help="convert a riichi game")
@@ -94,7 +95,7 @@ def _commentary(rep: object, args: argparse.Namespace) -> list[dict[str, object]
 
     if args.top_k < 1:
         raise UserInputError("--top-k must be at least 1")
-    ranker = evaluator(args.predictor, 32, 0)
+    ranker = evaluator(args.predictor, 32, 0, predictor=True)
     try:
         return commentary(rep, ranker, args.top_k)  # type: ignore[arg-type]
     except MissingModels as exc:

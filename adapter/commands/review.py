@@ -71,12 +71,16 @@ def load_replay(path: str, seat: int | None) -> Any:
         raise UserInputError(f"{path}: {exc}") from None
 
 
-def evaluator(name: str, playouts: int, seed: int) -> Any:
+def evaluator(name: str, playouts: int, seed: int, predictor: bool = False) -> Any:
+    """A review's policy, or (``predictor``) anything that ranks moves for the commentary."""
     from brain.policies.mc.models import MissingModels
-    from replay.review.evaluators import evaluator_for
+    from replay.review.evaluators import evaluator_for, policies
 
     if playouts < 1:
         raise UserInputError("--playouts must be at least 1")
+    if name == "seed004" and not predictor:
+        raise UserInputError(f"seed004 predicts moves but values none: review with one of "
+                             f"{', '.join(policies())}")
     try:
         return evaluator_for(name, playouts, seed)
     except (ValueError, MissingModels) as exc:

@@ -147,10 +147,20 @@ def policies() -> list[str]:
     return sorted({"mc", "rulebased", *(n for n in POLICIES if n == NEURAL)})
 
 
+def predictors() -> list[str]:
+    """What can rank moves for the commentary and the measure: the policies, and seed 004's
+    player's-view prediction."""
+    return sorted({*policies(), "seed004"})
+
+
 def evaluator_for(name: str, playouts: int = 512, seed: int = 0,
                   models: str = "") -> Evaluator:
-    """The evaluator of a policy name; ValueError (one line) for an unknown name or ``nn``
-    before a neural policy exists."""
+    """The evaluator of a policy name (or ``seed004``, a predictor); ValueError (one line)
+    for an unknown name or ``nn`` before a neural policy exists."""
+    if name == "seed004":
+        from replay.review.seed004 import Seed004Evaluator
+
+        return Seed004Evaluator()
     if name == NEURAL and NEURAL not in POLICIES:
         raise ValueError("no neural policy is registered yet (the nn policy is its own "
                          "issue); review with --policy mc or --policy rulebased")

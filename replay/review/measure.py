@@ -37,6 +37,12 @@ class Tally:
     calls: dict[str, list[int]] = field(default_factory=lambda: {
         "chi": [0, 0, 0], "pon": [0, 0, 0]})  # predicted, actual, both
 
+    def add(self, other: Tally) -> None:
+        self.discards += other.discards
+        self.hits += other.hits
+        for name, row in other.calls.items():
+            self.calls[name] = [a + b for a, b in zip(self.calls[name], row, strict=True)]
+
     def table(self) -> dict[str, Any]:
         out: dict[str, Any] = {"discard_decisions": self.discards, "discard_hits": self.hits,
                                "discard_topk": _ratio(self.hits, self.discards)}
