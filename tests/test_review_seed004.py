@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,7 +36,7 @@ def test_leftovers_are_single_tiles_of_the_hand(kinds):
     assert len(set(left)) == len(left)  # every pair or more went into a set or the pair
     assert all(counts[k] >= 1 for k in left)
     suited = sorted(k for k in left if k < 27)
-    for a, b in zip(suited, suited[1:], strict=False):  # no partial chow is left together
+    for a, b in pairwise(suited):  # no partial chow is left together
         assert a // 9 != b // 9 or b - a > 2
 
 
