@@ -87,6 +87,9 @@ def _turn(state: TableState, legal: list[Any], action: Any, opponents: Opponents
         return Comment(SHAPE, f"{action_text(action)}.", {})
     info = discard_infos(state)
     k = T.kind(action.tile)
+    if k not in info:  # a log that discards a tile its hand does not show
+        return Comment(SHAPE, f"discards {T.tile_name(action.tile)} (not in the hand as "
+                       "logged).", {"tile": T.tile_name(action.tile)})
     d = info[k]
     best_sh = min(i.shanten for i in info.values())
     same = [i for i in info.values() if i.shanten == best_sh]
