@@ -256,3 +256,12 @@ def test_review_leaves_out_decisions_whose_hand_cannot_be_measured(tmp_path):
     assert result["decisions"] == len(rep.decisions) and result["errors"] >= 1
     assert any("cannot be measured" in n for n in result["notes"])
     assert all(r["loss"] is None for r in result["rows"] if "error" in r)
+
+
+def test_review_rows_carry_the_deal_in_chance_of_each_discard():
+    rep = replayer.load(RANKED, 0)
+    result = review(rep, RankingEvaluator("rulebased"))
+    discards = [a for r in result["rows"] for a in r["actions"]
+                if a["action"].startswith("discard ")]
+    assert discards and all(0 <= a["deal_in"] <= 1 for a in discards)
+    assert any(a["deal_in"] > 0 for a in discards)

@@ -20,6 +20,8 @@ from brain.policies.mc.root import WIN_VALUE
 from brain.rules import rules_for
 from brain.shanten import HandError
 from brain.state import TableState
+from protocols import events as ev
+from protocols import tiles as T
 from replay.replayer import Replay, action_text
 from replay.review.evaluators import POINTS, Evaluation, Evaluator
 from replay.review.situation import Opponents, describe, hand_text
@@ -55,14 +57,16 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
         legal = list(d.legal) or rules.legal_actions(state, d.request)
         try:
             evaluation = evaluator.evaluate(state, d.request, legal)
-            situations[n] = describe(state, Opponents(state))
+            opponents = Opponents(state)
+            situations[n] = describe(state, opponents)
         except HandError as exc:  # a log whose hand is no hand: that decision is left out
             rows.append({"n": n, "event_index": d.index, "round": round_label(state),
                          "kind": d.request.kind, "hand": hand_text(state),
                          "played": action_text(d.action), "best": "", "agree": False,
                          "loss": None, "forced": "", "actions": [], "error": str(exc)})
         else:
-            rows.append(_row(n, d.index, state, d.request.kind, d.action, evaluation))
+            rows.append(_row(n, d.index, state, d.request.kind, d.action, evaluation,
+                             opponents))
         if progress is not None:
             progress(n + 1, total)
     return _summary(replay, evaluator, rows, situations, costly,
@@ -70,17 +74,23 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
 
 
 def _row(n: int, index: int, state: TableState, kind: str, played: Any,
-         evaluation: Evaluation) -> dict[str, Any]:
+         evaluation: Evaluation, opponents: Opponents) -> dict[str, Any]:
+    """One decision; a discard's ``deal_in`` is the opponent models' P(it deals in)."""
     loss = evaluation.loss(played)
     found = evaluation.find(played)
+    actions = []
+    for s in evaluation.ranked:
+        row = {"action": action_text(s.action), "rank": s.rank,
+               "value": None if s.value is None else round(s.value, 2)}
+        if isinstance(s.action, ev.Discard) and opponents.estimate is not None:
+            row["deal_in"] = round(opponents.deal_in(T.kind(s.action.tile)), 4)
+        actions.append(row)
     return {
         "n": n, "event_index": index, "round": round_label(state), "kind": kind,
         "hand": hand_text(state), "played": action_text(played),
         "best": action_text(evaluation.top), "agree": found is not None and found.rank == 1,
         "loss": None if loss is None else round(loss, 4), "forced": evaluation.forced,
-        "actions": [{"action": action_text(s.action), "rank": s.rank,
-                     "value": None if s.value is None else round(s.value, 2)}
-                    for s in evaluation.ranked],
+        "actions": actions,
     }
 
 

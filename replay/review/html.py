@@ -48,7 +48,8 @@ def render(result: dict[str, Any]) -> str:
                "<th>actions (value)</th></tr>")
     for r in result["rows"]:
         actions = ", ".join(a["action"] + ("" if a["value"] is None else f" ({a['value']:g})")
-                            for a in r["actions"])
+                            + (f" [deal-in {100 * a['deal_in']:.0f}%]" if a.get("deal_in")
+                               else "") for a in r["actions"])
         cls = "" if r["agree"] else " class=x"
         out.append(f"<tr{cls}>{_cell(r['n'])}{_cell(r['round'])}{_cell(r['kind'])}"
                    f"<td class=m>{escape(r['hand'])}</td>{_cell(r['played'])}"
