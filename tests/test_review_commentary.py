@@ -168,3 +168,12 @@ def test_mcr_eight_fan_decides_a_ready_discard():
     comment = explain(state, TURN, legal(state, TURN), discard(state, "7z"))
     assert comment.factor == SHAPE and comment.facts["waits_8_fan"] == "2s 5s"
     assert "ready on 2s 5s" in comment.sentence and request.kind == "claim"
+
+
+def test_mcr_self_draw_below_eight_fan():
+    state = mcr_state("123m456m789p234s5s", draw="5s")
+    actions = legal(state, TURN)
+    assert shanten(state.counts()) == -1 and ev.Win() not in actions
+    comment = explain(state, TURN, actions, discard(state, "5s"))
+    assert comment.factor == FAN_MINIMUM
+    assert comment.sentence.startswith("below 8 fan: cannot win on the drawn 5s")

@@ -103,6 +103,16 @@ def _turn(state: TableState, legal: list[Any], action: Any, opponents: Opponents
     threats = opponents.threats()
     tile = T.tile_name(action.tile)
     verb = "declares riichi with" if action.riichi else "discards"
+    drawn = state.last_draw
+    if (drawn is not None and shanten(state.counts()) == -1
+            and not any(isinstance(a, ev.Win) for a in legal)):
+        facts["drawn"] = T.tile_name(drawn)
+        if state.variant == "mcr":
+            return Comment(FAN_MINIMUM, f"below {MCR_MIN_FAN} fan: cannot win on the drawn "
+                           f"{T.tile_name(drawn)}; {verb} {tile}.", facts)
+        why = "no yaku" if state.variant == "riichi" else "the rules refuse the win"
+        return Comment(VALUE, f"cannot win on the drawn {T.tile_name(drawn)} ({why}); "
+                       f"{verb} {tile}.", facts)
     if threats:
         facts["threats"] = [t.seat for t in threats]
         comment = _defence(state, k, d, best_sh, shape_best, threats, opponents, facts, verb)
