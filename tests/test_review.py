@@ -149,6 +149,9 @@ def test_review_command_on_an_own_local_table_log(tmp_path):
     assert data["source"] == "local" and data["seat"] == 2 and data["unit"] == "points"
     assert data["decisions"] == len(replayer.load(log, 2).decisions)
     assert "decisions," in r.stderr and f"{data['decisions']}/{data['decisions']}" in r.stderr
+    # the game was played by rulebased: its own review of it agrees everywhere
+    own = review(replayer.load(log, 2), RankingEvaluator("rulebased"))
+    assert own["agreement"] == 1.0 and own["total_loss"] == 0 and own["rating"] == 100.0
 
 
 def test_review_command_errors_are_one_line(tmp_path):
