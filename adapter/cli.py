@@ -17,6 +17,7 @@ from adapter.commands import (
     models,
     ntpu,
     replay,
+    review,
     selfplay,
     serve,
     tenhou,
@@ -24,8 +25,8 @@ from adapter.commands import (
 )
 from adapter.logging_setup import configure_logging, configure_plain_logging
 
-COMMAND_GROUPS = (tools, bench, botzone, ntpu, tenhou, mjai, arena, replay, selfplay, serve,
-                  models)
+COMMAND_GROUPS = (tools, bench, botzone, ntpu, tenhou, mjai, arena, replay, review, selfplay,
+                  serve, models)
 
 
 class _VersionAction(argparse.Action):

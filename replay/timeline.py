@@ -251,6 +251,9 @@ def decision_view(d: DecisionFrame, seat: int | None) -> dict[str, Any]:
 class Timeline:
     meta: dict[str, Any]
     hands: list[dict[str, Any]]  # {"label", "steps": [snapshot...], "result"}
+    # per event of the log, in order (decision frames not counted): the (hand, step) that
+    # shows it, None before the first hand; the commentary's subtitles are placed by it
+    event_steps: list[tuple[int, int] | None] = field(default_factory=list)
 
     def outline(self) -> dict[str, Any]:
         """Everything but the steps: the page's first load."""
@@ -306,13 +309,10 @@ def _steps(items: list[tuple[str, Any]], meta: dict[str, Any],
     hands: list[dict[str, Any]] = []
     steps: list[dict[str, Any]] | None = None
     final: list[int] | None = None
-    for kind, item in items:
-        if kind == "decision":
-            if steps:
-                steps[-1]["decisions"].append(decision_view(item, own_seat))
-                hands[-1]["decisions"] += 1
-            continue
-        e = item
+    places: list[tuple[int, int] | None] = []
+
+    def event(e: Any) -> None:
+        nonlocal own_seat, variant, steps, final
         if isinstance(e, ev.GameStarted):
             names[:] = list(e.names) + [""] * (4 - len(e.names))
             if own_seat is not None:
@@ -320,23 +320,32 @@ def _steps(items: list[tuple[str, Any]], meta: dict[str, Any],
                 meta["our_seat"] = own_seat
             variant = table.variant = e.variant or variant
             meta["variant"] = variant
-            continue
+            return
         if isinstance(e, ev.RoundStarted):
             text = table.round_started(e, own_seat)
             steps = [table.snapshot(text, None)]
             hands.append({"label": f"{table.round}-{table.honba}", "steps": steps,
                           "result": None, "decisions": 0})
-            continue
+            return
         if isinstance(e, ev.GameEnded):
             final = list(e.scores)
         if steps is None:
-            continue
+            return
         applied = table.apply(e)
         if applied is None:
-            continue
+            return
         steps.append(table.snapshot(*applied))
         if table.result is not None:
             hands[-1]["result"] = table.result
+
+    for kind, item in items:
+        if kind == "decision":
+            if steps:
+                steps[-1]["decisions"].append(decision_view(item, own_seat))
+                hands[-1]["decisions"] += 1
+            continue
+        event(item)
+        places.append((len(hands) - 1, len(steps) - 1) if steps else None)
     meta["names"] = names
     meta["final_scores"] = final
-    return Timeline(meta, hands)
+    return Timeline(meta, hands, places)

@@ -147,3 +147,41 @@ def test_bench_runs_never_replay_walls(monkeypatch):
     logged = {u for d, u in played if d is not None and u < benchmarks.WARM_UP_UNITS}
     plain = {u for d, u in played if d is None and u < benchmarks.WARM_UP_UNITS}
     assert logged and plain and not logged & plain and measured
+
+
+def test_call_and_riichi_rates_count_the_hands_the_logs_show(tmp_path):
+    """The style figures: a hand counts once for a seat however many calls it made there."""
+    config = ArenaConfig("riichi", ("rulebased", "greedy", "tsumogiri", "greedy"), hands=16,
+                         seed=4, log_dir=str(tmp_path))
+    results = run_arena(config)
+    summary = summarize(config, results, 1.0)
+    calls = {"rulebased": 0, "greedy": 0, "tsumogiri": 0}
+    riichis = dict.fromkeys(calls, 0)
+    hands = dict.fromkeys(calls, 0)
+    for path in (p for r in results for p in r.logs):
+        log = read_log(path)
+        players = log.header.extra["players"]
+        called: set[int] = set()
+        declared: set[int] = set()
+        in_hand = False
+        for e in log.events():
+            if isinstance(e, ev.RoundStarted):
+                called, declared, in_hand = set(), set(), True
+            elif isinstance(e, ev.MeldCalled) and e.kind in ("chi", "pon", "open_kan"):
+                called.add(e.seat)
+            elif isinstance(e, ev.RiichiDeclared):
+                declared.add(e.seat)
+            elif isinstance(e, ev.RoundWon | ev.RoundDrawn) and in_hand:
+                in_hand = False  # a double ron ends one hand
+                for seat, name in enumerate(players):
+                    hands[name] += 1
+                    calls[name] += seat in called
+                    riichis[name] += seat in declared
+    for name, entry in summary["policies"].items():
+        assert entry["hands"] == hands[name]
+        assert entry["call_rate"] == pytest.approx(calls[name] / hands[name])
+        assert entry["riichi_rate"] == pytest.approx(riichis[name] / hands[name])
+    assert summary["policies"]["tsumogiri"]["call_rate"] == 0
+    assert summary["policies"]["tsumogiri"]["riichi_rate"] == 0
+    assert summary["policies"]["rulebased"]["call_rate"] > 0
+    assert summary["policies"]["greedy"]["riichi_rate"] > 0

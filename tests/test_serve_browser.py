@@ -85,6 +85,14 @@ def test_the_viewer_steps_through_a_game(browser: Browser, viewer: tuple[str, Pa
     decision = text(browser, "#decisions .decision")
     assert re.search(r"seat \d turn: (discard|riichi) \d[mpsz]", decision), decision
     assert browser.evaluate("document.querySelectorAll('#decisions .cand.chosen').length") == 1
+    # the commentary: the next step draws that move, with its sentence as a subtitle
+    browser.key("ArrowRight")
+    browser.wait_for("document.querySelectorAll('#subtitles .subtitle').length > 0")
+    assert re.match(r"seat \d (discards|declares|folds|holds|wins)",
+                    text(browser, "#subtitles .subtitle")), text(browser, "#subtitles")
+    browser.key("ArrowLeft")
+    browser.wait_for(f"document.getElementById('step-index').textContent.startsWith("
+                     f"'step {step} /')")
     for _ in range(8):
         browser.evaluate("document.getElementById('next').click()")
     step += 8

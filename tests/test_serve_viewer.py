@@ -205,3 +205,31 @@ def test_view_names_a_missing_path_in_one_line(tmp_path: Path) -> None:
                              timeout=60)
     assert refused.returncode == 2 and "loopback" in refused.stderr
     assert json  # (imported for the fixtures' JSON files)
+
+
+async def test_commentary_subtitles_sit_on_the_steps_of_the_moves(folder: dict[str, Any]) -> None:
+    """Every sentence is placed on the step that draws the move it explains: that step's
+    actor is the commented seat, and a discard's step shows the discarded tile."""
+    root = folder["root"]
+    client = await client_for(root)
+    try:
+        for name, seats in (("tenhou6.json", {0, 1, 2, 3}),
+                            ("platform", {1})):
+            game = gid(root, folder["files"][name])
+            response = await client.get(f"/api/games/{game}/commentary")
+            assert response.status == 200, name
+            rows = (await response.json())["subtitles"]
+            assert rows and {r["seat"] for r in rows} <= seats, name
+            hands: dict[int, list[dict[str, Any]]] = {}
+            for r in rows:
+                if r["hand"] not in hands:
+                    hands[r["hand"]] = (await (await client.get(
+                        f"/api/games/{game}/hands/{r['hand']}")).json())["steps"]
+                step = hands[r["hand"]][r["step"]]
+                assert step["actor"] == r["seat"] or r["played"] == "pass", (name, r)
+                if r["played"].startswith("discard "):
+                    tile = r["played"].split()[1]
+                    assert step["seats"][r["seat"]]["river"][-1]["t"] == tile, (name, r)
+                assert r["sentence"].startswith(f"seat {r['seat']} ")
+    finally:
+        await client.close()

@@ -12,7 +12,11 @@ from adapter.commands import UserInputError
 
 def register(sub: Any) -> None:
     b = sub.add_parser("bench", help="benchmarks of the hot paths (ratios vs references)")
-    b.add_argument("what", choices=["shanten", "log", "arena", "botzone", "mjai", "mc", "ray"])
+    b.add_argument("what", choices=["shanten", "log", "arena", "botzone", "mjai", "mc",
+                                    "review", "commentary", "ray"])
+    b.add_argument("paths", nargs="*", metavar="PATH",
+                   help="bench review: the GAME (default: a seeded local east-south game); "
+                   "bench commentary: game files or folders")
     b.add_argument("--variant", default="all",
                    choices=["all", "riichi", "mcr", "taiwan16", "mass"], help="bench arena")
     b.add_argument("--frames", type=int, default=20_000, help="frames written (bench log)")
@@ -40,12 +44,20 @@ def register(sub: Any) -> None:
     b.add_argument("--units", type=int, default=2000,
                    help="bench ray: empty units dispatched through the pool and Ray")
     b.add_argument("--workers", type=int, default=2, help="bench ray: workers (CPUs)")
+    b.add_argument("--playouts", type=int, default=0,
+                   help="bench review / commentary: mc playouts per action (default 512 / 16)")
+    b.add_argument("--policies", default="rulebased,mc",
+                   help="bench commentary: the rankings measured")
+    b.add_argument("--top-k", type=int, default=3, help="bench commentary: discards predicted")
+    b.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
+                   help="bench review: the seat reviewed")
     b.set_defaults(handler=cmd_bench)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     return {"shanten": _bench_shanten, "log": _bench_log, "arena": _bench_arena,
             "botzone": _bench_botzone, "mjai": _bench_mjai, "mc": _bench_mc,
+            "review": _bench_review, "commentary": _bench_commentary,
             "ray": _bench_ray}[args.what](args)
 
 
@@ -64,6 +76,39 @@ def _bench_ray(args: argparse.Namespace) -> int:
     result = bench_ray(args.units, args.workers, args.repeats, args.seed)
     result["mjbot_mc"] = os.environ["MJBOT_MC"]
     print(json.dumps(result, indent=2) if args.json else text(result))
+    return 0
+
+
+def _bench_review(args: argparse.Namespace) -> int:
+    from adapter.commands.review import load_replay
+    from adapter.review_bench import bench_review, text_review
+
+    if len(args.paths) > 1:
+        raise UserInputError("bench review takes one GAME")
+    game = args.paths[0] if args.paths else None
+    if game is not None:
+        load_replay(game, args.seat)  # a bad file: one line
+    result = bench_review(game, args.seat, args.playouts or 512, args.seed)
+    print(json.dumps(result, indent=2) if args.json else text_review(result))
+    return 0
+
+
+def _bench_commentary(args: argparse.Namespace) -> int:
+    from adapter.review_bench import bench_commentary
+    from replay.review.evaluators import predictors
+
+    if not args.paths:
+        raise UserInputError("bench commentary needs game files or folders (e.g. the Botzone, "
+                             "mjlog and tenhou.net/6 games of tests/data)")
+    names = [n.strip() for n in args.policies.split(",") if n.strip()]
+    for n in names:
+        if n not in predictors():
+            raise UserInputError(f"--policies: {n!r} cannot rank moves (known: "
+                                 f"{', '.join(predictors())})")
+    if args.top_k < 1:
+        raise UserInputError("--top-k must be at least 1")
+    result = bench_commentary(args.paths, names, args.playouts or 16, args.seed, args.top_k)
+    print(json.dumps(result, indent=2))
     return 0
 
 

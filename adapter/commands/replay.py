@@ -22,6 +22,13 @@ def register(sub: Any) -> None:
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.add_argument("--policy", metavar="NAME", help="re-run a policy on every decision and "
                    "report agreement with the recorded play")
+    r.add_argument("--commentary", action="store_true",
+                   help="per move: the top-k predicted moves and one sentence naming the "
+                   "deciding factor (with --json: a 'commentary' list, the viewer's subtitles)")
+    r.add_argument("--top-k", type=int, default=3, help="--commentary: moves predicted")
+    r.add_argument("--predictor", default="rulebased",
+                   help="--commentary: whose ranking predicts (rulebased, mc, seed004: the "
+                   "thesis' player's view)")
     r.add_argument("--reparse", action="store_true",
                    help="re-feed the raw messages through the codec and compare the events")
     r.add_argument("--export", choices=["tenhou6", "mjai"], help="convert a riichi game")
@@ -52,6 +59,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             result: dict[str, object] = {"summary": replayer.summarize(rep)}
             if args.policy:
                 result["agreement"] = replayer.agreement(rep, args.policy)
+            if args.commentary:
+                result["commentary"] = _commentary(rep, args)
             if args.reparse:
                 result["reparse"] = replayer.reparse(rep)
         except FileNotFoundError:
@@ -65,6 +74,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(replayer.format_summary(result["summary"]))  # type: ignore[arg-type]
             if "agreement" in result:
                 print(replayer.format_agreement(result["agreement"]))  # type: ignore[arg-type]
+            if "commentary" in result:
+                from replay.review.commentary import format_commentary
+
+                print(format_commentary(result["commentary"]))  # type: ignore[arg-type]
             if "reparse" in result:
                 rp = result["reparse"]
                 print(f"reparse: {rp['reparsed_events']}/{rp['recorded_events']} events, "  # type: ignore[index]
@@ -73,3 +86,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(json.dumps(outputs[0] if len(outputs) == 1 else outputs, ensure_ascii=False,
                          indent=2))
     return 0
+
+
+def _commentary(rep: object, args: argparse.Namespace) -> list[dict[str, object]]:
+    from adapter.commands.review import evaluator
+    from brain.policies.mc.models import MissingModels
+    from replay.review.commentary import commentary
+
+    if args.top_k < 1:
+        raise UserInputError("--top-k must be at least 1")
+    ranker = evaluator(args.predictor, 32, 0, predictor=True)
+    try:
+        return commentary(rep, ranker, args.top_k)  # type: ignore[arg-type]
+    except MissingModels as exc:
+        raise UserInputError(str(exc)) from None

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 Z95 = 1.959964
 EXPECTED_HANDS_PER_GAME = {"east": 5.5, "south": 11.0}
 STAT_KEYS = ("hands", "wins", "self_draws", "deal_ins", "points", "games", "rank_sum",
-             "win_value_sum")
+             "win_value_sum", "riichis", "calls")
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,8 @@ def play_unit(config: ArenaConfig, unit: int) -> UnitResult:
                     row["min_win_value"] = w[2] if low is None else min(low, w[2])
                 row["self_draws"] += any(w[1] is None for w in won)
                 row["deal_ins"] += any(w[1] == seat for w in hand.wins)
+                row["riichis"] += hand.riichi[seat]
+                row["calls"] += hand.called[seat]
     return result
 
 
@@ -189,7 +191,8 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
         hands = [row["hands"] for row in rows]
         entry: dict[str, Any] = {"hands": int(sum(hands)), "seats": config.policies.count(name)}
         for key, stat in (("win_rate", "wins"), ("self_draw_rate", "self_draws"),
-                          ("deal_in_rate", "deal_ins"), ("points_per_hand", "points")):
+                          ("deal_in_rate", "deal_ins"), ("points_per_hand", "points"),
+                          ("riichi_rate", "riichis"), ("call_rate", "calls")):
             value, lo, hi = ratio_ci([row[stat] for row in rows], hands)
             if key.endswith("_rate") and lo is not None and hi is not None:
                 lo, hi = max(0.0, lo), min(1.0, hi)
@@ -262,6 +265,11 @@ def format_summary(summary: dict[str, Any]) -> str:
         word = {"riichi": "han", "mcr": "fan", "taiwan16": "tai", "mass": "fan"}.get(
             summary["variant"], "value")
         lines.append(f"{word} per win: " + ", ".join(values))
+    style = [f"{name} call {100 * p['call_rate']:.1f}%"
+             + (f" riichi {100 * p['riichi_rate']:.1f}%" if riichi else "")
+             for name, p in summary["policies"].items()]
+    lines.append("hands with a call (chow, pung, open kong)" + (" / a riichi" if riichi else "")
+                 + ": " + ", ".join(style))
     for pair, d in summary["differences"].items():
         lo, hi = d["ci95"]
         if lo is None or hi is None:

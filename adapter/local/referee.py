@@ -91,7 +91,8 @@ class IllegalAction:
 class HandOutcome:
     """``wins``: (winner, from_seat or None, value) per win; ``deltas``: the hand's score change
     including riichi sticks; ``reason``: the draw reason or "win"; ``sticks``: riichi sticks left
-    on the table afterwards."""
+    on the table afterwards; ``riichi`` / ``called``: per seat, whether it declared riichi /
+    made a chow, pung or open kong (a player's style, which the arena reports)."""
 
     reason: str
     deltas: list[int]
@@ -100,6 +101,8 @@ class HandOutcome:
     sticks: int = 0
     illegal: list[IllegalAction] = field(default_factory=list)
     penalty_seat: int | None = None
+    riichi: list[bool] = field(default_factory=lambda: [False] * 4)
+    called: list[bool] = field(default_factory=lambda: [False] * 4)
 
     @property
     def is_win(self) -> bool:
@@ -308,6 +311,7 @@ class HandReferee:
         view = self.views[seat]
         tsumogiri = view.last_draw is not None and action.tile == view.last_draw
         if action.riichi:
+            self._outcome.riichi[seat] = True
             self.emit(ev.RiichiDeclared(seat))
         self.emit(ev.TileDiscarded(seat, action.tile, tsumogiri))
         self._reveal_pending_dora()
@@ -356,6 +360,7 @@ class HandReferee:
             kind, own = "open_kan", tuple(action.tiles)
             self.kan_seats.append(caller)
         tiles = tuple(sorted((*own, tile), key=T.sort_key))
+        self._outcome.called[caller] = True
         self.emit(ev.MeldCalled(caller, kind, tiles, tile, discarder))
 
     # ------------------------------------------------------------------ claims

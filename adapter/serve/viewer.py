@@ -4,8 +4,10 @@ from ./static), the JSON they read, and the tenhou.net/6 and mjai exports.
 ``/games`` and ``/api/games``: the list; ``/games/ID``: the page; ``/api/games/ID``: the game's
 outline (players, hands, results); ``/api/games/ID/hands/N``: hand N's steps;
 ``/games/ID/export/tenhou6`` and ``.../mjai``: the game converted (riichi games with every
-seat's tiles: imports and the local table's logs). Files are read and parsed in a worker
-thread, so the event loop (and the sessions it drives) never waits on a large log.
+seat's tiles: imports and the local table's logs); ``/api/games/ID/commentary``: one sentence
+per move, placed on the steps (every seat where all hands are known, else ours). Files are
+read and parsed in a worker thread, so the event loop (and the sessions it drives) never
+waits on a large log.
 """
 
 from __future__ import annotations
@@ -60,6 +62,14 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         response.enable_compression()
         return response
 
+    async def api_commentary(request: web.Request) -> web.StreamResponse:
+        game_id = request.match_info["id"]
+        timeline = await _timeline(index, game_id)
+        rows = await asyncio.to_thread(_subtitles, index, game_id, timeline)
+        response = web.json_response({"subtitles": rows})
+        response.enable_compression()
+        return response
+
     async def export(request: web.Request) -> web.StreamResponse:
         game_id, fmt = request.match_info["id"], request.match_info["fmt"]
         if fmt not in EXPORTS:
@@ -80,6 +90,7 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
     app.router.add_get("/games/{id}/export/{fmt}", export)
     app.router.add_get("/api/games/{id}", api_game)
     app.router.add_get("/api/games/{id}/hands/{n}", api_hand)
+    app.router.add_get("/api/games/{id}/commentary", api_commentary)
 
 
 def _resolve(index: GameIndex, game_id: str) -> None:
@@ -113,3 +124,15 @@ def _export_text(index: GameIndex, game_id: str, fmt: str) -> str:
         raise ValueError("only riichi games with every seat's tiles (imports, the local "
                          "table's logs) can be exported")
     return (tenhou6.dumps if fmt == "tenhou6" else mjai_log.dumps)(rep.record)
+
+
+def _subtitles(index: GameIndex, game_id: str, timeline: Any) -> list[dict[str, Any]]:
+    from replay import replayer
+    from replay.review.evaluators import RankingEvaluator
+    from replay.review.subtitles import subtitles
+
+    path = index.resolve(game_id)
+    meta = timeline.meta
+    seats = range(4) if meta.get("full_information") else [meta.get("our_seat") or 0]
+    reps = [replayer.load(path, s) for s in seats]
+    return subtitles(reps, timeline.event_steps, RankingEvaluator("rulebased"))

@@ -4,7 +4,7 @@
 
 const GAME_ID = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1]);
 const WIND = "ESWN";
-const view = { outline: null, hand: 0, step: 0, steps: [], cache: new Map() };
+const view = { outline: null, hand: 0, step: 0, steps: [], cache: new Map(), subtitles: new Map() };
 
 function seatName(seat, step) {
   const names = view.outline.names || [];
@@ -70,6 +70,29 @@ function drawDecisions(step) {
   }));
 }
 
+// the commentary (one sentence per move, /api/games/ID/commentary) on the step of the move
+function drawSubtitles() {
+  const rows = view.subtitles.get(`${view.hand}:${view.step}`) || [];
+  document.getElementById("subtitles").replaceChildren(...rows.map((r) =>
+    el("div", { class: "subtitle", "data-seat": r.seat, "data-factor": r.factor },
+      el("span", { text: r.sentence }),
+      el("span", { class: "muted", text: ` · predicted ${r.predicted.join(", ")}${r.hit ? " ✓" : ""}` }))));
+}
+
+async function loadSubtitles() {
+  try {
+    const data = await getJSON(`/api/games/${encodeURIComponent(GAME_ID)}/commentary`);
+    for (const r of data.subtitles) {
+      const key = `${r.hand}:${r.step}`;
+      if (!view.subtitles.has(key)) view.subtitles.set(key, []);
+      view.subtitles.get(key).push(r);
+    }
+    drawSubtitles();
+  } catch (error) {
+    document.getElementById("subtitles").textContent = "no commentary: " + error.message;
+  }
+}
+
 function draw() {
   const step = view.steps[view.step];
   if (!step) return;
@@ -79,6 +102,7 @@ function draw() {
   drawCenter(step);
   drawResult(step);
   drawDecisions(step);
+  drawSubtitles();
   document.getElementById("step-text").textContent = step.text;
   document.getElementById("step-index").textContent = `step ${view.step + 1} / ${view.steps.length}`;
   document.getElementById("slider").max = view.steps.length - 1;
@@ -145,6 +169,7 @@ async function start() {
   document.addEventListener("keydown", keys);
   if (o.hands.length) await openHand(0, false);
   else document.getElementById("step-text").textContent = "this file holds no hand";
+  loadSubtitles();
 }
 
 start();

@@ -14,6 +14,12 @@ from dataclasses import dataclass, fields, replace
 ENV = "MJBOT_MC"
 SEARCHES = ("playout", "expect")
 FAST_POLICIES = ("rulebased", "greedy")
+# The call gate per variant, (z, margin as a share of a typical win), tuned by duplicate arena
+# (README, "mc policy"). Riichi: passing keeps riichi and the defence, which the playouts'
+# ideal fold does not value, and without the gate mc opened half its hands on noise.
+# Taiwan: calls are the game (rulebased opens 82% of its hands) and the gate only cost; MCR:
+# it cost wins and saved no deal-ins (1,000 hands each way, both within noise of even).
+CALL_GATE = {"riichi": (2.0, 0.05), "mcr": (0.0, 0.0), "taiwan16": (0.0, 0.0)}
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,9 @@ class McConfig:
     fold_ready: float = 0.03  # per draw: a ready opponent facing a riichi folds (tuned)
     fold_unready: float = 0.1  # per draw: an unready opponent facing a riichi folds (tuned)
     kappa: float = 1.0  # our playout fold: fold when EL(discard) > kappa * P(win) * value
+    call_z: float | None = None  # a call is played only when it beats passing by call_z
+    call_margin: float | None = None  # standard errors of the paired difference plus this
+    # share of a typical win (None: the variant's, CALL_GATE)
     placement: float = 1.0  # riichi, last hand: weight of the placement bonus (uma)
     models: str = ""  # a directory of opponents_VARIANT.npz (default: the shipped ones)
 
@@ -59,6 +68,14 @@ class McConfig:
             raise ValueError("mc: depth is 1, 2 or 3")
         if not 0 < self.budget_share <= 1:
             raise ValueError("mc: budget_share in (0, 1]")
+        if (self.call_z or 0) < 0 or (self.call_margin or 0) < 0:
+            raise ValueError("mc: call_z and call_margin >= 0")
+
+    def call_gate(self, variant: str) -> tuple[float, float]:
+        """(z, margin share) a call must clear over passing in ``variant``."""
+        z, margin = CALL_GATE.get(variant, (0.0, 0.0))
+        return (z if self.call_z is None else self.call_z,
+                margin if self.call_margin is None else self.call_margin)
 
     def playouts_for(self, budget: float | None) -> int:
         """Playouts per candidate: fixed, else none (the clock decides) where there is a
@@ -94,6 +111,7 @@ def parse(text: str, base: McConfig | None = None) -> McConfig:
 
 
 def _convert(key: str, kind: str, value: str) -> object:
+    kind = kind.removesuffix(" | None")
     try:
         if kind == "int":
             return int(value)

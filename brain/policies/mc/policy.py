@@ -143,6 +143,8 @@ class McPolicy:
         scores_rel = [state.scores[(state.seat + i) % 4] for i in range(4)]
         last = is_last_hand(state)
         sums = np.zeros(len(cands))
+        passing = _pass_index(cands, sim_idx)
+        paired = PairedDifference(len(cands))
         done = 0
         batch = cfg.batch
         decision = Decision(cands[0].action)
@@ -152,9 +154,13 @@ class McPolicy:
             u = utility(state.variant, res.deltas.reshape(-1, 4), scores_rel, last,
                         cfg.placement).reshape(len(starts), nb)
             sums[sim_idx] += u.sum(axis=1)
+            if passing is not None:
+                paired.add(sim_idx, u - u[passing])
             done += nb
             self.stats.batches += 1
-            decision = self._best(cands, sums / done, table, done)
+            z = cfg.call_gate(state.variant)[0]
+            decision = self._best(cands, sums / done, table, done,
+                                  paired.lower_bounds(z) if passing is not None else None)
             if publish is not None:
                 publish(decision)  # type: ignore[arg-type]
             if target and done >= target:
@@ -180,14 +186,69 @@ class McPolicy:
         return self._best(cands, sims, table, 0)
 
     def _best(self, cands: list[Candidate], sims: np.ndarray, table: Any,
-              work: int) -> Progress:
+              work: int, gains: np.ndarray | None = None) -> Progress:
+        """The best Score(t), where a call must beat passing by the gate
+        (:func:`call_is_clear`); ``gains``: each candidate's lower bound of its gain over
+        passing (None: no pass on offer, or no spread measured)."""
         scored = [(score.score(float(sims[i]), c.discard_kind, table.tenpai, table.wait,
                                table.value), c.action) for i, c in enumerate(cands)]
+        if any(isinstance(c.action, ev.Pass) for c in cands):
+            margin = self.config.call_gate(table.variant)[1] * table.win_value
+            if gains is None:  # no spread (the expectation search): the margin alone
+                pass_sim = next(float(sims[i]) for i, c in enumerate(cands)
+                                if isinstance(c.action, ev.Pass))
+                gains = sims - pass_sim
+            scored = [(s, a) if isinstance(a, ev.Pass) or call_is_clear(float(gains[i]),
+                                                                        margin)
+                      else (min(s, _pass_score(scored) - 1e-9), a)
+                      for i, (s, a) in enumerate(scored)]
         scored.sort(key=lambda x: (-x[0], action_key(x[1])))
         self.stats.mode = self.stats.mode or "playout"
         self.stats.sims = [float(s) for s in sims]
         self.stats.ranked = [(a, s) for s, a in scored]
         return Progress(scored[0][1], tuple((a, round(s, 1)) for s, a in scored[:5]), work)
+
+
+class PairedDifference:
+    """Each candidate's playouts minus the pass's on the same random numbers: the mean and
+    standard error of what calling gains (common random numbers make this far tighter than
+    the two values' own errors)."""
+
+    def __init__(self, size: int) -> None:
+        self.n = 0
+        self.sum = np.zeros(size)
+        self.sq = np.zeros(size)
+
+    def add(self, idx: list[int], diff: np.ndarray) -> None:
+        self.sum[idx] += diff.sum(axis=1)
+        self.sq[idx] += np.square(diff).sum(axis=1)
+        self.n += diff.shape[1]
+
+    def lower_bounds(self, z: float) -> np.ndarray:
+        """mean - z * standard error, per candidate (the pass itself: 0)."""
+        n = max(self.n, 1)
+        mean = self.sum / n
+        var = np.maximum(self.sq / n - mean * mean, 0.0)
+        return mean - z * np.sqrt(var / max(n - 1, 1))
+
+
+def call_is_clear(gain_lower_bound: float, margin: float) -> bool:
+    """A call (chow, pung, open kong) is worth playing over passing only when even the
+    pessimistic end of its measured gain exceeds the margin: passing keeps the hand closed
+    and the defence whole, which the playouts' ideal fold does not value."""
+    return gain_lower_bound > margin
+
+
+def _pass_index(cands: list[Candidate], sim_idx: list[int]) -> int | None:
+    """The pass's row among the simulated candidates (None: no pass on offer)."""
+    for row, i in enumerate(sim_idx):
+        if isinstance(cands[i].action, ev.Pass):
+            return row
+    return None
+
+
+def _pass_score(scored: list[tuple[float, Any]]) -> float:
+    return next(s for s, a in scored if isinstance(a, ev.Pass))
 
 
 def shortlist(state: TableState, cands: list[Candidate], fast: Any, table: Any, attack: int,

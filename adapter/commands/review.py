@@ -1,0 +1,111 @@
+"""`mjbot review`: every decision of one seat ranked by a policy, the loss of what was
+played, the costliest decisions and a rating (text, --json FILE, --html FILE)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from adapter.commands import UserInputError
+
+
+def register(sub: Any) -> None:
+    r = sub.add_parser("review", help="what should have been played: a policy's review of "
+                       "one seat's decisions",
+                       description="GAME is any log `mjbot replay` reads (mjbot's own logs, "
+                       "tenhou.net/6, mjlog, mjai, Botzone judge logs, NYCU SGF, NTPU).")
+    r.add_argument("game", metavar="GAME")
+    r.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
+                   help="whose decisions (imports: default 0; own logs: the bot's seat)")
+    r.add_argument("--policy", default="mc", help="mc (expected points), rulebased (ranks), "
+                   "nn once a neural policy is registered")
+    r.add_argument("--playouts", type=int, default=512,
+                   help="mc: playouts per legal action (seeded: the same review everywhere)")
+    r.add_argument("--seed", type=int, default=0, help="mc: seed of the playouts")
+    r.add_argument("--json", metavar="FILE", help="write the whole review as JSON ('-': "
+                   "standard output, nothing else printed)")
+    r.add_argument("--html", metavar="FILE", help="write the review as one HTML page")
+    r.add_argument("--all", action="store_true", help="print one line per decision too")
+    r.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when it is a terminal)")
+    r.set_defaults(handler=cmd_review)
+
+
+class ProgressBar:
+    """``[####....] 12/80 decisions, 3.1/s`` on stderr, redrawn in place."""
+
+    def __init__(self, enabled: bool | None, width: int = 30) -> None:
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.width = width
+        self.start = time.monotonic()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        filled = int(self.width * done / max(total, 1))
+        rate = done / max(time.monotonic() - self.start, 1e-9)
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} "
+                         f"decisions, {rate:.1f}/s")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def load_replay(path: str, seat: int | None) -> Any:
+    """The replay of GAME, any format; a user's mistake as UserInputError."""
+    from replay import replayer
+    from replay.log import LogError
+    from replay.record import RecordError
+
+    try:
+        return replayer.load(path, seat)
+    except FileNotFoundError:
+        raise UserInputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UserInputError(f"{path}: is a directory") from None
+    except (LogError, RecordError, ValueError) as exc:
+        raise UserInputError(f"{path}: {exc}") from None
+
+
+def evaluator(name: str, playouts: int, seed: int, predictor: bool = False) -> Any:
+    """A review's policy, or (``predictor``) anything that ranks moves for the commentary."""
+    from brain.policies.mc.models import MissingModels
+    from replay.review.evaluators import evaluator_for, policies
+
+    if playouts < 1:
+        raise UserInputError("--playouts must be at least 1")
+    if name == "seed004" and not predictor:
+        raise UserInputError(f"seed004 predicts moves but values none: review with one of "
+                             f"{', '.join(policies())}")
+    try:
+        return evaluator_for(name, playouts, seed)
+    except (ValueError, MissingModels) as exc:
+        raise UserInputError(str(exc)) from None
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from brain.policies.mc.models import MissingModels
+    from replay.review import html
+    from replay.review.game import format_review, review
+
+    ev = evaluator(args.policy, args.playouts, args.seed)
+    rep = load_replay(args.game, args.seat)
+    try:
+        result = review(rep, ev, ProgressBar(args.progress))
+    except MissingModels as exc:
+        raise UserInputError(f"{exc} (or review with --policy rulebased)") from None
+    if args.json:
+        text = json.dumps(result, ensure_ascii=False, indent=1)
+        if args.json == "-":
+            print(text)
+        else:
+            Path(args.json).write_text(text + "\n", encoding="utf-8")
+    if args.html:
+        Path(args.html).write_text(html.render(result), encoding="utf-8")
+    if args.json != "-":
+        print(format_review(result, every=args.all))
+    return 0

@@ -1,0 +1,98 @@
+"""``mjbot bench review`` and ``mjbot bench commentary``.
+
+review: the wall time of a whole-game review with ``mc`` (one process, one core), against a
+``rulebased`` review of the same game measured in the same run (the ratio says what the
+simulations cost beside ranking by rules). Without a GAME, one seeded east-south game is
+played at the local table by four ``rulebased`` players and reviewed from seat 0.
+
+commentary: seed 004's prediction measure (replay/review/measure.py) for each policy's
+ranking, on the real games given, as one JSON table.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from adapter.local.arena import ArenaConfig, play_unit
+from replay import replayer
+from replay.review import measure
+from replay.review.evaluators import evaluator_for
+from replay.review.game import review
+
+
+def local_game(directory: str, seed: int, length: str = "south") -> str:
+    """The log of one riichi game (east-south by default) of four ``rulebased`` players
+    (seeded)."""
+    config = ArenaConfig("riichi", ("rulebased",) * 4, hands=1, seed=seed, log_dir=directory,
+                         riichi_length=length)
+    result = play_unit(config, 0)
+    if not result.logs:
+        raise RuntimeError("the local table did not finish its game: " + "; ".join(
+            result.errors))
+    return result.logs[0]
+
+
+def bench_review(game: str | None, seat: int | None, playouts: int, seed: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = game or local_game(tmp, seed)
+        rep = replayer.load(path, seat)
+        timings: dict[str, float] = {}
+        results: dict[str, dict[str, Any]] = {}
+        for name in ("rulebased", "mc"):
+            evaluator = evaluator_for(name, playouts, seed)
+            started = time.perf_counter()
+            results[name] = review(rep, evaluator)
+            timings[name] = time.perf_counter() - started
+    hands = sum(1 for e in rep.events if type(e).__name__ == "RoundStarted")
+    return {
+        "game": game or f"local table, east-south, rulebased x4, seed {seed}",
+        "variant": rep.variant, "seat": rep.seat, "hands": hands,
+        "decisions": len(rep.decisions), "playouts": playouts,
+        "mc_seconds": round(timings["mc"], 3),
+        "rulebased_seconds": round(timings["rulebased"], 3),
+        "ratio_mc_to_rulebased": round(timings["mc"] / max(timings["rulebased"], 1e-9), 1),
+        "mc_seconds_per_decision": round(timings["mc"] / max(len(rep.decisions), 1), 4),
+        "target_seconds": 300, "mc_rating": results["mc"]["rating"],
+        "rulebased_rating": results["rulebased"]["rating"],
+    }
+
+
+def text_review(r: dict[str, Any]) -> str:
+    return (f"review of {r['game']} (seat {r['seat']}, {r['hands']} hands, "
+            f"{r['decisions']} decisions)\n"
+            f"  mc ({r['playouts']} playouts per action): {r['mc_seconds']} s "
+            f"({r['mc_seconds_per_decision']} s per decision; target <= {r['target_seconds']} s)"
+            f"\n  rulebased (reference): {r['rulebased_seconds']} s   ratio mc/rulebased "
+            f"{r['ratio_mc_to_rulebased']}x")
+
+
+def bench_commentary(paths: list[str], policies: list[str], playouts: int, seed: int,
+                     k: int) -> dict[str, Any]:
+    files = measure.game_files(paths)
+    reps, left = measure.replays(files)
+    table: dict[str, Any] = {}
+    by_variant: dict[str, int] = {}
+    for r in reps:
+        by_variant[r.variant] = by_variant.get(r.variant, 0) + 1
+    for name in policies:
+        started = time.perf_counter()
+        ranker = evaluator_for(name, playouts, seed)
+        total = measure.Tally()
+        per_variant: dict[str, Any] = {}
+        for variant in sorted(by_variant):
+            tally = measure.measure([r for r in reps if r.variant == variant], ranker, k)
+            per_variant[variant] = tally.table()
+            total.add(tally)
+        table[name] = {**total.table(), "by_variant": per_variant,
+                       "seconds": round(time.perf_counter() - started, 2)}
+        if name == "mc":
+            table[name]["playouts"] = playouts
+    best = max(table, key=lambda n: table[n]["discard_topk"] or 0.0) if table else None
+    return {"k": k, "files": len(files), "games": len({r.path for r in reps}),
+            "seat_views": len(reps), "seat_views_by_variant": by_variant,
+            "decisions": sum(len(r.decisions) for r in reps), "policies": table,
+            "best_discard_topk": best, "anchors": measure.ANCHORS,
+            "left_out": [{"file": Path(x["file"]).name, "why": x["why"]} for x in left]}

@@ -1,0 +1,328 @@
+"""One sentence per move: what the player did and the one factor that decided it (seed 004's
+commentary, brain/ALGORITHMS.md section 6), with the top-k moves a policy predicted.
+
+The factor is chosen from facts computed on the player's own view, in this order: a win; the
+fold (a dangerous opponent, and the tile played is safe where a better shape was on offer);
+the danger (the shape-best tile held back because it is more likely to deal in); MCR's 8-fan
+minimum (ready or a winning tile, but not 8 fan); value (a dora, a red five or a valued honour
+kept at the price of useful tiles; a call refused because it leaves no yaku); and otherwise
+the shape: shanten and useful tiles. Every number in a sentence is in ``facts`` too, so tests
+and the viewer can check what the words say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from brain.policies import defence
+from brain.policies.evaluation import DiscardInfo, value_honours
+from brain.policies.mcr_plan import best_distances_after_discards, winning_waits
+from brain.policies.rulebased import RuleBasedPolicy
+from brain.rules import rules_for
+from brain.shanten import HandError, shanten
+from brain.state import TableState
+from protocols import events as ev
+from protocols import tiles as T
+from replay.replayer import Replay, action_key, action_text
+from replay.review.evaluators import Evaluation, Evaluator
+from replay.review.game import round_label
+from replay.review.situation import Opponents, Threat, discard_infos, kinds_text
+
+DANGER_MARGIN = 0.03  # deal-in probabilities closer than this are not a reason
+MCR_MIN_FAN = 8
+
+WIN, FOLD, DANGER, FAN_MINIMUM, VALUE, SHAPE = (
+    "win", "fold", "danger", "fan_minimum", "value", "shape")
+
+
+@dataclass(frozen=True)
+class Comment:
+    factor: str
+    sentence: str
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+def _who(threats: list[Threat]) -> str:
+    parts = [f"seat {t.seat}" + ("'s riichi" if t.riichi else f" (ready {t.tenpai:.0%})")
+             for t in threats]
+    return " and ".join(parts)
+
+
+def _pct(p: float) -> str:
+    return f"{100 * p:.0f}%"
+
+
+def explain(state: TableState, request: ev.DecisionRequest, legal: list[Any],
+            action: Any, opponents: Opponents | None = None) -> Comment:
+    """The deciding factor of ``action`` from ``state`` (the player's view before it)."""
+    opponents = opponents or Opponents(state)
+    if isinstance(action, ev.Win):
+        how = "by self-draw" if request.kind == "turn" else \
+            f"on seat {request.from_seat}'s {T.tile_name(request.tile)}"
+        return Comment(WIN, f"wins {how}.", {"self_draw": request.kind == "turn"})
+    if request.kind == "turn":
+        return _turn(state, legal, action, opponents)
+    return _claim(state, request, legal, action, opponents)
+
+
+# ---------------------------------------------------------------------- own turn
+
+
+def _turn(state: TableState, legal: list[Any], action: Any, opponents: Opponents) -> Comment:
+    if isinstance(action, ev.Kan):
+        counts = state.counts()
+        for t in action.tiles[:1]:
+            counts[T.kind(t)] -= 4 if action.kind == "closed_kan" else 1
+        sh = shanten(counts)
+        return Comment(SHAPE, f"declares a {action.kind.replace('_', ' ')} of "
+                       f"{T.tile_name(action.tiles[0])}: the hand stays {sh}-shanten and draws "
+                       "a replacement.", {"shanten": sh})
+    if isinstance(action, ev.AbortiveDraw):
+        kinds = sum(1 for k in T.TERMINALS_AND_HONOURS if state.counts()[k])
+        return Comment(SHAPE, f"calls the abortive draw: {kinds} kinds of terminals and "
+                       "honours, too far from a hand.", {"kinds": kinds})
+    if not isinstance(action, ev.Discard):
+        return Comment(SHAPE, f"{action_text(action)}.", {})
+    info = discard_infos(state)
+    k = T.kind(action.tile)
+    if k not in info:  # a log that discards a tile its hand does not show
+        return Comment(SHAPE, f"discards {T.tile_name(action.tile)} (not in the hand as "
+                       "logged).", {"tile": T.tile_name(action.tile)})
+    d = info[k]
+    best_sh = min(i.shanten for i in info.values())
+    same = [i for i in info.values() if i.shanten == best_sh]
+    top_useful = max(i.useful for i in same)
+    shape_best = min((i for i in same if i.useful == top_useful), key=lambda i: i.kind)
+    facts: dict[str, Any] = {"tile": T.tile_name(action.tile), "shanten": d.shanten,
+                             "best_shanten": best_sh, "useful": d.useful,
+                             "useful_tiles": kinds_text(d.useful_kinds),
+                             "best_shape": T.tile_name(shape_best.kind),
+                             "best_useful": shape_best.useful}
+    threats = opponents.threats()
+    tile = T.tile_name(action.tile)
+    verb = "declares riichi with" if action.riichi else "discards"
+    drawn = state.last_draw
+    if (drawn is not None and shanten(state.counts()) == -1
+            and not any(isinstance(a, ev.Win) for a in legal)):
+        facts["drawn"] = T.tile_name(drawn)
+        if state.variant == "mcr":
+            return Comment(FAN_MINIMUM, f"below {MCR_MIN_FAN} fan: cannot win on the drawn "
+                           f"{T.tile_name(drawn)}; {verb} {tile}.", facts)
+        why = "no yaku" if state.variant == "riichi" else "the rules refuse the win"
+        return Comment(VALUE, f"cannot win on the drawn {T.tile_name(drawn)} ({why}); "
+                       f"{verb} {tile}.", facts)
+    if threats:
+        facts["threats"] = [t.seat for t in threats]
+        comment = _defence(state, k, d, best_sh, shape_best, threats, opponents, facts, verb)
+        if comment is not None:
+            return comment
+    push = ""
+    if threats and not facts.get("genbutsu"):
+        facts["push"] = True
+        push = f", pushing against {_who(threats)} (deal-in {_pct(facts['deal_in'])})"
+    if d.shanten == 0:
+        waits = sorted(d.useful_kinds)
+        left = sum(state.unseen(w) for w in waits)
+        facts.update(waits=kinds_text(waits), left=left)
+        if state.variant == "mcr":
+            rest = state.counts()
+            rest[k] -= 1
+            good = winning_waits(state, rest, set(waits))
+            facts["waits_8_fan"] = kinds_text(good)
+            if not good:
+                return Comment(FAN_MINIMUM, f"{verb} {tile}: ready on {kinds_text(waits)} "
+                               f"({left} left) but below {MCR_MIN_FAN} fan: cannot win on "
+                               "them yet.", facts)
+            if len(good) < len(waits):
+                return Comment(FAN_MINIMUM, f"{verb} {tile}: ready on {kinds_text(waits)}, "
+                               f"but only {kinds_text(good)} reach {MCR_MIN_FAN} fan.", facts)
+        return Comment(SHAPE, f"{verb} {tile} to be ready on {kinds_text(waits)} "
+                       f"({left} left){push}.", facts)
+    value = _kept_for_value(state, k, d, best_sh, shape_best, facts, verb, tile)
+    if value is not None:
+        return value
+    text = f"{verb} {tile}: {d.shanten}-shanten with {d.useful} useful tiles"
+    text += f" ({kinds_text(d.useful_kinds)})" if d.useful_kinds else ""
+    if d.shanten > best_sh:
+        text += f"; it raises the shanten from {best_sh} (best: {facts['best_shape']})"
+    elif d.useful < shape_best.useful:
+        text += f"; {facts['best_shape']} would keep {shape_best.useful}"
+    return Comment(SHAPE, text + push + ".", facts)
+
+
+def _defence(state: TableState, k: int, d: DiscardInfo, best_sh: int, shape_best: DiscardInfo,
+             threats: list[Threat], opponents: Opponents, facts: dict[str, Any],
+             verb: str) -> Comment | None:
+    """The fold or the danger, where one of them decided the discard."""
+    declared = [t for t in threats if t.riichi]
+    genbutsu = bool(declared) and all(k in defence.safe_kinds(state, t.seat) for t in declared)
+    p_k = opponents.deal_in(k)
+    p_best = opponents.deal_in(shape_best.kind)
+    facts.update(genbutsu=genbutsu, deal_in=round(p_k, 3), best_deal_in=round(p_best, 3))
+    tile = T.tile_name(k)
+    why = "safe (already passed against it)" if genbutsu else f"deal-in {_pct(p_k)}"
+    safer = genbutsu or p_k + DANGER_MARGIN < p_best
+    if d.shanten > best_sh and safer:
+        return Comment(FOLD, f"folds against {_who(threats)}: {verb} {tile}, {why}, giving up "
+                       f"the shape ({best_sh}- to {d.shanten}-shanten).", facts)
+    if best_sh >= 2 and genbutsu:
+        return Comment(FOLD, f"folds against {_who(threats)}: {best_sh}-shanten is too far, "
+                       f"{verb} {tile}, {why}.", facts)
+    if d.shanten == best_sh and shape_best.kind != k and safer:
+        return Comment(DANGER, f"holds {T.tile_name(shape_best.kind)} back (deal-in "
+                       f"{_pct(p_best)} against {_who(threats)}) and {verb} {tile}, {why}, "
+                       f"staying {d.shanten}-shanten.", facts)
+    return None
+
+
+def _kept_for_value(state: TableState, k: int, d: DiscardInfo, best_sh: int,
+                    shape_best: DiscardInfo, facts: dict[str, Any], verb: str,
+                    tile: str) -> Comment | None:
+    """A discard that gave up useful tiles to keep value: MCR's 8-fan plan, or (riichi) a
+    dora / red five / valued honour pair that the shape-best discard would break."""
+    if d.shanten != best_sh or shape_best.kind == k:
+        return None
+    b = shape_best.kind
+    if state.variant == "mcr":
+        plans = best_distances_after_discards(state.counts(), state.melds)
+        facts.update(plan_distance=plans.get(k), best_plan_distance=plans.get(b))
+        if plans.get(k, 99) < plans.get(b, 99):
+            return Comment(FAN_MINIMUM, f"{verb} {tile} to stay nearer an {MCR_MIN_FAN}-fan "
+                           f"hand ({plans[k]} steps; {T.tile_name(b)} would leave "
+                           f"{plans[b]}).", facts)
+        return None
+    if state.variant != "riichi":
+        return None
+    dora = {T.dora_from_indicator(i) for i in state.dora_indicators}
+    counts = state.counts()
+    reasons = []
+    if b in dora:
+        reasons.append("a dora")
+    if any(T.kind(t) == b and T.is_red(t) for t in state.hand):
+        reasons.append("a red five")
+    if b in value_honours(state) and counts[b] >= 2:
+        reasons.append("a valued honour pair (yakuhai)")
+    if not reasons:
+        return None
+    facts["kept"] = T.tile_name(b)
+    return Comment(VALUE, f"{verb} {tile} and keeps {T.tile_name(b)}, {' and '.join(reasons)}, "
+                   f"for value ({shape_best.useful - d.useful} useful tiles fewer).", facts)
+
+
+# ---------------------------------------------------------------------- claims
+
+
+def _after_call(state: TableState, action: Any, tile: int) -> int:
+    """Shanten after a call: a kong's 3k+1 hand as it is; a chow or pung after its best
+    discard (the called kind not discarded at once)."""
+    counts = state.counts()
+    for t in action.tiles:
+        counts[T.kind(t)] -= 1
+    if isinstance(action, ev.Kan):
+        return shanten(counts)
+    best = 99
+    for j in range(34):
+        if counts[j] and j != T.kind(tile):
+            counts[j] -= 1
+            best = min(best, shanten(counts))
+            counts[j] += 1
+    return best
+
+
+def _claim(state: TableState, request: ev.DecisionRequest, legal: list[Any], action: Any,
+           opponents: Opponents) -> Comment:
+    tile_k = T.kind(request.tile) if request.tile is not None else -1
+    tile = T.tile_name(request.tile) if request.tile is not None else "?"
+    counts = state.counts()
+    before = shanten(counts) if sum(counts) % 3 == 1 else state.hand_shanten()
+    facts: dict[str, Any] = {"tile": tile, "shanten": before}
+    if (tile_k in state.waits() and not any(isinstance(a, ev.Win) for a in legal)):
+        if state.variant == "mcr":
+            return Comment(FAN_MINIMUM, f"below {MCR_MIN_FAN} fan: cannot win on this tile "
+                           f"({tile}), so the hand plays on.", facts)
+        return Comment(VALUE, f"cannot win on {tile} (no yaku, or furiten): the hand plays "
+                       "on.", facts)
+    if isinstance(action, ev.Pass) and any(isinstance(a, ev.Win) for a in legal):
+        return Comment(VALUE, f"does not win on {tile}, though the win was legal.", facts)
+    calls = [a for a in legal if isinstance(a, ev.Chi | ev.Pon | ev.Kan)]
+    if isinstance(action, ev.Chi | ev.Pon | ev.Kan) and request.tile is not None:
+        after = _after_call(state, action, request.tile)
+        facts["after"] = after
+        name = {ev.Chi: "chows", ev.Pon: "pungs", ev.Kan: "kongs"}[type(action)]
+        text = f"{name} {tile}: {before}- to {after}-shanten"
+        if state.variant == "riichi" and tile_k in value_honours(state) and not isinstance(
+                action, ev.Chi):
+            return Comment(VALUE, text + ", with a valued honour (yakuhai).", facts)
+        return Comment(SHAPE, text + ".", facts)
+    if not calls or request.tile is None:
+        return Comment(SHAPE, f"passes on {tile}.", facts)
+    best_after = min(_after_call(state, a, request.tile) for a in calls)
+    facts["best_after"] = best_after
+    threats = opponents.threats()
+    if threats and before >= 1:
+        facts["threats"] = [t.seat for t in threats]
+        return Comment(FOLD, f"passes on {tile}: {_who(threats)} and the hand {before}-shanten"
+                       ": no calls while defending.", facts)
+    if best_after >= before:
+        return Comment(SHAPE, f"passes on {tile}: a call would not lower the shanten "
+                       f"({before}).", facts)
+    choice = RuleBasedPolicy().decide(state, request, legal).action
+    if isinstance(choice, ev.Pass):
+        if state.variant == "mcr":
+            return Comment(FAN_MINIMUM, f"passes on {tile}: the call would lower the shanten "
+                           f"to {best_after} but leave no {MCR_MIN_FAN}-fan plan.", facts)
+        if state.variant == "riichi":
+            return Comment(VALUE, f"passes on {tile}: the call would lower the shanten to "
+                           f"{best_after} but leave the hand without a yaku.", facts)
+    return Comment(SHAPE, f"passes on {tile} and stays closed at {before}-shanten (a call "
+                   f"would make it {best_after}).", facts)
+
+
+# ---------------------------------------------------------------------- a whole game
+
+
+def predicted(evaluation: Evaluation, k: int) -> list[Any]:
+    """The policy's ``k`` first actions."""
+    return [s.action for s in evaluation.ranked[:k]]
+
+
+def commentary(replay: Replay, ranker: Evaluator, k: int = 3,
+               progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+    """Per decision of the replay's seat: the move, the top-k prediction, whether it was in
+    it, and the sentence (``--json`` of ``mjbot replay --commentary``)."""
+    rules = rules_for(replay.variant)
+    state = TableState(replay.variant, replay.seat)
+    applied = 0
+    out: list[dict[str, Any]] = []
+    for n, d in enumerate(replay.decisions):
+        while applied < d.index:
+            state.apply(replay.events[applied])
+            applied += 1
+        legal = list(d.legal) or rules.legal_actions(state, d.request)
+        top = predicted(ranker.evaluate(state, d.request, legal), k)
+        try:
+            comment = explain(state, d.request, legal, d.action)
+        except HandError as exc:  # a log whose hand is no hand (a hand-written sample)
+            comment = Comment("", f"{action_text(d.action)} (the hand cannot be measured: "
+                              f"{exc}).", {})
+        keys = [action_key(a) for a in top]
+        out.append({
+            "event_index": d.index, "seat": replay.seat, "round": round_label(state),
+            "kind": d.request.kind, "played": action_text(d.action),
+            "predicted": [action_text(a) for a in top],
+            "hit": action_key(d.action) in keys, "factor": comment.factor,
+            "sentence": f"seat {replay.seat} {comment.sentence}", "facts": comment.facts})
+        if progress is not None:
+            progress(n + 1, len(replay.decisions))
+    return out
+
+
+def format_commentary(rows: list[dict[str, Any]]) -> str:
+    lines = []
+    for r in rows:
+        mark = "=" if r["hit"] else "x"
+        lines.append(f"  {r['round']:6s} {r['played']:16s} {mark} predicted "
+                     f"{', '.join(r['predicted']):40s} {r['sentence']}")
+    return "\n".join(lines)

@@ -1,0 +1,171 @@
+"""Every legal action of one decision, ranked and valued by a policy.
+
+``mc`` values actions in the variant's points: it simulates every candidate (no shortlist, no
+fast-move switch) for a fixed number of playouts from a fixed seed, so a review gives the same
+numbers on every machine. A policy without values of its own (``rulebased``, and ``nn`` when
+one is registered) is asked again and again with its previous choice taken out of the legal
+set, which ranks the actions by its own preferences; its loss is then measured in ranks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from brain.actions import canonical
+from brain.policies import POLICIES, get_policy
+from brain.policies.mc.config import McConfig
+from brain.policies.mc.policy import McPolicy
+from brain.state import StateError, TableState
+from protocols import events as ev
+from replay.replayer import action_key
+
+POINTS = "points"
+RANK = "rank"
+NEURAL = "nn"
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One legal action: ``value`` the policy's number for it (points for ``mc``; a ranking
+    policy's own score where it gave one, else None), ``rank`` 1 = the policy's choice."""
+
+    action: Any
+    value: float | None
+    rank: int
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Every distinct legal action, best first (a red five and a plain one are one action)."""
+
+    ranked: tuple[Scored, ...]
+    unit: str  # POINTS or RANK: what :meth:`loss` measures in
+    forced: str = ""  # "win" / "only": the policy had nothing to weigh
+
+    @property
+    def top(self) -> Any:
+        return self.ranked[0].action
+
+    def find(self, action: Any) -> Scored | None:
+        key = action_key(action)
+        return next((s for s in self.ranked if action_key(s.action) == key), None)
+
+    def loss(self, played: Any) -> float | None:
+        """What playing ``played`` instead of the policy's choice cost: points below the
+        best (``mc``), or the share of the other actions the policy preferred (ranks: 0 the
+        choice, 1 the worst). None where the policy did not value the played action."""
+        found = self.find(played)
+        if found is None:
+            return None
+        if found.rank == 1:
+            return 0.0
+        if self.unit == POINTS:
+            best = self.ranked[0].value
+            if best is None or found.value is None:
+                return None
+            return max(0.0, best - found.value)
+        return (found.rank - 1) / max(len(self.ranked) - 1, 1)
+
+
+class Evaluator(Protocol):
+    name: str
+    unit: str
+
+    def evaluate(self, state: TableState, request: ev.DecisionRequest,
+                 legal: list[Any]) -> Evaluation: ...
+
+
+class McEvaluator:
+    """``mc`` with every candidate simulated ``playouts`` times (seeded)."""
+
+    name = "mc"
+    unit = POINTS
+
+    def __init__(self, playouts: int = 512, seed: int = 0, models: str = "") -> None:
+        self.playouts = playouts
+        self.policy = McPolicy(McConfig(playouts=playouts, seed=seed, always_simulate=True,
+                                        attack=0, defend=0, models=models))
+
+    def evaluate(self, state: TableState, request: ev.DecisionRequest,
+                 legal: list[Any]) -> Evaluation:
+        decision = self.policy.decide(state, request, legal)
+        stats = self.policy.stats
+        if stats.ranked:
+            scored = [Scored(a, float(v), i + 1) for i, (a, v) in enumerate(stats.ranked)]
+            return Evaluation(tuple(_complete(scored, legal)), POINTS)
+        # a win, or one distinct action: nothing was simulated
+        scored = [Scored(decision.action, None, 1)]
+        return Evaluation(tuple(_complete(scored, legal)), POINTS, stats.mode or "only")
+
+
+class RankingEvaluator:
+    """Any policy by name, ranked by asking it again without its previous choices."""
+
+    unit = RANK
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.policy = get_policy(name)
+
+    def evaluate(self, state: TableState, request: ev.DecisionRequest,
+                 legal: list[Any]) -> Evaluation:
+        remaining = canonical(legal)
+        scored: list[Scored] = []
+        while remaining:
+            try:
+                decision = self.policy.decide(state, request, list(remaining))
+            except (IndexError, KeyError, ValueError, StateError):
+                break  # a legal set no table offers (e.g. only riichi discards left)
+            key = action_key(decision.action)
+            if not any(action_key(a) == key for a in remaining):
+                break  # it answered outside the set (a pass that was taken out)
+            own = dict((action_key(a), v) for a, v in decision.candidates)
+            scored.append(Scored(decision.action, own.get(key), len(scored) + 1))
+            remaining = [a for a in remaining if action_key(a) != key]
+        return Evaluation(tuple(_complete(scored, legal)), RANK,
+                          "win" if any(isinstance(a, ev.Win) for a in legal)
+                          and scored and isinstance(scored[0].action, ev.Win) else "")
+
+
+def _complete(scored: list[Scored], legal: list[Any]) -> list[Scored]:
+    """The ranked actions, then every legal action not among them (canonical order, no
+    value): a review lists them all."""
+    seen = {action_key(s.action) for s in scored}
+    out = list(scored)
+    for a in canonical(legal):
+        key = action_key(a)
+        if key not in seen:
+            seen.add(key)
+            out.append(Scored(a, None, len(out) + 1))
+    return out
+
+
+def policies() -> list[str]:
+    """The policy names a review accepts now (``nn`` only once a neural policy is
+    registered)."""
+    return sorted({"mc", "rulebased", *(n for n in POLICIES if n == NEURAL)})
+
+
+def predictors() -> list[str]:
+    """What can rank moves for the commentary and the measure: the policies, and seed 004's
+    player's-view prediction."""
+    return sorted({*policies(), "seed004"})
+
+
+def evaluator_for(name: str, playouts: int = 512, seed: int = 0,
+                  models: str = "") -> Evaluator:
+    """The evaluator of a policy name (or ``seed004``, a predictor); ValueError (one line)
+    for an unknown name or ``nn`` before a neural policy exists."""
+    if name == "seed004":
+        from replay.review.seed004 import Seed004Evaluator
+
+        return Seed004Evaluator()
+    if name == NEURAL and NEURAL not in POLICIES:
+        raise ValueError("no neural policy is registered yet (the nn policy is its own "
+                         "issue); review with --policy mc or --policy rulebased")
+    if name == "mc":
+        return McEvaluator(playouts, seed, models)
+    if name not in POLICIES:
+        raise ValueError(f"unknown policy {name!r} (review knows: {', '.join(policies())})")
+    return RankingEvaluator(name)

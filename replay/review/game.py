@@ -1,0 +1,161 @@
+"""A whole game reviewed from one seat: each decision's actions ranked by a policy, the loss
+of what was played, and a summary (agreement, expected loss, the costliest decisions, a
+rating).
+
+The rating is ``100 * exp(-mean loss per decision / scale)``: 100 for play the policy fully
+agrees with; ``scale`` is a tenth of a typical win of the variant in points for ``mc`` (600
+riichi points, 4 MCR points), 0.1 for a ranking policy (losses in ranks). Divided by the
+number of decisions it does not grow with the length of a game, so games of one variant
+reviewed by one policy compare.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from brain.policies.mc.root import WIN_VALUE
+from brain.rules import rules_for
+from brain.shanten import HandError
+from brain.state import TableState
+from protocols import events as ev
+from protocols import tiles as T
+from replay.replayer import Replay, action_text
+from replay.review.evaluators import POINTS, Evaluation, Evaluator
+from replay.review.situation import Opponents, describe, hand_text
+
+COSTLY = 5
+RANK_SCALE = 0.1
+
+Progress = Callable[[int, int], None]  # (decisions done, decisions)
+
+
+def round_label(state: TableState) -> str:
+    return f"{'ESWN'[state.round_wind % 4]}{state.round_number + 1}-{state.honba}"
+
+
+def rating_scale(unit: str, variant: str) -> float:
+    return 0.1 * WIN_VALUE.get(variant, 10.0) if unit == POINTS else RANK_SCALE
+
+
+def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = None,
+           costly: int = COSTLY) -> dict[str, Any]:
+    """The review of every decision of ``replay``'s seat as plain data (``--json``)."""
+    started = time.perf_counter()
+    rules = rules_for(replay.variant)
+    state = TableState(replay.variant, replay.seat)
+    applied = 0
+    rows: list[dict[str, Any]] = []
+    situations: dict[int, dict[str, Any]] = {}
+    total = len(replay.decisions)
+    for n, d in enumerate(replay.decisions):
+        while applied < d.index:
+            state.apply(replay.events[applied])
+            applied += 1
+        legal = list(d.legal) or rules.legal_actions(state, d.request)
+        try:
+            evaluation = evaluator.evaluate(state, d.request, legal)
+            opponents = Opponents(state)
+            situations[n] = describe(state, opponents)
+        except HandError as exc:  # a log whose hand is no hand: that decision is left out
+            rows.append({"n": n, "event_index": d.index, "round": round_label(state),
+                         "kind": d.request.kind, "hand": hand_text(state),
+                         "played": action_text(d.action), "best": "", "agree": False,
+                         "loss": None, "forced": "", "actions": [], "error": str(exc)})
+        else:
+            rows.append(_row(n, d.index, state, d.request.kind, d.action, evaluation,
+                             opponents))
+        if progress is not None:
+            progress(n + 1, total)
+    return _summary(replay, evaluator, rows, situations, costly,
+                    time.perf_counter() - started)
+
+
+def _row(n: int, index: int, state: TableState, kind: str, played: Any,
+         evaluation: Evaluation, opponents: Opponents) -> dict[str, Any]:
+    """One decision; a discard's ``deal_in`` is the opponent models' P(it deals in)."""
+    loss = evaluation.loss(played)
+    found = evaluation.find(played)
+    actions = []
+    for s in evaluation.ranked:
+        row = {"action": action_text(s.action), "rank": s.rank,
+               "value": None if s.value is None else round(s.value, 2)}
+        if isinstance(s.action, ev.Discard) and opponents.estimate is not None:
+            row["deal_in"] = round(opponents.deal_in(T.kind(s.action.tile)), 4)
+        actions.append(row)
+    return {
+        "n": n, "event_index": index, "round": round_label(state), "kind": kind,
+        "hand": hand_text(state), "played": action_text(played),
+        "best": action_text(evaluation.top), "agree": found is not None and found.rank == 1,
+        "loss": None if loss is None else round(loss, 4), "forced": evaluation.forced,
+        "actions": actions,
+    }
+
+
+def _summary(replay: Replay, evaluator: Evaluator, rows: list[dict[str, Any]],
+             situations: dict[int, dict[str, Any]], costly: int,
+             seconds: float) -> dict[str, Any]:
+    valued = [r for r in rows if r["loss"] is not None]
+    agree = sum(r["agree"] for r in rows)
+    errors = sum(1 for r in rows if "error" in r)
+    total_loss = sum(r["loss"] for r in valued)
+    mean = total_loss / len(valued) if valued else 0.0
+    scale = rating_scale(evaluator.unit, replay.variant)
+    worst = sorted((r for r in valued if r["loss"] > 0), key=lambda r: (-r["loss"], r["n"]))
+    top = [{**r, "situation": situations[r["n"]]} for r in worst[:costly]]
+    return {
+        "path": replay.path, "source": replay.source, "variant": replay.variant,
+        "seat": replay.seat, "policy": evaluator.name, "unit": evaluator.unit,
+        "playouts": getattr(evaluator, "playouts", None),
+        "decisions": len(rows), "valued": len(valued), "agree": agree,
+        "agreement": agree / len(rows) if rows else None,
+        "total_loss": round(total_loss, 3), "loss_per_decision": round(mean, 4),
+        "rating": round(100.0 * math.exp(-mean / scale), 1) if valued else None,
+        "rating_scale": scale, "costly": top, "rows": rows, "errors": errors,
+        "notes": replay.notes + ([f"{errors} decisions left out: their hand cannot be "
+                                  "measured"] if errors else []),
+        "seconds": round(seconds, 3),
+    }
+
+
+def format_review(result: dict[str, Any], every: bool = False) -> str:
+    """The text form: the summary, the costliest decisions with their situation, and (with
+    ``every``) one line per decision."""
+    unit = "points" if result["unit"] == POINTS else "ranks (0 best .. 1 worst)"
+    pct = "n/a" if result["agreement"] is None else f"{100 * result['agreement']:.1f}%"
+    lines = [f"review of {result['path']}  [{result['source']}, {result['variant']}] seat "
+             f"{result['seat']}, policy {result['policy']}"
+             + (f" ({result['playouts']} playouts per action)" if result["playouts"] else ""),
+             f"  decisions {result['decisions']}, agreement {result['agree']}/"
+             f"{result['decisions']} ({pct})",
+             f"  expected loss: total {result['total_loss']}, per decision "
+             f"{result['loss_per_decision']} {unit}",
+             f"  rating {result['rating']} (100 = the policy's own play; scale "
+             f"{result['rating_scale']:g})"]
+    lines += [f"  note: {n}" for n in result["notes"]]
+    if result["costly"]:
+        lines.append(f"the {len(result['costly'])} costliest decisions:")
+    for r in result["costly"]:
+        s = r["situation"]
+        lines.append(f"- {r['round']} {r['kind']}: played {r['played']}, best {r['best']}, "
+                     f"loss {r['loss']:g}")
+        ready = s.get("waits") or ", ".join(f"{k}: {v}" for k, v in
+                                            s.get("ready_after", {}).items())
+        lines.append(f"    hand {s['hand']}  shanten {s['shanten']}"
+                     + (f"  waits {ready}" if ready else "") + f"  wall {s['wall']}")
+        if s["dangerous"]:
+            lines.append("    dangerous: " + ", ".join(
+                f"seat {t['seat']}" + (" (riichi)" if t["riichi"] else "")
+                + f" P(ready) {t['p_ready']:.2f}" for t in s["dangerous"]))
+        lines.append("    actions: " + ", ".join(
+            f"{a['action']}" + (f" {a['value']:g}" if a["value"] is not None else "")
+            for a in r["actions"][:6]))
+    if every:
+        for r in result["rows"]:
+            mark = "=" if r["agree"] else "x"
+            loss = "" if r["loss"] is None else f" loss {r['loss']:g}"
+            lines.append(f"  {mark} {r['n']:3d} {r['round']:6s} {r['kind']:6s} "
+                         f"{r['hand']:30s} played {r['played']:14s} best {r['best']}{loss}")
+    return "\n".join(lines)

@@ -1,0 +1,270 @@
+"""`mjbot review`, the evaluators behind it, the prediction measure and the two benches, on
+hand-made positions and on the real games of tests/data (rulebased, or mc with a few
+playouts: fast)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from brain.actions import canonical
+from brain.policies import get_policy
+from protocols import events as ev
+from replay import replayer
+from replay.replayer import action_key
+from replay.review import measure
+from replay.review.evaluators import (
+    POINTS,
+    RANK,
+    Evaluation,
+    McEvaluator,
+    RankingEvaluator,
+    Scored,
+    evaluator_for,
+)
+from replay.review.game import review
+from tests.review_positions import legal, riichi_turn
+from tests.shared_data import BOTZONE_JUDGE_LOG, DATA, MJAI_GAME
+
+ROOT = Path(__file__).resolve().parent.parent
+TURN = ev.DecisionRequest("turn")
+SHORT_MJLOG = DATA / "tenhou" / "mjx_pairs" / "2017040900gm-00a9-0000-af5434e3.mjlog"
+SHORT_TENHOU6 = DATA / "tenhou" / "mjx_pairs" / "2017040900gm-00a9-0000-af5434e3.tenhou6.json"
+RANKED = DATA / "tenhou" / "convlog_tenhou6_json" / "ranked_game.json"  # chows and pungs
+GAMES = {"mjlog": SHORT_MJLOG, "tenhou6": SHORT_TENHOU6, "mjai": MJAI_GAME,
+         "botzone": BOTZONE_JUDGE_LOG}
+
+
+def _mjbot(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "adapter.cli", "--log-level", "warning",
+                           *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def _distinct(actions: list[object]) -> int:
+    return len({action_key(a) for a in actions})
+
+
+# ---------------------------------------------------------------------- evaluators
+
+
+def test_ranking_evaluator_ranks_every_action_with_the_policy_choice_first():
+    state = riichi_turn("234m456p678s23s7p9m", "1p")
+    actions = legal(state, TURN)
+    evaluation = RankingEvaluator("rulebased").evaluate(state, TURN, actions)
+    assert evaluation.unit == RANK
+    assert evaluation.top == get_policy("rulebased").decide(state, TURN, actions).action
+    assert len(evaluation.ranked) == _distinct(actions)
+    assert [s.rank for s in evaluation.ranked] == list(range(1, len(evaluation.ranked) + 1))
+    assert evaluation.loss(evaluation.top) == 0.0
+    assert evaluation.loss(evaluation.ranked[-1].action) == 1.0
+
+
+def test_mc_evaluator_values_every_discard_in_points_best_first():
+    state = riichi_turn("234m456p678s23s7p9m", "1p")
+    actions = legal(state, TURN)
+    evaluation = McEvaluator(playouts=8).evaluate(state, TURN, actions)
+    assert evaluation.unit == POINTS and not evaluation.forced
+    values = [s.value for s in evaluation.ranked]
+    assert None not in values and values == sorted(values, reverse=True)
+    assert len(evaluation.ranked) == _distinct(actions)
+    for s in evaluation.ranked:
+        assert evaluation.loss(s.action) == pytest.approx(values[0] - s.value)
+    # seeded: the same numbers again
+    again = McEvaluator(playouts=8).evaluate(state, TURN, actions)
+    assert [s.value for s in again.ranked] == values
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-5000, 5000, allow_nan=False), min_size=2, max_size=14))
+def test_points_loss_is_the_gap_to_the_best_and_never_negative(values):
+    values = sorted(values, reverse=True)
+    ranked = tuple(Scored(ev.Discard(k), v, i + 1) for i, (k, v) in enumerate(
+        zip(range(len(values)), values, strict=True)))
+    evaluation = Evaluation(ranked, POINTS)
+    for s in ranked:
+        loss = evaluation.loss(s.action)
+        assert loss is not None and loss >= 0
+        assert loss == pytest.approx(values[0] - s.value) or s.rank == 1
+
+
+def test_nn_is_refused_until_a_neural_policy_exists():
+    with pytest.raises(ValueError, match="no neural policy"):
+        evaluator_for("nn")
+    with pytest.raises(ValueError, match="unknown policy"):
+        evaluator_for("nosuch")
+
+
+# ---------------------------------------------------------------------- a whole game
+
+
+def test_review_of_a_real_game_agrees_with_its_rows():
+    rep = replayer.load(SHORT_MJLOG, 0)
+    seen: list[tuple[int, int]] = []
+    result = review(rep, RankingEvaluator("rulebased"), lambda d, n: seen.append((d, n)))
+    rows = result["rows"]
+    assert len(rows) == len(rep.decisions) == result["decisions"]
+    assert seen[-1] == (len(rows), len(rows))
+    assert result["agree"] == sum(r["agree"] for r in rows)
+    assert result["total_loss"] == pytest.approx(sum(r["loss"] for r in rows
+                                                     if r["loss"] is not None), abs=1e-3)
+    for r, d in zip(rows, rep.decisions, strict=True):
+        assert r["agree"] == (r["loss"] == 0)
+        assert {a["action"] for a in r["actions"]} >= {r["played"], r["best"]}
+        assert len(r["actions"]) == _distinct(list(d.legal))
+    losses = [c["loss"] for c in result["costly"]]
+    assert losses == sorted(losses, reverse=True) and len(losses) <= 5
+    for c in result["costly"]:
+        assert {"hand", "shanten", "dangerous", "wall"} <= set(c["situation"])
+    if result["agree"] < result["decisions"]:
+        assert result["rating"] < 100
+
+
+@pytest.mark.parametrize("fmt", sorted(GAMES))
+def test_review_command_on_every_format(tmp_path, fmt):
+    out, page = tmp_path / "r.json", tmp_path / "r.html"
+    r = _mjbot("review", str(GAMES[fmt]), "--policy", "rulebased", "--json", str(out),
+               "--html", str(page), "--seat", "1")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(out.read_text())
+    assert data["decisions"] > 0 and data["seat"] == 1 and data["policy"] == "rulebased"
+    assert f"agreement {data['agree']}/{data['decisions']}" in r.stdout
+    text = page.read_text()
+    assert text.startswith("<!doctype html>") and data["rows"][0]["played"] in text
+
+
+def test_review_command_on_an_own_local_table_log(tmp_path):
+    from adapter.review_bench import local_game
+
+    log = local_game(str(tmp_path), seed=3, length="east")
+    r = _mjbot("review", log, "--seat", "2", "--policy", "mc", "--playouts", "4",
+               "--json", "-", "--progress")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["source"] == "local" and data["seat"] == 2 and data["unit"] == "points"
+    assert data["decisions"] == len(replayer.load(log, 2).decisions)
+    assert "decisions," in r.stderr and f"{data['decisions']}/{data['decisions']}" in r.stderr
+    # the game was played by rulebased: its own review of it agrees everywhere
+    own = review(replayer.load(log, 2), RankingEvaluator("rulebased"))
+    assert own["agreement"] == 1.0 and own["total_loss"] == 0 and own["rating"] == 100.0
+
+
+def test_review_command_errors_are_one_line(tmp_path):
+    r = _mjbot("review", str(SHORT_MJLOG), "--policy", "nn")
+    assert r.returncode == 2 and "no neural policy" in r.stderr
+    assert "Traceback" not in r.stderr
+    r = _mjbot("review", str(tmp_path / "missing.json"), "--policy", "rulebased")
+    assert r.returncode == 2 and "no such file" in r.stderr and "Traceback" not in r.stderr
+
+
+# ---------------------------------------------------------------------- commentary in replay
+
+
+def test_replay_commentary_json_per_move():
+    r = _mjbot("replay", str(SHORT_TENHOU6), "--commentary", "--json", "--top-k", "2")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["commentary"]
+    rep = replayer.load(SHORT_TENHOU6, 0)
+    assert len(rows) == len(rep.decisions)
+    for row, d in zip(rows, rep.decisions, strict=True):
+        assert row["event_index"] == d.index and len(row["predicted"]) <= 2
+        assert row["hit"] == (row["played"] in row["predicted"])
+        assert row["sentence"].startswith("seat 0 ") and row["factor"]
+
+
+# ---------------------------------------------------------------------- measure
+
+
+class _Recorded:
+    """A ranking that puts the recorded move first: the measure must then be perfect."""
+
+    name = "recorded"
+    unit = RANK
+    played: object = None
+
+    def evaluate(self, state, request, legal_actions):
+        rest = [a for a in canonical(legal_actions) if action_key(a) != action_key(self.played)]
+        return Evaluation(tuple(Scored(a, None, i + 1) for i, a in
+                                enumerate([self.played, *rest])), RANK)
+
+
+def test_measure_counts_hits_and_calls_from_the_ranking():
+    files = measure.game_files([SHORT_MJLOG, SHORT_TENHOU6, RANKED])
+    reps, left = measure.replays(files)
+    assert [x["why"] for x in left] == ["the same game as a file already counted"]
+    assert len(reps) == 8  # two games, four seats each
+    tally = measure.measure(reps, RankingEvaluator("rulebased"))
+    discards = sum(1 for r in reps for d in r.decisions
+                   if d.request.kind == "turn" and isinstance(d.action, ev.Discard))
+    chis = sum(1 for r in reps for d in r.decisions if isinstance(d.action, ev.Chi))
+    pons = sum(1 for r in reps for d in r.decisions if isinstance(d.action, ev.Pon))
+    assert tally.discards == discards and 0 < tally.hits < discards
+    assert tally.calls["chi"][1] == chis and tally.calls["pon"][1] == pons
+    assert chis > 0 and pons > 0
+    assert 0 < tally.table()["discard_topk"] < 1
+
+
+def test_measure_is_perfect_when_the_ranking_is_the_recorded_move():
+    reps, _ = measure.replays(measure.game_files([RANKED]))
+    oracle = _Recorded()
+    tally = measure.Tally()
+    for rep in reps:
+        for d in rep.decisions:
+            oracle.played = d.action
+            measure.count(tally, oracle, None, d.request, list(d.legal), d.action, 1)
+    result = tally.table()
+    assert result["discard_topk"] == 1.0
+    for name in ("chi", "pon"):
+        assert result[name]["made"] > 0
+        assert result[name]["precision"] == result[name]["recall"] == 1.0
+
+
+def test_bench_commentary_prints_the_table():
+    r = _mjbot("bench", "commentary", str(SHORT_MJLOG), str(BOTZONE_JUDGE_LOG),
+               "--policies", "rulebased,mc,seed004", "--playouts", "2")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert set(data["policies"]) == {"rulebased", "mc", "seed004"}
+    for row in data["policies"].values():
+        parts = row["by_variant"]
+        assert set(parts) == {"riichi", "mcr"}
+        assert row["discard_hits"] == sum(p["discard_hits"] for p in parts.values())
+    assert data["seat_views_by_variant"] == {"riichi": 4, "mcr": 4}
+    assert data["anchors"]["discard_topk"] == 0.7584
+    for row in data["policies"].values():
+        assert 0 <= row["discard_topk"] <= 1 and row["discard_decisions"] > 0
+
+
+def test_bench_review_on_a_given_game():
+    r = _mjbot("bench", "review", str(SHORT_MJLOG), "--playouts", "4", "--json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["decisions"] == len(replayer.load(SHORT_MJLOG, 0).decisions)
+    assert data["mc_seconds"] > 0 and data["rulebased_seconds"] > 0
+    assert data["ratio_mc_to_rulebased"] == pytest.approx(
+        data["mc_seconds"] / data["rulebased_seconds"], rel=0.1)
+
+
+def test_review_leaves_out_decisions_whose_hand_cannot_be_measured(tmp_path):
+    from tests.viewer_fixtures import platform_game
+
+    log = platform_game(tmp_path / "game.mjlog.msgpack")  # a hand-written 15-tile hand
+    rep = replayer.load(log)
+    result = review(rep, RankingEvaluator("rulebased"))
+    assert result["decisions"] == len(rep.decisions) and result["errors"] >= 1
+    assert any("cannot be measured" in n for n in result["notes"])
+    assert all(r["loss"] is None for r in result["rows"] if "error" in r)
+
+
+def test_review_rows_carry_the_deal_in_chance_of_each_discard():
+    rep = replayer.load(RANKED, 0)
+    result = review(rep, RankingEvaluator("rulebased"))
+    discards = [a for r in result["rows"] for a in r["actions"]
+                if a["action"].startswith("discard ")]
+    assert discards and all(0 <= a["deal_in"] <= 1 for a in discards)
+    assert any(a["deal_in"] > 0 for a in discards)
