@@ -33,7 +33,10 @@ RUN_FIGURES = ("seconds", "hands_per_second", "workers")  # how long, not what w
 @pytest.fixture(scope="module")
 def cluster():
     """One local cluster of 2 CPUs for the module; the code under test finds it initialised."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    # a small object store: the units' results are small, and a CI container's /dev/shm may be
+    # 64 MB (Ray then falls back to /tmp, which is slower but works)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+             object_store_memory=80 * 1024 * 1024)
     try:
         yield connect("local")
     finally:
