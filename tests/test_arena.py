@@ -81,9 +81,11 @@ def _mjbot(*args, cwd=None):
 def test_arena_command_json_and_logs_read_by_replay(tmp_path):
     out = tmp_path / "arena.json"
     r = _mjbot("arena", "--variant", "taiwan16", "--policies", "rulebased,greedy,greedy,greedy",
-               "--hands", "16", "--seed", "3", "--json", str(out), "--log-dir", str(tmp_path))
+               "--hands", "16", "--seed", "3", "--json", str(out), "--log-dir", str(tmp_path),
+               "--progress")
     assert r.returncode == 0, r.stderr
     assert "rulebased" in r.stdout and "illegal actions: 0" in r.stdout
+    assert "1/1 wall sets, 16 hands," in r.stderr  # the progress bar, forced on
     data = json.loads(out.read_text())
     assert {"variant", "hands", "illegal_actions", "policies"} <= set(data)
     for entry in data["policies"].values():

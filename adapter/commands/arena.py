@@ -35,7 +35,8 @@ def register(sub: Any) -> None:
 def cmd_arena(args: argparse.Namespace) -> int:
     import time
 
-    from adapter.local.arena import ArenaConfig, ProgressBar, format_summary, run_arena, summarize
+    from adapter.local.arena import ArenaConfig, format_summary, run_arena, summarize
+    from adapter.progress import ProgressBar
     from replay.log import default_log_dir
 
     names = four_policies(args.policies)

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from adapter.commands import UserInputError
+from adapter.progress import ProgressBar
 
 
 def register(sub: Any) -> None:
@@ -33,26 +32,6 @@ def register(sub: Any) -> None:
     r.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when it is a terminal)")
     r.set_defaults(handler=cmd_review)
-
-
-class ProgressBar:
-    """``[####....] 12/80 decisions, 3.1/s`` on stderr, redrawn in place."""
-
-    def __init__(self, enabled: bool | None, width: int = 30) -> None:
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self.width = width
-        self.start = time.monotonic()
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        filled = int(self.width * done / max(total, 1))
-        rate = done / max(time.monotonic() - self.start, 1e-9)
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} "
-                         f"decisions, {rate:.1f}/s")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
 
 
 def load_replay(path: str, seat: int | None) -> Any:
@@ -95,7 +74,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     ev = evaluator(args.policy, args.playouts, args.seed)
     rep = load_replay(args.game, args.seat)
     try:
-        result = review(rep, ev, ProgressBar(args.progress))
+        result = review(rep, ev, ProgressBar(args.progress, "decisions"))
     except MissingModels as exc:
         raise UserInputError(f"{exc} (or review with --policy rulebased)") from None
     if args.json:

@@ -64,8 +64,9 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     if args.out_shared and args.ray is None:
         raise UserInputError("--out-shared goes with --ray (it says the Ray workers see --out)")
 
-    from adapter.local.arena import ArenaConfig, ProgressBar
+    from adapter.local.arena import ArenaConfig
     from adapter.local.selfplay import SelfPlayConfig, run_selfplay
+    from adapter.progress import ProgressBar
     from replay.dataset.schema import DatasetError
 
     ray = start_ray(args)

@@ -13,8 +13,6 @@ from __future__ import annotations
 import concurrent.futures
 import itertools
 import math
-import sys
-import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -289,23 +287,3 @@ def _interval(bounds: list[float | None], spec: str, scale: float = 1.0) -> str:
     if lo is None or hi is None:
         return "[n/a]"
     return f"[{format(scale * lo, spec)},{format(scale * hi, spec)}]"
-
-
-class ProgressBar:
-    """A one-line progress bar on stderr (only where stderr is a terminal unless forced)."""
-
-    def __init__(self, enabled: bool | None = None, width: int = 30) -> None:
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self.width = width
-        self.start = time.monotonic()
-
-    def __call__(self, done: int, total: int, hands: int) -> None:
-        if not self.enabled:
-            return
-        filled = int(self.width * done / max(total, 1))
-        rate = hands / max(time.monotonic() - self.start, 1e-9)
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} "
-                         f"wall sets, {hands} hands, {rate:.1f} hands/s")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
