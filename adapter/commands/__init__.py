@@ -7,11 +7,30 @@ at the top: everything a command needs is imported inside its handler.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 
 class UserInputError(ValueError):
     """Something the user typed is wrong; reported in one line, no traceback."""
+
+
+@contextmanager
+def reading(path: str) -> Iterator[None]:
+    """A game file that cannot be read, as the user's error naming the file: missing, a
+    folder, or not a log of any known format (the reader's own words)."""
+    from replay.log import LogError
+    from replay.record import RecordError
+
+    try:
+        yield
+    except FileNotFoundError:
+        raise UserInputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UserInputError(f"{path}: is a directory") from None
+    except (LogError, RecordError, ValueError) as exc:
+        raise UserInputError(f"{path}: {exc}") from None
 
 
 def log() -> Any:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError
+from adapter.commands import UserInputError, reading
 
 
 def register(sub: Any) -> None:
@@ -38,14 +38,12 @@ def register(sub: Any) -> None:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from replay import mjai_log, replayer, tenhou6
-    from replay.log import LogError
-    from replay.record import RecordError
 
     if args.export and len(args.logs) != 1:
         raise UserInputError("--export converts one LOG at a time")
     outputs: list[dict[str, object]] = []
     for path in args.logs:
-        try:
+        with reading(path):
             rep = replayer.load(path, args.seat)
             if args.export:
                 if rep.record is None:
@@ -63,12 +61,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 result["commentary"] = _commentary(rep, args)
             if args.reparse:
                 result["reparse"] = replayer.reparse(rep)
-        except FileNotFoundError:
-            raise UserInputError(f"{path}: no such file") from None
-        except IsADirectoryError:
-            raise UserInputError(f"{path}: is a directory") from None
-        except (LogError, RecordError, ValueError) as exc:
-            raise UserInputError(f"{path}: {exc}") from None
         outputs.append(result)
         if not args.json:
             print(replayer.format_summary(result["summary"]))  # type: ignore[arg-type]

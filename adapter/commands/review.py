@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError
+from adapter.commands import UserInputError, reading
 from adapter.progress import ProgressBar
 
 
@@ -37,17 +37,9 @@ def register(sub: Any) -> None:
 def load_replay(path: str, seat: int | None) -> Any:
     """The replay of GAME, any format; a user's mistake as UserInputError."""
     from replay import replayer
-    from replay.log import LogError
-    from replay.record import RecordError
 
-    try:
+    with reading(path):
         return replayer.load(path, seat)
-    except FileNotFoundError:
-        raise UserInputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UserInputError(f"{path}: is a directory") from None
-    except (LogError, RecordError, ValueError) as exc:
-        raise UserInputError(f"{path}: {exc}") from None
 
 
 def evaluator(name: str, playouts: int, seed: int, predictor: bool = False) -> Any:
