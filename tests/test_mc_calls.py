@@ -9,11 +9,9 @@ import pytest
 
 from brain.policies.mc.config import McConfig, parse
 from brain.policies.mc.policy import McPolicy, PairedDifference, call_is_clear
-from brain.rules import rules_for
 from brain.state import TableState
 from protocols import events as ev
-from protocols import tiles as T
-from tests.mc_helpers import FixedOpponents
+from tests.mc_helpers import FixedOpponents, claim_offer
 
 
 def test_the_paired_difference_bound_is_the_mean_less_z_standard_errors():
@@ -38,18 +36,7 @@ def _dragon_pung_offer() -> tuple[TableState, ev.DecisionRequest, list]:
     """Late in the hand (16 tiles left) we hold 11123m4569p78s66z; seat 3 discards the green
     dragon: the pung (then 9p out) is ready on 69s with a yaku, passing leaves us one from
     ready with four draws to go."""
-    state = TableState("riichi", 0)
-    state.apply(ev.GameStarted("riichi", 0))
-    state.apply(ev.RoundStarted(round_wind=0, dealer=1, scores=(25000,) * 4,
-                                dora_indicators=tuple(T.parse_mpsz("1z")),
-                                hand=tuple(T.parse_mpsz("11123m4569p78s66z")),
-                                wall_remaining=16))
-    for s in (1, 2, 3):
-        state.apply(ev.TileDrawn(s, None))
-        state.apply(ev.TileDiscarded(s, T.parse_mpsz("9m" if s < 3 else "6z")[0]))
-    green = T.parse_mpsz("6z")[0]
-    request = ev.DecisionRequest("claim", tile=green, from_seat=3)
-    return state, request, rules_for("riichi").legal_actions(state, request)
+    return claim_offer("11123m4569p78s66z", "6z", wall=16)
 
 
 def test_a_clear_gain_is_called_and_a_margin_beyond_it_passes():

@@ -21,7 +21,7 @@ from brain.shanten import shanten
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
-from tests.mc_helpers import FixedOpponents, turn_state
+from tests.mc_helpers import FixedOpponents, claim_offer, turn_state
 
 FLAT = {k: 0.04 for k in range(34)}
 
@@ -33,17 +33,7 @@ def _turn(state: TableState) -> tuple[ev.DecisionRequest, list]:
 
 def _claim_state() -> tuple[TableState, ev.DecisionRequest, list]:
     """Seat 3 (on our left) discards 3s; we hold 24s and 33s: chow, pung or pass."""
-    state = TableState("riichi", 0)
-    state.apply(ev.GameStarted("riichi", 0))
-    state.apply(ev.RoundStarted(round_wind=0, dealer=1, scores=(25000,) * 4,
-                                dora_indicators=tuple(T.parse_mpsz("1z")),
-                                hand=tuple(T.parse_mpsz("234m678p2334s557z"))))
-    for s in (1, 2, 3):
-        state.apply(ev.TileDrawn(s, None))
-        state.apply(ev.TileDiscarded(s, T.parse_mpsz("9m" if s < 3 else "3s")[0]))
-    three = T.parse_mpsz("3s")[0]
-    request = ev.DecisionRequest("claim", tile=three, from_seat=3)
-    return state, request, rules_for("riichi").legal_actions(state, request)
+    return claim_offer("234m678p2334s557z", "3s")
 
 
 def test_a_ready_opponents_wait_is_not_discarded():
