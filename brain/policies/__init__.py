@@ -7,6 +7,7 @@ from collections.abc import Callable
 from brain.policies.base import Decision, Policy
 from brain.policies.baselines import GreedyPolicy, TsumogiriPolicy
 from brain.policies.mc import create as create_mc
+from brain.policies.nn import create as create_nn
 from brain.policies.rulebased import RuleBasedPolicy
 
 POLICIES: dict[str, Callable[[], Policy]] = {
@@ -14,6 +15,7 @@ POLICIES: dict[str, Callable[[], Policy]] = {
     "greedy": GreedyPolicy,
     "rulebased": RuleBasedPolicy,
     "mc": create_mc,
+    "nn": create_nn,
 }
 
 

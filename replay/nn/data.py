@@ -1,0 +1,120 @@
+"""Self-play (or imported) dataset rows as the network's training examples, numpy only.
+
+Each decision row is turned back into the deciding seat's :class:`~brain.state.TableState`
+(``replay.dataset.snapshot.restore``) and encoded by the very function the ``nn`` policy plays
+with (:func:`brain.nn.encoding.encode`), so training and play cannot drift apart. Kept: rows
+with a real choice (two or more legal actions, no win among them: the policy always wins), the
+player's own answer (no fallback, a legal action) and, with ``policies``, only the players named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from brain.nn.encoding import NUM_PLANES, encode
+from brain.nn.heads import NUM_ACTIONS, action_index, legal_map
+from protocols import events as ev
+from replay.dataset import schema as S
+from replay.dataset.loader import ShuffledLoader
+from replay.dataset.snapshot import restore
+
+FIELDS = ["seat", "request", "request_tile", "request_from", "policy", "fallback", "legal",
+          "legal_count", "action", "action_index", "h_deltas",
+          *[f.name for f in S.DECISION_FIELDS if f.name.startswith("v_")]]
+VALUE_SCALE = 10_000.0  # value head target: the hand's score change / 10,000
+
+
+@dataclass
+class Examples:
+    """``x`` (N, planes, 34) float32; ``mask`` (N, 145) bool; ``target`` (N,) head index of
+    the answer; ``value`` (N,) the hand's score change of the decider / 10,000; ``source``
+    (N,) the decision_id in its dataset, ``dataset`` (N,) which of the directories."""
+
+    x: np.ndarray
+    mask: np.ndarray
+    target: np.ndarray
+    value: np.ndarray
+    source: np.ndarray
+    dataset: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.target.shape[0])
+
+    def take(self, rows: np.ndarray) -> Examples:
+        return Examples(self.x[rows], self.mask[rows], self.target[rows], self.value[rows],
+                        self.source[rows], self.dataset[rows])
+
+
+def request_of(row: dict[str, np.ndarray]) -> ev.DecisionRequest:
+    tile, source = int(row["request_tile"]), int(row["request_from"])
+    return ev.DecisionRequest(S.REQUEST_KINDS[int(row["request"])],
+                              tile=None if tile == S.PAD else tile,
+                              from_seat=None if source == S.PAD else source)
+
+
+def load_examples(dirs: Sequence[str | Path], max_decisions: int = 0, seed: int = 0,
+                  policies: Sequence[str] | None = None) -> Examples:
+    """Encode the kept rows of every dataset in ``dirs`` (all of one variant; about
+    ``max_decisions`` kept in all, a seeded sample, 0: all)."""
+    xs, masks, targets, values, sources, datasets = [], [], [], [], [], []
+    variant = None
+    per_dir = max_decisions // len(dirs) if max_decisions else 0
+    for d_index, d in enumerate(dirs):
+        loader = ShuffledLoader(d, batch_size=4096, seed=seed, fields=FIELDS)
+        v = loader.manifest["variant"]
+        if variant is not None and v != variant:
+            raise S.DatasetError(f"{d}: variant {v!r}, the others are {variant!r}")
+        variant = v
+        names = list(loader.manifest["policies"])
+        wanted = None if policies is None else {i for i, n in enumerate(names) if n in policies}
+        kept = 0
+        for batch in loader.epoch(0):
+            for i in range(batch["seat"].shape[0]):
+                if per_dir and kept >= per_dir:
+                    break
+                row = {k: a[i] for k, a in batch.items()}
+                example = _example(v, row, wanted)
+                if example is None:
+                    continue
+                x, m, t = example
+                xs.append(x)
+                masks.append(m)
+                targets.append(t)
+                values.append(float(row["h_deltas"][int(row["seat"])]) / VALUE_SCALE)
+                sources.append(int(row["decision_id"]))
+                datasets.append(d_index)
+                kept += 1
+            if per_dir and kept >= per_dir:
+                break
+    if not xs:
+        raise S.DatasetError("no decision with a choice in the datasets")
+    return Examples(np.stack(xs), np.stack(masks), np.asarray(targets, dtype=np.int64),
+                    np.asarray(values, dtype=np.float32), np.asarray(sources, dtype=np.int64),
+                    np.asarray(datasets, dtype=np.int16))
+
+
+def _example(variant: str, row: dict[str, np.ndarray], wanted: set[int] | None
+             ) -> tuple[np.ndarray, np.ndarray, int] | None:
+    n = int(row["legal_count"])
+    if n < 2 or int(row["fallback"]) or int(row["action_index"]) < 0:
+        return None
+    if wanted is not None and int(row["policy"]) not in wanted:
+        return None
+    legal = [S.decode_action(r) for r in row["legal"][:n]]
+    if any(isinstance(a, ev.Win) for a in legal):
+        return None
+    request = request_of(row)
+    by_index = legal_map(legal, request.tile)
+    if len(by_index) < 2:
+        return None
+    target = action_index(S.decode_action(row["action"]), request.tile)
+    m = np.zeros(NUM_ACTIONS, dtype=bool)
+    m[list(by_index)] = True
+    state = restore(variant, int(row["seat"]), row)
+    x = encode(state, request)
+    assert x.shape == (NUM_PLANES, 34)
+    return x, m, target
