@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, four_policies, log
+from adapter.commands import UserInputError, four_policies, log, require_networks
 
 
 def register(sub: Any) -> None:
@@ -39,6 +39,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     from replay.log import default_log_dir
 
     names = four_policies(args.policies)
+    require_networks(names, args.variant)
     if args.hands < 1 or args.workers < 1:
         raise UserInputError("--hands and --workers must be at least 1")
     log_dir = None if args.no_log else str(args.log_dir or default_log_dir())

@@ -13,7 +13,7 @@ from adapter.commands import UserInputError
 def register(sub: Any) -> None:
     b = sub.add_parser("bench", help="benchmarks of the hot paths (ratios vs references)")
     b.add_argument("what", choices=["shanten", "log", "arena", "botzone", "mjai", "mc",
-                                    "review", "commentary"])
+                                    "review", "commentary", "nn"])
     b.add_argument("paths", nargs="*", metavar="PATH",
                    help="bench review: the GAME (default: a seeded local east-south game); "
                    "bench commentary: game files or folders")
@@ -46,6 +46,8 @@ def register(sub: Any) -> None:
     b.add_argument("--policies", default="rulebased,mc",
                    help="bench commentary: the rankings measured")
     b.add_argument("--top-k", type=int, default=3, help="bench commentary: discards predicted")
+    b.add_argument("--model", default="", metavar="FILE",
+                   help="bench nn: network weights (default: the shipped ones)")
     b.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
                    help="bench review: the seat reviewed")
     b.set_defaults(handler=cmd_bench)
@@ -54,7 +56,24 @@ def register(sub: Any) -> None:
 def cmd_bench(args: argparse.Namespace) -> int:
     return {"shanten": _bench_shanten, "log": _bench_log, "arena": _bench_arena,
             "botzone": _bench_botzone, "mjai": _bench_mjai, "mc": _bench_mc,
-            "review": _bench_review, "commentary": _bench_commentary}[args.what](args)
+            "review": _bench_review, "commentary": _bench_commentary,
+            "nn": _bench_nn}[args.what](args)
+
+
+def _bench_nn(args: argparse.Namespace) -> int:
+    from adapter.commands import require_networks
+    from adapter.nn_bench import bench_nn, text
+
+    variant = "riichi" if args.variant == "all" else args.variant
+    if args.model:
+        import os
+
+        os.environ["MJBOT_NN_WEIGHTS"] = args.model
+    require_networks(["nn"], variant)  # no weights: one line, before the child starts
+    result = bench_nn(variant, args.model, games=args.games if args.games != 8 else 2,
+                      repeats=args.repeats, seed=args.seed)
+    print(json.dumps(result, indent=2) if args.json else text(result))
+    return 0
 
 
 def _bench_review(args: argparse.Namespace) -> int:

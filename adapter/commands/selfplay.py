@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from adapter.commands import UserInputError, four_policies, log
+from adapter.commands import UserInputError, four_policies, log, require_networks
 
 VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
 
@@ -55,6 +55,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     if args.variant not in VARIANTS:
         raise UserInputError(f"unknown variant {args.variant!r} (riichi, mcr, taiwan16 or mass)")
     names = four_policies(args.policies)
+    require_networks(names, args.variant)
     if args.hands < 1 or args.workers < 1 or args.shard_decisions < 1:
         raise UserInputError("--hands, --workers and --shard-decisions must be at least 1")
 
