@@ -298,3 +298,35 @@ def test_commands_refuse_nn_without_weights_in_one_line(tmp_path: Path) -> None:
     assert "no network weights for 'mass'" in r.stderr and "Traceback" not in r.stderr
     r = _mjbot("bench", "nn", "--variant", "taiwan16")
     assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+# ---------------------------------------------------------------------- training examples
+
+
+def test_dataset_rows_become_examples_with_the_answer_among_the_legal_heads(
+        tmp_path: Path) -> None:
+    """replay/nn/data.py (numpy only): every kept row's answer is one of its legal heads, rows
+    without a choice and wins are left out, and a row's planes are those of its state."""
+    from adapter.local.arena import ArenaConfig
+    from adapter.local.selfplay import SelfPlayConfig, run_selfplay
+    from replay.dataset.loader import ShuffledLoader
+    from replay.nn.data import FIELDS, load_examples, request_of
+
+    out = tmp_path / "ds"
+    run_selfplay(SelfPlayConfig(ArenaConfig("riichi", ("rulebased", "greedy", "rulebased",
+                                                       "greedy"), 2, 7, 1), str(out), 400))
+    ex = load_examples([out])
+    assert len(ex) > 100
+    assert ex.mask[np.arange(len(ex)), ex.target].all()
+    assert (ex.mask.sum(axis=1) >= 2).all() and not ex.mask[:, H.WIN].any()
+    greedy = load_examples([out], policies=["greedy"])
+    assert 0 < len(greedy) < len(ex)
+    rows = {}
+    for batch in ShuffledLoader(out, batch_size=10_000, fields=FIELDS).epoch(0):
+        for i, did in enumerate(batch["decision_id"]):
+            rows[int(did)] = {k: v[i] for k, v in batch.items()}
+    for j in range(0, len(ex), 37):
+        row = rows[int(ex.source[j])]
+        state = restore("riichi", int(row["seat"]), row)
+        assert np.array_equal(ex.x[j], E.encode(state, request_of(row)))
+    assert np.isfinite(ex.value).all() and np.abs(ex.value).max() < 10

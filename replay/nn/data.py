@@ -60,61 +60,62 @@ def load_examples(dirs: Sequence[str | Path], max_decisions: int = 0, seed: int 
                   policies: Sequence[str] | None = None) -> Examples:
     """Encode the kept rows of every dataset in ``dirs`` (all of one variant; about
     ``max_decisions`` kept in all, a seeded sample, 0: all)."""
-    xs, masks, targets, values, sources, datasets = [], [], [], [], [], []
-    variant = None
+    loaders = [ShuffledLoader(d, batch_size=4096, seed=seed, fields=FIELDS) for d in dirs]
+    variants = {loader.manifest["variant"] for loader in loaders}
+    if len(variants) != 1:
+        raise S.DatasetError(f"the datasets hold several variants: {sorted(variants)}")
+    variant = variants.pop()
     per_dir = max_decisions // len(dirs) if max_decisions else 0
-    for d_index, d in enumerate(dirs):
-        loader = ShuffledLoader(d, batch_size=4096, seed=seed, fields=FIELDS)
-        v = loader.manifest["variant"]
-        if variant is not None and v != variant:
-            raise S.DatasetError(f"{d}: variant {v!r}, the others are {variant!r}")
-        variant = v
+    # one preallocated array (trimmed at the end without a copy): a list of per-row planes
+    # stacked afterwards would hold the largest array twice
+    cap = sum(min(len(lo), per_dir) if per_dir else len(lo) for lo in loaders)
+    x = np.empty((cap, NUM_PLANES, 34), dtype=np.float32)
+    m = np.zeros((cap, NUM_ACTIONS), dtype=bool)
+    target = np.empty(cap, dtype=np.int64)
+    value = np.empty(cap, dtype=np.float32)
+    source = np.empty(cap, dtype=np.int64)
+    dataset = np.empty(cap, dtype=np.int16)
+    n = 0
+    for d_index, loader in enumerate(loaders):
         names = list(loader.manifest["policies"])
-        wanted = None if policies is None else {i for i, n in enumerate(names) if n in policies}
+        wanted = None if policies is None else {i for i, p in enumerate(names) if p in policies}
         kept = 0
         for batch in loader.epoch(0):
             for i in range(batch["seat"].shape[0]):
                 if per_dir and kept >= per_dir:
                     break
                 row = {k: a[i] for k, a in batch.items()}
-                example = _example(v, row, wanted)
-                if example is None:
+                if not _example(variant, row, wanted, x[n], m[n], target, n):
                     continue
-                x, m, t = example
-                xs.append(x)
-                masks.append(m)
-                targets.append(t)
-                values.append(float(row["h_deltas"][int(row["seat"])]) / VALUE_SCALE)
-                sources.append(int(row["decision_id"]))
-                datasets.append(d_index)
+                value[n] = float(row["h_deltas"][int(row["seat"])]) / VALUE_SCALE
+                source[n] = int(row["decision_id"])
+                dataset[n] = d_index
                 kept += 1
+                n += 1
             if per_dir and kept >= per_dir:
                 break
-    if not xs:
+    if not n:
         raise S.DatasetError("no decision with a choice in the datasets")
-    return Examples(np.stack(xs), np.stack(masks), np.asarray(targets, dtype=np.int64),
-                    np.asarray(values, dtype=np.float32), np.asarray(sources, dtype=np.int64),
-                    np.asarray(datasets, dtype=np.int16))
+    return Examples(x[:n], m[:n], target[:n], value[:n], source[:n], dataset[:n])
 
 
-def _example(variant: str, row: dict[str, np.ndarray], wanted: set[int] | None
-             ) -> tuple[np.ndarray, np.ndarray, int] | None:
-    n = int(row["legal_count"])
-    if n < 2 or int(row["fallback"]) or int(row["action_index"]) < 0:
-        return None
+def _example(variant: str, row: dict[str, np.ndarray], wanted: set[int] | None,
+             x: np.ndarray, m: np.ndarray, target: np.ndarray, n: int) -> bool:
+    """Write row's planes into ``x``, its legal heads into ``m`` and its answer's head into
+    ``target[n]``; False (nothing written) for a row that is not kept."""
+    count = int(row["legal_count"])
+    if count < 2 or int(row["fallback"]) or int(row["action_index"]) < 0:
+        return False
     if wanted is not None and int(row["policy"]) not in wanted:
-        return None
-    legal = [S.decode_action(r) for r in row["legal"][:n]]
+        return False
+    legal = [S.decode_action(r) for r in row["legal"][:count]]
     if any(isinstance(a, ev.Win) for a in legal):
-        return None
+        return False
     request = request_of(row)
     by_index = legal_map(legal, request.tile)
     if len(by_index) < 2:
-        return None
-    target = action_index(S.decode_action(row["action"]), request.tile)
-    m = np.zeros(NUM_ACTIONS, dtype=bool)
+        return False
+    target[n] = action_index(S.decode_action(row["action"]), request.tile)
     m[list(by_index)] = True
-    state = restore(variant, int(row["seat"]), row)
-    x = encode(state, request)
-    assert x.shape == (NUM_PLANES, 34)
-    return x, m, target
+    x[...] = encode(restore(variant, int(row["seat"]), row), request)
+    return True
