@@ -68,7 +68,3 @@ class NnPolicy:
         candidates = tuple((by_index[int(i)], float(probs[i])) for i in order
                            if legal_mask[i])
         return Decision(by_index[best], candidates)
-
-
-def create() -> NnPolicy:
-    return NnPolicy()
