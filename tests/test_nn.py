@@ -330,3 +330,16 @@ def test_dataset_rows_become_examples_with_the_answer_among_the_legal_heads(
         state = restore("riichi", int(row["seat"]), row)
         assert np.array_equal(ex.x[j], E.encode(state, request_of(row)))
     assert np.isfinite(ex.value).all() and np.abs(ex.value).max() < 10
+
+
+def test_playing_never_imports_torch() -> None:
+    """brain/ is numpy only; torch is the [train] extra of replay/nn/train.py alone."""
+    code = ("import sys; from brain.policies.nn import NnPolicy; import adapter.cli, "
+            "replay.nn.data; print('torch' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "False"
+    root = Path(__file__).resolve().parent.parent
+    for path in [*root.glob("brain/**/*.py"), *root.glob("protocols/**/*.py")]:
+        assert "import torch" not in path.read_text(), path
