@@ -58,7 +58,7 @@ def _mjbot(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path) -> None:
     data = tmp_path / "data"
     r = _mjbot("selfplay", "--variant", "riichi", "--policies",
-               "rulebased,rulebased,rulebased,rulebased", "--hands", "4", "--seed", "5",
+               "rulebased,rulebased,rulebased,rulebased", "--hands", "2", "--seed", "5",
                "--out", str(data))
     assert r.returncode == 0, r.stderr
     weights = tmp_path / "nn.npz"
@@ -74,6 +74,11 @@ def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path) -> N
     with torch.no_grad():
         logits, _ = torch_twin(net)(torch.from_numpy(x))
     np.testing.assert_allclose(net.forward(x)[0], logits.numpy(), atol=1e-5, rtol=0)
+    tuned = tmp_path / "tuned.npz"  # fine-tuning starts from the weights, keeps their shape
+    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(tuned),
+               "--epochs", "1", "--init", str(weights), "--channels", "99", "--threads", "1")
+    assert r.returncode == 0, r.stderr
+    assert Network.from_file(tuned, "riichi").meta["channels"] == 8
     sp = tmp_path / "sp"
     r = _mjbot("selfplay", "--variant", "riichi", "--policies", "nn,rulebased,nn,rulebased",
                "--hands", "1", "--seed", "6", "--out", str(sp), MJBOT_NN_WEIGHTS=str(weights))

@@ -35,6 +35,8 @@ def register(sub: Any) -> None:
     t.add_argument("--blocks", type=int, default=4)
     t.add_argument("--max-decisions", type=int, default=0, metavar="N",
                    help="decisions kept, about, in all (seeded sample; 0: every one)")
+    t.add_argument("--init", default="", metavar="FILE",
+                   help="start from these weights (fine-tuning, e.g. on a better teacher)")
     t.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--json", action="store_true", help="print the run as JSON")
@@ -51,10 +53,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     for d in [*args.data, *(args.holdout or [])]:
         if not (Path(d) / "manifest.json").is_file():
             raise UserInputError(f"{d}: no dataset here (no manifest.json; see mjbot selfplay)")
+    if args.init and not Path(args.init).is_file():
+        raise UserInputError(f"--init: no weights file at {args.init}")
     try:
         import torch  # noqa: F401
     except ImportError:
         raise UserInputError("mjbot nn train needs torch: pip install -e '.[train]'") from None
+    from brain.nn.network import MissingNetwork
     from replay.dataset.schema import DatasetError
     from replay.nn.train import TrainConfig, train
 
@@ -62,7 +67,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     config = TrainConfig(channels=args.channels, blocks=args.blocks, epochs=args.epochs,
                          batch_size=args.batch_size, lr=args.lr,
                          max_decisions=args.max_decisions, seed=args.seed,
-                         threads=args.threads, policies=policies)
+                         threads=args.threads, policies=policies, init=args.init)
 
     def progress(figures: dict[str, Any]) -> None:
         if not args.json:
@@ -73,7 +78,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     try:
         result = train(args.variant, args.data, args.out, config, args.holdout, progress)
-    except DatasetError as exc:
+    except (DatasetError, MissingNetwork) as exc:
         raise UserInputError(str(exc)) from None
     if args.json:
         print(json.dumps(result, indent=2))

@@ -79,6 +79,7 @@ class TrainConfig:
     seed: int = 0
     threads: int = 2
     policies: Sequence[str] | None = None
+    init: str = ""  # weights file to start from (fine-tuning; its shape wins over the above)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -132,8 +133,13 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
         cut = int(len(examples) * config.holdout)
         held, fit = examples.take(order[:cut]), examples.take(order[cut:])
     encode_s = time.monotonic() - start
-    shape = Shape(int(examples.x.shape[1]), config.channels, config.blocks, config.value_hidden)
-    model = TorchNet(shape)
+    if config.init:
+        start_net = Network.from_file(config.init, variant)
+        model = TorchNet(start_net.shape)
+        model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in start_net.params.items()})
+    else:
+        model = TorchNet(Shape(int(examples.x.shape[1]), config.channels, config.blocks,
+                               config.value_hidden))
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     steps = config.epochs * max(1, (len(fit) + config.batch_size - 1) // config.batch_size)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=config.lr, total_steps=steps)
