@@ -343,3 +343,19 @@ def test_playing_never_imports_torch() -> None:
     root = Path(__file__).resolve().parent.parent
     for path in [*root.glob("brain/**/*.py"), *root.glob("protocols/**/*.py")]:
         assert "import torch" not in path.read_text(), path
+
+
+def test_the_shipped_riichi_weights_load_and_fit_the_budget(game_positions: list,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """brain/data/nn_riichi.npz: this code's encoding, <= 8 MB, and it plays every position
+    (brain/data/nn_models.md: how it was trained)."""
+    monkeypatch.delenv("MJBOT_NN_WEIGHTS", raising=False)
+    path = Path(__file__).resolve().parent.parent / "brain" / "data" / "nn_riichi.npz"
+    assert path.stat().st_size <= 8 * 1024 * 1024
+    net = require_network("riichi")
+    assert net.meta["encoding_version"] == E.ENCODING_VERSION
+    assert net.meta["training"]["holdout"]["accuracy"] > 0.5
+    policy = get_policy("nn")
+    for state, request, legal in game_positions[:40]:
+        assert policy.decide(state, request, legal).action in legal

@@ -37,6 +37,7 @@ def register(sub: Any) -> None:
                    help="decisions kept, about, in all (seeded sample; 0: every one)")
     t.add_argument("--init", default="", metavar="FILE",
                    help="start from these weights (fine-tuning, e.g. on a better teacher)")
+    t.add_argument("--device", default="cpu", help="torch device: cpu, or cuda on a GPU")
     t.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--json", action="store_true", help="print the run as JSON")
@@ -67,7 +68,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     config = TrainConfig(channels=args.channels, blocks=args.blocks, epochs=args.epochs,
                          batch_size=args.batch_size, lr=args.lr,
                          max_decisions=args.max_decisions, seed=args.seed,
-                         threads=args.threads, policies=policies, init=args.init)
+                         threads=args.threads, policies=policies, init=args.init,
+                         device=args.device)
 
     def progress(figures: dict[str, Any]) -> None:
         if not args.json:

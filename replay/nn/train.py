@@ -79,6 +79,7 @@ class TrainConfig:
     seed: int = 0
     threads: int = 2
     policies: Sequence[str] | None = None
+    device: str = "cpu"  # "cuda" where a GPU is present
     init: str = ""  # weights file to start from (fine-tuning; its shape wins over the above)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -90,17 +91,19 @@ def masked_loss(logits: torch.Tensor, legal: torch.Tensor, target: torch.Tensor
     return nn.functional.cross_entropy(z, target)
 
 
-def accuracy(model: TorchNet, ex: Examples, batch: int = 1024) -> dict[str, float]:
+def accuracy(model: TorchNet, ex: Examples, batch: int = 1024, device: str = "cpu"
+             ) -> dict[str, float]:
     """Share of examples whose masked argmax is the recorded answer (all, and turns where a
     discard was answered), and the value head's mean squared error."""
     model.eval()
     hits, hits_discard, n_discard, sq = 0, 0, 0, 0.0
     with torch.no_grad():
         for lo in range(0, len(ex), batch):
-            x = torch.from_numpy(ex.x[lo:lo + batch])
-            m = torch.from_numpy(ex.mask[lo:lo + batch])
-            t = torch.from_numpy(ex.target[lo:lo + batch])
+            x = torch.from_numpy(ex.x[lo:lo + batch]).to(device)
+            m = torch.from_numpy(ex.mask[lo:lo + batch]).to(device)
+            t = torch.from_numpy(ex.target[lo:lo + batch]).to(device)
             logits, value = model(x)
+            value = value.cpu()
             pred = logits.masked_fill(~m, -1e9).argmax(dim=1)
             hits += int((pred == t).sum())
             discard = t < 2 * KINDS
@@ -140,6 +143,7 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
     else:
         model = TorchNet(Shape(int(examples.x.shape[1]), config.channels, config.blocks,
                                config.value_hidden))
+    model.to(config.device)
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     steps = config.epochs * max(1, (len(fit) + config.batch_size - 1) // config.batch_size)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=config.lr, total_steps=steps)
@@ -152,16 +156,17 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
         total = 0.0
         for lo in range(0, len(fit), config.batch_size):
             idx = order[lo:lo + config.batch_size]
-            logits, value = model(x_all[idx])
-            loss = masked_loss(logits, m_all[idx], t_all[idx]) + config.value_weight * \
-                nn.functional.mse_loss(value, v_all[idx])
+            dev = config.device
+            logits, value = model(x_all[idx].to(dev))
+            loss = masked_loss(logits, m_all[idx].to(dev), t_all[idx].to(dev)) + \
+                config.value_weight * nn.functional.mse_loss(value, v_all[idx].to(dev))
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
             total += loss.item() * len(idx)
         figures = {"epoch": epoch + 1, "train_loss": round(total / len(fit), 4),
-                   "holdout": accuracy(model, held)}
+                   "holdout": accuracy(model, held, device=config.device)}
         history.append(figures)
         if progress is not None:
             progress(figures)
@@ -173,8 +178,9 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
         "encode_seconds": round(encode_s, 1),
         "seconds": round(time.monotonic() - start, 1), "history": history,
         "holdout": history[-1]["holdout"] if history else {},
-        "train": accuracy(model, fit.take(np.arange(min(len(fit), 20000)))), **config.extra,
+        "train": accuracy(model, fit.take(np.arange(min(len(fit), 20000))),
+                          device=config.device), **config.extra,
     }
-    net = model.export(variant, training=result)
+    net = model.cpu().export(variant, training=result)
     net.save(out)
     return result
