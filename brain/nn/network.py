@@ -6,7 +6,7 @@ Architecture (Suphx / Mortal style, small enough for a few ms on one core)::
       -> policy: conv1x1 (4 per-kind heads, 4 x 34) ++ dense on the flattened trunk (9 scalar
          heads) = 145 logits (brain/nn/heads.py)
       -> value: dense (flattened trunk -> H) -> ReLU -> dense (1): the hand's expected score
-         change of the decider, in units of 10,000 points
+         change of the decider, in units of ``meta["value_scale"]`` points (riichi 10,000)
 
 Convolutions are kernel 3 with zero padding of 1 (kernel 1 for the per-kind heads), as
 torch.nn.Conv1d computes them: ``out[f, t] = b[f] + sum_{c, j} w[f, c, j] * x[c, t + j - 1]``.

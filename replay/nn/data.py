@@ -25,14 +25,17 @@ from replay.dataset.snapshot import restore
 FIELDS = ["seat", "request", "request_tile", "request_from", "policy", "fallback", "legal",
           "legal_count", "action", "action_index", "h_deltas",
           *[f.name for f in S.DECISION_FIELDS if f.name.startswith("v_")]]
-VALUE_SCALE = 10_000.0  # value head target: the hand's score change / 10,000
+# value head target: the hand's score change / the variant's scale (about 2-4 standard
+# deviations of a hand's change in rulebased self-play: riichi 4,300 points, MCR 27, Taiwan 2,200)
+VALUE_SCALE = {"riichi": 10_000.0, "mcr": 100.0, "taiwan16": 5_000.0, "mass": 100.0}
 
 
 @dataclass
 class Examples:
     """``x`` (N, planes, 34) float32; ``mask`` (N, 145) bool; ``target`` (N,) head index of
-    the answer; ``value`` (N,) the hand's score change of the decider / 10,000; ``source``
-    (N,) the decision_id in its dataset, ``dataset`` (N,) which of the directories."""
+    the answer; ``value`` (N,) the hand's score change of the decider / :data:`VALUE_SCALE`;
+    ``source`` (N,) the decision_id in its dataset, ``dataset`` (N,) which of the
+    directories."""
 
     x: np.ndarray
     mask: np.ndarray
@@ -87,7 +90,7 @@ def load_examples(dirs: Sequence[str | Path], max_decisions: int = 0, seed: int 
                 row = {k: a[i] for k, a in batch.items()}
                 if not _example(variant, row, wanted, x[n], m[n], target, n):
                     continue
-                value[n] = float(row["h_deltas"][int(row["seat"])]) / VALUE_SCALE
+                value[n] = float(row["h_deltas"][int(row["seat"])]) / VALUE_SCALE[variant]
                 source[n] = int(row["decision_id"])
                 dataset[n] = d_index
                 kept += 1

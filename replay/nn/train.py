@@ -21,7 +21,7 @@ from torch import nn
 
 from brain.nn.heads import KINDS, PER_KIND_HEADS, SCALAR_HEADS
 from brain.nn.network import Network, Shape, new_meta, param_shapes
-from replay.nn.data import Examples, load_examples
+from replay.nn.data import VALUE_SCALE, Examples, load_examples
 
 
 class TorchNet(nn.Module):
@@ -181,6 +181,6 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
         "train": accuracy(model, fit.take(np.arange(min(len(fit), 20000))),
                           device=config.device), **config.extra,
     }
-    net = model.cpu().export(variant, training=result)
+    net = model.cpu().export(variant, training=result, value_scale=VALUE_SCALE[variant])
     net.save(out)
     return result
