@@ -190,8 +190,9 @@ def weights_name(variant: str) -> str:
 
 
 def load_network(variant: str, path: str = "") -> Network:
-    """The network for ``variant``: ``path`` when given, else the shipped
-    brain/data/nn_VARIANT.npz (read through pkgutil inside a zip bundle). Cached."""
+    """The network for ``variant``: ``path`` when given (``variant`` "": whatever variant the
+    file holds), else the shipped brain/data/nn_VARIANT.npz (read through pkgutil inside a zip
+    bundle). Cached."""
     key = (variant, path)
     if key not in _LOADED:
         _LOADED[key] = _load(variant, path)
@@ -202,7 +203,7 @@ def _load(variant: str, path: str) -> Network:
     if path:
         if not Path(path).is_file():
             raise MissingNetwork(f"nn: no weights file at {path}")
-        return Network.from_file(path, variant)
+        return Network.from_file(path, variant or None)
     shipped = Path(__file__).resolve().parent.parent / "data" / weights_name(variant)
     if shipped.is_file():
         return Network.from_file(shipped, variant)
