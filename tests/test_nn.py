@@ -359,3 +359,14 @@ def test_the_shipped_riichi_weights_load_and_fit_the_budget(game_positions: list
     policy = get_policy("nn")
     for state, request, legal in game_positions[:40]:
         assert policy.decide(state, request, legal).action in legal
+
+
+def test_bench_nn_times_nn_beside_rulebased_on_one_core() -> None:
+    r = _mjbot("bench", "nn", "--model", str(GOLDEN_WEIGHTS), "--games", "1", "--repeats", "1",
+               "--json")
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert result["positions"] > 5 and result["network"]["channels"] == 16
+    for name in ("nn", "rulebased", "encode", "forward"):
+        assert 0 < result["ms"][name]["p50"] <= result["ms"][name]["p99"]
+    assert result["p99_ratio_vs_rulebased"] > 0

@@ -27,7 +27,8 @@ def register(sub: Any) -> None:
     b.add_argument("--repeats", type=int, default=3,
                    help="bench arena: runs of the same walls, the best counts")
     b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--games", type=int, default=8, help="games (bench mjai)")
+    b.add_argument("--games", type=int, default=None,
+                   help="games (bench mjai: 8; bench nn: 2 seeded games of positions)")
     b.add_argument("--models", default="", metavar="DIR",
                    help="bench mc: opponent model weights (default: the shipped ones)")
     b.add_argument("--positions", type=int, default=12,
@@ -70,7 +71,7 @@ def _bench_nn(args: argparse.Namespace) -> int:
 
         os.environ["MJBOT_NN_WEIGHTS"] = args.model
     require_networks(["nn"], variant)  # no weights: one line, before the child starts
-    result = bench_nn(variant, args.model, games=args.games if args.games != 8 else 2,
+    result = bench_nn(variant, args.model, games=args.games or 2,
                       repeats=args.repeats, seed=args.seed)
     print(json.dumps(result, indent=2) if args.json else text(result))
     return 0
@@ -130,7 +131,7 @@ def _bench_mjai(args: argparse.Namespace) -> int:
     from adapter.mjai_bench import bench_mjai
 
     try:
-        result = bench_mjai(games=args.games, seed=10000 + args.seed)
+        result = bench_mjai(games=args.games or 8, seed=10000 + args.seed)
     except RuntimeError as exc:
         raise UserInputError(str(exc)) from None
     if args.json:
