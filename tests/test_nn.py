@@ -296,7 +296,7 @@ def test_commands_refuse_nn_without_weights_in_one_line(tmp_path: Path) -> None:
                "--hands", "1", "--no-log")
     assert r.returncode == 2
     assert "no network weights for 'mass'" in r.stderr and "Traceback" not in r.stderr
-    r = _mjbot("bench", "nn", "--variant", "taiwan16")
+    r = _mjbot("bench", "nn", "--variant", "mass")
     assert r.returncode == 2 and "Traceback" not in r.stderr
 
 
@@ -345,17 +345,17 @@ def test_playing_never_imports_torch() -> None:
         assert "import torch" not in path.read_text(), path
 
 
-def test_the_shipped_riichi_weights_load_and_fit_the_budget(game_positions: list,
-                                                            monkeypatch: pytest.MonkeyPatch
-                                                            ) -> None:
-    """brain/data/nn_riichi.npz: this code's encoding, <= 8 MB, and it plays every position
-    (brain/data/nn_models.md: how it was trained)."""
+def test_the_shipped_weights_load_and_fit_the_budget(game_positions: list,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """brain/data/nn_VARIANT.npz: this code's encoding, <= 8 MB each, and the riichi one plays
+    every position (brain/data/nn_models.md: how they were trained)."""
     monkeypatch.delenv("MJBOT_NN_WEIGHTS", raising=False)
-    path = Path(__file__).resolve().parent.parent / "brain" / "data" / "nn_riichi.npz"
-    assert path.stat().st_size <= 8 * 1024 * 1024
-    net = require_network("riichi")
-    assert net.meta["encoding_version"] == E.ENCODING_VERSION
-    assert net.meta["training"]["holdout"]["accuracy"] > 0.5
+    for variant in ("riichi", "mcr", "taiwan16"):
+        path = Path(__file__).resolve().parent.parent / "brain" / "data" / f"nn_{variant}.npz"
+        assert path.stat().st_size <= 8 * 1024 * 1024
+        net = require_network(variant)
+        assert net.variant == variant and net.meta["encoding_version"] == E.ENCODING_VERSION
+        assert net.meta["training"]["holdout"]["accuracy"] > 0.5
     policy = get_policy("nn")
     for state, request, legal in game_positions[:40]:
         assert policy.decide(state, request, legal).action in legal
