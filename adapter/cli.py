@@ -15,6 +15,7 @@ from adapter.commands import (
     mjai,
     mjbot_version,
     models,
+    nn,
     ntpu,
     replay,
     review,
@@ -26,7 +27,7 @@ from adapter.commands import (
 from adapter.logging_setup import configure_logging, configure_plain_logging
 
 COMMAND_GROUPS = (tools, bench, botzone, ntpu, tenhou, mjai, arena, replay, review, selfplay,
-                  serve, models)
+                  serve, models, nn)
 
 
 class _VersionAction(argparse.Action):

@@ -93,9 +93,8 @@ def test_points_loss_is_the_gap_to_the_best_and_never_negative(values):
         assert loss == pytest.approx(values[0] - s.value) or s.rank == 1
 
 
-def test_nn_is_refused_until_a_neural_policy_exists():
-    with pytest.raises(ValueError, match="no neural policy"):
-        evaluator_for("nn")
+def test_nn_reviews_by_its_own_ranking_and_unknown_names_are_refused():
+    assert isinstance(evaluator_for("nn"), RankingEvaluator)
     with pytest.raises(ValueError, match="unknown policy"):
         evaluator_for("nosuch")
 
@@ -155,8 +154,8 @@ def test_review_command_on_an_own_local_table_log(tmp_path):
 
 
 def test_review_command_errors_are_one_line(tmp_path):
-    r = _mjbot("review", str(SHORT_MJLOG), "--policy", "nn")
-    assert r.returncode == 2 and "no neural policy" in r.stderr
+    r = _mjbot("review", str(SHORT_MJLOG), "--policy", "nosuch")
+    assert r.returncode == 2 and "unknown policy" in r.stderr
     assert "Traceback" not in r.stderr
     r = _mjbot("review", str(tmp_path / "missing.json"), "--policy", "rulebased")
     assert r.returncode == 2 and "no such file" in r.stderr and "Traceback" not in r.stderr

@@ -84,6 +84,20 @@ def start_ray(args: Any) -> Any:
         raise UserInputError(str(exc)) from None
 
 
+def require_networks(names: Any, variant: str) -> None:
+    """Refuse ``nn`` among ``names`` in one line when it has no weights for ``variant`` (it
+    never plays with made-up weights, and a game must not quietly fall back to rulebased)."""
+    if "nn" not in names:
+        return
+    from brain.nn.network import MissingNetwork
+    from brain.policies.nn import require_network
+
+    try:
+        require_network(variant)
+    except MissingNetwork as exc:
+        raise UserInputError(str(exc)) from None
+
+
 def mjbot_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 

@@ -7,7 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, add_ray_arguments, four_policies, log, start_ray
+from adapter.commands import (
+    UserInputError,
+    add_ray_arguments,
+    four_policies,
+    log,
+    require_networks,
+    start_ray,
+)
 
 
 def register(sub: Any) -> None:
@@ -40,6 +47,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     from replay.log import default_log_dir
 
     names = four_policies(args.policies)
+    require_networks(names, args.variant)
     if args.hands < 1:
         raise UserInputError("--hands must be at least 1")
     ray = start_ray(args)

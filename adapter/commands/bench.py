@@ -13,7 +13,7 @@ from adapter.commands import UserInputError
 def register(sub: Any) -> None:
     b = sub.add_parser("bench", help="benchmarks of the hot paths (ratios vs references)")
     b.add_argument("what", choices=["shanten", "log", "arena", "botzone", "mjai", "mc",
-                                    "review", "commentary", "ray"])
+                                    "review", "commentary", "ray", "nn"])
     b.add_argument("paths", nargs="*", metavar="PATH",
                    help="bench review: the GAME (default: a seeded local east-south game); "
                    "bench commentary: game files or folders")
@@ -27,7 +27,8 @@ def register(sub: Any) -> None:
     b.add_argument("--repeats", type=int, default=3,
                    help="bench arena: runs of the same walls, the best counts")
     b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--games", type=int, default=8, help="games (bench mjai)")
+    b.add_argument("--games", type=int, default=None,
+                   help="games (bench mjai: 8; bench nn: 2 seeded games of positions)")
     b.add_argument("--models", default="", metavar="DIR",
                    help="bench mc: opponent model weights (default: the shipped ones)")
     b.add_argument("--positions", type=int, default=12,
@@ -49,6 +50,8 @@ def register(sub: Any) -> None:
     b.add_argument("--policies", default="rulebased,mc",
                    help="bench commentary: the rankings measured")
     b.add_argument("--top-k", type=int, default=3, help="bench commentary: discards predicted")
+    b.add_argument("--model", default="", metavar="FILE",
+                   help="bench nn: network weights (default: the shipped ones)")
     b.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
                    help="bench review: the seat reviewed")
     b.set_defaults(handler=cmd_bench)
@@ -58,7 +61,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return {"shanten": _bench_shanten, "log": _bench_log, "arena": _bench_arena,
             "botzone": _bench_botzone, "mjai": _bench_mjai, "mc": _bench_mc,
             "review": _bench_review, "commentary": _bench_commentary,
-            "ray": _bench_ray}[args.what](args)
+            "ray": _bench_ray, "nn": _bench_nn}[args.what](args)
 
 
 def _bench_ray(args: argparse.Namespace) -> int:
@@ -75,6 +78,22 @@ def _bench_ray(args: argparse.Namespace) -> int:
     # thinks up to 2 s a decision)
     result = bench_ray(args.units, args.workers, args.repeats, args.seed)
     result["mjbot_mc"] = os.environ["MJBOT_MC"]
+    print(json.dumps(result, indent=2) if args.json else text(result))
+    return 0
+
+
+def _bench_nn(args: argparse.Namespace) -> int:
+    from adapter.commands import require_networks
+    from adapter.nn_bench import bench_nn, text
+
+    variant = "riichi" if args.variant == "all" else args.variant
+    if args.model:
+        import os
+
+        os.environ["MJBOT_NN_WEIGHTS"] = args.model
+    require_networks(["nn"], variant)  # no weights: one line, before the child starts
+    result = bench_nn(variant, args.model, games=args.games or 2,
+                      repeats=args.repeats, seed=args.seed)
     print(json.dumps(result, indent=2) if args.json else text(result))
     return 0
 
@@ -133,7 +152,7 @@ def _bench_mjai(args: argparse.Namespace) -> int:
     from adapter.mjai_bench import bench_mjai
 
     try:
-        result = bench_mjai(games=args.games, seed=10000 + args.seed)
+        result = bench_mjai(games=args.games or 8, seed=10000 + args.seed)
     except RuntimeError as exc:
         raise UserInputError(str(exc)) from None
     if args.json:

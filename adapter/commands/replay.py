@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, reading
+from adapter.commands import UserInputError, reading, require_networks
 
 
 def register(sub: Any) -> None:
@@ -56,6 +56,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 return 0
             result: dict[str, object] = {"summary": replayer.summarize(rep)}
             if args.policy:
+                require_networks([args.policy], rep.variant)
                 result["agreement"] = replayer.agreement(rep, args.policy)
             if args.commentary:
                 result["commentary"] = _commentary(rep, args)

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, reading
+from adapter.commands import UserInputError, reading, require_networks
 from adapter.progress import ProgressBar
 
 
@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
     r.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
                    help="whose decisions (imports: default 0; own logs: the bot's seat)")
     r.add_argument("--policy", default="mc", help="mc (expected points), rulebased (ranks), "
-                   "nn once a neural policy is registered")
+                   "nn (ranks; needs its weights for the variant)")
     r.add_argument("--playouts", type=int, default=512,
                    help="mc: playouts per legal action (seeded: the same review everywhere)")
     r.add_argument("--seed", type=int, default=0, help="mc: seed of the playouts")
@@ -65,6 +65,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
     ev = evaluator(args.policy, args.playouts, args.seed)
     rep = load_replay(args.game, args.seat)
+    require_networks([args.policy], rep.variant)
     try:
         result = review(rep, ev, ProgressBar(args.progress, "decisions"))
     except MissingModels as exc:

@@ -8,7 +8,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, add_ray_arguments, four_policies, log, start_ray
+from adapter.commands import (
+    UserInputError,
+    add_ray_arguments,
+    four_policies,
+    log,
+    require_networks,
+    start_ray,
+)
 
 VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
 
@@ -59,6 +66,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     if args.variant not in VARIANTS:
         raise UserInputError(f"unknown variant {args.variant!r} (riichi, mcr, taiwan16 or mass)")
     names = four_policies(args.policies)
+    require_networks(names, args.variant)
     if args.hands < 1 or args.shard_decisions < 1:
         raise UserInputError("--hands and --shard-decisions must be at least 1")
     if args.out_shared and args.ray is None:

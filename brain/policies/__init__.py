@@ -9,11 +9,20 @@ from brain.policies.baselines import GreedyPolicy, TsumogiriPolicy
 from brain.policies.mc import create as create_mc
 from brain.policies.rulebased import RuleBasedPolicy
 
+
+def create_nn() -> Policy:
+    """The ``nn`` policy, imported on use: the Botzone bundle carries no network code."""
+    from brain.policies.nn import NnPolicy
+
+    return NnPolicy()
+
+
 POLICIES: dict[str, Callable[[], Policy]] = {
     "tsumogiri": TsumogiriPolicy,
     "greedy": GreedyPolicy,
     "rulebased": RuleBasedPolicy,
     "mc": create_mc,
+    "nn": create_nn,
 }
 
 

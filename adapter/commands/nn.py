@@ -1,0 +1,92 @@
+"""`mjbot nn train`: the neural policy's stage-1 training (issue 17) on self-play datasets,
+exported to the numpy weights the ``nn`` policy plays with. Needs the ``[train]`` extra (torch);
+nothing else of mjbot does."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from adapter.commands import UserInputError
+
+VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
+
+
+def register(sub: Any) -> None:
+    n = sub.add_parser("nn", help="train the neural policy",
+                       description="The residual network of the nn policy (brain/nn): "
+                       "supervised training on the decisions of self-play datasets.")
+    nsub = n.add_subparsers(dest="nn_command", metavar="ACTION", required=True)
+    t = nsub.add_parser("train", help="supervised training on dataset decisions (needs torch)")
+    t.add_argument("--variant", required=True, help="riichi, mcr, taiwan16 or mass")
+    t.add_argument("--data", required=True, nargs="+", metavar="DIR",
+                   help="dataset directories (mjbot selfplay --out), all of the variant")
+    t.add_argument("--out", required=True, metavar="FILE", help="weights file (.npz)")
+    t.add_argument("--holdout", nargs="+", metavar="DIR",
+                   help="held-out dataset directories (default: 5%% of --data, seeded)")
+    t.add_argument("--policies", default="", help="learn only these players' decisions "
+                   "(comma-separated names; default: every player)")
+    t.add_argument("--epochs", type=int, default=4)
+    t.add_argument("--batch-size", type=int, default=256)
+    t.add_argument("--lr", type=float, default=2e-3)
+    t.add_argument("--channels", type=int, default=64)
+    t.add_argument("--blocks", type=int, default=4)
+    t.add_argument("--max-decisions", type=int, default=0, metavar="N",
+                   help="decisions kept, about, in all (seeded sample; 0: every one)")
+    t.add_argument("--init", default="", metavar="FILE",
+                   help="start from these weights (fine-tuning, e.g. on a better teacher)")
+    t.add_argument("--device", default="cpu", help="torch device: cpu, or cuda on a GPU")
+    t.add_argument("--threads", type=int, default=2, help="torch CPU threads")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--json", action="store_true", help="print the run as JSON")
+    t.set_defaults(handler=cmd_train)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    if args.variant not in VARIANTS:
+        raise UserInputError(f"unknown variant {args.variant!r} (riichi, mcr, taiwan16 or mass)")
+    for name, value in (("--epochs", args.epochs), ("--batch-size", args.batch_size),
+                        ("--channels", args.channels), ("--blocks", args.blocks)):
+        if value < 1:
+            raise UserInputError(f"{name} must be at least 1")
+    for d in [*args.data, *(args.holdout or [])]:
+        if not (Path(d) / "manifest.json").is_file():
+            raise UserInputError(f"{d}: no dataset here (no manifest.json; see mjbot selfplay)")
+    if args.init and not Path(args.init).is_file():
+        raise UserInputError(f"--init: no weights file at {args.init}")
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise UserInputError("mjbot nn train needs torch: pip install -e '.[train]'") from None
+    from brain.nn.network import MissingNetwork
+    from replay.dataset.schema import DatasetError
+    from replay.nn.train import TrainConfig, train
+
+    policies = [p.strip() for p in args.policies.split(",") if p.strip()] or None
+    config = TrainConfig(channels=args.channels, blocks=args.blocks, epochs=args.epochs,
+                         batch_size=args.batch_size, lr=args.lr,
+                         max_decisions=args.max_decisions, seed=args.seed,
+                         threads=args.threads, policies=policies, init=args.init,
+                         device=args.device)
+
+    def progress(figures: dict[str, Any]) -> None:
+        if not args.json:
+            h = figures["holdout"]
+            print(f"  epoch {figures['epoch']}: loss {figures['train_loss']:.4f}, held-out "
+                  f"accuracy {h['accuracy']:.4f} (discards {h['discard_accuracy']:.4f}), "
+                  f"value mse {h['value_mse']:.4f}", flush=True)
+
+    try:
+        result = train(args.variant, args.data, args.out, config, args.holdout, progress)
+    except (DatasetError, MissingNetwork) as exc:
+        raise UserInputError(str(exc)) from None
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        h = result["holdout"]
+        print(f"nn train {args.variant}: {result['train_examples']} examples, "
+              f"{result['holdout_examples']} held out; held-out accuracy {h['accuracy']:.4f}; "
+              f"{result['seconds']} s -> {args.out}")
+    return 0

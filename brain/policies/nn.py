@@ -1,0 +1,68 @@
+"""The ``nn`` policy: the residual network of brain/nn over the seat's planes, masked to the
+legal actions, argmax (issue 17).
+
+It plays only with trained weights: the shipped brain/data/nn_VARIANT.npz, or the file named by
+the environment variable ``MJBOT_NN_WEIGHTS`` (one variant's weights; for other variants the
+shipped ones are used). No weights for the variant raise :class:`MissingNetwork` naming what to
+do; the adapters check this before a game starts (``require_network``), so a missing model is a
+clear refusal and never a silent fallback to another policy.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from brain.nn.encoding import encode
+from brain.nn.heads import legal_map, mask, masked_argmax, masked_softmax
+from brain.nn.network import Network, load_network
+from brain.policies.base import Decision, win_if_legal
+from brain.state import TableState
+from protocols import events as ev
+
+ENV = "MJBOT_NN_WEIGHTS"
+TOP = 3  # candidates written to the game log
+
+
+def require_network(variant: str) -> Network:
+    """The network ``nn`` would play ``variant`` with; :class:`MissingNetwork` if none."""
+    path = os.environ.get(ENV, "")
+    if path:
+        net = load_network("", path)  # any variant: a broken file or path raises here
+        if net.variant == variant:
+            return net
+    return load_network(variant)
+
+
+class NnPolicy:
+    name = "nn"
+    fast = True  # one forward pass: milliseconds (mjbot bench nn)
+
+    def __init__(self, network: Network | None = None) -> None:
+        self._network = network
+
+    def network(self, variant: str) -> Network:
+        if self._network is not None and self._network.variant == variant:
+            return self._network
+        return require_network(variant)
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None) -> Decision:
+        win = win_if_legal(legal)
+        if win is not None:
+            return win
+        if len(legal) == 1:
+            return Decision(legal[0], ((legal[0], 1.0),))
+        net = self.network(state.variant)
+        claimed = request.tile
+        by_index = legal_map(legal, claimed)
+        legal_mask = mask(by_index)
+        logits, _value = net.forward(encode(state, request))
+        best = masked_argmax(logits, legal_mask)
+        probs = masked_softmax(logits, legal_mask)
+        order = np.argsort(-probs)[:TOP]
+        candidates = tuple((by_index[int(i)], float(probs[i])) for i in order
+                           if legal_mask[i])
+        return Decision(by_index[best], candidates)

@@ -1,0 +1,186 @@
+"""Stage 1 of issue 17: supervised training of the residual network on dataset decisions, in
+torch, exported to the plain arrays brain/nn/network.py reads.
+
+torch is an optional extra (``pip install -e '.[train]'``): this module is the only one that
+imports it, and only the ``mjbot nn train`` command and the torch-only tests load this module.
+The torch model below has the numpy network's parameter names and layouts, so export is a
+straight copy (a test checks both forwards agree within 1e-5).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from brain.nn.heads import KINDS, PER_KIND_HEADS, SCALAR_HEADS
+from brain.nn.network import Network, Shape, new_meta, param_shapes
+from replay.nn.data import VALUE_SCALE, Examples, load_examples
+
+
+class TorchNet(nn.Module):
+    """The torch twin of :class:`brain.nn.network.Network` (same names, same arithmetic)."""
+
+    def __init__(self, shape: Shape) -> None:
+        super().__init__()
+        c, f = shape.planes, shape.channels
+        self.shape = shape
+        self.stem = nn.Conv1d(c, f, 3, padding=1)
+        self.blocks = nn.ModuleList()
+        for _ in range(shape.blocks):
+            block = nn.Module()
+            block.conv1 = nn.Conv1d(f, f, 3, padding=1)
+            block.conv2 = nn.Conv1d(f, f, 3, padding=1)
+            self.blocks.append(block)
+        self.kind_head = nn.Conv1d(f, PER_KIND_HEADS, 1)
+        self.scalar_head = nn.Linear(f * KINDS, SCALAR_HEADS)
+        self.value1 = nn.Linear(f * KINDS, shape.value_hidden)
+        self.value2 = nn.Linear(shape.value_hidden, 1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = torch.relu(self.stem(x))
+        for block in self.blocks:
+            y = torch.relu(block.conv1(h))
+            h = torch.relu(block.conv2(y) + h)
+        per_kind = self.kind_head(h).reshape(h.shape[0], -1)
+        flat = h.reshape(h.shape[0], -1)
+        logits = torch.cat([per_kind, self.scalar_head(flat)], dim=1)
+        value = self.value2(torch.relu(self.value1(flat)))[:, 0]
+        return logits, value
+
+    def export(self, variant: str, **meta: Any) -> Network:
+        """The numpy network with these weights."""
+        state = {k: v.detach().cpu().numpy().astype(np.float32)
+                 for k, v in self.state_dict().items()}
+        expected = param_shapes(self.shape)
+        if set(state) != set(expected):
+            raise RuntimeError(f"torch parameters {sorted(state)} != {sorted(expected)}")
+        return Network(state, new_meta(variant, self.shape, **meta))
+
+
+@dataclass
+class TrainConfig:
+    channels: int = 64
+    blocks: int = 4
+    value_hidden: int = 64
+    epochs: int = 4
+    batch_size: int = 256
+    lr: float = 2e-3
+    weight_decay: float = 1e-4
+    value_weight: float = 0.25
+    holdout: float = 0.05  # share of the examples held out when no held-out data is given
+    max_decisions: int = 0
+    seed: int = 0
+    threads: int = 2
+    policies: Sequence[str] | None = None
+    device: str = "cpu"  # "cuda" where a GPU is present
+    init: str = ""  # weights file to start from (fine-tuning; its shape wins over the above)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def masked_loss(logits: torch.Tensor, legal: torch.Tensor, target: torch.Tensor
+                ) -> torch.Tensor:
+    """Cross-entropy over the legal heads only (illegal logits pushed to -1e9)."""
+    z = logits.masked_fill(~legal, -1e9)
+    return nn.functional.cross_entropy(z, target)
+
+
+def accuracy(model: TorchNet, ex: Examples, batch: int = 1024, device: str = "cpu"
+             ) -> dict[str, float]:
+    """Share of examples whose masked argmax is the recorded answer (all, and turns where a
+    discard was answered), and the value head's mean squared error."""
+    model.eval()
+    hits, hits_discard, n_discard, sq = 0, 0, 0, 0.0
+    with torch.no_grad():
+        for lo in range(0, len(ex), batch):
+            x = torch.from_numpy(ex.x[lo:lo + batch]).to(device)
+            m = torch.from_numpy(ex.mask[lo:lo + batch]).to(device)
+            t = torch.from_numpy(ex.target[lo:lo + batch]).to(device)
+            logits, value = model(x)
+            value = value.cpu()
+            pred = logits.masked_fill(~m, -1e9).argmax(dim=1)
+            hits += int((pred == t).sum())
+            discard = t < 2 * KINDS
+            n_discard += int(discard.sum())
+            hits_discard += int(((pred == t) & discard).sum())
+            sq += float(((value - torch.from_numpy(ex.value[lo:lo + batch])) ** 2).sum())
+    model.train()
+    n = max(len(ex), 1)
+    return {"accuracy": round(hits / n, 4),
+            "discard_accuracy": round(hits_discard / max(n_discard, 1), 4),
+            "value_mse": round(sq / n, 4), "examples": len(ex)}
+
+
+def train(variant: str, data: Sequence[str | Path], out: str | Path, config: TrainConfig,
+          holdout_data: Sequence[str | Path] | None = None,
+          progress: Any = None) -> dict[str, Any]:
+    """Train on ``data``, evaluate on ``holdout_data`` (or a seeded share of ``data``), write
+    the numpy weights to ``out``; the run's figures as a dict (also stored in the weights'
+    meta)."""
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(max(1, config.threads))
+    start = time.monotonic()
+    examples = load_examples(data, config.max_decisions, config.seed, config.policies)
+    if holdout_data:
+        held = load_examples(holdout_data, 0, config.seed, config.policies)
+        fit = examples
+    else:
+        rng = np.random.default_rng(config.seed)
+        order = rng.permutation(len(examples))
+        cut = int(len(examples) * config.holdout)
+        held, fit = examples.take(order[:cut]), examples.take(order[cut:])
+    encode_s = time.monotonic() - start
+    if config.init:
+        start_net = Network.from_file(config.init, variant)
+        model = TorchNet(start_net.shape)
+        model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in start_net.params.items()})
+    else:
+        model = TorchNet(Shape(int(examples.x.shape[1]), config.channels, config.blocks,
+                               config.value_hidden))
+    model.to(config.device)
+    opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    steps = config.epochs * max(1, (len(fit) + config.batch_size - 1) // config.batch_size)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=config.lr, total_steps=steps)
+    rng = np.random.default_rng(config.seed + 1)
+    x_all, m_all = torch.from_numpy(fit.x), torch.from_numpy(fit.mask)
+    t_all, v_all = torch.from_numpy(fit.target), torch.from_numpy(fit.value)
+    history = []
+    for epoch in range(config.epochs):
+        order = torch.from_numpy(rng.permutation(len(fit)))
+        total = 0.0
+        for lo in range(0, len(fit), config.batch_size):
+            idx = order[lo:lo + config.batch_size]
+            dev = config.device
+            logits, value = model(x_all[idx].to(dev))
+            loss = masked_loss(logits, m_all[idx].to(dev), t_all[idx].to(dev)) + \
+                config.value_weight * nn.functional.mse_loss(value, v_all[idx].to(dev))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += loss.item() * len(idx)
+        figures = {"epoch": epoch + 1, "train_loss": round(total / len(fit), 4),
+                   "holdout": accuracy(model, held, device=config.device)}
+        history.append(figures)
+        if progress is not None:
+            progress(figures)
+    result = {
+        "variant": variant, "data": [str(d) for d in data],
+        "holdout_data": [str(d) for d in holdout_data] if holdout_data else "split",
+        "train_examples": len(fit), "holdout_examples": len(held),
+        "config": {k: v for k, v in vars(config).items() if k != "extra"},
+        "encode_seconds": round(encode_s, 1),
+        "seconds": round(time.monotonic() - start, 1), "history": history,
+        "holdout": history[-1]["holdout"] if history else {},
+        "train": accuracy(model, fit.take(np.arange(min(len(fit), 20000))),
+                          device=config.device), **config.extra,
+    }
+    net = model.cpu().export(variant, training=result, value_scale=VALUE_SCALE[variant])
+    net.save(out)
+    return result

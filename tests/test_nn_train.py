@@ -1,0 +1,91 @@
+"""The neural policy's torch side (issue 17): the numpy forward equals the torch model's, and
+a tiny CPU training run from a self-play dataset to weights the ``nn`` policy plays. Skipped
+where torch is not installed (it is the optional ``[train]`` extra)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from brain.nn.encoding import NUM_PLANES  # noqa: E402
+from brain.nn.network import Network, Shape  # noqa: E402
+from replay.nn.train import TorchNet  # noqa: E402
+
+NN_DATA = Path(__file__).resolve().parent / "data" / "nn"
+
+
+def torch_twin(net: Network) -> TorchNet:
+    model = TorchNet(net.shape)
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in net.params.items()})
+    return model.eval()
+
+
+def test_the_golden_outputs_are_the_torch_models() -> None:
+    net = Network.from_file(NN_DATA / "golden_riichi.npz", "riichi")
+    with np.load(NN_DATA / "golden_io.npz") as io, torch.no_grad():
+        logits, value = torch_twin(net)(torch.from_numpy(io["x"]))
+        np.testing.assert_allclose(logits.numpy(), io["logits"], atol=1e-5, rtol=0)
+        np.testing.assert_allclose(value.numpy(), io["value"], atol=1e-5, rtol=0)
+
+
+def test_numpy_forward_equals_torch_on_random_weights_and_inputs() -> None:
+    torch.manual_seed(3)
+    model = TorchNet(Shape(NUM_PLANES, 24, 2, 16)).eval()
+    for p in model.parameters():  # away from the init's small scale
+        torch.nn.init.normal_(p, std=0.1)
+    net = model.export("taiwan16")
+    x = np.random.default_rng(3).random((7, NUM_PLANES, 34)).astype(np.float32)
+    with torch.no_grad():
+        logits, value = model(torch.from_numpy(x))
+    ours, our_value = net.forward(x)
+    np.testing.assert_allclose(ours, logits.numpy(), atol=1e-5, rtol=1e-5)
+    np.testing.assert_allclose(our_value, value.numpy(), atol=1e-5, rtol=1e-5)
+
+
+def _mjbot(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, **env})
+
+
+def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    r = _mjbot("selfplay", "--variant", "riichi", "--policies",
+               "rulebased,rulebased,rulebased,rulebased", "--hands", "2", "--seed", "5",
+               "--out", str(data))
+    assert r.returncode == 0, r.stderr
+    weights = tmp_path / "nn.npz"
+    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(weights),
+               "--epochs", "2", "--channels", "8", "--blocks", "1", "--threads", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert result["train_examples"] > 100 and result["holdout_examples"] > 0
+    assert 0.0 <= result["holdout"]["accuracy"] <= 1.0
+    net = Network.from_file(weights, "riichi")
+    assert net.meta["training"]["train_examples"] == result["train_examples"]
+    x = np.random.default_rng(0).random((2, NUM_PLANES, 34)).astype(np.float32)
+    with torch.no_grad():
+        logits, _ = torch_twin(net)(torch.from_numpy(x))
+    np.testing.assert_allclose(net.forward(x)[0], logits.numpy(), atol=1e-5, rtol=0)
+    tuned = tmp_path / "tuned.npz"  # fine-tuning starts from the weights, keeps their shape
+    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(tuned),
+               "--epochs", "1", "--init", str(weights), "--channels", "99", "--threads", "1")
+    assert r.returncode == 0, r.stderr
+    assert Network.from_file(tuned, "riichi").meta["channels"] == 8
+    sp = tmp_path / "sp"
+    r = _mjbot("selfplay", "--variant", "riichi", "--policies", "nn,rulebased,nn,rulebased",
+               "--hands", "1", "--seed", "6", "--out", str(sp), MJBOT_NN_WEIGHTS=str(weights))
+    assert r.returncode == 0, r.stderr
+
+
+def test_training_refuses_a_folder_without_a_dataset(tmp_path: Path) -> None:
+    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(tmp_path), "--out",
+               str(tmp_path / "w.npz"))
+    assert r.returncode == 2 and "no dataset here" in r.stderr and "Traceback" not in r.stderr
