@@ -29,7 +29,7 @@ MODULES = (
     "brain/rules/base.py", "brain/rules/mcr.py",
     "brain/policies/__init__.py", "brain/policies/base.py", "brain/policies/baselines.py",
     "brain/policies/rulebased.py", "brain/policies/evaluation.py", "brain/policies/defence.py",
-    "brain/policies/mcr_plan.py", "brain/data/shanten_tables.npz",
+    "brain/policies/mcr_plan.py", "brain/data/shanten_tables.npz", "brain/shipped.py",
     "brain/policies/mc/__init__.py", "brain/policies/mc/config.py",
     "brain/policies/mc/expect.py", "brain/policies/mc/models.py",
     "brain/policies/mc/oneplayer.py", "brain/policies/mc/playout.py",

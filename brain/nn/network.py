@@ -16,9 +16,7 @@ entry; replay/nn/train.py writes them from the torch model with the same names a
 
 from __future__ import annotations
 
-import io
 import json
-import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ import numpy as np
 
 from brain.nn.encoding import ENCODING_VERSION, NUM_PLANES
 from brain.nn.heads import KINDS, NUM_ACTIONS, PER_KIND_HEADS, SCALAR_HEADS
+from brain.shipped import shipped
 
 FORMAT_VERSION = 1
 
@@ -204,16 +203,10 @@ def _load(variant: str, path: str) -> Network:
         if not Path(path).is_file():
             raise MissingNetwork(f"nn: no weights file at {path}")
         return Network.from_file(path, variant or None)
-    shipped = Path(__file__).resolve().parent.parent / "data" / weights_name(variant)
-    if shipped.is_file():
-        return Network.from_file(shipped, variant)
-    try:
-        data = pkgutil.get_data("brain", f"data/{weights_name(variant)}")
-    except OSError:
-        data = None
-    if not data:
+    source = shipped(weights_name(variant))
+    if source is None:
         raise MissingNetwork(
             f"nn: no network weights for {variant!r} (brain/data/{weights_name(variant)}); "
             f"train them with `mjbot nn train --variant {variant} --data DIR --out FILE` and "
             f"point MJBOT_NN_WEIGHTS=FILE at them")
-    return Network.from_file(io.BytesIO(data), variant)
+    return Network.from_file(source, variant)

@@ -1,19 +1,17 @@
 """The opponent models the ``mc`` policy reads, found where a bot can find them.
 
-The shipped weights (brain/data/opponents_VARIANT.npz) are read through
-:meth:`OpponentModels.load`; inside the Botzone zip that path is no file, so the same bytes
-are read with :func:`pkgutil.get_data`. ``directory`` (the ``models`` option) points at other
-weights, e.g. freshly trained ones. Missing weights raise at once, naming what to do: ``mc``
-never plays with a made-up model.
+The shipped weights (brain/data/opponents_VARIANT.npz) are found by
+:func:`brain.shipped.shipped`: a file, or inside the Botzone zip the same bytes.
+``directory`` (the ``models`` option) points at other weights, e.g. freshly trained ones.
+Missing weights raise at once, naming what to do: ``mc`` never plays with a made-up model.
 """
 
 from __future__ import annotations
 
-import io
-import pkgutil
 from pathlib import Path
 
 from brain.opponents.models import OpponentModels
+from brain.shipped import shipped
 
 _LOADED: dict[tuple[str, str], OpponentModels] = {}
 _READS = [0]  # weights read from disk by this process (distributed runs report it per worker)
@@ -44,19 +42,12 @@ def _load(variant: str, directory: str) -> OpponentModels:
         if not path.is_file():
             raise MissingModels(f"mc: no opponent models for {variant!r} at {path}")
         return _checked(OpponentModels.from_file(path), variant)
-    try:
-        return _checked(OpponentModels.load(variant), variant)
-    except FileNotFoundError:
-        pass
-    try:
-        data = pkgutil.get_data("brain", f"data/{name}")
-    except OSError:
-        data = None
-    if not data:
+    source = shipped(name)
+    if source is None:
         raise MissingModels(
             f"mc: no opponent models for {variant!r} (brain/data/{name}); train them with "
             f"`mjbot models train --variant {variant}` or point MJBOT_MC=models=DIR at them")
-    return _checked(OpponentModels.from_file(io.BytesIO(data)), variant)  # type: ignore[arg-type]
+    return _checked(OpponentModels.from_file(source), variant)  # type: ignore[arg-type]
 
 
 def _checked(models: OpponentModels, variant: str) -> OpponentModels:
