@@ -5,7 +5,9 @@ and the last turn of a long match (the match is played first under the local jud
 keep-running bots). Keep-running: time per later turn of that match. Reference in the same
 run: starting the same Python with numpy imported, the floor of any Python bot on Botzone.
 The upload zip is timed too at the last turn, with and without the compiled modules it ships,
-beside the installed command.
+beside the installed command. ``policy`` picks what the bot plays (the zip is built for it, the
+installed command is started with it); ``late_turns`` N also times the compiled zip once at
+each of the match's last N turns and reports the slowest, the figure Botzone's limit is about.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def _history(log: dict[str, Any], seat: str) -> tuple[list[str], list[str]]:
 
 
 def _one_shot_seconds(requests: list[str], responses: list[str], n: int, repeats: int,
-                      command: tuple[str, ...] = COMMAND) -> float:
+                      command: tuple[str, ...] = COMMAND, policy: str = "rulebased") -> float:
     lines = [str(n)]
     for i in range(n):
         lines.append(requests[i])
@@ -47,13 +49,16 @@ def _one_shot_seconds(requests: list[str], responses: list[str], n: int, repeats
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        subprocess.run([*command, "--no-keep-running", "--no-log"], input=text,
-                       capture_output=True, text=True, check=True)
+        done = subprocess.run([*command, "--no-keep-running", "--no-log", "--policy", policy],
+                              input=text, capture_output=True, text=True, check=True)
+        if "fallback" in done.stderr:
+            raise RuntimeError(f"turn {n}: {policy} fell back: {done.stderr.strip()[-300:]}")
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
 
-def bench_botzone(seed: int = 4, repeats: int = 3) -> dict[str, Any]:
+def bench_botzone(seed: int = 4, repeats: int = 3, policy: str = "rulebased",
+                  late_turns: int = 0) -> dict[str, Any]:
     longest: tuple[int, dict[str, Any], list[list[float]]] | None = None
     for s in range(seed, seed + 4):  # the longest of a few matches
         result = BotzoneJudge(["keep"] * 4, s).play()
@@ -69,18 +74,26 @@ def bench_botzone(seed: int = 4, repeats: int = 3) -> dict[str, Any]:
         subprocess.run([sys.executable, "-c", "import numpy"], check=True)
         reference.append(time.perf_counter() - start)
     ref = statistics.median(reference)
-    one_shot = {str(n): round(_one_shot_seconds(requests, responses, n, repeats), 4)
+    one_shot = {str(n): round(_one_shot_seconds(requests, responses, n, repeats,
+                                                policy=policy), 4)
                 for n in sorted({1, min(50, len(requests)), len(requests)})}
     last = len(requests)
+    late: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        zips = {kind: build_botzone_bundle(Path(tmp) / kind, compiled=kind == "compiled")
+        zips = {kind: build_botzone_bundle(Path(tmp) / kind, compiled=kind == "compiled",
+                                           policy=policy)
                 for kind in ("compiled", "source_only")}
         bundle = {kind: round(_one_shot_seconds(requests, responses, last, repeats,
-                                                (sys.executable, str(path))), 4)
+                                                (sys.executable, str(path)), policy), 4)
                   for kind, path in zips.items()}
+        for n in range(max(1, last - late_turns + 1), last + 1) if late_turns else ():
+            late[n] = _one_shot_seconds(requests, responses, n, 1,
+                                        (sys.executable, str(zips["compiled"])), policy)
+    slowest = max(late, key=late.__getitem__) if late else None
     later = sorted(t for per_seat in seconds for t in per_seat[1:])
     p99 = later[min(len(later) - 1, int(0.99 * len(later)))] if later else None
     return {
+        "policy": policy,
         "match_turns": len(requests),
         "one_shot_seconds": one_shot,
         "python_numpy_start_seconds": round(ref, 4),
@@ -92,6 +105,11 @@ def bench_botzone(seed: int = 4, repeats: int = 3) -> dict[str, Any]:
         "keep_running_turns": len(later),
         "keep_running_median_ms": round(1000 * statistics.median(later), 3) if later else None,
         "keep_running_p99_ms": round(1000 * p99, 3) if p99 is not None else None,
+        "late_turns": len(late),
+        "bundle_late_slowest_seconds": round(late[slowest], 4) if slowest else None,
+        "bundle_late_slowest_turn": slowest,
+        "bundle_late_median_seconds": round(statistics.median(late.values()), 4) if late
+        else None,
         "targets": {"one_shot_last_seconds": 1.0, "keep_running_p99_ms": 50},
     }
 

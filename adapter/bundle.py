@@ -41,6 +41,10 @@ MODULES = (
 )
 # The MCR opponent models the ``mc`` policy reads (shipped where trained; --models otherwise).
 MCR_WEIGHTS = "brain/data/opponents_mcr.npz"
+# What an ``nn`` bundle adds: the network code (numpy only) and the MCR network's weights.
+NN_MODULES = ("brain/nn/__init__.py", "brain/nn/encoding.py", "brain/nn/heads.py",
+              "brain/nn/network.py", "brain/policies/nn.py")
+NN_WEIGHTS = "brain/data/nn_mcr.npz"
 MAIN = '''"""mjbot for Botzone ChineseStandardMahjong: simple interaction, keep running."""
 import os
 import sys
@@ -55,28 +59,50 @@ sys.exit(main(sys.argv[1:], keep_running_default=True, policy_default={policy!r}
 
 def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
                          compiled: bool = True, policy: str = "rulebased",
-                         models_dir: str | Path | None = None, mc_options: str = "") -> Path:
+                         models_dir: str | Path | None = None, mc_options: str = "",
+                         nn_weights: str | Path | None = None) -> Path:
     """Write the zip; ``compiled=False`` leaves the bytecode out (the benchmark's reference).
     ``policy``: what the bot plays when Botzone starts it (no arguments there);
     ``models_dir``: where opponents_mcr.npz is, if not shipped in brain/data; ``mc_options``:
-    the bot's MJBOT_MC. An ``mc`` bundle without the MCR weights is refused here, not on
-    Botzone."""
+    the bot's MJBOT_MC; ``nn_weights``: the MCR network an ``nn`` bundle carries (default the
+    shipped brain/data/nn_mcr.npz). A bundle without the weights its policy reads is refused
+    here, not on Botzone."""
     weights = Path(models_dir) / "opponents_mcr.npz" if models_dir else ROOT / MCR_WEIGHTS
     if policy == "mc" and not weights.is_file():
         raise FileNotFoundError(f"an mc bundle needs the MCR opponent models: no {weights}")
+    network = Path(nn_weights) if nn_weights else ROOT / NN_WEIGHTS
+    modules = MODULES
+    if policy == "nn":
+        _check_mcr_network(network)
+        modules = MODULES + NN_MODULES
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / name
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf, \
             tempfile.TemporaryDirectory() as tmp:
         zf.writestr("__main__.py", MAIN.format(policy=policy, options=mc_options))
-        for module in MODULES:
+        for module in modules:
             zf.write(ROOT / module, module)
             if compiled and module.endswith(".py"):
                 zf.writestr(module + "c", _bytecode(ROOT / module, module, Path(tmp)))
         if weights.is_file():
             zf.write(weights, MCR_WEIGHTS)
+        if policy == "nn":
+            zf.write(network, NN_WEIGHTS)
     return path
+
+
+def _check_mcr_network(path: Path) -> None:
+    """An ``nn`` bundle's weights must be an MCR network this code reads (FileNotFoundError
+    naming what is wrong otherwise): a riichi file would refuse every turn on Botzone."""
+    from brain.nn.network import MissingNetwork, Network
+
+    if not path.is_file():
+        raise FileNotFoundError(f"an nn bundle needs an MCR network: no {path}")
+    try:
+        Network.from_file(path, "mcr")
+    except (MissingNetwork, ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
+        raise FileNotFoundError(f"an nn bundle needs an MCR network: {path}: {exc}") from None
 
 
 def bundle_python_tag() -> str:

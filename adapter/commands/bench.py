@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from adapter.commands import UserInputError
+from adapter.commands import UserInputError, require_policy
 
 
 def register(sub: Any) -> None:
@@ -27,6 +27,10 @@ def register(sub: Any) -> None:
     b.add_argument("--repeats", type=int, default=3,
                    help="bench arena: runs of the same walls, the best counts")
     b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--policy", default="rulebased",
+                   help="bench botzone: what the bot plays (rulebased, mc, nn)")
+    b.add_argument("--late-turns", type=int, default=0, metavar="N",
+                   help="bench botzone: also time the zip at each of the last N turns")
     b.add_argument("--games", type=int, default=None,
                    help="games (bench mjai: 8; bench nn: 2 seeded games of positions)")
     b.add_argument("--models", default="", metavar="DIR",
@@ -169,11 +173,13 @@ def _bench_mjai(args: argparse.Namespace) -> int:
 def _bench_botzone(args: argparse.Namespace) -> int:
     from adapter.botzone_bench import bench_botzone
 
-    result = bench_botzone(repeats=args.repeats)
+    require_policy(args.policy)
+    result = bench_botzone(repeats=args.repeats, policy=args.policy, late_turns=args.late_turns)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    print(f"Botzone turns, a {result['match_turns']}-turn match (seat 0's requests)")
+    print(f"Botzone turns, {result['policy']}, a {result['match_turns']}-turn match (seat 0's "
+          "requests)")
     for n, seconds in result["one_shot_seconds"].items():
         print(f"  one-shot turn {n:>4}  {seconds:>8.3f} s   (process start to answer)")
     print(f"  python + numpy start {result['python_numpy_start_seconds']:>5.3f} s   "
@@ -185,6 +191,11 @@ def _bench_botzone(args: argparse.Namespace) -> int:
           f"({result['bundle_source_only_ratio_vs_installed']}x)")
     print(f"  keep running   median {result['keep_running_median_ms']} ms, p99 "
           f"{result['keep_running_p99_ms']} ms over {result['keep_running_turns']} turns")
+    if result["late_turns"]:
+        print(f"  upload zip, last {result['late_turns']} turns: slowest "
+              f"{result['bundle_late_slowest_seconds']:.3f} s (turn "
+              f"{result['bundle_late_slowest_turn']}), median "
+              f"{result['bundle_late_median_seconds']:.3f} s")
     print("  targets: one-shot last turn < 1 s, keep-running p99 < 50 ms")
     return 0
 

@@ -39,11 +39,13 @@ def register(sub: Any) -> None:
     bu = sub.add_parser("bundle", help="build an upload bundle for a platform")
     bu.add_argument("platform", choices=["botzone"])
     bu.add_argument("-o", "--output", default="dist", help="output folder (default: dist)")
-    bu.add_argument("--policy", default="rulebased", help="what the bot plays (rulebased, mc)")
+    bu.add_argument("--policy", default="rulebased", help="what the bot plays (rulebased, mc, nn)")
     bu.add_argument("--models", metavar="DIR", help="mc: the folder holding "
                     "opponents_mcr.npz (default: the shipped brain/data)")
     bu.add_argument("--mc-options", default="", metavar="OPTS",
                     help="mc: the bot's MJBOT_MC options, e.g. seconds=1.5")
+    bu.add_argument("--nn-weights", metavar="FILE", help="nn: the MCR network to carry "
+                    "(default: the shipped brain/data/nn_mcr.npz)")
     bu.set_defaults(handler=cmd_bundle)
 
 
@@ -88,7 +90,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     require_policy(args.policy)
     try:
         path = build_botzone_bundle(args.output, policy=args.policy, models_dir=args.models,
-                                    mc_options=args.mc_options)
+                                    mc_options=args.mc_options, nn_weights=args.nn_weights)
     except FileNotFoundError as exc:
         raise UserInputError(str(exc)) from None
     print(f"{path} ({path.stat().st_size // 1024} KB): upload it as the bot's code "

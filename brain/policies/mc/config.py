@@ -13,7 +13,8 @@ from dataclasses import dataclass, fields, replace
 
 ENV = "MJBOT_MC"
 SEARCHES = ("playout", "expect")
-FAST_POLICIES = ("rulebased", "greedy")
+ANCHORS = ("pass", "fast")
+FAST_POLICIES = ("rulebased", "greedy", "nn")
 # The call gate per variant, (z, margin as a share of a typical win), tuned by duplicate arena
 # (README, "mc policy"). Riichi: passing keeps riichi and the defence, which the playouts'
 # ideal fold does not value, and without the gate mc opened half its hands on noise.
@@ -38,7 +39,8 @@ class McConfig:
     seed: int = 0
     search: str = "playout"  # or "expect": seed 003's recursive expectation over draws
     depth: int = 2  # expect: levels of draws
-    fast: str = "rulebased"  # the one-player move the switch plays when danger is low
+    fast: str = "rulebased"  # the move the switch plays when danger is low, the claim's
+    # anchor and always a simulated candidate; "nn": the network (expert iteration's prior)
     alpha: float = 0.2  # the switch: MC when sum EL(fast move) / fold value > alpha (tuned)
     always_simulate: bool = False  # ignore the switch (calls and riichi always simulate)
     attack: int = 1  # discards simulated: the best by shape (shanten, then useful tiles) ...
@@ -52,12 +54,16 @@ class McConfig:
     call_z: float | None = None  # a call is played only when it beats passing by call_z
     call_margin: float | None = None  # standard errors of the paired difference plus this
     # share of a typical win (None: the variant's, CALL_GATE)
+    call_anchor: str = "fast"  # on a claim, the answer others must beat by the gate: the
+    # pass, or "fast": the fast move's own answer (its call, or its pass)
     placement: float = 1.0  # riichi, last hand: weight of the placement bonus (uma)
     models: str = ""  # a directory of opponents_VARIANT.npz (default: the shipped ones)
 
     def __post_init__(self) -> None:
         if self.search not in SEARCHES:
             raise ValueError(f"mc: search must be one of {', '.join(SEARCHES)}")
+        if self.call_anchor not in ANCHORS:
+            raise ValueError(f"mc: call_anchor must be one of {', '.join(ANCHORS)}")
         if self.fast not in FAST_POLICIES:
             raise ValueError(f"mc: fast must be one of {', '.join(FAST_POLICIES)}")
         if self.playouts < 0 or self.default_playouts < 1 or self.batch < 1:

@@ -66,7 +66,7 @@ class McPolicy:
         weights, or those of the ``models`` option)."""
         self.config = config or from_env()
         self._models = models
-        self._fast = RuleBasedPolicy() if self.config.fast == "rulebased" else GreedyPolicy()
+        self._fast = _fast_policy(self.config.fast)
         self.stats = SearchStats()
         self._wins: OurWins | None = None  # our wins' values, kept for the hand
 
@@ -107,7 +107,7 @@ class McPolicy:
             decision = self._expect(state, cands, table)
         else:
             decision = self._playouts(state, cands, table, cfg.playouts_for(budget), seconds,
-                                      started, publish)
+                                      started, publish, fast.action)
         self.stats.candidates = len(cands)
         self.stats.seconds = time.perf_counter() - started
         return decision
@@ -133,7 +133,7 @@ class McPolicy:
 
     def _playouts(self, state: TableState, cands: list[Candidate], table: Any, target: int,
                   seconds: float | None, started: float,
-                  publish: Publish | None) -> Decision:
+                  publish: Publish | None, fast_action: Any = None) -> Decision:
         cfg = self.config
         wins = self._our_wins(state)
         engine = Playouts(table, wins, params(cfg), discard_bias(state))
@@ -143,7 +143,7 @@ class McPolicy:
         scores_rel = [state.scores[(state.seat + i) % 4] for i in range(4)]
         last = is_last_hand(state)
         sums = np.zeros(len(cands))
-        passing = _pass_index(cands, sim_idx)
+        passing = _anchor_index(cands, sim_idx, fast_action, cfg.call_anchor)
         paired = PairedDifference(len(cands))
         done = 0
         batch = cfg.batch
@@ -160,7 +160,9 @@ class McPolicy:
             self.stats.batches += 1
             z = cfg.call_gate(state.variant)[0]
             decision = self._best(cands, sums / done, table, done,
-                                  paired.lower_bounds(z) if passing is not None else None)
+                                  paired.lower_bounds(z) if passing is not None else None,
+                                  cands[sim_idx[passing]].action if passing is not None
+                                  else None)
             if publish is not None:
                 publish(decision)  # type: ignore[arg-type]
             if target and done >= target:
@@ -186,21 +188,24 @@ class McPolicy:
         return self._best(cands, sims, table, 0)
 
     def _best(self, cands: list[Candidate], sims: np.ndarray, table: Any,
-              work: int, gains: np.ndarray | None = None) -> Progress:
-        """The best Score(t), where a call must beat passing by the gate
+              work: int, gains: np.ndarray | None = None, anchor: Any = None) -> Progress:
+        """The best Score(t), where on a claim any answer other than the anchor (the pass,
+        or with ``call_anchor=fast`` the fast move's answer) must beat it by the gate
         (:func:`call_is_clear`); ``gains``: each candidate's lower bound of its gain over
-        passing (None: no pass on offer, or no spread measured)."""
+        the anchor (None: no spread measured, the margin alone)."""
         scored = [(score.score(float(sims[i]), c.discard_kind, table.tenpai, table.wait,
                                table.value), c.action) for i, c in enumerate(cands)]
         if any(isinstance(c.action, ev.Pass) for c in cands):
+            if anchor is None:
+                anchor = next(c.action for c in cands if isinstance(c.action, ev.Pass))
             margin = self.config.call_gate(table.variant)[1] * table.win_value
             if gains is None:  # no spread (the expectation search): the margin alone
-                pass_sim = next(float(sims[i]) for i, c in enumerate(cands)
-                                if isinstance(c.action, ev.Pass))
-                gains = sims - pass_sim
-            scored = [(s, a) if isinstance(a, ev.Pass) or call_is_clear(float(gains[i]),
-                                                                        margin)
-                      else (min(s, _pass_score(scored) - 1e-9), a)
+                anchor_sim = next(float(sims[i]) for i, c in enumerate(cands)
+                                  if c.action == anchor)
+                gains = sims - anchor_sim
+            anchor_score = next(s for s, a in scored if a == anchor)
+            scored = [(s, a) if a == anchor or call_is_clear(float(gains[i]), margin)
+                      else (min(s, anchor_score - 1e-9), a)
                       for i, (s, a) in enumerate(scored)]
         scored.sort(key=lambda x: (-x[0], action_key(x[1])))
         self.stats.mode = self.stats.mode or "playout"
@@ -239,16 +244,21 @@ def call_is_clear(gain_lower_bound: float, margin: float) -> bool:
     return gain_lower_bound > margin
 
 
-def _pass_index(cands: list[Candidate], sim_idx: list[int]) -> int | None:
-    """The pass's row among the simulated candidates (None: no pass on offer)."""
-    for row, i in enumerate(sim_idx):
-        if isinstance(cands[i].action, ev.Pass):
-            return row
-    return None
-
-
-def _pass_score(scored: list[tuple[float, Any]]) -> float:
-    return next(s for s, a in scored if isinstance(a, ev.Pass))
+def _anchor_index(cands: list[Candidate], sim_idx: list[int], fast: Any,
+                  anchor: str) -> int | None:
+    """The anchor's row among the simulated candidates on a claim: the fast move's answer
+    with ``anchor == "fast"`` where it was simulated, else the pass (None: no pass on offer,
+    not a claim)."""
+    rows = {id(cands[i].action): row for row, i in enumerate(sim_idx)}
+    passing = next((rows.get(id(c.action)) for c in cands if isinstance(c.action, ev.Pass)),
+                   None)
+    if passing is None:
+        return None
+    if anchor == "fast":
+        for row, i in enumerate(sim_idx):
+            if cands[i].action == fast:
+                return row
+    return passing
 
 
 def shortlist(state: TableState, cands: list[Candidate], fast: Any, table: Any, attack: int,
@@ -267,6 +277,16 @@ def shortlist(state: TableState, cands: list[Candidate], fast: Any, table: Any, 
     if isinstance(fast, ev.Discard):
         keep.add(T.kind(fast.tile))
     return [c for c in cands if c.discard_kind < 0 or c.discard_kind in keep]
+
+
+def _fast_policy(name: str) -> Any:
+    """The fast move's policy; ``nn`` is imported on use (the Botzone mc bundle carries no
+    network code)."""
+    if name == "nn":
+        from brain.policies.nn import NnPolicy
+
+        return NnPolicy()
+    return RuleBasedPolicy() if name == "rulebased" else GreedyPolicy()
 
 
 def params(cfg: McConfig) -> Params:

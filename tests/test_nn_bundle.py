@@ -1,0 +1,56 @@
+"""An ``nn`` Botzone bundle: the network code and the MCR weights travel in the zip, the bot
+reads the weights from inside it and plays whole matches with only numpy and MahjongGB."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from adapter.bundle import NN_MODULES, NN_WEIGHTS, ROOT, build_botzone_bundle
+from adapter.fakes.botzone_judge import run_matches
+from tests.test_botzone_bundle import bare_python  # noqa: F401  (the fixture)
+
+TURN = ("3\n0 0 0\nPASS\n1 0 0 0 0 W1 W2 W3 B4 B5 B6 T7 T8 T9 F1 F1 J1 J3\nPASS\n"
+        "2 W5\n\n")
+
+
+def test_nn_bundle_plays_from_the_weights_inside_the_zip(tmp_path, bare_python):  # noqa: F811
+    bundle = build_botzone_bundle(tmp_path / "out", policy="nn")
+    names = zipfile.ZipFile(bundle).namelist()
+    assert NN_WEIGHTS in names and all(m in names for m in NN_MODULES)
+    # run from an empty folder: the shipped file path of the checkout is out of reach
+    one = subprocess.run([bare_python, str(bundle), "--no-keep-running", "--no-log"],
+                         input=TURN, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert one.returncode == 0 and one.stdout.split()[0] == "PLAY", one.stderr
+    assert "fallback" not in one.stderr, one.stderr  # the network answered, not rulebased
+    summary = run_matches(1, ["keep"], seed=7, command=(bare_python, str(bundle)))
+    assert summary["verdicts"] == {} and sum(summary["outcomes"].values()) == 1
+
+
+def test_other_bundles_carry_no_network(tmp_path):
+    names = zipfile.ZipFile(build_botzone_bundle(tmp_path)).namelist()
+    assert NN_WEIGHTS not in names and not any(n.startswith("brain/nn/") for n in names)
+
+
+def test_an_nn_bundle_needs_an_mcr_network(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"no .*missing\.npz"):
+        build_botzone_bundle(tmp_path / "a", policy="nn", nn_weights=tmp_path / "missing.npz")
+    with pytest.raises(FileNotFoundError, match="'riichi', not 'mcr'"):
+        build_botzone_bundle(tmp_path / "b", policy="nn",
+                             nn_weights=ROOT / "brain/data/nn_riichi.npz")
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"not a zip")
+    with pytest.raises(FileNotFoundError, match=r"junk\.npz"):
+        build_botzone_bundle(tmp_path / "c", policy="nn", nn_weights=junk)
+
+
+def test_the_bundle_command_refuses_a_wrong_network_in_one_line(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "adapter.cli", "bundle", "botzone", "--policy", "nn", "-o",
+         str(tmp_path), "--nn-weights", str(ROOT / "brain/data/nn_taiwan16.npz")],
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "not 'mcr'" in done.stderr
