@@ -92,3 +92,16 @@ def test_with_the_fast_anchor_the_fast_moves_answer_stands_unless_beaten_clearly
     with pytest.raises(ValueError, match="call_anchor"):
         McConfig(call_anchor="always")
 
+
+
+def test_the_network_can_be_the_fast_move_and_so_the_claims_anchor():
+    """``fast=nn`` (expert iteration: the search starts from the network's answer): under a
+    margin nothing clears, mc's answer to a claim is the network's own, call or pass."""
+    from brain.policies.nn import NnPolicy
+
+    state, request, legal = _dragon_pung_offer()
+    quiet = FixedOpponents((0.0, 0.0, 0.0))
+    network_answer = NnPolicy().decide(state, request, legal).action
+    mc = McPolicy(McConfig(playouts=16, seed=3, call_margin=100.0, fast="nn"), quiet)
+    assert mc.decide(state, request, legal).action == network_answer
+    assert parse("fast=nn").fast == "nn"
