@@ -300,6 +300,28 @@ def test_commands_refuse_nn_without_weights_in_one_line(tmp_path: Path) -> None:
     assert r.returncode == 2 and "Traceback" not in r.stderr
 
 
+def test_two_networks_sit_at_one_table_by_file(tmp_path: Path) -> None:
+    """``nn@FILE`` plays FILE's network beside the shipped ``nn``: generations meet in one
+    duplicate arena. A missing file and another variant's network are refused in one line."""
+    policy = get_policy(f"nn@{GOLDEN_WEIGHTS}")
+    state, request, legal = positions("riichi", games=1, seed=2)[0]
+    assert policy.network("riichi").meta["channels"] == 16  # the golden file, not the shipped
+    assert policy.decide(state, request, legal).action in legal
+    r = _mjbot("arena", "--variant", "riichi", "--policies",
+               f"nn@{GOLDEN_WEIGHTS},nn,rulebased,rulebased", "--hands", "4", "--seed", "1",
+               "--no-log", "--json", str(tmp_path / "a.json"))
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "a.json").read_text())
+    assert {f"nn@{GOLDEN_WEIGHTS}", "nn"} <= set(summary["policies"])
+    assert summary["illegal_actions"] == 0 and summary["seatings"] == 12
+    r = _mjbot("arena", "--variant", "riichi", "--policies",
+               f"nn@{tmp_path / 'none.npz'},rulebased,rulebased,rulebased", "--hands", "1")
+    assert r.returncode == 2 and "no weights file" in r.stderr and "Traceback" not in r.stderr
+    r = _mjbot("arena", "--variant", "mcr", "--policies",
+               f"nn@{GOLDEN_WEIGHTS},rulebased,rulebased,rulebased", "--hands", "1")
+    assert r.returncode == 2 and "not 'mcr'" in r.stderr and "Traceback" not in r.stderr
+
+
 # ---------------------------------------------------------------------- training examples
 
 

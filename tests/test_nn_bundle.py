@@ -54,3 +54,15 @@ def test_the_bundle_command_refuses_a_wrong_network_in_one_line(tmp_path):
         capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "not 'mcr'" in done.stderr
+
+
+def test_bench_botzone_times_the_nn_zip_at_the_late_turns():
+    """The benchmark builds the zip for the policy asked and starts it once per late turn; a
+    turn the network did not answer itself (a fallback) would fail it."""
+    from adapter.botzone_bench import bench_botzone
+
+    result = bench_botzone(repeats=1, policy="nn", late_turns=2)
+    assert result["policy"] == "nn" and result["late_turns"] == 2
+    last = result["match_turns"]
+    assert result["bundle_late_slowest_turn"] in (last - 1, last)
+    assert 0 < result["bundle_late_median_seconds"] <= result["bundle_late_slowest_seconds"]

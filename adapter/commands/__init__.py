@@ -7,6 +7,7 @@ at the top: everything a command needs is imported inside its handler.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -41,9 +42,15 @@ def log() -> Any:
 
 
 def require_policy(name: str) -> None:
-    """Refuse an unknown policy name with the list of known ones."""
-    from brain.policies import POLICIES
+    """Refuse an unknown policy name with the list of known ones (``nn@FILE``: FILE must
+    exist; whether it fits the variant is :func:`require_networks`' question)."""
+    from brain.policies import NN_FILE_PREFIX, POLICIES
 
+    if name.startswith(NN_FILE_PREFIX):
+        path = name.removeprefix(NN_FILE_PREFIX)
+        if not os.path.isfile(path):
+            raise UserInputError(f"{name}: no weights file at {path!r}")
+        return
     if name not in POLICIES:
         raise UserInputError(f"unknown policy {name!r} (known: {', '.join(sorted(POLICIES))})")
 
@@ -87,13 +94,19 @@ def start_ray(args: Any) -> Any:
 def require_networks(names: Any, variant: str) -> None:
     """Refuse ``nn`` among ``names`` in one line when it has no weights for ``variant`` (it
     never plays with made-up weights, and a game must not quietly fall back to rulebased)."""
-    if "nn" not in names:
+    from brain.policies import NN_FILE_PREFIX
+
+    files = {n.removeprefix(NN_FILE_PREFIX) for n in names if n.startswith(NN_FILE_PREFIX)}
+    if "nn" not in names and not files:
         return
-    from brain.nn.network import MissingNetwork
+    from brain.nn.network import MissingNetwork, load_network
     from brain.policies.nn import require_network
 
     try:
-        require_network(variant)
+        if "nn" in names:
+            require_network(variant)
+        for path in sorted(files):
+            load_network(variant, path)
     except MissingNetwork as exc:
         raise UserInputError(str(exc)) from None
 

@@ -10,11 +10,15 @@ from brain.policies.mc import create as create_mc
 from brain.policies.rulebased import RuleBasedPolicy
 
 
-def create_nn() -> Policy:
-    """The ``nn`` policy, imported on use: the Botzone bundle carries no network code."""
+def create_nn(path: str = "") -> Policy:
+    """The ``nn`` policy, imported on use: the Botzone bundle carries no network code.
+    ``path``: a weights file to play with (``nn@FILE``) instead of the shipped ones."""
     from brain.policies.nn import NnPolicy
 
-    return NnPolicy()
+    return NnPolicy(path=path)
+
+
+NN_FILE_PREFIX = "nn@"  # nn@FILE: the network of FILE, e.g. to seat two generations at once
 
 
 POLICIES: dict[str, Callable[[], Policy]] = {
@@ -27,7 +31,9 @@ POLICIES: dict[str, Callable[[], Policy]] = {
 
 
 def get_policy(name: str) -> Policy:
-    """A fresh policy by name; ValueError naming the known ones otherwise."""
+    """A fresh policy by name (or ``nn@FILE``); ValueError naming the known ones otherwise."""
+    if name.startswith(NN_FILE_PREFIX):
+        return create_nn(name.removeprefix(NN_FILE_PREFIX))
     try:
         return POLICIES[name]()
     except KeyError:
@@ -35,4 +41,4 @@ def get_policy(name: str) -> Policy:
             from None
 
 
-__all__ = ["POLICIES", "Decision", "Policy", "get_policy"]
+__all__ = ["NN_FILE_PREFIX", "POLICIES", "Decision", "Policy", "get_policy"]

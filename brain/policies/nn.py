@@ -40,12 +40,17 @@ class NnPolicy:
     name = "nn"
     fast = True  # one forward pass: milliseconds (mjbot bench nn)
 
-    def __init__(self, network: Network | None = None) -> None:
+    def __init__(self, network: Network | None = None, path: str = "") -> None:
+        """``path``: play this weights file's network (another variant's table is refused
+        with :class:`MissingNetwork`), not the shipped or ``MJBOT_NN_WEIGHTS`` one."""
         self._network = network
+        self._path = path
 
     def network(self, variant: str) -> Network:
         if self._network is not None and self._network.variant == variant:
             return self._network
+        if self._path:
+            return load_network(variant, self._path)
         return require_network(variant)
 
     def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
