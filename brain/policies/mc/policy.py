@@ -104,7 +104,7 @@ class McPolicy:
             return fast
         cands = shortlist(state, cands, fast.action, table, cfg.attack, cfg.defend)
         if cfg.search == "expect":
-            decision = self._expect(state, cands, table)
+            decision = self._expect(state, cands, table, fast.action)
         else:
             decision = self._playouts(state, cands, table, cfg.playouts_for(budget), seconds,
                                       started, publish, fast.action)
@@ -143,7 +143,7 @@ class McPolicy:
         scores_rel = [state.scores[(state.seat + i) % 4] for i in range(4)]
         last = is_last_hand(state)
         sums = np.zeros(len(cands))
-        passing = _anchor_index(cands, sim_idx, fast_action, cfg.call_anchor)
+        anchor_row = _anchor_index(cands, sim_idx, fast_action, cfg.call_anchor)
         paired = PairedDifference(len(cands))
         done = 0
         batch = cfg.batch
@@ -154,14 +154,14 @@ class McPolicy:
             u = utility(state.variant, res.deltas.reshape(-1, 4), scores_rel, last,
                         cfg.placement).reshape(len(starts), nb)
             sums[sim_idx] += u.sum(axis=1)
-            if passing is not None:
-                paired.add(sim_idx, u - u[passing])
+            if anchor_row is not None:
+                paired.add(sim_idx, u - u[anchor_row])
             done += nb
             self.stats.batches += 1
             z = cfg.call_gate(state.variant)[0]
             decision = self._best(cands, sums / done, table, done,
-                                  paired.lower_bounds(z) if passing is not None else None,
-                                  cands[sim_idx[passing]].action if passing is not None
+                                  paired.lower_bounds(z) if anchor_row is not None else None,
+                                  cands[sim_idx[anchor_row]].action if anchor_row is not None
                                   else None)
             if publish is not None:
                 publish(decision)  # type: ignore[arg-type]
@@ -178,14 +178,18 @@ class McPolicy:
         self.stats.rules_calls = wins.calls
         return decision
 
-    def _expect(self, state: TableState, cands: list[Candidate], table: Any) -> Decision:
+    def _expect(self, state: TableState, cands: list[Candidate], table: Any,
+                fast_action: Any = None) -> Decision:
         sims = np.zeros(len(cands))
         for i, c in enumerate(cands):
             if c.start is not None:
                 sims[i] = expect.sim(state, table, c.start, self.config.depth,
                                      self._our_wins(state))
         self.stats.mode = "expect"
-        return self._best(cands, sims, table, 0)
+        anchor = _anchor_index(cands, list(range(len(cands))), fast_action,
+                               self.config.call_anchor)
+        return self._best(cands, sims, table, 0,
+                          anchor=cands[anchor].action if anchor is not None else None)
 
     def _best(self, cands: list[Candidate], sims: np.ndarray, table: Any,
               work: int, gains: np.ndarray | None = None, anchor: Any = None) -> Progress:
@@ -238,9 +242,10 @@ class PairedDifference:
 
 
 def call_is_clear(gain_lower_bound: float, margin: float) -> bool:
-    """A call (chow, pung, open kong) is worth playing over passing only when even the
-    pessimistic end of its measured gain exceeds the margin: passing keeps the hand closed
-    and the defence whole, which the playouts' ideal fold does not value."""
+    """An answer to a claim other than the anchor is worth playing only when even the
+    pessimistic end of its measured gain over the anchor exceeds the margin: the playouts'
+    ideal fold does not value a closed hand's defence, nor the rules' sense of yaku and speed
+    that the fast move's answer carries, so noise-sized gains must not overrule it."""
     return gain_lower_bound > margin
 
 
