@@ -67,6 +67,7 @@ def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
     the bot's MJBOT_MC; ``nn_weights``: the MCR network an ``nn`` bundle carries (default the
     shipped brain/data/nn_mcr.npz). A bundle without the weights its policy reads is refused
     here, not on Botzone."""
+    check_bundle_policy(policy)
     weights = Path(models_dir) / "opponents_mcr.npz" if models_dir else ROOT / MCR_WEIGHTS
     if policy == "mc" and not weights.is_file():
         raise FileNotFoundError(f"an mc bundle needs the MCR opponent models: no {weights}")
@@ -90,6 +91,16 @@ def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
         if policy == "nn":
             zf.write(network, NN_WEIGHTS)
     return path
+
+
+def check_bundle_policy(policy: str) -> None:
+    """ValueError unless the bundle can play ``policy``: a name Botzone can resolve, not
+    ``nn@FILE``, whose file is on this machine only."""
+    from brain.policies import POLICIES
+
+    if policy not in POLICIES:
+        raise ValueError(f"a bundle plays a policy by name ({', '.join(sorted(POLICIES))}), "
+                         f"not {policy!r}; carry a network with --policy nn --nn-weights FILE")
 
 
 def _check_mcr_network(path: Path) -> None:

@@ -54,6 +54,13 @@ def test_the_bundle_command_refuses_a_wrong_network_in_one_line(tmp_path):
         capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "not 'mcr'" in done.stderr
+    # a network by file names a path Botzone does not have: --nn-weights carries it instead
+    weights = ROOT / "brain/data/nn_mcr.npz"
+    done = subprocess.run(
+        [sys.executable, "-m", "adapter.cli", "bundle", "botzone", "--policy", f"nn@{weights}",
+         "-o", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "--nn-weights" in done.stderr
 
 
 def test_bench_botzone_times_the_nn_zip_at_the_late_turns():

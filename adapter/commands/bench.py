@@ -172,8 +172,13 @@ def _bench_mjai(args: argparse.Namespace) -> int:
 
 def _bench_botzone(args: argparse.Namespace) -> int:
     from adapter.botzone_bench import bench_botzone
+    from adapter.bundle import check_bundle_policy
 
     require_policy(args.policy)
+    try:
+        check_bundle_policy(args.policy)
+    except ValueError as exc:
+        raise UserInputError(str(exc)) from None
     result = bench_botzone(repeats=args.repeats, policy=args.policy, late_turns=args.late_turns)
     if args.json:
         print(json.dumps(result, indent=2))

@@ -91,7 +91,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     try:
         path = build_botzone_bundle(args.output, policy=args.policy, models_dir=args.models,
                                     mc_options=args.mc_options, nn_weights=args.nn_weights)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:
         raise UserInputError(str(exc)) from None
     print(f"{path} ({path.stat().st_size // 1024} KB): upload it as the bot's code "
           "(Python 3, simple interaction, keep running)")
