@@ -71,11 +71,13 @@ def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
     weights = Path(models_dir) / "opponents_mcr.npz" if models_dir else ROOT / MCR_WEIGHTS
     if policy == "mc" and not weights.is_file():
         raise FileNotFoundError(f"an mc bundle needs the MCR opponent models: no {weights}")
-    network = Path(nn_weights) if nn_weights else ROOT / NN_WEIGHTS
     modules = MODULES
+    weight_files = [(weights, MCR_WEIGHTS)] if weights.is_file() else []
     if policy == "nn":
+        network = Path(nn_weights) if nn_weights else ROOT / NN_WEIGHTS
         _check_mcr_network(network)
         modules = MODULES + NN_MODULES
+        weight_files.append((network, NN_WEIGHTS))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / name
@@ -86,10 +88,8 @@ def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
             zf.write(ROOT / module, module)
             if compiled and module.endswith(".py"):
                 zf.writestr(module + "c", _bytecode(ROOT / module, module, Path(tmp)))
-        if weights.is_file():
-            zf.write(weights, MCR_WEIGHTS)
-        if policy == "nn":
-            zf.write(network, NN_WEIGHTS)
+        for source, name_in_zip in weight_files:
+            zf.write(source, name_in_zip)
     return path
 
 

@@ -92,21 +92,19 @@ def start_ray(args: Any) -> Any:
 
 
 def require_networks(names: Any, variant: str) -> None:
-    """Refuse ``nn`` among ``names`` in one line when it has no weights for ``variant`` (it
-    never plays with made-up weights, and a game must not quietly fall back to rulebased)."""
-    from brain.policies import NN_FILE_PREFIX
+    """Refuse ``nn`` or ``nn@FILE`` among ``names`` in one line when it has no network for
+    ``variant`` (it never plays with made-up weights, and a game must not quietly fall back
+    to rulebased). Each policy finds its network as it will in play."""
+    from brain.policies import NN_FILE_PREFIX, get_policy
 
-    files = {n.removeprefix(NN_FILE_PREFIX) for n in names if n.startswith(NN_FILE_PREFIX)}
-    if "nn" not in names and not files:
+    networked = sorted({n for n in names if n == "nn" or n.startswith(NN_FILE_PREFIX)})
+    if not networked:
         return
-    from brain.nn.network import MissingNetwork, load_network
-    from brain.policies.nn import require_network
+    from brain.nn.network import MissingNetwork
 
     try:
-        if "nn" in names:
-            require_network(variant)
-        for path in sorted(files):
-            load_network(variant, path)
+        for name in networked:
+            get_policy(name).network(variant)  # type: ignore[attr-defined]
     except MissingNetwork as exc:
         raise UserInputError(str(exc)) from None
 
