@@ -15,7 +15,7 @@ def register(sub: Any) -> None:
                         description="Botzone ChineseStandardMahjong bot: reads the simple or "
                         "JSON interaction input (detected by its first character), prints the "
                         "response. Logs go to stderr only.")
-    bz.add_argument("--keep-running", action="store_true",
+    bz.add_argument("--keep-running", action=argparse.BooleanOptionalAction, default=False,
                     help="stay alive and answer one request line per later turn")
     bz.add_argument("--json", action="store_true", help="require JSON interaction input")
     bz.add_argument("--policy", default="rulebased")
