@@ -53,18 +53,10 @@ def cmd_botzone(args: argparse.Namespace) -> int:
     from adapter import botzone
 
     require_policy(args.policy)
-    stdin = sys.stdin
-    if args.json and not args.keep_running:
-        text = sys.stdin.read()
-        if not text.lstrip().startswith("{"):
-            print("mjbot botzone: --json given but the input is not a JSON object",
-                  file=sys.stderr)
-        import io
-        stdin = io.StringIO(text)
-    return botzone.run_once(stdin, sys.stdout, policy=args.policy,
+    return botzone.run_once(sys.stdin, sys.stdout, policy=args.policy,
                             keep_running=args.keep_running, limit=args.time_limit,
                             later_limit=args.later_time_limit, log_dir=args.log_dir,
-                            write_log=not args.no_log)
+                            write_log=not args.no_log, json_mode=args.json)
 
 
 def cmd_botzone_judge(args: argparse.Namespace) -> int:
