@@ -60,20 +60,22 @@ def test_json_keep_running_answers_every_turn_as_one_json_object_line():
     assert proc.returncode == 0, proc.stderr.read()
 
 
-def test_json_mode_answers_bad_input_in_json_with_a_one_line_error():
-    r = subprocess.run([sys.executable, "-m", "adapter.cli", "botzone", "--json", "--no-log"],
-                       input="1\n0 1 1\n\n", capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert "--json" in r.stderr and "'1\\n0 1 1" in r.stderr  # what was wrong, the raw input
-    assert _json_line(r.stdout)["response"] == "PASS"
-
-
 @pytest.fixture(scope="module")
 def entries(tmp_path_factory, bare_python):  # noqa: F811
     """How each entry is started: the installed CLI, and the upload zip in a Python with only
     numpy and MahjongGB."""
     bundle = build_botzone_bundle(tmp_path_factory.mktemp("bundle"))
     return {"cli": (*DEFAULT_COMMAND, "--no-log"), "zip": (bare_python, str(bundle))}
+
+
+@pytest.mark.parametrize("entry", ["cli", "zip"])
+def test_json_mode_answers_bad_input_in_json_with_a_one_line_error(entries, entry):
+    r = subprocess.run([*entries[entry], "--json", "--no-keep-running"], input="1\n0 1 1\n\n",
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "--json" in r.stderr and "'1\\n0 1 1" in r.stderr  # what was wrong, the raw input
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert _json_line(r.stdout)["response"] == "PASS"
 
 
 @pytest.mark.parametrize("entry", ["cli", "zip"])

@@ -30,8 +30,9 @@ def register(sub: Any) -> None:
     j = sub.add_parser("botzone-judge", help="play Botzone matches between mjbot botzone "
                        "processes under a local judge (soak test of the Botzone adapter)")
     j.add_argument("--games", type=int, default=10)
-    j.add_argument("--modes", default="simple,json,keep,keep",
-                   help="bot modes, rotated through the seats: simple, json, keep")
+    j.add_argument("--modes", default="simple,json,keep,keep-json",
+                   help="bot modes, rotated through the seats: simple, json (one-shot), keep, "
+                   "keep-json (keep running, simple or JSON interaction)")
     j.add_argument("--seed", type=int, default=0)
     j.add_argument("--log-dir", help="write each match's Botzone-style judge log here")
     j.set_defaults(handler=cmd_botzone_judge)
@@ -86,5 +87,5 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as exc:
         raise UserInputError(str(exc)) from None
     print(f"{path} ({path.stat().st_size // 1024} KB): upload it as the bot's code "
-          "(Python 3, simple interaction, keep running)")
+          "(Python 3, simple or JSON interaction, keep running)")
     return 0
