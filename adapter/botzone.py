@@ -33,6 +33,7 @@ DATA_VERSION = 1
 FIRST_TURN_LIMIT = 6.0  # seconds, Python, as the PKU local runner mirrors Botzone's settings
 LATER_TURN_LIMIT = 4.0  # keep-running turns after the first
 SAFETY_MARGIN = 0.5
+DEBUG_LIMIT = 1000  # bytes: Botzone keeps at most 1 KB of a turn's debug
 
 
 @dataclass
@@ -244,18 +245,24 @@ def load_data(text: str) -> dict[str, Any]:
 def run_once(stdin: TextIO, stdout: TextIO, policy: str = "rulebased",
              keep_running: bool = False, limit: float = FIRST_TURN_LIMIT,
              later_limit: float = LATER_TURN_LIMIT, log_dir: str | None = None,
-             write_log: bool = True, clock: Callable[[], float] = time.monotonic) -> int:
+             write_log: bool = True, clock: Callable[[], float] = time.monotonic,
+             json_mode: bool = False) -> int:
     """One Botzone process: answer the turn on stdin; with ``keep_running``, go on answering
-    one request line per turn until stdin closes."""
+    one request per turn until stdin closes. The first input's form (or ``json_mode``, JSON
+    interaction required) decides how every answer is printed, later turns included: Botzone
+    reads each answer of a JSON-interaction bot as one JSON object line."""
     start = clock()
     lines = _Lines(stdin)
     text = _first_turn(lines) if keep_running else stdin.read()
     try:
         turn = parse_input(text)
+        if json_mode and not turn.json_mode:
+            raise InputError("--json given but the input is not a JSON object")
     except InputError as exc:
-        print(f"mjbot botzone: {exc}", file=sys.stderr)
-        _print_turn(stdout, TurnInput([], [], json_mode=text.lstrip().startswith("{")),
-                    "PASS", "", "", f"bad input: {exc}")
+        print(f"mjbot botzone: {exc}; input {text[:200]!r}", file=sys.stderr)
+        json_out = json_mode or text.lstrip().startswith("{")
+        _print_turn(stdout, TurnInput([], [], json_mode=json_out), "PASS", "", "",
+                    f"bad input: {exc}")
         return 2
     data = load_data(turn.data)
     bot = BotzoneBot(policy=policy)
@@ -265,8 +272,8 @@ def run_once(stdin: TextIO, stdout: TextIO, policy: str = "rulebased",
     if write_log:
         data = open_log(bot, data, log_dir)
     response = bot.answer(turn.requests[-1], start + limit - SAFETY_MARGIN)
-    debug = "; ".join(bot.errors)[:1000]
-    _print_turn(stdout, turn, response, json.dumps(data), turn.globaldata, debug)
+    kept = json.dumps(data)
+    _print_turn(stdout, turn, response, kept, turn.globaldata, "; ".join(bot.errors))
     if not keep_running:
         _close(bot)
         return 0
@@ -276,8 +283,11 @@ def run_once(stdin: TextIO, stdout: TextIO, policy: str = "rulebased",
         if not line:
             continue
         turn_start = clock()
+        errors = len(bot.errors)
         response = bot.answer(line, turn_start + later_limit - SAFETY_MARGIN)
-        print(response, file=stdout)
+        # data and globaldata again as they were: what Botzone keeps stays the same
+        _print_turn(stdout, turn, response, kept, turn.globaldata,
+                    "; ".join(bot.errors[errors:]), later=True)
         print(KEEP_RUNNING, file=stdout, flush=True)
     _close(bot)
     return 0
@@ -353,16 +363,21 @@ def _unwrap_json(line: str) -> str:
 
 
 def _print_turn(stdout: TextIO, turn: TurnInput, response: str, data: str, globaldata: str,
-                debug: str) -> None:
+                debug: str, later: bool = False) -> None:
+    """One answer as Botzone reads it: in JSON interaction one JSON object on one line, in
+    simple interaction the response line, then (first turn or one-shot) debug, data and
+    globaldata lines. Debug is cut to Botzone's 1 KB."""
+    debug = debug.encode()[:DEBUG_LIMIT].decode(errors="ignore")
     if turn.json_mode:
         out = {"response": response, "debug": debug, "data": data, "globaldata": globaldata}
         print(json.dumps(out, ensure_ascii=False), file=stdout, flush=True)
         return
     print(response, file=stdout)
-    print(debug.replace("\n", " "), file=stdout)
-    print(data, file=stdout)
-    if globaldata:
-        print(globaldata, file=stdout)
+    if not later:
+        print(debug.replace("\n", " "), file=stdout)
+        print(data, file=stdout)
+        if globaldata:
+            print(globaldata, file=stdout)
     stdout.flush()
 
 
@@ -381,6 +396,7 @@ def main(argv: list[str] | None = None, keep_running_default: bool = False,
     p = argparse.ArgumentParser(prog="mjbot-botzone")
     p.add_argument("--keep-running", action=argparse.BooleanOptionalAction,
                    default=keep_running_default)
+    p.add_argument("--json", action="store_true", help="require JSON interaction input")
     p.add_argument("--policy", default=policy_default)
     p.add_argument("--time-limit", type=float, default=FIRST_TURN_LIMIT)
     p.add_argument("--later-time-limit", type=float, default=LATER_TURN_LIMIT)
@@ -389,4 +405,4 @@ def main(argv: list[str] | None = None, keep_running_default: bool = False,
     args = p.parse_args(argv)
     return run_once(sys.stdin, sys.stdout, policy=args.policy, keep_running=args.keep_running,
                     limit=args.time_limit, later_limit=args.later_time_limit,
-                    log_dir=args.log_dir, write_log=not args.no_log)
+                    log_dir=args.log_dir, write_log=not args.no_log, json_mode=args.json)

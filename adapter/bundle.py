@@ -1,9 +1,10 @@
 """``mjbot bundle botzone``: the zip that Botzone runs.
 
 Botzone starts a Python bot as ``python3 bot.zip`` with only the standard library, numpy and
-MahjongGB installed. The zip holds ``__main__.py`` (simple interaction, keep running by
-default) and just the modules the Botzone bot imports, plus the shanten tables; the game log
-(msgpack) and structured logging (structlog) are left out, and the bot runs without them.
+MahjongGB installed. The zip holds ``__main__.py`` (simple or JSON interaction, told apart by
+the input; keep running by default) and just the modules the Botzone bot imports, plus the
+shanten tables; the game log (msgpack) and structured logging (structlog) are left out, and the
+bot runs without them.
 
 Each module also goes in compiled (``module.pyc`` beside ``module.py``, the layout zipimport
 looks for first): without it zipimport compiles every module at every start, which made a
@@ -45,7 +46,7 @@ MCR_WEIGHTS = "brain/data/opponents_mcr.npz"
 NN_MODULES = ("brain/nn/__init__.py", "brain/nn/encoding.py", "brain/nn/heads.py",
               "brain/nn/network.py", "brain/policies/nn.py")
 NN_WEIGHTS = "brain/data/nn_mcr.npz"
-MAIN = '''"""mjbot for Botzone ChineseStandardMahjong: simple interaction, keep running."""
+MAIN = '''"""mjbot for Botzone ChineseStandardMahjong: simple or JSON interaction, keep running."""
 import os
 import sys
 

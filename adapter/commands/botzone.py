@@ -15,7 +15,7 @@ def register(sub: Any) -> None:
                         description="Botzone ChineseStandardMahjong bot: reads the simple or "
                         "JSON interaction input (detected by its first character), prints the "
                         "response. Logs go to stderr only.")
-    bz.add_argument("--keep-running", action="store_true",
+    bz.add_argument("--keep-running", action=argparse.BooleanOptionalAction, default=False,
                     help="stay alive and answer one request line per later turn")
     bz.add_argument("--json", action="store_true", help="require JSON interaction input")
     bz.add_argument("--policy", default="rulebased")
@@ -30,8 +30,9 @@ def register(sub: Any) -> None:
     j = sub.add_parser("botzone-judge", help="play Botzone matches between mjbot botzone "
                        "processes under a local judge (soak test of the Botzone adapter)")
     j.add_argument("--games", type=int, default=10)
-    j.add_argument("--modes", default="simple,json,keep,keep",
-                   help="bot modes, rotated through the seats: simple, json, keep")
+    j.add_argument("--modes", default="simple,json,keep,keep-json",
+                   help="bot modes, rotated through the seats: simple, json (one-shot), keep, "
+                   "keep-json (keep running, simple or JSON interaction)")
     j.add_argument("--seed", type=int, default=0)
     j.add_argument("--log-dir", help="write each match's Botzone-style judge log here")
     j.set_defaults(handler=cmd_botzone_judge)
@@ -53,18 +54,10 @@ def cmd_botzone(args: argparse.Namespace) -> int:
     from adapter import botzone
 
     require_policy(args.policy)
-    stdin = sys.stdin
-    if args.json and not args.keep_running:
-        text = sys.stdin.read()
-        if not text.lstrip().startswith("{"):
-            print("mjbot botzone: --json given but the input is not a JSON object",
-                  file=sys.stderr)
-        import io
-        stdin = io.StringIO(text)
-    return botzone.run_once(stdin, sys.stdout, policy=args.policy,
+    return botzone.run_once(sys.stdin, sys.stdout, policy=args.policy,
                             keep_running=args.keep_running, limit=args.time_limit,
                             later_limit=args.later_time_limit, log_dir=args.log_dir,
-                            write_log=not args.no_log)
+                            write_log=not args.no_log, json_mode=args.json)
 
 
 def cmd_botzone_judge(args: argparse.Namespace) -> int:
@@ -94,5 +87,5 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as exc:
         raise UserInputError(str(exc)) from None
     print(f"{path} ({path.stat().st_size // 1024} KB): upload it as the bot's code "
-          "(Python 3, simple interaction, keep running)")
+          "(Python 3, simple or JSON interaction, keep running)")
     return 0

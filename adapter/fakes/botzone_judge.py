@@ -4,10 +4,13 @@ processes, exactly as Botzone runs them.
 Every request line goes to every bot and every bot answers it (``PASS`` where nothing else is
 allowed); a one-shot bot is started anew for each line with the whole history on stdin (simple
 or JSON interaction, ``data`` carried between turns), a keep-running bot gets the full first
-input and then one line per turn. The referee deals the duplicate walls, resolves claims and
-scores (same walls, priorities and verdicts as the judge: a false ``HU`` is WH, any other
-answer the rules do not allow is WA, -30 for the offender and +10 for the others); a bot that
-crashes, prints nothing or runs past the limit gets RE / TLE. The match is written as a
+input and then one request per turn (a bare line in simple interaction, a JSON-encoded string in
+JSON interaction). The referee deals the duplicate walls, resolves claims and scores (same
+walls, priorities and verdicts as the judge: a false ``HU`` is WH, any other answer the rules
+do not allow is WA, -30 for the offender and +10 for the others); a bot that crashes, prints
+nothing or runs past the limit gets RE / TLE. Answers are read as strictly as Botzone reads
+them: in JSON interaction every answer, keep-running turns included, must be one line holding
+one JSON object with a string ``response`` (NJ otherwise). The match is written as a
 Botzone-style judge log that ``mjbot replay`` reads.
 """
 
@@ -34,7 +37,8 @@ from protocols import events as ev
 from protocols import tiles as T
 from protocols.botzone import BotzoneError, parse_response
 
-MODES = ("simple", "json", "keep")
+# one-shot simple / JSON interaction; keep running in simple ("keep") or JSON ("keep-json") form
+MODES = ("simple", "json", "keep", "keep-json")
 DEFAULT_COMMAND = (sys.executable, "-m", "adapter.cli", "--log-level", "error", "botzone")
 
 
@@ -57,7 +61,10 @@ class BotProcess:
         if mode not in MODES:
             raise ValueError(f"unknown bot mode {mode!r}: {', '.join(MODES)}")
         self.seat, self.mode = seat, mode
-        self.command = list(command) + (["--keep-running"] if mode == "keep" else [])
+        self.keep = mode in ("keep", "keep-json")
+        self.json_io = mode in ("json", "keep-json")
+        # said outright: the upload zip keeps running unless told not to
+        self.command = [*command, "--keep-running" if self.keep else "--no-keep-running"]
         self.limit, self.later_limit = limit, later_limit
         self.env = env
         self.requests: list[str] = []
@@ -70,9 +77,9 @@ class BotProcess:
     def request(self, line: str) -> str:
         self.requests.append(line)
         start = time.monotonic()
-        if self.mode == "keep" and self.proc is not None:
+        if self.keep and self.proc is not None:
             response = self._keep_running_turn(line)
-        elif self.mode == "keep":
+        elif self.keep:
             response = self._start_keep_running()
         else:
             response = self._one_shot()
@@ -81,9 +88,9 @@ class BotProcess:
         return response
 
     def _input(self) -> str:
-        if self.mode == "json":
+        if self.json_io:
             return json.dumps({"requests": self.requests, "responses": self.responses,
-                               "data": self.data, "globaldata": self.globaldata})
+                               "data": self.data, "globaldata": self.globaldata}) + "\n"
         lines = [str(len(self.requests))]
         for i, request in enumerate(self.requests):
             lines.append(request)
@@ -98,33 +105,54 @@ class BotProcess:
         except subprocess.TimeoutExpired:
             raise Verdict(self.seat, "TLE", f"no answer in {self.limit} s") from None
         out = done.stdout.decode("utf-8", errors="replace")
-        if self.mode == "json":
-            try:
-                obj = json.loads(out)
-                response, self.data = str(obj["response"]), str(obj.get("data", ""))
-                self.globaldata = str(obj.get("globaldata", ""))
-            except (json.JSONDecodeError, KeyError, TypeError):
-                raise Verdict(self.seat, "NJ", f"not JSON: {out[:200]!r}") from None
-            return response
         lines = out.split("\n")
-        if not lines[0].strip():
+        if lines[-1] == "":
+            lines.pop()  # the newline that ends the last line
+        if not out.strip():
             raise Verdict(self.seat, "RE", f"no response (exit {done.returncode}): "
                           f"{done.stderr.decode(errors='replace')[-300:]!r}")
+        return self._answer(lines)
+
+    def _answer(self, lines: list[str]) -> str:
+        """The response in what the bot printed for one turn (a keep-running turn: what came
+        before the marker), read as Botzone reads it; ``data`` / ``globaldata`` kept."""
+        if self.json_io:
+            return self._json_answer(lines)
+        if not lines or not lines[0].strip():
+            raise Verdict(self.seat, "RE", f"no response: {lines[:3]!r}")
         self.data = lines[2] if len(lines) > 2 else ""
-        self.globaldata = "\n".join(lines[3:]).strip("\n")
+        self.globaldata = "\n".join(lines[3:])
         return lines[0].strip()
+
+    def _json_answer(self, lines: list[str]) -> str:
+        """JSON interaction: one line, one JSON object, its ``response`` a string."""
+        if len(lines) != 1:
+            raise Verdict(self.seat, "NJ", f"{len(lines)} lines where one JSON object line "
+                          f"goes: {lines[:3]!r}")
+        try:
+            obj = json.loads(lines[0])
+        except json.JSONDecodeError:
+            raise Verdict(self.seat, "NJ", f"not JSON: {lines[0][:200]!r}") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("response"), str):
+            raise Verdict(self.seat, "NJ", f"not an object with a string response: "
+                          f"{lines[0][:200]!r}")
+        for key in ("data", "globaldata"):
+            value = obj.get(key, "")
+            setattr(self, key, value if isinstance(value, str) else json.dumps(value))
+        return obj["response"].strip()
 
     def _start_keep_running(self) -> str:
         self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      env=self.env)
         self._send(self._input())
-        lines = self._read_until_keep_running(self.limit)
-        return lines[0].strip()
+        return self._answer(self._read_until_keep_running(self.limit))
 
     def _keep_running_turn(self, line: str) -> str:
-        self._send(line + "\n")
-        return self._read_until_keep_running(self.later_limit)[0].strip()
+        """A later turn: only this turn's request, a bare line or (JSON interaction) the
+        request as a JSON string."""
+        self._send((json.dumps(line) if self.json_io else line) + "\n")
+        return self._answer(self._read_until_keep_running(self.later_limit))
 
     def _send(self, text: str) -> None:
         assert self.proc is not None and self.proc.stdin is not None
@@ -145,7 +173,8 @@ class BotProcess:
                 text = raw.decode("utf-8", errors="replace")
                 if text.strip() == KEEP_RUNNING:
                     if not lines:
-                        raise Verdict(self.seat, "RE", "keep-running marker without a response")
+                        code = "NJ" if self.json_io else "RE"
+                        raise Verdict(self.seat, code, "keep-running marker without a response")
                     return lines
                 lines.append(text)
             left = deadline - time.monotonic()

@@ -1,0 +1,144 @@
+"""Botzone's ways of running a bot (../shared/protocols/botzone.md, "Bot I/O modes"): simple
+and JSON interaction one-shot, and keep running in simple and in JSON form, each played through
+the CLI and through the upload zip under the local judge, which reads every answer as strictly
+as Botzone does (in JSON interaction: one line, one JSON object, every turn)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from adapter.botzone import KEEP_RUNNING
+from adapter.bundle import build_botzone_bundle
+from adapter.fakes.botzone_judge import DEFAULT_COMMAND, MODES, BotzoneJudge
+from tests.test_botzone_bundle import bare_python  # noqa: F401  (the fixture)
+
+# a seed whose hand ends after 27 request lines (cheap for one-shot bots); as rulebased plays
+# it, seat 3 answers PLAY, PENG and finally HU
+SHORT_MATCH = 8
+DEAL = "1 0 0 0 0 B5 F1 W8 T2 T8 B1 W5 T2 B9 W9 T2 B2 B2"
+
+
+def _json_line(line: str) -> dict:
+    """One answer in JSON interaction: must be one JSON object on one line."""
+    assert line.endswith("\n") and "\n" not in line[:-1], line
+    obj = json.loads(line)
+    assert isinstance(obj, dict) and isinstance(obj["response"], str), line
+    return obj
+
+
+def test_json_keep_running_answers_every_turn_as_one_json_object_line():
+    """The issue's reproduction: turn 2 on was answered as a bare `PASS` line, which Botzone
+    rejects as malformed JSON."""
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "botzone", "--keep-running",
+                             "--json", "--no-log"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    answers = []
+
+    def turn(text: str) -> str:
+        proc.stdin.write(text + "\n")
+        proc.stdin.flush()
+        answers.append(_json_line(proc.stdout.readline()))
+        assert proc.stdout.readline().strip() == KEEP_RUNNING
+        return answers[-1]["response"]
+
+    try:
+        assert turn('{"requests":["0 0 1"],"responses":[]}') == "PASS"
+        assert turn(json.dumps(DEAL)) == "PASS"
+        # later requests as JSON strings, bare lines or whole objects: all answered in JSON
+        played = turn("2 W1")
+        assert played.startswith("PLAY "), played  # our own draw: a discard
+        assert turn(json.dumps(f"3 0 {played}")) == "PASS"
+        assert turn(json.dumps({"requests": ["3 1 DRAW"]})) == "PASS"
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    assert json.loads(answers[0]["data"])["v"] == 1
+    assert proc.returncode == 0, proc.stderr.read()
+
+
+@pytest.fixture(scope="module")
+def entries(tmp_path_factory, bare_python):  # noqa: F811
+    """How each entry is started: the installed CLI, and the upload zip in a Python with only
+    numpy and MahjongGB."""
+    bundle = build_botzone_bundle(tmp_path_factory.mktemp("bundle"))
+    return {"cli": (*DEFAULT_COMMAND, "--no-log"), "zip": (bare_python, str(bundle))}
+
+
+@pytest.mark.parametrize("entry", ["cli", "zip"])
+def test_json_mode_answers_bad_input_in_json_with_a_one_line_error(entries, entry):
+    r = subprocess.run([*entries[entry], "--json", "--no-keep-running"], input="1\n0 1 1\n\n",
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "--json" in r.stderr and "'1\\n0 1 1" in r.stderr  # what was wrong, the raw input
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert _json_line(r.stdout)["response"] == "PASS"
+
+
+@pytest.mark.parametrize("entry", ["cli", "zip"])
+@pytest.mark.parametrize("mode", MODES)
+def test_each_io_mode_plays_a_match_the_strict_judge_accepts(entries, entry, mode):
+    # seat 3 plays in the mode under test, the others keep running (one-shot seats are slow)
+    result = BotzoneJudge(["keep", "keep", "keep", mode], SHORT_MATCH, entries[entry],
+                          limit=30, later_limit=30).play()
+    assert result.verdicts == {}, result.reason
+    assert result.reason in ("win", "exhaustive") and sum(result.scores) == 0
+    assert len(result.turn_seconds[3]) > 10
+
+
+# ---------------------------------------------------------------------- the judge's strictness
+
+PASS_JSON = 'import sys; sys.stdin.read(); print(\'{"response": "PASS"}\')'
+KEEP_JSON_THEN_BARE = (
+    "import json, sys\n"
+    "sys.stdin.readline()\n"
+    "print(json.dumps({'response': 'PASS'})); print('" + KEEP_RUNNING + "', flush=True)\n"
+    "for line in sys.stdin:\n"
+    "    print('PASS'); print('" + KEEP_RUNNING + "', flush=True)\n")
+KEEP_JSON_PASS = (  # answers JSON to JSON-encoded requests only
+    "import json, sys\n"
+    "sys.stdin.readline()\n"
+    "print(json.dumps({'response': 'PASS'})); print('" + KEEP_RUNNING + "', flush=True)\n"
+    "for line in sys.stdin:\n"
+    "    ok = isinstance(json.loads(line), str)\n"
+    "    print(json.dumps({'response': 'PASS'}) if ok else 'not a JSON string')\n"
+    "    print('" + KEEP_RUNNING + "', flush=True)\n")
+
+
+def _judge_with(seat: int, mode: str, script: str) -> BotzoneJudge:
+    modes = ["keep"] * 4
+    modes[seat] = mode
+    judge = BotzoneJudge(modes, seed=1)
+    judge.bots[seat].command = [sys.executable, "-c", script]
+    return judge
+
+
+@pytest.mark.parametrize("script", [
+    "print('PASS')",  # a bare line
+    'print(\'{"response":\\n "PASS"}\')',  # an object over two lines
+    "print('[\"PASS\"]')",  # JSON, but not an object
+    'print(\'{"response": "PASS"}\'); print(\'{"response": "PASS"}\')',  # two objects
+])
+def test_json_one_shot_answers_that_are_not_one_json_object_line_lose_as_nj(script):
+    result = _judge_with(2, "json", "import sys; sys.stdin.read()\n" + script).play()
+    assert result.verdicts == {2: "NJ"} and result.scores == [10, 10, -30, 10]
+
+
+def test_a_bare_line_in_a_later_json_keep_running_turn_loses_as_nj():
+    result = _judge_with(1, "keep-json", KEEP_JSON_THEN_BARE).play()
+    assert result.verdicts == {1: "NJ"}, result.reason
+
+
+def test_json_keep_running_turns_carry_the_request_as_a_json_string():
+    # the bot answers every JSON-encoded request with a JSON PASS: the judge accepts each such
+    # answer, until a PASS on the bot's own draw breaks the rules (WA, not NJ)
+    result = _judge_with(3, "keep-json", KEEP_JSON_PASS).play()
+    assert result.verdicts == {3: "WA"}, result.reason
+
+
+def test_a_json_answer_in_simple_interaction_is_wa():
+    result = _judge_with(0, "simple", PASS_JSON).play()
+    assert result.verdicts == {0: "WA"}, result.reason
