@@ -122,6 +122,8 @@ def loads(text: str, tiles: T.NtpuTiles | None = None) -> GameRecord:
         mark = _MARK.match(body)
         if mark is not None:
             body = body[mark.end():].strip()
+            if not body:
+                continue
         reply = _GET_COMMAND.fullmatch(body)
         if (mark is not None and mark.group(1) == ">>") or reply is not None \
                 or _is_reply(body):

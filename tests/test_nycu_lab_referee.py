@@ -7,6 +7,7 @@ The copies in tests/data/shared/ntpu/lab_referee/ always run; the whole folder o
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from protocols import events as ev
 from protocols.tiles import NtpuTiles
@@ -306,3 +309,30 @@ def test_the_fake_server_ends_a_drawn_hand_right_after_the_draw_that_leaves_16(
     back = nycu_sgf.loads(nycu_sgf.dumps(record))
     assert _ends(back.events) == [ev.RoundDrawn("exhaustive")]
     assert [e for e in back.events if isinstance(e, MOVES)][-1] == draws[-1]
+
+
+_LOG_PIECES = st.sampled_from([
+    "\n", " ", "[ << ]", "[ >> ]", "[<<]", "getCommand: [", "]", "/start MJ 1 ", "/start MJ 2 me",
+    "/initGame East East 1 1 0", "/initCard ", "/draw ", "/mo ", "/throw ", "/eat ", "/pong ",
+    "/gong ", "/hu ", "/hu", "/ask throw", "/ask pong", "/pass", "/exit", "/close", "-1 ",
+    "1 ", "0 ", "4 ", "123 ", "180 ", "262 ", "999 ", "debug: x", "#"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_LOG_PIECES, max_size=60).map("".join))
+def test_fuzzed_command_logs_raise_only_record_errors(text: str) -> None:
+    with contextlib.suppress(RecordError):
+        ntpu_log.loads(text)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000), st.integers(0, 3), st.sampled_from(
+    ["", "debug line\n", "[ << ] \n", "getCommand: []\n", "/throw 2 999\n", "/draw 123\n"]))
+def test_edited_referee_seat_logs_raise_only_record_errors(at: int, cut: int, insert: str) -> None:
+    lines = DRAWN_LOG.read_text().splitlines(keepends=True)
+    i = at % len(lines)
+    try:
+        record = ntpu_log.loads("".join(lines[:i]) + insert + "".join(lines[i + cut:]))
+    except RecordError:
+        return
+    assert record.events and isinstance(record.events[0], ev.GameStarted)
