@@ -336,3 +336,15 @@ def test_edited_referee_seat_logs_raise_only_record_errors(at: int, cut: int, in
     except RecordError:
         return
     assert record.events and isinstance(record.events[0], ev.GameStarted)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from([DRAWN, DEAL_WIN, WIN]), st.integers(0, 10_000), st.integers(0, 12),
+       st.sampled_from(["", ";E[SM-1]", ";N[M362]", ";S[D-1]", ";W[SM-1]", ")", "(;", "[-1]",
+                        ";E[M123]", ";N[D362]"]))
+def test_edited_referee_sgfs_raise_only_record_errors(path: Path, at: int, cut: int,
+                                                      insert: str) -> None:
+    text = path.read_text()
+    i = at % len(text)
+    with contextlib.suppress(RecordError):
+        nycu_sgf.loads(text[:i] + insert + text[i + cut:])
