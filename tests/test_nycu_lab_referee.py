@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 import re
 import subprocess
 import sys
@@ -19,7 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from adapter.local.walls import tile_set
 from protocols import events as ev
+from protocols import tiles as T
 from protocols.tiles import NtpuTiles
 from replay import formats, ntpu_log, nycu_sgf
 from replay.log import EventFrame, TxFrame, read_log
@@ -348,3 +351,76 @@ def test_edited_referee_sgfs_raise_only_record_errors(path: Path, at: int, cut: 
     i = at % len(text)
     with contextlib.suppress(RecordError):
         nycu_sgf.loads(text[:i] + insert + text[i + cut:])
+
+
+# N (seat 3) waits on 6s/9s; everyone throws what it draws and passes every claim, so the draws
+# go round in turn and the 56th, the draw that leaves 16 tiles, is N's: the one 6s in the live
+# wall. The other 6s/9s lie in the last 16.
+LAST_DRAWER_HAND = "123m456m789m123p55s78s"
+
+
+def _last_tile_wall() -> tuple[int, ...]:
+    waits = {T.parse_mpsz("6s")[0], T.parse_mpsz("9s")[0]}
+    rest = tile_set("taiwan16")
+    north = T.parse_mpsz(LAST_DRAWER_HAND)
+    for tile in north:
+        rest.remove(tile)
+    special = [t for t in rest if t in waits]
+    plain = [t for t in rest if t not in waits]
+    random.Random(27).shuffle(plain)
+    hands, plain = plain[:48], plain[48:]
+    wall = (*hands, *north, *plain[:55], special[0], *plain[55:], *special[1:])
+    assert len(wall) == 136 and wall.index(special[0]) == 4 * 16 + 55
+    return wall
+
+
+class TsumogiriBot(BotClient):
+    """Throws what it drew (the dealer: its 17th), passes every offer; on its own turn it
+    answers ``/ask hu`` with ``win_own`` (``/hu`` or ``/pass``)."""
+
+    def __init__(self, win_own: str = "/pass") -> None:
+        super().__init__()
+        self.win_own = win_own
+        self.drawn: int | None = None
+
+    def answer(self, line: str, reply: str | None) -> list[str]:
+        parts = line.split()
+        if parts[0] == "/initCard" and len(parts) == 18:
+            self.drawn = int(parts[-1])
+        elif parts[0] in ("/mo", "/draw"):
+            self.drawn = int(parts[1])
+        elif parts[0] == "/throw":
+            self.drawn = None
+        if line == "/ask throw":
+            return [f"/throw {self.drawn}"]
+        if line == "/ask hu" and self.drawn is not None:
+            return [self.win_own]
+        return ["/pass"] if line.startswith("/ask") else super().answer(line, reply)
+
+
+@pytest.mark.parametrize("north", ["/hu", "/pass"])
+def test_the_last_drawer_may_only_win_at_the_fake_server(tmp_path: Path, north: str) -> None:
+    clients = [TsumogiriBot() for _ in range(3)] + [TsumogiriBot(north)]
+    result = serve(clients, hands=1, log_dir=tmp_path, walls=[_last_tile_wall()])
+    assert result.log_path is not None
+    for stats in result.stats:
+        assert (stats.illegal, stats.timeouts, stats.late, stats.unasked) == (0, 0, 0, 0), \
+            stats.problems
+    events = [f.event for f in read_log(result.log_path).frames if isinstance(f, EventFrame)]
+    draws = [e for e in events if isinstance(e, ev.TileDrawn)]
+    assert len(draws) == 56 and draws[-1] == ev.TileDrawn(3, T.parse_mpsz("6s")[0], False)
+    (end,) = _ends(events)
+    if north == "/hu":
+        assert isinstance(end, ev.RoundWon) and (end.winner, end.from_seat) == (3, None)
+        assert "海底撈月(1)" in end.yaku
+    else:
+        assert end == ev.RoundDrawn("exhaustive")
+    sent = [str(f.raw).split("> ", 1)[1] for f in read_log(result.log_path).frames
+            if isinstance(f, TxFrame) and str(f.raw).startswith("4> ")]
+    last_mo = max(i for i, line in enumerate(sent) if line.startswith("/mo"))
+    assert sent[last_mo + 1] == "/ask hu"  # asked to win, never to throw
+    assert "/ask throw" not in sent[last_mo:] and "/ask gong" not in sent[last_mo:]
+    after = [line.split()[0] for line in sent[last_mo + 2:]]
+    assert after == (["/hu", "/exit", "/close"] if north == "/hu" else ["/exit", "/close"])
+    if north == "/hu":
+        assert sent[last_mo + 2].startswith(f"/hu 4 {sent[last_mo].split()[1]} ")

@@ -209,8 +209,10 @@ class _NtpuReferee(HandReferee):
         if legal is None:
             legal = self.rules.legal_actions(self.views[seat], request)
         wins = [a for a in legal if isinstance(a, ev.Win)]
-        if wins and isinstance(super().ask(seat, request, [*wins, ev.Pass()]), ev.Win):
-            return wins[0]
+        if wins:
+            action = super().ask(seat, request, [*wins, ev.Pass()])
+            if isinstance(action, ev.Win):
+                return action
         self._exhaustive_draw()  # ends the hand (raises)
         raise AssertionError("unreachable: an exhaustive draw ends the hand")
 
