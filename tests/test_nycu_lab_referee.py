@@ -205,14 +205,16 @@ def test_a_seat_log_that_stops_at_the_wall_is_a_drawn_hand() -> None:
 
 
 def _capture(log: str) -> str:
-    """The referee's seat log as a client prints it, with its debug output between."""
+    """The referee's seat log as the lab's client prints it on stderr (its GameBridge):
+    ``[ << ]`` / ``[ >> ]`` lines, a received line's own newline left in, and its debug
+    output between (two lines before each reply here)."""
     out = ["MeowCaTS client 1.0, connecting to 127.0.0.1:12345", "config: MahjongBaseConfigInfo"]
     for line in log.splitlines():
         reply = re.fullmatch(r"getCommand: \[(.*)\]", line)
         if reply:
-            out += ["think time 0.51 s, 1200 simulations", f"[ >> ] {reply.group(1)}"]
+            out += ["RemainTile:", "RemainTile.remainDrawCount = 55", f"[ >> ] {reply.group(1)}"]
         else:
-            out.append(f"[ << ] {line}")
+            out += [f"[ << ] {line}\r", ""]
     return "\n".join(out) + "\n"
 
 
@@ -222,7 +224,7 @@ def test_debug_lines_of_a_client_capture_are_skipped_and_counted(tmp_path: Path)
     replies = text.count("getCommand:")
     record = ntpu_log.loads(capture)
     assert record.events == ntpu_log.loads(text).events
-    assert record.meta["skipped"] == 2 + replies and record.meta["sent"] == replies
+    assert record.meta["skipped"] == 2 + 2 * replies and record.meta["sent"] == replies
     assert record.meta["skipped_lines"][0] == "line 1: MeowCaTS client 1.0, connecting to " \
                                               "127.0.0.1:12345"
     path = tmp_path / "client.log"
@@ -230,7 +232,7 @@ def test_debug_lines_of_a_client_capture_are_skipped_and_counted(tmp_path: Path)
     r = _mjbot("replay", str(path), "--json")
     assert r.returncode == 0, r.stderr
     notes = json.loads(r.stdout)["summary"]["notes"]
-    assert any(n.startswith(f"{2 + replies} lines that are no protocol line were skipped")
+    assert any(n.startswith(f"{2 + 2 * replies} lines that are no protocol line were skipped")
                for n in notes), notes
 
 
