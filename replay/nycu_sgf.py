@@ -207,7 +207,11 @@ class _HandReader:
                     self.fail(explicit[seat][-1].node, f"{SEATS[seat]} is dealt only {got} "
                                                        f"tiles (16 each, the dealer 17)")
             if len(explicit[dealer]) == HAND_SIZE + 1:
-                first_draw = explicit[dealer].pop()
+                # the 17th in the wall's row, wherever the nodes list it (else the last one)
+                seventeenth = self.wall[HAND_SIZE] if self.wall is not None else None
+                at = next((i for i, m in enumerate(explicit[dealer])
+                           if m.tile_id == seventeenth), HAND_SIZE)
+                first_draw = explicit[dealer].pop(at)
         hands: list[list[int]] = []
         for seat in range(4):
             block = self._wall_block((seat - dealer) % 4)

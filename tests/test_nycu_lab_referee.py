@@ -426,3 +426,19 @@ def test_the_last_drawer_may_only_win_at_the_fake_server(tmp_path: Path, north: 
     assert after == (["/hu", "/exit", "/close"] if north == "/hu" else ["/exit", "/close"])
     if north == "/hu":
         assert sent[last_mo + 2].startswith(f"/hu 4 {sent[last_mo].split()[1]} ")
+
+
+def test_a_deal_written_as_the_clients_nodes_reads_as_the_wall_deal() -> None:
+    """The lab's client writes its own dealt ids as ``M`` nodes in /initCard order; the
+    dealer's 17 read as the wall's deal in any order, its 17th (the wall's) as the draw."""
+    text = WIN.read_text()
+    wall = _wall(text)
+    plain = nycu_sgf.loads(text).events
+    head, moves = text.split(";E[D180]", 1)
+    others = [(seat, wall[a:a + 16]) for seat, a in (("S", 17), ("W", 33), ("N", 49))]
+    for dealt in (wall[:17], sorted(wall[:17]), wall[16:17] + wall[:16]):
+        nodes = "".join(f";E[M{i}]" for i in dealt) + "".join(
+            f";{seat}[M{i}]" for seat, ids in others for i in ids)
+        events = nycu_sgf.loads(head + nodes + ";E[D180]" + moves).events
+        assert [sorted(h) for h in events[1].hands] == [sorted(h) for h in plain[1].hands]
+        assert events[2:] == plain[2:]
