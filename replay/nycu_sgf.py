@@ -498,6 +498,8 @@ class _HandWriter:
             self.fail("more than four of a kind")
         middle = [k for k in range(34) for _ in range(4 - counts[k])]
         n = 4 * HAND_SIZE
+        if len(front) == n:
+            self.fail("the dealer never draws its 17th tile")
         kinds = [*front[:HAND_SIZE], front[n], *front[HAND_SIZE:n], *front[n + 1:], *middle,
                  *rear[::-1]]
         copies = [0] * 34

@@ -442,3 +442,10 @@ def test_a_deal_written_as_the_clients_nodes_reads_as_the_wall_deal() -> None:
         events = nycu_sgf.loads(head + nodes + ";E[D180]" + moves).events
         assert [sorted(h) for h in events[1].hands] == [sorted(h) for h in plain[1].hands]
         assert events[2:] == plain[2:]
+
+
+def test_writing_a_hand_without_the_dealers_17th_is_a_clear_error() -> None:
+    events = nycu_sgf.loads(WIN.read_text()).events
+    cut = GameRecord("taiwan16", "local", [*events[:2], ev.RoundDrawn("abortive")])
+    with pytest.raises(RecordError, match="hand 1: the dealer never draws its 17th tile"):
+        nycu_sgf.dumps(cut)
