@@ -146,7 +146,8 @@ def loads(text: str, tiles: T.NtpuTiles | None = None) -> GameRecord:
     events += hand.ended_by_the_wall(codec)
     starts = [e for e in events if isinstance(e, ev.GameStarted)]
     if not starts:
-        raise RecordError("ntpu log: no /start line (not a client's command log)")
+        junk = f"; {len(skipped)} lines are no protocol line, {skipped[0]}" if skipped else ""
+        raise RecordError(f"ntpu log: no /start line (not a client's command log){junk}")
     meta = {"players": 4, "view_seat": starts[0].seat, "received": received, "sent": sent,
             "skipped": len(skipped), "skipped_lines": skipped[:SKIPPED_SHOWN],
             "cut_in_hand": hand.open}
