@@ -520,3 +520,6 @@ def parse_reply(line: str) -> tuple[str, list[int]]:
         if numbers[0] != form:
             raise NtpuError(f"/gong {numbers[0]} with {len(numbers) - 1} ids", line)
     return parts[0], numbers
+
+
+SERVER_COMMANDS = frozenset(_HANDLERS)  # the first words of the lines a server sends

@@ -1,32 +1,120 @@
 """A per-seat NTPU command log (the protocol lines one client received and sent) to events.
 
-The NYCU lab's client prints every protocol line, received ones after ``[ << ]`` and sent ones
-after ``[ >> ]``; a bare list of the server's lines (no markers) reads the same. The received
-lines go through the NTPU codec exactly as a client reads them live, so the record is that
-seat's own view: its own tiles, the others' discards and calls, their hands unknown except
-where a ``/hu`` shows one. Sent lines are the client's replies; the server echoes every move it
-accepts, so they add nothing to the record and are only counted.
+Three layouts read the same: the NYCU lab's client prints received lines after ``[ << ]`` and
+sent ones after ``[ >> ]``; the lab referee's per-seat log (``*_PlayerN.log``) has the server's
+lines bare and each reply it got as ``getCommand: [/throw 321]``; a bare list of the server's
+lines has no replies at all. The received lines go through the NTPU codec exactly as a client
+reads them live, so the record is that seat's own view: its own tiles, the others' discards and
+calls, their hands unknown except where a ``/hu`` shows one. The server sends no value for a
+win: the seat's own wins are valued with our Taiwan rules from its view (another seat's win
+keeps value 0, its hand being only partly known). Replies add nothing (the server
+echoes every move it accepts) and are only counted. Any other line (a client's debug output)
+is skipped and counted, never fatal: a raw capture mixes them in.
+
+The lab referee ends a drawn-out hand right after the draw that leaves 16 tiles and may write
+no ``/exit``: a log that stops where the wall says the hand was over reads as a drawn hand,
+not as one cut short.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
+from brain.rules import rules_for
+from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.ntpu import NtpuCodec, NtpuError
+from protocols.ntpu import (
+    DEAD_END,
+    HAND_SIZE,
+    SERVER_COMMANDS,
+    WALL,
+    NtpuCodec,
+    NtpuError,
+    parse_reply,
+)
 from replay.record import GameRecord, RecordError
 
 SOURCE = "ntpu_log"
+SKIPPED_SHOWN = 3  # skipped lines kept in the record's meta, to show what they were
 _MARK = re.compile(r"\[\s*(<<|>>)\s*\]\s*")
+_GET_COMMAND = re.compile(r"getCommand:\s*\[(.*)\]")  # the lab referee's log of a reply
+
+
+class _Hand:
+    """The open hand's tiles taken from the wall, which the codec does not count."""
+
+    def __init__(self) -> None:
+        self.open = False
+        self.drawn = 0  # draws, the dealer's 17th included
+
+    def see(self, event: Any) -> None:
+        if isinstance(event, ev.RoundStarted):
+            self.open, self.drawn = True, 0
+        elif isinstance(event, ev.TileDrawn):
+            self.drawn += 1
+        elif isinstance(event, ev.RoundWon | ev.RoundDrawn):
+            self.open = False
+
+    def ended_by_the_wall(self, codec: NtpuCodec) -> list[Any]:
+        """Where the open hand stops with no end line: its draw that left 16 tiles (told, or
+        due to another seat) and the exhaustive draw; nothing if the wall was not there."""
+        if not self.open:
+            return []
+        due = codec.drawer is not None and codec.drawer != codec.seat
+        if 4 * HAND_SIZE + self.drawn + due != WALL - DEAD_END:
+            return []
+        events: list[Any] = []
+        if due:
+            assert codec.drawer is not None
+            events.append(ev.TileDrawn(codec.drawer, None, codec.replacement))
+        events.append(ev.RoundDrawn("exhaustive"))
+        for e in events:
+            self.see(e)
+        return events
+
+
+class _OwnWins:
+    """The seat's own state, to value its wins by our rules."""
+
+    def __init__(self) -> None:
+        self.rules = rules_for("taiwan16")
+        self.state: TableState | None = None
+        self.last: Any = None
+
+    def see(self, event: Any) -> Any:
+        """The event, a win of the seat's own valued."""
+        if isinstance(event, ev.GameStarted):
+            self.state = TableState("taiwan16", event.seat)
+        state = self.state
+        if isinstance(event, ev.RoundWon) and state is not None and event.winner == state.seat:
+            last = self.last
+            robbing = isinstance(last, ev.MeldCalled) and last.kind == "added_kan" \
+                and event.from_seat is not None
+            score = self.rules.win_score(state, event.win_tile, event.from_seat, robbing)
+            if score is not None:
+                event = dataclasses.replace(
+                    event, value=score.value, deltas=tuple(score.deltas),
+                    yaku=tuple(f"{name}({value})" for name, value in score.items),
+                    detail="")
+        if state is not None:
+            try:
+                state.apply(event)
+            except StateError:
+                self.state = None  # the view no longer adds up: later wins keep value 0
+        self.last = event
+        return event
 
 
 def loads(text: str, tiles: T.NtpuTiles | None = None) -> GameRecord:
     """One seat's games from its command log; ``tiles``: the id mapping the client ran with."""
     codec = NtpuCodec(tiles)
+    hand, own = _Hand(), _OwnWins()
     events: list[Any] = []
     received = sent = 0
+    skipped: list[str] = []
     for n, line in enumerate(text.splitlines(), 1):
         body = line.strip()
         if not body or body.startswith("#"):
@@ -34,23 +122,49 @@ def loads(text: str, tiles: T.NtpuTiles | None = None) -> GameRecord:
         mark = _MARK.match(body)
         if mark is not None:
             body = body[mark.end():].strip()
-        if not body.startswith("/"):
-            raise RecordError(f"ntpu log: line {n} is not a protocol line: {_short(line)!r}")
-        if mark is not None and mark.group(1) == ">>":
+            if not body:
+                continue
+        reply = _GET_COMMAND.fullmatch(body)
+        if (mark is not None and mark.group(1) == ">>") or reply is not None \
+                or _is_reply(body):
             sent += 1
             continue
+        if body.split()[0] not in SERVER_COMMANDS:
+            skipped.append(f"line {n}: {_short(line.strip())}")
+            continue
         received += 1
+        if body.split()[0] in ("/start", "/initCard"):
+            events += hand.ended_by_the_wall(codec)
         try:
             out = codec.parse(body)
         except NtpuError as exc:
             raise RecordError(f"ntpu log: line {n}: {exc}") from None
-        events += [e for e in out if type(e) in ev.EVENT_TYPES]
+        for e in out:
+            if type(e) in ev.EVENT_TYPES:
+                hand.see(e)
+                events.append(own.see(e))
+    events += hand.ended_by_the_wall(codec)
     starts = [e for e in events if isinstance(e, ev.GameStarted)]
     if not starts:
-        raise RecordError("ntpu log: no /start line (not a client's command log)")
+        junk = f"; {len(skipped)} lines are no protocol line, {skipped[0]}" if skipped else ""
+        raise RecordError(f"ntpu log: no /start line (not a client's command log){junk}")
     meta = {"players": 4, "view_seat": starts[0].seat, "received": received, "sent": sent,
-            "cut_in_hand": codec.in_hand and not codec.won}
+            "skipped": len(skipped), "skipped_lines": skipped[:SKIPPED_SHOWN],
+            "cut_in_hand": hand.open}
     return GameRecord("taiwan16", SOURCE, events, meta)
+
+
+def _is_reply(body: str) -> bool:
+    """A client's reply written bare (``/pass``; ``/throw 180`` with no seat), which no
+    server line looks like."""
+    if body.split()[0] not in ("/pass", "/throw", "/eat", "/pong", "/hu", "/gong"):
+        return False
+    try:
+        verb, numbers = parse_reply(body)
+    except NtpuError:
+        return False
+    # the others' view of a concealed kong, ``/gong 1 0``, has the shape of a reply
+    return verb != "/gong" or all(n >= 100 for n in numbers[1:])
 
 
 def _short(line: str, limit: int = 60) -> str:

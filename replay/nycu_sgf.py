@@ -11,12 +11,17 @@ Move codes: ``M`` draw, ``D`` discard, ``EL``/``EM``/``ER`` chow of the discard 
 claimed tile is the lowest / middle / highest of the run (the other two tiles come by kind from
 the claimant's hand), ``P`` pong and ``G`` open kong of the discard, ``HG`` concealed kong,
 ``UG`` added kong, ``H`` win on a discard (or on a kong's added tile: robbing the kong), ``SM``
-self-drawn win on the tile just drawn. A hand with no win is an exhaustive draw (16 tiles left).
+self-drawn win on the tile just drawn (``SM-1``: the dealer's win on the deal).
 
-The deal (16 tiles each from the front, the dealer first and the others in turn order, then
-the dealer's 17th) may be written as leading ``M`` nodes; a seat without them is dealt from the
-wall. Everything the file says is checked against the wall and the hands it implies (a draw
-must be the wall's next tile, a discard a tile the seat holds), and any failure is a
+The deal is the lab referee's: the dealer's 17 tiles in a row from the front of the wall,
+then 16 to each other seat in turn order (the 17th in the row is the dealer's first draw); it
+may be written as leading ``M`` nodes, and a seat without them is dealt from the wall. The
+dealer's win on the deal is ``SM-1`` (no tile drawn). The hand is drawn right after the draw
+that leaves 16 tiles in the wall: the record ends there, or with that drawer's self-drawn win
+(a record of our own table, whose last drawer still discards, reads too).
+
+Everything the file says is checked against the wall and the hands it implies (a draw must be
+the wall's next tile, a discard a tile the seat holds), and any failure is a
 :class:`~replay.record.RecordError` naming the node. The SGF carries no scores: wins are valued
 with our Taiwan 16-tile rules, as the mjai import values riichi wins.
 """
@@ -44,6 +49,7 @@ DEAD_END = 16  # tiles left when the hand is drawn
 ROOT_PROPERTIES = ("GM", "DEALER", "WALL", "SQRWALL")
 CODES = ("M", "D", "EL", "EM", "ER", "P", "G", "HG", "UG", "H", "SM")
 CHOW_PARTNERS = {"EL": (1, 2), "EM": (-1, 1), "ER": (-2, -1)}  # the others, from the claimed
+NO_TILE = -1  # ``SM-1``: the dealer's win on the deal, no tile drawn
 _MOVE = re.compile(r"([A-Z]+)(-?\d+)")
 
 
@@ -114,7 +120,9 @@ class _HandReader:
         if not self.ended:
             left = WALL_SIZE - self.taken
             last = moves[-1].node if moves else root
-            if left > DEAD_END or self.to_draw is None or self.to_draw[1]:
+            after_draw = moves[-1].code == "M" if moves[lead:] else False
+            due = self.to_draw is not None and not self.to_draw[1]
+            if left > DEAD_END or not (due or after_draw):
                 self.fail(last, f"the record stops with {left} tiles left and no win (an "
                                 f"exhaustive draw leaves {DEAD_END}): cut short?")
             self.out.append(ev.RoundDrawn("exhaustive"))
@@ -164,6 +172,8 @@ class _HandReader:
             self.fail(node, f"{value!r} is not a move (a code and a tile id, e.g. D131)")
         if m.group(1) not in CODES:
             self.fail(node, f"unknown move code {m.group(1)!r} (known: {', '.join(CODES)})")
+        if m.group(1) == "SM" and m.group(2) == str(NO_TILE):
+            return _Move(node, seat, "SM", NO_TILE)
         return _Move(node, seat, m.group(1), self._id(node, m.group(2)))
 
     def _id(self, node: Node, text: str) -> int:
@@ -197,7 +207,11 @@ class _HandReader:
                     self.fail(explicit[seat][-1].node, f"{SEATS[seat]} is dealt only {got} "
                                                        f"tiles (16 each, the dealer 17)")
             if len(explicit[dealer]) == HAND_SIZE + 1:
-                first_draw = explicit[dealer].pop()
+                # the 17th in the wall's row, wherever the nodes list it (else the last one)
+                seventeenth = self.wall[HAND_SIZE] if self.wall is not None else None
+                at = next((i for i, m in enumerate(explicit[dealer])
+                           if m.tile_id == seventeenth), HAND_SIZE)
+                first_draw = explicit[dealer].pop(at)
         hands: list[list[int]] = []
         for seat in range(4):
             block = self._wall_block((seat - dealer) % 4)
@@ -205,7 +219,8 @@ class _HandReader:
                 ids = [m.tile_id for m in explicit[seat]]
                 if block is not None and sorted(ids) != sorted(block):
                     self.fail(explicit[seat][0].node, f"{SEATS[seat]}'s dealt ids are not the "
-                              f"wall's deal (16 each from the front, the dealer first)")
+                              f"wall's deal (the dealer's 17 in a row from the front, then 16 "
+                              f"to each other seat in turn)")
             elif block is None:
                 self.fail(self.nodes[0], f"no deal for {SEATS[seat]} and no WALL to deal from")
             else:
@@ -217,7 +232,7 @@ class _HandReader:
                 self.seen.add(tile_id)
             hands.append(ids)
         self.held = [list(h) for h in hands]
-        self.front = self.taken = 4 * HAND_SIZE
+        self.taken = 4 * HAND_SIZE
         self.out.append(ev.RoundStarted(
             round_wind=0, dealer=dealer, round_number=dealer,
             wall_remaining=WALL_SIZE - 4 * HAND_SIZE - DEAD_END,
@@ -226,14 +241,19 @@ class _HandReader:
             if self.wall is None:
                 self.fail(self.nodes[0], "no 17th tile for the dealer and no WALL to take it "
                                          "from")
-            first_draw = _Move(self.nodes[0], dealer, "M", self.wall[self.front])
+            first_draw = _Move(self.nodes[0], dealer, "M", self.wall[HAND_SIZE])
+        self.front = HAND_SIZE  # the dealer's 17th lies in the row of its 17
         self.to_draw = (dealer, False)
         self._draw(first_draw)
+        self.front = 4 * HAND_SIZE + 1  # then the others' 48; draws go on after them
 
     def _wall_block(self, index: int) -> list[int] | None:
+        """The 16 dealt ids of the seat ``index`` places after the dealer (the dealer's 17th
+        is its first draw)."""
         if self.wall is None:
             return None
-        return self.wall[HAND_SIZE * index:HAND_SIZE * (index + 1)]
+        start = 0 if index == 0 else HAND_SIZE * index + 1
+        return self.wall[start:start + HAND_SIZE]
 
     # ---------------------------------------------------------------- moves
 
@@ -382,6 +402,12 @@ class _HandReader:
 
     def _win(self, move: _Move) -> None:
         seat, tile_id = move.seat, move.tile_id
+        if tile_id == NO_TILE:
+            if move.code != "SM" or seat != self.dealer or len(self.out) != 2 \
+                    or self.turn != seat or self.last_draw[seat] is None:
+                self.fail(move.node, "a win with no tile (SM-1) is the dealer's win on the "
+                                     "deal, its first move")
+            tile_id = self.last_draw[seat]  # the 17th dealt tile
         kind = self._kind(tile_id)
         robbing = False
         if move.code == "SM":
@@ -456,7 +482,9 @@ class _HandWriter:
         raise RecordError(f"nycu sgf: hand {self.number}: {message}")
 
     def _wall(self) -> tuple[list[int], list[int], list[int]]:
-        """(wall ids, front draw ids in order, replacement ids in order)."""
+        """(wall ids; the dealt ids, 16 a seat from the dealer on, then the front draws in
+        order; the replacement ids in order). The wall is laid out as the lab referee deals:
+        the dealer's 17 (its 16 and its first draw) in a row, then 16 to each other seat."""
         dealer = self.start.dealer
         front = [T.kind(t) for i in range(4) for t in self.start.hands[(dealer + i) % 4]]
         rear: list[int] = []
@@ -469,13 +497,19 @@ class _HandWriter:
         if any(c > 4 for c in counts.values()):
             self.fail("more than four of a kind")
         middle = [k for k in range(34) for _ in range(4 - counts[k])]
-        kinds = front + middle + rear[::-1]
+        n = 4 * HAND_SIZE
+        if len(front) == n:
+            self.fail("the dealer never draws its 17th tile")
+        kinds = [*front[:HAND_SIZE], front[n], *front[HAND_SIZE:n], *front[n + 1:], *middle,
+                 *rear[::-1]]
         copies = [0] * 34
         wall = []
         for k in kinds:
             wall.append(self.tiles.to_id(k, copies[k]))
             copies[k] += 1
-        return wall, wall[:len(front)], wall[len(wall) - len(rear):][::-1]
+        dealt = [*wall[:HAND_SIZE], *wall[HAND_SIZE + 1:n + 1], wall[HAND_SIZE],
+                 *wall[n + 1:len(front)]]
+        return wall, dealt, wall[len(wall) - len(rear):][::-1]
 
     def tree(self, deal_nodes: bool) -> str:
         wall, front, rear = self._wall()

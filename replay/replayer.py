@@ -112,6 +112,10 @@ def from_seat_record(record: GameRecord, seat: int | None = None, path: str = ""
         notes.append(f"this log is seat {shown}'s own view; seat {seat} cannot be shown")
     if record.meta.get("cut_in_hand"):
         notes.append("the log ends inside a hand: the moves before the cut are shown")
+    if record.meta.get("skipped"):
+        first = record.meta.get("skipped_lines", ["?"])[0]
+        notes.append(f"{record.meta['skipped']} lines that are no protocol line were skipped "
+                     f"(first: {first})")
     return Replay(path, record.source, record.variant, shown, list(record.events), decisions,
                   record=record, notes=notes)
 

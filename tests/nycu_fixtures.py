@@ -2,7 +2,10 @@
 NYCU lab's SGF, and one client's lines from a match at our fake NTPU server as a command log.
 
 Run ``python -m tests.nycu_fixtures`` from the project root to write the files again (the
-SGF hands are deterministic; the match uses four ``mjbot ntpu`` processes).
+SGF hands are deterministic; the match uses four ``mjbot ntpu`` processes). The SGF walls are
+laid out as the lab referee deals (the dealer's 17 in a row, then 16 to each other seat), as
+its real records in tests/data/shared/ntpu/lab_referee/ show; our own table's drawn hand
+(draw.sgf) still has the last drawer's discard, which the referee's records never have.
 """
 
 from __future__ import annotations

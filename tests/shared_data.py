@@ -7,3 +7,7 @@ DATA = Path(__file__).resolve().parent / "data" / "shared"
 TENHOU_CAPTURES = DATA / "tenhou" / "dnovikoff_protocol_captures"
 MJAI_GAME = DATA / "mjai" / "local_match_seed10000_2000.mjai.jsonl"
 BOTZONE_JUDGE_LOG = Path(__file__).resolve().parent / "data" / "botzone_judge_log.json"
+LAB_REFEREE = DATA / "ntpu" / "lab_referee"
+# the whole folder of the NYCU lab referee's records, beside the project (absent in a clone)
+SHARED_LAB_REFEREE = Path(__file__).resolve().parents[2] / "shared" / "data" / "ntpu" / \
+    "lab_referee"

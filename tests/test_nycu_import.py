@@ -82,15 +82,17 @@ def test_ron_and_exhaustive_draw_hands() -> None:
 
 
 def test_the_wall_is_read_as_the_lab_referee_lays_it_out() -> None:
-    """Checked on the file's own text: the deal is 16 each from the front, the dealer (E) first;
-    draws go on from the front, a kong's replacement comes from the rear."""
+    """Checked on the file's own text: the dealer's (E's) 17 in a row from the front, the 17th
+    its first draw, then 16 to each other seat; draws go on from the front, a kong's
+    replacement comes from the rear."""
     wall = [int(x) for x in re.findall(r"\[(\d+)\]", RICH.split("\n", 1)[0].split("SQRWALL")[1])]
     assert len(wall) == 136
     moves = re.findall(r";([ESWN])\[([A-Z]+)(\d+)\]", RICH)
     record = nycu_sgf.loads(RICH)
     tiles = NtpuTiles()
     assert record.events[1].hands == tuple(
-        tuple(tiles.to_tile(i) for i in wall[16 * s:16 * s + 16]) for s in range(4))
+        tuple(tiles.to_tile(i) for i in wall[start:start + 16]) for start in (0, 17, 33, 49))
+    assert record.events[2] == ev.TileDrawn(0, tiles.to_tile(wall[16]), False)
     draws = [int(i) for seat, code, i in moves if code == "M"]
     after_kong = [int(i) for (_, c0, _), (_, code, i) in itertools.pairwise(moves)
                   if code == "M" and c0 in ("HG", "G", "UG")]
@@ -384,7 +386,6 @@ def test_replay_a_command_log() -> None:
 @pytest.mark.parametrize("text, message", [
     ("[ << ] /start MJ 1 me\n[ << ] /initGame east east 1 1 0\n[ << ] /mo 999\n",
      r"line 3: .*bad tile id"),
-    ("[ << ] /start MJ 1 me\nhello\n", "line 2 is not a protocol line"),
     ("[ << ] /initGame east east 1 1 0\n", r"line 1: a game message before /start|no /start"),
     ("[ >> ] /pass\n", "no /start line"),
     ("[ << ] /start MJ 9 me\n", "line 1: seat must be 1..4"),

@@ -8,8 +8,9 @@ ids and no ``/mo``; others' draws are not announced; a concealed kong is shown t
 it can kong) then ``/ask throw``; a discard is offered in the lab referee's order: ``/ask hu``
 to every seat that can win, in turn order from the discarder (the first to accept wins and
 nobody else is asked), then ``/ask gong`` / ``/ask pong`` in turn order, then ``/ask eat`` to
-the next seat only if nobody took the tile; no open kong on the previous seat's discard; drawn
-with 16 tiles left; ``/exit`` after every hand, ``/close`` at the end.
+the next seat only if nobody took the tile; no open kong on the previous seat's discard; the
+hand is drawn right after the draw that leaves 16 tiles (that drawer may only win: no throw);
+``/exit`` after every hand, ``/close`` at the end.
 
 A match: ``hands`` hands; each wall is played four times with the clients rotated through the
 seats (duplicate), the dealer moving every wall. Scores are the tournament's 1000 + 500 per tai
@@ -198,6 +199,23 @@ class _NtpuReferee(HandReferee):
         self.server.before_event(event)
         super().emit(event)
 
+    def ask(self, seat: int, request: ev.DecisionRequest,
+            legal: list[Any] | None = None) -> Any:
+        """As the shared referee, except on the turn after the draw that leaves 16 tiles: the
+        lab referee ends the hand right after that draw, so the drawer may only win (it is
+        asked ``hu`` if it can, never ``gong`` or ``throw``), else the hand is drawn."""
+        if request.kind != "turn" or self.walls.draws_left > 0:
+            return super().ask(seat, request, legal)
+        if legal is None:
+            legal = self.rules.legal_actions(self.views[seat], request)
+        wins = [a for a in legal if isinstance(a, ev.Win)]
+        if wins:
+            action = super().ask(seat, request, [*wins, ev.Pass()])
+            if isinstance(action, ev.Win):
+                return action
+        self._exhaustive_draw()  # ends the hand (raises)
+        raise AssertionError("unreachable: an exhaustive draw ends the hand")
+
     def _claims(self, discarder: int, tile: int, kind: str) -> tuple[int, Any] | None:
         """The lab referee's order, which the clients see: every seat that can win is asked
         ``hu`` first, in turn order from the discarder, and the first to accept wins; then
@@ -247,7 +265,10 @@ class _ServerSeat:
                     action = self._ask(word, options)
                     if action is not None:
                         return action
-            action = self._ask("throw", [a for a in legal if isinstance(a, ev.Discard)])
+            throws = [a for a in legal if isinstance(a, ev.Discard)]
+            if not throws:  # the last tile: a win or nothing (the hand is drawn)
+                return ev.Pass()
+            action = self._ask("throw", throws)
             # no acceptable discard: a pass is never legal on a turn, so the referee counts
             # nothing more and plays the safest discard for the seat
             return action if action is not None else ev.Pass()

@@ -27,6 +27,7 @@ from replay.record import GameRecord, RecordError, view_event
 from replay.replayer import Decision, derive_decisions
 
 RECORDED = "recorded"
+FORMAT_LABELS = {name: label for name, label, _ in formats.TEXT_FORMATS}
 
 
 @dataclass
@@ -55,10 +56,17 @@ def read_game(path: Path) -> GameRecord:
     if record is None:
         raise S.DatasetError(f"{path}: an mjbot game log; the dataset of the local table is "
                              "written by mjbot selfplay")
-    if record.meta.get("view_seat") is not None:
-        raise S.DatasetError(f"{path}: {loaded.label} shows one seat's view only; a dataset "
-                             "needs games whose hands are all known")
     return record
+
+
+def one_seat_view(path: Path, record: GameRecord) -> str | None:
+    """Why a record cannot be imported (one seat's view: a platform's command log), or
+    None. Such a file beside full records is left out with that reason; alone, it is an
+    error."""
+    if record.meta.get("view_seat") is None:
+        return None
+    return (f"{path}: {FORMAT_LABELS.get(record.source, record.source)} shows one seat's view "
+            "only; a dataset needs games whose hands are all known")
 
 
 def ranks(scores: list[int]) -> list[int]:
@@ -164,12 +172,19 @@ def import_files(paths: Iterable[str | Path], out: str | Path,
             "directory")
     if not records:
         raise S.DatasetError("no files to import")
+    views = [one_seat_view(p, r) for p, r in records]
+    if all(views):
+        raise S.DatasetError(str(views[0]))
     report = ImportReport()
     meta = {"source": "import", "variant": variants[0], "policies": [RECORDED],
             "config": {"files": [p.name for p, _ in records]}}
     writer = DatasetWriter(Path(out), meta, shard_decisions)
     for game, (path, record) in enumerate(records):
         entry: dict[str, Any] = {"file": path.name, "format": record.source}
+        if record.meta.get("view_seat") is not None:
+            entry["left_out"] = "one seat's view only (a command log)"
+            report.files.append(entry)
+            continue
         if record.meta.get("players", 4) != 4:
             entry["left_out"] = "three-player game"
             report.files.append(entry)
