@@ -84,9 +84,9 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         return web.Response(text=text + "\n", content_type=content_type,
                             headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
-    app.router.add_get("/games", game_list)
+    app.router.add_get("/games", game_list, name="page-games")  # "page-": ?token= login
     app.router.add_get("/api/games", api_list)
-    app.router.add_get("/games/{id}", game_page)
+    app.router.add_get("/games/{id}", game_page, name="page-game")
     app.router.add_get("/games/{id}/export/{fmt}", export)
     app.router.add_get("/api/games/{id}", api_game)
     app.router.add_get("/api/games/{id}/hands/{n}", api_hand)
