@@ -8,7 +8,7 @@ asyncio logged a traceback for every refused accept. Here:
 - ``request_timeout``: a connection that has no request in a handler is closed once it has
   been quiet that long since it opened or since its last response (header, body and idle
   keep-alive timeouts in one); a response still being written gets ``send_timeout``;
-- ``max_connections`` (lowered to half the soft ``RLIMIT_NOFILE`` where that is smaller): at
+- ``max_connections`` (lowered to a quarter of the soft ``RLIMIT_NOFILE`` where that is less): at
   the cap a new connection closes the oldest one that has no request in a handler, or is
   itself refused with a 503 when every connection is busy, so /health still answers a flood;
 - each condition is logged once per ``LOG_INTERVAL`` with a count, never once per socket,
@@ -47,9 +47,9 @@ MESSAGES = {
 
 
 def descriptor_cap(wanted: int) -> int:
-    """``wanted``, or half the soft RLIMIT_NOFILE where that is smaller (the other half is
-    for game logs, session sockets and the sockets accepted in one burst before the cap
-    closes them)."""
+    """``wanted``, or a quarter of the soft RLIMIT_NOFILE where that is less: the rest is for
+    game logs, session sockets, and the up to 128 sockets (the listen backlog) asyncio accepts
+    in one burst before the cap can close them."""
     try:
         import resource
 
@@ -58,7 +58,7 @@ def descriptor_cap(wanted: int) -> int:
         return wanted
     if soft == resource.RLIM_INFINITY or soft <= 0:
         return wanted
-    return max(1, min(wanted, soft // 2))
+    return max(1, min(wanted, soft // 4))
 
 
 @dataclass
@@ -126,10 +126,16 @@ class ConnectionGuard:
         self._loop.set_exception_handler(self._loop_error)
         self._sweeper = asyncio.create_task(self._sweep())
         if self.cap < self.wanted:
-            log.info("status server: connection cap lowered to half the file descriptor "
-                     "limit", cap=self.cap, configured=self.wanted)
+            log.info("status server: connection cap lowered to a quarter of the file "
+                     "descriptor limit", cap=self.cap, configured=self.wanted)
 
     async def close(self) -> None:
+        """Stop the sweeps and close every connection with no request in a handler (a stop
+        does not wait on a client that never finishes its request)."""
+        for handler, conn in list(self.conns.items()):
+            if not conn.busy:
+                self.conns.pop(handler, None)
+                conn.transport.abort()
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -215,7 +215,7 @@ class StatusServer:
         """Listen; the URL (with the port picked when 0 was asked for)."""
         check_token(host, self.token)
         self.runner = web.AppRunner(self.app(), access_log=None,
-                                    keepalive_timeout=self.guard.request_timeout)
+                                    keepalive_timeout=2 * self.guard.request_timeout)
         await self.runner.setup()
         assert self.runner.server is not None
         self.guard.install(self.runner.server)
