@@ -207,6 +207,29 @@ def test_view_names_a_missing_path_in_one_line(tmp_path: Path) -> None:
     assert json  # (imported for the fixtures' JSON files)
 
 
+@pytest.mark.parametrize(("flag", "value", "words"), [
+    ("--port", "99999", "must be 0..65535"), ("--port", "-1", "must be 0..65535"),
+    ("--port", "http", "must be 0..65535"), ("--host", "no such host", "not an IP address"),
+    ("--host", "999.0.0.1", "not an IP address")])
+def test_view_refuses_a_bad_port_or_host_in_one_line(tmp_path: Path, flag: str, value: str,
+                                                     words: str) -> None:
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "view", str(tmp_path),
+                          f"{flag}={value}"], capture_output=True, text=True, cwd=ROOT,
+                         timeout=60)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert words in out.stderr.strip().splitlines()[-1] and "token" not in out.stderr
+
+
+def test_serve_names_a_bad_status_host(tmp_path: Path) -> None:
+    config = tmp_path / "serve.toml"
+    config.write_text("[status]\nhost = '10.0.0.0.1'\n")
+    for argv in (["--check"], ["--check", "--status", "bad host:8750"]):
+        out = subprocess.run([sys.executable, "-m", "adapter.cli", "serve", str(config), *argv],
+                             capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert out.returncode == 2 and "not an IP address or host name" in out.stderr
+        assert "token" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
 async def test_commentary_subtitles_sit_on_the_steps_of_the_moves(folder: dict[str, Any]) -> None:
     """Every sentence is placed on the step that draws the move it explains: that step's
     actor is the commented seat, and a discard's step shows the discarded tile."""
