@@ -151,6 +151,35 @@ async def test_one_seat_logs_and_every_import(folder: dict[str, Any]) -> None:
         await client.close()
 
 
+async def test_a_file_no_reader_takes_is_neither_listed_nor_quoted(
+        folder: dict[str, Any]) -> None:
+    """Prose in a served folder (README, LICENSE, notes) is not listed; a file that starts
+    like a game format but is none is listed, and opening it (or any unlisted file by its id)
+    is a 422 that quotes nothing of the file."""
+    root = folder["root"]
+    prose = {"README.txt": "Private notes: the password is hunter2\n",
+             "LICENSE.txt": "MIT License hunter2\n\nCopyright\n",
+             "notes.log": "# a heading\nsome prose hunter2\n", "empty.json": "  \n"}
+    lookalikes = {"almost.txt": "/draw hunter2 1m\n", "secret.json": '{"pw": "hunter2"}\n',
+                  "bom.xml": "\ufeff<hunter2/>\n"}
+    for name, text in {**prose, **lookalikes}.items():
+        (root / "imports" / name).write_text(text, encoding="utf-8")
+    client = await client_for(root)
+    try:
+        names = {g["name"] for g in (await (await client.get("/api/games")).json())["games"]}
+        assert not names & set(prose) and set(lookalikes) <= names
+        for name in (*prose, *lookalikes):
+            game = gid(root, root / "imports" / name)
+            for path in (f"/api/games/{game}", f"/api/games/{game}/hands/0",
+                         f"/api/games/{game}/commentary", f"/games/{game}/export/mjai"):
+                response = await client.get(path)
+                body = await response.text()
+                assert response.status == 422, (path, response.status, body)
+                assert "hunter2" not in body and "cannot show this file" in body, (path, body)
+    finally:
+        await client.close()
+
+
 BAD_IDS = ["..", "0~..~..~etc~passwd", "0~imports~..~..~outside.json", "0~%2e%2e~outside.json",
            "0~imports%2Flink.json", "0~imports~link.json", "0~.hidden.json", "0~notes.py",
            "1~imports~junk.json", "-1~x", "x~y", "0~", "0", "0~~imports", "0~imports~",
