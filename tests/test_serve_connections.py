@@ -5,12 +5,18 @@ not one (or a traceback) per socket."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import socket
 import time
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
+import aiohttp
+from aiohttp import web
+
+from adapter.serve.connections import ConnectionGuard
 from tests.serve_helpers import ServeProcess
 
 # a request's start and no end, a body announced and never sent, nothing at all
@@ -130,3 +136,56 @@ def test_the_descriptor_limit_lowers_the_cap(tmp_path: Path) -> None:
         serve.close()
     assert not [e for e in connection_lines(serve) if "accept failed" in e["event"]]
     assert "Traceback" not in log
+
+
+async def test_at_the_cap_with_every_connection_busy_a_new_one_gets_a_503() -> None:
+    """The guard on an aiohttp app whose handler waits: two requests in a handler fill a cap
+    of 2, so a third connection is answered 503 (and logged once), and the two finish."""
+    guard = ConnectionGuard(max_connections=2, request_timeout=30)
+    release, entered = asyncio.Event(), []
+
+    @web.middleware
+    async def track(request: web.Request, handler: Any) -> web.StreamResponse:
+        guard.busy(request.protocol)  # as the status server's middleware does
+        try:
+            return await handler(request)
+        finally:
+            guard.done(request.protocol)
+
+    async def slow(request: web.Request) -> web.StreamResponse:
+        entered.append(1)
+        await release.wait()
+        return web.Response(text="done")
+
+    app = web.Application(middlewares=[track])
+    app.router.add_get("/slow", slow)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    assert runner.server is not None
+    guard.install(runner.server)
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    url = f"http://127.0.0.1:{runner.addresses[0][1]}/slow"
+    try:
+        async with aiohttp.ClientSession() as session:
+            async def get() -> str:
+                async with session.get(url) as r:
+                    return await r.text()
+
+            waiting = [asyncio.create_task(get()) for _ in range(2)]
+            for _ in range(500):
+                if len(entered) == 2:
+                    break
+                await asyncio.sleep(0.01)
+            assert len(entered) == 2
+            reader, writer = await asyncio.open_connection("127.0.0.1", runner.addresses[0][1])
+            writer.write(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+            answer = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+            assert answer.startswith(b"HTTP/1.1 503 ") and b"too many connections" in answer
+            assert guard.tally.totals == {"refused": 1}
+            release.set()
+            assert await asyncio.gather(*waiting) == ["done", "done"]
+    finally:
+        await guard.close()
+        await runner.cleanup()

@@ -34,8 +34,9 @@ from aiohttp import web
 log = structlog.get_logger("mjbot.serve")
 
 LOG_INTERVAL = 60.0  # seconds between two log lines about the same condition
-REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: text/plain"
-           b"\r\nContent-Length: 45\r\n\r\ntoo many connections to the status server\r\n\r\n")
+_BUSY = b"too many connections to the status server, try again\n"
+REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\n"
+           b"Content-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s" % (len(_BUSY), _BUSY))
 ACCEPT_ERROR = "socket.accept() out of system resource"
 MESSAGES = {
     "timeout": "status server: closed connections that sent no complete request in time",
