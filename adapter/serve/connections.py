@@ -164,7 +164,11 @@ class ConnectionGuard:
 
     def _opened(self, handler: Any, transport: asyncio.Transport) -> None:
         if len(self.conns) >= self.cap:
-            oldest = next((h for h, c in self.conns.items() if not c.busy), None)
+            idle = [h for h, c in self.conns.items() if not c.busy]
+            # the oldest one not still receiving a response, else the oldest idle one
+            oldest = next((h for h in idle
+                           if not self.conns[h].transport.get_write_buffer_size()),
+                          idle[0] if idle else None)
             if oldest is None:
                 self.tally.add("refused", cap=self.cap)
                 transport.write(REFUSAL)
