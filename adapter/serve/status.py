@@ -39,7 +39,7 @@ SECURITY_HEADERS = {
 
 
 COOKIE = "mjbot_status"
-HOSTNAME_RE = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*\.?")
+HOSTNAME_RE = re.compile(r"(?!-)[\w-]{1,63}(?<!-)(\.(?!-)[\w-]{1,63}(?<!-))*\.?", re.ASCII)
 
 
 class TokenRequired(ValueError):
