@@ -76,6 +76,12 @@ def test_half_open_connections_time_out_and_health_answers(tmp_path: Path) -> No
     try:
         sockets = open_half(serve.url, 60)
         assert serve.get("/health")["status"] == "ok"
+        # a keep-alive connection, idle after its answer: closed as well, but not logged
+        address = urllib.parse.urlsplit(serve.url)
+        kept = socket.create_connection((address.hostname, address.port), 5)
+        kept.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert kept.recv(65536).startswith(b"HTTP/1.1 200 ")
+        sockets.append(kept)
         wait_all_closed(sockets, within=20)
         assert serve.get("/health")["status"] == "ok"  # a fresh connection still answers
         log = stop(serve)
@@ -85,8 +91,9 @@ def test_half_open_connections_time_out_and_health_answers(tmp_path: Path) -> No
         serve.close()
     lines = connection_lines(serve)
     timeouts = [e for e in lines if "no complete request" in e["event"]]
-    # (aiohttp itself may close a POST whose body it gave up on: at most those 20)
-    assert 1 <= len(timeouts) <= 2 and 40 <= sum(e["count"] for e in timeouts) <= 60, lines
+    # the 40 that never sent a whole request; the 20 POSTs were answered (405), so their
+    # close is a keep-alive's end, like the idle connection's
+    assert 1 <= len(timeouts) <= 2 and sum(e["count"] for e in timeouts) == 40, lines
     assert all("cap" not in e["event"] for e in lines), lines
     assert "Traceback" not in log and len(log) < 8000, len(log)
 

@@ -11,8 +11,9 @@ asyncio logged a traceback for every refused accept. Here:
 - ``max_connections`` (lowered to a quarter of the soft ``RLIMIT_NOFILE`` where that is less): at
   the cap a new connection closes the oldest one that has no request in a handler, or is
   itself refused with a 503 when every connection is busy, so /health still answers a flood;
-- each condition is logged once per ``LOG_INTERVAL`` with a count, never once per socket,
-  and asyncio's "accept out of file descriptors" error gets the same treatment.
+- each condition is logged once per ``LOG_INTERVAL`` with a count, never once per socket
+  (an idle keep-alive that is closed after its responses is not logged at all), and
+  asyncio's "accept out of file descriptors" error gets the same treatment.
 
 aiohttp has no public hook for a connection's start and end, so :meth:`install` wraps the
 ``connection_made`` / ``connection_lost`` methods of the runner's ``web.Server`` instance
@@ -39,7 +40,8 @@ REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-Afte
            b"Content-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s" % (len(_BUSY), _BUSY))
 ACCEPT_ERROR = "socket.accept() out of system resource"
 MESSAGES = {
-    "timeout": "status server: closed connections that sent no complete request in time",
+    "timeout": "status server: closed connections that sent no complete request (or did not "
+               "read their response) in time",
     "evicted": "status server: connection cap reached, closed the oldest idle connections",
     "refused": "status server: connection cap reached with every connection busy, refused "
                "new ones",
@@ -67,6 +69,7 @@ class _Conn:
     transport: asyncio.Transport
     quiet_since: float
     busy: int = 0  # requests of this connection now in a handler
+    served: int = 0  # requests answered: once one is, a quiet close is a keep-alive's end
 
 
 class Tally:
@@ -158,6 +161,7 @@ class ConnectionGuard:
         conn = self.conns.get(handler)
         if conn is not None:
             conn.busy = max(0, conn.busy - 1)
+            conn.served += 1
             conn.quiet_since = time.monotonic()
 
     # ------------------------------------------------------------------ connections
@@ -191,7 +195,8 @@ class ConnectionGuard:
                 if now - conn.quiet_since >= limit:
                     self.conns.pop(handler, None)
                     conn.transport.abort()
-                    self.tally.add("timeout", timeout=self.request_timeout)
+                    if sending or not conn.served:  # (an idle keep-alive is no news)
+                        self.tally.add("timeout", timeout=self.request_timeout)
             self.tally.flush()
 
     def _loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
