@@ -58,12 +58,15 @@ def stop_process(proc: subprocess.Popen[Any]) -> None:
 class ServeProcess:
     """`mjbot serve CONFIG --status 127.0.0.1:0`, its JSON log lines collected."""
 
-    def __init__(self, config: Path, log_dir: Path) -> None:
+    def __init__(self, config: Path, log_dir: Path, env: dict[str, str] | None = None,
+                 open_files: int | None = None) -> None:
+        """``env``: added to the environment; ``open_files``: the soft RLIMIT_NOFILE."""
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "adapter.cli", "--log-json", "serve", str(config),
              "--status", "127.0.0.1:0", "--log-dir", str(log_dir)],
-            cwd=ROOT, env=PYTHON_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            text=True)
+            cwd=ROOT, env={**PYTHON_ENV, **(env or {})}, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True,
+            preexec_fn=None if open_files is None else lambda: _limit_files(open_files))
         self.lines: list[dict[str, Any]] = []
         self.raw: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -109,6 +112,13 @@ class ServeProcess:
 
     def close(self) -> None:
         stop_process(self.proc)
+
+
+def _limit_files(count: int) -> None:
+    import resource
+
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (count, hard))
 
 
 def game_logs(root: Path) -> list[Path]:

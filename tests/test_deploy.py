@@ -25,8 +25,12 @@ def test_unit_runs_serve_with_the_config() -> None:
     args = build_parser().parse_args(argv[1:])
     assert args.command == "serve" and args.config == "/etc/mjbot/mjbot.toml"
     assert "ExecReload=/bin/kill -HUP $MAINPID" in text and "KillSignal=SIGTERM" in text
+    config = load(DEPLOY / "mjbot.example.toml", environ={})
     stop = int(re.search(r"TimeoutStopSec=(\d+)", text).group(1))
-    assert stop > load(DEPLOY / "mjbot.example.toml", environ={}).stop_deadline
+    assert stop > config.stop_deadline
+    # the status server's connection cap stays below the open-file limit (a quarter of it)
+    files = int(re.search(r"^LimitNOFILE=(\d+)$", text, flags=re.M).group(1))
+    assert config.status.max_connections <= files // 4
 
 
 def test_example_config_covers_every_platform_and_enables_only_practice(

@@ -1,7 +1,9 @@
 """A real browser on the web pages: headless Chromium (Debian's `chromium`; `.ci/run` installs
 it) driven over the DevTools protocol opens the replay viewer that `mjbot view` serves on a
 fixture game, steps through it with keys and buttons, checks what the page shows, and saves a
-screenshot into the test's folder; a second test opens the dashboard of `mjbot serve`."""
+screenshot into the test's folder; a second test opens the dashboard of `mjbot serve`, a third
+does so in token mode (the documented container setup): a `?token=` login, then every page
+styled and its data loaded through the cookie."""
 
 from __future__ import annotations
 
@@ -144,3 +146,35 @@ def test_the_dashboard_shows_sessions_and_points(browser: Browser, tmp_path: Pat
     finally:
         serve.close()
     assert time.time()  # (the serve process is stopped by close)
+
+
+STYLED = ("document.styleSheets.length > 0 && [...document.styleSheets].every("
+          "s => s.cssRules.length > 0)")
+
+
+def test_token_mode_pages_are_styled_and_load_their_data(browser: Browser,
+                                                         tmp_path: Path) -> None:
+    token = "tok-Browser-7f3a"
+    config = tmp_path / "serve.toml"
+    config.write_text("[sessions.practice]\nkind = 'local'\nvariant = 'mass'\npause = 0.2\n")
+    serve = ServeProcess(config, tmp_path / "logs", env={"MJBOT_STATUS_TOKEN": token})
+    try:
+        browser.navigate(serve.url + "?token=" + token)
+        browser.wait_for("location.pathname === '/' && location.search === ''")
+        browser.wait_for(STYLED)
+        browser.wait_for("document.querySelectorAll('#sessions tbody tr').length === 1")
+        assert "running" in text(browser, "#sessions tbody")
+        browser.wait_for("document.querySelectorAll('#results tbody a').length >= 1", 90)
+        link = browser.evaluate("document.querySelector('#results tbody a').href")
+        assert token not in link and browser.evaluate("document.cookie") == ""  # HttpOnly
+        browser.screenshot(tmp_path / "dashboard-token.png")
+        browser.navigate(link)
+        browser.wait_for(STYLED)
+        browser.wait_for("document.getElementById('step-text').textContent.length > 0")
+        browser.navigate(serve.url + "games")
+        browser.wait_for(STYLED)
+        browser.wait_for("document.querySelectorAll('#games tbody tr').length >= 1")
+        assert browser.console_errors() == []
+        assert not any(token in line for line in serve.raw)  # never logged
+    finally:
+        serve.close()

@@ -14,7 +14,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client.parser import text_string_to_metric_families
 
-from adapter.serve.config import loads
+from adapter.serve.config import ConfigError, loads
 from adapter.serve.runners import Outcome, RunContext
 from adapter.serve.status import (
     StatusServer,
@@ -149,6 +149,64 @@ async def test_the_token_is_required_and_checked(running: Supervisor) -> None:
                     assert "tok-123" not in await response.text()
     finally:
         await client.close()
+
+
+async def test_token_mode_serves_static_files_and_logs_in_with_a_cookie(
+        running: Supervisor) -> None:
+    """The pages' style and scripts load without a token; ``?token=`` on a page sets an
+    HttpOnly SameSite=Strict cookie (not the token itself) and redirects to the URL without
+    the token; the cookie then authorizes the data calls; the scheme is case-insensitive."""
+    server = StatusServer(running, running.metrics, token="tok-123")
+    client = await client_for(server)
+    try:
+        for path in ("/static/style.css", "/static/common.js", "/static/viewer.js"):
+            response = await client.get(path)
+            assert response.status == 200, path
+        assert (await client.get("/static/nothing.css")).status == 404
+        for scheme in ("bearer", "BEARER", "Bearer"):
+            headers = {"Authorization": f"{scheme} tok-123"}
+            assert (await client.get("/health", headers=headers)).status == 200, scheme
+        assert (await client.get("/api/status")).status == 401  # no cookie yet
+
+        login = await client.get("/games?sort=new&token=tok-123", allow_redirects=False)
+        client.session.cookie_jar.clear()  # the jar took it: each check starts without
+        assert login.status == 303 and login.headers["Location"] == "/games?sort=new"
+        cookie = login.headers["Set-Cookie"]
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
+        assert "tok-123" not in cookie and "tok-123" not in login.headers["Location"]
+        game = await client.get("/games/0~x?token=tok-123", allow_redirects=False)
+        client.session.cookie_jar.clear()
+        assert game.status == 303 and game.headers["Location"] == "/games/0~x"
+        wrong = await client.get("/games?token=tok-12", allow_redirects=False)
+        assert wrong.status == 401 and "Set-Cookie" not in wrong.headers
+
+        client.session.cookie_jar.update_cookies(login.cookies)
+        for path in ("/api/status", "/api/games", "/games", "/", "/health"):
+            assert (await client.get(path)).status == 200, path
+        # the data calls keep ?token= as it is (monitoring), without a redirect
+        client.session.cookie_jar.clear()
+        health = await client.get("/health?token=tok-123", allow_redirects=False)
+        assert health.status == 200
+        client.session.cookie_jar.update_cookies({"mjbot_status": "0" * 64})
+        assert (await client.get("/api/status")).status == 401
+    finally:
+        await client.close()
+
+
+def test_a_blank_token_or_a_bad_host_is_refused_at_start() -> None:
+    for blank in (" ", "\t \n", " Zq9secret", "Zq9secret\n"):
+        with pytest.raises(TokenRequired, match="whitespace"):
+            check_token("127.0.0.1", blank)
+        with pytest.raises(ConfigError) as caught:
+            loads("[status]\nport = 1\n", "s.toml", environ={"MJBOT_STATUS_TOKEN": blank})
+        assert "MJBOT_STATUS_TOKEN" in str(caught.value) and "line 1" in str(caught.value)
+        assert "Zq9" not in str(caught.value)
+    for bad in ("no such host", "999.1.1.1", "10.0.0", "-x.org", "a..b", "host:name", ""):
+        with pytest.raises(ValueError, match="not an IP address or host name") as caught:
+            check_token(bad, "")
+        assert not isinstance(caught.value, TokenRequired), bad
+    for good in ("localhost", "::1", "0.0.0.0", "example.org", "my-box"):
+        check_token(good, "a-token")
 
 
 def test_addresses_and_when_a_token_is_needed() -> None:

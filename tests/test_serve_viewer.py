@@ -151,6 +151,35 @@ async def test_one_seat_logs_and_every_import(folder: dict[str, Any]) -> None:
         await client.close()
 
 
+async def test_a_file_no_reader_takes_is_neither_listed_nor_quoted(
+        folder: dict[str, Any]) -> None:
+    """Prose in a served folder (README, LICENSE, notes) is not listed; a file that starts
+    like a game format but is none is listed, and opening it (or any unlisted file by its id)
+    is a 422 that quotes nothing of the file."""
+    root = folder["root"]
+    prose = {"README.txt": "Private notes: the password is hunter2\n",
+             "LICENSE.txt": "MIT License hunter2\n\nCopyright\n",
+             "notes.log": "# a heading\nsome prose hunter2\n", "empty.json": "  \n"}
+    lookalikes = {"almost.txt": "/draw hunter2 1m\n", "secret.json": '{"pw": "hunter2"}\n',
+                  "bom.xml": "\ufeff<hunter2/>\n"}
+    for name, text in {**prose, **lookalikes}.items():
+        (root / "imports" / name).write_text(text, encoding="utf-8")
+    client = await client_for(root)
+    try:
+        names = {g["name"] for g in (await (await client.get("/api/games")).json())["games"]}
+        assert not names & set(prose) and set(lookalikes) <= names
+        for name in (*prose, *lookalikes):
+            game = gid(root, root / "imports" / name)
+            for path in (f"/api/games/{game}", f"/api/games/{game}/hands/0",
+                         f"/api/games/{game}/commentary", f"/games/{game}/export/mjai"):
+                response = await client.get(path)
+                body = await response.text()
+                assert response.status == 422, (path, response.status, body)
+                assert "hunter2" not in body and "cannot show this file" in body, (path, body)
+    finally:
+        await client.close()
+
+
 BAD_IDS = ["..", "0~..~..~etc~passwd", "0~imports~..~..~outside.json", "0~%2e%2e~outside.json",
            "0~imports%2Flink.json", "0~imports~link.json", "0~.hidden.json", "0~notes.py",
            "1~imports~junk.json", "-1~x", "x~y", "0~", "0", "0~~imports", "0~imports~",
@@ -205,6 +234,29 @@ def test_view_names_a_missing_path_in_one_line(tmp_path: Path) -> None:
                              timeout=60)
     assert refused.returncode == 2 and "loopback" in refused.stderr
     assert json  # (imported for the fixtures' JSON files)
+
+
+@pytest.mark.parametrize(("flag", "value", "words"), [
+    ("--port", "99999", "must be 0..65535"), ("--port", "-1", "must be 0..65535"),
+    ("--port", "http", "must be 0..65535"), ("--host", "no such host", "not an IP address"),
+    ("--host", "999.0.0.1", "not an IP address")])
+def test_view_refuses_a_bad_port_or_host_in_one_line(tmp_path: Path, flag: str, value: str,
+                                                     words: str) -> None:
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "view", str(tmp_path),
+                          f"{flag}={value}"], capture_output=True, text=True, cwd=ROOT,
+                         timeout=60)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert words in out.stderr.strip().splitlines()[-1] and "token" not in out.stderr
+
+
+def test_serve_names_a_bad_status_host(tmp_path: Path) -> None:
+    config = tmp_path / "serve.toml"
+    config.write_text("[status]\nhost = '10.0.0.0.1'\n")
+    for argv in (["--check"], ["--check", "--status", "bad host:8750"]):
+        out = subprocess.run([sys.executable, "-m", "adapter.cli", "serve", str(config), *argv],
+                             capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert out.returncode == 2 and "not an IP address or host name" in out.stderr
+        assert "token" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
 async def test_commentary_subtitles_sit_on_the_steps_of_the_moves(folder: dict[str, Any]) -> None:

@@ -32,9 +32,16 @@ def register(sub: Any) -> None:
                        "NTPU files) and prints its URL.")
     v.add_argument("paths", nargs="+", metavar="LOG_OR_DIR")
     v.add_argument("--host", default="127.0.0.1")
-    v.add_argument("--port", type=int, default=0, help="0 (default): a free port")
+    v.add_argument("--port", type=_port, default=0, help="0 (default): a free port")
     v.add_argument("--open", action="store_true", help="open the page in a browser")
     v.set_defaults(handler=cmd_view)
+
+
+def _port(text: str) -> int:
+    """A TCP port for argparse: a one-line usage error for anything outside 0..65535."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"must be 0..65535 (0: a free one), got {text!r}")
+    return int(text)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -83,6 +90,8 @@ def cmd_view(args: argparse.Namespace) -> int:
         raise UserInputError("mjbot view listens on loopback only (use --host 127.0.0.1); "
                              "mjbot serve's status server takes a token for other "
                              "addresses") from None
+    except ValueError as exc:  # not a host at all
+        raise UserInputError(f"--host: {exc}") from None
     try:
         return asyncio.run(_view(folders, files, args.host, args.port, args.open))
     except OSError as exc:

@@ -65,7 +65,9 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
     metrics = Metrics()
     supervisor = Supervisor(config, metrics, log_dir=log_dir)
     server = StatusServer(supervisor=supervisor, metrics=metrics,
-                          roots=[supervisor.log_dir], token=config.status.token)
+                          roots=[supervisor.log_dir], token=config.status.token,
+                          max_connections=config.status.max_connections,
+                          request_timeout=config.status.request_timeout)
     url = await server.start(host, port)
     log.info("serve: status server listening", url=url, sessions=len(config.sessions))
     if on_listening is not None:

@@ -9,6 +9,8 @@
     host = "127.0.0.1"
     port = 8750
     token_env = "MJBOT_STATUS_TOKEN"
+    max_connections = 256        # open at once (at most half the file descriptor limit)
+    request_timeout = 10         # seconds a connection may stay without a complete request
     [defaults]                   # limits every session gets unless its own [limits] say else
     games_per_day = 0
     [sessions.practice]          # one table per session
@@ -95,6 +97,8 @@ class StatusConfig:
     host: str = "127.0.0.1"
     port: int = 8750
     token: str = field(default="", repr=False)
+    max_connections: int = 256
+    request_timeout: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -306,10 +310,19 @@ def _decode_error(path: str, message: str, text: str) -> str:
 
 def _status(r: _Reader, table: dict[str, Any], environ: Any) -> StatusConfig:
     values = r.check(table, {"host": _text(), "port": _integer(0, 65535),
-                             "token_env": _text(r"[A-Za-z_][A-Za-z0-9_]*", "a variable name")},
+                             "token_env": _text(r"[A-Za-z_][A-Za-z0-9_]*", "a variable name"),
+                             "max_connections": _integer(1, 100_000),
+                             "request_timeout": _number(0.0)},
                      "status")
-    token = environ.get(values.get("token_env", TOKEN_ENV), "")
-    return StatusConfig(values.get("host", "127.0.0.1"), values.get("port", 8750), token)
+    variable = values.get("token_env", TOKEN_ENV)
+    token = environ.get(variable, "")
+    if token != token.strip():
+        raise r.error(f"${variable} (the status token) is blank or begins or ends with "
+                      "whitespace, which a header cannot carry (value not shown)",
+                      *(("status", "token_env") if "token_env" in values else ("status",)))
+    return StatusConfig(values.get("host", "127.0.0.1"), values.get("port", 8750), token,
+                        values.get("max_connections", 256),
+                        values.get("request_timeout", 10.0))
 
 
 def _session(r: _Reader, name: str, table: dict[str, Any], defaults: dict[str, Any],

@@ -5,8 +5,9 @@ files given to ``mjbot view``). A game's id is its root's number and its path be
 joined by ``~`` (``0~practice~local~2026-11-23~101500-practice-g3.mjlog.msgpack``): one URL
 segment, readable, and resolved only after every part is checked (no ``..``, no separators, no
 hidden files, no symlink out of the root, a known suffix), so that no id reaches a file outside
-the roots. Listing reads only our logs' header frames; games are parsed when opened, and the
-last few parsed are kept.
+the roots. Listing reads only our logs' header frames and the first bytes of the other files
+(an import is listed only if it starts as a game format does, so a README.txt or LICENSE.txt
+in a served folder is not); games are parsed when opened, and the last few parsed are kept.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ IMPORT_SUFFIXES = (".json", ".jsonl", ".xml", ".mjlog", ".sgf", ".log", ".txt")
 MAX_FILES = 5000  # a listing stops here (newest first within each folder walked)
 MAX_DEPTH = 6
 CACHED_GAMES = 8
+SNIFF_BYTES = 4096
+# how every import format starts: mjlog XML, SGF, an NTPU log line, JSON (tenhou6, mjai,
+# Botzone); an NTPU log may open with "#" comment lines
+FORMAT_STARTS = (b"<", b"(", b"/", b"[", b"{")
 
 
 class GameNotFound(LookupError):
@@ -46,11 +51,21 @@ def _allowed(name: str) -> bool:
     return name.endswith(SUFFIX) or name.lower().endswith(IMPORT_SUFFIXES)
 
 
+def looks_like_a_game(head: bytes) -> bool:
+    """Whether an import file's first bytes start as one of the formats' do (prose does not)."""
+    for line in head.removeprefix(b"\xef\xbb\xbf").splitlines():
+        line = line.strip()
+        if line and not line.startswith(b"#"):
+            return line.startswith(FORMAT_STARTS)
+    return False
+
+
 class GameIndex:
     def __init__(self, roots: list[str], files: list[str] | None = None) -> None:
         self.roots = [Root(Path(r), False) for r in roots] + \
             [Root(Path(f), True) for f in files or []]
         self._headers: dict[tuple[str, float, int], dict[str, Any]] = {}
+        self._sniffed: dict[tuple[str, float, int], bool] = {}
         self._games: OrderedDict[tuple[str, float, int], Timeline] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -102,13 +117,16 @@ class GameIndex:
                 relative = path.relative_to(root.path)
                 if any(SEPARATOR in p for p in relative.parts):
                     continue  # an id could not name it unambiguously
-                found.append(self._entry(i, path, relative))
                 paths.add(str(path))
+                if not path.name.endswith(SUFFIX) and not self._game_like(path):
+                    continue
+                found.append(self._entry(i, path, relative))
                 if len(found) >= MAX_FILES:
                     break
         found.sort(key=lambda g: g["mtime"], reverse=True)
         with self._lock:  # forget the headers of files no longer listed
             self._headers = {k: v for k, v in self._headers.items() if k[0] in paths}
+            self._sniffed = {k: v for k, v in self._sniffed.items() if k[0] in paths}
         return found
 
     def _walk(self, top: Path) -> Iterator[Path]:
@@ -125,6 +143,22 @@ class GameIndex:
                 path = Path(folder) / name
                 if not name.startswith(".") and _allowed(name) and not path.is_symlink():
                     yield path  # an id never follows a link
+
+    def _game_like(self, path: Path) -> bool:
+        """An import's first bytes start as a game format's (remembered per file version)."""
+        try:
+            st = path.stat()
+            key = (str(path), st.st_mtime, st.st_size)
+            with self._lock:
+                if key in self._sniffed:
+                    return self._sniffed[key]
+            with path.open("rb") as f:
+                verdict = looks_like_a_game(f.read(SNIFF_BYTES))
+        except OSError:
+            return False
+        with self._lock:
+            self._sniffed[key] = verdict
+        return verdict
 
     def _entry(self, index: int, path: Path, relative: Path) -> dict[str, Any]:
         try:

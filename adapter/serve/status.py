@@ -3,20 +3,28 @@ dashboard page) and ``/api/status`` (what the dashboard draws), plus the replay 
 (viewer.py). ``mjbot view`` runs the same server with the viewer only.
 
 It listens on loopback unless told otherwise; any other address needs a token, which every
-request then carries (``Authorization: Bearer TOKEN`` or ``?token=TOKEN``, compared in constant
-time). A token set for a loopback server is required as well. Responses hold no secret: the
-sessions' public config only (no Tenhou ID), errors already scrubbed by the supervisor.
+request then carries: ``Authorization: Bearer TOKEN`` (the scheme in any case), ``?token=TOKEN``,
+or the HttpOnly, SameSite=Strict cookie that opening a page with ``?token=`` sets (that login
+redirects to the same URL without the token, so it stays out of the history; the cookie holds
+an HMAC of the token, not the token). Everything is compared in constant time. The static
+files (/static/...) hold nothing private and need no token, so pages load their style and
+scripts; their data calls carry the cookie. A token set for a loopback server is required as
+well. Responses hold no secret: the sessions' public config only (no Tenhou ID), errors
+already scrubbed by the supervisor. Connections are timed out and capped (connections.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
+import re
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
+from adapter.serve.connections import ConnectionGuard
 from adapter.serve.metrics import Metrics
 from adapter.serve.supervisor import Supervisor
 
@@ -30,8 +38,13 @@ SECURITY_HEADERS = {
 }
 
 
+COOKIE = "mjbot_status"
+HOSTNAME_RE = re.compile(r"(?!-)[\w-]{1,63}(?<!-)(\.(?!-)[\w-]{1,63}(?<!-))*\.?", re.ASCII)
+
+
 class TokenRequired(ValueError):
-    """A status server on a non-loopback address without a token."""
+    """A status server on a non-loopback address without a token, or a token no header can
+    carry."""
 
 
 def is_loopback(host: str) -> bool:
@@ -43,7 +56,25 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def check_host(host: str) -> None:
+    """ValueError unless ``host`` is an IP address or a well-formed host name (checked before
+    the token, whose message would otherwise mislead about a mistyped address)."""
+    bare = host.strip("[]") if host.startswith("[") else host
+    try:
+        ipaddress.ip_address(bare)
+        return
+    except ValueError:
+        pass
+    if (len(bare) > 253 or not HOSTNAME_RE.fullmatch(bare)
+            or re.fullmatch(r"[0-9.]+", bare)):  # all digits and dots: a mistyped IPv4
+        raise ValueError(f"{host!r} is not an IP address or host name to listen on")
+
+
 def check_token(host: str, token: str) -> None:
+    check_host(host)
+    if token and token != token.strip():
+        raise TokenRequired("the status token is blank or begins or ends with whitespace, "
+                            "which a header cannot carry (value not shown)")
     if not token and not is_loopback(host):
         raise TokenRequired(
             f"the status server on {host} would be reachable from other machines: set a "
@@ -59,12 +90,44 @@ def parse_address(text: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def cookie_value(token: str) -> str:
+    """What the login cookie holds: an HMAC of the token (a copied cookie does not give the
+    token away, and the value is plain hex whatever the token's characters)."""
+    return hmac.new(token.encode(), b"mjbot status cookie", hashlib.sha256).hexdigest()
+
+
+def _same(given: str, expected: str) -> bool:
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+def _bearer(request: web.Request) -> str | None:
+    scheme, _, value = request.headers.get("Authorization", "").strip().partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else None
+
+
 def _authorized(request: web.Request, token: str) -> bool:
-    given = request.query.get("token", "")
-    header = request.headers.get("Authorization", "")
-    if header.startswith("Bearer "):
-        given = header[len("Bearer "):].strip()
-    return hmac.compare_digest(given.encode(), token.encode())
+    """Any one valid credential: the Bearer header, ?token=, or the login cookie."""
+    bearer = _bearer(request)
+    return any((bearer is not None and _same(bearer, token),
+                "token" in request.query and _same(request.query["token"], token),
+                COOKIE in request.cookies and _same(request.cookies[COOKIE],
+                                                    cookie_value(token))))
+
+
+def _route_name(request: web.Request) -> str:
+    resource = request.match_info.route.resource
+    return (resource.name or "") if resource is not None else ""
+
+
+def _login(request: web.Request, token: str) -> web.StreamResponse:
+    """A page opened with the right ?token=: set the cookie, show the same URL without it."""
+    query = [(k, v) for k, v in request.query.items() if k != "token"]
+    target = request.rel_url.with_query(query)
+    response = web.Response(status=303, headers={"Location": str(target),
+                                                 "Cache-Control": "no-store"})
+    response.set_cookie(COOKIE, cookie_value(token), path="/", httponly=True,
+                        samesite="Strict", secure=request.secure or None)
+    return response
 
 
 class StatusServer:
@@ -72,7 +135,8 @@ class StatusServer:
 
     def __init__(self, supervisor: Supervisor | None = None, metrics: Metrics | None = None,
                  roots: list[str] | None = None, token: str = "",
-                 imports: list[str] | None = None) -> None:
+                 imports: list[str] | None = None, max_connections: int = 256,
+                 request_timeout: float = 10.0) -> None:
         from adapter.serve.games import GameIndex
 
         self.supervisor = supervisor
@@ -80,6 +144,7 @@ class StatusServer:
         self.token = token
         self.index = GameIndex(roots or [], imports or [])
         self.runner: web.AppRunner | None = None
+        self.guard = ConnectionGuard(max_connections, request_timeout)
         self.url = ""
 
     def app(self) -> web.Application:
@@ -87,30 +152,42 @@ class StatusServer:
 
         app = web.Application(middlewares=[self._guard])
         if self.supervisor is not None:
-            app.router.add_get("/", self._page("dashboard.html"))
+            app.router.add_get("/", self._page("dashboard.html"), name="page-dashboard")
             app.router.add_get("/health", self._health)
             app.router.add_get("/metrics", self._metrics)
             app.router.add_get("/api/status", self._status)
         else:
-            app.router.add_get("/", self._to_games)
+            app.router.add_get("/", self._to_games, name="page-home")
         add_routes(app, self.index)
-        app.router.add_static("/static/", STATIC, follow_symlinks=False)
+        app.router.add_static("/static/", STATIC, follow_symlinks=False, name="static")
         return app
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        if self.token and not _authorized(request, self.token):
-            response: web.StreamResponse = web.json_response(
-                {"error": "a valid token is required (Authorization: Bearer ... or ?token=)"},
-                status=401, headers={"WWW-Authenticate": "Bearer"})
-        else:
-            try:
-                response = await handler(request)
-            except web.HTTPException as exc:  # 404 and the like: raised, with the headers
-                exc.headers.update(SECURITY_HEADERS)
-                raise
+        self.guard.busy(request.protocol)
+        try:
+            response = await self._answer(request, handler)
+        except web.HTTPException as exc:  # 404 and the like: raised, with the headers
+            exc.headers.update(SECURITY_HEADERS)
+            raise
+        finally:
+            self.guard.done(request.protocol)
         response.headers.update(SECURITY_HEADERS)
         return response
+
+    async def _answer(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        route = _route_name(request)
+        if not self.token or route == "static":
+            return await handler(request)
+        if not _authorized(request, self.token):
+            return web.json_response(
+                {"error": "a valid token is required (Authorization: Bearer TOKEN, or open "
+                          "the page once with ?token=TOKEN)"},
+                status=401, headers={"WWW-Authenticate": "Bearer"})
+        if route.startswith("page-") and "token" in request.query \
+                and _same(request.query["token"], self.token):
+            return _login(request, self.token)
+        return await handler(request)
 
     def _page(self, name: str) -> Any:
         async def page(request: web.Request) -> web.StreamResponse:
@@ -137,16 +214,24 @@ class StatusServer:
     async def start(self, host: str, port: int) -> str:
         """Listen; the URL (with the port picked when 0 was asked for)."""
         check_token(host, self.token)
-        self.runner = web.AppRunner(self.app(), access_log=None)
+        self.runner = web.AppRunner(self.app(), access_log=None,
+                                    keepalive_timeout=2 * self.guard.request_timeout)
         await self.runner.setup()
+        assert self.runner.server is not None
+        self.guard.install(self.runner.server)
         site = web.TCPSite(self.runner, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError:
+            await self.stop()
+            raise
         bound = self.runner.addresses[0][1] if self.runner.addresses else port
         shown = f"[{host}]" if ":" in host else host
         self.url = f"http://{shown}:{bound}/"
         return self.url
 
     async def stop(self) -> None:
+        await self.guard.close()
         if self.runner is not None:
             await self.runner.cleanup()
             self.runner = None

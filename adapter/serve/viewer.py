@@ -7,7 +7,8 @@ outline (players, hands, results); ``/api/games/ID/hands/N``: hand N's steps;
 seat's tiles: imports and the local table's logs); ``/api/games/ID/commentary``: one sentence
 per move, placed on the steps (every seat where all hands are known, else ours). Files are
 read and parsed in a worker thread, so the event loop (and the sessions it drives) never
-waits on a large log.
+waits on a large log. A file no reader takes is a 422 that names no part of its content (the
+readers' reasons quote lines of the file; they go to the log only).
 """
 
 from __future__ import annotations
@@ -15,10 +16,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import structlog
 from aiohttp import web
 
 from adapter.serve.games import GameIndex, GameNotFound
 
+log = structlog.get_logger("mjbot.serve")
+UNREADABLE = ("cannot show this file: it is not a complete game log in a format the viewer "
+              "reads (mjbot log, tenhou.net/6, mjlog, mjai, Botzone, NYCU SGF, NTPU log)")
+REASON_CHARS = 500  # of the readers' reasons, in the log line
 STATIC_PAGES = {"list": "games.html", "game": "viewer.html"}
 EXPORTS = {"tenhou6": ("application/json", ".json"), "mjai": ("application/x-ndjson",
                                                               ".jsonl")}
@@ -77,16 +83,18 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         _resolve(index, game_id)
         try:
             text = await asyncio.to_thread(_export_text, index, game_id, fmt)
-        except ValueError as exc:
+        except NotExportable as exc:
             raise web.HTTPUnprocessableEntity(text=str(exc)) from None
+        except ValueError as exc:
+            raise _unreadable(game_id, exc) from None
         content_type, suffix = EXPORTS[fmt]
         name = game_id.rsplit("~", 1)[-1].split(".")[0] + suffix
         return web.Response(text=text + "\n", content_type=content_type,
                             headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
-    app.router.add_get("/games", game_list)
+    app.router.add_get("/games", game_list, name="page-games")  # "page-": ?token= login
     app.router.add_get("/api/games", api_list)
-    app.router.add_get("/games/{id}", game_page)
+    app.router.add_get("/games/{id}", game_page, name="page-game")
     app.router.add_get("/games/{id}/export/{fmt}", export)
     app.router.add_get("/api/games/{id}", api_game)
     app.router.add_get("/api/games/{id}/hands/{n}", api_hand)
@@ -107,7 +115,20 @@ async def _timeline(index: GameIndex, game_id: str) -> Any:
     except GameNotFound:
         raise web.HTTPNotFound(text="no such game") from None
     except ValueError as exc:  # no reader accepts the file (UnknownFormat, LogError, ...)
-        raise web.HTTPUnprocessableEntity(text=f"cannot show this file: {exc}") from None
+        raise _unreadable(game_id, exc) from None
+
+
+class NotExportable(ValueError):
+    """A game the exports cannot hold (our own message, safe to show)."""
+
+
+def _unreadable(game_id: str, exc: ValueError) -> web.HTTPUnprocessableEntity:
+    """The 422 for a file no reader takes; the readers' reasons (which quote the file) are
+    logged, one line, never sent."""
+    reason = " | ".join(str(exc).split("\n"))
+    log.warning("viewer: cannot show a file", game=game_id, error_type=type(exc).__name__,
+                reasons=reason[:REASON_CHARS])
+    return web.HTTPUnprocessableEntity(text=UNREADABLE)
 
 
 def _exports(outline: dict[str, Any]) -> list[str]:
@@ -121,8 +142,8 @@ def _export_text(index: GameIndex, game_id: str, fmt: str) -> str:
 
     rep = replayer.load(index.resolve(game_id))
     if rep.record is None or rep.variant != "riichi":
-        raise ValueError("only riichi games with every seat's tiles (imports, the local "
-                         "table's logs) can be exported")
+        raise NotExportable("only riichi games with every seat's tiles (imports, the local "
+                            "table's logs) can be exported")
     return (tenhou6.dumps if fmt == "tenhou6" else mjai_log.dumps)(rep.record)
 
 
