@@ -154,7 +154,7 @@ async def test_the_token_is_required_and_checked(running: Supervisor) -> None:
 async def test_token_mode_serves_static_files_and_logs_in_with_a_cookie(
         running: Supervisor) -> None:
     """The pages' style and scripts load without a token; ``?token=`` on a page sets an
-    HttpOnly SameSite=Strict cookie (not the token itself) and redirects to the URL without
+    HttpOnly SameSite=Lax cookie (not the token itself) and redirects to the URL without
     the token; the cookie then authorizes the data calls; the scheme is case-insensitive."""
     server = StatusServer(running, running.metrics, token="tok-123")
     client = await client_for(server)
@@ -172,7 +172,7 @@ async def test_token_mode_serves_static_files_and_logs_in_with_a_cookie(
         client.session.cookie_jar.clear()  # the jar took it: each check starts without
         assert login.status == 303 and login.headers["Location"] == "/games?sort=new"
         cookie = login.headers["Set-Cookie"]
-        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
+        assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/" in cookie
         assert "tok-123" not in cookie and "tok-123" not in login.headers["Location"]
         game = await client.get("/games/0~x?token=tok-123", allow_redirects=False)
         client.session.cookie_jar.clear()

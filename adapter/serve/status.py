@@ -4,9 +4,11 @@ dashboard page) and ``/api/status`` (what the dashboard draws), plus the replay 
 
 It listens on loopback unless told otherwise; any other address needs a token, which every
 request then carries: ``Authorization: Bearer TOKEN`` (the scheme in any case), ``?token=TOKEN``,
-or the HttpOnly, SameSite=Strict cookie that opening a page with ``?token=`` sets (that login
+or the HttpOnly, SameSite=Lax cookie that opening a page with ``?token=`` sets (that login
 redirects to the same URL without the token, so it stays out of the history; the cookie holds
-an HMAC of the token, not the token). Everything is compared in constant time. The static
+an HMAC of the token, not the token; Lax, not Strict, so a link to the dashboard followed
+from a chat or a mail arrives logged in: every route is a read-only GET, so there is no
+cross-site write to guard against). Everything is compared in constant time. The static
 files (/static/...) hold nothing private and need no token, so pages load their style and
 scripts; their data calls carry the cookie. A token set for a loopback server is required as
 well. Responses hold no secret: the sessions' public config only (no Tenhou ID), errors
@@ -126,7 +128,7 @@ def _login(request: web.Request, token: str) -> web.StreamResponse:
     response = web.Response(status=303, headers={"Location": str(target),
                                                  "Cache-Control": "no-store"})
     response.set_cookie(COOKIE, cookie_value(token), path="/", httponly=True,
-                        samesite="Strict", secure=request.secure or None)
+                        samesite="Lax", secure=request.secure or None)
     return response
 
 
