@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from adapter.fakes.tenhou_server import FakeTenhouServer
-from protocols.tenhou import auth_reply, parse_tag
+from protocols.tenhou import auth_reply, meld_ids, parse_tag
 from replay.log import read_log
 from tests.tenhou_raw import GameSeen, RawClient
 
@@ -104,6 +104,42 @@ async def test_a_reconnect_is_answered_with_go_un_saikai_in_one_read() -> None:
         await asyncio.wait_for(server.finished.wait(), 10)
     assert "owari" in seen.reads[-1][-1]
     assert server.stats.reconnects == 1 and server.stats.games == 1
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+
+
+def _called_from_river(seen: GameSeen) -> bool:
+    """A chi, pon or open kan has been told in the hand now in play."""
+    tags = [t for r in seen.reads for t in r]
+    since = max((i for i, t in enumerate(tags) if t.startswith("<INIT")), default=0)
+    return any(meld_ids(int(_attrs(t)["m"])).kind in ("chi", "pon", "open_kan")
+               for t in tags[since:] if t.startswith("<N ") and "m=" in t)
+
+
+async def test_a_reinit_leaves_called_tiles_out_of_the_rivers() -> None:
+    """Issue 24: real Tenhou lists a called tile in its caller's meld only, not in the giver's
+    kawa; a foreign client that found it in both counted five copies of it."""
+    async with _server(seed=2, absent=10.0) as (server, port):  # seed 2: a chi in hand 2
+        client = await RawClient.connect(port)
+        await client.login()
+        await client.play(stop=_called_from_river)
+        await client.close()
+        client = await RawClient.connect(port)
+        await client.hello()
+        await client.write("<GOK/>")
+        reinit = await client.read()
+        a = _attrs(reinit[0])
+        melds = [meld_ids(int(m)) for r in range(4) for m in a.get(f"m{r}", "").split(",") if m]
+        rivers = [int(i) for r in range(4) for i in a.get(f"kawa{r}", "").split(",") if i]
+        called = [m.called for m in melds if m.kind in ("chi", "pon", "open_kan")]
+        assert called, a
+        assert not set(called) & set(rivers), a
+        ids = [int(i) for i in a["hai"].split(",")] + [i for m in melds for i in m.ids] + \
+            [i for i in rivers if i != 255]
+        assert len(ids) == len(set(ids)), a  # each tile once
+        seen = await client.play(first=reinit[1:])
+        await client.close()
+        await asyncio.wait_for(server.finished.wait(), 10)
+    assert "owari" in seen.reads[-1][-1]
     assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
 
 
