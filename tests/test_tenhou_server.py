@@ -7,12 +7,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
 import re
 import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+
+import pytest
 
 from adapter.fakes.tenhou_server import FakeTenhouServer
 from protocols.tenhou import auth_reply, meld_ids, parse_tag
@@ -66,6 +69,37 @@ async def test_a_second_answer_in_the_same_read_is_dropped() -> None:
         [d for d in seen.discards if d[0] != d[1]][:5]
     dropped = [p for p in server.stats.problems if p.startswith("dropped")]
     assert len(dropped) == len(offers), server.stats.problems
+
+
+@pytest.mark.parametrize("delays", ["1ms", "1-200ms"])
+async def test_a_second_answer_in_a_later_write_is_dropped(delays: str) -> None:
+    """Issue 24: a client that writes each answer again 1-200 ms later. The repeat arrives
+    when the next request is already out (after our own pon the discard is asked at once):
+    it must be dropped as stale, not taken as the answer to that request. (A repeat that the
+    request allows, e.g. the discard of an id dealt to us again in a later hand, is an answer
+    to Tenhou as to us: answers carry no request number.)"""
+    rng = random.Random(24)
+    again = (lambda: 0.001) if delays == "1ms" else (lambda: rng.uniform(0.001, 0.2))
+    async with _server(seed=3) as (server, port):
+        client = await RawClient.connect(port)
+        try:
+            await client.login()
+            seen = await client.play(calls=True, again=again)
+        finally:
+            await client.close()
+        await asyncio.wait_for(server.finished.wait(), 10)
+    own_calls = [t for r in seen.reads for t in r if t.startswith('<N who="0"')]
+    assert own_calls, "no call of ours in this game: pick another seed"
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+    # every discard we sent is the one the server made, but where a repeat of one of our
+    # earlier discards came when the request allowed it (only ever at 1-200 ms: a late repeat
+    # may reach a later hand, which deals the same id again)
+    earlier: set[int] = set()
+    for sent, echoed in seen.discards:
+        assert sent == echoed or (delays != "1ms" and echoed in earlier), (sent, echoed)
+        earlier.add(sent)
+    assert server.stats.dropped == sum(p.startswith("dropped") for p in server.stats.problems)
+    assert server.stats.dropped > 0
 
 
 # ---------------------------------------------------------------------- one read (item 5)

@@ -86,6 +86,7 @@ class ServerStats:
     illegal: int = 0
     timeouts: int = 0
     absent: int = 0  # moves played for a seat whose client was away
+    dropped: int = 0  # answers to nothing: a second, a late, a stale or an unasked one
     reconnects: int = 0
     auth_ok: bool | None = None
     keepalives: int = 0
@@ -356,6 +357,7 @@ class FakeTenhouServer:
         seat = self._seat_of(conn)
         if seat is None or conn.returning or seat.table.over:
             for tag in tags:
+                self.stats.dropped += 1
                 self.stats.problems.append(f"dropped, unasked: {format_tag(tag)}")
             return
         seat.accept(tags)

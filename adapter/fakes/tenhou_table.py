@@ -109,6 +109,11 @@ class TenhouTable:
     def problem(self, text: str) -> None:
         self.stats.problems.append(text)
 
+    def dropped(self, why: str, tag: Tag) -> None:
+        """An answer that answers nothing now: logged and counted, never applied."""
+        self.stats.dropped += 1
+        self.problem(f"dropped, {why}: {format_tag(tag)}")
+
     def names(self, seat: int) -> dict[str, str]:
         """UN's names, relative to ``seat``."""
         names = [self.players[s].name if s in self.remotes else "COM" for s in range(4)]
