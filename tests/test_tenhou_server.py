@@ -436,6 +436,41 @@ async def test_cli_serves_two_mjbot_clients_at_one_table(tmp_path: Path) -> None
     assert len(list((tmp_path / "server").rglob("*.mjlog.msgpack"))) == 2
 
 
+async def test_cli_closes_politely_after_the_last_game(tmp_path: Path) -> None:
+    """Issue 24: after the last ``owari`` the server waits (bounded) for the connected clients:
+    one that says BYE a moment later is answered with a clean close (no reset, no broken pipe),
+    one that never leaves is hung up on cleanly, and stderr holds no traceback."""
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "adapter.cli", "tenhou-server", "--port", "0", "--games", "1",
+        "--policy", "greedy", "--seed", "2", "--no-log", "--json", str(tmp_path / "f.json"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        assert server.stderr is not None
+        line = (await asyncio.wait_for(server.stderr.readline(), 60)).decode()
+        port = int(re.search(r"127\.0\.0\.1:(\d+)", line).group(1))  # type: ignore[union-attr]
+        lingering = await RawClient.connect(port)  # logged in, never plays, never leaves
+        await lingering.hello()
+        client = await RawClient.connect(port)
+        await client.login()
+        seen = await client.play()
+        assert "owari" in seen.reads[-1][-1]
+        await asyncio.sleep(0.5)  # a client that takes its time to say goodbye
+        await client.write("<BYE/>")
+        assert await client.reader.read() == b""  # closed by the server, not reset
+        assert await asyncio.wait_for(lingering.reader.read(), 30) == b""
+        await client.close()
+        await lingering.close()
+        out, err = await asyncio.wait_for(server.communicate(), 60)
+    finally:
+        if server.returncode is None:
+            server.kill()
+            await server.wait()
+    assert server.returncode == 0, (out + err).decode()[-2000:]
+    assert "Traceback" not in err.decode() and "Error" not in err.decode(), err.decode()
+    assert "1 games" in out.decode()
+    assert json.loads((tmp_path / "f.json").read_text())["byes"] == 1  # read before the end
+
+
 async def test_text_that_is_no_tag_is_logged_and_the_line_kept() -> None:
     from websockets.asyncio.client import connect
 

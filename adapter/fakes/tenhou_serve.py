@@ -14,6 +14,8 @@ from typing import Any
 from adapter.fakes.tenhou_server import DEFAULT_ABSENT, FakeTenhouServer, ServerStats
 from adapter.local.game import placement
 
+CLOSE_GRACE = 5.0  # seconds the clients get after the last game to say BYE before we hang up
+
 
 @dataclass
 class ServeResult:
@@ -41,7 +43,7 @@ class ServeResult:
         s = self.stats
         lines.append(f"{s.games} games, {s.hands} hands in {self.seconds:.1f} s; illegal "
                      f"{s.illegal}, timeouts {s.timeouts}, played for absent clients "
-                     f"{s.absent}, reconnects {s.reconnects}")
+                     f"{s.absent}, reconnects {s.reconnects}, answers dropped {s.dropped}")
         if s.probes:
             lines.append(f"keep-alive probes {s.probes}: answered {len(s.keepalive_delays)}"
                          f"{_worst(s.keepalive_delays)}, unanswered {s.probes_unanswered}"
@@ -53,7 +55,7 @@ class ServeResult:
         s = self.stats
         out = {"games": [vars(r) for r in s.reports], "hands": s.hands, "illegal": s.illegal,
                "timeouts": s.timeouts, "absent": s.absent, "reconnects": s.reconnects,
-               "seconds": round(self.seconds, 3)}
+               "dropped": s.dropped, "byes": s.byes, "seconds": round(self.seconds, 3)}
         if s.probes:
             out["keepalive"] = {
                 "probes": s.probes, "answered": len(s.keepalive_delays),
@@ -94,6 +96,8 @@ async def _serve(games: int, humans: int, policy: str, seed: int, host: str, por
         on_listening(bound)
     try:
         await server.wait_games(games)
-    finally:
+    except BaseException:  # stopped: no waiting for goodbyes
         await server.close()
+        raise
+    await server.close(grace=CLOSE_GRACE)
     return ServeResult(server.stats, time.monotonic() - start)

@@ -105,11 +105,13 @@ Send = Callable[[list[Tag | str]], Awaitable[None]]
 
 @dataclass(eq=False)
 class _Conn:
-    """One client connection: its login, and the seat it plays or returns to."""
+    """One client connection: its login, and the seat it plays or returns to. ``cut`` drops
+    the line (a reset, as a network fault), ``hang_up`` closes it politely."""
 
     number: int
     send: Send
     cut: Callable[[], None]
+    hang_up: Callable[[], None]
     name: str = ""
     joins: int = 0
     seat: RemoteSeat | None = None
@@ -155,6 +157,8 @@ class FakeTenhouServer:
         self._numbers = itertools.count(1)
         self._notices: set[asyncio.Future[None]] = set()  # BYE / UN being sent to others
         self._servers: list[Any] = []
+        self._conns: set[_Conn] = set()  # connected now
+        self._sessions: set[asyncio.Task[Any]] = set()  # their handlers
 
     def open_log(self, game_index: int) -> GameLogWriter | None:
         if self.log_dir is None:
@@ -192,9 +196,23 @@ class FakeTenhouServer:
         self._servers.append(server)
         return next(iter(server.sockets)).getsockname()[1]
 
-    async def close(self) -> None:
+    async def close(self, grace: float = 0.0) -> None:
+        """Stop listening; give the clients still connected up to ``grace`` seconds to leave
+        (BYE, or their own close), then close their lines politely and let every session end,
+        so that a late BYE is read, not met by a reset, and nothing is left cancelled."""
         for server in self._servers:
             server.close()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        while self._sessions and loop.time() < deadline:
+            await asyncio.wait(set(self._sessions), timeout=deadline - loop.time())
+        for conn in list(self._conns):
+            conn.hang_up()
+        if self._sessions:
+            await asyncio.wait(set(self._sessions), timeout=5)
+        for task in [*self._sessions, *self._notices]:
+            task.cancel()  # a line that would not close: the last resort
+        for server in self._servers:
             with contextlib.suppress(Exception):
                 await server.wait_closed()
 
@@ -218,9 +236,11 @@ class FakeTenhouServer:
             return list(stream.feed(data))
 
         try:
-            await self._session(send, receive, cut)
+            await self._session(send, receive, cut, writer.close)
         finally:
             writer.close()
+            with contextlib.suppress(ConnectionError, OSError):
+                await writer.wait_closed()
 
     async def _ws_client(self, connection: ServerConnection) -> None:
         async def send(tags: list[Tag | str]) -> None:
@@ -235,6 +255,11 @@ class FakeTenhouServer:
             transport = connection.transport
             if transport is not None:
                 transport.abort()
+
+        def hang_up() -> None:
+            closing = asyncio.ensure_future(connection.close())
+            self._notices.add(closing)
+            closing.add_done_callback(self._notices.discard)
 
         async def receive() -> list[Tag | str]:
             try:
@@ -256,12 +281,12 @@ class FakeTenhouServer:
             except websockets.ConnectionClosed:
                 raise ConnectionError("closed") from None
 
-        await self._session(send, receive, cut, ping)
+        await self._session(send, receive, cut, hang_up, ping)
 
     # ------------------------------------------------------------------ the session
 
     async def _session(self, send: Send, receive: Callable[[], Awaitable[list[Tag | str]]],
-                       cut: Callable[[], None],
+                       cut: Callable[[], None], hang_up: Callable[[], None],
                        ping: Callable[[], Awaitable[float]] | None = None) -> None:
         """One connection: login, queue, games (or the return of a dropped client). The game
         answers of one read are taken together: one of them answers what is owed."""
@@ -269,7 +294,11 @@ class FakeTenhouServer:
             transcript: list[tuple[str, str]] = []
             self.transcripts.append(transcript)
             send, receive = _recorded(send, receive, transcript)
-        conn = _Conn(next(self._numbers), send, cut)
+        conn = _Conn(next(self._numbers), send, cut, hang_up)
+        task = asyncio.current_task()
+        if task is not None:
+            self._sessions.add(task)
+        self._conns.add(conn)
         probe = (asyncio.ensure_future(self._probe(conn, ping))
                  if self.keepalive_every is not None else None)
         try:
@@ -297,6 +326,8 @@ class FakeTenhouServer:
                     await probe
             self.stats.probes_unanswered += len(conn.probes)
             self._gone(conn)
+            self._conns.discard(conn)
+            self._sessions.discard(task)  # type: ignore[arg-type]
 
     async def _probe(self, conn: _Conn, ping: Callable[[], Awaitable[float]] | None) -> None:
         """The keep-alive probe: a <Z/> every ``keepalive_every`` seconds (its answer is timed
