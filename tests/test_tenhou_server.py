@@ -252,6 +252,11 @@ async def test_a_second_login_takes_the_seat_only_for_an_id() -> None:
         await asyncio.wait_for(server.wait_games(2), 10)
     assert "owari" in seen.reads[-1][-1]
     assert server.stats.reconnects == 1 and server.stats.games == 2
+    # reports name the ID by number, never the ID itself
+    by_game = sorted(server.stats.reports, key=lambda r: r.index)
+    assert [[p for p in r.players if "@seat" in p][0].split("@")[0] for r in by_game] == \
+        ["NoName", "ID1"]
+    assert ident not in repr(server.stats.reports)
     assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
 
 
@@ -365,8 +370,12 @@ async def test_two_clients_at_one_table() -> None:
     assert scores[0] == scores[1]  # one game, told to both
     assert server.stats.games == 1 and len(server.stats.reports) == 1
     report = server.stats.reports[0]
-    assert sorted(p for p in report.players if p.startswith("NoName#")) == ["NoName#1",
-                                                                             "NoName#2"]
+    # each client by its login and the seat it was told (TAIKYOKU's oya is the first dealer,
+    # relative to it): two programs at one table told apart
+    seats = [(-int(o)) % 4 for o in oya]
+    assert sorted(p for p in report.players if p.startswith("NoName")) == \
+        sorted(f"NoName@seat{s}" for s in seats)
+    assert [report.logins[s] for s in seats] == ["NoName", "NoName"]
     assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
 
 
@@ -427,9 +436,11 @@ async def test_cli_serves_two_mjbot_clients_at_one_table(tmp_path: Path) -> None
     figures = json.loads((tmp_path / "figures.json").read_text())
     assert len(figures["games"]) == 2
     for game in figures["games"]:
-        assert sorted(p for p in game["players"] if p.startswith("NoName")) == \
-            ["NoName#1", "NoName#2"]
+        remote = [s for s in range(4) if game["logins"][s] == "NoName"]
+        assert len(remote) == 2
+        assert [game["players"][s] for s in remote] == [f"NoName@seat{s}" for s in remote]
         assert sum(game["points"]) == 0
+    assert re.search(r"^NoName +4 ", text, re.M), text  # both clients' games, by login
     for i in range(2):
         logs = list((tmp_path / f"client{i}").rglob("*.mjlog.msgpack"))
         assert len(logs) == 2 and all(read_log(p).complete for p in logs)

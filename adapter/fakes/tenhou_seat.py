@@ -140,7 +140,8 @@ class RemoteSeat:
         self.table, self.seat, self.link = table, seat, link
         self.login = name  # as the client logged in (an ID is a secret)
         self.name = shown_name(name)
-        self.label = self.name  # which client played it, in reports
+        self.login_label = self.name  # the login as reports show it (tenhou_server.py)
+        self.label = self.name  # the login and the seat: which client played it, in reports
         self.illegal = self.timeouts = 0  # this seat's, for reports
         self.owed: Owed | None = None
         self.answers = threading.Lock()  # owed and the reply queue, between the two threads

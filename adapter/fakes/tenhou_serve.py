@@ -23,7 +23,8 @@ class ServeResult:
     seconds: float
 
     def table(self) -> str:
-        """One line per game (who sat where, final score and points), then per player."""
+        """One line per game (who sat where, final score and points), then per login (a
+        client's games at any seat) and policy."""
         lines: list[str] = []
         totals: dict[str, list[tuple[float, int, int, int]]] = {}
         for report in self.stats.reports:
@@ -32,7 +33,7 @@ class ServeResult:
             for s in range(4):
                 seats.append(f"{report.players[s]} {report.scores[s]} "
                              f"({report.points[s]:+.1f})")
-                totals.setdefault(report.players[s], []).append(
+                totals.setdefault((report.logins or report.players)[s], []).append(
                     (report.points[s], ranks[s], report.illegal[s], report.timeouts[s]))
             lines.append(f"game {report.index}: " + " | ".join(seats))
         lines.append(f"{'player':<16} games  points  mean rank  illegal  timeouts")

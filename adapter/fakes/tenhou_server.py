@@ -13,7 +13,9 @@ of the table and the request it still owes (no REINIT before the first hand). A 
 ``owari`` is a new login: the game is over when ``owari`` is sent. A seat whose client is
 away is played for it after ``absent`` seconds; a reply that is not allowed, or none within
 ``time_limit``, is counted and the seat plays its safest move (as Tenhou ignores it); an answer
-to nothing, or a second answer, is logged and dropped.
+to nothing, a second answer, or a late repeat of an earlier one (tenhou_seat.py) is logged,
+counted and dropped. :meth:`FakeTenhouServer.close` lets connected clients say BYE (bounded)
+and closes their lines cleanly. Reports name a client by its login and seat.
 
 ``drop_after``: the server cuts the connection once, after that many tags sent to the client
 (at a moment when nothing is asked of it), to test reconnection.
@@ -66,8 +68,10 @@ DEFAULT_ABSENT = 1.5  # seconds a request waits for a dropped client before its 
 
 @dataclass
 class GameReport:
-    """One finished game, for ``mjbot tenhou-server``: per seat who played it, the final score,
-    Tenhou's game points, and the client's illegal answers and timeouts."""
+    """One finished game, for ``mjbot tenhou-server``: per seat who played it (a client as
+    its login and seat, ``NoName@seat2``; mjbot's seats by policy), the final score, Tenhou's
+    game points, and the client's illegal answers and timeouts. ``logins``: per seat the login
+    alone (a client's) or the policy, to add up a program's games."""
 
     index: int
     players: list[str]
@@ -75,6 +79,7 @@ class GameReport:
     points: list[float]
     illegal: list[int]
     timeouts: list[int]
+    logins: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -119,10 +124,6 @@ class _Conn:
     probes: deque[float] = field(default_factory=deque)  # when each unanswered <Z/> was sent
     transcript: list[tuple[str, str]] | None = None  # ("tx" | "rx", tag) when recorded
 
-    @property
-    def label(self) -> str:
-        return f"{shown_name(self.name)}#{self.number}"
-
 
 class FakeTenhouServer:
     """Serves test games, over TCP and / or WebSocket: a table starts when ``humans`` clients
@@ -158,6 +159,7 @@ class FakeTenhouServer:
         self._notices: set[asyncio.Future[None]] = set()  # BYE / UN being sent to others
         self._servers: list[Any] = []
         self._conns: set[_Conn] = set()  # connected now
+        self._ids: dict[str, int] = {}  # an ID's number in reports ("ID1"): the ID is a secret
         self._sessions: set[asyncio.Task[Any]] = set()  # their handlers
 
     def open_log(self, game_index: int) -> GameLogWriter | None:
@@ -498,6 +500,13 @@ class FakeTenhouServer:
             group, self.waiting = self.waiting[:self.humans], self.waiting[self.humans:]
             await self._start_table(group)
 
+    def _login_label(self, name: str) -> str:
+        """A login as reports show it: "NoName", or an ID as "ID1", "ID2"... in the order of
+        their first game here (the ID itself is a secret)."""
+        if name == ANONYMOUS:
+            return name
+        return f"ID{self._ids.setdefault(name, len(self._ids) + 1)}"
+
     def _go(self, table: TenhouTable) -> Tag:
         return Tag("GO", {"type": str(self.game_type), "lobby": "0",
                           "gpid": f"{self.seed & 0xFFFFFFFF:08X}-{table.game_index:08X}"})
@@ -521,7 +530,8 @@ class FakeTenhouServer:
         table = TenhouTable(self, index, seated)
         self.tables.append(table)
         for conn, (seat, remote) in zip(group, table.remotes.items(), strict=True):
-            conn.seat, remote.label = remote, conn.label
+            conn.seat, remote.login_label = remote, self._login_label(conn.name)
+            remote.label = f"{remote.login_label}@seat{seat}"
             try:
                 await conn.send([self._go(table), self._un(table, seat), Tag("TAIKYOKU", {
                     "oya": str((0 - seat) % 4), "log": f"fake-{self.seed}-{index}"})])
@@ -546,10 +556,12 @@ class FakeTenhouServer:
             scores = list(table.result.scores)
             remotes = [table.remotes.get(s) for s in range(4)]
             players = [r.label if r else table.players[s].name for s, r in enumerate(remotes)]
+            logins = [r.login_label if r else table.players[s].name
+                      for s, r in enumerate(remotes)]
             self.stats.reports.append(GameReport(
                 table.game_index, players, scores, game_points(scores, placement(scores)),
                 [r.illegal if r else 0 for r in remotes],
-                [r.timeouts if r else 0 for r in remotes]))
+                [r.timeouts if r else 0 for r in remotes], logins))
         self.finished.set()
         self._changed.set()
 
