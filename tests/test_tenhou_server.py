@@ -254,7 +254,7 @@ async def test_a_second_login_takes_the_seat_only_for_an_id() -> None:
     assert server.stats.reconnects == 1 and server.stats.games == 2
     # reports name the ID by number, never the ID itself
     by_game = sorted(server.stats.reports, key=lambda r: r.index)
-    assert [[p for p in r.players if "@seat" in p][0].split("@")[0] for r in by_game] == \
+    assert [next(p for p in r.players if "@seat" in p).split("@")[0] for r in by_game] == \
         ["NoName", "ID1"]
     assert ident not in repr(server.stats.reports)
     assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
