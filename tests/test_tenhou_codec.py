@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.tenhou import (
@@ -449,8 +450,6 @@ REINIT_CALLS = {
 
 @pytest.mark.parametrize("form", sorted(REINIT_CALLS))
 def test_a_reinit_with_chi_pon_and_open_kan_restores_the_table(form: str) -> None:
-    from brain.state import TableState
-
     codec, state = TenhouCodec(), TableState("riichi")
     for text in (REINIT_CALLS[form], "<W/>"):
         for event in codec.feed(text):
@@ -473,3 +472,25 @@ def test_a_reinit_with_chi_pon_and_open_kan_restores_the_table(form: str) -> Non
     assert [state.unseen(k) for k in (9, 18, 20, 33)] == [3, 1, 0, 2]
     assert state.seats[1].riichi and state.sticks == 1
     assert state.scores == [25000, 24000, 25000, 25000]
+
+
+def test_a_reinit_with_added_kans_restores_their_pons() -> None:
+    """An added kan in REINIT: the pon's called tile is out of its giver's river too; it is
+    replayed as that discard, the pon, then the added tile (ours and another seat's).
+    Play: 0 N(120); 1 9m(32), 0 pons it (33 34), N(121); 1 S(112); 2 W(116); 3 8s(102), 2 pons
+    it (100 101), W(117); 3 haku(124); 0 draws 35, adds it, replacement, haku(125); 1 S(113);
+    2 draws 103, adds it, replacement, W(118): 11 draws."""
+    codec, state = TenhouCodec(), TableState("riichi")
+    for event in codec.feed('<REINIT seed="0,0,0,3,2,60" ten="250,250,250,250" oya="0" '
+                            'hai="0,4,8,12,36,40,44,48,72,76" m0="12401" m2="39537" '
+                            'kawa0="120,121,125" kawa1="112,113" kawa2="116,117,118" '
+                            'kawa3="124"/>'):
+        state.apply(event)
+    assert state.wall_remaining == 70 - 11
+    assert sorted(state.hand) == sorted(T.from_tenhou_id(i) for i in
+                                        (0, 4, 8, 12, 36, 40, 44, 48, 72, 76))
+    for seat, giver, kind in ((0, 1, 8), (2, 3, 25)):
+        (meld,) = state.seats[seat].melds
+        assert (meld.kind, meld.from_seat, len(meld.tiles)) == ("added_kan", giver, 4)
+        assert [T.kind(r.tile) for r in state.seats[giver].river if r.claimed] == [kind]
+        assert state.unseen(kind) == 0
