@@ -91,9 +91,10 @@ class RawClient:
     async def play(self, offer: OfferAnswer | None = None,
                    stop: Callable[[GameSeen], bool] | None = None,
                    first: list[str] | None = None, calls: bool = False,
-                   again: Callable[[], float] | None = None) -> GameSeen:
+                   again: Callable[[], float] | None = None, ready: bool = True) -> GameSeen:
         """Play to the tag with ``owari`` (or until ``stop`` says so after a read); ``first``:
-        tags already read, answered first."""
+        tags already read, answered first; ``ready`` False: a hand's result is not answered
+        with NEXTREADY (the caller does)."""
         seen = GameSeen()
         sent: list[int] = []
         held: list[int] = []
@@ -129,7 +130,7 @@ class RawClient:
                     out += [answer] if answer else offer(text) if offer else ["<N/>"]
                 elif "owari=" in text:
                     over = True
-                elif text.startswith(("<AGARI", "<RYUUKYOKU")):
+                elif text.startswith(("<AGARI", "<RYUUKYOKU")) and ready:
                     out.append("<NEXTREADY/>")
             if out:
                 await self.write(*out)

@@ -102,6 +102,34 @@ async def test_a_second_answer_in_a_later_write_is_dropped(delays: str) -> None:
     assert server.stats.dropped > 0
 
 
+def _result_seen(seen: GameSeen) -> bool:
+    return any(t.startswith(("<AGARI", "<RYUUKYOKU")) for t in seen.reads[-1])
+
+
+async def test_a_repeated_nextready_does_not_answer_the_next_result() -> None:
+    """A NEXTREADY written twice: the repeat, read in the next hand, must not stand for the
+    NEXTREADY owed after that hand's result (the next INIT waits for the client)."""
+    async with _server(seed=1) as (server, port):
+        client = await RawClient.connect(port)
+        try:
+            await client.login()
+            await client.play(stop=_result_seen, ready=False)
+            await client.write("<NEXTREADY/>")
+            await asyncio.sleep(0.05)
+            await client.write("<NEXTREADY/>")  # the repeat, in its own write
+            seen = await client.play(stop=_result_seen, ready=False)
+            assert not any("owari=" in t for t in seen.reads[-1]), "pick a seed with 3 hands"
+            with pytest.raises(TimeoutError):  # nothing before our NEXTREADY
+                await client.read(timeout=0.5)
+            await client.write("<NEXTREADY/>")
+            seen = await client.play()
+        finally:
+            await client.close()
+        await asyncio.wait_for(server.finished.wait(), 10)
+    assert seen.tags("INIT") and "owari" in seen.reads[-1][-1]
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+
+
 # ---------------------------------------------------------------------- one read (item 5)
 
 

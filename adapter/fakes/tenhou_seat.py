@@ -332,6 +332,7 @@ class RemoteSeat:
         """The hand's result(s), told with the next event, and NEXTREADY waited for."""
         held, self.held = self.held, []
         if held:
+            self.link.ready.clear()  # a NEXTREADY read before these results answers nothing
             self.send(*held)
             self.table.wait_ready(self)
 
