@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import json
 import threading
 import time
@@ -113,7 +112,6 @@ class _Conn:
     """One client connection: its login, and the seat it plays or returns to. ``cut`` drops
     the line (a reset, as a network fault), ``hang_up`` closes it politely."""
 
-    number: int
     send: Send
     cut: Callable[[], None]
     hang_up: Callable[[], None]
@@ -155,7 +153,6 @@ class FakeTenhouServer:
         self.games_started = self.games_done = 0
         self.finished = asyncio.Event()  # a game has ended
         self._changed = asyncio.Event()
-        self._numbers = itertools.count(1)
         self._notices: set[asyncio.Future[None]] = set()  # BYE / UN being sent to others
         self._servers: list[Any] = []
         self._conns: set[_Conn] = set()  # connected now
@@ -296,7 +293,7 @@ class FakeTenhouServer:
             transcript: list[tuple[str, str]] = []
             self.transcripts.append(transcript)
             send, receive = _recorded(send, receive, transcript)
-        conn = _Conn(next(self._numbers), send, cut, hang_up)
+        conn = _Conn(send, cut, hang_up)
         task = asyncio.current_task()
         if task is not None:
             self._sessions.add(task)
