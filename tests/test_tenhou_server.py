@@ -510,6 +510,24 @@ async def test_cli_closes_politely_after_the_last_game(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "f.json").read_text())["byes"] == 1  # read before the end
 
 
+async def test_closing_waits_for_a_websocket_client_to_say_bye() -> None:
+    from websockets.asyncio.client import connect
+
+    server = FakeTenhouServer()
+    port = await server.start_ws()
+    async with connect(f"ws://127.0.0.1:{port}") as ws:
+        await ws.send(json.dumps({"tag": "HELO", "name": "NoName", "sx": "M"}))
+        await asyncio.wait_for(ws.recv(), 10)
+        closing = asyncio.ensure_future(server.close(grace=10))
+        await asyncio.sleep(0.3)
+        assert not closing.done()  # the line is still open for a goodbye
+        await ws.send(json.dumps({"tag": "BYE"}))
+        await asyncio.wait_for(closing, 10)
+        await asyncio.wait_for(ws.wait_closed(), 10)
+        assert ws.close_code == 1000  # closed normally, not "going away"
+    assert server.stats.byes == 1
+
+
 async def test_text_that_is_no_tag_is_logged_and_the_line_kept() -> None:
     from websockets.asyncio.client import connect
 

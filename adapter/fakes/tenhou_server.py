@@ -199,8 +199,11 @@ class FakeTenhouServer:
         """Stop listening; give the clients still connected up to ``grace`` seconds to leave
         (BYE, or their own close), then close their lines politely and let every session end,
         so that a late BYE is read, not met by a reset, and nothing is left cancelled."""
-        for server in self._servers:
-            server.close()
+        for server in self._servers:  # listen no more; the lines stay open for now
+            if isinstance(server, asyncio.Server):
+                server.close()
+            else:
+                server.close(close_connections=False)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + grace
         while self._sessions and loop.time() < deadline:
