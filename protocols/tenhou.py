@@ -241,6 +241,16 @@ def _own_ids(meld: MeldIds) -> list[int]:
     return [i for i in meld.ids if i != meld.called]
 
 
+def _given_id(meld: MeldIds) -> int | None:
+    """The id a meld took from another seat's discard (an added kan: its pon's); None for a
+    closed kan or a nuki."""
+    if meld.kind in ("chi", "pon", "open_kan"):
+        return meld.called
+    if meld.kind == "added_kan":
+        return tuple(i for i in meld.ids if i != meld.called)[meld.index]
+    return None
+
+
 def decode_meld(who: int, m: int, red: bool = True) -> ev.MeldCalled:
     """The meld code as a MeldCalled; ``who`` and the giver in the same seat numbering."""
     meld = meld_ids(m)
@@ -574,23 +584,29 @@ class TenhouCodec:
 
     def _on_reinit(self, a: dict[str, str], tag: Tag) -> list[object]:
         """Back at the table after a reconnect: the hand so far (our hand, every seat's melds
-        and river) replayed as events that rebuild the table."""
+        and river) replayed as events that rebuild the table.
+
+        Tenhou leaves a tile that was called away out of its river (``kawa``): it is in the
+        caller's meld only. Each such tile is put back as a discard of its giver just before
+        its call (a server that lists it in the river anyway has it taken out first, so it
+        counts once either way). The draws so far are not sent: every discard followed a draw
+        or a chi / pon, and every kan (and nuki) used a draw with no discard of its own."""
         seed, _ = self._init_seats(a)
         hai = ints(a["hai"])
-        melds = {r: [meld_ids(m) for m in ints(a.get(f"m{r}"))] for r in range(4)}
+        codes = {r: ints(a.get(f"m{r}")) for r in range(4)}
+        melds = {r: [meld_ids(m) for m in codes[r]] for r in range(4)}
         rivers = {r: ints(a.get(f"kawa{r}")) for r in range(4)}
-        own_meld_ids = [i for mi in melds[0] for i in _own_ids(mi)]
-        own_discards = [i for i in rivers[0] if i != 255]
+        for r in range(4):
+            for mi in melds[r]:
+                given = _given_id(mi)
+                giver = (r + mi.offset) % 4
+                if given is not None and given in rivers[giver]:
+                    rivers[giver].remove(given)
+        own_meld_ids = [i for mi in melds[0] for i in mi.ids if i != _given_id(mi)]
         start = self._round_started(a, seed, [*hai, *own_meld_ids])
-        discards = sum(len([i for i in v if i != 255]) for v in rivers.values())
-        # the draws so far are not sent: every discard followed a draw or a chi / pon, and a
-        # closed or added kan used a draw with no discard of its own
-        calls = [mi.kind for v in melds.values() for mi in v]
-        draws = discards - sum(k in ("chi", "pon") for k in calls) + sum(
-            k in ("closed_kan", "added_kan") for k in calls)
-        # (our own discards are replayed as draw + discard, and those draws count down too)
-        start = dataclasses.replace(start, wall_remaining=max(0, LIVE_DRAWS - draws
-                                                              + len(own_discards)))
+        listed = sum(len([i for i in v if i != 255]) for v in rivers.values())
+        draws = listed + sum(mi.kind in ("open_kan", "closed_kan", "added_kan", "nuki")
+                             for v in melds.values() for mi in v)
         events: list[object] = [*self._game_started(), start]
         # REINIT gives each river on its own: replay them in turn order from the dealer (calls
         # aside, the order of play), so that what passed after a riichi is known again
@@ -603,22 +619,40 @@ class TenhouCodec:
                 while queues[r] and queues[r][0] == 255:
                     queues[r].pop(0)
                     riichi = True
-                if not queues[r]:
-                    continue
                 if riichi:
                     events.append(ev.RiichiDeclared(seat))
-                tile = self.tile(queues[r].pop(0))
-                if r == 0:  # ours: drawn, then discarded, as it was
-                    events.append(ev.TileDrawn(seat, tile))
-                events.append(ev.TileDiscarded(seat, tile))
+                if queues[r]:
+                    events += self._replayed_discard(seat, queues[r].pop(0))
                 if riichi:  # its stick is already out of the scores REINIT gives
                     events.append(ev.RiichiAccepted(seat, start.scores))
         for seat, r in order:
-            events.extend(decode_meld(seat, m, self.red) for m in ints(a.get(f"m{r}")))
+            for code, mi in zip(codes[r], melds[r], strict=True):
+                given = _given_id(mi)
+                if given is not None:
+                    events += self._replayed_discard(self.absolute((r + mi.offset) % 4),
+                                                     given)
+                if mi.kind == "added_kan":  # the pon it grew from, then the added tile
+                    pon = tuple(i for i in mi.ids if i != mi.called)
+                    events.append(decode_meld(seat, meld_code(
+                        MeldIds("pon", pon, given, mi.offset, mi.index)), self.red))
+                events.append(decode_meld(seat, code, self.red))
+        # the replayed draws (ours) count the wall down and each replayed riichi puts a stick
+        # out: the wall and the sticks REINIT gives are what is left after them
+        own_draws = sum(isinstance(e, ev.TileDrawn) for e in events)
+        riichis = sum(isinstance(e, ev.RiichiAccepted) for e in events)
+        events[events.index(start)] = dataclasses.replace(
+            start, wall_remaining=max(0, LIVE_DRAWS - draws + own_draws),
+            sticks=max(0, start.sticks - riichis))
         self.held = list(hai)
-        events.append(ev.PlatformNotice(f"reconnected: {discards} discards and "
+        events.append(ev.PlatformNotice(f"reconnected: {listed} discards in the rivers and "
                                         f"{sum(map(len, melds.values()))} calls restored"))
         return events
+
+    def _replayed_discard(self, seat: int, tile_id: int) -> list[object]:
+        """A discard of the hand so far; ours is drawn first (it is in no hand REINIT gives)."""
+        tile = self.tile(tile_id)
+        drawn = [ev.TileDrawn(seat, tile)] if seat == self.seat else []
+        return [*drawn, ev.TileDiscarded(seat, tile)]
 
     def _tile_tag(self, letter: str, tile_id: int, tag: Tag) -> list[object]:
         tile = self.tile(tile_id)

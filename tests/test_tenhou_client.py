@@ -19,6 +19,7 @@ from adapter.session import SessionSummary
 from adapter.tenhou import (
     ID_ENV,
     PermissionRefused,
+    TenhouBot,
     TenhouSettings,
     check_permission,
     load_config,
@@ -29,6 +30,7 @@ from protocols.tenhou import TagStream, parse_tag
 from replay import replayer
 from replay.log import DecisionFrame, EventFrame, RxFrame, read_log
 from tests.shared_data import TENHOU_CAPTURES as CAPTURES
+from tests.test_tenhou_codec import REINIT_CALLS
 
 
 async def _game(tmp_path: Path, transport: str, seed: int = 1, drop: int | None = None,
@@ -341,3 +343,76 @@ async def test_a_new_game_after_a_resumed_game_that_never_ended(tmp_path: Path) 
     assert len(decisions) == 3 and not any(d.fallback for d in decisions)
     for log in logs:  # each log re-parses from its own raw tags to its own events
         assert replayer.reparse(replayer.load(str(log.path)))["identical"], log.path
+
+
+# ---------------------------------------------------------------------- a reconnect with calls
+
+
+async def _reconnect_with_calls(server: _ScriptedServer, first: bool) -> None:
+    """The first line: login, a game at seat 0 (dealer), its first hand dealt, then the line
+    drops. The second: HELO -> GO / UN / SAIKAI, GOK -> the hand-written REINIT in Tenhou's
+    form (chi, pon, our open kan, a riichi; the called tiles out of the rivers), then the
+    hand goes on: seat 3 draws and discards, we draw and discard, and the game ends."""
+    await server.expect("HELO")
+    un = ('<UN n0="%4E%6F%4E%61%6D%65" n1="%43%4F%4D" n2="%43%4F%4D" n3="%43%4F%4D" '
+          'dan="0,0,0,0" rate="1500.00,1500.00,1500.00,1500.00" sx="M,C,C,C"/>')
+    if first:
+        await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>')
+        await server.expect("PXR")
+        await server.send('<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
+        await server.expect("JOIN")
+        await server.send('<GO type="64" lobby="0"/>', un, '<TAIKYOKU oya="0" log="x"/>')
+        await server.expect("GOK")
+        await server.send('<INIT seed="0,0,0,3,2,60" ten="250,250,250,250" oya="0" '
+                          'hai="12,13,17,21,48,53,56,80,81,82,83,96,100"/>')
+        server.writer.transport.abort()  # the line drops
+        return
+    await server.send('<GO type="64" lobby="0"/>', un,
+                      '<SAIKAI ba="0,1" oya="0" sc="250,0,240,0,250,0,250,0"/>')
+    await server.expect("GOK")
+    await server.send(REINIT_CALLS["real"], "<W/>", "<G125/>")
+    hand = {12, 13, 17, 21, 48, 53, 56, 96, 100, 104}
+    await server.our_turn(64, hand)
+    await server.send("<U/>", "<e65/>",
+                      '<PROF lobby="0" type="64" add="0.0,0,0,0,1,0,8,1,1,4,2"/>',
+                      '<RYUUKYOKU ba="0,1" sc="250,0,240,0,250,0,250,0" '
+                      'owari="250,5.0,240,-10.0,250,5.0,250,0.0"/>')
+    await server.expect("BYE")
+
+
+async def test_our_client_resumes_a_hand_with_chi_pon_and_open_kan(tmp_path: Path) -> None:
+    """Issue 24: the REINIT in Tenhou's form leaves called tiles out of the rivers; our client
+    puts them back once and counts the wall right (it ended 1 too high per chi, pon and open
+    kan), and plays on from the resumed hand without an error."""
+    scripted: list[_ScriptedServer] = []
+    done = asyncio.Event()
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server = _ScriptedServer(reader, writer)
+        scripted.append(server)
+        try:
+            await _reconnect_with_calls(server, first=len(scripted) == 1)
+        finally:
+            if len(scripted) == 2:
+                done.set()
+            writer.close()
+
+    listener = await asyncio.start_server(client, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
+                              reconnect_tries=3, reconnect_delay=0.1)
+    bot = TenhouBot(settings)
+    async with listener:
+        summary: SessionSummary = await asyncio.wait_for(run(settings, bot), 60)
+        await asyncio.wait_for(done.wait(), 10)
+    assert summary.finished and summary.reconnects == 1
+    assert summary.errors == [] and summary.fallbacks == 0
+    assert len(scripted[1].discards) == 1 and scripted[1].problems == []
+    state = bot.state
+    # 12 draws before the line dropped; then seat 3's, ours and seat 1's
+    assert state.wall_remaining == 70 - 12 - 3
+    assert [(m.kind, m.from_seat) for m in state.seats[0].melds] == [("open_kan", 2)]
+    assert [state.unseen(k) for k in (9, 18, 20)] == [3, 1, 0]  # chi'd 1p, pon'd 1s, our kan
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    assert read_log(path).complete
+    assert replayer.reparse(replayer.load(str(path)))["identical"]

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.tenhou import (
@@ -421,3 +422,75 @@ def test_a_taikyoku_after_a_finished_game_ends_nothing() -> None:
     codec.feed('<UN n0="a" n1="b" n2="c" n3="d"/>')
     (started,) = codec.feed('<TAIKYOKU oya="3"/>')
     assert started.seat == 1
+
+
+# ---------------------------------------------------------------------- a reconnect with calls
+
+
+# A hand-written REINIT in Tenhou's form (tenhou.md; the called tile is left out of its giver's
+# kawa, as in tenhou-python-bot's reconnect test). We sit as the dealer (seat 0), east 1. The
+# play it stands for, relative seats, ids:
+#   0: draw, E(108)   1: draw, S(112)   2: draw, N(120)   3: draw, 1m(0)
+#   0: draw, 1p(36) -> 1 chis it with 2p 3p (m1 21511), discards W(116)
+#   2: draw, 1s(72) -> 3 pons it with 73 74 (m3 27755), discards haku(124)
+#   0: draw, 2m(4)    1: draw, riichi on chun(132)   2: draw, 3s(80)
+#   0: open kan of 3s from 2 (m0 20482), replacement draw, 3m(8)
+#   1: draw, chun(133)   2: draw, 4s(84)      -> 12 draws so far: 58 left; seat 3 draws next
+REINIT_CALLS = {
+    "real": ('<REINIT seed="0,0,1,3,2,60" ten="250,240,250,250" oya="0" '
+             'hai="12,13,17,21,48,53,56,96,100,104" m0="20482" m1="21511" m3="27755" '
+             'kawa0="108,4,8" kawa1="112,116,255,132,133" kawa2="120,84" kawa3="0,124"/>'),
+    # the same table with the called tiles still listed, as our fake server once sent it
+    "listed": ('<REINIT seed="0,0,1,3,2,60" ten="250,240,250,250" oya="0" '
+               'hai="12,13,17,21,48,53,56,96,100,104" m0="20482" m1="21511" m3="27755" '
+               'kawa0="108,36,4,8" kawa1="112,116,255,132,133" kawa2="120,72,80,84" '
+               'kawa3="0,124"/>'),
+}
+
+
+@pytest.mark.parametrize("form", sorted(REINIT_CALLS))
+def test_a_reinit_with_chi_pon_and_open_kan_restores_the_table(form: str) -> None:
+    codec, state = TenhouCodec(), TableState("riichi")
+    for text in (REINIT_CALLS[form], "<W/>"):
+        for event in codec.feed(text):
+            state.apply(event)
+    # 12 draws before the reconnect and seat 3's after it
+    assert state.wall_remaining == 70 - 12 - 1
+    assert sorted(state.hand) == sorted(T.from_tenhou_id(i) for i in
+                                        (12, 13, 17, 21, 48, 53, 56, 96, 100, 104))
+    assert codec.held == [12, 13, 17, 21, 48, 53, 56, 96, 100, 104]
+    kinds = {s: [(m.kind, m.from_seat) for m in state.seats[s].melds] for s in range(4)}
+    assert kinds == {0: [("open_kan", 2)], 1: [("chi", 0)], 2: [], 3: [("pon", 2)]}
+    # every discard once, the called ones marked as such
+    rivers = {s: sorted(T.kind(r.tile) for r in state.seats[s].river) for s in range(4)}
+    assert rivers == {0: [1, 2, 9, 27], 1: [28, 29, 33, 33], 2: [18, 20, 21, 30],
+                      3: [0, 31]}
+    claimed = {s: sorted(T.kind(r.tile) for r in state.seats[s].river if r.claimed)
+               for s in range(4)}
+    assert claimed == {0: [9], 1: [], 2: [18, 20], 3: []}
+    # each tile seen once: 1p (called by the chi) 1, 1s (pon) 3, 3s (our kan) 4, chun 2
+    assert [state.unseen(k) for k in (9, 18, 20, 33)] == [3, 1, 0, 2]
+    assert state.seats[1].riichi and state.sticks == 1
+    assert state.scores == [25000, 24000, 25000, 25000]
+
+
+def test_a_reinit_with_added_kans_restores_their_pons() -> None:
+    """An added kan in REINIT: the pon's called tile is out of its giver's river too; it is
+    replayed as that discard, the pon, then the added tile (ours and another seat's).
+    Play: 0 N(120); 1 9m(32), 0 pons it (33 34), N(121); 1 S(112); 2 W(116); 3 8s(102), 2 pons
+    it (100 101), W(117); 3 haku(124); 0 draws 35, adds it, replacement, haku(125); 1 S(113);
+    2 draws 103, adds it, replacement, W(118): 11 draws."""
+    codec, state = TenhouCodec(), TableState("riichi")
+    for event in codec.feed('<REINIT seed="0,0,0,3,2,60" ten="250,250,250,250" oya="0" '
+                            'hai="0,4,8,12,36,40,44,48,72,76" m0="12401" m2="39537" '
+                            'kawa0="120,121,125" kawa1="112,113" kawa2="116,117,118" '
+                            'kawa3="124"/>'):
+        state.apply(event)
+    assert state.wall_remaining == 70 - 11
+    assert sorted(state.hand) == sorted(T.from_tenhou_id(i) for i in
+                                        (0, 4, 8, 12, 36, 40, 44, 48, 72, 76))
+    for seat, giver, kind in ((0, 1, 8), (2, 3, 25)):
+        (meld,) = state.seats[seat].melds
+        assert (meld.kind, meld.from_seat, len(meld.tiles)) == ("added_kan", giver, 4)
+        assert [T.kind(r.tile) for r in state.seats[giver].river if r.claimed] == [kind]
+        assert state.unseen(kind) == 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
 import re
 import sys
 import time
@@ -14,8 +15,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
+
 from adapter.fakes.tenhou_server import FakeTenhouServer
-from protocols.tenhou import auth_reply, parse_tag
+from protocols.tenhou import auth_reply, meld_ids, parse_tag
 from replay.log import read_log
 from tests.tenhou_raw import GameSeen, RawClient
 
@@ -68,6 +71,65 @@ async def test_a_second_answer_in_the_same_read_is_dropped() -> None:
     assert len(dropped) == len(offers), server.stats.problems
 
 
+@pytest.mark.parametrize("delays", ["1ms", "1-200ms"])
+async def test_a_second_answer_in_a_later_write_is_dropped(delays: str) -> None:
+    """Issue 24: a client that writes each answer again 1-200 ms later. The repeat arrives
+    when the next request is already out (after our own pon the discard is asked at once):
+    it must be dropped as stale, not taken as the answer to that request. (A repeat that the
+    request allows, e.g. the discard of an id dealt to us again in a later hand, is an answer
+    to Tenhou as to us: answers carry no request number.)"""
+    rng = random.Random(24)
+    again = (lambda: 0.001) if delays == "1ms" else (lambda: rng.uniform(0.001, 0.2))
+    async with _server(seed=3) as (server, port):
+        client = await RawClient.connect(port)
+        try:
+            await client.login()
+            seen = await client.play(calls=True, again=again)
+        finally:
+            await client.close()
+        await asyncio.wait_for(server.finished.wait(), 10)
+    own_calls = [t for r in seen.reads for t in r if t.startswith('<N who="0"')]
+    assert own_calls, "no call of ours in this game: pick another seed"
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+    # every discard we sent is the one the server made, but where a repeat of one of our
+    # earlier discards came when the request allowed it (only ever at 1-200 ms: a late repeat
+    # may reach a later hand, which deals the same id again)
+    earlier: set[int] = set()
+    for sent, echoed in seen.discards:
+        assert sent == echoed or (delays != "1ms" and echoed in earlier), (sent, echoed)
+        earlier.add(sent)
+    assert server.stats.dropped == sum(p.startswith("dropped") for p in server.stats.problems)
+    assert server.stats.dropped > 0
+
+
+def _result_seen(seen: GameSeen) -> bool:
+    return any(t.startswith(("<AGARI", "<RYUUKYOKU")) for t in seen.reads[-1])
+
+
+async def test_a_repeated_nextready_does_not_answer_the_next_result() -> None:
+    """A NEXTREADY written twice: the repeat, read in the next hand, must not stand for the
+    NEXTREADY owed after that hand's result (the next INIT waits for the client)."""
+    async with _server(seed=1) as (server, port):
+        client = await RawClient.connect(port)
+        try:
+            await client.login()
+            await client.play(stop=_result_seen, ready=False)
+            await client.write("<NEXTREADY/>")
+            await asyncio.sleep(0.05)
+            await client.write("<NEXTREADY/>")  # the repeat, in its own write
+            seen = await client.play(stop=_result_seen, ready=False)
+            assert not any("owari=" in t for t in seen.reads[-1]), "pick a seed with 3 hands"
+            with pytest.raises(TimeoutError):  # nothing before our NEXTREADY
+                await client.read(timeout=0.5)
+            await client.write("<NEXTREADY/>")
+            seen = await client.play()
+        finally:
+            await client.close()
+        await asyncio.wait_for(server.finished.wait(), 10)
+    assert seen.tags("INIT") and "owari" in seen.reads[-1][-1]
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+
+
 # ---------------------------------------------------------------------- one read (item 5)
 
 
@@ -104,6 +166,42 @@ async def test_a_reconnect_is_answered_with_go_un_saikai_in_one_read() -> None:
         await asyncio.wait_for(server.finished.wait(), 10)
     assert "owari" in seen.reads[-1][-1]
     assert server.stats.reconnects == 1 and server.stats.games == 1
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+
+
+def _called_from_river(seen: GameSeen) -> bool:
+    """A chi, pon or open kan has been told in the hand now in play."""
+    tags = [t for r in seen.reads for t in r]
+    since = max((i for i, t in enumerate(tags) if t.startswith("<INIT")), default=0)
+    return any(meld_ids(int(_attrs(t)["m"])).kind in ("chi", "pon", "open_kan")
+               for t in tags[since:] if t.startswith("<N ") and "m=" in t)
+
+
+async def test_a_reinit_leaves_called_tiles_out_of_the_rivers() -> None:
+    """Issue 24: real Tenhou lists a called tile in its caller's meld only, not in the giver's
+    kawa; a foreign client that found it in both counted five copies of it."""
+    async with _server(seed=2, absent=10.0) as (server, port):  # seed 2: a chi in hand 2
+        client = await RawClient.connect(port)
+        await client.login()
+        await client.play(stop=_called_from_river)
+        await client.close()
+        client = await RawClient.connect(port)
+        await client.hello()
+        await client.write("<GOK/>")
+        reinit = await client.read()
+        a = _attrs(reinit[0])
+        melds = [meld_ids(int(m)) for r in range(4) for m in a.get(f"m{r}", "").split(",") if m]
+        rivers = [int(i) for r in range(4) for i in a.get(f"kawa{r}", "").split(",") if i]
+        called = [m.called for m in melds if m.kind in ("chi", "pon", "open_kan")]
+        assert called, a
+        assert not set(called) & set(rivers), a
+        ids = [int(i) for i in a["hai"].split(",")] + [i for m in melds for i in m.ids] + \
+            [i for i in rivers if i != 255]
+        assert len(ids) == len(set(ids)), a  # each tile once
+        seen = await client.play(first=reinit[1:])
+        await client.close()
+        await asyncio.wait_for(server.finished.wait(), 10)
+    assert "owari" in seen.reads[-1][-1]
     assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
 
 
@@ -182,6 +280,11 @@ async def test_a_second_login_takes_the_seat_only_for_an_id() -> None:
         await asyncio.wait_for(server.wait_games(2), 10)
     assert "owari" in seen.reads[-1][-1]
     assert server.stats.reconnects == 1 and server.stats.games == 2
+    # reports name the ID by number, never the ID itself
+    by_game = sorted(server.stats.reports, key=lambda r: r.index)
+    assert [next(p for p in r.players if "@seat" in p).split("@")[0] for r in by_game] == \
+        ["NoName", "ID1"]
+    assert ident not in repr(server.stats.reports)
     assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
 
 
@@ -295,8 +398,12 @@ async def test_two_clients_at_one_table() -> None:
     assert scores[0] == scores[1]  # one game, told to both
     assert server.stats.games == 1 and len(server.stats.reports) == 1
     report = server.stats.reports[0]
-    assert sorted(p for p in report.players if p.startswith("NoName#")) == ["NoName#1",
-                                                                             "NoName#2"]
+    # each client by its login and the seat it was told (TAIKYOKU's oya is the first dealer,
+    # relative to it): two programs at one table told apart
+    seats = [(-int(o)) % 4 for o in oya]
+    assert sorted(p for p in report.players if p.startswith("NoName")) == \
+        sorted(f"NoName@seat{s}" for s in seats)
+    assert [report.logins[s] for s in seats] == ["NoName", "NoName"]
     assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
 
 
@@ -357,13 +464,68 @@ async def test_cli_serves_two_mjbot_clients_at_one_table(tmp_path: Path) -> None
     figures = json.loads((tmp_path / "figures.json").read_text())
     assert len(figures["games"]) == 2
     for game in figures["games"]:
-        assert sorted(p for p in game["players"] if p.startswith("NoName")) == \
-            ["NoName#1", "NoName#2"]
+        remote = [s for s in range(4) if game["logins"][s] == "NoName"]
+        assert len(remote) == 2
+        assert [game["players"][s] for s in remote] == [f"NoName@seat{s}" for s in remote]
         assert sum(game["points"]) == 0
+    assert re.search(r"^NoName +4 ", text, re.M), text  # both clients' games, by login
     for i in range(2):
         logs = list((tmp_path / f"client{i}").rglob("*.mjlog.msgpack"))
         assert len(logs) == 2 and all(read_log(p).complete for p in logs)
     assert len(list((tmp_path / "server").rglob("*.mjlog.msgpack"))) == 2
+
+
+async def test_cli_closes_politely_after_the_last_game(tmp_path: Path) -> None:
+    """Issue 24: after the last ``owari`` the server waits (bounded) for the connected clients:
+    one that says BYE a moment later is answered with a clean close (no reset, no broken pipe),
+    one that never leaves is hung up on cleanly, and stderr holds no traceback."""
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "adapter.cli", "tenhou-server", "--port", "0", "--games", "1",
+        "--policy", "greedy", "--seed", "2", "--no-log", "--json", str(tmp_path / "f.json"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        assert server.stderr is not None
+        line = (await asyncio.wait_for(server.stderr.readline(), 60)).decode()
+        port = int(re.search(r"127\.0\.0\.1:(\d+)", line).group(1))  # type: ignore[union-attr]
+        lingering = await RawClient.connect(port)  # logged in, never plays, never leaves
+        await lingering.hello()
+        client = await RawClient.connect(port)
+        await client.login()
+        seen = await client.play()
+        assert "owari" in seen.reads[-1][-1]
+        await asyncio.sleep(0.5)  # a client that takes its time to say goodbye
+        await client.write("<BYE/>")
+        assert await client.reader.read() == b""  # closed by the server, not reset
+        assert await asyncio.wait_for(lingering.reader.read(), 30) == b""
+        await client.close()
+        await lingering.close()
+        out, err = await asyncio.wait_for(server.communicate(), 60)
+    finally:
+        if server.returncode is None:
+            server.kill()
+            await server.wait()
+    assert server.returncode == 0, (out + err).decode()[-2000:]
+    assert "Traceback" not in err.decode() and "Error" not in err.decode(), err.decode()
+    assert "1 games" in out.decode()
+    assert json.loads((tmp_path / "f.json").read_text())["byes"] == 1  # read before the end
+
+
+async def test_closing_waits_for_a_websocket_client_to_say_bye() -> None:
+    from websockets.asyncio.client import connect
+
+    server = FakeTenhouServer()
+    port = await server.start_ws()
+    async with connect(f"ws://127.0.0.1:{port}") as ws:
+        await ws.send(json.dumps({"tag": "HELO", "name": "NoName", "sx": "M"}))
+        await asyncio.wait_for(ws.recv(), 10)
+        closing = asyncio.ensure_future(server.close(grace=10))
+        await asyncio.sleep(0.3)
+        assert not closing.done()  # the line is still open for a goodbye
+        await ws.send(json.dumps({"tag": "BYE"}))
+        await asyncio.wait_for(closing, 10)
+        await asyncio.wait_for(ws.wait_closed(), 10)
+        assert ws.close_code == 1000  # closed normally, not "going away"
+    assert server.stats.byes == 1
 
 
 async def test_text_that_is_no_tag_is_logged_and_the_line_kept() -> None:

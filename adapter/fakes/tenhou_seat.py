@@ -3,10 +3,14 @@
 and the answers it takes, through the seat's own :class:`SeatLink`.
 
 What a seat owes is one request at a time: the first answer that fits is taken, a second one
-(or one to nothing, or one left from an earlier request) is logged and dropped, so that a client
-that answers twice never has its answers shifted onto later requests. A seat whose client is
-away is waited for a short while (``absent`` seconds from its leaving), then played for it
-until it is back.
+(or one to nothing, or one left from an earlier request) is logged, counted and dropped, so that
+a client that answers twice never has its answers shifted onto later requests. Tenhou's answers
+carry no request number; the server tells a stale repeat from an answer by what the request
+allows: a repeat of an answer taken earlier in the game that the request now owed does not
+allow (a discard of a tile that has left the hand, a pon when a discard is asked) is dropped as
+stale, even when it comes in a later write, after the next request went out. A seat whose
+client is away is waited for a short while (``absent`` seconds from its leaving), then played
+for it until it is back.
 """
 
 from __future__ import annotations
@@ -93,13 +97,36 @@ class SeatLink:
 # ---------------------------------------------------------------------- the remote seat
 
 
+_TURN_VERBS = frozenset({"discard", "riichi", "closed_kan", "added_kan", "tsumo",
+                         "nine_terminals", "nuki"})
+_OFFER_VERBS = ((1, "pon"), (2, "open_kan"), (4, "chi"), (8, "ron"))
+
+
 @dataclass
 class Owed:
-    """The request a remote seat owes an answer to: ``kind`` "turn" or "claim"."""
+    """The request a remote seat owes an answer to: ``kind`` "turn" or "claim"; ``held`` the
+    seat's ids when it was asked."""
 
     kind: str
     tag: Tag
+    held: frozenset[int] = frozenset()
     answered: bool = False
+
+    def verbs(self) -> frozenset[str]:
+        """The answers this request allows (read_reply's verbs)."""
+        if self.kind == "turn":  # a draw, or our chi / pon whose discard is asked
+            return _TURN_VERBS if self.tag.name.startswith("T") else frozenset({"discard"})
+        flags = int(self.tag.attrs.get("t", "0"))
+        return frozenset({"pass"} | {verb for bit, verb in _OFFER_VERBS if flags & bit})
+
+    def allows(self, tag: Tag) -> bool:
+        """``tag`` is an answer this request allows, naming only ids the seat holds."""
+        try:
+            reply = read_reply(tag)
+        except TenhouError:
+            return False
+        named = reply.get("ids") or ([reply["id"]] if "id" in reply else [])
+        return reply["verb"] in self.verbs() and all(i in self.held for i in named)
 
 
 _ABSENT = object()  # no answer: the client is away
@@ -113,11 +140,13 @@ class RemoteSeat:
         self.table, self.seat, self.link = table, seat, link
         self.login = name  # as the client logged in (an ID is a secret)
         self.name = shown_name(name)
-        self.label = self.name  # which client played it, in reports
+        self.login_label = self.name  # the login as reports show it (tenhou_server.py)
+        self.label = self.name  # the login and the seat: which client played it, in reports
         self.illegal = self.timeouts = 0  # this seat's, for reports
         self.owed: Owed | None = None
         self.answers = threading.Lock()  # owed and the reply queue, between the two threads
         self.held: list[Tag] = []  # the hand's AGARI / RYUUKYOKU, sent with the next event
+        self.given: set[str] = set()  # the answers taken in this game, to know a repeat
         self.scores = [0, 0, 0, 0]
 
     def rel(self, seat: int) -> int:
@@ -136,27 +165,33 @@ class RemoteSeat:
                     late = self.link.replies.get_nowait()
                 except queue.Empty:
                     break
-                self.table.problem(f"dropped, a late answer: {format_tag(late)}")
-            self.owed = Owed(kind, tag)
+                self.table.dropped("a late answer", late)
+            self.owed = Owed(kind, tag, frozenset(self.table.ids.held[self.seat]))
         self.send(tag)
 
     def accept(self, tags: list[Tag]) -> None:
         """From the server's loop: the answers of one read. The first that fits what is owed
-        is taken (a riichi's REACH and then its discard); the rest are logged and dropped."""
+        is taken (a riichi's REACH and then its discard); the rest are logged and dropped, and
+        so is a stale repeat of an earlier answer (see the module's docstring)."""
         with self.answers:
             for tag in tags:
                 owed = self.owed
                 if owed is not None and owed.answered:
-                    self.table.problem(f"dropped, a second answer: {format_tag(tag)}")
+                    self.table.dropped("a second answer", tag)
+                    continue
+                text = format_tag(tag)
+                if owed is not None and text in self.given and not owed.allows(tag):
+                    self.table.dropped("stale, a repeat of an earlier answer", tag)
                     continue
                 fits = owed is not None and (
                     not (tag.name == "N" and "type" not in tag.attrs) if owed.kind == "turn"
                     else tag.name == "N")
                 if owed is None or not fits:
-                    self.table.problem(f"dropped, unasked: {format_tag(tag)}")
+                    self.table.dropped("unasked", tag)
                     continue  # Tenhou ignores an answer to nothing
                 if tag.name != "REACH":  # a riichi's discard is still to come
                     owed.answered = True
+                self.given.add(text)
                 self.link.replies.put(tag)
 
     def _next_reply(self, deadline: float) -> Tag | object | None:
@@ -297,6 +332,7 @@ class RemoteSeat:
         """The hand's result(s), told with the next event, and NEXTREADY waited for."""
         held, self.held = self.held, []
         if held:
+            self.link.ready.clear()  # a NEXTREADY read before these results answers nothing
             self.send(*held)
             self.table.wait_ready(self)
 

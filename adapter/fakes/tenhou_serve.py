@@ -14,6 +14,8 @@ from typing import Any
 from adapter.fakes.tenhou_server import DEFAULT_ABSENT, FakeTenhouServer, ServerStats
 from adapter.local.game import placement
 
+CLOSE_GRACE = 5.0  # seconds the clients get after the last game to say BYE before we hang up
+
 
 @dataclass
 class ServeResult:
@@ -21,7 +23,8 @@ class ServeResult:
     seconds: float
 
     def table(self) -> str:
-        """One line per game (who sat where, final score and points), then per player."""
+        """One line per game (who sat where, final score and points), then per login (a
+        client's games at any seat) and policy."""
         lines: list[str] = []
         totals: dict[str, list[tuple[float, int, int, int]]] = {}
         for report in self.stats.reports:
@@ -30,7 +33,7 @@ class ServeResult:
             for s in range(4):
                 seats.append(f"{report.players[s]} {report.scores[s]} "
                              f"({report.points[s]:+.1f})")
-                totals.setdefault(report.players[s], []).append(
+                totals.setdefault((report.logins or report.players)[s], []).append(
                     (report.points[s], ranks[s], report.illegal[s], report.timeouts[s]))
             lines.append(f"game {report.index}: " + " | ".join(seats))
         lines.append(f"{'player':<16} games  points  mean rank  illegal  timeouts")
@@ -41,7 +44,7 @@ class ServeResult:
         s = self.stats
         lines.append(f"{s.games} games, {s.hands} hands in {self.seconds:.1f} s; illegal "
                      f"{s.illegal}, timeouts {s.timeouts}, played for absent clients "
-                     f"{s.absent}, reconnects {s.reconnects}")
+                     f"{s.absent}, reconnects {s.reconnects}, answers dropped {s.dropped}")
         if s.probes:
             lines.append(f"keep-alive probes {s.probes}: answered {len(s.keepalive_delays)}"
                          f"{_worst(s.keepalive_delays)}, unanswered {s.probes_unanswered}"
@@ -53,7 +56,7 @@ class ServeResult:
         s = self.stats
         out = {"games": [vars(r) for r in s.reports], "hands": s.hands, "illegal": s.illegal,
                "timeouts": s.timeouts, "absent": s.absent, "reconnects": s.reconnects,
-               "seconds": round(self.seconds, 3)}
+               "dropped": s.dropped, "byes": s.byes, "seconds": round(self.seconds, 3)}
         if s.probes:
             out["keepalive"] = {
                 "probes": s.probes, "answered": len(s.keepalive_delays),
@@ -94,6 +97,8 @@ async def _serve(games: int, humans: int, policy: str, seed: int, host: str, por
         on_listening(bound)
     try:
         await server.wait_games(games)
-    finally:
+    except BaseException:  # stopped: no waiting for goodbyes
         await server.close()
+        raise
+    await server.close(grace=CLOSE_GRACE)
     return ServeResult(server.stats, time.monotonic() - start)

@@ -13,7 +13,9 @@ of the table and the request it still owes (no REINIT before the first hand). A 
 ``owari`` is a new login: the game is over when ``owari`` is sent. A seat whose client is
 away is played for it after ``absent`` seconds; a reply that is not allowed, or none within
 ``time_limit``, is counted and the seat plays its safest move (as Tenhou ignores it); an answer
-to nothing, or a second answer, is logged and dropped.
+to nothing, a second answer, or a late repeat of an earlier one (tenhou_seat.py) is logged,
+counted and dropped. :meth:`FakeTenhouServer.close` lets connected clients say BYE (bounded)
+and closes their lines cleanly. Reports name a client by its login and seat.
 
 ``drop_after``: the server cuts the connection once, after that many tags sent to the client
 (at a moment when nothing is asked of it), to test reconnection.
@@ -30,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import json
 import threading
 import time
@@ -66,8 +67,10 @@ DEFAULT_ABSENT = 1.5  # seconds a request waits for a dropped client before its 
 
 @dataclass
 class GameReport:
-    """One finished game, for ``mjbot tenhou-server``: per seat who played it, the final score,
-    Tenhou's game points, and the client's illegal answers and timeouts."""
+    """One finished game, for ``mjbot tenhou-server``: per seat who played it (a client as
+    its login and seat, ``NoName@seat2``; mjbot's seats by policy), the final score, Tenhou's
+    game points, and the client's illegal answers and timeouts. ``logins``: per seat the login
+    alone (a client's) or the policy, to add up a program's games."""
 
     index: int
     players: list[str]
@@ -75,6 +78,7 @@ class GameReport:
     points: list[float]
     illegal: list[int]
     timeouts: list[int]
+    logins: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -86,6 +90,7 @@ class ServerStats:
     illegal: int = 0
     timeouts: int = 0
     absent: int = 0  # moves played for a seat whose client was away
+    dropped: int = 0  # answers to nothing: a second, a late, a stale or an unasked one
     reconnects: int = 0
     auth_ok: bool | None = None
     keepalives: int = 0
@@ -104,21 +109,18 @@ Send = Callable[[list[Tag | str]], Awaitable[None]]
 
 @dataclass(eq=False)
 class _Conn:
-    """One client connection: its login, and the seat it plays or returns to."""
+    """One client connection: its login, and the seat it plays or returns to. ``cut`` drops
+    the line (a reset, as a network fault), ``hang_up`` closes it politely."""
 
-    number: int
     send: Send
     cut: Callable[[], None]
+    hang_up: Callable[[], None]
     name: str = ""
     joins: int = 0
     seat: RemoteSeat | None = None
     returning: bool = False  # taken back by its HELO, GOK still to come
     probes: deque[float] = field(default_factory=deque)  # when each unanswered <Z/> was sent
     transcript: list[tuple[str, str]] | None = None  # ("tx" | "rx", tag) when recorded
-
-    @property
-    def label(self) -> str:
-        return f"{shown_name(self.name)}#{self.number}"
 
 
 class FakeTenhouServer:
@@ -151,9 +153,11 @@ class FakeTenhouServer:
         self.games_started = self.games_done = 0
         self.finished = asyncio.Event()  # a game has ended
         self._changed = asyncio.Event()
-        self._numbers = itertools.count(1)
         self._notices: set[asyncio.Future[None]] = set()  # BYE / UN being sent to others
         self._servers: list[Any] = []
+        self._conns: set[_Conn] = set()  # connected now
+        self._ids: dict[str, int] = {}  # an ID's number in reports ("ID1"): the ID is a secret
+        self._sessions: set[asyncio.Task[Any]] = set()  # their handlers
 
     def open_log(self, game_index: int) -> GameLogWriter | None:
         if self.log_dir is None:
@@ -191,9 +195,26 @@ class FakeTenhouServer:
         self._servers.append(server)
         return next(iter(server.sockets)).getsockname()[1]
 
-    async def close(self) -> None:
+    async def close(self, grace: float = 0.0) -> None:
+        """Stop listening; give the clients still connected up to ``grace`` seconds to leave
+        (BYE, or their own close), then close their lines politely and let every session end,
+        so that a late BYE is read, not met by a reset, and nothing is left cancelled."""
+        for server in self._servers:  # listen no more; the lines stay open for now
+            if isinstance(server, asyncio.Server):
+                server.close()
+            else:
+                server.close(close_connections=False)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        while self._sessions and loop.time() < deadline:
+            await asyncio.wait(set(self._sessions), timeout=deadline - loop.time())
+        for conn in list(self._conns):
+            conn.hang_up()
+        if self._sessions:
+            await asyncio.wait(set(self._sessions), timeout=5)
+        for task in [*self._sessions, *self._notices]:
+            task.cancel()  # a line that would not close: the last resort
         for server in self._servers:
-            server.close()
             with contextlib.suppress(Exception):
                 await server.wait_closed()
 
@@ -217,9 +238,11 @@ class FakeTenhouServer:
             return list(stream.feed(data))
 
         try:
-            await self._session(send, receive, cut)
+            await self._session(send, receive, cut, writer.close)
         finally:
             writer.close()
+            with contextlib.suppress(ConnectionError, OSError):
+                await writer.wait_closed()
 
     async def _ws_client(self, connection: ServerConnection) -> None:
         async def send(tags: list[Tag | str]) -> None:
@@ -234,6 +257,11 @@ class FakeTenhouServer:
             transport = connection.transport
             if transport is not None:
                 transport.abort()
+
+        def hang_up() -> None:
+            closing = asyncio.ensure_future(connection.close())
+            self._notices.add(closing)
+            closing.add_done_callback(self._notices.discard)
 
         async def receive() -> list[Tag | str]:
             try:
@@ -255,12 +283,12 @@ class FakeTenhouServer:
             except websockets.ConnectionClosed:
                 raise ConnectionError("closed") from None
 
-        await self._session(send, receive, cut, ping)
+        await self._session(send, receive, cut, hang_up, ping)
 
     # ------------------------------------------------------------------ the session
 
     async def _session(self, send: Send, receive: Callable[[], Awaitable[list[Tag | str]]],
-                       cut: Callable[[], None],
+                       cut: Callable[[], None], hang_up: Callable[[], None],
                        ping: Callable[[], Awaitable[float]] | None = None) -> None:
         """One connection: login, queue, games (or the return of a dropped client). The game
         answers of one read are taken together: one of them answers what is owed."""
@@ -268,7 +296,11 @@ class FakeTenhouServer:
             transcript: list[tuple[str, str]] = []
             self.transcripts.append(transcript)
             send, receive = _recorded(send, receive, transcript)
-        conn = _Conn(next(self._numbers), send, cut)
+        conn = _Conn(send, cut, hang_up)
+        task = asyncio.current_task()
+        if task is not None:
+            self._sessions.add(task)
+        self._conns.add(conn)
         probe = (asyncio.ensure_future(self._probe(conn, ping))
                  if self.keepalive_every is not None else None)
         try:
@@ -296,6 +328,8 @@ class FakeTenhouServer:
                     await probe
             self.stats.probes_unanswered += len(conn.probes)
             self._gone(conn)
+            self._conns.discard(conn)
+            self._sessions.discard(task)  # type: ignore[arg-type]
 
     async def _probe(self, conn: _Conn, ping: Callable[[], Awaitable[float]] | None) -> None:
         """The keep-alive probe: a <Z/> every ``keepalive_every`` seconds (its answer is timed
@@ -356,6 +390,7 @@ class FakeTenhouServer:
         seat = self._seat_of(conn)
         if seat is None or conn.returning or seat.table.over:
             for tag in tags:
+                self.stats.dropped += 1
                 self.stats.problems.append(f"dropped, unasked: {format_tag(tag)}")
             return
         seat.accept(tags)
@@ -465,6 +500,13 @@ class FakeTenhouServer:
             group, self.waiting = self.waiting[:self.humans], self.waiting[self.humans:]
             await self._start_table(group)
 
+    def _login_label(self, name: str) -> str:
+        """A login as reports show it: "NoName", or an ID as "ID1", "ID2"... in the order of
+        their first game here (the ID itself is a secret)."""
+        if name == ANONYMOUS:
+            return name
+        return f"ID{self._ids.setdefault(name, len(self._ids) + 1)}"
+
     def _go(self, table: TenhouTable) -> Tag:
         return Tag("GO", {"type": str(self.game_type), "lobby": "0",
                           "gpid": f"{self.seed & 0xFFFFFFFF:08X}-{table.game_index:08X}"})
@@ -488,7 +530,8 @@ class FakeTenhouServer:
         table = TenhouTable(self, index, seated)
         self.tables.append(table)
         for conn, (seat, remote) in zip(group, table.remotes.items(), strict=True):
-            conn.seat, remote.label = remote, conn.label
+            conn.seat, remote.login_label = remote, self._login_label(conn.name)
+            remote.label = f"{remote.login_label}@seat{seat}"
             try:
                 await conn.send([self._go(table), self._un(table, seat), Tag("TAIKYOKU", {
                     "oya": str((0 - seat) % 4), "log": f"fake-{self.seed}-{index}"})])
@@ -513,10 +556,12 @@ class FakeTenhouServer:
             scores = list(table.result.scores)
             remotes = [table.remotes.get(s) for s in range(4)]
             players = [r.label if r else table.players[s].name for s, r in enumerate(remotes)]
+            logins = [r.login_label if r else table.players[s].name
+                      for s, r in enumerate(remotes)]
             self.stats.reports.append(GameReport(
                 table.game_index, players, scores, game_points(scores, placement(scores)),
                 [r.illegal if r else 0 for r in remotes],
-                [r.timeouts if r else 0 for r in remotes]))
+                [r.timeouts if r else 0 for r in remotes], logins))
         self.finished.set()
         self._changed.set()
 

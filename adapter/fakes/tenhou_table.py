@@ -33,7 +33,8 @@ class TableIds:
         self.used: set[int] = set()
         self.held: list[list[int]] = [[] for _ in range(4)]
         self.melds: list[list[MeldIds]] = [[] for _ in range(4)]
-        self.rivers: list[list[int]] = [[] for _ in range(4)]  # 255 marks riichi
+        # the discards still in each river (a called one leaves it); 255 marks riichi
+        self.rivers: list[list[int]] = [[] for _ in range(4)]
         self.drawn: dict[int, int] = {}
         self.last_discard: tuple[int, int] | None = None
         self.chosen: dict[int, list[int]] = {}  # ids named in a seat's last reply
@@ -108,6 +109,11 @@ class TenhouTable:
     def problem(self, text: str) -> None:
         self.stats.problems.append(text)
 
+    def dropped(self, why: str, tag: Tag) -> None:
+        """An answer that answers nothing now: logged and counted, never applied."""
+        self.stats.dropped += 1
+        self.problem(f"dropped, {why}: {format_tag(tag)}")
+
     def names(self, seat: int) -> dict[str, str]:
         """UN's names, relative to ``seat``."""
         names = [self.players[s].name if s in self.remotes else "COM" for s in range(4)]
@@ -174,9 +180,11 @@ class TenhouTable:
             own_tiles = list(meld.tiles)
             own_tiles.remove(meld.called)
             own = ids.take(seat, own_tiles)
-            called = ids.last_discard[1]
+            giver, called = ids.last_discard
+            # Tenhou's REINIT leaves a called tile out of its giver's river (kawa)
+            ids.rivers[giver].remove(called)
             all_ids = tuple(sorted([*own, called]))
-            offset = (ids.last_discard[0] - seat) % 4
+            offset = (giver - seat) % 4
             index = all_ids.index(called) if meld.kind != "open_kan" else called % 4
             record = MeldIds(meld.kind, all_ids, called, offset, index)
             ids.last_discard = None
