@@ -5,15 +5,14 @@ files given to ``mjbot view``). A game's id is its root's number and its path be
 joined by ``~`` (``0~practice~local~2026-11-23~101500-practice-g3.mjlog.msgpack``): one URL
 segment, readable, and resolved only after every part is checked (no ``..``, no separators, no
 hidden files, no symlink out of the root, a known suffix), so that no id reaches a file outside
-the roots. Listing reads only our logs' header frames; games are parsed when opened, and the
-last few parsed are kept.
+the roots. Listing reads only our logs' header frames; games are parsed when opened (and the
+viewer's BuildCache, viewcache.py, keeps the last few).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,6 @@ SEPARATOR = "~"
 IMPORT_SUFFIXES = (".json", ".jsonl", ".xml", ".mjlog", ".sgf", ".log", ".txt")
 MAX_FILES = 5000  # a listing stops here (newest first within each folder walked)
 MAX_DEPTH = 6
-CACHED_GAMES = 8
 
 
 class GameNotFound(LookupError):
@@ -51,7 +49,6 @@ class GameIndex:
         self.roots = [Root(Path(r), False) for r in roots] + \
             [Root(Path(f), True) for f in files or []]
         self._headers: dict[tuple[str, float, int], dict[str, Any]] = {}
-        self._games: OrderedDict[tuple[str, float, int], Timeline] = OrderedDict()
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ ids
@@ -166,21 +163,11 @@ class GameIndex:
     # ------------------------------------------------------------------ games
 
     def timeline(self, game_id: str) -> Timeline:
-        """The game's steps (parsed once per file version); GameNotFound, or the
-        formats' UnknownFormat / LogError for a file no reader accepts."""
+        """The game's steps, parsed now (the viewer's BuildCache keeps the last few);
+        GameNotFound, or the formats' UnknownFormat / LogError for a file no reader
+        accepts."""
         path = self.resolve(game_id)
-        st = path.stat()
-        key = (str(path), st.st_mtime, st.st_size)
-        with self._lock:
-            if key in self._games:
-                self._games.move_to_end(key)
-                return self._games[key]
-        timeline = build(formats.read(path.read_bytes(), path))
-        with self._lock:
-            self._games[key] = timeline
-            while len(self._games) > CACHED_GAMES:
-                self._games.popitem(last=False)
-        return timeline
+        return build(formats.read(path.read_bytes(), path))
 
     def loaded(self, game_id: str) -> formats.Loaded:
         path = self.resolve(game_id)
