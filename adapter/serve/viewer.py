@@ -1,7 +1,8 @@
 """The replay viewer's routes: the game list and one game's page (static HTML and plain JS
 from ./static), the JSON they read, and the tenhou.net/6 and mjai exports.
 
-``/games`` and ``/api/games``: the list; ``/games/ID``: the page; ``/api/games/ID``: the game's
+``/games`` and ``/api/games``: the list (``?q=WORDS&offset=N&limit=N``, a page at a time,
+with each own log's result); ``/games/ID``: the page; ``/api/games/ID``: the game's
 outline (players, hands, results); ``/api/games/ID/hands/N``: hand N's steps;
 ``/games/ID/export/tenhou6`` and ``.../mjai``: the game converted (riichi games with every
 seat's tiles: imports and the local table's logs); ``/api/games/ID/commentary``: one sentence
@@ -20,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
-from adapter.serve.games import GameIndex, GameNotFound
+from adapter.serve.games import MAX_PAGE, PAGE_SIZE, GameIndex, GameNotFound
 from adapter.serve.viewcache import BuildCache, file_key, gzipped_json
 
 STATIC_PAGES = {"list": "games.html", "game": "viewer.html"}
@@ -49,8 +50,9 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         return await page(STATIC_PAGES["list"])
 
     async def api_list(request: web.Request) -> web.StreamResponse:
-        games = await cache.run(index.listing)
-        return web.json_response({"games": games, "roots": len(index.roots)})
+        query, offset, limit = _page_query(request)
+        page = await cache.run(lambda: index.page(query, offset, limit))
+        return web.json_response({**page, "roots": len(index.roots)})
 
     async def game_page(request: web.Request) -> web.StreamResponse:
         _resolve(index, request.match_info["id"])
@@ -113,6 +115,20 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
     app.router.add_get("/api/games/{id}", api_game)
     app.router.add_get("/api/games/{id}/hands/{n}", api_hand)
     app.router.add_get("/api/games/{id}/commentary", api_commentary)
+
+
+def _page_query(request: web.Request) -> tuple[str, int, int]:
+    """``?q=WORDS&offset=N&limit=N`` of the game list; 400 naming the bad one."""
+    values = {"offset": 0, "limit": PAGE_SIZE}
+    for name in values:
+        text = request.query.get(name, "")
+        if text:
+            if not text.isdigit() or (name == "limit" and not 1 <= int(text) <= MAX_PAGE):
+                raise web.HTTPBadRequest(text=f"{name} must be a whole number"
+                                         + (f" from 1 to {MAX_PAGE}" if name == "limit" else
+                                            " (0 or more)") + f", got {text[:40]!r}")
+            values[name] = int(text)
+    return request.query.get("q", "")[:200], values["offset"], values["limit"]
 
 
 def _resolve(index: GameIndex, game_id: str) -> Path:
