@@ -203,6 +203,9 @@ def test_deep_links_one_notation_and_the_commentary_hint(
     browser.wait_for("document.getElementById('link-note').textContent.length > 0")
     step_shown(browser, 1, 1)
     assert "no hand" in text(browser, "#link-note") and "\n" not in text(browser, "#link-note")
+    browser.evaluate("location.hash = '#%E0%A4%A'")  # not even percent-encoding: the same
+    browser.wait_for("document.getElementById('link-note').textContent.includes('%E0')")
+    step_shown(browser, 1, 1)
     browser.evaluate("location.hash = '#2/9999'")
     browser.wait_for("document.getElementById('link-note').textContent.includes('steps 1 to')")
     step_shown(browser, 2, 1)

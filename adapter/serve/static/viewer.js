@@ -150,7 +150,8 @@ async function openHand(index, atEnd, step) {
 async function openLinked() {
   const note = document.getElementById("link-note");
   note.textContent = "";
-  const hash = decodeURIComponent(location.hash.slice(1));
+  let hash = location.hash.slice(1);
+  try { hash = decodeURIComponent(hash); } catch (error) { /* shown as typed */ }
   if (!hash) return openHand(0, false);
   const found = /^(\d+)(?:\/(\d+))?$/.exec(hash);
   const hands = view.outline.hands;
