@@ -5,8 +5,9 @@ information) and imports (full records). Each step is a complete snapshot of the
 plain JSON-ready data (tiles in mpsz, e.g. ``5m``, ``0p`` a red five, ``7z`` red dragon):
 the four hands where known (else how many tiles are hidden), the tile just drawn, rivers with
 tsumogiri / riichi / called-away marks, melds, dora indicators, scores, riichi sticks and the
-hand's result; and where our logs have them, the decisions asked at that point with the
-policy's candidates and scores. Snapshots rather than events, so that the page only draws.
+hand's result (each yaku / fan / tai also in English, replay/yaku_names.py); and where our
+logs have them, the decisions asked at that point with the policy's candidates and scores.
+Snapshots rather than events, so that the page only draws.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from replay.formats import Loaded
 from replay.log import DecisionFrame, EventFrame
 from replay.record import own_tiles
 from replay.replayer import action_text
+from replay.yaku_names import english
 
 HAND_SIZE = {"taiwan16": 16}
 WINDS = "ESWN"
@@ -232,6 +234,7 @@ class _Table:
         how = "tsumo" if e.from_seat is None else f"ron on {self.who(e.from_seat)}"
         self.result = {"type": "win", "winner": e.winner, "from": e.from_seat,
                        "win_tile": tile(e.win_tile), "value": e.value, "yaku": list(e.yaku),
+                       "yaku_en": [english(y, self.variant) for y in e.yaku],
                        "deltas": list(e.deltas), "detail": e.detail,
                        "ura": [T.tile_name(t) for t in e.ura_dora_indicators]}
         self.sticks = 0

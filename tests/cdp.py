@@ -100,6 +100,27 @@ class Browser:
             self.call("Input.dispatchKeyEvent", type=kind, key=key, code=key,
                       windowsVirtualKeyCode=code, nativeVirtualKeyCode=code)
 
+    def wait_event(self, method: str, timeout: float = 15.0) -> dict[str, Any]:
+        """The parameters of the next ``method`` event (one seen already counts)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for event in self.events:
+                if event.get("method") == method:
+                    self.events.remove(event)
+                    return event.get("params", {})
+            assert time.monotonic() < deadline, f"no {method} event"
+            self.evaluate("1")  # reads the events that came meanwhile
+            time.sleep(0.05)
+
+    def hold_requests(self, pattern: str) -> None:
+        """Requests whose URL matches ``pattern`` (``*`` wildcards) wait until released
+        (:meth:`release_request`): what the page shows meanwhile can be checked."""
+        self.call("Fetch.enable", patterns=[{"urlPattern": pattern}])
+
+    def release_request(self, request_id: str) -> None:
+        self.call("Fetch.continueRequest", requestId=request_id)
+        self.call("Fetch.disable")
+
     def screenshot(self, path: Path) -> Path:
         data = self.call("Page.captureScreenshot", format="png")["data"]
         path.write_bytes(base64.b64decode(data))

@@ -1,14 +1,19 @@
 """A real browser on the web pages: headless Chromium (Debian's `chromium`; `.ci/run` installs
-it) driven over the DevTools protocol opens the replay viewer that `mjbot view` serves on a
-fixture game, steps through it with keys and buttons, checks what the page shows, and saves a
-screenshot into the test's folder; a second test opens the dashboard of `mjbot serve`, a third
-does so in token mode (the documented container setup): a `?token=` login, then every page
-styled and its data loaded through the cookie."""
+it) driven over the DevTools protocol opens the replay viewer that `mjbot view` serves on
+fixture games, steps through them with keys, buttons and links, checks what the page shows as a
+person would see it (one tile notation, labelled rivers smaller than hands, 16-tile hands on
+one line, no dora row where there is no dora, deep links to a step, a hint while the commentary
+loads, yaku in English beside the log's names, the game list's seat and result columns and its
+pages), and saves screenshots into the test's folder; another test opens the dashboard of
+`mjbot serve`, and one does so in token mode (the documented container setup): a
+`?token=` login, then every page styled and its data loaded through the cookie."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -35,10 +40,9 @@ def browser(tmp_path: Path) -> Iterator[Browser]:
     b.close()
 
 
-@pytest.fixture
-def viewer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    logs = tmp_path / "logs"
-    game = practice_game(logs / "practice", game=1)
+@contextlib.contextmanager
+def view(logs: Path) -> Iterator[str]:
+    """`mjbot view LOGS`; its URL."""
     proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "view", str(logs)],
                             cwd=ROOT, env=PYTHON_ENV, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
@@ -46,14 +50,62 @@ def viewer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     found = re.search(r"(http://127\.0\.0\.1:\d+/)games", line)
     try:
         assert found, line
-        yield found.group(1), game.relative_to(logs)
+        yield found.group(1)
     finally:
         proc.terminate()
         assert proc.wait(10) == 0
 
 
+@pytest.fixture
+def viewer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    logs = tmp_path / "logs"
+    game = practice_game(logs / "practice", game=1)
+    with view(logs) as url:
+        yield url, game.relative_to(logs)
+
+
+# one game per variant, each with a win (our policy in seat 1)
+VARIANT_GAMES = {"riichi": 1, "mcr": 3, "taiwan16": 1}
+
+
+@pytest.fixture
+def variants(tmp_path: Path) -> Iterator[tuple[str, dict[str, str], Path]]:
+    """`mjbot view` on a folder with a practice game of each variant: the URL, each game's
+    id, the folder."""
+    logs = tmp_path / "logs"
+    ids = {}
+    for variant, number in VARIANT_GAMES.items():
+        path = practice_game(logs / variant, variant, game=number)
+        ids[variant] = "~".join(["0", *path.relative_to(logs).parts])
+    with view(logs) as url:
+        yield url, ids, logs
+
+
 def text(b: Browser, selector: str) -> str:
     return b.evaluate(f"document.querySelector({json.dumps(selector)}).innerText")
+
+
+def bare_text(b: Browser, selector: str) -> str:
+    """The element's text without its tiles: what is left written as words."""
+    return b.evaluate(f"(() => {{ const n = document.querySelector({json.dumps(selector)})"
+                      ".cloneNode(true); n.querySelectorAll('.tile').forEach(t => t.remove());"
+                      " return n.textContent; })()")
+
+
+def step_shown(b: Browser, hand: int, step: int) -> None:
+    """Wait until the page shows hand ``hand`` (counted from 1) at step ``step``."""
+    b.wait_for(f"document.getElementById('hand-select').value === '{hand - 1}' && "
+               f"document.getElementById('step-index').textContent.startsWith("
+               f"'step {step} /')")
+
+
+def type_filter(b: Browser, value: str) -> None:
+    b.evaluate(f"{{ const f = document.getElementById('filter'); f.value = {json.dumps(value)};"
+               " f.dispatchEvent(new Event('input')); }")
+
+
+MPSZ = re.compile(r"\b\d+[mpszf]\b")
+HONOURS = {"1": "E", "2": "S", "3": "W", "4": "N", "5": "Wh", "6": "Gr", "7": "Rd"}
 
 
 def test_the_viewer_steps_through_a_game(browser: Browser, viewer: tuple[str, Path],
@@ -84,14 +136,16 @@ def test_the_viewer_steps_through_a_game(browser: Browser, viewer: tuple[str, Pa
         pytest.fail("no decision with candidates in the first steps")
     step = int(re.match(r"step (\d+)", text(browser, "#step-index")).group(1))
     assert step > 1
-    decision = text(browser, "#decisions .decision")
-    assert re.search(r"seat \d turn: (discard|riichi) \d[mpsz]", decision), decision
+    decision = bare_text(browser, "#decisions .decision b")
+    assert re.fullmatch(r"seat \d turn: (discard|riichi) ", decision), decision
+    assert re.fullmatch(r"\d[mpsz]", browser.evaluate(
+        "document.querySelector('#decisions .decision b .tile').dataset.tile"))
     assert browser.evaluate("document.querySelectorAll('#decisions .cand.chosen').length") == 1
     # the commentary: the next step draws that move, with its sentence as a subtitle
     browser.key("ArrowRight")
     browser.wait_for("document.querySelectorAll('#subtitles .subtitle').length > 0")
     assert re.match(r"seat \d (discards|declares|folds|holds|wins)",
-                    text(browser, "#subtitles .subtitle")), text(browser, "#subtitles")
+                    bare_text(browser, "#subtitles .subtitle")), text(browser, "#subtitles")
     browser.key("ArrowLeft")
     browser.wait_for(f"document.getElementById('step-index').textContent.startsWith("
                      f"'step {step} /')")
@@ -122,6 +176,137 @@ def test_the_viewer_steps_through_a_game(browser: Browser, viewer: tuple[str, Pa
     assert browser.console_errors() == []
     shot = tmp_path / "viewer.png"
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+def test_deep_links_one_notation_and_the_commentary_hint(
+        browser: Browser, variants: tuple[str, dict[str, str], Path], tmp_path: Path) -> None:
+    url, ids, _logs = variants
+    # the commentary is held back: the page says it is coming meanwhile
+    browser.hold_requests("*/commentary*")
+    browser.navigate(url + "games/" + ids["riichi"] + "#3/12")
+    held = browser.wait_event("Fetch.requestPaused")
+    step_shown(browser, 3, 12)
+    assert browser.evaluate("location.hash") == "#3/12"
+    assert browser.evaluate("document.getElementById('subtitles').dataset.state") == "loading"
+    assert "commentary loading" in text(browser, "#subtitles")
+    browser.release_request(held["requestId"])
+    browser.wait_for("document.getElementById('subtitles').dataset.state === 'ready'", 60)
+
+    # the address follows every move, and a link typed in is followed
+    browser.key("ArrowRight")
+    browser.wait_for("location.hash === '#3/13'")
+    browser.key("ArrowDown")
+    browser.wait_for("location.hash === '#4/1'")
+    browser.evaluate("location.hash = '#2/5'")
+    step_shown(browser, 2, 5)
+    assert text(browser, "#link-note") == ""
+    browser.evaluate("location.hash = '#99/1'")  # no such hand: one line, the first step
+    browser.wait_for("document.getElementById('link-note').textContent.length > 0")
+    step_shown(browser, 1, 1)
+    assert "no hand" in text(browser, "#link-note") and "\n" not in text(browser, "#link-note")
+    browser.evaluate("location.hash = '#%E0%A4%A'")  # not even percent-encoding: the same
+    browser.wait_for("document.getElementById('link-note').textContent.includes('%E0')")
+    step_shown(browser, 1, 1)
+    browser.evaluate("location.hash = '#2/9999'")
+    browser.wait_for("document.getElementById('link-note').textContent.includes('steps 1 to')")
+    step_shown(browser, 2, 1)
+
+    # one notation: a decision's candidates, the step's text and the subtitles draw their
+    # tiles as the table does (E S W N Wh Gr Rd), and no mpsz name is left written out
+    browser.evaluate("location.hash = '#1/1'")
+    step_shown(browser, 1, 1)
+    for _ in range(80):
+        browser.key("ArrowRight")
+        if browser.evaluate("document.querySelectorAll('#decisions .cand .tile').length > 1 "
+                            "&& document.querySelectorAll('#subtitles .subtitle').length > 0"):
+            break
+    else:
+        pytest.fail("no step with both a decision's candidates and a subtitle")
+    for selector in ("#step-text", "#decisions", "#subtitles", "#center"):
+        assert not MPSZ.search(bare_text(browser, selector)), (selector, text(browser, selector))
+    honours = browser.evaluate("[...document.querySelectorAll('.tile[data-tile$=z]')].map("
+                               "t => [t.dataset.tile, t.querySelector('b').textContent, "
+                               "!!t.closest('#decisions')])")
+    assert honours and all(HONOURS[name[0]] == label for name, label, _ in honours), honours
+
+    # rivers: labelled, and drawn smaller than the hands
+    seats = browser.evaluate("""[...document.querySelectorAll('.seat')].map(s => ({
+        label: s.querySelector('.river-box .label').textContent,
+        hand: s.querySelector('.hand .tile').getBoundingClientRect().height,
+        river: [...s.querySelectorAll('.river .tile')].map(
+            t => t.getBoundingClientRect().height)}))""")
+    assert [s["label"] for s in seats] == ["river"] * 4
+    rivers = [h for s in seats for h in s["river"]]
+    assert rivers and max(rivers) < min(s["hand"] for s in seats)
+    browser.screenshot(tmp_path / "viewer-riichi.png")
+    assert browser.console_errors() == []
+
+
+@pytest.mark.parametrize("variant", list(VARIANT_GAMES))
+def test_each_variant_as_a_person_sees_it(browser: Browser, variant: str,
+                                          variants: tuple[str, dict[str, str], Path],
+                                          tmp_path: Path) -> None:
+    url, ids, _logs = variants
+    browser.navigate(url + "games/" + ids[variant] + "#1/2")  # the dealer has drawn
+    step_shown(browser, 1, 2)
+    # a dora row where the rules have dora, none for MCR and Taiwan
+    assert browser.evaluate("!!document.querySelector('#center .dora')") == (variant == "riichi")
+    # every hand on one line, the drawn tile beside it (16 + 1 tiles in Taiwan)
+    rows = browser.evaluate("""[...document.querySelectorAll('.seat')].map(s =>
+        [...s.querySelectorAll('.hand .tile')].map(t => Math.round(
+            t.getBoundingClientRect().top)))""")
+    size = 16 if variant == "taiwan16" else 13
+    assert sorted(len(r) for r in rows) == [size] * 3 + [size + 1], rows
+    assert all(len(set(r)) == 1 for r in rows), rows
+    browser.screenshot(tmp_path / f"viewer-{variant}.png")
+
+    # a win: each yaku / fan / tai as the log names it, with its English name beside it
+    hand = browser.evaluate("view.outline.hands.findIndex(h => h.result && "
+                            "h.result.type === 'win') + 1")
+    assert hand >= 1
+    steps = browser.evaluate(f"view.outline.hands[{hand - 1}].steps")
+    browser.evaluate(f"location.hash = '#{hand}/{steps}'")
+    step_shown(browser, hand, steps)
+    yaku = browser.evaluate("[...document.querySelectorAll('#result .yaku')].map(y => "
+                            "[y.firstChild.textContent, y.querySelector('.en') ? "
+                            "y.querySelector('.en').textContent : null])")
+    assert yaku and any(english for _, english in yaku), yaku
+    for name, english in yaku:
+        if variant != "riichi":  # MahjongGB's and our Taiwan rules' names are CJK
+            assert re.search(r"[\u4e00-\u9fff]", name) and english, (name, english)
+        if english:
+            assert re.fullmatch(r"[A-Za-z ,()'-]+", english), english
+    browser.screenshot(tmp_path / f"viewer-{variant}-win.png")
+    assert browser.console_errors() == []
+
+
+def test_the_game_list_pages_and_shows_our_seat_and_result(
+        browser: Browser, variants: tuple[str, dict[str, str], Path], tmp_path: Path) -> None:
+    url, ids, logs = variants
+    riichi = logs / ids["riichi"].split("~", 1)[1].replace("~", "/")
+    (logs / "copies").mkdir()
+    for n in range(52):  # 55 games: two pages
+        shutil.copy(riichi, logs / "copies" / f"copy{n:02d}.mjlog.msgpack")
+    browser.navigate(url + "games")
+    browser.wait_for("document.querySelectorAll('#games tbody tr').length === 50")
+    assert text(browser, "#page-info") == "1–50 of 55" and text(browser, "#count") == "55 games"
+    assert browser.evaluate("document.getElementById('prev-page').disabled") is True
+    browser.evaluate("document.getElementById('next-page').click()")
+    browser.wait_for("document.querySelectorAll('#games tbody tr').length === 5")
+    assert text(browser, "#page-info") == "51–55 of 55"
+    assert browser.evaluate("document.getElementById('next-page').disabled") is True
+
+    type_filter(browser, "taiwan16")
+    browser.wait_for("document.querySelectorAll('#games tbody tr').length === 1")
+    assert text(browser, "#count") == "1 of 55 games match"
+    assert text(browser, "#games tbody .our-seat") == "seat 1 · rulebased"
+    assert re.fullmatch(r"(1st|2nd|3rd|4th) · -?\d+", text(browser, "#games tbody .result-cell"))
+    headers = text(browser, "#games thead")
+    assert "our seat" in headers and "result" in headers
+    type_filter(browser, "")
+    browser.wait_for("document.querySelectorAll('#games tbody tr').length === 50")
+    browser.screenshot(tmp_path / "games.png")
+    assert browser.console_errors() == []
 
 
 def test_the_dashboard_shows_sessions_and_points(browser: Browser, tmp_path: Path) -> None:

@@ -285,3 +285,46 @@ async def test_commentary_subtitles_sit_on_the_steps_of_the_moves(folder: dict[s
                 assert r["sentence"].startswith(f"seat {r['seat']} ")
     finally:
         await client.close()
+
+
+async def test_the_list_pages_and_shows_our_seat_and_result(folder: dict[str, Any]) -> None:
+    root = folder["root"]
+    platform = folder["files"]["platform"]
+    data = platform.read_bytes()  # the same game still being written: no footer yet
+    (platform.parent / "live.mjlog.msgpack").write_bytes(data[:data.rfind(b"\xa1k\xa6footer")
+                                                              - 1])
+    client = await client_for(root)
+    try:
+        page = await (await client.get("/api/games")).json()
+        games = {g["name"]: g for g in page["games"]}
+        assert page["total"] == page["matched"] == len(games) and page["offset"] == 0
+        practice = games[folder["files"]["practice"].name]
+        footer = read_log(folder["files"]["practice"]).footer
+        assert practice["our_seat"] == 1 and practice["finished"]
+        assert practice["scores"] == list(footer.scores)
+        assert practice["our_score"] == footer.scores[1]
+        assert practice["our_rank"] == 1 + sorted(footer.scores, reverse=True).index(
+            footer.scores[1])
+        ladder = games["game.mjlog.msgpack"]
+        assert (ladder["our_seat"], ladder["our_score"], ladder["our_rank"]) == (1, 31000, 1)
+        live = games["live.mjlog.msgpack"]
+        assert live["our_seat"] == 1 and live["finished"] is False and "our_rank" not in live
+        assert "our_seat" not in games["game.xml"]  # an import: no seat of ours
+
+        first = await (await client.get("/api/games?limit=3")).json()
+        second = await (await client.get("/api/games?limit=3&offset=3")).json()
+        assert len(first["games"]) == len(second["games"]) == 3
+        assert not {g["id"] for g in first["games"]} & {g["id"] for g in second["games"]}
+        assert [g["id"] for g in first["games"] + second["games"]] == \
+            [g["id"] for g in page["games"][:6]]
+        found = await (await client.get("/api/games?q=ladder%20TENHOU")).json()
+        assert found["matched"] == 2 and found["total"] == page["total"]
+        assert {g["name"] for g in found["games"]} == {"game.mjlog.msgpack",
+                                                       "live.mjlog.msgpack"}
+        for bad in ("limit=0", "limit=x", "offset=-1", "limit=100000"):
+            refused = await client.get(f"/api/games?{bad}")
+            assert refused.status == 400, bad
+            text = await refused.text()
+            assert bad.split("=")[0] + " must be a whole number" in text and "\n" not in text
+    finally:
+        await client.close()

@@ -7,14 +7,14 @@ segment, readable, and resolved only after every part is checked (no ``..``, no 
 hidden files, no symlink out of the root, a known suffix), so that no id reaches a file outside
 the roots. Listing reads only our logs' header frames and the first bytes of the other files
 (an import is listed only if it starts as a game format does, so a README.txt or LICENSE.txt
-in a served folder is not); games are parsed when opened, and the last few parsed are kept.
+in a served folder is not); games are parsed when opened (and the viewer's BuildCache,
+viewcache.py, keeps the last few).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,11 +30,14 @@ SEPARATOR = "~"
 IMPORT_SUFFIXES = (".json", ".jsonl", ".xml", ".mjlog", ".sgf", ".log", ".txt")
 MAX_FILES = 5000  # a listing stops here (newest first within each folder walked)
 MAX_DEPTH = 6
-CACHED_GAMES = 8
 SNIFF_BYTES = 4096
 # how every import format starts: mjlog XML, SGF, an NTPU log line, JSON (tenhou6, mjai,
 # Botzone); an NTPU log may open with "#" comment lines
 FORMAT_STARTS = (b"<", b"(", b"/", b"[", b"{")
+PAGE_SIZE = 50
+MAX_PAGE = 500
+FOOTER_TAIL = 16 << 10  # a footer is read from this many bytes at the end of a log
+FOOTER_MARK = b"\xa1k\xa6footer"  # msgpack for "k": "footer", the footer frame's first key
 
 
 class GameNotFound(LookupError):
@@ -64,9 +67,8 @@ class GameIndex:
     def __init__(self, roots: list[str], files: list[str] | None = None) -> None:
         self.roots = [Root(Path(r), False) for r in roots] + \
             [Root(Path(f), True) for f in files or []]
-        self._headers: dict[tuple[str, float, int], dict[str, Any]] = {}
+        self._headers: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._sniffed: dict[tuple[str, float, int], bool] = {}
-        self._games: OrderedDict[tuple[str, float, int], Timeline] = OrderedDict()
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ ids
@@ -129,6 +131,43 @@ class GameIndex:
             self._sniffed = {k: v for k, v in self._sniffed.items() if k[0] in paths}
         return found
 
+    def page(self, query: str = "", offset: int = 0, limit: int = PAGE_SIZE) -> dict[str, Any]:
+        """One page of the listing, filtered by ``query`` (words that must all appear in an
+        entry); only the page's own logs have their footer read (the result: final scores,
+        our rank and score)."""
+        games = self.listing()
+        words = query.lower().split()
+        matched = [g for g in games
+                   if all(w in " ".join(str(v) for v in g.values()).lower() for w in words)]
+        shown = matched[offset:offset + limit]
+        for entry in shown:
+            if entry.get("own"):
+                entry.update(self._result(entry))
+        return {"games": shown, "total": len(games), "matched": len(matched),
+                "offset": offset, "limit": limit}
+
+    def _result(self, entry: dict[str, Any]) -> dict[str, Any]:
+        path = self.resolve(entry["id"])
+        key = (str(path), entry["mtime"], entry["size"], "footer")
+        with self._lock:
+            if key in self._headers:
+                return self._headers[key]
+        footer = _footer(path, entry["size"])
+        info: dict[str, Any] = {"finished": footer is not None}
+        scores = footer.get("scores") if footer else None
+        seat = entry.get("our_seat")
+        if isinstance(scores, list) and len(scores) == 4:
+            info["scores"] = scores
+            if seat is not None:
+                ranks = (footer or {}).get("result", {}).get("ranks")
+                info["our_score"] = scores[seat]
+                info["our_rank"] = ranks[seat] if isinstance(ranks, list) and len(ranks) == 4 \
+                    else 1 + sum(1 for s, v in enumerate(scores)
+                                 if v > scores[seat] or (v == scores[seat] and s < seat))
+        with self._lock:
+            self._headers[key] = info
+        return info
+
     def _walk(self, top: Path) -> Iterator[Path]:
         """Game files below ``top``, names in reverse order: the date folders the logs are
         kept in come newest first, so that a listing cut at MAX_FILES keeps the recent ones."""
@@ -188,9 +227,11 @@ class GameIndex:
                 head = next(unpacker, None)
             if isinstance(head, dict) and head.get("k") == "header":
                 extra = head.get("extra") if isinstance(head.get("extra"), dict) else {}
+                seat = extra.get("our_seat", head.get("seat"))
                 info = {"platform": head.get("platform"), "variant": head.get("variant"),
                         "started": head.get("started"), "policy": head.get("policy"),
-                        "players": extra.get("players")}
+                        "players": extra.get("players"),
+                        "our_seat": seat if isinstance(seat, int) and 0 <= seat < 4 else None}
         except (OSError, ValueError, msgpack.UnpackException):
             info = {"unreadable": True}
         with self._lock:
@@ -200,22 +241,36 @@ class GameIndex:
     # ------------------------------------------------------------------ games
 
     def timeline(self, game_id: str) -> Timeline:
-        """The game's steps (parsed once per file version); GameNotFound, or the
-        formats' UnknownFormat / LogError for a file no reader accepts."""
+        """The game's steps, parsed now (the viewer's BuildCache keeps the last few);
+        GameNotFound, or the formats' UnknownFormat / LogError for a file no reader
+        accepts."""
         path = self.resolve(game_id)
-        st = path.stat()
-        key = (str(path), st.st_mtime, st.st_size)
-        with self._lock:
-            if key in self._games:
-                self._games.move_to_end(key)
-                return self._games[key]
-        timeline = build(formats.read(path.read_bytes(), path))
-        with self._lock:
-            self._games[key] = timeline
-            while len(self._games) > CACHED_GAMES:
-                self._games.popitem(last=False)
-        return timeline
+        return build(formats.read(path.read_bytes(), path))
 
     def loaded(self, game_id: str) -> formats.Loaded:
         path = self.resolve(game_id)
         return formats.read(path.read_bytes(), path)
+
+
+def _footer(path: Path, size: int) -> dict[str, Any] | None:
+    """The footer frame at the end of one of our logs, read from its last bytes; None for a
+    game still being written, stopped without one, or cut."""
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, size - FOOTER_TAIL))
+            tail = f.read(FOOTER_TAIL)
+    except OSError:
+        return None
+    at = tail.rfind(FOOTER_MARK)
+    while at > 0:
+        for start in (at - 1, at - 3, at - 5):  # the map's header: fixmap, map 16, map 32
+            if start < 0:
+                continue
+            try:
+                frame = msgpack.unpackb(tail[start:], raw=False, strict_map_key=False)
+            except (ValueError, msgpack.UnpackException):
+                continue  # not the start of the last frame
+            if isinstance(frame, dict) and frame.get("k") == "footer":
+                return frame
+        at = tail.rfind(FOOTER_MARK, 0, at)
+    return None

@@ -9,7 +9,15 @@ without load, then for as long again while a separate load process sends ``--rat
 per second (open loop: on schedule, whether or not earlier ones have been answered) to
 /health, /metrics, /api/status, /api/games and /, round robin.
 
+``--viewer N``: the load is the replay viewer's instead: N clients at once (closed loop: each
+asks again when answered), for ``--seconds``, ask for the largest hand of a practice game
+written before the start (``/api/games/ID/hands/K``, a few hundred KB of JSON). In both
+phases a probe (a process of its own) asks for /health ``--probe-rate`` times a second, so
+that the table shows /health's latency beside the decisions' with and without the load.
+Loopback only, and bounded: N clients, each phase ``--seconds`` long.
+
     python -m adapter.serve.loadbench [--rate 100] [--seconds 10] [--practice 2] [--json]
+    python -m adapter.serve.loadbench --viewer 50 [--seconds 10] [--practice 0]
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import time
 from typing import Any
 
 LOAD_PATHS = ("/health", "/metrics", "/api/status", "/api/games", "/")
+MAX_VIEWER_CLIENTS = 500
 
 
 def _quantiles(values: list[float]) -> dict[str, Any]:
@@ -45,15 +54,20 @@ def _quantiles(values: list[float]) -> dict[str, Any]:
 # ---------------------------------------------------------------------- the load process
 
 
-async def _generate(base: str, rate: float, seconds: float) -> dict[str, Any]:
+async def _generate(base: str, rate: float, seconds: float, viewer: str = "",
+                    clients: int = 0, probe_rate: float = 0.0) -> dict[str, Any]:
+    """The load: ``rate`` requests a second round robin over LOAD_PATHS, or (``viewer``, a
+    path) ``clients`` closed-loop clients asking for it; and a /health probe."""
     import aiohttp
 
     latencies: list[float] = []
+    probes: list[float] = []
     errors: dict[str, int] = {}
     started = time.monotonic()
-    total = int(rate * seconds)
+    ends = started + seconds
+    total = 0 if viewer else int(rate * seconds)
 
-    async def one(session: aiohttp.ClientSession, path: str) -> None:
+    async def one(session: aiohttp.ClientSession, path: str, into: list[float]) -> None:
         t = time.perf_counter()
         try:
             async with session.get(base + path) as response:
@@ -64,21 +78,46 @@ async def _generate(base: str, rate: float, seconds: float) -> dict[str, Any]:
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
             return
-        latencies.append(time.perf_counter() - t)
+        into.append(time.perf_counter() - t)
 
-    timeout = aiohttp.ClientTimeout(total=10)
-    connector = aiohttp.TCPConnector(limit=0)
-    async with aiohttp.ClientSession(timeout=timeout, connector=connector) as session:
+    async def client(session: aiohttp.ClientSession) -> int:
+        asked = 0
+        while time.monotonic() < ends:
+            await one(session, viewer, latencies)
+            asked += 1
+        return asked
+
+    async def probe(session: aiohttp.ClientSession) -> None:
         tasks = []
-        for i in range(total):
-            delay = started + i / rate - time.monotonic()
+        for i in range(int(probe_rate * seconds)):
+            delay = started + i / probe_rate - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one(session, LOAD_PATHS[i % len(LOAD_PATHS)])))
+            tasks.append(asyncio.create_task(one(session, "/health", probes)))
         await asyncio.gather(*tasks)
+
+    timeout = aiohttp.ClientTimeout(total=10)
+    async with aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(
+            limit=0)) as session, aiohttp.ClientSession(
+            timeout=timeout, connector=aiohttp.TCPConnector(limit=0)) as probing:
+        probing_task = asyncio.create_task(probe(probing)) if probe_rate > 0 else None
+        if viewer:
+            total = sum(await asyncio.gather(*(client(session) for _ in range(clients))))
+        else:
+            tasks = []
+            for i in range(total):
+                delay = started + i / rate - time.monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                tasks.append(asyncio.create_task(
+                    one(session, LOAD_PATHS[i % len(LOAD_PATHS)], latencies)))
+            await asyncio.gather(*tasks)
+        if probing_task is not None:
+            await probing_task
     elapsed = time.monotonic() - started
     return {"requests": total, "answered": len(latencies), "errors": errors,
-            "rate_achieved": round(len(latencies) / elapsed, 1), "latency": _quantiles(latencies)}
+            "rate_achieved": round(len(latencies) / elapsed, 1), "latency": _quantiles(latencies),
+            "health": _quantiles(probes)}
 
 
 # ---------------------------------------------------------------------- the serve side
@@ -90,7 +129,37 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-async def _bench(rate: float, seconds: float, practice: int, warmup: float) -> dict[str, Any]:
+def _viewer_game(logs: str) -> tuple[str, int, int]:
+    """A practice game written into the log folder for the viewer load: its id, its largest
+    hand's number and that hand's JSON size."""
+    import threading
+    from pathlib import Path
+
+    from adapter.serve.practice import PracticeSettings, play_one
+    from replay import formats
+    from replay.timeline import build
+
+    reports: list[dict[str, Any]] = []
+    settings = PracticeSettings(session="viewer", variant="riichi", log_dir=logs, pause=0)
+    if not play_one(settings, 1, threading.Event(), reports.append):
+        raise RuntimeError("the viewer's practice game did not finish")
+    path = Path(reports[-1]["log"])
+    sizes = [len(json.dumps({"label": h["label"], "steps": h["steps"], "result": h["result"]}))
+             for h in build(formats.read(path.read_bytes(), path)).hands]
+    hand = max(range(len(sizes)), key=sizes.__getitem__)
+    return "~".join(["0", *path.relative_to(logs).parts]), hand, sizes[hand]
+
+
+async def _generator(url: str, args: list[str]) -> dict[str, Any]:
+    load = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "adapter.serve.loadbench", "--generate", url.rstrip("/"), *args,
+        stdout=asyncio.subprocess.PIPE)
+    out, _ = await load.communicate()
+    return json.loads(out)
+
+
+async def _bench(rate: float, seconds: float, practice: int, warmup: float,
+                 viewer: int = 0, probe_rate: float = 20.0) -> dict[str, Any]:
     from adapter.serve.config import loads
     from adapter.serve.metrics import Metrics
     from adapter.serve.status import StatusServer
@@ -115,6 +184,13 @@ connect_timeout = 30
 """
     samples: list[tuple[float, str, float]] = []  # (when, kind, seconds)
     with tempfile.TemporaryDirectory() as logs:
+        game = _viewer_game(logs) if viewer else None
+        load_args = ["--seconds", str(seconds), "--probe-rate", "0"]
+        if game is not None:
+            load_args += ["--viewer", str(viewer), "--path",
+                          f"/api/games/{game[0]}/hands/{game[1]}"]
+        else:
+            load_args += ["--rate", str(rate)]
         metrics = Metrics()
         supervisor = Supervisor(loads(text, environ={}), metrics, log_dir=logs)
         server = StatusServer(supervisor, metrics, roots=[logs])
@@ -125,16 +201,17 @@ connect_timeout = 30
         lag = asyncio.create_task(_loop_lag(samples))
         try:
             await asyncio.sleep(warmup)
+            hands_at = [{n: h.hands_played for n, h in supervisor.handles.items()}]
             quiet_from = time.monotonic()
-            await asyncio.sleep(seconds)
+            # the probe in a process of its own: the load's client loop does not delay it
+            probe = ["--seconds", str(seconds), "--rate", "0", "--probe-rate", str(probe_rate)]
+            quiet = await _generator(url, probe)
             quiet_to = loaded_from = time.monotonic()
-            load = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "adapter.serve.loadbench", "--generate", url.rstrip("/"),
-                "--rate", str(rate), "--seconds", str(seconds),
-                stdout=asyncio.subprocess.PIPE)
-            out, _ = await load.communicate()
+            hands_at.append({n: h.hands_played for n, h in supervisor.handles.items()})
+            loaded, probed = await asyncio.gather(_generator(url, load_args),
+                                                  _generator(url, probe))
             loaded_to = time.monotonic()
-            hands = {n: h.hands_played for n, h in supervisor.handles.items()}
+            hands_at.append({n: h.hands_played for n, h in supervisor.handles.items()})
         finally:
             lag.cancel()
             await supervisor.stop(10)
@@ -147,14 +224,19 @@ connect_timeout = 30
 
     return {
         "rate": rate, "seconds": seconds, "practice_sessions": practice,
-        "cpus": os.cpu_count(), "load": json.loads(out),
+        "cpus": os.cpu_count(), "load": loaded,
+        "viewer": None if game is None else {"clients": viewer, "hand": game[1],
+                                             "hand_json_bytes": game[2]},
+        "health": {"without_load": quiet["health"], "with_load": probed["health"]},
+        "hands_played": {n: {"without_load": hands_at[1][n] - hands_at[0][n],
+                             "with_load": hands_at[2][n] - hands_at[1][n]}
+                         for n in hands_at[0]},
         "decisions": {
             kind: {"without_load": window(kind, quiet_from, quiet_to),
                    "with_load": window(kind, loaded_from, loaded_to)}
             for kind in ("tenhou", "local")},
         "loop_lag": {"without_load": window("loop_lag", quiet_from, quiet_to),
                      "with_load": window("loop_lag", loaded_from, loaded_to)},
-        "hands_played": hands,
     }
 
 
@@ -181,22 +263,28 @@ def _sample(handle: Any, samples: list[tuple[float, str, float]]) -> None:
 
 def _table(result: dict[str, Any]) -> str:
     load = result["load"]
-    lines = [f"status server load: {load['requests']} requests at {result['rate']:g}/s for "
-             f"{result['seconds']:g} s, {load['answered']} answered "
-             f"({load['rate_achieved']}/s), errors {load['errors'] or 'none'}; latency p50 "
-             f"{load['latency'].get('p50_ms')} ms, p99 {load['latency'].get('p99_ms')} ms, "
-             f"max {load['latency'].get('max_ms')} ms",
+    viewer = result.get("viewer")
+    what = (f"{viewer['clients']} viewer clients at once on hand {viewer['hand']} "
+            f"({viewer['hand_json_bytes']} bytes of JSON): {load['requests']} requests"
+            if viewer else f"{load['requests']} requests at {result['rate']:g}/s")
+    lines = [f"status server load: {what} for {result['seconds']:g} s, {load['answered']} "
+             f"answered ({load['rate_achieved']}/s), errors {load['errors'] or 'none'}; "
+             f"latency p50 {load['latency'].get('p50_ms')} ms, p99 "
+             f"{load['latency'].get('p99_ms')} ms, max {load['latency'].get('max_ms')} ms",
              f"{'':<40}{'count':>7}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}"
              f"{'max ms':>9}"]
     names = {"tenhou": "tenhou (serve process)", "local": "practice (workers)",
-             "loop_lag": "event loop lag"}
-    rows = {**result["decisions"], "loop_lag": result["loop_lag"]}
+             "loop_lag": "event loop lag", "health": "/health probe"}
+    rows = {**result["decisions"], "loop_lag": result["loop_lag"], "health": result["health"]}
     for kind, phases in rows.items():
         for phase, q in phases.items():
             label = f"{names[kind]}, {phase.replace('_', ' ')}"
             lines.append(f"{label:<40}{q['count']:>7}{q.get('p50_ms', '-'):>9}"
                          f"{q.get('p90_ms', '-'):>9}{q.get('p99_ms', '-'):>9}"
                          f"{q.get('max_ms', '-'):>9}")
+    for name, phases in result["hands_played"].items():
+        lines.append(f"hands played by {name}: {phases['without_load']} without load, "
+                     f"{phases['with_load']} with load")
     lines.append(f"({result['practice_sessions']} practice sessions + 1 Tenhou session vs the "
                  f"fake server; {result['cpus']} CPUs; decision times are the brain's, "
                  "request to answer; the loop lag is how late a 10 ms timer fires)")
@@ -210,16 +298,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
     p.add_argument("--practice", type=int, default=2, help="practice sessions")
     p.add_argument("--warmup", type=float, default=3.0)
+    p.add_argument("--viewer", type=int, default=0, metavar="N",
+                   help=f"the load: N replay viewer clients at once (1..{MAX_VIEWER_CLIENTS})")
+    p.add_argument("--probe-rate", type=float, default=20.0,
+                   help="/health requests per second in both phases")
     p.add_argument("--json", action="store_true")
     p.add_argument("--generate", metavar="URL", help=argparse.SUPPRESS)  # the load process
+    p.add_argument("--path", default="", help=argparse.SUPPRESS)  # what the viewer asks
     args = p.parse_args(argv)
+    if not 0 <= args.viewer <= MAX_VIEWER_CLIENTS or not 0 < args.seconds <= 600 \
+            or args.probe_rate < 0 or args.rate < 0:
+        p.error(f"--viewer must be 0..{MAX_VIEWER_CLIENTS}, --seconds in (0, 600], "
+                "--rate and --probe-rate at least 0")
     if args.generate:
-        print(json.dumps(asyncio.run(_generate(args.generate, args.rate, args.seconds))))
+        print(json.dumps(asyncio.run(_generate(args.generate, args.rate, args.seconds,
+                                               args.path, args.viewer, args.probe_rate))))
         return 0
     from adapter.logging_setup import configure_logging
 
     configure_logging(json_lines=True, level="error")
-    result = asyncio.run(_bench(args.rate, args.seconds, args.practice, args.warmup))
+    result = asyncio.run(_bench(args.rate, args.seconds, args.practice, args.warmup,
+                                args.viewer, args.probe_rate))
     print(json.dumps(result, indent=2) if args.json else _table(result))
     return 0
 

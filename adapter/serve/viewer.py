@@ -1,25 +1,31 @@
 """The replay viewer's routes: the game list and one game's page (static HTML and plain JS
 from ./static), the JSON they read, and the tenhou.net/6 and mjai exports.
 
-``/games`` and ``/api/games``: the list; ``/games/ID``: the page; ``/api/games/ID``: the game's
+``/games`` and ``/api/games``: the list (``?q=WORDS&offset=N&limit=N``, a page at a time,
+with each own log's result); ``/games/ID``: the page; ``/api/games/ID``: the game's
 outline (players, hands, results); ``/api/games/ID/hands/N``: hand N's steps;
 ``/games/ID/export/tenhou6`` and ``.../mjai``: the game converted (riichi games with every
 seat's tiles: imports and the local table's logs); ``/api/games/ID/commentary``: one sentence
 per move, placed on the steps (every seat where all hands are known, else ours). Files are
-read and parsed in a worker thread, so the event loop (and the sessions it drives) never
-waits on a large log. A file no reader takes is a 422 that names no part of its content (the
-readers' reasons quote lines of the file; they go to the log only).
+read, parsed and their JSON built and gzipped in the BuildCache's small thread pool, a
+bounded number at a time, once per version of the file (viewcache.py): the event loop (and
+the sessions it drives, and /health) never waits on a large log or a burst of viewers.
+A file no reader takes is a 422 that names no part of its content (the readers' reasons
+quote lines of the file; they go to the log only).
 """
 
 from __future__ import annotations
 
 import asyncio
+import gzip
+from pathlib import Path
 from typing import Any
 
 import structlog
 from aiohttp import web
 
-from adapter.serve.games import GameIndex, GameNotFound
+from adapter.serve.games import MAX_PAGE, PAGE_SIZE, GameIndex, GameNotFound
+from adapter.serve.viewcache import BuildCache, file_key, gzipped_json
 
 log = structlog.get_logger("mjbot.serve")
 UNREADABLE = ("cannot show this file: it is not a complete game log in a format the viewer "
@@ -30,8 +36,19 @@ EXPORTS = {"tenhou6": ("application/json", ".json"), "mjai": ("application/x-ndj
                                                               ".jsonl")}
 
 
+VIEW_CACHE: web.AppKey[BuildCache] = web.AppKey("view_cache", BuildCache)
+
+
 def add_routes(app: web.Application, index: GameIndex) -> None:
     from adapter.serve.status import STATIC
+
+    cache = BuildCache()
+    app[VIEW_CACHE] = cache
+
+    async def close_cache(_app: web.Application) -> None:
+        cache.close()
+
+    app.on_cleanup.append(close_cache)
 
     async def page(name: str) -> web.StreamResponse:
         return web.FileResponse(STATIC / name, headers={"Cache-Control": "no-cache"})
@@ -40,8 +57,9 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         return await page(STATIC_PAGES["list"])
 
     async def api_list(request: web.Request) -> web.StreamResponse:
-        games = await asyncio.to_thread(index.listing)
-        return web.json_response({"games": games, "roots": len(index.roots)})
+        query, offset, limit = _page_query(request)
+        page = await cache.run(lambda: index.page(query, offset, limit))
+        return web.json_response({**page, "roots": len(index.roots)})
 
     async def game_page(request: web.Request) -> web.StreamResponse:
         _resolve(index, request.match_info["id"])
@@ -49,32 +67,39 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
 
     async def api_game(request: web.Request) -> web.StreamResponse:
         game_id = request.match_info["id"]
-        timeline = await _timeline(index, game_id)
-        outline = timeline.outline()
-        outline["id"] = game_id
-        outline["exports"] = _exports(outline)
-        response = web.json_response(outline)
-        response.enable_compression()
-        return response
+        version, timeline = await _timeline(cache, index, game_id)
+
+        def outline() -> bytes:
+            body = timeline.outline()
+            body["id"] = game_id
+            body["exports"] = _exports(body)
+            return gzipped_json(body)
+
+        return await _json(request, await cache.get((*version, "outline"), outline, "outline"))
 
     async def api_hand(request: web.Request) -> web.StreamResponse:
-        timeline = await _timeline(index, request.match_info["id"])
-        number = request.match_info["n"]
+        game_id, number = request.match_info["id"], request.match_info["n"]
+        version, timeline = await _timeline(cache, index, game_id)
         if not number.isdigit() or int(number) >= len(timeline.hands):
             raise web.HTTPNotFound(text=f"no hand {number} in this game")
         hand = timeline.hands[int(number)]
-        response = web.json_response({"label": hand["label"], "steps": hand["steps"],
-                                      "result": hand["result"]})
-        response.enable_compression()
-        return response
+
+        def steps() -> bytes:
+            return gzipped_json({"label": hand["label"], "steps": hand["steps"],
+                                 "result": hand["result"]})
+
+        body = await cache.get((*version, "hand", int(number)), steps, "hand")
+        return await _json(request, body)
 
     async def api_commentary(request: web.Request) -> web.StreamResponse:
         game_id = request.match_info["id"]
-        timeline = await _timeline(index, game_id)
-        rows = await asyncio.to_thread(_subtitles, index, game_id, timeline)
-        response = web.json_response({"subtitles": rows})
-        response.enable_compression()
-        return response
+        version, timeline = await _timeline(cache, index, game_id)
+
+        def commentary() -> bytes:
+            return gzipped_json({"subtitles": _subtitles(index, game_id, timeline)})
+
+        return await _json(request,
+                           await cache.get((*version, "commentary"), commentary, "commentary"))
 
     async def export(request: web.Request) -> web.StreamResponse:
         game_id, fmt = request.match_info["id"], request.match_info["fmt"]
@@ -82,7 +107,7 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             raise web.HTTPNotFound(text=f"no export {fmt!r} (tenhou6, mjai)")
         _resolve(index, game_id)
         try:
-            text = await asyncio.to_thread(_export_text, index, game_id, fmt)
+            text = await cache.run(lambda: _export_text(index, game_id, fmt))
         except NotExportable as exc:
             raise web.HTTPUnprocessableEntity(text=str(exc)) from None
         except ValueError as exc:
@@ -101,21 +126,41 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
     app.router.add_get("/api/games/{id}/commentary", api_commentary)
 
 
-def _resolve(index: GameIndex, game_id: str) -> None:
+def _page_query(request: web.Request) -> tuple[str, int, int]:
+    """``?q=WORDS&offset=N&limit=N`` of the game list; 400 naming the bad one."""
+    values = {"offset": 0, "limit": PAGE_SIZE}
+    for name in values:
+        text = request.query.get(name, "")
+        if text:
+            if not text.isdigit() or (name == "limit" and not 1 <= int(text) <= MAX_PAGE):
+                raise web.HTTPBadRequest(text=f"{name} must be a whole number"
+                                         + (f" from 1 to {MAX_PAGE}" if name == "limit" else
+                                            " (0 or more)") + f", got {text[:40]!r}")
+            values[name] = int(text)
+    return request.query.get("q", "")[:200], values["offset"], values["limit"]
+
+
+def _resolve(index: GameIndex, game_id: str) -> Path:
     try:
-        index.resolve(game_id)
+        return index.resolve(game_id)
     except GameNotFound:
         raise web.HTTPNotFound(text="no such game") from None
 
 
-async def _timeline(index: GameIndex, game_id: str) -> Any:
-    _resolve(index, game_id)
+async def _timeline(cache: BuildCache, index: GameIndex, game_id: str) -> tuple[Any, Any]:
+    """The file's version (path, mtime_ns, size: the cache keys' stem, read before the parse,
+    so that a file that changes meanwhile is never kept under its new version) and the
+    parsed game, one parse shared by concurrent requests and the last few kept."""
+    path = _resolve(index, game_id)
     try:
-        return await asyncio.to_thread(index.timeline, game_id)
-    except GameNotFound:
+        version = file_key(path, "timeline")
+        timeline = await cache.get(version, lambda: index.timeline(game_id), "timeline",
+                                   game=True)
+    except (GameNotFound, FileNotFoundError):
         raise web.HTTPNotFound(text="no such game") from None
     except ValueError as exc:  # no reader accepts the file (UnknownFormat, LogError, ...)
         raise _unreadable(game_id, exc) from None
+    return version[:3], timeline
 
 
 class NotExportable(ValueError):
@@ -129,6 +174,17 @@ def _unreadable(game_id: str, exc: ValueError) -> web.HTTPUnprocessableEntity:
     log.warning("viewer: cannot show a file", game=game_id, error_type=type(exc).__name__,
                 reasons=reason[:REASON_CHARS])
     return web.HTTPUnprocessableEntity(text=UNREADABLE)
+
+
+async def _json(request: web.Request, gzipped: bytes) -> web.StreamResponse:
+    """Gzipped JSON as it was kept; unpacked (off the loop) for a client without gzip."""
+    headers = {"Vary": "Accept-Encoding"}
+    if "gzip" in request.headers.get("Accept-Encoding", "").lower():
+        headers["Content-Encoding"] = "gzip"
+        body = gzipped
+    else:
+        body = await asyncio.to_thread(gzip.decompress, gzipped)
+    return web.Response(body=body, content_type="application/json", headers=headers)
 
 
 def _exports(outline: dict[str, Any]) -> list[str]:

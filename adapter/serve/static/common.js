@@ -54,6 +54,22 @@ function tileRow(names, extra) {
   return el("span", { class: "tiles" }, (names || []).map((n) => tileNode(n, extra)));
 }
 
+// text with its mpsz tiles ("discard 7z", "chi 345m") drawn as the tiles are on the table, so
+// that the page has one notation: the list of text and tile nodes
+const MPSZ = /\b(\d+)([mpszf])\b/g;
+function withTiles(text) {
+  const out = [];
+  let last = 0;
+  for (const found of String(text).matchAll(MPSZ)) {
+    if (found.index > last) out.push(String(text).slice(last, found.index));
+    out.push(el("span", { class: "tiles inline" },
+      [...found[1]].map((digit) => tileNode(digit + found[2], "mini"))));
+    last = found.index + found[0].length;
+  }
+  if (last < String(text).length) out.push(String(text).slice(last));
+  return out;
+}
+
 function fmtTime(seconds) {
   if (!seconds) return "";
   return new Date(seconds * 1000).toLocaleString();

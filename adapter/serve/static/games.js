@@ -1,7 +1,23 @@
-// The game list: /api/games, filtered as you type.
+// The game list: /api/games a page at a time (newest first), filtered on the server as you
+// type; each of our logs shows our seat and the result (our rank and score, or in progress).
 "use strict";
 
-let GAMES = [];
+const PAGE = 50;
+const list = { offset: 0, query: "", matched: 0, timer: null };
+const ORDINAL = ["", "1st", "2nd", "3rd", "4th"];
+
+function result(g) {
+  if (!g.own) return "";
+  if (g.finished === false) return "in progress / no footer";
+  if (g.our_rank) return `${ORDINAL[g.our_rank] || g.our_rank} · ${g.our_score}`;
+  return g.scores ? g.scores.join(" / ") : "";
+}
+
+function seat(g) {
+  if (g.our_seat === null || g.our_seat === undefined) return "";
+  const who = g.players ? g.players[g.our_seat] : g.policy;
+  return `seat ${g.our_seat}` + (who ? ` · ${who}` : "");
+}
 
 function row(g) {
   const players = g.players ? g.players.join(", ") : (g.policy || "");
@@ -10,25 +26,42 @@ function row(g) {
     el("td", { text: fmtTime(g.mtime) }), el("td", { text: g.folder }),
     el("td", {}, el("a", { href: withToken("/games/" + encodeURIComponent(g.id)), text: g.name })),
     el("td", { text: source }), el("td", { text: g.variant || "" }), el("td", { text: players }),
+    el("td", { class: "our-seat", text: seat(g) }),
+    el("td", { class: "result-cell" + (g.our_rank === 1 ? " first" : ""), text: result(g) }),
     el("td", { text: Math.ceil(g.size / 1024) + " KB" }));
 }
 
-function show() {
-  const needle = document.getElementById("filter").value.toLowerCase();
-  const shown = GAMES.filter((g) => !needle || JSON.stringify(g).toLowerCase().includes(needle));
-  document.querySelector("#games tbody").replaceChildren(...shown.map(row));
-  document.getElementById("count").textContent = `${shown.length} of ${GAMES.length} games`;
-}
-
 async function load() {
+  const params = new URLSearchParams({ offset: list.offset, limit: PAGE });
+  if (list.query) params.set("q", list.query);
   try {
-    GAMES = (await getJSON("/api/games")).games;
-    show();
+    const page = await getJSON("/api/games?" + params);
+    list.matched = page.matched;
+    document.querySelector("#games tbody").replaceChildren(...page.games.map(row));
+    const last = page.offset + page.games.length;
+    document.getElementById("page-info").textContent = page.matched
+      ? `${page.offset + 1}–${last} of ${page.matched}` : "no game";
+    document.getElementById("count").textContent = list.query
+      ? `${page.matched} of ${page.total} games match` : `${page.total} games`;
+    document.getElementById("prev-page").disabled = page.offset === 0;
+    document.getElementById("next-page").disabled = last >= page.matched;
   } catch (error) {
     document.getElementById("count").textContent = "cannot list the games: " + error.message;
   }
 }
 
+function turn(delta) {
+  const target = list.offset + delta * PAGE;
+  if (target < 0 || target >= list.matched) return;
+  list.offset = target;
+  load();
+}
+
 linkTokens();
-document.getElementById("filter").addEventListener("input", show);
+document.getElementById("filter").addEventListener("input", (event) => {
+  clearTimeout(list.timer);
+  list.timer = setTimeout(() => { list.query = event.target.value.trim(); list.offset = 0; load(); }, 200);
+});
+document.getElementById("prev-page").addEventListener("click", () => turn(-1));
+document.getElementById("next-page").addEventListener("click", () => turn(1));
 load();

@@ -1,10 +1,15 @@
 // The replay viewer: the game's outline, then one hand's steps at a time (snapshots built by
-// the server), drawn as a table seen from our seat.
+// the server), drawn as a table seen from our seat. The address's fragment names the hand and
+// step shown (#3/12: the third hand, step 12, as the page numbers them), so that a step can
+// be linked to; it follows every move.
 "use strict";
 
 const GAME_ID = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1]);
 const WIND = "ESWN";
-const view = { outline: null, hand: 0, step: 0, steps: [], cache: new Map(), subtitles: new Map() };
+const view = {
+  outline: null, hand: 0, step: 0, steps: [], cache: new Map(), subtitles: new Map(),
+  commentary: "loading",  // then "ready" or "failed: ..."
+};
 
 function seatName(seat, step) {
   const names = view.outline.names || [];
@@ -18,8 +23,9 @@ function drawSeat(box, seat, step) {
   const ours = view.outline.our_seat === seat;
   box.className = "seat " + box.id.replace("seat-", "pos-") + (step.actor === seat ? " actor" : "") + (ours ? " ours" : "");
   box.dataset.seat = seat;
-  const river = el("div", { class: "river" }, s.river.map((d) => tileNode(d.t,
-    [d.tsumogiri ? "tsumogiri" : "", d.riichi ? "riichi" : "", d.called ? "called" : ""].join(" ").trim())));
+  const river = el("div", { class: "river-box" }, el("div", { class: "label", text: "river" }),
+    el("div", { class: "river" }, s.river.map((d) => tileNode(d.t,
+      ["small", d.tsumogiri ? "tsumogiri" : "", d.riichi ? "riichi" : "", d.called ? "called" : ""].join(" ").trim()))));
   const hand = s.hand ? tileRow(s.hand) : tileRow(Array(s.hidden).fill("?"));
   const winning = step.result && step.result.type === "win" && step.result.winner === seat;
   const drawn = s.drawn ? tileNode(s.drawn, winning ? "win" : "drawn") : null;
@@ -28,28 +34,35 @@ function drawSeat(box, seat, step) {
       s.riichi ? el("span", { class: "riichi-flag", text: "riichi" }) : null,
       el("span", { class: "score", text: step.scores[seat] })),
     el("div", { class: "row hand" }, hand, drawn),
-    s.melds.length ? el("div", { class: "row melds" }, s.melds.map((m) =>
-      el("span", { class: "meld", title: m.kind }, tileRow(m.tiles, "small"), " "))) : null,
-    s.flowers.length ? el("div", { class: "row" }, "flowers ", tileRow(s.flowers, "small")) : null,
+    s.melds.length ? el("div", { class: "row melds" }, el("span", { class: "label", text: "melds" }),
+      s.melds.map((m) => el("span", { class: "meld", title: m.kind }, tileRow(m.tiles, "small"), " "))) : null,
+    s.flowers.length ? el("div", { class: "row flowers" }, el("span", { class: "label", text: "flowers" }),
+      tileRow(s.flowers, "small")) : null,
     river].filter(Boolean));
 }
 
 function drawCenter(step) {
-  document.getElementById("center").replaceChildren(
+  // MCR and Taiwan have no dora: no empty row for them
+  const dora = view.outline.variant === "riichi" || step.dora.length > 0;
+  document.getElementById("center").replaceChildren(...[
     el("div", { class: "round", text: `${step.round}-${step.honba}` }),
     el("div", {}, `sticks ${step.sticks}` + (step.wall !== null && step.wall !== undefined ? ` · wall ${step.wall}` : "")),
-    el("div", { class: "row" }, "dora ", tileRow(step.dora, "small")));
+    dora ? el("div", { class: "row dora" }, "dora ", tileRow(step.dora, "small")) : null].filter(Boolean));
 }
 
 function drawResult(step) {
   const box = document.getElementById("result");
   const r = step.result;
   if (!r) { box.replaceChildren(); return; }
+  const english = r.yaku_en || [];
   const text = r.type === "win"
-    ? `seat ${r.winner} wins ${r.from === null ? "by tsumo" : "on seat " + r.from + "'s discard"}: ${r.win_tile}, value ${r.value}` +
-      (r.detail ? ` (${r.detail})` : "") + (r.yaku.length ? " · " + r.yaku.join(", ") : "")
-    : `drawn: ${r.reason}` + (r.tenpai && r.tenpai.length ? ` · ready: seat ${r.tenpai.join(", ")}` : "");
-  box.replaceChildren(el("div", { class: "result" }, text, el("div", { class: "muted", text: "score changes " + r.deltas.join(" / ") })));
+    ? withTiles(`seat ${r.winner} wins ${r.from === null ? "by tsumo" : "on seat " + r.from + "'s discard"}: ${r.win_tile}, value ${r.value}` +
+      (r.detail ? ` (${r.detail})` : ""))
+    : [`drawn: ${r.reason}` + (r.tenpai && r.tenpai.length ? ` · ready: seat ${r.tenpai.join(", ")}` : "")];
+  const yaku = r.type === "win" && r.yaku.length ? el("div", { class: "yaku-list" }, r.yaku.map((y, i) =>
+    el("span", { class: "yaku" }, y, english[i] ? el("span", { class: "en", text: english[i] }) : null))) : null;
+  box.replaceChildren(el("div", { class: "result" }, ...text, yaku,
+    el("div", { class: "muted", text: "score changes " + r.deltas.join(" / ") })));
 }
 
 function drawDecisions(step) {
@@ -60,11 +73,11 @@ function drawDecisions(step) {
     const hi = Math.max(...scores), lo = Math.min(...scores);
     const width = (score) => (hi > lo ? 10 + 90 * (score - lo) / (hi - lo) : 100);
     return el("div", { class: "decision", "data-seat": d.seat },
-      el("div", {}, el("b", { text: `seat ${d.seat} ${d.kind}: ${d.action}` }),
+      el("div", {}, el("b", {}, withTiles(`seat ${d.seat} ${d.kind}: ${d.action}`)),
         ` · ${d.policy} · ${d.elapsed_ms} ms · ${d.legal} legal`,
         d.fallback ? el("span", { class: "error", text: " · fallback: " + d.fallback }) : null),
       d.candidates.map(([action, score]) => el("div", { class: "cand" + (action === d.action ? " chosen" : "") },
-        el("span", { text: action }),
+        el("span", {}, withTiles(action)),
         el("span", {}, el("div", { class: "bar", style: { width: `${width(score)}%` } })),
         el("span", { text: score }))));
   }));
@@ -72,11 +85,19 @@ function drawDecisions(step) {
 
 // the commentary (one sentence per move, /api/games/ID/commentary) on the step of the move
 function drawSubtitles() {
+  const box = document.getElementById("subtitles");
+  box.dataset.state = view.commentary.split(":")[0];
+  if (view.commentary !== "ready") {
+    box.replaceChildren(el("div", { class: "muted hint", text: view.commentary === "loading"
+      ? "commentary loading… (the first time a game is opened it is worked out move by move)"
+      : "no commentary: " + view.commentary.slice("failed: ".length) }));
+    return;
+  }
   const rows = view.subtitles.get(`${view.hand}:${view.step}`) || [];
-  document.getElementById("subtitles").replaceChildren(...rows.map((r) =>
+  box.replaceChildren(...rows.map((r) =>
     el("div", { class: "subtitle", "data-seat": r.seat, "data-factor": r.factor },
-      el("span", { text: r.sentence }),
-      el("span", { class: "muted", text: ` · predicted ${r.predicted.join(", ")}${r.hit ? " ✓" : ""}` }))));
+      el("span", {}, withTiles(r.sentence)),
+      el("span", { class: "muted" }, withTiles(` · predicted ${r.predicted.join(", ")}${r.hit ? " ✓" : ""}`)))));
 }
 
 async function loadSubtitles() {
@@ -87,10 +108,11 @@ async function loadSubtitles() {
       if (!view.subtitles.has(key)) view.subtitles.set(key, []);
       view.subtitles.get(key).push(r);
     }
-    drawSubtitles();
+    view.commentary = "ready";
   } catch (error) {
-    document.getElementById("subtitles").textContent = "no commentary: " + error.message;
+    view.commentary = "failed: " + error.message;
   }
+  drawSubtitles();
 }
 
 function draw() {
@@ -103,14 +125,15 @@ function draw() {
   drawResult(step);
   drawDecisions(step);
   drawSubtitles();
-  document.getElementById("step-text").textContent = step.text;
+  document.getElementById("step-text").replaceChildren(...withTiles(step.text));
   document.getElementById("step-index").textContent = `step ${view.step + 1} / ${view.steps.length}`;
+  history.replaceState(null, "", `#${view.hand + 1}/${view.step + 1}`);
   document.getElementById("slider").max = view.steps.length - 1;
   document.getElementById("slider").value = view.step;
   document.getElementById("hand-select").value = view.hand;
 }
 
-async function openHand(index, atEnd) {
+async function openHand(index, atEnd, step) {
   const hands = view.outline.hands;
   if (index < 0 || index >= hands.length) return;
   if (!view.cache.has(index)) {
@@ -118,8 +141,32 @@ async function openHand(index, atEnd) {
   }
   view.hand = index;
   view.steps = view.cache.get(index).steps;
-  view.step = atEnd ? view.steps.length - 1 : 0;
+  view.step = step !== undefined ? step : (atEnd ? view.steps.length - 1 : 0);
   draw();
+}
+
+// #H/S (both counted from 1, as the page shows them): that hand and step; a fragment that
+// names none is said in one line and the first step shown
+async function openLinked() {
+  const note = document.getElementById("link-note");
+  note.textContent = "";
+  let hash = location.hash.slice(1);
+  try { hash = decodeURIComponent(hash); } catch (error) { /* shown as typed */ }
+  if (!hash) return openHand(0, false);
+  const found = /^(\d+)(?:\/(\d+))?$/.exec(hash);
+  const hands = view.outline.hands;
+  if (!found || Number(found[1]) < 1 || Number(found[1]) > hands.length) {
+    note.textContent = `no hand ${JSON.stringify(hash)} here (links read #HAND/STEP, hands 1 to ${hands.length}): showing the first step`;
+    return openHand(0, false);
+  }
+  const index = Number(found[1]) - 1;
+  const steps = hands[index].steps;
+  const step = found[2] === undefined ? 1 : Number(found[2]);
+  if (step < 1 || step > steps) {
+    note.textContent = `hand ${index + 1} has steps 1 to ${steps}, not ${step}: showing its first step`;
+    return openHand(index, false, 0);
+  }
+  return openHand(index, false, step - 1);
 }
 
 async function move(delta) {
@@ -159,7 +206,7 @@ async function start() {
   document.getElementById("notes").textContent = (o.notes || []).join(" · ");
   const select = document.getElementById("hand-select");
   select.replaceChildren(...o.hands.map((h, i) => el("option", { value: i },
-    `${h.label}${h.decisions ? " (" + h.decisions + " decisions)" : ""}`)));
+    `${i + 1}. ${h.label}${h.decisions ? " (" + h.decisions + " decisions)" : ""}`)));
   select.addEventListener("change", () => openHand(Number(select.value), false));
   document.getElementById("prev").addEventListener("click", () => move(-1));
   document.getElementById("next").addEventListener("click", () => move(1));
@@ -167,9 +214,12 @@ async function start() {
   document.getElementById("next-hand").addEventListener("click", () => openHand(view.hand + 1, false));
   document.getElementById("slider").addEventListener("input", (e) => { view.step = Number(e.target.value); draw(); });
   document.addEventListener("keydown", keys);
-  if (o.hands.length) await openHand(0, false);
+  window.addEventListener("hashchange", () => { if (o.hands.length) openLinked(); });
+  drawSubtitles();  // the hint, while the commentary is worked out
+  const commentary = loadSubtitles();
+  if (o.hands.length) await openLinked();
   else document.getElementById("step-text").textContent = "this file holds no hand";
-  loadSubtitles();
+  await commentary;
 }
 
 start();

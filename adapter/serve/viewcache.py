@@ -1,0 +1,140 @@
+"""What the replay viewer builds, built once per file version and kept: a bounded LRU of
+results keyed by (path, mtime_ns, size, what), so that a second request for a hand's steps
+(hundreds of KB of JSON, gzipped) costs a dictionary lookup instead of a rebuild.
+
+Builds run in the cache's own small thread pool, at most ``concurrency`` at a time (an
+asyncio.Semaphore): a burst of viewer requests can neither hold the event loop (which also
+drives the in-process sessions and /health) nor fill the loop's default executor. Identical
+concurrent requests share one build (single-flight), and a build whose requesters went away
+still finishes and is kept. A build that raises ValueError (a file no reader accepts) is kept
+as that error: the same file version would fail the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Hashable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+MAX_ENTRIES = 256
+MAX_GAMES = 8  # parsed games (Timeline objects, megabytes each) kept apart, by count
+MAX_BYTES = 64 << 20  # the kept results' sizes (bytes results; others count 1 KB)
+CONCURRENCY = 2
+GZIP_LEVEL = 6
+
+Key = tuple[str, int, int, Hashable]
+
+
+def file_key(path: Path, what: Hashable) -> Key:
+    """The cache key of ``what`` built from ``path`` as it is now on disk."""
+    st = os.stat(path)
+    return (str(path), st.st_mtime_ns, st.st_size, what)
+
+
+def gzipped_json(value: Any) -> bytes:
+    """JSON as aiohttp's json_response writes it, gzipped: what the viewer's routes send."""
+    return gzip.compress(json.dumps(value).encode(), GZIP_LEVEL)
+
+
+class _Failed:
+    """A kept ValueError, raised again to whoever asks for the same key."""
+
+    def __init__(self, error: ValueError) -> None:
+        self.error = error
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, bytes | bytearray):
+        return len(value)
+    return 1024
+
+
+class BuildCache:
+    """Single-flight, bounded, off-loop builds with an LRU of their results."""
+
+    def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES,
+                 concurrency: int = CONCURRENCY, max_games: int = MAX_GAMES) -> None:
+        self.max_entries, self.max_bytes, self.max_games = max_entries, max_bytes, max_games
+        self._entries: OrderedDict[Hashable, Any] = OrderedDict()
+        self._games: OrderedDict[Hashable, Any] = OrderedDict()
+        self._bytes = 0
+        self._pending: dict[Hashable, asyncio.Future[Any]] = {}
+        self._semaphore = asyncio.Semaphore(concurrency)
+        self._executor = ThreadPoolExecutor(max_workers=concurrency,
+                                            thread_name_prefix="viewer-build")
+        self.builds: Counter[str] = Counter()  # builds started, per kind of result
+        self.hits = 0
+        self.building = 0  # builds running now (at most ``concurrency``)
+        self.waiting = 0  # builds queued for a slot
+
+    async def get(self, key: Hashable, build: Callable[[], Any], kind: str = "",
+                  game: bool = False) -> Any:
+        """The result kept for ``key``, else ``build()`` run once (in the pool) for every
+        caller asking meanwhile. ``kind`` names the result in :attr:`builds`; ``game``: a
+        parsed game, kept among the last ``max_games`` rather than by size."""
+        entries = self._games if game else self._entries
+        if key in entries:
+            entries.move_to_end(key)
+            self.hits += 1
+            return self._unwrap(entries[key])
+        pending = self._pending.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(self._build(key, build, kind, game))
+            self._pending[key] = pending
+            pending.add_done_callback(lambda _f: self._pending.pop(key, None))
+        # shielded: a caller that goes away does not cancel the others' build
+        return self._unwrap(await asyncio.shield(pending))
+
+    async def run(self, call: Callable[[], Any]) -> Any:
+        """``call()`` in the pool under the same bound, not kept (e.g. a folder listing)."""
+        self.waiting += 1
+        async with self._semaphore:
+            self.waiting -= 1
+            self.building += 1
+            try:
+                return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+            finally:
+                self.building -= 1
+
+    async def _build(self, key: Hashable, build: Callable[[], Any], kind: str,
+                     game: bool) -> Any:
+        self.builds[kind] += 1
+        try:
+            value = await self.run(build)
+        except ValueError as exc:
+            value = _Failed(exc)
+        if game:
+            self._games[key] = value
+            while len(self._games) > self.max_games:
+                self._games.popitem(last=False)
+        else:
+            self._keep(key, value)
+        return value
+
+    def _keep(self, key: Hashable, value: Any) -> None:
+        if key in self._entries:
+            self._bytes -= _size(self._entries.pop(key))
+        self._entries[key] = value
+        self._bytes += _size(value)
+        while self._entries and (len(self._entries) > self.max_entries
+                                 or self._bytes > self.max_bytes):
+            _old, dropped = self._entries.popitem(last=False)
+            self._bytes -= _size(dropped)
+
+    @staticmethod
+    def _unwrap(value: Any) -> Any:
+        if isinstance(value, _Failed):
+            raise value.error.with_traceback(None)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
