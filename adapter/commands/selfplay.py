@@ -10,7 +10,9 @@ from typing import Any
 
 from adapter.commands import (
     UserInputError,
+    add_fallback_argument,
     add_ray_arguments,
+    fallback_verdict,
     four_policies,
     log,
     require_networks,
@@ -33,6 +35,7 @@ def register(sub: Any) -> None:
                    "sets in every seating are played)")
     s.add_argument("--seed", type=int, default=0)
     add_ray_arguments(s)
+    add_fallback_argument(s)
     s.add_argument("--out", required=True, metavar="DIR", help="a new or empty directory")
     s.add_argument("--out-shared", action="store_true", help="with --ray: every node mounts "
                    "--out at the same path, so the workers write the shards there (else their "
@@ -72,7 +75,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     if args.out_shared and args.ray is None:
         raise UserInputError("--out-shared goes with --ray (it says the Ray workers see --out)")
 
-    from adapter.local.arena import ArenaConfig
+    from adapter.local.arena import ArenaConfig, fallback_tallies
     from adapter.local.selfplay import SelfPlayConfig, run_selfplay
     from adapter.progress import ProgressBar
     from replay.dataset.schema import DatasetError
@@ -98,6 +101,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     summary["shards"] = len(result["shards"])
     summary["bytes"] = sum(s["bytes"] for s in result["shards"])
     summary["referee_errors"] = len(result["referee_errors"])
+    summary["fallbacks"] = result["fallbacks"]
     if "ray" in result:
         summary["ray"] = result["ray"]
     if args.json:
@@ -108,7 +112,12 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
               f"{summary['shards']} shards ({summary['bytes'] / 1e6:.2f} MB) in {args.out}; "
               f"{summary['seconds']:.1f} s, {summary['decisions_per_core_second']:.0f} "
               f"decisions/s per core, {summary['workers']} worker(s)")
-    return 1 if summary["referee_errors"] else 0
+        print("fallbacks (decisions the brain answered for the policy): " + ", ".join(
+            f"{name} {f['fallbacks']} of {f['decisions']} ({100 * f['fallback_share']:.1f}%)"
+            + (f", first: {f['first_fallback']}" if f["first_fallback"] else "")
+            for name, f in summary["fallbacks"].items()))
+    failed = fallback_verdict(args, fallback_tallies(summary["fallbacks"]))
+    return 1 if summary["referee_errors"] else failed
 
 
 def cmd_dataset_import(args: argparse.Namespace) -> int:
