@@ -53,6 +53,13 @@ def one_line(text: str) -> str:
     return flat if len(flat) <= MAX_ERROR_CHARS else flat[:MAX_ERROR_CHARS - 3] + "..."
 
 
+def tallies_from(figures: dict[str, Any]) -> dict[str, FallbackTally]:
+    """Per-name tallies back from figures: ``figures`` maps a name to a dict with
+    :meth:`FallbackTally.as_dict`'s keys (as a run's ``--json`` output carries them)."""
+    return {name: FallbackTally(f["decisions"], f["fallbacks"], f["first_fallback"] or "")
+            for name, f in figures.items()}
+
+
 def over_threshold(tallies: dict[str, FallbackTally], max_share: float) -> str:
     """The one-line verdict on the first policy (by name) whose fallback share is above
     ``max_share``, "" when none is."""

@@ -142,15 +142,16 @@ def _share(text: str) -> float:
     return value
 
 
-def fallback_verdict(args: Any, tallies: Any) -> int:
-    """Exit status for a run's per-policy fallback tallies: 1, with one line naming the
-    policy and its first error, when a share is above ``--max-fallback-share``; else 0.
-    A run whose policy never played must not pass for that policy's figures."""
+def fallback_verdict(args: Any, figures: dict[str, Any]) -> int:
+    """Exit status for a run's per-policy fallback figures (name: ``FallbackTally.as_dict``):
+    1, with one line naming the policy and its first error, when a share is above
+    ``--max-fallback-share``; else 0. A run whose policy never played must not pass for that
+    policy's figures."""
     import sys
 
-    from brain.tally import over_threshold
+    from brain.tally import over_threshold, tallies_from
 
-    verdict = over_threshold(tallies, args.max_fallback_share)
+    verdict = over_threshold(tallies_from(figures), args.max_fallback_share)
     if not verdict:
         return 0
     if getattr(args, "log_json", None):

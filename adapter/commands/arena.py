@@ -45,13 +45,7 @@ def register(sub: Any) -> None:
 def cmd_arena(args: argparse.Namespace) -> int:
     import time
 
-    from adapter.local.arena import (
-        ArenaConfig,
-        fallback_tallies,
-        format_summary,
-        run_arena,
-        summarize,
-    )
+    from adapter.local.arena import ArenaConfig, format_summary, run_arena, summarize
     from adapter.progress import ProgressBar
     from replay.log import default_log_dir
 
@@ -79,5 +73,5 @@ def cmd_arena(args: argparse.Namespace) -> int:
     print(format_summary(summary))
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
-    failed = fallback_verdict(args, fallback_tallies(summary["policies"]))
+    failed = fallback_verdict(args, summary["policies"])
     return 1 if summary["referee_errors"] else failed

@@ -75,7 +75,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     if args.out_shared and args.ray is None:
         raise UserInputError("--out-shared goes with --ray (it says the Ray workers see --out)")
 
-    from adapter.local.arena import ArenaConfig, fallback_tallies
+    from adapter.local.arena import ArenaConfig
     from adapter.local.selfplay import SelfPlayConfig, run_selfplay
     from adapter.progress import ProgressBar
     from replay.dataset.schema import DatasetError
@@ -116,7 +116,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
             f"{name} {f['fallbacks']} of {f['decisions']} ({100 * f['fallback_share']:.1f}%)"
             + (f", first: {f['first_fallback']}" if f["first_fallback"] else "")
             for name, f in summary["fallbacks"].items()))
-    failed = fallback_verdict(args, fallback_tallies(summary["fallbacks"]))
+    failed = fallback_verdict(args, summary["fallbacks"])
     return 1 if summary["referee_errors"] else failed
 
 

@@ -245,13 +245,6 @@ def pool_tallies(tallies: Any) -> FallbackTally:
     return total
 
 
-def fallback_tallies(policies: dict[str, Any]) -> dict[str, FallbackTally]:
-    """Per-policy tallies back from figures: ``policies`` maps a name to a dict with
-    :meth:`FallbackTally.as_dict`'s keys (a :func:`summarize` result's ``policies``)."""
-    return {name: FallbackTally(p["decisions"], p["fallbacks"], p["first_fallback"] or "")
-            for name, p in policies.items()}
-
-
 def _per_hand(row: dict[str, float]) -> float:
     return row["points"] / row["hands"] if row["hands"] else 0.0
 
