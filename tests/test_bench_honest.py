@@ -151,3 +151,20 @@ def test_summary_names_the_policy_and_gives_each_game_and_an_interval():
                                        "first_fallback": "nn raised X"}}
     one = summarize(games[:1], "rulebased", 1.0, FallbackTally())
     assert one["average_rank_ci95"]["mjbot"] == [None, None]
+
+
+def test_bench_mjai_against_rulebasebot_where_the_package_is_installed():
+    pytest.importorskip("mjai", reason="the opt-in mjai package is not installed (make "
+                        "bench-mjai installs it)")
+    from adapter.mjai_bench import bench_mjai
+
+    out = bench_mjai(games=4, policy="greedy")
+    assert out["policy"] == "greedy" and out["games"] == len(out["per_game"]) == 4
+    for game in out["per_game"]:
+        assert sum(game["scores"]) == 100_000, game
+        assert game["ranks"] == ranks_of(game["scores"])
+        assert game["seats"].count("mjbot") == 2
+    tally = out["fallbacks"]["greedy"]
+    assert tally["decisions"] > 100 and tally["fallbacks"] == 0
+    lo, hi = out["average_rank_ci95"]["mjbot"]
+    assert lo <= out["average_rank"]["mjbot"] <= hi
