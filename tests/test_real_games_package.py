@@ -7,10 +7,11 @@ import tomllib
 from pathlib import Path
 
 from adapter import opponent_sets as sets
+from tests.shared_data import DATA
 
 ROOT = Path(__file__).resolve().parent.parent
 ADAPTER = ROOT / "adapter"
-SHARED = ROOT / "tests" / "data" / "shared" / "tenhou"
+SHARED = DATA / "tenhou"
 
 
 def test_the_real_games_are_in_the_package_and_match_the_test_copies():
