@@ -114,8 +114,11 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
               f"decisions/s per core, {summary['workers']} worker(s)")
         print("fallbacks (decisions the brain answered for the policy): " + ", ".join(
             f"{name} {f['fallbacks']} of {f['decisions']} ({100 * f['fallback_share']:.1f}%)"
-            + (f", first: {f['first_fallback']}" if f["first_fallback"] else "")
             for name, f in summary["fallbacks"].items()))
+        for name, f in summary["fallbacks"].items():
+            if f["first_fallback"]:
+                print(f"{name} fell back in {f['fallbacks']} of {f['decisions']} decisions; "
+                      f"first: {f['first_fallback']}")
     failed = fallback_verdict(args, summary["fallbacks"])
     return 1 if summary["referee_errors"] else failed
 
