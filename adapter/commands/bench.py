@@ -23,8 +23,8 @@ def register(sub: Any) -> None:
                        description="Each bench takes only its own options: mjbot bench NAME -h.")
     benches = b.add_subparsers(dest="what", metavar="NAME", required=True)
 
-    def bench(name: str, handler: Any, help: str) -> argparse.ArgumentParser:
-        p = benches.add_parser(name, help=help)
+    def bench(name: str, handler: Any, what: str) -> argparse.ArgumentParser:
+        p = benches.add_parser(name, help=what)
         p.add_argument("--json", action="store_true", help="machine-readable output")
         p.set_defaults(handler=handler)
         return p
