@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-mjai clean
+.PHONY: run test test-torch lint bench bench-mjai clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,16 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+# The torch tests (tests/test_nn_train.py: the numpy forward against torch's, the golden
+# outputs, a tiny training run) skip in `make test`, which has no torch. PyPI's torch for Linux
+# is a CUDA build of several GB, so this asks for the CPU build (a local version pip finds only
+# where such a wheel is offered, e.g. a wheel folder in pip's find-links) and runs them, never
+# skipping. CI runs it after `make test` where that wheel installs (.ci/run).
+TORCH_CPU := torch==2.13.0+cpu
+test-torch: $(STAMP)
+	$(BIN)/python -m pip install --quiet '$(TORCH_CPU)'
+	MJBOT_REQUIRE_TORCH=1 $(BIN)/python -m pytest -q tests/test_nn_train.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -36,6 +36,7 @@ from brain.policies.mc.policy import McPolicy, params
 from brain.policies.mc.root import build_table, candidates, discard_bias
 from brain.policies.mc.values import OurWins
 from brain.state import TableState
+from brain.tally import FallbackTally
 from protocols import events as ev
 
 Position = tuple[TableState, ev.DecisionRequest, list[Any]]
@@ -201,6 +202,7 @@ def soak(variant: str, hands: int, limit: float, models: Any, playouts: int = 0,
             return answer
 
     cfg = McConfig(playouts=playouts, seed=seed)
+    tally = FallbackTally()
     while played < hands:
         players = []
         for s in range(4):
@@ -216,10 +218,12 @@ def soak(variant: str, hands: int, limit: float, models: Any, playouts: int = 0,
         illegal += len(result.illegal)
         for p in players:
             p.close()
+        tally.add(players[game % 4].brain.tally)
         game += 1
     return {"variant": variant, "hands": played, "limit_s": limit, "sources": counts,
             "late": late, "illegal": illegal, "max_elapsed_s": round(worst, 3),
-            "seconds": round(time.perf_counter() - started, 1)}
+            "seconds": round(time.perf_counter() - started, 1),
+            "fallbacks": {"mc": tally.as_dict()}}
 
 
 def bench_mc(variant: str, seconds: float = 1.0, positions_count: int = 12,
@@ -276,4 +280,8 @@ def text(result: dict[str, Any]) -> str:
         lines.append(f"  soak: {s['hands']} hands at {s['limit_s']} s, illegal {s['illegal']}, "
                      f"late {s['late']}, max {s['max_elapsed_s']} s, sources {s['sources']} "
                      f"({s['seconds']} s)")
+        f = s["fallbacks"]["mc"]
+        lines.append(f"  soak fallbacks: {f['fallbacks']} of {f['decisions']} mc decisions "
+                     f"({100 * f['fallback_share']:.1f}%)"
+                     + (f", first: {f['first_fallback']}" if f["first_fallback"] else ""))
     return "\n".join(lines)

@@ -8,13 +8,16 @@ dependencies, then ``mjai`` goes in without its pins (``make bench-mjai`` does b
 
     pip install -e '.[mjai]' && pip install --no-deps mjai==0.2.1
 
-Each game seats two mjbot engines and two RulebaseBot engines, rotated over the seats across
-games; the table reports average rank and points per game for each side.
+Each game seats two mjbot engines (playing ``--policy``) and two RulebaseBot engines, rotated
+over the seats across games; the table reports average rank (with a 95% interval over games)
+and points per game for each side, each game's scores and ranks, and how often mjbot's brain
+had to answer for its policy.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import tempfile
 import time
@@ -22,6 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from adapter.mjai import MjaiBot, MjaiSettings, reply_line
+from brain.tally import FallbackTally
+
+Z95 = 1.959964
 
 INSTALL = "pip install -e '.[mjai]' && pip install --no-deps mjai==0.2.1 (or: make bench-mjai)"
 
@@ -85,12 +91,14 @@ class _Engine:
         self.react(self._line([{"type": "end_game", "scores": list(scores)}]))
 
 
-def _ours(seat_hint: int, policy: str) -> Any:
+def _ours(seat_hint: int, policy: str) -> tuple[Any, MjaiBot]:
+    """The react function of one mjbot seat playing ``policy``, and its bot (whose brain
+    tallies the decisions it answered for the policy)."""
     bot = MjaiBot(MjaiSettings(policy=policy, write_log=False))
 
     def react(line: str) -> str:
         return reply_line(bot, line).rstrip("\n")
-    return react
+    return react, bot
 
 
 def _theirs(seat_hint: int) -> Any:
@@ -110,7 +118,9 @@ def _theirs(seat_hint: int) -> Any:
 
 
 def bench_mjai(games: int = 8, seed: int = 10000, policy: str = "rulebased") -> dict[str, Any]:
-    """Play ``games`` games; returns per-side average rank and points."""
+    """Play ``games`` games with mjbot playing ``policy`` in two seats; returns each game's
+    seats, scores and ranks, per-side average rank (with a 95% interval over games) and
+    points, and how often mjbot's brain had to answer for the policy."""
     try:
         from loguru import logger
         from mjai.mlibriichi.arena import Match
@@ -118,45 +128,103 @@ def bench_mjai(games: int = 8, seed: int = 10000, policy: str = "rulebased") -> 
         raise RuntimeError(f"this opt-in benchmark needs the module {exc.name or exc!s}, which is "
                            f"not installed: {INSTALL}") from exc
     logger.disable("mjai")  # RulebaseBot logs every decision
-    ranks: dict[str, list[int]] = {"mjbot": [], "RulebaseBot": []}
-    points: dict[str, list[int]] = {"mjbot": [], "RulebaseBot": []}
+    per_game = []
+    tally = FallbackTally()
     started = time.perf_counter()
     for game in range(games):
         rotation = game % 4
-        sides = ["mjbot" if (s + rotation) % 2 == 0 else "RulebaseBot" for s in range(4)]
-        engines = [_Engine(side, _ours(s, policy) if side == "mjbot" else _theirs(s))
+        sides = [MJBOT if (s + rotation) % 2 == 0 else THEIRS for s in range(4)]
+        ours = {s: _ours(s, policy) for s, side in enumerate(sides) if side == MJBOT}
+        engines = [_Engine(side, ours[s][0] if side == MJBOT else _theirs(s))
                    for s, side in enumerate(sides)]
         with tempfile.TemporaryDirectory() as tmp:
             match = Match(log_dir=tmp)
             match.py_match(*engines, seed_start=(seed + game, 2000))
             scores = _final_scores(Path(tmp))
-        order = sorted(range(4), key=lambda s: -scores[s])
-        for rank, seat in enumerate(order, start=1):
-            ranks[sides[seat]].append(rank)
-            points[sides[seat]].append(scores[seat] - 25000)
+        for _, bot in ours.values():
+            tally.add(bot.brain.tally)
+            bot.brain.close()
+        per_game.append({"game": game, "seed": [seed + game, 2000], "seats": sides,
+                         "scores": scores, "ranks": ranks_of(scores)})
+    return summarize(per_game, policy, time.perf_counter() - started, tally)
+
+
+MJBOT, THEIRS = "mjbot", "RulebaseBot"
+START = 25000
+
+
+def ranks_of(scores: list[int]) -> list[int]:
+    """Rank (1..4) per seat: higher score first, a tie to the earlier seat (mjai's rule)."""
+    order = sorted(range(4), key=lambda s: -scores[s])
+    ranks = [0] * 4
+    for rank, seat in enumerate(order, start=1):
+        ranks[seat] = rank
+    return ranks
+
+
+def summarize(per_game: list[dict[str, Any]], policy: str, seconds: float,
+              tally: FallbackTally) -> dict[str, Any]:
+    """The bench's figures from its games. A game is one sample of a side's average rank
+    (its two seats' ranks are not independent), so the interval is over games."""
+    average: dict[str, float] = {}
+    interval: dict[str, list[float | None]] = {}
+    points: dict[str, int] = {}
+    for side in (MJBOT, THEIRS):
+        means = [statistics.mean(g["ranks"][s] for s in range(4) if g["seats"][s] == side)
+                 for g in per_game]
+        average[side] = round(statistics.mean(means), 3)
+        if len(means) > 1:
+            half = Z95 * statistics.stdev(means) / math.sqrt(len(means))
+            interval[side] = [round(average[side] - half, 3), round(average[side] + half, 3)]
+        else:
+            interval[side] = [None, None]
+        points[side] = round(statistics.mean(
+            g["scores"][s] - START for g in per_game for s in range(4) if g["seats"][s] == side))
     return {
-        "games": games, "seconds": round(time.perf_counter() - started, 1),
-        "average_rank": {k: round(statistics.mean(v), 3) for k, v in ranks.items()},
-        "points_per_game": {k: round(statistics.mean(v)) for k, v in points.items()},
+        "policy": policy, "games": len(per_game), "seconds": round(seconds, 1),
+        "average_rank": average, "average_rank_ci95": interval, "points_per_game": points,
+        "fallbacks": {policy: tally.as_dict()}, "per_game": per_game,
         "reference": "mjai 0.2.1 RulebaseBot, mlibriichi arena (its rules and scoring)",
     }
 
 
 def _final_scores(log_dir: Path) -> list[int]:
-    """The final scores from the arena's mjai log: the last hand's starting scores plus the
-    deltas of its wins and draws (its end_game carries none)."""
+    """The final scores of the game in the arena's mjai log under ``log_dir``."""
     for path in sorted(p for p in log_dir.rglob("*") if p.is_file()):
-        scores: list[int] | None = None
-        for line in _read_text(path).splitlines():
-            event = json.loads(line)
-            if event.get("type") == "start_kyoku":
-                scores = [int(x) for x in event["scores"]]
-            elif event.get("type") in ("hora", "ryukyoku") and scores is not None:
-                deltas = event.get("deltas") or [0, 0, 0, 0]
-                scores = [a + int(b) for a, b in zip(scores, deltas, strict=True)]
-        if scores is not None:
-            return scores
+        events = [json.loads(line) for line in _read_text(path).splitlines() if line.strip()]
+        if any(e.get("type") == "start_kyoku" for e in events):
+            return final_scores(events)
     raise RuntimeError(f"no game in the arena's log under {log_dir}")
+
+
+def final_scores(events: list[dict[str, Any]]) -> list[int]:
+    """The final scores from a game's mjai events (its end_game carries none): the last
+    hand's starting scores, less 1,000 for each riichi accepted in it (a win's deltas pay the
+    sticks to the winner but never take them from the declarer), plus the deltas of its wins
+    and draws; sticks still on the table at the end go to the top seat (the first in seat
+    order on a tie), as the arena (libriichi's) does. The four then sum to the table total."""
+    scores: list[int] | None = None
+    sticks = 0
+    for event in events:
+        kind = event.get("type")
+        if kind == "start_kyoku":
+            scores = [int(x) for x in event["scores"]]
+            sticks = int(event.get("kyotaku", 0))
+        elif scores is None:
+            continue
+        elif kind == "reach_accepted":
+            scores[int(event["actor"])] -= 1000
+            sticks += 1
+        elif kind in ("hora", "ryukyoku"):
+            deltas = event.get("deltas") or [0, 0, 0, 0]
+            scores = [a + int(b) for a, b in zip(scores, deltas, strict=True)]
+            if kind == "hora":
+                sticks = 0  # the (first) winner took them
+    if scores is None:
+        raise RuntimeError("no hand in the game's mjai log")
+    if sticks:
+        scores[scores.index(max(scores))] += 1000 * sticks
+    return scores
 
 
 def _read_text(path: Path) -> str:

@@ -6,9 +6,10 @@ tsumogiri players) so that the models learn more than one player's habits: the t
 hand played; brain/data/opponent_models.md gives the commands). The held-out set of
 ``mjbot models eval`` is the two :data:`MIXES` with seeds no training set used
 (:data:`EVAL_SEED` and the next), built afresh when no ``--data`` is given so that a fresh
-clone reproduces the published figures. The real games are the Tenhou records in
-tests/data/shared/tenhou (people's games with every hand shown): riichi only, since the MCR
-and Taiwan records in the repository are games of our own bots.
+clone reproduces the published figures. The real games are the Tenhou records shipped in
+adapter/real_games/tenhou (people's games with every hand shown; package data, so an installed
+wheel has them too): riichi only, since the MCR and Taiwan records in the repository are games
+of our own bots.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ MIXES: tuple[tuple[str, str, str, str], ...] = (
 EVAL_SEED = 1001
 EVAL_HANDS = {"riichi": 300, "mcr": 200, "taiwan16": 300, "mass": 300}  # per mix
 
-TENHOU = Path(__file__).resolve().parent.parent / "tests" / "data" / "shared" / "tenhou"
+TENHOU = Path(__file__).resolve().parent / "real_games" / "tenhou"
 NO_REAL_GAMES = {
     "mcr": "no games by people with every hand shown in the repository (the Botzone judge "
            "log is a game of our own bots)",
@@ -33,13 +34,20 @@ NO_REAL_GAMES = {
 
 
 def real_game_files(variant: str) -> list[Path]:
-    """The people's games of ``variant`` shipped with the repository: Tenhou tenhou.net/6
-    JSON and mjlog records. mjx_pairs holds each game twice (mjlog and tenhou.net/6), so only
-    its mjlog copies are taken."""
-    if variant != "riichi" or not TENHOU.is_dir():
+    """The people's games of ``variant`` shipped with mjbot: Tenhou tenhou.net/6 JSON and
+    mjlog records (of mjx's pairs, which hold each game twice, only the mjlog copy)."""
+    if variant != "riichi":
         return []
     return sorted([*TENHOU.glob("convlog_tenhou6_json/*.json"),
                    *TENHOU.glob("mjx_pairs/*.mjlog"), *TENHOU.glob("dnovikoff_mjlog/*.xml")])
+
+
+def no_real_games(variant: str) -> str:
+    """Why ``variant`` has no real games by default, in one line naming where they are read."""
+    if variant == "riichi":
+        return (f"no Tenhou records at {TENHOU} (mjbot's package data is incomplete; pass "
+                "--real FILE...)")
+    return NO_REAL_GAMES.get(variant, "no real game files given")
 
 
 def build_heldout(variant: str, out: Path, hands: int, seed: int = EVAL_SEED,

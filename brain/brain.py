@@ -24,6 +24,7 @@ from brain.policies import get_policy
 from brain.policies.base import Decision, Policy
 from brain.rules import rules_for
 from brain.state import TableState
+from brain.tally import FallbackTally
 from protocols import events as ev
 
 DEFAULT_MARGIN = 0.25  # seconds kept back from the platform's limit for encoding and transport
@@ -76,6 +77,7 @@ class Brain:
         self.limit = limit
         self.margin = margin
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self.tally = FallbackTally()  # every answer the policy was asked for (brain/tally.py)
 
     @property
     def name(self) -> str:
@@ -117,7 +119,15 @@ class Brain:
                  start: float, decision: Decision | None, problem: str,
                  best: anytime.Progress | None = None) -> Answer:
         """The answer to play: the policy's own (``problem`` empty: it was legal), else its
-        best so far if that is legal, else the fallback policy's, else the safest action."""
+        best so far if that is legal, else the fallback policy's, else the safest action.
+        Each is counted in :attr:`tally`."""
+        answer = self._conclude(state, request, legal, start, decision, problem, best)
+        self.tally.record(answer.fallback)
+        return answer
+
+    def _conclude(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+                  start: float, decision: Decision | None, problem: str,
+                  best: anytime.Progress | None) -> Answer:
         if not problem and decision is not None:
             return Answer(decision.action, tuple(legal), self.name, decision.candidates,
                           time.perf_counter() - start, "", anytime.POLICY,

@@ -124,6 +124,8 @@ def test_bench_arena_reports_rates_against_tsumogiri():
     assert set(rows) == {"tsumogiri", "greedy", "rulebased"}
     assert rows["tsumogiri"]["ratio_vs_tsumogiri"] == 1.0
     assert all(row["hands_per_s"] > 0 and row["logged_hands_per_s"] > 0 for row in rows.values())
+    for name, f in data["fallbacks"].items():  # every policy measured played its own answers
+        assert f["decisions"] > 0 and f["fallbacks"] == 0, name
 
 
 def test_bench_runs_never_replay_walls(monkeypatch):
@@ -135,7 +137,10 @@ def test_bench_runs_never_replay_walls(monkeypatch):
 
     def fake_play_unit(config, unit):
         played.append((config.log_dir, unit))
-        return type("R", (), {"hands": 1})()
+        from adapter.local.arena import UnitResult
+        from brain.tally import FallbackTally
+
+        return UnitResult(unit, {}, hands=1, fallbacks={config.policies[0]: FallbackTally()})
 
     monkeypatch.setattr(benchmarks, "play_unit", fake_play_unit)
     benchmarks.bench_arena(["mass"], repeats=2, scale=0.25)

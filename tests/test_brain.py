@@ -88,3 +88,21 @@ def test_budget_from_limit_and_deadline():
     soon = ev.DecisionRequest("turn", deadline=time.monotonic() + 1.0)
     assert 0.1 <= brain.budget(soon) <= 0.5
     assert Brain("riichi", "greedy").budget(ev.DecisionRequest("turn")) is None
+
+
+def test_tally_counts_each_fallback_and_keeps_the_first_reason():
+    brain = Brain("riichi", Raising())
+    for _ in range(3):
+        brain.decide(_turn_state(), ev.DecisionRequest("turn"))
+    assert (brain.tally.decisions, brain.tally.fallbacks) == (3, 3)
+    assert brain.tally.first == "raising raised RuntimeError: boom"
+    assert brain.tally.share == 1.0
+    ok = Brain("riichi", "greedy")
+    ok.decide(_turn_state(), ev.DecisionRequest("turn"))
+    assert (ok.tally.decisions, ok.tally.fallbacks, ok.tally.first) == (1, 0, "")
+
+
+def test_tally_leaves_out_forced_answers():
+    brain = Brain("riichi", Raising())
+    brain.decide(_turn_state(), ev.DecisionRequest("turn"), legal=[ev.Pass()])
+    assert brain.tally.decisions == 0 and brain.tally.fallbacks == 0

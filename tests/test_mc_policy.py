@@ -154,6 +154,8 @@ def test_short_soak_never_illegal_never_late(variant):
     assert result["illegal"] == 0 and result["late"] == 0
     assert set(result["sources"]) <= {"policy", "forced"}
     assert result["sources"].get("policy", 0) > 0
+    tally = result["fallbacks"]["mc"]  # every decision mc was asked, and none replaced
+    assert tally["decisions"] == result["sources"]["policy"] and tally["fallbacks"] == 0
 
 
 def test_the_brain_plays_mc_at_a_tight_limit():

@@ -53,6 +53,19 @@ def require_policy(name: str) -> None:
         return
     if name not in POLICIES:
         raise UserInputError(f"unknown policy {name!r} (known: {', '.join(sorted(POLICIES))})")
+    if name == "mc":
+        require_mc_options()
+
+
+def require_mc_options() -> None:
+    """Refuse a bad ``MJBOT_MC`` (an unknown key, a bad value) in one line naming it and the
+    known keys, before any game starts (else every mc policy built fails with a traceback)."""
+    from brain.policies.mc.config import ENV, from_env
+
+    try:
+        from_env()
+    except ValueError as exc:
+        raise UserInputError(f"{ENV}={os.environ.get(ENV, '')!r}: {exc}") from None
 
 
 def four_policies(text: str) -> tuple[str, str, str, str]:
@@ -107,6 +120,45 @@ def require_networks(names: Any, variant: str) -> None:
             get_policy(name).network(variant)  # type: ignore[attr-defined]
     except MissingNetwork as exc:
         raise UserInputError(str(exc)) from None
+
+
+def add_fallback_argument(parser: Any) -> None:
+    """``--max-fallback-share``, alike for arena, selfplay and the benches that play games."""
+    parser.add_argument("--max-fallback-share", type=_share, default=0.01, metavar="SHARE",
+                        help="exit 1 when a policy's share of decisions the brain answered "
+                        "for it (it raised, was late or illegal) is above this (default "
+                        "%(default)s)")
+
+
+def _share(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"a share between 0 and 1, not {text!r}")
+    return value
+
+
+def fallback_verdict(args: Any, figures: dict[str, Any]) -> int:
+    """Exit status for a run's per-policy fallback figures (name: ``FallbackTally.as_dict``):
+    1, with one line naming the policy and its first error, when a share is above
+    ``--max-fallback-share``; else 0. A run whose policy never played must not pass for that
+    policy's figures."""
+    import sys
+
+    from brain.tally import over_threshold, tallies_from
+
+    verdict = over_threshold(tallies_from(figures), args.max_fallback_share)
+    if not verdict:
+        return 0
+    if getattr(args, "log_json", None):
+        log().error("fallbacks over threshold", command=args.command, error=verdict)
+    else:
+        print(f"mjbot {args.command}: {verdict}", file=sys.stderr)
+    return 1
 
 
 def mjbot_version() -> str:

@@ -9,7 +9,9 @@ from typing import Any
 
 from adapter.commands import (
     UserInputError,
+    add_fallback_argument,
     add_ray_arguments,
+    fallback_verdict,
     four_policies,
     log,
     require_networks,
@@ -29,6 +31,7 @@ def register(sub: Any) -> None:
                    "whole games are played, ~5.5 hands per east-only game)")
     a.add_argument("--seed", type=int, default=0)
     add_ray_arguments(a)
+    add_fallback_argument(a)
     a.add_argument("--length", choices=["east", "south"], default="east",
                    help="riichi game length: east-only or east-south")
     a.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
@@ -70,4 +73,5 @@ def cmd_arena(args: argparse.Namespace) -> int:
     print(format_summary(summary))
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
-    return 1 if summary["referee_errors"] else 0
+    failed = fallback_verdict(args, summary["policies"])
+    return 1 if summary["referee_errors"] else failed

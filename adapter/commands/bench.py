@@ -7,65 +7,107 @@ import argparse
 import json
 from typing import Any
 
-from adapter.commands import UserInputError, require_policy
+from adapter.commands import (
+    UserInputError,
+    add_fallback_argument,
+    fallback_verdict,
+    require_mc_options,
+    require_policy,
+)
+
+VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
 
 
 def register(sub: Any) -> None:
-    b = sub.add_parser("bench", help="benchmarks of the hot paths (ratios vs references)")
-    b.add_argument("what", choices=["shanten", "log", "arena", "botzone", "mjai", "mc",
-                                    "review", "commentary", "ray", "nn"])
-    b.add_argument("paths", nargs="*", metavar="PATH",
-                   help="bench review: the GAME (default: a seeded local east-south game); "
-                   "bench commentary: game files or folders")
-    b.add_argument("--variant", default="all",
-                   choices=["all", "riichi", "mcr", "taiwan16", "mass"], help="bench arena")
-    b.add_argument("--frames", type=int, default=20_000, help="frames written (bench log)")
-    b.add_argument("--json", action="store_true", help="machine-readable output")
-    b.add_argument("--hands", type=int, default=20_000, help="hands for single calls")
-    b.add_argument("--batch", type=int, default=1_000_000, help="hands per batched call")
-    b.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
-    b.add_argument("--repeats", type=int, default=3,
-                   help="bench arena: runs of the same walls, the best counts")
-    b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--policy", default="rulebased",
-                   help="bench botzone: what the bot plays (rulebased, mc, nn)")
-    b.add_argument("--late-turns", type=int, default=0, metavar="N",
-                   help="bench botzone: also time the zip at each of the last N turns")
-    b.add_argument("--games", type=int, default=None,
-                   help="games (bench mjai: 8; bench nn: 2 seeded games of positions)")
-    b.add_argument("--models", default="", metavar="DIR",
-                   help="bench mc: opponent model weights (default: the shipped ones)")
-    b.add_argument("--positions", type=int, default=12,
-                   help="bench mc: mid-game positions timed")
-    b.add_argument("--budgets", default="0.5,1,3", help="bench mc: decision budgets (s)")
-    b.add_argument("--compare", action="store_true",
-                   help="bench mc: playouts vs seed 003's expectation against a long run")
-    b.add_argument("--reference", type=int, default=1024,
-                   help="bench mc --compare: playouts per candidate of the reference")
-    b.add_argument("--soak", type=int, default=0, metavar="HANDS",
-                   help="bench mc: hands at a tight limit, counting late or illegal answers")
-    b.add_argument("--limit", type=float, default=0.5,
-                   help="bench mc --soak: seconds per decision")
-    b.add_argument("--units", type=int, default=2000,
-                   help="bench ray: empty units dispatched through the pool and Ray")
-    b.add_argument("--workers", type=int, default=2, help="bench ray: workers (CPUs)")
-    b.add_argument("--playouts", type=int, default=0,
-                   help="bench review / commentary: mc playouts per action (default 512 / 16)")
-    b.add_argument("--policies", default="rulebased,mc",
-                   help="bench commentary: the rankings measured")
-    b.add_argument("--top-k", type=int, default=3, help="bench commentary: discards predicted")
-    b.add_argument("--model", default="", metavar="FILE",
-                   help="bench nn: network weights (default: the shipped ones)")
-    b.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
-                   help="bench review: the seat reviewed")
-    b.set_defaults(handler=cmd_bench)
+    b = sub.add_parser("bench", help="benchmarks of the hot paths (ratios vs references)",
+                       description="Each bench takes only its own options: mjbot bench NAME -h.")
+    benches = b.add_subparsers(dest="what", metavar="NAME", required=True)
 
+    def bench(name: str, handler: Any, what: str) -> argparse.ArgumentParser:
+        p = benches.add_parser(name, help=what)
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.set_defaults(handler=handler)
+        return p
 
-def cmd_bench(args: argparse.Namespace) -> int:
-    return {"shanten": _bench_shanten, "log": _bench_log, "arena": _bench_arena,
-            "botzone": _bench_botzone, "mjai": _bench_mjai, "mc": _bench_mc,
-            "review": _bench_review, "commentary": _bench_commentary,
-            "ray": _bench_ray, "nn": _bench_nn}[args.what](args)
+    p = bench("shanten", _bench_shanten, "single and batched shanten vs the mahjong library")
+    p.add_argument("--hands", type=int, default=20_000, help="hands for single calls")
+    p.add_argument("--batch", type=int, default=1_000_000, help="hands per batched call")
+    p.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    p.add_argument("--seed", type=int, default=0)
+
+    p = bench("log", _bench_log, "cost of one game-log frame vs JSON lines")
+    p.add_argument("--frames", type=int, default=20_000, help="frames written")
+
+    p = bench("arena", _bench_arena, "local-table hands/s per variant and policy")
+    p.add_argument("--variant", default="all", choices=["all", *VARIANTS])
+    p.add_argument("--repeats", type=int, default=3,
+                   help="runs of the same walls, the best counts")
+    p.add_argument("--seed", type=int, default=0)
+    add_fallback_argument(p)
+
+    p = bench("botzone", _bench_botzone, "Botzone one-shot and keep-running turn times")
+    p.add_argument("--repeats", type=int, default=3, help="timings per turn, the best counts")
+    p.add_argument("--policy", default="rulebased",
+                   help="what the bot plays (rulebased, mc, nn)")
+    p.add_argument("--late-turns", type=int, default=0, metavar="N",
+                   help="also time the zip at each of the last N turns")
+
+    p = bench("mjai", _bench_mjai, "vs the mjai package's RulebaseBot (opt-in install)")
+    p.add_argument("--games", type=int, default=8, help="games (two seats each side)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--policy", default="rulebased", help="what mjbot plays (default "
+                   "%(default)s; nn, mc, nn@FILE ...)")
+    add_fallback_argument(p)
+
+    p = bench("mc", _bench_mc, "mc: playouts/s vs the greedy table, decision times")
+    p.add_argument("--variant", default="riichi", choices=["all", *VARIANTS],
+                   help="(all: riichi)")
+    p.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    p.add_argument("--models", default="", metavar="DIR",
+                   help="opponent model weights (default: the shipped ones)")
+    p.add_argument("--positions", type=int, default=12, help="mid-game positions timed")
+    p.add_argument("--budgets", default="0.5,1,3", help="decision budgets (s)")
+    p.add_argument("--compare", action="store_true",
+                   help="playouts vs seed 003's expectation against a long run")
+    p.add_argument("--reference", type=int, default=1024,
+                   help="--compare: playouts per candidate of the reference")
+    p.add_argument("--soak", type=int, default=0, metavar="HANDS",
+                   help="hands at a tight limit, counting late or illegal answers")
+    p.add_argument("--limit", type=float, default=0.5, help="--soak: seconds per decision")
+    p.add_argument("--seed", type=int, default=0)
+    add_fallback_argument(p)
+
+    p = bench("review", _bench_review, "review time with mc vs rulebased, same run")
+    p.add_argument("game", nargs="?", metavar="GAME",
+                   help="the game (default: a seeded local east-south game)")
+    p.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
+                   help="the seat reviewed")
+    p.add_argument("--playouts", type=int, default=512, help="mc playouts per action")
+    p.add_argument("--seed", type=int, default=0)
+
+    p = bench("commentary", _bench_commentary,
+              "move predictions on real games vs the seed papers' figures (JSON)")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="game files or folders")
+    p.add_argument("--policies", default="rulebased,mc", help="the rankings measured")
+    p.add_argument("--top-k", type=int, default=3, help="discards predicted")
+    p.add_argument("--playouts", type=int, default=16, help="mc playouts per action")
+    p.add_argument("--seed", type=int, default=0)
+
+    p = bench("ray", _bench_ray, "Ray's dispatch per unit against the process pool's")
+    p.add_argument("--units", type=int, default=2000,
+                   help="empty units dispatched through the pool and Ray")
+    p.add_argument("--workers", type=int, default=2, help="workers (CPUs)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+
+    p = bench("nn", _bench_nn, "nn decision time (p50/p99) beside rulebased, one core")
+    p.add_argument("--variant", default="riichi", choices=["all", *VARIANTS],
+                   help="(all: riichi)")
+    p.add_argument("--model", default="", metavar="FILE",
+                   help="network weights (default: the shipped ones)")
+    p.add_argument("--games", type=int, default=2, help="seeded games of positions")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
 
 
 def _bench_ray(args: argparse.Namespace) -> int:
@@ -78,6 +120,7 @@ def _bench_ray(args: argparse.Namespace) -> int:
         raise UserInputError("--units, --workers and --repeats must be at least 1")
     if find_spec("ray") is None:
         raise UserInputError("bench ray needs Ray: pip install 'mjbot[ray]'")
+    require_mc_options()
     os.environ.setdefault("MJBOT_MC", "playouts=16")  # a tractable mc unit (mc's own default
     # thinks up to 2 s a decision)
     result = bench_ray(args.units, args.workers, args.repeats, args.seed)
@@ -96,7 +139,7 @@ def _bench_nn(args: argparse.Namespace) -> int:
 
         os.environ["MJBOT_NN_WEIGHTS"] = args.model
     require_networks(["nn"], variant)  # no weights: one line, before the child starts
-    result = bench_nn(variant, args.model, games=args.games or 2,
+    result = bench_nn(variant, args.model, games=args.games,
                       repeats=args.repeats, seed=args.seed)
     print(json.dumps(result, indent=2) if args.json else text(result))
     return 0
@@ -106,9 +149,7 @@ def _bench_review(args: argparse.Namespace) -> int:
     from adapter.commands.review import load_replay
     from adapter.review_bench import bench_review, text_review
 
-    if len(args.paths) > 1:
-        raise UserInputError("bench review takes one GAME")
-    game = args.paths[0] if args.paths else None
+    game = args.game
     if game is not None:
         load_replay(game, args.seat)  # a bad file: one line
     result = bench_review(game, args.seat, args.playouts or 512, args.seed)
@@ -138,6 +179,7 @@ def _bench_commentary(args: argparse.Namespace) -> int:
 def _bench_mc(args: argparse.Namespace) -> int:
     from adapter.mc_bench import bench_mc, text
 
+    require_mc_options()
     variant = "riichi" if args.variant == "all" else args.variant
     try:
         budgets = tuple(float(b) for b in args.budgets.split(",") if b.strip())
@@ -149,25 +191,36 @@ def _bench_mc(args: argparse.Namespace) -> int:
                       limit=args.limit, models_dir=args.models, seed=args.seed,
                       reference=args.reference)
     print(json.dumps(result, indent=2) if args.json else text(result))
-    return 0
+    return fallback_verdict(args, result["soak"]["fallbacks"]) if "soak" in result else 0
 
 
 def _bench_mjai(args: argparse.Namespace) -> int:
+    from adapter.commands import require_networks
     from adapter.mjai_bench import bench_mjai
 
+    if args.games < 1:
+        raise UserInputError("--games must be at least 1")
+    require_policy(args.policy)
+    require_networks([args.policy], "riichi")
     try:
-        result = bench_mjai(games=args.games or 8, seed=10000 + args.seed)
+        result = bench_mjai(games=args.games, seed=10000 + args.seed, policy=args.policy)
     except RuntimeError as exc:
         raise UserInputError(str(exc)) from None
     if args.json:
         print(json.dumps(result, indent=2))
-        return 0
-    print(f"mjbot (rulebased) vs {result['reference']}: {result['games']} games, "
-          f"two seats each, rotated, {result['seconds']} s")
-    for side in ("mjbot", "RulebaseBot"):
-        print(f"  {side:<12} average rank {result['average_rank'][side]:.3f}   points per "
-              f"game {result['points_per_game'][side]:+d}")
-    return 0
+    else:
+        print(f"mjbot ({result['policy']}) vs {result['reference']}: {result['games']} games, "
+              f"two seats each, rotated, {result['seconds']} s")
+        for side in ("mjbot", "RulebaseBot"):
+            lo, hi = result["average_rank_ci95"][side]
+            ci = "[n/a]" if lo is None else f"[{lo:.3f},{hi:.3f}]"
+            print(f"  {side:<12} average rank {result['average_rank'][side]:.3f} {ci}   "
+                  f"points per game {result['points_per_game'][side]:+d}")
+        f = result["fallbacks"][result["policy"]]
+        print(f"  fallbacks    {f['fallbacks']} of {f['decisions']} mjbot decisions "
+              f"({100 * f['fallback_share']:.1f}%)"
+              + (f", first: {f['first_fallback']}" if f["first_fallback"] else ""))
+    return fallback_verdict(args, result["fallbacks"])
 
 
 def _bench_botzone(args: argparse.Namespace) -> int:
@@ -246,7 +299,7 @@ def _bench_arena(args: argparse.Namespace) -> int:
     result = bench_arena(variants, repeats=args.repeats, seed=args.seed)
     if args.json:
         print(json.dumps(result, indent=2))
-        return 0
+        return fallback_verdict(args, result["fallbacks"])
     print("local table, one worker process, four copies of a policy, the same walls for "
           "each; hands/s without and with game logs")
     print(f"  {'variant':<10}{'policy':<11}{'hands':>6}{'hands/s':>9}{'logged':>9}"
@@ -257,4 +310,6 @@ def _bench_arena(args: argparse.Namespace) -> int:
               f"{row['ratio_vs_tsumogiri']:>13.2f}x")
     print(f"  target: >= 200 riichi hands/s per core with greedy; reached "
           f"{result['riichi_greedy_hands_per_s']:.1f}")
-    return 0
+    print("  fallbacks: " + ", ".join(f"{name} {f['fallbacks']} of {f['decisions']}"
+                                      for name, f in result["fallbacks"].items()))
+    return fallback_verdict(args, result["fallbacks"])

@@ -45,7 +45,7 @@ def register(sub: Any) -> None:
                    "(default: self-play built now with the evaluation seed)")
     e.add_argument("--model", metavar="FILE", help="weights (default: the shipped ones)")
     e.add_argument("--real", nargs="+", metavar="FILE", help="people's game records "
-                   "(default: the Tenhou records in tests/data/shared/tenhou; riichi)")
+                   "(default: the Tenhou records shipped in adapter/real_games; riichi)")
     e.add_argument("--hands", type=int, default=None, metavar="N",
                    help="hands per mix of the built held-out set (default: per variant)")
     e.add_argument("--workers", type=int, default=1)
@@ -159,7 +159,7 @@ def _report(variant: str, path: Path, models: Any, held: dict[str, Any],
             real: dict[str, Any] | None, held_source: dict[str, Any], real_files: list[Path],
             seconds: float) -> dict[str, Any]:
     """One flat JSON object: the section-1 fields first, then the baselines and details."""
-    from adapter.opponent_sets import NO_REAL_GAMES
+    from adapter.opponent_sets import no_real_games
 
     def r(key: str) -> Any:
         return None if real is None else real.get(key)
@@ -194,8 +194,7 @@ def _report(variant: str, path: Path, models: Any, held: dict[str, Any],
             "tenpai_auc_real": r("tenpai_auc_ci95"),
             "tenpai_auc_real_no_riichi": r("tenpai_auc_no_riichi_ci95") if riichi else None,
             "wait_auc_real": r("wait_auc_ci95")}.items() if v is not None},
-        "real_reason": None if real is not None else NO_REAL_GAMES.get(
-            variant, "no real game files given"),
+        "real_reason": None if real is not None else no_real_games(variant),
         "value_unit": "points the viewer pays on dealing in (dataset t_points)",
         "heldout": {**held_source, "pairs": held["pairs"], "ready_pairs": held["ready_pairs"],
                     "value_rows": held["value_rows"]},

@@ -10,7 +10,9 @@ from typing import Any
 
 from adapter.commands import (
     UserInputError,
+    add_fallback_argument,
     add_ray_arguments,
+    fallback_verdict,
     four_policies,
     log,
     require_networks,
@@ -33,6 +35,7 @@ def register(sub: Any) -> None:
                    "sets in every seating are played)")
     s.add_argument("--seed", type=int, default=0)
     add_ray_arguments(s)
+    add_fallback_argument(s)
     s.add_argument("--out", required=True, metavar="DIR", help="a new or empty directory")
     s.add_argument("--out-shared", action="store_true", help="with --ray: every node mounts "
                    "--out at the same path, so the workers write the shards there (else their "
@@ -98,6 +101,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     summary["shards"] = len(result["shards"])
     summary["bytes"] = sum(s["bytes"] for s in result["shards"])
     summary["referee_errors"] = len(result["referee_errors"])
+    summary["fallbacks"] = result["fallbacks"]
     if "ray" in result:
         summary["ray"] = result["ray"]
     if args.json:
@@ -108,7 +112,15 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
               f"{summary['shards']} shards ({summary['bytes'] / 1e6:.2f} MB) in {args.out}; "
               f"{summary['seconds']:.1f} s, {summary['decisions_per_core_second']:.0f} "
               f"decisions/s per core, {summary['workers']} worker(s)")
-    return 1 if summary["referee_errors"] else 0
+        print("fallbacks (decisions the brain answered for the policy): " + ", ".join(
+            f"{name} {f['fallbacks']} of {f['decisions']} ({100 * f['fallback_share']:.1f}%)"
+            for name, f in summary["fallbacks"].items()))
+        for name, f in summary["fallbacks"].items():
+            if f["first_fallback"]:
+                print(f"{name} fell back in {f['fallbacks']} of {f['decisions']} decisions; "
+                      f"first: {f['first_fallback']}")
+    failed = fallback_verdict(args, summary["fallbacks"])
+    return 1 if summary["referee_errors"] else failed
 
 
 def cmd_dataset_import(args: argparse.Namespace) -> int:

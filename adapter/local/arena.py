@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from adapter.local.game import RIICHI_START, GameConfig, play_game
 from adapter.local.seat import BrainSeat
+from brain.tally import FallbackTally
 from replay.log import GameLogWriter, Header
 
 if TYPE_CHECKING:
@@ -68,12 +69,14 @@ class UnitResult:
     illegal: int = 0
     errors: list[str] = field(default_factory=list)
     logs: list[str] = field(default_factory=list)
+    fallbacks: dict[str, FallbackTally] = field(default_factory=dict)  # per policy name
 
 
 def play_unit(config: ArenaConfig, unit: int) -> UnitResult:
     """Play one set of walls in every seating; never raises (a referee error is recorded)."""
     names = sorted(set(config.policies))
-    result = UnitResult(unit, {n: dict.fromkeys(STAT_KEYS, 0.0) for n in names})
+    result = UnitResult(unit, {n: dict.fromkeys(STAT_KEYS, 0.0) for n in names},
+                        fallbacks={n: FallbackTally() for n in names})
     game_config = config.game_config()
     for index, seating in enumerate(config.arrangements()):
         players = [BrainSeat(config.variant, s, seating[s]) for s in range(4)]
@@ -87,8 +90,9 @@ def play_unit(config: ArenaConfig, unit: int) -> UnitResult:
                 log.close()
             continue
         finally:
-            for p in players:
+            for seat, p in enumerate(players):
                 p.close()
+                result.fallbacks[seating[seat]].add(p.brain.tally)
         if log is not None:
             result.logs.append(str(log.path))
         result.games += 1
@@ -188,6 +192,7 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
         rows = [r.stats[name] for r in results]
         hands = [row["hands"] for row in rows]
         entry: dict[str, Any] = {"hands": int(sum(hands)), "seats": config.policies.count(name)}
+        entry.update(pool_tallies(r.fallbacks.get(name) for r in results).as_dict())
         for key, stat in (("win_rate", "wins"), ("self_draw_rate", "self_draws"),
                           ("deal_in_rate", "deal_ins"), ("points_per_hand", "points"),
                           ("riichi_rate", "riichis"), ("call_rate", "calls")):
@@ -230,6 +235,16 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
     }
 
 
+def pool_tallies(tallies: Any) -> FallbackTally:
+    """The units' tallies of one policy added up, in unit order (the first error is the
+    first unit's that has one)."""
+    total = FallbackTally()
+    for t in tallies:
+        if t is not None:
+            total.add(t)
+    return total
+
+
 def _per_hand(row: dict[str, float]) -> float:
     return row["points"] / row["hands"] if row["hands"] else 0.0
 
@@ -246,7 +261,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"{summary['referee_errors']}",
         "",
         f"{'policy':<12}{'hands':>7}  {'win %':<18}{'self-draw %':<18}{'deal-in %':<18}"
-        f"{unit + '/hand':<30}" + ("avg rank" if riichi else ""),
+        f"{unit + '/hand':<30}" + (f"{'avg rank':<18}" if riichi else "") + "fallbacks",
     ]
     for name, p in summary["policies"].items():
         def pct(key: str, p: dict[str, Any] = p) -> str:
@@ -254,9 +269,16 @@ def format_summary(summary: dict[str, Any]) -> str:
         points = f"{p['points_per_hand']:+8.1f} " + _interval(p["points_per_hand_ci95"], "+.1f")
         line = (f"{name:<12}{p['hands']:>7}  {pct('win_rate'):<18}{pct('self_draw_rate'):<18}"
                 f"{pct('deal_in_rate'):<18}{points:<30}")
-        if riichi and p["avg_rank"] is not None:
-            line += f"{p['avg_rank']:.2f} " + _interval(p["avg_rank_ci95"], ".2f")
+        if riichi:
+            rank = ("" if p["avg_rank"] is None
+                    else f"{p['avg_rank']:.2f} " + _interval(p["avg_rank_ci95"], ".2f"))
+            line += f"{rank:<18}"
+        line += f"{p['fallbacks']} ({100 * p['fallback_share']:.1f}%)"
         lines.append(line)
+    for name, p in summary["policies"].items():
+        if p["fallbacks"]:
+            lines.append(f"{name} fell back in {p['fallbacks']} of {p['decisions']} decisions; "
+                         f"first: {p['first_fallback']}")
     values = [f"{name} {p['avg_win_value']:.1f} (min {p['min_win_value']})"
               for name, p in summary["policies"].items() if p["avg_win_value"] is not None]
     if values:

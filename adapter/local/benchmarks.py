@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from adapter.local.arena import ArenaConfig, play_unit
+from brain.tally import FallbackTally
 
 POLICIES = ("tsumogiri", "greedy", "rulebased")
 UNITS = {"riichi": 6, "mcr": 24, "taiwan16": 6, "mass": 8}  # ~25-35 hands each
@@ -27,9 +28,11 @@ WARM_UP_RUNS = 5  # warm-up walls per measured run's worth: a self-play run's ca
 
 
 def _rate(variant: str, policy: str, units: int, repeats: int, seed: int,
-          log_dir: str | None, first: int = 0) -> tuple[float, int]:
+          log_dir: str | None, first: int = 0,
+          tally: FallbackTally | None = None) -> tuple[float, int]:
     """(best hands per second over ``repeats`` runs, each on its own units from ``first`` on,
-    after a warm-up on other walls; hands in that run)."""
+    after a warm-up on other walls; hands in that run). The measured runs' fallbacks are
+    added to ``tally``: a fast policy that falls back is not the policy measured."""
     config = ArenaConfig(variant, (policy,) * 4, seed=seed, log_dir=None)  # type: ignore[arg-type]
     for u in range(WARM_UP_UNITS, WARM_UP_UNITS + WARM_UP_RUNS * units):
         play_unit(config, u)
@@ -38,26 +41,31 @@ def _rate(variant: str, policy: str, units: int, repeats: int, seed: int,
     for run in range(repeats):
         start = time.perf_counter()
         start_unit = first + run * units
-        hands = sum(play_unit(config, u).hands for u in range(start_unit, start_unit + units))
-        rate = hands / (time.perf_counter() - start)
+        results = [play_unit(config, u) for u in range(start_unit, start_unit + units)]
+        rate = sum(r.hands for r in results) / (time.perf_counter() - start)
+        if tally is not None:
+            for r in results:
+                tally.add(r.fallbacks[policy])
         if rate > best:
-            best, best_hands = rate, hands
+            best, best_hands = rate, sum(r.hands for r in results)
     return best, best_hands
 
 
 def bench_arena(variants: list[str], repeats: int = 2, seed: int = 0,
                 scale: float = 1.0) -> dict[str, Any]:
     rows = []
+    tallies = {policy: FallbackTally() for policy in POLICIES}
     with tempfile.TemporaryDirectory() as tmp:
         for variant in variants:
             units = max(1, round(UNITS[variant] * scale))
-            reference, _ = _rate(variant, "tsumogiri", units, repeats, seed, None)
+            reference, _ = _rate(variant, "tsumogiri", units, repeats, seed, None,
+                                 tally=tallies["tsumogiri"])
             for policy in POLICIES:
                 rate, hands = (reference, 0) if policy == "tsumogiri" else _rate(
-                    variant, policy, units, repeats, seed, None)
+                    variant, policy, units, repeats, seed, None, tally=tallies[policy])
                 # with logs: walls after those of the runs above, not a replay of them
                 logged, hands = _rate(variant, policy, units, repeats, seed, tmp,
-                                      first=repeats * units)
+                                      first=repeats * units, tally=tallies[policy])
                 rows.append({"variant": variant, "policy": policy, "hands": hands,
                              "hands_per_s": round(rate, 2),
                              "logged_hands_per_s": round(logged, 2),
@@ -65,4 +73,5 @@ def bench_arena(variants: list[str], repeats: int = 2, seed: int = 0,
     riichi = [r for r in rows if r["variant"] == "riichi" and r["policy"] == "greedy"]
     return {"rows": rows, "repeats": repeats, "seed": seed,
             "riichi_greedy_hands_per_s": riichi[0]["hands_per_s"] if riichi else 0.0,
-            "target_riichi_greedy_hands_per_s": 200}
+            "target_riichi_greedy_hands_per_s": 200,
+            "fallbacks": {policy: t.as_dict() for policy, t in tallies.items()}}

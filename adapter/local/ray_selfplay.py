@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from adapter.local.selfplay import SelfPlayConfig, UnitCounter, play_selfplay_unit
+from adapter.local.selfplay import (
+    SelfPlayConfig,
+    UnitCounter,
+    add_fallbacks,
+    fallbacks_extra,
+    play_selfplay_unit,
+)
+from brain.tally import FallbackTally
 from replay.dataset import schema as S
 from replay.dataset.records import Block
 from replay.dataset.schema import DatasetError
@@ -51,6 +58,7 @@ class PartInfo:
     seconds: float
     node: str  # the worker's host, named when its part file is not where the driver looks
     errors: list[str] = field(default_factory=list)
+    fallbacks: dict[str, FallbackTally] = field(default_factory=dict)
 
 
 def part_path(out: str, unit: int) -> Path:
@@ -70,7 +78,7 @@ def play_unit_to_part(config: SelfPlayConfig, unit: int) -> PartInfo:
         np.savez(f, **arrays)
     os.replace(tmp, path)
     return PartInfo(unit, [b.decisions for b in data.games], data.hands, data.seconds,
-                    socket.gethostname(), data.errors)
+                    socket.gethostname(), data.errors, data.fallbacks)
 
 
 def write_shard_from_parts(out: str, index: int, meta: dict[str, Any],
@@ -102,6 +110,7 @@ def write_on_workers(config: SelfPlayConfig, meta: dict[str, Any], ray: RayRun,
     shard_task = remote(write_shard_from_parts)
     shards: list[Any] = []
     errors: list[str] = []
+    fallbacks: dict[str, FallbackTally] = {}
     games = 0
     units = config.arena.units()
 
@@ -117,10 +126,12 @@ def write_on_workers(config: SelfPlayConfig, meta: dict[str, Any], ray: RayRun,
                 f"in {out / PARTS} here: --out is not shared by every node (run without "
                 "--out-shared to have the games sent back)")
         errors.extend(info.errors)
+        add_fallbacks(fallbacks, info.fallbacks)
         for game, decisions in enumerate(info.decisions):
             games += 1
             submit(cutter.add((info.unit, game), decisions))
     submit(cutter.cut())
     entries = get(shards)
     shutil.rmtree(out / PARTS, ignore_errors=True)
-    return write_manifest(out, meta, games, entries, {"referee_errors": errors})
+    return write_manifest(out, meta, games, entries,
+                          {"referee_errors": errors, "fallbacks": fallbacks_extra(fallbacks)})

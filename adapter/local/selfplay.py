@@ -21,6 +21,7 @@ from adapter.local.arena import ArenaConfig
 from adapter.local.game import play_game
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup, Player
 from adapter.local.seat import BrainSeat
+from brain.tally import FallbackTally
 from protocols import events as ev
 from replay.dataset.records import Block, BlockBuilder, HandStart
 from replay.dataset.shards import DatasetWriter
@@ -82,6 +83,7 @@ class UnitData:
     hands: int
     seconds: float
     errors: list[str] = field(default_factory=list)
+    fallbacks: dict[str, FallbackTally] = field(default_factory=dict)  # per policy name
 
 
 def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
@@ -93,6 +95,7 @@ def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
     names = config.policy_names
     blocks: list[Block] = []
     errors: list[str] = []
+    fallbacks = {n: FallbackTally() for n in names}
     for index, seating in enumerate(arena.arrangements()):
         players = [BrainSeat(arena.variant, s, seating[s]) for s in range(4)]
         builder = BlockBuilder(arena.variant, names)
@@ -105,12 +108,25 @@ def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
                           + traceback.format_exc(limit=6))
             continue
         finally:
-            for p in players:
+            for seat, p in enumerate(players):
                 p.close()
+                fallbacks[seating[seat]].add(p.brain.tally)
         builder.end_game(result.scores, result.ranks)
         blocks.append(builder.block())
     return UnitData(unit, blocks, sum(b.hands for b in blocks), time.perf_counter() - start,
-                    errors)
+                    errors, fallbacks)
+
+
+def add_fallbacks(total: dict[str, FallbackTally], unit: dict[str, FallbackTally]) -> None:
+    """Pool one unit's per-policy tallies into ``total`` (units in order: the first error
+    kept is the earliest unit's)."""
+    for name, tally in unit.items():
+        total.setdefault(name, FallbackTally()).add(tally)
+
+
+def fallbacks_extra(total: dict[str, FallbackTally]) -> dict[str, Any]:
+    """The manifest's record of how often each policy's own answer was not played."""
+    return {name: total[name].as_dict() for name in sorted(total)}
 
 
 def iter_units(config: SelfPlayConfig, ray: RayRun | None = None,
@@ -191,11 +207,14 @@ def run_selfplay(config: SelfPlayConfig,
     else:
         writer = DatasetWriter(Path(config.out), selfplay_meta(config), config.shard_decisions)
         errors: list[str] = []
+        fallbacks: dict[str, FallbackTally] = {}
         for data in iter_units(config, ray, counter):
             for block in data.games:
                 writer.add(block)
             errors.extend(data.errors)
-        manifest = writer.close({"referee_errors": errors})
+            add_fallbacks(fallbacks, data.fallbacks)
+        manifest = writer.close({"referee_errors": errors,
+                                 "fallbacks": fallbacks_extra(fallbacks)})
     wall = time.monotonic() - start
     figures = {**manifest, "seconds": round(wall, 3), "unit_seconds": round(counter.seconds, 3),
                "workers": ray.workers if ray is not None else arena.workers,

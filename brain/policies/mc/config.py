@@ -110,8 +110,12 @@ def parse(text: str, base: McConfig | None = None) -> McConfig:
             continue
         key, sep, value = item.partition("=")
         key = key.strip().replace("-", "_")
-        if not sep or key not in kinds:
-            raise ValueError(f"mc: bad option {item!r} (known: {', '.join(sorted(kinds))})")
+        if not sep:
+            raise ValueError(f"mc: option {item!r} is not key=value (known keys: "
+                             f"{', '.join(sorted(kinds))})")
+        if key not in kinds:
+            raise ValueError(f"mc: unknown key {key!r} in {item!r} (known keys: "
+                             f"{', '.join(sorted(kinds))})")
         changes[key] = _convert(key, str(kinds[key]), value.strip())
     return replace(cfg, **changes)  # type: ignore[arg-type]
 
@@ -128,7 +132,8 @@ def _convert(key: str, kind: str, value: str) -> object:
                 raise ValueError(value)
             return value.lower() in ("1", "true", "yes")
     except ValueError:
-        raise ValueError(f"mc: {key} needs a {kind}, got {value!r}") from None
+        article = "an" if kind == "int" else "a"
+        raise ValueError(f"mc: {key} needs {article} {kind}, got {value!r}") from None
     return value
 
 
