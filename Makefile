@@ -25,7 +25,7 @@ test: $(STAMP)
 # outputs, a tiny training run) skip in `make test`, which has no torch. PyPI's torch for Linux
 # is a CUDA build of several GB, so this asks for the CPU build (a local version pip finds only
 # where such a wheel is offered, e.g. a wheel folder in pip's find-links) and runs them, never
-# skipping. CI runs it after `make test` where that wheel installs (.ci/run).
+# skipping. CI installs the same wheel before its one `make test` where it installs (.ci/run).
 TORCH_CPU := torch==2.13.0+cpu
 test-torch: $(STAMP)
 	$(BIN)/python -m pip install --quiet '$(TORCH_CPU)'

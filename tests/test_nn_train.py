@@ -1,8 +1,8 @@
 """The neural policy's torch side (issue 17): the numpy forward equals the torch model's, and
 a tiny CPU training run from a self-play dataset to weights the ``nn`` policy plays. Skipped
 where torch is not installed (it is the optional ``[train]`` extra); ``make test-torch``
-installs a CPU build and runs this file with MJBOT_REQUIRE_TORCH=1 (no skip), as CI does after
-``make test`` (.ci/run)."""
+installs a CPU build and runs this file with MJBOT_REQUIRE_TORCH=1 (no skip); CI installs the
+same build before its ``make test`` and sets MJBOT_REQUIRE_TORCH=1 where it installs (.ci/run)."""
 
 from __future__ import annotations
 
