@@ -168,9 +168,60 @@ games = 100
     practice = [f for p, f in footers.items() if "practice" in p.parts]
     assert ladder  # a game cut by the stop is closed with an "unfinished" footer
     serve_log = "".join(serve.raw)
-    assert "tenhou: stopped, said BYE" in serve_log
+    assert "said BYE" in serve_log
     assert [bool(f.get("stopped")) for f in practice].count(True) == 1  # the game in play
     assert not practice_pids("practice")
+
+
+STOP_DEADLINE = 30
+
+
+def test_sigterm_in_a_tenhou_hand_finishes_it_and_starts_no_new_one(tmp_path: Path) -> None:
+    """Tenhou deals the next hand milliseconds after NEXTREADY: the stop must not wait for a
+    gap between hands but answer the hand's end with BYE, well before the deadline."""
+    from protocols import events as ev
+    from replay.log import EventFrame, TxFrame, read_log
+
+    port = free_port()
+    server = tenhou_server(port, games=100)
+    config = tmp_path / "serve.toml"
+    config.write_text(f"""
+[serve]
+stop_deadline = {STOP_DEADLINE}
+[sessions.ladder]
+kind = "tenhou"
+server = "127.0.0.1:{port}"
+games = 100
+""")
+    logs = tmp_path / "logs"
+    serve = ServeProcess(config, logs)
+    try:
+        serve.until(lambda s: s["sessions"]["ladder"]["hands"] >= 2
+                    and (s["sessions"]["ladder"]["current"] or {}).get("in_hand"))
+        asked = time.monotonic()
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(STOP_DEADLINE + 10) == 0
+        took = time.monotonic() - asked
+    finally:
+        serve.close()
+        stop_process(server)
+    # a test hand takes well under a second: the stop did not run into the deadline
+    assert took < STOP_DEADLINE / 2, took
+    footers = {p: assert_complete(p) for p in game_logs(logs / "ladder")}
+    said_bye = "tenhou: stopped after the hand, said BYE" in "".join(serve.raw)
+    last = max(footers, key=lambda p: p.stat().st_mtime)
+    if not footers[last].get("unfinished"):
+        assert said_bye  # the stop found the game's last hand: it ended, none was joined
+        return
+    assert footers[last].get("stopped"), footers[last]
+    frames = read_log(last).frames
+    events = [f.event for f in frames if isinstance(f, EventFrame)]
+    starts = [i for i, e in enumerate(events) if isinstance(e, ev.RoundStarted)]
+    assert starts and any(isinstance(e, ev.RoundWon | ev.RoundDrawn)
+                          for e in events[starts[-1]:]), "the last hand was cut"
+    sent = [str(f.raw) for f in frames if isinstance(f, TxFrame)]
+    assert sent[-1] == "<BYE/>" and not sent[-2].startswith("<NEXTREADY"), sent[-3:]
+    assert said_bye
 
 
 def test_sighup_adds_and_removes_sessions(tmp_path: Path) -> None:
