@@ -238,11 +238,15 @@ pause = 0.5
     try:
         serve.until(lambda s: all(x["state"] in ("running", "pause") and x["games"] >= 1
                                   for x in s["sessions"].values()))
+        assert 'mjbot_session_running{session="leave"}' in serve.get("/metrics")
         config.write_text(body.format(name="stay") + body.format(name="join"))
         serve.signal(signal.SIGHUP)
         reloaded = serve.wait_for(lambda e: e.get("event") == "serve: config reloaded")
         assert reloaded["added"] == ["join"] and reloaded["removed"] == ["leave"]
         assert reloaded["unchanged"] == ["stay"]
+        # the removed session's series are gone (no "running" or "breaker open" left behind)
+        metrics = serve.get("/metrics")
+        assert 'session="leave"' not in metrics and 'session="stay"' in metrics
         status = serve.until(lambda s: s["sessions"].get("join", {}).get("games", 0) >= 1)
         assert list(status["sessions"]) == ["stay", "join"]
         assert status["sessions"]["stay"]["runs"] == 1  # never restarted
@@ -252,7 +256,17 @@ pause = 0.5
         refused = serve.wait_for(lambda e: e.get("event", "").startswith("serve: reload refused"))
         assert "line 3" in refused["error"]
         assert serve.proc.poll() is None
-        assert list(serve.get("/health")["sessions"]) == ["stay", "join"]
+        health = serve.get("/health")
+        assert list(health["sessions"]) == ["stay", "join"]
+        # the refused reload shows, with its error, until a reload succeeds
+        assert health["status"] == "degraded" and "line 3" in health["reload_error"]["error"]
+        config.write_text(body.format(name="stay") + body.format(name="join"))
+        serve.signal(signal.SIGHUP)
+        deadline = time.monotonic() + 30
+        while (health := serve.get("/health"))["reloads"] < 2:
+            assert time.monotonic() < deadline, health
+            time.sleep(0.05)
+        assert health["reload_error"] is None and health["status"] == "ok"
         serve.signal(signal.SIGTERM)
         assert serve.proc.wait(20) == 0
     finally:
