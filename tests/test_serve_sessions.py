@@ -12,6 +12,7 @@ from pathlib import Path
 
 from adapter.serve.config import loads
 from adapter.serve.supervisor import Supervisor
+from replay.log import read_log
 from tests.serve_helpers import (
     ServeProcess,
     assert_complete,
@@ -117,6 +118,15 @@ backoff_initial = 0.2
     # the game the kill cut off reads back up to the cut; the others are whole
     complete = [p for p in logs if read_ok(p)]
     assert len(complete) >= len(logs) - 1
+    # the restarted worker went on with the seed's sequence: no game dealt twice
+    numbers = sorted(game_number(p) for p in logs)
+    assert numbers == list(range(len(logs))), numbers
+
+
+def game_number(path: Path) -> int:
+    header = read_log(path).header
+    assert header is not None
+    return int(header.policy_config["game"])
 
 
 def read_ok(path: Path) -> bool:
@@ -171,6 +181,80 @@ games = 100
     assert "said BYE" in serve_log
     assert [bool(f.get("stopped")) for f in practice].count(True) == 1  # the game in play
     assert not practice_pids("practice")
+
+
+def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
+    """Hands far shorter than the live snapshot's period (greedy riichi: tens of ms) are
+    caught at whatever turn they are at, not shown at turn 0 every time."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.serve_helpers import PYTHON_ENV, ROOT
+
+    settings = {"session": "fast", "variant": "riichi", "policy": "greedy",
+                "opponents": ["greedy"] * 3, "pause": 0}
+    worker = subprocess.Popen([sys.executable, "-m", "adapter.serve.practice",
+                               json.dumps(settings)], cwd=ROOT, env=PYTHON_ENV,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert worker.stdin is not None and worker.stdout is not None
+    live, hands = [], 0
+    try:
+        while len(live) < 6:
+            report = json.loads(worker.stdout.readline())
+            hands += report["t"] == "hand"
+            if report["t"] == "live":
+                live.append(report)
+    finally:
+        worker.stdin.close()  # the serve process went away: the worker stops
+        worker.stdout.read()
+        assert worker.wait(30) == 0
+    turns = [r["turn"] for r in live]
+    assert hands > len(live) and sum(t > 0 for t in turns) >= len(turns) // 2, (hands, turns)
+
+
+def test_practice_reports_our_seat_only_and_the_turn_in_play(tmp_path: Path) -> None:
+    import re
+
+    from replay.log import DecisionFrame
+
+    config = tmp_path / "serve.toml"
+    config.write_text("""
+[sessions.counted]
+kind = "local"
+variant = "riichi"
+policy = "rulebased"
+opponents = ["greedy", "greedy", "greedy"]
+pause = 0
+[sessions.counted.limits]
+games_per_day = 2
+[sessions.watched]
+kind = "local"
+variant = "riichi"
+policy = "greedy"
+pause = 0
+""")
+    logs = tmp_path / "logs"
+    serve = ServeProcess(config, logs)
+    try:
+        # hands far shorter than the live snapshot's period are still seen past turn 0
+        serve.until(lambda s: (s["sessions"]["watched"]["current"] or {}).get("turn", 0) > 0)
+        serve.until(lambda s: s["sessions"]["counted"]["state"] == "quota reached")
+        metrics = serve.get("/metrics")
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(20) == 0
+    finally:
+        serve.close()
+    counted = re.findall(r'^mjbot_decisions_total\{policy="([^"]+)",session="counted"\} (\d+)$',
+                         metrics, re.M)
+    assert [policy for policy, _ in counted] == ["rulebased"]  # no opponent's decision
+    ours = 0
+    for path in game_logs(logs / "counted"):
+        log = read_log(path)
+        assert log.header is not None
+        seat = log.header.extra["our_seat"]
+        ours += sum(1 for f in log.frames if isinstance(f, DecisionFrame) and f.seat == seat)
+    assert int(counted[0][1]) == ours > 0
 
 
 STOP_DEADLINE = 30

@@ -5,8 +5,11 @@ It runs in its own process so that playing (pure Python, CPU-bound) never holds 
 process's event loop or its GIL. The supervisor starts it with the session's settings as one
 JSON argument and reads the reports (see :data:`REPORTS`). SIGTERM, SIGINT or the end of stdin
 (the serve process went away) ask it to stop: the hand in play is finished, the game's log is
-closed with a footer that says it was stopped, and the process exits 0. Our policy's seat moves
-round the table from game to game; the opponents fill the other seats in order.
+closed with a footer that says it was stopped, and the process exits 0. Games are numbered from
+``first_game`` (the supervisor's count of games its workers began, so a restarted worker goes on
+with the seed's sequence rather than dealing game 0 again); our policy's seat moves round the
+table with the game's number; the opponents fill the other seats in order. What is reported
+counts our seat only (its decisions, its illegal answers), as a platform session would.
 
 ``python -m adapter.serve.practice '{"session": "p", "variant": "riichi", ...}'``
 """
@@ -44,6 +47,7 @@ class PracticeSettings:
     length: str = "east"
     hands: int = 4
     seed: int = 0
+    first_game: int = 0  # the number of the first game this worker deals
     games: int | None = None  # None: until stopped
     log_dir: str | None = None
     pause: float = 1.0
@@ -87,11 +91,15 @@ class _Reporter:
     last_live: float = 0.0
 
     def decision(self, seat: int, policy: str, elapsed: float, fallback: str) -> None:
-        self.decisions.append([seat, policy, round(elapsed, 6), fallback])
+        if seat == self.our_seat:  # the opponents' decisions are not our session's
+            self.decisions.append([seat, policy, round(elapsed, 6), fallback])
 
-    def live(self, state: Any, force: bool = False) -> None:
+    def live(self, state: Any) -> None:
+        """A snapshot at the first event LIVE_EVERY seconds after the last, whatever the
+        event: hands played faster than that are caught at whatever turn they are at (one
+        sent at each hand's start as well showed every fast hand at turn 0)."""
         now = time.monotonic()
-        if not force and now - self.last_live < LIVE_EVERY:
+        if now - self.last_live < LIVE_EVERY:
             return
         self.last_live = now
         self.emit({"t": "live", **snapshot(state)})
@@ -115,7 +123,7 @@ class _ReportingSeat(BrainSeat):
     def observe(self, event: Any) -> None:
         super().observe(event)
         if self.seat == self.reporter.our_seat:
-            self.reporter.live(self.state, force=isinstance(event, ev.RoundStarted))
+            self.reporter.live(self.state)
 
     def decide(self, request: ev.DecisionRequest, legal: list[Any] | None = None) -> Any:
         answer = super().decide(request, legal)
@@ -124,12 +132,14 @@ class _ReportingSeat(BrainSeat):
 
 
 def play_one(settings: PracticeSettings, game: int, stop: threading.Event,
-             emit: Callable[[dict[str, Any]], None]) -> bool:
-    """One game; False when it was stopped between two hands."""
+             emit: Callable[[dict[str, Any]], None], reporter: _Reporter | None = None) -> bool:
+    """One game; False when it was stopped between two hands. ``reporter``: the one the
+    games before used, whose snapshot period runs on across games shorter than it."""
     seat = game % 4
     names = list(settings.opponents)
     names.insert(seat, settings.policy)
-    reporter = _Reporter(emit, seat)
+    reporter = reporter or _Reporter(emit)
+    reporter.our_seat, reporter.decisions = seat, []
     players = [_ReportingSeat(settings.variant, s, names[s], settings.budget, reporter)
                for s in range(4)]
     header = Header(platform="local", variant=settings.variant, seat=None,
@@ -143,7 +153,8 @@ def play_one(settings: PracticeSettings, game: int, stop: threading.Event,
 
     def on_hand(outcome: HandOutcome) -> None:
         hands[0] += 1
-        emit({"t": "hand", "hands": 1, "illegal": len(outcome.illegal),
+        illegal = sum(1 for i in outcome.illegal if i.seat == seat)
+        emit({"t": "hand", "hands": 1, "illegal": illegal,
               "decisions": reporter.decisions, "scores": list(referee.scores)})
         reporter.decisions = []
 
@@ -174,8 +185,9 @@ def run(settings: PracticeSettings, stop: threading.Event,
         emit: Callable[[dict[str, Any]], None]) -> int:
     """Games until stopped or ``settings.games`` are played; the number played."""
     played = 0
+    reporter = _Reporter(emit)
     while not stop.is_set() and (settings.games is None or played < settings.games):
-        if not play_one(settings, played, stop, emit):
+        if not play_one(settings, settings.first_game + played, stop, emit, reporter):
             break
         played += 1
         stop.wait(settings.pause)

@@ -54,6 +54,7 @@ class Probe(Protocol):
     def illegal(self, count: int) -> None: ...
     def reconnects(self, count: int) -> None: ...
     def live(self, state: dict[str, Any] | None) -> None: ...
+    def game_started(self, number: int) -> None: ...
     def game_finished(self, result: dict[str, Any]) -> None: ...
 
 
@@ -79,6 +80,7 @@ class RunContext:
     stop: StopRequest
     log_dir: str
     games_allowed: int | None = None  # the day's quota left (None: no quota)
+    first_game: int = 0  # practice: the number of the next game in the seed's sequence
 
 
 Runner = Callable[[SessionSpec, RunContext], Awaitable[Outcome]]
@@ -93,7 +95,8 @@ async def run_local(spec: SessionSpec, ctx: RunContext) -> Outcome:
                 "policy": spec.policy,
                 "opponents": list(spec.option("opponents", ("greedy", "greedy", "greedy"))),
                 "length": spec.option("length", "east"), "hands": spec.option("hands", 4),
-                "seed": spec.option("seed", 0), "games": ctx.games_allowed,
+                "seed": spec.option("seed", 0), "first_game": ctx.first_game,
+                "games": ctx.games_allowed,
                 "log_dir": ctx.log_dir, "pause": spec.pause, "budget": spec.option("budget")}
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "adapter.serve.practice", json.dumps(settings),
@@ -153,7 +156,9 @@ async def _read_reports(proc: asyncio.subprocess.Process, session: str, probe: P
 
 def _apply_report(report: dict[str, Any], probe: Probe) -> None:
     kind = report["t"]
-    if kind == "live":
+    if kind == "game_start":
+        probe.game_started(int(report["game"]))
+    elif kind == "live":
         probe.live({k: v for k, v in report.items() if k != "t"})
     elif kind == "hand":
         for _seat, policy, elapsed, fallback in report["decisions"]:

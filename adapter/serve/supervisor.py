@@ -72,6 +72,7 @@ class SessionHandle:
         self.points: deque[tuple[float, float]] = deque(maxlen=POINTS_KEPT)
         self.total_points = 0.0
         self.current: dict[str, Any] | None = None
+        self.next_game = 0  # practice: the next game's number in the seed's sequence
         self.resume_at: float | None = None  # wall-clock time of the next run, while waiting
         self.stop_request = StopRequest()
         self.task: asyncio.Task[None] | None = None
@@ -97,6 +98,9 @@ class SessionHandle:
 
     def live(self, state: dict[str, Any] | None) -> None:
         self.current = state
+
+    def game_started(self, number: int) -> None:
+        self.next_game = max(self.next_game, number + 1)
 
     def game_finished(self, result: dict[str, Any]) -> None:
         self.games_played += 1
@@ -192,7 +196,7 @@ class SessionHandle:
         self.runs += 1
         self._set_state("running")
         self.metrics.set("mjbot_session_running", 1, session=name)
-        context = RunContext(self, self.stop_request, self.log_dir, remaining)
+        context = RunContext(self, self.stop_request, self.log_dir, remaining, self.next_game)
         started = self.clock()
         try:
             outcome = await self.runner(self.spec, context)
@@ -317,6 +321,8 @@ class Supervisor:
             if previous is not None:  # keep what the dashboard shows of its history
                 handle.results, handle.points = previous.results, previous.points
                 handle.total_points = previous.total_points
+                if previous.spec.option("seed", 0) == handle.spec.option("seed", 0):
+                    handle.next_game = previous.next_game  # the same sequence goes on
             self.handles[name] = handle
             handle.start()
         self.handles = {s.name: self.handles[s.name] for s in config.sessions}
