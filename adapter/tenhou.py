@@ -383,7 +383,7 @@ class TenhouBot:
         self._release_held()
         if self.game_log is not None:
             result: dict[str, Any] = {"hands": self.game_hands, "unfinished": True}
-            if self.left:
+            if self.leaving:  # a stop was asked for (by the serve supervisor)
                 result["stopped"] = True
             self.game_log.close(Footer(result))
             self.game_log = None
@@ -494,6 +494,7 @@ async def run(settings: TenhouSettings, bot: TenhouBot | None = None) -> Session
         return await _session(transport, bot, settings)
     except asyncio.CancelledError:
         # stopped (Ctrl-C, SIGTERM): leave the table properly before the line closes
+        bot.tx([Tag("BYE")])
         with contextlib.suppress(Exception):
             await asyncio.wait_for(transport.send(Tag("BYE")), 2)
         log.info("tenhou: stopped, said BYE")

@@ -292,11 +292,13 @@ games = 100
     # a test hand takes well under a second: the stop did not run into the deadline
     assert took < STOP_DEADLINE / 2, took
     footers = {p: assert_complete(p) for p in game_logs(logs / "ladder")}
-    said_bye = "tenhou: stopped after the hand, said BYE" in "".join(serve.raw)
+    logged = "".join(serve.raw)
+    after_hand = "tenhou: stopped after the hand, said BYE" in logged
+    # or the stop came in the few milliseconds with no hand in play: left at once
+    assert after_hand or "tenhou: stopped, said BYE" in logged
     last = max(footers, key=lambda p: p.stat().st_mtime)
     if not footers[last].get("unfinished"):
-        assert said_bye  # the stop found the game's last hand: it ended, none was joined
-        return
+        return  # the stop found the game's last hand (or none): it ended, none was joined
     assert footers[last].get("stopped"), footers[last]
     frames = read_log(last).frames
     events = [f.event for f in frames if isinstance(f, EventFrame)]
@@ -304,8 +306,9 @@ games = 100
     assert starts and any(isinstance(e, ev.RoundWon | ev.RoundDrawn)
                           for e in events[starts[-1]:]), "the last hand was cut"
     sent = [str(f.raw) for f in frames if isinstance(f, TxFrame)]
-    assert sent[-1] == "<BYE/>" and not sent[-2].startswith("<NEXTREADY"), sent[-3:]
-    assert said_bye
+    assert sent[-1] == "<BYE/>", sent[-3:]
+    if after_hand:  # the hand's end answered with BYE, not with NEXTREADY
+        assert not sent[-2].startswith("<NEXTREADY"), sent[-3:]
 
 
 def test_sighup_adds_and_removes_sessions(tmp_path: Path) -> None:
