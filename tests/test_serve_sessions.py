@@ -123,6 +123,28 @@ backoff_initial = 0.2
     assert numbers == list(range(len(logs))), numbers
 
 
+async def test_practice_goes_on_with_the_games_an_earlier_process_logged(
+        tmp_path: Path) -> None:
+    config = loads("""
+[sessions.drill]
+kind = "local"
+variant = "mass"
+pause = 0
+[sessions.drill.limits]
+games_per_day = 2
+""", environ={})
+    for _process in range(2):  # the serve process started twice on the same log folder
+        sup = Supervisor(config, log_dir=str(tmp_path))
+        try:
+            sup.start()
+            handle = sup.handles["drill"]
+            await until(lambda: handle.state == "quota reached")  # noqa: B023
+        finally:
+            await sup.stop(10)
+    numbers = sorted(game_number(p) for p in game_logs(tmp_path / "drill"))
+    assert numbers == [0, 1, 2, 3]
+
+
 def game_number(path: Path) -> int:
     header = read_log(path).header
     assert header is not None
@@ -302,10 +324,13 @@ games = 100
     assert footers[last].get("stopped"), footers[last]
     frames = read_log(last).frames
     events = [f.event for f in frames if isinstance(f, EventFrame)]
-    starts = [i for i, e in enumerate(events) if isinstance(e, ev.RoundStarted)]
-    assert starts and any(isinstance(e, ev.RoundWon | ev.RoundDrawn)
-                          for e in events[starts[-1]:]), "the last hand was cut"
     sent = [str(f.raw) for f in frames if isinstance(f, TxFrame)]
+    starts = [i for i, e in enumerate(events) if isinstance(e, ev.RoundStarted)]
+    if not starts:  # the stop came as a game was being set up: left before its first hand
+        assert not after_hand and sent[-1] == "<BYE/>", (sent[-3:], footers[last])
+        return
+    assert any(isinstance(e, ev.RoundWon | ev.RoundDrawn) for e in events[starts[-1]:]), \
+        ("the last hand was cut", events[-3:], sent[-3:])
     assert sent[-1] == "<BYE/>", sent[-3:]
     if after_hand:  # the hand's end answered with BYE, not with NEXTREADY
         assert not sent[-2].startswith("<NEXTREADY"), sent[-3:]

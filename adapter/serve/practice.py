@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from adapter.local.game import RIICHI_START, GameConfig, play_game
@@ -31,7 +33,7 @@ from adapter.local.referee import HandOutcome, HandReferee, HandSetup
 from adapter.local.seat import BrainSeat
 from protocols import events as ev
 from protocols import tiles as T
-from replay.log import Footer, GameLogWriter, Header
+from replay.log import SUFFIX, Footer, GameLogWriter, Header
 
 # every line is {"t": <one of these>, ...}
 REPORTS = ("game_start", "live", "hand", "game_end", "stopped", "exit")
@@ -145,7 +147,7 @@ def play_one(settings: PracticeSettings, game: int, stop: threading.Event,
     header = Header(platform="local", variant=settings.variant, seat=None,
                     policy=",".join(names),
                     policy_config={"seed": settings.seed, "game": game},
-                    game_id=f"{settings.session}-s{settings.seed}-g{game}",
+                    game_id=game_id(settings.session, settings.seed, game),
                     extra={"players": names, "full_information": True,
                            "session": settings.session, "our_seat": seat})
     log = GameLogWriter.create(settings.log_dir, header) if settings.log_dir else None
@@ -179,6 +181,27 @@ def play_one(settings: PracticeSettings, game: int, stop: threading.Event,
           "ranks": result.ranks, "points": result.scores[seat] - start, "hands": hands[0],
           "log": str(log.path) if log else None})
     return True
+
+
+def game_id(session: str, seed: int, game: int) -> str:
+    return f"{session}-s{seed}-g{game}"
+
+
+def next_game_in(log_dir: str | None, session: str, seed: int) -> int:
+    """The number after the highest game of ``session`` and ``seed`` logged under ``log_dir``
+    (0: none), read off the log files' names: a serve process started again goes on with the
+    sequence instead of dealing game 0 again. A name cut short (ids over 80 characters) is not
+    read."""
+    if not log_dir or not Path(log_dir).is_dir():
+        return 0
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", game_id(session, seed, 0)[:-1])  # as log_path does
+    pattern = re.compile(r"\d{6}-" + re.escape(stem) + r"(\d+)(?:-\d+)?" + re.escape(SUFFIX))
+    last = -1
+    for path in Path(log_dir).rglob(f"*{SUFFIX}"):
+        found = pattern.fullmatch(path.name)
+        if found and len(stem) + len(found.group(1)) < 80:
+            last = max(last, int(found.group(1)))
+    return last + 1
 
 
 def run(settings: PracticeSettings, stop: threading.Event,

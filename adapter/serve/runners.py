@@ -26,7 +26,7 @@ import structlog
 
 from adapter.serve.config import SessionSpec
 from adapter.serve.metrics import MeasuredBrain
-from adapter.serve.practice import snapshot
+from adapter.serve.practice import next_game_in, snapshot
 
 log = structlog.get_logger("mjbot.serve")
 
@@ -90,12 +90,16 @@ Runner = Callable[[SessionSpec, RunContext], Awaitable[Outcome]]
 
 
 async def run_local(spec: SessionSpec, ctx: RunContext) -> Outcome:
-    """The practice worker process, its reports fed to the probe, until it exits."""
+    """The practice worker process, its reports fed to the probe, until it exits. Its games
+    go on with the seed's sequence: after the games this process's workers began, and after
+    those whose logs an earlier process left."""
+    seed = spec.option("seed", 0)
+    logged = await asyncio.to_thread(next_game_in, ctx.log_dir, spec.name, seed)
     settings = {"session": spec.name, "variant": spec.option("variant", "riichi"),
                 "policy": spec.policy,
                 "opponents": list(spec.option("opponents", ("greedy", "greedy", "greedy"))),
                 "length": spec.option("length", "east"), "hands": spec.option("hands", 4),
-                "seed": spec.option("seed", 0), "first_game": ctx.first_game,
+                "seed": seed, "first_game": max(ctx.first_game, logged),
                 "games": ctx.games_allowed,
                 "log_dir": ctx.log_dir, "pause": spec.pause, "budget": spec.option("budget")}
     proc = await asyncio.create_subprocess_exec(
