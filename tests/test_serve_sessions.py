@@ -5,15 +5,22 @@ itself as a subprocess (SIGTERM in the middle of a hand, SIGHUP with a changed c
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 from adapter.serve.config import loads
 from adapter.serve.supervisor import Supervisor
-from replay.log import read_log
+from protocols import events as ev
+from replay.log import DecisionFrame, EventFrame, TxFrame, read_log
 from tests.serve_helpers import (
+    PYTHON_ENV,
+    ROOT,
     ServeProcess,
     assert_complete,
     free_port,
@@ -208,12 +215,6 @@ games = 100
 def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
     """Hands far shorter than the live snapshot's period (greedy riichi: tens of ms) are
     caught at whatever turn they are at, not shown at turn 0 every time."""
-    import json
-    import subprocess
-    import sys
-
-    from tests.serve_helpers import PYTHON_ENV, ROOT
-
     settings = {"session": "fast", "variant": "riichi", "policy": "greedy",
                 "opponents": ["greedy"] * 3, "pause": 0}
     worker = subprocess.Popen([sys.executable, "-m", "adapter.serve.practice",
@@ -236,10 +237,6 @@ def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
 
 
 def test_practice_reports_our_seat_only_and_the_turn_in_play(tmp_path: Path) -> None:
-    import re
-
-    from replay.log import DecisionFrame
-
     config = tmp_path / "serve.toml"
     config.write_text("""
 [sessions.counted]
@@ -285,9 +282,6 @@ STOP_DEADLINE = 30
 def test_sigterm_in_a_tenhou_hand_finishes_it_and_starts_no_new_one(tmp_path: Path) -> None:
     """Tenhou deals the next hand milliseconds after NEXTREADY: the stop must not wait for a
     gap between hands but answer the hand's end with BYE, well before the deadline."""
-    from protocols import events as ev
-    from replay.log import EventFrame, TxFrame, read_log
-
     port = free_port()
     server = tenhou_server(port, games=100)
     config = tmp_path / "serve.toml"
