@@ -411,3 +411,48 @@ games = 1
     for form in (ident, ident.replace("-", "%2D"), "0A1B2C3D"):
         assert form not in shown and form not in logged.out + logged.err
         assert form.encode() not in written
+
+
+async def test_a_stop_in_an_ntpu_hand_ends_the_session_once_the_hand_is_over(
+        tmp_path: Path) -> None:
+    """The other platform clients (no way to leave but closing the line) are stopped once
+    their table says no hand is in play: well before the deadline, as a run that was
+    stopped."""
+    import threading
+
+    from adapter.fakes.ntpu_server import run_match
+    from tests.ntpu_helpers import BotClient
+
+    port = free_port()
+    others = [BotClient() for _ in range(3)]
+
+    def listening(_port: int) -> None:
+        for client in others:
+            client.port = port
+            client.start()
+
+    match = threading.Thread(target=run_match, args=(40, []), daemon=True, kwargs={
+        "transport": "external", "port": port, "time_limit": 5.0, "write_log": False,
+        "on_listening": listening})
+    match.start()
+    config = loads(f"""
+[serve]
+stop_deadline = {STOP_DEADLINE}
+[sessions.table]
+kind = "ntpu"
+server = "127.0.0.1:{port}"
+connect_timeout = 30
+""", environ={})
+    sup = Supervisor(config, log_dir=str(tmp_path))
+    try:
+        sup.start()
+        handle = sup.handles["table"]
+        await until(lambda: handle.hands_played >= 2 and (handle.current or {}).get("in_hand"))
+        asked = time.monotonic()
+        await sup.stop()
+        took = time.monotonic() - asked
+    finally:
+        await sup.stop(1)
+        await asyncio.to_thread(match.join, 60)  # the others play the match out
+    assert handle.last_outcome == "stopped"
+    assert took < STOP_DEADLINE / 2, took

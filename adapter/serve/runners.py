@@ -5,9 +5,9 @@ A runner reports what happens through a :class:`Probe` (decisions, hands, finish
 game in play) and returns an :class:`Outcome` that tells the supervisor whether the run ended
 normally, lost its server, crashed, or was stopped. Asked to stop, a runner lets the hand in
 play finish where it can (the practice worker stops between hands; the Tenhou client says BYE
-once its hand is over instead of readying for the next; another client is stopped once its
-hand is over) and gives up at the deadline: the client is then cancelled, which closes its
-game log with a footer and (Tenhou) says BYE.
+once its hand is over instead of readying for the next; another platform client is stopped
+once its table state says no hand is in play) and gives up at the deadline: the client is
+then cancelled, which closes its game log with a footer and (Tenhou) says BYE.
 """
 
 from __future__ import annotations
@@ -250,18 +250,17 @@ async def _run_client(spec: SessionSpec, ctx: RunContext, bot: Any, main: Awaita
 
 async def _finish_hand(bot: Any, task: asyncio.Future[Any], deadline: float) -> None:
     """Let the hand in play finish, up to the deadline less the client's goodbye. A client
-    that can leave by itself once its hand is over (Tenhou: BYE instead of NEXTREADY) is
-    waited for; another is stopped as soon as its hand is over, seen by the hand count too,
-    as the next hand may start within milliseconds, between two looks at the table."""
+    that can leave by itself once its hand is over (Tenhou: BYE instead of NEXTREADY, as the
+    next hand is dealt milliseconds after it) is waited for; another is stopped once its table
+    says no hand is in play."""
     end = deadline - STOP_MARGIN
     leave = getattr(bot, "leave_after_hand", None)
     if callable(leave):
         if leave():
             await asyncio.wait({task}, timeout=max(0.0, end - time.monotonic()))
         return
-    hands = bot.summary.hands
-    while (getattr(bot.state, "round_active", False) and bot.summary.hands == hands
-           and not task.done() and time.monotonic() < end):
+    while (getattr(bot.state, "round_active", False) and not task.done()
+           and time.monotonic() < end):
         await asyncio.sleep(0.05)
 
 
