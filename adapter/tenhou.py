@@ -171,6 +171,8 @@ class TenhouBot:
         self.in_game = False
         self.queueing = False
         self.game_hands = 0
+        self.leaving = False  # a stop was asked for: BYE when the hand in play is over
+        self.left = False  # BYE said on a stop: the session is over, the game unfinished
 
     # ------------------------------------------------------------------ frames
 
@@ -253,8 +255,22 @@ class TenhouBot:
         if game_over:
             out += self._end_game()
         elif hand_over:
-            out.append(Tag("NEXTREADY"))
+            out += self._leave() if self.leaving else [Tag("NEXTREADY")]
         return out
+
+    def leave_after_hand(self) -> bool:
+        """A stop was asked for: once the hand in play is over, say BYE instead of NEXTREADY
+        (Tenhou has no other way to leave between hands) and end the session. True when a
+        hand is in play, so the session ends by itself; False: nothing to finish, the caller
+        ends it now (cancelling :func:`run`, which says BYE)."""
+        self.leaving = True
+        return self.state.round_active
+
+    def _leave(self) -> list[Tag]:
+        self.left = True
+        log.info("tenhou: stopped after the hand, said BYE", hands=self.game_hands)
+        self._notice("stop asked for: left after the hand (BYE), no next hand")
+        return [Tag("BYE")]
 
     def _safe_reply(self, tag: Tag) -> list[Tag]:
         """An answer owed to a tag we could not read: our draw -> a discard; an offer -> pass."""
@@ -345,6 +361,8 @@ class TenhouBot:
         if self.summary.games >= self.settings.games:
             self.summary.finished = True
             return [Tag("BYE")]
+        if self.leaving:
+            return self._leave()
         return self._join()
 
     # ------------------------------------------------------------------ decisions
@@ -364,7 +382,10 @@ class TenhouBot:
     def close(self) -> None:
         self._release_held()
         if self.game_log is not None:
-            self.game_log.close(Footer({"hands": self.game_hands, "unfinished": True}))
+            result: dict[str, Any] = {"hands": self.game_hands, "unfinished": True}
+            if self.leaving:  # a stop was asked for (by the serve supervisor)
+                result["stopped"] = True
+            self.game_log.close(Footer(result))
             self.game_log = None
         self.thinker.close()
         self.brain.close()
@@ -473,6 +494,7 @@ async def run(settings: TenhouSettings, bot: TenhouBot | None = None) -> Session
         return await _session(transport, bot, settings)
     except asyncio.CancelledError:
         # stopped (Ctrl-C, SIGTERM): leave the table properly before the line closes
+        bot.tx([Tag("BYE")])
         with contextlib.suppress(Exception):
             await asyncio.wait_for(transport.send(Tag("BYE")), 2)
         log.info("tenhou: stopped, said BYE")
@@ -492,7 +514,7 @@ async def _session(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> 
             await _play(transport, bot, settings, received)
             break
         except ConnectionError as exc:
-            if bot.summary.finished:
+            if bot.summary.finished or bot.left:
                 break
             failures = failures + 1 if not received[0] else 1
             if (not bot.in_game and not bot.queueing) or failures > settings.reconnect_tries:
@@ -560,7 +582,7 @@ async def _play(transport: Any, bot: TenhouBot, settings: TenhouSettings,
     ticker = asyncio.create_task(keepalive())
     try:
         async with Inbox(read, urgent) as inbox:
-            while not bot.summary.finished:
+            while not bot.summary.finished and not bot.left:
                 raw, tag = await inbox.get()
                 replies = await bot.handle(raw, tag)
                 if replies:

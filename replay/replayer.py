@@ -337,9 +337,31 @@ def summarize(replay: Replay) -> dict[str, Any]:
         times = h.pop("decision_times")
         h["time_median_ms"] = round(statistics.median(times) * 1000, 3) if times else None
         h["time_max_ms"] = round(max(times) * 1000, 3) if times else None
+        # a hand the log ends inside has no result: no score changes to show, not zeros
+        h["unfinished"] = not h["results"]
+        if h["unfinished"]:
+            h["deltas"] = None
     return {"path": replay.path, "source": replay.source, "variant": replay.variant,
             "seat": replay.seat, "names": list(names), "hands": hands,
-            "final_scores": final, "decisions": len(replay.decisions), "notes": replay.notes}
+            "final_scores": final, "unfinished": _unfinished_game(replay),
+            "decisions": len(replay.decisions), "notes": replay.notes}
+
+
+def _unfinished_game(replay: Replay) -> str | None:
+    """Why the game of one of our own logs did not reach its end (None: it did, or the log is
+    an import, whose end the events alone say): its footer's word, or no footer at all."""
+    log = replay.log
+    if log is None:
+        return None
+    if log.footer is None:
+        return "the log ends without a footer (cut, or its process ended in the game)"
+    result = log.footer.result
+    for key, why in (("abandoned", "abandoned by the server"),
+                     ("stopped", "stopped on request"),
+                     ("unfinished", "the session ended before the game did")):
+        if result.get(key):
+            return why
+    return None
 
 
 def _add_decision(hand: dict[str, Any], d: Decision) -> None:
@@ -372,7 +394,10 @@ def format_summary(summary: dict[str, Any]) -> str:
                              f"value {r['value']}  {r['hand']}  {' '.join(r['yaku'])}")
             else:
                 lines.append(f"    DRAW    {r['reason']}  tenpai {r['tenpai']}")
-        lines.append(f"    deltas  {h['deltas']}")
+        if h.get("unfinished"):
+            lines.append("    unfinished (the log ends inside this hand)")
+        else:
+            lines.append(f"    deltas  {h['deltas']}")
         if h["time_median_ms"] is not None:
             lines.append(f"    time    {h['decisions']} decisions, median "
                          f"{h['time_median_ms']} ms, max {h['time_max_ms']} ms")
@@ -380,6 +405,8 @@ def format_summary(summary: dict[str, Any]) -> str:
             lines.append(f"    FALLBACK {f['action']} ({f['why']})")
     if summary["final_scores"] is not None:
         lines.append(f"final scores {summary['final_scores']}")
+    if summary.get("unfinished"):
+        lines.append(f"game unfinished: {summary['unfinished']}")
     return "\n".join(lines)
 
 

@@ -23,8 +23,9 @@ def _mjbot(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120)
 
 
-def _own_log(path: Path) -> Path:
-    """A short riichi hand as a session would log it: seat 1 draws, riichis, wins by tsumo."""
+def _own_log(path: Path, stopped: bool = False) -> Path:
+    """A short riichi hand as a session would log it: seat 1 draws, riichis, wins by tsumo
+    (``stopped``: the session is stopped after the riichi, the log closed unfinished)."""
     hand = tuple(parse_mpsz("123m456p789s1122z"))
     w = GameLogWriter(path, Header("test", "riichi", seat=1, policy="greedy", game_id="g1"))
     w.rx("start")
@@ -46,6 +47,9 @@ def _own_log(path: Path) -> Path:
     w.event(ev.RiichiDeclared(1))
     w.event(ev.TileDiscarded(1, parse_mpsz("3z")[0], True))
     w.event(ev.RiichiAccepted(1))
+    if stopped:
+        w.close(Footer({"hands": 0, "unfinished": True, "stopped": True}))
+        return path
     w.rx("draw 1 1z")
     w.event(ev.TileDrawn(1, parse_mpsz("1z")[0]))
     w.decision(req, (ev.Win(), ev.Discard(parse_mpsz("1z")[0])), ev.Win(), "greedy", (), 0.250,
@@ -101,6 +105,24 @@ def test_cut_own_log_still_replays_with_a_note(tmp_path: Path) -> None:
     out = _mjbot("replay", str(path))
     assert out.returncode == 0, out.stderr
     assert "note: log cut at byte" in out.stdout
+    assert "game unfinished: the log ends without a footer" in out.stdout
+
+
+def test_a_log_that_ends_inside_a_hand_says_unfinished(tmp_path: Path) -> None:
+    path = _own_log(tmp_path / "stopped.mjlog.msgpack", stopped=True)
+    out = _mjbot("replay", str(path))
+    assert out.returncode == 0, out.stderr
+    assert "    unfinished (the log ends inside this hand)" in out.stdout
+    assert "deltas" not in out.stdout  # no [0, 0, 0, 0] for a hand without a result
+    assert out.stdout.rstrip().endswith("game unfinished: stopped on request")
+    data = json.loads(_mjbot("replay", str(path), "--json").stdout)
+    (hand,) = data["summary"]["hands"]
+    assert hand["unfinished"] and hand["deltas"] is None and hand["results"] == []
+    assert data["summary"]["unfinished"] == "stopped on request"
+    # a whole game says neither
+    whole = json.loads(_mjbot("replay", str(_own_log(tmp_path / "whole.mjlog.msgpack")),
+                              "--json").stdout)["summary"]
+    assert whole["unfinished"] is None and not whole["hands"][0]["unfinished"]
 
 
 class _LineCodec:

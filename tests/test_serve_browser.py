@@ -14,6 +14,7 @@ import contextlib
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -325,6 +326,12 @@ def test_the_dashboard_shows_sessions_and_points(browser: Browser, tmp_path: Pat
         link = browser.evaluate("document.querySelector('#results tbody a').href")
         assert "/games/0~practice~local~" in link
         browser.screenshot(tmp_path / "dashboard.png")
+        # a config that no longer loads: the page says the reload was refused, and why
+        config.write_text("[sessions.practice]\nkind = 'local'\nvariant = 42\n")
+        serve.signal(signal.SIGHUP)
+        browser.wait_for("document.getElementById('updated').textContent"
+                         ".includes('degraded (reload refused: ')")
+        assert "line 3" in text(browser, "#updated")
         browser.navigate(link)
         browser.wait_for("document.getElementById('step-text').textContent.length > 0")
         assert browser.console_errors() == []

@@ -5,14 +5,22 @@ itself as a subprocess (SIGTERM in the middle of a hand, SIGHUP with a changed c
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 from adapter.serve.config import loads
 from adapter.serve.supervisor import Supervisor
+from protocols import events as ev
+from replay.log import DecisionFrame, EventFrame, TxFrame, read_log
 from tests.serve_helpers import (
+    PYTHON_ENV,
+    ROOT,
     ServeProcess,
     assert_complete,
     free_port,
@@ -117,6 +125,37 @@ backoff_initial = 0.2
     # the game the kill cut off reads back up to the cut; the others are whole
     complete = [p for p in logs if read_ok(p)]
     assert len(complete) >= len(logs) - 1
+    # the restarted worker went on with the seed's sequence: no game dealt twice
+    numbers = sorted(game_number(p) for p in logs)
+    assert numbers == list(range(len(logs))), numbers
+
+
+async def test_practice_goes_on_with_the_games_an_earlier_process_logged(
+        tmp_path: Path) -> None:
+    config = loads("""
+[sessions.drill]
+kind = "local"
+variant = "mass"
+pause = 0
+[sessions.drill.limits]
+games_per_day = 2
+""", environ={})
+    for _process in range(2):  # the serve process started twice on the same log folder
+        sup = Supervisor(config, log_dir=str(tmp_path))
+        try:
+            sup.start()
+            handle = sup.handles["drill"]
+            await until(lambda: handle.state == "quota reached")  # noqa: B023
+        finally:
+            await sup.stop(10)
+    numbers = sorted(game_number(p) for p in game_logs(tmp_path / "drill"))
+    assert numbers == [0, 1, 2, 3]
+
+
+def game_number(path: Path) -> int:
+    header = read_log(path).header
+    assert header is not None
+    return int(header.policy_config["game"])
 
 
 def read_ok(path: Path) -> bool:
@@ -168,9 +207,127 @@ games = 100
     practice = [f for p, f in footers.items() if "practice" in p.parts]
     assert ladder  # a game cut by the stop is closed with an "unfinished" footer
     serve_log = "".join(serve.raw)
-    assert "tenhou: stopped, said BYE" in serve_log
+    assert "said BYE" in serve_log
     assert [bool(f.get("stopped")) for f in practice].count(True) == 1  # the game in play
     assert not practice_pids("practice")
+
+
+def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
+    """Hands far shorter than the live snapshot's period (greedy riichi: tens of ms) are
+    caught at whatever turn they are at, not shown at turn 0 every time."""
+    settings = {"session": "fast", "variant": "riichi", "policy": "greedy",
+                "opponents": ["greedy"] * 3, "pause": 0}
+    worker = subprocess.Popen([sys.executable, "-m", "adapter.serve.practice",
+                               json.dumps(settings)], cwd=ROOT, env=PYTHON_ENV,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert worker.stdin is not None and worker.stdout is not None
+    live, hands = [], 0
+    try:
+        while len(live) < 6:
+            report = json.loads(worker.stdout.readline())
+            hands += report["t"] == "hand"
+            if report["t"] == "live":
+                live.append(report)
+    finally:
+        worker.stdin.close()  # the serve process went away: the worker stops
+        worker.stdout.read()
+        assert worker.wait(30) == 0
+    turns = [r["turn"] for r in live]
+    assert hands > len(live) and sum(t > 0 for t in turns) >= len(turns) // 2, (hands, turns)
+
+
+def test_practice_reports_our_seat_only_and_the_turn_in_play(tmp_path: Path) -> None:
+    config = tmp_path / "serve.toml"
+    config.write_text("""
+[sessions.counted]
+kind = "local"
+variant = "riichi"
+policy = "rulebased"
+opponents = ["greedy", "greedy", "greedy"]
+pause = 0
+[sessions.counted.limits]
+games_per_day = 2
+[sessions.watched]
+kind = "local"
+variant = "riichi"
+policy = "greedy"
+pause = 0
+""")
+    logs = tmp_path / "logs"
+    serve = ServeProcess(config, logs)
+    try:
+        # hands far shorter than the live snapshot's period are still seen past turn 0
+        serve.until(lambda s: (s["sessions"]["watched"]["current"] or {}).get("turn", 0) > 0)
+        serve.until(lambda s: s["sessions"]["counted"]["state"] == "quota reached")
+        metrics = serve.get("/metrics")
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(20) == 0
+    finally:
+        serve.close()
+    counted = re.findall(r'^mjbot_decisions_total\{policy="([^"]+)",session="counted"\} (\d+)$',
+                         metrics, re.M)
+    assert [policy for policy, _ in counted] == ["rulebased"]  # no opponent's decision
+    ours = 0
+    for path in game_logs(logs / "counted"):
+        log = read_log(path)
+        assert log.header is not None
+        seat = log.header.extra["our_seat"]
+        ours += sum(1 for f in log.frames if isinstance(f, DecisionFrame) and f.seat == seat)
+    assert int(counted[0][1]) == ours > 0
+
+
+STOP_DEADLINE = 30
+
+
+def test_sigterm_in_a_tenhou_hand_finishes_it_and_starts_no_new_one(tmp_path: Path) -> None:
+    """Tenhou deals the next hand milliseconds after NEXTREADY: the stop must not wait for a
+    gap between hands but answer the hand's end with BYE, well before the deadline."""
+    port = free_port()
+    server = tenhou_server(port, games=100)
+    config = tmp_path / "serve.toml"
+    config.write_text(f"""
+[serve]
+stop_deadline = {STOP_DEADLINE}
+[sessions.ladder]
+kind = "tenhou"
+server = "127.0.0.1:{port}"
+games = 100
+""")
+    logs = tmp_path / "logs"
+    serve = ServeProcess(config, logs)
+    try:
+        serve.until(lambda s: s["sessions"]["ladder"]["hands"] >= 2
+                    and (s["sessions"]["ladder"]["current"] or {}).get("in_hand"))
+        asked = time.monotonic()
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(STOP_DEADLINE + 10) == 0
+        took = time.monotonic() - asked
+    finally:
+        serve.close()
+        stop_process(server)
+    # a test hand takes well under a second: the stop did not run into the deadline
+    assert took < STOP_DEADLINE / 2, took
+    footers = {p: assert_complete(p) for p in game_logs(logs / "ladder")}
+    logged = "".join(serve.raw)
+    after_hand = "tenhou: stopped after the hand, said BYE" in logged
+    # or the stop came in the few milliseconds with no hand in play: left at once
+    assert after_hand or "tenhou: stopped, said BYE" in logged
+    last = max(footers, key=lambda p: p.stat().st_mtime)
+    if not footers[last].get("unfinished"):
+        return  # the stop found the game's last hand (or none): it ended, none was joined
+    assert footers[last].get("stopped"), footers[last]
+    frames = read_log(last).frames
+    events = [f.event for f in frames if isinstance(f, EventFrame)]
+    sent = [str(f.raw) for f in frames if isinstance(f, TxFrame)]
+    starts = [i for i, e in enumerate(events) if isinstance(e, ev.RoundStarted)]
+    if not starts:  # the stop came as a game was being set up: left before its first hand
+        assert not after_hand and sent[-1] == "<BYE/>", (sent[-3:], footers[last])
+        return
+    assert any(isinstance(e, ev.RoundWon | ev.RoundDrawn) for e in events[starts[-1]:]), \
+        ("the last hand was cut", events[-3:], sent[-3:])
+    assert sent[-1] == "<BYE/>", sent[-3:]
+    if after_hand:  # the hand's end answered with BYE, not with NEXTREADY
+        assert not sent[-2].startswith("<NEXTREADY"), sent[-3:]
 
 
 def test_sighup_adds_and_removes_sessions(tmp_path: Path) -> None:
@@ -187,11 +344,15 @@ pause = 0.5
     try:
         serve.until(lambda s: all(x["state"] in ("running", "pause") and x["games"] >= 1
                                   for x in s["sessions"].values()))
+        assert 'mjbot_session_running{session="leave"}' in serve.get("/metrics")
         config.write_text(body.format(name="stay") + body.format(name="join"))
         serve.signal(signal.SIGHUP)
         reloaded = serve.wait_for(lambda e: e.get("event") == "serve: config reloaded")
         assert reloaded["added"] == ["join"] and reloaded["removed"] == ["leave"]
         assert reloaded["unchanged"] == ["stay"]
+        # the removed session's series are gone (no "running" or "breaker open" left behind)
+        metrics = serve.get("/metrics")
+        assert 'session="leave"' not in metrics and 'session="stay"' in metrics
         status = serve.until(lambda s: s["sessions"].get("join", {}).get("games", 0) >= 1)
         assert list(status["sessions"]) == ["stay", "join"]
         assert status["sessions"]["stay"]["runs"] == 1  # never restarted
@@ -201,7 +362,17 @@ pause = 0.5
         refused = serve.wait_for(lambda e: e.get("event", "").startswith("serve: reload refused"))
         assert "line 3" in refused["error"]
         assert serve.proc.poll() is None
-        assert list(serve.get("/health")["sessions"]) == ["stay", "join"]
+        health = serve.get("/health")
+        assert list(health["sessions"]) == ["stay", "join"]
+        # the refused reload shows, with its error, until a reload succeeds
+        assert health["status"] == "degraded" and "line 3" in health["reload_error"]["error"]
+        config.write_text(body.format(name="stay") + body.format(name="join"))
+        serve.signal(signal.SIGHUP)
+        deadline = time.monotonic() + 30
+        while (health := serve.get("/health"))["reloads"] < 2:
+            assert time.monotonic() < deadline, health
+            time.sleep(0.05)
+        assert health["reload_error"] is None and health["status"] == "ok"
         serve.signal(signal.SIGTERM)
         assert serve.proc.wait(20) == 0
     finally:
@@ -240,3 +411,48 @@ games = 1
     for form in (ident, ident.replace("-", "%2D"), "0A1B2C3D"):
         assert form not in shown and form not in logged.out + logged.err
         assert form.encode() not in written
+
+
+async def test_a_stop_in_an_ntpu_hand_ends_the_session_once_the_hand_is_over(
+        tmp_path: Path) -> None:
+    """The other platform clients (no way to leave but closing the line) are stopped once
+    their table says no hand is in play: well before the deadline, as a run that was
+    stopped."""
+    import threading
+
+    from adapter.fakes.ntpu_server import run_match
+    from tests.ntpu_helpers import BotClient
+
+    port = free_port()
+    others = [BotClient() for _ in range(3)]
+
+    def listening(_port: int) -> None:
+        for client in others:
+            client.port = port
+            client.start()
+
+    match = threading.Thread(target=run_match, args=(40, []), daemon=True, kwargs={
+        "transport": "external", "port": port, "time_limit": 5.0, "write_log": False,
+        "on_listening": listening})
+    match.start()
+    config = loads(f"""
+[serve]
+stop_deadline = {STOP_DEADLINE}
+[sessions.table]
+kind = "ntpu"
+server = "127.0.0.1:{port}"
+connect_timeout = 30
+""", environ={})
+    sup = Supervisor(config, log_dir=str(tmp_path))
+    try:
+        sup.start()
+        handle = sup.handles["table"]
+        await until(lambda: handle.hands_played >= 2 and (handle.current or {}).get("in_hand"))
+        asked = time.monotonic()
+        await sup.stop()
+        took = time.monotonic() - asked
+    finally:
+        await sup.stop(1)
+        await asyncio.to_thread(match.join, 60)  # the others play the match out
+    assert handle.last_outcome == "stopped"
+    assert took < STOP_DEADLINE / 2, took

@@ -79,6 +79,34 @@ async def test_a_session_that_raises_is_restarted_with_a_growing_backoff() -> No
     assert handle.state == "stopped" and handle.task is not None and handle.task.done()
 
 
+async def test_the_last_error_clears_once_the_session_plays_again() -> None:
+    script = Script([crash, game])
+    sup = supervisor(script, spec())
+    sup.start()
+    handle = sup.handles["s"]
+    await until(lambda: handle.failures == 1)
+    assert handle.status()["last_error"] == "RuntimeError: the policy blew up"
+    await until(lambda: handle.games_played == 1)
+    status = handle.status()
+    assert status["last_error"] == "" and status["failures"] == 1
+    assert status["last_failure"]["error"] == "RuntimeError: the policy blew up"
+    await sup.stop()
+
+
+async def test_a_removed_session_leaves_no_metrics_behind() -> None:
+    script = Script([crash] * 10)
+    sup = supervisor(script, spec("keep"), spec("drop", breaker_failures=2,
+                                                breaker_cooldown=60))
+    sup.start()
+    await until(lambda: sup.handles["drop"].state == "breaker open")
+    assert sup.metrics.get("mjbot_breaker_open", session="drop") == 1
+    await sup.reload(ServeConfig("test.toml", stop_deadline=2.0, sessions=(spec("keep"),)))
+    assert sup.health()["status"] == "ok"
+    assert 'session="drop"' not in sup.metrics.exposition()
+    assert 'session="keep"' in sup.metrics.exposition()
+    await sup.stop()
+
+
 async def test_the_breaker_opens_and_rests_the_session() -> None:
     script = Script([crash] * 10)
     sup = supervisor(script, spec(breaker_failures=3, breaker_window=60,

@@ -94,5 +94,6 @@ async def _reload(supervisor: Supervisor) -> dict[str, Any] | None:
         config = await asyncio.to_thread(load, supervisor.config.path)
     except ConfigError as exc:
         log.error("serve: reload refused, the running sessions are kept", error=str(exc))
+        supervisor.reload_refused(str(exc))
         return None
     return await supervisor.reload(config)

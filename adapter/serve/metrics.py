@@ -35,6 +35,8 @@ FAMILIES: dict[str, tuple[str, str]] = {
 SESSION_COUNTERS = ("mjbot_games_total", "mjbot_hands_total", "mjbot_illegal_actions_total",
                     "mjbot_reconnects_total", "mjbot_restarts_total", "mjbot_failures_total")
 
+SESSION_GAUGES = ("mjbot_session_running", "mjbot_breaker_open")
+
 Labels = tuple[tuple[str, str], ...]
 
 
@@ -105,13 +107,27 @@ class Metrics:
             return self._histograms.get(self._key(name, labels))
 
     def add_session(self, session: str, kind: str) -> None:
-        """Every per-session counter at 0, so that a quiet session is still listed."""
+        """Every per-session counter at 0, so that a quiet session is still listed (a changed
+        session keeps its counts); its gauges at 0, not left as the handle it replaces set
+        them."""
         for name in SESSION_COUNTERS:
             labels = {"session": session, "kind": kind} if name in (
                 "mjbot_games_total", "mjbot_hands_total") else {"session": session}
             key = self._key(name, labels)
             with self._lock:
                 self._values.setdefault(key, 0.0)
+        for name in SESSION_GAUGES:
+            self.set(name, 0.0, session=session)
+
+    def remove_session(self, session: str) -> None:
+        """Every series of a session the config no longer has: a removed session is not
+        shown as running, or with its breaker open, by a scrape after it is gone."""
+        def other(key: tuple[str, Labels]) -> bool:
+            return ("session", session) not in key[1]
+
+        with self._lock:
+            self._values = {k: v for k, v in self._values.items() if other(k)}
+            self._histograms = {k: h for k, h in self._histograms.items() if other(k)}
 
     def decision(self, session: str, policy: str, elapsed: float, fallback: str = "") -> None:
         """One answered decision; a fallback caused by an illegal answer counts as both."""

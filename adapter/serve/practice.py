@@ -5,8 +5,11 @@ It runs in its own process so that playing (pure Python, CPU-bound) never holds 
 process's event loop or its GIL. The supervisor starts it with the session's settings as one
 JSON argument and reads the reports (see :data:`REPORTS`). SIGTERM, SIGINT or the end of stdin
 (the serve process went away) ask it to stop: the hand in play is finished, the game's log is
-closed with a footer that says it was stopped, and the process exits 0. Our policy's seat moves
-round the table from game to game; the opponents fill the other seats in order.
+closed with a footer that says it was stopped, and the process exits 0. Games are numbered from
+``first_game`` (the supervisor's count of games its workers began, so a restarted worker goes on
+with the seed's sequence rather than dealing game 0 again); our policy's seat moves round the
+table with the game's number; the opponents fill the other seats in order. What is reported
+counts our seat only (its decisions, its illegal answers), as a platform session would.
 
 ``python -m adapter.serve.practice '{"session": "p", "variant": "riichi", ...}'``
 """
@@ -15,12 +18,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from adapter.local.game import RIICHI_START, GameConfig, play_game
@@ -28,7 +33,7 @@ from adapter.local.referee import HandOutcome, HandReferee, HandSetup
 from adapter.local.seat import BrainSeat
 from protocols import events as ev
 from protocols import tiles as T
-from replay.log import Footer, GameLogWriter, Header
+from replay.log import SUFFIX, Footer, GameLogWriter, Header
 
 # every line is {"t": <one of these>, ...}
 REPORTS = ("game_start", "live", "hand", "game_end", "stopped", "exit")
@@ -44,6 +49,7 @@ class PracticeSettings:
     length: str = "east"
     hands: int = 4
     seed: int = 0
+    first_game: int = 0  # the number of the first game this worker deals
     games: int | None = None  # None: until stopped
     log_dir: str | None = None
     pause: float = 1.0
@@ -87,11 +93,15 @@ class _Reporter:
     last_live: float = 0.0
 
     def decision(self, seat: int, policy: str, elapsed: float, fallback: str) -> None:
-        self.decisions.append([seat, policy, round(elapsed, 6), fallback])
+        if seat == self.our_seat:  # the opponents' decisions are not our session's
+            self.decisions.append([seat, policy, round(elapsed, 6), fallback])
 
-    def live(self, state: Any, force: bool = False) -> None:
+    def live(self, state: Any) -> None:
+        """A snapshot at the first event LIVE_EVERY seconds after the last, whatever the
+        event: hands played faster than that are caught at whatever turn they are at (one
+        sent at each hand's start as well showed every fast hand at turn 0)."""
         now = time.monotonic()
-        if not force and now - self.last_live < LIVE_EVERY:
+        if now - self.last_live < LIVE_EVERY:
             return
         self.last_live = now
         self.emit({"t": "live", **snapshot(state)})
@@ -115,7 +125,7 @@ class _ReportingSeat(BrainSeat):
     def observe(self, event: Any) -> None:
         super().observe(event)
         if self.seat == self.reporter.our_seat:
-            self.reporter.live(self.state, force=isinstance(event, ev.RoundStarted))
+            self.reporter.live(self.state)
 
     def decide(self, request: ev.DecisionRequest, legal: list[Any] | None = None) -> Any:
         answer = super().decide(request, legal)
@@ -124,18 +134,20 @@ class _ReportingSeat(BrainSeat):
 
 
 def play_one(settings: PracticeSettings, game: int, stop: threading.Event,
-             emit: Callable[[dict[str, Any]], None]) -> bool:
-    """One game; False when it was stopped between two hands."""
+             emit: Callable[[dict[str, Any]], None], reporter: _Reporter | None = None) -> bool:
+    """One game; False when it was stopped between two hands. ``reporter``: the one the
+    games before used, whose snapshot period runs on across games shorter than it."""
     seat = game % 4
     names = list(settings.opponents)
     names.insert(seat, settings.policy)
-    reporter = _Reporter(emit, seat)
+    reporter = reporter or _Reporter(emit)
+    reporter.our_seat, reporter.decisions = seat, []
     players = [_ReportingSeat(settings.variant, s, names[s], settings.budget, reporter)
                for s in range(4)]
     header = Header(platform="local", variant=settings.variant, seat=None,
                     policy=",".join(names),
                     policy_config={"seed": settings.seed, "game": game},
-                    game_id=f"{settings.session}-s{settings.seed}-g{game}",
+                    game_id=game_id(settings.session, settings.seed, game),
                     extra={"players": names, "full_information": True,
                            "session": settings.session, "our_seat": seat})
     log = GameLogWriter.create(settings.log_dir, header) if settings.log_dir else None
@@ -143,7 +155,8 @@ def play_one(settings: PracticeSettings, game: int, stop: threading.Event,
 
     def on_hand(outcome: HandOutcome) -> None:
         hands[0] += 1
-        emit({"t": "hand", "hands": 1, "illegal": len(outcome.illegal),
+        illegal = sum(1 for i in outcome.illegal if i.seat == seat)
+        emit({"t": "hand", "hands": 1, "illegal": illegal,
               "decisions": reporter.decisions, "scores": list(referee.scores)})
         reporter.decisions = []
 
@@ -170,12 +183,34 @@ def play_one(settings: PracticeSettings, game: int, stop: threading.Event,
     return True
 
 
+def game_id(session: str, seed: int, game: int) -> str:
+    return f"{session}-s{seed}-g{game}"
+
+
+def next_game_in(log_dir: str | None, session: str, seed: int) -> int:
+    """The number after the highest game of ``session`` and ``seed`` logged under ``log_dir``
+    (0: none), read off the log files' names: a serve process started again goes on with the
+    sequence instead of dealing game 0 again. A name cut short (ids over 80 characters) is not
+    read."""
+    if not log_dir or not Path(log_dir).is_dir():
+        return 0
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", game_id(session, seed, 0)[:-1])  # as log_path does
+    pattern = re.compile(r"\d{6}-" + re.escape(stem) + r"(\d+)(?:-\d+)?" + re.escape(SUFFIX))
+    last = -1
+    for path in Path(log_dir).rglob(f"*{SUFFIX}"):
+        found = pattern.fullmatch(path.name)
+        if found and len(stem) + len(found.group(1)) < 80:
+            last = max(last, int(found.group(1)))
+    return last + 1
+
+
 def run(settings: PracticeSettings, stop: threading.Event,
         emit: Callable[[dict[str, Any]], None]) -> int:
     """Games until stopped or ``settings.games`` are played; the number played."""
     played = 0
+    reporter = _Reporter(emit)
     while not stop.is_set() and (settings.games is None or played < settings.games):
-        if not play_one(settings, played, stop, emit):
+        if not play_one(settings, settings.first_game + played, stop, emit, reporter):
             break
         played += 1
         stop.wait(settings.pause)

@@ -4,9 +4,10 @@ client's connection (NTPU, mjai) or series of games (Tenhou) until it ends.
 A runner reports what happens through a :class:`Probe` (decisions, hands, finished games, the
 game in play) and returns an :class:`Outcome` that tells the supervisor whether the run ended
 normally, lost its server, crashed, or was stopped. Asked to stop, a runner lets the hand in
-play finish where it can (the practice worker stops between hands; a platform client is
-stopped once its table state says no hand is in play) and gives up at the deadline: the
-client is then cancelled, which closes its game log with a footer and (Tenhou) says BYE.
+play finish where it can (the practice worker stops between hands; the Tenhou client says BYE
+once its hand is over instead of readying for the next; another platform client is stopped
+once its table state says no hand is in play) and gives up at the deadline: the client is
+then cancelled, which closes its game log with a footer and (Tenhou) says BYE.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import structlog
 
 from adapter.serve.config import SessionSpec
 from adapter.serve.metrics import MeasuredBrain
-from adapter.serve.practice import snapshot
+from adapter.serve.practice import next_game_in, snapshot
 
 log = structlog.get_logger("mjbot.serve")
 
@@ -53,6 +54,7 @@ class Probe(Protocol):
     def illegal(self, count: int) -> None: ...
     def reconnects(self, count: int) -> None: ...
     def live(self, state: dict[str, Any] | None) -> None: ...
+    def game_started(self, number: int) -> None: ...
     def game_finished(self, result: dict[str, Any]) -> None: ...
 
 
@@ -78,6 +80,7 @@ class RunContext:
     stop: StopRequest
     log_dir: str
     games_allowed: int | None = None  # the day's quota left (None: no quota)
+    first_game: int = 0  # practice: the number of the next game in the seed's sequence
 
 
 Runner = Callable[[SessionSpec, RunContext], Awaitable[Outcome]]
@@ -87,12 +90,17 @@ Runner = Callable[[SessionSpec, RunContext], Awaitable[Outcome]]
 
 
 async def run_local(spec: SessionSpec, ctx: RunContext) -> Outcome:
-    """The practice worker process, its reports fed to the probe, until it exits."""
+    """The practice worker process, its reports fed to the probe, until it exits. Its games
+    go on with the seed's sequence: after the games this process's workers began, and after
+    those whose logs an earlier process left."""
+    seed = spec.option("seed", 0)
+    logged = await asyncio.to_thread(next_game_in, ctx.log_dir, spec.name, seed)
     settings = {"session": spec.name, "variant": spec.option("variant", "riichi"),
                 "policy": spec.policy,
                 "opponents": list(spec.option("opponents", ("greedy", "greedy", "greedy"))),
                 "length": spec.option("length", "east"), "hands": spec.option("hands", 4),
-                "seed": spec.option("seed", 0), "games": ctx.games_allowed,
+                "seed": seed, "first_game": max(ctx.first_game, logged),
+                "games": ctx.games_allowed,
                 "log_dir": ctx.log_dir, "pause": spec.pause, "budget": spec.option("budget")}
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "adapter.serve.practice", json.dumps(settings),
@@ -152,7 +160,9 @@ async def _read_reports(proc: asyncio.subprocess.Process, session: str, probe: P
 
 def _apply_report(report: dict[str, Any], probe: Probe) -> None:
     kind = report["t"]
-    if kind == "live":
+    if kind == "game_start":
+        probe.game_started(int(report["game"]))
+    elif kind == "live":
         probe.live({k: v for k, v in report.items() if k != "t"})
     elif kind == "hand":
         for _seat, policy, elapsed, fallback in report["decisions"]:
@@ -239,9 +249,18 @@ async def _run_client(spec: SessionSpec, ctx: RunContext, bot: Any, main: Awaita
 
 
 async def _finish_hand(bot: Any, task: asyncio.Future[Any], deadline: float) -> None:
-    """Wait while a hand is in play, up to the deadline less the client's goodbye."""
+    """Let the hand in play finish, up to the deadline less the client's goodbye. A client
+    that can leave by itself once its hand is over (Tenhou: BYE instead of NEXTREADY, as the
+    next hand is dealt milliseconds after it) is waited for; another is stopped once its table
+    says no hand is in play."""
+    end = deadline - STOP_MARGIN
+    leave = getattr(bot, "leave_after_hand", None)
+    if callable(leave):
+        if leave():
+            await asyncio.wait({task}, timeout=max(0.0, end - time.monotonic()))
+        return
     while (getattr(bot.state, "round_active", False) and not task.done()
-           and time.monotonic() < deadline - STOP_MARGIN):
+           and time.monotonic() < end):
         await asyncio.sleep(0.05)
 
 

@@ -65,12 +65,14 @@ class SessionHandle:
         self.state_since = time.time()
         self.runs = self.restarts = self.failures = 0
         self.games_played = self.hands_played = self.decisions_made = 0
-        self.last_error = ""
+        self.last_error = ""  # what is wrong now: cleared once the session plays again
+        self.last_failure: dict[str, Any] | None = None  # the last error and when, kept
         self.last_outcome = ""
         self.results: deque[dict[str, Any]] = deque(maxlen=RECENT_RESULTS)
         self.points: deque[tuple[float, float]] = deque(maxlen=POINTS_KEPT)
         self.total_points = 0.0
         self.current: dict[str, Any] | None = None
+        self.next_game = 0  # practice: the next game's number in the seed's sequence
         self.resume_at: float | None = None  # wall-clock time of the next run, while waiting
         self.stop_request = StopRequest()
         self.task: asyncio.Task[None] | None = None
@@ -84,6 +86,7 @@ class SessionHandle:
 
     def hands(self, count: int) -> None:
         self.hands_played += count
+        self._recovered()
         self.metrics.inc("mjbot_hands_total", count, session=self.spec.name,
                          kind=self.spec.kind)
 
@@ -96,8 +99,12 @@ class SessionHandle:
     def live(self, state: dict[str, Any] | None) -> None:
         self.current = state
 
+    def game_started(self, number: int) -> None:
+        self.next_game = max(self.next_game, number + 1)
+
     def game_finished(self, result: dict[str, Any]) -> None:
         self.games_played += 1
+        self._recovered()
         self.quota.add()
         self.metrics.inc("mjbot_games_total", session=self.spec.name, kind=self.spec.kind)
         entry = {"session": self.spec.name, "ended": time.time(), **result}
@@ -107,6 +114,15 @@ class SessionHandle:
         if result.get("points") is not None:
             self.total_points += float(result["points"])
             self.points.append((entry["ended"], self.total_points))
+
+    def _recovered(self) -> None:
+        """The session plays again (a hand or a game finished, a run completed): the last
+        error is no longer what is wrong; ``last_failure`` keeps it."""
+        self.last_error = ""
+
+    def _failed(self, error: str) -> None:
+        self.last_error = error
+        self.last_failure = {"error": error, "at": time.time()}
 
     # ------------------------------------------------------------------ running
 
@@ -180,12 +196,12 @@ class SessionHandle:
         self.runs += 1
         self._set_state("running")
         self.metrics.set("mjbot_session_running", 1, session=name)
-        context = RunContext(self, self.stop_request, self.log_dir, remaining)
+        context = RunContext(self, self.stop_request, self.log_dir, remaining, self.next_game)
         started = self.clock()
         try:
             outcome = await self.runner(self.spec, context)
         except PermanentError as exc:
-            self.last_error = self.scrub(str(exc))
+            self._failed(self.scrub(str(exc)))
             self._set_state("failed")
             log.error("serve: session cannot run until its config changes", session=name,
                       error=self.last_error)
@@ -207,10 +223,11 @@ class SessionHandle:
         if outcome.status == "completed":
             self.backoff.reset()
             self.breaker.success()
+            self._recovered()
             log.info("serve: run ended normally", session=name, detail=outcome.detail)
             return self.spec.pause
         self.failures += 1
-        self.last_error = outcome.detail
+        self._failed(outcome.detail)
         self.metrics.inc("mjbot_failures_total", session=name)
         if self.breaker.failure():
             log.error("serve: circuit breaker open", session=name, error=outcome.detail,
@@ -229,7 +246,8 @@ class SessionHandle:
             "name": self.spec.name, "kind": self.spec.kind, "enabled": self.spec.enabled,
             "policy": self.spec.policy, "state": self.state, "since": self.state_since,
             "runs": self.runs, "restarts": self.restarts, "failures": self.failures,
-            "last_error": self.last_error, "last_outcome": self.last_outcome,
+            "last_error": self.last_error, "last_failure": self.last_failure,
+            "last_outcome": self.last_outcome,
             "games": self.games_played, "hands": self.hands_played,
             "decisions": self.decisions_made,
             "last_game": self.results[-1] if self.results else None,
@@ -269,6 +287,9 @@ class Supervisor:
         self.started = time.time()
         self.handles: dict[str, SessionHandle] = {}
         self.reloads = 0
+        # the last reload refused (its error, when), until a reload succeeds: the file on disk
+        # is not what runs, and a restart of the process would fail on it
+        self.reload_error: dict[str, Any] | None = None
 
     def _handle(self, spec: SessionSpec) -> SessionHandle:
         return SessionHandle(spec, self.metrics, self.log_dir, self.runners[spec.kind])
@@ -293,21 +314,30 @@ class Supervisor:
         await asyncio.gather(*(self.handles[n].stop(deadline) for n in removed + changed))
         for name in removed:
             del self.handles[name]
+            self.metrics.remove_session(name)
         for name in changed + added:
             previous = self.handles.get(name)
             handle = self._handle(new[name])
             if previous is not None:  # keep what the dashboard shows of its history
                 handle.results, handle.points = previous.results, previous.points
                 handle.total_points = previous.total_points
+                if previous.spec.option("seed", 0) == handle.spec.option("seed", 0):
+                    handle.next_game = previous.next_game  # the same sequence goes on
             self.handles[name] = handle
             handle.start()
         self.handles = {s.name: self.handles[s.name] for s in config.sessions}
         self.config = config
         self.reloads += 1
+        self.reload_error = None
         result = {"added": added, "removed": removed, "changed": changed,
                   "unchanged": [n for n in old if n in new and n not in changed]}
         log.info("serve: config reloaded", **result)
         return result
+
+    def reload_refused(self, error: str) -> None:
+        """A reload whose file did not load: the sessions run on; /health says so."""
+        scrub = Scrubber([s.secret for s in self.config.sessions if s.secret])
+        self.reload_error = {"error": scrub(error), "at": time.time()}
 
     async def stop(self, deadline: float | None = None) -> None:
         timeout = self.config.stop_deadline if deadline is None else deadline
@@ -316,9 +346,11 @@ class Supervisor:
     def health(self) -> dict[str, Any]:
         sessions = {n: h.status(detail=False) for n, h in self.handles.items()}
         bad = [n for n, s in sessions.items() if s["state"] in ("failed", "breaker open")]
-        return {"status": "degraded" if bad else "ok", "uptime": round(time.time()
-                                                                       - self.started, 1),
-                "reloads": self.reloads, "sessions": sessions}
+        degraded = bad or self.reload_error is not None
+        return {"status": "degraded" if degraded else "ok", "uptime": round(time.time()
+                                                                            - self.started, 1),
+                "reloads": self.reloads, "reload_error": self.reload_error,
+                "sessions": sessions}
 
     def status(self) -> dict[str, Any]:
         sessions = {n: h.status() for n, h in self.handles.items()}

@@ -98,7 +98,8 @@ async function refresh() {
       el("td", { text: r.ranks ? r.ranks[r.seat] : "" }), el("td", { text: r.hands ?? "" }),
       el("td", {}, logLink(r.log)))));
     document.getElementById("updated").textContent =
-      `${status.status} · up ${Math.round(status.uptime)} s · updated ${new Date().toLocaleTimeString()}`;
+      `${status.status}${status.reload_error ? " (reload refused: " + status.reload_error.error + ")" : ""}` +
+      ` · up ${Math.round(status.uptime)} s · updated ${new Date().toLocaleTimeString()}`;
   } catch (error) {
     document.getElementById("updated").textContent = "cannot reach the server: " + error.message;
   }
