@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 SKIP = ("torch is not installed (the [train] extra): `make test-torch` installs a CPU build "
-        "(torch==2.13.0+cpu, where pip finds one) and runs this file; CI runs it after make test")
+        "(torch==2.13.0+cpu, where pip finds one) and runs this file; CI installs it before its "
+        "make test where it installs, and then requires it")
 if os.environ.get("MJBOT_REQUIRE_TORCH") == "1":
     import torch  # asked for: a missing torch fails here instead of skipping
 else:
