@@ -1,6 +1,6 @@
 """What the NTPU, Tenhou and mjai clients share: the session's counts (for the exit status and
 the last log line), connecting to a server that may not be up yet, and asking the brain (on
-the event loop through adapter/thinker.py; synchronously on the stdin forms)."""
+the event loop through adapter/thinking/thinker.py; synchronously on the stdin forms)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from protocols import events as ev
 from replay.log import GameLogWriter
 
 if TYPE_CHECKING:
-    from adapter.thinker import Thinker
+    from adapter.thinking.thinker import Thinker
 
 
 @dataclass

@@ -8,7 +8,7 @@ late is replaced by its best answer so far where it published one (brain/anytime
 the fast rule-based answer, and if that fails too by the safest legal action, so a platform
 never sees an illegal action or a missed deadline. :meth:`Brain.conclude` is that chain, shared
 with the adapters' async path, which runs slow policies in a worker process
-(adapter/thinker.py).
+(adapter/thinking/thinker.py).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class Brain:
     limit, as at the local table); ``margin``: seconds kept back from it. With a limit, a policy
     that does not declare itself ``fast`` runs in a worker thread here and is abandoned at the
     deadline (its best so far is played where it published one); the async adapters run it in
-    a worker process instead, where it can be stopped (adapter/thinker.py)."""
+    a worker process instead, where it can be stopped (adapter/thinking/thinker.py)."""
 
     def __init__(self, variant: str, policy: str | Policy = "rulebased",
                  limit: float | None = None, margin: float = DEFAULT_MARGIN,

@@ -1,5 +1,5 @@
 """TEST FIXTURES, not policies to play with: policies that think slowly, never return, or kill
-their own process, for the tests of thinking without blocking (adapter/thinker.py).
+their own process, for the tests of thinking without blocking (adapter/thinking/thinker.py).
 
 They live in an importable module because a worker process unpickles them. A test registers
 one for the session under test with ``monkeypatch.setitem(POLICIES, name, factory)``; nothing

@@ -1,7 +1,7 @@
 """Clients and checks for the fake NTPU server's tests.
 
-:class:`BotClient` is our own client (``adapter.ntpu.NtpuBot``) on a real loopback socket, in
-a thread; subclasses override :meth:`BotClient.answer` to hold back, repeat or replace its
+:class:`BotClient` is our own client (``adapter.platforms.ntpu.NtpuBot``) on a real loopback socket,
+in a thread; subclasses override :meth:`BotClient.answer` to hold back, repeat or replace its
 answers the way slow or sloppy programs do. :func:`serve` plays a match against four of them;
 :func:`claim_order_errors` reads a match log for asks out of the lab referee's order.
 """
@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 from adapter.fakes.ntpu_server import MatchResult, run_match
-from adapter.ntpu import NtpuBot, NtpuSettings
+from adapter.platforms.ntpu import NtpuBot, NtpuSettings
 from protocols.ntpu import LineBuffer
 from replay.log import RxFrame, TxFrame, read_log
 

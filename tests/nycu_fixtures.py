@@ -20,7 +20,7 @@ from adapter.local.referee import HandReferee, HandSetup
 from adapter.local.seat import BrainSeat
 from protocols import events as ev
 from protocols import tiles as T
-from replay import nycu_sgf
+from replay.formats import nycu_sgf
 from replay.log import EventFrame, RxFrame, TxFrame, read_log
 from replay.record import GameRecord
 from tests.table_helpers import ScriptedSeat, layout_wall, take_when_legal

@@ -131,7 +131,7 @@ def test_bench_arena_reports_rates_against_tsumogiri():
 def test_bench_runs_never_replay_walls(monkeypatch):
     """Each measured run (and the runs with logs) plays walls no earlier run played: the
     caches of hand shapes would otherwise find every hand of a replayed game."""
-    from adapter.local import benchmarks
+    from adapter.bench import arena as benchmarks
 
     played: list[tuple[str | None, int]] = []
 

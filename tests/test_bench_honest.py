@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from adapter.mjai_bench import _Engine, _ours, final_scores, ranks_of, summarize
+from adapter.bench.mjai import _Engine, _ours, final_scores, ranks_of, summarize
 from brain.tally import FallbackTally
 from tests.shared_data import MJAI_GAME
 
@@ -156,7 +156,7 @@ def test_summary_names_the_policy_and_gives_each_game_and_an_interval():
 def test_bench_mjai_against_rulebasebot_where_the_package_is_installed():
     pytest.importorskip("mjai", reason="the opt-in mjai package is not installed (make "
                         "bench-mjai installs it)")
-    from adapter.mjai_bench import bench_mjai
+    from adapter.bench.mjai import bench_mjai
 
     out = bench_mjai(games=4, policy="greedy")
     assert out["policy"] == "greedy" and out["games"] == len(out["per_game"]) == 4

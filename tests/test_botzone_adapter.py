@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.botzone import KEEP_RUNNING, parse_input, run_once
+from adapter.platforms.botzone import KEEP_RUNNING, parse_input, run_once
 from brain.rules import rules_for
 from brain.state import TableState
 from protocols.botzone import BotzoneCodec

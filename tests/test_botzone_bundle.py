@@ -9,8 +9,8 @@ import MahjongGB
 import numpy
 import pytest
 
-from adapter.bundle import build_botzone_bundle
 from adapter.fakes.botzone_judge import run_matches
+from adapter.platforms.botzone_bundle import build_botzone_bundle
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_bundle_ships_compiled_modules_that_the_bare_runtime_loads(tmp_path, bar
     one-shot Botzone turn paid for that."""
     import zipfile
 
-    from adapter.bundle import MODULES
+    from adapter.platforms.botzone_bundle import MODULES
 
     bundle = build_botzone_bundle(tmp_path)
     names = set(zipfile.ZipFile(bundle).namelist())

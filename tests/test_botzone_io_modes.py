@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from adapter.botzone import KEEP_RUNNING
-from adapter.bundle import build_botzone_bundle
 from adapter.fakes.botzone_judge import DEFAULT_COMMAND, MODES, BotzoneJudge
+from adapter.platforms.botzone import KEEP_RUNNING
+from adapter.platforms.botzone_bundle import build_botzone_bundle
 from tests.test_botzone_bundle import bare_python  # noqa: F401  (the fixture)
 
 # a seed whose hand ends after 27 request lines (cheap for one-shot bots); as rulebased plays

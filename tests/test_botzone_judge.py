@@ -4,7 +4,7 @@ for bots that break the protocol, and the judge log that `mjbot replay` reads.""
 import sys
 
 from adapter.fakes.botzone_judge import BotProcess, BotzoneJudge
-from replay import botzone_log
+from replay.formats import botzone_log
 
 
 def test_a_match_between_four_keep_running_bots():

@@ -14,8 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ["protocols", "brain", "replay", "adapter"]
 PLATFORM_MODULES = ("protocols.botzone", "protocols.tenhou", "protocols.ntpu", "protocols.mjai",
-                    "adapter.botzone", "adapter.tenhou", "adapter.ntpu", "adapter.mjai",
-                    "adapter.fakes")
+                    "adapter.platforms", "adapter.fakes")
 
 
 def _imports(path: Path) -> list[str]:

@@ -10,8 +10,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from adapter.bundle import MCR_WEIGHTS, build_botzone_bundle
 from adapter.fakes.botzone_judge import run_matches
+from adapter.platforms.botzone_bundle import MCR_WEIGHTS, build_botzone_bundle
 from brain.opponents.features import KIND_NAMES, PUBLIC_NAMES
 from brain.opponents.models import OpponentModels
 from brain.opponents.net import Net

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from adapter.mc_bench import soak
+from adapter.bench.mc import soak
 from brain.anytime import Progress
 from brain.brain import Brain
 from brain.policies import get_policy

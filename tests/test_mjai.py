@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from adapter.mjai import MjaiBot, MjaiSettings, run_tcp
+from adapter.platforms.mjai import MjaiBot, MjaiSettings, run_tcp
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.mc_bench import positions
+from adapter.bench.mc import positions
 from brain.nn import encoding as E
 from brain.nn import heads as H
 from brain.nn.network import MissingNetwork, Network, Shape, load_network, random_network
@@ -327,12 +327,12 @@ def test_two_networks_sit_at_one_table_by_file(tmp_path: Path) -> None:
 
 def test_dataset_rows_become_examples_with_the_answer_among_the_legal_heads(
         tmp_path: Path) -> None:
-    """replay/nn/data.py (numpy only): every kept row's answer is one of its legal heads, rows
-    without a choice and wins are left out, and a row's planes are those of its state."""
+    """replay/learning/nn/data.py (numpy only): every kept row's answer is one of its legal heads,
+    rows without a choice and wins are left out, and a row's planes are those of its state."""
     from adapter.local.arena import ArenaConfig
     from adapter.local.selfplay import SelfPlayConfig, run_selfplay
     from replay.dataset.loader import ShuffledLoader
-    from replay.nn.data import FIELDS, load_examples, request_of
+    from replay.learning.nn.data import FIELDS, load_examples, request_of
 
     out = tmp_path / "ds"
     run_selfplay(SelfPlayConfig(ArenaConfig("riichi", ("rulebased", "greedy", "rulebased",
@@ -355,9 +355,9 @@ def test_dataset_rows_become_examples_with_the_answer_among_the_legal_heads(
 
 
 def test_playing_never_imports_torch() -> None:
-    """brain/ is numpy only; torch is the [train] extra of replay/nn/train.py alone."""
+    """brain/ is numpy only; torch is the [train] extra of replay/learning/nn/train.py alone."""
     code = ("import sys; from brain.policies.nn import NnPolicy; import adapter.cli, "
-            "replay.nn.data; print('torch' in sys.modules)")
+            "replay.learning.nn.data; print('torch' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr

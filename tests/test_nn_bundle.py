@@ -9,8 +9,8 @@ import zipfile
 
 import pytest
 
-from adapter.bundle import NN_MODULES, NN_WEIGHTS, ROOT, build_botzone_bundle
 from adapter.fakes.botzone_judge import run_matches
+from adapter.platforms.botzone_bundle import NN_MODULES, NN_WEIGHTS, ROOT, build_botzone_bundle
 from tests.test_botzone_bundle import bare_python  # noqa: F401  (the fixture)
 
 TURN = ("3\n0 0 0\nPASS\n1 0 0 0 0 W1 W2 W3 B4 B5 B6 T7 T8 T9 F1 F1 J1 J3\nPASS\n"
@@ -66,7 +66,7 @@ def test_the_bundle_command_refuses_a_wrong_network_in_one_line(tmp_path):
 def test_bench_botzone_times_the_nn_zip_at_the_late_turns():
     """The benchmark builds the zip for the policy asked and starts it once per late turn; a
     turn the network did not answer itself (a fallback) would fail it."""
-    from adapter.botzone_bench import bench_botzone
+    from adapter.bench.botzone import bench_botzone
 
     result = bench_botzone(repeats=1, policy="nn", late_turns=2)
     assert result["policy"] == "nn" and result["late_turns"] == 2

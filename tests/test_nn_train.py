@@ -25,7 +25,7 @@ else:
 
 from brain.nn.encoding import NUM_PLANES  # noqa: E402
 from brain.nn.network import Network, Shape  # noqa: E402
-from replay.nn.train import TorchNet  # noqa: E402
+from replay.learning.nn.train import TorchNet  # noqa: E402
 
 NN_DATA = Path(__file__).resolve().parent / "data" / "nn"
 

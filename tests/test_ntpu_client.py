@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from adapter.ntpu import NtpuBot, NtpuSettings, run_tcp
+from adapter.platforms.ntpu import NtpuBot, NtpuSettings, run_tcp
 from protocols import events as ev
 from protocols import tiles as T
 from replay.log import EventFrame, RxFrame, TxFrame, read_log

@@ -22,7 +22,8 @@ from adapter.local.referee import HandSetup
 from protocols import events as ev
 from protocols.ntpu import NtpuCodec, NtpuError
 from protocols.tiles import NtpuTiles
-from replay import formats, ntpu_log, nycu_sgf, replayer
+from replay import formats, replayer
+from replay.formats import ntpu_log, nycu_sgf
 from replay.record import GameRecord, RecordError, seat_view
 from tests import nycu_fixtures
 from tests.table_helpers import ScriptedSeat, layout_wall, take_when_legal

@@ -24,7 +24,8 @@ from adapter.local.walls import tile_set
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.tiles import NtpuTiles
-from replay import formats, ntpu_log, nycu_sgf
+from replay import formats
+from replay.formats import ntpu_log, nycu_sgf
 from replay.log import EventFrame, TxFrame, read_log
 from replay.record import GameRecord, RecordError, seat_view
 from tests.ntpu_helpers import BotClient, serve

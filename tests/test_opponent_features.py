@@ -25,7 +25,7 @@ from protocols import tiles as T
 from replay.dataset import schema as S
 from replay.dataset.shards import read_manifest, read_shard, shard_paths
 from replay.dataset.snapshot import restore
-from replay.opponents.metrics import auc, bootstrap_ci
+from replay.learning.opponents.metrics import auc, bootstrap_ci
 
 
 def k(text: str) -> int:

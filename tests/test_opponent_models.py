@@ -20,9 +20,9 @@ from brain.opponents.view import FIELDS, OpponentInputs
 from replay.dataset import schema as S
 from replay.dataset.shards import read_manifest, read_shard, shard_paths
 from replay.dataset.snapshot import restore
-from replay.opponents import data as D
-from replay.opponents.evaluate import evaluate
-from replay.opponents.train import quick_config, train
+from replay.learning.opponents import data as D
+from replay.learning.opponents.evaluate import evaluate
+from replay.learning.opponents.train import quick_config, train
 
 
 def selfplay(out: Path, variant: str, hands: int, seed: int) -> list[Path]:

@@ -182,7 +182,7 @@ def test_without_ray_installed_the_error_says_what_to_install():
 
 
 def test_bench_ray_sets_dispatch_against_a_unit(cluster, monkeypatch):
-    from adapter.local.ray_bench import bench_ray, text
+    from adapter.bench.ray import bench_ray, text
 
     monkeypatch.setenv("MJBOT_MC", "playouts=2")
     result = bench_ray(units=40, workers=2, policy_units=1)

@@ -12,7 +12,8 @@ import pytest
 from brain.rules import rules_for
 from brain.state import TableState
 from protocols import events as ev
-from replay import botzone_log, mjai_log, mjlog, replayer, tenhou6
+from replay import replayer
+from replay.formats import botzone_log, mjai_log, mjlog, tenhou6
 from replay.record import RecordError, canonical, seat_view
 from tests.shared_data import BOTZONE_JUDGE_LOG, DATA
 

@@ -138,7 +138,7 @@ def test_review_command_on_every_format(tmp_path, fmt):
 
 
 def test_review_command_on_an_own_local_table_log(tmp_path):
-    from adapter.review_bench import local_game
+    from adapter.bench.review import local_game
 
     log = local_game(str(tmp_path), seed=3, length="east")
     r = _mjbot("review", log, "--seat", "2", "--policy", "mc", "--playouts", "4",

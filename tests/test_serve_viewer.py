@@ -17,7 +17,7 @@ from yarl import URL
 
 from adapter.serve.games import GameIndex, GameNotFound
 from adapter.serve.status import StatusServer
-from replay import mjai_log, tenhou6
+from replay.formats import mjai_log, tenhou6
 from replay.log import read_log
 from tests.viewer_fixtures import IMPORTS, game_folder
 

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mahjong.shanten import Shanten
 
+from adapter.bench.shanten import random_hand_array, random_hands
 from brain import shanten_tables
-from brain.benchmarks import random_hand_array, random_hands
 from brain.shanten import (
     HandError,
     discard_table,

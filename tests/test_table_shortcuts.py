@@ -56,7 +56,7 @@ def test_discard_keys_by_table_equal_the_computed_keys():
 
 
 def test_best_discard_is_the_first_lowest_shanten_discard():
-    from brain.benchmarks import random_hands
+    from adapter.bench.shanten import random_hands
     from brain.policies.rulebased import _best_discard
     from brain.shanten import shanten
 

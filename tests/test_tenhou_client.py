@@ -15,8 +15,7 @@ import pytest
 
 from adapter.fakes.tenhou_recording import recorded_stream, serve_recording
 from adapter.fakes.tenhou_server import FakeTenhouServer
-from adapter.session import SessionSummary
-from adapter.tenhou import (
+from adapter.platforms.tenhou import (
     ID_ENV,
     PermissionRefused,
     TenhouBot,
@@ -25,6 +24,7 @@ from adapter.tenhou import (
     load_config,
     run,
 )
+from adapter.session import SessionSummary
 from protocols import events as ev
 from protocols.tenhou import TagStream, parse_tag
 from replay import replayer

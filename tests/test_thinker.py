@@ -1,5 +1,5 @@
-"""The brain's async decide path (adapter/thinker.py) with real worker processes: a fast policy
-stays inline, a slow one thinks in another process and reports its work, one that overruns
+"""The brain's async decide path (adapter/thinking/thinker.py) with real worker processes: a fast
+policy stays inline, a slow one thinks in another process and reports its work, one that overruns
 plays its best so far on time and its process is killed and replaced, one whose process dies
 falls back; and the synchronous brain keeps the same anytime contract in its thread."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.thinker import Thinker
+from adapter.thinking.thinker import Thinker
 from brain import anytime
 from brain.brain import Brain
 from protocols import events as ev
@@ -167,9 +167,9 @@ def test_the_decision_frame_records_source_and_work(tmp_path: Path) -> None:
 
 
 def test_the_one_shot_botzone_path_imports_no_process_machinery() -> None:
-    code = ("import sys, adapter.botzone\n"
-            "print(sorted(m for m in ('multiprocessing', 'asyncio', 'adapter.thinker',"
-            " 'adapter.worker_process') if m in sys.modules))")
+    code = ("import sys, adapter.platforms.botzone\n"
+            "print(sorted(m for m in ('multiprocessing', 'asyncio', 'adapter.thinking.thinker',"
+            " 'adapter.thinking.worker_process') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, check=True)
     assert done.stdout.strip() == "[]"

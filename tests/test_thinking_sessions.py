@@ -23,13 +23,13 @@ import pytest
 
 from adapter.fakes.ntpu_server import run_match
 from adapter.fakes.tenhou_server import FakeTenhouServer
-from adapter.mjai import MjaiBot, MjaiSettings
-from adapter.mjai import run_tcp as run_mjai
-from adapter.ntpu import NtpuBot, NtpuSettings
-from adapter.ntpu import run_tcp as run_ntpu
+from adapter.platforms.mjai import MjaiBot, MjaiSettings
+from adapter.platforms.mjai import run_tcp as run_mjai
+from adapter.platforms.ntpu import NtpuBot, NtpuSettings
+from adapter.platforms.ntpu import run_tcp as run_ntpu
+from adapter.platforms.tenhou import TenhouSettings
+from adapter.platforms.tenhou import run as run_tenhou
 from adapter.session import SessionSummary
-from adapter.tenhou import TenhouSettings
-from adapter.tenhou import run as run_tenhou
 from brain import anytime
 from brain.policies import POLICIES
 from replay import replayer

@@ -114,7 +114,7 @@ def _bench_ray(args: argparse.Namespace) -> int:
     import os
     from importlib.util import find_spec
 
-    from adapter.local.ray_bench import bench_ray, text
+    from adapter.bench.ray import bench_ray, text
 
     if args.units < 1 or args.workers < 1 or args.repeats < 1:
         raise UserInputError("--units, --workers and --repeats must be at least 1")
@@ -130,8 +130,8 @@ def _bench_ray(args: argparse.Namespace) -> int:
 
 
 def _bench_nn(args: argparse.Namespace) -> int:
+    from adapter.bench.nn import bench_nn, text
     from adapter.commands import require_networks
-    from adapter.nn_bench import bench_nn, text
 
     variant = "riichi" if args.variant == "all" else args.variant
     if args.model:
@@ -146,8 +146,8 @@ def _bench_nn(args: argparse.Namespace) -> int:
 
 
 def _bench_review(args: argparse.Namespace) -> int:
+    from adapter.bench.review import bench_review, text_review
     from adapter.commands.review import load_replay
-    from adapter.review_bench import bench_review, text_review
 
     game = args.game
     if game is not None:
@@ -158,7 +158,7 @@ def _bench_review(args: argparse.Namespace) -> int:
 
 
 def _bench_commentary(args: argparse.Namespace) -> int:
-    from adapter.review_bench import bench_commentary
+    from adapter.bench.review import bench_commentary
     from replay.review.evaluators import predictors
 
     if not args.paths:
@@ -177,7 +177,7 @@ def _bench_commentary(args: argparse.Namespace) -> int:
 
 
 def _bench_mc(args: argparse.Namespace) -> int:
-    from adapter.mc_bench import bench_mc, text
+    from adapter.bench.mc import bench_mc, text
 
     require_mc_options()
     variant = "riichi" if args.variant == "all" else args.variant
@@ -195,8 +195,8 @@ def _bench_mc(args: argparse.Namespace) -> int:
 
 
 def _bench_mjai(args: argparse.Namespace) -> int:
+    from adapter.bench.mjai import bench_mjai
     from adapter.commands import require_networks
-    from adapter.mjai_bench import bench_mjai
 
     if args.games < 1:
         raise UserInputError("--games must be at least 1")
@@ -224,8 +224,8 @@ def _bench_mjai(args: argparse.Namespace) -> int:
 
 
 def _bench_botzone(args: argparse.Namespace) -> int:
-    from adapter.botzone_bench import bench_botzone
-    from adapter.bundle import check_bundle_policy
+    from adapter.bench.botzone import bench_botzone
+    from adapter.platforms.botzone_bundle import check_bundle_policy
 
     require_policy(args.policy)
     try:
@@ -259,7 +259,7 @@ def _bench_botzone(args: argparse.Namespace) -> int:
 
 
 def _bench_shanten(args: argparse.Namespace) -> int:
-    from brain.benchmarks import bench_shanten
+    from adapter.bench.shanten import bench_shanten
 
     result = bench_shanten(hands=args.hands, batch=args.batch, seconds=args.seconds,
                            seed=args.seed)
@@ -277,7 +277,7 @@ def _bench_shanten(args: argparse.Namespace) -> int:
 
 
 def _bench_log(args: argparse.Namespace) -> int:
-    from replay.benchmarks import bench_log
+    from adapter.bench.log import bench_log
 
     result = bench_log(frames=args.frames)
     if args.json:
@@ -293,7 +293,7 @@ def _bench_log(args: argparse.Namespace) -> int:
 
 
 def _bench_arena(args: argparse.Namespace) -> int:
-    from adapter.local.benchmarks import bench_arena
+    from adapter.bench.arena import bench_arena
 
     variants = ["riichi", "mcr", "taiwan16", "mass"] if args.variant == "all" else [args.variant]
     result = bench_arena(variants, repeats=args.repeats, seed=args.seed)

@@ -51,7 +51,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_botzone(args: argparse.Namespace) -> int:
-    from adapter import botzone
+    from adapter.platforms import botzone
 
     require_policy(args.policy)
     return botzone.run_once(sys.stdin, sys.stdout, policy=args.policy,
@@ -78,7 +78,7 @@ def cmd_botzone_judge(args: argparse.Namespace) -> int:
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
-    from adapter.bundle import build_botzone_bundle
+    from adapter.platforms.botzone_bundle import build_botzone_bundle
 
     require_policy(args.policy)
     try:

@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
 def cmd_mjai(args: argparse.Namespace) -> int:
     import asyncio
 
-    from adapter.mjai import MjaiBot, MjaiSettings, run_stdio, run_tcp
+    from adapter.platforms.mjai import MjaiBot, MjaiSettings, run_stdio, run_tcp
     from adapter.session import parse_server
 
     require_policy(args.policy)

@@ -67,8 +67,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     from brain.opponents.models import model_path
     from replay.dataset.schema import DatasetError
-    from replay.opponents import data as D
-    from replay.opponents.train import config_for, train
+    from replay.learning.opponents import data as D
+    from replay.learning.opponents.train import config_for, train
 
     started = time.perf_counter()
     try:
@@ -110,8 +110,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from adapter import opponent_sets as sets
     from brain.opponents.models import OpponentModels, model_path
     from replay.dataset.schema import DatasetError
-    from replay.opponents import data as D
-    from replay.opponents.evaluate import evaluate
+    from replay.learning.opponents import data as D
+    from replay.learning.opponents.evaluate import evaluate
 
     path = Path(args.model) if args.model else model_path(variant)
     if not path.is_file():

@@ -62,7 +62,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise UserInputError("mjbot nn train needs torch: pip install -e '.[train]'") from None
     from brain.nn.network import MissingNetwork
     from replay.dataset.schema import DatasetError
-    from replay.nn.train import TrainConfig, train
+    from replay.learning.nn.train import TrainConfig, train
 
     policies = [p.strip() for p in args.policies.split(",") if p.strip()] or None
     config = TrainConfig(channels=args.channels, blocks=args.blocks, epochs=args.epochs,

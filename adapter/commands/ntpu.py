@@ -62,7 +62,7 @@ def register(sub: Any) -> None:
 def cmd_ntpu(args: argparse.Namespace) -> int:
     import asyncio
 
-    from adapter.ntpu import NtpuBot, NtpuSettings, run_stdio, run_tcp
+    from adapter.platforms.ntpu import NtpuBot, NtpuSettings, run_stdio, run_tcp
     from adapter.session import parse_server
     from protocols.tiles import NtpuTiles, TileError
 

@@ -37,7 +37,8 @@ def register(sub: Any) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from replay import mjai_log, replayer, tenhou6
+    from replay import replayer
+    from replay.formats import mjai_log, tenhou6
 
     if args.export and len(args.logs) != 1:
         raise UserInputError("--export converts one LOG at a time")

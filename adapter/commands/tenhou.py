@@ -69,7 +69,7 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
     import asyncio
     import dataclasses
 
-    from adapter.tenhou import (
+    from adapter.platforms.tenhou import (
         DEFAULT_TCP_SERVER,
         PermissionRefused,
         TenhouSettings,

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adapter.botzone import KEEP_RUNNING
 from adapter.local.referee import MCR_PENALTY, MCR_PENALTY_GAIN, HandReferee, HandSetup
 from adapter.local.walls import shuffled_wall
+from adapter.platforms.botzone import KEEP_RUNNING
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T

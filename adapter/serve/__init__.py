@@ -8,6 +8,6 @@ Modules, one job each: ``tomlines`` (where a key sits in a TOML file, for errors
 timing rules), ``metrics`` (counters, histograms, the exposition text), ``practice`` (the
 local-table worker process), ``runners`` (one run of a session of each kind), ``supervisor``
 (sessions kept running), ``games`` (which files the viewer may show), ``status`` and
-``viewer`` (the HTTP routes), ``app`` (the serve process: signals, reload, shutdown),
-``loadbench`` (decision latency with and without HTTP load; a benchmark).
+``viewer`` (the HTTP routes), ``app`` (the serve process: signals, reload, shutdown). Its load
+benchmark (decision latency with and without HTTP load) is adapter/bench/serve.py.
 """

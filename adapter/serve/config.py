@@ -358,7 +358,7 @@ def _tenhou_login(r: _Reader, name: str, options: dict[str, Any], environ: Any,
                   enabled: bool) -> str:
     """The Tenhou ID (from ``id``, or the variable ``id_env`` names), checked without ever
     echoing it; and Tenhou's policy on bots, checked where the file says what to join."""
-    from adapter.tenhou import PermissionRefused, check_permission
+    from adapter.platforms.tenhou import PermissionRefused, check_permission
 
     where = ("sessions", name)
     secret = str(options.get("id", ""))

@@ -185,7 +185,7 @@ def _labels(labels: Labels, **extra: str) -> str:
 
 class MeasuredBrain:
     """Stands in for a client's :class:`~brain.brain.Brain` or its thinker
-    (:class:`adapter.thinker.Thinker`): every ``decide*`` method is passed through and each
+    (:class:`adapter.thinking.thinker.Thinker`): every ``decide*`` method is passed through and each
     answer's time, policy and fallback reported; everything else is the wrapped object's own.
     The clients keep them in ``bot.thinker`` / ``bot.brain``, so the supervisor measures them
     without a hook in their code (an awaitable ``decide`` is measured when awaited)."""

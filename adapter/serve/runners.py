@@ -217,7 +217,7 @@ async def _run_client(spec: SessionSpec, ctx: RunContext, bot: Any, main: Awaita
     def report(answer: Any) -> None:
         probe.decision(answer.policy, answer.elapsed, answer.fallback)
 
-    # The async clients decide through their thinker (adapter/thinker.py), which holds the
+    # The async clients decide through their thinker (adapter/thinking/thinker.py), which holds the
     # brain it was made with: measure there when there is one, else at the brain.
     if getattr(bot, "thinker", None) is not None:
         bot.thinker = MeasuredBrain(bot.thinker, report)
@@ -265,7 +265,7 @@ async def _finish_hand(bot: Any, task: asyncio.Future[Any], deadline: float) -> 
 
 
 def _outcome(task: asyncio.Future[Any]) -> Outcome:
-    from adapter.tenhou import PermissionRefused
+    from adapter.platforms.tenhou import PermissionRefused
 
     exc = task.exception()
     if isinstance(exc, PermissionRefused):
@@ -286,7 +286,13 @@ def _games_in_open_log(bot: Any) -> int:
 
 
 async def run_tenhou(spec: SessionSpec, ctx: RunContext) -> Outcome:
-    from adapter.tenhou import ANONYMOUS, DEFAULT_TCP_SERVER, TenhouBot, TenhouSettings, run
+    from adapter.platforms.tenhou import (
+        ANONYMOUS,
+        DEFAULT_TCP_SERVER,
+        TenhouBot,
+        TenhouSettings,
+        run,
+    )
 
     games = spec.option("games", 1)
     if ctx.games_allowed is not None:
@@ -304,7 +310,7 @@ async def run_tenhou(spec: SessionSpec, ctx: RunContext) -> Outcome:
 
 
 async def run_ntpu(spec: SessionSpec, ctx: RunContext) -> Outcome:
-    from adapter.ntpu import NtpuBot, NtpuSettings, run_tcp
+    from adapter.platforms.ntpu import NtpuBot, NtpuSettings, run_tcp
     from adapter.session import parse_server
     from protocols.tiles import NtpuTiles
 
@@ -317,7 +323,7 @@ async def run_ntpu(spec: SessionSpec, ctx: RunContext) -> Outcome:
 
 
 async def run_mjai(spec: SessionSpec, ctx: RunContext) -> Outcome:
-    from adapter.mjai import MjaiBot, MjaiSettings, run_tcp
+    from adapter.platforms.mjai import MjaiBot, MjaiSettings, run_tcp
     from adapter.session import parse_server
 
     host, port = parse_server(spec.option("server"))

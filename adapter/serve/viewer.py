@@ -194,7 +194,8 @@ def _exports(outline: dict[str, Any]) -> list[str]:
 
 
 def _export_text(index: GameIndex, game_id: str, fmt: str) -> str:
-    from replay import mjai_log, replayer, tenhou6
+    from replay import replayer
+    from replay.formats import mjai_log, tenhou6
 
     rep = replayer.load(index.resolve(game_id))
     if rep.record is None or rep.variant != "riichi":

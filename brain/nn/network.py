@@ -11,7 +11,7 @@ Architecture (Suphx / Mortal style, small enough for a few ms on one core)::
 Convolutions are kernel 3 with zero padding of 1 (kernel 1 for the per-kind heads), as
 torch.nn.Conv1d computes them: ``out[f, t] = b[f] + sum_{c, j} w[f, c, j] * x[c, t + j - 1]``.
 The weights are plain arrays in an ``.npz`` (names in :data:`PARAM_NAMES`) with a JSON ``meta``
-entry; replay/nn/train.py writes them from the torch model with the same names and layout.
+entry; replay/learning/nn/train.py writes them from the torch model with the same names and layout.
 """
 
 from __future__ import annotations

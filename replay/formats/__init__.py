@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from replay import botzone_log, mjai_log, mjlog, ntpu_log, nycu_sgf, tenhou6
+from replay.formats import botzone_log, mjai_log, mjlog, ntpu_log, nycu_sgf, tenhou6
 from replay.log import GameLog, LogError, parse_log
 from replay.record import GameRecord, RecordError
 from replay.schema import SchemaError

@@ -1,5 +1,5 @@
-"""The session's handle on one worker process that runs a slow policy (adapter/policy_worker.py
-is the process's side).
+"""The session's handle on one worker process that runs a slow policy
+(adapter/thinking/policy_worker.py is the process's side).
 
 Our own process and pipe rather than a ``ProcessPoolExecutor``: a pool's future cannot be
 cancelled once it runs, and a policy that overruns must be stopped, its CPU given back and a
@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from adapter import policy_worker
+from adapter.thinking import policy_worker
 from brain import anytime
 from brain.policies.base import Decision, Policy
 
-PRELOAD = ["adapter.policy_worker"]  # imported once by the fork server (brain, numpy, rules)
+# Imported once by the fork server (brain, numpy, rules).
+PRELOAD = ["adapter.thinking.policy_worker"]
 IPC_ALLOWANCE = 0.05  # seconds of the budget kept for the answer to come back over the pipe
 
 

@@ -1,5 +1,5 @@
-"""The worker process's side of a slow policy (adapter/worker_process.py starts it): it answers
-one decision at a time over a pipe, so that the policy's CPU work never holds the session's
+"""The worker process's side of a slow policy (adapter/thinking/worker_process.py starts it): it
+answers one decision at a time over a pipe, so that the policy's CPU work never holds the session's
 GIL and a policy that overruns can be killed without touching the session.
 
 Messages to the parent, each a tuple: ``("ready", pid)`` once the policy is loaded;

@@ -1,6 +1,6 @@
 """SGF text (Smart Game Format, FF[4]) to game trees of nodes: the syntax only.
 
-What the properties mean is the game's business (:mod:`replay.nycu_sgf` for the NYCU lab's
+What the properties mean is the game's business (:mod:`replay.formats.nycu_sgf` for the NYCU lab's
 mahjong records). Collections of several trees are read; a tree that branches is refused, since
 a game record has one line of play and a branching file is a search tree. Errors are
 :class:`~replay.record.RecordError` naming the offset or the node, with ``label`` (the format's

@@ -19,7 +19,7 @@ import numpy as np
 
 from brain.opponents.models import OpponentModels
 from brain.opponents.net import Net, sigmoid
-from replay.opponents.data import OpponentData
+from replay.learning.opponents.data import OpponentData
 
 
 @dataclass(frozen=True)

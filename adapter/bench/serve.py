@@ -16,8 +16,8 @@ phases a probe (a process of its own) asks for /health ``--probe-rate`` times a 
 that the table shows /health's latency beside the decisions' with and without the load.
 Loopback only, and bounded: N clients, each phase ``--seconds`` long.
 
-    python -m adapter.serve.loadbench [--rate 100] [--seconds 10] [--practice 2] [--json]
-    python -m adapter.serve.loadbench --viewer 50 [--seconds 10] [--practice 0]
+    python -m adapter.bench.serve [--rate 100] [--seconds 10] [--practice 2] [--json]
+    python -m adapter.bench.serve --viewer 50 [--seconds 10] [--practice 0]
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def _viewer_game(logs: str) -> tuple[str, int, int]:
 
 async def _generator(url: str, args: list[str]) -> dict[str, Any]:
     load = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "adapter.serve.loadbench", "--generate", url.rstrip("/"), *args,
+        sys.executable, "-m", "adapter.bench.serve", "--generate", url.rstrip("/"), *args,
         stdout=asyncio.subprocess.PIPE)
     out, _ = await load.communicate()
     return json.loads(out)
@@ -292,7 +292,7 @@ def _table(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m adapter.serve.loadbench",
+    p = argparse.ArgumentParser(prog="python -m adapter.bench.serve",
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("--rate", type=float, default=100.0, help="requests per second")
     p.add_argument("--seconds", type=float, default=10.0, help="length of each phase")

@@ -37,8 +37,8 @@ from brain.rules import rules_for
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
+from replay.formats.sgf import Node, parse_trees
 from replay.record import GameRecord, RecordError, canonical, view_event
-from replay.sgf import Node, parse_trees
 
 SOURCE = "nycu_sgf"
 GAME_NUMBER = "84"

@@ -3,13 +3,12 @@ mjai over TCP): a decision is awaited, so the loop keeps reading, answering keep
 logging while a policy thinks.
 
 A ``fast`` policy (tsumogiri, greedy, rule-based) answers inline, on the loop, exactly as
-:meth:`Brain.decide` does: a process hop would only slow it down. Any other policy runs in a
-worker process (adapter/worker_process.py), started when the session starts (:meth:`warm`) or
-at the first decision: its CPU work never holds the loop's GIL. At the deadline the policy's
-answer is played if it came; else its best so far (brain/anytime.py), else the fallback chain
-(:meth:`Brain.conclude`). A worker that overran is still thinking, and one that died is gone:
-either way it is killed and a fresh one started at once, so the next decision finds a process
-that is free.
+:meth:`Brain.decide` does: a process hop would only slow it down. Any other policy runs in a worker
+process (adapter/thinking/worker_process.py), started when the session starts (:meth:`warm`) or at
+the first decision: its CPU work never holds the loop's GIL. At the deadline the policy's answer is
+played if it came; else its best so far (brain/anytime.py), else the fallback chain
+(:meth:`Brain.conclude`). A worker that overran is still thinking, and one that died is gone: either
+way it is killed and a fresh one started at once, so the next decision finds a process that is free.
 
 The one-shot Botzone path and the stdin forms stay synchronous and never import this module.
 """
@@ -22,7 +21,7 @@ from typing import Any
 
 import structlog
 
-from adapter.worker_process import PolicyWorker, Thought
+from adapter.thinking.worker_process import PolicyWorker, Thought
 from brain.brain import Answer, Brain, check
 from brain.state import TableState
 from protocols import events as ev

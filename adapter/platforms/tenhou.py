@@ -7,9 +7,9 @@ keep-alive ``<Z/>`` every ~15 s, and after the last game BYE. A dropped connecti
 taken up again with the same HELO: the server answers GO / SAIKAI / REINIT and the game goes on
 in the same log; a TAIKYOKU while a game is still open (a game resumed by REINIT that the
 server then left unfinished for us) closes that log as abandoned and opens the new game's, the
-GO / UN before it included. The connection is read all the time (adapter/inbox.py): while the
-brain thinks (a slow policy in a worker process, adapter/thinker.py), a ``<Z/>`` from the
-server is answered at once (Tenhou itself sends none; the fake server's keep-alive probe does)
+GO / UN before it included. The connection is read all the time (adapter/thinking/inbox.py): while
+the brain thinks (a slow policy in a worker process, adapter/thinking/thinker.py), a ``<Z/>`` from
+the server is answered at once (Tenhou itself sends none; the fake server's keep-alive probe does)
 and everything else waits its turn. Tags we cannot read are logged with the reason and, where an
 answer is owed, answered safely (a pass, or a discard of the drawn tile); the connection is kept.
 
@@ -34,7 +34,6 @@ from typing import Any
 
 import structlog
 
-from adapter.inbox import Inbox
 from adapter.session import (
     PendingFrames,
     SessionSummary,
@@ -42,7 +41,8 @@ from adapter.session import (
     parse_server,
     think_and_log,
 )
-from adapter.thinker import Thinker
+from adapter.thinking.inbox import Inbox
+from adapter.thinking.thinker import Thinker
 from brain.brain import Brain, safest_action
 from brain.state import TableState
 from protocols import events as ev

@@ -21,7 +21,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # What the Botzone bot imports (checked by a test that runs the zip with nothing else).
 MODULES = (
     "protocols/__init__.py", "protocols/tiles.py", "protocols/events.py", "protocols/botzone.py",
@@ -38,7 +38,7 @@ MODULES = (
     "brain/policies/mc/tables.py", "brain/policies/mc/values.py",
     "brain/opponents/__init__.py", "brain/opponents/features.py",
     "brain/opponents/models.py", "brain/opponents/net.py", "brain/opponents/view.py",
-    "adapter/__init__.py", "adapter/botzone.py",
+    "adapter/__init__.py", "adapter/platforms/__init__.py", "adapter/platforms/botzone.py",
 )
 # The MCR opponent models the ``mc`` policy reads (shipped where trained; --models otherwise).
 MCR_WEIGHTS = "brain/data/opponents_mcr.npz"
@@ -50,7 +50,7 @@ MAIN = '''"""mjbot for Botzone ChineseStandardMahjong: simple or JSON interactio
 import os
 import sys
 
-from adapter.botzone import main
+from adapter.platforms.botzone import main
 
 if {options!r}:
     os.environ.setdefault("MJBOT_MC", {options!r})

@@ -21,7 +21,7 @@ from torch import nn
 
 from brain.nn.heads import KINDS, PER_KIND_HEADS, SCALAR_HEADS
 from brain.nn.network import Network, Shape, new_meta, param_shapes
-from replay.nn.data import VALUE_SCALE, Examples, load_examples
+from replay.learning.nn.data import VALUE_SCALE, Examples, load_examples
 
 
 class TorchNet(nn.Module):

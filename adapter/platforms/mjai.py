@@ -8,10 +8,10 @@ a message is the one to answer, and the brain answers it within the budget (with
 A message we cannot read is logged with the reason and answered ``{"type": "none"}`` (or, on our
 own draw, with a discard of the drawn tile). Every game is logged.
 
-The TCP client reads all the time (adapter/inbox.py) and awaits its decisions (a slow policy
-thinks in a worker process, adapter/thinker.py), so its event loop stays free while the policy
-thinks; mjai has no keep-alive, and a line that comes meanwhile waits its turn. The stdin form
-stays synchronous.
+The TCP client reads all the time (adapter/thinking/inbox.py) and awaits its decisions (a slow
+policy thinks in a worker process, adapter/thinking/thinker.py), so its event loop stays free while
+the policy thinks; mjai has no keep-alive, and a line that comes meanwhile waits its turn. The stdin
+form stays synchronous.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from typing import Any
 
 import structlog
 
-from adapter.inbox import Inbox
 from adapter.session import (
     PendingFrames,
     SessionSummary,
@@ -32,7 +31,8 @@ from adapter.session import (
     open_connection_retrying,
     think_and_log,
 )
-from adapter.thinker import Thinker
+from adapter.thinking.inbox import Inbox
+from adapter.thinking.thinker import Thinker
 from brain.brain import Answer as BrainAnswer
 from brain.brain import Brain, safest_action
 from brain.state import TableState

@@ -27,7 +27,7 @@ def bench_nn(variant: str, model: str = "", games: int = 2, repeats: int = 3,
     env = {**os.environ, **ONE_THREAD}
     if model:
         env["MJBOT_NN_WEIGHTS"] = model
-    code = ("import json, sys; from adapter.nn_bench import measure; "
+    code = ("import json, sys; from adapter.bench.nn import measure; "
             f"print(json.dumps(measure({variant!r}, {games}, {repeats}, {seed})))")
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, check=False)
@@ -54,7 +54,7 @@ def _ms(samples: list[float]) -> dict[str, float]:
 
 def measure(variant: str, games: int = 2, repeats: int = 3, seed: int = 3) -> dict[str, Any]:
     """Time every decision of the positions ``repeats`` times with each policy."""
-    from adapter.mc_bench import positions
+    from adapter.bench.mc import positions
     from brain.nn.encoding import encode
     from brain.policies.nn import NnPolicy, require_network
     from brain.policies.rulebased import RuleBasedPolicy

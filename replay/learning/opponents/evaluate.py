@@ -23,8 +23,8 @@ import numpy as np
 
 from brain.opponents.features import KIND_NAMES
 from brain.opponents.models import OpponentModels
-from replay.opponents.data import OpponentData
-from replay.opponents.metrics import auc, bootstrap_ci, mae
+from replay.learning.opponents.data import OpponentData
+from replay.learning.opponents.metrics import auc, bootstrap_ci, mae
 
 CHUNK = 8192
 _GENBUTSU = KIND_NAMES.index("genbutsu")

@@ -11,9 +11,9 @@ tile); the connection is kept.
 Every game (from one ``/start`` to the next, ``/close`` or the end) is written to a game log:
 the raw lines both ways, the events and every decision.
 
-The async forms read all the time (adapter/inbox.py): while the brain thinks (a slow policy in
-a worker process, adapter/thinker.py), a ``/ready`` readiness check is answered at once and
-every other line waits its turn. ``handle`` (decisions taken on the spot) serves the tests'
+The async forms read all the time (adapter/thinking/inbox.py): while the brain thinks (a slow policy
+in a worker process, adapter/thinking/thinker.py), a ``/ready`` readiness check is answered at once
+and every other line waits its turn. ``handle`` (decisions taken on the spot) serves the tests'
 thread clients.
 """
 
@@ -28,7 +28,6 @@ from typing import Any
 
 import structlog
 
-from adapter.inbox import Inbox
 from adapter.session import (
     PendingFrames,
     SessionSummary,
@@ -37,7 +36,8 @@ from adapter.session import (
     open_connection_retrying,
     think_and_log,
 )
-from adapter.thinker import Thinker
+from adapter.thinking.inbox import Inbox
+from adapter.thinking.thinker import Thinker
 from brain.brain import Answer, Brain, safest_action
 from brain.rules import rules_for
 from brain.state import StateError, TableState

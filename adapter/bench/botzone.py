@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from adapter.bundle import build_botzone_bundle
 from adapter.fakes.botzone_judge import BotzoneJudge
+from adapter.platforms.botzone_bundle import build_botzone_bundle
 
-COMMAND = (sys.executable, "-m", "adapter.botzone_main")
+COMMAND = (sys.executable, "-m", "adapter.platforms.botzone_main")
 
 
 def _history(log: dict[str, Any], seat: str) -> tuple[list[str], list[str]]:

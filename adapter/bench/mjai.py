@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from adapter.mjai import MjaiBot, MjaiSettings, reply_line
+from adapter.platforms.mjai import MjaiBot, MjaiSettings, reply_line
 from brain.tally import FallbackTally
 
 Z95 = 1.959964

@@ -1,9 +1,0 @@
-"""``python -m adapter.botzone_main``: the Botzone bot without the rest of the CLI (what the
-upload bundle runs), for timing one-shot turns the way Botzone starts them."""
-
-import sys
-
-from adapter.botzone import main
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
