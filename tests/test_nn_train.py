@@ -86,7 +86,12 @@ def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path) -> N
     r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(tuned),
                "--epochs", "1", "--init", str(weights), "--channels", "99", "--threads", "1")
     assert r.returncode == 0, r.stderr
-    assert Network.from_file(tuned, "riichi").meta["channels"] == 8
+    tuned_meta = Network.from_file(tuned, "riichi").meta
+    assert tuned_meta["channels"] == 8
+    # the weights ship: their record names the data and the start by name, not by machine path
+    assert net.meta["training"]["data"] == ["data"]
+    assert tuned_meta["training"]["config"]["init"] == "nn.npz"
+    assert str(tmp_path) not in json.dumps(tuned_meta)
     sp = tmp_path / "sp"
     r = _mjbot("selfplay", "--variant", "riichi", "--policies", "nn,rulebased,nn,rulebased",
                "--hands", "1", "--seed", "6", "--out", str(sp), MJBOT_NN_WEIGHTS=str(weights))

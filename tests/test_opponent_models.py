@@ -96,6 +96,18 @@ def test_saved_models_load_and_answer_the_same(quick_model, tmp_path) -> None:
     assert loaded.variant == "riichi" and loaded.smear == pytest.approx(quick_model.smear)
 
 
+def test_saved_models_name_their_data_without_machine_paths(riichi_sets, quick_model,
+                                                             tmp_path) -> None:
+    """The training folders are absolute tmp paths; the file (which ships) keeps their names."""
+    assert all(d.is_absolute() for d in riichi_sets["train"])
+    path = tmp_path / "m.npz"
+    quick_model.save(path)
+    with np.load(path) as arrays:
+        meta = json.loads(arrays["meta"].tobytes().decode())
+    assert meta["sources"] == [d.name for d in riichi_sets["train"]]
+    assert str(tmp_path.parent.parent) not in json.dumps(meta)
+
+
 @pytest.mark.parametrize("variant", ["riichi", "mcr", "taiwan16"])
 def test_shipped_models_give_valid_estimates_per_decision(variant, tmp_path) -> None:
     assert model_path(variant).is_file(), f"brain/data has no {variant} opponent models"

@@ -22,6 +22,7 @@ from torch import nn
 from brain.nn.heads import KINDS, PER_KIND_HEADS, SCALAR_HEADS
 from brain.nn.network import Network, Shape, new_meta, param_shapes
 from replay.learning.nn.data import VALUE_SCALE, Examples, load_examples
+from replay.learning.provenance import portable_name, portable_names
 
 
 class TorchNet(nn.Module):
@@ -170,11 +171,12 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
         history.append(figures)
         if progress is not None:
             progress(figures)
-    result = {
-        "variant": variant, "data": [str(d) for d in data],
-        "holdout_data": [str(d) for d in holdout_data] if holdout_data else "split",
+    result = {  # inputs by name only: the weights ship, machine paths must not (provenance.py)
+        "variant": variant, "data": portable_names(data),
+        "holdout_data": portable_names(holdout_data) if holdout_data else "split",
         "train_examples": len(fit), "holdout_examples": len(held),
-        "config": {k: v for k, v in vars(config).items() if k != "extra"},
+        "config": {k: portable_name(v) if k == "init" else v
+                   for k, v in vars(config).items() if k != "extra"},
         "encode_seconds": round(encode_s, 1),
         "seconds": round(time.monotonic() - start, 1), "history": history,
         "holdout": history[-1]["holdout"] if history else {},

@@ -20,6 +20,7 @@ import numpy as np
 from brain.opponents.models import OpponentModels
 from brain.opponents.net import Net, sigmoid
 from replay.learning.opponents.data import OpponentData
+from replay.learning.provenance import portable_names
 
 
 @dataclass(frozen=True)
@@ -265,7 +266,7 @@ def train(data: OpponentData, cfg: TrainConfig = TrainConfig(),
         "value_rows": int(data.win.sum()), "decisions": data.decisions,
         "tenpai_rate": float(data.tenpai.mean()),
         "value_mean": float(data.points[data.win].mean()) if data.win.any() else 0.0,
-        "seed": cfg.seed, "sources": data.sources,
+        "seed": cfg.seed, "sources": portable_names(data.sources),  # names: the file ships
         "heads": {name: vars(getattr(cfg, name)) for name in ("tenpai", "wait", "value")},
         "train_seconds": round(time.perf_counter() - started, 1),
     }
