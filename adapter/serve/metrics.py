@@ -11,7 +11,13 @@ written as floats (``3.0``), and series come in the order they were made rather 
 The ``_created`` series prometheus_client adds to counters and histograms are left out (they
 were never served; the library's own switch, ``disable_created_metrics()``, is process-wide).
 
-RENDER_COST
+Rendering costs more than the hand-written text did. Measured on the shared 2-core development
+machine (absolute times vary about twofold with its load; best of 7, both interleaved in one
+process, each session with two policies' decisions): 1 session 0.26 ms against 0.07, 10
+sessions 4.8 ms against 2.0, 100 sessions 45 ms against 22, 1000 sessions 0.55 s against 0.37;
+one decision's update about the same (6-9 us). A scrape every few seconds of the handful of
+sessions one process runs costs the event loop a few milliseconds: no reason to keep our own
+exposition. A process with hundreds of sessions would feel it (tens of ms per scrape).
 
 Updates come from the event loop and from the threads the platform clients decide in:
 prometheus_client's values take their own locks, and the series made here (the ones
