@@ -5,7 +5,7 @@ that ``mjbot view`` also serves on its own.
 
 Modules, one job each: ``tomlines`` (where a key sits in a TOML file, for errors),
 ``config`` (the file -> validated session specs), ``policy`` (backoff, breaker, quota: pure
-timing rules), ``metrics`` (counters, histograms, the exposition text), ``practice`` (the
+timing rules), ``metrics`` (a prometheus_client registry per process), ``practice`` (the
 local-table worker process), ``runners`` (one run of a session of each kind), ``supervisor``
 (sessions kept running), ``games`` (which files the viewer may show), ``status`` and
 ``viewer`` (the HTTP routes), ``app`` (the serve process: signals, reload, shutdown). Its load

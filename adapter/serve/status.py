@@ -210,7 +210,7 @@ class StatusServer:
 
     async def _metrics(self, request: web.Request) -> web.StreamResponse:
         assert self.metrics is not None
-        return web.Response(body=self.metrics.exposition().encode(),
+        return web.Response(body=self.metrics.render(),
                             headers={"Content-Type": PROMETHEUS_TYPE})
 
     async def start(self, host: str, port: int) -> str:

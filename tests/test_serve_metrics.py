@@ -1,0 +1,219 @@
+"""The serve process's metrics, kept with prometheus_client (issue 25): what /metrics serves
+has the families, types, help texts and label names the hand-written exposition served
+(``BEFORE``, written from main's /metrics), each :class:`Metrics` has a registry of its own
+(never the library's global one), and a session a reload removes leaves no series."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import prometheus_client
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from prometheus_client.parser import text_string_to_metric_families
+
+from adapter.serve.config import loads
+from adapter.serve.metrics import LATENCY_BUCKETS, Metrics
+from adapter.serve.runners import Outcome, RunContext
+from adapter.serve.status import StatusServer
+from adapter.serve.supervisor import Supervisor
+
+SESSION, KIND, POLICY = ("session",), ("kind", "session"), ("policy", "session")
+HISTOGRAM = {"mjbot_decision_seconds_bucket": ("le", "policy", "session"),
+             "mjbot_decision_seconds_count": POLICY, "mjbot_decision_seconds_sum": POLICY}
+# What main's hand-written /metrics served for a session that had played (every family with a
+# sample): the name on its TYPE line -> (type, help, {sample name: its label names}).
+BEFORE: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
+    "mjbot_games_total": ("counter", "Games finished, per session.",
+                          {"mjbot_games_total": KIND}),
+    "mjbot_hands_total": ("counter", "Hands finished, per session.",
+                          {"mjbot_hands_total": KIND}),
+    "mjbot_decisions_total": ("counter", "Decisions answered, per session and policy.",
+                              {"mjbot_decisions_total": POLICY}),
+    "mjbot_decision_seconds": ("histogram", "Time from request to answer, per policy.",
+                               HISTOGRAM),
+    "mjbot_fallbacks_total": ("counter", "Answers given by a fallback instead of the policy.",
+                              {"mjbot_fallbacks_total": POLICY}),
+    "mjbot_illegal_actions_total": (
+        "counter", "Illegal answers: a policy's, replaced by the brain, or one the local "
+                   "table's referee refused.", {"mjbot_illegal_actions_total": SESSION}),
+    "mjbot_reconnects_total": ("counter", "Reconnections a client made within one run.",
+                               {"mjbot_reconnects_total": SESSION}),
+    "mjbot_restarts_total": ("counter", "Runs the supervisor started again after a failure.",
+                             {"mjbot_restarts_total": SESSION}),
+    "mjbot_failures_total": ("counter", "Runs that ended in a crash or a lost connection.",
+                             {"mjbot_failures_total": SESSION}),
+    "mjbot_session_running": ("gauge", "1 while a session's run is in progress.",
+                              {"mjbot_session_running": SESSION}),
+    "mjbot_breaker_open": ("gauge", "1 while a session's circuit breaker is open.",
+                           {"mjbot_breaker_open": SESSION}),
+    "mjbot_uptime_seconds": ("gauge", "Seconds since the serve process started.",
+                             {"mjbot_uptime_seconds": ()}),
+}
+
+
+def playing(decisions: int) -> Callable[[Any, RunContext], Any]:
+    """A run that reports what a game would (``decisions`` answers by two policies, one a
+    fallback after an illegal answer), then waits for the stop."""
+    async def run(spec: Any, ctx: RunContext) -> Outcome:
+        for n in range(decisions):
+            ctx.probe.decision("rulebased", 0.0004 * (n + 1), "")
+        ctx.probe.decision("greedy", 0.01, "rulebased answered an illegal action Pass()")
+        ctx.probe.hands(5)
+        ctx.probe.illegal(1)
+        ctx.probe.reconnects(1)
+        ctx.probe.game_finished({"scores": [1, 2, 3, 4], "seat": 0, "points": 5,
+                                 "ranks": [1, 2, 3, 4], "hands": 5, "log": None})
+        await ctx.stop.event.wait()
+        return Outcome("stopped")
+    return run
+
+
+def sessions(*names: str) -> str:
+    return "".join(f'[sessions.{name}]\nkind = "local"\n' for name in names)
+
+
+async def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.01)
+
+
+async def started(config: str, decisions: int = 3) -> Supervisor:
+    sup = Supervisor(loads(config, environ={}), runners={"local": playing(decisions)},
+                     log_dir="unused")
+    sup.start()
+    await until(lambda: all(h.games_played >= 1 for h in sup.handles.values()))
+    return sup
+
+
+@pytest.fixture
+async def scrape() -> AsyncIterator[Callable[[Supervisor], Any]]:
+    """GET /metrics from a status server on a loopback socket."""
+    clients: list[TestClient] = []
+
+    async def get(sup: Supervisor) -> str:
+        client = TestClient(TestServer(StatusServer(sup, sup.metrics).app()))
+        await client.start_server()
+        clients.append(client)
+        response = await client.get("/metrics")
+        assert response.status == 200
+        assert response.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
+        return await response.text()
+
+    yield get
+    for client in clients:
+        await client.close()
+
+
+def described(text: str) -> dict[str, tuple[str, str, dict[str, tuple[str, ...]]]]:
+    """The families of an exposition as ``BEFORE`` writes them."""
+    helps = {line.split(" ", 3)[2]: line.split(" ", 3)[3] for line in text.splitlines()
+             if line.startswith("# HELP ")}
+    types = {line.split()[2]: line.split()[3] for line in text.splitlines()
+             if line.startswith("# TYPE ")}
+    samples: dict[str, dict[str, tuple[str, ...]]] = {name: {} for name in types}
+    for family in text_string_to_metric_families(text):
+        scraped = family.name + "_total" if family.type == "counter" else family.name
+        for s in family.samples:
+            samples[scraped][s.name] = tuple(sorted(s.labels))
+    return {name: (kind, helps[name], samples[name]) for name, kind in types.items()}
+
+
+def series(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for f in text_string_to_metric_families(text) for s in f.samples}
+
+
+async def test_the_families_scraped_are_the_ones_main_served(scrape: Any) -> None:
+    sup = await started(sessions("practice"))
+    try:
+        text = await scrape(sup)
+    finally:
+        await sup.stop(2)
+    assert described(text) == BEFORE
+    assert "_created" not in text  # prometheus_client's extra series are not served
+    assert list(described(text)) == list(BEFORE)  # in the same order
+    values = series(text)
+    assert values[("mjbot_games_total", (("kind", "local"), ("session", "practice")))] == 1
+    assert values[("mjbot_illegal_actions_total", (("session", "practice"),))] == 2
+    assert values[("mjbot_restarts_total", (("session", "practice"),))] == 0
+    bounds = sorted({float(s.labels["le"]) for f in text_string_to_metric_families(text)
+                     for s in f.samples if s.name == "mjbot_decision_seconds_bucket"})
+    assert bounds == [*LATENCY_BUCKETS, float("inf")]
+
+
+async def test_every_metrics_keeps_a_registry_of_its_own(scrape: Any) -> None:
+    one = await started(sessions("practice"), decisions=2)
+    two = await started(sessions("practice"), decisions=7)
+    try:
+        first, second = series(await scrape(one)), series(await scrape(two))
+    finally:
+        await asyncio.gather(one.stop(2), two.stop(2))
+    key = ("mjbot_decisions_total", (("policy", "rulebased"), ("session", "practice")))
+    assert (first[key], second[key]) == (2, 7)
+    labels = {"session": "practice", "policy": "rulebased"}
+    assert one.metrics.registry.get_sample_value("mjbot_decisions_total", labels) == 2
+    assert two.metrics.registry.get_sample_value("mjbot_decisions_total", labels) == 7
+    assert one.metrics.registry is not two.metrics.registry
+    assert not [f.name for f in prometheus_client.REGISTRY.collect()
+                if f.name.startswith("mjbot_")]
+
+
+async def test_a_session_removed_by_a_reload_leaves_no_series(scrape: Any) -> None:
+    sup = await started(sessions("keep", "drop"))
+    try:
+        before = series(await scrape(sup))
+        dropped = {k for k in before if ("session", "drop") in k[1]}
+        # every sample name but the uptime's had a series of the session to remove
+        names = {name for name, _ in before}
+        assert {name for name, _ in dropped} == names - {"mjbot_uptime_seconds"}
+        assert len(names) == 14  # 12 families, the histogram's as _bucket, _count and _sum
+        await sup.reload(loads(sessions("keep"), environ={}))
+        after = series(await scrape(sup))
+        assert not {k for k in after if ("session", "drop") in k[1]}
+        kept = {k: v for k, v in before.items()
+                if ("session", "keep") in k[1] and k[0] != "mjbot_session_running"}
+        assert {k: after[k] for k in kept} == kept  # untouched
+        await sup.reload(loads(sessions("keep", "drop"), environ={}))  # back: counted anew
+        await until(lambda: sup.handles["drop"].games_played >= 1)
+        again = series(await scrape(sup))
+        key = ("mjbot_decisions_total", (("policy", "rulebased"), ("session", "drop")))
+        assert again[key] == before[key] == 3
+    finally:
+        await sup.stop(2)
+
+
+def test_values_read_back_and_the_uptime_follows_the_clock() -> None:
+    now = [100.0]
+    metrics = Metrics(clock=lambda: now[0])
+    metrics.add_session("s", "local")
+    for elapsed in (0.0004, 0.003, 0.003, 0.2, 9.0):
+        metrics.decision("s", "mc", elapsed)
+    metrics.inc("mjbot_hands_total", 4, session="s", kind="local")
+    assert metrics.get("mjbot_hands_total", session="s", kind="local") == 4
+    assert metrics.get("mjbot_games_total", session="s", kind="local") == 0
+    assert metrics.get("mjbot_decisions_total", session="other", policy="mc") == 0
+    view = metrics.histogram("mjbot_decision_seconds", session="s", policy="mc")
+    assert view is not None and view.count == 5 and view.total == pytest.approx(9.2064)
+    assert view.bounds == LATENCY_BUCKETS and sum(view.counts) == 4  # 9.0 is past the last
+    assert view.quantile(0.5) == 0.005 and view.quantile(1.0) == float("inf")
+    assert metrics.histogram("mjbot_decision_seconds", session="s", policy="nn") is None
+    now[0] = 112.3456
+    assert metrics.get("mjbot_uptime_seconds") == 12.346
+    assert "mjbot_uptime_seconds 12.346" in metrics.exposition()
+
+
+def test_a_wrong_name_or_label_is_refused_with_what_was_wrong() -> None:
+    metrics = Metrics()
+    with pytest.raises(KeyError, match="unknown metric mjbot_nothing"):
+        metrics.inc("mjbot_nothing", session="s")
+    with pytest.raises(ValueError, match=r"takes the labels \['session', 'kind'\]"):
+        metrics.inc("mjbot_games_total", session="s")
+    with pytest.raises(TypeError, match="is a counter, not a gauge"):
+        metrics.set("mjbot_games_total", 3, session="s", kind="local")
+    assert "mjbot_games_total{" not in metrics.exposition()  # nothing half made
