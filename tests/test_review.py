@@ -26,9 +26,9 @@ from replay.review.evaluators import (
     McEvaluator,
     RankingEvaluator,
     Scored,
-    evaluator_for,
 )
 from replay.review.game import review
+from replay.review.registry import evaluator_for
 from tests.review_positions import legal, riichi_turn
 from tests.shared_data import BOTZONE_JUDGE_LOG, DATA, MJAI_GAME
 

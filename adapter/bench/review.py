@@ -22,8 +22,8 @@ from adapter.commands import UserInputError
 from adapter.local.arena import ArenaConfig, play_unit
 from replay import replayer
 from replay.review import measure
-from replay.review.evaluators import evaluator_for
 from replay.review.game import review
+from replay.review.registry import evaluator_for
 
 
 def local_game(directory: str, seed: int, length: str = "south") -> str:
@@ -130,7 +130,7 @@ def run_review(args: argparse.Namespace) -> int:
 
 
 def run_commentary(args: argparse.Namespace) -> int:
-    from replay.review.evaluators import predictors
+    from replay.review.registry import predictors
 
     if not args.paths:
         raise UserInputError("bench commentary needs game files or folders (e.g. the Botzone, "
