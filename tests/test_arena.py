@@ -117,7 +117,7 @@ def test_riichi_summary_has_ranks():
 
 
 def test_bench_arena_reports_rates_against_tsumogiri():
-    r = _mjbot("bench", "arena", "--variant", "mass", "--repeats", "1", "--json")
+    r = _mjbot("bench", "arena", "--variant", "mass", "--repeats", "1", "--json", "-")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     rows = {row["policy"]: row for row in data["rows"]}

@@ -25,7 +25,7 @@ def _mjbot(*args):
 
 def test_bench_log_refuses_options_of_other_benches():
     r = _mjbot("bench", "log", "--frames", "200", "--policy", "no-such", "--model", "NO_SUCH",
-               "--json")
+               "--json", "-")
     assert r.returncode == 2 and r.stdout == ""
     assert "unrecognized arguments: --policy no-such --model NO_SUCH" in r.stderr
 

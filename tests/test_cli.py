@@ -64,7 +64,7 @@ def test_score_command():
 
 
 def test_bench_json_reports_ratios():
-    r = run("bench", "shanten", "--json", "--hands", "300", "--batch", "2000",
+    r = run("bench", "shanten", "--json", "-", "--hands", "300", "--batch", "2000",
             "--seconds", "0.05")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)

@@ -1,6 +1,7 @@
 """The layout DESIGN.md fixes, checked on the source itself: imports never point up the layers
 protocols <- brain <- replay <- adapter; the built-in table (adapter/local) knows no platform;
-the fake platform servers live in adapter/fakes; the CLI entry point stays thin."""
+the fake platform servers live in adapter/fakes; the CLI entry point stays thin; our modules
+import one another without a cycle."""
 
 from __future__ import annotations
 
@@ -82,3 +83,121 @@ def test_tests_read_no_data_outside_the_repository() -> None:
              if ('"shared"' in line or "parents[2]" in line or "parent.parent.parent" in line)
              and path.name not in ("shared_data.py", "test_layout.py")]
     assert not wrong, wrong
+
+
+def _module_names(root: Path) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for layer in LAYERS:
+        for path in (root / layer).rglob("*.py"):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def _runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """Every import that can run: at the top and inside functions alike (an import moved into
+    a function still closes a cycle), but not the ``if TYPE_CHECKING:`` ones, which never run."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            todo.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the modules of ours it imports (``from a import b``: a.b where b is a module,
+    else a); the packages a dotted name passes through are not counted."""
+    names = _module_names(root)
+
+    def known(name: str) -> str | None:
+        while name and name not in names:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: set[str | None] = set()
+        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                edges |= {known(alias.name) for alias in node.names}
+                continue
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, base] if base else up)
+            edges |= {known(f"{base}.{a.name}") if f"{base}.{a.name}" in names else known(base)
+                      for a in node.names}
+        graph[name] = {e for e in edges if e and e != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return out
+
+
+def test_our_modules_import_one_another_without_a_cycle() -> None:
+    graph = import_graph(ROOT)
+    assert "adapter.platforms.botzone" in graph["adapter.platforms.botzone_main"]
+    assert cycles(graph) == []
+
+
+def test_the_cycle_check_finds_cycles_through_functions_not_type_checking(tmp_path: Path) -> None:
+    """The check itself: an import inside a function closes a cycle, ``from package import
+    module`` points at the module, a TYPE_CHECKING import does not count."""
+    pkg = tmp_path / "replay" / "things"
+    pkg.mkdir(parents=True)
+    (tmp_path / "replay" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from replay.things import b\n")
+    (pkg / "b.py").write_text("def f():\n    from replay.things.c import g\n")
+    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                              "    from replay.things import b\nimport replay.things.a\n")
+    for layer in ("protocols", "brain", "adapter"):
+        (tmp_path / layer).mkdir()
+    graph = import_graph(tmp_path)
+    assert graph["replay.things.c"] == {"replay.things.a"}
+    assert cycles(graph) == [["replay.things.a", "replay.things.b", "replay.things.c"]]
+    (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                              "    from replay.things.c import g\n")
+    assert cycles(import_graph(tmp_path)) == []

@@ -174,7 +174,7 @@ def test_bench_mc_reports_the_playout_speed_against_the_greedy_table():
     import sys
 
     done = subprocess.run([sys.executable, "-m", "adapter.cli", "bench", "mc", "--positions",
-                           "2", "--seconds", "0.1", "--budgets", "0.05", "--json"],
+                           "2", "--seconds", "0.1", "--budgets", "0.05", "--json", "-"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)

@@ -385,7 +385,7 @@ def test_the_shipped_weights_load_and_fit_the_budget(game_positions: list,
 
 def test_bench_nn_times_nn_beside_rulebased_on_one_core() -> None:
     r = _mjbot("bench", "nn", "--model", str(GOLDEN_WEIGHTS), "--games", "1", "--repeats", "1",
-               "--json")
+               "--json", "-")
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
     assert result["positions"] > 5 and result["network"]["channels"] == 16

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from adapter.local.arena import ArenaConfig, run_arena, summarize
+from adapter.local.ray_selfplay import run_on_workers
 from adapter.local.selfplay import SelfPlayConfig, run_selfplay
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mjbot[ray]')")
@@ -114,8 +115,8 @@ def test_selfplay_shards_are_the_local_runs_whoever_writes_them(cluster, tmp_pat
     expected = digests(tmp_path / "local")
     for shared in (False, True):
         out = tmp_path / f"ray-{shared}"
-        result = run_selfplay(SelfPlayConfig(arena, str(out), 300), None, RayRun(cluster, 2),
-                              shared_out=shared)
+        config, run = SelfPlayConfig(arena, str(out), 300), RayRun(cluster, 2)
+        result = run_on_workers(config, run) if shared else run_selfplay(config, None, run)
         assert digests(out) == expected, f"shards written by {result['ray']}"
         assert result["ray"]["shards_written_by"] == ("workers" if shared else "driver")
     # the command, joining the cluster by address, with a relative --out the workers share

@@ -26,9 +26,9 @@ from replay.review.evaluators import (
     McEvaluator,
     RankingEvaluator,
     Scored,
-    evaluator_for,
 )
 from replay.review.game import review
+from replay.review.registry import evaluator_for
 from tests.review_positions import legal, riichi_turn
 from tests.shared_data import BOTZONE_JUDGE_LOG, DATA, MJAI_GAME
 
@@ -223,11 +223,15 @@ def test_measure_is_perfect_when_the_ranking_is_the_recorded_move():
         assert result[name]["precision"] == result[name]["recall"] == 1.0
 
 
-def test_bench_commentary_prints_the_table():
+def test_bench_commentary_prints_the_table(tmp_path):
+    out = tmp_path / "commentary.json"
     r = _mjbot("bench", "commentary", str(SHORT_MJLOG), str(BOTZONE_JUDGE_LOG),
-               "--policies", "rulebased,mc,seed004", "--playouts", "2")
+               "--policies", "rulebased,mc,seed004", "--playouts", "2", "--json", str(out))
     assert r.returncode == 0, r.stderr
-    data = json.loads(r.stdout)
+    assert "discard top-k" in r.stdout and "seed 004" in r.stdout  # the table, and its anchor
+    data = json.loads(out.read_text())
+    for name in data["policies"]:
+        assert f"\n  {name} " in r.stdout
     assert set(data["policies"]) == {"rulebased", "mc", "seed004"}
     for row in data["policies"].values():
         parts = row["by_variant"]
@@ -240,7 +244,7 @@ def test_bench_commentary_prints_the_table():
 
 
 def test_bench_review_on_a_given_game():
-    r = _mjbot("bench", "review", str(SHORT_MJLOG), "--playouts", "4", "--json")
+    r = _mjbot("bench", "review", str(SHORT_MJLOG), "--playouts", "4", "--json", "-")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["decisions"] == len(replayer.load(SHORT_MJLOG, 0).decisions)

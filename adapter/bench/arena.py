@@ -12,10 +12,13 @@ states, legality checks), which a policy can only add to.
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 import time
 from typing import Any
 
+from adapter.bench.common import VARIANTS, add_bench, report
+from adapter.commands import add_fallback_argument, fallback_verdict
 from adapter.local.arena import ArenaConfig, play_unit
 from brain.tally import FallbackTally
 
@@ -75,3 +78,35 @@ def bench_arena(variants: list[str], repeats: int = 2, seed: int = 0,
             "riichi_greedy_hands_per_s": riichi[0]["hands_per_s"] if riichi else 0.0,
             "target_riichi_greedy_hands_per_s": 200,
             "fallbacks": {policy: t.as_dict() for policy, t in tallies.items()}}
+
+
+def register(benches: Any) -> None:
+    p = add_bench(benches, "arena", run, "local-table hands/s per variant and policy")
+    p.add_argument("--variant", default="all", choices=["all", *VARIANTS])
+    p.add_argument("--repeats", type=int, default=3,
+                   help="runs of the same walls, the best counts")
+    p.add_argument("--seed", type=int, default=0)
+    add_fallback_argument(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    variants = list(VARIANTS) if args.variant == "all" else [args.variant]
+    result = bench_arena(variants, repeats=args.repeats, seed=args.seed)
+    report(args, result, text)
+    return fallback_verdict(args, result["fallbacks"])
+
+
+def text(result: dict[str, Any]) -> str:
+    lines = ["local table, one worker process, four copies of a policy, the same walls for "
+             "each; hands/s without and with game logs",
+             f"  {'variant':<10}{'policy':<11}{'hands':>6}{'hands/s':>9}{'logged':>9}"
+             f"{'vs tsumogiri':>14}"]
+    for row in result["rows"]:
+        lines.append(f"  {row['variant']:<10}{row['policy']:<11}{row['hands']:>6}"
+                     f"{row['hands_per_s']:>9.1f}{row['logged_hands_per_s']:>9.1f}"
+                     f"{row['ratio_vs_tsumogiri']:>13.2f}x")
+    lines.append(f"  target: >= 200 riichi hands/s per core with greedy; reached "
+                 f"{result['riichi_greedy_hands_per_s']:.1f}")
+    lines.append("  fallbacks: " + ", ".join(f"{name} {f['fallbacks']} of {f['decisions']}"
+                                            for name, f in result["fallbacks"].items()))
+    return "\n".join(lines)

@@ -12,6 +12,7 @@ each of the match's last N turns and reports the slowest, the figure Botzone's l
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import subprocess
@@ -21,8 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from adapter.bench.common import add_bench, report
+from adapter.commands import UserInputError, require_policy
 from adapter.fakes.botzone_judge import BotzoneJudge
-from adapter.platforms.botzone_bundle import build_botzone_bundle
+from adapter.platforms.botzone_bundle import build_botzone_bundle, check_bundle_policy
 
 COMMAND = (sys.executable, "-m", "adapter.platforms.botzone_main")
 
@@ -116,3 +119,47 @@ def bench_botzone(seed: int = 4, repeats: int = 3, policy: str = "rulebased",
 
 if __name__ == "__main__":
     print(json.dumps(bench_botzone(), indent=2))
+
+
+def register(benches: Any) -> None:
+    p = add_bench(benches, "botzone", run, "Botzone one-shot and keep-running turn times")
+    p.add_argument("--repeats", type=int, default=3, help="timings per turn, the best counts")
+    p.add_argument("--policy", default="rulebased",
+                   help="what the bot plays (rulebased, mc, nn)")
+    p.add_argument("--late-turns", type=int, default=0, metavar="N",
+                   help="also time the zip at each of the last N turns")
+
+
+def run(args: argparse.Namespace) -> int:
+    require_policy(args.policy)
+    try:
+        check_bundle_policy(args.policy)
+    except ValueError as exc:
+        raise UserInputError(str(exc)) from None
+    result = bench_botzone(repeats=args.repeats, policy=args.policy, late_turns=args.late_turns)
+    report(args, result, text)
+    return 0
+
+
+def text(result: dict[str, Any]) -> str:
+    lines = [f"Botzone turns, {result['policy']}, a {result['match_turns']}-turn match (seat "
+             "0's requests)"]
+    for n, seconds in result["one_shot_seconds"].items():
+        lines.append(f"  one-shot turn {n:>4}  {seconds:>8.3f} s   (process start to answer)")
+    lines.append(f"  python + numpy start {result['python_numpy_start_seconds']:>5.3f} s   "
+                 f"(reference; last turn ratio {result['one_shot_last_ratio_vs_python_start']}x)")
+    zips = result["bundle_one_shot_last_seconds"]
+    lines.append(f"  upload zip     {zips['compiled']:>8.3f} s   last turn, with compiled "
+                 f"modules ({result['bundle_compiled_ratio_vs_installed']}x the installed "
+                 "command)")
+    lines.append(f"  zip, no .pyc   {zips['source_only']:>8.3f} s   last turn, sources only "
+                 f"({result['bundle_source_only_ratio_vs_installed']}x)")
+    lines.append(f"  keep running   median {result['keep_running_median_ms']} ms, p99 "
+                 f"{result['keep_running_p99_ms']} ms over {result['keep_running_turns']} turns")
+    if result["late_turns"]:
+        lines.append(f"  upload zip, last {result['late_turns']} turns: slowest "
+                     f"{result['bundle_late_slowest_seconds']:.3f} s (turn "
+                     f"{result['bundle_late_slowest_turn']}), median "
+                     f"{result['bundle_late_median_seconds']:.3f} s")
+    lines.append("  targets: one-shot last turn < 1 s, keep-running p99 < 50 ms")
+    return "\n".join(lines)

@@ -7,12 +7,14 @@ in the same run: the same frames as JSON lines through ``json.dumps`` + write + 
 
 from __future__ import annotations
 
+import argparse
 import json
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from adapter.bench.common import add_bench, report
 from protocols import events as ev
 from protocols.tiles import parse_mpsz
 from replay import schema
@@ -74,3 +76,23 @@ def bench_log(frames: int = 20_000, sync_every: int = 0) -> dict[str, Any]:
         "ratio_vs_json_lines": round(ref / ours, 2), "bytes_per_frame": round(size / (groups * 4)),
         "hand_end_fsync_ms": round(sync * 1e3, 3),
     }
+
+
+def register(benches: Any) -> None:
+    p = add_bench(benches, "log", run, "cost of one game-log frame vs JSON lines")
+    p.add_argument("--frames", type=int, default=20_000, help="frames written")
+
+
+def run(args: argparse.Namespace) -> int:
+    report(args, bench_log(frames=args.frames), text)
+    return 0
+
+
+def text(result: dict[str, Any]) -> str:
+    return "\n".join([
+        f"game log, {result['frames']:,} frames (rx, event, decision, tx), flushed each",
+        f"  msgpack log     {result['us_per_frame']:>9} us/frame   (target well under 1000)",
+        f"  JSON lines ref  {result['json_lines_us_per_frame']:>9} us/frame",
+        f"  ratio           {result['ratio_vs_json_lines']:>9} x",
+        f"  size            {result['bytes_per_frame']:>9} bytes/frame",
+        f"  hand-end fsync  {result['hand_end_fsync_ms']:>9} ms"])

@@ -17,6 +17,7 @@ comparison and soak parts need the real models and say so.
 
 from __future__ import annotations
 
+import argparse
 import copy
 import statistics
 import time
@@ -25,6 +26,13 @@ from typing import Any
 
 import numpy as np
 
+from adapter.bench.common import VARIANTS, add_bench, report
+from adapter.commands import (
+    UserInputError,
+    add_fallback_argument,
+    fallback_verdict,
+    require_mc_options,
+)
 from adapter.local.arena import ArenaConfig, play_unit
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import BrainSeat
@@ -285,3 +293,39 @@ def text(result: dict[str, Any]) -> str:
                      f"({100 * f['fallback_share']:.1f}%)"
                      + (f", first: {f['first_fallback']}" if f["first_fallback"] else ""))
     return "\n".join(lines)
+
+
+def register(benches: Any) -> None:
+    p = add_bench(benches, "mc", run, "mc: playouts/s vs the greedy table, decision times")
+    p.add_argument("--variant", default="riichi", choices=["all", *VARIANTS],
+                   help="(all: riichi)")
+    p.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    p.add_argument("--models", default="", metavar="DIR",
+                   help="opponent model weights (default: the shipped ones)")
+    p.add_argument("--positions", type=int, default=12, help="mid-game positions timed")
+    p.add_argument("--budgets", default="0.5,1,3", help="decision budgets (s)")
+    p.add_argument("--compare", action="store_true",
+                   help="playouts vs seed 003's expectation against a long run")
+    p.add_argument("--reference", type=int, default=1024,
+                   help="--compare: playouts per candidate of the reference")
+    p.add_argument("--soak", type=int, default=0, metavar="HANDS",
+                   help="hands at a tight limit, counting late or illegal answers")
+    p.add_argument("--limit", type=float, default=0.5, help="--soak: seconds per decision")
+    p.add_argument("--seed", type=int, default=0)
+    add_fallback_argument(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    require_mc_options()
+    variant = "riichi" if args.variant == "all" else args.variant
+    try:
+        budgets = tuple(float(b) for b in args.budgets.split(",") if b.strip())
+    except ValueError:
+        raise UserInputError(f"--budgets: numbers separated by commas, not {args.budgets!r}")\
+            from None
+    result = bench_mc(variant, seconds=args.seconds, positions_count=args.positions,
+                      budgets=budgets, compare_searches=args.compare, soak_hands=args.soak,
+                      limit=args.limit, models_dir=args.models, seed=args.seed,
+                      reference=args.reference)
+    report(args, result, text)
+    return fallback_verdict(args, result["soak"]["fallbacks"]) if "soak" in result else 0

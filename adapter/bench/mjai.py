@@ -16,6 +16,7 @@ had to answer for its policy.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import statistics
@@ -24,6 +25,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from adapter.bench.common import add_bench, report
+from adapter.commands import (
+    UserInputError,
+    add_fallback_argument,
+    fallback_verdict,
+    require_networks,
+    require_policy,
+)
 from adapter.platforms.mjai import MjaiBot, MjaiSettings, reply_line
 from brain.tally import FallbackTally
 
@@ -234,3 +243,40 @@ def _read_text(path: Path) -> str:
 
         data = gzip.decompress(data)
     return data.decode("utf-8", errors="replace")
+
+
+def register(benches: Any) -> None:
+    p = add_bench(benches, "mjai", run, "vs the mjai package's RulebaseBot (opt-in install)")
+    p.add_argument("--games", type=int, default=8, help="games (two seats each side)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--policy", default="rulebased", help="what mjbot plays (default "
+                   "%(default)s; nn, mc, nn@FILE ...)")
+    add_fallback_argument(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.games < 1:
+        raise UserInputError("--games must be at least 1")
+    require_policy(args.policy)
+    require_networks([args.policy], "riichi")
+    try:
+        result = bench_mjai(games=args.games, seed=10000 + args.seed, policy=args.policy)
+    except RuntimeError as exc:
+        raise UserInputError(str(exc)) from None
+    report(args, result, text)
+    return fallback_verdict(args, result["fallbacks"])
+
+
+def text(result: dict[str, Any]) -> str:
+    lines = [f"mjbot ({result['policy']}) vs {result['reference']}: {result['games']} games, "
+             f"two seats each, rotated, {result['seconds']} s"]
+    for side in ("mjbot", "RulebaseBot"):
+        lo, hi = result["average_rank_ci95"][side]
+        ci = "[n/a]" if lo is None else f"[{lo:.3f},{hi:.3f}]"
+        lines.append(f"  {side:<12} average rank {result['average_rank'][side]:.3f} {ci}   "
+                     f"points per game {result['points_per_game'][side]:+d}")
+    f = result["fallbacks"][result["policy"]]
+    lines.append(f"  fallbacks    {f['fallbacks']} of {f['decisions']} mjbot decisions "
+                 f"({100 * f['fallback_share']:.1f}%)"
+                 + (f", first: {f['first_fallback']}" if f["first_fallback"] else ""))
+    return "\n".join(lines)

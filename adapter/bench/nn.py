@@ -9,6 +9,7 @@ wakes every core, which the figure would not show and a shared machine would pay
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -17,6 +18,9 @@ import time
 from typing import Any
 
 import numpy as np
+
+from adapter.bench.common import VARIANTS, add_bench, report
+from adapter.commands import require_networks
 
 ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -104,3 +108,25 @@ def text(result: dict[str, Any]) -> str:
     lines.append(f"  nn p99 / rulebased p99: {result['p99_ratio_vs_rulebased']}x   "
                  f"(target: nn p99 <= {result['target_p99_ms']} ms)")
     return "\n".join(lines)
+
+
+def register(benches: Any) -> None:
+    p = add_bench(benches, "nn", run, "nn decision time (p50/p99) beside rulebased, one core")
+    p.add_argument("--variant", default="riichi", choices=["all", *VARIANTS],
+                   help="(all: riichi)")
+    p.add_argument("--model", default="", metavar="FILE",
+                   help="network weights (default: the shipped ones)")
+    p.add_argument("--games", type=int, default=2, help="seeded games of positions")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+
+
+def run(args: argparse.Namespace) -> int:
+    variant = "riichi" if args.variant == "all" else args.variant
+    if args.model:
+        os.environ["MJBOT_NN_WEIGHTS"] = args.model
+    require_networks(["nn"], variant)  # no weights: one line, before the child starts
+    result = bench_nn(variant, args.model, games=args.games, repeats=args.repeats,
+                      seed=args.seed)
+    report(args, result, text)
+    return 0

@@ -11,10 +11,15 @@ cost a run at most, whatever else runs on the machine.
 
 from __future__ import annotations
 
+import argparse
 import concurrent.futures
+import os
 import time
+from importlib.util import find_spec
 from typing import Any
 
+from adapter.bench.common import add_bench, report
+from adapter.commands import UserInputError, require_mc_options
 from adapter.local.arena import ArenaConfig, play_unit
 
 POLICIES = {"rulebased": ("rulebased", "greedy", "greedy", "greedy"),
@@ -90,3 +95,26 @@ def text(result: dict[str, Any]) -> str:
                      f"{100 * o['ray']:.2f}% on Ray, {100 * o['pool']:.2f}% in the pool; "
                      f"Ray/pool time per unit {o['ray_over_pool']:.4f}")
     return "\n".join(lines)
+
+
+def register(benches: Any) -> None:
+    p = add_bench(benches, "ray", run, "Ray's dispatch per unit against the process pool's")
+    p.add_argument("--units", type=int, default=2000,
+                   help="empty units dispatched through the pool and Ray")
+    p.add_argument("--workers", type=int, default=2, help="workers (CPUs)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.units < 1 or args.workers < 1 or args.repeats < 1:
+        raise UserInputError("--units, --workers and --repeats must be at least 1")
+    if find_spec("ray") is None:
+        raise UserInputError("bench ray needs Ray: pip install 'mjbot[ray]'")
+    require_mc_options()
+    # a tractable mc unit (mc's own default thinks up to 2 s a decision)
+    os.environ.setdefault("MJBOT_MC", "playouts=16")
+    result = bench_ray(args.units, args.workers, args.repeats, args.seed)
+    result["mjbot_mc"] = os.environ["MJBOT_MC"]
+    report(args, result, text)
+    return 0

@@ -11,16 +11,19 @@ ranking, on the real games given, as one JSON table.
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from adapter.bench.common import add_bench, report
+from adapter.commands import UserInputError
 from adapter.local.arena import ArenaConfig, play_unit
 from replay import replayer
 from replay.review import measure
-from replay.review.evaluators import evaluator_for
 from replay.review.game import review
+from replay.review.registry import evaluator_for
 
 
 def local_game(directory: str, seed: int, length: str = "south") -> str:
@@ -96,3 +99,74 @@ def bench_commentary(paths: list[str], policies: list[str], playouts: int, seed:
             "decisions": sum(len(r.decisions) for r in reps), "policies": table,
             "best_discard_topk": best, "anchors": measure.ANCHORS,
             "left_out": [{"file": Path(x["file"]).name, "why": x["why"]} for x in left]}
+
+
+def register(benches: Any) -> None:
+    p = add_bench(benches, "review", run_review, "review time with mc vs rulebased, same run")
+    p.add_argument("game", nargs="?", metavar="GAME",
+                   help="the game (default: a seeded local east-south game)")
+    p.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
+                   help="the seat reviewed")
+    p.add_argument("--playouts", type=int, default=512, help="mc playouts per action")
+    p.add_argument("--seed", type=int, default=0)
+
+    p = add_bench(benches, "commentary", run_commentary,
+                  "move predictions on real games vs the seed papers' figures")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="game files or folders")
+    p.add_argument("--policies", default="rulebased,mc", help="the rankings measured")
+    p.add_argument("--top-k", type=int, default=3, help="discards predicted")
+    p.add_argument("--playouts", type=int, default=16, help="mc playouts per action")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def run_review(args: argparse.Namespace) -> int:
+    from adapter.commands.review import load_replay
+
+    if args.game is not None:
+        load_replay(args.game, args.seat)  # a bad file: one line
+    result = bench_review(args.game, args.seat, args.playouts or 512, args.seed)
+    report(args, result, text_review)
+    return 0
+
+
+def run_commentary(args: argparse.Namespace) -> int:
+    from replay.review.registry import predictors
+
+    if not args.paths:
+        raise UserInputError("bench commentary needs game files or folders (e.g. the Botzone, "
+                             "mjlog and tenhou.net/6 games of tests/data)")
+    names = [n.strip() for n in args.policies.split(",") if n.strip()]
+    for n in names:
+        if n not in predictors():
+            raise UserInputError(f"--policies: {n!r} cannot rank moves (known: "
+                                 f"{', '.join(predictors())})")
+    if args.top_k < 1:
+        raise UserInputError("--top-k must be at least 1")
+    result = bench_commentary(args.paths, names, args.playouts or 16, args.seed, args.top_k)
+    report(args, result, text_commentary)
+    return 0
+
+
+def _share(value: float | None) -> str:
+    return "  n/a" if value is None else f"{value:.3f}"
+
+
+def text_commentary(r: dict[str, Any]) -> str:
+    anchors = r["anchors"]
+    lines = [f"move predictions: {r['games']} games, {r['seat_views']} seat views, "
+             f"{r['decisions']} decisions, top-{r['k']} discards "
+             f"(reference: {anchors['source']})",
+             f"  {'policy':<10}{'discard top-k':>14}{'chi prec':>10}{'chi rec':>9}"
+             f"{'pon prec':>10}{'pon rec':>9}{'seconds':>9}",
+             f"  {'seed 004':<10}{_share(anchors['discard_topk']):>14}"
+             f"{_share(anchors['chi_precision']):>10}{_share(anchors['chi_recall']):>9}"
+             f"{_share(anchors['pon_precision']):>10}{_share(anchors['pon_recall']):>9}"
+             f"{'':>9}"]
+    for name, row in r["policies"].items():
+        lines.append(f"  {name:<10}{_share(row['discard_topk']):>14}"
+                     f"{_share(row['chi']['precision']):>10}{_share(row['chi']['recall']):>9}"
+                     f"{_share(row['pon']['precision']):>10}{_share(row['pon']['recall']):>9}"
+                     f"{row['seconds']:>9}")
+    for x in r["left_out"]:
+        lines.append(f"  left out {x['file']}: {x['why']}")
+    return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""Load benchmark of the tournament process: decision latency with and without HTTP load on
+"""``mjbot bench serve``: the tournament process's decision latency with and without HTTP load on
 the status server (a benchmark: it reports, it asserts nothing).
 
 One process runs what ``mjbot serve`` runs: the supervisor with local practice sessions (each
@@ -16,8 +16,10 @@ phases a probe (a process of its own) asks for /health ``--probe-rate`` times a 
 that the table shows /health's latency beside the decisions' with and without the load.
 Loopback only, and bounded: N clients, each phase ``--seconds`` long.
 
-    python -m adapter.bench.serve [--rate 100] [--seconds 10] [--practice 2] [--json]
-    python -m adapter.bench.serve --viewer 50 [--seconds 10] [--practice 0]
+    mjbot bench serve [--rate 100] [--seconds 10] [--practice 2] [--json FILE]
+    mjbot bench serve --viewer 50 [--seconds 10] [--practice 0]
+
+(``python -m adapter.bench.serve --generate URL`` is the load process it starts.)
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ import sys
 import tempfile
 import time
 from typing import Any
+
+from adapter.bench.common import add_bench, report
+from adapter.commands import UserInputError
 
 LOAD_PATHS = ("/health", "/metrics", "/api/status", "/api/games", "/")
 MAX_VIEWER_CLIENTS = 500
@@ -291,35 +296,48 @@ def _table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m adapter.bench.serve",
-                                description=__doc__.split("\n\n")[0])
+def register(benches: Any) -> None:
+    p = add_bench(benches, "serve", run, "decision latency of the serve process with and "
+                  "without HTTP load (loopback)")
     p.add_argument("--rate", type=float, default=100.0, help="requests per second")
     p.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
     p.add_argument("--practice", type=int, default=2, help="practice sessions")
-    p.add_argument("--warmup", type=float, default=3.0)
+    p.add_argument("--warmup", type=float, default=3.0, help="seconds before the first phase")
     p.add_argument("--viewer", type=int, default=0, metavar="N",
                    help=f"the load: N replay viewer clients at once (1..{MAX_VIEWER_CLIENTS})")
     p.add_argument("--probe-rate", type=float, default=20.0,
                    help="/health requests per second in both phases")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--generate", metavar="URL", help=argparse.SUPPRESS)  # the load process
-    p.add_argument("--path", default="", help=argparse.SUPPRESS)  # what the viewer asks
-    args = p.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     if not 0 <= args.viewer <= MAX_VIEWER_CLIENTS or not 0 < args.seconds <= 600 \
-            or args.probe_rate < 0 or args.rate < 0:
-        p.error(f"--viewer must be 0..{MAX_VIEWER_CLIENTS}, --seconds in (0, 600], "
-                "--rate and --probe-rate at least 0")
-    if args.generate:
-        print(json.dumps(asyncio.run(_generate(args.generate, args.rate, args.seconds,
-                                               args.path, args.viewer, args.probe_rate))))
-        return 0
+            or args.probe_rate < 0 or args.rate < 0 or not 0 <= args.warmup <= 600 \
+            or args.practice < 0:
+        raise UserInputError(f"--viewer must be 0..{MAX_VIEWER_CLIENTS}, --seconds in (0, 600], "
+                             "--warmup in [0, 600], --rate, --probe-rate and --practice at "
+                             "least 0")
     from adapter.logging_setup import configure_logging
 
     configure_logging(json_lines=True, level="error")
     result = asyncio.run(_bench(args.rate, args.seconds, args.practice, args.warmup,
                                 args.viewer, args.probe_rate))
-    print(json.dumps(result, indent=2) if args.json else _table(result))
+    report(args, result, _table)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The load (or probe) process the bench starts: ``python -m adapter.bench.serve
+    --generate URL ...`` prints what it measured as one JSON line."""
+    p = argparse.ArgumentParser(prog="python -m adapter.bench.serve")
+    p.add_argument("--generate", metavar="URL", required=True)
+    p.add_argument("--rate", type=float, default=0.0)
+    p.add_argument("--seconds", type=float, default=1.0)
+    p.add_argument("--viewer", type=int, default=0)
+    p.add_argument("--probe-rate", type=float, default=0.0)
+    p.add_argument("--path", default="")
+    args = p.parse_args(argv)
+    print(json.dumps(asyncio.run(_generate(args.generate, args.rate, args.seconds,
+                                           args.path, args.viewer, args.probe_rate))))
     return 0
 
 

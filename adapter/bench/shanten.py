@@ -1,4 +1,5 @@
-"""Benchmarks of the brain's hot paths, each against a reference measured in the same run.
+"""`mjbot bench shanten`: the brain's hot path, single and batched shanten against the
+``mahjong`` library, measured in the same run.
 
 Performance is never asserted by timed tests; it is measured here and reported as a ratio, so a
 slow or busy machine slows both sides alike.
@@ -6,6 +7,7 @@ slow or busy machine slows both sides alike.
 
 from __future__ import annotations
 
+import argparse
 import platform
 import random
 import time
@@ -14,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from adapter.bench.common import add_bench, report
 from brain.shanten import shanten, shanten_batch, useful_tiles
 
 
@@ -101,3 +104,29 @@ def bench_shanten(hands: int = 20_000, batch: int = 1_000_000, seconds: float = 
         "batched_ratio_vs_mahjong": round(batch_rate / lib, 1),
         "targets": {"single_ratio_vs_mahjong": 10, "batched_hands_per_s": 5_000_000},
     }
+
+
+def register(benches: Any) -> None:
+    p = add_bench(benches, "shanten", run, "single and batched shanten vs the mahjong library")
+    p.add_argument("--hands", type=int, default=20_000, help="hands for single calls")
+    p.add_argument("--batch", type=int, default=1_000_000, help="hands per batched call")
+    p.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = bench_shanten(hands=args.hands, batch=args.batch, seconds=args.seconds,
+                           seed=args.seed)
+    report(args, result, text)
+    return 0
+
+
+def text(result: dict[str, Any]) -> str:
+    return "\n".join([
+        f"shanten, random 13/14-tile hands (Python {result['python']})",
+        f"  single calls   {result['single_calls_per_s']:>12,} /s",
+        f"  mahjong lib    {result['mahjong_calls_per_s']:>12,} /s",
+        f"  ratio          {result['single_ratio_vs_mahjong']:>12} x   (target >= 10)",
+        f"  useful_tiles   {result['useful_tiles_13_calls_per_s']:>12,} /s   (13-tile hands)",
+        f"  batched        {result['batched_hands_per_s']:>12,} hands/s   (target >= 5M)",
+        f"  batched ratio  {result['batched_ratio_vs_mahjong']:>12} x"])

@@ -45,7 +45,7 @@ def load_replay(path: str, seat: int | None) -> Any:
 def evaluator(name: str, playouts: int, seed: int, predictor: bool = False) -> Any:
     """A review's policy, or (``predictor``) anything that ranks moves for the commentary."""
     from brain.policies.mc.models import MissingModels
-    from replay.review.evaluators import evaluator_for, policies
+    from replay.review.registry import evaluator_for, policies
 
     if playouts < 1:
         raise UserInputError("--playouts must be at least 1")

@@ -86,7 +86,12 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     config = SelfPlayConfig(arena, str(Path(args.out).resolve()) if args.out_shared else args.out,
                             args.shard_decisions)
     try:
-        result = run_selfplay(config, ProgressBar(args.progress), ray, args.out_shared)
+        if args.out_shared:
+            from adapter.local.ray_selfplay import run_on_workers
+
+            result = run_on_workers(config, ray, ProgressBar(args.progress))
+        else:
+            result = run_selfplay(config, ProgressBar(args.progress), ray)
     except DatasetError as exc:
         raise UserInputError(str(exc)) from None
     finally:

@@ -16,7 +16,9 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +31,8 @@ from adapter.local.selfplay import (
     add_fallbacks,
     fallbacks_extra,
     play_selfplay_unit,
+    run_figures,
+    selfplay_meta,
 )
 from brain.tally import FallbackTally
 from replay.dataset import schema as S
@@ -135,3 +139,13 @@ def write_on_workers(config: SelfPlayConfig, meta: dict[str, Any], ray: RayRun,
     shutil.rmtree(out / PARTS, ignore_errors=True)
     return write_manifest(out, meta, games, entries,
                           {"referee_errors": errors, "fallbacks": fallbacks_extra(fallbacks)})
+
+
+def run_on_workers(config: SelfPlayConfig, ray: RayRun,
+                   progress: Callable[[int, int, int], None] | None = None) -> dict[str, Any]:
+    """:func:`adapter.local.selfplay.run_selfplay` with the shards written by the Ray workers
+    into ``config.out``, which every node sees: the manifest plus the same figures."""
+    start = time.monotonic()
+    counter = UnitCounter(config.arena.units(), progress)
+    manifest = write_on_workers(config, selfplay_meta(config), ray, counter)
+    return run_figures(config, manifest, start, counter, ray, "workers")

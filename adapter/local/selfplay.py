@@ -193,28 +193,29 @@ class UnitCounter:
 
 def run_selfplay(config: SelfPlayConfig,
                  progress: Callable[[int, int, int], None] | None = None,
-                 ray: RayRun | None = None, shared_out: bool = False) -> dict[str, Any]:
-    """Play every unit and write the dataset; returns the manifest plus timing figures.
-    On Ray, the units' games come back to this process, which writes the shards, unless
-    ``shared_out`` says every node sees ``config.out``: then the workers write them."""
-    arena = config.arena
+                 ray: RayRun | None = None) -> dict[str, Any]:
+    """Play every unit and write the dataset here; returns the manifest plus timing figures.
+    On Ray, the units' games come back to this process, which writes the shards (where every
+    node sees the output folder, :func:`adapter.local.ray_selfplay.run_on_workers` has the
+    workers write them)."""
     start = time.monotonic()
-    counter = UnitCounter(arena.units(), progress)
-    if ray is not None and shared_out:
-        from adapter.local.ray_selfplay import write_on_workers
+    counter = UnitCounter(config.arena.units(), progress)
+    writer = DatasetWriter(Path(config.out), selfplay_meta(config), config.shard_decisions)
+    errors: list[str] = []
+    fallbacks: dict[str, FallbackTally] = {}
+    for data in iter_units(config, ray, counter):
+        for block in data.games:
+            writer.add(block)
+        errors.extend(data.errors)
+        add_fallbacks(fallbacks, data.fallbacks)
+    manifest = writer.close({"referee_errors": errors, "fallbacks": fallbacks_extra(fallbacks)})
+    return run_figures(config, manifest, start, counter, ray, "driver")
 
-        manifest = write_on_workers(config, selfplay_meta(config), ray, counter)
-    else:
-        writer = DatasetWriter(Path(config.out), selfplay_meta(config), config.shard_decisions)
-        errors: list[str] = []
-        fallbacks: dict[str, FallbackTally] = {}
-        for data in iter_units(config, ray, counter):
-            for block in data.games:
-                writer.add(block)
-            errors.extend(data.errors)
-            add_fallbacks(fallbacks, data.fallbacks)
-        manifest = writer.close({"referee_errors": errors,
-                                 "fallbacks": fallbacks_extra(fallbacks)})
+
+def run_figures(config: SelfPlayConfig, manifest: dict[str, Any], start: float,
+                counter: UnitCounter, ray: RayRun | None, written_by: str) -> dict[str, Any]:
+    """The manifest plus the run's timing figures (and Ray's, with who wrote the shards)."""
+    arena = config.arena
     wall = time.monotonic() - start
     figures = {**manifest, "seconds": round(wall, 3), "unit_seconds": round(counter.seconds, 3),
                "workers": ray.workers if ray is not None else arena.workers,
@@ -222,6 +223,5 @@ def run_selfplay(config: SelfPlayConfig,
                "decisions_per_core_second": (manifest["decisions"] / counter.seconds
                                              if counter.seconds else None)}
     if ray is not None:
-        figures["ray"] = {**ray.figures(arena.units()),
-                          "shards_written_by": "workers" if shared_out else "driver"}
+        figures["ray"] = {**ray.figures(arena.units()), "shards_written_by": written_by}
     return figures

@@ -21,7 +21,6 @@ import hashlib
 import hmac
 import ipaddress
 import re
-from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -29,8 +28,8 @@ from aiohttp import web
 from adapter.serve.connections import ConnectionGuard
 from adapter.serve.metrics import Metrics
 from adapter.serve.supervisor import Supervisor
+from adapter.serve.viewer import STATIC, add_routes
 
-STATIC = Path(__file__).with_name("static")
 PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
@@ -150,8 +149,6 @@ class StatusServer:
         self.url = ""
 
     def app(self) -> web.Application:
-        from adapter.serve.viewer import add_routes
-
         app = web.Application(middlewares=[self._guard])
         if self.supervisor is not None:
             app.router.add_get("/", self._page("dashboard.html"), name="page-dashboard")

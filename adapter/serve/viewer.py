@@ -31,6 +31,7 @@ log = structlog.get_logger("mjbot.serve")
 UNREADABLE = ("cannot show this file: it is not a complete game log in a format the viewer "
               "reads (mjbot log, tenhou.net/6, mjlog, mjai, Botzone, NYCU SGF, NTPU log)")
 REASON_CHARS = 500  # of the readers' reasons, in the log line
+STATIC = Path(__file__).with_name("static")  # the pages, scripts and style of both servers
 STATIC_PAGES = {"list": "games.html", "game": "viewer.html"}
 EXPORTS = {"tenhou6": ("application/json", ".json"), "mjai": ("application/x-ndjson",
                                                               ".jsonl")}
@@ -40,8 +41,6 @@ VIEW_CACHE: web.AppKey[BuildCache] = web.AppKey("view_cache", BuildCache)
 
 
 def add_routes(app: web.Application, index: GameIndex) -> None:
-    from adapter.serve.status import STATIC
-
     cache = BuildCache()
     app[VIEW_CACHE] = cache
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from brain.actions import canonical
-from brain.policies import POLICIES, get_policy
+from brain.policies import get_policy
 from brain.policies.mc.config import McConfig
 from brain.policies.mc.policy import McPolicy
 from brain.state import StateError, TableState
@@ -139,33 +139,3 @@ def _complete(scored: list[Scored], legal: list[Any]) -> list[Scored]:
             seen.add(key)
             out.append(Scored(a, None, len(out) + 1))
     return out
-
-
-def policies() -> list[str]:
-    """The policy names a review accepts now (``nn`` only once a neural policy is
-    registered)."""
-    return sorted({"mc", "rulebased", *(n for n in POLICIES if n == NEURAL)})
-
-
-def predictors() -> list[str]:
-    """What can rank moves for the commentary and the measure: the policies, and seed 004's
-    player's-view prediction."""
-    return sorted({*policies(), "seed004"})
-
-
-def evaluator_for(name: str, playouts: int = 512, seed: int = 0,
-                  models: str = "") -> Evaluator:
-    """The evaluator of a policy name (or ``seed004``, a predictor); ValueError (one line)
-    for an unknown name or ``nn`` before a neural policy exists."""
-    if name == "seed004":
-        from replay.review.seed004 import Seed004Evaluator
-
-        return Seed004Evaluator()
-    if name == NEURAL and NEURAL not in POLICIES:
-        raise ValueError("no neural policy is registered yet (the nn policy is its own "
-                         "issue); review with --policy mc or --policy rulebased")
-    if name == "mc":
-        return McEvaluator(playouts, seed, models)
-    if name not in POLICIES:
-        raise ValueError(f"unknown policy {name!r} (review knows: {', '.join(policies())})")
-    return RankingEvaluator(name)

@@ -1,0 +1,53 @@
+"""What every ``mjbot bench NAME`` shares: its sub-parser with ``--json FILE``, and its report
+(the figure printed, the same result written as JSON), so that the benches differ only in what
+they measure and the options they take."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from adapter.commands import UserInputError
+
+VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
+Handler = Callable[[argparse.Namespace], int]
+
+
+def add_bench(benches: Any, name: str, handler: Handler, what: str) -> argparse.ArgumentParser:
+    """The bench's own parser under ``mjbot bench``, with ``--json FILE`` and its handler."""
+    # no abbreviations: `bench mc --model F` would otherwise be mc's --models, not a refusal
+    p = benches.add_parser(name, help=what, description=what, allow_abbrev=False)
+    p.add_argument("--json", metavar="FILE", default=None,
+                   help="also write the result as JSON to FILE (-: print the JSON instead "
+                        "of the table)")
+    p.set_defaults(handler=handler)
+    return p
+
+
+def check_json_target(path: str | None) -> None:
+    """Refuse a ``--json FILE`` that cannot be written before the bench runs, not after."""
+    if path in (None, "-"):
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UserInputError(f"--json {path}: is a directory")
+    if not target.parent.is_dir():
+        raise UserInputError(f"--json {path}: no such folder {str(target.parent)!r}")
+
+
+def report(args: argparse.Namespace, result: dict[str, Any],
+           text: Callable[[dict[str, Any]], str]) -> None:
+    """Print the figure (``text(result)``), and write ``result`` to ``--json FILE``."""
+    dumped = json.dumps(result, indent=2)
+    if args.json == "-":
+        print(dumped)
+        return
+    print(text(result), flush=True)
+    if args.json:
+        try:
+            Path(args.json).write_text(dumped + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise UserInputError(f"--json {args.json}: {exc.strerror or exc}") from None

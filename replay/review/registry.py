@@ -1,0 +1,38 @@
+"""Which evaluator a name means: the policies a review accepts, the predictors the commentary
+and the measure accept (those and seed 004's), and the evaluator of each. Apart from
+:mod:`evaluators` because :mod:`seed004` builds on its ranking types and is one of the names.
+"""
+
+from __future__ import annotations
+
+from brain.policies import POLICIES
+from replay.review.evaluators import NEURAL, Evaluator, McEvaluator, RankingEvaluator
+from replay.review.seed004 import Seed004Evaluator
+
+
+def policies() -> list[str]:
+    """The policy names a review accepts now (``nn`` only once a neural policy is
+    registered)."""
+    return sorted({"mc", "rulebased", *(n for n in POLICIES if n == NEURAL)})
+
+
+def predictors() -> list[str]:
+    """What can rank moves for the commentary and the measure: the policies, and seed 004's
+    player's-view prediction."""
+    return sorted({*policies(), "seed004"})
+
+
+def evaluator_for(name: str, playouts: int = 512, seed: int = 0,
+                  models: str = "") -> Evaluator:
+    """The evaluator of a policy name (or ``seed004``, a predictor); ValueError (one line)
+    for an unknown name or ``nn`` before a neural policy exists."""
+    if name == "seed004":
+        return Seed004Evaluator()
+    if name == NEURAL and NEURAL not in POLICIES:
+        raise ValueError("no neural policy is registered yet (the nn policy is its own "
+                         "issue); review with --policy mc or --policy rulebased")
+    if name == "mc":
+        return McEvaluator(playouts, seed, models)
+    if name not in POLICIES:
+        raise ValueError(f"unknown policy {name!r} (review knows: {', '.join(policies())})")
+    return RankingEvaluator(name)

@@ -1,0 +1,111 @@
+"""`mjbot bench NAME`: one room (adapter/bench), one module per bench that owns its options
+and its report. Each bench refuses every other bench's options, prints its figure and writes
+``--json FILE``; the benches are imported only when one is asked for, so `mjbot`'s start (a
+Botzone one-shot turn) stays as light as before."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from adapter.commands.bench import BENCHES, bench_parser
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _mjbot(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
+
+
+def _options() -> dict[str, set[str]]:
+    """Each bench's option strings, read from its own parser."""
+    sub = next(a for a in bench_parser()._actions
+               if isinstance(a, argparse._SubParsersAction))
+    return {name: {o for o in p._option_string_actions if o.startswith("--")}
+            for name, p in sub.choices.items()}
+
+
+def test_every_bench_module_is_a_bench_and_every_bench_has_a_module() -> None:
+    modules = {p.stem for p in (ROOT / "adapter" / "bench").glob("*.py")} - {"__init__",
+                                                                             "common"}
+    assert set(BENCHES.values()) == modules
+    assert set(_options()) == set(BENCHES)  # each name registered by the module it names
+    for name, options in _options().items():
+        assert "--json" in options, name
+
+
+@pytest.mark.parametrize("name", sorted(BENCHES))
+def test_each_bench_refuses_every_other_benchs_options(name: str,
+                                                       capsys: pytest.CaptureFixture) -> None:
+    options = _options()
+    own = options[name]
+    others = sorted(set().union(*options.values()) - own)
+    assert others  # every bench lacks some option another one has
+    for option in others:
+        with pytest.raises(SystemExit) as exc:
+            bench_parser([name]).parse_args([name, option, "1"])
+        assert exc.value.code == 2
+        assert f"unrecognized arguments: {option}" in capsys.readouterr().err, option
+
+
+def test_the_mjbot_parser_imports_no_bench() -> None:
+    code = ("import sys, adapter.cli; adapter.cli.build_parser(); "
+            "print([m for m in sys.modules if m.startswith('adapter.bench') or m == 'numpy'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_bench_help_lists_every_bench() -> None:
+    r = _mjbot("bench", "-h")
+    assert r.returncode == 0, r.stderr
+    for name in BENCHES:
+        assert f"\n    {name}" in r.stdout, name
+
+
+def test_bench_log_prints_its_figure_and_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "log.json"
+    r = _mjbot("bench", "log", "--frames", "200", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    result = json.loads(out.read_text())
+    assert result["frames"] == 200 and result["ratio_vs_json_lines"] > 0
+    assert f"ratio           {result['ratio_vs_json_lines']:>9} x" in r.stdout
+
+
+def test_a_json_file_that_cannot_be_written_is_refused_before_the_bench_runs(
+        tmp_path: Path) -> None:
+    r = _mjbot("bench", "arena", "--json", str(tmp_path / "no-such-folder" / "out.json"))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == (f"mjbot bench: --json {tmp_path}/no-such-folder/out.json: no "
+                                f"such folder '{tmp_path}/no-such-folder'")
+    r = _mjbot("bench", "log", "--json", str(tmp_path))
+    assert r.returncode == 2 and r.stderr.strip() == f"mjbot bench: --json {tmp_path}: is a " \
+                                                     "directory"
+
+
+def test_bench_serve_writes_its_json_on_a_short_loopback_run(tmp_path: Path) -> None:
+    """The serve load bench as `mjbot bench serve`: the fake Tenhou server, the status server
+    and the load process on loopback, a half-second warm-up and two half-second phases."""
+    out = tmp_path / "serve.json"
+    r = _mjbot("bench", "serve", "--seconds", "0.5", "--warmup", "0.5", "--practice", "0",
+               "--rate", "20", "--probe-rate", "5", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    result = json.loads(out.read_text())
+    assert result["seconds"] == 0.5 and result["practice_sessions"] == 0
+    assert result["load"]["requests"] > 0 and result["load"]["answered"] > 0
+    assert set(result["decisions"]) == {"tenhou", "local"}
+    assert result["decisions"]["tenhou"]["with_load"]["count"] > 0
+    assert r.stdout.startswith("status server load: ")
+    assert "tenhou (serve process), with load" in r.stdout
+
+
+def test_bench_serve_refuses_a_bad_option_in_one_line() -> None:
+    r = _mjbot("bench", "serve", "--seconds", "0")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert len(r.stderr.splitlines()) == 1 and "--seconds in (0, 600]" in r.stderr
