@@ -206,6 +206,7 @@ def soak(variant: str, hands: int, limit: float, models: Any, playouts: int = 0,
     while played < hands:
         players = []
         for s in range(4):
+            seat: BrainSeat
             if s == game % 4:
                 seat = Timed(variant, s, "rulebased", limit=limit)
                 seat.brain.policy = McPolicy(cfg, models)
@@ -213,7 +214,7 @@ def soak(variant: str, hands: int, limit: float, models: Any, playouts: int = 0,
             else:
                 seat = BrainSeat(variant, s, "rulebased")
             players.append(seat)
-        result = play_game(GameConfig(variant), players, seed=seed, game=game)  # type: ignore[arg-type]
+        result = play_game(GameConfig(variant), players, seed=seed, game=game)
         played += len(result.hands)
         illegal += len(result.illegal)
         for p in players:
