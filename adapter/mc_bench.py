@@ -73,7 +73,7 @@ def positions(variant: str, games: int = 2, seed: int = 3) -> list[Position]:
     for g in range(games):
         players = [Recorder(variant, 0, "rulebased")] + [
             BrainSeat(variant, s, "rulebased") for s in (1, 2, 3)]
-        play_game(GameConfig(variant), players, seed=seed, game=g)  # type: ignore[arg-type]
+        play_game(GameConfig(variant), players, seed=seed, game=g)
     return found
 
 
@@ -107,7 +107,7 @@ def playouts_per_second(found: list[Position], models: Any, seconds: float,
             engine = Playouts(table, wins, params(McConfig()), discard_bias(state))
             starts = [c.start for c in candidates(state, request, legal) if c.start]
             t = time.perf_counter()
-            engine.run(starts, per_candidate, rng)  # type: ignore[arg-type]
+            engine.run(starts, per_candidate, rng)
             spent += time.perf_counter() - t
             rows += len(starts) * per_candidate
             calls += wins.calls
@@ -118,7 +118,7 @@ def playouts_per_second(found: list[Position], models: Any, seconds: float,
 
 
 def greedy_table(variant: str, seconds: float, seed: int = 0) -> dict[str, Any]:
-    config = ArenaConfig(variant, ("greedy",) * 4, seed=seed)  # type: ignore[arg-type]
+    config = ArenaConfig(variant, ("greedy",) * 4, seed=seed)
     hands, unit = 0, 0
     started = time.perf_counter()
     while time.perf_counter() - started < seconds or unit == 0:
@@ -164,7 +164,7 @@ def compare(found: list[Position], models: Any, reference: int = 1024,
     searches = [(f"playout {n}", {"playouts": n}) for n in (16, 32, 64)] + [
         (f"expect depth {d}", {"search": "expect", "depth": d}) for d in (1, 2, 3)]
     for name, opts in searches:
-        p = McPolicy(replace(base, seed=seed, **opts), models)  # type: ignore[arg-type]
+        p = McPolicy(replace(base, seed=seed, **opts), models)
         agree, regret, times = 0, [], []
         for (state, request, legal), ref in zip(found, ref_scores, strict=True):
             t = time.perf_counter()

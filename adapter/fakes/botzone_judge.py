@@ -357,7 +357,7 @@ class BotzoneJudge:
         judge_seat.pending = self.pool.submit(ask)
 
     def play(self) -> MatchResult:
-        referee = HandReferee("mcr", self.seats)  # type: ignore[arg-type]
+        referee = HandReferee("mcr", self.seats)
         wall = shuffled_wall("mcr", self.seed)
         result = MatchResult([0, 0, 0, 0])
         try:

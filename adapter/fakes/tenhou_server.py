@@ -329,7 +329,7 @@ class FakeTenhouServer:
             self.stats.probes_unanswered += len(conn.probes)
             self._gone(conn)
             self._conns.discard(conn)
-            self._sessions.discard(task)  # type: ignore[arg-type]
+            self._sessions.discard(task)
 
     async def _probe(self, conn: _Conn, ping: Callable[[], Awaitable[float]] | None) -> None:
         """The keep-alive probe: a <Z/> every ``keepalive_every`` seconds (its answer is timed
