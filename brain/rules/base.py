@@ -68,8 +68,8 @@ class WinScore:
 
 def four_seats(deltas: Sequence[int]) -> tuple[int, int, int, int]:
     """``deltas`` as WinScore's four-seat tuple; ValueError unless there are exactly four."""
-    east, south, west, north = deltas
-    return (east, south, west, north)
+    seat0, seat1, seat2, seat3 = deltas
+    return (seat0, seat1, seat2, seat3)
 
 
 @dataclass(frozen=True, slots=True)
