@@ -1,6 +1,6 @@
 # Two commands on a fresh machine with only python3 and make:
 #   make run   - create .venv, install mjbot, play a short local riichi match
-#   make test  - create .venv, install mjbot[dev], ruff + pytest
+#   make test  - create .venv, install mjbot[dev], ruff + mypy + pytest
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -19,6 +19,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 # The torch tests (tests/test_nn_train.py: the numpy forward against torch's, the golden
@@ -33,6 +34,7 @@ test-torch: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/mjbot bench shanten

@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from brain.policies.base import Decision
 from brain.state import TableState
@@ -57,7 +57,7 @@ class AnytimePolicy(Protocol):
                budget: float | None = None, publish: Publish | None = None) -> Decision: ...
 
 
-def is_anytime(policy: object) -> bool:
+def is_anytime(policy: object) -> TypeGuard[AnytimePolicy]:
     return bool(getattr(policy, "anytime", False))
 
 

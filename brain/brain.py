@@ -189,7 +189,7 @@ def call_policy(policy: Policy, state: TableState, request: ev.DecisionRequest,
                 publish: anytime.Publish | None) -> Decision:
     """``policy.decide``, handing ``publish`` to an anytime policy."""
     if publish is not None and anytime.is_anytime(policy):
-        return policy.decide(state, request, legal, budget, publish=publish)  # type: ignore
+        return policy.decide(state, request, legal, budget, publish=publish)
     return policy.decide(state, request, legal, budget)
 
 

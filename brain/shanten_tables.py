@@ -196,7 +196,7 @@ def _read(path: Path | io.BytesIO) -> dict[str, np.ndarray] | None:
 def save_tables(tables: dict[str, np.ndarray], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
-    np.savez_compressed(tmp, **tables)
+    np.savez_compressed(tmp, **tables)  # type: ignore[arg-type]  # numpy's allow_pickle: our keys are array names
     os.replace(tmp, path)
 
 

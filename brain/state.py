@@ -8,7 +8,9 @@ game log through a fresh state rebuilds exactly what the bot knew at each decisi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from brain.shanten import shanten, waits
 from protocols import events as ev
@@ -107,7 +109,7 @@ class TableState:
         # kept in step with ``hand`` by the handlers (the only code that changes the list in
         # place): counts and waits are asked for on every request and every other seat's
         # discard. Assigning a new hand (a restored snapshot) goes through the setter.
-        self._hand: list[int] = []
+        self._hand = []  # typed by the ``hand`` setter above
         self._counts = [0] * 34
         self._hand_version = 0
         self._waits_key: int | None = None
@@ -419,7 +421,8 @@ def _remove_one(tiles: list[int], tile: int) -> None:
 
 _PLAY_GOES_ON = (ev.TileDrawn, ev.TileDiscarded, ev.MeldCalled)
 
-_HANDLERS = {
+# each handler takes its own event type: Any is the join the table's value type can name
+_HANDLERS: dict[type, Callable[[TableState, Any], None]] = {
     ev.GameStarted: TableState._on_game_started,
     ev.RoundStarted: TableState._on_round_started,
     ev.TileDrawn: TableState._on_tile_drawn,

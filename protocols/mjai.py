@@ -14,6 +14,7 @@ line, one answer object) and the original TCP server (``hello`` -> ``join``, one
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -279,7 +280,9 @@ class MjaiCodec:
                 "consumed": [T.to_mjai(t) for t in pon_tiles]}
 
 
-_HANDLERS = {name[4:]: fn for name, fn in vars(MjaiCodec).items() if name.startswith("_on_")}
+_Handler = Callable[[MjaiCodec, dict[str, Any]], list[object]]
+_HANDLERS: dict[str, _Handler] = {
+    name[4:]: fn for name, fn in vars(MjaiCodec).items() if name.startswith("_on_")}
 
 ANSWER_TYPES = {"none", "dahai", "reach", "hora", "chi", "pon", "daiminkan", "kakan", "ankan",
                 "ryukyoku", "join"}

@@ -448,7 +448,8 @@ class NtpuCodec:
             return T.choose_ids(self.held, [T.kind(k) for k in kinds], self.tiles.to_tile,
                                 [prefer])
         except T.TileError as exc:
-            raise NtpuError(str(exc), T.tile_name(exc.raw)) from None
+            raw = T.tile_name(exc.raw) if T.is_valid(exc.raw) else repr(exc.raw)
+            raise NtpuError(str(exc), raw) from None
 
     def encode(self, action: object) -> str:
         """The reply line (no newline) to the last ask; NtpuError if we hold no ids for it."""

@@ -305,7 +305,7 @@ def _base_points(fu: int, han: int, limit: int, yakuman: int) -> int:
     limit_base = {1: 2000, 2: 3000, 3: 4000, 4: 6000, 5: 8000}
     if limit in limit_base:
         return limit_base[limit]
-    return fu * 2 ** (han + 2)
+    return fu << (han + 2)  # fu * 2^(han+2)
 
 
 def agari_event(a: dict[str, str], seat_of: Any, dealer: int, red: bool) -> ev.RoundWon:
@@ -419,7 +419,7 @@ class TenhouCodec:
     """One connection's protocol state, from our seat's side."""
 
     def __init__(self) -> None:
-        self.names = ("", "", "", "")
+        self.names: tuple[str, ...] = ("", "", "", "")
         self.game_type = 0
         self.red = True
         self.first_dealer = 0  # relative seat of the game's first dealer

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from typing import TypeGuard
 
 Tile = int
 
@@ -43,7 +44,7 @@ class TileError(ValueError):
 # --------------------------------------------------------------------------- basics
 
 
-def is_valid(tile: object) -> bool:
+def is_valid(tile: object) -> TypeGuard[Tile]:
     """True for any internal tile int (kinds, red fives, flowers)."""
     return isinstance(tile, int) and not isinstance(tile, bool) and 0 <= tile <= FLOWER_LAST
 
@@ -52,7 +53,7 @@ def check(tile: object) -> Tile:
     """Return ``tile`` if it is a valid internal tile, else raise TileError."""
     if not is_valid(tile):
         raise TileError(f"not a tile: {tile!r}", tile)
-    return tile  # type: ignore[return-value]
+    return tile
 
 
 _KIND_TABLE = [*range(34), 4, 13, 22, *range(37, 45)]

@@ -532,6 +532,8 @@ def reparse(replay: Replay) -> dict[str, Any]:
     if factory is None:
         raise RecordError(f"no codec for platform {replay.source!r} to re-parse with "
                           f"(known: {', '.join(sorted(_CODECS)) or 'none yet'})")
+    if replay.log.header is None:  # our reader never returns a log without one
+        raise RecordError("--reparse needs the log's header frame")
     codec = factory(replay.log.header)
     # notices are commentary (our own errors, our value of a win), not what the server said
     recorded = [f.event for f in replay.log.frames if isinstance(f, EventFrame)

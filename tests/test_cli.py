@@ -76,3 +76,14 @@ def test_bench_json_reports_ratios():
 def test_demo_runs():
     r = run("demo")
     assert r.returncode == 0 and "taiwan16" in r.stdout and "mcr" in r.stdout
+
+
+def test_demo_twice_in_one_process_prints_the_same(capsys):
+    """The demo hands are a module constant: running the demo must not consume their options
+    (it popped seat and from_seat, so a second run scored the riichi ron as a self-draw)."""
+    from adapter.cli import main
+
+    assert main(["demo"]) == 0
+    first = capsys.readouterr().out
+    assert main(["demo"]) == 0
+    assert capsys.readouterr().out == first

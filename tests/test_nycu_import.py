@@ -232,6 +232,16 @@ def test_a_collection_error_names_the_hand() -> None:
         nycu_sgf.loads(bad)
 
 
+def test_writing_a_kong_that_shows_no_tile_is_a_record_error() -> None:
+    """A concealed kong whose tiles the platform hid (NTPU shows none of another seat's) has
+    no tile to number: a RecordError naming it, not a TypeError from indexing with None."""
+    record = nycu_fixtures.rich_hand()
+    hidden = [dataclasses.replace(e, tiles=()) if isinstance(e, ev.MeldCalled)
+              and e.kind == "closed_kan" else e for e in record.events]
+    with pytest.raises(RecordError, match="seat 0's closed kan shows no tile"):
+        nycu_sgf.dumps(dataclasses.replace(record, events=hidden))
+
+
 def test_a_malformed_sgf_through_the_cli_is_one_clear_message(tmp_path: Path) -> None:
     path = tmp_path / "bad.sgf"
     path.write_text(_edit(";S[D250]", ";S[D259]"))

@@ -36,10 +36,10 @@ def _rate(variant: str, policy: str, units: int, repeats: int, seed: int,
     """(best hands per second over ``repeats`` runs, each on its own units from ``first`` on,
     after a warm-up on other walls; hands in that run). The measured runs' fallbacks are
     added to ``tally``: a fast policy that falls back is not the policy measured."""
-    config = ArenaConfig(variant, (policy,) * 4, seed=seed, log_dir=None)  # type: ignore[arg-type]
+    config = ArenaConfig(variant, (policy,) * 4, seed=seed, log_dir=None)
     for u in range(WARM_UP_UNITS, WARM_UP_UNITS + WARM_UP_RUNS * units):
         play_unit(config, u)
-    config = ArenaConfig(variant, (policy,) * 4, seed=seed, log_dir=log_dir)  # type: ignore[arg-type]
+    config = ArenaConfig(variant, (policy,) * 4, seed=seed, log_dir=log_dir)
     best, best_hands = 0.0, 0
     for run in range(repeats):
         start = time.perf_counter()

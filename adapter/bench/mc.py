@@ -81,7 +81,7 @@ def positions(variant: str, games: int = 2, seed: int = 3) -> list[Position]:
     for g in range(games):
         players = [Recorder(variant, 0, "rulebased")] + [
             BrainSeat(variant, s, "rulebased") for s in (1, 2, 3)]
-        play_game(GameConfig(variant), players, seed=seed, game=g)  # type: ignore[arg-type]
+        play_game(GameConfig(variant), players, seed=seed, game=g)
     return found
 
 
@@ -115,7 +115,7 @@ def playouts_per_second(found: list[Position], models: Any, seconds: float,
             engine = Playouts(table, wins, params(McConfig()), discard_bias(state))
             starts = [c.start for c in candidates(state, request, legal) if c.start]
             t = time.perf_counter()
-            engine.run(starts, per_candidate, rng)  # type: ignore[arg-type]
+            engine.run(starts, per_candidate, rng)
             spent += time.perf_counter() - t
             rows += len(starts) * per_candidate
             calls += wins.calls
@@ -126,7 +126,7 @@ def playouts_per_second(found: list[Position], models: Any, seconds: float,
 
 
 def greedy_table(variant: str, seconds: float, seed: int = 0) -> dict[str, Any]:
-    config = ArenaConfig(variant, ("greedy",) * 4, seed=seed)  # type: ignore[arg-type]
+    config = ArenaConfig(variant, ("greedy",) * 4, seed=seed)
     hands, unit = 0, 0
     started = time.perf_counter()
     while time.perf_counter() - started < seconds or unit == 0:
@@ -172,7 +172,7 @@ def compare(found: list[Position], models: Any, reference: int = 1024,
     searches = [(f"playout {n}", {"playouts": n}) for n in (16, 32, 64)] + [
         (f"expect depth {d}", {"search": "expect", "depth": d}) for d in (1, 2, 3)]
     for name, opts in searches:
-        p = McPolicy(replace(base, seed=seed, **opts), models)  # type: ignore[arg-type]
+        p = McPolicy(replace(base, seed=seed, **opts), models)
         agree, regret, times = 0, [], []
         for (state, request, legal), ref in zip(found, ref_scores, strict=True):
             t = time.perf_counter()
@@ -214,6 +214,7 @@ def soak(variant: str, hands: int, limit: float, models: Any, playouts: int = 0,
     while played < hands:
         players = []
         for s in range(4):
+            seat: BrainSeat
             if s == game % 4:
                 seat = Timed(variant, s, "rulebased", limit=limit)
                 seat.brain.policy = McPolicy(cfg, models)
@@ -221,7 +222,7 @@ def soak(variant: str, hands: int, limit: float, models: Any, playouts: int = 0,
             else:
                 seat = BrainSeat(variant, s, "rulebased")
             players.append(seat)
-        result = play_game(GameConfig(variant), players, seed=seed, game=game)  # type: ignore[arg-type]
+        result = play_game(GameConfig(variant), players, seed=seed, game=game)
         played += len(result.hands)
         illegal += len(result.illegal)
         for p in players:

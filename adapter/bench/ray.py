@@ -60,7 +60,7 @@ def ray_dispatch(config: ArenaConfig, units: int, workers: int) -> float:
 
 def unit_seconds(policy: str, units: int, seed: int) -> float:
     """Seconds one riichi unit of ``policy`` takes to play here (after one to warm up)."""
-    config = ArenaConfig("riichi", POLICIES[policy], seed=seed)  # type: ignore[arg-type]
+    config = ArenaConfig("riichi", POLICIES[policy], seed=seed)
     play_unit(config, 10_000)
     start = time.perf_counter()
     for u in range(units):
@@ -70,7 +70,7 @@ def unit_seconds(policy: str, units: int, seed: int) -> float:
 
 def bench_ray(units: int = 2000, workers: int = 2, policy_units: int = 3,
               seed: int = 0) -> dict[str, Any]:
-    config = ArenaConfig("riichi", POLICIES["rulebased"], seed=seed)  # type: ignore[arg-type]
+    config = ArenaConfig("riichi", POLICIES["rulebased"], seed=seed)
     pool = pool_dispatch(config, units, workers)
     ray = ray_dispatch(config, units, workers)
     played = {p: unit_seconds(p, policy_units, seed) for p in POLICIES}

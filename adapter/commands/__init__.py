@@ -76,7 +76,7 @@ def four_policies(text: str) -> tuple[str, str, str, str]:
                              f"{text!r}")
     for name in names:
         require_policy(name)
-    return names  # type: ignore[return-value]
+    return names
 
 
 def add_ray_arguments(parser: Any) -> None:

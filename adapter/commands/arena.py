@@ -57,7 +57,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     workers = ray.workers if ray is not None else args.workers or 1
     log_dir = None if args.no_log else str(args.log_dir or default_log_dir())
     config = ArenaConfig(args.variant, names, args.hands, args.seed, workers, log_dir,
-                         args.length)  # type: ignore[arg-type]
+                         args.length)
     try:
         start = time.monotonic()
         results = run_arena(config, ProgressBar(args.progress), ray)

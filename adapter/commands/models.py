@@ -130,7 +130,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         try:
             if args.data:
                 held_dirs = [Path(d) for d in args.data]
-                held_source = {"dirs": [str(d) for d in held_dirs]}
+                held_source: dict[str, Any] = {"dirs": [str(d) for d in held_dirs]}
             else:
                 log().info("building the held-out self-play set", variant=variant,
                            hands_per_mix=hands, seed=sets.EVAL_SEED)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapter.commands import UserInputError, log, mjbot_version
+
+if TYPE_CHECKING:  # the rules load inside the commands that use them
+    from brain.rules.base import WinScore
 
 VARIANTS = ["riichi", "mcr", "taiwan16", "mass"]
 
@@ -73,14 +76,14 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_score(result: object) -> None:
-    items = ", ".join(f"{name} {value}" for name, value in result.items)  # type: ignore[attr-defined]
-    print(f"value {result.value}: {items}")  # type: ignore[attr-defined]
-    print(f"deltas {list(result.deltas)}")  # type: ignore[attr-defined]
+def print_score(result: WinScore) -> None:
+    items = ", ".join(f"{name} {value}" for name, value in result.items)
+    print(f"value {result.value}: {items}")
+    print(f"deltas {list(result.deltas)}")
 
 
 
-DEMO_HANDS = [
+DEMO_HANDS: list[tuple[str, str, str, dict[str, Any]]] = [
     ("riichi", "234m340p456789s55z", "4m", {"from_seat": 2, "riichi": True,
                                              "dora_indicators": (3,)}),
     ("mcr", "123456789m234p55s", "5s", {"from_seat": 3}),
@@ -103,11 +106,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         useful = to_mpsz(sorted(useful_tiles(counts)))
         print(f"shanten {hand:<22} {shanten(counts):>2}   useful {useful}")
     print()
-    for variant, hand, win, extra in DEMO_HANDS:
+    for variant, hand, win, given in DEMO_HANDS:
         tiles = tuple(parse_mpsz(hand))
-        ctx = WinContext(concealed=tiles, melds=(), win_tile=parse_mpsz(win)[0],
-                         seat=extra.pop("seat", 0), from_seat=extra.pop("from_seat", None),
-                         **extra)
+        extra = {"seat": 0, "from_seat": None, **given}  # a copy: DEMO_HANDS stays as it is
+        ctx = WinContext(concealed=tiles, melds=(), win_tile=parse_mpsz(win)[0], **extra)
         result = rules_for(variant).score(ctx)
         print(f"{variant:<9} {hand} wins on {win}:")
         if result is None:

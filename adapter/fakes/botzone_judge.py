@@ -233,6 +233,7 @@ class _JudgeSeat:
             return [f"0 {self.seat} {e.round_wind}", f"1 0 0 0 0 {hand}"]
         if isinstance(e, ev.TileDrawn):
             if e.seat == self.seat:
+                assert e.tile is not None  # the referee's events show every tile
                 return [f"2 {T.to_botzone(e.tile)}"]
             return [f"3 {e.seat} DRAW"]
         if isinstance(e, ev.MeldCalled):
@@ -240,6 +241,7 @@ class _JudgeSeat:
                 self.held_call = e
                 return []
             if e.kind == "added_kan":
+                assert e.called is not None  # an added kong's called tile is the added one
                 return [f"3 {e.seat} BUGANG {T.to_botzone(e.called)}"]
             return [f"3 {e.seat} GANG"]
         if isinstance(e, ev.TileDiscarded):
@@ -355,7 +357,7 @@ class BotzoneJudge:
         judge_seat.pending = self.pool.submit(ask)
 
     def play(self) -> MatchResult:
-        referee = HandReferee("mcr", self.seats)  # type: ignore[arg-type]
+        referee = HandReferee("mcr", self.seats)
         wall = shuffled_wall("mcr", self.seed)
         result = MatchResult([0, 0, 0, 0])
         try:

@@ -272,11 +272,10 @@ class _ServerSeat:
             # no acceptable discard: a pass is never legal on a turn, so the referee counts
             # nothing more and plays the safest discard for the seat
             return action if action is not None else ev.Pass()
-        for word, wanted in (("hu", ev.Win), ("gong", ev.Kan), ("pong", ev.Pon),
-                             ("eat", ev.Chi)):
-            options = [a for a in legal if isinstance(a, wanted)]
-            if options:
-                action = self._ask(word, options)
+        for word, call in (("hu", ev.Win), ("gong", ev.Kan), ("pong", ev.Pon), ("eat", ev.Chi)):
+            calls = [a for a in legal if isinstance(a, call)]
+            if calls:
+                action = self._ask(word, calls)
                 if action is not None:
                     return action
         return ev.Pass()
@@ -728,7 +727,7 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
             channel.close()
         if listener is not None:
             listener.close()
-        codes = []
+        codes: list[int | None] = []
         for proc in procs:
             try:
                 codes.append(proc.wait(timeout=30))

@@ -19,7 +19,7 @@ import asyncio
 import queue
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,7 @@ from protocols.tenhou import Tag, TenhouError, format_tag, meld_code, read_reply
 if TYPE_CHECKING:
     from adapter.fakes.tenhou_table import TenhouTable
 
-Send = Callable[[list[Tag]], Awaitable[None]]
+Send = Callable[[list[Tag]], Coroutine[Any, Any, None]]  # run_coroutine_threadsafe needs one
 ANONYMOUS = "NoName"
 
 

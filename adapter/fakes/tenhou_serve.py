@@ -30,11 +30,11 @@ class ServeResult:
         for report in self.stats.reports:
             ranks = placement(report.scores)
             seats = []
-            for s in range(4):
-                seats.append(f"{report.players[s]} {report.scores[s]} "
-                             f"({report.points[s]:+.1f})")
-                totals.setdefault((report.logins or report.players)[s], []).append(
-                    (report.points[s], ranks[s], report.illegal[s], report.timeouts[s]))
+            for i in range(4):
+                seats.append(f"{report.players[i]} {report.scores[i]} "
+                             f"({report.points[i]:+.1f})")
+                totals.setdefault((report.logins or report.players)[i], []).append(
+                    (report.points[i], ranks[i], report.illegal[i], report.timeouts[i]))
             lines.append(f"game {report.index}: " + " | ".join(seats))
         lines.append(f"{'player':<16} games  points  mean rank  illegal  timeouts")
         for name, rows in sorted(totals.items()):

@@ -37,7 +37,7 @@ import threading
 import time
 import urllib.parse
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,7 +104,7 @@ class ServerStats:
     reports: list[GameReport] = field(default_factory=list)
 
 
-Send = Callable[[list[Tag | str]], Awaitable[None]]
+Send = Callable[[Sequence[Tag | str]], Coroutine[Any, Any, None]]
 
 
 @dataclass(eq=False)
@@ -220,7 +220,7 @@ class FakeTenhouServer:
 
     async def _tcp_client(self, reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> None:
-        async def send(tags: list[Tag | str]) -> None:
+        async def send(tags: Sequence[Tag | str]) -> None:
             # one write: what Tenhou sends together arrives in one read
             writer.write(b"".join((t if isinstance(t, str) else format_tag(t)).encode() + b"\0"
                                   for t in tags))  # str: raw test input
@@ -245,7 +245,7 @@ class FakeTenhouServer:
                 await writer.wait_closed()
 
     async def _ws_client(self, connection: ServerConnection) -> None:
-        async def send(tags: list[Tag | str]) -> None:
+        async def send(tags: Sequence[Tag | str]) -> None:
             try:
                 for tag in tags:  # one JSON object per frame, as the HTML5 client reads them
                     await connection.send(tag if isinstance(tag, str)
@@ -329,7 +329,7 @@ class FakeTenhouServer:
             self.stats.probes_unanswered += len(conn.probes)
             self._gone(conn)
             self._conns.discard(conn)
-            self._sessions.discard(task)  # type: ignore[arg-type]
+            self._sessions.discard(task)
 
     async def _probe(self, conn: _Conn, ping: Callable[[], Awaitable[float]] | None) -> None:
         """The keep-alive probe: a <Z/> every ``keepalive_every`` seconds (its answer is timed
@@ -353,8 +353,8 @@ class FakeTenhouServer:
                     pings.add(task)
                     task.add_done_callback(pings.discard)
         finally:
-            for task in pings:
-                task.cancel()
+            for pending in pings:
+                pending.cancel()
 
     async def _handle(self, conn: _Conn, tag: Tag) -> bool:
         """One tag that is not a game answer; False when the client said BYE."""
@@ -574,7 +574,7 @@ def _recorded(send: Send, receive: Callable[[], Awaitable[list[Tag | str]]],
     def text(item: Tag | str) -> str:
         return item if isinstance(item, str) else format_tag(item)
 
-    async def send_recorded(tags: list[Tag | str]) -> None:
+    async def send_recorded(tags: Sequence[Tag | str]) -> None:
         await send(tags)
         transcript.extend(("tx", text(t)) for t in tags)
 

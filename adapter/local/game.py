@@ -15,6 +15,7 @@ taiwan16 and mass: ``hands`` hands, the dealer moving on every hand, scores from
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +61,7 @@ def placement(scores: list[int], first_dealer: int = 0) -> list[int]:
     return ranks
 
 
-def play_game(config: GameConfig, players: list[Player], seed: int, game: int,
+def play_game(config: GameConfig, players: Sequence[Player], seed: int, game: int,
               log: GameLogWriter | None = None, referee: HandReferee | None = None) \
         -> GameResult:
     """Play one game; every event goes to each player (its own view) and to ``log``.

@@ -79,7 +79,7 @@ def play_unit_to_part(config: SelfPlayConfig, unit: int) -> PartInfo:
               for name, array in block.arrays.items()}
     tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
     with open(tmp, "wb") as f:
-        np.savez(f, **arrays)
+        np.savez(f, **arrays)  # type: ignore[arg-type]  # numpy's allow_pickle: our keys are array names
     os.replace(tmp, path)
     return PartInfo(unit, [b.decisions for b in data.games], data.hands, data.seconds,
                     socket.gethostname(), data.errors, data.fallbacks)

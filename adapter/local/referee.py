@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -186,7 +187,7 @@ class HandReferee:
     """Plays one hand. ``players``: four seats; ``log``: the game's full-information log;
     ``observer``: called with every answer (see :class:`DecisionObserver`)."""
 
-    def __init__(self, variant: str, players: list[Player],
+    def __init__(self, variant: str, players: Sequence[Player],
                  log: GameLogWriter | None = None,
                  observer: DecisionObserver | None = None) -> None:
         self.variant = variant

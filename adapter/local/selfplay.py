@@ -12,7 +12,7 @@ from __future__ import annotations
 import concurrent.futures
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,7 +46,7 @@ class RecordingReferee(HandReferee):
     """The local referee, unchanged, with its decision hook feeding a :class:`BlockBuilder`;
     ``play`` is wrapped only to open and close each hand's row."""
 
-    def __init__(self, variant: str, players: list[Player], builder: BlockBuilder,
+    def __init__(self, variant: str, players: Sequence[Player], builder: BlockBuilder,
                  game: int, seating: tuple[str, ...]) -> None:
         super().__init__(variant, players, observer=self._record)
         self.builder = builder

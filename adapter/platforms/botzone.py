@@ -310,8 +310,8 @@ class _Lines:
         """The next line (without waiting longer than ``timeout``), or None at end of input
         or when nothing came in time."""
         if self.fd is None:
-            line = self.stream.readline()
-            return line or None
+            text = self.stream.readline()
+            return text or None
         while b"\n" not in self.buffer:
             if timeout is not None:
                 ready, _, _ = select.select([self.fd], [], [], timeout)

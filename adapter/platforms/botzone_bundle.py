@@ -72,7 +72,7 @@ def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
     weights = Path(models_dir) / "opponents_mcr.npz" if models_dir else ROOT / MCR_WEIGHTS
     if policy == "mc" and not weights.is_file():
         raise FileNotFoundError(f"an mc bundle needs the MCR opponent models: no {weights}")
-    modules = MODULES
+    modules: tuple[str, ...] = MODULES
     weight_files = [(weights, MCR_WEIGHTS)] if weights.is_file() else []
     if policy == "nn":
         network = Path(nn_weights) if nn_weights else ROOT / NN_WEIGHTS

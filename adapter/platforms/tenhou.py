@@ -439,8 +439,9 @@ class _WebSocket:
 
     async def connect(self) -> None:
         from websockets.asyncio.client import connect
+        from websockets.typing import Origin
 
-        self.connection = await connect(self.url, origin=ORIGIN, open_timeout=10)
+        self.connection = await connect(self.url, origin=Origin(ORIGIN), open_timeout=10)
 
     async def send(self, tag: Tag) -> None:
         import websockets

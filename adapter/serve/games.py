@@ -226,7 +226,8 @@ class GameIndex:
                                             max_buffer_size=1 << 20)
                 head = next(unpacker, None)
             if isinstance(head, dict) and head.get("k") == "header":
-                extra = head.get("extra") if isinstance(head.get("extra"), dict) else {}
+                extra = head.get("extra")
+                extra = extra if isinstance(extra, dict) else {}
                 seat = extra.get("our_seat", head.get("seat"))
                 info = {"platform": head.get("platform"), "variant": head.get("variant"),
                         "started": head.get("started"), "policy": head.get("policy"),

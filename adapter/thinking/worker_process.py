@@ -31,7 +31,7 @@ PRELOAD = ["adapter.thinking.policy_worker"]
 IPC_ALLOWANCE = 0.05  # seconds of the budget kept for the answer to come back over the pipe
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def _context() -> multiprocessing.context.ForkServerContext | multiprocessing.context.SpawnContext:
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(PRELOAD)

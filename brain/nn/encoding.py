@@ -135,9 +135,9 @@ def encode(state: TableState, request: Any) -> np.ndarray:
     kind = getattr(request, "kind", "turn")
     if kind in REQUESTS:
         _fill(x, f"request_{kind}", 1.0)
-    tile = getattr(request, "tile", None)
-    if tile is not None and T.kind(tile) < KINDS:
-        x[P["request_tile"], T.kind(tile)] = 1.0
+    asked = getattr(request, "tile", None)
+    if asked is not None and T.kind(asked) < KINDS:
+        x[P["request_tile"], T.kind(asked)] = 1.0
     source = getattr(request, "from_seat", None)
     if source is not None:
         _fill(x, f"request_from{(source - me) % 4}", 1.0)

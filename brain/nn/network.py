@@ -136,7 +136,7 @@ class Network:
         arrays["meta"] = np.frombuffer(json.dumps(self.meta, sort_keys=True).encode(),
                                        dtype=np.uint8)
         with open(path, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
+            np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]  # numpy's allow_pickle: our keys are array names
 
     @classmethod
     def from_file(cls, source: Any, variant: str | None = None) -> Network:

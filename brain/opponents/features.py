@@ -326,7 +326,7 @@ def kind_features(inputs: OpponentInputs, b: np.ndarray, o: np.ndarray,
     out = np.empty((n, KINDS, len(KIND_NAMES)), np.float32)
     at = 0
 
-    def add(x: np.ndarray) -> None:
+    def add(x: np.ndarray | float) -> None:
         nonlocal at
         out[:, :, at] = x  # (N, 34) or (34,) broadcast over the pairs
         at += 1

@@ -69,7 +69,7 @@ class OpponentModels:
         arrays: dict[str, np.ndarray] = {}
         for name in HEADS:
             arrays.update(getattr(self, name).to_arrays(name))
-        arrays["value.smear"] = np.float32(self.smear)
+        arrays["value.smear"] = np.asarray(self.smear, np.float32)
         arrays["value.log_range"] = np.asarray(self.log_range, np.float32)
         meta = dict(self.meta, variant=self.variant, public_features=list(PUBLIC_NAMES),
                     kind_features=list(KIND_NAMES))
@@ -77,7 +77,7 @@ class OpponentModels:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("wb") as f:
-            np.savez_compressed(f, **arrays)
+            np.savez_compressed(f, **arrays)  # type: ignore[arg-type]  # numpy's allow_pickle: our keys are array names
 
     @classmethod
     def from_file(cls, path: str | Path) -> OpponentModels:

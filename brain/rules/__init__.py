@@ -7,6 +7,7 @@ from brain.rules.base import Rules, WinContext, WinScore
 
 def rules_for(variant: str) -> Rules:
     """The rules object of a variant name ("riichi", "mcr", "taiwan16", "mass")."""
+    RULES: Rules  # each branch imports its own subclass's instance under this name
     if variant == "riichi":
         from brain.rules.riichi import RULES
     elif variant == "mcr":

@@ -4,7 +4,7 @@ logic, with per-variant hooks (who may call what, kong limits, riichi, the minim
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -64,6 +64,12 @@ class WinScore:
     items: tuple[tuple[str, int], ...] = ()
     fu: int | None = None
     limit: str | None = None
+
+
+def four_seats(deltas: Sequence[int]) -> tuple[int, int, int, int]:
+    """``deltas`` as WinScore's four-seat tuple; ValueError unless there are exactly four."""
+    seat0, seat1, seat2, seat3 = deltas
+    return (seat0, seat1, seat2, seat3)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,16 @@ pays it.
 
 from __future__ import annotations
 
-from brain.rules.base import Rules, ScoreSheet, WinContext, WinScore, decompositions, meld_groups
+from brain.rules.base import (
+    Group,
+    Rules,
+    ScoreSheet,
+    WinContext,
+    WinScore,
+    decompositions,
+    four_seats,
+    meld_groups,
+)
 from brain.shanten import regular_shanten, seven_pairs_shanten
 from protocols import tiles as T
 
@@ -40,7 +49,7 @@ class MassRules(Rules):
         for s in payers:
             deltas[s] -= fan
             deltas[ctx.seat] += fan
-        return WinScore(value=fan, deltas=tuple(deltas), items=tuple(sheet.items))  # type: ignore[arg-type]
+        return WinScore(value=fan, deltas=four_seats(deltas), items=tuple(sheet.items))
 
 
 def hand_sheet(ctx: WinContext) -> ScoreSheet | None:
@@ -69,7 +78,7 @@ def hand_sheet(ctx: WinContext) -> ScoreSheet | None:
     return sheet
 
 
-def melds_have_chow(melds: list) -> bool:
+def melds_have_chow(melds: list[Group]) -> bool:
     return any(g.shape == "chow" for g in melds)
 
 

@@ -22,7 +22,7 @@ from dataclasses import replace
 
 import MahjongGB
 
-from brain.rules.base import Rules, WinContext, WinScore
+from brain.rules.base import Rules, WinContext, WinScore, four_seats
 from brain.shanten import regular_shanten, shanten
 from brain.state import Meld, TableState
 from protocols import tiles as T
@@ -192,7 +192,7 @@ def payments(ctx: WinContext, fan: int) -> tuple[int, int, int, int]:
                 deltas[s] = -(8 + fan)
             else:
                 deltas[s] = -8
-    return tuple(deltas)  # type: ignore[return-value]
+    return four_seats(deltas)
 
 
 KNITTED_PATTERNS = [tuple(s * 9 + r for s, start in zip(order, (0, 1, 2), strict=True)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from mahjong.hand_calculating.hand import HandCalculator
 from mahjong.hand_calculating.hand_config import HandConfig, HandConstants, OptionalRules
+from mahjong.hand_calculating.scores import ScoresResult
 from mahjong.meld import Meld as LibMeld
 
-from brain.rules.base import Rules, WinContext, WinScore
+from brain.rules.base import Rules, WinContext, WinScore, four_seats
 from brain.shanten import HandError, shanten, waits
 from brain.state import Meld, TableState
 from protocols import events as ev
@@ -113,12 +114,12 @@ class RiichiRules(Rules):
         )
 
     @staticmethod
-    def _deltas(ctx: WinContext, cost: dict) -> tuple[int, int, int, int]:
+    def _deltas(ctx: WinContext, cost: ScoresResult) -> tuple[int, int, int, int]:
         deltas = [0, 0, 0, 0]
         deltas[ctx.seat] = cost["total"]
         if ctx.from_seat is not None:
             deltas[ctx.from_seat] = -(cost["main"] + cost["main_bonus"])
-            return tuple(deltas)  # type: ignore[return-value]
+            return four_seats(deltas)
         for s in range(4):
             if s == ctx.seat:
                 continue
@@ -126,7 +127,7 @@ class RiichiRules(Rules):
                 deltas[s] = -(cost["main"] + cost["main_bonus"])
             else:
                 deltas[s] = -(cost["additional"] + cost["additional_bonus"])
-        return tuple(deltas)  # type: ignore[return-value]
+        return four_seats(deltas)
 
     # -------------------------------------------------------------- legal-action hooks
 

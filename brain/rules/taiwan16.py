@@ -29,6 +29,7 @@ from brain.rules.base import (
     WinContext,
     WinScore,
     decompositions,
+    four_seats,
     meld_groups,
 )
 from brain.state import TableState
@@ -226,7 +227,7 @@ def payments(ctx: WinContext, tai: int) -> tuple[int, int, int, int]:
         amount = BASE_POINTS + POINTS_PER_TAI * (tai + extra)
         deltas[s] -= amount
         deltas[ctx.seat] += amount
-    return tuple(deltas)  # type: ignore[return-value]
+    return four_seats(deltas)
 
 
 RULES = Taiwan16Rules()

@@ -153,8 +153,9 @@ class DatasetError(ValueError):
     """A dataset or shard cannot be read or written as the schema says; names the file."""
 
 
-def action_code(action: object) -> list[int]:
+def action_code(action: ev.Action) -> list[int]:
     """An action as ACTION_WIDTH ints: its ACTION_CODES index and up to four tiles."""
+    tiles: tuple[int, ...]
     if isinstance(action, ev.Discard):
         code, tiles = ("riichi" if action.riichi else "discard"), (action.tile,)
     elif isinstance(action, ev.Kan):
@@ -162,7 +163,7 @@ def action_code(action: object) -> list[int]:
     elif isinstance(action, ev.Chi | ev.Pon):
         code, tiles = ev.action_kind(action), tuple(action.tiles)
     else:
-        code, tiles = ev.action_kind(action), ()  # type: ignore[arg-type]
+        code, tiles = ev.action_kind(action), ()
     out = [ACTION_CODES.index(code), *tiles]
     return out + [PAD] * (ACTION_WIDTH - len(out))
 
@@ -179,8 +180,9 @@ def decode_action(row: np.ndarray | list[int]) -> ev.Action:
         return ev.Pon(tiles)
     if code in ("open_kan", "closed_kan", "added_kan"):
         return ev.Kan(code, tiles)
-    return {"win": ev.Win, "pass": ev.Pass, "abortive_draw": ev.AbortiveDraw,
-            "nuki": ev.Nuki}[code]()
+    plain: dict[str, type[ev.Win | ev.Pass | ev.AbortiveDraw | ev.Nuki]] = {
+        "win": ev.Win, "pass": ev.Pass, "abortive_draw": ev.AbortiveDraw, "nuki": ev.Nuki}
+    return plain[code]()
 
 
 def end_reason(reason: str) -> int:

@@ -209,5 +209,5 @@ def shard_meta(path: Path) -> dict[str, Any]:
     return json.loads(raw.tobytes().decode())
 
 
-def shard_paths(root: Path, manifest: dict[str, Any]) -> Sequence[tuple[Path, int]]:
+def shard_paths(root: str | Path, manifest: dict[str, Any]) -> Sequence[tuple[Path, int]]:
     return [(Path(root) / s["file"], int(s["bytes"])) for s in manifest["shards"]]

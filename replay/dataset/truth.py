@@ -118,7 +118,7 @@ class TruthOracle:
                 self._scores[ctx] = score
             if score is None:
                 return None
-            return score.value, (score.deltas[decider] if mine else -score.deltas[payer])
+            return score.value, (score.deltas[decider] if payer is None else -score.deltas[payer])
         return None
 
     def _context(self, state: TableState, tile: int, payer: int | None) -> WinContext:

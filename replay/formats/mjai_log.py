@@ -176,14 +176,10 @@ class _Importer:
                                   tile if tile is not None else 0, 0, deltas))
             return
         from_seat = None if target == actor else target
-        if from_seat is None:
-            win_tile = state.last_draw
-            hand = list(state.hand)
-        else:
-            win_tile = self._last_played_by(target)
-            hand = [*state.hand, win_tile]
+        win_tile = state.last_draw if from_seat is None else self._last_played_by(target)
         if win_tile is None:
             raise RecordError(f"mjai: hora in {where} with no tile to win on")
+        hand = list(state.hand) if from_seat is None else [*state.hand, win_tile]
         if "pai" in m:
             win_tile = _known(m["pai"], where)
         deltas = tuple(int(d) for d in m.get("deltas", (0, 0, 0, 0)))

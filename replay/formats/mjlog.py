@@ -54,7 +54,7 @@ def loads(text: str) -> GameRecord:
 class _Reader:
     def __init__(self) -> None:
         self.out: list[Any] = []
-        self.names = ("", "", "", "")
+        self.names: tuple[str, ...] = ("", "", "", "")
         self.game_type = 0
         self.red = True
         self.started = False
@@ -128,6 +128,7 @@ class _Reader:
         meld = decode_meld(who, int(a["m"]), self.red)
         self.last_draw[who] = None
         if meld.kind == "added_kan":
+            assert meld.called is not None  # decode_meld names the added tile
             self.hands[who].remove(meld.called)
         elif meld.kind in ("chi", "pon", "open_kan"):
             for t in own_tiles(meld):
@@ -136,6 +137,7 @@ class _Reader:
             for t in meld.tiles:
                 self.hands[who].remove(t)
         elif meld.kind == "nuki":
+            assert meld.called is not None  # decode_meld names the north
             self.hands[who].remove(meld.called)
         self.out.append(meld)
         self.drawn_after_kan = meld.kind in ("open_kan", "added_kan", "closed_kan", "nuki")

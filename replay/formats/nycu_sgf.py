@@ -403,11 +403,12 @@ class _HandReader:
     def _win(self, move: _Move) -> None:
         seat, tile_id = move.seat, move.tile_id
         if tile_id == NO_TILE:
+            dealt = self.last_draw[seat]  # the 17th dealt tile
             if move.code != "SM" or seat != self.dealer or len(self.out) != 2 \
-                    or self.turn != seat or self.last_draw[seat] is None:
+                    or self.turn != seat or dealt is None:
                 self.fail(move.node, "a win with no tile (SM-1) is the dealer's win on the "
                                      "deal, its first move")
-            tile_id = self.last_draw[seat]  # the 17th dealt tile
+            tile_id = dealt
         kind = self._kind(tile_id)
         robbing = False
         if move.code == "SM":
@@ -549,7 +550,8 @@ class _HandWriter:
             drawn = last_draw[e.seat]
             last_draw[e.seat] = None
             tsumogiri = drawn is not None and T.kind(self.tiles.to_tile(drawn)) == T.kind(e.tile)
-            tile_id = drawn if tsumogiri and e.tsumogiri is not False else self._pick(
+            tile_id = drawn if drawn is not None and tsumogiri and e.tsumogiri is not False \
+                else self._pick(
                 e.seat, T.kind(e.tile), avoid=drawn)
             self.held[e.seat].remove(tile_id)
             return f"{SEATS[e.seat]}[D{tile_id}]", tile_id, None
@@ -558,14 +560,14 @@ class _HandWriter:
             return self._meld(e, discard)
         if isinstance(e, ev.RoundWon):
             if e.from_seat is None:
-                tile_id = last_draw[e.winner]
+                won_on = last_draw[e.winner]
                 code = "SM"
             else:
-                tile_id = added[1] if added is not None and added[0] == e.from_seat else discard
+                won_on = added[1] if added is not None and added[0] == e.from_seat else discard
                 code = "H"
-            if tile_id is None:
+            if won_on is None:
                 self.fail(f"seat {e.winner} wins with no tile to win on")
-            return f"{SEATS[e.winner]}[{code}{tile_id}]", None, None
+            return f"{SEATS[e.winner]}[{code}{won_on}]", None, None
         return "", discard, added
 
     def _pick(self, seat: int, kind: int, avoid: int | None = None) -> int:
@@ -590,7 +592,10 @@ class _HandWriter:
             else:
                 code = "P" if e.kind == "pon" else "G"
             return f"{letter}[{code}{discard}]", None, None
-        kind = T.kind(e.tiles[0] if e.tiles else e.called)
+        shown = e.tiles[0] if e.tiles else e.called
+        if shown is None:
+            self.fail(f"seat {e.seat}'s {e.kind.replace('_', ' ')} shows no tile")
+        kind = T.kind(shown)
         tile_id = self._pick(e.seat, kind)
         self.held[e.seat].remove(tile_id)
         if e.kind == "closed_kan":

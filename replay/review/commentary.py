@@ -59,8 +59,8 @@ def explain(state: TableState, request: ev.DecisionRequest, legal: list[Any],
     """The deciding factor of ``action`` from ``state`` (the player's view before it)."""
     opponents = opponents or Opponents(state)
     if isinstance(action, ev.Win):
-        how = "by self-draw" if request.kind == "turn" else \
-            f"on seat {request.from_seat}'s {T.tile_name(request.tile)}"
+        tile = T.tile_name(request.tile) if request.tile is not None else "discard"
+        how = "by self-draw" if request.kind == "turn" else f"on seat {request.from_seat}'s {tile}"
         return Comment(WIN, f"wins {how}.", {"self_draw": request.kind == "turn"})
     if request.kind == "turn":
         return _turn(state, legal, action, opponents)

@@ -92,11 +92,11 @@ def shape(state: TableState) -> dict[str, Any]:
     if sum(state.counts()) % 3 == 2:
         info = discard_infos(state)
         best = min(info.values(), key=lambda d: (d.shanten, -d.useful, d.kind))
-        waits = {T.tile_name(k): kinds_text(d.useful_kinds)
-                 for k, d in sorted(info.items()) if d.shanten == 0 and d.useful_kinds}
+        ready_after = {T.tile_name(k): kinds_text(d.useful_kinds)
+                       for k, d in sorted(info.items()) if d.shanten == 0 and d.useful_kinds}
         return {"shanten": best.shanten, "best_discard": T.tile_name(best.kind),
                 "useful": best.useful, "useful_tiles": kinds_text(best.useful_kinds),
-                "ready_after": waits}
+                "ready_after": ready_after}
     sh = state.hand_shanten()
     waits = state.waits()
     return {"shanten": sh, "waits": kinds_text(waits),

@@ -70,8 +70,8 @@ class Expectation:
                     total += p * (float(v[0]) + (RIICHI_STICK if self.start.stick else 0.0))
                     continue
             if j in chosen:
-                after, best = chosen[j]
-                total += p * self.value(after, best, left - 1, depth - 1)
+                after, after_best = chosen[j]
+                total += p * self.value(after, after_best, left - 1, depth - 1)
             else:
                 if stay is None:
                     stay = self.value(hand, sh, left - 1, depth - 1)

@@ -165,7 +165,7 @@ class Playouts:
                     else:
                         self._opp_turn(idx, a, step)
             step += 1
-        trace = {}
+        trace: dict[str, np.ndarray] = {}
         if check:
             trace = {"start": self.start_hand, "hand": self.hand, "drawn": self.drawn,
                      "dropped": self.dropped, "all_drawn": self.all_drawn,

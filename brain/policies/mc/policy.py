@@ -164,7 +164,7 @@ class McPolicy:
                                   cands[sim_idx[anchor_row]].action if anchor_row is not None
                                   else None)
             if publish is not None:
-                publish(decision)  # type: ignore[arg-type]
+                publish(decision)
             if target and done >= target:
                 break
             if not target:

@@ -25,6 +25,19 @@ from replay.learning.nn.data import VALUE_SCALE, Examples, load_examples
 from replay.learning.provenance import portable_name, portable_names
 
 
+class _Block(nn.Module):
+    """One residual block's two convolutions (its own class so their types are known)."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv1d(channels, channels, 3, padding=1)
+        self.conv2 = nn.Conv1d(channels, channels, 3, padding=1)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.conv1(h))
+        return torch.relu(self.conv2(y) + h)
+
+
 class TorchNet(nn.Module):
     """The torch twin of :class:`brain.nn.network.Network` (same names, same arithmetic)."""
 
@@ -33,12 +46,7 @@ class TorchNet(nn.Module):
         c, f = shape.planes, shape.channels
         self.shape = shape
         self.stem = nn.Conv1d(c, f, 3, padding=1)
-        self.blocks = nn.ModuleList()
-        for _ in range(shape.blocks):
-            block = nn.Module()
-            block.conv1 = nn.Conv1d(f, f, 3, padding=1)
-            block.conv2 = nn.Conv1d(f, f, 3, padding=1)
-            self.blocks.append(block)
+        self.blocks = nn.ModuleList(_Block(f) for _ in range(shape.blocks))
         self.kind_head = nn.Conv1d(f, PER_KIND_HEADS, 1)
         self.scalar_head = nn.Linear(f * KINDS, SCALAR_HEADS)
         self.value1 = nn.Linear(f * KINDS, shape.value_hidden)
@@ -47,8 +55,7 @@ class TorchNet(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         h = torch.relu(self.stem(x))
         for block in self.blocks:
-            y = torch.relu(block.conv1(h))
-            h = torch.relu(block.conv2(y) + h)
+            h = block(h)
         per_kind = self.kind_head(h).reshape(h.shape[0], -1)
         flat = h.reshape(h.shape[0], -1)
         logits = torch.cat([per_kind, self.scalar_head(flat)], dim=1)
@@ -133,9 +140,9 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
         fit = examples
     else:
         rng = np.random.default_rng(config.seed)
-        order = rng.permutation(len(examples))
+        shuffled = rng.permutation(len(examples))
         cut = int(len(examples) * config.holdout)
-        held, fit = examples.take(order[:cut]), examples.take(order[cut:])
+        held, fit = examples.take(shuffled[:cut]), examples.take(shuffled[cut:])
     encode_s = time.monotonic() - start
     if config.init:
         start_net = Network.from_file(config.init, variant)

@@ -104,9 +104,9 @@ class _Head:
 
     def net(self) -> Net:
         p = {k: v.copy() for k, v in self.p.items()}
+        z_mean, z_scale = self.z_stats if self.has_z and self.z_stats else (None, None)
         return Net(self.x_stats[0], self.x_stats[1], p["wx"], p["b1"], p["w2"], p["b2"],
-                   *(self.z_stats if self.has_z and self.z_stats else (None, None)),
-                   p["wz"] if self.has_z else None)
+                   z_mean, z_scale, p["wz"] if self.has_z else None)
 
     def step(self, xs: np.ndarray, zs: np.ndarray | None, y: np.ndarray, loss: str,
              lr: float, l2: float) -> float:
@@ -160,7 +160,8 @@ def _standardise(a: np.ndarray, stats: tuple[np.ndarray, np.ndarray]) -> np.ndar
 
 
 def fit_head(x: np.ndarray, y: np.ndarray, cfg: HeadConfig, loss: str, seed: int,
-             z: np.ndarray | None = None, valid: tuple[Any, ...] | None = None,
+             z: np.ndarray | None = None,
+             valid: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None,
              log: list[dict[str, Any]] | None = None) -> Net:
     """Train one head. ``x`` (N, Fx); ``z`` (N, K, Fz) or None; ``y`` (N,) or (N, K);
     ``valid`` = (x, y, z) held out. The epoch with the lowest held-out loss is returned."""
