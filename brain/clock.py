@@ -67,9 +67,11 @@ class ManualClockStuck(RuntimeError):
 
 class ManualClock:
     """A clock that moves only when told (:meth:`advance`, from any thread): the tests' way
-    to put a decision exactly at, before or past its deadline. A blocking :meth:`wait` gives up
-    with :class:`ManualClockStuck` after ``guard`` real seconds without an answer, so a test
-    that forgets to advance fails instead of hanging."""
+    to put a decision exactly at, before or past its deadline. :meth:`advance` returns once
+    every blocking :meth:`wait` has looked at the new time (it is over, or :attr:`waiting`
+    still counts it), so a test can tell "still waiting at 0.7 s" from "gave up" without a
+    race. A wait gives up with :class:`ManualClockStuck` after ``guard`` real seconds without
+    an answer, so a test that forgets to advance fails instead of hanging."""
 
     def __init__(self, start: float = 0.0, guard: float = 30.0) -> None:
         self._now = start
@@ -77,32 +79,65 @@ class ManualClock:
         self._cond = threading.Condition()
         self._watchers: dict[int, Callable[[], None]] = {}
         self._next = 0
+        self._tick = 0  # advances so far
+        self._seen: dict[int, int] = {}  # each blocking wait: the last advance it looked at
 
     def now(self) -> float:
         with self._cond:
             return self._now
 
     def advance(self, seconds: float) -> float:
-        """Move the time on by ``seconds`` and wake whatever waits on it; the new time."""
+        """Move the time on by ``seconds``, wake whatever waits on it, and return the new
+        time once every blocking wait has seen it."""
         if seconds < 0:
             raise ValueError(f"a clock does not go back ({seconds} s)")
         with self._cond:
             self._now += seconds
-            now = self._now
+            self._tick += 1
+            now, tick = self._now, self._tick
             watchers = list(self._watchers.values())
             self._cond.notify_all()
+            self._cond.wait_for(lambda: all(seen >= tick for seen in self._seen.values()),
+                                timeout=self.guard)
         for callback in watchers:
             callback()
         return now
 
     def wait(self, future: concurrent.futures.Future[Any], until: float) -> bool:
         future.add_done_callback(lambda _f: self._poke())
+        give_up = time.monotonic() + self.guard
         with self._cond:
-            if not self._cond.wait_for(lambda: future.done() or self._now >= until,
-                                       timeout=self.guard):
-                raise ManualClockStuck(f"waited {self.guard} s for the clock to reach {until} "
-                                       f"(it reads {self._now})")
-        return future.done()
+            key, self._next = self._next, self._next + 1
+            looked = -1
+            try:
+                while True:
+                    self._seen[key] = self._tick
+                    if future.done() or self._now >= until:
+                        return future.done()
+                    if looked != self._tick:  # the advance that woke us waits for this look
+                        looked = self._tick
+                        self._cond.notify_all()
+                    left = give_up - time.monotonic()
+                    if left <= 0:
+                        raise ManualClockStuck(f"waited {self.guard} s for the clock to reach "
+                                               f"{until} (it reads {self._now})")
+                    self._cond.wait(left)
+            finally:
+                del self._seen[key]
+                self._cond.notify_all()
+
+    @property
+    def waiting(self) -> int:
+        """How many blocking waits are in progress."""
+        with self._cond:
+            return len(self._seen)
+
+    def until_waiting(self, count: int = 1) -> None:
+        """Block until ``count`` blocking waits are in progress (a test that advances from
+        the policy's own thread first lets the brain begin its wait)."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: len(self._seen) >= count, timeout=self.guard):
+                raise ManualClockStuck(f"waited {self.guard} s for {count} waits to begin")
 
     def watch(self, callback: Callable[[], None]) -> Unwatch:
         with self._cond:

@@ -39,8 +39,9 @@ class Illegal:
 
 class Takes:
     """Spends ``takes`` seconds of ``clock`` on a decision: publishes ``best`` first where
-    given, moves the clock on, then answers ``legal[0]``; with ``hold`` it keeps its thread
-    until :meth:`release` (a policy still thinking when the clock passed its deadline)."""
+    given, moves the clock on, notes whether the brain still waits, then answers ``legal[0]``;
+    with ``hold`` it keeps its thread until :meth:`release` (a policy still thinking when the
+    clock passed its deadline)."""
 
     name = "takes"
     anytime = True
@@ -48,21 +49,27 @@ class Takes:
     def __init__(self, clock: ManualClock, takes: float, hold: bool = False,
                  best: int | None = None) -> None:
         self.clock, self.takes, self.best = clock, takes, best
-        self.held = threading.Event()
+        self.held, self.done = threading.Event(), threading.Event()
         if not hold:
             self.held.set()
         self.budgets: list[float | None] = []
+        self.waiting: list[int] = []  # blocking waits on the clock once it had moved on
 
     def decide(self, state, request, legal, budget=None, publish=None):
         self.budgets.append(budget)
         if publish is not None and self.best is not None:
             publish(anytime.Progress(legal[self.best], (), 7))
+        self.clock.until_waiting()  # the brain waits for this thread's answer
         self.clock.advance(self.takes)
+        self.waiting.append(self.clock.waiting)
         assert self.held.wait(30), "never released"
+        self.done.set()
         return Decision(legal[0])
 
     def release(self) -> None:
+        """Let a held thread answer, and wait until it has."""
         self.held.set()
+        assert self.done.wait(30), "the policy's thread never ended"
 
 
 def _timed_brain(policy_for, limit: float = 1.0, margin: float = 0.25):
@@ -95,7 +102,7 @@ def test_late_policy_is_abandoned_at_the_deadline():
     answer = brain.decide(_turn_state(), ev.DecisionRequest("turn"))
     slow.release()
     brain.close()
-    assert slow.budgets == [0.75]
+    assert slow.budgets == [0.75] and slow.waiting == [0]  # the brain gave up at 0.75
     assert answer.fallback == "takes missed its 0.750s budget"
     assert answer.source == anytime.fallback_source("rulebased")
     assert answer.action in answer.legal
@@ -103,18 +110,18 @@ def test_late_policy_is_abandoned_at_the_deadline():
 
 
 def test_an_answer_inside_the_budget_is_the_policys_own():
-    brain, policy, _clock = _timed_brain(lambda c: Takes(c, 0.5, best=1))
+    brain, policy, _clock = _timed_brain(lambda c: Takes(c, 0.7, best=1))
     state = _turn_state()
     answer = brain.decide(state, ev.DecisionRequest("turn"))
     brain.close()
-    assert policy.budgets == [0.75]
-    assert (answer.source, answer.fallback, answer.elapsed) == (anytime.POLICY, "", 0.5)
+    assert policy.budgets == [0.75] and policy.waiting == [1]  # still waiting at 0.7
+    assert (answer.source, answer.fallback, answer.elapsed) == (anytime.POLICY, "", 0.7)
     assert answer.action == brain.legal(state, ev.DecisionRequest("turn"))[0]
 
 
 def test_a_late_threads_best_so_far_is_played_at_the_deadline():
     """The thread path (the local table, the stdin forms) keeps the anytime contract."""
-    brain, late, clock = _timed_brain(lambda c: Takes(c, 2.0, hold=True, best=2))
+    brain, late, clock = _timed_brain(lambda c: Takes(c, 0.75, hold=True, best=2))
     state = _turn_state()
     answer = brain.decide(state, ev.DecisionRequest("turn"))
     late.release()
@@ -122,7 +129,7 @@ def test_a_late_threads_best_so_far_is_played_at_the_deadline():
     assert answer.source == anytime.BEST_SO_FAR and answer.work == 7
     assert answer.action == brain.legal(state, ev.DecisionRequest("turn"))[2]
     assert answer.fallback == "takes missed its 0.750s budget; played its best so far"
-    assert answer.elapsed == 2.0 == clock.now()  # the clock jumped past the deadline at once
+    assert answer.elapsed == 0.75 == clock.now()  # answered at the deadline
 
 
 def test_fallback_of_the_fallback_is_the_safest_action():

@@ -26,11 +26,14 @@ def test_a_manual_clock_moves_only_when_advanced() -> None:
 def test_a_thread_wait_ends_when_the_clock_reaches_the_deadline() -> None:
     clock = ManualClock()
     future: concurrent.futures.Future[int] = concurrent.futures.Future()
-    steps = threading.Thread(target=lambda: (clock.advance(0.5), clock.advance(0.5)))
-    steps.start()
-    assert clock.wait(future, 1.0) is False  # not done, and the clock reads 1.0
-    steps.join()
-    assert clock.now() == 1.0 and not future.done()
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        waited = pool.submit(clock.wait, future, 1.0)
+        clock.until_waiting()
+        clock.advance(0.75)  # returns once the wait has looked at 0.75
+        assert clock.waiting == 1 and not waited.done()
+        clock.advance(0.25)  # returns once the wait has seen its deadline and left
+        assert clock.waiting == 0
+        assert waited.result(30) is False and not future.done()
 
 
 def test_a_thread_wait_ends_when_the_future_is_done() -> None:
