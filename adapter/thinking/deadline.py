@@ -6,7 +6,6 @@ be driven by a :class:`~brain.clock.ManualClock` in tests (it wakes the wait whe
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable
 from typing import TypeVar
 
@@ -45,6 +44,8 @@ async def within(clock: Clock, awaitable: Awaitable[T], until: float | None) -> 
     if task.done():
         return task.result()
     task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
-    raise TimeoutError
+    await asyncio.wait({task})  # its end, without taking a cancellation of our own for it
+    try:
+        return task.result()  # it ended with an answer after all, as wait_for keeps it
+    except asyncio.CancelledError as exc:
+        raise TimeoutError from exc
