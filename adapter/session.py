@@ -100,7 +100,7 @@ def decide_and_log(brain: Brain, state: TableState, request: ev.DecisionRequest,
                    platform: str) -> Answer:
     """The brain's answer to a platform's request within ``budget`` seconds, decided here and
     now (the synchronous stdin forms), counted and logged as :func:`record_answer` says."""
-    request = dataclasses.replace(request, deadline=time.monotonic() + budget)
+    request = dataclasses.replace(request, deadline=brain.clock.now() + budget)
     return record_answer(brain.decide(state, request), request, summary, game_log, platform)
 
 
@@ -108,7 +108,7 @@ async def think_and_log(thinker: Thinker, state: TableState, request: ev.Decisio
                         budget: float, summary: SessionSummary, game_log: GameLogWriter | None,
                         platform: str) -> Answer:
     """The same, awaited: the event loop goes on while the policy thinks."""
-    request = dataclasses.replace(request, deadline=time.monotonic() + budget)
+    request = dataclasses.replace(request, deadline=thinker.brain.clock.now() + budget)
     answer = await thinker.decide(state, request)
     return record_answer(answer, request, summary, game_log, platform)
 

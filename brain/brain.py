@@ -14,12 +14,12 @@ with the adapters' async path, which runs slow policies in a worker process
 from __future__ import annotations
 
 import concurrent.futures
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from brain import anytime
 from brain.actions import action_key, is_listed
+from brain.clock import MONOTONIC, Clock
 from brain.policies import get_policy
 from brain.policies.base import Decision, Policy
 from brain.rules import rules_for
@@ -64,11 +64,13 @@ class Brain:
     limit, as at the local table); ``margin``: seconds kept back from it. With a limit, a policy
     that does not declare itself ``fast`` runs in a worker thread here and is abandoned at the
     deadline (its best so far is played where it published one); the async adapters run it in
-    a worker process instead, where it can be stopped (adapter/thinking/thinker.py)."""
+    a worker process instead, where it can be stopped (adapter/thinking/thinker.py).
+    ``clock``: what deadlines and ``elapsed`` are read on (brain/clock.py; a request's
+    ``deadline`` is a time on it)."""
 
     def __init__(self, variant: str, policy: str | Policy = "rulebased",
                  limit: float | None = None, margin: float = DEFAULT_MARGIN,
-                 fallback_policy: str = "rulebased") -> None:
+                 fallback_policy: str = "rulebased", clock: Clock = MONOTONIC) -> None:
         self.variant = variant
         self.rules = rules_for(variant)
         self.policy = get_policy(policy) if isinstance(policy, str) else policy
@@ -76,6 +78,7 @@ class Brain:
                                 else get_policy(fallback_policy))
         self.limit = limit
         self.margin = margin
+        self.clock = clock
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self.tally = FallbackTally()  # every answer the policy was asked for (brain/tally.py)
 
@@ -90,7 +93,7 @@ class Brain:
         if self.limit is not None:
             limits.append(self.limit)
         if request.deadline is not None:
-            limits.append(request.deadline - time.monotonic())
+            limits.append(request.deadline - self.clock.now())
         if not limits:
             return None
         limit = min(limits)
@@ -101,7 +104,7 @@ class Brain:
 
     def decide(self, state: TableState, request: ev.DecisionRequest,
                legal: list[Any] | None = None) -> Answer:
-        start = time.perf_counter()
+        start = self.clock.now()
         legal = legal if legal is not None else self.legal(state, request)
         if len(legal) == 1:
             return self.forced(legal, start)
@@ -112,7 +115,7 @@ class Brain:
 
     def forced(self, legal: list[Any], start: float) -> Answer:
         """The only legal action: the policy is not asked."""
-        return Answer(legal[0], tuple(legal), self.name, elapsed=time.perf_counter() - start,
+        return Answer(legal[0], tuple(legal), self.name, elapsed=self.clock.now() - start,
                       source=anytime.FORCED)
 
     def conclude(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
@@ -130,12 +133,12 @@ class Brain:
                   best: anytime.Progress | None) -> Answer:
         if not problem and decision is not None:
             return Answer(decision.action, tuple(legal), self.name, decision.candidates,
-                          time.perf_counter() - start, "", anytime.POLICY,
+                          self.clock.now() - start, "", anytime.POLICY,
                           anytime.work_of(decision))
         if best is not None:
             if best.action in legal:
                 return Answer(best.action, tuple(legal), self.name, best.candidates,
-                              time.perf_counter() - start,
+                              self.clock.now() - start,
                               f"{problem}; played its best so far", anytime.BEST_SO_FAR,
                               best.work)
             problem = f"{problem}; its best so far {best.action!r} is not legal"
@@ -146,7 +149,7 @@ class Brain:
             fallback = f"{problem}; fallback policy {problem2}"
             decision, source = Decision(safest_action(state, legal)), anytime.FALLBACK_SAFEST
         return Answer(decision.action, tuple(legal), self.name, decision.candidates,
-                      time.perf_counter() - start, fallback, source)
+                      self.clock.now() - start, fallback, source)
 
     def _ask(self, policy: Policy, state: TableState, request: ev.DecisionRequest,
              legal: list[Any], budget: float | None,
@@ -169,14 +172,14 @@ class Brain:
                        publish: anytime.Publish | None) -> Decision:
         if self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="policy")
+        until = self.clock.now() + budget
         future = self._pool.submit(call_policy, policy, state, request, legal, budget, publish)
-        try:
-            return future.result(timeout=budget)
-        except concurrent.futures.TimeoutError:
-            # The late thread cannot be killed; a fresh pool keeps the next decision unblocked.
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
-            raise
+        if self.clock.wait(future, until):
+            return future.result()
+        # The late thread cannot be killed; a fresh pool keeps the next decision unblocked.
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = None
+        raise concurrent.futures.TimeoutError
 
     def close(self) -> None:
         if self._pool is not None:

@@ -1,9 +1,11 @@
 """The decider: a policy that raises, answers illegally or runs late is replaced, and the
 answer is always legal."""
 
-import time
+import threading
 
+from brain import anytime
 from brain.brain import Brain, safest_action
+from brain.clock import ManualClock
 from brain.policies.base import Decision
 from brain.state import TableState
 from protocols import events as ev
@@ -35,12 +37,46 @@ class Illegal:
         return Decision(ev.Discard(T.parse_mpsz("9p")[0]))
 
 
-class Slow:
-    name = "slow"
+class Takes:
+    """Spends ``takes`` seconds of ``clock`` on a decision: publishes ``best`` first where
+    given, moves the clock on, notes whether the brain still waits, then answers ``legal[0]``;
+    with ``hold`` it keeps its thread until :meth:`release` (a policy still thinking when the
+    clock passed its deadline)."""
 
-    def decide(self, state, request, legal, budget=None):
-        time.sleep(2.0)
+    name = "takes"
+    anytime = True
+
+    def __init__(self, clock: ManualClock, takes: float, hold: bool = False,
+                 best: int | None = None) -> None:
+        self.clock, self.takes, self.best = clock, takes, best
+        self.held, self.done = threading.Event(), threading.Event()
+        if not hold:
+            self.held.set()
+        self.budgets: list[float | None] = []
+        self.waiting: list[int] = []  # blocking waits on the clock once it had moved on
+
+    def decide(self, state, request, legal, budget=None, publish=None):
+        self.budgets.append(budget)
+        if publish is not None and self.best is not None:
+            publish(anytime.Progress(legal[self.best], (), 7))
+        self.clock.until_waiting()  # the brain waits for this thread's answer
+        self.clock.advance(self.takes)
+        self.waiting.append(self.clock.waiting)
+        assert self.held.wait(30), "never released"
+        self.done.set()
         return Decision(legal[0])
+
+    def release(self) -> None:
+        """Let a held thread answer, and wait until it has."""
+        self.held.set()
+        assert self.done.wait(30), "the policy's thread never ended"
+
+
+def _timed_brain(policy_for, limit: float = 1.0, margin: float = 0.25):
+    """A brain on a manual clock (budget: limit less margin) and its policy."""
+    clock = ManualClock()
+    policy = policy_for(clock)
+    return Brain("riichi", policy, limit=limit, margin=margin, clock=clock), policy, clock
 
 
 def test_policy_answer_used_when_legal():
@@ -61,10 +97,39 @@ def test_illegal_answer_falls_back():
 
 
 def test_late_policy_is_abandoned_at_the_deadline():
-    brain = Brain("riichi", Slow(), limit=0.3, margin=0.1)
+    """Still thinking when the clock reaches the budget: the fallback answers at once."""
+    brain, slow, clock = _timed_brain(lambda c: Takes(c, 0.75, hold=True))
     answer = brain.decide(_turn_state(), ev.DecisionRequest("turn"))
+    slow.release()
     brain.close()
-    assert "missed its" in answer.fallback and answer.action in answer.legal
+    assert slow.budgets == [0.75] and slow.waiting == [0]  # the brain gave up at 0.75
+    assert answer.fallback == "takes missed its 0.750s budget"
+    assert answer.source == anytime.fallback_source("rulebased")
+    assert answer.action in answer.legal
+    assert answer.elapsed == 0.75 == clock.now()  # answered at the deadline, not after it
+
+
+def test_an_answer_inside_the_budget_is_the_policys_own():
+    brain, policy, _clock = _timed_brain(lambda c: Takes(c, 0.7, best=1))
+    state = _turn_state()
+    answer = brain.decide(state, ev.DecisionRequest("turn"))
+    brain.close()
+    assert policy.budgets == [0.75] and policy.waiting == [1]  # still waiting at 0.7
+    assert (answer.source, answer.fallback, answer.elapsed) == (anytime.POLICY, "", 0.7)
+    assert answer.action == brain.legal(state, ev.DecisionRequest("turn"))[0]
+
+
+def test_a_late_threads_best_so_far_is_played_at_the_deadline():
+    """The thread path (the local table, the stdin forms) keeps the anytime contract."""
+    brain, late, clock = _timed_brain(lambda c: Takes(c, 0.75, hold=True, best=2))
+    state = _turn_state()
+    answer = brain.decide(state, ev.DecisionRequest("turn"))
+    late.release()
+    brain.close()
+    assert answer.source == anytime.BEST_SO_FAR and answer.work == 7
+    assert answer.action == brain.legal(state, ev.DecisionRequest("turn"))[2]
+    assert answer.fallback == "takes missed its 0.750s budget; played its best so far"
+    assert answer.elapsed == 0.75 == clock.now()  # answered at the deadline
 
 
 def test_fallback_of_the_fallback_is_the_safest_action():
@@ -83,10 +148,15 @@ def test_safest_action_prefers_pass():
 
 
 def test_budget_from_limit_and_deadline():
-    brain = Brain("riichi", "greedy", limit=4.0, margin=0.5)
+    clock = ManualClock(100.0)
+    brain = Brain("riichi", "greedy", limit=4.0, margin=0.5, clock=clock)
     assert brain.budget(ev.DecisionRequest("turn")) == 3.5
-    soon = ev.DecisionRequest("turn", deadline=time.monotonic() + 1.0)
-    assert 0.1 <= brain.budget(soon) <= 0.5
+    soon = ev.DecisionRequest("turn", deadline=101.0)  # a time on the brain's clock
+    assert brain.budget(soon) == 0.5  # the nearer deadline, less the margin
+    clock.advance(0.75)
+    assert brain.budget(soon) == 0.1 * 0.25  # never below a tenth of what is left
+    clock.advance(0.5)
+    assert brain.budget(soon) == 0.0  # past the deadline
     assert Brain("riichi", "greedy").budget(ev.DecisionRequest("turn")) is None
 
 

@@ -11,6 +11,7 @@ import pytest
 from adapter.bench.mc import soak
 from brain.anytime import Progress
 from brain.brain import Brain
+from brain.clock import ManualClock
 from brain.policies import get_policy
 from brain.policies.mc.config import McConfig, from_env, parse
 from brain.policies.mc.models import MissingModels, load_models
@@ -93,14 +94,26 @@ def test_anytime_publishes_the_fast_move_first_then_each_batch():
 
 
 def test_a_budget_sets_the_work_and_is_kept():
+    """On a clock that moves ``cost`` seconds per playout, the search spends its share of the
+    budget and stops before a batch that would not fit in what is left of it."""
     state = turn_state("1358m2469p13s126z", "7m")
     request, legal = _turn(state)
-    policy = McPolicy(McConfig(always_simulate=True, seconds=0.0),
-                      FixedOpponents((0.1, 0.1, 0.1), FLAT))
-    policy.decide(state, request, legal, budget=0.4)
-    assert policy.stats.playouts > 0
-    # a share of the budget is searched; generous slack for a loaded machine
-    assert policy.stats.seconds < 0.4 + 0.25
+    clock, cost = ManualClock(), 0.003
+    config = McConfig(always_simulate=True, seconds=0.0)
+    policy = McPolicy(config, FixedOpponents((0.1, 0.1, 0.1), FLAT), clock=clock)
+    done = [0]  # the work published so far: each batch costs its playouts on the clock
+
+    def spend(progress: Progress) -> None:
+        clock.advance(cost * (progress.work - done[-1]))
+        done.append(progress.work)
+
+    policy.decide(state, request, legal, budget=0.4, publish=spend)
+    share = config.time_for(0.4, False)
+    stats = policy.stats
+    assert share == 0.4 * config.budget_share and len(done) > 3
+    assert stats.playouts == done[-1] and stats.seconds == clock.now()
+    assert stats.seconds <= share  # the share is kept
+    assert stats.seconds + cost * (done[-1] - done[-2]) > share  # the next batch would not fit
 
 
 def test_calls_are_decided_by_the_simulation():

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULES = (
     "protocols/__init__.py", "protocols/tiles.py", "protocols/events.py", "protocols/botzone.py",
     "brain/__init__.py", "brain/shanten.py", "brain/shanten_tables.py", "brain/state.py",
-    "brain/brain.py", "brain/tally.py", "brain/anytime.py", "brain/actions.py",
+    "brain/brain.py", "brain/tally.py", "brain/anytime.py", "brain/actions.py", "brain/clock.py",
     "brain/rules/__init__.py", "brain/rules/base.py", "brain/rules/mcr.py",
     "brain/policies/__init__.py", "brain/policies/base.py", "brain/policies/baselines.py",
     "brain/policies/rulebased.py", "brain/policies/evaluation.py", "brain/policies/defence.py",

@@ -16,11 +16,11 @@ The one-shot Botzone path and the stdin forms stay synchronous and never import 
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import structlog
 
+from adapter.thinking.deadline import within
 from adapter.thinking.worker_process import PolicyWorker, Thought
 from brain.brain import Answer, Brain, check
 from brain.state import TableState
@@ -31,7 +31,7 @@ log = structlog.get_logger("mjbot.thinker")
 
 class Thinker:
     """Awaitable decisions for one seat's :class:`Brain`; :meth:`close` when the session
-    ends (it kills the worker)."""
+    ends (it kills the worker). Deadlines are kept on the brain's clock."""
 
     def __init__(self, brain: Brain) -> None:
         self.brain = brain
@@ -48,7 +48,7 @@ class Thinker:
             self._starting = asyncio.ensure_future(self._start())
 
     async def _start(self) -> PolicyWorker:
-        worker = PolicyWorker(self.brain.policy)
+        worker = PolicyWorker(self.brain.policy, self.brain.clock)
         await worker.start()
         if self._closed:  # the session ended while the process was starting
             worker.kill()
@@ -60,12 +60,12 @@ class Thinker:
         brain = self.brain
         if self.inline:
             return brain.decide(state, request)
-        start = time.perf_counter()
+        start = brain.clock.now()
         legal = brain.legal(state, request)
         if len(legal) == 1:
             return brain.forced(legal, start)
         budget = brain.budget(request)
-        deadline = None if budget is None else time.monotonic() + budget
+        deadline = None if budget is None else brain.clock.now() + budget
         thought = await self._think(state, request, legal, deadline)
         if thought.stuck or thought.died:
             self._replace(thought.problem)
@@ -77,9 +77,8 @@ class Thinker:
                      deadline: float | None) -> Thought:
         self.warm()
         assert self._starting is not None
-        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
-            worker = await asyncio.wait_for(asyncio.shield(self._starting), timeout)
+            worker = await within(self.brain.clock, asyncio.shield(self._starting), deadline)
         except TimeoutError:
             return Thought(None, f"{self.brain.name}'s worker process was not started in time")
         except Exception as exc:  # could not start one: try again at the next decision

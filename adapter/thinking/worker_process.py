@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
-import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 from adapter.thinking import policy_worker
+from adapter.thinking.deadline import within
 from brain import anytime
+from brain.clock import MONOTONIC, Clock
 from brain.policies.base import Decision, Policy
 
 # Imported once by the fork server (brain, numpy, rules).
@@ -58,17 +59,20 @@ class WorkerDied(Exception):
 
 class PolicyWorker:
     """One worker process running ``policy``: :meth:`start` it, then :meth:`think` one job at a
-    time; :meth:`kill` it when it overran or is no longer wanted."""
+    time; :meth:`kill` it when it overran or is no longer wanted. Deadlines are times on
+    ``clock`` (the brain's)."""
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: Policy, clock: Clock = MONOTONIC) -> None:
         self.policy = policy
+        self.clock = clock
         self.pid: int | None = None
         self.process: Any = None
         self._conn: Connection | None = None
         self._messages: asyncio.Queue[tuple[Any, ...]] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready: asyncio.Future[int] | None = None
-        self._jobs = 0
+        self.jobs = 0  # jobs sent so far
+        self.best: anytime.Progress | None = None  # the best so far of the latest job
         self.exit_reason = ""
 
     # ------------------------------------------------------------------ life
@@ -94,11 +98,10 @@ class PolicyWorker:
 
     async def ready(self, deadline: float | None) -> bool:
         """Wait until the process has loaded the policy (at most until ``deadline``, a
-        ``time.monotonic()``); WorkerDied if it ended first."""
+        time on :attr:`clock`); WorkerDied if it ended first."""
         assert self._ready is not None
-        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
-            await asyncio.wait_for(asyncio.shield(self._ready), timeout)
+            await within(self.clock, asyncio.shield(self._ready), deadline)
         except TimeoutError:
             return False
         return True
@@ -185,9 +188,9 @@ class PolicyWorker:
     async def think(self, state: Any, request: Any, legal: list[Any],
                     deadline: float | None) -> Thought:
         """Ask the policy for one decision, to be answered by ``deadline``
-        (``time.monotonic()``; None: no limit); its best so far is kept as it comes."""
+        (a time on :attr:`clock`; None: no limit); its best so far is kept as it comes."""
         name = getattr(self.policy, "name", "policy")
-        allowed = None if deadline is None else deadline - time.monotonic()
+        allowed = None if deadline is None else deadline - self.clock.now()
         try:
             if not await self.ready(deadline):
                 return Thought(None, f"{name}'s worker process was not ready in time")
@@ -199,9 +202,9 @@ class PolicyWorker:
                            died=True)
         while not messages.empty():  # left from a job that ended in an error
             messages.get_nowait()
-        self._jobs += 1
-        job = self._jobs
-        budget = None if deadline is None else max(0.0, deadline - time.monotonic()
+        self.jobs += 1
+        job, self.best = self.jobs, None
+        budget = None if deadline is None else max(0.0, deadline - self.clock.now()
                                                    - IPC_ALLOWANCE)
         try:
             conn.send((job, state, request, legal, budget))
@@ -209,11 +212,10 @@ class PolicyWorker:
             return Thought(None, f"{name}: cannot reach its worker process ({exc})", died=True)
         best: anytime.Progress | None = None
         while True:
-            timeout = None if deadline is None else deadline - time.monotonic()
             try:
-                if timeout is not None and timeout <= 0:
+                if deadline is not None and deadline - self.clock.now() <= 0:
                     raise TimeoutError
-                message = await asyncio.wait_for(messages.get(), timeout)
+                message = await within(self.clock, messages.get(), deadline)
             except TimeoutError:
                 return Thought(None, f"{name} missed its {allowed:.3f}s budget", best,
                                stuck=True)
@@ -224,7 +226,7 @@ class PolicyWorker:
             if message[1] != job:
                 continue
             if message[0] == "progress":
-                best = message[2]
+                best = self.best = message[2]
             elif message[0] == "done":
                 return Thought(message[2], "", best)
             else:

@@ -15,7 +15,6 @@ the table, so the same game gives the same moves on any machine, at any speed.
 
 from __future__ import annotations
 
-import time
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +23,7 @@ import numpy as np
 
 from brain.actions import action_key
 from brain.anytime import Progress, Publish
+from brain.clock import MONOTONIC, Clock
 from brain.policies.base import Decision, win_if_legal
 from brain.policies.baselines import GreedyPolicy
 from brain.policies.evaluation import analyse_discards
@@ -61,10 +61,13 @@ class McPolicy:
     fast = False
     anytime = True
 
-    def __init__(self, config: McConfig | None = None, models: Any = None) -> None:
+    def __init__(self, config: McConfig | None = None, models: Any = None,
+                 clock: Clock = MONOTONIC) -> None:
         """``models``: anything with ``estimate(state)`` (default: the variant's shipped
-        weights, or those of the ``models`` option)."""
+        weights, or those of the ``models`` option); ``clock``: what a time budget is spent
+        on (brain/clock.py)."""
         self.config = config or from_env()
+        self.clock = clock
         self._models = models
         self._fast = _fast_policy(self.config.fast)
         self.stats = SearchStats()
@@ -76,7 +79,7 @@ class McPolicy:
 
     def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
                budget: float | None = None, publish: Publish | None = None) -> Decision:
-        started = time.perf_counter()
+        started = self.clock.now()
         self.stats = SearchStats()
         win = win_if_legal(legal)
         if win is not None:
@@ -109,7 +112,7 @@ class McPolicy:
             decision = self._playouts(state, cands, table, cfg.playouts_for(budget), seconds,
                                       started, publish, fast.action)
         self.stats.candidates = len(cands)
-        self.stats.seconds = time.perf_counter() - started
+        self.stats.seconds = self.clock.now() - started
         return decision
 
     # ------------------------------------------------------------------ the switch
@@ -168,7 +171,7 @@ class McPolicy:
             if target and done >= target:
                 break
             if not target:
-                elapsed = time.perf_counter() - started
+                elapsed = self.clock.now() - started
                 per_playout = elapsed / done
                 left = (seconds or 0.0) - elapsed
                 if left < per_playout * batch:
