@@ -6,7 +6,7 @@ be driven by a :class:`~brain.clock.ManualClock` in tests (it wakes the wait whe
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from brain.clock import Clock
@@ -29,8 +29,12 @@ async def within(clock: Clock, awaitable: Awaitable[T], until: float | None) -> 
                 break
             jumped = loop.create_future()
 
-            def wake(jumped: asyncio.Future[None] = jumped) -> None:
-                loop.call_soon_threadsafe(lambda: jumped.done() or jumped.set_result(None))
+            def settle(jumped: asyncio.Future[None] = jumped) -> None:
+                if not jumped.done():
+                    jumped.set_result(None)
+
+            def wake(settle: Callable[[], None] = settle) -> None:
+                loop.call_soon_threadsafe(settle)
             unwatch = clock.watch(wake)
             try:
                 await asyncio.wait({task, jumped}, timeout=left,
