@@ -44,8 +44,15 @@ def log() -> Any:
 def require_policy(name: str) -> None:
     """Refuse an unknown policy name with the list of known ones (``nn@FILE``: FILE must
     exist; whether it fits the variant is :func:`require_networks`' question)."""
+    from adapter.local.external import SpecError, is_external, parse_spec
     from brain.policies import NN_FILE_PREFIX, POLICIES
 
+    if is_external(name):  # an outside program (KIND:CMD); its variant: require_seats
+        try:
+            parse_spec(name)
+        except SpecError as exc:
+            raise UserInputError(str(exc)) from None
+        return
     if name.startswith(NN_FILE_PREFIX):
         path = name.removeprefix(NN_FILE_PREFIX)
         if not os.path.isfile(path):
@@ -102,6 +109,26 @@ def start_ray(args: Any) -> Any:
         return start(args.ray.strip(), args.workers)
     except RayUnavailable as exc:
         raise UserInputError(str(exc)) from None
+
+
+def require_seats(names: Any, variant: str) -> None:
+    """Refuse, in one line, an outside program (``mjai:CMD``, ``botzone:CMD``) that cannot sit
+    at ``variant``'s table: its platform plays another variant, or its program is missing."""
+    from adapter.local.external import SpecError, check_spec, is_external
+
+    for name in names:
+        if is_external(name):
+            try:
+                check_spec(name, variant)
+            except SpecError as exc:
+                raise UserInputError(str(exc)) from None
+
+
+def add_seat_limit_argument(parser: Any) -> None:
+    """``--seat-limit``, alike for arena and selfplay."""
+    parser.add_argument("--seat-limit", type=float, default=None, metavar="SECONDS",
+                        help="outside programs: seconds per answer (default: their "
+                        "platform's, mjai 2, Botzone 6 for a fresh run / 4 kept running)")
 
 
 def require_networks(names: Any, variant: str) -> None:
