@@ -24,12 +24,13 @@ EXAMPLES = """examples:
   mjbot arena --policies rulebased,greedy,greedy,greedy --hands 200
   mjbot arena --policies 'mjai:python mybot.py,rulebased,rulebased,rulebased' --hands 40
   mjbot arena --variant mcr --policies 'botzone:./mybot,rulebased,greedy,greedy' --hands 24
-  mjbot arena --variant mcr --policies 'botzone-json:python bot.py,rulebased,rulebased,rulebased'
+  mjbot arena --variant mcr --policies 'botzone-keep-json:python bot.py,rulebased,greedy,mc'
 
-An outside program is seated as KIND:COMMAND (mjai: riichi, mjai.app's stdin/stdout form;
-botzone / botzone-json: MCR, simple / JSON interaction, one-shot or keep-running as the bot
-chooses). It plays the same walls in every seating; a late, crashed, illegal or unreadable
-answer is played safe, counted as its fallback and reported per program."""
+An outside program is seated as KIND:COMMAND: mjai (riichi; mjai.app's stdin/stdout form, the
+seat number appended to the command), botzone / botzone-json (MCR; started anew every turn,
+simple / JSON interaction), botzone-keep / botzone-keep-json (MCR; keeps running). It plays
+the same walls in every seating; a late, crashed, illegal or unreadable answer is played
+safe, counted as its fallback and reported per program (--seat-limit: its time)."""
 
 
 def register(sub: Any) -> None:

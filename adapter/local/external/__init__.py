@@ -4,8 +4,9 @@ duplicate walls, seatings, intervals, logs and fallback counting as our own poli
 A seat is named like a policy, ``KIND:COMMAND``:
 
 * ``mjai:CMD`` — an mjai bot on stdin/stdout (mjai.app's form), riichi only;
-* ``botzone:CMD`` / ``botzone-json:CMD`` — a Botzone bot (simple / JSON interaction, one-shot
-  or keep-running as the bot chooses), MCR only.
+* ``botzone:CMD`` / ``botzone-json:CMD`` — a Botzone bot started anew every turn (simple /
+  JSON interaction), MCR only; ``botzone-keep:CMD`` / ``botzone-keep-json:CMD`` — one that
+  keeps running (botzone_seat.py).
 
 ``CMD`` is split as a shell would split it (no shell runs it) and may not hold a comma
 (``--policies`` is comma-separated). Each seat runs its own program, one run per game, killed
@@ -24,7 +25,8 @@ from adapter.local.external.seat import ExternalSeat, SeatLimits, SeatReport
 
 # kind -> (the variant its platform plays, what it is)
 KINDS = {"mjai": ("riichi", "an mjai bot"), "botzone": ("mcr", "a Botzone bot"),
-         "botzone-json": ("mcr", "a Botzone bot (JSON interaction)")}
+         "botzone-json": ("mcr", "a Botzone bot"), "botzone-keep": ("mcr", "a Botzone bot"),
+         "botzone-keep-json": ("mcr", "a Botzone bot")}
 
 
 class SpecError(ValueError):
@@ -75,12 +77,13 @@ def check_spec(name: str, variant: str) -> None:
 def external_seat(variant: str, seat: int, name: str,
                   limits: SeatLimits | None = None) -> ExternalSeat:
     """The seat for spec ``name`` (already checked by :func:`check_spec`)."""
-    from adapter.local.external.botzone_seat import BotzoneJsonSeat, BotzoneSeat
+    from adapter.local.external import botzone_seat as bz
     from adapter.local.external.mjai_seat import MjaiSeat
 
     spec = parse_spec(name)
-    cls: Any = {"mjai": MjaiSeat, "botzone": BotzoneSeat, "botzone-json": BotzoneJsonSeat}[
-        spec.kind]
+    cls: Any = {"mjai": MjaiSeat, "botzone": bz.BotzoneSeat, "botzone-json": bz.BotzoneJsonSeat,
+                "botzone-keep": bz.BotzoneKeepSeat,
+                "botzone-keep-json": bz.BotzoneKeepJsonSeat}[spec.kind]
     return cls(variant, seat, name, list(spec.argv), limits)  # type: ignore[no-any-return]
 
 

@@ -2,12 +2,19 @@
 
 Every request line the seat is sent goes to the bot and is answered (``PASS`` where nothing
 else is allowed), from the same encoder as our local Botzone judge
-(protocols/botzone_server.py). The bot decides how it runs, as on Botzone: a run that ends
-after its answer is started anew for the next line with the whole history on stdin (simple
-interaction, or JSON with ``botzone-json:``), ``data`` and ``globaldata`` passed back as it
-left them; a run that prints ``>>>BOTZONE_REQUEST_KEEP_RUNNING<<<`` after its answer is kept
-and gets only the next request line. Input and answers are read by the judge's own code
-(adapter/fakes/botzone_judge.py's ``BotProcess``), as strictly as Botzone reads them.
+(protocols/botzone_server.py). The four ways our local judge runs a bot (the PKU runner's,
+adapter/fakes/botzone_judge.py), named by the seat's kind:
+
+* ``botzone:`` / ``botzone-json:`` — started anew for every line with the whole history on
+  stdin, then the end of input (simple / JSON interaction), ``data`` and ``globaldata``
+  passed back as it left them;
+* ``botzone-keep:`` / ``botzone-keep-json:`` — the first line as a full input, stdin left
+  open; a run that prints ``>>>BOTZONE_REQUEST_KEEP_RUNNING<<<`` after its answer is kept and
+  gets only the next request line (bare, or JSON-encoded in JSON interaction); one that exits
+  is started anew with the whole history.
+
+Input and answers are written and read by the judge's own code (``BotProcess``), as strictly
+as Botzone reads them.
 
 Time limits (../shared/protocols/botzone.md): 6 s for a turn of a fresh run, 4 s for a later
 turn of a kept one. One match is one hand: a late or crashed bot plays safe to its end.
@@ -24,7 +31,7 @@ from adapter.fakes.botzone_judge import BotProcess, Verdict
 from adapter.local.external.process import SeatFault
 from adapter.local.external.seat import ExternalSeat
 from protocols import events as ev
-from protocols.botzone import BotzoneError
+from protocols.botzone import BotzoneError, parse_response
 from protocols.botzone_server import RequestLines, read_response
 
 FIRST_LIMIT = 6.0
@@ -34,9 +41,11 @@ LATER_LIMIT = 4.0
 class BotzoneSeat(ExternalSeat):
     platform = "botzone"
     json_io = False
+    keep = False
 
     def _start(self, event: Any) -> None:
-        mode = "json" if self.json_io else "simple"
+        mode = ("keep-json" if self.keep else "json") if self.json_io else \
+            ("keep" if self.keep else "simple")
         self.bot = BotProcess(self.seat, mode, tuple(self.argv), FIRST_LIMIT, LATER_LIMIT)
         self.encoder = RequestLines(self.seat)
         self.planned: int | None = None  # the discard named with our PENG / CHI
@@ -68,9 +77,13 @@ class BotzoneSeat(ExternalSeat):
     def _line(self, line: str) -> None:
         """One request line to the bot and its answer read (kept for the decision, if any)."""
         if self.last not in (None, "PASS"):
-            last, self.last = self.last, None
-            self._unasked(SeatFault("illegal", f"answered {last!r} where only PASS goes",
-                                    last or ""))
+            last, self.last = self.last or "", None
+            try:
+                parse_response(last)
+                fault = SeatFault("illegal", f"answered {last!r} where only PASS goes", last)
+            except BotzoneError as exc:
+                fault = SeatFault("garbage", str(exc), last)
+            self._unasked(fault)
             if self.down:
                 return
         bot = self.bot
@@ -79,7 +92,10 @@ class BotzoneSeat(ExternalSeat):
             self.proc.send((json.dumps(line) if self.json_io else line) + "\n")
             limit = self._limit(LATER_LIMIT)
         else:
-            self._launch().send(bot._input())
+            proc = self._launch()
+            proc.send(bot._input())
+            if not self.keep:
+                proc.end_input()
             limit = self._limit(FIRST_LIMIT)
         lines = self._turn_output(limit)
         try:
@@ -106,9 +122,19 @@ class BotzoneSeat(ExternalSeat):
                     raise SeatFault("crashed", note)
                 return lines
             if line.strip() == KEEP_RUNNING:
+                if not self.keep:  # its input is closed: it cannot be sent another line
+                    self._stop()
                 return lines
             lines.append(line)
 
 
 class BotzoneJsonSeat(BotzoneSeat):
     json_io = True
+
+
+class BotzoneKeepSeat(BotzoneSeat):
+    keep = True
+
+
+class BotzoneKeepJsonSeat(BotzoneSeat):
+    json_io = keep = True

@@ -8,6 +8,9 @@ and at the game's edges (``start_game``, ``end_kyoku``, ``end_game``, each its o
 answered ``none``), as mjai.app does. A riichi is two answers, as in mjai: ``reach``, then,
 after the seat echoes it, the ``dahai``.
 
+The program is run as mjai.app runs a bot: the command, then the seat number (0..3) as its
+last argument (``start_game``'s ``id`` says it too).
+
 Time limit: mjai.app allows 2 s per answer (../shared/protocols/mjai.md); the first line
 (``start_game``) gets the start-up allowance, since a program has to load before it answers.
 """
@@ -30,6 +33,7 @@ END_KYOKU = {"type": "end_kyoku"}
 
 class MjaiSeat(ExternalSeat):
     platform = "mjai"
+    seat_argument = True
 
     def _start(self, event: Any) -> None:
         self.pending: list[dict[str, Any]] = []

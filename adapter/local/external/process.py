@@ -18,6 +18,7 @@ import time
 
 EXIT_GRACE = 0.5  # seconds a program is given to exit by itself once its input is closed
 STDERR_TAIL = 300
+EXIT_POLL = 0.1  # how often a silent program is checked for having exited
 
 
 class SeatFault(Exception):
@@ -59,6 +60,12 @@ class LineProcess:
         except (BrokenPipeError, OSError, ValueError):
             raise SeatFault("crashed", self.exit_note("closed its input")) from None
 
+    def end_input(self) -> None:
+        """Close its stdin: the end of input a one-shot program reads to."""
+        with contextlib.suppress(OSError, ValueError):
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+
     def read_line(self, limit: float) -> str | None:
         """The next line; None at the end of its output (the program is done)."""
         assert self.proc.stdout is not None
@@ -74,8 +81,12 @@ class LineProcess:
             if left <= 0:
                 raise SeatFault("late", f"no answer within {limit:g} s",
                                 self.buffer.decode("utf-8", errors="replace"))
-            ready, _, _ = select.select([fd], [], [], left)
+            ready, _, _ = select.select([fd], [], [], min(left, EXIT_POLL))
             if not ready:
+                if self.proc.poll() is not None:  # exited: what it started may hold the pipe
+                    ready, _, _ = select.select([fd], [], [], 0)
+                    if not ready:
+                        self.eof = True
                 continue
             chunk = os.read(fd, 65536)
             if chunk:

@@ -75,6 +75,7 @@ class ExternalSeat:
     shares_state = True
     takes_legal = True
     platform = ""
+    seat_argument = False  # the seat number goes after the command (as mjai.app runs bots)
 
     def __init__(self, variant: str, seat: int, name: str, argv: list[str],
                  limits: SeatLimits | None = None) -> None:
@@ -98,12 +99,11 @@ class ExternalSeat:
             self._restart(event)
         elif isinstance(event, ev.RoundStarted) and self.down:
             self._restart(event)
-        if self.down and not isinstance(event, ev.GameEnded):
-            return
-        try:
-            self._seen(event)
-        except SeatFault as fault:
-            self._fault(fault)
+        if not self.down:
+            try:
+                self._seen(event)
+            except SeatFault as fault:
+                self._fault(fault)
         if isinstance(event, ev.GameEnded):
             self._stop()
 
@@ -137,7 +137,7 @@ class ExternalSeat:
         raise NotImplementedError
 
     def _launch(self) -> LineProcess:
-        proc = LineProcess(self.argv)
+        proc = LineProcess([*self.argv, str(self.seat)] if self.seat_argument else self.argv)
         self.proc = proc
         self.pids.append(proc.pid)
         return proc
