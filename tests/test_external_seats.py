@@ -72,12 +72,12 @@ BOTZONE_KEEP_BOT = textwrap.dedent("""
     n = int(sys.stdin.readline())
     requests = [sys.stdin.readline().strip() for _ in range(2 * n - 1)][::2]
     print(answer(requests[-1]))
-    print("%s", flush=True)
+    print("MARKER", flush=True)
     for line in sys.stdin:
         if line.strip():
             print(answer(line.strip()))
-            print("%s", flush=True)
-""" % (MARKER, MARKER))
+            print("MARKER", flush=True)
+""").replace("MARKER", MARKER)
 
 # One-shot Botzone bots that check their data comes back: they leave the number of turns
 # answered, and answer garbage when the next run does not find it.

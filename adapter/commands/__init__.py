@@ -126,9 +126,21 @@ def require_seats(names: Any, variant: str) -> None:
 
 def add_seat_limit_argument(parser: Any) -> None:
     """``--seat-limit``, alike for arena and selfplay."""
-    parser.add_argument("--seat-limit", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--seat-limit", type=_seconds, default=None, metavar="SECONDS",
                         help="outside programs: seconds per answer (default: their "
                         "platform's, mjai 2, Botzone 6 for a fresh run / 4 kept running)")
+
+
+def _seconds(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value <= 3600.0:
+        raise argparse.ArgumentTypeError(f"seconds above 0 (at most 3600), not {text!r}")
+    return value
 
 
 def require_networks(names: Any, variant: str) -> None:

@@ -19,15 +19,18 @@ import time
 EXIT_GRACE = 0.5  # seconds a program is given to exit by itself once its input is closed
 STDERR_TAIL = 300
 EXIT_POLL = 0.1  # how often a silent program is checked for having exited
+MAX_LINE = 1 << 20  # bytes: a longer answer is garbage (and the stream is past saving)
 
 
 class SeatFault(Exception):
     """What went wrong with an outside program's answer. ``reason``: late, crashed, garbage
     or illegal; ``raw``: what it sent, as sent (logged, never interpreted)."""
 
-    def __init__(self, reason: str, detail: str, raw: str = "") -> None:
+    def __init__(self, reason: str, detail: str, raw: str = "", fatal: bool = False) -> None:
         super().__init__(f"{reason}: {detail}")
         self.reason, self.detail, self.raw = reason, detail, raw
+        # the program is out of step with the table: stop it (always so when late or dead)
+        self.fatal = fatal or reason in ("late", "crashed")
 
 
 class LineProcess:
@@ -93,6 +96,10 @@ class LineProcess:
                 self.buffer += chunk
             else:
                 self.eof = True
+            if len(self.buffer) > MAX_LINE and b"\n" not in self.buffer:
+                raise SeatFault("garbage", f"a line longer than {MAX_LINE} bytes",
+                                self.buffer[:200].decode("utf-8", errors="replace"),
+                                fatal=True)
         raw, _, self.buffer = self.buffer.partition(b"\n")
         return raw.decode("utf-8", errors="replace").rstrip("\r")
 

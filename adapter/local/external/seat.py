@@ -157,7 +157,7 @@ class ExternalSeat:
         self.report.count(fault)
         log.warning("outside program fault", seat=self.seat, program=self.name,
                     reason=fault.reason, detail=fault.detail, raw=fault.raw[:500])
-        if fault.reason in ("late", "crashed"):
+        if fault.fatal:
             self.down = one_line(str(fault))
             self._stop()
 
