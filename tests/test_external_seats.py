@@ -184,6 +184,33 @@ def test_mjbot_botzone_as_an_outside_program_plays_as_the_in_process_seat(tmp_pa
     _same_figures(inside, outside, name)
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_mjbot_mjai_over_tcp_plays_as_the_in_process_seat(tmp_path):
+    port = _free_port()
+    name = f"mjai-tcp:127.0.0.1:{port}"
+    # the original mjai server ends a connection with its game: the client runs in a loop
+    clients = subprocess.Popen(
+        [PY, "-c", "import subprocess, sys\nfor _ in range(4):\n    subprocess.run(sys.argv[1:])",
+         PY, "-m", "adapter.cli", "--log-level", "error", "mjai", "--server",
+         f"127.0.0.1:{port}", "--no-log"])
+    try:
+        config = ArenaConfig("riichi", (name, "greedy", "greedy", "greedy"), hands=1, seed=7,
+                             seat_limit=30)
+        outside = summarize(config, run_arena(config), 1.0)
+    finally:
+        clients.wait(timeout=60)
+    config = ArenaConfig("riichi", ("rulebased", "greedy", "greedy", "greedy"), hands=1, seed=7)
+    inside = summarize(config, run_arena(config), 1.0)
+    _same_figures(inside, outside, name)
+
+
 def test_the_pypi_mjai_rulebasebot_plays_through_the_seat(tmp_path):
     try:
         import mjai.bot.rulebase  # noqa: F401
@@ -345,3 +372,14 @@ def test_selfplay_records_an_outside_program(tmp_path):
     assert summary["fallbacks"][name]["fallbacks"] == 0
     assert os.listdir(tmp_path / "ds")
     assert _all_gone(pidfile) == []
+
+
+def test_a_listening_seat_is_refused_where_it_cannot_listen_alone():
+    tcp = "mjai-tcp:127.0.0.1:11601"
+    done = _run_cli("arena", "--policies", f"{tcp},{tcp},rulebased,rulebased", "--hands", "1")
+    assert done.returncode == 2 and "one seat per listening address" in done.stderr
+    done = _run_cli("arena", "--policies", f"{tcp},rulebased,rulebased,rulebased",
+                    "--workers", "2", "--hands", "1")
+    assert done.returncode == 2 and "one game at a time" in done.stderr
+    done = _run_cli("arena", "--policies", "mjai-tcp:nowhere,rulebased,rulebased,rulebased")
+    assert done.returncode == 2 and "mjai-tcp needs HOST:PORT" in done.stderr

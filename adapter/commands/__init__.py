@@ -111,17 +111,21 @@ def start_ray(args: Any) -> Any:
         raise UserInputError(str(exc)) from None
 
 
-def require_seats(names: Any, variant: str) -> None:
-    """Refuse, in one line, an outside program (``mjai:CMD``, ``botzone:CMD``) that cannot sit
-    at ``variant``'s table: its platform plays another variant, or its program is missing."""
-    from adapter.local.external import SpecError, check_spec, is_external
+def require_seats(names: Any, variant: str, args: Any = None) -> None:
+    """Refuse, in one line, an outside program (``mjai:CMD``, ``botzone:CMD``, ...) that
+    cannot sit at ``variant``'s table: its platform plays another variant, its program is
+    missing, or (a listening seat) its address is shared or units would run in parallel."""
+    from adapter.local.external import SpecError, check_listeners, check_spec, is_external
 
-    for name in names:
-        if is_external(name):
-            try:
+    parallel = args is not None and (getattr(args, "ray", None) is not None
+                                     or (getattr(args, "workers", None) or 1) > 1)
+    try:
+        for name in names:
+            if is_external(name):
                 check_spec(name, variant)
-            except SpecError as exc:
-                raise UserInputError(str(exc)) from None
+        check_listeners(names, parallel)
+    except SpecError as exc:
+        raise UserInputError(str(exc)) from None
 
 
 def add_seat_limit_argument(parser: Any) -> None:

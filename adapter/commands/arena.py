@@ -27,7 +27,8 @@ EXAMPLES = """examples:
   mjbot arena --variant mcr --policies 'botzone-keep-json:python bot.py,rulebased,greedy,mc'
 
 An outside program is seated as KIND:COMMAND: mjai (riichi; mjai.app's stdin/stdout form, the
-seat number appended to the command), botzone / botzone-json (MCR; started anew every turn,
+seat number appended to the command), mjai-tcp:HOST:PORT (riichi; the seat listens there as
+the original mjai server, one connection per game), botzone / botzone-json (MCR; started anew every turn,
 simple / JSON interaction), botzone-keep / botzone-keep-json (MCR; keeps running). It plays
 the same walls in every seating; a late, crashed, illegal or unreadable answer is played
 safe, counted as its fallback and reported per program (--seat-limit: its time)."""
@@ -68,7 +69,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
 
     names = four_policies(args.policies)
     require_networks(names, args.variant)
-    require_seats(names, args.variant)
+    require_seats(names, args.variant, args)
     if args.hands < 1:
         raise UserInputError("--hands must be at least 1")
     ray = start_ray(args)

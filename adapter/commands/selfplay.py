@@ -83,7 +83,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
         raise UserInputError(f"unknown variant {args.variant!r} (riichi, mcr, taiwan16 or mass)")
     names = four_policies(args.policies)
     require_networks(names, args.variant)
-    require_seats(names, args.variant)
+    require_seats(names, args.variant, args)
     if args.hands < 1 or args.shard_decisions < 1:
         raise UserInputError("--hands and --shard-decisions must be at least 1")
     if args.out_shared and args.ray is None:

@@ -4,6 +4,8 @@ duplicate walls, seatings, intervals, logs and fallback counting as our own poli
 A seat is named like a policy, ``KIND:COMMAND``:
 
 * ``mjai:CMD`` — an mjai bot on stdin/stdout (mjai.app's form), riichi only;
+* ``mjai-tcp:HOST:PORT`` — an mjai bot that connects to the seat, which listens there as the
+  original mjai server (mjai_tcp_seat.py), riichi only;
 * ``botzone:CMD`` / ``botzone-json:CMD`` — a Botzone bot started anew every turn (simple /
   JSON interaction), MCR only; ``botzone-keep:CMD`` / ``botzone-keep-json:CMD`` — one that
   keeps running (botzone_seat.py).
@@ -24,9 +26,9 @@ from typing import Any
 from adapter.local.external.seat import ExternalSeat, SeatLimits, SeatReport
 
 # kind -> (the variant its platform plays, what it is)
-KINDS = {"mjai": ("riichi", "an mjai bot"), "botzone": ("mcr", "a Botzone bot"),
-         "botzone-json": ("mcr", "a Botzone bot"), "botzone-keep": ("mcr", "a Botzone bot"),
-         "botzone-keep-json": ("mcr", "a Botzone bot")}
+KINDS = {"mjai": ("riichi", "an mjai bot"), "mjai-tcp": ("riichi", "an mjai bot"),
+         "botzone": ("mcr", "a Botzone bot"), "botzone-json": ("mcr", "a Botzone bot"),
+         "botzone-keep": ("mcr", "a Botzone bot"), "botzone-keep-json": ("mcr", "a Botzone bot")}
 
 
 class SpecError(ValueError):
@@ -69,9 +71,30 @@ def check_spec(name: str, variant: str) -> None:
     if spec.variant != variant:
         raise SpecError(f"{name!r}: {KINDS[spec.kind][1]} plays {spec.variant}, not {variant} "
                         f"(mjai: riichi; botzone: mcr)")
+    if spec.kind == "mjai-tcp":
+        from adapter.local.external.mjai_tcp_seat import parse_address
+
+        try:
+            parse_address(" ".join(spec.argv))
+        except ValueError as exc:
+            raise SpecError(f"{name!r}: {exc}") from None
+        return
     program = spec.argv[0]
     if shutil.which(program) is None:
         raise SpecError(f"{name!r}: no program {program!r} (not found, or not executable)")
+
+
+def check_listeners(names: Any, parallel: bool) -> None:
+    """A listening seat (``mjai-tcp:``) owns its address: one seat per address, and no
+    parallel units (each would listen there at once)."""
+    listeners = [n for n in names if is_external(n) and parse_spec(n).kind == "mjai-tcp"]
+    for name in listeners:
+        if list(names).count(name) > 1:
+            raise SpecError(f"{name!r}: one seat per listening address (give each its own "
+                            f"port)")
+    if listeners and parallel:
+        raise SpecError(f"{listeners[0]!r}: a listening seat plays one game at a time "
+                        f"(no --workers above 1, no --ray)")
 
 
 def external_seat(variant: str, seat: int, name: str,
@@ -79,13 +102,14 @@ def external_seat(variant: str, seat: int, name: str,
     """The seat for spec ``name`` (already checked by :func:`check_spec`)."""
     from adapter.local.external import botzone_seat as bz
     from adapter.local.external.mjai_seat import MjaiSeat
+    from adapter.local.external.mjai_tcp_seat import MjaiTcpSeat
 
     spec = parse_spec(name)
-    cls: Any = {"mjai": MjaiSeat, "botzone": bz.BotzoneSeat, "botzone-json": bz.BotzoneJsonSeat,
-                "botzone-keep": bz.BotzoneKeepSeat,
+    cls: Any = {"mjai": MjaiSeat, "mjai-tcp": MjaiTcpSeat, "botzone": bz.BotzoneSeat,
+                "botzone-json": bz.BotzoneJsonSeat, "botzone-keep": bz.BotzoneKeepSeat,
                 "botzone-keep-json": bz.BotzoneKeepJsonSeat}[spec.kind]
     return cls(variant, seat, name, list(spec.argv), limits)  # type: ignore[no-any-return]
 
 
 __all__ = ["ExternalSeat", "ExternalSpec", "SeatLimits", "SeatReport", "SpecError",
-           "check_spec", "external_seat", "is_external", "parse_spec"]
+           "check_listeners", "check_spec", "external_seat", "is_external", "parse_spec"]

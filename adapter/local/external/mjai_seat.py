@@ -56,21 +56,18 @@ class MjaiSeat(ExternalSeat):
             self.echoed_reach = False  # a reach the table did not play (its dahai was not)
         if isinstance(event, ev.RoundStarted | ev.GameEnded) and self.in_hand:
             self.in_hand = False
-            events, self.pending = [*self.pending, END_KYOKU], []
-            self._message(events, self._limit(ANSWER_LIMIT))
+            self._edge(END_KYOKU)
         if isinstance(event, ev.GameEnded):
-            self._message([{"type": "end_game", "scores": list(event.scores)}],
-                          self._limit(ANSWER_LIMIT))
+            self._edge({"type": "end_game", "scores": list(event.scores)})
             return
         if isinstance(event, ev.RoundStarted):
             self.in_hand = True
         message = export_event(event, seat=self.seat)
         if message is not None:
-            self.pending.append(message)
+            self._out(message)
 
     def _ask(self, request: ev.DecisionRequest, legal: list[Any]) -> Any:
-        events, self.pending = self.pending, []
-        answer = self._exchange(events, self._limit(ANSWER_LIMIT))
+        answer = self._due()
         if answer["type"] != "reach":
             return self._action(answer, request)
         if request.kind != "turn" or answer.get("actor") != self.seat:
@@ -85,6 +82,20 @@ class MjaiSeat(ExternalSeat):
         return ev.Discard(self._action(second, request).tile, riichi=True)
 
     # ------------------------------------------------------------------ the wire
+
+    def _out(self, message: dict[str, Any]) -> None:
+        """An event for the bot: mjai.app sends it with the next line."""
+        self.pending.append(message)
+
+    def _edge(self, message: dict[str, Any]) -> None:
+        """``end_kyoku`` / ``end_game``: sent at once (with what is pending), ``none`` due."""
+        events, self.pending = [*self.pending, message], []
+        self._message(events, self._limit(ANSWER_LIMIT))
+
+    def _due(self) -> dict[str, Any]:
+        """The bot's answer where a move may be due: the pending events sent, one read."""
+        events, self.pending = self.pending, []
+        return self._exchange(events, self._limit(ANSWER_LIMIT))
 
     def _message(self, events: list[dict[str, Any]], limit: float) -> None:
         """A line that asks for no move: any readable answer will do (``none`` is due)."""

@@ -12,6 +12,7 @@ import contextlib
 import os
 import select
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -63,6 +64,16 @@ class LineProcess:
         except (BrokenPipeError, OSError, ValueError):
             raise SeatFault("crashed", self.exit_note("closed its input")) from None
 
+    def _fd(self) -> int:
+        assert self.proc.stdout is not None
+        return self.proc.stdout.fileno()
+
+    def _read(self) -> bytes:
+        return os.read(self._fd(), 65536)
+
+    def _exited(self) -> bool:
+        return self.proc.poll() is not None
+
     def end_input(self) -> None:
         """Close its stdin: the end of input a one-shot program reads to."""
         with contextlib.suppress(OSError, ValueError):
@@ -71,9 +82,8 @@ class LineProcess:
 
     def read_line(self, limit: float) -> str | None:
         """The next line; None at the end of its output (the program is done)."""
-        assert self.proc.stdout is not None
         deadline = time.monotonic() + limit
-        fd = self.proc.stdout.fileno()
+        fd = self._fd()
         while b"\n" not in self.buffer:
             if self.eof:
                 if self.buffer:
@@ -86,12 +96,12 @@ class LineProcess:
                                 self.buffer.decode("utf-8", errors="replace"))
             ready, _, _ = select.select([fd], [], [], min(left, EXIT_POLL))
             if not ready:
-                if self.proc.poll() is not None:  # exited: what it started may hold the pipe
+                if self._exited():  # a program's children may still hold its pipe
                     ready, _, _ = select.select([fd], [], [], 0)
                     if not ready:
                         self.eof = True
                 continue
-            chunk = os.read(fd, 65536)
+            chunk = self._read()
             if chunk:
                 self.buffer += chunk
             else:
@@ -146,3 +156,72 @@ class LineProcess:
                 if stream is not None:
                     stream.close()
         return code
+
+
+class LineSocket(LineProcess):
+    """A bot on the other end of a TCP connection, read and written as a program's pipes.
+    ``listen`` waits (up to ``limit`` seconds) for one bot to connect to ``host:port``."""
+
+    def __init__(self, sock: socket.socket, peer: str) -> None:  # a socket, not a process
+        self.sock, self.peer = sock, peer
+        self.buffer = b""
+        self.eof = False
+
+    @classmethod
+    def listen(cls, host: str, port: int, limit: float) -> LineSocket:
+        server = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        try:
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            server.bind((host, port))
+            server.listen(1)
+            server.settimeout(limit)
+            sock, peer = server.accept()
+        except TimeoutError:
+            raise SeatFault("crashed", f"no bot connected to {host}:{port} within "
+                            f"{limit:g} s") from None
+        except OSError as exc:
+            raise SeatFault("crashed", f"cannot listen on {host}:{port}: "
+                            f"{exc.strerror or exc}") from None
+        finally:
+            server.close()
+        sock.setblocking(True)
+        return cls(sock, f"{peer[0]}:{peer[1]}")
+
+    @property
+    def pid(self) -> int:
+        return 0
+
+    def _fd(self) -> int:
+        return self.sock.fileno()
+
+    def _read(self) -> bytes:
+        try:
+            return self.sock.recv(65536)
+        except OSError:
+            return b""
+
+    def _exited(self) -> bool:
+        return False
+
+    def send(self, text: str) -> None:
+        try:
+            self.sock.sendall(text.encode())
+        except OSError:
+            raise SeatFault("crashed", f"the bot at {self.peer} closed the connection") \
+                from None
+
+    def end_input(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_WR)
+
+    def exit_note(self, what: str) -> str:
+        return f"the bot at {self.peer} {what} (connection closed)"
+
+    def stderr_tail(self) -> str:
+        return ""
+
+    def close(self, grace: float = EXIT_GRACE) -> int | None:
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+        return None
