@@ -26,12 +26,12 @@ EXAMPLES = """examples:
   mjbot arena --variant mcr --policies 'botzone:./mybot,rulebased,greedy,greedy' --hands 24
   mjbot arena --variant mcr --policies 'botzone-keep-json:python bot.py,rulebased,greedy,mc'
 
-An outside program is seated as KIND:COMMAND: mjai (riichi; mjai.app's stdin/stdout form, the
-seat number appended to the command), mjai-tcp:HOST:PORT (riichi; the seat listens there as
-the original mjai server, one connection per game), botzone / botzone-json (MCR; started anew every turn,
-simple / JSON interaction), botzone-keep / botzone-keep-json (MCR; keeps running). It plays
-the same walls in every seating; a late, crashed, illegal or unreadable answer is played
-safe, counted as its fallback and reported per program (--seat-limit: its time)."""
+An outside program is seated as KIND:COMMAND: mjai (riichi; mjai.app's stdin/stdout form,
+the seat number appended to the command), mjai-tcp:HOST:PORT (riichi; the seat listens there
+as the original mjai server, one connection per game), botzone / botzone-json (MCR; started
+anew every turn, simple / JSON interaction), botzone-keep / botzone-keep-json (MCR; keeps
+running). It plays the same walls in every seating; a late, crashed, illegal or unreadable
+answer is played safe, counted as its fallback and reported per program (--seat-limit: its time)."""
 
 
 def register(sub: Any) -> None:
