@@ -14,7 +14,7 @@ from typing import Any
 from adapter.fakes.tile_ids import take_ids
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.ntpu import WIND_NAMES
+from protocols.ntpu import WIND_NAMES, NtpuError, parse_reply
 
 
 class HandIds:
@@ -148,3 +148,35 @@ class NtpuLines:
         if isinstance(event, ev.RoundWon):
             return [ids.win_line]
         return []
+
+
+def reply_action(word: str, reply: str, ids: HandIds, seat: int) -> Any | None:
+    """The action of a seat's reply to ``/ask word`` (None: a pass); NtpuError when it is no
+    reply to that ask or names ids the seat does not hold. The ids it names are kept, so the
+    server moves those very copies."""
+    verb, numbers = parse_reply(reply)
+    if verb == "/pass":
+        return None
+    expected = {"throw": "/throw", "hu": "/hu", "gong": "/gong", "pong": "/pong",
+                "eat": "/eat"}[word]
+    if verb != expected:
+        raise NtpuError(f"{verb} is no answer to /ask {word}", reply)
+    named = numbers[1:] if verb == "/gong" else numbers
+    held = ids.held[seat]
+    for tile_id in named:
+        if tile_id not in held or named.count(tile_id) > 1:
+            raise NtpuError(f"id {tile_id} is not in the seat's hand "
+                            f"({' '.join(map(str, sorted(held)))})", reply)
+    kinds = [ids.tiles.to_tile(i) for i in named]
+    ids.chosen[seat] = list(named)
+    if verb == "/hu":
+        return ev.Win()
+    if verb == "/throw":
+        return ev.Discard(kinds[0])
+    if verb == "/pong":
+        return ev.Pon(tuple(kinds))
+    if verb == "/eat":
+        return ev.Chi(tuple(sorted(kinds)))
+    form = numbers[0]
+    kind = {0: "closed_kan", 1: "added_kan", 4: "open_kan"}[form]
+    return ev.Kan(kind, tuple(kinds))

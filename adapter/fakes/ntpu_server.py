@@ -40,12 +40,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapter.fakes.ntpu_lines import HandIds, NtpuLines
+from adapter.fakes.ntpu_lines import HandIds, NtpuLines, reply_action
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup
 from brain.brain import safest_action
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.ntpu import LineBuffer, NtpuError, parse_reply
+from protocols.ntpu import LineBuffer, NtpuError
 from protocols.ntpu_asks import Answer, AskTracker, Late, Unasked
 from replay.log import Footer, GameLogWriter, Header
 
@@ -287,34 +287,9 @@ class _ServerSeat:
         return safest_action(referee.views[self.seat], options)
 
     def _read_reply(self, word: str, reply: str) -> Any | None:
-        verb, numbers = parse_reply(reply)
         ids = self.server.ids
         assert ids is not None
-        if verb == "/pass":
-            return None
-        expected = {"throw": "/throw", "hu": "/hu", "gong": "/gong", "pong": "/pong",
-                    "eat": "/eat"}[word]
-        if verb != expected:
-            raise NtpuError(f"{verb} is no answer to /ask {word}", reply)
-        named = numbers[1:] if verb == "/gong" else numbers
-        held = ids.held[self.seat]
-        for tile_id in named:
-            if tile_id not in held or named.count(tile_id) > 1:
-                raise NtpuError(f"id {tile_id} is not in the seat's hand "
-                                f"({' '.join(map(str, sorted(held)))})", reply)
-        kinds = [ids.tiles.to_tile(i) for i in named]
-        ids.chosen[self.seat] = list(named)
-        if verb == "/hu":
-            return ev.Win()
-        if verb == "/throw":
-            return ev.Discard(kinds[0])
-        if verb == "/pong":
-            return ev.Pon(tuple(kinds))
-        if verb == "/eat":
-            return ev.Chi(tuple(sorted(kinds)))
-        form = numbers[0]
-        kind = {0: "closed_kan", 1: "added_kan", 4: "open_kan"}[form]
-        return ev.Kan(kind, tuple(kinds))
+        return reply_action(word, reply, ids, self.seat)
 
 
 class NtpuServer:
