@@ -79,6 +79,39 @@ BOTZONE_KEEP_BOT = textwrap.dedent("""
             print("MARKER", flush=True)
 """).replace("MARKER", MARKER)
 
+# An NTPU program on stdin/stdout: throws what it drew (the dealer: its 17th tile), passes on
+# every offer.
+NTPU_BOT = textwrap.dedent("""
+    import os, subprocess, sys, time
+    mode, pidfile = sys.argv[1], sys.argv[2]
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open(pidfile, "a") as f:
+        f.write(f"{os.getpid()} {child.pid}\\n")
+    last = None
+    for line in sys.stdin:
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "/close":
+            break
+        if parts[0] == "/ready":
+            print("/ready", flush=True)
+        elif parts[0] in ("/mo", "/initCard"):
+            last = parts[-1]
+        elif parts[0] == "/ask":
+            if parts[1] == "throw":
+                if mode == "crash":
+                    sys.exit(4)
+                if mode == "hang":
+                    time.sleep(600)
+                if mode == "garbage":
+                    print("what is this", flush=True)
+                    continue
+                print("/throw " + ("999" if mode == "illegal" else last), flush=True)
+            else:
+                print("/pass", flush=True)
+""")
+
 # One-shot Botzone bots that check their data comes back: they leave the number of turns
 # answered, and answer garbage when the next run does not find it.
 BOTZONE_ONESHOT_SIMPLE = textwrap.dedent("""
@@ -146,15 +179,10 @@ def _all_gone(pidfile: Path) -> list[int]:
 # ---------------------------------------------------------------------- our own programs
 
 
-def _cli_arena(tmp_path: Path, variant: str, seat0: str, name: str) -> dict:
-    out = tmp_path / f"{name}.json"
-    done = subprocess.run(
-        [PY, "-m", "adapter.cli", "--log-level", "error", "arena", "--variant", variant,
-         "--policies", f"{seat0},greedy,greedy,greedy", "--hands", "1", "--seed", "7",
-         "--no-log", "--seat-limit", "30", "--json", str(out)],
-        capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    return json.loads(out.read_text())
+def _versus_greedy(variant: str, seat0: str) -> dict:
+    config = ArenaConfig(variant, (seat0, "greedy", "greedy", "greedy"), hands=1, seed=7,
+                         seat_limit=30)
+    return summarize(config, run_arena(config), 1.0)
 
 
 def _same_figures(inside: dict, outside: dict, name: str) -> None:
@@ -171,16 +199,16 @@ def _same_figures(inside: dict, outside: dict, name: str) -> None:
 
 def test_mjbot_mjai_as_an_outside_program_plays_as_the_in_process_seat(tmp_path):
     name = f"mjai:{MJBOT} mjai --no-log --policy rulebased"
-    inside = _cli_arena(tmp_path, "riichi", "rulebased", "inside")
-    outside = _cli_arena(tmp_path, "riichi", name, "outside")
+    inside = _versus_greedy("riichi", "rulebased")
+    outside = _versus_greedy("riichi", name)
     _same_figures(inside, outside, name)
     assert outside["policies"][name]["decisions"] > 0
 
 
 def test_mjbot_botzone_as_an_outside_program_plays_as_the_in_process_seat(tmp_path):
     name = f"botzone-keep:{MJBOT} botzone --keep-running --no-log --policy rulebased"
-    inside = _cli_arena(tmp_path, "mcr", "rulebased", "inside")
-    outside = _cli_arena(tmp_path, "mcr", name, "outside")
+    inside = _versus_greedy("mcr", "rulebased")
+    outside = _versus_greedy("mcr", name)
     _same_figures(inside, outside, name)
 
 
@@ -208,6 +236,13 @@ def test_mjbot_mjai_over_tcp_plays_as_the_in_process_seat(tmp_path):
         clients.wait(timeout=60)
     config = ArenaConfig("riichi", ("rulebased", "greedy", "greedy", "greedy"), hands=1, seed=7)
     inside = summarize(config, run_arena(config), 1.0)
+    _same_figures(inside, outside, name)
+
+
+def test_mjbot_ntpu_as_an_outside_program_plays_as_the_in_process_seat(tmp_path):
+    name = f"ntpu:{MJBOT} ntpu --stdio --no-log --policy rulebased"
+    inside = _versus_greedy("taiwan16", "rulebased")
+    outside = _versus_greedy("taiwan16", name)
     _same_figures(inside, outside, name)
 
 
@@ -243,7 +278,7 @@ def test_a_bad_mjai_bot_is_played_safe_counted_and_killed(tmp_path, mode, reason
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT)
     name = f"mjai:{PY} {bot} {mode} {pidfile}"
-    summary = _arena("riichi", name, seat_limit=0.5)
+    summary = _arena("riichi", name, seat_limit=0.2 if mode == "hang" else 30)
     assert summary["games"] == 4 and summary["referee_errors"] == 0
     assert summary["illegal_actions"] == 0  # the referee never saw the bad answers
     report = summary["external_seats"][name]
@@ -278,12 +313,35 @@ def test_a_bad_botzone_bot_is_played_safe_counted_and_killed(tmp_path, mode, rea
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", BOTZONE_KEEP_BOT)
     name = f"botzone-keep:{PY} {bot} {mode} {pidfile}"
-    summary = _arena("mcr", name, seat_limit=0.5)
+    summary = _arena("mcr", name, seat_limit=0.2 if mode == "hang" else 30)
     assert summary["games"] == 4 and summary["referee_errors"] == 0
     assert summary["illegal_actions"] == 0
     report = summary["external_seats"][name]
     assert report[reason] > 0, report
     assert summary["policies"][name]["fallbacks"] > 0
+    assert _all_gone(pidfile) == []
+
+
+@pytest.mark.parametrize("mode,reason", [("crash", "crashed"), ("hang", "late"),
+                                         ("illegal", "illegal"), ("garbage", "garbage"),
+                                         ("good", "")])
+def test_an_ntpu_program_is_played_safe_counted_and_killed(tmp_path, mode, reason):
+    pidfile = tmp_path / "pids"
+    bot = _script(tmp_path, "bot.py", NTPU_BOT)
+    name = f"ntpu:{PY} {bot} {mode} {pidfile}"
+    summary = _arena("taiwan16", name, seat_limit=0.2 if mode == "hang" else 30)
+    assert summary["games"] == 4 and summary["referee_errors"] == 0
+    assert summary["illegal_actions"] == 0
+    report = summary["external_seats"][name]
+    if mode == "good":
+        assert report["first_fault"] is None
+        assert summary["policies"][name]["fallbacks"] == 0
+        assert summary["policies"][name]["decisions"] > 0
+    else:
+        assert report[reason] > 0, report
+        assert summary["policies"][name]["fallbacks"] > 0
+    if mode in ("crash", "hang"):
+        assert report["restarts"] > 0
     assert _all_gone(pidfile) == []
 
 

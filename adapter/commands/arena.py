@@ -25,13 +25,15 @@ EXAMPLES = """examples:
   mjbot arena --policies 'mjai:python mybot.py,rulebased,rulebased,rulebased' --hands 40
   mjbot arena --variant mcr --policies 'botzone:./mybot,rulebased,greedy,greedy' --hands 24
   mjbot arena --variant mcr --policies 'botzone-keep-json:python bot.py,rulebased,greedy,mc'
+  mjbot arena --variant taiwan16 --policies 'ntpu:./seofon,rulebased,rulebased,rulebased'
 
 An outside program is seated as KIND:COMMAND: mjai (riichi; mjai.app's stdin/stdout form,
 the seat number appended to the command), mjai-tcp:HOST:PORT (riichi; the seat listens there
 as the original mjai server, one connection per game), botzone / botzone-json (MCR; started
 anew every turn, simple / JSON interaction), botzone-keep / botzone-keep-json (MCR; keeps
-running). It plays the same walls in every seating; a late, crashed, illegal or unreadable
-answer is played safe, counted as its fallback and reported per program (--seat-limit: its time)."""
+running), ntpu (taiwan16; the NTPU protocol on stdin/stdout). It plays the same walls in
+every seating; a late, crashed, illegal or unreadable answer is played safe, counted as its
+fallback and reported per program (--seat-limit: its time)."""
 
 
 def register(sub: Any) -> None:

@@ -8,7 +8,9 @@ A seat is named like a policy, ``KIND:COMMAND``:
   original mjai server (mjai_tcp_seat.py), riichi only;
 * ``botzone:CMD`` / ``botzone-json:CMD`` — a Botzone bot started anew every turn (simple /
   JSON interaction), MCR only; ``botzone-keep:CMD`` / ``botzone-keep-json:CMD`` — one that
-  keeps running (botzone_seat.py).
+  keeps running (botzone_seat.py);
+* ``ntpu:CMD`` — an NTPU / Cycgame program on stdin/stdout (the protocol's wrapper form),
+  taiwan16 only (ntpu_seat.py).
 
 ``CMD`` is split as a shell would split it (no shell runs it) and may not hold a comma
 (``--policies`` is comma-separated). Each seat runs its own program, one run per game, killed
@@ -28,7 +30,8 @@ from adapter.local.external.seat import ExternalSeat, SeatLimits, SeatReport
 # kind -> (the variant its platform plays, what it is)
 KINDS = {"mjai": ("riichi", "an mjai bot"), "mjai-tcp": ("riichi", "an mjai bot"),
          "botzone": ("mcr", "a Botzone bot"), "botzone-json": ("mcr", "a Botzone bot"),
-         "botzone-keep": ("mcr", "a Botzone bot"), "botzone-keep-json": ("mcr", "a Botzone bot")}
+         "botzone-keep": ("mcr", "a Botzone bot"), "botzone-keep-json": ("mcr", "a Botzone bot"),
+         "ntpu": ("taiwan16", "an NTPU program")}
 
 
 class SpecError(ValueError):
@@ -70,7 +73,7 @@ def check_spec(name: str, variant: str) -> None:
     spec = parse_spec(name)
     if spec.variant != variant:
         raise SpecError(f"{name!r}: {KINDS[spec.kind][1]} plays {spec.variant}, not {variant} "
-                        f"(mjai: riichi; botzone: mcr)")
+                        f"(mjai: riichi; botzone: mcr; ntpu: taiwan16)")
     if spec.kind == "mjai-tcp":
         from adapter.local.external.mjai_tcp_seat import parse_address
 
@@ -103,11 +106,12 @@ def external_seat(variant: str, seat: int, name: str,
     from adapter.local.external import botzone_seat as bz
     from adapter.local.external.mjai_seat import MjaiSeat
     from adapter.local.external.mjai_tcp_seat import MjaiTcpSeat
+    from adapter.local.external.ntpu_seat import NtpuSeat
 
     spec = parse_spec(name)
     cls: Any = {"mjai": MjaiSeat, "mjai-tcp": MjaiTcpSeat, "botzone": bz.BotzoneSeat,
                 "botzone-json": bz.BotzoneJsonSeat, "botzone-keep": bz.BotzoneKeepSeat,
-                "botzone-keep-json": bz.BotzoneKeepJsonSeat}[spec.kind]
+                "botzone-keep-json": bz.BotzoneKeepJsonSeat, "ntpu": NtpuSeat}[spec.kind]
     return cls(variant, seat, name, list(spec.argv), limits)  # type: ignore[no-any-return]
 
 

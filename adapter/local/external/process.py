@@ -113,6 +113,23 @@ class LineProcess:
         raw, _, self.buffer = self.buffer.partition(b"\n")
         return raw.decode("utf-8", errors="replace").rstrip("\r")
 
+    def waiting_lines(self) -> list[str]:
+        """The complete lines already sent, read without waiting."""
+        lines: list[str] = []
+        while True:
+            while b"\n" in self.buffer:
+                raw, _, self.buffer = self.buffer.partition(b"\n")
+                lines.append(raw.decode("utf-8", errors="replace").rstrip("\r"))
+            if self.eof:
+                return lines
+            ready, _, _ = select.select([self._fd()], [], [], 0)
+            if not ready:
+                return lines
+            chunk = self._read()
+            if not chunk:
+                self.eof = True
+            self.buffer += chunk
+
     def expect_line(self, limit: float) -> str:
         """The next line; its end of output is a crash."""
         line = self.read_line(limit)

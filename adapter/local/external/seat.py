@@ -159,7 +159,7 @@ class ExternalSeat:
                     reason=fault.reason, detail=fault.detail, raw=fault.raw[:500])
         if fault.fatal:
             self.down = one_line(str(fault))
-            self._stop()
+            self._stop(grace=0.0)  # out of step with the table: no time to say goodbye
 
     def _restart(self, event: Any) -> None:
         """A run for a new game, or a fresh one for a new hand after a crash."""
@@ -174,10 +174,10 @@ class ExternalSeat:
         except SeatFault as fault:
             self._fault(fault)
 
-    def _stop(self) -> None:
+    def _stop(self, grace: float | None = None) -> None:
         if self.proc is not None:
             proc, self.proc = self.proc, None
-            proc.close()
+            proc.close() if grace is None else proc.close(grace)
 
     def _legal(self, action: Any, legal: list[Any], request: ev.DecisionRequest) -> Any:
         """The legal action ``action`` stands for (a meld's tiles in any order), or an
