@@ -400,6 +400,10 @@ def test_a_missing_program_is_refused_in_one_line():
     assert done.returncode == 2
     assert "no program '/no/such/bot'" in done.stderr
     assert "Traceback" not in done.stderr
+    done = _run_cli("arena", "--policies", "mjai:,rulebased,rulebased,rulebased")
+    assert done.returncode == 2 and "no command after mjai:" in done.stderr
+    done = _run_cli("botzone", "--policy", f"mjai:{PY}")  # a seat spec is no policy
+    assert done.returncode == 2 and "unknown policy" in done.stderr
 
 
 def test_a_faulty_program_fails_the_run_past_the_fallback_share(tmp_path):

@@ -44,15 +44,8 @@ def log() -> Any:
 def require_policy(name: str) -> None:
     """Refuse an unknown policy name with the list of known ones (``nn@FILE``: FILE must
     exist; whether it fits the variant is :func:`require_networks`' question)."""
-    from adapter.local.external import SpecError, is_external, parse_spec
     from brain.policies import NN_FILE_PREFIX, POLICIES
 
-    if is_external(name):  # an outside program (KIND:CMD); its variant: require_seats
-        try:
-            parse_spec(name)
-        except SpecError as exc:
-            raise UserInputError(str(exc)) from None
-        return
     if name.startswith(NN_FILE_PREFIX):
         path = name.removeprefix(NN_FILE_PREFIX)
         if not os.path.isfile(path):
@@ -76,13 +69,22 @@ def require_mc_options() -> None:
 
 
 def four_policies(text: str) -> tuple[str, str, str, str]:
-    """``--policies A,B,C,D``: one known policy per seat."""
+    """``--policies A,B,C,D``: one known policy or outside program (``KIND:CMD``, checked
+    against the variant by :func:`require_seats`) per seat."""
+    from adapter.local.external import SpecError, is_external, parse_spec
+
     names = tuple(n.strip() for n in text.split(","))
     if len(names) != 4:
         raise UserInputError(f"--policies needs four names (one per seat), got {len(names)}: "
                              f"{text!r}")
     for name in names:
-        require_policy(name)
+        if not is_external(name):
+            require_policy(name)
+            continue
+        try:
+            parse_spec(name)
+        except SpecError as exc:
+            raise UserInputError(str(exc)) from None
     return names  # type: ignore[return-value]
 
 
