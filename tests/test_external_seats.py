@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from adapter.local.arena import ArenaConfig, run_arena, summarize
 from adapter.local.game import GameConfig, play_game
@@ -278,7 +279,8 @@ def test_a_bad_mjai_bot_is_played_safe_counted_and_killed(tmp_path, mode, reason
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT)
     name = f"mjai:{PY} {bot} {mode} {pidfile}"
-    summary = _arena("riichi", name, seat_limit=0.2 if mode == "hang" else 30)
+    with capture_logs() as logs:
+        summary = _arena("riichi", name, seat_limit=0.2 if mode == "hang" else 30)
     assert summary["games"] == 4 and summary["referee_errors"] == 0
     assert summary["illegal_actions"] == 0  # the referee never saw the bad answers
     report = summary["external_seats"][name]
@@ -290,6 +292,12 @@ def test_a_bad_mjai_bot_is_played_safe_counted_and_killed(tmp_path, mode, reason
         assert "exit 3" in report["first_fault"]
     if mode in ("crash", "hang"):
         assert report["restarts"] > 0  # a fresh run for the next hand
+    faults = [e for e in logs if e["event"] == "outside program fault"]
+    assert faults and all(e["program"] == name for e in faults)
+    assert {e["reason"] for e in faults} >= {reason}
+    if mode in ("illegal", "garbage"):  # what the program sent, as it sent it
+        sent = '{"type": "none"}' if mode == "illegal" else "this is not json"
+        assert any(sent in e["raw"] for e in faults if e["reason"] == reason)
     assert _all_gone(pidfile) == []
 
 

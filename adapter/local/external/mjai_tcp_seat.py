@@ -37,6 +37,7 @@ class MjaiTcpSeat(MjaiSeat):
     def _launch(self) -> LineProcess:
         host, port = parse_address(" ".join(self.argv))
         proc = LineSocket.listen(host, port, self.limits.start)
+        proc.heard = self.heard
         self.proc = proc
         return proc
 

@@ -16,6 +16,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections import deque
 
 EXIT_GRACE = 0.5  # seconds a program is given to exit by itself once its input is closed
 STDERR_TAIL = 300
@@ -37,7 +38,10 @@ class SeatFault(Exception):
 class LineProcess:
     """One run of an outside program. ``send`` writes text; ``read_line`` returns the next
     line (without its newline) or raises :class:`SeatFault` (late: nothing within the limit;
-    crashed: the program exited or closed its output)."""
+    crashed: the program exited or closed its output). ``heard``, when set, gets every line
+    read (the seat logs what a program said when its move is refused)."""
+
+    heard: deque[str] | None = None
 
     def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
         self.argv = argv
@@ -88,7 +92,7 @@ class LineProcess:
             if self.eof:
                 if self.buffer:
                     line, self.buffer = self.buffer, b""
-                    return line.decode("utf-8", errors="replace")
+                    return self._heard(line.decode("utf-8", errors="replace"))
                 return None
             left = deadline - time.monotonic()
             if left <= 0:
@@ -111,7 +115,12 @@ class LineProcess:
                                 self.buffer[:200].decode("utf-8", errors="replace"),
                                 fatal=True)
         raw, _, self.buffer = self.buffer.partition(b"\n")
-        return raw.decode("utf-8", errors="replace").rstrip("\r")
+        return self._heard(raw.decode("utf-8", errors="replace").rstrip("\r"))
+
+    def _heard(self, line: str) -> str:
+        if self.heard is not None:
+            self.heard.append(line)
+        return line
 
     def waiting_lines(self) -> list[str]:
         """The complete lines already sent, read without waiting."""

@@ -14,6 +14,7 @@ safe play).
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ from protocols import tiles as T
 log = structlog.get_logger("mjbot.external")
 
 MAX_RESTARTS = 3
+HEARD = 2  # lines of what a program said, logged with a refused move (a riichi is two)
 REASONS = ("late", "crashed", "garbage", "illegal")
 
 
@@ -89,6 +91,7 @@ class ExternalSeat:
         self.down = ""  # why the seat plays safe until the next hand ("" while it plays)
         self.runs = 0  # runs of the program this game
         self.pids: list[int] = []  # every run's process id (tests check none outlives us)
+        self.heard: deque[str] = deque(maxlen=HEARD)  # the program's last lines
 
     # ------------------------------------------------------------------ the referee's side
 
@@ -138,6 +141,7 @@ class ExternalSeat:
 
     def _launch(self) -> LineProcess:
         proc = LineProcess([*self.argv, str(self.seat)] if self.seat_argument else self.argv)
+        proc.heard = self.heard
         self.proc = proc
         self.pids.append(proc.pid)
         return proc
@@ -185,7 +189,7 @@ class ExternalSeat:
         found = find_legal(action, legal)
         if found is None:
             raise SeatFault("illegal", f"{describe(action)} is not legal on a {request.kind} "
-                            f"request", repr(action))
+                            f"request", " | ".join(self.heard) or repr(action))
         return found
 
 
