@@ -234,6 +234,7 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
         "illegal_actions": sum(r.illegal for r in results),
         "referee_errors": sum(len(r.errors) for r in results),
         "seconds": round(seconds, 3), "workers": config.workers,
+        "seat_limit": config.seat_limit,
         "hands_per_second": (sum(r.hands for r in results) / seconds) if seconds else None,
         "policies": policies, "differences": differences,
         "external_seats": external_reports(results),
