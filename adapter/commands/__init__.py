@@ -69,14 +69,23 @@ def require_mc_options() -> None:
 
 
 def four_policies(text: str) -> tuple[str, str, str, str]:
-    """``--policies A,B,C,D``: one known policy per seat."""
+    """``--policies A,B,C,D``: one known policy or outside program (``KIND:CMD``, checked
+    against the variant by :func:`require_seats`) per seat."""
+    from adapter.local.external import SpecError, is_external, parse_spec
+
     names = tuple(n.strip() for n in text.split(","))
     if len(names) != 4:
         raise UserInputError(f"--policies needs four names (one per seat), got {len(names)}: "
                              f"{text!r}")
     for name in names:
-        require_policy(name)
-    return names
+        if not is_external(name):
+            require_policy(name)
+            continue
+        try:
+            parse_spec(name)
+        except SpecError as exc:
+            raise UserInputError(str(exc)) from None
+    return names  # type: ignore[return-value]
 
 
 def add_ray_arguments(parser: Any) -> None:
@@ -102,6 +111,42 @@ def start_ray(args: Any) -> Any:
         return start(args.ray.strip(), args.workers)
     except RayUnavailable as exc:
         raise UserInputError(str(exc)) from None
+
+
+def require_seats(names: Any, variant: str, args: Any = None) -> None:
+    """Refuse, in one line, an outside program (``mjai:CMD``, ``botzone:CMD``, ...) that
+    cannot sit at ``variant``'s table: its platform plays another variant, its program is
+    missing, or (a listening seat) its address is shared or units would run in parallel."""
+    from adapter.local.external import SpecError, check_listeners, check_spec, is_external
+
+    parallel = args is not None and (getattr(args, "ray", None) is not None
+                                     or (getattr(args, "workers", None) or 1) > 1)
+    try:
+        for name in names:
+            if is_external(name):
+                check_spec(name, variant)
+        check_listeners(names, parallel)
+    except SpecError as exc:
+        raise UserInputError(str(exc)) from None
+
+
+def add_seat_limit_argument(parser: Any) -> None:
+    """``--seat-limit``, alike for arena and selfplay."""
+    parser.add_argument("--seat-limit", type=_seconds, default=None, metavar="SECONDS",
+                        help="outside programs: seconds per answer (default: their "
+                        "platform's, mjai 2, Botzone 6 for a fresh run / 4 kept running)")
+
+
+def _seconds(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value <= 3600.0:
+        raise argparse.ArgumentTypeError(f"seconds above 0 (at most 3600), not {text!r}")
+    return value
 
 
 def require_networks(names: Any, variant: str) -> None:

@@ -11,27 +11,47 @@ from adapter.commands import (
     UserInputError,
     add_fallback_argument,
     add_ray_arguments,
+    add_seat_limit_argument,
     fallback_verdict,
     four_policies,
     log,
     require_networks,
+    require_seats,
     start_ray,
 )
+
+EXAMPLES = """examples:
+  mjbot arena --policies rulebased,greedy,greedy,greedy --hands 200
+  mjbot arena --policies 'mjai:python mybot.py,rulebased,rulebased,rulebased' --hands 40
+  mjbot arena --variant mcr --policies 'botzone:./mybot,rulebased,greedy,greedy' --hands 24
+  mjbot arena --variant mcr --policies 'botzone-keep-json:python bot.py,rulebased,greedy,mc'
+  mjbot arena --variant taiwan16 --policies 'ntpu:./seofon,rulebased,rulebased,rulebased'
+
+An outside program is seated as KIND:COMMAND: mjai (riichi; mjai.app's stdin/stdout form,
+the seat number appended to the command), mjai-tcp:HOST:PORT (riichi; the seat listens there
+as the original mjai server, one connection per game), botzone / botzone-json (MCR; started
+anew every turn, simple / JSON interaction), botzone-keep / botzone-keep-json (MCR; keeps
+running), ntpu (taiwan16; the NTPU protocol on stdin/stdout). It plays the same walls in
+every seating; a late, crashed, illegal or unreadable answer is played safe, counted as its
+fallback and reported per program (--seat-limit: its time)."""
 
 
 def register(sub: Any) -> None:
     a = sub.add_parser("arena", help="duplicate matches between policies at the local table",
                        description="Every wall set is played once per distinct seating of the "
                        "four policies; figures are pooled per policy with 95%% intervals that "
-                       "use the duplicate pairing.")
+                       "use the duplicate pairing.",
+                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("--variant", default="riichi", choices=["riichi", "mcr", "taiwan16", "mass"])
     a.add_argument("--policies", default="rulebased,greedy,greedy,greedy",
-                   help="four policy names, seat 0..3 (default: %(default)s)")
+                   help="four policy names or outside programs (KIND:CMD, see below), seat "
+                   "0..3 (default: %(default)s)")
     a.add_argument("--hands", type=int, default=400, help="hands to play, about (riichi: "
                    "whole games are played, ~5.5 hands per east-only game)")
     a.add_argument("--seed", type=int, default=0)
     add_ray_arguments(a)
     add_fallback_argument(a)
+    add_seat_limit_argument(a)
     a.add_argument("--length", choices=["east", "south"], default="east",
                    help="riichi game length: east-only or east-south")
     a.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
@@ -51,13 +71,14 @@ def cmd_arena(args: argparse.Namespace) -> int:
 
     names = four_policies(args.policies)
     require_networks(names, args.variant)
+    require_seats(names, args.variant, args)
     if args.hands < 1:
         raise UserInputError("--hands must be at least 1")
     ray = start_ray(args)
     workers = ray.workers if ray is not None else args.workers or 1
     log_dir = None if args.no_log else str(args.log_dir or default_log_dir())
     config = ArenaConfig(args.variant, names, args.hands, args.seed, workers, log_dir,
-                         args.length)
+                         args.length, seat_limit=args.seat_limit)  # type: ignore[arg-type]
     try:
         start = time.monotonic()
         results = run_arena(config, ProgressBar(args.progress), ray)

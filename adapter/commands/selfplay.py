@@ -12,12 +12,23 @@ from adapter.commands import (
     UserInputError,
     add_fallback_argument,
     add_ray_arguments,
+    add_seat_limit_argument,
     fallback_verdict,
     four_policies,
     log,
     require_networks,
+    require_seats,
     start_ray,
 )
+
+EXAMPLES = """examples:
+  mjbot selfplay --policies rulebased,greedy,rulebased,greedy --hands 200 --out data/sp
+  mjbot selfplay --policies 'mjai:python mybot.py,rulebased,rulebased,rulebased' --out data/x
+  mjbot selfplay --variant mcr --policies 'botzone:./mybot,rulebased,rulebased,rulebased' \\
+      --hands 24 --out data/bz
+
+An outside program (KIND:COMMAND, as in mjbot arena) is recorded like any policy: its
+decisions, under its seat name, with a fallback flag where its answer was replaced."""
 
 VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
 
@@ -27,7 +38,8 @@ def register(sub: Any) -> None:
                        description="Every decision of every seat, with the seat's view, the "
                        "legal actions, the action and the hidden truth (every hand, waits, "
                        "their values, the outcome), in shards under --out "
-                       "(replay/dataset/README.md). Walls and seatings are the arena's.")
+                       "(replay/dataset/README.md). Walls and seatings are the arena's.",
+                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("--variant", default="riichi", help="riichi, mcr, taiwan16 or mass")
     s.add_argument("--policies", default="rulebased,greedy,rulebased,greedy",
                    help="four policy names, seat 0..3 (default: %(default)s)")
@@ -36,6 +48,7 @@ def register(sub: Any) -> None:
     s.add_argument("--seed", type=int, default=0)
     add_ray_arguments(s)
     add_fallback_argument(s)
+    add_seat_limit_argument(s)
     s.add_argument("--out", required=True, metavar="DIR", help="a new or empty directory")
     s.add_argument("--out-shared", action="store_true", help="with --ray: every node mounts "
                    "--out at the same path, so the workers write the shards there (else their "
@@ -70,6 +83,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
         raise UserInputError(f"unknown variant {args.variant!r} (riichi, mcr, taiwan16 or mass)")
     names = four_policies(args.policies)
     require_networks(names, args.variant)
+    require_seats(names, args.variant, args)
     if args.hands < 1 or args.shard_decisions < 1:
         raise UserInputError("--hands and --shard-decisions must be at least 1")
     if args.out_shared and args.ray is None:
@@ -82,7 +96,8 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
 
     ray = start_ray(args)
     workers = ray.workers if ray is not None else args.workers or 1
-    arena = ArenaConfig(args.variant, names, args.hands, args.seed, workers, None, args.length)
+    arena = ArenaConfig(args.variant, names, args.hands, args.seed, workers, None, args.length,
+                        seat_limit=args.seat_limit)
     config = SelfPlayConfig(arena, str(Path(args.out).resolve()) if args.out_shared else args.out,
                             args.shard_decisions)
     try:

@@ -35,7 +35,8 @@ from adapter.platforms.botzone import KEEP_RUNNING
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.botzone import BotzoneError, parse_response
+from protocols.botzone import BotzoneError
+from protocols.botzone_server import RequestLines, read_response
 
 # one-shot simple / JSON interaction; keep running in simple ("keep") or JSON ("keep-json") form
 MODES = ("simple", "json", "keep", "keep-json")
@@ -212,7 +213,7 @@ class _JudgeSeat:
         self.state = TableState("mcr", seat)
         # the answer to the last line (still coming, or not yet asked for)
         self.pending: concurrent.futures.Future[str] | str | None = None
-        self.held_call: ev.MeldCalled | None = None  # a chow / pung waiting for its discard
+        self.requests = RequestLines(seat)
         self.planned_discard: int | None = None  # the discard named in our PENG / CHI answer
 
     def observe(self, event: Any) -> None:
@@ -224,36 +225,8 @@ class _JudgeSeat:
             # to another seat's must not leak into this seat's next turn
             self.planned_discard = None
         self.state.apply(event)
-        for slot, line in enumerate(self._lines(event)):
+        for slot, line in enumerate(self.requests.lines(event)):
             self.judge.send(self.seat, line, slot)
-
-    def _lines(self, e: Any) -> list[str]:
-        if isinstance(e, ev.RoundStarted):
-            hand = " ".join(T.to_botzone(t) for t in e.hand)
-            return [f"0 {self.seat} {e.round_wind}", f"1 0 0 0 0 {hand}"]
-        if isinstance(e, ev.TileDrawn):
-            if e.seat == self.seat:
-                assert e.tile is not None  # the referee's events show every tile
-                return [f"2 {T.to_botzone(e.tile)}"]
-            return [f"3 {e.seat} DRAW"]
-        if isinstance(e, ev.MeldCalled):
-            if e.kind in ("chi", "pon"):
-                self.held_call = e
-                return []
-            if e.kind == "added_kan":
-                assert e.called is not None  # an added kong's called tile is the added one
-                return [f"3 {e.seat} BUGANG {T.to_botzone(e.called)}"]
-            return [f"3 {e.seat} GANG"]
-        if isinstance(e, ev.TileDiscarded):
-            call, self.held_call = self.held_call, None
-            tile = T.to_botzone(e.tile)
-            if call is not None and call.seat == e.seat and call.kind == "pon":
-                return [f"3 {e.seat} PENG {tile}"]
-            if call is not None and call.seat == e.seat:
-                mid = sorted(T.kind(t) for t in call.tiles)[1]
-                return [f"3 {e.seat} CHI {T.to_botzone(mid)} {tile}"]
-            return [f"3 {e.seat} PLAY {tile}"]
-        return []
 
     def decide(self, request: ev.DecisionRequest) -> Any:
         if request.kind == "turn" and self.planned_discard is not None:
@@ -273,32 +246,11 @@ class _JudgeSeat:
 
     def _action(self, response: str, request: ev.DecisionRequest) -> Any:
         try:
-            verb, tiles = parse_response(response)
+            reading = read_response(response, request)
         except BotzoneError as exc:
             raise Verdict(self.seat, "WA", str(exc)) from None
-        tile = request.tile
-        if verb == "PASS":
-            return ev.Pass()
-        if verb == "HU":
-            return ev.Win()
-        if verb == "PLAY" and request.kind == "turn":
-            return ev.Discard(tiles[0])
-        if verb == "GANG" and request.kind == "turn" and tiles:
-            return ev.Kan("closed_kan", (T.kind(tiles[0]),) * 4)
-        if verb == "BUGANG" and request.kind == "turn":
-            return ev.Kan("added_kan", (T.kind(tiles[0]),))
-        if request.kind == "claim" and tile is not None:
-            if verb == "GANG" and not tiles:
-                return ev.Kan("open_kan", (tile,) * 3)
-            if verb == "PENG":
-                self.planned_discard = tiles[0]
-                return ev.Pon((tile, tile))
-            if verb == "CHI":
-                mid = T.kind(tiles[0])
-                own = tuple(k for k in (mid - 1, mid, mid + 1) if k != T.kind(tile))
-                self.planned_discard = tiles[1]
-                return ev.Chi(own)
-        raise Verdict(self.seat, "WA", f"{response!r} does not answer a {request.kind} request")
+        self.planned_discard = reading.planned_discard
+        return reading.action
 
 
 @dataclass

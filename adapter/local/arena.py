@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from adapter.local.external import SeatReport
 from adapter.local.game import RIICHI_START, GameConfig, play_game
-from adapter.local.seat import BrainSeat
+from adapter.local.seat import seat_for
 from brain.tally import FallbackTally
 from replay.log import GameLogWriter, Header
 
@@ -43,6 +44,7 @@ class ArenaConfig:
     log_dir: str | None = None  # None: no logs
     riichi_length: str = "east"
     hands_per_game: int = 4  # taiwan16 / mass
+    seat_limit: float | None = None  # outside programs: seconds per answer (None: platform's)
 
     def game_config(self) -> GameConfig:
         return GameConfig(self.variant, self.riichi_length, self.hands_per_game)
@@ -70,6 +72,7 @@ class UnitResult:
     errors: list[str] = field(default_factory=list)
     logs: list[str] = field(default_factory=list)
     fallbacks: dict[str, FallbackTally] = field(default_factory=dict)  # per policy name
+    external: dict[str, SeatReport] = field(default_factory=dict)  # outside programs' faults
 
 
 def play_unit(config: ArenaConfig, unit: int) -> UnitResult:
@@ -79,7 +82,8 @@ def play_unit(config: ArenaConfig, unit: int) -> UnitResult:
                         fallbacks={n: FallbackTally() for n in names})
     game_config = config.game_config()
     for index, seating in enumerate(config.arrangements()):
-        players = [BrainSeat(config.variant, s, seating[s]) for s in range(4)]
+        players = [seat_for(config.variant, s, seating[s], config.seat_limit)
+                   for s in range(4)]
         log = _open_log(config, unit, index, seating)
         try:
             game = play_game(game_config, players, config.seed, unit, log)
@@ -92,7 +96,10 @@ def play_unit(config: ArenaConfig, unit: int) -> UnitResult:
         finally:
             for seat, p in enumerate(players):
                 p.close()
-                result.fallbacks[seating[seat]].add(p.brain.tally)
+                result.fallbacks[seating[seat]].add(p.tally)
+                report = getattr(p, "report", None)
+                if report is not None:
+                    result.external.setdefault(seating[seat], SeatReport()).add(report)
         if log is not None:
             result.logs.append(str(log.path))
         result.games += 1
@@ -227,8 +234,10 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
         "illegal_actions": sum(r.illegal for r in results),
         "referee_errors": sum(len(r.errors) for r in results),
         "seconds": round(seconds, 3), "workers": config.workers,
+        "seat_limit": config.seat_limit,
         "hands_per_second": (sum(r.hands for r in results) / seconds) if seconds else None,
         "policies": policies, "differences": differences,
+        "external_seats": external_reports(results),
         "log_dir": config.log_dir,
         "log_files": sum(len(r.logs) for r in results),
         "log_folders": sorted({str(Path(p).parent) for r in results for p in r.logs}),
@@ -243,6 +252,16 @@ def pool_tallies(tallies: Any) -> FallbackTally:
         if t is not None:
             total.add(t)
     return total
+
+
+def external_reports(results: list[UnitResult]) -> dict[str, Any]:
+    """Per outside program (by its seat name): its faults by reason, fresh runs after a
+    crash and the first fault, pooled over the units in order."""
+    total: dict[str, SeatReport] = {}
+    for r in results:
+        for name, report in r.external.items():
+            total.setdefault(name, SeatReport()).add(report)
+    return {name: total[name].as_dict() for name in sorted(total)}
 
 
 def _per_hand(row: dict[str, float]) -> float:
@@ -279,6 +298,11 @@ def format_summary(summary: dict[str, Any]) -> str:
         if p["fallbacks"]:
             lines.append(f"{name} fell back in {p['fallbacks']} of {p['decisions']} decisions; "
                          f"first: {p['first_fallback']}")
+    for name, x in summary.get("external_seats", {}).items():
+        lines.append(f"{name} (outside program): late {x['late']}, crashed {x['crashed']}, "
+                     f"garbage {x['garbage']}, illegal {x['illegal']}, restarts "
+                     f"{x['restarts']}" + (f"; first: {x['first_fault']}"
+                                           if x["first_fault"] else ""))
     values = [f"{name} {p['avg_win_value']:.1f} (min {p['min_win_value']})"
               for name, p in summary["policies"].items() if p["avg_win_value"] is not None]
     if values:

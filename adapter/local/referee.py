@@ -202,6 +202,9 @@ class HandReferee:
         self.views: list[TableState] = [
             TableState(variant, s) if own else players[s].state  # type: ignore[attr-defined]
             for s, own in enumerate(self._own_view)]
+        # a platform's server side seated at the table (an outside NTPU program) gives ids to
+        # tiles from the full-information events, before any seat is told
+        self._servers = [p for p in players if getattr(p, "sees_full_events", False)]
         self.asked_legal: list[Any] = []  # the legal actions of the request being asked
         self.outcome: HandOutcome | None = None
 
@@ -211,6 +214,8 @@ class HandReferee:
         """One full-information event: to the log as is, to each seat as it may see it."""
         if self.log is not None:
             self.log.event(event)
+        for server in self._servers:
+            server.full_event(event)  # type: ignore[attr-defined]
         for seat, seen in enumerate(seat_views(event, self.variant)):
             if self._own_view[seat]:
                 self.views[seat].apply(seen)

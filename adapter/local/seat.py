@@ -6,6 +6,7 @@ from typing import Any
 
 from brain.brain import Answer, Brain
 from brain.state import TableState
+from brain.tally import FallbackTally
 from protocols import events as ev
 
 
@@ -30,5 +31,20 @@ class BrainSeat:
     def decide(self, request: ev.DecisionRequest, legal: list[Any] | None = None) -> Answer:
         return self.brain.decide(self.state, request, legal)
 
+    @property
+    def tally(self) -> FallbackTally:
+        """How often the brain answered for the policy (see brain/tally.py)."""
+        return self.brain.tally
+
     def close(self) -> None:
         self.brain.close()
+
+
+def seat_for(variant: str, seat: int, name: str, seat_limit: float | None = None) -> Any:
+    """The player for policy ``name``: our brain, or an outside program for a ``KIND:CMD``
+    name (adapter/local/external/; ``seat_limit`` overrides its platform's answer limit)."""
+    from adapter.local.external import SeatLimits, external_seat, is_external
+
+    if is_external(name):
+        return external_seat(variant, seat, name, SeatLimits(seat_limit))
+    return BrainSeat(variant, seat, name)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from adapter.local.arena import ArenaConfig
 from adapter.local.game import play_game
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup, Player
-from adapter.local.seat import BrainSeat
+from adapter.local.seat import seat_for
 from brain.tally import FallbackTally
 from protocols import events as ev
 from replay.dataset.records import Block, BlockBuilder, HandStart
@@ -97,7 +97,7 @@ def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
     errors: list[str] = []
     fallbacks = {n: FallbackTally() for n in names}
     for index, seating in enumerate(arena.arrangements()):
-        players = [BrainSeat(arena.variant, s, seating[s]) for s in range(4)]
+        players = [seat_for(arena.variant, s, seating[s], arena.seat_limit) for s in range(4)]
         builder = BlockBuilder(arena.variant, names)
         game_id = unit * len(arena.arrangements()) + index
         referee = RecordingReferee(arena.variant, players, builder, game_id, seating)
@@ -110,7 +110,7 @@ def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
         finally:
             for seat, p in enumerate(players):
                 p.close()
-                fallbacks[seating[seat]].add(p.brain.tally)
+                fallbacks[seating[seat]].add(p.tally)
         builder.end_game(result.scores, result.ranks)
         blocks.append(builder.block())
     return UnitData(unit, blocks, sum(b.hands for b in blocks), time.perf_counter() - start,

@@ -241,7 +241,7 @@ def dumps(record: GameRecord) -> str:
     lines: list[dict[str, Any]] = []
     in_hand = False
     for e in record.events:
-        msg = _export_event(e, record)
+        msg = export_event(e, record.meta if record.source == "mjai" else {})
         if isinstance(e, ev.RoundStarted | ev.GameEnded) and in_hand:
             lines.append({"type": "end_kyoku"})
             in_hand = False
@@ -254,15 +254,18 @@ def dumps(record: GameRecord) -> str:
     return "\n".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) for x in lines)
 
 
-def _export_event(e: Any, record: GameRecord) -> dict[str, Any] | None:
+def export_event(e: Any, extra: dict[str, Any] | None = None,
+                 seat: int = 0) -> dict[str, Any] | None:
+    """One event as mjai writes it (None: mjai has no such event). ``extra``: fields for
+    ``start_game``; ``seat``: whose tehai a start without every hand shows (the server side
+    of mjai sends each bot its own, the others as ``?``)."""
     if isinstance(e, ev.GameStarted):
-        extra = record.meta if record.source == "mjai" else {}
-        return {"type": "start_game", "names": list(e.names), **extra}
+        return {"type": "start_game", "names": list(e.names), **(extra or {})}
     if isinstance(e, ev.RoundStarted):
         if len(e.hands) == 4:
             tehais = [[_m(t) for t in h] for h in e.hands]
         else:
-            tehais = [[_m(t) for t in e.hand] if s == 0 else ["?"] * 13 for s in range(4)]
+            tehais = [[_m(t) for t in e.hand] if s == seat else ["?"] * 13 for s in range(4)]
         return {"type": "start_kyoku", "bakaze": WINDS[e.round_wind % 4],
                 "dora_marker": _m(e.dora_indicators[0]) if e.dora_indicators else "?",
                 "kyoku": e.round_number + 1, "honba": e.honba, "kyotaku": e.sticks,

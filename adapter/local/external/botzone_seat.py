@@ -1,0 +1,140 @@
+"""A Botzone MCR bot at the local table, run as Botzone runs it.
+
+Every request line the seat is sent goes to the bot and is answered (``PASS`` where nothing
+else is allowed), from the same encoder as our local Botzone judge
+(protocols/botzone_server.py). The four ways our local judge runs a bot (the PKU runner's,
+adapter/fakes/botzone_judge.py), named by the seat's kind:
+
+* ``botzone:`` / ``botzone-json:`` — started anew for every line with the whole history on
+  stdin, then the end of input (simple / JSON interaction), ``data`` and ``globaldata``
+  passed back as it left them;
+* ``botzone-keep:`` / ``botzone-keep-json:`` — the first line as a full input, stdin left
+  open; a run that prints ``>>>BOTZONE_REQUEST_KEEP_RUNNING<<<`` after its answer is kept and
+  gets only the next request line (bare, or JSON-encoded in JSON interaction); one that exits
+  is started anew with the whole history.
+
+Input and answers are written and read by the judge's own code (``BotProcess``), as strictly
+as Botzone reads them.
+
+Time limits (../shared/protocols/botzone.md): 6 s for a turn of a fresh run, 4 s for a later
+turn of a kept one. One match is one hand: a late or crashed bot plays safe to its end.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from adapter.fakes.botzone_judge import BotProcess, Verdict
+from adapter.local.external.process import SeatFault
+from adapter.local.external.seat import ExternalSeat
+from adapter.platforms.botzone import KEEP_RUNNING
+from protocols import events as ev
+from protocols.botzone import BotzoneError, parse_response
+from protocols.botzone_server import RequestLines, read_response
+
+FIRST_LIMIT = 6.0
+LATER_LIMIT = 4.0
+
+
+class BotzoneSeat(ExternalSeat):
+    platform = "botzone"
+    json_io = False
+    keep = False
+
+    def _start(self, event: Any) -> None:
+        mode = ("keep-json" if self.keep else "json") if self.json_io else \
+            ("keep" if self.keep else "simple")
+        self.bot = BotProcess(self.seat, mode, tuple(self.argv), FIRST_LIMIT, LATER_LIMIT)
+        self.encoder = RequestLines(self.seat)
+        self.planned: int | None = None  # the discard named with our PENG / CHI
+        self.last: str | None = None  # the answer to the last line, until a decision reads it
+
+    def _seen(self, event: Any) -> None:
+        if not (isinstance(event, ev.MeldCalled) and event.seat == self.seat
+                and event.kind in ("chi", "pon")):
+            self.planned = None  # it belongs to that call only (a call can lose to another)
+        for line in self.encoder.lines(event):
+            self._line(line)
+
+    def _ask(self, request: ev.DecisionRequest, legal: list[Any]) -> Any:
+        if request.kind == "turn" and self.planned is not None:
+            tile, self.planned = self.planned, None
+            return ev.Discard(tile)
+        response, self.last = self.last, None
+        if response is None:
+            raise SeatFault("illegal", f"no answer to read for a {request.kind} request")
+        try:
+            reading = read_response(response, request)
+        except BotzoneError as exc:
+            raise SeatFault("garbage", str(exc), response) from None
+        self.planned = reading.planned_discard
+        return reading.action
+
+    # ------------------------------------------------------------------ the wire
+
+    def _line(self, line: str) -> None:
+        """One request line to the bot and its answer read (kept for the decision, if any)."""
+        if self.last not in (None, "PASS"):
+            last, self.last = self.last or "", None
+            try:
+                parse_response(last)
+                fault = SeatFault("illegal", f"answered {last!r} where only PASS goes", last)
+            except BotzoneError as exc:
+                fault = SeatFault("garbage", str(exc), last)
+            self._unasked(fault)
+            if self.down:
+                return
+        bot = self.bot
+        bot.requests.append(line)
+        if self.proc is not None:
+            self.proc.send((json.dumps(line) if self.json_io else line) + "\n")
+            limit = self._limit(LATER_LIMIT)
+        else:
+            proc = self._launch()
+            proc.send(bot._input())
+            if not self.keep:
+                proc.end_input()
+            limit = self._limit(FIRST_LIMIT)
+        lines = self._turn_output(limit)
+        try:
+            response = bot._answer(lines)
+        except Verdict as verdict:
+            response = lines[0].strip() if lines else ""
+            bot.responses.append(response)
+            raise SeatFault("garbage", verdict.detail, "\n".join(lines)) from None
+        bot.responses.append(response)
+        self.last = response
+
+    def _turn_output(self, limit: float) -> list[str]:
+        """What the bot printed for this turn: up to the keep-running marker (the run is
+        kept) or the end of its output (the run is over)."""
+        assert self.proc is not None
+        deadline = time.monotonic() + limit
+        lines: list[str] = []
+        while True:
+            line = self.proc.read_line(max(0.0, deadline - time.monotonic()))
+            if line is None:
+                note = "" if lines else self.proc.exit_note("exited without an answer")
+                self._stop()
+                if note:
+                    raise SeatFault("crashed", note)
+                return lines
+            if line.strip() == KEEP_RUNNING:
+                if not self.keep:  # its input is closed: it cannot be sent another line
+                    self._stop()
+                return lines
+            lines.append(line)
+
+
+class BotzoneJsonSeat(BotzoneSeat):
+    json_io = True
+
+
+class BotzoneKeepSeat(BotzoneSeat):
+    keep = True
+
+
+class BotzoneKeepJsonSeat(BotzoneSeat):
+    json_io = keep = True

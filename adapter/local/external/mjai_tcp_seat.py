@@ -1,0 +1,111 @@
+"""An mjai bot over TCP (riichi), the original mjai server's way: the seat listens on
+``HOST:PORT``, a bot connects (``mjbot mjai --server HOST:PORT``, or any mjai client), is
+greeted with ``hello`` and answers ``join``; then every event of the seat's view goes as one
+line and every line is answered (``none`` where the bot has nothing to do), as mjai does.
+
+One connection per game (the original server ends it after ``end_game``): the seat listens
+again for the next game, so a client that plays one game per connection is run in a loop.
+The answer to the last event is the bot's move where the referee asks for one; a move where
+only a pass goes is counted as illegal. The first connection and ``join`` get the start-up
+allowance; every later answer the mjai limit (2 s, or ``--seat-limit``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from adapter.local.external.mjai_seat import ANSWER_LIMIT, MjaiSeat
+from adapter.local.external.process import LineProcess, LineSocket, SeatFault
+from protocols import events as ev
+from protocols.mjai import check_answer
+
+HELLO = {"type": "hello", "protocol": "mjsonp", "protocol_version": 3}
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` -> (host, port); ValueError naming what is wrong."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"mjai-tcp needs HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
+
+
+class MjaiTcpSeat(MjaiSeat):
+    platform = "mjai-tcp"
+
+    def _launch(self) -> LineProcess:
+        host, port = parse_address(" ".join(self.argv))
+        proc = LineSocket.listen(host, port, self.limits.start)
+        proc.heard = self.heard
+        self.proc = proc
+        return proc
+
+    def _start(self, event: Any) -> None:
+        self.last: dict[str, Any] | None = None
+        super()._start(event)
+
+    def _message(self, events: list[dict[str, Any]], limit: float) -> None:
+        if events and events[0].get("type") == "start_game":  # greet first: hello -> join
+            assert self.proc is not None
+            self.proc.send(json.dumps(HELLO) + "\n")
+            try:
+                join = self._read(self.limits.start)
+                if join.get("type") != "join":
+                    raise SeatFault("garbage", f"{join.get('type')!r} where join goes",
+                                    json.dumps(join))
+            except SeatFault as fault:
+                self._unasked(fault)
+                return
+            limit = self.limits.start
+        for event in events:
+            self._out(event, limit)
+
+    def _out(self, message: dict[str, Any], limit: float | None = None) -> None:
+        """One event, one line, one answer; kept for a decision on it, if one comes."""
+        last, self.last = self.last, None
+        if last is not None and last["type"] != "none":
+            self._unasked(SeatFault("illegal", f"{last['type']} where nothing goes",
+                                    json.dumps(last)))
+            if self.down:
+                return
+        try:
+            self.last = self._exchange([message], limit or self._limit(ANSWER_LIMIT))
+        except SeatFault as fault:
+            self._unasked(fault)
+
+    def _edge(self, message: dict[str, Any]) -> None:
+        self._out(message)
+
+    def _due(self) -> dict[str, Any]:
+        answer, self.last = self.last, None
+        if answer is None:
+            raise SeatFault("garbage", "no answer to the event that asks for a move")
+        return answer
+
+    def _exchange(self, events: list[dict[str, Any]], limit: float) -> dict[str, Any]:
+        if self.proc is None:
+            raise SeatFault("crashed", "the bot is not connected")
+        for event in events:  # a reach echo: one event, its answer the dahai
+            self.proc.send(json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n")
+        answer = self._read(limit)
+        problem = check_answer(answer)
+        if problem is not None:
+            raise SeatFault("garbage", problem, json.dumps(answer))
+        return answer
+
+    def _read(self, limit: float) -> dict[str, Any]:
+        assert self.proc is not None
+        line = self.proc.expect_line(limit)
+        try:
+            answer = json.loads(line)
+        except json.JSONDecodeError:
+            raise SeatFault("garbage", "an answer that is not JSON", line) from None
+        if not isinstance(answer, dict) or not isinstance(answer.get("type"), str):
+            raise SeatFault("garbage", "an answer that is not an mjai object", line)
+        return answer
+
+    def _seen(self, event: Any) -> None:
+        super()._seen(event)
+        if isinstance(event, ev.GameEnded):
+            self._stop()  # the original server ends the connection with the game

@@ -1,0 +1,216 @@
+"""What every outside program seated at the local table shares: the referee drives it like our
+own seats, and whatever the program does, the table goes on.
+
+The referee hands the seat its legal set; the platform-specific subclass turns the seat's view
+into the platform's messages and the program's answer into an action. An answer that is late,
+unreadable (garbage), not in the legal set (illegal), or missing because the program died
+(crashed) is replaced by the safest legal action, counted in the seat's fallback tally (the
+same figure our policies are judged by) and in its fault report, and logged with what the
+program sent. A late or crashed program is out of step with the table: it is killed, the seat
+plays safe for the rest of the hand, and a fresh run starts with the next hand (at most
+:data:`MAX_RESTARTS` per game; an MCR match is one hand, so there the rest of the match is
+safe play).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from adapter.local.external.process import LineProcess, SeatFault
+from brain.brain import Answer, safest_action
+from brain.state import TableState
+from brain.tally import FallbackTally, one_line
+from protocols import events as ev
+from protocols import tiles as T
+
+log = structlog.get_logger("mjbot.external")
+
+MAX_RESTARTS = 3
+HEARD = 2  # lines of what a program said, logged with a refused move (a riichi is two)
+REASONS = ("late", "crashed", "garbage", "illegal")
+
+
+@dataclass
+class SeatReport:
+    """Per outside program: faults by reason, fresh runs after a crash, the first fault."""
+
+    late: int = 0
+    crashed: int = 0
+    garbage: int = 0
+    illegal: int = 0
+    restarts: int = 0
+    first: str = ""
+
+    def count(self, fault: SeatFault) -> None:
+        setattr(self, fault.reason, getattr(self, fault.reason) + 1)
+        self.first = self.first or one_line(str(fault))
+
+    def add(self, other: SeatReport) -> None:
+        for key in (*REASONS, "restarts"):
+            setattr(self, key, getattr(self, key) + getattr(other, key))
+        self.first = self.first or other.first
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**{key: getattr(self, key) for key in (*REASONS, "restarts")},
+                "first_fault": self.first or None}
+
+
+@dataclass(frozen=True)
+class SeatLimits:
+    """Seconds an answer may take: ``answer`` overrides the platform's own limit (None: the
+    platform's); ``start`` is the allowance for a program's first answer where the platform
+    gives start-up time apart from the turn (mjai)."""
+
+    answer: float | None = None
+    start: float = 30.0
+
+
+class ExternalSeat:
+    """A seat played by an outside program (see the module docstring). Subclasses implement
+    ``_start`` (a new run of the program), ``_seen`` (one event of the seat's view) and
+    ``_ask`` (the program's action on a request)."""
+
+    shares_state = True
+    takes_legal = True
+    platform = ""
+    seat_argument = False  # the seat number goes after the command (as mjai.app runs bots)
+
+    def __init__(self, variant: str, seat: int, name: str, argv: list[str],
+                 limits: SeatLimits | None = None) -> None:
+        self.name = name
+        self.variant, self.seat, self.argv = variant, seat, argv
+        self.limits = limits or SeatLimits()
+        self.state = TableState(variant, seat)
+        self.tally = FallbackTally()
+        self.report = SeatReport()
+        self.proc: LineProcess | None = None
+        self.down = ""  # why the seat plays safe until the next hand ("" while it plays)
+        self.runs = 0  # runs of the program this game
+        self.pids: list[int] = []  # every run's process id (tests check none outlives us)
+        self.heard: deque[str] = deque(maxlen=HEARD)  # the program's last lines
+
+    # ------------------------------------------------------------------ the referee's side
+
+    def observe(self, event: Any) -> None:
+        self.state.apply(event)
+        if isinstance(event, ev.GameStarted):
+            self.runs = 0
+            self._restart(event)
+        elif isinstance(event, ev.RoundStarted) and self.down:
+            self._restart(event)
+        if not self.down:
+            try:
+                self._seen(event)
+            except SeatFault as fault:
+                self._fault(fault)
+        if isinstance(event, ev.GameEnded):
+            self._stop()
+
+    def decide(self, request: ev.DecisionRequest, legal: list[Any]) -> Answer:
+        counted = len(legal) > 1  # a forced move is no decision (as for our policies)
+        if self.down:
+            action, fallback = safest_action(self.state, legal), f"{self.down} (safe play)"
+        else:
+            try:
+                action = self._legal(self._ask(request, legal), legal, request)
+                fallback = ""
+            except SeatFault as fault:
+                self._fault(fault)
+                action, fallback = safest_action(self.state, legal), one_line(str(fault))
+        if counted:
+            self.tally.record(fallback)
+        return Answer(action, tuple(legal), self.name, fallback=fallback)
+
+    def close(self) -> None:
+        self._stop()
+
+    # ------------------------------------------------------------------ for subclasses
+
+    def _start(self, event: Any) -> None:
+        raise NotImplementedError
+
+    def _seen(self, event: Any) -> None:
+        raise NotImplementedError
+
+    def _ask(self, request: ev.DecisionRequest, legal: list[Any]) -> Any:
+        raise NotImplementedError
+
+    def _launch(self) -> LineProcess:
+        proc = LineProcess([*self.argv, str(self.seat)] if self.seat_argument else self.argv)
+        proc.heard = self.heard
+        self.proc = proc
+        self.pids.append(proc.pid)
+        return proc
+
+    def _limit(self, platform_limit: float) -> float:
+        return self.limits.answer if self.limits.answer is not None else platform_limit
+
+    def _unasked(self, fault: SeatFault) -> None:
+        """A fault on a message that asked for no decision (an answer where only a pass
+        goes): counted like any other, so a program cannot hide its faults between turns."""
+        self._fault(fault)
+        self.tally.record(one_line(str(fault)))
+
+    # ------------------------------------------------------------------ faults
+
+    def _fault(self, fault: SeatFault) -> None:
+        self.report.count(fault)
+        log.warning("outside program fault", seat=self.seat, program=self.name,
+                    reason=fault.reason, detail=fault.detail, raw=fault.raw[:500])
+        if fault.fatal:
+            self.down = one_line(str(fault))
+            self._stop(grace=0.0)  # out of step with the table: no time to say goodbye
+
+    def _restart(self, event: Any) -> None:
+        """A run for a new game, or a fresh one for a new hand after a crash."""
+        if self.runs > MAX_RESTARTS:
+            return
+        if self.runs:
+            self.report.restarts += 1
+        self.runs += 1
+        self.down = ""
+        try:
+            self._start(event)
+        except SeatFault as fault:
+            self._fault(fault)
+
+    def _stop(self, grace: float | None = None) -> None:
+        if self.proc is not None:
+            proc, self.proc = self.proc, None
+            proc.close() if grace is None else proc.close(grace)
+
+    def _legal(self, action: Any, legal: list[Any], request: ev.DecisionRequest) -> Any:
+        """The legal action ``action`` stands for (a meld's tiles in any order), or an
+        illegal fault naming it."""
+        found = find_legal(action, legal)
+        if found is None:
+            raise SeatFault("illegal", f"{describe(action)} is not legal on a {request.kind} "
+                            f"request", " | ".join(self.heard) or repr(action))
+        return found
+
+
+def find_legal(action: Any, legal: list[Any]) -> Any:
+    """The member of ``legal`` equal to ``action``, the tiles of a meld compared as a set."""
+    if action in legal:
+        return action
+    tiles = getattr(action, "tiles", None)
+    if tiles is None:
+        return None
+    key = sorted(tiles, key=T.sort_key)
+    for candidate in legal:
+        if type(candidate) is type(action) and getattr(candidate, "kind", None) == \
+                getattr(action, "kind", None) and sorted(candidate.tiles, key=T.sort_key) == key:
+            return candidate
+    return None
+
+
+def describe(action: Any) -> str:
+    if isinstance(action, ev.Discard):
+        return f"discard {T.tile_name(action.tile)}" + (" with riichi" if action.riichi else "")
+    return type(action).__name__.lower() if not getattr(action, "tiles", None) else \
+        f"{getattr(action, 'kind', type(action).__name__.lower())} " \
+        f"{' '.join(T.tile_name(t) for t in action.tiles)}"

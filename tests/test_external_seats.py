@@ -1,0 +1,455 @@
+"""Outside programs at the local table (adapter/local/external/): our own `mjbot mjai` and
+`mjbot botzone` as outside programs give exactly the figures of the same policy seated
+in-process on the same walls; tiny bots written here crash, hang, answer illegally or write
+garbage, and the table plays on, counts each fault and leaves no process behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from adapter.local.arena import ArenaConfig, run_arena, summarize
+from adapter.local.game import GameConfig, play_game
+from adapter.local.seat import seat_for
+
+PY = sys.executable
+MJBOT = f"{PY} -m adapter.cli --log-level error"
+MARKER = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
+
+# An mjai bot: tsumogiri on its own draw, none otherwise; argv: MODE PIDFILE ... SEAT. It
+# starts a sleeping child first (a program's children must go with it) and records both pids.
+MJAI_BOT = textwrap.dedent("""
+    import json, os, subprocess, sys, time
+    mode, pidfile, seat = sys.argv[1], sys.argv[2], int(sys.argv[-1])
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open(pidfile, "a") as f:
+        f.write(f"{os.getpid()} {child.pid}\\n")
+    for line in sys.stdin:
+        events = json.loads(line)
+        last = events[-1]
+        answer = {"type": "none"}
+        if last["type"] == "tsumo" and last["actor"] == seat:
+            if mode == "crash":
+                sys.stderr.write("boom: the bot fell over\\n")
+                sys.exit(3)
+            if mode == "hang":
+                time.sleep(600)
+            if mode == "illegal":  # a pass where a move is due
+                answer = {"type": "none"}
+            else:
+                answer = {"type": "dahai", "actor": seat, "pai": last["pai"], "tsumogiri": True}
+        if mode == "garbage":
+            print("this is not json", flush=True)
+            continue
+        print(json.dumps(answer), flush=True)
+""")
+
+# A Botzone bot, simple interaction, keep running: PLAY the drawn tile, PASS otherwise.
+BOTZONE_KEEP_BOT = textwrap.dedent("""
+    import os, subprocess, sys, time
+    mode, pidfile = sys.argv[1], sys.argv[2]
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open(pidfile, "a") as f:
+        f.write(f"{os.getpid()} {child.pid}\\n")
+    def answer(request):
+        parts = request.split()
+        if parts[0] == "2":
+            if mode == "crash":
+                sys.exit(2)
+            if mode == "hang":
+                time.sleep(600)
+            return "HU" if mode == "illegal" else "PLAY " + parts[1]
+        if mode == "garbage":
+            return "what is this"
+        return "HU" if mode == "illegal" and parts[0] == "3" else "PASS"
+    n = int(sys.stdin.readline())
+    requests = [sys.stdin.readline().strip() for _ in range(2 * n - 1)][::2]
+    print(answer(requests[-1]))
+    print("MARKER", flush=True)
+    for line in sys.stdin:
+        if line.strip():
+            print(answer(line.strip()))
+            print("MARKER", flush=True)
+""").replace("MARKER", MARKER)
+
+# An NTPU program on stdin/stdout: throws what it drew (the dealer: its 17th tile), passes on
+# every offer.
+NTPU_BOT = textwrap.dedent("""
+    import os, subprocess, sys, time
+    mode, pidfile = sys.argv[1], sys.argv[2]
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open(pidfile, "a") as f:
+        f.write(f"{os.getpid()} {child.pid}\\n")
+    last = None
+    for line in sys.stdin:
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "/close":
+            break
+        if parts[0] == "/ready":
+            print("/ready", flush=True)
+        elif parts[0] in ("/mo", "/initCard"):
+            last = parts[-1]
+        elif parts[0] == "/ask":
+            if parts[1] == "throw":
+                if mode == "crash":
+                    sys.exit(4)
+                if mode == "hang":
+                    time.sleep(600)
+                if mode == "garbage":
+                    print("what is this", flush=True)
+                    continue
+                print("/throw " + ("999" if mode == "illegal" else last), flush=True)
+            else:
+                print("/pass", flush=True)
+""")
+
+# One-shot Botzone bots that check their data comes back: they leave the number of turns
+# answered, and answer garbage when the next run does not find it.
+BOTZONE_ONESHOT_SIMPLE = textwrap.dedent("""
+    import sys
+    lines = sys.stdin.read().split("\\n")
+    n = int(lines[0])
+    requests = lines[1:2 * n:2]
+    data = lines[2 * n] if len(lines) > 2 * n else ""
+    if data != (str(n - 1) if n > 1 else ""):
+        print("DATA LOST " + repr(data))
+        sys.exit(0)
+    parts = requests[-1].split()
+    print("PLAY " + parts[1] if parts[0] == "2" else "PASS")
+    print("debug line")
+    print(n)
+""")
+
+BOTZONE_ONESHOT_JSON = textwrap.dedent("""
+    import json, sys
+    turn = json.loads(sys.stdin.readline())
+    n = len(turn["requests"])
+    if turn.get("data", "") != (str(n - 1) if n > 1 else ""):
+        print(json.dumps({"response": "DATA LOST"}))
+        sys.exit(0)
+    parts = turn["requests"][-1].split()
+    answer = "PLAY " + parts[1] if parts[0] == "2" else "PASS"
+    print(json.dumps({"response": answer, "debug": "x", "data": str(n)}))
+""")
+
+
+def _script(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def _arena(variant: str, seat0: str, seed: int = 3, seat_limit: float | None = None,
+           hands: int = 1) -> dict:
+    config = ArenaConfig(variant, (seat0, "rulebased", "rulebased", "rulebased"), hands=hands,
+                         seed=seed, seat_limit=seat_limit)
+    return summarize(config, run_arena(config), 1.0)
+
+
+def _all_gone(pidfile: Path) -> list[int]:
+    """The recorded processes still alive (a zombie is gone: it only waits to be reaped),
+    after giving the system a moment to reap what was killed."""
+    pids = [int(p) for line in pidfile.read_text().split("\n") for p in line.split()]
+    assert pids
+
+    def alive(pid: int) -> bool:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, IndexError):
+            return False
+        return state != "Z"
+
+    for _ in range(100):
+        left = [p for p in pids if alive(p)]
+        if not left:
+            return []
+        time.sleep(0.05)
+    return left
+
+
+# ---------------------------------------------------------------------- our own programs
+
+
+def _versus_greedy(variant: str, seat0: str) -> dict:
+    config = ArenaConfig(variant, (seat0, "greedy", "greedy", "greedy"), hands=1, seed=7,
+                         seat_limit=30)
+    return summarize(config, run_arena(config), 1.0)
+
+
+def _same_figures(inside: dict, outside: dict, name: str) -> None:
+    ours = inside["policies"]["rulebased"]
+    theirs = outside["policies"][name]
+    assert theirs == ours
+    assert outside["policies"]["greedy"] == inside["policies"]["greedy"]
+    assert outside["hands"] == inside["hands"] > 0
+    assert outside["illegal_actions"] == inside["illegal_actions"] == 0
+    assert outside["external_seats"][name] == {
+        "late": 0, "crashed": 0, "garbage": 0, "illegal": 0, "restarts": 0,
+        "first_fault": None}
+
+
+def test_mjbot_mjai_as_an_outside_program_plays_as_the_in_process_seat(tmp_path):
+    name = f"mjai:{MJBOT} mjai --no-log --policy rulebased"
+    inside = _versus_greedy("riichi", "rulebased")
+    outside = _versus_greedy("riichi", name)
+    _same_figures(inside, outside, name)
+    assert outside["policies"][name]["decisions"] > 0
+
+
+def test_mjbot_botzone_as_an_outside_program_plays_as_the_in_process_seat(tmp_path):
+    name = f"botzone-keep:{MJBOT} botzone --keep-running --no-log --policy rulebased"
+    inside = _versus_greedy("mcr", "rulebased")
+    outside = _versus_greedy("mcr", name)
+    _same_figures(inside, outside, name)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_mjbot_mjai_over_tcp_plays_as_the_in_process_seat(tmp_path):
+    port = _free_port()
+    name = f"mjai-tcp:127.0.0.1:{port}"
+    # the original mjai server ends a connection with its game: the client runs in a loop
+    clients = subprocess.Popen(
+        [PY, "-c", "import subprocess, sys\nfor _ in range(4):\n    subprocess.run(sys.argv[1:])",
+         PY, "-m", "adapter.cli", "--log-level", "error", "mjai", "--server",
+         f"127.0.0.1:{port}", "--no-log"])
+    try:
+        config = ArenaConfig("riichi", (name, "greedy", "greedy", "greedy"), hands=1, seed=7,
+                             seat_limit=30)
+        outside = summarize(config, run_arena(config), 1.0)
+    finally:
+        clients.wait(timeout=60)
+    config = ArenaConfig("riichi", ("rulebased", "greedy", "greedy", "greedy"), hands=1, seed=7)
+    inside = summarize(config, run_arena(config), 1.0)
+    _same_figures(inside, outside, name)
+
+
+def test_mjbot_ntpu_as_an_outside_program_plays_as_the_in_process_seat(tmp_path):
+    name = f"ntpu:{MJBOT} ntpu --stdio --no-log --policy rulebased"
+    inside = _versus_greedy("taiwan16", "rulebased")
+    outside = _versus_greedy("taiwan16", name)
+    _same_figures(inside, outside, name)
+
+
+def test_the_pypi_mjai_rulebasebot_plays_through_the_seat(tmp_path):
+    try:
+        import mjai.bot.rulebase  # noqa: F401
+    except ImportError:
+        pytest.skip("the PyPI mjai package is not installed (pip install -e '.[mjai]' && "
+                    "pip install --no-deps mjai==0.2.1, or make bench-mjai)")
+    bot = _script(tmp_path, "rulebase_bot.py", textwrap.dedent("""
+        import sys
+        from loguru import logger
+        from mjai.bot.rulebase import RulebaseBot
+        logger.remove()
+        bot = RulebaseBot(player_id=int(sys.argv[-1]))
+        for line in sys.stdin:
+            print(bot.react(line.strip()), flush=True)
+    """))
+    name = f"mjai:{PY} {bot}"
+    summary = _arena("riichi", name, seat_limit=30)
+    assert summary["games"] == 4 and summary["referee_errors"] == 0
+    report = summary["external_seats"][name]
+    assert report["crashed"] == report["late"] == report["garbage"] == 0, report
+    assert summary["policies"][name]["decisions"] > 0
+
+
+# ---------------------------------------------------------------------- bad programs
+
+
+@pytest.mark.parametrize("mode,reason", [("crash", "crashed"), ("hang", "late"),
+                                         ("illegal", "illegal"), ("garbage", "garbage")])
+def test_a_bad_mjai_bot_is_played_safe_counted_and_killed(tmp_path, mode, reason):
+    pidfile = tmp_path / "pids"
+    bot = _script(tmp_path, "bot.py", MJAI_BOT)
+    name = f"mjai:{PY} {bot} {mode} {pidfile}"
+    with capture_logs() as logs:
+        summary = _arena("riichi", name, seat_limit=0.2 if mode == "hang" else 30)
+    assert summary["games"] == 4 and summary["referee_errors"] == 0
+    assert summary["illegal_actions"] == 0  # the referee never saw the bad answers
+    report = summary["external_seats"][name]
+    assert report[reason] > 0, report
+    assert summary["policies"][name]["fallbacks"] > 0
+    assert report["first_fault"].startswith(reason)
+    if mode == "crash":
+        assert "boom: the bot fell over" in report["first_fault"]
+        assert "exit 3" in report["first_fault"]
+    if mode in ("crash", "hang"):
+        assert report["restarts"] > 0  # a fresh run for the next hand
+    faults = [e for e in logs if e["event"] == "outside program fault"]
+    assert faults and all(e["program"] == name for e in faults)
+    assert {e["reason"] for e in faults} >= {reason}
+    if mode in ("illegal", "garbage"):  # what the program sent, as it sent it
+        sent = '{"type": "none"}' if mode == "illegal" else "this is not json"
+        assert any(sent in e["raw"] for e in faults if e["reason"] == reason)
+    assert _all_gone(pidfile) == []
+
+
+def test_a_good_mjai_bot_has_no_faults_and_leaves_nothing_behind(tmp_path):
+    pidfile = tmp_path / "pids"
+    bot = _script(tmp_path, "bot.py", MJAI_BOT)
+    name = f"mjai:{PY} {bot} good {pidfile}"
+    summary = _arena("riichi", name, seat_limit=30)
+    report = summary["external_seats"][name]
+    assert {k: v for k, v in report.items() if k != "first_fault"} == dict.fromkeys(
+        ("late", "crashed", "garbage", "illegal", "restarts"), 0)
+    assert summary["policies"][name]["fallbacks"] == 0
+    assert summary["policies"][name]["decisions"] > 0
+    assert len(pidfile.read_text().splitlines()) == 4  # one run per game
+    assert _all_gone(pidfile) == []
+
+
+@pytest.mark.parametrize("mode,reason", [("crash", "crashed"), ("hang", "late"),
+                                         ("illegal", "illegal"), ("garbage", "garbage")])
+def test_a_bad_botzone_bot_is_played_safe_counted_and_killed(tmp_path, mode, reason):
+    pidfile = tmp_path / "pids"
+    bot = _script(tmp_path, "bot.py", BOTZONE_KEEP_BOT)
+    name = f"botzone-keep:{PY} {bot} {mode} {pidfile}"
+    summary = _arena("mcr", name, seat_limit=0.2 if mode == "hang" else 30)
+    assert summary["games"] == 4 and summary["referee_errors"] == 0
+    assert summary["illegal_actions"] == 0
+    report = summary["external_seats"][name]
+    assert report[reason] > 0, report
+    assert summary["policies"][name]["fallbacks"] > 0
+    assert _all_gone(pidfile) == []
+
+
+@pytest.mark.parametrize("mode,reason", [("crash", "crashed"), ("hang", "late"),
+                                         ("illegal", "illegal"), ("garbage", "garbage"),
+                                         ("good", "")])
+def test_an_ntpu_program_is_played_safe_counted_and_killed(tmp_path, mode, reason):
+    pidfile = tmp_path / "pids"
+    bot = _script(tmp_path, "bot.py", NTPU_BOT)
+    name = f"ntpu:{PY} {bot} {mode} {pidfile}"
+    summary = _arena("taiwan16", name, seat_limit=0.2 if mode == "hang" else 30)
+    assert summary["games"] == 4 and summary["referee_errors"] == 0
+    assert summary["illegal_actions"] == 0
+    report = summary["external_seats"][name]
+    if mode == "good":
+        assert report["first_fault"] is None
+        assert summary["policies"][name]["fallbacks"] == 0
+        assert summary["policies"][name]["decisions"] > 0
+    else:
+        assert report[reason] > 0, report
+        assert summary["policies"][name]["fallbacks"] > 0
+    if mode in ("crash", "hang"):
+        assert report["restarts"] > 0
+    assert _all_gone(pidfile) == []
+
+
+def test_a_good_botzone_bot_kept_running_has_no_faults(tmp_path):
+    pidfile = tmp_path / "pids"
+    bot = _script(tmp_path, "bot.py", BOTZONE_KEEP_BOT)
+    name = f"botzone-keep:{PY} {bot} good {pidfile}"
+    summary = _arena("mcr", name, seat_limit=30)
+    assert summary["external_seats"][name]["first_fault"] is None
+    assert summary["policies"][name]["fallbacks"] == 0
+    assert len(pidfile.read_text().splitlines()) == 4  # kept running: one run per match
+    assert _all_gone(pidfile) == []
+
+
+@pytest.mark.parametrize("kind,text", [("botzone", BOTZONE_ONESHOT_SIMPLE),
+                                       ("botzone-json", BOTZONE_ONESHOT_JSON)])
+def test_a_one_shot_botzone_bot_gets_the_history_and_its_data_back(tmp_path, kind, text):
+    bot = _script(tmp_path, "bot.py", text)
+    name = f"{kind}:{PY} {bot}"
+    players = [seat_for("mcr", 0, name, 30.0)] + [seat_for("mcr", s, "rulebased")
+                                                   for s in (1, 2, 3)]
+    try:
+        result = play_game(GameConfig("mcr"), players, 11, 0)
+    finally:
+        for p in players:
+            p.close()
+    seat = players[0]
+    assert len(result.hands) == 1
+    assert seat.report.as_dict()["first_fault"] is None, seat.report
+    assert seat.tally.decisions > 0 and seat.tally.fallbacks == 0
+    assert len(seat.pids) == len(seat.bot.requests) > 10  # a fresh run for every line
+
+
+# ---------------------------------------------------------------------- the command
+
+
+def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PY, "-m", "adapter.cli", *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_a_platform_for_another_variant_is_refused_in_one_line():
+    done = _run_cli("arena", "--variant", "mcr", "--policies",
+                    f"mjai:{PY} bot.py,rulebased,rulebased,rulebased", "--hands", "1")
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0
+    assert "plays riichi, not mcr" in done.stderr
+    done = _run_cli("selfplay", "--variant", "riichi", "--policies",
+                    f"botzone:{PY} bot.py,rulebased,rulebased,rulebased", "--out", "x")
+    assert done.returncode == 2 and "plays mcr, not riichi" in done.stderr
+
+
+def test_a_missing_program_is_refused_in_one_line():
+    done = _run_cli("arena", "--policies",
+                    "mjai:/no/such/bot,rulebased,rulebased,rulebased", "--hands", "1")
+    assert done.returncode == 2
+    assert "no program '/no/such/bot'" in done.stderr
+    assert "Traceback" not in done.stderr
+    done = _run_cli("arena", "--policies", "mjai:,rulebased,rulebased,rulebased")
+    assert done.returncode == 2 and "no command after mjai:" in done.stderr
+    done = _run_cli("botzone", "--policy", f"mjai:{PY}")  # a seat spec is no policy
+    assert done.returncode == 2 and "unknown policy" in done.stderr
+
+
+def test_a_faulty_program_fails_the_run_past_the_fallback_share(tmp_path):
+    pidfile = tmp_path / "pids"
+    bot = _script(tmp_path, "bot.py", MJAI_BOT)
+    name = f"mjai:{PY} {bot} illegal {pidfile}"
+    out = tmp_path / "a.json"
+    done = _run_cli("--log-level", "error", "arena", "--policies",
+                    f"{name},rulebased,rulebased,rulebased", "--hands", "1", "--no-log",
+                    "--json", str(out))
+    assert done.returncode == 1
+    assert f"policy {name} fell back" in done.stderr
+    assert f"{name} (outside program): late 0, crashed 0, garbage 0, illegal" in done.stdout
+    assert json.loads(out.read_text())["external_seats"][name]["illegal"] > 0
+    assert _all_gone(pidfile) == []
+
+
+def test_selfplay_records_an_outside_program(tmp_path):
+    pidfile = tmp_path / "pids"
+    bot = _script(tmp_path, "bot.py", MJAI_BOT)
+    name = f"mjai:{PY} {bot} good {pidfile}"
+    done = _run_cli("--log-level", "error", "selfplay", "--policies",
+                    f"{name},rulebased,rulebased,rulebased", "--hands", "1",
+                    "--out", str(tmp_path / "ds"), "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["fallbacks"][name]["decisions"] > 0
+    assert summary["fallbacks"][name]["fallbacks"] == 0
+    assert os.listdir(tmp_path / "ds")
+    assert _all_gone(pidfile) == []
+
+
+def test_a_listening_seat_is_refused_where_it_cannot_listen_alone():
+    tcp = "mjai-tcp:127.0.0.1:11601"
+    done = _run_cli("arena", "--policies", f"{tcp},{tcp},rulebased,rulebased", "--hands", "1")
+    assert done.returncode == 2 and "one seat per listening address" in done.stderr
+    done = _run_cli("arena", "--policies", f"{tcp},rulebased,rulebased,rulebased",
+                    "--workers", "2", "--hands", "1")
+    assert done.returncode == 2 and "one game at a time" in done.stderr
+    done = _run_cli("arena", "--policies", "mjai-tcp:nowhere,rulebased,rulebased,rulebased")
+    assert done.returncode == 2 and "mjai-tcp needs HOST:PORT" in done.stderr
