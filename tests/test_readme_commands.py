@@ -1,4 +1,5 @@
-"""Every `mjbot ...` command line in README.md still parses against today's CLI.
+"""Every `mjbot ...` command line in README.md (and the model cards and deploy notes, which
+give the commands behind their figures) still parses against today's CLI.
 
 The README shows commands in code blocks (some as usage synopses with ``[optional]`` parts and
 ``a|b`` alternatives) and inline; a renamed option leaves a command that no longer runs, which
@@ -20,7 +21,10 @@ import pytest
 from adapter.cli import build_parser
 from adapter.commands.bench import BENCHES, bench_parser
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = [README, ROOT / "brain/data/nn_models.md", ROOT / "brain/data/opponent_models.md",
+        *sorted((ROOT / "deploy").glob("*.md")), ROOT / "replay/dataset/README.md"]
 
 # Placeholder -> value, by the option it follows first, then by its own name.
 BY_OPTION = {"bench": "shanten", "--port": "0", "--policy": "rulebased", "--variant": "riichi",
@@ -153,6 +157,8 @@ def _fill(args: list[str]) -> list[str]:
         before = args[i - 1] if i else ""
         if w in BY_NAME or w.rstrip(".") in BY_NAME:
             w = BY_OPTION.get(before) or BY_NAME[w.rstrip(".")]
+        elif w.startswith("$"):  # a shell variable of a loop in the text
+            w = BY_OPTION.get(before) or "1"
         filled.append(w)
     return filled
 
@@ -172,13 +178,14 @@ def parse_error(args: list[str]) -> str | None:
     return None
 
 
-COMMANDS = readme_commands(README.read_text(encoding="utf-8"))
+COMMANDS = [(doc.relative_to(ROOT).as_posix(), line, command, inline)
+            for doc in DOCS for line, command, inline in readme_commands(doc.read_text("utf-8"))]
 
 
 def test_the_readme_shows_commands() -> None:
     """The extraction finds the README's commands, in blocks and inline (a broken extractor
     would otherwise pass everything)."""
-    shown = [c for _, c, _ in COMMANDS]
+    shown = [c for doc, _, c, _ in COMMANDS if doc == "README.md"]
     assert len(shown) > 40
     assert any(c.startswith("mjbot arena --variant V") for c in shown)
     assert any(c.startswith("mjbot bench mc --models DIR") for c in shown)  # inline, two lines
@@ -191,14 +198,14 @@ def test_the_readme_shows_commands() -> None:
 MENTION = re.compile(r"arguments are required|is required|expected one argument")
 
 
-@pytest.mark.parametrize(("line", "command", "inline"), COMMANDS,
-                         ids=[f"L{n}" for n, _, _ in COMMANDS])
-def test_readme_command_parses(line: int, command: str, inline: bool) -> None:
+@pytest.mark.parametrize(("doc", "line", "command", "inline"), COMMANDS,
+                         ids=[f"{d}:{n}" for d, n, _, _ in COMMANDS])
+def test_readme_command_parses(doc: str, line: int, command: str, inline: bool) -> None:
     for args in variants(command):
         error = parse_error(args)
         if inline and error and MENTION.search(error):
             continue
-        assert error is None, f"README.md line {line}: `{command}` -> {args}: {error}"
+        assert error is None, f"{doc} line {line}: `{command}` -> {args}: {error}"
 
 
 def test_a_renamed_option_is_caught() -> None:
