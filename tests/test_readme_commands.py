@@ -1,0 +1,216 @@
+"""Every `mjbot ...` command line in README.md (and the model cards and deploy notes, which
+give the commands behind their figures) still parses against today's CLI.
+
+The README shows commands in code blocks (some as usage synopses with ``[optional]`` parts and
+``a|b`` alternatives) and inline; a renamed option leaves a command that no longer runs, which
+nobody notices until a reader pastes it. Each line is handed to the real parser of
+adapter/cli.py (and for `mjbot bench NAME` to the bench's own parser) with ``parse_args``;
+nothing is executed. Placeholders (FILE, DIR, N, ...) become values the parser accepts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from adapter.cli import build_parser
+from adapter.commands.bench import BENCHES, bench_parser
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = [README, ROOT / "brain/data/nn_models.md", ROOT / "brain/data/opponent_models.md",
+        *sorted((ROOT / "deploy").glob("*.md")), ROOT / "replay/dataset/README.md"]
+
+# Placeholder -> value, by the option it follows first, then by its own name.
+BY_OPTION = {"bench": "shanten", "--port": "0", "--policy": "rulebased", "--variant": "riichi",
+             "--predictor": "rulebased", "--seat": "1", "--status": "127.0.0.1:0",
+             "--server": "127.0.0.1:1", "--ray": "local", "--policies": "rulebased,greedy"}
+BY_NAME = {"N": "2", "K": "2", "S": "1", "H": "8", "R": "10", "P": "2", "V": "riichi",
+           "NAME": "rulebased", "FILE": "out.json", "F": "out.json", "DIR": "outdir",
+           "HOST:PORT": "127.0.0.1:1", "OPTS": "playouts=1", "A,B,C,D": "rulebased,greedy",
+           "LOG": "game.mjlog.msgpack", "GAME": "game.json", "PATH": "games",
+           "CONFIG": "mjbot.toml", "LOG_OR_DIR": "logs"}
+ENV = re.compile(r"^[A-Z_][A-Z0-9_]*=")
+SHELL_STOP = {"|", "||", "&&", ";", "<", ">", ">>", "2>", "2>&1", "&"}
+
+
+def readme_commands(text: str) -> list[tuple[int, str, bool]]:
+    """(README line, command, inline) for every `mjbot` command in a code block or inline code
+    span."""
+    found: list[tuple[int, str, bool]] = []
+    lines = text.splitlines()
+    in_block, lang = False, ""
+    outside: list[str] = []
+    current: list[str] | None = None
+    for number, line in enumerate(lines, 1):
+        if line.startswith("```"):
+            in_block, lang = not in_block, line[3:].strip()
+            outside.append("")
+            current = None
+            continue
+        if not in_block:
+            outside.append(line)
+            continue
+        outside.append("")
+        if lang:  # ```toml and the like: no shell commands
+            continue
+        body = _strip_comment(line)
+        if current is not None and (body.startswith((" ", "\t")) and body.strip()):
+            current.append(body.strip())  # a continuation (after "\" or an indented "[...]")
+        else:
+            current = None
+            start = _command_start(body.strip())
+            if start is not None:
+                current = [start]
+                found.append((number, "", False))
+        if current is not None:
+            joined = " ".join(part.rstrip("\\").strip() for part in current)
+            found[-1] = (found[-1][0], joined, False)
+            if not body.rstrip().endswith("\\") and not _continues(lines, number):
+                current = None
+    prose = "\n".join(outside)
+    for match in re.finditer(r"`([^`]+)`", prose):
+        span = " ".join(match.group(1).split())
+        start = _command_start(span)
+        if start is not None:
+            found.append((prose.count("\n", 0, match.start()) + 1, start, True))
+    return found
+
+
+def _continues(lines: list[str], number: int) -> bool:
+    """A synopsis goes on when the next line is indented and opens with an option."""
+    following = lines[number] if number < len(lines) else ""
+    return bool(re.match(r"^\s+[\[-]", following))
+
+
+def _strip_comment(line: str) -> str:
+    return re.split(r"\s#\s", line, maxsplit=1)[0].rstrip()
+
+
+def _command_start(text: str) -> str | None:
+    words = text.split()
+    while words and ENV.match(words[0]):
+        words.pop(0)
+    if len(words) >= 2 and words[0] == "mjbot":
+        return " ".join(words)
+    return None
+
+
+def variants(command: str) -> list[list[str]]:
+    """The argument lists a synopsis stands for: every ``[optional]`` part taken, and one list
+    per branch of its ``a|b`` / ``--x | --y`` alternatives (branch k everywhere), so that each
+    option shown is parsed at least once and exclusive options never together."""
+    spaced = re.sub(r"([\[\]])", r" \1 ", command)
+    words = [w for w in shlex.split(spaced) if w not in ("[", "]")]
+    while words and ENV.match(words[0]):
+        words.pop(0)
+    words = words[1:]  # "mjbot"
+    # A bare "|" before an option is an alternative; before anything else, a shell pipe.
+    cut = next((i for i, w in enumerate(words) if w in SHELL_STOP
+                and not (w == "|" and i + 1 < len(words) and words[i + 1].startswith("-"))),
+               len(words))
+    words = words[:cut]
+    units: list[list[str]] = []  # an option with its values, or a positional
+    joined = False
+    for w in words:
+        if w == "|":
+            joined = True
+            continue
+        if not units or w.startswith("-") or not units[-1][0].startswith("-"):
+            units.append([w])
+        else:
+            units[-1].append(w)
+        if joined and w.startswith("-"):
+            units[-2:] = [units[-2] + ["|"] + units[-1]]  # kept as one alternative group
+        joined = False
+    groups = [_split(unit, "|") for unit in units]
+    branches = max([len(g) for g in groups] + [max(len(w.split("|")) for w in words)])
+    out = []
+    for k in range(branches):
+        args: list[str] = []
+        for g in groups:
+            for w in g[min(k, len(g) - 1)]:
+                pieces = w.split("|")
+                args.append(pieces[min(k, len(pieces) - 1)])
+        out.append(_fill(args))
+    return out
+
+
+def _split(words: list[str], sep: str) -> list[list[str]]:
+    parts: list[list[str]] = [[]]
+    for w in words:
+        if w == sep:
+            parts.append([])
+        else:
+            parts[-1].append(w)
+    return parts
+
+
+def _fill(args: list[str]) -> list[str]:
+    filled = []
+    for i, w in enumerate(args):
+        before = args[i - 1] if i else ""
+        if w in BY_NAME or w.rstrip(".") in BY_NAME:
+            w = BY_OPTION.get(before) or BY_NAME[w.rstrip(".")]
+        elif w.startswith("$"):  # a shell variable of a loop in the text
+            w = BY_OPTION.get(before) or "1"
+        filled.append(w)
+    return filled
+
+
+def parse_error(args: list[str]) -> str | None:
+    """None when the CLI accepts ``args``, else what argparse said."""
+    err, out = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            ns = build_parser().parse_args(args)
+            if ns.command == "bench" and ns.words:
+                known = [ns.words[0]] if ns.words[0] in BENCHES else None
+                bench_parser(known).parse_args(ns.words)
+    except SystemExit as exc:
+        if exc.code not in (0, None):
+            return err.getvalue().strip().splitlines()[-1]
+    return None
+
+
+COMMANDS = [(doc.relative_to(ROOT).as_posix(), line, command, inline)
+            for doc in DOCS for line, command, inline in readme_commands(doc.read_text("utf-8"))]
+
+
+def test_the_readme_shows_commands() -> None:
+    """The extraction finds the README's commands, in blocks and inline (a broken extractor
+    would otherwise pass everything)."""
+    shown = [c for doc, _, c, _ in COMMANDS if doc == "README.md"]
+    assert len(shown) > 40
+    assert any(c.startswith("mjbot arena --variant V") for c in shown)
+    assert any(c.startswith("mjbot bench mc --models DIR") for c in shown)  # inline, two lines
+    assert any(c.startswith("mjbot selfplay") and "--workers 2" in c for c in shown)
+
+
+# Inline code often names a command or an option in prose (`mjbot replay`, `mjbot selfplay
+# --ray`) rather than a whole line: there only a missing argument is forgiven; an unknown
+# command or option, a bad choice or value still fails.
+MENTION = re.compile(r"arguments are required|is required|expected one argument")
+
+
+@pytest.mark.parametrize(("doc", "line", "command", "inline"), COMMANDS,
+                         ids=[f"{d}:{n}" for d, n, _, _ in COMMANDS])
+def test_readme_command_parses(doc: str, line: int, command: str, inline: bool) -> None:
+    for args in variants(command):
+        error = parse_error(args)
+        if inline and error and MENTION.search(error):
+            continue
+        assert error is None, f"{doc} line {line}: `{command}` -> {args}: {error}"
+
+
+def test_a_renamed_option_is_caught() -> None:
+    """The check itself fails on an option the CLI does not have, naming the README line."""
+    (line, command, _), = readme_commands("text\n\n`mjbot arena --variant riichi --rounds 3`\n")
+    assert line == 3
+    assert "unrecognized arguments: --rounds 3" in parse_error(variants(command)[0])
+    assert parse_error(["bench", "mc", "--playouts-per-second", "3"]) is not None
