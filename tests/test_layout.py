@@ -82,3 +82,38 @@ def test_tests_read_no_data_outside_the_repository() -> None:
              if ('"shared"' in line or "parents[2]" in line or "parent.parent.parent" in line)
              and path.name not in ("shared_data.py", "test_layout.py")]
     assert not wrong, wrong
+
+
+VARIANT_NAMES = {"riichi", "mcr", "taiwan16", "mass"}
+
+
+def _is_variant_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value in VARIANT_NAMES
+
+
+def _variant_name_checks(path: Path) -> list[str]:
+    """Comparisons and membership tests of a variant expression against variant names, and
+    dict literals keyed by variant names (a per-variant table), in one source file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            named = any(_is_variant_name(s) or (isinstance(s, ast.Tuple | ast.List | ast.Set)
+                        and s.elts and all(_is_variant_name(e) for e in s.elts)) for s in sides)
+            if named and any("variant" in ast.unparse(s) for s in sides):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)}")
+        elif isinstance(node, ast.Dict):
+            keys = [k for k in node.keys if k is not None]
+            if keys and all(_is_variant_name(k) for k in keys):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} a table keyed by variant")
+    return found
+
+
+def test_no_variant_name_checks_outside_rules() -> None:
+    """Code asks the Variant object (brain/rules/variant.py) what a variant does; only
+    brain/rules/ may test the name itself. The string stays the wire and log name."""
+    checks = [check for layer in LAYERS for path in sorted((ROOT / layer).rglob("*.py"))
+              if path.relative_to(ROOT).parts[:2] != ("brain", "rules")
+              for check in _variant_name_checks(path)]
+    print(f"{len(checks)} variant-name checks outside brain/rules/")
+    assert len(checks) <= 100, "\n".join(checks)
