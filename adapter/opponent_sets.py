@@ -21,7 +21,6 @@ MIXES: tuple[tuple[str, str, str, str], ...] = (
     ("greedy", "rulebased", "tsumogiri", "rulebased"),
 )
 EVAL_SEED = 1001
-EVAL_HANDS = {"riichi": 300, "mcr": 200, "taiwan16": 300, "mass": 300}  # per mix
 
 TENHOU = Path(__file__).resolve().parent / "real_games" / "tenhou"
 NO_REAL_GAMES = {

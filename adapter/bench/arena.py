@@ -17,10 +17,10 @@ import time
 from typing import Any
 
 from adapter.local.arena import ArenaConfig, play_unit
+from brain.rules.variant import variant_of
 from brain.tally import FallbackTally
 
 POLICIES = ("tsumogiri", "greedy", "rulebased")
-UNITS = {"riichi": 6, "mcr": 24, "taiwan16": 6, "mass": 8}  # ~25-35 hands each
 
 
 WARM_UP_UNITS = 100_000  # the first unit of the warm-up walls: far from any measured run
@@ -57,7 +57,7 @@ def bench_arena(variants: list[str], repeats: int = 2, seed: int = 0,
     tallies = {policy: FallbackTally() for policy in POLICIES}
     with tempfile.TemporaryDirectory() as tmp:
         for variant in variants:
-            units = max(1, round(UNITS[variant] * scale))
+            units = max(1, round(variant_of(variant).bench_units * scale))  # ~25-35 hands each
             reference, _ = _rate(variant, "tsumogiri", units, repeats, seed, None,
                                  tally=tallies["tsumogiri"])
             for policy in POLICIES:

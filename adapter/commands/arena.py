@@ -17,6 +17,7 @@ from adapter.commands import (
     require_networks,
     start_ray,
 )
+from brain.rules.variant import VARIANT_NAMES
 
 
 def register(sub: Any) -> None:
@@ -24,7 +25,7 @@ def register(sub: Any) -> None:
                        description="Every wall set is played once per distinct seating of the "
                        "four policies; figures are pooled per policy with 95%% intervals that "
                        "use the duplicate pairing.")
-    a.add_argument("--variant", default="riichi", choices=["riichi", "mcr", "taiwan16", "mass"])
+    a.add_argument("--variant", default="riichi", choices=VARIANT_NAMES)
     a.add_argument("--policies", default="rulebased,greedy,greedy,greedy",
                    help="four policy names, seat 0..3 (default: %(default)s)")
     a.add_argument("--hands", type=int, default=400, help="hands to play, about (riichi: "

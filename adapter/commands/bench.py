@@ -14,8 +14,9 @@ from adapter.commands import (
     require_mc_options,
     require_policy,
 )
+from brain.rules.variant import VARIANT_NAMES
 
-VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
+VARIANTS = VARIANT_NAMES
 
 
 def register(sub: Any) -> None:
@@ -295,7 +296,7 @@ def _bench_log(args: argparse.Namespace) -> int:
 def _bench_arena(args: argparse.Namespace) -> int:
     from adapter.bench.arena import bench_arena
 
-    variants = ["riichi", "mcr", "taiwan16", "mass"] if args.variant == "all" else [args.variant]
+    variants = list(VARIANTS) if args.variant == "all" else [args.variant]
     result = bench_arena(variants, repeats=args.repeats, seed=args.seed)
     if args.json:
         print(json.dumps(result, indent=2))

@@ -18,8 +18,9 @@ from adapter.commands import (
     require_networks,
     start_ray,
 )
+from brain.rules.variant import VARIANT_NAMES
 
-VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
+VARIANTS = VARIANT_NAMES
 
 
 def register(sub: Any) -> None:

@@ -6,8 +6,9 @@ import argparse
 from typing import Any
 
 from adapter.commands import UserInputError, log, mjbot_version
+from brain.rules.variant import VARIANT_NAMES
 
-VARIANTS = ["riichi", "mcr", "taiwan16", "mass"]
+VARIANTS = list(VARIANT_NAMES)
 
 
 def register(sub: Any) -> None:

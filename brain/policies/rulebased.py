@@ -222,7 +222,7 @@ class RuleBasedPolicy:
         meld = Meld("chi" if isinstance(action, ev.Chi) else "pon",
                     (*action.tiles, tile), tile)
         melds = [*state.melds, meld]
-        if variant.has_riichi:
+        if variant.needs_yaku:
             return _open_yaku(state, rest, melds)
         if variant.min_fan:
             return best_distance(_drop_worst(rest), melds) < mcr_before

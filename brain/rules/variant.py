@@ -43,7 +43,8 @@ class Variant:
     start_score: int  # each seat's score at the start of a game
     one_hand_game: bool  # a game is one hand, dealer 0, random round wind (Botzone MCR)
     botzone_penalties: bool  # an illegal answer costs the Botzone -30 / +10 and ends the match
-    min_fan: int  # a fan floor the policies plan toward (MCR's 8; riichi's yaku is has_riichi)
+    min_fan: int  # a fan floor the policies plan toward (MCR's 8)
+    needs_yaku: bool  # a win needs a yaku (riichi): an open hand must keep one
     regular_shapes_only: bool  # winning shapes are 5 groups and a pair only (no seven pairs)
     value_honours: bool  # pungs of value honours, round wind included, score on their own
     dealer_surcharge: bool  # a dealer pays more when dealing in (Taiwan): the payer matters
@@ -62,6 +63,7 @@ class Variant:
     call_gate: tuple[float, float]  # mc's call gate (z, margin as a share of a typical win)
     value_scale: float  # nn value head: score changes are divided by this
     eval_hands: int  # hands per policy mix when the opponent models are evaluated
+    quiet_tenpai: bool  # ready hands show little (no riichi, few calls): a harder tenpai head
     # ---- benchmarks
     bench_units: int  # arena wall sets in `mjbot bench arena` (~25-35 hands each)
     bench_flat_value: float  # `mjbot bench mc`: the flat win value its playouts compare
@@ -74,50 +76,63 @@ class Variant:
 
 
 RIICHI = Variant(
-    name="riichi", rules_module="brain.rules.riichi", hand_size=13, tile_kinds=34,
-    wall_size=136, live_wall=70, red_fives=True, private_walls=False, dead_wall=14,
-    wall_reserve=0, has_riichi=True, has_dora=True, multi_ron=True, noten_payments=True,
-    dealer_repeats=True, ranked=True, start_score=25000, one_hand_game=False,
-    botzone_penalties=False, min_fan=0, regular_shapes_only=False, value_honours=True,
+    name="riichi", rules_module="brain.rules.riichi",
+    hand_size=13, tile_kinds=34, wall_size=136, live_wall=70, red_fives=True,
+    private_walls=False, dead_wall=14, wall_reserve=0,
+    has_riichi=True, has_dora=True, multi_ron=True, noten_payments=True, dealer_repeats=True,
+    ranked=True, start_score=25000, one_hand_game=False, botzone_penalties=False,
+    min_fan=0, needs_yaku=True, regular_shapes_only=False, value_honours=True,
     dealer_surcharge=False, all_pay_base=False, dealer_pays_double=True, tsumo_share=1 / 3,
     hidden_closed_kans=False, game_rules=(("red_fives", True), ("double_ron", True)),
-    value_unit="han", score_unit="points", typical_win=6000.0, dealer_factor=1.5,
-    fold_floor=100.0, call_gate=(2.0, 0.05), value_scale=10_000.0, eval_hands=300,
+    value_unit="han", score_unit="points",
+    typical_win=6000.0, dealer_factor=1.5, fold_floor=100.0, call_gate=(2.0, 0.05),
+    value_scale=10_000.0, eval_hands=300, quiet_tenpai=False,
     bench_units=6, bench_flat_value=5000.0)
 
 MCR = Variant(
-    name="mcr", rules_module="brain.rules.mcr", hand_size=13, tile_kinds=34, wall_size=136,
-    live_wall=84, red_fives=False, private_walls=True, dead_wall=0, wall_reserve=0,
+    name="mcr", rules_module="brain.rules.mcr",
+    hand_size=13, tile_kinds=34, wall_size=136, live_wall=84, red_fives=False,
+    private_walls=True, dead_wall=0, wall_reserve=0,
     has_riichi=False, has_dora=False, multi_ron=False, noten_payments=False,
     dealer_repeats=False, ranked=False, start_score=0, one_hand_game=True,
-    botzone_penalties=True, min_fan=8, regular_shapes_only=False, value_honours=True,
+    botzone_penalties=True,
+    min_fan=8, needs_yaku=False, regular_shapes_only=False, value_honours=True,
     dealer_surcharge=False, all_pay_base=True, dealer_pays_double=False, tsumo_share=1.0,
     hidden_closed_kans=True, game_rules=(("duplicate_walls", True), ("min_fan", 8)),
-    value_unit="fan", score_unit="points", typical_win=40.0, dealer_factor=1.0,
-    fold_floor=1.0, call_gate=(0.0, 0.0), value_scale=100.0, eval_hands=200, bench_units=24,
-    bench_flat_value=20.0)
+    value_unit="fan", score_unit="points",
+    typical_win=40.0, dealer_factor=1.0, fold_floor=1.0, call_gate=(0.0, 0.0),
+    value_scale=100.0, eval_hands=200, quiet_tenpai=True,
+    bench_units=24, bench_flat_value=20.0)
 
 TAIWAN16 = Variant(
-    name="taiwan16", rules_module="brain.rules.taiwan16", hand_size=16, tile_kinds=34,
-    wall_size=136, live_wall=55, red_fives=False, private_walls=False, dead_wall=0,
-    wall_reserve=16, has_riichi=False, has_dora=False, multi_ron=False, noten_payments=False,
-    dealer_repeats=False, ranked=False, start_score=0, one_hand_game=False,
-    botzone_penalties=False, min_fan=0, regular_shapes_only=True, value_honours=False,
-    dealer_surcharge=True, all_pay_base=False, dealer_pays_double=False, tsumo_share=1.0,
-    hidden_closed_kans=True, game_rules=(), value_unit="tai", score_unit="points",
-    typical_win=3000.0, dealer_factor=1.0, fold_floor=50.0, call_gate=(0.0, 0.0),
-    value_scale=5_000.0, eval_hands=300, bench_units=6, bench_flat_value=2500.0)
-
-MASS = Variant(
-    name="mass", rules_module="brain.rules.mass", hand_size=13, tile_kinds=27, wall_size=108,
-    live_wall=55, red_fives=False, private_walls=False, dead_wall=0, wall_reserve=0,
+    name="taiwan16", rules_module="brain.rules.taiwan16",
+    hand_size=16, tile_kinds=34, wall_size=136, live_wall=55, red_fives=False,
+    private_walls=False, dead_wall=0, wall_reserve=16,
     has_riichi=False, has_dora=False, multi_ron=False, noten_payments=False,
     dealer_repeats=False, ranked=False, start_score=0, one_hand_game=False,
-    botzone_penalties=False, min_fan=0, regular_shapes_only=False, value_honours=False,
+    botzone_penalties=False,
+    min_fan=0, needs_yaku=False, regular_shapes_only=True, value_honours=False,
+    dealer_surcharge=True, all_pay_base=False, dealer_pays_double=False, tsumo_share=1.0,
+    hidden_closed_kans=True, game_rules=(),
+    value_unit="tai", score_unit="points",
+    typical_win=3000.0, dealer_factor=1.0, fold_floor=50.0, call_gate=(0.0, 0.0),
+    value_scale=5_000.0, eval_hands=300, quiet_tenpai=False,
+    bench_units=6, bench_flat_value=2500.0)
+
+MASS = Variant(
+    name="mass", rules_module="brain.rules.mass",
+    hand_size=13, tile_kinds=27, wall_size=108, live_wall=55, red_fives=False,
+    private_walls=False, dead_wall=0, wall_reserve=0,
+    has_riichi=False, has_dora=False, multi_ron=False, noten_payments=False,
+    dealer_repeats=False, ranked=False, start_score=0, one_hand_game=False,
+    botzone_penalties=False,
+    min_fan=0, needs_yaku=False, regular_shapes_only=False, value_honours=False,
     dealer_surcharge=False, all_pay_base=False, dealer_pays_double=False, tsumo_share=1.0,
-    hidden_closed_kans=False, game_rules=(), value_unit="fan", score_unit="fan",
+    hidden_closed_kans=False, game_rules=(),
+    value_unit="fan", score_unit="fan",
     typical_win=30.0, dealer_factor=1.0, fold_floor=1.0, call_gate=(0.0, 0.0),
-    value_scale=100.0, eval_hands=300, bench_units=8, bench_flat_value=10.0)
+    value_scale=100.0, eval_hands=300, quiet_tenpai=False,
+    bench_units=8, bench_flat_value=10.0)
 
 # The registry: the one place a variant is listed. The order is the CLI's and the encodings'.
 VARIANTS: dict[str, Variant] = {v.name: v for v in (RIICHI, MCR, TAIWAN16, MASS)}
