@@ -134,7 +134,8 @@ MASS = Variant(
     value_scale=100.0, eval_hands=300, quiet_tenpai=False,
     bench_units=8, bench_flat_value=10.0)
 
-# The registry: the one place a variant is listed. The order is the CLI's and the encodings'.
+# The registry: the one place a variant is listed. The order is the CLI's and the nn encoding's
+# one-hot planes (trained weights depend on it): append a new variant, never reorder.
 VARIANTS: dict[str, Variant] = {v.name: v for v in (RIICHI, MCR, TAIWAN16, MASS)}
 VARIANT_NAMES: tuple[str, ...] = tuple(VARIANTS)
 
