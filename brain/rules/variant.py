@@ -27,8 +27,11 @@ class Variant:
     # ---- the tiles and the wall
     hand_size: int  # tiles dealt to each seat (the dealer's extra one not counted)
     tile_kinds: int  # kinds in the set: 34, or 27 where there are no honours (mass)
-    wall_size: int  # physical tiles (flowers aside)
-    live_wall: int  # live-wall draws left right after the deal, as the state first assumes
+    # live-wall draws left right after the deal, as the state first assumes (the dealer's extra
+    # tile included in the deal where the variant deals it): riichi 136 - 52 - 14 dead wall;
+    # MCR (Botzone) 4 private walls of 34 - 13; Taiwan 136 - 64 - 1 (dealer's 17th) - 16 tiles
+    # left when the hand is drawn; mass 108 - 53
+    live_wall: int
     red_fives: bool  # one five of each suit is red (a dora)
     private_walls: bool  # Botzone MCR: each seat deals and draws from its own 34-tile wall
     dead_wall: int  # tiles kept off the live wall (riichi: 4 replacements + indicators)
@@ -77,7 +80,7 @@ class Variant:
 
 RIICHI = Variant(
     name="riichi", rules_module="brain.rules.riichi",
-    hand_size=13, tile_kinds=34, wall_size=136, live_wall=70, red_fives=True,
+    hand_size=13, tile_kinds=34, live_wall=70, red_fives=True,
     private_walls=False, dead_wall=14, wall_reserve=0,
     has_riichi=True, has_dora=True, multi_ron=True, noten_payments=True, dealer_repeats=True,
     ranked=True, start_score=25000, one_hand_game=False, botzone_penalties=False,
@@ -91,7 +94,7 @@ RIICHI = Variant(
 
 MCR = Variant(
     name="mcr", rules_module="brain.rules.mcr",
-    hand_size=13, tile_kinds=34, wall_size=136, live_wall=84, red_fives=False,
+    hand_size=13, tile_kinds=34, live_wall=84, red_fives=False,
     private_walls=True, dead_wall=0, wall_reserve=0,
     has_riichi=False, has_dora=False, multi_ron=False, noten_payments=False,
     dealer_repeats=False, ranked=False, start_score=0, one_hand_game=True,
@@ -106,7 +109,7 @@ MCR = Variant(
 
 TAIWAN16 = Variant(
     name="taiwan16", rules_module="brain.rules.taiwan16",
-    hand_size=16, tile_kinds=34, wall_size=136, live_wall=55, red_fives=False,
+    hand_size=16, tile_kinds=34, live_wall=55, red_fives=False,
     private_walls=False, dead_wall=0, wall_reserve=16,
     has_riichi=False, has_dora=False, multi_ron=False, noten_payments=False,
     dealer_repeats=False, ranked=False, start_score=0, one_hand_game=False,
@@ -121,7 +124,7 @@ TAIWAN16 = Variant(
 
 MASS = Variant(
     name="mass", rules_module="brain.rules.mass",
-    hand_size=13, tile_kinds=27, wall_size=108, live_wall=55, red_fives=False,
+    hand_size=13, tile_kinds=27, live_wall=55, red_fives=False,
     private_walls=False, dead_wall=0, wall_reserve=0,
     has_riichi=False, has_dora=False, multi_ron=False, noten_payments=False,
     dealer_repeats=False, ranked=False, start_score=0, one_hand_game=False,
