@@ -21,9 +21,9 @@ MIXES: tuple[tuple[str, str, str, str], ...] = (
     ("greedy", "rulebased", "tsumogiri", "rulebased"),
 )
 EVAL_SEED = 1001
-EVAL_HANDS = {"riichi": 300, "mcr": 200, "taiwan16": 300, "mass": 300}  # per mix
 
 TENHOU = Path(__file__).resolve().parent / "real_games" / "tenhou"
+TENHOU_VARIANT = "riichi"  # what the shipped people's games (Tenhou records) are
 NO_REAL_GAMES = {
     "mcr": "no games by people with every hand shown in the repository (the Botzone judge "
            "log is a game of our own bots)",
@@ -36,7 +36,7 @@ NO_REAL_GAMES = {
 def real_game_files(variant: str) -> list[Path]:
     """The people's games of ``variant`` shipped with mjbot: Tenhou tenhou.net/6 JSON and
     mjlog records (of mjx's pairs, which hold each game twice, only the mjlog copy)."""
-    if variant != "riichi":
+    if variant != TENHOU_VARIANT:
         return []
     return sorted([*TENHOU.glob("convlog_tenhou6_json/*.json"),
                    *TENHOU.glob("mjx_pairs/*.mjlog"), *TENHOU.glob("dnovikoff_mjlog/*.xml")])
@@ -44,7 +44,7 @@ def real_game_files(variant: str) -> list[Path]:
 
 def no_real_games(variant: str) -> str:
     """Why ``variant`` has no real games by default, in one line naming where they are read."""
-    if variant == "riichi":
+    if variant == TENHOU_VARIANT:
         return (f"no Tenhou records at {TENHOU} (mjbot's package data is incomplete; pass "
                 "--real FILE...)")
     return NO_REAL_GAMES.get(variant, "no real game files given")

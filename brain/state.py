@@ -12,15 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from brain.rules.variant import Variant, variant_of
 from brain.shanten import shanten, waits
 from protocols import events as ev
 from protocols import tiles as T
-
-# Live-wall draws left right after the deal (dealer's extra tile included in the deal where the
-# variant deals it): riichi 136 - 52 - 14 dead wall; MCR (Botzone) 4 private walls of 34 - 13;
-# Taiwan 136 - 64 - 1 (dealer's 17th) - 16 tiles left when the hand is drawn; mass 108 - 53.
-LIVE_WALL = {"riichi": 70, "mcr": 84, "taiwan16": 55, "mass": 55}
-HAND_SIZE = {"riichi": 13, "mcr": 13, "taiwan16": 16, "mass": 13}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +73,7 @@ class TableState:
     def __init__(self, variant: str = "riichi", seat: int = 0,
                  rules: dict[str, object] | None = None) -> None:
         self.variant = variant
+        self.spec: Variant = variant_of(variant)  # what the variant's name stands for
         self.seat = seat
         self.names: tuple[str, ...] = ("", "", "", "")
         self.rules: dict[str, object] = dict(rules or {})
@@ -118,7 +114,7 @@ class TableState:
         self._shanten = 0
         self.seats = [SeatView() for _ in range(4)]
         self.visible = [0] * 34
-        self.wall_remaining = LIVE_WALL.get(self.variant, 70)
+        self.wall_remaining = self.spec.live_wall
         self.seat_walls: list[int] | None = None
         self.turn = 0  # discards so far this hand
         self.current: int | None = None  # seat whose move it is
@@ -226,6 +222,7 @@ class TableState:
 
     def _on_game_started(self, e: ev.GameStarted) -> None:
         self.variant = e.variant
+        self.spec = variant_of(e.variant)
         self.seat = e.seat
         self.names = tuple(e.names)
         self.rules = dict(e.rules)
@@ -250,7 +247,7 @@ class TableState:
             self._see(t)
         if e.wall_remaining is not None:
             self.wall_remaining = e.wall_remaining
-        if self.variant == "mcr" and self.rules.get("duplicate_walls", True):
+        if self.spec.private_walls and self.rules.get("duplicate_walls", True):
             self.seat_walls = [34 - 13] * 4
         self.current = e.dealer
         self.hand_count += 1
@@ -288,7 +285,7 @@ class TableState:
                 self.temporary_furiten = False
         else:
             self._see(e.tile)
-            if self.variant == "riichi" and T.kind(e.tile) in self.waits():
+            if self.spec.has_riichi and T.kind(e.tile) in self.waits():
                 self._missed_win = True
         seat.river.append(RiverTile(e.tile, e.tsumogiri, riichi_mark, turn=self.turn))
         for other in self.seats:
@@ -340,7 +337,7 @@ class TableState:
         if e.kind == "added_kan":
             added = e.called if e.called is not None else meld.tiles[-1]
             self.last_added_kan = (e.seat, added)
-            if not mine and self.variant == "riichi" and T.kind(added) in self.waits():
+            if not mine and self.spec.has_riichi and T.kind(added) in self.waits():
                 self._missed_win = True
 
     def _upgrade_pon(self, seat: SeatView, meld: Meld, mine: bool) -> None:

@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from brain.rules.variant import variant_of
 from protocols import events as ev
 from protocols import tiles as T
 
@@ -69,9 +70,6 @@ def own_tiles(meld: ev.MeldCalled) -> list[int]:
     return tiles
 
 
-HIDDEN_CLOSED_KAN_VARIANTS = ("mcr", "taiwan16")
-
-
 def view_event(e: Any, seat: int, variant: str) -> Any:
     """One event as ``seat`` would have received it: its own starting hand only, others'
     draws hidden, and (MCR, Taiwan: Botzone and the NTPU server hide them) others' concealed
@@ -83,8 +81,8 @@ def view_event(e: Any, seat: int, variant: str) -> Any:
         return dataclasses.replace(e, hand=tuple(hand), hands=())
     if isinstance(e, ev.TileDrawn) and e.seat != seat and e.tile is not None:
         return ev.TileDrawn(e.seat, None, e.replacement)
-    if (variant in HIDDEN_CLOSED_KAN_VARIANTS and isinstance(e, ev.MeldCalled)
-            and e.kind == "closed_kan" and e.seat != seat):
+    if (isinstance(e, ev.MeldCalled) and e.kind == "closed_kan" and e.seat != seat
+            and variant_of(variant).hidden_closed_kans):
         return dataclasses.replace(e, tiles=())
     return e
 

@@ -16,6 +16,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from brain.rules.variant import VARIANTS
 from protocols import events as ev
 from protocols import tiles as T
 from replay.formats import Loaded
@@ -24,7 +25,6 @@ from replay.record import own_tiles
 from replay.replayer import action_text
 from replay.yaku_names import english
 
-HAND_SIZE = {"taiwan16": 16}
 WINDS = "ESWN"
 DRAW_REASONS = {"exhaustive": "exhaustive draw", "nine_terminals": "nine terminals",
                 "four_riichi": "four riichi", "four_kans": "four kans",
@@ -117,7 +117,8 @@ class _Table:
         self.dora = list(e.dora_indicators)
         self.wall = e.wall_remaining if e.wall_remaining is not None else None
         self.result = None
-        size = HAND_SIZE.get(self.variant, 13)  # dealt to a seat we cannot see
+        spec = VARIANTS.get(self.variant)  # a log may name a variant this build lacks
+        size = spec.hand_size if spec else 13  # dealt to a seat we cannot see
         self.seats = [_Seat() for _ in range(4)]
         for s, seat in enumerate(self.seats):
             if len(e.hands) == 4 and e.hands[s]:

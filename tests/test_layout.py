@@ -201,3 +201,95 @@ def test_the_cycle_check_finds_cycles_through_functions_not_type_checking(tmp_pa
     (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                               "    from replay.things.c import g\n")
     assert cycles(import_graph(tmp_path)) == []
+
+
+VARIANT_NAMES = {"riichi", "mcr", "taiwan16", "mass"}
+# The variant names left outside brain/rules/ on purpose, each with why it may stay: data and
+# contracts keyed by the wire name, where a variant without an entry still works.
+LEFT_BY_DESIGN = {
+    "protocols/events.py": "the event contract's Literal of wire names (protocols may not "
+                           "import the brain; test_the_event_contract_names_the_registry)",
+    "brain/policies/mc/tables.py": "data written by python -m brain.policies.mc.solo, which "
+                                   "plays every registered variant",
+    "replay/yaku_names.py": "display translations per scoring system; english() tries every "
+                            "table, so a variant without one still works",
+    "adapter/opponent_sets.py": "notes on what the repository holds per variant, with a "
+                                "default for any other",
+}
+
+
+def _is_variant_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value in VARIANT_NAMES
+
+
+def _names_only(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Tuple | ast.List | ast.Set) and len(node.elts) >= 1
+            and all(_is_variant_name(e) for e in node.elts))
+
+
+def _variant_name_checks(path: Path, root: Path = ROOT) -> list[str]:
+    """Comparisons and membership tests of a variant expression against variant names, dict
+    literals keyed by variant names (a per-variant table) and lists of two or more names (an
+    enumeration the registry owns), in one source file."""
+    where = path.relative_to(root).as_posix()
+    found = []
+    compared: set[int] = set()  # the names of a comparison count once, with it
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            compared.update(id(s) for s in sides)
+            named = any(_is_variant_name(s) or _names_only(s) for s in sides)
+            if named and any("variant" in ast.unparse(s) for s in sides):
+                found.append(f"{where}:{node.lineno} {ast.unparse(node)}")
+        elif isinstance(node, ast.Dict):
+            keys = [k for k in node.keys if k is not None]
+            if keys and all(_is_variant_name(k) for k in keys):
+                found.append(f"{where}:{node.lineno} a table keyed by variant")
+        elif (_names_only(node) and len(node.elts) >= 2  # type: ignore[attr-defined]
+              and id(node) not in compared):
+            found.append(f"{where}:{node.lineno} a list of variant names")
+    return found
+
+
+def _checks_outside_rules() -> list[str]:
+    return [check for layer in LAYERS for path in sorted((ROOT / layer).rglob("*.py"))
+            if path.relative_to(ROOT).parts[:2] != ("brain", "rules")
+            for check in _variant_name_checks(path)]
+
+
+def test_no_variant_name_checks_outside_rules() -> None:
+    """Code asks the Variant object (brain/rules/variant.py) what a variant does; only
+    brain/rules/ may test the name itself. The string stays the wire and log name."""
+    checks = _checks_outside_rules()
+    left = [c for c in checks if c.split(":")[0] not in LEFT_BY_DESIGN]
+    print(f"{len(checks)} variant-name checks outside brain/rules/, {len(left)} not by design")
+    assert not left, "\n".join(left)
+    assert {c.split(":")[0] for c in checks} == set(LEFT_BY_DESIGN), "stale LEFT_BY_DESIGN"
+
+
+def test_the_variant_name_counter_sees_each_kind_of_check(tmp_path: Path) -> None:
+    """The measure itself: each shape of check it must see, and what it must let pass."""
+    source = tmp_path / "sample.py"
+    source.write_text(
+        'if state.variant == "riichi": pass\n'
+        'if variant in ("taiwan16", "mass"): pass\n'
+        'if "mcr" != self.variant: pass\n'
+        'SCALE = {"riichi": 1.0, "mcr": 2.0}\n'
+        'NAMES = ("riichi", "mcr")\n'
+        'if request.verb == "riichi": pass\n'  # an action called riichi, not a variant
+        'row = {"riichi": [], "calls": []}\n'  # a mixed dict is no per-variant table
+        'GameStarted("mcr", 0)\n', encoding="utf-8")
+    found = [line.split(" ", 1)[0] for line in _variant_name_checks(source, tmp_path)]
+    assert sorted(found) == ["sample.py:1", "sample.py:2", "sample.py:3", "sample.py:4",
+                             "sample.py:5"]
+
+
+def test_the_event_contract_names_the_registry() -> None:
+    """GameStarted.variant's Literal and the registry list the same names, in the same order."""
+    from typing import get_args
+
+    from brain.rules.variant import VARIANT_NAMES as registry
+    from protocols import events as ev
+
+    assert get_args(ev.Variant) == registry
+    assert registry == ev.VARIANTS

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from adapter.commands import UserInputError
+from brain.rules.variant import VARIANT_NAMES
 
-VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
+VARIANTS = VARIANT_NAMES
 Handler = Callable[[argparse.Namespace], int]
 
 

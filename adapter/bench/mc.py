@@ -51,7 +51,6 @@ Position = tuple[TableState, ev.DecisionRequest, list[Any]]
 BUDGETS = (0.5, 1.0, 3.0)
 
 
-FLAT_VALUE = {"riichi": 5000.0, "mcr": 20.0, "taiwan16": 2500.0, "mass": 10.0}
 
 
 class FlatOpponents:
@@ -62,7 +61,7 @@ class FlatOpponents:
         seats = np.array([(state.seat + i) % 4 for i in (1, 2, 3)])
         live = np.array([4 - v for v in state.visible], np.float64) > 0
         wait = np.tile(live * 1.5 / max(live.sum(), 1), (3, 1))
-        value = np.full((3, 34), FLAT_VALUE.get(state.variant, 1.0))
+        value = np.full((3, 34), state.spec.bench_flat_value)
         return OpponentEstimate(seats, np.full(3, 0.3), wait, value)
 
 

@@ -19,6 +19,7 @@ from adapter.commands import (
     require_seats,
     start_ray,
 )
+from brain.rules.variant import VARIANT_NAMES
 
 EXAMPLES = """examples:
   mjbot arena --policies rulebased,greedy,greedy,greedy --hands 200
@@ -42,7 +43,7 @@ def register(sub: Any) -> None:
                        "four policies; figures are pooled per policy with 95%% intervals that "
                        "use the duplicate pairing.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    a.add_argument("--variant", default="riichi", choices=["riichi", "mcr", "taiwan16", "mass"])
+    a.add_argument("--variant", default="riichi", choices=VARIANT_NAMES)
     a.add_argument("--policies", default="rulebased,greedy,greedy,greedy",
                    help="four policy names or outside programs (KIND:CMD, see below), seat "
                    "0..3 (default: %(default)s)")

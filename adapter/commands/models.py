@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from adapter.commands import UserInputError, log
+from brain.rules.variant import VARIANT_NAMES, variant_of
 
-VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
-RIICHI_VARIANTS = ("riichi",)
+VARIANTS = VARIANT_NAMES
 
 
 def register(sub: Any) -> None:
@@ -123,7 +123,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if models.variant != variant:
         raise UserInputError(f"{path} holds {models.variant} models, not {variant}")
     started = time.perf_counter()
-    hands = args.hands if args.hands is not None else sets.EVAL_HANDS[variant]
+    hands = args.hands if args.hands is not None else variant_of(variant).eval_hands
     real_files = ([Path(f) for f in args.real] if args.real
                   else sets.real_game_files(variant))
     with tempfile.TemporaryDirectory(prefix="mjbot-models-") as tmp:
@@ -166,7 +166,7 @@ def _report(variant: str, path: Path, models: Any, held: dict[str, Any],
 
     base = held["baseline"]
     rbase = real["baseline"] if real is not None else {}
-    riichi = variant in RIICHI_VARIANTS
+    riichi = variant_of(variant).has_riichi
     out: dict[str, Any] = {
         "variant": variant,
         "tenpai_auc": held["tenpai_auc"], "tenpai_auc_real": r("tenpai_auc"),

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from adapter.commands import UserInputError
+from brain.rules.variant import VARIANT_NAMES
 
-VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
+VARIANTS = VARIANT_NAMES
 
 
 def register(sub: Any) -> None:

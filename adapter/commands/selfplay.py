@@ -20,6 +20,7 @@ from adapter.commands import (
     require_seats,
     start_ray,
 )
+from brain.rules.variant import VARIANT_NAMES
 
 EXAMPLES = """examples:
   mjbot selfplay --policies rulebased,greedy,rulebased,greedy --hands 200 --out data/sp
@@ -30,7 +31,7 @@ EXAMPLES = """examples:
 An outside program (KIND:COMMAND, as in mjbot arena) is recorded like any policy: its
 decisions, under its seat name, with a fallback flag where its answer was replaced."""
 
-VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
+VARIANTS = VARIANT_NAMES
 
 
 def register(sub: Any) -> None:

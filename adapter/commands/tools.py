@@ -6,11 +6,12 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from adapter.commands import UserInputError, log, mjbot_version
+from brain.rules.variant import VARIANT_NAMES
 
 if TYPE_CHECKING:  # the rules load inside the commands that use them
     from brain.rules.base import WinScore
 
-VARIANTS = ["riichi", "mcr", "taiwan16", "mass"]
+VARIANTS = list(VARIANT_NAMES)
 
 
 def register(sub: Any) -> None:

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from adapter.local.external import SeatReport
-from adapter.local.game import RIICHI_START, GameConfig, play_game
+from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import seat_for
+from brain.rules.variant import variant_of
 from brain.tally import FallbackTally
 from replay.log import GameLogWriter, Header
 
@@ -54,8 +55,9 @@ class ArenaConfig:
         return sorted(set(itertools.permutations(self.policies)))
 
     def hands_per_unit(self) -> float:
-        per_game = {"riichi": EXPECTED_HANDS_PER_GAME.get(self.riichi_length, 5.5),
-                    "mcr": 1.0}.get(self.variant, float(self.hands_per_game))
+        spec = variant_of(self.variant)
+        per_game = (EXPECTED_HANDS_PER_GAME.get(self.riichi_length, 5.5) if spec.dealer_repeats
+                    else 1.0 if spec.one_hand_game else float(self.hands_per_game))
         return per_game * len(self.arrangements())
 
     def units(self) -> int:
@@ -105,7 +107,7 @@ def play_unit(config: ArenaConfig, unit: int) -> UnitResult:
         result.games += 1
         result.hands += len(game.hands)
         result.illegal += len(game.illegal)
-        start = RIICHI_START if config.variant == "riichi" else 0
+        start = variant_of(config.variant).start_score
         for seat, name in enumerate(seating):
             row = result.stats[name]
             row["games"] += 1
@@ -213,7 +215,7 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
         # han (riichi), fan (MCR, mass) or tai (Taiwan) of the hands this policy won
         entry["avg_win_value"] = sum(row["win_value_sum"] for row in rows) / wins if wins else None
         entry["min_win_value"] = min(lows) if lows else None
-        if config.variant == "riichi":
+        if variant_of(config.variant).ranked:
             value, lo, hi = ratio_ci([row["rank_sum"] for row in rows],
                                      [row["games"] for row in rows])
             entry["avg_rank"], entry["avg_rank_ci95"] = value, [lo, hi]
@@ -269,9 +271,9 @@ def _per_hand(row: dict[str, float]) -> float:
 
 
 def format_summary(summary: dict[str, Any]) -> str:
-    riichi = summary["variant"] == "riichi"
-    unit = "points" if riichi else {"mcr": "points", "taiwan16": "points", "mass": "fan"}.get(
-        summary["variant"], "points")
+    spec = variant_of(summary["variant"])
+    ranked, riichi = spec.ranked, spec.has_riichi  # the rank column; the riichi rate
+    unit = spec.score_unit
     lines = [
         f"arena {summary['variant']}: {summary['hands']} hands in {summary['games']} games "
         f"({summary['units']} wall sets x {summary['seatings']} seatings), seed "
@@ -280,7 +282,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"{summary['referee_errors']}",
         "",
         f"{'policy':<12}{'hands':>7}  {'win %':<18}{'self-draw %':<18}{'deal-in %':<18}"
-        f"{unit + '/hand':<30}" + (f"{'avg rank':<18}" if riichi else "") + "fallbacks",
+        f"{unit + '/hand':<30}" + (f"{'avg rank':<18}" if ranked else "") + "fallbacks",
     ]
     for name, p in summary["policies"].items():
         def pct(key: str, p: dict[str, Any] = p) -> str:
@@ -288,7 +290,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         points = f"{p['points_per_hand']:+8.1f} " + _interval(p["points_per_hand_ci95"], "+.1f")
         line = (f"{name:<12}{p['hands']:>7}  {pct('win_rate'):<18}{pct('self_draw_rate'):<18}"
                 f"{pct('deal_in_rate'):<18}{points:<30}")
-        if riichi:
+        if ranked:
             rank = ("" if p["avg_rank"] is None
                     else f"{p['avg_rank']:.2f} " + _interval(p["avg_rank_ci95"], ".2f"))
             line += f"{rank:<18}"
@@ -306,8 +308,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     values = [f"{name} {p['avg_win_value']:.1f} (min {p['min_win_value']})"
               for name, p in summary["policies"].items() if p["avg_win_value"] is not None]
     if values:
-        word = {"riichi": "han", "mcr": "fan", "taiwan16": "tai", "mass": "fan"}.get(
-            summary["variant"], "value")
+        word = spec.value_unit
         lines.append(f"{word} per win: " + ", ".join(values))
     style = [f"{name} call {100 * p['call_rate']:.1f}%"
              + (f" riichi {100 * p['riichi_rate']:.1f}%" if riichi else "")

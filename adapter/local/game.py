@@ -21,10 +21,11 @@ from typing import Any
 
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup, IllegalAction, Player
 from adapter.local.walls import hand_seed
+from brain.rules.variant import variant_of
 from protocols import events as ev
 from replay.log import Footer, GameLogWriter
 
-RIICHI_START = 25000
+RIICHI_START = variant_of("riichi").start_score
 RIICHI_TARGET = 30000
 RIICHI_LENGTHS = {"east": 0, "south": 1}
 
@@ -36,12 +37,13 @@ class GameConfig:
     hands: int = 4  # taiwan16 / mass: hands per game (the dealer moves each hand)
 
     def rules(self) -> dict[str, Any]:
-        if self.variant == "riichi":
-            return {"length": self.riichi_length, "start": RIICHI_START, "red_fives": True,
-                    "double_ron": True}
-        if self.variant == "mcr":
-            return {"duplicate_walls": True, "min_fan": 8}
-        return {"hands": self.hands}
+        spec = variant_of(self.variant)
+        if spec.dealer_repeats:  # a game of wind rounds
+            return {"length": self.riichi_length, "start": spec.start_score,
+                    **dict(spec.game_rules)}
+        if spec.one_hand_game:
+            return dict(spec.game_rules)
+        return {"hands": self.hands, **dict(spec.game_rules)}
 
 
 @dataclass
@@ -70,7 +72,7 @@ def play_game(config: GameConfig, players: Sequence[Player], seed: int, game: in
     referee = referee or HandReferee(config.variant, players, log)
     names = tuple(p.name for p in players)
     referee.emit(ev.GameStarted(config.variant, 0, names, config.rules()))
-    if config.variant == "riichi":
+    if variant_of(config.variant).dealer_repeats:
         result = _play_riichi(config, referee, seed, game)
     else:
         result = _play_fixed(config, referee, seed, game)
@@ -123,10 +125,11 @@ def _play_riichi(config: GameConfig, referee: HandReferee, seed: int, game: int)
 def _play_fixed(config: GameConfig, referee: HandReferee, seed: int, game: int) -> GameResult:
     scores = [0, 0, 0, 0]
     result = GameResult(scores, None)
-    count = 1 if config.variant == "mcr" else config.hands
+    one_hand = variant_of(config.variant).one_hand_game
+    count = 1 if one_hand else config.hands
     for h in range(count):
         wall_seed = hand_seed(seed, game, h)
-        if config.variant == "mcr":
+        if one_hand:
             setup = HandSetup(wall_seed, dealer=0, round_wind=random.Random(wall_seed).randrange(4),
                               scores=tuple(scores))
         else:

@@ -38,7 +38,7 @@ from typing import Any, Protocol
 from adapter.local.walls import shuffled_wall
 from brain.actions import is_listed
 from brain.brain import safest_action
-from brain.rules import rules_for
+from brain.rules import rules_for, variant_of
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -48,7 +48,6 @@ from replay.record import seat_views
 NOTEN_PAYMENT = 3000
 RIICHI_STICK = 1000
 MCR_PENALTY, MCR_PENALTY_GAIN = -30, 10
-TAIWAN_DEAD_END = 16
 
 
 class Player(Protocol):
@@ -127,19 +126,20 @@ class _Walls:
     def __init__(self, variant: str, seed: int, hand_size: int,
                  wall: tuple[int, ...] = ()) -> None:
         self.variant = variant
+        self.spec = spec = variant_of(variant)
         tiles = list(wall) if wall else shuffled_wall(variant, seed)
         self.dora: list[int] = []
         self.ura: list[int] = []
-        if variant == "mcr":
+        if spec.private_walls:
             # Botzone 复式: seat i owns tiles[34i:34i+34], deals and draws from its end.
             self.private = [tiles[34 * i:34 * i + 34] for i in range(4)]
             self.hands = [[w.pop() for _ in range(hand_size)] for w in self.private]
             return
         self.hands = [tiles[hand_size * i:hand_size * (i + 1)] for i in range(4)]
         rest = tiles[4 * hand_size:]
-        if variant == "riichi":
-            self.dead = rest[-14:]
-            self.live = rest[:-14]
+        if spec.dead_wall:
+            self.dead = rest[-spec.dead_wall:]
+            self.live = rest[:-spec.dead_wall]
             self.rinshan = self.dead[:4]
             self.indicators = self.dead[4:14:2]
             self.ura_indicators = self.dead[5:14:2]
@@ -147,25 +147,24 @@ class _Walls:
             self.draws_left = len(self.live)
         else:
             self.live = rest
-            reserve = TAIWAN_DEAD_END if variant == "taiwan16" else 0
-            self.draws_left = len(rest) - reserve
+            self.draws_left = len(rest) - spec.wall_reserve
 
     @property
     def initial_remaining(self) -> int:
-        if self.variant == "mcr":
+        if self.spec.private_walls:
             return sum(len(w) for w in self.private)
         return self.draws_left
 
     def can_draw(self, seat: int) -> bool:
-        if self.variant == "mcr":
+        if self.spec.private_walls:
             return bool(self.private[seat])
         return self.draws_left > 0
 
     def draw(self, seat: int, replacement: bool) -> int:
-        if self.variant == "mcr":
+        if self.spec.private_walls:
             return self.private[seat].pop()
         self.draws_left -= 1
-        if self.variant == "riichi":
+        if self.spec.dead_wall:
             return self.rinshan.pop(0) if replacement else self.live.pop(0)
         return self.live.pop() if replacement else self.live.pop(0)
 
@@ -191,6 +190,7 @@ class HandReferee:
                  log: GameLogWriter | None = None,
                  observer: DecisionObserver | None = None) -> None:
         self.variant = variant
+        self.spec = variant_of(variant)
         self.rules = rules_for(variant)
         self.players = players
         self.log = log
@@ -246,7 +246,7 @@ class HandReferee:
         if self.log is not None:  # the log says what happened; the seats are not told
             self.log.event(ev.PlatformNotice(
                 f"illegal action from seat {seat}: {action!r} on a {request.kind} request"))
-        if self.variant == "mcr":
+        if self.spec.botzone_penalties:
             self._penalty(seat, "false_win" if isinstance(action, ev.Win) else "illegal_action")
         return safest_action(view, legal)
 
@@ -279,7 +279,7 @@ class HandReferee:
         while True:
             if draw:
                 # MCR draws kong replacements from the seat's own wall too: empty, it is 荒庄
-                if (not replacement or self.variant == "mcr") and not self.walls.can_draw(seat):
+                if (not replacement or self.spec.private_walls) and not self.walls.can_draw(seat):
                     self._exhaustive_draw()
                 tile = self.walls.draw(seat, replacement)
                 self.emit(ev.TileDrawn(seat, tile, replacement))
@@ -300,7 +300,7 @@ class HandReferee:
         if action.kind == "closed_kan":
             self.emit(ev.MeldCalled(seat, "closed_kan", tuple(action.tiles)))
             self.kan_seats.append(seat)
-            if self.variant == "riichi":
+            if self.spec.has_dora:
                 self.emit(ev.DoraRevealed(self.walls.reveal_kan_dora()))
             return
         added = action.tiles[0]
@@ -309,7 +309,7 @@ class HandReferee:
         self.emit(ev.MeldCalled(seat, "added_kan", (*pon.tiles, added), added, pon.from_seat))
         self.kan_seats.append(seat)
         self._claims(seat, added, "rob_kan")
-        if self.variant == "riichi":
+        if self.spec.has_dora:
             self.pending_dora += 1
 
     def _discard(self, seat: int, action: ev.Discard) -> tuple[int, bool, bool]:
@@ -330,14 +330,14 @@ class HandReferee:
             self.riichi_seats.add(seat)
             if len(self.riichi_seats) == 4:
                 self._draw_hand("four_riichi")
-        if self.variant == "riichi":
+        if self.spec.has_riichi:
             self._check_riichi_aborts(call is None)
         if call is None:
             return (seat + 1) % 4, True, False
         caller, meld_action = call
         self._call(caller, seat, action.tile, meld_action)
         if isinstance(meld_action, ev.Kan):
-            if self.variant == "riichi":
+            if self.spec.has_dora:
                 self.pending_dora += 1
             return caller, True, True
         return caller, False, False
@@ -401,9 +401,9 @@ class HandReferee:
 
     def _win_on_discard(self, winners: list[int], discarder: int, tile: int,
                         robbing: bool) -> None:
-        if self.variant == "riichi" and len(winners) == 3:
+        if self.spec.multi_ron and len(winners) == 3:
             self._draw_hand("triple_ron")
-        if self.variant != "riichi":
+        if not self.spec.multi_ron:
             winners = winners[:1]  # head bump: the first seat after the discarder
         for i, seat in enumerate(winners):
             self._score_win(seat, discarder, tile, robbing, with_sticks=i == 0)
@@ -414,7 +414,7 @@ class HandReferee:
         view = self.views[seat]
         ctx = self.rules.context(view, tile, from_seat, robbing)
         ura: tuple[int, ...] = ()
-        if self.variant == "riichi":
+        if self.spec.has_riichi:
             if ctx.riichi or ctx.double_riichi:
                 ura = tuple(self.walls.ura_indicators[:len(self.walls.dora)])
             ctx = dataclasses.replace(ctx, ura_dora_indicators=ura, sticks=self.sticks
@@ -423,7 +423,7 @@ class HandReferee:
         if score is None:  # the legal set said this is a win: a rules bug, not a player's
             raise RefereeError(f"seat {seat} won on {T.tile_name(tile)} but the rules score "
                                f"no win for {T.to_mpsz(ctx.concealed)}")
-        if with_sticks and self.variant == "riichi":
+        if with_sticks and self.spec.has_riichi:
             self.sticks = 0
         deltas = list(score.deltas)
         for s in range(4):
@@ -439,7 +439,7 @@ class HandReferee:
             ura_dora_indicators=ura, detail=f"{fu}{limit}".strip()))
 
     def _exhaustive_draw(self) -> None:
-        if self.variant != "riichi":
+        if not self.spec.noten_payments:
             self._draw_hand("exhaustive")
         tenpai = [s for s in range(4) if self.views[s].waits()]
         deltas = [0, 0, 0, 0]
@@ -458,7 +458,7 @@ class HandReferee:
             self._outcome.deltas[s] += deltas[s]
         self.emit(ev.RoundDrawn(reason, tuple(deltas), tenpai))
         # riichi abortive draws keep the dealer; so does an exhaustive draw with the dealer ready
-        keeps = dealer_keeps if dealer_keeps is not None else self.variant == "riichi"
+        keeps = dealer_keeps if dealer_keeps is not None else self.spec.dealer_repeats
         self._finish(reason, dealer_keeps=keeps)
 
     def _penalty(self, seat: int, reason: str) -> None:

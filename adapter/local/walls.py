@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import random
 
+from brain.rules.variant import variant_of
 from protocols import tiles as T
-
-WALL_SIZE = {"riichi": 136, "mcr": 136, "taiwan16": 136, "mass": 108}
 
 
 def tile_set(variant: str) -> list[int]:
     """Every physical tile of the variant, in a fixed order."""
-    if variant not in WALL_SIZE:
-        raise ValueError(f"unknown variant {variant!r}: riichi, mcr, taiwan16 or mass")
-    kinds = range(27) if variant == "mass" else range(34)
-    tiles = [k for k in kinds for _ in range(4)]
-    if variant == "riichi":
+    spec = variant_of(variant)  # a clear ValueError for an unknown name
+    tiles = [k for k in range(spec.tile_kinds) for _ in range(4)]
+    if spec.red_fives:
         for red in (T.RED_5M, T.RED_5P, T.RED_5S):
             tiles[tiles.index(T.kind(red))] = red
     return tiles

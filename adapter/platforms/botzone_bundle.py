@@ -28,6 +28,7 @@ MODULES = (
     "brain/__init__.py", "brain/shanten.py", "brain/shanten_tables.py", "brain/state.py",
     "brain/brain.py", "brain/tally.py", "brain/anytime.py", "brain/actions.py", "brain/clock.py",
     "brain/rules/__init__.py", "brain/rules/base.py", "brain/rules/mcr.py",
+    "brain/rules/variant.py",
     "brain/policies/__init__.py", "brain/policies/base.py", "brain/policies/baselines.py",
     "brain/policies/rulebased.py", "brain/policies/evaluation.py", "brain/policies/defence.py",
     "brain/policies/mcr_plan.py", "brain/data/shanten_tables.npz", "brain/shipped.py",

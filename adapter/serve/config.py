@@ -37,9 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from adapter.serve.tomlines import key_lines, line_of
+from brain.rules.variant import VARIANT_NAMES
 
 KINDS = ("local", "tenhou", "ntpu", "mjai")
-VARIANTS = ("riichi", "mcr", "taiwan16", "mass")
+VARIANTS = VARIANT_NAMES
 TOKEN_ENV = "MJBOT_STATUS_TOKEN"
 TENHOU_ID_RE = re.compile(r"ID[0-9A-Fa-f]{8}-[0-9A-Za-z]{8}")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")

@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adapter.local.game import RIICHI_START, GameConfig, play_game
+from adapter.local.game import GameConfig, play_game
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup
 from adapter.local.seat import BrainSeat
+from brain.rules.variant import variant_of
 from protocols import events as ev
 from protocols import tiles as T
 from replay.log import SUFFIX, Footer, GameLogWriter, Header
@@ -176,7 +177,7 @@ def play_one(settings: PracticeSettings, game: int, stop: threading.Event,
     finally:
         for p in players:
             p.close()
-    start = RIICHI_START if settings.variant == "riichi" else 0
+    start = variant_of(settings.variant).start_score
     emit({"t": "game_end", "game": game, "seat": seat, "scores": result.scores,
           "ranks": result.ranks, "points": result.scores[seat] - start, "hands": hands[0],
           "log": str(log.path) if log else None})

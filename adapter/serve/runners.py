@@ -27,6 +27,7 @@ import structlog
 from adapter.serve.config import SessionSpec
 from adapter.serve.metrics import MeasuredBrain
 from adapter.serve.practice import next_game_in, snapshot
+from brain.rules.variant import variant_of
 
 log = structlog.get_logger("mjbot.serve")
 
@@ -204,7 +205,7 @@ class _Tracker:
 
     def _result(self, state: Any) -> dict[str, Any]:
         scores = list(state.scores) if state.game_over else None
-        start = 25000 if self.variant == "riichi" else 0
+        start = variant_of(self.variant).start_score
         points = scores[state.seat] - start if scores else None
         return {"scores": scores, "seat": state.seat, "points": points, "ranks": None,
                 "hands": state.hand_count, "log": None}

@@ -186,21 +186,29 @@ async def _json(request: web.Request, gzipped: bytes) -> web.StreamResponse:
     return web.Response(body=body, content_type="application/json", headers=headers)
 
 
+def _writer(fmt: str) -> Any:
+    """The replay.formats module that writes ``fmt``; its VARIANT is the one it can hold."""
+    from replay.formats import mjai_log, tenhou6
+
+    return tenhou6 if fmt == "tenhou6" else mjai_log
+
+
 def _exports(outline: dict[str, Any]) -> list[str]:
-    if outline.get("variant") == "riichi" and outline.get("full_information"):
-        return list(EXPORTS)
+    if outline.get("full_information"):
+        return [fmt for fmt in EXPORTS if outline.get("variant") == _writer(fmt).VARIANT]
     return []
 
 
 def _export_text(index: GameIndex, game_id: str, fmt: str) -> str:
     from replay import replayer
-    from replay.formats import mjai_log, tenhou6
 
     rep = replayer.load(index.resolve(game_id))
-    if rep.record is None or rep.variant != "riichi":
+    writer = _writer(fmt)
+    if rep.record is None or rep.variant != writer.VARIANT:
         raise NotExportable("only riichi games with every seat's tiles (imports, the local "
                             "table's logs) can be exported")
-    return (tenhou6.dumps if fmt == "tenhou6" else mjai_log.dumps)(rep.record)
+    text: str = writer.dumps(rep.record)
+    return text
 
 
 def _subtitles(index: GameIndex, game_id: str, timeline: Any) -> list[dict[str, Any]]:

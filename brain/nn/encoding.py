@@ -23,14 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from brain.rules.variant import VARIANT_NAMES
 from brain.shanten import discard_table, shanten, useful_tiles
-from brain.state import LIVE_WALL, TableState
+from brain.state import TableState
 from protocols import tiles as T
 
 ENCODING_VERSION = 1
 KINDS = 34
 RECENT = 6  # most recent discards of each seat kept in order
-VARIANTS: tuple[str, ...] = ("riichi", "mcr", "taiwan16", "mass")
+VARIANTS: tuple[str, ...] = VARIANT_NAMES  # the order of the one-hot variant planes
 REQUESTS: tuple[str, ...] = ("turn", "claim", "rob_kan")
 
 
@@ -125,7 +126,7 @@ def encode(state: TableState, request: Any) -> np.ndarray:
     for k, n in enumerate(state.visible):
         if n:
             x[P["visible_ge1"]:P["visible_ge1"] + min(n, 4), k] = 1.0
-    if state.variant == "riichi":
+    if state.spec.has_dora:
         for ind in state.dora_indicators:
             if T.kind(ind) < KINDS:
                 x[P["dora_indicator"], T.kind(ind)] = 1.0
@@ -143,7 +144,7 @@ def encode(state: TableState, request: Any) -> np.ndarray:
         _fill(x, f"request_from{(source - me) % 4}", 1.0)
     _fill(x, "honba", min(state.honba, 10) / 10.0)
     _fill(x, "sticks", min(state.sticks, 8) / 4.0)
-    _fill(x, "wall", state.wall_remaining / LIVE_WALL.get(state.variant, 70))
+    _fill(x, "wall", state.wall_remaining / state.spec.live_wall)
     _fill(x, "turn", min(state.turn, 120) / 80.0)
     _fill(x, "concealed", 1.0 if state.is_concealed() else 0.0)
     _fill(x, "furiten", 1.0 if state.temporary_furiten or state.riichi_furiten else 0.0)

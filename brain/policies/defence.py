@@ -22,7 +22,7 @@ def threats(state: TableState) -> list[int]:
         if s == state.seat:
             continue
         many_calls = sum(1 for m in view.melds if m.is_open) >= 3
-        if view.riichi or view.riichi_pending or (state.variant != "riichi" and many_calls):
+        if view.riichi or view.riichi_pending or (not state.spec.has_riichi and many_calls):
             out.append(s)
     return out
 

@@ -54,7 +54,7 @@ def _not_counted(kind: int, shanten: int) -> DiscardInfo:
 def value_honours(state: TableState) -> set[int]:
     """Honour kinds worth a pung: dragons, own seat wind, and (riichi, MCR) the round wind."""
     kinds = set(T.DRAGONS) | {state.seat_wind()}
-    if state.variant in ("riichi", "mcr"):
+    if state.spec.value_honours:
         kinds.add(state.round_wind_kind)
     return kinds
 

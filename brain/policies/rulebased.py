@@ -73,7 +73,7 @@ class RuleBasedPolicy:
         discards = [a for a in legal if isinstance(a, ev.Discard)]
         if not discards:
             return Decision(min(legal, key=action_key))
-        info = analyse_discards(state, slack=1 if state.variant == "mcr" else 0,
+        info = analyse_discards(state, slack=1 if state.spec.min_fan else 0,
                                 kinds={T.kind(a.tile) for a in discards})
         current = min(d.shanten for d in info.values())
         against = _threats(state)
@@ -86,7 +86,7 @@ class RuleBasedPolicy:
         scored = self._score_discards(state, discards, info)
         best = scored[0][1]
         riichi = [a for a in discards if a.riichi]
-        if riichi and state.variant == "riichi":
+        if riichi and state.spec.has_riichi:
             declared = self._riichi(state, riichi, info)
             if declared is not None:
                 best = declared
@@ -102,8 +102,8 @@ class RuleBasedPolicy:
         unseen = state.unseen_counts()
         dora = _dora_kinds(state)
         scored: list[tuple[tuple[float, float], Any]] = []
-        mcr = _McrView(state, counts) if state.variant == "mcr" else None
-        flush = state.variant in ("taiwan16", "mass")
+        mcr = _McrView(state, counts) if state.spec.min_fan else None
+        flush = _plain_scoring(state)
         flush_suit = _flush_suit(counts, state.melds) if flush else None  # the same for all
         for a in discards:
             if a.riichi:
@@ -163,7 +163,7 @@ class RuleBasedPolicy:
               info: dict[int, DiscardInfo], against: list[int]) -> Decision:
         plain = [a for a in discards if not a.riichi]
         hand_kinds = {T.kind(a.tile) for a in plain}
-        if state.variant != "riichi":
+        if not state.spec.has_riichi:
             follow = defence.follow_discard(state, hand_kinds)
             if follow is not None and all(
                     defence.danger(state, follow, s) <= 3.0 for s in against):
@@ -190,7 +190,7 @@ class RuleBasedPolicy:
         before = shanten(counts)
         if _threats(state) and before >= 1:
             return Decision(pass_action)
-        mcr_before = _McrView(state, counts).distance() if state.variant == "mcr" else 0
+        mcr_before = _McrView(state, counts).distance() if state.spec.min_fan else 0
         best: tuple[tuple[Any, ...], Any] | None = None
         for a in calls:
             rest = list(counts)
@@ -209,22 +209,22 @@ class RuleBasedPolicy:
 
     def _call_keeps_value(self, state: TableState, action: Any, tile: int, rest: list[int],
                           before: int, after: int, mcr_before: int) -> bool:
-        variant = state.variant
+        variant = state.spec
         if isinstance(action, ev.Kan):
             # the Seofon kong rule: no open kong while ready, none that costs shape
             if before == 0 or after > before:
                 return False
             if state.seat_walls is not None and state.seat_walls[state.seat] == 0:
                 return False  # MCR: the replacement is due from our empty wall, a drawn hand
-            return variant in ("taiwan16", "mass", "mcr")
+            return not variant.has_riichi
         if after >= before:
             return False
         meld = Meld("chi" if isinstance(action, ev.Chi) else "pon",
                     (*action.tiles, tile), tile)
         melds = [*state.melds, meld]
-        if variant == "riichi":
+        if variant.needs_yaku:
             return _open_yaku(state, rest, melds)
-        if variant == "mcr":
+        if variant.min_fan:
             return best_distance(_drop_worst(rest), melds) < mcr_before
         return True
 
@@ -236,11 +236,17 @@ def _first(legal: list[Any], kind: type) -> Any:
     return next((a for a in legal if isinstance(a, kind)), None)
 
 
+def _plain_scoring(state: TableState) -> bool:
+    """No riichi and no fan floor (Taiwan, mass): value comes from the hand's shape (a flush),
+    and any seat may be ready late in the wall."""
+    return not state.spec.has_riichi and not state.spec.min_fan
+
+
 def _threats(state: TableState) -> list[int]:
     out = defence.threats(state)
-    if state.variant in ("taiwan16", "mass") and state.wall_remaining <= LATE_WALL:
+    if _plain_scoring(state) and state.wall_remaining <= LATE_WALL:
         out = [s for s in range(4) if s != state.seat]
-    if state.variant == "mcr":
+    if state.spec.min_fan:
         return []  # a deal-in costs only the fan beyond the 8 everyone pays: never fold
     return out
 
@@ -249,13 +255,13 @@ def _should_fold(state: TableState, shanten_now: int, info: dict[int, DiscardInf
     if shanten_now >= 2:
         return True
     if shanten_now == 1:
-        return state.variant == "riichi" or state.wall_remaining < 2 * LATE_WALL
+        return state.spec.has_riichi or state.wall_remaining < 2 * LATE_WALL
     live = max(d.useful for d in info.values() if d.shanten == 0)
     return live == 0
 
 
 def _dora_kinds(state: TableState) -> dict[int, int]:
-    if state.variant != "riichi":
+    if not state.spec.has_dora:
         return {}
     out: dict[int, int] = {}
     for ind in state.dora_indicators:

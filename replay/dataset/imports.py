@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from brain.rules.variant import variant_of
 from brain.state import StateError, TableState
 from protocols import events as ev
 from replay import formats
@@ -152,7 +153,7 @@ def record_block(record: GameRecord, game: int) -> tuple[Block, int]:
     if open_hand:
         builder.end_hand(reason, deltas, wins)
     scores = final or [a + b for a, b in zip(last_scores, deltas, strict=True)]
-    builder.end_game(scores, ranks(scores) if variant == "riichi" else None)
+    builder.end_game(scores, ranks(scores) if variant_of(variant).ranked else None)
     return builder.block(), skipped
 
 

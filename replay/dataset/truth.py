@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from brain.rules import rules_for
+from brain.rules import rules_for, variant_of
 from brain.rules.base import WinContext, WinScore
 from brain.shanten import regular_shanten, shanten
 from brain.state import TableState
@@ -32,7 +32,7 @@ NO_WIN = -1  # t_value of a wait that is no legal win (riichi without yaku, MCR 
 def variant_shanten(variant: str, counts: list[int]) -> int:
     """Shanten by the forms the tables know that the variant allows (Taiwan: 5 groups and a
     pair only; the others: also seven pairs / thirteen orphans on 13-14 tiles)."""
-    return regular_shanten(counts) if variant == "taiwan16" else shanten(counts)
+    return regular_shanten(counts) if variant_of(variant).regular_shapes_only else shanten(counts)
 
 
 def knitted_candidates(counts: list[int]) -> set[int]:
@@ -58,9 +58,10 @@ class TruthOracle:
 
     def __init__(self, variant: str) -> None:
         self.variant = variant
+        self.spec = variant_of(variant)
         self.rules = rules_for(variant)
         # copies of each kind in the variant's tiles (mass mahjong has no honours)
-        self._copies = [4] * 27 + [0 if variant == "mass" else 4] * 7
+        self._copies = [4] * self.spec.tile_kinds + [0] * (34 - self.spec.tile_kinds)
         self._waits: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._scores: dict[WinContext, WinScore | None] = {}
 
@@ -76,7 +77,7 @@ class TruthOracle:
             found: tuple[int, ...] = ()
         else:
             candidates = set(state.waits())
-            if self.variant == "mcr":
+            if not self.rules.waits_cover_wins:  # MCR's knitted shapes
                 candidates |= knitted_candidates(counts)
             found = tuple(sorted(k for k in candidates if counts[k] < 4
                                  and self._completes(counts, k)))
@@ -100,9 +101,9 @@ class TruthOracle:
         mine = state.seat == decider
         # What a discarder pays does not depend on who it is, except in Taiwan (a dealer pays
         # one tai more): one score then serves every decider.
-        payer = None if mine else decider if self.variant == "taiwan16" else (state.seat + 1) % 4
+        payer = None if mine else decider if self.spec.dealer_surcharge else (state.seat + 1) % 4
         tiles = [kind]
-        if self.variant == "riichi" and kind in (4, 13, 22):
+        if self.spec.red_fives and kind in (4, 13, 22):
             tiles.append(T.red_of(kind))
         for tile in tiles:
             ctx = self._context(state, tile, payer)

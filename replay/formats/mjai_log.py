@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import Any, Final
 
 from brain.rules import rules_for
 from brain.state import StateError, TableState
@@ -18,6 +18,7 @@ from protocols import events as ev
 from protocols import tiles as T
 from replay.record import GameRecord, RecordError, own_tiles, view_event
 
+VARIANT: Final = "riichi"  # the one variant this format holds: where the name enters
 WINDS = ("E", "S", "W", "N")
 _REASONS = {"kyushukyuhai": "nine_terminals", "suufonrenda": "four_winds",
             "suukaikan": "four_kans", "suuchariichi": "four_riichi", "sanchaho": "triple_ron",
@@ -66,7 +67,7 @@ class _Importer:
         self.out: list[Any] = []
         self.meta: dict[str, Any] = {}
         self.states: list[TableState] = []
-        self.rules = rules_for("riichi")
+        self.rules = rules_for(VARIANT)
         self.scores = [25000] * 4
         self.last: ev.TileDrawn | ev.TileDiscarded | ev.MeldCalled | None = None
         self.kan_by: int | None = None
@@ -82,7 +83,7 @@ class _Importer:
                 if (isinstance(event, ev.RoundStarted) and not event.hands
                         and s.seat != int(self.meta.get("id", 0))):
                     raise StateError("hand not in the log")
-                s.apply(view_event(event, s.seat, "riichi"))
+                s.apply(view_event(event, s.seat, VARIANT))
             except StateError:
                 self.states.remove(s)
                 self.lost.add(s.seat)
@@ -100,8 +101,8 @@ class _Importer:
         names = tuple(str(n) for n in m.get("names", ["", "", "", ""]))
         seat = int(m.get("id", 0))
         self.meta = {k: v for k, v in m.items() if k not in ("type", "names")}
-        self.states = [TableState("riichi", s) for s in range(4)]
-        self.emit(ev.GameStarted("riichi", seat, names, {"red_fives": True}))
+        self.states = [TableState(VARIANT, s) for s in range(4)]
+        self.emit(ev.GameStarted(VARIANT, seat, names, {"red_fives": True}))
 
     def _on_start_kyoku(self, m: dict[str, Any], where: str) -> None:
         if not self.states:
@@ -221,7 +222,7 @@ class _Importer:
     def finish(self) -> GameRecord:
         if not self.states:
             raise RecordError("mjai: no start_game or start_kyoku in the log")
-        return GameRecord("riichi", "mjai", self.out, self.meta)
+        return GameRecord(VARIANT, "mjai", self.out, self.meta)
 
 
 
@@ -234,7 +235,7 @@ def _m(tile: int | None) -> str:
 
 def dumps(record: GameRecord) -> str:
     """The record as mjai JSONL."""
-    if record.variant != "riichi":
+    if record.variant != VARIANT:
         raise RecordError(f"mjai export is for riichi games, not {record.variant}")
     if record.meta.get("players", 4) != 4:
         raise RecordError("mjai export: three-player (sanma) games are not supported")

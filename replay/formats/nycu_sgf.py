@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 from brain.rules import rules_for
 from brain.state import StateError, TableState
@@ -40,6 +40,7 @@ from protocols import tiles as T
 from replay.formats.sgf import Node, parse_trees
 from replay.record import GameRecord, RecordError, canonical, view_event
 
+VARIANT: Final = "taiwan16"  # the one variant this format holds: where the name enters
 SOURCE = "nycu_sgf"
 GAME_NUMBER = "84"
 SEATS = "ESWN"
@@ -68,13 +69,13 @@ def loads(text: str, tiles: T.NtpuTiles | None = None) -> GameRecord:
     """A game (one hand per game tree) from SGF text; ``tiles``: the id mapping to read with."""
     trees = parse_trees(text.lstrip("\ufeff"), "nycu sgf")
     tiles = tiles or T.NtpuTiles()
-    events: list[Any] = [ev.GameStarted("taiwan16", 0, ("", "", "", ""), {"platform": "nycu"})]
+    events: list[Any] = [ev.GameStarted(VARIANT, 0, ("", "", "", ""), {"platform": "nycu"})]
     extra: list[dict[str, list[str]]] = []
     for n, nodes in enumerate(trees, 1):
         reader = _HandReader(nodes, tiles, f"hand {n}, " if len(trees) > 1 else "")
         events += reader.read()
         extra.append(reader.extra)
-    return GameRecord("taiwan16", SOURCE, events, {"players": 4, "properties": extra})
+    return GameRecord(VARIANT, SOURCE, events, {"players": 4, "properties": extra})
 
 
 class _HandReader:
@@ -82,7 +83,7 @@ class _HandReader:
 
     def __init__(self, nodes: list[Node], tiles: T.NtpuTiles, where: str) -> None:
         self.nodes, self.tiles, self.where = nodes, tiles, where
-        self.rules = rules_for("taiwan16")
+        self.rules = rules_for(VARIANT)
         self.extra: dict[str, list[str]] = {}
         self.dealer: int | None = None
         self.wall: list[int] | None = None
@@ -437,10 +438,10 @@ class _HandReader:
     def _value(self, seat: int, kind: int, from_seat: int | None, robbing: bool) \
             -> tuple[int, tuple[int, ...], tuple[str, ...], str]:
         """Tai, payments and items by our rules, from the winner's own view of the hand."""
-        state = TableState("taiwan16", seat)
+        state = TableState(VARIANT, seat)
         try:
             for e in self.out:
-                state.apply(view_event(e, seat, "taiwan16"))
+                state.apply(view_event(e, seat, VARIANT))
         except StateError:
             return 0, (0, 0, 0, 0), (), "no value: the hand does not replay (a record error)"
         score = self.rules.win_score(state, kind, from_seat, robbing)
@@ -459,7 +460,7 @@ def dumps(record: GameRecord, tiles: T.NtpuTiles | None = None,
     one game tree per hand. Copies are numbered in wall order; the tiles nobody drew fill the
     middle of the wall in kind order. ``deal_nodes``: write the deal as ``M`` nodes too (as the
     lab's client does for its own tiles); otherwise the wall alone gives it."""
-    if record.variant != "taiwan16":
+    if record.variant != VARIANT:
         raise RecordError(f"nycu sgf: only Taiwan 16-tile games can be written, this is "
                           f"{record.variant}")
     hands = record.hands()

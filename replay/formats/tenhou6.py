@@ -13,13 +13,14 @@ from __future__ import annotations
 import copy
 import json
 import re
-from typing import Any
+from typing import Any, Final
 
 from brain.shanten import shanten
 from protocols import events as ev
 from protocols import tiles as T
 from replay.record import GameRecord, RecordError, canonical, own_tiles
 
+VARIANT: Final = "riichi"  # the one variant this format holds: where the name enters
 TSUMOGIRI = 60
 _RESULT_DRAWS = {
     "流局": "exhaustive", "九種九牌": "nine_terminals", "四家立直": "four_riichi",
@@ -80,13 +81,13 @@ def loads(text: str) -> GameRecord:
     meta = {k: v for k, v in first.items() if k not in ("log", "name")}
     meta["lines"] = len(objs) > 1 or "\n" in text
     meta["hands_per_line"] = [len(o["log"]) for o in objs]
-    events: list[Any] = [ev.GameStarted("riichi", 0, names, {"red_fives": aka})]
+    events: list[Any] = [ev.GameStarted(VARIANT, 0, names, {"red_fives": aka})]
     scores: list[int] = [25000] * 4
     for o in objs:
         for n, hand in enumerate(o["log"]):
             scores = _import_hand(hand, events, f"hand {n}")
     events.append(ev.GameEnded(tuple(scores)))
-    return GameRecord("riichi", "tenhou6", events, meta)
+    return GameRecord(VARIANT, "tenhou6", events, meta)
 
 
 class _Hand:
@@ -385,7 +386,7 @@ def _import_hand(data: list[Any], out: list[Any], where: str) -> list[int]:
 
 def dumps(record: GameRecord) -> str:
     """The record as tenhou.net/6 JSON, in the layout it came in (one object, or one per line)."""
-    if record.variant != "riichi":
+    if record.variant != VARIANT:
         raise RecordError(f"tenhou6 export is for riichi games, not {record.variant}")
     if record.meta.get("players", 4) != 4:
         raise RecordError("tenhou6 export: three-player (sanma) games are not supported")

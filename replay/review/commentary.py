@@ -107,10 +107,10 @@ def _turn(state: TableState, legal: list[Any], action: Any, opponents: Opponents
     if (drawn is not None and shanten(state.counts()) == -1
             and not any(isinstance(a, ev.Win) for a in legal)):
         facts["drawn"] = T.tile_name(drawn)
-        if state.variant == "mcr":
+        if state.spec.min_fan:
             return Comment(FAN_MINIMUM, f"below {MCR_MIN_FAN} fan: cannot win on the drawn "
                            f"{T.tile_name(drawn)}; {verb} {tile}.", facts)
-        why = "no yaku" if state.variant == "riichi" else "the rules refuse the win"
+        why = "no yaku" if state.spec.needs_yaku else "the rules refuse the win"
         return Comment(VALUE, f"cannot win on the drawn {T.tile_name(drawn)} ({why}); "
                        f"{verb} {tile}.", facts)
     if threats:
@@ -126,7 +126,7 @@ def _turn(state: TableState, legal: list[Any], action: Any, opponents: Opponents
         waits = sorted(d.useful_kinds)
         left = sum(state.unseen(w) for w in waits)
         facts.update(waits=kinds_text(waits), left=left)
-        if state.variant == "mcr":
+        if state.spec.min_fan:
             rest = state.counts()
             rest[k] -= 1
             good = winning_waits(state, rest, set(waits))
@@ -185,7 +185,7 @@ def _kept_for_value(state: TableState, k: int, d: DiscardInfo, best_sh: int,
     if d.shanten != best_sh or shape_best.kind == k:
         return None
     b = shape_best.kind
-    if state.variant == "mcr":
+    if state.spec.min_fan:
         plans = best_distances_after_discards(state.counts(), state.melds)
         facts.update(plan_distance=plans.get(k), best_plan_distance=plans.get(b))
         if plans.get(k, 99) < plans.get(b, 99):
@@ -193,7 +193,7 @@ def _kept_for_value(state: TableState, k: int, d: DiscardInfo, best_sh: int,
                            f"hand ({plans[k]} steps; {T.tile_name(b)} would leave "
                            f"{plans[b]}).", facts)
         return None
-    if state.variant != "riichi":
+    if not state.spec.has_dora:
         return None
     dora = {T.dora_from_indicator(i) for i in state.dora_indicators}
     counts = state.counts()
@@ -239,7 +239,7 @@ def _claim(state: TableState, request: ev.DecisionRequest, legal: list[Any], act
     before = shanten(counts) if sum(counts) % 3 == 1 else state.hand_shanten()
     facts: dict[str, Any] = {"tile": tile, "shanten": before}
     if (tile_k in state.waits() and not any(isinstance(a, ev.Win) for a in legal)):
-        if state.variant == "mcr":
+        if state.spec.min_fan:
             return Comment(FAN_MINIMUM, f"below {MCR_MIN_FAN} fan: cannot win on this tile "
                            f"({tile}), so the hand plays on.", facts)
         return Comment(VALUE, f"cannot win on {tile} (no yaku, or furiten): the hand plays "
@@ -252,7 +252,7 @@ def _claim(state: TableState, request: ev.DecisionRequest, legal: list[Any], act
         facts["after"] = after
         name = {ev.Chi: "chows", ev.Pon: "pungs", ev.Kan: "kongs"}[type(action)]
         text = f"{name} {tile}: {before}- to {after}-shanten"
-        if state.variant == "riichi" and tile_k in value_honours(state) and not isinstance(
+        if state.spec.needs_yaku and tile_k in value_honours(state) and not isinstance(
                 action, ev.Chi):
             return Comment(VALUE, text + ", with a valued honour (yakuhai).", facts)
         return Comment(SHAPE, text + ".", facts)
@@ -270,10 +270,10 @@ def _claim(state: TableState, request: ev.DecisionRequest, legal: list[Any], act
                        f"({before}).", facts)
     choice = RuleBasedPolicy().decide(state, request, legal).action
     if isinstance(choice, ev.Pass):
-        if state.variant == "mcr":
+        if state.spec.min_fan:
             return Comment(FAN_MINIMUM, f"passes on {tile}: the call would lower the shanten "
                            f"to {best_after} but leave no {MCR_MIN_FAN}-fan plan.", facts)
-        if state.variant == "riichi":
+        if state.spec.needs_yaku:
             return Comment(VALUE, f"passes on {tile}: the call would lower the shanten to "
                            f"{best_after} but leave the hand without a yaku.", facts)
     return Comment(SHAPE, f"passes on {tile} and stays closed at {before}-shanten (a call "

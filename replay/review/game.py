@@ -16,8 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from brain.policies.mc.root import WIN_VALUE
-from brain.rules import rules_for
+from brain.rules import VARIANTS, rules_for
 from brain.shanten import HandError
 from brain.state import TableState
 from protocols import events as ev
@@ -37,7 +36,9 @@ def round_label(state: TableState) -> str:
 
 
 def rating_scale(unit: str, variant: str) -> float:
-    return 0.1 * WIN_VALUE.get(variant, 10.0) if unit == POINTS else RANK_SCALE
+    """A tenth of a typical win of the variant (1 for a name no registry entry has)."""
+    typical = VARIANTS[variant].typical_win if variant in VARIANTS else 10.0
+    return 0.1 * typical if unit == POINTS else RANK_SCALE
 
 
 def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = None,

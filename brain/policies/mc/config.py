@@ -11,16 +11,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, fields, replace
 
+from brain.rules.variant import variant_of
+
 ENV = "MJBOT_MC"
 SEARCHES = ("playout", "expect")
 ANCHORS = ("pass", "fast")
 FAST_POLICIES = ("rulebased", "greedy", "nn")
-# The call gate per variant, (z, margin as a share of a typical win), tuned by duplicate arena
-# (README, "mc policy"). Riichi: without the gate mc opened half its hands on noise, since the
-# playouts' ideal fold does not value a closed hand's defence.
+# The call gate per variant (Variant.call_gate: z, margin as a share of a typical win), tuned
+# by duplicate arena (README, "mc policy"). Riichi: without the gate mc opened half its hands on
+# noise, since the playouts' ideal fold does not value a closed hand's defence.
 # Taiwan: calls are the game (rulebased opens 82% of its hands) and the gate only cost; MCR:
 # it cost wins and saved no deal-ins (1,000 hands each way, both within noise of even).
-CALL_GATE = {"riichi": (2.0, 0.05), "mcr": (0.0, 0.0), "taiwan16": (0.0, 0.0)}
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class McConfig:
     kappa: float = 1.0  # our playout fold: fold when EL(discard) > kappa * P(win) * value
     call_z: float | None = None  # on a claim, an answer other than the anchor is played
     call_margin: float | None = None  # only when it beats the anchor by call_z standard
-    # errors of the paired difference plus this share of a typical win (None: CALL_GATE's)
+    # errors of the paired difference plus this share of a typical win (None: Variant.call_gate)
     call_anchor: str = "fast"  # on a claim, the answer others must beat by the gate: the
     # pass, or "fast": the fast move's own answer (its call, or its pass)
     placement: float = 1.0  # riichi, last hand: weight of the placement bonus (uma)
@@ -79,7 +80,7 @@ class McConfig:
 
     def call_gate(self, variant: str) -> tuple[float, float]:
         """(z, margin share) an answer must clear over the claim's anchor in ``variant``."""
-        z, margin = CALL_GATE.get(variant, (0.0, 0.0))
+        z, margin = variant_of(variant).call_gate
         return (z if self.call_z is None else self.call_z,
                 margin if self.call_margin is None else self.call_margin)
 

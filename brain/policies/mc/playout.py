@@ -28,6 +28,7 @@ import numpy as np
 
 from brain.policies.mc.oneplayer import choose_discards, wait_sets
 from brain.policies.mc.values import OurWins, Payments
+from brain.rules.variant import variant_of
 from brain.shanten import shanten_batch
 from brain.state import Meld
 
@@ -99,7 +100,7 @@ class Playouts:
         self.p = params
         self.bias = bias
         self.pay = Payments(table.variant, table.dealer_rel)
-        self.riichi_rules = table.variant == "riichi"
+        self.riichi_rules = variant_of(table.variant).has_riichi
         self.tiles = np.repeat(np.arange(34, dtype=np.int8), table.pool.astype(np.int64))
 
     # ------------------------------------------------------------------ setup

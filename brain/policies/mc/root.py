@@ -24,9 +24,6 @@ from brain.state import Meld, TableState
 from protocols import events as ev
 from protocols import tiles as T
 
-# A typical win of ours, the scale of the playout's fold rule (points of the variant).
-WIN_VALUE = {"riichi": 6000.0, "mcr": 40.0, "taiwan16": 3000.0, "mass": 30.0}
-DEALER_FACTOR = {"riichi": 1.5}
 DORA_KEEP = 1.5
 VALUE_HONOUR_KEEP = 0.5
 
@@ -64,8 +61,8 @@ def build_table(state: TableState, est: OpponentEstimate) -> Table:
         river[T.kind(r.tile)] = True
     dealer_rel = (state.dealer - seat) % 4
     variant = state.variant
-    win_value = WIN_VALUE.get(variant, 1.0) * (DEALER_FACTOR.get(variant, 1.0)
-                                               if dealer_rel == 0 else 1.0)
+    # a typical win of ours, the scale of the playout's fold rule (points of the variant)
+    win_value = state.spec.typical_win * (state.spec.dealer_factor if dealer_rel == 0 else 1.0)
     return Table(
         variant=variant, pool=pool, walls=walls, shared_wall=shared, tenpai=tenpai,
         wait=wait, value=value,
@@ -73,7 +70,7 @@ def build_table(state: TableState, est: OpponentEstimate) -> Table:
                            for s in others]),
         opp_draws=np.array([state.seats[s].draws for s in others], np.int16),
         our_draws=state.me.draws, our_river=river,
-        can_riichi=variant == "riichi" and state.scores[seat] >= 1000,
+        can_riichi=state.spec.has_riichi and state.scores[seat] >= 1000,
         win_value=win_value, dealer_rel=dealer_rel,
         wpet=np.asarray(tables.WPET.get(variant, tables.WPET["riichi"])),
         p_win=np.asarray(tables.P_WIN.get(variant, tables.P_WIN["riichi"])))
@@ -82,11 +79,11 @@ def build_table(state: TableState, est: OpponentEstimate) -> Table:
 def discard_bias(state: TableState) -> np.ndarray:
     """The playout policy's lone-tile preferences: dora and value honours are kept."""
     keep: dict[int, float] = {}
-    if state.variant == "riichi":
+    if state.spec.has_dora:
         for ind in state.dora_indicators:
             k = T.dora_from_indicator(ind)
             keep[k] = keep.get(k, 0.0) + DORA_KEEP
-    if state.variant in ("riichi", "mcr"):
+    if state.spec.value_honours:
         for k in value_honours(state):
             keep[k] = keep.get(k, 0.0) + VALUE_HONOUR_KEEP
     return static_bias(keep)

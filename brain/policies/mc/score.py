@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-TSUMO_SHARE = {"riichi": 1 / 3}  # of a deal-in's value, what one payer pays on a self-draw
-FOLD_FLOOR = {"riichi": 100.0, "mcr": 1.0, "taiwan16": 50.0, "mass": 1.0}
+from brain.rules.variant import variant_of
 
 
 def losing_probability(tenpai: np.ndarray, wait: np.ndarray) -> np.ndarray:
@@ -49,7 +48,8 @@ def fold_value(variant: str, tenpai: np.ndarray, wait: np.ndarray, value: np.nda
     """What folding now is expected to cost (positive), floored so the switch's ratio stays
     finite when nobody is near ready."""
     total = max(float(pool.sum()), 1.0)
-    share = TSUMO_SHARE.get(variant, 1.0)
+    spec = variant_of(variant)
+    share = spec.tsumo_share
     cost = 0.0
     for p in range(tenpai.shape[0]):
         hit = float((wait[p] * pool).sum()) / total  # P(one draw is a wait)
@@ -57,7 +57,7 @@ def fold_value(variant: str, tenpai: np.ndarray, wait: np.ndarray, value: np.nda
         w = wait[p].sum()
         mean_value = float((wait[p] * value[p]).sum() / w) if w > 0 else 0.0
         cost += float(tenpai[p]) * win * mean_value * share
-    return max(cost, FOLD_FLOOR.get(variant, 1.0))
+    return max(cost, spec.fold_floor)
 
 
 def use_fast_move(el_fast: float, fold: float, alpha: float) -> bool:

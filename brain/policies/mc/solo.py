@@ -14,9 +14,9 @@ import textwrap
 import numpy as np
 
 from brain.policies.mc.oneplayer import choose_discards, static_bias
+from brain.rules.variant import VARIANT_NAMES, variant_of
 from brain.shanten import shanten_batch
 
-HAND = {"riichi": 13, "mcr": 13, "taiwan16": 16, "mass": 13}
 DRAWS = 32  # longer than any variant's hand: every table covers the longest one
 MAX_SHANTEN = 6
 
@@ -25,8 +25,8 @@ def play(variant: str, games: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(ready draw index (G,), -1 if never; complete draw index (G,), -1 if never) and the
     shanten after each draw (G, DRAWS) of solo greedy games (no calls, 136 tiles, no flowers;
     mass: 108 without honours)."""
-    size = HAND[variant]
-    kinds = 27 if variant == "mass" else 34
+    spec = variant_of(variant)
+    size, kinds = spec.hand_size, spec.tile_kinds
     rng = np.random.default_rng(seed)
     tiles = np.repeat(np.arange(kinds), 4)
     order = np.argsort(rng.random((games, tiles.size)), axis=1)
@@ -106,7 +106,7 @@ def main() -> None:
     print(f"GAMES = {games}\n")
     wp: dict[str, list[float]] = {}
     pw: dict[str, list[list[float]]] = {}
-    for v in ("riichi", "mcr", "taiwan16", "mass"):
+    for v in VARIANT_NAMES:
         done, after = play(v, games, seed=16)
         wp[v] = [round(x, 4) for x in wpet(after)]
         pw[v] = p_win(done, after)

@@ -17,6 +17,7 @@ import numpy as np
 
 from brain.rules import rules_for
 from brain.rules.base import WinContext
+from brain.rules.variant import variant_of
 from brain.state import Meld, TableState
 from protocols import tiles as T
 
@@ -55,7 +56,7 @@ class OurWins:
         payer_deals = from_rel is not None and from_rel == (self.state.dealer
                                                             - self.state.seat) % 4
         key = (_melds_key(melds), bytes(counts), win_kind, from_rel is None, riichi,
-               payer_deals and self.state.variant == "taiwan16")
+               payer_deals and self.state.spec.dealer_surcharge)
         if key in self._cache:
             out = self._cache[key]
         else:
@@ -121,6 +122,7 @@ class Payments:
 
     def __init__(self, variant: str, dealer_rel: int) -> None:
         self.variant = variant
+        self.spec = variant_of(variant)
         self.dealer_rel = dealer_rel
 
     def ron(self, delta: np.ndarray, rows: np.ndarray, winner: int, payer: np.ndarray,
@@ -128,7 +130,7 @@ class Payments:
         """Opponent ``winner`` wins ``v`` off ``payer`` (per row, relative seats)."""
         delta[rows, winner] += v
         delta[rows, payer] -= v
-        if self.variant == "mcr":  # the two other seats pay the base each
+        if self.spec.all_pay_base:  # the two other seats pay the base each
             for s in range(4):
                 others = (payer != s) & (s != winner)
                 delta[rows[others], s] -= MCR_BASE
@@ -139,7 +141,7 @@ class Payments:
         for s in range(4):
             if s == winner:
                 continue
-            if self.variant == "riichi":
+            if self.spec.dealer_pays_double:
                 if winner == self.dealer_rel:
                     share = v / 3
                 else:
@@ -151,7 +153,7 @@ class Payments:
 
     def exhaustive(self, delta: np.ndarray, rows: np.ndarray, ready: np.ndarray) -> None:
         """Riichi noten payments among ``ready`` ((rows, 4) bool); other variants pay none."""
-        if self.variant != "riichi" or rows.size == 0:
+        if not self.spec.noten_payments or rows.size == 0:
             return
         n = ready.sum(axis=1)
         some = (n > 0) & (n < 4)
@@ -166,7 +168,7 @@ def utility(variant: str, deltas: np.ndarray, scores: Sequence[int], last_hand: 
     the final scores give (ties to the lower relative seat, a fair stand-in for Tenhou's
     seat order)."""
     ours = deltas[:, 0].copy()
-    if variant != "riichi" or not last_hand or weight == 0:
+    if not variant_of(variant).ranked or not last_hand or weight == 0:
         return ours
     final = np.asarray(scores, np.float64)[None, :] + deltas
     ahead = (final[:, 1:] > final[:, :1]).sum(axis=1)

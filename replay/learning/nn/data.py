@@ -17,6 +17,7 @@ import numpy as np
 
 from brain.nn.encoding import NUM_PLANES, encode
 from brain.nn.heads import NUM_ACTIONS, action_index, legal_map
+from brain.rules.variant import variant_of
 from protocols import events as ev
 from replay.dataset import schema as S
 from replay.dataset.loader import ShuffledLoader
@@ -25,15 +26,15 @@ from replay.dataset.snapshot import restore
 FIELDS = ["seat", "request", "request_tile", "request_from", "policy", "fallback", "legal",
           "legal_count", "action", "action_index", "h_deltas",
           *[f.name for f in S.DECISION_FIELDS if f.name.startswith("v_")]]
-# value head target: the hand's score change / the variant's scale (about 2-4 standard
-# deviations of a hand's change in rulebased self-play: riichi 4,300 points, MCR 27, Taiwan 2,200)
-VALUE_SCALE = {"riichi": 10_000.0, "mcr": 100.0, "taiwan16": 5_000.0, "mass": 100.0}
+# value head target: the hand's score change / the variant's Variant.value_scale (about 2-4
+# standard deviations of a hand's change in rulebased self-play: riichi 4,300 points, MCR 27,
+# Taiwan 2,200)
 
 
 @dataclass
 class Examples:
     """``x`` (N, planes, 34) float32; ``mask`` (N, 145) bool; ``target`` (N,) head index of
-    the answer; ``value`` (N,) the hand's score change of the decider / :data:`VALUE_SCALE`;
+    the answer; ``value`` (N,) the hand's score change of the decider / ``Variant.value_scale``;
     ``source`` (N,) the decision_id in its dataset, ``dataset`` (N,) which of the
     directories."""
 
@@ -90,7 +91,8 @@ def load_examples(dirs: Sequence[str | Path], max_decisions: int = 0, seed: int 
                 row = {k: a[i] for k, a in batch.items()}
                 if not _example(variant, row, wanted, x[n], m[n], target, n):
                     continue
-                value[n] = float(row["h_deltas"][int(row["seat"])]) / VALUE_SCALE[variant]
+                value[n] = (float(row["h_deltas"][int(row["seat"])])
+                            / variant_of(variant).value_scale)
                 source[n] = int(row["decision_id"])
                 dataset[n] = d_index
                 kept += 1

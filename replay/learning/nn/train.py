@@ -21,7 +21,8 @@ from torch import nn
 
 from brain.nn.heads import KINDS, PER_KIND_HEADS, SCALAR_HEADS
 from brain.nn.network import Network, Shape, new_meta, param_shapes
-from replay.learning.nn.data import VALUE_SCALE, Examples, load_examples
+from brain.rules.variant import variant_of
+from replay.learning.nn.data import Examples, load_examples
 from replay.learning.provenance import portable_name, portable_names
 
 
@@ -190,6 +191,6 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
         "train": accuracy(model, fit.take(np.arange(min(len(fit), 20000))),
                           device=config.device), **config.extra,
     }
-    net = model.cpu().export(variant, training=result, value_scale=VALUE_SCALE[variant])
+    net = model.cpu().export(variant, training=result, value_scale=variant_of(variant).value_scale)
     net.save(out)
     return result

@@ -19,6 +19,7 @@ import numpy as np
 
 from brain.opponents.models import OpponentModels
 from brain.opponents.net import Net, sigmoid
+from brain.rules.variant import variant_of
 from replay.learning.opponents.data import OpponentData
 from replay.learning.provenance import portable_names
 
@@ -51,7 +52,7 @@ def config_for(variant: str, seed: int = 0) -> TrainConfig:
     table (no riichi, few calls), and the weaker decay fits the training walls instead
     (held-out AUC 0.871 against 0.882)."""
     cfg = TrainConfig(seed=seed)
-    if variant == "mcr":
+    if variant_of(variant).quiet_tenpai:
         cfg = replace(cfg, tenpai=HeadConfig(hidden=32, epochs=8, l2=1e-2))
     return cfg
 
