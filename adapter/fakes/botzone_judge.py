@@ -35,7 +35,8 @@ from adapter.platforms.botzone import KEEP_RUNNING
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.botzone import BotzoneError, parse_response
+from protocols.botzone import parse_response
+from protocols.codec import ProtocolError
 
 # one-shot simple / JSON interaction; keep running in simple ("keep") or JSON ("keep-json") form
 MODES = ("simple", "json", "keep", "keep-json")
@@ -272,7 +273,7 @@ class _JudgeSeat:
     def _action(self, response: str, request: ev.DecisionRequest) -> Any:
         try:
             verb, tiles = parse_response(response)
-        except BotzoneError as exc:
+        except ProtocolError as exc:
             raise Verdict(self.seat, "WA", str(exc)) from None
         tile = request.tile
         if verb == "PASS":

@@ -45,7 +45,8 @@ from adapter.local.referee import HandOutcome, HandReferee, HandSetup
 from brain.brain import safest_action
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.ntpu import WIND_NAMES, LineBuffer, NtpuError, parse_reply
+from protocols.codec import ProtocolError, UnexpectedMessage
+from protocols.ntpu import WIND_NAMES, LineBuffer, parse_reply
 from protocols.ntpu_asks import Answer, AskTracker, Late, Unasked
 from replay.log import Footer, GameLogWriter, Header
 
@@ -291,7 +292,7 @@ class _ServerSeat:
             return self._unanswered(word, options)
         try:
             action = self._read_reply(word, reply)
-        except NtpuError as exc:
+        except ProtocolError as exc:
             stats.illegal += 1
             stats.problems.append(f"/ask {word}: {exc}")
             return self._unanswered(word, options)
@@ -323,13 +324,13 @@ class _ServerSeat:
         expected = {"throw": "/throw", "hu": "/hu", "gong": "/gong", "pong": "/pong",
                     "eat": "/eat"}[word]
         if verb != expected:
-            raise NtpuError(f"{verb} is no answer to /ask {word}", reply)
+            raise UnexpectedMessage(f"{verb} is no answer to /ask {word}", reply)
         named = numbers[1:] if verb == "/gong" else numbers
         held = ids.held[self.seat]
         for tile_id in named:
             if tile_id not in held or named.count(tile_id) > 1:
-                raise NtpuError(f"id {tile_id} is not in the seat's hand "
-                                f"({' '.join(map(str, sorted(held)))})", reply)
+                raise UnexpectedMessage(f"id {tile_id} is not in the seat's hand "
+                                        f"({' '.join(map(str, sorted(held)))})", reply)
         kinds = [ids.tiles.to_tile(i) for i in named]
         ids.chosen[self.seat] = list(named)
         if verb == "/hu":

@@ -38,7 +38,8 @@ from brain.brain import Brain, safest_action
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.mjai import NONE, Answer, Hello, MjaiCodec, MjaiError
+from protocols.codec import ProtocolError
+from protocols.mjai import NONE, Answer, Hello, MjaiCodec
 from replay.log import Footer, GameLogWriter, Header
 
 log = structlog.get_logger("mjbot.mjai")
@@ -95,7 +96,7 @@ class MjaiBot:
             due = None
             try:
                 items = self.codec.feed(message)
-            except MjaiError as exc:
+            except ProtocolError as exc:
                 self._error(str(exc))
                 due = self._unreadable(message)
                 continue
@@ -182,13 +183,8 @@ class MjaiBot:
     def _encode(self, request: ev.DecisionRequest, answer: BrainAnswer) -> dict[str, Any]:
         action = answer.action
         try:
-            if isinstance(action, ev.Kan) and action.kind == "added_kan":
-                added = action.tiles[0]
-                pon = next(m for m in self.state.me.melds if m.kind == "pon"
-                           and T.kind(m.tiles[0]) == T.kind(added))
-                return self.codec.encode_kakan(added, pon.tiles)
-            return self.codec.encode(action, request)
-        except (ValueError, StopIteration, AssertionError) as exc:
+            return self.codec.answer_object(action, request)
+        except ValueError as exc:
             self._error(f"cannot answer {action!r}: {exc}")
             return self._unreadable({"type": "tsumo", "actor": self.codec.seat,
                                      "pai": T.to_mjai(self.state.last_draw)}) \

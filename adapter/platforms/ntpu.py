@@ -43,7 +43,8 @@ from brain.rules import rules_for
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.ntpu import Closed, LineBuffer, NtpuCodec, NtpuError, Ready
+from protocols.codec import ProtocolError
+from protocols.ntpu import Closed, LineBuffer, NtpuCodec, Ready
 from replay.log import Footer, GameLogWriter, Header
 
 log = structlog.get_logger("mjbot.ntpu")
@@ -111,8 +112,8 @@ class NtpuBot:
             self.finish_game()  # the line belongs to the game it starts
         self.pending.rx(self.game_log, line)
         try:
-            items = self.codec.parse(line)
-        except NtpuError as exc:
+            items = self.codec.feed(line)
+        except ProtocolError as exc:
             reply = self.codec.safe_reply(line)
             self._error(str(exc), safe_reply=reply)
             return reply, None
@@ -211,7 +212,7 @@ class NtpuBot:
             action = ev.Pass()
         try:
             return self.codec.encode(action)
-        except (NtpuError, ValueError) as exc:
+        except ValueError as exc:
             reply = self._fallback_reply(list(answer.legal), line)
             self._error(f"cannot reply {action!r}: {exc}", safe_reply=reply)
             return reply
@@ -219,7 +220,7 @@ class NtpuBot:
     def _fallback_reply(self, legal: list[Any], line: str) -> str:
         try:
             return self.codec.encode(safest_action(self.state, legal))
-        except (NtpuError, ValueError):
+        except ValueError:
             return self.codec.safe_reply(line) or "/pass"
 
     def close(self) -> None:

@@ -46,6 +46,7 @@ from adapter.thinking.thinker import Thinker
 from brain.brain import Brain, safest_action
 from brain.state import TableState
 from protocols import events as ev
+from protocols.codec import ProtocolError
 from protocols.tenhou import (
     JOUKYUU,
     TEST_GAME,
@@ -62,12 +63,11 @@ from protocols.tenhou import (
     Tag,
     TagStream,
     TenhouCodec,
-    TenhouError,
     auth_reply,
     format_tag,
-    helo,
     join,
     parse_tag,
+    split_tags,
     tag_from_json,
     tag_to_json,
 )
@@ -160,7 +160,7 @@ class TenhouBot:
 
     def __init__(self, settings: TenhouSettings) -> None:
         self.settings = settings
-        self.codec = TenhouCodec()
+        self.codec = TenhouCodec(settings.name, websocket=settings.transport == "ws")
         self.brain = Brain("riichi", settings.policy, limit=settings.budget)
         self.thinker = Thinker(self.brain)
         self.state = TableState("riichi")
@@ -195,7 +195,7 @@ class TenhouBot:
 
     def hello(self) -> list[Tag]:
         log.info("tenhou: login", anonymous=self.settings.name == ANONYMOUS)
-        return [helo(self.settings.name, websocket=self.settings.transport == "ws")]
+        return split_tags("".join(self.codec.greeting()))
 
     # ------------------------------------------------------------------ tags in
 
@@ -215,7 +215,7 @@ class TenhouBot:
             return []
         try:
             items = self.codec.feed(tag)
-        except TenhouError as exc:
+        except ProtocolError as exc:
             self._error(str(exc))
             return self._safe_reply(tag)
         out: list[Tag] = []
@@ -227,7 +227,7 @@ class TenhouBot:
                 if item.auth:
                     try:
                         out.append(Tag("AUTH", {"val": auth_reply(item.auth)}))
-                    except TenhouError as exc:
+                    except ProtocolError as exc:
                         self._error(str(exc))
                 out.append(Tag("PXR", {"V": "1" if self.settings.name == ANONYMOUS else "9"}))
             elif isinstance(item, LoggedIn):
@@ -371,12 +371,13 @@ class TenhouBot:
         answer = await think_and_log(self.thinker, self.state, request, self.settings.budget,
                                      self.summary, self.game_log, "tenhou")
         try:
-            return self.codec.encode(answer.action, request)
-        except (TenhouError, ValueError) as exc:
+            return self.codec.reply_tags(answer.action, request)
+        except ValueError as exc:
             self._error(f"cannot encode {answer.action!r}: {exc}")
             try:
-                return self.codec.encode(safest_action(self.state, list(answer.legal)), request)
-            except (TenhouError, ValueError):
+                return self.codec.reply_tags(safest_action(self.state, list(answer.legal)),
+                                             request)
+            except ValueError:
                 return self.codec.safe_reply(request)
 
     def close(self) -> None:
@@ -417,7 +418,7 @@ class _Tcp:
         for text in self.stream.feed(data):
             try:
                 out.append((text, parse_tag(text)))
-            except TenhouError:
+            except ProtocolError:
                 out.append((text, None))
         return out
 
@@ -461,7 +462,7 @@ class _WebSocket:
         text = message if isinstance(message, str) else message.decode("utf-8", "replace")
         try:
             tag = parse_tag(text) if text.lstrip().startswith("<") else tag_from_json(text)
-        except TenhouError:
+        except ProtocolError:
             return [(text, None)]
         return [(text, tag)]
 
