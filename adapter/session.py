@@ -135,15 +135,14 @@ def record_answer(answer: Answer, request: ev.DecisionRequest, summary: SessionS
     return answer
 
 
-class CodecSession:
-    """One connection's codec, table, brain, game log and counts, and the step of the loop:
-    :meth:`handle` (or, the decision awaited, :meth:`handle_async`) takes one framed message
-    and returns the reply line owed to it, or None.
+class PlatformSession:
+    """What every platform session keeps for one connection and one bot identity: the
+    codec, our table, the brain (and the thinker that awaits it), the game log with the
+    frames pending until it opens, and the counts; and the steps every session takes: an
+    error reported, an event applied, a game log opened, the session closed.
 
-    A platform's session says only what differs: :meth:`take` (the message read into the
-    table: a reply owed without a decision, or the request to decide), :meth:`reply` (the
-    decision as a reply line, with its fallback), and what it does on its own (keep-alives,
-    game boundaries, the log header)."""
+    :class:`CodecSession` adds the loop of the line-based platforms; Tenhou (a login, tags
+    several to a reply, keep-alive ticks and reconnects) drives these steps from its own."""
 
     error_event = "bad server input"  # how the log stream names unreadable input
 
@@ -158,6 +157,50 @@ class CodecSession:
         self.summary = SessionSummary()
         self.pending = PendingFrames()  # frames before a game log opens go in first
         self.log = structlog.get_logger(f"mjbot.{self.platform}")
+
+    # ------------------------------------------------------------------ shared steps
+
+    def error(self, message: str, **context: Any) -> None:
+        """Input we could not read (or a table we cannot follow): counted, logged with the
+        reason, and noted in the game log; the session goes on."""
+        self.summary.errors.append(message)
+        self.log.error(f"{self.platform}: {self.error_event}", error=message, **context)
+        if self.game_log is not None:
+            self.game_log.event(ev.PlatformNotice(f"error: {message}"))
+
+    def apply(self, event: Any) -> None:
+        apply_and_log(self.state, event, self.game_log, self.error)
+
+    def open_log(self, log_dir: str | None, header: Header, **options: Any) -> bool:
+        """A new game log (``options`` as GameLogWriter.create takes them), the pending frames
+        written first; False (logged) if it cannot be created: the game goes on without."""
+        try:
+            self.game_log = GameLogWriter.create(log_dir, header, **options)
+        except OSError as exc:
+            self.log.error(f"{self.platform}: game log unavailable", error=str(exc))
+            return False
+        self.pending.flush_into(self.game_log)
+        return True
+
+    def finish_game(self) -> None:
+        """Close the game log, if one is open (a platform writes its own footer)."""
+
+    def close(self) -> None:
+        self.finish_game()
+        self.thinker.close()
+        self.brain.close()
+
+
+class CodecSession(PlatformSession):
+    """The session loop of the line-based platforms: :meth:`handle` (or, the decision
+    awaited, :meth:`handle_async`) takes one framed message and returns the reply line owed
+    to it, or None: read -> ``codec.feed`` -> events into the table and the game log ->
+    brain -> ``codec.encode`` -> write.
+
+    A platform's session says only what differs: :meth:`take` (the message read into the
+    table: a reply owed without a decision, or the request to decide), :meth:`reply` (the
+    decision as a reply line, with its fallback), and what it does on its own (keep-alives,
+    game boundaries, the log header)."""
 
     # ------------------------------------------------------------------ the loop
 
@@ -191,38 +234,6 @@ class CodecSession:
         if reply is not None:
             self.pending.tx(self.game_log, reply)
         return reply
-
-    # ------------------------------------------------------------------ shared steps
-
-    def error(self, message: str, **context: Any) -> None:
-        """Input we could not read (or a table we cannot follow): counted, logged with the
-        reason, and noted in the game log; the session goes on."""
-        self.summary.errors.append(message)
-        self.log.error(f"{self.platform}: {self.error_event}", error=message, **context)
-        if self.game_log is not None:
-            self.game_log.event(ev.PlatformNotice(f"error: {message}"))
-
-    def apply(self, event: Any) -> None:
-        apply_and_log(self.state, event, self.game_log, self.error)
-
-    def open_log(self, log_dir: str | None, header: Header) -> bool:
-        """A new game log, the pending frames written first; False (logged) if it cannot be
-        created: the game is played without one."""
-        try:
-            self.game_log = GameLogWriter.create(log_dir, header)
-        except OSError as exc:
-            self.log.error(f"{self.platform}: game log unavailable", error=str(exc))
-            return False
-        self.pending.flush_into(self.game_log)
-        return True
-
-    def finish_game(self) -> None:
-        """Close the game log, if one is open (a platform writes its own footer)."""
-
-    def close(self) -> None:
-        self.finish_game()
-        self.thinker.close()
-        self.brain.close()
 
 
 async def serve_lines(session: CodecSession, read: Callable[[], Awaitable[list[str]]],

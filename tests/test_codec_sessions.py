@@ -1,20 +1,24 @@
-"""The one session loop (adapter/session.py) under the line-based platforms: NTPU and mjai
-are CodecSessions over their codecs, and a line their codec refuses gets the platform's safe
-answer and one logged error naming the line, through the same steps."""
+"""The one session (adapter/session.py): NTPU and mjai are CodecSessions over their codecs
+(the loop is the session's), Tenhou a PlatformSession driving the same steps from its own
+loop; a message a codec refuses gets the platform's safe answer and one logged error naming
+it."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from adapter.platforms.mjai import MjaiBot, MjaiSettings
 from adapter.platforms.ntpu import NtpuBot, NtpuSettings
-from adapter.session import CodecSession
+from adapter.platforms.tenhou import TenhouBot, TenhouSettings
+from adapter.session import CodecSession, PlatformSession
 from protocols.codec import Codec
 from protocols.mjai import MjaiCodec
 from protocols.ntpu import NtpuCodec
+from protocols.tenhou import format_tag, parse_tag
 
 SESSIONS: dict[str, Callable[[], CodecSession]] = {
     "ntpu": lambda: NtpuBot(NtpuSettings(write_log=False)),
@@ -54,7 +58,6 @@ def test_a_refused_line_gets_the_safe_answer_and_one_error(platform: str, line: 
         session.close()
 
 
-@pytest.mark.asyncio
 async def test_the_awaited_step_reads_the_same_way() -> None:
     session = NtpuBot(NtpuSettings(write_log=False))
     try:
@@ -63,3 +66,16 @@ async def test_the_awaited_step_reads_the_same_way() -> None:
         assert session.summary.games == 1 and session.summary.errors == []
     finally:
         session.close()
+
+
+async def test_tenhou_drives_the_same_session_steps_from_its_own_loop(tmp_path: Path) -> None:
+    bot = TenhouBot(TenhouSettings(log_dir=str(tmp_path)))
+    try:
+        assert isinstance(bot, PlatformSession) and not isinstance(bot, CodecSession)
+        assert [format_tag(t) for t in bot.hello()] == bot.codec.greeting()
+        replies = await bot.handle("<T999/>", parse_tag("<T999/>"))
+        assert [format_tag(t) for t in replies] == ["<N/>"]  # an unreadable draw: no tile held
+        (error,) = bot.summary.errors
+        assert "bad tile id" in error and "<T999/>" in error
+    finally:
+        bot.close()
