@@ -5,8 +5,9 @@ and Botzone lines, mjai JSON lines) and hands each one to :meth:`Codec.feed`, wh
 internal events and, last where one is owed, the :class:`~protocols.events.DecisionRequest`
 (or a platform's own session item: a login step, a keep-alive). :meth:`Codec.encode` writes the
 answer to a request as the wire text the platform reads (without the framing: no newline, no
-NUL). The session in adapter/ needs nothing else of a codec to run the loop
-``read -> feed -> brain -> encode -> write``.
+NUL). That is all the session loop in adapter/session.py needs of a codec
+(``read -> feed -> brain -> encode -> write``); a platform's own session may ask its codec
+more (NTPU's and Tenhou's safe replies from the ids they hold, mjai's seat).
 
 Whatever a codec cannot read raises a :class:`ProtocolError` carrying the offending input
 (``raw``), never a bare ``KeyError`` or ``IndexError``: the session logs it and answers a safe
