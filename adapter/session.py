@@ -1,26 +1,29 @@
-"""What the NTPU, Tenhou and mjai clients share: the session's counts (for the exit status and
-the last log line), connecting to a server that may not be up yet, and asking the brain (on
-the event loop through adapter/thinking/thinker.py; synchronously on the stdin forms)."""
+"""The session loop the line-based platforms share (:class:`CodecSession`:
+read -> ``codec.feed`` -> events into the table and the game log -> brain -> ``codec.encode``
+-> write), the transport loop around it (:func:`serve_lines`), and what the NTPU, Tenhou and
+mjai clients share: the session's counts (for the exit status and the last log line),
+connecting to a server that may not be up yet, and asking the brain (on the event loop
+through adapter/thinking/thinker.py; synchronously on the stdin forms)."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
 import structlog
 
+from adapter.thinking.inbox import Inbox
+from adapter.thinking.thinker import Thinker
 from brain import anytime
 from brain.brain import Answer, Brain
 from brain.state import StateError, TableState
 from protocols import events as ev
-from replay.log import GameLogWriter
-
-if TYPE_CHECKING:
-    from adapter.thinking.thinker import Thinker
+from protocols.codec import Codec
+from replay.log import GameLogWriter, Header
 
 
 @dataclass
@@ -130,3 +133,128 @@ def record_answer(answer: Answer, request: ev.DecisionRequest, summary: SessionS
                           answer.candidates, answer.elapsed, answer.fallback,
                           source=answer.source, work=answer.work)
     return answer
+
+
+class PlatformSession:
+    """What every platform session keeps for one connection and one bot identity: the
+    codec, our table, the brain (and the thinker that awaits it), the game log with the
+    frames pending until it opens, and the counts; and the steps every session takes: an
+    error reported, an event applied, a game log opened, the session closed.
+
+    :class:`CodecSession` adds the loop of the line-based platforms; Tenhou (a login, tags
+    several to a reply, keep-alive ticks and reconnects) drives these steps from its own."""
+
+    error_event = "bad server input"  # how the log stream names unreadable input
+
+    def __init__(self, codec: Codec, brain: Brain, budget: float) -> None:
+        self.codec = codec
+        self.platform = codec.platform
+        self.brain = brain
+        self.budget = budget
+        self.thinker = Thinker(brain)
+        self.state = TableState(codec.variant)
+        self.game_log: GameLogWriter | None = None
+        self.summary = SessionSummary()
+        self.pending = PendingFrames()  # frames before a game log opens go in first
+        self.log = structlog.get_logger(f"mjbot.{self.platform}")
+
+    # ------------------------------------------------------------------ shared steps
+
+    def error(self, message: str, **context: Any) -> None:
+        """Input we could not read (or a table we cannot follow): counted, logged with the
+        reason, and noted in the game log; the session goes on."""
+        self.summary.errors.append(message)
+        self.log.error(f"{self.platform}: {self.error_event}", error=message, **context)
+        if self.game_log is not None:
+            self.game_log.event(ev.PlatformNotice(f"error: {message}"))
+
+    def apply(self, event: Any) -> None:
+        apply_and_log(self.state, event, self.game_log, self.error)
+
+    def open_log(self, log_dir: str | None, header: Header, **options: Any) -> bool:
+        """A new game log (``options`` as GameLogWriter.create takes them), the pending frames
+        written first; False (logged) if it cannot be created: the game goes on without."""
+        try:
+            self.game_log = GameLogWriter.create(log_dir, header, **options)
+        except OSError as exc:
+            self.log.error(f"{self.platform}: game log unavailable", error=str(exc))
+            return False
+        self.pending.flush_into(self.game_log)
+        return True
+
+    def finish_game(self) -> None:
+        """Close the game log, if one is open (a platform writes its own footer)."""
+
+    def close(self) -> None:
+        self.finish_game()
+        self.thinker.close()
+        self.brain.close()
+
+
+class CodecSession(PlatformSession):
+    """The session loop of the line-based platforms: :meth:`handle` (or, the decision
+    awaited, :meth:`handle_async`) takes one framed message and returns the reply line owed
+    to it, or None: read -> ``codec.feed`` -> events into the table and the game log ->
+    brain -> ``codec.encode`` -> write.
+
+    A platform's session says only what differs: :meth:`take` (the message read into the
+    table: a reply owed without a decision, or the request to decide), :meth:`reply` (the
+    decision as a reply line, with its fallback), and what it does on its own (keep-alives,
+    game boundaries, the log header)."""
+
+    # ------------------------------------------------------------------ the loop
+
+    def handle(self, raw: str) -> str | None:
+        reply, request = self.take(raw)
+        if request is not None:
+            reply = self.reply(request, decide_and_log(
+                self.brain, self.state, request, self.budget, self.summary, self.game_log,
+                self.platform), raw)
+        return self.send(reply)
+
+    async def handle_async(self, raw: str) -> str | None:
+        reply, request = self.take(raw)
+        if request is not None:
+            reply = self.reply(request, await think_and_log(
+                self.thinker, self.state, request, self.budget, self.summary, self.game_log,
+                self.platform), raw)
+        return self.send(reply)
+
+    def take(self, raw: str) -> tuple[str | None, ev.DecisionRequest | None]:
+        """``raw`` read into the table: the reply owed that needs no decision, or the
+        request to decide (never both)."""
+        raise NotImplementedError
+
+    def reply(self, request: ev.DecisionRequest, answer: Answer, raw: str) -> str:
+        """The brain's answer to ``request`` (asked by ``raw``) as the reply line."""
+        raise NotImplementedError
+
+    def send(self, reply: str | None) -> str | None:
+        """A reply on its way out: into the game log (or pending until one opens)."""
+        if reply is not None:
+            self.pending.tx(self.game_log, reply)
+        return reply
+
+
+async def serve_lines(session: CodecSession, read: Callable[[], Awaitable[list[str]]],
+                      write: Callable[[str], Awaitable[None]],
+                      urgent: Callable[[str], Awaitable[bool]] | None = None) -> SessionSummary:
+    """The transport loop: lines from ``read`` (reading all the time, ``urgent`` answering a
+    keep-alive at once) through the session, each reply written with its newline, until
+    the platform ends the session or the stream ends; the session is closed after."""
+    session.thinker.warm()
+    try:
+        async with Inbox(read, urgent) as inbox:
+            while not session.summary.finished:
+                try:
+                    line = await inbox.get()
+                except (EOFError, ConnectionError):
+                    break
+                if not line.strip():
+                    continue
+                reply = await session.handle_async(line)
+                if reply is not None:
+                    await write(reply + "\n")
+    finally:
+        session.close()
+    return session.summary

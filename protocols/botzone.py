@@ -7,7 +7,7 @@ another seat's discard and a concealed one when the player had just drawn (its t
 only to the player, who chose it), and a draw right after one's own kong is a replacement.
 
 ``feed(line)`` returns the events and, last, the :class:`DecisionRequest` the line asks
-(``ack`` where only ``PASS`` is allowed). ``encode(action, discard)`` writes the response; a
+(``ack`` where only ``PASS`` is allowed). ``encode(action, discard=tile)`` writes the response; a
 chow or pung and the discard after it are one response (``PENG t``), so ``discard`` is
 required with :class:`Chi` / :class:`Pon`. ``sent(response)`` tells the codec what was
 answered (replaying a history), so that one's own concealed kong is known.
@@ -19,20 +19,23 @@ from typing import Any
 
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.codec import (
+    Codec,
+    EncodeError,
+    MalformedMessage,
+    ProtocolError,
+    UnexpectedMessage,
+    UnsupportedMessage,
+)
 
 DUPLICATE_WALL = 34
 HAND = 13
 
 
-class BotzoneError(ValueError):
-    """A request or response line that does not follow the protocol; ``raw`` is the line."""
+class BotzoneCodec(Codec):
+    platform = "botzone"
+    variant = "mcr"
 
-    def __init__(self, message: str, raw: str) -> None:
-        super().__init__(f"{message}: {raw!r}")
-        self.raw = raw
-
-
-class BotzoneCodec:
     def __init__(self) -> None:
         self.seat: int | None = None
         self.quan = 0
@@ -49,7 +52,7 @@ class BotzoneCodec:
         raw = line.strip()
         parts = raw.split()
         if not parts:
-            raise BotzoneError("empty request", line)
+            raise MalformedMessage("empty request", line)
         self.turn += 1
         code = parts[0]
         try:
@@ -58,39 +61,39 @@ class BotzoneCodec:
             if code == "1":
                 return self._deal(parts, raw)
             if self.seat is None:
-                raise BotzoneError("a game request before the setup request (0 ...)", raw)
+                raise UnexpectedMessage("a game request before the setup request (0 ...)", raw)
             if code == "2":
                 return self._own_draw(parts, raw)
             if code == "3":
                 return self._event(parts, raw)
         except T.TileError as exc:
-            raise BotzoneError(f"bad tile ({exc})", raw) from None
+            raise MalformedMessage(f"bad tile ({exc})", raw) from None
         except (IndexError, ValueError) as exc:
-            if isinstance(exc, BotzoneError):
+            if isinstance(exc, ProtocolError):
                 raise
-            raise BotzoneError(f"malformed request ({exc})", raw) from None
-        raise BotzoneError(f"unknown request code {code!r}", raw)
+            raise MalformedMessage(f"malformed request ({exc})", raw) from None
+        raise UnsupportedMessage(f"unknown request code {code!r}", raw)
 
     def _setup(self, parts: list[str], raw: str) -> list[Any]:
         if len(parts) != 3:
-            raise BotzoneError("setup needs '0 myID quan'", raw)
+            raise MalformedMessage("setup needs '0 myID quan'", raw)
         seat, quan = int(parts[1]), int(parts[2])
         if not (0 <= seat <= 3 and 0 <= quan <= 3):
-            raise BotzoneError("seat and prevalent wind must be 0..3", raw)
+            raise MalformedMessage("seat and prevalent wind must be 0..3", raw)
         self.seat, self.quan = seat, quan
         rules = {"duplicate_walls": True, "min_fan": 8, "platform": "botzone"}
         return [ev.GameStarted("mcr", seat, rules=rules), ev.DecisionRequest("ack")]
 
     def _deal(self, parts: list[str], raw: str) -> list[Any]:
         if self.seat is None:
-            raise BotzoneError("deal before the setup request", raw)
+            raise UnexpectedMessage("deal before the setup request", raw)
         flower_counts = [int(x) for x in parts[1:5]]
         if len(flower_counts) != 4:
-            raise BotzoneError("deal needs four flower counts", raw)
+            raise MalformedMessage("deal needs four flower counts", raw)
         tiles = [T.from_botzone(x) for x in parts[5:]]
         hand = tiles[:HAND]
         if len(hand) != HAND:
-            raise BotzoneError(f"deal needs {HAND} tiles, got {len(hand)}", raw)
+            raise MalformedMessage(f"deal needs {HAND} tiles, got {len(hand)}", raw)
         events: list[Any] = [ev.RoundStarted(
             round_wind=self.quan, dealer=0, scores=(0, 0, 0, 0), hand=tuple(hand),
             wall_remaining=4 * (DUPLICATE_WALL - HAND))]
@@ -100,7 +103,7 @@ class BotzoneCodec:
 
     def _own_draw(self, parts: list[str], raw: str) -> list[Any]:
         if len(parts) != 2:
-            raise BotzoneError("a draw needs '2 tile'", raw)
+            raise MalformedMessage("a draw needs '2 tile'", raw)
         assert self.seat is not None
         tile = T.from_botzone(parts[1])
         replacement = self.replacement[self.seat]
@@ -111,22 +114,22 @@ class BotzoneCodec:
 
     def _event(self, parts: list[str], raw: str) -> list[Any]:
         if len(parts) < 3:
-            raise BotzoneError("an event needs '3 player ACTION ...'", raw)
+            raise MalformedMessage("an event needs '3 player ACTION ...'", raw)
         seat = int(parts[1])
         if not 0 <= seat <= 3:
-            raise BotzoneError("player must be 0..3", raw)
+            raise MalformedMessage("player must be 0..3", raw)
         action, args = parts[2], parts[3:]
         handler = {
             "DRAW": self._draw, "PLAY": self._play, "PENG": self._peng, "CHI": self._chi,
             "GANG": self._gang, "BUGANG": self._bugang, "BUHUA": self._buhua,
         }.get(action)
         if handler is None:
-            raise BotzoneError(f"unknown action {action!r}", raw)
+            raise UnsupportedMessage(f"unknown action {action!r}", raw)
         return handler(seat, args, raw)
 
     def _args(self, args: list[str], n: int, raw: str) -> list[int]:
         if len(args) != n:
-            raise BotzoneError(f"expected {n} tile(s)", raw)
+            raise MalformedMessage(f"expected {n} tile(s)", raw)
         return [T.from_botzone(a) for a in args]
 
     def _draw(self, seat: int, args: list[str], raw: str) -> list[Any]:
@@ -152,7 +155,7 @@ class BotzoneCodec:
 
     def _claimed(self, seat: int, raw: str) -> tuple[int, int]:
         if self.last_discard is None or self.last_discard[0] == seat:
-            raise BotzoneError("a call with no discard of another seat before it", raw)
+            raise UnexpectedMessage("a call with no discard of another seat before it", raw)
         return self.last_discard
 
     def _peng(self, seat: int, args: list[str], raw: str) -> list[Any]:
@@ -167,7 +170,7 @@ class BotzoneCodec:
         mid = T.kind(middle)
         if mid >= 27 or mid % 9 in (0, 8) or abs(T.kind(tile) - mid) > 1 \
                 or T.kind(tile) // 9 != mid // 9:
-            raise BotzoneError("the chow does not hold the claimed tile", raw)
+            raise UnexpectedMessage("the chow does not hold the claimed tile", raw)
         meld = ev.MeldCalled(seat, "chi", (mid - 1, mid, mid + 1), tile, giver)
         return [meld, *self._after_discard(seat, discard)]
 
@@ -182,11 +185,12 @@ class BotzoneCodec:
             tiles: tuple[int, ...] = ()
             if seat == self.seat:
                 if self.own_kong_tile is None:
-                    raise BotzoneError("our concealed kong, but we did not answer GANG t", raw)
+                    raise UnexpectedMessage("our concealed kong, but we did not answer GANG t",
+                                            raw)
                 tiles = (self.own_kong_tile,) * 4
             meld = ev.MeldCalled(seat, "closed_kan", tiles)
         else:
-            raise BotzoneError("a kong after neither a discard nor the player's draw", raw)
+            raise UnexpectedMessage("a kong after neither a discard nor the player's draw", raw)
         self.own_kong_tile = None
         self.replacement[seat] = True
         self.previous = ("gang", seat, None)
@@ -211,7 +215,8 @@ class BotzoneCodec:
 
     # ------------------------------------------------------------------ responses
 
-    def encode(self, action: Any, discard: int | None = None) -> str:
+    def encode(self, action: Any, request: ev.DecisionRequest | None = None,
+               discard: int | None = None) -> str:
         """The response line for ``action`` (with the discard after a chow or pung)."""
         if isinstance(action, ev.Pass):
             return "PASS"
@@ -227,13 +232,15 @@ class BotzoneCodec:
             return f"GANG {tile}" if action.kind == "closed_kan" else f"BUGANG {tile}"
         if isinstance(action, ev.Pon | ev.Chi):
             if discard is None:
-                raise ValueError(f"{type(action).__name__} needs the discard that follows it")
+                raise EncodeError(f"{type(action).__name__} needs the discard that follows it",
+                                  repr(action))
             if isinstance(action, ev.Pon):
                 return f"PENG {T.to_botzone(discard)}"
-            assert self.last_discard is not None
+            if self.last_discard is None:
+                raise EncodeError("a chow with no discard to claim", repr(action))
             kinds = sorted([*(T.kind(t) for t in action.tiles), T.kind(self.last_discard[1])])
             return f"CHI {T.to_botzone(kinds[1])} {T.to_botzone(discard)}"
-        raise ValueError(f"Botzone has no response for {action!r}")
+        raise EncodeError("Botzone has no response for this action", repr(action))
 
     def sent(self, response: str) -> None:
         """Note a response given earlier (history replay): our concealed kong's tile."""
@@ -246,15 +253,16 @@ class BotzoneCodec:
 
 
 def parse_response(line: str) -> tuple[str, list[int]]:
-    """A response line as (verb, tiles), for judges and tests; BotzoneError if malformed."""
+    """A response line as (verb, tiles), for judges and tests; ProtocolError if malformed."""
     parts = line.split()
     if not parts or parts[0] not in ("PASS", "HU", "PLAY", "GANG", "BUGANG", "PENG", "CHI"):
-        raise BotzoneError("unknown response", line)
+        raise UnsupportedMessage("unknown response", line)
     expected = {"PASS": (0,), "HU": (0,), "PLAY": (1,), "GANG": (0, 1), "BUGANG": (1,),
                 "PENG": (1,), "CHI": (2,)}[parts[0]]
     if len(parts) - 1 not in expected:
-        raise BotzoneError(f"{parts[0]} takes {' or '.join(map(str, expected))} tile(s)", line)
+        raise MalformedMessage(f"{parts[0]} takes {' or '.join(map(str, expected))} tile(s)",
+                               line)
     try:
         return parts[0], [T.from_botzone(p) for p in parts[1:]]
     except T.TileError as exc:
-        raise BotzoneError(f"bad tile ({exc})", line) from None
+        raise MalformedMessage(f"bad tile ({exc})", line) from None

@@ -15,7 +15,8 @@ from typing import Any
 
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.botzone import BotzoneError, parse_response
+from protocols.botzone import parse_response
+from protocols.codec import UnexpectedMessage
 
 
 class RequestLines:
@@ -67,7 +68,7 @@ class Reading:
 
 
 def read_response(response: str, request: ev.DecisionRequest) -> Reading:
-    """The action ``response`` makes on ``request``; BotzoneError when the line is malformed
+    """The action ``response`` makes on ``request``; ProtocolError when the line is malformed
     or is not an answer to this kind of request (whether the rules allow it is the
     referee's question)."""
     verb, tiles = parse_response(response)
@@ -91,4 +92,4 @@ def read_response(response: str, request: ev.DecisionRequest) -> Reading:
             mid = T.kind(tiles[0])
             own = tuple(k for k in (mid - 1, mid, mid + 1) if k != T.kind(tile))
             return Reading(ev.Chi(own), tiles[1])
-    raise BotzoneError(f"does not answer a {request.kind} request", response)
+    raise UnexpectedMessage(f"does not answer a {request.kind} request", response)

@@ -20,18 +20,16 @@ from typing import Any
 
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.codec import (
+    Codec,
+    EncodeError,
+    MalformedMessage,
+    ProtocolError,
+    UnsupportedMessage,
+)
 
 WINDS = ("E", "S", "W", "N")
 NONE: dict[str, Any] = {"type": "none"}
-
-
-class MjaiError(ValueError):
-    """A message that is not valid mjai; ``raw`` is (the start of) it."""
-
-    def __init__(self, message: str, raw: Any) -> None:
-        text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
-        super().__init__(f"{message}: {text[:200]!r}")
-        self.raw = text
 
 
 @dataclass(frozen=True)
@@ -68,7 +66,10 @@ def _seat(value: Any) -> int:
     return value
 
 
-class MjaiCodec:
+class MjaiCodec(Codec):
+    platform = "mjai"
+    variant = "riichi"
+
     def __init__(self) -> None:
         self.seat = 0
         self.names: tuple[str, ...] = ("", "", "", "")
@@ -76,25 +77,33 @@ class MjaiCodec:
         self.after_kan: int | None = None
         self.riichi_tile: int | None = None  # chosen with our reach, sent after its echo
         self.last: tuple[str, int, int | None] | None = None  # (type, actor, tile)
+        self.pons: dict[int, tuple[int, ...]] = {}  # our pons by tile kind (for a kakan)
 
     # ------------------------------------------------------------------ events in
 
-    def feed(self, message: Any) -> list[object]:
+    def feed(self, message: str | dict[str, Any]) -> list[object]:
+        """One event: its JSON text (one object), or the object already parsed (the
+        mjai.app form sends an array of them per line: the transport takes it apart)."""
+        if isinstance(message, str):
+            try:
+                message = json.loads(message)
+            except json.JSONDecodeError as exc:
+                raise MalformedMessage(f"not JSON ({exc.msg})", message) from None
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-            raise MjaiError("not an mjai message object", message)
+            raise MalformedMessage("not an mjai message object", message)
         kind = message["type"]
         handler = _HANDLERS.get(kind)
         if handler is None:
-            raise MjaiError(f"unknown type {kind!r}", message)
+            raise UnsupportedMessage(f"unknown type {kind!r}", message)
         try:
             return handler(self, message)
         except T.TileError as exc:
-            raise MjaiError(f"bad tile ({exc})", message) from None
+            raise MalformedMessage(f"bad tile ({exc})", message) from None
         except (KeyError, TypeError, ValueError, IndexError) as exc:
-            if isinstance(exc, MjaiError):
+            if isinstance(exc, ProtocolError):
                 raise
             what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
-            raise MjaiError(f"malformed {kind} ({what})", message) from None
+            raise MalformedMessage(f"malformed {kind} ({what})", message) from None
 
     def _on_hello(self, m: dict[str, Any]) -> list[object]:
         return [Hello(str(m.get("protocol", "")), int(m.get("protocol_version", 0)))]
@@ -114,6 +123,7 @@ class MjaiCodec:
             raise ValueError(f"bakaze {m['bakaze']!r}")
         self.last_draw = self.after_kan = self.riichi_tile = None
         self.last = None
+        self.pons = {}
         return [ev.RoundStarted(
             round_wind=WINDS.index(m["bakaze"]), dealer=_seat(m["oya"]),
             honba=int(m.get("honba", 0)), sticks=int(m.get("kyotaku", 0)),
@@ -156,6 +166,8 @@ class MjaiCodec:
         if kind == "open_kan":
             self.after_kan = actor
         elif actor == self.seat:
+            if kind == "pon":
+                self.pons[T.kind(called)] = tiles
             out.append(ev.DecisionRequest("turn"))
         return out
 
@@ -239,8 +251,20 @@ class MjaiCodec:
         return {"type": "dahai", "actor": self.seat, "pai": T.to_mjai(tile),
                 "tsumogiri": tile == self.last_draw}
 
-    def encode(self, action: object, request: ev.DecisionRequest | None = None) -> dict[str, Any]:
-        """The answer object for ``action`` on ``request``."""
+    def encode(self, action: object, request: ev.DecisionRequest | None = None) -> str:
+        """The answer line (JSON, no newline) for ``action`` on ``request``."""
+        return json.dumps(self.answer_object(action, request), ensure_ascii=False)
+
+    def answer_object(self, action: object, request: ev.DecisionRequest | None = None) \
+            -> dict[str, Any]:
+        """The answer object for ``action`` on ``request``; EncodeError where mjai has none
+        (or the request lacks what the answer must name)."""
+        try:
+            return self._answer(action, request)
+        except (AssertionError, TypeError, T.TileError) as exc:
+            raise EncodeError(f"cannot answer {request!r} so ({exc})", repr(action)) from None
+
+    def _answer(self, action: object, request: ev.DecisionRequest | None) -> dict[str, Any]:
         me = self.seat
         if isinstance(action, ev.Pass):
             return dict(NONE)
@@ -270,10 +294,13 @@ class MjaiCodec:
             if action.kind == "closed_kan":
                 return {"type": "ankan", "actor": me,
                         "consumed": [T.to_mjai(t) for t in action.tiles]}
-            raise ValueError("an added kan needs the pon's tiles: use encode_kakan")
+            pon = self.pons.get(T.kind(action.tiles[0]))
+            if pon is None:
+                raise EncodeError("an added kan with no pon of ours to add to", repr(action))
+            return self.encode_kakan(action.tiles[0], pon)
         if isinstance(action, ev.AbortiveDraw):
             return {"type": "ryukyoku", "actor": me}
-        raise ValueError(f"mjai has no answer for {action!r}")
+        raise EncodeError("mjai has no answer for this action", repr(action))
 
     def encode_kakan(self, added: int, pon_tiles: tuple[int, ...]) -> dict[str, Any]:
         return {"type": "kakan", "actor": self.seat, "pai": T.to_mjai(added),

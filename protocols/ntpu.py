@@ -14,7 +14,7 @@ claim depending on what came before it. The lab referee's own words are read too
 ``/mo``, and ``/hu <dealer> -1 <17 ids>`` for the dealer's win on the opening deal.
 
 :class:`LineBuffer` frames bytes into lines (``\\n`` or ``\\r\\n``; a cut anywhere is fine).
-:meth:`NtpuCodec.parse` turns one line into events and, last, what the line asks of us: a
+:meth:`NtpuCodec.feed` turns one line into events and, last, what the line asks of us: a
 :class:`~protocols.events.DecisionRequest` (``offered`` says which ``/ask``), :class:`Ready`,
 or :class:`Closed`. :meth:`NtpuCodec.encode` writes the reply to an action.
 """
@@ -25,6 +25,14 @@ from dataclasses import dataclass
 
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.codec import (
+    Codec,
+    EncodeError,
+    MalformedMessage,
+    ProtocolError,
+    UnexpectedMessage,
+    UnsupportedMessage,
+)
 
 PLATFORM = "ntpu"
 HAND_SIZE = 16
@@ -35,15 +43,6 @@ WIND_NAMES = ("east", "south", "west", "north")
 MAX_LINE = 4096  # no server line is anywhere near this long
 NO_TILE = "-1"  # /hu's winning id when the dealer wins on the opening deal
 _MOVES = ("/mo", "/draw", "/throw", "/eat", "/pong", "/gong", "/hu")
-
-
-class NtpuError(ValueError):
-    """A line that does not follow the protocol (or contradicts what came before); ``raw`` is
-    the line."""
-
-    def __init__(self, message: str, raw: str) -> None:
-        super().__init__(f"{message}: {raw!r}")
-        self.raw = raw
 
 
 @dataclass(frozen=True)
@@ -80,8 +79,11 @@ class LineBuffer:
         return [text] if text else []
 
 
-class NtpuCodec:
+class NtpuCodec(Codec):
     """One connection's protocol state, from our seat's side."""
+
+    platform = PLATFORM
+    variant = "taiwan16"
 
     def __init__(self, tiles: T.NtpuTiles | None = None) -> None:
         self.tiles = tiles or T.NtpuTiles()
@@ -105,30 +107,30 @@ class NtpuCodec:
 
     # ------------------------------------------------------------------ server lines
 
-    def parse(self, line: str) -> list[object]:
+    def feed(self, line: str) -> list[object]:
         raw = line.strip()
         parts = raw.split()
         if not parts:
-            raise NtpuError("empty line", line)
+            raise MalformedMessage("empty line", line)
         command, args = parts[0], parts[1:]
         handler = _HANDLERS.get(command)
         if handler is None:
-            raise NtpuError(f"unknown command {command!r}", raw)
+            raise UnsupportedMessage(f"unknown command {command!r}", raw)
         try:
             items = handler(self, args, raw)
         except T.TileError as exc:
-            raise NtpuError(f"bad tile id ({exc})", raw) from None
+            raise MalformedMessage(f"bad tile id ({exc})", raw) from None
         except (IndexError, ValueError) as exc:
-            if isinstance(exc, NtpuError):
+            if isinstance(exc, ProtocolError):
                 raise
-            raise NtpuError(f"malformed {command} ({exc})", raw) from None
+            raise MalformedMessage(f"malformed {command} ({exc})", raw) from None
         if command in _MOVES:
             self.opening = False
         return items
 
     def _seat(self, text: str, raw: str) -> int:
         if not text.isdigit() or not 1 <= int(text) <= 4:
-            raise NtpuError(f"seat must be 1..4, got {text!r}", raw)
+            raise MalformedMessage(f"seat must be 1..4, got {text!r}", raw)
         return int(text) - 1
 
     def _id(self, text: str) -> tuple[int, int]:
@@ -138,12 +140,12 @@ class NtpuCodec:
 
     def _need_seat(self, raw: str) -> int:
         if self.seat is None:
-            raise NtpuError("a game message before /start", raw)
+            raise UnexpectedMessage("a game message before /start", raw)
         return self.seat
 
     def _on_start(self, args: list[str], raw: str) -> list[object]:
         if len(args) < 2:
-            raise NtpuError("/start needs 'MJ <seat> [<name>]'", raw)
+            raise MalformedMessage("/start needs 'MJ <seat> [<name>]'", raw)
         seat = self._seat(args[1], raw)
         self.seat, self.name = seat, " ".join(args[2:])
         self.in_hand = False
@@ -152,11 +154,12 @@ class NtpuCodec:
 
     def _on_init_game(self, args: list[str], raw: str) -> list[object]:
         if len(args) != 5:
-            raise NtpuError("/initGame needs '<wind> <game> <open> <banker> <continue>'", raw)
+            raise MalformedMessage(
+                "/initGame needs '<wind> <game> <open> <banker> <continue>'", raw)
         winds = []
         for word in args[:2]:
             if word.lower() not in WIND_NAMES:
-                raise NtpuError(f"unknown wind {word!r}", raw)
+                raise MalformedMessage(f"unknown wind {word!r}", raw)
             winds.append(WIND_NAMES.index(word.lower()))
         self._seat(args[2], raw)
         self.round_wind, self.dealer = winds[0], self._seat(args[3], raw)
@@ -166,14 +169,14 @@ class NtpuCodec:
     def _on_init_card(self, args: list[str], raw: str) -> list[object]:
         seat = self._need_seat(raw)
         if len(args) not in (HAND_SIZE, HAND_SIZE + 1):
-            raise NtpuError(f"/initCard needs {HAND_SIZE} or {HAND_SIZE + 1} ids, got "
-                            f"{len(args)}", raw)
+            raise MalformedMessage(f"/initCard needs {HAND_SIZE} or {HAND_SIZE + 1} ids, got "
+                                   f"{len(args)}", raw)
         ids = [self._id(a) for a in args]
         if len({i for i, _ in ids}) != len(ids):
-            raise NtpuError("/initCard repeats an id", raw)
+            raise MalformedMessage("/initCard repeats an id", raw)
         if (len(ids) == HAND_SIZE + 1) != (seat == self.dealer):
-            raise NtpuError(f"/initCard with {len(ids)} ids, but the dealer is seat "
-                            f"{self.dealer + 1} and we are seat {seat + 1}", raw)
+            raise UnexpectedMessage(f"/initCard with {len(ids)} ids, but the dealer is seat "
+                                    f"{self.dealer + 1} and we are seat {seat + 1}", raw)
         self.held = [i for i, _ in ids]
         self.in_hand, self.won, self.opening = True, False, True
         self.last_discard = self.added_kong = None
@@ -196,10 +199,10 @@ class NtpuCodec:
     def _on_mo(self, args: list[str], raw: str) -> list[object]:
         seat = self._need_seat(raw)
         if len(args) != 1:
-            raise NtpuError("/mo (/draw) needs one id", raw)
+            raise MalformedMessage("/mo (/draw) needs one id", raw)
         tile_id, kind = self._id(args[0])
         if tile_id in self.held:
-            raise NtpuError(f"/mo of id {tile_id}, which we already hold", raw)
+            raise UnexpectedMessage(f"/mo of id {tile_id}, which we already hold", raw)
         replacement = self.replacement and self.drawer == seat
         self.held.append(tile_id)
         self.last_drawn_id = tile_id
@@ -211,15 +214,15 @@ class NtpuCodec:
     def _on_ask(self, args: list[str], raw: str) -> list[object]:
         self._need_seat(raw)
         if len(args) != 1:
-            raise NtpuError("/ask needs one word", raw)
+            raise MalformedMessage("/ask needs one word", raw)
         what = args[0]
         if what == "throw":
             if not self.my_turn:
-                raise NtpuError("asked to throw when it is not our turn", raw)
+                raise UnexpectedMessage("asked to throw when it is not our turn", raw)
             return [ev.DecisionRequest("turn", offered=frozenset({"discard"}))]
         offered = {"hu": "win", "gong": "kan", "pong": "pon", "eat": "chi"}.get(what)
         if offered is None:
-            raise NtpuError(f"unknown /ask {what!r}", raw)
+            raise UnsupportedMessage(f"unknown /ask {what!r}", raw)
         if self.my_turn and what in ("hu", "gong"):
             return [ev.DecisionRequest("turn", offered=frozenset({offered}))]
         if self.added_kong is not None and what == "hu":
@@ -227,7 +230,7 @@ class NtpuCodec:
             return [ev.DecisionRequest("rob_kan", offered=frozenset({"win"}),
                                        tile=self.tiles.to_tile(tile_id), from_seat=seat)]
         if self.last_discard is None or self.last_discard[0] == self.seat:
-            raise NtpuError(f"/ask {what} with no discard of another seat to claim", raw)
+            raise UnexpectedMessage(f"/ask {what} with no discard of another seat to claim", raw)
         seat, tile_id = self.last_discard
         return [ev.DecisionRequest("claim", offered=frozenset({offered}),
                                    tile=self.tiles.to_tile(tile_id), from_seat=seat)]
@@ -244,15 +247,15 @@ class NtpuCodec:
         """Our tiles leave the hand (the server's echo of our move)."""
         for tile_id in tile_ids:
             if tile_id not in self.held:
-                raise NtpuError(f"the server moved id {tile_id}, which we do not hold "
-                                f"(held: {' '.join(map(str, sorted(self.held)))})", raw)
+                raise UnexpectedMessage(f"the server moved id {tile_id}, which we do not hold "
+                                        f"(held: {' '.join(map(str, sorted(self.held)))})", raw)
         for tile_id in tile_ids:
             self.held.remove(tile_id)
 
     def _on_throw(self, args: list[str], raw: str) -> list[object]:
         me = self._need_seat(raw)
         if len(args) != 2:
-            raise NtpuError("/throw needs '<seat> <id>'", raw)
+            raise MalformedMessage("/throw needs '<seat> <id>'", raw)
         seat = self._seat(args[0], raw)
         tile_id, kind = self._id(args[1])
         tsumogiri = None
@@ -262,7 +265,7 @@ class NtpuCodec:
             self.my_turn = False
             self.last_drawn_id = None
         elif tile_id in self.held:
-            raise NtpuError(f"seat {seat + 1} threw id {tile_id}, which we hold", raw)
+            raise UnexpectedMessage(f"seat {seat + 1} threw id {tile_id}, which we hold", raw)
         events = self._own_turn_events(seat)
         self.last_discard = (seat, tile_id)
         self.added_kong = None
@@ -271,11 +274,11 @@ class NtpuCodec:
 
     def _claimed(self, seat: int, tile_id: int, raw: str) -> int:
         if self.last_discard is None or self.last_discard[0] == seat:
-            raise NtpuError("a call with no discard of another seat before it", raw)
+            raise UnexpectedMessage("a call with no discard of another seat before it", raw)
         giver, discard_id = self.last_discard
         if tile_id != discard_id:
-            raise NtpuError(f"the call claims id {tile_id}, the last discard was "
-                            f"{discard_id}", raw)
+            raise UnexpectedMessage(f"the call claims id {tile_id}, the last discard was "
+                                    f"{discard_id}", raw)
         return giver
 
     def _call(self, seat: int, kind: str, ids: list[tuple[int, int]], claimed: int,
@@ -294,63 +297,63 @@ class NtpuCodec:
     def _on_eat(self, args: list[str], raw: str) -> list[object]:
         self._need_seat(raw)
         if len(args) != 4:
-            raise NtpuError("/eat needs '<seat> <a> <t> <b>'", raw)
+            raise MalformedMessage("/eat needs '<seat> <a> <t> <b>'", raw)
         seat = self._seat(args[0], raw)
         ids = [self._id(a) for a in args[1:]]
         kinds = sorted(k for _, k in ids)
         if kinds[0] >= 27 or kinds[0] // 9 != kinds[2] // 9 or kinds != list(
                 range(kinds[0], kinds[0] + 3)):
-            raise NtpuError("/eat is not a run of three in one suit", raw)
+            raise MalformedMessage("/eat is not a run of three in one suit", raw)
         if self.last_discard is not None and (seat - self.last_discard[0]) % 4 != 1:
-            raise NtpuError(f"seat {seat + 1} may not chow a discard of seat "
-                            f"{self.last_discard[0] + 1}", raw)
+            raise UnexpectedMessage(f"seat {seat + 1} may not chow a discard of seat "
+                                    f"{self.last_discard[0] + 1}", raw)
         return self._call(seat, "chi", ids, ids[1][0], raw)
 
     def _on_pong(self, args: list[str], raw: str) -> list[object]:
         self._need_seat(raw)
         if len(args) != 4:
-            raise NtpuError("/pong needs '<seat> <x> <y> <z>'", raw)
+            raise MalformedMessage("/pong needs '<seat> <x> <y> <z>'", raw)
         seat = self._seat(args[0], raw)
         ids = [self._id(a) for a in args[1:]]
         if len({k for _, k in ids}) != 1:
-            raise NtpuError("/pong of different tiles", raw)
+            raise MalformedMessage("/pong of different tiles", raw)
         claimed = self._claimed_id(ids, raw)
         return self._call(seat, "pon", ids, claimed, raw)
 
     def _claimed_id(self, ids: list[tuple[int, int]], raw: str) -> int:
         """Which of a pung's / kong's ids is the claimed discard (the server sorts them)."""
         if self.last_discard is None:
-            raise NtpuError("a call with no discard before it", raw)
+            raise UnexpectedMessage("a call with no discard before it", raw)
         if self.last_discard[1] not in [i for i, _ in ids]:
-            raise NtpuError(f"the call does not hold the last discard (id "
-                            f"{self.last_discard[1]})", raw)
+            raise UnexpectedMessage(f"the call does not hold the last discard (id "
+                                    f"{self.last_discard[1]})", raw)
         return self.last_discard[1]
 
     def _on_gong(self, args: list[str], raw: str) -> list[object]:
         me = self._need_seat(raw)
         if len(args) < 2:
-            raise NtpuError("/gong needs '<seat> <0|1|4> ...'", raw)
+            raise MalformedMessage("/gong needs '<seat> <0|1|4> ...'", raw)
         seat, form = self._seat(args[0], raw), args[1]
         ids = [self._id(a) for a in args[2:]]
         if len({k for _, k in ids}) > 1:
-            raise NtpuError("/gong of different tiles", raw)
+            raise MalformedMessage("/gong of different tiles", raw)
         if form == "4":
             if len(ids) != 4:
-                raise NtpuError("an open kong needs four ids", raw)
+                raise MalformedMessage("an open kong needs four ids", raw)
             return self._call(seat, "open_kan", ids, self._claimed_id(ids, raw), raw)
         if form not in ("0", "1"):
-            raise NtpuError(f"unknown kong form {form!r} (0, 1 or 4)", raw)
+            raise MalformedMessage(f"unknown kong form {form!r} (0, 1 or 4)", raw)
         if form == "0":
             if len(ids) not in ((4,) if seat == me else (0, 4)):
-                raise NtpuError("a concealed kong names four ids (or none, for another seat)",
-                                raw)
+                raise MalformedMessage(
+                    "a concealed kong names four ids (or none, for another seat)", raw)
             if seat == me:
                 self._release([i for i, _ in ids], raw)
             tiles = tuple(k for _, k in ids)
             meld = ev.MeldCalled(seat, "closed_kan", tiles)
         else:
             if len(ids) != 1:
-                raise NtpuError("an added kong names one id", raw)
+                raise MalformedMessage("an added kong names one id", raw)
             (tile_id, kind), = ids
             if seat == me:
                 self._release([tile_id], raw)
@@ -367,7 +370,7 @@ class NtpuCodec:
     def _on_hu(self, args: list[str], raw: str) -> list[object]:
         self._need_seat(raw)
         if len(args) < 2:
-            raise NtpuError("/hu needs '<seat> <winning id> <rest of hand>'", raw)
+            raise MalformedMessage("/hu needs '<seat> <winning id> <rest of hand>'", raw)
         seat = self._seat(args[0], raw)
         if args[1] == NO_TILE:
             return self._win_on_the_deal(seat, args[2:], raw)
@@ -398,24 +401,26 @@ class NtpuCodec:
         hand leaves a hand waiting on it, and we value only our own wins. Only the dealer,
         before any move, can win so: anything else is refused."""
         if not self.in_hand or not self.opening:
-            raise NtpuError("a win with no winning tile (-1) comes only on the opening deal",
-                            raw)
+            raise UnexpectedMessage(
+                "a win with no winning tile (-1) comes only on the opening deal", raw)
         if seat != self.dealer:
-            raise NtpuError(f"a win with no winning tile (-1) is the dealer's; seat {seat + 1} "
-                            f"is not the dealer (seat {self.dealer + 1})", raw)
+            raise UnexpectedMessage(
+                f"a win with no winning tile (-1) is the dealer's; seat {seat + 1} is not the "
+                f"dealer (seat {self.dealer + 1})", raw)
         ids = [self._id(a) for a in tokens]
         if len(ids) != HAND_SIZE + 1 or len({i for i, _ in ids}) != len(ids):
-            raise NtpuError(f"a win on the deal lists the dealer's {HAND_SIZE + 1} distinct "
-                            f"ids, got {len(ids)}", raw)
+            raise MalformedMessage(f"a win on the deal lists the dealer's {HAND_SIZE + 1} distinct "
+                                   f"ids, got {len(ids)}", raw)
         listed = sorted(i for i, _ in ids)
         if seat == self.seat:
             if listed != sorted(self.held) or self.last_drawn_id is None:
-                raise NtpuError("our win on the deal lists ids that are not the ids dealt us "
-                                f"({' '.join(map(str, sorted(self.held)))})", raw)
+                raise UnexpectedMessage(
+                    "our win on the deal lists ids that are not the ids dealt us "
+                    f"({' '.join(map(str, sorted(self.held)))})", raw)
             win_id = self.last_drawn_id
         else:
             if set(listed) & set(self.held):
-                raise NtpuError("a win on the deal lists ids that we hold", raw)
+                raise UnexpectedMessage("a win on the deal lists ids that we hold", raw)
             win_id = ids[-1][0]
         self.won = True
         hand = tuple(sorted((k for _, k in ids), key=T.sort_key))
@@ -449,10 +454,10 @@ class NtpuCodec:
                                 [prefer])
         except T.TileError as exc:
             raw = T.tile_name(exc.raw) if T.is_valid(exc.raw) else repr(exc.raw)
-            raise NtpuError(str(exc), raw) from None
+            raise EncodeError(str(exc), raw) from None
 
-    def encode(self, action: object) -> str:
-        """The reply line (no newline) to the last ask; NtpuError if we hold no ids for it."""
+    def encode(self, action: object, request: ev.DecisionRequest | None = None) -> str:
+        """The reply line (no newline) to the last ask; EncodeError if we hold no ids for it."""
         if isinstance(action, Ready):
             return "/ready"
         if isinstance(action, ev.Pass):
@@ -474,7 +479,7 @@ class NtpuCodec:
                 (tile_id,) = self._pick([kind], prefer=self.last_drawn_id)
                 return f"/gong 1 {tile_id}"
             return "/gong 4 " + _ids(self._pick([kind] * 3))
-        raise ValueError(f"the NTPU server has no reply for {action!r}")
+        raise EncodeError("the NTPU server has no reply for this action", repr(action))
 
     def safe_reply(self, line: str) -> str | None:
         """What to answer a line we could not read: ``/ready`` to a readiness check, a
@@ -506,20 +511,20 @@ _HANDLERS = {
 
 
 def parse_reply(line: str) -> tuple[str, list[int]]:
-    """A client reply as (verb, numbers), for the fake server and tests; NtpuError if it is
+    """A client reply as (verb, numbers), for the fake server and tests; ProtocolError if it is
     not one of the protocol's replies."""
     parts = line.split()
     shapes = {"/throw": (1,), "/eat": (2,), "/pong": (2,), "/hu": (0,), "/pass": (0,),
               "/ready": (0,), "/gong": (2, 4, 5)}
     if not parts or parts[0] not in shapes:
-        raise NtpuError("unknown reply", line)
+        raise UnsupportedMessage("unknown reply", line)
     if len(parts) - 1 not in shapes[parts[0]] or not all(p.isdigit() for p in parts[1:]):
-        raise NtpuError(f"malformed {parts[0]} reply", line)
+        raise MalformedMessage(f"malformed {parts[0]} reply", line)
     numbers = [int(p) for p in parts[1:]]
     if parts[0] == "/gong":
         form = {2: 1, 4: 4, 5: 0}[len(numbers)]
         if numbers[0] != form:
-            raise NtpuError(f"/gong {numbers[0]} with {len(numbers) - 1} ids", line)
+            raise MalformedMessage(f"/gong {numbers[0]} with {len(numbers) - 1} ids", line)
     return parts[0], numbers
 
 

@@ -29,6 +29,14 @@ from typing import Any
 
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.codec import (
+    Codec,
+    EncodeError,
+    MalformedMessage,
+    ProtocolError,
+    UnexpectedMessage,
+    UnsupportedMessage,
+)
 
 LIVE_DRAWS = 136 - 4 * 13 - 14  # 70 draws in a four-player hand
 
@@ -59,14 +67,6 @@ DRAW_TYPES = {
 }
 
 
-class TenhouError(ValueError):
-    """A tag that does not follow the protocol; ``raw`` is its text."""
-
-    def __init__(self, message: str, raw: str) -> None:
-        super().__init__(f"{message}: {raw!r}")
-        self.raw = raw
-
-
 # ---------------------------------------------------------------------- tags
 
 
@@ -89,7 +89,7 @@ def parse_tag(text: str) -> Tag:
     raw = text.strip()
     m = _TAG_RE.match(raw)
     if m is None:
-        raise TenhouError("not a tag", raw)
+        raise MalformedMessage("not a tag", raw)
     return Tag(m.group(1), dict(_ATTR_RE.findall(m.group(2))))
 
 
@@ -98,18 +98,23 @@ def format_tag(tag: Tag) -> str:
     return f"<{tag.name}{attrs}/>"
 
 
+def split_tags(text: str) -> list[Tag]:
+    """Wire text holding one or more tags (what :meth:`TenhouCodec.encode` returns) as tags."""
+    return [parse_tag(t) for t in _TAGS_IN_TEXT.findall(text)]
+
+
 def tag_from_json(obj: Any) -> Tag:
     """The WebSocket form: ``{"tag": "T68"}``, ``{"tag": "INIT", "seed": "..."}``."""
     if isinstance(obj, str | bytes):
         try:
             obj = json.loads(obj)
         except json.JSONDecodeError as exc:
-            raise TenhouError(f"not JSON ({exc.msg})", str(obj)[:200]) from None
+            raise MalformedMessage(f"not JSON ({exc.msg})", str(obj)) from None
     if not isinstance(obj, dict) or not isinstance(obj.get("tag"), str) or not obj["tag"]:
-        raise TenhouError("a JSON message needs a 'tag'", str(obj)[:200])
+        raise MalformedMessage("a JSON message needs a 'tag'", str(obj))
     name = obj["tag"]
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", name):
-        raise TenhouError("bad tag name", name)
+        raise MalformedMessage("bad tag name", name)
     return Tag(name, {str(k): str(v) for k, v in obj.items() if k != "tag"})
 
 
@@ -150,7 +155,7 @@ def auth_reply(auth: str) -> str:
     date, sep, key = auth.partition("-")
     if not sep or len(date) != 8 or not date.isdigit() or not re.fullmatch(r"[0-9a-fA-F]{8}",
                                                                             key):
-        raise TenhouError("auth must be YYYYMMDD-hhhhhhhh", auth)
+        raise MalformedMessage("auth must be YYYYMMDD-hhhhhhhh", auth)
     idx = int("2" + date[2:8]) % (12 - int(date[7])) * 2
     a = AUTH_TABLE[idx] ^ int(key[0:4], 16)
     b = AUTH_TABLE[idx + 1] ^ int(key[4:8], 16)
@@ -415,10 +420,15 @@ class GameOver:
 _TILE_TAG = re.compile(r"^([TDEFGdefg])(\d+)$")
 
 
-class TenhouCodec:
+class TenhouCodec(Codec):
     """One connection's protocol state, from our seat's side."""
 
-    def __init__(self) -> None:
+    platform = "tenhou"
+    variant = "riichi"
+
+    def __init__(self, name: str = "NoName", websocket: bool = False) -> None:
+        self.login_name = name  # "NoName" or a Tenhou ID: a credential, never logged
+        self.websocket = websocket
         self.names: tuple[str, ...] = ("", "", "", "")
         self.game_type = 0
         self.red = True
@@ -432,6 +442,10 @@ class TenhouCodec:
         self.in_hand = False
         self.log_id = ""
         self.scores: tuple[int, ...] = (0, 0, 0, 0)  # the last known, in absolute seats
+
+    def greeting(self) -> list[str]:
+        """The client speaks first: the HELO login."""
+        return [format_tag(helo(self.login_name, websocket=self.websocket))]
 
     # seats ------------------------------------------------------------------
 
@@ -459,15 +473,15 @@ class TenhouCodec:
                 return self._tile_tag(m.group(1), int(m.group(2)), tag)
             handler = _HANDLERS.get(tag.name)
             if handler is None:
-                raise TenhouError("unknown tag", format_tag(tag))
+                raise UnsupportedMessage("unknown tag", format_tag(tag))
             return handler(self, tag.attrs, tag)
         except T.TileError as exc:
-            raise TenhouError(f"bad tile id ({exc})", format_tag(tag)) from None
+            raise MalformedMessage(f"bad tile id ({exc})", format_tag(tag)) from None
         except (KeyError, IndexError, ValueError) as exc:
-            if isinstance(exc, TenhouError):
+            if isinstance(exc, ProtocolError):
                 raise
             what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
-            raise TenhouError(f"malformed <{tag.name}> ({what})", format_tag(tag)) from None
+            raise MalformedMessage(f"malformed <{tag.name}> ({what})", format_tag(tag)) from None
 
     def _game_started(self) -> list[object]:
         if self.started:
@@ -658,7 +672,8 @@ class TenhouCodec:
         tile = self.tile(tile_id)
         if letter == "T":
             if tile_id in self.held:
-                raise TenhouError(f"drew id {tile_id}, which we already hold", format_tag(tag))
+                raise UnexpectedMessage(f"drew id {tile_id}, which we already hold",
+                                        format_tag(tag))
             self.held.append(tile_id)
             self.last_drawn_id = tile_id
             replacement, self.after_kan[self.seat] = self.after_kan[self.seat], False
@@ -673,7 +688,7 @@ class TenhouCodec:
         tsumogiri = letter.islower()
         if letter in "Dd":
             if tile_id not in self.held:
-                raise TenhouError(f"our discard of id {tile_id}, which we do not hold",
+                raise UnexpectedMessage(f"our discard of id {tile_id}, which we do not hold",
                                   format_tag(tag))
             self.held.remove(tile_id)
             tsumogiri = tsumogiri or tile_id == self.last_drawn_id
@@ -682,7 +697,7 @@ class TenhouCodec:
             return [ev.TileDiscarded(self.seat, tile, tsumogiri)]
         seat = self.absolute("EFG".index(letter.upper()) + 1)
         if tile_id in self.held:
-            raise TenhouError(f"seat {seat} discarded id {tile_id}, which we hold",
+            raise UnexpectedMessage(f"seat {seat} discarded id {tile_id}, which we hold",
                               format_tag(tag))
         self.last_discard = (seat, tile_id)
         out: list[object] = [ev.TileDiscarded(seat, tile, tsumogiri)]
@@ -707,14 +722,14 @@ class TenhouCodec:
         meld = decode_meld(who, code, self.red)
         if ids.kind in ("chi", "pon", "open_kan") and (
                 self.last_discard is None or self.last_discard[1] != ids.called):
-            raise TenhouError(f"the call takes id {ids.called}, the last discard was "
+            raise UnexpectedMessage(f"the call takes id {ids.called}, the last discard was "
                                   f"{self.last_discard[1] if self.last_discard else 'none'}",
                                   format_tag(tag))
         if who == self.seat:
             own = _own_ids(ids)
             missing = [i for i in own if i not in self.held]
             if missing:
-                raise TenhouError(f"our call uses ids {missing}, which we do not hold",
+                raise UnexpectedMessage(f"our call uses ids {missing}, which we do not hold",
                                   format_tag(tag))
             for i in own:
                 self.held.remove(i)
@@ -779,10 +794,17 @@ class TenhouCodec:
         try:
             return T.choose_ids(self.held, tiles, self.tile, [prefer])
         except T.TileError as exc:
-            raise TenhouError(str(exc), " ".join(map(str, sorted(self.held)))) from None
+            raise EncodeError(str(exc), " ".join(map(str, sorted(self.held)))) from None
 
-    def encode(self, action: object, request: ev.DecisionRequest | None = None) -> list[Tag]:
-        """The tags answering ``request`` with ``action``."""
+    def encode(self, action: object, request: ev.DecisionRequest | None = None) -> str:
+        """The reply as wire text: its tags, each as the TCP client writes it (a riichi is
+        two, ``<REACH .../><D .../>``; :func:`split_tags` takes them apart again)."""
+        return "".join(format_tag(tag) for tag in self.reply_tags(action, request))
+
+    def reply_tags(self, action: object, request: ev.DecisionRequest | None = None) \
+            -> list[Tag]:
+        """The tags answering ``request`` with ``action`` (the transports write each one:
+        NUL-terminated over TCP, as JSON over the WebSocket)."""
         kind = request.kind if request is not None else "turn"
         if isinstance(action, ev.Pass):
             return [Tag("N")]
@@ -807,7 +829,7 @@ class TenhouCodec:
             return [Tag("N", {"type": "9"})]
         if isinstance(action, ev.Nuki):
             return [Tag("N", {"type": "10"})]
-        raise ValueError(f"Tenhou has no reply for {action!r}")
+        raise EncodeError("Tenhou has no reply for this action", repr(action))
 
     def safe_reply(self, request: ev.DecisionRequest | None) -> list[Tag]:
         """Where our answer cannot be built: a pass on an offer, on our turn a discard of the
@@ -856,7 +878,7 @@ def simple(name: str) -> Tag:
 def read_reply(tag: Tag) -> dict[str, Any]:
     """A client tag as a plain description (for the fake server and for tests):
     ``{"verb": "discard", "id": 68}``, ``{"verb": "riichi", "id": 84}``, ``{"verb": "pass"}``,
-    ``{"verb": "pon", "ids": [a, b]}`` ... TenhouError when it is no client reply."""
+    ``{"verb": "pon", "ids": [a, b]}`` ... ProtocolError when it is no client reply."""
     raw = format_tag(tag)
     try:
         if tag.name == "D":
@@ -877,5 +899,5 @@ def read_reply(tag: Tag) -> dict[str, Any]:
                 out["id"] = int(tag.attrs["hai"])
             return out
     except (KeyError, ValueError) as exc:
-        raise TenhouError(f"malformed reply ({exc})", raw) from None
-    raise TenhouError("not a game reply", raw)
+        raise MalformedMessage(f"malformed reply ({exc})", raw) from None
+    raise UnsupportedMessage("not a game reply", raw)

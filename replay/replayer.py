@@ -483,7 +483,7 @@ class _NtpuLines:
         self.codec = NtpuCodec(tiles)
 
     def feed(self, raw: str | bytes) -> list[Any]:
-        return self.codec.parse(raw.decode() if isinstance(raw, bytes) else raw)
+        return self.codec.feed(raw.decode() if isinstance(raw, bytes) else raw)
 
 
 class _TenhouTags:

@@ -10,7 +10,8 @@ from brain.rules import rules_for
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.botzone import BotzoneCodec, BotzoneError, parse_response
+from protocols.botzone import BotzoneCodec, parse_response
+from protocols.codec import ProtocolError
 
 JUDGE_LOG = Path(__file__).parent / "data" / "botzone_judge_log.json"
 RULES = rules_for("mcr")
@@ -94,7 +95,7 @@ def test_responses():
     with pytest.raises(ValueError, match="needs the discard"):
         codec.encode(ev.Pon((bz("B1"), bz("B1"))))
     assert parse_response("CHI B3 W1") == ("CHI", [bz("B3"), bz("W1")])
-    with pytest.raises(BotzoneError):
+    with pytest.raises(ProtocolError):
         parse_response("PLAY")
 
 
@@ -107,7 +108,7 @@ def test_malformed_requests_raise_one_error_type(line):
     if not line.startswith("0"):
         codec.feed("0 0 0")
         codec.feed("1 0 0 0 0 W1 W2 W3 W4 W5 W6 W7 W8 W9 B1 B1 B2 B3")
-    with pytest.raises(BotzoneError) as info:
+    with pytest.raises(ProtocolError) as info:
         codec.feed(line)
     assert info.value.raw == line.strip()
 

@@ -3,20 +3,18 @@ inferences the server leaves to us, our replies, framing and malformed input."""
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.codec import ProtocolError
 from protocols.ntpu import (
     INITIAL_DRAWS,
     Closed,
     LineBuffer,
     NtpuCodec,
-    NtpuError,
     Ready,
     parse_reply,
 )
@@ -26,9 +24,9 @@ SPEC_HAND = "121 122 142 143 152 220 241 260 270 342 351 370 383 390 462 463"
 
 def _codec(seat: int = 1, dealer: int = 2, hand: str = SPEC_HAND) -> NtpuCodec:
     codec = NtpuCodec()
-    codec.parse(f"/start MJ {seat} mjbot")
-    codec.parse(f"/initGame east east 3 {dealer} 0")
-    codec.parse(f"/initCard {hand}")
+    codec.feed(f"/start MJ {seat} mjbot")
+    codec.feed(f"/initGame east east 3 {dealer} 0")
+    codec.feed(f"/initCard {hand}")
     return codec
 
 
@@ -41,10 +39,10 @@ def _events(items: list[object]) -> list[object]:
 
 def test_spec_examples_start_init_game_and_init_card() -> None:
     codec = NtpuCodec()
-    (started,) = codec.parse("/start MJ 1 mjbot")
+    (started,) = codec.feed("/start MJ 1 mjbot")
     assert started == ev.GameStarted("taiwan16", 0, rules={"platform": "ntpu", "game": "MJ"})
-    assert codec.parse("/initGame east east 3 2 0") == []
-    items = codec.parse(f"/initCard {SPEC_HAND}")
+    assert codec.feed("/initGame east east 3 2 0") == []
+    items = codec.feed(f"/initCard {SPEC_HAND}")
     round_started, dealer_draw = items
     assert isinstance(round_started, ev.RoundStarted)
     assert T.to_mpsz(round_started.hand) == "22445m2467p45789s66z"
@@ -57,13 +55,13 @@ def test_spec_examples_start_init_game_and_init_card() -> None:
 
 def test_winds_any_case_and_the_dealer_gets_seventeen() -> None:
     codec = NtpuCodec()
-    codec.parse("/start MJ 3 bot")
-    codec.parse("/initGame SOUTH West 1 3 2")
-    items = codec.parse(f"/initCard {SPEC_HAND} 111")
+    codec.feed("/start MJ 3 bot")
+    codec.feed("/initGame SOUTH West 1 3 2")
+    items = codec.feed(f"/initCard {SPEC_HAND} 111")
     assert items[0].round_wind == 1 and items[0].dealer == 2 and items[0].honba == 2
     assert items[1] == ev.TileDrawn(2, 0)  # 1m, our own first draw
     assert codec.my_turn and codec.last_drawn_id == 111
-    assert codec.parse("/ask throw") == [ev.DecisionRequest("turn",
+    assert codec.feed("/ask throw") == [ev.DecisionRequest("turn",
                                                             offered=frozenset({"discard"}))]
 
 
@@ -81,26 +79,26 @@ def test_ids_decode_with_the_default_orders_and_configurable_ones() -> None:
 
 def test_own_draw_throw_and_the_asks_of_our_turn() -> None:
     codec = _codec(seat=1, dealer=1, hand=SPEC_HAND + " 111")
-    codec.parse("/throw 1 111")
+    codec.feed("/throw 1 111")
     assert 111 not in codec.held
     assert not codec.my_turn
     # seat 2 throws without our being told of its draw: the codec infers it
-    items = codec.parse("/throw 2 131")
+    items = codec.feed("/throw 2 131")
     assert items == [ev.TileDrawn(1, None), ev.TileDiscarded(1, T.parse_mpsz("3m")[0], None)]
-    codec.parse("/throw 3 132")
-    codec.parse("/throw 4 133")
-    assert codec.parse("/mo 112") == [ev.TileDrawn(0, 0, False)]
-    assert codec.parse("/ask hu") == [ev.DecisionRequest("turn", offered=frozenset({"win"}))]
-    assert codec.parse("/ask gong") == [ev.DecisionRequest("turn", offered=frozenset({"kan"}))]
+    codec.feed("/throw 3 132")
+    codec.feed("/throw 4 133")
+    assert codec.feed("/mo 112") == [ev.TileDrawn(0, 0, False)]
+    assert codec.feed("/ask hu") == [ev.DecisionRequest("turn", offered=frozenset({"win"}))]
+    assert codec.feed("/ask gong") == [ev.DecisionRequest("turn", offered=frozenset({"kan"}))]
     assert codec.encode(ev.Discard(0)) == "/throw 112"  # the drawn copy first
-    assert codec.parse("/throw 1 112") == [ev.TileDiscarded(0, 0, True)]
+    assert codec.feed("/throw 1 112") == [ev.TileDiscarded(0, 0, True)]
 
 
 def test_claim_asks_name_the_discard_and_its_seat() -> None:
     codec = _codec(seat=2, dealer=1)  # we are seat 2 (index 1), the dealer is seat 1 (index 0)
-    codec.parse("/throw 1 131")  # the dealer throws 3m (copy 1)
+    codec.feed("/throw 1 131")  # the dealer throws 3m (copy 1)
     for word, kind in (("hu", "win"), ("gong", "kan"), ("pong", "pon"), ("eat", "chi")):
-        (request,) = codec.parse(f"/ask {word}")
+        (request,) = codec.feed(f"/ask {word}")
         assert request == ev.DecisionRequest("claim", offered=frozenset({kind}), tile=2,
                                              from_seat=0)
     assert codec.encode(ev.Chi((1, 3))) == "/eat 121 142"  # 2m and 4m around the 3m
@@ -109,50 +107,50 @@ def test_claim_asks_name_the_discard_and_its_seat() -> None:
 
 def test_calls_decode_with_the_claimed_tile_and_seats() -> None:
     codec = _codec(seat=2, dealer=1)
-    codec.parse("/throw 1 123")
-    (meld,) = codec.parse("/pong 2 121 122 123")
+    codec.feed("/throw 1 123")
+    (meld,) = codec.feed("/pong 2 121 122 123")
     assert meld == ev.MeldCalled(1, "pon", (1, 1, 1), 1, 0)
     assert 121 not in codec.held and 122 not in codec.held
     assert codec.my_turn
-    codec.parse("/throw 2 241")
+    codec.feed("/throw 2 241")
     # seat 3 chows our 4p: "/eat <seat> <a> <t> <b>" with t the claimed discard
-    (chow,) = codec.parse("/eat 3 230 241 252")
+    (chow,) = codec.feed("/eat 3 230 241 252")
     p3, p4, p5 = T.parse_mpsz("345p")
     assert chow == ev.MeldCalled(2, "chi", (p3, p4, p5), p4, 1)
-    codec.parse("/throw 3 311")
+    codec.feed("/throw 3 311")
     # seat 1 makes an open kong of seat 3's discard, then throws after its replacement
-    codec.parse("/throw 4 312")
-    items = codec.parse("/gong 1 4 310 311 312 313")
+    codec.feed("/throw 4 312")
+    items = codec.feed("/gong 1 4 310 311 312 313")
     assert items == [ev.MeldCalled(0, "open_kan", (18, 18, 18, 18), 18, 3)]
     # its replacement draw is not announced either
-    assert codec.parse("/throw 1 470") == [ev.TileDrawn(0, None, True),
+    assert codec.feed("/throw 1 470") == [ev.TileDrawn(0, None, True),
                                            ev.TileDiscarded(0, T.WHITE, None)]
 
 
 def test_bad_copy_digit_is_a_clear_error() -> None:
     codec = _codec(seat=2, dealer=1)
-    with pytest.raises(NtpuError, match="bad tile id"):
-        codec.parse("/throw 1 419")
+    with pytest.raises(ProtocolError, match="bad tile id"):
+        codec.feed("/throw 1 419")
 
 
 def test_open_kong_then_replacement_then_concealed_and_added_kongs_of_others() -> None:
     codec = _codec(seat=2, dealer=1)
-    codec.parse("/throw 1 311")
-    codec.parse("/mo 171")
-    codec.parse("/throw 2 342")  # our 4s
-    items = codec.parse("/gong 4 4 340 341 342 343")
+    codec.feed("/throw 1 311")
+    codec.feed("/mo 171")
+    codec.feed("/throw 2 342")  # our 4s
+    items = codec.feed("/gong 4 4 340 341 342 343")
     assert items == [ev.MeldCalled(3, "open_kan", (21,) * 4, 21, 1)]
     # seat 4 drew a replacement and makes a concealed kong: we see no tiles
-    items = codec.parse("/gong 4 0")
+    items = codec.feed("/gong 4 0")
     assert items == [ev.TileDrawn(3, None, True), ev.MeldCalled(3, "closed_kan", ())]
-    items = codec.parse("/throw 4 450")
+    items = codec.feed("/throw 4 450")
     assert items == [ev.TileDrawn(3, None, True), ev.TileDiscarded(3, T.RED, None)]
     # seat 1 draws (unannounced) and adds the tile to a kong: announced with its id
-    items = codec.parse("/gong 1 1 451")
+    items = codec.feed("/gong 1 1 451")
     assert items == [ev.TileDrawn(0, None, False), ev.MeldCalled(0, "added_kan", (T.RED,) * 4,
                                                                  T.RED)]
     # a rob of that kong is asked as a rob_kan request
-    (request,) = codec.parse("/ask hu")
+    (request,) = codec.feed("/ask hu")
     assert request == ev.DecisionRequest("rob_kan", offered=frozenset({"win"}), tile=T.RED,
                                          from_seat=0)
 
@@ -161,23 +159,23 @@ def test_our_concealed_and_added_kongs_release_our_ids() -> None:
     hand = "111 112 113 121 122 123 131 132 133 141 142 143 151 152 153 161 110"
     codec = _codec(seat=1, dealer=1, hand=hand)
     assert codec.encode(ev.Kan("closed_kan", (0, 0, 0, 0))) == "/gong 0 110 111 112 113"
-    assert codec.parse("/gong 1 0 110 111 112 113") == [ev.MeldCalled(0, "closed_kan",
+    assert codec.feed("/gong 1 0 110 111 112 113") == [ev.MeldCalled(0, "closed_kan",
                                                                       (0, 0, 0, 0))]
-    assert codec.parse("/mo 171") == [ev.TileDrawn(0, T.parse_mpsz("7m")[0], True)]
+    assert codec.feed("/mo 171") == [ev.TileDrawn(0, T.parse_mpsz("7m")[0], True)]
     assert codec.encode(ev.Discard(T.parse_mpsz("7m")[0])) == "/throw 171"
 
 
 def test_wins_on_a_discard_and_by_self_draw() -> None:
     codec = _codec(seat=2, dealer=1)
-    codec.parse("/throw 1 411")
-    items = codec.parse("/hu 3 411 110 111 112 113")
+    codec.feed("/throw 1 411")
+    items = codec.feed("/hu 3 411 110 111 112 113")
     assert items[-1].winner == 2 and items[-1].from_seat == 0
     assert items[-1].win_tile == T.EAST
-    assert codec.parse("/exit") == []  # a won hand: no draw event
+    assert codec.feed("/exit") == []  # a won hand: no draw event
     codec = _codec(seat=2, dealer=1)
-    codec.parse("/throw 1 411")
-    codec.parse("/throw 2 121")
-    items = codec.parse("/hu 3 470 110 111 112 113")
+    codec.feed("/throw 1 411")
+    codec.feed("/throw 2 121")
+    items = codec.feed("/hu 3 470 110 111 112 113")
     assert items[0] == ev.TileDrawn(2, None)  # its winning draw, inferred
     assert items[1].from_seat is None and items[1].win_tile == T.WHITE
 
@@ -190,25 +188,25 @@ def test_a_dealer_win_on_the_opening_deal_has_no_winning_tile() -> None:
     """The lab referee's ``/hu <dealer> -1 <17 ids>`` (issue 14.2): a win, not a bad id and
     not a drawn hand; the winning tile is our 17th dealt id, the one read as our first draw."""
     codec = _codec(seat=1, dealer=1, hand=HEAVENLY)
-    (turn,) = codec.parse("/ask hu")
+    (turn,) = codec.feed("/ask hu")
     assert turn == ev.DecisionRequest("turn", offered=frozenset({"win"}))
     assert codec.encode(ev.Win()) == "/hu"
     ids = HEAVENLY.split()
-    (won,) = codec.parse(f"/hu 1 -1 {' '.join(sorted(ids, reverse=True))}")
+    (won,) = codec.feed(f"/hu 1 -1 {' '.join(sorted(ids, reverse=True))}")
     assert isinstance(won, ev.RoundWon)
     assert won.winner == 0 and won.from_seat is None  # a self-draw, by the dealer
     assert won.win_tile == codec.tiles.to_tile(351)  # the 17th dealt id, not the last listed
     assert T.to_mpsz(won.hand) == "123456789m123456p55s" and len(won.hand) == 17
-    assert codec.parse("/exit") == []  # a won hand: no exhaustive draw
+    assert codec.feed("/exit") == []  # a won hand: no exhaustive draw
 
 
 def test_another_dealer_wins_on_the_deal() -> None:
     codec = _codec(seat=2, dealer=1)
     line = "/hu 1 -1 110 123 130 140 150 160 170 180 190 211 221 231 240 250 261 352 353"
-    (won,) = codec.parse(line)
+    (won,) = codec.feed(line)
     assert won.winner == 0 and won.from_seat is None and len(won.hand) == 17
     assert won.win_tile == codec.tiles.to_tile(353)  # its 17th: the last listed
-    assert codec.parse("/exit") == []
+    assert codec.feed("/exit") == []
 
 
 @pytest.mark.parametrize("seat, dealer, before, line, match", [
@@ -222,29 +220,29 @@ def test_a_win_without_a_winning_tile_anywhere_else_is_refused(
         seat: int, dealer: int, before: list[str], line: str, match: str) -> None:
     codec = _codec(seat=seat, dealer=dealer, hand=HEAVENLY if seat == dealer else SPEC_HAND)
     for text in before:
-        codec.parse(text)
-    with pytest.raises(NtpuError, match=match):
-        codec.parse(line)
+        codec.feed(text)
+    with pytest.raises(ProtocolError, match=match):
+        codec.feed(line)
     assert not codec.won
 
 
 def test_draw_is_another_name_for_mo() -> None:
     codec = _codec(seat=2, dealer=1)
-    codec.parse("/throw 1 411")
-    assert codec.parse("/draw 171") == [ev.TileDrawn(1, T.parse_mpsz("7m")[0])]
+    codec.feed("/throw 1 411")
+    assert codec.feed("/draw 171") == [ev.TileDrawn(1, T.parse_mpsz("7m")[0])]
     assert 171 in codec.held and codec.last_drawn_id == 171
-    (turn,) = codec.parse("/ask throw")
+    (turn,) = codec.feed("/ask throw")
     assert turn.kind == "turn"
-    with pytest.raises(NtpuError, match="needs one id"):
-        codec.parse("/draw")
+    with pytest.raises(ProtocolError, match="needs one id"):
+        codec.feed("/draw")
 
 
 def test_exit_without_a_win_is_a_drawn_hand_and_close_and_ready() -> None:
     codec = _codec()
-    assert codec.parse("/exit") == [ev.RoundDrawn("exhaustive")]
-    assert codec.parse("/exit 1 2 3") == [ev.PlatformNotice("/exit 1 2 3")]
-    assert codec.parse("/ready") == [Ready()]
-    assert codec.parse("/close") == [Closed()]
+    assert codec.feed("/exit") == [ev.RoundDrawn("exhaustive")]
+    assert codec.feed("/exit 1 2 3") == [ev.PlatformNotice("/exit 1 2 3")]
+    assert codec.feed("/ready") == [Ready()]
+    assert codec.feed("/close") == [Closed()]
 
 
 # ---------------------------------------------------------------------- replies
@@ -259,9 +257,9 @@ def test_replies_encode_as_documented() -> None:
     assert codec.encode(ev.Discard(T.GREEN)) == "/throw 462"
     assert codec.encode(ev.Chi((m4, m5))) == "/eat 142 152"
     assert codec.encode(ev.Pon((m2, m2))) == "/pong 121 122"
-    with pytest.raises(NtpuError, match="no held id"):
+    with pytest.raises(ProtocolError, match="no held id"):
         codec.encode(ev.Kan("open_kan", (m4, m4, m4)))  # only two 4m held
-    with pytest.raises(NtpuError, match="no held id"):
+    with pytest.raises(ProtocolError, match="no held id"):
         codec.encode(ev.Discard(T.EAST))
 
 
@@ -272,7 +270,7 @@ def test_parse_reply_shapes() -> None:
     assert parse_reply("/gong 4 111 112 113") == ("/gong", [4, 111, 112, 113])
     for bad in ("/gong 4 111", "/gong 1 111 112 113", "/throw", "/eat 1", "/fly", "",
                 "/throw x"):
-        with pytest.raises(NtpuError):
+        with pytest.raises(ProtocolError):
             parse_reply(bad)
 
 
@@ -316,17 +314,17 @@ def test_a_last_line_without_newline_is_kept_at_close() -> None:
 ])
 def test_malformed_lines_are_clear_errors(line: str, match: str) -> None:
     codec = _codec(seat=2, dealer=1)
-    with pytest.raises(NtpuError, match=match):
-        codec.parse(line)
+    with pytest.raises(ProtocolError, match=match):
+        codec.feed(line)
 
 
 def test_ids_we_do_not_hold_are_refused_and_the_state_is_kept() -> None:
     codec = _codec(seat=1, dealer=1, hand=SPEC_HAND + " 111")
     held = list(codec.held)
-    with pytest.raises(NtpuError, match="which we do not hold"):
-        codec.parse("/throw 1 113")
-    with pytest.raises(NtpuError, match="already hold"):
-        codec.parse("/mo 121")
+    with pytest.raises(ProtocolError, match="which we do not hold"):
+        codec.feed("/throw 1 113")
+    with pytest.raises(ProtocolError, match="already hold"):
+        codec.feed("/mo 121")
     assert codec.held == held
     assert codec.safe_reply("/ask throw") == "/throw 111"
     assert codec.safe_reply("/ask pong") == "/pass"
@@ -339,8 +337,10 @@ def test_ids_we_do_not_hold_are_refused_and_the_state_is_kept() -> None:
 def test_fuzz_any_text_is_parsed_or_a_clear_error(text: str) -> None:
     codec = _codec(seat=2, dealer=1)
     for line in LineBuffer().feed(text.encode("utf-8", errors="replace") + b"\n"):
-        with contextlib.suppress(NtpuError):
-            codec.parse(line)
+        try:
+            codec.feed(line)
+        except ProtocolError as exc:  # one line, naming the line it could not read
+            assert exc.raw.strip() == line.strip() and "\n" not in str(exc)
 
 
 _TOKENS = ["/throw", "/eat", "/pong", "/gong", "/hu", "/mo", "/ask", "/exit", "/initCard",
@@ -354,8 +354,9 @@ def test_fuzz_token_soup_never_raises_anything_else(lines: list[list[str]]) -> N
     codec = _codec(seat=2, dealer=1)
     for tokens in lines:
         try:
-            items = codec.parse(" ".join(tokens))
-        except NtpuError:
+            items = codec.feed(" ".join(tokens))
+        except ProtocolError as exc:
+            assert exc.raw == " ".join(tokens).strip()
             continue
         for item in items:
             if isinstance(item, ev.DecisionRequest) and item.kind == "turn":

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from adapter.local.referee import HandSetup
 from protocols import events as ev
-from protocols.ntpu import NtpuCodec, NtpuError
+from protocols.codec import ProtocolError
+from protocols.ntpu import NtpuCodec
 from protocols.tiles import NtpuTiles
 from replay import formats, replayer
 from replay.formats import ntpu_log, nycu_sgf
@@ -420,8 +421,8 @@ def _codec_reads(*lines: str) -> str:
     codec = NtpuCodec()
     try:
         for line in lines:
-            codec.parse(line)
-    except NtpuError as exc:
+            codec.feed(line)
+    except ProtocolError as exc:
         return str(exc)
     return ""
 

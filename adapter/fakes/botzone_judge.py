@@ -35,8 +35,8 @@ from adapter.platforms.botzone import KEEP_RUNNING
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.botzone import BotzoneError
 from protocols.botzone_server import RequestLines, read_response
+from protocols.codec import ProtocolError
 
 # one-shot simple / JSON interaction; keep running in simple ("keep") or JSON ("keep-json") form
 MODES = ("simple", "json", "keep", "keep-json")
@@ -247,7 +247,7 @@ class _JudgeSeat:
     def _action(self, response: str, request: ev.DecisionRequest) -> Any:
         try:
             reading = read_response(response, request)
-        except BotzoneError as exc:
+        except ProtocolError as exc:
             raise Verdict(self.seat, "WA", str(exc)) from None
         self.planned_discard = reading.planned_discard
         return reading.action

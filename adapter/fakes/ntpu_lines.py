@@ -14,7 +14,8 @@ from typing import Any
 from adapter.fakes.tile_ids import take_ids
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.ntpu import WIND_NAMES, NtpuError, parse_reply
+from protocols.codec import UnexpectedMessage
+from protocols.ntpu import WIND_NAMES, parse_reply
 
 
 class HandIds:
@@ -151,7 +152,7 @@ class NtpuLines:
 
 
 def reply_action(word: str, reply: str, ids: HandIds, seat: int) -> Any | None:
-    """The action of a seat's reply to ``/ask word`` (None: a pass); NtpuError when it is no
+    """The action of a seat's reply to ``/ask word`` (None: a pass); UnexpectedMessage when it is no
     reply to that ask or names ids the seat does not hold. The ids it names are kept, so the
     server moves those very copies."""
     verb, numbers = parse_reply(reply)
@@ -160,12 +161,12 @@ def reply_action(word: str, reply: str, ids: HandIds, seat: int) -> Any | None:
     expected = {"throw": "/throw", "hu": "/hu", "gong": "/gong", "pong": "/pong",
                 "eat": "/eat"}[word]
     if verb != expected:
-        raise NtpuError(f"{verb} is no answer to /ask {word}", reply)
+        raise UnexpectedMessage(f"{verb} is no answer to /ask {word}", reply)
     named = numbers[1:] if verb == "/gong" else numbers
     held = ids.held[seat]
     for tile_id in named:
         if tile_id not in held or named.count(tile_id) > 1:
-            raise NtpuError(f"id {tile_id} is not in the seat's hand "
+            raise UnexpectedMessage(f"id {tile_id} is not in the seat's hand "
                             f"({' '.join(map(str, sorted(held)))})", reply)
     kinds = [ids.tiles.to_tile(i) for i in named]
     ids.chosen[seat] = list(named)

@@ -45,7 +45,8 @@ from adapter.local.referee import HandOutcome, HandReferee, HandSetup
 from brain.brain import safest_action
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.ntpu import LineBuffer, NtpuError
+from protocols.codec import ProtocolError
+from protocols.ntpu import LineBuffer
 from protocols.ntpu_asks import Answer, AskTracker, Late, Unasked
 from replay.log import Footer, GameLogWriter, Header
 
@@ -262,7 +263,7 @@ class _ServerSeat:
             return self._unanswered(word, options)
         try:
             action = self._read_reply(word, reply)
-        except NtpuError as exc:
+        except ProtocolError as exc:
             stats.illegal += 1
             stats.problems.append(f"/ask {word}: {exc}")
             return self._unanswered(word, options)

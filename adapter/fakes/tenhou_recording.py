@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocols import events as ev
-from protocols.tenhou import TagStream, TenhouCodec, TenhouError
+from protocols.codec import ProtocolError
+from protocols.tenhou import TagStream, TenhouCodec
 
 
 @dataclass
@@ -85,7 +86,7 @@ def _owed_positions(tags: list[str]) -> set[int]:
     for index, text in enumerate(tags):
         try:
             items = codec.feed(text)
-        except TenhouError:
+        except ProtocolError:
             continue
         if any(isinstance(i, ev.DecisionRequest) for i in items):
             owed.add(index)

@@ -28,7 +28,8 @@ from adapter.local.game import placement
 from brain.brain import safest_action
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.tenhou import Tag, TenhouError, format_tag, meld_code, read_reply
+from protocols.codec import ProtocolError
+from protocols.tenhou import Tag, format_tag, meld_code, read_reply
 
 if TYPE_CHECKING:
     from adapter.fakes.tenhou_table import TenhouTable
@@ -123,7 +124,7 @@ class Owed:
         """``tag`` is an answer this request allows, naming only ids the seat holds."""
         try:
             reply = read_reply(tag)
-        except TenhouError:
+        except ProtocolError:
             return False
         named = reply.get("ids") or ([reply["id"]] if "id" in reply else [])
         return reply["verb"] in self.verbs() and all(i in self.held for i in named)
@@ -379,7 +380,7 @@ class RemoteSeat:
                 return None
             try:
                 reply = read_reply(tag)
-            except TenhouError as exc:
+            except ProtocolError as exc:
                 stats.illegal += 1
                 self.illegal += 1
                 self.table.problem(str(exc))

@@ -48,11 +48,11 @@ from adapter.fakes.tenhou_results import game_points
 from adapter.fakes.tenhou_seat import ANONYMOUS, RemoteSeat, SeatLink, shown_name
 from adapter.fakes.tenhou_table import TenhouTable
 from adapter.local.game import GameResult, placement
+from protocols.codec import ProtocolError
 from protocols.tenhou import (
     TEST_GAME,
     Tag,
     TagStream,
-    TenhouError,
     auth_reply,
     format_tag,
     parse_tag,
@@ -273,7 +273,7 @@ class FakeTenhouServer:
                 return [text]
             try:
                 return [tag_from_json(text)]
-            except TenhouError as exc:
+            except ProtocolError as exc:
                 self.stats.problems.append(f"from a client: {exc}")
                 return []
 
@@ -309,7 +309,7 @@ class FakeTenhouServer:
                 for item in await receive():
                     try:
                         tag = item if isinstance(item, Tag) else parse_tag(item)
-                    except TenhouError as exc:
+                    except ProtocolError as exc:
                         self.stats.problems.append(f"from a client: {exc}")
                         continue
                     if tag.name in ("D", "N", "REACH"):

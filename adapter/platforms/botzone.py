@@ -26,7 +26,8 @@ from brain.brain import Brain, safest_action
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.botzone import BotzoneCodec, BotzoneError
+from protocols.botzone import BotzoneCodec
+from protocols.codec import ProtocolError
 
 KEEP_RUNNING = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
 DATA_VERSION = 1
@@ -111,7 +112,7 @@ class BotzoneBot:
             for item in self.codec.feed(request):
                 if not isinstance(item, ev.DecisionRequest):
                     self._apply(item)
-        except BotzoneError as exc:
+        except ProtocolError as exc:
             self._error(f"history: {exc}")
         self.codec.sent(response)
 
@@ -135,7 +136,7 @@ class BotzoneBot:
             self.log.rx(request)
         try:
             items = self.codec.feed(request)
-        except BotzoneError as exc:
+        except ProtocolError as exc:
             self._error(str(exc))
             return self._safe_response(request)
         decision = items[-1]
@@ -157,7 +158,7 @@ class BotzoneBot:
             discard = self._discard_after_call(action, request)
             if discard is None:
                 action = ev.Pass()
-        return self.codec.encode(action, discard)
+        return self.codec.encode(action, discard=discard)
 
     def _discard_after_call(self, action: ev.Pon | ev.Chi, request: ev.DecisionRequest) \
             -> int | None:

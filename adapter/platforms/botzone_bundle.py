@@ -24,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 # What the Botzone bot imports (checked by a test that runs the zip with nothing else).
 MODULES = (
-    "protocols/__init__.py", "protocols/tiles.py", "protocols/events.py", "protocols/botzone.py",
+    "protocols/__init__.py", "protocols/tiles.py", "protocols/events.py", "protocols/codec.py",
+    "protocols/botzone.py",
     "brain/__init__.py", "brain/shanten.py", "brain/shanten_tables.py", "brain/state.py",
     "brain/brain.py", "brain/tally.py", "brain/anytime.py", "brain/actions.py", "brain/clock.py",
     "brain/rules/__init__.py", "brain/rules/base.py", "brain/rules/mcr.py",

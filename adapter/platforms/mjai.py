@@ -24,22 +24,19 @@ from typing import Any
 import structlog
 
 from adapter.session import (
-    PendingFrames,
+    CodecSession,
     SessionSummary,
-    apply_and_log,
-    decide_and_log,
     open_connection_retrying,
-    think_and_log,
+    serve_lines,
 )
-from adapter.thinking.inbox import Inbox
-from adapter.thinking.thinker import Thinker
 from brain.brain import Answer as BrainAnswer
 from brain.brain import Brain, safest_action
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.mjai import NONE, Answer, Hello, MjaiCodec, MjaiError
-from replay.log import Footer, GameLogWriter, Header
+from protocols.codec import ProtocolError
+from protocols.mjai import NONE, Answer, Hello, MjaiCodec
+from replay.log import Footer, Header
 
 log = structlog.get_logger("mjbot.mjai")
 
@@ -56,35 +53,42 @@ class MjaiSettings:
     write_log: bool = True
 
 
-class MjaiBot:
-    """``answer(messages)``: the events of one input line in, our answer object out
-    (``answer_async`` awaits the decision)."""
+class MjaiBot(CodecSession):
+    """One session (adapter/session.py runs the loop): ``handle(line)`` (or, the decision
+    awaited, ``handle_async(line)``) takes one input line, the events of one message or of
+    an array of them, and returns our answer line (JSON, no newline)."""
+
+    codec: MjaiCodec
+    error_event = "bad input"
 
     def __init__(self, settings: MjaiSettings | None = None) -> None:
         self.settings = settings or MjaiSettings()
-        self.codec = MjaiCodec()
-        self.brain = Brain("riichi", self.settings.policy, limit=self.settings.budget)
-        self.thinker = Thinker(self.brain)
-        self.state = TableState("riichi")
-        self.game_log: GameLogWriter | None = None
-        self.summary = SessionSummary()
-        self.pending = PendingFrames()  # a start_game opens the log: its line goes in first
+        super().__init__(MjaiCodec(), Brain("riichi", self.settings.policy,
+                                            limit=self.settings.budget), self.settings.budget)
 
-    def answer(self, messages: list[Any], raw: str = "") -> dict[str, Any]:
-        due = self._take(messages, raw)
+    def take(self, line: str) -> tuple[str | None, ev.DecisionRequest | None]:
+        try:
+            messages = parse_line(line)
+        except json.JSONDecodeError as exc:
+            self.error(f"not JSON ({exc.msg}): {line[:200]!r}")
+            return None, None  # answered "none" by send, as no answer of ours
+        due = self._take(messages, line)
         if isinstance(due, ev.DecisionRequest):
-            answer = decide_and_log(self.brain, self.state, due, self.settings.budget,
-                                    self.summary, self.game_log, "mjai")
-            return self._sent(self._encode(due, answer))
-        return self._sent(self._reply(due))
+            return None, due
+        return json.dumps(self._reply(due), ensure_ascii=False), None
 
-    async def answer_async(self, messages: list[Any], raw: str = "") -> dict[str, Any]:
-        due = self._take(messages, raw)
-        if isinstance(due, ev.DecisionRequest):
-            answer = await think_and_log(self.thinker, self.state, due, self.settings.budget,
-                                         self.summary, self.game_log, "mjai")
-            return self._sent(self._encode(due, answer))
-        return self._sent(self._reply(due))
+    def reply(self, request: ev.DecisionRequest, answer: BrainAnswer, raw: str) -> str:
+        return json.dumps(self._encode(request, answer), ensure_ascii=False)
+
+    def send(self, reply: str | None) -> str:
+        """Every line is answered: ``none`` to a line that is not JSON (not counted, not
+        logged), else our answer, counted and logged."""
+        if reply is None:
+            return json.dumps(NONE)
+        self.summary.answers += 1
+        if self.game_log is not None:
+            self.game_log.tx(reply)
+        return reply
 
     def _take(self, messages: list[Any], raw: str) -> Any:
         """The messages read into the table; what the last one asks (a request, an answer,
@@ -95,28 +99,22 @@ class MjaiBot:
             due = None
             try:
                 items = self.codec.feed(message)
-            except MjaiError as exc:
-                self._error(str(exc))
+            except ProtocolError as exc:
+                self.error(str(exc))
                 due = self._unreadable(message)
                 continue
             for item in items:
                 if isinstance(item, ev.GameStarted):
                     self._start_game(item)
-                    self._apply(item)
+                    self.apply(item)
                 elif isinstance(item, ev.DecisionRequest | Answer | Hello):
                     due = item
                 else:
-                    self._apply(item)
+                    self.apply(item)
                     if isinstance(item, ev.GameEnded):
                         self._end_game()
                         self.summary.finished = True
         return due
-
-    def _sent(self, reply: dict[str, Any]) -> dict[str, Any]:
-        self.summary.answers += 1
-        if self.game_log is not None:
-            self.game_log.tx(json.dumps(reply, ensure_ascii=False))
-        return reply
 
     def _reply(self, due: Any) -> dict[str, Any]:
         if isinstance(due, Hello):
@@ -142,16 +140,10 @@ class MjaiBot:
             return self.codec.discard(choice.tile)
         return dict(NONE)
 
-    def _error(self, message: str) -> None:
-        self.summary.errors.append(message)
-        log.error("mjai: bad input", error=message)
-        if self.game_log is not None:
-            self.game_log.event(ev.PlatformNotice(f"error: {message}"))
-
     # ------------------------------------------------------------------ games
 
     def _start_game(self, started: ev.GameStarted) -> None:
-        self._close_log()
+        self.finish_game()
         self.state = TableState("riichi", started.seat)
         self.summary.games += 1
         if not self.settings.write_log:
@@ -159,20 +151,12 @@ class MjaiBot:
         header = Header(platform="mjai", variant="riichi", seat=started.seat,
                         policy=self.brain.name, policy_config={"budget": self.settings.budget},
                         game_id=f"{self.settings.name}-seat{started.seat}")
-        try:
-            self.game_log = GameLogWriter.create(self.settings.log_dir, header)
-        except OSError as exc:
-            log.error("mjai: game log unavailable", error=str(exc))
-            return
-        self.pending.flush_into(self.game_log)
-
-    def _apply(self, event: Any) -> None:
-        apply_and_log(self.state, event, self.game_log, self._error)
+        self.open_log(self.settings.log_dir, header)
 
     def _end_game(self) -> None:
-        self._close_log(tuple(self.state.scores))
+        self.finish_game(tuple(self.state.scores))
 
-    def _close_log(self, scores: tuple[int, ...] = ()) -> None:
+    def finish_game(self, scores: tuple[int, ...] = ()) -> None:
         if self.game_log is not None:
             self.game_log.close(Footer({"errors": len(self.summary.errors)}, scores))
             self.game_log = None
@@ -182,22 +166,12 @@ class MjaiBot:
     def _encode(self, request: ev.DecisionRequest, answer: BrainAnswer) -> dict[str, Any]:
         action = answer.action
         try:
-            if isinstance(action, ev.Kan) and action.kind == "added_kan":
-                added = action.tiles[0]
-                pon = next(m for m in self.state.me.melds if m.kind == "pon"
-                           and T.kind(m.tiles[0]) == T.kind(added))
-                return self.codec.encode_kakan(added, pon.tiles)
-            return self.codec.encode(action, request)
-        except (ValueError, StopIteration, AssertionError) as exc:
-            self._error(f"cannot answer {action!r}: {exc}")
+            return self.codec.answer_object(action, request)
+        except ValueError as exc:
+            self.error(f"cannot answer {action!r}: {exc}")
             return self._unreadable({"type": "tsumo", "actor": self.codec.seat,
                                      "pai": T.to_mjai(self.state.last_draw)}) \
                 if request.kind == "turn" else dict(NONE)
-
-    def close(self) -> None:
-        self._close_log()
-        self.thinker.close()
-        self.brain.close()
 
 
 def parse_line(line: str) -> list[Any]:
@@ -211,24 +185,12 @@ def parse_line(line: str) -> list[Any]:
 
 def reply_line(bot: MjaiBot, line: str) -> str:
     """One input line (an array of events, or one event) -> our answer line."""
-    messages = _messages(bot, line)
-    reply = bot.answer(messages, line) if messages is not None else dict(NONE)
-    return json.dumps(reply, ensure_ascii=False) + "\n"
+    return f"{bot.handle(line)}\n"
 
 
 async def reply_line_async(bot: MjaiBot, line: str) -> str:
     """The same, the decision awaited."""
-    messages = _messages(bot, line)
-    reply = await bot.answer_async(messages, line) if messages is not None else dict(NONE)
-    return json.dumps(reply, ensure_ascii=False) + "\n"
-
-
-def _messages(bot: MjaiBot, line: str) -> list[Any] | None:
-    try:
-        return parse_line(line)
-    except json.JSONDecodeError as exc:
-        bot._error(f"not JSON ({exc.msg}): {line[:200]!r}")
-        return None
+    return f"{await bot.handle_async(line)}\n"
 
 
 def run_stdio(bot: MjaiBot, stdin: Any = None, stdout: Any = None) -> SessionSummary:
@@ -257,19 +219,13 @@ async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 1
         text = line.decode("utf-8", errors="replace").strip()
         return [text] if text else []
 
-    bot.thinker.warm()
+    async def write(text: str) -> None:
+        writer.write(text.encode())
+        await writer.drain()
+
     try:
-        async with Inbox(read) as inbox:
-            while not bot.summary.finished:
-                try:
-                    text = await inbox.get()
-                except (EOFError, ConnectionError):
-                    break
-                writer.write((await reply_line_async(bot, text)).encode())
-                await writer.drain()
+        return await serve_lines(bot, read, write)
     except ConnectionError:
-        pass
+        return bot.summary
     finally:
-        bot.close()
         writer.close()
-    return bot.summary

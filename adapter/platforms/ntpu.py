@@ -29,22 +29,19 @@ from typing import Any
 import structlog
 
 from adapter.session import (
-    PendingFrames,
+    CodecSession,
     SessionSummary,
-    apply_and_log,
-    decide_and_log,
     open_connection_retrying,
-    think_and_log,
+    serve_lines,
 )
-from adapter.thinking.inbox import Inbox
-from adapter.thinking.thinker import Thinker
 from brain.brain import Answer, Brain, safest_action
 from brain.rules import rules_for
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.ntpu import Closed, LineBuffer, NtpuCodec, NtpuError, Ready
-from replay.log import Footer, GameLogWriter, Header
+from protocols.codec import ProtocolError
+from protocols.ntpu import Closed, LineBuffer, NtpuCodec, Ready
+from replay.log import Footer, Header
 
 log = structlog.get_logger("mjbot.ntpu")
 
@@ -62,59 +59,40 @@ class NtpuSettings:
     write_log: bool = True
 
 
-class NtpuBot:
-    """One connection's protocol state, table and brain. ``handle(line)`` (or, awaiting the
-    decision, ``handle_async(line)``) returns the reply line owed to it (without newline), or
-    None; ``keepalive(line)`` answers a readiness check ahead of the lines waiting."""
+class NtpuBot(CodecSession):
+    """One connection's session (adapter/session.py runs the loop: ``handle(line)``, or
+    ``handle_async(line)`` awaiting the decision, returns the reply line owed, or None).
+    What is NTPU's own: ``keepalive(line)`` answers a readiness check ahead of the lines
+    waiting, a game runs from one ``/start`` to the next, and our wins are valued by our
+    rules (the server sends no value)."""
+
+    codec: NtpuCodec
 
     def __init__(self, settings: NtpuSettings | None = None) -> None:
         self.settings = settings or NtpuSettings()
-        self.codec = NtpuCodec(self.settings.tiles)
-        self.brain = Brain("taiwan16", self.settings.policy, limit=self.settings.budget,
-                           margin=self.settings.margin)
-        self.thinker = Thinker(self.brain)
+        super().__init__(NtpuCodec(self.settings.tiles),
+                         Brain("taiwan16", self.settings.policy, limit=self.settings.budget,
+                               margin=self.settings.margin), self.settings.budget)
         self.rules = rules_for("taiwan16")
-        self.state = TableState("taiwan16")
-        self.game_log: GameLogWriter | None = None
-        self.summary = SessionSummary()
-        self.pending = PendingFrames()
 
     # ------------------------------------------------------------------ lines
-
-    def handle(self, line: str) -> str | None:
-        reply, request = self._take(line)
-        if request is not None:
-            reply = self._reply(request, line, decide_and_log(
-                self.brain, self.state, request, self.settings.budget, self.summary,
-                self.game_log, "ntpu"))
-        return self._send(reply)
-
-    async def handle_async(self, line: str) -> str | None:
-        reply, request = self._take(line)
-        if request is not None:
-            reply = self._reply(request, line, await think_and_log(
-                self.thinker, self.state, request, self.settings.budget, self.summary,
-                self.game_log, "ntpu"))
-        return self._send(reply)
 
     def keepalive(self, line: str) -> str | None:
         """``/ready`` (the server checks that we are alive): logged and answered now."""
         if line.split() != ["/ready"]:
             return None
         self.pending.rx(self.game_log, line)
-        return self._send("/ready")
+        return self.send("/ready")
 
-    def _take(self, line: str) -> tuple[str | None, ev.DecisionRequest | None]:
-        """The line read into the table: the reply owed that needs no decision, or the
-        request to decide."""
+    def take(self, line: str) -> tuple[str | None, ev.DecisionRequest | None]:
         if line.startswith("/start"):
             self.finish_game()  # the line belongs to the game it starts
         self.pending.rx(self.game_log, line)
         try:
-            items = self.codec.parse(line)
-        except NtpuError as exc:
+            items = self.codec.feed(line)
+        except ProtocolError as exc:
             reply = self.codec.safe_reply(line)
-            self._error(str(exc), safe_reply=reply)
+            self.error(str(exc), safe_reply=reply)
             return reply, None
         reply, request = None, None
         for item in items:
@@ -127,19 +105,8 @@ class NtpuBot:
             elif isinstance(item, ev.DecisionRequest):
                 request = item
             else:
-                self._apply(item)
+                self.apply(item)
         return reply, request
-
-    def _send(self, reply: str | None) -> str | None:
-        if reply is not None:
-            self.pending.tx(self.game_log, reply)
-        return reply
-
-    def _error(self, message: str, **context: Any) -> None:
-        self.summary.errors.append(message)
-        log.error("ntpu: bad server input", error=message, **context)
-        if self.game_log is not None:
-            self.game_log.event(ev.PlatformNotice(f"error: {message}"))
 
     # ------------------------------------------------------------------ games and events
 
@@ -148,7 +115,7 @@ class NtpuBot:
         self.summary.games += 1
         self.state = TableState("taiwan16", started.seat)
         self._open_log(started.seat)
-        self._apply(started)
+        self.apply(started)
 
     def _open_log(self, seat: int | None) -> None:
         if not self.settings.write_log:
@@ -162,13 +129,8 @@ class NtpuBot:
                         extra={"honour_order": list(self.settings.tiles.honour_kinds),
                                "suit_order": self.settings.tiles.suit_order,
                                "name": self.codec.name})
-        try:
-            self.game_log = GameLogWriter.create(self.settings.log_dir, header)
-        except OSError as exc:
+        if not self.open_log(self.settings.log_dir, header):
             self.settings.write_log = False
-            log.error("ntpu: game log unavailable", error=str(exc))
-            return
-        self.pending.flush_into(self.game_log)
 
     def finish_game(self) -> None:
         if self.game_log is not None:
@@ -177,14 +139,14 @@ class NtpuBot:
             log.info("ntpu: game logged", path=str(self.game_log.path), **result)
             self.game_log = None
 
-    def _apply(self, event: Any) -> None:
+    def apply(self, event: Any) -> None:
         if self.game_log is None and self.settings.write_log:
             self._open_log(self.state.seat)  # a server that never says /start
         if isinstance(event, ev.RoundStarted):
             self.summary.hands += 1
         if isinstance(event, ev.RoundWon) and event.winner == self.state.seat:
             self._note_our_value(event)
-        apply_and_log(self.state, event, self.game_log, self._error)
+        super().apply(event)
 
     def _note_our_value(self, won: ev.RoundWon) -> None:
         """The server sends no value: log what our rules make of our own win."""
@@ -202,7 +164,7 @@ class NtpuBot:
 
     # ------------------------------------------------------------------ decisions
 
-    def _reply(self, request: ev.DecisionRequest, line: str, answer: Answer) -> str:
+    def reply(self, request: ev.DecisionRequest, answer: Answer, line: str) -> str:
         action = answer.action
         offered = request.offered or frozenset()
         # our own turn is asked in steps (/ask hu, /ask gong, then /ask throw): a discard
@@ -211,21 +173,16 @@ class NtpuBot:
             action = ev.Pass()
         try:
             return self.codec.encode(action)
-        except (NtpuError, ValueError) as exc:
+        except ValueError as exc:
             reply = self._fallback_reply(list(answer.legal), line)
-            self._error(f"cannot reply {action!r}: {exc}", safe_reply=reply)
+            self.error(f"cannot reply {action!r}: {exc}", safe_reply=reply)
             return reply
 
     def _fallback_reply(self, legal: list[Any], line: str) -> str:
         try:
             return self.codec.encode(safest_action(self.state, legal))
-        except (NtpuError, ValueError):
+        except ValueError:
             return self.codec.safe_reply(line) or "/pass"
-
-    def close(self) -> None:
-        self.finish_game()
-        self.thinker.close()
-        self.brain.close()
 
 
 # ---------------------------------------------------------------------- transports
@@ -253,22 +210,7 @@ async def run_session(read: Reader, write: Writer, bot: NtpuBot) -> SessionSumma
             await write(reply + "\n")
         return reply is not None
 
-    bot.thinker.warm()
-    try:
-        async with Inbox(read_lines, urgent) as inbox:
-            while not bot.summary.finished:
-                try:
-                    line = await inbox.get()
-                except (EOFError, ConnectionError):
-                    break
-                if not line.strip():
-                    continue
-                reply = await bot.handle_async(line)
-                if reply is not None:
-                    await write(reply + "\n")
-    finally:
-        bot.close()
-    return bot.summary
+    return await serve_lines(bot, read_lines, write, urgent)
 
 
 async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 10.0) \

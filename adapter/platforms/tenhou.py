@@ -35,17 +35,16 @@ from typing import Any
 import structlog
 
 from adapter.session import (
-    PendingFrames,
+    PlatformSession,
     SessionSummary,
-    apply_and_log,
     parse_server,
     think_and_log,
 )
 from adapter.thinking.inbox import Inbox
-from adapter.thinking.thinker import Thinker
 from brain.brain import Brain, safest_action
 from brain.state import TableState
 from protocols import events as ev
+from protocols.codec import ProtocolError
 from protocols.tenhou import (
     JOUKYUU,
     TEST_GAME,
@@ -62,12 +61,11 @@ from protocols.tenhou import (
     Tag,
     TagStream,
     TenhouCodec,
-    TenhouError,
     auth_reply,
     format_tag,
-    helo,
     join,
     parse_tag,
+    split_tags,
     tag_from_json,
     tag_to_json,
 )
@@ -153,20 +151,19 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
 # ---------------------------------------------------------------------- the session logic
 
 
-class TenhouBot:
-    """Protocol state, table, brain and logs of one session; ``handle`` takes one received tag
-    (or the text that failed to parse) and returns the tags to send, ``keepalive`` answers a
-    keep-alive ahead of the tags waiting for a decision."""
+class TenhouBot(PlatformSession):
+    """One session (codec, table, brain, logs: adapter/session.py); what is Tenhou's own:
+    ``handle`` takes one received tag (or the text that failed to parse) and returns the
+    tags to send, ``keepalive`` answers a keep-alive ahead of the tags waiting for a
+    decision, and the login, the lobby queue and a game resumed after a reconnect."""
+
+    codec: TenhouCodec
 
     def __init__(self, settings: TenhouSettings) -> None:
         self.settings = settings
-        self.codec = TenhouCodec()
-        self.brain = Brain("riichi", settings.policy, limit=settings.budget)
-        self.thinker = Thinker(self.brain)
-        self.state = TableState("riichi")
-        self.summary = SessionSummary()
-        self.game_log: GameLogWriter | None = None
-        self.pending = PendingFrames()
+        super().__init__(TenhouCodec(settings.name, websocket=settings.transport == "ws"),
+                         Brain("riichi", settings.policy, limit=settings.budget),
+                         settings.budget)
         self.holding = False  # frames since a GO in a game: a resume's or a new game's?
         self.in_game = False
         self.queueing = False
@@ -187,15 +184,9 @@ class TenhouBot:
             if tag.name != "Z" or self.frame_log is not None:
                 self.pending.tx(self.frame_log, format_tag(tag))
 
-    def _error(self, message: str) -> None:
-        self.summary.errors.append(message)
-        log.error("tenhou: bad server input", error=message)
-        if self.game_log is not None:
-            self.game_log.event(ev.PlatformNotice(f"error: {message}"))
-
     def hello(self) -> list[Tag]:
         log.info("tenhou: login", anonymous=self.settings.name == ANONYMOUS)
-        return [helo(self.settings.name, websocket=self.settings.transport == "ws")]
+        return split_tags("".join(self.codec.greeting()))
 
     # ------------------------------------------------------------------ tags in
 
@@ -211,12 +202,12 @@ class TenhouBot:
             self.holding = True
         self.pending.rx(self.frame_log, raw)
         if tag is None:
-            self._error(f"not a tag: {raw[:200]!r}")
+            self.error(f"not a tag: {raw[:200]!r}")
             return []
         try:
             items = self.codec.feed(tag)
-        except TenhouError as exc:
-            self._error(str(exc))
+        except ProtocolError as exc:
+            self.error(str(exc))
             return self._safe_reply(tag)
         out: list[Tag] = []
         hand_over = game_over = False
@@ -227,8 +218,8 @@ class TenhouBot:
                 if item.auth:
                     try:
                         out.append(Tag("AUTH", {"val": auth_reply(item.auth)}))
-                    except TenhouError as exc:
-                        self._error(str(exc))
+                    except ProtocolError as exc:
+                        self.error(str(exc))
                 out.append(Tag("PXR", {"V": "1" if self.settings.name == ANONYMOUS else "9"}))
             elif isinstance(item, LoggedIn):
                 out += self._join()
@@ -248,7 +239,7 @@ class TenhouBot:
             elif isinstance(item, ev.GameEnded) and item.abandoned:
                 self._abandon_game(item)
             else:
-                self._apply(item)
+                self.apply(item)
                 hand_over = hand_over or isinstance(item, ev.RoundWon | ev.RoundDrawn)
                 if isinstance(item, ev.GameEnded):
                     game_over = True
@@ -296,7 +287,7 @@ class TenhouBot:
         try:
             check_permission(found.game_type, self.settings.permission_granted)
         except PermissionRefused as exc:
-            self._error(f"the server seated us in a refused game: {exc}")
+            self.error(f"the server seated us in a refused game: {exc}")
             raise
         self.queueing = False
         self.in_game = True
@@ -319,20 +310,14 @@ class TenhouBot:
                             game_id=self.codec.log_id or "tenhou-game",
                             extra={"game_type": self.codec.game_type,
                                    "transport": self.settings.transport})
-            try:
-                self.game_log = GameLogWriter.create(self.settings.log_dir, header,
-                                                     secrets=self.settings.secrets)
-            except OSError as exc:
-                log.error("tenhou: game log unavailable", error=str(exc))
-            if self.game_log is not None:
-                self.pending.flush_into(self.game_log)
-        self._apply(started)
+            self.open_log(self.settings.log_dir, header, secrets=self.settings.secrets)
+        self.apply(started)
 
-    def _apply(self, event: Any) -> None:
+    def apply(self, event: Any) -> None:
         if isinstance(event, ev.RoundWon | ev.RoundDrawn):
             self.summary.hands += 1
             self.game_hands += 1
-        apply_and_log(self.state, event, self.game_log, self._error)
+        super().apply(event)
 
     def _abandon_game(self, ended: ev.GameEnded) -> None:
         """A game the server left unfinished for us (it began another): its log is closed as
@@ -371,15 +356,17 @@ class TenhouBot:
         answer = await think_and_log(self.thinker, self.state, request, self.settings.budget,
                                      self.summary, self.game_log, "tenhou")
         try:
-            return self.codec.encode(answer.action, request)
-        except (TenhouError, ValueError) as exc:
-            self._error(f"cannot encode {answer.action!r}: {exc}")
+            return self.codec.reply_tags(answer.action, request)
+        except ValueError as exc:
+            self.error(f"cannot encode {answer.action!r}: {exc}")
             try:
-                return self.codec.encode(safest_action(self.state, list(answer.legal)), request)
-            except (TenhouError, ValueError):
+                return self.codec.reply_tags(safest_action(self.state, list(answer.legal)),
+                                             request)
+            except ValueError:
                 return self.codec.safe_reply(request)
 
-    def close(self) -> None:
+    def finish_game(self) -> None:
+        """The session ends: a game still open is logged as unfinished."""
         self._release_held()
         if self.game_log is not None:
             result: dict[str, Any] = {"hands": self.game_hands, "unfinished": True}
@@ -387,8 +374,6 @@ class TenhouBot:
                 result["stopped"] = True
             self.game_log.close(Footer(result))
             self.game_log = None
-        self.thinker.close()
-        self.brain.close()
 
 
 # ---------------------------------------------------------------------- transports
@@ -417,7 +402,7 @@ class _Tcp:
         for text in self.stream.feed(data):
             try:
                 out.append((text, parse_tag(text)))
-            except TenhouError:
+            except ProtocolError:
                 out.append((text, None))
         return out
 
@@ -462,7 +447,7 @@ class _WebSocket:
         text = message if isinstance(message, str) else message.decode("utf-8", "replace")
         try:
             tag = parse_tag(text) if text.lstrip().startswith("<") else tag_from_json(text)
-        except TenhouError:
+        except ProtocolError:
             return [(text, None)]
         return [(text, tag)]
 

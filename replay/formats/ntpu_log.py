@@ -26,13 +26,13 @@ from brain.rules import rules_for
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.codec import ProtocolError
 from protocols.ntpu import (
     DEAD_END,
     HAND_SIZE,
     SERVER_COMMANDS,
     WALL,
     NtpuCodec,
-    NtpuError,
     parse_reply,
 )
 from replay.record import GameRecord, RecordError
@@ -136,8 +136,8 @@ def loads(text: str, tiles: T.NtpuTiles | None = None) -> GameRecord:
         if body.split()[0] in ("/start", "/initCard"):
             events += hand.ended_by_the_wall(codec)
         try:
-            out = codec.parse(body)
-        except NtpuError as exc:
+            out = codec.feed(body)
+        except ProtocolError as exc:
             raise RecordError(f"ntpu log: line {n}: {exc}") from None
         for e in out:
             if type(e) in ev.EVENT_TYPES:
@@ -161,7 +161,7 @@ def _is_reply(body: str) -> bool:
         return False
     try:
         verb, numbers = parse_reply(body)
-    except NtpuError:
+    except ProtocolError:
         return False
     # the others' view of a concealed kong, ``/gong 1 0``, has the shape of a reply
     return verb != "/gong" or all(n >= 100 for n in numbers[1:])

@@ -31,8 +31,9 @@ from adapter.local.external.process import SeatFault
 from adapter.local.external.seat import ExternalSeat
 from adapter.platforms.botzone import KEEP_RUNNING
 from protocols import events as ev
-from protocols.botzone import BotzoneError, parse_response
+from protocols.botzone import parse_response
 from protocols.botzone_server import RequestLines, read_response
+from protocols.codec import ProtocolError
 
 FIRST_LIMIT = 6.0
 LATER_LIMIT = 4.0
@@ -67,7 +68,7 @@ class BotzoneSeat(ExternalSeat):
             raise SeatFault("illegal", f"no answer to read for a {request.kind} request")
         try:
             reading = read_response(response, request)
-        except BotzoneError as exc:
+        except ProtocolError as exc:
             raise SeatFault("garbage", str(exc), response) from None
         self.planned = reading.planned_discard
         return reading.action
@@ -81,7 +82,7 @@ class BotzoneSeat(ExternalSeat):
             try:
                 parse_response(last)
                 fault = SeatFault("illegal", f"answered {last!r} where only PASS goes", last)
-            except BotzoneError as exc:
+            except ProtocolError as exc:
                 fault = SeatFault("garbage", str(exc), last)
             self._unasked(fault)
             if self.down:

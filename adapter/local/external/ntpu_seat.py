@@ -24,7 +24,7 @@ from adapter.local.external.process import SeatFault
 from adapter.local.external.seat import ExternalSeat
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.ntpu import NtpuError
+from protocols.codec import ProtocolError
 
 ANSWER_LIMIT = 5.0
 TURN_ASKS = (("hu", ev.Win), ("gong", ev.Kan))
@@ -96,7 +96,7 @@ class NtpuSeat(ExternalSeat):
         reply = self._reply(self._limit(ANSWER_LIMIT))
         try:
             return reply_action(word, reply, self.lines.ids, self.seat)
-        except NtpuError as exc:
+        except ProtocolError as exc:
             unknown = "unknown reply" in str(exc) or "malformed" in str(exc)
             raise SeatFault("garbage" if unknown else "illegal", str(exc), reply) from None
 
