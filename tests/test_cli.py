@@ -90,3 +90,20 @@ def test_demo_twice_in_one_process_prints_the_same(capsys):
     first = capsys.readouterr().out
     assert args.handler(args) == 0
     assert capsys.readouterr().out == first
+
+
+def test_main_in_process_binds_logging_to_this_tests_stderr(capsys):
+    """The first half of a pair (they run in file order): main() in-process configures
+    structlog onto this test's captured stderr, closed when the test ends ..."""
+    from adapter.cli import main
+
+    assert main(["--log-json", "demo"]) == 0
+    assert "demo finished" in capsys.readouterr().err
+
+
+def test_and_the_next_test_still_logs():
+    """... and tests/conftest.py gives the next test its logging back, so this line is
+    written, not 'I/O operation on closed file'."""
+    import structlog
+
+    structlog.get_logger("mjbot.test").info("logging still works after main() in-process")
