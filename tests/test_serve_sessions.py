@@ -7,12 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
 
 from adapter.serve.config import loads
 from adapter.serve.supervisor import Supervisor
@@ -264,8 +265,11 @@ pause = 0
         assert serve.proc.wait(20) == 0
     finally:
         serve.close()
-    counted = re.findall(r'^mjbot_decisions_total\{policy="([^"]+)",session="counted"\} (\d+)$',
-                         metrics, re.M)
+    counted = [(sample.labels["policy"], sample.value)
+               for family in text_string_to_metric_families(metrics)
+               for sample in family.samples
+               if sample.name == "mjbot_decisions_total"
+               and sample.labels.get("session") == "counted"]
     assert [policy for policy, _ in counted] == ["rulebased"]  # no opponent's decision
     ours = 0
     for path in game_logs(logs / "counted"):
