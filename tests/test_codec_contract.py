@@ -218,7 +218,7 @@ _MJAI_FIELDS = ["actor", "target", "pai", "consumed", "tehais", "bakaze", "oya",
                 "dora_marker", "kyoku", "id", "names", "deltas", "tsumogiri"]
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(_MJAI_TYPES),
                           st.dictionaries(st.sampled_from(_MJAI_FIELDS), _JSON_VALUES,
                                           max_size=6)), max_size=10))
