@@ -439,6 +439,10 @@ class TenhouCodec(Codec):
         self.last_drawn_id: int | None = None
         self.after_kan = [False] * 4
         self.last_discard: tuple[int, int] | None = None  # (absolute seat, id)
+        # the calls a REINIT put back on the table, (absolute seat, meld code): a server that
+        # repeats one of them after the reconnect repeats what is known (a code names its tile
+        # ids, so no later call of the same hand can carry it)
+        self.restored_calls: set[tuple[int, int]] = set()
         self.in_hand = False
         self.log_id = ""
         self.scores: tuple[int, ...] = (0, 0, 0, 0)  # the last known, in absolute seats
@@ -577,6 +581,7 @@ class TenhouCodec(Codec):
             scores[self.absolute(r)] = ten[r] * 100
         self.after_kan = [False] * 4
         self.last_discard = None
+        self.restored_calls = set()
         self.last_drawn_id = None
         self.in_hand = True
         self.scores = tuple(scores)
@@ -658,6 +663,7 @@ class TenhouCodec(Codec):
             start, wall_remaining=max(0, LIVE_DRAWS - draws + own_draws),
             sticks=max(0, start.sticks - riichis))
         self.held = list(hai)
+        self.restored_calls = {(self.absolute(r), code) for r in range(4) for code in codes[r]}
         events.append(ev.PlatformNotice(f"reconnected: {listed} discards in the rivers and "
                                         f"{sum(map(len, melds.values()))} calls restored"))
         return events
@@ -720,6 +726,11 @@ class TenhouCodec(Codec):
         code = int(a["m"])
         ids = meld_ids(code)
         meld = decode_meld(who, code, self.red)
+        if (who, code) in self.restored_calls:  # a call the REINIT already put on the table
+            self.restored_calls.discard((who, code))
+            if who == self.seat and ids.kind in ("chi", "pon"):  # our discard is still owed
+                return [ev.DecisionRequest("turn", offered=frozenset({"discard"}))]
+            return [ev.PlatformNotice(f"the call {code} repeated after the reconnect")]
         if ids.kind in ("chi", "pon", "open_kan") and (
                 self.last_discard is None or self.last_discard[1] != ids.called):
             raise UnexpectedMessage(f"the call takes id {ids.called}, the last discard was "

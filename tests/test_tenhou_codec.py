@@ -495,3 +495,28 @@ def test_a_reinit_with_added_kans_restores_their_pons() -> None:
         assert (meld.kind, meld.from_seat, len(meld.tiles)) == ("added_kan", giver, 4)
         assert [T.kind(r.tile) for r in state.seats[giver].river if r.claimed] == [kind]
         assert state.unseen(kind) == 0
+
+
+def test_a_call_repeated_after_the_reinit_that_restored_it_asks_only_for_our_discard() -> None:
+    """A reconnect right after our own chi: the REINIT already holds the chi, and a server
+    that then repeats its N (our fake does; real Tenhou's choice is not known) must not make
+    the codec refuse it (no answer: the seat would time out) nor apply the call twice: it
+    asks for the discard we still owe, once. Play: seat 3 (our kamicha) discards 3m (id 8),
+    we chi it with 1m 2m (ids 0, 4), 11 tiles left in hand."""
+    from protocols.tenhou import MeldIds, meld_code
+
+    chi = meld_code(MeldIds("chi", (0, 4, 8), 8, 3, 2))
+    assert meld_ids(chi) == MeldIds("chi", (0, 4, 8), 8, 3, 2)
+    hand = "36,40,44,48,72,76,80,108,112,116,120"
+    codec, state = TenhouCodec(), TableState("riichi")
+    for event in codec.feed(f'<REINIT seed="0,0,0,3,2,60" ten="250,250,250,250" oya="0" '
+                            f'hai="{hand}" m0="{chi}" kawa0="124" kawa1="125" kawa2="126" '
+                            f'kawa3="127"/>'):
+        state.apply(event)
+    assert [m.kind for m in state.seats[0].melds] == ["chi"]
+    repeated = codec.feed(f'<N who="0" m="{chi}"/>')
+    assert repeated == [ev.DecisionRequest("turn", offered=frozenset({"discard"}))]
+    for event in repeated:
+        state.apply(event)
+    assert [m.kind for m in state.seats[0].melds] == ["chi"]  # not twice
+    assert codec.feed("<D36/>") == [ev.TileDiscarded(0, T.from_tenhou_id(36), False)]
