@@ -161,7 +161,9 @@ def format_table(variant: str, members: list[str], cells: dict[str, dict[str, An
             row += f"{c['points_per_hand']:+.1f} {_interval(c['ci95'], '+.0f')}".rjust(width)
         lines.append(row + f"{sum(values) / len(values):>+10.1f}")
     if spec.ranked:
-        lines += ["", "average rank of the row member against three of the column member",
+        lines += ["", "average rank of the row member in the arena of the pair (above the "
+                  "diagonal, or with --both: one seat against three of the column member; "
+                  "below it: three seats against one)",
                   f"{'member':<{width}}" + "".join(f"{m:>{width}}" for m in members)]
         for a in members:
             row = f"{a:<{width}}"
