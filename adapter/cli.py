@@ -12,6 +12,7 @@ from adapter.commands import (
     arena,
     bench,
     botzone,
+    league,
     mjai,
     mjbot_version,
     models,
@@ -26,8 +27,8 @@ from adapter.commands import (
 )
 from adapter.logging_setup import configure_logging, configure_plain_logging
 
-COMMAND_GROUPS = (tools, bench, botzone, ntpu, tenhou, mjai, arena, replay, review, selfplay,
-                  serve, models, nn)
+COMMAND_GROUPS = (tools, bench, botzone, ntpu, tenhou, mjai, arena, league, replay, review,
+                  selfplay, serve, models, nn)
 
 
 class _VersionAction(argparse.Action):

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from brain.policies.base import Decision, Policy
 from brain.policies.baselines import GreedyPolicy, TsumogiriPolicy
 from brain.policies.mc import create as create_mc
-from brain.policies.rulebased import RuleBasedPolicy
+from brain.policies.rulebased import STYLE_PREFIX, STYLES, RuleBasedPolicy, Style
 
 
 def create_nn(path: str = "") -> Policy:
@@ -21,12 +21,18 @@ def create_nn(path: str = "") -> Policy:
 NN_FILE_PREFIX = "nn@"  # nn@FILE: the network of FILE, e.g. to seat two generations at once
 
 
+def _styled(style: Style) -> Callable[[], Policy]:
+    """``style:NAME``: rulebased with that style's knobs (a new policy each call)."""
+    return lambda: RuleBasedPolicy(style)
+
+
 POLICIES: dict[str, Callable[[], Policy]] = {
     "tsumogiri": TsumogiriPolicy,
     "greedy": GreedyPolicy,
     "rulebased": RuleBasedPolicy,
     "mc": create_mc,
     "nn": create_nn,
+    **{STYLE_PREFIX + name: _styled(style) for name, (style, _) in STYLES.items()},
 }
 
 
@@ -41,4 +47,4 @@ def get_policy(name: str) -> Policy:
             from None
 
 
-__all__ = ["NN_FILE_PREFIX", "POLICIES", "Decision", "Policy", "get_policy"]
+__all__ = ["NN_FILE_PREFIX", "POLICIES", "STYLES", "Decision", "Policy", "get_policy"]

@@ -15,14 +15,19 @@ from protocols import tiles as T
 SAFE = 0.0
 
 
-def threats(state: TableState) -> list[int]:
-    """Opponent seats that are likely ready."""
+def threats(state: TableState, calls: int = 3, riichi_calls: int | None = None) -> list[int]:
+    """Opponent seats that are likely ready: a riichi, or ``calls`` or more open calls (in
+    riichi only with ``riichi_calls`` set, and that many)."""
     out = []
     for s, view in enumerate(state.seats):
         if s == state.seat:
             continue
-        many_calls = sum(1 for m in view.melds if m.is_open) >= 3
-        if view.riichi or view.riichi_pending or (not state.spec.has_riichi and many_calls):
+        open_calls = sum(1 for m in view.melds if m.is_open)
+        if state.spec.has_riichi:
+            many_calls = riichi_calls is not None and open_calls >= riichi_calls
+        else:
+            many_calls = open_calls >= calls
+        if view.riichi or view.riichi_pending or many_calls:
             out.append(s)
     return out
 

@@ -17,8 +17,8 @@ first), so the same table gives the same move whatever order the hand arrived in
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 from brain.actions import action_key, canonical
 from brain.policies import defence
@@ -46,11 +46,69 @@ from protocols import tiles as T
 DEAD_TILE_BONUS = 6.0
 DORA_KEEP = 2.5
 LATE_WALL = 12  # draws left below which every opponent is treated as a threat (no riichi)
+FLUSH_SHARE = 0.7  # share of a hand in one suit that makes the plain variants chase a flush
+
+
+@dataclass(frozen=True)
+class Style:
+    """The knobs of a playing style (the league's population; README "League"). The default
+    is ``rulebased`` exactly: each knob only changes play away from its default value, so the
+    pinned tables do not move. Knobs that a variant has no use for are ignored there (riichi
+    knobs without riichi, the dora weight without dora); MCR never folds whatever the style
+    (a deal-in costs only the fan above the 8 everyone pays).
+
+    ``calls``: "value" (lower shanten and keep a yaku / an 8-fan plan), "open" (any chi/pon
+    that lowers shanten), "never" (only a win), "yakuhai" (a value-honour pung or a one-suit
+    plan; MCR: as "value"). ``riichi``: "default" (two or more live waits, or no yaku
+    without it), "always" (any live wait). ``fold_from_shanten``: fold at a threat from this
+    shanten up (None: 2, and 1 in riichi or the late wall). ``fold_ready_live``: ready hands
+    with fewer live waits fold too. ``threat_calls``: open calls that make a seat a threat
+    where no one declares riichi; ``riichi_threat_calls``: the same in riichi (None: only a
+    declaration is a threat there). ``push_value``: a hand of at most one shanten holding this
+    many value points (dora, value-honour pairs, a flush) never folds (None: never pushes).
+    ``dora_keep``: the weight against discarding a dora. ``flush_share``: the share of one
+    suit from which the plain variants chase a flush (above 1: never)."""
+
+    name: str = "rulebased"
+    calls: Literal["value", "open", "never", "yakuhai"] = "value"
+    riichi: Literal["default", "always"] = "default"
+    fold_from_shanten: int | None = None
+    fold_ready_live: int = 1
+    threat_calls: int = 3
+    riichi_threat_calls: int | None = None
+    push_value: int | None = None
+    dora_keep: float = DORA_KEEP
+    flush_share: float = FLUSH_SHARE
+
+
+DEFAULT_STYLE = Style()
+STYLE_PREFIX = "style:"
+
+STYLES: dict[str, tuple[Style, str]] = {  # the league's styles: knobs, and what they play like
+    "open": (Style("style:open", calls="open", dora_keep=0.0, flush_share=1.01),
+             "fast and open: calls whenever a chi/pon lowers shanten, whatever the hand is "
+             "then worth (no yaku kept, no 8-fan plan), and keeps no dora nor a flush"),
+    "closed": (Style("style:closed", calls="never", riichi="always"),
+               "closed and riichi-heavy: never calls except to win; declares riichi on any "
+               "live wait"),
+    "defensive": (Style("style:defensive", fold_from_shanten=1, fold_ready_live=4,
+                        threat_calls=2, riichi_threat_calls=2),
+                  "folds early: at the first threat (a riichi, two open calls, the late wall "
+                  "where there is no riichi) unless ready on four or more live tiles"),
+    "value": (Style("style:value", calls="yakuhai", push_value=3, dora_keep=4.0,
+                    flush_share=0.6),
+              "value-seeking: calls only for a value-honour pung or a one-suit plan, keeps "
+              "dora harder, chases a flush earlier, pushes on a hand of three value points"),
+}
 
 
 class RuleBasedPolicy:
     name = "rulebased"
     fast = True
+
+    def __init__(self, style: Style = DEFAULT_STYLE) -> None:
+        self.style = style
+        self.name = style.name
 
     def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
                budget: float | None = None) -> Decision:
@@ -76,8 +134,8 @@ class RuleBasedPolicy:
         info = analyse_discards(state, slack=1 if state.spec.min_fan else 0,
                                 kinds={T.kind(a.tile) for a in discards})
         current = min(d.shanten for d in info.values())
-        against = _threats(state)
-        folding = bool(against) and _should_fold(state, current, info)
+        against = _threats(state, self.style)
+        folding = bool(against) and _should_fold(state, current, info, self.style)
         kan = self._kan(state, legal, current, folding)
         if kan is not None:
             return Decision(kan, ((kan, 1.0),))
@@ -87,7 +145,7 @@ class RuleBasedPolicy:
         best = scored[0][1]
         riichi = [a for a in discards if a.riichi]
         if riichi and state.spec.has_riichi:
-            declared = self._riichi(state, riichi, info)
+            declared = self._riichi(state, riichi, info, self.style)
             if declared is not None:
                 best = declared
         candidates = tuple((a, float(s[0] * 100 + s[1])) for s, a in scored[:5])
@@ -104,7 +162,8 @@ class RuleBasedPolicy:
         scored: list[tuple[tuple[float, float], Any]] = []
         mcr = _McrView(state, counts) if state.spec.min_fan else None
         flush = _plain_scoring(state)
-        flush_suit = _flush_suit(counts, state.melds) if flush else None  # the same for all
+        flush_suit = (_flush_suit(counts, state.melds, self.style.flush_share) if flush
+                      else None)  # the same for all discards
         for a in discards:
             if a.riichi:
                 continue
@@ -115,9 +174,9 @@ class RuleBasedPolicy:
             if is_dead(state, k, counts, unseen):
                 secondary += DEAD_TILE_BONUS
             if k in dora:
-                secondary -= DORA_KEEP * dora[k]
+                secondary -= self.style.dora_keep * dora[k]
             if T.is_red(a.tile):
-                secondary -= DORA_KEEP
+                secondary -= self.style.dora_keep
             if flush:
                 secondary += _flush_bonus(flush_suit, k)
             primary = float(-d.shanten)
@@ -129,15 +188,17 @@ class RuleBasedPolicy:
         scored.sort(key=lambda x: (-x[0][0], -x[0][1], action_key(x[1])))
         return scored
 
-    def _riichi(self, state: TableState, options: list[ev.Discard],
-                info: dict[int, DiscardInfo]) -> ev.Discard | None:
-        """The riichi discard with the most live waits, if riichi is worth declaring."""
+    @staticmethod
+    def _riichi(state: TableState, options: list[ev.Discard], info: dict[int, DiscardInfo],
+                style: Style) -> ev.Discard | None:
+        """The riichi discard with the most live waits, if riichi is worth declaring (style
+        "always": whenever a wait is live)."""
         best = min(options, key=lambda a: (-info[T.kind(a.tile)].useful, T.is_red(a.tile),
                                            action_key(a)))
         live = info[T.kind(best.tile)].useful
         if live == 0:
             return None
-        if live >= 2 or not _has_yaku_without_riichi(state, best.tile,
+        if live >= 2 or style.riichi == "always" or not _has_yaku_without_riichi(state, best.tile,
                                                      info[T.kind(best.tile)].useful_kinds):
             return best
         return None
@@ -184,11 +245,11 @@ class RuleBasedPolicy:
                legal: list[Any]) -> Decision:
         pass_action = _first(legal, ev.Pass) or ev.Pass()
         calls = [a for a in legal if isinstance(a, ev.Chi | ev.Pon | ev.Kan)]
-        if not calls or request.tile is None:
+        if not calls or request.tile is None or self.style.calls == "never":
             return Decision(pass_action)
         counts = state.counts()
         before = shanten(counts)
-        if _threats(state) and before >= 1:
+        if _threats(state, self.style) and before >= 1:
             return Decision(pass_action)
         mcr_before = _McrView(state, counts).distance() if state.spec.min_fan else 0
         best: tuple[tuple[Any, ...], Any] | None = None
@@ -222,6 +283,10 @@ class RuleBasedPolicy:
         meld = Meld("chi" if isinstance(action, ev.Chi) else "pon",
                     (*action.tiles, tile), tile)
         melds = [*state.melds, meld]
+        if self.style.calls == "open":
+            return True
+        if self.style.calls == "yakuhai" and not variant.min_fan:
+            return _valuable_call(state, action, tile, rest, melds)
         if variant.needs_yaku:
             return _open_yaku(state, rest, melds)
         if variant.min_fan:
@@ -242,8 +307,8 @@ def _plain_scoring(state: TableState) -> bool:
     return not state.spec.has_riichi and not state.spec.min_fan
 
 
-def _threats(state: TableState) -> list[int]:
-    out = defence.threats(state)
+def _threats(state: TableState, style: Style = DEFAULT_STYLE) -> list[int]:
+    out = defence.threats(state, style.threat_calls, style.riichi_threat_calls)
     if _plain_scoring(state) and state.wall_remaining <= LATE_WALL:
         out = [s for s in range(4) if s != state.seat]
     if state.spec.min_fan:
@@ -251,13 +316,51 @@ def _threats(state: TableState) -> list[int]:
     return out
 
 
-def _should_fold(state: TableState, shanten_now: int, info: dict[int, DiscardInfo]) -> bool:
+def _should_fold(state: TableState, shanten_now: int, info: dict[int, DiscardInfo],
+                 style: Style = DEFAULT_STYLE) -> bool:
+    if style.push_value is not None and shanten_now <= 1 and (
+            _value_points(state) >= style.push_value):
+        return False
+    if style.fold_from_shanten is not None and shanten_now >= style.fold_from_shanten:
+        return True
     if shanten_now >= 2:
         return True
     if shanten_now == 1:
         return state.spec.has_riichi or state.wall_remaining < 2 * LATE_WALL
     live = max(d.useful for d in info.values() if d.shanten == 0)
-    return live == 0
+    return live < style.fold_ready_live
+
+
+def _value_points(state: TableState) -> int:
+    """A rough count of what the hand is worth beyond its shape, for pushing: dora and red
+    fives held or melded, value-honour pairs and pungs, 2 for a flush under way."""
+    counts = state.counts()
+    kinds = [T.kind(t) for m in state.melds for t in m.tiles]
+    dora = _dora_kinds(state)
+    points = sum(n * (counts[k] + kinds.count(k)) for k, n in dora.items())
+    if state.spec.has_dora:
+        points += sum(T.is_red(t) for t in state.hand)
+        points += sum(T.is_red(t) for m in state.melds for t in m.tiles)
+    values = value_honours(state)
+    points += sum(1 for k in values if counts[k] + kinds.count(k) >= 2)
+    if _flush_suit(counts, state.melds, FLUSH_SHARE + 0.15) is not None:
+        points += 2
+    return points
+
+
+def _valuable_call(state: TableState, action: Any, tile: int, rest: list[int],
+                   melds: list[Meld]) -> bool:
+    """Style "yakuhai": a pung of a value honour, or a call that keeps the whole hand in one
+    suit (plus honours) within reach; in riichi, the open hand must still have a yaku."""
+    if isinstance(action, ev.Pon) and T.kind(tile) in value_honours(state):
+        return True
+    kinds = [T.kind(t) for m in melds for t in m.tiles if T.kind(t) < 27]
+    suits = {k // 9 for k in kinds}
+    if len(suits) != 1:
+        return False
+    s = suits.pop()
+    off = sum(c for k, c in enumerate(rest[:27]) if k // 9 != s)
+    return off <= 2
 
 
 def _dora_kinds(state: TableState) -> dict[int, int]:
@@ -270,7 +373,8 @@ def _dora_kinds(state: TableState) -> dict[int, int]:
     return out
 
 
-def _flush_suit(counts: list[int], melds: list[Meld]) -> int | None:
+def _flush_suit(counts: list[int], melds: list[Meld],
+                share: float = FLUSH_SHARE) -> int | None:
     """Taiwan 清一色 (8 tai) / mass 清一色: the suit holding most tiles when it holds 70% of
     them (the others are then shed: :func:`_flush_bonus`), else None."""
     per_suit = [sum(counts[9 * s:9 * s + 9]) for s in range(3)]
@@ -280,7 +384,7 @@ def _flush_suit(counts: list[int], melds: list[Meld]) -> int | None:
                 per_suit[T.kind(t) // 9] += 1
     main = max(range(3), key=lambda s: per_suit[s])
     total = sum(per_suit) + sum(counts[27:])
-    return main if total and per_suit[main] / total >= 0.7 else None
+    return main if total and per_suit[main] / total >= share else None
 
 
 def _flush_bonus(main: int | None, k: int) -> float:

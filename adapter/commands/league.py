@@ -1,0 +1,271 @@
+"""`mjbot league`: round-robins of duplicate arenas between a population of styles.
+
+Each pair of members plays one arena (one against three, every seating, the same walls for
+every pair since walls are keyed by seed and unit); the table is built from the arenas'
+own figures (points/hand difference and its 95% interval, average rank), so a league adds no
+referee loop and no statistics of its own. ``--out DIR`` keeps each arena's JSON, and a rerun
+skips the arenas already there (a file played with other options is refused, not reused).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from adapter.commands import (
+    UserInputError,
+    add_fallback_argument,
+    add_ray_arguments,
+    add_seat_limit_argument,
+    fallback_verdict,
+    log,
+    require_networks,
+    require_policy,
+    require_seats,
+    start_ray,
+)
+from brain.rules.variant import VARIANT_NAMES
+
+DEFAULT_MEMBERS = "rulebased,greedy,style:open,style:closed,style:defensive,style:value"
+EXAMPLES = """examples:
+  mjbot league --hands 200 --seed 31 --workers 2 --json league.json
+  mjbot league --variant mcr --members rulebased,style:open,style:closed,mc --hands 96
+  mjbot league --members 'rulebased,style:value,nn@runs/gen3.npz' --both --out league-runs/
+
+A member is any policy name (rulebased, greedy, mc, nn, nn@FILE, style:open, style:closed,
+style:defensive, style:value) or an outside program (KIND:CMD, as in mjbot arena). Each pair
+A, B plays A against three B on the same walls (--both: B against three A as well); the
+table's cell (row A, column B) is A's points/hand minus B's, with the arena's 95% interval."""
+
+
+def register(sub: Any) -> None:
+    a = sub.add_parser("league", help="round-robin of duplicate arenas between styles",
+                       description="Every pair of members plays a duplicate arena (one "
+                       "against three, every seating, the same walls); writes the table of "
+                       "points/hand differences with 95%% intervals (and average ranks).",
+                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    a.add_argument("--variant", default="riichi", choices=VARIANT_NAMES)
+    a.add_argument("--members", default=DEFAULT_MEMBERS,
+                   help="comma-separated policies or outside programs (default: %(default)s)")
+    a.add_argument("--hands", type=int, default=200, help="hands per arena, about")
+    a.add_argument("--seed", type=int, default=0)
+    a.add_argument("--both", action="store_true",
+                   help="also play B against three A for every pair (twice the arenas)")
+    add_ray_arguments(a)
+    add_fallback_argument(a)
+    add_seat_limit_argument(a)
+    a.add_argument("--length", choices=["east", "south"], default="east",
+                   help="riichi game length: east-only or east-south")
+    a.add_argument("--json", metavar="FILE", help="write the table and every arena's figures")
+    a.add_argument("--out", metavar="DIR", help="keep each arena's JSON here; arenas whose "
+                   "file is already there are not played again")
+    a.add_argument("--log-dir", help="write the games' logs here (default: no logs)")
+    a.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when it is a terminal)")
+    a.set_defaults(handler=cmd_league)
+
+
+def parse_members(text: str) -> list[str]:
+    """``--members``: two or more distinct known policies or outside programs."""
+    from adapter.local.external import SpecError, is_external, parse_spec
+
+    members = [m.strip() for m in text.split(",") if m.strip()]
+    if len(members) < 2:
+        raise UserInputError(f"--members needs two or more names, got {text!r}")
+    twice = sorted({m for m in members if members.count(m) > 1})
+    if twice:
+        raise UserInputError(f"--members names {', '.join(twice)} more than once")
+    for name in members:
+        if not is_external(name):
+            require_policy(name)
+            continue
+        try:
+            parse_spec(name)
+        except SpecError as exc:
+            raise UserInputError(str(exc)) from None
+    return members
+
+
+def pairings(members: list[str], both: bool) -> list[tuple[str, str]]:
+    """(hero, field) per arena: each pair once in member order, reversed too with ``both``."""
+    out = []
+    for a, b in itertools.combinations(members, 2):
+        out.append((a, b))
+        if both:
+            out.append((b, a))
+    return out
+
+
+def arena_file(out: Path, hero: str, field: str) -> Path:
+    """A stable, file-safe name for one arena's JSON (names may hold paths and spaces)."""
+    def slug(name: str) -> str:
+        digest = hashlib.sha1(name.encode()).hexdigest()[:8]
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:32] + "-" + digest
+    return out / f"{slug(hero)}--vs-3x--{slug(field)}.json"
+
+
+def difference(summary: dict[str, Any], a: str, b: str) -> tuple[float, list[float | None]]:
+    """A's points/hand minus B's and its interval, from an arena summary (which keys each
+    pair by the names in sorted order)."""
+    first, second = sorted((a, b))
+    d = summary["differences"][f"{first}-{second}"]
+    lo, hi = d["ci95"]
+    if first == a:
+        return d["points_per_hand"], [lo, hi]
+    return -d["points_per_hand"], [None if hi is None else -hi, None if lo is None else -lo]
+
+
+def table(members: list[str], arenas: dict[tuple[str, str], dict[str, Any]]
+          ) -> dict[str, dict[str, Any]]:
+    """Row A, column B: from the arena A against three B (or, without it, from B against
+    three A, read from A's side): A−B points/hand, its 95% interval, A's average rank."""
+    cells: dict[str, dict[str, Any]] = {m: {} for m in members}
+    for a in members:
+        for b in members:
+            if a == b:
+                continue
+            key = (a, b) if (a, b) in arenas else (b, a)
+            summary = arenas[key]
+            value, ci = difference(summary, a, b)
+            mine = summary["policies"][a]
+            cells[a][b] = {"points_per_hand": value, "ci95": ci, "avg_rank": mine["avg_rank"],
+                           "avg_rank_ci95": mine["avg_rank_ci95"], "seats": mine["seats"],
+                           "arena": f"{key[0]} vs 3x {key[1]}"}
+    return cells
+
+
+def format_table(variant: str, members: list[str], cells: dict[str, dict[str, Any]]) -> str:
+    """The table as text: A−B points/hand [95% CI] per cell, a mean column, then (ranked
+    variants) the average ranks."""
+    from adapter.local.arena import _interval
+    from brain.rules.variant import variant_of
+
+    spec = variant_of(variant)
+    width = max(24, *(len(m) + 2 for m in members))
+    head = f"{'member':<{width}}" + "".join(f"{m:>{width}}" for m in members) + f"{'mean':>10}"
+    lines = [f"league {variant}: row minus column, {spec.score_unit}/hand [95% CI]", head]
+    for a in members:
+        row = f"{a:<{width}}"
+        values = []
+        for b in members:
+            if a == b:
+                row += f"{'-':>{width}}"
+                continue
+            c = cells[a][b]
+            values.append(c["points_per_hand"])
+            row += f"{c['points_per_hand']:+.1f} {_interval(c['ci95'], '+.0f')}".rjust(width)
+        lines.append(row + f"{sum(values) / len(values):>+10.1f}")
+    if spec.ranked:
+        lines += ["", "average rank of the row member in the arena of the pair (above the "
+                  "diagonal, or with --both: one seat against three of the column member; "
+                  "below it: three seats against one)",
+                  f"{'member':<{width}}" + "".join(f"{m:>{width}}" for m in members)]
+        for a in members:
+            row = f"{a:<{width}}"
+            for b in members:
+                c = cells[a].get(b)
+                text = "-" if c is None or c["avg_rank"] is None else (
+                    f"{c['avg_rank']:.2f} " + _interval(c["avg_rank_ci95"], ".2f"))
+                row += text.rjust(width)
+            lines.append(row)
+    return "\n".join(lines)
+
+
+def _league_options(args: argparse.Namespace, hero: str, field: str) -> dict[str, Any]:
+    return {"variant": args.variant, "seed": args.seed, "hands": args.hands,
+            "length": args.length, "hero": hero, "field": field}
+
+
+def _stored(path: Path, options: dict[str, Any]) -> dict[str, Any] | None:
+    """The arena summary kept at ``path`` for these options; None when there is none; the
+    user's error when the file is unreadable or was played with other options."""
+    if not path.exists():
+        return None
+    try:
+        kept = json.loads(path.read_text())
+        league, summary = kept["league"], kept["arena"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UserInputError(f"{path}: not a league arena file ({exc}); remove it or use "
+                             "another --out") from None
+    if league != options:
+        changed = ", ".join(f"{k} {league.get(k)!r} (now {v!r})" for k, v in options.items()
+                            if league.get(k) != v)
+        raise UserInputError(f"{path}: played with other options ({changed}); remove it or "
+                             "use another --out")
+    return summary  # type: ignore[no-any-return]
+
+
+def cmd_league(args: argparse.Namespace) -> int:
+    import time
+
+    from adapter.local.arena import ArenaConfig, _interval, pool_tallies, run_arena, summarize
+    from adapter.progress import ProgressBar
+    from brain.tally import tallies_from
+
+    members = parse_members(args.members)
+    require_networks(members, args.variant)
+    require_seats(members, args.variant, args)
+    if args.hands < 1:
+        raise UserInputError("--hands must be at least 1")
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        if out.exists() and not out.is_dir():
+            raise UserInputError(f"--out {out}: not a directory")
+        out.mkdir(parents=True, exist_ok=True)
+    ray = start_ray(args)
+    workers = ray.workers if ray is not None else args.workers or 1
+    arenas: dict[tuple[str, str], dict[str, Any]] = {}
+    start = time.monotonic()
+    played = 0
+    try:
+        for hero, field in pairings(members, args.both):
+            options = _league_options(args, hero, field)
+            path = arena_file(out, hero, field) if out is not None else None
+            summary = _stored(path, options) if path is not None else None
+            kept = summary is not None
+            if summary is None:
+                config = ArenaConfig(args.variant, (hero, field, field, field), args.hands,
+                                     args.seed, workers, args.log_dir, args.length,
+                                     seat_limit=args.seat_limit)  # type: ignore[arg-type]
+                began = time.monotonic()
+                results = run_arena(config, ProgressBar(args.progress), ray)
+                summary = summarize(config, results, time.monotonic() - began)
+                for r in results:
+                    for error in r.errors:
+                        log().error("referee error", arena=f"{hero} vs 3x {field}",
+                                    error=error)
+                played += 1
+                if path is not None:
+                    path.write_text(json.dumps({"league": options, "arena": summary},
+                                               indent=2) + "\n")
+            arenas[(hero, field)] = summary
+            value, ci = difference(summary, hero, field)
+            print(f"{hero} vs 3x {field}: {value:+.1f}/hand {_interval(ci, '+.1f')} "
+                  f"({summary['hands']} hands, {summary['seconds']:.1f} s"
+                  + (", kept from --out)" if kept else ")"), flush=True)
+    finally:
+        if ray is not None:
+            ray.cluster.close()
+    cells = table(members, arenas)
+    print()
+    print(format_table(args.variant, members, cells))
+    fallbacks = {m: pool_tallies(tallies_from({m: s["policies"][m]})[m]
+                                 for s in arenas.values() if m in s["policies"]).as_dict()
+                 for m in members}
+    errors = sum(s["referee_errors"] for s in arenas.values())
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "variant": args.variant, "members": members, "seed": args.seed,
+            "hands": args.hands, "both": args.both, "length": args.length,
+            "arenas_played": played, "arenas_kept": len(arenas) - played,
+            "seconds": round(time.monotonic() - start, 3), "referee_errors": errors,
+            "fallbacks": fallbacks, "table": cells,
+            "arenas": {f"{h} vs 3x {f}": s for (h, f), s in arenas.items()},
+        }, indent=2) + "\n")
+    failed = fallback_verdict(args, fallbacks)
+    return 1 if errors else failed

@@ -1,0 +1,88 @@
+"""`mjbot league`: a round-robin of duplicate arenas, run as the user runs it (a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from adapter.commands.league import difference, pairings
+
+MEMBERS = "rulebased,greedy,style:closed"
+
+
+def _mjbot(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
+                          text=True, timeout=300, cwd=cwd)
+
+
+def test_pairings_once_per_pair_or_both_ways():
+    assert pairings(["a", "b", "c"], False) == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert pairings(["a", "b"], True) == [("a", "b"), ("b", "a")]
+
+
+def test_league_writes_the_table_and_every_pair(tmp_path):
+    out = tmp_path / "league.json"
+    r = _mjbot("league", "--members", MEMBERS, "--hands", "30", "--seed", "4",
+               "--json", str(out), "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    data = json.loads(out.read_text())
+    assert set(data["arenas"]) == {"rulebased vs 3x greedy", "rulebased vs 3x style:closed",
+                                   "greedy vs 3x style:closed"}
+    members = MEMBERS.split(",")
+    for hero, field in pairings(members, False):
+        arena = data["arenas"][f"{hero} vs 3x {field}"]
+        assert arena["policies_seated"] == [hero, field, field, field]
+        assert arena["units"] >= 2 and arena["referee_errors"] == 0
+        cell, back = data["table"][hero][field], data["table"][field][hero]
+        value, ci = difference(arena, hero, field)
+        assert cell["points_per_hand"] == value and cell["ci95"] == ci
+        assert back["points_per_hand"] == -value
+        assert ci[0] is not None and ci[0] <= value <= ci[1]
+        assert 1.0 <= cell["avg_rank"] <= 4.0 and 1.0 <= back["avg_rank"] <= 4.0
+        assert cell["seats"] == 1 and back["seats"] == 3
+    assert set(data["fallbacks"]) == set(members)
+    assert all(f["decisions"] > 0 and f["fallbacks"] == 0 for f in data["fallbacks"].values())
+    # the printed table: a row per member, every cell with its interval, then the ranks
+    text = r.stdout.split("league riichi: row minus column")[1]
+    assert "average rank" in text
+    for m in members:
+        row = next(line for line in text.splitlines() if line.startswith(m + " "))
+        assert row.count("[") == len(members) - 1
+
+
+def test_league_both_ways_and_resume_from_out(tmp_path):
+    out = tmp_path / "arenas"
+    args = ("league", "--variant", "taiwan16", "--members", "rulebased,style:value",
+            "--hands", "8", "--seed", "2", "--both", "--out", str(out))
+    first = _mjbot(*args, "--json", str(tmp_path / "a.json"))
+    assert first.returncode == 0, first.stderr
+    files = sorted(out.glob("*.json"))
+    assert len(files) == 2
+    data = json.loads((tmp_path / "a.json").read_text())
+    assert data["arenas_played"] == 2
+    assert data["table"]["style:value"]["rulebased"]["arena"] == "style:value vs 3x rulebased"
+    assert "avg_rank" in data["table"]["rulebased"]["style:value"]  # None: taiwan16 is unranked
+    stamps = [f.stat().st_mtime_ns for f in files]
+    again = _mjbot(*args, "--json", str(tmp_path / "b.json"))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count("kept from --out") == 2
+    assert [f.stat().st_mtime_ns for f in files] == stamps
+    kept = json.loads((tmp_path / "b.json").read_text())
+    assert kept["arenas_played"] == 0 and kept["table"] == data["table"]
+    # other options must not reuse those arenas
+    other = _mjbot(*[("16" if a == "8" else a) for a in args])
+    assert other.returncode == 2
+    assert "played with other options (hands 8 (now 16))" in other.stderr
+    assert "Traceback" not in other.stderr
+
+
+def test_league_refuses_bad_members_in_one_line(tmp_path):
+    for members, words in (("rulebased", "two or more"), ("rulebased,nope", "unknown policy"),
+                           ("greedy,greedy", "more than once"),
+                           ("rulebased,botzone:./x", "plays mcr, not riichi")):
+        r = _mjbot("league", "--members", members, "--hands", "4", cwd=tmp_path)
+        assert r.returncode == 2, (members, r.stdout)
+        assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        assert words in r.stderr, r.stderr
