@@ -545,3 +545,20 @@ async def test_text_that_is_no_tag_is_logged_and_the_line_kept() -> None:
     finally:
         await server.close()
     assert sum(p.startswith("from a client") for p in server.stats.problems) == 2
+
+
+def test_a_pon_is_an_answer_only_to_a_discard_it_melds_with() -> None:
+    """A pon left over from an earlier claim (its tiles still held: the call was not taken)
+    repeated 1-200 ms later reaches the next claim: it must read as stale, not as a pon of
+    that discard (which the referee counted as an illegal answer). The same for a chi."""
+    from adapter.fakes.tenhou_seat import Owed
+
+    held = frozenset({0, 1, 36, 38, 40, 44})  # 1m 1m 1p 1p 2p 3p
+    pon_claim = Owed("claim", parse_tag('<e37 t="1"/>'), held)  # 1p discarded, pon offered
+    assert pon_claim.allows(parse_tag('<N type="1" hai0="36" hai1="38"/>'))
+    assert not pon_claim.allows(parse_tag('<N type="1" hai0="0" hai1="1"/>'))
+    chi_claim = Owed("claim", parse_tag('<g49 t="4"/>'), held)  # 4p discarded, chi offered
+    assert chi_claim.allows(parse_tag('<N type="3" hai0="40" hai1="44"/>'))  # 2p 3p 4p
+    assert not chi_claim.allows(parse_tag('<N type="3" hai0="36" hai1="40"/>'))  # 1p 2p 4p
+    turn = Owed("turn", parse_tag("<T2/>"), held | {2})
+    assert not turn.allows(parse_tag('<N type="1" hai0="0" hai1="1"/>'))

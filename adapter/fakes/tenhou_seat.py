@@ -6,9 +6,9 @@ What a seat owes is one request at a time: the first answer that fits is taken, 
 (or one to nothing, or one left from an earlier request) is logged, counted and dropped, so that
 a client that answers twice never has its answers shifted onto later requests. Tenhou's answers
 carry no request number; the server tells a stale repeat from an answer by what the request
-allows: a repeat of an answer taken earlier in the game that the request now owed does not
-allow (a discard of a tile that has left the hand, a pon when a discard is asked) is dropped as
-stale, even when it comes in a later write, after the next request went out. A seat whose
+allows: a repeat of an answer read earlier in the game (taken or dropped) that the request now
+owed does not allow (a discard of a tile that has left the hand, a pon when a discard is asked,
+a pon or chi that does not meld with the discard asked about) is dropped as stale, even when it comes in a later write, after the next request went out. A seat whose
 client is away is waited for a short while (``absent`` seconds from its leaving), then played
 for it until it is back.
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -127,7 +128,24 @@ class Owed:
         except ProtocolError:
             return False
         named = reply.get("ids") or ([reply["id"]] if "id" in reply else [])
-        return reply["verb"] in self.verbs() and all(i in self.held for i in named)
+        if reply["verb"] not in self.verbs() or not all(i in self.held for i in named):
+            return False
+        if reply["verb"] in ("pon", "chi"):  # it must meld with the discard asked about
+            return _melds_with(reply["verb"], named, self.tag)
+        return True
+
+
+def _melds_with(verb: str, ids: list[int], claim: Tag) -> bool:
+    """Two held ids make a pon or a chi with the discard a claim asks about (its tag names
+    the discarded id: ``<e37 t="1"/>``); a pon answered for an earlier discard does not."""
+    found = re.fullmatch(r"[A-Za-z](\d+)", claim.name)
+    if found is None:
+        return False
+    kinds = sorted([i // 4 for i in ids] + [int(found.group(1)) // 4])
+    if verb == "pon":
+        return len(set(kinds)) == 1
+    return (kinds[2] < 27 and kinds[0] // 9 == kinds[2] // 9
+            and kinds == list(range(kinds[0], kinds[0] + 3)))
 
 
 _ABSENT = object()  # no answer: the client is away
@@ -147,7 +165,7 @@ class RemoteSeat:
         self.owed: Owed | None = None
         self.answers = threading.Lock()  # owed and the reply queue, between the two threads
         self.held: list[Tag] = []  # the hand's AGARI / RYUUKYOKU, sent with the next event
-        self.given: set[str] = set()  # the answers taken in this game, to know a repeat
+        self.given: set[str] = set()  # every answer read in this game, to know a repeat
         self.scores = [0, 0, 0, 0]
 
     def rel(self, seat: int) -> int:
@@ -181,7 +199,9 @@ class RemoteSeat:
                     self.table.dropped("a second answer", tag)
                     continue
                 text = format_tag(tag)
-                if owed is not None and text in self.given and not owed.allows(tag):
+                repeat = text in self.given
+                self.given.add(text)  # taken or not: a later copy of it is a repeat
+                if owed is not None and repeat and not owed.allows(tag):
                     self.table.dropped("stale, a repeat of an earlier answer", tag)
                     continue
                 fits = owed is not None and (
@@ -192,7 +212,6 @@ class RemoteSeat:
                     continue  # Tenhou ignores an answer to nothing
                 if tag.name != "REACH":  # a riichi's discard is still to come
                     owed.answered = True
-                self.given.add(text)
                 self.link.replies.put(tag)
 
     def _next_reply(self, deadline: float) -> Tag | object | None:
