@@ -8,9 +8,10 @@ a client that answers twice never has its answers shifted onto later requests. T
 carry no request number; the server tells a stale repeat from an answer by what the request
 allows: a repeat of an answer read earlier in the game (taken or dropped) that the request now
 owed does not allow (a discard of a tile that has left the hand, a pon when a discard is asked,
-a pon or chi that does not meld with the discard asked about) is dropped as stale, even when it comes in a later write, after the next request went out. A seat whose
-client is away is waited for a short while (``absent`` seconds from its leaving), then played
-for it until it is back.
+a pon or chi that does not meld with the discard asked about) is dropped as stale, even when
+it comes in a later write, after the next request went out. A seat whose client is away is
+waited for a short while (``absent`` seconds from its leaving), then played for it until it
+is back.
 """
 
 from __future__ import annotations
