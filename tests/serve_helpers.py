@@ -3,6 +3,7 @@ serve` as a subprocess with its status URL, and log checks."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -13,6 +14,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,14 @@ from replay.log import SUFFIX, read_log
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON_ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+async def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Let the event loop run until ``check()`` holds (a deadline, not a measurement)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.01)
 
 
 def free_port() -> int:

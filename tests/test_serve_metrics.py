@@ -6,7 +6,6 @@ has the families, types, help texts and label names the hand-written exposition 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -20,6 +19,7 @@ from adapter.serve.metrics import LATENCY_BUCKETS, Metrics
 from adapter.serve.runners import Outcome, RunContext
 from adapter.serve.status import StatusServer
 from adapter.serve.supervisor import Supervisor
+from tests.serve_helpers import until
 
 SESSION, KIND, POLICY = ("session",), ("kind", "session"), ("policy", "session")
 HISTOGRAM = {"mjbot_decision_seconds_bucket": ("le", "policy", "session"),
@@ -74,13 +74,6 @@ def playing(decisions: int) -> Callable[[Any, RunContext], Any]:
 
 def sessions(*names: str) -> str:
     return "".join(f'[sessions.{name}]\nkind = "local"\n' for name in names)
-
-
-async def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.01)
 
 
 async def started(config: str, decisions: int = 3) -> Supervisor:

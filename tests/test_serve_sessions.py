@@ -5,6 +5,7 @@ itself as a subprocess (SIGTERM in the middle of a hand, SIGHUP with a changed c
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import signal
@@ -29,13 +30,10 @@ from tests.serve_helpers import (
     stop_process,
     tenhou_server,
 )
+from tests.serve_helpers import until as shared_until
 
-
-async def until(check, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.05)
+# the sessions here run real subprocesses: a longer deadline
+until = functools.partial(shared_until, timeout=60.0)
 
 
 def practice_pids(session: str) -> list[int]:

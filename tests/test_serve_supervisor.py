@@ -16,6 +16,7 @@ from adapter.serve.config import Limits, ServeConfig, SessionSpec
 from adapter.serve.policy import Backoff, CircuitBreaker, DailyQuota
 from adapter.serve.runners import Outcome, PermanentError, RunContext
 from adapter.serve.supervisor import Supervisor
+from tests.serve_helpers import until
 
 
 def spec(name: str = "s", **limits: Any) -> SessionSpec:
@@ -48,13 +49,6 @@ def crash(ctx: RunContext) -> Outcome:
 def game(ctx: RunContext) -> Outcome:
     ctx.probe.game_finished({"scores": [1, 2, 3, 4], "seat": 0, "points": 5})
     return Outcome("completed")
-
-
-async def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.01)
 
 
 def supervisor(runner: Any, *specs: SessionSpec) -> Supervisor:

@@ -10,7 +10,6 @@ import gzip
 import json
 import os
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,15 +18,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from adapter.serve.status import StatusServer
 from adapter.serve.viewcache import BuildCache
 from adapter.serve.viewer import VIEW_CACHE
+from tests.serve_helpers import until
 from tests.viewer_fixtures import practice_game
-
-
-async def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the loop run until ``check()`` holds (a deadline, not a measurement)."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "never reached"
-        await asyncio.sleep(0.01)
 
 
 async def test_a_hand_is_built_once_per_version_of_its_file(tmp_path: Path) -> None:
