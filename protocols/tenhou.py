@@ -252,8 +252,13 @@ def _given_id(meld: MeldIds) -> int | None:
     if meld.kind in ("chi", "pon", "open_kan"):
         return meld.called
     if meld.kind == "added_kan":
-        return tuple(i for i in meld.ids if i != meld.called)[meld.index]
+        return _pon_ids(meld)[meld.index]
     return None
+
+
+def _pon_ids(added_kan: MeldIds) -> tuple[int, ...]:
+    """The pon an added kan grew from: its ids but the added one."""
+    return tuple(i for i in added_kan.ids if i != added_kan.called)
 
 
 def decode_meld(who: int, m: int, red: bool = True) -> ev.MeldCalled:
@@ -651,7 +656,7 @@ class TenhouCodec(Codec):
                     events += self._replayed_discard(self.absolute((r + mi.offset) % 4),
                                                      given)
                 if mi.kind == "added_kan":  # the pon it grew from, then the added tile
-                    pon = tuple(i for i in mi.ids if i != mi.called)
+                    pon = _pon_ids(mi)
                     events.append(decode_meld(seat, meld_code(
                         MeldIds("pon", pon, given, mi.offset, mi.index)), self.red))
                 events.append(decode_meld(seat, code, self.red))

@@ -33,10 +33,12 @@ from adapter.commands import (
     require_networks,
     require_policy,
 )
+from adapter.local.arena import Z95
+
+# mjai's rule, a tie to the earlier seat, is our placement with the first dealer at seat 0
+from adapter.local.game import placement as ranks_of
 from adapter.platforms.mjai import MjaiBot, MjaiSettings, reply_line
 from brain.tally import FallbackTally
-
-Z95 = 1.959964
 
 INSTALL = "pip install -e '.[mjai]' && pip install --no-deps mjai==0.2.1 (or: make bench-mjai)"
 
@@ -160,15 +162,6 @@ def bench_mjai(games: int = 8, seed: int = 10000, policy: str = "rulebased") -> 
 
 MJBOT, THEIRS = "mjbot", "RulebaseBot"
 START = 25000
-
-
-def ranks_of(scores: list[int]) -> list[int]:
-    """Rank (1..4) per seat: higher score first, a tie to the earlier seat (mjai's rule)."""
-    order = sorted(range(4), key=lambda s: -scores[s])
-    ranks = [0] * 4
-    for rank, seat in enumerate(order, start=1):
-        ranks[seat] = rank
-    return ranks
 
 
 def summarize(per_game: list[dict[str, Any]], policy: str, seconds: float,

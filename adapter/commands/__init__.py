@@ -71,21 +71,26 @@ def require_mc_options() -> None:
 def four_policies(text: str) -> tuple[str, str, str, str]:
     """``--policies A,B,C,D``: one known policy or outside program (``KIND:CMD``, checked
     against the variant by :func:`require_seats`) per seat."""
-    from adapter.local.external import SpecError, is_external, parse_spec
-
     names = tuple(n.strip() for n in text.split(","))
     if len(names) != 4:
         raise UserInputError(f"--policies needs four names (one per seat), got {len(names)}: "
                              f"{text!r}")
     for name in names:
-        if not is_external(name):
-            require_policy(name)
-            continue
-        try:
-            parse_spec(name)
-        except SpecError as exc:
-            raise UserInputError(str(exc)) from None
+        require_seat_name(name)
     return names  # type: ignore[return-value]
+
+
+def require_seat_name(name: str) -> None:
+    """One seat of a table: a known policy, or an outside program's spec that parses."""
+    from adapter.local.external import SpecError, is_external, parse_spec
+
+    if not is_external(name):
+        require_policy(name)
+        return
+    try:
+        parse_spec(name)
+    except SpecError as exc:
+        raise UserInputError(str(exc)) from None
 
 
 def add_ray_arguments(parser: Any) -> None:

@@ -25,7 +25,7 @@ from adapter.commands import (
     fallback_verdict,
     log,
     require_networks,
-    require_policy,
+    require_seat_name,
     require_seats,
     start_ray,
 )
@@ -72,8 +72,6 @@ def register(sub: Any) -> None:
 
 def parse_members(text: str) -> list[str]:
     """``--members``: two or more distinct known policies or outside programs."""
-    from adapter.local.external import SpecError, is_external, parse_spec
-
     members = [m.strip() for m in text.split(",") if m.strip()]
     if len(members) < 2:
         raise UserInputError(f"--members needs two or more names, got {text!r}")
@@ -81,13 +79,7 @@ def parse_members(text: str) -> list[str]:
     if twice:
         raise UserInputError(f"--members names {', '.join(twice)} more than once")
     for name in members:
-        if not is_external(name):
-            require_policy(name)
-            continue
-        try:
-            parse_spec(name)
-        except SpecError as exc:
-            raise UserInputError(str(exc)) from None
+        require_seat_name(name)
     return members
 
 

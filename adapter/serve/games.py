@@ -147,6 +147,8 @@ class GameIndex:
                 "offset": offset, "limit": limit}
 
     def _result(self, entry: dict[str, Any]) -> dict[str, Any]:
+        from adapter.local.game import placement  # the table's rule; loaded only for a page
+
         path = self.resolve(entry["id"])
         key = (str(path), entry["mtime"], entry["size"], "footer")
         with self._lock:
@@ -162,8 +164,7 @@ class GameIndex:
                 ranks = (footer or {}).get("result", {}).get("ranks")
                 info["our_score"] = scores[seat]
                 info["our_rank"] = ranks[seat] if isinstance(ranks, list) and len(ranks) == 4 \
-                    else 1 + sum(1 for s, v in enumerate(scores)
-                                 if v > scores[seat] or (v == scores[seat] and s < seat))
+                    else placement(scores)[seat]
         with self._lock:
             self._headers[key] = info
         return info

@@ -354,13 +354,17 @@ def _valuable_call(state: TableState, action: Any, tile: int, rest: list[int],
     suit (plus honours) within reach; in riichi, the open hand must still have a yaku."""
     if isinstance(action, ev.Pon) and T.kind(tile) in value_honours(state):
         return True
-    kinds = [T.kind(t) for m in melds for t in m.tiles if T.kind(t) < 27]
-    suits = {k // 9 for k in kinds}
+    return _one_suit_within_reach([T.kind(t) for m in melds for t in m.tiles], rest)
+
+
+def _one_suit_within_reach(kinds: list[int], rest: list[int]) -> bool:
+    """The melds' tiles in one suit (honours aside), and at most two tiles of another suit
+    left in the hand."""
+    suits = {k // 9 for k in kinds if k < 27}
     if len(suits) != 1:
         return False
     s = suits.pop()
-    off = sum(c for k, c in enumerate(rest[:27]) if k // 9 != s)
-    return off <= 2
+    return sum(c for k, c in enumerate(rest[:27]) if k // 9 != s) <= 2
 
 
 def _dora_kinds(state: TableState) -> dict[int, int]:
@@ -430,12 +434,7 @@ def _open_yaku(state: TableState, rest: list[int], melds: list[Meld]) -> bool:
     outside = sum(rest[k] for k in T.TERMINALS_AND_HONOURS)
     if all(k not in T.TERMINALS_AND_HONOURS for k in kinds) and outside <= 1:
         return True
-    suits = {k // 9 for k in kinds if k < 27}
-    if len(suits) == 1:
-        s = suits.pop()
-        off = sum(c for k, c in enumerate(rest[:27]) if k // 9 != s)
-        return off <= 2
-    return False
+    return _one_suit_within_reach(kinds, rest)
 
 
 def _has_yaku_without_riichi(state: TableState, discard: int, wait_kinds: frozenset[int]) -> bool:

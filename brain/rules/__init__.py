@@ -1,18 +1,19 @@
 """One module per variant with the same interface (:class:`brain.rules.base.Rules`), and the
 registry of :class:`brain.rules.variant.Variant` objects that names them.
 
-``Rules``, ``WinContext`` and ``WinScore`` are re-exported on first use, so importing the
-registry (``brain.state`` does) does not import ``brain.rules.base``, which imports the state.
+The interface types live in ``brain.rules.base`` and are imported from there: this package
+imports only the registry, so that ``brain.state`` can import it without importing the base
+module, which imports the state.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from brain.rules.variant import VARIANT_NAMES, VARIANTS, Variant, variant_of
 
 if TYPE_CHECKING:
-    from brain.rules.base import Rules, WinContext, WinScore
+    from brain.rules.base import Rules
 
 
 def rules_for(variant: str) -> Rules:
@@ -20,13 +21,4 @@ def rules_for(variant: str) -> Rules:
     return variant_of(variant).rules
 
 
-def __getattr__(name: str) -> Any:
-    if name in ("Rules", "WinContext", "WinScore"):
-        from brain.rules import base
-
-        return getattr(base, name)
-    raise AttributeError(f"module 'brain.rules' has no attribute {name!r}")
-
-
-__all__ = ["VARIANTS", "VARIANT_NAMES", "Rules", "Variant", "WinContext", "WinScore",
-           "rules_for", "variant_of"]
+__all__ = ["VARIANTS", "VARIANT_NAMES", "Variant", "rules_for", "variant_of"]
