@@ -19,6 +19,7 @@ from structlog.testing import capture_logs
 from adapter.local.arena import ArenaConfig, run_arena, summarize
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import seat_for
+from tests.serve_helpers import free_port
 
 PY = sys.executable
 MJBOT = f"{PY} -m adapter.cli --log-level error"
@@ -213,16 +214,8 @@ def test_mjbot_botzone_as_an_outside_program_plays_as_the_in_process_seat(tmp_pa
     _same_figures(inside, outside, name)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_mjbot_mjai_over_tcp_plays_as_the_in_process_seat(tmp_path):
-    port = _free_port()
+    port = free_port()
     name = f"mjai-tcp:127.0.0.1:{port}"
     # the original mjai server ends a connection with its game: the client runs in a loop
     clients = subprocess.Popen(

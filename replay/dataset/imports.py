@@ -182,7 +182,7 @@ def import_files(paths: Iterable[str | Path], out: str | Path,
     writer = DatasetWriter(Path(out), meta, shard_decisions)
     for game, (path, record) in enumerate(records):
         entry: dict[str, Any] = {"file": path.name, "format": record.source}
-        if record.meta.get("view_seat") is not None:
+        if views[game]:
             entry["left_out"] = "one seat's view only (a command log)"
             report.files.append(entry)
             continue
