@@ -12,6 +12,7 @@ import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -23,7 +24,7 @@ from brain.brain import Answer, Brain
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols.codec import Codec
-from replay.log import GameLogWriter, Header
+from replay.log import Footer, GameLogWriter, Header
 
 
 @dataclass
@@ -183,7 +184,17 @@ class PlatformSession:
         return True
 
     def finish_game(self) -> None:
-        """Close the game log, if one is open (a platform writes its own footer)."""
+        """The game (or the session) ends: each platform closes its log with its own footer
+        through :meth:`close_log`."""
+
+    def close_log(self, footer: Footer) -> Path | None:
+        """Close the open game log with ``footer``; its path, or None when none was open."""
+        if self.game_log is None:
+            return None
+        path = self.game_log.path
+        self.game_log.close(footer)
+        self.game_log = None
+        return path
 
     def close(self) -> None:
         self.finish_game()

@@ -157,9 +157,7 @@ class MjaiBot(CodecSession):
         self.finish_game(tuple(self.state.scores))
 
     def finish_game(self, scores: tuple[int, ...] = ()) -> None:
-        if self.game_log is not None:
-            self.game_log.close(Footer({"errors": len(self.summary.errors)}, scores))
-            self.game_log = None
+        self.close_log(Footer({"errors": len(self.summary.errors)}, scores))
 
     # ------------------------------------------------------------------ decisions
 

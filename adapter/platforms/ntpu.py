@@ -133,11 +133,10 @@ class NtpuBot(CodecSession):
             self.settings.write_log = False
 
     def finish_game(self) -> None:
-        if self.game_log is not None:
-            result = {"hands": self.state.hand_count, "errors": len(self.summary.errors)}
-            self.game_log.close(Footer(result))
-            log.info("ntpu: game logged", path=str(self.game_log.path), **result)
-            self.game_log = None
+        result = {"hands": self.state.hand_count, "errors": len(self.summary.errors)}
+        path = self.close_log(Footer(result))
+        if path is not None:
+            log.info("ntpu: game logged", path=str(path), **result)
 
     def apply(self, event: Any) -> None:
         if self.game_log is None and self.settings.write_log:

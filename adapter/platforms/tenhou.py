@@ -368,12 +368,10 @@ class TenhouBot(PlatformSession):
     def finish_game(self) -> None:
         """The session ends: a game still open is logged as unfinished."""
         self._release_held()
-        if self.game_log is not None:
-            result: dict[str, Any] = {"hands": self.game_hands, "unfinished": True}
-            if self.leaving:  # a stop was asked for (by the serve supervisor)
-                result["stopped"] = True
-            self.game_log.close(Footer(result))
-            self.game_log = None
+        result: dict[str, Any] = {"hands": self.game_hands, "unfinished": True}
+        if self.leaving:  # a stop was asked for (by the serve supervisor)
+            result["stopped"] = True
+        self.close_log(Footer(result))
 
 
 # ---------------------------------------------------------------------- transports
