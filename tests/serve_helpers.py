@@ -32,6 +32,13 @@ async def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
         await asyncio.sleep(0.01)
 
 
+def mjbot(*args: str, timeout: float = 300, cwd: Path | str | None = None,
+          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``mjbot ARGS`` as a real subprocess of this Python, its output captured as text."""
+    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd, env=env)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -5,22 +5,16 @@ mlibriichi game, and the score arithmetic is checked on that game and on hand-ma
 
 import itertools
 import json
-import subprocess
-import sys
 from dataclasses import dataclass
 
 import pytest
 
 from adapter.bench.mjai import _Engine, _ours, final_scores, ranks_of, summarize
 from brain.tally import FallbackTally
+from tests.serve_helpers import mjbot as _mjbot
 from tests.shared_data import MJAI_GAME
 
 EVENTS = [json.loads(line) for line in MJAI_GAME.read_text().splitlines() if line.strip()]
-
-
-def _mjbot(*args):
-    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
-                          text=True, timeout=300)
 
 
 def test_bench_log_refuses_options_of_other_benches():

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from adapter.commands.bench import BENCHES, bench_parser
+from tests.serve_helpers import mjbot
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _mjbot(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
-                          text=True, timeout=timeout, cwd=ROOT)
+def _mjbot(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return mjbot(*args, timeout=timeout, cwd=ROOT)
 
 
 def _options() -> dict[str, set[str]]:

@@ -19,7 +19,7 @@ from structlog.testing import capture_logs
 from adapter.local.arena import ArenaConfig, run_arena, summarize
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import seat_for
-from tests.serve_helpers import free_port
+from tests.serve_helpers import free_port, mjbot
 
 PY = sys.executable
 MJBOT = f"{PY} -m adapter.cli --log-level error"
@@ -380,8 +380,7 @@ def test_a_one_shot_botzone_bot_gets_the_history_and_its_data_back(tmp_path, kin
 
 
 def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PY, "-m", "adapter.cli", *args], capture_output=True, text=True,
-                          timeout=600)
+    return mjbot(*args, timeout=600)
 
 
 def test_a_platform_for_another_variant_is_refused_in_one_line():

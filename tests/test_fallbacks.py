@@ -3,10 +3,9 @@ fails the run (the real CLI, in a subprocess), and a bad MJBOT_MC is one line.""
 
 import json
 import os
-import subprocess
-import sys
 
 from brain.tally import FallbackTally, over_threshold
+from tests.serve_helpers import mjbot
 
 MC_RULEBASED = "mc,rulebased,rulebased,rulebased"
 
@@ -15,8 +14,7 @@ def _mjbot(*args, mc=None):
     env = {k: v for k, v in os.environ.items() if k != "MJBOT_MC"}
     if mc is not None:
         env["MJBOT_MC"] = mc
-    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
-                          text=True, timeout=300, env=env)
+    return mjbot(*args, env=env)
 
 
 def _empty_models(tmp_path):

@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 from adapter.commands.league import difference, pairings
+from tests.serve_helpers import mjbot as _mjbot
 
 MEMBERS = "rulebased,greedy,style:closed"
-
-
-def _mjbot(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
-                          text=True, timeout=300, cwd=cwd)
 
 
 def test_pairings_once_per_pair_or_both_ways():

@@ -12,7 +12,6 @@ import json
 import random
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from replay.formats import ntpu_log, nycu_sgf
 from replay.log import EventFrame, TxFrame, read_log
 from replay.record import GameRecord, RecordError, seat_view
 from tests.ntpu_helpers import BotClient, serve
+from tests.serve_helpers import mjbot
 from tests.shared_data import LAB_REFEREE, SHARED_LAB_REFEREE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,8 +46,7 @@ MOVES = (ev.TileDrawn, ev.TileDiscarded, ev.MeldCalled)
 
 
 def _mjbot(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return mjbot(*args, cwd=ROOT, timeout=120)
 
 
 def _wall(text: str) -> list[int]:
