@@ -101,9 +101,10 @@ def test_main_in_process_binds_logging_to_this_tests_stderr(capsys):
     assert "demo finished" in capsys.readouterr().err
 
 
-def test_and_the_next_test_still_logs():
+def test_and_the_next_test_still_logs(capsys):
     """... and tests/conftest.py gives the next test its logging back, so this line is
     written, not 'I/O operation on closed file'."""
     import structlog
 
     structlog.get_logger("mjbot.test").info("logging still works after main() in-process")
+    assert "logging still works after main() in-process" in capsys.readouterr().out
