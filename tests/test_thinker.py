@@ -59,11 +59,28 @@ def _on_a_manual_clock(policy: object, limit: float = 1.0) -> tuple[Thinker, Man
 
 async def _ready_worker(thinker: Thinker) -> int:
     thinker.warm()
-    for _ in range(1500):
+    deadline = time.monotonic() + GUARD
+    while time.monotonic() < deadline:
         if thinker.worker is not None and thinker.worker.pid is not None:
             return thinker.worker.pid
+        starting = thinker._starting
+        if starting is not None and starting.done() and starting.exception() is not None:
+            raise AssertionError("the worker process could not be started") \
+                from starting.exception()
         await asyncio.sleep(0.02)
-    raise AssertionError("no worker process started")
+    raise AssertionError(f"no worker process ready within {GUARD} s: {_worker_state(thinker)}")
+
+
+def _worker_state(thinker: Thinker) -> str:
+    """What a start that never got ready left behind (a rare CI failure had no clue)."""
+    starting, worker = thinker._starting, thinker.worker
+    if worker is None:
+        done = starting is not None and starting.done()
+        return f"no worker object; start task {'done' if done else starting}"
+    process = worker.process
+    return (f"process {getattr(process, 'pid', None)} alive={process.is_alive()} "
+            f"exitcode={process.exitcode}, exit reason {worker.exit_reason!r}, "
+            f"jobs {worker.jobs}" if process is not None else "worker without a process")
 
 
 async def test_a_fast_policy_answers_inline_and_starts_no_process() -> None:
