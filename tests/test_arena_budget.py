@@ -1,0 +1,80 @@
+"""``--budget``: our own seats at the local table decide under a platform's per-decision
+limit, and the arena reports the thinking time each policy actually used."""
+
+import json
+
+import pytest
+
+from adapter.local.arena import ArenaConfig, play_unit, summarize
+from adapter.local.seat import seat_for, split_budget
+from adapter.local.timing import DecisionTimes, percentile
+from tests.serve_helpers import mjbot
+
+
+def test_arena_budget_reports_times_within_the_limit(tmp_path):
+    out = tmp_path / "arena.json"
+    r = mjbot("arena", "--policies", "mc,rulebased,rulebased,rulebased", "--hands", "6",
+              "--seed", "3", "--no-log", "--budget", "0.3", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "thinking per decision (budget 0.3 s): mc " in r.stdout
+    summary = json.loads(out.read_text())
+    assert summary["budget"] == 0.3
+    mc = summary["policies"]["mc"]
+    # every decision the brain asked mc for is timed, none was late, none over the limit
+    assert mc["timed_decisions"] == mc["decisions"] > 0 and mc["fallbacks"] == 0
+    assert 0 < mc["mean_s"] <= mc["p99_s"] <= mc["max_s"] <= 0.3
+    assert mc["decisions_per_s"] == pytest.approx(1 / mc["mean_s"])
+    assert summary["policies"]["rulebased"]["timed_decisions"] > 0
+
+
+def test_a_seat_name_carries_its_own_budget():
+    seat = seat_for("riichi", 0, "mc@budget=0.5", budget=2.0)
+    assert seat.name == "mc@budget=0.5" and seat.brain.limit == 0.5 and seat.brain.name == "mc"
+    plain = seat_for("riichi", 1, "mc", budget=2.0)
+    assert plain.name == "mc" and plain.brain.limit == 2.0
+    assert seat_for("riichi", 2, "rulebased").brain.limit is None
+    assert split_budget("nn@weights.npz@budget=1") == ("nn@weights.npz", 1.0)
+    for bad in ("mc@budget=0", "mc@budget=-1", "mc@budget=soon", "@budget=1"):
+        with pytest.raises(ValueError, match="needs a policy and seconds above 0"):
+            split_budget(bad)
+
+
+def test_two_budgets_at_one_table_are_reported_apart():
+    config = ArenaConfig("riichi", ("mc@budget=0.3", "greedy", "greedy", "greedy"), hands=1,
+                         seed=4, budget=0.2)
+    result = play_unit(config, 0)
+    assert not result.errors
+    summary = summarize(config, [result], 1.0)
+    mine = summary["policies"]["mc@budget=0.3"]
+    assert mine["timed_decisions"] == mine["decisions"] > 0
+    assert summary["policies"]["greedy"]["timed_decisions"] > 0
+
+
+@pytest.mark.parametrize("command", ["arena", "league", "selfplay"])
+@pytest.mark.parametrize("value", ["0", "-1", "soon"])
+def test_bad_budget_is_one_line(command, value, tmp_path):
+    extra = ["--out", str(tmp_path / "out")] if command == "selfplay" else []
+    r = mjbot(command, "--budget", value, *extra)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert f"argument --budget: seconds above 0 (at most 3600), not '{value}'" in r.stderr
+
+
+def test_bad_seat_budget_is_one_line():
+    r = mjbot("arena", "--policies", "mc@budget=0,rulebased,rulebased,rulebased")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].endswith(
+        "seat 'mc@budget=0': @budget=SECONDS needs a policy and seconds above 0 (at most "
+        "3600), not '0'")
+
+
+def test_decision_times_pool_and_quantiles():
+    a, b = DecisionTimes(), DecisionTimes()
+    for s in (0.1, 0.2, 0.3):
+        a.record(s)
+    b.record(0.4)
+    a.add(b)
+    d = a.as_dict()
+    assert d["timed_decisions"] == 4 and d["max_s"] == 0.4 and d["p99_s"] == 0.4
+    assert d["mean_s"] == pytest.approx(0.25) and d["decisions_per_s"] == pytest.approx(4.0)
+    assert percentile([5.0, 1.0, 3.0], 0.5) == 3.0
+    assert DecisionTimes().as_dict()["mean_s"] is None
