@@ -2,12 +2,14 @@
 limit, and the arena reports the thinking time each policy actually used."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
 from adapter.local.arena import ArenaConfig, play_unit, summarize
 from adapter.local.seat import seat_for, split_budget
-from adapter.local.timing import DecisionTimes, percentile
+from adapter.local.timing import DecisionTimes, percentile, times_from_logs
 from tests.serve_helpers import mjbot
 
 
@@ -78,3 +80,19 @@ def test_decision_times_pool_and_quantiles():
     assert d["mean_s"] == pytest.approx(0.25) and d["decisions_per_s"] == pytest.approx(4.0)
     assert percentile([5.0, 1.0, 3.0], 0.5) == 3.0
     assert DecisionTimes().as_dict()["mean_s"] is None
+
+
+def test_times_read_back_from_game_logs_match_the_table(tmp_path):
+    config = ArenaConfig("riichi", ("rulebased", "greedy", "greedy", "greedy"), hands=1,
+                         seed=5, log_dir=str(tmp_path))
+    result = play_unit(config, 0)
+    from_logs = times_from_logs([str(tmp_path)])
+    assert set(from_logs) == {"rulebased", "greedy"}
+    for name, row in from_logs.items():
+        assert row["timed_decisions"] == result.fallbacks[name].decisions > 0
+        assert row["timed_decisions"] == result.times[name].as_dict()["timed_decisions"]
+        assert row["games"] == 4 and row["fallbacks"] == 0
+        assert row["max_s"] == pytest.approx(max(result.times[name].seconds), abs=1e-6)
+    r = subprocess.run([sys.executable, "-m", "adapter.local.timing", str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and json.loads(r.stdout) == json.loads(json.dumps(from_logs))

@@ -43,3 +43,42 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     rank = max(1, math.ceil(q * len(ordered)))
     return ordered[rank - 1]
+
+
+def times_from_logs(paths: list[str]) -> dict[str, Any]:
+    """Per policy, the decision times platform sessions recorded in their game logs (``paths``:
+    log files or folders of them): the budget a platform session actually used. A forced
+    single legal action is left out, as at the table; ``fallbacks`` counts late or replaced
+    answers and ``sources`` what answered (brain/anytime.py)."""
+    from pathlib import Path
+
+    from replay.log import read_log
+
+    files: list[Path] = []
+    for p in map(Path, paths):
+        files += sorted(p.rglob("*.mjlog.msgpack")) if p.is_dir() else [p]
+    times: dict[str, DecisionTimes] = {}
+    extra: dict[str, dict[str, Any]] = {}
+    for path in files:
+        log = read_log(path)
+        for d in log.decisions():
+            if d.source == "forced" or len(d.legal) == 1:
+                continue
+            name = d.policy or log.header.policy
+            times.setdefault(name, DecisionTimes()).record(d.elapsed)
+            row = extra.setdefault(name, {"games": set(), "fallbacks": 0, "sources": {}})
+            row["games"].add(str(path))
+            row["fallbacks"] += bool(d.fallback)
+            row["sources"][d.source or "?"] = row["sources"].get(d.source or "?", 0) + 1
+    return {name: {**times[name].as_dict(), "games": len(extra[name]["games"]),
+                   "fallbacks": extra[name]["fallbacks"], "sources": extra[name]["sources"]}
+            for name in sorted(times)}
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    if len(sys.argv) < 2:
+        sys.exit("usage: python -m adapter.local.timing LOG_OR_FOLDER...")
+    print(json.dumps(times_from_logs(sys.argv[1:]), indent=2))
