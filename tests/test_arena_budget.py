@@ -96,3 +96,13 @@ def test_times_read_back_from_game_logs_match_the_table(tmp_path):
     r = subprocess.run([sys.executable, "-m", "adapter.local.timing", str(tmp_path)],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and json.loads(r.stdout) == json.loads(json.dumps(from_logs))
+
+
+def test_a_fake_servers_log_is_not_counted(tmp_path):
+    r = mjbot("ntpu-server", "--clients", "tcp", "--policies",
+              "rulebased,rulebased,greedy,greedy", "--hands", "1", "--seed", "2",
+              "--log-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr[-2000:]
+    figures = times_from_logs([str(tmp_path)])
+    assert set(figures) == {"rulebased", "greedy"}  # not the server's "rulebased-1,..." seats
+    assert all(row["games"] == 2 and row["decisions_per_s"] for row in figures.values())

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+SERVER_SUFFIX = "-server"  # the header platform of a fake server's log (ntpu-, tenhou-server)
+
 
 @dataclass
 class DecisionTimes:
@@ -48,8 +50,8 @@ def percentile(values: list[float], q: float) -> float:
 def times_from_logs(paths: list[str]) -> dict[str, Any]:
     """Per policy, the decision times platform sessions recorded in their game logs (``paths``:
     log files or folders of them): the budget a platform session actually used. A forced
-    single legal action is left out, as at the table; ``fallbacks`` counts late or replaced
-    answers and ``sources`` what answered (brain/anytime.py)."""
+    single legal action and a fake server's own log are left out; ``fallbacks`` counts late
+    or replaced answers and ``sources`` what answered (brain/anytime.py)."""
     from pathlib import Path
 
     from replay.log import read_log
@@ -61,6 +63,8 @@ def times_from_logs(paths: list[str]) -> dict[str, Any]:
     extra: dict[str, dict[str, Any]] = {}
     for path in files:
         log = read_log(path)
+        if log.header.platform.endswith(SERVER_SUFFIX):
+            continue  # a fake server's record of its clients' answers: untimed
         for d in log.decisions():
             if d.source == "forced" or len(d.legal) == 1:
                 continue
