@@ -21,12 +21,14 @@ def test_arena_budget_reports_times_within_the_limit(tmp_path):
     assert "thinking per decision (budget 0.3 s): mc " in r.stdout
     summary = json.loads(out.read_text())
     assert summary["budget"] == 0.3
-    mc = summary["policies"]["mc"]
-    # every decision the brain asked mc for is timed, none was late, none over the limit
-    assert mc["timed_decisions"] == mc["decisions"] > 0 and mc["fallbacks"] == 0
-    assert 0 < mc["mean_s"] <= mc["p99_s"] <= mc["max_s"] <= 0.3
-    assert mc["decisions_per_s"] == pytest.approx(1 / mc["mean_s"])
-    assert summary["policies"]["rulebased"]["timed_decisions"] > 0
+    mc, times = summary["policies"]["mc"], summary["thinking"]["mc"]
+    # every decision the brain asked mc for is timed and answered within the limit (one that
+    # missed the brain's budget, limit less margin, is a counted fallback, still in time)
+    assert times["timed_decisions"] == mc["decisions"] > 0
+    assert mc["fallbacks"] < mc["decisions"]
+    assert 0 < times["mean_s"] <= times["p99_s"] <= times["max_s"] <= 0.3
+    assert times["decisions_per_s"] == pytest.approx(1 / times["mean_s"])
+    assert summary["thinking"]["rulebased"]["timed_decisions"] > 0
 
 
 def test_a_seat_name_carries_its_own_budget():
@@ -47,9 +49,9 @@ def test_two_budgets_at_one_table_are_reported_apart():
     result = play_unit(config, 0)
     assert not result.errors
     summary = summarize(config, [result], 1.0)
-    mine = summary["policies"]["mc@budget=0.3"]
-    assert mine["timed_decisions"] == mine["decisions"] > 0
-    assert summary["policies"]["greedy"]["timed_decisions"] > 0
+    mine = summary["thinking"]["mc@budget=0.3"]
+    assert mine["timed_decisions"] == summary["policies"]["mc@budget=0.3"]["decisions"] > 0
+    assert summary["thinking"]["greedy"]["timed_decisions"] > 0
 
 
 @pytest.mark.parametrize("command", ["arena", "league", "selfplay"])

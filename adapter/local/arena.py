@@ -209,7 +209,6 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
         hands = [row["hands"] for row in rows]
         entry: dict[str, Any] = {"hands": int(sum(hands)), "seats": config.policies.count(name)}
         entry.update(pool_tallies(r.fallbacks.get(name) for r in results).as_dict())
-        entry.update(pool_times(r.times.get(name) for r in results).as_dict())
         for key, stat in (("win_rate", "wins"), ("self_draw_rate", "self_draws"),
                           ("deal_in_rate", "deal_ins"), ("points_per_hand", "points"),
                           ("riichi_rate", "riichis"), ("call_rate", "calls")):
@@ -247,6 +246,10 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
         "seat_limit": config.seat_limit, "budget": config.budget,
         "hands_per_second": (sum(r.hands for r in results) / seconds) if seconds else None,
         "policies": policies, "differences": differences,
+        # seconds per decision our seats used: apart from "policies", which a seed fixes
+        "thinking": {name: pool_times(r.times.get(name) for r in results).as_dict()
+                     for name in sorted(set(config.policies))
+                     if any(name in r.times for r in results)},
         "external_seats": external_reports(results),
         "log_dir": config.log_dir,
         "log_files": sum(len(r.logs) for r in results),
@@ -317,9 +320,9 @@ def format_summary(summary: dict[str, Any]) -> str:
         if p["fallbacks"]:
             lines.append(f"{name} fell back in {p['fallbacks']} of {p['decisions']} decisions; "
                          f"first: {p['first_fallback']}")
-    timed = [f"{name} {p['mean_s']:.3f} s mean, {p['p99_s']:.3f} s p99, "
-             f"{p['decisions_per_s']:.1f}/s" for name, p in summary["policies"].items()
-             if p.get("mean_s") is not None and p.get("decisions_per_s") is not None]
+    timed = [f"{name} {t['mean_s']:.3f} s mean, {t['p99_s']:.3f} s p99, "
+             f"{t['decisions_per_s']:.1f}/s" for name, t in summary.get("thinking", {}).items()
+             if t["mean_s"] is not None and t["decisions_per_s"] is not None]
     if timed:
         budget = summary.get("budget")
         lines.append("thinking per decision" + (f" (budget {budget:g} s)" if budget else "")
