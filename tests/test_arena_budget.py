@@ -28,7 +28,10 @@ def test_arena_budget_reports_times_within_the_limit(tmp_path):
     assert mc["fallbacks"] < mc["decisions"]
     assert 0 < times["mean_s"] <= times["p99_s"] <= times["max_s"] <= 0.3
     assert times["decisions_per_s"] == pytest.approx(1 / times["mean_s"])
+    assert 0 < times["searched"] < times["timed_decisions"]  # the switch: mostly at once
+    assert times["work_per_search"] > 0  # playouts per searched decision
     assert summary["thinking"]["rulebased"]["timed_decisions"] > 0
+    assert summary["thinking"]["rulebased"]["searched"] == 0
 
 
 def test_a_seat_name_carries_its_own_budget():
@@ -75,11 +78,13 @@ def test_decision_times_pool_and_quantiles():
     a, b = DecisionTimes(), DecisionTimes()
     for s in (0.1, 0.2, 0.3):
         a.record(s)
-    b.record(0.4)
+    b.record(0.4, work=30)
+    b.record(0.0, work=10)
     a.add(b)
     d = a.as_dict()
-    assert d["timed_decisions"] == 4 and d["max_s"] == 0.4 and d["p99_s"] == 0.4
-    assert d["mean_s"] == pytest.approx(0.25) and d["decisions_per_s"] == pytest.approx(4.0)
+    assert d["timed_decisions"] == 5 and d["max_s"] == 0.4 and d["p99_s"] == 0.4
+    assert d["mean_s"] == pytest.approx(0.2) and d["decisions_per_s"] == pytest.approx(5.0)
+    assert d["searched"] == 2 and d["work_per_search"] == 20
     assert percentile([5.0, 1.0, 3.0], 0.5) == 3.0
     assert DecisionTimes().as_dict()["mean_s"] is None
 

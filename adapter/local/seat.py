@@ -38,7 +38,7 @@ class BrainSeat:
     def decide(self, request: ev.DecisionRequest, legal: list[Any] | None = None) -> Answer:
         answer = self.brain.decide(self.state, request, legal)
         if answer.source != anytime.FORCED:
-            self.times.record(answer.elapsed)
+            self.times.record(answer.elapsed, answer.work)
         return answer
 
     @property

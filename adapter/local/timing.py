@@ -21,23 +21,33 @@ class DecisionTimes:
     one, as in :class:`~brain.tally.FallbackTally`)."""
 
     seconds: list[float] = field(default_factory=list)
+    searched: int = 0  # decisions whose played answer reports work (mc: its playouts)
+    work: int = 0  # that work, summed
 
-    def record(self, elapsed: float) -> None:
+    def record(self, elapsed: float, work: int = 0) -> None:
         self.seconds.append(max(0.0, elapsed))
+        if work > 0:
+            self.searched += 1
+            self.work += work
 
     def add(self, other: DecisionTimes) -> None:
         self.seconds.extend(other.seconds)
+        self.searched += other.searched
+        self.work += other.work
 
     def as_dict(self) -> dict[str, Any]:
-        """``timed_decisions``, ``mean_s``, ``p99_s``, ``max_s`` and ``decisions_per_s``
-        (decisions over the seconds they took; None where nothing was timed)."""
+        """``timed_decisions``, ``mean_s``, ``p99_s``, ``max_s``, ``decisions_per_s``
+        (decisions over the seconds they took; None where nothing was timed), ``searched``
+        and ``work_per_search`` (what more time buys: how often, and how much)."""
         n = len(self.seconds)
         total = sum(self.seconds)
         return {"timed_decisions": n,
                 "mean_s": total / n if n else None,
                 "p99_s": percentile(self.seconds, 0.99) if n else None,
                 "max_s": max(self.seconds) if n else None,
-                "decisions_per_s": n / total if total > 0 else None}
+                "decisions_per_s": n / total if total > 0 else None,
+                "searched": self.searched,
+                "work_per_search": self.work / self.searched if self.searched else None}
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -69,7 +79,7 @@ def times_from_logs(paths: list[str]) -> dict[str, Any]:
             if d.source == "forced" or len(d.legal) == 1:
                 continue
             name = d.policy or log.header.policy
-            times.setdefault(name, DecisionTimes()).record(d.elapsed)
+            times.setdefault(name, DecisionTimes()).record(d.elapsed, d.work)
             row = extra.setdefault(name, {"games": set(), "fallbacks": 0, "sources": {}})
             row["games"].add(str(path))
             row["fallbacks"] += bool(d.fallback)
