@@ -73,12 +73,13 @@ def times_from_logs(paths: list[str]) -> dict[str, Any]:
     extra: dict[str, dict[str, Any]] = {}
     for path in files:
         log = read_log(path)
-        if log.header.platform.endswith(SERVER_SUFFIX):
+        header = log.header
+        if header is not None and header.platform.endswith(SERVER_SUFFIX):
             continue  # a fake server's record of its clients' answers: untimed
         for d in log.decisions():
             if d.source == "forced" or len(d.legal) == 1:
                 continue
-            name = d.policy or log.header.policy
+            name = d.policy or (header.policy if header is not None else "") or "?"
             times.setdefault(name, DecisionTimes()).record(d.elapsed, d.work)
             row = extra.setdefault(name, {"games": set(), "fallbacks": 0, "sources": {}})
             row["games"].add(str(path))
