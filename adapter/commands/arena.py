@@ -28,8 +28,8 @@ EXAMPLES = """examples:
   mjbot arena --variant mcr --policies 'botzone:./mybot,rulebased,greedy,greedy' --hands 24
   mjbot arena --variant mcr --policies 'botzone-keep-json:python bot.py,rulebased,greedy,mc'
   mjbot arena --variant taiwan16 --policies 'ntpu:./seofon,rulebased,rulebased,rulebased'
-  mjbot arena --policies mc,rulebased,rulebased,rulebased --budget 2 --hands 40
-  mjbot arena --policies mc@budget=2,mc@budget=0.05,rulebased,rulebased --hands 40
+  mjbot arena --policies mc,rulebased,rulebased,rulebased --budget 2.25 --hands 40
+  mjbot arena --policies mc@budget=2.25,mc@budget=0.3,rulebased,rulebased --hands 40
 
 An outside program is seated as KIND:COMMAND: mjai (riichi; mjai.app's stdin/stdout form,
 the seat number appended to the command), mjai-tcp:HOST:PORT (riichi; the seat listens there
@@ -37,7 +37,11 @@ as the original mjai server, one connection per game), botzone / botzone-json (M
 anew every turn, simple / JSON interaction), botzone-keep / botzone-keep-json (MCR; keeps
 running), ntpu (taiwan16; the NTPU protocol on stdin/stdout). It plays the same walls in
 every seating; a late, crashed, illegal or unreadable answer is played safe, counted as its
-fallback and reported per program (--seat-limit: its time)."""
+fallback and reported per program (--seat-limit: its time).
+
+--budget S: our own seats decide as a platform session's brain does with an S-second limit
+(the policy gets S less a 0.25 s margin; mc searches 0.8 of that): 2.25 gives mc 2 s of
+thinking, 0.3 gives it 0.05 s. POLICY@budget=S sets one seat's own limit."""
 
 
 def register(sub: Any) -> None:
