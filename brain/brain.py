@@ -176,9 +176,10 @@ class Brain:
         future = self._pool.submit(call_policy, policy, state, request, legal, budget, publish)
         if self.clock.wait(future, until):
             return future.result()
-        # The late thread cannot be killed; a fresh pool keeps the next decision unblocked.
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        self._pool = None
+        # The late call cannot be stopped: it keeps the pool's one thread until it ends, and the
+        # next decision waits behind it (within its own deadline). A fresh thread per late
+        # decision piled threads up under a tight budget and crashed numpy's OpenBLAS.
+        future.cancel()  # not started (it queued behind a late one): it never will be
         raise concurrent.futures.TimeoutError
 
     def close(self) -> None:

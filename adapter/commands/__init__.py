@@ -85,7 +85,13 @@ def require_seat_name(name: str) -> None:
     from adapter.local.external import SpecError, is_external, parse_spec
 
     if not is_external(name):
-        require_policy(name)
+        from adapter.local.seat import split_budget
+
+        try:
+            policy, _ = split_budget(name)
+        except ValueError as exc:
+            raise UserInputError(str(exc)) from None
+        require_policy(policy)
         return
     try:
         parse_spec(name)
@@ -142,6 +148,14 @@ def add_seat_limit_argument(parser: Any) -> None:
                         "platform's, mjai 2, Botzone 6 for a fresh run / 4 kept running)")
 
 
+def add_budget_argument(parser: Any) -> None:
+    """``--budget``, alike for arena, league and selfplay."""
+    parser.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS",
+                        help="our own seats: seconds per decision, given to the brain as a "
+                        "platform's limit (margin kept back; a late answer is a fallback); "
+                        "POLICY@budget=SECONDS sets one seat's (default: no limit)")
+
+
 def _seconds(text: str) -> float:
     import argparse
 
@@ -158,9 +172,11 @@ def require_networks(names: Any, variant: str) -> None:
     """Refuse ``nn`` or ``nn@FILE`` among ``names`` in one line when it has no network for
     ``variant`` (it never plays with made-up weights, and a game must not quietly fall back
     to rulebased). Each policy finds its network as it will in play."""
+    from adapter.local.seat import split_budget
     from brain.policies import NN_FILE_PREFIX, get_policy
 
-    networked = sorted({n for n in names if n == "nn" or n.startswith(NN_FILE_PREFIX)})
+    policies = {split_budget(n)[0] for n in names}
+    networked = sorted({n for n in policies if n == "nn" or n.startswith(NN_FILE_PREFIX)})
     if not networked:
         return
     from brain.nn.network import MissingNetwork

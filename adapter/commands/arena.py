@@ -9,6 +9,7 @@ from typing import Any
 
 from adapter.commands import (
     UserInputError,
+    add_budget_argument,
     add_fallback_argument,
     add_ray_arguments,
     add_seat_limit_argument,
@@ -27,6 +28,8 @@ EXAMPLES = """examples:
   mjbot arena --variant mcr --policies 'botzone:./mybot,rulebased,greedy,greedy' --hands 24
   mjbot arena --variant mcr --policies 'botzone-keep-json:python bot.py,rulebased,greedy,mc'
   mjbot arena --variant taiwan16 --policies 'ntpu:./seofon,rulebased,rulebased,rulebased'
+  mjbot arena --policies mc,rulebased,rulebased,rulebased --budget 2.25 --hands 40
+  mjbot arena --policies mc@budget=2.25,mc@budget=0.3,rulebased,rulebased --hands 40
 
 An outside program is seated as KIND:COMMAND: mjai (riichi; mjai.app's stdin/stdout form,
 the seat number appended to the command), mjai-tcp:HOST:PORT (riichi; the seat listens there
@@ -34,7 +37,11 @@ as the original mjai server, one connection per game), botzone / botzone-json (M
 anew every turn, simple / JSON interaction), botzone-keep / botzone-keep-json (MCR; keeps
 running), ntpu (taiwan16; the NTPU protocol on stdin/stdout). It plays the same walls in
 every seating; a late, crashed, illegal or unreadable answer is played safe, counted as its
-fallback and reported per program (--seat-limit: its time)."""
+fallback and reported per program (--seat-limit: its time).
+
+--budget S: our own seats decide as a platform session's brain does with an S-second limit
+(the policy gets S less a 0.25 s margin; mc searches 0.8 of that): 2.25 gives mc 2 s of
+thinking, 0.3 gives it 0.05 s. POLICY@budget=S sets one seat's own limit."""
 
 
 def register(sub: Any) -> None:
@@ -53,6 +60,7 @@ def register(sub: Any) -> None:
     add_ray_arguments(a)
     add_fallback_argument(a)
     add_seat_limit_argument(a)
+    add_budget_argument(a)
     a.add_argument("--length", choices=["east", "south"], default="east",
                    help="riichi game length: east-only or east-south")
     a.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
@@ -79,7 +87,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
     workers = ray.workers if ray is not None else args.workers or 1
     log_dir = None if args.no_log else str(args.log_dir or default_log_dir())
     config = ArenaConfig(args.variant, names, args.hands, args.seed, workers, log_dir,
-                         args.length, seat_limit=args.seat_limit)  # type: ignore[arg-type]
+                         args.length, seat_limit=args.seat_limit,  # type: ignore[arg-type]
+                         budget=args.budget)
     try:
         start = time.monotonic()
         results = run_arena(config, ProgressBar(args.progress), ray)

@@ -19,6 +19,7 @@ from typing import Any
 
 from adapter.commands import (
     UserInputError,
+    add_budget_argument,
     add_fallback_argument,
     add_ray_arguments,
     add_seat_limit_argument,
@@ -59,6 +60,7 @@ def register(sub: Any) -> None:
     add_ray_arguments(a)
     add_fallback_argument(a)
     add_seat_limit_argument(a)
+    add_budget_argument(a)
     a.add_argument("--length", choices=["east", "south"], default="east",
                    help="riichi game length: east-only or east-south")
     a.add_argument("--json", metavar="FILE", help="write the table and every arena's figures")
@@ -169,8 +171,11 @@ def format_table(variant: str, members: list[str], cells: dict[str, dict[str, An
 
 
 def _league_options(args: argparse.Namespace, hero: str, field: str) -> dict[str, Any]:
-    return {"variant": args.variant, "seed": args.seed, "hands": args.hands,
-            "length": args.length, "hero": hero, "field": field}
+    options = {"variant": args.variant, "seed": args.seed, "hands": args.hands,
+               "length": args.length, "hero": hero, "field": field}
+    if args.budget is not None:  # absent without one, so arenas kept before it still count
+        options["budget"] = args.budget
+    return options
 
 
 def _stored(path: Path, options: dict[str, Any]) -> dict[str, Any] | None:
@@ -223,7 +228,8 @@ def cmd_league(args: argparse.Namespace) -> int:
             if summary is None:
                 config = ArenaConfig(args.variant, (hero, field, field, field), args.hands,
                                      args.seed, workers, args.log_dir, args.length,
-                                     seat_limit=args.seat_limit)  # type: ignore[arg-type]
+                                     seat_limit=args.seat_limit,  # type: ignore[arg-type]
+                                     budget=args.budget)
                 began = time.monotonic()
                 results = run_arena(config, ProgressBar(args.progress), ray)
                 summary = summarize(config, results, time.monotonic() - began)

@@ -10,6 +10,7 @@ from typing import Any
 
 from adapter.commands import (
     UserInputError,
+    add_budget_argument,
     add_fallback_argument,
     add_ray_arguments,
     add_seat_limit_argument,
@@ -50,6 +51,7 @@ def register(sub: Any) -> None:
     add_ray_arguments(s)
     add_fallback_argument(s)
     add_seat_limit_argument(s)
+    add_budget_argument(s)
     s.add_argument("--out", required=True, metavar="DIR", help="a new or empty directory")
     s.add_argument("--out-shared", action="store_true", help="with --ray: every node mounts "
                    "--out at the same path, so the workers write the shards there (else their "
@@ -98,7 +100,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     ray = start_ray(args)
     workers = ray.workers if ray is not None else args.workers or 1
     arena = ArenaConfig(args.variant, names, args.hands, args.seed, workers, None, args.length,
-                        seat_limit=args.seat_limit)
+                        seat_limit=args.seat_limit, budget=args.budget)
     config = SelfPlayConfig(arena, str(Path(args.out).resolve()) if args.out_shared else args.out,
                             args.shard_decisions)
     try:

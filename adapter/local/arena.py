@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from adapter.local.external import SeatReport
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import seat_for
+from adapter.local.timing import DecisionTimes
 from brain.rules.variant import variant_of
 from brain.tally import FallbackTally
 from replay.log import GameLogWriter, Header
@@ -46,6 +47,8 @@ class ArenaConfig:
     riichi_length: str = "east"
     hands_per_game: int = 4  # taiwan16 / mass
     seat_limit: float | None = None  # outside programs: seconds per answer (None: platform's)
+    budget: float | None = None  # our seats: seconds per decision, as a platform gives (None:
+    # no limit; a seat named POLICY@budget=SECONDS has its own)
 
     def game_config(self) -> GameConfig:
         return GameConfig(self.variant, self.riichi_length, self.hands_per_game)
@@ -75,6 +78,7 @@ class UnitResult:
     logs: list[str] = field(default_factory=list)
     fallbacks: dict[str, FallbackTally] = field(default_factory=dict)  # per policy name
     external: dict[str, SeatReport] = field(default_factory=dict)  # outside programs' faults
+    times: dict[str, DecisionTimes] = field(default_factory=dict)  # our seats, per policy name
 
 
 def play_unit(config: ArenaConfig, unit: int) -> UnitResult:
@@ -84,7 +88,7 @@ def play_unit(config: ArenaConfig, unit: int) -> UnitResult:
                         fallbacks={n: FallbackTally() for n in names})
     game_config = config.game_config()
     for index, seating in enumerate(config.arrangements()):
-        players = [seat_for(config.variant, s, seating[s], config.seat_limit)
+        players = [seat_for(config.variant, s, seating[s], config.seat_limit, config.budget)
                    for s in range(4)]
         log = _open_log(config, unit, index, seating)
         try:
@@ -99,6 +103,9 @@ def play_unit(config: ArenaConfig, unit: int) -> UnitResult:
             for seat, p in enumerate(players):
                 p.close()
                 result.fallbacks[seating[seat]].add(p.tally)
+                times = getattr(p, "times", None)
+                if times is not None:
+                    result.times.setdefault(seating[seat], DecisionTimes()).add(times)
                 report = getattr(p, "report", None)
                 if report is not None:
                     result.external.setdefault(seating[seat], SeatReport()).add(report)
@@ -236,9 +243,13 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
         "illegal_actions": sum(r.illegal for r in results),
         "referee_errors": sum(len(r.errors) for r in results),
         "seconds": round(seconds, 3), "workers": config.workers,
-        "seat_limit": config.seat_limit,
+        "seat_limit": config.seat_limit, "budget": config.budget,
         "hands_per_second": (sum(r.hands for r in results) / seconds) if seconds else None,
         "policies": policies, "differences": differences,
+        # seconds per decision our seats used: apart from "policies", which a seed fixes
+        "thinking": {name: pool_times(r.times.get(name) for r in results).as_dict()
+                     for name in sorted(set(config.policies))
+                     if any(name in r.times for r in results)},
         "external_seats": external_reports(results),
         "log_dir": config.log_dir,
         "log_files": sum(len(r.logs) for r in results),
@@ -251,6 +262,15 @@ def pool_tallies(tallies: Any) -> FallbackTally:
     first unit's that has one)."""
     total = FallbackTally()
     for t in tallies:
+        if t is not None:
+            total.add(t)
+    return total
+
+
+def pool_times(times: Any) -> DecisionTimes:
+    """The units' decision times of one policy together (None: an outside program's)."""
+    total = DecisionTimes()
+    for t in times:
         if t is not None:
             total.add(t)
     return total
@@ -300,6 +320,13 @@ def format_summary(summary: dict[str, Any]) -> str:
         if p["fallbacks"]:
             lines.append(f"{name} fell back in {p['fallbacks']} of {p['decisions']} decisions; "
                          f"first: {p['first_fallback']}")
+    timed = [f"{name} {t['mean_s']:.3f} s mean, {t['p99_s']:.3f} s p99, "
+             f"{t['decisions_per_s']:.1f}/s" for name, t in summary.get("thinking", {}).items()
+             if t["mean_s"] is not None and t["decisions_per_s"] is not None]
+    if timed:
+        budget = summary.get("budget")
+        lines.append("thinking per decision" + (f" (budget {budget:g} s)" if budget else "")
+                     + ": " + ", ".join(timed))
     for name, x in summary.get("external_seats", {}).items():
         lines.append(f"{name} (outside program): late {x['late']}, crashed {x['crashed']}, "
                      f"garbage {x['garbage']}, illegal {x['illegal']}, restarts "

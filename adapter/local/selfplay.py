@@ -97,7 +97,8 @@ def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
     errors: list[str] = []
     fallbacks = {n: FallbackTally() for n in names}
     for index, seating in enumerate(arena.arrangements()):
-        players = [seat_for(arena.variant, s, seating[s], arena.seat_limit) for s in range(4)]
+        players = [seat_for(arena.variant, s, seating[s], arena.seat_limit, arena.budget)
+                   for s in range(4)]
         builder = BlockBuilder(arena.variant, names)
         game_id = unit * len(arena.arrangements()) + index
         referee = RecordingReferee(arena.variant, players, builder, game_id, seating)

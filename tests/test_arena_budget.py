@@ -1,0 +1,115 @@
+"""``--budget``: our own seats at the local table decide under a platform's per-decision
+limit, and the arena reports the thinking time each policy actually used."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from adapter.local.arena import ArenaConfig, play_unit, summarize
+from adapter.local.seat import seat_for, split_budget
+from adapter.local.timing import DecisionTimes, percentile, times_from_logs
+from tests.serve_helpers import mjbot
+
+
+def test_arena_budget_reports_times_within_the_limit(tmp_path):
+    out = tmp_path / "arena.json"
+    r = mjbot("arena", "--policies", "mc,rulebased,rulebased,rulebased", "--hands", "6",
+              "--seed", "3", "--no-log", "--budget", "0.3", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "thinking per decision (budget 0.3 s): mc " in r.stdout
+    summary = json.loads(out.read_text())
+    assert summary["budget"] == 0.3
+    mc, times = summary["policies"]["mc"], summary["thinking"]["mc"]
+    # every decision the brain asked mc for is timed and answered within the limit (one that
+    # missed the brain's budget, limit less margin, is a counted fallback, still in time)
+    assert times["timed_decisions"] == mc["decisions"] > 0
+    assert mc["fallbacks"] < mc["decisions"]
+    assert 0 < times["mean_s"] <= times["p99_s"] <= times["max_s"] <= 0.3
+    assert times["decisions_per_s"] == pytest.approx(1 / times["mean_s"])
+    assert 0 < times["searched"] < times["timed_decisions"]  # the switch: mostly at once
+    assert times["work_per_search"] > 0  # playouts per searched decision
+    assert summary["thinking"]["rulebased"]["timed_decisions"] > 0
+    assert summary["thinking"]["rulebased"]["searched"] == 0
+
+
+def test_a_seat_name_carries_its_own_budget():
+    seat = seat_for("riichi", 0, "mc@budget=0.5", budget=2.0)
+    assert seat.name == "mc@budget=0.5" and seat.brain.limit == 0.5 and seat.brain.name == "mc"
+    plain = seat_for("riichi", 1, "mc", budget=2.0)
+    assert plain.name == "mc" and plain.brain.limit == 2.0
+    assert seat_for("riichi", 2, "rulebased").brain.limit is None
+    assert split_budget("nn@weights.npz@budget=1") == ("nn@weights.npz", 1.0)
+    for bad in ("mc@budget=0", "mc@budget=-1", "mc@budget=soon", "@budget=1"):
+        with pytest.raises(ValueError, match="needs a policy and seconds above 0"):
+            split_budget(bad)
+
+
+def test_two_budgets_at_one_table_are_reported_apart():
+    config = ArenaConfig("riichi", ("mc@budget=0.3", "greedy", "greedy", "greedy"), hands=1,
+                         seed=4, budget=0.2)
+    result = play_unit(config, 0)
+    assert not result.errors
+    summary = summarize(config, [result], 1.0)
+    mine = summary["thinking"]["mc@budget=0.3"]
+    assert mine["timed_decisions"] == summary["policies"]["mc@budget=0.3"]["decisions"] > 0
+    assert summary["thinking"]["greedy"]["timed_decisions"] > 0
+
+
+@pytest.mark.parametrize("command", ["arena", "league", "selfplay"])
+@pytest.mark.parametrize("value", ["0", "-1", "soon"])
+def test_bad_budget_is_one_line(command, value, tmp_path):
+    extra = ["--out", str(tmp_path / "out")] if command == "selfplay" else []
+    r = mjbot(command, "--budget", value, *extra)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert f"argument --budget: seconds above 0 (at most 3600), not '{value}'" in r.stderr
+
+
+def test_bad_seat_budget_is_one_line():
+    r = mjbot("arena", "--policies", "mc@budget=0,rulebased,rulebased,rulebased")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].endswith(
+        "seat 'mc@budget=0': @budget=SECONDS needs a policy and seconds above 0 (at most "
+        "3600), not '0'")
+
+
+def test_decision_times_pool_and_quantiles():
+    a, b = DecisionTimes(), DecisionTimes()
+    for s in (0.1, 0.2, 0.3):
+        a.record(s)
+    b.record(0.4, work=30)
+    b.record(0.0, work=10)
+    a.add(b)
+    d = a.as_dict()
+    assert d["timed_decisions"] == 5 and d["max_s"] == 0.4 and d["p99_s"] == 0.4
+    assert d["mean_s"] == pytest.approx(0.2) and d["decisions_per_s"] == pytest.approx(5.0)
+    assert d["searched"] == 2 and d["work_per_search"] == 20
+    assert percentile([5.0, 1.0, 3.0], 0.5) == 3.0
+    assert DecisionTimes().as_dict()["mean_s"] is None
+
+
+def test_times_read_back_from_game_logs_match_the_table(tmp_path):
+    config = ArenaConfig("riichi", ("rulebased", "greedy", "greedy", "greedy"), hands=1,
+                         seed=5, log_dir=str(tmp_path))
+    result = play_unit(config, 0)
+    from_logs = times_from_logs([str(tmp_path)])
+    assert set(from_logs) == {"rulebased", "greedy"}
+    for name, row in from_logs.items():
+        assert row["timed_decisions"] == result.fallbacks[name].decisions > 0
+        assert row["timed_decisions"] == result.times[name].as_dict()["timed_decisions"]
+        assert row["games"] == 4 and row["fallbacks"] == 0
+        assert row["max_s"] == pytest.approx(max(result.times[name].seconds), abs=1e-6)
+    r = subprocess.run([sys.executable, "-m", "adapter.local.timing", str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and json.loads(r.stdout) == json.loads(json.dumps(from_logs))
+
+
+def test_a_fake_servers_log_is_not_counted(tmp_path):
+    r = mjbot("ntpu-server", "--clients", "tcp", "--policies",
+              "rulebased,rulebased,greedy,greedy", "--hands", "1", "--seed", "2",
+              "--log-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr[-2000:]
+    figures = times_from_logs([str(tmp_path)])
+    assert set(figures) == {"rulebased", "greedy"}  # not the server's "rulebased-1,..." seats
+    assert all(row["games"] == 2 and row["decisions_per_s"] for row in figures.values())
