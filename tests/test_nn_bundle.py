@@ -30,6 +30,16 @@ def test_nn_bundle_plays_from_the_weights_inside_the_zip(tmp_path, bare_python):
     assert summary["verdicts"] == {} and sum(summary["outcomes"].values()) == 1
 
 
+def test_an_mc_bundle_whose_fast_move_is_the_network_carries_it(tmp_path, bare_python):  # noqa: F811
+    bundle = build_botzone_bundle(tmp_path / "out", policy="mc", mc_options="fast=nn")
+    names = zipfile.ZipFile(bundle).namelist()
+    assert NN_WEIGHTS in names and all(m in names for m in NN_MODULES)
+    one = subprocess.run([bare_python, str(bundle), "--no-keep-running", "--no-log"],
+                         input=TURN, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert one.returncode == 0 and one.stdout.split()[0] == "PLAY", one.stderr
+    assert "fallback" not in one.stderr, one.stderr  # mc and its network answered
+
+
 def test_other_bundles_carry_no_network(tmp_path):
     names = zipfile.ZipFile(build_botzone_bundle(tmp_path)).namelist()
     assert NN_WEIGHTS not in names and not any(n.startswith("brain/nn/") for n in names)

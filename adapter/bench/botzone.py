@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from adapter.bench.common import add_bench, report
 from adapter.commands import UserInputError, require_policy
 from adapter.fakes.botzone_judge import BotzoneJudge
 from adapter.platforms.botzone_bundle import build_botzone_bundle, check_bundle_policy
+from brain.policies.mc.config import ENV as MC_ENV
 
 COMMAND = (sys.executable, "-m", "adapter.platforms.botzone_main")
 
@@ -83,8 +85,10 @@ def bench_botzone(seed: int = 4, repeats: int = 3, policy: str = "rulebased",
     last = len(requests)
     late: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        # the zip bakes in this run's MJBOT_MC, as an upload built with --mc-options does
         zips = {kind: build_botzone_bundle(Path(tmp) / kind, compiled=kind == "compiled",
-                                           policy=policy)
+                                           policy=policy,
+                                           mc_options=os.environ.get(MC_ENV, ""))
                 for kind in ("compiled", "source_only")}
         bundle = {kind: round(_one_shot_seconds(requests, responses, last, repeats,
                                                 (sys.executable, str(path)), policy), 4)

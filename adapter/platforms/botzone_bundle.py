@@ -68,15 +68,16 @@ def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
     ``policy``: what the bot plays when Botzone starts it (no arguments there);
     ``models_dir``: where opponents_mcr.npz is, if not shipped in brain/data; ``mc_options``:
     the bot's MJBOT_MC; ``nn_weights``: the MCR network an ``nn`` bundle carries (default the
-    shipped brain/data/nn_mcr.npz). A bundle without the weights its policy reads is refused
-    here, not on Botzone."""
+    shipped brain/data/nn_mcr.npz; also carried by an ``mc`` bundle whose options say
+    ``fast=nn``). A bundle without the weights its policy reads is refused here, not on
+    Botzone."""
     check_bundle_policy(policy)
     weights = Path(models_dir) / "opponents_mcr.npz" if models_dir else ROOT / MCR_WEIGHTS
     if policy == "mc" and not weights.is_file():
         raise FileNotFoundError(f"an mc bundle needs the MCR opponent models: no {weights}")
     modules: tuple[str, ...] = MODULES
     weight_files = [(weights, MCR_WEIGHTS)] if weights.is_file() else []
-    if policy == "nn":
+    if policy == "nn" or (policy == "mc" and _mc_plays_the_network(mc_options)):
         network = Path(nn_weights) if nn_weights else ROOT / NN_WEIGHTS
         _check_mcr_network(network)
         modules = MODULES + NN_MODULES
@@ -94,6 +95,14 @@ def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
         for source, name_in_zip in weight_files:
             zf.write(source, name_in_zip)
     return path
+
+
+def _mc_plays_the_network(mc_options: str) -> bool:
+    """Whether ``mc`` with these MJBOT_MC options reads the network (``fast=nn``): its bundle
+    then carries the network code and weights as an ``nn`` bundle does."""
+    from brain.policies.mc.config import parse
+
+    return parse(mc_options).fast == "nn"
 
 
 def check_bundle_policy(policy: str) -> None:
