@@ -9,6 +9,9 @@
 * ``value_mae``: mean absolute error, in the points the viewer would pay, of the expected
   value of every legal winning kind of a ready opponent.
 
+:func:`by_style` takes the same figures over the pairs whose observed seat played each
+policy (a league style, ``nn``, ...), each with a bootstrap interval by wall.
+
 Baselines: tenpai "iff riichi" (the riichi flag as the score), "by calls" (the number of open
 melds as the score: one AUC for "tenpai iff >= N calls" over every N, the baseline of the
 variants without riichi), "by turn" (discards so far); waits: a genbutsu / suji heuristic
@@ -63,9 +66,11 @@ def predict(models: OpponentModels, data: OpponentData) -> dict[str, np.ndarray]
 
 
 def evaluate(models: OpponentModels, data: OpponentData, bootstrap: int = 0,
-             seed: int = 0) -> dict[str, Any]:
-    """The figures above (``bootstrap`` > 0: 95% intervals over hands for the AUCs)."""
-    pr = predict(models, data)
+             seed: int = 0, pr: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
+    """The figures above (``bootstrap`` > 0: 95% intervals over hands for the AUCs; ``pr``:
+    :func:`predict`'s answer when the caller has it already)."""
+    if pr is None:
+        pr = predict(models, data)
     y = data.tenpai
     no_riichi = data.riichi == 0
     win = data.win
@@ -109,3 +114,58 @@ def _deal_in_auc(pr: dict[str, np.ndarray], data: OpponentData) -> float | None:
         return None
     lp = pr["tenpai"][data.k_pair][:, None] * pr["wait"]
     return auc(lp, data.waits)
+
+
+def by_style(models: OpponentModels, data: OpponentData, styles: list[str],
+             bootstrap: int = 0, seed: int = 0) -> dict[str, dict[str, Any]]:
+    """The figures per style: over the (decision, opponent) pairs whose opponent seat played
+    that policy, whatever the viewer played. ``bootstrap`` > 0 adds 95% intervals over walls
+    for the three AUCs and the value MAE (``ci95``)."""
+    out: dict[str, dict[str, Any]] = {}
+    for style in styles:
+        part = data.take(np.nonzero(data.pairs_of(style))[0])
+        out[style] = style_figures(models, part, bootstrap, seed)
+    return out
+
+
+def style_figures(models: OpponentModels, data: OpponentData, bootstrap: int = 0,
+                  seed: int = 0) -> dict[str, Any]:
+    """One style's row: pairs, AUCs (tenpai, wait, deal-in), value MAE and their intervals."""
+    if not len(data.tenpai):
+        return {"pairs": 0, "ready_pairs": 0, "tenpai_auc": None, "wait_auc": None,
+                "deal_in_auc": None, "value_mae": None, "value_rows": 0, "ci95": {}}
+    pr = predict(models, data)
+    full = evaluate(models, data, pr=pr)
+    row: dict[str, Any] = {k: full[k] for k in (
+        "pairs", "ready_pairs", "tenpai_rate", "tenpai_auc", "tenpai_auc_no_riichi",
+        "wait_auc", "deal_in_auc", "value_mae", "value_rows")}
+    row["walls"] = int(np.unique(data.hand).size)
+    row["baseline"] = {k: full["baseline"][k] for k in (
+        "tenpai_auc_riichi", "tenpai_auc_calls", "wait_auc_genbutsu_suji", "value_mae_mean")}
+    row["ci95"] = _intervals(pr, data, bootstrap, seed) if bootstrap > 0 else {}
+    return row
+
+
+def _intervals(pr: dict[str, np.ndarray], data: OpponentData, rounds: int, seed: int
+               ) -> dict[str, tuple[float, float] | None]:
+    """95% intervals over walls (``data.hand``) of the tenpai, wait and deal-in AUCs and the
+    value MAE."""
+    y = data.tenpai
+    ready = data.ready_rows
+    waits, wait_p = data.waits[ready], pr["wait"][ready]
+    win_r, win_k = np.nonzero(data.win)
+    value_p, value_y = pr["value"][win_r, win_k], data.points[win_r, win_k]
+    out = {
+        "tenpai_auc": bootstrap_ci(lambda r: auc(pr["tenpai"][r], y[r]), data.hand, rounds,
+                                   seed),
+        "wait_auc": bootstrap_ci(lambda r: auc(wait_p[r], waits[r]),
+                                 data.hand[data.k_pair[ready]], rounds, seed),
+        "value_mae": bootstrap_ci(lambda r: mae(value_p[r], value_y[r]),
+                                  data.hand[data.k_pair[win_r]], rounds, seed),
+        "deal_in_auc": None,
+    }
+    if len(data.k_pair) == len(data.tenpai):
+        lp = pr["tenpai"][data.k_pair][:, None] * pr["wait"]
+        out["deal_in_auc"] = bootstrap_ci(lambda r: auc(lp[r], data.waits[r]),
+                                          data.hand[data.k_pair], rounds, seed)
+    return out
