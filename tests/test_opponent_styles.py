@@ -18,6 +18,7 @@ from brain.opponents.models import OpponentModels
 from replay.dataset.shards import read_manifest, read_shard, shard_paths
 from replay.learning.opponents import data as D
 from replay.learning.opponents.evaluate import evaluate, style_figures
+from replay.learning.opponents.metrics import auc, bootstrap_auc_ci, bootstrap_ci
 from tests.serve_helpers import mjbot
 
 MIXED = ("style:open", "rulebased", "style:defensive", "rulebased")
@@ -178,3 +179,18 @@ def test_cli_train_leaves_a_style_out_and_says_so(sets, tmp_path) -> None:
     meta = OpponentModels.from_file(out).meta
     assert meta["excluded_policies"] == ["style:open"]
     assert meta["opponent_pairs"] == summary["opponent_pairs"]
+
+
+@pytest.mark.parametrize("shape", [(400,), (300, 34)])
+def test_the_ranked_bootstrap_gives_the_resampling_bootstraps_interval(shape) -> None:
+    """bootstrap_auc_ci reweighs rows instead of resampling them; with the same seed it must
+    draw the same walls and land on the same interval, ties and rare positives included."""
+    rng = np.random.default_rng(4)
+    scores = np.round(rng.random(shape), 1)  # many ties
+    labels = rng.random(shape) < scores * 0.1  # some resamples of few groups lack a class
+    for groups in (rng.integers(0, 40, shape[0]), rng.integers(0, 3, shape[0])):
+        slow = bootstrap_ci(lambda r: auc(scores[r], labels[r]), groups, 60, 9)
+        fast = bootstrap_auc_ci(scores, labels, groups, 60, 9)
+        assert slow is not None and fast is not None
+        assert fast == pytest.approx(slow, abs=1e-12)
+    assert bootstrap_auc_ci(scores, labels, np.zeros(shape[0]), 10) is None

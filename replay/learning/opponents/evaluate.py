@@ -27,7 +27,7 @@ import numpy as np
 from brain.opponents.features import KIND_NAMES
 from brain.opponents.models import OpponentModels
 from replay.learning.opponents.data import OpponentData
-from replay.learning.opponents.metrics import auc, bootstrap_ci, mae
+from replay.learning.opponents.metrics import auc, bootstrap_auc_ci, bootstrap_ci, mae
 
 CHUNK = 8192
 _GENBUTSU = KIND_NAMES.index("genbutsu")
@@ -156,16 +156,14 @@ def _intervals(pr: dict[str, np.ndarray], data: OpponentData, rounds: int, seed:
     win_r, win_k = np.nonzero(data.win)
     value_p, value_y = pr["value"][win_r, win_k], data.points[win_r, win_k]
     out = {
-        "tenpai_auc": bootstrap_ci(lambda r: auc(pr["tenpai"][r], y[r]), data.hand, rounds,
-                                   seed),
-        "wait_auc": bootstrap_ci(lambda r: auc(wait_p[r], waits[r]),
-                                 data.hand[data.k_pair[ready]], rounds, seed),
+        "tenpai_auc": bootstrap_auc_ci(pr["tenpai"], y, data.hand, rounds, seed),
+        "wait_auc": bootstrap_auc_ci(wait_p, waits, data.hand[data.k_pair[ready]], rounds, seed),
         "value_mae": bootstrap_ci(lambda r: mae(value_p[r], value_y[r]),
                                   data.hand[data.k_pair[win_r]], rounds, seed),
         "deal_in_auc": None,
     }
     if len(data.k_pair) == len(data.tenpai):
         lp = pr["tenpai"][data.k_pair][:, None] * pr["wait"]
-        out["deal_in_auc"] = bootstrap_ci(lambda r: auc(lp[r], data.waits[r]),
-                                          data.hand[data.k_pair], rounds, seed)
+        out["deal_in_auc"] = bootstrap_auc_ci(lp, data.waits, data.hand[data.k_pair], rounds,
+                                              seed)
     return out

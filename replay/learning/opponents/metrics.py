@@ -53,3 +53,40 @@ def bootstrap_ci(metric: Callable[[np.ndarray], float | None], groups: np.ndarra
         return None
     lo, hi = np.percentile(values, [2.5, 97.5])
     return float(lo), float(hi)
+
+
+def bootstrap_auc_ci(scores: np.ndarray, labels: np.ndarray, groups: np.ndarray,
+                     rounds: int = 200, seed: int = 0) -> tuple[float, float] | None:
+    """:func:`bootstrap_ci` of :func:`auc` (the same resamples for the same seed), without
+    re-sorting each resample (``groups``: one per row of ``scores``, whose rows may be
+    vectors, e.g. a pair's 34 kinds): the scores are ranked once and a resample only reweighs each
+    row by how many times its group was drawn, so one round costs a few ``bincount`` calls
+    over the rows instead of a sort (the deal-in AUC has 34 rows per pair)."""
+    shape = np.shape(scores)
+    s = np.asarray(scores, np.float64).ravel()
+    y = np.asarray(labels).ravel().astype(bool)
+    g = np.repeat(np.asarray(groups), int(np.prod(shape[1:], dtype=np.int64)))
+    ids, inverse = np.unique(g, return_inverse=True)
+    if ids.size < 2:
+        return None
+    _, tie = np.unique(s, return_inverse=True)  # tie group of each row, in score order
+    ties = int(tie.max()) + 1 if tie.size else 0
+    pos_rows, neg_rows = inverse[y], inverse[~y]
+    pos_tie, neg_tie = tie[y], tie[~y]
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(rounds):
+        pick = rng.integers(0, ids.size, ids.size)
+        drawn = np.bincount(pick, minlength=ids.size).astype(np.float64)
+        wp, wn = drawn[pos_rows], drawn[neg_rows]
+        total_p, total_n = wp.sum(), wn.sum()
+        if total_p == 0 or total_n == 0:
+            continue
+        neg_at = np.bincount(neg_tie, wn, minlength=ties)
+        below = np.cumsum(neg_at) - neg_at  # negative weight strictly below each tie group
+        pos_at = np.bincount(pos_tie, wp, minlength=ties)
+        values.append(float((pos_at * (below + neg_at / 2)).sum() / (total_p * total_n)))
+    if not values:
+        return None
+    lo, hi = np.percentile(values, [2.5, 97.5])
+    return float(lo), float(hi)
