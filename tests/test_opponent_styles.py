@@ -17,8 +17,14 @@ from adapter.opponent_sets import STYLE_EVAL_SEED, style_set_dir
 from brain.opponents.models import OpponentModels
 from replay.dataset.shards import read_manifest, read_shard, shard_paths
 from replay.learning.opponents import data as D
-from replay.learning.opponents.evaluate import evaluate, style_figures
-from replay.learning.opponents.metrics import auc, bootstrap_auc_ci, bootstrap_ci
+from replay.learning.opponents.evaluate import evaluate, paired_figures, style_figures
+from replay.learning.opponents.metrics import (
+    auc,
+    bootstrap_auc_ci,
+    bootstrap_auc_diff_ci,
+    bootstrap_ci,
+)
+from replay.learning.opponents.train import quick_config, train
 from tests.serve_helpers import mjbot
 
 MIXED = ("style:open", "rulebased", "style:defensive", "rulebased")
@@ -143,7 +149,9 @@ def test_cli_builds_one_set_per_style_in_all_four_seats_and_reuses_it(tmp_path) 
     (("--by-style", "--styles", "rulebased,,greedy"),
      "mjbot models: --styles has an empty name: 'rulebased,,greedy'"),
     (("--styles", "rulebased"),
-     "mjbot models: --styles, --seed and --keep-sets go with --by-style"),
+     "mjbot models: --styles, --seed, --keep-sets and --versus go with --by-style"),
+    (("--by-style", "--versus", "no-such-weights.npz"),
+     "mjbot models: --versus no-such-weights.npz: "),
 ])
 def test_cli_refuses_bad_style_arguments_in_one_line(args, message) -> None:
     r = mjbot("models", "eval", "--variant", "riichi", "--hands", "2", *args)
@@ -188,9 +196,42 @@ def test_the_ranked_bootstrap_gives_the_resampling_bootstraps_interval(shape) ->
     rng = np.random.default_rng(4)
     scores = np.round(rng.random(shape), 1)  # many ties
     labels = rng.random(shape) < scores * 0.1  # some resamples of few groups lack a class
+    other = np.round(rng.random(shape), 1)  # a second model, for the paired difference
     for groups in (rng.integers(0, 40, shape[0]), rng.integers(0, 3, shape[0])):
         slow = bootstrap_ci(lambda r: auc(scores[r], labels[r]), groups, 60, 9)
         fast = bootstrap_auc_ci(scores, labels, groups, 60, 9)
         assert slow is not None and fast is not None
         assert fast == pytest.approx(slow, abs=1e-12)
+        slow_diff = bootstrap_ci(lambda r: auc(scores[r], labels[r]) - auc(other[r], labels[r]),
+                                 groups, 60, 9)
+        fast_diff = bootstrap_auc_diff_ci(scores, other, labels, groups, 60, 9)
+        assert slow_diff is not None and fast_diff == pytest.approx(slow_diff, abs=1e-12)
     assert bootstrap_auc_ci(scores, labels, np.zeros(shape[0]), 10) is None
+
+
+def test_versus_reads_a_second_model_on_the_same_pairs(sets, tmp_path) -> None:
+    """`--by-style --versus FILE`: FILE's figures on the same pairs and the differences; a
+    model against itself differs by exactly zero on every resample."""
+    other_path = tmp_path / "quick.npz"
+    train(D.load([sets["mixed"]], "riichi", max_decisions=3000, seed=1),
+          quick_config(seed=0, epochs=1)).save(other_path)
+    shipped = OpponentModels.load("riichi")
+    quick = OpponentModels.from_file(other_path)
+    data = D.load([sets["open"]], "riichi", kinds="all")
+    ours, theirs = evaluate(shipped, data), evaluate(quick, data)
+    row = paired_figures(shipped, quick, data, bootstrap=20)
+    for key in ("tenpai_auc", "wait_auc", "deal_in_auc", "value_mae"):
+        assert row[key] == pytest.approx(theirs[key], rel=1e-9)
+        assert row["diff"][key] == pytest.approx(ours[key] - theirs[key], rel=1e-9, abs=1e-12)
+        assert row["diff_ci95"][key] is not None
+    same = paired_figures(shipped, shipped, data, bootstrap=20)
+    assert all(same["diff"][k] == 0 and same["diff_ci95"][k] == (0.0, 0.0)
+               for k in ("tenpai_auc", "wait_auc", "deal_in_auc", "value_mae"))
+    r = mjbot("models", "eval", "--variant", "riichi", "--by-style", "--data", str(sets["open"]),
+              "--versus", str(other_path), "--bootstrap", "20", "--json", timeout=600)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["versus"]["file"] == str(other_path)
+    cli = report["by_style"]["style:open"]["versus"]
+    assert cli["diff"]["wait_auc"] == pytest.approx(row["diff"]["wait_auc"], rel=1e-9)
+    assert cli["diff_ci95"]["wait_auc"] == pytest.approx(list(row["diff_ci95"]["wait_auc"]))

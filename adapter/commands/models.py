@@ -63,6 +63,9 @@ def register(sub: Any) -> None:
                    "policy it holds)")
     e.add_argument("--seed", type=int, default=None, help="--by-style: the self-play seed "
                    "of the per-style sets (default 3001: no training set's)")
+    e.add_argument("--versus", metavar="FILE", help="--by-style: another weights file of the "
+                   "variant, read on the same pairs: its figures and the differences with "
+                   "paired intervals")
     e.add_argument("--keep-sets", metavar="DIR", help="--by-style: build the per-style sets "
                    "under DIR and keep them (a set already there is reused)")
     e.add_argument("--json", action="store_true")
@@ -148,8 +151,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         from adapter.commands.models_styles import eval_by_style
 
         return eval_by_style(args, variant, path, models, hands)
-    if args.styles or args.seed is not None or args.keep_sets:
-        raise UserInputError("--styles, --seed and --keep-sets go with --by-style")
+    if args.styles or args.seed is not None or args.keep_sets or args.versus:
+        raise UserInputError("--styles, --seed, --keep-sets and --versus go with --by-style")
     real_files = ([Path(f) for f in args.real] if args.real
                   else sets.real_game_files(variant))
     with tempfile.TemporaryDirectory(prefix="mjbot-models-") as tmp:

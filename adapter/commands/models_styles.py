@@ -28,6 +28,7 @@ def eval_by_style(args: argparse.Namespace, variant: str, path: Path, models: An
     from replay.learning.opponents.evaluate import by_style
 
     started = time.perf_counter()
+    versus = _versus(args.versus, variant) if args.versus else None
     styles = _styles(args.styles)
     seed = sets.STYLE_EVAL_SEED if args.seed is None else args.seed
     rows: dict[str, dict[str, Any]] = {}
@@ -44,7 +45,7 @@ def eval_by_style(args: argparse.Namespace, variant: str, path: Path, models: An
             if missing:
                 raise UserInputError(f"no pairs of {', '.join(missing)} in --data (its "
                                      f"observed policies: {', '.join(sorted(held))})")
-            rows = by_style(models, data, styles, args.bootstrap)
+            rows = by_style(models, data, styles, args.bootstrap, versus=versus)
             source = {"dirs": [str(d) for d in args.data], "layout": "as the data was played"}
         else:
             styles = styles or list(sets.STYLE_SET)
@@ -57,7 +58,7 @@ def eval_by_style(args: argparse.Namespace, variant: str, path: Path, models: An
                                                      args.workers)
                     log().info("per-style set", style=style, dir=str(d), reused=reused)
                     rows.update(by_style(models, D.load([d], variant, kinds="all"), [style],
-                                         args.bootstrap))
+                                         args.bootstrap, versus=versus))
             source = {"selfplay_seed": seed, "hands_per_style": hands,
                       "layout": "the style in all four seats, the same walls for every style"}
     except DatasetError as exc:
@@ -66,9 +67,24 @@ def eval_by_style(args: argparse.Namespace, variant: str, path: Path, models: An
               "model": {"file": str(path), "trained_on_decisions": models.meta.get("decisions"),
                         "sources": models.meta.get("sources"),
                         "excluded": models.meta.get("excluded_policies", [])},
+              "versus": None if versus is None else {"file": args.versus,
+                                                     "sources": versus.meta.get("sources")},
               "bootstrap": args.bootstrap, "seconds": round(time.perf_counter() - started, 1)}
     print(json.dumps(report, indent=2) if args.json else _text(report))
     return 0
+
+
+def _versus(path: str, variant: str) -> Any:
+    """The ``--versus`` weights, refused in one line when missing or of another variant."""
+    from brain.opponents.models import OpponentModels
+
+    try:
+        other = OpponentModels.from_file(Path(path))
+    except (OSError, ValueError, KeyError) as exc:
+        raise UserInputError(f"--versus {path}: {exc}") from None
+    if other.variant != variant:
+        raise UserInputError(f"--versus {path} holds {other.variant} models, not {variant}")
+    return other
 
 
 def _styles(text: str | None) -> list[str]:

@@ -27,7 +27,13 @@ import numpy as np
 from brain.opponents.features import KIND_NAMES
 from brain.opponents.models import OpponentModels
 from replay.learning.opponents.data import OpponentData
-from replay.learning.opponents.metrics import auc, bootstrap_auc_ci, bootstrap_ci, mae
+from replay.learning.opponents.metrics import (
+    auc,
+    bootstrap_auc_ci,
+    bootstrap_auc_diff_ci,
+    bootstrap_ci,
+    mae,
+)
 
 CHUNK = 8192
 _GENBUTSU = KIND_NAMES.index("genbutsu")
@@ -117,15 +123,62 @@ def _deal_in_auc(pr: dict[str, np.ndarray], data: OpponentData) -> float | None:
 
 
 def by_style(models: OpponentModels, data: OpponentData, styles: list[str],
-             bootstrap: int = 0, seed: int = 0) -> dict[str, dict[str, Any]]:
+             bootstrap: int = 0, seed: int = 0, versus: OpponentModels | None = None
+             ) -> dict[str, dict[str, Any]]:
     """The figures per style: over the (decision, opponent) pairs whose opponent seat played
     that policy, whatever the viewer played. ``bootstrap`` > 0 adds 95% intervals over walls
-    for the three AUCs and the value MAE (``ci95``)."""
+    for the three AUCs and the value MAE (``ci95``); ``versus``: another model's figures on
+    the same pairs, and the differences with paired intervals (:func:`paired_figures`)."""
     out: dict[str, dict[str, Any]] = {}
     for style in styles:
         part = data.take(np.nonzero(data.pairs_of(style))[0])
         out[style] = style_figures(models, part, bootstrap, seed)
+        if versus is not None and len(part.tenpai):
+            out[style]["versus"] = paired_figures(models, versus, part, bootstrap, seed)
     return out
+
+
+PAIRED = ("tenpai_auc", "wait_auc", "deal_in_auc", "value_mae")
+
+
+def paired_figures(models: OpponentModels, other: OpponentModels, data: OpponentData,
+                   bootstrap: int = 0, seed: int = 0) -> dict[str, Any]:
+    """``other``'s figures on the same pairs and ``diff`` = ours minus its, with 95% intervals
+    of the difference when both are read on the same resamples of walls (``diff_ci95``)."""
+    pa, pb = predict(models, data), predict(other, data)
+    ours = evaluate(models, data, pr=pa)
+    theirs = evaluate(other, data, pr=pb)
+    out: dict[str, Any] = {k: theirs[k] for k in PAIRED}
+    out["diff"] = {k: None if ours[k] is None or theirs[k] is None else ours[k] - theirs[k]
+                   for k in PAIRED}
+    out["diff_ci95"] = {}
+    if bootstrap <= 0:
+        return out
+    y, hand = data.tenpai, data.hand
+    ready = data.ready_rows
+    win_r, win_k = np.nonzero(data.win)
+    truth = data.points[win_r, win_k]
+    va, vb = pa["value"][win_r, win_k], pb["value"][win_r, win_k]
+    ci = out["diff_ci95"]
+    ci["tenpai_auc"] = bootstrap_auc_diff_ci(pa["tenpai"], pb["tenpai"], y, hand, bootstrap,
+                                             seed)
+    ci["wait_auc"] = bootstrap_auc_diff_ci(pa["wait"][ready], pb["wait"][ready],
+                                           data.waits[ready], hand[data.k_pair[ready]],
+                                           bootstrap, seed)
+    ci["value_mae"] = bootstrap_ci(lambda r: _mae_diff(va[r], vb[r], truth[r]),
+                                   hand[data.k_pair[win_r]], bootstrap, seed)
+    ci["deal_in_auc"] = None
+    if len(data.k_pair) == len(data.tenpai):
+        la = pa["tenpai"][data.k_pair][:, None] * pa["wait"]
+        lb = pb["tenpai"][data.k_pair][:, None] * pb["wait"]
+        ci["deal_in_auc"] = bootstrap_auc_diff_ci(la, lb, data.waits, hand[data.k_pair],
+                                                  bootstrap, seed)
+    return out
+
+
+def _mae_diff(a: np.ndarray, b: np.ndarray, truth: np.ndarray) -> float | None:
+    ma, mb = mae(a, truth), mae(b, truth)
+    return None if ma is None or mb is None else ma - mb
 
 
 def style_figures(models: OpponentModels, data: OpponentData, bootstrap: int = 0,
