@@ -148,7 +148,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if hands < 1:
         raise UserInputError("--hands must be at least 1")
     if args.by_style:
-        from adapter.commands.models_styles import eval_by_style
+        from adapter.opponent_styles import eval_by_style
 
         return eval_by_style(args, variant, path, models, hands)
     if args.styles or args.seed is not None or args.keep_sets or args.versus:
