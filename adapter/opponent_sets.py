@@ -14,6 +14,7 @@ of our own bots.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 MIXES: tuple[tuple[str, str, str, str], ...] = (
@@ -21,6 +22,13 @@ MIXES: tuple[tuple[str, str, str, str], ...] = (
     ("greedy", "rulebased", "tsumogiri", "rulebased"),
 )
 EVAL_SEED = 1001
+# Per-style evaluation (`mjbot models eval --by-style`): the league's styles, the baselines and
+# the two policies no opponent model is trained on; one self-play set per style, the style in
+# all four seats, every style on the same walls (seed 3001: no training or held-out set uses
+# it).
+STYLE_SET = ("rulebased", "greedy", "style:open", "style:closed", "style:defensive",
+             "style:value", "nn", "mc")
+STYLE_EVAL_SEED = 3001
 
 TENHOU = Path(__file__).resolve().parent / "real_games" / "tenhou"
 TENHOU_VARIANT = "riichi"  # what the shipped people's games (Tenhou records) are
@@ -62,6 +70,41 @@ def build_heldout(variant: str, out: Path, hands: int, seed: int = EVAL_SEED,
         run_selfplay(SelfPlayConfig(ArenaConfig(variant, mix, hands, seed + i, workers), str(d)))
         dirs.append(d)
     return dirs
+
+
+def style_set_dir(root: Path, style: str, hands: int, seed: int) -> Path:
+    """Where the per-style set of ``style`` lives under ``root`` (a name without ':' or '/')."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", style)
+    return root / f"style-{safe}-s{seed}-h{hands}"
+
+
+def build_style_set(variant: str, root: Path, style: str, hands: int, seed: int,
+                    workers: int = 1) -> tuple[Path, bool]:
+    """The self-play set of ``style`` in all four seats: every (decision, opponent) pair is a
+    pair of that style, and with one seating every hand is a wall of its own (the bootstrap
+    by wall has as many walls as hands). A set already under ``root`` with the same policies,
+    seed and hands is reused (returned with True); another one there is refused."""
+    from adapter.local.arena import ArenaConfig
+    from adapter.local.selfplay import SelfPlayConfig, run_selfplay
+    from replay.dataset.schema import DatasetError
+    from replay.dataset.shards import read_manifest
+
+    d = style_set_dir(root, style, hands, seed)
+    if d.exists():
+        try:
+            manifest = read_manifest(d)
+        except DatasetError as exc:
+            raise DatasetError(f"{d} is not a finished per-style set ({exc}); remove it") \
+                from None
+        cfg = manifest.get("config", {})
+        want = {"policies_seated": [style] * 4, "seed": seed, "hands_requested": hands}
+        if manifest.get("variant") != variant or any(cfg.get(k) != v for k, v in want.items()):
+            raise DatasetError(f"{d} holds another set than {style} x4, seed {seed}, {hands} "
+                               f"hands of {variant}; remove it")
+        return d, True
+    run_selfplay(SelfPlayConfig(ArenaConfig(variant, (style,) * 4, hands, seed, workers),
+                                str(d)))
+    return d, False
 
 
 def build_real(files: list[Path], out: Path) -> Path:

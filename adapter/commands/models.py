@@ -33,6 +33,9 @@ def register(sub: Any) -> None:
                    help="decisions read, about, in all (seeded sample; 0: every one)")
     t.add_argument("--epochs", type=int, default=None, help="epochs of every head "
                    "(default: the trainer's)")
+    t.add_argument("--exclude-styles", metavar="A,B,...", help="policies whose seats are "
+                   "never the observed opponent in training (a leave-one-style-out model; "
+                   "their decisions stay, with fewer pairs)")
     t.add_argument("--json", action="store_true", help="print the run as JSON")
     t.set_defaults(handler=cmd_train)
 
@@ -51,6 +54,20 @@ def register(sub: Any) -> None:
     e.add_argument("--workers", type=int, default=1)
     e.add_argument("--bootstrap", type=int, default=200, metavar="N",
                    help="bootstrap rounds over hands for the 95%% intervals (0: none)")
+    e.add_argument("--by-style", action="store_true",
+                   help="the figures per opponent style instead: over the pairs whose "
+                   "observed seat played each style, on a self-play set per style (the style "
+                   "in all four seats, seed --seed) or on --data grouped by policy")
+    e.add_argument("--styles", metavar="A,B,...", help="--by-style: the policies (default: "
+                   "rulebased, greedy, the four league styles, nn and mc; with --data: every "
+                   "policy it holds)")
+    e.add_argument("--seed", type=int, default=None, help="--by-style: the self-play seed "
+                   "of the per-style sets (default 3001: no training set's)")
+    e.add_argument("--versus", metavar="FILE", help="--by-style: another weights file of the "
+                   "variant, read on the same pairs: its figures and the differences with "
+                   "paired intervals")
+    e.add_argument("--keep-sets", metavar="DIR", help="--by-style: build the per-style sets "
+                   "under DIR and keep them (a set already there is reused)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(handler=cmd_eval)
 
@@ -71,8 +88,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     from replay.learning.opponents.train import config_for, train
 
     started = time.perf_counter()
+    exclude = [n.strip() for n in (args.exclude_styles or "").split(",") if n.strip()]
     try:
-        data = D.load(args.data, variant, max_decisions=args.max_decisions, seed=args.seed)
+        data = D.load(args.data, variant, max_decisions=args.max_decisions, seed=args.seed,
+                      exclude=exclude)
     except DatasetError as exc:
         raise UserInputError(str(exc)) from None
     cfg = config_for(variant, args.seed)
@@ -86,10 +105,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     models = train(data, cfg, epochs)
     out = Path(args.out) if args.out else model_path(variant)
     models.meta["load_seconds"] = round(loaded - started, 1)
+    models.meta["excluded_policies"] = exclude
     models.save(out)
     summary = {"variant": variant, "out": str(out), "decisions": data.decisions,
                "pairs": len(data.tenpai), "ready_pairs": int(data.tenpai.sum()),
-               "value_rows": int(data.win.sum()), "load_seconds": round(loaded - started, 1),
+               "value_rows": int(data.win.sum()), "opponent_pairs": data.pair_counts(),
+               "excluded_policies": exclude, "load_seconds": round(loaded - started, 1),
                "train_seconds": models.meta["train_seconds"], "epochs": epochs}
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -124,6 +145,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UserInputError(f"{path} holds {models.variant} models, not {variant}")
     started = time.perf_counter()
     hands = args.hands if args.hands is not None else variant_of(variant).eval_hands
+    if hands < 1:
+        raise UserInputError("--hands must be at least 1")
+    if args.by_style:
+        from adapter.opponent_styles import eval_by_style
+
+        return eval_by_style(args, variant, path, models, hands)
+    if args.styles or args.seed is not None or args.keep_sets or args.versus:
+        raise UserInputError("--styles, --seed, --keep-sets and --versus go with --by-style")
     real_files = ([Path(f) for f in args.real] if args.real
                   else sets.real_game_files(variant))
     with tempfile.TemporaryDirectory(prefix="mjbot-models-") as tmp:

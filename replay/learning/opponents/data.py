@@ -35,7 +35,9 @@ class OpponentData:
     together; a pair of a self-play hand is named by its wall seed, one of an imported
     game (no seed) by its hand, as a negative number. ``z``, ``waits`` and ``points`` hold
     the pairs listed in ``k_pair`` (indices into all pairs): the ready ones, or all of
-    them."""
+    them. ``opponent`` names the policy the observed seat played (an index into
+    ``policies``, the names of every dataset read), so figures can be taken per style and a
+    style can be left out of training."""
 
     variant: str
     x: np.ndarray  # (N, Fx) float16 public features
@@ -50,6 +52,8 @@ class OpponentData:
     points: np.ndarray  # (M, 34) float32 points of a legal win on that kind, 0 elsewhere
     sources: list[str] = field(default_factory=list)
     decisions: int = 0
+    opponent: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int16))  # (N,)
+    policies: list[str] = field(default_factory=list)
 
     @property
     def ready_rows(self) -> np.ndarray:
@@ -71,17 +75,35 @@ class OpponentData:
             self.variant, self.x[keep], self.tenpai[keep], self.hand[keep], self.riichi[keep],
             self.calls[keep], self.turn[keep], new_index[self.k_pair[k_keep]], self.z[k_keep],
             self.waits[k_keep], self.points[k_keep], list(self.sources),
-            self.decisions)
+            self.decisions, self.opponent[keep], list(self.policies))
+
+    def pairs_of(self, policy: str) -> np.ndarray:
+        """Bool mask of the pairs whose observed seat played ``policy`` (none if unknown)."""
+        if policy not in self.policies:
+            return np.zeros(len(self.tenpai), bool)
+        return self.opponent == self.policies.index(policy)
+
+    def pair_counts(self) -> dict[str, int]:
+        """Pairs per opponent policy (the policies with at least one pair)."""
+        counts = np.bincount(self.opponent, minlength=len(self.policies))
+        return {name: int(n) for name, n in zip(self.policies, counts, strict=True) if n}
 
 
 def load(dirs: Sequence[str | Path], variant: str | None = None, max_decisions: int = 0,
-         seed: int = 0, kinds: str = "ready") -> OpponentData:
+         seed: int = 0, kinds: str = "ready", exclude: Sequence[str] = ()) -> OpponentData:
     """Read datasets (all of one variant). ``max_decisions`` > 0 keeps about that many
     decisions in all, each with the same seeded probability; ``kinds``: per-kind arrays for
-    the "ready" pairs (training) or "all" pairs (evaluation of the deal-in product)."""
+    the "ready" pairs (training) or "all" pairs (evaluation of the deal-in product);
+    ``exclude``: policies whose seats are never the observed opponent (a leave-one-style-out
+    model never learns from their labels; the decisions stay, with fewer pairs)."""
     if kinds not in ("ready", "all"):
         raise ValueError(f"kinds must be 'ready' or 'all', not {kinds!r}")
     manifests = [(Path(d), read_manifest(Path(d))) for d in dirs]
+    policies = sorted({str(p) for _, m in manifests for p in m.get("policies", [])})
+    unknown = sorted(set(exclude) - set(policies))
+    if unknown:
+        raise DatasetError(f"cannot leave out {', '.join(unknown)}: no seat of the data plays "
+                           f"it (its policies: {', '.join(policies)})")
     variants = {m["variant"] for _, m in manifests}
     if variant is not None:
         variants.add(variant)
@@ -93,17 +115,30 @@ def load(dirs: Sequence[str | Path], variant: str | None = None, max_decisions: 
     parts: list[dict[str, np.ndarray]] = []
     hand_base = 0
     for root, manifest in manifests:
+        names = [str(p) for p in manifest.get("policies", [])]
+        to_global = np.array([policies.index(n) for n in names] or [0], np.int16)
         for path, size in shard_paths(root, manifest):
-            data = read_shard(path, [*FIELDS, *LABELS, "h_seed"], expected_bytes=size)
+            data = read_shard(path, [*FIELDS, *LABELS, "h_seed", "h_players"],
+                              expected_bytes=size)
             seeds = data.pop("h_seed").astype(np.int64)
+            players = data.pop("h_players").astype(np.int64)
+            if players.size and (players.min() < 0 or players.max() >= len(names)):
+                raise DatasetError(f"{path}: h_players names a policy outside the manifest's "
+                                   f"{names}")
             hands = np.arange(seeds.size, dtype=np.int64) + hand_base
             data["deal"] = np.where(seeds >= 0, seeds, -(hands + 2))[data["hand_index"]]
+            data["players"] = to_global[players][data["hand_index"]]
             rows = np.nonzero(rng.random(len(data["seat"])) < keep_p)[0]
             for lo in range(0, len(rows), CHUNK):
                 parts.append(_featurise({k: v[rows[lo:lo + CHUNK]] for k, v in data.items()},
                                         kinds == "all"))
             hand_base += seeds.size
-    return _concat(variants.pop(), parts, [str(r) for r, _ in manifests])
+    out = _concat(variants.pop(), parts, [str(r) for r, _ in manifests], policies)
+    if exclude:
+        out = out.take(~np.isin(out.opponent, [policies.index(p) for p in exclude]))
+        if not len(out.tenpai):
+            raise DatasetError("no pairs left once " + ", ".join(exclude) + " is left out")
+    return out
 
 
 def _featurise(rows: dict[str, np.ndarray], all_kinds: bool) -> dict[str, np.ndarray]:
@@ -119,7 +154,7 @@ def _featurise(rows: dict[str, np.ndarray], all_kinds: bool) -> dict[str, np.nda
     x = f.public()
     return {
         "x": x.astype(np.float16), "tenpai": tenpai,
-        "hand": rows["deal"][b],
+        "hand": rows["deal"][b], "opponent": rows["players"][b, o].astype(np.int16),
         "riichi": x[:, RIICHI].astype(np.uint8), "calls": f.pairs.open_melds.astype(np.int8),
         "turn": f.pairs.turn.astype(np.int16), "ready": ready,
         "z": fr.kinds().astype(np.float16), "waits": waits, "points": points,
@@ -127,8 +162,8 @@ def _featurise(rows: dict[str, np.ndarray], all_kinds: bool) -> dict[str, np.nda
     }
 
 
-def _concat(variant: str, parts: list[dict[str, np.ndarray]], sources: list[str]
-            ) -> OpponentData:
+def _concat(variant: str, parts: list[dict[str, np.ndarray]], sources: list[str],
+            policies: list[str]) -> OpponentData:
     if not parts:
         raise DatasetError("no decisions to learn from (empty dataset?)")
     offsets = np.cumsum([0, *(len(p["tenpai"]) for p in parts)])
@@ -144,4 +179,5 @@ def _concat(variant: str, parts: list[dict[str, np.ndarray]], sources: list[str]
         z=np.concatenate([p["z"] for p in parts]).reshape(-1, 34, len(KIND_NAMES)),
         waits=np.concatenate([p["waits"] for p in parts]).reshape(-1, 34),
         points=np.concatenate([p["points"] for p in parts]).reshape(-1, 34),
-        sources=sources, decisions=int(sum(int(p["decisions"][0]) for p in parts)))
+        sources=sources, decisions=int(sum(int(p["decisions"][0]) for p in parts)),
+        opponent=np.concatenate([p["opponent"] for p in parts]), policies=policies)

@@ -9,6 +9,9 @@
 * ``value_mae``: mean absolute error, in the points the viewer would pay, of the expected
   value of every legal winning kind of a ready opponent.
 
+:func:`by_style` takes the same figures over the pairs whose observed seat played each
+policy (a league style, ``nn``, ...), each with a bootstrap interval by wall.
+
 Baselines: tenpai "iff riichi" (the riichi flag as the score), "by calls" (the number of open
 melds as the score: one AUC for "tenpai iff >= N calls" over every N, the baseline of the
 variants without riichi), "by turn" (discards so far); waits: a genbutsu / suji heuristic
@@ -24,7 +27,13 @@ import numpy as np
 from brain.opponents.features import KIND_NAMES
 from brain.opponents.models import OpponentModels
 from replay.learning.opponents.data import OpponentData
-from replay.learning.opponents.metrics import auc, bootstrap_ci, mae
+from replay.learning.opponents.metrics import (
+    auc,
+    bootstrap_auc_ci,
+    bootstrap_auc_diff_ci,
+    bootstrap_ci,
+    mae,
+)
 
 CHUNK = 8192
 _GENBUTSU = KIND_NAMES.index("genbutsu")
@@ -63,9 +72,11 @@ def predict(models: OpponentModels, data: OpponentData) -> dict[str, np.ndarray]
 
 
 def evaluate(models: OpponentModels, data: OpponentData, bootstrap: int = 0,
-             seed: int = 0) -> dict[str, Any]:
-    """The figures above (``bootstrap`` > 0: 95% intervals over hands for the AUCs)."""
-    pr = predict(models, data)
+             seed: int = 0, pr: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
+    """The figures above (``bootstrap`` > 0: 95% intervals over hands for the AUCs; ``pr``:
+    :func:`predict`'s answer when the caller has it already)."""
+    if pr is None:
+        pr = predict(models, data)
     y = data.tenpai
     no_riichi = data.riichi == 0
     win = data.win
@@ -109,3 +120,103 @@ def _deal_in_auc(pr: dict[str, np.ndarray], data: OpponentData) -> float | None:
         return None
     lp = pr["tenpai"][data.k_pair][:, None] * pr["wait"]
     return auc(lp, data.waits)
+
+
+def by_style(models: OpponentModels, data: OpponentData, styles: list[str],
+             bootstrap: int = 0, seed: int = 0, versus: OpponentModels | None = None
+             ) -> dict[str, dict[str, Any]]:
+    """The figures per style: over the (decision, opponent) pairs whose opponent seat played
+    that policy, whatever the viewer played. ``bootstrap`` > 0 adds 95% intervals over walls
+    for the three AUCs and the value MAE (``ci95``); ``versus``: another model's figures on
+    the same pairs, and the differences with paired intervals (:func:`paired_figures`)."""
+    out: dict[str, dict[str, Any]] = {}
+    for style in styles:
+        part = data.take(np.nonzero(data.pairs_of(style))[0])
+        out[style] = style_figures(models, part, bootstrap, seed)
+        if versus is not None and len(part.tenpai):
+            out[style]["versus"] = paired_figures(models, versus, part, bootstrap, seed)
+    return out
+
+
+PAIRED = ("tenpai_auc", "wait_auc", "deal_in_auc", "value_mae")
+
+
+def paired_figures(models: OpponentModels, other: OpponentModels, data: OpponentData,
+                   bootstrap: int = 0, seed: int = 0) -> dict[str, Any]:
+    """``other``'s figures on the same pairs and ``diff`` = ours minus its, with 95% intervals
+    of the difference when both are read on the same resamples of walls (``diff_ci95``)."""
+    pa, pb = predict(models, data), predict(other, data)
+    ours = evaluate(models, data, pr=pa)
+    theirs = evaluate(other, data, pr=pb)
+    out: dict[str, Any] = {k: theirs[k] for k in PAIRED}
+    out["diff"] = {k: None if ours[k] is None or theirs[k] is None else ours[k] - theirs[k]
+                   for k in PAIRED}
+    out["diff_ci95"] = {}
+    if bootstrap <= 0:
+        return out
+    y, hand = data.tenpai, data.hand
+    ready = data.ready_rows
+    win_r, win_k = np.nonzero(data.win)
+    truth = data.points[win_r, win_k]
+    va, vb = pa["value"][win_r, win_k], pb["value"][win_r, win_k]
+    ci = out["diff_ci95"]
+    ci["tenpai_auc"] = bootstrap_auc_diff_ci(pa["tenpai"], pb["tenpai"], y, hand, bootstrap,
+                                             seed)
+    ci["wait_auc"] = bootstrap_auc_diff_ci(pa["wait"][ready], pb["wait"][ready],
+                                           data.waits[ready], hand[data.k_pair[ready]],
+                                           bootstrap, seed)
+    ci["value_mae"] = bootstrap_ci(lambda r: _mae_diff(va[r], vb[r], truth[r]),
+                                   hand[data.k_pair[win_r]], bootstrap, seed)
+    ci["deal_in_auc"] = None
+    if len(data.k_pair) == len(data.tenpai):
+        la = pa["tenpai"][data.k_pair][:, None] * pa["wait"]
+        lb = pb["tenpai"][data.k_pair][:, None] * pb["wait"]
+        ci["deal_in_auc"] = bootstrap_auc_diff_ci(la, lb, data.waits, hand[data.k_pair],
+                                                  bootstrap, seed)
+    return out
+
+
+def _mae_diff(a: np.ndarray, b: np.ndarray, truth: np.ndarray) -> float | None:
+    ma, mb = mae(a, truth), mae(b, truth)
+    return None if ma is None or mb is None else ma - mb
+
+
+def style_figures(models: OpponentModels, data: OpponentData, bootstrap: int = 0,
+                  seed: int = 0) -> dict[str, Any]:
+    """One style's row: pairs, AUCs (tenpai, wait, deal-in), value MAE and their intervals."""
+    if not len(data.tenpai):
+        return {"pairs": 0, "ready_pairs": 0, "tenpai_auc": None, "wait_auc": None,
+                "deal_in_auc": None, "value_mae": None, "value_rows": 0, "ci95": {}}
+    pr = predict(models, data)
+    full = evaluate(models, data, pr=pr)
+    row: dict[str, Any] = {k: full[k] for k in (
+        "pairs", "ready_pairs", "tenpai_rate", "tenpai_auc", "tenpai_auc_no_riichi",
+        "wait_auc", "deal_in_auc", "value_mae", "value_rows")}
+    row["walls"] = int(np.unique(data.hand).size)
+    row["baseline"] = {k: full["baseline"][k] for k in (
+        "tenpai_auc_riichi", "tenpai_auc_calls", "wait_auc_genbutsu_suji", "value_mae_mean")}
+    row["ci95"] = _intervals(pr, data, bootstrap, seed) if bootstrap > 0 else {}
+    return row
+
+
+def _intervals(pr: dict[str, np.ndarray], data: OpponentData, rounds: int, seed: int
+               ) -> dict[str, tuple[float, float] | None]:
+    """95% intervals over walls (``data.hand``) of the tenpai, wait and deal-in AUCs and the
+    value MAE."""
+    y = data.tenpai
+    ready = data.ready_rows
+    waits, wait_p = data.waits[ready], pr["wait"][ready]
+    win_r, win_k = np.nonzero(data.win)
+    value_p, value_y = pr["value"][win_r, win_k], data.points[win_r, win_k]
+    out = {
+        "tenpai_auc": bootstrap_auc_ci(pr["tenpai"], y, data.hand, rounds, seed),
+        "wait_auc": bootstrap_auc_ci(wait_p, waits, data.hand[data.k_pair[ready]], rounds, seed),
+        "value_mae": bootstrap_ci(lambda r: mae(value_p[r], value_y[r]),
+                                  data.hand[data.k_pair[win_r]], rounds, seed),
+        "deal_in_auc": None,
+    }
+    if len(data.k_pair) == len(data.tenpai):
+        lp = pr["tenpai"][data.k_pair][:, None] * pr["wait"]
+        out["deal_in_auc"] = bootstrap_auc_ci(lp, data.waits, data.hand[data.k_pair], rounds,
+                                              seed)
+    return out

@@ -266,6 +266,7 @@ def train(data: OpponentData, cfg: TrainConfig = TrainConfig(),
     meta = {
         "pairs": len(data.tenpai), "ready_pairs": int(data.tenpai.sum()),
         "value_rows": int(data.win.sum()), "decisions": data.decisions,
+        "opponent_pairs": data.pair_counts(),
         "tenpai_rate": float(data.tenpai.mean()),
         "value_mean": float(data.points[data.win].mean()) if data.win.any() else 0.0,
         "seed": cfg.seed, "sources": portable_names(data.sources),  # names: the file ships
