@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError
+from adapter.commands import UserInputError, nn_iterate
 from brain.rules.variant import VARIANT_NAMES
 
 VARIANTS = VARIANT_NAMES
@@ -52,6 +52,7 @@ def register(sub: Any) -> None:
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--json", action="store_true", help="print the run as JSON")
     t.set_defaults(handler=cmd_train)
+    nn_iterate.register(nsub)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
