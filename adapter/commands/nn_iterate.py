@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import os
 import platform
@@ -131,10 +132,8 @@ def check(args: argparse.Namespace) -> list[str]:
     four_policies(",".join([EXPERT, *(opponents * 3)[:3]]))  # known names, in one line
     for o in opponents:
         four_policies(f"{EXPERT},{o},{o},{o}")
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        raise UserInputError("mjbot nn iterate needs torch: pip install -e '.[train]'") from None
+    if importlib.util.find_spec("torch") is None:  # found, not loaded: the phases load it
+        raise UserInputError("mjbot nn iterate needs torch: pip install -e '.[train]'")
     return opponents
 
 
