@@ -44,7 +44,8 @@ def _state(run: Path) -> dict[str, Any]:
 def _stamps(run: Path, number: int) -> dict[str, int]:
     folder = run / f"round-{number:03d}"
     return {p.name: p.stat().st_mtime_ns for p in (
-        folder / "selfplay" / "manifest.json", folder / "gen.npz", folder / "selection.json")}
+        folder / f"selfplay-{number:03d}" / "manifest.json", folder / f"gen-{number:03d}.npz",
+        folder / "selection.json")}
 
 
 def test_rounds_resume_where_the_last_run_stopped(tmp_path: Path) -> None:
@@ -76,7 +77,11 @@ def test_rounds_resume_where_the_last_run_stopped(tmp_path: Path) -> None:
     # the opponents come in turn: round 2 seats the fourth and then the first again
     assert "--policies mc,style:defensive,rulebased,style:value" in \
         second["phases"]["selfplay"]["command"]
-    assert str(run / "round-001" / "selfplay") in second["phases"]["train"]["command"]
+    assert str(run / "round-001" / "selfplay-001") in second["phases"]["train"]["command"]
+    # the weights name their data and start by name: the window's folders are told apart
+    meta = Network.from_file(second["phases"]["train"]["weights"], "riichi").meta["training"]
+    assert meta["data"] == ["selfplay-002", "selfplay-001"]
+    assert meta["config"]["init"] == Path(second["weights_before"]).name
 
     # as if killed during round 2's selection: only that phase runs again
     state = _state(run)
@@ -94,7 +99,7 @@ def test_rounds_resume_where_the_last_run_stopped(tmp_path: Path) -> None:
         second["phases"]["selfplay"]
     after = _stamps(run, 2)
     assert after["manifest.json"] == before["manifest.json"]
-    assert after["gen.npz"] == before["gen.npz"]
+    assert after["gen-002.npz"] == before["gen-002.npz"]
     assert after["selection.json"] != before["selection.json"]
 
 

@@ -142,7 +142,7 @@ def cmd_iterate(args: argparse.Namespace) -> int:
 
     opponents = check(args)
     root = Path(args.dir)
-    start = root / "gen0.npz"
+    start = root / "gen-000.npz"
     if not (root / "state.json").exists():
         root.mkdir(parents=True, exist_ok=True)
         if args.init:
@@ -177,7 +177,7 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
     current = state.current
     state.set_round(number, weights_before=current,
                     weights_before_sha256=sha256(current))
-    data = folder / "selfplay"
+    data = folder / f"selfplay-{number:03d}"  # distinct names: the weights record names only
     if state.phase(number, "selfplay") is None:
         seed = round_seed(args.seed, number, args.selection_seed)
         shutil.rmtree(data, ignore_errors=True)  # a killed phase's partial folder
@@ -187,11 +187,11 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
         env = {"MJBOT_NN_WEIGHTS": current, "MJBOT_MC": f"playouts={args.playouts},fast=nn"}
         figures, seconds = _mjbot(cmd, env)
         state.finish_phase(number, "selfplay", {
-            "seed": seed, "seconds": seconds, "command": _shown(cmd, env),
+            "seed": seed, "seconds": seconds, "command": _shown(cmd, env), "data": str(data),
             "figures": {k: figures.get(k) for k in ("hands", "decisions", "games")}})
-    new = folder / "gen.npz"
+    new = folder / f"gen-{number:03d}.npz"
     if state.phase(number, "train") is None:
-        window = [state.root / f"round-{k:03d}" / "selfplay"
+        window = [(state.phase(k, "selfplay") or {})["data"]
                   for k in range(max(1, number - args.window), number)]
         cmd = ["nn", "train", "--variant", args.variant, "--data", str(data),
                *map(str, window), "--policies", EXPERT, "--init", current, "--out", str(new),
