@@ -327,8 +327,9 @@ def test_two_networks_sit_at_one_table_by_file(tmp_path: Path) -> None:
 
 def test_dataset_rows_become_examples_with_the_answer_among_the_legal_heads(
         tmp_path: Path) -> None:
-    """replay/learning/nn/data.py and stream.py (numpy only): every kept row's answer is one of its legal heads,
-    rows without a choice and wins are left out, and a row's planes are those of its state."""
+    """replay/learning/nn/data.py and stream.py (numpy only): every kept row's answer is one of
+    its legal heads, rows without a choice and wins are left out, and a row's planes are those
+    of its state."""
     from adapter.local.arena import ArenaConfig
     from adapter.local.selfplay import SelfPlayConfig, run_selfplay
     from replay.dataset.loader import ShuffledLoader
