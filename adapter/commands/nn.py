@@ -15,7 +15,7 @@ from brain.rules.variant import VARIANT_NAMES
 VARIANTS = VARIANT_NAMES
 # replay/learning/nn/stream.py's defaults (that module is numpy only, but this one must not load
 # the dataset machinery before a command runs)
-DEFAULT_BUFFER = 50_000
+DEFAULT_BUFFER = 40_000
 DEFAULT_HOLDOUT_MAX = 20_000
 
 
@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
                    help="training examples, about, in all (seeded sample; 0: every one)")
     t.add_argument("--buffer", type=int, default=DEFAULT_BUFFER, metavar="N",
                    help="the most training examples encoded at once (the shuffle buffer, "
-                   "about 18 KB each; default %(default)s, about 0.9 GB)")
+                   "about 18 KB each; default %(default)s, about 0.73 GB)")
     t.add_argument("--holdout-max", type=int, default=DEFAULT_HOLDOUT_MAX, metavar="N",
                    help="the most held-out examples (default %(default)s)")
     t.add_argument("--init", default="", metavar="FILE",

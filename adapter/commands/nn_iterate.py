@@ -58,7 +58,7 @@ def register(nsub: Any) -> None:
     i.add_argument("--window", type=int, default=2, help="earlier rounds' data also trained on")
     i.add_argument("--epochs", type=int, default=2)
     i.add_argument("--lr", type=float, default=5e-4)
-    i.add_argument("--buffer", type=int, default=50_000, metavar="N")
+    i.add_argument("--buffer", type=int, default=40_000, metavar="N")
     i.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     i.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     i.add_argument("--json", action="store_true", help="print the final state as JSON")

@@ -2,8 +2,10 @@
 
 Encoding every kept row at once held 8 GB for 357k examples. Here an example's planes are
 float32 (planes=133 x 34 tiles: 18,088 bytes) plus its 145 legal-head flags and 22 bytes of
-target, value and origin: **18,255 bytes an example**, so the default 50,000-example shuffle
-buffer is 0.91 GB and the default 20,000-example held-out cap 0.37 GB.
+target, value and origin: **18,255 bytes an example**, so the default 40,000-example shuffle
+buffer is 0.73 GB and the default 20,000-example held-out cap 0.37 GB; with the process's
+own ~0.47 GB (torch, one shard's raw rows: measured, brain/data/nn_models.md) a default run
+peaks near 1.6 GB whatever the data's size.
 
 How: one cheap pass (:func:`~replay.learning.nn.data.kept_heads`, no table state) lists the
 kept rows of every shard, so each epoch's size, the held-out choice and the learning-rate
@@ -27,7 +29,7 @@ from replay.dataset.loader import ShuffledLoader
 from replay.learning.nn.data import FIELDS, Examples, kept_heads
 
 BYTES_PER_EXAMPLE = 18_255
-DEFAULT_BUFFER = 50_000
+DEFAULT_BUFFER = 40_000
 DEFAULT_HOLDOUT_MAX = 20_000
 CHEAP = ["policy", "fallback", "legal", "legal_count", "action", "action_index",
          "request_tile"]
