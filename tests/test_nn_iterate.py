@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from adapter.commands.nn_iterate import round_seed, seats
+from adapter.commands.nn_iterate import new_minus_current, round_seed, seats
 from brain.nn.network import Network
 from replay.learning.seeds import HEADLINE_SEEDS, free_seed
 
@@ -119,3 +119,31 @@ def test_derived_seeds_never_land_on_a_headline_or_the_selection_seed() -> None:
     seeds = {round_seed(0, r, 41) for r in range(1, 200)}
     assert len(seeds) == 199 and not seeds & {*HEADLINE_SEEDS, 41}
     assert seats(["a", "b"], 1) == "mc,a,b,a" and seats(["a", "b"], 2) == "mc,b,a,b"
+
+
+def test_the_kept_difference_is_new_minus_current_whichever_way_the_arena_names_it(
+        tmp_path: Path) -> None:
+    """The arena names a pair in sorted order: with the new weights sorting after the current
+    ones, its figure is current - new and must change sign (a run kept a generation that was
+    121 points/hand behind before this)."""
+    b = tmp_path / "z.npz"
+    b.write_bytes((Path(__file__).parent / "data" / "nn" / "golden_riichi.npz").read_bytes())
+    out = tmp_path / "sel.json"
+    r = subprocess.run([sys.executable, "-m", "adapter.cli", "arena", "--variant", "riichi",
+                        "--policies", f"nn@{b},rulebased,rulebased,rulebased", "--hands", "4",
+                        "--seed", "43", "--no-log", "--no-progress", "--json", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    arena = json.loads(out.read_text())
+    (pair, figures), = arena["differences"].items()
+    assert pair == f"nn@{b}-rulebased"  # sorted: "nn@..." before "rulebased"
+    points = arena["policies"][f"nn@{b}"]["points_per_hand"] - \
+        arena["policies"]["rulebased"]["points_per_hand"]
+    assert points != 0
+    got, ci = new_minus_current(arena, "rulebased", f"nn@{b}")  # new sorts after current
+    assert got == pytest.approx(-figures["points_per_hand"])
+    assert (got > 0) == (points < 0)  # new - current has the sign of new's points - current's
+    assert ci == [None if figures["ci95"][1] is None else -figures["ci95"][1],
+                  None if figures["ci95"][0] is None else -figures["ci95"][0]]
+    same, _ = new_minus_current(arena, f"nn@{b}", "rulebased")
+    assert same == figures["points_per_hand"]

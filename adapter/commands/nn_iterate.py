@@ -77,6 +77,22 @@ def seats(opponents: list[str], number: int) -> str:
     return ",".join([EXPERT, *picked])
 
 
+def new_minus_current(arena: dict[str, Any], new: str, current: str
+                      ) -> tuple[float | None, list[float | None]]:
+    """The arena's paired difference new - current and its 95% interval. The arena names each
+    pair in sorted order (``a-b`` with a < b), so the pair may come as current - new: then
+    the difference and its interval change sign."""
+    pairs = arena["differences"]
+    if f"{new}-{current}" in pairs:
+        d = pairs[f"{new}-{current}"]
+        return d["points_per_hand"], list(d["ci95"])
+    d = pairs[f"{current}-{new}"]
+    lo, hi = d["ci95"]
+    value = d["points_per_hand"]
+    return (None if value is None else -value,
+            [None if hi is None else -hi, None if lo is None else -lo])
+
+
 def sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -213,13 +229,12 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
                str(args.workers), "--no-log", "--no-progress", "--json", str(out)]
         _, seconds = _mjbot(cmd)
         arena = json.loads(out.read_text())
-        diff = next(iter(arena["differences"].values()))
-        points = diff["points_per_hand"]
+        points, ci95 = new_minus_current(arena, f"nn@{new}", f"nn@{current}")
         kept = points is not None and points >= 0
         state.finish_phase(number, "select", {
             "seed": args.selection_seed, "seconds": seconds, "command": _shown(cmd, {}),
             "hands": arena["hands"], "difference": None if points is None else round(points, 1),
-            "ci95": diff["ci95"], "kept": kept,
+            "ci95": ci95, "kept": kept,
             "new": {k: arena["policies"][f"nn@{new}"].get(k) for k in (
                 "points_per_hand", "avg_rank", "win_rate", "deal_in_rate")}})
     chosen = str(new) if (state.phase(number, "select") or {}).get("kept") else current
