@@ -45,8 +45,8 @@ class _Source:
     held: list[np.ndarray]
 
 
-def _kept_rows(loader: ShuffledLoader, cheap: ShuffledLoader, wanted: set[int] | None,
-               index: int) -> np.ndarray:
+def _kept_rows(cheap: ShuffledLoader, wanted: set[int] | None, index: int) -> np.ndarray:
+    """The row numbers of shard ``index`` that :func:`kept_heads` keeps."""
     data = cheap.shard(index)
     n = int(data["decision_id"].shape[0])
     rows = []
@@ -102,7 +102,7 @@ class ExampleStream:
         cheap = ShuffledLoader(root, fields=CHEAP)
         names = list(loader.manifest["policies"])
         wanted = None if policies is None else {i for i, p in enumerate(names) if p in policies}
-        kept = [_kept_rows(loader, cheap, wanted, i) for i in range(len(loader.shards))]
+        kept = [_kept_rows(cheap, wanted, i) for i in range(len(loader.shards))]
         return _Source(loader, kept, [np.zeros(0, dtype=np.int64) for _ in kept])
 
     @staticmethod
@@ -149,10 +149,9 @@ class ExampleStream:
                      slots: Iterator[int]) -> int:
         data = s.loader.shard(index)
         last = -1
-        wanted = None  # rows were chosen already: every one is kept
-        for r in rows:
+        for r in rows:  # chosen from the kept rows: the player filter is already applied
             row = {k: a[int(r)] for k, a in data.items()}
-            heads = kept_heads(row, wanted)
+            heads = kept_heads(row, None)
             if heads is None:  # the cheap pass kept it: the shard changed under us
                 raise S.DatasetError(f"{s.loader.root}: shard {index} changed while training")
             last = next(slots)
