@@ -327,12 +327,19 @@ def test_two_networks_sit_at_one_table_by_file(tmp_path: Path) -> None:
 
 def test_dataset_rows_become_examples_with_the_answer_among_the_legal_heads(
         tmp_path: Path) -> None:
-    """replay/learning/nn/data.py (numpy only): every kept row's answer is one of its legal heads,
-    rows without a choice and wins are left out, and a row's planes are those of its state."""
+    """replay/learning/nn/data.py and stream.py (numpy only): every kept row's answer is one of
+    its legal heads, rows without a choice and wins are left out, and a row's planes are those
+    of its state."""
     from adapter.local.arena import ArenaConfig
     from adapter.local.selfplay import SelfPlayConfig, run_selfplay
     from replay.dataset.loader import ShuffledLoader
-    from replay.learning.nn.data import FIELDS, load_examples, request_of
+    from replay.learning.nn.data import FIELDS, Examples, request_of
+    from replay.learning.nn.stream import ExampleStream
+
+    def load_examples(dirs: list[Path], policies: list[str] | None = None) -> Examples:
+        parts = list(ExampleStream(dirs, policies, holdout_share=0.0).epoch(0))
+        return Examples(*(np.concatenate([getattr(p, f) for p in parts]) for f in (
+            "x", "mask", "target", "value", "source", "dataset")))
 
     out = tmp_path / "ds"
     run_selfplay(SelfPlayConfig(ArenaConfig("riichi", ("rulebased", "greedy", "rulebased",

@@ -9,10 +9,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError
+from adapter.commands import UserInputError, nn_iterate
 from brain.rules.variant import VARIANT_NAMES
 
 VARIANTS = VARIANT_NAMES
+# replay/learning/nn/stream.py's defaults (that module is numpy only, but this one must not load
+# the dataset machinery before a command runs)
+DEFAULT_BUFFER = 40_000
+DEFAULT_HOLDOUT_MAX = 20_000
 
 
 def register(sub: Any) -> None:
@@ -35,7 +39,12 @@ def register(sub: Any) -> None:
     t.add_argument("--channels", type=int, default=64)
     t.add_argument("--blocks", type=int, default=4)
     t.add_argument("--max-decisions", type=int, default=0, metavar="N",
-                   help="decisions kept, about, in all (seeded sample; 0: every one)")
+                   help="training examples, about, in all (seeded sample; 0: every one)")
+    t.add_argument("--buffer", type=int, default=DEFAULT_BUFFER, metavar="N",
+                   help="the most training examples encoded at once (the shuffle buffer, "
+                   "about 18 KB each; default %(default)s, about 0.73 GB)")
+    t.add_argument("--holdout-max", type=int, default=DEFAULT_HOLDOUT_MAX, metavar="N",
+                   help="the most held-out examples (default %(default)s)")
     t.add_argument("--init", default="", metavar="FILE",
                    help="start from these weights (fine-tuning, e.g. on a better teacher)")
     t.add_argument("--device", default="cpu", help="torch device: cpu, or cuda on a GPU")
@@ -43,15 +52,20 @@ def register(sub: Any) -> None:
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--json", action="store_true", help="print the run as JSON")
     t.set_defaults(handler=cmd_train)
+    nn_iterate.register(nsub)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     if args.variant not in VARIANTS:
         raise UserInputError(f"unknown variant {args.variant!r} (riichi, mcr, taiwan16 or mass)")
     for name, value in (("--epochs", args.epochs), ("--batch-size", args.batch_size),
-                        ("--channels", args.channels), ("--blocks", args.blocks)):
+                        ("--channels", args.channels), ("--blocks", args.blocks),
+                        ("--holdout-max", args.holdout_max)):
         if value < 1:
             raise UserInputError(f"{name} must be at least 1")
+    if args.buffer < args.batch_size:
+        raise UserInputError(f"--buffer {args.buffer} must hold a batch (--batch-size "
+                             f"{args.batch_size})")
     for d in [*args.data, *(args.holdout or [])]:
         if not (Path(d) / "manifest.json").is_file():
             raise UserInputError(f"{d}: no dataset here (no manifest.json; see mjbot selfplay)")
@@ -70,7 +84,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                          batch_size=args.batch_size, lr=args.lr,
                          max_decisions=args.max_decisions, seed=args.seed,
                          threads=args.threads, policies=policies, init=args.init,
-                         device=args.device)
+                         device=args.device, buffer=args.buffer,
+                         holdout_max=args.holdout_max)
 
     def progress(figures: dict[str, Any]) -> None:
         if not args.json:
@@ -88,6 +103,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     else:
         h = result["holdout"]
         print(f"nn train {args.variant}: {result['train_examples']} examples, "
-              f"{result['holdout_examples']} held out; held-out accuracy {h['accuracy']:.4f}; "
+              f"{result['holdout_examples']} held out (at most {result['peak_examples_held']} "
+              f"held at once); held-out accuracy {h['accuracy']:.4f}; "
               f"{result['seconds']} s -> {args.out}")
     return 0

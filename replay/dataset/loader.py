@@ -51,6 +51,11 @@ class ShuffledLoader:
         """Decisions per epoch."""
         return int(self.offsets[-1])
 
+    def shard(self, index: int) -> dict[str, np.ndarray]:
+        """One shard's rows in file order (``decision_id`` included), for readers that pick
+        their own rows (replay/learning/nn/stream.py)."""
+        return self._shard(index)
+
     def _shard(self, index: int) -> dict[str, np.ndarray]:
         path, size = self.shards[index]
         need = list(self.decision_fields)

@@ -9,9 +9,7 @@ player's own answer (no fallback, a legal action) and, with ``policies``, only t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -20,7 +18,6 @@ from brain.nn.heads import NUM_ACTIONS, action_index, legal_map
 from brain.rules.variant import variant_of
 from protocols import events as ev
 from replay.dataset import schema as S
-from replay.dataset.loader import ShuffledLoader
 from replay.dataset.snapshot import restore
 
 FIELDS = ["seat", "request", "request_tile", "request_from", "policy", "fallback", "legal",
@@ -52,6 +49,30 @@ class Examples:
         return Examples(self.x[rows], self.mask[rows], self.target[rows], self.value[rows],
                         self.source[rows], self.dataset[rows])
 
+    def part(self, lo: int, hi: int) -> Examples:
+        """Rows ``lo:hi`` as views (no copy)."""
+        return Examples(self.x[lo:hi], self.mask[lo:hi], self.target[lo:hi], self.value[lo:hi],
+                        self.source[lo:hi], self.dataset[lo:hi])
+
+    @staticmethod
+    def empty(n: int) -> Examples:
+        """Room for ``n`` examples (masks cleared; the rest to be written)."""
+        return Examples(np.empty((n, NUM_PLANES, 34), dtype=np.float32),
+                        np.zeros((n, NUM_ACTIONS), dtype=bool), np.empty(n, dtype=np.int64),
+                        np.empty(n, dtype=np.float32), np.empty(n, dtype=np.int64),
+                        np.empty(n, dtype=np.int16))
+
+    def write(self, i: int, variant: str, row: dict[str, np.ndarray], heads: tuple[int, list[int]],
+              source: int, dataset: int) -> None:
+        """Encode ``row`` (kept, with ``heads`` from :func:`kept_heads`) into slot ``i``."""
+        encode_row(variant, row, self.x[i])
+        self.mask[i] = False
+        self.mask[i, heads[1]] = True
+        self.target[i] = heads[0]
+        self.value[i] = value_of(variant, row)
+        self.source[i] = source
+        self.dataset[i] = dataset
+
 
 def request_of(row: dict[str, np.ndarray]) -> ev.DecisionRequest:
     tile, source = int(row["request_tile"]), int(row["request_from"])
@@ -60,67 +81,32 @@ def request_of(row: dict[str, np.ndarray]) -> ev.DecisionRequest:
                               from_seat=None if source == S.PAD else source)
 
 
-def load_examples(dirs: Sequence[str | Path], max_decisions: int = 0, seed: int = 0,
-                  policies: Sequence[str] | None = None) -> Examples:
-    """Encode the kept rows of every dataset in ``dirs`` (all of one variant; about
-    ``max_decisions`` kept in all, a seeded sample, 0: all)."""
-    loaders = [ShuffledLoader(d, batch_size=4096, seed=seed, fields=FIELDS) for d in dirs]
-    variants = {loader.manifest["variant"] for loader in loaders}
-    if len(variants) != 1:
-        raise S.DatasetError(f"the datasets hold several variants: {sorted(variants)}")
-    variant = variants.pop()
-    per_dir = max_decisions // len(dirs) if max_decisions else 0
-    # one preallocated array (trimmed at the end without a copy): a list of per-row planes
-    # stacked afterwards would hold the largest array twice
-    cap = sum(min(len(lo), per_dir) if per_dir else len(lo) for lo in loaders)
-    x = np.empty((cap, NUM_PLANES, 34), dtype=np.float32)
-    m = np.zeros((cap, NUM_ACTIONS), dtype=bool)
-    target = np.empty(cap, dtype=np.int64)
-    value = np.empty(cap, dtype=np.float32)
-    source = np.empty(cap, dtype=np.int64)
-    dataset = np.empty(cap, dtype=np.int16)
-    n = 0
-    for d_index, loader in enumerate(loaders):
-        names = list(loader.manifest["policies"])
-        wanted = None if policies is None else {i for i, p in enumerate(names) if p in policies}
-        kept = 0
-        for batch in loader.epoch(0):
-            for i in range(batch["seat"].shape[0]):
-                if per_dir and kept >= per_dir:
-                    break
-                row = {k: a[i] for k, a in batch.items()}
-                if not _example(variant, row, wanted, x[n], m[n], target, n):
-                    continue
-                value[n] = (float(row["h_deltas"][int(row["seat"])])
-                            / variant_of(variant).value_scale)
-                source[n] = int(row["decision_id"])
-                dataset[n] = d_index
-                kept += 1
-                n += 1
-            if per_dir and kept >= per_dir:
-                break
-    if not n:
-        raise S.DatasetError("no decision with a choice in the datasets")
-    return Examples(x[:n], m[:n], target[:n], value[:n], source[:n], dataset[:n])
-
-
-def _example(variant: str, row: dict[str, np.ndarray], wanted: set[int] | None,
-             x: np.ndarray, m: np.ndarray, target: np.ndarray, n: int) -> bool:
-    """Write row's planes into ``x``, its legal heads into ``m`` and its answer's head into
-    ``target[n]``; False (nothing written) for a row that is not kept."""
+def kept_heads(row: dict[str, np.ndarray], wanted: set[int] | None
+               ) -> tuple[int, list[int]] | None:
+    """The answer's head and the legal heads of a row that is kept (a real choice, the
+    player's own legal answer, a wanted player), else None. Reads no table state, so counting
+    the kept rows costs a fraction of encoding them."""
     count = int(row["legal_count"])
     if count < 2 or int(row["fallback"]) or int(row["action_index"]) < 0:
-        return False
+        return None
     if wanted is not None and int(row["policy"]) not in wanted:
-        return False
+        return None
     legal = [S.decode_action(r) for r in row["legal"][:count]]
     if any(isinstance(a, ev.Win) for a in legal):
-        return False
-    request = request_of(row)
-    by_index = legal_map(legal, request.tile)
+        return None
+    tile = int(row["request_tile"])
+    claimed = None if tile == S.PAD else tile
+    by_index = legal_map(legal, claimed)
     if len(by_index) < 2:
-        return False
-    target[n] = action_index(S.decode_action(row["action"]), request.tile)
-    m[list(by_index)] = True
-    x[...] = encode(restore(variant, int(row["seat"]), row), request)
-    return True
+        return None
+    return action_index(S.decode_action(row["action"]), claimed), list(by_index)
+
+
+def encode_row(variant: str, row: dict[str, np.ndarray], x: np.ndarray) -> None:
+    """Write the deciding seat's planes for ``row`` into ``x`` (planes, 34)."""
+    x[...] = encode(restore(variant, int(row["seat"]), row), request_of(row))
+
+
+def value_of(variant: str, row: dict[str, np.ndarray]) -> float:
+    """The value head's target: the decider's score change / the variant's value scale."""
+    return float(row["h_deltas"][int(row["seat"])]) / variant_of(variant).value_scale

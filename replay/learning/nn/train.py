@@ -1,5 +1,6 @@
 """Stage 1 of issue 17: supervised training of the residual network on dataset decisions, in
-torch, exported to the plain arrays brain/nn/network.py reads.
+torch, from examples streamed in bounded memory (stream.py, issue 26), exported to the plain
+arrays brain/nn/network.py reads.
 
 torch is an optional extra (``pip install -e '.[train]'``): this module is the only one that
 imports it, and only the ``mjbot nn train`` command and the torch-only tests load this module.
@@ -10,7 +11,7 @@ straight copy (a test checks both forwards agree within 1e-5).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,10 +20,18 @@ import numpy as np
 import torch
 from torch import nn
 
+from brain.nn.encoding import NUM_PLANES
 from brain.nn.heads import KINDS, PER_KIND_HEADS, SCALAR_HEADS
 from brain.nn.network import Network, Shape, new_meta, param_shapes
 from brain.rules.variant import variant_of
-from replay.learning.nn.data import Examples, load_examples
+from replay.dataset.schema import DatasetError
+from replay.learning.nn.data import Examples
+from replay.learning.nn.stream import (
+    DEFAULT_BUFFER,
+    DEFAULT_HOLDOUT_MAX,
+    ExampleStream,
+    held_batches,
+)
 from replay.learning.provenance import portable_name, portable_names
 
 
@@ -84,6 +93,8 @@ class TrainConfig:
     weight_decay: float = 1e-4
     value_weight: float = 0.25
     holdout: float = 0.05  # share of the examples held out when no held-out data is given
+    holdout_max: int = DEFAULT_HOLDOUT_MAX  # the most held-out examples (held in memory)
+    buffer: int = DEFAULT_BUFFER  # the most training examples encoded at once (stream.py)
     max_decisions: int = 0
     seed: int = 0
     threads: int = 2
@@ -100,96 +111,105 @@ def masked_loss(logits: torch.Tensor, legal: torch.Tensor, target: torch.Tensor
     return nn.functional.cross_entropy(z, target)
 
 
-def accuracy(model: TorchNet, ex: Examples, batch: int = 1024, device: str = "cpu"
+def accuracy(model: TorchNet, batches: Iterable[Examples], device: str = "cpu"
              ) -> dict[str, float]:
     """Share of examples whose masked argmax is the recorded answer (all, and turns where a
     discard was answered), and the value head's mean squared error."""
     model.eval()
-    hits, hits_discard, n_discard, sq = 0, 0, 0, 0.0
+    tally = _Tally()
     with torch.no_grad():
-        for lo in range(0, len(ex), batch):
-            x = torch.from_numpy(ex.x[lo:lo + batch]).to(device)
-            m = torch.from_numpy(ex.mask[lo:lo + batch]).to(device)
-            t = torch.from_numpy(ex.target[lo:lo + batch]).to(device)
-            logits, value = model(x)
-            value = value.cpu()
-            pred = logits.masked_fill(~m, -1e9).argmax(dim=1)
-            hits += int((pred == t).sum())
-            discard = t < 2 * KINDS
-            n_discard += int(discard.sum())
-            hits_discard += int(((pred == t) & discard).sum())
-            sq += float(((value - torch.from_numpy(ex.value[lo:lo + batch])) ** 2).sum())
+        for ex in batches:
+            logits, value = model(torch.from_numpy(ex.x).to(device))
+            tally.add(logits, value, ex)
     model.train()
-    n = max(len(ex), 1)
-    return {"accuracy": round(hits / n, 4),
-            "discard_accuracy": round(hits_discard / max(n_discard, 1), 4),
-            "value_mse": round(sq / n, 4), "examples": len(ex)}
+    return tally.figures()
+
+
+class _Tally:
+    """Hits, discard hits and squared value error summed over batches."""
+
+    def __init__(self) -> None:
+        self.n = self.hits = self.hits_discard = self.n_discard = 0
+        self.sq = 0.0
+
+    def add(self, logits: torch.Tensor, value: torch.Tensor, ex: Examples) -> None:
+        m = torch.from_numpy(ex.mask).to(logits.device)
+        t = torch.from_numpy(ex.target).to(logits.device)
+        pred = logits.detach().masked_fill(~m, -1e9).argmax(dim=1)
+        self.n += len(ex)
+        self.hits += int((pred == t).sum())
+        discard = t < 2 * KINDS
+        self.n_discard += int(discard.sum())
+        self.hits_discard += int(((pred == t) & discard).sum())
+        self.sq += float(((value.detach().cpu() - torch.from_numpy(ex.value)) ** 2).sum())
+
+    def figures(self) -> dict[str, float]:
+        n = max(self.n, 1)
+        return {"accuracy": round(self.hits / n, 4),
+                "discard_accuracy": round(self.hits_discard / max(self.n_discard, 1), 4),
+                "value_mse": round(self.sq / n, 4), "examples": self.n}
 
 
 def train(variant: str, data: Sequence[str | Path], out: str | Path, config: TrainConfig,
           holdout_data: Sequence[str | Path] | None = None,
           progress: Any = None) -> dict[str, Any]:
-    """Train on ``data``, evaluate on ``holdout_data`` (or a seeded share of ``data``), write
-    the numpy weights to ``out``; the run's figures as a dict (also stored in the weights'
-    meta)."""
+    """Train on ``data`` streamed in bounded memory (stream.py), evaluate on ``holdout_data``
+    (or a seeded share of ``data``), write the numpy weights to ``out``; the run's figures as a
+    dict (also stored in the weights' meta)."""
     torch.manual_seed(config.seed)
     torch.set_num_threads(max(1, config.threads))
     start = time.monotonic()
-    examples = load_examples(data, config.max_decisions, config.seed, config.policies)
-    if holdout_data:
-        held = load_examples(holdout_data, 0, config.seed, config.policies)
-        fit = examples
-    else:
-        rng = np.random.default_rng(config.seed)
-        shuffled = rng.permutation(len(examples))
-        cut = int(len(examples) * config.holdout)
-        held, fit = examples.take(shuffled[:cut]), examples.take(shuffled[cut:])
-    encode_s = time.monotonic() - start
+    stream = ExampleStream(data, config.policies, config.seed, config.batch_size,
+                           config.buffer, config.holdout, config.holdout_max, holdout_data,
+                           config.max_decisions)
+    if stream.variant != variant:
+        raise DatasetError(f"the datasets are {stream.variant}, not {variant}")
+    held = stream.held_out()
+    prepare_s = time.monotonic() - start
     if config.init:
         start_net = Network.from_file(config.init, variant)
         model = TorchNet(start_net.shape)
         model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in start_net.params.items()})
     else:
-        model = TorchNet(Shape(int(examples.x.shape[1]), config.channels, config.blocks,
-                               config.value_hidden))
-    model.to(config.device)
+        model = TorchNet(Shape(NUM_PLANES, config.channels, config.blocks, config.value_hidden))
+    dev = config.device
+    model.to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    steps = config.epochs * max(1, (len(fit) + config.batch_size - 1) // config.batch_size)
+    steps = config.epochs * stream.batches_per_epoch()
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=config.lr, total_steps=steps)
-    rng = np.random.default_rng(config.seed + 1)
-    x_all, m_all = torch.from_numpy(fit.x), torch.from_numpy(fit.mask)
-    t_all, v_all = torch.from_numpy(fit.target), torch.from_numpy(fit.value)
     history = []
+    seen_tally = _Tally()
     for epoch in range(config.epochs):
-        order = torch.from_numpy(rng.permutation(len(fit)))
         total = 0.0
-        for lo in range(0, len(fit), config.batch_size):
-            idx = order[lo:lo + config.batch_size]
-            dev = config.device
-            logits, value = model(x_all[idx].to(dev))
-            loss = masked_loss(logits, m_all[idx].to(dev), t_all[idx].to(dev)) + \
-                config.value_weight * nn.functional.mse_loss(value, v_all[idx].to(dev))
+        seen_tally = _Tally()  # the training figures: the last epoch's, before each step
+        for batch in stream.epoch(epoch):
+            logits, value = model(torch.from_numpy(batch.x).to(dev))
+            seen_tally.add(logits, value, batch)
+            loss = masked_loss(logits, torch.from_numpy(batch.mask).to(dev),
+                               torch.from_numpy(batch.target).to(dev)) + \
+                config.value_weight * nn.functional.mse_loss(
+                    value, torch.from_numpy(batch.value).to(dev))
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
-            total += loss.item() * len(idx)
-        figures = {"epoch": epoch + 1, "train_loss": round(total / len(fit), 4),
-                   "holdout": accuracy(model, held, device=config.device)}
+            total += loss.item() * len(batch)
+        figures = {"epoch": epoch + 1, "train_loss": round(total / len(stream), 4),
+                   "holdout": accuracy(model, held_batches(held), device=dev)}
         history.append(figures)
         if progress is not None:
             progress(figures)
     result = {  # inputs by name only: the weights ship, machine paths must not (provenance.py)
         "variant": variant, "data": portable_names(data),
         "holdout_data": portable_names(holdout_data) if holdout_data else "split",
-        "train_examples": len(fit), "holdout_examples": len(held),
+        "train_examples": len(stream), "holdout_examples": len(held),
+        "examples_seen": stream.seen, "peak_examples_held": stream.peak_examples_held,
         "config": {k: portable_name(v) if k == "init" else v
                    for k, v in vars(config).items() if k != "extra"},
-        "encode_seconds": round(encode_s, 1),
+        "prepare_seconds": round(prepare_s, 1),
         "seconds": round(time.monotonic() - start, 1), "history": history,
         "holdout": history[-1]["holdout"] if history else {},
-        "train": accuracy(model, fit.take(np.arange(min(len(fit), 20000))),
-                          device=config.device), **config.extra,
+        "train": seen_tally.figures(), **config.extra,
     }
     net = model.cpu().export(variant, training=result, value_scale=variant_of(variant).value_scale)
     net.save(out)

@@ -1,0 +1,101 @@
+"""The bookkeeping of `mjbot nn iterate` (issue 26): rounds of expert iteration whose state is
+written after every phase, so a run killed anywhere resumes at the phase it was in.
+
+A round is three phases: ``selfplay`` (the expert against league opponents), ``train`` (the
+apprentice from the current weights on this round's data and a window of earlier rounds) and
+``select`` (the new generation against the current one on selection walls; kept when the paired
+difference is >= 0). ``state.json`` in the run folder holds the current weights, every round's
+phases with their figures, command, seconds and finishing time, and is replaced atomically.
+Numpy-free and torch-free: the command (adapter/commands/nn_iterate.py) runs the phases.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+PHASES = ("selfplay", "train", "select")
+STATE = "state.json"
+
+
+class StateError(ValueError):
+    """The run folder's state cannot be resumed (unreadable, or another variant's run)."""
+
+
+class IterateState:
+    """``data``: the JSON object of state.json (see the module docstring for its parts)."""
+
+    def __init__(self, root: Path, data: dict[str, Any]) -> None:
+        self.root, self.data = root, data
+
+    @classmethod
+    def open(cls, root: str | Path, variant: str, start: str) -> IterateState:
+        """The run in ``root``: resumed from its state.json, or a new one starting at the
+        weights ``start``."""
+        root = Path(root)
+        path = root / STATE
+        if path.exists():
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, ValueError) as exc:
+                raise StateError(f"{path}: unreadable ({exc})") from None
+            if not isinstance(data, dict) or "rounds" not in data or "current" not in data:
+                raise StateError(f"{path}: not the state of an nn iterate run")
+            if data.get("variant") != variant:
+                raise StateError(f"{path}: a {data.get('variant')} run, not {variant}")
+            return cls(root, data)
+        root.mkdir(parents=True, exist_ok=True)
+        state = cls(root, {"variant": variant, "start": start, "current": start,
+                           "rounds": []})
+        state.save()
+        return state
+
+    @property
+    def current(self) -> str:
+        return str(self.data["current"])
+
+    def completed(self) -> int:
+        """Rounds whose three phases are done."""
+        return sum(1 for r in self.data["rounds"] if r.get("done"))
+
+    def round(self, number: int) -> dict[str, Any]:
+        """Round ``number``'s record (1-based), created on first use."""
+        rounds = self.data["rounds"]
+        while len(rounds) < number:
+            rounds.append({"round": len(rounds) + 1, "phases": {}, "done": False})
+        return dict(rounds[number - 1])
+
+    def phase(self, number: int, name: str) -> dict[str, Any] | None:
+        """A finished phase's record, or None when it has to run (again)."""
+        got = self.data["rounds"][number - 1]["phases"].get(name) if number <= len(
+            self.data["rounds"]) else None
+        return dict(got) if got is not None else None
+
+    def finish_phase(self, number: int, name: str, record: dict[str, Any]) -> None:
+        """Record a phase as done and write the state."""
+        self.round(number)
+        entry = self.data["rounds"][number - 1]
+        entry["phases"][name] = {**record, "finished_at": time.strftime(
+            "%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        self.save()
+
+    def set_round(self, number: int, **fields: Any) -> None:
+        self.round(number)
+        self.data["rounds"][number - 1].update(fields)
+        self.save()
+
+    def finish_round(self, number: int, current: str) -> None:
+        self.data["current"] = current
+        self.data["rounds"][number - 1]["done"] = True
+        self.data["rounds"][number - 1]["weights_after"] = current
+        self.save()
+
+    def save(self) -> None:
+        """Write state.json atomically (a kill never leaves half a file)."""
+        path = self.root / STATE
+        tmp = path.with_name(STATE + ".tmp")
+        tmp.write_text(json.dumps(self.data, indent=2) + "\n")
+        os.replace(tmp, path)
