@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from brain.nn.encoding import NUM_PLANES, encode
+from brain.nn.encoding import encode, encoding_for, num_planes
 from brain.nn.heads import NUM_ACTIONS, action_index, legal_map
 from brain.rules.variant import variant_of
 from protocols import events as ev
@@ -61,19 +61,22 @@ def request_of(row: dict[str, np.ndarray]) -> ev.DecisionRequest:
 
 
 def load_examples(dirs: Sequence[str | Path], max_decisions: int = 0, seed: int = 0,
-                  policies: Sequence[str] | None = None) -> Examples:
+                  policies: Sequence[str] | None = None, encoding: int | None = None
+                  ) -> Examples:
     """Encode the kept rows of every dataset in ``dirs`` (all of one variant; about
-    ``max_decisions`` kept in all, a seeded sample, 0: all)."""
+    ``max_decisions`` kept in all, a seeded sample, 0: all) with encoding version
+    ``encoding`` (None: the variant's, :func:`~brain.nn.encoding.encoding_for`)."""
     loaders = [ShuffledLoader(d, batch_size=4096, seed=seed, fields=FIELDS) for d in dirs]
     variants = {loader.manifest["variant"] for loader in loaders}
     if len(variants) != 1:
         raise S.DatasetError(f"the datasets hold several variants: {sorted(variants)}")
     variant = variants.pop()
+    version = encoding_for(variant) if encoding is None else encoding
     per_dir = max_decisions // len(dirs) if max_decisions else 0
     # one preallocated array (trimmed at the end without a copy): a list of per-row planes
     # stacked afterwards would hold the largest array twice
     cap = sum(min(len(lo), per_dir) if per_dir else len(lo) for lo in loaders)
-    x = np.empty((cap, NUM_PLANES, 34), dtype=np.float32)
+    x = np.empty((cap, num_planes(version), 34), dtype=np.float32)
     m = np.zeros((cap, NUM_ACTIONS), dtype=bool)
     target = np.empty(cap, dtype=np.int64)
     value = np.empty(cap, dtype=np.float32)
@@ -89,7 +92,7 @@ def load_examples(dirs: Sequence[str | Path], max_decisions: int = 0, seed: int 
                 if per_dir and kept >= per_dir:
                     break
                 row = {k: a[i] for k, a in batch.items()}
-                if not _example(variant, row, wanted, x[n], m[n], target, n):
+                if not _example(variant, row, wanted, x[n], m[n], target, n, version):
                     continue
                 value[n] = (float(row["h_deltas"][int(row["seat"])])
                             / variant_of(variant).value_scale)
@@ -105,7 +108,7 @@ def load_examples(dirs: Sequence[str | Path], max_decisions: int = 0, seed: int 
 
 
 def _example(variant: str, row: dict[str, np.ndarray], wanted: set[int] | None,
-             x: np.ndarray, m: np.ndarray, target: np.ndarray, n: int) -> bool:
+             x: np.ndarray, m: np.ndarray, target: np.ndarray, n: int, version: int) -> bool:
     """Write row's planes into ``x``, its legal heads into ``m`` and its answer's head into
     ``target[n]``; False (nothing written) for a row that is not kept."""
     count = int(row["legal_count"])
@@ -122,5 +125,5 @@ def _example(variant: str, row: dict[str, np.ndarray], wanted: set[int] | None,
         return False
     target[n] = action_index(S.decode_action(row["action"]), request.tile)
     m[list(by_index)] = True
-    x[...] = encode(restore(variant, int(row["seat"]), row), request)
+    x[...] = encode(restore(variant, int(row["seat"]), row), request, version)
     return True

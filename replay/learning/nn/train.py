@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from brain.nn.encoding import encoding_for
 from brain.nn.heads import KINDS, PER_KIND_HEADS, SCALAR_HEADS
 from brain.nn.network import Network, Shape, new_meta, param_shapes
 from brain.rules.variant import variant_of
@@ -90,6 +91,7 @@ class TrainConfig:
     policies: Sequence[str] | None = None
     device: str = "cpu"  # "cuda" where a GPU is present
     init: str = ""  # weights file to start from (fine-tuning; its shape wins over the above)
+    encoding: int | None = None  # input encoding (None: init's, else the variant's)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -135,9 +137,12 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
     torch.manual_seed(config.seed)
     torch.set_num_threads(max(1, config.threads))
     start = time.monotonic()
-    examples = load_examples(data, config.max_decisions, config.seed, config.policies)
+    start_net = Network.from_file(config.init, variant) if config.init else None
+    encoding = (start_net.encoding if start_net is not None
+                else config.encoding or encoding_for(variant))
+    examples = load_examples(data, config.max_decisions, config.seed, config.policies, encoding)
     if holdout_data:
-        held = load_examples(holdout_data, 0, config.seed, config.policies)
+        held = load_examples(holdout_data, 0, config.seed, config.policies, encoding)
         fit = examples
     else:
         rng = np.random.default_rng(config.seed)
@@ -145,8 +150,7 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
         cut = int(len(examples) * config.holdout)
         held, fit = examples.take(shuffled[:cut]), examples.take(shuffled[cut:])
     encode_s = time.monotonic() - start
-    if config.init:
-        start_net = Network.from_file(config.init, variant)
+    if start_net is not None:
         model = TorchNet(start_net.shape)
         model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in start_net.params.items()})
     else:
@@ -191,6 +195,7 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
         "train": accuracy(model, fit.take(np.arange(min(len(fit), 20000))),
                           device=config.device), **config.extra,
     }
-    net = model.cpu().export(variant, training=result, value_scale=variant_of(variant).value_scale)
+    net = model.cpu().export(variant, encoding=encoding, training=result,
+                             value_scale=variant_of(variant).value_scale)
     net.save(out)
     return result
