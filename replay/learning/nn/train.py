@@ -184,7 +184,7 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
         if progress is not None:
             progress(figures)
     result = {  # inputs by name only: the weights ship, machine paths must not (provenance.py)
-        "variant": variant, "data": portable_names(data),
+        "variant": variant, "encoding": encoding, "data": portable_names(data),
         "holdout_data": portable_names(holdout_data) if holdout_data else "split",
         "train_examples": len(fit), "holdout_examples": len(held),
         "config": {k: portable_name(v) if k == "init" else v
