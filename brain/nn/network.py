@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from brain.nn.encoding import ENCODING_VERSION, NUM_PLANES, num_planes
+from brain.nn.encoding import ENCODING_VERSION, MCR_PLAN_ENCODING, NUM_PLANES, num_planes
 from brain.nn.heads import KINDS, NUM_ACTIONS, PER_KIND_HEADS, SCALAR_HEADS
 from brain.shipped import shipped
 
@@ -162,8 +162,8 @@ class Network:
             planes = -1
         if planes < 0:
             raise MissingNetwork(f"nn: weights trained on encoding {version}, this code "
-                                 f"encodes {ENCODING_VERSION} and 2; retrain with "
-                                 f"`mjbot nn train`")
+                                 f"encodes {ENCODING_VERSION} and {MCR_PLAN_ENCODING}; retrain "
+                                 f"with `mjbot nn train`")
         if meta.get("planes") != planes:
             raise MissingNetwork(f"nn: weights of {meta.get('planes')} planes, encoding "
                                  f"{version} has {planes}")
