@@ -40,6 +40,21 @@ def test_an_mc_bundle_whose_fast_move_is_the_network_carries_it(tmp_path, bare_p
     assert "fallback" not in one.stderr, one.stderr  # mc and its network answered
 
 
+def test_an_nn_bundle_plays_a_plan_planes_network(tmp_path, bare_python):  # noqa: F811
+    """An MCR network of encoding 2 needs the plan planes' module inside the zip too."""
+    from brain.nn.encoding import MCR_PLAN_ENCODING, num_planes
+    from brain.nn.network import Shape, random_network
+
+    weights = tmp_path / "v2.npz"
+    random_network("mcr", Shape(num_planes(MCR_PLAN_ENCODING), 8, 1, 4), seed=1,
+                   encoding=MCR_PLAN_ENCODING).save(weights)
+    bundle = build_botzone_bundle(tmp_path / "out", policy="nn", nn_weights=weights)
+    one = subprocess.run([bare_python, str(bundle), "--no-keep-running", "--no-log"],
+                         input=TURN, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert one.returncode == 0 and one.stdout.split()[0] == "PLAY", one.stderr
+    assert "fallback" not in one.stderr, one.stderr
+
+
 def test_other_bundles_carry_no_network(tmp_path):
     names = zipfile.ZipFile(build_botzone_bundle(tmp_path)).namelist()
     assert NN_WEIGHTS not in names and not any(n.startswith("brain/nn/") for n in names)

@@ -98,6 +98,37 @@ def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path) -> N
     assert r.returncode == 0, r.stderr
 
 
+def test_mcr_trains_on_its_plan_planes_and_fine_tuning_keeps_the_encoding(tmp_path: Path
+                                                                          ) -> None:
+    """MCR weights are trained on encoding 2 (the plan planes); a fine-tune keeps the encoding
+    of its start, and the policy plays the result."""
+    from brain.nn.encoding import MCR_PLAN_ENCODING, num_planes
+
+    data = tmp_path / "data"
+    r = _mjbot("selfplay", "--variant", "mcr", "--policies",
+               "rulebased,rulebased,rulebased,rulebased", "--hands", "1", "--seed", "5",
+               "--out", str(data))
+    assert r.returncode == 0, r.stderr
+    weights = tmp_path / "mcr.npz"
+    r = _mjbot("nn", "train", "--variant", "mcr", "--data", str(data), "--out", str(weights),
+               "--epochs", "1", "--channels", "8", "--blocks", "1", "--threads", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["encoding"] == MCR_PLAN_ENCODING
+    net = Network.from_file(weights, "mcr")
+    assert net.encoding == MCR_PLAN_ENCODING and net.shape.planes == num_planes(MCR_PLAN_ENCODING)
+    tuned = tmp_path / "tuned.npz"
+    r = _mjbot("nn", "train", "--variant", "mcr", "--data", str(data), "--out", str(tuned),
+               "--epochs", "1", "--init", str(weights), "--threads", "1")
+    assert r.returncode == 0, r.stderr
+    assert Network.from_file(tuned, "mcr").encoding == MCR_PLAN_ENCODING
+    r = _mjbot("arena", "--variant", "mcr", "--policies", f"nn@{tuned},rulebased,rulebased,"
+               "rulebased", "--hands", "1", "--seed", "6", "--no-log",
+               "--max-fallback-share", "0", "--json", str(tmp_path / "arena.json"))
+    assert r.returncode == 0, r.stderr  # not one decision answered for the network
+    seated = json.loads((tmp_path / "arena.json").read_text())["policies"][f"nn@{tuned}"]
+    assert seated["decisions"] > 0 and seated["fallbacks"] == 0
+
+
 def test_training_refuses_a_folder_without_a_dataset(tmp_path: Path) -> None:
     r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(tmp_path), "--out",
                str(tmp_path / "w.npz"))

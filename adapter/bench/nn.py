@@ -78,7 +78,7 @@ def measure(variant: str, games: int = 2, repeats: int = 3, seed: int = 3) -> di
             t1 = time.perf_counter()
             rb.decide(state, request, legal)
             t2 = time.perf_counter()
-            x = encode(state, request)
+            x = encode(state, request, net.encoding)
             t3 = time.perf_counter()
             net.forward(x)
             t4 = time.perf_counter()

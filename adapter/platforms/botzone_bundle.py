@@ -46,7 +46,7 @@ MODULES = (
 MCR_WEIGHTS = "brain/data/opponents_mcr.npz"
 # What an ``nn`` bundle adds: the network code (numpy only) and the MCR network's weights.
 NN_MODULES = ("brain/nn/__init__.py", "brain/nn/encoding.py", "brain/nn/heads.py",
-              "brain/nn/network.py", "brain/policies/nn.py")
+              "brain/nn/network.py", "brain/nn/mcr_planes.py", "brain/policies/nn.py")
 NN_WEIGHTS = "brain/data/nn_mcr.npz"
 MAIN = '''"""mjbot for Botzone ChineseStandardMahjong: simple or JSON interaction, keep running."""
 import os

@@ -14,7 +14,12 @@ The encoding is a function of the state alone, so it is the same in play and in 
 dataset row is turned back into its state with ``replay.dataset.snapshot.restore``.
 
 :data:`ENCODING_VERSION` is stored with the weights; bump it whenever a plane changes meaning or
-order (weights trained on another version are refused, never misread).
+order (weights trained on another version are refused, never misread). Encoding
+:data:`MCR_PLAN_ENCODING` (2) is version 1's planes followed by MCR's plan planes
+(brain/nn/mcr_planes.py: 8-fan plan distances, wait fans, the plan each call serves); it is a
+second encoding rather than a replacement so that weights trained on version 1 (riichi, Taiwan,
+and MCR's generation 1) keep loading unchanged: a network is encoded with the version its
+weights record (:func:`encode`'s ``version``).
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ from brain.shanten import discard_table, shanten, useful_tiles
 from brain.state import TableState
 from protocols import tiles as T
 
-ENCODING_VERSION = 1
+ENCODING_VERSION = 1  # the base planes, every variant
+MCR_PLAN_ENCODING = 2  # the base planes + MCR's plan planes (zero for other variants)
 KINDS = 34
 RECENT = 6  # most recent discards of each seat kept in order
 VARIANTS: tuple[str, ...] = VARIANT_NAMES  # the order of the one-hot variant planes
@@ -61,16 +67,37 @@ def _plane_names() -> tuple[str, ...]:
 
 PLANES: tuple[str, ...] = _plane_names()
 PLANE: dict[str, int] = {name: i for i, name in enumerate(PLANES)}
-NUM_PLANES = len(PLANES)
+NUM_PLANES = len(PLANES)  # of version 1
+
+
+def planes_of(version: int) -> tuple[str, ...]:
+    """The plane names of an encoding version; ValueError for one this code does not know."""
+    if version == ENCODING_VERSION:
+        return PLANES
+    if version == MCR_PLAN_ENCODING:
+        from brain.nn import mcr_planes
+
+        return PLANES + mcr_planes.PLANES
+    raise ValueError(f"nn: unknown encoding version {version!r} (this code encodes "
+                     f"{ENCODING_VERSION} and {MCR_PLAN_ENCODING})")
+
+
+def num_planes(version: int = ENCODING_VERSION) -> int:
+    return len(planes_of(version))
+
+
+def encoding_for(variant: str) -> int:
+    """The encoding new weights of ``variant`` are trained on: MCR gets its plan planes."""
+    return MCR_PLAN_ENCODING if variant == "mcr" else ENCODING_VERSION
 
 _RED_KINDS = {T.RED_5M: 4, T.RED_5P: 13, T.RED_5S: 22}
 
 
-def encode(state: TableState, request: Any) -> np.ndarray:
-    """``(NUM_PLANES, 34)`` float32 planes of what ``state``'s seat knows as it answers
-    ``request`` (a :class:`~protocols.events.DecisionRequest`, or any object with ``kind``,
-    ``tile`` and ``from_seat``)."""
-    x = np.zeros((NUM_PLANES, KINDS), dtype=np.float32)
+def encode(state: TableState, request: Any, version: int = ENCODING_VERSION) -> np.ndarray:
+    """``(num_planes(version), 34)`` float32 planes of what ``state``'s seat knows as it
+    answers ``request`` (a :class:`~protocols.events.DecisionRequest`, or any object with
+    ``kind``, ``tile`` and ``from_seat``)."""
+    x = np.zeros((num_planes(version), KINDS), dtype=np.float32)
     P = PLANE
     me = state.seat
     counts = state.counts()
@@ -82,7 +109,7 @@ def encode(state: TableState, request: Any) -> np.ndarray:
             x[P["hand_red"], _RED_KINDS[t]] = 1.0
     if state.last_draw is not None and T.kind(state.last_draw) < KINDS:
         x[P["last_draw"], T.kind(state.last_draw)] = 1.0
-    _shanten_planes(x, counts, state.unseen_counts())
+    table = _shanten_planes(x, counts, state.unseen_counts())
 
     for r in range(4):
         seat = state.seats[(me + r) % 4]
@@ -150,6 +177,10 @@ def encode(state: TableState, request: Any) -> np.ndarray:
     _fill(x, "furiten", 1.0 if state.temporary_furiten or state.riichi_furiten else 0.0)
     if state.variant in VARIANTS:
         _fill(x, f"variant_{state.variant}", 1.0)
+    if version == MCR_PLAN_ENCODING and state.variant == "mcr":
+        from brain.nn import mcr_planes
+
+        mcr_planes.fill(x, NUM_PLANES, state, request, table)
     return x
 
 
@@ -158,14 +189,16 @@ def _fill(x: np.ndarray, name: str, value: float) -> None:
         x[PLANE[name]] = value
 
 
-def _shanten_planes(x: np.ndarray, counts: list[int], unseen: list[int]) -> None:
+def _shanten_planes(x: np.ndarray, counts: list[int], unseen: list[int]
+                    ) -> dict[int, tuple[int, frozenset[int] | None]] | None:
     """The greedy player's view: for a hand that must discard, each held kind's shanten after
     discarding it (as (s + 1) / 8), the best ones marked, with the unseen copies of their
-    useful tiles; for a hand that waits for a tile, the kinds that lower its shanten."""
+    useful tiles; for a hand that waits for a tile, the kinds that lower its shanten. Returns
+    the discard table of a hand that must discard (None otherwise): MCR's planes reuse it."""
     P = PLANE
     tiles = sum(counts)
     if tiles == 0:
-        return
+        return None
     if tiles % 3 == 2:
         table = discard_table(counts, slack=0)
         best = min(v for v, _ in table.values())
@@ -175,8 +208,10 @@ def _shanten_planes(x: np.ndarray, counts: list[int], unseen: list[int]) -> None
                 x[P["discard_best"], k] = 1.0
                 x[P["discard_ukeire"], k] = sum(unseen[u] for u in useful or ()) / 34.0
         _fill(x, "shanten", (best + 1) / 8.0)
-    elif tiles % 3 == 1:
+        return table
+    if tiles % 3 == 1:
         now = shanten(counts)
         for k in useful_tiles(counts, now):
             x[P["useful"], k] = 1.0
         _fill(x, "shanten", (now + 1) / 8.0)
+    return None

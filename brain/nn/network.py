@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from brain.nn.encoding import ENCODING_VERSION, NUM_PLANES
+from brain.nn.encoding import ENCODING_VERSION, MCR_PLAN_ENCODING, NUM_PLANES, num_planes
 from brain.nn.heads import KINDS, NUM_ACTIONS, PER_KIND_HEADS, SCALAR_HEADS
 from brain.shipped import shipped
 
@@ -105,6 +105,11 @@ class Network:
     def variant(self) -> str:
         return str(self.meta.get("variant", ""))
 
+    @property
+    def encoding(self) -> int:
+        """The encoding version its inputs must be made with (:func:`brain.nn.encoding.encode`)."""
+        return int(self.meta.get("encoding_version", ENCODING_VERSION))
+
     def forward(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``x``: (N, planes, 34) or (planes, 34). Logits (N, 145) and values (N,) (no batch
         axis in, none out)."""
@@ -150,33 +155,44 @@ class Network:
         if meta.get("format_version") != FORMAT_VERSION:
             raise MissingNetwork(f"nn: weights format {meta.get('format_version')}, this "
                                  f"code reads {FORMAT_VERSION}")
-        if meta.get("encoding_version") != ENCODING_VERSION:
-            raise MissingNetwork(f"nn: weights trained on encoding "
-                                 f"{meta.get('encoding_version')}, this code encodes "
-                                 f"{ENCODING_VERSION}; retrain with `mjbot nn train`")
+        version = meta.get("encoding_version")
+        try:
+            planes = num_planes(version) if isinstance(version, int) else -1
+        except ValueError:
+            planes = -1
+        if planes < 0:
+            raise MissingNetwork(f"nn: weights trained on encoding {version}, this code "
+                                 f"encodes {ENCODING_VERSION} and {MCR_PLAN_ENCODING}; retrain "
+                                 f"with `mjbot nn train`")
+        if meta.get("planes") != planes:
+            raise MissingNetwork(f"nn: weights of {meta.get('planes')} planes, encoding "
+                                 f"{version} has {planes}")
         if variant is not None and meta.get("variant") != variant:
             raise MissingNetwork(f"nn: the weights are for {meta.get('variant')!r}, not "
                                  f"{variant!r}")
         return cls(arrays, meta)
 
 
-def new_meta(variant: str, shape: Shape, **extra: Any) -> dict[str, Any]:
-    """The ``meta`` of a weights file of this code's versions."""
-    return {"format_version": FORMAT_VERSION, "encoding_version": ENCODING_VERSION,
+def new_meta(variant: str, shape: Shape, encoding: int = ENCODING_VERSION,
+             **extra: Any) -> dict[str, Any]:
+    """The ``meta`` of a weights file of this code's format, inputs of encoding ``encoding``."""
+    return {"format_version": FORMAT_VERSION, "encoding_version": encoding,
             "variant": variant, "planes": shape.planes, "channels": shape.channels,
             "blocks": shape.blocks, "value_hidden": shape.value_hidden, **extra}
 
 
-def random_network(variant: str, shape: Shape = Shape(), seed: int = 0) -> Network:
+def random_network(variant: str, shape: Shape = Shape(), seed: int = 0,
+                   encoding: int = ENCODING_VERSION) -> Network:
     """A network with seeded random weights (He-scaled): for tests and the benchmark's timing,
-    never for play (the ``nn`` policy only loads trained weights)."""
+    never for play (the ``nn`` policy only loads trained weights). ``shape.planes`` must be
+    ``num_planes(encoding)``."""
     rng = np.random.default_rng(seed)
     params = {}
     for name, dims in param_shapes(shape).items():
         fan_in = int(np.prod(dims[1:])) if len(dims) > 1 else 1
         scale = np.sqrt(2.0 / fan_in) if name.endswith("weight") else 0.01
         params[name] = (rng.standard_normal(dims) * scale).astype(np.float32)
-    return Network(params, new_meta(variant, shape, trained=False))
+    return Network(params, new_meta(variant, shape, encoding, trained=False))
 
 
 # ---------------------------------------------------------------------- shipped weights

@@ -9,6 +9,7 @@ nearest plan near, and at ready it counts only waits the fan calculator scores a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import MahjongGB
@@ -380,15 +381,75 @@ def knitted_bounds(counts: list[int], below: int = 99) -> tuple[int, int]:
 def winning_waits(state: TableState, counts: list[int], waits: set[int]) -> list[int]:
     """The kinds among ``waits`` that a win on another seat's discard scores at >= 8 fan
     (self-draw adds fan, so a discard win is the bar), for the hand ``counts`` + own melds."""
+    return [w for w, fan in wait_fans(state, counts, waits).items() if fan >= MIN_FAN]
+
+
+# ---------------------------------------------------------------------- per family (nn planes)
+
+# The plan families, in the order of the network's MCR plan planes (brain/nn/mcr_planes.py).
+FAMILIES: tuple[str, ...] = ("清龙", "花龙", "三色三同顺", "三色三步高", "碰碰和", "七对",
+                             "五门齐", "混一色", "清一色", "门前清+", "全不靠", "组合龙")
+_CHOW_FAMILY_PLANS = [[i for i, (name, _, _) in enumerate(CHOW_PLANS) if name == family]
+                      for family in FAMILIES[:4]]
+KNITTED_EXACT_BELOW = 4  # knitted families ask MahjongGB only when their bound is under this
+FAR = 99  # a family the hand can no longer reach (its melds rule it out)
+
+
+def family_distances(counts: list[int], melds: list[Meld]) -> list[int]:
+    """The nearest distance of every plan family (:data:`FAMILIES` order; :data:`FAR` where the
+    melds rule it out), measured as :func:`plans` measures them. :func:`plans` keeps only
+    the nearest chow plan because the policy needs only the best; the network is shown every
+    family, so it can learn which of two near plans the discards and calls should serve.
+    Knitted families far away report their table lower bound (see :func:`knitted_bounds`)."""
+    shape, seven_pairs = regular_and_seven_pairs_shanten(counts)
+    meld_kinds = _meld_kinds(melds)
+    out = [FAR] * len(FAMILIES)
+    chow_lows = tuple(min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi")
+    if len(melds) - len(chow_lows) <= 1:
+        held = held_mask(counts)
+        for low in chow_lows:
+            held |= kind_mask((low, low + 1, low + 2))
+        for f, indices in enumerate(_CHOW_FAMILY_PLANS):
+            for i in indices:
+                if not all(low in CHOW_PLANS[i][2] for low in chow_lows):
+                    continue
+                missing = 9 - (_CHOW_MASKS[i] & held).bit_count()
+                d = max(shape, missing - 1) + _CHOW_SHORT[i]
+                out[f] = min(out[f], d)
+    if all(m.kind != "chi" for m in melds):
+        out[4] = _all_pungs_distance(counts, len(melds)) + SHORT_OF_EIGHT
+    if not melds:
+        out[5] = seven_pairs
+    out[6] = max(shape, _missing_types(counts, meld_kinds)) + SHORT_OF_EIGHT
+    for name, _, d in _flush_plans(counts, meld_kinds, shape):
+        f = FAMILIES.index(name)
+        out[f] = min(out[f], d)
+    if all(m.kind == "closed_kan" for m in melds):
+        out[9] = shape + 2
+    if not melds and sum(counts) in (13, 14):
+        thirteen = list(counts)
+        if sum(thirteen) == 14:  # as _knitted_plans: drop the last tile
+            thirteen[max(k for k in range(34) if thirteen[k])] -= 1
+        bounds = knitted_bounds(thirteen, KNITTED_EXACT_BELOW)
+        exact = {name: d for name, _, d in _knitted_plans(counts, below=KNITTED_EXACT_BELOW)}
+        out[10] = exact.get("全不靠", bounds[0])
+        out[11] = exact.get("组合龙", bounds[1])
+    return out
+
+
+def wait_fans(state: TableState, counts: list[int], waits: Iterable[int]) -> dict[int, int]:
+    """Wait kind -> the fan a win on another seat's discard scores (flowers not counted: they
+    do not count towards the 8), for the ready hand ``counts`` + own melds; kinds that make no
+    winning hand are left out."""
     concealed = [k for k in range(34) for _ in range(counts[k])]
     base = WinContext(
         concealed=(), melds=tuple(state.melds), win_tile=0, seat=state.seat,
         from_seat=(state.seat + 1) % 4, dealer=state.dealer, round_wind=state.round_wind_kind,
         flowers=len(state.me.flowers))
-    good = []
+    out = {}
     for w in sorted(waits):
         ctx = replace(base, concealed=(*concealed, w), win_tile=w)
         items = fan_items(ctx)
-        if items is not None and sum(v for _, v in items) - ctx.flowers >= MIN_FAN:
-            good.append(w)
-    return good
+        if items is not None:
+            out[w] = sum(v for _, v in items) - ctx.flowers
+    return out

@@ -64,7 +64,7 @@ class NnPolicy:
         claimed = request.tile
         by_index = legal_map(legal, claimed)
         legal_mask = mask(by_index)
-        logits, _value = net.forward(encode(state, request))
+        logits, _value = net.forward(encode(state, request, net.encoding))
         best = masked_argmax(logits, legal_mask)
         probs = masked_softmax(logits, legal_mask)
         order = np.argsort(-probs)[:TOP]

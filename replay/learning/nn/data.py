@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from brain.nn.encoding import NUM_PLANES, encode
+from brain.nn.encoding import ENCODING_VERSION, encode, num_planes
 from brain.nn.heads import NUM_ACTIONS, action_index, legal_map
 from brain.rules.variant import variant_of
 from protocols import events as ev
@@ -55,17 +55,19 @@ class Examples:
                         self.source[lo:hi], self.dataset[lo:hi])
 
     @staticmethod
-    def empty(n: int) -> Examples:
-        """Room for ``n`` examples (masks cleared; the rest to be written)."""
-        return Examples(np.empty((n, NUM_PLANES, 34), dtype=np.float32),
+    def empty(n: int, version: int = ENCODING_VERSION) -> Examples:
+        """Room for ``n`` examples of encoding ``version`` (masks cleared; the rest to be
+        written)."""
+        return Examples(np.empty((n, num_planes(version), 34), dtype=np.float32),
                         np.zeros((n, NUM_ACTIONS), dtype=bool), np.empty(n, dtype=np.int64),
                         np.empty(n, dtype=np.float32), np.empty(n, dtype=np.int64),
                         np.empty(n, dtype=np.int16))
 
     def write(self, i: int, variant: str, row: dict[str, np.ndarray], heads: tuple[int, list[int]],
-              source: int, dataset: int) -> None:
-        """Encode ``row`` (kept, with ``heads`` from :func:`kept_heads`) into slot ``i``."""
-        encode_row(variant, row, self.x[i])
+              source: int, dataset: int, version: int = ENCODING_VERSION) -> None:
+        """Encode ``row`` (kept, with ``heads`` from :func:`kept_heads`) into slot ``i`` with
+        encoding ``version`` (the one the network trained reads)."""
+        encode_row(variant, row, self.x[i], version)
         self.mask[i] = False
         self.mask[i, heads[1]] = True
         self.target[i] = heads[0]
@@ -102,9 +104,10 @@ def kept_heads(row: dict[str, np.ndarray], wanted: set[int] | None
     return action_index(S.decode_action(row["action"]), claimed), list(by_index)
 
 
-def encode_row(variant: str, row: dict[str, np.ndarray], x: np.ndarray) -> None:
+def encode_row(variant: str, row: dict[str, np.ndarray], x: np.ndarray,
+               version: int = ENCODING_VERSION) -> None:
     """Write the deciding seat's planes for ``row`` into ``x`` (planes, 34)."""
-    x[...] = encode(restore(variant, int(row["seat"]), row), request_of(row))
+    x[...] = encode(restore(variant, int(row["seat"]), row), request_of(row), version)
 
 
 def value_of(variant: str, row: dict[str, np.ndarray]) -> float:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from brain.nn.encoding import encoding_for
 from replay.dataset import schema as S
 from replay.dataset.loader import ShuffledLoader
 from replay.learning.nn.data import FIELDS, Examples, kept_heads
@@ -62,13 +63,14 @@ class ExampleStream:
     folders (at most ``holdout_max`` of their kept rows, a seeded sample); without them a
     seeded ``holdout_share`` of ``dirs``' kept rows, capped the same way, never trained on.
     ``max_decisions``: at most about this many training examples in all (a seeded sample per
-    folder; 0: all). ``buffer``: the most training examples encoded at once."""
+    folder; 0: all). ``buffer``: the most training examples encoded at once. ``encoding``:
+    the input encoding version (None: the variant's, :func:`~brain.nn.encoding.encoding_for`)."""
 
     def __init__(self, dirs: Sequence[str | Path], policies: Sequence[str] | None = None,
                  seed: int = 0, batch_size: int = 256, buffer: int = DEFAULT_BUFFER,
                  holdout_share: float = 0.05, holdout_max: int = DEFAULT_HOLDOUT_MAX,
                  holdout_dirs: Sequence[str | Path] | None = None,
-                 max_decisions: int = 0) -> None:
+                 max_decisions: int = 0, encoding: int | None = None) -> None:
         if batch_size < 1 or buffer < batch_size:
             raise ValueError("the buffer must hold at least one batch")
         self.seed, self.batch_size, self.buffer = seed, batch_size, buffer
@@ -78,6 +80,7 @@ class ExampleStream:
         if len(variants) != 1:
             raise S.DatasetError(f"the datasets hold several variants: {sorted(variants)}")
         self.variant: str = variants.pop()
+        self.encoding = encoding_for(self.variant) if encoding is None else encoding
         rng = np.random.default_rng([seed, 1])
         if holdout_dirs:
             self._choose_held(held_sources, holdout_max, rng, remove=False)
@@ -131,7 +134,7 @@ class ExampleStream:
         """The held-out examples, encoded once (at most ``holdout_max``)."""
         if self._held is None:
             count = sum(len(r) for s in self._held_from for r in s.held)
-            out = Examples.empty(count)
+            out = Examples.empty(count, self.encoding)
             n = 0
             for d, s in enumerate(self._held_from):
                 for index, rows in enumerate(s.held):
@@ -155,7 +158,8 @@ class ExampleStream:
             if heads is None:  # the cheap pass kept it: the shard changed under us
                 raise S.DatasetError(f"{s.loader.root}: shard {index} changed while training")
             last = next(slots)
-            out.write(last, self.variant, row, heads, int(row["decision_id"]), d)
+            out.write(last, self.variant, row, heads, int(row["decision_id"]), d,
+                      self.encoding)
         return last + 1
 
     def epoch(self, epoch: int) -> Iterator[Examples]:
@@ -165,7 +169,7 @@ class ExampleStream:
         units = [(d, i) for d, s in enumerate(self.sources) for i, r in enumerate(s.train)
                  if len(r)]
         cap = min(self.buffer, len(self))
-        pool = Examples.empty(cap)
+        pool = Examples.empty(cap, self.encoding)
         free = list(range(cap - 1, -1, -1))  # free slots, popped from the end
         for u in rng.permutation(len(units)):
             d, index = units[int(u)]
@@ -181,7 +185,8 @@ class ExampleStream:
                 if heads is None:
                     raise S.DatasetError(f"{s.loader.root}: shard {index} changed while "
                                          "training")
-                pool.write(free.pop(), self.variant, row, heads, int(row["decision_id"]), d)
+                pool.write(free.pop(), self.variant, row, heads, int(row["decision_id"]), d,
+                           self.encoding)
                 self.peak_buffer = max(self.peak_buffer, cap - len(free))
         taken = np.ones(cap, dtype=bool)
         taken[free] = False

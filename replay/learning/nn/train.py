@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from brain.nn.encoding import NUM_PLANES
+from brain.nn.encoding import encoding_for, num_planes
 from brain.nn.heads import KINDS, PER_KIND_HEADS, SCALAR_HEADS
 from brain.nn.network import Network, Shape, new_meta, param_shapes
 from brain.rules.variant import variant_of
@@ -101,6 +101,7 @@ class TrainConfig:
     policies: Sequence[str] | None = None
     device: str = "cpu"  # "cuda" where a GPU is present
     init: str = ""  # weights file to start from (fine-tuning; its shape wins over the above)
+    encoding: int | None = None  # input encoding (None: init's, else the variant's)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -159,19 +160,22 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
     torch.manual_seed(config.seed)
     torch.set_num_threads(max(1, config.threads))
     start = time.monotonic()
+    start_net = Network.from_file(config.init, variant) if config.init else None
+    encoding = (start_net.encoding if start_net is not None
+                else config.encoding or encoding_for(variant))
     stream = ExampleStream(data, config.policies, config.seed, config.batch_size,
                            config.buffer, config.holdout, config.holdout_max, holdout_data,
-                           config.max_decisions)
+                           config.max_decisions, encoding)
     if stream.variant != variant:
         raise DatasetError(f"the datasets are {stream.variant}, not {variant}")
     held = stream.held_out()
     prepare_s = time.monotonic() - start
-    if config.init:
-        start_net = Network.from_file(config.init, variant)
+    if start_net is not None:
         model = TorchNet(start_net.shape)
         model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in start_net.params.items()})
     else:
-        model = TorchNet(Shape(NUM_PLANES, config.channels, config.blocks, config.value_hidden))
+        model = TorchNet(Shape(num_planes(encoding), config.channels, config.blocks,
+                               config.value_hidden))
     dev = config.device
     model.to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
@@ -200,7 +204,7 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
         if progress is not None:
             progress(figures)
     result = {  # inputs by name only: the weights ship, machine paths must not (provenance.py)
-        "variant": variant, "data": portable_names(data),
+        "variant": variant, "encoding": encoding, "data": portable_names(data),
         "holdout_data": portable_names(holdout_data) if holdout_data else "split",
         "train_examples": len(stream), "holdout_examples": len(held),
         "examples_seen": stream.seen, "peak_examples_held": stream.peak_examples_held,
@@ -211,6 +215,7 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
         "holdout": history[-1]["holdout"] if history else {},
         "train": seen_tally.figures(), **config.extra,
     }
-    net = model.cpu().export(variant, training=result, value_scale=variant_of(variant).value_scale)
+    net = model.cpu().export(variant, encoding=encoding, training=result,
+                             value_scale=variant_of(variant).value_scale)
     net.save(out)
     return result
