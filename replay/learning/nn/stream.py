@@ -6,6 +6,7 @@ target, value and origin: **18,255 bytes an example**, so the default 40,000-exa
 buffer is 0.73 GB and the default 20,000-example held-out cap 0.37 GB; with the process's
 own ~0.47 GB (torch, one shard's raw rows: measured, brain/data/nn_models.md) a default run
 peaks near 1.6 GB whatever the data's size.
+(MCR's plan-planes encoding, 155 planes, makes an example 21,247 bytes: about 1.75 GB.)
 
 How: one cheap pass (:func:`~replay.learning.nn.data.kept_heads`, no table state) lists the
 kept rows of every shard, so each epoch's size, the held-out choice and the learning-rate
