@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from adapter.commands.nn_iterate import new_minus_current, round_seed, seats
+from adapter.nn_iterate import new_minus_current, round_seed, seats
 from brain.nn.network import Network
 from replay.learning.seeds import HEADLINE_SEEDS, free_seed
 

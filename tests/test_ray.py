@@ -28,7 +28,8 @@ from adapter.local.ray_pool import RayRun, connect  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES = ("rulebased", "greedy", "greedy", "greedy")
-RUN_FIGURES = ("seconds", "hands_per_second", "workers")  # how long, not what was played
+RUN_FIGURES = ("seconds", "hands_per_second", "workers", "thinking")  # how long, not what
+# was played (thinking: the seconds each decision took)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, nn_iterate
+from adapter import nn_iterate
+from adapter.commands import UserInputError
 from brain.rules.variant import VARIANT_NAMES
 
 VARIANTS = VARIANT_NAMES

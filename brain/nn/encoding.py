@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from brain.rules.variant import VARIANT_NAMES
+from brain.rules.variant import VARIANT_NAMES, variant_of
 from brain.shanten import discard_table, shanten, useful_tiles
 from brain.state import TableState
 from protocols import tiles as T
@@ -87,8 +87,9 @@ def num_planes(version: int = ENCODING_VERSION) -> int:
 
 
 def encoding_for(variant: str) -> int:
-    """The encoding new weights of ``variant`` are trained on: MCR gets its plan planes."""
-    return MCR_PLAN_ENCODING if variant == "mcr" else ENCODING_VERSION
+    """The encoding new weights of ``variant`` are trained on: a variant whose policies plan
+    toward a fan floor (MCR) gets its planner's planes."""
+    return MCR_PLAN_ENCODING if variant_of(variant).plan_planes else ENCODING_VERSION
 
 _RED_KINDS = {T.RED_5M: 4, T.RED_5P: 13, T.RED_5S: 22}
 
@@ -177,7 +178,7 @@ def encode(state: TableState, request: Any, version: int = ENCODING_VERSION) -> 
     _fill(x, "furiten", 1.0 if state.temporary_furiten or state.riichi_furiten else 0.0)
     if state.variant in VARIANTS:
         _fill(x, f"variant_{state.variant}", 1.0)
-    if version == MCR_PLAN_ENCODING and state.variant == "mcr":
+    if version == MCR_PLAN_ENCODING and variant_of(state.variant).plan_planes:
         from brain.nn import mcr_planes
 
         mcr_planes.fill(x, NUM_PLANES, state, request, table)

@@ -67,6 +67,7 @@ class Variant:
     value_scale: float  # nn value head: score changes are divided by this
     eval_hands: int  # hands per policy mix when the opponent models are evaluated
     quiet_tenpai: bool  # ready hands show little (no riichi, few calls): a harder tenpai head
+    plan_planes: bool  # nn: its network reads the fan-floor planner's planes (encoding 2)
     # ---- benchmarks
     bench_units: int  # arena wall sets in `mjbot bench arena` (~25-35 hands each)
     bench_flat_value: float  # `mjbot bench mc`: the flat win value its playouts compare
@@ -89,7 +90,7 @@ RIICHI = Variant(
     hidden_closed_kans=False, game_rules=(("red_fives", True), ("double_ron", True)),
     value_unit="han", score_unit="points",
     typical_win=6000.0, dealer_factor=1.5, fold_floor=100.0, call_gate=(2.0, 0.05),
-    value_scale=10_000.0, eval_hands=300, quiet_tenpai=False,
+    value_scale=10_000.0, eval_hands=300, quiet_tenpai=False, plan_planes=False,
     bench_units=6, bench_flat_value=5000.0)
 
 MCR = Variant(
@@ -104,7 +105,7 @@ MCR = Variant(
     hidden_closed_kans=True, game_rules=(("duplicate_walls", True), ("min_fan", 8)),
     value_unit="fan", score_unit="points",
     typical_win=40.0, dealer_factor=1.0, fold_floor=1.0, call_gate=(0.0, 0.0),
-    value_scale=100.0, eval_hands=200, quiet_tenpai=True,
+    value_scale=100.0, eval_hands=200, quiet_tenpai=True, plan_planes=True,
     bench_units=24, bench_flat_value=20.0)
 
 TAIWAN16 = Variant(
@@ -119,7 +120,7 @@ TAIWAN16 = Variant(
     hidden_closed_kans=True, game_rules=(),
     value_unit="tai", score_unit="points",
     typical_win=3000.0, dealer_factor=1.0, fold_floor=50.0, call_gate=(0.0, 0.0),
-    value_scale=5_000.0, eval_hands=300, quiet_tenpai=False,
+    value_scale=5_000.0, eval_hands=300, quiet_tenpai=False, plan_planes=False,
     bench_units=6, bench_flat_value=2500.0)
 
 MASS = Variant(
@@ -134,7 +135,7 @@ MASS = Variant(
     hidden_closed_kans=False, game_rules=(),
     value_unit="fan", score_unit="fan",
     typical_win=30.0, dealer_factor=1.0, fold_floor=1.0, call_gate=(0.0, 0.0),
-    value_scale=100.0, eval_hands=300, quiet_tenpai=False,
+    value_scale=100.0, eval_hands=300, quiet_tenpai=False, plan_planes=False,
     bench_units=8, bench_flat_value=10.0)
 
 # The registry: the one place a variant is listed. The order is the CLI's and the nn encoding's

@@ -6,7 +6,7 @@ apprentice from the current weights on this round's data and a window of earlier
 ``select`` (the new generation against the current one on selection walls; kept when the paired
 difference is >= 0). ``state.json`` in the run folder holds the current weights, every round's
 phases with their figures, command, seconds and finishing time, and is replaced atomically.
-Numpy-free and torch-free: the command (adapter/commands/nn_iterate.py) runs the phases.
+Numpy-free and torch-free: the command (adapter/nn_iterate.py) runs the phases.
 """
 
 from __future__ import annotations
