@@ -11,19 +11,8 @@ import threading
 from brain.brain import Brain
 from brain.clock import ManualClock
 from brain.policies.base import Decision
-from brain.state import TableState
 from protocols import events as ev
-from protocols import tiles as T
-
-
-def _turn_state():
-    state = TableState("riichi", 0)
-    state.apply(ev.GameStarted("riichi", 0))
-    hand = tuple(T.parse_mpsz("123m456p789s1122z5m"))
-    state.apply(ev.RoundStarted(0, 0, scores=(25000,) * 4, hand=hand[:13],
-                                dora_indicators=(T.parse_mpsz("1z")[0],)))
-    state.apply(ev.TileDrawn(0, hand[13]))
-    return state
+from tests.test_brain import _turn_state
 
 
 class AlwaysLate:
