@@ -124,6 +124,15 @@ def start_ray(args: Any) -> Any:
         raise UserInputError(str(exc)) from None
 
 
+def require_table(names: Any, args: Any) -> None:
+    """The checks every command that seats ``names`` at a local table makes before any
+    game (arena, league, selfplay): their networks, their outside programs, ``--hands``."""
+    require_networks(names, args.variant)
+    require_seats(names, args.variant, args)
+    if args.hands < 1:
+        raise UserInputError("--hands must be at least 1")
+
+
 def require_seats(names: Any, variant: str, args: Any = None) -> None:
     """Refuse, in one line, an outside program (``mjai:CMD``, ``botzone:CMD``, ...) that
     cannot sit at ``variant``'s table: its platform plays another variant, its program is

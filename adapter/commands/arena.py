@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from adapter.commands import (
-    UserInputError,
     add_budget_argument,
     add_fallback_argument,
     add_ray_arguments,
@@ -16,8 +15,7 @@ from adapter.commands import (
     fallback_verdict,
     four_policies,
     log,
-    require_networks,
-    require_seats,
+    require_table,
     start_ray,
 )
 from brain.rules.variant import VARIANT_NAMES
@@ -79,10 +77,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     from replay.log import default_log_dir
 
     names = four_policies(args.policies)
-    require_networks(names, args.variant)
-    require_seats(names, args.variant, args)
-    if args.hands < 1:
-        raise UserInputError("--hands must be at least 1")
+    require_table(names, args)
     ray = start_ray(args)
     workers = ray.workers if ray is not None else args.workers or 1
     log_dir = None if args.no_log else str(args.log_dir or default_log_dir())

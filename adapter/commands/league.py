@@ -25,9 +25,8 @@ from adapter.commands import (
     add_seat_limit_argument,
     fallback_verdict,
     log,
-    require_networks,
     require_seat_name,
-    require_seats,
+    require_table,
     start_ray,
 )
 from brain.rules.variant import VARIANT_NAMES
@@ -205,10 +204,7 @@ def cmd_league(args: argparse.Namespace) -> int:
     from brain.tally import tallies_from
 
     members = parse_members(args.members)
-    require_networks(members, args.variant)
-    require_seats(members, args.variant, args)
-    if args.hands < 1:
-        raise UserInputError("--hands must be at least 1")
+    require_table(members, args)
     out = Path(args.out) if args.out else None
     if out is not None:
         if out.exists() and not out.is_dir():

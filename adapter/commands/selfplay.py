@@ -17,8 +17,7 @@ from adapter.commands import (
     fallback_verdict,
     four_policies,
     log,
-    require_networks,
-    require_seats,
+    require_table,
     start_ray,
 )
 from brain.rules.variant import VARIANT_NAMES
@@ -85,10 +84,9 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     if args.variant not in VARIANTS:
         raise UserInputError(f"unknown variant {args.variant!r} (riichi, mcr, taiwan16 or mass)")
     names = four_policies(args.policies)
-    require_networks(names, args.variant)
-    require_seats(names, args.variant, args)
-    if args.hands < 1 or args.shard_decisions < 1:
-        raise UserInputError("--hands and --shard-decisions must be at least 1")
+    require_table(names, args)
+    if args.shard_decisions < 1:
+        raise UserInputError("--shard-decisions must be at least 1")
     if args.out_shared and args.ray is None:
         raise UserInputError("--out-shared goes with --ray (it says the Ray workers see --out)")
 
