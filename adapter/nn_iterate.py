@@ -10,7 +10,6 @@ phase it was in. Seeds: self-play of round r plays seed ``--seed + r``; selectio
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.util
 import json
 import os
@@ -79,22 +78,11 @@ def seats(opponents: list[str], number: int) -> str:
 
 def new_minus_current(arena: dict[str, Any], new: str, current: str
                       ) -> tuple[float | None, list[float | None]]:
-    """The arena's paired difference new - current and its 95% interval. The arena names each
-    pair in sorted order (``a-b`` with a < b), so the pair may come as current - new: then
-    the difference and its interval change sign."""
-    pairs = arena["differences"]
-    if f"{new}-{current}" in pairs:
-        d = pairs[f"{new}-{current}"]
-        return d["points_per_hand"], list(d["ci95"])
-    d = pairs[f"{current}-{new}"]
-    lo, hi = d["ci95"]
-    value = d["points_per_hand"]
-    return (None if value is None else -value,
-            [None if hi is None else -hi, None if lo is None else -lo])
+    """The arena's paired difference new - current and its 95% interval, whichever way the
+    arena names the pair (adapter.local.arena.paired_difference)."""
+    from adapter.local.arena import paired_difference
 
-
-def sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return paired_difference(arena, new, current)
 
 
 def _mjbot(args: list[str], env: dict[str, str] | None = None) -> tuple[dict[str, Any], float]:
@@ -154,6 +142,7 @@ def check(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_iterate(args: argparse.Namespace) -> int:
+    from replay.dataset.shards import sha256  # numpy: not at the CLI's start
     from replay.learning.nn.iterate import IterateState, StateError
 
     opponents = check(args)
@@ -188,6 +177,8 @@ def cmd_iterate(args: argparse.Namespace) -> int:
 
 def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list[str]) -> None:
     """The three phases of round ``number``, each skipped when state.json says it is done."""
+    from replay.dataset.shards import sha256  # numpy: not at the CLI's start
+
     folder = state.root / f"round-{number:03d}"
     folder.mkdir(exist_ok=True)
     current = state.current

@@ -103,14 +103,11 @@ def arena_file(out: Path, hero: str, field: str) -> Path:
 
 
 def difference(summary: dict[str, Any], a: str, b: str) -> tuple[float, list[float | None]]:
-    """A's points/hand minus B's and its interval, from an arena summary (which keys each
-    pair by the names in sorted order)."""
-    first, second = sorted((a, b))
-    d = summary["differences"][f"{first}-{second}"]
-    lo, hi = d["ci95"]
-    if first == a:
-        return d["points_per_hand"], [lo, hi]
-    return -d["points_per_hand"], [None if hi is None else -hi, None if lo is None else -lo]
+    """A's points/hand minus B's and its interval (adapter.local.arena.paired_difference)."""
+    from adapter.local.arena import paired_difference
+
+    value, ci = paired_difference(summary, a, b)
+    return value, ci  # type: ignore[return-value]  # None only for an arena of no hands
 
 
 def table(members: list[str], arenas: dict[tuple[str, str], dict[str, Any]]

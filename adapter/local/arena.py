@@ -257,6 +257,20 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
     }
 
 
+def paired_difference(summary: dict[str, Any], a: str, b: str
+                      ) -> tuple[float | None, list[float | None]]:
+    """A's points/hand minus B's and its 95% interval, from a summary's ``differences``
+    (which key each pair by the names in sorted order, so the pair may come as B - A: then
+    the difference and its interval change sign)."""
+    first, second = sorted((a, b))
+    d = summary["differences"][f"{first}-{second}"]
+    value, (lo, hi) = d["points_per_hand"], d["ci95"]
+    if first == a:
+        return value, [lo, hi]
+    return (None if value is None else -value,
+            [None if hi is None else -hi, None if lo is None else -lo])
+
+
 def pool_tallies(tallies: Any) -> FallbackTally:
     """The units' tallies of one policy added up, in unit order (the first error is the
     first unit's that has one)."""

@@ -54,7 +54,7 @@ def json_array(data: dict[str, Any]) -> np.ndarray:
     return np.frombuffer(json.dumps(data, sort_keys=True).encode(), dtype=np.uint8)
 
 
-def sha256(path: Path) -> str:
+def sha256(path: str | Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
