@@ -70,33 +70,46 @@ def require_mc_options() -> None:
 
 def four_policies(text: str) -> tuple[str, str, str, str]:
     """``--policies A,B,C,D``: one known policy or outside program (``KIND:CMD``, checked
-    against the variant by :func:`require_seats`) per seat."""
+    against the variant by :func:`require_seats`) per seat, each optionally ``LABEL=``."""
     names = tuple(n.strip() for n in text.split(","))
     if len(names) != 4:
         raise UserInputError(f"--policies needs four names (one per seat), got {len(names)}: "
                              f"{text!r}")
     for name in names:
         require_seat_name(name)
+    require_labels(names)
     return names  # type: ignore[return-value]
 
 
-def require_seat_name(name: str) -> None:
-    """One seat of a table: a known policy, or an outside program's spec that parses."""
-    from adapter.local.external import SpecError, is_external, parse_spec
+def require_labels(names: Any) -> None:
+    """One label, one player: refuse two different seats under one label in one line."""
+    from adapter.local.seat import seat_specs
 
-    if not is_external(name):
-        from adapter.local.seat import split_budget
-
-        try:
-            policy, _ = split_budget(name)
-        except ValueError as exc:
-            raise UserInputError(str(exc)) from None
-        require_policy(policy)
-        return
     try:
-        parse_spec(name)
-    except SpecError as exc:
+        seat_specs(names)
+    except ValueError as exc:
         raise UserInputError(str(exc)) from None
+
+
+def require_seat_name(name: str) -> None:
+    """One seat of a table: a known policy, or an outside program's spec that parses, with
+    an optional ``LABEL=`` before it (a bad label is refused here, naming the seat)."""
+    from adapter.local.external import SpecError, is_external, parse_spec
+    from adapter.local.seat import split_budget, split_label
+
+    try:
+        label, spec = split_label(name)
+    except ValueError as exc:
+        raise UserInputError(str(exc)) from None
+    try:
+        if not is_external(spec):
+            policy, _ = split_budget(spec)
+            require_policy(policy)
+            return
+        parse_spec(spec)
+    except (SpecError, ValueError) as exc:  # UserInputError is a ValueError
+        where = f"seat {label!r}: " if label != spec else ""
+        raise UserInputError(where + str(exc)) from None
 
 
 def add_ray_arguments(parser: Any) -> None:
@@ -126,9 +139,13 @@ def start_ray(args: Any) -> Any:
 
 def require_table(names: Any, args: Any) -> None:
     """The checks every command that seats ``names`` at a local table makes before any
-    game (arena, league, selfplay): their networks, their outside programs, ``--hands``."""
-    require_networks(names, args.variant)
-    require_seats(names, args.variant, args)
+    game (arena, league, selfplay): their networks, their outside programs, ``--hands``
+    (each seat as itself: a ``LABEL=`` before it only names it)."""
+    from adapter.local.seat import split_label
+
+    seats = [split_label(n)[1] for n in names]
+    require_networks(seats, args.variant)
+    require_seats(seats, args.variant, args)
     if args.hands < 1:
         raise UserInputError("--hands must be at least 1")
 

@@ -25,6 +25,7 @@ from adapter.commands import (
     add_seat_limit_argument,
     fallback_verdict,
     log,
+    require_labels,
     require_seat_name,
     require_table,
     start_ray,
@@ -72,15 +73,20 @@ def register(sub: Any) -> None:
 
 
 def parse_members(text: str) -> list[str]:
-    """``--members``: two or more distinct known policies or outside programs."""
+    """``--members``: two or more distinct known policies or outside programs, each
+    optionally ``LABEL=`` (the league's name for it)."""
+    from adapter.local.seat import split_label
+
     members = [m.strip() for m in text.split(",") if m.strip()]
     if len(members) < 2:
         raise UserInputError(f"--members needs two or more names, got {text!r}")
-    twice = sorted({m for m in members if members.count(m) > 1})
-    if twice:
-        raise UserInputError(f"--members names {', '.join(twice)} more than once")
     for name in members:
         require_seat_name(name)
+    require_labels(members)
+    labels = [split_label(m)[0] for m in members]
+    twice = sorted({m for m in labels if labels.count(m) > 1})
+    if twice:
+        raise UserInputError(f"--members names {', '.join(twice)} more than once")
     return members
 
 
@@ -95,10 +101,13 @@ def pairings(members: list[str], both: bool) -> list[tuple[str, str]]:
 
 
 def arena_file(out: Path, hero: str, field: str) -> Path:
-    """A stable, file-safe name for one arena's JSON (names may hold paths and spaces)."""
+    """A stable, file-safe name for one arena's JSON (names may hold paths and spaces): a
+    seat's label, and a digest of all it stands for."""
+    from adapter.local.seat import split_label
+
     def slug(name: str) -> str:
         digest = hashlib.sha1(name.encode()).hexdigest()[:8]
-        return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:32] + "-" + digest
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", split_label(name)[0])[:32] + "-" + digest
     return out / f"{slug(hero)}--vs-3x--{slug(field)}.json"
 
 
@@ -197,11 +206,14 @@ def cmd_league(args: argparse.Namespace) -> int:
     import time
 
     from adapter.local.arena import ArenaConfig, _interval, pool_tallies, run_arena, summarize
+    from adapter.local.seat import seat_specs, split_label
     from adapter.progress import ProgressBar
     from brain.tally import tallies_from
 
-    members = parse_members(args.members)
-    require_table(members, args)
+    given = parse_members(args.members)
+    require_table(given, args)
+    members = [split_label(m)[0] for m in given]  # labels: the table's and the JSON's names
+    label_of = dict(zip(given, members, strict=True))
     out = Path(args.out) if args.out else None
     if out is not None:
         if out.exists() and not out.is_dir():
@@ -213,13 +225,15 @@ def cmd_league(args: argparse.Namespace) -> int:
     start = time.monotonic()
     played = 0
     try:
-        for hero, field in pairings(members, args.both):
-            options = _league_options(args, hero, field)
-            path = arena_file(out, hero, field) if out is not None else None
+        for hero_seat, field_seat in pairings(given, args.both):
+            hero, field = label_of[hero_seat], label_of[field_seat]
+            options = _league_options(args, hero_seat, field_seat)
+            path = arena_file(out, hero_seat, field_seat) if out is not None else None
             summary = _stored(path, options) if path is not None else None
             kept = summary is not None
             if summary is None:
-                config = ArenaConfig(args.variant, (hero, field, field, field), args.hands,
+                config = ArenaConfig(args.variant,
+                                     (hero_seat, field_seat, field_seat, field_seat), args.hands,
                                      args.seed, workers, args.log_dir, args.length,
                                      seat_limit=args.seat_limit,  # type: ignore[arg-type]
                                      budget=args.budget)
@@ -251,7 +265,8 @@ def cmd_league(args: argparse.Namespace) -> int:
     errors = sum(s["referee_errors"] for s in arenas.values())
     if args.json:
         Path(args.json).write_text(json.dumps({
-            "variant": args.variant, "members": members, "seed": args.seed,
+            "variant": args.variant, "members": members, "specs": seat_specs(given),
+            "seed": args.seed,
             "hands": args.hands, "both": args.both, "length": args.length,
             "arenas_played": played, "arenas_kept": len(arenas) - played,
             "seconds": round(time.monotonic() - start, 3), "referee_errors": errors,

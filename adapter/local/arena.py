@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from adapter.local.external import SeatReport
 from adapter.local.game import GameConfig, play_game
-from adapter.local.seat import seat_for
+from adapter.local.seat import seat_for, seat_specs, split_label
 from adapter.local.timing import DecisionTimes
 from brain.rules.variant import variant_of
 from brain.tally import FallbackTally
@@ -39,7 +39,7 @@ STAT_KEYS = ("hands", "wins", "self_draws", "deal_ins", "points", "games", "rank
 @dataclass(frozen=True)
 class ArenaConfig:
     variant: str
-    policies: tuple[str, str, str, str]
+    policies: tuple[str, str, str, str]  # seat names as given (``LABEL=SEAT`` labels one)
     hands: int = 400
     seed: int = 0
     workers: int = 1
@@ -53,9 +53,25 @@ class ArenaConfig:
     def game_config(self) -> GameConfig:
         return GameConfig(self.variant, self.riichi_length, self.hands_per_game)
 
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Each seat's display name: what the figures, JSON keys and game logs call it (seats
+        under one label pool their figures, as seats under one name do)."""
+        return tuple(split_label(n)[0] for n in self.policies)
+
+    def specs(self) -> dict[str, str]:
+        """Label -> the seat it stands for (a ValueError when one label names two)."""
+        return seat_specs(self.policies)
+
     def arrangements(self) -> list[tuple[str, ...]]:
-        """Every distinct seating of the policies, in a fixed order."""
-        return sorted(set(itertools.permutations(self.policies)))
+        """Every distinct seating of the policies (by label), in a fixed order."""
+        return sorted(set(itertools.permutations(self.labels)))
+
+    def players(self, seating: tuple[str, ...]) -> list[Any]:
+        """The four seats of one seating (labels), each named by its label."""
+        given = dict(zip(self.labels, self.policies, strict=True))
+        return [seat_for(self.variant, s, given[label], self.seat_limit, self.budget)
+                for s, label in enumerate(seating)]
 
     def hands_per_unit(self) -> float:
         spec = variant_of(self.variant)
@@ -83,13 +99,12 @@ class UnitResult:
 
 def play_unit(config: ArenaConfig, unit: int) -> UnitResult:
     """Play one set of walls in every seating; never raises (a referee error is recorded)."""
-    names = sorted(set(config.policies))
+    names = sorted(set(config.labels))
     result = UnitResult(unit, {n: dict.fromkeys(STAT_KEYS, 0.0) for n in names},
                         fallbacks={n: FallbackTally() for n in names})
     game_config = config.game_config()
     for index, seating in enumerate(config.arrangements()):
-        players = [seat_for(config.variant, s, seating[s], config.seat_limit, config.budget)
-                   for s in range(4)]
+        players = config.players(seating)
         log = _open_log(config, unit, index, seating)
         try:
             game = play_game(game_config, players, config.seed, unit, log)
@@ -144,7 +159,9 @@ def _open_log(config: ArenaConfig, unit: int, index: int,
         platform="local", variant=config.variant, seat=None, policy=",".join(seating),
         policy_config={"seed": config.seed, "unit": unit, "seating": index},
         game_id=f"{config.variant}-s{config.seed}-u{unit}-{index}",
-        extra={"players": list(seating), "full_information": True})
+        extra={"players": list(seating), "full_information": True,
+               "specs": {label: spec for label, spec in config.specs().items()
+                         if label in seating}})
     return GameLogWriter.create(config.log_dir, header, flush_per_hand=True)
 
 
@@ -204,10 +221,11 @@ def ratio_ci(numerators: list[float],
 def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) -> dict[str, Any]:
     """The arena's figures, in the JSON form of ``mjbot arena --json``."""
     policies: dict[str, Any] = {}
-    for name in sorted(set(config.policies)):
+    labels = config.labels
+    for name in sorted(set(labels)):
         rows = [r.stats[name] for r in results]
         hands = [row["hands"] for row in rows]
-        entry: dict[str, Any] = {"hands": int(sum(hands)), "seats": config.policies.count(name)}
+        entry: dict[str, Any] = {"hands": int(sum(hands)), "seats": labels.count(name)}
         entry.update(pool_tallies(r.fallbacks.get(name) for r in results).as_dict())
         for key, stat in (("win_rate", "wins"), ("self_draw_rate", "self_draws"),
                           ("deal_in_rate", "deal_ins"), ("points_per_hand", "points"),
@@ -229,14 +247,15 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
         else:
             entry["avg_rank"], entry["avg_rank_ci95"] = None, None
         policies[name] = entry
-    names = sorted(set(config.policies))
+    names = sorted(set(labels))
     differences = {}
     for a, b in itertools.combinations(names, 2):
         diffs = [_per_hand(r.stats[a]) - _per_hand(r.stats[b]) for r in results]
         value, lo, hi = ratio_ci(diffs, [1.0] * len(diffs))
         differences[f"{a}-{b}"] = {"points_per_hand": value, "ci95": [lo, hi]}
     return {
-        "variant": config.variant, "policies_seated": list(config.policies),
+        "variant": config.variant, "policies_seated": list(labels),
+        "specs": config.specs(),  # label -> the seat it stands for (the command, the policy)
         "seed": config.seed, "units": len(results),
         "seatings": len(config.arrangements()),
         "games": sum(r.games for r in results), "hands": sum(r.hands for r in results),
@@ -248,7 +267,7 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
         "policies": policies, "differences": differences,
         # seconds per decision our seats used: apart from "policies", which a seed fixes
         "thinking": {name: pool_times(r.times.get(name) for r in results).as_dict()
-                     for name in sorted(set(config.policies))
+                     for name in sorted(set(labels))
                      if any(name in r.times for r in results)},
         "external_seats": external_reports(results),
         "log_dir": config.log_dir,

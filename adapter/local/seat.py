@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from adapter.local.timing import DecisionTimes
@@ -13,6 +15,8 @@ from protocols import events as ev
 
 BUDGET_SUFFIX = "@budget="  # ``mc@budget=0.5``: this seat's own time limit per decision
 MAX_BUDGET = 3600.0
+LABEL_MAX = 24
+LABEL = re.compile(rf"[A-Za-z0-9_.-]{{1,{LABEL_MAX}}}")  # ``rb=mjai:CMD``: the seat's display name
 
 
 class BrainSeat:
@@ -66,17 +70,60 @@ def split_budget(name: str) -> tuple[str, float | None]:
     return policy, seconds
 
 
+def split_label(name: str) -> tuple[str, str]:
+    """``LABEL=SEAT`` as (LABEL, SEAT): a short display name for a seat whose own name is long
+    (an outside program's command). Anything else, including an ``=`` inside a command or a
+    budget (``mjai:python -c "x=1"``, ``mc@budget=0.3``), is (name, name): only a prefix
+    before which no ``:`` or ``@`` comes, followed by a seat name of its own, is a label. A
+    bad label there is a ValueError in one line naming the seat."""
+    head, sep, rest = name.partition("=")
+    if not sep or ":" in head or "@" in head or not is_seat_spec(rest):
+        return name, name
+    if not LABEL.fullmatch(head):
+        raise ValueError(f"seat {name!r}: a label (LABEL=SEAT) is 1 to {LABEL_MAX} letters, "
+                         f"digits, '_', '-' or '.', not {head!r}")
+    return head, rest
+
+
+def is_seat_spec(text: str) -> bool:
+    """Whether ``text`` has the form of a seat name (not whether it can be played): a
+    policy, ``nn@FILE``, ``style:NAME`` or ``KIND:CMD``, with an optional ``@budget=``."""
+    from adapter.local.external import is_external
+    from brain.policies import NN_FILE_PREFIX, POLICIES
+
+    if is_external(text):
+        return True
+    policy, sep, _ = text.rpartition(BUDGET_SUFFIX)
+    policy = policy if sep else text
+    return policy in POLICIES or policy.startswith(NN_FILE_PREFIX)
+
+
+def seat_specs(names: Iterable[str]) -> dict[str, str]:
+    """Label -> seat name without it, for every seat (an unlabelled seat is its own label).
+    One label must mean one player: two specs under one label are a ValueError naming both."""
+    specs: dict[str, str] = {}
+    for name in names:
+        label, spec = split_label(name)
+        if specs.setdefault(label, spec) != spec:
+            raise ValueError(f"label {label!r} names two players: {specs[label]!r} and "
+                             f"{spec!r} (a label must mean one player)")
+    return specs
+
+
 def seat_for(variant: str, seat: int, name: str, seat_limit: float | None = None,
              budget: float | None = None) -> Any:
     """The player for seat ``name``: our brain, or an outside program for a ``KIND:CMD``
     name (adapter/local/external/; ``seat_limit`` overrides its platform's answer limit).
     Our brain decides under ``budget`` seconds per decision (None: no limit), or under the
-    name's own ``@budget=SECONDS``; the seat keeps ``name`` so figures stay per seat name."""
+    name's own ``@budget=SECONDS``; the seat keeps ``name`` (its label, for ``LABEL=SEAT``)
+    so figures stay per seat name."""
     from adapter.local.external import SeatLimits, external_seat, is_external
 
-    if is_external(name):
-        return external_seat(variant, seat, name, SeatLimits(seat_limit))
-    policy, own = split_budget(name)
-    player = BrainSeat(variant, seat, policy, limit=own if own is not None else budget)
-    player.name = name
+    label, spec = split_label(name)
+    if is_external(spec):
+        player: Any = external_seat(variant, seat, spec, SeatLimits(seat_limit))
+    else:
+        policy, own = split_budget(spec)
+        player = BrainSeat(variant, seat, policy, limit=own if own is not None else budget)
+    player.name = label
     return player

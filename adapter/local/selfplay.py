@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from adapter.local.arena import ArenaConfig
 from adapter.local.game import play_game
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup, Player
-from adapter.local.seat import seat_for
 from brain.tally import FallbackTally
 from protocols import events as ev
 from replay.dataset.records import Block, BlockBuilder, HandStart
@@ -38,8 +37,8 @@ class SelfPlayConfig:
 
     @property
     def policy_names(self) -> tuple[str, ...]:
-        """The names the ``policy`` fields index: the distinct policies, sorted."""
-        return tuple(sorted(set(self.arena.policies)))
+        """The names the ``policy`` fields index: the distinct policies (by label), sorted."""
+        return tuple(sorted(set(self.arena.labels)))
 
 
 class RecordingReferee(HandReferee):
@@ -97,8 +96,7 @@ def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
     errors: list[str] = []
     fallbacks = {n: FallbackTally() for n in names}
     for index, seating in enumerate(arena.arrangements()):
-        players = [seat_for(arena.variant, s, seating[s], arena.seat_limit, arena.budget)
-                   for s in range(4)]
+        players = arena.players(seating)
         builder = BlockBuilder(arena.variant, names)
         game_id = unit * len(arena.arrangements()) + index
         referee = RecordingReferee(arena.variant, players, builder, game_id, seating)
@@ -168,7 +166,8 @@ def selfplay_meta(config: SelfPlayConfig) -> dict[str, Any]:
     arena = config.arena
     return {
         "source": "selfplay", "variant": arena.variant, "policies": list(config.policy_names),
-        "config": {"policies_seated": list(arena.policies), "hands_requested": arena.hands,
+        "config": {"policies_seated": list(arena.labels), "specs": arena.specs(),
+                   "hands_requested": arena.hands,
                    "seed": arena.seed, "units": arena.units(),
                    "seatings": len(arena.arrangements()),
                    "riichi_length": arena.riichi_length,
