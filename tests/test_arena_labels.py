@@ -19,15 +19,19 @@ from tests.serve_helpers import mjbot
 PY = sys.executable
 # our own mjai bot as an outside program; its command holds an "=" of its own
 RB = f"mjai:{PY} -m adapter.cli --log-level error mjai --no-log --policy=rulebased"
+# README's "Against outside programs" seat: the PyPI RulebaseBot, with "=" in its command
+PYPI_RB = ('mjai:python -c "from loguru import logger; logger.remove(); import sys; from '
+           'mjai.bot.rulebase import RulebaseBot as B; B(player_id=int(sys.argv[-1])).start()"')
 
 
 def test_a_label_is_only_a_prefix_before_a_seat_name():
     assert split_label(f"rb={RB}") == ("rb", RB)
+    assert split_label(f"rb={PYPI_RB}") == ("rb", PYPI_RB)
     assert split_label("fast=mc@budget=0.3") == ("fast", "mc@budget=0.3")
     assert split_label("g2=nn@runs/gen2.npz") == ("g2", "nn@runs/gen2.npz")
     assert split_label("v1.2_open-x=style:open") == ("v1.2_open-x", "style:open")
     assert split_label("r=mjai-tcp:127.0.0.1:11600") == ("r", "mjai-tcp:127.0.0.1:11600")
-    for name in (RB, "mc@budget=0.3", 'mjai:python -c "x=1"', "mjai:./bot --policy=mc",
+    for name in (RB, PYPI_RB, "mc@budget=0.3", 'mjai:python -c "x=1"', "mjai:./bot --policy=mc",
                  "nn@a=rulebased", "rb=nope", "a=b=rulebased", "rulebased", "x=1"):
         assert split_label(name) == (name, name), name
 

@@ -28,6 +28,7 @@ EXAMPLES = """examples:
   mjbot arena --variant taiwan16 --policies 'ntpu:./seofon,rulebased,rulebased,rulebased'
   mjbot arena --policies mc,rulebased,rulebased,rulebased --budget 2.25 --hands 40
   mjbot arena --policies mc@budget=2.25,mc@budget=0.3,rulebased,rulebased --hands 40
+  mjbot arena --policies 'nn,rb=mjai:python bot.py,rb=mjai:python bot.py,rb=mjai:python bot.py'
 
 An outside program is seated as KIND:COMMAND: mjai (riichi; mjai.app's stdin/stdout form,
 the seat number appended to the command), mjai-tcp:HOST:PORT (riichi; the seat listens there
@@ -39,7 +40,10 @@ fallback and reported per program (--seat-limit: its time).
 
 --budget S: our own seats decide as a platform session's brain does with an S-second limit
 (the policy gets S less a 0.25 s margin; mc searches 0.8 of that): 2.25 gives mc 2 s of
-thinking, 0.3 gives it 0.05 s. POLICY@budget=S sets one seat's own limit."""
+thinking, 0.3 gives it 0.05 s. POLICY@budget=S sets one seat's own limit.
+
+LABEL=SEAT names a seat in the table, the JSON and the logs (LABEL: letters, digits, _ - .,
+at most 24): seats under one label are one row; --json keeps what it stands for (specs)."""
 
 
 def register(sub: Any) -> None:
@@ -51,7 +55,9 @@ def register(sub: Any) -> None:
     a.add_argument("--variant", default="riichi", choices=VARIANT_NAMES)
     a.add_argument("--policies", default="rulebased,greedy,greedy,greedy",
                    help="four policy names or outside programs (KIND:CMD, see below), seat "
-                   "0..3 (default: %(default)s)")
+                   "0..3, each optionally LABEL= to name it in the figures, e.g. "
+                   "'nn,rb=mjai:python -m bot,rb=mjai:python -m bot,rb=mjai:python -m bot' "
+                   "(default: %(default)s)")
     a.add_argument("--hands", type=int, default=400, help="hands to play, about (riichi: "
                    "whole games are played, ~5.5 hands per east-only game)")
     a.add_argument("--seed", type=int, default=0)

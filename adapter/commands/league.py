@@ -39,7 +39,8 @@ EXAMPLES = """examples:
   mjbot league --members 'rulebased,style:value,nn@runs/gen3.npz' --both --out league-runs/
 
 A member is any policy name (rulebased, greedy, mc, nn, nn@FILE, style:open, style:closed,
-style:defensive, style:value) or an outside program (KIND:CMD, as in mjbot arena). Each pair
+style:defensive, style:value) or an outside program (KIND:CMD, as in mjbot arena), with an
+optional LABEL= naming it in the table and the JSON (as in mjbot arena). Each pair
 A, B plays A against three B on the same walls (--both: B against three A as well); the
 table's cell (row A, column B) is A's points/hand minus B's, with the arena's 95% interval."""
 
@@ -52,7 +53,9 @@ def register(sub: Any) -> None:
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("--variant", default="riichi", choices=VARIANT_NAMES)
     a.add_argument("--members", default=DEFAULT_MEMBERS,
-                   help="comma-separated policies or outside programs (default: %(default)s)")
+                   help="comma-separated policies or outside programs, each optionally "
+                   "LABEL= to name it in the table, e.g. 'nn,rb=mjai:python -m bot' "
+                   "(default: %(default)s)")
     a.add_argument("--hands", type=int, default=200, help="hands per arena, about")
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--both", action="store_true",

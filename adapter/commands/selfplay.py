@@ -43,7 +43,10 @@ def register(sub: Any) -> None:
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("--variant", default="riichi", help="riichi, mcr, taiwan16 or mass")
     s.add_argument("--policies", default="rulebased,greedy,rulebased,greedy",
-                   help="four policy names, seat 0..3 (default: %(default)s)")
+                   help="four policy names or outside programs (KIND:CMD), seat 0..3, each "
+                   "optionally LABEL= to name it in the dataset, e.g. "
+                   "'rb=mjai:python -m bot,rulebased,rb=mjai:python -m bot,greedy' "
+                   "(default: %(default)s)")
     s.add_argument("--hands", type=int, default=200, help="hands to play, about (whole wall "
                    "sets in every seating are played)")
     s.add_argument("--seed", type=int, default=0)
