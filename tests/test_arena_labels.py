@@ -172,7 +172,7 @@ def test_a_bad_label_is_refused_in_one_line(command, label, tmp_path):
 def test_a_labelled_seat_that_cannot_play_is_refused_naming_its_label():
     done = mjbot("arena", "--policies", "rb=mjai:,greedy,greedy,greedy", "--hands", "1")
     assert done.returncode == 2
-    assert done.stderr.strip() == "mjbot arena: seat 'rb': 'mjai:': no command after mjai:"
+    assert done.stderr.strip() == "mjbot arena: label 'rb': 'mjai:': no command after mjai:"
     done = mjbot("arena", "--variant", "mcr", "--policies", f"rb={RB},greedy,greedy,greedy")
     assert done.returncode == 2 and "plays riichi, not mcr" in done.stderr
     done = mjbot("league", "--members", "rb=rulebased,rb=rulebased", "--hands", "1")

@@ -108,7 +108,7 @@ def require_seat_name(name: str) -> None:
             return
         parse_spec(spec)
     except (SpecError, ValueError) as exc:  # UserInputError is a ValueError
-        where = f"seat {label!r}: " if label != spec else ""
+        where = f"label {label!r}: " if label != spec else ""
         raise UserInputError(where + str(exc)) from None
 
 
