@@ -64,6 +64,9 @@ def test_one_label_means_one_player():
         seat_specs(["rb=rulebased", "rb=greedy"])
     with pytest.raises(ValueError, match="label 'greedy' names two players"):
         seat_specs(["greedy", "greedy=mc"])
+    config = ArenaConfig("riichi", ("a=rulebased", "a=greedy", "greedy", "greedy"))
+    with pytest.raises(ValueError, match="label 'a' names two players"):
+        config.players(config.arrangements()[0])  # not one of them quietly
 
 
 def test_three_labelled_outside_seats_are_one_row_with_the_unlabelled_figures(tmp_path):

@@ -69,6 +69,7 @@ class ArenaConfig:
 
     def players(self, seating: tuple[str, ...]) -> list[Any]:
         """The four seats of one seating (labels), each named by its label."""
+        self.specs()  # one label, one player (the commands refuse it before any game)
         given = dict(zip(self.labels, self.policies, strict=True))
         return [seat_for(self.variant, s, given[label], self.seat_limit, self.budget)
                 for s, label in enumerate(seating)]
@@ -160,8 +161,7 @@ def _open_log(config: ArenaConfig, unit: int, index: int,
         policy_config={"seed": config.seed, "unit": unit, "seating": index},
         game_id=f"{config.variant}-s{config.seed}-u{unit}-{index}",
         extra={"players": list(seating), "full_information": True,
-               "specs": {label: spec for label, spec in config.specs().items()
-                         if label in seating}})
+               "specs": {label: config.specs()[label] for label in sorted(set(seating))}})
     return GameLogWriter.create(config.log_dir, header, flush_per_hand=True)
 
 
