@@ -17,10 +17,15 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/mjbot arena --variant riichi --policies rulebased,greedy,greedy,greedy --hands 100 --workers 2
 
+# pytest-xdist (the standard plugin; in the dev extra) spreads the test files over worker
+# processes, one per core of the 2-core box the suite is sized for (~5 minutes); whole files go
+# to one worker (--dist loadfile), so a module's shared fixtures are built once.
+# `make test PYTEST_WORKERS=0` runs serially in one process.
+PYTEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 
 # The torch tests (tests/test_nn_train.py: the numpy forward against torch's, the golden
 # outputs, a tiny training run) skip in `make test`, which has no torch. PyPI's torch for Linux
