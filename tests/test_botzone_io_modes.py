@@ -63,9 +63,9 @@ def test_json_keep_running_answers_every_turn_as_one_json_object_line():
 @pytest.fixture(scope="module")
 def entries(tmp_path_factory, bare_python):  # noqa: F811
     """How each entry is started: the installed CLI, and the upload zip in a Python with only
-    numpy and MahjongGB."""
+    numpy and MahjongGB (neither logging its games into the checkout)."""
     bundle = build_botzone_bundle(tmp_path_factory.mktemp("bundle"))
-    return {"cli": (*DEFAULT_COMMAND, "--no-log"), "zip": (bare_python, str(bundle))}
+    return {"cli": (*DEFAULT_COMMAND, "--no-log"), "zip": (bare_python, str(bundle), "--no-log")}
 
 
 @pytest.mark.parametrize("entry", ["cli", "zip"])

@@ -25,7 +25,7 @@ from typing import Any
 
 from adapter.bench.common import add_bench, report
 from adapter.commands import UserInputError, require_policy
-from adapter.fakes.botzone_judge import BotzoneJudge
+from adapter.fakes.botzone_judge import DEFAULT_COMMAND, BotzoneJudge
 from adapter.platforms.botzone_bundle import build_botzone_bundle, check_bundle_policy
 from brain.policies.mc.config import ENV as MC_ENV
 
@@ -66,7 +66,8 @@ def bench_botzone(seed: int = 4, repeats: int = 3, policy: str = "rulebased",
                   late_turns: int = 0) -> dict[str, Any]:
     longest: tuple[int, dict[str, Any], list[list[float]]] | None = None
     for s in range(seed, seed + 4):  # the longest of a few matches
-        result = BotzoneJudge(["keep"] * 4, s).play()
+        # a benchmark's matches are measurements: not logged as the user's games
+        result = BotzoneJudge(["keep"] * 4, s, (*DEFAULT_COMMAND, "--no-log")).play()
         turns = len(_history(result.log, "0")[0])
         if longest is None or turns > longest[0]:
             longest = (turns, result.log, result.turn_seconds)
