@@ -25,3 +25,17 @@ def _logging_configuration_restored() -> Iterator[None]:
     structlog.configure(**saved)
     root.handlers[:] = handlers
     root.setLevel(level)
+
+
+@pytest.fixture(scope="session")
+def _session_log_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("game-logs"))
+
+
+@pytest.fixture(autouse=True)
+def _game_logs_kept_out_of_the_checkout(_session_log_dir: str,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bots a test starts with their default logging (the Botzone judge's four `mjbot
+    botzone` processes, an uploaded zip) log where ``$MJBOT_LOG_DIR`` says, as a user's would:
+    here a temporary folder, not ``logs/`` of the checkout the suite runs in."""
+    monkeypatch.setenv("MJBOT_LOG_DIR", _session_log_dir)
