@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -63,17 +64,25 @@ def _mjbot(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300, env={**os.environ, **env})
 
 
-def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path) -> None:
+def _selfplay_and_train(tmp_path: Path, variant: str, name: str, hands: int,
+                        epochs: int) -> tuple[Path, Path, dict[str, Any]]:
+    """A small rulebased self-play set (seed 5) and a tiny network trained on it: (the data
+    folder, the weights, ``nn train --json``'s result)."""
     data = tmp_path / "data"
-    r = _mjbot("selfplay", "--variant", "riichi", "--policies",
-               "rulebased,rulebased,rulebased,rulebased", "--hands", "2", "--seed", "5",
+    r = _mjbot("selfplay", "--variant", variant, "--policies",
+               "rulebased,rulebased,rulebased,rulebased", "--hands", str(hands), "--seed", "5",
                "--out", str(data))
     assert r.returncode == 0, r.stderr
-    weights = tmp_path / "nn.npz"
-    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(weights),
-               "--epochs", "2", "--channels", "8", "--blocks", "1", "--threads", "1", "--json")
+    weights = tmp_path / name
+    r = _mjbot("nn", "train", "--variant", variant, "--data", str(data), "--out", str(weights),
+               "--epochs", str(epochs), "--channels", "8", "--blocks", "1", "--threads", "1",
+               "--json")
     assert r.returncode == 0, r.stderr
-    result = json.loads(r.stdout)
+    return data, weights, json.loads(r.stdout)
+
+
+def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path) -> None:
+    data, weights, result = _selfplay_and_train(tmp_path, "riichi", "nn.npz", hands=2, epochs=2)
     assert result["train_examples"] > 100 and result["holdout_examples"] > 0
     assert 0.0 <= result["holdout"]["accuracy"] <= 1.0
     net = Network.from_file(weights, "riichi")
@@ -104,16 +113,8 @@ def test_mcr_trains_on_its_plan_planes_and_fine_tuning_keeps_the_encoding(tmp_pa
     of its start, and the policy plays the result."""
     from brain.nn.encoding import MCR_PLAN_ENCODING, num_planes
 
-    data = tmp_path / "data"
-    r = _mjbot("selfplay", "--variant", "mcr", "--policies",
-               "rulebased,rulebased,rulebased,rulebased", "--hands", "1", "--seed", "5",
-               "--out", str(data))
-    assert r.returncode == 0, r.stderr
-    weights = tmp_path / "mcr.npz"
-    r = _mjbot("nn", "train", "--variant", "mcr", "--data", str(data), "--out", str(weights),
-               "--epochs", "1", "--channels", "8", "--blocks", "1", "--threads", "1", "--json")
-    assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["encoding"] == MCR_PLAN_ENCODING
+    data, weights, result = _selfplay_and_train(tmp_path, "mcr", "mcr.npz", hands=1, epochs=1)
+    assert result["encoding"] == MCR_PLAN_ENCODING
     net = Network.from_file(weights, "mcr")
     assert net.encoding == MCR_PLAN_ENCODING and net.shape.planes == num_planes(MCR_PLAN_ENCODING)
     tuned = tmp_path / "tuned.npz"

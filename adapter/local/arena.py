@@ -11,6 +11,7 @@ units), which is what makes use of the duplicate pairing.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import itertools
 import math
 import traceback
@@ -53,10 +54,11 @@ class ArenaConfig:
     def game_config(self) -> GameConfig:
         return GameConfig(self.variant, self.riichi_length, self.hands_per_game)
 
-    @property
+    @functools.cached_property
     def labels(self) -> tuple[str, ...]:
         """Each seat's display name: what the figures, JSON keys and game logs call it (seats
-        under one label pool their figures, as seats under one name do)."""
+        under one label pool their figures, as seats under one name do); worked out once per
+        config, since every seating of every unit reads it."""
         return tuple(split_label(n)[0] for n in self.policies)
 
     def specs(self) -> dict[str, str]:
@@ -156,12 +158,13 @@ def _open_log(config: ArenaConfig, unit: int, index: int,
               seating: tuple[str, ...]) -> GameLogWriter | None:
     if config.log_dir is None:
         return None
+    specs = config.specs()
     header = Header(
         platform="local", variant=config.variant, seat=None, policy=",".join(seating),
         policy_config={"seed": config.seed, "unit": unit, "seating": index},
         game_id=f"{config.variant}-s{config.seed}-u{unit}-{index}",
         extra={"players": list(seating), "full_information": True,
-               "specs": {label: config.specs()[label] for label in sorted(set(seating))}})
+               "specs": {label: specs[label] for label in sorted(set(seating))}})
     return GameLogWriter.create(config.log_dir, header, flush_per_hand=True)
 
 
