@@ -11,13 +11,18 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from adapter.serve.config import loads
+from adapter.serve.practice import PracticeSettings, play_one
 from adapter.serve.supervisor import Supervisor
+from brain.rules.variant import variant_of
 from protocols import events as ev
 from replay.log import DecisionFrame, EventFrame, TxFrame, read_log
 from tests.serve_helpers import (
@@ -209,6 +214,26 @@ games = 100
     assert "said BYE" in serve_log
     assert [bool(f.get("stopped")) for f in practice].count(True) == 1  # the game in play
     assert not practice_pids("practice")
+
+
+@pytest.mark.parametrize("variant", ["riichi", "mass"])
+def test_a_stop_before_a_games_first_hand_closes_its_log(tmp_path: Path, variant: str) -> None:
+    """The stop can land between a game's log being opened and its first hand: the log is
+    closed with a "stopped" footer at the start scores (it once had no footer and the worker
+    died of an AttributeError, which the serve process took for a clean stop)."""
+    stop = threading.Event()
+    stop.set()
+    reports: list[dict[str, Any]] = []
+    settings = PracticeSettings(session="early", variant=variant, policy="greedy",
+                                log_dir=str(tmp_path), pause=0)
+    assert play_one(settings, 3, stop, reports.append) is False
+    (path,) = game_logs(tmp_path)
+    log = read_log(path)
+    assert log.footer is not None and log.footer.result == {"stopped": True, "hands": 0}
+    start = variant_of(variant).start_score
+    assert list(log.footer.scores) == [start] * 4
+    assert [r["t"] for r in reports if r["t"] != "live"] == ["game_start", "stopped"]
+    assert reports[-1]["scores"] == [start] * 4
 
 
 def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:

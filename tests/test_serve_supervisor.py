@@ -201,3 +201,32 @@ def test_quota_starts_again_each_day() -> None:
     now[0] = dt.datetime(2026, 5, 2, 0, 0, 1)
     assert quota.remaining() == 2
     assert DailyQuota(0).remaining() is None
+
+
+async def test_a_run_that_fails_while_stopping_is_counted_and_shown() -> None:
+    """A worker that crashes on its way out (its last game log left without a footer) is a
+    failure like any other, though nothing restarts: not a quiet "stopped"."""
+
+    async def crashes_on_stop(spec: SessionSpec, ctx: RunContext) -> Outcome:
+        await ctx.stop.event.wait()
+        return Outcome("crashed", "practice worker exit status 1")
+
+    sup = supervisor(crashes_on_stop, spec())
+    sup.start()
+    handle = sup.handles["s"]
+    await until(lambda: handle.state == "running")
+    await sup.stop()
+    assert handle.failures == 1 and handle.restarts == 0
+    assert handle.status()["last_error"] == "practice worker exit status 1"
+    assert sup.metrics.get("mjbot_failures_total", session="s") == 1
+    assert handle.state == "stopped"
+
+
+async def test_a_run_that_stops_cleanly_is_no_failure() -> None:
+    script = Script([])
+    sup = supervisor(script, spec())
+    sup.start()
+    handle = sup.handles["s"]
+    await until(lambda: handle.state == "running")
+    await sup.stop()
+    assert handle.failures == 0 and handle.status()["last_error"] == ""

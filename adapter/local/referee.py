@@ -207,6 +207,9 @@ class HandReferee:
         self._servers = [p for p in players if getattr(p, "sees_full_events", False)]
         self.asked_legal: list[Any] = []  # the legal actions of the request being asked
         self.outcome: HandOutcome | None = None
+        # the game's start until a hand is dealt: a game stopped before its first hand
+        # still has scores to close its log with
+        self.scores: list[int] = [self.spec.start_score] * 4
 
     # ------------------------------------------------------------------ plumbing
 

@@ -110,6 +110,7 @@ async def run_local(spec: SessionSpec, ctx: RunContext) -> Outcome:
     log.info("serve: practice worker started", session=spec.name, pid=proc.pid)
     reading = asyncio.create_task(_read_reports(proc, spec.name, ctx.probe))
     stop_wait = asyncio.create_task(ctx.stop.event.wait())
+    past_deadline = False
     try:
         await asyncio.wait({reading, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
         if not reading.done():  # a stop was asked for: finish the hand, close the log
@@ -121,6 +122,7 @@ async def run_local(spec: SessionSpec, ctx: RunContext) -> Outcome:
             except TimeoutError:
                 log.warning("serve: practice worker past the stop deadline, killed",
                             session=spec.name)
+                past_deadline = True
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
         elif reading.exception() is not None:  # its reports cannot be read: end it
@@ -137,10 +139,14 @@ async def run_local(spec: SessionSpec, ctx: RunContext) -> Outcome:
             await proc.wait()
         reading.cancel()
         ctx.probe.live(None)
-    if ctx.stop.requested:
-        return Outcome("stopped")
     if code == 0:
-        return Outcome("completed", "the day's games are played")
+        return Outcome("stopped" if ctx.stop.requested else "completed",
+                       "" if ctx.stop.requested else "the day's games are played")
+    if ctx.stop.requested and (past_deadline or code == -signal.SIGTERM):
+        # killed by us past the deadline (and said so), or our SIGTERM found it before it
+        # installed its handler, which it does before its first game
+        return Outcome("stopped")
+    # a worker that fails while stopping is a crash too: its game log may lack its footer
     how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
     return Outcome("crashed", f"practice worker {how}")
 

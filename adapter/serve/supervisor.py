@@ -181,6 +181,8 @@ class SessionHandle:
                 if outcome is None:  # a permanent error: wait for a reload
                     return
                 if outcome.status == "stopped" or self.stop_request.requested:
+                    if outcome.status != "stopped":  # it failed on its way out: say so
+                        self._stopped_badly(outcome)
                     break
                 failed_last = outcome.status != "completed"
                 delay = self._after(outcome)
@@ -216,6 +218,17 @@ class SessionHandle:
         if self.clock() - started >= self.spec.limits.healthy_after:
             self.backoff.reset()
         return outcome
+
+    def _stopped_badly(self, outcome: Outcome) -> None:
+        """A run asked to stop that ended some other way (a worker that crashed while
+        finishing its hand): counted and shown like any failure, though nothing restarts."""
+        if outcome.status == "completed":
+            return  # it ended on its own as the stop came
+        self.failures += 1
+        self._failed(outcome.detail)
+        self.metrics.inc("mjbot_failures_total", session=self.spec.name)
+        log.error("serve: run failed while stopping", session=self.spec.name,
+                  outcome=outcome.status, error=outcome.detail)
 
     def _after(self, outcome: Outcome) -> float | None:
         """Bookkeeping after a run; the delay before the next one (None: the breaker says)."""
