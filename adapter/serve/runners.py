@@ -241,18 +241,31 @@ async def _run_client(spec: SessionSpec, ctx: RunContext, bot: Any, main: Awaita
             tracker.sync()
             if ctx.stop.requested and not task.done():
                 await _finish_hand(bot, task, ctx.stop.deadline)
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+                if task.done():  # it left by itself after its hand, or failed in it
+                    tracker.sync(final=True)
+                    outcome = _outcome(task)
+                    return outcome if outcome.status == "crashed" else Outcome("stopped")
+                await _cancel(task, spec.name)
                 tracker.sync(final=True)
                 return Outcome("stopped")
     finally:
         if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await _cancel(task, spec.name)
     tracker.sync(final=True)
     return _outcome(task)
+
+
+async def _cancel(task: asyncio.Future[Any], session: str) -> None:
+    """Cancel a client's coroutine and wait for it; an error it raises on its way out (its
+    log not closed, say) is logged, not swallowed."""
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    except Exception as exc:
+        log.error("serve: client failed while being stopped", session=session,
+                  error=f"{type(exc).__name__}: {exc}")
 
 
 async def _finish_hand(bot: Any, task: asyncio.Future[Any], deadline: float) -> None:

@@ -222,8 +222,10 @@ class SessionHandle:
     def _stopped_badly(self, outcome: Outcome) -> None:
         """A run asked to stop that ended some other way (a worker that crashed while
         finishing its hand): counted and shown like any failure, though nothing restarts."""
-        if outcome.status == "completed":
-            return  # it ended on its own as the stop came
+        if outcome.status != "crashed":
+            log.info("serve: run ended on its own as it was stopped", session=self.spec.name,
+                     outcome=outcome.status, detail=outcome.detail)
+            return
         self.failures += 1
         self._failed(outcome.detail)
         self.metrics.inc("mjbot_failures_total", session=self.spec.name)
