@@ -416,3 +416,31 @@ async def test_our_client_resumes_a_hand_with_chi_pon_and_open_kan(tmp_path: Pat
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     assert read_log(path).complete
     assert replayer.reparse(replayer.load(str(path)))["identical"]
+
+
+async def test_a_second_cancel_while_leaving_still_closes_the_log(tmp_path: Path) -> None:
+    """The serve supervisor cancels a session past its stop deadline while the client is
+    still saying BYE and closing its line (the client was cancelled once already): the game
+    log must still get its footer, not be left open by the second CancelledError."""
+    server = FakeTenhouServer(seed=2, time_limit=5, absent=1)
+    port = await server.start_tcp()
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
+                              games=20)
+    bot = TenhouBot(settings)
+    task = asyncio.ensure_future(run(settings, bot))
+    try:
+        for _ in range(600):
+            if bot.game_log is not None and server.stats.hands >= 1:
+                break
+            await asyncio.sleep(0.05)
+        assert bot.game_log is not None
+        while not task.done():  # a cancel at every step of the way out
+            task.cancel()
+            await asyncio.sleep(0)
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    finally:
+        await server.close()
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    log = read_log(path)
+    assert log.complete and log.truncated is None

@@ -484,8 +484,10 @@ async def run(settings: TenhouSettings, bot: TenhouBot | None = None) -> Session
         log.info("tenhou: stopped, said BYE")
         raise
     finally:
-        await transport.close()
-        bot.close()
+        try:  # a second cancel (a stop past its deadline) may land while the line closes
+            await transport.close()
+        finally:
+            bot.close()  # the game log gets its footer whatever happens to the line
 
 
 async def _session(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> SessionSummary:
