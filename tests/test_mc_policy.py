@@ -194,6 +194,8 @@ def test_bench_mc_reports_the_playout_speed_against_the_greedy_table():
     assert out["variant"] == "riichi" and out["positions"] == 2
     assert out["playouts"]["playouts_per_s"] > 0 and out["greedy_table"]["hands_per_s"] > 0
     assert out["ratio_playouts_vs_greedy_table_hands"] > 0
+    p = out["playouts"]
+    assert 0 <= p["refused_by_rules"] <= p["complete_shapes"] and 0 <= p["our_win_share"] <= 1
     if out["opponents"] == "models":  # shipped weights: the decision timing ran too
         assert out["decisions"][0]["budget"] == 0.05
     else:

@@ -163,6 +163,10 @@ def test_mcr_wins_need_eight_fan_and_taiwan_wins_count_tai():
     other = wins.value((), high, T.kind(T.parse_mpsz("2z")[0]), 2, False)
     assert list(other) == [24 + fan, -8, -(8 + fan), -8]
     assert wins.calls == 2  # cached
+    # every shape offered is counted, cache hits included; only the 8-fan-short one refused
+    assert (wins.tries, wins.refused) == (3, 1)
+    wins.value((), low, T.kind(T.parse_mpsz("9p")[0]), 1, False)
+    assert (wins.calls, wins.tries, wins.refused) == (2, 4, 2)
     tw = turn_state("123456789m123p11z4p", "5p", "taiwan16")
     full = np.array(T.counts34(T.parse_mpsz("123456789m123456p11z")), np.int8)
     got = OurWins(tw).value((), full, T.kind(T.parse_mpsz("6p")[0]), None, False)

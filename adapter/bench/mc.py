@@ -39,7 +39,7 @@ from adapter.local.seat import BrainSeat
 from brain.opponents.models import OpponentEstimate
 from brain.policies.mc.config import McConfig, from_env
 from brain.policies.mc.models import MissingModels, load_models
-from brain.policies.mc.playout import Playouts
+from brain.policies.mc.playout import OUR_RON, OUR_TSUMO, Playouts
 from brain.policies.mc.policy import McPolicy, params
 from brain.policies.mc.root import build_table, candidates, discard_bias
 from brain.policies.mc.values import OurWins
@@ -103,8 +103,7 @@ def opponents(variant: str, directory: str = "") -> tuple[Any, str]:
 def playouts_per_second(found: list[Position], models: Any, seconds: float,
                         per_candidate: int = 32, seed: int = 0) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
-    rows = 0
-    calls = 0
+    rows = calls = tries = refused = our_wins = 0
     started = time.perf_counter()
     spent = 0.0
     while spent < seconds:
@@ -114,14 +113,19 @@ def playouts_per_second(found: list[Position], models: Any, seconds: float,
             engine = Playouts(table, wins, params(McConfig()), discard_bias(state))
             starts = [c.start for c in candidates(state, request, legal) if c.start]
             t = time.perf_counter()
-            engine.run(starts, per_candidate, rng)
+            result = engine.run(starts, per_candidate, rng)
             spent += time.perf_counter() - t
             rows += len(starts) * per_candidate
             calls += wins.calls
+            tries += wins.tries
+            refused += wins.refused
+            our_wins += int(np.isin(result.outcome, (OUR_TSUMO, OUR_RON)).sum())
         if time.perf_counter() - started > 10 * seconds:
             break
     return {"playouts": rows, "seconds": round(spent, 3),
-            "playouts_per_s": round(rows / spent, 1), "rules_calls": calls}
+            "playouts_per_s": round(rows / spent, 1), "rules_calls": calls,
+            "complete_shapes": tries, "refused_by_rules": refused,
+            "our_win_share": round(our_wins / max(rows, 1), 4)}
 
 
 def greedy_table(variant: str, seconds: float, seed: int = 0) -> dict[str, Any]:
@@ -268,6 +272,10 @@ def text(result: dict[str, Any]) -> str:
     lines.append(f"  one-player playouts  {p['playouts_per_s']:>10,.0f} /s   "
                  f"({p['playouts']} in {p['seconds']} s; target >= "
                  f"{result['target_playouts_per_s']:,})")
+    lines.append(f"  our wins             {100 * p['our_win_share']:>10.1f} %    of playouts; "
+                 f"{p['refused_by_rules']:,} of {p['complete_shapes']:,} complete shapes "
+                 f"refused by the rules ({_share(p['refused_by_rules'], p['complete_shapes'])}: "
+                 "no yaku, under the fan floor)")
     lines.append(f"  greedy table         {g['hands_per_s']:>10,.1f} hands/s   (reference, "
                  f"{g['hands']} hands)")
     lines.append(f"  ratio                {result['ratio_playouts_vs_greedy_table_hands']:>10} x"
@@ -293,6 +301,10 @@ def text(result: dict[str, Any]) -> str:
                      f"({100 * f['fallback_share']:.1f}%)"
                      + (f", first: {f['first_fallback']}" if f["first_fallback"] else ""))
     return "\n".join(lines)
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "none offered"
 
 
 def register(benches: Any) -> None:

@@ -35,6 +35,8 @@ class OurWins:
         self.reds = {T.kind(t) for t in state.hand if T.is_red(t)}
         self._cache: dict[tuple[object, ...], np.ndarray | None] = {}
         self.calls = 0  # rules calls made (the rest came from the cache)
+        self.tries = 0  # complete shapes offered for a value (cache hits included) ...
+        self.refused = 0  # ... and those the rules refused (no yaku, under the fan floor)
         self.context = context_key(state)
 
     def reuse(self, state: TableState) -> OurWins:
@@ -43,7 +45,7 @@ class OurWins:
         if context_key(state) != self.context:
             return OurWins(state)
         self.state = state
-        self.calls = 0
+        self.calls = self.tries = self.refused = 0
         return self
 
     def value(self, melds: tuple[Meld, ...], counts: Sequence[int], win_kind: int,
@@ -67,6 +69,8 @@ class OurWins:
             if out is not None and probe is not None and probe != 1:
                 out[[1, probe]] = out[[probe, 1]]
             self._cache[key] = out
+        self.tries += 1
+        self.refused += out is None
         if out is None or from_rel is None or from_rel == 1:
             return out
         swapped = out.copy()
