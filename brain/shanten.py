@@ -107,8 +107,11 @@ def _special(stats: int) -> int:
     return chiitoi if chiitoi < kokushi else kokushi
 
 
-def shanten(counts: Sequence[int]) -> int:
-    """Shanten over every form: regular, and for 13/14 tiles seven pairs and thirteen orphans."""
+def shanten(counts: Sequence[int], regular_only: bool = False) -> int:
+    """Shanten over every form: regular, and for 13/14 tiles seven pairs and thirteen orphans
+    (``regular_only``: the regular form alone, as in a variant without the special hands)."""
+    if regular_only:
+        return regular_shanten(counts)
     (a, sa), (b, sb), (c, sc), (h, sh) = _parts(counts)
     stats = sa + sb + sc + sh
     tiles = stats >> _t.TILES_SHIFT
@@ -196,9 +199,10 @@ _LOWERING: dict[tuple[int, bytes, int, int, int], tuple[int, ...]] = {}
 _LOWERING_MAX = 400_000
 
 
-def useful_tiles(counts: Sequence[int], known_shanten: int | None = None) -> set[int]:
+def useful_tiles(counts: Sequence[int], known_shanten: int | None = None,
+                 regular_only: bool = False) -> set[int]:
     """Kinds whose draw lowers the shanten number (``known_shanten``: the hand's shanten where
-    the caller has it already).
+    the caller has it already; ``regular_only``: of the regular form alone).
 
     For a 3k+1 hand: the kinds (not already held four times) that, drawn, lower its shanten.
     For a 3k+2 hand (after a draw): the union of that set over every discard that keeps the
@@ -209,26 +213,28 @@ def useful_tiles(counts: Sequence[int], known_shanten: int | None = None) -> set
     stats = parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1]
     tiles = stats >> _t.TILES_SHIFT
     if tiles % 3 == 2:
-        return _useful_after_draw(counts)
+        return _useful_after_draw(counts, regular_only)
     k = _groups(tiles)
-    base = shanten(counts) if known_shanten is None else known_shanten
+    base = shanten(counts, regular_only) if known_shanten is None else known_shanten
     keys = [bytes(counts[lo:lo + length]) for lo, length, _, _ in _PART_SPANS]
-    return _useful(counts, keys, [p[0] for p in parts], stats, k, base)
+    return _useful(counts, keys, [p[0] for p in parts], stats, k, base, regular_only)
 
 
 def discard_table(counts: Sequence[int], kinds: set[int] | frozenset[int] | None = None,
-                  slack: int = 0) -> dict[int, tuple[int, frozenset[int] | None]]:
+                  slack: int = 0, regular_only: bool = False
+                  ) -> dict[int, tuple[int, frozenset[int] | None]]:
     """Kind -> (:func:`shanten` of the 3k+2 hand ``counts`` less one tile of that kind, its
     :func:`useful_tiles`) for every kind held (or held in ``kinds``), in kind order; the useful
-    kinds only for discards within ``slack`` of the best shanten (None for the others). One
-    split of the hand serves every discard: each changes one part, and a part's entry after a
-    tile is taken out is cached per pattern."""
+    kinds only for discards within ``slack`` of the best shanten (None for the others);
+    ``regular_only``: the regular form alone. One split of the hand serves every discard: each
+    changes one part, and a part's entry after a tile is taken out is cached per pattern."""
     counts = list(counts)
     parts = _parts(counts)
     stats = parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1]
     tiles = (stats >> _t.TILES_SHIFT) - 1
     k = _groups(tiles)
-    floor = _special(stats) if 13 <= tiles <= 14 else 99  # as in shanten_after_discards
+    # as in shanten_after_discards
+    floor = _special(stats) if 13 <= tiles <= 14 and not regular_only else 99
     ids = [p[0] for p in parts]
     a, b, c, h = ids
     cmb = _COMBINE
@@ -257,14 +263,15 @@ def discard_table(counts: Sequence[int], kinds: set[int] | frozenset[int] | None
             left_ids = ids.copy()
             left_ids[index] = vid
             counts[kind] -= 1
-            useful = frozenset(_useful(counts, left_keys, left_ids, left_stats, k, value))
+            useful = frozenset(_useful(counts, left_keys, left_ids, left_stats, k, value,
+                                       regular_only))
             counts[kind] += 1
         out[kind] = (value, useful)
     return out
 
 
 def _useful(counts: list[int], keys: list[bytes], ids: list[int], stats: int, k: int,
-            base: int) -> set[int]:
+            base: int, regular_only: bool = False) -> set[int]:
     """The useful kinds of a 3k+1 hand of shanten ``base`` given its part patterns, vector ids
     and summed stats (``k`` groups)."""
     a, b, c, h = ids
@@ -287,7 +294,7 @@ def _useful(counts: list[int], keys: list[bytes], ids: list[int], stats: int, k:
     # a drawn tile lowers seven-pairs / thirteen-orphans shanten by at most one: skip them
     # when even that could not beat the regular form
     tiles = stats >> _t.TILES_SHIFT
-    if 13 <= tiles + 1 <= 14 and _special(stats) - 1 < base:
+    if not regular_only and 13 <= tiles + 1 <= 14 and _special(stats) - 1 < base:
         useful.update(_special_useful(counts, stats, base))
     return useful
 
@@ -398,23 +405,24 @@ def _special_after_draw(counts: list[int], stats: int) -> list[int]:
     return out
 
 
-def waits(counts: Sequence[int]) -> set[int]:
-    """Kinds that complete a ready 3k+1 hand (any shape); empty if not ready or not 3k+1."""
+def waits(counts: Sequence[int], regular_only: bool = False) -> set[int]:
+    """Kinds that complete a ready 3k+1 hand (any shape; ``regular_only``: a regular one);
+    empty if not ready or not 3k+1."""
     counts = list(counts)
-    if sum(counts) % 3 != 1 or shanten(counts) != 0:
+    if sum(counts) % 3 != 1 or shanten(counts, regular_only) != 0:
         return set()
-    return useful_tiles(counts)
+    return useful_tiles(counts, 0, regular_only)
 
 
-def _useful_after_draw(counts: list[int]) -> set[int]:
-    best = shanten(counts)
+def _useful_after_draw(counts: list[int], regular_only: bool = False) -> set[int]:
+    best = shanten(counts, regular_only)
     useful: set[int] = set()
     for discard in range(34):
         if not counts[discard]:
             continue
         counts[discard] -= 1
-        if shanten(counts) == best:
-            useful |= useful_tiles(counts)
+        if shanten(counts, regular_only) == best:
+            useful |= useful_tiles(counts, best, regular_only)
         counts[discard] += 1
     return useful
 

@@ -175,14 +175,15 @@ class TableState:
         Cached per hand: it is asked on every other seat's discard."""
         if self._waits_key != self._hand_version:
             self._waits_key = self._hand_version
-            self._waits = frozenset(waits(self._counts))
+            self._waits = frozenset(waits(self._counts, self.spec.regular_shapes_only))
         return self._waits
 
     def hand_shanten(self) -> int:
-        """:func:`brain.shanten.shanten` of our concealed hand, cached per hand: the legal set
-        of a turn asks it for the win and again for riichi."""
+        """:func:`brain.shanten.shanten` of our concealed hand in the variant's winning forms,
+        cached per hand: the legal set of a turn asks it for the win and again for riichi."""
         if self._shanten_key != self._hand_version:
-            self._shanten = shanten(self._counts)  # HandError for a hand of 3k tiles
+            # HandError for a hand of 3k tiles
+            self._shanten = shanten(self._counts, self.spec.regular_shapes_only)
             self._shanten_key = self._hand_version
         return self._shanten
 

@@ -19,6 +19,7 @@ from brain.shanten import (
     shanten_batch,
     thirteen_orphans_shanten,
     useful_tiles,
+    waits,
 )
 from protocols.tiles import counts34, parse_mpsz
 from tests.shanten_oracle import brute_regular_shanten, dp_distance, exhaustive_distance
@@ -220,6 +221,16 @@ def test_after_discards_equal_one_call_per_discard(sizes):
             for best_some in [min(expected[k] for k in some)] for k in sorted(some)}
         assert {k: u for k, (_, u) in discard_table(hand, slack=1).items()} == {
             k: frozenset(useful[k]) if expected[k] <= best + 1 else None for k in expected}
+        # the regular form alone (Taiwan): values and useful kinds by brute force
+        plain = {}
+        for k in regular:
+            rest = list(hand)
+            rest[k] -= 1
+            plain[k] = frozenset(j for j in range(34) if rest[j] < 4 and regular_shanten(
+                [n + (i == j) for i, n in enumerate(rest)]) < regular[k])
+            assert useful_tiles(rest, regular_only=True) == plain[k]
+        assert discard_table(hand, slack=99, regular_only=True) == {
+            k: (regular[k], plain[k]) for k in regular}
 
 
 def test_special_form_draws_agree_with_the_full_table_for_any_base():
@@ -232,6 +243,17 @@ def test_special_form_draws_agree_with_the_full_table_for_any_base():
         for base in range(shanten(hand), shanten(hand) + 3):
             expected = {j for j in range(34) if every[j] < base and hand[j] < 4}
             assert set(S._special_useful(hand, stats, base)) == expected
+
+
+def test_regular_only_sees_no_seven_pairs_or_orphans():
+    pairs = c("1122m3355p6688s1z")  # seven pairs ready on 1z; the regular form far off
+    assert shanten(pairs) == 0 and waits(pairs) == {27}
+    assert shanten(pairs, regular_only=True) == regular_shanten(pairs) > 0
+    assert waits(pairs, regular_only=True) == set()
+    drawn = c("1122m3355p6688s1z9m")
+    assert 27 in useful_tiles(drawn) and 27 not in useful_tiles(drawn, regular_only=True)
+    orphans = c("19m19p19s1234567z")
+    assert waits(orphans) and not waits(orphans, regular_only=True)
 
 
 def test_useful_tiles_excludes_fifth_copy():

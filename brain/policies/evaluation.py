@@ -31,7 +31,8 @@ def analyse_discards(state: TableState, slack: int = 0,
     best shanten (the others are never chosen on shape)."""
     unseen = state.unseen_counts()
     out: dict[int, DiscardInfo] = {}
-    for k, (sh, useful) in discard_table(state.counts(), kinds, slack).items():
+    regular = state.spec.regular_shapes_only  # Taiwan: no seven pairs, no thirteen orphans
+    for k, (sh, useful) in discard_table(state.counts(), kinds, slack, regular).items():
         if useful is not None:
             out[k] = DiscardInfo(k, sh, sum(map(unseen.__getitem__, useful)), useful)
         else:

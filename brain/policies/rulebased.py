@@ -216,7 +216,7 @@ class RuleBasedPolicy:
             k = T.kind(a.tiles[0])
             rest = list(counts)
             rest[k] -= 4 if a.kind == "closed_kan" else 1
-            if sum(rest) % 3 == 1 and shanten(rest) <= current:
+            if sum(rest) % 3 == 1 and shanten(rest, state.spec.regular_shapes_only) <= current:
                 return a
         return None
 
@@ -248,7 +248,8 @@ class RuleBasedPolicy:
         if not calls or request.tile is None or self.style.calls == "never":
             return Decision(pass_action)
         counts = state.counts()
-        before = shanten(counts)
+        regular = state.spec.regular_shapes_only
+        before = shanten(counts, regular)
         if _threats(state, self.style) and before >= 1:
             return Decision(pass_action)
         mcr_before = _McrView(state, counts).distance() if state.spec.min_fan else 0
@@ -257,7 +258,7 @@ class RuleBasedPolicy:
             rest = list(counts)
             for t in a.tiles:
                 rest[T.kind(t)] -= 1
-            after = _best_after_call(rest, T.kind(request.tile), isinstance(a, ev.Kan))
+            after = _best_after_call(rest, T.kind(request.tile), isinstance(a, ev.Kan), regular)
             if not self._call_keeps_value(state, a, request.tile, rest, before, after,
                                           mcr_before):
                 continue
@@ -396,12 +397,15 @@ def _flush_bonus(main: int | None, k: int) -> float:
     return 3.0 if main is not None and k < 27 and k // 9 != main else 0.0
 
 
-def _best_discard(counts: list[int], banned: int = -1) -> tuple[int, list[int]]:
+def _best_discard(counts: list[int], banned: int = -1,
+                  regular_only: bool = False) -> tuple[int, list[int]]:
     """(shanten, hand) after the shape-best discard (the first of equals), ``banned`` kind
-    excepted; (99, counts) when nothing can be discarded."""
+    excepted; (99, counts) when nothing can be discarded. ``regular_only``: the variant has
+    no seven pairs or thirteen orphans (Taiwan)."""
     best_kind, best = -1, 99
     if any(counts):
-        for k, value in shanten_after_discards(counts).items():  # kind order: first of equals
+        after = shanten_after_discards(counts, regular_only=regular_only)
+        for k, value in after.items():  # kind order: first of equals
             if k != banned and value < best:
                 best_kind, best = k, value
     if best_kind < 0:
@@ -411,10 +415,11 @@ def _best_discard(counts: list[int], banned: int = -1) -> tuple[int, list[int]]:
     return best, trial
 
 
-def _best_after_call(rest: list[int], called: int, kan: bool) -> int:
+def _best_after_call(rest: list[int], called: int, kan: bool, regular_only: bool) -> int:
     """Shanten after a call: a kong draws a replacement (3k+1 hand as is); a chi/pon discards
     next (the best discard other than the called kind, which Tenhou forbids)."""
-    return shanten(rest) if kan else _best_discard(rest, called)[0]
+    return (shanten(rest, regular_only) if kan
+            else _best_discard(rest, called, regular_only)[0])
 
 
 def _drop_worst(rest: list[int]) -> list[int]:

@@ -17,6 +17,7 @@ from brain.policies.mc.oneplayer import choose_discards
 from brain.policies.mc.playout import RIICHI_STICK, Start, Table
 from brain.policies.mc.root import discard_bias
 from brain.policies.mc.values import OurWins
+from brain.rules.variant import variant_of
 from brain.shanten import shanten_batch
 from brain.state import TableState
 
@@ -29,6 +30,7 @@ class Expectation:
         self.wins = wins
         self.start = start
         self.bias = bias
+        self.regular = variant_of(table.variant).regular_shapes_only
         total = float(table.pool.sum())
         self.prob = table.pool / total if total else np.zeros(34)
         self.kinds = np.flatnonzero(table.pool > 0)
@@ -50,13 +52,13 @@ class Expectation:
         kinds = self.kinds[hand[self.kinds] < 4]
         hands = np.repeat(hand[None], kinds.size, axis=0)
         hands[np.arange(kinds.size), kinds] += 1
-        s14 = shanten_batch(hands).astype(int)
+        s14 = shanten_batch(hands, self.regular).astype(int)
         total = 0.0
         stay: float | None = None
         improving = np.flatnonzero((s14 < sh) & (s14 >= 0))
         chosen: dict[int, tuple[np.ndarray, int]] = {}
         if improving.size:
-            k, best = choose_discards(hands[improving], self.bias)
+            k, best = choose_discards(hands[improving], self.bias, None, self.regular)
             for j, row in enumerate(improving):
                 after = hands[row].copy()
                 after[k[j]] -= 1
@@ -96,9 +98,9 @@ def sim(state: TableState, table: Table, start: Start, depth: int,
     stick = -RIICHI_STICK if start.stick else 0.0
     if start.discard_first:
         banned = np.array([start.banned], np.int16)
-        k, best = choose_discards(hand[None], bias, banned)
+        k, best = choose_discards(hand[None], bias, banned, e.regular)
         hand = hand.copy()
         hand[int(k[0])] -= 1
         return stick + e.value(hand, int(best[0]), left, depth)
-    sh = int(shanten_batch(hand[None])[0])
+    sh = int(shanten_batch(hand[None], e.regular)[0])
     return stick + e.value(hand, sh, left, depth)

@@ -49,9 +49,11 @@ def connectivity(hands: np.ndarray) -> np.ndarray:
     return out
 
 
-def discard_shanten(hands: np.ndarray, banned: np.ndarray | None = None) -> np.ndarray:
+def discard_shanten(hands: np.ndarray, banned: np.ndarray | None = None,
+                    regular_only: bool = False) -> np.ndarray:
     """(M, 34) shanten after discarding each kind from each (3k+2)-tile hand; BIG where the
-    kind is not held (or is ``banned``: an (M,) kind per row, -1 for none)."""
+    kind is not held (or is ``banned``: an (M,) kind per row, -1 for none). ``regular_only``:
+    the variant has no seven pairs or thirteen orphans (Taiwan)."""
     m = hands.shape[0]
     held = hands > 0
     if banned is not None:
@@ -62,23 +64,23 @@ def discard_shanten(hands: np.ndarray, banned: np.ndarray | None = None) -> np.n
     trial[np.arange(r.size), k] -= 1
     out = np.full((m, KINDS), BIG, np.int16)
     if r.size:
-        out[r, k] = shanten_batch(trial)
+        out[r, k] = shanten_batch(trial, regular_only)
     return out
 
 
-def choose_discards(hands: np.ndarray, bias: np.ndarray,
-                    banned: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def choose_discards(hands: np.ndarray, bias: np.ndarray, banned: np.ndarray | None = None,
+                    regular_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The greedy discard of each (3k+2)-tile hand and the shanten it leaves: (kinds (M,),
     shanten (M,)). Ties in shanten go to the least connected tile, then to ``bias``, then to
     the lowest kind."""
-    after = discard_shanten(hands, banned)
+    after = discard_shanten(hands, banned, regular_only)
     best = after.min(axis=1)
     score = bias[None, :] - connectivity(hands).astype(np.float32)
     score = np.where(after == best[:, None], score, -np.inf)
     return score.argmax(axis=1).astype(np.int16), best
 
 
-def wait_sets(hands: np.ndarray) -> np.ndarray:
+def wait_sets(hands: np.ndarray, regular_only: bool = False) -> np.ndarray:
     """(M, 34) bool: kinds that complete each (3k+1)-tile hand (all False if not ready); a kind
     already held four times is no wait."""
     m = hands.shape[0]
@@ -88,5 +90,5 @@ def wait_sets(hands: np.ndarray) -> np.ndarray:
     trial[np.arange(r.size), k] += 1
     out = np.zeros((m, KINDS), bool)
     if r.size:
-        out[r, k] = shanten_batch(trial) == -1
+        out[r, k] = shanten_batch(trial, regular_only) == -1
     return out

@@ -101,6 +101,7 @@ class Playouts:
         self.bias = bias
         self.pay = Payments(table.variant, table.dealer_rel)
         self.riichi_rules = variant_of(table.variant).has_riichi
+        self.regular = variant_of(table.variant).regular_shapes_only  # shapes the rules accept
         self.tiles = np.repeat(np.arange(34, dtype=np.int8), table.pool.astype(np.int64))
 
     # ------------------------------------------------------------------ setup
@@ -145,11 +146,11 @@ class Playouts:
         self.sh = np.zeros(r, np.int16)
         normal = ~self.first
         if normal.any():
-            self.sh[normal] = shanten_batch(self.hand[normal])
+            self.sh[normal] = shanten_batch(self.hand[normal], self.regular)
         self.waits = np.zeros((r, 34), bool)
         ready = normal & (self.sh == 0)
         if ready.any():
-            self.waits[ready] = wait_sets(self.hand[ready])
+            self.waits[ready] = wait_sets(self.hand[ready], self.regular)
         self.check = check
         if check:
             self.start_hand = self.hand.copy()
@@ -251,7 +252,7 @@ class Playouts:
             return
         d = np.concatenate([d_drawn, np.full(int(first.sum()), -1, np.int64)])
         hands = self.hand[rows]
-        s14 = shanten_batch(hands).astype(np.int16)
+        s14 = shanten_batch(hands, self.regular).astype(np.int16)
         won = np.zeros(rows.size, bool)
         tries = np.flatnonzero((d >= 0) & (s14 == -1) & ~self.fold[rows])
         if tries.size:
@@ -267,7 +268,7 @@ class Playouts:
         new_sh = sh.copy()
         if choose.any():
             banned = np.where(self.first[rows[choose]], self.banned[rows[choose]], -1)
-            k, best = choose_discards(hands[choose], self.bias, banned)
+            k, best = choose_discards(hands[choose], self.bias, banned, self.regular)
             x[choose] = k
             new_sh[choose] = best
         self._maybe_fold(rows, x, new_sh, locked)
@@ -286,7 +287,7 @@ class Playouts:
             self.waits[changed] = False
             ready = changed[self.sh[changed] == 0]
             if ready.size:
-                self.waits[ready] = wait_sets(self.hand[ready])
+                self.waits[ready] = wait_sets(self.hand[ready], self.regular)
             self._declare(changed)
 
     def _maybe_fold(self, rows: np.ndarray, x: np.ndarray, new_sh: np.ndarray,
