@@ -40,6 +40,7 @@ from adapter.session import (
     parse_server,
     think_and_log,
 )
+from adapter.tasks import cancel_and_wait
 from adapter.thinking.inbox import Inbox
 from brain.brain import Brain, safest_action
 from brain.state import TableState
@@ -574,6 +575,4 @@ async def _play(transport: Any, bot: TenhouBot, settings: TenhouSettings,
                 if replies:
                     await send(replies)
     finally:
-        ticker.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await ticker
+        await cancel_and_wait(ticker)

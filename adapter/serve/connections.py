@@ -24,13 +24,14 @@ request is in a handler.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from aiohttp import web
+
+from adapter.tasks import cancel_and_wait
 
 log = structlog.get_logger("mjbot.serve")
 
@@ -141,9 +142,7 @@ class ConnectionGuard:
                 self.conns.pop(handler, None)
                 conn.transport.abort()
         if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
+            await cancel_and_wait(self._sweeper)
             self._sweeper = None
         if self._loop is not None:
             self._loop.set_exception_handler(self._previous_handler)

@@ -35,6 +35,7 @@ from adapter.serve.runners import (
     Runner,
     StopRequest,
 )
+from adapter.tasks import cancel_and_wait
 from replay.log import Scrubber
 
 log = structlog.get_logger("mjbot.serve")
@@ -143,9 +144,10 @@ class SessionHandle:
         except TimeoutError:
             log.warning("serve: session past its stop deadline, cancelled",
                         session=self.spec.name)
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
+            error = await cancel_and_wait(self.task)
+            if error is not None:
+                log.error("serve: session failed while being cancelled", session=self.spec.name,
+                          error=f"{type(error).__name__}: {error}")
         self._set_state("stopped")
 
     def _set_state(self, state: str) -> None:

@@ -11,9 +11,10 @@ reader raised, after every frame read before it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
+
+from adapter.tasks import cancel_and_wait
 
 Frame = TypeVar("Frame")
 
@@ -42,9 +43,7 @@ class Inbox(Generic[Frame]):
 
     async def __aexit__(self, *exc: object) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+            await cancel_and_wait(self._task)  # the reader's own errors reached get()
 
     async def _pump(self) -> None:
         try:
