@@ -73,3 +73,17 @@ def test_mc_playouts_reach_only_shapes_the_rules_pay():
     starts = [c.start for c in candidates(state, request, legal) if c.start is not None]
     engine.run(starts, 64, np.random.default_rng(3))
     assert wins.tries > 0 and wins.refused == 0
+
+
+def test_the_review_commentary_describes_the_regular_shape():
+    from replay.review.commentary import explain
+
+    state = _after_pung()
+    request = ev.DecisionRequest("turn")
+    legal = rules_for("taiwan16").legal_actions(state, request)
+    nine_m = next(a for a in legal if isinstance(a, ev.Discard)
+                  and T.to_mpsz([a.tile]) == "9m")
+    comment = explain(state, request, legal, nine_m)
+    rest = state.counts()
+    rest[T.kind(nine_m.tile)] -= 1
+    assert comment.facts["shanten"] == regular_shanten(rest) == 3  # not "ready" (seven pairs)

@@ -75,7 +75,7 @@ def _turn(state: TableState, legal: list[Any], action: Any, opponents: Opponents
         counts = state.counts()
         for t in action.tiles[:1]:
             counts[T.kind(t)] -= 4 if action.kind == "closed_kan" else 1
-        sh = shanten(counts)
+        sh = shanten(counts, state.spec.regular_shapes_only)
         return Comment(SHAPE, f"declares a {action.kind.replace('_', ' ')} of "
                        f"{T.tile_name(action.tiles[0])}: the hand stays {sh}-shanten and draws "
                        "a replacement.", {"shanten": sh})
@@ -104,7 +104,7 @@ def _turn(state: TableState, legal: list[Any], action: Any, opponents: Opponents
     tile = T.tile_name(action.tile)
     verb = "declares riichi with" if action.riichi else "discards"
     drawn = state.last_draw
-    if (drawn is not None and shanten(state.counts()) == -1
+    if (drawn is not None and shanten(state.counts(), state.spec.regular_shapes_only) == -1
             and not any(isinstance(a, ev.Win) for a in legal)):
         facts["drawn"] = T.tile_name(drawn)
         if state.spec.min_fan:
@@ -221,12 +221,12 @@ def _after_call(state: TableState, action: Any, tile: int) -> int:
     for t in action.tiles:
         counts[T.kind(t)] -= 1
     if isinstance(action, ev.Kan):
-        return shanten(counts)
+        return shanten(counts, state.spec.regular_shapes_only)
     best = 99
     for j in range(34):
         if counts[j] and j != T.kind(tile):
             counts[j] -= 1
-            best = min(best, shanten(counts))
+            best = min(best, shanten(counts, state.spec.regular_shapes_only))
             counts[j] += 1
     return best
 
@@ -236,7 +236,8 @@ def _claim(state: TableState, request: ev.DecisionRequest, legal: list[Any], act
     tile_k = T.kind(request.tile) if request.tile is not None else -1
     tile = T.tile_name(request.tile) if request.tile is not None else "?"
     counts = state.counts()
-    before = shanten(counts) if sum(counts) % 3 == 1 else state.hand_shanten()
+    before = (shanten(counts, state.spec.regular_shapes_only) if sum(counts) % 3 == 1
+              else state.hand_shanten())
     facts: dict[str, Any] = {"tile": tile, "shanten": before}
     if (tile_k in state.waits() and not any(isinstance(a, ev.Win) for a in legal)):
         if state.spec.min_fan:
