@@ -41,7 +41,7 @@ from brain.policies.mc.config import McConfig, from_env
 from brain.policies.mc.models import MissingModels, load_models
 from brain.policies.mc.playout import OUR_RON, OUR_TSUMO, Playouts
 from brain.policies.mc.policy import McPolicy, params
-from brain.policies.mc.root import build_table, candidates, discard_bias
+from brain.policies.mc.root import build_table, candidates, discard_bias, plan_bias
 from brain.policies.mc.values import OurWins
 from brain.state import TableState
 from brain.tally import FallbackTally
@@ -110,8 +110,9 @@ def playouts_per_second(found: list[Position], models: Any, seconds: float,
         for state, request, legal in found:
             table = build_table(state, models.estimate(state))
             wins = OurWins(state)
-            engine = Playouts(table, wins, params(McConfig()), discard_bias(state))
             starts = [c.start for c in candidates(state, request, legal) if c.start]
+            engine = Playouts(table, wins, params(McConfig()),
+                              plan_bias(state, list(starts), discard_bias(state)))
             t = time.perf_counter()
             result = engine.run(starts, per_candidate, rng)
             spent += time.perf_counter() - t

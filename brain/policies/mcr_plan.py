@@ -453,3 +453,50 @@ def wait_fans(state: TableState, counts: list[int], waits: Iterable[int]) -> dic
         if items is not None:
             out[w] = sum(v for _, v in items) - ctx.flowers
     return out
+
+
+def plan_kinds(counts: list[int], melds: list[Meld]) -> tuple[frozenset[int], frozenset[int]]:
+    """(kinds to keep, kinds to throw first) for the nearest plan of the table families (a
+    chow plan keeps its nine kinds, a flush throws the other suits, all pungs keeps the pairs;
+    the closed and five-types plans say nothing): what a one-player playout needs to steer by,
+    where it cannot afford the planner at every draw. Ties go to the plan worth more fan."""
+    found = _table_plans(counts, melds)
+    if not found:
+        return frozenset(), frozenset()
+    name, _, _ = min(found, key=lambda p: (p[2], -p[1]))
+    if name in ("混一色", "清一色"):
+        suit = _flush_suit(counts, melds)
+        off = {k for k in range(27) if k // 9 != suit}
+        if name == "清一色":
+            off |= set(range(27, 34))
+        return frozenset(), frozenset(off)
+    if name in {plan for plan, _, _ in CHOW_PLANS}:
+        lows = _chow_plan_lows(counts, melds, name)
+        keep = {low + i for low in lows for i in range(3)}
+        return frozenset(keep), frozenset()
+    if name in ("碰碰和", "七对"):
+        return frozenset(k for k in range(34) if counts[k] >= 2), frozenset()
+    return frozenset(), frozenset()
+
+
+def _flush_suit(counts: list[int], melds: list[Meld]) -> int:
+    """The suit a flush plan keeps: the one the called sets are in, else the one held most."""
+    for k in _meld_kinds(melds):
+        if k < 27:
+            return k // 9
+    return max(range(3), key=lambda s: (sum(counts[9 * s:9 * s + 9]), -s))
+
+
+def _chow_plan_lows(counts: list[int], melds: list[Meld], name: str) -> tuple[int, int, int]:
+    """The chows of the named plan that hold most of the hand's kinds (a called chow among
+    them where there is one)."""
+    chow_lows = [min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi"]
+    held = held_mask(counts)
+    for low in chow_lows:
+        held |= kind_mask((low, low + 1, low + 2))
+    fitting = [(i, lows) for i, (plan, _, lows) in enumerate(CHOW_PLANS)
+               if plan == name and all(low in lows for low in chow_lows)]
+    if not fitting:
+        fitting = [(i, lows) for i, (plan, _, lows) in enumerate(CHOW_PLANS) if plan == name]
+    _, lows = max(fitting, key=lambda f: ((_CHOW_MASKS[f[0]] & held).bit_count(), -f[0]))
+    return lows

@@ -71,11 +71,11 @@ def discard_shanten(hands: np.ndarray, banned: np.ndarray | None = None,
 def choose_discards(hands: np.ndarray, bias: np.ndarray, banned: np.ndarray | None = None,
                     regular_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The greedy discard of each (3k+2)-tile hand and the shanten it leaves: (kinds (M,),
-    shanten (M,)). Ties in shanten go to the least connected tile, then to ``bias``, then to
-    the lowest kind."""
+    shanten (M,)). Ties in shanten go to the least connected tile, then to ``bias`` ((34,),
+    or (M, 34): one per hand), then to the lowest kind."""
     after = discard_shanten(hands, banned, regular_only)
     best = after.min(axis=1)
-    score = bias[None, :] - connectivity(hands).astype(np.float32)
+    score = np.atleast_2d(bias) - connectivity(hands).astype(np.float32)
     score = np.where(after == best[:, None], score, -np.inf)
     return score.argmax(axis=1).astype(np.int16), best
 

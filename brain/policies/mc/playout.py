@@ -35,6 +35,7 @@ from brain.state import Meld
 # How a playout ended.
 DRAW, OUR_TSUMO, OUR_RON, DEAL_IN, OPP_TSUMO, OPP_RON = range(6)
 RIICHI_STICK = 1000.0
+PLAN_SWAP = 15.0  # half of root.PLAN_KEEP: a bias gap only a plan makes
 
 
 @dataclass(frozen=True)
@@ -264,11 +265,15 @@ class Playouts:
         sh = self.sh[rows]
         locked = self.riichi[rows] | self.fold[rows]
         choose = ~locked & ((d < 0) | (s14 < sh) | (s14 == -1))
+        if self.bias.ndim == 2:  # MCR: a draw the plan keeps replaces a tile it throws
+            choose |= ~locked & self._plan_swaps(rows, hands, d)
         x = d.copy()
         new_sh = sh.copy()
         if choose.any():
             banned = np.where(self.first[rows[choose]], self.banned[rows[choose]], -1)
-            k, best = choose_discards(hands[choose], self.bias, banned, self.regular)
+            bias = (self.bias if self.bias.ndim == 1
+                    else self.bias[self.cand[rows[choose]]])  # per candidate (MCR's plans)
+            k, best = choose_discards(hands[choose], bias, banned, self.regular)
             x[choose] = k
             new_sh[choose] = best
         self._maybe_fold(rows, x, new_sh, locked)
@@ -289,6 +294,15 @@ class Playouts:
             if ready.size:
                 self.waits[ready] = wait_sets(self.hand[ready], self.regular)
             self._declare(changed)
+
+    def _plan_swaps(self, rows: np.ndarray, hands: np.ndarray, drawn: np.ndarray) -> np.ndarray:
+        """Rows whose drawn tile the candidate's plan wants far more than some tile held
+        (by half the plan's weight: only the plan, not the lone-tile order, asks for a swap);
+        their discard is then chosen among all those that keep the shanten."""
+        bias = self.bias[self.cand[rows]]
+        worst = np.where(hands > 0, bias, -np.inf).max(axis=1)
+        wanted = bias[np.arange(rows.size), np.maximum(drawn, 0)]
+        return (drawn >= 0) & (wanted < worst - PLAN_SWAP)
 
     def _maybe_fold(self, rows: np.ndarray, x: np.ndarray, new_sh: np.ndarray,
                     locked: np.ndarray) -> None:

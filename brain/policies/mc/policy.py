@@ -31,7 +31,13 @@ from brain.policies.mc import expect, score
 from brain.policies.mc.config import McConfig, from_env
 from brain.policies.mc.models import load_models
 from brain.policies.mc.playout import Params, Playouts
-from brain.policies.mc.root import Candidate, build_table, candidates, discard_bias
+from brain.policies.mc.root import (
+    Candidate,
+    build_table,
+    candidates,
+    discard_bias,
+    plan_bias,
+)
 from brain.policies.mc.values import OurWins, is_last_hand, utility
 from brain.policies.rulebased import RuleBasedPolicy
 from brain.state import TableState
@@ -139,9 +145,9 @@ class McPolicy:
                   publish: Publish | None, fast_action: Any = None) -> Decision:
         cfg = self.config
         wins = self._our_wins(state)
-        engine = Playouts(table, wins, params(cfg), discard_bias(state))
         sim_idx = [i for i, c in enumerate(cands) if c.start is not None]
         starts = [cands[i].start for i in sim_idx]
+        engine = Playouts(table, wins, params(cfg), plan_bias(state, starts, discard_bias(state)))
         rng = np.random.default_rng([cfg.seed, _table_key(state, cands)])
         scores_rel = [state.scores[(state.seat + i) % 4] for i in range(4)]
         last = is_last_hand(state)

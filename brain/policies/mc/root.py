@@ -20,12 +20,14 @@ from brain.policies.evaluation import value_honours
 from brain.policies.mc import tables
 from brain.policies.mc.oneplayer import static_bias
 from brain.policies.mc.playout import Start, Table
+from brain.policies.mcr_plan import plan_kinds
 from brain.state import Meld, TableState
 from protocols import events as ev
 from protocols import tiles as T
 
 DORA_KEEP = 1.5
 VALUE_HONOUR_KEEP = 0.5
+PLAN_KEEP = 30.0  # above any connection count: among equal shanten the plan decides
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,22 @@ def discard_bias(state: TableState) -> np.ndarray:
         for k in value_honours(state):
             keep[k] = keep.get(k, 0.0) + VALUE_HONOUR_KEEP
     return static_bias(keep)
+
+
+def plan_bias(state: TableState, starts: list[Start | None], base: np.ndarray) -> np.ndarray:
+    """Per candidate (C, 34) in MCR: ``base`` steered toward the nearest 8-fan plan of the
+    candidate's hand (its kinds kept, a flush's other suits thrown first; a greedy playout
+    reaches mostly hands under 8 fan otherwise); elsewhere ``base`` as it is, (34,)."""
+    if not state.spec.min_fan:
+        return base
+    out = np.tile(base, (len(starts), 1))
+    for i, start in enumerate(starts):
+        if start is None:
+            continue
+        keep, throw = plan_kinds([int(n) for n in start.hand], list(start.melds))
+        out[i, list(keep)] -= PLAN_KEEP
+        out[i, list(throw)] += PLAN_KEEP
+    return out
 
 
 def _counts(tiles: list[int]) -> np.ndarray:
