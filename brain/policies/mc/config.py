@@ -58,6 +58,7 @@ class McConfig:
     call_anchor: str = "fast"  # on a claim, the answer others must beat by the gate: the
     # pass, or "fast": the fast move's own answer (its call, or its pass)
     placement: float = 1.0  # riichi, last hand: weight of the placement bonus (uma)
+    plan: bool = True  # MCR: playouts steer by each candidate's nearest 8-fan plan
     models: str = ""  # a directory of opponents_VARIANT.npz (default: the shipped ones)
 
     def __post_init__(self) -> None:

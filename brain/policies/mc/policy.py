@@ -147,7 +147,9 @@ class McPolicy:
         wins = self._our_wins(state)
         sim_idx = [i for i, c in enumerate(cands) if c.start is not None]
         starts = [cands[i].start for i in sim_idx]
-        engine = Playouts(table, wins, params(cfg), plan_bias(state, starts, discard_bias(state)))
+        bias = discard_bias(state)
+        engine = Playouts(table, wins, params(cfg),
+                          plan_bias(state, starts, bias) if cfg.plan else bias)
         rng = np.random.default_rng([cfg.seed, _table_key(state, cands)])
         scores_rel = [state.scores[(state.seat + i) % 4] for i in range(4)]
         last = is_last_hand(state)
