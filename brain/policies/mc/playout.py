@@ -35,7 +35,9 @@ from brain.state import Meld
 # How a playout ended.
 DRAW, OUR_TSUMO, OUR_RON, DEAL_IN, OPP_TSUMO, OPP_RON = range(6)
 RIICHI_STICK = 1000.0
-PLAN_SWAP = 15.0  # half of root.PLAN_KEEP: a bias gap only a plan makes
+PLAN_KEEP = 30.0  # MCR plan bias: above any connection count, so among equal shanten the
+# plan decides (root.plan_bias)
+PLAN_SWAP = PLAN_KEEP / 2  # a bias gap only a plan makes, not the lone-tile order
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from brain.opponents.models import OpponentEstimate
 from brain.policies.evaluation import value_honours
 from brain.policies.mc import tables
 from brain.policies.mc.oneplayer import static_bias
-from brain.policies.mc.playout import Start, Table
+from brain.policies.mc.playout import PLAN_KEEP, Start, Table
 from brain.policies.mcr_plan import plan_kinds
 from brain.state import Meld, TableState
 from protocols import events as ev
@@ -27,7 +27,6 @@ from protocols import tiles as T
 
 DORA_KEEP = 1.5
 VALUE_HONOUR_KEEP = 0.5
-PLAN_KEEP = 30.0  # above any connection count: among equal shanten the plan decides
 
 
 @dataclass(frozen=True)
