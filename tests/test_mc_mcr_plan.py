@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from brain.policies.mc.config import McConfig, parse
+from brain.policies.mc.oneplayer import choose_discards
 from brain.policies.mc.playout import Playouts
 from brain.policies.mc.policy import params
 from brain.policies.mc.root import PLAN_KEEP, build_table, candidates, discard_bias, plan_bias
@@ -63,3 +64,19 @@ def test_steered_playouts_reach_more_hands_the_rules_pay():
         engine.run(starts, 256, np.random.default_rng(11))
         shares[steered] = (wins.tries - wins.refused) / max(wins.tries, 1)
     assert shares[True] > shares[False] + 0.03, shares  # 34.6% against 29.1%
+
+
+def test_a_call_that_keeps_only_the_called_kind_discards_it():
+    # MCR lets a player chow 4s with 23s from 2344s beside three chows, keeping 44s: the
+    # playout's swap-calling ban (the called kind, Tenhou's rule) left it nothing to discard,
+    # it took a tile it did not hold and the decision failed (1 in 147,854 on seed 67)
+    hands = np.zeros((2, 34), np.int8)
+    four_s, five_m = T.kind(T.parse_mpsz("4s")[0]), T.kind(T.parse_mpsz("5m")[0])
+    hands[0, four_s] = 2
+    hands[1, four_s] = 1
+    hands[1, five_m] = 1
+    kinds, _ = choose_discards(hands, discard_bias(turn_state("123m456m78m1p3p5s77z", "2z",
+                                                             "mcr")),
+                               np.array([four_s, four_s], np.int16))
+    assert kinds.tolist() == [four_s, five_m]  # the ban lifted only where nothing else is held
+

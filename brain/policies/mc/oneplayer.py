@@ -74,6 +74,11 @@ def choose_discards(hands: np.ndarray, bias: np.ndarray, banned: np.ndarray | No
     shanten (M,)). Ties in shanten go to the least connected tile, then to ``bias`` ((34,),
     or (M, 34): one per hand), then to the lowest kind."""
     after = discard_shanten(hands, banned, regular_only)
+    if banned is not None:  # a ban that leaves nothing to discard (a call keeping only the
+        # called kind, which MCR allows) is lifted: the row must discard what it holds
+        stuck = np.flatnonzero(after.min(axis=1) >= BIG)
+        if stuck.size:
+            after[stuck] = discard_shanten(hands[stuck], None, regular_only)
     best = after.min(axis=1)
     score = np.atleast_2d(bias) - connectivity(hands).astype(np.float32)
     score = np.where(after == best[:, None], score, -np.inf)
