@@ -28,3 +28,11 @@ async def cancel_and_wait(task: asyncio.Future[Any]) -> BaseException | None:
     except Exception as exc:
         return exc
     return None
+
+
+async def cancel_and_log(task: asyncio.Future[Any], log: Any, event: str, **fields: Any) -> None:
+    """:func:`cancel_and_wait`, with an error the task raised on its way out (its log not
+    closed, say) logged as ``event``, not swallowed."""
+    error = await cancel_and_wait(task)
+    if error is not None:
+        log.error(event, error=f"{type(error).__name__}: {error}", **fields)

@@ -112,7 +112,7 @@ def playouts_per_second(found: list[Position], models: Any, seconds: float,
             wins = OurWins(state)
             starts = [c.start for c in candidates(state, request, legal) if c.start]
             engine = Playouts(table, wins, params(McConfig()),
-                              plan_bias(state, list(starts), discard_bias(state)))
+                              plan_bias(state, starts, discard_bias(state)))
             t = time.perf_counter()
             result = engine.run(starts, per_candidate, rng)
             spent += time.perf_counter() - t

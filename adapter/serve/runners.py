@@ -27,7 +27,7 @@ import structlog
 from adapter.serve.config import SessionSpec
 from adapter.serve.metrics import MeasuredBrain
 from adapter.serve.practice import next_game_in, snapshot
-from adapter.tasks import cancel_and_wait
+from adapter.tasks import cancel_and_log
 from brain.rules.variant import variant_of
 
 log = structlog.get_logger("mjbot.serve")
@@ -257,12 +257,8 @@ async def _run_client(spec: SessionSpec, ctx: RunContext, bot: Any, main: Awaita
 
 
 async def _cancel(task: asyncio.Future[Any], session: str) -> None:
-    """Cancel a client's coroutine and wait for it; an error it raises on its way out (its
-    log not closed, say) is logged, not swallowed."""
-    exc = await cancel_and_wait(task)
-    if exc is not None:
-        log.error("serve: client failed while being stopped", session=session,
-                  error=f"{type(exc).__name__}: {exc}")
+    """Cancel a client's coroutine and wait for it."""
+    await cancel_and_log(task, log, "serve: client failed while being stopped", session=session)
 
 
 async def _finish_hand(bot: Any, task: asyncio.Future[Any], deadline: float) -> None:

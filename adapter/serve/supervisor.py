@@ -35,7 +35,7 @@ from adapter.serve.runners import (
     Runner,
     StopRequest,
 )
-from adapter.tasks import cancel_and_wait
+from adapter.tasks import cancel_and_log
 from replay.log import Scrubber
 
 log = structlog.get_logger("mjbot.serve")
@@ -144,10 +144,8 @@ class SessionHandle:
         except TimeoutError:
             log.warning("serve: session past its stop deadline, cancelled",
                         session=self.spec.name)
-            error = await cancel_and_wait(self.task)
-            if error is not None:
-                log.error("serve: session failed while being cancelled", session=self.spec.name,
-                          error=f"{type(error).__name__}: {error}")
+            await cancel_and_log(self.task, log, "serve: session failed while being cancelled",
+                                 session=self.spec.name)
         self._set_state("stopped")
 
     def _set_state(self, state: str) -> None:

@@ -258,7 +258,7 @@ class RuleBasedPolicy:
             rest = list(counts)
             for t in a.tiles:
                 rest[T.kind(t)] -= 1
-            after = _best_after_call(rest, T.kind(request.tile), isinstance(a, ev.Kan), regular)
+            after = best_after_call(rest, T.kind(request.tile), isinstance(a, ev.Kan), regular)
             if not self._call_keeps_value(state, a, request.tile, rest, before, after,
                                           mcr_before):
                 continue
@@ -415,7 +415,7 @@ def _best_discard(counts: list[int], banned: int = -1,
     return best, trial
 
 
-def _best_after_call(rest: list[int], called: int, kan: bool, regular_only: bool) -> int:
+def best_after_call(rest: list[int], called: int, kan: bool, regular_only: bool) -> int:
     """Shanten after a call: a kong draws a replacement (3k+1 hand as is); a chi/pon discards
     next (the best discard other than the called kind, which Tenhou forbids)."""
     return (shanten(rest, regular_only) if kan

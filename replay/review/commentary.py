@@ -19,7 +19,7 @@ from typing import Any
 from brain.policies import defence
 from brain.policies.evaluation import DiscardInfo, value_honours
 from brain.policies.mcr_plan import best_distances_after_discards, winning_waits
-from brain.policies.rulebased import RuleBasedPolicy
+from brain.policies.rulebased import RuleBasedPolicy, best_after_call
 from brain.rules import rules_for
 from brain.shanten import HandError, shanten
 from brain.state import TableState
@@ -104,7 +104,7 @@ def _turn(state: TableState, legal: list[Any], action: Any, opponents: Opponents
     tile = T.tile_name(action.tile)
     verb = "declares riichi with" if action.riichi else "discards"
     drawn = state.last_draw
-    if (drawn is not None and shanten(state.counts(), state.spec.regular_shapes_only) == -1
+    if (drawn is not None and state.hand_shanten() == -1
             and not any(isinstance(a, ev.Win) for a in legal)):
         facts["drawn"] = T.tile_name(drawn)
         if state.spec.min_fan:
@@ -215,29 +215,19 @@ def _kept_for_value(state: TableState, k: int, d: DiscardInfo, best_sh: int,
 
 
 def _after_call(state: TableState, action: Any, tile: int) -> int:
-    """Shanten after a call: a kong's 3k+1 hand as it is; a chow or pung after its best
-    discard (the called kind not discarded at once)."""
+    """Shanten after a call, as the rule-based player counts it."""
     counts = state.counts()
     for t in action.tiles:
         counts[T.kind(t)] -= 1
-    if isinstance(action, ev.Kan):
-        return shanten(counts, state.spec.regular_shapes_only)
-    best = 99
-    for j in range(34):
-        if counts[j] and j != T.kind(tile):
-            counts[j] -= 1
-            best = min(best, shanten(counts, state.spec.regular_shapes_only))
-            counts[j] += 1
-    return best
+    return best_after_call(counts, T.kind(tile), isinstance(action, ev.Kan),
+                           state.spec.regular_shapes_only)
 
 
 def _claim(state: TableState, request: ev.DecisionRequest, legal: list[Any], action: Any,
            opponents: Opponents) -> Comment:
     tile_k = T.kind(request.tile) if request.tile is not None else -1
     tile = T.tile_name(request.tile) if request.tile is not None else "?"
-    counts = state.counts()
-    before = (shanten(counts, state.spec.regular_shapes_only) if sum(counts) % 3 == 1
-              else state.hand_shanten())
+    before = state.hand_shanten()
     facts: dict[str, Any] = {"tile": tile, "shanten": before}
     if (tile_k in state.waits() and not any(isinstance(a, ev.Win) for a in legal)):
         if state.spec.min_fan:

@@ -10,6 +10,7 @@ Table`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,7 +91,8 @@ def discard_bias(state: TableState) -> np.ndarray:
     return static_bias(keep)
 
 
-def plan_bias(state: TableState, starts: list[Start | None], base: np.ndarray) -> np.ndarray:
+def plan_bias(state: TableState, starts: Sequence[Start | None], base: np.ndarray
+              ) -> np.ndarray:
     """Per candidate (C, 34) in MCR: ``base`` steered toward the nearest 8-fan plan of the
     candidate's hand (its kinds kept, a flush's other suits thrown first; a greedy playout
     reaches mostly hands under 8 fan otherwise); elsewhere ``base`` as it is, (34,)."""
