@@ -103,6 +103,7 @@ def opponents(variant: str, directory: str = "") -> tuple[Any, str]:
 def playouts_per_second(found: list[Position], models: Any, seconds: float,
                         per_candidate: int = 32, seed: int = 0) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
+    config = from_env()  # MJBOT_MC's plan options reach the playouts measured here
     rows = calls = tries = refused = our_wins = 0
     started = time.perf_counter()
     spent = 0.0
@@ -111,8 +112,9 @@ def playouts_per_second(found: list[Position], models: Any, seconds: float,
             table = build_table(state, models.estimate(state))
             wins = OurWins(state)
             starts = [c.start for c in candidates(state, request, legal) if c.start]
-            engine = Playouts(table, wins, params(McConfig()),
-                              plan_bias(state, starts, discard_bias(state)))
+            bias = discard_bias(state)
+            engine = Playouts(table, wins, params(config),
+                              plan_bias(state, starts, bias) if config.plan else bias)
             t = time.perf_counter()
             result = engine.run(starts, per_candidate, rng)
             spent += time.perf_counter() - t

@@ -59,6 +59,8 @@ class McConfig:
     # pass, or "fast": the fast move's own answer (its call, or its pass)
     placement: float = 1.0  # riichi, last hand: weight of the placement bonus (uma)
     plan: bool = True  # MCR: playouts steer by each candidate's nearest 8-fan plan
+    plan_strict: bool = False  # ... and keep to it at the cost of shanten (a flush throws
+    # its other suits first, a chow plan never lets go of the last tile of one of its kinds)
     models: str = ""  # a directory of opponents_VARIANT.npz (default: the shipped ones)
 
     def __post_init__(self) -> None:

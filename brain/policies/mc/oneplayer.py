@@ -69,11 +69,18 @@ def discard_shanten(hands: np.ndarray, banned: np.ndarray | None = None,
 
 
 def choose_discards(hands: np.ndarray, bias: np.ndarray, banned: np.ndarray | None = None,
-                    regular_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                    regular_only: bool = False, allowed: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """The greedy discard of each (3k+2)-tile hand and the shanten it leaves: (kinds (M,),
     shanten (M,)). Ties in shanten go to the least connected tile, then to ``bias`` ((34,),
-    or (M, 34): one per hand), then to the lowest kind."""
+    or (M, 34): one per hand), then to the lowest kind. ``allowed`` ((M, 34) bool): the only
+    kinds a row may discard (a plan kept at the cost of shanten), where it holds one."""
     after = discard_shanten(hands, banned, regular_only)
+    if allowed is not None:  # a plan that leaves nothing to discard yields to the shape
+        free = after.copy()
+        after = np.where(allowed, after, BIG)
+        stuck = np.flatnonzero(after.min(axis=1) >= BIG)
+        after[stuck] = free[stuck]
     if banned is not None:  # a ban that leaves nothing to discard (a call keeping only the
         # called kind, which MCR allows) is lifted: the row must discard what it holds
         stuck = np.flatnonzero(after.min(axis=1) >= BIG)

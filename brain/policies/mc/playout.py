@@ -83,6 +83,7 @@ class Params:
     fold_ready: float = 0.03
     fold_unready: float = 0.1
     kappa: float = 1.0
+    plan_strict: bool = False  # MCR: keep to the plan at the cost of shanten (_plan_allowed)
 
 
 @dataclass
@@ -267,15 +268,21 @@ class Playouts:
         sh = self.sh[rows]
         locked = self.riichi[rows] | self.fold[rows]
         choose = ~locked & ((d < 0) | (s14 < sh) | (s14 == -1))
+        allowed = None
         if self.bias.ndim == 2:  # MCR: a draw the plan keeps replaces a tile it throws
             choose |= ~locked & self._plan_swaps(rows, hands, d)
+            if self.p.plan_strict:
+                allowed = self._plan_allowed(rows, hands)
+                keeps_draw = allowed[np.arange(rows.size), np.maximum(d, 0)]
+                choose |= ~locked & (d >= 0) & ~keeps_draw  # the draw may not simply go
         x = d.copy()
         new_sh = sh.copy()
         if choose.any():
             banned = np.where(self.first[rows[choose]], self.banned[rows[choose]], -1)
             bias = (self.bias if self.bias.ndim == 1
                     else self.bias[self.cand[rows[choose]]])  # per candidate (MCR's plans)
-            k, best = choose_discards(hands[choose], bias, banned, self.regular)
+            k, best = choose_discards(hands[choose], bias, banned, self.regular,
+                                      None if allowed is None else allowed[choose])
             x[choose] = k
             new_sh[choose] = best
         self._maybe_fold(rows, x, new_sh, locked)
@@ -305,6 +312,17 @@ class Playouts:
         worst = np.where(hands > 0, bias, -np.inf).max(axis=1)
         wanted = bias[np.arange(rows.size), np.maximum(drawn, 0)]
         return (drawn >= 0) & (wanted < worst - PLAN_SWAP)
+
+    def _plan_allowed(self, rows: np.ndarray, hands: np.ndarray) -> np.ndarray:
+        """(rows, 34) the kinds each row may discard when it keeps to its plan whatever the
+        shanten: the kinds the plan throws while it holds any (a flush's other suits), else
+        any kind but the last tile of one the plan keeps (a chow plan's nine). The plan's
+        kinds are read off the candidate's bias (PLAN_KEEP below, PLAN_KEEP above)."""
+        bias = self.bias[self.cand[rows]]
+        held = hands > 0
+        throw = held & (bias > PLAN_SWAP)
+        allowed = held & ~((bias < -PLAN_SWAP) & (hands == 1))
+        return np.where(throw.any(axis=1)[:, None], throw, allowed)
 
     def _maybe_fold(self, rows: np.ndarray, x: np.ndarray, new_sh: np.ndarray,
                     locked: np.ndarray) -> None:

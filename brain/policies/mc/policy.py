@@ -307,7 +307,8 @@ def _fast_policy(name: str) -> Any:
 
 def params(cfg: McConfig) -> Params:
     """The playout constants of a configuration."""
-    return Params(cfg.wpet_scale, cfg.wait_scale, cfg.fold_ready, cfg.fold_unready, cfg.kappa)
+    return Params(cfg.wpet_scale, cfg.wait_scale, cfg.fold_ready, cfg.fold_unready, cfg.kappa,
+                  cfg.plan and cfg.plan_strict)
 
 
 def _table_key(state: TableState, cands: list[Candidate]) -> int:
