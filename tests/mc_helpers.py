@@ -60,19 +60,21 @@ def turn_state(hand: str, draw: str, variant: str = "riichi", seat: int = 0,
     return state
 
 
-def claim_offer(hand: str, offered: str, wall: int | None = None) -> tuple[
-        TableState, ev.DecisionRequest, list]:
-    """Riichi, seat 0 (seat 1 deals) holds ``hand``; seats 1 and 2 discard 9m, then seat 3
-    (on our left) discards ``offered``: the claim request and its legal actions."""
+def claim_offer(hand: str, offered: str, wall: int | None = None, variant: str = "riichi"
+                ) -> tuple[TableState, ev.DecisionRequest, list]:
+    """Seat 0 (seat 1 deals) holds ``hand``; seats 1 and 2 discard 9m, then seat 3 (on our
+    left) discards ``offered``: the claim request and its legal actions."""
     from brain.rules import rules_for
 
-    state = TableState("riichi", 0)
-    state.apply(ev.GameStarted("riichi", 0))
-    state.apply(ev.RoundStarted(round_wind=0, dealer=1, scores=(25000,) * 4,
-                                dora_indicators=tuple(T.parse_mpsz("1z")),
+    state = TableState(variant, 0)
+    state.apply(ev.GameStarted(variant, 0))
+    riichi = variant == "riichi"
+    state.apply(ev.RoundStarted(round_wind=0, dealer=1,
+                                scores=(25000,) * 4 if riichi else (0,) * 4,
+                                dora_indicators=tuple(T.parse_mpsz("1z")) if riichi else (),
                                 hand=tuple(T.parse_mpsz(hand)), wall_remaining=wall))
     for s in (1, 2, 3):
         state.apply(ev.TileDrawn(s, None))
         state.apply(ev.TileDiscarded(s, T.parse_mpsz("9m" if s < 3 else offered)[0]))
     request = ev.DecisionRequest("claim", tile=T.parse_mpsz(offered)[0], from_seat=3)
-    return state, request, rules_for("riichi").legal_actions(state, request)
+    return state, request, rules_for(variant).legal_actions(state, request)

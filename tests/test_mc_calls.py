@@ -11,9 +11,11 @@ import pytest
 
 from brain.policies.mc.config import McConfig, parse
 from brain.policies.mc.policy import McPolicy, PairedDifference, call_is_clear
+from brain.policies.mc.root import candidates
 from brain.policies.rulebased import RuleBasedPolicy
 from brain.state import TableState
 from protocols import events as ev
+from protocols import tiles as T
 from tests.mc_helpers import FixedOpponents, claim_offer
 
 
@@ -105,3 +107,15 @@ def test_the_network_can_be_the_fast_move_and_so_the_claims_anchor():
     mc = McPolicy(McConfig(playouts=16, seed=3, call_margin=100.0, fast="nn"), quiet)
     assert mc.decide(state, request, legal).action == network_answer
     assert parse("fast=nn").fast == "nn"
+
+
+def test_the_playouts_ban_swap_calling_only_where_the_rules_do():
+    # 3m called with 12m, another 3m held: Tenhou bans discarding 3m (or 4m) next; MCR and
+    # Taiwan allow it, so their playouts must not be kept from it
+    for variant, banned in (("riichi", "3m"), ("mcr", None), ("taiwan16", None)):
+        hand = "1233m456p789s1122z" if variant != "taiwan16" else "1233m456p789s112233z"
+        state, request, legal = claim_offer(hand, "3m", wall=60, variant=variant)
+        chows = [c for c in candidates(state, request, legal) if isinstance(c.action, ev.Chi)]
+        assert chows, variant
+        expected = -1 if banned is None else T.kind(T.parse_mpsz(banned)[0])
+        assert {c.start.banned for c in chows if c.start is not None} == {expected}, variant

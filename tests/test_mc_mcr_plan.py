@@ -80,3 +80,46 @@ def test_a_call_that_keeps_only_the_called_kind_discards_it():
                                np.array([four_s, four_s], np.int16))
     assert kinds.tolist() == [four_s, five_m]  # the ban lifted only where nothing else is held
 
+
+
+def _playout_hands(hand: str, drawn: str, strict: bool, n: int = 64
+                   ) -> dict[int, np.ndarray]:
+    """Discard kind -> (n, 34): where each playout of that discard of an MCR turn left our
+    hand (opponents never win: a row ends at our win or the wall's end)."""
+    state = turn_state(hand, drawn, "mcr", wall=60)
+    request = ev.DecisionRequest("turn")
+    legal = rules_for("mcr").legal_actions(state, request)
+    cands = [c for c in candidates(state, request, legal) if c.start is not None]
+    starts = [c.start for c in cands]
+    models = FixedOpponents((0.0, 0.0, 0.0), {k: 0.0 for k in range(34)})
+    table = build_table(state, models.estimate(state))
+    cfg = parse(f"plan_strict={str(strict).lower()}")
+    engine = Playouts(table, OurWins(state), params(cfg),
+                      plan_bias(state, starts, discard_bias(state)))
+    ends = engine.run(starts, n, np.random.default_rng(5), check=True).trace["hand"]
+    return {c.discard_kind: ends.reshape(len(cands), n, 34)[i] for i, c in enumerate(cands)}
+
+
+def test_a_strict_flush_plan_throws_its_other_suits_at_the_cost_of_shanten():
+    # after 4p, 5p or 9s goes, the nearest plan is 清一色 in characters; 5p (with 4p) and 9s
+    # are what a greedy playout keeps for its shape
+    hand, drawn = "11123345566m5p9s", "4p"
+    off = sorted(set(range(34)) - _kinds("123456789m"))
+    assert params(parse("plan_strict=true")).plan_strict
+    assert not params(parse("plan_strict=true,plan=false")).plan_strict  # no plan, no rule
+    loose = _playout_hands(hand, drawn, strict=False)
+    strict = _playout_hands(hand, drawn, strict=True)
+    for kind in sorted(_kinds("4p5p9s")):
+        with_off = {name: (ends[kind][:, off].sum(axis=1) > 0).mean()
+                    for name, ends in (("loose", loose), ("strict", strict))}
+        assert with_off["strict"] < 0.1 < 0.4 < with_off["loose"], with_off  # 2% against 48-66%
+
+
+def test_a_strict_chow_plan_never_lets_go_of_the_last_tile_of_its_kinds():
+    hand, drawn = "123m456m78m1p3p5s77z", "2z"  # 清龙 in characters, 9m missing
+    plan = sorted(_kinds("12345678m"))
+    kept = {}
+    for strict in (False, True):
+        ends = np.concatenate(list(_playout_hands(hand, drawn, strict).values()))
+        kept[strict] = (ends[:, plan] > 0).all(axis=1).mean()
+    assert kept[True] > kept[False] + 0.2, kept  # 63% against 26%

@@ -147,6 +147,8 @@ class Rules:
     allows_riichi = False
     allows_seven_pairs = False
     red_fives = False
+    bans_swap_calling = False  # the first discard after a chow or pung may not be the called
+    # kind (nor, after a chow, the kind at the sequence's other end): _kuikae_banned says which
 
     # -------------------------------------------------------------- hooks per variant
 

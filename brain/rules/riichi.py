@@ -63,6 +63,7 @@ class RiichiRules(Rules):
     allows_riichi = True
     allows_seven_pairs = True
     red_fives = True
+    bans_swap_calling = True
 
     def __init__(self, options: OptionalRules = TENHOU_OPTIONS) -> None:
         self.options = options

@@ -2,10 +2,10 @@
 
 A candidate is a legal action and the position it leaves (:class:`~brain.policies.mc.playout.
 Start`): a discard (riichi or not) hands the turn to the next seat; a chow or pung leaves us a
-discard to make (its called kind banned, as Tenhou bans swap-calling); a kong draws a
-replacement; a pass lets the seat after the discarder draw. The shared part (the unseen tiles,
-the walls, the opponents as the models see them) is the :class:`~brain.policies.mc.playout.
-Table`.
+discard to make (its called kind banned where the rules ban swap-calling, as Tenhou does); a
+kong draws a replacement; a pass lets the seat after the discarder draw. The shared part (the
+unseen tiles, the walls, the opponents as the models see them) is the
+:class:`~brain.policies.mc.playout.Table`.
 """
 
 from __future__ import annotations
@@ -143,6 +143,9 @@ def candidates(state: TableState, request: ev.DecisionRequest,
         out.append(Candidate(a, Start(hand, melds, closed, me.riichi or a.riichi, 1,
                                       stick=a.riichi), k))
     from_rel = None if request.from_seat is None else (request.from_seat - state.seat) % 4
+    # the called kind, where the rules ban swap-calling (riichi; MCR and Taiwan do not)
+    banned = (T.kind(request.tile) if request.tile is not None
+              and state.spec.rules.bans_swap_calling else -1)
     for a in legal:
         if isinstance(a, ev.AbortiveDraw):
             out.append(Candidate(a, None))
@@ -157,8 +160,7 @@ def candidates(state: TableState, request: ev.DecisionRequest,
                         request.tile, request.from_seat)
             hand = _counts(_without(state.hand, a.tiles))
             out.append(Candidate(a, Start(hand, (*melds, meld), False, False, 0,
-                                          discard_first=True,
-                                          banned=T.kind(request.tile))))
+                                          discard_first=True, banned=banned)))
     return _dedupe_calls(out)
 
 
