@@ -180,3 +180,32 @@ def test_a_labelled_seat_that_cannot_play_is_refused_naming_its_label():
     assert done.returncode == 2 and "plays riichi, not mcr" in done.stderr
     done = mjbot("league", "--members", "rb=rulebased,rb=rulebased", "--hands", "1")
     assert done.returncode == 2 and "--members names rb more than once" in done.stderr
+
+
+def test_an_mc_seat_carries_its_own_options_over_the_environments(monkeypatch):
+    from brain.policies import get_policy
+
+    monkeypatch.setenv("MJBOT_MC", "playouts=32")
+    policy = get_policy("mc@plan=false;playout_calls=true")
+    assert (policy.config.playouts, policy.config.plan, policy.config.playout_calls) == (
+        32, False, True)  # type: ignore[attr-defined]
+    assert split_label("strict=mc@plan_strict=true") == ("strict", "mc@plan_strict=true")
+    assert split_label("mc@plan=false@budget=0.5") == ("mc@plan=false@budget=0.5",) * 2
+    player = seat_for("mcr", 0, "b=mc@plan=false@budget=0.5")
+    assert player.name == "b"
+
+
+def test_two_mc_configurations_sit_at_one_table_and_a_bad_option_is_refused(tmp_path):
+    out = tmp_path / "a.json"
+    done = mjbot("arena", "--variant", "mcr", "--policies",
+                 "a=mc@plan=false;playouts=8,b=mc@playouts=8,rulebased,rulebased",
+                 "--hands", "12", "--seed", "3", "--no-log", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(out.read_text())
+    assert summary["specs"]["a"] == "mc@plan=false;playouts=8"
+    assert {"a", "b", "rulebased"} == set(summary["policies"])
+    assert summary["policies"]["a"]["fallbacks"] == 0
+    done = mjbot("arena", "--policies", "mc@plan=maybe,greedy,greedy,greedy", "--hands", "1")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == ("mjbot arena: seat 'mc@plan=maybe': mc: plan needs a bool, "
+                                   "got 'maybe'")

@@ -10,9 +10,16 @@ from brain.policies.mc.config import McConfig, parse
 from brain.policies.mc.oneplayer import choose_discards
 from brain.policies.mc.playout import Playouts
 from brain.policies.mc.policy import params
-from brain.policies.mc.root import PLAN_KEEP, build_table, candidates, discard_bias, plan_bias
+from brain.policies.mc.root import (
+    PLAN_KEEP,
+    build_table,
+    candidates,
+    discard_bias,
+    plan_bias,
+    plan_call_masks,
+)
 from brain.policies.mc.values import OurWins
-from brain.policies.mcr_plan import plan_kinds
+from brain.policies.mcr_plan import plan_calls, plan_kinds
 from brain.rules import rules_for
 from protocols import events as ev
 from protocols import tiles as T
@@ -123,3 +130,21 @@ def test_a_strict_chow_plan_never_lets_go_of_the_last_tile_of_its_kinds():
         ends = np.concatenate(list(_playout_hands(hand, drawn, strict).values()))
         kept[strict] = (ends[:, plan] > 0).all(axis=1).mean()
     assert kept[True] > kept[False] + 0.2, kept  # 63% against 26%
+
+
+def test_playout_calls_keep_to_the_plan():
+    straight = T.counts34(T.parse_mpsz("123m456m78m1p3p5s77z"))  # 清龙
+    pung, chow = plan_calls(straight, [])
+    assert chow == _kinds("123456789m") and not pung & _kinds("123456789m")
+    flush = T.counts34(T.parse_mpsz("11123345566m5p9s"))  # 清一色
+    pung, chow = plan_calls(flush, [])
+    assert pung == chow == _kinds("123456789m")
+    pairs = T.counts34(T.parse_mpsz("1133557799m1p1s1z"))  # 七对: any call ends it
+    assert plan_calls(pairs, []) == (frozenset(), frozenset())
+    state = turn_state("123m456m78m1p3p5s77z", "2z", "mcr")
+    request = ev.DecisionRequest("turn")
+    legal = rules_for("mcr").legal_actions(state, request)
+    starts = [c.start for c in candidates(state, request, legal) if c.start is not None]
+    masks = plan_call_masks(state, starts)
+    assert masks is not None and masks.shape == (len(starts), 2, 34)
+    assert plan_call_masks(turn_state("123m456m78m1p3p5s77z", "2z"), starts) is None  # riichi

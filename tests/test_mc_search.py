@@ -91,15 +91,16 @@ def _engine(state, models, **cfg):
     return engine, [c.start for c in cands if c.start is not None], table
 
 
+@pytest.mark.parametrize("calls", [False, True])
 @pytest.mark.parametrize("variant,hand,draw", [
     ("riichi", "1358m2469p13s126z", "7m"),
     ("mcr", "1358m2469p13s126z", "7m"),
     ("taiwan16", "1358m2469p13s1236z46p", "7m"),
 ])
-def test_playouts_conserve_tiles_and_draw_only_unseen_ones(variant, hand, draw):
+def test_playouts_conserve_tiles_and_draw_only_unseen_ones(variant, hand, draw, calls):
     state = turn_state(hand, draw, variant, rivers={1: "9m", 2: "9p", 3: "9s"})
     models = FixedOpponents((0.3, 0.3, 0.3), {k: 0.05 for k in range(34)}, 20.0)
-    engine, starts, table = _engine(state, models)
+    engine, starts, table = _engine(state, models, playout_calls=calls)
     # a chow of 2m with 1m3m too: 11 tiles in hand, a discard first, 2m banned
     called = np.array(T.counts34(state.hand), np.int8)
     called[T.kind(T.parse_mpsz(draw)[0])] -= 1
@@ -114,8 +115,13 @@ def test_playouts_conserve_tiles_and_draw_only_unseen_ones(variant, hand, draw):
         assert np.array_equal(np.bincount(row, minlength=34), pool)
     # no seat ever draws a copy that is not there, in any row
     assert (tr["all_drawn"] <= pool[None]).all()
-    # our hand is the start plus what we drew less what we discarded, always 0..4 a kind
-    assert np.array_equal(tr["hand"], tr["start"] + tr["drawn"] - tr["dropped"])
+    # our hand is the start plus what we drew less what we discarded and gave to the melds
+    # we called in play (none in riichi, whose open hands need a yaku), always 0..4 a kind
+    assert np.array_equal(tr["hand"], tr["start"] + tr["drawn"] - tr["dropped"] - tr["melded"])
+    called = tr["melded"].sum(axis=1) > 0
+    assert called.any() == (calls and variant != "riichi")
+    for row in np.flatnonzero(called)[:50]:  # each call took two tiles, and added a meld
+        assert tr["melded"][row].sum() == 2 * len(engine.called[row])
     assert tr["hand"].min() >= 0 and tr["hand"].max() <= 4
     assert (tr["start"] + tr["all_drawn"] <= 4).all()
     # draws never exceed the wall

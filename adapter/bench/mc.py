@@ -41,7 +41,13 @@ from brain.policies.mc.config import McConfig, from_env
 from brain.policies.mc.models import MissingModels, load_models
 from brain.policies.mc.playout import OUR_RON, OUR_TSUMO, Playouts
 from brain.policies.mc.policy import McPolicy, params
-from brain.policies.mc.root import build_table, candidates, discard_bias, plan_bias
+from brain.policies.mc.root import (
+    build_table,
+    candidates,
+    discard_bias,
+    plan_bias,
+    plan_call_masks,
+)
 from brain.policies.mc.values import OurWins
 from brain.state import TableState
 from brain.tally import FallbackTally
@@ -114,7 +120,8 @@ def playouts_per_second(found: list[Position], models: Any, seconds: float,
             starts = [c.start for c in candidates(state, request, legal) if c.start]
             bias = discard_bias(state)
             engine = Playouts(table, wins, params(config),
-                              plan_bias(state, starts, bias) if config.plan else bias)
+                              plan_bias(state, starts, bias) if config.plan else bias,
+                              plan_call_masks(state, starts) if config.plan else None)
             t = time.perf_counter()
             result = engine.run(starts, per_candidate, rng)
             spent += time.perf_counter() - t

@@ -44,12 +44,15 @@ def log() -> Any:
 def require_policy(name: str) -> None:
     """Refuse an unknown policy name with the list of known ones (``nn@FILE``: FILE must
     exist; whether it fits the variant is :func:`require_networks`' question)."""
-    from brain.policies import NN_FILE_PREFIX, POLICIES
+    from brain.policies import MC_OPTIONS_PREFIX, NN_FILE_PREFIX, POLICIES
 
     if name.startswith(NN_FILE_PREFIX):
         path = name.removeprefix(NN_FILE_PREFIX)
         if not os.path.isfile(path):
             raise UserInputError(f"{name}: no weights file at {path!r}")
+        return
+    if name.startswith(MC_OPTIONS_PREFIX):
+        require_mc_options(name.removeprefix(MC_OPTIONS_PREFIX), name)
         return
     if name not in POLICIES:
         raise UserInputError(f"unknown policy {name!r} (known: {', '.join(sorted(POLICIES))})")
@@ -57,15 +60,20 @@ def require_policy(name: str) -> None:
         require_mc_options()
 
 
-def require_mc_options() -> None:
-    """Refuse a bad ``MJBOT_MC`` (an unknown key, a bad value) in one line naming it and the
-    known keys, before any game starts (else every mc policy built fails with a traceback)."""
-    from brain.policies.mc.config import ENV, from_env
+def require_mc_options(options: str = "", seat: str = "") -> None:
+    """Refuse a bad ``MJBOT_MC`` (an unknown key, a bad value), or bad ``options`` of the seat
+    ``mc@OPTIONS``, in one line naming it and the known keys, before any game starts (else
+    every mc policy built fails with a traceback)."""
+    from brain.policies.mc.config import ENV, from_env, parse
 
     try:
-        from_env()
+        base = from_env()
     except ValueError as exc:
         raise UserInputError(f"{ENV}={os.environ.get(ENV, '')!r}: {exc}") from None
+    try:
+        parse(options, base)
+    except ValueError as exc:
+        raise UserInputError(f"seat {seat!r}: {exc}") from None
 
 
 def four_policies(text: str) -> tuple[str, str, str, str]:

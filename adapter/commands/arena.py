@@ -42,6 +42,10 @@ fallback and reported per program (--seat-limit: its time).
 (the policy gets S less a 0.25 s margin; mc searches 0.8 of that): 2.25 gives mc 2 s of
 thinking, 0.3 gives it 0.05 s. POLICY@budget=S sets one seat's own limit.
 
+mc@KEY=VALUE;KEY=VALUE seats mc with its own options over MJBOT_MC's (keys as in MJBOT_MC),
+so two configurations share the walls, the seatings and the opponents and their difference
+is paired: mjbot arena --variant mcr --policies 'strict=mc@plan_strict=true,mc,rulebased,rulebased'
+
 LABEL=SEAT names a seat in the table, the JSON and the logs (LABEL: letters, digits, _ - .,
 at most 24): seats under one label are one row; --json keeps what it stands for (specs)."""
 
@@ -49,7 +53,7 @@ at most 24): seats under one label are one row; --json keeps what it stands for 
 def register(sub: Any) -> None:
     a = sub.add_parser("arena", help="duplicate matches between policies at the local table",
                        description="Every wall set is played once per distinct seating of the "
-                       "four policies; figures are pooled per policy with 95%% intervals that "
+                       "four policies; figures are pooled per policy with 95% intervals that "
                        "use the duplicate pairing.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("--variant", default="riichi", choices=VARIANT_NAMES)

@@ -49,7 +49,7 @@ def register(sub: Any) -> None:
     a = sub.add_parser("league", help="round-robin of duplicate arenas between styles",
                        description="Every pair of members plays a duplicate arena (one "
                        "against three, every seating, the same walls); writes the table of "
-                       "points/hand differences with 95%% intervals (and average ranks).",
+                       "points/hand differences with 95% intervals (and average ranks).",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("--variant", default="riichi", choices=VARIANT_NAMES)
     a.add_argument("--members", default=DEFAULT_MEMBERS,

@@ -87,15 +87,16 @@ def split_label(name: str) -> tuple[str, str]:
 
 def is_seat_spec(text: str) -> bool:
     """Whether ``text`` has the form of a seat name (not whether it can be played): a
-    policy, ``nn@FILE``, ``style:NAME`` or ``KIND:CMD``, with an optional ``@budget=``."""
+    policy, ``nn@FILE``, ``mc@OPTIONS``, ``style:NAME`` or ``KIND:CMD``, with an optional
+    ``@budget=``."""
     from adapter.local.external import is_external
-    from brain.policies import NN_FILE_PREFIX, POLICIES
+    from brain.policies import MC_OPTIONS_PREFIX, NN_FILE_PREFIX, POLICIES
 
     if is_external(text):
         return True
     policy, sep, _ = text.rpartition(BUDGET_SUFFIX)
     policy = policy if sep else text
-    return policy in POLICIES or policy.startswith(NN_FILE_PREFIX)
+    return policy in POLICIES or policy.startswith((NN_FILE_PREFIX, MC_OPTIONS_PREFIX))
 
 
 def seat_specs(names: Iterable[str]) -> dict[str, str]:

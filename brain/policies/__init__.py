@@ -19,6 +19,17 @@ def create_nn(path: str = "") -> Policy:
 
 
 NN_FILE_PREFIX = "nn@"  # nn@FILE: the network of FILE, e.g. to seat two generations at once
+MC_OPTIONS_PREFIX = "mc@"  # mc@KEY=VALUE;...: mc with these options over MJBOT_MC's, e.g. to
+# seat two configurations at one table (their difference paired on the same walls)
+
+
+def create_mc_with(options: str) -> Policy:
+    """``mc@OPTIONS``: mc with ``options`` (``key=value`` pairs split by ``;``) over the
+    configuration ``MJBOT_MC`` gives; a ValueError naming a bad key or value."""
+    from brain.policies.mc.config import from_env, parse
+    from brain.policies.mc.policy import McPolicy
+
+    return McPolicy(parse(options, from_env()))
 
 
 def _styled(style: Style) -> Callable[[], Policy]:
@@ -37,9 +48,12 @@ POLICIES: dict[str, Callable[[], Policy]] = {
 
 
 def get_policy(name: str) -> Policy:
-    """A fresh policy by name (or ``nn@FILE``); ValueError naming the known ones otherwise."""
+    """A fresh policy by name (or ``nn@FILE``, ``mc@OPTIONS``); ValueError naming the known
+    ones otherwise."""
     if name.startswith(NN_FILE_PREFIX):
         return create_nn(name.removeprefix(NN_FILE_PREFIX))
+    if name.startswith(MC_OPTIONS_PREFIX):
+        return create_mc_with(name.removeprefix(MC_OPTIONS_PREFIX))
     try:
         return POLICIES[name]()
     except KeyError:
@@ -47,4 +61,5 @@ def get_policy(name: str) -> Policy:
             from None
 
 
-__all__ = ["NN_FILE_PREFIX", "POLICIES", "STYLES", "Decision", "Policy", "get_policy"]
+__all__ = ["MC_OPTIONS_PREFIX", "NN_FILE_PREFIX", "POLICIES", "STYLES", "Decision", "Policy",
+           "get_policy"]

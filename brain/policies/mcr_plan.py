@@ -460,23 +460,46 @@ def plan_kinds(counts: list[int], melds: list[Meld]) -> tuple[frozenset[int], fr
     chow plan keeps its nine kinds, a flush throws the other suits, all pungs keeps the pairs;
     the closed and five-types plans say nothing): what a one-player playout needs to steer by,
     where it cannot afford the planner at every draw. Ties go to the plan worth more fan."""
+    _, keep, throw = nearest_plan(counts, melds)
+    return keep, throw
+
+
+def plan_calls(counts: list[int], melds: list[Meld]) -> tuple[frozenset[int], frozenset[int]]:
+    """(kinds a pung may take, kinds a chow may take) that keep to the nearest plan: a flush
+    calls in its suit and honours, a chow plan chows its own chows and pungs outside them,
+    all pungs pungs anything; seven pairs and the closed plans call nothing (a call ends
+    them)."""
+    name, keep, throw = nearest_plan(counts, melds)
+    every = frozenset(range(34))
+    if name in ("混一色", "清一色"):
+        return every - throw, every - throw
+    if name in {plan for plan, _, _ in CHOW_PLANS}:
+        return every - keep, keep
+    if name == "碰碰和":
+        return every, frozenset()
+    return frozenset(), frozenset()
+
+
+def nearest_plan(counts: list[int], melds: list[Meld]
+                 ) -> tuple[str, frozenset[int], frozenset[int]]:
+    """(name, kinds to keep, kinds to throw) of the nearest plan (:func:`plan_kinds`)."""
     found = _table_plans(counts, melds)
     if not found:
-        return frozenset(), frozenset()
+        return "", frozenset(), frozenset()
     name, _, _ = min(found, key=lambda p: (p[2], -p[1]))
     if name in ("混一色", "清一色"):
         suit = _flush_suit(counts, melds)
         off = {k for k in range(27) if k // 9 != suit}
         if name == "清一色":
             off |= set(range(27, 34))
-        return frozenset(), frozenset(off)
+        return name, frozenset(), frozenset(off)
     if name in {plan for plan, _, _ in CHOW_PLANS}:
         lows = _chow_plan_lows(counts, melds, name)
         keep = {low + i for low in lows for i in range(3)}
-        return frozenset(keep), frozenset()
+        return name, frozenset(keep), frozenset()
     if name in ("碰碰和", "七对"):
-        return frozenset(k for k in range(34) if counts[k] >= 2), frozenset()
-    return frozenset(), frozenset()
+        return name, frozenset(k for k in range(34) if counts[k] >= 2), frozenset()
+    return name, frozenset(), frozenset()
 
 
 def _flush_suit(counts: list[int], melds: list[Meld]) -> int:

@@ -61,6 +61,8 @@ class McConfig:
     plan: bool = True  # MCR: playouts steer by each candidate's nearest 8-fan plan
     plan_strict: bool = False  # ... and keep to it at the cost of shanten (a flush throws
     # its other suits first, a chow plan never lets go of the last tile of one of its kinds)
+    playout_calls: bool = False  # we chow and pung in the playouts where that lowers our
+    # shanten (MCR and Taiwan; riichi's open hands need a yaku the playouts do not track)
     models: str = ""  # a directory of opponents_VARIANT.npz (default: the shipped ones)
 
     def __post_init__(self) -> None:

@@ -84,6 +84,7 @@ class Params:
     fold_unready: float = 0.1
     kappa: float = 1.0
     plan_strict: bool = False  # MCR: keep to the plan at the cost of shanten (_plan_allowed)
+    calls: bool = False  # we chow and pung in the playouts (variants without riichi: _our_call)
 
 
 @dataclass
@@ -98,14 +99,20 @@ class Playouts:
     """``run(starts, n, rng)``: n playouts of each start, all rows in lockstep."""
 
     def __init__(self, table: Table, wins: OurWins, params: Params,
-                 bias: np.ndarray) -> None:
+                 bias: np.ndarray, call_masks: np.ndarray | None = None) -> None:
+        """``bias``: the discard preferences, (34,) or (C, 34) per candidate (MCR's plans);
+        ``call_masks``: (C, 2, 34) the kinds each candidate may pung and chow with
+        ``params.calls`` (None: any)."""
         self.t = table
+        self.call_masks = call_masks
         self.wins = wins
         self.p = params
         self.bias = bias
         self.pay = Payments(table.variant, table.dealer_rel)
         self.riichi_rules = variant_of(table.variant).has_riichi
         self.regular = variant_of(table.variant).regular_shapes_only  # shapes the rules accept
+        # riichi's open hands need a yaku the playouts do not look for: no calls there
+        self.calls = params.calls and not self.riichi_rules
         self.tiles = np.repeat(np.arange(34, dtype=np.int8), table.pool.astype(np.int64))
 
     # ------------------------------------------------------------------ setup
@@ -146,6 +153,7 @@ class Playouts:
         self.odeclared = self.ready & t.declared[None]
         self.disc = np.tile(t.our_river, (r, 1))
         self.our_draws = np.full(r, t.our_draws, np.int16)
+        self.called: dict[int, tuple[Meld, ...]] = {}  # row -> the melds it called in play
         # the shanten of our 3k+1 hand; a discard-first row gets it after its discard
         self.sh = np.zeros(r, np.int16)
         normal = ~self.first
@@ -161,6 +169,7 @@ class Playouts:
             self.drawn = np.zeros((r, 34), np.int16)
             self.dropped = np.zeros((r, 34), np.int16)
             self.all_drawn = np.zeros((r, 34), np.int16)
+            self.melded = np.zeros((r, 34), np.int16)  # tiles our hand gave to called melds
         step = 0
         while self.alive.any():
             for a in range(4):
@@ -175,7 +184,7 @@ class Playouts:
         if check:
             trace = {"start": self.start_hand, "hand": self.hand, "drawn": self.drawn,
                      "dropped": self.dropped, "all_drawn": self.all_drawn,
-                     "order": self.order}
+                     "order": self.order, "melded": self.melded}
         return Result(self.delta.reshape(c, n, 4), self.outcome.reshape(c, n),
                       self.fold.reshape(c, n), trace)
 
@@ -225,8 +234,8 @@ class Playouts:
         those the rules accept, and books them."""
         ok = np.zeros(rows.size, bool)
         for j, row in enumerate(rows):
-            start = self.starts[self.cand[row]]
-            v = self.wins.value(start.melds, hands[j], int(kinds[j]), from_rel,
+            melds = self.starts[self.cand[row]].melds + self.called.get(int(row), ())
+            v = self.wins.value(melds, hands[j], int(kinds[j]), from_rel,
                                 bool(self.riichi[row]))
             if v is None:
                 continue
@@ -286,9 +295,16 @@ class Playouts:
             x[choose] = k
             new_sh[choose] = best
         self._maybe_fold(rows, x, new_sh, locked)
+        self._discard(rows, x, new_sh, choose)
+
+    def _discard(self, rows: np.ndarray, x: np.ndarray, new_sh: np.ndarray,
+                 changed: np.ndarray) -> None:
+        """Our discard ``x`` (``new_sh`` the shanten it leaves; ``changed``: rows whose hand
+        changed shape, whose waits are measured again): the ready opponents may win on it,
+        else it goes to the river and the next seat moves."""
         self._deal_in(rows, x)
         alive = self.alive[rows]
-        rows, x, new_sh, choose = rows[alive], x[alive], new_sh[alive], choose[alive]
+        rows, x, new_sh, changed = rows[alive], x[alive], new_sh[alive], changed[alive]
         self.hand[rows, x] -= 1
         if self.check:
             np.add.at(self.dropped, (rows, x), 1)
@@ -296,13 +312,75 @@ class Playouts:
         self.sh[rows] = new_sh
         self.first[rows] = False
         self.actor[rows] = 1
-        changed = rows[choose]
-        if changed.size:
-            self.waits[changed] = False
-            ready = changed[self.sh[changed] == 0]
+        moved = rows[changed]
+        if moved.size:
+            self.waits[moved] = False
+            ready = moved[self.sh[moved] == 0]
             if ready.size:
                 self.waits[ready] = wait_sets(self.hand[ready], self.regular)
-            self._declare(changed)
+            self._declare(moved)
+
+    def _our_call(self, rows: np.ndarray, a: int, d: np.ndarray) -> None:
+        """Relative seat ``a`` discarded ``d`` and nobody won on it: we pung it (or chow it
+        from our left, ``a`` 3) where the call and its discard lower our shanten, as the
+        greedy player does with a draw, and the candidate's plan allows it (``call_masks``);
+        the seats between are skipped, as at the table. Ready, folded and riichi hands never
+        call."""
+        ok = ~self.fold[rows] & ~self.riichi[rows] & (self.sh[rows] > 0)
+        rows, d = rows[ok], d[ok]
+        if rows.size == 0:
+            return
+        # the options: pung, and from the left the three chows (the pair of kinds taken)
+        shapes = [(0, 0)] + ([(-2, -1), (-1, 1), (1, 2)] if a == 3 else [])
+        best_sh = self.sh[rows].copy()
+        best_opt = np.full(rows.size, -1, np.int8)
+        best_x = np.zeros(rows.size, np.int64)
+        hands = self.hand[rows]
+        masks = None if self.call_masks is None else self.call_masks[self.cand[rows]]
+        lo = np.where(d < 27, d - d % 9, d)
+        hi = np.where(d < 27, lo + 8, d)
+        for o, (e1, e2) in enumerate(shapes):
+            k1, k2 = d + e1, d + e2
+            at = np.arange(rows.size)
+            if o == 0:
+                can = hands[at, d] >= 2
+                if masks is not None:
+                    can &= masks[at, 0, d]
+            else:
+                can = (d < 27) & (k1 >= lo) & (k2 <= hi)
+                k1c, k2c = np.clip(k1, 0, 33), np.clip(k2, 0, 33)
+                can &= (hands[at, k1c] > 0) & (hands[at, k2c] > 0)
+                if masks is not None:
+                    can &= masks[at, 1, d] & masks[at, 1, k1c] & masks[at, 1, k2c]
+            idx = np.flatnonzero(can)
+            if idx.size == 0:
+                continue
+            trial = hands[idx].copy()
+            trial[np.arange(idx.size), np.clip(k1[idx], 0, 33)] -= 1
+            trial[np.arange(idx.size), np.clip(k2[idx], 0, 33)] -= 1
+            bias = self.bias if self.bias.ndim == 1 else self.bias[self.cand[rows[idx]]]
+            x, sh = choose_discards(trial, bias, None, self.regular)
+            better = sh < best_sh[idx]
+            best_sh[idx[better]] = sh[better]
+            best_opt[idx[better]] = o
+            best_x[idx[better]] = x[better]
+        take = np.flatnonzero(best_opt >= 0)
+        if take.size == 0:
+            return
+        for j in take:
+            row, kind = int(rows[j]), int(d[j])
+            e1, e2 = shapes[best_opt[j]]
+            tiles = tuple(sorted((kind, kind + e1, kind + e2)))
+            meld = Meld("pon" if best_opt[j] == 0 else "chi", tiles, kind)
+            self.called[row] = (*self.called.get(row, ()), meld)
+            for k in (kind + e1, kind + e2):
+                self.hand[row, k] -= 1
+                if self.check:
+                    self.melded[row, k] += 1
+        taken = rows[take]
+        self.closed[taken] = False
+        self._discard(taken, best_x[take], best_sh[take].astype(np.int16),
+                      np.ones(take.size, bool))
 
     def _plan_swaps(self, rows: np.ndarray, hands: np.ndarray, drawn: np.ndarray) -> np.ndarray:
         """Rows whose drawn tile the candidate's plan wants far more than some tile held
@@ -423,3 +501,6 @@ class Playouts:
                 self.pay.ron(self.delta, hr, q + 1, np.full(hr.size, a, np.int64),
                              self.t.value[q, d[hit]])
                 self._end(hr, OPP_RON)
+        if self.calls:
+            live = self.alive[rows]
+            self._our_call(rows[live], a, d[live])

@@ -37,6 +37,7 @@ from brain.policies.mc.root import (
     candidates,
     discard_bias,
     plan_bias,
+    plan_call_masks,
 )
 from brain.policies.mc.values import OurWins, is_last_hand, utility
 from brain.policies.rulebased import RuleBasedPolicy
@@ -149,7 +150,8 @@ class McPolicy:
         starts = [cands[i].start for i in sim_idx]
         bias = discard_bias(state)
         engine = Playouts(table, wins, params(cfg),
-                          plan_bias(state, starts, bias) if cfg.plan else bias)
+                          plan_bias(state, starts, bias) if cfg.plan else bias,
+                          plan_call_masks(state, starts) if cfg.plan else None)
         rng = np.random.default_rng([cfg.seed, _table_key(state, cands)])
         scores_rel = [state.scores[(state.seat + i) % 4] for i in range(4)]
         last = is_last_hand(state)
@@ -308,7 +310,7 @@ def _fast_policy(name: str) -> Any:
 def params(cfg: McConfig) -> Params:
     """The playout constants of a configuration."""
     return Params(cfg.wpet_scale, cfg.wait_scale, cfg.fold_ready, cfg.fold_unready, cfg.kappa,
-                  cfg.plan and cfg.plan_strict)
+                  cfg.plan and cfg.plan_strict, cfg.playout_calls)
 
 
 def _table_key(state: TableState, cands: list[Candidate]) -> int:

@@ -21,7 +21,7 @@ from brain.policies.evaluation import value_honours
 from brain.policies.mc import tables
 from brain.policies.mc.oneplayer import static_bias
 from brain.policies.mc.playout import PLAN_KEEP, Start, Table
-from brain.policies.mcr_plan import plan_kinds
+from brain.policies.mcr_plan import plan_calls, plan_kinds
 from brain.state import Meld, TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -105,6 +105,22 @@ def plan_bias(state: TableState, starts: Sequence[Start | None], base: np.ndarra
         keep, throw = plan_kinds([int(n) for n in start.hand], list(start.melds))
         out[i, list(keep)] -= PLAN_KEEP
         out[i, list(throw)] += PLAN_KEEP
+    return out
+
+
+def plan_call_masks(state: TableState, starts: Sequence[Start | None]) -> np.ndarray | None:
+    """(C, 2, 34) in MCR: the kinds each candidate's playouts may pung ([:, 0]) and chow
+    ([:, 1], every kind of the chow) keeping to its nearest 8-fan plan (an open hand off its
+    plan rarely reaches 8 fan); None elsewhere (any call that helps the shape)."""
+    if not state.spec.min_fan:
+        return None
+    out = np.zeros((len(starts), 2, 34), bool)
+    for i, start in enumerate(starts):
+        if start is None:
+            continue
+        pung, chow = plan_calls([int(n) for n in start.hand], list(start.melds))
+        out[i, 0, list(pung)] = True
+        out[i, 1, list(chow)] = True
     return out
 
 
