@@ -200,3 +200,18 @@ def test_bench_mc_reports_the_playout_speed_against_the_greedy_table():
         assert out["decisions"][0]["budget"] == 0.05
     else:
         assert out["opponents"].startswith("flat") and "decisions" not in out
+
+
+def test_the_calibration_sets_the_playouts_ends_beside_the_real_ones():
+    from adapter.bench.mc_calibration import calibrate, calibration_text
+    from brain.policies.mc.models import load_models
+
+    out = calibrate("mcr", 4, load_models("mcr", ""), McConfig(), seed=1)
+    assert out["positions"] > 0
+    for side in ("real", "playouts"):
+        shares = out[side]
+        assert abs(shares["our_win"] + shares["opponent_win"] + shares["draw"] - 1) < 1e-9
+        assert 0 <= shares["our_deal_in"] <= shares["opponent_win"]
+    # the same positions and seed give the same figures
+    assert calibrate("mcr", 4, load_models("mcr", ""), McConfig(), seed=1) == out
+    assert "our win" in "\n".join(calibration_text(out))

@@ -7,6 +7,8 @@
 - decisions: wall time and playouts per candidate of whole ``mc`` decisions at each budget.
 - compare: seed 002's playouts and seed 003's recursive expectation against a long playout
   run (the reference), by top-1 agreement, regret in the reference's own values, and time.
+- calibrate: the playouts' shares of hands ending in our win, an opponent's win or a draw
+  beside how the same hands really ended (adapter/bench/mc_calibration.py).
 - soak: hands at the local table with ``mc`` in every seat in turn under a tight limit,
   counting illegal answers, late answers and fallbacks.
 
@@ -27,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from adapter.bench.common import VARIANTS, add_bench, report
+from adapter.bench.mc_calibration import calibrate, calibration_text
 from adapter.commands import (
     UserInputError,
     add_fallback_argument,
@@ -251,7 +254,8 @@ def soak(variant: str, hands: int, limit: float, models: Any, playouts: int = 0,
 def bench_mc(variant: str, seconds: float = 1.0, positions_count: int = 12,
              budgets: tuple[float, ...] = BUDGETS, compare_searches: bool = False,
              soak_hands: int = 0, limit: float = 0.5, models_dir: str = "",
-             seed: int = 0, reference: int = 1024) -> dict[str, Any]:
+             seed: int = 0, reference: int = 1024, calibrate_games: int = 0
+             ) -> dict[str, Any]:
     """Every part the options ask for, as one JSON-ready dict."""
     models, source = opponents(variant, models_dir)
     found = mid_game(positions(variant, seed=seed + 3), positions_count)
@@ -272,6 +276,9 @@ def bench_mc(variant: str, seconds: float = 1.0, positions_count: int = 12,
             out["compare_reference_playouts"] = reference
         if soak_hands:
             out["soak"] = soak(variant, soak_hands, limit, models, seed=seed)
+        if calibrate_games:
+            out["calibration"] = calibrate(variant, calibrate_games, models, from_env(),
+                                           seed=seed)
     return out
 
 
@@ -301,6 +308,8 @@ def text(result: dict[str, Any]) -> str:
     for row in result.get("compare", []):
         lines.append(f"  {row['search']:<16} agreement {row['agreement']:.2f}   regret "
                      f"{row['mean_regret']:>7}   {row['median_s'] * 1000:8.1f} ms/decision")
+    if "calibration" in result:
+        lines.extend(calibration_text(result["calibration"]))
     if "soak" in result:
         s = result["soak"]
         lines.append(f"  soak: {s['hands']} hands at {s['limit_s']} s, illegal {s['illegal']}, "
@@ -333,6 +342,9 @@ def register(benches: Any) -> None:
     p.add_argument("--soak", type=int, default=0, metavar="HANDS",
                    help="hands at a tight limit, counting late or illegal answers")
     p.add_argument("--limit", type=float, default=0.5, help="--soak: seconds per decision")
+    p.add_argument("--calibrate", type=int, default=0, metavar="GAMES",
+                   help="play GAMES rule-based games and set how the playouts end hands "
+                   "beside how those hands really ended")
     p.add_argument("--seed", type=int, default=0)
     add_fallback_argument(p)
 
@@ -348,6 +360,6 @@ def run(args: argparse.Namespace) -> int:
     result = bench_mc(variant, seconds=args.seconds, positions_count=args.positions,
                       budgets=budgets, compare_searches=args.compare, soak_hands=args.soak,
                       limit=args.limit, models_dir=args.models, seed=args.seed,
-                      reference=args.reference)
+                      reference=args.reference, calibrate_games=args.calibrate)
     report(args, result, text)
     return fallback_verdict(args, result["soak"]["fallbacks"]) if "soak" in result else 0
