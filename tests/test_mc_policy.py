@@ -203,7 +203,7 @@ def test_bench_mc_reports_the_playout_speed_against_the_greedy_table():
 
 
 def test_the_calibration_sets_the_playouts_ends_beside_the_real_ones():
-    from adapter.bench.mc_calibration import calibrate, calibration_text
+    from adapter.local.calibration import calibrate, calibration_text
     from brain.policies.mc.models import load_models
 
     out = calibrate("mcr", 4, load_models("mcr", ""), McConfig(), seed=1)

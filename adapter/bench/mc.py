@@ -8,7 +8,7 @@
 - compare: seed 002's playouts and seed 003's recursive expectation against a long playout
   run (the reference), by top-1 agreement, regret in the reference's own values, and time.
 - calibrate: the playouts' shares of hands ending in our win, an opponent's win or a draw
-  beside how the same hands really ended (adapter/bench/mc_calibration.py).
+  beside how the same hands really ended (adapter/local/calibration.py).
 - soak: hands at the local table with ``mc`` in every seat in turn under a tight limit,
   counting illegal answers, late answers and fallbacks.
 
@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from adapter.bench.common import VARIANTS, add_bench, report
-from adapter.bench.mc_calibration import calibrate, calibration_text
 from adapter.commands import (
     UserInputError,
     add_fallback_argument,
@@ -37,6 +36,7 @@ from adapter.commands import (
     require_mc_options,
 )
 from adapter.local.arena import ArenaConfig, play_unit
+from adapter.local.calibration import calibrate, calibration_text
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import BrainSeat
 from brain.opponents.models import OpponentEstimate
