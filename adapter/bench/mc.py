@@ -42,15 +42,9 @@ from adapter.local.seat import BrainSeat
 from brain.opponents.models import OpponentEstimate
 from brain.policies.mc.config import McConfig, from_env
 from brain.policies.mc.models import MissingModels, load_models
-from brain.policies.mc.playout import OUR_RON, OUR_TSUMO, Playouts
-from brain.policies.mc.policy import McPolicy, params
-from brain.policies.mc.root import (
-    build_table,
-    candidates,
-    discard_bias,
-    plan_bias,
-    plan_call_masks,
-)
+from brain.policies.mc.playout import OUR_RON, OUR_TSUMO
+from brain.policies.mc.policy import McPolicy, playout_engine
+from brain.policies.mc.root import build_table, candidates
 from brain.policies.mc.values import OurWins
 from brain.state import TableState
 from brain.tally import FallbackTally
@@ -121,10 +115,7 @@ def playouts_per_second(found: list[Position], models: Any, seconds: float,
             table = build_table(state, models.estimate(state))
             wins = OurWins(state)
             starts = [c.start for c in candidates(state, request, legal) if c.start]
-            bias = discard_bias(state)
-            engine = Playouts(table, wins, params(config),
-                              plan_bias(state, starts, bias) if config.plan else bias,
-                              plan_call_masks(state, starts) if config.plan else None)
+            engine = playout_engine(state, table, wins, starts, config)
             t = time.perf_counter()
             result = engine.run(starts, per_candidate, rng)
             spent += time.perf_counter() - t

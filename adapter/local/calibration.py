@@ -25,16 +25,9 @@ from brain.policies.mc.playout import (
     OPP_TSUMO,
     OUR_RON,
     OUR_TSUMO,
-    Playouts,
 )
-from brain.policies.mc.policy import params
-from brain.policies.mc.root import (
-    build_table,
-    candidates,
-    discard_bias,
-    plan_bias,
-    plan_call_masks,
-)
+from brain.policies.mc.policy import playout_engine
+from brain.policies.mc.root import build_table, candidates
 from brain.policies.mc.values import OurWins
 from protocols import events as ev
 
@@ -50,9 +43,9 @@ class _Recorder(BrainSeat):
     def __init__(self, variant: str) -> None:
         super().__init__(variant, 0, "rulebased")
         self.hand = -1
-        self.found: list[tuple[Any, ev.DecisionRequest, list[Any], int]] = []
+        # (state, request, legal, the action played, hand number)
+        self.found: list[tuple[Any, ev.DecisionRequest, list[Any], Any, int]] = []
         self.ends: dict[int, str] = {}
-        self.moves: list[Any] = []
 
     def observe(self, event: Any) -> None:
         if isinstance(event, ev.RoundStarted):
@@ -72,8 +65,7 @@ class _Recorder(BrainSeat):
         snapshot = copy.deepcopy(self.state) if keep else None
         answer = super().decide(request, legal)
         if snapshot is not None:
-            self.found.append((snapshot, request, legal, self.hand))
-            self.moves.append(answer.action)
+            self.found.append((snapshot, request, legal, answer.action, self.hand))
         return answer
 
 
@@ -89,19 +81,15 @@ def calibrate(variant: str, games: int, models: Any, config: McConfig,
         players = [seat0] + [BrainSeat(variant, s, "rulebased") for s in (1, 2, 3)]
         play_game(GameConfig(variant), players, seed=seed, game=game)
         for i in range(0, len(seat0.found), EVERY):
-            state, request, legal, hand = seat0.found[i]
-            played = seat0.moves[i]
+            state, request, legal, played, hand = seat0.found[i]
             start = next((c.start for c in candidates(state, request, legal)
                           if c.start is not None and c.action == played), None)
             if start is None or hand not in seat0.ends:
                 continue
             positions += 1
             real[seat0.ends[hand]] += 1
-            bias = discard_bias(state)
-            engine = Playouts(build_table(state, models.estimate(state)), OurWins(state),
-                              params(config),
-                              plan_bias(state, [start], bias) if config.plan else bias,
-                              plan_call_masks(state, [start]) if config.plan else None)
+            engine = playout_engine(state, build_table(state, models.estimate(state)),
+                                    OurWins(state), [start], config)
             outcome = engine.run([start], PLAYOUTS, rng).outcome
             simulated += np.bincount(outcome.ravel(), minlength=6)
     n = max(positions, 1)

@@ -30,7 +30,7 @@ from brain.policies.evaluation import analyse_discards
 from brain.policies.mc import expect, score
 from brain.policies.mc.config import McConfig, from_env
 from brain.policies.mc.models import load_models
-from brain.policies.mc.playout import Params, Playouts
+from brain.policies.mc.playout import Params, Playouts, Start
 from brain.policies.mc.root import (
     Candidate,
     build_table,
@@ -148,10 +148,7 @@ class McPolicy:
         wins = self._our_wins(state)
         sim_idx = [i for i, c in enumerate(cands) if c.start is not None]
         starts = [cands[i].start for i in sim_idx]
-        bias = discard_bias(state)
-        engine = Playouts(table, wins, params(cfg),
-                          plan_bias(state, starts, bias) if cfg.plan else bias,
-                          plan_call_masks(state, starts) if cfg.plan else None)
+        engine = playout_engine(state, table, wins, starts, cfg)  # type: ignore[arg-type]
         rng = np.random.default_rng([cfg.seed, _table_key(state, cands)])
         scores_rel = [state.scores[(state.seat + i) % 4] for i in range(4)]
         last = is_last_hand(state)
@@ -305,6 +302,17 @@ def _fast_policy(name: str) -> Any:
 
         return NnPolicy()
     return RuleBasedPolicy() if name == "rulebased" else GreedyPolicy()
+
+
+def playout_engine(state: TableState, table: Any, wins: OurWins, starts: list[Start],
+                   cfg: McConfig) -> Playouts:
+    """The playouts of ``starts`` as ``cfg`` sets them: MCR's plan steering with ``plan``,
+    the plan's call masks only where the playouts call (they cost a planner pass each)."""
+    bias = discard_bias(state)
+    return Playouts(table, wins, params(cfg),
+                    plan_bias(state, starts, bias) if cfg.plan else bias,
+                    plan_call_masks(state, starts) if cfg.plan and cfg.playout_calls
+                    else None)
 
 
 def params(cfg: McConfig) -> Params:
