@@ -457,15 +457,21 @@ async def test_a_stop_in_an_ntpu_hand_ends_the_session_once_the_hand_is_over(
     port = free_port()
     others = [BotClient() for _ in range(3)]
 
+    up = threading.Event()
+
     def listening(_port: int) -> None:
         for client in others:
             client.port = port
             client.start()
+        up.set()
 
     match = threading.Thread(target=run_match, args=(40, []), daemon=True, kwargs={
         "transport": "external", "port": port, "time_limit": 5.0, "write_log": False,
         "on_listening": listening})
     match.start()
+    # the session connects once the server listens: a refused first try costs a backoff that,
+    # on a loaded machine, ate the wait for the second hand below
+    assert await asyncio.to_thread(up.wait, 30)
     config = loads(f"""
 [serve]
 stop_deadline = {STOP_DEADLINE}
@@ -478,7 +484,8 @@ connect_timeout = 30
     try:
         sup.start()
         handle = sup.handles["table"]
-        await until(lambda: handle.hands_played >= 2 and (handle.current or {}).get("in_hand"))
+        await until(lambda: handle.hands_played >= 2 and (handle.current or {}).get("in_hand"),
+                    timeout=30)
         asked = time.monotonic()
         await sup.stop()
         took = time.monotonic() - asked
