@@ -81,7 +81,8 @@ def test_table_distances_agree_with_the_plain_functions():
 
 
 def _numpy_chow_plan(counts, melds, shape):
-    """The nearest chow plan as the planner first computed it (numpy over all 34 counts)."""
+    """The nearest chow plan as the planner first computed it (numpy over all 34 counts), with
+    one set beside the plan's three chows free to be a called chow of its own."""
     import numpy as np
 
     from brain.policies.mcr_plan import CHOW_PLANS, MIN_FAN, SHORT_OF_EIGHT
@@ -89,18 +90,20 @@ def _numpy_chow_plan(counts, melds, shape):
     kinds = np.array([[low + i for low in lows for i in range(3)] for _, _, lows in CHOW_PLANS])
     short = np.array([SHORT_OF_EIGHT if fan < MIN_FAN else 0 for _, fan, _ in CHOW_PLANS])
     chow_lows = [min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi"]
-    if len(melds) - len(chow_lows) > 1:
+    others = len(melds) - len(chow_lows)
+    if others > 1:
         return None
-    held = np.asarray(counts)
-    for low in chow_lows:
-        held = held.copy()
-        held[[low, low + 1, low + 2]] += 1
-    distances = np.maximum(shape, (held[kinds] == 0).sum(axis=1) - 1) + short
-    if chow_lows:
-        fits = np.array([all(low in lows for low in chow_lows) for _, _, lows in CHOW_PLANS])
-        if not fits.any():
-            return None
-        distances = np.where(fits, distances, 99)
+    distances = np.full(len(CHOW_PLANS), 99)
+    for i, (_, _, lows) in enumerate(CHOW_PLANS):
+        inside = [low for low in chow_lows if low in lows]
+        if others + len(chow_lows) - len(inside) > 1:
+            continue  # the plan's chows and one more set: no room for the called sets
+        held = np.asarray(counts).copy()
+        for low in inside:
+            held[[low, low + 1, low + 2]] += 1
+        distances[i] = max(shape, int((held[kinds[i]] == 0).sum()) - 1) + short[i]
+    if distances.min() == 99:
+        return None
     best = int(np.argmin(distances))
     return CHOW_PLANS[best][0], CHOW_PLANS[best][1], int(distances[best])
 
@@ -124,6 +127,18 @@ def test_chow_plans_equal_the_first_numpy_version():
             found = _chow_plans(counts, melds, shape)
             assert (found[0] if found else None) == expected
             assert _chow_distance(counts, melds, shape) == (expected and expected[2])
+
+
+def test_a_called_chow_may_be_the_set_beside_a_chow_plan():
+    # 清龙 held whole, 234s called: ready on the 5s (and on 1z after throwing the 5s)
+    chi = Meld("chi", (19, 20, 21), 21, 3)
+    ready = T.counts34(T.parse_mpsz("123456789m5s"))
+    assert best_distance(ready, [chi]) == 0
+    assert min(p.distance for p in plans(ready, [chi]) if p.name == "清龙") == 0
+    # two called chows outside the plan leave it no room
+    other = Meld("chi", (9, 10, 11), 11, 3)
+    assert all(p.name != "清龙" for p in plans(T.counts34(T.parse_mpsz("1234567m")),
+                                                [chi, other]))
 
 
 def test_distances_after_discards_equal_one_best_distance_per_discard():

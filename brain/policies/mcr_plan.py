@@ -196,43 +196,66 @@ def _flush_plans(counts: list[int], meld_kinds: list[int], shape: int) -> list[_
 # Each chow plan as a mask of its nine kinds, its shortfall below 8 fan, and its lows.
 _CHOW_MASKS = [kind_mask(low + i for low in lows for i in range(3)) for _, _, lows in CHOW_PLANS]
 _CHOW_SHORT = [SHORT_OF_EIGHT if fan < MIN_FAN else 0 for _, fan, _ in CHOW_PLANS]
-# (held kinds as a mask, shape, called chows) -> the nearest chow plan: pure, and the held
-# kinds change slowly (many discards keep them), so it is worth remembering.
-_NEAREST_CHOW: dict[tuple[int, int, tuple[int, ...]], _Found | None] = {}
+# (concealed kinds as a mask, shape, called chows, other melds) -> the nearest chow plan: pure,
+# and the held kinds change slowly (many discards keep them), so it is worth remembering.
+_NEAREST_CHOW: dict[tuple[int, int, tuple[int, ...], int], _Found | None] = {}
 _NEAREST_CHOW_MAX = 200_000
 
 
 def _chow_plans(counts: list[int], melds: list[Meld], shape: int) -> list[_Found]:
     chow_lows = tuple(min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi")
-    if len(melds) - len(chow_lows) > 1:
+    others = len(melds) - len(chow_lows)
+    if others > 1:
         return []  # three chows cannot fit beside two pungs / kongs
     held = held_mask(counts)  # every kind: a plan's third chow may run past 9 (see CHOW_PLANS)
-    for low in chow_lows:  # a called chow supplies its three kinds
-        held |= kind_mask((low, low + 1, low + 2))
-    key = (held, shape, chow_lows)
+    key = (held, shape, chow_lows, others)
     try:
         plan = _NEAREST_CHOW[key]
     except KeyError:
         if len(_NEAREST_CHOW) >= _NEAREST_CHOW_MAX:
             _NEAREST_CHOW.clear()
-        plan = _NEAREST_CHOW[key] = _nearest_chow_plan(held, shape, chow_lows)
+        plan = _NEAREST_CHOW[key] = _nearest_chow_plan(held, shape, chow_lows, others)
     return [] if plan is None else [plan]
 
 
-# called chows (lowest kinds) -> the plans holding every one of them, in plan order
-_FITTING: dict[tuple[int, ...], list[int]] = {}
+def _called_fit(plan_lows: tuple[int, int, int], chow_lows: tuple[int, ...],
+                others: int) -> int | None:
+    """The kinds the called chows supply to a chow plan (as a mask), or None where they do
+    not fit it: a plan's three chows leave room for one more set, so at most one called set
+    (a chow outside the plan, or a pung or kong) may sit beside them."""
+    free = list(plan_lows)
+    supplied = 0
+    for low in chow_lows:
+        if low in free:
+            free.remove(low)
+            supplied |= kind_mask((low, low + 1, low + 2))
+        else:
+            others += 1
+    return supplied if others <= 1 else None
 
 
-def _nearest_chow_plan(held: int, shape: int, chow_lows: tuple[int, ...]) -> _Found | None:
-    """The first chow plan at the least distance (a called chow must be one of its chows);
-    None when no plan fits the called chows. Only the nearest matters to the policy."""
-    best, best_distance_ = -1, 99
-    fitting = _FITTING.get(chow_lows)
+# (called chows, other melds) -> (plan index, the kinds those chows supply) for every chow
+# plan they fit, in plan order
+_FITTING: dict[tuple[tuple[int, ...], int], list[tuple[int, int]]] = {}
+
+
+def _fitting_plans(chow_lows: tuple[int, ...], others: int) -> list[tuple[int, int]]:
+    key = (chow_lows, others)
+    fitting = _FITTING.get(key)
     if fitting is None:
-        fitting = _FITTING[chow_lows] = [
-            i for i, (_, _, lows) in enumerate(CHOW_PLANS) if all(low in lows for low in chow_lows)]
-    for i in fitting:
-        missing = 9 - (_CHOW_MASKS[i] & held).bit_count()
+        fitting = _FITTING[key] = [
+            (i, supplied) for i, (_, _, lows) in enumerate(CHOW_PLANS)
+            if (supplied := _called_fit(lows, chow_lows, others)) is not None]
+    return fitting
+
+
+def _nearest_chow_plan(held: int, shape: int, chow_lows: tuple[int, ...],
+                       others: int) -> _Found | None:
+    """The first chow plan at the least distance (the called chows fit it, see
+    :func:`_called_fit`); None when none fits. Only the nearest matters to the policy."""
+    best, best_distance_ = -1, 99
+    for i, supplied in _fitting_plans(chow_lows, others):
+        missing = 9 - (_CHOW_MASKS[i] & (held | supplied)).bit_count()
         distance = (shape if shape >= missing - 1 else missing - 1) + _CHOW_SHORT[i]
         if distance < best_distance_:
             best, best_distance_ = i, distance
@@ -405,15 +428,15 @@ def family_distances(counts: list[int], melds: list[Meld]) -> list[int]:
     meld_kinds = _meld_kinds(melds)
     out = [FAR] * len(FAMILIES)
     chow_lows = tuple(min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi")
-    if len(melds) - len(chow_lows) <= 1:
+    others = len(melds) - len(chow_lows)
+    if others <= 1:
         held = held_mask(counts)
-        for low in chow_lows:
-            held |= kind_mask((low, low + 1, low + 2))
+        fitting = dict(_fitting_plans(chow_lows, others))
         for f, indices in enumerate(_CHOW_FAMILY_PLANS):
             for i in indices:
-                if not all(low in CHOW_PLANS[i][2] for low in chow_lows):
+                if i not in fitting:
                     continue
-                missing = 9 - (_CHOW_MASKS[i] & held).bit_count()
+                missing = 9 - (_CHOW_MASKS[i] & (held | fitting[i])).bit_count()
                 d = max(shape, missing - 1) + _CHOW_SHORT[i]
                 out[f] = min(out[f], d)
     if all(m.kind != "chi" for m in melds):
@@ -513,13 +536,13 @@ def _flush_suit(counts: list[int], melds: list[Meld]) -> int:
 def _chow_plan_lows(counts: list[int], melds: list[Meld], name: str) -> tuple[int, int, int]:
     """The chows of the named plan that hold most of the hand's kinds (a called chow among
     them where there is one)."""
-    chow_lows = [min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi"]
+    chow_lows = tuple(min(T.kind(t) for t in m.tiles) for m in melds if m.kind == "chi")
     held = held_mask(counts)
-    for low in chow_lows:
-        held |= kind_mask((low, low + 1, low + 2))
-    fitting = [(i, lows) for i, (plan, _, lows) in enumerate(CHOW_PLANS)
-               if plan == name and all(low in lows for low in chow_lows)]
+    fits = dict(_fitting_plans(chow_lows, len(melds) - len(chow_lows)))
+    fitting = [(i, lows, fits[i]) for i, (plan, _, lows) in enumerate(CHOW_PLANS)
+               if plan == name and i in fits]
     if not fitting:
-        fitting = [(i, lows) for i, (plan, _, lows) in enumerate(CHOW_PLANS) if plan == name]
-    _, lows = max(fitting, key=lambda f: ((_CHOW_MASKS[f[0]] & held).bit_count(), -f[0]))
+        fitting = [(i, lows, 0) for i, (plan, _, lows) in enumerate(CHOW_PLANS) if plan == name]
+    _, lows, _ = max(fitting, key=lambda f: ((_CHOW_MASKS[f[0]] & (held | f[2])).bit_count(),
+                                             -f[0]))
     return lows
