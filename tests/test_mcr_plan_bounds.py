@@ -174,3 +174,41 @@ def test_knitted_masks_find_the_patterns_held_in_full():
         present = held_mask(counts)
         for pattern, mask in zip(KNITTED_PATTERNS, KNITTED_MASKS, strict=True):
             assert (present & mask == mask) == all(counts[k] for k in pattern)
+
+
+def test_every_ready_chow_plan_hand_is_at_distance_zero_whatever_sets_are_called():
+    """A hand holding a whole 8-fan chow plan (清龙, 花龙, 三色三同顺) beside one more set and
+    a pair-wait is ready on an 8-fan wait, so the planner must put it at distance 0 wherever
+    its sets sit: concealed, called plan chows, or the fourth set called (a chow or a pung)."""
+    from brain.policies.mcr_plan import CHOW_PLANS
+
+    rng = random.Random(7)
+    full = [lows for _, fan, lows in CHOW_PLANS if fan >= 8]
+    checked = 0
+    for _ in range(600):
+        lows = rng.choice(full)
+        if rng.random() < 0.5:
+            s, r = rng.randrange(3), rng.randrange(7)
+            fourth = ("chi", (s * 9 + r, s * 9 + r + 1, s * 9 + r + 2))
+        else:
+            k = rng.randrange(34)
+            fourth = ("pon", (k, k, k))
+        sets = [("chi", (low, low + 1, low + 2)) for low in lows] + [fourth]
+        wait = rng.randrange(34)
+        counts = [0] * 34
+        for _, kinds in sets:
+            for k in kinds:
+                counts[k] += 1
+        counts[wait] += 1  # the single tile waiting for its pair
+        if max(counts) > 4 or counts[wait] == 4:
+            continue
+        called = rng.sample(sets, rng.randint(0, 3))
+        melds = []
+        for kind, kinds in called:
+            melds.append(Meld(kind, kinds, kinds[0], 3))
+            for k in kinds:
+                counts[k] -= 1
+        checked += 1
+        assert best_distance(counts, melds) == 0, (T.to_mpsz(
+            [k for k in range(34) for _ in range(counts[k])]), called)
+    assert checked > 300
