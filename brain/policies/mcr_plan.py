@@ -2,9 +2,12 @@
 
 A fast hand below 8 fan cannot be declared at all, so shape alone is the wrong target. Each plan
 below is a family of hands that carries 8 fan by itself, or 6 fan that a common small fan tops
-up; its *distance* is a lower bound on the exchanges still needed (the regular shanten, the
-tiles the pattern still misses, the off-suit tiles to throw). The policy discards to keep the
-nearest plan near, and at ready it counts only waits the fan calculator scores at 8 or more.
+up; its *distance* is a lower bound on the exchanges still needed to reach that plan (the
+regular shanten, the tiles the pattern still misses, the off-suit tiles to throw). Hands that
+reach 8 fan another way (small fans together, or families not listed here such as 三暗刻 or
+一色三步高) are not measured, so the nearest distance is no lower bound for them. The policy
+discards to keep the nearest plan near, and at ready it counts only waits the fan calculator
+scores at 8 or more.
 """
 
 from __future__ import annotations
