@@ -42,7 +42,7 @@ from adapter.local.seat import BrainSeat
 from brain.opponents.models import OpponentEstimate
 from brain.policies.mc.config import McConfig, from_env
 from brain.policies.mc.models import MissingModels, load_models
-from brain.policies.mc.playout import OUR_RON, OUR_TSUMO
+from brain.policies.mc.playout import OUR_WINS
 from brain.policies.mc.policy import McPolicy, playout_engine
 from brain.policies.mc.root import build_table, candidates
 from brain.policies.mc.values import OurWins
@@ -123,7 +123,7 @@ def playouts_per_second(found: list[Position], models: Any, seconds: float,
             calls += wins.calls
             tries += wins.tries
             refused += wins.refused
-            our_wins += int(np.isin(result.outcome, (OUR_TSUMO, OUR_RON)).sum())
+            our_wins += int(np.isin(result.outcome, OUR_WINS).sum())
         if time.perf_counter() - started > 10 * seconds:
             break
     return {"playouts": rows, "seconds": round(spent, 3),

@@ -18,14 +18,7 @@ import numpy as np
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import BrainSeat
 from brain.policies.mc.config import McConfig
-from brain.policies.mc.playout import (
-    DEAL_IN,
-    DRAW,
-    OPP_RON,
-    OPP_TSUMO,
-    OUR_RON,
-    OUR_TSUMO,
-)
+from brain.policies.mc.playout import DEAL_IN, DRAW, OPPONENT_WINS, OUR_WINS
 from brain.policies.mc.policy import playout_engine
 from brain.policies.mc.root import build_table, candidates
 from brain.policies.mc.values import OurWins
@@ -99,9 +92,8 @@ def calibrate(variant: str, games: int, models: Any, config: McConfig,
         "real": {"our_win": real["us"] / n, "opponent_win": (real["opponent"]
                                                             + real["deal_in"]) / n,
                  "our_deal_in": real["deal_in"] / n, "draw": real["draw"] / n},
-        "playouts": {"our_win": (simulated[OUR_TSUMO] + simulated[OUR_RON]) / total,
-                     "opponent_win": (simulated[DEAL_IN] + simulated[OPP_TSUMO]
-                                      + simulated[OPP_RON]) / total,
+        "playouts": {"our_win": simulated[list(OUR_WINS)].sum() / total,
+                     "opponent_win": simulated[list(OPPONENT_WINS)].sum() / total,
                      "our_deal_in": simulated[DEAL_IN] / total,
                      "draw": simulated[DRAW] / total},
     }

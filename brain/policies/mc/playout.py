@@ -34,6 +34,8 @@ from brain.state import Meld
 
 # How a playout ended.
 DRAW, OUR_TSUMO, OUR_RON, DEAL_IN, OPP_TSUMO, OPP_RON = range(6)
+OUR_WINS = (OUR_TSUMO, OUR_RON)
+OPPONENT_WINS = (DEAL_IN, OPP_TSUMO, OPP_RON)  # our deal-in among them
 RIICHI_STICK = 1000.0
 PLAN_KEEP = 30.0  # MCR plan bias: above any connection count, so among equal shanten the
 # plan decides (root.plan_bias)

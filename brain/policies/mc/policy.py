@@ -147,8 +147,8 @@ class McPolicy:
         cfg = self.config
         wins = self._our_wins(state)
         sim_idx = [i for i, c in enumerate(cands) if c.start is not None]
-        starts = [cands[i].start for i in sim_idx]
-        engine = playout_engine(state, table, wins, starts, cfg)  # type: ignore[arg-type]
+        starts = [s for i in sim_idx if (s := cands[i].start) is not None]
+        engine = playout_engine(state, table, wins, starts, cfg)
         rng = np.random.default_rng([cfg.seed, _table_key(state, cands)])
         scores_rel = [state.scores[(state.seat + i) % 4] for i in range(4)]
         last = is_last_hand(state)
@@ -160,7 +160,7 @@ class McPolicy:
         decision = Decision(cands[0].action)
         while True:
             nb = min(batch, target - done) if target else batch
-            res = engine.run(starts, nb, rng)  # type: ignore[arg-type]
+            res = engine.run(starts, nb, rng)
             u = utility(state.variant, res.deltas.reshape(-1, 4), scores_rel, last,
                         cfg.placement).reshape(len(starts), nb)
             sums[sim_idx] += u.sum(axis=1)
