@@ -12,8 +12,8 @@ scores at 8 or more.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import MahjongGB
 
@@ -28,6 +28,7 @@ from brain.rules.mcr import (
     kind_mask,
 )
 from brain.shanten import (
+    discard_table,
     regular_and_seven_pairs_shanten,
     shanten_after_discards,
     shape_distance,
@@ -410,6 +411,53 @@ def winning_waits(state: TableState, counts: list[int], waits: set[int]) -> list
     return [w for w, fan in wait_fans(state, counts, waits).items() if fan >= MIN_FAN]
 
 
+# (seat context, 13 tiles, draws) -> the draws that reach an 8-fan ready hand, and (seat
+# context, ready 13 tiles) -> whether a wait is worth 8: a 1-shanten hand recurs turn after
+# turn, and a ready hand is met twice in one turn (throw j then k, or k then j).
+_ONE_STEP: dict[tuple[object, ...], tuple[int, ...]] = {}
+_WINNABLE: dict[tuple[object, ...], bool] = {}
+_ONE_STEP_MAX = 50_000
+
+
+def one_step_draws(state: TableState, counts: list[int], draws: Iterable[int]) -> tuple[int, ...]:
+    """The kinds among ``draws`` after which some discard leaves ``counts`` (13 tiles, own
+    melds aside) ready with a wait that :func:`winning_waits` counts: exactly the exchanges
+    that make the hand one step from an 8-fan win, whatever fans make up the 8 (the plans above
+    see only their own families). Empty: no single exchange reaches a winnable ready hand."""
+    seat = (tuple(state.melds), state.seat, state.dealer, state.round_wind_kind,
+            len(state.me.flowers))
+    draws = tuple(sorted(draws))
+    key = (seat, bytes(counts), draws)
+    found = _ONE_STEP.get(key)
+    if found is None:
+        found = tuple(w for w in draws if _reaches_winnable_ready(state, seat, counts, w))
+        if len(_ONE_STEP) >= _ONE_STEP_MAX:
+            _ONE_STEP.clear()
+        _ONE_STEP[key] = found
+    return found
+
+
+def _reaches_winnable_ready(state: TableState, seat: tuple[object, ...], counts: list[int],
+                            draw: int) -> bool:
+    hand = list(counts)
+    hand[draw] += 1
+    for k, (shape, waits) in discard_table(hand).items():
+        if shape != 0 or not waits or k == draw:
+            continue  # throwing the drawn kind back leaves the 1-shanten hand
+        hand[k] -= 1
+        key = (seat, bytes(hand))
+        winnable = _WINNABLE.get(key)
+        if winnable is None:
+            winnable = any(fan >= MIN_FAN for fan in _wait_fans(state, hand, sorted(waits)))
+            if len(_WINNABLE) >= _ONE_STEP_MAX:
+                _WINNABLE.clear()
+            _WINNABLE[key] = winnable
+        hand[k] += 1
+        if winnable:
+            return True
+    return False
+
+
 # ---------------------------------------------------------------------- per family (nn planes)
 
 # The plan families, in the order of the network's MCR plan planes (brain/nn/mcr_planes.py).
@@ -467,18 +515,22 @@ def wait_fans(state: TableState, counts: list[int], waits: Iterable[int]) -> dic
     """Wait kind -> the fan a win on another seat's discard scores (flowers not counted: they
     do not count towards the 8), for the ready hand ``counts`` + own melds; kinds that make no
     winning hand are left out."""
-    concealed = [k for k in range(34) for _ in range(counts[k])]
-    base = WinContext(
-        concealed=(), melds=tuple(state.melds), win_tile=0, seat=state.seat,
-        from_seat=(state.seat + 1) % 4, dealer=state.dealer, round_wind=state.round_wind_kind,
-        flowers=len(state.me.flowers))
-    out = {}
-    for w in sorted(waits):
-        ctx = replace(base, concealed=(*concealed, w), win_tile=w)
-        items = fan_items(ctx)
-        if items is not None:
-            out[w] = sum(v for _, v in items) - ctx.flowers
-    return out
+    ordered = sorted(waits)
+    return {w: fan for w, fan in zip(ordered, _wait_fans(state, counts, ordered), strict=True)
+            if fan >= 0}
+
+
+def _wait_fans(state: TableState, counts: list[int], waits: list[int]) -> Iterator[int]:
+    """:func:`wait_fans`, lazily and in ``waits`` order; a wait that makes no winning hand
+    stops nothing but gives no fan (-1), so a caller may stop at the first good one."""
+    concealed = tuple(k for k in range(34) for _ in range(counts[k]))
+    melds, seat, flowers = tuple(state.melds), state.seat, len(state.me.flowers)
+    for w in waits:
+        items = fan_items(WinContext(
+            concealed=(*concealed, w), melds=melds, win_tile=w, seat=seat,
+            from_seat=(seat + 1) % 4, dealer=state.dealer, round_wind=state.round_wind_kind,
+            flowers=flowers))
+        yield -1 if items is None else sum(v for _, v in items) - flowers
 
 
 def plan_kinds(counts: list[int], melds: list[Meld]) -> tuple[frozenset[int], frozenset[int]]:

@@ -34,6 +34,7 @@ from brain.policies.evaluation import (
 from brain.policies.mcr_plan import (
     best_distance,
     best_distances_after_discards,
+    one_step_draws,
     winning_waits,
 )
 from brain.rules import rules_for
@@ -160,7 +161,7 @@ class RuleBasedPolicy:
         unseen = state.unseen_counts()
         dora = _dora_kinds(state)
         scored: list[tuple[tuple[float, float], Any]] = []
-        mcr = _McrView(state, counts) if state.spec.min_fan else None
+        mcr = _McrView(state, counts, info) if state.spec.min_fan else None
         flush = _plain_scoring(state)
         flush_suit = (_flush_suit(counts, state.melds, self.style.flush_share) if flush
                       else None)  # the same for all discards
@@ -464,10 +465,13 @@ def _has_yaku_without_riichi(state: TableState, discard: int, wait_kinds: frozen
 class _McrView:
     """Plan distances of the current hand and after each discard (computed on demand)."""
 
-    def __init__(self, state: TableState, counts: list[int]) -> None:
+    def __init__(self, state: TableState, counts: list[int],
+                 info: dict[int, DiscardInfo] | None = None) -> None:
         self.state = state
         self.counts = counts
+        self.info = info or {}  # every discard's shape, where discards are to be scored
         self._after: dict[int, int] | None = None  # plan distance after each discard
+        self._winnable: dict[int, list[int]] = {}  # ready discard -> its waits worth 8 fan
 
     def distance(self) -> int:
         counts = self.counts
@@ -476,8 +480,10 @@ class _McrView:
         return best_distance(counts, self.state.melds)
 
     def after_discard(self, k: int, d: DiscardInfo) -> tuple[int, float]:
-        """(plan distance, live useful tiles) after discarding kind ``k``; at ready only waits
-        worth 8 fan count, and a ready hand with none is one step short."""
+        """(plan distance, live useful tiles) after discarding kind ``k``; at ready only live
+        waits worth 8 fan count, and a ready hand with none is one step short; one step from
+        ready only the live draws that leave a wait worth 8 fan count, and a hand with none is
+        two short (both exact, where the plans are a lower bound toward their own families)."""
         if self._after is None:  # every discard is asked: measure them all in one go
             self._after = best_distances_after_discards(self.counts, self.state.melds)
         rest = list(self.counts)
@@ -485,7 +491,26 @@ class _McrView:
         distance = self._after[k]
         useful = float(d.useful)
         if d.shanten == 0:
-            good = winning_waits(self.state, rest, set(d.useful_kinds))
-            useful = float(sum(self.state.unseen(w) for w in good))
-            distance = 0 if good else max(1, distance)
+            live = sum(self.state.unseen(w) for w in self._winning_waits(k, d))
+            useful = float(live)
+            distance = 0 if live else max(1, distance)
+        elif d.shanten == 1 and d.useful_kinds and not self._some_discard_wins():
+            draws = one_step_draws(self.state, rest, d.useful_kinds)
+            live = sum(self.state.unseen(w) for w in draws)
+            useful = float(live)
+            distance = 1 if live else max(2, distance)
         return distance, useful
+
+    def _winning_waits(self, k: int, d: DiscardInfo) -> list[int]:
+        good = self._winnable.get(k)
+        if good is None:
+            rest = list(self.counts)
+            rest[k] -= 1
+            good = self._winnable[k] = winning_waits(self.state, rest, set(d.useful_kinds))
+        return good
+
+    def _some_discard_wins(self) -> bool:
+        """Is some discard ready with a live wait worth 8 fan? Then it is the choice at distance 0,
+        and the exact one-step measure of the others (the costly part) cannot change it."""
+        return any(d.shanten == 0 and any(map(self.state.unseen, self._winning_waits(k, d)))
+                   for k, d in self.info.items())
