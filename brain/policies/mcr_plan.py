@@ -28,10 +28,10 @@ from brain.rules.mcr import (
     kind_mask,
 )
 from brain.shanten import (
-    discard_table,
     regular_and_seven_pairs_shanten,
     shanten_after_discards,
     shape_distance,
+    waits,
 )
 from brain.state import Meld, TableState
 from protocols import tiles as T
@@ -441,14 +441,14 @@ def _reaches_winnable_ready(state: TableState, seat: tuple[object, ...], counts:
                             draw: int) -> bool:
     hand = list(counts)
     hand[draw] += 1
-    for k, (shape, waits) in discard_table(hand).items():
-        if shape != 0 or not waits or k == draw:
+    for k, shape in shanten_after_discards(hand).items():
+        if shape != 0 or k == draw:
             continue  # throwing the drawn kind back leaves the 1-shanten hand
         hand[k] -= 1
         key = (seat, bytes(hand))
         winnable = _WINNABLE.get(key)
         if winnable is None:
-            winnable = any(fan >= MIN_FAN for fan in _wait_fans(state, hand, sorted(waits)))
+            winnable = any(fan >= MIN_FAN for fan in _wait_fans(state, hand, sorted(waits(hand))))
             if len(_WINNABLE) >= _ONE_STEP_MAX:
                 _WINNABLE.clear()
             _WINNABLE[key] = winnable

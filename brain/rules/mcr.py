@@ -17,6 +17,7 @@ correction never moves a total across 8: 组合龙 alone is 12.)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -84,6 +85,10 @@ def _judge_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
     return tuple((name, fan) for name, fan in items if name not in WAIT_FANS)
 
 
+# tile -> its Botzone name: the fan calculator is asked for every wait of every near-ready hand
+_botzone = functools.cache(T.to_botzone)
+
+
 def pymahjonggb_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
     """MahjongGB's own (name, fan) items for this win, or None if it is no winning hand."""
     packs = [p for p in (_pack(m, ctx.seat) for m in ctx.melds) if p is not None]
@@ -91,8 +96,8 @@ def pymahjonggb_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
     hand.remove(ctx.win_tile)
     try:
         result = MahjongGB.MahjongFanCalculator(
-            pack=tuple(packs), hand=tuple(T.to_botzone(t) for t in hand),
-            winTile=T.to_botzone(ctx.win_tile), flowerCount=ctx.flowers,
+            pack=tuple(packs), hand=tuple(map(_botzone, hand)),
+            winTile=_botzone(ctx.win_tile), flowerCount=ctx.flowers,
             isSelfDrawn=ctx.self_draw, is4thTile=ctx.fourth_tile and not ctx.robbing_kan,
             isAboutKong=(ctx.after_kan and ctx.self_draw) or ctx.robbing_kan,
             isWallLast=ctx.last_tile, seatWind=ctx.seat_wind - T.EAST,
