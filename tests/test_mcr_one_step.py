@@ -1,5 +1,5 @@
 """MCR one step from ready: the draws that reach a ready hand with a wait worth 8 fan, checked
-against brute force over every draw, discard and wait, and the discard choice they change
+against brute force over every draw, discard and wait, and the discards and calls they change
 (the plans' distance is only a lower bound toward their own families)."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import random
 
 from brain.policies import get_policy
 from brain.policies.evaluation import analyse_discards
-from brain.policies.mcr_plan import best_distance, one_step_draws
+from brain.policies.mcr_plan import best_distance, one_step_draws, winning_waits
 from brain.policies.rulebased import _McrView
 from brain.rules.base import WinContext
 from brain.rules.mcr import MIN_FAN, fan_items
-from brain.shanten import shanten
+from brain.shanten import shanten, waits
 from brain.state import Meld, TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -133,3 +133,24 @@ def test_a_ready_hand_whose_8_fan_waits_are_all_seen_is_not_at_distance_zero():
         info = analyse_discards(state)
         view = _McrView(state, state.counts(), info)
         assert view.after_discard(T.kind(east), info[T.kind(east)]) == (distance, useful)
+
+
+def test_rulebased_chows_into_a_ready_hand_worth_8_fan_that_no_plan_names():
+    # Chowing 3p with 45p and throwing the West leaves 88m 456s 567s 33z: a win on 8m has no
+    # fan at all, and 无番和 is itself worth 8. No plan family names it (they put the hand two
+    # steps away, as before the chow), so only the exact measure takes the call.
+    hand = T.parse_mpsz("88m45p455667s133z")
+    three = T.parse_mpsz("3p")[0]
+    state = TableState("mcr", 0)
+    state.apply(ev.GameStarted("mcr", 0))
+    state.apply(ev.RoundStarted(round_wind=0, dealer=3, hand=tuple(hand)))
+    state.apply(ev.TileDrawn(3, None))
+    state.apply(ev.TileDiscarded(3, three))
+    chow = ev.Chi(tuple(T.parse_mpsz("45p")))
+    meld = Meld("chi", (*chow.tiles, three), three)
+    rest = T.counts34(T.parse_mpsz("88m455667s33z"))
+    assert best_distance(T.counts34(hand), []) == best_distance(rest, [meld]) == 2
+    assert winning_waits(state, rest, waits(rest), [meld]) == [T.kind(T.parse_mpsz("8m")[0])]
+    request = ev.DecisionRequest("claim", tile=three, from_seat=3)
+    decision = get_policy("rulebased").decide(state, request, [ev.Pass(), chow])
+    assert decision.action == chow

@@ -405,10 +405,12 @@ def knitted_bounds(counts: list[int], below: int = 99) -> tuple[int, int]:
     return scattered, min(refined, unrefined)
 
 
-def winning_waits(state: TableState, counts: list[int], waits: set[int]) -> list[int]:
+def winning_waits(state: TableState, counts: list[int], waits: set[int],
+                  melds: list[Meld] | None = None) -> list[int]:
     """The kinds among ``waits`` that a win on another seat's discard scores at >= 8 fan
-    (self-draw adds fan, so a discard win is the bar), for the hand ``counts`` + own melds."""
-    return [w for w, fan in wait_fans(state, counts, waits).items() if fan >= MIN_FAN]
+    (self-draw adds fan, so a discard win is the bar), for the hand ``counts`` + ``melds``
+    (default: own melds; a call weighs the melds it would make)."""
+    return [w for w, fan in wait_fans(state, counts, waits, melds).items() if fan >= MIN_FAN]
 
 
 # (seat context, 13 tiles, draws) -> the draws that reach an 8-fan ready hand, and (seat
@@ -419,18 +421,20 @@ _WINNABLE: dict[tuple[object, ...], bool] = {}
 _ONE_STEP_MAX = 50_000
 
 
-def one_step_draws(state: TableState, counts: list[int], draws: Iterable[int]) -> tuple[int, ...]:
-    """The kinds among ``draws`` after which some discard leaves ``counts`` (13 tiles, own
-    melds aside) ready with a wait that :func:`winning_waits` counts: exactly the exchanges
-    that make the hand one step from an 8-fan win, whatever fans make up the 8 (the plans above
-    see only their own families). Empty: no single exchange reaches a winnable ready hand."""
-    seat = (tuple(state.melds), state.seat, state.dealer, state.round_wind_kind,
-            len(state.me.flowers))
+def one_step_draws(state: TableState, counts: list[int], draws: Iterable[int],
+                   melds: list[Meld] | None = None) -> tuple[int, ...]:
+    """The kinds among ``draws`` after which some discard leaves ``counts`` (13 tiles less
+    three per meld, beside ``melds``: default own melds; a call weighs the melds it would
+    make) ready with a wait that :func:`winning_waits` counts: exactly the exchanges that make
+    the hand one step from an 8-fan win, whatever fans make up the 8 (the plans above see only
+    their own families). Empty: no single exchange reaches a winnable ready hand."""
+    seat = (tuple(state.melds if melds is None else melds), state.seat, state.dealer,
+            state.round_wind_kind, len(state.me.flowers))
     draws = tuple(sorted(draws))
     key = (seat, bytes(counts), draws)
     found = _ONE_STEP.get(key)
     if found is None:
-        found = tuple(w for w in draws if _reaches_winnable_ready(state, seat, counts, w))
+        found = tuple(w for w in draws if _reaches_winnable_ready(state, seat, counts, w, melds))
         if len(_ONE_STEP) >= _ONE_STEP_MAX:
             _ONE_STEP.clear()
         _ONE_STEP[key] = found
@@ -438,7 +442,7 @@ def one_step_draws(state: TableState, counts: list[int], draws: Iterable[int]) -
 
 
 def _reaches_winnable_ready(state: TableState, seat: tuple[object, ...], counts: list[int],
-                            draw: int) -> bool:
+                            draw: int, melds: list[Meld] | None) -> bool:
     hand = list(counts)
     hand[draw] += 1
     for k, shape in shanten_after_discards(hand).items():
@@ -448,7 +452,8 @@ def _reaches_winnable_ready(state: TableState, seat: tuple[object, ...], counts:
         key = (seat, bytes(hand))
         winnable = _WINNABLE.get(key)
         if winnable is None:
-            winnable = any(fan >= MIN_FAN for fan in _wait_fans(state, hand, sorted(waits(hand))))
+            winnable = any(fan >= MIN_FAN
+                           for fan in _wait_fans(state, hand, sorted(waits(hand)), melds))
             if len(_WINNABLE) >= _ONE_STEP_MAX:
                 _WINNABLE.clear()
             _WINNABLE[key] = winnable
@@ -511,23 +516,26 @@ def family_distances(counts: list[int], melds: list[Meld]) -> list[int]:
     return out
 
 
-def wait_fans(state: TableState, counts: list[int], waits: Iterable[int]) -> dict[int, int]:
+def wait_fans(state: TableState, counts: list[int], waits: Iterable[int],
+              melds: list[Meld] | None = None) -> dict[int, int]:
     """Wait kind -> the fan a win on another seat's discard scores (flowers not counted: they
-    do not count towards the 8), for the ready hand ``counts`` + own melds; kinds that make no
-    winning hand are left out."""
+    do not count towards the 8), for the ready hand ``counts`` + ``melds`` (default own
+    melds); kinds that make no winning hand are left out."""
     ordered = sorted(waits)
-    return {w: fan for w, fan in zip(ordered, _wait_fans(state, counts, ordered), strict=True)
-            if fan >= 0}
+    return {w: fan for w, fan in zip(ordered, _wait_fans(state, counts, ordered, melds),
+                                     strict=True) if fan >= 0}
 
 
-def _wait_fans(state: TableState, counts: list[int], waits: list[int]) -> Iterator[int]:
+def _wait_fans(state: TableState, counts: list[int], waits: list[int],
+               melds: list[Meld] | None = None) -> Iterator[int]:
     """:func:`wait_fans`, lazily and in ``waits`` order; a wait that makes no winning hand
     stops nothing but gives no fan (-1), so a caller may stop at the first good one."""
     concealed = tuple(k for k in range(34) for _ in range(counts[k]))
-    melds, seat, flowers = tuple(state.melds), state.seat, len(state.me.flowers)
+    held = tuple(state.melds if melds is None else melds)
+    seat, flowers = state.seat, len(state.me.flowers)
     for w in waits:
         items = fan_items(WinContext(
-            concealed=(*concealed, w), melds=melds, win_tile=w, seat=seat,
+            concealed=(*concealed, w), melds=held, win_tile=w, seat=seat,
             from_seat=(seat + 1) % 4, dealer=state.dealer, round_wind=state.round_wind_kind,
             flowers=flowers))
         yield -1 if items is None else sum(v for _, v in items) - flowers

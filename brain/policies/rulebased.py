@@ -39,7 +39,14 @@ from brain.policies.mcr_plan import (
 )
 from brain.rules import rules_for
 from brain.rules.base import WinContext
-from brain.shanten import shanten, shanten_after_discards, thirteen_orphans_shanten, waits
+from brain.shanten import (
+    discard_table,
+    shanten,
+    shanten_after_discards,
+    thirteen_orphans_shanten,
+    useful_tiles,
+    waits,
+)
 from brain.state import Meld, TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -292,7 +299,7 @@ class RuleBasedPolicy:
         if variant.needs_yaku:
             return _open_yaku(state, rest, melds)
         if variant.min_fan:
-            return best_distance(_drop_worst(rest), melds) < mcr_before
+            return _McrView(state, rest, melds=melds).best_after() < mcr_before
         return True
 
 
@@ -463,29 +470,50 @@ def _has_yaku_without_riichi(state: TableState, discard: int, wait_kinds: frozen
 
 
 class _McrView:
-    """Plan distances of the current hand and after each discard (computed on demand)."""
+    """Plan distances of a hand and after each of its discards (computed on demand), exact
+    near ready: the plans are a lower bound toward their own families only, so at ready and
+    one step from it the fan calculator decides."""
 
     def __init__(self, state: TableState, counts: list[int],
-                 info: dict[int, DiscardInfo] | None = None) -> None:
+                 info: dict[int, DiscardInfo] | None = None,
+                 melds: list[Meld] | None = None) -> None:
         self.state = state
         self.counts = counts
+        self.melds = state.melds if melds is None else melds  # a call weighs its own meld
         self.info = info or {}  # every discard's shape, where discards are to be scored
         self._after: dict[int, int] | None = None  # plan distance after each discard
         self._winnable: dict[int, list[int]] = {}  # ready discard -> its waits worth 8 fan
 
     def distance(self) -> int:
+        """The distance of this 3k+1 hand (a 3k+2 one: after its shape-best discard)."""
         counts = self.counts
         if sum(counts) % 3 == 2:
             counts = _drop_worst(counts)
-        return best_distance(counts, self.state.melds)
+        planned = best_distance(counts, self.melds)
+        shape = shanten(counts)
+        if shape == 0:
+            good = winning_waits(self.state, counts, waits(counts), self.melds)
+            return 0 if any(map(self.state.unseen, good)) else max(1, planned)
+        if shape == 1:
+            draws = one_step_draws(self.state, counts, useful_tiles(counts, 1), self.melds)
+            return 1 if any(map(self.state.unseen, draws)) else max(2, planned)
+        return planned
+
+    def best_after(self) -> int:
+        """The least distance over this 3k+2 hand's discards (after a chow or pung)."""
+        unseen = self.state.unseen_counts()
+        self.info = {k: DiscardInfo(k, shape, sum(unseen[w] for w in useful or ()),
+                                    useful or frozenset())
+                     for k, (shape, useful) in discard_table(self.counts, slack=1).items()}
+        return min((self.after_discard(k, d)[0] for k, d in self.info.items()), default=99)
 
     def after_discard(self, k: int, d: DiscardInfo) -> tuple[int, float]:
         """(plan distance, live useful tiles) after discarding kind ``k``; at ready only live
         waits worth 8 fan count, and a ready hand with none is one step short; one step from
         ready only the live draws that leave a wait worth 8 fan count, and a hand with none is
-        two short (both exact, where the plans are a lower bound toward their own families)."""
+        two short."""
         if self._after is None:  # every discard is asked: measure them all in one go
-            self._after = best_distances_after_discards(self.counts, self.state.melds)
+            self._after = best_distances_after_discards(self.counts, self.melds)
         rest = list(self.counts)
         rest[k] -= 1
         distance = self._after[k]
@@ -495,7 +523,7 @@ class _McrView:
             useful = float(live)
             distance = 0 if live else max(1, distance)
         elif d.shanten == 1 and d.useful_kinds and not self._some_discard_wins():
-            draws = one_step_draws(self.state, rest, d.useful_kinds)
+            draws = one_step_draws(self.state, rest, d.useful_kinds, self.melds)
             live = sum(self.state.unseen(w) for w in draws)
             useful = float(live)
             distance = 1 if live else max(2, distance)
@@ -506,7 +534,8 @@ class _McrView:
         if good is None:
             rest = list(self.counts)
             rest[k] -= 1
-            good = self._winnable[k] = winning_waits(self.state, rest, set(d.useful_kinds))
+            good = self._winnable[k] = winning_waits(self.state, rest, set(d.useful_kinds),
+                                                     self.melds)
         return good
 
     def _some_discard_wins(self) -> bool:
