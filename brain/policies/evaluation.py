@@ -24,15 +24,17 @@ class DiscardInfo:
     useful_kinds: frozenset[int]
 
 
-def analyse_discards(state: TableState, slack: int = 0,
-                     kinds: set[int] | None = None) -> dict[int, DiscardInfo]:
+def analyse_discards(state: TableState, slack: int = 0, kinds: set[int] | None = None,
+                     counts: list[int] | None = None) -> dict[int, DiscardInfo]:
     """Every distinct kind in hand (or in ``kinds``: the legal discards) -> its
     :class:`DiscardInfo`. Useful tiles are counted only for discards within ``slack`` of the
-    best shanten (the others are never chosen on shape)."""
+    best shanten (the others are never chosen on shape). ``counts``: another hand than the
+    one held (the hand a call would leave)."""
     unseen = state.unseen_counts()
     out: dict[int, DiscardInfo] = {}
     regular = state.spec.regular_shapes_only  # Taiwan: no seven pairs, no thirteen orphans
-    for k, (sh, useful) in discard_table(state.counts(), kinds, slack, regular).items():
+    hand = state.counts() if counts is None else counts
+    for k, (sh, useful) in discard_table(hand, kinds, slack, regular).items():
         if useful is not None:
             out[k] = DiscardInfo(k, sh, sum(map(unseen.__getitem__, useful)), useful)
         else:

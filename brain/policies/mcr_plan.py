@@ -23,6 +23,7 @@ from brain.rules.mcr import (
     KNITTED_MASKS,
     KNITTED_PATTERNS,
     MIN_FAN,
+    botzone_name,
     fan_items,
     held_mask,
     kind_mask,
@@ -360,7 +361,7 @@ def _knitted_plans(counts: list[int], below: int | None = None) -> list[_Found]:
         if below is not None and bound >= below:
             continue
         if hand is None:
-            hand = tuple(_BOTZONE[k] for k in range(34) for _ in range(counts[k]))
+            hand = tuple(botzone_name(k) for k in range(34) for _ in range(counts[k]))
         try:
             value, _ = fn(hand)
         except TypeError:
@@ -368,8 +369,6 @@ def _knitted_plans(counts: list[int], below: int | None = None) -> list[_Found]:
         out.append((name, fan, int(value)))
     return out
 
-
-_BOTZONE = [T.to_botzone(k) for k in range(34)]
 
 
 def knitted_bounds(counts: list[int], below: int = 99) -> tuple[int, int]:

@@ -17,6 +17,7 @@ first), so the same table gives the same move whatever order the hand arrived in
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -40,7 +41,6 @@ from brain.policies.mcr_plan import (
 from brain.rules import rules_for
 from brain.rules.base import WinContext
 from brain.shanten import (
-    discard_table,
     shanten,
     shanten_after_discards,
     thirteen_orphans_shanten,
@@ -299,7 +299,8 @@ class RuleBasedPolicy:
         if variant.needs_yaku:
             return _open_yaku(state, rest, melds)
         if variant.min_fan:
-            return _McrView(state, rest, melds=melds).best_after() < mcr_before
+            called = _McrView(state, rest, analyse_discards(state, 1, counts=rest), melds)
+            return called.best_after() < mcr_before
         return True
 
 
@@ -491,43 +492,46 @@ class _McrView:
             counts = _drop_worst(counts)
         planned = best_distance(counts, self.melds)
         shape = shanten(counts)
-        if shape == 0:
-            good = winning_waits(self.state, counts, waits(counts), self.melds)
-            return 0 if any(map(self.state.unseen, good)) else max(1, planned)
-        if shape == 1:
-            draws = one_step_draws(self.state, counts, useful_tiles(counts, 1), self.melds)
-            return 1 if any(map(self.state.unseen, draws)) else max(2, planned)
-        return planned
+        if shape > 1:
+            return planned
+        useful = waits(counts) if shape == 0 else useful_tiles(counts, 1)
+        return self._near_ready(counts, shape, useful, planned)[0]
 
     def best_after(self) -> int:
-        """The least distance over this 3k+2 hand's discards (after a chow or pung)."""
-        unseen = self.state.unseen_counts()
-        self.info = {k: DiscardInfo(k, shape, sum(unseen[w] for w in useful or ()),
-                                    useful or frozenset())
-                     for k, (shape, useful) in discard_table(self.counts, slack=1).items()}
+        """The least distance over the discards in ``info`` (the hand after a chow or pung)."""
         return min((self.after_discard(k, d)[0] for k, d in self.info.items()), default=99)
 
     def after_discard(self, k: int, d: DiscardInfo) -> tuple[int, float]:
-        """(plan distance, live useful tiles) after discarding kind ``k``; at ready only live
-        waits worth 8 fan count, and a ready hand with none is one step short; one step from
-        ready only the live draws that leave a wait worth 8 fan count, and a hand with none is
-        two short."""
+        """(plan distance, live useful tiles) after discarding kind ``k``, exact near ready
+        (:meth:`_near_ready`)."""
         if self._after is None:  # every discard is asked: measure them all in one go
             self._after = best_distances_after_discards(self.counts, self.melds)
+        distance = self._after[k]
+        if d.shanten == 0:
+            winning: list[int] | None = self._winning_waits(k, d)
+        elif d.shanten == 1 and d.useful_kinds and not self._some_discard_wins():
+            winning = None
+        else:
+            return distance, float(d.useful)
         rest = list(self.counts)
         rest[k] -= 1
-        distance = self._after[k]
-        useful = float(d.useful)
-        if d.shanten == 0:
-            live = sum(self.state.unseen(w) for w in self._winning_waits(k, d))
-            useful = float(live)
-            distance = 0 if live else max(1, distance)
-        elif d.shanten == 1 and d.useful_kinds and not self._some_discard_wins():
-            draws = one_step_draws(self.state, rest, d.useful_kinds, self.melds)
-            live = sum(self.state.unseen(w) for w in draws)
-            useful = float(live)
-            distance = 1 if live else max(2, distance)
-        return distance, useful
+        distance, live = self._near_ready(rest, d.shanten, d.useful_kinds, distance, winning)
+        return distance, float(live)
+
+    def _near_ready(self, hand: list[int], shape: int, useful: Iterable[int], planned: int,
+                    winning: list[int] | None = None) -> tuple[int, int]:
+        """(distance, live useful tiles) of the 3k+1 ``hand`` at ``shape`` 0 or 1, whose
+        ``useful`` kinds are its waits or the draws that make it ready. Ready: only live waits
+        worth 8 fan count (``winning``, where known), and a hand with none is one step short.
+        One step away: only the live draws that leave a wait worth 8 fan count, and a hand
+        with none is two short. ``planned``, the plans' distance, is the floor otherwise."""
+        if shape == 0:
+            good = (winning_waits(self.state, hand, set(useful), self.melds)
+                    if winning is None else winning)
+            live = sum(map(self.state.unseen, good))
+            return (0 if live else max(1, planned)), live
+        live = sum(map(self.state.unseen, one_step_draws(self.state, hand, useful, self.melds)))
+        return (1 if live else max(2, planned)), live
 
     def _winning_waits(self, k: int, d: DiscardInfo) -> list[int]:
         good = self._winnable.get(k)

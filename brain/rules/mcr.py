@@ -85,8 +85,9 @@ def _judge_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
     return tuple((name, fan) for name, fan in items if name not in WAIT_FANS)
 
 
-# tile -> its Botzone name: the fan calculator is asked for every wait of every near-ready hand
-_botzone = functools.cache(T.to_botzone)
+# tile -> its Botzone name: the fan calculator and the knitted shanten are asked for every wait
+# and every hand near ready
+botzone_name = functools.cache(T.to_botzone)
 
 
 def pymahjonggb_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
@@ -96,8 +97,8 @@ def pymahjonggb_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
     hand.remove(ctx.win_tile)
     try:
         result = MahjongGB.MahjongFanCalculator(
-            pack=tuple(packs), hand=tuple(map(_botzone, hand)),
-            winTile=_botzone(ctx.win_tile), flowerCount=ctx.flowers,
+            pack=tuple(packs), hand=tuple(map(botzone_name, hand)),
+            winTile=botzone_name(ctx.win_tile), flowerCount=ctx.flowers,
             isSelfDrawn=ctx.self_draw, is4thTile=ctx.fourth_tile and not ctx.robbing_kan,
             isAboutKong=(ctx.after_kan and ctx.self_draw) or ctx.robbing_kan,
             isWallLast=ctx.last_tile, seatWind=ctx.seat_wind - T.EAST,
@@ -242,13 +243,13 @@ def _knitted_complete(counts: list[int]) -> bool:
             continue
         rest = list(counts)
         rest[k] -= 1
-        hand = tuple(T.to_botzone(i) for i in range(34) for _ in range(rest[i]))
+        hand = tuple(botzone_name(i) for i in range(34) for _ in range(rest[i]))
         for fn in (MahjongGB.HonorsAndKnittedTilesShanten, MahjongGB.KnittedStraightShanten):
             try:
                 value, useful = fn(hand)
             except TypeError:
                 continue
-            if value == 0 and T.to_botzone(k) in useful:
+            if value == 0 and botzone_name(k) in useful:
                 return True
     return False
 
