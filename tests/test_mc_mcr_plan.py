@@ -100,7 +100,8 @@ def _playout_hands(hand: str, drawn: str, strict: bool, n: int = 64
     starts = [c.start for c in cands]
     models = FixedOpponents((0.0, 0.0, 0.0), {k: 0.0 for k in range(34)})
     table = build_table(state, models.estimate(state))
-    cfg = parse(f"plan_strict={str(strict).lower()}")
+    # the plan alone: exact ready waits (test_mc_exact_ready.py) steer toward 8 fan as well
+    cfg = parse(f"plan_strict={str(strict).lower()},exact_ready=false")
     engine = Playouts(table, OurWins(state), params(cfg),
                       plan_bias(state, starts, discard_bias(state)))
     ends = engine.run(starts, n, np.random.default_rng(5), check=True).trace["hand"]

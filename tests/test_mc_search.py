@@ -3,6 +3,7 @@ playout engine's invariants, the values of our wins by each variant's rules."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -198,3 +199,26 @@ def test_expectation_prefers_the_discard_that_keeps_the_hand_ready():
             for c in cands if not c.action.riichi}
     assert max(sims, key=sims.get) == "7z"
     assert sims["7z"] > sims["1z"] > 0
+
+
+@pytest.mark.parametrize("variant,ron", [("riichi", False), ("mcr", True), ("taiwan16", True)])
+def test_our_river_bars_a_win_on_a_discard_only_where_the_rules_have_furiten(variant, ron):
+    """Furiten is riichi's alone: in MCR and Taiwan a wait we threw earlier still wins on
+    another seat's discard, so the playouts must let it (they once barred it everywhere)."""
+    hand = "123456789m111z2z" if variant != "taiwan16" else "123456789m111z789p1s"
+    wait = "2z" if variant != "taiwan16" else "1s"
+    state = turn_state(hand, "9s", variant, rivers={1: "9m", 2: "9p", 3: "9s"})
+    models = FixedOpponents((0.0, 0.0, 0.0), {k: 0.0 for k in range(34)})
+    legal = rules_for(variant).legal_actions(state, ev.DecisionRequest("turn"))
+    cands = candidates(state, ev.DecisionRequest("turn"), legal)
+    table = build_table(state, models.estimate(state))
+    river = np.zeros(34, bool)
+    river[T.kind(T.parse_mpsz(wait)[0])] = True  # we threw one earlier
+    table = dataclasses.replace(table, our_river=river)
+    engine = Playouts(table, OurWins(state), params(McConfig(wpet_scale=0.0)),
+                      discard_bias(state))
+    throw_draw = next(c.start for c in cands if c.discard_kind == T.kind(
+        T.parse_mpsz("9s")[0]) and c.start is not None)
+    res = engine.run([throw_draw], 200, np.random.default_rng(3))
+    assert (res.outcome == OUR_TSUMO).any()
+    assert (res.outcome == OUR_RON).any() == ron

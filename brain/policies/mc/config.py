@@ -63,6 +63,8 @@ class McConfig:
     # its other suits first, a chow plan never lets go of the last tile of one of its kinds)
     playout_calls: bool = False  # we chow and pung in the playouts where that lowers our
     # shanten (MCR and Taiwan; riichi's open hands need a yaku the playouts do not track)
+    exact_ready: bool = True  # MCR: our playout hand waits only on what the fan calculator
+    # pays, and goes ready by the discard whose paid waits are most alive
     models: str = ""  # a directory of opponents_VARIANT.npz (default: the shipped ones)
 
     def __post_init__(self) -> None:

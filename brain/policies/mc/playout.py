@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from brain.policies.mc.oneplayer import choose_discards, wait_sets
-from brain.policies.mc.values import OurWins, Payments
+from brain.policies.mc.oneplayer import choose_discards, discard_shanten, wait_sets
+from brain.policies.mc.values import OurWins, Payments, melds_key
 from brain.rules.variant import variant_of
 from brain.shanten import shanten_batch
 from brain.state import Meld
@@ -70,7 +70,7 @@ class Table:
     declared: np.ndarray  # (3,) bool riichi declared
     opp_draws: np.ndarray  # (3,) draws each has made this hand
     our_draws: int
-    our_river: np.ndarray  # (34,) bool kinds we discarded (furiten)
+    our_river: np.ndarray  # (34,) bool kinds we discarded (riichi's furiten)
     can_riichi: bool
     win_value: float  # a typical win of ours (the fold rule's scale)
     dealer_rel: int
@@ -87,6 +87,8 @@ class Params:
     kappa: float = 1.0
     plan_strict: bool = False  # MCR: keep to the plan at the cost of shanten (_plan_allowed)
     calls: bool = False  # we chow and pung in the playouts (variants without riichi: _our_call)
+    exact_ready: bool = True  # MCR: a ready hand waits only on what the fan calculator pays,
+    # and a discard into ready is chosen by those waits (_exact_ready_discards)
 
 
 @dataclass
@@ -116,6 +118,9 @@ class Playouts:
         # riichi's open hands need a yaku the playouts do not look for: no calls there
         self.calls = params.calls and not self.riichi_rules
         self.tiles = np.repeat(np.arange(34, dtype=np.int8), table.pool.astype(np.int64))
+        # MCR: a ready shape is worth only the waits that reach the fan floor
+        self.exact = params.exact_ready and variant_of(table.variant).min_fan > 0
+        self._live = table.pool > 0
 
     # ------------------------------------------------------------------ setup
 
@@ -162,9 +167,7 @@ class Playouts:
         if normal.any():
             self.sh[normal] = shanten_batch(self.hand[normal], self.regular)
         self.waits = np.zeros((r, 34), bool)
-        ready = normal & (self.sh == 0)
-        if ready.any():
-            self.waits[ready] = wait_sets(self.hand[ready], self.regular)
+        self._measure_waits(np.flatnonzero(normal & (self.sh == 0)))
         self.check = check
         if check:
             self.start_hand = self.hand.copy()
@@ -279,6 +282,9 @@ class Playouts:
         sh = self.sh[rows]
         locked = self.riichi[rows] | self.fold[rows]
         choose = ~locked & ((d < 0) | (s14 < sh) | (s14 == -1))
+        if self.exact:  # a ready shape nothing pays for rebuilds like a hand one short
+            dead = (sh == 0) & ~self.waits[rows].any(axis=1)
+            choose |= ~locked & dead & (s14 <= 0)
         allowed = None
         if self.bias.ndim == 2:  # MCR: a draw the plan keeps replaces a tile it throws
             choose |= ~locked & self._plan_swaps(rows, hands, d)
@@ -294,10 +300,75 @@ class Playouts:
                     else self.bias[self.cand[rows[choose]]])  # per candidate (MCR's plans)
             k, best = choose_discards(hands[choose], bias, banned, self.regular,
                                       None if allowed is None else allowed[choose])
+            if self.exact:
+                k = self._exact_ready_discards(rows[choose], hands[choose], k, best, banned)
             x[choose] = k
             new_sh[choose] = best
         self._maybe_fold(rows, x, new_sh, locked)
         self._discard(rows, x, new_sh, choose)
+
+    def _melds(self, row: int) -> tuple[Meld, ...]:
+        return self.starts[self.cand[row]].melds + self.called.get(row, ())
+
+    def _measure_waits(self, rows: np.ndarray) -> None:
+        """The waits of ready ``rows``: every kind that completes the shape, or in MCR only
+        the live ones the fan calculator pays (a self-draw is still valued when it comes)."""
+        if rows.size == 0:
+            return
+        shapes = wait_sets(self.hand[rows], self.regular)
+        if self.exact:
+            for j, row in enumerate(rows):
+                shapes[j] &= self._paid_waits(self._melds(int(row)), self.hand[row])
+            shapes &= self._live[None]
+        self.waits[rows] = shapes
+
+    def _paid_waits(self, melds: tuple[Meld, ...], hand: np.ndarray) -> np.ndarray:
+        """(34,) bool: the kinds that win ready ``hand`` + ``melds`` at the fan floor on
+        another seat's discard (self-draw adds fan, so that is the bar, as rulebased's); kept
+        for the hand in ``OurWins.paid``."""
+        key = (melds_key(melds), hand.tobytes())
+        got = self.wins.paid.get(key)
+        if got is None:
+            got = np.zeros(34, bool)
+            for w in np.flatnonzero(wait_sets(hand[None], self.regular)[0]):
+                won = hand.copy()
+                won[w] += 1
+                got[w] = self.wins.value(melds, won, int(w), 1, False) is not None
+            self.wins.paid[key] = got
+        return got
+
+    def _exact_ready_discards(self, rows: np.ndarray, hands: np.ndarray, picked: np.ndarray,
+                              best: np.ndarray, banned: np.ndarray) -> np.ndarray:
+        """MCR: where the greedy discard leaves a ready shape, the ready discard whose paid
+        waits have the most unseen copies instead (the greedy pick where none pays)."""
+        out = picked.copy()
+        pool = self.t.pool
+        for i in np.flatnonzero(best == 0):
+            options = self._ready_discards(self._melds(int(rows[i])), hands[i], int(banned[i]))
+            best_x, best_n = -1, 0
+            for x, paid in options:
+                n = int(pool[paid].sum())
+                if n > best_n:
+                    best_x, best_n = x, n
+            if best_x >= 0:
+                out[i] = best_x
+        return out
+
+    def _ready_discards(self, melds: tuple[Meld, ...], hand: np.ndarray, banned: int
+                        ) -> list[tuple[int, np.ndarray]]:
+        """Each discard of 14-tile ``hand`` that leaves it ready, with the kinds the ready
+        hand is paid on (kept for the hand in ``OurWins.into_ready``)."""
+        key = (melds_key(melds), hand.tobytes(), banned)
+        got = self.wins.into_ready.get(key)
+        if got is None:
+            after = discard_shanten(hand[None], np.array([banned]), self.regular)[0]
+            got = []
+            for x in np.flatnonzero(after == 0):
+                left = hand.copy()
+                left[x] -= 1
+                got.append((int(x), self._paid_waits(melds, left)))
+            self.wins.into_ready[key] = got
+        return got
 
     def _discard(self, rows: np.ndarray, x: np.ndarray, new_sh: np.ndarray,
                  changed: np.ndarray) -> None:
@@ -317,9 +388,7 @@ class Playouts:
         moved = rows[changed]
         if moved.size:
             self.waits[moved] = False
-            ready = moved[self.sh[moved] == 0]
-            if ready.size:
-                self.waits[ready] = wait_sets(self.hand[ready], self.regular)
+            self._measure_waits(moved[self.sh[moved] == 0])
             self._declare(moved)
 
     def _our_call(self, rows: np.ndarray, a: int, d: np.ndarray) -> None:
@@ -486,8 +555,9 @@ class Playouts:
             return
         # our ron first (the head of the claim order does not matter: double ron is allowed
         # in riichi, and elsewhere we only need that someone won)
-        can = (~self.fold[rows] & (self.sh[rows] == 0) & self.waits[rows, d]
-               & ~(self.waits[rows] & self.disc[rows]).any(axis=1))
+        can = ~self.fold[rows] & (self.sh[rows] == 0) & self.waits[rows, d]
+        if self.riichi_rules:  # furiten: a wait we threw bars every win on a discard
+            can &= ~(self.waits[rows] & self.disc[rows]).any(axis=1)
         if can.any():
             cr = rows[can]
             hands = self.hand[cr].copy()

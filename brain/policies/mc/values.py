@@ -38,6 +38,11 @@ class OurWins:
         self.tries = 0  # complete shapes offered for a value (cache hits included) ...
         self.refused = 0  # ... and those the rules refused (no yaku, under the fan floor)
         self.context = context_key(state)
+        # MCR playouts (Playouts._paid_waits, _ready_discards): (melds, ready 13 tiles) ->
+        # the kinds that win at the fan floor, and (melds, 14 tiles, banned kind) -> each
+        # discard into ready with those kinds; a hand's shapes recur decision after decision
+        self.paid: dict[tuple[object, ...], np.ndarray] = {}
+        self.into_ready: dict[tuple[object, ...], list[tuple[int, np.ndarray]]] = {}
 
     def reuse(self, state: TableState) -> OurWins:
         """This cache for the next decision if nothing a value depends on changed (same hand
@@ -48,7 +53,7 @@ class OurWins:
         self.calls = self.tries = self.refused = 0
         return self
 
-    def value(self, melds: tuple[Meld, ...], counts: Sequence[int], win_kind: int,
+    def value(self, melds: tuple[Meld, ...], counts: Sequence[int] | np.ndarray, win_kind: int,
               from_rel: int | None, riichi: bool) -> np.ndarray | None:
         """(4,) score changes when our ``counts`` (winning tile included) win on
         ``win_kind`` from relative seat ``from_rel`` (None: self-draw); None: no legal win.
@@ -57,7 +62,7 @@ class OurWins:
         payer's column is swapped in): only Taiwan's dealer surcharge depends on the payer."""
         payer_deals = from_rel is not None and from_rel == (self.state.dealer
                                                             - self.state.seat) % 4
-        key = (_melds_key(melds), bytes(counts), win_kind, from_rel is None, riichi,
+        key = (melds_key(melds), bytes(counts), win_kind, from_rel is None, riichi,
                payer_deals and self.state.spec.dealer_surcharge)
         if key in self._cache:
             out = self._cache[key]
@@ -82,7 +87,7 @@ class OurWins:
         dealer = (self.state.dealer - self.state.seat) % 4
         return 1 if dealer != 1 else 2
 
-    def _score(self, melds: tuple[Meld, ...], counts: Sequence[int], win_kind: int,
+    def _score(self, melds: tuple[Meld, ...], counts: Sequence[int] | np.ndarray, win_kind: int,
                from_rel: int | None, riichi: bool) -> np.ndarray | None:
         s = self.state
         tiles: list[int] = []
@@ -117,7 +122,7 @@ def context_key(state: TableState) -> tuple[object, ...]:
             frozenset(T.kind(t) for t in state.hand if T.is_red(t)))
 
 
-def _melds_key(melds: tuple[Meld, ...]) -> tuple[object, ...]:
+def melds_key(melds: tuple[Meld, ...]) -> tuple[object, ...]:
     return tuple((m.kind, m.tiles) for m in melds)
 
 
