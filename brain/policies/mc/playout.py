@@ -318,11 +318,11 @@ class Playouts:
         shapes = wait_sets(self.hand[rows], self.regular)
         if self.exact:
             for j, row in enumerate(rows):
-                shapes[j] &= self._paid_waits(self._melds(int(row)), self.hand[row])
+                shapes[j] &= self.paid_waits(self._melds(int(row)), self.hand[row])
             shapes &= self._live[None]
         self.waits[rows] = shapes
 
-    def _paid_waits(self, melds: tuple[Meld, ...], hand: np.ndarray) -> np.ndarray:
+    def paid_waits(self, melds: tuple[Meld, ...], hand: np.ndarray) -> np.ndarray:
         """(34,) bool: the kinds that win ready ``hand`` + ``melds`` at the fan floor on
         another seat's discard (self-draw adds fan, so that is the bar, as rulebased's); kept
         for the hand in ``OurWins.paid``."""
@@ -339,20 +339,26 @@ class Playouts:
 
     def _exact_ready_discards(self, rows: np.ndarray, hands: np.ndarray, picked: np.ndarray,
                               best: np.ndarray, banned: np.ndarray) -> np.ndarray:
-        """MCR: where the greedy discard leaves a ready shape, the ready discard whose paid
-        waits have the most unseen copies instead (the greedy pick where none pays)."""
+        """MCR: where the greedy discard leaves a ready shape, :meth:`paid_ready_discard`
+        instead (the greedy pick where no ready discard is paid)."""
         out = picked.copy()
-        pool = self.t.pool
         for i in np.flatnonzero(best == 0):
-            options = self._ready_discards(self._melds(int(rows[i])), hands[i], int(banned[i]))
-            best_x, best_n = -1, 0
-            for x, paid in options:
-                n = int(pool[paid].sum())
-                if n > best_n:
-                    best_x, best_n = x, n
-            if best_x >= 0:
-                out[i] = best_x
+            x = self.paid_ready_discard(self._melds(int(rows[i])), hands[i], int(banned[i]))
+            if x is not None:
+                out[i] = x
         return out
+
+    def paid_ready_discard(self, melds: tuple[Meld, ...], hand: np.ndarray, banned: int = -1
+                           ) -> int | None:
+        """The discard of 14-tile ``hand`` (beside ``melds``) into a ready hand whose paid
+        waits (:meth:`paid_waits`) have the most unseen copies, the lowest kind on a tie;
+        None where no ready discard is paid."""
+        best_x, best_n = None, 0
+        for x, paid in self._ready_discards(melds, hand, banned):
+            n = int(self.t.pool[paid].sum())
+            if n > best_n:
+                best_x, best_n = x, n
+        return best_x
 
     def _ready_discards(self, melds: tuple[Meld, ...], hand: np.ndarray, banned: int
                         ) -> list[tuple[int, np.ndarray]]:
@@ -366,7 +372,7 @@ class Playouts:
             for x in np.flatnonzero(after == 0):
                 left = hand.copy()
                 left[x] -= 1
-                got.append((int(x), self._paid_waits(melds, left)))
+                got.append((int(x), self.paid_waits(melds, left)))
             self.wins.into_ready[key] = got
         return got
 
