@@ -333,7 +333,7 @@ class Playouts:
             for w in np.flatnonzero(wait_sets(hand[None], self.regular)[0]):
                 won = hand.copy()
                 won[w] += 1
-                got[w] = self.wins.value(melds, won, int(w), 1, False) is not None
+                got[w] = self.wins.pays(melds, won, int(w))
             self.wins.paid[key] = got
         return got
 

@@ -38,7 +38,7 @@ class OurWins:
         self.tries = 0  # complete shapes offered for a value (cache hits included) ...
         self.refused = 0  # ... and those the rules refused (no yaku, under the fan floor)
         self.context = context_key(state)
-        # MCR playouts (Playouts._paid_waits, _ready_discards): (melds, ready 13 tiles) ->
+        # MCR playouts (Playouts.paid_waits, _ready_discards): (melds, ready 13 tiles) ->
         # the kinds that win at the fan floor, and (melds, 14 tiles, banned kind) -> each
         # discard into ready with those kinds; a hand's shapes recur decision after decision
         self.paid: dict[tuple[object, ...], np.ndarray] = {}
@@ -60,20 +60,7 @@ class OurWins:
 
         A win by a discard is valued once whoever discarded it (as if seat 1 had, then the
         payer's column is swapped in): only Taiwan's dealer surcharge depends on the payer."""
-        payer_deals = from_rel is not None and from_rel == (self.state.dealer
-                                                            - self.state.seat) % 4
-        key = (melds_key(melds), bytes(counts), win_kind, from_rel is None, riichi,
-               payer_deals and self.state.spec.dealer_surcharge)
-        if key in self._cache:
-            out = self._cache[key]
-        else:
-            self.calls += 1
-            probe = None if from_rel is None else (from_rel if payer_deals else
-                                                   self._other_payer())
-            out = self._score(melds, counts, win_kind, probe, riichi)
-            if out is not None and probe is not None and probe != 1:
-                out[[1, probe]] = out[[probe, 1]]
-            self._cache[key] = out
+        out = self._lookup(melds, counts, win_kind, from_rel, riichi)
         self.tries += 1
         self.refused += out is None
         if out is None or from_rel is None or from_rel == 1:
@@ -81,6 +68,31 @@ class OurWins:
         swapped = out.copy()
         swapped[[1, from_rel]] = swapped[[from_rel, 1]]
         return swapped
+
+    def pays(self, melds: tuple[Meld, ...], counts: Sequence[int] | np.ndarray,
+             win_kind: int) -> bool:
+        """Whether ``counts`` would be a legal win on the next seat's discard of ``win_kind``
+        (the playouts' look ahead at a ready hand's waits: not counted in ``tries``, which
+        are the shapes the playouts completed)."""
+        return self._lookup(melds, counts, win_kind, 1, False) is not None
+
+    def _lookup(self, melds: tuple[Meld, ...], counts: Sequence[int] | np.ndarray,
+                win_kind: int, from_rel: int | None, riichi: bool) -> np.ndarray | None:
+        """The cached value with relative seat 1 paying (the payer swapped in by ``value``)."""
+        payer_deals = from_rel is not None and from_rel == (self.state.dealer
+                                                            - self.state.seat) % 4
+        key = (melds_key(melds), bytes(counts), win_kind, from_rel is None, riichi,
+               payer_deals and self.state.spec.dealer_surcharge)
+        if key in self._cache:
+            return self._cache[key]
+        self.calls += 1
+        probe = None if from_rel is None else (from_rel if payer_deals else
+                                               self._other_payer())
+        out = self._score(melds, counts, win_kind, probe, riichi)
+        if out is not None and probe is not None and probe != 1:
+            out[[1, probe]] = out[[probe, 1]]
+        self._cache[key] = out
+        return out
 
     def _other_payer(self) -> int:
         """A relative seat that is not the dealer (the canonical discarder)."""
