@@ -215,3 +215,17 @@ def test_the_calibration_sets_the_playouts_ends_beside_the_real_ones():
     # the same positions and seed give the same figures
     assert calibrate("mcr", 4, load_models("mcr", ""), McConfig(), seed=1) == out
     assert "our win" in "\n".join(calibration_text(out))
+
+
+def test_bench_mc_decisions_play_the_options_of_mjbot_mc(monkeypatch):
+    """The decision-time rows read MJBOT_MC as the playouts/s row does (they once built the
+    defaults, so `MJBOT_MC=exact_ready=false mjbot bench mc` timed two different players)."""
+    from adapter.bench.mc import decision_times, mid_game, positions
+
+    found = mid_game(positions("mcr", games=1), 2)
+    models = FixedOpponents((0.1, 0.1, 0.1), FLAT, 20.0)
+    searched = decision_times(found, models, (0.05,))[0]
+    assert searched["median_playouts_per_candidate"] > 0
+    monkeypatch.setenv("MJBOT_MC", "search=expect")  # no playouts at all
+    expected = decision_times(found, models, (0.05,))[0]
+    assert expected["median_playouts_per_candidate"] == 0

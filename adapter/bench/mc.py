@@ -40,7 +40,7 @@ from adapter.local.calibration import calibrate, calibration_text
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import BrainSeat
 from brain.opponents.models import OpponentEstimate
-from brain.policies.mc.config import McConfig, from_env
+from brain.policies.mc.config import from_env
 from brain.policies.mc.models import MissingModels, load_models
 from brain.policies.mc.playout import OUR_WINS
 from brain.policies.mc.policy import McPolicy, playout_engine
@@ -146,10 +146,12 @@ def greedy_table(variant: str, seconds: float, seed: int = 0) -> dict[str, Any]:
 def decision_times(found: list[Position], models: Any, budgets: tuple[float, ...],
                    seed: int = 0) -> list[dict[str, Any]]:
     """Whole decisions at each budget (the clock decides the work: ``playouts`` unset,
-    ``seconds`` 0 so the budget is the only cap; the switch off, so every one searches)."""
+    ``seconds`` 0 so the budget is the only cap; the switch off, so every one searches;
+    MJBOT_MC's other options apply, as they do to the playouts/s line)."""
     out = []
+    base = replace(from_env(), playouts=0, seconds=0.0, always_simulate=True, seed=seed)
     for b in budgets:
-        policy = McPolicy(McConfig(seconds=0.0, always_simulate=True, seed=seed), models)
+        policy = McPolicy(base, models)
         times, work = [], []
         for state, request, legal in found:
             t = time.perf_counter()
@@ -216,7 +218,7 @@ def soak(variant: str, hands: int, limit: float, models: Any, playouts: int = 0,
             late += answer.elapsed > limit
             return answer
 
-    cfg = McConfig(playouts=playouts, seed=seed)
+    cfg = replace(from_env(), playouts=playouts, seed=seed)
     tally = FallbackTally()
     while played < hands:
         players = []
