@@ -308,6 +308,7 @@ class Playouts:
         self._discard(rows, x, new_sh, choose)
 
     def _melds(self, row: int) -> tuple[Meld, ...]:
+        """The melds beside ``row``'s hand: its candidate's and those it called in play."""
         return self.starts[self.cand[row]].melds + self.called.get(row, ())
 
     def _measure_waits(self, rows: np.ndarray) -> None:
