@@ -370,7 +370,6 @@ def _knitted_plans(counts: list[int], below: int | None = None) -> list[_Found]:
     return out
 
 
-
 def knitted_bounds(counts: list[int], below: int = 99) -> tuple[int, int]:
     """Lower bounds of the 全不靠 and 组合龙 shanten of a 13-tile hand, from the tables.
 

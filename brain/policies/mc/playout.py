@@ -316,12 +316,11 @@ class Playouts:
         the live ones the fan calculator pays (a self-draw is still valued when it comes)."""
         if rows.size == 0:
             return
-        shapes = wait_sets(self.hand[rows], self.regular)
-        if self.exact:
-            for j, row in enumerate(rows):
-                shapes[j] &= self.paid_waits(self._melds(int(row)), self.hand[row])
-            shapes &= self._live[None]
-        self.waits[rows] = shapes
+        if self.exact:  # the paid waits are waits of the shape already: no second pass
+            paid = [self.paid_waits(self._melds(int(row)), self.hand[row]) for row in rows]
+            self.waits[rows] = np.stack(paid) & self._live[None]
+        else:
+            self.waits[rows] = wait_sets(self.hand[rows], self.regular)
 
     def paid_waits(self, melds: tuple[Meld, ...], hand: np.ndarray) -> np.ndarray:
         """(34,) bool: the kinds that win ready ``hand`` + ``melds`` at the fan floor on
