@@ -94,13 +94,13 @@ def test_paid_waits_and_the_ready_discard_agree_with_brute_force():
             if shanten(ready) != 0:
                 continue
             paid = _paid_by_brute_force(state, ready)
-            got = engine.paid_waits((), np.array(ready, np.int8))
+            got = engine.paid.waits((), np.array(ready, np.int8))
             assert set(np.flatnonzero(got)) == paid, (hand, x)
             options[x] = int(sum(pool[w] for w in paid))
             checked += 1
         live = {x: n for x, n in options.items() if n > 0}
         want = min(live, key=lambda x: (-live[x], x)) if live else None
-        assert engine.paid_ready_discard((), np.array(hand, np.int8)) == want, hand
+        assert engine.paid.ready_discard((), np.array(hand, np.int8)) == want, hand
         differs += len(set(options.values())) > 1
     assert checked >= 60 and differs >= 5  # the choice was a real one in several hands
 
@@ -109,9 +109,9 @@ def test_a_banned_kind_is_never_the_ready_discard():
     state = turn_state("123m456p789s1234z", "5z", "mcr")
     engine = _engine(state)
     for hand in _near_ready_hands(30, seed=12):
-        x = engine.paid_ready_discard((), np.array(hand, np.int8))
+        x = engine.paid.ready_discard((), np.array(hand, np.int8))
         if x is not None:
-            assert engine.paid_ready_discard((), np.array(hand, np.int8), banned=x) != x
+            assert engine.paid.ready_discard((), np.array(hand, np.int8), banned=x) != x
 
 
 @pytest.mark.parametrize("draw", ["1z", "9p"])
@@ -126,7 +126,7 @@ def test_a_ready_hand_nothing_pays_for_is_rebuilt(draw):
     bias = plan_bias(state, starts, discard_bias(state))
     shape = np.array(T.counts34(T.parse_mpsz("123m345p678s23m55p")), np.int8)
     assert set(np.flatnonzero(wait_sets(shape[None])[0])) == {0, 3}  # 1m, 4m ...
-    assert not _engine(state).paid_waits((), shape).any()  # ... neither worth 8 fan
+    assert not _engine(state).paid.waits((), shape).any()  # ... neither worth 8 fan
     wins = {}
     for exact in (False, True):
         engine = Playouts(table, OurWins(state), params(parse(f"exact_ready={exact}")), bias)

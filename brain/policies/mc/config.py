@@ -65,6 +65,8 @@ class McConfig:
     # shanten (MCR and Taiwan; riichi's open hands need a yaku the playouts do not track)
     exact_ready: bool = True  # MCR: our playout hand waits only on what the fan calculator
     # pays, and goes ready by the discard whose paid waits are most alive
+    exact_step: bool = False  # MCR: ... and goes one step short by the discard with the most
+    # unseen draws that reach a paid ready hand
     models: str = ""  # a directory of opponents_VARIANT.npz (default: the shipped ones)
 
     def __post_init__(self) -> None:

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from brain.policies.mc.oneplayer import choose_discards, discard_shanten, wait_sets
-from brain.policies.mc.values import OurWins, Payments, melds_key
+from brain.policies.mc.oneplayer import choose_discards, wait_sets
+from brain.policies.mc.paid import PaidShapes
+from brain.policies.mc.values import OurWins, Payments
 from brain.rules.variant import variant_of
 from brain.shanten import shanten_batch
 from brain.state import Meld
@@ -88,7 +89,8 @@ class Params:
     plan_strict: bool = False  # MCR: keep to the plan at the cost of shanten (_plan_allowed)
     calls: bool = False  # we chow and pung in the playouts (variants without riichi: _our_call)
     exact_ready: bool = True  # MCR: a ready hand waits only on what the fan calculator pays,
-    # and a discard into ready is chosen by those waits (_exact_ready_discards)
+    # and a discard into ready is chosen by those waits (_exact_discards)
+    exact_step: bool = False  # MCR: ... and one step short, by the draws into such a hand
 
 
 @dataclass
@@ -120,6 +122,8 @@ class Playouts:
         self.tiles = np.repeat(np.arange(34, dtype=np.int8), table.pool.astype(np.int64))
         # MCR: a ready shape is worth only the waits that reach the fan floor
         self.exact = params.exact_ready and variant_of(table.variant).min_fan > 0
+        self.exact_step = self.exact and params.exact_step
+        self.paid = PaidShapes(wins, table.pool, self.regular)
         self._live = table.pool > 0
 
     # ------------------------------------------------------------------ setup
@@ -285,6 +289,8 @@ class Playouts:
         if self.exact:  # a ready shape nothing pays for rebuilds like a hand one short
             dead = (sh == 0) & ~self.waits[rows].any(axis=1)
             choose |= ~locked & dead & (s14 <= 0)
+        if self.exact_step:  # one step short: any draw may improve the paid draws
+            choose |= ~locked & (sh == 1) & (s14 == 1)
         allowed = None
         if self.bias.ndim == 2:  # MCR: a draw the plan keeps replaces a tile it throws
             choose |= ~locked & self._plan_swaps(rows, hands, d)
@@ -301,7 +307,7 @@ class Playouts:
             k, best = choose_discards(hands[choose], bias, banned, self.regular,
                                       None if allowed is None else allowed[choose])
             if self.exact:
-                k = self._exact_ready_discards(rows[choose], hands[choose], k, best, banned)
+                k = self._exact_discards(rows[choose], hands[choose], k, best, banned)
             x[choose] = k
             new_sh[choose] = best
         self._maybe_fold(rows, x, new_sh, locked)
@@ -317,64 +323,29 @@ class Playouts:
         if rows.size == 0:
             return
         if self.exact:  # the paid waits are waits of the shape already: no second pass
-            paid = [self.paid_waits(self._melds(int(row)), self.hand[row]) for row in rows]
+            paid = [self.paid.waits(self._melds(int(row)), self.hand[row]) for row in rows]
             self.waits[rows] = np.stack(paid) & self._live[None]
         else:
             self.waits[rows] = wait_sets(self.hand[rows], self.regular)
 
-    def paid_waits(self, melds: tuple[Meld, ...], hand: np.ndarray) -> np.ndarray:
-        """(34,) bool: the kinds that win ready ``hand`` + ``melds`` at the fan floor on
-        another seat's discard (self-draw adds fan, so that is the bar, as rulebased's); kept
-        for the hand in ``OurWins.paid``."""
-        key = (melds_key(melds), hand.tobytes())
-        got = self.wins.paid.get(key)
-        if got is None:
-            got = np.zeros(34, bool)
-            for w in np.flatnonzero(wait_sets(hand[None], self.regular)[0]):
-                won = hand.copy()
-                won[w] += 1
-                got[w] = self.wins.pays(melds, won, int(w))
-            self.wins.paid[key] = got
-        return got
-
-    def _exact_ready_discards(self, rows: np.ndarray, hands: np.ndarray, picked: np.ndarray,
-                              best: np.ndarray, banned: np.ndarray) -> np.ndarray:
-        """MCR: where the greedy discard leaves a ready shape, :meth:`paid_ready_discard`
-        instead (the greedy pick where no ready discard is paid)."""
+    def _exact_discards(self, rows: np.ndarray, hands: np.ndarray, picked: np.ndarray,
+                        best: np.ndarray, banned: np.ndarray) -> np.ndarray:
+        """MCR: where the greedy discard leaves a ready shape, the one ready on the most
+        unseen paid waits (:meth:`PaidShapes.ready_discard`); with ``exact_step``, where it
+        leaves one step short, the one with the most draws into such a hand
+        (:meth:`PaidShapes.step_discard`). The greedy pick stands where neither pays."""
         out = picked.copy()
         for i in np.flatnonzero(best == 0):
-            x = self.paid_ready_discard(self._melds(int(rows[i])), hands[i], int(banned[i]))
+            x = self.paid.ready_discard(self._melds(int(rows[i])), hands[i], int(banned[i]))
             if x is not None:
                 out[i] = x
+        if self.exact_step:
+            for i in np.flatnonzero(best == 1):
+                x = self.paid.step_discard(self._melds(int(rows[i])), hands[i],
+                                           int(banned[i]), int(picked[i]))
+                if x is not None:
+                    out[i] = x
         return out
-
-    def paid_ready_discard(self, melds: tuple[Meld, ...], hand: np.ndarray, banned: int = -1
-                           ) -> int | None:
-        """The discard of 14-tile ``hand`` (beside ``melds``) into a ready hand whose paid
-        waits (:meth:`paid_waits`) have the most unseen copies, the lowest kind on a tie;
-        None where no ready discard is paid."""
-        best_x, best_n = None, 0
-        for x, paid in self._ready_discards(melds, hand, banned):
-            n = int(self.t.pool[paid].sum())
-            if n > best_n:
-                best_x, best_n = x, n
-        return best_x
-
-    def _ready_discards(self, melds: tuple[Meld, ...], hand: np.ndarray, banned: int
-                        ) -> list[tuple[int, np.ndarray]]:
-        """Each discard of 14-tile ``hand`` that leaves it ready, with the kinds the ready
-        hand is paid on (kept for the hand in ``OurWins.into_ready``)."""
-        key = (melds_key(melds), hand.tobytes(), banned)
-        got = self.wins.into_ready.get(key)
-        if got is None:
-            after = discard_shanten(hand[None], np.array([banned]), self.regular)[0]
-            got = []
-            for x in np.flatnonzero(after == 0):
-                left = hand.copy()
-                left[x] -= 1
-                got.append((int(x), self.paid_waits(melds, left)))
-            self.wins.into_ready[key] = got
-        return got
 
     def _discard(self, rows: np.ndarray, x: np.ndarray, new_sh: np.ndarray,
                  changed: np.ndarray) -> None:

@@ -318,7 +318,8 @@ def playout_engine(state: TableState, table: Any, wins: OurWins, starts: list[St
 def params(cfg: McConfig) -> Params:
     """The playout constants of a configuration."""
     return Params(cfg.wpet_scale, cfg.wait_scale, cfg.fold_ready, cfg.fold_unready, cfg.kappa,
-                  cfg.plan and cfg.plan_strict, cfg.playout_calls, cfg.exact_ready)
+                  cfg.plan and cfg.plan_strict, cfg.playout_calls, cfg.exact_ready,
+                  cfg.exact_step)
 
 
 def _table_key(state: TableState, cands: list[Candidate]) -> int:

@@ -38,11 +38,13 @@ class OurWins:
         self.tries = 0  # complete shapes offered for a value (cache hits included) ...
         self.refused = 0  # ... and those the rules refused (no yaku, under the fan floor)
         self.context = context_key(state)
-        # MCR playouts (Playouts.paid_waits, _ready_discards): (melds, ready 13 tiles) ->
-        # the kinds that win at the fan floor, and (melds, 14 tiles, banned kind) -> each
-        # discard into ready with those kinds; a hand's shapes recur decision after decision
+        # MCR playouts (brain/policies/mc/paid.py), kept for the hand: (melds, ready 13
+        # tiles) -> the kinds that win at the fan floor; (melds, 14 tiles, banned kind) -> each
+        # discard into ready with those kinds, and -> each discard one step short with its
+        # draws into a paid ready hand; a hand's shapes recur decision after decision
         self.paid: dict[tuple[object, ...], np.ndarray] = {}
         self.into_ready: dict[tuple[object, ...], list[tuple[int, np.ndarray]]] = {}
+        self.one_step: dict[tuple[object, ...], dict[int, int]] = {}
 
     def reuse(self, state: TableState) -> OurWins:
         """This cache for the next decision if nothing a value depends on changed (same hand
