@@ -12,6 +12,7 @@ import pytest
 
 from brain.policies.mc.config import parse
 from brain.policies.mc.oneplayer import wait_sets
+from brain.policies.mc.paid import PaidShapes
 from brain.policies.mc.playout import OUR_RON, OUR_TSUMO, Playouts
 from brain.policies.mc.policy import params
 from brain.policies.mc.root import build_table, candidates, discard_bias, plan_bias
@@ -133,3 +134,75 @@ def test_a_ready_hand_nothing_pays_for_is_rebuilt(draw):
         res = engine.run(starts, 96, np.random.default_rng(5))
         wins[exact] = np.isin(res.outcome, [OUR_TSUMO, OUR_RON]).mean()
     assert wins[True] > wins[False] + 0.08, wins
+
+
+def _two_off_hands(count: int, seed: int) -> list[list[int]]:
+    """14-tile hands two tiles off a complete one (a near-ready hand with one more swap),
+    kept where the best discard leaves them one step short of ready."""
+    rng = random.Random(seed)
+    hands = []
+    for hand in _near_ready_hands(count * 20, seed):
+        out = rng.choice([k for k in range(34) if hand[k]])
+        hand[out] -= 1
+        hand[rng.randrange(34)] += 1
+        if max(hand) <= 4 and shanten(hand) == 1:
+            hands.append(hand)
+        if len(hands) == count:
+            break
+    return hands
+
+
+def _step_counts_by_brute_force(state: TableState, hand: list[int], pool: np.ndarray
+                                ) -> dict[int, int]:
+    """Per discard that leaves ``hand`` one step short: the unseen copies of the kinds whose
+    draw lets some discard go ready on a live wait that pays 8 fan."""
+    counts = {}
+    for x in range(34):
+        if not hand[x]:
+            continue
+        left = list(hand)
+        left[x] -= 1
+        if shanten(left) != 1:
+            continue
+        counts[x] = 0
+        for k in range(34):
+            if k == x or pool[k] == 0 or left[k] == 4:
+                continue
+            left[k] += 1
+            for y in range(34):
+                if not left[y]:
+                    continue
+                left[y] -= 1
+                paid = (shanten(left) == 0
+                        and any(pool[w] > 0 for w in _paid_by_brute_force(state, left)))
+                left[y] += 1
+                if paid:
+                    counts[x] += int(pool[k])
+                    break
+            left[k] -= 1
+    return counts
+
+
+def test_the_step_discard_agrees_with_brute_force():
+    """exact_step: each discard one step short is worth the unseen draws after which some
+    discard is ready on a paid live wait; the step discard is the best of them, where the
+    shape's own pick has fewer. Some kinds are out of sight (all four seen): a draw of
+    one never comes, and a wait on one is no wait."""
+    state = turn_state("123m456p789s1234z", "5z", "mcr")
+    pool = _engine(state).t.pool.copy()
+    pool[[1, 4, 11, 15, 19, 24, 28]] = 0
+    paid = PaidShapes(OurWins(state), pool, regular=False)
+    moved = 0
+    for hand in _two_off_hands(6, seed=21):
+        want = _step_counts_by_brute_force(state, hand, pool)
+        counts = np.array(hand, np.int8)
+        assert paid.step_counts((), counts) == want, hand
+        best = max(want.values())
+        for picked in want:
+            got = paid.step_discard((), counts, -1, picked)
+            if best == 0 or want[picked] == best:
+                assert got is None
+            else:
+                assert got == min(x for x, n in want.items() if n == best)
+                moved += 1
+    assert moved >= 6  # the shape's pick was overruled in several hands

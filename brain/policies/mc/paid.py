@@ -150,7 +150,7 @@ class PaidShapes:
         at = np.arange(x.size)
         trials[at, x] -= 1
         trials[at, k] += 1
-        ok = (x != k) & (trials[at, k] <= 4)
+        ok = trials[at, k] <= 4  # (drawing back the discard: not nearer, dropped below)
         trials, x, k = trials[ok], x[ok], k[ok]
         near = shanten_batch(trials, self.regular) <= 0
         trials, x, k = trials[near], x[near], k[near]
