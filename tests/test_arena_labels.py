@@ -209,3 +209,25 @@ def test_two_mc_configurations_sit_at_one_table_and_a_bad_option_is_refused(tmp_
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == ("mjbot arena: seat 'mc@plan=maybe': mc: plan needs a bool, "
                                    "got 'maybe'")
+
+
+@pytest.mark.parametrize("command", ["arena", "league"])
+def test_json_dash_is_stdout_and_an_unwritable_file_is_named(command, tmp_path):
+    """``--json -`` puts the figures onto stdout as one JSON document (the text goes to
+    stderr) and writes no file called ``-``; a --json path that cannot be written is the
+    user's error, named, with no traceback."""
+    seats = (["--policies", "rulebased,greedy,greedy,greedy"] if command == "arena"
+             else ["--members", "rulebased,greedy"])
+    quiet = ["--no-log"] if command == "arena" else []
+    done = mjbot(command, *seats, "--hands", "8", "--seed", "5", *quiet, "--json", "-",
+                 cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert figures["variant"] == "riichi"
+    assert "rulebased" in done.stderr  # the table, for the person at the terminal
+    assert not (tmp_path / "-").exists()
+    bad = tmp_path / "no-such-dir" / "out.json"
+    done = mjbot(command, *seats, "--hands", "4", "--seed", "5", *quiet, "--json",
+                 str(bad), cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"--json {bad}: No such file or directory" in done.stderr

@@ -7,10 +7,13 @@ at the top: everything a command needs is imported inside its handler.
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
 
 
 class UserInputError(ValueError):
@@ -32,6 +35,28 @@ def reading(path: str) -> Iterator[None]:
         raise UserInputError(f"{path}: is a directory") from None
     except (LogError, RecordError, ValueError) as exc:
         raise UserInputError(f"{path}: {exc}") from None
+
+
+def text_stream(json_path: str | None) -> TextIO:
+    """Where a command prints its human text: stderr when ``--json -`` takes stdout (so
+    stdout is one JSON document a pipe can parse), else stdout."""
+    return sys.stderr if json_path == "-" else sys.stdout
+
+
+def write_json(json_path: str | None, data: Any) -> None:
+    """``--json FILE``: ``data`` as indented JSON into FILE, or onto stdout for ``-``; a
+    FILE that cannot be written is the user's error, named."""
+    if not json_path:
+        return
+    text = json.dumps(data, indent=2) + "\n"
+    if json_path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        Path(json_path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserInputError(f"--json {json_path}: {exc.strerror or exc}") from None
 
 
 def log() -> Any:

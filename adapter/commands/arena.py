@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 from typing import Any
 
 from adapter.commands import (
@@ -17,6 +15,8 @@ from adapter.commands import (
     log,
     require_table,
     start_ray,
+    text_stream,
+    write_json,
 )
 from brain.rules.variant import VARIANT_NAMES
 
@@ -71,7 +71,8 @@ def register(sub: Any) -> None:
     add_budget_argument(a)
     a.add_argument("--length", choices=["east", "south"], default="east",
                    help="riichi game length: east-only or east-south")
-    a.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    a.add_argument("--json", metavar="FILE", help="also write the figures as JSON "
+                    "('-': onto stdout, and the text onto stderr)")
     a.add_argument("--log-dir", help="where game logs go (default $MJBOT_LOG_DIR or logs)")
     a.add_argument("--no-log", action="store_true", help="write no game logs")
     a.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -106,8 +107,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     for r in results:
         for error in r.errors:
             log().error("referee error", error=error)
-    print(format_summary(summary))
-    if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    print(format_summary(summary), file=text_stream(args.json))
+    write_json(args.json, summary)
     failed = fallback_verdict(args, summary["policies"])
     return 1 if summary["referee_errors"] else failed

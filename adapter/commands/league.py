@@ -29,6 +29,8 @@ from adapter.commands import (
     require_seat_name,
     require_table,
     start_ray,
+    text_stream,
+    write_json,
 )
 from brain.rules.variant import VARIANT_NAMES
 
@@ -66,7 +68,8 @@ def register(sub: Any) -> None:
     add_budget_argument(a)
     a.add_argument("--length", choices=["east", "south"], default="east",
                    help="riichi game length: east-only or east-south")
-    a.add_argument("--json", metavar="FILE", help="write the table and every arena's figures")
+    a.add_argument("--json", metavar="FILE", help="write the table and every arena's figures "
+                   "('-': onto stdout, and the text onto stderr)")
     a.add_argument("--out", metavar="DIR", help="keep each arena's JSON here; arenas whose "
                    "file is already there are not played again")
     a.add_argument("--log-dir", help="write the games' logs here (default: no logs)")
@@ -255,26 +258,25 @@ def cmd_league(args: argparse.Namespace) -> int:
             value, ci = difference(summary, hero, field)
             print(f"{hero} vs 3x {field}: {value:+.1f}/hand {_interval(ci, '+.1f')} "
                   f"({summary['hands']} hands, {summary['seconds']:.1f} s"
-                  + (", kept from --out)" if kept else ")"), flush=True)
+                  + (", kept from --out)" if kept else ")"), flush=True,
+                  file=text_stream(args.json))
     finally:
         if ray is not None:
             ray.cluster.close()
     cells = table(members, arenas)
-    print()
-    print(format_table(args.variant, members, cells))
+    print(file=text_stream(args.json))
+    print(format_table(args.variant, members, cells), file=text_stream(args.json))
     fallbacks = {m: pool_tallies(tallies_from({m: s["policies"][m]})[m]
                                  for s in arenas.values() if m in s["policies"]).as_dict()
                  for m in members}
     errors = sum(s["referee_errors"] for s in arenas.values())
-    if args.json:
-        Path(args.json).write_text(json.dumps({
-            "variant": args.variant, "members": members, "specs": seat_specs(given),
-            "seed": args.seed,
-            "hands": args.hands, "both": args.both, "length": args.length,
-            "arenas_played": played, "arenas_kept": len(arenas) - played,
-            "seconds": round(time.monotonic() - start, 3), "referee_errors": errors,
-            "fallbacks": fallbacks, "table": cells,
-            "arenas": {f"{h} vs 3x {f}": s for (h, f), s in arenas.items()},
-        }, indent=2) + "\n")
+    write_json(args.json, {
+        "variant": args.variant, "members": members, "specs": seat_specs(given),
+        "seed": args.seed, "hands": args.hands, "both": args.both, "length": args.length,
+        "arenas_played": played, "arenas_kept": len(arenas) - played,
+        "seconds": round(time.monotonic() - start, 3), "referee_errors": errors,
+        "fallbacks": fallbacks, "table": cells,
+        "arenas": {f"{h} vs 3x {f}": s for (h, f), s in arenas.items()},
+    })
     failed = fallback_verdict(args, fallbacks)
     return 1 if errors else failed

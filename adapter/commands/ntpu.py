@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, log, require_policy
+from adapter.commands import (
+    UserInputError,
+    log,
+    require_policy,
+    text_stream,
+    write_json,
+)
 
 
 def register(sub: Any) -> None:
@@ -53,7 +57,8 @@ def register(sub: Any) -> None:
                     "report how fast it answers")
     ns.add_argument("--client-budget", type=float, default=None,
                     help="--budget passed to the clients it starts")
-    ns.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ns.add_argument("--json", metavar="FILE", help="also write the figures as JSON "
+                     "('-': onto stdout, and the text onto stderr)")
     ns.add_argument("--log-dir", help="match log (default $MJBOT_LOG_DIR or logs)")
     ns.add_argument("--no-log", action="store_true", help="write no match log")
     ns.set_defaults(handler=cmd_ntpu_server)
@@ -125,9 +130,9 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
                        ready_every=args.ready_every)
     if sys.stderr.isatty():
         print(file=sys.stderr)
-    print(result.table())
-    print(f"{result.hands} hands in {result.seconds:.1f} s; match log: {result.log_path}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(result.as_json(), indent=2) + "\n")
+    print(result.table(), file=text_stream(args.json))
+    print(f"{result.hands} hands in {result.seconds:.1f} s; match log: {result.log_path}",
+          file=text_stream(args.json))
+    write_json(args.json, result.as_json())
     bad = any(s.illegal or s.timeouts or s.dropped for s in result.stats)
     return 1 if bad else 0

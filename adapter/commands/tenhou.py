@@ -4,12 +4,16 @@ external clients)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, log, require_policy
+from adapter.commands import (
+    UserInputError,
+    log,
+    require_policy,
+    text_stream,
+    write_json,
+)
 
 
 def register(sub: Any) -> None:
@@ -59,7 +63,8 @@ def register(sub: Any) -> None:
     ts.add_argument("--keepalive-every", type=float, default=None, metavar="SECONDS",
                     help="probe each client with <Z/> (and WebSocket pings) this often and "
                     "report how fast it answers (Tenhou itself sends none)")
-    ts.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ts.add_argument("--json", metavar="FILE", help="also write the figures as JSON "
+                     "('-': onto stdout, and the text onto stderr)")
     ts.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
     ts.add_argument("--no-log", action="store_true", help="write no game logs")
     ts.set_defaults(handler=cmd_tenhou_server)
@@ -134,7 +139,6 @@ def cmd_tenhou_server(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("mjbot tenhou-server: stopped", file=sys.stderr)
         return 130
-    print(result.table())
-    if args.json:
-        Path(args.json).write_text(json.dumps(result.as_json(), indent=2) + "\n")
+    print(result.table(), file=text_stream(args.json))
+    write_json(args.json, result.as_json())
     return 1 if result.stats.illegal or result.stats.timeouts else 0
