@@ -154,15 +154,15 @@ def _two_off_hands(count: int, seed: int) -> list[list[int]]:
 
 def _step_counts_by_brute_force(state: TableState, hand: list[int], pool: np.ndarray
                                 ) -> dict[int, int]:
-    """Per discard that leaves ``hand`` one step short: the unseen copies of the kinds whose
-    draw lets some discard go ready on a live wait that pays 8 fan."""
+    """Per discard that leaves ``hand`` ready or one step short: the unseen copies of the kinds
+    whose draw lets some discard go ready on a live wait that pays 8 fan."""
     counts = {}
     for x in range(34):
         if not hand[x]:
             continue
         left = list(hand)
         left[x] -= 1
-        if shanten(left) != 1:
+        if shanten(left) > 1:
             continue
         counts[x] = 0
         for k in range(34):
@@ -184,20 +184,26 @@ def _step_counts_by_brute_force(state: TableState, hand: list[int], pool: np.nda
 
 
 def test_the_step_discard_agrees_with_brute_force():
-    """exact_step: each discard one step short is worth the unseen draws after which some
-    discard is ready on a paid live wait; the step discard is the best of them, where the
-    shape's own pick has fewer. Some kinds are out of sight (all four seen): a draw of
+    """exact_step: each discard into ready or one step short is worth the unseen draws after
+    which some discard is ready on a paid live wait; the step discard is the best of them,
+    where the shape's own pick has fewer (hands one step short, and ready shapes nothing
+    pays for: these may step back). Some kinds are out of sight (all four seen): a draw of
     one never comes, and a wait on one is no wait."""
     state = turn_state("123m456p789s1234z", "5z", "mcr")
     pool = _engine(state).t.pool.copy()
     pool[[1, 4, 11, 15, 19, 24, 28]] = 0
     paid = PaidShapes(OurWins(state), pool, regular=False)
-    moved = 0
-    for hand in _two_off_hands(6, seed=21):
+    moved = back = 0
+    dead = [h for h in _near_ready_hands(80, seed=22)
+            if paid.ready_discard((), np.array(h, np.int8)) is None][:4]
+    assert len(dead) == 4
+    for hand in _two_off_hands(6, seed=21) + dead:
         want = _step_counts_by_brute_force(state, hand, pool)
         counts = np.array(hand, np.int8)
         assert paid.step_counts((), counts) == want, hand
         best = max(want.values())
+        first_best = min(x for x, n in want.items() if n == best)
+        back += hand in dead and shanten([n - (k == first_best) for k, n in enumerate(hand)]) == 1
         for picked in want:
             got = paid.step_discard((), counts, -1, picked)
             if best == 0 or want[picked] == best:
@@ -205,4 +211,5 @@ def test_the_step_discard_agrees_with_brute_force():
             else:
                 assert got == min(x for x, n in want.items() if n == best)
                 moved += 1
-    assert moved >= 6  # the shape's pick was overruled in several hands
+    assert moved >= 6  # the shape's pick was overruled in several hands ...
+    assert back >= 1  # ... and a ready shape nothing pays for steps back to rebuild

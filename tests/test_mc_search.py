@@ -26,7 +26,7 @@ from brain.policies.mc.policy import params
 from brain.policies.mc.root import build_table, candidates, discard_bias
 from brain.policies.mc.values import OurWins, utility
 from brain.rules import rules_for
-from brain.shanten import shanten
+from brain.shanten import shanten, shanten_batch
 from protocols import events as ev
 from protocols import tiles as T
 from tests.mc_helpers import FixedOpponents, turn_state
@@ -93,15 +93,16 @@ def _engine(state, models, **cfg):
 
 
 @pytest.mark.parametrize("calls", [False, True])
-@pytest.mark.parametrize("variant,hand,draw", [
-    ("riichi", "1358m2469p13s126z", "7m"),
-    ("mcr", "1358m2469p13s126z", "7m"),
-    ("taiwan16", "1358m2469p13s1236z46p", "7m"),
+@pytest.mark.parametrize("variant,hand,draw,step", [
+    ("riichi", "1358m2469p13s126z", "7m", False),
+    ("mcr", "1358m2469p13s126z", "7m", False),
+    ("mcr", "1358m2469p13s126z", "7m", True),
+    ("taiwan16", "1358m2469p13s1236z46p", "7m", False),
 ])
-def test_playouts_conserve_tiles_and_draw_only_unseen_ones(variant, hand, draw, calls):
+def test_playouts_conserve_tiles_and_draw_only_unseen_ones(variant, hand, draw, step, calls):
     state = turn_state(hand, draw, variant, rivers={1: "9m", 2: "9p", 3: "9s"})
     models = FixedOpponents((0.3, 0.3, 0.3), {k: 0.05 for k in range(34)}, 20.0)
-    engine, starts, table = _engine(state, models, playout_calls=calls)
+    engine, starts, table = _engine(state, models, playout_calls=calls, exact_step=step)
     # a chow of 2m with 1m3m too: 11 tiles in hand, a discard first, 2m banned
     called = np.array(T.counts34(state.hand), np.int8)
     called[T.kind(T.parse_mpsz(draw)[0])] -= 1
@@ -131,6 +132,12 @@ def test_playouts_conserve_tiles_and_draw_only_unseen_ones(variant, hand, draw, 
     assert draws.max() <= limit
     assert set(np.unique(res.outcome)) <= {DRAW, OUR_TSUMO, OUR_RON, DEAL_IN, OPP_TSUMO,
                                            OPP_RON}
+    # the shanten the playouts carry is the end hand's own, where the hand ended on 13 tiles
+    ended = ~np.isin(res.outcome.ravel(), [OUR_TSUMO, OUR_RON])
+    short = tr["hand"].sum(axis=1) % 3 == 1
+    regular = variant == "taiwan16"
+    assert np.array_equal(engine.sh[ended & short],
+                          shanten_batch(tr["hand"][ended & short], regular))
 
 
 def test_without_ready_opponents_nobody_else_wins_and_we_never_deal_in():

@@ -3,9 +3,10 @@
 A ready MCR hand wins only on the waits that reach 8 fan, so the playouts ask, for our hand:
 - which waits of a ready hand are paid (:meth:`PaidShapes.waits`);
 - which discard goes ready on the most unseen paid waits (:meth:`PaidShapes.ready_discard`);
-- with ``exact_step``, which discard that leaves the hand one step short keeps the most unseen
-  draws after which some discard is ready on a live paid wait (:meth:`PaidShapes.step_discard`),
-  the fan floor one step further out, as ``rulebased`` asks it at the table.
+- with ``exact_step``, which discard keeps the most unseen draws after which some discard is
+  ready on a live paid wait (:meth:`PaidShapes.step_discard`): the fan floor one step further
+  out, as ``rulebased`` asks it at the table, for a hand one step short and for a ready hand
+  nothing pays for (which may stay ready or step back to rebuild).
 
 Every answer is kept for the hand in :class:`OurWins` (``paid``, ``into_ready``,
 ``one_step``): the playouts of a decision, and the decisions of a hand, meet the same shapes
@@ -113,9 +114,9 @@ class PaidShapes:
 
     def step_discard(self, melds: tuple[Meld, ...], hand: np.ndarray, banned: int,
                      picked: int) -> int | None:
-        """The discard of 14-tile ``hand`` that leaves it one step short with the most
-        unseen draws into a paid ready hand (:meth:`step_counts`), the lowest kind on a tie;
-        None where ``picked`` (the shape's own choice) has as many, or none has any."""
+        """The discard of 14-tile ``hand`` with the most unseen draws into a paid ready hand
+        (:meth:`step_counts`), the lowest kind on a tie; None where ``picked`` (the shape's
+        own choice) has as many, or none has any."""
         counts = self.step_counts(melds, hand, banned)
         if not counts:
             return None
@@ -126,9 +127,9 @@ class PaidShapes:
 
     def step_counts(self, melds: tuple[Meld, ...], hand: np.ndarray, banned: int = -1
                     ) -> dict[int, int]:
-        """For each discard of 14-tile ``hand`` that leaves it one step short of ready: the
+        """For each discard of 14-tile ``hand`` that leaves it ready or one step short: the
         unseen copies of the kinds whose draw then lets some discard go ready on a live
-        paid wait."""
+        paid wait (asked where no discard is ready on one now)."""
         key = (melds_key(melds), hand.tobytes(), banned)
         got = self.wins.one_step.get(key)
         if got is None:
@@ -139,7 +140,7 @@ class PaidShapes:
     def _step_counts(self, melds: tuple[Meld, ...], hand: np.ndarray, banned: int
                      ) -> dict[int, int]:
         after = discard_shanten(hand[None], np.array([banned]), self.regular)[0]
-        xs = np.flatnonzero(after == 1)
+        xs = np.flatnonzero(after <= 1)
         counts = {int(x): 0 for x in xs}
         draws = np.flatnonzero(self.live)
         if xs.size == 0 or draws.size == 0:

@@ -307,7 +307,7 @@ class Playouts:
             k, best = choose_discards(hands[choose], bias, banned, self.regular,
                                       None if allowed is None else allowed[choose])
             if self.exact:
-                k = self._exact_discards(rows[choose], hands[choose], k, best, banned)
+                k, best = self._exact_discards(rows[choose], hands[choose], k, best, banned)
             x[choose] = k
             new_sh[choose] = best
         self._maybe_fold(rows, x, new_sh, locked)
@@ -329,23 +329,27 @@ class Playouts:
             self.waits[rows] = wait_sets(self.hand[rows], self.regular)
 
     def _exact_discards(self, rows: np.ndarray, hands: np.ndarray, picked: np.ndarray,
-                        best: np.ndarray, banned: np.ndarray) -> np.ndarray:
+                        best: np.ndarray, banned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """MCR: where the greedy discard leaves a ready shape, the one ready on the most
         unseen paid waits (:meth:`PaidShapes.ready_discard`); with ``exact_step``, where it
-        leaves one step short, the one with the most draws into such a hand
-        (:meth:`PaidShapes.step_discard`). The greedy pick stands where neither pays."""
-        out = picked.copy()
-        for i in np.flatnonzero(best == 0):
-            x = self.paid.ready_discard(self._melds(int(rows[i])), hands[i], int(banned[i]))
+        leaves one step short or no ready discard is paid, the one with the most draws into
+        such a hand (:meth:`PaidShapes.step_discard`). The greedy pick stands where neither
+        pays. Returns the discards and the shanten each leaves."""
+        out, left_sh = picked.copy(), best.copy()
+        for i in np.flatnonzero(best <= 1):
+            melds = self._melds(int(rows[i]))
+            x = (self.paid.ready_discard(melds, hands[i], int(banned[i])) if best[i] == 0
+                 else None)
+            if x is None and self.exact_step:
+                x = self.paid.step_discard(melds, hands[i], int(banned[i]), int(picked[i]))
             if x is not None:
                 out[i] = x
-        if self.exact_step:
-            for i in np.flatnonzero(best == 1):
-                x = self.paid.step_discard(self._melds(int(rows[i])), hands[i],
-                                           int(banned[i]), int(picked[i]))
-                if x is not None:
-                    out[i] = x
-        return out
+        moved = np.flatnonzero(out != picked)  # a step back from a dead ready shape
+        if self.exact_step and moved.size:
+            left = hands[moved].copy()
+            left[np.arange(moved.size), out[moved]] -= 1
+            left_sh[moved] = shanten_batch(left, self.regular)
+        return out, left_sh
 
     def _discard(self, rows: np.ndarray, x: np.ndarray, new_sh: np.ndarray,
                  changed: np.ndarray) -> None:
