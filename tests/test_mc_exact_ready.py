@@ -213,3 +213,10 @@ def test_the_step_discard_agrees_with_brute_force():
                 moved += 1
     assert moved >= 6  # the shape's pick was overruled in several hands ...
     assert back >= 1  # ... and a ready shape nothing pays for steps back to rebuild
+    # the hand's cache outlives a decision; what is in sight changes, and the counts with it
+    later = pool.copy()
+    later[[2, 3, 5, 6, 12, 13, 21, 22]] = 0
+    seen_more = PaidShapes(paid.wins, later, regular=False)
+    for hand in _two_off_hands(6, seed=21)[:2] + dead[:1]:
+        assert (seen_more.step_counts((), np.array(hand, np.int8))
+                == _step_counts_by_brute_force(state, hand, later))

@@ -24,6 +24,8 @@ from brain.shanten import shanten_batch
 from brain.state import Meld
 
 ReadyDiscards = list[tuple[int, np.ndarray]]  # (discard, the kinds paid after it)
+# (discards (m,), per draw: its discard's index (n,), the drawn kind (n,), paid kinds (n, 34))
+StepDraws = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 class PaidShapes:
@@ -130,32 +132,39 @@ class PaidShapes:
         """For each discard of 14-tile ``hand`` that leaves it ready or one step short: the
         unseen copies of the kinds whose draw then lets some discard go ready on a live
         paid wait (asked where no discard is ready on one now)."""
+        xs, x_of, draws, paid = self._step_draws(melds, hand, banned)
+        reach = (paid & self.live[None]).any(axis=1)
+        counts = np.zeros(xs.size, np.int64)
+        np.add.at(counts, x_of[reach], self.pool[draws[reach]].astype(np.int64))
+        return {int(x): int(n) for x, n in zip(xs, counts, strict=True)}
+
+    def _step_draws(self, melds: tuple[Meld, ...], hand: np.ndarray, banned: int
+                    ) -> StepDraws:
+        """What :meth:`step_counts` weighs, whatever is in sight: the discards into ready or
+        one step short, and for each draw that then lets some discard go ready (by index
+        into those discards) the kinds any such ready hand is paid on. Kept for the hand in
+        ``OurWins.one_step`` (the unseen copies change from decision to decision; this does
+        not)."""
         key = (melds_key(melds), hand.tobytes(), banned)
         got = self.wins.one_step.get(key)
-        if got is None:
-            got = self._step_counts(melds, hand, banned)
-            self.wins.one_step[key] = got
-        return got
-
-    def _step_counts(self, melds: tuple[Meld, ...], hand: np.ndarray, banned: int
-                     ) -> dict[int, int]:
+        if got is not None:
+            return got
         after = discard_shanten(hand[None], np.array([banned]), self.regular)[0]
         xs = np.flatnonzero(after <= 1)
-        counts = {int(x): 0 for x in xs}
-        draws = np.flatnonzero(self.live)
-        if xs.size == 0 or draws.size == 0:
-            return counts
-        x = np.repeat(xs, draws.size)
-        k = np.tile(draws, xs.size)
-        trials = np.repeat(hand[None], x.size, axis=0)
-        at = np.arange(x.size)
-        trials[at, x] -= 1
-        trials[at, k] += 1
-        ok = trials[at, k] <= 4  # (drawing back the discard: not nearer, dropped below)
-        trials, x, k = trials[ok], x[ok], k[ok]
-        near = shanten_batch(trials, self.regular) <= 0
-        trials, x, k = trials[near], x[near], k[near]
+        x_of = np.repeat(np.arange(xs.size), 34)
+        draws = np.tile(np.arange(34), xs.size)
+        trials = np.repeat(hand[None], x_of.size, axis=0)
+        at = np.arange(x_of.size)
+        trials[at, xs[x_of]] -= 1
+        trials[at, draws] += 1
+        ok = trials[at, draws] <= 4  # (drawing back the discard: not nearer, dropped below)
+        trials, x_of, draws = trials[ok], x_of[ok], draws[ok]
+        near = shanten_batch(trials, self.regular) <= 0 if trials.size else np.zeros(0, bool)
+        trials, x_of, draws = trials[near], x_of[near], draws[near]
+        paid = np.zeros((draws.size, 34), bool)
         for i, ready in enumerate(self.ready_discards_batch(melds, trials)):
-            if any((paid & self.live).any() for _, paid in ready):
-                counts[int(x[i])] += int(self.pool[k[i]])
-        return counts
+            for _, waits in ready:
+                paid[i] |= waits
+        got = (xs, x_of, draws, paid)
+        self.wins.one_step[key] = got
+        return got

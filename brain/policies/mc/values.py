@@ -40,11 +40,13 @@ class OurWins:
         self.context = context_key(state)
         # MCR playouts (brain/policies/mc/paid.py), kept for the hand: (melds, ready 13
         # tiles) -> the kinds that win at the fan floor; (melds, 14 tiles, banned kind) -> each
-        # discard into ready with those kinds, and -> each discard one step short with its
-        # draws into a paid ready hand; a hand's shapes recur decision after decision
+        # discard into ready with those kinds, and -> each discard one step short with the
+        # draws into a ready hand and the kinds it is paid on; a hand's shapes recur decision
+        # after decision
         self.paid: dict[tuple[object, ...], np.ndarray] = {}
         self.into_ready: dict[tuple[object, ...], list[tuple[int, np.ndarray]]] = {}
-        self.one_step: dict[tuple[object, ...], dict[int, int]] = {}
+        self.one_step: dict[tuple[object, ...],
+                            tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def reuse(self, state: TableState) -> OurWins:
         """This cache for the next decision if nothing a value depends on changed (same hand
