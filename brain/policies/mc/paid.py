@@ -16,6 +16,9 @@ question raises), since a step question raises hundreds of hands.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from brain.policies.mc.oneplayer import discard_shanten, wait_sets
@@ -48,13 +51,9 @@ class PaidShapes:
         """(n, 34) bool: :meth:`waits` of each ready 13-tile row of ``hands``."""
         mk = melds_key(melds)
         out = np.zeros((hands.shape[0], 34), bool)
-        todo: dict[bytes, list[int]] = {}
-        for i, hand in enumerate(hands):
-            key = hand.tobytes()
-            got = self.wins.paid.get((mk, key))
-            if got is None:
-                todo.setdefault(key, []).append(i)
-            else:
+        found, todo = _split_cached(self.wins.paid, lambda key: (mk, key), hands)
+        for i, got in enumerate(found):
+            if got is not None:
                 out[i] = got
         if todo:
             first = [rows[0] for rows in todo.values()]
@@ -79,14 +78,7 @@ class PaidShapes:
                              banned: int = -1) -> list[ReadyDiscards]:
         """:meth:`ready_discards` of each 14-tile row of ``hands``."""
         mk = melds_key(melds)
-        out: list[ReadyDiscards | None] = []
-        todo: dict[bytes, list[int]] = {}
-        for i, hand in enumerate(hands):
-            key = hand.tobytes()
-            got = self.wins.into_ready.get((mk, key, banned))
-            out.append(got)
-            if got is None:
-                todo.setdefault(key, []).append(i)
+        out, todo = _split_cached(self.wins.into_ready, lambda key: (mk, key, banned), hands)
         if todo:
             first = np.array([rows[0] for rows in todo.values()])
             after = discard_shanten(hands[first], np.full(first.size, banned), self.regular)
@@ -168,3 +160,18 @@ class PaidShapes:
         got = (xs, x_of, draws, paid)
         self.wins.one_step[key] = got
         return got
+
+
+def _split_cached(cache: dict[Any, Any], key_of: Callable[[bytes], tuple[object, ...]],
+                  hands: np.ndarray) -> tuple[list[Any], dict[bytes, list[int]]]:
+    """Each row's answer kept in ``cache`` (None where there is none), and the rows without
+    one grouped by hand (the same hand in several rows is asked once)."""
+    found: list[Any] = []
+    todo: dict[bytes, list[int]] = {}
+    for i, hand in enumerate(hands):
+        key = hand.tobytes()
+        got = cache.get(key_of(key))
+        found.append(got)
+        if got is None:
+            todo.setdefault(key, []).append(i)
+    return found, todo

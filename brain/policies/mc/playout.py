@@ -124,7 +124,6 @@ class Playouts:
         self.exact = params.exact_ready and variant_of(table.variant).min_fan > 0
         self.exact_step = self.exact and params.exact_step
         self.paid = PaidShapes(wins, table.pool, self.regular)
-        self._live = table.pool > 0
 
     # ------------------------------------------------------------------ setup
 
@@ -324,7 +323,7 @@ class Playouts:
             return
         if self.exact:  # the paid waits are waits of the shape already: no second pass
             paid = [self.paid.waits(self._melds(int(row)), self.hand[row]) for row in rows]
-            self.waits[rows] = np.stack(paid) & self._live[None]
+            self.waits[rows] = np.stack(paid) & self.paid.live[None]
         else:
             self.waits[rows] = wait_sets(self.hand[rows], self.regular)
 
