@@ -76,11 +76,18 @@ def fan_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
 
 def _judge_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
     items = pymahjonggb_items(ctx)
-    if items is None or all(name != KNITTED_STRAIGHT for name, _ in items):
+    if items is None:
+        return None
+    return _as_judged(items, T.counts34(ctx.concealed), T.kind(ctx.win_tile))
+
+
+def _as_judged(items: tuple[tuple[str, int], ...], counts: list[int] | tuple[int, ...],
+               win_kind: int) -> tuple[tuple[str, int], ...]:
+    """MahjongGB's items as the judge counts them: no wait fan on a knitted-straight tile."""
+    if all(name != KNITTED_STRAIGHT for name, _ in items):
         return items
-    counts = T.counts34(ctx.concealed)
     knitted = next((p for p in KNITTED_PATTERNS if all(counts[k] for k in p)), ())
-    if T.kind(ctx.win_tile) not in knitted:
+    if win_kind not in knitted:
         return items  # the winning tile completes the pair or the fourth set: both count it
     return tuple((name, fan) for name, fan in items if name not in WAIT_FANS)
 
@@ -88,6 +95,7 @@ def _judge_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
 # tile -> its Botzone name: the fan calculator and the knitted shanten are asked for every wait
 # and every hand near ready
 botzone_name = functools.cache(T.to_botzone)
+KIND_NAMES = tuple(T.to_botzone(k) for k in range(34))
 
 
 def pymahjonggb_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
@@ -95,18 +103,53 @@ def pymahjonggb_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
     packs = [p for p in (_pack(m, ctx.seat) for m in ctx.melds) if p is not None]
     hand = list(ctx.concealed)
     hand.remove(ctx.win_tile)
+    return _calculator_items(
+        tuple(packs), tuple(map(botzone_name, hand)), botzone_name(ctx.win_tile), ctx.flowers,
+        self_drawn=ctx.self_draw, fourth=ctx.fourth_tile and not ctx.robbing_kan,
+        about_kong=(ctx.after_kan and ctx.self_draw) or ctx.robbing_kan,
+        wall_last=ctx.last_tile, seat_wind=ctx.seat_wind - T.EAST,
+        prevalent_wind=ctx.round_wind - T.EAST)
+
+
+def _calculator_items(packs: tuple[tuple[str, str, int], ...], hand: tuple[str, ...],
+                      win: str, flowers: int, *, self_drawn: bool, fourth: bool,
+                      about_kong: bool, wall_last: bool, seat_wind: int, prevalent_wind: int
+                      ) -> tuple[tuple[str, int], ...] | None:
+    """MahjongFanCalculator's (name, fan) items, or None where the tiles are no winning hand."""
     try:
         result = MahjongGB.MahjongFanCalculator(
-            pack=tuple(packs), hand=tuple(map(botzone_name, hand)),
-            winTile=botzone_name(ctx.win_tile), flowerCount=ctx.flowers,
-            isSelfDrawn=ctx.self_draw, is4thTile=ctx.fourth_tile and not ctx.robbing_kan,
-            isAboutKong=(ctx.after_kan and ctx.self_draw) or ctx.robbing_kan,
-            isWallLast=ctx.last_tile, seatWind=ctx.seat_wind - T.EAST,
-            prevalentWind=ctx.round_wind - T.EAST,
-        )
+            pack=packs, hand=hand, winTile=win, flowerCount=flowers, isSelfDrawn=self_drawn,
+            is4thTile=fourth, isAboutKong=about_kong, isWallLast=wall_last,
+            seatWind=seat_wind, prevalentWind=prevalent_wind)
     except TypeError:
         return None
     return tuple((name, points) for points, name in result)
+
+
+def packs_of(melds: Iterable[Meld], seat: int) -> tuple[tuple[str, str, int], ...]:
+    """``seat``'s melds in MahjongGB's pack form."""
+    return tuple(p for p in (_pack(m, seat) for m in melds) if p is not None)
+
+
+def discard_fan(packs: tuple[tuple[str, str, int], ...], counts: bytes | list[int],
+                win_kind: int, flowers: int, seat_wind: int, prevalent_wind: int) -> int | None:
+    """The fan the judge counts (flowers excluded) when concealed ``counts`` (per kind, the
+    winning tile included) beside ``packs`` win on another seat's plain discard of
+    ``win_kind`` (not a 4th tile, not the last, no kong), None where they are no winning
+    hand; winds 0..3 from East. :meth:`McrRules.score` on the same win, without building
+    its context: the playouts ask it of every paid wait of every hand near ready."""
+    hand: list[str] = []
+    for k in range(34):
+        n = counts[k] - (k == win_kind)
+        if n:
+            hand.extend((KIND_NAMES[k],) * n)
+    items = _calculator_items(packs, tuple(hand), KIND_NAMES[win_kind], flowers,
+                              self_drawn=False, fourth=False, about_kong=False,
+                              wall_last=False, seat_wind=seat_wind,
+                              prevalent_wind=prevalent_wind)
+    if items is None:
+        return None
+    return sum(v for _, v in _as_judged(items, list(counts), win_kind)) - flowers
 
 
 class McrRules(Rules):

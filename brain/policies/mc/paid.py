@@ -41,15 +41,26 @@ class PaidShapes:
         self.pool = pool
         self.live = pool > 0
         self.regular = regular
+        # the answers only ask the fan calculator about live kinds (a dead wait or draw is
+        # worth nothing); what is in sight only grows within a hand, so the kept answers
+        # hold while the live kinds stay among those they were asked under
+        if wins.paid_live is None or (self.live & ~wins.paid_live).any():
+            wins.paid.clear()
+            wins.into_ready.clear()
+            wins.one_step.clear()
+            wins.paid_live = self.live
+        self.asked: np.ndarray = wins.paid_live
 
     def waits(self, melds: tuple[Meld, ...], hand: np.ndarray) -> np.ndarray:
         """(34,) bool: the kinds that win ready ``hand`` + ``melds`` at the fan floor on
-        another seat's discard (self-draw adds fan, so that is the bar, as rulebased's)."""
+        another seat's discard (self-draw adds fan, so that is the bar, as rulebased's),
+        among those unseen when the hand's answers were kept (weigh them by ``pool``)."""
         return self.waits_batch(melds, hand[None])[0]
 
     def waits_batch(self, melds: tuple[Meld, ...], hands: np.ndarray) -> np.ndarray:
         """(n, 34) bool: :meth:`waits` of each ready 13-tile row of ``hands``."""
         mk = melds_key(melds)
+        hands = hands.astype(np.int8, copy=False)  # a hand's bytes are its counts
         out = np.zeros((hands.shape[0], 34), bool)
         found, todo = _split_cached(self.wins.paid, lambda key: (mk, key), hands)
         for i, got in enumerate(found):
@@ -59,12 +70,11 @@ class PaidShapes:
             first = [rows[0] for rows in todo.values()]
             shapes = wait_sets(hands[first], self.regular)
             for j, (key, rows) in enumerate(todo.items()):
-                hand = hands[rows[0]]
                 got = np.zeros(34, bool)
-                for w in np.flatnonzero(shapes[j]):
-                    won = hand.copy()
+                for w in np.flatnonzero(shapes[j] & self.asked).tolist():
+                    won = bytearray(key)
                     won[w] += 1
-                    got[w] = self.wins.pays(melds, won, int(w))
+                    got[w] = self.wins.pays(melds, mk, bytes(won), w)
                 self.wins.paid[(mk, key)] = got
                 out[rows] = got
         return out
@@ -99,67 +109,102 @@ class PaidShapes:
                       ) -> int | None:
         """The discard of 14-tile ``hand`` into a ready hand whose paid waits have the most
         unseen copies, the lowest kind on a tie; None where no ready discard is paid."""
-        best_x, best_n = None, 0
-        for x, paid in self.ready_discards(melds, hand, banned):
-            n = int(self.pool[paid].sum())
-            if n > best_n:
-                best_x, best_n = x, n
-        return best_x
+        return self.ready_discard_batch(melds, hand[None], banned)[0]
+
+    def ready_discard_batch(self, melds: tuple[Meld, ...], hands: np.ndarray,
+                            banned: int = -1) -> list[int | None]:
+        """:meth:`ready_discard` of each 14-tile row of ``hands``."""
+        out: list[int | None] = []
+        for ready in self.ready_discards_batch(melds, hands, banned):
+            best_x, best_n = None, 0
+            for x, paid in ready:
+                n = int(self.pool[paid].sum())
+                if n > best_n:
+                    best_x, best_n = x, n
+            out.append(best_x)
+        return out
 
     def step_discard(self, melds: tuple[Meld, ...], hand: np.ndarray, banned: int,
                      picked: int) -> int | None:
         """The discard of 14-tile ``hand`` with the most unseen draws into a paid ready hand
         (:meth:`step_counts`), the lowest kind on a tie; None where ``picked`` (the shape's
         own choice) has as many, or none has any."""
-        counts = self.step_counts(melds, hand, banned)
-        if not counts:
-            return None
-        best = max(counts.values())
-        if best == 0 or counts.get(picked, -1) >= best:
-            return None
-        return min(x for x, n in counts.items() if n == best)
+        return self.step_discard_batch(melds, hand[None], banned, np.array([picked]))[0]
+
+    def step_discard_batch(self, melds: tuple[Meld, ...], hands: np.ndarray, banned: int,
+                           picked: np.ndarray) -> list[int | None]:
+        """:meth:`step_discard` of each 14-tile row of ``hands`` (``picked``: one per row)."""
+        out: list[int | None] = []
+        for draws, pick in zip(self._step_draws_batch(melds, hands, banned), picked,
+                               strict=True):
+            counts = self._counts(draws)
+            best = int(counts.max()) if counts.size else 0
+            xs = draws[0]
+            held = np.flatnonzero(xs == pick)
+            if best == 0 or (held.size and counts[held[0]] >= best):
+                out.append(None)
+            else:
+                out.append(int(xs[np.flatnonzero(counts == best)[0]]))
+        return out
 
     def step_counts(self, melds: tuple[Meld, ...], hand: np.ndarray, banned: int = -1
                     ) -> dict[int, int]:
         """For each discard of 14-tile ``hand`` that leaves it ready or one step short: the
         unseen copies of the kinds whose draw then lets some discard go ready on a live
         paid wait (asked where no discard is ready on one now)."""
-        xs, x_of, draws, paid = self._step_draws(melds, hand, banned)
+        draws = self._step_draws_batch(melds, hand[None], banned)[0]
+        return {int(x): int(n) for x, n in zip(draws[0], self._counts(draws), strict=True)}
+
+    def _counts(self, draws: StepDraws) -> np.ndarray:
+        """Per discard of :meth:`_step_draws_batch`'s answer: the unseen copies of its draws
+        into a ready hand on a live paid wait."""
+        xs, x_of, kinds, paid = draws
         reach = (paid & self.live[None]).any(axis=1)
         counts = np.zeros(xs.size, np.int64)
-        np.add.at(counts, x_of[reach], self.pool[draws[reach]].astype(np.int64))
-        return {int(x): int(n) for x, n in zip(xs, counts, strict=True)}
+        np.add.at(counts, x_of[reach], self.pool[kinds[reach]].astype(np.int64))
+        return counts
 
-    def _step_draws(self, melds: tuple[Meld, ...], hand: np.ndarray, banned: int
-                    ) -> StepDraws:
-        """What :meth:`step_counts` weighs, whatever is in sight: the discards into ready or
-        one step short, and for each draw that then lets some discard go ready (by index
-        into those discards) the kinds any such ready hand is paid on. Kept for the hand in
-        ``OurWins.one_step`` (the unseen copies change from decision to decision; this does
-        not)."""
-        key = (melds_key(melds), hand.tobytes(), banned)
-        got = self.wins.one_step.get(key)
-        if got is not None:
-            return got
-        after = discard_shanten(hand[None], np.array([banned]), self.regular)[0]
-        xs = np.flatnonzero(after <= 1)
-        x_of = np.repeat(np.arange(xs.size), 34)
-        draws = np.tile(np.arange(34), xs.size)
-        trials = np.repeat(hand[None], x_of.size, axis=0)
-        at = np.arange(x_of.size)
-        trials[at, xs[x_of]] -= 1
+    def _step_draws_batch(self, melds: tuple[Meld, ...], hands: np.ndarray, banned: int
+                          ) -> list[StepDraws]:
+        """What :meth:`step_counts` weighs for each 14-tile row of ``hands``, whatever is in
+        sight: the discards into ready or one step short (ascending), and for each draw that
+        then lets some discard go ready (by index into those discards) the kinds any such
+        ready hand is paid on. Kept for the hand in ``OurWins.one_step`` (the unseen copies
+        change from decision to decision; this does not). The hands not kept are asked
+        together: one shanten pass for all their draws, one for all the ready hands."""
+        mk = melds_key(melds)
+        out, todo = _split_cached(self.wins.one_step, lambda key: (mk, key, banned), hands)
+        if not todo:
+            return out
+        first = hands[[rows[0] for rows in todo.values()]]
+        after = discard_shanten(first, np.full(len(first), banned), self.regular)
+        hand_of, xs = np.nonzero(after <= 1)  # by hand, then by kind
+        starts = np.searchsorted(hand_of, np.arange(len(first) + 1))
+        live = np.flatnonzero(self.asked)
+        pos = np.repeat(np.arange(xs.size), live.size)  # each (hand, discard), every live draw
+        draws = np.tile(live, xs.size)
+        trials = first[hand_of[pos]].copy()
+        at = np.arange(pos.size)
+        trials[at, xs[pos]] -= 1
         trials[at, draws] += 1
         ok = trials[at, draws] <= 4  # (drawing back the discard: not nearer, dropped below)
-        trials, x_of, draws = trials[ok], x_of[ok], draws[ok]
+        trials, pos, draws = trials[ok], pos[ok], draws[ok]
         near = shanten_batch(trials, self.regular) <= 0 if trials.size else np.zeros(0, bool)
-        trials, x_of, draws = trials[near], x_of[near], draws[near]
+        trials, pos, draws = trials[near], pos[near], draws[near]
         paid = np.zeros((draws.size, 34), bool)
-        for i, ready in enumerate(self.ready_discards_batch(melds, trials)):
-            for _, waits in ready:
-                paid[i] |= waits
-        got = (xs, x_of, draws, paid)
-        self.wins.one_step[key] = got
-        return got
+        ready = self.ready_discards_batch(melds, trials)
+        at_trial = [i for i, discards in enumerate(ready) for _ in discards]
+        if at_trial:  # each trial: the union of its ready discards' paid kinds
+            np.logical_or.at(paid, at_trial, np.stack([w for d in ready for _, w in d]))
+        cut = np.searchsorted(pos, starts)  # the trials of each hand: a run of pos
+        for j, (key, rows) in enumerate(todo.items()):
+            lo, hi = cut[j], cut[j + 1]
+            got = (xs[starts[j]:starts[j + 1]], pos[lo:hi] - starts[j], draws[lo:hi],
+                   paid[lo:hi])
+            self.wins.one_step[(mk, key, banned)] = got
+            for i in rows:
+                out[i] = got
+        return out
 
 
 def _split_cached(cache: dict[Any, Any], key_of: Callable[[bytes], tuple[object, ...]],
@@ -168,8 +213,10 @@ def _split_cached(cache: dict[Any, Any], key_of: Callable[[bytes], tuple[object,
     one grouped by hand (the same hand in several rows is asked once)."""
     found: list[Any] = []
     todo: dict[bytes, list[int]] = {}
-    for i, hand in enumerate(hands):
-        key = hand.tobytes()
+    raw = np.ascontiguousarray(hands).tobytes()
+    width = hands.shape[1] * hands.itemsize
+    for i in range(hands.shape[0]):
+        key = raw[i * width:(i + 1) * width]  # the row's bytes, as hand.tobytes() gives them
         got = cache.get(key_of(key))
         found.append(got)
         if got is None:

@@ -28,7 +28,7 @@ import numpy as np
 
 from brain.policies.mc.oneplayer import choose_discards, wait_sets
 from brain.policies.mc.paid import PaidShapes
-from brain.policies.mc.values import OurWins, Payments
+from brain.policies.mc.values import OurWins, Payments, melds_key
 from brain.rules.variant import variant_of
 from brain.shanten import shanten_batch
 from brain.state import Meld
@@ -335,14 +335,23 @@ class Playouts:
         such a hand (:meth:`PaidShapes.step_discard`). The greedy pick stands where neither
         pays. Returns the discards and the shanten each leaves."""
         out, left_sh = picked.copy(), best.copy()
-        for i in np.flatnonzero(best <= 1):
+        groups: dict[tuple[object, ...], tuple[tuple[Meld, ...], int, list[int]]] = {}
+        for i in np.flatnonzero(best <= 1):  # asked together per (melds, banned kind)
             melds = self._melds(int(rows[i]))
-            x = (self.paid.ready_discard(melds, hands[i], int(banned[i])) if best[i] == 0
-                 else None)
-            if x is None and self.exact_step:
-                x = self.paid.step_discard(melds, hands[i], int(banned[i]), int(picked[i]))
-            if x is not None:
-                out[i] = x
+            b = int(banned[i])
+            groups.setdefault((melds_key(melds), b), (melds, b, []))[2].append(int(i))
+        for melds, b, members in groups.values():
+            idx = np.array(members)
+            ready = idx[best[idx] == 0]
+            got = dict(zip(ready.tolist(), self.paid.ready_discard_batch(melds, hands[ready], b),
+                           strict=True))
+            if self.exact_step:
+                rest = np.array([i for i in idx.tolist() if got.get(i) is None], np.int64)
+                got.update(zip(rest.tolist(), self.paid.step_discard_batch(
+                    melds, hands[rest], b, picked[rest]), strict=True))
+            for i, x in got.items():
+                if x is not None:
+                    out[i] = x
         moved = np.flatnonzero(out != picked)  # a step back from a dead ready shape
         if self.exact_step and moved.size:
             left = hands[moved].copy()

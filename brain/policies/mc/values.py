@@ -17,6 +17,7 @@ import numpy as np
 
 from brain.rules import rules_for
 from brain.rules.base import WinContext
+from brain.rules.mcr import MIN_FAN, discard_fan, packs_of
 from brain.rules.variant import variant_of
 from brain.state import Meld, TableState
 from protocols import tiles as T
@@ -47,6 +48,11 @@ class OurWins:
         self.into_ready: dict[tuple[object, ...], list[tuple[int, np.ndarray]]] = {}
         self.one_step: dict[tuple[object, ...],
                             tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        self.paid_live: np.ndarray | None = None  # the live kinds those were asked about
+        self._pays: dict[tuple[object, ...], bool] = {}  # MCR: (melds, counts, kind) -> paid
+        self._packs: dict[tuple[object, ...], tuple[tuple[str, str, int], ...]] = {}
+        self._winds = ((state.seat - state.dealer) % 4,
+                       state.round_wind_kind - T.EAST)  # MCR's seat and prevalent winds
 
     def reuse(self, state: TableState) -> OurWins:
         """This cache for the next decision if nothing a value depends on changed (same hand
@@ -73,12 +79,25 @@ class OurWins:
         swapped[[1, from_rel]] = swapped[[from_rel, 1]]
         return swapped
 
-    def pays(self, melds: tuple[Meld, ...], counts: Sequence[int] | np.ndarray,
+    def pays(self, melds: tuple[Meld, ...], mk: tuple[object, ...], raw: bytes,
              win_kind: int) -> bool:
-        """Whether ``counts`` would be a legal win on the next seat's discard of ``win_kind``
-        (the playouts' look ahead at a ready hand's waits: not counted in ``tries``, which
-        are the shapes the playouts completed)."""
-        return self._lookup(melds, counts, win_kind, 1, False) is not None
+        """MCR: whether concealed counts ``raw`` (one byte per kind, the winning tile
+        included) beside ``melds`` (``mk``: their :func:`melds_key`) win at the fan floor on
+        the next seat's plain discard of ``win_kind``: the playouts' look ahead at a ready
+        hand's waits (brain/policies/mc/paid.py), asked of hundreds of thousands of hands a
+        game, so the fan calculator is asked directly (:func:`brain.rules.mcr.discard_fan`,
+        the rules' own score of that win); not counted in ``tries``, which are the shapes
+        the playouts completed."""
+        key = (mk, raw, win_kind)
+        got = self._pays.get(key)
+        if got is None:
+            packs = self._packs.get(mk)
+            if packs is None:
+                packs = self._packs[mk] = packs_of(melds, self.state.seat)
+            fan = discard_fan(packs, raw, win_kind, len(self.state.me.flowers),
+                              self._winds[0], self._winds[1])
+            got = self._pays[key] = fan is not None and fan >= MIN_FAN
+        return got
 
     def _lookup(self, melds: tuple[Meld, ...], counts: Sequence[int] | np.ndarray,
                 win_kind: int, from_rel: int | None, riichi: bool) -> np.ndarray | None:
