@@ -100,11 +100,11 @@ KIND_NAMES = tuple(T.to_botzone(k) for k in range(34))
 
 def pymahjonggb_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
     """MahjongGB's own (name, fan) items for this win, or None if it is no winning hand."""
-    packs = [p for p in (_pack(m, ctx.seat) for m in ctx.melds) if p is not None]
     hand = list(ctx.concealed)
     hand.remove(ctx.win_tile)
     return _calculator_items(
-        tuple(packs), tuple(map(botzone_name, hand)), botzone_name(ctx.win_tile), ctx.flowers,
+        packs_of(ctx.melds, ctx.seat), tuple(map(botzone_name, hand)),
+        botzone_name(ctx.win_tile), ctx.flowers,
         self_drawn=ctx.self_draw, fourth=ctx.fourth_tile and not ctx.robbing_kan,
         about_kong=(ctx.after_kan and ctx.self_draw) or ctx.robbing_kan,
         wall_last=ctx.last_tile, seat_wind=ctx.seat_wind - T.EAST,
