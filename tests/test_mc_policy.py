@@ -212,6 +212,10 @@ def test_the_calibration_sets_the_playouts_ends_beside_the_real_ones():
         shares = out[side]
         assert abs(shares["our_win"] + shares["opponent_win"] + shares["draw"] - 1) < 1e-9
         assert 0 <= shares["our_deal_in"] <= shares["opponent_win"]
+        assert 0 <= shares["our_self_draw"] <= shares["our_win"]
+        assert shares["our_deal_in"] + shares["opponent_self_draw"] <= (
+            shares["opponent_win"] + 1e-9)
+    assert out["playouts"]["our_self_draw"] > 0 and out["playouts"]["opponent_self_draw"] > 0
     # the same positions and seed give the same figures
     assert calibrate("mcr", 4, load_models("mcr", ""), McConfig(), seed=1) == out
     assert "our win" in "\n".join(calibration_text(out))
@@ -229,3 +233,18 @@ def test_bench_mc_decisions_play_the_options_of_mjbot_mc(monkeypatch):
     monkeypatch.setenv("MJBOT_MC", "search=expect")  # no playouts at all
     expected = decision_times(found, models, (0.05,))[0]
     assert expected["median_playouts_per_candidate"] == 0
+
+
+def test_the_calibration_tells_self_draws_and_our_deal_ins_apart():
+    from adapter.local.calibration import _how_won
+
+    def won(winner, from_seat):
+        return ev.RoundWon(winner=winner, from_seat=from_seat, hand=(), win_tile=0, value=8,
+                           deltas=(0, 0, 0, 0))
+
+    assert _how_won(won(0, None), 0) == "us_tsumo"
+    assert _how_won(won(0, 0), 0) == "us_tsumo"
+    assert _how_won(won(0, 2), 0) == "us"
+    assert _how_won(won(1, 1), 0) == "opponent_tsumo"
+    assert _how_won(won(1, 0), 0) == "deal_in"
+    assert _how_won(won(1, 3), 0) == "opponent"

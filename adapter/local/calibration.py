@@ -4,8 +4,9 @@ A playout's value is only as good as the world it simulates. Seeded games of fou
 ``rulebased`` players are played; from seat 0's turn decisions past the early game (a choice
 to make, no win on offer) the playouts of the move ``rulebased`` made are run, and their
 shares of hands that end in our win, an opponent's win (our deal-in among them) or a draw are
-set beside how those same hands really ended. A playout world that ends our hands too rarely
-in our win cannot tell an attacking candidate from another (MCR: about half the real share).
+set beside how those same hands really ended, self-draws and our deal-ins apart (a playout
+fold that never deals in shows as a deal-in share far below the real one). A playout world
+that ends our hands too rarely in our win cannot tell an attacking candidate from another.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import BrainSeat
 from brain.policies.mc.config import McConfig
-from brain.policies.mc.playout import DEAL_IN, DRAW, OPPONENT_WINS, OUR_WINS
+from brain.policies.mc.playout import DEAL_IN, DRAW, OPP_TSUMO, OPPONENT_WINS, OUR_TSUMO, OUR_WINS
 from brain.policies.mc.policy import playout_engine
 from brain.policies.mc.root import build_table, candidates
 from brain.policies.mc.values import OurWins
@@ -44,8 +45,7 @@ class _Recorder(BrainSeat):
         if isinstance(event, ev.RoundStarted):
             self.hand += 1
         elif isinstance(event, ev.RoundWon):
-            self.ends.setdefault(self.hand, "us" if event.winner == self.state.seat else (
-                "deal_in" if event.from_seat == self.state.seat else "opponent"))
+            self.ends.setdefault(self.hand, _how_won(event, self.state.seat))
         elif isinstance(event, ev.RoundDrawn):
             self.ends.setdefault(self.hand, "draw")
         super().observe(event)
@@ -62,10 +62,20 @@ class _Recorder(BrainSeat):
         return answer
 
 
+def _how_won(event: ev.RoundWon, us: int) -> str:
+    """"us"/"us_tsumo", "deal_in", "opponent"/"opponent_tsumo": who won, and how."""
+    tsumo = event.from_seat is None or event.from_seat == event.winner
+    if event.winner == us:
+        return "us_tsumo" if tsumo else "us"
+    if tsumo:
+        return "opponent_tsumo"
+    return "deal_in" if event.from_seat == us else "opponent"
+
+
 def calibrate(variant: str, games: int, models: Any, config: McConfig,
               seed: int = 0) -> dict[str, Any]:
     """Real and simulated shares of how the hands ended, from the same positions."""
-    real = dict.fromkeys(("us", "opponent", "deal_in", "draw"), 0)
+    real = dict.fromkeys(("us", "us_tsumo", "opponent", "opponent_tsumo", "deal_in", "draw"), 0)
     simulated = np.zeros(6)
     positions = 0
     rng = np.random.default_rng(seed)
@@ -89,11 +99,16 @@ def calibrate(variant: str, games: int, models: Any, config: McConfig,
     total = max(simulated.sum(), 1.0)
     return {
         "games": games, "positions": positions, "playouts_per_position": PLAYOUTS,
-        "real": {"our_win": real["us"] / n, "opponent_win": (real["opponent"]
-                                                            + real["deal_in"]) / n,
+        "real": {"our_win": (real["us"] + real["us_tsumo"]) / n,
+                 "our_self_draw": real["us_tsumo"] / n,
+                 "opponent_win": (real["opponent"] + real["opponent_tsumo"]
+                                  + real["deal_in"]) / n,
+                 "opponent_self_draw": real["opponent_tsumo"] / n,
                  "our_deal_in": real["deal_in"] / n, "draw": real["draw"] / n},
         "playouts": {"our_win": simulated[list(OUR_WINS)].sum() / total,
+                     "our_self_draw": simulated[OUR_TSUMO] / total,
                      "opponent_win": simulated[list(OPPONENT_WINS)].sum() / total,
+                     "opponent_self_draw": simulated[OPP_TSUMO] / total,
                      "our_deal_in": simulated[DEAL_IN] / total,
                      "draw": simulated[DRAW] / total},
     }
@@ -104,7 +119,9 @@ def calibration_text(result: dict[str, Any]) -> list[str]:
     lines = [f"  calibration: {result['positions']} positions of {result['games']} "
              f"rule-based games, {result['playouts_per_position']} playouts of the move "
              "played from each; how the hand ended, real / playouts"]
-    for key, name in (("our_win", "our win"), ("opponent_win", "an opponent's win"),
+    for key, name in (("our_win", "our win"), ("our_self_draw", "  of which a self-draw"),
+                      ("opponent_win", "an opponent's win"),
+                      ("opponent_self_draw", "  of which a self-draw"),
                       ("our_deal_in", "  of which our deal-in"), ("draw", "a draw")):
         lines.append(f"    {name:<24} {100 * real[key]:5.1f}% / {100 * sim[key]:5.1f}%")
     return lines
