@@ -19,7 +19,16 @@ import numpy as np
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import BrainSeat
 from brain.policies.mc.config import McConfig
-from brain.policies.mc.playout import DEAL_IN, DRAW, OPP_TSUMO, OPPONENT_WINS, OUR_TSUMO, OUR_WINS
+from brain.policies.mc.playout import (
+    DEAL_IN,
+    DRAW,
+    OPP_RON,
+    OPP_TSUMO,
+    OPPONENT_WINS,
+    OUR_RON,
+    OUR_TSUMO,
+    OUR_WINS,
+)
 from brain.policies.mc.policy import playout_engine
 from brain.policies.mc.root import build_table, candidates
 from brain.policies.mc.values import OurWins
@@ -72,10 +81,15 @@ def _how_won(event: ev.RoundWon, us: int) -> str:
     return "deal_in" if event.from_seat == us else "opponent"
 
 
+# the real hands' ends in the playouts' outcome codes, so one tally serves both
+OUTCOME_OF = {"draw": DRAW, "us_tsumo": OUR_TSUMO, "us": OUR_RON, "deal_in": DEAL_IN,
+              "opponent_tsumo": OPP_TSUMO, "opponent": OPP_RON}
+
+
 def calibrate(variant: str, games: int, models: Any, config: McConfig,
               seed: int = 0) -> dict[str, Any]:
     """Real and simulated shares of how the hands ended, from the same positions."""
-    real = dict.fromkeys(("us", "us_tsumo", "opponent", "opponent_tsumo", "deal_in", "draw"), 0)
+    real = np.zeros(6)
     simulated = np.zeros(6)
     positions = 0
     rng = np.random.default_rng(seed)
@@ -90,28 +104,24 @@ def calibrate(variant: str, games: int, models: Any, config: McConfig,
             if start is None or hand not in seat0.ends:
                 continue
             positions += 1
-            real[seat0.ends[hand]] += 1
+            real[OUTCOME_OF[seat0.ends[hand]]] += 1
             engine = playout_engine(state, build_table(state, models.estimate(state)),
                                     OurWins(state), [start], config)
             outcome = engine.run([start], PLAYOUTS, rng).outcome
             simulated += np.bincount(outcome.ravel(), minlength=6)
-    n = max(positions, 1)
-    total = max(simulated.sum(), 1.0)
-    return {
-        "games": games, "positions": positions, "playouts_per_position": PLAYOUTS,
-        "real": {"our_win": (real["us"] + real["us_tsumo"]) / n,
-                 "our_self_draw": real["us_tsumo"] / n,
-                 "opponent_win": (real["opponent"] + real["opponent_tsumo"]
-                                  + real["deal_in"]) / n,
-                 "opponent_self_draw": real["opponent_tsumo"] / n,
-                 "our_deal_in": real["deal_in"] / n, "draw": real["draw"] / n},
-        "playouts": {"our_win": simulated[list(OUR_WINS)].sum() / total,
-                     "our_self_draw": simulated[OUR_TSUMO] / total,
-                     "opponent_win": simulated[list(OPPONENT_WINS)].sum() / total,
-                     "opponent_self_draw": simulated[OPP_TSUMO] / total,
-                     "our_deal_in": simulated[DEAL_IN] / total,
-                     "draw": simulated[DRAW] / total},
-    }
+    return {"games": games, "positions": positions, "playouts_per_position": PLAYOUTS,
+            "real": _shares(real), "playouts": _shares(simulated)}
+
+
+def _shares(counts: np.ndarray) -> dict[str, float]:
+    """Shares of the ways a hand ended, from counts by outcome code."""
+    total = max(float(counts.sum()), 1.0)
+    return {"our_win": float(counts[list(OUR_WINS)].sum()) / total,
+            "our_self_draw": float(counts[OUR_TSUMO]) / total,
+            "opponent_win": float(counts[list(OPPONENT_WINS)].sum()) / total,
+            "opponent_self_draw": float(counts[OPP_TSUMO]) / total,
+            "our_deal_in": float(counts[DEAL_IN]) / total,
+            "draw": float(counts[DRAW]) / total}
 
 
 def calibration_text(result: dict[str, Any]) -> list[str]:
