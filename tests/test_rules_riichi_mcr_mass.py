@@ -185,3 +185,16 @@ def test_mcr_knitted_straight_keeps_a_wait_outside_the_knitted_tiles():
     c = ctx("145557m36889p258s", "8p", from_seat=0, seat=1)
     judged = MCR.score(c)
     assert judged is not None and dict(judged.items).get("独听・单钓") == 1
+
+
+def test_riichi_a_fourth_plain_five_is_the_red_one():
+    """Three plain fives in hand leave only the red copy: a policy asking what a win on "a 5s"
+    is worth (its waits are kinds) gets the red five's value, not a ValueError (a rulebased
+    seat once fell back on this, 1 of 1.1 million decisions, arena seed 47)."""
+    as_kind = RIICHI.score(ctx("123m456p555s456s99s", "5s", from_seat=2, riichi=True))
+    as_red = RIICHI.score(ctx("123m456p555s406s99s", "0s", from_seat=2, riichi=True))
+    assert as_kind is not None and as_red is not None
+    assert as_kind.value == as_red.value
+    assert ("Aka Dora", 1) in as_kind.items
+    with pytest.raises(ValueError, match="more than the available copies of 0s"):
+        RIICHI.score(ctx("123m456p550s406s99s", "0s", from_seat=2, riichi=True))

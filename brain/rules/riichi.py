@@ -30,15 +30,22 @@ TENHOU_OPTIONS = OptionalRules(
 )
 
 
+_PLAIN_FIVES = frozenset(T.kind(red) for red in (T.RED_5M, T.RED_5P, T.RED_5S))
+
+
 class _IdAllocator:
     """Hands the calculator distinct physical 136-ids: red fives get 16/52/88, plain fives the
-    other three copies, other kinds their four copies in order."""
+    other three copies, other kinds their four copies in order. A fourth plain five can only be
+    the red copy (policies ask what a win on a *kind* is worth), so it gets the red id."""
 
     def __init__(self) -> None:
         self.used: set[int] = set()
 
     def take(self, tile: int) -> int:
-        for tile_id in T.tenhou_ids(tile, red_fives=True):
+        ids = T.tenhou_ids(tile, red_fives=True)
+        if tile in _PLAIN_FIVES:
+            ids = (*ids, *T.tenhou_ids(T.red_of(tile), red_fives=True))
+        for tile_id in ids:
             if tile_id not in self.used:
                 self.used.add(tile_id)
                 return tile_id
