@@ -13,6 +13,8 @@ from collections.abc import Collection
 HEADLINE_SEEDS: dict[int, str] = {
     24: "the riichi nn headline (brain/data/nn_models.md)",
     31: "the league table (mjbot league)",
+    47: "the riichi nn generation-4 headline against rulebased (brain/data/nn_models.md)",
+    48: "riichi nn generation 4 against each league style (README)",
 }
 
 
