@@ -93,8 +93,17 @@ def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path) -> N
     np.testing.assert_allclose(net.forward(x)[0], logits.numpy(), atol=1e-5, rtol=0)
     tuned = tmp_path / "tuned.npz"  # fine-tuning starts from the weights, keeps their shape
     r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(tuned),
-               "--epochs", "1", "--init", str(weights), "--channels", "99", "--threads", "1")
+               "--epochs", "1", "--init", str(weights), "--channels", "99", "--threads", "1",
+               "--json")
     assert r.returncode == 0, r.stderr
+    # the same seed holds out the same rows: the start's figure is the first run's, and the
+    # hits now are its hits kept plus its misses learned
+    held = json.loads(r.stdout)["holdout"]
+    assert held["start_accuracy"] == result["holdout"]["accuracy"]
+    n, start_hits = held["examples"], round(held["start_accuracy"] * held["examples"])
+    assert held["corrections"] == n - start_hits
+    assert round(held["start_hits_kept"] * start_hits + held["corrections_learned"] *
+                 held["corrections"]) == round(held["accuracy"] * n)
     tuned_meta = Network.from_file(tuned, "riichi").meta
     assert tuned_meta["channels"] == 8
     # the weights ship: their record names the data and the start by name, not by machine path

@@ -93,7 +93,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             h = figures["holdout"]
             print(f"  epoch {figures['epoch']}: loss {figures['train_loss']:.4f}, held-out "
                   f"accuracy {h['accuracy']:.4f} (discards {h['discard_accuracy']:.4f}), "
-                  f"value mse {h['value_mse']:.4f}", flush=True)
+                  f"value mse {h['value_mse']:.4f}{_against_start(h)}", flush=True)
 
     try:
         result = train(args.variant, args.data, args.out, config, args.holdout, progress)
@@ -105,6 +105,15 @@ def cmd_train(args: argparse.Namespace) -> int:
         h = result["holdout"]
         print(f"nn train {args.variant}: {result['train_examples']} examples, "
               f"{result['holdout_examples']} held out (at most {result['peak_examples_held']} "
-              f"held at once); held-out accuracy {h['accuracy']:.4f}; "
+              f"held at once); held-out accuracy {h['accuracy']:.4f}{_against_start(h)}; "
               f"{result['seconds']} s -> {args.out}")
     return 0
+
+
+def _against_start(held: dict[str, Any]) -> str:
+    """Fine-tuning's held-out figures against the starting weights (``--init``), if any."""
+    if "start_accuracy" not in held:
+        return ""
+    return (f"; the start's {held['start_accuracy']:.4f}: {held['start_hits_kept']:.4f} of its "
+            f"hits kept, {held['corrections_learned']:.4f} of its {held['corrections']} misses "
+            f"learned")

@@ -112,28 +112,49 @@ def masked_loss(logits: torch.Tensor, legal: torch.Tensor, target: torch.Tensor
     return nn.functional.cross_entropy(z, target)
 
 
-def accuracy(model: TorchNet, batches: Iterable[Examples], device: str = "cpu"
-             ) -> dict[str, float]:
+def accuracy(model: TorchNet, batches: Iterable[Examples], device: str = "cpu",
+             start: np.ndarray | None = None) -> dict[str, float]:
     """Share of examples whose masked argmax is the recorded answer (all, and turns where a
-    discard was answered), and the value head's mean squared error."""
+    discard was answered), and the value head's mean squared error. ``start``: the starting
+    network's answers to the same examples in order (:func:`answers`), for the figures that
+    tell fine-tuning's gains apart (``_Tally.figures``)."""
     model.eval()
     tally = _Tally()
+    lo = 0
     with torch.no_grad():
         for ex in batches:
             logits, value = model(torch.from_numpy(ex.x).to(device))
-            tally.add(logits, value, ex)
+            tally.add(logits, value, ex, None if start is None else start[lo:lo + len(ex)])
+            lo += len(ex)
     model.train()
     return tally.figures()
 
 
+def answers(model: TorchNet, batches: Iterable[Examples], device: str = "cpu") -> np.ndarray:
+    """The model's masked argmax head for every example, in order."""
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for ex in batches:
+            logits, _ = model(torch.from_numpy(ex.x).to(device))
+            m = torch.from_numpy(ex.mask).to(logits.device)
+            out.append(logits.masked_fill(~m, -1e9).argmax(dim=1).cpu().numpy())
+    model.train()
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
 class _Tally:
-    """Hits, discard hits and squared value error summed over batches."""
+    """Hits, discard hits and squared value error summed over batches; with the starting
+    network's answers, also how its hits and misses fared."""
 
     def __init__(self) -> None:
         self.n = self.hits = self.hits_discard = self.n_discard = 0
         self.sq = 0.0
+        self.start_hits = self.start_hits_kept = self.corrections_learned = 0
+        self.has_start = False
 
-    def add(self, logits: torch.Tensor, value: torch.Tensor, ex: Examples) -> None:
+    def add(self, logits: torch.Tensor, value: torch.Tensor, ex: Examples,
+            start: np.ndarray | None = None) -> None:
         m = torch.from_numpy(ex.mask).to(logits.device)
         t = torch.from_numpy(ex.target).to(logits.device)
         pred = logits.detach().masked_fill(~m, -1e9).argmax(dim=1)
@@ -143,12 +164,32 @@ class _Tally:
         self.n_discard += int(discard.sum())
         self.hits_discard += int(((pred == t) & discard).sum())
         self.sq += float(((value.detach().cpu() - torch.from_numpy(ex.value)) ** 2).sum())
+        if start is not None:
+            self.has_start = True
+            hit = (pred == t).cpu().numpy()
+            was = start == ex.target
+            self.start_hits += int(was.sum())
+            self.start_hits_kept += int((hit & was).sum())
+            self.corrections_learned += int((hit & ~was).sum())
 
     def figures(self) -> dict[str, float]:
+        """With a starting network: ``start_accuracy`` (its share of hits), ``corrections``
+        (the examples it missed: where the expert overruled it, in expert iteration),
+        ``corrections_learned`` (their share now hit) and ``start_hits_kept`` (the share of
+        its hits still hit). Fine-tuning that only sharpens the start's own answers learns no
+        corrections: the accuracy alone cannot tell that apart from learning."""
         n = max(self.n, 1)
-        return {"accuracy": round(self.hits / n, 4),
-                "discard_accuracy": round(self.hits_discard / max(self.n_discard, 1), 4),
-                "value_mse": round(self.sq / n, 4), "examples": self.n}
+        out: dict[str, float] = {
+            "accuracy": round(self.hits / n, 4),
+            "discard_accuracy": round(self.hits_discard / max(self.n_discard, 1), 4),
+            "value_mse": round(self.sq / n, 4), "examples": self.n}
+        if self.has_start:
+            missed = self.n - self.start_hits
+            out.update({"start_accuracy": round(self.start_hits / n, 4), "corrections": missed,
+                        "corrections_learned": round(self.corrections_learned / max(missed, 1), 4),
+                        "start_hits_kept": round(self.start_hits_kept / max(self.start_hits, 1),
+                                                 4)})
+        return out
 
 
 def train(variant: str, data: Sequence[str | Path], out: str | Path, config: TrainConfig,
@@ -178,6 +219,8 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
                                config.value_hidden))
     dev = config.device
     model.to(dev)
+    start_answers = (answers(model, held_batches(held), dev) if start_net is not None
+                     else None)
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     steps = config.epochs * stream.batches_per_epoch()
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=config.lr, total_steps=steps)
@@ -199,7 +242,7 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
             sched.step()
             total += loss.item() * len(batch)
         figures = {"epoch": epoch + 1, "train_loss": round(total / len(stream), 4),
-                   "holdout": accuracy(model, held_batches(held), device=dev)}
+                   "holdout": accuracy(model, held_batches(held), dev, start_answers)}
         history.append(figures)
         if progress is not None:
             progress(figures)
