@@ -127,3 +127,14 @@ def test_a_buffer_smaller_than_a_batch_is_refused_in_one_line(sets: dict[str, Pa
                str(tmp_path / "w.npz"), "--buffer", "8", "--batch-size", "32")
     assert r.returncode == 2 and "--buffer 8 must hold a batch" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_correction_weight_without_starting_weights_is_refused(sets: dict[str, Path],
+                                                                 tmp_path: Path) -> None:
+    base = ["nn", "train", "--variant", "riichi", "--data", str(sets["train"]), "--out",
+            str(tmp_path / "w.npz")]
+    r = _mjbot(*base, "--correction-weight", "3")
+    assert r.returncode == 2 and "--correction-weight needs --init" in r.stderr
+    r = _mjbot(*base, "--correction-weight", "0")
+    assert r.returncode == 2 and "--correction-weight must be above 0" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -26,7 +26,7 @@ else:
 
 from brain.nn.encoding import NUM_PLANES  # noqa: E402
 from brain.nn.network import Network, Shape  # noqa: E402
-from replay.learning.nn.train import TorchNet  # noqa: E402
+from replay.learning.nn.train import TorchNet, correction_weights, masked_loss  # noqa: E402
 
 NN_DATA = Path(__file__).resolve().parent / "data" / "nn"
 
@@ -94,8 +94,9 @@ def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path) -> N
     tuned = tmp_path / "tuned.npz"  # fine-tuning starts from the weights, keeps their shape
     r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(tuned),
                "--epochs", "1", "--init", str(weights), "--channels", "99", "--threads", "1",
-               "--json")
+               "--correction-weight", "3", "--json")
     assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["config"]["correction_weight"] == 3.0
     # the same seed holds out the same rows: the start's figure is the first run's, and the
     # hits now are its hits kept plus its misses learned
     held = json.loads(r.stdout)["holdout"]
@@ -143,3 +144,24 @@ def test_training_refuses_a_folder_without_a_dataset(tmp_path: Path) -> None:
     r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(tmp_path), "--out",
                str(tmp_path / "w.npz"))
     assert r.returncode == 2 and "no dataset here" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_correction_weight_falls_on_the_starts_misses() -> None:
+    torch.manual_seed(1)
+    start = TorchNet(Shape(NUM_PLANES, 8, 1, 8)).eval()
+    x = torch.rand(40, NUM_PLANES, 34)
+    legal = torch.zeros(40, 145, dtype=torch.bool)
+    legal[:, :6] = True
+    with torch.no_grad():
+        pred = start(x)[0].masked_fill(~legal, -1e9).argmax(dim=1)
+    target = pred.clone()
+    target[::3] = (pred[::3] + 1) % 6  # every third row: an answer the start does not give
+    weight = correction_weights(start, x, legal, target, 7.0)
+    assert weight.tolist() == [7.0 if i % 3 == 0 else 1.0 for i in range(40)]
+    logits = torch.randn(40, 145)
+    per = torch.nn.functional.cross_entropy(logits.masked_fill(~legal, -1e9), target,
+                                            reduction="none")
+    assert torch.allclose(masked_loss(logits, legal, target, weight),
+                          (per * weight).sum() / weight.sum())
+    assert torch.allclose(masked_loss(logits, legal, target, torch.ones(40)),
+                          masked_loss(logits, legal, target))

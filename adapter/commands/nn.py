@@ -48,6 +48,9 @@ def register(sub: Any) -> None:
                    help="the most held-out examples (default %(default)s)")
     t.add_argument("--init", default="", metavar="FILE",
                    help="start from these weights (fine-tuning, e.g. on a better teacher)")
+    t.add_argument("--correction-weight", type=float, default=1.0, metavar="W",
+                   help="with --init: weigh the examples whose answer the starting weights "
+                   "do not give (the expert's corrections) W times (default 1: all alike)")
     t.add_argument("--device", default="cpu", help="torch device: cpu, or cuda on a GPU")
     t.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     t.add_argument("--seed", type=int, default=0)
@@ -72,6 +75,11 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise UserInputError(f"{d}: no dataset here (no manifest.json; see mjbot selfplay)")
     if args.init and not Path(args.init).is_file():
         raise UserInputError(f"--init: no weights file at {args.init}")
+    if not args.correction_weight > 0:
+        raise UserInputError(f"--correction-weight must be above 0, got {args.correction_weight}")
+    if args.correction_weight != 1.0 and not args.init:
+        raise UserInputError("--correction-weight needs --init: the corrections are the "
+                             "examples whose answer the starting weights do not give")
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -86,7 +94,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                          max_decisions=args.max_decisions, seed=args.seed,
                          threads=args.threads, policies=policies, init=args.init,
                          device=args.device, buffer=args.buffer,
-                         holdout_max=args.holdout_max)
+                         holdout_max=args.holdout_max,
+                         correction_weight=args.correction_weight)
 
     def progress(figures: dict[str, Any]) -> None:
         if not args.json:

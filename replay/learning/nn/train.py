@@ -10,6 +10,7 @@ straight copy (a test checks both forwards agree within 1e-5).
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -102,14 +103,31 @@ class TrainConfig:
     device: str = "cpu"  # "cuda" where a GPU is present
     init: str = ""  # weights file to start from (fine-tuning; its shape wins over the above)
     encoding: int | None = None  # input encoding (None: init's, else the variant's)
+    correction_weight: float = 1.0  # with init: the loss weight of the examples whose answer
+    # the starting network does not give (the expert's corrections; 1: every example alike)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def masked_loss(logits: torch.Tensor, legal: torch.Tensor, target: torch.Tensor
-                ) -> torch.Tensor:
-    """Cross-entropy over the legal heads only (illegal logits pushed to -1e9)."""
+def masked_loss(logits: torch.Tensor, legal: torch.Tensor, target: torch.Tensor,
+                weight: torch.Tensor | None = None) -> torch.Tensor:
+    """Cross-entropy over the legal heads only (illegal logits pushed to -1e9); with
+    ``weight``, the weighted mean over the examples."""
     z = logits.masked_fill(~legal, -1e9)
-    return nn.functional.cross_entropy(z, target)
+    if weight is None:
+        return nn.functional.cross_entropy(z, target)
+    return (nn.functional.cross_entropy(z, target, reduction="none") * weight).sum() / \
+        weight.sum()
+
+
+def correction_weights(start: TorchNet, x: torch.Tensor, legal: torch.Tensor,
+                       target: torch.Tensor, weight: float) -> torch.Tensor:
+    """``weight`` where the starting network's answer is not the target, else 1: expert
+    iteration's few corrections would otherwise drown in the rows where the expert simply
+    played the network's own move (brain/data/nn_models.md, "Why agreement fell")."""
+    with torch.no_grad():
+        logits, _ = start(x)
+        pred = logits.masked_fill(~legal, -1e9).argmax(dim=1)
+    return torch.where(pred == target, 1.0, weight).to(logits.dtype)
 
 
 def accuracy(model: TorchNet, batches: Iterable[Examples], device: str = "cpu",
@@ -221,6 +239,9 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
     model.to(dev)
     start_answers = (answers(model, held_batches(held), dev) if start_net is not None
                      else None)
+    if config.correction_weight != 1.0 and start_net is None:
+        raise ValueError("a correction weight needs the starting weights (init)")
+    frozen = copy.deepcopy(model).eval() if config.correction_weight != 1.0 else None
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     steps = config.epochs * stream.batches_per_epoch()
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=config.lr, total_steps=steps)
@@ -230,10 +251,14 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
         total = 0.0
         seen_tally = _Tally()  # the training figures: the last epoch's, before each step
         for batch in stream.epoch(epoch):
-            logits, value = model(torch.from_numpy(batch.x).to(dev))
+            x = torch.from_numpy(batch.x).to(dev)
+            legal = torch.from_numpy(batch.mask).to(dev)
+            target = torch.from_numpy(batch.target).to(dev)
+            logits, value = model(x)
             seen_tally.add(logits, value, batch)
-            loss = masked_loss(logits, torch.from_numpy(batch.mask).to(dev),
-                               torch.from_numpy(batch.target).to(dev)) + \
+            weight = (None if frozen is None else
+                      correction_weights(frozen, x, legal, target, config.correction_weight))
+            loss = masked_loss(logits, legal, target, weight) + \
                 config.value_weight * nn.functional.mse_loss(
                     value, torch.from_numpy(batch.value).to(dev))
             opt.zero_grad()
