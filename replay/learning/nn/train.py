@@ -126,8 +126,13 @@ def correction_weights(start: TorchNet, x: torch.Tensor, legal: torch.Tensor,
     played the network's own move (brain/data/nn_models.md, "Why agreement fell")."""
     with torch.no_grad():
         logits, _ = start(x)
-        pred = logits.masked_fill(~legal, -1e9).argmax(dim=1)
+        pred = _answer(logits, legal)
     return torch.where(pred == target, 1.0, weight).to(logits.dtype)
+
+
+def _answer(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """The argmax head over the legal heads of each row."""
+    return logits.masked_fill(~legal.to(logits.device), -1e9).argmax(dim=1)
 
 
 def accuracy(model: TorchNet, batches: Iterable[Examples], device: str = "cpu",
@@ -155,8 +160,7 @@ def answers(model: TorchNet, batches: Iterable[Examples], device: str = "cpu") -
     with torch.no_grad():
         for ex in batches:
             logits, _ = model(torch.from_numpy(ex.x).to(device))
-            m = torch.from_numpy(ex.mask).to(logits.device)
-            out.append(logits.masked_fill(~m, -1e9).argmax(dim=1).cpu().numpy())
+            out.append(_answer(logits, torch.from_numpy(ex.mask)).cpu().numpy())
     model.train()
     return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
@@ -173,9 +177,8 @@ class _Tally:
 
     def add(self, logits: torch.Tensor, value: torch.Tensor, ex: Examples,
             start: np.ndarray | None = None) -> None:
-        m = torch.from_numpy(ex.mask).to(logits.device)
         t = torch.from_numpy(ex.target).to(logits.device)
-        pred = logits.detach().masked_fill(~m, -1e9).argmax(dim=1)
+        pred = _answer(logits.detach(), torch.from_numpy(ex.mask))
         self.n += len(ex)
         self.hits += int((pred == t).sum())
         discard = t < 2 * KINDS
