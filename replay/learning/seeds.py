@@ -16,6 +16,7 @@ HEADLINE_SEEDS: dict[int, str] = {
     47: "the riichi nn generation-4 headline against rulebased (brain/data/nn_models.md)",
     48: "riichi nn generation 4 against each league style (README)",
     49: "riichi nn generation 4 against the PyPI mjai RulebaseBot (README)",
+    52: "riichi nn generation 4 against style:closed and style:value, 32,000 hands (README)",
 }
 
 
