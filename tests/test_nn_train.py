@@ -96,10 +96,11 @@ def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path) -> N
                "--epochs", "1", "--init", str(weights), "--channels", "99", "--threads", "1",
                "--correction-weight", "3", "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["config"]["correction_weight"] == 3.0
+    tuned_result = json.loads(r.stdout)
+    assert tuned_result["config"]["correction_weight"] == 3.0
     # the same seed holds out the same rows: the start's figure is the first run's, and the
     # hits now are its hits kept plus its misses learned
-    held = json.loads(r.stdout)["holdout"]
+    held = tuned_result["holdout"]
     assert held["start_accuracy"] == result["holdout"]["accuracy"]
     n, start_hits = held["examples"], round(held["start_accuracy"] * held["examples"])
     assert held["corrections"] == n - start_hits

@@ -219,6 +219,8 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
     """Train on ``data`` streamed in bounded memory (stream.py), evaluate on ``holdout_data``
     (or a seeded share of ``data``), write the numpy weights to ``out``; the run's figures as a
     dict (also stored in the weights' meta)."""
+    if config.correction_weight != 1.0 and not config.init:
+        raise ValueError("a correction weight needs the starting weights (init)")
     torch.manual_seed(config.seed)
     torch.set_num_threads(max(1, config.threads))
     start = time.monotonic()
@@ -242,8 +244,6 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
     model.to(dev)
     start_answers = (answers(model, held_batches(held), dev) if start_net is not None
                      else None)
-    if config.correction_weight != 1.0 and start_net is None:
-        raise ValueError("a correction weight needs the starting weights (init)")
     frozen = copy.deepcopy(model).eval() if config.correction_weight != 1.0 else None
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     steps = config.epochs * stream.batches_per_epoch()
