@@ -57,6 +57,9 @@ class McConfig:
     # errors of the paired difference plus this share of a typical win (None: Variant.call_gate)
     call_anchor: str = "fast"  # on a claim, the answer others must beat by the gate: the
     # pass, or "fast": the fast move's own answer (its call, or its pass)
+    turn_z: float = 0.0  # on our turn, a discard other than the fast move is played only
+    turn_margin: float = 0.0  # when its Score beats the fast move's by turn_z standard errors
+    # of the paired difference plus this share of a typical win (0 and 0: the best Score)
     placement: float = 1.0  # riichi, last hand: weight of the placement bonus (uma)
     plan: bool = True  # MCR: playouts steer by each candidate's nearest 8-fan plan
     plan_strict: bool = False  # ... and keep to it at the cost of shanten (a flush throws
@@ -86,12 +89,20 @@ class McConfig:
             raise ValueError("mc: budget_share in (0, 1]")
         if (self.call_z or 0) < 0 or (self.call_margin or 0) < 0:
             raise ValueError("mc: call_z and call_margin >= 0")
+        if self.turn_z < 0 or self.turn_margin < 0:
+            raise ValueError("mc: turn_z and turn_margin >= 0")
 
     def call_gate(self, variant: str) -> tuple[float, float]:
         """(z, margin share) an answer must clear over the claim's anchor in ``variant``."""
         z, margin = variant_of(variant).call_gate
         return (z if self.call_z is None else self.call_z,
                 margin if self.call_margin is None else self.call_margin)
+
+    @property
+    def turn_gate(self) -> bool:
+        """Whether a turn's search must clear a gate over the fast move (else the best
+        Score plays, as the paper has it)."""
+        return self.turn_z > 0 or self.turn_margin > 0
 
     def playouts_for(self, budget: float | None) -> int:
         """Playouts per candidate: fixed, else none (the clock decides) where there is a

@@ -5,7 +5,9 @@ our turn, when the fast move's expected loss is small beside the cost of folding
 switch) the fast move is played at once; otherwise - and always for calls, kongs and riichi,
 which the simulation decides - every candidate action is simulated to the end of the hand
 (:mod:`brain.policies.mc.playout`, or seed 003's recursive expectation with ``search=expect``)
-and the best Score(t) (:mod:`brain.policies.mc.score`) is played.
+and the best Score(t) (:mod:`brain.policies.mc.score`) is played. Gates keep the fast move's
+answer unless another beats it clearly on the same playouts: always on a claim (``call_z``),
+on our turn where ``turn_z`` or ``turn_margin`` is set.
 
 Anytime: the fast move is published before any simulation, then the best answer after each
 batch of playouts, so the brain has something to play at the deadline. With ``playouts`` set
@@ -61,6 +63,7 @@ class SearchStats:
     rules_calls: int = 0
     sims: list[float] = field(default_factory=list)  # per candidate, in candidate order
     ranked: list[tuple[Any, float]] = field(default_factory=list)  # (action, Score), best first
+    held: bool = False  # a gate kept the anchor where the best Score alone was another answer
 
 
 class McPolicy:
@@ -155,6 +158,8 @@ class McPolicy:
         sums = np.zeros(len(cands))
         anchor_row = _anchor_index(cands, sim_idx, fast_action, cfg.call_anchor)
         paired = PairedDifference(len(cands))
+        turn = TurnGate.build(cands, sim_idx, fast_action, table) \
+            if anchor_row is None and cfg.turn_gate else None
         done = 0
         batch = cfg.batch
         decision = Decision(cands[0].action)
@@ -166,13 +171,15 @@ class McPolicy:
             sums[sim_idx] += u.sum(axis=1)
             if anchor_row is not None:
                 paired.add(sim_idx, u - u[anchor_row])
+            if turn is not None:
+                turn.add(u)
             done += nb
             self.stats.batches += 1
             z = cfg.call_gate(state.variant)[0]
             decision = self._best(cands, sums / done, table, done,
                                   paired.lower_bounds(z) if anchor_row is not None else None,
                                   cands[sim_idx[anchor_row]].action if anchor_row is not None
-                                  else None)
+                                  else None, turn)
             if publish is not None:
                 publish(decision)
             if target and done >= target:
@@ -202,13 +209,16 @@ class McPolicy:
                           anchor=cands[anchor].action if anchor is not None else None)
 
     def _best(self, cands: list[Candidate], sims: np.ndarray, table: Any,
-              work: int, gains: np.ndarray | None = None, anchor: Any = None) -> Progress:
+              work: int, gains: np.ndarray | None = None, anchor: Any = None,
+              turn: TurnGate | None = None) -> Progress:
         """The best Score(t), where on a claim any answer other than the anchor (the pass,
         or with ``call_anchor=fast`` the fast move's answer) must beat it by the gate
         (:func:`call_is_clear`); ``gains``: each candidate's lower bound of its gain over
-        the anchor (None: no spread measured, the margin alone)."""
+        the anchor (None: no spread measured, the margin alone). ``turn``: on our turn, the
+        same for the fast move's discard (the ``turn_z`` / ``turn_margin`` gate)."""
         scored = [(score.score(float(sims[i]), c.discard_kind, table.tenpai, table.wait,
                                table.value), c.action) for i, c in enumerate(cands)]
+        best = min(scored, key=lambda x: (-x[0], action_key(x[1])))[1]  # before any gate
         if any(isinstance(c.action, ev.Pass) for c in cands):
             if anchor is None:
                 anchor = next(c.action for c in cands if isinstance(c.action, ev.Pass))
@@ -217,11 +227,13 @@ class McPolicy:
                 anchor_sim = next(float(sims[i]) for i, c in enumerate(cands)
                                   if c.action == anchor)
                 gains = sims - anchor_sim
-            anchor_score = next(s for s, a in scored if a == anchor)
-            scored = [(s, a) if a == anchor or call_is_clear(float(gains[i]), margin)
-                      else (min(s, anchor_score - 1e-9), a)
-                      for i, (s, a) in enumerate(scored)]
+            scored = _hold(scored, anchor, [call_is_clear(float(g), margin) for g in gains])
+        elif turn is not None:
+            anchor = turn.anchor
+            scored = _hold(scored, anchor, turn.clear(self.config.turn_z,
+                                                      self.config.turn_margin * table.win_value))
         scored.sort(key=lambda x: (-x[0], action_key(x[1])))
+        self.stats.held = scored[0][1] != best
         self.stats.mode = self.stats.mode or "playout"
         self.stats.sims = [float(s) for s in sims]
         self.stats.ranked = [(a, s) for s, a in scored]
@@ -249,6 +261,59 @@ class PairedDifference:
         mean = self.sum / n
         var = np.maximum(self.sq / n - mean * mean, 0.0)
         return mean - z * np.sqrt(var / max(n - 1, 1))
+
+
+class TurnGate:
+    """The turn's gate: each simulated discard's Score minus the fast move's, measured on the
+    same playouts. A playout's outcome is scaled by the candidate's survival of its own
+    discard (Score = Sim * survival - expected loss) before the two are differenced, so the
+    spread is that of Score itself, and the expected losses, which carry no noise, come off
+    the mean."""
+
+    def __init__(self, cands: list[Candidate], sim_idx: list[int], row: int,
+                 table: Any) -> None:
+        terms = [score.score_terms(cands[i].discard_kind, table.tenpai, table.wait,
+                                   table.value) for i in sim_idx]
+        self.size = len(cands)
+        self.sim_idx = sim_idx
+        self.row = row
+        self.anchor = cands[sim_idx[row]].action
+        self.survive = np.array([t[0] for t in terms])
+        self.loss = np.array([t[1] for t in terms])
+        self.paired = PairedDifference(len(cands))
+
+    @classmethod
+    def build(cls, cands: list[Candidate], sim_idx: list[int], fast: Any,
+              table: Any) -> TurnGate | None:
+        """The gate around the fast move's answer, or None where it was not simulated."""
+        for row, i in enumerate(sim_idx):
+            if cands[i].action == fast:
+                return cls(cands, sim_idx, row, table)
+        return None
+
+    def add(self, u: np.ndarray) -> None:
+        """One batch: ``u`` (simulated candidates x playouts), the same random numbers in
+        each column."""
+        scaled = u * self.survive[:, None]
+        self.paired.add(self.sim_idx, scaled - scaled[self.row])
+
+    def clear(self, z: float, margin: float) -> list[bool]:
+        """Per candidate: does even the pessimistic end of its Score gain over the anchor
+        exceed ``margin``? (An unsimulated candidate never does; the anchor always does.)"""
+        lower = np.full(self.size, -np.inf)
+        bounds = self.paired.lower_bounds(z)[self.sim_idx] - (self.loss - self.loss[self.row])
+        lower[self.sim_idx] = bounds
+        ok = [bool(x > margin) for x in lower]
+        ok[self.sim_idx[self.row]] = True
+        return ok
+
+
+def _hold(scored: list[tuple[float, Any]], anchor: Any,
+          clear: list[bool]) -> list[tuple[float, Any]]:
+    """``scored`` with every answer that did not clear its gate ranked just below the anchor."""
+    anchor_score = next(s for s, a in scored if a == anchor)
+    return [(s, a) if a == anchor or ok else (min(s, anchor_score - 1e-9), a)
+            for (s, a), ok in zip(scored, clear, strict=True)]
 
 
 def call_is_clear(gain_lower_bound: float, margin: float) -> bool:

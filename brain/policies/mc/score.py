@@ -30,11 +30,19 @@ def losing_probability(tenpai: np.ndarray, wait: np.ndarray) -> np.ndarray:
 def score(sim: float, kind: int, tenpai: np.ndarray, wait: np.ndarray,
           value: np.ndarray) -> float:
     """Score(t) of discarding ``kind`` (-1: no root discard, Score = Sim)."""
+    survive, loss = score_terms(kind, tenpai, wait, value)
+    return float(sim * survive - loss)
+
+
+def score_terms(kind: int, tenpai: np.ndarray, wait: np.ndarray,
+                value: np.ndarray) -> tuple[float, float]:
+    """(prod_p (1 - LP(p, t)), sum_p EL(p, t)): Score(t) = Sim(t) * the first - the second.
+    Apart, so a playout's outcome can be scaled into its share of Score before two
+    candidates' playouts are differenced (mc's turn gate); (1, 0) with no root discard."""
     if kind < 0:
-        return float(sim)
+        return 1.0, 0.0
     lp = losing_probability(tenpai, wait)[:, kind]
-    el = lp * value[:, kind]
-    return float(sim * np.prod(1.0 - lp) - el.sum())
+    return float(np.prod(1.0 - lp)), float((lp * value[:, kind]).sum())
 
 
 def expected_loss(kind: int, tenpai: np.ndarray, wait: np.ndarray,
