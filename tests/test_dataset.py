@@ -259,6 +259,23 @@ def test_selfplay_errors_are_one_line_exit_2(args, message, tmp_path):
     assert not (tmp_path / "d").exists()
 
 
+def test_the_manifest_says_which_expert_made_the_data(tmp_path, monkeypatch):
+    # the seat names read "mc" whatever the search was: the options and the network travel
+    # in the environment, so the manifest records them (the weights by their SHA-256)
+    weights = Path(__file__).parents[1] / "brain" / "data" / "nn_riichi.npz"
+    monkeypatch.setenv("MJBOT_MC", "playouts=256,fast=nn,always_simulate=1")
+    monkeypatch.setenv("MJBOT_NN_WEIGHTS", str(weights))
+    manifest = selfplay(tmp_path / "expert", hands=4)
+    assert manifest["config"]["environment"] == {
+        "MJBOT_MC": "playouts=256,fast=nn,always_simulate=1",
+        "MJBOT_NN_WEIGHTS": str(weights),
+        "nn_weights_sha256": hashlib.sha256(weights.read_bytes()).hexdigest()}
+    assert read_manifest(tmp_path / "expert")["config"] == manifest["config"]
+    monkeypatch.delenv("MJBOT_MC")
+    monkeypatch.delenv("MJBOT_NN_WEIGHTS")
+    assert selfplay(tmp_path / "plain", hands=4)["config"]["environment"] == {}
+
+
 def test_selfplay_refuses_an_unusable_out_dir(small, tmp_path):
     a_file = tmp_path / "file"
     a_file.write_text("x")
