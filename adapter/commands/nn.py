@@ -57,6 +57,45 @@ def register(sub: Any) -> None:
     t.add_argument("--json", action="store_true", help="print the run as JSON")
     t.set_defaults(handler=cmd_train)
     nn_iterate.register(nsub)
+    p = nsub.add_parser(
+        "probe-expert", help="how often mc overrules its fast move, and whether a second "
+        "search repeats it (before making expert data)",
+        description="Games at the local table with mc's fast move in every seat; at each "
+        "turn with a choice of discards mc searches twice (seeds 1 and 2 over the MJBOT_MC "
+        "options, always simulating). An overrule the second search does not repeat is the "
+        "search's noise: no network learns it.",
+        epilog='example: MJBOT_MC="playouts=256,fast=nn,turn_z=2" mjbot nn probe-expert '
+        "--variant riichi --games 2 --seed 301")
+    p.add_argument("--variant", default="riichi", help="riichi, mcr, taiwan16 or mass")
+    p.add_argument("--games", type=int, default=2)
+    p.add_argument("--seed", type=int, default=0, help="wall seed of the games")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.set_defaults(handler=cmd_probe_expert)
+
+
+def cmd_probe_expert(args: argparse.Namespace) -> int:
+    from adapter.expert_probe import probe_expert
+    from brain.policies.mc.config import ENV, from_env
+
+    if args.variant not in VARIANTS:
+        raise UserInputError(f"unknown variant {args.variant!r} (riichi, mcr, taiwan16 or mass)")
+    if args.games < 1:
+        raise UserInputError("--games must be at least 1")
+    try:
+        config = from_env()
+    except ValueError as exc:
+        raise UserInputError(f"{ENV}: {exc}") from None
+    figures = probe_expert(args.variant, config, args.games, args.seed).figures()
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return 0
+    share = lambda x: "-" if x is None else f"{x:.3f}"  # noqa: E731
+    print(f"probe-expert {args.variant}: {figures['turns']} turns; the first search overrules "
+          f"the fast move on {share(figures['overrule_share'])} ({figures['overrules']}); the "
+          f"second repeats {share(figures['overrules_repeated'])} of those and overrules too on "
+          f"{share(figures['overrules_overruled_again'])}; the two agree on "
+          f"{share(figures['searches_agree'])} of all turns; a gate held {figures['gate_held']}")
+    return 0
 
 
 def cmd_train(args: argparse.Namespace) -> int:

@@ -38,6 +38,7 @@ from brain.policies.mc.root import (
     build_table,
     candidates,
     discard_bias,
+    outcome_key,
     plan_bias,
     plan_call_masks,
 )
@@ -286,10 +287,8 @@ class TurnGate:
     def build(cls, cands: list[Candidate], sim_idx: list[int], fast: Any,
               table: Any) -> TurnGate | None:
         """The gate around the fast move's answer, or None where it was not simulated."""
-        for row, i in enumerate(sim_idx):
-            if cands[i].action == fast:
-                return cls(cands, sim_idx, row, table)
-        return None
+        row = _simulated_row(cands, sim_idx, fast)
+        return None if row is None else cls(cands, sim_idx, row, table)
 
     def add(self, u: np.ndarray) -> None:
         """One batch: ``u`` (simulated candidates x playouts), the same random numbers in
@@ -335,10 +334,18 @@ def _anchor_index(cands: list[Candidate], sim_idx: list[int], fast: Any,
     if passing is None:
         return None
     if anchor == "fast":
-        for row, i in enumerate(sim_idx):
-            if cands[i].action == fast:
-                return row
+        row = _simulated_row(cands, sim_idx, fast)
+        if row is not None:
+            return row
     return passing
+
+
+def _simulated_row(cands: list[Candidate], sim_idx: list[int], action: Any) -> int | None:
+    """The row among the simulated candidates of the one that is ``action``'s outcome (the
+    fast move may name another copy of the kind than the candidate does), or None."""
+    key = outcome_key(action)
+    return next((row for row, i in enumerate(sim_idx) if outcome_key(cands[i].action) == key),
+                None)
 
 
 def shortlist(state: TableState, cands: list[Candidate], fast: Any, table: Any, attack: int,

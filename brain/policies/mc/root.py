@@ -199,6 +199,18 @@ def _kan_start(state: TableState, a: ev.Kan, melds: tuple[Meld, ...], closed: bo
     return Start(_counts(_without(state.hand, a.tiles)), (*melds, meld), closed, me.riichi, 0)
 
 
+def outcome_key(action: Any) -> tuple[object, ...]:
+    """What makes two answers the same candidate: a discard's kind and riichi flag (which
+    copy of the kind goes is the candidates' choice, a plain five before a red one), a call's
+    type and kinds; any other action as itself. Another policy's answer (the fast move) is
+    found among the candidates by this, not by the tile it names."""
+    if isinstance(action, ev.Discard):
+        return ("discard", T.kind(action.tile), action.riichi)
+    if isinstance(action, ev.Chi | ev.Pon):
+        return (type(action).__name__, tuple(sorted(T.kind(t) for t in action.tiles)))
+    return ("action", action)
+
+
 def _dedupe_calls(cands: list[Candidate]) -> list[Candidate]:
     """Chows or pungs that differ only by a red five: keep the one that keeps the red."""
     out: list[Candidate] = []

@@ -1,0 +1,98 @@
+"""How much an expert's corrections can be trusted, before hours go into its data.
+
+Expert iteration teaches the network the answers where ``mc`` overrules the network's move.
+If a second search of the same position, on other random numbers, does not repeat an
+overrule, the correction is the search's noise, and no network learns it. This plays games
+at the local table with the expert's fast move in every seat and, at each turn with a choice
+of discards, searches twice (``seed`` 1 and 2 over the ``MJBOT_MC`` options): it counts how
+often the first search overrules the fast move, and how often the second repeats that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from adapter.local.game import GameConfig, play_game
+from adapter.local.seat import BrainSeat
+from brain.brain import Answer
+from brain.policies.mc.config import McConfig
+from brain.policies.mc.policy import McPolicy
+from brain.policies.mc.root import outcome_key
+from protocols import events as ev
+
+
+@dataclass
+class ProbeTally:
+    """Turns probed, the first search's overrules of the fast move, the second's repeats."""
+
+    turns: int = 0
+    agree: int = 0  # the two searches gave the same answer
+    overruled: int = 0  # the first search did not play the fast move
+    repeated: int = 0  # ... and the second played the first's answer
+    overruled_again: int = 0  # ... or at least did not play the fast move either
+    gate_held: int = 0  # the first search's gate kept the fast move
+    examples: list[dict[str, str]] = field(default_factory=list)
+
+    def add(self, fast: Any, first: Any, second: Any, held: bool) -> None:
+        """One turn's three answers, compared as outcomes (a discard by kind: which copy goes
+        is no correction)."""
+        fast, a, b = outcome_key(fast), outcome_key(first), outcome_key(second)
+        self.turns += 1
+        self.agree += a == b
+        self.gate_held += held
+        if a != fast:
+            self.overruled += 1
+            self.repeated += a == b
+            self.overruled_again += b != fast
+            if len(self.examples) < 20:
+                self.examples.append({"fast": repr(fast), "first": repr(first),
+                                      "second": repr(second)})
+
+    def figures(self) -> dict[str, Any]:
+        share = lambda a, b: round(a / b, 4) if b else None  # noqa: E731
+        return {"turns": self.turns, "overrule_share": share(self.overruled, self.turns),
+                "overrules": self.overruled,
+                "overrules_repeated": share(self.repeated, self.overruled),
+                "overrules_overruled_again": share(self.overruled_again, self.overruled),
+                "searches_agree": share(self.agree, self.turns),
+                "gate_held": self.gate_held, "examples": self.examples}
+
+
+class ProbeSeat(BrainSeat):
+    """A seat played by the fast move's policy that, at its turns, asks the two searches too
+    (their answers are only counted: the game is the fast move's)."""
+
+    def __init__(self, variant: str, seat: int, fast: str, searches: tuple[McPolicy, McPolicy],
+                 tally: ProbeTally) -> None:
+        super().__init__(variant, seat, fast)
+        self.searches = searches
+        self.probe_tally = tally
+
+    def decide(self, request: ev.DecisionRequest, legal: list[Any] | None = None) -> Answer:
+        answer = super().decide(request, legal)
+        if (request.kind == "turn" and legal
+                and sum(isinstance(a, ev.Discard) for a in legal) > 1):
+            first, second = self.searches
+            a = first.decide(self.state, request, legal).action
+            held = first.stats.held
+            b = second.decide(self.state, request, legal).action
+            self.probe_tally.add(answer.action, a, b, held)
+        return answer
+
+
+def probe_expert(variant: str, config: McConfig, games: int, seed: int) -> ProbeTally:
+    """Play ``games`` games from wall seed ``seed`` and tally the two searches' answers at
+    every seat's turns. The searches always simulate (the switch would play the fast move
+    unsearched, which is no correction)."""
+    base = replace(config, always_simulate=True)
+    searches = (McPolicy(replace(base, seed=1)), McPolicy(replace(base, seed=2)))
+    tally = ProbeTally()
+    for game in range(games):
+        seats = [ProbeSeat(variant, s, base.fast, searches, tally) for s in range(4)]
+        try:
+            play_game(GameConfig(variant), seats, seed, game)
+        finally:
+            for seat in seats:
+                seat.close()
+    return tally
