@@ -59,7 +59,8 @@ class McConfig:
     # pass, or "fast": the fast move's own answer (its call, or its pass)
     turn_z: float = 0.0  # on our turn, a discard other than the fast move is played only
     turn_margin: float = 0.0  # when its Score beats the fast move's by turn_z standard errors
-    # of the paired difference plus this share of a typical win (0 and 0: the best Score)
+    # of the paired difference plus this share of a typical win (0 and 0: the best Score;
+    # search=playout only, the expectation search measures no spread)
     placement: float = 1.0  # riichi, last hand: weight of the placement bonus (uma)
     plan: bool = True  # MCR: playouts steer by each candidate's nearest 8-fan plan
     plan_strict: bool = False  # ... and keep to it at the cost of shanten (a flush throws
