@@ -37,14 +37,14 @@ class ProbeTally:
     def add(self, fast: Any, first: Any, second: Any, held: bool) -> None:
         """One turn's three answers, compared as outcomes (a discard by kind: which copy goes
         is no correction)."""
-        fast, a, b = outcome_key(fast), outcome_key(first), outcome_key(second)
+        f, a, b = outcome_key(fast), outcome_key(first), outcome_key(second)
         self.turns += 1
         self.agree += a == b
         self.gate_held += held
-        if a != fast:
+        if a != f:
             self.overruled += 1
             self.repeated += a == b
-            self.overruled_again += b != fast
+            self.overruled_again += b != f
             if len(self.examples) < 20:
                 self.examples.append({"fast": repr(fast), "first": repr(first),
                                       "second": repr(second)})

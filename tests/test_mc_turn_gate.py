@@ -11,7 +11,7 @@ import pytest
 
 from brain.policies.mc.config import McConfig, parse
 from brain.policies.mc.policy import McPolicy, TurnGate
-from brain.policies.mc.root import Candidate
+from brain.policies.mc.root import Candidate, candidates
 from brain.rules import rules_for
 from protocols import events as ev
 from protocols import tiles as T
@@ -83,6 +83,23 @@ def test_the_gate_measures_score_differences_on_the_same_playouts():
         assert gate.clear(z, margin) == [bool(expected[0] > margin), True,
                                          bool(expected[2] > margin)]
     assert gate.clear(0.0, 0.0)[2] and not gate.clear(0.0, 1e6)[2]
+
+
+def test_the_gate_finds_the_fast_move_by_its_kind_not_by_the_copy_it_names():
+    # the hand holds a plain and a red 5m; the candidates keep the plain one, and a fast move
+    # that throws the red five is still that candidate (else no gate, and no anchor)
+    state = turn_state("1234m05m6p789s122z", "3z")
+    request = ev.DecisionRequest("turn")
+    legal = rules_for("riichi").legal_actions(state, request)
+    cands = candidates(state, request, legal)
+    red = next(a for a in legal if isinstance(a, ev.Discard) and T.is_red(a.tile))
+    table = SimpleNamespace(tenpai=np.zeros(3), wait=np.zeros((3, 34)),
+                            value=np.zeros((3, 34)))
+    gate = TurnGate.build(cands, list(range(len(cands))), red, table)
+    assert gate is not None and gate.anchor != red
+    assert T.kind(gate.anchor.tile) == T.kind(red.tile) and not T.is_red(gate.anchor.tile)
+    assert TurnGate.build(cands, list(range(len(cands))), ev.Discard(red.tile, riichi=True),
+                          table) is None  # no riichi on offer: not simulated
 
 
 def test_the_gate_options_parse_and_refuse_negatives():
