@@ -90,7 +90,8 @@ async def test_a_second_answer_in_a_later_write_is_dropped(delays: str) -> None:
         await asyncio.wait_for(server.finished.wait(), 10)
     own_calls = [t for r in seen.reads for t in r if t.startswith('<N who="0"')]
     assert own_calls, "no call of ours in this game: pick another seed"
-    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
+    assert (server.stats.illegal, server.stats.timeouts) == (0, 0), [  # the drops are expected
+        p for p in server.stats.problems if not p.startswith("dropped")]
     # every discard we sent is the one the server made, but where a repeat of one of our
     # earlier discards came when the request allowed it (only ever at 1-200 ms: a late repeat
     # may reach a later hand, which deals the same id again)
