@@ -20,6 +20,15 @@ class UserInputError(ValueError):
     """Something the user typed is wrong; reported in one line, no traceback."""
 
 
+def checked_variant(name: str) -> str:
+    """``name`` if it is a variant the table plays, else the user's error naming the four."""
+    from brain.rules.variant import VARIANT_NAMES
+
+    if name not in VARIANT_NAMES:
+        raise UserInputError(f"unknown variant {name!r} (riichi, mcr, taiwan16 or mass)")
+    return name
+
+
 @contextmanager
 def reading(path: str) -> Iterator[None]:
     """A game file that cannot be read, as the user's error naming the file: missing, a

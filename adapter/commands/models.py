@@ -11,10 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, log
-from brain.rules.variant import VARIANT_NAMES, variant_of
-
-VARIANTS = VARIANT_NAMES
+from adapter.commands import UserInputError, checked_variant, log
+from brain.rules.variant import variant_of
 
 
 def register(sub: Any) -> None:
@@ -72,14 +70,8 @@ def register(sub: Any) -> None:
     e.set_defaults(handler=cmd_eval)
 
 
-def _variant(name: str) -> str:
-    if name not in VARIANTS:
-        raise UserInputError(f"unknown variant {name!r} (riichi, mcr, taiwan16 or mass)")
-    return name
-
-
 def cmd_train(args: argparse.Namespace) -> int:
-    variant = _variant(args.variant)
+    variant = checked_variant(args.variant)
     from dataclasses import replace
 
     from brain.opponents.models import model_path
@@ -127,7 +119,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    variant = _variant(args.variant)
+    variant = checked_variant(args.variant)
     from adapter import opponent_sets as sets
     from brain.opponents.models import OpponentModels, model_path
     from replay.dataset.schema import DatasetError

@@ -10,10 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from adapter import nn_iterate
-from adapter.commands import UserInputError
-from brain.rules.variant import VARIANT_NAMES
+from adapter.commands import UserInputError, checked_variant
 
-VARIANTS = VARIANT_NAMES
 # replay/learning/nn/stream.py's defaults (that module is numpy only, but this one must not load
 # the dataset machinery before a command runs)
 DEFAULT_BUFFER = 40_000
@@ -77,8 +75,7 @@ def cmd_probe_expert(args: argparse.Namespace) -> int:
     from adapter.expert_probe import probe_expert
     from brain.policies.mc.config import ENV, from_env
 
-    if args.variant not in VARIANTS:
-        raise UserInputError(f"unknown variant {args.variant!r} (riichi, mcr, taiwan16 or mass)")
+    checked_variant(args.variant)
     if args.games < 1:
         raise UserInputError("--games must be at least 1")
     try:
@@ -99,8 +96,7 @@ def cmd_probe_expert(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    if args.variant not in VARIANTS:
-        raise UserInputError(f"unknown variant {args.variant!r} (riichi, mcr, taiwan16 or mass)")
+    checked_variant(args.variant)
     for name, value in (("--epochs", args.epochs), ("--batch-size", args.batch_size),
                         ("--channels", args.channels), ("--blocks", args.blocks),
                         ("--holdout-max", args.holdout_max)):

@@ -14,13 +14,13 @@ from adapter.commands import (
     add_fallback_argument,
     add_ray_arguments,
     add_seat_limit_argument,
+    checked_variant,
     fallback_verdict,
     four_policies,
     log,
     require_table,
     start_ray,
 )
-from brain.rules.variant import VARIANT_NAMES
 
 EXAMPLES = """examples:
   mjbot selfplay --policies rulebased,greedy,rulebased,greedy --hands 200 --out data/sp
@@ -31,7 +31,6 @@ EXAMPLES = """examples:
 An outside program (KIND:COMMAND, as in mjbot arena) is recorded like any policy: its
 decisions, under its seat name, with a fallback flag where its answer was replaced."""
 
-VARIANTS = VARIANT_NAMES
 
 
 def register(sub: Any) -> None:
@@ -84,8 +83,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_selfplay(args: argparse.Namespace) -> int:
-    if args.variant not in VARIANTS:
-        raise UserInputError(f"unknown variant {args.variant!r} (riichi, mcr, taiwan16 or mass)")
+    checked_variant(args.variant)
     names = four_policies(args.policies)
     require_table(names, args)
     if args.shard_decisions < 1:
