@@ -196,12 +196,12 @@ class RemoteSeat:
         with self.answers:
             for tag in tags:
                 owed = self.owed
+                text = format_tag(tag)
+                repeat = text in self.given
+                self.given.add(text)  # taken or dropped: a later copy of it is a repeat
                 if owed is not None and owed.answered:
                     self.table.dropped("a second answer", tag)
                     continue
-                text = format_tag(tag)
-                repeat = text in self.given
-                self.given.add(text)  # taken or not: a later copy of it is a repeat
                 if owed is not None and repeat and not owed.allows(tag):
                     self.table.dropped("stale, a repeat of an earlier answer", tag)
                     continue
