@@ -2,9 +2,12 @@
 are duplicates of the same walls, figures and intervals are computed as documented, and the
 command writes JSON and logs that `mjbot replay` reads."""
 
+import hashlib
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -100,6 +103,32 @@ def test_arena_command_json_and_logs_read_by_replay(tmp_path):
     assert replay["seat"] == 2 and replay["hands"] and replay["decisions"]
     r = _mjbot("replay", str(logs[0]), "--seat", "1", "--policy", "greedy")
     assert r.returncode == 0 and "agree" in r.stdout
+
+
+def test_arena_figures_say_which_search_and_network_played(tmp_path):
+    # "nn" and "mc" read the same whatever MJBOT_MC and MJBOT_NN_WEIGHTS say: the figures
+    # record both, the weights by their SHA-256, in the JSON and on one line of the text
+    weights = Path(__file__).parents[1] / "brain" / "data" / "nn_riichi_gen3.npz"
+    digest = hashlib.sha256(weights.read_bytes()).hexdigest()
+    env = {**os.environ, "MJBOT_MC": "playouts=16", "MJBOT_NN_WEIGHTS": str(weights)}
+    out = tmp_path / "arena.json"
+    r = subprocess.run([sys.executable, "-m", "adapter.cli", "arena", "--variant", "riichi",
+                        "--policies", "nn,greedy,greedy,greedy", "--hands", "4", "--seed", "3",
+                        "--no-log", "--json", str(out)], capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["environment"] == {
+        "MJBOT_MC": "playouts=16", "MJBOT_NN_WEIGHTS": str(weights), "nn_weights_sha256": digest}
+    assert (f"environment: MJBOT_MC=playouts=16, MJBOT_NN_WEIGHTS={weights} "
+            f"(SHA-256 {digest[:12]})") in r.stdout.splitlines()
+    plain = {k: v for k, v in env.items() if k not in ("MJBOT_MC", "MJBOT_NN_WEIGHTS")}
+    r = subprocess.run([sys.executable, "-m", "adapter.cli", "arena", "--variant", "riichi",
+                        "--policies", "nn,greedy,greedy,greedy", "--hands", "4", "--seed", "3",
+                        "--no-log", "--json", str(out)], capture_output=True, text=True,
+                       timeout=300, env=plain)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["environment"] == {}
+    assert "environment:" not in r.stdout
 
 
 def test_arena_command_rejects_bad_policies():

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from adapter.local.external import SeatReport
 from adapter.local.game import GameConfig, play_game
-from adapter.local.seat import seat_for, seat_specs, split_label
+from adapter.local.seat import policy_environment, seat_for, seat_specs, split_label
 from adapter.local.timing import DecisionTimes
 from brain.rules.variant import variant_of
 from brain.tally import FallbackTally
@@ -259,6 +259,7 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
     return {
         "variant": config.variant, "policies_seated": list(labels),
         "specs": config.specs(),  # label -> the seat it stands for (the command, the policy)
+        "environment": policy_environment(),  # MJBOT_MC's options, the weights and their hash
         "seed": config.seed, "units": len(results),
         "seatings": len(config.arrangements()),
         "games": sum(r.games for r in results), "hands": sum(r.hands for r in results),
@@ -386,10 +387,20 @@ def format_summary(summary: dict[str, Any]) -> str:
             verdict = "differs" if lo > 0 or hi < 0 else "no clear difference"
         lines.append(f"{pair}: {d['points_per_hand']:+.1f} {unit}/hand "
                      f"{_interval(d['ci95'], '+.1f')} ({verdict})")
+    if summary.get("environment"):
+        lines.append("environment: " + format_environment(summary["environment"]))
     if summary.get("log_folders"):
         lines.append(f"logs: {summary['log_files']} games in "
                      + ", ".join(summary["log_folders"]))
     return "\n".join(lines)
+
+
+def format_environment(settings: dict[str, str]) -> str:
+    """``policy_environment``'s settings on one line, the weights' hash cut to 12 digits."""
+    digest = settings.get("nn_weights_sha256")
+    return ", ".join(f"{name}={value}" for name, value in settings.items()
+                     if name != "nn_weights_sha256") + (f" (SHA-256 {digest[:12]})"
+                                                        if digest else "")
 
 
 def _interval(bounds: list[float | None], spec: str, scale: float = 1.0) -> str:

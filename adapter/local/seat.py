@@ -2,21 +2,38 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from adapter.local.timing import DecisionTimes
 from brain import anytime
 from brain.brain import Answer, Brain
+from brain.policies.mc.config import ENV as MC_ENV
+from brain.policies.nn import ENV as NN_ENV
 from brain.state import TableState
 from brain.tally import FallbackTally
 from protocols import events as ev
+from replay.dataset.shards import sha256
 
 BUDGET_SUFFIX = "@budget="  # ``mc@budget=0.5``: this seat's own time limit per decision
 MAX_BUDGET = 3600.0
 LABEL_MAX = 24
 LABEL = re.compile(rf"[A-Za-z0-9_.-]{{1,{LABEL_MAX}}}")  # ``rb=mjai:CMD``: the seat's display name
+
+
+def policy_environment() -> dict[str, str]:
+    """The environment settings that change how the named policies play (``MJBOT_MC``'s
+    options, the weights file ``MJBOT_NN_WEIGHTS`` names and its SHA-256), so a dataset or an
+    arena's figures say which search and which network played: the seat names alone read "mc"
+    or "nn" whatever the options and the weights were."""
+    settings = {name: os.environ[name] for name in (MC_ENV, NN_ENV) if os.environ.get(name)}
+    weights = settings.get(NN_ENV)
+    if weights and Path(weights).is_file():
+        settings["nn_weights_sha256"] = sha256(weights)
+    return settings
 
 
 class BrainSeat:

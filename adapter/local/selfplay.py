@@ -10,7 +10,6 @@ never on the number of workers or on which worker finished first.
 from __future__ import annotations
 
 import concurrent.futures
-import os
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -21,12 +20,11 @@ from typing import TYPE_CHECKING, Any
 from adapter.local.arena import ArenaConfig
 from adapter.local.game import play_game
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup, Player
-from brain.policies.mc.config import ENV as MC_ENV
-from brain.policies.nn import ENV as NN_ENV
+from adapter.local.seat import policy_environment
 from brain.tally import FallbackTally
 from protocols import events as ev
 from replay.dataset.records import Block, BlockBuilder, HandStart
-from replay.dataset.shards import DatasetWriter, sha256
+from replay.dataset.shards import DatasetWriter
 
 if TYPE_CHECKING:
     from adapter.local.ray_pool import RayRun
@@ -177,17 +175,6 @@ def selfplay_meta(config: SelfPlayConfig) -> dict[str, Any]:
                    "hands_per_game": arena.hands_per_game,
                    "environment": policy_environment()},
     }
-
-
-def policy_environment() -> dict[str, str]:
-    """The environment settings that change how the named policies play (``MJBOT_MC``'s
-    options, the weights file ``MJBOT_NN_WEIGHTS`` names and its SHA-256), so a dataset says
-    which expert made it: the seat names alone read "mc" whatever the search was."""
-    settings = {name: os.environ[name] for name in (MC_ENV, NN_ENV) if os.environ.get(name)}
-    weights = settings.get(NN_ENV)
-    if weights and Path(weights).is_file():
-        settings["nn_weights_sha256"] = sha256(weights)
-    return settings
 
 
 class UnitCounter:
