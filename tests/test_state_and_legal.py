@@ -1,5 +1,8 @@
 """The table state is built only from events; legal actions follow each variant's rules."""
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from brain.rules import rules_for
 from brain.state import TableState
 from protocols import events as ev
@@ -112,6 +115,61 @@ def test_chi_only_from_previous_seat_and_kuikae():
     s.apply(ev.MeldCalled(1, "chi", tuple(parse_mpsz("123m")), t("1m"), 0))
     turn = rules.legal_actions(s, ev.DecisionRequest("turn"))
     assert ev.Discard(t("4m")) not in turn  # swap-call ban (suji of the called tile)
+
+
+def _four_left(rest: str):
+    """Seat 1 after three pungs of honours (from seat 0), holding the four tiles ``rest``."""
+    s = start(seat=1, hand="19m1p" + rest + "556677z", dealer=0)
+    for honour, out, other in (("5z", "1m", "1z"), ("6z", "9m", "2z"), ("7z", "1p", "3z")):
+        s.apply(ev.TileDrawn(0, None))
+        s.apply(ev.TileDiscarded(0, t(honour)))
+        s.apply(ev.MeldCalled(1, "pon", tuple(parse_mpsz(honour * 3)), t(honour), 0))
+        s.apply(ev.TileDiscarded(1, t(out)))
+        for seat in (2, 3):
+            s.apply(ev.TileDrawn(seat, None))
+            s.apply(ev.TileDiscarded(seat, t(other)))
+    assert len(s.hand) == 4 and len(s.melds) == 3
+    return s
+
+
+def _offered_calls(s, discard: str):
+    s.apply(ev.TileDrawn(0, None))
+    s.apply(ev.TileDiscarded(0, t(discard)))
+    acts = rules_for("riichi").legal_actions(s, ev.DecisionRequest("claim", tile=t(discard),
+                                                                   from_seat=0))
+    return [a for a in acts if isinstance(a, ev.Chi | ev.Pon)]
+
+
+def test_no_call_after_which_every_discard_is_a_swap_call():
+    # 2s3s4s4s: a chow of 2s3s on a 1s leaves 4s4s, and the 4s (the sequence's other end) is
+    # barred after it: Tenhou offers no such call (an arena game once reached a turn with no
+    # legal action this way: 66,483 hands, seed 58)
+    assert _offered_calls(_four_left("2344s"), "1s") == []
+    # on a 4s the chow of 2s3s would leave only barred 4s too; the pung leaves 2s3s
+    assert _offered_calls(_four_left("2344s"), "4s") == [ev.Pon((t("4s"), t("4s")))]
+    # 2s3s4s5s: after the chow of 2s3s on a 1s the 5s may go
+    assert _offered_calls(_four_left("2345s"), "1s") == [ev.Chi((t("2s"), t("3s")))]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.integers(1, 9), min_size=4, max_size=4), st.integers(1, 9),
+       st.sampled_from("mps"))
+def test_every_offered_call_leaves_a_legal_discard(numbers, number, suit):
+    """Whatever four tiles of a suit are left and whichever of it is discarded, each chow or
+    pung the rules offer leads to a turn with at least one legal discard."""
+    tiles = "".join(map(str, numbers)) + suit
+    discard = f"{number}{suit}"
+    seen = [*parse_mpsz("19m1p" + tiles), t(discard)]
+    if any(seen.count(x) > 4 for x in seen):
+        return
+    for call in _offered_calls(_four_left(tiles), discard):
+        s = _four_left(tiles)
+        s.apply(ev.TileDrawn(0, None))
+        s.apply(ev.TileDiscarded(0, t(discard)))
+        kind = "chi" if isinstance(call, ev.Chi) else "pon"
+        s.apply(ev.MeldCalled(1, kind, tuple(sorted((*call.tiles, t(discard)))), t(discard), 0))
+        turn = rules_for("riichi").legal_actions(s, ev.DecisionRequest("turn"))
+        assert any(isinstance(a, ev.Discard) for a in turn), (tiles, discard, call)
 
 
 def test_mcr_wall_restrictions():

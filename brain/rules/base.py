@@ -148,7 +148,8 @@ class Rules:
     allows_seven_pairs = False
     red_fives = False
     bans_swap_calling = False  # the first discard after a chow or pung may not be the called
-    # kind (nor, after a chow, the kind at the sequence's other end): _kuikae_banned says which
+    # kind (nor, after a chow, the kind at the sequence's other end): _swap_banned_kinds says
+    # which, and no call is offered after which every discard would be one
 
     # -------------------------------------------------------------- hooks per variant
 
@@ -265,7 +266,28 @@ class Rules:
         return out
 
     def _kuikae_banned(self, state: TableState) -> set[int]:
+        """The kinds the discard right after our chow or pung may not be (swap-calling)."""
+        meld = state.called_this_turn
+        if meld is None or meld.called is None:
+            return set()
+        return self._swap_banned_kinds(meld.kind, meld.called, meld.tiles)
+
+    def _swap_banned_kinds(self, kind: str, called: int,
+                           tiles: tuple[int, ...]) -> set[int]:
+        """The kinds a chow or pung of ``tiles`` (``called`` among them) bars from the next
+        discard; none where the rules allow swap-calling."""
         return set()
+
+    def _leaves_a_discard(self, state: TableState, call: ev.Chi | ev.Pon, tile: int) -> bool:
+        """Some tile left after ``call`` on ``tile`` may be discarded: a call after which
+        every discard would be a swap-call is not allowed (2s3s4s4s: no chow of 2s3s on a
+        1s, as the 4s are barred), so a turn never comes with nothing to play."""
+        rest = list(state.hand)
+        for t in call.tiles:
+            rest.remove(t)
+        kind = "chi" if isinstance(call, ev.Chi) else "pon"
+        banned = self._swap_banned_kinds(kind, tile, (*call.tiles, tile))
+        return any(T.kind(t) not in banned for t in rest)
 
     def _own_kans(self, state: TableState) -> list[ev.Action]:
         counts = state.counts()
@@ -306,6 +328,9 @@ class Rules:
             actions.append(ev.Kan("open_kan", tuple(same[:3])))
         if k < 27 and self.can_chi(state, from_seat):
             actions.extend(self._chis(state, k))
+        if self.bans_swap_calling:
+            actions = [a for a in actions if not isinstance(a, ev.Chi | ev.Pon)
+                       or self._leaves_a_discard(state, a, tile)]
         return actions
 
     @staticmethod

@@ -155,19 +155,17 @@ class RiichiRules(Rules):
     def can_win_on(self, state: TableState, tile: int) -> bool:
         return not is_furiten(state)
 
-    def _kuikae_banned(self, state: TableState) -> set[int]:
+    def _swap_banned_kinds(self, kind: str, called: int,
+                           tiles: tuple[int, ...]) -> set[int]:
         """Tenhou forbids discarding, right after a chi/pon, the called kind or the kind at the
         other end of the called sequence (swap-calling)."""
-        meld = state.called_this_turn
-        if meld is None or meld.called is None:
-            return set()
-        called = T.kind(meld.called)
-        banned = {called}
-        if meld.kind == "chi":
-            kinds = sorted(T.kind(t) for t in meld.tiles)
-            if called == kinds[0] and kinds[2] + 1 <= called - called % 9 + 8:
+        called_kind = T.kind(called)
+        banned = {called_kind}
+        if kind == "chi":
+            kinds = sorted(T.kind(t) for t in tiles)
+            if called_kind == kinds[0] and kinds[2] + 1 <= called_kind - called_kind % 9 + 8:
                 banned.add(kinds[2] + 1)
-            elif called == kinds[2] and kinds[0] - 1 >= called - called % 9:
+            elif called_kind == kinds[2] and kinds[0] - 1 >= called_kind - called_kind % 9:
                 banned.add(kinds[0] - 1)
         return banned
 
