@@ -5,8 +5,12 @@ command writes JSON and logs that `mjbot replay` reads."""
 import hashlib
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -221,3 +225,73 @@ def test_call_and_riichi_rates_count_the_hands_the_logs_show(tmp_path):
     assert summary["policies"]["tsumogiri"]["riichi_rate"] == 0
     assert summary["policies"]["rulebased"]["call_rate"] > 0
     assert summary["policies"]["greedy"]["riichi_rate"] > 0
+
+
+# ---------------------------------------------------------------------- stopped early
+
+
+_MANY = ["--variant", "riichi", "--policies", "nn,rulebased,rulebased,rulebased",
+         "--hands", "400000", "--seed", "5", "--no-log"]
+
+
+def _stopped_figures(out):
+    data = json.loads(out.read_text())
+    stopped = data["stopped"]
+    assert 1 <= stopped["units_done"] < stopped["units_planned"]
+    assert data["units"] == stopped["units_done"] and data["hands"] > 0
+    assert data["games"] == 4 * stopped["units_done"]  # every seating of each wall set
+    return stopped
+
+
+def test_stop_after_reports_the_first_wall_sets_finished(tmp_path):
+    out = tmp_path / "a.json"
+    r = _mjbot("arena", *_MANY, "--workers", "2", "--stop-after", "3", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    stopped = _stopped_figures(out)
+    assert stopped["reason"] == "time"
+    assert (f"stopped early (--stop-after passed): the first {stopped['units_done']} of "
+            f"{stopped['units_planned']} wall sets") in r.stdout
+    r = _mjbot("arena", *_MANY, "--stop-after", "0")
+    assert r.returncode == 2 and "--stop-after 0: needs a positive number" in r.stderr
+
+
+def _signalled(tmp_path, signum, workers):
+    """An arena told to stop by ``signum`` once its progress bar shows a finished wall set:
+    its exit status, its stdout, its figures; no process of its group is left behind."""
+    out = tmp_path / "s.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "adapter.cli", "arena", *_MANY, "--workers", str(workers),
+         "--progress", "--json", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True)
+    seen = bytearray()
+
+    def read() -> None:
+        while chunk := proc.stderr.read1(4096):
+            seen.extend(chunk)
+
+    threading.Thread(target=read, daemon=True).start()
+    deadline = time.monotonic() + 120
+    while not re.search(rb"\] [1-9]\d*/\d+ wall sets", bytes(seen)):
+        assert time.monotonic() < deadline and proc.poll() is None, bytes(seen)[-2000:]
+        time.sleep(0.05)
+    proc.send_signal(signum)
+    stdout = proc.stdout.read()  # stderr is the reader thread's
+    proc.wait(timeout=60)
+    with pytest.raises(ProcessLookupError):  # the workers went with it
+        for _ in range(50):
+            os.killpg(proc.pid, 0)
+            time.sleep(0.1)
+    return proc.returncode, stdout.decode(), _stopped_figures(out)
+
+
+def test_sigterm_stops_an_arena_with_its_figures_so_far(tmp_path):
+    status, stdout, stopped = _signalled(tmp_path, signal.SIGTERM, workers=2)
+    assert status == 128 + signal.SIGTERM and stopped["reason"] == "SIGTERM"
+    assert "stopped early (SIGTERM)" in stdout and "nn-rulebased:" in stdout
+
+
+def test_ctrl_c_stops_a_one_process_arena_with_its_figures_so_far(tmp_path):
+    status, stdout, stopped = _signalled(tmp_path, signal.SIGINT, workers=1)
+    assert "stopped early (SIGINT)" in stdout
+    assert status == 128 + signal.SIGINT and stopped["reason"] == "SIGINT"
+    assert stopped["units_left_out"] == 0  # one process: units finish in order

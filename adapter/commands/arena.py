@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 from adapter.commands import (
+    UserInputError,
     add_budget_argument,
     add_fallback_argument,
     add_ray_arguments,
@@ -46,6 +51,10 @@ mc@KEY=VALUE;KEY=VALUE seats mc with its own options over MJBOT_MC's (keys as in
 so two configurations share the walls, the seatings and the opponents and their difference
 is paired: mjbot arena --variant mcr --policies 'strict=mc@plan_strict=true,mc,rulebased,rulebased'
 
+Stopped early (--stop-after, SIGTERM as from `timeout`, or Ctrl-C), the arena reports the
+first wall sets that finished, every seating of each, and says how many of how many ("stopped"
+in --json); the rest is not counted. A signal's exit status is 128 + its number.
+
 LABEL=SEAT names a seat in the table, the JSON and the logs (LABEL: letters, digits, _ - .,
 at most 24): seats under one label are one row; --json keeps what it stands for (specs)."""
 
@@ -71,6 +80,9 @@ def register(sub: Any) -> None:
     add_budget_argument(a)
     a.add_argument("--length", choices=["east", "south"], default="east",
                    help="riichi game length: east-only or east-south")
+    a.add_argument("--stop-after", type=float, metavar="SECONDS",
+                   help="start no wall set after this many seconds and report the ones "
+                   "finished; SIGTERM or Ctrl-C does the same at once (see below)")
     a.add_argument("--json", metavar="FILE", help="also write the figures as JSON "
                     "('-': onto stdout, and the text onto stderr)")
     a.add_argument("--log-dir", help="where game logs go (default $MJBOT_LOG_DIR or logs)")
@@ -83,9 +95,13 @@ def register(sub: Any) -> None:
 def cmd_arena(args: argparse.Namespace) -> int:
     import time
 
-    from adapter.local.arena import ArenaConfig, format_summary, run_arena, summarize
+    from adapter.local.arena import ArenaConfig, format_summary, run_arena_until, summarize
     from adapter.progress import ProgressBar
     from replay.log import default_log_dir
+
+    if args.stop_after is not None and not args.stop_after > 0:
+        raise UserInputError(f"--stop-after {args.stop_after:g}: needs a positive number of "
+                             "seconds")
 
     names = four_policies(args.policies)
     require_table(names, args)
@@ -97,17 +113,46 @@ def cmd_arena(args: argparse.Namespace) -> int:
                          budget=args.budget)
     try:
         start = time.monotonic()
-        results = run_arena(config, ProgressBar(args.progress), ray)
-        summary = summarize(config, results, time.monotonic() - start)
+        with stop_on_sigterm():
+            results, early = run_arena_until(config, ProgressBar(args.progress), ray,
+                                             args.stop_after)
+        seconds = time.monotonic() - start
     finally:
         if ray is not None:
             ray.cluster.close()
-    if ray is not None:
-        summary["ray"] = ray.figures(len(results))
     for r in results:
         for error in r.errors:
             log().error("referee error", error=error)
+    status = 0 if early is None or early.reason == "time" else 128 + int(
+        getattr(signal, early.reason))
+    if not results:
+        assert early is not None  # a finished run has every unit
+        print(f"mjbot arena: stopped ({early.reason}) before the first wall set was "
+              f"finished: no figures", file=sys.stderr)
+        return status or 1
+    summary = summarize(config, results, seconds)
+    if early is not None:
+        summary["stopped"] = early.as_dict()
+    if ray is not None:
+        summary["ray"] = ray.figures(len(results))
     print(format_summary(summary), file=text_stream(args.json))
     write_json(args.json, summary)
     failed = fallback_verdict(args, summary["policies"])
-    return 1 if summary["referee_errors"] else failed
+    return status or (1 if summary["referee_errors"] else failed)
+
+
+@contextlib.contextmanager
+def stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM raises ArenaStopped in this process for the time of the run (Ctrl-C raises
+    KeyboardInterrupt as always), so that ``timeout`` or a scheduler ends an arena with its
+    figures so far rather than none; the previous handler comes back afterwards."""
+    from adapter.local.arena import ArenaStopped
+
+    def stop(signum: int, frame: object) -> None:
+        raise ArenaStopped("SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -10,10 +10,12 @@ units), which is what makes use of the duplicate pairing.
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
 import itertools
 import math
+import multiprocessing
+import signal
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -171,37 +173,124 @@ def _open_log(config: ArenaConfig, unit: int, index: int,
 # ---------------------------------------------------------------------- running
 
 
+class ArenaStopped(BaseException):
+    """Raised in the arena's own process where it is told to stop (``mjbot arena`` raises it
+    from its SIGTERM handler): a BaseException, so that nothing that records a unit's errors
+    takes it for one."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class EarlyStop:
+    """How a run ended before its last unit: ``reason`` "time" (``stop_after`` passed),
+    "SIGTERM" or "SIGINT"; the figures hold ``units_done`` (the first units, every seating of
+    each) of ``units_planned``; ``units_left_out`` finished out of order after a missing one
+    and are not counted, so the sample is a prefix whatever the finishing order was."""
+
+    reason: str
+    units_done: int
+    units_planned: int
+    units_left_out: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"reason": self.reason, "units_done": self.units_done,
+                "units_planned": self.units_planned, "units_left_out": self.units_left_out}
+
+
 def run_arena(config: ArenaConfig,
               progress: Callable[[int, int, int], None] | None = None,
               ray: RayRun | None = None) -> list[UnitResult]:
     """Play every unit (in ``config.workers`` processes, or as tasks on a Ray cluster) and
     return the results in unit order. ``progress(units done, units, hands so far)`` is called
     after each unit."""
+    return run_arena_until(config, progress, ray)[0]
+
+
+def run_arena_until(config: ArenaConfig,
+                    progress: Callable[[int, int, int], None] | None = None,
+                    ray: RayRun | None = None,
+                    stop_after: float | None = None,
+                    ) -> tuple[list[UnitResult], EarlyStop | None]:
+    """:func:`run_arena` that may end early: when ``stop_after`` seconds have passed (no new
+    unit starts; the worker processes' units under way are abandoned), on KeyboardInterrupt
+    or on :class:`ArenaStopped`. Then the results are the longest run of consecutive units
+    from the first that all finished, so a stopped arena still reports whole wall sets in
+    every seating, and the :class:`EarlyStop` says so; otherwise it is None."""
     units = config.units()
+    deadline = None if stop_after is None else time.monotonic() + stop_after
     results: list[UnitResult] = []
     hands = 0
-    if ray is not None:
-        for _, result in ray.map(play_unit, lambda u: (config, u), units):
-            results.append(result)
-            hands += result.hands
-            if progress:
-                progress(len(results), units, hands)
-        return sorted(results, key=lambda r: r.unit)
-    if config.workers <= 1:
-        for u in range(units):
-            results.append(play_unit(config, u))
-            hands += results[-1].hands
-            if progress:
-                progress(len(results), units, hands)
-        return results
-    with concurrent.futures.ProcessPoolExecutor(max_workers=config.workers) as pool:
-        futures = [pool.submit(play_unit, config, u) for u in range(units)]
-        for future in concurrent.futures.as_completed(futures):
-            results.append(future.result())
-            hands += results[-1].hands
-            if progress:
-                progress(len(results), units, hands)
-    return sorted(results, key=lambda r: r.unit)
+    reason = ""
+
+    def done(result: UnitResult) -> None:
+        nonlocal hands
+        results.append(result)
+        hands += result.hands
+        if progress:
+            progress(len(results), units, hands)
+
+    def time_up() -> bool:
+        return deadline is not None and time.monotonic() >= deadline
+
+    try:
+        if ray is not None:
+            for _, result in ray.map(play_unit, lambda u: (config, u), units):
+                done(result)
+                if time_up():
+                    reason = "time"
+                    break
+        elif config.workers <= 1:
+            for u in range(units):
+                if time_up():
+                    reason = "time"
+                    break
+                done(play_unit(config, u))
+        else:
+            reason = _run_in_pool(config, units, done, time_up)
+    except ArenaStopped as stop:
+        reason = stop.reason
+    except KeyboardInterrupt:
+        reason = "SIGINT"
+    results.sort(key=lambda r: r.unit)
+    if not reason:
+        return results, None
+    prefix = 0
+    while prefix < len(results) and results[prefix].unit == prefix:
+        prefix += 1
+    return results[:prefix], EarlyStop(reason, prefix, units, len(results) - prefix)
+
+
+def _run_in_pool(config: ArenaConfig, units: int, done: Callable[[UnitResult], None],
+                 time_up: Callable[[], bool]) -> str:
+    """The units in worker processes; "time" where ``time_up`` ended it, else "". The
+    workers ignore SIGINT (the arena's process answers it) and are terminated however the
+    loop ends, so no unit goes on playing after the arena has stopped."""
+    pool = multiprocessing.Pool(config.workers, initializer=_worker_signals)
+    try:
+        finished = pool.imap_unordered(functools.partial(play_unit, config), range(units))
+        for _ in range(units):
+            while True:
+                if time_up():
+                    return "time"
+                try:
+                    done(finished.next(timeout=0.25))
+                    break
+                except multiprocessing.TimeoutError:
+                    continue
+        return ""
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def _worker_signals() -> None:
+    """In a worker: Ctrl-C is for the arena's process to answer, and SIGTERM (a terminate, or
+    a ``timeout`` that signals the whole group) ends the worker plainly."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def ratio_ci(numerators: list[float],
@@ -337,6 +426,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"{summary['seed']}, {summary['workers']} worker(s), {summary['seconds']:.1f} s",
         f"illegal actions: {summary['illegal_actions']}   referee errors: "
         f"{summary['referee_errors']}",
+        *([_stopped_line(summary["stopped"])] if summary.get("stopped") else []),
         "",
         f"{'policy':<12}{'hands':>7}  {'win %':<18}{'self-draw %':<18}{'deal-in %':<18}"
         f"{unit + '/hand':<30}" + (f"{'avg rank':<18}" if ranked else "") + "fallbacks",
@@ -393,6 +483,14 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(f"logs: {summary['log_files']} games in "
                      + ", ".join(summary["log_folders"]))
     return "\n".join(lines)
+
+
+def _stopped_line(stopped: dict[str, Any]) -> str:
+    why = {"time": "--stop-after passed"}.get(stopped["reason"], stopped["reason"])
+    left = (f"; {stopped['units_left_out']} finished after a missing one, not counted"
+            if stopped["units_left_out"] else "")
+    return (f"stopped early ({why}): the first {stopped['units_done']} of "
+            f"{stopped['units_planned']} wall sets, each in every seating{left}")
 
 
 def format_environment(settings: dict[str, str]) -> str:
