@@ -17,6 +17,10 @@ HEADLINE_SEEDS: dict[int, str] = {
     48: "riichi nn generation 4 against each league style (README)",
     49: "riichi nn generation 4 against the PyPI mjai RulebaseBot (README)",
     52: "riichi nn generation 4 against style:closed and style:value, 32,000 hands (README)",
+    55: "riichi nn generation 4 against style:value, 64,000 hands (README)",
+    57: "riichi nn generation 3 against generation 4 at one table (brain/data/nn_models.md)",
+    58: "riichi nn generations 3 and 4 against rulebased, 64,000 hands (README)",
+    59: "riichi nn generations 3 and 4 against each league style (README)",
 }
 
 
