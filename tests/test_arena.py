@@ -2,6 +2,7 @@
 are duplicates of the same walls, figures and intervals are computed as documented, and the
 command writes JSON and logs that `mjbot replay` reads."""
 
+import contextlib
 import hashlib
 import json
 import os
@@ -257,12 +258,14 @@ def test_stop_after_reports_the_first_wall_sets_finished(tmp_path):
 
 def _signalled(tmp_path, signum, workers):
     """An arena told to stop by ``signum`` once its progress bar shows a finished wall set:
-    its exit status, its stdout, its figures; no process of its group is left behind."""
+    its exit status, its stdout, its figures; no process of its group is left behind. SIGINT
+    is made the default in the child, as in a terminal's foreground job (pytest-xdist's
+    workers ignore it, and a process that inherits an ignored SIGINT keeps ignoring it)."""
     out = tmp_path / "s.json"
     proc = subprocess.Popen(
         [sys.executable, "-m", "adapter.cli", "arena", *_MANY, "--workers", str(workers),
          "--progress", "--json", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        start_new_session=True)
+        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = bytearray()
 
     def read() -> None:
@@ -270,17 +273,21 @@ def _signalled(tmp_path, signum, workers):
             seen.extend(chunk)
 
     threading.Thread(target=read, daemon=True).start()
-    deadline = time.monotonic() + 120
-    while not re.search(rb"\] [1-9]\d*/\d+ wall sets", bytes(seen)):
-        assert time.monotonic() < deadline and proc.poll() is None, bytes(seen)[-2000:]
-        time.sleep(0.05)
-    proc.send_signal(signum)
-    stdout = proc.stdout.read()  # stderr is the reader thread's
-    proc.wait(timeout=60)
-    with pytest.raises(ProcessLookupError):  # the workers went with it
-        for _ in range(50):
-            os.killpg(proc.pid, 0)
-            time.sleep(0.1)
+    try:
+        deadline = time.monotonic() + 120
+        while not re.search(rb"\] [1-9]\d*/\d+ wall sets", bytes(seen)):
+            assert time.monotonic() < deadline and proc.poll() is None, bytes(seen)[-2000:]
+            time.sleep(0.05)
+        proc.send_signal(signum)
+        proc.wait(timeout=60)
+        stdout = proc.stdout.read()  # stderr is the reader thread's
+        with pytest.raises(ProcessLookupError):  # the workers went with it
+            for _ in range(50):
+                os.killpg(proc.pid, 0)
+                time.sleep(0.1)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever failed above, nothing is left
     return proc.returncode, stdout.decode(), _stopped_figures(out)
 
 
