@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from protocols.tenhou import TagStream, auth_reply, meld_ids, parse_tag
 
-_DRAW = re.compile(r"^<T(\d+)")
-_OFFER = re.compile(r'^<([EFGefg]\d+|N) .*\bt="\d+"')
+DRAW = re.compile(r"^<T(\d+)")
+OFFER = re.compile(r'^<([EFGefg]\d+|N) .*\bt="\d+"')
 _ECHO = re.compile(r"^<D(\d+)/>$")
 _OWN_CALL = re.compile(r'^<N who="0" m="(\d+)"/>$')
 
@@ -106,7 +106,7 @@ class RawClient:
             out: list[str] = []
             over = False
             for text in read:
-                if m := _DRAW.match(text):
+                if m := DRAW.match(text):
                     held.append(int(m.group(1)))
                     sent.append(int(m.group(1)))
                     out.append(f'<D p="{m.group(1)}"/>')
@@ -125,7 +125,7 @@ class RawClient:
                         tile_id = _after_call(held, meld.ids)
                         sent.append(tile_id)
                         out.append(f'<D p="{tile_id}"/>')
-                elif _OFFER.match(text):
+                elif OFFER.match(text):
                     answer = _call(text, held) if calls else None
                     out += [answer] if answer else offer(text) if offer else ["<N/>"]
                 elif "owari=" in text:

@@ -81,9 +81,9 @@ def test_ratio_interval():
     assert ratio_ci([], []) == (0.0, None, None)
 
 
-def _mjbot(*args, cwd=None):
+def _mjbot(*args, cwd=None, env=None):
     return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
-                          text=True, timeout=300, cwd=cwd)
+                          text=True, timeout=300, cwd=cwd, env=env)
 
 
 def test_arena_command_json_and_logs_read_by_replay(tmp_path):
@@ -117,20 +117,16 @@ def test_arena_figures_say_which_search_and_network_played(tmp_path):
     digest = hashlib.sha256(weights.read_bytes()).hexdigest()
     env = {**os.environ, "MJBOT_MC": "playouts=16", "MJBOT_NN_WEIGHTS": str(weights)}
     out = tmp_path / "arena.json"
-    r = subprocess.run([sys.executable, "-m", "adapter.cli", "arena", "--variant", "riichi",
-                        "--policies", "nn,greedy,greedy,greedy", "--hands", "4", "--seed", "3",
-                        "--no-log", "--json", str(out)], capture_output=True, text=True,
-                       timeout=300, env=env)
+    table = ("arena", "--variant", "riichi", "--policies", "nn,greedy,greedy,greedy", "--hands",
+             "4", "--seed", "3", "--no-log", "--json", str(out))
+    r = _mjbot(*table, env=env)
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["environment"] == {
         "MJBOT_MC": "playouts=16", "MJBOT_NN_WEIGHTS": str(weights), "nn_weights_sha256": digest}
     assert (f"environment: MJBOT_MC=playouts=16, MJBOT_NN_WEIGHTS={weights} "
             f"(SHA-256 {digest[:12]})") in r.stdout.splitlines()
     plain = {k: v for k, v in env.items() if k not in ("MJBOT_MC", "MJBOT_NN_WEIGHTS")}
-    r = subprocess.run([sys.executable, "-m", "adapter.cli", "arena", "--variant", "riichi",
-                        "--policies", "nn,greedy,greedy,greedy", "--hands", "4", "--seed", "3",
-                        "--no-log", "--json", str(out)], capture_output=True, text=True,
-                       timeout=300, env=plain)
+    r = _mjbot(*table, env=plain)
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["environment"] == {}
     assert "environment:" not in r.stdout

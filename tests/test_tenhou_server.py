@@ -20,7 +20,7 @@ import pytest
 from adapter.fakes.tenhou_server import FakeTenhouServer
 from protocols.tenhou import auth_reply, meld_ids, parse_tag
 from replay.log import read_log
-from tests.tenhou_raw import GameSeen, RawClient
+from tests.tenhou_raw import DRAW, OFFER, GameSeen, RawClient
 
 
 @asynccontextmanager
@@ -111,9 +111,9 @@ async def _to_first_draw(client: RawClient) -> tuple[list[int], int]:
         for text in await client.read():
             if text.startswith("<INIT "):
                 hand = [int(i) for i in _attrs(text)["hai"].split(",")]
-            elif m := re.match(r"^<T(\d+)", text):
+            elif m := DRAW.match(text):
                 return hand, int(m.group(1))
-            elif re.match(r'^<([EFGefg]\d+|N) .*\bt="\d+"', text):
+            elif OFFER.match(text):
                 out.append("<N/>")
         if out:
             await client.write(*out)

@@ -285,8 +285,7 @@ class Rules:
         rest = list(state.hand)
         for t in call.tiles:
             rest.remove(t)
-        kind = "chi" if isinstance(call, ev.Chi) else "pon"
-        banned = self._swap_banned_kinds(kind, tile, (*call.tiles, tile))
+        banned = self._swap_banned_kinds(ev.action_kind(call), tile, (*call.tiles, tile))
         return any(T.kind(t) not in banned for t in rest)
 
     def _own_kans(self, state: TableState) -> list[ev.Action]:
