@@ -2,16 +2,12 @@
 are duplicates of the same walls, figures and intervals are computed as documented, and the
 command writes JSON and logs that `mjbot replay` reads."""
 
-import contextlib
 import hashlib
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +15,7 @@ import pytest
 from adapter.local.arena import ArenaConfig, play_unit, ratio_ci, run_arena, summarize
 from protocols import events as ev
 from replay.log import read_log
+from tests.stop_helpers import stop_by_signal
 
 HANDS = {"riichi": 240, "mcr": 200, "taiwan16": 240, "mass": 240}
 
@@ -253,38 +250,12 @@ def test_stop_after_reports_the_first_wall_sets_finished(tmp_path):
 
 
 def _signalled(tmp_path, signum, workers):
-    """An arena told to stop by ``signum`` once its progress bar shows a finished wall set:
-    its exit status, its stdout, its figures; no process of its group is left behind. SIGINT
-    is made the default in the child, as in a terminal's foreground job (pytest-xdist's
-    workers ignore it, and a process that inherits an ignored SIGINT keeps ignoring it)."""
+    """An arena told to stop by ``signum`` once a wall set has finished: its exit status,
+    its stdout, its figures."""
     out = tmp_path / "s.json"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "adapter.cli", "arena", *_MANY, "--workers", str(workers),
-         "--progress", "--json", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    seen = bytearray()
-
-    def read() -> None:
-        while chunk := proc.stderr.read1(4096):
-            seen.extend(chunk)
-
-    threading.Thread(target=read, daemon=True).start()
-    try:
-        deadline = time.monotonic() + 120
-        while not re.search(rb"\] [1-9]\d*/\d+ wall sets", bytes(seen)):
-            assert time.monotonic() < deadline and proc.poll() is None, bytes(seen)[-2000:]
-            time.sleep(0.05)
-        proc.send_signal(signum)
-        proc.wait(timeout=60)
-        stdout = proc.stdout.read()  # stderr is the reader thread's
-        with pytest.raises(ProcessLookupError):  # the workers went with it
-            for _ in range(50):
-                os.killpg(proc.pid, 0)
-                time.sleep(0.1)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)  # whatever failed above, nothing is left
-    return proc.returncode, stdout.decode(), _stopped_figures(out)
+    status, stdout = stop_by_signal(["arena", *_MANY, "--workers", str(workers), "--json",
+                                     str(out)], signum, after=1 if workers == 1 else 6)
+    return status, stdout, _stopped_figures(out)
 
 
 def test_sigterm_stops_an_arena_with_its_figures_so_far(tmp_path):

@@ -250,6 +250,8 @@ def test_import_refuses_mixed_variants_and_bad_files(tmp_path):
     (["--policies", "rulebased,greedy,nobody,greedy"], "unknown policy 'nobody'"),
     (["--policies", "rulebased,greedy"], "needs four names"),
     (["--hands", "0"], "at least 1"),
+    (["--stop-after", "0"], "--stop-after 0: needs a positive number of seconds"),
+    (["--ray", "auto", "--out-shared", "--stop-after", "5"], "does not go with --out-shared"),
 ])
 def test_selfplay_errors_are_one_line_exit_2(args, message, tmp_path):
     r = mjbot("selfplay", "--out", str(tmp_path / "d"), *args)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import signal
 
-from adapter.commands.league import difference, pairings
+from adapter.commands.league import arena_file, difference, pairings
 from tests.serve_helpers import mjbot as _mjbot
+from tests.stop_helpers import stop_by_signal
 
 MEMBERS = "rulebased,greedy,style:closed"
 
@@ -80,3 +82,67 @@ def test_league_refuses_bad_members_in_one_line(tmp_path):
         assert r.returncode == 2, (members, r.stdout)
         assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
         assert words in r.stderr, r.stderr
+
+
+# ---------------------------------------------------------------------- stopped early
+
+_LONG = ["league", "--members", MEMBERS, "--hands", "400000", "--seed", "4", "--workers", "2"]
+
+
+def test_stop_after_plays_no_more_arenas_and_keeps_no_cut_one(tmp_path):
+    out, figures = tmp_path / "arenas", tmp_path / "l.json"
+    r = _mjbot(*_LONG, "--stop-after", "3", "--out", str(out), "--json", str(figures))
+    assert r.returncode == 0, r.stderr
+    data = json.loads(figures.read_text())
+    assert data["stopped"] == {"reason": "time", "arena": "rulebased vs 3x greedy",
+                               "not_played": ["rulebased vs 3x style:closed",
+                                              "greedy vs 3x style:closed"]}
+    cut = data["arenas"]["rulebased vs 3x greedy"]
+    assert 1 <= cut["stopped"]["units_done"] < cut["stopped"]["units_planned"]
+    assert data["table"]["rulebased"]["greedy"]["points_per_hand"] == difference(
+        cut, "rulebased", "greedy")[0]
+    assert set(data["table"]["style:closed"]) == set() and "style:closed" not in data[
+        "table"]["greedy"]
+    assert list(out.iterdir()) == []  # a cut arena is not kept: a rerun plays it whole
+    assert "stopped early: the first" in r.stdout and "not played" in r.stdout
+    assert "2 arena(s) not played, rulebased vs 3x greedy cut short" in r.stdout
+
+
+def test_arenas_kept_in_out_count_after_the_deadline(tmp_path):
+    out = tmp_path / "arenas"
+    args = ["league", "--variant", "taiwan16", "--members", "rulebased,style:value",
+            "--seed", "2", "--both", "--out", str(out)]
+    assert _mjbot(*args, "--hands", "8").returncode == 0
+    again = _mjbot(*args, "--hands", "8", "--stop-after", "0.001", "--json",
+                   str(tmp_path / "a.json"))
+    assert again.returncode == 0, again.stderr
+    assert "stopped" not in json.loads((tmp_path / "a.json").read_text())  # nothing to play
+    # as a long league left them: the first pair's arena missing, the second one kept
+    first, second = (arena_file(out, "rulebased", "style:value"),
+                     arena_file(out, "style:value", "rulebased"))
+    first.unlink()
+    kept = json.loads(second.read_text())
+    kept["league"]["hands"] = 400000
+    second.write_text(json.dumps(kept))
+    cut = _mjbot(*args, "--hands", "400000", "--stop-after", "3", "--json",
+                 str(tmp_path / "b.json"))
+    assert cut.returncode == 0, cut.stderr
+    data = json.loads((tmp_path / "b.json").read_text())
+    assert data["stopped"] == {"reason": "time", "arena": "rulebased vs 3x style:value",
+                               "not_played": []}
+    assert data["arenas_kept"] == 1 and data["arenas_played"] == 1
+    assert data["arenas"]["style:value vs 3x rulebased"] == kept["arena"]
+    assert data["table"]["style:value"]["rulebased"]["arena"] == "style:value vs 3x rulebased"
+    assert "a rerun with the same --out plays what is missing" in cut.stdout
+    assert sorted(out.iterdir()) == [second]
+
+
+def test_sigterm_stops_a_league_with_its_table_so_far(tmp_path):
+    figures = tmp_path / "l.json"
+    status, stdout = stop_by_signal([*_LONG, "--json", str(figures)], signal.SIGTERM, after=6)
+    assert status == 128 + signal.SIGTERM
+    data = json.loads(figures.read_text())
+    assert data["stopped"]["reason"] == "SIGTERM"
+    assert data["stopped"]["arena"] == "rulebased vs 3x greedy"
+    assert data["arenas"]["rulebased vs 3x greedy"]["stopped"]["reason"] == "SIGTERM"
+    assert "stopped early (SIGTERM)" in stdout

@@ -224,6 +224,40 @@ def add_budget_argument(parser: Any) -> None:
                         "POLICY@budget=SECONDS sets one seat's (default: no limit)")
 
 
+def add_stop_after_argument(parser: Any, help_text: str) -> None:
+    """``--stop-after``, alike for arena, league and selfplay (each says what it stops)."""
+    parser.add_argument("--stop-after", type=float, metavar="SECONDS", help=help_text)
+
+
+def checked_stop_after(args: Any) -> float | None:
+    """``--stop-after`` if it is a positive number of seconds (or absent), else the user's
+    error naming it."""
+    value: float | None = args.stop_after
+    if value is not None and not value > 0:
+        raise UserInputError(f"--stop-after {value:g}: needs a positive number of seconds")
+    return value
+
+
+@contextmanager
+def stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM raises ArenaStopped in this process for the time of the run (Ctrl-C raises
+    KeyboardInterrupt as always), so that ``timeout`` or a scheduler ends an arena (or a
+    league) with its figures so far rather than none; the previous handler comes back
+    afterwards."""
+    import signal
+
+    from adapter.local.arena import ArenaStopped
+
+    def stop(signum: int, frame: object) -> None:
+        raise ArenaStopped("SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _seconds(text: str) -> float:
     import argparse
 

@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 from adapter.commands import (
-    UserInputError,
     add_budget_argument,
     add_fallback_argument,
     add_ray_arguments,
     add_seat_limit_argument,
+    add_stop_after_argument,
+    checked_stop_after,
     fallback_verdict,
     four_policies,
     log,
     require_table,
     start_ray,
+    stop_on_sigterm,
     text_stream,
     write_json,
 )
@@ -80,9 +79,9 @@ def register(sub: Any) -> None:
     add_budget_argument(a)
     a.add_argument("--length", choices=["east", "south"], default="east",
                    help="riichi game length: east-only or east-south")
-    a.add_argument("--stop-after", type=float, metavar="SECONDS",
-                   help="start no wall set after this many seconds and report the ones "
-                   "finished; SIGTERM or Ctrl-C does the same at once (see below)")
+    add_stop_after_argument(a, "start no wall set after this many seconds and report the "
+                            "ones finished; SIGTERM or Ctrl-C does the same at once (see "
+                            "below)")
     a.add_argument("--json", metavar="FILE", help="also write the figures as JSON "
                     "('-': onto stdout, and the text onto stderr)")
     a.add_argument("--log-dir", help="where game logs go (default $MJBOT_LOG_DIR or logs)")
@@ -96,13 +95,11 @@ def cmd_arena(args: argparse.Namespace) -> int:
     import time
 
     from adapter.local.arena import ArenaConfig, format_summary, run_arena_until, summarize
+    from adapter.local.stopping import exit_status
     from adapter.progress import ProgressBar
     from replay.log import default_log_dir
 
-    if args.stop_after is not None and not args.stop_after > 0:
-        raise UserInputError(f"--stop-after {args.stop_after:g}: needs a positive number of "
-                             "seconds")
-
+    stop_after = checked_stop_after(args)
     names = four_policies(args.policies)
     require_table(names, args)
     ray = start_ray(args)
@@ -115,7 +112,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
         start = time.monotonic()
         with stop_on_sigterm():
             results, early = run_arena_until(config, ProgressBar(args.progress), ray,
-                                             args.stop_after)
+                                             stop_after)
         seconds = time.monotonic() - start
     finally:
         if ray is not None:
@@ -123,8 +120,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     for r in results:
         for error in r.errors:
             log().error("referee error", error=error)
-    status = 0 if early is None or early.reason == "time" else 128 + int(
-        getattr(signal, early.reason))
+    status = exit_status(early.reason if early else None)
     if not results:
         assert early is not None  # a finished run has every unit
         print(f"mjbot arena: stopped ({early.reason}) before the first wall set was "
@@ -139,20 +135,3 @@ def cmd_arena(args: argparse.Namespace) -> int:
     write_json(args.json, summary)
     failed = fallback_verdict(args, summary["policies"])
     return status or (1 if summary["referee_errors"] else failed)
-
-
-@contextlib.contextmanager
-def stop_on_sigterm() -> Iterator[None]:
-    """SIGTERM raises ArenaStopped in this process for the time of the run (Ctrl-C raises
-    KeyboardInterrupt as always), so that ``timeout`` or a scheduler ends an arena with its
-    figures so far rather than none; the previous handler comes back afterwards."""
-    from adapter.local.arena import ArenaStopped
-
-    def stop(signum: int, frame: object) -> None:
-        raise ArenaStopped("SIGTERM")
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)

@@ -14,6 +14,7 @@ import hashlib
 import itertools
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,15 @@ from adapter.commands import (
     add_fallback_argument,
     add_ray_arguments,
     add_seat_limit_argument,
+    add_stop_after_argument,
+    checked_stop_after,
     fallback_verdict,
     log,
     require_labels,
     require_seat_name,
     require_table,
     start_ray,
+    stop_on_sigterm,
     text_stream,
     write_json,
 )
@@ -39,6 +43,7 @@ EXAMPLES = """examples:
   mjbot league --hands 200 --seed 31 --workers 2 --json league.json
   mjbot league --variant mcr --members rulebased,style:open,style:closed,mc --hands 96
   mjbot league --members 'rulebased,style:value,nn@runs/gen3.npz' --both --out league-runs/
+  mjbot league --hands 64000 --workers 2 --out league-runs/ --stop-after 3600   # and again
 
 A member is any policy name (rulebased, greedy, mc, nn, nn@FILE, style:open, style:closed,
 style:defensive, style:value) or an outside program (KIND:CMD, as in mjbot arena), with an
@@ -70,6 +75,9 @@ def register(sub: Any) -> None:
                    help="riichi game length: east-only or east-south")
     a.add_argument("--json", metavar="FILE", help="write the table and every arena's figures "
                    "('-': onto stdout, and the text onto stderr)")
+    add_stop_after_argument(a, "play no arena and start no wall set after this many seconds; "
+                            "the table holds what finished (an arena cut short: its first "
+                            "wall sets). SIGTERM or Ctrl-C stops the same way at once")
     a.add_argument("--out", metavar="DIR", help="keep each arena's JSON here; arenas whose "
                    "file is already there are not played again")
     a.add_argument("--log-dir", help="write the games' logs here (default: no logs)")
@@ -128,13 +136,14 @@ def difference(summary: dict[str, Any], a: str, b: str) -> tuple[float, list[flo
 def table(members: list[str], arenas: dict[tuple[str, str], dict[str, Any]]
           ) -> dict[str, dict[str, Any]]:
     """Row A, column B: from the arena A against three B (or, without it, from B against
-    three A, read from A's side): A−B points/hand, its 95% interval, A's average rank."""
+    three A, read from A's side): A−B points/hand, its 95% interval, A's average rank; no
+    cell for a pair with neither arena (a league stopped early)."""
     cells: dict[str, dict[str, Any]] = {m: {} for m in members}
     for a in members:
         for b in members:
-            if a == b:
-                continue
             key = (a, b) if (a, b) in arenas else (b, a)
+            if a == b or key not in arenas:  # not played: a league stopped early
+                continue
             summary = arenas[key]
             value, ci = difference(summary, a, b)
             mine = summary["policies"][a]
@@ -161,10 +170,14 @@ def format_table(variant: str, members: list[str], cells: dict[str, dict[str, An
             if a == b:
                 row += f"{'-':>{width}}"
                 continue
-            c = cells[a][b]
+            c = cells[a].get(b)
+            if c is None:
+                row += f"{'not played':>{width}}"
+                continue
             values.append(c["points_per_hand"])
             row += f"{c['points_per_hand']:+.1f} {_interval(c['ci95'], '+.0f')}".rjust(width)
-        lines.append(row + f"{sum(values) / len(values):>+10.1f}")
+        mean = f"{sum(values) / len(values):+.1f}" if values else "-"
+        lines.append(row + f"{mean:>10}")
     if spec.ranked:
         lines += ["", "average rank of the row member in the arena of the pair (above the "
                   "diagonal, or with --both: one seat against three of the column member; "
@@ -211,72 +224,166 @@ def _stored(path: Path, options: dict[str, Any]) -> dict[str, Any] | None:
 def cmd_league(args: argparse.Namespace) -> int:
     import time
 
-    from adapter.local.arena import ArenaConfig, _interval, pool_tallies, run_arena, summarize
+    from adapter.local.arena import pool_tallies
     from adapter.local.seat import seat_specs, split_label
-    from adapter.progress import ProgressBar
+    from adapter.local.stopping import exit_status
     from brain.tally import tallies_from
 
+    stop_after = checked_stop_after(args)
     given = parse_members(args.members)
     require_table(given, args)
     members = [split_label(m)[0] for m in given]  # labels: the table's and the JSON's names
-    label_of = dict(zip(given, members, strict=True))
     out = Path(args.out) if args.out else None
     if out is not None:
         if out.exists() and not out.is_dir():
             raise UserInputError(f"--out {out}: not a directory")
         out.mkdir(parents=True, exist_ok=True)
     ray = start_ray(args)
-    workers = ray.workers if ray is not None else args.workers or 1
-    arenas: dict[tuple[str, str], dict[str, Any]] = {}
     start = time.monotonic()
-    played = 0
+    deadline = None if stop_after is None else start + stop_after
     try:
-        for hero_seat, field_seat in pairings(given, args.both):
-            hero, field = label_of[hero_seat], label_of[field_seat]
-            options = _league_options(args, hero_seat, field_seat)
-            path = arena_file(out, hero_seat, field_seat) if out is not None else None
-            summary = _stored(path, options) if path is not None else None
-            kept = summary is not None
-            if summary is None:
-                config = ArenaConfig(args.variant,
-                                     (hero_seat, field_seat, field_seat, field_seat), args.hands,
-                                     args.seed, workers, args.log_dir, args.length,
-                                     seat_limit=args.seat_limit,  # type: ignore[arg-type]
-                                     budget=args.budget)
-                began = time.monotonic()
-                results = run_arena(config, ProgressBar(args.progress), ray)
-                summary = summarize(config, results, time.monotonic() - began)
-                for r in results:
-                    for error in r.errors:
-                        log().error("referee error", arena=f"{hero} vs 3x {field}",
-                                    error=error)
-                played += 1
-                if path is not None:
-                    path.write_text(json.dumps({"league": options, "arena": summary},
-                                               indent=2) + "\n")
-            arenas[(hero, field)] = summary
-            value, ci = difference(summary, hero, field)
-            print(f"{hero} vs 3x {field}: {value:+.1f}/hand {_interval(ci, '+.1f')} "
-                  f"({summary['hands']} hands, {summary['seconds']:.1f} s"
-                  + (", kept from --out)" if kept else ")"), flush=True,
-                  file=text_stream(args.json))
+        arenas, played, stopped = _play_league(args, given, dict(zip(given, members,
+                                                                     strict=True)),
+                                               out, ray, deadline)
     finally:
         if ray is not None:
             ray.cluster.close()
+    if not arenas:
+        assert stopped is not None  # a finished league has every arena
+        print(f"mjbot league: stopped ({stopped['reason']}) before the first arena had a "
+              "finished wall set: no figures", file=sys.stderr)
+        return exit_status(stopped["reason"] if stopped else None) or 1
     cells = table(members, arenas)
     print(file=text_stream(args.json))
     print(format_table(args.variant, members, cells), file=text_stream(args.json))
+    if stopped is not None:
+        print(f"\nstopped early ({_REASONS.get(stopped['reason'], stopped['reason'])}): "
+              f"{len(stopped['not_played'])} arena(s) not played"
+              + (f", {stopped['arena']} cut short" if stopped["arena"] else "")
+              + (" (a rerun with the same --out plays what is missing)" if out is not None
+                 else ""),
+              file=text_stream(args.json))
     fallbacks = {m: pool_tallies(tallies_from({m: s["policies"][m]})[m]
                                  for s in arenas.values() if m in s["policies"]).as_dict()
                  for m in members}
     errors = sum(s["referee_errors"] for s in arenas.values())
-    write_json(args.json, {
+    figures = {
         "variant": args.variant, "members": members, "specs": seat_specs(given),
         "seed": args.seed, "hands": args.hands, "both": args.both, "length": args.length,
         "arenas_played": played, "arenas_kept": len(arenas) - played,
         "seconds": round(time.monotonic() - start, 3), "referee_errors": errors,
         "fallbacks": fallbacks, "table": cells,
         "arenas": {f"{h} vs 3x {f}": s for (h, f), s in arenas.items()},
-    })
+    }
+    if stopped is not None:
+        figures["stopped"] = stopped
+    write_json(args.json, figures)
     failed = fallback_verdict(args, fallbacks)
-    return 1 if errors else failed
+    return exit_status(stopped["reason"] if stopped else None) or (1 if errors else failed)
+
+
+_REASONS = {"time": "--stop-after passed"}
+
+
+def _play_league(args: argparse.Namespace, given: list[str], label_of: dict[str, str],
+                 out: Path | None, ray: Any, deadline: float | None,
+                 ) -> tuple[dict[tuple[str, str], dict[str, Any]], int, dict[str, Any] | None]:
+    """Every pair's arena (played, or kept from ``out``) until the deadline or a signal: the
+    summaries by (hero, field), how many were played, and ``stopped`` (None when none was
+    missed): why, the arena cut short (its first wall sets are in the table but not kept in
+    ``out``, so a rerun plays it whole) and the arenas not played."""
+    import time
+
+    from adapter.local.arena import ArenaStopped
+
+    arenas: dict[tuple[str, str], dict[str, Any]] = {}
+    played = 0
+    pairs = pairings(given, args.both)
+    reason, cut = "", ""
+    try:
+        with stop_on_sigterm():
+            for hero_seat, field_seat in pairs:
+                hero, field = label_of[hero_seat], label_of[field_seat]
+                options = _league_options(args, hero_seat, field_seat)
+                path = arena_file(out, hero_seat, field_seat) if out is not None else None
+                summary = _stored(path, options) if path is not None else None
+                kept = summary is not None
+                if summary is None:
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if reason or (left is not None and left <= 0):
+                        reason = reason or "time"
+                        continue  # arenas kept in --out still count; none is played
+                    summary, reason = _play_arena(args, hero_seat, field_seat, ray, left)
+                    if summary is None:
+                        continue
+                    played += 1
+                    if "stopped" in summary:
+                        cut = f"{hero} vs 3x {field}"
+                    elif path is not None:
+                        _write_atomically(path, json.dumps(
+                            {"league": options, "arena": summary}, indent=2) + "\n")
+                arenas[(hero, field)] = summary
+                _print_arena(args, hero, field, summary, kept)
+    except (ArenaStopped, KeyboardInterrupt) as exc:  # a signal between two arenas
+        reason = getattr(exc, "reason", "SIGINT")
+    if not reason:
+        return arenas, played, None
+    not_played = [f"{label_of[h]} vs 3x {label_of[f]}" for h, f in pairs
+                  if (label_of[h], label_of[f]) not in arenas]
+    return arenas, played, {"reason": reason, "arena": cut or None, "not_played": not_played}
+
+
+def _play_arena(args: argparse.Namespace, hero: str, field: str, ray: Any,
+                seconds: float | None) -> tuple[dict[str, Any] | None, str]:
+    """One pair's arena, the hero against three of the field, for at most ``seconds``: its
+    summary (with ``stopped`` where it was cut short; None where no wall set finished) and
+    why it stopped early ("" when it did not)."""
+    import time
+
+    from adapter.local.arena import ArenaConfig, run_arena_until, summarize
+    from adapter.progress import ProgressBar
+
+    workers = ray.workers if ray is not None else args.workers or 1
+    config = ArenaConfig(args.variant, (hero, field, field, field), args.hands, args.seed,
+                         workers, args.log_dir, args.length,
+                         seat_limit=args.seat_limit,  # type: ignore[arg-type]
+                         budget=args.budget)
+    began = time.monotonic()
+    results, early = run_arena_until(config, ProgressBar(args.progress), ray, seconds)
+    reason = early.reason if early is not None else ""
+    if not results:
+        return None, reason
+    summary = summarize(config, results, time.monotonic() - began)
+    for r in results:
+        for error in r.errors:
+            log().error("referee error", arena=f"{hero} vs 3x {field}", error=error)
+    if early is not None:
+        summary["stopped"] = early.as_dict()
+    return summary, reason
+
+
+def _print_arena(args: argparse.Namespace, hero: str, field: str, summary: dict[str, Any],
+                 kept: bool) -> None:
+    """One line per arena as it ends: the pair's difference, its size and where it came
+    from."""
+    from adapter.local.arena import _interval
+
+    value, ci = difference(summary, hero, field)
+    note = ", kept from --out" if kept else ""
+    if "stopped" in summary:
+        s = summary["stopped"]
+        note = (f", stopped early: the first {s['units_done']} of {s['units_planned']} wall "
+                "sets, not kept in --out")
+    print(f"{hero} vs 3x {field}: {value:+.1f}/hand {_interval(ci, '+.1f')} "
+          f"({summary['hands']} hands, {summary['seconds']:.1f} s{note})", flush=True,
+          file=text_stream(args.json))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """``text`` into ``path`` by way of a temporary file and a rename, so that a run stopped
+    while writing never leaves a half-written arena file for the next run to refuse."""
+    import os
+
+    temporary = path.with_name(path.name + ".part")
+    temporary.write_text(text)
+    os.replace(temporary, path)

@@ -14,6 +14,8 @@ from adapter.commands import (
     add_fallback_argument,
     add_ray_arguments,
     add_seat_limit_argument,
+    add_stop_after_argument,
+    checked_stop_after,
     checked_variant,
     fallback_verdict,
     four_policies,
@@ -27,6 +29,8 @@ EXAMPLES = """examples:
   mjbot selfplay --policies 'mjai:python mybot.py,rulebased,rulebased,rulebased' --out data/x
   mjbot selfplay --variant mcr --policies 'botzone:./mybot,rulebased,rulebased,rulebased' \\
       --hands 24 --out data/bz
+  mjbot selfplay --policies mc,mc,mc,rulebased --hands 100000 --workers 2 --out data/mc \\
+      --stop-after 3600
 
 An outside program (KIND:COMMAND, as in mjbot arena) is recorded like any policy: its
 decisions, under its seat name, with a fallback flag where its answer was replaced."""
@@ -53,6 +57,9 @@ def register(sub: Any) -> None:
     add_fallback_argument(s)
     add_seat_limit_argument(s)
     add_budget_argument(s)
+    add_stop_after_argument(s, "start no wall set after this many seconds: the dataset "
+                            "holds the wall sets finished, each in every seating. SIGTERM "
+                            "or Ctrl-C stops the same way at once")
     s.add_argument("--out", required=True, metavar="DIR", help="a new or empty directory")
     s.add_argument("--out-shared", action="store_true", help="with --ray: every node mounts "
                    "--out at the same path, so the workers write the shards there (else their "
@@ -90,9 +97,14 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
         raise UserInputError("--shard-decisions must be at least 1")
     if args.out_shared and args.ray is None:
         raise UserInputError("--out-shared goes with --ray (it says the Ray workers see --out)")
+    stop_after = checked_stop_after(args)
+    if args.out_shared and stop_after is not None:
+        raise UserInputError("--stop-after does not go with --out-shared (the Ray workers "
+                             "write the shards there; stop such a run with SIGTERM or Ctrl-C)")
 
     from adapter.local.arena import ArenaConfig
     from adapter.local.selfplay import SelfPlayConfig, run_selfplay
+    from adapter.local.stopping import StopRequest
     from adapter.progress import ProgressBar
     from replay.dataset.schema import DatasetError
 
@@ -108,7 +120,9 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
 
             result = run_on_workers(config, ray, ProgressBar(args.progress))
         else:
-            result = run_selfplay(config, ProgressBar(args.progress), ray)
+            stop = StopRequest(stop_after)
+            with stop.on_signals():
+                result = run_selfplay(config, ProgressBar(args.progress), ray, stop)
     except DatasetError as exc:
         raise UserInputError(str(exc)) from None
     finally:
@@ -126,6 +140,9 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     summary["fallbacks"] = result["fallbacks"]
     if "ray" in result:
         summary["ray"] = result["ray"]
+    stopped = result.get("stopped")
+    if stopped is not None:
+        summary["stopped"] = stopped
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -134,6 +151,10 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
               f"{summary['shards']} shards ({summary['bytes'] / 1e6:.2f} MB) in {args.out}; "
               f"{summary['seconds']:.1f} s, {summary['decisions_per_core_second']:.0f} "
               f"decisions/s per core, {summary['workers']} worker(s)")
+        if stopped is not None:
+            why = "--stop-after passed" if stopped["reason"] == "time" else stopped["reason"]
+            print(f"stopped early ({why}): the first {stopped['units_done']} of "
+                  f"{stopped['units_planned']} wall sets, each in every seating")
         print("fallbacks (decisions the brain answered for the policy): " + ", ".join(
             f"{name} {f['fallbacks']} of {f['decisions']} ({100 * f['fallback_share']:.1f}%)"
             for name, f in summary["fallbacks"].items()))
@@ -142,7 +163,10 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
                 print(f"{name} fell back in {f['fallbacks']} of {f['decisions']} decisions; "
                       f"first: {f['first_fallback']}")
     failed = fallback_verdict(args, summary["fallbacks"])
-    return 1 if summary["referee_errors"] else failed
+    from adapter.local.stopping import exit_status
+
+    signalled = exit_status(stopped["reason"] if stopped else None)
+    return signalled or (1 if summary["referee_errors"] else failed)
 
 
 def cmd_dataset_import(args: argparse.Namespace) -> int:

@@ -268,7 +268,7 @@ def _run_in_pool(config: ArenaConfig, units: int, done: Callable[[UnitResult], N
     """The units in worker processes; "time" where ``time_up`` ended it, else "". The
     workers ignore SIGINT (the arena's process answers it) and are terminated however the
     loop ends, so no unit goes on playing after the arena has stopped."""
-    pool = multiprocessing.Pool(config.workers, initializer=_worker_signals)
+    pool = multiprocessing.Pool(config.workers, initializer=worker_signals)
     try:
         finished = pool.imap_unordered(functools.partial(play_unit, config), range(units))
         for _ in range(units):
@@ -286,7 +286,7 @@ def _run_in_pool(config: ArenaConfig, units: int, done: Callable[[UnitResult], N
         pool.join()
 
 
-def _worker_signals() -> None:
+def worker_signals() -> None:
     """In a worker: Ctrl-C is for the arena's process to answer, and SIGTERM (a terminate, or
     a ``timeout`` that signals the whole group) ends the worker plainly."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -9,7 +9,8 @@ never on the number of workers or on which worker finished first.
 
 from __future__ import annotations
 
-import concurrent.futures
+import multiprocessing
+import multiprocessing.pool
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -17,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adapter.local.arena import ArenaConfig
+from adapter.local.arena import ArenaConfig, worker_signals
 from adapter.local.game import play_game
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup, Player
 from adapter.local.seat import policy_environment
+from adapter.local.stopping import StopRequest
 from brain.tally import FallbackTally
 from protocols import events as ev
 from replay.dataset.records import Block, BlockBuilder, HandStart
@@ -130,36 +132,52 @@ def fallbacks_extra(total: dict[str, FallbackTally]) -> dict[str, Any]:
 
 
 def iter_units(config: SelfPlayConfig, ray: RayRun | None = None,
-               on_complete: Callable[[UnitData], None] | None = None) -> Iterator[UnitData]:
+               on_complete: Callable[[UnitData], None] | None = None,
+               stop: StopRequest | None = None) -> Iterator[UnitData]:
     """Every unit's data in unit order; workers run ahead by at most two units each, so the
     parent holds a bounded number of finished units. ``on_complete`` sees each unit as it
-    finishes (in any order: what a progress bar follows)."""
+    is taken (what a progress bar follows). When ``stop`` asks for it the units end there:
+    with worker processes while a unit is awaited (the units under way are abandoned), in
+    one process or on Ray once the unit under way has finished."""
     units = config.arena.units()
     workers = config.arena.workers
+
+    def taken(data: UnitData) -> UnitData:
+        if on_complete is not None:
+            on_complete(data)
+        return data
+
     if ray is not None:
         done = None if on_complete is None else (lambda _, data: on_complete(data))
         for _, data in ray.map(play_selfplay_unit, lambda u: (config, u), units, ordered=True,
                                on_complete=done):
             yield data
+            if stop is not None and stop():
+                return
         return
     if workers <= 1:
         for u in range(units):
-            data = play_selfplay_unit(config, u)
-            if on_complete is not None:
-                on_complete(data)
-            yield data
+            if stop is not None and stop():
+                return
+            yield taken(play_selfplay_unit(config, u))
         return
-    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-        pending: dict[int, concurrent.futures.Future[UnitData]] = {}
+    pool = multiprocessing.Pool(workers, initializer=worker_signals)
+    try:
+        pending: dict[int, multiprocessing.pool.AsyncResult[UnitData]] = {}
         submitted = 0
         for u in range(units):
             while submitted < units and submitted < u + 2 * workers:
-                pending[submitted] = pool.submit(play_selfplay_unit, config, submitted)
+                pending[submitted] = pool.apply_async(play_selfplay_unit, (config, submitted))
                 submitted += 1
-            data = pending.pop(u).result()
-            if on_complete is not None:
-                on_complete(data)
-            yield data
+            result = pending.pop(u)
+            while not result.ready():
+                if stop is not None and stop():
+                    return
+                result.wait(0.25)
+            yield taken(result.get())
+    finally:
+        pool.terminate()
+        pool.join()
 
 
 def selfplay_meta(config: SelfPlayConfig) -> dict[str, Any]:
@@ -195,22 +213,31 @@ class UnitCounter:
 
 def run_selfplay(config: SelfPlayConfig,
                  progress: Callable[[int, int, int], None] | None = None,
-                 ray: RayRun | None = None) -> dict[str, Any]:
+                 ray: RayRun | None = None,
+                 stop: StopRequest | None = None) -> dict[str, Any]:
     """Play every unit and write the dataset here; returns the manifest plus timing figures.
     On Ray, the units' games come back to this process, which writes the shards (where every
     node sees the output folder, :func:`adapter.local.ray_selfplay.run_on_workers` has the
-    workers write them)."""
+    workers write them). Stopped early by ``stop``, the dataset holds the first units, each
+    in every seating, and the manifest says so under ``stopped``."""
     start = time.monotonic()
-    counter = UnitCounter(config.arena.units(), progress)
+    units = config.arena.units()
+    counter = UnitCounter(units, progress)
     writer = DatasetWriter(Path(config.out), selfplay_meta(config), config.shard_decisions)
     errors: list[str] = []
     fallbacks: dict[str, FallbackTally] = {}
-    for data in iter_units(config, ray, counter):
+    written = 0
+    for data in iter_units(config, ray, counter, stop):
         for block in data.games:
             writer.add(block)
         errors.extend(data.errors)
         add_fallbacks(fallbacks, data.fallbacks)
-    manifest = writer.close({"referee_errors": errors, "fallbacks": fallbacks_extra(fallbacks)})
+        written += 1
+    extra: dict[str, Any] = {"referee_errors": errors, "fallbacks": fallbacks_extra(fallbacks)}
+    if written < units:
+        assert stop is not None  # only a stop ends the units early
+        extra["stopped"] = {"reason": stop(), "units_done": written, "units_planned": units}
+    manifest = writer.close(extra)
     return run_figures(config, manifest, start, counter, ray, "driver")
 
 

@@ -1,0 +1,69 @@
+"""`mjbot selfplay` stopped early (--stop-after, SIGTERM, Ctrl-C): the dataset holds the
+first wall sets, each in every seating, exactly as a run planned that long writes them, and
+says it was stopped; every shard it lists is whole."""
+
+from __future__ import annotations
+
+import json
+import signal
+
+import numpy as np
+import pytest
+
+from adapter.local.arena import ArenaConfig
+from adapter.local.selfplay import SelfPlayConfig, run_selfplay
+from replay.dataset import schema as S
+from replay.dataset.shards import read_manifest, read_shard
+from replay.dataset.stats import dataset_stats
+from tests.serve_helpers import mjbot
+from tests.stop_helpers import stop_by_signal
+
+POLICIES = ("rulebased", "greedy", "rulebased", "greedy")
+LONG = ["selfplay", "--variant", "mass", "--policies", ",".join(POLICIES), "--hands",
+        "400000", "--seed", "4", "--shard-decisions", "300"]
+
+
+def every_array(root) -> dict[str, np.ndarray]:
+    """Each field of the dataset, its shards read whole (their sizes checked against the
+    manifest) and joined in order."""
+    manifest = read_manifest(root)
+    parts = [read_shard(root / s["file"], S.FIELDS, s["bytes"]) for s in manifest["shards"]]
+    return {name: np.concatenate([p[name] for p in parts]) for name in S.FIELDS}
+
+
+def test_stop_after_keeps_the_first_wall_sets_as_a_shorter_run_writes_them(tmp_path):
+    out = tmp_path / "stopped"
+    r = mjbot(*LONG, "--workers", "2", "--stop-after", "3", "--out", str(out), "--json")
+    assert r.returncode == 0, r.stderr
+    stopped = json.loads(r.stdout)["stopped"]
+    units = stopped["units_done"]
+    assert stopped["reason"] == "time" and 1 <= units < stopped["units_planned"]
+    manifest = read_manifest(out)
+    assert manifest["stopped"] == stopped
+    assert manifest["games"] == units * manifest["config"]["seatings"]
+    planned = ArenaConfig("mass", POLICIES, 1, 4)
+    short = ArenaConfig("mass", POLICIES, units * planned.hands_per_unit(), 4)
+    assert short.units() == units
+    run_selfplay(SelfPlayConfig(short, str(tmp_path / "short"), 300))
+    expected = every_array(tmp_path / "short")
+    got = every_array(out)
+    assert got.keys() == expected.keys()
+    for name in expected:
+        assert np.array_equal(got[name], expected[name]), name
+
+
+@pytest.mark.parametrize(("signum", "workers"), [(signal.SIGTERM, 2), (signal.SIGINT, 1)])
+def test_a_signal_stops_selfplay_with_a_whole_dataset(tmp_path, signum, workers):
+    out = tmp_path / "d"
+    status, stdout = stop_by_signal([*LONG, "--workers", str(workers), "--out", str(out)],
+                                    signum, after=1 if workers == 1 else 6)
+    assert status == 128 + signum
+    name = signal.Signals(signum).name
+    assert f"stopped early ({name}): the first" in stdout
+    manifest = read_manifest(out)
+    assert manifest["stopped"]["reason"] == name and manifest["stopped"]["units_done"] >= 1
+    stats = dataset_stats(out)
+    assert stats["decisions"] == manifest["decisions"] > 0
+    every_array(out)  # every shard listed is there, whole
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith("shard-")) == [
+        "manifest.json"]
