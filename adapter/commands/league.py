@@ -226,7 +226,7 @@ def cmd_league(args: argparse.Namespace) -> int:
 
     from adapter.local.arena import pool_tallies
     from adapter.local.seat import seat_specs, split_label
-    from adapter.local.stopping import exit_status
+    from adapter.local.stopping import exit_status, stop_reason_text
     from brain.tally import tallies_from
 
     stop_after = checked_stop_after(args)
@@ -252,12 +252,12 @@ def cmd_league(args: argparse.Namespace) -> int:
         assert stopped is not None  # a finished league has every arena
         print(f"mjbot league: stopped ({stopped['reason']}) before the first arena had a "
               "finished wall set: no figures", file=sys.stderr)
-        return exit_status(stopped["reason"] if stopped else None) or 1
+        return exit_status(stopped["reason"]) or 1
     cells = table(members, arenas)
     print(file=text_stream(args.json))
     print(format_table(args.variant, members, cells), file=text_stream(args.json))
     if stopped is not None:
-        print(f"\nstopped early ({_REASONS.get(stopped['reason'], stopped['reason'])}): "
+        print(f"\nstopped early ({stop_reason_text(stopped['reason'])}): "
               f"{len(stopped['not_played'])} arena(s) not played"
               + (f", {stopped['arena']} cut short" if stopped["arena"] else "")
               + (" (a rerun with the same --out plays what is missing)" if out is not None
@@ -280,9 +280,6 @@ def cmd_league(args: argparse.Namespace) -> int:
     write_json(args.json, figures)
     failed = fallback_verdict(args, fallbacks)
     return exit_status(stopped["reason"] if stopped else None) or (1 if errors else failed)
-
-
-_REASONS = {"time": "--stop-after passed"}
 
 
 def _play_league(args: argparse.Namespace, given: list[str], label_of: dict[str, str],

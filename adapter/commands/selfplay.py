@@ -152,9 +152,11 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
               f"{summary['seconds']:.1f} s, {summary['decisions_per_core_second']:.0f} "
               f"decisions/s per core, {summary['workers']} worker(s)")
         if stopped is not None:
-            why = "--stop-after passed" if stopped["reason"] == "time" else stopped["reason"]
-            print(f"stopped early ({why}): the first {stopped['units_done']} of "
-                  f"{stopped['units_planned']} wall sets, each in every seating")
+            from adapter.local.stopping import stop_reason_text
+
+            print(f"stopped early ({stop_reason_text(stopped['reason'])}): the first "
+                  f"{stopped['units_done']} of {stopped['units_planned']} wall sets, each in "
+                  "every seating")
         print("fallbacks (decisions the brain answered for the policy): " + ", ".join(
             f"{name} {f['fallbacks']} of {f['decisions']} ({100 * f['fallback_share']:.1f}%)"
             for name, f in summary["fallbacks"].items()))

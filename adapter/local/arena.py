@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from adapter.local.external import SeatReport
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import policy_environment, seat_for, seat_specs, split_label
+from adapter.local.stopping import stop_reason_text
 from adapter.local.timing import DecisionTimes
 from brain.rules.variant import variant_of
 from brain.tally import FallbackTally
@@ -486,7 +487,7 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 
 def _stopped_line(stopped: dict[str, Any]) -> str:
-    why = {"time": "--stop-after passed"}.get(stopped["reason"], stopped["reason"])
+    why = stop_reason_text(stopped["reason"])
     left = (f"; {stopped['units_left_out']} finished after a missing one, not counted"
             if stopped["units_left_out"] else "")
     return (f"stopped early ({why}): the first {stopped['units_done']} of "
