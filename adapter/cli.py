@@ -74,6 +74,16 @@ def main(argv: list[str] | None = None) -> int:
     except UserInputError as exc:
         report_user_error(args, exc)
         return 2
+    except KeyboardInterrupt:  # a second Ctrl-C: the run ends now, without its report
+        print(f"mjbot {args.command}: interrupted", file=sys.stderr)
+        return 128 + 2
+    except RuntimeError as exc:
+        from adapter.local.stopping import WorkerDied
+
+        if not isinstance(exc, WorkerDied):
+            raise
+        print(f"mjbot {args.command}: {exc}", file=sys.stderr)
+        return 1
 
 
 def report_user_error(args: argparse.Namespace, exc: UserInputError) -> None:

@@ -17,6 +17,7 @@ class ProgressBar:
         self.unit = unit
         self.width = width
         self.start = time.monotonic()
+        self.open = False  # a bar drawn and not yet ended with a newline
 
     def __call__(self, done: int, total: int, hands: int | None = None) -> None:
         if not self.enabled:
@@ -27,6 +28,15 @@ class ProgressBar:
                 else f"{hands} hands, {hands / elapsed:.1f} hands/s")
         sys.stderr.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} "
                          f"{self.unit}, {tail}")
-        if done == total:
+        self.open = done != total
+        if not self.open:
             sys.stderr.write("\n")
         sys.stderr.flush()
+
+    def end(self) -> None:
+        """Close the line of a run that stopped before its last unit, so that what is
+        printed next starts on its own line."""
+        if self.enabled and self.open:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.open = False

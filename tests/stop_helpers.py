@@ -17,16 +17,8 @@ import pytest
 WALL_SETS_DONE = re.compile(rb"\] (\d+)/\d+ wall sets")
 
 
-def stop_by_signal(args: list[str], signum: int, after: int = 1) -> tuple[int, str]:
-    """Run ``mjbot ARGS --progress``, send ``signum`` once ``after`` wall sets have finished,
-    and return its exit status and stdout; no process of its group may be left behind.
-
-    A stopped run keeps the wall sets finished from the first on (a duplicate prefix), and
-    with several workers the first may be the one still playing: there ``after`` is taken
-    large enough that the first wall set has surely finished (one worker playing six while
-    another plays the first would need a first wall set six times the usual length). SIGINT
-    is made the default in the child, as in a terminal's foreground job (pytest-xdist's
-    workers ignore it, and a process that inherits an ignored SIGINT keeps ignoring it)."""
+def _started(args: list[str]) -> tuple[subprocess.Popen[bytes], bytearray]:
+    """``mjbot ARGS --progress`` in its own session, its stderr gathered by a thread."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "adapter.cli", *args, "--progress"], stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, start_new_session=True,
@@ -39,19 +31,63 @@ def stop_by_signal(args: list[str], signum: int, after: int = 1) -> tuple[int, s
             seen.extend(chunk)
 
     threading.Thread(target=read, daemon=True).start()
+    return proc, seen
+
+
+def _wait_for_wall_sets(proc: subprocess.Popen[bytes], seen: bytearray, after: int) -> None:
+    deadline = time.monotonic() + 120
+    while max(map(int, WALL_SETS_DONE.findall(bytes(seen))), default=0) < after:
+        assert time.monotonic() < deadline and proc.poll() is None, bytes(seen)[-2000:]
+        time.sleep(0.05)
+
+
+def _nothing_left(proc: subprocess.Popen[bytes]) -> None:
+    with pytest.raises(ProcessLookupError):  # the workers went with it
+        for _ in range(50):
+            os.killpg(proc.pid, 0)
+            time.sleep(0.1)
+
+
+def kill_a_worker(args: list[str]) -> tuple[int, str]:
+    """Run ``mjbot ARGS --progress`` with worker processes, kill one of them (SIGKILL, as
+    the kernel's out-of-memory killer does) once a wall set has finished, and return the
+    run's exit status and stderr: it must end by itself, leaving no process behind."""
+    proc, seen = _started(args)
     try:
-        deadline = time.monotonic() + 120
-        while max(map(int, WALL_SETS_DONE.findall(bytes(seen))), default=0) < after:
-            assert time.monotonic() < deadline and proc.poll() is None, bytes(seen)[-2000:]
-            time.sleep(0.05)
-        proc.send_signal(signum)
+        _wait_for_wall_sets(proc, seen, 1)
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                                  text=True).stdout.split()
+        assert children, "no worker process"
+        os.kill(int(children[0]), signal.SIGKILL)
+        proc.wait(timeout=60)
+        _nothing_left(proc)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    time.sleep(0.2)  # the reader thread's last chunk
+    return proc.returncode, bytes(seen).decode(errors="replace")
+
+
+def stop_by_signal(args: list[str], signum: int, after: int = 1) -> tuple[int, str]:
+    """Run ``mjbot ARGS --progress``, send ``signum`` to its process group (workers
+    included, as a terminal's Ctrl-C or ``timeout`` does) once ``after`` wall sets have
+    finished, and return its exit status and stdout; no process of the group may be left
+    behind.
+
+    A stopped run keeps the wall sets finished from the first on (a duplicate prefix), and
+    with several workers the first may be the one still playing: there ``after`` is taken
+    large enough that the first wall set has surely finished (one worker playing six while
+    another plays the first would need a first wall set six times the usual length). SIGINT
+    is made the default in the child, as in a terminal's foreground job (pytest-xdist's
+    workers ignore it, and a process that inherits an ignored SIGINT keeps ignoring it)."""
+    proc, seen = _started(args)
+    try:
+        _wait_for_wall_sets(proc, seen, after)
+        os.killpg(proc.pid, signum)  # as a terminal's Ctrl-C or `timeout` sends it
         proc.wait(timeout=60)
         assert proc.stdout is not None
         stdout = proc.stdout.read()  # stderr is the reader thread's
-        with pytest.raises(ProcessLookupError):  # the workers went with it
-            for _ in range(50):
-                os.killpg(proc.pid, 0)
-                time.sleep(0.1)
+        _nothing_left(proc)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # whatever failed above, nothing is left

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,24 @@ def test_ctrl_c_stops_a_one_process_arena_with_its_figures_so_far(tmp_path):
     assert "stopped early (SIGINT)" in stdout
     assert status == 128 + signal.SIGINT and stopped["reason"] == "SIGINT"
     assert stopped["units_left_out"] == 0  # one process: units finish in order
+
+
+def test_a_stopped_arena_leaves_no_outside_program_running(tmp_path):
+    """The outside programs run in their own sessions, out of reach of a signal to the
+    arena's group: the workers ended by the stop kill them on their way out. This program
+    outlives the end of its input (a shell that sleeps once its bot has ended), as a bot that
+    ignores EOF would."""
+    marker = tmp_path / "bot-marker"  # the shell's $0: in its command line, to find it
+    bot = (f"mjai:sh -c '{sys.executable} -m adapter.cli --log-level warning mjai --policy "
+           f"rulebased; sleep 600' {marker}")
+    status, _ = stop_by_signal(["arena", "--variant", "riichi", "--policies",
+                                f"{bot},rulebased,rulebased,rulebased", "--hands", "400000",
+                                "--seed", "5", "--workers", "2", "--no-log"],
+                               signal.SIGTERM, after=1)
+    assert status == 128 + signal.SIGTERM
+    for _ in range(50):
+        left = subprocess.run(["pgrep", "-f", str(marker)], capture_output=True, text=True)
+        if not left.stdout.strip():
+            break
+        time.sleep(0.1)
+    assert not left.stdout.strip(), "outside programs left running: " + left.stdout

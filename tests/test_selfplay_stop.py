@@ -16,7 +16,7 @@ from replay.dataset import schema as S
 from replay.dataset.shards import read_manifest, read_shard
 from replay.dataset.stats import dataset_stats
 from tests.serve_helpers import mjbot
-from tests.stop_helpers import stop_by_signal
+from tests.stop_helpers import kill_a_worker, stop_by_signal
 
 POLICIES = ("rulebased", "greedy", "rulebased", "greedy")
 LONG = ["selfplay", "--variant", "mass", "--policies", ",".join(POLICIES), "--hands",
@@ -65,5 +65,26 @@ def test_a_signal_stops_selfplay_with_a_whole_dataset(tmp_path, signum, workers)
     stats = dataset_stats(out)
     assert stats["decisions"] == manifest["decisions"] > 0
     every_array(out)  # every shard listed is there, whole
-    assert sorted(p.name for p in out.iterdir() if not p.name.startswith("shard-")) == [
-        "manifest.json"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["manifest.json", *(shard["file"] for shard in manifest["shards"])])
+
+
+def test_stopped_before_the_first_wall_set_leaves_no_dataset(tmp_path):
+    out = tmp_path / "d"
+    r = mjbot(*LONG, "--stop-after", "0.000001", "--out", str(out))
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert ("stopped (--stop-after passed) before the first wall set was finished: no "
+            "dataset written") in r.stderr
+    assert not out.exists()  # the same --out can be used again
+
+
+@pytest.mark.parametrize("command", [
+    [*LONG, "--workers", "2"],
+    ["arena", "--variant", "mass", "--hands", "400000", "--workers", "2", "--no-log"]])
+def test_a_worker_killed_ends_the_run_with_its_reason(tmp_path, command):
+    if command[0] == "selfplay":
+        command = [*command, "--out", str(tmp_path / "d")]
+    status, stderr = kill_a_worker(command)
+    assert status == 1, stderr[-2000:]
+    assert "a worker process ended abruptly (killed, out of memory" in stderr
+    assert "Traceback" not in stderr

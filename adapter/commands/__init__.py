@@ -238,26 +238,6 @@ def checked_stop_after(args: Any) -> float | None:
     return value
 
 
-@contextmanager
-def stop_on_sigterm() -> Iterator[None]:
-    """SIGTERM raises ArenaStopped in this process for the time of the run (Ctrl-C raises
-    KeyboardInterrupt as always), so that ``timeout`` or a scheduler ends an arena (or a
-    league) with its figures so far rather than none; the previous handler comes back
-    afterwards."""
-    import signal
-
-    from adapter.local.arena import ArenaStopped
-
-    def stop(signum: int, frame: object) -> None:
-        raise ArenaStopped("SIGTERM")
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _seconds(text: str) -> float:
     import argparse
 

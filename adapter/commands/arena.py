@@ -18,7 +18,6 @@ from adapter.commands import (
     log,
     require_table,
     start_ray,
-    stop_on_sigterm,
     text_stream,
     write_json,
 )
@@ -52,7 +51,9 @@ is paired: mjbot arena --variant mcr --policies 'strict=mc@plan_strict=true,mc,r
 
 Stopped early (--stop-after, SIGTERM as from `timeout`, or Ctrl-C), the arena reports the
 first wall sets that finished, every seating of each, and says how many of how many ("stopped"
-in --json); the rest is not counted. A signal's exit status is 128 + its number.
+in --json); the rest is not counted. With worker processes the stop comes at once, in one
+process after the wall set under way (Ctrl-C again: at once, no figures). A signal's exit
+status is 128 + its number.
 
 LABEL=SEAT names a seat in the table, the JSON and the logs (LABEL: letters, digits, _ - .,
 at most 24): seats under one label are one row; --json keeps what it stands for (specs)."""
@@ -80,8 +81,7 @@ def register(sub: Any) -> None:
     a.add_argument("--length", choices=["east", "south"], default="east",
                    help="riichi game length: east-only or east-south")
     add_stop_after_argument(a, "start no wall set after this many seconds and report the "
-                            "ones finished; SIGTERM or Ctrl-C does the same at once (see "
-                            "below)")
+                            "ones finished; SIGTERM or Ctrl-C does the same (see below)")
     a.add_argument("--json", metavar="FILE", help="also write the figures as JSON "
                     "('-': onto stdout, and the text onto stderr)")
     a.add_argument("--log-dir", help="where game logs go (default $MJBOT_LOG_DIR or logs)")
@@ -92,11 +92,8 @@ def register(sub: Any) -> None:
 
 
 def cmd_arena(args: argparse.Namespace) -> int:
-    import time
-
-    from adapter.local.arena import ArenaConfig, format_summary, run_arena_until, summarize
-    from adapter.local.stopping import exit_status
-    from adapter.progress import ProgressBar
+    from adapter.local.arena import ArenaConfig
+    from adapter.local.stopping import StopRequest
     from replay.log import default_log_dir
 
     stop_after = checked_stop_after(args)
@@ -108,11 +105,25 @@ def cmd_arena(args: argparse.Namespace) -> int:
     config = ArenaConfig(args.variant, names, args.hands, args.seed, workers, log_dir,
                          args.length, seat_limit=args.seat_limit,  # type: ignore[arg-type]
                          budget=args.budget)
+    stop = StopRequest(stop_after)
+    with stop.on_signals():  # to the end: a signal never cuts the report being written
+        return _run_and_report(args, config, ray, stop)
+
+
+def _run_and_report(args: argparse.Namespace, config: Any, ray: Any, stop: Any) -> int:
+    """Play the arena until it ends or ``stop`` asks, then print and write its figures;
+    the exit status."""
+    import time
+
+    from adapter.local.arena import format_summary, run_arena_until, summarize
+    from adapter.local.stopping import exit_status, stop_reason_text
+    from adapter.progress import ProgressBar
+
     try:
         start = time.monotonic()
-        with stop_on_sigterm():
-            results, early = run_arena_until(config, ProgressBar(args.progress), ray,
-                                             stop_after)
+        bar = ProgressBar(args.progress)
+        results, early = run_arena_until(config, bar, ray, stop)
+        bar.end()
         seconds = time.monotonic() - start
     finally:
         if ray is not None:
@@ -123,8 +134,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
     status = exit_status(early.reason if early else None)
     if not results:
         assert early is not None  # a finished run has every unit
-        print(f"mjbot arena: stopped ({early.reason}) before the first wall set was "
-              f"finished: no figures", file=sys.stderr)
+        print(f"mjbot arena: stopped ({stop_reason_text(early.reason)}) before the first "
+              "wall set was finished: no figures", file=sys.stderr)
         return status or 1
     summary = summarize(config, results, seconds)
     if early is not None:

@@ -16,7 +16,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapter.commands import (
     UserInputError,
@@ -32,11 +32,13 @@ from adapter.commands import (
     require_seat_name,
     require_table,
     start_ray,
-    stop_on_sigterm,
     text_stream,
     write_json,
 )
 from brain.rules.variant import VARIANT_NAMES
+
+if TYPE_CHECKING:
+    from adapter.local.stopping import StopRequest
 
 DEFAULT_MEMBERS = "rulebased,greedy,style:open,style:closed,style:defensive,style:value"
 EXAMPLES = """examples:
@@ -77,7 +79,7 @@ def register(sub: Any) -> None:
                    "('-': onto stdout, and the text onto stderr)")
     add_stop_after_argument(a, "play no arena and start no wall set after this many seconds; "
                             "the table holds what finished (an arena cut short: its first "
-                            "wall sets). SIGTERM or Ctrl-C stops the same way at once")
+                            "wall sets). SIGTERM or Ctrl-C stops the same way")
     a.add_argument("--out", metavar="DIR", help="keep each arena's JSON here; arenas whose "
                    "file is already there are not played again")
     a.add_argument("--log-dir", help="write the games' logs here (default: no logs)")
@@ -222,12 +224,8 @@ def _stored(path: Path, options: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def cmd_league(args: argparse.Namespace) -> int:
-    import time
-
-    from adapter.local.arena import pool_tallies
-    from adapter.local.seat import seat_specs, split_label
-    from adapter.local.stopping import exit_status, stop_reason_text
-    from brain.tally import tallies_from
+    from adapter.local.seat import split_label
+    from adapter.local.stopping import StopRequest
 
     stop_after = checked_stop_after(args)
     given = parse_members(args.members)
@@ -239,18 +237,34 @@ def cmd_league(args: argparse.Namespace) -> int:
             raise UserInputError(f"--out {out}: not a directory")
         out.mkdir(parents=True, exist_ok=True)
     ray = start_ray(args)
+    stop = StopRequest(stop_after)
+    with stop.on_signals():  # to the end: a signal never cuts a file or the report
+        return _league_and_report(args, given, members, out, ray, stop)
+
+
+def _league_and_report(args: argparse.Namespace, given: list[str], members: list[str],
+                       out: Path | None, ray: Any, stop: StopRequest) -> int:
+    """Play (or read from ``out``) every pair's arena until ``stop`` asks, then print and
+    write the table; the exit status."""
+    import time
+
+    from adapter.local.arena import pool_tallies
+    from adapter.local.seat import seat_specs
+    from adapter.local.stopping import exit_status, stop_reason_text
+    from brain.tally import tallies_from
+
     start = time.monotonic()
-    deadline = None if stop_after is None else start + stop_after
     try:
         arenas, played, stopped = _play_league(args, given, dict(zip(given, members,
                                                                      strict=True)),
-                                               out, ray, deadline)
+                                               out, ray, stop)
     finally:
         if ray is not None:
             ray.cluster.close()
     if not arenas:
         assert stopped is not None  # a finished league has every arena
-        print(f"mjbot league: stopped ({stopped['reason']}) before the first arena had a "
+        print(f"mjbot league: stopped ({stop_reason_text(stopped['reason'])}) before the "
+              "first arena had a "
               "finished wall set: no figures", file=sys.stderr)
         return exit_status(stopped["reason"]) or 1
     cells = table(members, arenas)
@@ -283,58 +297,50 @@ def cmd_league(args: argparse.Namespace) -> int:
 
 
 def _play_league(args: argparse.Namespace, given: list[str], label_of: dict[str, str],
-                 out: Path | None, ray: Any, deadline: float | None,
+                 out: Path | None, ray: Any, stop: StopRequest,
                  ) -> tuple[dict[tuple[str, str], dict[str, Any]], int, dict[str, Any] | None]:
-    """Every pair's arena (played, or kept from ``out``) until the deadline or a signal: the
-    summaries by (hero, field), how many were played, and ``stopped`` (None when none was
-    missed): why, the arena cut short (its first wall sets are in the table but not kept in
-    ``out``, so a rerun plays it whole) and the arenas not played."""
-    import time
-
-    from adapter.local.arena import ArenaStopped
-
+    """Every pair's arena (played, or kept from ``out``) until ``stop`` asks: the summaries
+    by (hero, field), how many were played, and ``stopped`` (None when none was missed):
+    why, the arena cut short (its first wall sets are in the table but not kept in ``out``,
+    so a rerun plays it whole) and the arenas not played. Arenas kept in ``out`` count
+    whenever the stop came: reading them costs nothing."""
     arenas: dict[tuple[str, str], dict[str, Any]] = {}
     played = 0
     pairs = pairings(given, args.both)
-    reason, cut = "", ""
-    try:
-        with stop_on_sigterm():
-            for hero_seat, field_seat in pairs:
-                hero, field = label_of[hero_seat], label_of[field_seat]
-                options = _league_options(args, hero_seat, field_seat)
-                path = arena_file(out, hero_seat, field_seat) if out is not None else None
-                summary = _stored(path, options) if path is not None else None
-                kept = summary is not None
-                if summary is None:
-                    left = None if deadline is None else deadline - time.monotonic()
-                    if reason or (left is not None and left <= 0):
-                        reason = reason or "time"
-                        continue  # arenas kept in --out still count; none is played
-                    summary, reason = _play_arena(args, hero_seat, field_seat, ray, left)
-                    if summary is None:
-                        continue
-                    played += 1
-                    if "stopped" in summary:
-                        cut = f"{hero} vs 3x {field}"
-                    elif path is not None:
-                        _write_atomically(path, json.dumps(
-                            {"league": options, "arena": summary}, indent=2) + "\n")
-                arenas[(hero, field)] = summary
-                _print_arena(args, hero, field, summary, kept)
-    except (ArenaStopped, KeyboardInterrupt) as exc:  # a signal between two arenas
-        reason = getattr(exc, "reason", "SIGINT")
-    if not reason:
-        return arenas, played, None
+    cut = ""
+    for hero_seat, field_seat in pairs:
+        hero, field = label_of[hero_seat], label_of[field_seat]
+        options = _league_options(args, hero_seat, field_seat)
+        path = arena_file(out, hero_seat, field_seat) if out is not None else None
+        summary = _stored(path, options) if path is not None else None
+        kept = summary is not None
+        if summary is None:
+            if stop():
+                continue
+            summary = _play_arena(args, hero_seat, field_seat, ray, stop)
+            if summary is None:
+                continue
+            played += 1
+            if "stopped" in summary:
+                cut = f"{hero} vs 3x {field}"
+            elif path is not None:
+                _write_atomically(path, json.dumps({"league": options, "arena": summary},
+                                                   indent=2) + "\n")
+        arenas[(hero, field)] = summary
+        _print_arena(args, hero, field, summary, kept, out is not None)
     not_played = [f"{label_of[h]} vs 3x {label_of[f]}" for h, f in pairs
                   if (label_of[h], label_of[f]) not in arenas]
-    return arenas, played, {"reason": reason, "arena": cut or None, "not_played": not_played}
+    if not (cut or not_played):
+        return arenas, played, None
+    return arenas, played, {"reason": stop() or "SIGINT", "arena": cut or None,
+                            "not_played": not_played}
 
 
 def _play_arena(args: argparse.Namespace, hero: str, field: str, ray: Any,
-                seconds: float | None) -> tuple[dict[str, Any] | None, str]:
-    """One pair's arena, the hero against three of the field, for at most ``seconds``: its
-    summary (with ``stopped`` where it was cut short; None where no wall set finished) and
-    why it stopped early ("" when it did not)."""
+                stop: StopRequest) -> dict[str, Any] | None:
+    """One pair's arena, the hero against three of the field, until it ends or ``stop``
+    asks: its summary (with ``stopped`` where it was cut short), None where no wall set
+    finished."""
     import time
 
     from adapter.local.arena import ArenaConfig, run_arena_until, summarize
@@ -346,21 +352,22 @@ def _play_arena(args: argparse.Namespace, hero: str, field: str, ray: Any,
                          seat_limit=args.seat_limit,  # type: ignore[arg-type]
                          budget=args.budget)
     began = time.monotonic()
-    results, early = run_arena_until(config, ProgressBar(args.progress), ray, seconds)
-    reason = early.reason if early is not None else ""
+    bar = ProgressBar(args.progress)
+    results, early = run_arena_until(config, bar, ray, stop)
+    bar.end()
     if not results:
-        return None, reason
+        return None
     summary = summarize(config, results, time.monotonic() - began)
     for r in results:
         for error in r.errors:
             log().error("referee error", arena=f"{hero} vs 3x {field}", error=error)
     if early is not None:
         summary["stopped"] = early.as_dict()
-    return summary, reason
+    return summary
 
 
 def _print_arena(args: argparse.Namespace, hero: str, field: str, summary: dict[str, Any],
-                 kept: bool) -> None:
+                 kept: bool, with_out: bool) -> None:
     """One line per arena as it ends: the pair's difference, its size and where it came
     from."""
     from adapter.local.arena import _interval
@@ -370,7 +377,7 @@ def _print_arena(args: argparse.Namespace, hero: str, field: str, summary: dict[
     if "stopped" in summary:
         s = summary["stopped"]
         note = (f", stopped early: the first {s['units_done']} of {s['units_planned']} wall "
-                "sets, not kept in --out")
+                "sets" + (", not kept in --out" if with_out else ""))
     print(f"{hero} vs 3x {field}: {value:+.1f}/hand {_interval(ci, '+.1f')} "
           f"({summary['hands']} hands, {summary['seconds']:.1f} s{note})", flush=True,
           file=text_stream(args.json))

@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapter.commands import (
     UserInputError,
@@ -23,6 +25,9 @@ from adapter.commands import (
     require_table,
     start_ray,
 )
+
+if TYPE_CHECKING:
+    from adapter.local.stopping import StopRequest
 
 EXAMPLES = """examples:
   mjbot selfplay --policies rulebased,greedy,rulebased,greedy --hands 200 --out data/sp
@@ -59,7 +64,8 @@ def register(sub: Any) -> None:
     add_budget_argument(s)
     add_stop_after_argument(s, "start no wall set after this many seconds: the dataset "
                             "holds the wall sets finished, each in every seating. SIGTERM "
-                            "or Ctrl-C stops the same way at once")
+                            "or Ctrl-C stops the same way (with one worker, after the wall "
+                            "set under way; Ctrl-C again: at once, with no dataset)")
     s.add_argument("--out", required=True, metavar="DIR", help="a new or empty directory")
     s.add_argument("--out-shared", action="store_true", help="with --ray: every node mounts "
                    "--out at the same path, so the workers write the shards there (else their "
@@ -100,13 +106,12 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     stop_after = checked_stop_after(args)
     if args.out_shared and stop_after is not None:
         raise UserInputError("--stop-after does not go with --out-shared (the Ray workers "
-                             "write the shards there; stop such a run with SIGTERM or Ctrl-C)")
+                             "write the shards there: such a run cannot stop early, and "
+                             "killed it leaves no dataset)")
 
     from adapter.local.arena import ArenaConfig
-    from adapter.local.selfplay import SelfPlayConfig, run_selfplay
+    from adapter.local.selfplay import SelfPlayConfig
     from adapter.local.stopping import StopRequest
-    from adapter.progress import ProgressBar
-    from replay.dataset.schema import DatasetError
 
     ray = start_ray(args)
     workers = ray.workers if ray is not None else args.workers or 1
@@ -114,15 +119,30 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
                         seat_limit=args.seat_limit, budget=args.budget)
     config = SelfPlayConfig(arena, str(Path(args.out).resolve()) if args.out_shared else args.out,
                             args.shard_decisions)
+    if args.out_shared:
+        return _run_and_report(args, config, ray, None)
+    stop = StopRequest(stop_after)
+    with stop.on_signals():  # to the end: a signal never cuts a shard or the report
+        return _run_and_report(args, config, ray, stop)
+
+
+def _run_and_report(args: argparse.Namespace, config: Any, ray: Any,
+                    stop: StopRequest | None) -> int:
+    """Play and write the dataset (until ``stop`` asks), then report it; the exit status."""
+    from adapter.local.selfplay import run_selfplay
+    from adapter.local.stopping import exit_status, stop_reason_text
+    from adapter.progress import ProgressBar
+    from replay.dataset.schema import DatasetError
+
     try:
-        if args.out_shared:
+        if stop is None:
             from adapter.local.ray_selfplay import run_on_workers
 
             result = run_on_workers(config, ray, ProgressBar(args.progress))
         else:
-            stop = StopRequest(stop_after)
-            with stop.on_signals():
-                result = run_selfplay(config, ProgressBar(args.progress), ray, stop)
+            bar = ProgressBar(args.progress)
+            result = run_selfplay(config, bar, ray, stop)
+            bar.end()
     except DatasetError as exc:
         raise UserInputError(str(exc)) from None
     finally:
@@ -130,6 +150,14 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
             ray.cluster.close()
     for error in result["referee_errors"]:
         log().error("referee error", error=error)
+    stopped = result.get("stopped")
+    status = exit_status(stopped["reason"] if stopped else None)
+    if stopped is not None and stopped["units_done"] == 0:
+        _remove_empty_dataset(Path(args.out))
+        print(f"mjbot selfplay: stopped ({stop_reason_text(stopped['reason'])}) before the "
+              f"first wall set was finished: no dataset written in {args.out}",
+              file=sys.stderr)
+        return status or 1
     summary = {k: result[k] for k in (
         "variant", "source", "games", "hands", "decisions", "seconds", "workers",
         "decisions_per_second", "decisions_per_core_second")}
@@ -140,7 +168,6 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     summary["fallbacks"] = result["fallbacks"]
     if "ray" in result:
         summary["ray"] = result["ray"]
-    stopped = result.get("stopped")
     if stopped is not None:
         summary["stopped"] = stopped
     if args.json:
@@ -149,11 +176,9 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
         print(f"selfplay {summary['variant']}: {summary['hands']} hands, "
               f"{summary['decisions']} decisions in {summary['games']} games, "
               f"{summary['shards']} shards ({summary['bytes'] / 1e6:.2f} MB) in {args.out}; "
-              f"{summary['seconds']:.1f} s, {summary['decisions_per_core_second']:.0f} "
+              f"{summary['seconds']:.1f} s, {summary['decisions_per_core_second'] or 0:.0f} "
               f"decisions/s per core, {summary['workers']} worker(s)")
         if stopped is not None:
-            from adapter.local.stopping import stop_reason_text
-
             print(f"stopped early ({stop_reason_text(stopped['reason'])}): the first "
                   f"{stopped['units_done']} of {stopped['units_planned']} wall sets, each in "
                   "every seating")
@@ -165,10 +190,17 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
                 print(f"{name} fell back in {f['fallbacks']} of {f['decisions']} decisions; "
                       f"first: {f['first_fallback']}")
     failed = fallback_verdict(args, summary["fallbacks"])
-    from adapter.local.stopping import exit_status
+    return status or (1 if summary["referee_errors"] else failed)
 
-    signalled = exit_status(stopped["reason"] if stopped else None)
-    return signalled or (1 if summary["referee_errors"] else failed)
+
+def _remove_empty_dataset(out: Path) -> None:
+    """A run stopped before its first wall set wrote only a manifest of nothing: removed
+    (and the folder, when that leaves it empty), so the same --out can be used again."""
+    from replay.dataset.shards import MANIFEST
+
+    with contextlib.suppress(OSError):
+        (out / MANIFEST).unlink()
+        out.rmdir()
 
 
 def cmd_dataset_import(args: argparse.Namespace) -> int:

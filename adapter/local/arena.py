@@ -10,12 +10,10 @@ units), which is what makes use of the duplicate pairing.
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import itertools
 import math
-import multiprocessing
-import signal
-import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from adapter.local.external import SeatReport
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import policy_environment, seat_for, seat_specs, split_label
-from adapter.local.stopping import stop_reason_text
+from adapter.local.stopping import StopRequest, UnitPool, WorkerDied, stop_reason_text
 from adapter.local.timing import DecisionTimes
 from brain.rules.variant import variant_of
 from brain.tally import FallbackTally
@@ -174,19 +172,9 @@ def _open_log(config: ArenaConfig, unit: int, index: int,
 # ---------------------------------------------------------------------- running
 
 
-class ArenaStopped(BaseException):
-    """Raised in the arena's own process where it is told to stop (``mjbot arena`` raises it
-    from its SIGTERM handler): a BaseException, so that nothing that records a unit's errors
-    takes it for one."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
 @dataclass
 class EarlyStop:
-    """How a run ended before its last unit: ``reason`` "time" (``stop_after`` passed),
+    """How a run ended before its last unit: ``reason`` "time" (``--stop-after`` passed),
     "SIGTERM" or "SIGINT"; the figures hold ``units_done`` (the first units, every seating of
     each) of ``units_planned``; ``units_left_out`` finished out of order after a missing one
     and are not counted, so the sample is a prefix whatever the finishing order was."""
@@ -213,18 +201,19 @@ def run_arena(config: ArenaConfig,
 def run_arena_until(config: ArenaConfig,
                     progress: Callable[[int, int, int], None] | None = None,
                     ray: RayRun | None = None,
-                    stop_after: float | None = None,
+                    stop: StopRequest | None = None,
                     ) -> tuple[list[UnitResult], EarlyStop | None]:
-    """:func:`run_arena` that may end early: when ``stop_after`` seconds have passed (no new
-    unit starts; the worker processes' units under way are abandoned), on KeyboardInterrupt
-    or on :class:`ArenaStopped`. Then the results are the longest run of consecutive units
-    from the first that all finished, so a stopped arena still reports whole wall sets in
-    every seating, and the :class:`EarlyStop` says so; otherwise it is None."""
+    """:func:`run_arena` that may end early when ``stop`` asks for it (its deadline passed, or
+    a signal): with worker processes at once (the units under way are abandoned), in one
+    process or on Ray once the unit under way has finished; a KeyboardInterrupt (a second
+    Ctrl-C) ends it at once as well. Then the results are the longest run of consecutive
+    units from the first that all finished, so a stopped arena still reports whole wall sets
+    in every seating, and the :class:`EarlyStop` says so; otherwise (every unit finished,
+    whenever the stop came) it is None."""
     units = config.units()
-    deadline = None if stop_after is None else time.monotonic() + stop_after
     results: list[UnitResult] = []
     hands = 0
-    reason = ""
+    asked = stop if stop is not None else StopRequest()
 
     def done(result: UnitResult) -> None:
         nonlocal hands
@@ -233,65 +222,56 @@ def run_arena_until(config: ArenaConfig,
         if progress:
             progress(len(results), units, hands)
 
-    def time_up() -> bool:
-        return deadline is not None and time.monotonic() >= deadline
-
     try:
         if ray is not None:
             for _, result in ray.map(play_unit, lambda u: (config, u), units):
                 done(result)
-                if time_up():
-                    reason = "time"
+                if asked():
                     break
         elif config.workers <= 1:
             for u in range(units):
-                if time_up():
-                    reason = "time"
+                if asked():
                     break
                 done(play_unit(config, u))
         else:
-            reason = _run_in_pool(config, units, done, time_up)
-    except ArenaStopped as stop:
-        reason = stop.reason
+            _run_in_pool(config, units, done, asked)
     except KeyboardInterrupt:
-        reason = "SIGINT"
+        asked.reason = asked.reason or "SIGINT"
     results.sort(key=lambda r: r.unit)
-    if not reason:
-        return results, None
     prefix = 0
     while prefix < len(results) and results[prefix].unit == prefix:
         prefix += 1
-    return results[:prefix], EarlyStop(reason, prefix, units, len(results) - prefix)
+    if prefix == units:
+        return results, None
+    return results[:prefix], EarlyStop(asked() or "SIGINT", prefix, units,
+                                       len(results) - prefix)
 
 
 def _run_in_pool(config: ArenaConfig, units: int, done: Callable[[UnitResult], None],
-                 time_up: Callable[[], bool]) -> str:
-    """The units in worker processes; "time" where ``time_up`` ended it, else "". The
-    workers ignore SIGINT (the arena's process answers it) and are terminated however the
-    loop ends, so no unit goes on playing after the arena has stopped."""
-    pool = multiprocessing.Pool(config.workers, initializer=worker_signals)
+                 stop: StopRequest) -> None:
+    """The units in worker processes, at most two a worker queued ahead, until all are done
+    or ``stop`` asks; the workers are ended however the loop ends, so no unit goes on
+    playing after the arena has stopped."""
+    pool = UnitPool(config.workers)
     try:
-        finished = pool.imap_unordered(functools.partial(play_unit, config), range(units))
-        for _ in range(units):
-            while True:
-                if time_up():
-                    return "time"
-                try:
-                    done(finished.next(timeout=0.25))
-                    break
-                except multiprocessing.TimeoutError:
-                    continue
-        return ""
+        pending: dict[concurrent.futures.Future[UnitResult], int] = {}
+        submitted = 0
+        while submitted < units or pending:
+            while submitted < units and len(pending) < 2 * config.workers:
+                pending[pool.submit(play_unit, config, submitted)] = submitted
+                submitted += 1
+            if stop():
+                return
+            finished, _ = concurrent.futures.wait(
+                pending, timeout=0.25, return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in finished:
+                done(pool.result(future, pending.pop(future)))
+    except WorkerDied:
+        if stop():  # a SIGTERM to the whole group ended the workers too
+            return
+        raise
     finally:
-        pool.terminate()
-        pool.join()
-
-
-def worker_signals() -> None:
-    """In a worker: Ctrl-C is for the arena's process to answer, and SIGTERM (a terminate, or
-    a ``timeout`` that signals the whole group) ends the worker plainly."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        pool.close()
 
 
 def ratio_ci(numerators: list[float],

@@ -9,8 +9,7 @@ never on the number of workers or on which worker finished first.
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.pool
+import concurrent.futures
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -18,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adapter.local.arena import ArenaConfig, worker_signals
+from adapter.local.arena import ArenaConfig
 from adapter.local.game import play_game
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup, Player
 from adapter.local.seat import policy_environment
-from adapter.local.stopping import StopRequest
+from adapter.local.stopping import StopRequest, UnitPool, WorkerDied
 from brain.tally import FallbackTally
 from protocols import events as ev
 from replay.dataset.records import Block, BlockBuilder, HandStart
@@ -148,10 +147,8 @@ def iter_units(config: SelfPlayConfig, ray: RayRun | None = None,
         return data
 
     if ray is not None:
-        done = None if on_complete is None else (lambda _, data: on_complete(data))
-        for _, data in ray.map(play_selfplay_unit, lambda u: (config, u), units, ordered=True,
-                               on_complete=done):
-            yield data
+        for _, data in ray.map(play_selfplay_unit, lambda u: (config, u), units, ordered=True):
+            yield taken(data)
             if stop is not None and stop():
                 return
         return
@@ -161,23 +158,26 @@ def iter_units(config: SelfPlayConfig, ray: RayRun | None = None,
                 return
             yield taken(play_selfplay_unit(config, u))
         return
-    pool = multiprocessing.Pool(workers, initializer=worker_signals)
+    pool = UnitPool(workers)
     try:
-        pending: dict[int, multiprocessing.pool.AsyncResult[UnitData]] = {}
+        pending: dict[int, concurrent.futures.Future[UnitData]] = {}
         submitted = 0
         for u in range(units):
             while submitted < units and submitted < u + 2 * workers:
-                pending[submitted] = pool.apply_async(play_selfplay_unit, (config, submitted))
+                pending[submitted] = pool.submit(play_selfplay_unit, config, submitted)
                 submitted += 1
-            result = pending.pop(u)
-            while not result.ready():
+            future = pending.pop(u)
+            while not future.done():
                 if stop is not None and stop():
                     return
-                result.wait(0.25)
-            yield taken(result.get())
+                concurrent.futures.wait([future], timeout=0.25)
+            yield taken(pool.result(future, u))
+    except WorkerDied:
+        if stop is not None and stop():  # a SIGTERM to the whole group ended the workers
+            return
+        raise
     finally:
-        pool.terminate()
-        pool.join()
+        pool.close()
 
 
 def selfplay_meta(config: SelfPlayConfig) -> dict[str, Any]:
@@ -238,11 +238,12 @@ def run_selfplay(config: SelfPlayConfig,
         assert stop is not None  # only a stop ends the units early
         extra["stopped"] = {"reason": stop(), "units_done": written, "units_planned": units}
     manifest = writer.close(extra)
-    return run_figures(config, manifest, start, counter, ray, "driver")
+    return run_figures(config, manifest, start, counter, ray, "driver", written)
 
 
 def run_figures(config: SelfPlayConfig, manifest: dict[str, Any], start: float,
-                counter: UnitCounter, ray: RayRun | None, written_by: str) -> dict[str, Any]:
+                counter: UnitCounter, ray: RayRun | None, written_by: str,
+                units: int | None = None) -> dict[str, Any]:
     """The manifest plus the run's timing figures (and Ray's, with who wrote the shards)."""
     arena = config.arena
     wall = time.monotonic() - start
@@ -252,5 +253,6 @@ def run_figures(config: SelfPlayConfig, manifest: dict[str, Any], start: float,
                "decisions_per_core_second": (manifest["decisions"] / counter.seconds
                                              if counter.seconds else None)}
     if ray is not None:
-        figures["ray"] = {**ray.figures(arena.units()), "shards_written_by": written_by}
+        figures["ray"] = {**ray.figures(arena.units() if units is None else units),
+                          "shards_written_by": written_by}
     return figures

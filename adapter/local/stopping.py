@@ -1,18 +1,24 @@
-"""A request to end a long run before its last unit, made by a deadline or a signal and
-answered by the run itself at its next safe point.
+"""Ending a long run (arena, league, self-play) before its last unit, and the worker
+processes that play its units.
 
-The arena can stop anywhere (an exception from a signal handler: nothing is half-written),
-but self-play writes shards: a stop that raised inside a write would leave a torn file. So a
-self-play run asks :class:`StopRequest` between units and while it waits for one, and a
-signal only records that a stop was asked for.
+A stop is asked for by a deadline or a signal and answered by the run itself at its next
+safe point: while it waits for a unit (at once, the units under way are abandoned) or, in one
+process, once the unit under way has finished. A signal only records that a stop was asked
+for, so nothing the run is writing (a shard, a league's arena file, the figures) is ever cut
+in the middle; a second Ctrl-C raises KeyboardInterrupt as usual, for a run that must end now.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from adapter.local.external.process import kill_live_groups
 
 
 class StopRequest:
@@ -28,15 +34,27 @@ class StopRequest:
             self.reason = "time"
         return self.reason
 
+    def seconds_left(self) -> float | None:
+        """Until the deadline (None: there is none)."""
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
     def _signalled(self, signum: int, frame: object) -> None:
-        self.reason = self.reason or signal.Signals(signum).name
+        name = signal.Signals(signum).name
+        if name == "SIGINT" and self.reason == "SIGINT":
+            raise KeyboardInterrupt  # the second Ctrl-C: now
+        self.reason = self.reason if self.reason.startswith("SIG") else name
+        os.write(2, f"\nmjbot: {name}: stopping with what has finished"
+                    f"{' (Ctrl-C again: at once)' if name == 'SIGINT' else ''}\n".encode())
 
     @contextlib.contextmanager
     def on_signals(self) -> Iterator[None]:
-        """SIGTERM and SIGINT (Ctrl-C) only set the reason for the time of the run; the
-        previous handlers come back afterwards."""
-        previous = {s: signal.signal(s, self._signalled) for s in (signal.SIGTERM,
-                                                                   signal.SIGINT)}
+        """SIGTERM and SIGINT (Ctrl-C) ask for the stop for the time of the run; the
+        previous handlers come back afterwards. A SIGINT the process was started ignoring
+        (a background job of a script) stays ignored, as Python leaves it."""
+        kinds = [signal.SIGTERM]
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            kinds.append(signal.SIGINT)
+        previous = {s: signal.signal(s, self._signalled) for s in kinds}
         try:
             yield
         finally:
@@ -54,3 +72,68 @@ def exit_status(reason: str | None) -> int:
 def stop_reason_text(reason: str) -> str:
     """How a report names why a run stopped: the signal, or the option whose time passed."""
     return "--stop-after passed" if reason == "time" else reason
+
+
+class WorkerDied(RuntimeError):
+    """A worker process ended while it played a unit (killed, out of memory, a crash in a
+    native library): the run cannot be completed and says so instead of waiting forever."""
+
+
+def worker_signals() -> None:
+    """In a worker: Ctrl-C is for the run's own process to answer, and SIGTERM (the pool
+    closing, or a ``timeout`` that signals the whole group) ends the worker at once, with
+    the outside programs it runs (each in its own process group, which no ``finally``
+    would reach once the worker is ended)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _end_worker)
+
+
+def _end_worker(signum: int, frame: object) -> None:
+    kill_live_groups()
+    os._exit(128 + signum)
+
+
+_DIED = ("a worker process ended abruptly (killed, out of memory, or a crash in native "
+         "code) and {} could not be played: the run cannot finish")
+
+
+class UnitPool:
+    """Worker processes for a run's units, closed at once however the run ends. A
+    ProcessPoolExecutor, not multiprocessing.Pool: a worker that dies breaks the executor,
+    which this reports as :class:`WorkerDied`, where multiprocessing.Pool replaces the
+    worker and the lost unit is awaited forever."""
+
+    def __init__(self, workers: int) -> None:
+        self.executor = concurrent.futures.ProcessPoolExecutor(
+            max_workers=workers, initializer=worker_signals)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+        try:
+            return self.executor.submit(fn, *args)
+        except concurrent.futures.process.BrokenProcessPool:
+            raise WorkerDied(_DIED.format("a unit")) from None
+
+    @staticmethod
+    def result(future: concurrent.futures.Future[Any], unit: int) -> Any:
+        """The unit's result; its own exception as it was raised; a dead worker as
+        :class:`WorkerDied` naming the unit."""
+        try:
+            return future.result()
+        except concurrent.futures.process.BrokenProcessPool:
+            raise WorkerDied(_DIED.format(f"unit {unit}")) from None
+
+
+    def close(self) -> None:
+        """Cancel the units not started and end the workers (SIGTERM: with the outside
+        programs they run) without waiting for the units under way."""
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        # Python 3.14 has terminate_workers(); before it the processes are only reachable
+        # through the executor's _processes (stable since 3.2).
+        terminate = getattr(self.executor, "terminate_workers", None)
+        if terminate is not None:
+            terminate()
+        else:
+            for process in list((getattr(self.executor, "_processes", None) or {}).values()):
+                with contextlib.suppress(OSError, ValueError):
+                    process.terminate()
+        self.executor.shutdown(wait=True)

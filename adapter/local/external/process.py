@@ -35,6 +35,20 @@ class SeatFault(Exception):
         self.fatal = fatal or reason in ("late", "crashed")
 
 
+# The process groups of the outside programs this process runs: a worker process ended by
+# its pool (SIGTERM) kills them on its way out, where no ``close`` would run.
+_LIVE_GROUPS: set[int] = set()
+
+
+def kill_live_groups() -> None:
+    """Kill every outside program this process started and has not closed, with all it
+    started (for a worker that is being ended)."""
+    for group in list(_LIVE_GROUPS):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, signal.SIGKILL)
+        _LIVE_GROUPS.discard(group)
+
+
 class LineProcess:
     """One run of an outside program. ``send`` writes text; ``read_line`` returns the next
     line (without its newline) or raises :class:`SeatFault` (late: nothing within the limit;
@@ -53,6 +67,7 @@ class LineProcess:
             self.stderr.close()
             raise SeatFault("crashed", f"cannot start {argv[0]!r}: {exc.strerror or exc}") \
                 from None
+        _LIVE_GROUPS.add(self.proc.pid)
         self.buffer = b""
         self.eof = False
 
@@ -175,6 +190,7 @@ class LineProcess:
                 code = self.proc.wait(timeout=grace)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)  # the group outlives its leader
+        _LIVE_GROUPS.discard(self.proc.pid)
         if self.proc.poll() is None:
             self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout, self.stderr):
