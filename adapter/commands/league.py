@@ -264,8 +264,7 @@ def _league_and_report(args: argparse.Namespace, given: list[str], members: list
     if not arenas:
         assert stopped is not None  # a finished league has every arena
         print(f"mjbot league: stopped ({stop_reason_text(stopped['reason'])}) before the "
-              "first arena had a "
-              "finished wall set: no figures", file=sys.stderr)
+              "first arena had a finished wall set: no figures", file=sys.stderr)
         return exit_status(stopped["reason"]) or 1
     cells = table(members, arenas)
     print(file=text_stream(args.json))
@@ -384,8 +383,9 @@ def _print_arena(args: argparse.Namespace, hero: str, field: str, summary: dict[
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """``text`` into ``path`` by way of a temporary file and a rename, so that a run stopped
-    while writing never leaves a half-written arena file for the next run to refuse."""
+    """``text`` into ``path`` by way of a temporary file and a rename, so that a run killed
+    while writing (SIGKILL, a full disk) never leaves a half-written arena file for the next
+    run to refuse."""
     import os
 
     temporary = path.with_name(path.name + ".part")

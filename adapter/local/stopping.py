@@ -34,10 +34,6 @@ class StopRequest:
             self.reason = "time"
         return self.reason
 
-    def seconds_left(self) -> float | None:
-        """Until the deadline (None: there is none)."""
-        return None if self.deadline is None else self.deadline - time.monotonic()
-
     def _signalled(self, signum: int, frame: object) -> None:
         name = signal.Signals(signum).name
         if name == "SIGINT" and self.reason == "SIGINT":
