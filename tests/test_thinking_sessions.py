@@ -1,7 +1,8 @@
 """Thinking without blocking, over real loopback sockets: while a policy thinks 3 s in its
 worker process, the Tenhou client answers every ``<Z/>`` probe (and WebSocket ping) of the
-fake server within 100 ms, the NTPU client every ``/ready`` probe, and the mjai client's event
-loop never stalls; the decision lands inside the budget. A policy that never returns has its
+fake server at once (well inside a second, where a loop blocked by the thinking would answer
+seconds late), the NTPU client every ``/ready`` probe, and the mjai client's event loop never
+stalls; the decision lands inside the budget. A policy that never returns has its
 best so far played on time and the game goes on normally; a policy whose process dies gets the
 fallback, and the log still holds every frame.
 
@@ -39,7 +40,10 @@ from tests.loop_thread import LoopThread
 from tests.ntpu_helpers import BotClient
 from tests.test_mjai import _check_answers, _seen_by
 
-PROMPT = 0.1  # seconds: a keep-alive answered within this while the policy thinks
+# Seconds: a keep-alive answered within this while the policy thinks. Not a latency figure
+# (that is a benchmark's job): a loop blocked by 3 s of thinking answers seconds late, while
+# an unblocked one on a loaded 2-core machine (CI, two test workers) was seen 0.18 s late.
+PROMPT = 1.0
 THINK = 3.0
 BUDGET = 4.5  # the platform's time per decision in these tests: room for 3 s of thinking
 
@@ -181,7 +185,7 @@ async def test_ntpu_readiness_checks_are_answered_while_the_policy_thinks(
 async def test_mjai_the_event_loop_stays_free_while_the_policy_thinks(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """mjai has no keep-alive: the probe is a tick on the client's own loop every 20 ms,
-    which must never come more than 100 ms late."""
+    which must never come late by anything like the thinking's seconds (PROMPT)."""
     policy = _register(monkeypatch, tmp_path, SlowThinker, think=THINK)
     seat = 2
     events = _seen_by(seat)[:120]  # the first hand or so: the slow decision and some more
