@@ -21,6 +21,7 @@ HEADLINE_SEEDS: dict[int, str] = {
     57: "riichi nn generation 3 against generation 4 at one table (brain/data/nn_models.md)",
     58: "riichi nn generations 3 and 4 against rulebased, 64,000 hands (README)",
     59: "riichi nn generations 3 and 4 against each league style (README)",
+    60: "riichi nn generation 3 against style:value, 192,000 hands (README)",
 }
 
 
