@@ -16,6 +16,7 @@ import pytest
 from adapter.local.arena import ArenaConfig, play_unit, ratio_ci, run_arena, summarize
 from protocols import events as ev
 from replay.log import read_log
+from tests.serve_helpers import mjbot as _mjbot
 from tests.stop_helpers import stop_by_signal
 
 HANDS = {"riichi": 240, "mcr": 200, "taiwan16": 240, "mass": 240}
@@ -77,11 +78,6 @@ def test_ratio_interval():
     assert hi - value == pytest.approx(1.959964 * 2 / 3 ** 0.5)
     assert ratio_ci([1.0], [2.0]) == (0.5, None, None)  # one wall set: no interval
     assert ratio_ci([], []) == (0.0, None, None)
-
-
-def _mjbot(*args, cwd=None, env=None):
-    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
-                          text=True, timeout=300, cwd=cwd, env=env)
 
 
 def test_arena_command_json_and_logs_read_by_replay(tmp_path):

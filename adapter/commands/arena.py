@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapter.commands import (
     add_budget_argument,
@@ -22,6 +22,10 @@ from adapter.commands import (
     write_json,
 )
 from brain.rules.variant import VARIANT_NAMES
+
+if TYPE_CHECKING:
+    from adapter.local.arena import ArenaConfig
+    from adapter.local.stopping import StopRequest
 
 EXAMPLES = """examples:
   mjbot arena --policies rulebased,greedy,greedy,greedy --hands 200
@@ -110,7 +114,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
         return _run_and_report(args, config, ray, stop)
 
 
-def _run_and_report(args: argparse.Namespace, config: Any, ray: Any, stop: Any) -> int:
+def _run_and_report(args: argparse.Namespace, config: ArenaConfig, ray: Any,
+                    stop: StopRequest) -> int:
     """Play the arena until it ends or ``stop`` asks, then print and write its figures;
     the exit status."""
     import time

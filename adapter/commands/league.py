@@ -331,8 +331,7 @@ def _play_league(args: argparse.Namespace, given: list[str], label_of: dict[str,
                   if (label_of[h], label_of[f]) not in arenas]
     if not (cut or not_played):
         return arenas, played, None
-    return arenas, played, {"reason": stop() or "SIGINT", "arena": cut or None,
-                            "not_played": not_played}
+    return arenas, played, {"reason": stop(), "arena": cut or None, "not_played": not_played}
 
 
 def _play_arena(args: argparse.Namespace, hero: str, field: str, ray: Any,

@@ -27,6 +27,7 @@ from adapter.commands import (
 )
 
 if TYPE_CHECKING:
+    from adapter.local.selfplay import SelfPlayConfig
     from adapter.local.stopping import StopRequest
 
 EXAMPLES = """examples:
@@ -119,15 +120,15 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
                         seat_limit=args.seat_limit, budget=args.budget)
     config = SelfPlayConfig(arena, str(Path(args.out).resolve()) if args.out_shared else args.out,
                             args.shard_decisions)
-    if args.out_shared:
-        return _run_and_report(args, config, ray, None)
     stop = StopRequest(stop_after)
+    if args.out_shared:  # the Ray workers write the shards: no stop to answer
+        return _run_and_report(args, config, ray, stop)
     with stop.on_signals():  # to the end: a signal never cuts a shard or the report
         return _run_and_report(args, config, ray, stop)
 
 
-def _run_and_report(args: argparse.Namespace, config: Any, ray: Any,
-                    stop: StopRequest | None) -> int:
+def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
+                    stop: StopRequest) -> int:
     """Play and write the dataset (until ``stop`` asks), then report it; the exit status."""
     from adapter.local.selfplay import run_selfplay
     from adapter.local.stopping import exit_status, stop_reason_text
@@ -135,7 +136,7 @@ def _run_and_report(args: argparse.Namespace, config: Any, ray: Any,
     from replay.dataset.schema import DatasetError
 
     try:
-        if stop is None:
+        if args.out_shared:
             from adapter.local.ray_selfplay import run_on_workers
 
             result = run_on_workers(config, ray, ProgressBar(args.progress))

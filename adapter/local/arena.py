@@ -10,7 +10,6 @@ units), which is what makes use of the duplicate pairing.
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
 import itertools
 import math
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from adapter.local.external import SeatReport
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import policy_environment, seat_for, seat_specs, split_label
-from adapter.local.stopping import StopRequest, UnitPool, WorkerDied, stop_reason_text
+from adapter.local.stopping import StopRequest, play_units, stop_reason_text
 from adapter.local.timing import DecisionTimes
 from brain.rules.variant import variant_of
 from brain.tally import FallbackTally
@@ -234,7 +233,9 @@ def run_arena_until(config: ArenaConfig,
                     break
                 done(play_unit(config, u))
         else:
-            _run_in_pool(config, units, done, asked)
+            for result in play_units(play_unit, config, units, config.workers, asked,
+                                     ordered=False):
+                done(result)
     except KeyboardInterrupt:
         asked.reason = asked.reason or "SIGINT"
     results.sort(key=lambda r: r.unit)
@@ -243,35 +244,7 @@ def run_arena_until(config: ArenaConfig,
         prefix += 1
     if prefix == units:
         return results, None
-    return results[:prefix], EarlyStop(asked() or "SIGINT", prefix, units,
-                                       len(results) - prefix)
-
-
-def _run_in_pool(config: ArenaConfig, units: int, done: Callable[[UnitResult], None],
-                 stop: StopRequest) -> None:
-    """The units in worker processes, at most two a worker queued ahead, until all are done
-    or ``stop`` asks; the workers are ended however the loop ends, so no unit goes on
-    playing after the arena has stopped."""
-    pool = UnitPool(config.workers)
-    try:
-        pending: dict[concurrent.futures.Future[UnitResult], int] = {}
-        submitted = 0
-        while submitted < units or pending:
-            while submitted < units and len(pending) < 2 * config.workers:
-                pending[pool.submit(play_unit, config, submitted)] = submitted
-                submitted += 1
-            if stop():
-                return
-            finished, _ = concurrent.futures.wait(
-                pending, timeout=0.25, return_when=concurrent.futures.FIRST_COMPLETED)
-            for future in finished:
-                done(pool.result(future, pending.pop(future)))
-    except WorkerDied:
-        if stop():  # a SIGTERM to the whole group ended the workers too
-            return
-        raise
-    finally:
-        pool.close()
+    return results[:prefix], EarlyStop(asked(), prefix, units, len(results) - prefix)
 
 
 def ratio_ci(numerators: list[float],

@@ -9,7 +9,6 @@ never on the number of workers or on which worker finished first.
 
 from __future__ import annotations
 
-import concurrent.futures
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -21,7 +20,7 @@ from adapter.local.arena import ArenaConfig
 from adapter.local.game import play_game
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup, Player
 from adapter.local.seat import policy_environment
-from adapter.local.stopping import StopRequest, UnitPool, WorkerDied
+from adapter.local.stopping import StopRequest, play_units
 from brain.tally import FallbackTally
 from protocols import events as ev
 from replay.dataset.records import Block, BlockBuilder, HandStart
@@ -140,6 +139,7 @@ def iter_units(config: SelfPlayConfig, ray: RayRun | None = None,
     one process or on Ray once the unit under way has finished."""
     units = config.arena.units()
     workers = config.arena.workers
+    asked = stop if stop is not None else StopRequest()
 
     def taken(data: UnitData) -> UnitData:
         if on_complete is not None:
@@ -149,35 +149,17 @@ def iter_units(config: SelfPlayConfig, ray: RayRun | None = None,
     if ray is not None:
         for _, data in ray.map(play_selfplay_unit, lambda u: (config, u), units, ordered=True):
             yield taken(data)
-            if stop is not None and stop():
+            if asked():
                 return
         return
     if workers <= 1:
         for u in range(units):
-            if stop is not None and stop():
+            if asked():
                 return
             yield taken(play_selfplay_unit(config, u))
         return
-    pool = UnitPool(workers)
-    try:
-        pending: dict[int, concurrent.futures.Future[UnitData]] = {}
-        submitted = 0
-        for u in range(units):
-            while submitted < units and submitted < u + 2 * workers:
-                pending[submitted] = pool.submit(play_selfplay_unit, config, submitted)
-                submitted += 1
-            future = pending.pop(u)
-            while not future.done():
-                if stop is not None and stop():
-                    return
-                concurrent.futures.wait([future], timeout=0.25)
-            yield taken(pool.result(future, u))
-    except WorkerDied:
-        if stop is not None and stop():  # a SIGTERM to the whole group ended the workers
-            return
-        raise
-    finally:
-        pool.close()
+    for data in play_units(play_selfplay_unit, config, units, workers, asked, ordered=True):
+        yield taken(data)
 
 
 def selfplay_meta(config: SelfPlayConfig) -> dict[str, Any]:

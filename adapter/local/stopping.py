@@ -133,3 +133,35 @@ class UnitPool:
                 with contextlib.suppress(OSError, ValueError):
                     process.terminate()
         self.executor.shutdown(wait=True)
+
+
+def play_units(play: Callable[[Any, int], Any], config: Any, units: int, workers: int,
+               stop: StopRequest, ordered: bool) -> Iterator[Any]:
+    """``play(config, unit)`` for every unit in ``workers`` processes, at most two a worker
+    queued ahead of the units taken; the results in unit order (``ordered``: a self-play
+    dataset) or as they finish (an arena). Ends where ``stop`` asks, at once (the units under
+    way are abandoned), and however it ends, ends the workers. A worker that died is
+    :class:`WorkerDied`, unless a stop was asked for: a SIGTERM to the whole group ends the
+    workers too."""
+    pool = UnitPool(workers)
+    pending: dict[int, concurrent.futures.Future[Any]] = {}
+    submitted = taken = 0
+    try:
+        while taken < units:
+            while submitted < units and submitted < taken + 2 * workers:
+                pending[submitted] = pool.submit(play, config, submitted)
+                submitted += 1
+            if stop():
+                return
+            watched = [pending[taken]] if ordered else list(pending.values())
+            finished, _ = concurrent.futures.wait(
+                watched, timeout=0.25, return_when=concurrent.futures.FIRST_COMPLETED)
+            for unit in [u for u, future in pending.items() if future in finished]:
+                taken += 1
+                yield pool.result(pending.pop(unit), unit)
+    except WorkerDied:
+        if stop():
+            return
+        raise
+    finally:
+        pool.close()
