@@ -120,19 +120,16 @@ class UnitPool:
 
 
     def close(self) -> None:
-        """Cancel the units not started and end the workers (SIGTERM: with the outside
-        programs they run) without waiting for the units under way."""
-        self.executor.shutdown(wait=False, cancel_futures=True)
-        # Python 3.14 has terminate_workers(); before it the processes are only reachable
-        # through the executor's _processes (stable since 3.2).
-        terminate = getattr(self.executor, "terminate_workers", None)
-        if terminate is not None:
-            terminate()
-        else:
-            for process in list((getattr(self.executor, "_processes", None) or {}).values()):
-                with contextlib.suppress(OSError, ValueError):
-                    process.terminate()
-        self.executor.shutdown(wait=True)
+        """End the workers (SIGTERM: with the outside programs they run) without waiting for
+        the units under way, then shut the executor down, the units not started cancelled.
+        The processes are taken before the shutdown, which drops the executor's handle on
+        them (``_processes``, private but the same since Python 3.2); a shutdown first would
+        leave the workers to finish their units, and the interpreter's exit to wait for them
+        (and race the executor's own thread, printing an ignored OSError)."""
+        for process in list((getattr(self.executor, "_processes", None) or {}).values()):
+            with contextlib.suppress(OSError, ValueError):
+                process.terminate()
+        self.executor.shutdown(wait=True, cancel_futures=True)
 
 
 def play_units(play: Callable[[Any, int], Any], config: Any, units: int, workers: int,
