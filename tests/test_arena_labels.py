@@ -215,7 +215,7 @@ def test_two_mc_configurations_sit_at_one_table_and_a_bad_option_is_refused(tmp_
 def test_json_dash_is_stdout_and_an_unwritable_file_is_named(command, tmp_path):
     """``--json -`` puts the figures onto stdout as one JSON document (the text goes to
     stderr) and writes no file called ``-``; a --json path that cannot be written is the
-    user's error, named, with no traceback."""
+    user's error, named, with no traceback, before any game is played."""
     seats = (["--policies", "rulebased,greedy,greedy,greedy"] if command == "arena"
              else ["--members", "rulebased,greedy"])
     quiet = ["--no-log"] if command == "arena" else []
@@ -230,4 +230,5 @@ def test_json_dash_is_stdout_and_an_unwritable_file_is_named(command, tmp_path):
     done = mjbot(command, *seats, "--hands", "4", "--seed", "5", *quiet, "--json",
                  str(bad), cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert f"--json {bad}: No such file or directory" in done.stderr
+    assert f"--json {bad}: no folder {bad.parent}" in done.stderr
+    assert "hands in" not in done.stderr + done.stdout  # refused before the arena

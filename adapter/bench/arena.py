@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from adapter.bench.common import VARIANTS, add_bench, report
-from adapter.commands import add_fallback_argument, fallback_verdict
+from adapter.commands import add_fallback_argument, at_least, fallback_verdict
 from adapter.local.arena import ArenaConfig, play_unit
 from brain.rules.variant import variant_of
 from brain.tally import FallbackTally
@@ -84,7 +84,7 @@ def bench_arena(variants: list[str], repeats: int = 2, seed: int = 0,
 def register(benches: Any) -> None:
     p = add_bench(benches, "arena", run, "local-table hands/s per variant and policy")
     p.add_argument("--variant", default="all", choices=["all", *VARIANTS])
-    p.add_argument("--repeats", type=int, default=3,
+    p.add_argument("--repeats", type=at_least(1), default=3,
                    help="runs of the same walls, the best counts")
     p.add_argument("--seed", type=int, default=0)
     add_fallback_argument(p)

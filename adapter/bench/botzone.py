@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from adapter.bench.common import add_bench, report
-from adapter.commands import UserInputError, require_policy
+from adapter.commands import UserInputError, at_least, require_policy
 from adapter.fakes.botzone_judge import DEFAULT_COMMAND, BotzoneJudge
 from adapter.platforms.botzone_bundle import build_botzone_bundle, check_bundle_policy
 from brain.policies.mc.config import ENV as MC_ENV
@@ -128,7 +128,8 @@ if __name__ == "__main__":
 
 def register(benches: Any) -> None:
     p = add_bench(benches, "botzone", run, "Botzone one-shot and keep-running turn times")
-    p.add_argument("--repeats", type=int, default=3, help="timings per turn, the best counts")
+    p.add_argument("--repeats", type=at_least(1), default=3,
+                   help="timings per turn, the best counts")
     p.add_argument("--policy", default="rulebased",
                    help="what the bot plays (rulebased, mc, nn)")
     p.add_argument("--late-turns", type=int, default=0, metavar="N",

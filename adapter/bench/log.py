@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from adapter.bench.common import add_bench, report
+from adapter.commands import at_least
 from protocols import events as ev
 from protocols.tiles import parse_mpsz
 from replay import schema
@@ -80,7 +81,7 @@ def bench_log(frames: int = 20_000, sync_every: int = 0) -> dict[str, Any]:
 
 def register(benches: Any) -> None:
     p = add_bench(benches, "log", run, "cost of one game-log frame vs JSON lines")
-    p.add_argument("--frames", type=int, default=20_000, help="frames written")
+    p.add_argument("--frames", type=at_least(1), default=20_000, help="frames written")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -32,7 +32,9 @@ from adapter.bench.common import VARIANTS, add_bench, report
 from adapter.commands import (
     UserInputError,
     add_fallback_argument,
+    at_least,
     fallback_verdict,
+    positive_seconds,
     require_mc_options,
 )
 from adapter.local.arena import ArenaConfig, play_unit
@@ -323,16 +325,16 @@ def register(benches: Any) -> None:
     p = add_bench(benches, "mc", run, "mc: playouts/s vs the greedy table, decision times")
     p.add_argument("--variant", default="riichi", choices=["all", *VARIANTS],
                    help="(all: riichi)")
-    p.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    p.add_argument("--seconds", type=positive_seconds, default=1.0, help="time per measurement")
     p.add_argument("--models", default="", metavar="DIR",
                    help="opponent model weights (default: the shipped ones)")
-    p.add_argument("--positions", type=int, default=12, help="mid-game positions timed")
+    p.add_argument("--positions", type=at_least(1), default=12, help="mid-game positions timed")
     p.add_argument("--budgets", default="0.5,1,3", help="decision budgets (s)")
     p.add_argument("--compare", action="store_true",
                    help="playouts vs seed 003's expectation against a long run")
     p.add_argument("--reference", type=int, default=1024,
                    help="--compare: playouts per candidate of the reference")
-    p.add_argument("--soak", type=int, default=0, metavar="HANDS",
+    p.add_argument("--soak", type=at_least(0), default=0, metavar="HANDS",
                    help="hands at a tight limit, counting late or illegal answers")
     p.add_argument("--limit", type=float, default=0.5, help="--soak: seconds per decision")
     p.add_argument("--calibrate", type=int, default=0, metavar="GAMES",
@@ -346,10 +348,10 @@ def run(args: argparse.Namespace) -> int:
     require_mc_options()
     variant = "riichi" if args.variant == "all" else args.variant
     try:
-        budgets = tuple(float(b) for b in args.budgets.split(",") if b.strip())
-    except ValueError:
-        raise UserInputError(f"--budgets: numbers separated by commas, not {args.budgets!r}")\
-            from None
+        budgets = tuple(positive_seconds(b) for b in args.budgets.split(",") if b.strip())
+    except argparse.ArgumentTypeError:
+        raise UserInputError(f"--budgets: seconds above 0 separated by commas, not "
+                             f"{args.budgets!r}") from None
     result = bench_mc(variant, seconds=args.seconds, positions_count=args.positions,
                       budgets=budgets, compare_searches=args.compare, soak_hands=args.soak,
                       limit=args.limit, models_dir=args.models, seed=args.seed,

@@ -29,6 +29,7 @@ from adapter.bench.common import add_bench, report
 from adapter.commands import (
     UserInputError,
     add_fallback_argument,
+    at_least,
     fallback_verdict,
     require_networks,
     require_policy,
@@ -240,7 +241,7 @@ def _read_text(path: Path) -> str:
 
 def register(benches: Any) -> None:
     p = add_bench(benches, "mjai", run, "vs the mjai package's RulebaseBot (opt-in install)")
-    p.add_argument("--games", type=int, default=8, help="games (two seats each side)")
+    p.add_argument("--games", type=at_least(1), default=8, help="games (two seats each side)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--policy", default="rulebased", help="what mjbot plays (default "
                    "%(default)s; nn, mc, nn@FILE ...)")

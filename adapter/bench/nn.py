@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from adapter.bench.common import VARIANTS, add_bench, report
-from adapter.commands import require_networks
+from adapter.commands import at_least, require_networks
 
 ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -116,8 +116,8 @@ def register(benches: Any) -> None:
                    help="(all: riichi)")
     p.add_argument("--model", default="", metavar="FILE",
                    help="network weights (default: the shipped ones)")
-    p.add_argument("--games", type=int, default=2, help="seeded games of positions")
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--games", type=at_least(1), default=2, help="seeded games of positions")
+    p.add_argument("--repeats", type=at_least(1), default=3)
     p.add_argument("--seed", type=int, default=0)
 
 

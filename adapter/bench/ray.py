@@ -19,7 +19,7 @@ from importlib.util import find_spec
 from typing import Any
 
 from adapter.bench.common import add_bench, report
-from adapter.commands import UserInputError, require_mc_options
+from adapter.commands import UserInputError, at_least, require_mc_options
 from adapter.local.arena import ArenaConfig, play_unit
 
 POLICIES = {"rulebased": ("rulebased", "greedy", "greedy", "greedy"),
@@ -102,7 +102,7 @@ def register(benches: Any) -> None:
     p.add_argument("--units", type=int, default=2000,
                    help="empty units dispatched through the pool and Ray")
     p.add_argument("--workers", type=int, default=2, help="workers (CPUs)")
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--repeats", type=at_least(1), default=3)
     p.add_argument("--seed", type=int, default=0)
 
 

@@ -37,7 +37,7 @@ import time
 from typing import Any
 
 from adapter.bench.common import add_bench, report
-from adapter.commands import UserInputError
+from adapter.commands import UserInputError, positive_seconds
 
 LOAD_PATHS = ("/health", "/metrics", "/api/status", "/api/games", "/")
 MAX_VIEWER_CLIENTS = 500
@@ -331,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m adapter.bench.serve")
     p.add_argument("--generate", metavar="URL", required=True)
     p.add_argument("--rate", type=float, default=0.0)
-    p.add_argument("--seconds", type=float, default=1.0)
+    p.add_argument("--seconds", type=positive_seconds, default=1.0)
     p.add_argument("--viewer", type=int, default=0)
     p.add_argument("--probe-rate", type=float, default=0.0)
     p.add_argument("--path", default="")

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from adapter.bench.common import add_bench, report
+from adapter.commands import at_least, positive_seconds
 from brain.shanten import shanten, shanten_batch, useful_tiles
 
 
@@ -108,9 +109,9 @@ def bench_shanten(hands: int = 20_000, batch: int = 1_000_000, seconds: float = 
 
 def register(benches: Any) -> None:
     p = add_bench(benches, "shanten", run, "single and batched shanten vs the mahjong library")
-    p.add_argument("--hands", type=int, default=20_000, help="hands for single calls")
+    p.add_argument("--hands", type=at_least(1), default=20_000, help="hands for single calls")
     p.add_argument("--batch", type=int, default=1_000_000, help="hands per batched call")
-    p.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    p.add_argument("--seconds", type=positive_seconds, default=1.0, help="time per measurement")
     p.add_argument("--seed", type=int, default=0)
 
 

@@ -7,6 +7,7 @@ at the top: everything a command needs is imported inside its handler.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -52,6 +53,22 @@ def text_stream(json_path: str | None) -> TextIO:
     return sys.stderr if json_path == "-" else sys.stdout
 
 
+def require_writable(path: str | None, option: str) -> None:
+    """Refuse an output file whose folder is missing or not writable before the work that
+    fills it (an arena, a review) runs, not after; ``-`` and None (stdout, none) pass."""
+    if not path or path == "-":
+        return
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        raise UserInputError(f"{option} {path}: is a folder")
+    if not folder.is_dir():
+        raise UserInputError(f"{option} {path}: no folder {folder}")
+    if not os.access(folder, os.W_OK | os.X_OK) or (target.exists()
+                                                      and not os.access(target, os.W_OK)):
+        raise UserInputError(f"{option} {path}: not writable")
+
+
 def write_json(json_path: str | None, data: Any) -> None:
     """``--json FILE``: ``data`` as indented JSON into FILE, or onto stdout for ``-``; a
     FILE that cannot be written is the user's error, named."""
@@ -73,6 +90,35 @@ def log() -> Any:
     import structlog
 
     return structlog.get_logger("mjbot.cli")
+
+
+def log_folder(given: str | None, no_log: bool = False, default: bool = True) -> str | None:
+    """The folder game logs go to (``given``, else $MJBOT_LOG_DIR or ``logs`` where there is
+    a default), made now: a path that is a file, unwritable or under a file is the user's
+    error before any game is played, not a traceback in the middle of one. None: no logs."""
+    from replay.log import LOG_DIR_ENV, default_log_dir
+
+    if no_log or (given is None and not default):
+        return None
+    folder = Path(given) if given else default_log_dir()
+    named = "--log-dir" if given else f"${LOG_DIR_ENV}" if os.environ.get(LOG_DIR_ENV) else ""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as exc:
+        where = f"{named} {folder}" if named else f"the log folder {folder}"
+        raise UserInputError(f"{where}: {folder_error(exc)}") from None
+    return str(folder)
+
+
+def folder_error(exc: OSError) -> str:
+    """Why a folder could not be made, in words that fit a path the user gave."""
+    if isinstance(exc, FileExistsError):
+        return "a file, not a folder"
+    if isinstance(exc, NotADirectoryError):
+        return "a part of it is a file"
+    return exc.strerror or str(exc)
 
 
 def require_policy(name: str) -> None:
@@ -211,14 +257,14 @@ def require_seats(names: Any, variant: str, args: Any = None) -> None:
 
 def add_seat_limit_argument(parser: Any) -> None:
     """``--seat-limit``, alike for arena and selfplay."""
-    parser.add_argument("--seat-limit", type=_seconds, default=None, metavar="SECONDS",
+    parser.add_argument("--seat-limit", type=positive_seconds, default=None, metavar="SECONDS",
                         help="outside programs: seconds per answer (default: their "
                         "platform's, mjai 2, Botzone 6 for a fresh run / 4 kept running)")
 
 
 def add_budget_argument(parser: Any) -> None:
     """``--budget``, alike for arena, league and selfplay."""
-    parser.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS",
+    parser.add_argument("--budget", type=positive_seconds, default=None, metavar="SECONDS",
                         help="our own seats: seconds per decision, given to the brain as a "
                         "platform's limit (margin kept back; a late answer is a fallback); "
                         "POLICY@budget=SECONDS sets one seat's (default: no limit)")
@@ -238,9 +284,8 @@ def checked_stop_after(args: Any) -> float | None:
     return value
 
 
-def _seconds(text: str) -> float:
-    import argparse
-
+def positive_seconds(text: str) -> float:
+    """Seconds for argparse: above 0 and at most an hour, else a one-line usage error."""
     try:
         value = float(text)
     except ValueError:
@@ -248,6 +293,35 @@ def _seconds(text: str) -> float:
     if not 0.0 < value <= 3600.0:
         raise argparse.ArgumentTypeError(f"seconds above 0 (at most 3600), not {text!r}")
     return value
+
+
+def port_number(text: str) -> int:
+    """A TCP port for argparse: a one-line usage error for anything outside 0..65535."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"must be 0..65535 (0: a free one), got {text!r}")
+    return int(text)
+
+
+def seat_number(text: str) -> int:
+    """A seat for argparse: 0..3, else a one-line usage error (the rules index four seats)."""
+    if text not in ("0", "1", "2", "3"):
+        raise argparse.ArgumentTypeError(f"a seat is 0, 1, 2 or 3, not {text!r}")
+    return int(text)
+
+
+def at_least(minimum: int) -> Any:
+    """An argparse type for a whole number of at least ``minimum`` (counts of hands, games,
+    repeats: zero of them leaves nothing to measure or play)."""
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"a whole number of at least {minimum}, not {text!r}")
+        return value
+
+    return whole
 
 
 def require_networks(names: Any, variant: str) -> None:
@@ -279,8 +353,6 @@ def add_fallback_argument(parser: Any) -> None:
 
 
 def _share(text: str) -> float:
-    import argparse
-
     try:
         value = float(text)
     except ValueError:

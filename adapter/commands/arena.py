@@ -16,7 +16,9 @@ from adapter.commands import (
     fallback_verdict,
     four_policies,
     log,
+    log_folder,
     require_table,
+    require_writable,
     start_ray,
     text_stream,
     write_json,
@@ -98,14 +100,13 @@ def register(sub: Any) -> None:
 def cmd_arena(args: argparse.Namespace) -> int:
     from adapter.local.arena import ArenaConfig
     from adapter.local.stopping import StopRequest
-    from replay.log import default_log_dir
-
     stop_after = checked_stop_after(args)
+    require_writable(args.json, "--json")
     names = four_policies(args.policies)
     require_table(names, args)
     ray = start_ray(args)
     workers = ray.workers if ray is not None else args.workers or 1
-    log_dir = None if args.no_log else str(args.log_dir or default_log_dir())
+    log_dir = log_folder(args.log_dir, args.no_log)
     config = ArenaConfig(args.variant, names, args.hands, args.seed, workers, log_dir,
                          args.length, seat_limit=args.seat_limit,  # type: ignore[arg-type]
                          budget=args.budget)

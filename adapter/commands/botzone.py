@@ -7,7 +7,13 @@ import json
 import sys
 from typing import Any
 
-from adapter.commands import UserInputError, require_policy
+from adapter.commands import (
+    UserInputError,
+    at_least,
+    folder_error,
+    positive_seconds,
+    require_policy,
+)
 
 
 def register(sub: Any) -> None:
@@ -19,7 +25,7 @@ def register(sub: Any) -> None:
                     help="stay alive and answer one request line per later turn")
     bz.add_argument("--json", action="store_true", help="require JSON interaction input")
     bz.add_argument("--policy", default="rulebased")
-    bz.add_argument("--time-limit", type=float, default=6.0,
+    bz.add_argument("--time-limit", type=positive_seconds, default=6.0,
                     help="seconds for the first turn (one-shot: every turn)")
     bz.add_argument("--later-time-limit", type=float, default=4.0,
                     help="seconds for later keep-running turns")
@@ -29,7 +35,7 @@ def register(sub: Any) -> None:
 
     j = sub.add_parser("botzone-judge", help="play Botzone matches between mjbot botzone "
                        "processes under a local judge (soak test of the Botzone adapter)")
-    j.add_argument("--games", type=int, default=10)
+    j.add_argument("--games", type=at_least(1), default=10)
     j.add_argument("--modes", default="simple,json,keep,keep-json",
                    help="bot modes, rotated through the seats: simple, json (one-shot), keep, "
                    "keep-json (keep running, simple or JSON interaction)")
@@ -86,6 +92,8 @@ def cmd_bundle(args: argparse.Namespace) -> int:
                                     mc_options=args.mc_options, nn_weights=args.nn_weights)
     except (FileNotFoundError, ValueError) as exc:
         raise UserInputError(str(exc)) from None
+    except OSError as exc:  # the output folder: a file, or not writable
+        raise UserInputError(f"--output {args.output}: {folder_error(exc)}") from None
     print(f"{path} ({path.stat().st_size // 1024} KB): upload it as the bot's code "
           "(Python 3, simple or JSON interaction, keep running)")
     return 0

@@ -28,9 +28,11 @@ from adapter.commands import (
     checked_stop_after,
     fallback_verdict,
     log,
+    log_folder,
     require_labels,
     require_seat_name,
     require_table,
+    require_writable,
     start_ray,
     text_stream,
     write_json,
@@ -228,8 +230,10 @@ def cmd_league(args: argparse.Namespace) -> int:
     from adapter.local.stopping import StopRequest
 
     stop_after = checked_stop_after(args)
+    require_writable(args.json, "--json")
     given = parse_members(args.members)
     require_table(given, args)
+    args.log_dir = log_folder(args.log_dir, default=False)
     members = [split_label(m)[0] for m in given]  # labels: the table's and the JSON's names
     out = Path(args.out) if args.out else None
     if out is not None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from adapter.commands import UserInputError, log, require_policy
+from adapter.commands import UserInputError, log, log_folder, positive_seconds, require_policy
 
 
 def register(sub: Any) -> None:
@@ -17,7 +17,7 @@ def register(sub: Any) -> None:
     mj.add_argument("--name", default="mjbot", help="the name sent with join (TCP)")
     mj.add_argument("--room", default="default", help="the room sent with join (TCP)")
     mj.add_argument("--policy", default="rulebased")
-    mj.add_argument("--budget", type=float, default=1.5, help="seconds per decision")
+    mj.add_argument("--budget", type=positive_seconds, default=1.5, help="seconds per decision")
     mj.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
     mj.add_argument("--no-log", action="store_true", help="write no game logs")
     mj.add_argument("player_id", nargs="?", type=int, help="mjai.app passes the seat; the "
@@ -33,7 +33,7 @@ def cmd_mjai(args: argparse.Namespace) -> int:
 
     require_policy(args.policy)
     bot = MjaiBot(MjaiSettings(policy=args.policy, budget=args.budget, name=args.name,
-                               room=args.room, log_dir=args.log_dir,
+                               room=args.room, log_dir=log_folder(args.log_dir, args.no_log),
                                write_log=not args.no_log))
     if args.server is None:
         summary = run_stdio(bot)

@@ -8,7 +8,11 @@ from typing import Any
 
 from adapter.commands import (
     UserInputError,
+    at_least,
     log,
+    log_folder,
+    port_number,
+    positive_seconds,
     require_policy,
     text_stream,
     write_json,
@@ -24,14 +28,14 @@ def register(sub: Any) -> None:
     where.add_argument("--stdio", action="store_true", help="server lines on stdin, replies "
                        "on stdout")
     n.add_argument("--policy", default="rulebased")
-    n.add_argument("--budget", type=float, default=2.0,
+    n.add_argument("--budget", type=positive_seconds, default=2.0,
                    help="seconds per decision, the fallback's margin included (default 2)")
     n.add_argument("--honour-order", default="ESWNCFP",
                    help="honours for ids 41x..47x as mjai letters E S W N P(white) F(green) "
                    "C(red); default ESWNCFP = East South West North Red Green White")
     n.add_argument("--suit-order", default="mps",
                    help="suits for ids 1xx, 2xx, 3xx (m p s in some order; default mps)")
-    n.add_argument("--connect-timeout", type=float, default=10.0,
+    n.add_argument("--connect-timeout", type=positive_seconds, default=10.0,
                    help="keep trying to connect for this many seconds")
     n.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
     n.add_argument("--no-log", action="store_true", help="write no game logs")
@@ -42,20 +46,20 @@ def register(sub: Any) -> None:
                         description="Serves the NTPU protocol from the local Taiwan referee. "
                         "--clients tcp / stdio starts four `mjbot ntpu` processes; external "
                         "waits for four clients to connect to --port.")
-    ns.add_argument("--hands", type=int, default=16, help="hands (each wall is played four "
+    ns.add_argument("--hands", type=at_least(1), default=16, help="hands (each wall is played four "
                     "times, clients rotated; default 16)")
     ns.add_argument("--clients", choices=["tcp", "stdio", "external"], default="tcp")
     ns.add_argument("--policies", default="rulebased,rulebased,greedy,greedy",
                     help="the four clients' policies (tcp / stdio)")
     ns.add_argument("--seed", type=int, default=0)
     ns.add_argument("--host", default="127.0.0.1")
-    ns.add_argument("--port", type=int, default=0, help="0: any free port")
-    ns.add_argument("--time-limit", type=float, default=5.0,
+    ns.add_argument("--port", type=port_number, default=0, help="0: any free port")
+    ns.add_argument("--time-limit", type=positive_seconds, default=5.0,
                     help="seconds a client may take per reply")
-    ns.add_argument("--ready-every", type=float, default=None, metavar="SECONDS",
+    ns.add_argument("--ready-every", type=positive_seconds, default=None, metavar="SECONDS",
                     help="while an /ask waits, probe the client with /ready this often and "
                     "report how fast it answers")
-    ns.add_argument("--client-budget", type=float, default=None,
+    ns.add_argument("--client-budget", type=positive_seconds, default=None,
                     help="--budget passed to the clients it starts")
     ns.add_argument("--json", metavar="FILE", help="also write the figures as JSON "
                      "('-': onto stdout, and the text onto stderr)")
@@ -72,15 +76,14 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
     from protocols.tiles import NtpuTiles, TileError
 
     require_policy(args.policy)
-    if args.budget <= 0:
-        raise UserInputError(f"--budget must be positive, got {args.budget}")
     try:
         tiles = NtpuTiles(args.honour_order, args.suit_order)
         server = parse_server(args.server) if args.server else None
     except (TileError, ValueError) as exc:
         raise UserInputError(str(exc)) from None
     settings = NtpuSettings(policy=args.policy, budget=args.budget, tiles=tiles,
-                            log_dir=args.log_dir, write_log=not args.no_log)
+                            log_dir=log_folder(args.log_dir, args.no_log),
+                            write_log=not args.no_log)
     bot = NtpuBot(settings)
     try:
         if server is None:
@@ -107,10 +110,6 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
     if len(policies) != 4 or any(p not in POLICIES for p in policies):
         raise UserInputError(f"--policies takes four of {', '.join(sorted(POLICIES))}, got "
                              f"{args.policies!r}")
-    if args.hands < 1:
-        raise UserInputError(f"--hands must be at least 1, got {args.hands}")
-    if args.ready_every is not None and args.ready_every <= 0:
-        raise UserInputError(f"--ready-every must be positive, got {args.ready_every}")
     client_args = ["--log-dir", args.log_dir] if args.log_dir else []
     if args.client_budget is not None:
         client_args += ["--budget", str(args.client_budget)]
@@ -125,7 +124,8 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
                   file=sys.stderr, flush=True)
 
     result = run_match(args.hands, policies, args.seed, args.clients, args.host, args.port,
-                       args.time_limit, client_args, args.log_dir, not args.no_log,
+                       args.time_limit, client_args, log_folder(args.log_dir, args.no_log),
+                       not args.no_log,
                        progress=progress, on_listening=listening,
                        ready_every=args.ready_every)
     if sys.stderr.isatty():

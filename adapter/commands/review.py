@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, reading, require_networks
+from adapter.commands import UserInputError, reading, require_networks, require_writable
 from adapter.progress import ProgressBar
 
 
@@ -63,6 +63,8 @@ def cmd_review(args: argparse.Namespace) -> int:
     from replay.review import html
     from replay.review.game import format_review, review
 
+    require_writable(args.json, "--json")
+    require_writable(args.html, "--html")
     ev = evaluator(args.policy, args.playouts, args.seed)
     rep = load_replay(args.game, args.seat)
     require_networks([args.policy], rep.variant)

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from adapter.commands import UserInputError, log
+from adapter.commands import UserInputError, log, port_number
 
 
 def register(sub: Any) -> None:
@@ -32,16 +32,9 @@ def register(sub: Any) -> None:
                        "NTPU files) and prints its URL.")
     v.add_argument("paths", nargs="+", metavar="LOG_OR_DIR")
     v.add_argument("--host", default="127.0.0.1")
-    v.add_argument("--port", type=_port, default=0, help="0 (default): a free port")
+    v.add_argument("--port", type=port_number, default=0, help="0 (default): a free port")
     v.add_argument("--open", action="store_true", help="open the page in a browser")
     v.set_defaults(handler=cmd_view)
-
-
-def _port(text: str) -> int:
-    """A TCP port for argparse: a one-line usage error for anything outside 0..65535."""
-    if not text.isdigit() or int(text) > 65535:
-        raise argparse.ArgumentTypeError(f"must be 0..65535 (0: a free one), got {text!r}")
-    return int(text)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -9,7 +9,11 @@ from typing import Any
 
 from adapter.commands import (
     UserInputError,
+    at_least,
     log,
+    log_folder,
+    port_number,
+    positive_seconds,
     require_policy,
     text_stream,
     write_json,
@@ -27,16 +31,16 @@ def register(sub: Any) -> None:
                    help="host:port (tcp, default 133.242.10.78:10080) or a ws:// URL (ws, "
                    "default wss://b-ww.mjv.jp)")
     t.add_argument("--transport", choices=["tcp", "ws"], default="tcp")
-    t.add_argument("--lobby", type=int, default=None, help="lobby number (default 0)")
-    t.add_argument("--game-type", type=int, default=None,
+    t.add_argument("--lobby", type=at_least(0), default=None, help="lobby number (default 0)")
+    t.add_argument("--game-type", type=at_least(0), default=None,
                    help="Tenhou game type (default 64: a test game against computer players)")
-    t.add_argument("--games", type=int, default=1)
+    t.add_argument("--games", type=at_least(1), default=1)
     t.add_argument("--permission-granted", action="store_true",
                    help="state that Tenhou's operator allowed this bot in games with humans")
     t.add_argument("--config", help="TOML file with a [tenhou] table: id, "
                    "permission_granted, lobby, game_type")
     t.add_argument("--policy", default="rulebased")
-    t.add_argument("--budget", type=float, default=2.0, help="seconds per decision")
+    t.add_argument("--budget", type=positive_seconds, default=2.0, help="seconds per decision")
     t.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
     t.add_argument("--no-log", action="store_true", help="write no game logs")
     t.set_defaults(handler=cmd_tenhou)
@@ -47,16 +51,16 @@ def register(sub: Any) -> None:
                         "does. Each table waits for --humans clients (several clients at one "
                         "table compare programs on the same deals); mjbot's --policy plays "
                         "the other seats. Exits after --games games with the figures.")
-    ts.add_argument("--games", type=int, default=1)
+    ts.add_argument("--games", type=at_least(1), default=1)
     ts.add_argument("--humans", type=int, default=1, choices=[1, 2, 3, 4],
                     help="seats per table that wait for clients (default 1)")
     ts.add_argument("--policy", default="rulebased", help="mjbot's policy in the other seats")
     ts.add_argument("--transport", choices=["tcp", "ws"], default="tcp")
     ts.add_argument("--host", default="127.0.0.1")
-    ts.add_argument("--port", type=int, default=10080, help="0: any free port")
+    ts.add_argument("--port", type=port_number, default=10080, help="0: any free port")
     ts.add_argument("--seed", type=int, default=0)
     ts.add_argument("--length", choices=["east", "south"], default="east")
-    ts.add_argument("--time-limit", type=float, default=10.0,
+    ts.add_argument("--time-limit", type=positive_seconds, default=10.0,
                     help="seconds a client may take per answer")
     ts.add_argument("--absent", type=float, default=1.5,
                     help="seconds a dropped client's seat waits before it is played for it")
@@ -81,13 +85,15 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
         check_permission,
         load_config,
         run_until_signalled,
+        transport_for,
     )
 
     require_policy(args.policy)
     settings = TenhouSettings(server=args.server or DEFAULT_TCP_SERVER,
                               transport=args.transport, games=args.games, policy=args.policy,
                               budget=args.budget, permission_granted=args.permission_granted,
-                              log_dir=args.log_dir, write_log=not args.no_log)
+                              log_dir=log_folder(args.log_dir, args.no_log),
+                              write_log=not args.no_log)
     try:
         settings = load_config(args.config, settings)
         if args.lobby is not None:
@@ -95,6 +101,7 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
         if args.game_type is not None:
             settings = dataclasses.replace(settings, game_type=args.game_type)
         check_permission(settings.game_type, settings.permission_granted)
+        transport_for(settings)  # a malformed --server, refused before anything connects
     except (ValueError, PermissionRefused) as exc:
         raise UserInputError(str(exc)) from None
     try:
@@ -116,11 +123,8 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
 
 def cmd_tenhou_server(args: argparse.Namespace) -> int:
     from adapter.fakes.tenhou_serve import serve
-    from replay.log import default_log_dir
 
     require_policy(args.policy)
-    if args.games < 1:
-        raise UserInputError(f"--games must be at least 1, got {args.games}")
     if args.keepalive_every is not None and args.keepalive_every <= 0:
         raise UserInputError(f"--keepalive-every must be positive, got {args.keepalive_every}")
 
@@ -128,7 +132,7 @@ def cmd_tenhou_server(args: argparse.Namespace) -> int:
         print(f"mjbot tenhou-server: waiting for {args.humans} client(s) per table on "
               f"{args.host}:{port}", file=sys.stderr, flush=True)
 
-    log_dir = None if args.no_log else (args.log_dir or str(default_log_dir()))
+    log_dir = log_folder(args.log_dir, args.no_log)
     try:
         result = serve(args.games, args.humans, args.policy, args.seed, args.host, args.port,
                        args.transport, args.length, args.time_limit, args.absent, log_dir,

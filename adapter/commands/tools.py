@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from adapter.commands import UserInputError, log, mjbot_version
+from adapter.commands import UserInputError, log, mjbot_version, seat_number
 from brain.rules.variant import VARIANT_NAMES
 
 if TYPE_CHECKING:  # the rules load inside the commands that use them
@@ -23,10 +23,10 @@ def register(sub: Any) -> None:
     sc.add_argument("hand", help="concealed tiles including the winning tile, mpsz")
     sc.add_argument("--variant", default="riichi", choices=VARIANTS)
     sc.add_argument("--win", required=True, help="the winning tile, mpsz (e.g. 5p)")
-    sc.add_argument("--ron-from", type=int, default=None,
+    sc.add_argument("--ron-from", type=seat_number, default=None,
                     help="seat that discarded the winning tile (default: self-draw)")
-    sc.add_argument("--seat", type=int, default=0)
-    sc.add_argument("--dealer", type=int, default=0)
+    sc.add_argument("--seat", type=seat_number, default=0)
+    sc.add_argument("--dealer", type=seat_number, default=0)
     sc.add_argument("--riichi", action="store_true")
     sc.add_argument("--dora", default="", help="dora indicators, mpsz")
     sc.set_defaults(handler=cmd_score)
@@ -66,6 +66,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise UserInputError(str(exc)) from None
     if len(win) != 1 or win[0] not in concealed:
         raise UserInputError("--win must be one tile that is part of HAND")
+    if args.ron_from == args.seat:
+        raise UserInputError(f"--ron-from {args.ron_from} is the winner's own seat (--seat); "
+                             "leave it out for a self-draw")
     ctx = WinContext(concealed=concealed, melds=(), win_tile=win[0], seat=args.seat,
                      from_seat=args.ron_from, dealer=args.dealer, riichi=args.riichi,
                      dora_indicators=dora)

@@ -93,7 +93,16 @@ def times_from_logs(paths: list[str]) -> dict[str, Any]:
 if __name__ == "__main__":
     import json
     import sys
+    from pathlib import Path
+
+    from replay.log import LogError
 
     if len(sys.argv) < 2:
         sys.exit("usage: python -m adapter.local.timing LOG_OR_FOLDER...")
-    print(json.dumps(times_from_logs(sys.argv[1:]), indent=2))
+    missing = [p for p in sys.argv[1:] if not Path(p).exists()]
+    if missing:
+        sys.exit(f"adapter.local.timing: no such file or folder: {', '.join(missing)}")
+    try:
+        print(json.dumps(times_from_logs(sys.argv[1:]), indent=2))
+    except (LogError, OSError) as exc:
+        sys.exit(f"adapter.local.timing: {exc}")

@@ -76,6 +76,8 @@ def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
     weights = Path(models_dir) / "opponents_mcr.npz" if models_dir else ROOT / MCR_WEIGHTS
     if policy == "mc" and not weights.is_file():
         raise FileNotFoundError(f"an mc bundle needs the MCR opponent models: no {weights}")
+    if models_dir and not weights.is_file():  # asked for by name: never left out quietly
+        raise FileNotFoundError(f"--models {models_dir}: no opponents_mcr.npz there")
     modules: tuple[str, ...] = MODULES
     weight_files = [(weights, MCR_WEIGHTS)] if weights.is_file() else []
     if policy == "nn" or (policy == "mc" and _mc_plays_the_network(mc_options)):

@@ -416,6 +416,9 @@ class _Tcp:
 class _WebSocket:
     def __init__(self, url: str) -> None:
         if not url.startswith(("ws://", "wss://")):
+            if "://" in url:
+                raise ValueError(f"--server for --transport ws is a ws:// or wss:// URL or "
+                                 f"host:port, not {url!r}")
             host, port = parse_server(url)  # a bare host:port is a plain ws:// address
             url = f"ws://{host}:{port}"
         self.url = url

@@ -17,6 +17,7 @@ entry; replay/learning/nn/train.py writes them from the torch model with the sam
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,8 +148,17 @@ class Network:
     def from_file(cls, source: Any, variant: str | None = None) -> Network:
         """Read weights (a path or a binary file object); refuse another variant or another
         encoding version with :class:`MissingNetwork`."""
-        with np.load(source, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
+        try:
+            with np.load(source, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, EOFError, TypeError, AttributeError, zipfile.BadZipFile):
+            # numpy's own words ("pickled data", "cannot load file", an .npy array without
+            # `with`) say nothing of what the user handed in: name it
+            name = getattr(source, "name", source)
+            raise MissingNetwork(f"nn: {name} is not a weights file (the .npz that `mjbot nn "
+                                 "train` writes)") from None
         if "meta" not in arrays:
             raise MissingNetwork("nn: the weights file has no meta entry")
         meta = json.loads(arrays.pop("meta").tobytes().decode())

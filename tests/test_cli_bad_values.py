@@ -1,0 +1,127 @@
+"""Nonsense option values and unusable paths get one line naming what was wrong, before any
+work is done: never a traceback (a reviewer's walk through the commands found each of these
+ending in one), never a run that plays and then fails to write, never a silent empty result."""
+
+import subprocess
+import sys
+
+import pytest
+
+from adapter.cli import main
+
+GAME = "tests/data/shared/tenhou/mjx_pairs/2010110100gm-00a9-0000-de3472e8.mjlog"
+HAND = ("score", "123456789m234p55s", "--win", "5s")
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    ((*HAND, "--seat", "9"), "argument --seat: a seat is 0, 1, 2 or 3, not '9'"),
+    ((*HAND, "--ron-from", "7"), "argument --ron-from: a seat is 0, 1, 2 or 3"),
+    ((*HAND, "--dealer", "-1"), "argument --dealer: a seat is 0, 1, 2 or 3"),
+    (("bench", "mc", "--positions", "0"), "argument --positions: a whole number of at least 1"),
+    (("bench", "mc", "--soak", "-1"), "argument --soak: a whole number of at least 0"),
+    (("bench", "shanten", "--seconds", "0"), "argument --seconds: seconds above 0"),
+    (("bench", "shanten", "--hands", "0"), "argument --hands: a whole number of at least 1"),
+    (("bench", "arena", "--repeats", "-1"), "argument --repeats: a whole number of at least 1"),
+    (("bench", "botzone", "--repeats", "0"), "argument --repeats: a whole number"),
+    (("bench", "log", "--frames", "0"), "argument --frames: a whole number of at least 1"),
+    (("tenhou", "--games", "0"), "argument --games: a whole number of at least 1"),
+    (("tenhou", "--budget", "-2"), "argument --budget: seconds above 0"),
+    (("tenhou", "--lobby", "-3"), "argument --lobby: a whole number of at least 0"),
+    (("tenhou-server", "--port", "99999"), "argument --port: must be 0..65535"),
+    (("ntpu-server", "--port", "70000"), "argument --port: must be 0..65535"),
+    (("ntpu-server", "--time-limit", "-1"), "argument --time-limit: seconds above 0"),
+    (("ntpu-server", "--client-budget", "-1"), "argument --client-budget: seconds above 0"),
+    (("botzone", "--time-limit", "-1"), "argument --time-limit: seconds above 0"),
+    (("botzone-judge", "--games", "0"), "argument --games: a whole number of at least 1"),
+])
+def test_a_nonsense_value_is_a_usage_error_naming_the_option(args, said, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(list(args))
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+
+
+def _refused(args: list[str], capsys) -> str:
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_the_winner_cannot_have_discarded_the_winning_tile(capsys):
+    err = _refused([*HAND, "--seat", "2", "--ron-from", "2"], capsys)
+    assert "--ron-from 2 is the winner's own seat" in err
+
+
+def test_bench_mc_budgets_must_be_positive_seconds(capsys):
+    assert "--budgets: seconds above 0" in _refused(["bench", "mc", "--budgets=0.5,-1"], capsys)
+
+
+ARENA = ["arena", "--policies", "greedy,greedy,greedy,greedy", "--hands", "4"]
+
+
+def test_a_log_folder_that_is_a_file_is_refused_before_a_game(tmp_path, capsys, monkeypatch):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert "--log-dir" in _refused([*ARENA, "--log-dir", str(afile)], capsys)
+    err = _refused([*ARENA, "--log-dir", str(afile / "under")], capsys)
+    assert "a part of it is a file" in err
+    err = _refused(["league", "--members", "rulebased,greedy", "--hands", "4", "--log-dir",
+                    str(afile)], capsys)
+    assert f"--log-dir {afile}: a file, not a folder" in err
+    err = _refused(["ntpu-server", "--hands", "4", "--clients", "stdio", "--log-dir",
+                    str(afile)], capsys)
+    assert "a file, not a folder" in err
+    monkeypatch.setenv("MJBOT_LOG_DIR", str(afile))
+    assert f"$MJBOT_LOG_DIR {afile}: a file" in _refused(ARENA, capsys)
+
+
+def test_an_output_file_nowhere_is_refused_before_the_work(tmp_path, capsys):
+    missing = tmp_path / "no" / "x.json"
+    err = _refused([*ARENA, "--no-log", "--json", str(missing)], capsys)
+    assert f"--json {missing}: no folder" in err
+    err = _refused(["league", "--members", "rulebased,greedy", "--hands", "4", "--json",
+                    str(tmp_path)], capsys)
+    assert "is a folder" in err
+    err = _refused(["review", GAME, "--policy", "rulebased", "--html",
+                    str(tmp_path / "no" / "x.html")], capsys)
+    assert "--html" in err and "no folder" in err
+
+
+def test_a_weights_file_that_is_no_npz_is_named(tmp_path, capsys, monkeypatch):
+    text = tmp_path / "notes.txt"
+    text.write_text("not weights\n")
+    err = _refused([*ARENA[:2], f"nn@{text},greedy,greedy,greedy", "--hands", "4",
+                    "--no-log"], capsys)
+    assert f"{text} is not a weights file" in err and "pickle" not in err
+    assert "is not a weights file" in _refused(["bench", "nn", "--model", str(text)], capsys)
+    monkeypatch.setenv("MJBOT_NN_WEIGHTS", str(text))
+    err = _refused([*ARENA[:2], "nn,greedy,greedy,greedy", "--hands", "4", "--no-log"], capsys)
+    assert "is not a weights file" in err
+
+
+def test_a_bundle_output_that_is_a_file_or_missing_models_are_refused(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    err = _refused(["bundle", "botzone", "-o", str(afile)], capsys)
+    assert f"--output {afile}: a file, not a folder" in err
+    err = _refused(["bundle", "botzone", "-o", str(tmp_path / "out"), "--models",
+                    str(tmp_path / "none")], capsys)
+    assert "no opponents_mcr.npz there" in err
+    assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--server", "nohost"], "--server needs host:port, got 'nohost'"),
+    (["--transport", "ws", "--server", "http://127.0.0.1:1"], "a ws:// or wss:// URL"),
+])
+def test_a_malformed_tenhou_server_is_refused_before_connecting(args, said, capsys):
+    assert said in _refused(["tenhou", *args], capsys)
+
+
+def test_the_timing_tool_names_a_missing_path():
+    done = subprocess.run([sys.executable, "-m", "adapter.local.timing", "/no/such/log"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "no such file or folder: /no/such/log" in done.stderr
