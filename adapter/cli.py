@@ -4,6 +4,8 @@ adapter/commands, configures logging once and turns a user's mistake into one cl
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from typing import Any
 
@@ -74,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     except UserInputError as exc:
         report_user_error(args, exc)
         return 2
+    except BrokenPipeError:  # `mjbot replay LOG | head -1`: the reader has what it wanted
+        return closed_stdout()
     except KeyboardInterrupt:  # a second Ctrl-C: the run ends now, without its report
         print(f"mjbot {args.command}: interrupted", file=sys.stderr)
         return 128 + 2
@@ -84,6 +88,16 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"mjbot {args.command}: {exc}", file=sys.stderr)
         return 1
+
+
+def closed_stdout() -> int:
+    """The exit of a command whose reader closed the pipe early: quiet, as a program that
+    SIGPIPE ends (128 + 13), with stdout pointed at /dev/null so that the interpreter's
+    last flush of what is still buffered does not print a second traceback."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + signal.SIGPIPE
 
 
 def report_user_error(args: argparse.Namespace, exc: UserInputError) -> None:

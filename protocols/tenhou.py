@@ -318,14 +318,9 @@ def _base_points(fu: int, han: int, limit: int, yakuman: int) -> int:
     return fu << (han + 2)  # fu * 2^(han+2)
 
 
-def agari_event(a: dict[str, str], seat_of: Any, dealer: int, red: bool) -> ev.RoundWon:
-    """An AGARI tag as a RoundWon. ``seat_of`` maps the tag's seats to ours (identity for
-    mjlog's absolute seats); ``sc`` lists the seats in the tag's order."""
-    who, frm = seat_of(int(a["who"])), seat_of(int(a["fromWho"]))
-    hand = sorted((T.from_tenhou_id(i, red) for i in ints(a["hai"])), key=T.sort_key)
-    win_tile = T.from_tenhou_id(int(a["machi"]), red)
-    fu, points, limit = [*ints(a.get("ten")), 0, 0, 0][:3]
-    pairs, yakuman = ints(a.get("yaku")), ints(a.get("yakuman"))
+def yaku_items(pairs: list[int], yakuman: list[int]) -> tuple[tuple[str, ...], int]:
+    """AGARI's ``yaku`` (id, han pairs) and ``yakuman`` (ids) as Tenhou's own strings
+    ("立直(1飜)", "国士無双(役満)"; a 0-han entry is left out), and the han they add up to."""
     yaku: list[str] = []
     han = 0
     for i in range(0, len(pairs) - 1, 2):
@@ -333,13 +328,25 @@ def agari_event(a: dict[str, str], seat_of: Any, dealer: int, red: bool) -> ev.R
             yaku.append(f"{YAKU[pairs[i]]}({pairs[i + 1]}飜)")
             han += pairs[i + 1]
     yaku.extend(f"{YAKU[y]}(役満)" for y in yakuman)
+    return tuple(yaku), han
+
+
+def agari_event(a: dict[str, str], seat_of: Any, dealer: int, red: bool) -> ev.RoundWon:
+    """An AGARI tag as a RoundWon. ``seat_of`` maps the tag's seats to ours (identity for
+    mjlog's absolute seats); ``sc`` lists the seats in the tag's order."""
+    who, frm = seat_of(int(a["who"])), seat_of(int(a["fromWho"]))
+    hand = sorted((T.from_tenhou_id(i, red) for i in ints(a["hai"])), key=T.sort_key)
+    win_tile = T.from_tenhou_id(int(a["machi"]), red)
+    fu, points, limit = [*ints(a.get("ten")), 0, 0, 0][:3]
+    yakuman = ints(a.get("yakuman"))
+    yaku, han = yaku_items(ints(a.get("yaku")), yakuman)
     deltas = _score_pairs(a.get("sc"), seat_of)[1]
     pao = seat_of(int(a["paoWho"])) if "paoWho" in a else None
     text = score_text(fu, han, points, limit, who == frm, who == dealer, len(yakuman))
     ura = tuple(T.from_tenhou_id(i, red) for i in ints(a.get("doraHaiUra")))
     return ev.RoundWon(winner=who, from_seat=None if who == frm else frm, hand=tuple(hand),
                        win_tile=win_tile, value=13 * len(yakuman) if yakuman else han,
-                       deltas=deltas, yaku=tuple(yaku), ura_dora_indicators=ura,
+                       deltas=deltas, yaku=yaku, ura_dora_indicators=ura,
                        pao_seat=pao, detail=text)
 
 

@@ -2,10 +2,11 @@
 beside the name the log holds (Tenhou's Japanese, MahjongGB's and the Botzone judge's Chinese,
 our Taiwan rules' traditional Chinese, the `mahjong` library's romaji).
 
-A log's item is ``NAME(VALUE)`` (the local table), ``NAME(1飜)`` / ``NAME(役満)`` (Tenhou,
-tenhou.net/6), ``NAME×COUNT=VALUE`` or ``NAME=VALUE`` (Botzone) or the bare name (mjai): the
-name is what is left once that value is taken off the end. Names are looked up in the game's
-variant's table first (平和 is Pinfu in riichi, All Chows in MCR), then in the others.
+A log's item is ``NAME(VALUE)`` (the local table, mjai imports), ``NAME(1飜)`` /
+``NAME(役満)`` (Tenhou, tenhou.net/6), ``NAME×COUNT=VALUE`` or ``NAME=VALUE`` (Botzone) or the
+bare name: the name is what is left once that value is taken off the end. Names are looked
+up in the game's variant's table first (平和 is Pinfu in riichi, All Chows in MCR), then in
+the others.
 """
 
 from __future__ import annotations

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from protocols import events as ev
 from protocols.tiles import parse_mpsz
 from replay import replayer
+from replay.formats import tenhou6
 from replay.log import Footer, GameLogWriter, Header
+from replay.record import GameRecord
 from tests.shared_data import DATA
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -191,3 +197,53 @@ def test_unknown_policy_is_a_clear_error(tmp_path: Path) -> None:
     path = _own_log(tmp_path / "own.mjlog.msgpack")
     r = _mjbot("replay", str(path), "--policy", "nope")
     assert r.returncode == 2 and "unknown policy 'nope'" in r.stderr
+
+
+def test_export_names_an_output_path_it_cannot_write(tmp_path: Path) -> None:
+    src = DATA / "mjai" / "local_match_seed10000_2000.mjai.jsonl"
+    out = tmp_path / "missing" / "x.mjai.jsonl"
+    r = _mjbot("replay", str(src), "--export", "mjai", "-o", str(out))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert f"-o {out}: No such file or directory" in r.stderr and str(src) not in r.stderr
+
+
+@pytest.mark.parametrize("json_flag", [(), ("--json",)])
+def test_a_reader_that_stops_early_gets_no_traceback(json_flag: tuple[str, ...]) -> None:
+    """`mjbot replay LOG | head -1`: enough output (the log 40 times) to fill the pipe after
+    the reader has gone."""
+    src = str(DATA / "mjai" / "local_match_seed10000_2000.mjai.jsonl")
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "replay", *[src] * 40,
+                             *json_flag], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141, err
+    assert err == ""
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_a_local_table_game_exports_to_tenhou6_in_tenhou_words(seed: int) -> None:
+    """Our own games in Tenhou's viewer: yaku and score lines in Tenhou's Japanese, read back
+    with the same han per win and the same final scores (deposits left at the end included)."""
+    from adapter.bench.review import local_game
+
+    with tempfile.TemporaryDirectory() as tmp:
+        log = local_game(tmp, seed=seed, length="east")
+        record = replayer.load(log, 0).record
+        assert record is not None
+        text = tenhou6.dumps(record)
+    again = tenhou6.loads(text)
+
+    def wins(r: GameRecord) -> list[tuple[int, int | None, int, tuple[int, ...]]]:
+        return [(e.winner, e.from_seat, e.value, e.deltas) for e in r.events
+                if isinstance(e, ev.RoundWon)]
+
+    assert wins(again) == wins(record)
+    assert again.events[-1] == record.events[-1]
+    for e in again.events:
+        if isinstance(e, ev.RoundWon):
+            assert all(y.endswith(("飜)", "(役満)")) for y in e.yaku), e.yaku
+            assert re.fullmatch(r"(\d+符\d+飜|満貫|跳満|倍満|三倍満|役満)[\d-]+点∀?", e.detail)

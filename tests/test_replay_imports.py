@@ -14,7 +14,7 @@ from brain.state import TableState
 from protocols import events as ev
 from replay import replayer
 from replay.formats import botzone_log, mjai_log, mjlog, tenhou6
-from replay.record import RecordError, canonical, seat_view
+from replay.record import GameRecord, RecordError, canonical, seat_view
 from tests.shared_data import BOTZONE_JUDGE_LOG, DATA
 
 TENHOU6 = sorted((DATA / "tenhou" / "convlog_tenhou6_json").glob("*.json")) + sorted(
@@ -170,3 +170,73 @@ def test_other_mjlogs_survive_export_to_tenhou6_and_mjai(path: Path) -> None:
                 else e for e in events if isinstance(e, moves)]
 
     assert norm(again.events) == norm(record.events)
+
+
+# --------------------------------------------------------------------------- scores and draws
+
+SCORED = [p for p in [*TENHOU6, *MJLOGS, *MJAI,
+                      *sorted((DATA / "tenhou" / "dnovikoff_mjlog").glob("*.xml"))]
+          if p.name != "sanma.xml"]  # mjai export refuses three-player games
+
+
+def _load(path: Path) -> GameRecord:
+    text = path.read_text(encoding="utf-8")
+    reader = {".jsonl": mjai_log.loads, ".json": tenhou6.loads}.get(path.suffix, mjlog.loads)
+    return reader(text)
+
+
+def _final(record: GameRecord) -> tuple[int, ...]:
+    end = record.events[-1]
+    assert isinstance(end, ev.GameEnded)
+    return end.scores
+
+
+def test_mjai_scores_add_up_hand_by_hand_to_the_logs_own() -> None:
+    """Each start_kyoku's scores are the log's own: what we read must reach them hand by hand
+    (a reach_accepted takes the 1000-point deposit; hora deltas do not hold it), and the end
+    must be what the last hand leaves (seat 3's last riichi: 20,600, not 21,600)."""
+    path = DATA / "mjai" / "local_match_seed10000_2000.mjai.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    logged = [x["scores"] for x in lines if x["type"] == "start_kyoku"]
+    record = mjai_log.loads(path.read_text())
+    state = TableState("riichi", 0)
+    reached: list[list[int]] = []
+    for e in seat_view(record, 0):
+        if isinstance(e, ev.RoundStarted | ev.GameEnded) and reached:
+            assert list(e.scores) == state.scores
+        state.apply(e)
+        if isinstance(e, ev.RoundStarted):
+            reached.append(list(e.scores))
+    assert reached == logged
+    assert _final(record) == (-4900, 77900, 6400, 20600) and sum(_final(record)) == 100000
+
+
+@pytest.mark.parametrize("path", SCORED, ids=lambda p: p.name)
+def test_final_scores_and_tenpai_survive_export_to_mjai(path: Path) -> None:
+    record = _load(path)
+    again = mjai_log.loads(mjai_log.dumps(record))
+    assert _final(again) == _final(record)
+
+    def draws(r: GameRecord) -> list[ev.RoundDrawn]:
+        return [e for e in r.events if isinstance(e, ev.RoundDrawn)]
+
+    assert draws(again) == draws(record)
+
+
+def test_an_exhaustive_draw_names_its_tenpai_seats_in_mjai() -> None:
+    record = tenhou6.loads((DATA / "tenhou" / "convlog_tenhou6_json" / "ryukyoku.json")
+                           .read_text())
+    draw = next(json.loads(x) for x in mjai_log.dumps(record).splitlines()
+                if json.loads(x)["type"] == "ryukyoku")
+    assert draw["tenpais"] == [True, True, False, False]
+    assert all(("?" in h) != flag for h, flag in zip(draw["tehais"], draw["tenpais"],
+                                                     strict=True))
+    # what each kind of log writes is read: the flags, else the shown hands, else our own
+    for drop in ((), ("tenpais",), ("tenpais", "tehais")):
+        lines = [json.loads(x) for x in mjai_log.dumps(record).splitlines()]
+        text = "\n".join(json.dumps({k: v for k, v in x.items()
+                                     if x["type"] != "ryukyoku" or k not in drop})
+                         for x in lines)
+        tenpai = next(e.tenpai for e in mjai_log.loads(text).events
+                      if isinstance(e, ev.RoundDrawn))
+        assert tenpai == (0, 1), drop

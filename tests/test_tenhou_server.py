@@ -351,8 +351,9 @@ async def test_an_absent_seat_is_played_after_a_short_wait() -> None:
 
 
 def test_owari_and_yaku_as_in_real_captures() -> None:
-    from adapter.fakes.tenhou_results import limit_class, owari, yaku_attrs
+    from adapter.fakes.tenhou_results import owari
     from adapter.local.game import placement
+    from protocols.tenhou_values import limit_class, yaku_attrs
 
     # 82093_2018-01-17_11_03_35.log (type 9) and a yakuman game of dnovikoff_mjlog
     for scores, seat, text in (

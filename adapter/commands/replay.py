@@ -43,18 +43,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.export and len(args.logs) != 1:
         raise UserInputError("--export converts one LOG at a time")
     outputs: list[dict[str, object]] = []
+    if args.export:
+        with reading(args.logs[0]):
+            rep = replayer.load(args.logs[0], args.seat)
+            if rep.record is None:
+                raise UserInputError("--export works on imported logs (tenhou6, mjlog, mjai)")
+            text = (tenhou6.dumps if args.export == "tenhou6" else mjai_log.dumps)(rep.record)
+        _write_export(text, args.output)
+        return 0
     for path in args.logs:
         with reading(path):
             rep = replayer.load(path, args.seat)
-            if args.export:
-                if rep.record is None:
-                    raise UserInputError("--export works on imported logs (tenhou6, mjlog, mjai)")
-                text = (tenhou6.dumps if args.export == "tenhou6" else mjai_log.dumps)(rep.record)
-                if args.output:
-                    Path(args.output).write_text(text + "\n", encoding="utf-8")
-                else:
-                    print(text)
-                return 0
             result: dict[str, object] = {"summary": replayer.summarize(rep)}
             if args.policy:
                 require_networks([args.policy], rep.variant)
@@ -80,6 +79,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(json.dumps(outputs[0] if len(outputs) == 1 else outputs, ensure_ascii=False,
                          indent=2))
     return 0
+
+
+def _write_export(text: str, output: str | None) -> None:
+    """The converted game onto stdout or into ``output``; outside :func:`reading`, so that
+    an output path that cannot be written is named as such, not as the LOG."""
+    if not output:
+        print(text)
+        return
+    try:
+        Path(output).write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise UserInputError(f"-o {output}: {exc.strerror or exc}") from None
 
 
 def _commentary(rep: object, args: argparse.Namespace) -> list[dict[str, object]]:

@@ -25,13 +25,14 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from adapter.fakes.tenhou_results import fu_of, hand_points, limit_class, owari, yaku_attrs
+from adapter.fakes.tenhou_results import owari
 from adapter.local.game import placement
 from brain.brain import safest_action
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.codec import ProtocolError
 from protocols.tenhou import Tag, format_tag, meld_code, read_reply
+from protocols.tenhou_values import fu_of, hand_points, limit_class, yaku_attrs
 
 if TYPE_CHECKING:
     from adapter.fakes.tenhou_table import TenhouTable

@@ -44,7 +44,6 @@ from typing import Any
 import websockets
 from websockets.asyncio.server import ServerConnection, serve
 
-from adapter.fakes.tenhou_results import game_points
 from adapter.fakes.tenhou_seat import ANONYMOUS, RemoteSeat, SeatLink, shown_name
 from adapter.fakes.tenhou_table import TenhouTable
 from adapter.local.game import GameResult, placement
@@ -59,6 +58,7 @@ from protocols.tenhou import (
     tag_from_json,
     tag_to_json,
 )
+from protocols.tenhou_values import game_points
 from replay.log import GameLogWriter, Header
 
 AUTH_CHALLENGE = "20180120-be208bdd"

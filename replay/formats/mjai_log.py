@@ -4,6 +4,13 @@ One JSON event per line. mjai does not write a win's value or hand: the importer
 seat's tiles, so a ``hora`` becomes a RoundWon with the winner's hand, the winning tile, and the
 han that our riichi rules score it at (from that seat's own table state). Meld tiles keep the
 file's order (``consumed`` then ``pai``) so that an export writes the same lines back.
+
+Scores, as the logs of Mortal and mjai.app keep them: ``start_kyoku`` carries every seat's
+score; ``reach_accepted`` takes the 1000-point deposit (the original server also writes that
+event's ``deltas`` and ``scores``, which win where present); ``hora`` and ``ryukyoku`` deltas
+leave the deposit out, the winner's share of the deposits on the table in. An exhaustive
+``ryukyoku`` names its tenpai seats as the original server wrote them: ``tenpais`` (a flag per
+seat) and ``tehais`` (those seats' hands, the others ``?``).
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import json
 from typing import Any, Final
 
 from brain.rules import rules_for
+from brain.shanten import shanten
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -164,8 +172,22 @@ class _Importer:
         self.emit(ev.RiichiDeclared(int(m["actor"])))
 
     def _on_reach_accepted(self, m: dict[str, Any], where: str) -> None:
-        scores = tuple(int(x) for x in m["scores"]) if "scores" in m else None
-        self.emit(ev.RiichiAccepted(int(m["actor"]), scores))
+        actor = int(m["actor"])
+        if "deltas" in m:
+            self._add(m["deltas"])
+        else:
+            self.scores[actor] -= 1000  # the deposit: no hora or ryukyoku delta holds it
+        self._logged_scores(m)
+        self.emit(ev.RiichiAccepted(actor, tuple(self.scores)))
+
+    def _add(self, deltas: Any) -> None:
+        if deltas:
+            self.scores = [a + int(b) for a, b in zip(self.scores, deltas, strict=True)]
+
+    def _logged_scores(self, m: dict[str, Any]) -> None:
+        """An event's own ``scores`` (the original server's) over what the deltas add up to."""
+        if "scores" in m:
+            self.scores = [int(x) for x in m["scores"]]
 
     def _on_hora(self, m: dict[str, Any], where: str) -> None:
         actor, target = int(m["actor"]), int(m.get("target", m["actor"]))
@@ -175,6 +197,8 @@ class _Importer:
             tile = _known(m["pai"], where) if "pai" in m else self._last_played_by(target)
             self.emit(ev.RoundWon(actor, None if target == actor else target, (),
                                   tile if tile is not None else 0, 0, deltas))
+            self._add(deltas)
+            self._logged_scores(m)
             return
         from_seat = None if target == actor else target
         win_tile = state.last_draw if from_seat is None else self._last_played_by(target)
@@ -192,10 +216,14 @@ class _Importer:
                                      robbing_kan=isinstance(self.last, ev.MeldCalled))
             score = self.rules.score(dataclasses.replace(ctx, ura_dora_indicators=ura))
         value = score.value if score is not None else 0
-        yaku = tuple(name for name, _ in score.items) if score is not None else ()
+        # as our own table writes a win: "Riichi(1)" per item, "40符 mangan"
+        yaku = tuple(f"{name}({han})" for name, han in score.items) if score is not None else ()
+        parts = [f"{score.fu}符" if score.fu else "", score.limit or ""] if score else []
+        detail = " ".join(p for p in parts if p)
         self.emit(ev.RoundWon(actor, from_seat, tuple(hand), win_tile, value, deltas,
-                              yaku, ura))
-        self.scores = [a + b for a, b in zip(self.scores, deltas, strict=False)]
+                              yaku, ura, detail=detail))
+        self._add(deltas)
+        self._logged_scores(m)
 
     def _last_played_by(self, seat: int) -> int | None:
         last = self.last
@@ -208,8 +236,22 @@ class _Importer:
     def _on_ryukyoku(self, m: dict[str, Any], where: str) -> None:
         deltas = tuple(int(d) for d in m["deltas"]) if "deltas" in m else ()
         reason = _REASONS.get(str(m.get("reason", "fanpai")), str(m.get("reason", "")))
-        self.emit(ev.RoundDrawn(reason, deltas))
-        self.scores = [a + b for a, b in zip(self.scores, deltas or (0,) * 4, strict=False)]
+        tenpai = self._tenpai(m) if reason == "exhaustive" else ()
+        self.emit(ev.RoundDrawn(reason, deltas, tenpai))
+        self._add(deltas)
+        self._logged_scores(m)
+
+    def _tenpai(self, m: dict[str, Any]) -> tuple[int, ...]:
+        """The tenpai seats: the log's ``tenpais``, else the seats whose ``tehais`` it shows,
+        else (Mortal's logs write neither) those whose hands we hold and find ready."""
+        if "tenpais" in m:
+            return tuple(s for s, flag in enumerate(m["tenpais"]) if flag)
+        if "tehais" in m:
+            return tuple(s for s, h in enumerate(m["tehais"]) if h and "?" not in h)
+        if len(self.states) < 4:
+            return ()
+        return tuple(s.seat for s in self.states
+                     if len(s.hand) % 3 == 1 and shanten(T.counts34(s.hand)) == 0)
 
     def _on_end_kyoku(self, m: dict[str, Any], where: str) -> None:
         return
@@ -241,6 +283,7 @@ def dumps(record: GameRecord) -> str:
         raise RecordError("mjai export: three-player (sanma) games are not supported")
     lines: list[dict[str, Any]] = []
     in_hand = False
+    table = _Table()
     for e in record.events:
         msg = export_event(e, record.meta if record.source == "mjai" else {})
         if isinstance(e, ev.RoundStarted | ev.GameEnded) and in_hand:
@@ -248,11 +291,63 @@ def dumps(record: GameRecord) -> str:
             in_hand = False
         if isinstance(e, ev.RoundStarted):
             in_hand = True
+        if msg is not None and isinstance(e, ev.RoundDrawn) and "tenpais" in msg \
+                and table.hands is not None:
+            msg["tehais"] = [[_m(t) for t in sorted(h, key=T.sort_key)] if s in e.tenpai
+                             else ["?"] * len(h) for s, h in enumerate(table.hands)]
+        if msg is not None and isinstance(e, ev.GameEnded) and list(e.scores) != table.scores:
+            msg["scores"] = list(e.scores)  # deposits left at the end, given to the top
+        table.see(e)
         if msg is not None:
             lines.append(msg)
     if in_hand:
         lines.append({"type": "end_kyoku"})
     return "\n".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) for x in lines)
+
+
+class _Table:
+    """What an export needs beyond one event: the concealed hands (for a draw's ``tehais``;
+    None where the record lacks a starting hand) and the scores the events add up to (an
+    ``end_game`` states its own only where they differ)."""
+
+    def __init__(self) -> None:
+        self.hands: list[list[int]] | None = None
+        self.scores: list[int] = [25000] * 4
+
+    def see(self, e: Any) -> None:
+        if isinstance(e, ev.RoundStarted):
+            self.hands = [list(h) for h in e.hands] if len(e.hands) == 4 else None
+            self.scores = list(e.scores)
+        elif isinstance(e, ev.RiichiAccepted):
+            self.scores[e.seat] -= 1000
+        elif isinstance(e, ev.RoundWon | ev.RoundDrawn):
+            self.scores = [a + b for a, b in zip(self.scores, e.deltas or (0,) * 4,
+                                                 strict=False)]
+        if self.hands is None:
+            return
+        if isinstance(e, ev.TileDrawn):
+            if e.tile is None:
+                self.hands = None
+            else:
+                self.hands[e.seat].append(e.tile)
+        elif isinstance(e, ev.TileDiscarded):
+            self._take(e.seat, [e.tile])
+        elif isinstance(e, ev.MeldCalled):
+            gone = own_tiles(e) if e.kind in ("chi", "pon", "open_kan", "closed_kan") \
+                else [e.called if e.called is not None else e.tiles[-1]]
+            self._take(e.seat, gone)
+
+    def _take(self, seat: int, tiles: list[int]) -> None:
+        """Tiles leave a hand: the exact tile, else one of its kind (a record that does not
+        tell red fives apart)."""
+        assert self.hands is not None
+        hand = self.hands[seat]
+        for t in tiles:
+            same = t if t in hand else next((x for x in hand if T.kind(x) == T.kind(t)), None)
+            if same is None:
+                self.hands = None
+                return
+            hand.remove(same)
 
 
 def export_event(e: Any, extra: dict[str, Any] | None = None,
@@ -295,6 +390,8 @@ def export_event(e: Any, extra: dict[str, Any] | None = None,
         msg = {"type": "ryukyoku"}
         if e.reason != "exhaustive":
             msg["reason"] = _REASON_WORDS.get(e.reason, e.reason)
+        else:
+            msg["tenpais"] = [s in e.tenpai for s in range(4)]
         if e.deltas:
             msg["deltas"] = list(e.deltas)
         return msg

@@ -6,6 +6,11 @@ and the tiles given (discards, added/closed kans, riichi); the order of play is 
 down, so the importer replays it: the seat to move takes its next tile, then plays its next
 discard, and after each discard the seat whose next take is a call on that very tile (pon and
 kan before chi) calls it. The export writes the same structure back from the events.
+
+A game's final scores are the top level's ``sc`` (score, game points, per seat) where the file
+has it, else what the hands add up to: only ``sc`` holds the deposits left on the table at the
+end, which the top takes. A game from elsewhere (our table, mjai) is written in Tenhou's words:
+its yaku and score line as Tenhou's viewer shows them, and ``sc``.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from typing import Any, Final
 from brain.shanten import shanten
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.tenhou import ints, score_text, yaku_items
+from protocols.tenhou_values import fu_of, game_points, hand_points, limit_class, yaku_attrs
 from replay.record import GameRecord, RecordError, canonical, own_tiles
 
 VARIANT: Final = "riichi"  # the one variant this format holds: where the name enters
@@ -86,8 +93,18 @@ def loads(text: str) -> GameRecord:
     for o in objs:
         for n, hand in enumerate(o["log"]):
             scores = _import_hand(hand, events, f"hand {n}")
-    events.append(ev.GameEnded(tuple(scores)))
+    events.append(ev.GameEnded(_final_scores(objs[-1].get("sc")) or tuple(scores)))
     return GameRecord(VARIANT, "tenhou6", events, meta)
+
+
+def _final_scores(sc: Any) -> tuple[int, ...] | None:
+    """``sc`` = [score, game points] per seat: the scores, or None where there is no such list."""
+    if not isinstance(sc, list) or len(sc) != 8:
+        return None
+    try:
+        return tuple(int(x) for x in sc[0::2])
+    except (TypeError, ValueError):
+        raise RecordError(f"tenhou6: bad 'sc' {sc!r}") from None
 
 
 class _Hand:
@@ -397,6 +414,9 @@ def dumps(record: GameRecord) -> str:
     if record.source != "tenhou6":
         head["title"] = ["", ""]
         head["rule"] = {"disp": "", "aka": 1}
+        end = record.events[-1] if record.events else None
+        if isinstance(end, ev.GameEnded) and len(end.scores) == 4 and not end.abandoned:
+            head["sc"] = _sc(list(end.scores))
     head["name"] = list(record.names)
     logs = [_export_hand(h) for h in record.hands()]
     if not lines:
@@ -410,6 +430,29 @@ def dumps(record: GameRecord) -> str:
         i += n
     return "\n".join(json.dumps({**_ordered(head), "log": c}, ensure_ascii=False,
                                 separators=(",", ":")) for c in chunks)
+
+
+def _sc(scores: list[int]) -> list[float]:
+    """Tenhou's ``sc``: each seat's score and game points (ties ranked by seat order)."""
+    order = sorted(range(4), key=lambda s: (-scores[s], s))
+    ranks = [order.index(s) + 1 for s in range(4)]
+    points = game_points(scores, ranks)
+    return [x for s in range(4) for x in (scores[s], points[s])]
+
+
+def _tenhou_words(e: ev.RoundWon, start: ev.RoundStarted) -> tuple[list[str], str]:
+    """A win's yaku and score line as Tenhou writes them. Our table and the mjai importer
+    hold the ``mahjong`` library's ("Riichi(1)", "40符 mangan"), which Tenhou's viewer cannot
+    show and our importer reads as 0 han; Tenhou's own are kept as they are."""
+    if not e.yaku or any(y.endswith(("飜)", "(役満)")) for y in e.yaku):
+        return list(e.yaku), e.detail
+    riichi = any(y.startswith(("Riichi(", "Double Riichi(")) for y in e.yaku)
+    attrs = yaku_attrs(e.yaku, riichi)
+    yakuman = ints(attrs.get("yakuman"))
+    yaku, han = yaku_items(ints(attrs.get("yaku")), yakuman)
+    text = score_text(fu_of(e.detail), han, hand_points(e, start.honba), limit_class(e.detail),
+                      e.from_seat is None, e.winner == start.dealer, len(yakuman))
+    return list(yaku), text
 
 
 def _ordered(head: dict[str, Any]) -> dict[str, Any]:
@@ -463,7 +506,8 @@ def _export_hand(events: list[Any]) -> list[Any]:
                 ura = [_code(t) for t in e.ura_dora_indicators]
             frm = e.winner if e.from_seat is None else e.from_seat
             pao = e.winner if e.pao_seat is None else e.pao_seat
-            result += [list(e.deltas), [e.winner, frm, pao, e.detail, *e.yaku]]
+            yaku, detail = _tenhou_words(e, start)
+            result += [list(e.deltas), [e.winner, frm, pao, detail, *yaku]]
         elif isinstance(e, ev.RoundDrawn):
             result = [_DRAW_WORDS.get(e.reason, e.reason)]
             if e.deltas:
