@@ -81,3 +81,15 @@ def test_bytecode_of_another_python_falls_back_to_the_sources(tmp_path, bare_pyt
     one = subprocess.run([bare_python, str(foreign), "--no-keep-running"], input="1\n0 2 0\n\n",
                          capture_output=True, text=True, timeout=60)
     assert one.returncode == 0 and one.stdout.split("\n")[0] == "PASS", one.stderr
+
+
+def test_a_python_without_numpy_or_mahjonggb_is_told_what_the_bot_needs(tmp_path):
+    """A local test run under a Python that lacks them (-S: no site-packages at all) gets one
+    line naming both and how to install them, not a ModuleNotFoundError traceback."""
+    import sys
+
+    bundle = build_botzone_bundle(tmp_path)
+    done = subprocess.run([sys.executable, "-S", str(bundle), "--no-keep-running"],
+                          input="1\n0 2 0\n\n", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "needs numpy and MahjongGB (pip install numpy PyMahjongGB)" in done.stderr

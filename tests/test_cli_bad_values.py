@@ -125,3 +125,15 @@ def test_the_timing_tool_names_a_missing_path():
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "no such file or folder: /no/such/log" in done.stderr
+
+
+def test_mc_options_name_the_key_they_break(capsys, monkeypatch):
+    err = _refused([*ARENA[:2], "mc@depth=5,greedy,greedy,greedy", "--hands", "4",
+                    "--no-log"], capsys)
+    assert "mc: depth must be 1, 2 or 3, got 5" in err
+    assert "no options after mc@" in _refused([*ARENA[:2], "mc@,greedy,greedy,greedy",
+                                               "--hands", "4", "--no-log"], capsys)
+    monkeypatch.setenv("MJBOT_MC", "playouts=-4")
+    err = _refused([*ARENA[:2], "mc,greedy,greedy,greedy", "--hands", "4", "--no-log"],
+                   capsys)
+    assert "playouts must be >= 0" in err and "got -4" in err

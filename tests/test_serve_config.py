@@ -49,6 +49,14 @@ def test_a_good_file() -> None:
     assert public["login"] == "ID (hidden)"
 
 
+def test_a_session_plays_what_the_platform_commands_take() -> None:
+    """``nn@FILE`` and ``mc@OPTIONS`` are policies for `mjbot tenhou --policy`, so for a
+    session too (the README calls nn@FILE a policy name)."""
+    for policy in ("nn@brain/data/nn_riichi_gen4.npz", "mc@playouts=8"):
+        text = f"[sessions.a]\nkind = 'local'\npolicy = '{policy}'\n"
+        assert loads(text, environ={}).sessions[0].policy == policy
+
+
 def test_a_changed_option_makes_a_different_spec() -> None:
     a = loads(GOOD, environ={}).sessions[0]
     b = loads(GOOD.replace('"mcr"', '"mass"'), environ={}).sessions[0]
@@ -59,6 +67,9 @@ def test_a_changed_option_makes_a_different_spec() -> None:
     ("[sessions.a]\nkind = 'local'\nvarient = 'riichi'\n", 3, "unknown key 'varient'"),
     ("[sessions.a]\nkind = 'local'\nvariant = 'poker'\n", 3, "must be one of riichi"),
     ("[sessions.a]\nkind = 'local'\npolicy = 'genius'\n", 3, "must be a policy name"),
+    ("[sessions.a]\nkind = 'local'\npolicy = 'nn@no/such.npz'\n", 3, "no weights file at"),
+    ("[sessions.a]\nkind = 'local'\npolicy = 'mc@playouts=oops'\n", 3, "playouts"),
+    ("[sessions.a]\nkind = 'local'\npolicy = 'rb=rulebased'\n", 3, "must be a policy name"),
     ("[sessions.a]\nkind = 'local'\nenabled = 'yes'\n", 3, "must be true or false"),
     ("[sessions.a]\nkind = 'local'\npause = -1\n", 3, "must be at least 0"),
     ("[sessions.a]\nkind = 'local'\nopponents = ['greedy']\n", 3, "list of 3 policy names"),

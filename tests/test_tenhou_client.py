@@ -196,6 +196,24 @@ def test_config_file_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyP
         load_config(None, TenhouSettings())
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    ("lobyy = 1234\n", "unknown key 'lobyy' in [tenhou] (known: id, permission_granted"),
+    ('lobby = "1234"\n', "[tenhou] lobby must be a whole number >= 0"),
+    ("game_type = -1\n", "[tenhou] game_type must be a whole number >= 0"),
+    ('permission_granted = "yes"\n', "[tenhou] permission_granted must be true or false"),
+    ("id = 7\n", "[tenhou] id must be a string"),
+])
+def test_a_config_key_misspelt_or_of_the_wrong_type_is_refused(
+        tmp_path: Path, text: str, said: str) -> None:
+    """Ignored, `lobyy = 1234` would have joined lobby 0 and `permission_granted = "yes"`
+    played as not granted, each without a word."""
+    config = tmp_path / "mjbot.toml"
+    config.write_text("[tenhou]\n" + text)
+    with pytest.raises(ValueError) as refused:
+        load_config(str(config), TenhouSettings())
+    assert said in str(refused.value)
+
+
 async def test_cli_refuses_games_it_may_not_join(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != ID_ENV}
     for args, expected in ((["--game-type", "9"], "permission"),

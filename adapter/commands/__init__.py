@@ -132,7 +132,11 @@ def require_policy(name: str) -> None:
             raise UserInputError(f"{name}: no weights file at {path!r}")
         return
     if name.startswith(MC_OPTIONS_PREFIX):
-        require_mc_options(name.removeprefix(MC_OPTIONS_PREFIX), name)
+        options = name.removeprefix(MC_OPTIONS_PREFIX)
+        if not options.strip(" ;,"):
+            raise UserInputError(f"{name}: no options after mc@ (mc@KEY=VALUE;...; plain mc "
+                                 "plays without)")
+        require_mc_options(options, name)
         return
     if name not in POLICIES:
         raise UserInputError(f"unknown policy {name!r} (known: {', '.join(sorted(POLICIES))})")

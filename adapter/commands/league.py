@@ -179,8 +179,8 @@ def format_table(variant: str, members: list[str], cells: dict[str, dict[str, An
                 row += f"{'not played':>{width}}"
                 continue
             values.append(c["points_per_hand"])
-            row += f"{c['points_per_hand']:+.1f} {_interval(c['ci95'], '+.0f')}".rjust(width)
-        mean = f"{sum(values) / len(values):+.1f}" if values else "-"
+            row += f"{c['points_per_hand']:+z.1f} {_interval(c['ci95'], '+z.0f')}".rjust(width)
+        mean = f"{sum(values) / len(values):+z.1f}" if values else "-"
         lines.append(row + f"{mean:>10}")
     if spec.ranked:
         lines += ["", "average rank of the row member in the arena of the pair (above the "
@@ -380,7 +380,7 @@ def _print_arena(args: argparse.Namespace, hero: str, field: str, summary: dict[
         s = summary["stopped"]
         note = (f", stopped early: the first {s['units_done']} of {s['units_planned']} wall "
                 "sets" + (", not kept in --out" if with_out else ""))
-    print(f"{hero} vs 3x {field}: {value:+.1f}/hand {_interval(ci, '+.1f')} "
+    print(f"{hero} vs 3x {field}: {value:+z.1f}/hand {_interval(ci, '+z.1f')} "
           f"({summary['hands']} hands, {summary['seconds']:.1f} s{note})", flush=True,
           file=text_stream(args.json))
 

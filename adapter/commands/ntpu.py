@@ -131,7 +131,8 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(result.table(), file=text_stream(args.json))
-    print(f"{result.hands} hands in {result.seconds:.1f} s; match log: {result.log_path}",
+    where = f"match log: {result.log_path}" if result.log_path else "no match log (--no-log)"
+    print(f"{result.hands} hands in {result.seconds:.1f} s; {where}",
           file=text_stream(args.json))
     write_json(args.json, result.as_json())
     bad = any(s.illegal or s.timeouts or s.dropped for s in result.stats)

@@ -32,7 +32,7 @@ class ServeResult:
             seats = []
             for i in range(4):
                 seats.append(f"{report.players[i]} {report.scores[i]} "
-                             f"({report.points[i]:+.1f})")
+                             f"({report.points[i]:+z.1f})")
                 totals.setdefault((report.logins or report.players)[i], []).append(
                     (report.points[i], ranks[i], report.illegal[i], report.timeouts[i]))
             lines.append(f"game {report.index}: " + " | ".join(seats))

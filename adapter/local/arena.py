@@ -388,7 +388,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     for name, p in summary["policies"].items():
         def pct(key: str, p: dict[str, Any] = p) -> str:
             return f"{100 * p[key]:5.1f} " + _interval(p[f"{key}_ci95"], "4.1f", 100)
-        points = f"{p['points_per_hand']:+8.1f} " + _interval(p["points_per_hand_ci95"], "+.1f")
+        points = f"{p['points_per_hand']:+z8.1f} " + _interval(p["points_per_hand_ci95"], "+z.1f")
         line = (f"{name:<12}{p['hands']:>7}  {pct('win_rate'):<18}{pct('self_draw_rate'):<18}"
                 f"{pct('deal_in_rate'):<18}{points:<30}")
         if ranked:
@@ -429,8 +429,8 @@ def format_summary(summary: dict[str, Any]) -> str:
             verdict = "one wall set: no interval"
         else:
             verdict = "differs" if lo > 0 or hi < 0 else "no clear difference"
-        lines.append(f"{pair}: {d['points_per_hand']:+.1f} {unit}/hand "
-                     f"{_interval(d['ci95'], '+.1f')} ({verdict})")
+        lines.append(f"{pair}: {d['points_per_hand']:+z.1f} {unit}/hand "
+                     f"{_interval(d['ci95'], '+z.1f')} ({verdict})")
     if summary.get("environment"):
         lines.append("environment: " + format_environment(summary["environment"]))
     if summary.get("log_folders"):

@@ -53,6 +53,12 @@ MAIN = '''"""mjbot for Botzone ChineseStandardMahjong: simple or JSON interactio
 import os
 import sys
 
+try:  # Botzone's Python has both; a local test run may not: say so, not a traceback
+    import MahjongGB  # noqa: F401
+    import numpy  # noqa: F401
+except ImportError as exc:
+    sys.exit(f"mjbot: this bot needs numpy and MahjongGB (pip install numpy PyMahjongGB): {{exc}}")
+
 from adapter.platforms.botzone import main
 
 if {options!r}:

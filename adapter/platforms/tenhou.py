@@ -134,6 +134,7 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
             raise ValueError(f"config file {path}: {exc}") from None
         if not isinstance(values, dict):
             raise ValueError(f"config file {path}: [tenhou] must be a table")
+        _check_config_values(path, values)
     out = settings
     ident = os.environ.get(ID_ENV) or values.get("id")
     if ident:
@@ -147,6 +148,23 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
         if isinstance(values.get(key), int):
             out = dataclasses.replace(out, **{key: values[key]})
     return out
+
+
+CONFIG_KEYS = {"id": str, "permission_granted": bool, "lobby": int, "game_type": int}
+
+
+def _check_config_values(path: str, values: dict[str, Any]) -> None:
+    """A misspelt key or a value of the wrong type is refused, naming the key (never the
+    value: ``id`` is a secret): quietly ignored, ``lobyy = 1234`` would join lobby 0."""
+    for key, value in values.items():
+        kind = CONFIG_KEYS.get(key)
+        if kind is None:
+            raise ValueError(f"config file {path}: unknown key {key!r} in [tenhou] (known: "
+                             f"{', '.join(CONFIG_KEYS)})")
+        wrong = not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+        if wrong or (kind is int and value < 0):
+            words = {str: "a string", bool: "true or false", int: "a whole number >= 0"}
+            raise ValueError(f"config file {path}: [tenhou] {key} must be {words[kind]}")
 
 
 # ---------------------------------------------------------------------- the session logic

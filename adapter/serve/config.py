@@ -162,10 +162,18 @@ def _choice(*values: str) -> Check:
 
 
 def _policy(v: Any) -> str:
+    """A policy as the platform commands take it: a name, ``nn@FILE`` or ``mc@OPTIONS``
+    (a session plays what `mjbot tenhou --policy` would); their refusal names what is
+    wrong (a UserInputError is a ValueError)."""
+    from adapter.commands import require_policy
     from brain.policies import POLICIES
 
-    if not isinstance(v, str) or v not in POLICIES:
+    if not isinstance(v, str):
         raise ValueError(f"must be a policy name ({', '.join(sorted(POLICIES))})")
+    try:
+        require_policy(v)
+    except ValueError as exc:
+        raise ValueError(f"must be a policy name: {exc}") from None
     return v
 
 

@@ -141,7 +141,7 @@ def format_review(result: dict[str, Any], every: bool = False) -> str:
     for r in result["costly"]:
         s = r["situation"]
         lines.append(f"- {r['round']} {r['kind']}: played {r['played']}, best {r['best']}, "
-                     f"loss {r['loss']:g}")
+                     f"loss {r['loss']:zg}")
         ready = s.get("waits") or ", ".join(f"{k}: {v}" for k, v in
                                             s.get("ready_after", {}).items())
         lines.append(f"    hand {s['hand']}  shanten {s['shanten']}"
@@ -151,12 +151,12 @@ def format_review(result: dict[str, Any], every: bool = False) -> str:
                 f"seat {t['seat']}" + (" (riichi)" if t["riichi"] else "")
                 + f" P(ready) {t['p_ready']:.2f}" for t in s["dangerous"]))
         lines.append("    actions: " + ", ".join(
-            f"{a['action']}" + (f" {a['value']:g}" if a["value"] is not None else "")
+            f"{a['action']}" + (f" {a['value']:zg}" if a["value"] is not None else "")
             for a in r["actions"][:6]))
     if every:
         for r in result["rows"]:
             mark = "=" if r["agree"] else "x"
-            loss = "" if r["loss"] is None else f" loss {r['loss']:g}"
+            loss = "" if r["loss"] is None else f" loss {r['loss']:zg}"
             lines.append(f"  {mark} {r['n']:3d} {r['round']:6s} {r['kind']:6s} "
                          f"{r['hand']:30s} played {r['played']:14s} best {r['best']}{loss}")
     return "\n".join(lines)

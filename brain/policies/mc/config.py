@@ -80,18 +80,22 @@ class McConfig:
             raise ValueError(f"mc: call_anchor must be one of {', '.join(ANCHORS)}")
         if self.fast not in FAST_POLICIES:
             raise ValueError(f"mc: fast must be one of {', '.join(FAST_POLICIES)}")
-        if self.playouts < 0 or self.default_playouts < 1 or self.batch < 1:
-            raise ValueError("mc: playouts >= 0, default_playouts >= 1, batch >= 1")
-        if self.attack < 0 or self.defend < 0:
-            raise ValueError("mc: attack and defend >= 0")
-        if not 1 <= self.depth <= 3:
-            raise ValueError("mc: depth is 1, 2 or 3")
-        if not 0 < self.budget_share <= 1:
-            raise ValueError("mc: budget_share in (0, 1]")
-        if (self.call_z or 0) < 0 or (self.call_margin or 0) < 0:
-            raise ValueError("mc: call_z and call_margin >= 0")
-        if self.turn_z < 0 or self.turn_margin < 0:
-            raise ValueError("mc: turn_z and turn_margin >= 0")
+        rules = (  # (the value is fine, key, the rule): a refusal names the key that broke it
+            (self.playouts >= 0, "playouts", ">= 0 (0: the default or the clock)"),
+            (self.default_playouts >= 1, "default_playouts", ">= 1"),
+            (self.batch >= 1, "batch", ">= 1"),
+            (self.attack >= 0, "attack", ">= 0"),
+            (self.defend >= 0, "defend", ">= 0"),
+            (1 <= self.depth <= 3, "depth", "1, 2 or 3"),
+            (0 < self.budget_share <= 1, "budget_share", "in (0, 1]"),
+            ((self.call_z or 0) >= 0, "call_z", ">= 0"),
+            ((self.call_margin or 0) >= 0, "call_margin", ">= 0"),
+            (self.turn_z >= 0, "turn_z", ">= 0"),
+            (self.turn_margin >= 0, "turn_margin", ">= 0"),
+        )
+        for fine, key, rule in rules:
+            if not fine:
+                raise ValueError(f"mc: {key} must be {rule}, got {getattr(self, key)!r}")
 
     def call_gate(self, variant: str) -> tuple[float, float]:
         """(z, margin share) an answer must clear over the claim's anchor in ``variant``."""
