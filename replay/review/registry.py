@@ -11,9 +11,9 @@ from replay.review.seed004 import Seed004Evaluator
 
 
 def policies() -> list[str]:
-    """The policy names a review accepts now (``nn`` only once a neural policy is
-    registered)."""
-    return sorted({"mc", "rulebased", *(n for n in POLICIES if n == NEURAL)})
+    """The policy names a review accepts: every registered policy (``mc`` values moves by
+    playouts, the others rank them by their own preferences)."""
+    return sorted(POLICIES)
 
 
 def predictors() -> list[str]:
@@ -34,5 +34,6 @@ def evaluator_for(name: str, playouts: int = 512, seed: int = 0,
     if name == "mc":
         return McEvaluator(playouts, seed, models)
     if name not in POLICIES:
-        raise ValueError(f"unknown policy {name!r} (review knows: {', '.join(policies())})")
+        raise ValueError(f"unknown policy {name!r} (review knows: {', '.join(policies())}; "
+                         "the commentary's --predictor also takes seed004)")
     return RankingEvaluator(name)
