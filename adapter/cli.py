@@ -69,8 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    from adapter.local.external.process import NoClient
+
     try:
         return args.handler(args)
+    except NoClient as exc:  # a listening seat's bot never came: the run cannot go on
+        print(f"mjbot {args.command}: {exc}", file=sys.stderr)
+        return 1
     except UserInputError as exc:
         report_user_error(args, exc)
         return 2
