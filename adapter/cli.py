@@ -88,6 +88,13 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"mjbot {args.command}: {exc}", file=sys.stderr)
         return 1
+    except BaseException as exc:  # imported only here: a Botzone turn starts no faster for it
+        from adapter.local.external.process import NoClient
+
+        if not isinstance(exc, NoClient):
+            raise
+        print(f"mjbot {args.command}: {exc}", file=sys.stderr)  # a listening seat's bot
+        return 1  # never came: the run cannot go on
 
 
 def closed_stdout() -> int:

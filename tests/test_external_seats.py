@@ -5,8 +5,11 @@ garbage, and the table plays on, counts each fault and leaves no process behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
 import textwrap
@@ -17,6 +20,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from adapter.local.arena import ArenaConfig, run_arena, summarize
+from adapter.local.external import SeatLimits, external_seat
+from adapter.local.external.process import NoClient
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import seat_for
 from tests.serve_helpers import free_port, mjbot
@@ -25,7 +30,8 @@ PY = sys.executable
 MJBOT = f"{PY} -m adapter.cli --log-level error"
 MARKER = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
 
-# An mjai bot: tsumogiri on its own draw, none otherwise; argv: MODE PIDFILE ... SEAT. It
+# An mjai bot: tsumogiri on its own draw, none otherwise (mute: no answer ever); argv: MODE
+# PIDFILE ... SEAT. It
 # starts a sleeping child first (a program's children must go with it) and records both pids.
 MJAI_BOT = textwrap.dedent("""
     import json, os, subprocess, sys, time
@@ -33,6 +39,8 @@ MJAI_BOT = textwrap.dedent("""
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     with open(pidfile, "a") as f:
         f.write(f"{os.getpid()} {child.pid}\\n")
+    if mode == "mute":  # started, never answers (not even start_game)
+        time.sleep(600)
     for line in sys.stdin:
         events = json.loads(line)
         last = events[-1]
@@ -273,7 +281,7 @@ def test_a_bad_mjai_bot_is_played_safe_counted_and_killed(tmp_path, mode, reason
     bot = _script(tmp_path, "bot.py", MJAI_BOT)
     name = f"mjai:{PY} {bot} {mode} {pidfile}"
     with capture_logs() as logs:
-        summary = _arena("riichi", name, seat_limit=0.2 if mode == "hang" else 30)
+        summary = _arena("riichi", name, seat_limit=0.5 if mode == "hang" else 30)
     assert summary["games"] == 4 and summary["referee_errors"] == 0
     assert summary["illegal_actions"] == 0  # the referee never saw the bad answers
     report = summary["external_seats"][name]
@@ -330,7 +338,7 @@ def test_an_ntpu_program_is_played_safe_counted_and_killed(tmp_path, mode, reaso
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", NTPU_BOT)
     name = f"ntpu:{PY} {bot} {mode} {pidfile}"
-    summary = _arena("taiwan16", name, seat_limit=0.2 if mode == "hang" else 30)
+    summary = _arena("taiwan16", name, seat_limit=0.5 if mode == "hang" else 30)
     assert summary["games"] == 4 and summary["referee_errors"] == 0
     assert summary["illegal_actions"] == 0
     report = summary["external_seats"][name]
@@ -445,3 +453,133 @@ def test_a_listening_seat_is_refused_where_it_cannot_listen_alone():
     assert done.returncode == 2 and "one game at a time" in done.stderr
     done = _run_cli("arena", "--policies", "mjai-tcp:nowhere,rulebased,rulebased,rulebased")
     assert done.returncode == 2 and "mjai-tcp needs HOST:PORT" in done.stderr
+
+
+# ---------------------------------------------------------------------- never answering
+
+
+def test_a_program_that_never_starts_costs_the_seat_limit_once_a_game(tmp_path):
+    """--seat-limit bounds the first answer too, and a run that failed its start is not
+    started again that game: 4 games, 4 runs, 4 late starts (not 16 waits of 30 s)."""
+    pidfile = tmp_path / "pids"
+    bot = _script(tmp_path, "bot.py", MJAI_BOT)
+    name = f"mjai:{PY} {bot} mute {pidfile}"
+    out = tmp_path / "a.json"
+    done = mjbot("--log-level", "error", "arena", "--policies",
+                 f"{name},rulebased,rulebased,rulebased", "--hands", "1", "--no-log",
+                 "--seat-limit", "0.5", "--json", str(out), timeout=120)
+    assert "Traceback" not in done.stderr
+    summary = json.loads(out.read_text())
+    report = summary["external_seats"][name]
+    assert (report["late"], report["crashed"], report["restarts"]) == (4, 0, 0), report
+    assert report["first_fault"].startswith("late: no answer within 0.5 s")
+    assert summary["games"] == 4 and summary["referee_errors"] == 0
+    assert summary["policies"][name]["fallbacks"] == summary["policies"][name]["decisions"] > 0
+    assert len(pidfile.read_text().splitlines()) == 4
+    assert _all_gone(pidfile) == []
+
+
+def _cli(*args: str) -> subprocess.Popen[str]:
+    """``mjbot ARGS`` in its own session (signals reach only it), Ctrl-C not ignored."""
+    return subprocess.Popen(
+        [PY, "-m", "adapter.cli", "--log-level", "error", *args], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _wait_for_file(path: Path, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while not path.exists():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+        time.sleep(0.05)
+    time.sleep(0.3)  # the pids are written: the arena is waiting for its answer
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_one_process_while_a_program_is_awaited(tmp_path, signum):
+    """One process, a mute program within its 30 s start-up allowance: the stop does not
+    wait for it (nor for the three more runs of the game), and nothing is left running."""
+    pidfile = tmp_path / "pids"
+    bot = _script(tmp_path, "bot.py", MJAI_BOT)
+    proc = _cli("arena", "--policies",
+                f"mjai:{PY} {bot} mute {pidfile},rulebased,rulebased,rulebased",
+                "--hands", "1", "--no-log")
+    try:
+        _wait_for_file(pidfile, proc)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=25)  # under the 30 s the program would be given
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signum, err
+    assert "stopped (SIG" in err and "no figures" in err
+    assert "Traceback" not in err
+    assert _all_gone(pidfile) == []
+
+
+QUIET_BOT = textwrap.dedent("""
+    import os, sys, time
+    with open(sys.argv[1], "a") as f:
+        f.write(f"{os.getpid()}\\n")
+    time.sleep(600)
+""")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_no_program_outlives_an_arena_that_is_killed(tmp_path, workers):
+    """SIGKILL cannot be answered: the kernel ends the program with the arena (one process)
+    or the worker that runs it, which kills the program's whole group (workers)."""
+    pidfile = tmp_path / "pids"
+    # in one process only the program itself dies with us: this bot starts nothing
+    bot = _script(tmp_path, "bot.py", QUIET_BOT if workers == 1 else MJAI_BOT)
+    args = f"{pidfile}" if workers == 1 else f"mute {pidfile}"
+    proc = _cli("arena", "--policies", f"mjai:{PY} {bot} {args},rulebased,rulebased,rulebased",
+                "--hands", "1", "--no-log", "--workers", str(workers))
+    try:
+        _wait_for_file(pidfile, proc)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)  # not its pipes: a worker that outlived it would hold them
+        for stream in (proc.stdout, proc.stderr):
+            assert stream is not None
+            stream.close()
+    try:
+        assert _all_gone(pidfile) == []
+    finally:
+        for pid in [int(p) for p in pidfile.read_text().split()]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_listening_seat_with_no_client_says_so_and_answers_a_signal():
+    port = free_port()
+    proc = _cli("arena", "--policies", f"mjai-tcp:127.0.0.1:{port},rulebased,rulebased,"
+                "rulebased", "--hands", "1", "--no-log")
+    try:
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 60
+        said = ""
+        while "waiting for an mjai client" not in said:
+            assert time.monotonic() < deadline and proc.poll() is None, said
+            if select.select([proc.stderr], [], [], 1.0)[0]:
+                said += proc.stderr.readline()
+        assert f"on 127.0.0.1:{port} (up to 60 s)" in said
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=25)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "stopped (SIGTERM)" in err and "Traceback" not in err
+
+
+def test_a_listening_seat_with_no_client_ends_the_run_in_one_line():
+    port = free_port()
+    seat = external_seat("riichi", 0, f"mjai-tcp:127.0.0.1:{port}", SeatLimits(connect=1.0))
+    players = [seat] + [seat_for("riichi", s, "rulebased") for s in (1, 2, 3)]
+    try:
+        with pytest.raises(NoClient) as raised:
+            play_game(GameConfig("riichi"), players, 3, 0)
+    finally:
+        for p in players:
+            p.close()
+    assert str(raised.value) == (f"no mjai client connected to 127.0.0.1:{port} within 1 s "
+                                 f"(start one, e.g. mjbot mjai --server 127.0.0.1:{port})")

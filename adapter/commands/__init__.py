@@ -262,8 +262,9 @@ def require_seats(names: Any, variant: str, args: Any = None) -> None:
 def add_seat_limit_argument(parser: Any) -> None:
     """``--seat-limit``, alike for arena and selfplay."""
     parser.add_argument("--seat-limit", type=positive_seconds, default=None, metavar="SECONDS",
-                        help="outside programs: seconds per answer (default: their "
-                        "platform's, mjai 2, Botzone 6 for a fresh run / 4 kept running)")
+                        help="outside programs: seconds per answer, the first (start-up) "
+                        "one included (default: their platform's, mjai 2 and 30 for the "
+                        "first, Botzone 6 for a fresh run / 4 kept running)")
 
 
 def add_budget_argument(parser: Any) -> None:

@@ -58,7 +58,8 @@ is paired: mjbot arena --variant mcr --policies 'strict=mc@plan_strict=true,mc,r
 Stopped early (--stop-after, SIGTERM as from `timeout`, or Ctrl-C), the arena reports the
 first wall sets that finished, every seating of each, and says how many of how many ("stopped"
 in --json); the rest is not counted. With worker processes the stop comes at once, in one
-process after the wall set under way (Ctrl-C again: at once, no figures). A signal's exit
+process after the wall set under way, or at once while an outside program is awaited (Ctrl-C
+again: at once, no figures). A signal's exit
 status is 128 + its number.
 
 LABEL=SEAT names a seat in the table, the JSON and the logs (LABEL: letters, digits, _ - .,

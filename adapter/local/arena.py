@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from adapter.local.external import SeatReport
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import policy_environment, seat_for, seat_specs, split_label
-from adapter.local.stopping import StopRequest, play_units, stop_reason_text
+from adapter.local.stopping import StopRequest, play_in_process, play_units, stop_reason_text
 from adapter.local.timing import DecisionTimes
 from brain.rules.variant import variant_of
 from brain.tally import FallbackTally
@@ -204,7 +204,8 @@ def run_arena_until(config: ArenaConfig,
                     ) -> tuple[list[UnitResult], EarlyStop | None]:
     """:func:`run_arena` that may end early when ``stop`` asks for it (its deadline passed, or
     a signal): with worker processes at once (the units under way are abandoned), in one
-    process or on Ray once the unit under way has finished; a KeyboardInterrupt (a second
+    process or on Ray once the unit under way has finished (in one process, a signal while
+    an outside program is awaited abandons that unit at once); a KeyboardInterrupt (a second
     Ctrl-C) ends it at once as well. Then the results are the longest run of consecutive
     units from the first that all finished, so a stopped arena still reports whole wall sets
     in every seating, and the :class:`EarlyStop` says so; otherwise (every unit finished,
@@ -228,10 +229,8 @@ def run_arena_until(config: ArenaConfig,
                 if asked():
                     break
         elif config.workers <= 1:
-            for u in range(units):
-                if asked():
-                    break
-                done(play_unit(config, u))
+            for result in play_in_process(play_unit, config, units, asked):
+                done(result)
         else:
             for result in play_units(play_unit, config, units, config.workers, asked,
                                      ordered=False):

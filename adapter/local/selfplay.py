@@ -20,7 +20,7 @@ from adapter.local.arena import ArenaConfig
 from adapter.local.game import play_game
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup, Player
 from adapter.local.seat import policy_environment
-from adapter.local.stopping import StopRequest, play_units
+from adapter.local.stopping import StopRequest, play_in_process, play_units
 from brain.tally import FallbackTally
 from protocols import events as ev
 from replay.dataset.records import Block, BlockBuilder, HandStart
@@ -153,10 +153,8 @@ def iter_units(config: SelfPlayConfig, ray: RayRun | None = None,
                 return
         return
     if workers <= 1:
-        for u in range(units):
-            if asked():
-                return
-            yield taken(play_selfplay_unit(config, u))
+        for data in play_in_process(play_selfplay_unit, config, units, asked):
+            yield taken(data)
         return
     for data in play_units(play_selfplay_unit, config, units, workers, asked, ordered=True):
         yield taken(data)

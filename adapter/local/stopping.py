@@ -3,8 +3,10 @@ processes that play its units.
 
 A stop is asked for by a deadline or a signal and answered by the run itself at its next
 safe point: while it waits for a unit (at once, the units under way are abandoned) or, in one
-process, once the unit under way has finished. A signal only records that a stop was asked
-for, so nothing the run is writing (a shard, a league's arena file, the figures) is ever cut
+process, once the unit under way has finished; there a signal also ends a wait on an outside
+program at once (that unit is abandoned: a hung program would hold it for its whole limit,
+again at every hand it is started for). A signal only records that a stop was asked for, so
+nothing the run is writing (a shard, a league's arena file, the figures) is ever cut
 in the middle; a second Ctrl-C raises KeyboardInterrupt as usual, for a run that must end now.
 """
 
@@ -18,7 +20,12 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from adapter.local.external.process import kill_live_groups
+from adapter.local.external.process import (
+    WaitAbandoned,
+    abandon_waits_when,
+    die_with_parent,
+    kill_live_groups,
+)
 
 
 class StopRequest:
@@ -79,9 +86,12 @@ def worker_signals() -> None:
     """In a worker: Ctrl-C is for the run's own process to answer, and SIGTERM (the pool
     closing, or a ``timeout`` that signals the whole group) ends the worker at once, with
     the outside programs it runs (each in its own process group, which no ``finally``
-    would reach once the worker is ended)."""
+    would reach once the worker is ended). The worker is sent that SIGTERM by the kernel
+    when the run's process dies, even by SIGKILL, so it never plays on (and keeps outside
+    programs running) for a run that is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _end_worker)
+    die_with_parent(signal.SIGTERM)
 
 
 def _end_worker(signum: int, frame: object) -> None:
@@ -130,6 +140,22 @@ class UnitPool:
             with contextlib.suppress(OSError, ValueError):
                 process.terminate()
         self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+def play_in_process(play: Callable[[Any, int], Any], config: Any, units: int,
+                    stop: StopRequest) -> Iterator[Any]:
+    """``play(config, unit)`` for every unit, here, in order, until ``stop`` asks: between
+    units, or at once after a signal while an outside program is awaited (that unit is
+    abandoned, as a worker's would be)."""
+    with abandon_waits_when(lambda: stop.reason.startswith("SIG")):
+        for unit in range(units):
+            if stop():
+                return
+            try:
+                result = play(config, unit)
+            except WaitAbandoned:
+                return
+            yield result
 
 
 def play_units(play: Callable[[Any, int], Any], config: Any, units: int, workers: int,

@@ -6,8 +6,12 @@ line and every line is answered (``none`` where the bot has nothing to do), as m
 One connection per game (the original server ends it after ``end_game``): the seat listens
 again for the next game, so a client that plays one game per connection is run in a loop.
 The answer to the last event is the bot's move where the referee asks for one; a move where
-only a pass goes is counted as illegal. The first connection and ``join`` get the start-up
+only a pass goes is counted as illegal. ``join`` gets the start-up
 allowance; every later answer the mjai limit (2 s, or ``--seat-limit``).
+
+The seat waits ``SeatLimits.connect`` (60 s) for each connection, saying on stderr after a
+second what it waits for; no bot by then ends the run in one line (:class:`NoClient`): every
+later game would wait as long again. A stop (SIGTERM, Ctrl-C) ends the wait at once.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ class MjaiTcpSeat(MjaiSeat):
 
     def _launch(self) -> LineProcess:
         host, port = parse_address(" ".join(self.argv))
-        proc = LineSocket.listen(host, port, self.limits.start)
+        proc = LineSocket.listen(host, port, self.limits.connect)
         proc.heard = self.heard
         self.proc = proc
         return proc

@@ -9,19 +9,25 @@ with its own words; nothing is ever left unread in a pipe.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import os
 import select
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
 
 EXIT_GRACE = 0.5  # seconds a program is given to exit by itself once its input is closed
 STDERR_TAIL = 300
 EXIT_POLL = 0.1  # how often a silent program is checked for having exited
 MAX_LINE = 1 << 20  # bytes: a longer answer is garbage (and the stream is past saving)
+ANNOUNCE_AFTER = 1.0  # seconds a listening seat waits quietly for its bot before saying so
 
 
 class SeatFault(Exception):
@@ -33,6 +39,81 @@ class SeatFault(Exception):
         self.reason, self.detail, self.raw = reason, detail, raw
         # the program is out of step with the table: stop it (always so when late or dead)
         self.fatal = fatal or reason in ("late", "crashed")
+
+
+class WaitAbandoned(BaseException):
+    """The run was asked to stop (a signal) while an outside program was awaited: the unit
+    under way is given up. Not an Exception, so that a game's error handling (a referee error
+    is recorded and the unit goes on) does not take it for one."""
+
+
+class NoClient(BaseException):
+    """No bot connected to a listening seat in the time allowed: the run cannot go on (every
+    later game would wait as long again), so it ends with this one line. Not an Exception,
+    for the reason :class:`WaitAbandoned` is not."""
+
+
+# What ends a wait on an outside program before its limit (see :func:`abandon_waits_when`).
+_ABANDON: list[Callable[[], bool]] = []
+
+
+@contextlib.contextmanager
+def abandon_waits_when(asked: Callable[[], bool]) -> Iterator[None]:
+    """While inside, every wait on an outside program (an answer, a connection) raises
+    :class:`WaitAbandoned` within :data:`EXIT_POLL` once ``asked()`` is true: a run in one
+    process answers a stop at once even while a hung program is given its limit."""
+    _ABANDON.append(asked)
+    try:
+        yield
+    finally:
+        _ABANDON.remove(asked)
+
+
+def _check_abandon() -> None:
+    if any(asked() for asked in _ABANDON):
+        raise WaitAbandoned
+
+
+def _libc_prctl() -> Callable[..., int] | None:
+    """Linux's prctl, looked up once here (never in a child between fork and exec, where
+    loading a library may deadlock); None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return prctl
+
+
+_PRCTL = _libc_prctl()
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(signum: int, parent: int | None = None) -> None:
+    """Have the kernel send ``signum`` to this process when its parent dies, however it dies
+    (a SIGKILL included, which no handler of the parent can answer); Linux only, nothing
+    elsewhere. If the parent (``parent``: its pid, taken before the fork) is already gone,
+    the signal is sent now. The kernel ties it to the thread that forked this process: ours
+    are forked by the main thread, which lives as long as the process."""
+    if _PRCTL is None:
+        return
+    parent = os.getppid() if parent is None else parent
+    _PRCTL(PR_SET_PDEATHSIG, signum, 0, 0, 0)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signum)
+
+
+def _child_setup(parent: int) -> None:
+    """Runs in the program's process before its exec, after ``start_new_session`` made it the
+    leader of its own session and group: the leader dies with us (SIGKILL), since a group
+    kill (``close``, ``kill_live_groups``) cannot run when we are SIGKILLed ourselves. The
+    setting survives the exec. What the program itself starts is not covered in a run that
+    is one process; a worker process dies with the run (see stopping.worker_signals) and
+    kills whole groups as it goes. SIGTERM, blocked by the parent while it starts us, is
+    unblocked for the program."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    die_with_parent(signal.SIGKILL, parent)
 
 
 # The process groups of the outside programs this process runs: a worker process ended by
@@ -60,14 +141,20 @@ class LineProcess:
     def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
         self.argv = argv
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
+        # a worker's SIGTERM waits until the group is listed for it to kill (see _end_worker)
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=self.stderr, env=env, start_new_session=True)
+                                         stderr=self.stderr, env=env, start_new_session=True,
+                                         preexec_fn=functools.partial(_child_setup,
+                                                                      os.getpid()))
+            _LIVE_GROUPS.add(self.proc.pid)
         except OSError as exc:
             self.stderr.close()
             raise SeatFault("crashed", f"cannot start {argv[0]!r}: {exc.strerror or exc}") \
                 from None
-        _LIVE_GROUPS.add(self.proc.pid)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         self.buffer = b""
         self.eof = False
 
@@ -104,6 +191,7 @@ class LineProcess:
         deadline = time.monotonic() + limit
         fd = self._fd()
         while b"\n" not in self.buffer:
+            _check_abandon()
             if self.eof:
                 if self.buffer:
                     line, self.buffer = self.buffer, b""
@@ -211,16 +299,17 @@ class LineSocket(LineProcess):
 
     @classmethod
     def listen(cls, host: str, port: int, limit: float) -> LineSocket:
+        """Accept one bot, waiting in short slices so that a stop is answered at once (see
+        :func:`abandon_waits_when`); after :data:`ANNOUNCE_AFTER` s without one, say on
+        stderr what is awaited (a person at the terminal sees why nothing moves). No bot
+        within ``limit`` is :class:`NoClient`; an address that cannot be listened on, a
+        crash of the seat."""
         server = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         try:
             server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             server.bind((host, port))
             server.listen(1)
-            server.settimeout(limit)
-            sock, peer = server.accept()
-        except TimeoutError:
-            raise SeatFault("crashed", f"no bot connected to {host}:{port} within "
-                            f"{limit:g} s") from None
+            sock, peer = cls._accept(server, f"{host}:{port}", limit)
         except OSError as exc:
             raise SeatFault("crashed", f"cannot listen on {host}:{port}: "
                             f"{exc.strerror or exc}") from None
@@ -228,6 +317,24 @@ class LineSocket(LineProcess):
             server.close()
         sock.setblocking(True)
         return cls(sock, f"{peer[0]}:{peer[1]}")
+
+    @staticmethod
+    def _accept(server: socket.socket, address: str, limit: float) -> tuple[socket.socket, Any]:
+        start = time.monotonic()
+        announced = False
+        while True:
+            _check_abandon()
+            waited = time.monotonic() - start
+            if waited >= limit:
+                raise NoClient(f"no mjai client connected to {address} within {limit:g} s "
+                               f"(start one, e.g. mjbot mjai --server {address})")
+            if waited >= ANNOUNCE_AFTER and not announced:
+                announced = True
+                os.write(2, f"mjbot: waiting for an mjai client on {address} (up to "
+                            f"{limit:g} s)\n".encode())
+            server.settimeout(min(EXIT_POLL, limit - waited))
+            with contextlib.suppress(TimeoutError):
+                return server.accept()
 
     @property
     def pid(self) -> int:

@@ -61,12 +61,21 @@ class SeatReport:
 
 @dataclass(frozen=True)
 class SeatLimits:
-    """Seconds an answer may take: ``answer`` overrides the platform's own limit (None: the
-    platform's); ``start`` is the allowance for a program's first answer where the platform
-    gives start-up time apart from the turn (mjai)."""
+    """Seconds an outside program gets. ``answer`` overrides the platform's limits (None: the
+    platform's); ``first`` is the start-up allowance for a program's first answer where the
+    platform gives one apart from the turn (mjai, NTPU); ``connect``, how long a listening
+    seat waits for its bot to connect (a client run in a loop needs time to start again)."""
 
     answer: float | None = None
-    start: float = 30.0
+    first: float = 30.0
+    connect: float = 60.0
+
+    @property
+    def start(self) -> float:
+        """The first answer's allowance: a given ``answer`` limit replaces it too, as it
+        replaces Botzone's first-turn limit, so a program that never answers costs the
+        user's limit, not 30 s, each time it is started."""
+        return self.answer if self.answer is not None else self.first
 
 
 class ExternalSeat:
@@ -177,6 +186,9 @@ class ExternalSeat:
             self._start(event)
         except SeatFault as fault:
             self._fault(fault)
+        if self.down:  # it failed its start: a fresh run would only wait (or fail) again
+            self.runs = MAX_RESTARTS + 1
+            self.down = f"{self.down} at its start (no run again this game)"
 
     def _stop(self, grace: float | None = None) -> None:
         if self.proc is not None:
