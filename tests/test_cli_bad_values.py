@@ -137,3 +137,21 @@ def test_mc_options_name_the_key_they_break(capsys, monkeypatch):
     err = _refused([*ARENA[:2], "mc,greedy,greedy,greedy", "--hands", "4", "--no-log"],
                    capsys)
     assert "playouts must be >= 0" in err and "got -4" in err
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--top-k", "3"], "--top-k and --predictor shape the commentary: add --commentary"),
+    (["--predictor", "seed004"], "add --commentary"),
+    (["-o", "out.json"], "-o names the file an --export goes to: add --export"),
+])
+def test_replay_options_that_would_do_nothing_are_refused(args, said, capsys):
+    """Each was accepted and ignored: a user waiting for ranked moves or a written file got
+    the plain summary without a word."""
+    assert said in _refused(["replay", GAME, *args], capsys)
+
+
+def test_bench_commentary_needs_games_to_measure(tmp_path, capsys):
+    err = _refused(["bench", "commentary", str(tmp_path / "none")], capsys)
+    assert f"no such file or folder: {tmp_path / 'none'}" in err
+    err = _refused(["bench", "commentary", str(tmp_path)], capsys)
+    assert "no game the replayer reads in" in err

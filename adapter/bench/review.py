@@ -142,7 +142,13 @@ def run_commentary(args: argparse.Namespace) -> int:
                                  f"{', '.join(predictors())})")
     if args.top_k < 1:
         raise UserInputError("--top-k must be at least 1")
+    missing = [p for p in args.paths if not Path(p).exists()]
+    if missing:
+        raise UserInputError(f"no such file or folder: {', '.join(missing)}")
     result = bench_commentary(args.paths, names, args.playouts or 16, args.seed, args.top_k)
+    if not result["games"]:
+        raise UserInputError(f"no game the replayer reads in {', '.join(args.paths)} "
+                             f"({result['files']} file(s) looked at)")
     report(args, result, text_commentary)
     return 0
 

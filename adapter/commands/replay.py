@@ -9,6 +9,8 @@ from typing import Any
 
 from adapter.commands import UserInputError, reading, require_networks
 
+PREDICTOR_DEFAULT = "rulebased"
+
 
 def register(sub: Any) -> None:
     r = sub.add_parser("replay", help="summarise, re-check, review or convert game logs",
@@ -25,8 +27,9 @@ def register(sub: Any) -> None:
     r.add_argument("--commentary", action="store_true",
                    help="per move: the top-k predicted moves and one sentence naming the "
                    "deciding factor (with --json: a 'commentary' list, the viewer's subtitles)")
-    r.add_argument("--top-k", type=int, default=3, help="--commentary: moves predicted")
-    r.add_argument("--predictor", default="rulebased",
+    r.add_argument("--top-k", type=int, default=None,
+                   help="--commentary: moves predicted (default 3)")
+    r.add_argument("--predictor", default=PREDICTOR_DEFAULT,
                    help="--commentary: whose ranking predicts (rulebased, mc, seed004: the "
                    "thesis' player's view)")
     r.add_argument("--reparse", action="store_true",
@@ -42,6 +45,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     if args.export and len(args.logs) != 1:
         raise UserInputError("--export converts one LOG at a time")
+    if not args.commentary and (args.top_k is not None
+                                or args.predictor != PREDICTOR_DEFAULT):
+        raise UserInputError("--top-k and --predictor shape the commentary: add --commentary")
+    if args.output and not args.export:
+        raise UserInputError("-o names the file an --export goes to: add --export")
     outputs: list[dict[str, object]] = []
     if args.export:
         with reading(args.logs[0]):
@@ -98,10 +106,11 @@ def _commentary(rep: object, args: argparse.Namespace) -> list[dict[str, object]
     from brain.policies.mc.models import MissingModels
     from replay.review.commentary import commentary
 
-    if args.top_k < 1:
+    top_k = 3 if args.top_k is None else args.top_k
+    if top_k < 1:
         raise UserInputError("--top-k must be at least 1")
     ranker = evaluator(args.predictor, 32, 0, predictor=True)
     try:
-        return commentary(rep, ranker, args.top_k)  # type: ignore[arg-type]
+        return commentary(rep, ranker, top_k)  # type: ignore[arg-type]
     except MissingModels as exc:
         raise UserInputError(str(exc)) from None
