@@ -373,6 +373,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     spec = variant_of(summary["variant"])
     ranked, riichi = spec.ranked, spec.has_riichi  # the rank column; the riichi rate
     unit = spec.score_unit
+    width = max([12, *(len(name) + 2 for name in summary["policies"])])  # long seat names
     lines = [
         f"arena {summary['variant']}: {summary['hands']} hands in {summary['games']} games "
         f"({summary['units']} wall sets x {summary['seatings']} seatings), seed "
@@ -381,14 +382,14 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"{summary['referee_errors']}",
         *([_stopped_line(summary["stopped"])] if summary.get("stopped") else []),
         "",
-        f"{'policy':<12}{'hands':>7}  {'win %':<18}{'self-draw %':<18}{'deal-in %':<18}"
+        f"{'policy':<{width}}{'hands':>7}  {'win %':<18}{'self-draw %':<18}{'deal-in %':<18}"
         f"{unit + '/hand':<30}" + (f"{'avg rank':<18}" if ranked else "") + "fallbacks",
     ]
     for name, p in summary["policies"].items():
         def pct(key: str, p: dict[str, Any] = p) -> str:
             return f"{100 * p[key]:5.1f} " + _interval(p[f"{key}_ci95"], "4.1f", 100)
         points = f"{p['points_per_hand']:+z8.1f} " + _interval(p["points_per_hand_ci95"], "+z.1f")
-        line = (f"{name:<12}{p['hands']:>7}  {pct('win_rate'):<18}{pct('self_draw_rate'):<18}"
+        line = (f"{name:<{width}}{p['hands']:>7}  {pct('win_rate'):<18}{pct('self_draw_rate'):<18}"
                 f"{pct('deal_in_rate'):<18}{points:<30}")
         if ranked:
             rank = ("" if p["avg_rank"] is None
