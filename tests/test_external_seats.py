@@ -21,7 +21,7 @@ from structlog.testing import capture_logs
 
 from adapter.local.arena import ArenaConfig, run_arena, summarize
 from adapter.local.external import SeatLimits, external_seat
-from adapter.local.external.process import NoClient
+from adapter.local.external.process import LineProcess, NoClient, SeatFault
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import seat_for
 from tests.serve_helpers import free_port, mjbot
@@ -583,3 +583,25 @@ def test_a_listening_seat_with_no_client_ends_the_run_in_one_line():
             p.close()
     assert str(raised.value) == (f"no mjai client connected to 127.0.0.1:{port} within 1 s "
                                  f"(start one, e.g. mjbot mjai --server 127.0.0.1:{port})")
+
+
+def test_a_program_that_stops_reading_its_input_is_late_not_a_hang():
+    """A pipe holds 64 KB: a Botzone history or a stream of mjai events sent to a program
+    that never reads them blocked the write, and the table, for ever. The write now has a
+    limit, and what was left unsent is said."""
+    proc = LineProcess([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with pytest.raises(SeatFault) as fault:
+            proc.send("x" * 300_000, limit=0.5)
+        assert fault.value.reason == "late" and "did not read its input for 0.5 s" in str(
+            fault.value)
+    finally:
+        proc.close(grace=0.1)
+    reader = LineProcess([sys.executable, "-c", "import sys; n = len(sys.stdin.read()); "
+                          "print(n)"])
+    try:
+        reader.send("y" * 300_000 + "\n", limit=30)  # one that reads takes it all
+        reader.end_input()
+        assert reader.read_line(30) == "300001"
+    finally:
+        reader.close()

@@ -123,9 +123,9 @@ def register(benches: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     variant = "riichi" if args.variant == "all" else args.variant
-    if args.model:
-        os.environ["MJBOT_NN_WEIGHTS"] = args.model
-    require_networks(["nn"], variant)  # no weights: one line, before the child starts
+    # no weights: one line, before the child starts (which gets the file by its environment;
+    # this process's own stays as it was, for a caller that runs commands in process)
+    require_networks([f"nn@{args.model}" if args.model else "nn"], variant)
     result = bench_nn(variant, args.model, games=args.games, repeats=args.repeats,
                       seed=args.seed)
     report(args, result, text)

@@ -90,14 +90,14 @@ class BotzoneSeat(ExternalSeat):
         bot = self.bot
         bot.requests.append(line)
         if self.proc is not None:
-            self.proc.send((json.dumps(line) if self.json_io else line) + "\n")
             limit = self._limit(LATER_LIMIT)
+            self.proc.send((json.dumps(line) if self.json_io else line) + "\n", limit)
         else:
+            limit = self._limit(FIRST_LIMIT)
             proc = self._launch()
-            proc.send(bot._input())
+            proc.send(bot._input(), limit)  # a long history: the turn's limit bounds it too
             if not self.keep:
                 proc.end_input()
-            limit = self._limit(FIRST_LIMIT)
         lines = self._turn_output(limit)
         try:
             response = bot._answer(lines)

@@ -28,6 +28,8 @@ STDERR_TAIL = 300
 EXIT_POLL = 0.1  # how often a silent program is checked for having exited
 MAX_LINE = 1 << 20  # bytes: a longer answer is garbage (and the stream is past saving)
 ANNOUNCE_AFTER = 1.0  # seconds a listening seat waits quietly for its bot before saying so
+WRITE_LIMIT = 10.0  # seconds a program may leave its input unread (a full pipe) before it is late
+WRITE_CHUNK = 4096  # bytes per write once the pipe or socket can take some: never blocks
 
 
 class SeatFault(Exception):
@@ -162,13 +164,33 @@ class LineProcess:
     def pid(self) -> int:
         return self.proc.pid
 
-    def send(self, text: str) -> None:
+    def send(self, text: str, limit: float = WRITE_LIMIT) -> None:
+        """Write ``text`` whole within ``limit`` seconds. A program that stops reading its
+        input fills the pipe (64 KB: a Botzone history, many mjai events): that is a late
+        program, counted as such, not a write that blocks the table for ever."""
+        data = memoryview(text.encode())
+        deadline = time.monotonic() + limit
+        while data:
+            _check_abandon()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise SeatFault("late", f"did not read its input for {limit:g} s "
+                                f"({len(data)} bytes left unsent)")
+            try:
+                _, ready, _ = select.select([], [self._write_fd()], [], min(left, EXIT_POLL))
+                if ready:
+                    data = data[self._write_some(data[:WRITE_CHUNK]):]
+            except (OSError, ValueError):
+                raise SeatFault("crashed", self.exit_note("closed its input")) from None
+
+    def _write_fd(self) -> int:
         assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(text.encode())
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            raise SeatFault("crashed", self.exit_note("closed its input")) from None
+        return self.proc.stdin.fileno()
+
+    def _write_some(self, chunk: memoryview) -> int:
+        """Bytes of ``chunk`` written; a pipe select() called writable takes PIPE_BUF (4096)
+        bytes without blocking."""
+        return os.write(self._write_fd(), chunk)
 
     def _fd(self) -> int:
         assert self.proc.stdout is not None
@@ -352,12 +374,14 @@ class LineSocket(LineProcess):
     def _exited(self) -> bool:
         return False
 
-    def send(self, text: str) -> None:
+    def _write_fd(self) -> int:
+        return self.sock.fileno()
+
+    def _write_some(self, chunk: memoryview) -> int:
         try:
-            self.sock.sendall(text.encode())
-        except OSError:
-            raise SeatFault("crashed", f"the bot at {self.peer} closed the connection") \
-                from None
+            return self.sock.send(chunk, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return 0
 
     def end_input(self) -> None:
         with contextlib.suppress(OSError):
