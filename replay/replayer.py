@@ -87,6 +87,9 @@ def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
     if record.meta.get("players", 4) != 4:
         notes.append("a three-player (sanma) game: shown as read, but mjbot plays and scores "
                      "four-player rules, so values and policy agreement are approximate")
+    if record.meta.get("cut"):
+        notes.append(f"the file is cut short: {record.meta['cut']}; the moves before the cut "
+                     "are shown")
     return Replay(path, record.source, record.variant, seat, events, decisions, record=record,
                   notes=notes)
 

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from brain.rules import rules_for
 from brain.state import TableState
@@ -240,3 +242,20 @@ def test_an_exhaustive_draw_names_its_tenpai_seats_in_mjai() -> None:
         tenpai = next(e.tenpai for e in mjai_log.loads(text).events
                       if isinstance(e, ev.RoundDrawn))
         assert tenpai == (0, 1), drop
+
+
+@settings(max_examples=40, deadline=None)
+@given(share=st.floats(min_value=0.0, max_value=1.0))
+def test_an_mjlog_cut_short_shows_the_moves_before_the_cut(share: float) -> None:
+    """A capture that stopped or a download broken off: the tags read whole come out as the
+    same events as the whole file's first ones, and the replay says the file is cut."""
+    path = DATA / "tenhou" / "mjx_pairs" / "2010110100gm-00a9-0000-de3472e8.mjlog"
+    text = path.read_text()
+    whole = mjlog.loads(text)
+    first_hand = text.index("<INIT") + text[text.index("<INIT"):].index("/>") + 2
+    cut = first_hand + int(share * (text.rindex("</mjloggm>") - first_hand))
+    record = mjlog.loads(text[:cut])
+    assert "cut" in record.meta and "cut" not in whole.meta
+    assert record.events == whole.events[:len(record.events)]
+    rep = replayer.from_record(record, 0, "cut.mjlog")
+    assert any(note.startswith("the file is cut short") for note in rep.notes)

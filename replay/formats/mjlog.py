@@ -9,6 +9,7 @@ came as mjlog or as tenhou.net/6 JSON.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import urllib.parse
 import xml.etree.ElementTree as ET
@@ -30,15 +31,22 @@ def _ints(text: str | None) -> list[int]:
 
 
 def loads(text: str) -> GameRecord:
-    """A game from mjlog XML text."""
+    """A game from mjlog XML text. A file cut short (a capture that stopped, a download
+    broken off) gives the tags before the cut, marked ``cut`` in the meta: the replayer
+    shows those hands and the unfinished one as such, as it does for our own cut logs."""
+    cut: str | None = None
     try:
         root = ET.fromstring(text)
+        tags = list(root)
     except ET.ParseError as exc:
-        raise RecordError(f"mjlog: not XML ({exc})") from None
+        root, tags = _complete_tags(text)
+        if root is None or not tags:
+            raise RecordError(f"mjlog: not XML ({exc})") from None
+        cut = str(exc)
     if root.tag != "mjloggm":
         raise RecordError(f"mjlog: root element is <{root.tag}>, expected <mjloggm>")
     reader = _Reader()
-    for el in root:
+    for el in tags:
         try:
             reader.tag(el)
         except (KeyError, ValueError, IndexError, T.TileError) as exc:
@@ -46,9 +54,32 @@ def loads(text: str) -> GameRecord:
                 raise
             raise RecordError(f"mjlog: bad <{el.tag}> ({exc})") from None
     reader.end()
-    meta = {"type": reader.game_type, "ver": root.get("ver", ""),
-            "players": 3 if reader.game_type & 0x10 else 4}
+    meta: dict[str, Any] = {"type": reader.game_type, "ver": root.get("ver", ""),
+                            "players": 3 if reader.game_type & 0x10 else 4}
+    if cut is not None:
+        meta["cut"] = f"the XML ends early ({cut}): {len(tags)} whole tags read"
     return GameRecord("riichi", "mjlog", reader.out, meta)
+
+
+def _complete_tags(text: str) -> tuple[ET.Element | None, list[ET.Element]]:
+    """The root and its children that were read whole before the text broke off (a pull
+    parser reports each element as it closes; what follows the break is never reached)."""
+    parser = ET.XMLPullParser(events=("start", "end"))
+    with contextlib.suppress(ET.ParseError):
+        parser.feed(text)
+    root: ET.Element | None = None
+    tags: list[ET.Element] = []
+    depth = 0
+    with contextlib.suppress(ET.ParseError):
+        for event, el in parser.read_events():
+            if event == "start":
+                root = el if root is None else root
+                depth += 1
+            else:
+                depth -= 1
+                if depth == 1:
+                    tags.append(el)
+    return root, tags
 
 
 class _Reader:
