@@ -11,7 +11,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -314,7 +314,7 @@ def seat_number(text: str) -> int:
     return int(text)
 
 
-def at_least(minimum: int) -> Any:
+def at_least(minimum: int) -> Callable[[str], int]:
     """An argparse type for a whole number of at least ``minimum`` (counts of hands, games,
     repeats: zero of them leaves nothing to measure or play)."""
     def whole(text: str) -> int:
