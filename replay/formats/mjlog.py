@@ -13,7 +13,7 @@ import contextlib
 import re
 import urllib.parse
 import xml.etree.ElementTree as ET
-from typing import Any
+from typing import Any, cast
 
 from brain.shanten import shanten
 from protocols import events as ev
@@ -39,10 +39,10 @@ def loads(text: str) -> GameRecord:
         root = ET.fromstring(text)
         tags = list(root)
     except ET.ParseError as exc:
-        root, tags = _complete_tags(text)
-        if root is None or not tags:
+        found, tags = _complete_tags(text)
+        if found is None or not tags:
             raise RecordError(f"mjlog: not XML ({exc})") from None
-        cut = str(exc)
+        root, cut = found, str(exc)
     if root.tag != "mjloggm":
         raise RecordError(f"mjlog: root element is <{root.tag}>, expected <mjloggm>")
     reader = _Reader()
@@ -64,14 +64,16 @@ def loads(text: str) -> GameRecord:
 def _complete_tags(text: str) -> tuple[ET.Element | None, list[ET.Element]]:
     """The root and its children that were read whole before the text broke off (a pull
     parser reports each element as it closes; what follows the break is never reached)."""
-    parser = ET.XMLPullParser(events=("start", "end"))
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start", "end"))
     with contextlib.suppress(ET.ParseError):
         parser.feed(text)
     root: ET.Element | None = None
     tags: list[ET.Element] = []
     depth = 0
     with contextlib.suppress(ET.ParseError):
-        for event, el in parser.read_events():
+        for item in parser.read_events():
+            event, el = cast(tuple[str, Any], item)
+            assert isinstance(el, ET.Element)  # start and end events carry the element
             if event == "start":
                 root = el if root is None else root
                 depth += 1
