@@ -110,10 +110,24 @@ def _text(report: dict[str, Any]) -> str:
     lines = [f"models eval {report['variant']} by style ({report['seconds']} s): "
              f"{report['model']['file']}",
              "  style: pairs, tenpai AUC, wait AUC, deal-in AUC, value MAE"]
+    keys = ("tenpai_auc", "wait_auc", "deal_in_auc", "value_mae")
     for style, r in report["by_style"].items():
         ci = r.get("ci95", {})
-        lines.append(f"  {style}: {r['pairs']}, {f(r['tenpai_auc'], ci.get('tenpai_auc'))}, "
-                     f"{f(r['wait_auc'], ci.get('wait_auc'))}, "
-                     f"{f(r['deal_in_auc'], ci.get('deal_in_auc'))}, "
-                     f"{f(r['value_mae'], ci.get('value_mae'))}")
+        lines.append(f"  {style}: {r['pairs']}, "
+                     + ", ".join(f(r[k], ci.get(k)) for k in keys))
+        versus = r.get("versus")
+        if versus:  # the --versus file on the same pairs, and ours minus its (paired CIs)
+            lines.append("    versus: " + ", ".join(f(versus.get(k)) for k in keys))
+            diff, dci = versus.get("diff", {}), versus.get("diff_ci95", {})
+            lines.append("    ours - versus: " + ", ".join(
+                _signed(diff.get(k), dci.get(k)) for k in keys))
+    if report.get("versus"):
+        lines.insert(1, f"  versus {report['versus']['file']} on the same pairs")
     return "\n".join(lines)
+
+
+def _signed(value: float | None, ci: Any = None) -> str:
+    """A paired difference: sign kept, three decimals, its interval where there is one."""
+    if value is None:
+        return "-"
+    return f"{value:+z.3f}" + (f" [{ci[0]:+z.3f}, {ci[1]:+z.3f}]" if ci else "")

@@ -155,3 +155,45 @@ def test_bench_commentary_needs_games_to_measure(tmp_path, capsys):
     assert f"no such file or folder: {tmp_path / 'none'}" in err
     err = _refused(["bench", "commentary", str(tmp_path)], capsys)
     assert "no game the replayer reads in" in err
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--lr", "-1"], "--lr must be a number above 0, got -1.0"),
+    (["--lr", "nan"], "--lr must be a number above 0, got nan"),
+    (["--seed", "-1"], "--seed must be at least 0"),
+    (["--max-decisions", "-1"], "--max-decisions must be at least 0"),
+    (["--threads", "0"], "--threads must be at least 1"),
+    (["--channels", "100000"], "--channels at most 512"),
+    (["--out", "/no/such/folder/x.npz"], "--out /no/such/folder/x.npz: no folder"),
+])
+def test_nn_train_refuses_values_before_reading_data_or_loading_torch(args, said, capsys):
+    """Each crashed (numpy's seed, torch's learning rate or allocator), or, for --out,
+    failed only once training had finished."""
+    base = ["nn", "train", "--variant", "riichi", "--data", "no-such-data", "--out", "x.npz"]
+    assert said in _refused([*base, *args], capsys)
+
+
+def test_models_train_and_eval_refuse_nonsense_counts(tmp_path, capsys):
+    base = ["models", "train", "--variant", "riichi", "--data", "no-such-data"]
+    assert "--seed must be at least 0" in _refused([*base, "--seed", "-1"], capsys)
+    assert "--out" in _refused([*base, "--out", str(tmp_path)], capsys)
+    assert "--workers must be at least 1" in _refused(
+        ["models", "eval", "--variant", "riichi", "--workers", "0"], capsys)
+    assert "--bootstrap must be at least 0" in _refused(
+        ["models", "eval", "--variant", "riichi", "--bootstrap", "-1"], capsys)
+
+
+def test_weights_holding_nan_are_not_played(tmp_path, capsys):
+    """A diverged training run's file (nn train no longer writes one, but a file may come
+    from elsewhere) answered garbage at the table without a word."""
+    import numpy as np
+
+    from brain.nn.network import Network
+
+    net = Network.from_file("brain/data/nn_riichi_gen3.npz")
+    net.params[next(iter(net.params))][...] = np.nan
+    path = tmp_path / "nan.npz"
+    net.save(path)
+    err = _refused([*ARENA[:2], f"nn@{path},greedy,greedy,greedy", "--hands", "4", "--no-log"],
+                   capsys)
+    assert "holds values that are not finite numbers" in err

@@ -74,6 +74,24 @@ def test_league_both_ways_and_resume_from_out(tmp_path):
     assert "Traceback" not in other.stderr
 
 
+def test_an_arena_kept_in_out_is_not_reused_once_its_weights_file_changed(tmp_path):
+    """The seat's name, nn@FILE, stays the same when the file is retrained in place: the
+    kept figure would then belong to other weights."""
+    import shutil
+
+    weights = tmp_path / "mine.npz"
+    shutil.copy("brain/data/nn_riichi_gen3.npz", weights)
+    args = ("league", "--members", f"rulebased,nn@{weights}", "--hands", "4", "--seed", "3",
+            "--out", str(tmp_path / "arenas"))
+    assert _mjbot(*args).returncode == 0
+    again = _mjbot(*args)
+    assert again.returncode == 0 and "kept from --out" in again.stdout, again.stderr
+    shutil.copy("brain/data/nn_riichi_gen4.npz", weights)
+    changed = _mjbot(*args)
+    assert changed.returncode == 2 and "Traceback" not in changed.stderr
+    assert "played with other options (weights_sha256" in changed.stderr
+
+
 def test_league_refuses_bad_members_in_one_line(tmp_path):
     for members, words in (("rulebased", "two or more"), ("rulebased,nope", "unknown policy"),
                            ("greedy,greedy", "more than once"),

@@ -147,6 +147,25 @@ def test_training_refuses_a_folder_without_a_dataset(tmp_path: Path) -> None:
     assert r.returncode == 2 and "no dataset here" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_a_diverged_run_writes_no_weights_and_says_why(tmp_path: Path) -> None:
+    """A learning rate far too high gives a NaN loss: the run ends 1 with one line, and no
+    file that would play garbage at a table is left behind."""
+    data = tmp_path / "data"
+    assert _mjbot("selfplay", "--variant", "riichi", "--policies",
+                  "rulebased,rulebased,rulebased,rulebased", "--hands", "8", "--seed", "5",
+                  "--out", str(data)).returncode == 0
+    out = tmp_path / "w.npz"
+    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(out),
+               "--epochs", "1", "--channels", "8", "--blocks", "1", "--threads", "1",
+               "--lr", "1e12")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "training diverged" in r.stderr and "nothing written" in r.stderr
+    assert not out.exists()
+    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(out),
+               "--device", "no-such-device")
+    assert r.returncode == 2 and "not a torch device" in r.stderr and not out.exists()
+
+
 def test_the_correction_weight_falls_on_the_starts_misses() -> None:
     torch.manual_seed(1)
     start = TorchNet(Shape(NUM_PLANES, 8, 1, 8)).eval()

@@ -235,3 +235,9 @@ def test_versus_reads_a_second_model_on_the_same_pairs(sets, tmp_path) -> None:
     cli = report["by_style"]["style:open"]["versus"]
     assert cli["diff"]["wait_auc"] == pytest.approx(row["diff"]["wait_auc"], rel=1e-9)
     assert cli["diff_ci95"]["wait_auc"] == pytest.approx(list(row["diff_ci95"]["wait_auc"]))
+    text = mjbot("models", "eval", "--variant", "riichi", "--by-style", "--data",
+                 str(sets["open"]), "--versus", str(other_path), "--bootstrap", "20",
+                 timeout=600)
+    assert text.returncode == 0, text.stderr  # the text shows the comparison too
+    assert f"versus {other_path} on the same pairs" in text.stdout
+    assert f"ours - versus: {cli['diff']['tenpai_auc']:+z.3f}" in text.stdout

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, checked_variant, log
+from adapter.commands import UserInputError, checked_variant, log, require_writable
 from brain.rules.variant import variant_of
 
 
@@ -79,6 +79,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     from replay.learning.opponents import data as D
     from replay.learning.opponents.train import config_for, train
 
+    for name, value in (("--seed", args.seed), ("--max-decisions", args.max_decisions)):
+        if value < 0:
+            raise UserInputError(f"{name} must be at least 0, got {value}")
+    require_writable(args.out, "--out")
     started = time.perf_counter()
     exclude = [n.strip() for n in (args.exclude_styles or "").split(",") if n.strip()]
     try:
@@ -139,6 +143,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     hands = args.hands if args.hands is not None else variant_of(variant).eval_hands
     if hands < 1:
         raise UserInputError("--hands must be at least 1")
+    for name, value, least in (("--workers", args.workers, 1), ("--bootstrap",
+                               args.bootstrap, 0)):
+        if value < least:
+            raise UserInputError(f"{name} must be at least {least}, got {value}")
     if args.by_style:
         from adapter.opponent_styles import eval_by_style
 

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import sys
 from pathlib import Path
 from typing import Any
 
 from adapter import nn_iterate
-from adapter.commands import UserInputError, checked_variant
+from adapter.commands import UserInputError, checked_variant, require_networks, require_writable
 
 # replay/learning/nn/stream.py's defaults (that module is numpy only, but this one must not load
 # the dataset machinery before a command runs)
 DEFAULT_BUFFER = 40_000
 DEFAULT_HOLDOUT_MAX = 20_000
+MAX_CHANNELS, MAX_BLOCKS = 512, 64  # far beyond the shipped 64 x 4; OOM or no answer in time
 
 
 def register(sub: Any) -> None:
@@ -82,7 +85,16 @@ def cmd_probe_expert(args: argparse.Namespace) -> int:
         config = from_env()
     except ValueError as exc:
         raise UserInputError(f"{ENV}: {exc}") from None
-    figures = probe_expert(args.variant, config, args.games, args.seed).figures()
+    from brain.nn.network import MissingNetwork
+    from brain.policies.mc.models import MissingModels, load_models
+
+    try:  # what mc reads, before a game is dealt: missing, it failed there with a traceback
+        load_models(args.variant, config.models)
+        if config.fast == "nn":
+            require_networks(["nn"], args.variant)
+        figures = probe_expert(args.variant, config, args.games, args.seed).figures()
+    except (MissingModels, MissingNetwork) as exc:
+        raise UserInputError(str(exc)) from None
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
@@ -102,6 +114,17 @@ def cmd_train(args: argparse.Namespace) -> int:
                         ("--holdout-max", args.holdout_max)):
         if value < 1:
             raise UserInputError(f"{name} must be at least 1")
+    if args.channels > MAX_CHANNELS or args.blocks > MAX_BLOCKS:
+        raise UserInputError(f"--channels at most {MAX_CHANNELS} and --blocks at most "
+                             f"{MAX_BLOCKS}: a larger network cannot answer within a "
+                             "platform's time limit (nor fit the 8 MB a model may weigh)")
+    if not (math.isfinite(args.lr) and args.lr > 0):
+        raise UserInputError(f"--lr must be a number above 0, got {args.lr}")
+    for name, value, least in (("--seed", args.seed, 0), ("--max-decisions",
+                               args.max_decisions, 0), ("--threads", args.threads, 1)):
+        if value < least:
+            raise UserInputError(f"{name} must be at least {least}, got {value}")
+    require_writable(args.out, "--out")
     if args.buffer < args.batch_size:
         raise UserInputError(f"--buffer {args.buffer} must hold a batch (--batch-size "
                              f"{args.batch_size})")
@@ -119,9 +142,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         import torch  # noqa: F401
     except ImportError:
         raise UserInputError("mjbot nn train needs torch: pip install -e '.[train]'") from None
+    require_torch_device(args.device)
     from brain.nn.network import MissingNetwork
     from replay.dataset.schema import DatasetError
-    from replay.learning.nn.train import TrainConfig, train
+    from replay.learning.nn.train import DivergedTraining, TrainConfig, train
 
     policies = [p.strip() for p in args.policies.split(",") if p.strip()] or None
     config = TrainConfig(channels=args.channels, blocks=args.blocks, epochs=args.epochs,
@@ -143,6 +167,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         result = train(args.variant, args.data, args.out, config, args.holdout, progress)
     except (DatasetError, MissingNetwork) as exc:
         raise UserInputError(str(exc)) from None
+    except DivergedTraining as exc:
+        print(f"mjbot nn: {exc}", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -152,6 +179,24 @@ def cmd_train(args: argparse.Namespace) -> int:
               f"held at once); held-out accuracy {h['accuracy']:.4f}{_against_start(h)}; "
               f"{result['seconds']} s -> {args.out}")
     return 0
+
+
+def require_torch_device(device: str) -> None:
+    """A device torch can use here, refused in one line otherwise: torch's own refusals
+    (an AssertionError for cuda on a CPU build) come as tracebacks, and only once a run
+    has begun."""
+    import torch
+
+    try:
+        kind = torch.device(device).type
+    except RuntimeError:
+        raise UserInputError(f"--device {device!r}: not a torch device (cpu, or cuda on a "
+                             "GPU machine)") from None
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise UserInputError(f"--device {device}: this torch has no CUDA device (a CPU build, "
+                             "or no GPU here); use --device cpu")
+    if kind not in ("cpu", "cuda"):
+        raise UserInputError(f"--device {device}: mjbot trains on cpu or cuda")
 
 
 def _against_start(held: dict[str, Any]) -> str:

@@ -180,7 +180,19 @@ class Network:
         if variant is not None and meta.get("variant") != variant:
             raise MissingNetwork(f"nn: the weights are for {meta.get('variant')!r}, not "
                                  f"{variant!r}")
-        return cls(arrays, meta)
+        network = cls(arrays, meta)
+        bad = network.non_finite()
+        if bad:
+            name = getattr(source, "name", source)
+            raise MissingNetwork(f"nn: {name}: {bad} holds values that are not finite "
+                                 "numbers (a diverged training run)")
+        return network
+
+    def non_finite(self) -> str:
+        """The first parameter holding a NaN or an infinity ('' where there is none): such
+        a network answers garbage, so it is neither written nor played."""
+        return next((name for name, value in self.params.items()
+                     if not np.isfinite(value).all()), "")
 
 
 def new_meta(variant: str, shape: Shape, encoding: int = ENCODING_VERSION,

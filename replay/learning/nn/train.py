@@ -288,5 +288,14 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
     }
     net = model.cpu().export(variant, encoding=encoding, training=result,
                              value_scale=variant_of(variant).value_scale)
+    bad = net.non_finite()
+    if bad:  # a diverged run (too high a learning rate): no file that plays garbage
+        raise DivergedTraining(f"training diverged: {bad} holds values that are not finite "
+                               f"numbers (loss {history[-1]['train_loss'] if history else '?'}); "
+                               f"nothing written to {out} (try a lower --lr)")
     net.save(out)
     return result
+
+
+class DivergedTraining(ValueError):
+    """The trained weights hold NaN or infinite values: refused, never written."""

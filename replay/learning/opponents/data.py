@@ -105,8 +105,10 @@ def load(dirs: Sequence[str | Path], variant: str | None = None, max_decisions: 
         raise DatasetError(f"cannot leave out {', '.join(unknown)}: no seat of the data plays "
                            f"it (its policies: {', '.join(policies)})")
     variants = {m["variant"] for _, m in manifests}
-    if variant is not None:
-        variants.add(variant)
+    if variant is not None and variants != {variant}:
+        other = ", ".join(f"{d} is {m['variant']}" for d, m in manifests
+                          if m["variant"] != variant)
+        raise DatasetError(f"the datasets must be {variant}: {other}")
     if len(variants) != 1:
         raise DatasetError(f"datasets of several variants: {sorted(variants)}")
     total = sum(int(m["decisions"]) for _, m in manifests)
