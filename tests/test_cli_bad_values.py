@@ -197,3 +197,16 @@ def test_weights_holding_nan_are_not_played(tmp_path, capsys):
     err = _refused([*ARENA[:2], f"nn@{path},greedy,greedy,greedy", "--hands", "4", "--no-log"],
                    capsys)
     assert "holds values that are not finite numbers" in err
+
+
+def test_a_weights_file_of_the_other_kind_is_named_as_such(tmp_path, capsys):
+    """The network and the opponent models are both .npz files with a meta entry: each
+    reader says which kind it was handed (was 'weights format None' and a doubled path)."""
+    err = _refused([*ARENA[:2], "nn@brain/data/opponents_riichi.npz,greedy,greedy,greedy",
+                    "--hands", "4", "--no-log"], capsys)
+    assert "holds opponent models (mjbot models train), not a network" in err
+    err = _refused(["models", "eval", "--variant", "riichi", "--model",
+                    "brain/data/nn_riichi.npz"], capsys)
+    assert err.count("nn_riichi.npz") == 1 and "a network's weights" in err
+    err = _refused(["dataset", "import", "--out", str(tmp_path / "d"), "README.md"], capsys)
+    assert "`mjbot replay README.md` says why each format refused it" in err

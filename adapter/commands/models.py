@@ -136,7 +136,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     try:
         models = OpponentModels.from_file(path)
     except (OSError, ValueError, KeyError) as exc:
-        raise UserInputError(f"{path}: {exc}") from None
+        said = str(exc)  # some refusals name the file already
+        raise UserInputError(said if said.startswith(str(path)) else f"{path}: {said}") \
+            from None
     if models.variant != variant:
         raise UserInputError(f"{path} holds {models.variant} models, not {variant}")
     started = time.perf_counter()

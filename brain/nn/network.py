@@ -162,6 +162,10 @@ class Network:
         if "meta" not in arrays:
             raise MissingNetwork("nn: the weights file has no meta entry")
         meta = json.loads(arrays.pop("meta").tobytes().decode())
+        if "public_features" in meta:  # brain/opponents' files share the npz + meta layout
+            name = getattr(source, "name", source)
+            raise MissingNetwork(f"nn: {name} holds opponent models (mjbot models train), "
+                                 "not a network (mjbot nn train)")
         if meta.get("format_version") != FORMAT_VERSION:
             raise MissingNetwork(f"nn: weights format {meta.get('format_version')}, this "
                                  f"code reads {FORMAT_VERSION}")

@@ -84,6 +84,9 @@ class OpponentModels:
         with np.load(path) as data:
             arrays = {k: data[k] for k in data.files}
         meta = json.loads(arrays.pop("meta").tobytes().decode())
+        if "public_features" not in meta and "format_version" in meta:
+            raise ValueError("a network's weights (mjbot nn train), not opponent models "
+                             "(mjbot models train)")
         if (meta.get("public_features") != list(PUBLIC_NAMES)
                 or meta.get("kind_features") != list(KIND_NAMES)):
             raise ValueError(f"{path}: trained on other features than brain/opponents/"

@@ -49,10 +49,10 @@ def read_game(path: Path) -> GameRecord:
     try:
         loaded = formats.read(data, path)
     except RecordError as exc:
-        first = str(exc).splitlines()[0]
-        raise S.DatasetError(f"{path}: {first}" + (" (mjbot replay says why each format "
-                             "refused it)" if isinstance(exc, formats.UnknownFormat) else "")
-                             ) from None
+        first = str(exc).splitlines()[0].removesuffix("; tried:")
+        raise S.DatasetError(f"{path}: {first}" + (f" (`mjbot replay {path}` says why each "
+                             "format refused it)" if isinstance(exc, formats.UnknownFormat)
+                             else "")) from None
     record = loaded.record
     if record is None:
         raise S.DatasetError(f"{path}: an mjbot game log; the dataset of the local table is "
