@@ -40,6 +40,9 @@ def test_stop_after_keeps_the_first_wall_sets_as_a_shorter_run_writes_them(tmp_p
     assert stopped["reason"] == "time" and 1 <= units < stopped["units_planned"]
     manifest = read_manifest(out)
     assert manifest["stopped"] == stopped
+    shown = mjbot("dataset", "stats", str(out))  # a stopped dataset does not look whole
+    assert (f"stopped early (--stop-after passed): the first {units} of "
+            f"{stopped['units_planned']} wall sets") in shown.stdout, shown.stderr
     assert manifest["games"] == units * manifest["config"]["seatings"]
     planned = ArenaConfig("mass", POLICIES, 1, 4)
     short = ArenaConfig("mass", POLICIES, units * planned.hands_per_unit(), 4)

@@ -62,6 +62,7 @@ def dataset_stats(root: str | Path) -> dict[str, Any]:
         "shards": len(manifest["shards"]),
         "bytes": sum(int(s["bytes"]) for s in manifest["shards"]),
         "games": manifest.get("games"),
+        "stopped": manifest.get("stopped"),  # a self-play run cut short: its first wall sets
         "hands": hands,
         "decisions": decisions,
         "decisions_per_hand": decisions / hands if hands else None,
@@ -85,6 +86,9 @@ def format_stats(stats: dict[str, Any]) -> str:
         f"dataset {stats['variant']} ({stats['source']}, schema {stats['schema_version']}): "
         f"{stats['hands']} hands, {stats['decisions']} decisions in {stats['shards']} shards, "
         f"{stats['bytes'] / 1e6:.2f} MB",
+        *([f"stopped early ({_why(stats['stopped']['reason'])}): the first "
+           f"{stats['stopped']['units_done']} of {stats['stopped']['units_planned']} wall sets"]
+          if stats.get("stopped") else []),
         "by kind: " + ", ".join(f"{k} {v}" for k, v in stats["by_kind"].items()),
         "by action: " + ", ".join(f"{k} {v}" for k, v in stats["by_action"].items()),
         "by policy: " + ", ".join(f"{k} {v}" for k, v in stats["by_policy"].items()),
@@ -94,3 +98,8 @@ def format_stats(stats: dict[str, Any]) -> str:
         f"{stats['illegal_actions']}, fallbacks {stats['fallbacks']}",
     ]
     return "\n".join(lines)
+
+
+def _why(reason: str) -> str:
+    """A stop's recorded reason in words: the deadline, or the signal's name."""
+    return "--stop-after passed" if reason == "time" else reason
