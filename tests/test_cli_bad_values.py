@@ -210,3 +210,18 @@ def test_a_weights_file_of_the_other_kind_is_named_as_such(tmp_path, capsys):
     assert err.count("nn_riichi.npz") == 1 and "a network's weights" in err
     err = _refused(["dataset", "import", "--out", str(tmp_path / "d"), "README.md"], capsys)
     assert "`mjbot replay README.md` says why each format refused it" in err
+
+
+def test_a_dataset_named_twice_or_held_out_from_itself_is_refused(tmp_path, capsys):
+    """Twice in --data, every example counted twice; in --data and --holdout, held-out
+    figures read on training examples: both went without a word."""
+    data = tmp_path / "d"
+    data.mkdir()
+    base = ["nn", "train", "--variant", "riichi", "--out", str(tmp_path / "w.npz")]
+    err = _refused([*base, "--data", str(data), f"{data}/"], capsys)
+    assert "twice" in err and "count twice" in err
+    err = _refused([*base, "--data", str(data), "--holdout", str(data)], capsys)
+    assert f"--holdout {data} is also in --data" in err
+    err = _refused(["models", "train", "--variant", "riichi", "--data", str(data), str(data)],
+                   capsys)
+    assert "twice" in err

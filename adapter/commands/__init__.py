@@ -121,6 +121,23 @@ def folder_error(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+def require_distinct_datasets(data: list[str], holdout: list[str]) -> None:
+    """A dataset named twice in ``--data`` counts every example twice, and one in both
+    ``--data`` and ``--holdout`` makes the held-out figures in-sample: each is refused,
+    named (the same folder however it is written)."""
+    seen: dict[Path, str] = {}
+    for d in data:
+        key = Path(d).resolve()
+        if key in seen:
+            raise UserInputError(f"--data names {seen[key]} twice ({d}): its examples would "
+                                 "count twice")
+        seen[key] = d
+    for d in holdout:
+        if Path(d).resolve() in seen:
+            raise UserInputError(f"--holdout {d} is also in --data: the held-out figures "
+                                 "would be read on training examples")
+
+
 def require_policy(name: str) -> None:
     """Refuse an unknown policy name with the list of known ones (``nn@FILE``: FILE must
     exist; whether it fits the variant is :func:`require_networks`' question)."""

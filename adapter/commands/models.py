@@ -11,7 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, checked_variant, log, require_writable
+from adapter.commands import (
+    UserInputError,
+    checked_variant,
+    log,
+    require_distinct_datasets,
+    require_writable,
+)
 from brain.rules.variant import variant_of
 
 
@@ -83,6 +89,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         if value < 0:
             raise UserInputError(f"{name} must be at least 0, got {value}")
     require_writable(args.out, "--out")
+    require_distinct_datasets(args.data, [])
     started = time.perf_counter()
     exclude = [n.strip() for n in (args.exclude_styles or "").split(",") if n.strip()]
     try:

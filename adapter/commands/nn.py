@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from adapter import nn_iterate
-from adapter.commands import UserInputError, checked_variant, require_networks, require_writable
+from adapter.commands import (
+    UserInputError,
+    checked_variant,
+    require_distinct_datasets,
+    require_networks,
+    require_writable,
+)
 
 # replay/learning/nn/stream.py's defaults (that module is numpy only, but this one must not load
 # the dataset machinery before a command runs)
@@ -128,6 +134,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.buffer < args.batch_size:
         raise UserInputError(f"--buffer {args.buffer} must hold a batch (--batch-size "
                              f"{args.batch_size})")
+    require_distinct_datasets(args.data, args.holdout or [])
     for d in [*args.data, *(args.holdout or [])]:
         if not (Path(d) / "manifest.json").is_file():
             raise UserInputError(f"{d}: no dataset here (no manifest.json; see mjbot selfplay)")

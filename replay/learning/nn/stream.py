@@ -96,7 +96,13 @@ class ExampleStream:
             for s in self.sources:
                 _subsample(s.train, per_dir, rng)
         if not len(self):
-            raise S.DatasetError("no decision with a choice in the datasets")
+            named = sorted({str(p) for s in self.sources
+                            for p in s.loader.manifest.get("policies", [])})
+            missing = sorted(set(policies or ()) - set(named))
+            raise S.DatasetError(
+                f"no player named {', '.join(missing)} in the datasets (their players: "
+                f"{', '.join(named)})" if missing
+                else "no decision with a choice in the datasets")
         self.peak_buffer = 0  # the most training examples held at once, over every epoch
         self.seen = 0  # training examples handed out, over every epoch
         self._held: Examples | None = None
