@@ -162,6 +162,9 @@ class Network:
         if "meta" not in arrays:
             raise MissingNetwork("nn: the weights file has no meta entry")
         meta = json.loads(arrays.pop("meta").tobytes().decode())
+        if "format_version" not in meta:  # another model's .npz (the opponent models')
+            raise MissingNetwork(f"nn: {getattr(source, 'name', source)} is not a network's "
+                                 "weights (the .npz that `mjbot nn train` writes)")
         if meta.get("format_version") != FORMAT_VERSION:
             raise MissingNetwork(f"nn: weights format {meta.get('format_version')}, this "
                                  f"code reads {FORMAT_VERSION}")
