@@ -3,7 +3,11 @@
 Each phase is a subprocess of `mjbot` itself (selfplay, nn train, arena), so it runs with the
 commands' own worker machinery and frees its memory when done; the round's state
 (replay/learning/nn/iterate.py) is written after every phase, so a killed run resumes at the
-phase it was in. Seeds: self-play of round r plays seed ``--seed + r``; selection plays
+phase it was in; SIGTERM is passed on to the phase under way, which is waited for and left
+undone. Everything the user typed is checked before a game is played or state.json written,
+and a resumed run refuses options that differ from the ones on record.
+
+Seeds: self-play of round r plays seed ``--seed + r``; selection plays
 ``--selection-seed``; none of them is ever a headline seed (replay/learning/seeds.py).
 """
 
@@ -12,18 +16,26 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import math
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from adapter.commands import UserInputError, four_policies
 
 EXPERT = "mc"
+VARIANTS = ("riichi", "mcr", "taiwan16")
+# Options that shape a run's games, data or selection: a resumed run must be given the same.
+RECORDED = ("hands", "opponents", "selection_seed", "selection_hands", "seed", "channels",
+            "blocks", "playouts", "window", "epochs", "lr", "buffer")
+STOP_GRACE_S = 60.0  # a phase told to stop that has not ended by then is killed
 
 
 def register(nsub: Any) -> None:
@@ -34,7 +46,7 @@ def register(nsub: Any) -> None:
                         "generation is kept if it is not behind the current one on the "
                         "selection walls (duplicate arena, 1 vs 3). RUNDIR/state.json is "
                         "written after every phase: run the same command again to resume.")
-    i.add_argument("--variant", required=True, help="riichi, mcr or taiwan16")
+    i.add_argument("--variant", required=True, choices=VARIANTS)
     i.add_argument("--dir", required=True, metavar="RUNDIR", help="the run's folder")
     i.add_argument("--rounds", type=int, required=True, help="rounds in all (a resumed run "
                    "goes on to this many)")
@@ -88,14 +100,65 @@ def new_minus_current(arena: dict[str, Any], new: str, current: str
 def _mjbot(args: list[str], env: dict[str, str] | None = None) -> tuple[dict[str, Any], float]:
     """Run one `mjbot` command; its JSON (stdout, or the file after ``--json`` for arena) and
     seconds. A failed phase is the user's error in one line (its last stderr line)."""
+    phase = {"selfplay": "self-play", "nn": "training", "arena": "selection"}[args[0]]
+    if _STOP.asked:
+        raise Stopped(f"before its {phase}")
     start = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
-                       text=True, env={**os.environ, **(env or {})})
+    with subprocess.Popen([sys.executable, "-m", "adapter.cli", *args], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True,
+                          env={**os.environ, **(env or {})}) as proc:
+        try:
+            stdout, stderr = _STOP.wait(proc)
+        except BaseException:  # a second Ctrl-C: as subprocess.run, the phase ends now
+            proc.kill()
+            raise
     seconds = round(time.monotonic() - start, 1)
-    if r.returncode != 0:
-        last = (r.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise UserInputError(f"mjbot {args[0]} failed (exit {r.returncode}): {last}")
-    return (json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}), seconds
+    if _STOP.asked:
+        raise Stopped(f"during its {phase}")
+    if proc.returncode != 0:
+        last = (stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise UserInputError(f"mjbot {args[0]} failed (exit {proc.returncode}): {last}")
+    return (json.loads(stdout) if stdout.strip().startswith("{") else {}), seconds
+
+
+class Stopped(Exception):
+    """SIGTERM asked the run to stop: the phase under way ended and is not recorded done."""
+
+
+class _Stop:
+    """SIGTERM for the time of the run: noted (nothing being written is cut) and passed on to
+    the phase's process, which stops with what it finished and is waited for, so no phase
+    plays on after the run has gone (the run's group may not have been signalled)."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        self.child: subprocess.Popen[str] | None = None
+        self.since: float | None = None  # when the stop was first seen while waiting
+
+    def signalled(self, signum: int, frame: FrameType | None) -> None:
+        self.asked = True
+        if self.child is not None and self.child.poll() is None:
+            self.child.send_signal(signal.SIGTERM)
+
+    def wait(self, proc: subprocess.Popen[str]) -> tuple[str, str]:
+        """The phase's output once it ends; killed when a stop is not answered in time."""
+        self.child = proc
+        try:
+            if self.asked:  # asked between the start and the line above
+                proc.send_signal(signal.SIGTERM)
+            while True:
+                try:
+                    return proc.communicate(timeout=1.0)
+                except subprocess.TimeoutExpired:
+                    if self.asked and self.since is None:
+                        self.since = time.monotonic()
+                    if self.since is not None and time.monotonic() - self.since > STOP_GRACE_S:
+                        proc.kill()
+        finally:
+            self.child = None
+
+
+_STOP = _Stop()
 
 
 def _fresh_network(args: argparse.Namespace, out: Path) -> None:
@@ -113,6 +176,7 @@ def _fresh_network(args: argparse.Namespace, out: Path) -> None:
 
 
 def check(args: argparse.Namespace) -> list[str]:
+    """Everything the user typed, before a game is played or the run folder touched."""
     from replay.learning.seeds import ReservedSeedError, refuse_headline_seed
 
     for name, value in (("--rounds", args.rounds), ("--hands", args.hands),
@@ -128,8 +192,17 @@ def check(args: argparse.Namespace) -> list[str]:
         refuse_headline_seed(args.selection_seed, "--selection-seed")
     except ReservedSeedError as exc:
         raise UserInputError(str(exc)) from None
-    if args.init and not Path(args.init).is_file():
-        raise UserInputError(f"--init: no weights file at {args.init}")
+    if not (math.isfinite(args.lr) and args.lr > 0):
+        raise UserInputError(f"--lr must be a number above 0, not {args.lr}")
+    if args.buffer < 1:
+        raise UserInputError("--buffer must be at least 1")
+    if args.threads < 1:
+        raise UserInputError("--threads must be at least 1")
+    root = Path(args.dir)
+    if root.exists() and not root.is_dir():
+        raise UserInputError(f"--dir {args.dir} is a file, not a folder")
+    if args.init:
+        _check_init(args.init, args.variant)
     opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
     if not opponents:
         raise UserInputError("--opponents: name at least one policy")
@@ -138,7 +211,51 @@ def check(args: argparse.Namespace) -> list[str]:
         four_policies(f"{EXPERT},{o},{o},{o}")
     if importlib.util.find_spec("torch") is None:  # found, not loaded: the phases load it
         raise UserInputError("mjbot nn iterate needs torch: pip install -e '.[train]'")
+    if args.device == "cuda":
+        import torch  # only here: on the CPU the phases load it themselves
+
+        if not torch.cuda.is_available():
+            raise UserInputError(f"--device cuda: this torch ({torch.__version__}) sees no "
+                                 "CUDA device")
     return opponents
+
+
+def _check_init(init: str, variant: str) -> None:
+    """--init must be a network of this variant (the numpy reader's checks: format,
+    encoding, variant), not found out after a round of self-play."""
+    from brain.nn.network import MissingNetwork, Network
+
+    if not Path(init).is_file():
+        raise UserInputError(f"--init: no weights file at {init}")
+    try:
+        Network.from_file(init, variant)
+    except (MissingNetwork, OSError, KeyError, ValueError) as exc:
+        raise UserInputError(f"--init {init}: {str(exc).removeprefix('nn: ')}") from None
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options a resumed run must repeat; --init by its content (its path is the
+    working directory's)."""
+    from replay.dataset.shards import sha256
+
+    return {**{name: getattr(args, name) for name in RECORDED},
+            "init_sha256": sha256(Path(args.init)) if args.init else ""}
+
+
+def _same_options(args: argparse.Namespace, recorded: dict[str, Any], path: Path) -> None:
+    """Refuse, naming the first option that differs from the one on record."""
+    for name, value in _options(args).items():
+        if name not in recorded or recorded[name] == value:
+            continue
+        if name == "init_sha256":
+            given = f"--init {args.init}" if args.init else "no --init"
+            was = "--init weights of sha256 " + recorded[name][:12] if recorded[name] \
+                else "a fresh network (no --init)"
+            raise UserInputError(f"{given}: the run in {path.parent} started from {was}; "
+                                 "give the same, or another --dir")
+        flag = "--" + name.replace("_", "-")
+        raise UserInputError(f"{flag} {value} differs from {recorded[name]}, the run's in "
+                             f"{path}; give the same, or another --dir")
 
 
 def cmd_iterate(args: argparse.Namespace) -> int:
@@ -148,31 +265,60 @@ def cmd_iterate(args: argparse.Namespace) -> int:
     opponents = check(args)
     root = Path(args.dir)
     start = root / "gen-000.npz"
-    if not (root / "state.json").exists():
-        root.mkdir(parents=True, exist_ok=True)
-        if args.init:
-            shutil.copyfile(args.init, start)
-        else:
-            _fresh_network(args, start)
+    resumed = (root / "state.json").exists()
     try:
-        state = IterateState.open(root, args.variant, str(start))
+        if resumed:
+            state = IterateState.open(root, args.variant, start.name)
+            _same_options(args, state.data.get("options", {}), root / "state.json")
+        else:
+            root.mkdir(parents=True, exist_ok=True)
+            if args.init:
+                shutil.copyfile(args.init, start)
+            else:
+                _fresh_network(args, start)
+            state = IterateState.open(root, args.variant, start.name)
     except StateError as exc:
         raise UserInputError(str(exc)) from None
+    except OSError as exc:  # a folder that cannot be made or written
+        raise UserInputError(f"--dir {args.dir}: {exc.strerror or exc}") from None
     state.data.setdefault("start_sha256", sha256(start))
+    state.data.setdefault("options", _options(args))  # a run from before: recorded from now
     state.data["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count(),
                              "python": platform.python_version(), "device": args.device}
     state.save()
-    for number in range(state.completed() + 1, args.rounds + 1):
-        run_round(args, state, number, opponents)
+    previous = signal.signal(signal.SIGTERM, _STOP.signalled)
+    number = state.completed() + 1
+    try:
+        for number in range(state.completed() + 1, args.rounds + 1):
+            run_round(args, state, number, opponents)
+    except Stopped as exc:
+        print(f"mjbot nn iterate: stopped by SIGTERM in round {number}, {exc} (not recorded "
+              "done); the same command resumes it", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if args.json:
         print(json.dumps(state.data, indent=2))
     else:
         for r in state.data["rounds"]:
             sel = r["phases"].get("select", {})
-            print(f"round {r['round']}: {sel.get('difference', '-')} points/hand "
-                  f"{sel.get('ci95', '')} -> {'kept' if sel.get('kept') else 'old kept'}")
+            verdict = "kept" if sel.get("kept") else "old kept"
+            print(f"round {r['round']}: {shown_points(sel.get('difference'))} points/hand "
+                  f"{shown_interval(sel.get('ci95'))} -> {verdict}")
         print(f"current weights: {state.current} (sha256 {sha256(state.current)})")
     return 0
+
+
+def shown_points(x: float | None) -> str:
+    """A difference as the arena prints it: signed, never -0.0."""
+    return "n/a" if x is None else f"{x:+z.1f}"
+
+
+def shown_interval(ci: list[float | None] | None) -> str:
+    """A 95% interval as the arena prints it; [n/a] where a bound is missing (few hands)."""
+    if not ci or ci[0] is None or ci[1] is None:
+        return "[n/a]"
+    return f"[{ci[0]:+z.1f},{ci[1]:+z.1f}]"
 
 
 def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list[str]) -> None:
@@ -181,9 +327,9 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
 
     folder = state.root / f"round-{number:03d}"
     folder.mkdir(exist_ok=True)
-    current = state.current
-    state.set_round(number, weights_before=current,
-                    weights_before_sha256=sha256(current))
+    current = str(state.current)
+    state.set_round(number, weights_before=state.stored(state.current),
+                    weights_before_sha256=sha256(state.current))
     data = folder / f"selfplay-{number:03d}"  # distinct names: the weights record names only
     if state.phase(number, "selfplay") is None:
         seed = round_seed(args.seed, number, args.selection_seed)
@@ -194,11 +340,12 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
         env = {"MJBOT_NN_WEIGHTS": current, "MJBOT_MC": f"playouts={args.playouts},fast=nn"}
         figures, seconds = _mjbot(cmd, env)
         state.finish_phase(number, "selfplay", {
-            "seed": seed, "seconds": seconds, "command": _shown(cmd, env), "data": str(data),
+            "seed": seed, "seconds": seconds, "command": _shown(cmd, env),
+            "data": state.stored(data),
             "figures": {k: figures.get(k) for k in ("hands", "decisions", "games")}})
     new = folder / f"gen-{number:03d}.npz"
     if state.phase(number, "train") is None:
-        window = [(state.phase(k, "selfplay") or {})["data"]
+        window = [state.path((state.phase(k, "selfplay") or {})["data"])
                   for k in range(max(1, number - args.window), number)]
         cmd = ["nn", "train", "--variant", args.variant, "--data", str(data),
                *map(str, window), "--policies", EXPERT, "--init", current, "--out", str(new),
@@ -207,7 +354,7 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
                "--seed", str(number), "--json"]
         result, seconds = _mjbot(cmd)
         state.finish_phase(number, "train", {
-            "seconds": seconds, "command": _shown(cmd, {}), "weights": str(new),
+            "seconds": seconds, "command": _shown(cmd, {}), "weights": state.stored(new),
             "sha256": sha256(new), "bytes": new.stat().st_size,
             "figures": {k: result.get(k) for k in (
                 "train_examples", "holdout_examples", "examples_seen", "peak_examples_held",
@@ -228,7 +375,7 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
             "ci95": ci95, "kept": kept,
             "new": {k: arena["policies"][f"nn@{new}"].get(k) for k in (
                 "points_per_hand", "avg_rank", "win_rate", "deal_in_rate")}})
-    chosen = str(new) if (state.phase(number, "select") or {}).get("kept") else current
+    chosen = new if (state.phase(number, "select") or {}).get("kept") else state.current
     state.finish_round(number, chosen)
 
 

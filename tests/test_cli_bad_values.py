@@ -204,7 +204,7 @@ def test_a_weights_file_of_the_other_kind_is_named_as_such(tmp_path, capsys):
     reader says which kind it was handed (was 'weights format None' and a doubled path)."""
     err = _refused([*ARENA[:2], "nn@brain/data/opponents_riichi.npz,greedy,greedy,greedy",
                     "--hands", "4", "--no-log"], capsys)
-    assert "holds opponent models (mjbot models train), not a network" in err
+    assert "is not a network's weights" in err and "it holds opponent models" in err
     err = _refused(["models", "eval", "--variant", "riichi", "--model",
                     "brain/data/nn_riichi.npz"], capsys)
     assert err.count("nn_riichi.npz") == 1 and "a network's weights" in err

@@ -5,17 +5,28 @@ phase and resume where they stopped, never on a headline seed. A tiny config (a 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from adapter.nn_iterate import new_minus_current, round_seed, seats
+from adapter.nn_iterate import (
+    new_minus_current,
+    round_seed,
+    seats,
+    shown_interval,
+    shown_points,
+)
 from brain.nn.network import Network
+from replay.learning.nn.iterate import IterateState
 from replay.learning.seeds import HEADLINE_SEEDS, free_seed
 
 
@@ -33,14 +44,25 @@ def need_torch() -> None:
 OPPONENTS = "rulebased,rulebased,rulebased,style:value"
 
 
-def _iterate(run: Path, rounds: int, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "adapter.cli", "nn", "iterate", "--variant", "riichi", "--dir",
-         str(run), "--rounds", str(rounds), "--hands", "1", "--opponents",
-         OPPONENTS, "--selection-seed", "41",
-         "--selection-hands", "1", "--workers", "1", "--channels", "8", "--blocks", "1",
-         "--playouts", "2", "--epochs", "1", "--threads", "1", "--seed", "7", *extra],
-        capture_output=True, text=True, timeout=600)
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "data" / "nn" / "golden_riichi.npz"
+
+
+def _command(run: Path | str, rounds: int, *extra: str, hands: int = 1) -> list[str]:
+    return [sys.executable, "-m", "adapter.cli", "nn", "iterate", "--variant", "riichi",
+            "--dir", str(run), "--rounds", str(rounds), "--hands", str(hands), "--opponents",
+            OPPONENTS, "--selection-seed", "41",
+            "--selection-hands", "1", "--workers", "1", "--channels", "8", "--blocks", "1",
+            "--playouts", "2", "--epochs", "1", "--threads", "1", "--seed", "7", *extra]
+
+
+def _iterate(run: Path | str, rounds: int, *extra: str, cwd: Path | None = None
+             ) -> subprocess.CompletedProcess[str]:
+    """The run, from ``cwd`` (this checkout importable from anywhere)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    return subprocess.run(_command(run, rounds, *extra), capture_output=True, text=True,
+                          timeout=600, cwd=cwd, env=env)
 
 
 def _state(run: Path) -> dict[str, Any]:
@@ -55,10 +77,15 @@ def _stamps(run: Path, number: int) -> dict[str, int]:
 
 
 def test_rounds_resume_where_the_last_run_stopped(tmp_path: Path) -> None:
+    """Round 2 is resumed from another working directory than round 1 was played from: the
+    state's paths are the run folder's (they were the first working directory's)."""
     need_torch()
     run = tmp_path / "run"
-    r = _iterate(run, 1)
+    (tmp_path / "sub").mkdir()
+    r = _iterate("../run", 1, cwd=tmp_path / "sub")
     assert r.returncode == 0, r.stderr
+    assert re.fullmatch(r"round 1: [+-]\d+\.\d points/hand (\[n/a\]|\[\S+,\S+\]) -> "
+                        r"(kept|old kept)", r.stdout.splitlines()[0]), r.stdout
     one = _state(run)
     assert [x["done"] for x in one["rounds"]] == [True]
     first = one["rounds"][0]
@@ -68,11 +95,13 @@ def test_rounds_resume_where_the_last_run_stopped(tmp_path: Path) -> None:
         first["phases"]["selfplay"]["command"]
     train = first["phases"]["train"]["figures"]
     assert train["train_examples"] > 0 and train["examples_seen"] == train["train_examples"]
-    assert one["current"] == first["weights_after"]
-    Network.from_file(one["current"], "riichi")
+    assert one["current"] == first["weights_after"] == "round-001/gen-001.npz"
+    assert first["phases"]["selfplay"]["data"] == "round-001/selfplay-001"
+    Network.from_file(run / one["current"], "riichi")
     stamps = _stamps(run, 1)
 
-    r = _iterate(run, 2)  # goes on at round 2: round 1 is neither played nor trained again
+    # goes on at round 2, from the parent folder: round 1 is neither played nor trained again
+    r = _iterate("run", 2, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     two = _state(run)
     assert [x["done"] for x in two["rounds"]] == [True, True]
@@ -83,9 +112,11 @@ def test_rounds_resume_where_the_last_run_stopped(tmp_path: Path) -> None:
     # the opponents come in turn: round 2 seats the fourth and then the first again
     assert "--policies mc,style:value,rulebased,rulebased" in \
         second["phases"]["selfplay"]["command"]
-    assert str(run / "round-001" / "selfplay-001") in second["phases"]["train"]["command"]
+    assert str(Path("run") / "round-001" / "selfplay-001") in \
+        second["phases"]["train"]["command"]
     # the weights name their data and start by name: the window's folders are told apart
-    meta = Network.from_file(second["phases"]["train"]["weights"], "riichi").meta["training"]
+    weights = run / second["phases"]["train"]["weights"]
+    meta = Network.from_file(weights, "riichi").meta["training"]
     assert meta["data"] == ["selfplay-002", "selfplay-001"]
     assert meta["config"]["init"] == Path(second["weights_before"]).name
 
@@ -153,3 +184,116 @@ def test_the_kept_difference_is_new_minus_current_whichever_way_the_arena_names_
                   None if figures["ci95"][0] is None else -figures["ci95"][0]]
     same, _ = new_minus_current(arena, f"nn@{b}", "rulebased")
     assert same == figures["points_per_hand"]
+
+
+def test_a_resumed_run_refuses_options_that_differ_from_the_ones_on_record(
+        tmp_path: Path) -> None:
+    """Checked before anything runs: the state is left as it was (a changed option on a
+    resumed run was taken silently, --init ignored)."""
+    need_torch()
+    run = tmp_path / "run"
+    r = _iterate(run, 1)
+    assert r.returncode == 0, r.stderr
+    before = (run / "state.json").read_text()
+    for extra, said in ((("--lr", "0.001"), "--lr 0.001 differs from 0.0005"),
+                        (("--hands", "2"), "--hands 2 differs from 1"),
+                        (("--init", str(GOLDEN)), "started from a fresh network")):
+        r = _iterate(run, 2, *extra)
+        assert r.returncode == 2 and said in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert (run / "state.json").read_text() == before
+    assert not (run / "round-002").exists()
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    (("--init", "brain/data/nn_mcr.npz"), "the weights are for 'mcr', not 'riichi'"),
+    (("--init", "brain/data/opponents_riichi.npz"), "is not a network's weights"),
+    (("--lr", "-1"), "--lr must be a number above 0, not -1.0"),
+    (("--lr", "nan"), "--lr must be a number above 0, not nan"),
+    (("--dir", "FILE"), "is a file, not a folder"),
+    (("--dir", "FILE/run"), "Not a directory"),
+])
+def test_bad_input_is_refused_before_a_game_is_played(
+        tmp_path: Path, extra: tuple[str, str], said: str) -> None:
+    """One line, and no run folder left behind to stick to a later run (a bad --init was
+    found after a round of self-play, recorded done)."""
+    afile = tmp_path / "FILE"
+    afile.write_text("")
+    extra = tuple(x.replace("FILE", str(afile)) for x in extra)
+    r = _iterate(tmp_path / "run", 1, *extra, cwd=ROOT)
+    assert r.returncode == 2 and said in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert not (tmp_path / "run").exists() and afile.read_text() == ""
+
+
+def test_a_variant_outside_the_choices_is_refused(tmp_path: Path) -> None:
+    r = _iterate(tmp_path / "run", 1, "--variant", "mass")
+    assert r.returncode == 2 and "invalid choice: 'mass'" in r.stderr.splitlines()[-1]
+    assert not (tmp_path / "run").exists()
+
+
+def test_cuda_is_refused_where_torch_sees_none(tmp_path: Path) -> None:
+    need_torch()
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this torch sees a CUDA device")
+    r = _iterate(tmp_path / "run", 1, "--device", "cuda")
+    assert r.returncode == 2 and "--device cuda: this torch" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "run").exists()
+
+
+def test_sigterm_during_self_play_stops_the_phase_and_leaves_it_undone(
+        tmp_path: Path) -> None:
+    """SIGTERM to the run's process alone (as `kill PID` sends it): the self-play child is
+    told and waited for, the phase is not recorded done, and no process is left to write a
+    dataset into the run folder later (the child played on as an orphan before)."""
+    need_torch()
+    run = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(_command(run, 1, hands=40), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "round-001" / "selfplay-001").exists():  # the child has begun
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=120)
+        with pytest.raises(ProcessLookupError):  # the child went with it
+            for _ in range(50):
+                os.killpg(proc.pid, 0)
+                time.sleep(0.1)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert "Traceback" not in stderr
+    assert "stopped by SIGTERM in round 1, during its self-play" in stderr.splitlines()[-1]
+    (one,) = _state(run)["rounds"]
+    assert not one["done"] and "selfplay" not in one["phases"]
+
+
+def test_a_state_from_before_is_read_relative_to_its_run_folder(tmp_path: Path) -> None:
+    """Older state files hold paths relative to the folder the run was started from."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "state.json").write_text(json.dumps({
+        "variant": "riichi", "start": "../d/it/gen-000.npz",
+        "current": "../d/it/round-001/gen-001.npz",
+        "rounds": [{"round": 1, "done": True, "weights_before": "../d/it/gen-000.npz",
+                    "weights_after": "../d/it/round-001/gen-001.npz", "phases": {
+                        "selfplay": {"data": "../d/it/round-001/selfplay-001"},
+                        "train": {"weights": "../d/it/round-001/gen-001.npz"}}}]}))
+    state = IterateState.open(run, "riichi", "gen-000.npz")
+    assert state.current == run / "round-001" / "gen-001.npz"
+    assert state.data["start"] == "gen-000.npz"
+    assert state.phase(1, "selfplay") == {"data": "round-001/selfplay-001"}
+    assert state.phase(1, "train") == {"weights": "round-001/gen-001.npz"}
+
+
+def test_the_summary_prints_no_python_none_and_no_negative_zero() -> None:
+    assert shown_interval([None, None]) == shown_interval(None) == "[n/a]"
+    assert shown_interval([-0.04, 12.34]) == "[+0.0,+12.3]"
+    assert shown_points(-0.04) == "+0.0" and shown_points(None) == "n/a"

@@ -148,6 +148,7 @@ class Network:
     def from_file(cls, source: Any, variant: str | None = None) -> Network:
         """Read weights (a path or a binary file object); refuse another variant or another
         encoding version with :class:`MissingNetwork`."""
+        name = getattr(source, "name", source)  # a path or an open file: what the user gave
         try:
             with np.load(source, allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
@@ -156,16 +157,16 @@ class Network:
         except (OSError, ValueError, EOFError, TypeError, AttributeError, zipfile.BadZipFile):
             # numpy's own words ("pickled data", "cannot load file", an .npy array without
             # `with`) say nothing of what the user handed in: name it
-            name = getattr(source, "name", source)
             raise MissingNetwork(f"nn: {name} is not a weights file (the .npz that `mjbot nn "
                                  "train` writes)") from None
         if "meta" not in arrays:
             raise MissingNetwork("nn: the weights file has no meta entry")
         meta = json.loads(arrays.pop("meta").tobytes().decode())
-        if "public_features" in meta:  # brain/opponents' files share the npz + meta layout
-            name = getattr(source, "name", source)
-            raise MissingNetwork(f"nn: {name} holds opponent models (mjbot models train), "
-                                 "not a network (mjbot nn train)")
+        if "format_version" not in meta:  # another model's .npz: say which, where it is known
+            kind = (" (it holds opponent models: mjbot models train)"
+                    if "public_features" in meta else "")
+            raise MissingNetwork(f"nn: {name} is not a network's weights (the .npz that "
+                                 f"`mjbot nn train` writes){kind}")
         if meta.get("format_version") != FORMAT_VERSION:
             raise MissingNetwork(f"nn: weights format {meta.get('format_version')}, this "
                                  f"code reads {FORMAT_VERSION}")
@@ -187,7 +188,6 @@ class Network:
         network = cls(arrays, meta)
         bad = network.non_finite()
         if bad:
-            name = getattr(source, "name", source)
             raise MissingNetwork(f"nn: {name}: {bad} holds values that are not finite "
                                  "numbers (a diverged training run)")
         return network

@@ -6,19 +6,24 @@ apprentice from the current weights on this round's data and a window of earlier
 ``select`` (the new generation against the current one on selection walls; kept when the paired
 difference is >= 0). ``state.json`` in the run folder holds the current weights, every round's
 phases with their figures, command, seconds and finishing time, and is replaced atomically.
-Numpy-free and torch-free: the command (adapter/nn_iterate.py) runs the phases.
+Its paths are relative to the run folder, so a run resumes from any working directory (a file
+from before, whose paths were relative to where the run started, is read by the run layout's
+last parts). Numpy-free and torch-free: the command (adapter/nn_iterate.py) runs the phases.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import time
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 PHASES = ("selfplay", "train", "select")
 STATE = "state.json"
+PATHS = "relative to the run folder"  # state.json's "paths": absent in files from before
+_PATH_KEYS = ("start", "current", "weights_before", "weights_after", "data", "weights")
 
 
 class StateError(ValueError):
@@ -46,16 +51,27 @@ class IterateState:
                 raise StateError(f"{path}: not the state of an nn iterate run")
             if data.get("variant") != variant:
                 raise StateError(f"{path}: a {data.get('variant')} run, not {variant}")
+            if data.get("paths") != PATHS:
+                _rebase(data, path)
             return cls(root, data)
         root.mkdir(parents=True, exist_ok=True)
-        state = cls(root, {"variant": variant, "start": start, "current": start,
-                           "rounds": []})
+        state = cls(root, {"variant": variant, "paths": PATHS, "start": start,
+                           "current": start, "rounds": []})
         state.save()
         return state
 
     @property
-    def current(self) -> str:
-        return str(self.data["current"])
+    def current(self) -> Path:
+        """The current weights, as a path from here (state.json holds it run-relative)."""
+        return self.path(self.data["current"])
+
+    def path(self, stored: str) -> Path:
+        """A path state.json holds (relative to the run folder) as a path from here."""
+        return self.root / stored
+
+    def stored(self, path: Path) -> str:
+        """``path`` (in the run folder) as state.json holds it: relative to the folder."""
+        return path.relative_to(self.root).as_posix()
 
     def completed(self) -> int:
         """Rounds whose three phases are done."""
@@ -87,10 +103,10 @@ class IterateState:
         self.data["rounds"][number - 1].update(fields)
         self.save()
 
-    def finish_round(self, number: int, current: str) -> None:
-        self.data["current"] = current
+    def finish_round(self, number: int, current: Path) -> None:
+        self.data["current"] = self.stored(current)
         self.data["rounds"][number - 1]["done"] = True
-        self.data["rounds"][number - 1]["weights_after"] = current
+        self.data["rounds"][number - 1]["weights_after"] = self.data["current"]
         self.save()
 
     def save(self) -> None:
@@ -99,3 +115,29 @@ class IterateState:
         tmp = path.with_name(STATE + ".tmp")
         tmp.write_text(json.dumps(self.data, indent=2) + "\n")
         os.replace(tmp, path)
+
+
+def _rebase(data: Any, path: Path) -> None:
+    """Make an older state's paths (relative to the folder the run was started from) relative
+    to the run folder: the layout fixes their last parts (``gen-000.npz``, or
+    ``round-NNN/NAME``), whatever came before them."""
+    def walk(node: Any) -> None:
+        items = node.items() if isinstance(node, dict) else enumerate(node) \
+            if isinstance(node, list) else []
+        for key, value in list(items):
+            if key in _PATH_KEYS and isinstance(value, str):
+                node[key] = _in_run(value, path)
+            else:
+                walk(value)
+
+    walk(data)
+    data["paths"] = PATHS
+
+
+def _in_run(stored: str, path: Path) -> str:
+    parts = PurePath(stored).parts
+    if parts and parts[-1] == "gen-000.npz":
+        return "gen-000.npz"
+    if len(parts) >= 2 and re.fullmatch(r"round-\d{3}", parts[-2]):
+        return "/".join(parts[-2:])
+    raise StateError(f"{path}: {stored!r} is not a path in the run folder")
