@@ -28,10 +28,14 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from adapter.commands import UserInputError, four_policies
+from adapter.commands import (
+    UserInputError,
+    checked_variant,
+    four_policies,
+    require_mc_options,
+)
 
 EXPERT = "mc"
-VARIANTS = ("riichi", "mcr", "taiwan16")
 # Options that shape a run's games, data or selection: a resumed run must be given the same.
 RECORDED = ("hands", "opponents", "selection_seed", "selection_hands", "seed", "channels",
             "blocks", "playouts", "window", "epochs", "lr", "buffer")
@@ -46,7 +50,8 @@ def register(nsub: Any) -> None:
                         "generation is kept if it is not behind the current one on the "
                         "selection walls (duplicate arena, 1 vs 3). RUNDIR/state.json is "
                         "written after every phase: run the same command again to resume.")
-    i.add_argument("--variant", required=True, choices=VARIANTS)
+    i.add_argument("--variant", required=True, help="riichi, mcr or taiwan16: a variant mc "
+                   "(the expert) has opponent models for")
     i.add_argument("--dir", required=True, metavar="RUNDIR", help="the run's folder")
     i.add_argument("--rounds", type=int, required=True, help="rounds in all (a resumed run "
                    "goes on to this many)")
@@ -201,6 +206,10 @@ def check(args: argparse.Namespace) -> list[str]:
     root = Path(args.dir)
     if root.exists() and not root.is_dir():
         raise UserInputError(f"--dir {args.dir} is a file, not a folder")
+    above = next((p for p in root.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise UserInputError(f"--dir {args.dir}: {above} is a file, not a folder")
+    _check_expert(args.variant)
     if args.init:
         _check_init(args.init, args.variant)
     opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
@@ -218,6 +227,20 @@ def check(args: argparse.Namespace) -> list[str]:
             raise UserInputError(f"--device cuda: this torch ({torch.__version__}) sees no "
                                  "CUDA device")
     return opponents
+
+
+def _check_expert(variant: str) -> None:
+    """A variant the table plays and mc, the expert of every round, has opponent models for
+    (the Variant registry and the models on disk say so; no list of names here)."""
+    from brain.policies.mc.config import from_env
+    from brain.policies.mc.models import MissingModels, load_models
+
+    checked_variant(variant)
+    require_mc_options()
+    try:
+        load_models(variant, from_env().models)
+    except MissingModels as exc:
+        raise UserInputError(f"{exc} (mc is the expert of every round)") from None
 
 
 def _check_init(init: str, variant: str) -> None:

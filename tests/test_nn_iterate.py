@@ -211,7 +211,7 @@ def test_a_resumed_run_refuses_options_that_differ_from_the_ones_on_record(
     (("--lr", "-1"), "--lr must be a number above 0, not -1.0"),
     (("--lr", "nan"), "--lr must be a number above 0, not nan"),
     (("--dir", "FILE"), "is a file, not a folder"),
-    (("--dir", "FILE/run"), "Not a directory"),
+    (("--dir", "FILE/run"), "FILE is a file, not a folder"),
 ])
 def test_bad_input_is_refused_before_a_game_is_played(
         tmp_path: Path, extra: tuple[str, str], said: str) -> None:
@@ -226,10 +226,15 @@ def test_bad_input_is_refused_before_a_game_is_played(
     assert not (tmp_path / "run").exists() and afile.read_text() == ""
 
 
-def test_a_variant_outside_the_choices_is_refused(tmp_path: Path) -> None:
+def test_a_variant_mc_cannot_play_is_refused(tmp_path: Path) -> None:
+    """mass has no opponent models, so no expert: it failed inside self-play and left a
+    'mass run' in the folder."""
     r = _iterate(tmp_path / "run", 1, "--variant", "mass")
-    assert r.returncode == 2 and "invalid choice: 'mass'" in r.stderr.splitlines()[-1]
+    assert r.returncode == 2 and "no opponent models for 'mass'" in r.stderr, r.stderr
+    assert "mc is the expert of every round" in r.stderr
     assert not (tmp_path / "run").exists()
+    r = _iterate(tmp_path / "run", 1, "--variant", "poker")
+    assert r.returncode == 2 and "unknown variant 'poker'" in r.stderr
 
 
 def test_cuda_is_refused_where_torch_sees_none(tmp_path: Path) -> None:
