@@ -182,6 +182,13 @@ def test_import_of_real_games_keeps_every_recorded_move_legal(imported):
     assert manifest["source"] == "import" and manifest["policies"] == ["recorded"]
     assert manifest["import"]["skipped_decisions"] == 0
     assert len(manifest["import"]["files"]) == len(REAL_RIICHI) + 1
+    # each mjx mjlog and its anonymised tenhou.net/6 twin are one game: it counts once
+    twins = {f["file"]: f["left_out"] for f in manifest["import"]["files"]
+             if "the same game" in f.get("left_out", "")}
+    assert twins == {f"{stem}.tenhou6.json": f"the same game as {stem}.mjlog (it would count "
+                     "twice)" for stem in (p.name.removesuffix(".tenhou6.json")
+                                           for p in REAL_RIICHI if p.name.endswith(".tenhou6.json")
+                                           and "mjx_pairs" in str(p))}
     total = 0
     for entry in manifest["shards"]:
         d = read_shard(imported / entry["file"], list(S.FIELDS))
@@ -229,6 +236,14 @@ def test_nycu_sgf_import_is_taiwan16_and_one_seat_logs_are_refused(tmp_path):
     assert (d["action_index"] >= 0).all() and (d["t_hand"][:, :, 0] >= 0).all()
     r = mjbot("dataset", "import", str(nycu / "client1.log"), "--out", str(tmp_path / "one"))
     assert r.returncode == 2 and "one seat's view only" in r.stderr
+
+
+def test_a_file_given_twice_is_imported_once(tmp_path):
+    game = str(TENHOU / "convlog_tenhou6_json" / "double_ron.json")
+    manifest = import_files([game, game], tmp_path / "d")
+    first, again = manifest["import"]["files"]
+    assert "left_out" not in first and again["left_out"].startswith("the same game as")
+    assert manifest["decisions"] == first["decisions"]
 
 
 def test_import_refuses_mixed_variants_and_bad_files(tmp_path):

@@ -180,10 +180,16 @@ def import_files(paths: Iterable[str | Path], out: str | Path,
     meta = {"source": "import", "variant": variants[0], "policies": [RECORDED],
             "config": {"files": [p.name for p, _ in records]}}
     writer = DatasetWriter(Path(out), meta, shard_decisions)
+    first_of: dict[str, Path] = {}  # a game's moves -> the file it was first read from
     for game, (path, record) in enumerate(records):
         entry: dict[str, Any] = {"file": path.name, "format": record.source}
         if views[game]:
             entry["left_out"] = "one seat's view only (a command log)"
+            report.files.append(entry)
+            continue
+        seen = first_of.setdefault(_moves(record), path)
+        if seen != path or any(p == path for p, _ in records[:game]):
+            entry["left_out"] = f"the same game as {seen.name} (it would count twice)"
             report.files.append(entry)
             continue
         if record.meta.get("players", 4) != 4:
@@ -197,3 +203,9 @@ def import_files(paths: Iterable[str | Path], out: str | Path,
         report.files.append(entry)
     return writer.close({"import": {"files": report.files,
                                     "skipped_decisions": report.skipped_decisions}})
+
+
+def _moves(record: GameRecord) -> str:
+    """A game's events without the players' names: a file given twice, or an mjlog and its
+    anonymised tenhou.net/6 twin, read as the same game."""
+    return repr([e for e in record.events if not isinstance(e, ev.GameStarted)])
