@@ -33,6 +33,7 @@ from adapter.commands import (
     checked_variant,
     four_policies,
     require_mc_options,
+    require_torch_device,
 )
 
 EXPERT = "mc"
@@ -204,9 +205,7 @@ def check(args: argparse.Namespace) -> list[str]:
     if args.threads < 1:
         raise UserInputError("--threads must be at least 1")
     root = Path(args.dir)
-    if root.exists() and not root.is_dir():
-        raise UserInputError(f"--dir {args.dir} is a file, not a folder")
-    above = next((p for p in root.parents if p.exists()), None)
+    above = next((p for p in (root, *root.parents) if p.exists()), None)
     if above is not None and not above.is_dir():
         raise UserInputError(f"--dir {args.dir}: {above} is a file, not a folder")
     _check_expert(args.variant)
@@ -220,12 +219,8 @@ def check(args: argparse.Namespace) -> list[str]:
         four_policies(f"{EXPERT},{o},{o},{o}")
     if importlib.util.find_spec("torch") is None:  # found, not loaded: the phases load it
         raise UserInputError("mjbot nn iterate needs torch: pip install -e '.[train]'")
-    if args.device == "cuda":
-        import torch  # only here: on the CPU the phases load it themselves
-
-        if not torch.cuda.is_available():
-            raise UserInputError(f"--device cuda: this torch ({torch.__version__}) sees no "
-                                 "CUDA device")
+    if args.device == "cuda":  # torch loaded only here: on the CPU the phases load it
+        require_torch_device(args.device)
     return opponents
 
 

@@ -84,6 +84,13 @@ def _thousands(score: int) -> int:
     return (score // 100 + 4) // 10
 
 
+def placement(scores: list[int]) -> list[int]:
+    """Rank 1..4 of each seat, ties to the seat nearer the first dealer (seat 0), as on
+    Tenhou."""
+    order = sorted(range(4), key=lambda s: (-scores[s], s))
+    return [order.index(seat) + 1 for seat in range(4)]
+
+
 def game_points(scores: list[int], ranks: list[int]) -> list[float]:
     """Each seat's game points (see the module's docstring); ``ranks`` 1..4 per seat."""
     points = [0.0] * 4

@@ -138,6 +138,24 @@ def require_distinct_datasets(data: list[str], holdout: list[str]) -> None:
                                  "would be read on training examples")
 
 
+def require_torch_device(device: str) -> None:
+    """A device torch can use here, refused in one line otherwise: torch's own refusals
+    (an AssertionError for cuda on a CPU build) come as tracebacks, and only once a run
+    has begun."""
+    import torch
+
+    try:
+        kind = torch.device(device).type
+    except RuntimeError:
+        raise UserInputError(f"--device {device!r}: not a torch device (cpu, or cuda on a "
+                             "GPU machine)") from None
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise UserInputError(f"--device {device}: this torch has no CUDA device (a CPU build, "
+                             "or no GPU here); use --device cpu")
+    if kind not in ("cpu", "cuda"):
+        raise UserInputError(f"--device {device}: mjbot trains on cpu or cuda")
+
+
 def require_policy(name: str) -> None:
     """Refuse an unknown policy name with the list of known ones (``nn@FILE``: FILE must
     exist; whether it fits the variant is :func:`require_networks`' question)."""

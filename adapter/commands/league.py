@@ -206,7 +206,8 @@ def _league_options(args: argparse.Namespace, hero: str, field: str) -> dict[str
     # what the names alone do not say (absent where empty, as the budget): the bytes of an
     # nn@FILE seat's weights and the environment mc and nn read; a file retrained in place
     # must not pass for the one an arena kept in --out was played with
-    weights = {seat: _weights_digest(seat) for seat in (hero, field) if _weights_digest(seat)}
+    digests = {seat: _weights_digest(seat) for seat in (hero, field)}
+    weights = {seat: digest for seat, digest in digests.items() if digest}
     if weights:
         options["weights_sha256"] = weights
     from adapter.local.seat import policy_environment

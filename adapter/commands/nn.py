@@ -17,6 +17,7 @@ from adapter.commands import (
     checked_variant,
     require_distinct_datasets,
     require_networks,
+    require_torch_device,
     require_writable,
 )
 
@@ -186,24 +187,6 @@ def cmd_train(args: argparse.Namespace) -> int:
               f"held at once); held-out accuracy {h['accuracy']:.4f}{_against_start(h)}; "
               f"{result['seconds']} s -> {args.out}")
     return 0
-
-
-def require_torch_device(device: str) -> None:
-    """A device torch can use here, refused in one line otherwise: torch's own refusals
-    (an AssertionError for cuda on a CPU build) come as tracebacks, and only once a run
-    has begun."""
-    import torch
-
-    try:
-        kind = torch.device(device).type
-    except RuntimeError:
-        raise UserInputError(f"--device {device!r}: not a torch device (cpu, or cuda on a "
-                             "GPU machine)") from None
-    if kind == "cuda" and not torch.cuda.is_available():
-        raise UserInputError(f"--device {device}: this torch has no CUDA device (a CPU build, "
-                             "or no GPU here); use --device cpu")
-    if kind not in ("cpu", "cuda"):
-        raise UserInputError(f"--device {device}: mjbot trains on cpu or cuda")
 
 
 def _against_start(held: dict[str, Any]) -> str:

@@ -26,6 +26,7 @@ from adapter.local.external.process import (
     die_with_parent,
     kill_live_groups,
 )
+from replay.dataset.stats import stop_reason_text  # noqa: F401  (one wording: re-exported)
 
 
 class StopRequest:
@@ -70,11 +71,6 @@ def exit_status(reason: str | None) -> int:
     SIGTERM or SIGINT, as a shell reports a signalled process; 0 when it ran to its end or
     its deadline (a deadline is no failure)."""
     return 128 + int(signal.Signals[reason]) if reason and reason.startswith("SIG") else 0
-
-
-def stop_reason_text(reason: str) -> str:
-    """How a report names why a run stopped: the signal, or the option whose time passed."""
-    return "--stop-after passed" if reason == "time" else reason
 
 
 class WorkerDied(RuntimeError):

@@ -20,6 +20,7 @@ from typing import Any
 from brain.rules.variant import variant_of
 from brain.state import StateError, TableState
 from protocols import events as ev
+from protocols.tenhou_values import placement
 from replay import formats
 from replay.dataset import schema as S
 from replay.dataset.records import Block, BlockBuilder, HandStart
@@ -68,15 +69,6 @@ def one_seat_view(path: Path, record: GameRecord) -> str | None:
         return None
     return (f"{path}: {FORMAT_LABELS.get(record.source, record.source)} shows one seat's view "
             "only; a dataset needs games whose hands are all known")
-
-
-def ranks(scores: list[int]) -> list[int]:
-    """Placement 1..4, ties to the seat nearer the first dealer (seat 0), as on Tenhou."""
-    order = sorted(range(4), key=lambda s: (-scores[s], s))
-    out = [0] * 4
-    for rank, seat in enumerate(order, start=1):
-        out[seat] = rank
-    return out
 
 
 def as_legal(action: Any, legal: Iterable[Any]) -> Any | None:
@@ -153,7 +145,7 @@ def record_block(record: GameRecord, game: int) -> tuple[Block, int]:
     if open_hand:
         builder.end_hand(reason, deltas, wins)
     scores = final or [a + b for a, b in zip(last_scores, deltas, strict=True)]
-    builder.end_game(scores, ranks(scores) if variant_of(variant).ranked else None)
+    builder.end_game(scores, placement(scores) if variant_of(variant).ranked else None)
     return builder.block(), skipped
 
 

@@ -86,7 +86,7 @@ def format_stats(stats: dict[str, Any]) -> str:
         f"dataset {stats['variant']} ({stats['source']}, schema {stats['schema_version']}): "
         f"{stats['hands']} hands, {stats['decisions']} decisions in {stats['shards']} shards, "
         f"{stats['bytes'] / 1e6:.2f} MB",
-        *([f"stopped early ({_why(stats['stopped']['reason'])}): the first "
+        *([f"stopped early ({stop_reason_text(stats['stopped']['reason'])}): the first "
            f"{stats['stopped']['units_done']} of {stats['stopped']['units_planned']} wall sets"]
           if stats.get("stopped") else []),
         "by kind: " + ", ".join(f"{k} {v}" for k, v in stats["by_kind"].items()),
@@ -100,6 +100,7 @@ def format_stats(stats: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _why(reason: str) -> str:
-    """A stop's recorded reason in words: the deadline, or the signal's name."""
+def stop_reason_text(reason: str) -> str:
+    """How a report names why a run stopped (a manifest's ``stopped``, an arena's): the
+    signal, or the option whose time passed. The arena, league and self-play use it too."""
     return "--stop-after passed" if reason == "time" else reason

@@ -24,7 +24,14 @@ from brain.shanten import shanten
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.tenhou import ints, score_text, yaku_items
-from protocols.tenhou_values import fu_of, game_points, hand_points, limit_class, yaku_attrs
+from protocols.tenhou_values import (
+    fu_of,
+    game_points,
+    hand_points,
+    limit_class,
+    placement,
+    yaku_attrs,
+)
 from replay.record import GameRecord, RecordError, canonical, own_tiles
 
 VARIANT: Final = "riichi"  # the one variant this format holds: where the name enters
@@ -434,9 +441,7 @@ def dumps(record: GameRecord) -> str:
 
 def _sc(scores: list[int]) -> list[float]:
     """Tenhou's ``sc``: each seat's score and game points (ties ranked by seat order)."""
-    order = sorted(range(4), key=lambda s: (-scores[s], s))
-    ranks = [order.index(s) + 1 for s in range(4)]
-    points = game_points(scores, ranks)
+    points = game_points(scores, placement(scores))
     return [x for s in range(4) for x in (scores[s], points[s])]
 
 
