@@ -4,8 +4,10 @@ Each phase is a subprocess of `mjbot` itself (selfplay, nn train, arena), so it 
 commands' own worker machinery and frees its memory when done; the round's state
 (replay/learning/nn/iterate.py) is written after every phase, so a killed run resumes at the
 phase it was in; SIGTERM is passed on to the phase under way, which is waited for and left
-undone. Everything the user typed is checked before a game is played or state.json written,
-and a resumed run refuses options that differ from the ones on record.
+undone, and a run killed outright (SIGKILL) takes its phase with it (the kernel sends the
+phase SIGTERM when its parent dies). Everything the user typed is checked before a game is
+played or state.json written, and a resumed run refuses options that differ from the ones on
+record.
 
 Seeds: self-play of round r plays seed ``--seed + r``; selection plays
 ``--selection-seed``; none of them is ever a headline seed (replay/learning/seeds.py).
@@ -14,6 +16,7 @@ Seeds: self-play of round r plays seed ``--seed + r``; selection plays
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import math
@@ -68,8 +71,7 @@ def register(nsub: Any) -> None:
     i.add_argument("--workers", type=int, default=1)
     i.add_argument("--init", default="", metavar="FILE", help="the first generation (default: "
                    "a fresh network of --channels x --blocks)")
-    i.add_argument("--channels", type=int, default=64)
-    i.add_argument("--blocks", type=int, default=4)
+    add_shape_arguments(i)
     i.add_argument("--playouts", type=int, default=128, help="the expert's playouts per "
                    "candidate (fixed, so its answers are reproducible)")
     i.add_argument("--window", type=int, default=2, help="earlier rounds' data also trained on")
@@ -109,10 +111,15 @@ def _mjbot(args: list[str], env: dict[str, str] | None = None) -> tuple[dict[str
     phase = {"selfplay": "self-play", "nn": "training", "arena": "selection"}[args[0]]
     if _STOP.asked:
         raise Stopped(f"before its {phase}")
+    from adapter.local.external.process import die_with_parent
+
     start = time.monotonic()
+    # SIGTERM, not SIGKILL, when the run dies: the phase then stops as on a plain stop
     with subprocess.Popen([sys.executable, "-m", "adapter.cli", *args], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True,
-                          env={**os.environ, **(env or {})}) as proc:
+                          env={**os.environ, **(env or {})},
+                          preexec_fn=functools.partial(die_with_parent, signal.SIGTERM,
+                                                       os.getpid())) as proc:
         try:
             stdout, stderr = _STOP.wait(proc)
         except BaseException:  # a second Ctrl-C: as subprocess.run, the phase ends now
@@ -190,7 +197,7 @@ def check(args: argparse.Namespace) -> list[str]:
                         ("--workers", args.workers), ("--epochs", args.epochs),
                         ("--playouts", args.playouts), ("--channels", args.channels),
                         ("--blocks", args.blocks)):
-        if value < 1:
+        if value is not None and value < 1:
             raise UserInputError(f"{name} must be at least 1")
     if args.window < 0:
         raise UserInputError("--window must be 0 or more")
@@ -209,8 +216,8 @@ def check(args: argparse.Namespace) -> list[str]:
     if above is not None and not above.is_dir():
         raise UserInputError(f"--dir {args.dir}: {above} is a file, not a folder")
     _check_expert(args.variant)
-    if args.init:
-        _check_init(args.init, args.variant)
+    args.channels, args.blocks = network_shape(args.init, args.variant, args.channels,
+                                               args.blocks)
     opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
     if not opponents:
         raise UserInputError("--opponents: name at least one policy")
@@ -238,17 +245,44 @@ def _check_expert(variant: str) -> None:
         raise UserInputError(f"{exc} (mc is the expert of every round)") from None
 
 
-def _check_init(init: str, variant: str) -> None:
-    """--init must be a network of this variant (the numpy reader's checks: format,
-    encoding, variant), not found out after a round of self-play."""
+DEFAULT_CHANNELS, DEFAULT_BLOCKS = 64, 4
+
+
+def add_shape_arguments(parser: argparse.ArgumentParser) -> None:
+    """--channels and --blocks, left None when not given so that --init's shape can win."""
+    parser.add_argument("--channels", type=int, default=None,
+                        help=f"a fresh network's width (default {DEFAULT_CHANNELS}; with --init, "
+                        "its own)")
+    parser.add_argument("--blocks", type=int, default=None,
+                        help=f"a fresh network's residual blocks (default {DEFAULT_BLOCKS}; with "
+                        "--init, its own)")
+
+
+def network_shape(init: str, variant: str, channels: int | None, blocks: int | None
+                  ) -> tuple[int, int]:
+    """The network's channels and blocks: --init's own (fine-tuning keeps its shape, and
+    --channels or --blocks may only repeat it: before, another value was ignored without a
+    word), else the options or the defaults. --init must be a network of this variant (the
+    numpy reader's checks: format, encoding, variant), not found out after a round of
+    self-play or the reading of a dataset."""
     from brain.nn.network import MissingNetwork, Network
 
+    if not init:
+        return (DEFAULT_CHANNELS if channels is None else channels,
+                DEFAULT_BLOCKS if blocks is None else blocks)
     if not Path(init).is_file():
         raise UserInputError(f"--init: no weights file at {init}")
     try:
-        Network.from_file(init, variant)
+        shape = Network.from_file(init, variant).shape
     except (MissingNetwork, OSError, KeyError, ValueError) as exc:
         raise UserInputError(f"--init {init}: {str(exc).removeprefix('nn: ')}") from None
+    for option, given, has in (("--channels", channels, shape.channels),
+                               ("--blocks", blocks, shape.blocks)):
+        if given is not None and given != has:
+            raise UserInputError(f"{option} {given}: --init {init} is {shape.channels} "
+                                 f"channels x {shape.blocks} blocks, and fine-tuning keeps its "
+                                 f"shape (leave {option} out)")
+    return shape.channels, shape.blocks
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:

@@ -197,7 +197,8 @@ def test_a_resumed_run_refuses_options_that_differ_from_the_ones_on_record(
     before = (run / "state.json").read_text()
     for extra, said in ((("--lr", "0.001"), "--lr 0.001 differs from 0.0005"),
                         (("--hands", "2"), "--hands 2 differs from 1"),
-                        (("--init", str(GOLDEN)), "started from a fresh network")):
+                        (("--init", str(run / "round-001" / "gen-001.npz")),
+                         "started from a fresh network")):
         r = _iterate(run, 2, *extra)
         assert r.returncode == 2 and said in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
@@ -208,6 +209,7 @@ def test_a_resumed_run_refuses_options_that_differ_from_the_ones_on_record(
 @pytest.mark.parametrize(("extra", "said"), [
     (("--init", "brain/data/nn_mcr.npz"), "the weights are for 'mcr', not 'riichi'"),
     (("--init", "brain/data/opponents_riichi.npz"), "is not a network's weights"),
+    (("--init", str(GOLDEN)), "--channels 8: --init"),  # it was ignored: GOLDEN is 16 x 1
     (("--lr", "-1"), "--lr must be a number above 0, not -1.0"),
     (("--lr", "nan"), "--lr must be a number above 0, not nan"),
     (("--dir", "FILE"), "is a file, not a folder"),
@@ -278,6 +280,43 @@ def test_sigterm_during_self_play_stops_the_phase_and_leaves_it_undone(
     assert "stopped by SIGTERM in round 1, during its self-play" in stderr.splitlines()[-1]
     (one,) = _state(run)["rounds"]
     assert not one["done"] and "selfplay" not in one["phases"]
+
+
+def _living(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie only waits to be reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death "
+                    "signal is Linux's")
+def test_a_run_killed_outright_takes_its_phase_with_it(tmp_path: Path) -> None:
+    """SIGKILL cannot be answered, so the run cannot pass a stop on: the kernel sends the phase
+    SIGTERM when the run dies. Before, the self-play child played on as an orphan."""
+    need_torch()
+    run = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(_command(run, 1, hands=4000), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env, cwd=ROOT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "round-001" / "selfplay-001").exists():  # the child has begun
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        assert children
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 10  # self-play of 4,000 hands takes minutes
+        while any(_living(int(c)) for c in children):
+            assert time.monotonic() < deadline, "the phase outlived its run"
+            time.sleep(0.1)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
 def test_a_state_from_before_is_read_relative_to_its_run_folder(tmp_path: Path) -> None:

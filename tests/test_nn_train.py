@@ -93,7 +93,11 @@ def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path) -> N
     np.testing.assert_allclose(net.forward(x)[0], logits.numpy(), atol=1e-5, rtol=0)
     tuned = tmp_path / "tuned.npz"  # fine-tuning starts from the weights, keeps their shape
     r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(tuned),
-               "--epochs", "1", "--init", str(weights), "--channels", "99", "--threads", "1",
+               "--epochs", "1", "--init", str(weights), "--channels", "99", "--threads", "1")
+    assert r.returncode == 2 and "--channels 99: --init" in r.stderr, r.stderr  # was ignored
+    assert "is 8 channels x 1 blocks" in r.stderr and not tuned.exists()
+    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(tuned),
+               "--epochs", "1", "--init", str(weights), "--channels", "8", "--threads", "1",
                "--correction-weight", "3", "--json")
     assert r.returncode == 0, r.stderr
     tuned_result = json.loads(r.stdout)

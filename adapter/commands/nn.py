@@ -45,8 +45,7 @@ def register(sub: Any) -> None:
     t.add_argument("--epochs", type=int, default=4)
     t.add_argument("--batch-size", type=int, default=256)
     t.add_argument("--lr", type=float, default=2e-3)
-    t.add_argument("--channels", type=int, default=64)
-    t.add_argument("--blocks", type=int, default=4)
+    nn_iterate.add_shape_arguments(t)
     t.add_argument("--max-decisions", type=int, default=0, metavar="N",
                    help="training examples, about, in all (seeded sample; 0: every one)")
     t.add_argument("--buffer", type=int, default=DEFAULT_BUFFER, metavar="N",
@@ -119,8 +118,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     for name, value in (("--epochs", args.epochs), ("--batch-size", args.batch_size),
                         ("--channels", args.channels), ("--blocks", args.blocks),
                         ("--holdout-max", args.holdout_max)):
-        if value < 1:
+        if value is not None and value < 1:
             raise UserInputError(f"{name} must be at least 1")
+    args.channels, args.blocks = nn_iterate.network_shape(args.init, args.variant,
+                                                          args.channels, args.blocks)
     if args.channels > MAX_CHANNELS or args.blocks > MAX_BLOCKS:
         raise UserInputError(f"--channels at most {MAX_CHANNELS} and --blocks at most "
                              f"{MAX_BLOCKS}: a larger network cannot answer within a "
@@ -139,8 +140,6 @@ def cmd_train(args: argparse.Namespace) -> int:
     for d in [*args.data, *(args.holdout or [])]:
         if not (Path(d) / "manifest.json").is_file():
             raise UserInputError(f"{d}: no dataset here (no manifest.json; see mjbot selfplay)")
-    if args.init and not Path(args.init).is_file():
-        raise UserInputError(f"--init: no weights file at {args.init}")
     if not args.correction_weight > 0:
         raise UserInputError(f"--correction-weight must be above 0, got {args.correction_weight}")
     if args.correction_weight != 1.0 and not args.init:
