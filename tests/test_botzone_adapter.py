@@ -142,3 +142,10 @@ def test_keep_running_answers_each_later_line_like_botzone_sends_it():
         proc.stdin.close()
         proc.wait(timeout=30)
     assert proc.returncode == 0, proc.stderr.read()
+
+
+def test_a_deal_of_five_of_a_tile_is_answered_with_a_tile_we_hold_not_a_traceback():
+    r = _mjbot("botzone", "--no-log", stdin=simple_input(
+        ["0 1 1", "1 0 0 0 0 " + " ".join(["W4"] * 13), "2 W4"], ["PASS", "PASS"]))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert r.stdout.split("\n")[0] == "PLAY W4" and "cannot read our table" in r.stderr
