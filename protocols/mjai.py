@@ -26,6 +26,7 @@ from protocols.codec import (
     MalformedMessage,
     ProtocolError,
     UnsupportedMessage,
+    load_json,
 )
 
 WINDS = ("E", "S", "W", "N")
@@ -86,7 +87,7 @@ class MjaiCodec(Codec):
         mjai.app form sends an array of them per line: the transport takes it apart)."""
         if isinstance(message, str):
             try:
-                message = json.loads(message)
+                message = load_json(message)
             except json.JSONDecodeError as exc:
                 raise MalformedMessage(f"not JSON ({exc.msg})", message) from None
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):

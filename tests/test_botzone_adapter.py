@@ -149,3 +149,14 @@ def test_a_deal_of_five_of_a_tile_is_answered_with_a_tile_we_hold_not_a_tracebac
         ["0 1 1", "1 0 0 0 0 " + " ".join(["W4"] * 13), "2 W4"], ["PASS", "PASS"]))
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     assert r.stdout.split("\n")[0] == "PLAY W4" and "cannot read our table" in r.stderr
+
+
+def test_json_nested_too_deeply_is_bad_input_not_a_traceback():
+    deep = "[" * 100_000 + "]" * 100_000
+    r = _mjbot("botzone", "--no-log", stdin='{"requests": ["0 1 1"], "data": ' + deep + "}")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert json.loads(r.stdout)["response"] == "PASS" and "nested too deeply" in r.stderr
+    out = io.StringIO()
+    assert run_once(io.StringIO(simple_input(["0 1 1"], [], data=deep)), out,
+                    write_log=False) == 0  # our own data, unreadable: ignored
+    assert out.getvalue().split("\n")[0] == "PASS"

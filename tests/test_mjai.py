@@ -155,6 +155,58 @@ async def test_a_full_game_as_a_client_of_an_mjai_server(tmp_path: Path) -> None
     _check_answers(seat, [[m] for m in events], answers[1:])
 
 
+async def test_an_over_long_or_too_deeply_nested_line_from_the_server_is_answered_none(
+        tmp_path: Path) -> None:
+    """A line over asyncio's 64 KiB limit ended the TCP client with a ValueError traceback,
+    and JSON nested too deeply for the parser with a RecursionError: each is now one error
+    and one ``none``, and the lines after it are read where the server's lines start."""
+    seat = 2
+    events = _seen_by(seat)[:8]
+    hostile = ['{"type": "dahai", "actor": 3, "pai": "' + "x" * 200_000 + '"}',
+               "[" * 100_000 + "]" * 100_000]
+    answers: list[dict[str, Any]] = []
+    served = asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b'{"type":"hello","protocol":"mjsonp","protocol_version":3}\n')
+        await writer.drain()
+        answers.append(json.loads(await reader.readline()))
+        for line in [*hostile, *(json.dumps(m) for m in events)]:
+            writer.write((line + "\n").encode())
+            await writer.drain()
+            answers.append(json.loads(await asyncio.wait_for(reader.readline(), 10)))
+        writer.close()
+        served.set()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    bot = MjaiBot(MjaiSettings(log_dir=str(tmp_path)))
+    async with server:
+        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 60)
+        await asyncio.wait_for(served.wait(), 10)
+    assert answers[1:3] == [{"type": "none"}] * 2
+    assert len(answers) == 1 + len(hostile) + len(events)
+    _check_answers(seat, [[m] for m in events], answers[3:])
+    assert any("over the 65536-byte limit" in e for e in summary.errors)
+    assert any("nested too deeply" in e for e in summary.errors)
+
+
+def test_too_deeply_nested_json_on_stdin_is_answered_none_and_kept_in_the_game_log(
+        tmp_path: Path) -> None:
+    nested = "[" * 100_000 + "]" * 100_000
+    lines = ['[{"type": "start_game", "id": 0, "names": ["a", "b", "c", "d"]}]', nested,
+             "not json"]
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", "--log-dir",
+                           str(tmp_path)], input="\n".join(lines) + "\n", capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [{"type": "none"}] * 3
+    assert "nested too deeply" in done.stderr
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    raws = [f.raw for f in read_log(path).frames if type(f).__name__ == "RxFrame"]
+    assert raws == lines
+
+
 def test_bench_mjai_extra_lists_what_mjai_needs():
     """`pip install -e '.[mjai]'` brings loguru and requests with their own dependencies (the
     old `--no-deps ... requests` line left requests without urllib3 & co)."""

@@ -27,7 +27,7 @@ from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.botzone import BotzoneCodec
-from protocols.codec import ProtocolError
+from protocols.codec import ProtocolError, load_json
 
 KEEP_RUNNING = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
 DATA_VERSION = 1
@@ -59,7 +59,7 @@ def parse_input(text: str) -> TurnInput:
     stripped = text.lstrip()
     if stripped.startswith("{"):
         try:
-            obj = json.loads(stripped)
+            obj = load_json(stripped)
         except json.JSONDecodeError as exc:
             raise InputError(f"JSON input does not parse ({exc})") from None
         requests, responses = obj.get("requests"), obj.get("responses", [])
@@ -232,7 +232,7 @@ def open_log(bot: BotzoneBot, data: dict[str, Any], log_dir: str | None) -> dict
 def load_data(text: str) -> dict[str, Any]:
     """Our own ``data`` from the previous turn, or {} when absent, foreign or another version."""
     try:
-        data = json.loads(text) if text else {}
+        data = load_json(text) if text else {}
     except json.JSONDecodeError:
         return {}
     if not isinstance(data, dict) or data.get("v") != DATA_VERSION:
@@ -353,7 +353,7 @@ def _unwrap_json(line: str) -> str:
     """A later keep-running request may come JSON-encoded: a string, or an object whose last
     request is the one to answer."""
     try:
-        value = json.loads(line)
+        value = load_json(line)
     except json.JSONDecodeError:
         return line
     if isinstance(value, str):

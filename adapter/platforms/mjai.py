@@ -16,6 +16,7 @@ form stays synchronous.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ from brain.brain import Brain, safest_action
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.codec import ProtocolError
+from protocols.codec import ProtocolError, load_json
 from protocols.mjai import NONE, Answer, Hello, MjaiCodec
 from replay.log import Footer, Header
 
@@ -70,6 +71,7 @@ class MjaiBot(CodecSession):
         try:
             messages = parse_line(line)
         except json.JSONDecodeError as exc:
+            self.pending.rx(self.game_log, line)  # the game log keeps what could not be read
             self.error(f"not JSON ({exc.msg}): {line[:200]!r}")
             return None, None  # answered "none" by send, as no answer of ours
         due = self._take(messages, line)
@@ -174,7 +176,7 @@ class MjaiBot(CodecSession):
 
 def parse_line(line: str) -> list[Any]:
     """One input line: a JSON array of events (mjai.app) or a single event object."""
-    value = json.loads(line)
+    value = load_json(line)
     return value if isinstance(value, list) else [value]
 
 
@@ -189,6 +191,32 @@ def reply_line(bot: MjaiBot, line: str) -> str:
 async def reply_line_async(bot: MjaiBot, line: str) -> str:
     """The same, the decision awaited."""
     return f"{await bot.handle_async(line)}\n"
+
+
+LINE_LIMIT = 2 ** 16  # bytes of one line kept (asyncio's default limit); no event is near it
+
+
+async def read_line(reader: asyncio.StreamReader) -> tuple[bytes, int]:
+    """The next line (the last one may lack its newline) and 0, or, for a line over
+    :data:`LINE_LIMIT`, its first bytes and its length (the rest is read and dropped, so that
+    the next line starts where the server's next line does). EOFError at the end."""
+    try:
+        return await reader.readuntil(b"\n"), 0
+    except asyncio.IncompleteReadError as exc:
+        if not exc.partial:
+            raise EOFError from None
+        return exc.partial, 0
+    except asyncio.LimitOverrunError as exc:
+        kept = await reader.readexactly(min(exc.consumed, LINE_LIMIT))
+        size = len(kept)
+        while True:  # the rest of the line, a buffer at a time, up to its newline
+            try:
+                size += len(await reader.readuntil(b"\n"))
+                return kept, size
+            except asyncio.IncompleteReadError as end:
+                return kept, size + len(end.partial)
+            except asyncio.LimitOverrunError as more:
+                size += len(await reader.readexactly(more.consumed))
 
 
 def run_stdio(bot: MjaiBot, stdin: Any = None, stdout: Any = None) -> SessionSummary:
@@ -211,9 +239,10 @@ async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 1
     reader, writer = await open_connection_retrying(host, port, connect_timeout)
 
     async def read() -> list[str]:
-        line = await reader.readline()
-        if not line:
-            raise EOFError
+        line, cut = await read_line(reader)
+        if cut:
+            bot.error(f"a line of {cut} bytes, over the {LINE_LIMIT}-byte limit: read as "
+                      f"its first {LINE_LIMIT} bytes")
         text = line.decode("utf-8", errors="replace").strip()
         return [text] if text else []
 
