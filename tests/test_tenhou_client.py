@@ -462,3 +462,53 @@ async def test_a_second_cancel_while_leaving_still_closes_the_log(tmp_path: Path
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     log = read_log(path)
     assert log.complete and log.truncated is None
+
+
+# ---------------------------------------------------------------------- a server that deals twice
+
+
+async def test_a_second_draw_in_a_row_is_answered_with_a_tile_we_hold(tmp_path: Path) -> None:
+    """A buggy server deals us two draws without our discard echoed between them: our hand
+    then has 15 tiles, which the rules cannot read (the brain raised out of legal_actions and
+    the client exited with a traceback). Each draw is now answered with a discard of a tile
+    we were dealt, the second as a fallback with its reason, and the game goes on."""
+    done = asyncio.Event()
+    problems: list[str] = []
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server = _ScriptedServer(reader, writer)
+        try:
+            await server.expect("HELO")
+            await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
+                              '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
+            await server.expect("JOIN")
+            await server.send('<GO type="64" lobby="0"/>',
+                              '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
+            await server.expect("GOK")
+            hand = {0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124}
+            await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
+                              f'hai="{",".join(map(str, sorted(hand)))}"/>', "<T5/>", "<T6/>")
+            for _ in range(2):
+                tile_id = int((await server.expect("D"))["p"])
+                if tile_id not in hand | {5, 6}:
+                    problems.append(f"discarded id {tile_id}, never dealt")
+                hand.discard(tile_id)
+            await server.send('<RYUUKYOKU ba="0,0" sc="250,0,250,0,250,0,250,0" '
+                              'owari="250,0.0,250,0.0,250,0.0,250,0.0"/>')
+            await server.expect("BYE")
+        finally:
+            done.set()
+            writer.close()
+
+    listener = await asyncio.start_server(client, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
+                              reconnect_tries=1, reconnect_delay=0.1)
+    async with listener:
+        summary: SessionSummary = await asyncio.wait_for(run(settings), 60)
+        await asyncio.wait_for(done.wait(), 10)
+    assert summary.finished and summary.games == 1 and problems == []
+    assert summary.fallbacks == 1
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    decisions = [f for f in read_log(path).frames if isinstance(f, DecisionFrame)]
+    assert "cannot read our table" in decisions[-1].fallback
