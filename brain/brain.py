@@ -113,13 +113,18 @@ class Brain:
     def checked_legal(self, state: TableState, request: ev.DecisionRequest) \
             -> tuple[list[Any], str]:
         """The legal actions and "", or, where the rules cannot read the table (a platform
-        dealt five of a tile, a hand of no possible size), the moves that are always safe to
-        send and why: the policy is then not asked (:meth:`unreadable`)."""
+        dealt five of a tile, a hand of no possible size) or find nothing to play (no tile in
+        hand on our turn), the moves that are always safe to send and why: the policy is then
+        not asked (:meth:`unreadable`)."""
         try:
-            return self.legal(state, request), ""
+            legal = self.legal(state, request)
         except Exception as exc:  # the table, not the rules: a session must still answer
             return emergency_legal(state, request), \
                 f"the rules cannot read our table ({type(exc).__name__}: {exc})"
+        if not legal:  # asked to play with no tile in hand
+            return emergency_legal(state, request), \
+                f"no legal action on our table for a {request.kind} request"
+        return legal, ""
 
     def unreadable(self, state: TableState, legal: list[Any], start: float,
                    problem: str) -> Answer:

@@ -197,3 +197,10 @@ def test_a_table_the_rules_cannot_read_is_answered_safely_not_raised():
     assert brain.tally.fallbacks == 1
     claim = brain.decide(state, ev.DecisionRequest("claim", tile=state.hand[0], from_seat=3))
     assert claim.action == ev.Pass()
+
+
+def test_a_turn_with_no_tile_in_hand_is_answered_not_raised():
+    state = TableState("taiwan16", 0)
+    state.apply(ev.GameStarted("taiwan16", 0))
+    answer = Brain("taiwan16", "rulebased").decide(state, ev.DecisionRequest("turn"))
+    assert answer.action == ev.Pass() and "no legal action" in answer.fallback

@@ -85,6 +85,32 @@ async def test_bad_server_lines_get_logged_errors_and_safe_replies(tmp_path: Pat
     assert sum(n.startswith("error:") for n in notices) == 6
 
 
+async def test_a_game_started_again_mid_hand_forgets_the_old_hand(tmp_path: Path) -> None:
+    """A server that starts a game again in the middle of our turn, then asks us to throw:
+    the client's table was new but the codec still held the old ids and our turn, so the
+    brain was asked to discard from an empty hand and the client exited with a traceback
+    (min() of no legal action). The ask is now out of turn: logged, answered /pass."""
+    script = [
+        ("/start MJ 1 mjbot", False),
+        ("/initGame east east 1 1 0", False),
+        (f"/initCard {DEALER_HAND}", False),
+        ("/start MJ 1 mjbot", False),
+        ("/ask throw", True),
+        ("/initGame east east 1 1 0", False),
+        (f"/initCard {DEALER_HAND}", False),
+        ("/ask throw", True),
+    ]
+    replies: list[str | None] = []
+    server, port = await _scripted_server(script, replies)
+    bot = NtpuBot(NtpuSettings(budget=1.0, log_dir=str(tmp_path)))
+    async with server:
+        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    assert replies[0] == "/pass"
+    assert replies[1] is not None and replies[1].split()[1] in DEALER_HAND.split()
+    assert summary.games == 2 and summary.errors == [
+        "asked to throw when it is not our turn: '/ask throw'"]
+
+
 async def test_a_server_that_is_not_there_is_a_clear_error(tmp_path: Path) -> None:
     server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
