@@ -160,3 +160,20 @@ def test_json_nested_too_deeply_is_bad_input_not_a_traceback():
     assert run_once(io.StringIO(simple_input(["0 1 1"], [], data=deep)), out,
                     write_log=False) == 0  # our own data, unreadable: ignored
     assert out.getvalue().split("\n")[0] == "PASS"
+
+
+def test_data_naming_a_file_that_is_no_game_log_leaves_it_alone_and_logs_anew(tmp_path):
+    """Botzone hands ``data`` back as we left it, but a buggy platform (or another bot's
+    data) may name any file: continuing it raised LogError, a traceback and no answer."""
+    victim = tmp_path / "notes.txt"
+    victim.write_text("precious text\n")
+    data = json.dumps({"v": 1, "match": "m1", "log": str(victim)})
+    r = _mjbot("botzone", "--log-dir", str(tmp_path / "logs"),
+               stdin=simple_input(["0 1 1"], [], data))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    response, _debug, kept = r.stdout.split("\n")[:3]
+    assert response == "PASS" and "cannot be continued" in r.stderr
+    assert victim.read_text() == "precious text\n"
+    from replay.log import read_log
+    path = json.loads(kept)["log"]
+    assert path != str(victim) and read_log(path).header.platform == "botzone"

@@ -215,18 +215,28 @@ def open_log(bot: BotzoneBot, data: dict[str, Any], log_dir: str | None) -> dict
     except ImportError:
         return data
     path = data.get("log")
+    root = log_dir if log_dir is not None else str(default_log_dir())
     if not isinstance(path, str) or not os.path.exists(path):
         match = data.get("match") or f"{int(time.time())}-{os.getpid()}"
-        root = log_dir if log_dir is not None else str(default_log_dir())
         path = str(log_path(root, "botzone", f"match-{match}"))
         data = {**data, "match": match, "log": path}
     header = Header(platform="botzone", variant="mcr", seat=bot.codec.seat, policy=bot.policy,
                     game_id=str(data.get("match", "")))
     try:
         bot.log = GameLogWriter(path, header, append=True)
-    except OSError as exc:
+        return data
+    except (OSError, ValueError) as exc:  # ValueError: LogError, a file that is no game log
+        bot._error(f"game log {path} cannot be continued ({exc}); the match goes on in a "
+                   "new one")
+    # the data named a file we must not write to (not a log of ours, a folder): leave it as
+    # it is and keep the rest of the match in a log of its own
+    path = str(log_path(root, "botzone", f"match-{data.get('match', '')}-{os.getpid()}"))
+    try:
+        bot.log = GameLogWriter(path, header, append=True)
+    except (OSError, ValueError) as exc:
         bot._error(f"game log unavailable: {exc}")
-    return data
+        return data
+    return {**data, "log": path}
 
 
 def load_data(text: str) -> dict[str, Any]:
