@@ -71,8 +71,8 @@ class MjaiCodec(Codec):
     platform = "mjai"
     variant = "riichi"
 
-    def __init__(self) -> None:
-        self.seat = 0
+    def __init__(self, seat: int = 0) -> None:
+        self.seat = _seat(seat)  # until a start_game says it (mjai.app also passes it as argv)
         self.names: tuple[str, ...] = ("", "", "", "")
         self.last_draw: int | None = None
         self.after_kan: int | None = None
@@ -110,7 +110,7 @@ class MjaiCodec(Codec):
         return [Hello(str(m.get("protocol", "")), int(m.get("protocol_version", 0)))]
 
     def _on_start_game(self, m: dict[str, Any]) -> list[object]:
-        self.seat = _seat(m.get("id", 0))
+        self.seat = _seat(m.get("id", self.seat))
         names = m.get("names", ["", "", "", ""])
         self.names = tuple(str(n) for n in names)
         self.riichi_tile = None

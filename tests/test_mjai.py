@@ -113,6 +113,25 @@ def test_a_full_game_through_the_stdin_form(tmp_path: Path, seat: int) -> None:
     assert replayer.reparse(replayer.load(str(path)))["identical"]
 
 
+def test_the_seat_argument_holds_where_start_game_does_not_name_the_seat(
+        tmp_path: Path) -> None:
+    """mjai.app passes the seat as the first argument: a start_game without ``id`` played
+    seat 0 whatever the argument said (every answer of the game for the wrong seat)."""
+    seat = 2
+    batches = _batches(seat)[:40]
+    sent = [[{k: v for k, v in m.items() if k != "id"} for m in batches[0]], *batches[1:]]
+    text = "".join(json.dumps(b) + "\n" for b in sent)
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", str(seat),
+                           "--no-log"], input=text, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and '"mjai: bad input"' not in done.stderr, done.stderr[-2000:]
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = _check_answers(seat, batches, answers)
+    assert kinds.get("dahai", 0) > 3
+    bad = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", "7", "--no-log"],
+                         input="", capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "must be 0..3, got 7" in bad.stderr
+
+
 def test_bad_lines_are_answered_none_and_logged(tmp_path: Path) -> None:
     lines = ["not json", '[{"type": "bogus"}]', '{"no": "type"}',
              '[{"type": "start_game", "id": 0, "names": ["a", "b", "c", "d"]}]',

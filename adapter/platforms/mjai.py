@@ -52,6 +52,7 @@ class MjaiSettings:
     room: str = "default"
     log_dir: str | None = None
     write_log: bool = True
+    seat: int = 0  # our seat where start_game does not say it (mjai.app's argument)
 
 
 class MjaiBot(CodecSession):
@@ -64,7 +65,7 @@ class MjaiBot(CodecSession):
 
     def __init__(self, settings: MjaiSettings | None = None) -> None:
         self.settings = settings or MjaiSettings()
-        super().__init__(MjaiCodec(), Brain("riichi", self.settings.policy,
+        super().__init__(MjaiCodec(self.settings.seat), Brain("riichi", self.settings.policy,
                                             limit=self.settings.budget), self.settings.budget)
 
     def take(self, line: str) -> tuple[str | None, ev.DecisionRequest | None]:
