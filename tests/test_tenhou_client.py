@@ -512,3 +512,22 @@ async def test_a_second_draw_in_a_row_is_answered_with_a_tile_we_hold(tmp_path: 
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     decisions = [f for f in read_log(path).frames if isinstance(f, DecisionFrame)]
     assert "cannot read our table" in decisions[-1].fallback
+
+
+async def test_a_server_that_never_answers_our_helo_is_a_connection_error() -> None:
+    """A server that takes the connection and then says nothing held the client at the
+    login for ever (only a signal ended it); Tenhou answers a HELO at once."""
+    heard: list[bytes] = []
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while data := await reader.read(65536):
+            heard.append(data)
+        writer.close()
+
+    listener = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", write_log=False, login_timeout=0.5)
+    async with listener:
+        with pytest.raises(ConnectionError, match=r"sent nothing in the 0.5 s after our HELO"):
+            await asyncio.wait_for(run(settings), 20)
+    assert heard and heard[0].startswith(b"<HELO ")

@@ -115,6 +115,7 @@ class TenhouSettings:
     reconnect_tries: int = 5
     reconnect_delay: float = 1.0
     connect_timeout: float = 10.0
+    login_timeout: float = 30.0  # Tenhou answers a HELO at once: silence past this is a dead line
     log_dir: str | None = None
     write_log: bool = True
 
@@ -591,7 +592,15 @@ async def _play(transport: Any, bot: TenhouBot, settings: TenhouSettings,
     try:
         async with Inbox(read, urgent) as inbox:
             while not bot.summary.finished and not bot.left:
-                raw, tag = await inbox.get()
+                # nothing yet since our HELO: a server that never answers is not waited for
+                wait = None if received[0] else settings.login_timeout
+                try:
+                    raw, tag = await asyncio.wait_for(inbox.get(), wait)
+                except TimeoutError:
+                    if wait is None:
+                        raise
+                    raise ConnectionError(f"the server sent nothing in the {wait:g} s after "
+                                          "our HELO") from None
                 replies = await bot.handle(raw, tag)
                 if replies:
                     await send(replies)
