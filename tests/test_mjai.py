@@ -20,6 +20,7 @@ from protocols import tiles as T
 from protocols.mjai import MjaiCodec, check_answer
 from replay import replayer
 from replay.log import read_log
+from tests.line_faults import capture_client_readers, time_out
 from tests.shared_data import MJAI_GAME as DATA
 
 
@@ -249,3 +250,25 @@ def test_bench_mjai_without_the_package_names_what_is_missing():
     lines = done.stderr.splitlines()
     assert len(lines) == 1, lines
     assert "needs the module" in lines[0] and "pip install -e '.[mjai]'" in lines[0]
+
+
+async def test_a_line_that_times_out_ends_the_tcp_session_quietly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read that fails with ETIMEDOUT (an OSError, not a ConnectionError) ended the client
+    with a traceback; it is now the end of the session, like a closed line."""
+    readers = capture_client_readers(monkeypatch)
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b'{"type":"hello","protocol":"mjsonp","protocol_version":3}\n')
+        await writer.drain()
+        await reader.readline()  # join
+        time_out(readers[0])
+        await asyncio.sleep(5)
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    bot = MjaiBot(MjaiSettings(log_dir=str(tmp_path)))
+    async with server:
+        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    assert summary.answers == 1 and not summary.finished

@@ -9,10 +9,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from adapter.platforms.ntpu import NtpuBot, NtpuSettings, run_tcp
 from protocols import events as ev
 from protocols import tiles as T
 from replay.log import EventFrame, RxFrame, TxFrame, read_log
+from tests.line_faults import capture_client_readers, time_out
 
 DEALER_HAND = "111 112 113 121 122 123 131 132 133 141 142 143 151 152 153 161 171"
 OTHER_IDS = ("211", "212")  # tiles the bot does not hold
@@ -222,3 +225,32 @@ async def test_a_dealer_win_on_the_deal_and_draw_lines_are_recorded(tmp_path: Pa
     assert [type(e) for e in results] == [ev.RoundWon, ev.RoundDrawn]
     assert results[0].winner == 0 and results[0].from_seat is None
     assert ev.TileDrawn(1, T.parse_mpsz("7m")[0]) in theirs  # the /draw line
+
+
+async def test_a_line_that_times_out_ends_the_session_with_the_log_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read that fails with ETIMEDOUT (a TimeoutError, not a ConnectionError) went past the
+    client's end-of-stream check: a traceback. It is now the end of the stream, logged."""
+    readers = capture_client_readers(monkeypatch)
+    went = asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for line in ("/ready", "/start MJ 1 mjbot", "/initGame east east 1 1 0",
+                     f"/initCard {DEALER_HAND}", "/ask throw"):
+            writer.write((line + "\n").encode())
+        await writer.drain()
+        await reader.readline()  # /ready
+        await reader.readline()  # the throw
+        time_out(readers[0])
+        went.set()
+        await asyncio.sleep(5)  # the line stays open: only the failed read ends the session
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    bot = NtpuBot(NtpuSettings(budget=1.0, log_dir=str(tmp_path)))
+    async with server:
+        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    assert went.is_set() and summary.decisions == 1 and not summary.finished
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    assert read_log(path).complete

@@ -240,7 +240,10 @@ async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 1
     reader, writer = await open_connection_retrying(host, port, connect_timeout)
 
     async def read() -> list[str]:
-        line, cut = await read_line(reader)
+        try:
+            line, cut = await read_line(reader)
+        except OSError as exc:  # reset, timed out, unreachable: the line is gone
+            raise ConnectionError(f"the connection failed: {exc}") from None
         if cut:
             bot.error(f"a line of {cut} bytes, over the {LINE_LIMIT}-byte limit: read as "
                       f"its first {LINE_LIMIT} bytes")
@@ -249,7 +252,10 @@ async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 1
 
     async def write(text: str) -> None:
         writer.write(text.encode())
-        await writer.drain()
+        try:
+            await writer.drain()
+        except OSError as exc:
+            raise ConnectionError(f"the connection failed: {exc}") from None
 
     try:
         return await serve_lines(bot, read, write)

@@ -397,6 +397,13 @@ class TenhouBot(PlatformSession):
 # ---------------------------------------------------------------------- transports
 
 
+def _dropped(exc: OSError) -> ConnectionError:
+    """A socket error on an open line (a timeout, an unreachable host: OSErrors that are not
+    ConnectionErrors) as the dropped line it is, so that a game reconnects."""
+    return exc if isinstance(exc, ConnectionError) else ConnectionError(
+        f"the connection failed: {exc}")
+
+
 class _Tcp:
     def __init__(self, server: str) -> None:
         self.host, self.port = parse_server(server)
@@ -410,10 +417,16 @@ class _Tcp:
     async def send(self, tag: Tag) -> None:
         assert self.writer is not None
         self.writer.write(format_tag(tag).encode() + b"\0")
-        await self.writer.drain()
+        try:
+            await self.writer.drain()
+        except OSError as exc:  # ETIMEDOUT, EHOSTUNREACH...: not ConnectionErrors, same end
+            raise _dropped(exc) from None
 
     async def receive(self) -> list[tuple[str, Tag | None]]:
-        data = await self.reader.read(65536)
+        try:
+            data = await self.reader.read(65536)
+        except OSError as exc:
+            raise _dropped(exc) from None
         if not data:
             raise ConnectionError("the server closed the connection")
         out: list[tuple[str, Tag | None]] = []
