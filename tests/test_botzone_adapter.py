@@ -177,3 +177,16 @@ def test_data_naming_a_file_that_is_no_game_log_leaves_it_alone_and_logs_anew(tm
     from replay.log import read_log
     path = json.loads(kept)["log"]
     assert path != str(victim) and read_log(path).header.platform == "botzone"
+
+
+def test_bytes_that_are_not_utf8_under_a_strict_locale_are_answered():
+    """Where the locale decodes stdin strictly (en_US.UTF-8; PYTHONIOENCODING stands in for
+    it here), one stray byte was a UnicodeDecodeError traceback and no answer."""
+    import os
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    r = subprocess.run([sys.executable, "-m", "adapter.platforms.botzone_main", "--no-log"],
+                       input=b"2\n0 1 1\nPASS\n1 0 0 0 0 B9 W4 W6 W5 T2 T9 T4 W1 T1 B8 B1 F1 "
+                       b"W\xff\n",
+                       capture_output=True, env=env, timeout=60)
+    assert r.returncode == 0 and b"Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.stdout.split(b"\n")[0] == b"PASS" and b"bad tile" in r.stderr

@@ -272,3 +272,16 @@ async def test_a_line_that_times_out_ends_the_tcp_session_quietly(
     async with server:
         summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
     assert summary.answers == 1 and not summary.finished
+
+
+def test_bytes_that_are_not_utf8_under_a_strict_locale_are_answered_none() -> None:
+    """Where the locale decodes stdin strictly (en_US.UTF-8; PYTHONIOENCODING stands in for
+    it here), one stray byte ended the stdin form with a UnicodeDecodeError traceback."""
+    import os
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", "--no-log"],
+                          input=b'[{"type": "start_game", "id": 0}]\n\xff\xfe\n[]\n',
+                          capture_output=True, env=env, timeout=60)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr[-2000:]
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [{"type": "none"}] * 3
+    assert b"not JSON" in done.stderr

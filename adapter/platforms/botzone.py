@@ -264,7 +264,7 @@ def run_once(stdin: TextIO, stdout: TextIO, policy: str = "rulebased",
     reads each answer of a JSON-interaction bot as one JSON object line."""
     start = clock()
     lines = _Lines(stdin)
-    text = _first_turn(lines) if keep_running else stdin.read()
+    text = _first_turn(lines) if keep_running else _read_all(stdin)
     try:
         turn = parse_input(text)
         if json_mode and not turn.json_mode:
@@ -302,6 +302,16 @@ def run_once(stdin: TextIO, stdout: TextIO, policy: str = "rulebased",
         print(KEEP_RUNNING, file=stdout, flush=True)
     _close(bot)
     return 0
+
+
+def _read_all(stream: TextIO) -> str:
+    """All of the input as text, bytes that are not UTF-8 as U+FFFD: under a strict locale
+    (en_US.UTF-8) the text stream's own decoder raised on them, a traceback and no answer."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        return stream.read()
+    data: bytes = buffer.read()
+    return data.decode("utf-8", errors="replace")
 
 
 class _Lines:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -220,12 +221,23 @@ async def read_line(reader: asyncio.StreamReader) -> tuple[bytes, int]:
                 size += len(await reader.readexactly(more.consumed))
 
 
+def _text_lines(stream: Any) -> Iterator[str]:
+    """The input's lines, bytes that are not UTF-8 as U+FFFD: under a strict locale
+    (en_US.UTF-8) the text stream's own decoder raised on them and ended the bot."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        yield from stream
+        return
+    for raw in buffer:
+        yield raw.decode("utf-8", errors="replace")
+
+
 def run_stdio(bot: MjaiBot, stdin: Any = None, stdout: Any = None) -> SessionSummary:
     """mjai.app: a line of events in, one answer line out, until the input ends."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     try:
-        for line in stdin:
+        for line in _text_lines(stdin):
             if line.strip():
                 stdout.write(reply_line(bot, line.rstrip("\n")))
                 stdout.flush()
