@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from adapter.platforms.ntpu import NtpuBot, NtpuSettings, run_tcp
 from protocols import events as ev
@@ -254,3 +256,32 @@ async def test_a_line_that_times_out_ends_the_session_with_the_log_kept(
     assert went.is_set() and summary.decisions == 1 and not summary.finished
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     assert read_log(path).complete
+
+
+_SOUP = ["/start MJ 1 mjbot", "/start MJ 2 mjbot", "/initGame east east 1 1 0",
+         "/initGame east south 1 2 0", f"/initCard {DEALER_HAND}",
+         "/initCard 211 212 213 221 222 223 231 232 233 241 242 243 251 252 253 261",
+         "/mo 311", "/mo 111", "/draw 312", "/ask throw", "/ask hu", "/ask gong", "/ask pong",
+         "/ask eat", "/throw 1 111", "/throw 2 311", "/throw 4 121", "/pong 2 121 122 123",
+         "/eat 2 111 121 131", "/gong 3 4 141 142 143 144", "/gong 1 0 111 112 113 121",
+         "/gong 2 1 311", "/hu 3 311 111 112", "/exit", "/ready", "/ask x", "/mo 999"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(_SOUP), max_size=25))
+def test_fuzz_any_order_of_server_lines_is_answered_never_raised(lines: list[str]) -> None:
+    """The session over the codec, the table and the brain: a server's lines in any order
+    (a game started again mid-turn, asks out of turn, moves of ids we never held) are logged
+    or answered, never raised; a throw names an id the server dealt us."""
+    bot = NtpuBot(NtpuSettings(write_log=False))
+    dealt: set[str] = set()
+    try:
+        for line in lines:
+            words = line.split()
+            if words[0] in ("/initCard", "/mo", "/draw"):
+                dealt.update(words[1:])
+            reply = bot.handle(line)
+            if reply is not None and reply.startswith("/throw"):
+                assert reply.split()[1] in dealt, (lines, reply)
+    finally:
+        bot.close()
