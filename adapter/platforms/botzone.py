@@ -325,7 +325,7 @@ class _Lines:
             self.fd: int | None = stream.fileno()
         except (AttributeError, OSError, ValueError):
             self.fd = None
-        self.buffer = b""
+        self.buffer = bytearray()  # grows in place: a long line costs its length, not its square
 
     def readline(self, timeout: float | None = None) -> str | None:
         """The next line (without waiting longer than ``timeout``), or None at end of input
@@ -333,7 +333,9 @@ class _Lines:
         if self.fd is None:
             text = self.stream.readline()
             return text or None
-        while b"\n" not in self.buffer:
+        searched = 0  # the bytes before this hold no newline (each chunk is searched once)
+        while (end := self.buffer.find(b"\n", searched)) < 0:
+            searched = len(self.buffer)
             if timeout is not None:
                 ready, _, _ = select.select([self.fd], [], [], timeout)
                 if not ready:
@@ -342,11 +344,13 @@ class _Lines:
             if not chunk:
                 if not self.buffer:
                     return None
-                line, self.buffer = self.buffer, b""
-                return line.decode("utf-8", errors="replace")
+                line = self.buffer.decode("utf-8", errors="replace")
+                self.buffer.clear()
+                return line
             self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return line.decode("utf-8", errors="replace") + "\n"
+        line = self.buffer[:end].decode("utf-8", errors="replace")
+        del self.buffer[:end + 1]
+        return line + "\n"
 
 
 DRAIN_SECONDS = 0.05  # data / globaldata lines arrive with the first turn, or not at all
