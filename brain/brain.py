@@ -59,6 +59,14 @@ def safest_action(state: TableState, legal: list[Any]) -> Any:
     return min(legal, key=action_key)
 
 
+def emergency_legal(state: TableState, request: ev.DecisionRequest) -> list[Any]:
+    """What may be sent when the rules cannot read the table: on our turn a discard of a tile
+    we hold (pass with none), otherwise pass."""
+    if request.kind == "turn" and state.hand:
+        return [ev.Discard(t) for t in dict.fromkeys(state.hand)]
+    return [ev.Pass()]
+
+
 class Brain:
     """One seat's decider. ``limit``: the platform's time per decision in seconds (None: no
     limit, as at the local table); ``margin``: seconds kept back from it. With a limit, a policy
@@ -102,10 +110,38 @@ class Brain:
     def legal(self, state: TableState, request: ev.DecisionRequest) -> list[Any]:
         return self.rules.legal_actions(state, request)
 
+    def checked_legal(self, state: TableState, request: ev.DecisionRequest) \
+            -> tuple[list[Any], str]:
+        """The legal actions and "", or, where the rules cannot read the table (a platform
+        dealt five of a tile, a hand of no possible size) or find nothing to play (no tile in
+        hand on our turn), the moves that are always safe to send and why: the policy is then
+        not asked (:meth:`unreadable`)."""
+        try:
+            legal = self.legal(state, request)
+        except Exception as exc:  # the table, not the rules: a session must still answer
+            return emergency_legal(state, request), \
+                f"the rules cannot read our table ({type(exc).__name__}: {exc})"
+        if not legal:  # asked to play with no tile in hand
+            return emergency_legal(state, request), \
+                f"no legal action on our table for a {request.kind} request"
+        return legal, ""
+
+    def unreadable(self, state: TableState, legal: list[Any], start: float,
+                   problem: str) -> Answer:
+        """The answer to a request on a table the rules cannot read: the safest move."""
+        answer = Answer(safest_action(state, legal), tuple(legal), self.name,
+                        elapsed=self.clock.now() - start, fallback=problem,
+                        source=anytime.FALLBACK_SAFEST)
+        self.tally.record(answer.fallback)
+        return answer
+
     def decide(self, state: TableState, request: ev.DecisionRequest,
                legal: list[Any] | None = None) -> Answer:
         start = self.clock.now()
-        legal = legal if legal is not None else self.legal(state, request)
+        if legal is None:
+            legal, problem = self.checked_legal(state, request)
+            if problem:
+                return self.unreadable(state, legal, start, problem)
         if len(legal) == 1:
             return self.forced(legal, start)
         latest = anytime.Latest()

@@ -39,6 +39,16 @@ def raw_text(raw: Any) -> str:
         return repr(raw)
 
 
+def load_json(text: str | bytes) -> Any:
+    """``json.loads`` for input from outside: JSON nested too deeply for the parser (it raises
+    RecursionError, not a decode error) is a :class:`json.JSONDecodeError` like any other."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        doc = text if isinstance(text, str) else text.decode("utf-8", errors="replace")
+        raise json.JSONDecodeError("nested too deeply", doc[:RAW_SHOWN], 0) from None
+
+
 class ProtocolError(ValueError):
     """Input that does not follow a platform's protocol. ``raw`` is the offending input (the
     whole of it, as text); the message shows its start, so that a log line stays one line.

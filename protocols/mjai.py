@@ -26,6 +26,7 @@ from protocols.codec import (
     MalformedMessage,
     ProtocolError,
     UnsupportedMessage,
+    load_json,
 )
 
 WINDS = ("E", "S", "W", "N")
@@ -70,8 +71,8 @@ class MjaiCodec(Codec):
     platform = "mjai"
     variant = "riichi"
 
-    def __init__(self) -> None:
-        self.seat = 0
+    def __init__(self, seat: int = 0) -> None:
+        self.seat = _seat(seat)  # until a start_game says it (mjai.app also passes it as argv)
         self.names: tuple[str, ...] = ("", "", "", "")
         self.last_draw: int | None = None
         self.after_kan: int | None = None
@@ -86,7 +87,7 @@ class MjaiCodec(Codec):
         mjai.app form sends an array of them per line: the transport takes it apart)."""
         if isinstance(message, str):
             try:
-                message = json.loads(message)
+                message = load_json(message)
             except json.JSONDecodeError as exc:
                 raise MalformedMessage(f"not JSON ({exc.msg})", message) from None
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
@@ -109,7 +110,7 @@ class MjaiCodec(Codec):
         return [Hello(str(m.get("protocol", "")), int(m.get("protocol_version", 0)))]
 
     def _on_start_game(self, m: dict[str, Any]) -> list[object]:
-        self.seat = _seat(m.get("id", 0))
+        self.seat = _seat(m.get("id", self.seat))
         names = m.get("names", ["", "", "", ""])
         self.names = tuple(str(n) for n in names)
         self.riichi_tile = None

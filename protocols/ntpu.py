@@ -148,7 +148,11 @@ class NtpuCodec(Codec):
             raise MalformedMessage("/start needs 'MJ <seat> [<name>]'", raw)
         seat = self._seat(args[1], raw)
         self.seat, self.name = seat, " ".join(args[2:])
-        self.in_hand = False
+        # a new game: nothing of a hand still in play before it is ours (the table is new)
+        self.in_hand = self.my_turn = self.won = self.opening = False
+        self.held, self.last_drawn_id = [], None
+        self.last_discard = self.added_kong = None
+        self.drawer, self.replacement = None, False
         rules = {"platform": PLATFORM, "game": args[0]}
         return [ev.GameStarted("taiwan16", seat, rules=rules)]
 

@@ -36,6 +36,7 @@ from protocols.codec import (
     ProtocolError,
     UnexpectedMessage,
     UnsupportedMessage,
+    load_json,
 )
 
 LIVE_DRAWS = 136 - 4 * 13 - 14  # 70 draws in a four-player hand
@@ -107,7 +108,7 @@ def tag_from_json(obj: Any) -> Tag:
     """The WebSocket form: ``{"tag": "T68"}``, ``{"tag": "INIT", "seed": "..."}``."""
     if isinstance(obj, str | bytes):
         try:
-            obj = json.loads(obj)
+            obj = load_json(obj)
         except json.JSONDecodeError as exc:
             raise MalformedMessage(f"not JSON ({exc.msg})", str(obj)) from None
     if not isinstance(obj, dict) or not isinstance(obj.get("tag"), str) or not obj["tag"]:

@@ -33,10 +33,15 @@ _KIND_TO_RED = {v: k for k, v in _RED_TO_KIND.items()}
 _SUITS = "mps"
 
 
+MESSAGE_SHOWN = 200  # characters of a TileError's message kept, the offending text included
+
+
 class TileError(ValueError):
     """A tile or tile string could not be understood; ``raw`` is the offending input."""
 
     def __init__(self, message: str, raw: object = None) -> None:
+        if len(message) > MESSAGE_SHOWN:  # a tile a megabyte long is named by its start
+            message = f"{message[:MESSAGE_SHOWN]}... ({len(message)} characters)"
         super().__init__(message)
         self.raw = raw
 

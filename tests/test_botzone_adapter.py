@@ -142,3 +142,79 @@ def test_keep_running_answers_each_later_line_like_botzone_sends_it():
         proc.stdin.close()
         proc.wait(timeout=30)
     assert proc.returncode == 0, proc.stderr.read()
+
+
+def test_a_deal_of_five_of_a_tile_is_answered_with_a_tile_we_hold_not_a_traceback():
+    r = _mjbot("botzone", "--no-log", stdin=simple_input(
+        ["0 1 1", "1 0 0 0 0 " + " ".join(["W4"] * 13), "2 W4"], ["PASS", "PASS"]))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert r.stdout.split("\n")[0] == "PLAY W4" and "cannot read our table" in r.stderr
+
+
+def test_json_nested_too_deeply_is_bad_input_not_a_traceback():
+    deep = "[" * 100_000 + "]" * 100_000
+    r = _mjbot("botzone", "--no-log", stdin='{"requests": ["0 1 1"], "data": ' + deep + "}")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert json.loads(r.stdout)["response"] == "PASS" and "nested too deeply" in r.stderr
+    out = io.StringIO()
+    assert run_once(io.StringIO(simple_input(["0 1 1"], [], data=deep)), out,
+                    write_log=False) == 0  # our own data, unreadable: ignored
+    assert out.getvalue().split("\n")[0] == "PASS"
+
+
+def test_data_naming_a_file_that_is_no_game_log_leaves_it_alone_and_logs_anew(tmp_path):
+    """Botzone hands ``data`` back as we left it, but a buggy platform (or another bot's
+    data) may name any file: continuing it raised LogError, a traceback and no answer."""
+    victim = tmp_path / "notes.txt"
+    victim.write_text("precious text\n")
+    data = json.dumps({"v": 1, "match": "m1", "log": str(victim)})
+    r = _mjbot("botzone", "--log-dir", str(tmp_path / "logs"),
+               stdin=simple_input(["0 1 1"], [], data))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    response, _debug, kept = r.stdout.split("\n")[:3]
+    assert response == "PASS" and "cannot be continued" in r.stderr
+    assert victim.read_text() == "precious text\n"
+    from replay.log import read_log
+    path = json.loads(kept)["log"]
+    assert path != str(victim) and read_log(path).header.platform == "botzone"
+
+
+def test_bytes_that_are_not_utf8_under_a_strict_locale_are_answered():
+    """Where the locale decodes stdin strictly (en_US.UTF-8; PYTHONIOENCODING stands in for
+    it here), one stray byte was a UnicodeDecodeError traceback and no answer."""
+    import os
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    r = subprocess.run([sys.executable, "-m", "adapter.platforms.botzone_main", "--no-log"],
+                       input=b"2\n0 1 1\nPASS\n1 0 0 0 0 B9 W4 W6 W5 T2 T9 T4 W1 T1 B8 B1 F1 "
+                       b"W\xff\n",
+                       capture_output=True, env=env, timeout=60)
+    assert r.returncode == 0 and b"Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.stdout.split(b"\n")[0] == b"PASS" and b"bad tile" in r.stderr
+
+
+def test_a_huge_keep_running_line_is_read_in_linear_time_and_named_briefly(tmp_path):
+    """A 64 MB request line took ~30 s (the reader searched and copied its whole buffer at
+    every 64 KB read: quadratic), past any turn's limit; the error then quoted the whole
+    64 MB tile on stderr. Now it is answered in well under a second here, and the message
+    names the tile by its start."""
+    import time
+    err_path = tmp_path / "stderr"
+    with open(err_path, "wb") as err_file:
+        proc = subprocess.Popen([sys.executable, "-m", "adapter.platforms.botzone_main",
+                                 "--keep-running", "--no-log"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=err_file)
+    try:
+        proc.stdin.write(b"1\n0 1 1\n")
+        proc.stdin.flush()
+        assert [proc.stdout.readline() for _ in range(4)][3].strip() == KEEP_RUNNING.encode()
+        started = time.monotonic()
+        proc.stdin.write(b"3 0 PLAY " + b"W1" * 32_000_000 + b"\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == b"PASS"
+        assert time.monotonic() - started < 20
+        proc.stdin.close()
+        assert proc.wait(60) == 0
+    finally:
+        proc.kill()
+    err = err_path.read_bytes()
+    assert b"bad tile" in err and len(err) < 2000, len(err)

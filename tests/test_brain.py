@@ -176,3 +176,31 @@ def test_tally_leaves_out_forced_answers():
     brain = Brain("riichi", Raising())
     brain.decide(_turn_state(), ev.DecisionRequest("turn"), legal=[ev.Pass()])
     assert brain.tally.decisions == 0 and brain.tally.fallbacks == 0
+
+
+def _five_of_a_kind_state():
+    """What a buggy platform can deal: thirteen 4m, then a fourteenth drawn."""
+    state = TableState("mcr", 0)
+    state.apply(ev.GameStarted("mcr", 0))
+    four_m = T.parse_mpsz("4m")[0]
+    state.apply(ev.RoundStarted(0, 0, scores=(0,) * 4, hand=(four_m,) * 13))
+    state.apply(ev.TileDrawn(0, four_m))
+    return state
+
+
+def test_a_table_the_rules_cannot_read_is_answered_safely_not_raised():
+    state = _five_of_a_kind_state()
+    brain = Brain("mcr", "rulebased")
+    answer = brain.decide(state, ev.DecisionRequest("turn"))
+    assert answer.action == ev.Discard(state.last_draw)
+    assert answer.source == anytime.FALLBACK_SAFEST and "cannot read our table" in answer.fallback
+    assert brain.tally.fallbacks == 1
+    claim = brain.decide(state, ev.DecisionRequest("claim", tile=state.hand[0], from_seat=3))
+    assert claim.action == ev.Pass()
+
+
+def test_a_turn_with_no_tile_in_hand_is_answered_not_raised():
+    state = TableState("taiwan16", 0)
+    state.apply(ev.GameStarted("taiwan16", 0))
+    answer = Brain("taiwan16", "rulebased").decide(state, ev.DecisionRequest("turn"))
+    assert answer.action == ev.Pass() and "no legal action" in answer.fallback

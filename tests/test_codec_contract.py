@@ -232,3 +232,13 @@ def test_fuzz_mjai_messages_raise_only_protocol_errors(messages: list[tuple[str,
 @given(st.text(max_size=80) | _JSON_VALUES.map(json.dumps))
 def test_fuzz_mjai_any_text_raises_only_protocol_errors(text: str) -> None:
     _feed_only_protocol_errors(mjai_dealt(), text)
+
+
+def test_json_nested_too_deeply_for_the_parser_is_a_protocol_error() -> None:
+    """json raises RecursionError, not a decode error, on deep nesting: the codecs that read
+    JSON text report it as malformed input like any other."""
+    deep = "[" * 100_000 + "]" * 100_000
+    with pytest.raises(ProtocolError, match="nested too deeply"):
+        MjaiCodec().feed(deep)
+    with pytest.raises(ProtocolError, match="nested too deeply"):
+        tenhou.tag_from_json('{"tag": ' + deep + "}")

@@ -20,6 +20,7 @@ from protocols import tiles as T
 from protocols.mjai import MjaiCodec, check_answer
 from replay import replayer
 from replay.log import read_log
+from tests.line_faults import capture_client_readers, time_out
 from tests.shared_data import MJAI_GAME as DATA
 
 
@@ -113,6 +114,25 @@ def test_a_full_game_through_the_stdin_form(tmp_path: Path, seat: int) -> None:
     assert replayer.reparse(replayer.load(str(path)))["identical"]
 
 
+def test_the_seat_argument_holds_where_start_game_does_not_name_the_seat(
+        tmp_path: Path) -> None:
+    """mjai.app passes the seat as the first argument: a start_game without ``id`` played
+    seat 0 whatever the argument said (every answer of the game for the wrong seat)."""
+    seat = 2
+    batches = _batches(seat)[:40]
+    sent = [[{k: v for k, v in m.items() if k != "id"} for m in batches[0]], *batches[1:]]
+    text = "".join(json.dumps(b) + "\n" for b in sent)
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", str(seat),
+                           "--no-log"], input=text, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and '"mjai: bad input"' not in done.stderr, done.stderr[-2000:]
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = _check_answers(seat, batches, answers)
+    assert kinds.get("dahai", 0) > 3
+    bad = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", "7", "--no-log"],
+                         input="", capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "must be 0..3, got 7" in bad.stderr
+
+
 def test_bad_lines_are_answered_none_and_logged(tmp_path: Path) -> None:
     lines = ["not json", '[{"type": "bogus"}]', '{"no": "type"}',
              '[{"type": "start_game", "id": 0, "names": ["a", "b", "c", "d"]}]',
@@ -155,6 +175,58 @@ async def test_a_full_game_as_a_client_of_an_mjai_server(tmp_path: Path) -> None
     _check_answers(seat, [[m] for m in events], answers[1:])
 
 
+async def test_an_over_long_or_too_deeply_nested_line_from_the_server_is_answered_none(
+        tmp_path: Path) -> None:
+    """A line over asyncio's 64 KiB limit ended the TCP client with a ValueError traceback,
+    and JSON nested too deeply for the parser with a RecursionError: each is now one error
+    and one ``none``, and the lines after it are read where the server's lines start."""
+    seat = 2
+    events = _seen_by(seat)[:8]
+    hostile = ['{"type": "dahai", "actor": 3, "pai": "' + "x" * 200_000 + '"}',
+               "[" * 100_000 + "]" * 100_000]
+    answers: list[dict[str, Any]] = []
+    served = asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b'{"type":"hello","protocol":"mjsonp","protocol_version":3}\n')
+        await writer.drain()
+        answers.append(json.loads(await reader.readline()))
+        for line in [*hostile, *(json.dumps(m) for m in events)]:
+            writer.write((line + "\n").encode())
+            await writer.drain()
+            answers.append(json.loads(await asyncio.wait_for(reader.readline(), 10)))
+        writer.close()
+        served.set()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    bot = MjaiBot(MjaiSettings(log_dir=str(tmp_path)))
+    async with server:
+        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 60)
+        await asyncio.wait_for(served.wait(), 10)
+    assert answers[1:3] == [{"type": "none"}] * 2
+    assert len(answers) == 1 + len(hostile) + len(events)
+    _check_answers(seat, [[m] for m in events], answers[3:])
+    assert any("over the 65536-byte limit" in e for e in summary.errors)
+    assert any("nested too deeply" in e for e in summary.errors)
+
+
+def test_too_deeply_nested_json_on_stdin_is_answered_none_and_kept_in_the_game_log(
+        tmp_path: Path) -> None:
+    nested = "[" * 100_000 + "]" * 100_000
+    lines = ['[{"type": "start_game", "id": 0, "names": ["a", "b", "c", "d"]}]', nested,
+             "not json"]
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", "--log-dir",
+                           str(tmp_path)], input="\n".join(lines) + "\n", capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [{"type": "none"}] * 3
+    assert "nested too deeply" in done.stderr
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    raws = [f.raw for f in read_log(path).frames if type(f).__name__ == "RxFrame"]
+    assert raws == lines
+
+
 def test_bench_mjai_extra_lists_what_mjai_needs():
     """`pip install -e '.[mjai]'` brings loguru and requests with their own dependencies (the
     old `--no-deps ... requests` line left requests without urllib3 & co)."""
@@ -178,3 +250,38 @@ def test_bench_mjai_without_the_package_names_what_is_missing():
     lines = done.stderr.splitlines()
     assert len(lines) == 1, lines
     assert "needs the module" in lines[0] and "pip install -e '.[mjai]'" in lines[0]
+
+
+async def test_a_line_that_times_out_ends_the_tcp_session_quietly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read that fails with ETIMEDOUT (an OSError, not a ConnectionError) ended the client
+    with a traceback; it is now the end of the session, like a closed line."""
+    readers = capture_client_readers(monkeypatch)
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b'{"type":"hello","protocol":"mjsonp","protocol_version":3}\n')
+        await writer.drain()
+        await reader.readline()  # join
+        time_out(readers[0])
+        await asyncio.sleep(5)
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    bot = MjaiBot(MjaiSettings(log_dir=str(tmp_path)))
+    async with server:
+        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    assert summary.answers == 1 and not summary.finished
+
+
+def test_bytes_that_are_not_utf8_under_a_strict_locale_are_answered_none() -> None:
+    """Where the locale decodes stdin strictly (en_US.UTF-8; PYTHONIOENCODING stands in for
+    it here), one stray byte ended the stdin form with a UnicodeDecodeError traceback."""
+    import os
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", "--no-log"],
+                          input=b'[{"type": "start_game", "id": 0}]\n\xff\xfe\n[]\n',
+                          capture_output=True, env=env, timeout=60)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr[-2000:]
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [{"type": "none"}] * 3
+    assert b"not JSON" in done.stderr

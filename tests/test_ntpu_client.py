@@ -9,10 +9,15 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from adapter.platforms.ntpu import NtpuBot, NtpuSettings, run_tcp
 from protocols import events as ev
 from protocols import tiles as T
 from replay.log import EventFrame, RxFrame, TxFrame, read_log
+from tests.line_faults import capture_client_readers, time_out
 
 DEALER_HAND = "111 112 113 121 122 123 131 132 133 141 142 143 151 152 153 161 171"
 OTHER_IDS = ("211", "212")  # tiles the bot does not hold
@@ -83,6 +88,32 @@ async def test_bad_server_lines_get_logged_errors_and_safe_replies(tmp_path: Pat
     notices = [f.event.text for f in log.frames if isinstance(f, EventFrame)
                and isinstance(f.event, ev.PlatformNotice)]
     assert sum(n.startswith("error:") for n in notices) == 6
+
+
+async def test_a_game_started_again_mid_hand_forgets_the_old_hand(tmp_path: Path) -> None:
+    """A server that starts a game again in the middle of our turn, then asks us to throw:
+    the client's table was new but the codec still held the old ids and our turn, so the
+    brain was asked to discard from an empty hand and the client exited with a traceback
+    (min() of no legal action). The ask is now out of turn: logged, answered /pass."""
+    script = [
+        ("/start MJ 1 mjbot", False),
+        ("/initGame east east 1 1 0", False),
+        (f"/initCard {DEALER_HAND}", False),
+        ("/start MJ 1 mjbot", False),
+        ("/ask throw", True),
+        ("/initGame east east 1 1 0", False),
+        (f"/initCard {DEALER_HAND}", False),
+        ("/ask throw", True),
+    ]
+    replies: list[str | None] = []
+    server, port = await _scripted_server(script, replies)
+    bot = NtpuBot(NtpuSettings(budget=1.0, log_dir=str(tmp_path)))
+    async with server:
+        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    assert replies[0] == "/pass"
+    assert replies[1] is not None and replies[1].split()[1] in DEALER_HAND.split()
+    assert summary.games == 2 and summary.errors == [
+        "asked to throw when it is not our turn: '/ask throw'"]
 
 
 async def test_a_server_that_is_not_there_is_a_clear_error(tmp_path: Path) -> None:
@@ -196,3 +227,61 @@ async def test_a_dealer_win_on_the_deal_and_draw_lines_are_recorded(tmp_path: Pa
     assert [type(e) for e in results] == [ev.RoundWon, ev.RoundDrawn]
     assert results[0].winner == 0 and results[0].from_seat is None
     assert ev.TileDrawn(1, T.parse_mpsz("7m")[0]) in theirs  # the /draw line
+
+
+async def test_a_line_that_times_out_ends_the_session_with_the_log_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read that fails with ETIMEDOUT (a TimeoutError, not a ConnectionError) went past the
+    client's end-of-stream check: a traceback. It is now the end of the stream, logged."""
+    readers = capture_client_readers(monkeypatch)
+    went = asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for line in ("/ready", "/start MJ 1 mjbot", "/initGame east east 1 1 0",
+                     f"/initCard {DEALER_HAND}", "/ask throw"):
+            writer.write((line + "\n").encode())
+        await writer.drain()
+        await reader.readline()  # /ready
+        await reader.readline()  # the throw
+        time_out(readers[0])
+        went.set()
+        await asyncio.sleep(5)  # the line stays open: only the failed read ends the session
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    bot = NtpuBot(NtpuSettings(budget=1.0, log_dir=str(tmp_path)))
+    async with server:
+        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    assert went.is_set() and summary.decisions == 1 and not summary.finished
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    assert read_log(path).complete
+
+
+_SOUP = ["/start MJ 1 mjbot", "/start MJ 2 mjbot", "/initGame east east 1 1 0",
+         "/initGame east south 1 2 0", f"/initCard {DEALER_HAND}",
+         "/initCard 211 212 213 221 222 223 231 232 233 241 242 243 251 252 253 261",
+         "/mo 311", "/mo 111", "/draw 312", "/ask throw", "/ask hu", "/ask gong", "/ask pong",
+         "/ask eat", "/throw 1 111", "/throw 2 311", "/throw 4 121", "/pong 2 121 122 123",
+         "/eat 2 111 121 131", "/gong 3 4 141 142 143 144", "/gong 1 0 111 112 113 121",
+         "/gong 2 1 311", "/hu 3 311 111 112", "/exit", "/ready", "/ask x", "/mo 999"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(_SOUP), max_size=25))
+def test_fuzz_any_order_of_server_lines_is_answered_never_raised(lines: list[str]) -> None:
+    """The session over the codec, the table and the brain: a server's lines in any order
+    (a game started again mid-turn, asks out of turn, moves of ids we never held) are logged
+    or answered, never raised; a throw names an id the server dealt us."""
+    bot = NtpuBot(NtpuSettings(write_log=False))
+    dealt: set[str] = set()
+    try:
+        for line in lines:
+            words = line.split()
+            if words[0] in ("/initCard", "/mo", "/draw"):
+                dealt.update(words[1:])
+            reply = bot.handle(line)
+            if reply is not None and reply.startswith("/throw"):
+                assert reply.split()[1] in dealt, (lines, reply)
+    finally:
+        bot.close()

@@ -245,6 +245,16 @@ def test_exit_without_a_win_is_a_drawn_hand_and_close_and_ready() -> None:
     assert codec.feed("/close") == [Closed()]
 
 
+def test_a_start_in_the_middle_of_a_hand_leaves_nothing_of_it() -> None:
+    codec = _codec(seat=2, dealer=2, hand=SPEC_HAND + " 111")  # our turn, 17 ids held
+    assert codec.my_turn and codec.held
+    codec.feed("/start MJ 2 mjbot")
+    assert not codec.my_turn and codec.held == [] and codec.last_drawn_id is None
+    with pytest.raises(ProtocolError, match="not our turn"):
+        codec.feed("/ask throw")
+    assert codec.safe_reply("/ask throw") == "/pass"
+
+
 # ---------------------------------------------------------------------- replies
 
 

@@ -29,6 +29,7 @@ from protocols import events as ev
 from protocols.tenhou import TagStream, parse_tag
 from replay import replayer
 from replay.log import DecisionFrame, EventFrame, RxFrame, read_log
+from tests.line_faults import capture_client_readers, time_out
 from tests.shared_data import TENHOU_CAPTURES as CAPTURES
 from tests.test_tenhou_codec import REINIT_CALLS
 
@@ -462,3 +463,119 @@ async def test_a_second_cancel_while_leaving_still_closes_the_log(tmp_path: Path
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     log = read_log(path)
     assert log.complete and log.truncated is None
+
+
+# ---------------------------------------------------------------------- a server that deals twice
+
+
+async def test_a_second_draw_in_a_row_is_answered_with_a_tile_we_hold(tmp_path: Path) -> None:
+    """A buggy server deals us two draws without our discard echoed between them: our hand
+    then has 15 tiles, which the rules cannot read (the brain raised out of legal_actions and
+    the client exited with a traceback). Each draw is now answered with a discard of a tile
+    we were dealt, the second as a fallback with its reason, and the game goes on."""
+    done = asyncio.Event()
+    problems: list[str] = []
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server = _ScriptedServer(reader, writer)
+        try:
+            await server.expect("HELO")
+            await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
+                              '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
+            await server.expect("JOIN")
+            await server.send('<GO type="64" lobby="0"/>',
+                              '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
+            await server.expect("GOK")
+            hand = {0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124}
+            await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
+                              f'hai="{",".join(map(str, sorted(hand)))}"/>', "<T5/>", "<T6/>")
+            for _ in range(2):
+                tile_id = int((await server.expect("D"))["p"])
+                if tile_id not in hand | {5, 6}:
+                    problems.append(f"discarded id {tile_id}, never dealt")
+                hand.discard(tile_id)
+            await server.send('<RYUUKYOKU ba="0,0" sc="250,0,250,0,250,0,250,0" '
+                              'owari="250,0.0,250,0.0,250,0.0,250,0.0"/>')
+            await server.expect("BYE")
+        finally:
+            done.set()
+            writer.close()
+
+    listener = await asyncio.start_server(client, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
+                              reconnect_tries=1, reconnect_delay=0.1)
+    async with listener:
+        summary: SessionSummary = await asyncio.wait_for(run(settings), 60)
+        await asyncio.wait_for(done.wait(), 10)
+    assert summary.finished and summary.games == 1 and problems == []
+    assert summary.fallbacks == 1
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    decisions = [f for f in read_log(path).frames if isinstance(f, DecisionFrame)]
+    assert "cannot read our table" in decisions[-1].fallback
+
+
+async def test_a_server_that_never_answers_our_helo_is_a_connection_error() -> None:
+    """A server that takes the connection and then says nothing held the client at the
+    login for ever (only a signal ended it); Tenhou answers a HELO at once."""
+    heard: list[bytes] = []
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while data := await reader.read(65536):
+            heard.append(data)
+        writer.close()
+
+    listener = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", write_log=False, login_timeout=0.5)
+    async with listener:
+        with pytest.raises(ConnectionError, match=r"sent nothing in the 0.5 s after our HELO"):
+            await asyncio.wait_for(run(settings), 20)
+    assert heard and heard[0].startswith(b"<HELO ")
+
+
+async def test_a_line_that_times_out_in_a_game_is_reconnected(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read that fails with ETIMEDOUT (the line dropped for good: an OSError, not a
+    ConnectionError) ended the client with a traceback instead of the reconnect a dropped
+    line gets; now the client logs in again and the game goes on to its end."""
+    readers = capture_client_readers(monkeypatch)
+    helos = 0
+    done = asyncio.Event()
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal helos
+        server = _ScriptedServer(reader, writer)
+        try:
+            await server.expect("HELO")
+            helos += 1
+            if helos == 1:
+                await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
+                                  '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
+                await server.expect("JOIN")
+                await server.send('<GO type="64" lobby="0"/>',
+                                  '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
+                await server.expect("GOK")
+                hand = {0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124}
+                await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
+                                  f'hai="{",".join(map(str, sorted(hand)))}"/>')
+                await server.our_turn(5, hand)
+                time_out(readers[0])
+                await asyncio.sleep(5)
+            else:  # the game resumed: it ends at once
+                await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
+                                  '<RYUUKYOKU ba="0,0" sc="250,0,250,0,250,0,250,0" '
+                                  'owari="250,0.0,250,0.0,250,0.0,250,0.0"/>')
+                await server.expect("BYE")
+                done.set()
+        finally:
+            writer.close()
+
+    listener = await asyncio.start_server(client, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
+                              reconnect_tries=2, reconnect_delay=0.1)
+    async with listener:
+        summary: SessionSummary = await asyncio.wait_for(run(settings), 60)
+        await asyncio.wait_for(done.wait(), 10)
+    assert summary.reconnects == 1 and summary.finished and summary.games == 1

@@ -218,3 +218,20 @@ def test_the_one_shot_botzone_path_imports_no_process_machinery() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, check=True)
     assert done.stdout.strip() == "[]"
+
+
+async def test_a_table_the_rules_cannot_read_is_answered_without_a_worker(
+        tmp_path: Path) -> None:
+    """The awaited path asks the rules first, as the brain's own does: a hand of fifteen
+    tiles (a server that dealt twice) raised out of legal_actions before the worker was
+    asked; it is now the safest move, with the reason, and no process is started."""
+    state = _turn_state()
+    state.apply(ev.TileDrawn(0, T.parse_mpsz("9s")[0]))  # a second draw: 15 tiles
+    thinker = Thinker(Brain("riichi", SlowThinker(tmp_path / "count"), limit=1.0))
+    try:
+        answer = await thinker.decide(state, TURN)
+    finally:
+        thinker.close()
+    assert answer.action == ev.Discard(state.last_draw)
+    assert answer.source == anytime.FALLBACK_SAFEST and "cannot read our table" in answer.fallback
+    assert thinker.worker is None

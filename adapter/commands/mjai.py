@@ -32,9 +32,11 @@ def cmd_mjai(args: argparse.Namespace) -> int:
     from adapter.session import parse_server
 
     require_policy(args.policy)
+    if args.player_id is not None and not 0 <= args.player_id <= 3:
+        raise UserInputError(f"player_id (our seat) must be 0..3, got {args.player_id}")
     bot = MjaiBot(MjaiSettings(policy=args.policy, budget=args.budget, name=args.name,
                                room=args.room, log_dir=log_folder(args.log_dir, args.no_log),
-                               write_log=not args.no_log))
+                               write_log=not args.no_log, seat=args.player_id or 0))
     if args.server is None:
         summary = run_stdio(bot)
     else:

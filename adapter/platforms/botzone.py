@@ -27,7 +27,7 @@ from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.botzone import BotzoneCodec
-from protocols.codec import ProtocolError
+from protocols.codec import ProtocolError, load_json
 
 KEEP_RUNNING = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
 DATA_VERSION = 1
@@ -59,7 +59,7 @@ def parse_input(text: str) -> TurnInput:
     stripped = text.lstrip()
     if stripped.startswith("{"):
         try:
-            obj = json.loads(stripped)
+            obj = load_json(stripped)
         except json.JSONDecodeError as exc:
             raise InputError(f"JSON input does not parse ({exc})") from None
         requests, responses = obj.get("requests"), obj.get("responses", [])
@@ -215,24 +215,34 @@ def open_log(bot: BotzoneBot, data: dict[str, Any], log_dir: str | None) -> dict
     except ImportError:
         return data
     path = data.get("log")
+    root = log_dir if log_dir is not None else str(default_log_dir())
     if not isinstance(path, str) or not os.path.exists(path):
         match = data.get("match") or f"{int(time.time())}-{os.getpid()}"
-        root = log_dir if log_dir is not None else str(default_log_dir())
         path = str(log_path(root, "botzone", f"match-{match}"))
         data = {**data, "match": match, "log": path}
     header = Header(platform="botzone", variant="mcr", seat=bot.codec.seat, policy=bot.policy,
                     game_id=str(data.get("match", "")))
     try:
         bot.log = GameLogWriter(path, header, append=True)
-    except OSError as exc:
+        return data
+    except (OSError, ValueError) as exc:  # ValueError: LogError, a file that is no game log
+        bot._error(f"game log {path} cannot be continued ({exc}); the match goes on in a "
+                   "new one")
+    # the data named a file we must not write to (not a log of ours, a folder): leave it as
+    # it is and keep the rest of the match in a log of its own
+    path = str(log_path(root, "botzone", f"match-{data.get('match', '')}-{os.getpid()}"))
+    try:
+        bot.log = GameLogWriter(path, header, append=True)
+    except (OSError, ValueError) as exc:
         bot._error(f"game log unavailable: {exc}")
-    return data
+        return data
+    return {**data, "log": path}
 
 
 def load_data(text: str) -> dict[str, Any]:
     """Our own ``data`` from the previous turn, or {} when absent, foreign or another version."""
     try:
-        data = json.loads(text) if text else {}
+        data = load_json(text) if text else {}
     except json.JSONDecodeError:
         return {}
     if not isinstance(data, dict) or data.get("v") != DATA_VERSION:
@@ -254,7 +264,7 @@ def run_once(stdin: TextIO, stdout: TextIO, policy: str = "rulebased",
     reads each answer of a JSON-interaction bot as one JSON object line."""
     start = clock()
     lines = _Lines(stdin)
-    text = _first_turn(lines) if keep_running else stdin.read()
+    text = _first_turn(lines) if keep_running else _read_all(stdin)
     try:
         turn = parse_input(text)
         if json_mode and not turn.json_mode:
@@ -294,6 +304,16 @@ def run_once(stdin: TextIO, stdout: TextIO, policy: str = "rulebased",
     return 0
 
 
+def _read_all(stream: TextIO) -> str:
+    """All of the input as text, bytes that are not UTF-8 as U+FFFD: under a strict locale
+    (en_US.UTF-8) the text stream's own decoder raised on them, a traceback and no answer."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        return stream.read()
+    data: bytes = buffer.read()
+    return data.decode("utf-8", errors="replace")
+
+
 class _Lines:
     """Lines from stdin's file descriptor, with a way to take what has already arrived without
     blocking (a keep-running first turn ends with data / globaldata lines that Botzone may or
@@ -305,7 +325,7 @@ class _Lines:
             self.fd: int | None = stream.fileno()
         except (AttributeError, OSError, ValueError):
             self.fd = None
-        self.buffer = b""
+        self.buffer = bytearray()  # grows in place: a long line costs its length, not its square
 
     def readline(self, timeout: float | None = None) -> str | None:
         """The next line (without waiting longer than ``timeout``), or None at end of input
@@ -313,7 +333,9 @@ class _Lines:
         if self.fd is None:
             text = self.stream.readline()
             return text or None
-        while b"\n" not in self.buffer:
+        searched = 0  # the bytes before this hold no newline (each chunk is searched once)
+        while (end := self.buffer.find(b"\n", searched)) < 0:
+            searched = len(self.buffer)
             if timeout is not None:
                 ready, _, _ = select.select([self.fd], [], [], timeout)
                 if not ready:
@@ -322,11 +344,13 @@ class _Lines:
             if not chunk:
                 if not self.buffer:
                     return None
-                line, self.buffer = self.buffer, b""
-                return line.decode("utf-8", errors="replace")
+                line = self.buffer.decode("utf-8", errors="replace")
+                self.buffer.clear()
+                return line
             self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return line.decode("utf-8", errors="replace") + "\n"
+        line = self.buffer[:end].decode("utf-8", errors="replace")
+        del self.buffer[:end + 1]
+        return line + "\n"
 
 
 DRAIN_SECONDS = 0.05  # data / globaldata lines arrive with the first turn, or not at all
@@ -353,7 +377,7 @@ def _unwrap_json(line: str) -> str:
     """A later keep-running request may come JSON-encoded: a string, or an object whose last
     request is the one to answer."""
     try:
-        value = json.loads(line)
+        value = load_json(line)
     except json.JSONDecodeError:
         return line
     if isinstance(value, str):

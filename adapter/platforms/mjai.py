@@ -16,8 +16,10 @@ form stays synchronous.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +36,7 @@ from brain.brain import Brain, safest_action
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.codec import ProtocolError
+from protocols.codec import ProtocolError, load_json
 from protocols.mjai import NONE, Answer, Hello, MjaiCodec
 from replay.log import Footer, Header
 
@@ -51,6 +53,7 @@ class MjaiSettings:
     room: str = "default"
     log_dir: str | None = None
     write_log: bool = True
+    seat: int = 0  # our seat where start_game does not say it (mjai.app's argument)
 
 
 class MjaiBot(CodecSession):
@@ -63,13 +66,14 @@ class MjaiBot(CodecSession):
 
     def __init__(self, settings: MjaiSettings | None = None) -> None:
         self.settings = settings or MjaiSettings()
-        super().__init__(MjaiCodec(), Brain("riichi", self.settings.policy,
+        super().__init__(MjaiCodec(self.settings.seat), Brain("riichi", self.settings.policy,
                                             limit=self.settings.budget), self.settings.budget)
 
     def take(self, line: str) -> tuple[str | None, ev.DecisionRequest | None]:
         try:
             messages = parse_line(line)
         except json.JSONDecodeError as exc:
+            self.pending.rx(self.game_log, line)  # the game log keeps what could not be read
             self.error(f"not JSON ({exc.msg}): {line[:200]!r}")
             return None, None  # answered "none" by send, as no answer of ours
         due = self._take(messages, line)
@@ -174,7 +178,7 @@ class MjaiBot(CodecSession):
 
 def parse_line(line: str) -> list[Any]:
     """One input line: a JSON array of events (mjai.app) or a single event object."""
-    value = json.loads(line)
+    value = load_json(line)
     return value if isinstance(value, list) else [value]
 
 
@@ -191,12 +195,49 @@ async def reply_line_async(bot: MjaiBot, line: str) -> str:
     return f"{await bot.handle_async(line)}\n"
 
 
+LINE_LIMIT = 2 ** 16  # bytes of one line kept (asyncio's default limit); no event is near it
+
+
+async def read_line(reader: asyncio.StreamReader) -> tuple[bytes, int]:
+    """The next line (the last one may lack its newline) and 0, or, for a line over
+    :data:`LINE_LIMIT`, its first bytes and its length (the rest is read and dropped, so that
+    the next line starts where the server's next line does). EOFError at the end."""
+    try:
+        return await reader.readuntil(b"\n"), 0
+    except asyncio.IncompleteReadError as exc:
+        if not exc.partial:
+            raise EOFError from None
+        return exc.partial, 0
+    except asyncio.LimitOverrunError as exc:
+        kept = await reader.readexactly(min(exc.consumed, LINE_LIMIT))
+        size = len(kept)
+        while True:  # the rest of the line, a buffer at a time, up to its newline
+            try:
+                size += len(await reader.readuntil(b"\n"))
+                return kept, size
+            except asyncio.IncompleteReadError as end:
+                return kept, size + len(end.partial)
+            except asyncio.LimitOverrunError as more:
+                size += len(await reader.readexactly(more.consumed))
+
+
+def _text_lines(stream: Any) -> Iterator[str]:
+    """The input's lines, bytes that are not UTF-8 as U+FFFD: under a strict locale
+    (en_US.UTF-8) the text stream's own decoder raised on them and ended the bot."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        yield from stream
+        return
+    for raw in buffer:
+        yield raw.decode("utf-8", errors="replace")
+
+
 def run_stdio(bot: MjaiBot, stdin: Any = None, stdout: Any = None) -> SessionSummary:
     """mjai.app: a line of events in, one answer line out, until the input ends."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     try:
-        for line in stdin:
+        for line in _text_lines(stdin):
             if line.strip():
                 stdout.write(reply_line(bot, line.rstrip("\n")))
                 stdout.flush()
@@ -211,15 +252,22 @@ async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 1
     reader, writer = await open_connection_retrying(host, port, connect_timeout)
 
     async def read() -> list[str]:
-        line = await reader.readline()
-        if not line:
-            raise EOFError
+        try:
+            line, cut = await read_line(reader)
+        except OSError as exc:  # reset, timed out, unreachable: the line is gone
+            raise ConnectionError(f"the connection failed: {exc}") from None
+        if cut:
+            bot.error(f"a line of {cut} bytes, over the {LINE_LIMIT}-byte limit: read as "
+                      f"its first {LINE_LIMIT} bytes")
         text = line.decode("utf-8", errors="replace").strip()
         return [text] if text else []
 
     async def write(text: str) -> None:
         writer.write(text.encode())
-        await writer.drain()
+        try:
+            await writer.drain()
+        except OSError as exc:
+            raise ConnectionError(f"the connection failed: {exc}") from None
 
     try:
         return await serve_lines(bot, read, write)

@@ -221,12 +221,16 @@ async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 1
 
     async def write(text: str) -> None:
         writer.write(text.encode())
-        await writer.drain()
+        try:
+            await writer.drain()
+        except OSError as exc:  # a timeout or an unreachable host: the line is gone
+            raise ConnectionError(f"the connection failed: {exc}") from None
 
     async def read() -> bytes:
         try:
             return await reader.read(65536)
-        except ConnectionError:
+        except OSError as exc:  # reset, timed out, unreachable: the end of the stream
+            log.warning("ntpu: connection lost", error=str(exc) or type(exc).__name__)
             return b""
 
     try:

@@ -115,6 +115,7 @@ class TenhouSettings:
     reconnect_tries: int = 5
     reconnect_delay: float = 1.0
     connect_timeout: float = 10.0
+    login_timeout: float = 30.0  # Tenhou answers a HELO at once: silence past this is a dead line
     log_dir: str | None = None
     write_log: bool = True
 
@@ -396,6 +397,13 @@ class TenhouBot(PlatformSession):
 # ---------------------------------------------------------------------- transports
 
 
+def _dropped(exc: OSError) -> ConnectionError:
+    """A socket error on an open line (a timeout, an unreachable host: OSErrors that are not
+    ConnectionErrors) as the dropped line it is, so that a game reconnects."""
+    return exc if isinstance(exc, ConnectionError) else ConnectionError(
+        f"the connection failed: {exc}")
+
+
 class _Tcp:
     def __init__(self, server: str) -> None:
         self.host, self.port = parse_server(server)
@@ -409,10 +417,16 @@ class _Tcp:
     async def send(self, tag: Tag) -> None:
         assert self.writer is not None
         self.writer.write(format_tag(tag).encode() + b"\0")
-        await self.writer.drain()
+        try:
+            await self.writer.drain()
+        except OSError as exc:  # ETIMEDOUT, EHOSTUNREACH...: not ConnectionErrors, same end
+            raise _dropped(exc) from None
 
     async def receive(self) -> list[tuple[str, Tag | None]]:
-        data = await self.reader.read(65536)
+        try:
+            data = await self.reader.read(65536)
+        except OSError as exc:
+            raise _dropped(exc) from None
         if not data:
             raise ConnectionError("the server closed the connection")
         out: list[tuple[str, Tag | None]] = []
@@ -591,7 +605,15 @@ async def _play(transport: Any, bot: TenhouBot, settings: TenhouSettings,
     try:
         async with Inbox(read, urgent) as inbox:
             while not bot.summary.finished and not bot.left:
-                raw, tag = await inbox.get()
+                # nothing yet since our HELO: a server that never answers is not waited for
+                wait = None if received[0] else settings.login_timeout
+                try:
+                    raw, tag = await asyncio.wait_for(inbox.get(), wait)
+                except TimeoutError:
+                    if wait is None:
+                        raise
+                    raise ConnectionError(f"the server sent nothing in the {wait:g} s after "
+                                          "our HELO") from None
                 replies = await bot.handle(raw, tag)
                 if replies:
                     await send(replies)

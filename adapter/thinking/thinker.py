@@ -61,7 +61,9 @@ class Thinker:
         if self.inline:
             return brain.decide(state, request)
         start = brain.clock.now()
-        legal = brain.legal(state, request)
+        legal, problem = brain.checked_legal(state, request)
+        if problem:
+            return brain.unreadable(state, legal, start, problem)
         if len(legal) == 1:
             return brain.forced(legal, start)
         budget = brain.budget(request)
