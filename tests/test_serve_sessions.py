@@ -264,6 +264,55 @@ def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
     assert hands > len(live) and sum(t > 0 for t in turns) >= len(turns) // 2, (hands, turns)
 
 
+def test_practice_snapshots_show_a_hand_in_play_never_the_pause_before_it() -> None:
+    """With a pause between games longer than the snapshot's period, the first event of the
+    next game (before its deal: no hand, every score 0) took the snapshot, and the dashboard
+    showed that for the whole game and the pause after it."""
+    settings = {"session": "paused", "variant": "riichi", "policy": "greedy",
+                "opponents": ["greedy"] * 3, "pause": 0.7}
+    worker = subprocess.Popen([sys.executable, "-m", "adapter.serve.practice",
+                               json.dumps(settings)], cwd=ROOT, env=PYTHON_ENV,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert worker.stdin is not None and worker.stdout is not None
+    live, games = [], 0
+    try:
+        while games < 3:
+            report = json.loads(worker.stdout.readline())
+            games += report["t"] == "game_end"
+            if report["t"] == "live":
+                live.append(report)
+    finally:
+        worker.stdin.close()
+        worker.stdout.read()
+        assert worker.wait(30) == 0
+    assert live
+    for snapshot in live:
+        assert snapshot["in_hand"] and snapshot["hand"], snapshot
+        assert sum(snapshot["scores"]) > 0, snapshot
+
+
+def test_no_practice_game_is_shown_in_play_between_games(tmp_path: Path) -> None:
+    """After a game ends the session has no game in play until the next one starts (its last
+    snapshot stayed on the dashboard through the pause)."""
+    config = tmp_path / "serve.toml"
+    config.write_text("""
+[sessions.resting]
+kind = "local"
+variant = "riichi"
+policy = "greedy"
+pause = 60
+""")
+    serve = ServeProcess(config, tmp_path / "logs")
+    try:
+        status = serve.until(lambda s: s["sessions"]["resting"]["games"] >= 1)
+        assert status["sessions"]["resting"]["current"] is None
+        assert serve.get("/api/status")["sessions"]["resting"]["current"] is None
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(20) == 0
+    finally:
+        serve.close()
+
+
 def test_practice_reports_our_seat_only_and_the_turn_in_play(tmp_path: Path) -> None:
     config = tmp_path / "serve.toml"
     config.write_text("""

@@ -182,6 +182,9 @@ def _apply_report(report: dict[str, Any], probe: Probe) -> None:
         probe.game_finished({"scores": report["scores"], "ranks": report["ranks"],
                              "seat": report["seat"], "points": report["points"],
                              "hands": report["hands"], "log": report["log"]})
+        probe.live(None)  # no game in play until the next one's first snapshot
+    elif kind == "stopped":
+        probe.live(None)
 
 
 # ---------------------------------------------------------------------- platform clients
