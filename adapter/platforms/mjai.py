@@ -157,7 +157,9 @@ class MjaiBot(CodecSession):
         self.finish_game(tuple(self.state.scores))
 
     def finish_game(self, scores: tuple[int, ...] = ()) -> None:
-        self.close_log(Footer({"errors": len(self.summary.errors)}, scores))
+        result = self.cut_game({"errors": len(self.summary.errors)},
+                               cut=not self.state.game_over)
+        self.close_log(Footer(result, scores))
 
     # ------------------------------------------------------------------ decisions
 
