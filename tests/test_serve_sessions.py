@@ -264,6 +264,22 @@ def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
     assert hands > len(live) and sum(t > 0 for t in turns) >= len(turns) // 2, (hands, turns)
 
 
+def test_a_log_folder_that_cannot_be_written_is_refused_at_start(tmp_path: Path) -> None:
+    """A log folder that cannot be made is one line and exit 1 before anything starts (the
+    practice workers died of it, a traceback each, while the process ran on)."""
+    config = tmp_path / "serve.toml"
+    config.write_text('[sessions.p]\nkind = "local"\nvariant = "riichi"\npolicy = "greedy"\n')
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "serve", str(config),
+                           "--status", "127.0.0.1:0", "--log-dir", str(blocker / "logs")],
+                          cwd=ROOT, env=PYTHON_ENV, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert f"mjbot serve: the log folder {blocker / 'logs'} cannot be written" in done.stderr
+    assert "status server listening" not in done.stderr
+
+
 def test_practice_snapshots_show_a_hand_in_play_never_the_pause_before_it() -> None:
     """With a pause between games longer than the snapshot's period, the first event of the
     next game (before its deal: no hand, every score 0) took the snapshot, and the dashboard
