@@ -136,15 +136,17 @@ backoff_initial = 0.2
 
 async def test_practice_goes_on_with_the_games_an_earlier_process_logged(
         tmp_path: Path) -> None:
-    config = loads("""
+    # the serve process started twice on the same log folder, the second time with a quota
+    # of 4 (the day's count goes on from the 2 games logged: 2 more)
+    for quota in (2, 4):
+        config = loads(f"""
 [sessions.drill]
 kind = "local"
 variant = "mass"
 pause = 0
 [sessions.drill.limits]
-games_per_day = 2
+games_per_day = {quota}
 """, environ={})
-    for _process in range(2):  # the serve process started twice on the same log folder
         sup = Supervisor(config, log_dir=str(tmp_path))
         try:
             sup.start()
@@ -278,6 +280,33 @@ def test_a_log_folder_that_cannot_be_written_is_refused_at_start(tmp_path: Path)
     assert "Traceback" not in done.stderr
     assert f"mjbot serve: the log folder {blocker / 'logs'} cannot be written" in done.stderr
     assert "status server listening" not in done.stderr
+
+
+def test_the_days_quota_holds_across_a_restart(tmp_path: Path) -> None:
+    """A serve process started again counts the games its log folder holds from today: a
+    session whose quota was reached stays held (a restart began the day's count again)."""
+    config = tmp_path / "serve.toml"
+    config.write_text("""
+[sessions.ladder]
+kind = "local"
+variant = "riichi"
+policy = "greedy"
+pause = 0
+[sessions.ladder.limits]
+games_per_day = 2
+""")
+    logs = tmp_path / "logs"
+    for _ in range(2):
+        serve = ServeProcess(config, logs)
+        try:
+            status = serve.until(lambda s: s["sessions"]["ladder"]["state"] == "quota reached")
+            serve.signal(signal.SIGTERM)
+            assert serve.proc.wait(20) == 0
+        finally:
+            serve.close()
+        assert status["sessions"]["ladder"]["quota"]["today"] == 2
+        assert len(game_logs(logs)) == 2
+    assert all(assert_complete(path) for path in game_logs(logs))
 
 
 def test_practice_snapshots_show_a_hand_in_play_never_the_pause_before_it() -> None:
