@@ -122,6 +122,12 @@ def test_the_server_survives_a_client_that_breaks_every_rule(tmp_path: Path) -> 
     assert "/close" not in seen  # it left before the end
     assert _client_logs_are_clean(tmp_path) == 3 * 8
     assert read_log(result.log_path).complete  # type: ignore[arg-type]
+    # the dropped client's longer name keeps the columns in line (it pushed its row right)
+    header, *rows = result.table().splitlines()
+    end = header.index("points") + len("points")
+    for stats in result.stats:
+        (row,) = [r for r in rows if r.startswith(stats.name)]
+        assert row[:end].endswith(f" {stats.points}"), (header, row)
 
 
 def test_cli_prints_the_score_table(tmp_path: Path) -> None:

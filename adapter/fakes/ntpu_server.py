@@ -498,14 +498,16 @@ class MatchResult:
     exit_codes: list[int | None] = field(default_factory=list)
 
     def table(self) -> str:
-        """The tournament score table."""
-        lines = [f"{'client':<14}{'points':>10}{'hands':>7}{'wins':>6}{'tsumo':>6}"
+        """The tournament score table (the first column as wide as its longest name)."""
+        names = {id(s): s.name + (" (dropped)" if s.dropped else "") for s in self.stats}
+        width = max([14, *(len(n) + 1 for n in names.values())])
+        lines = [f"{'client':<{width}}{'points':>10}{'hands':>7}{'wins':>6}{'tsumo':>6}"
                  f"{'deal-in':>8}{'avg tai':>8}{'illegal':>8}{'timeout':>8}{'late':>6}"
                  f"{'unasked':>8}"]
         for s in sorted(self.stats, key=lambda s: -s.points):
             avg = f"{s.tai / s.wins:.2f}" if s.wins else "-"
-            name = s.name + (" (dropped)" if s.dropped else "")
-            lines.append(f"{name:<14}{s.points:>10}{s.hands:>7}{s.wins:>6}{s.self_draws:>6}"
+            name = names[id(s)]
+            lines.append(f"{name:<{width}}{s.points:>10}{s.hands:>7}{s.wins:>6}{s.self_draws:>6}"
                          f"{s.deal_ins:>8}{avg:>8}{s.illegal:>8}{s.timeouts:>8}{s.late:>6}"
                          f"{s.unasked:>8}")
         for s in self.stats:
