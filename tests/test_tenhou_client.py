@@ -169,6 +169,9 @@ async def test_a_signal_leaves_the_table_with_bye(tmp_path: Path) -> None:
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     log = read_log(path)
     assert log.complete  # closed with its footer, nothing cut
+    # and says the game was stopped (it read "the session ended before the game did")
+    assert log.footer is not None and log.footer.result.get("stopped") is True
+    assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
 
 
 def test_permission_guard() -> None:

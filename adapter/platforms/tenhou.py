@@ -388,7 +388,7 @@ class TenhouBot(PlatformSession):
         """The session ends: a game still open is logged as unfinished."""
         self._release_held()
         result: dict[str, Any] = {"hands": self.game_hands, "unfinished": True}
-        if self.leaving:  # a stop was asked for (by the serve supervisor)
+        if self.leaving or self.stop_requested:  # a stop (serve's, or a signal's)
             result["stopped"] = True
         self.close_log(Footer(result))
 
@@ -538,11 +538,17 @@ async def run_until_signalled(settings: TenhouSettings) -> SessionSummary:
     """:func:`run`, stopped gracefully (BYE, logs closed) by SIGINT or SIGTERM."""
     import signal
 
-    task = asyncio.ensure_future(run(settings))
+    bot = TenhouBot(settings)
+    task = asyncio.ensure_future(run(settings, bot))
     loop = asyncio.get_running_loop()
+
+    def stop() -> None:  # the game cut short is logged as stopped
+        bot.stop_requested = True
+        task.cancel()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, task.cancel)
+            loop.add_signal_handler(sig, stop)
     return await task
 
 
