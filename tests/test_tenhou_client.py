@@ -174,6 +174,28 @@ async def test_a_signal_leaves_the_table_with_bye(tmp_path: Path) -> None:
     assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
 
 
+@pytest.mark.parametrize("answer", [b"", b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"])
+async def test_a_websocket_address_with_no_websocket_server(tmp_path: Path,
+                                                            answer: bytes) -> None:
+    """--transport ws to a line that is up but no WebSocket server's (it closes at once, or
+    answers HTTP 404): a ConnectionError naming the address, which the CLI prints as one line
+    (the handshake's exception ended `mjbot tenhou` with a traceback)."""
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError):
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(answer)
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"ws://127.0.0.1:{port}", transport="ws",
+                              connect_timeout=0.5, log_dir=str(tmp_path))
+    async with server:
+        with pytest.raises(ConnectionError, match=f"ws://127.0.0.1:{port}"):
+            await asyncio.wait_for(run(settings), 30)
+
+
 def test_permission_guard() -> None:
     check_permission(64, False)
     check_permission(9 & ~1, False)

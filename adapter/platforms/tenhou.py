@@ -444,9 +444,14 @@ class _WebSocket:
 
     async def connect(self) -> None:
         from websockets.asyncio.client import connect
+        from websockets.exceptions import InvalidHandshake
         from websockets.typing import Origin
 
-        self.connection = await connect(self.url, origin=Origin(ORIGIN), open_timeout=10)
+        try:
+            self.connection = await connect(self.url, origin=Origin(ORIGIN), open_timeout=10)
+        except InvalidHandshake as exc:  # a line that is up but no WebSocket server's: as a
+            # refused connection (tried again, then one line), not a traceback
+            raise OSError(f"no WebSocket handshake at {self.url}: {exc}") from None
 
     async def send(self, tag: Tag) -> None:
         import websockets
