@@ -398,6 +398,9 @@ class TenhouBot(PlatformSession):
 
 class _Tcp:
     def __init__(self, server: str) -> None:
+        if "://" in server:  # parse_server took "ws://host" for a host name
+            raise ValueError(f"--server for --transport tcp is host:port, not {server!r} (a "
+                             "ws:// or wss:// URL needs --transport ws)")
         self.host, self.port = parse_server(server)
         self.stream = TagStream()
         self.writer: asyncio.StreamWriter | None = None
