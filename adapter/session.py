@@ -200,6 +200,15 @@ class PlatformSession:
         self.pending = PendingFrames()  # frames before a game log opens go in first
         self.log = structlog.get_logger(f"mjbot.{self.platform}")
         self.stop_requested = False  # a signal stopped the session: a cut game says so
+        self.finished_games: list[dict[str, Any]] = []  # see game_logged
+
+    def game_logged(self, path: Path | None, scores: Any = None) -> None:
+        """A game whose log was closed at ``path``, as it was then: what the serve process
+        lists among its results (the table it reads may be the next game's by the time it
+        looks, and it knows no log path otherwise)."""
+        self.finished_games.append({"log": str(path) if path is not None else None,
+                                    "scores": list(scores) if scores else None,
+                                    "seat": self.state.seat, "hands": self.state.hand_count})
 
     def cut_game(self, result: dict[str, Any], cut: bool) -> dict[str, Any]:
         """A game log's footer ``result`` for a game that may not have reached its end: one

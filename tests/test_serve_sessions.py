@@ -266,6 +266,41 @@ def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
     assert hands > len(live) and sum(t > 0 for t in turns) >= len(turns) // 2, (hands, turns)
 
 
+def test_platform_results_link_their_game_logs(tmp_path: Path) -> None:
+    """The dashboard's results of a Tenhou session link each game's log in the viewer and
+    hold its final scores, as a practice session's do (they had no log, and a game that
+    ended between two looks was listed with the next game's table: no scores)."""
+    port = free_port()
+    server = tenhou_server(port, games=20, length="east")
+    config = tmp_path / "serve.toml"
+    config.write_text(f"""
+[sessions.ladder]
+kind = "tenhou"
+server = "127.0.0.1:{port}"
+games = 3
+pause = 60
+""")
+    serve = ServeProcess(config, tmp_path / "logs")
+    try:
+        status = serve.until(lambda s: s["sessions"]["ladder"]["games"] >= 3)
+        results = [r for r in status["results"] if r["session"] == "ladder"]
+        assert len(results) == 3
+        logged = {str(p.relative_to(tmp_path / "logs")) for p in game_logs(tmp_path / "logs")}
+        for result in results:
+            assert result["log"] in logged, (result, logged)
+            assert result["scores"] is not None and sum(result["scores"]) >= 90000
+            assert result["points"] == result["scores"][result["seat"]] - 25000
+            game = "0~" + result["log"].replace("/", "~")
+            assert serve.get(f"/api/games/{game}")  # the viewer opens it
+        newest = max(results, key=lambda r: r["ended"])
+        assert status["sessions"]["ladder"]["last_game"]["log"] == newest["log"]
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(20) == 0
+    finally:
+        serve.close()
+        stop_process(server)
+
+
 def test_a_log_folder_that_cannot_be_written_is_refused_at_start(tmp_path: Path) -> None:
     """A log folder that cannot be made is one line and exit 1 before anything starts (the
     practice workers died of it, a traceback each, while the process ran on)."""

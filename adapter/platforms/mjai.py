@@ -159,7 +159,9 @@ class MjaiBot(CodecSession):
     def finish_game(self, scores: tuple[int, ...] = ()) -> None:
         result = self.cut_game({"errors": len(self.summary.errors)},
                                cut=not self.state.game_over)
-        self.close_log(Footer(result, scores))
+        path = self.close_log(Footer(result, scores))
+        if path is not None:
+            self.game_logged(path, scores)
 
     # ------------------------------------------------------------------ decisions
 

@@ -141,6 +141,7 @@ class NtpuBot(CodecSession):
         path = self.close_log(Footer(result))
         if path is not None:
             log.info("ntpu: game logged", path=str(path), **result)
+            self.game_logged(path)  # the server sends no scores
 
     def apply(self, event: Any) -> None:
         if self.game_log is None and self.settings.write_log:

@@ -356,12 +356,15 @@ class TenhouBot(PlatformSession):
         self.summary.games += 1
         self.in_game = False
         self._release_held()
+        path = None
         if self.game_log is not None:
+            path = self.game_log.path
             self.game_log.close(Footer({"hands": self.game_hands,
                                         "errors": len(self.summary.errors)},
                                        tuple(self.state.scores)))
             log.info("tenhou: game logged", path=str(self.game_log.path))
             self.game_log = None
+        self.game_logged(path, self.state.scores)
         if self.summary.games >= self.settings.games:
             self.summary.finished = True
             return [Tag("BYE")]

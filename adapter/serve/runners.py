@@ -210,15 +210,23 @@ class _Tracker:
         games = summary.games if final else self.completed(self.bot)
         while self.games < games:
             self.games += 1
-            self.probe.game_finished(self._result(state))
+            self.probe.game_finished(self._result(state, self.games - 1))
         self.probe.live(None if final else snapshot(state))
 
-    def _result(self, state: Any) -> dict[str, Any]:
-        scores = list(state.scores) if state.game_over else None
+    def _result(self, state: Any, index: int) -> dict[str, Any]:
+        """The ``index``-th game of the run as the client noted it when its log closed (its
+        scores, its log for the viewer's link); else what the table says now."""
+        noted = getattr(self.bot, "finished_games", [])
+        if index < len(noted):
+            game = noted[index]
+            scores, seat, hands, path = game["scores"], game["seat"], game["hands"], game["log"]
+        else:
+            scores = list(state.scores) if state.game_over else None
+            seat, hands, path = state.seat, state.hand_count, None
         start = variant_of(self.variant).start_score
-        points = scores[state.seat] - start if scores else None
-        return {"scores": scores, "seat": state.seat, "points": points, "ranks": None,
-                "hands": state.hand_count, "log": None}
+        points = scores[seat] - start if scores and seat is not None else None
+        return {"scores": scores, "seat": seat, "points": points, "ranks": None,
+                "hands": hands, "log": path}
 
 
 async def _run_client(spec: SessionSpec, ctx: RunContext, bot: Any, main: Awaitable[Any],
