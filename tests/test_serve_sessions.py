@@ -36,6 +36,7 @@ from tests.serve_helpers import (
     tenhou_server,
 )
 from tests.serve_helpers import until as shared_until
+from tests.shared_data import MJAI_GAME
 
 # the sessions here run real subprocesses: a longer deadline
 until = functools.partial(shared_until, timeout=60.0)
@@ -299,6 +300,47 @@ pause = 60
     finally:
         serve.close()
         stop_process(server)
+
+
+async def test_a_stop_between_two_hands_of_an_mjai_game_logs_it_as_stopped(
+        tmp_path: Path) -> None:
+    """serve's stop cuts an mjai game once no hand is in play: its log says the game was
+    stopped, as a Tenhou or practice game's does (it read as a finished game)."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    first_hand = lines[:lines.index('{"type":"end_kyoku"}') + 1]
+    sent = asyncio.Event()
+
+    async def mjai_server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b'{"type":"hello","protocol":"mjsonp","protocol_version":3}\n')
+        await writer.drain()
+        await reader.readline()
+        for line in first_hand:
+            message = json.loads(line)
+            if message["type"] == "start_game":
+                message["id"] = 0
+            writer.write((json.dumps(message) + "\n").encode())
+            await writer.drain()
+            await reader.readline()
+        sent.set()
+        await reader.read()  # the table waits for the next hand
+
+    server = await asyncio.start_server(mjai_server, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    config = loads(f"""
+[sessions.table]
+kind = "mjai"
+server = "127.0.0.1:{port}"
+""", environ={})
+    async with server:
+        sup = Supervisor(config, log_dir=str(tmp_path))
+        try:
+            sup.start()
+            await until(sent.is_set)
+        finally:
+            await sup.stop(10)
+    (path,) = game_logs(tmp_path)
+    result = assert_complete(path)
+    assert result.get("stopped") is True and result.get("unfinished") is True, result
 
 
 def test_a_log_folder_that_cannot_be_written_is_refused_at_start(tmp_path: Path) -> None:

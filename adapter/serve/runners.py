@@ -252,6 +252,7 @@ async def _run_client(spec: SessionSpec, ctx: RunContext, bot: Any, main: Awaita
             stop_wait.cancel()
             tracker.sync()
             if ctx.stop.requested and not task.done():
+                bot.stop_requested = True  # a game the stop cuts is logged as stopped
                 await _finish_hand(bot, task, ctx.stop.deadline)
                 if task.done():  # it left by itself after its hand, or failed in it
                     tracker.sync(final=True)
