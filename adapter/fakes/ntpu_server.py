@@ -304,6 +304,7 @@ class NtpuServer:
         self.probes: list[list[float]] = [[] for _ in channels]  # unanswered /ready, sent at
         self.walls = [tuple(w) for w in walls]  # fixed walls by wall set, then seeded ones
         self.stats = [ClientStats(name) for name in names]
+        self.hands_played = 0
         self.seed = seed
         self.time_limit = time_limit
         self.tiles = tiles or T.NtpuTiles()
@@ -340,6 +341,7 @@ class NtpuServer:
             self._expect_ready(client)
         for index in range(hands):
             self.play_hand(index)
+            self.hands_played += 1
             if progress is not None:
                 progress(index + 1, hands)
         for client in range(4):
@@ -560,6 +562,7 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
     channels: list[Channel] = []
     listener: socket.socket | None = None
     log = _match_log(log_dir, names, seed, hands) if write_log else None
+    server: NtpuServer | None = None
     try:
         if transport == "stdio":
             for name, policy in zip(names, policies, strict=True):
@@ -596,7 +599,13 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
             except subprocess.TimeoutExpired:
                 proc.kill()
                 codes.append(None)
-        if log is not None:
-            log.close(Footer({"hands": hands}))
+        if log is not None:  # the hands played: a match cut short (Ctrl-C, an error) says so
+            played = server.hands_played if server is not None else 0
+            result: dict[str, Any] = {"hands": played}
+            if played < hands:
+                result["unfinished"] = True
+                if isinstance(sys.exc_info()[1], KeyboardInterrupt):
+                    result["stopped"] = True
+            log.close(Footer(result))
     return MatchResult(stats, hands, str(log.path) if log is not None else None,
                        time.monotonic() - started, codes)
