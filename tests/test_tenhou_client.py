@@ -163,7 +163,8 @@ async def test_a_signal_leaves_the_table_with_bye(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGTERM)
     _, err = await asyncio.wait_for(proc.communicate(), 60)
     await server.close()
-    assert proc.returncode == 130, err.decode()[-1500:]
+    assert proc.returncode == 128 + signal.SIGTERM, err.decode()[-1500:]
+    assert b"stopped (SIGTERM; left the table with BYE)" in err
     assert b"Traceback" not in err
     assert server.stats.byes == 1
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))

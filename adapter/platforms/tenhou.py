@@ -39,6 +39,7 @@ from adapter.session import (
     SessionSummary,
     parse_server,
     think_and_log,
+    until_signalled,
 )
 from adapter.tasks import cancel_and_wait
 from adapter.thinking.inbox import Inbox
@@ -546,21 +547,10 @@ async def _session(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> 
 
 
 async def run_until_signalled(settings: TenhouSettings) -> SessionSummary:
-    """:func:`run`, stopped gracefully (BYE, logs closed) by SIGINT or SIGTERM."""
-    import signal
-
+    """:func:`run`, stopped gracefully (BYE, logs closed, the game cut logged as stopped) by
+    SIGINT or SIGTERM, which then raise :class:`adapter.session.Stopped`."""
     bot = TenhouBot(settings)
-    task = asyncio.ensure_future(run(settings, bot))
-    loop = asyncio.get_running_loop()
-
-    def stop() -> None:  # the game cut short is logged as stopped
-        bot.stop_requested = True
-        task.cancel()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop)
-    return await task
+    return await until_signalled(bot, run(settings, bot))
 
 
 async def _connect(transport: Any, settings: TenhouSettings, first: bool) -> None:
