@@ -92,6 +92,21 @@ async def test_bad_server_lines_get_logged_errors_and_safe_replies(tmp_path: Pat
     assert sum(n.startswith("error:") for n in notices) == 6
 
 
+async def test_a_game_that_never_dealt_is_logged_unfinished(tmp_path: Path) -> None:
+    """A /start and then the end of the line (serve's stop between two games does this): the
+    empty game's log says it did not finish (it read as a finished game)."""
+    replies: list[str | None] = []
+    server, port = await _scripted_server([("/ready", True), ("/start MJ 1 mjbot", False)],
+                                          replies)
+    async with server:
+        await asyncio.wait_for(run_tcp("127.0.0.1", port, NtpuBot(
+            NtpuSettings(budget=1.0, log_dir=str(tmp_path)))), 30)
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    footer = read_log(path).footer
+    assert footer is not None and footer.result["hands"] == 0
+    assert footer.result.get("unfinished") is True
+
+
 async def test_a_server_that_is_not_there_is_a_clear_error(tmp_path: Path) -> None:
     server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]

@@ -137,7 +137,7 @@ class NtpuBot(CodecSession):
     def finish_game(self) -> None:
         result = self.cut_game({"hands": self.state.hand_count,
                                 "errors": len(self.summary.errors)},
-                               cut=self.state.round_active)
+                               cut=self.state.round_active or not self.state.hand_count)
         path = self.close_log(Footer(result))
         if path is not None:
             log.info("ntpu: game logged", path=str(path), **result)
