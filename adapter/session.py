@@ -199,7 +199,7 @@ class PlatformSession:
         self.summary = SessionSummary()
         self.pending = PendingFrames()  # frames before a game log opens go in first
         self.log = structlog.get_logger(f"mjbot.{self.platform}")
-        self.stop_requested = False  # a signal stopped the session: a cut game says so
+        self.stop_requested = False  # a stop (a signal, serve's) came: a game it cuts says so
         self.finished_games: list[dict[str, Any]] = []  # see game_logged
 
     def game_logged(self, path: Path | None, scores: Any = None) -> None:
