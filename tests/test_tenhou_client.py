@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from adapter.fakes.tenhou_recording import recorded_stream, serve_recording
 from adapter.fakes.tenhou_server import FakeTenhouServer
@@ -29,6 +30,7 @@ from protocols import events as ev
 from protocols.tenhou import TagStream, parse_tag
 from replay import replayer
 from replay.log import DecisionFrame, EventFrame, RxFrame, read_log
+from tests.serve_helpers import free_port
 from tests.shared_data import TENHOU_CAPTURES as CAPTURES
 from tests.test_tenhou_codec import REINIT_CALLS
 
@@ -195,6 +197,24 @@ async def test_a_websocket_address_with_no_websocket_server(tmp_path: Path,
     async with server:
         with pytest.raises(ConnectionError, match=f"ws://127.0.0.1:{port}"):
             await asyncio.wait_for(run(settings), 30)
+
+
+async def test_a_stop_while_connecting_says_no_bye(tmp_path: Path) -> None:
+    """Stopped while its server is not up yet: it says it stopped unconnected (it logged
+    'stopped, said BYE' and wrote a BYE it never sent into its frames)."""
+    settings = TenhouSettings(server=f"127.0.0.1:{free_port()}", connect_timeout=30,
+                              log_dir=str(tmp_path))
+    bot = TenhouBot(settings)
+    with capture_logs() as logs:
+        task = asyncio.ensure_future(run(settings, bot))
+        await asyncio.sleep(0.5)  # refused, tried again every 0.2 s
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    events = [entry["event"] for entry in logs]
+    assert "tenhou: stopped while not connected, no BYE to say" in events, events
+    assert "tenhou: stopped, said BYE" not in events
+    assert not list(tmp_path.rglob("*.mjlog.msgpack"))
 
 
 def test_permission_guard() -> None:

@@ -430,6 +430,10 @@ class _Tcp:
                 out.append((text, None))
         return out
 
+    @property
+    def connected(self) -> bool:
+        return self.writer is not None
+
     async def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
@@ -483,6 +487,10 @@ class _WebSocket:
             return [(text, None)]
         return [(text, tag)]
 
+    @property
+    def connected(self) -> bool:
+        return self.connection is not None
+
     async def close(self) -> None:
         if self.connection is not None:
             with contextlib.suppress(Exception):
@@ -512,10 +520,13 @@ async def run(settings: TenhouSettings, bot: TenhouBot | None = None) -> Session
         return await _session(transport, bot, settings)
     except asyncio.CancelledError:
         # stopped (Ctrl-C, SIGTERM): leave the table properly before the line closes
-        bot.tx([Tag("BYE")])
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(transport.send(Tag("BYE")), 2)
-        log.info("tenhou: stopped, said BYE")
+        if transport.connected:
+            bot.tx([Tag("BYE")])
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(transport.send(Tag("BYE")), 2)
+            log.info("tenhou: stopped, said BYE")
+        else:  # connecting, or connecting again: there is no one to say BYE to
+            log.info("tenhou: stopped while not connected, no BYE to say")
         raise
     finally:
         try:  # a second cancel (a stop past its deadline) may land while the line closes
