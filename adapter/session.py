@@ -8,9 +8,11 @@ through adapter/thinking/thinker.py; synchronously on the stdin forms)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import signal
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,45 @@ def parse_server(text: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"--server needs host:port, got {text!r}")
     return host, int(port)
+
+
+class Stopped(Exception):
+    """The session was stopped by a signal (SIGINT, SIGTERM); ``signum`` is its number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+async def until_signalled(session: PlatformSession,
+                          main: Coroutine[Any, Any, SessionSummary]) -> SessionSummary:
+    """``main`` (the session's transport loop), stopped by SIGINT or SIGTERM: the session is
+    told (the game it is in is logged as stopped) and ``main`` cancelled, so that its game log
+    is closed with its footer; :class:`Stopped` is raised then. Without this SIGTERM ended the
+    process where it stood (a log without its footer)."""
+    task = asyncio.ensure_future(main)
+    loop = asyncio.get_running_loop()
+    caught: list[int] = []
+
+    def stop(signum: int) -> None:
+        caught.append(signum)
+        session.stop_requested = True
+        task.cancel()
+
+    handled = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop, sig)
+            handled.append(sig)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if caught:
+            raise Stopped(caught[0]) from None
+        raise
+    finally:
+        for sig in handled:
+            loop.remove_signal_handler(sig)
 
 
 class PendingFrames:
@@ -158,6 +199,26 @@ class PlatformSession:
         self.summary = SessionSummary()
         self.pending = PendingFrames()  # frames before a game log opens go in first
         self.log = structlog.get_logger(f"mjbot.{self.platform}")
+        self.stop_requested = False  # a stop (a signal, serve's) came: a game it cuts says so
+        self.finished_games: list[dict[str, Any]] = []  # see game_logged
+
+    def game_logged(self, path: Path | None, scores: Any = None) -> None:
+        """A game whose log was closed at ``path``, as it was then: what the serve process
+        lists among its results (the table it reads may be the next game's by the time it
+        looks, and it knows no log path otherwise)."""
+        self.finished_games.append({"log": str(path) if path is not None else None,
+                                    "scores": list(scores) if scores else None,
+                                    "seat": self.state.seat, "hands": self.state.hand_count})
+
+    def cut_game(self, result: dict[str, Any], cut: bool) -> dict[str, Any]:
+        """A game log's footer ``result`` for a game that may not have reached its end: one
+        that did not (``cut``: the session ended inside it, on a stop or a lost line) says so,
+        as ``mjbot replay`` reads it (``unfinished``, and ``stopped`` on a signal)."""
+        if cut:
+            result["unfinished"] = True
+            if self.stop_requested:
+                result["stopped"] = True
+        return result
 
     # ------------------------------------------------------------------ shared steps
 

@@ -358,7 +358,13 @@ def _unfinished_game(replay: Replay) -> str | None:
         return None
     if log.footer is None:
         return "the log ends without a footer (cut, or its process ended in the game)"
-    result = log.footer.result
+    return footer_unfinished(log.footer.result)
+
+
+def footer_unfinished(result: Any) -> str | None:
+    """Why a footer's ``result`` says its game did not reach its end (None: it did)."""
+    if not isinstance(result, dict):
+        return None
     for key, why in (("abandoned", "abandoned by the server"),
                      ("stopped", "stopped on request"),
                      ("unfinished", "the session ended before the game did")):

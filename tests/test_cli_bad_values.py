@@ -115,6 +115,8 @@ def test_a_bundle_output_that_is_a_file_or_missing_models_are_refused(tmp_path, 
 @pytest.mark.parametrize(("args", "said"), [
     (["--server", "nohost"], "--server needs host:port, got 'nohost'"),
     (["--transport", "ws", "--server", "http://127.0.0.1:1"], "a ws:// or wss:// URL"),
+    # a WebSocket URL over TCP (it was looked up as the host name 'ws://127.0.0.1')
+    (["--server", "ws://127.0.0.1:1"], "needs --transport ws"),
 ])
 def test_a_malformed_tenhou_server_is_refused_before_connecting(args, said, capsys):
     assert said in _refused(["tenhou", *args], capsys)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -173,6 +174,104 @@ async def test_a_full_game_as_a_client_of_an_mjai_server(tmp_path: Path) -> None
     assert len(answers) == len(events) + 1
     assert not summary.errors
     _check_answers(seat, [[m] for m in events], answers[1:])
+
+def _assert_stopped_log(folder: Path) -> None:
+    (path,) = list(folder.rglob("*.mjlog.msgpack"))
+    log = read_log(path)
+    assert log.footer is not None and log.truncated is None
+    assert log.footer.result.get("stopped") is True and log.footer.result.get("unfinished")
+    assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_in_a_game_closes_its_log_as_stopped(tmp_path: Path, signum: int) -> None:
+    """The stdin form stopped in the middle of a game: exit 128 + the signal, no traceback,
+    the log's footer says the game was stopped (SIGTERM left it without a footer, Ctrl-C
+    with one that read as a finished game)."""
+    seat = 1
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "mjai", str(seat),
+                             "--log-dir", str(tmp_path)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for batch in _batches(seat)[:12]:
+            proc.stdin.write(json.dumps(batch) + "\n")
+            proc.stdin.flush()
+            json.loads(proc.stdout.readline())
+        proc.send_signal(signum)
+        code = proc.wait(20)
+        err = proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 128 + signum, err[-2000:]
+    assert f"stopped ({signal.Signals(signum).name})" in err and "Traceback" not in err
+    _assert_stopped_log(tmp_path)
+
+
+async def test_sigterm_in_a_game_on_an_mjai_server(tmp_path: Path) -> None:
+    """The TCP client stopped by SIGTERM in the middle of a game: the same."""
+    events = _seen_by(0)[:30]
+    answered = asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b'{"type":"hello","protocol":"mjsonp","protocol_version":3}\n')
+        await writer.drain()
+        await reader.readline()
+        for m in events:
+            writer.write((json.dumps(m) + "\n").encode())
+            await writer.drain()
+            await reader.readline()
+        answered.set()
+        await reader.read()  # the server waits on: the client ends the connection
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "adapter.cli", "mjai", "--server", f"127.0.0.1:{port}",
+            "--log-dir", str(tmp_path), stderr=asyncio.subprocess.PIPE)
+        try:
+            await asyncio.wait_for(answered.wait(), 120)
+            proc.send_signal(signal.SIGTERM)
+            _out, err = await asyncio.wait_for(proc.communicate(), 20)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    assert proc.returncode == 128 + signal.SIGTERM, err.decode()[-2000:]
+    assert "stopped (SIGTERM)" in err.decode() and "Traceback" not in err.decode()
+    _assert_stopped_log(tmp_path)
+
+
+async def test_a_game_the_server_cuts_is_logged_unfinished(tmp_path: Path) -> None:
+    """The server closes the line in the middle of a game: the footer says the game did not
+    end (it read as a finished game), and not that it was stopped."""
+    events = _seen_by(3)[:25]
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b'{"type":"hello","protocol":"mjsonp","protocol_version":3}\n')
+        await writer.drain()
+        await reader.readline()
+        for m in events:
+            writer.write((json.dumps(m) + "\n").encode())
+            await writer.drain()
+            await reader.readline()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        await asyncio.wait_for(run_tcp("127.0.0.1", port, MjaiBot(
+            MjaiSettings(log_dir=str(tmp_path)))), 120)
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    log = read_log(path)
+    assert log.footer is not None and log.footer.result.get("unfinished") is True
+    assert "stopped" not in log.footer.result
+    assert replayer.summarize(replayer.load(str(path)))["unfinished"] == \
+        "the session ended before the game did"
+
 
 
 async def test_an_over_long_or_too_deeply_nested_line_from_the_server_is_answered_none(

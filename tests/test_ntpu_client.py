@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from adapter.platforms.ntpu import NtpuBot, NtpuSettings, run_tcp
 from protocols import events as ev
 from protocols import tiles as T
+from replay import replayer
 from replay.log import EventFrame, RxFrame, TxFrame, read_log
 from tests.line_faults import capture_client_readers, time_out
 
@@ -81,6 +83,9 @@ async def test_bad_server_lines_get_logged_errors_and_safe_replies(tmp_path: Pat
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     log = read_log(path)
     assert log.complete and log.truncated is None
+    # the server left in the middle of the hand: the footer says the game did not end
+    assert log.footer is not None and log.footer.result.get("unfinished") is True
+    assert "stopped" not in log.footer.result
     rx = [f.raw for f in log.frames if isinstance(f, RxFrame)]
     assert rx == [line for line, _ in script]  # every raw line, the bad ones included
     tx = [f.raw for f in log.frames if isinstance(f, TxFrame)]
@@ -114,6 +119,21 @@ async def test_a_game_started_again_mid_hand_forgets_the_old_hand(tmp_path: Path
     assert replies[1] is not None and replies[1].split()[1] in DEALER_HAND.split()
     assert summary.games == 2 and summary.errors == [
         "asked to throw when it is not our turn: '/ask throw'"]
+
+
+async def test_a_game_that_never_dealt_is_logged_unfinished(tmp_path: Path) -> None:
+    """A /start and then the end of the line (serve's stop between two games does this): the
+    empty game's log says it did not finish (it read as a finished game)."""
+    replies: list[str | None] = []
+    server, port = await _scripted_server([("/ready", True), ("/start MJ 1 mjbot", False)],
+                                          replies)
+    async with server:
+        await asyncio.wait_for(run_tcp("127.0.0.1", port, NtpuBot(
+            NtpuSettings(budget=1.0, log_dir=str(tmp_path)))), 30)
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    footer = read_log(path).footer
+    assert footer is not None and footer.result["hands"] == 0
+    assert footer.result.get("unfinished") is True
 
 
 async def test_a_server_that_is_not_there_is_a_clear_error(tmp_path: Path) -> None:
@@ -151,6 +171,39 @@ def test_stdio_mode_answers_in_order_and_survives_garbage(tmp_path: Path) -> Non
     assert "bad tile id" in done.stderr
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     assert read_log(path).complete
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_in_a_game_closes_its_log_as_stopped(tmp_path: Path, signum: int) -> None:
+    """SIGTERM (a service manager's stop) or Ctrl-C in the middle of a hand, the referee
+    silent: the process ends at once with 128 + the signal, the game's log has its footer
+    and says the game was stopped. SIGTERM ended the process where it stood (no footer), and
+    Ctrl-C waited for the referee's next line (the stdin reader was waited for)."""
+    hand = "111 112 113 121 122 123 131 132 133 141 142 143 151 152 153 161"
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "ntpu", "--stdio",
+                             "--log-dir", str(tmp_path)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for line in ["/start MJ 2 mjbot", "/initGame east east 1 1 0", f"/initCard {hand}",
+                     "/mo 171", "/ask throw"]:
+            proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().startswith("/throw ")  # in the hand, deciding
+        proc.send_signal(signum)
+        code = proc.wait(20)  # stdin stays open: the referee says nothing more
+        err = proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 128 + signum, err[-2000:]
+    assert f"stopped ({signal.Signals(signum).name})" in err and "Traceback" not in err
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    log = read_log(path)
+    assert log.footer is not None and log.truncated is None
+    assert log.footer.result.get("stopped") is True
+    assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
 
 
 # ---------------------------------------------------------------------- the lab referee's words

@@ -122,6 +122,29 @@ def test_the_server_survives_a_client_that_breaks_every_rule(tmp_path: Path) -> 
     assert "/close" not in seen  # it left before the end
     assert _client_logs_are_clean(tmp_path) == 3 * 8
     assert read_log(result.log_path).complete  # type: ignore[arg-type]
+    # the dropped client's longer name keeps the columns in line (it pushed its row right)
+    header, *rows = result.table().splitlines()
+    end = header.index("points") + len("points")
+    for stats in result.stats:
+        (row,) = [r for r in rows if r.startswith(stats.name)]
+        assert row[:end].endswith(f" {stats.points}"), (header, row)
+
+
+def test_a_match_stopped_early_says_so_in_its_log(tmp_path: Path) -> None:
+    """Ctrl-C two hands into a match of 40: the match log's footer gives the 2 hands played
+    and says the match was stopped (it gave the 40 asked for, as a finished match)."""
+    def progress(done: int, _total: int) -> None:
+        if done == 2:
+            raise KeyboardInterrupt  # what Ctrl-C raises in the server's loop
+
+    with pytest.raises(KeyboardInterrupt):
+        run_match(40, ["greedy"] * 4, seed=5, transport="stdio", log_dir=str(tmp_path),
+                  progress=progress)
+    (path,) = sorted((tmp_path / "ntpu-server").rglob("*.mjlog.msgpack"))
+    footer = read_log(path).footer
+    assert footer is not None
+    assert footer.result == {"hands": 2, "unfinished": True, "stopped": True}
+    assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
 
 
 def test_cli_prints_the_score_table(tmp_path: Path) -> None:

@@ -90,6 +90,8 @@ def test_a_changed_option_makes_a_different_spec() -> None:
     ("[sessions.t]\nkind = 'tenhou'\ngame_type = 169\n", 3, "Phoenix"),
     ("[sessions.t]\nkind = 'tenhou'\ngame_type = 9\n", 3, "permission"),
     ("[sessions.t]\nkind = 'tenhou'\nid_env = 'NOT_SET_ANYWHERE'\n", 3, "which is not set"),
+    ("[sessions.t]\nkind = 'tenhou'\nserver = 'wss://b-ww.mjv.jp'\n", 3,
+     'needs transport = "ws"'),
     ("# comment\n\n[sessions.m]  # the mjai one\nkind = 'mjai'\nserver = 'h:1'\n"
      "budget = \"\"\"\nfast\n\"\"\"\n", 6, "must be a number"),
 ])

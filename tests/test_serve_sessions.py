@@ -36,6 +36,7 @@ from tests.serve_helpers import (
     tenhou_server,
 )
 from tests.serve_helpers import until as shared_until
+from tests.shared_data import MJAI_GAME
 
 # the sessions here run real subprocesses: a longer deadline
 until = functools.partial(shared_until, timeout=60.0)
@@ -136,15 +137,17 @@ backoff_initial = 0.2
 
 async def test_practice_goes_on_with_the_games_an_earlier_process_logged(
         tmp_path: Path) -> None:
-    config = loads("""
+    # the serve process started twice on the same log folder, the second time with a quota
+    # of 4 (the day's count goes on from the 2 games logged: 2 more)
+    for quota in (2, 4):
+        config = loads(f"""
 [sessions.drill]
 kind = "local"
 variant = "mass"
 pause = 0
 [sessions.drill.limits]
-games_per_day = 2
+games_per_day = {quota}
 """, environ={})
-    for _process in range(2):  # the serve process started twice on the same log folder
         sup = Supervisor(config, log_dir=str(tmp_path))
         try:
             sup.start()
@@ -262,6 +265,174 @@ def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
         assert worker.wait(30) == 0
     turns = [r["turn"] for r in live]
     assert hands > len(live) and sum(t > 0 for t in turns) >= len(turns) // 2, (hands, turns)
+
+
+def test_platform_results_link_their_game_logs(tmp_path: Path) -> None:
+    """The dashboard's results of a Tenhou session link each game's log in the viewer and
+    hold its final scores, as a practice session's do (they had no log, and a game that
+    ended between two looks was listed with the next game's table: no scores)."""
+    port = free_port()
+    server = tenhou_server(port, games=20, length="east")
+    config = tmp_path / "serve.toml"
+    config.write_text(f"""
+[sessions.ladder]
+kind = "tenhou"
+server = "127.0.0.1:{port}"
+games = 3
+pause = 60
+""")
+    serve = ServeProcess(config, tmp_path / "logs")
+    try:
+        status = serve.until(lambda s: s["sessions"]["ladder"]["games"] >= 3)
+        results = [r for r in status["results"] if r["session"] == "ladder"]
+        assert len(results) == 3
+        logged = {str(p.relative_to(tmp_path / "logs")) for p in game_logs(tmp_path / "logs")}
+        for result in results:
+            assert result["log"] in logged, (result, logged)
+            assert result["scores"] is not None and sum(result["scores"]) >= 90000
+            assert result["points"] == result["scores"][result["seat"]] - 25000
+            game = "0~" + result["log"].replace("/", "~")
+            assert serve.get(f"/api/games/{game}")  # the viewer opens it
+        newest = max(results, key=lambda r: r["ended"])
+        assert status["sessions"]["ladder"]["last_game"]["log"] == newest["log"]
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(20) == 0
+    finally:
+        serve.close()
+        stop_process(server)
+
+
+async def test_a_stop_between_two_hands_of_an_mjai_game_logs_it_as_stopped(
+        tmp_path: Path) -> None:
+    """serve's stop cuts an mjai game once no hand is in play: its log says the game was
+    stopped, as a Tenhou or practice game's does (it read as a finished game)."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    first_hand = lines[:lines.index('{"type":"end_kyoku"}') + 1]
+    sent = asyncio.Event()
+
+    async def mjai_server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b'{"type":"hello","protocol":"mjsonp","protocol_version":3}\n')
+        await writer.drain()
+        await reader.readline()
+        for line in first_hand:
+            message = json.loads(line)
+            if message["type"] == "start_game":
+                message["id"] = 0
+            writer.write((json.dumps(message) + "\n").encode())
+            await writer.drain()
+            await reader.readline()
+        sent.set()
+        await reader.read()  # the table waits for the next hand
+
+    server = await asyncio.start_server(mjai_server, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    config = loads(f"""
+[sessions.table]
+kind = "mjai"
+server = "127.0.0.1:{port}"
+""", environ={})
+    async with server:
+        sup = Supervisor(config, log_dir=str(tmp_path))
+        try:
+            sup.start()
+            await until(sent.is_set)
+        finally:
+            await sup.stop(10)
+    (path,) = game_logs(tmp_path)
+    result = assert_complete(path)
+    assert result.get("stopped") is True and result.get("unfinished") is True, result
+
+
+def test_a_log_folder_that_cannot_be_written_is_refused_at_start(tmp_path: Path) -> None:
+    """A log folder that cannot be made is one line and exit 1 before anything starts (the
+    practice workers died of it, a traceback each, while the process ran on)."""
+    config = tmp_path / "serve.toml"
+    config.write_text('[sessions.p]\nkind = "local"\nvariant = "riichi"\npolicy = "greedy"\n')
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "serve", str(config),
+                           "--status", "127.0.0.1:0", "--log-dir", str(blocker / "logs")],
+                          cwd=ROOT, env=PYTHON_ENV, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert f"mjbot serve: the log folder {blocker / 'logs'} cannot be written" in done.stderr
+    assert "status server listening" not in done.stderr
+
+
+def test_the_days_quota_holds_across_a_restart(tmp_path: Path) -> None:
+    """A serve process started again counts the games its log folder holds from today: a
+    session whose quota was reached stays held (a restart began the day's count again)."""
+    config = tmp_path / "serve.toml"
+    config.write_text("""
+[sessions.ladder]
+kind = "local"
+variant = "riichi"
+policy = "greedy"
+pause = 0
+[sessions.ladder.limits]
+games_per_day = 2
+""")
+    logs = tmp_path / "logs"
+    for _ in range(2):
+        serve = ServeProcess(config, logs)
+        try:
+            status = serve.until(lambda s: s["sessions"]["ladder"]["state"] == "quota reached")
+            serve.signal(signal.SIGTERM)
+            assert serve.proc.wait(20) == 0
+        finally:
+            serve.close()
+        assert status["sessions"]["ladder"]["quota"]["today"] == 2
+        assert len(game_logs(logs)) == 2
+    assert all(assert_complete(path) for path in game_logs(logs))
+
+
+def test_practice_snapshots_show_a_hand_in_play_never_the_pause_before_it() -> None:
+    """With a pause between games longer than the snapshot's period, the first event of the
+    next game (before its deal: no hand, every score 0) took the snapshot, and the dashboard
+    showed that for the whole game and the pause after it."""
+    settings = {"session": "paused", "variant": "riichi", "policy": "greedy",
+                "opponents": ["greedy"] * 3, "pause": 0.7}
+    worker = subprocess.Popen([sys.executable, "-m", "adapter.serve.practice",
+                               json.dumps(settings)], cwd=ROOT, env=PYTHON_ENV,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert worker.stdin is not None and worker.stdout is not None
+    live, games = [], 0
+    try:
+        while games < 3:
+            report = json.loads(worker.stdout.readline())
+            games += report["t"] == "game_end"
+            if report["t"] == "live":
+                live.append(report)
+    finally:
+        worker.stdin.close()
+        worker.stdout.read()
+        assert worker.wait(30) == 0
+    assert live
+    for snapshot in live:
+        assert snapshot["in_hand"] and snapshot["hand"], snapshot
+        assert sum(snapshot["scores"]) > 0, snapshot
+
+
+def test_no_practice_game_is_shown_in_play_between_games(tmp_path: Path) -> None:
+    """After a game ends the session has no game in play until the next one starts (its last
+    snapshot stayed on the dashboard through the pause)."""
+    config = tmp_path / "serve.toml"
+    config.write_text("""
+[sessions.resting]
+kind = "local"
+variant = "riichi"
+policy = "greedy"
+pause = 60
+""")
+    serve = ServeProcess(config, tmp_path / "logs")
+    try:
+        status = serve.until(lambda s: s["sessions"]["resting"]["games"] >= 1)
+        assert status["sessions"]["resting"]["current"] is None
+        assert serve.get("/api/status")["sessions"]["resting"]["current"] is None
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(20) == 0
+    finally:
+        serve.close()
 
 
 def test_practice_reports_our_seat_only_and_the_turn_in_play(tmp_path: Path) -> None:

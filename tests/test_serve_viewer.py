@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from yarl import URL
 
 from adapter.serve.games import GameIndex, GameNotFound
+from adapter.serve.practice import PracticeSettings, play_one
 from adapter.serve.status import StatusServer
 from replay.formats import mjai_log, tenhou6
 from replay.log import read_log
@@ -326,5 +328,23 @@ async def test_the_list_pages_and_shows_our_seat_and_result(folder: dict[str, An
             assert refused.status == 400, bad
             text = await refused.text()
             assert bad.split("=")[0] + " must be a whole number" in text and "\n" not in text
+    finally:
+        await client.close()
+
+
+async def test_a_stopped_game_is_listed_without_a_final_result(tmp_path: Path) -> None:
+    """A game its session stopped has a footer holding the scores where it stopped: listed
+    as unfinished, not with a rank and score as if it had been played out."""
+    stop = threading.Event()
+    stop.set()  # serve's stop, before the game's first hand
+    settings = PracticeSettings(session="early", variant="riichi", policy="greedy",
+                                log_dir=str(tmp_path), pause=0)
+    assert play_one(settings, 1, stop, lambda _report: None) is False
+    client = await client_for(tmp_path)
+    try:
+        (game,) = (await (await client.get("/api/games")).json())["games"]
+        assert game["our_seat"] == 1 and game["finished"] is True
+        assert game["unfinished"] == "stopped on request"
+        assert "our_rank" not in game and "our_score" not in game
     finally:
         await client.close()

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from adapter.fakes.tenhou_recording import recorded_stream, serve_recording
 from adapter.fakes.tenhou_server import FakeTenhouServer
@@ -30,6 +31,7 @@ from protocols.tenhou import TagStream, parse_tag
 from replay import replayer
 from replay.log import DecisionFrame, EventFrame, RxFrame, read_log
 from tests.line_faults import capture_client_readers, time_out
+from tests.serve_helpers import free_port
 from tests.shared_data import TENHOU_CAPTURES as CAPTURES
 from tests.test_tenhou_codec import REINIT_CALLS
 
@@ -164,12 +166,56 @@ async def test_a_signal_leaves_the_table_with_bye(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGTERM)
     _, err = await asyncio.wait_for(proc.communicate(), 60)
     await server.close()
-    assert proc.returncode == 130, err.decode()[-1500:]
+    assert proc.returncode == 128 + signal.SIGTERM, err.decode()[-1500:]
+    assert b"stopped (SIGTERM; left the table with BYE)" in err
     assert b"Traceback" not in err
     assert server.stats.byes == 1
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     log = read_log(path)
     assert log.complete  # closed with its footer, nothing cut
+    # and says the game was stopped (it read "the session ended before the game did")
+    assert log.footer is not None and log.footer.result.get("stopped") is True
+    assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
+
+
+@pytest.mark.parametrize("answer", [b"", b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"])
+async def test_a_websocket_address_with_no_websocket_server(tmp_path: Path,
+                                                            answer: bytes) -> None:
+    """--transport ws to a line that is up but no WebSocket server's (it closes at once, or
+    answers HTTP 404): a ConnectionError naming the address, which the CLI prints as one line
+    (the handshake's exception ended `mjbot tenhou` with a traceback)."""
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError):
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(answer)
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"ws://127.0.0.1:{port}", transport="ws",
+                              connect_timeout=0.5, log_dir=str(tmp_path))
+    async with server:
+        with pytest.raises(ConnectionError, match=f"ws://127.0.0.1:{port}"):
+            await asyncio.wait_for(run(settings), 30)
+
+
+async def test_a_stop_while_connecting_says_no_bye(tmp_path: Path) -> None:
+    """Stopped while its server is not up yet: it says it stopped unconnected (it logged
+    'stopped, said BYE' and wrote a BYE it never sent into its frames)."""
+    settings = TenhouSettings(server=f"127.0.0.1:{free_port()}", connect_timeout=30,
+                              log_dir=str(tmp_path))
+    bot = TenhouBot(settings)
+    with capture_logs() as logs:
+        task = asyncio.ensure_future(run(settings, bot))
+        await asyncio.sleep(0.5)  # refused, tried again every 0.2 s
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    events = [entry["event"] for entry in logs]
+    assert "tenhou: stopped while not connected, no BYE to say" in events, events
+    assert "tenhou: stopped, said BYE" not in events
+    assert not list(tmp_path.rglob("*.mjlog.msgpack"))
 
 
 def test_permission_guard() -> None:

@@ -27,9 +27,10 @@ def register(sub: Any) -> None:
 
 def cmd_mjai(args: argparse.Namespace) -> int:
     import asyncio
+    import signal
 
     from adapter.platforms.mjai import MjaiBot, MjaiSettings, run_stdio, run_tcp
-    from adapter.session import parse_server
+    from adapter.session import Stopped, parse_server, until_signalled
 
     require_policy(args.policy)
     if args.player_id is not None and not 0 <= args.player_id <= 3:
@@ -38,17 +39,30 @@ def cmd_mjai(args: argparse.Namespace) -> int:
                                room=args.room, log_dir=log_folder(args.log_dir, args.no_log),
                                write_log=not args.no_log, seat=args.player_id or 0))
     if args.server is None:
-        summary = run_stdio(bot)
+        def stop(signum: int, _frame: Any) -> None:  # run_stdio's finally closes the log
+            bot.stop_requested = True
+            raise Stopped(signum)
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, stop)
+        try:
+            summary = run_stdio(bot)
+        except Stopped as stopped:
+            print(f"mjbot mjai: stopped ({stopped})", file=sys.stderr)
+            return 128 + stopped.signum
     else:
         try:
             host, port = parse_server(args.server)
         except ValueError as exc:
             raise UserInputError(str(exc)) from None
         try:
-            summary = asyncio.run(run_tcp(host, port, bot))
+            summary = asyncio.run(until_signalled(bot, run_tcp(host, port, bot)))
         except ConnectionError as exc:
             print(f"mjbot mjai: {exc}", file=sys.stderr)
             return 1
+        except Stopped as stopped:  # the game in play is logged as stopped
+            print(f"mjbot mjai: stopped ({stopped})", file=sys.stderr)
+            return 128 + stopped.signum
     log().info("mjai: session over", games=summary.games, answers=summary.answers,
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 errors=len(summary.errors))

@@ -72,7 +72,7 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
     import asyncio
 
     from adapter.platforms.ntpu import NtpuBot, NtpuSettings, run_stdio, run_tcp
-    from adapter.session import parse_server
+    from adapter.session import Stopped, parse_server, until_signalled
     from protocols.tiles import NtpuTiles, TileError
 
     require_policy(args.policy)
@@ -85,14 +85,15 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
                             log_dir=log_folder(args.log_dir, args.no_log),
                             write_log=not args.no_log)
     bot = NtpuBot(settings)
+    main = run_stdio(bot) if server is None else run_tcp(*server, bot, args.connect_timeout)
     try:
-        if server is None:
-            summary = asyncio.run(run_stdio(bot))
-        else:
-            summary = asyncio.run(run_tcp(*server, bot, args.connect_timeout))
+        summary = asyncio.run(until_signalled(bot, main))
     except ConnectionError as exc:
         print(f"mjbot ntpu: {exc}", file=sys.stderr)
         return 1
+    except Stopped as stopped:  # the game in play is logged as stopped
+        print(f"mjbot ntpu: stopped ({stopped})", file=sys.stderr)
+        return 128 + stopped.signum
     except KeyboardInterrupt:
         bot.close()
         return 130

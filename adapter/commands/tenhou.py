@@ -87,6 +87,7 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
         run_until_signalled,
         transport_for,
     )
+    from adapter.session import Stopped
 
     require_policy(args.policy)
     settings = TenhouSettings(server=args.server or DEFAULT_TCP_SERVER,
@@ -112,6 +113,9 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
     except PermissionRefused as exc:
         print(f"mjbot tenhou: {exc}", file=sys.stderr)
         return 2
+    except Stopped as stopped:
+        print(f"mjbot tenhou: stopped ({stopped}; left the table with BYE)", file=sys.stderr)
+        return 128 + stopped.signum
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("mjbot tenhou: stopped (left the table with BYE)", file=sys.stderr)
         return 130

@@ -304,6 +304,7 @@ class NtpuServer:
         self.probes: list[list[float]] = [[] for _ in channels]  # unanswered /ready, sent at
         self.walls = [tuple(w) for w in walls]  # fixed walls by wall set, then seeded ones
         self.stats = [ClientStats(name) for name in names]
+        self.hands_played = 0
         self.seed = seed
         self.time_limit = time_limit
         self.tiles = tiles or T.NtpuTiles()
@@ -340,6 +341,7 @@ class NtpuServer:
             self._expect_ready(client)
         for index in range(hands):
             self.play_hand(index)
+            self.hands_played += 1
             if progress is not None:
                 progress(index + 1, hands)
         for client in range(4):
@@ -498,14 +500,16 @@ class MatchResult:
     exit_codes: list[int | None] = field(default_factory=list)
 
     def table(self) -> str:
-        """The tournament score table."""
-        lines = [f"{'client':<14}{'points':>10}{'hands':>7}{'wins':>6}{'tsumo':>6}"
+        """The tournament score table (the first column as wide as its longest name)."""
+        names = {id(s): s.name + (" (dropped)" if s.dropped else "") for s in self.stats}
+        width = max([14, *(len(n) + 1 for n in names.values())])
+        lines = [f"{'client':<{width}}{'points':>10}{'hands':>7}{'wins':>6}{'tsumo':>6}"
                  f"{'deal-in':>8}{'avg tai':>8}{'illegal':>8}{'timeout':>8}{'late':>6}"
                  f"{'unasked':>8}"]
         for s in sorted(self.stats, key=lambda s: -s.points):
             avg = f"{s.tai / s.wins:.2f}" if s.wins else "-"
-            name = s.name + (" (dropped)" if s.dropped else "")
-            lines.append(f"{name:<14}{s.points:>10}{s.hands:>7}{s.wins:>6}{s.self_draws:>6}"
+            name = names[id(s)]
+            lines.append(f"{name:<{width}}{s.points:>10}{s.hands:>7}{s.wins:>6}{s.self_draws:>6}"
                          f"{s.deal_ins:>8}{avg:>8}{s.illegal:>8}{s.timeouts:>8}{s.late:>6}"
                          f"{s.unasked:>8}")
         for s in self.stats:
@@ -558,6 +562,7 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
     channels: list[Channel] = []
     listener: socket.socket | None = None
     log = _match_log(log_dir, names, seed, hands) if write_log else None
+    server: NtpuServer | None = None
     try:
         if transport == "stdio":
             for name, policy in zip(names, policies, strict=True):
@@ -594,7 +599,13 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
             except subprocess.TimeoutExpired:
                 proc.kill()
                 codes.append(None)
-        if log is not None:
-            log.close(Footer({"hands": hands}))
+        if log is not None:  # the hands played: a match cut short (Ctrl-C, an error) says so
+            played = server.hands_played if server is not None else 0
+            result: dict[str, Any] = {"hands": played}
+            if played < hands:
+                result["unfinished"] = True
+                if isinstance(sys.exc_info()[1], KeyboardInterrupt):
+                    result["stopped"] = True
+            log.close(Footer(result))
     return MatchResult(stats, hands, str(log.path) if log is not None else None,
                        time.monotonic() - started, codes)

@@ -161,7 +161,11 @@ class MjaiBot(CodecSession):
         self.finish_game(tuple(self.state.scores))
 
     def finish_game(self, scores: tuple[int, ...] = ()) -> None:
-        self.close_log(Footer({"errors": len(self.summary.errors)}, scores))
+        result = self.cut_game({"errors": len(self.summary.errors)},
+                               cut=not self.state.game_over)
+        path = self.close_log(Footer(result, scores))
+        if path is not None:
+            self.game_logged(path, scores)
 
     # ------------------------------------------------------------------ decisions
 

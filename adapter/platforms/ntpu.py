@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -133,10 +135,13 @@ class NtpuBot(CodecSession):
             self.settings.write_log = False
 
     def finish_game(self) -> None:
-        result = {"hands": self.state.hand_count, "errors": len(self.summary.errors)}
+        result = self.cut_game({"hands": self.state.hand_count,
+                                "errors": len(self.summary.errors)},
+                               cut=self.state.round_active or not self.state.hand_count)
         path = self.close_log(Footer(result))
         if path is not None:
             log.info("ntpu: game logged", path=str(path), **result)
+            self.game_logged(path)  # the server sends no scores
 
     def apply(self, event: Any) -> None:
         if self.game_log is None and self.settings.write_log:
@@ -242,11 +247,30 @@ async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 1
 
 
 async def run_stdio(bot: NtpuBot) -> SessionSummary:
-    """The original wrapper form: server lines on stdin, replies on stdout."""
-    stdin = sys.stdin.buffer
+    """The original wrapper form: server lines on stdin, replies on stdout. Stdin is read by a
+    daemon thread of its own, from the raw descriptor: a read still blocked when the session
+    is stopped holds nothing up (``asyncio.to_thread``'s was waited for at the loop's close,
+    so a Ctrl-C while the referee was silent hung until its next line)."""
+    loop = asyncio.get_running_loop()
+    chunks: asyncio.Queue[bytes] = asyncio.Queue()
+    fd = sys.stdin.fileno()
+
+    def pump() -> None:
+        data = b"x"
+        while data:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                data = b""
+            try:
+                loop.call_soon_threadsafe(chunks.put_nowait, data)
+            except RuntimeError:  # the loop is closed: the session is over
+                return
+
+    threading.Thread(target=pump, name="ntpu-stdin", daemon=True).start()
 
     async def read() -> bytes:
-        return await asyncio.to_thread(stdin.readline)
+        return await chunks.get()
 
     async def write(text: str) -> None:
         sys.stdout.write(text)

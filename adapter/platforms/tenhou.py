@@ -39,6 +39,7 @@ from adapter.session import (
     SessionSummary,
     parse_server,
     think_and_log,
+    until_signalled,
 )
 from adapter.tasks import cancel_and_wait
 from adapter.thinking.inbox import Inbox
@@ -357,12 +358,15 @@ class TenhouBot(PlatformSession):
         self.summary.games += 1
         self.in_game = False
         self._release_held()
+        path = None
         if self.game_log is not None:
+            path = self.game_log.path
             self.game_log.close(Footer({"hands": self.game_hands,
                                         "errors": len(self.summary.errors)},
                                        tuple(self.state.scores)))
             log.info("tenhou: game logged", path=str(self.game_log.path))
             self.game_log = None
+        self.game_logged(path, self.state.scores)
         if self.summary.games >= self.settings.games:
             self.summary.finished = True
             return [Tag("BYE")]
@@ -389,7 +393,7 @@ class TenhouBot(PlatformSession):
         """The session ends: a game still open is logged as unfinished."""
         self._release_held()
         result: dict[str, Any] = {"hands": self.game_hands, "unfinished": True}
-        if self.leaving:  # a stop was asked for (by the serve supervisor)
+        if self.leaving or self.stop_requested:  # a stop (serve's, or a signal's)
             result["stopped"] = True
         self.close_log(Footer(result))
 
@@ -406,6 +410,9 @@ def _dropped(exc: OSError) -> ConnectionError:
 
 class _Tcp:
     def __init__(self, server: str) -> None:
+        if "://" in server:  # parse_server took "ws://host" for a host name
+            raise ValueError(f"--server for --transport tcp is host:port, not {server!r} (a "
+                             "ws:// or wss:// URL needs --transport ws)")
         self.host, self.port = parse_server(server)
         self.stream = TagStream()
         self.writer: asyncio.StreamWriter | None = None
@@ -437,6 +444,10 @@ class _Tcp:
                 out.append((text, None))
         return out
 
+    @property
+    def connected(self) -> bool:
+        return self.writer is not None
+
     async def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
@@ -458,9 +469,14 @@ class _WebSocket:
 
     async def connect(self) -> None:
         from websockets.asyncio.client import connect
+        from websockets.exceptions import InvalidHandshake
         from websockets.typing import Origin
 
-        self.connection = await connect(self.url, origin=Origin(ORIGIN), open_timeout=10)
+        try:
+            self.connection = await connect(self.url, origin=Origin(ORIGIN), open_timeout=10)
+        except InvalidHandshake as exc:  # a line that is up but no WebSocket server's: as a
+            # refused connection (tried again, then one line), not a traceback
+            raise OSError(f"no WebSocket handshake at {self.url}: {exc}") from None
 
     async def send(self, tag: Tag) -> None:
         import websockets
@@ -484,6 +500,10 @@ class _WebSocket:
         except ProtocolError:
             return [(text, None)]
         return [(text, tag)]
+
+    @property
+    def connected(self) -> bool:
+        return self.connection is not None
 
     async def close(self) -> None:
         if self.connection is not None:
@@ -514,10 +534,13 @@ async def run(settings: TenhouSettings, bot: TenhouBot | None = None) -> Session
         return await _session(transport, bot, settings)
     except asyncio.CancelledError:
         # stopped (Ctrl-C, SIGTERM): leave the table properly before the line closes
-        bot.tx([Tag("BYE")])
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(transport.send(Tag("BYE")), 2)
-        log.info("tenhou: stopped, said BYE")
+        if transport.connected:
+            bot.tx([Tag("BYE")])
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(transport.send(Tag("BYE")), 2)
+            log.info("tenhou: stopped, said BYE")
+        else:  # connecting, or connecting again: there is no one to say BYE to
+            log.info("tenhou: stopped while not connected, no BYE to say")
         raise
     finally:
         try:  # a second cancel (a stop past its deadline) may land while the line closes
@@ -549,15 +572,10 @@ async def _session(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> 
 
 
 async def run_until_signalled(settings: TenhouSettings) -> SessionSummary:
-    """:func:`run`, stopped gracefully (BYE, logs closed) by SIGINT or SIGTERM."""
-    import signal
-
-    task = asyncio.ensure_future(run(settings))
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, task.cancel)
-    return await task
+    """:func:`run`, stopped gracefully (BYE, logs closed, the game cut logged as stopped) by
+    SIGINT or SIGTERM, which then raise :class:`adapter.session.Stopped`."""
+    bot = TenhouBot(settings)
+    return await until_signalled(bot, run(settings, bot))
 
 
 async def _connect(transport: Any, settings: TenhouSettings, first: bool) -> None:

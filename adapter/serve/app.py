@@ -10,7 +10,9 @@ import asyncio
 import contextlib
 import signal
 import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -64,6 +66,7 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
     host, port = status or (config.status.host, config.status.port)
     metrics = Metrics()
     supervisor = Supervisor(config, metrics, log_dir=log_dir)
+    check_log_folder(supervisor.log_dir)
     server = StatusServer(supervisor=supervisor, metrics=metrics,
                           roots=[supervisor.log_dir], token=config.status.token,
                           max_connections=config.status.max_connections,
@@ -87,6 +90,20 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
                                           for n, h in supervisor.handles.items()})
         sys.stderr.flush()
     return 0
+
+
+def check_log_folder(folder: str) -> None:
+    """Make the log folder and write in it once, before anything starts: OSError naming it
+    when that fails (each practice game's worker died of it, a traceback a game, while the
+    process ran on with its sessions failing)."""
+    path = Path(folder)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise OSError(f"the log folder {folder} cannot be written: "
+                      f"{exc.strerror or exc}") from None
 
 
 async def _reload(supervisor: Supervisor) -> dict[str, Any] | None:

@@ -357,6 +357,10 @@ def _session(r: _Reader, name: str, table: dict[str, Any], defaults: dict[str, A
     options = {k: v for k, v in values.items() if k not in COMMON_KEYS}
     secret = ""
     if kind == "tenhou":
+        if str(options.get("server", "")).startswith(("ws://", "wss://")) \
+                and options.get("transport", "tcp") != "ws":
+            raise r.error(f"sessions.{name}.server is a WebSocket URL, which needs "
+                          'transport = "ws"', *where, "server")
         secret = _tenhou_login(r, name, options, environ, values.get("enabled", True))
         options.pop("id", None)  # kept in ``secret`` only, out of every repr
     return SessionSpec(name, kind, values.get("enabled", True), values.get("policy", "rulebased"),

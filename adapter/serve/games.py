@@ -24,6 +24,7 @@ import msgpack
 
 from replay import formats
 from replay.log import SUFFIX
+from replay.replayer import footer_unfinished
 from replay.timeline import Timeline, build
 
 SEPARATOR = "~"
@@ -158,9 +159,14 @@ class GameIndex:
         info: dict[str, Any] = {"finished": footer is not None}
         scores = footer.get("scores") if footer else None
         seat = entry.get("our_seat")
+        # a game stopped, abandoned or cut by its session's end: the footer's scores are where
+        # it stopped, no final result (it was listed with a rank, as if played out)
+        unfinished = footer_unfinished((footer or {}).get("result"))
+        if unfinished:
+            info["unfinished"] = unfinished
         if isinstance(scores, list) and len(scores) == 4:
             info["scores"] = scores
-            if seat is not None:
+            if seat is not None and not unfinished:
                 ranks = (footer or {}).get("result", {}).get("ranks")
                 info["our_score"] = scores[seat]
                 info["our_rank"] = ranks[seat] if isinstance(ranks, list) and len(ranks) == 4 \

@@ -100,9 +100,11 @@ class _Reporter:
     def live(self, state: Any) -> None:
         """A snapshot at the first event LIVE_EVERY seconds after the last, whatever the
         event: hands played faster than that are caught at whatever turn they are at (one
-        sent at each hand's start as well showed every fast hand at turn 0)."""
+        sent at each hand's start as well showed every fast hand at turn 0). Only while a
+        hand is in play: a game's first events come before its deal (no hand, every score
+        0), and after a pause between games the snapshot was always taken there."""
         now = time.monotonic()
-        if now - self.last_live < LIVE_EVERY:
+        if now - self.last_live < LIVE_EVERY or not state.round_active:
             return
         self.last_live = now
         self.emit({"t": "live", **snapshot(state)})

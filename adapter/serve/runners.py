@@ -182,6 +182,9 @@ def _apply_report(report: dict[str, Any], probe: Probe) -> None:
         probe.game_finished({"scores": report["scores"], "ranks": report["ranks"],
                              "seat": report["seat"], "points": report["points"],
                              "hands": report["hands"], "log": report["log"]})
+        probe.live(None)  # no game in play until the next one's first snapshot
+    elif kind == "stopped":
+        probe.live(None)
 
 
 # ---------------------------------------------------------------------- platform clients
@@ -207,15 +210,23 @@ class _Tracker:
         games = summary.games if final else self.completed(self.bot)
         while self.games < games:
             self.games += 1
-            self.probe.game_finished(self._result(state))
+            self.probe.game_finished(self._result(state, self.games - 1))
         self.probe.live(None if final else snapshot(state))
 
-    def _result(self, state: Any) -> dict[str, Any]:
-        scores = list(state.scores) if state.game_over else None
+    def _result(self, state: Any, index: int) -> dict[str, Any]:
+        """The ``index``-th game of the run as the client noted it when its log closed (its
+        scores, its log for the viewer's link); else what the table says now."""
+        noted = getattr(self.bot, "finished_games", [])
+        if index < len(noted):
+            game = noted[index]
+            scores, seat, hands, path = game["scores"], game["seat"], game["hands"], game["log"]
+        else:
+            scores = list(state.scores) if state.game_over else None
+            seat, hands, path = state.seat, state.hand_count, None
         start = variant_of(self.variant).start_score
-        points = scores[state.seat] - start if scores else None
-        return {"scores": scores, "seat": state.seat, "points": points, "ranks": None,
-                "hands": state.hand_count, "log": None}
+        points = scores[seat] - start if scores and seat is not None else None
+        return {"scores": scores, "seat": seat, "points": points, "ranks": None,
+                "hands": hands, "log": path}
 
 
 async def _run_client(spec: SessionSpec, ctx: RunContext, bot: Any, main: Awaitable[Any],
@@ -241,6 +252,7 @@ async def _run_client(spec: SessionSpec, ctx: RunContext, bot: Any, main: Awaita
             stop_wait.cancel()
             tracker.sync()
             if ctx.stop.requested and not task.done():
+                bot.stop_requested = True  # a game the stop cuts is logged as stopped
                 await _finish_hand(bot, task, ctx.stop.deadline)
                 if task.done():  # it left by itself after its hand, or failed in it
                     tracker.sync(final=True)

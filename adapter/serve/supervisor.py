@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import random
 import time
 from collections import deque
@@ -36,7 +37,7 @@ from adapter.serve.runners import (
     StopRequest,
 )
 from adapter.tasks import cancel_and_log
-from replay.log import Scrubber
+from replay.log import SUFFIX, Scrubber
 
 log = structlog.get_logger("mjbot.serve")
 
@@ -61,6 +62,8 @@ class SessionHandle:
         self.breaker = CircuitBreaker(limits.breaker_failures, limits.breaker_window,
                                       limits.breaker_cooldown, clock)
         self.quota = DailyQuota(limits.games_per_day)
+        if self.quota.limit > 0:  # a process started again goes on with the day's count
+            self.quota.count = games_logged_on(self.log_dir, self.quota.day)
         self.scrub = Scrubber([spec.secret] if spec.secret else [])
         self.state = "disabled" if not spec.enabled else "idle"
         self.state_since = time.time()
@@ -280,6 +283,14 @@ class SessionHandle:
             out["results"] = list(self.results)[-10:]
             out["points"] = [[round(t, 1), p] for t, p in self.points]
         return out
+
+
+def games_logged_on(log_dir: str, day: dt.date) -> int:
+    """The games a session's folder holds logs of, started on ``day`` (the local-date folders
+    of replay.log.log_path): those an earlier serve process played that day, which its quota
+    counts. Without them a restart (a deploy, a crash, a changed session on SIGHUP) began the
+    day's quota again."""
+    return sum(1 for _ in Path(log_dir).glob(f"*/{day:%Y-%m-%d}/*{SUFFIX}"))
 
 
 def _relative(path: str, log_dir: str, session: str) -> str:

@@ -9,6 +9,7 @@ const ORDINAL = ["", "1st", "2nd", "3rd", "4th"];
 function result(g) {
   if (!g.own) return "";
   if (g.finished === false) return "in progress / no footer";
+  if (g.unfinished) return "unfinished: " + g.unfinished;
   if (g.our_rank) return `${ORDINAL[g.our_rank] || g.our_rank} · ${g.our_score}`;
   return g.scores ? g.scores.join(" / ") : "";
 }
