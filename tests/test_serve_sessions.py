@@ -269,7 +269,7 @@ def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
 
 def test_platform_results_link_their_game_logs(tmp_path: Path) -> None:
     """The dashboard's results of a Tenhou session link each game's log in the viewer and
-    hold its final scores, as a practice session's do (they had no log, and a game that
+    hold its final scores and ranks, as a practice session's do (they had no log, and a game that
     ended between two looks was listed with the next game's table: no scores)."""
     port = free_port()
     server = tenhou_server(port, games=20, length="east")
@@ -291,6 +291,10 @@ pause = 60
             assert result["log"] in logged, (result, logged)
             assert result["scores"] is not None and sum(result["scores"]) >= 90000
             assert result["points"] == result["scores"][result["seat"]] - 25000
+            ranks = result["ranks"]  # the dashboard's rank column (it was empty)
+            assert sorted(ranks) == [1, 2, 3, 4] and all(
+                result["scores"][a] >= result["scores"][b]
+                for a in range(4) for b in range(4) if ranks[a] < ranks[b])
             game = "0~" + result["log"].replace("/", "~")
             assert serve.get(f"/api/games/{game}")  # the viewer opens it
         newest = max(results, key=lambda r: r["ended"])

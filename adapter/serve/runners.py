@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import structlog
 
+from adapter.local.game import placement
 from adapter.serve.config import SessionSpec
 from adapter.serve.metrics import MeasuredBrain
 from adapter.serve.practice import next_game_in, snapshot
@@ -225,7 +226,10 @@ class _Tracker:
             seat, hands, path = state.seat, state.hand_count, None
         start = variant_of(self.variant).start_score
         points = scores[seat] - start if scores and seat is not None else None
-        return {"scores": scores, "seat": seat, "points": points, "ranks": None,
+        # a game's final scores (a cut one has none): ranks as the table's, ties to the seat
+        # nearer the first dealer (seat 0 on these platforms); the dashboard's rank column
+        ranks = placement(list(scores)) if scores and len(scores) == 4 else None
+        return {"scores": scores, "seat": seat, "points": points, "ranks": ranks,
                 "hands": hands, "log": path}
 
 
