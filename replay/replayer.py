@@ -306,7 +306,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
                 "hand": T.to_mpsz(sorted(e.hand, key=T.sort_key)) if e.hand else "",
                 "discards": {str(s): [] for s in range(4)}, "calls": [], "riichi": [],
                 "results": [], "deltas": [0, 0, 0, 0], "decision_times": [], "fallbacks": [],
-                "decisions": 0,
+                "decisions": 0, "notices": [],
             }
             hands.append(current)
         elif current is None:
@@ -331,6 +331,10 @@ def summarize(replay: Replay) -> dict[str, Any]:
                                        "deltas": list(e.deltas), "tenpai": list(e.tenpai)})
             current["deltas"] = [a + b for a, b in
                                  zip(current["deltas"], e.deltas or (0,) * 4, strict=False)]
+        elif isinstance(e, ev.PlatformNotice):
+            # what the log adds beside the table: our rules' value of an NTPU win (the server
+            # sends none), an illegal answer the referee replaced, a reconnect, an abandon
+            current["notices"].append(e.text)
         elif isinstance(e, ev.GameEnded):
             final = list(e.scores)
     while next_dec is not None and current is not None:
@@ -397,6 +401,7 @@ def format_summary(summary: dict[str, Any]) -> str:
                              f"value {r['value']}  {r['hand']}  {' '.join(r['yaku'])}")
             else:
                 lines.append(f"    DRAW    {r['reason']}  tenpai {r['tenpai']}")
+        lines += [f"    notice  {n}" for n in h.get("notices", ())]
         if h.get("unfinished"):
             lines.append("    unfinished (the log ends inside this hand)")
         else:

@@ -247,3 +247,23 @@ def test_a_local_table_game_exports_to_tenhou6_in_tenhou_words(seed: int) -> Non
         if isinstance(e, ev.RoundWon):
             assert all(y.endswith(("飜)", "(役満)")) for y in e.yaku), e.yaku
             assert re.fullmatch(r"(\d+符\d+飜|満貫|跳満|倍満|三倍満|役満)[\d-]+点∀?", e.detail)
+
+
+def test_the_notices_a_log_holds_are_shown_with_their_hand(tmp_path: Path) -> None:
+    """An NTPU client's own log: the server sends no value, so the client logs what our rules
+    make of its win (a PlatformNotice); the replay shows it beside the win (text and JSON)
+    instead of leaving the user with the codec's 'value 0'."""
+    played = _mjbot("ntpu-server", "--hands", "1", "--clients", "tcp", "--seed", "51",
+                    "--policies", "rulebased,greedy,rulebased,rulebased",
+                    "--log-dir", str(tmp_path))
+    assert played.returncode == 0, played.stderr
+    won = [p for p in sorted((tmp_path / "ntpu").rglob("*.mjlog.msgpack"))
+           if any(isinstance(e, ev.PlatformNotice) and e.text.startswith("our win")
+                  for e in replayer.load(p).events)]
+    assert won, "seed 51's first hand is won by a client"
+    text = _mjbot("replay", str(won[0]))
+    assert text.returncode == 0, text.stderr
+    assert re.search(r"WIN .*\n    notice  our win by mjbot's rules: \d+ tai", text.stdout)
+    data = json.loads(_mjbot("replay", str(won[0]), "--json").stdout)
+    notices = data["summary"]["hands"][0]["notices"]
+    assert any(n.startswith("our win by mjbot's rules") for n in notices)
