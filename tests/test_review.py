@@ -271,3 +271,21 @@ def test_review_rows_carry_the_deal_in_chance_of_each_discard():
                 if a["action"].startswith("discard ")]
     assert discards and all(0 <= a["deal_in"] <= 1 for a in discards)
     assert any(a["deal_in"] > 0 for a in discards)
+
+
+def test_a_seat_that_never_decided_says_so(tmp_path):
+    """kyushukyuhai.json: the hand ends at seat 0's nine-terminal draw, before seat 1 draws.
+    Its review has nothing to value: n/a and a note, not 'rating None' and a loss of 0."""
+    game = DATA / "tenhou" / "convlog_tenhou6_json" / "kyushukyuhai.json"
+    out, page = tmp_path / "r.json", tmp_path / "r.html"
+    r = _mjbot("review", str(game), "--seat", "1", "--policy", "rulebased", "--json", str(out),
+               "--html", str(page))
+    assert r.returncode == 0, r.stderr
+    assert "None" not in r.stdout and "rating n/a" in r.stdout
+    assert "expected loss: n/a" in r.stdout and "seat 1 made no decision" in r.stdout
+    data = json.loads(out.read_text())
+    assert data["decisions"] == 0 and data["rating"] is None
+    assert data["loss_per_decision"] is None
+    text = page.read_text()
+    assert "<td>n/a</td>" in text and "<td></td>" not in text and "None" not in text
+    assert "costliest" not in text and "seat 1 made no decision" in text

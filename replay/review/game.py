@@ -112,13 +112,21 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[dict[str, Any]],
         "playouts": getattr(evaluator, "playouts", None),
         "decisions": len(rows), "valued": len(valued), "agree": agree,
         "agreement": agree / len(rows) if rows else None,
-        "total_loss": round(total_loss, 3), "loss_per_decision": round(mean, 4),
+        "total_loss": round(total_loss, 3),
+        "loss_per_decision": round(mean, 4) if valued else None,
         "rating": round(100.0 * math.exp(-mean / scale), 1) if valued else None,
         "rating_scale": scale, "costly": top, "rows": rows, "errors": errors,
         "notes": replay.notes + ([f"{errors} decisions left out: their hand cannot be "
-                                  "measured"] if errors else []),
+                                  "measured"] if errors else [])
+        + ([f"seat {replay.seat} made no decision in this game: nothing to review"]
+           if not rows else []),
         "seconds": round(seconds, 3),
     }
+
+
+def or_na(value: Any) -> str:
+    """A figure, or n/a where no decision was valued (a seat that never decided)."""
+    return "n/a" if value is None else str(value)
 
 
 def format_review(result: dict[str, Any], every: bool = False) -> str:
@@ -132,8 +140,9 @@ def format_review(result: dict[str, Any], every: bool = False) -> str:
              f"  decisions {result['decisions']}, agreement {result['agree']}/"
              f"{result['decisions']} ({pct})",
              f"  expected loss: total {result['total_loss']}, per decision "
-             f"{result['loss_per_decision']} {unit}",
-             f"  rating {result['rating']} (100 = the policy's own play; scale "
+             f"{result['loss_per_decision']} {unit}" if result["loss_per_decision"] is not None
+             else "  expected loss: n/a (no decision valued)",
+             f"  rating {or_na(result['rating'])} (100 = the policy's own play; scale "
              f"{result['rating_scale']:g})"]
     lines += [f"  note: {n}" for n in result["notes"]]
     if result["costly"]:
