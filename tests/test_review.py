@@ -5,6 +5,7 @@ playouts: fast)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -174,6 +175,31 @@ def test_replay_commentary_json_per_move():
         assert row["event_index"] == d.index and len(row["predicted"]) <= 2
         assert row["hit"] == (row["played"] in row["predicted"])
         assert row["sentence"].startswith("seat 0 ") and row["factor"]
+
+
+def test_every_percentage_a_sentence_gives_is_in_its_facts():
+    """README: every number in a sentence is in the row's facts. The P(ready) of a threat
+    that has not declared ('seat 3 (ready 77%)') was only in the sentence; a win's discarder
+    only in the words. double-ron.mjlog, seat 2: pushes and folds against undeclared seats;
+    seat 3 keeps a dora where the shape-best discard kept no more useful tiles (it said
+    '0 useful tiles fewer')."""
+    game = DATA / "tenhou" / "mjx_pairs" / "double-ron.mjlog"
+    rows = []
+    for seat in ("2", "3"):
+        r = _mjbot("replay", str(game), "--seat", seat, "--commentary", "--json")
+        assert r.returncode == 0, r.stderr
+        rows += json.loads(r.stdout)["commentary"]
+    assert any("as many useful tiles" in row["sentence"] for row in rows)
+    assert not any("(0 useful tiles fewer)" in row["sentence"] for row in rows)
+    said = 0
+    for row in rows:
+        for seat, pct in re.findall(r"seat (\d) \(ready (\d+)%\)", row["sentence"]):
+            p = row["facts"]["ready"][seat]
+            assert abs(100 * p - int(pct)) <= 0.5 + 1e-9, row
+            said += 1
+        if row["factor"] == "win" and not row["facts"]["self_draw"]:
+            assert f"on seat {row['facts']['from_seat']}'s" in row["sentence"]
+    assert said >= 5
 
 
 # ---------------------------------------------------------------------- measure
