@@ -100,6 +100,22 @@ def test_nn_reviews_by_its_own_ranking_and_unknown_names_are_refused():
         evaluator_for("nosuch")
 
 
+def test_nn_values_are_its_probabilities_of_the_whole_legal_set():
+    """nn ranks by being asked again without its choices; each answer's probability was of
+    what was left (the last action always 1.0, the list rising and falling). The values
+    are now of the whole legal set: they fall with the rank and add up to 1 at most."""
+    r = _mjbot("review", str(SHORT_MJLOG), "--policy", "nn", "--seat", "1", "--json", "-")
+    assert r.returncode == 0, r.stderr
+    rows = [row for row in json.loads(r.stdout)["rows"] if len(row["actions"]) > 1]
+    assert rows
+    for row in rows:
+        values = [a["value"] for a in row["actions"] if a["value"] is not None]
+        assert values == sorted(values, reverse=True), row
+        assert sum(values) <= 1.0 + 0.01 * len(values), row  # each rounded to 0.01
+    claims = [row for row in rows if row["kind"] == "claim"]
+    assert claims and all(row["actions"][-1]["value"] < 1.0 for row in claims)
+
+
 # ---------------------------------------------------------------------- a whole game
 
 
