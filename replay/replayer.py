@@ -169,9 +169,16 @@ def _from_table_log(log: GameLog, seat: int) -> Replay:
         notes.append(f"log cut at byte {log.truncated.offset} of {log.truncated.size} "
                      f"({log.truncated.reason}): the frames before it are shown")
     players = header.extra.get("players")
-    if isinstance(players, list) and len(players) == 4:
+    sat = [e.names[seat] for e in events if isinstance(e, ev.GameStarted) and e.names]
+    if len(set(sat)) <= 1 and isinstance(players, list) and len(players) == 4:
         notes.append(f"local table, seat {seat} played by {players[seat]} "
                      f"(seats: {', '.join(map(str, players))})")
+    elif len(set(sat)) > 1:  # a match log whose players moved between games (ntpu-server)
+        counts = Counter(sat)
+        notes.append(f"the players change seats between the {len(sat)} games of this log: "
+                     f"seat {seat} is played by "
+                     + ", ".join(f"{n} ({counts[n]} game{'s' * (counts[n] > 1)})"
+                                 for n in dict.fromkeys(sat)))
     return Replay(str(log.path), "local", header.variant, seat, seat_view(record, seat),
                   decisions, record=record, log=log, notes=notes)
 
@@ -289,6 +296,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
     hands: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
     names: tuple[str, ...] = ("", "", "", "")
+    game_names = names
     dec_iter = iter(replay.decisions)
     next_dec = next(dec_iter, None)
     final: list[int] | None = None
@@ -298,7 +306,11 @@ def summarize(replay: Replay) -> dict[str, Any]:
                 _add_decision(current, next_dec)
             next_dec = next(dec_iter, None)
         if isinstance(e, ev.GameStarted):
-            names = tuple(e.names)
+            # the header names the first game's players; a log of several games whose
+            # players moved (ntpu-server rotates the clients) names them at each hand
+            game_names = tuple(e.names)
+            if not any(names):
+                names = game_names
         elif isinstance(e, ev.RoundStarted):
             current = {
                 "round": f"{'ESWN'[e.round_wind % 4]}{e.round_number + 1}", "honba": e.honba,
@@ -308,6 +320,8 @@ def summarize(replay: Replay) -> dict[str, Any]:
                 "results": [], "deltas": [0, 0, 0, 0], "decision_times": [], "fallbacks": [],
                 "decisions": 0, "notices": [],
             }
+            if game_names != names:
+                current["players"] = list(game_names)
             hands.append(current)
         elif current is None:
             continue
@@ -386,6 +400,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     for h in summary["hands"]:
         lines.append(f"- {h['round']}-{h['honba']} dealer {h['dealer']}  scores "
                      f"{h['scores_before']}")
+        if h.get("players"):
+            lines.append(f"    players {' / '.join(n or '-' for n in h['players'])}")
         if h["hand"]:
             lines.append(f"    start   {h['hand']}")
         for s in range(4):
