@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from brain.actions import canonical
 from brain.policies import get_policy
 from protocols import events as ev
+from protocols import tiles as T
 from replay import replayer
 from replay.replayer import action_key
 from replay.review import measure
@@ -98,6 +99,30 @@ def test_nn_reviews_by_its_own_ranking_and_unknown_names_are_refused():
     assert isinstance(evaluator_for("nn"), RankingEvaluator)
     with pytest.raises(ValueError, match="unknown policy"):
         evaluator_for("nosuch")
+
+
+def test_a_claim_row_says_which_tile_was_offered_and_by_whom(tmp_path):
+    """A claim's row said 'played chi 68p, best pass' without the tile on offer (7p? 9p?).
+    The review now names it and its discarder: in --json, the text and the HTML page."""
+    game = DATA / "tenhou" / "mjx_pairs" / "double-ron.mjlog"
+    out, page = tmp_path / "r.json", tmp_path / "r.html"
+    r = _mjbot("review", str(game), "--seat", "1", "--policy", "rulebased", "--json", str(out),
+               "--html", str(page))
+    assert r.returncode == 0, r.stderr
+    data = json.loads(out.read_text())
+    decisions = replayer.load(game, 1).decisions
+    claims = 0
+    for row, d in zip(data["rows"], decisions, strict=True):
+        if d.request.kind == "turn":
+            assert row["offered"] == ""
+            continue
+        claims += 1
+        assert row["offered"] == (f"{T.tile_name(d.request.tile)} from seat "
+                                  f"{d.request.from_seat}")
+    assert claims > 0
+    costly = [c for c in data["costly"] if c["kind"] != "turn"]
+    assert costly and f"- {costly[0]['round']} claim on {costly[0]['offered']}:" in r.stdout
+    assert f"claim on {costly[0]['offered']}" in page.read_text()
 
 
 def test_nn_values_are_its_probabilities_of_the_whole_legal_set():

@@ -35,6 +35,14 @@ def round_label(state: TableState) -> str:
     return f"{'ESWN'[state.round_wind % 4]}{state.round_number + 1}-{state.honba}"
 
 
+def offered_text(request: ev.DecisionRequest) -> str:
+    """The tile a claim (or a robbed kong) is on and whose it is; "" on one's own turn."""
+    if request.kind == "turn" or request.tile is None:
+        return ""
+    whose = "" if request.from_seat is None else f" from seat {request.from_seat}"
+    return f"{T.tile_name(request.tile)}{whose}"
+
+
 def rating_scale(unit: str, variant: str) -> float:
     """A tenth of a typical win of the variant (1 for a name no registry entry has)."""
     typical = VARIANTS[variant].typical_win if variant in VARIANTS else 10.0
@@ -62,11 +70,12 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
             situations[n] = describe(state, opponents)
         except HandError as exc:  # a log whose hand is no hand: that decision is left out
             rows.append({"n": n, "event_index": d.index, "round": round_label(state),
-                         "kind": d.request.kind, "hand": hand_text(state),
+                         "kind": d.request.kind, "offered": offered_text(d.request),
+                         "hand": hand_text(state),
                          "played": action_text(d.action), "best": "", "agree": False,
                          "loss": None, "forced": "", "actions": [], "error": str(exc)})
         else:
-            rows.append(_row(n, d.index, state, d.request.kind, d.action, evaluation,
+            rows.append(_row(n, d.index, state, d.request, d.action, evaluation,
                              opponents))
         if progress is not None:
             progress(n + 1, total)
@@ -74,7 +83,7 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
                     time.perf_counter() - started)
 
 
-def _row(n: int, index: int, state: TableState, kind: str, played: Any,
+def _row(n: int, index: int, state: TableState, request: ev.DecisionRequest, played: Any,
          evaluation: Evaluation, opponents: Opponents) -> dict[str, Any]:
     """One decision; a discard's ``deal_in`` is the opponent models' P(it deals in)."""
     loss = evaluation.loss(played)
@@ -87,7 +96,8 @@ def _row(n: int, index: int, state: TableState, kind: str, played: Any,
             row["deal_in"] = round(opponents.deal_in(T.kind(s.action.tile)), 4)
         actions.append(row)
     return {
-        "n": n, "event_index": index, "round": round_label(state), "kind": kind,
+        "n": n, "event_index": index, "round": round_label(state), "kind": request.kind,
+        "offered": offered_text(request),
         "hand": hand_text(state), "played": action_text(played),
         "best": action_text(evaluation.top), "agree": found is not None and found.rank == 1,
         "loss": None if loss is None else round(loss, 4), "forced": evaluation.forced,
@@ -124,6 +134,11 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[dict[str, Any]],
     }
 
 
+def kind_text(row: dict[str, Any]) -> str:
+    """The decision's kind, with the tile a claim is on ("claim on 4p from seat 3")."""
+    return row["kind"] + (f" on {row['offered']}" if row.get("offered") else "")
+
+
 def or_na(value: Any) -> str:
     """A figure, or n/a where no decision was valued (a seat that never decided)."""
     return "n/a" if value is None else str(value)
@@ -149,7 +164,7 @@ def format_review(result: dict[str, Any], every: bool = False) -> str:
         lines.append(f"the {len(result['costly'])} costliest decisions:")
     for r in result["costly"]:
         s = r["situation"]
-        lines.append(f"- {r['round']} {r['kind']}: played {r['played']}, best {r['best']}, "
+        lines.append(f"- {r['round']} {kind_text(r)}: played {r['played']}, best {r['best']}, "
                      f"loss {r['loss']:zg}")
         ready = s.get("waits") or ", ".join(f"{k}: {v}" for k, v in
                                             s.get("ready_after", {}).items())

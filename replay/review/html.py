@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from replay.review.game import or_na
+from replay.review.game import kind_text, or_na
 
 _STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:70em}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;
@@ -46,7 +46,7 @@ def render(result: dict[str, Any]) -> str:
                                             s.get("ready_after", {}).items())
         danger = ", ".join(f"seat {t['seat']}{' riichi' if t['riichi'] else ''} "
                            f"P(ready) {t['p_ready']:.2f}" for t in s["dangerous"])
-        out.append(f"<tr>{_cell(r['round'])}{_cell(r['kind'])}<td class=m>"
+        out.append(f"<tr>{_cell(r['round'])}{_cell(kind_text(r))}<td class=m>"
                    f"{escape(s['hand'])} (shanten {s['shanten']})</td>{_cell(r['played'])}"
                    f"{_cell(r['best'])}{_cell(r['loss'])}{_cell(waits)}{_cell(danger)}</tr>")
     if result["costly"]:
@@ -59,7 +59,7 @@ def render(result: dict[str, Any]) -> str:
                             + (f" [deal-in {100 * a['deal_in']:.0f}%]" if a.get("deal_in")
                                else "") for a in r["actions"])
         cls = "" if r["agree"] else " class=x"
-        out.append(f"<tr{cls}>{_cell(r['n'])}{_cell(r['round'])}{_cell(r['kind'])}"
+        out.append(f"<tr{cls}>{_cell(r['n'])}{_cell(r['round'])}{_cell(kind_text(r))}"
                    f"<td class=m>{escape(r['hand'])}</td>{_cell(r['played'])}"
                    f"{_cell(r['best'])}{_cell(r['loss'])}{_cell(actions)}</tr>")
     out.append("</table></body></html>")
