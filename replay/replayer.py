@@ -364,11 +364,11 @@ def summarize(replay: Replay) -> dict[str, Any]:
             h["deltas"] = None
     return {"path": replay.path, "source": replay.source, "variant": replay.variant,
             "seat": replay.seat, "names": list(names), "hands": hands,
-            "final_scores": final, "unfinished": _unfinished_game(replay),
+            "final_scores": final, "unfinished": unfinished_game(replay),
             "decisions": len(replay.decisions), "notes": replay.notes}
 
 
-def _unfinished_game(replay: Replay) -> str | None:
+def unfinished_game(replay: Replay) -> str | None:
     """Why the game of one of our own logs did not reach its end (None: it did, or the log is
     an import, whose end the events alone say): its footer's word, or no footer at all."""
     log = replay.log

@@ -356,3 +356,21 @@ def test_a_seat_that_never_decided_says_so(tmp_path):
     text = page.read_text()
     assert "<td>n/a</td>" in text and "<td></td>" not in text and "None" not in text
     assert "costliest" not in text and "seat 1 made no decision" in text
+
+
+def test_the_review_of_a_game_that_ended_early_says_so(tmp_path):
+    """`mjbot replay` says 'game unfinished: stopped on request' for a session stopped in its
+    game; the review of the same log (text, JSON, page) said nothing of it."""
+    from tests.test_replay_cli import _own_log
+
+    log = _own_log(tmp_path / "stopped.mjlog.msgpack", stopped=True)
+    out, page = tmp_path / "r.json", tmp_path / "r.html"
+    r = _mjbot("review", str(log), "--policy", "rulebased", "--json", str(out), "--html",
+               str(page))
+    assert r.returncode == 0, r.stderr
+    assert "note: game unfinished: stopped on request" in r.stdout
+    assert "game unfinished: stopped on request" in json.loads(out.read_text())["notes"]
+    assert "game unfinished: stopped on request" in page.read_text()
+    finished = _own_log(tmp_path / "whole.mjlog.msgpack")
+    r = _mjbot("review", str(finished), "--policy", "rulebased")
+    assert r.returncode == 0 and "unfinished" not in r.stdout

@@ -21,7 +21,7 @@ from brain.shanten import HandError
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
-from replay.replayer import Replay, action_text
+from replay.replayer import Replay, action_text, unfinished_game
 from replay.review.evaluators import POINTS, Evaluation, Evaluator
 from replay.review.situation import Opponents, describe, hand_text
 
@@ -129,7 +129,8 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[dict[str, Any]],
         "notes": replay.notes + ([f"{errors} decisions left out: their hand cannot be "
                                   "measured"] if errors else [])
         + ([f"seat {replay.seat} made no decision in this game: nothing to review"]
-           if not rows else []),
+           if not rows else [])
+        + ([f"game unfinished: {why}"] if (why := unfinished_game(replay)) else []),
         "seconds": round(seconds, 3),
     }
 
