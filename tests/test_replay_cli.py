@@ -299,3 +299,20 @@ def test_a_match_log_whose_players_move_names_them_at_each_hand(ntpu_match: Path
                                            "rulebased-1"]
     review = _mjbot("review", str(log), "--policy", "rulebased", "--seat", "1")
     assert "seat 1 is played by greedy-2 (1 game), rulebased-3 (1 game)" in review.stdout
+
+
+def test_an_ntpu_clients_own_win_reads_as_the_server_scored_it(ntpu_match: Path) -> None:
+    """The NTPU server sends no value: the replay of a client's own log said 'value 0' and
+    deltas [0, 0, 0, 0] for its win, while an import of its command log values the win by
+    our rules. Both now value it; here against the server's own record of the hand."""
+    (match,) = (ntpu_match / "ntpu-server").rglob("*.mjlog.msgpack")
+    table = json.loads(_mjbot("replay", str(match), "--json").stdout)["summary"]
+    won = table["hands"][0]["results"][0]
+    assert won["type"] == "win" and won["value"] > 0
+    winner = table["names"][won["winner"]]  # the client, e.g. rulebased-4 (its seat 4)
+    (own,) = (ntpu_match / "ntpu").rglob(f"*-{winner}-g1-*.mjlog.msgpack")
+    mine = json.loads(_mjbot("replay", str(own), "--json").stdout)["summary"]
+    assert mine["seat"] == won["winner"]
+    result = mine["hands"][0]["results"][0]
+    assert (result["value"], result["deltas"]) == (won["value"], won["deltas"])
+    assert sorted(result["yaku"]) == sorted(won["yaku"])
