@@ -262,7 +262,8 @@ class Timeline:
     def outline(self) -> dict[str, Any]:
         """Everything but the steps: the page's first load."""
         return {**self.meta, "hands": [{"label": h["label"], "steps": len(h["steps"]),
-                                        "result": h["result"], "decisions": h["decisions"]}
+                                        "result": h["result"], "decisions": h["decisions"],
+                                        "names": h["names"]}
                                        for h in self.hands]}
 
 
@@ -319,6 +320,8 @@ def _steps(items: list[tuple[str, Any]], meta: dict[str, Any],
         nonlocal own_seat, variant, steps, final
         if isinstance(e, ev.GameStarted):
             names[:] = list(e.names) + [""] * (4 - len(e.names))
+            if "names" not in meta:
+                meta["names"] = list(names)
             if own_seat is not None:
                 own_seat = e.seat
                 meta["our_seat"] = own_seat
@@ -328,8 +331,10 @@ def _steps(items: list[tuple[str, Any]], meta: dict[str, Any],
         if isinstance(e, ev.RoundStarted):
             text = table.round_started(e, own_seat)
             steps = [table.snapshot(text, None)]
+            # the players of this hand: a match log's clients move between its games
+            # (ntpu-server), so the outline's names (the first game's) are not every hand's
             hands.append({"label": f"{table.round}-{table.honba}", "steps": steps,
-                          "result": None, "decisions": 0})
+                          "result": None, "decisions": 0, "names": list(names)})
             return
         if isinstance(e, ev.GameEnded):
             final = list(e.scores)
@@ -350,6 +355,6 @@ def _steps(items: list[tuple[str, Any]], meta: dict[str, Any],
             continue
         event(item)
         places.append((len(hands) - 1, len(steps) - 1) if steps else None)
-    meta["names"] = names
+    meta.setdefault("names", names)
     meta["final_scores"] = final
     return Timeline(meta, hands, places)
