@@ -281,9 +281,15 @@ def build(loaded: Loaded) -> Timeline:
                     started=header.started, game_id=header.game_id, full_information=full,
                     players=header.extra.get("players"), our_seat=header.extra.get("our_seat",
                                                                                  own_seat))
+        events = [f.event for f in loaded.log.frames if isinstance(f, EventFrame)]
+        if header.platform == "ntpu":  # the server sends no value: ours, as `replay` shows
+            from replay.formats.ntpu_log import value_own_wins
+
+            events = value_own_wins(events)
+        valued = iter(events)
         for f in loaded.log.frames:
             if isinstance(f, EventFrame):
-                items.append(("event", f.event))
+                items.append(("event", next(valued)))
             elif isinstance(f, DecisionFrame):
                 items.append(("decision", f))
         if loaded.log.truncated is not None:
