@@ -136,6 +136,10 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
         elif isinstance(f, DecisionFrame):
             decisions.append(Decision(len(events), f.request, f.legal, f.action, f.policy,
                                       f.elapsed, f.fallback))
+    if header.platform == "ntpu":  # the server sends no value: ours, as an import has
+        from replay.formats.ntpu_log import value_own_wins
+
+        events = value_own_wins(events)
     own = header.seat if header.seat is not None else 0
     for e in events:
         if isinstance(e, ev.GameStarted):
@@ -169,9 +173,16 @@ def _from_table_log(log: GameLog, seat: int) -> Replay:
         notes.append(f"log cut at byte {log.truncated.offset} of {log.truncated.size} "
                      f"({log.truncated.reason}): the frames before it are shown")
     players = header.extra.get("players")
-    if isinstance(players, list) and len(players) == 4:
+    sat = [e.names[seat] for e in events if isinstance(e, ev.GameStarted) and e.names]
+    if len(set(sat)) <= 1 and isinstance(players, list) and len(players) == 4:
         notes.append(f"local table, seat {seat} played by {players[seat]} "
                      f"(seats: {', '.join(map(str, players))})")
+    elif len(set(sat)) > 1:  # a match log whose players moved between games (ntpu-server)
+        counts = Counter(sat)
+        notes.append(f"the players change seats between the {len(sat)} games of this log: "
+                     f"seat {seat} is played by "
+                     + ", ".join(f"{n} ({counts[n]} game{'s' * (counts[n] > 1)})"
+                                 for n in dict.fromkeys(sat)))
     return Replay(str(log.path), "local", header.variant, seat, seat_view(record, seat),
                   decisions, record=record, log=log, notes=notes)
 
@@ -289,6 +300,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
     hands: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
     names: tuple[str, ...] = ("", "", "", "")
+    game_names = names
     dec_iter = iter(replay.decisions)
     next_dec = next(dec_iter, None)
     final: list[int] | None = None
@@ -298,7 +310,11 @@ def summarize(replay: Replay) -> dict[str, Any]:
                 _add_decision(current, next_dec)
             next_dec = next(dec_iter, None)
         if isinstance(e, ev.GameStarted):
-            names = tuple(e.names)
+            # the header names the first game's players; a log of several games whose
+            # players moved (ntpu-server rotates the clients) names them at each hand
+            game_names = tuple(e.names)
+            if not any(names):
+                names = game_names
         elif isinstance(e, ev.RoundStarted):
             current = {
                 "round": f"{'ESWN'[e.round_wind % 4]}{e.round_number + 1}", "honba": e.honba,
@@ -306,8 +322,10 @@ def summarize(replay: Replay) -> dict[str, Any]:
                 "hand": T.to_mpsz(sorted(e.hand, key=T.sort_key)) if e.hand else "",
                 "discards": {str(s): [] for s in range(4)}, "calls": [], "riichi": [],
                 "results": [], "deltas": [0, 0, 0, 0], "decision_times": [], "fallbacks": [],
-                "decisions": 0,
+                "decisions": 0, "notices": [],
             }
+            if game_names != names:
+                current["players"] = list(game_names)
             hands.append(current)
         elif current is None:
             continue
@@ -331,6 +349,10 @@ def summarize(replay: Replay) -> dict[str, Any]:
                                        "deltas": list(e.deltas), "tenpai": list(e.tenpai)})
             current["deltas"] = [a + b for a, b in
                                  zip(current["deltas"], e.deltas or (0,) * 4, strict=False)]
+        elif isinstance(e, ev.PlatformNotice):
+            # what the log adds beside the table: our rules' value of an NTPU win (the server
+            # sends none), an illegal answer the referee replaced, a reconnect, an abandon
+            current["notices"].append(e.text)
         elif isinstance(e, ev.GameEnded):
             final = list(e.scores)
     while next_dec is not None and current is not None:
@@ -346,11 +368,11 @@ def summarize(replay: Replay) -> dict[str, Any]:
             h["deltas"] = None
     return {"path": replay.path, "source": replay.source, "variant": replay.variant,
             "seat": replay.seat, "names": list(names), "hands": hands,
-            "final_scores": final, "unfinished": _unfinished_game(replay),
+            "final_scores": final, "unfinished": unfinished_game(replay),
             "decisions": len(replay.decisions), "notes": replay.notes}
 
 
-def _unfinished_game(replay: Replay) -> str | None:
+def unfinished_game(replay: Replay) -> str | None:
     """Why the game of one of our own logs did not reach its end (None: it did, or the log is
     an import, whose end the events alone say): its footer's word, or no footer at all."""
     log = replay.log
@@ -388,6 +410,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     for h in summary["hands"]:
         lines.append(f"- {h['round']}-{h['honba']} dealer {h['dealer']}  scores "
                      f"{h['scores_before']}")
+        if h.get("players"):
+            lines.append(f"    players {' / '.join(n or '-' for n in h['players'])}")
         if h["hand"]:
             lines.append(f"    start   {h['hand']}")
         for s in range(4):
@@ -403,6 +427,7 @@ def format_summary(summary: dict[str, Any]) -> str:
                              f"value {r['value']}  {r['hand']}  {' '.join(r['yaku'])}")
             else:
                 lines.append(f"    DRAW    {r['reason']}  tenpai {r['tenpai']}")
+        lines += [f"    notice  {n}" for n in h.get("notices", ())]
         if h.get("unfinished"):
             lines.append("    unfinished (the log ends inside this hand)")
         else:

@@ -262,7 +262,8 @@ class Timeline:
     def outline(self) -> dict[str, Any]:
         """Everything but the steps: the page's first load."""
         return {**self.meta, "hands": [{"label": h["label"], "steps": len(h["steps"]),
-                                        "result": h["result"], "decisions": h["decisions"]}
+                                        "result": h["result"], "decisions": h["decisions"],
+                                        "names": h["names"]}
                                        for h in self.hands]}
 
 
@@ -280,9 +281,15 @@ def build(loaded: Loaded) -> Timeline:
                     started=header.started, game_id=header.game_id, full_information=full,
                     players=header.extra.get("players"), our_seat=header.extra.get("our_seat",
                                                                                  own_seat))
+        events = [f.event for f in loaded.log.frames if isinstance(f, EventFrame)]
+        if header.platform == "ntpu":  # the server sends no value: ours, as `replay` shows
+            from replay.formats.ntpu_log import value_own_wins
+
+            events = value_own_wins(events)
+        valued = iter(events)
         for f in loaded.log.frames:
             if isinstance(f, EventFrame):
-                items.append(("event", f.event))
+                items.append(("event", next(valued)))
             elif isinstance(f, DecisionFrame):
                 items.append(("decision", f))
         if loaded.log.truncated is not None:
@@ -319,6 +326,8 @@ def _steps(items: list[tuple[str, Any]], meta: dict[str, Any],
         nonlocal own_seat, variant, steps, final
         if isinstance(e, ev.GameStarted):
             names[:] = list(e.names) + [""] * (4 - len(e.names))
+            if "names" not in meta:
+                meta["names"] = list(names)
             if own_seat is not None:
                 own_seat = e.seat
                 meta["our_seat"] = own_seat
@@ -328,8 +337,10 @@ def _steps(items: list[tuple[str, Any]], meta: dict[str, Any],
         if isinstance(e, ev.RoundStarted):
             text = table.round_started(e, own_seat)
             steps = [table.snapshot(text, None)]
+            # the players of this hand: a match log's clients move between its games
+            # (ntpu-server), so the outline's names (the first game's) are not every hand's
             hands.append({"label": f"{table.round}-{table.honba}", "steps": steps,
-                          "result": None, "decisions": 0})
+                          "result": None, "decisions": 0, "names": list(names)})
             return
         if isinstance(e, ev.GameEnded):
             final = list(e.scores)
@@ -350,6 +361,6 @@ def _steps(items: list[tuple[str, Any]], meta: dict[str, Any],
             continue
         event(item)
         places.append((len(hands) - 1, len(steps) - 1) if steps else None)
-    meta["names"] = names
+    meta.setdefault("names", names)
     meta["final_scores"] = final
     return Timeline(meta, hands, places)

@@ -104,6 +104,25 @@ def test_arena_command_json_and_logs_read_by_replay(tmp_path):
     assert r.returncode == 0 and "agree" in r.stdout
 
 
+def test_a_reader_that_stops_early_does_not_cost_the_json_file(tmp_path):
+    """`mjbot arena ... --json FILE | head -3`: the table was printed first, the reader had
+    gone, and the broken pipe ended the command before FILE was written: the run's figures
+    were lost. The file is written first now; the command still ends as SIGPIPE would."""
+    out = tmp_path / "arena.json"
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "arena", "--policies",
+                             "rulebased,greedy,greedy,greedy", "--hands", "8", "--seed", "3",
+                             "--no-log", "--json", str(out)], cwd=root,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the table is printed
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert "Traceback" not in err
+    data = json.loads(out.read_text())
+    assert data["hands"] > 0 and set(data["policies"]) == {"rulebased", "greedy"}
+
+
 def test_arena_figures_say_which_search_and_network_played(tmp_path):
     # "nn" and "mc" read the same whatever MJBOT_MC and MJBOT_NN_WEIGHTS say: the figures
     # record both, the weights by their SHA-256, in the JSON and on one line of the text

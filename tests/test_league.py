@@ -46,6 +46,10 @@ def test_league_writes_the_table_and_every_pair(tmp_path):
     for m in members:
         row = next(line for line in text.splitlines() if line.startswith(m + " "))
         assert row.count("[") == len(members) - 1
+        # the mean column is in the JSON too (it was only printed)
+        others = [data["table"][m][o]["points_per_hand"] for o in members if o != m]
+        assert data["means"][m] == sum(others) / len(others)
+        assert row.split()[-1] == f"{data['means'][m]:+z.1f}"
 
 
 def test_league_both_ways_and_resume_from_out(tmp_path):

@@ -247,3 +247,72 @@ def test_a_local_table_game_exports_to_tenhou6_in_tenhou_words(seed: int) -> Non
         if isinstance(e, ev.RoundWon):
             assert all(y.endswith(("飜)", "(役満)")) for y in e.yaku), e.yaku
             assert re.fullmatch(r"(\d+符\d+飜|満貫|跳満|倍満|三倍満|役満)[\d-]+点∀?", e.detail)
+
+
+@pytest.fixture(scope="module")
+def ntpu_match(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real `mjbot ntpu-server` match of two hands (one wall, the clients rotated once)
+    with its four clients' logs and its own match log."""
+    root = tmp_path_factory.mktemp("ntpu")
+    played = _mjbot("ntpu-server", "--hands", "2", "--clients", "tcp", "--seed", "51",
+                    "--policies", "rulebased,greedy,rulebased,rulebased",
+                    "--log-dir", str(root))
+    assert played.returncode == 0, played.stderr
+    return root
+
+
+def test_the_notices_a_log_holds_are_shown_with_their_hand(ntpu_match: Path) -> None:
+    """An NTPU client's own log: the server sends no value, so the client logs what our rules
+    make of its win (a PlatformNotice); the replay shows it beside the win (text and JSON)
+    instead of leaving the user with the codec's 'value 0'."""
+    won = [p for p in sorted((ntpu_match / "ntpu").rglob("*.mjlog.msgpack"))
+           if any(isinstance(e, ev.PlatformNotice) and e.text.startswith("our win")
+                  for e in replayer.load(p).events)]
+    assert won, "seed 51's first hand is won by a client"
+    text = _mjbot("replay", str(won[0]))
+    assert text.returncode == 0, text.stderr
+    assert re.search(r"WIN .*\n    notice  our win by mjbot's rules: \d+ tai", text.stdout)
+    data = json.loads(_mjbot("replay", str(won[0]), "--json").stdout)
+    notices = data["summary"]["hands"][0]["notices"]
+    assert any(n.startswith("our win by mjbot's rules") for n in notices)
+
+
+def test_a_match_log_whose_players_move_names_them_at_each_hand(ntpu_match: Path) -> None:
+    """ntpu-server's match log holds every game of the match, the clients rotated between
+    them. The header named the last game's players while the note named the first game's
+    as seat 0's for the whole log; now the header and the note say who sat where, and each
+    hand whose players differ from the header's names them."""
+    (log,) = (ntpu_match / "ntpu-server").rglob("*.mjlog.msgpack")
+    text = _mjbot("replay", str(log))
+    assert text.returncode == 0, text.stderr
+    first = text.stdout.splitlines()[0]
+    assert first.endswith("rulebased-1 / greedy-2 / rulebased-3 / rulebased-4")
+    assert "seat 0 played by" not in text.stdout
+    assert ("seat 0 is played by rulebased-1 (1 game), greedy-2 (1 game)" in text.stdout)
+    hands = text.stdout.split("\n- ")[1:]
+    assert len(hands) == 2 and "players" not in hands[0]
+    assert "    players greedy-2 / rulebased-3 / rulebased-4 / rulebased-1" in hands[1]
+    data = json.loads(_mjbot("replay", str(log), "--json").stdout)["summary"]
+    assert data["names"] == ["rulebased-1", "greedy-2", "rulebased-3", "rulebased-4"]
+    assert "players" not in data["hands"][0]
+    assert data["hands"][1]["players"] == ["greedy-2", "rulebased-3", "rulebased-4",
+                                           "rulebased-1"]
+    review = _mjbot("review", str(log), "--policy", "rulebased", "--seat", "1")
+    assert "seat 1 is played by greedy-2 (1 game), rulebased-3 (1 game)" in review.stdout
+
+
+def test_an_ntpu_clients_own_win_reads_as_the_server_scored_it(ntpu_match: Path) -> None:
+    """The NTPU server sends no value: the replay of a client's own log said 'value 0' and
+    deltas [0, 0, 0, 0] for its win, while an import of its command log values the win by
+    our rules. Both now value it; here against the server's own record of the hand."""
+    (match,) = (ntpu_match / "ntpu-server").rglob("*.mjlog.msgpack")
+    table = json.loads(_mjbot("replay", str(match), "--json").stdout)["summary"]
+    won = table["hands"][0]["results"][0]
+    assert won["type"] == "win" and won["value"] > 0
+    winner = table["names"][won["winner"]]  # the client, e.g. rulebased-4 (its seat 4)
+    (own,) = (ntpu_match / "ntpu").rglob(f"*-{winner}-g1-*.mjlog.msgpack")
+    mine = json.loads(_mjbot("replay", str(own), "--json").stdout)["summary"]
+    assert mine["seat"] == won["winner"]
+    result = mine["hands"][0]["results"][0]
+    assert (result["value"], result["deltas"]) == (won["value"], won["deltas"])
+    assert sorted(result["yaku"]) == sorted(won["yaku"])

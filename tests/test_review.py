@@ -5,6 +5,7 @@ playouts: fast)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from brain.actions import canonical
 from brain.policies import get_policy
 from protocols import events as ev
+from protocols import tiles as T
 from replay import replayer
 from replay.replayer import action_key
 from replay.review import measure
@@ -99,6 +101,46 @@ def test_nn_reviews_by_its_own_ranking_and_unknown_names_are_refused():
         evaluator_for("nosuch")
 
 
+def test_a_claim_row_says_which_tile_was_offered_and_by_whom(tmp_path):
+    """A claim's row said 'played chi 68p, best pass' without the tile on offer (7p? 9p?).
+    The review now names it and its discarder: in --json, the text and the HTML page."""
+    game = DATA / "tenhou" / "mjx_pairs" / "double-ron.mjlog"
+    out, page = tmp_path / "r.json", tmp_path / "r.html"
+    r = _mjbot("review", str(game), "--seat", "1", "--policy", "rulebased", "--json", str(out),
+               "--html", str(page))
+    assert r.returncode == 0, r.stderr
+    data = json.loads(out.read_text())
+    decisions = replayer.load(game, 1).decisions
+    claims = 0
+    for row, d in zip(data["rows"], decisions, strict=True):
+        if d.request.kind == "turn":
+            assert row["offered"] == ""
+            continue
+        claims += 1
+        assert row["offered"] == (f"{T.tile_name(d.request.tile)} from seat "
+                                  f"{d.request.from_seat}")
+    assert claims > 0
+    costly = [c for c in data["costly"] if c["kind"] != "turn"]
+    assert costly and f"- {costly[0]['round']} claim on {costly[0]['offered']}:" in r.stdout
+    assert f"claim on {costly[0]['offered']}" in page.read_text()
+
+
+def test_nn_values_are_its_probabilities_of_the_whole_legal_set():
+    """nn ranks by being asked again without its choices; each answer's probability was of
+    what was left (the last action always 1.0, the list rising and falling). The values
+    are now of the whole legal set: they fall with the rank and add up to 1 at most."""
+    r = _mjbot("review", str(SHORT_MJLOG), "--policy", "nn", "--seat", "1", "--json", "-")
+    assert r.returncode == 0, r.stderr
+    rows = [row for row in json.loads(r.stdout)["rows"] if len(row["actions"]) > 1]
+    assert rows
+    for row in rows:
+        values = [a["value"] for a in row["actions"] if a["value"] is not None]
+        assert values == sorted(values, reverse=True), row
+        assert sum(values) <= 1.0 + 0.01 * len(values), row  # each rounded to 0.01
+    claims = [row for row in rows if row["kind"] == "claim"]
+    assert claims and all(row["actions"][-1]["value"] < 1.0 for row in claims)
+
+
 # ---------------------------------------------------------------------- a whole game
 
 
@@ -174,6 +216,31 @@ def test_replay_commentary_json_per_move():
         assert row["event_index"] == d.index and len(row["predicted"]) <= 2
         assert row["hit"] == (row["played"] in row["predicted"])
         assert row["sentence"].startswith("seat 0 ") and row["factor"]
+
+
+def test_every_percentage_a_sentence_gives_is_in_its_facts():
+    """README: every number in a sentence is in the row's facts. The P(ready) of a threat
+    that has not declared ('seat 3 (ready 77%)') was only in the sentence; a win's discarder
+    only in the words. double-ron.mjlog, seat 2: pushes and folds against undeclared seats;
+    seat 3 keeps a dora where the shape-best discard kept no more useful tiles (it said
+    '0 useful tiles fewer')."""
+    game = DATA / "tenhou" / "mjx_pairs" / "double-ron.mjlog"
+    rows = []
+    for seat in ("2", "3"):
+        r = _mjbot("replay", str(game), "--seat", seat, "--commentary", "--json")
+        assert r.returncode == 0, r.stderr
+        rows += json.loads(r.stdout)["commentary"]
+    assert any("as many useful tiles" in row["sentence"] for row in rows)
+    assert not any("(0 useful tiles fewer)" in row["sentence"] for row in rows)
+    said = 0
+    for row in rows:
+        for seat, pct in re.findall(r"seat (\d) \(ready (\d+)%\)", row["sentence"]):
+            p = row["facts"]["ready"][seat]
+            assert abs(100 * p - int(pct)) <= 0.5 + 1e-9, row
+            said += 1
+        if row["factor"] == "win" and not row["facts"]["self_draw"]:
+            assert f"on seat {row['facts']['from_seat']}'s" in row["sentence"]
+    assert said >= 5
 
 
 # ---------------------------------------------------------------------- measure
@@ -271,3 +338,39 @@ def test_review_rows_carry_the_deal_in_chance_of_each_discard():
                 if a["action"].startswith("discard ")]
     assert discards and all(0 <= a["deal_in"] <= 1 for a in discards)
     assert any(a["deal_in"] > 0 for a in discards)
+
+
+def test_a_seat_that_never_decided_says_so(tmp_path):
+    """kyushukyuhai.json: the hand ends at seat 0's nine-terminal draw, before seat 1 draws.
+    Its review has nothing to value: n/a and a note, not 'rating None' and a loss of 0."""
+    game = DATA / "tenhou" / "convlog_tenhou6_json" / "kyushukyuhai.json"
+    out, page = tmp_path / "r.json", tmp_path / "r.html"
+    r = _mjbot("review", str(game), "--seat", "1", "--policy", "rulebased", "--json", str(out),
+               "--html", str(page))
+    assert r.returncode == 0, r.stderr
+    assert "None" not in r.stdout and "rating n/a" in r.stdout
+    assert "expected loss: n/a" in r.stdout and "seat 1 made no decision" in r.stdout
+    data = json.loads(out.read_text())
+    assert data["decisions"] == 0 and data["rating"] is None
+    assert data["loss_per_decision"] is None
+    text = page.read_text()
+    assert "<td>n/a</td>" in text and "<td></td>" not in text and "None" not in text
+    assert "costliest" not in text and "seat 1 made no decision" in text
+
+
+def test_the_review_of_a_game_that_ended_early_says_so(tmp_path):
+    """`mjbot replay` says 'game unfinished: stopped on request' for a session stopped in its
+    game; the review of the same log (text, JSON, page) said nothing of it."""
+    from tests.test_replay_cli import _own_log
+
+    log = _own_log(tmp_path / "stopped.mjlog.msgpack", stopped=True)
+    out, page = tmp_path / "r.json", tmp_path / "r.html"
+    r = _mjbot("review", str(log), "--policy", "rulebased", "--json", str(out), "--html",
+               str(page))
+    assert r.returncode == 0, r.stderr
+    assert "note: game unfinished: stopped on request" in r.stdout
+    assert "game unfinished: stopped on request" in json.loads(out.read_text())["notes"]
+    assert "game unfinished: stopped on request" in page.read_text()
+    finished = _own_log(tmp_path / "whole.mjlog.msgpack")
+    r = _mjbot("review", str(finished), "--policy", "rulebased")
+    assert r.returncode == 0 and "unfinished" not in r.stdout

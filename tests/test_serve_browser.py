@@ -370,3 +370,31 @@ def test_token_mode_pages_are_styled_and_load_their_data(browser: Browser,
         assert not any(token in line for line in serve.raw)  # never logged
     finally:
         serve.close()
+
+
+def test_a_match_log_names_each_hands_players(browser: Browser, tmp_path: Path) -> None:
+    """ntpu-server's match log: the clients move between its games. The seats were labelled
+    with the last game's players on every hand; each hand now shows its own."""
+    logs = tmp_path / "logs"
+    played = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "2",
+                             "--clients", "tcp", "--seed", "51", "--policies",
+                             "rulebased,greedy,rulebased,rulebased", "--log-dir", str(logs)],
+                            cwd=ROOT, env=PYTHON_ENV, capture_output=True, text=True,
+                            timeout=120)
+    assert played.returncode == 0, played.stderr
+    (match,) = (logs / "ntpu-server").rglob("*.mjlog.msgpack")
+    game_id = "~".join(["0", *match.relative_to(logs).parts])
+    with view(logs) as url:
+        labels = "[...document.querySelectorAll('.seat')].map(s => [s.dataset.seat, " \
+                 "s.querySelector('h3 span').textContent])"
+        seen = []
+        browser.navigate(url + "games/" + game_id + "#1/1")
+        for hand in (1, 2):
+            browser.evaluate(f"location.hash = '#{hand}/1'")
+            step_shown(browser, hand, 1)
+            seen.append({int(seat): label.split(" · ")[-1]
+                         for seat, label in browser.evaluate(labels)})
+        assert seen[0] == {0: "rulebased-1", 1: "greedy-2", 2: "rulebased-3", 3: "rulebased-4"}
+        assert seen[1] == {0: "greedy-2", 1: "rulebased-3", 2: "rulebased-4", 3: "rulebased-1"}
+        assert "rulebased-1, greedy-2, rulebased-3, rulebased-4" in text(browser, "#game-info")
+        assert browser.console_errors() == []

@@ -348,3 +348,27 @@ async def test_a_stopped_game_is_listed_without_a_final_result(tmp_path: Path) -
         assert "our_rank" not in game and "our_score" not in game
     finally:
         await client.close()
+
+
+async def test_an_ntpu_clients_own_win_shows_our_value(tmp_path: Path) -> None:
+    """The NTPU server sends no value: the viewer showed a client's own win as worth 0 tai
+    with no score change, where `mjbot replay` and the server's match log value it."""
+    logs = tmp_path / "logs"
+    played = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "1",
+                             "--clients", "tcp", "--seed", "51", "--policies",
+                             "rulebased,greedy,rulebased,rulebased", "--log-dir", str(logs)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert played.returncode == 0, played.stderr
+    (match,) = (logs / "ntpu-server").rglob("*.mjlog.msgpack")
+    client = await client_for(logs)
+    try:
+        table = (await (await client.get(f"/api/games/{gid(logs, match)}")).json())
+        won = table["hands"][0]["result"]
+        assert won["type"] == "win" and won["value"] > 0
+        winner = table["names"][won["winner"]]
+        (own,) = (logs / "ntpu").rglob(f"*-{winner}-g1-*.mjlog.msgpack")
+        mine = (await (await client.get(f"/api/games/{gid(logs, own)}")).json())
+        result = mine["hands"][0]["result"]
+        assert (result["value"], result["deltas"]) == (won["value"], won["deltas"])
+    finally:
+        await client.close()

@@ -53,6 +53,18 @@ def text_stream(json_path: str | None) -> TextIO:
     return sys.stderr if json_path == "-" else sys.stdout
 
 
+def report(json_path: str | None, text: str, data: Any) -> None:
+    """A finished run's table (``text``) and ``--json`` figures: a FILE is written before
+    the table is printed, so a reader of the table that stops early (``| head``, whose
+    broken pipe ends the command) does not cost the run its figures; with ``-`` the table
+    goes to stderr and the JSON to stdout after it."""
+    if json_path and json_path != "-":
+        write_json(json_path, data)
+    print(text, file=text_stream(json_path))
+    if json_path == "-":
+        write_json(json_path, data)
+
+
 def require_writable(path: str | None, option: str) -> None:
     """Refuse an output file whose folder is missing or not writable before the work that
     fills it (an arena, a review) runs, not after; ``-`` and None (stdout, none) pass."""

@@ -17,11 +17,10 @@ from adapter.commands import (
     four_policies,
     log,
     log_folder,
+    report,
     require_table,
     require_writable,
     start_ray,
-    text_stream,
-    write_json,
 )
 from brain.rules.variant import VARIANT_NAMES
 
@@ -149,7 +148,6 @@ def _run_and_report(args: argparse.Namespace, config: ArenaConfig, ray: Any,
         summary["stopped"] = early.as_dict()
     if ray is not None:
         summary["ray"] = ray.figures(len(results))
-    print(format_summary(summary), file=text_stream(args.json))
-    write_json(args.json, summary)
+    report(args.json, format_summary(summary), summary)
     failed = fallback_verdict(args, summary["policies"])
     return status or (1 if summary["referee_errors"] else failed)

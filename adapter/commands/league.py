@@ -157,6 +157,15 @@ def table(members: list[str], arenas: dict[tuple[str, str], dict[str, Any]]
     return cells
 
 
+def row_means(members: list[str], cells: dict[str, dict[str, Any]]) -> dict[str, float | None]:
+    """The table's mean column: each member's mean A−B over the arenas played (None: none)."""
+    means: dict[str, float | None] = {}
+    for a in members:
+        values = [cells[a][b]["points_per_hand"] for b in members if b != a and b in cells[a]]
+        means[a] = sum(values) / len(values) if values else None
+    return means
+
+
 def format_table(variant: str, members: list[str], cells: dict[str, dict[str, Any]]) -> str:
     """The table as text: A−B points/hand [95% CI] per cell, a mean column, then (ranked
     variants) the average ranks."""
@@ -167,9 +176,9 @@ def format_table(variant: str, members: list[str], cells: dict[str, dict[str, An
     width = max(24, *(len(m) + 2 for m in members))
     head = f"{'member':<{width}}" + "".join(f"{m:>{width}}" for m in members) + f"{'mean':>10}"
     lines = [f"league {variant}: row minus column, {spec.score_unit}/hand [95% CI]", head]
+    means = row_means(members, cells)
     for a in members:
         row = f"{a:<{width}}"
-        values = []
         for b in members:
             if a == b:
                 row += f"{'-':>{width}}"
@@ -178,9 +187,8 @@ def format_table(variant: str, members: list[str], cells: dict[str, dict[str, An
             if c is None:
                 row += f"{'not played':>{width}}"
                 continue
-            values.append(c["points_per_hand"])
             row += f"{c['points_per_hand']:+z.1f} {_interval(c['ci95'], '+z.0f')}".rjust(width)
-        mean = f"{sum(values) / len(values):+z.1f}" if values else "-"
+        mean = "-" if means[a] is None else f"{means[a]:+z.1f}"
         lines.append(row + f"{mean:>10}")
     if spec.ranked:
         lines += ["", "average rank of the row member in the arena of the pair (above the "
@@ -312,7 +320,7 @@ def _league_and_report(args: argparse.Namespace, given: list[str], members: list
         "seed": args.seed, "hands": args.hands, "both": args.both, "length": args.length,
         "arenas_played": played, "arenas_kept": len(arenas) - played,
         "seconds": round(time.monotonic() - start, 3), "referee_errors": errors,
-        "fallbacks": fallbacks, "table": cells,
+        "fallbacks": fallbacks, "table": cells, "means": row_means(members, cells),
         "arenas": {f"{h} vs 3x {f}": s for (h, f), s in arenas.items()},
     }
     if stopped is not None:

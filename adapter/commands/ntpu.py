@@ -13,9 +13,8 @@ from adapter.commands import (
     log_folder,
     port_number,
     positive_seconds,
+    report,
     require_policy,
-    text_stream,
-    write_json,
 )
 
 
@@ -131,10 +130,8 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
                        ready_every=args.ready_every)
     if sys.stderr.isatty():
         print(file=sys.stderr)
-    print(result.table(), file=text_stream(args.json))
     where = f"match log: {result.log_path}" if result.log_path else "no match log (--no-log)"
-    print(f"{result.hands} hands in {result.seconds:.1f} s; {where}",
-          file=text_stream(args.json))
-    write_json(args.json, result.as_json())
+    report(args.json, f"{result.table()}\n{result.hands} hands in {result.seconds:.1f} s; "
+           f"{where}", result.as_json())
     bad = any(s.illegal or s.timeouts or s.dropped for s in result.stats)
     return 1 if bad else 0

@@ -14,9 +14,8 @@ from adapter.commands import (
     log_folder,
     port_number,
     positive_seconds,
+    report,
     require_policy,
-    text_stream,
-    write_json,
 )
 
 
@@ -147,6 +146,5 @@ def cmd_tenhou_server(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("mjbot tenhou-server: stopped", file=sys.stderr)
         return 130
-    print(result.table(), file=text_stream(args.json))
-    write_json(args.json, result.as_json())
+    report(args.json, result.table(), result.as_json())
     return 1 if result.stats.illegal or result.stats.timeouts else 0

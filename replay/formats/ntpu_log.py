@@ -108,6 +108,13 @@ class _OwnWins:
         return event
 
 
+def value_own_wins(events: list[Any]) -> list[Any]:
+    """The events of one seat's view (an NTPU client's own game log too), each win of that
+    seat valued by our rules as an import of its command log values it."""
+    own = _OwnWins()
+    return [own.see(e) for e in events]
+
+
 def loads(text: str, tiles: T.NtpuTiles | None = None) -> GameRecord:
     """One seat's games from its command log; ``tiles``: the id mapping the client ran with."""
     codec = NtpuCodec(tiles)

@@ -50,6 +50,13 @@ def _who(threats: list[Threat]) -> str:
     return " and ".join(parts)
 
 
+def _threat_facts(threats: list[Threat]) -> dict[str, Any]:
+    """The threats' seats, and the P(ready) that :func:`_who` prints for each one that has
+    not declared (``ready``: seat -> probability, as ``deal_in`` holds the deal-in's)."""
+    return {"threats": [t.seat for t in threats],
+            "ready": {str(t.seat): round(t.tenpai, 3) for t in threats if not t.riichi}}
+
+
 def _pct(p: float) -> str:
     return f"{100 * p:.0f}%"
 
@@ -61,7 +68,10 @@ def explain(state: TableState, request: ev.DecisionRequest, legal: list[Any],
     if isinstance(action, ev.Win):
         tile = T.tile_name(request.tile) if request.tile is not None else "discard"
         how = "by self-draw" if request.kind == "turn" else f"on seat {request.from_seat}'s {tile}"
-        return Comment(WIN, f"wins {how}.", {"self_draw": request.kind == "turn"})
+        facts: dict[str, Any] = {"self_draw": request.kind == "turn"}
+        if request.kind != "turn":
+            facts.update(from_seat=request.from_seat, tile=tile)
+        return Comment(WIN, f"wins {how}.", facts)
     if request.kind == "turn":
         return _turn(state, legal, action, opponents)
     return _claim(state, request, legal, action, opponents)
@@ -114,7 +124,7 @@ def _turn(state: TableState, legal: list[Any], action: Any, opponents: Opponents
         return Comment(VALUE, f"cannot win on the drawn {T.tile_name(drawn)} ({why}); "
                        f"{verb} {tile}.", facts)
     if threats:
-        facts["threats"] = [t.seat for t in threats]
+        facts.update(_threat_facts(threats))
         comment = _defence(state, k, d, best_sh, shape_best, threats, opponents, facts, verb)
         if comment is not None:
             return comment
@@ -207,8 +217,10 @@ def _kept_for_value(state: TableState, k: int, d: DiscardInfo, best_sh: int,
     if not reasons:
         return None
     facts["kept"] = T.tile_name(b)
+    fewer = shape_best.useful - d.useful
+    cost = f"{fewer} useful tiles fewer" if fewer else "as many useful tiles"
     return Comment(VALUE, f"{verb} {tile} and keeps {T.tile_name(b)}, {' and '.join(reasons)}, "
-                   f"for value ({shape_best.useful - d.useful} useful tiles fewer).", facts)
+                   f"for value ({cost}).", facts)
 
 
 # ---------------------------------------------------------------------- claims
@@ -253,7 +265,7 @@ def _claim(state: TableState, request: ev.DecisionRequest, legal: list[Any], act
     facts["best_after"] = best_after
     threats = opponents.threats()
     if threats and before >= 1:
-        facts["threats"] = [t.seat for t in threats]
+        facts.update(_threat_facts(threats))
         return Comment(FOLD, f"passes on {tile}: {_who(threats)} and the hand {before}-shanten"
                        ": no calls while defending.", facts)
     if best_after >= before:

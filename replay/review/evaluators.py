@@ -107,11 +107,15 @@ class RankingEvaluator:
     def __init__(self, name: str) -> None:
         self.name = name
         self.policy = get_policy(name)
+        # nn scores by a softmax over the legal set it is given: asked again without its
+        # choices, its probability of an action is of what is left (and 1.0 for the last)
+        self.probabilities = name == NEURAL
 
     def evaluate(self, state: TableState, request: ev.DecisionRequest,
                  legal: list[Any]) -> Evaluation:
         remaining = canonical(legal)
         scored: list[Scored] = []
+        mass = 1.0  # the probability of the actions still in the set (nn)
         while remaining:
             try:
                 decision = self.policy.decide(state, request, list(remaining))
@@ -121,7 +125,10 @@ class RankingEvaluator:
             if not any(action_key(a) == key for a in remaining):
                 break  # it answered outside the set (a pass that was taken out)
             own = dict((action_key(a), v) for a, v in decision.candidates)
-            scored.append(Scored(decision.action, own.get(key), len(scored) + 1))
+            value = own.get(key)
+            if self.probabilities and value is not None:
+                value, mass = value * mass, mass * (1.0 - value)  # of the whole legal set
+            scored.append(Scored(decision.action, value, len(scored) + 1))
             remaining = [a for a in remaining if action_key(a) != key]
         return Evaluation(tuple(_complete(scored, legal)), RANK,
                           "win" if any(isinstance(a, ev.Win) for a in legal)

@@ -21,7 +21,7 @@ from brain.shanten import HandError
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
-from replay.replayer import Replay, action_text
+from replay.replayer import Replay, action_text, unfinished_game
 from replay.review.evaluators import POINTS, Evaluation, Evaluator
 from replay.review.situation import Opponents, describe, hand_text
 
@@ -33,6 +33,14 @@ Progress = Callable[[int, int], None]  # (decisions done, decisions)
 
 def round_label(state: TableState) -> str:
     return f"{'ESWN'[state.round_wind % 4]}{state.round_number + 1}-{state.honba}"
+
+
+def offered_text(request: ev.DecisionRequest) -> str:
+    """The tile a claim (or a robbed kong) is on and whose it is; "" on one's own turn."""
+    if request.kind == "turn" or request.tile is None:
+        return ""
+    whose = "" if request.from_seat is None else f" from seat {request.from_seat}"
+    return f"{T.tile_name(request.tile)}{whose}"
 
 
 def rating_scale(unit: str, variant: str) -> float:
@@ -62,11 +70,12 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
             situations[n] = describe(state, opponents)
         except HandError as exc:  # a log whose hand is no hand: that decision is left out
             rows.append({"n": n, "event_index": d.index, "round": round_label(state),
-                         "kind": d.request.kind, "hand": hand_text(state),
+                         "kind": d.request.kind, "offered": offered_text(d.request),
+                         "hand": hand_text(state),
                          "played": action_text(d.action), "best": "", "agree": False,
                          "loss": None, "forced": "", "actions": [], "error": str(exc)})
         else:
-            rows.append(_row(n, d.index, state, d.request.kind, d.action, evaluation,
+            rows.append(_row(n, d.index, state, d.request, d.action, evaluation,
                              opponents))
         if progress is not None:
             progress(n + 1, total)
@@ -74,7 +83,7 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
                     time.perf_counter() - started)
 
 
-def _row(n: int, index: int, state: TableState, kind: str, played: Any,
+def _row(n: int, index: int, state: TableState, request: ev.DecisionRequest, played: Any,
          evaluation: Evaluation, opponents: Opponents) -> dict[str, Any]:
     """One decision; a discard's ``deal_in`` is the opponent models' P(it deals in)."""
     loss = evaluation.loss(played)
@@ -87,7 +96,8 @@ def _row(n: int, index: int, state: TableState, kind: str, played: Any,
             row["deal_in"] = round(opponents.deal_in(T.kind(s.action.tile)), 4)
         actions.append(row)
     return {
-        "n": n, "event_index": index, "round": round_label(state), "kind": kind,
+        "n": n, "event_index": index, "round": round_label(state), "kind": request.kind,
+        "offered": offered_text(request),
         "hand": hand_text(state), "played": action_text(played),
         "best": action_text(evaluation.top), "agree": found is not None and found.rank == 1,
         "loss": None if loss is None else round(loss, 4), "forced": evaluation.forced,
@@ -112,13 +122,27 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[dict[str, Any]],
         "playouts": getattr(evaluator, "playouts", None),
         "decisions": len(rows), "valued": len(valued), "agree": agree,
         "agreement": agree / len(rows) if rows else None,
-        "total_loss": round(total_loss, 3), "loss_per_decision": round(mean, 4),
+        "total_loss": round(total_loss, 3),
+        "loss_per_decision": round(mean, 4) if valued else None,
         "rating": round(100.0 * math.exp(-mean / scale), 1) if valued else None,
         "rating_scale": scale, "costly": top, "rows": rows, "errors": errors,
         "notes": replay.notes + ([f"{errors} decisions left out: their hand cannot be "
-                                  "measured"] if errors else []),
+                                  "measured"] if errors else [])
+        + ([f"seat {replay.seat} made no decision in this game: nothing to review"]
+           if not rows else [])
+        + ([f"game unfinished: {why}"] if (why := unfinished_game(replay)) else []),
         "seconds": round(seconds, 3),
     }
+
+
+def kind_text(row: dict[str, Any]) -> str:
+    """The decision's kind, with the tile a claim is on ("claim on 4p from seat 3")."""
+    return row["kind"] + (f" on {row['offered']}" if row.get("offered") else "")
+
+
+def or_na(value: Any) -> str:
+    """A figure, or n/a where no decision was valued (a seat that never decided)."""
+    return "n/a" if value is None else str(value)
 
 
 def format_review(result: dict[str, Any], every: bool = False) -> str:
@@ -132,15 +156,16 @@ def format_review(result: dict[str, Any], every: bool = False) -> str:
              f"  decisions {result['decisions']}, agreement {result['agree']}/"
              f"{result['decisions']} ({pct})",
              f"  expected loss: total {result['total_loss']}, per decision "
-             f"{result['loss_per_decision']} {unit}",
-             f"  rating {result['rating']} (100 = the policy's own play; scale "
+             f"{result['loss_per_decision']} {unit}" if result["loss_per_decision"] is not None
+             else "  expected loss: n/a (no decision valued)",
+             f"  rating {or_na(result['rating'])} (100 = the policy's own play; scale "
              f"{result['rating_scale']:g})"]
     lines += [f"  note: {n}" for n in result["notes"]]
     if result["costly"]:
         lines.append(f"the {len(result['costly'])} costliest decisions:")
     for r in result["costly"]:
         s = r["situation"]
-        lines.append(f"- {r['round']} {r['kind']}: played {r['played']}, best {r['best']}, "
+        lines.append(f"- {r['round']} {kind_text(r)}: played {r['played']}, best {r['best']}, "
                      f"loss {r['loss']:zg}")
         ready = s.get("waits") or ", ".join(f"{k}: {v}" for k, v in
                                             s.get("ready_after", {}).items())

@@ -12,7 +12,9 @@ const view = {
 };
 
 function seatName(seat, step) {
-  const names = view.outline.names || [];
+  // the hand's own players: a match log's clients move between its games (ntpu-server)
+  const hand = view.outline.hands[view.hand] || {};
+  const names = (hand.names || []).some(Boolean) ? hand.names : (view.outline.names || []);
   const wind = WIND[(seat - step.dealer + 4) % 4];
   const name = names[seat] || (view.outline.players ? view.outline.players[seat] : "");
   return `${wind} · seat ${seat}${name ? " · " + name : ""}`;
