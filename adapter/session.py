@@ -50,8 +50,11 @@ def parse_server(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-class Stopped(Exception):
-    """The session was stopped by a signal (SIGINT, SIGTERM); ``signum`` is its number."""
+class Stopped(BaseException):
+    """The session was stopped by a signal (SIGINT, SIGTERM); ``signum`` is its number. A
+    BaseException, as KeyboardInterrupt is: raised by a signal handler in the middle of a
+    decision, it must not be taken for a policy's failure by the ``except Exception`` that
+    turns those into fallbacks (the stdin form then played on)."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)

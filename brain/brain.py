@@ -118,7 +118,10 @@ class Brain:
         not asked (:meth:`unreadable`)."""
         try:
             legal = self.legal(state, request)
-        except Exception as exc:  # the table, not the rules: a session must still answer
+        # what a table the rules cannot read raises (HandError, StateError and TileError are
+        # ValueErrors): a session must still answer. Not Exception: a bug of our own rules
+        # (an AttributeError, a TypeError) must fail loudly, not hide among the fallbacks.
+        except (ValueError, KeyError, IndexError) as exc:
             return emergency_legal(state, request), \
                 f"the rules cannot read our table ({type(exc).__name__}: {exc})"
         if not legal:  # asked to play with no tile in hand

@@ -192,12 +192,11 @@ def test_bytes_that_are_not_utf8_under_a_strict_locale_are_answered():
     assert r.stdout.split(b"\n")[0] == b"PASS" and b"bad tile" in r.stderr
 
 
-def test_a_huge_keep_running_line_is_read_in_linear_time_and_named_briefly(tmp_path):
-    """A 64 MB request line took ~30 s (the reader searched and copied its whole buffer at
-    every 64 KB read: quadratic), past any turn's limit; the error then quoted the whole
-    64 MB tile on stderr. Now it is answered in well under a second here, and the message
-    names the tile by its start."""
-    import time
+def test_a_huge_keep_running_line_is_answered_and_named_briefly(tmp_path):
+    """A 64 MB request line is answered PASS, and the error names the tile by its start (it
+    quoted the whole 64 MB tile on stderr). Its read was quadratic (~30 s; the reader
+    searched and copied its whole buffer at every 64 KB read) and is linear now (0.45 s for
+    40 MB, measured once by hand, 09e4f2f): no timed test, by the project's rule."""
     err_path = tmp_path / "stderr"
     with open(err_path, "wb") as err_file:
         proc = subprocess.Popen([sys.executable, "-m", "adapter.platforms.botzone_main",
@@ -207,11 +206,9 @@ def test_a_huge_keep_running_line_is_read_in_linear_time_and_named_briefly(tmp_p
         proc.stdin.write(b"1\n0 1 1\n")
         proc.stdin.flush()
         assert [proc.stdout.readline() for _ in range(4)][3].strip() == KEEP_RUNNING.encode()
-        started = time.monotonic()
         proc.stdin.write(b"3 0 PLAY " + b"W1" * 32_000_000 + b"\n")
         proc.stdin.flush()
         assert proc.stdout.readline().strip() == b"PASS"
-        assert time.monotonic() - started < 20
         proc.stdin.close()
         assert proc.wait(60) == 0
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import select
 import signal
 import subprocess
 import sys
@@ -207,6 +208,37 @@ def test_a_signal_in_a_game_closes_its_log_as_stopped(tmp_path: Path, signum: in
             proc.wait()
     assert code == 128 + signum, err[-2000:]
     assert f"stopped ({signal.Signals(signum).name})" in err and "Traceback" not in err
+    _assert_stopped_log(tmp_path)
+
+
+def test_a_signal_in_the_middle_of_a_decision_stops_the_stdin_form(tmp_path: Path) -> None:
+    """A signal that lands while the policy thinks (mc searching, about 2 s of a 3 s budget):
+    the stop was raised inside the policy, taken there for its failure (a fallback), and the
+    bot played on. The signal goes at the first answer that takes over half a second."""
+    seat = 1
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "mjai", str(seat), "--policy",
+                             "mc", "--budget", "3", "--log-dir", str(tmp_path)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for i, batch in enumerate(_batches(seat)[:60]):
+            proc.stdin.write(json.dumps(batch) + "\n")
+            proc.stdin.flush()
+            if i > 0 and not select.select([proc.stdout], [], [], 0.5)[0]:
+                break  # thinking (the first answer waits for the imports)
+            json.loads(proc.stdout.readline())
+        else:
+            pytest.fail("mc never searched for half a second")
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(20)
+        err = proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 128 + signal.SIGTERM, err[-2000:]
+    assert "raised Stopped" not in err and "Traceback" not in err
     _assert_stopped_log(tmp_path)
 
 

@@ -150,6 +150,15 @@ async def test_a_server_that_is_not_there_is_a_clear_error(tmp_path: Path) -> No
         raise AssertionError("connected to a closed port")
 
 
+def test_stdio_input_ending_without_a_newline_ends_the_session() -> None:
+    """The last line is answered and the session ends: the reader saw the end of input once
+    and then waited for ever for a second one (the pump thread had gone)."""
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu", "--stdio", "--no-log"],
+                          input="/ready", capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout == "/ready\n"
+
+
 def test_stdio_mode_answers_in_order_and_survives_garbage(tmp_path: Path) -> None:
     hand = "111 112 113 121 122 123 131 132 133 141 142 143 151 152 153 161"
     lines = ["/ready", "/start MJ 2 mjbot", "/initGame east east 1 1 0", f"/initCard {hand}",

@@ -43,13 +43,15 @@ def cmd_mjai(args: argparse.Namespace) -> int:
             bot.stop_requested = True
             raise Stopped(signum)
 
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, stop)
+        before = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             summary = run_stdio(bot)
         except Stopped as stopped:
             print(f"mjbot mjai: stopped ({stopped})", file=sys.stderr)
             return 128 + stopped.signum
+        finally:  # a signal after the session is not raised where nothing catches it
+            for sig, handler in before.items():
+                signal.signal(sig, handler)
     else:
         try:
             host, port = parse_server(args.server)

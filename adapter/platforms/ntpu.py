@@ -270,7 +270,10 @@ async def run_stdio(bot: NtpuBot) -> SessionSummary:
     threading.Thread(target=pump, name="ntpu-stdin", daemon=True).start()
 
     async def read() -> bytes:
-        return await chunks.get()
+        data = await chunks.get()
+        if not data:  # the end stays the end: every later read sees it (the pump has gone)
+            chunks.put_nowait(b"")
+        return data
 
     async def write(text: str) -> None:
         sys.stdout.write(text)
