@@ -307,6 +307,43 @@ pause = 60
         stop_process(server)
 
 
+def test_serve_takes_a_clients_finished_games_as_it_reads_them(tmp_path: Path) -> None:
+    """A platform client noted every game of its run in finished_games, kept for the whole
+    run (a tournament's), while serve's tracker read each entry once: it takes the entries
+    it reads, so the list holds only the games not yet read. Each result still has its own
+    game's log and scores, a game counted before its log closed too."""
+    from adapter.platforms.tenhou import TenhouBot, TenhouSettings
+    from adapter.serve.metrics import Metrics
+    from adapter.serve.runners import RUNNERS, _Tracker
+    from adapter.serve.supervisor import SessionHandle
+
+    config = loads("""
+[sessions.ladder]
+kind = "tenhou"
+server = "127.0.0.1:1"
+""", environ={})
+    (spec,) = config.sessions
+    handle = SessionHandle(spec, Metrics(), str(tmp_path), RUNNERS["tenhou"])
+    bot = TenhouBot(TenhouSettings(policy="greedy"))
+    tracker = _Tracker(bot, handle, lambda b: b.summary.games, "riichi")
+
+    def scores(game: int) -> tuple[int, ...]:
+        return (25000 + 100 * game, 25000, 25000, 25000 - 100 * game)
+
+    for game in range(40):
+        bot.summary.games += 1
+        if game != 7:  # game 7 is counted before its log closes
+            bot.game_logged(tmp_path / f"g{game}", scores(game))
+        tracker.sync()
+        if game == 7:
+            bot.game_logged(tmp_path / "g7", scores(7))
+        assert len(bot.finished_games) <= 1
+    assert len(bot.finished_games) == 0
+    logs = [r["log"] for r in handle.results]
+    assert logs == [None if g == 7 else str(tmp_path / f"g{g}") for g in range(40)]
+    assert all(r["scores"] == list(scores(g)) for g, r in enumerate(handle.results) if g != 7)
+
+
 async def test_a_stop_between_two_hands_of_an_mjai_game_logs_it_as_stopped(
         tmp_path: Path) -> None:
     """serve's stop cuts an mjai game once no hand is in play: its log says the game was
