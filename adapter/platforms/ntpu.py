@@ -33,6 +33,7 @@ import structlog
 from adapter.session import (
     CodecSession,
     SessionSummary,
+    dropped_line,
     open_connection_retrying,
     serve_lines,
 )
@@ -229,7 +230,7 @@ async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 1
         try:
             await writer.drain()
         except OSError as exc:  # a timeout or an unreachable host: the line is gone
-            raise ConnectionError(f"the connection failed: {exc}") from None
+            raise dropped_line(exc) from None
 
     async def read() -> bytes:
         try:

@@ -37,6 +37,7 @@ import structlog
 from adapter.session import (
     PlatformSession,
     SessionSummary,
+    dropped_line,
     parse_server,
     think_and_log,
     until_signalled,
@@ -401,13 +402,6 @@ class TenhouBot(PlatformSession):
 # ---------------------------------------------------------------------- transports
 
 
-def _dropped(exc: OSError) -> ConnectionError:
-    """A socket error on an open line (a timeout, an unreachable host: OSErrors that are not
-    ConnectionErrors) as the dropped line it is, so that a game reconnects."""
-    return exc if isinstance(exc, ConnectionError) else ConnectionError(
-        f"the connection failed: {exc}")
-
-
 class _Tcp:
     def __init__(self, server: str) -> None:
         if "://" in server:  # parse_server took "ws://host" for a host name
@@ -427,13 +421,13 @@ class _Tcp:
         try:
             await self.writer.drain()
         except OSError as exc:  # ETIMEDOUT, EHOSTUNREACH...: not ConnectionErrors, same end
-            raise _dropped(exc) from None
+            raise dropped_line(exc) from None
 
     async def receive(self) -> list[tuple[str, Tag | None]]:
         try:
             data = await self.reader.read(65536)
         except OSError as exc:
-            raise _dropped(exc) from None
+            raise dropped_line(exc) from None
         if not data:
             raise ConnectionError("the server closed the connection")
         out: list[tuple[str, Tag | None]] = []
