@@ -143,6 +143,14 @@ async def open_connection_retrying(host: str, port: int, timeout: float) \
             await asyncio.sleep(0.2)
 
 
+def dropped_line(exc: OSError) -> ConnectionError:
+    """A socket error on an open line (a reset, a timeout, an unreachable host: OSErrors
+    that are not all ConnectionErrors) as the dropped line it is, so that a client ends or
+    reconnects as it does when the peer closes; a ConnectionError is itself already."""
+    return exc if isinstance(exc, ConnectionError) else ConnectionError(
+        f"the connection failed: {exc}")
+
+
 def decide_and_log(brain: Brain, state: TableState, request: ev.DecisionRequest,
                    budget: float, summary: SessionSummary, game_log: GameLogWriter | None,
                    platform: str) -> Answer:

@@ -92,6 +92,11 @@ class NtpuCodec(Codec):
         self.round_wind = 0
         self.dealer = 0
         self.continuation = 0  # the dealer's repeat count (/initGame's last field)
+        self._forget_hand()
+
+    def _forget_hand(self) -> None:
+        """No hand of ours in play: every field a hand sets, at its empty value (a new
+        codec, a new game, a new deal; a field a hand adds belongs here)."""
         self.held: list[int] = []  # the ids in our concealed hand
         self.last_drawn_id: int | None = None
         self.my_turn = False  # we drew or called and have not discarded
@@ -148,11 +153,7 @@ class NtpuCodec(Codec):
             raise MalformedMessage("/start needs 'MJ <seat> [<name>]'", raw)
         seat = self._seat(args[1], raw)
         self.seat, self.name = seat, " ".join(args[2:])
-        # a new game: nothing of a hand still in play before it is ours (the table is new)
-        self.in_hand = self.my_turn = self.won = self.opening = False
-        self.held, self.last_drawn_id = [], None
-        self.last_discard = self.added_kong = None
-        self.drawer, self.replacement = None, False
+        self._forget_hand()  # a new game: nothing of a hand still in play before it is ours
         rules = {"platform": PLATFORM, "game": args[0]}
         return [ev.GameStarted("taiwan16", seat, rules=rules)]
 
@@ -181,10 +182,9 @@ class NtpuCodec(Codec):
         if (len(ids) == HAND_SIZE + 1) != (seat == self.dealer):
             raise UnexpectedMessage(f"/initCard with {len(ids)} ids, but the dealer is seat "
                                     f"{self.dealer + 1} and we are seat {seat + 1}", raw)
+        self._forget_hand()
         self.held = [i for i, _ in ids]
-        self.in_hand, self.won, self.opening = True, False, True
-        self.last_discard = self.added_kong = None
-        self.drawer, self.replacement = None, False
+        self.in_hand, self.opening = True, True
         hand = tuple(k for _, k in ids[:HAND_SIZE])
         events: list[object] = [ev.RoundStarted(
             round_wind=self.round_wind, dealer=self.dealer, scores=(0, 0, 0, 0), hand=hand,

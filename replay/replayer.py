@@ -136,10 +136,7 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
         elif isinstance(f, DecisionFrame):
             decisions.append(Decision(len(events), f.request, f.legal, f.action, f.policy,
                                       f.elapsed, f.fallback))
-    if header.platform == "ntpu":  # the server sends no value: ours, as an import has
-        from replay.formats.ntpu_log import value_own_wins
-
-        events = value_own_wins(events)
+    events = formats.own_log_events(header.platform, events)
     own = header.seat if header.seat is not None else 0
     for e in events:
         if isinstance(e, ev.GameStarted):

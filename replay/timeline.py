@@ -19,6 +19,7 @@ from typing import Any
 from brain.rules.variant import VARIANTS
 from protocols import events as ev
 from protocols import tiles as T
+from replay import formats
 from replay.formats import Loaded
 from replay.log import DecisionFrame, EventFrame
 from replay.record import own_tiles
@@ -282,10 +283,7 @@ def build(loaded: Loaded) -> Timeline:
                     players=header.extra.get("players"), our_seat=header.extra.get("our_seat",
                                                                                  own_seat))
         events = [f.event for f in loaded.log.frames if isinstance(f, EventFrame)]
-        if header.platform == "ntpu":  # the server sends no value: ours, as `replay` shows
-            from replay.formats.ntpu_log import value_own_wins
-
-            events = value_own_wins(events)
+        events = formats.own_log_events(header.platform, events)
         valued = iter(events)
         for f in loaded.log.frames:
             if isinstance(f, EventFrame):

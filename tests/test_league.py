@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
+from pathlib import Path
 
 from adapter.commands.league import arena_file, difference, pairings
 from tests.serve_helpers import mjbot as _mjbot
@@ -168,3 +171,23 @@ def test_sigterm_stops_a_league_with_its_table_so_far(tmp_path):
     assert data["stopped"]["arena"] == "rulebased vs 3x greedy"
     assert data["arenas"]["rulebased vs 3x greedy"]["stopped"]["reason"] == "SIGTERM"
     assert "stopped early (SIGTERM)" in stdout
+
+
+def test_a_reader_that_stops_early_does_not_cost_the_json_file(tmp_path):
+    """`mjbot league ... --json FILE | head`: the table was printed first, the reader had
+    gone, and the broken pipe ended the command (141) before FILE was written: the league's
+    figures were lost. FILE is written first now, as arena does (commands.report)."""
+    out = tmp_path / "league.json"
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "league", "--members",
+                             "rulebased,greedy", "--hands", "8", "--seed", "3", "--json",
+                             str(out)], cwd=root,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the arena's line and the table
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert "Traceback" not in err
+    data = json.loads(out.read_text())
+    assert set(data["arenas"]) == {"rulebased vs 3x greedy"}
+    assert set(data["means"]) == {"rulebased", "greedy"}

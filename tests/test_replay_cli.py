@@ -316,3 +316,27 @@ def test_an_ntpu_clients_own_win_reads_as_the_server_scored_it(ntpu_match: Path)
     result = mine["hands"][0]["results"][0]
     assert (result["value"], result["deltas"]) == (won["value"], won["deltas"])
     assert sorted(result["yaku"]) == sorted(won["yaku"])
+
+
+def test_an_ntpu_own_win_our_rules_cannot_read_replays_and_views(tmp_path: Path) -> None:
+    """The platform dealt five of a tile and we won: valuing the win by our rules raised
+    HandError out of `mjbot replay` and the viewer's timeline (the live client guarded the
+    same call). The win now keeps the platform's value 0, in both."""
+    from replay import formats, timeline
+
+    hand = (0, 0, 0, 0, 0, 1, 2, 3, 9, 10, 11, 18, 19, 20, 27, 27)  # five 1m
+    path = tmp_path / "ntpu-five.mjlog.msgpack"
+    w = GameLogWriter(path, Header("ntpu", "taiwan16", seat=0, policy="rulebased",
+                                   game_id="g1"))
+    w.event(ev.GameStarted("taiwan16", 0))
+    w.event(ev.RoundStarted(0, 0, hand=hand))
+    w.event(ev.TileDrawn(0, 28))
+    w.event(ev.RoundWon(0, None, (*hand, 28), 28, 0, (0, 0, 0, 0)))
+    w.event(ev.GameEnded((0, 0, 0, 0)))
+    w.close(Footer({"hands": 1, "errors": 0}))
+    r = _mjbot("replay", str(path), "--json")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    result = json.loads(r.stdout)["summary"]["hands"][0]["results"][0]
+    assert result["type"] == "win" and result["value"] == 0
+    steps = timeline.build(formats.read(path.read_bytes(), path))
+    assert steps is not None

@@ -5,6 +5,7 @@ itself as a subprocess (SIGTERM in the middle of a hand, SIGHUP with a changed c
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import functools
 import json
 import os
@@ -24,7 +25,7 @@ from adapter.serve.practice import PracticeSettings, play_one
 from adapter.serve.supervisor import Supervisor
 from brain.rules.variant import variant_of
 from protocols import events as ev
-from replay.log import DecisionFrame, EventFrame, TxFrame, read_log
+from replay.log import DecisionFrame, EventFrame, Footer, GameLogWriter, Header, TxFrame, read_log
 from tests.serve_helpers import (
     PYTHON_ENV,
     ROOT,
@@ -306,6 +307,43 @@ pause = 60
         stop_process(server)
 
 
+def test_serve_takes_a_clients_finished_games_as_it_reads_them(tmp_path: Path) -> None:
+    """A platform client noted every game of its run in finished_games, kept for the whole
+    run (a tournament's), while serve's tracker read each entry once: it takes the entries
+    it reads, so the list holds only the games not yet read. Each result still has its own
+    game's log and scores, a game counted before its log closed too."""
+    from adapter.platforms.tenhou import TenhouBot, TenhouSettings
+    from adapter.serve.metrics import Metrics
+    from adapter.serve.runners import RUNNERS, _Tracker
+    from adapter.serve.supervisor import SessionHandle
+
+    config = loads("""
+[sessions.ladder]
+kind = "tenhou"
+server = "127.0.0.1:1"
+""", environ={})
+    (spec,) = config.sessions
+    handle = SessionHandle(spec, Metrics(), str(tmp_path), RUNNERS["tenhou"])
+    bot = TenhouBot(TenhouSettings(policy="greedy"))
+    tracker = _Tracker(bot, handle, lambda b: b.summary.games, "riichi")
+
+    def scores(game: int) -> tuple[int, ...]:
+        return (25000 + 100 * game, 25000, 25000, 25000 - 100 * game)
+
+    for game in range(40):
+        bot.summary.games += 1
+        if game != 7:  # game 7 is counted before its log closes
+            bot.game_logged(tmp_path / f"g{game}", scores(game))
+        tracker.sync()
+        if game == 7:
+            bot.game_logged(tmp_path / "g7", scores(7))
+        assert len(bot.finished_games) <= 1
+    assert len(bot.finished_games) == 0
+    logs = [r["log"] for r in handle.results]
+    assert logs == [None if g == 7 else str(tmp_path / f"g{g}") for g in range(40)]
+    assert all(r["scores"] == list(scores(g)) for g, r in enumerate(handle.results) if g != 7)
+
+
 async def test_a_stop_between_two_hands_of_an_mjai_game_logs_it_as_stopped(
         tmp_path: Path) -> None:
     """serve's stop cuts an mjai game once no hand is in play: its log says the game was
@@ -388,6 +426,53 @@ games_per_day = 2
         assert status["sessions"]["ladder"]["quota"]["today"] == 2
         assert len(game_logs(logs)) == 2
     assert all(assert_complete(path) for path in game_logs(logs))
+
+
+async def test_a_restart_counts_only_the_games_that_finished_today(tmp_path: Path) -> None:
+    """The quota a restart restores counted every log file of the day (stopped, abandoned
+    and never-dealt games too) while the live quota counts finished games: with a quota of
+    3, two finished games and four that did not left the session held with none played.
+    It counts the logs that read as finished games, on the day they ended (a game begun
+    before midnight sits in the day before's folder)."""
+    now = dt.datetime.now()
+    yesterday = now - dt.timedelta(days=1)
+    session = tmp_path / "drill"
+
+    def logged(result: dict[str, Any] | None, started: dt.datetime = now,
+               ended: dt.datetime = now) -> None:
+        w = GameLogWriter.create(session, Header("local", "mass", seat=0), when=started)
+        w.event(ev.GameStarted("mass", 0))
+        if result is not None:
+            w.close(Footer(result, (0, 0, 0, 0), ended.isoformat()))
+        else:
+            w.close()  # no footer: the process was killed in the game
+
+    logged({"rank": 1})  # finished today
+    logged({"rank": 2}, started=yesterday)  # began yesterday, finished today
+    logged({"rank": 3}, started=yesterday, ended=yesterday)  # yesterday's game
+    logged({"hands": 1, "unfinished": True, "stopped": True})
+    logged({"hands": 2, "abandoned": True})
+    logged({"hands": 0, "unfinished": True})  # never dealt
+    logged(None)
+    config = loads("""
+[sessions.drill]
+kind = "local"
+variant = "mass"
+pause = 0
+[sessions.drill.limits]
+games_per_day = 3
+""", environ={})
+    before = set(game_logs(session))
+    sup = Supervisor(config, log_dir=str(tmp_path))
+    try:
+        sup.start()
+        handle = sup.handles["drill"]
+        assert handle.quota.count == 2
+        await until(lambda: handle.state == "quota reached")
+        assert handle.games_played == 1 and handle.quota.count == 3
+    finally:
+        await sup.stop(10)
+    assert len(set(game_logs(session)) - before) == 1
 
 
 def test_practice_snapshots_show_a_hand_in_play_never_the_pause_before_it() -> None:

@@ -60,7 +60,7 @@ def report(json_path: str | None, text: str, data: Any) -> None:
     goes to stderr and the JSON to stdout after it."""
     if json_path and json_path != "-":
         write_json(json_path, data)
-    print(text, file=text_stream(json_path))
+    print(text, file=text_stream(json_path), flush=True)  # a gone reader ends it here
     if json_path == "-":
         write_json(json_path, data)
 

@@ -10,6 +10,7 @@ skips the arenas already there (a file played with other options is refused, not
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import itertools
 import json
@@ -29,13 +30,13 @@ from adapter.commands import (
     fallback_verdict,
     log,
     log_folder,
+    report,
     require_labels,
     require_seat_name,
     require_table,
     require_writable,
     start_ray,
     text_stream,
-    write_json,
 )
 from brain.rules.variant import VARIANT_NAMES
 
@@ -166,9 +167,10 @@ def row_means(members: list[str], cells: dict[str, dict[str, Any]]) -> dict[str,
     return means
 
 
-def format_table(variant: str, members: list[str], cells: dict[str, dict[str, Any]]) -> str:
-    """The table as text: A−B points/hand [95% CI] per cell, a mean column, then (ranked
-    variants) the average ranks."""
+def format_table(variant: str, members: list[str], cells: dict[str, dict[str, Any]],
+                 means: dict[str, float | None]) -> str:
+    """The table as text: A−B points/hand [95% CI] per cell, a mean column (``means``, as
+    row_means gives it), then (ranked variants) the average ranks."""
     from adapter.local.arena import _interval
     from brain.rules.variant import variant_of
 
@@ -176,7 +178,6 @@ def format_table(variant: str, members: list[str], cells: dict[str, dict[str, An
     width = max(24, *(len(m) + 2 for m in members))
     head = f"{'member':<{width}}" + "".join(f"{m:>{width}}" for m in members) + f"{'mean':>10}"
     lines = [f"league {variant}: row minus column, {spec.score_unit}/hand [95% CI]", head]
-    means = row_means(members, cells)
     for a in members:
         row = f"{a:<{width}}"
         for b in members:
@@ -302,15 +303,14 @@ def _league_and_report(args: argparse.Namespace, given: list[str], members: list
               "first arena had a finished wall set: no figures", file=sys.stderr)
         return exit_status(stopped["reason"]) or 1
     cells = table(members, arenas)
-    print(file=text_stream(args.json))
-    print(format_table(args.variant, members, cells), file=text_stream(args.json))
+    means = row_means(members, cells)
+    text = "\n" + format_table(args.variant, members, cells, means)
     if stopped is not None:
-        print(f"\nstopped early ({stop_reason_text(stopped['reason'])}): "
-              f"{len(stopped['not_played'])} arena(s) not played"
-              + (f", {stopped['arena']} cut short" if stopped["arena"] else "")
-              + (" (a rerun with the same --out plays what is missing)" if out is not None
-                 else ""),
-              file=text_stream(args.json))
+        text += (f"\n\nstopped early ({stop_reason_text(stopped['reason'])}): "
+                 f"{len(stopped['not_played'])} arena(s) not played"
+                 + (f", {stopped['arena']} cut short" if stopped["arena"] else "")
+                 + (" (a rerun with the same --out plays what is missing)" if out is not None
+                    else ""))
     fallbacks = {m: pool_tallies(tallies_from({m: s["policies"][m]})[m]
                                  for s in arenas.values() if m in s["policies"]).as_dict()
                  for m in members}
@@ -320,12 +320,12 @@ def _league_and_report(args: argparse.Namespace, given: list[str], members: list
         "seed": args.seed, "hands": args.hands, "both": args.both, "length": args.length,
         "arenas_played": played, "arenas_kept": len(arenas) - played,
         "seconds": round(time.monotonic() - start, 3), "referee_errors": errors,
-        "fallbacks": fallbacks, "table": cells, "means": row_means(members, cells),
+        "fallbacks": fallbacks, "table": cells, "means": means,
         "arenas": {f"{h} vs 3x {f}": s for (h, f), s in arenas.items()},
     }
     if stopped is not None:
         figures["stopped"] = stopped
-    write_json(args.json, figures)
+    report(args.json, text, figures)
     failed = fallback_verdict(args, fallbacks)
     return exit_status(stopped["reason"] if stopped else None) or (1 if errors else failed)
 
@@ -402,7 +402,8 @@ def _play_arena(args: argparse.Namespace, hero: str, field: str, ray: Any,
 def _print_arena(args: argparse.Namespace, hero: str, field: str, summary: dict[str, Any],
                  kept: bool, with_out: bool) -> None:
     """One line per arena as it ends: the pair's difference, its size and where it came
-    from."""
+    from. A reader gone already (``| head``) does not end the league: its figures are still
+    written, and the table's print (commands.report) ends the command as SIGPIPE would."""
     from adapter.local.arena import _interval
 
     value, ci = difference(summary, hero, field)
@@ -411,9 +412,10 @@ def _print_arena(args: argparse.Namespace, hero: str, field: str, summary: dict[
         s = summary["stopped"]
         note = (f", stopped early: the first {s['units_done']} of {s['units_planned']} wall "
                 "sets" + (", not kept in --out" if with_out else ""))
-    print(f"{hero} vs 3x {field}: {value:+z.1f}/hand {_interval(ci, '+z.1f')} "
-          f"({summary['hands']} hands, {summary['seconds']:.1f} s{note})", flush=True,
-          file=text_stream(args.json))
+    line = (f"{hero} vs 3x {field}: {value:+z.1f}/hand {_interval(ci, '+z.1f')} "
+            f"({summary['hands']} hands, {summary['seconds']:.1f} s{note})")
+    with contextlib.suppress(BrokenPipeError):
+        print(line, flush=True, file=text_stream(args.json))
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -28,6 +28,7 @@ import structlog
 from adapter.session import (
     CodecSession,
     SessionSummary,
+    dropped_line,
     open_connection_retrying,
     serve_lines,
 )
@@ -259,7 +260,7 @@ async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 1
         try:
             line, cut = await read_line(reader)
         except OSError as exc:  # reset, timed out, unreachable: the line is gone
-            raise ConnectionError(f"the connection failed: {exc}") from None
+            raise dropped_line(exc) from None
         if cut:
             bot.error(f"a line of {cut} bytes, over the {LINE_LIMIT}-byte limit: read as "
                       f"its first {LINE_LIMIT} bytes")
@@ -271,7 +272,7 @@ async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 1
         try:
             await writer.drain()
         except OSError as exc:
-            raise ConnectionError(f"the connection failed: {exc}") from None
+            raise dropped_line(exc) from None
 
     try:
         return await serve_lines(bot, read, write)

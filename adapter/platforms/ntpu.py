@@ -33,16 +33,18 @@ import structlog
 from adapter.session import (
     CodecSession,
     SessionSummary,
+    dropped_line,
     open_connection_retrying,
     serve_lines,
 )
 from brain.brain import Answer, Brain, safest_action
 from brain.rules import rules_for
-from brain.state import StateError, TableState
+from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.codec import ProtocolError
 from protocols.ntpu import Closed, LineBuffer, NtpuCodec, Ready
+from replay.formats.ntpu_log import value_own_win
 from replay.log import Footer, Header
 
 log = structlog.get_logger("mjbot.ntpu")
@@ -76,6 +78,7 @@ class NtpuBot(CodecSession):
                          Brain("taiwan16", self.settings.policy, limit=self.settings.budget,
                                margin=self.settings.margin), self.settings.budget)
         self.rules = rules_for("taiwan16")
+        self.before: Any = None  # the table event before the next (robbing an added kan)
 
     # ------------------------------------------------------------------ lines
 
@@ -151,15 +154,13 @@ class NtpuBot(CodecSession):
         if isinstance(event, ev.RoundWon) and event.winner == self.state.seat:
             self._note_our_value(event)
         super().apply(event)
+        if not isinstance(event, ev.PlatformNotice):
+            self.before = event
 
     def _note_our_value(self, won: ev.RoundWon) -> None:
-        """The server sends no value: log what our rules make of our own win."""
-        try:
-            score = self.rules.win_score(self.state, won.win_tile, won.from_seat)
-        except (ValueError, KeyError, IndexError, StateError) as exc:
-            score, reason = None, str(exc)
-        else:
-            reason = "not a win by our rules"
+        """The server sends no value: log what our rules make of our own win (as replay
+        values it from the log)."""
+        score, reason = value_own_win(self.rules, self.state, won, self.before)
         text = (f"our win by mjbot's rules: {score.value} tai, "
                 f"{' '.join(f'{n}({v})' for n, v in score.items)}" if score is not None
                 else f"our win could not be valued: {reason}")
@@ -229,7 +230,7 @@ async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 1
         try:
             await writer.drain()
         except OSError as exc:  # a timeout or an unreachable host: the line is gone
-            raise ConnectionError(f"the connection failed: {exc}") from None
+            raise dropped_line(exc) from None
 
     async def read() -> bytes:
         try:

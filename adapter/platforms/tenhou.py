@@ -37,6 +37,7 @@ import structlog
 from adapter.session import (
     PlatformSession,
     SessionSummary,
+    dropped_line,
     parse_server,
     think_and_log,
     until_signalled,
@@ -349,23 +350,19 @@ class TenhouBot(PlatformSession):
         if self.game_log is not None:
             self.game_log.event(ev.PlatformNotice(
                 f"abandoned: the server began a new game; last known scores {ended.scores}"))
-            self.game_log.close(Footer({"hands": self.game_hands, "abandoned": True,
-                                        "errors": len(self.summary.errors)}, ended.scores))
-            log.warning("tenhou: game abandoned by the server", path=str(self.game_log.path))
-            self.game_log = None
+            path = self.close_log(Footer({"hands": self.game_hands, "abandoned": True,
+                                          "errors": len(self.summary.errors)}, ended.scores))
+            log.warning("tenhou: game abandoned by the server", path=str(path))
 
     def _end_game(self) -> list[Tag]:
         self.summary.games += 1
         self.in_game = False
         self._release_held()
-        path = None
-        if self.game_log is not None:
-            path = self.game_log.path
-            self.game_log.close(Footer({"hands": self.game_hands,
-                                        "errors": len(self.summary.errors)},
-                                       tuple(self.state.scores)))
-            log.info("tenhou: game logged", path=str(self.game_log.path))
-            self.game_log = None
+        path = self.close_log(Footer({"hands": self.game_hands,
+                                      "errors": len(self.summary.errors)},
+                                     tuple(self.state.scores)))
+        if path is not None:
+            log.info("tenhou: game logged", path=str(path))
         self.game_logged(path, self.state.scores)
         if self.summary.games >= self.settings.games:
             self.summary.finished = True
@@ -392,20 +389,13 @@ class TenhouBot(PlatformSession):
     def finish_game(self) -> None:
         """The session ends: a game still open is logged as unfinished."""
         self._release_held()
-        result: dict[str, Any] = {"hands": self.game_hands, "unfinished": True}
-        if self.leaving or self.stop_requested:  # a stop (serve's, or a signal's)
+        result = self.cut_game({"hands": self.game_hands}, cut=True)
+        if self.leaving:  # a stop asked for through leave_after_hand (stop_requested: cut_game)
             result["stopped"] = True
         self.close_log(Footer(result))
 
 
 # ---------------------------------------------------------------------- transports
-
-
-def _dropped(exc: OSError) -> ConnectionError:
-    """A socket error on an open line (a timeout, an unreachable host: OSErrors that are not
-    ConnectionErrors) as the dropped line it is, so that a game reconnects."""
-    return exc if isinstance(exc, ConnectionError) else ConnectionError(
-        f"the connection failed: {exc}")
 
 
 class _Tcp:
@@ -427,13 +417,13 @@ class _Tcp:
         try:
             await self.writer.drain()
         except OSError as exc:  # ETIMEDOUT, EHOSTUNREACH...: not ConnectionErrors, same end
-            raise _dropped(exc) from None
+            raise dropped_line(exc) from None
 
     async def receive(self) -> list[tuple[str, Tag | None]]:
         try:
             data = await self.reader.read(65536)
         except OSError as exc:
-            raise _dropped(exc) from None
+            raise dropped_line(exc) from None
         if not data:
             raise ConnectionError("the server closed the connection")
         out: list[tuple[str, Tag | None]] = []

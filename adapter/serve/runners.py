@@ -199,6 +199,7 @@ class _Tracker:
                  variant: str) -> None:
         self.bot, self.probe, self.completed, self.variant = bot, probe, completed, variant
         self.hands = self.reconnects = self.games = 0
+        self.read = 0  # the client's finished_games entries consumed (see _result)
 
     def sync(self, final: bool = False) -> None:
         summary, state = self.bot.summary, self.bot.state
@@ -216,10 +217,15 @@ class _Tracker:
 
     def _result(self, state: Any, index: int) -> dict[str, Any]:
         """The ``index``-th game of the run as the client noted it when its log closed (its
-        scores, its log for the viewer's link); else what the table says now."""
+        scores, its log for the viewer's link); else what the table says now. The entries
+        read, and those before them, are taken off the client's list, which would otherwise
+        hold every game of a run (a tournament's): it holds the games not yet read."""
         noted = getattr(self.bot, "finished_games", [])
-        if index < len(noted):
-            game = noted[index]
+        at = index - self.read  # the entries before self.read are gone
+        if 0 <= at < len(noted):
+            game = noted[at]
+            del noted[:at + 1]
+            self.read = index + 1
             scores, seat, hands, path = game["scores"], game["seat"], game["hands"], game["log"]
         else:
             scores = list(state.scores) if state.game_over else None

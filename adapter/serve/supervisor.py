@@ -63,7 +63,7 @@ class SessionHandle:
                                       limits.breaker_cooldown, clock)
         self.quota = DailyQuota(limits.games_per_day)
         if self.quota.limit > 0:  # a process started again goes on with the day's count
-            self.quota.count = games_logged_on(self.log_dir, self.quota.day)
+            self.quota.count = games_finished_on(self.log_dir, self.quota.day)
         self.scrub = Scrubber([spec.secret] if spec.secret else [])
         self.state = "disabled" if not spec.enabled else "idle"
         self.state_since = time.time()
@@ -285,12 +285,37 @@ class SessionHandle:
         return out
 
 
-def games_logged_on(log_dir: str, day: dt.date) -> int:
-    """The games a session's folder holds logs of, started on ``day`` (the local-date folders
-    of replay.log.log_path): those an earlier serve process played that day, which its quota
-    counts. Without them a restart (a deploy, a crash, a changed session on SIGHUP) began the
-    day's quota again."""
-    return sum(1 for _ in Path(log_dir).glob(f"*/{day:%Y-%m-%d}/*{SUFFIX}"))
+def games_finished_on(log_dir: str, day: dt.date) -> int:
+    """The games a session's folder holds logs of that finished on ``day``: those an earlier
+    serve process played that day, which its quota counts. Without them a restart (a
+    deploy, a crash, a changed session on SIGHUP) began the day's quota again.
+
+    The rule is the live quota's, which counts a game when it finishes (game_finished ->
+    DailyQuota.add) on the local calendar day it finished: a log counts when its footer
+    reads as a finished game (replay's footer_unfinished: not stopped, abandoned or ended
+    early, never-dealt games included; a log with no footer, cut by a crash, is none) and
+    the footer's ``ended`` time (local, written as the log closed) falls on ``day``. The
+    folders are named after the day a game started (replay.log.log_path, local time), so
+    a game that began before midnight and finished after it is read from the day before's.
+    """
+    from replay.log import LogError, read_log
+    from replay.replayer import footer_unfinished
+
+    count = 0
+    for started in (day - dt.timedelta(days=1), day):
+        for path in Path(log_dir).glob(f"*/{started:%Y-%m-%d}/*{SUFFIX}"):
+            try:
+                footer = read_log(path).footer
+            except (OSError, LogError):
+                continue
+            if footer is None or footer_unfinished(footer.result) is not None:
+                continue
+            try:
+                ended = dt.datetime.fromisoformat(footer.ended).date()
+            except ValueError:  # no end time: the day the game started
+                ended = started
+            count += ended == day
+    return count
 
 
 def _relative(path: str, log_dir: str, session: str) -> str:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from replay.formats import botzone_log, mjai_log, mjlog, ntpu_log, nycu_sgf, tenhou6
 from replay.log import GameLog, LogError, parse_log
@@ -61,6 +62,13 @@ FORMATS: tuple[str, ...] = (MJBOT_LABEL, *(label for _, label, _ in TEXT_FORMATS
 # reader that meets a shape it never expected): reported, never a traceback
 _REFUSALS = (RecordError, LogError, SchemaError, ValueError, KeyError, TypeError, IndexError,
              AttributeError, RecursionError)
+
+
+def own_log_events(platform: str, events: list[Any]) -> list[Any]:
+    """The events of one of our own game logs (``platform``: its header's) as replay and the
+    viewer show them: an NTPU client's own wins valued by our rules (the server sends no
+    value; replay/formats/ntpu_log.value_own_wins), others as logged."""
+    return ntpu_log.value_own_wins(events) if platform == "ntpu" else events
 
 
 def guess(data: bytes) -> str:

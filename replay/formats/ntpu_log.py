@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from brain.rules import rules_for
 from brain.state import StateError, TableState
@@ -36,6 +36,9 @@ from protocols.ntpu import (
     parse_reply,
 )
 from replay.record import GameRecord, RecordError
+
+if TYPE_CHECKING:
+    from brain.rules.base import Rules, WinScore
 
 SOURCE = "ntpu_log"
 SKIPPED_SHOWN = 3  # skipped lines kept in the record's meta, to show what they were
@@ -76,13 +79,34 @@ class _Hand:
         return events
 
 
+def robbed_kan(before: Any, won: ev.RoundWon) -> bool:
+    """Whether ``won`` robs an added kan: ``before`` (the table event before the win, a
+    notice not counted) is that kan and the win is on another seat's tile."""
+    return isinstance(before, ev.MeldCalled) and before.kind == "added_kan" \
+        and won.from_seat is not None
+
+
+def value_own_win(rules: Rules, state: TableState, won: ev.RoundWon,
+                  before: Any) -> tuple[WinScore | None, str]:
+    """Our rules' value of the seat's own win ``won`` on ``state`` (its table before the
+    win; ``before``: the table event before it, see :func:`robbed_kan`), as the live NTPU
+    client logs it and replay shows it (the server sends no value): the score, or None and
+    why. A hand our rules cannot read (a platform that dealt five of a tile, a view that
+    no longer adds up) is not a win by them, never an exception."""
+    try:
+        score = rules.win_score(state, won.win_tile, won.from_seat, robbed_kan(before, won))
+    except (ValueError, KeyError, IndexError, StateError) as exc:  # HandError: a ValueError
+        return None, str(exc)
+    return (score, "") if score is not None else (None, "not a win by our rules")
+
+
 class _OwnWins:
     """The seat's own state, to value its wins by our rules."""
 
     def __init__(self) -> None:
         self.rules = rules_for("taiwan16")
         self.state: TableState | None = None
-        self.last: Any = None
+        self.before: Any = None
 
     def see(self, event: Any) -> Any:
         """The event, a win of the seat's own valued."""
@@ -90,10 +114,7 @@ class _OwnWins:
             self.state = TableState("taiwan16", event.seat)
         state = self.state
         if isinstance(event, ev.RoundWon) and state is not None and event.winner == state.seat:
-            last = self.last
-            robbing = isinstance(last, ev.MeldCalled) and last.kind == "added_kan" \
-                and event.from_seat is not None
-            score = self.rules.win_score(state, event.win_tile, event.from_seat, robbing)
+            score, _ = value_own_win(self.rules, state, event, self.before)
             if score is not None:
                 event = dataclasses.replace(
                     event, value=score.value, deltas=tuple(score.deltas),
@@ -104,7 +125,8 @@ class _OwnWins:
                 state.apply(event)
             except StateError:
                 self.state = None  # the view no longer adds up: later wins keep value 0
-        self.last = event
+        if not isinstance(event, ev.PlatformNotice):
+            self.before = event
         return event
 
 
