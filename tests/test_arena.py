@@ -255,7 +255,9 @@ def _stopped_figures(out):
 
 def test_stop_after_reports_the_first_wall_sets_finished(tmp_path):
     out = tmp_path / "a.json"
-    r = _mjbot("arena", *_MANY, "--workers", "2", "--stop-after", "3", "--json", str(out))
+    # 6 s: two workers start and finish a wall set well inside it even on a loaded machine
+    # (3 s was once too short beside other runs: no wall set, no figures, exit 1)
+    r = _mjbot("arena", *_MANY, "--workers", "2", "--stop-after", "6", "--json", str(out))
     assert r.returncode == 0, r.stderr
     stopped = _stopped_figures(out)
     assert stopped["reason"] == "time"
