@@ -109,3 +109,15 @@ def test_bench_serve_refuses_a_bad_option_in_one_line() -> None:
     r = _mjbot("bench", "serve", "--seconds", "0")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert len(r.stderr.splitlines()) == 1 and "--seconds in (0, 600]" in r.stderr
+
+
+def test_a_bench_over_its_fallback_share_exits_1_with_one_line(tmp_path: Path) -> None:
+    """bench mc --soak (as bench arena and bench mjai) ends with fallback_verdict, which
+    names the command: the bench's own namespace had none, so a share over the threshold
+    was an AttributeError traceback instead of its one line."""
+    out = tmp_path / "mc.json"
+    r = _mjbot("bench", "mc", "--positions", "1", "--seconds", "0.05", "--budgets", "0.05",
+               "--soak", "1", "--limit", "0.001", "--json", str(out))
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.splitlines()[-1].startswith("mjbot bench mc: policy mc fell back in ")
+    assert json.loads(out.read_text())["soak"]["fallbacks"]["mc"]["fallbacks"] > 0
