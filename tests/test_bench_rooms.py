@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -121,3 +122,14 @@ def test_a_bench_over_its_fallback_share_exits_1_with_one_line(tmp_path: Path) -
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.splitlines()[-1].startswith("mjbot bench mc: policy mc fell back in ")
     assert json.loads(out.read_text())["soak"]["fallbacks"]["mc"]["fallbacks"] > 0
+
+
+def test_a_bench_writes_its_json_when_the_reader_of_the_table_has_gone(tmp_path: Path) -> None:
+    """`mjbot bench log --json FILE | true`: the table's reader is gone before the figure is
+    printed; the JSON file was written after the print, so the closed pipe cost the run it."""
+    out = tmp_path / "log.json"
+    r = subprocess.run(f"{sys.executable} -m adapter.cli bench log --frames 200 --json {out}"
+                       " | true", shell=True, cwd=ROOT, capture_output=True, text=True,
+                       timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "Traceback" not in r.stderr, r.stderr
+    assert json.loads(out.read_text())["frames"] == 200
