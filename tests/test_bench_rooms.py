@@ -133,3 +133,16 @@ def test_a_bench_writes_its_json_when_the_reader_of_the_table_has_gone(tmp_path:
                        timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert "Traceback" not in r.stderr, r.stderr
     assert json.loads(out.read_text())["frames"] == 200
+
+
+@pytest.mark.parametrize("args", [
+    ("review", "--playouts", "-5"),
+    ("commentary", "tests/data/botzone_judge_log.json", "--policies", "mc", "--playouts", "-3"),
+    ("mc", "--positions", "1", "--seconds", "0.05", "--budgets", "0.05", "--compare",
+     "--reference", "-4"),
+])
+def test_a_negative_count_of_playouts_is_refused_in_one_line(args: tuple[str, ...]) -> None:
+    """These reached mc's config, whose ValueError was a traceback after the bench had run."""
+    r = _mjbot("bench", *args)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
+    assert r.stderr.splitlines()[-1].endswith(f"a whole number of at least 1, not '{args[-1]}'")

@@ -332,7 +332,7 @@ def register(benches: Any) -> None:
     p.add_argument("--budgets", default="0.5,1,3", help="decision budgets (s)")
     p.add_argument("--compare", action="store_true",
                    help="playouts vs seed 003's expectation against a long run")
-    p.add_argument("--reference", type=int, default=1024,
+    p.add_argument("--reference", type=at_least(1), default=1024,
                    help="--compare: playouts per candidate of the reference")
     p.add_argument("--soak", type=at_least(0), default=0, metavar="HANDS",
                    help="hands at a tight limit, counting late or illegal answers")
