@@ -106,9 +106,13 @@ def test_bench_serve_writes_its_json_on_a_short_loopback_run(tmp_path: Path) -> 
     assert "tenhou (serve process), with load" in r.stdout
 
 
-def test_bench_serve_refuses_a_bad_option_in_one_line() -> None:
-    r = _mjbot("bench", "serve", "--seconds", "0")
-    assert r.returncode == 2 and "Traceback" not in r.stderr
+@pytest.mark.parametrize("option", [("--seconds", "0"), ("--rate", "nan"), ("--rate", "inf"),
+                                    ("--probe-rate", "nan"), ("--probe-rate", "inf")])
+def test_bench_serve_refuses_a_bad_option_in_one_line(option: tuple[str, str]) -> None:
+    """A rate of nan or inf passed the check (nan < 0 is false) and was the load process's
+    ValueError and the bench's JSONDecodeError, tracebacks both."""
+    r = _mjbot("bench", "serve", "--warmup", "0.5", "--practice", "0", *option, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
     assert len(r.stderr.splitlines()) == 1 and "--seconds in (0, 600]" in r.stderr
 
 

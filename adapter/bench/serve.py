@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import socket
 import statistics
@@ -310,12 +311,13 @@ def register(benches: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # not 0 <= x: nan too; a rate of inf or nan was the load process's traceback
     if not 0 <= args.viewer <= MAX_VIEWER_CLIENTS or not 0 < args.seconds <= 600 \
-            or args.probe_rate < 0 or args.rate < 0 or not 0 <= args.warmup <= 600 \
-            or args.practice < 0:
+            or not 0 <= args.probe_rate < math.inf or not 0 <= args.rate < math.inf \
+            or not 0 <= args.warmup <= 600 or args.practice < 0:
         raise UserInputError(f"--viewer must be 0..{MAX_VIEWER_CLIENTS}, --seconds in (0, 600], "
                              "--warmup in [0, 600], --rate, --probe-rate and --practice at "
-                             "least 0")
+                             "least 0 (and finite)")
     from adapter.logging_setup import configure_logging
 
     configure_logging(json_lines=True, level="error")
