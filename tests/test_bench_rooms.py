@@ -150,3 +150,13 @@ def test_a_negative_count_of_playouts_is_refused_in_one_line(args: tuple[str, ..
     r = _mjbot("bench", *args)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
     assert r.stderr.splitlines()[-1].endswith(f"a whole number of at least 1, not '{args[-1]}'")
+
+
+@pytest.mark.parametrize("batch", ["-3", "0"])
+def test_bench_shanten_refuses_an_empty_or_negative_batch(batch: str) -> None:
+    """-3 was numpy's ValueError (a traceback); 0 measured nothing and printed
+    "batched 0 hands/s" and a ratio of 0.0 as if figures."""
+    r = _mjbot("bench", "shanten", "--hands", "50", "--seconds", "0.05", "--batch", batch)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == "", r.stderr[-500:]
+    assert r.stderr.splitlines()[-1].endswith(f"--batch: a whole number of at least 1, not "
+                                              f"'{batch}'")
