@@ -160,3 +160,22 @@ def test_bench_shanten_refuses_an_empty_or_negative_batch(batch: str) -> None:
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == "", r.stderr[-500:]
     assert r.stderr.splitlines()[-1].endswith(f"--batch: a whole number of at least 1, not "
                                               f"'{batch}'")
+
+
+MC = ("mc", "--positions", "1", "--seconds", "0.05", "--budgets", "0.05")
+
+
+@pytest.mark.parametrize("args,error", [
+    ((*MC, "--soak", "1", "--limit", "-1"), "--limit: seconds above 0 (at most 3600), not '-1'"),
+    ((*MC, "--soak", "1", "--limit", "nan"), "--limit: seconds above 0 (at most 3600), not "
+                                             "'nan'"),
+    ((*MC, "--calibrate", "-1"), "--calibrate: a whole number of at least 0, not '-1'"),
+    (("botzone", "--late-turns", "-3"), "--late-turns: a whole number of at least 0, not '-3'"),
+])
+def test_a_count_or_limit_that_measures_nothing_is_refused(args: tuple[str, ...],
+                                                           error: str) -> None:
+    """These ran as if meant: a soak whose every decision was late, an empty calibration
+    table of 0.0%, a whole Botzone bench with no late turn timed."""
+    r = _mjbot("bench", *args, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == "", r.stderr[-500:]
+    assert r.stderr.splitlines()[-1].endswith(error)

@@ -132,7 +132,7 @@ def register(benches: Any) -> None:
                    help="timings per turn, the best counts")
     p.add_argument("--policy", default="rulebased",
                    help="what the bot plays (rulebased, mc, nn)")
-    p.add_argument("--late-turns", type=int, default=0, metavar="N",
+    p.add_argument("--late-turns", type=at_least(0), default=0, metavar="N",
                    help="also time the zip at each of the last N turns")
 
 

@@ -336,8 +336,9 @@ def register(benches: Any) -> None:
                    help="--compare: playouts per candidate of the reference")
     p.add_argument("--soak", type=at_least(0), default=0, metavar="HANDS",
                    help="hands at a tight limit, counting late or illegal answers")
-    p.add_argument("--limit", type=float, default=0.5, help="--soak: seconds per decision")
-    p.add_argument("--calibrate", type=int, default=0, metavar="GAMES",
+    p.add_argument("--limit", type=positive_seconds, default=0.5,
+                   help="--soak: seconds per decision")
+    p.add_argument("--calibrate", type=at_least(0), default=0, metavar="GAMES",
                    help="play GAMES rule-based games and set how the playouts end hands "
                    "beside how those hands really ended")
     p.add_argument("--seed", type=int, default=0)
