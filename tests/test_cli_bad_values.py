@@ -54,6 +54,14 @@ def test_the_winner_cannot_have_discarded_the_winning_tile(capsys):
     assert "--ron-from 2 is the winner's own seat" in err
 
 
+@pytest.mark.parametrize("variant", ["riichi", "mcr", "taiwan16"])
+def test_score_refuses_five_of_one_tile(variant, capsys):
+    """Riichi's rules raised ValueError (a traceback); the others said only "not a winning
+    hand", as if the hand could be held."""
+    err = _refused(["score", "11111m234p55s123s", "--win", "5s", "--variant", variant], capsys)
+    assert "'11111m234p55s123s' holds more than four of one tile" in err
+
+
 def test_bench_mc_budgets_must_be_positive_seconds(capsys):
     assert "--budgets: seconds above 0" in _refused(["bench", "mc", "--budgets=0.5,-1"], capsys)
 

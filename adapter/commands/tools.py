@@ -56,7 +56,7 @@ def cmd_shanten(args: argparse.Namespace) -> int:
 def cmd_score(args: argparse.Namespace) -> int:
     from brain.rules import rules_for
     from brain.rules.base import WinContext
-    from protocols.tiles import TileError, parse_mpsz
+    from protocols.tiles import TileError, counts34, parse_mpsz
 
     try:
         concealed = tuple(parse_mpsz(args.hand))
@@ -64,6 +64,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         dora = tuple(parse_mpsz(args.dora))
     except TileError as exc:
         raise UserInputError(str(exc)) from None
+    if max(counts34(concealed)) > 4:  # the riichi rules' ValueError, a traceback
+        raise UserInputError(f"{args.hand!r} holds more than four of one tile")
     if len(win) != 1 or win[0] not in concealed:
         raise UserInputError("--win must be one tile that is part of HAND")
     if args.ron_from == args.seat:
