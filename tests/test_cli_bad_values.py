@@ -62,6 +62,21 @@ def test_score_refuses_five_of_one_tile(variant, capsys):
     assert "'11111m234p55s123s' holds more than four of one tile" in err
 
 
+@pytest.mark.parametrize(("args", "said"), [
+    (["123456789m234p505s", "--win", "5s"], "'123456789m234p505s' is 15 tiles: a riichi win "
+                                             "is 14, the winning tile included"),
+    (["123456789m234p5s", "--win", "5s", "--variant", "mcr"], "is 13 tiles: a mcr win is 14"),
+    (["123456789m234p55s", "--win", "5s", "--variant", "taiwan16"], "is 14 tiles: a taiwan16 "
+                                                                     "win is 17"),
+    (["1234567m234p55s11z", "--win", "1z", "--variant", "mass"], "holds honours: mass has "
+                                                                   "none"),
+])
+def test_score_names_a_hand_no_win_could_be(args, said, capsys):
+    """A hand of the wrong size, or with honours where the set has none, was only "not a
+    winning hand" (exit 1), the answer for a real hand that does not win."""
+    assert said in _refused(["score", *args], capsys)
+
+
 def test_bench_mc_budgets_must_be_positive_seconds(capsys):
     assert "--budgets: seconds above 0" in _refused(["bench", "mc", "--budgets=0.5,-1"], capsys)
 

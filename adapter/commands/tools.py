@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from adapter.commands import UserInputError, log, mjbot_version, seat_number
-from brain.rules.variant import VARIANT_NAMES
+from brain.rules.variant import VARIANT_NAMES, variant_of
 
 if TYPE_CHECKING:  # the rules load inside the commands that use them
     from brain.rules.base import WinScore
@@ -66,6 +66,12 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise UserInputError(str(exc)) from None
     if max(counts34(concealed)) > 4:  # the riichi rules' ValueError, a traceback
         raise UserInputError(f"{args.hand!r} holds more than four of one tile")
+    variant = variant_of(args.variant)
+    if len(concealed) != variant.hand_size + 1:  # no melds: every tile is in HAND
+        raise UserInputError(f"{args.hand!r} is {len(concealed)} tiles: a {args.variant} win "
+                             f"is {variant.hand_size + 1}, the winning tile included")
+    if any(counts34(concealed)[variant.tile_kinds:]):
+        raise UserInputError(f"{args.hand!r} holds honours: {args.variant} has none")
     if len(win) != 1 or win[0] not in concealed:
         raise UserInputError("--win must be one tile that is part of HAND")
     if args.ron_from == args.seat:
