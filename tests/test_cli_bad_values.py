@@ -77,6 +77,19 @@ def test_score_names_a_hand_no_win_could_be(args, said, capsys):
     assert said in _refused(["score", *args], capsys)
 
 
+@pytest.mark.parametrize(("args", "said"), [
+    (["--variant", "mcr", "--riichi"], "--riichi: mcr has no riichi"),
+    (["--variant", "mass", "--dora", "4s"], "--dora: mass has no dora"),
+    (["--dora", "1m2m3m4m5m6m"], "--dora 1m2m3m4m5m6m: 6 indicators, at most 5 are shown"),
+    (["--dora", "1m1m"], "HAND and --dora 1m1m hold more than four of one tile"),
+])
+def test_score_refuses_what_the_variant_or_the_table_cannot_have(args, said, capsys):
+    """These were scored as if possible: mcr's value silently without the riichi asked for,
+    six dora indicators, a fifth 1m among the indicators."""
+    said_of = _refused(["score", "111m456789m234p55s", "--win", "5s", *args], capsys)
+    assert said in said_of
+
+
 def test_bench_mc_budgets_must_be_positive_seconds(capsys):
     assert "--budgets: seconds above 0" in _refused(["bench", "mc", "--budgets=0.5,-1"], capsys)
 

@@ -72,6 +72,14 @@ def cmd_score(args: argparse.Namespace) -> int:
                              f"is {variant.hand_size + 1}, the winning tile included")
     if any(counts34(concealed)[variant.tile_kinds:]):
         raise UserInputError(f"{args.hand!r} holds honours: {args.variant} has none")
+    if args.riichi and not variant.has_riichi:  # else ignored, as if the value counted it
+        raise UserInputError(f"--riichi: {args.variant} has no riichi")
+    if dora and not variant.has_dora:
+        raise UserInputError(f"--dora: {args.variant} has no dora")
+    if len(dora) > 5:  # the first indicator and four kan dora
+        raise UserInputError(f"--dora {args.dora}: {len(dora)} indicators, at most 5 are shown")
+    if max(counts34(concealed + dora)) > 4:
+        raise UserInputError(f"HAND and --dora {args.dora} hold more than four of one tile")
     if len(win) != 1 or win[0] not in concealed:
         raise UserInputError("--win must be one tile that is part of HAND")
     if args.ron_from == args.seat:
