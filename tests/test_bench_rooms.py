@@ -179,3 +179,20 @@ def test_a_count_or_limit_that_measures_nothing_is_refused(args: tuple[str, ...]
     r = _mjbot("bench", *args, timeout=60)
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == "", r.stderr[-500:]
     assert r.stderr.splitlines()[-1].endswith(error)
+
+
+def test_bench_mc_refuses_models_it_cannot_read(tmp_path: Path) -> None:
+    """--models DIR without the variant's weights ran with flat opponents and left out the
+    decisions (and --soak, --compare) with exit 0; a file that is no weights was numpy's
+    ValueError traceback."""
+    r = _mjbot("bench", *MC, "--soak", "2", "--models", str(tmp_path))
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip() == (f"mjbot bench: --models {tmp_path}: mc: no opponent models "
+                                f"for 'riichi' at {tmp_path}/opponents_riichi.npz")
+    (tmp_path / "opponents_riichi.npz").write_text("not weights")
+    r = _mjbot("bench", *MC, "--models", str(tmp_path))
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.splitlines()) == 1
+    assert "opponents_riichi.npz is not opponent model weights" in r.stderr
+    r = _mjbot("bench", *MC, "--models", str(ROOT / "brain" / "data"))  # the shipped ones
+    assert r.returncode == 0 and "budget 0.05 s" in r.stdout, r.stderr

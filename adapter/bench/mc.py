@@ -23,6 +23,7 @@ import argparse
 import copy
 import statistics
 import time
+import zipfile
 from dataclasses import replace
 from typing import Any
 
@@ -99,10 +100,20 @@ def mid_game(found: list[Position], count: int) -> list[Position]:
 
 
 def opponents(variant: str, directory: str = "") -> tuple[Any, str]:
+    """The variant's opponent models; flat ones where none are shipped. Models asked for with
+    ``--models DIR`` must be there and readable: without them the decisions, --compare and
+    --soak, which need real models, would be left out without a word."""
     try:
         return load_models(variant, directory), "models"
-    except MissingModels:
+    except MissingModels as exc:
+        if directory:
+            raise UserInputError(f"--models {directory}: {exc}") from None
         return FlatOpponents(), "flat (no opponent models for this variant)"
+    except (ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
+        if not directory:
+            raise
+        raise UserInputError(f"--models {directory}: opponents_{variant}.npz is not opponent "
+                             f"model weights ({type(exc).__name__}: {exc})") from None
 
 
 def playouts_per_second(found: list[Position], models: Any, seconds: float,
