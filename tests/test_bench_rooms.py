@@ -196,3 +196,16 @@ def test_bench_mc_refuses_models_it_cannot_read(tmp_path: Path) -> None:
     assert "opponents_riichi.npz is not opponent model weights" in r.stderr
     r = _mjbot("bench", *MC, "--models", str(ROOT / "brain" / "data"))  # the shipped ones
     assert r.returncode == 0 and "budget 0.05 s" in r.stdout, r.stderr
+
+
+def test_bench_arena_of_one_other_variant_claims_no_riichi_figure(tmp_path: Path) -> None:
+    """`bench arena --variant mass` printed "target: >= 200 riichi hands/s ...; reached 0.0"
+    and wrote 0.0: a figure for a table it never played."""
+    out = tmp_path / "arena.json"
+    r = _mjbot("bench", "arena", "--variant", "mass", "--repeats", "1", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "riichi" not in r.stdout
+    result = json.loads(out.read_text())
+    assert result["riichi_greedy_hands_per_s"] is None
+    assert {row["variant"] for row in result["rows"]} == {"mass"}
+
