@@ -209,3 +209,11 @@ def test_bench_arena_of_one_other_variant_claims_no_riichi_figure(tmp_path: Path
     assert result["riichi_greedy_hands_per_s"] is None
     assert {row["variant"] for row in result["rows"]} == {"mass"}
 
+
+def test_the_repeats_help_says_what_the_benches_do() -> None:
+    """bench botzone's --repeats said "the best counts" of timings it takes the median of;
+    bench arena's said "runs of the same walls" where each run plays walls of its own."""
+    r = _mjbot("bench", "botzone", "-h")
+    assert "their median counts" in " ".join(r.stdout.split())
+    r = _mjbot("bench", "arena", "-h")
+    assert "runs, each on walls of its own, the best counts" in " ".join(r.stdout.split())

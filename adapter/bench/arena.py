@@ -86,7 +86,7 @@ def register(benches: Any) -> None:
     p = add_bench(benches, "arena", run, "local-table hands/s per variant and policy")
     p.add_argument("--variant", default="all", choices=["all", *VARIANTS])
     p.add_argument("--repeats", type=at_least(1), default=3,
-                   help="runs of the same walls, the best counts")
+                   help="runs, each on walls of its own, the best counts")
     p.add_argument("--seed", type=int, default=0)
     add_fallback_argument(p)
 

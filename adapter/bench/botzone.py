@@ -129,7 +129,7 @@ if __name__ == "__main__":
 def register(benches: Any) -> None:
     p = add_bench(benches, "botzone", run, "Botzone one-shot and keep-running turn times")
     p.add_argument("--repeats", type=at_least(1), default=3,
-                   help="timings per turn, the best counts")
+                   help="timings per turn, their median counts")
     p.add_argument("--policy", default="rulebased",
                    help="what the bot plays (rulebased, mc, nn)")
     p.add_argument("--late-turns", type=at_least(0), default=0, metavar="N",
