@@ -88,6 +88,13 @@ def test_a_json_file_that_cannot_be_written_is_refused_before_the_bench_runs(
     r = _mjbot("bench", "log", "--json", str(tmp_path))
     assert r.returncode == 2 and r.stderr.strip() == f"mjbot bench: --json {tmp_path}: is a " \
                                                      "directory"
+    # a folder that is there but a file that cannot be made in it: the bench ran, printed
+    # its table, and only then failed to write
+    unwritable = tmp_path / ("x" * 300 + ".json")
+    r = _mjbot("bench", "log", "--frames", "4", "--json", str(unwritable))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == f"mjbot bench: --json {unwritable}: File name too long"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_bench_serve_writes_its_json_on_a_short_loopback_run(tmp_path: Path) -> None:

@@ -33,10 +33,19 @@ def check_json_target(path: str | None) -> None:
     if path in (None, "-"):
         return
     target = Path(path)
-    if target.is_dir():
-        raise UserInputError(f"--json {path}: is a directory")
-    if not target.parent.is_dir():
-        raise UserInputError(f"--json {path}: no such folder {str(target.parent)!r}")
+    try:  # is_dir() itself raises for a name too long
+        if target.is_dir():
+            raise UserInputError(f"--json {path}: is a directory")
+        if not target.parent.is_dir():
+            raise UserInputError(f"--json {path}: no such folder {str(target.parent)!r}")
+        existed = target.exists()
+        # the one sure test of writable (root passes os.access; /proc refuses all the same)
+        with open(target, "a", encoding="utf-8"):
+            pass
+        if not existed:
+            target.unlink(missing_ok=True)
+    except OSError as exc:
+        raise UserInputError(f"--json {path}: {exc.strerror or exc}") from None
 
 
 def report(args: argparse.Namespace, result: dict[str, Any],
