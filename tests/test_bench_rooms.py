@@ -224,3 +224,10 @@ def test_the_repeats_help_says_what_the_benches_do() -> None:
     assert "their median counts" in " ".join(r.stdout.split())
     r = _mjbot("bench", "arena", "-h")
     assert "runs, each on walls of its own, the best counts" in " ".join(r.stdout.split())
+
+
+def test_bench_commentary_refuses_an_empty_list_of_policies() -> None:
+    """`--policies ,,` measured nothing and printed the anchors' row alone, exit 0."""
+    r = _mjbot("bench", "commentary", "tests/data/botzone_judge_log.json", "--policies", ",,")
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith("mjbot bench: --policies ',,': no ranking named (known: ")

@@ -137,7 +137,10 @@ def run_commentary(args: argparse.Namespace) -> int:
     if not args.paths:
         raise UserInputError("bench commentary needs game files or folders (e.g. the Botzone, "
                              "mjlog and tenhou.net/6 games of tests/data)")
-    names = [n.strip() for n in args.policies.split(",") if n.strip()]
+    names = list(dict.fromkeys(n.strip() for n in args.policies.split(",") if n.strip()))
+    if not names:  # else a table of the anchors alone, as if something had been measured
+        raise UserInputError(f"--policies {args.policies!r}: no ranking named (known: "
+                             f"{', '.join(predictors())})")
     for n in names:
         if n not in predictors():
             raise UserInputError(f"--policies: {n!r} cannot rank moves (known: "
