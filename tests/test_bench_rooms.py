@@ -111,6 +111,15 @@ def test_bench_serve_writes_its_json_on_a_short_loopback_run(tmp_path: Path) -> 
     assert result["decisions"]["tenhou"]["with_load"]["count"] > 0
     assert r.stdout.startswith("status server load: ")
     assert "tenhou (serve process), with load" in r.stdout
+    # the ratio against the reference phase of the same run (it printed none), as written
+    ratios = result["p99_ratio_with_vs_without_load"]
+    assert set(ratios) == {"tenhou", "local", "loop_lag"} and ratios["local"] is None
+    assert ratios["tenhou"] == round(result["decisions"]["tenhou"]["with_load"]["p99_ms"]
+                                     / result["decisions"]["tenhou"]["without_load"]["p99_ms"],
+                                     2)
+    lag = "-" if ratios["loop_lag"] is None else f"{ratios['loop_lag']:g}x"
+    assert (f"p99 with load / without: tenhou {ratios['tenhou']:g}x, practice -, event loop "
+            f"lag {lag}\n") in r.stdout
 
 
 @pytest.mark.parametrize("option", [("--seconds", "0"), ("--rate", "nan"), ("--rate", "inf"),

@@ -228,6 +228,9 @@ connect_timeout = 30
     def window(kind: str, start: float, end: float) -> dict[str, Any]:
         return _quantiles([s for t, k, s in samples if k == kind and start <= t < end])
 
+    rows = {kind: {"without_load": window(kind, quiet_from, quiet_to),
+                   "with_load": window(kind, loaded_from, loaded_to)}
+            for kind in ("tenhou", "local", "loop_lag")}
     return {
         "rate": rate, "seconds": seconds, "practice_sessions": practice,
         "cpus": os.cpu_count(), "load": loaded,
@@ -237,13 +240,18 @@ connect_timeout = 30
         "hands_played": {n: {"without_load": hands_at[1][n] - hands_at[0][n],
                              "with_load": hands_at[2][n] - hands_at[1][n]}
                          for n in hands_at[0]},
-        "decisions": {
-            kind: {"without_load": window(kind, quiet_from, quiet_to),
-                   "with_load": window(kind, loaded_from, loaded_to)}
-            for kind in ("tenhou", "local")},
-        "loop_lag": {"without_load": window("loop_lag", quiet_from, quiet_to),
-                     "with_load": window("loop_lag", loaded_from, loaded_to)},
+        "decisions": {kind: rows[kind] for kind in ("tenhou", "local")},
+        "loop_lag": rows["loop_lag"],
+        # the figure against the reference of the same run: the phase without load
+        "p99_ratio_with_vs_without_load": {kind: _ratio(phases)
+                                           for kind, phases in rows.items()},
     }
+
+
+def _ratio(phases: dict[str, dict[str, Any]]) -> float | None:
+    """p99 with load over p99 without; None where a phase has no sample (no practice)."""
+    without, loaded = phases["without_load"].get("p99_ms"), phases["with_load"].get("p99_ms")
+    return round(loaded / without, 2) if without and loaded is not None else None
 
 
 async def _loop_lag(samples: list[tuple[float, str, float]], every: float = 0.01) -> None:
@@ -288,6 +296,10 @@ def _table(result: dict[str, Any]) -> str:
             lines.append(f"{label:<40}{q['count']:>7}{q.get('p50_ms', '-'):>9}"
                          f"{q.get('p90_ms', '-'):>9}{q.get('p99_ms', '-'):>9}"
                          f"{q.get('max_ms', '-'):>9}")
+    ratios = result["p99_ratio_with_vs_without_load"]
+    lines.append("p99 with load / without: " + ", ".join(
+        f"{names[kind].split(' (')[0]} {'-' if r is None else f'{r:g}x'}"
+        for kind, r in ratios.items()))
     for name, phases in result["hands_played"].items():
         lines.append(f"hands played by {name}: {phases['without_load']} without load, "
                      f"{phases['with_load']} with load")
