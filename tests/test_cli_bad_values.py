@@ -90,6 +90,16 @@ def test_score_refuses_what_the_variant_or_the_table_cannot_have(args, said, cap
     assert said in said_of
 
 
+def test_score_tells_a_complete_hand_that_does_not_pay_from_an_incomplete_one(capsys):
+    """Both were "not a winning hand": a complete hand with no yaku read like a miscount."""
+    assert main(["score", "123m456p789s234s55m", "--win", "5m", "--ron-from", "1"]) == 1
+    assert capsys.readouterr().out == ("not a winning hand under riichi rules: a complete "
+                                       "shape, but one these rules do not pay (no yaku, under "
+                                       "the fan floor, or a shape they do not allow)\n")
+    assert main(["score", "123m456p789s234s56m", "--win", "6m", "--ron-from", "1"]) == 1
+    assert capsys.readouterr().out == "not a winning hand under riichi rules\n"
+
+
 def test_bench_mc_budgets_must_be_positive_seconds(capsys):
     assert "--budgets: seconds above 0" in _refused(["bench", "mc", "--budgets=0.5,-1"], capsys)
 

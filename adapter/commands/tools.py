@@ -90,7 +90,12 @@ def cmd_score(args: argparse.Namespace) -> int:
                      dora_indicators=dora)
     result = rules_for(args.variant).score(ctx)
     if result is None:
-        print(f"not a winning hand under {args.variant} rules")
+        from brain.shanten import shanten
+
+        why = ("" if shanten(counts34(concealed)) > -1 else  # a shape that wins elsewhere
+               ": a complete shape, but one these rules do not pay (no yaku, under the fan "
+               "floor, or a shape they do not allow)")
+        print(f"not a winning hand under {args.variant} rules{why}")
         return 1
     print_score(result)
     return 0
