@@ -240,3 +240,12 @@ def test_bench_commentary_refuses_an_empty_list_of_policies() -> None:
     r = _mjbot("bench", "commentary", "tests/data/botzone_judge_log.json", "--policies", ",,")
     assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.startswith("mjbot bench: --policies ',,': no ranking named (known: ")
+
+
+def test_bench_serve_refuses_two_loads() -> None:
+    """`--viewer N --rate R`: the viewer load ran, the rate was ignored yet written into the
+    JSON as the run's rate."""
+    r = _mjbot("bench", "serve", "--viewer", "2", "--rate", "50", "--seconds", "0.5",
+               "--warmup", "0", "--practice", "0", timeout=60)
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip() == "mjbot bench: --rate and --viewer are two loads: give one"

@@ -164,7 +164,7 @@ async def _generator(url: str, args: list[str]) -> dict[str, Any]:
     return json.loads(out)
 
 
-async def _bench(rate: float, seconds: float, practice: int, warmup: float,
+async def _bench(rate: float | None, seconds: float, practice: int, warmup: float,
                  viewer: int = 0, probe_rate: float = 20.0) -> dict[str, Any]:
     from adapter.serve.config import loads
     from adapter.serve.metrics import Metrics
@@ -312,7 +312,8 @@ def _table(result: dict[str, Any]) -> str:
 def register(benches: Any) -> None:
     p = add_bench(benches, "serve", run, "decision latency of the serve process with and "
                   "without HTTP load (loopback)")
-    p.add_argument("--rate", type=float, default=100.0, help="requests per second")
+    p.add_argument("--rate", type=float, default=None,
+                   help="the load: requests per second round robin (default 100)")
     p.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
     p.add_argument("--practice", type=int, default=2, help="practice sessions")
     p.add_argument("--warmup", type=float, default=3.0, help="seconds before the first phase")
@@ -325,11 +326,16 @@ def register(benches: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     # not 0 <= x: nan too; a rate of inf or nan was the load process's traceback
     if not 0 <= args.viewer <= MAX_VIEWER_CLIENTS or not 0 < args.seconds <= 600 \
-            or not 0 <= args.probe_rate < math.inf or not 0 <= args.rate < math.inf \
+            or not 0 <= args.probe_rate < math.inf \
+            or (args.rate is not None and not 0 <= args.rate < math.inf) \
             or not 0 <= args.warmup <= 600 or args.practice < 0:
         raise UserInputError(f"--viewer must be 0..{MAX_VIEWER_CLIENTS}, --seconds in (0, 600], "
                              "--warmup in [0, 600], --rate, --probe-rate and --practice at "
                              "least 0 (and finite)")
+    if args.viewer and args.rate is not None:  # else the rate was ignored, and written down
+        raise UserInputError("--rate and --viewer are two loads: give one")
+    if not args.viewer and args.rate is None:
+        args.rate = 100.0
     from adapter.logging_setup import configure_logging
 
     configure_logging(json_lines=True, level="error")
