@@ -249,3 +249,17 @@ def test_bench_serve_refuses_two_loads() -> None:
                "--warmup", "0", "--practice", "0", timeout=60)
     assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.strip() == "mjbot bench: --rate and --viewer are two loads: give one"
+
+
+def test_bench_botzone_says_whose_keep_running_turns_it_timed(tmp_path: Path) -> None:
+    """The keep-running figures are the match's rulebased bots' whatever --policy is; with
+    --policy mc they read as mc's sub-millisecond turns."""
+    out = tmp_path / "botzone.json"
+    r = _mjbot("bench", "botzone", "--policy", "tsumogiri", "--repeats", "1", "--json",
+               str(out), timeout=170)
+    assert r.returncode == 0, r.stderr[-500:]
+    result = json.loads(out.read_text())
+    assert result["policy"] == "tsumogiri" and result["keep_running_policy"] == "rulebased"
+    line = next(x for x in r.stdout.splitlines() if "keep running" in x)
+    assert line.endswith(f"over {result['keep_running_turns']} turns (the match's rulebased "
+                         "bots, not tsumogiri)")
