@@ -273,3 +273,13 @@ def test_a_dataset_named_twice_or_held_out_from_itself_is_refused(tmp_path, caps
     err = _refused(["models", "train", "--variant", "riichi", "--data", str(data), str(data)],
                    capsys)
     assert "twice" in err
+
+
+def test_score_help_says_what_it_does(capsys):
+    """`mjbot score -h` had no description, and --seat, --dealer, --riichi no help."""
+    with pytest.raises(SystemExit):
+        main(["score", "-h"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "value a winning hand in a variant: its items" in out
+    assert "--seat SEAT the winner's seat" in out and "--dealer DEALER the dealer's seat" in out
+    assert "--riichi the winner declared riichi" in out

@@ -19,16 +19,19 @@ def register(sub: Any) -> None:
     s.add_argument("hand", help="e.g. 123m406p789s1177z (3k+1 or 3k+2 tiles, k <= 5)")
     s.set_defaults(handler=cmd_shanten)
 
-    sc = sub.add_parser("score", help="value a winning hand in a variant")
+    what = ("value a winning hand in a variant: its items (han, fan or tai) and each seat's "
+            "score change; a closed hand only (no melds)")
+    sc = sub.add_parser("score", help="value a winning hand in a variant", description=what)
     sc.add_argument("hand", help="concealed tiles including the winning tile, mpsz")
     sc.add_argument("--variant", default="riichi", choices=VARIANTS)
     sc.add_argument("--win", required=True, help="the winning tile, mpsz (e.g. 5p)")
     sc.add_argument("--ron-from", type=seat_number, default=None,
                     help="seat that discarded the winning tile (default: self-draw)")
-    sc.add_argument("--seat", type=seat_number, default=0)
-    sc.add_argument("--dealer", type=seat_number, default=0)
-    sc.add_argument("--riichi", action="store_true")
-    sc.add_argument("--dora", default="", help="dora indicators, mpsz")
+    sc.add_argument("--seat", type=seat_number, default=0, help="the winner's seat (default 0)")
+    sc.add_argument("--dealer", type=seat_number, default=0, help="the dealer's seat (default 0)")
+    sc.add_argument("--riichi", action="store_true", help="the winner declared riichi")
+    sc.add_argument("--dora", default="",
+                    help="dora indicators, mpsz, at most 5")
     sc.set_defaults(handler=cmd_score)
 
     d = sub.add_parser("demo", help="shanten and scoring of sample hands in every variant")
