@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -87,6 +88,13 @@ def test_a_json_file_that_cannot_be_written_is_refused_before_the_bench_runs(
     r = _mjbot("bench", "log", "--json", str(tmp_path))
     assert r.returncode == 2 and r.stderr.strip() == f"mjbot bench: --json {tmp_path}: is a " \
                                                      "directory"
+    # a folder that is there but a file that cannot be made in it: the bench ran, printed
+    # its table, and only then failed to write
+    unwritable = tmp_path / ("x" * 300 + ".json")
+    r = _mjbot("bench", "log", "--frames", "4", "--json", str(unwritable))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == f"mjbot bench: --json {unwritable}: File name too long"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_bench_serve_writes_its_json_on_a_short_loopback_run(tmp_path: Path) -> None:
@@ -103,9 +111,155 @@ def test_bench_serve_writes_its_json_on_a_short_loopback_run(tmp_path: Path) -> 
     assert result["decisions"]["tenhou"]["with_load"]["count"] > 0
     assert r.stdout.startswith("status server load: ")
     assert "tenhou (serve process), with load" in r.stdout
+    # the ratio against the reference phase of the same run (it printed none), as written
+    ratios = result["p99_ratio_with_vs_without_load"]
+    assert set(ratios) == {"tenhou", "local", "loop_lag"} and ratios["local"] is None
+    assert ratios["tenhou"] == round(result["decisions"]["tenhou"]["with_load"]["p99_ms"]
+                                     / result["decisions"]["tenhou"]["without_load"]["p99_ms"],
+                                     2)
+    lag = "-" if ratios["loop_lag"] is None else f"{ratios['loop_lag']:g}x"
+    assert (f"p99 with load / without: tenhou {ratios['tenhou']:g}x, practice -, event loop "
+            f"lag {lag}\n") in r.stdout
 
 
-def test_bench_serve_refuses_a_bad_option_in_one_line() -> None:
-    r = _mjbot("bench", "serve", "--seconds", "0")
-    assert r.returncode == 2 and "Traceback" not in r.stderr
+@pytest.mark.parametrize("option", [("--seconds", "0"), ("--rate", "nan"), ("--rate", "inf"),
+                                    ("--probe-rate", "nan"), ("--probe-rate", "inf")])
+def test_bench_serve_refuses_a_bad_option_in_one_line(option: tuple[str, str]) -> None:
+    """A rate of nan or inf passed the check (nan < 0 is false) and was the load process's
+    ValueError and the bench's JSONDecodeError, tracebacks both."""
+    r = _mjbot("bench", "serve", "--warmup", "0.5", "--practice", "0", *option, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
     assert len(r.stderr.splitlines()) == 1 and "--seconds in (0, 600]" in r.stderr
+
+
+def test_a_bench_over_its_fallback_share_exits_1_with_one_line(tmp_path: Path) -> None:
+    """bench mc --soak (as bench arena and bench mjai) ends with fallback_verdict, which
+    names the command: the bench's own namespace had none, so a share over the threshold
+    was an AttributeError traceback instead of its one line."""
+    out = tmp_path / "mc.json"
+    r = _mjbot("bench", "mc", "--positions", "1", "--seconds", "0.05", "--budgets", "0.05",
+               "--soak", "1", "--limit", "0.001", "--json", str(out))
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.splitlines()[-1].startswith("mjbot bench mc: policy mc fell back in ")
+    assert json.loads(out.read_text())["soak"]["fallbacks"]["mc"]["fallbacks"] > 0
+
+
+def test_a_bench_writes_its_json_when_the_reader_of_the_table_has_gone(tmp_path: Path) -> None:
+    """`mjbot bench log --json FILE | true`: the table's reader is gone before the figure is
+    printed; the JSON file was written after the print, so the closed pipe cost the run it."""
+    out = tmp_path / "log.json"
+    r = subprocess.run(f"{sys.executable} -m adapter.cli bench log --frames 200 --json {out}"
+                       " | true", shell=True, cwd=ROOT, capture_output=True, text=True,
+                       timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "Traceback" not in r.stderr, r.stderr
+    assert json.loads(out.read_text())["frames"] == 200
+
+
+@pytest.mark.parametrize("args", [
+    ("review", "--playouts", "-5"),
+    ("commentary", "tests/data/botzone_judge_log.json", "--policies", "mc", "--playouts", "-3"),
+    ("mc", "--positions", "1", "--seconds", "0.05", "--budgets", "0.05", "--compare",
+     "--reference", "-4"),
+])
+def test_a_negative_count_of_playouts_is_refused_in_one_line(args: tuple[str, ...]) -> None:
+    """These reached mc's config, whose ValueError was a traceback after the bench had run."""
+    r = _mjbot("bench", *args)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
+    assert r.stderr.splitlines()[-1].endswith(f"a whole number of at least 1, not '{args[-1]}'")
+
+
+@pytest.mark.parametrize("batch", ["-3", "0"])
+def test_bench_shanten_refuses_an_empty_or_negative_batch(batch: str) -> None:
+    """-3 was numpy's ValueError (a traceback); 0 measured nothing and printed
+    "batched 0 hands/s" and a ratio of 0.0 as if figures."""
+    r = _mjbot("bench", "shanten", "--hands", "50", "--seconds", "0.05", "--batch", batch)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == "", r.stderr[-500:]
+    assert r.stderr.splitlines()[-1].endswith(f"--batch: a whole number of at least 1, not "
+                                              f"'{batch}'")
+
+
+MC = ("mc", "--positions", "1", "--seconds", "0.05", "--budgets", "0.05")
+
+
+@pytest.mark.parametrize("args,error", [
+    ((*MC, "--soak", "1", "--limit", "-1"), "--limit: seconds above 0 (at most 3600), not '-1'"),
+    ((*MC, "--soak", "1", "--limit", "nan"), "--limit: seconds above 0 (at most 3600), not "
+                                             "'nan'"),
+    ((*MC, "--calibrate", "-1"), "--calibrate: a whole number of at least 0, not '-1'"),
+    (("botzone", "--late-turns", "-3"), "--late-turns: a whole number of at least 0, not '-3'"),
+])
+def test_a_count_or_limit_that_measures_nothing_is_refused(args: tuple[str, ...],
+                                                           error: str) -> None:
+    """These ran as if meant: a soak whose every decision was late, an empty calibration
+    table of 0.0%, a whole Botzone bench with no late turn timed."""
+    r = _mjbot("bench", *args, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == "", r.stderr[-500:]
+    assert r.stderr.splitlines()[-1].endswith(error)
+
+
+def test_bench_mc_refuses_models_it_cannot_read(tmp_path: Path) -> None:
+    """--models DIR without the variant's weights ran with flat opponents and left out the
+    decisions (and --soak, --compare) with exit 0; a file that is no weights was numpy's
+    ValueError traceback."""
+    r = _mjbot("bench", *MC, "--soak", "2", "--models", str(tmp_path))
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip() == (f"mjbot bench: --models {tmp_path}: mc: no opponent models "
+                                f"for 'riichi' at {tmp_path}/opponents_riichi.npz")
+    (tmp_path / "opponents_riichi.npz").write_text("not weights")
+    r = _mjbot("bench", *MC, "--models", str(tmp_path))
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.splitlines()) == 1
+    assert "opponents_riichi.npz is not opponent model weights" in r.stderr
+    r = _mjbot("bench", *MC, "--models", str(ROOT / "brain" / "data"))  # the shipped ones
+    assert r.returncode == 0 and "budget 0.05 s" in r.stdout, r.stderr
+
+
+def test_bench_arena_of_one_other_variant_claims_no_riichi_figure(tmp_path: Path) -> None:
+    """`bench arena --variant mass` printed "target: >= 200 riichi hands/s ...; reached 0.0"
+    and wrote 0.0: a figure for a table it never played."""
+    out = tmp_path / "arena.json"
+    r = _mjbot("bench", "arena", "--variant", "mass", "--repeats", "1", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "riichi" not in r.stdout
+    result = json.loads(out.read_text())
+    assert result["riichi_greedy_hands_per_s"] is None
+    assert {row["variant"] for row in result["rows"]} == {"mass"}
+
+
+def test_the_repeats_help_says_what_the_benches_do() -> None:
+    """bench botzone's --repeats said "the best counts" of timings it takes the median of;
+    bench arena's said "runs of the same walls" where each run plays walls of its own."""
+    r = _mjbot("bench", "botzone", "-h")
+    assert "their median counts" in " ".join(r.stdout.split())
+    r = _mjbot("bench", "arena", "-h")
+    assert "runs, each on walls of its own, the best counts" in " ".join(r.stdout.split())
+
+
+def test_bench_commentary_refuses_an_empty_list_of_policies() -> None:
+    """`--policies ,,` measured nothing and printed the anchors' row alone, exit 0."""
+    r = _mjbot("bench", "commentary", "tests/data/botzone_judge_log.json", "--policies", ",,")
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith("mjbot bench: --policies ',,': no ranking named (known: ")
+
+
+def test_bench_serve_refuses_two_loads() -> None:
+    """`--viewer N --rate R`: the viewer load ran, the rate was ignored yet written into the
+    JSON as the run's rate."""
+    r = _mjbot("bench", "serve", "--viewer", "2", "--rate", "50", "--seconds", "0.5",
+               "--warmup", "0", "--practice", "0", timeout=60)
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip() == "mjbot bench: --rate and --viewer are two loads: give one"
+
+
+def test_bench_botzone_says_whose_keep_running_turns_it_timed(tmp_path: Path) -> None:
+    """The keep-running figures are the match's rulebased bots' whatever --policy is; with
+    --policy mc they read as mc's sub-millisecond turns."""
+    out = tmp_path / "botzone.json"
+    r = _mjbot("bench", "botzone", "--policy", "tsumogiri", "--repeats", "1", "--json",
+               str(out), timeout=170)
+    assert r.returncode == 0, r.stderr[-500:]
+    result = json.loads(out.read_text())
+    assert result["policy"] == "tsumogiri" and result["keep_running_policy"] == "rulebased"
+    line = next(x for x in r.stdout.splitlines() if "keep running" in x)
+    assert line.endswith(f"over {result['keep_running_turns']} turns (the match's rulebased "
+                         "bots, not tsumogiri)")

@@ -54,6 +54,52 @@ def test_the_winner_cannot_have_discarded_the_winning_tile(capsys):
     assert "--ron-from 2 is the winner's own seat" in err
 
 
+@pytest.mark.parametrize("variant", ["riichi", "mcr", "taiwan16"])
+def test_score_refuses_five_of_one_tile(variant, capsys):
+    """Riichi's rules raised ValueError (a traceback); the others said only "not a winning
+    hand", as if the hand could be held."""
+    err = _refused(["score", "11111m234p55s123s", "--win", "5s", "--variant", variant], capsys)
+    assert "'11111m234p55s123s' holds more than four of one tile" in err
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["123456789m234p505s", "--win", "5s"], "'123456789m234p505s' is 15 tiles: a riichi win "
+                                             "is 14, the winning tile included"),
+    (["123456789m234p5s", "--win", "5s", "--variant", "mcr"], "is 13 tiles: a mcr win is 14"),
+    (["123456789m234p55s", "--win", "5s", "--variant", "taiwan16"], "is 14 tiles: a taiwan16 "
+                                                                     "win is 17"),
+    (["1234567m234p55s11z", "--win", "1z", "--variant", "mass"], "holds honours: mass has "
+                                                                   "none"),
+])
+def test_score_names_a_hand_no_win_could_be(args, said, capsys):
+    """A hand of the wrong size, or with honours where the set has none, was only "not a
+    winning hand" (exit 1), the answer for a real hand that does not win."""
+    assert said in _refused(["score", *args], capsys)
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--variant", "mcr", "--riichi"], "--riichi: mcr has no riichi"),
+    (["--variant", "mass", "--dora", "4s"], "--dora: mass has no dora"),
+    (["--dora", "1m2m3m4m5m6m"], "--dora 1m2m3m4m5m6m: 6 indicators, at most 5 are shown"),
+    (["--dora", "1m1m"], "HAND and --dora 1m1m hold more than four of one tile"),
+])
+def test_score_refuses_what_the_variant_or_the_table_cannot_have(args, said, capsys):
+    """These were scored as if possible: mcr's value silently without the riichi asked for,
+    six dora indicators, a fifth 1m among the indicators."""
+    said_of = _refused(["score", "111m456789m234p55s", "--win", "5s", *args], capsys)
+    assert said in said_of
+
+
+def test_score_tells_a_complete_hand_that_does_not_pay_from_an_incomplete_one(capsys):
+    """Both were "not a winning hand": a complete hand with no yaku read like a miscount."""
+    assert main(["score", "123m456p789s234s55m", "--win", "5m", "--ron-from", "1"]) == 1
+    assert capsys.readouterr().out == ("not a winning hand under riichi rules: a complete "
+                                       "shape, but one these rules do not pay (no yaku, under "
+                                       "the fan floor, or a shape they do not allow)\n")
+    assert main(["score", "123m456p789s234s56m", "--win", "6m", "--ron-from", "1"]) == 1
+    assert capsys.readouterr().out == "not a winning hand under riichi rules\n"
+
+
 def test_bench_mc_budgets_must_be_positive_seconds(capsys):
     assert "--budgets: seconds above 0" in _refused(["bench", "mc", "--budgets=0.5,-1"], capsys)
 
@@ -227,3 +273,13 @@ def test_a_dataset_named_twice_or_held_out_from_itself_is_refused(tmp_path, caps
     err = _refused(["models", "train", "--variant", "riichi", "--data", str(data), str(data)],
                    capsys)
     assert "twice" in err
+
+
+def test_score_help_says_what_it_does(capsys):
+    """`mjbot score -h` had no description, and --seat, --dealer, --riichi no help."""
+    with pytest.raises(SystemExit):
+        main(["score", "-h"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "value a winning hand in a variant: its items" in out
+    assert "--seat SEAT the winner's seat" in out and "--dealer DEALER the dealer's seat" in out
+    assert "--riichi the winner declared riichi" in out

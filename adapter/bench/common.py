@@ -33,22 +33,36 @@ def check_json_target(path: str | None) -> None:
     if path in (None, "-"):
         return
     target = Path(path)
-    if target.is_dir():
-        raise UserInputError(f"--json {path}: is a directory")
-    if not target.parent.is_dir():
-        raise UserInputError(f"--json {path}: no such folder {str(target.parent)!r}")
+    try:  # is_dir() itself raises for a name too long
+        if target.is_dir():
+            raise UserInputError(f"--json {path}: is a directory")
+        if not target.parent.is_dir():
+            raise UserInputError(f"--json {path}: no such folder {str(target.parent)!r}")
+        existed = target.exists()
+        # the one sure test of writable (root passes os.access; /proc refuses all the same)
+        with open(target, "a", encoding="utf-8"):
+            pass
+        if not existed:
+            target.unlink(missing_ok=True)
+    except OSError as exc:
+        raise UserInputError(f"--json {path}: {exc.strerror or exc}") from None
 
 
 def report(args: argparse.Namespace, result: dict[str, Any],
            text: Callable[[dict[str, Any]], str]) -> None:
-    """Print the figure (``text(result)``), and write ``result`` to ``--json FILE``."""
+    """Write ``result`` to ``--json FILE``, then print the figure (``text(result)``): the file
+    first, so that a reader of the table that has gone (``| head -1``) does not cost the run
+    its figures; a file that cannot be written is said after the table is printed."""
     dumped = json.dumps(result, indent=2)
     if args.json == "-":
         print(dumped)
         return
-    print(text(result), flush=True)
+    failed = None
     if args.json:
         try:
             Path(args.json).write_text(dumped + "\n", encoding="utf-8")
         except OSError as exc:
-            raise UserInputError(f"--json {args.json}: {exc.strerror or exc}") from None
+            failed = f"--json {args.json}: {exc.strerror or exc}"
+    print(text(result), flush=True)
+    if failed:
+        raise UserInputError(failed)

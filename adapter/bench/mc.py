@@ -23,6 +23,7 @@ import argparse
 import copy
 import statistics
 import time
+import zipfile
 from dataclasses import replace
 from typing import Any
 
@@ -99,10 +100,20 @@ def mid_game(found: list[Position], count: int) -> list[Position]:
 
 
 def opponents(variant: str, directory: str = "") -> tuple[Any, str]:
+    """The variant's opponent models; flat ones where none are shipped. Models asked for with
+    ``--models DIR`` must be there and readable: without them the decisions, --compare and
+    --soak, which need real models, would be left out without a word."""
     try:
         return load_models(variant, directory), "models"
-    except MissingModels:
+    except MissingModels as exc:
+        if directory:
+            raise UserInputError(f"--models {directory}: {exc}") from None
         return FlatOpponents(), "flat (no opponent models for this variant)"
+    except (ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
+        if not directory:
+            raise
+        raise UserInputError(f"--models {directory}: opponents_{variant}.npz is not opponent "
+                             f"model weights ({type(exc).__name__}: {exc})") from None
 
 
 def playouts_per_second(found: list[Position], models: Any, seconds: float,
@@ -332,12 +343,13 @@ def register(benches: Any) -> None:
     p.add_argument("--budgets", default="0.5,1,3", help="decision budgets (s)")
     p.add_argument("--compare", action="store_true",
                    help="playouts vs seed 003's expectation against a long run")
-    p.add_argument("--reference", type=int, default=1024,
+    p.add_argument("--reference", type=at_least(1), default=1024,
                    help="--compare: playouts per candidate of the reference")
     p.add_argument("--soak", type=at_least(0), default=0, metavar="HANDS",
                    help="hands at a tight limit, counting late or illegal answers")
-    p.add_argument("--limit", type=float, default=0.5, help="--soak: seconds per decision")
-    p.add_argument("--calibrate", type=int, default=0, metavar="GAMES",
+    p.add_argument("--limit", type=positive_seconds, default=0.5,
+                   help="--soak: seconds per decision")
+    p.add_argument("--calibrate", type=at_least(0), default=0, metavar="GAMES",
                    help="play GAMES rule-based games and set how the playouts end hands "
                    "beside how those hands really ended")
     p.add_argument("--seed", type=int, default=0)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from adapter.bench.common import add_bench, report
-from adapter.commands import UserInputError
+from adapter.commands import UserInputError, at_least
 from adapter.local.arena import ArenaConfig, play_unit
 from replay import replayer
 from replay.review import measure
@@ -107,15 +107,17 @@ def register(benches: Any) -> None:
                    help="the game (default: a seeded local east-south game)")
     p.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
                    help="the seat reviewed")
-    p.add_argument("--playouts", type=int, default=512, help="mc playouts per action")
+    p.add_argument("--playouts", type=at_least(1), default=512,
+                   help="mc playouts per action")
     p.add_argument("--seed", type=int, default=0)
 
     p = add_bench(benches, "commentary", run_commentary,
                   "move predictions on real games vs the seed papers' figures")
     p.add_argument("paths", nargs="*", metavar="PATH", help="game files or folders")
     p.add_argument("--policies", default="rulebased,mc", help="the rankings measured")
-    p.add_argument("--top-k", type=int, default=3, help="discards predicted")
-    p.add_argument("--playouts", type=int, default=16, help="mc playouts per action")
+    p.add_argument("--top-k", type=at_least(1), default=3, help="discards predicted")
+    p.add_argument("--playouts", type=at_least(1), default=16,
+                   help="mc playouts per action")
     p.add_argument("--seed", type=int, default=0)
 
 
@@ -124,7 +126,7 @@ def run_review(args: argparse.Namespace) -> int:
 
     if args.game is not None:
         load_replay(args.game, args.seat)  # a bad file: one line
-    result = bench_review(args.game, args.seat, args.playouts or 512, args.seed)
+    result = bench_review(args.game, args.seat, args.playouts, args.seed)
     report(args, result, text_review)
     return 0
 
@@ -135,17 +137,18 @@ def run_commentary(args: argparse.Namespace) -> int:
     if not args.paths:
         raise UserInputError("bench commentary needs game files or folders (e.g. the Botzone, "
                              "mjlog and tenhou.net/6 games of tests/data)")
-    names = [n.strip() for n in args.policies.split(",") if n.strip()]
+    names = list(dict.fromkeys(n.strip() for n in args.policies.split(",") if n.strip()))
+    if not names:  # else a table of the anchors alone, as if something had been measured
+        raise UserInputError(f"--policies {args.policies!r}: no ranking named (known: "
+                             f"{', '.join(predictors())})")
     for n in names:
         if n not in predictors():
             raise UserInputError(f"--policies: {n!r} cannot rank moves (known: "
                                  f"{', '.join(predictors())})")
-    if args.top_k < 1:
-        raise UserInputError("--top-k must be at least 1")
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         raise UserInputError(f"no such file or folder: {', '.join(missing)}")
-    result = bench_commentary(args.paths, names, args.playouts or 16, args.seed, args.top_k)
+    result = bench_commentary(args.paths, names, args.playouts, args.seed, args.top_k)
     if not result["games"]:
         raise UserInputError(f"no game the replayer reads in {', '.join(args.paths)} "
                              f"({result['files']} file(s) looked at)")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import socket
 import statistics
@@ -163,7 +164,7 @@ async def _generator(url: str, args: list[str]) -> dict[str, Any]:
     return json.loads(out)
 
 
-async def _bench(rate: float, seconds: float, practice: int, warmup: float,
+async def _bench(rate: float | None, seconds: float, practice: int, warmup: float,
                  viewer: int = 0, probe_rate: float = 20.0) -> dict[str, Any]:
     from adapter.serve.config import loads
     from adapter.serve.metrics import Metrics
@@ -227,6 +228,9 @@ connect_timeout = 30
     def window(kind: str, start: float, end: float) -> dict[str, Any]:
         return _quantiles([s for t, k, s in samples if k == kind and start <= t < end])
 
+    rows = {kind: {"without_load": window(kind, quiet_from, quiet_to),
+                   "with_load": window(kind, loaded_from, loaded_to)}
+            for kind in ("tenhou", "local", "loop_lag")}
     return {
         "rate": rate, "seconds": seconds, "practice_sessions": practice,
         "cpus": os.cpu_count(), "load": loaded,
@@ -236,13 +240,18 @@ connect_timeout = 30
         "hands_played": {n: {"without_load": hands_at[1][n] - hands_at[0][n],
                              "with_load": hands_at[2][n] - hands_at[1][n]}
                          for n in hands_at[0]},
-        "decisions": {
-            kind: {"without_load": window(kind, quiet_from, quiet_to),
-                   "with_load": window(kind, loaded_from, loaded_to)}
-            for kind in ("tenhou", "local")},
-        "loop_lag": {"without_load": window("loop_lag", quiet_from, quiet_to),
-                     "with_load": window("loop_lag", loaded_from, loaded_to)},
+        "decisions": {kind: rows[kind] for kind in ("tenhou", "local")},
+        "loop_lag": rows["loop_lag"],
+        # the figure against the reference of the same run: the phase without load
+        "p99_ratio_with_vs_without_load": {kind: _ratio(phases)
+                                           for kind, phases in rows.items()},
     }
+
+
+def _ratio(phases: dict[str, dict[str, Any]]) -> float | None:
+    """p99 with load over p99 without; None where a phase has no sample (no practice)."""
+    without, loaded = phases["without_load"].get("p99_ms"), phases["with_load"].get("p99_ms")
+    return round(loaded / without, 2) if without and loaded is not None else None
 
 
 async def _loop_lag(samples: list[tuple[float, str, float]], every: float = 0.01) -> None:
@@ -287,6 +296,10 @@ def _table(result: dict[str, Any]) -> str:
             lines.append(f"{label:<40}{q['count']:>7}{q.get('p50_ms', '-'):>9}"
                          f"{q.get('p90_ms', '-'):>9}{q.get('p99_ms', '-'):>9}"
                          f"{q.get('max_ms', '-'):>9}")
+    ratios = result["p99_ratio_with_vs_without_load"]
+    lines.append("p99 with load / without: " + ", ".join(
+        f"{names[kind].split(' (')[0]} {'-' if r is None else f'{r:g}x'}"
+        for kind, r in ratios.items()))
     for name, phases in result["hands_played"].items():
         lines.append(f"hands played by {name}: {phases['without_load']} without load, "
                      f"{phases['with_load']} with load")
@@ -299,7 +312,8 @@ def _table(result: dict[str, Any]) -> str:
 def register(benches: Any) -> None:
     p = add_bench(benches, "serve", run, "decision latency of the serve process with and "
                   "without HTTP load (loopback)")
-    p.add_argument("--rate", type=float, default=100.0, help="requests per second")
+    p.add_argument("--rate", type=float, default=None,
+                   help="the load: requests per second round robin (default 100)")
     p.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
     p.add_argument("--practice", type=int, default=2, help="practice sessions")
     p.add_argument("--warmup", type=float, default=3.0, help="seconds before the first phase")
@@ -310,12 +324,18 @@ def register(benches: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # not 0 <= x: nan too; a rate of inf or nan was the load process's traceback
     if not 0 <= args.viewer <= MAX_VIEWER_CLIENTS or not 0 < args.seconds <= 600 \
-            or args.probe_rate < 0 or args.rate < 0 or not 0 <= args.warmup <= 600 \
-            or args.practice < 0:
+            or not 0 <= args.probe_rate < math.inf \
+            or (args.rate is not None and not 0 <= args.rate < math.inf) \
+            or not 0 <= args.warmup <= 600 or args.practice < 0:
         raise UserInputError(f"--viewer must be 0..{MAX_VIEWER_CLIENTS}, --seconds in (0, 600], "
                              "--warmup in [0, 600], --rate, --probe-rate and --practice at "
-                             "least 0")
+                             "least 0 (and finite)")
+    if args.viewer and args.rate is not None:  # else the rate was ignored, and written down
+        raise UserInputError("--rate and --viewer are two loads: give one")
+    if not args.viewer and args.rate is None:
+        args.rate = 100.0
     from adapter.logging_setup import configure_logging
 
     configure_logging(json_lines=True, level="error")

@@ -110,7 +110,8 @@ def bench_shanten(hands: int = 20_000, batch: int = 1_000_000, seconds: float = 
 def register(benches: Any) -> None:
     p = add_bench(benches, "shanten", run, "single and batched shanten vs the mahjong library")
     p.add_argument("--hands", type=at_least(1), default=20_000, help="hands for single calls")
-    p.add_argument("--batch", type=int, default=1_000_000, help="hands per batched call")
+    p.add_argument("--batch", type=at_least(1), default=1_000_000,
+                   help="hands per batched call")
     p.add_argument("--seconds", type=positive_seconds, default=1.0, help="time per measurement")
     p.add_argument("--seed", type=int, default=0)
 

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from adapter.commands import UserInputError, log, mjbot_version, seat_number
-from brain.rules.variant import VARIANT_NAMES
+from brain.rules.variant import VARIANT_NAMES, variant_of
 
 if TYPE_CHECKING:  # the rules load inside the commands that use them
     from brain.rules.base import WinScore
@@ -19,16 +19,19 @@ def register(sub: Any) -> None:
     s.add_argument("hand", help="e.g. 123m406p789s1177z (3k+1 or 3k+2 tiles, k <= 5)")
     s.set_defaults(handler=cmd_shanten)
 
-    sc = sub.add_parser("score", help="value a winning hand in a variant")
+    what = ("value a winning hand in a variant: its items (han, fan or tai) and each seat's "
+            "score change; a closed hand only (no melds)")
+    sc = sub.add_parser("score", help="value a winning hand in a variant", description=what)
     sc.add_argument("hand", help="concealed tiles including the winning tile, mpsz")
     sc.add_argument("--variant", default="riichi", choices=VARIANTS)
     sc.add_argument("--win", required=True, help="the winning tile, mpsz (e.g. 5p)")
     sc.add_argument("--ron-from", type=seat_number, default=None,
                     help="seat that discarded the winning tile (default: self-draw)")
-    sc.add_argument("--seat", type=seat_number, default=0)
-    sc.add_argument("--dealer", type=seat_number, default=0)
-    sc.add_argument("--riichi", action="store_true")
-    sc.add_argument("--dora", default="", help="dora indicators, mpsz")
+    sc.add_argument("--seat", type=seat_number, default=0, help="the winner's seat (default 0)")
+    sc.add_argument("--dealer", type=seat_number, default=0, help="the dealer's seat (default 0)")
+    sc.add_argument("--riichi", action="store_true", help="the winner declared riichi")
+    sc.add_argument("--dora", default="",
+                    help="dora indicators, mpsz, at most 5")
     sc.set_defaults(handler=cmd_score)
 
     d = sub.add_parser("demo", help="shanten and scoring of sample hands in every variant")
@@ -56,7 +59,7 @@ def cmd_shanten(args: argparse.Namespace) -> int:
 def cmd_score(args: argparse.Namespace) -> int:
     from brain.rules import rules_for
     from brain.rules.base import WinContext
-    from protocols.tiles import TileError, parse_mpsz
+    from protocols.tiles import TileError, counts34, parse_mpsz
 
     try:
         concealed = tuple(parse_mpsz(args.hand))
@@ -64,6 +67,22 @@ def cmd_score(args: argparse.Namespace) -> int:
         dora = tuple(parse_mpsz(args.dora))
     except TileError as exc:
         raise UserInputError(str(exc)) from None
+    if max(counts34(concealed)) > 4:  # the riichi rules' ValueError, a traceback
+        raise UserInputError(f"{args.hand!r} holds more than four of one tile")
+    variant = variant_of(args.variant)
+    if len(concealed) != variant.hand_size + 1:  # no melds: every tile is in HAND
+        raise UserInputError(f"{args.hand!r} is {len(concealed)} tiles: a {args.variant} win "
+                             f"is {variant.hand_size + 1}, the winning tile included")
+    if any(counts34(concealed)[variant.tile_kinds:]):
+        raise UserInputError(f"{args.hand!r} holds honours: {args.variant} has none")
+    if args.riichi and not variant.has_riichi:  # else ignored, as if the value counted it
+        raise UserInputError(f"--riichi: {args.variant} has no riichi")
+    if dora and not variant.has_dora:
+        raise UserInputError(f"--dora: {args.variant} has no dora")
+    if len(dora) > 5:  # the first indicator and four kan dora
+        raise UserInputError(f"--dora {args.dora}: {len(dora)} indicators, at most 5 are shown")
+    if max(counts34(concealed + dora)) > 4:
+        raise UserInputError(f"HAND and --dora {args.dora} hold more than four of one tile")
     if len(win) != 1 or win[0] not in concealed:
         raise UserInputError("--win must be one tile that is part of HAND")
     if args.ron_from == args.seat:
@@ -74,7 +93,12 @@ def cmd_score(args: argparse.Namespace) -> int:
                      dora_indicators=dora)
     result = rules_for(args.variant).score(ctx)
     if result is None:
-        print(f"not a winning hand under {args.variant} rules")
+        from brain.shanten import shanten
+
+        why = ("" if shanten(counts34(concealed)) > -1 else  # a shape that wins elsewhere
+               ": a complete shape, but one these rules do not pay (no yaku, under the fan "
+               "floor, or a shape they do not allow)")
+        print(f"not a winning hand under {args.variant} rules{why}")
         return 1
     print_score(result)
     return 0
