@@ -138,15 +138,24 @@ class Brain:
         self.tally.record(answer.fallback)
         return answer
 
-    def decide(self, state: TableState, request: ev.DecisionRequest,
-               legal: list[Any] | None = None) -> Answer:
-        start = self.clock.now()
+    def settle(self, state: TableState, request: ev.DecisionRequest, start: float,
+               legal: list[Any] | None = None) -> tuple[list[Any], Answer | None]:
+        """The legal actions (``legal``, or the rules'), and the answer where the policy is
+        not to be asked: a table the rules cannot read (:meth:`unreadable`) or an only legal
+        action (:meth:`forced`); None where it is. Every decider starts here (:meth:`decide`,
+        the thinker of the async sessions)."""
         if legal is None:
             legal, problem = self.checked_legal(state, request)
             if problem:
-                return self.unreadable(state, legal, start, problem)
-        if len(legal) == 1:
-            return self.forced(legal, start)
+                return legal, self.unreadable(state, legal, start, problem)
+        return legal, self.forced(legal, start) if len(legal) == 1 else None
+
+    def decide(self, state: TableState, request: ev.DecisionRequest,
+               legal: list[Any] | None = None) -> Answer:
+        start = self.clock.now()
+        legal, settled = self.settle(state, request, start, legal)
+        if settled is not None:
+            return settled
         latest = anytime.Latest()
         decision, problem = self._ask(self.policy, state, request, legal, self.budget(request),
                                       latest.publish)

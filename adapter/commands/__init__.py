@@ -65,6 +65,13 @@ def report(json_path: str | None, text: str, data: Any) -> None:
         write_json(json_path, data)
 
 
+def stopped_status(command: str, stopped: Any, note: str = "") -> int:
+    """A platform session stopped by a signal (adapter.session.Stopped): one line on stderr,
+    and the exit status a shell gives a signalled process (128 + the signal's number)."""
+    print(f"mjbot {command}: stopped ({stopped}{note})", file=sys.stderr)
+    return 128 + int(stopped.signum)
+
+
 def require_writable(path: str | None, option: str) -> None:
     """Refuse an output file whose folder is missing or not writable before the work that
     fills it (an arena, a review) runs, not after; ``-`` and None (stdout, none) pass."""

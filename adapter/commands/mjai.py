@@ -6,7 +6,14 @@ import argparse
 import sys
 from typing import Any
 
-from adapter.commands import UserInputError, log, log_folder, positive_seconds, require_policy
+from adapter.commands import (
+    UserInputError,
+    log,
+    log_folder,
+    positive_seconds,
+    require_policy,
+    stopped_status,
+)
 
 
 def register(sub: Any) -> None:
@@ -47,8 +54,7 @@ def cmd_mjai(args: argparse.Namespace) -> int:
         try:
             summary = run_stdio(bot)
         except Stopped as stopped:
-            print(f"mjbot mjai: stopped ({stopped})", file=sys.stderr)
-            return 128 + stopped.signum
+            return stopped_status("mjai", stopped)
         finally:  # a signal after the session is not raised where nothing catches it
             for sig, handler in before.items():
                 signal.signal(sig, handler)
@@ -63,8 +69,7 @@ def cmd_mjai(args: argparse.Namespace) -> int:
             print(f"mjbot mjai: {exc}", file=sys.stderr)
             return 1
         except Stopped as stopped:  # the game in play is logged as stopped
-            print(f"mjbot mjai: stopped ({stopped})", file=sys.stderr)
-            return 128 + stopped.signum
+            return stopped_status("mjai", stopped)
     log().info("mjai: session over", games=summary.games, answers=summary.answers,
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 errors=len(summary.errors))

@@ -15,6 +15,7 @@ from adapter.commands import (
     positive_seconds,
     report,
     require_policy,
+    stopped_status,
 )
 
 
@@ -91,8 +92,7 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
         print(f"mjbot ntpu: {exc}", file=sys.stderr)
         return 1
     except Stopped as stopped:  # the game in play is logged as stopped
-        print(f"mjbot ntpu: stopped ({stopped})", file=sys.stderr)
-        return 128 + stopped.signum
+        return stopped_status("ntpu", stopped)
     except KeyboardInterrupt:
         bot.close()
         return 130

@@ -16,6 +16,7 @@ from adapter.commands import (
     positive_seconds,
     report,
     require_policy,
+    stopped_status,
 )
 
 
@@ -113,8 +114,7 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
         print(f"mjbot tenhou: {exc}", file=sys.stderr)
         return 2
     except Stopped as stopped:
-        print(f"mjbot tenhou: stopped ({stopped}; left the table with BYE)", file=sys.stderr)
-        return 128 + stopped.signum
+        return stopped_status("tenhou", stopped, "; left the table with BYE")
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("mjbot tenhou: stopped (left the table with BYE)", file=sys.stderr)
         return 130

@@ -61,11 +61,9 @@ class Thinker:
         if self.inline:
             return brain.decide(state, request)
         start = brain.clock.now()
-        legal, problem = brain.checked_legal(state, request)
-        if problem:
-            return brain.unreadable(state, legal, start, problem)
-        if len(legal) == 1:
-            return brain.forced(legal, start)
+        legal, settled = brain.settle(state, request, start)
+        if settled is not None:
+            return settled
         budget = brain.budget(request)
         deadline = None if budget is None else brain.clock.now() + budget
         thought = await self._think(state, request, legal, deadline)
