@@ -135,6 +135,14 @@ class UnitPool:
         for process in list((getattr(self.executor, "_processes", None) or {}).values()):
             with contextlib.suppress(OSError, ValueError):
                 process.terminate()
+        # A worker ended in the middle of sending a result leaves half a message in the
+        # result pipe, and the executor's thread waits for its rest for ever (the shutdown
+        # below with it: a run that never ended). This process never writes to that pipe:
+        # with its end closed, the pipe reads as ended once the workers are gone, and the
+        # thread sees a broken pool and ends.
+        results = getattr(self.executor, "_result_queue", None)
+        with contextlib.suppress(AttributeError, OSError):
+            results._writer.close()  # type: ignore[union-attr]
         self.executor.shutdown(wait=True, cancel_futures=True)
 
 
