@@ -11,13 +11,16 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
+from multiprocessing import forkserver
 from pathlib import Path
 
 import pytest
 
 from adapter.thinking.thinker import Thinker
+from adapter.thinking.worker_process import PolicyWorker
 from brain import anytime
 from brain.brain import Brain
 from brain.clock import ManualClock
@@ -196,6 +199,60 @@ async def test_closing_kills_the_worker(tmp_path: Path) -> None:
     pid = await _ready_worker(thinker)
     thinker.close()
     assert await _gone(pid)
+
+
+async def test_a_start_cancelled_midway_leaves_the_fork_server_working(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session that ends while its worker starts cancels the start. The child's end of the
+    pipe was then closed while the start, on its thread, was about to hand that descriptor
+    to the fork server: the server died of the bad descriptor (CI: "the worker process could
+    not be started", ConnectionRefusedError) or got the next worker's pipe. The start is held
+    at the hand-over (the stdlib's call, wrapped) while the task is cancelled."""
+    at_hand_over, go_on = threading.Event(), threading.Event()
+    pids: list[int] = []
+    hand_over, read_signed = forkserver.connect_to_new_process, forkserver.read_signed
+
+    handed: list[bool] = []  # whether the descriptors handed over were still the start's own
+
+    def identity(fds: list[int]) -> list[tuple[int, int]]:
+        return [(os.fstat(fd).st_dev, os.fstat(fd).st_ino) for fd in fds]
+
+    def held(fds: list[int]) -> tuple[int, int]:
+        meant = identity(fds)
+        at_hand_over.set()
+        go_on.wait(GUARD)
+        try:
+            handed.append(identity(fds) == meant)
+        except OSError:  # closed under it
+            handed.append(False)
+        return hand_over(fds)
+
+    def pid_seen(fd: int) -> int:
+        value = read_signed(fd)
+        pids.append(value)
+        return value
+
+    forkserver.ensure_running()  # a server before the test: the one the cancel must not kill
+    monkeypatch.setattr(forkserver, "connect_to_new_process", held)
+    monkeypatch.setattr(forkserver, "read_signed", pid_seen)
+    starting = asyncio.ensure_future(PolicyWorker(SlowThinker(tmp_path / "n")).start())
+    assert await asyncio.to_thread(at_hand_over.wait, GUARD)
+    starting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await starting
+    go_on.set()
+    await _until(lambda: bool(handed))
+    assert handed == [True]  # not closed, nor another pipe under the same number
+    await _until(lambda: bool(pids))  # the process was started after all ...
+    assert await _gone(pids[0])  # ... and killed: it must not outlive the cancelled start
+    monkeypatch.undo()
+    thinker = Thinker(Brain("riichi", SlowThinker(tmp_path / "m", times=0), limit=1.0))
+    try:
+        await _ready_worker(thinker)
+        answer = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
+    finally:
+        thinker.close()
+    assert answer.source == anytime.POLICY and answer.fallback == ""
 
 
 def test_the_decision_frame_records_source_and_work(tmp_path: Path) -> None:

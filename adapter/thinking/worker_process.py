@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import threading
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -57,6 +58,47 @@ class WorkerDied(Exception):
     """The worker process ended (or never started)."""
 
 
+class _Launch:
+    """One ``process.start`` on a thread, and who cleans up after it.
+
+    The child's end of the pipe goes to the fork server as a raw descriptor number, with no
+    duplicate: it must stay open until the start has sent it, even when the awaiting task is
+    cancelled (a session that ends while its worker starts). Closed early, the number was
+    sent closed (the fork server died of it, and every later start failed until it was
+    relaunched) or reused by the next worker's pipe (two processes on one pipe). So the thread
+    that starts the process closes the child's end, and a start abandoned by its task kills
+    the process it made, whichever of the two finishes last."""
+
+    def __init__(self, process: Any, child: Connection, parent: Connection) -> None:
+        self.process, self.child, self.parent = process, child, parent
+        self._lock = threading.Lock()
+        self._finished = self._abandoned = False
+
+    def run(self) -> None:
+        try:
+            self.process.start()
+        finally:
+            self.child.close()  # the child's copy is the only one left: its death ends the pipe
+            with self._lock:
+                self._finished = True
+                abandoned = self._abandoned
+            if abandoned:
+                self._discard()
+
+    def abandon(self) -> None:
+        with self._lock:
+            self._abandoned = True
+            finished = self._finished
+        if finished:
+            self._discard()
+
+    def _discard(self) -> None:
+        self.parent.close()
+        if self.process.pid is not None:  # started: SIGKILL, reaped by multiprocessing later
+            with contextlib.suppress(OSError, ValueError):
+                self.process.kill()
+
+
 class PolicyWorker:
     """One worker process running ``policy``: :meth:`start` it, then :meth:`think` one job at a
     time; :meth:`kill` it when it overran or is no longer wanted. Deadlines are times on
@@ -88,10 +130,12 @@ class PolicyWorker:
         process = context.Process(target=policy_worker.serve, args=(child, self.policy),
                                   name=f"mjbot-policy-{getattr(self.policy, 'name', 'policy')}",
                                   daemon=True)
+        launch = _Launch(process, child, parent)
         try:
-            await asyncio.to_thread(process.start)
-        finally:
-            child.close()  # the child's copy is the only one left: its death ends the pipe
+            await asyncio.shield(asyncio.to_thread(launch.run))
+        except asyncio.CancelledError:  # the session ended: the process must not outlive it
+            launch.abandon()
+            raise
         self.process, self._conn = process, parent
         self._loop.add_reader(parent.fileno(), self._readable)
         self._loop.add_reader(process.sentinel, self._ended)
