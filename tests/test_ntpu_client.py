@@ -215,6 +215,37 @@ def test_a_signal_in_a_game_closes_its_log_as_stopped(tmp_path: Path, signum: in
     assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
 
 
+async def test_a_server_that_drops_the_line_without_close_is_a_failed_session(
+        tmp_path: Path) -> None:
+    """A hand played out (``/exit``), then the server closes the line without ``/close``:
+    ``mjbot ntpu`` exited 0 and the game's log read as a game played to its end. It now
+    exits 1 with one line that says so, and the log says the session ended inside the game;
+    the same session ended by ``/close`` still exits 0 with a complete game."""
+    script = [("/ready", True), ("/start MJ 1 mjbot", False),
+              ("/initGame east east 1 1 0", False), (f"/initCard {DEALER_HAND}", False),
+              ("/ask throw", True), ("/exit", False)]
+    for closed, code in ((False, 1), (True, 0)):
+        folder = tmp_path / str(closed)
+        replies: list[str | None] = []
+        server, port = await _scripted_server(script + [("/close", False)] * closed, replies)
+        async with server:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "adapter.cli", "ntpu", "--server", f"127.0.0.1:{port}",
+                "--log-dir", str(folder), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            _out, err = await asyncio.wait_for(proc.communicate(), 60)
+        text = err.decode()
+        assert proc.returncode == code, text[-2000:]
+        assert "Traceback" not in text
+        said = [line for line in text.splitlines() if line.startswith("mjbot ntpu:")]
+        assert said == ([] if closed else
+                        ["mjbot ntpu: the server closed the connection without /close"])
+        (path,) = list(folder.rglob("*.mjlog.msgpack"))
+        log = read_log(path)
+        assert log.footer is not None and log.footer.result["hands"] == 1
+        assert replayer.summarize(replayer.load(str(path)))["unfinished"] == (
+            None if closed else "the session ended before the game did")
+
+
 # ---------------------------------------------------------------------- the lab referee's words
 
 # 123m 456m 789m 123p 456p 55s: a dealer's 17 dealt tiles that win as dealt (天胡)

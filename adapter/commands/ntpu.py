@@ -99,6 +99,9 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
     log().info("ntpu: session over", games=summary.games, hands=summary.hands,
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 errors=len(summary.errors), closed_by_server=summary.finished)
+    if server is not None and not summary.finished:  # a dropped line fails, as in tenhou's
+        print("mjbot ntpu: the server closed the connection without /close", file=sys.stderr)
+        return 1
     return 0
 
 

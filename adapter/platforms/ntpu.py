@@ -79,6 +79,8 @@ class NtpuBot(CodecSession):
                                margin=self.settings.margin), self.settings.budget)
         self.rules = rules_for("taiwan16")
         self.before: Any = None  # the table event before the next (robbing an added kan)
+        self.ending = False  # the session is closing (see close)
+        self.close_owed = False  # TCP: the server ends a session with /close (see close)
 
     # ------------------------------------------------------------------ lines
 
@@ -137,10 +139,19 @@ class NtpuBot(CodecSession):
         if not self.open_log(self.settings.log_dir, header):
             self.settings.write_log = False
 
+    def close(self) -> None:
+        """The session ends. Over TCP, without ``/close`` (the line dropped, a stop) the game
+        in play was cut even between two hands: its log says so (it read as a game played to
+        its end). The stdin form's input may end without one (the protocol stops there)."""
+        self.ending = True
+        super().close()
+
     def finish_game(self) -> None:
+        dropped = self.ending and self.close_owed and not self.summary.finished
         result = self.cut_game({"hands": self.state.hand_count,
                                 "errors": len(self.summary.errors)},
-                               cut=self.state.round_active or not self.state.hand_count)
+                               cut=self.state.round_active or not self.state.hand_count
+                               or dropped)
         path = self.close_log(Footer(result))
         if path is not None:
             log.info("ntpu: game logged", path=str(path), **result)
@@ -224,6 +235,7 @@ async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 1
     play until the server closes."""
     reader, writer = await open_connection_retrying(host, port, connect_timeout)
     log.info("ntpu: connected", server=f"{host}:{port}")
+    bot.close_owed = True
 
     async def write(text: str) -> None:
         writer.write(text.encode())
