@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ from adapter.local.selfplay import SelfPlayConfig, run_selfplay
 from replay.dataset import schema as S
 from replay.dataset.shards import read_manifest, read_shard
 from replay.dataset.stats import dataset_stats
-from tests.serve_helpers import mjbot
+from tests.serve_helpers import free_port, mjbot
 from tests.stop_helpers import kill_a_worker, stop_by_signal
 
 POLICIES = ("rulebased", "greedy", "rulebased", "greedy")
@@ -91,3 +93,28 @@ def test_a_worker_killed_ends_the_run_with_its_reason(tmp_path, command):
     assert status == 1, stderr[-2000:]
     assert "a worker process ended abruptly (killed, out of memory" in stderr
     assert "Traceback" not in stderr
+
+
+def test_a_run_that_fails_at_its_start_leaves_the_disk_as_it_found_it(tmp_path):
+    """An mjai-tcp seat that no client connects to ends the run (after the seat's 60 s) with
+    one line: an --out folder the run made, its parents too, was left behind empty (the same
+    --out then worked, but the user saw a folder for a dataset that was never written). Now
+    the folders it made are gone, and an --out that was there (empty) is left as it was."""
+    new = tmp_path / "made" / "out"
+    there = tmp_path / "there"
+    there.mkdir()
+    runs = []
+    for out in (new, there):
+        port = free_port()
+        runs.append((port, subprocess.Popen(
+            [sys.executable, "-m", "adapter.cli", "selfplay", "--policies",
+             f"mjai-tcp:127.0.0.1:{port},greedy,greedy,greedy", "--hands", "4",
+             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+    for port, proc in runs:  # both wait out the seat's time side by side
+        _, err = proc.communicate(timeout=240)
+        assert proc.returncode == 1, err[-2000:]
+        said = [line for line in err.splitlines() if line.startswith("mjbot selfplay:")]
+        assert said == [f"mjbot selfplay: no mjai client connected to 127.0.0.1:{port} "
+                        f"within 60 s (start one, e.g. mjbot mjai --server 127.0.0.1:{port})"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["there"]
+    assert not any(there.iterdir())

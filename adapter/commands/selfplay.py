@@ -135,15 +135,23 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
     from adapter.progress import ProgressBar
     from replay.dataset.schema import DatasetError
 
+    out = Path(args.out)
+    made = _first_missing(out)
+    fresh = made is not None or (out.is_dir() and not any(out.iterdir()))  # else refused
     try:
-        if args.out_shared:
-            from adapter.local.ray_selfplay import run_on_workers
+        try:
+            if args.out_shared:
+                from adapter.local.ray_selfplay import run_on_workers
 
-            result = run_on_workers(config, ray, ProgressBar(args.progress))
-        else:
-            bar = ProgressBar(args.progress)
-            result = run_selfplay(config, bar, ray, stop)
-            bar.end()
+                result = run_on_workers(config, ray, ProgressBar(args.progress))
+            else:
+                bar = ProgressBar(args.progress)
+                result = run_selfplay(config, bar, ray, stop)
+                bar.end()
+        except BaseException:  # the error itself is said where it is caught (cli.main)
+            if fresh:
+                _left_behind(out, made)
+            raise
     except DatasetError as exc:
         raise UserInputError(str(exc)) from None
     finally:
@@ -192,6 +200,38 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
                       f"first: {f['first_fallback']}")
     failed = fallback_verdict(args, summary["fallbacks"])
     return status or (1 if summary["referee_errors"] else failed)
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost folder of ``path`` that does not exist yet (None: it exists): what a run
+    creates, so that a failed one can remove it again."""
+    missing = None
+    for folder in (path, *path.parents):
+        if folder.exists():
+            break
+        missing = folder
+    return missing
+
+
+def _left_behind(out: Path, made: Path | None) -> None:
+    """A run that failed (no client at a listening seat, a dead worker, a second Ctrl-C)
+    leaves the disk as it found it: the folders it made for --out are removed while they are
+    empty (an empty --out was left behind). Files it did write (shards, no manifest) are kept
+    and said, as they are no dataset."""
+    written = sorted(out.iterdir()) if out.is_dir() else []
+    if written:
+        print(f"mjbot selfplay: the failed run left {len(written)} file(s) in {out} (no "
+              "manifest: not a dataset)", file=sys.stderr)
+        return
+    folder = out
+    while made is not None:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        if folder == made:
+            return
+        folder = folder.parent
 
 
 def _remove_empty_dataset(out: Path) -> None:
