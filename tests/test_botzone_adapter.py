@@ -179,6 +179,54 @@ def test_data_naming_a_file_that_is_no_game_log_leaves_it_alone_and_logs_anew(tm
     assert path != str(victim) and read_log(path).header.platform == "botzone"
 
 
+def test_data_naming_another_games_log_starts_this_matchs_own(tmp_path):
+    """Botzone handed back, in the middle of a match, the data of another match of ours
+    (its log a valid game log): this match's turns were appended to that match's log. The
+    other log is now left as it was, this match goes on in a new log that holds all of it
+    (the turns before included, events and all) and says why, and the turn says so."""
+    from replay import replayer
+    from replay.log import EventFrame, RxFrame, read_log
+
+    judged, answers = judge_turns()
+
+    def turn(seat, n, data):
+        requests = [c[seat] for c in judged]
+        recorded = [a[seat]["response"] for a in answers]
+        r = _mjbot("botzone", "--log-dir", str(tmp_path),
+                   stdin=simple_input(requests[:n], recorded[:n - 1], data))
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+        return r.stdout.split("\n")[2], r.stderr
+
+    def requests_in(path):
+        return [f.raw for f in read_log(path).frames if isinstance(f, RxFrame)]
+
+    other = ""
+    for n in (1, 2, 3):
+        other, _ = turn("2", n, other)
+    other_log = json.loads(other)["log"]
+    other_bytes = Path(other_log).read_bytes()
+    ours = ""
+    for n in (1, 2):
+        ours, _ = turn("1", n, ours)
+    first_log = json.loads(ours)["log"]
+    kept, err = turn("1", 3, other)  # the other match's data, in the middle of ours
+    assert f"game log {other_log} is another game's" in err
+    kept, _ = turn("1", 4, kept)
+    assert Path(other_log).read_bytes() == other_bytes
+    new_log = json.loads(kept)["log"]
+    assert new_log not in (other_log, first_log)
+    assert json.loads(kept)["match"] != json.loads(other)["match"]
+    assert requests_in(new_log) == [c["1"] for c in judged][:4]
+    assert requests_in(first_log) == [c["1"] for c in judged][:2]  # left as it was
+    notices = [f.event.text for f in read_log(new_log).frames if isinstance(f, EventFrame)
+               and type(f.event).__name__ == "PlatformNotice"]
+    assert any("is another game's" in n for n in notices)
+    new, first = replayer.load(new_log), replayer.load(first_log)
+    assert new.seat == first.seat == 1
+    table = [e for e in new.events if type(e).__name__ != "PlatformNotice"]
+    assert len(table) > len(first.events) and table[:len(first.events)] == first.events
+
+
 def test_bytes_that_are_not_utf8_under_a_strict_locale_are_answered():
     """Where the locale decodes stdin strictly (en_US.UTF-8; PYTHONIOENCODING stands in for
     it here), one stray byte was a UnicodeDecodeError traceback and no answer."""

@@ -107,7 +107,10 @@ class BotzoneBot:
     # ------------------------------------------------------------------ history
 
     def replay(self, request: str, response: str) -> None:
-        """An earlier turn: apply what the judge said, and note what we answered."""
+        """An earlier turn: apply what the judge said, and note what we answered (into the
+        log too when it is set: a log begun after the match's first turn gets them all)."""
+        if self.log is not None:
+            self.log.rx(request)
         try:
             for item in self.codec.feed(request):
                 if not isinstance(item, ev.DecisionRequest):
@@ -115,6 +118,8 @@ class BotzoneBot:
         except ProtocolError as exc:
             self._error(f"history: {exc}")
         self.codec.sent(response)
+        if self.log is not None:
+            self.log.tx(response)
 
     def _apply(self, event: Any) -> None:
         try:
@@ -207,27 +212,42 @@ class BotzoneBot:
 # ---------------------------------------------------------------------- game log (optional)
 
 
-def open_log(bot: BotzoneBot, data: dict[str, Any], log_dir: str | None) -> dict[str, Any]:
-    """Open (or continue) this match's game log; returns the data to keep for the next turn.
-    Without msgpack (the Botzone runtime) there is no log."""
+def open_log(bot: BotzoneBot, data: dict[str, Any], log_dir: str | None,
+             requests: list[str]) -> tuple[dict[str, Any], bool]:
+    """Open (or continue) this match's game log (``requests``: the match's so far); returns
+    the data to keep for the next turn, and whether the log is new (it has none of the
+    earlier turns yet). Without msgpack (the Botzone runtime) there is no log."""
     try:
         from replay.log import GameLogWriter, Header, default_log_dir, log_path
     except ImportError:
-        return data
+        return data, False
     path = data.get("log")
     root = log_dir if log_dir is not None else str(default_log_dir())
-    if not isinstance(path, str) or not os.path.exists(path):
+    if isinstance(path, str) and os.path.exists(path) and not _log_of_match(path, requests):
+        # the data names another game's log (Botzone's data of an earlier match, or one
+        # copied): it is left as it is, and this match gets a log of its own
+        note = (f"game log {path} is another game's (its requests are not this match's); "
+                "this match goes on in a new one")
+        bot._error(note)
+        data = {k: v for k, v in data.items() if k not in ("match", "log")}
+        path = None
+    else:
+        note = None
+    fresh = not isinstance(path, str) or not os.path.exists(path)
+    if not isinstance(path, str) or fresh:
         match = data.get("match") or f"{int(time.time())}-{os.getpid()}"
         path = str(log_path(root, "botzone", f"match-{match}"))
         data = {**data, "match": match, "log": path}
-    header = Header(platform="botzone", variant="mcr", seat=bot.codec.seat, policy=bot.policy,
-                    game_id=str(data.get("match", "")))
+    header = Header(platform="botzone", variant="mcr", seat=_seat_of(requests),
+                    policy=bot.policy, game_id=str(data.get("match", "")))
     try:
         bot.log = GameLogWriter(path, header, append=True)
-        return data
+        if note is not None:  # said in the new log too, where its reader looks
+            bot.log.event(ev.PlatformNotice(note))
+        return data, fresh
     except (OSError, ValueError) as exc:  # ValueError: LogError, a file that is no game log
-        bot._error(f"game log {path} cannot be continued ({exc}); the match goes on in a "
-                   "new one")
+        note = f"game log {path} cannot be continued ({exc}); the match goes on in a new one"
+        bot._error(note)
     # the data named a file we must not write to (not a log of ours, a folder): leave it as
     # it is and keep the rest of the match in a log of its own
     path = str(log_path(root, "botzone", f"match-{data.get('match', '')}-{os.getpid()}"))
@@ -235,8 +255,32 @@ def open_log(bot: BotzoneBot, data: dict[str, Any], log_dir: str | None) -> dict
         bot.log = GameLogWriter(path, header, append=True)
     except (OSError, ValueError) as exc:
         bot._error(f"game log unavailable: {exc}")
-        return data
-    return {**data, "log": path}
+        return data, False
+    bot.log.event(ev.PlatformNotice(note))
+    return {**data, "log": path}, True
+
+
+def _log_of_match(path: str, requests: list[str]) -> bool:
+    """Whether the game log at ``path`` is this match's: the requests it holds begin this
+    match's. One that cannot be read is taken as ours here (continuing it says what is
+    wrong with it)."""
+    from replay.log import RxFrame, read_log
+
+    try:
+        held = [f.raw for f in read_log(path).frames if isinstance(f, RxFrame)]
+    except (OSError, ValueError):
+        return True
+    return held == requests[:len(held)]
+
+
+def _seat_of(requests: list[str]) -> int | None:
+    """Our seat, as the match's first request says it (None: it cannot be read)."""
+    codec = BotzoneCodec()
+    try:
+        codec.feed(requests[0])
+    except (ProtocolError, IndexError):
+        return None
+    return codec.seat
 
 
 def load_data(text: str) -> dict[str, Any]:
@@ -275,13 +319,15 @@ def run_once(stdin: TextIO, stdout: TextIO, policy: str = "rulebased",
         _print_turn(stdout, TurnInput([], [], json_mode=json_out), "PASS", "", "",
                     f"bad input: {exc}")
         return 2
-    data = load_data(turn.data)
+    data = {**load_data(turn.data), "v": DATA_VERSION}
     bot = BotzoneBot(policy=policy)
+    fresh = False
+    if write_log:
+        data, fresh = open_log(bot, data, log_dir, turn.requests)
+    kept_log, bot.log = bot.log, bot.log if fresh else None  # a log continued has them
     for request, response in zip(turn.requests[:-1], turn.responses, strict=False):
         bot.replay(request, response)
-    data = {**data, "v": DATA_VERSION}
-    if write_log:
-        data = open_log(bot, data, log_dir)
+    bot.log = kept_log
     response = bot.answer(turn.requests[-1], start + limit - SAFETY_MARGIN)
     kept = json.dumps(data)
     _print_turn(stdout, turn, response, kept, turn.globaldata, "; ".join(bot.errors))
