@@ -704,6 +704,59 @@ games = 1
         assert form.encode() not in written
 
 
+async def test_a_platform_session_is_connecting_until_it_is_dealt(tmp_path: Path) -> None:
+    """The dashboard showed an NTPU session as "running" from the moment it began to
+    connect: a session still waiting for its server's first game, or one that never got
+    through, looked as if it played (with a live table of a game it never had). It is
+    "connecting" (no live table) until its first game is dealt, then "running"; a server that
+    cannot be reached leaves it in backoff, the connect error shown."""
+    accepted, release = asyncio.Event(), asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.set()
+        await release.wait()  # connected, not yet dealt
+        for line in ("/ready", "/start MJ 1 mjbot", "/initGame east east 1 1 0",
+                     "/initCard 111 112 113 121 122 123 131 132 133 141 142 143 151 152 153 "
+                     "161"):
+            writer.write((line + "\n").encode())
+        await writer.drain()
+        await reader.read()  # then the table stays quiet until the client leaves
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    closed = free_port()  # nothing listens there
+    config = loads(f"""
+[serve]
+stop_deadline = {STOP_DEADLINE}
+[sessions.table]
+kind = "ntpu"
+server = "127.0.0.1:{port}"
+[sessions.nowhere]
+kind = "ntpu"
+server = "127.0.0.1:{closed}"
+connect_timeout = 0.5
+""", environ={})
+    sup = Supervisor(config, log_dir=str(tmp_path))
+    async with server:
+        try:
+            sup.start()
+            table, nowhere = sup.handles["table"], sup.handles["nowhere"]
+            await until(accepted.is_set)
+            await asyncio.sleep(1.0)  # the client's tracker looks twice a second
+            status = table.status()
+            assert status["state"] == "connecting" and status["current"] is None, status
+            release.set()
+            await until(lambda: table.state == "running")
+            await until(lambda: table.status()["current"] is not None)
+            await until(lambda: nowhere.failures >= 1)
+            status = nowhere.status()
+            assert status["state"] in ("backoff", "connecting"), status
+            assert status["last_error"].startswith(f"cannot connect to 127.0.0.1:{closed}")
+        finally:
+            await sup.stop(1)
+
+
 async def test_a_stop_in_an_ntpu_hand_ends_the_session_once_the_hand_is_over(
         tmp_path: Path) -> None:
     """The other platform clients (no way to leave but closing the line) are stopped once

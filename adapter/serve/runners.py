@@ -57,6 +57,7 @@ class Probe(Protocol):
     def illegal(self, count: int) -> None: ...
     def reconnects(self, count: int) -> None: ...
     def live(self, state: dict[str, Any] | None) -> None: ...
+    def playing(self) -> None: ...
     def game_started(self, number: int) -> None: ...
     def game_finished(self, result: dict[str, Any]) -> None: ...
 
@@ -199,10 +200,15 @@ class _Tracker:
                  variant: str) -> None:
         self.bot, self.probe, self.completed, self.variant = bot, probe, completed, variant
         self.hands = self.reconnects = self.games = 0
+        self.blank = bot.state  # every client takes a new table when a game is dealt
+        self.dealt = False  # until then it is connecting, joining, waiting for a table
         self.read = 0  # the client's finished_games entries consumed (see _result)
 
     def sync(self, final: bool = False) -> None:
         summary, state = self.bot.summary, self.bot.state
+        if not self.dealt and (state is not self.blank or summary.hands):
+            self.dealt = True
+            self.probe.playing()
         if summary.hands > self.hands:
             self.probe.hands(summary.hands - self.hands)
             self.hands = summary.hands
@@ -213,7 +219,7 @@ class _Tracker:
         while self.games < games:
             self.games += 1
             self.probe.game_finished(self._result(state, self.games - 1))
-        self.probe.live(None if final else snapshot(state))
+        self.probe.live(None if final or not self.dealt else snapshot(state))
 
     def _result(self, state: Any, index: int) -> dict[str, Any]:
         """The ``index``-th game of the run as the client noted it when its log closed (its

@@ -103,6 +103,13 @@ class SessionHandle:
     def live(self, state: dict[str, Any] | None) -> None:
         self.current = state
 
+    def playing(self) -> None:
+        """A platform client has been dealt its first game of the run: it was connecting
+        (shown as running, a session that could not reach its server looked as if it
+        played)."""
+        if self.state == "connecting":
+            self._set_state("running")
+
     def game_started(self, number: int) -> None:
         self.next_game = max(self.next_game, number + 1)
 
@@ -140,7 +147,7 @@ class SessionHandle:
         self.stop_request.request(self.clock() + timeout)
         if self.task is None:
             return
-        if self.state == "running":
+        if self.state in ("running", "connecting"):
             self._set_state("stopping")
         try:
             await asyncio.wait_for(asyncio.shield(self.task), timeout + 0.5)
@@ -199,7 +206,8 @@ class SessionHandle:
     async def _run_once(self, remaining: int | None) -> Outcome | None:
         name = self.spec.name
         self.runs += 1
-        self._set_state("running")
+        # a platform client connects, joins and waits to be dealt first (the probe's playing)
+        self._set_state("running" if self.spec.kind == "local" else "connecting")
         self.metrics.set("mjbot_session_running", 1, session=name)
         context = RunContext(self, self.stop_request, self.log_dir, remaining, self.next_game)
         started = self.clock()
