@@ -6,7 +6,8 @@ plain JSON-ready data (tiles in mpsz, e.g. ``5m``, ``0p`` a red five, ``7z`` red
 the four hands where known (else how many tiles are hidden), the tile just drawn, rivers with
 tsumogiri / riichi / called-away marks, melds, dora indicators, scores, riichi sticks and the
 hand's result (each yaku / fan / tai also in English, replay/yaku_names.py); and where our
-logs have them, the decisions asked at that point with the policy's candidates and scores.
+logs have them, the decisions asked at that point with the policy's candidates and scores,
+and per hand the log's notices (what it says beside the table), each at the step it follows.
 Snapshots rather than events, so that the page only draws.
 """
 
@@ -264,7 +265,7 @@ class Timeline:
         """Everything but the steps: the page's first load."""
         return {**self.meta, "hands": [{"label": h["label"], "steps": len(h["steps"]),
                                         "result": h["result"], "decisions": h["decisions"],
-                                        "names": h["names"]}
+                                        "names": h["names"], "notices": h["notices"]}
                                        for h in self.hands]}
 
 
@@ -338,7 +339,18 @@ def _steps(items: list[tuple[str, Any]], meta: dict[str, Any],
             # the players of this hand: a match log's clients move between its games
             # (ntpu-server), so the outline's names (the first game's) are not every hand's
             hands.append({"label": f"{table.round}-{table.honba}", "steps": steps,
-                          "result": None, "decisions": 0, "names": list(names)})
+                          "result": None, "decisions": 0, "names": list(names),
+                          "notices": []})
+            return
+        if isinstance(e, ev.PlatformNotice):
+            # what the log says beside the table (mjbot replay prints it): an NTPU client's
+            # own win value, the referee's illegal-action notices, a Tenhou reconnect. It
+            # goes with its hand, after the step it follows; before the first hand, with
+            # the game's notes
+            if steps is None:
+                meta.setdefault("notes", []).append(e.text)
+            else:
+                hands[-1]["notices"].append({"step": len(steps) - 1, "text": e.text})
             return
         if isinstance(e, ev.GameEnded):
             final = list(e.scores)

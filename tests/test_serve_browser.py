@@ -398,3 +398,37 @@ def test_a_match_log_names_each_hands_players(browser: Browser, tmp_path: Path) 
         assert seen[1] == {0: "greedy-2", 1: "rulebased-3", 2: "rulebased-4", 3: "rulebased-1"}
         assert "rulebased-1, greedy-2, rulebased-3, rulebased-4" in text(browser, "#game-info")
         assert browser.console_errors() == []
+
+
+def test_a_logs_notices_show_with_their_hand(browser: Browser, tmp_path: Path) -> None:
+    """What a game log says beside the table (here an NTPU client's own win valued by our
+    rules: the server sends no value) was shown by `mjbot replay` and nowhere in the viewer.
+    The hand now lists its notices, each linked to the step it follows, and the hand list
+    says which hands have some."""
+    from protocols import events as ev
+    from replay.log import EventFrame, read_log
+
+    logs = tmp_path / "logs"
+    played = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "1",
+                             "--clients", "tcp", "--seed", "51", "--policies",
+                             "rulebased,greedy,rulebased,rulebased", "--log-dir", str(logs)],
+                            cwd=ROOT, env=PYTHON_ENV, capture_output=True, text=True,
+                            timeout=120)
+    assert played.returncode == 0, played.stderr
+    noticed = {path: [f.event.text for f in read_log(path).frames
+                      if isinstance(f, EventFrame) and isinstance(f.event, ev.PlatformNotice)]
+               for path in (logs / "ntpu").rglob("*.mjlog.msgpack")}
+    (own, (notice,)), = [(p, n) for p, n in noticed.items() if n]  # the winner's log
+    assert notice.startswith("our win by mjbot's rules: ")
+    game_id = "~".join(["0", *own.relative_to(logs).parts])
+    with view(logs) as url:
+        browser.navigate(url + "games/" + game_id + "#1/1")
+        step_shown(browser, 1, 1)
+        assert "1 notice" in text(browser, "#hand-select option")
+        assert "notices in this hand" in text(browser, "#notices")
+        assert notice in text(browser, "#notices .notice")
+        browser.evaluate("document.querySelector('#notices .notice a').click()")
+        step = int(browser.evaluate("document.querySelector('#notices .notice').dataset.step"))
+        step_shown(browser, 1, step + 1)
+        browser.wait_for("document.querySelector('#notices .notice.here') !== null")
+        assert browser.console_errors() == []

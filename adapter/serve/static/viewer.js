@@ -67,6 +67,16 @@ function drawResult(step) {
     el("div", { class: "muted", text: "score changes " + r.deltas.join(" / ") })));
 }
 
+// what the log says beside the table (an NTPU win's value by our rules, the referee's
+// illegal-action notices, a Tenhou reconnect): the hand's, each linked to the step it follows
+function drawNotices() {
+  const box = document.getElementById("notices");
+  const notices = (view.outline.hands[view.hand] || {}).notices || [];
+  box.replaceChildren(...(notices.length ? [el("div", { class: "muted", text: "notices in this hand" })] : []),
+    ...notices.map((n) => el("div", { class: "notice" + (n.step === view.step ? " here" : ""), "data-step": n.step },
+      el("a", { href: `#${view.hand + 1}/${n.step + 1}`, text: `step ${n.step + 1}` }), " " + n.text)));
+}
+
 function drawDecisions(step) {
   const box = document.getElementById("decisions");
   box.replaceChildren(...step.decisions.map((d) => {
@@ -125,6 +135,7 @@ function draw() {
   for (const [place, seat] of Object.entries(places)) drawSeat(document.getElementById("seat-" + place), seat, step);
   drawCenter(step);
   drawResult(step);
+  drawNotices();
   drawDecisions(step);
   drawSubtitles();
   document.getElementById("step-text").replaceChildren(...withTiles(step.text));
@@ -210,7 +221,8 @@ async function start() {
   document.getElementById("notes").textContent = (o.notes || []).join(" · ");
   const select = document.getElementById("hand-select");
   select.replaceChildren(...o.hands.map((h, i) => el("option", { value: i },
-    `${i + 1}. ${h.label}${h.decisions ? " (" + h.decisions + " decisions)" : ""}`)));
+    `${i + 1}. ${h.label}${h.decisions ? " (" + h.decisions + " decisions)" : ""}` +
+    (h.notices && h.notices.length ? ` · ${h.notices.length} notice${h.notices.length > 1 ? "s" : ""}` : ""))));
   select.addEventListener("change", () => openHand(Number(select.value), false));
   document.getElementById("prev").addEventListener("click", () => move(-1));
   document.getElementById("next").addEventListener("click", () => move(1));
