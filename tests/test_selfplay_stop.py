@@ -96,7 +96,7 @@ def test_a_worker_killed_ends_the_run_with_its_reason(tmp_path, command):
 
 
 def test_a_run_that_fails_at_its_start_leaves_the_disk_as_it_found_it(tmp_path):
-    """An mjai-tcp seat that no client connects to ends the run (after the seat's 60 s) with
+    """An mjai-tcp seat that no client connects to ends the run (after --connect-wait) with
     one line: an --out folder the run made, its parents too, was left behind empty (the same
     --out then worked, but the user saw a folder for a dataset that was never written). Now
     the folders it made are gone, and an --out that was there (empty) is left as it was."""
@@ -109,12 +109,13 @@ def test_a_run_that_fails_at_its_start_leaves_the_disk_as_it_found_it(tmp_path):
         runs.append((port, subprocess.Popen(
             [sys.executable, "-m", "adapter.cli", "selfplay", "--policies",
              f"mjai-tcp:127.0.0.1:{port},greedy,greedy,greedy", "--hands", "4",
-             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+             "--connect-wait", "1.5", "--out", str(out)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
     for port, proc in runs:  # both wait out the seat's time side by side
         _, err = proc.communicate(timeout=240)
         assert proc.returncode == 1, err[-2000:]
         said = [line for line in err.splitlines() if line.startswith("mjbot selfplay:")]
         assert said == [f"mjbot selfplay: no mjai client connected to 127.0.0.1:{port} "
-                        f"within 60 s (start one, e.g. mjbot mjai --server 127.0.0.1:{port})"]
+                        f"within 1.5 s (start one, e.g. mjbot mjai --server 127.0.0.1:{port})"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["there"]
     assert not any(there.iterdir())

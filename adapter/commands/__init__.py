@@ -314,11 +314,15 @@ def require_seats(names: Any, variant: str, args: Any = None) -> None:
 
 
 def add_seat_limit_argument(parser: Any) -> None:
-    """``--seat-limit``, alike for arena and selfplay."""
+    """``--seat-limit`` and ``--connect-wait``, alike for arena, league and selfplay."""
     parser.add_argument("--seat-limit", type=positive_seconds, default=None, metavar="SECONDS",
                         help="outside programs: seconds per answer, the first (start-up) "
                         "one included (default: their platform's, mjai 2 and 30 for the "
                         "first, Botzone 6 for a fresh run / 4 kept running)")
+    parser.add_argument("--connect-wait", type=positive_seconds, default=60.0,
+                        metavar="SECONDS", help="a listening seat (mjai-tcp:HOST:PORT): "
+                        "seconds to wait for its bot to connect, for each game; none by then "
+                        "ends the run (default: 60)")
 
 
 def add_budget_argument(parser: Any) -> None:

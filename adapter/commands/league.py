@@ -383,7 +383,7 @@ def _play_arena(args: argparse.Namespace, hero: str, field: str, ray: Any,
     config = ArenaConfig(args.variant, (hero, field, field, field), args.hands, args.seed,
                          workers, args.log_dir, args.length,
                          seat_limit=args.seat_limit,  # type: ignore[arg-type]
-                         budget=args.budget)
+                         budget=args.budget, connect_wait=args.connect_wait)
     began = time.monotonic()
     bar = ProgressBar(args.progress)
     results, early = run_arena_until(config, bar, ray, stop)

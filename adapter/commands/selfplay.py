@@ -117,7 +117,8 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     ray = start_ray(args)
     workers = ray.workers if ray is not None else args.workers or 1
     arena = ArenaConfig(args.variant, names, args.hands, args.seed, workers, None, args.length,
-                        seat_limit=args.seat_limit, budget=args.budget)
+                        seat_limit=args.seat_limit, budget=args.budget,
+                        connect_wait=args.connect_wait)
     config = SelfPlayConfig(arena, str(Path(args.out).resolve()) if args.out_shared else args.out,
                             args.shard_decisions)
     stop = StopRequest(stop_after)

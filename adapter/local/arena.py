@@ -48,6 +48,7 @@ class ArenaConfig:
     riichi_length: str = "east"
     hands_per_game: int = 4  # taiwan16 / mass
     seat_limit: float | None = None  # outside programs: seconds per answer (None: platform's)
+    connect_wait: float = 60.0  # a listening seat: seconds to wait for its bot, each game
     budget: float | None = None  # our seats: seconds per decision, as a platform gives (None:
     # no limit; a seat named POLICY@budget=SECONDS has its own)
 
@@ -73,8 +74,8 @@ class ArenaConfig:
         """The four seats of one seating (labels), each named by its label."""
         self.specs()  # one label, one player (the commands refuse it before any game)
         given = dict(zip(self.labels, self.policies, strict=True))
-        return [seat_for(self.variant, s, given[label], self.seat_limit, self.budget)
-                for s, label in enumerate(seating)]
+        return [seat_for(self.variant, s, given[label], self.seat_limit, self.budget,
+                         self.connect_wait) for s, label in enumerate(seating)]
 
     def hands_per_unit(self) -> float:
         spec = variant_of(self.variant)

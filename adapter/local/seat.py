@@ -129,9 +129,10 @@ def seat_specs(names: Iterable[str]) -> dict[str, str]:
 
 
 def seat_for(variant: str, seat: int, name: str, seat_limit: float | None = None,
-             budget: float | None = None) -> Any:
+             budget: float | None = None, connect_wait: float = 60.0) -> Any:
     """The player for seat ``name``: our brain, or an outside program for a ``KIND:CMD``
-    name (adapter/local/external/; ``seat_limit`` overrides its platform's answer limit).
+    name (adapter/local/external/; ``seat_limit`` overrides its platform's answer limit, and a
+    listening seat waits ``connect_wait`` seconds for its bot).
     Our brain decides under ``budget`` seconds per decision (None: no limit), or under the
     name's own ``@budget=SECONDS``; the seat keeps ``name`` (its label, for ``LABEL=SEAT``)
     so figures stay per seat name."""
@@ -139,7 +140,8 @@ def seat_for(variant: str, seat: int, name: str, seat_limit: float | None = None
 
     label, spec = split_label(name)
     if is_external(spec):
-        player: Any = external_seat(variant, seat, spec, SeatLimits(seat_limit))
+        limits = SeatLimits(seat_limit, connect=connect_wait)
+        player: Any = external_seat(variant, seat, spec, limits)
     else:
         policy, own = split_budget(spec)
         player = BrainSeat(variant, seat, policy, limit=own if own is not None else budget)
