@@ -6,11 +6,14 @@ Botzone one-shot turn) stays as light as before."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -263,3 +266,33 @@ def test_bench_botzone_says_whose_keep_running_turns_it_timed(tmp_path: Path) ->
     line = next(x for x in r.stdout.splitlines() if "keep running" in x)
     assert line.endswith(f"over {result['keep_running_turns']} turns (the match's rulebased "
                          "bots, not tsumogiri)")
+
+
+def test_bench_serve_never_leaves_its_fake_server_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake Tenhou server (100000 games) is started first: a bench that failed after it
+    and before its phases (the viewer's practice game did not finish, the status port could
+    not be listened on) left that server running for ever. Here the viewer's game fails."""
+    from adapter.bench import serve as bench
+
+    started: list[Any] = []
+
+    class Server:  # the fake Tenhou server's process, as the bench handles it
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.killed = False
+            started.append(self)
+
+        def kill(self) -> None:
+            self.killed = True
+
+        def wait(self, timeout: float | None = None) -> int:
+            return -9
+
+    def fails(logs: str) -> Any:
+        raise RuntimeError("the viewer's practice game did not finish")
+
+    monkeypatch.setattr(bench, "subprocess", SimpleNamespace(Popen=Server,
+                                                             DEVNULL=subprocess.DEVNULL))
+    monkeypatch.setattr(bench, "_viewer_game", fails)
+    with pytest.raises(RuntimeError, match="did not finish"):
+        asyncio.run(bench._bench(None, 1.0, 0, 0.0, viewer=1))
+    assert [server.killed for server in started] == [True]

@@ -25,6 +25,10 @@ def test_unit_runs_serve_with_the_config() -> None:
     args = build_parser().parse_args(argv[1:])
     assert args.command == "serve" and args.config == "/etc/mjbot/mjbot.toml"
     assert "ExecReload=/bin/kill -HUP $MAINPID" in text and "KillSignal=SIGTERM" in text
+    # the stop's SIGTERM to the serve process alone, which stops its workers in order: sent to
+    # the whole control group (the default), it killed the policy workers and their fork
+    # server at once, and the hands the sessions were finishing were played on fallbacks
+    assert re.search(r"^KillMode=mixed$", text, flags=re.M)
     config = load(DEPLOY / "mjbot.example.toml", environ={})
     stop = int(re.search(r"TimeoutStopSec=(\d+)", text).group(1))
     assert stop > config.stop_deadline

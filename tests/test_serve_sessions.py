@@ -268,6 +268,36 @@ def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
     assert hands > len(live) and sum(t > 0 for t in turns) >= len(turns) // 2, (hands, turns)
 
 
+def test_a_practice_worker_whose_serve_process_is_gone_finishes_its_hand(
+        tmp_path: Path) -> None:
+    """The serve process killed (or crashed) in the middle of a practice hand: the end of the
+    worker's stdin asks it to stop, and no one reads its reports any more. The first report
+    after that (a snapshot, the hand's, "stopped") met a broken pipe, which ended the worker
+    with status 1, at once, mid-hand: its game's log had no footer. The serve process's ends
+    of both pipes are closed here while a hand is in play (a snapshot was read)."""
+    settings = {"session": "orphan", "variant": "riichi", "policy": "rulebased",
+                "opponents": ["greedy"] * 3, "pause": 0, "log_dir": str(tmp_path)}
+    worker = subprocess.Popen([sys.executable, "-m", "adapter.serve.practice",
+                               json.dumps(settings)], cwd=ROOT, env=PYTHON_ENV,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    assert worker.stdin is not None and worker.stdout is not None
+    try:
+        while json.loads(worker.stdout.readline())["t"] != "live":
+            pass
+    finally:
+        worker.stdin.close()  # the serve process is gone ...
+        worker.stdout.close()  # ... and so is the reader of the reports
+        code = worker.wait(60)
+    assert worker.stderr is not None
+    stderr = worker.stderr.read()
+    worker.stderr.close()
+    assert code == 0, stderr
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
+    (path,) = game_logs(tmp_path)  # the game in play, closed with its footer; no next one
+    assert_complete(path)
+
+
 def test_platform_results_link_their_game_logs(tmp_path: Path) -> None:
     """The dashboard's results of a Tenhou session link each game's log in the viewer and
     hold its final scores and ranks, as a practice session's do (they had no log, and a game that

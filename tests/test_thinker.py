@@ -255,6 +255,65 @@ async def test_a_start_cancelled_midway_leaves_the_fork_server_working(
     assert answer.source == anytime.POLICY and answer.fallback == ""
 
 
+# A session in a process of its own: a decision handed to a policy that never returns, the
+# worker's pid printed once that policy has published its first best so far (it is thinking)
+_THINKING_SESSION = """
+import asyncio, sys
+from adapter.thinking.thinker import Thinker
+from brain.brain import Brain
+from protocols import events as ev
+from tests.anytime_policies import NeverReturns
+from tests.test_brain import _turn_state
+
+async def main() -> None:
+    thinker = Thinker(Brain("riichi", NeverReturns(sys.argv[1]), limit=600.0))
+    thinker.warm()
+    decision = asyncio.ensure_future(thinker.decide(_turn_state(), ev.DecisionRequest("turn")))
+    while thinker.worker is None or thinker.worker.best is None:
+        await asyncio.sleep(0.01)
+    print(thinker.worker.pid, flush=True)
+    await decision
+
+asyncio.run(main())
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` is there and not a zombie (an orphan's wait for its reaper)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+async def test_a_worker_ends_with_a_session_killed_while_it_thinks(tmp_path: Path) -> None:
+    """A session process that dies (SIGKILL, out of memory, a crash) kills none of its
+    workers; one that thinks reads the end of its pipe only once its job is done. A policy
+    that overran (the worker the session would have killed) thought on for ever, an orphan
+    using a CPU: its parent, the fork server, lives on while it does. The session here is
+    killed while its worker thinks in a policy that never returns."""
+    root = Path(__file__).resolve().parents[1]
+    session = subprocess.Popen([sys.executable, "-c", _THINKING_SESSION, str(tmp_path / "n")],
+                               stdout=subprocess.PIPE, text=True, cwd=root,
+                               env={**os.environ, "PYTHONPATH": str(root)})
+    assert session.stdout is not None
+    worker = None
+    try:
+        worker = int(await asyncio.wait_for(asyncio.to_thread(session.stdout.readline), GUARD))
+        session.kill()
+        session.wait()
+        await _until(lambda: not _running(worker))
+    finally:
+        if session.poll() is None:
+            session.kill()
+            session.wait()
+        session.stdout.close()
+        if worker is not None and _running(worker):  # the orphan: never left behind by a test
+            os.kill(worker, 9)
+
+
 def test_the_decision_frame_records_source_and_work(tmp_path: Path) -> None:
     path = tmp_path / "g.mjlog.msgpack"
     state = _turn_state()

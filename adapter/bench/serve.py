@@ -166,16 +166,27 @@ async def _generator(url: str, args: list[str]) -> dict[str, Any]:
 
 async def _bench(rate: float | None, seconds: float, practice: int, warmup: float,
                  viewer: int = 0, probe_rate: float = 20.0) -> dict[str, Any]:
-    from adapter.serve.config import loads
-    from adapter.serve.metrics import Metrics
-    from adapter.serve.status import StatusServer
-    from adapter.serve.supervisor import Supervisor
-
     port = _free_port()
     fake = subprocess.Popen(
         [sys.executable, "-m", "adapter.cli", "--log-level", "error", "tenhou-server",
          "--port", str(port), "--games", "100000", "--no-log"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        return await _bench_on(port, rate, seconds, practice, warmup, viewer, probe_rate)
+    finally:  # however the bench ends (the viewer's game or the status port failed, Ctrl-C
+        # while they start): the fake server, which serves 100000 games, never outlives it
+        fake.kill()
+        fake.wait(10)
+
+
+async def _bench_on(port: int, rate: float | None, seconds: float, practice: int,
+                    warmup: float, viewer: int, probe_rate: float) -> dict[str, Any]:
+    """The bench against the fake Tenhou server on ``port``."""
+    from adapter.serve.config import loads
+    from adapter.serve.metrics import Metrics
+    from adapter.serve.status import StatusServer
+    from adapter.serve.supervisor import Supervisor
+
     text = "".join(f"""
 [sessions.practice-{i}]
 kind = "local"
@@ -222,8 +233,6 @@ connect_timeout = 30
             lag.cancel()
             await supervisor.stop(10)
             await server.stop()
-            fake.kill()
-            fake.wait(10)
 
     def window(kind: str, start: float, end: float) -> dict[str, Any]:
         return _quantiles([s for t, k, s in samples if k == kind and start <= t < end])

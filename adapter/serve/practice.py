@@ -221,14 +221,26 @@ def run(settings: PracticeSettings, stop: threading.Event,
     return played
 
 
-def _writer() -> Callable[[dict[str, Any]], None]:
+def _writer(stop: threading.Event) -> Callable[[dict[str, Any]], None]:
+    """The reports onto stdout. A serve process that went away (killed, crashed) left no one
+    to read them: the next write fails (a broken pipe), which asks for the stop the end of
+    stdin asks for, and the reports go nowhere from then on. Raised instead, it ended the
+    worker in the middle of a hand, its game's log without a footer."""
     lock = threading.Lock()
 
     def emit(report: dict[str, Any]) -> None:
         line = json.dumps(report, separators=(",", ":")) + "\n"
         with lock:
-            sys.stdout.write(line)
-            sys.stdout.flush()
+            try:
+                sys.stdout.write(line)
+                sys.stdout.flush()
+            except BrokenPipeError:
+                stop.set()
+                # what is left in the buffer, and every later report, to /dev/null (as
+                # Python's documentation has it for SIGPIPE): the exit's flush fails no more
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+                os.close(devnull)
     return emit
 
 
@@ -249,10 +261,7 @@ def main(argv: list[str]) -> int:
         stop.set()
 
     threading.Thread(target=watch_stdin, daemon=True).start()
-    try:
-        run(settings, stop, _writer())
-    except BrokenPipeError:
-        return 1
+    run(settings, stop, _writer(stop))
     return 0
 
 

@@ -7,16 +7,19 @@ Messages to the parent, each a tuple: ``("ready", pid)`` once the policy is load
 once, more work on the same one at most every :data:`PUBLISH_EVERY` seconds; the parent keeps
 the latest); ``("done", job, Decision)`` or
 ``("error", job, text)``. A job from the parent is ``(job, state, request, legal, budget)``;
-None or the end of the pipe ends the process. No asyncio here: the process runs nothing else.
+None or the end of the pipe ends the process, and so does the end of the session's process
+(a thread watches for it). No asyncio here: the process runs nothing else.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import pickle
 import signal
+import threading
 import time
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from brain import anytime
@@ -30,6 +33,7 @@ def serve(conn: Connection, policy: Policy) -> None:
     """The process's whole life: ready, then jobs until the parent says stop or goes away."""
     # Ctrl-C reaches the whole process group: the session stops its workers itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _end_with_the_session()
     conn.send(("ready", os.getpid()))
     while True:
         try:
@@ -43,6 +47,25 @@ def serve(conn: Connection, policy: Policy) -> None:
             conn.send(_run(conn, policy, *job))
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
             conn.send(("error", number, f"its answer cannot be sent: {exc}"))
+
+
+def _end_with_the_session() -> None:
+    """End this process the moment the session's process is gone, however it went (SIGKILL,
+    out of memory, a crash): the pipe is read only between two jobs, so a policy that overran
+    (the worker the session would have killed) thought on for ever, an orphan using a CPU.
+    Our parent is the fork server, which lives on while any of its children does (no
+    PR_SET_PDEATHSIG then); multiprocessing's sentinel of the process that started us ends
+    with that process, and a thread of ours waits on it."""
+    parent = multiprocessing.parent_process()
+    if parent is None or parent.sentinel is None:
+        return
+    sentinel = parent.sentinel
+
+    def watch() -> None:
+        wait([sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="mjbot-session-watch", daemon=True).start()
 
 
 def _run(conn: Connection, policy: Policy, job: int, state: Any, request: Any,
