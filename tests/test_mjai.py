@@ -306,6 +306,45 @@ async def test_a_game_the_server_cuts_is_logged_unfinished(tmp_path: Path) -> No
 
 
 
+async def test_a_server_that_drops_the_line_in_a_game_is_a_failed_session(tmp_path: Path) -> None:
+    """The server closes the line in the middle of a game: ``mjbot mjai --server`` exited 0
+    (only its game log said the game was cut). It now exits 1 with one line, as ``mjbot
+    tenhou`` and ``mjbot ntpu`` do; the original server's own close after ``end_game`` is
+    still a session played to its end, exit 0."""
+    events = _seen_by(1)
+    assert events[-1]["type"] == "end_game"
+    for played, code in ((25, 1), (len(events), 0)):
+        folder = tmp_path / str(played)
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                        played: int = played) -> None:
+            writer.write(b'{"type":"hello","protocol":"mjsonp","protocol_version":3}\n')
+            await writer.drain()
+            await reader.readline()
+            for m in events[:played]:
+                writer.write((json.dumps(m) + "\n").encode())
+                await writer.drain()
+                await reader.readline()
+            writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with server:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "adapter.cli", "mjai", "--server", f"127.0.0.1:{port}",
+                "--log-dir", str(folder), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            _out, err = await asyncio.wait_for(proc.communicate(), 120)
+        text = err.decode()
+        assert proc.returncode == code, text[-2000:]
+        assert "Traceback" not in text
+        said = [line for line in text.splitlines() if line.startswith("mjbot mjai:")]
+        assert said == ([] if code == 0 else
+                        ["mjbot mjai: the server closed the connection before end_game"])
+        (path,) = list(folder.rglob("*.mjlog.msgpack"))
+        assert replayer.summarize(replayer.load(str(path)))["unfinished"] == (
+            None if code == 0 else "the session ended before the game did")
+
+
 async def test_an_over_long_or_too_deeply_nested_line_from_the_server_is_answered_none(
         tmp_path: Path) -> None:
     """A line over asyncio's 64 KiB limit ended the TCP client with a ValueError traceback,

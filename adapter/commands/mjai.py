@@ -73,4 +73,7 @@ def cmd_mjai(args: argparse.Namespace) -> int:
     log().info("mjai: session over", games=summary.games, answers=summary.answers,
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 errors=len(summary.errors))
+    if args.server is not None and not summary.finished:  # a dropped line fails, as in ntpu's
+        print("mjbot mjai: the server closed the connection before end_game", file=sys.stderr)
+        return 1
     return 0
