@@ -268,6 +268,42 @@ def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
     assert hands > len(live) and sum(t > 0 for t in turns) >= len(turns) // 2, (hands, turns)
 
 
+# The worker's own signal set-up, in a process of its own: the Event's lock is held as the
+# main thread holds it inside stop.wait() (between two games), and the handler runs there,
+# called and then raised for real. A handler that set the Event took that lock again, for ever.
+_SIGNAL_UNDER_THE_EVENTS_LOCK = """
+import signal, sys, threading
+from adapter.serve.practice import stop_on_signals
+sig = signal.Signals[sys.argv[1]]
+stop = threading.Event()
+stop_on_signals(stop)
+handler = signal.getsignal(sig)
+assert callable(handler)
+with stop._cond:
+    handler(sig, None)
+    signal.raise_signal(sig)
+    print("handled", flush=True)
+print("stopped" if stop.wait(30) else "not stopped", flush=True)
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_signal_while_the_worker_holds_its_stop_events_lock_stops_it(sig: str) -> None:
+    """The practice worker's SIGTERM/SIGINT handler set its stop Event, which takes the
+    Event's lock: a signal that came while the main thread held that lock (inside
+    ``stop.wait``, between two games) deadlocked the worker, and ``mjbot serve`` killed it at
+    the stop deadline (its game's log without a footer). The handler now takes no lock; the
+    stop is still asked for. The process is killed if it hangs (the deadlock)."""
+    try:
+        done = subprocess.run([sys.executable, "-c", _SIGNAL_UNDER_THE_EVENTS_LOCK, sig],
+                              cwd=ROOT, env=PYTHON_ENV, capture_output=True, text=True,
+                              timeout=60)
+    except subprocess.TimeoutExpired as hung:
+        pytest.fail(f"the {sig} handler deadlocked on the stop Event's lock: {hung.stdout!r}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["handled", "stopped"], (done.stdout, done.stderr)
+
+
 def test_a_practice_worker_whose_serve_process_is_gone_finishes_its_hand(
         tmp_path: Path) -> None:
     """The serve process killed (or crashed) in the middle of a practice hand: the end of the

@@ -244,14 +244,43 @@ def _writer(stop: threading.Event) -> Callable[[dict[str, Any]], None]:
     return emit
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def stop_on_signals(stop: threading.Event) -> None:
+    """SIGTERM and SIGINT ask for the stop, set by a thread and not by the handler: a handler
+    runs in the main thread between two of its steps, which may be inside ``stop.wait``, with
+    the Event's lock held, and ``stop.set`` takes that lock (the worker deadlocked, and serve
+    killed it at its stop deadline). The handler does nothing; the interpreter's own handler
+    writes the signal's number to the wakeup pipe, which a daemon thread reads. Main thread
+    only (``signal.set_wakeup_fd``)."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)  # a full pipe drops a number: one is enough
+    signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, _no_op)
+
+    def watch() -> None:
+        wanted = {int(sig) for sig in STOP_SIGNALS}
+        while data := os.read(read_end, 64):
+            if wanted.intersection(data):
+                stop.set()
+
+    threading.Thread(target=watch, name="stop-signals", daemon=True).start()
+
+
+def _no_op(_signum: int, _frame: Any) -> None:
+    """A Python-level handler, so that the signal is caught (and its number written to the
+    wakeup pipe) rather than ending the process; it must take no lock."""
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m adapter.serve.practice SETTINGS_JSON", file=sys.stderr)
         return 2
     settings = PracticeSettings.from_json(argv[0])
     stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+    stop_on_signals(stop)
 
     def watch_stdin() -> None:  # the serve process closed our stdin, or died
         # the raw descriptor, not sys.stdin: a daemon thread blocked in the buffered reader
