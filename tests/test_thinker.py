@@ -8,7 +8,9 @@ of its answer; the synchronous brain's thread path is tested the same way in tes
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -253,6 +255,39 @@ async def test_a_start_cancelled_midway_leaves_the_fork_server_working(
     finally:
         thinker.close()
     assert answer.source == anytime.POLICY and answer.fallback == ""
+
+
+async def test_a_worker_killed_while_another_thread_polls_it_reads_signal_9(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker's exit status comes once, over the fork server's sentinel: the first reader
+    takes it, a second meets the end of the pipe and multiprocessing records 255 for it. A
+    worker start on a thread polls every child (``_cleanup``, as ``active_children`` does)
+    while the event loop may be joining a dying worker, so the death read "exit code 255",
+    not "signal 9". Held deterministically: the loop's read of the status (the stdlib's call,
+    wrapped) waits until another thread's ``active_children()`` has polled the worker."""
+    worker = PolicyWorker(SlowThinker(tmp_path / "n"))
+    await worker.start()
+    assert await worker.ready(None)
+    loop_thread = threading.get_ident()
+    read_signed = forkserver.read_signed
+    polled: list[bool] = []
+
+    def loop_read_held(fd: int) -> int:
+        if threading.get_ident() == loop_thread and fd == worker.process.sentinel:
+            other = threading.Thread(target=multiprocessing.active_children)
+            other.start()
+            other.join(GUARD)
+            polled.append(not other.is_alive())
+        return read_signed(fd)
+
+    monkeypatch.setattr(forkserver, "read_signed", loop_read_held)
+    assert worker.pid is not None
+    os.kill(worker.pid, signal.SIGKILL)  # as the kernel's OOM killer would
+    await _until(lambda: bool(worker.exit_reason))
+    monkeypatch.undo()
+    assert polled == [True]
+    assert worker.exit_reason == "its worker process died (signal 9)"
+    assert worker.process.exitcode == -signal.SIGKILL
 
 
 # A session in a process of its own: a decision handed to a policy that never returns, the

@@ -17,9 +17,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import os
 import threading
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
+from multiprocessing import popen_forkserver
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from adapter.thinking import policy_worker
@@ -39,6 +41,43 @@ def _context() -> multiprocessing.context.ForkServerContext | multiprocessing.co
         context.set_forkserver_preload(PRELOAD)
         return context
     return multiprocessing.get_context("spawn")
+
+
+class _StatusReadOnce(popen_forkserver.Popen):
+    """A fork-server child whose exit status is read by one thread only. The server writes
+    it once onto the sentinel: the first reader takes it, and multiprocessing records 255 for
+    any other that was already reading (the end of the pipe), over the real status. A worker
+    start on a thread polls every child (``_cleanup``) while the event loop may be joining a
+    dying worker: its death read "exit code 255", not "signal 9". A poll that must not wait
+    (``_cleanup``, ``exitcode``) finds the status unknown while another thread reads it; one
+    that waits (``join``) waits for that read."""
+
+    def __init__(self, process_obj: Any) -> None:
+        self._reading = threading.Lock()
+        super().__init__(process_obj)
+
+    def poll(self, flag: int = os.WNOHANG) -> int | None:
+        if self.returncode is not None:
+            return self.returncode
+        if flag == os.WNOHANG:
+            if not self._reading.acquire(blocking=False):
+                return None
+        else:
+            wait([self.sentinel])  # the status is there (or the server is gone): no lock held
+            self._reading.acquire()
+        try:
+            return super().poll(os.WNOHANG)
+        finally:
+            self._reading.release()
+
+
+class _WorkerProcess(multiprocessing.context.ForkServerProcess):
+    """A fork-server process with :class:`_StatusReadOnce` (multiprocessing's hook for the
+    start method's Popen)."""
+
+    @staticmethod
+    def _Popen(process_obj: Any) -> Any:
+        return _StatusReadOnce(process_obj)
 
 
 @dataclass(frozen=True)
@@ -127,9 +166,10 @@ class PolicyWorker:
         self._ready = self._loop.create_future()
         context = _context()
         parent, child = context.Pipe()
-        process = context.Process(target=policy_worker.serve, args=(child, self.policy),
-                                  name=f"mjbot-policy-{getattr(self.policy, 'name', 'policy')}",
-                                  daemon=True)
+        kind = _WorkerProcess if context.get_start_method() == "forkserver" else context.Process
+        process = kind(target=policy_worker.serve, args=(child, self.policy),
+                       name=f"mjbot-policy-{getattr(self.policy, 'name', 'policy')}",
+                       daemon=True)
         launch = _Launch(process, child, parent)
         try:
             await asyncio.shield(asyncio.to_thread(launch.run))
