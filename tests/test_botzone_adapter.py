@@ -263,3 +263,50 @@ def test_a_huge_keep_running_line_is_answered_and_named_briefly(tmp_path):
         proc.kill()
     err = err_path.read_bytes()
     assert b"bad tile" in err and len(err) < 2000, len(err)
+
+
+# A policy that thinks far past its budget (a thread nothing can stop), then leaves a mark.
+LATE_BOT = """
+import sys, time
+from pathlib import Path
+from brain.policies import POLICIES
+from brain.policies.rulebased import RuleBasedPolicy
+
+class Late:
+    name, fast = "late", False
+
+    def decide(self, state, request, legal, budget=None):
+        stop = time.monotonic() + 8
+        while time.monotonic() < stop:
+            time.sleep(0.05)
+        Path(sys.argv[1]).write_text("the late call ended")
+        return RuleBasedPolicy().decide(state, request, legal, budget)
+
+POLICIES["late"] = Late
+entry, args = sys.argv[2], sys.argv[3:]
+if entry == "cli":
+    from adapter.cli import main
+else:
+    from adapter.platforms.botzone import main
+sys.exit(main(args))
+"""
+
+
+@pytest.mark.parametrize("entry", ["bundle", "cli"])
+def test_a_one_shot_turn_ends_when_answered_though_the_policy_thinks_on(tmp_path, entry):
+    """The brain answers for a policy late at its deadline, but the policy's thread runs on,
+    and the interpreter waited for it at exit: Botzone times a one-shot turn until the process
+    ends, so an answer printed in time was still a TLE. The process now ends once answered
+    (the late call never gets to leave its mark)."""
+    mark = tmp_path / "ended"
+    args = ["--no-keep-running", "--no-log", "--policy", "late", "--time-limit", "1"]
+    if entry == "cli":
+        args = ["--log-level", "error", "botzone", *args]
+    requests = ["0 1 1", "1 0 0 0 0 B9 W4 W6 W5 T2 T9 T4 W1 T1 B8 B1 F1 W4", "3 0 DRAW",
+                "3 0 PLAY B4", "2 W2"]
+    r = subprocess.run([sys.executable, "-c", LATE_BOT, str(mark), entry, *args],
+                       input=simple_input(requests, ["PASS"] * 4), capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[0].startswith("PLAY ") and "missed its" in r.stderr
+    assert not mark.exists(), "the process waited for the late policy call before exiting"

@@ -60,10 +60,11 @@ def cmd_botzone(args: argparse.Namespace) -> int:
     from adapter.platforms import botzone
 
     require_policy(args.policy)
-    return botzone.run_once(sys.stdin, sys.stdout, policy=args.policy,
-                            keep_running=args.keep_running, limit=args.time_limit,
-                            later_limit=args.later_time_limit, log_dir=args.log_dir,
-                            write_log=not args.no_log, json_mode=args.json)
+    # a policy call left running past its deadline must not hold the process's exit
+    return botzone.end_process(botzone.run_once(
+        sys.stdin, sys.stdout, policy=args.policy, keep_running=args.keep_running,
+        limit=args.time_limit, later_limit=args.later_time_limit, log_dir=args.log_dir,
+        write_log=not args.no_log, json_mode=args.json))
 
 
 def cmd_botzone_judge(args: argparse.Namespace) -> int:

@@ -11,12 +11,14 @@ bundle): the game log (msgpack) and structured logging are optional imports.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import json
 import os
 import select
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -458,6 +460,21 @@ def _close(bot: BotzoneBot) -> None:
     bot.brain.close()
 
 
+def end_process(code: int) -> int:
+    """The exit status of a bot process, or the process ended at once where a policy call
+    abandoned at its deadline still runs: nothing can stop that thread, and the interpreter
+    waits for it at exit, while Botzone times a one-shot turn until the process ends (the
+    answer printed in time would still be a TLE). What was printed is flushed first."""
+    main_thread = threading.main_thread()
+    if not any(t.is_alive() and not t.daemon for t in threading.enumerate()
+               if t is not main_thread):
+        return code
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
 def main(argv: list[str] | None = None, keep_running_default: bool = False,
          policy_default: str = "rulebased") -> int:
     """The Botzone entry point without the rest of mjbot's CLI (the upload bundle's
@@ -474,6 +491,7 @@ def main(argv: list[str] | None = None, keep_running_default: bool = False,
     p.add_argument("--log-dir")
     p.add_argument("--no-log", action="store_true")
     args = p.parse_args(argv)
-    return run_once(sys.stdin, sys.stdout, policy=args.policy, keep_running=args.keep_running,
-                    limit=args.time_limit, later_limit=args.later_time_limit,
-                    log_dir=args.log_dir, write_log=not args.no_log, json_mode=args.json)
+    return end_process(run_once(sys.stdin, sys.stdout, policy=args.policy,
+                                keep_running=args.keep_running, limit=args.time_limit,
+                                later_limit=args.later_time_limit, log_dir=args.log_dir,
+                                write_log=not args.no_log, json_mode=args.json))
