@@ -310,3 +310,48 @@ def test_a_one_shot_turn_ends_when_answered_though_the_policy_thinks_on(tmp_path
     assert r.returncode == 0, r.stderr
     assert r.stdout.split("\n")[0].startswith("PLAY ") and "missed its" in r.stderr
     assert not mark.exists(), "the process waited for the late policy call before exiting"
+
+
+# A policy that says when its budget ends, in seconds since its process started (Linux /proc).
+BUDGET_BOT = """
+import json, os, sys, time
+from brain.policies import POLICIES
+from brain.policies.rulebased import RuleBasedPolicy
+
+def age():
+    with open("/proc/self/stat") as stat:
+        began = int(stat.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+    return time.clock_gettime(time.CLOCK_BOOTTIME) - began
+
+class Timed(RuleBasedPolicy):
+    name = "timed"
+
+    def decide(self, state, request, legal, budget=None):
+        print(json.dumps({"budget_ends": age() + budget}), file=sys.stderr)
+        return super().decide(state, request, legal, budget)
+
+POLICIES["timed"] = Timed
+from adapter.platforms.botzone import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_a_one_shot_turns_budget_counts_from_the_process_start():
+    """Botzone's clock for a turn starts when it starts the bot; ours started once Python,
+    numpy and the bot had loaded (a good part of a second), so a policy using its whole
+    budget answered that much after the turn's limit less our margins."""
+    from adapter.platforms.botzone import SAFETY_MARGIN
+    from brain.brain import DEFAULT_MARGIN
+
+    limit = 3.0
+    requests = ["0 1 1", "1 0 0 0 0 B9 W4 W6 W5 T2 T9 T4 W1 T1 B8 B1 F1 W4", "3 0 DRAW",
+                "3 0 PLAY B4", "2 W2"]
+    r = subprocess.run([sys.executable, "-c", BUDGET_BOT, "--no-keep-running", "--no-log",
+                        "--policy", "timed", "--time-limit", str(limit)],
+                       input=simple_input(requests, ["PASS"] * 4), capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("PLAY "), r.stderr
+    ends = json.loads(r.stderr.strip().splitlines()[-1])["budget_ends"]
+    # 0.02: /proc's start time is in 10 ms ticks
+    assert ends <= limit - SAFETY_MARGIN - DEFAULT_MARGIN + 0.02, ends

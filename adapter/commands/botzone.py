@@ -64,7 +64,7 @@ def cmd_botzone(args: argparse.Namespace) -> int:
     return botzone.end_process(botzone.run_once(
         sys.stdin, sys.stdout, policy=args.policy, keep_running=args.keep_running,
         limit=args.time_limit, later_limit=args.later_time_limit, log_dir=args.log_dir,
-        write_log=not args.no_log, json_mode=args.json))
+        write_log=not args.no_log, json_mode=args.json, started=botzone.process_started()))
 
 
 def cmd_botzone_judge(args: argparse.Namespace) -> int:

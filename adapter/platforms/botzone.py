@@ -303,12 +303,14 @@ def run_once(stdin: TextIO, stdout: TextIO, policy: str = "rulebased",
              keep_running: bool = False, limit: float = FIRST_TURN_LIMIT,
              later_limit: float = LATER_TURN_LIMIT, log_dir: str | None = None,
              write_log: bool = True, clock: Callable[[], float] = time.monotonic,
-             json_mode: bool = False) -> int:
+             json_mode: bool = False, started: float | None = None) -> int:
     """One Botzone process: answer the turn on stdin; with ``keep_running``, go on answering
     one request per turn until stdin closes. The first input's form (or ``json_mode``, JSON
     interaction required) decides how every answer is printed, later turns included: Botzone
-    reads each answer of a JSON-interaction bot as one JSON object line."""
-    start = clock()
+    reads each answer of a JSON-interaction bot as one JSON object line. ``started``: when
+    the first turn's time began, on ``clock`` (None: now; a bot process passes its own start,
+    :func:`process_started`)."""
+    start = clock() if started is None else started
     lines = _Lines(stdin)
     text = _first_turn(lines) if keep_running else _read_all(stdin)
     try:
@@ -460,6 +462,22 @@ def _close(bot: BotzoneBot) -> None:
     bot.brain.close()
 
 
+def process_started() -> float:
+    """When this process started, on ``time.monotonic``: Botzone's clock for a turn starts
+    when it starts the bot, and loading Python, numpy and the bot takes a good part of a
+    second before any of our code runs. Linux (Botzone's) reads it from /proc; elsewhere,
+    or where it reads as nonsense, it is now."""
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        began = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime, in ticks
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - began
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    return now - age if 0.0 <= age < 60.0 else now
+
+
 def end_process(code: int) -> int:
     """The exit status of a bot process, or the process ended at once where a policy call
     abandoned at its deadline still runs: nothing can stop that thread, and the interpreter
@@ -494,4 +512,5 @@ def main(argv: list[str] | None = None, keep_running_default: bool = False,
     return end_process(run_once(sys.stdin, sys.stdout, policy=args.policy,
                                 keep_running=args.keep_running, limit=args.time_limit,
                                 later_limit=args.later_time_limit, log_dir=args.log_dir,
-                                write_log=not args.no_log, json_mode=args.json))
+                                write_log=not args.no_log, json_mode=args.json,
+                                started=process_started()))
