@@ -384,6 +384,39 @@ def test_a_one_shot_botzone_bot_gets_the_history_and_its_data_back(tmp_path, kin
     assert len(seat.pids) == len(seat.bot.requests) > 10  # a fresh run for every line
 
 
+# Answers its first turn (simple interaction) and then neither prints the keep-running marker
+# nor exits; or, one-shot, answers and does not exit.
+BOTZONE_ANSWERS_AND_STAYS = textwrap.dedent("""
+    import sys, time
+    n = int(sys.stdin.readline())
+    for _ in range(2 * n - 1):
+        sys.stdin.readline()
+    print("PASS", flush=True)
+    time.sleep(60)
+""")
+
+
+@pytest.mark.parametrize("kind,ending", [
+    ("botzone-keep", f"did not print {MARKER} or exit"), ("botzone", "did not exit")])
+def test_a_botzone_bot_that_answers_but_does_not_end_its_turn_is_told_so(tmp_path, kind,
+                                                                          ending):
+    """Botzone waits for the marker (kept running) or the exit (one-shot) and then judges
+    TLE: the fault said 'no answer within 0.77 s' (the time left, not the limit) to a bot
+    that had answered at once, hiding its mistake."""
+    bot = _script(tmp_path, "bot.py", BOTZONE_ANSWERS_AND_STAYS)
+    name = f"{kind}:{PY} {bot}"
+    players = [seat_for("mcr", 0, name, 0.5)] + [seat_for("mcr", s, "rulebased")
+                                                  for s in (1, 2, 3)]
+    try:
+        play_game(GameConfig("mcr"), players, 11, 0)
+    finally:
+        for p in players:
+            p.close()
+    report = players[0].report
+    assert report.late == 1, report
+    assert report.first == f"late: answered 'PASS' but {ending} within 0.5 s", report.first
+
+
 # ---------------------------------------------------------------------- the command
 
 
