@@ -355,3 +355,20 @@ def test_a_one_shot_turns_budget_counts_from_the_process_start():
     ends = json.loads(r.stderr.strip().splitlines()[-1])["budget_ends"]
     # 0.02: /proc's start time is in 10 ms ticks
     assert ends <= limit - SAFETY_MARGIN - DEFAULT_MARGIN + 0.02, ends
+
+
+def test_a_keep_running_session_piped_in_whole_answers_every_request():
+    """Testing the kept-running bot by hand (a file piped in: the first turn, its empty data
+    and globaldata lines, then the later requests) had the later requests taken for
+    globaldata: echoed back in the first answer and never answered."""
+    text = ("1\n0 1 1\n\n\n1 0 0 0 0 B9 W4 W6 W5 T2 T9 T4 W1 T1 B8 B1 F1 W4\n3 0 DRAW\n"
+            "3 0 PLAY B4\n2 W2\n")
+    r = subprocess.run([sys.executable, "-m", "adapter.platforms.botzone_main",
+                        "--keep-running", "--no-log"], input=text, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    turns = r.stdout.split(KEEP_RUNNING + "\n")
+    assert turns[-1] == "" and len(turns) == 6, r.stdout
+    assert turns[0].split("\n")[0] == "PASS" and "3 0 DRAW" not in turns[0]
+    assert [t.strip() for t in turns[1:4]] == ["PASS"] * 3
+    assert turns[4].startswith("PLAY ")

@@ -16,6 +16,7 @@ import copy
 import dataclasses
 import json
 import os
+import re
 import select
 import sys
 import threading
@@ -376,10 +377,17 @@ class _Lines:
         except (AttributeError, OSError, ValueError):
             self.fd = None
         self.buffer = bytearray()  # grows in place: a long line costs its length, not its square
+        self.returned: list[str] = []  # lines given back (unread), read again first
+
+    def unread(self, line: str) -> None:
+        """Give a line back: the next ``readline`` returns it."""
+        self.returned.append(line)
 
     def readline(self, timeout: float | None = None) -> str | None:
         """The next line (without waiting longer than ``timeout``), or None at end of input
         or when nothing came in time."""
+        if self.returned:
+            return self.returned.pop()
         if self.fd is None:
             text = self.stream.readline()
             return text or None
@@ -404,11 +412,15 @@ class _Lines:
 
 
 DRAIN_SECONDS = 0.05  # data / globaldata lines arrive with the first turn, or not at all
+# a request line, which no data of ours (a JSON object) nor our globaldata (none) ever is
+REQUEST_LINE = re.compile(r"[0-3](?: +[0-9A-Z]+)+\s*")
 
 
 def _first_turn(lines: _Lines) -> str:
     """A keep-running first turn: one JSON line, or a full simple input whose trailing data /
-    globaldata lines are taken only if they have arrived."""
+    globaldata lines are taken only if they have arrived. A request line among them is the
+    next turn's, already sent (input piped in whole, as in a test by hand): it is left for
+    the turns after this one, not taken for data."""
     first = lines.readline() or ""
     if first.lstrip().startswith("{") or not first.strip().isdigit():
         return first
@@ -419,6 +431,9 @@ def _first_turn(lines: _Lines) -> str:
             break
         text.append(line)
     while (extra := lines.readline(timeout=DRAIN_SECONDS)) is not None:
+        if REQUEST_LINE.fullmatch(extra.strip()):
+            lines.unread(extra)
+            break
         text.append(extra)
     return "".join(text)
 
