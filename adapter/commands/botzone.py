@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
     bz.add_argument("--policy", default="rulebased")
     bz.add_argument("--time-limit", type=positive_seconds, default=6.0,
                     help="seconds for the first turn (one-shot: every turn)")
-    bz.add_argument("--later-time-limit", type=float, default=4.0,
+    bz.add_argument("--later-time-limit", type=positive_seconds, default=4.0,
                     help="seconds for later keep-running turns")
     bz.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
     bz.add_argument("--no-log", action="store_true", help="write no game log")
