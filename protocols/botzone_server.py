@@ -89,7 +89,12 @@ def read_response(response: str, request: ev.DecisionRequest) -> Reading:
         if verb == "PENG":
             return Reading(ev.Pon((tile, tile)), tiles[0])
         if verb == "CHI":
-            mid = T.kind(tiles[0])
-            own = tuple(k for k in (mid - 1, mid, mid + 1) if k != T.kind(tile))
+            mid, claimed = T.kind(tiles[0]), T.kind(tile)
+            if mid >= 27 or mid % 9 in (0, 8) or mid // 9 != claimed // 9 \
+                    or abs(claimed - mid) > 1:
+                # no chow of the discard has this middle (W1's neighbours are not tiles)
+                raise UnexpectedMessage(f"CHI {T.to_botzone(mid)}: no chow with that middle "
+                                        f"holds the discard {T.to_botzone(tile)}", response)
+            own = tuple(k for k in (mid - 1, mid, mid + 1) if k != claimed)
             return Reading(ev.Chi(own), tiles[1])
     raise UnexpectedMessage(f"does not answer a {request.kind} request", response)

@@ -263,3 +263,112 @@ def test_a_huge_keep_running_line_is_answered_and_named_briefly(tmp_path):
         proc.kill()
     err = err_path.read_bytes()
     assert b"bad tile" in err and len(err) < 2000, len(err)
+
+
+# A policy that thinks far past its budget (a thread nothing can stop), then leaves a mark.
+LATE_BOT = """
+import sys, time
+from pathlib import Path
+from brain.policies import POLICIES
+from brain.policies.rulebased import RuleBasedPolicy
+
+class Late:
+    name, fast = "late", False
+
+    def decide(self, state, request, legal, budget=None):
+        stop = time.monotonic() + 8
+        while time.monotonic() < stop:
+            time.sleep(0.05)
+        Path(sys.argv[1]).write_text("the late call ended")
+        return RuleBasedPolicy().decide(state, request, legal, budget)
+
+POLICIES["late"] = Late
+entry, args = sys.argv[2], sys.argv[3:]
+if entry == "cli":
+    from adapter.cli import main
+else:
+    from adapter.platforms.botzone import main
+sys.exit(main(args))
+"""
+
+
+@pytest.mark.parametrize("entry", ["bundle", "cli"])
+def test_a_one_shot_turn_ends_when_answered_though_the_policy_thinks_on(tmp_path, entry):
+    """The brain answers for a policy late at its deadline, but the policy's thread runs on,
+    and the interpreter waited for it at exit: Botzone times a one-shot turn until the process
+    ends, so an answer printed in time was still a TLE. The process now ends once answered
+    (the late call never gets to leave its mark)."""
+    mark = tmp_path / "ended"
+    args = ["--no-keep-running", "--no-log", "--policy", "late", "--time-limit", "1"]
+    if entry == "cli":
+        args = ["--log-level", "error", "botzone", *args]
+    requests = ["0 1 1", "1 0 0 0 0 B9 W4 W6 W5 T2 T9 T4 W1 T1 B8 B1 F1 W4", "3 0 DRAW",
+                "3 0 PLAY B4", "2 W2"]
+    r = subprocess.run([sys.executable, "-c", LATE_BOT, str(mark), entry, *args],
+                       input=simple_input(requests, ["PASS"] * 4), capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[0].startswith("PLAY ") and "missed its" in r.stderr
+    assert not mark.exists(), "the process waited for the late policy call before exiting"
+
+
+# A policy that says when its budget ends, in seconds since its process started (Linux /proc).
+BUDGET_BOT = """
+import json, os, sys, time
+from brain.policies import POLICIES
+from brain.policies.rulebased import RuleBasedPolicy
+
+def age():
+    with open("/proc/self/stat") as stat:
+        began = int(stat.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+    return time.clock_gettime(time.CLOCK_BOOTTIME) - began
+
+class Timed(RuleBasedPolicy):
+    name = "timed"
+
+    def decide(self, state, request, legal, budget=None):
+        print(json.dumps({"budget_ends": age() + budget}), file=sys.stderr)
+        return super().decide(state, request, legal, budget)
+
+POLICIES["timed"] = Timed
+from adapter.platforms.botzone import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_a_one_shot_turns_budget_counts_from_the_process_start():
+    """Botzone's clock for a turn starts when it starts the bot; ours started once Python,
+    numpy and the bot had loaded (a good part of a second), so a policy using its whole
+    budget answered that much after the turn's limit less our margins."""
+    from adapter.platforms.botzone import SAFETY_MARGIN
+    from brain.brain import DEFAULT_MARGIN
+
+    limit = 3.0
+    requests = ["0 1 1", "1 0 0 0 0 B9 W4 W6 W5 T2 T9 T4 W1 T1 B8 B1 F1 W4", "3 0 DRAW",
+                "3 0 PLAY B4", "2 W2"]
+    r = subprocess.run([sys.executable, "-c", BUDGET_BOT, "--no-keep-running", "--no-log",
+                        "--policy", "timed", "--time-limit", str(limit)],
+                       input=simple_input(requests, ["PASS"] * 4), capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("PLAY "), r.stderr
+    ends = json.loads(r.stderr.strip().splitlines()[-1])["budget_ends"]
+    # 0.02: /proc's start time is in 10 ms ticks
+    assert ends <= limit - SAFETY_MARGIN - DEFAULT_MARGIN + 0.02, ends
+
+
+def test_a_keep_running_session_piped_in_whole_answers_every_request():
+    """Testing the kept-running bot by hand (a file piped in: the first turn, its empty data
+    and globaldata lines, then the later requests) had the later requests taken for
+    globaldata: echoed back in the first answer and never answered."""
+    text = ("1\n0 1 1\n\n\n1 0 0 0 0 B9 W4 W6 W5 T2 T9 T4 W1 T1 B8 B1 F1 W4\n3 0 DRAW\n"
+            "3 0 PLAY B4\n2 W2\n")
+    r = subprocess.run([sys.executable, "-m", "adapter.platforms.botzone_main",
+                        "--keep-running", "--no-log"], input=text, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    turns = r.stdout.split(KEEP_RUNNING + "\n")
+    assert turns[-1] == "" and len(turns) == 6, r.stdout
+    assert turns[0].split("\n")[0] == "PASS" and "3 0 DRAW" not in turns[0]
+    assert [t.strip() for t in turns[1:4]] == ["PASS"] * 3
+    assert turns[4].startswith("PLAY ")

@@ -156,3 +156,17 @@ def test_every_request_of_a_judge_log_parses_and_every_response_is_legal():
             checked += 1
     assert checked == 4 * len(judged)
     assert len(judged) == 43  # the whole match, every seat
+
+
+@pytest.mark.parametrize("response", ["CHI W1 W5", "CHI W9 W5", "CHI J2 W5", "CHI B2 W5",
+                                      "CHI W4 W5"])
+def test_a_chi_naming_no_chow_of_the_discard_is_refused_by_the_judges_reading(response):
+    """'CHI W1 t' on a W2 made a chow of W0, W1, W2: a tile -1 that crashed the local table
+    (TileError: a referee error, the game lost) when the arena described the move."""
+    from protocols.botzone_server import read_response
+
+    request = ev.DecisionRequest("claim", tile=T.from_botzone("W2"), from_seat=0)
+    with pytest.raises(ProtocolError, match="no chow"):
+        read_response(response, request)
+    chow = read_response("CHI W3 W5", request).action
+    assert sorted(chow.tiles) == [T.from_botzone("W3"), T.from_botzone("W4")]

@@ -32,6 +32,7 @@ HAND = ("score", "123456789m234p55s", "--win", "5s")
     (("ntpu-server", "--time-limit", "-1"), "argument --time-limit: seconds above 0"),
     (("ntpu-server", "--client-budget", "-1"), "argument --client-budget: seconds above 0"),
     (("botzone", "--time-limit", "-1"), "argument --time-limit: seconds above 0"),
+    (("botzone", "--later-time-limit", "-3"), "argument --later-time-limit: seconds above 0"),
     (("botzone-judge", "--games", "0"), "argument --games: a whole number of at least 1"),
 ])
 def test_a_nonsense_value_is_a_usage_error_naming_the_option(args, said, capsys):

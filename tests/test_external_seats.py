@@ -384,6 +384,77 @@ def test_a_one_shot_botzone_bot_gets_the_history_and_its_data_back(tmp_path, kin
     assert len(seat.pids) == len(seat.bot.requests) > 10  # a fresh run for every line
 
 
+# Answers its first turn (simple interaction) and then neither prints the keep-running marker
+# nor exits; or, one-shot, answers and does not exit.
+BOTZONE_ANSWERS_AND_STAYS = textwrap.dedent("""
+    import sys, time
+    n = int(sys.stdin.readline())
+    for _ in range(2 * n - 1):
+        sys.stdin.readline()
+    print("PASS", flush=True)
+    time.sleep(60)
+""")
+
+
+@pytest.mark.parametrize("kind,ending", [
+    ("botzone-keep", f"did not print {MARKER} or exit"), ("botzone", "did not exit")])
+def test_a_botzone_bot_that_answers_but_does_not_end_its_turn_is_told_so(tmp_path, kind,
+                                                                          ending):
+    """Botzone waits for the marker (kept running) or the exit (one-shot) and then judges
+    TLE: the fault said 'no answer within 0.77 s' (the time left, not the limit) to a bot
+    that had answered at once, hiding its mistake."""
+    bot = _script(tmp_path, "bot.py", BOTZONE_ANSWERS_AND_STAYS)
+    name = f"{kind}:{PY} {bot}"
+    players = [seat_for("mcr", 0, name, 0.5)] + [seat_for("mcr", s, "rulebased")
+                                                  for s in (1, 2, 3)]
+    try:
+        play_game(GameConfig("mcr"), players, 11, 0)
+    finally:
+        for p in players:
+            p.close()
+    report = players[0].report
+    assert report.late == 1, report
+    assert report.first == f"late: answered 'PASS' but {ending} within 0.5 s", report.first
+
+
+# Kept running; claims every W1 / W2 the seat before it discards with 'CHI W1 t' (a chow
+# whose middle has no tile below it).
+BOTZONE_CHI_W1 = textwrap.dedent("""
+    import sys
+    me = None
+    def answer(req):
+        global me
+        p = req.split()
+        if p[0] == "0":
+            me = int(p[1])
+        if p[0] == "2":
+            return "PLAY " + p[1]
+        if p[0] == "3" and p[2] in ("PLAY", "PENG", "CHI") and (int(p[1]) + 1) % 4 == me \\
+                and p[-1] in ("W1", "W2"):
+            return "CHI W1 " + p[-1]
+        return "PASS"
+    n = int(sys.stdin.readline())
+    lines = [sys.stdin.readline().strip() for _ in range(2 * n - 1)]
+    print(answer(lines[-1]))
+    print(">>>BOTZONE_REQUEST_KEEP_RUNNING<<<", flush=True)
+    for line in sys.stdin:
+        if line.strip():
+            print(answer(line.strip()))
+            print(">>>BOTZONE_REQUEST_KEEP_RUNNING<<<", flush=True)
+""")
+
+
+def test_a_chi_with_no_chow_of_the_discard_is_played_safe_not_a_referee_error(tmp_path):
+    """On these walls the bot may chow a W2 and answers 'CHI W1 W2': the game ended in a
+    referee error (TileError: not a tile: -1) and its figures were lost."""
+    bot = _script(tmp_path, "bot.py", BOTZONE_CHI_W1)
+    name = f"botzone-keep:{PY} {bot}"
+    summary = _arena("mcr", name, seed=6)
+    assert summary["referee_errors"] == 0 and summary["games"] == 4
+    report = summary["external_seats"][name]
+    assert report["garbage"] > 0 and "no chow with that middle" in report["first_fault"]
+
+
 # ---------------------------------------------------------------------- the command
 
 

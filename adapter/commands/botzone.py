@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
     bz.add_argument("--policy", default="rulebased")
     bz.add_argument("--time-limit", type=positive_seconds, default=6.0,
                     help="seconds for the first turn (one-shot: every turn)")
-    bz.add_argument("--later-time-limit", type=float, default=4.0,
+    bz.add_argument("--later-time-limit", type=positive_seconds, default=4.0,
                     help="seconds for later keep-running turns")
     bz.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
     bz.add_argument("--no-log", action="store_true", help="write no game log")
@@ -60,10 +60,11 @@ def cmd_botzone(args: argparse.Namespace) -> int:
     from adapter.platforms import botzone
 
     require_policy(args.policy)
-    return botzone.run_once(sys.stdin, sys.stdout, policy=args.policy,
-                            keep_running=args.keep_running, limit=args.time_limit,
-                            later_limit=args.later_time_limit, log_dir=args.log_dir,
-                            write_log=not args.no_log, json_mode=args.json)
+    # a policy call left running past its deadline must not hold the process's exit
+    return botzone.end_process(botzone.run_once(
+        sys.stdin, sys.stdout, policy=args.policy, keep_running=args.keep_running,
+        limit=args.time_limit, later_limit=args.later_time_limit, log_dir=args.log_dir,
+        write_log=not args.no_log, json_mode=args.json, started=botzone.process_started()))
 
 
 def cmd_botzone_judge(args: argparse.Namespace) -> int:

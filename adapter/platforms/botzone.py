@@ -11,12 +11,15 @@ bundle): the game log (msgpack) and structured logging are optional imports.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import json
 import os
+import re
 import select
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -301,12 +304,14 @@ def run_once(stdin: TextIO, stdout: TextIO, policy: str = "rulebased",
              keep_running: bool = False, limit: float = FIRST_TURN_LIMIT,
              later_limit: float = LATER_TURN_LIMIT, log_dir: str | None = None,
              write_log: bool = True, clock: Callable[[], float] = time.monotonic,
-             json_mode: bool = False) -> int:
+             json_mode: bool = False, started: float | None = None) -> int:
     """One Botzone process: answer the turn on stdin; with ``keep_running``, go on answering
     one request per turn until stdin closes. The first input's form (or ``json_mode``, JSON
     interaction required) decides how every answer is printed, later turns included: Botzone
-    reads each answer of a JSON-interaction bot as one JSON object line."""
-    start = clock()
+    reads each answer of a JSON-interaction bot as one JSON object line. ``started``: when
+    the first turn's time began, on ``clock`` (None: now; a bot process passes its own start,
+    :func:`process_started`)."""
+    start = clock() if started is None else started
     lines = _Lines(stdin)
     text = _first_turn(lines) if keep_running else _read_all(stdin)
     try:
@@ -372,10 +377,17 @@ class _Lines:
         except (AttributeError, OSError, ValueError):
             self.fd = None
         self.buffer = bytearray()  # grows in place: a long line costs its length, not its square
+        self.returned: list[str] = []  # lines given back (unread), read again first
+
+    def unread(self, line: str) -> None:
+        """Give a line back: the next ``readline`` returns it."""
+        self.returned.append(line)
 
     def readline(self, timeout: float | None = None) -> str | None:
         """The next line (without waiting longer than ``timeout``), or None at end of input
         or when nothing came in time."""
+        if self.returned:
+            return self.returned.pop()
         if self.fd is None:
             text = self.stream.readline()
             return text or None
@@ -400,11 +412,15 @@ class _Lines:
 
 
 DRAIN_SECONDS = 0.05  # data / globaldata lines arrive with the first turn, or not at all
+# a request line, which no data of ours (a JSON object) nor our globaldata (none) ever is
+REQUEST_LINE = re.compile(r"[0-3](?: +[0-9A-Z]+)+\s*")
 
 
 def _first_turn(lines: _Lines) -> str:
     """A keep-running first turn: one JSON line, or a full simple input whose trailing data /
-    globaldata lines are taken only if they have arrived."""
+    globaldata lines are taken only if they have arrived. A request line among them is the
+    next turn's, already sent (input piped in whole, as in a test by hand): it is left for
+    the turns after this one, not taken for data."""
     first = lines.readline() or ""
     if first.lstrip().startswith("{") or not first.strip().isdigit():
         return first
@@ -415,6 +431,9 @@ def _first_turn(lines: _Lines) -> str:
             break
         text.append(line)
     while (extra := lines.readline(timeout=DRAIN_SECONDS)) is not None:
+        if REQUEST_LINE.fullmatch(extra.strip()):
+            lines.unread(extra)
+            break
         text.append(extra)
     return "".join(text)
 
@@ -458,6 +477,37 @@ def _close(bot: BotzoneBot) -> None:
     bot.brain.close()
 
 
+def process_started() -> float:
+    """When this process started, on ``time.monotonic``: Botzone's clock for a turn starts
+    when it starts the bot, and loading Python, numpy and the bot takes a good part of a
+    second before any of our code runs. Linux (Botzone's) reads it from /proc; elsewhere,
+    or where it reads as nonsense, it is now."""
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        began = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime, in ticks
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - began
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    return now - age if 0.0 <= age < 60.0 else now
+
+
+def end_process(code: int) -> int:
+    """The exit status of a bot process, or the process ended at once where a policy call
+    abandoned at its deadline still runs: nothing can stop that thread, and the interpreter
+    waits for it at exit, while Botzone times a one-shot turn until the process ends (the
+    answer printed in time would still be a TLE). What was printed is flushed first."""
+    main_thread = threading.main_thread()
+    if not any(t.is_alive() and not t.daemon for t in threading.enumerate()
+               if t is not main_thread):
+        return code
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
 def main(argv: list[str] | None = None, keep_running_default: bool = False,
          policy_default: str = "rulebased") -> int:
     """The Botzone entry point without the rest of mjbot's CLI (the upload bundle's
@@ -474,6 +524,8 @@ def main(argv: list[str] | None = None, keep_running_default: bool = False,
     p.add_argument("--log-dir")
     p.add_argument("--no-log", action="store_true")
     args = p.parse_args(argv)
-    return run_once(sys.stdin, sys.stdout, policy=args.policy, keep_running=args.keep_running,
-                    limit=args.time_limit, later_limit=args.later_time_limit,
-                    log_dir=args.log_dir, write_log=not args.no_log, json_mode=args.json)
+    return end_process(run_once(sys.stdin, sys.stdout, policy=args.policy,
+                                keep_running=args.keep_running, limit=args.time_limit,
+                                later_limit=args.later_time_limit, log_dir=args.log_dir,
+                                write_log=not args.no_log, json_mode=args.json,
+                                started=process_started()))

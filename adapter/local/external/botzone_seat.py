@@ -115,7 +115,12 @@ class BotzoneSeat(ExternalSeat):
         deadline = time.monotonic() + limit
         lines: list[str] = []
         while True:
-            line = self.proc.read_line(max(0.0, deadline - time.monotonic()))
+            try:
+                line = self.proc.read_line(max(0.0, deadline - time.monotonic()))
+            except SeatFault as fault:
+                if fault.reason != "late":
+                    raise
+                raise SeatFault("late", self._late(lines, limit), fault.raw) from None
             if line is None:
                 note = "" if lines else self.proc.exit_note("exited without an answer")
                 self._stop()
@@ -127,6 +132,16 @@ class BotzoneSeat(ExternalSeat):
                     self._stop()
                 return lines
             lines.append(line)
+
+
+    def _late(self, lines: list[str], limit: float) -> str:
+        """Why a turn was late, in the turn's limit: a bot that answered but did not end its
+        turn (Botzone waits for the marker, or a one-shot run's exit, and then it is a TLE)
+        is told so, not that it gave no answer."""
+        if not lines:
+            return f"no answer within {limit:g} s"
+        ending = f"print {KEEP_RUNNING} or exit" if self.keep else "exit"
+        return f"answered {lines[0][:80]!r} but did not {ending} within {limit:g} s"
 
 
 class BotzoneJsonSeat(BotzoneSeat):
