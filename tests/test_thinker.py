@@ -349,6 +349,43 @@ async def test_a_worker_ends_with_a_session_killed_while_it_thinks(tmp_path: Pat
             os.kill(worker, 9)
 
 
+# A session whose main module imports nothing of ours (as `mjbot`'s does not import the
+# thinker): three workers started one after another, the imports of every process written
+# on stderr (-X importtime reaches the fork server and its children)
+_THREE_WORKER_STARTS = """
+import asyncio
+from adapter.thinking.worker_process import PolicyWorker
+from tests.anytime_policies import SlowThinker
+
+async def main() -> None:
+    for n in range(3):
+        worker = PolicyWorker(SlowThinker(f"{__import__('sys').argv[1]}/{n}"))
+        await worker.start()
+        assert await worker.ready(None)
+        worker.kill()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(),
+                    reason="a spawned worker imports everything itself")
+def test_a_worker_start_imports_nothing_the_fork_server_has_not(tmp_path: Path) -> None:
+    """A worker is a fork of a server that has imported what it runs, so that a replacement
+    is ready at once. Its process object (a _WorkerProcess, for its exit status) is unpickled
+    in the child by importing adapter.thinking.worker_process: with that module not
+    preloaded, every worker start imported it again, asyncio and all. Here it is imported
+    by the session and the fork server only, however many workers start."""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", _THREE_WORKER_STARTS,
+                           str(tmp_path)], capture_output=True, text=True, cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(root)}, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = [line for line in done.stderr.splitlines()
+                if line.split("|")[-1].strip() == "adapter.thinking.worker_process"]
+    assert len(imported) == 2, imported  # the session's and the fork server's
+
+
 def test_the_decision_frame_records_source_and_work(tmp_path: Path) -> None:
     path = tmp_path / "g.mjlog.msgpack"
     state = _turn_state()

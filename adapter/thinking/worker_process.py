@@ -30,8 +30,10 @@ from brain import anytime
 from brain.clock import MONOTONIC, Clock
 from brain.policies.base import Decision, Policy
 
-# Imported once by the fork server (brain, numpy, rules).
-PRELOAD = ["adapter.thinking.policy_worker"]
+# Imported once by the fork server (brain, numpy, rules), and this module: a worker's process
+# object is a _WorkerProcess, unpickled in the child by importing its module (and asyncio), which
+# a child of a server without it did at every start
+PRELOAD = ["adapter.thinking.policy_worker", "adapter.thinking.worker_process"]
 IPC_ALLOWANCE = 0.05  # seconds of the budget kept for the answer to come back over the pipe
 
 
