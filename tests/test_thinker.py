@@ -8,6 +8,7 @@ of its answer; the synchronous brain's thread path is tested the same way in tes
 from __future__ import annotations
 
 import asyncio
+import gc
 import multiprocessing
 import os
 import signal
@@ -255,6 +256,42 @@ async def test_a_start_cancelled_midway_leaves_the_fork_server_working(
     finally:
         thinker.close()
     assert answer.source == anytime.POLICY and answer.fallback == ""
+
+
+async def test_a_cancelled_start_that_then_fails_is_not_logged_as_never_retrieved(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A start cancelled midway goes on on its thread; when it then failed (the fork server
+    gone: the CI failure's ConnectionRefusedError), no one took its exception, and asyncio
+    logged "Task exception was never retrieved" with a traceback in the session's log. The
+    start is held at the hand-over (the stdlib's call, wrapped), cancelled, then fails."""
+    at_hand_over, go_on = threading.Event(), threading.Event()
+
+    def refused(fds: list[int]) -> tuple[int, int]:
+        at_hand_over.set()
+        go_on.wait(GUARD)
+        raise ConnectionRefusedError("the fork server is gone")
+
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, object]] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    forkserver.ensure_running()
+    monkeypatch.setattr(forkserver, "connect_to_new_process", refused)
+    try:
+        starting = asyncio.ensure_future(PolicyWorker(SlowThinker(tmp_path / "n")).start())
+        assert await asyncio.to_thread(at_hand_over.wait, GUARD)
+        (on_thread,) = [t for t in asyncio.all_tasks()
+                        if getattr(t.get_coro(), "__name__", "") == "to_thread"]
+        starting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await starting
+        go_on.set()
+        await _until(on_thread.done)  # failed (its exception is not taken here)
+        del starting, on_thread
+        await asyncio.sleep(0)  # the callbacks of its end
+        gc.collect()  # a task let go with its exception untaken is reported here
+    finally:
+        loop.set_exception_handler(None)
+    assert reported == []
 
 
 async def test_a_worker_killed_while_another_thread_polls_it_reads_signal_9(
