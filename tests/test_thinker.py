@@ -8,6 +8,7 @@ of its answer; the synchronous brain's thread path is tested the same way in tes
 from __future__ import annotations
 
 import asyncio
+import gc
 import multiprocessing
 import os
 import signal
@@ -257,6 +258,42 @@ async def test_a_start_cancelled_midway_leaves_the_fork_server_working(
     assert answer.source == anytime.POLICY and answer.fallback == ""
 
 
+async def test_a_cancelled_start_that_then_fails_is_not_logged_as_never_retrieved(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A start cancelled midway goes on on its thread; when it then failed (the fork server
+    gone: the CI failure's ConnectionRefusedError), no one took its exception, and asyncio
+    logged "Task exception was never retrieved" with a traceback in the session's log. The
+    start is held at the hand-over (the stdlib's call, wrapped), cancelled, then fails."""
+    at_hand_over, go_on = threading.Event(), threading.Event()
+
+    def refused(fds: list[int]) -> tuple[int, int]:
+        at_hand_over.set()
+        go_on.wait(GUARD)
+        raise ConnectionRefusedError("the fork server is gone")
+
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, object]] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    forkserver.ensure_running()
+    monkeypatch.setattr(forkserver, "connect_to_new_process", refused)
+    try:
+        starting = asyncio.ensure_future(PolicyWorker(SlowThinker(tmp_path / "n")).start())
+        assert await asyncio.to_thread(at_hand_over.wait, GUARD)
+        (on_thread,) = [t for t in asyncio.all_tasks()
+                        if getattr(t.get_coro(), "__name__", "") == "to_thread"]
+        starting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await starting
+        go_on.set()
+        await _until(on_thread.done)  # failed (its exception is not taken here)
+        del starting, on_thread
+        await asyncio.sleep(0)  # the callbacks of its end
+        gc.collect()  # a task let go with its exception untaken is reported here
+    finally:
+        loop.set_exception_handler(None)
+    assert reported == []
+
+
 async def test_a_worker_killed_while_another_thread_polls_it_reads_signal_9(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker's exit status comes once, over the fork server's sentinel: the first reader
@@ -347,6 +384,43 @@ async def test_a_worker_ends_with_a_session_killed_while_it_thinks(tmp_path: Pat
         session.stdout.close()
         if worker is not None and _running(worker):  # the orphan: never left behind by a test
             os.kill(worker, 9)
+
+
+# A session whose main module imports nothing of ours (as `mjbot`'s does not import the
+# thinker): three workers started one after another, the imports of every process written
+# on stderr (-X importtime reaches the fork server and its children)
+_THREE_WORKER_STARTS = """
+import asyncio
+from adapter.thinking.worker_process import PolicyWorker
+from tests.anytime_policies import SlowThinker
+
+async def main() -> None:
+    for n in range(3):
+        worker = PolicyWorker(SlowThinker(f"{__import__('sys').argv[1]}/{n}"))
+        await worker.start()
+        assert await worker.ready(None)
+        worker.kill()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(),
+                    reason="a spawned worker imports everything itself")
+def test_a_worker_start_imports_nothing_the_fork_server_has_not(tmp_path: Path) -> None:
+    """A worker is a fork of a server that has imported what it runs, so that a replacement
+    is ready at once. Its process object (a _WorkerProcess, for its exit status) is unpickled
+    in the child by importing adapter.thinking.worker_process: with that module not
+    preloaded, every worker start imported it again, asyncio and all. Here it is imported
+    by the session and the fork server only, however many workers start."""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", _THREE_WORKER_STARTS,
+                           str(tmp_path)], capture_output=True, text=True, cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(root)}, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = [line for line in done.stderr.splitlines()
+                if line.split("|")[-1].strip() == "adapter.thinking.worker_process"]
+    assert len(imported) == 2, imported  # the session's and the fork server's
 
 
 def test_the_decision_frame_records_source_and_work(tmp_path: Path) -> None:

@@ -30,8 +30,10 @@ from brain import anytime
 from brain.clock import MONOTONIC, Clock
 from brain.policies.base import Decision, Policy
 
-# Imported once by the fork server (brain, numpy, rules).
-PRELOAD = ["adapter.thinking.policy_worker"]
+# Imported once by the fork server (brain, numpy, rules), and this module: a worker's process
+# object is a _WorkerProcess, unpickled in the child by importing its module (and asyncio), which
+# a child of a server without it did at every start
+PRELOAD = ["adapter.thinking.policy_worker", "adapter.thinking.worker_process"]
 IPC_ALLOWANCE = 0.05  # seconds of the budget kept for the answer to come back over the pipe
 
 
@@ -138,6 +140,11 @@ class _Launch:
                 self.process.kill()
 
 
+def _taken(done: asyncio.Future[Any]) -> None:
+    if not done.cancelled():
+        done.exception()
+
+
 class PolicyWorker:
     """One worker process running ``policy``: :meth:`start` it, then :meth:`think` one job at a
     time; :meth:`kill` it when it overran or is no longer wanted. Deadlines are times on
@@ -171,10 +178,14 @@ class PolicyWorker:
                        name=f"mjbot-policy-{getattr(self.policy, 'name', 'policy')}",
                        daemon=True)
         launch = _Launch(process, child, parent)
+        starting = asyncio.ensure_future(asyncio.to_thread(launch.run))
         try:
-            await asyncio.shield(asyncio.to_thread(launch.run))
+            await asyncio.shield(starting)
         except asyncio.CancelledError:  # the session ended: the process must not outlive it
             launch.abandon()
+            # no one awaits the start any more: a failure of it (the fork server gone) is
+            # taken here, not logged as a task exception never retrieved, with its traceback
+            starting.add_done_callback(_taken)
             raise
         self.process, self._conn = process, parent
         self._loop.add_reader(parent.fileno(), self._readable)
