@@ -21,6 +21,7 @@ import numpy as np
 from brain.opponents.features import KIND_NAMES, PUBLIC_NAMES, Features
 from brain.opponents.net import Net, sigmoid
 from brain.opponents.view import OpponentInputs
+from brain.shipped import save_weights
 from brain.state import TableState
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -76,8 +77,7 @@ class OpponentModels:
         arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), np.uint8)
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("wb") as f:
-            np.savez_compressed(f, **arrays)  # type: ignore[arg-type]  # numpy's allow_pickle: our keys are array names
+        save_weights(path, arrays)
 
     @classmethod
     def from_file(cls, path: str | Path) -> OpponentModels:
