@@ -177,14 +177,17 @@ _STOP = _Stop()
 def _fresh_network(args: argparse.Namespace, out: Path) -> None:
     import torch
 
-    from brain.nn.encoding import NUM_PLANES
+    from brain.nn.encoding import encoding_for, num_planes
     from brain.nn.network import Shape
     from brain.rules.variant import variant_of
     from replay.learning.nn.train import TorchNet
 
     torch.manual_seed(args.seed)
-    net = TorchNet(Shape(NUM_PLANES, args.channels, args.blocks, 64)).export(
-        args.variant, value_scale=variant_of(args.variant).value_scale)
+    # the variant's encoding, as `nn train` gives a fresh network (MCR: the plan planes);
+    # every generation keeps its start's
+    encoding = encoding_for(args.variant)
+    net = TorchNet(Shape(num_planes(encoding), args.channels, args.blocks, 64)).export(
+        args.variant, encoding=encoding, value_scale=variant_of(args.variant).value_scale)
     net.save(out)
 
 

@@ -282,6 +282,35 @@ def test_sigterm_during_self_play_stops_the_phase_and_leaves_it_undone(
     assert not one["done"] and "selfplay" not in one["phases"]
 
 
+def test_a_fresh_mcr_run_starts_on_the_plan_planes(tmp_path: Path) -> None:
+    """Without --init an MCR run's first generation read encoding 1, and every generation
+    keeps its start's: the run never saw the 8-fan planner's planes that `nn train` gives
+    every fresh MCR network. gen-000 is now of the variant's encoding (the run is killed
+    once it is written: the rounds are not what is tested)."""
+    need_torch()
+    from brain.nn.encoding import encoding_for, num_planes
+
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "adapter.cli", "nn", "iterate", "--variant", "mcr",
+               "--dir", str(run), "--rounds", "1", "--selection-seed", "41", "--channels", "8",
+               "--blocks", "1", "--threads", "1"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "state.json").exists():  # written after gen-000.npz
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+            time.sleep(0.05)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    net = Network.from_file(run / "gen-000.npz", "mcr")
+    assert net.encoding == encoding_for("mcr") != 1
+    assert net.shape.planes == num_planes(encoding_for("mcr"))
+
+
 def _living(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie only waits to be reaped)."""
     try:
