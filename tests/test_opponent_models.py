@@ -196,3 +196,14 @@ def test_cli_refuses_an_unknown_variant_in_one_line() -> None:
     code, _, err = run_cli("models", "eval", "--variant", "hanafuda")
     assert code == 2 and err.strip().splitlines() == [
         "mjbot models: unknown variant 'hanafuda' (riichi, mcr, taiwan16 or mass)"]
+
+
+def test_a_corrupted_models_file_is_refused_in_one_line(tmp_path) -> None:
+    """A cut or corrupted opponents file (a copy that did not finish) ended `models eval` in
+    numpy's BadZipFile traceback. Now one line names the file and what it should be."""
+    bad = tmp_path / "opponents_riichi.npz"
+    bad.write_bytes(model_path("riichi").read_bytes()[:5000])
+    code, _, err = run_cli("models", "eval", "--variant", "riichi", "--model", str(bad))
+    assert code == 2 and err.strip().splitlines() == [
+        f"mjbot models: {bad} is not opponent models (the .npz that `mjbot models train` "
+        "writes)"]
