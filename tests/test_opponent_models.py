@@ -207,3 +207,23 @@ def test_a_corrupted_models_file_is_refused_in_one_line(tmp_path) -> None:
     assert code == 2 and err.strip().splitlines() == [
         f"mjbot models: {bad} is not opponent models (the .npz that `mjbot models train` "
         "writes)"]
+
+
+def test_mc_seats_whose_models_cannot_be_read_are_refused_before_a_game(tmp_path) -> None:
+    """mc reads its opponent models (MJBOT_MC's or the seat's models=DIR) at each decision:
+    missing or corrupted, it raised every time, and the arena or a self-play run played to
+    the end on the fallback (an hour of --stop-after for a dataset of fallbacks), said only by
+    the fallback share at the end. Now the run is refused in one line before any game, and
+    --out is not made."""
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    (cut / "opponents_riichi.npz").write_bytes(model_path("riichi").read_bytes()[:5000])
+    for folder, why in ((tmp_path / "none", f"no opponent models for 'riichi' at "
+                         f"{tmp_path / 'none' / 'opponents_riichi.npz'}"),
+                        (cut, f"{cut / 'opponents_riichi.npz'} is not opponent models")):
+        out = tmp_path / "data"
+        seat = f"mc@models={folder}"
+        code, _, err = run_cli("selfplay", "--policies", f"{seat},rulebased,rulebased,"
+                               "rulebased", "--hands", "1", "--out", str(out))
+        assert code == 2 and len(err.strip().splitlines()) == 1, err[-2000:]
+        assert err.startswith(f"mjbot selfplay: {seat}: {why}") and not out.exists()
