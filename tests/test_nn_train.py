@@ -171,6 +171,27 @@ def test_a_diverged_run_writes_no_weights_and_says_why(tmp_path: Path) -> None:
     assert r.returncode == 2 and "not a torch device" in r.stderr and not out.exists()
 
 
+def test_a_held_out_set_with_no_example_is_refused_not_scored_zero(tmp_path: Path) -> None:
+    """--holdout datasets with no decision of the --policies learned (another teacher's
+    games) trained on and printed 'held-out accuracy 0.0000', value mse 0.0000, into the
+    weights' record too: figures of nothing. Now one line before training, no file."""
+    sets = {}
+    for name, player in (("data", "rulebased"), ("held", "greedy")):
+        sets[name] = tmp_path / name
+        assert _mjbot("selfplay", "--variant", "riichi", "--policies",
+                      ",".join([player] * 4), "--hands", "1", "--seed", "5", "--out",
+                      str(sets[name])).returncode == 0
+    out = tmp_path / "w.npz"
+    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(sets["data"]), "--holdout",
+               str(sets["held"]), "--policies", "rulebased", "--out", str(out), "--epochs", "1",
+               "--channels", "8", "--blocks", "1", "--threads", "1")
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert r.stderr.splitlines() == [
+        "mjbot nn: no held-out example: the --holdout datasets hold no decision with a choice "
+        "of rulebased (their players: greedy)"]
+    assert not out.exists()
+
+
 def test_weights_the_disk_has_no_room_for_leave_the_old_file_whole(tmp_path: Path) -> None:
     """Training to an --out the disk had no room for ended, after the whole run, in a
     traceback, with the file there cut short (a retrained brain/data/nn_riichi.npz, the last
