@@ -126,7 +126,8 @@ def _mjbot(args: list[str], env: dict[str, str] | None = None) -> tuple[dict[str
             proc.kill()
             raise
     seconds = round(time.monotonic() - start, 1)
-    if _STOP.asked:
+    if _STOP.asked and proc.returncode != 0:  # a phase that ran to its end (exit 0: a
+        # self-play whose last wall set was under way) is kept and recorded, not redone
         raise Stopped(f"during its {phase}")
     if proc.returncode != 0:
         last = (stderr.strip().splitlines() or ["(no message)"])[-1]

@@ -282,6 +282,36 @@ def test_sigterm_during_self_play_stops_the_phase_and_leaves_it_undone(
     assert not one["done"] and "selfplay" not in one["phases"]
 
 
+def test_a_self_play_that_finished_under_sigterm_is_kept(tmp_path: Path) -> None:
+    """With one worker a stopped self-play finishes the wall set under way: a SIGTERM during
+    a round's last (here only) wall set left a whole dataset, exit 0, yet the phase was
+    recorded undone and the next run deleted and replayed it (an hour of mc games in a real
+    round). The phase that ran to its end is now recorded; the run stops before training."""
+    need_torch()
+    run = tmp_path / "run"
+    proc = subprocess.Popen(_command(run, 1, hands=1), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "round-001" / "selfplay-001").exists():  # the child has begun
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert "stopped by SIGTERM in round 1, before its training" in stderr.splitlines()[-1]
+    (one,) = _state(run)["rounds"]
+    assert not one["done"] and list(one["phases"]) == ["selfplay"]
+    manifest = json.loads((run / "round-001" / "selfplay-001" / "manifest.json").read_text())
+    assert "stopped" not in manifest
+    assert one["phases"]["selfplay"]["figures"]["hands"] == manifest["hands"]
+
+
 def test_a_fresh_mcr_run_starts_on_the_plan_planes(tmp_path: Path) -> None:
     """Without --init an MCR run's first generation read encoding 1, and every generation
     keeps its start's: the run never saw the 8-fan planner's planes that `nn train` gives
