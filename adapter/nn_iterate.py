@@ -299,8 +299,9 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _same_options(args: argparse.Namespace, recorded: dict[str, Any], path: Path) -> None:
-    """Refuse, naming the first option that differs from the one on record."""
-    for name, value in _options(args).items():
+    """Refuse, naming the first option that differs from the one on record: --init first,
+    as a missing one also moves --channels and --blocks to a fresh network's defaults."""
+    for name, value in sorted(_options(args).items(), key=lambda kv: kv[0] != "init_sha256"):
         if name not in recorded or recorded[name] == value:
             continue
         if name == "init_sha256":

@@ -206,6 +206,33 @@ def test_a_resumed_run_refuses_options_that_differ_from_the_ones_on_record(
     assert not (run / "round-002").exists()
 
 
+def test_a_run_from_init_resumed_without_it_is_told_so(tmp_path: Path) -> None:
+    """A run started from --init and resumed without it was told '--channels 64 differs
+    from 8' (a fresh network's default, an option the user never typed). Now the line names
+    the missing --init. The first run is killed once its state is written."""
+    need_torch()
+    run = tmp_path / "run"
+    base = [sys.executable, "-m", "adapter.cli", "nn", "iterate", "--variant", "riichi",
+            "--dir", str(run), "--rounds", "1", "--selection-seed", "41", "--threads", "1"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([*base, "--init", str(GOLDEN)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "state.json").exists() or "options" not in _state(run):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+            time.sleep(0.05)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    r = subprocess.run(base, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+    assert r.returncode == 2 and r.stderr.splitlines() == [
+        f"mjbot nn: no --init: the run in {run} started from --init weights of sha256 "
+        f"{_state(run)['start_sha256'][:12]}; give the same, or another --dir"], r.stderr
+
+
 @pytest.mark.parametrize(("extra", "said"), [
     (("--init", "brain/data/nn_mcr.npz"), "the weights are for 'mcr', not 'riichi'"),
     (("--init", "brain/data/opponents_riichi.npz"), "is not a network's weights"),
