@@ -227,3 +227,26 @@ def test_mc_seats_whose_models_cannot_be_read_are_refused_before_a_game(tmp_path
                                "rulebased", "--hands", "1", "--out", str(out))
         assert code == 2 and len(err.strip().splitlines()) == 1, err[-2000:]
         assert err.startswith(f"mjbot selfplay: {seat}: {why}") and not out.exists()
+
+
+def test_a_head_with_no_held_out_example_says_so(tmp_path) -> None:
+    """Trained on few decisions, the held-out hands may hold no ready pair (wait head) or no
+    win (value head): their 'best held-out loss' read 0.0000, a loss of nothing, and that
+    0.0 made the first epoch the one kept. Now the log holds None, the report says there
+    was no held-out example, and the last epoch is kept."""
+    data = tmp_path / "data"
+    code, _, err = run_cli("selfplay", "--policies", "greedy,greedy,greedy,rulebased",
+                           "--hands", "1", "--seed", "9", "--out", str(data))
+    assert code == 0, err
+    args = ("models", "train", "--variant", "riichi", "--data", str(data), "--out",
+            str(tmp_path / "m.npz"), "--max-decisions", "10", "--epochs", "2")
+    code, out, err = run_cli(*args, "--json")
+    assert code == 0, err
+    epochs = json.loads(out)["epochs"]
+    assert all(r["valid_loss"] is None for r in epochs["wait"] + epochs["value"])
+    assert all(r["valid_loss"] > 0 for r in epochs["tenpai"])
+    code, out, err = run_cli(*args)
+    assert code == 0, err
+    assert ("  wait: no held-out example (the held-out hands hold none: too few hands); the "
+            "last of 2 epochs kept") in out.splitlines()
+    assert "held-out loss 0.0000" not in out

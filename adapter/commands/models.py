@@ -123,6 +123,10 @@ def cmd_train(args: argparse.Namespace) -> int:
               f"winning kinds; {summary['load_seconds']} s reading, "
               f"{summary['train_seconds']} s training -> {out}")
         for head, rows in epochs.items():
+            if any(r["valid_loss"] is None for r in rows):
+                print(f"  {head}: no held-out example (the held-out hands hold none: too few "
+                      f"hands); the last of {len(rows)} epochs kept")
+                continue
             best = min(rows, key=lambda r: r["valid_loss"])
             print(f"  {head}: best held-out loss {best['valid_loss']:.4f} at epoch "
                   f"{best['epoch'] + 1}/{len(rows)}")
