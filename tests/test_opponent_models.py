@@ -250,3 +250,11 @@ def test_a_head_with_no_held_out_example_says_so(tmp_path) -> None:
     assert ("  wait: no held-out example (the held-out hands hold none: too few hands); the "
             "last of 2 epochs kept") in out.splitlines()
     assert "held-out loss 0.0000" not in out
+
+
+def test_the_help_gives_the_sample_models_train_reads_by_default() -> None:
+    """models train reads at most 400,000 decisions unless told otherwise, and its help said
+    only '0: every one': a user with a larger dataset did not learn that it was sampled."""
+    code, out, _ = run_cli("models", "train", "--help")
+    assert code == 0 and "default 400000, so a larger dataset is not read whole" in " ".join(
+        out.split())

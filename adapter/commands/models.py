@@ -34,7 +34,8 @@ def register(sub: Any) -> None:
                    "brain/data/opponents_VARIANT.npz)")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--max-decisions", type=int, default=400000, metavar="N",
-                   help="decisions read, about, in all (seeded sample; 0: every one)")
+                   help="decisions read, about, in all (a seeded sample; default "
+                   "%(default)s, so a larger dataset is not read whole; 0: every one)")
     t.add_argument("--epochs", type=int, default=None, help="epochs of every head "
                    "(default: the trainer's)")
     t.add_argument("--exclude-styles", metavar="A,B,...", help="policies whose seats are "
