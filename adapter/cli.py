@@ -4,6 +4,7 @@ adapter/commands, configures logging once and turns a user's mistake into one cl
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import signal
 import sys
@@ -28,6 +29,10 @@ from adapter.commands import (
     tools,
 )
 from adapter.logging_setup import configure_logging, configure_plain_logging
+
+# what a write meets when the disk (or the quota, the file size limit) is full or the mount is
+# read-only: said in one line, where a traceback told the user nothing more
+DISK_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
 
 COMMAND_GROUPS = (tools, bench, botzone, ntpu, tenhou, mjai, arena, league, replay, review,
                   selfplay, serve, models, nn)
@@ -87,6 +92,14 @@ def main(argv: list[str] | None = None) -> int:
         if not isinstance(exc, WorkerDied):
             raise
         print(f"mjbot {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        if exc.errno not in DISK_FULL:
+            raise
+        # a full disk (or quota, file size limit, read-only mount) met while writing: the
+        # writers leave no half file (brain.shipped.save_weights, the shards' write_npz)
+        print(f"mjbot {args.command}: cannot write {exc.filename or 'its output'}: "
+              f"{exc.strerror} (nothing written there)", file=sys.stderr)
         return 1
     except BaseException as exc:  # imported only here: a Botzone turn starts no faster for it
         from adapter.local.external.process import NoClient

@@ -126,7 +126,8 @@ def _mjbot(args: list[str], env: dict[str, str] | None = None) -> tuple[dict[str
             proc.kill()
             raise
     seconds = round(time.monotonic() - start, 1)
-    if _STOP.asked:
+    if _STOP.asked and proc.returncode != 0:  # a phase that ran to its end (exit 0: a
+        # self-play whose last wall set was under way) is kept and recorded, not redone
         raise Stopped(f"during its {phase}")
     if proc.returncode != 0:
         last = (stderr.strip().splitlines() or ["(no message)"])[-1]
@@ -177,14 +178,17 @@ _STOP = _Stop()
 def _fresh_network(args: argparse.Namespace, out: Path) -> None:
     import torch
 
-    from brain.nn.encoding import NUM_PLANES
+    from brain.nn.encoding import encoding_for, num_planes
     from brain.nn.network import Shape
     from brain.rules.variant import variant_of
     from replay.learning.nn.train import TorchNet
 
     torch.manual_seed(args.seed)
-    net = TorchNet(Shape(NUM_PLANES, args.channels, args.blocks, 64)).export(
-        args.variant, value_scale=variant_of(args.variant).value_scale)
+    # the variant's encoding, as `nn train` gives a fresh network (MCR: the plan planes);
+    # every generation keeps its start's
+    encoding = encoding_for(args.variant)
+    net = TorchNet(Shape(num_planes(encoding), args.channels, args.blocks, 64)).export(
+        args.variant, encoding=encoding, value_scale=variant_of(args.variant).value_scale)
     net.save(out)
 
 
@@ -295,8 +299,9 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _same_options(args: argparse.Namespace, recorded: dict[str, Any], path: Path) -> None:
-    """Refuse, naming the first option that differs from the one on record."""
-    for name, value in _options(args).items():
+    """Refuse, naming the first option that differs from the one on record: --init first,
+    as a missing one also moves --channels and --blocks to a fresh network's defaults."""
+    for name, value in sorted(_options(args).items(), key=lambda kv: kv[0] != "init_sha256"):
         if name not in recorded or recorded[name] == value:
             continue
         if name == "init_sha256":

@@ -4,9 +4,14 @@ there is no file path to open."""
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import pkgutil
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -21,3 +26,22 @@ def shipped(name: str) -> Path | io.BytesIO | None:
     except OSError:
         return None
     return io.BytesIO(data) if data else None
+
+
+def save_weights(path: str | Path, arrays: dict[str, Any]) -> None:
+    """``arrays`` compressed into ``path`` whole or not at all: written beside it and renamed,
+    so a full disk or a Ctrl-C while writing leaves the file that was there (a shipped model,
+    the last generation) as it was and no half file under a weights name. An OSError names
+    ``path`` (what the user gave), so the command can say it in one line."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            np.savez_compressed(fh, **arrays)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        raise

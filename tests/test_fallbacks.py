@@ -4,6 +4,9 @@ fails the run (the real CLI, in a subprocess), and a bad MJBOT_MC is one line.""
 import json
 import os
 
+import numpy as np
+
+from brain.opponents.models import model_path
 from brain.tally import FallbackTally, over_threshold
 from tests.serve_helpers import mjbot
 
@@ -17,27 +20,34 @@ def _mjbot(*args, mc=None):
     return mjbot(*args, env=env)
 
 
-def _empty_models(tmp_path):
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    return f"models={empty},playouts=8"
+def _broken_models(tmp_path):
+    """MJBOT_MC for an mc that raises at every decision: opponent models that load (a run
+    whose models are missing or unreadable is refused before it plays) but whose tenpai
+    head is one input short, so every estimate fails."""
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    with np.load(model_path("riichi")) as shipped:
+        arrays = {k: shipped[k] for k in shipped.files}
+    arrays["tenpai.wx"] = arrays["tenpai.wx"][:-1]
+    np.savez(folder / "opponents_riichi.npz", **arrays)
+    return f"models={folder},playouts=8"
 
 
 def test_arena_with_a_policy_that_never_plays_fails_naming_it(tmp_path):
     # the issue's command, fewer hands; two workers carry their counts back
     out = tmp_path / "arena.json"
     r = _mjbot("arena", "--variant", "riichi", "--policies", MC_RULEBASED, "--hands", "30",
-               "--workers", "2", "--no-log", "--json", str(out), mc=_empty_models(tmp_path))
+               "--workers", "2", "--no-log", "--json", str(out), mc=_broken_models(tmp_path))
     assert r.returncode == 1, r.stderr
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("mjbot arena: policy mc fell back in ")
-    assert "MissingModels" in last and "Traceback" not in r.stderr
+    assert "mc raised ValueError" in last and "Traceback" not in r.stderr
     data = json.loads(out.read_text())
     assert data["units"] == 2
     mc, rb = data["policies"]["mc"], data["policies"]["rulebased"]
     assert mc["decisions"] > 100 and mc["fallback_share"] > 0.9
     assert mc["fallbacks"] == round(mc["fallback_share"] * mc["decisions"])
-    assert "MissingModels" in mc["first_fallback"]
+    assert "mc raised ValueError" in mc["first_fallback"]
     assert rb["decisions"] > 3 * 100 and rb["fallbacks"] == 0 and rb["first_fallback"] is None
     table = next(line for line in r.stdout.splitlines() if line.startswith("mc "))
     assert f"{mc['fallbacks']} ({100 * mc['fallback_share']:.1f}%)" in table
@@ -46,7 +56,7 @@ def test_arena_with_a_policy_that_never_plays_fails_naming_it(tmp_path):
 
 def test_max_fallback_share_is_an_option(tmp_path):
     r = _mjbot("arena", "--policies", MC_RULEBASED, "--hands", "4", "--no-log",
-               "--max-fallback-share", "1", mc=_empty_models(tmp_path))
+               "--max-fallback-share", "1", mc=_broken_models(tmp_path))
     assert r.returncode == 0, r.stderr
     assert "mc fell back in" in r.stdout
     r = _mjbot("arena", "--policies", MC_RULEBASED, "--max-fallback-share", "2")
@@ -66,7 +76,7 @@ def test_normal_arena_run_has_no_fallbacks_and_passes(tmp_path):
 
 def test_selfplay_counts_fallbacks_across_workers(tmp_path):
     r = _mjbot("selfplay", "--policies", MC_RULEBASED, "--hands", "30", "--workers", "2",
-               "--out", str(tmp_path / "ds"), "--json", mc=_empty_models(tmp_path))
+               "--out", str(tmp_path / "ds"), "--json", mc=_broken_models(tmp_path))
     assert r.returncode == 1
     assert r.stderr.strip().splitlines()[-1].startswith("mjbot selfplay: policy mc fell back")
     figures = json.loads(r.stdout)["fallbacks"]

@@ -206,6 +206,33 @@ def test_a_resumed_run_refuses_options_that_differ_from_the_ones_on_record(
     assert not (run / "round-002").exists()
 
 
+def test_a_run_from_init_resumed_without_it_is_told_so(tmp_path: Path) -> None:
+    """A run started from --init and resumed without it was told '--channels 64 differs
+    from 8' (a fresh network's default, an option the user never typed). Now the line names
+    the missing --init. The first run is killed once its state is written."""
+    need_torch()
+    run = tmp_path / "run"
+    base = [sys.executable, "-m", "adapter.cli", "nn", "iterate", "--variant", "riichi",
+            "--dir", str(run), "--rounds", "1", "--selection-seed", "41", "--threads", "1"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([*base, "--init", str(GOLDEN)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "state.json").exists() or "options" not in _state(run):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+            time.sleep(0.05)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    r = subprocess.run(base, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+    assert r.returncode == 2 and r.stderr.splitlines() == [
+        f"mjbot nn: no --init: the run in {run} started from --init weights of sha256 "
+        f"{_state(run)['start_sha256'][:12]}; give the same, or another --dir"], r.stderr
+
+
 @pytest.mark.parametrize(("extra", "said"), [
     (("--init", "brain/data/nn_mcr.npz"), "the weights are for 'mcr', not 'riichi'"),
     (("--init", "brain/data/opponents_riichi.npz"), "is not a network's weights"),
@@ -280,6 +307,65 @@ def test_sigterm_during_self_play_stops_the_phase_and_leaves_it_undone(
     assert "stopped by SIGTERM in round 1, during its self-play" in stderr.splitlines()[-1]
     (one,) = _state(run)["rounds"]
     assert not one["done"] and "selfplay" not in one["phases"]
+
+
+def test_a_self_play_that_finished_under_sigterm_is_kept(tmp_path: Path) -> None:
+    """With one worker a stopped self-play finishes the wall set under way: a SIGTERM during
+    a round's last (here only) wall set left a whole dataset, exit 0, yet the phase was
+    recorded undone and the next run deleted and replayed it (an hour of mc games in a real
+    round). The phase that ran to its end is now recorded; the run stops before training."""
+    need_torch()
+    run = tmp_path / "run"
+    proc = subprocess.Popen(_command(run, 1, hands=1), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "round-001" / "selfplay-001").exists():  # the child has begun
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert "stopped by SIGTERM in round 1, before its training" in stderr.splitlines()[-1]
+    (one,) = _state(run)["rounds"]
+    assert not one["done"] and list(one["phases"]) == ["selfplay"]
+    manifest = json.loads((run / "round-001" / "selfplay-001" / "manifest.json").read_text())
+    assert "stopped" not in manifest
+    assert one["phases"]["selfplay"]["figures"]["hands"] == manifest["hands"]
+
+
+def test_a_fresh_mcr_run_starts_on_the_plan_planes(tmp_path: Path) -> None:
+    """Without --init an MCR run's first generation read encoding 1, and every generation
+    keeps its start's: the run never saw the 8-fan planner's planes that `nn train` gives
+    every fresh MCR network. gen-000 is now of the variant's encoding (the run is killed
+    once it is written: the rounds are not what is tested)."""
+    need_torch()
+    from brain.nn.encoding import encoding_for, num_planes
+
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "adapter.cli", "nn", "iterate", "--variant", "mcr",
+               "--dir", str(run), "--rounds", "1", "--selection-seed", "41", "--channels", "8",
+               "--blocks", "1", "--threads", "1"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "state.json").exists():  # written after gen-000.npz
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+            time.sleep(0.05)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    net = Network.from_file(run / "gen-000.npz", "mcr")
+    assert net.encoding == encoding_for("mcr") != 1
+    assert net.shape.planes == num_planes(encoding_for("mcr"))
 
 
 def _living(pid: int) -> bool:

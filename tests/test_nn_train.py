@@ -27,6 +27,7 @@ else:
 from brain.nn.encoding import NUM_PLANES  # noqa: E402
 from brain.nn.network import Network, Shape  # noqa: E402
 from replay.learning.nn.train import TorchNet, correction_weights, masked_loss  # noqa: E402
+from tests.full_disk import mjbot_on_a_full_disk  # noqa: E402
 
 NN_DATA = Path(__file__).resolve().parent / "data" / "nn"
 
@@ -168,6 +169,47 @@ def test_a_diverged_run_writes_no_weights_and_says_why(tmp_path: Path) -> None:
     r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(out),
                "--device", "no-such-device")
     assert r.returncode == 2 and "not a torch device" in r.stderr and not out.exists()
+
+
+def test_a_held_out_set_with_no_example_is_refused_not_scored_zero(tmp_path: Path) -> None:
+    """--holdout datasets with no decision of the --policies learned (another teacher's
+    games) trained on and printed 'held-out accuracy 0.0000', value mse 0.0000, into the
+    weights' record too: figures of nothing. Now one line before training, no file."""
+    sets = {}
+    for name, player in (("data", "rulebased"), ("held", "greedy")):
+        sets[name] = tmp_path / name
+        assert _mjbot("selfplay", "--variant", "riichi", "--policies",
+                      ",".join([player] * 4), "--hands", "1", "--seed", "5", "--out",
+                      str(sets[name])).returncode == 0
+    out = tmp_path / "w.npz"
+    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(sets["data"]), "--holdout",
+               str(sets["held"]), "--policies", "rulebased", "--out", str(out), "--epochs", "1",
+               "--channels", "8", "--blocks", "1", "--threads", "1")
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert r.stderr.splitlines() == [
+        "mjbot nn: no held-out example: the --holdout datasets hold no decision with a choice "
+        "of rulebased (their players: greedy)"]
+    assert not out.exists()
+
+
+def test_weights_the_disk_has_no_room_for_leave_the_old_file_whole(tmp_path: Path) -> None:
+    """Training to an --out the disk had no room for ended, after the whole run, in a
+    traceback, with the file there cut short (a retrained brain/data/nn_riichi.npz, the last
+    generation: gone). Now one line says it, exit 1, and the old file is as it was."""
+    data = tmp_path / "data"
+    assert _mjbot("selfplay", "--variant", "riichi", "--policies",
+                  "rulebased,rulebased,rulebased,rulebased", "--hands", "2", "--seed", "5",
+                  "--out", str(data)).returncode == 0
+    out = tmp_path / "w.npz"
+    old = (NN_DATA / "golden_riichi.npz").read_bytes()
+    out.write_bytes(old)
+    r = mjbot_on_a_full_disk("nn", "train", "--variant", "riichi", "--data", str(data),
+                             "--out", str(out), "--epochs", "1", "--channels", "8", "--blocks",
+                             "1", "--threads", "1", "--json", file_bytes=len(old) // 2)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.stderr.splitlines()[-1] == (f"mjbot nn: cannot write {out}: File too large "
+                                         "(nothing written there)")
+    assert out.read_bytes() == old and sorted(tmp_path.iterdir()) == [data, out]
 
 
 def test_the_correction_weight_falls_on_the_starts_misses() -> None:

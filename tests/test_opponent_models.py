@@ -196,3 +196,65 @@ def test_cli_refuses_an_unknown_variant_in_one_line() -> None:
     code, _, err = run_cli("models", "eval", "--variant", "hanafuda")
     assert code == 2 and err.strip().splitlines() == [
         "mjbot models: unknown variant 'hanafuda' (riichi, mcr, taiwan16 or mass)"]
+
+
+def test_a_corrupted_models_file_is_refused_in_one_line(tmp_path) -> None:
+    """A cut or corrupted opponents file (a copy that did not finish) ended `models eval` in
+    numpy's BadZipFile traceback. Now one line names the file and what it should be."""
+    bad = tmp_path / "opponents_riichi.npz"
+    bad.write_bytes(model_path("riichi").read_bytes()[:5000])
+    code, _, err = run_cli("models", "eval", "--variant", "riichi", "--model", str(bad))
+    assert code == 2 and err.strip().splitlines() == [
+        f"mjbot models: {bad} is not opponent models (the .npz that `mjbot models train` "
+        "writes)"]
+
+
+def test_mc_seats_whose_models_cannot_be_read_are_refused_before_a_game(tmp_path) -> None:
+    """mc reads its opponent models (MJBOT_MC's or the seat's models=DIR) at each decision:
+    missing or corrupted, it raised every time, and the arena or a self-play run played to
+    the end on the fallback (an hour of --stop-after for a dataset of fallbacks), said only by
+    the fallback share at the end. Now the run is refused in one line before any game, and
+    --out is not made."""
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    (cut / "opponents_riichi.npz").write_bytes(model_path("riichi").read_bytes()[:5000])
+    for folder, why in ((tmp_path / "none", f"no opponent models for 'riichi' at "
+                         f"{tmp_path / 'none' / 'opponents_riichi.npz'}"),
+                        (cut, f"{cut / 'opponents_riichi.npz'} is not opponent models")):
+        out = tmp_path / "data"
+        seat = f"mc@models={folder}"
+        code, _, err = run_cli("selfplay", "--policies", f"{seat},rulebased,rulebased,"
+                               "rulebased", "--hands", "1", "--out", str(out))
+        assert code == 2 and len(err.strip().splitlines()) == 1, err[-2000:]
+        assert err.startswith(f"mjbot selfplay: {seat}: {why}") and not out.exists()
+
+
+def test_a_head_with_no_held_out_example_says_so(tmp_path) -> None:
+    """Trained on few decisions, the held-out hands may hold no ready pair (wait head) or no
+    win (value head): their 'best held-out loss' read 0.0000, a loss of nothing, and that
+    0.0 made the first epoch the one kept. Now the log holds None, the report says there
+    was no held-out example, and the last epoch is kept."""
+    data = tmp_path / "data"
+    code, _, err = run_cli("selfplay", "--policies", "greedy,greedy,greedy,rulebased",
+                           "--hands", "1", "--seed", "9", "--out", str(data))
+    assert code == 0, err
+    args = ("models", "train", "--variant", "riichi", "--data", str(data), "--out",
+            str(tmp_path / "m.npz"), "--max-decisions", "10", "--epochs", "2")
+    code, out, err = run_cli(*args, "--json")
+    assert code == 0, err
+    epochs = json.loads(out)["epochs"]
+    assert all(r["valid_loss"] is None for r in epochs["wait"] + epochs["value"])
+    assert all(r["valid_loss"] > 0 for r in epochs["tenpai"])
+    code, out, err = run_cli(*args)
+    assert code == 0, err
+    assert ("  wait: no held-out example (the held-out hands hold none: too few hands); the "
+            "last of 2 epochs kept") in out.splitlines()
+    assert "held-out loss 0.0000" not in out
+
+
+def test_the_help_gives_the_sample_models_train_reads_by_default() -> None:
+    """models train reads at most 400,000 decisions unless told otherwise, and its help said
+    only '0: every one': a user with a larger dataset did not learn that it was sampled."""
+    code, out, _ = run_cli("models", "train", "--help")
+    assert code == 0 and "default 400000, so a larger dataset is not read whole" in " ".join(
+        out.split())

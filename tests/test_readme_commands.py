@@ -214,3 +214,27 @@ def test_a_renamed_option_is_caught() -> None:
     assert line == 3
     assert "unrecognized arguments: --rounds 3" in parse_error(variants(command)[0])
     assert parse_error(["bench", "mc", "--playouts-per-second", "3"]) is not None
+
+
+WEIGHTS_USED = re.compile(r"(?:--init|--model|MJBOT_NN_WEIGHTS=|nn@)\s*([\w./-]+\.npz)")
+WEIGHTS_MADE = re.compile(r"--out\s+([\w./-]+\.npz)")
+
+
+def test_the_neural_policy_walk_makes_each_weights_file_before_it_uses_it() -> None:
+    """The README's training walk, its blocks in order as a user runs them: stage 2 started
+    from gen1.npz, which stage 1 never wrote (it wrote over the shipped brain/data/
+    nn_riichi.npz, the plain `nn` whose SHA-256 the model card gives). Each weights file a
+    command reads is now shipped or written by an earlier command, and none is written into
+    brain/data."""
+    text = README.read_text("utf-8")
+    section = text[text.index("\n## Neural policy"):]
+    section = section[:section.index("\n## ", 1)]
+    made: set[str] = set()
+    for block in re.findall(r"```\n(.*?)```", section, re.S):
+        for line in re.sub(r"\\\n\s*", " ", block).splitlines():
+            for used in WEIGHTS_USED.findall(line):
+                assert used in made or (ROOT / used).is_file(), f"{used}: never made: {line}"
+            for out in WEIGHTS_MADE.findall(line):
+                assert not out.startswith("brain/data/"), f"writes a shipped file: {line}"
+                made.add(out)
+    assert {"gen1.npz", "gen2.npz"} <= made

@@ -141,6 +141,24 @@ def test_nn_values_are_its_probabilities_of_the_whole_legal_set():
     assert claims and all(row["actions"][-1]["value"] < 1.0 for row in claims)
 
 
+def test_review_takes_a_weights_file_as_the_arena_seats_it():
+    """A user who trained a network reviews with it as the arena seats it (nn@FILE); review
+    refused it as an unknown policy. Its values are the network's probabilities, as nn's, and
+    a file of another variant is refused in one line."""
+    weights = ROOT / "brain" / "data" / "nn_riichi_gen4.npz"
+    r = _mjbot("review", str(SHORT_MJLOG), "--policy", f"nn@{weights}", "--seat", "1",
+               "--json", "-")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["policy"] == f"nn@{weights}" and data["decisions"] > 0
+    rows = [row for row in data["rows"] if len(row["actions"]) > 1]
+    assert rows and all(sum(a["value"] for a in row["actions"] if a["value"] is not None)
+                        <= 1.0 + 0.01 * len(row["actions"]) for row in rows)
+    r = _mjbot("review", str(SHORT_MJLOG), "--policy",
+               f"nn@{ROOT / 'brain' / 'data' / 'nn_mcr.npz'}")
+    assert r.returncode == 2 and "not 'riichi'" in r.stderr and "Traceback" not in r.stderr
+
+
 # ---------------------------------------------------------------------- a whole game
 
 

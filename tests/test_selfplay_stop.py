@@ -17,6 +17,7 @@ from adapter.local.selfplay import SelfPlayConfig, run_selfplay
 from replay.dataset import schema as S
 from replay.dataset.shards import read_manifest, read_shard
 from replay.dataset.stats import dataset_stats
+from tests.full_disk import mjbot_on_a_full_disk
 from tests.serve_helpers import free_port, mjbot
 from tests.stop_helpers import kill_a_worker, stop_by_signal
 
@@ -119,3 +120,17 @@ def test_a_run_that_fails_at_its_start_leaves_the_disk_as_it_found_it(tmp_path):
                         f"within 1.5 s (start one, e.g. mjbot mjai --server 127.0.0.1:{port})"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["there"]
     assert not any(there.iterdir())
+
+
+def test_a_full_disk_ends_selfplay_in_one_line_with_no_half_shard(tmp_path):
+    """A shard the disk had no room for ended the run with three chained tracebacks and left
+    its half-written shard-00000.npz.tmp in --out. Now one line names the shard and the
+    error, exit 1, and the folder the run made is gone again (it holds nothing)."""
+    out = tmp_path / "made" / "d"
+    r = mjbot_on_a_full_disk("selfplay", "--policies", "rulebased,rulebased,rulebased,"
+                             "rulebased", "--hands", "4", "--seed", "3", "--out", str(out),
+                             file_bytes=4000)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.stderr.splitlines() == [f"mjbot selfplay: cannot write {out}/shard-00000.npz: "
+                                     "File too large (nothing written there)"]
+    assert not any(tmp_path.iterdir())

@@ -291,6 +291,7 @@ def require_table(names: Any, args: Any) -> None:
 
     seats = [split_label(n)[1] for n in names]
     require_networks(seats, args.variant)
+    require_opponent_models(seats, args.variant)
     require_seats(seats, args.variant, args)
     if args.hands < 1:
         raise UserInputError("--hands must be at least 1")
@@ -405,6 +406,27 @@ def require_networks(names: Any, variant: str) -> None:
             get_policy(name).network(variant)  # type: ignore[attr-defined]
     except MissingNetwork as exc:
         raise UserInputError(str(exc)) from None
+
+
+def require_opponent_models(names: Any, variant: str) -> None:
+    """Refuse ``mc`` or ``mc@OPTIONS`` among ``names`` in one line when its opponent models
+    for ``variant`` are missing or unreadable (MJBOT_MC's or the seat's ``models=DIR``): it
+    raised at every decision, so a whole run (an hour of self-play) was played by the
+    fallback and only its fallback share said so at the end. Read as mc reads them."""
+    from adapter.local.seat import split_budget
+    from brain.policies import MC_OPTIONS_PREFIX
+    from brain.policies.mc.config import from_env, parse
+    from brain.policies.mc.models import MissingModels, load_models
+
+    for name in sorted({split_budget(n)[0] for n in names}):
+        if name != "mc" and not name.startswith(MC_OPTIONS_PREFIX):
+            continue
+        config = parse(name.removeprefix(MC_OPTIONS_PREFIX), from_env()) if name != "mc" \
+            else from_env()
+        try:
+            load_models(variant, config.models)
+        except (MissingModels, ValueError, OSError) as exc:
+            raise UserInputError(f"{name}: {str(exc).removeprefix('mc: ')}") from None
 
 
 def add_fallback_argument(parser: Any) -> None:

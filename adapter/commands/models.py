@@ -34,7 +34,8 @@ def register(sub: Any) -> None:
                    "brain/data/opponents_VARIANT.npz)")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--max-decisions", type=int, default=400000, metavar="N",
-                   help="decisions read, about, in all (seeded sample; 0: every one)")
+                   help="decisions read, about, in all (a seeded sample; default "
+                   "%(default)s, so a larger dataset is not read whole; 0: every one)")
     t.add_argument("--epochs", type=int, default=None, help="epochs of every head "
                    "(default: the trainer's)")
     t.add_argument("--exclude-styles", metavar="A,B,...", help="policies whose seats are "
@@ -123,6 +124,10 @@ def cmd_train(args: argparse.Namespace) -> int:
               f"winning kinds; {summary['load_seconds']} s reading, "
               f"{summary['train_seconds']} s training -> {out}")
         for head, rows in epochs.items():
+            if any(r["valid_loss"] is None for r in rows):
+                print(f"  {head}: no held-out example (the held-out hands hold none: too few "
+                      f"hands); the last of {len(rows)} epochs kept")
+                continue
             best = min(rows, key=lambda r: r["valid_loss"])
             print(f"  {head}: best held-out loss {best['valid_loss']:.4f} at epoch "
                   f"{best['epoch'] + 1}/{len(rows)}")

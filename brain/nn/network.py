@@ -26,7 +26,7 @@ import numpy as np
 
 from brain.nn.encoding import ENCODING_VERSION, MCR_PLAN_ENCODING, NUM_PLANES, num_planes
 from brain.nn.heads import KINDS, NUM_ACTIONS, PER_KIND_HEADS, SCALAR_HEADS
-from brain.shipped import shipped
+from brain.shipped import save_weights, shipped
 
 FORMAT_VERSION = 1
 
@@ -141,8 +141,7 @@ class Network:
         arrays = dict(self.params)
         arrays["meta"] = np.frombuffer(json.dumps(self.meta, sort_keys=True).encode(),
                                        dtype=np.uint8)
-        with open(path, "wb") as fh:
-            np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]  # numpy's allow_pickle: our keys are array names
+        save_weights(path, arrays)
 
     @classmethod
     def from_file(cls, source: Any, variant: str | None = None) -> Network:

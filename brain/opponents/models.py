@@ -12,6 +12,7 @@ model card reports are the ones play sees.
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -21,6 +22,7 @@ import numpy as np
 from brain.opponents.features import KIND_NAMES, PUBLIC_NAMES, Features
 from brain.opponents.net import Net, sigmoid
 from brain.opponents.view import OpponentInputs
+from brain.shipped import save_weights
 from brain.state import TableState
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -76,13 +78,24 @@ class OpponentModels:
         arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), np.uint8)
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("wb") as f:
-            np.savez_compressed(f, **arrays)  # type: ignore[arg-type]  # numpy's allow_pickle: our keys are array names
+        save_weights(path, arrays)
 
     @classmethod
     def from_file(cls, path: str | Path) -> OpponentModels:
-        with np.load(path) as data:
-            arrays = {k: data[k] for k in data.files}
+        """The models of ``path``; ValueError in one line for a file that is not theirs (a
+        corrupted or cut file, another model's .npz), FileNotFoundError for none."""
+        shown = path if isinstance(path, str | Path) else getattr(path, "name", "the file")
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile):  # numpy's words name no file
+            raise ValueError(f"{shown} is not opponent models (the .npz "
+                             "that `mjbot models train` writes)") from None
+        if "meta" not in arrays:
+            raise ValueError(f"{shown} is not opponent models (no meta "
+                             "entry)")
         meta = json.loads(arrays.pop("meta").tobytes().decode())
         if "public_features" not in meta and "format_version" in meta:
             raise ValueError("a network's weights (mjbot nn train), not opponent models "

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from brain.actions import canonical
-from brain.policies import get_policy
+from brain.policies import NN_FILE_PREFIX, get_policy
 from brain.policies.mc.config import McConfig
 from brain.policies.mc.policy import McPolicy
 from brain.state import StateError, TableState
@@ -109,7 +109,7 @@ class RankingEvaluator:
         self.policy = get_policy(name)
         # nn scores by a softmax over the legal set it is given: asked again without its
         # choices, its probability of an action is of what is left (and 1.0 for the last)
-        self.probabilities = name == NEURAL
+        self.probabilities = name == NEURAL or name.startswith(NN_FILE_PREFIX)
 
     def evaluate(self, state: TableState, request: ev.DecisionRequest,
                  legal: list[Any]) -> Evaluation:

@@ -5,7 +5,7 @@ and the measure accept (those and seed 004's), and the evaluator of each. Apart 
 
 from __future__ import annotations
 
-from brain.policies import POLICIES
+from brain.policies import NN_FILE_PREFIX, POLICIES
 from replay.review.evaluators import NEURAL, Evaluator, McEvaluator, RankingEvaluator
 from replay.review.seed004 import Seed004Evaluator
 
@@ -24,8 +24,9 @@ def predictors() -> list[str]:
 
 def evaluator_for(name: str, playouts: int = 512, seed: int = 0,
                   models: str = "") -> Evaluator:
-    """The evaluator of a policy name (or ``seed004``, a predictor); ValueError (one line)
-    for an unknown name or ``nn`` before a neural policy exists."""
+    """The evaluator of a policy name (or ``seed004``, a predictor; ``nn@FILE``, the network
+    a user just trained, as the arena seats it); ValueError (one line) for an unknown name
+    or ``nn`` before a neural policy exists."""
     if name == "seed004":
         return Seed004Evaluator()
     if name == NEURAL and NEURAL not in POLICIES:
@@ -33,7 +34,7 @@ def evaluator_for(name: str, playouts: int = 512, seed: int = 0,
                          "issue); review with --policy mc or --policy rulebased")
     if name == "mc":
         return McEvaluator(playouts, seed, models)
-    if name not in POLICIES:
+    if name not in POLICIES and not name.startswith(NN_FILE_PREFIX):
         raise ValueError(f"unknown policy {name!r} (review knows: {', '.join(policies())}; "
                          "the commentary's --predictor also takes seed004)")
     return RankingEvaluator(name)

@@ -150,6 +150,11 @@ class ExampleStream:
             self._held = out
         return self._held
 
+    def held_players(self) -> list[str]:
+        """The players the held-out rows come from (what a refusal names)."""
+        return sorted({str(p) for s in self._held_from
+                       for p in s.loader.manifest.get("policies", [])})
+
     @property
     def peak_examples_held(self) -> int:
         """The most examples held at once: the buffer's peak plus the held-out set."""

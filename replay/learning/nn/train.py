@@ -233,6 +233,13 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
     if stream.variant != variant:
         raise DatasetError(f"the datasets are {stream.variant}, not {variant}")
     held = stream.held_out()
+    if not len(held):  # else every held-out figure read 0.0000 as if measured
+        kept = f" of {', '.join(config.policies)}" if config.policies else ""
+        raise DatasetError(
+            f"no held-out example: the --holdout datasets hold no decision with a choice"
+            f"{kept} (their players: {', '.join(stream.held_players())})" if holdout_data
+            else f"no held-out example: {config.holdout:.0%} of {len(stream)} examples is "
+            "none; give --holdout DIR (mjbot selfplay on other seeds)")
     prepare_s = time.monotonic() - start
     if start_net is not None:
         model = TorchNet(start_net.shape)

@@ -165,13 +165,18 @@ def fit_head(x: np.ndarray, y: np.ndarray, cfg: HeadConfig, loss: str, seed: int
              valid: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None,
              log: list[dict[str, Any]] | None = None) -> Net:
     """Train one head. ``x`` (N, Fx); ``z`` (N, K, Fz) or None; ``y`` (N,) or (N, K);
-    ``valid`` = (x, y, z) held out. The epoch with the lowest held-out loss is returned."""
+    ``valid`` = (x, y, z) held out. The epoch with the lowest held-out loss is returned;
+    with no held-out row (none given, or the held-out hands hold none of this head's: few
+    hands) the last epoch, its held-out loss logged as None (it read 0.0, and the first
+    epoch, 'best' at 0.0, was the one returned)."""
+    if valid is not None and not len(valid[0]):
+        valid = None
     rng = np.random.default_rng(seed)
     x_stats = _scale(x)
     z_stats = _scale(z) if z is not None else None
     head = _Head(x.shape[1], 0 if z is None else z.shape[-1], cfg, rng, x_stats, z_stats)
     head.p["b2"] = np.asarray(_base_output(y, loss), np.float32)
-    best: tuple[float, Net] | None = None
+    best: tuple[float | None, Net] | None = None
     n = x.shape[0]
     for epoch in range(cfg.epochs):
         lr = cfg.lr * 0.5 * (1 + np.cos(np.pi * epoch / cfg.epochs))
@@ -184,11 +189,11 @@ def fit_head(x: np.ndarray, y: np.ndarray, cfg: HeadConfig, loss: str, seed: int
             total += head.step(xs, zs, y[idx].astype(np.float32), loss, float(lr), cfg.l2)
             batches += 1
         net = head.net()
-        held = total / max(batches, 1) if valid is None else head_loss(net, *valid, loss=loss)
+        held = None if valid is None else head_loss(net, *valid, loss=loss)
         if log is not None:
             log.append({"epoch": epoch, "train_loss": total / max(batches, 1),
                         "valid_loss": held, "seconds": time.perf_counter() - started})
-        if best is None or held < best[0]:
+        if best is None or held is None or best[0] is None or held < best[0]:
             best = (held, net)
     assert best is not None
     return best[1]
