@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -76,14 +77,37 @@ def _stamps(run: Path, number: int) -> dict[str, int]:
         folder / "selection.json")}
 
 
-def test_rounds_resume_where_the_last_run_stopped(tmp_path: Path) -> None:
-    """Round 2 is resumed from another working directory than round 1 was played from: the
-    state's paths are the run folder's (they were the first working directory's)."""
+@pytest.fixture(scope="module")
+def round_one(tmp_path_factory: pytest.TempPathFactory
+              ) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """One round of the tiny run, played once for the module from a working directory beside
+    the run folder ("../run"); each test resumes a copy of its folder (_copy), so the round's
+    self-play and training are not repeated per test. The run's return code and output are
+    the tests' to check."""
     need_torch()
-    run = tmp_path / "run"
-    (tmp_path / "sub").mkdir()
-    r = _iterate("../run", 1, cwd=tmp_path / "sub")
+    root = tmp_path_factory.mktemp("iterate")
+    (root / "sub").mkdir()
+    return root / "run", _iterate("../run", 1, cwd=root / "sub")
+
+
+def _copy(round_one: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+          ) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The module's round 1 as ``tmp_path/run``, for this test alone to resume."""
+    played, r = round_one
     assert r.returncode == 0, r.stderr
+    run = tmp_path / "run"
+    shutil.copytree(played, run)
+    return run, r
+
+
+def test_rounds_resume_where_the_last_run_stopped(
+        round_one: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
+    """Round 2 is resumed from another working directory than round 1 was played from: the
+    state's paths are the run folder's (they were the first working directory's). Round 1
+    was played from ``sub/`` beside the run folder (the round_one fixture) and the folder
+    copied here: the paths in its state are relative to the run folder, so they hold."""
+    need_torch()
+    run, r = _copy(round_one, tmp_path)
     assert re.fullmatch(r"round 1: [+-]\d+\.\d points/hand (\[n/a\]|\[\S+,\S+\]) -> "
                         r"(kept|old kept)", r.stdout.splitlines()[0]), r.stdout
     one = _state(run)
@@ -187,13 +211,11 @@ def test_the_kept_difference_is_new_minus_current_whichever_way_the_arena_names_
 
 
 def test_a_resumed_run_refuses_options_that_differ_from_the_ones_on_record(
-        tmp_path: Path) -> None:
+        round_one: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
     """Checked before anything runs: the state is left as it was (a changed option on a
     resumed run was taken silently, --init ignored)."""
     need_torch()
-    run = tmp_path / "run"
-    r = _iterate(run, 1)
-    assert r.returncode == 0, r.stderr
+    run, _ = _copy(round_one, tmp_path)
     before = (run / "state.json").read_text()
     for extra, said in ((("--lr", "0.001"), "--lr 0.001 differs from 0.0005"),
                         (("--hands", "2"), "--hands 2 differs from 1"),

@@ -28,6 +28,12 @@ class Net:
     z_scale: np.ndarray | None = None
     wz: np.ndarray | None = None  # (Fz, H)
 
+    def __post_init__(self) -> None:
+        for name in _WEIGHTS:
+            a = getattr(self, name)
+            if a is not None:
+                setattr(self, name, flush_subnormals(a))
+
     @property
     def linear(self) -> bool:
         return self.w2.size == 0
@@ -68,6 +74,25 @@ class Net:
         if missing:
             raise ValueError(f"opponent model: {prefix}.{missing[0]} missing")
         return cls(**parts)  # type: ignore[arg-type]
+
+
+_WEIGHTS = ("x_mean", "x_scale", "wx", "b1", "w2", "b2", "z_mean", "z_scale", "wz")
+
+
+def flush_subnormals(a: np.ndarray) -> np.ndarray:
+    """``a`` with its subnormal values (nonzero, below the dtype's smallest normal number:
+    1.2e-38 for float32) made 0. Training with weight decay leaves many weights there (the
+    shipped taiwan16 value head: 767 of its 1632 ``wz``), and a product with a subnormal
+    operand runs many times slower on x86: the value head's first layer over 139,264 rows
+    took 0.96 s against 0.03 s once flushed. Against weights of ordinary size such a value
+    changes no float32 sum, so the outputs stay the same. Anything else is returned as is."""
+    if not np.issubdtype(np.asarray(a).dtype, np.floating):
+        return a
+    tiny = np.finfo(a.dtype).tiny
+    small = np.abs(a) < tiny
+    if not small.any():
+        return a
+    return np.where(small, np.zeros((), a.dtype), a)
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
