@@ -299,16 +299,13 @@ def test_cuda_is_refused_where_torch_sees_none(tmp_path: Path) -> None:
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "run").exists()
 
 
-def test_sigterm_during_self_play_stops_the_phase_and_leaves_it_undone(
-        tmp_path: Path) -> None:
-    """SIGTERM to the run's process alone (as `kill PID` sends it): the self-play child is
-    told and waited for, the phase is not recorded done, and no process is left to write a
-    dataset into the run folder later (the child played on as an orphan before)."""
-    need_torch()
-    run = tmp_path / "run"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(_command(run, 1, hands=40), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+def _terminated_during_self_play(run: Path, hands: int) -> tuple[subprocess.Popen[str], str]:
+    """A one-round run in a session of its own, sent SIGTERM (to its process alone, as
+    `kill PID` does) once its self-play child has begun; the ended process and its stderr.
+    What is left in its group is the caller's to check, then :func:`_kill_group`."""
+    proc = subprocess.Popen(_command(run, 1, hands=hands), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
                             start_new_session=True)
     try:
         deadline = time.monotonic() + 120
@@ -317,13 +314,32 @@ def test_sigterm_during_self_play_stops_the_phase_and_leaves_it_undone(
             time.sleep(0.05)
         os.kill(proc.pid, signal.SIGTERM)
         _, stderr = proc.communicate(timeout=120)
+    except BaseException:
+        _kill_group(proc)
+        raise
+    return proc, stderr
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_sigterm_during_self_play_stops_the_phase_and_leaves_it_undone(
+        tmp_path: Path) -> None:
+    """SIGTERM to the run's process alone (as `kill PID` sends it): the self-play child is
+    told and waited for, the phase is not recorded done, and no process is left to write a
+    dataset into the run folder later (the child played on as an orphan before)."""
+    need_torch()
+    run = tmp_path / "run"
+    proc, stderr = _terminated_during_self_play(run, hands=40)
+    try:
         with pytest.raises(ProcessLookupError):  # the child went with it
             for _ in range(50):
                 os.killpg(proc.pid, 0)
                 time.sleep(0.1)
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        _kill_group(proc)
     assert proc.returncode == 128 + signal.SIGTERM, stderr
     assert "Traceback" not in stderr
     assert "stopped by SIGTERM in round 1, during its self-play" in stderr.splitlines()[-1]
@@ -338,20 +354,8 @@ def test_a_self_play_that_finished_under_sigterm_is_kept(tmp_path: Path) -> None
     round). The phase that ran to its end is now recorded; the run stops before training."""
     need_torch()
     run = tmp_path / "run"
-    proc = subprocess.Popen(_command(run, 1, hands=1), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not (run / "round-001" / "selfplay-001").exists():  # the child has begun
-            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
-            time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=120)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+    proc, stderr = _terminated_during_self_play(run, hands=1)
+    _kill_group(proc)
     assert proc.returncode == 128 + signal.SIGTERM, stderr
     assert "stopped by SIGTERM in round 1, before its training" in stderr.splitlines()[-1]
     (one,) = _state(run)["rounds"]
