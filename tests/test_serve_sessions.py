@@ -242,7 +242,12 @@ def test_a_stop_before_a_games_first_hand_closes_its_log(tmp_path: Path, variant
 
 def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
     """Hands far shorter than the live snapshot's period (greedy riichi: tens of ms) are
-    caught at whatever turn they are at, not shown at turn 0 every time."""
+    caught at whatever turn they are at, not shown at turn 0 every time (the old fault: every
+    snapshot at turn 0). On a loaded machine turn 0 is caught more often than its share of
+    the time: the worker is often preempted at the report that ends a hand, so the first
+    event after a period is a deal (about 10% of 30 snapshots on a quiet machine, 23% with
+    three CPU burners beside it; 4 of 6 once in a full run). So 12 snapshots, a quarter of
+    them past turn 0: all-zero as before fails, and a busy machine does not."""
     settings = {"session": "fast", "variant": "riichi", "policy": "greedy",
                 "opponents": ["greedy"] * 3, "pause": 0}
     worker = subprocess.Popen([sys.executable, "-m", "adapter.serve.practice",
@@ -253,8 +258,8 @@ def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
     try:
         # on a loaded machine a hand can outlast a snapshot period: read on until more hands
         # than snapshots were seen (the premise), within a bound
-        for _ in range(5000):
-            if len(live) >= 6 and hands > len(live):
+        for _ in range(20000):
+            if len(live) >= 12 and hands > len(live):
                 break
             report = json.loads(worker.stdout.readline())
             hands += report["t"] == "hand"
@@ -265,7 +270,7 @@ def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
         worker.stdout.read()
         assert worker.wait(30) == 0
     turns = [r["turn"] for r in live]
-    assert hands > len(live) and sum(t > 0 for t in turns) >= len(turns) // 2, (hands, turns)
+    assert hands > len(live) and sum(t > 0 for t in turns) >= len(turns) // 4, (hands, turns)
 
 
 # The worker's own signal set-up, in a process of its own: the Event's lock is held as the
