@@ -9,6 +9,7 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -367,6 +368,23 @@ async def _abandoned_then_new(server: _ScriptedServer) -> None:
     await server.expect("BYE")
 
 
+async def _played_against(client: Callable[[asyncio.StreamReader, asyncio.StreamWriter],
+                                          Awaitable[None]], done: asyncio.Event, tmp_path: Path,
+                          reconnect_tries: int) -> tuple[SessionSummary, TenhouBot]:
+    """Our client's session against a scripted server on loopback (``client`` serves each
+    connection, ``done`` set once its script has run), logs in ``tmp_path``: its summary
+    and the bot, whose table the test reads."""
+    listener = await asyncio.start_server(client, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
+                              reconnect_tries=reconnect_tries, reconnect_delay=0.1)
+    bot = TenhouBot(settings)
+    async with listener:
+        summary = await asyncio.wait_for(run(settings, bot), 60)
+        await asyncio.wait_for(done.wait(), 10)
+    return summary, bot
+
+
 async def test_a_new_game_after_a_resumed_game_that_never_ended(tmp_path: Path) -> None:
     """Issue 14.1: a REINIT right after login (seat 0), never finished; then REJOIN and GO /
     UN / TAIKYOKU start a game at seat 2. The old game's log is closed as abandoned, the new
@@ -383,13 +401,7 @@ async def test_a_new_game_after_a_resumed_game_that_never_ended(tmp_path: Path) 
             done.set()
             writer.close()
 
-    listener = await asyncio.start_server(client, "127.0.0.1", 0)
-    port = listener.sockets[0].getsockname()[1]
-    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
-                              reconnect_tries=1, reconnect_delay=0.1)
-    async with listener:
-        summary: SessionSummary = await asyncio.wait_for(run(settings), 60)
-        await asyncio.wait_for(done.wait(), 10)
+    summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=1)
     (server,) = scripted
     assert summary.finished and summary.games == 1
     assert summary.errors == [] and summary.fallbacks == 0
@@ -462,14 +474,7 @@ async def test_our_client_resumes_a_hand_with_chi_pon_and_open_kan(tmp_path: Pat
                 done.set()
             writer.close()
 
-    listener = await asyncio.start_server(client, "127.0.0.1", 0)
-    port = listener.sockets[0].getsockname()[1]
-    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
-                              reconnect_tries=3, reconnect_delay=0.1)
-    bot = TenhouBot(settings)
-    async with listener:
-        summary: SessionSummary = await asyncio.wait_for(run(settings, bot), 60)
-        await asyncio.wait_for(done.wait(), 10)
+    summary, bot = await _played_against(client, done, tmp_path, reconnect_tries=3)
     assert summary.finished and summary.reconnects == 1
     assert summary.errors == [] and summary.fallbacks == 0
     assert len(scripted[1].discards) == 1 and scripted[1].problems == []
@@ -547,13 +552,7 @@ async def test_a_second_draw_in_a_row_is_answered_with_a_tile_we_hold(tmp_path: 
             done.set()
             writer.close()
 
-    listener = await asyncio.start_server(client, "127.0.0.1", 0)
-    port = listener.sockets[0].getsockname()[1]
-    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
-                              reconnect_tries=1, reconnect_delay=0.1)
-    async with listener:
-        summary: SessionSummary = await asyncio.wait_for(run(settings), 60)
-        await asyncio.wait_for(done.wait(), 10)
+    summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=1)
     assert summary.finished and summary.games == 1 and problems == []
     assert summary.fallbacks == 1
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
@@ -617,11 +616,5 @@ async def test_a_line_that_times_out_in_a_game_is_reconnected(
         finally:
             writer.close()
 
-    listener = await asyncio.start_server(client, "127.0.0.1", 0)
-    port = listener.sockets[0].getsockname()[1]
-    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
-                              reconnect_tries=2, reconnect_delay=0.1)
-    async with listener:
-        summary: SessionSummary = await asyncio.wait_for(run(settings), 60)
-        await asyncio.wait_for(done.wait(), 10)
+    summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=2)
     assert summary.reconnects == 1 and summary.finished and summary.games == 1
