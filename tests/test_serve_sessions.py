@@ -240,6 +240,16 @@ def test_a_stop_before_a_games_first_hand_closes_its_log(tmp_path: Path, variant
     assert reports[-1]["scores"] == [start] * 4
 
 
+def _practice_worker(settings: dict[str, Any], stderr: int | None = None) \
+        -> subprocess.Popen[str]:
+    """A practice worker process (adapter/serve/practice.py) as serve starts one: its
+    reports on a pipe, its stdin the serve process's line to it."""
+    return subprocess.Popen([sys.executable, "-m", "adapter.serve.practice",
+                             json.dumps(settings)], cwd=ROOT, env=PYTHON_ENV,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                            text=True)
+
+
 def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
     """Hands far shorter than the live snapshot's period (greedy riichi: tens of ms) are
     caught at whatever turn they are at, not shown at turn 0 every time (the old fault: every
@@ -250,9 +260,7 @@ def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
     them past turn 0: all-zero as before fails, and a busy machine does not."""
     settings = {"session": "fast", "variant": "riichi", "policy": "greedy",
                 "opponents": ["greedy"] * 3, "pause": 0}
-    worker = subprocess.Popen([sys.executable, "-m", "adapter.serve.practice",
-                               json.dumps(settings)], cwd=ROOT, env=PYTHON_ENV,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    worker = _practice_worker(settings)
     assert worker.stdin is not None and worker.stdout is not None
     live, hands = [], 0
     try:
@@ -318,10 +326,7 @@ def test_a_practice_worker_whose_serve_process_is_gone_finishes_its_hand(
     of both pipes are closed here while a hand is in play (a snapshot was read)."""
     settings = {"session": "orphan", "variant": "riichi", "policy": "rulebased",
                 "opponents": ["greedy"] * 3, "pause": 0, "log_dir": str(tmp_path)}
-    worker = subprocess.Popen([sys.executable, "-m", "adapter.serve.practice",
-                               json.dumps(settings)], cwd=ROOT, env=PYTHON_ENV,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    worker = _practice_worker(settings, stderr=subprocess.PIPE)
     assert worker.stdin is not None and worker.stdout is not None
     try:
         while json.loads(worker.stdout.readline())["t"] != "live":
@@ -552,9 +557,7 @@ def test_practice_snapshots_show_a_hand_in_play_never_the_pause_before_it() -> N
     showed that for the whole game and the pause after it."""
     settings = {"session": "paused", "variant": "riichi", "policy": "greedy",
                 "opponents": ["greedy"] * 3, "pause": 0.7}
-    worker = subprocess.Popen([sys.executable, "-m", "adapter.serve.practice",
-                               json.dumps(settings)], cwd=ROOT, env=PYTHON_ENV,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    worker = _practice_worker(settings)
     assert worker.stdin is not None and worker.stdout is not None
     live, games = [], 0
     try:
