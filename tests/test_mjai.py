@@ -242,10 +242,11 @@ def test_a_signal_in_the_middle_of_a_decision_stops_the_stdin_form(tmp_path: Pat
     _assert_stopped_log(tmp_path)
 
 
-async def test_sigterm_in_a_game_on_an_mjai_server(tmp_path: Path) -> None:
-    """The TCP client stopped by SIGTERM in the middle of a game: the same."""
-    events = _seen_by(0)[:30]
-    answered = asyncio.Event()
+async def _scripted_server(events: list[dict[str, Any]], held: asyncio.Event | None = None) \
+        -> tuple[asyncio.Server, int]:
+    """A loopback mjai server that greets, sends ``events`` one by one (each answered), and
+    then closes the line, or, given ``held``, sets it and waits for the client to end the
+    connection; with its port."""
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.write(b'{"type":"hello","protocol":"mjsonp","protocol_version":3}\n')
@@ -255,11 +256,21 @@ async def test_sigterm_in_a_game_on_an_mjai_server(tmp_path: Path) -> None:
             writer.write((json.dumps(m) + "\n").encode())
             await writer.drain()
             await reader.readline()
-        answered.set()
-        await reader.read()  # the server waits on: the client ends the connection
+        if held is None:
+            writer.close()
+            return
+        held.set()
+        await reader.read()
 
     server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
+    return server, server.sockets[0].getsockname()[1]
+
+
+
+async def test_sigterm_in_a_game_on_an_mjai_server(tmp_path: Path) -> None:
+    """The TCP client stopped by SIGTERM in the middle of a game: the same."""
+    answered = asyncio.Event()  # then the server waits on: the client ends the connection
+    server, port = await _scripted_server(_seen_by(0)[:30], held=answered)
     async with server:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "adapter.cli", "mjai", "--server", f"127.0.0.1:{port}",
@@ -277,28 +288,10 @@ async def test_sigterm_in_a_game_on_an_mjai_server(tmp_path: Path) -> None:
     _assert_stopped_log(tmp_path)
 
 
-async def _server_that_closes_after(events: list[dict[str, Any]]) -> tuple[asyncio.Server, int]:
-    """A loopback mjai server that greets, sends ``events`` one by one (each answered), and
-    then closes the line; with its port."""
-
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.write(b'{"type":"hello","protocol":"mjsonp","protocol_version":3}\n')
-        await writer.drain()
-        await reader.readline()
-        for m in events:
-            writer.write((json.dumps(m) + "\n").encode())
-            await writer.drain()
-            await reader.readline()
-        writer.close()
-
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    return server, server.sockets[0].getsockname()[1]
-
-
 async def test_a_game_the_server_cuts_is_logged_unfinished(tmp_path: Path) -> None:
     """The server closes the line in the middle of a game: the footer says the game did not
     end (it read as a finished game), and not that it was stopped."""
-    server, port = await _server_that_closes_after(_seen_by(3)[:25])
+    server, port = await _scripted_server(_seen_by(3)[:25])
     async with server:
         await asyncio.wait_for(run_tcp("127.0.0.1", port, MjaiBot(
             MjaiSettings(log_dir=str(tmp_path)))), 120)
@@ -319,7 +312,7 @@ async def test_a_server_that_drops_the_line_in_a_game_is_a_failed_session(tmp_pa
     assert events[-1]["type"] == "end_game"
     for played, code in ((25, 1), (len(events), 0)):
         folder = tmp_path / str(played)
-        server, port = await _server_that_closes_after(events[:played])
+        server, port = await _scripted_server(events[:played])
         async with server:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "adapter.cli", "mjai", "--server", f"127.0.0.1:{port}",
