@@ -76,12 +76,18 @@ def test_a_signal_stops_selfplay_with_a_whole_dataset(tmp_path, signum, workers)
 
 
 def test_stopped_before_the_first_wall_set_leaves_no_dataset(tmp_path):
-    out = tmp_path / "d"
-    r = mjbot(*LONG, "--stop-after", "0.000001", "--out", str(out))
-    assert r.returncode == 1 and "Traceback" not in r.stderr
-    assert ("stopped (--stop-after passed) before the first wall set was finished: no "
-            "dataset written") in r.stderr
-    assert not out.exists()  # the same --out can be used again
+    """The folders the run made for --out are removed; an --out that was there (empty)
+    before the run stays, as a failed run leaves it (it used to be removed too)."""
+    new = tmp_path / "made" / "d"
+    there = tmp_path / "there"
+    there.mkdir()
+    for out in (new, there):
+        r = mjbot(*LONG, "--stop-after", "0.000001", "--out", str(out))
+        assert r.returncode == 1 and "Traceback" not in r.stderr
+        assert ("stopped (--stop-after passed) before the first wall set was finished: no "
+                "dataset written") in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["there"]  # --out can be used again
+    assert not any(there.iterdir())
 
 
 @pytest.mark.parametrize("command", [

@@ -163,7 +163,7 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
     stopped = result.get("stopped")
     status = exit_status(stopped["reason"] if stopped else None)
     if stopped is not None and stopped["units_done"] == 0:
-        _remove_empty_dataset(Path(args.out))
+        _remove_empty_dataset(out, made)
         print(f"mjbot selfplay: stopped ({stop_reason_text(stopped['reason'])}) before the "
               f"first wall set was finished: no dataset written in {args.out}",
               file=sys.stderr)
@@ -235,14 +235,15 @@ def _left_behind(out: Path, made: Path | None) -> None:
         folder = folder.parent
 
 
-def _remove_empty_dataset(out: Path) -> None:
-    """A run stopped before its first wall set wrote only a manifest of nothing: removed
-    (and the folder, when that leaves it empty), so the same --out can be used again."""
+def _remove_empty_dataset(out: Path, made: Path | None) -> None:
+    """A run stopped before its first wall set wrote only a manifest of nothing: removed, and
+    then the disk left as the run found it (the folders it made go; an --out that was there,
+    empty, stays), so the same --out can be used again."""
     from replay.dataset.shards import MANIFEST
 
     with contextlib.suppress(OSError):
         (out / MANIFEST).unlink()
-        out.rmdir()
+    _left_behind(out, made)
 
 
 def cmd_dataset_import(args: argparse.Namespace) -> int:
