@@ -44,6 +44,19 @@ def test_bundle_holds_main_and_plays_full_matches_in_a_bare_runtime(tmp_path, ba
     assert summary["verdicts"] == {} and sum(summary["outcomes"].values()) == 2
 
 
+def test_the_bundle_refuses_a_limit_that_is_no_time_as_mjbot_botzone_does(tmp_path,
+                                                                          bare_python):
+    """The zip's own parser took '--later-time-limit -3' (every kept-running turn after the
+    first then began past its deadline and was answered by fallback); it shares the options
+    of `mjbot botzone` now, so the limit is a usage error naming it, in the bare runtime."""
+    bundle = build_botzone_bundle(tmp_path)
+    for option in ("--time-limit", "--later-time-limit"):
+        done = subprocess.run([bare_python, str(bundle), option, "-3"], input="",
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert f"argument {option}: seconds above 0 (at most 3600), not '-3'" in done.stderr
+
+
 def test_bundle_ships_compiled_modules_that_the_bare_runtime_loads(tmp_path, bare_python):
     """zipimport compiles every .py at every start unless the zip holds module.pyc: each
     one-shot Botzone turn paid for that."""

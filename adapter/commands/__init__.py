@@ -11,10 +11,16 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
+
+# the argparse types live where the Botzone bundle can carry them; the commands take them here
+from adapter.argtypes import at_least as at_least
+from adapter.argtypes import port_number as port_number
+from adapter.argtypes import positive_seconds as positive_seconds
+from adapter.argtypes import seat_number as seat_number
 
 
 class UserInputError(ValueError):
@@ -346,46 +352,6 @@ def checked_stop_after(args: Any) -> float | None:
     if value is not None and not value > 0:
         raise UserInputError(f"--stop-after {value:g}: needs a positive number of seconds")
     return value
-
-
-def positive_seconds(text: str) -> float:
-    """Seconds for argparse: above 0 and at most an hour, else a one-line usage error."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 < value <= 3600.0:
-        raise argparse.ArgumentTypeError(f"seconds above 0 (at most 3600), not {text!r}")
-    return value
-
-
-def port_number(text: str) -> int:
-    """A TCP port for argparse: a one-line usage error for anything outside 0..65535."""
-    if not text.isdigit() or int(text) > 65535:
-        raise argparse.ArgumentTypeError(f"must be 0..65535 (0: a free one), got {text!r}")
-    return int(text)
-
-
-def seat_number(text: str) -> int:
-    """A seat for argparse: 0..3, else a one-line usage error (the rules index four seats)."""
-    if text not in ("0", "1", "2", "3"):
-        raise argparse.ArgumentTypeError(f"a seat is 0, 1, 2 or 3, not {text!r}")
-    return int(text)
-
-
-def at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type for a whole number of at least ``minimum`` (counts of hands, games,
-    repeats: zero of them leaves nothing to measure or play)."""
-    def whole(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = minimum - 1
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"a whole number of at least {minimum}, not {text!r}")
-        return value
-
-    return whole
 
 
 def require_networks(names: Any, variant: str) -> None:

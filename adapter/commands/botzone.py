@@ -11,7 +11,6 @@ from adapter.commands import (
     UserInputError,
     at_least,
     folder_error,
-    positive_seconds,
     require_policy,
 )
 
@@ -21,16 +20,9 @@ def register(sub: Any) -> None:
                         description="Botzone ChineseStandardMahjong bot: reads the simple or "
                         "JSON interaction input (detected by its first character), prints the "
                         "response. Logs go to stderr only.")
-    bz.add_argument("--keep-running", action=argparse.BooleanOptionalAction, default=False,
-                    help="stay alive and answer one request line per later turn")
-    bz.add_argument("--json", action="store_true", help="require JSON interaction input")
-    bz.add_argument("--policy", default="rulebased")
-    bz.add_argument("--time-limit", type=positive_seconds, default=6.0,
-                    help="seconds for the first turn (one-shot: every turn)")
-    bz.add_argument("--later-time-limit", type=positive_seconds, default=4.0,
-                    help="seconds for later keep-running turns")
-    bz.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
-    bz.add_argument("--no-log", action="store_true", help="write no game log")
+    from adapter.platforms.botzone import add_turn_options
+
+    add_turn_options(bz)
     bz.set_defaults(handler=cmd_botzone)
 
     j = sub.add_parser("botzone-judge", help="play Botzone matches between mjbot botzone "

@@ -508,6 +508,27 @@ def end_process(code: int) -> int:
     os._exit(code)
 
 
+def add_turn_options(parser: Any, keep_running_default: bool = False,
+                     policy_default: str = "rulebased") -> None:
+    """The options of a Botzone turn, one set for ``mjbot botzone`` and the upload bundle's
+    own parser (a limit that is no number of seconds above 0 is refused in both)."""
+    import argparse
+
+    from adapter.argtypes import positive_seconds
+
+    parser.add_argument("--keep-running", action=argparse.BooleanOptionalAction,
+                        default=keep_running_default,
+                        help="stay alive and answer one request line per later turn")
+    parser.add_argument("--json", action="store_true", help="require JSON interaction input")
+    parser.add_argument("--policy", default=policy_default)
+    parser.add_argument("--time-limit", type=positive_seconds, default=FIRST_TURN_LIMIT,
+                        help="seconds for the first turn (one-shot: every turn)")
+    parser.add_argument("--later-time-limit", type=positive_seconds, default=LATER_TURN_LIMIT,
+                        help="seconds for later keep-running turns")
+    parser.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
+    parser.add_argument("--no-log", action="store_true", help="write no game log")
+
+
 def main(argv: list[str] | None = None, keep_running_default: bool = False,
          policy_default: str = "rulebased") -> int:
     """The Botzone entry point without the rest of mjbot's CLI (the upload bundle's
@@ -515,14 +536,7 @@ def main(argv: list[str] | None = None, keep_running_default: bool = False,
     import argparse
 
     p = argparse.ArgumentParser(prog="mjbot-botzone")
-    p.add_argument("--keep-running", action=argparse.BooleanOptionalAction,
-                   default=keep_running_default)
-    p.add_argument("--json", action="store_true", help="require JSON interaction input")
-    p.add_argument("--policy", default=policy_default)
-    p.add_argument("--time-limit", type=float, default=FIRST_TURN_LIMIT)
-    p.add_argument("--later-time-limit", type=float, default=LATER_TURN_LIMIT)
-    p.add_argument("--log-dir")
-    p.add_argument("--no-log", action="store_true")
+    add_turn_options(p, keep_running_default, policy_default)
     args = p.parse_args(argv)
     return end_process(run_once(sys.stdin, sys.stdout, policy=args.policy,
                                 keep_running=args.keep_running, limit=args.time_limit,

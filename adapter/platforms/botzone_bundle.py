@@ -41,7 +41,8 @@ MODULES = (
     "brain/policies/mc/tables.py", "brain/policies/mc/values.py",
     "brain/opponents/__init__.py", "brain/opponents/features.py",
     "brain/opponents/models.py", "brain/opponents/net.py", "brain/opponents/view.py",
-    "adapter/__init__.py", "adapter/platforms/__init__.py", "adapter/platforms/botzone.py",
+    "adapter/__init__.py", "adapter/argtypes.py", "adapter/platforms/__init__.py",
+    "adapter/platforms/botzone.py",
 )
 # The MCR opponent models the ``mc`` policy reads (shipped where trained; --models otherwise).
 MCR_WEIGHTS = "brain/data/opponents_mcr.npz"

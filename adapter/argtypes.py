@@ -1,0 +1,48 @@
+"""Argument types for argparse, standard library only: ``mjbot``'s commands use them, and so
+does the Botzone upload bundle's own parser, which carries this module and nothing else of the
+CLI (one rule for what a limit or a count may be, wherever it is typed)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+
+def positive_seconds(text: str) -> float:
+    """Seconds for argparse: above 0 and at most an hour, else a one-line usage error."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value <= 3600.0:
+        raise argparse.ArgumentTypeError(f"seconds above 0 (at most 3600), not {text!r}")
+    return value
+
+
+def port_number(text: str) -> int:
+    """A TCP port for argparse: a one-line usage error for anything outside 0..65535."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"must be 0..65535 (0: a free one), got {text!r}")
+    return int(text)
+
+
+def seat_number(text: str) -> int:
+    """A seat for argparse: 0..3, else a one-line usage error (the rules index four seats)."""
+    if text not in ("0", "1", "2", "3"):
+        raise argparse.ArgumentTypeError(f"a seat is 0, 1, 2 or 3, not {text!r}")
+    return int(text)
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type for a whole number of at least ``minimum`` (counts of hands, games,
+    repeats: zero of them leaves nothing to measure or play)."""
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"a whole number of at least {minimum}, not {text!r}")
+        return value
+
+    return whole
