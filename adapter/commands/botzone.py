@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
                         description="Botzone ChineseStandardMahjong bot: reads the simple or "
                         "JSON interaction input (detected by its first character), prints the "
                         "response. Logs go to stderr only.")
-    from adapter.platforms.botzone import add_turn_options
+    from adapter.platforms.botzone_options import add_turn_options
 
     add_turn_options(bz)
     bz.set_defaults(handler=cmd_botzone)

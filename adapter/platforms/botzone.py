@@ -25,6 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from adapter.platforms.botzone_options import (
+    FIRST_TURN_LIMIT,
+    LATER_TURN_LIMIT,
+    add_turn_options,
+)
 from brain.brain import Brain, safest_action
 from brain.state import StateError, TableState
 from protocols import events as ev
@@ -34,8 +39,6 @@ from protocols.codec import ProtocolError, load_json
 
 KEEP_RUNNING = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
 DATA_VERSION = 1
-FIRST_TURN_LIMIT = 6.0  # seconds, Python, as the PKU local runner mirrors Botzone's settings
-LATER_TURN_LIMIT = 4.0  # keep-running turns after the first
 SAFETY_MARGIN = 0.5
 DEBUG_LIMIT = 1000  # bytes: Botzone keeps at most 1 KB of a turn's debug
 
@@ -506,27 +509,6 @@ def end_process(code: int) -> int:
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
     os._exit(code)
-
-
-def add_turn_options(parser: Any, keep_running_default: bool = False,
-                     policy_default: str = "rulebased") -> None:
-    """The options of a Botzone turn, one set for ``mjbot botzone`` and the upload bundle's
-    own parser (a limit that is no number of seconds above 0 is refused in both)."""
-    import argparse
-
-    from adapter.argtypes import positive_seconds
-
-    parser.add_argument("--keep-running", action=argparse.BooleanOptionalAction,
-                        default=keep_running_default,
-                        help="stay alive and answer one request line per later turn")
-    parser.add_argument("--json", action="store_true", help="require JSON interaction input")
-    parser.add_argument("--policy", default=policy_default)
-    parser.add_argument("--time-limit", type=positive_seconds, default=FIRST_TURN_LIMIT,
-                        help="seconds for the first turn (one-shot: every turn)")
-    parser.add_argument("--later-time-limit", type=positive_seconds, default=LATER_TURN_LIMIT,
-                        help="seconds for later keep-running turns")
-    parser.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
-    parser.add_argument("--no-log", action="store_true", help="write no game log")
 
 
 def main(argv: list[str] | None = None, keep_running_default: bool = False,

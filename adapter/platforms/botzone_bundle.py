@@ -42,7 +42,7 @@ MODULES = (
     "brain/opponents/__init__.py", "brain/opponents/features.py",
     "brain/opponents/models.py", "brain/opponents/net.py", "brain/opponents/view.py",
     "adapter/__init__.py", "adapter/argtypes.py", "adapter/platforms/__init__.py",
-    "adapter/platforms/botzone.py",
+    "adapter/platforms/botzone.py", "adapter/platforms/botzone_options.py",
 )
 # The MCR opponent models the ``mc`` policy reads (shipped where trained; --models otherwise).
 MCR_WEIGHTS = "brain/data/opponents_mcr.npz"

@@ -1,0 +1,30 @@
+"""The options of a Botzone turn, standard library only: one set for ``mjbot botzone`` and the
+upload bundle's own parser, kept apart from the bot itself so that building mjbot's parser
+imports no numpy (every one-shot process of every command builds it)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from adapter.argtypes import positive_seconds
+
+FIRST_TURN_LIMIT = 6.0  # seconds, Python, as the PKU local runner mirrors Botzone's settings
+LATER_TURN_LIMIT = 4.0  # keep-running turns after the first
+
+
+def add_turn_options(parser: Any, keep_running_default: bool = False,
+                     policy_default: str = "rulebased") -> None:
+    """Add the turn's options to ``parser``; a limit that is no number of seconds above 0 is
+    refused in both parsers."""
+    parser.add_argument("--keep-running", action=argparse.BooleanOptionalAction,
+                        default=keep_running_default,
+                        help="stay alive and answer one request line per later turn")
+    parser.add_argument("--json", action="store_true", help="require JSON interaction input")
+    parser.add_argument("--policy", default=policy_default)
+    parser.add_argument("--time-limit", type=positive_seconds, default=FIRST_TURN_LIMIT,
+                        help="seconds for the first turn (one-shot: every turn)")
+    parser.add_argument("--later-time-limit", type=positive_seconds, default=LATER_TURN_LIMIT,
+                        help="seconds for later keep-running turns")
+    parser.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
+    parser.add_argument("--no-log", action="store_true", help="write no game log")
