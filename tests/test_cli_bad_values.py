@@ -134,6 +134,15 @@ def test_an_output_file_nowhere_is_refused_before_the_work(tmp_path, capsys):
     err = _refused(["review", GAME, "--policy", "rulebased", "--html",
                     str(tmp_path / "no" / "x.html")], capsys)
     assert "--html" in err and "no folder" in err
+    # a name too long for the file system was a traceback out of Path.is_dir
+    too_long = tmp_path / ("x" * 300 + ".json")
+    err = _refused([*ARENA, "--no-log", "--json", str(too_long)], capsys)
+    assert f"--json {too_long}: File name too long" in err
+    # a file that exists but takes no writes: the league played, then failed to write
+    err = _refused(["league", "--members", "rulebased,greedy", "--hands", "4", "--json",
+                    "/proc/version"], capsys)
+    assert "--json /proc/version: " in err and "rulebased vs" not in err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_weights_file_that_is_no_npz_is_named(tmp_path, capsys, monkeypatch):

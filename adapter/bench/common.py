@@ -28,26 +28,6 @@ def add_bench(benches: Any, name: str, handler: Handler, what: str) -> argparse.
     return p
 
 
-def check_json_target(path: str | None) -> None:
-    """Refuse a ``--json FILE`` that cannot be written before the bench runs, not after."""
-    if path in (None, "-"):
-        return
-    target = Path(path)
-    try:  # is_dir() itself raises for a name too long
-        if target.is_dir():
-            raise UserInputError(f"--json {path}: is a directory")
-        if not target.parent.is_dir():
-            raise UserInputError(f"--json {path}: no such folder {str(target.parent)!r}")
-        existed = target.exists()
-        # the one sure test of writable (root passes os.access; /proc refuses all the same)
-        with open(target, "a", encoding="utf-8"):
-            pass
-        if not existed:
-            target.unlink(missing_ok=True)
-    except OSError as exc:
-        raise UserInputError(f"--json {path}: {exc.strerror or exc}") from None
-
-
 def report(args: argparse.Namespace, result: dict[str, Any],
            text: Callable[[dict[str, Any]], str]) -> None:
     """Write ``result`` to ``--json FILE``, then print the figure (``text(result)``): the file

@@ -79,19 +79,25 @@ def stopped_status(command: str, stopped: Any, note: str = "") -> int:
 
 
 def require_writable(path: str | None, option: str) -> None:
-    """Refuse an output file whose folder is missing or not writable before the work that
-    fills it (an arena, a review) runs, not after; ``-`` and None (stdout, none) pass."""
+    """Refuse an output file that cannot be written before the work that fills it (an arena,
+    a review, a bench) runs, not after; ``-`` and None (stdout, none) pass. The file is
+    opened for appending, the one sure test (root passes os.access; /proc refuses all the
+    same), and removed again if the test made it."""
     if not path or path == "-":
         return
     target = Path(path)
-    folder = target.parent
-    if target.is_dir():
-        raise UserInputError(f"{option} {path}: is a folder")
-    if not folder.is_dir():
-        raise UserInputError(f"{option} {path}: no folder {folder}")
-    if not os.access(folder, os.W_OK | os.X_OK) or (target.exists()
-                                                      and not os.access(target, os.W_OK)):
-        raise UserInputError(f"{option} {path}: not writable")
+    try:  # is_dir() itself raises for a name too long
+        if target.is_dir():
+            raise UserInputError(f"{option} {path}: is a folder")
+        if not target.parent.is_dir():
+            raise UserInputError(f"{option} {path}: no folder {target.parent}")
+        existed = target.exists()
+        with open(target, "a", encoding="utf-8"):
+            pass
+        if not existed:
+            target.unlink(missing_ok=True)
+    except OSError as exc:
+        raise UserInputError(f"{option} {path}: {exc.strerror or exc}") from None
 
 
 def write_json(json_path: str | None, data: Any) -> None:

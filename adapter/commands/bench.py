@@ -49,12 +49,12 @@ def bench_parser(names: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from adapter.bench.common import check_json_target
+    from adapter.commands import require_writable
 
     words = args.words
     asked = [words[0]] if words and words[0] in BENCHES else None  # else: all, for the list
     own = bench_parser(asked).parse_args(words)
     # what a bench's own lines (its fallback verdict) are printed or logged under
     own.command, own.log_json = f"bench {own.what}", args.log_json
-    check_json_target(own.json)
+    require_writable(own.json, "--json")
     return own.handler(own)
