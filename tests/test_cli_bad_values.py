@@ -142,6 +142,10 @@ def test_an_output_file_nowhere_is_refused_before_the_work(tmp_path, capsys):
     err = _refused(["league", "--members", "rulebased,greedy", "--hands", "4", "--json",
                     "/proc/version"], capsys)
     assert "--json /proc/version: " in err and "rulebased vs" not in err
+    for server in (["ntpu-server", "--hands", "2", "--clients", "stdio"],
+                   ["tenhou-server", "--games", "1"]):  # they served, then failed to write
+        err = _refused([*server, "--json", str(too_long)], capsys)
+        assert f"--json {too_long}: File name too long" in err
     assert list(tmp_path.iterdir()) == []
 
 

@@ -15,6 +15,7 @@ from adapter.commands import (
     positive_seconds,
     report,
     require_policy,
+    require_writable,
     stopped_status,
 )
 
@@ -113,6 +114,7 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
     if len(policies) != 4 or any(p not in POLICIES for p in policies):
         raise UserInputError(f"--policies takes four of {', '.join(sorted(POLICIES))}, got "
                              f"{args.policies!r}")
+    require_writable(args.json, "--json")
     client_args = ["--log-dir", args.log_dir] if args.log_dir else []
     if args.client_budget is not None:
         client_args += ["--budget", str(args.client_budget)]

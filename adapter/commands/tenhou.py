@@ -16,6 +16,7 @@ from adapter.commands import (
     positive_seconds,
     report,
     require_policy,
+    require_writable,
     stopped_status,
 )
 
@@ -128,6 +129,7 @@ def cmd_tenhou_server(args: argparse.Namespace) -> int:
     from adapter.fakes.tenhou_serve import serve
 
     require_policy(args.policy)
+    require_writable(args.json, "--json")
     if args.keepalive_every is not None and args.keepalive_every <= 0:
         raise UserInputError(f"--keepalive-every must be positive, got {args.keepalive_every}")
 
