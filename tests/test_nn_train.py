@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -210,6 +211,53 @@ def test_weights_the_disk_has_no_room_for_leave_the_old_file_whole(tmp_path: Pat
     assert r.stderr.splitlines()[-1] == (f"mjbot nn: cannot write {out}: File too large "
                                          "(nothing written there)")
     assert out.read_bytes() == old and sorted(tmp_path.iterdir()) == [data, out]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_training_writes_the_weights_so_far_and_says_so(tmp_path: Path,
+                                                                  signum: int) -> None:
+    """Ctrl-C or SIGTERM during `nn train` (hours on a CPU) ended it with nothing: the epochs
+    trained were lost. Now the weights so far are evaluated and written, the run's figures
+    (and the weights' record) saying it stopped and where, exit 128 + the signal."""
+    data = tmp_path / "data"
+    assert _mjbot("selfplay", "--variant", "riichi", "--policies",
+                  "rulebased,rulebased,rulebased,rulebased", "--hands", "1", "--seed", "5",
+                  "--out", str(data)).returncode == 0
+    out = tmp_path / "w.npz"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "adapter.cli", "nn", "train", "--variant", "riichi", "--data",
+         str(data), "--out", str(out), "--epochs", "100000", "--channels", "8", "--blocks",
+         "1", "--threads", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()  # the first epoch is whole: the stop comes after it
+    assert first.startswith("  epoch 1: loss"), first + proc.stderr.read()
+    proc.send_signal(signum)
+    rest, err = proc.communicate(timeout=120)
+    name = signal.Signals(signum).name
+    assert proc.returncode == 128 + signum and "Traceback" not in err, err[-2000:]
+    stopped = Network.from_file(out, "riichi").meta["training"]["stopped"]
+    assert stopped["reason"] == name and stopped["epochs_planned"] == 100000
+    assert stopped["epochs_done"] >= 1 and 0 < stopped["steps_done"] < stopped["steps_planned"]
+    assert (f"stopped early ({name}) after {stopped['steps_done']} of "
+            f"{stopped['steps_planned']} steps ({stopped['epochs_done']} of 100000 epochs "
+            "whole)") in rest
+
+
+def test_a_training_stopped_before_its_first_step_writes_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert _mjbot("selfplay", "--variant", "riichi", "--policies",
+                  "rulebased,rulebased,rulebased,rulebased", "--hands", "1", "--seed", "5",
+                  "--out", str(data)).returncode == 0
+    out = tmp_path / "w.npz"
+    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(out),
+               "--channels", "8", "--blocks", "1", "--threads", "1", "--stop-after", "1e-9")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.splitlines()[-1] == ("mjbot nn: stopped (--stop-after passed) before the "
+                                         f"first training step: nothing written to {out}")
+    assert not out.exists()
+    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(out),
+               "--stop-after", "-1")
+    assert r.returncode == 2 and "--stop-after -1: needs a positive number" in r.stderr
 
 
 def test_the_correction_weight_falls_on_the_starts_misses() -> None:

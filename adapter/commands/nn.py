@@ -14,6 +14,8 @@ from typing import Any
 from adapter import nn_iterate
 from adapter.commands import (
     UserInputError,
+    add_stop_after_argument,
+    checked_stop_after,
     checked_variant,
     require_distinct_datasets,
     require_networks,
@@ -62,6 +64,9 @@ def register(sub: Any) -> None:
     t.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--json", action="store_true", help="print the run as JSON")
+    add_stop_after_argument(t, "stop training after SECONDS and write the weights trained "
+                            "so far, their figures saying so (as SIGTERM or Ctrl-C does; "
+                            "Ctrl-C again: at once, nothing written)")
     t.set_defaults(handler=cmd_train)
     nn_iterate.register(nsub)
     p = nsub.add_parser(
@@ -133,6 +138,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         if value < least:
             raise UserInputError(f"{name} must be at least {least}, got {value}")
     require_writable(args.out, "--out")
+    stop_after = checked_stop_after(args)
     if args.buffer < args.batch_size:
         raise UserInputError(f"--buffer {args.buffer} must hold a batch (--batch-size "
                              f"{args.batch_size})")
@@ -170,13 +176,24 @@ def cmd_train(args: argparse.Namespace) -> int:
                   f"accuracy {h['accuracy']:.4f} (discards {h['discard_accuracy']:.4f}), "
                   f"value mse {h['value_mse']:.4f}{_against_start(h)}", flush=True)
 
+    from adapter.local.stopping import StopRequest, exit_status, stop_reason_text
+    from replay.learning.nn.train import StoppedBeforeTraining
+
+    stop = StopRequest(stop_after)
     try:
-        result = train(args.variant, args.data, args.out, config, args.holdout, progress)
+        with stop.on_signals():  # a signal never cuts the weights being written
+            result = train(args.variant, args.data, args.out, config, args.holdout, progress,
+                           stop)
     except (DatasetError, MissingNetwork) as exc:
         raise UserInputError(str(exc)) from None
     except DivergedTraining as exc:
         print(f"mjbot nn: {exc}", file=sys.stderr)
         return 1
+    except StoppedBeforeTraining as exc:
+        print(f"mjbot nn: stopped ({stop_reason_text(exc.reason)}) before the first training "
+              f"step: nothing written to {args.out}", file=sys.stderr)
+        return exit_status(exc.reason) or 1
+    stopped = result.get("stopped")
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -185,7 +202,12 @@ def cmd_train(args: argparse.Namespace) -> int:
               f"{result['holdout_examples']} held out (at most {result['peak_examples_held']} "
               f"held at once); held-out accuracy {h['accuracy']:.4f}{_against_start(h)}; "
               f"{result['seconds']} s -> {args.out}")
-    return 0
+        if stopped is not None:
+            print(f"stopped early ({stop_reason_text(stopped['reason'])}) after "
+                  f"{stopped['steps_done']} of {stopped['steps_planned']} steps "
+                  f"({stopped['epochs_done']} of {stopped['epochs_planned']} epochs whole): "
+                  "the weights so far, short of the planned schedule")
+    return exit_status(stopped["reason"] if stopped else None)
 
 
 def _against_start(held: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -215,10 +215,15 @@ class _Tally:
 
 def train(variant: str, data: Sequence[str | Path], out: str | Path, config: TrainConfig,
           holdout_data: Sequence[str | Path] | None = None,
-          progress: Any = None) -> dict[str, Any]:
+          progress: Any = None, stop: Callable[[], str] | None = None) -> dict[str, Any]:
     """Train on ``data`` streamed in bounded memory (stream.py), evaluate on ``holdout_data``
     (or a seeded share of ``data``), write the numpy weights to ``out``; the run's figures as a
-    dict (also stored in the weights' meta)."""
+    dict (also stored in the weights' meta).
+
+    ``stop`` is asked before every step; a reason (a deadline, a signal) ends the run there, and
+    the weights trained so far are evaluated and written all the same, the run's figures
+    saying so under ``stopped`` (an hours-long CPU run cut by Ctrl-C kept nothing before).
+    Stopped before its first step, it writes nothing (:class:`StoppedBeforeTraining`)."""
     if config.correction_weight != 1.0 and not config.init:
         raise ValueError("a correction weight needs the starting weights (init)")
     torch.manual_seed(config.seed)
@@ -257,10 +262,15 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=config.lr, total_steps=steps)
     history = []
     seen_tally = _Tally()
+    done = 0  # steps taken
+    reason = ""
     for epoch in range(config.epochs):
-        total = 0.0
+        total, examples = 0.0, 0
         seen_tally = _Tally()  # the training figures: the last epoch's, before each step
         for batch in stream.epoch(epoch):
+            reason = stop() if stop is not None else ""
+            if reason:
+                break
             x = torch.from_numpy(batch.x).to(dev)
             legal = torch.from_numpy(batch.mask).to(dev)
             target = torch.from_numpy(batch.target).to(dev)
@@ -276,11 +286,24 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
             opt.step()
             sched.step()
             total += loss.item() * len(batch)
-        figures = {"epoch": epoch + 1, "train_loss": round(total / len(stream), 4),
-                   "holdout": accuracy(model, held_batches(held), dev, start_answers)}
-        history.append(figures)
-        if progress is not None:
-            progress(figures)
+            examples += len(batch)
+            done += 1
+        if reason and not done:
+            raise StoppedBeforeTraining(reason)
+        if examples:  # an epoch cut before its first step has no figures
+            figures = {"epoch": epoch + 1, "train_loss": round(total / examples, 4),
+                       "holdout": accuracy(model, held_batches(held), dev, start_answers)}
+            if examples < len(stream):
+                figures["examples"] = examples  # a stopped epoch's share
+            history.append(figures)
+            if progress is not None:
+                progress(figures)
+        reason = reason or (stop() if stop is not None and epoch + 1 < config.epochs else "")
+        if reason:
+            break
+    stopped = ({"reason": reason, "steps_done": done, "steps_planned": steps,
+                "epochs_done": sum(1 for h in history if "examples" not in h),
+                "epochs_planned": config.epochs} if reason else None)
     result = {  # inputs by name only: the weights ship, machine paths must not (provenance.py)
         "variant": variant, "encoding": encoding, "data": portable_names(data),
         "holdout_data": portable_names(holdout_data) if holdout_data else "split",
@@ -293,6 +316,8 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
         "holdout": history[-1]["holdout"] if history else {},
         "train": seen_tally.figures(), **config.extra,
     }
+    if stopped is not None:
+        result["stopped"] = stopped
     net = model.cpu().export(variant, encoding=encoding, training=result,
                              value_scale=variant_of(variant).value_scale)
     bad = net.non_finite()
@@ -302,6 +327,15 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
                                f"nothing written to {out} (try a lower --lr)")
     net.save(out)
     return result
+
+
+class StoppedBeforeTraining(Exception):
+    """A stop (its reason: "time", "SIGTERM", "SIGINT") came before the first step: there are
+    no trained weights, and nothing is written."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class DivergedTraining(ValueError):
