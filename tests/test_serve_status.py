@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import urllib.parse
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -232,5 +233,39 @@ async def test_port_zero_picks_a_free_port_and_serves(running: Supervisor) -> No
             assert r.status == 200 and (await r.json())["status"] == "ok"
         with pytest.raises(TokenRequired):
             await StatusServer(running, running.metrics).start("0.0.0.0", 0)
+    finally:
+        await server.stop()
+
+
+async def raw_request(url: str, head: bytes) -> tuple[int, bytes]:
+    """``head`` (a request line and headers, sent as these bytes) to the server at ``url``
+    over a loopback socket: the response's status and body."""
+    address = urllib.parse.urlsplit(url)
+    reader, writer = await asyncio.open_connection(address.hostname, address.port)
+    try:
+        writer.write(head + b"Connection: close\r\n\r\n")
+        response = await reader.read()
+    finally:
+        writer.close()
+    status_line, _, rest = response.partition(b"\r\n")
+    return int(status_line.split()[1]), rest.partition(b"\r\n\r\n")[2]
+
+
+async def test_credentials_that_are_no_utf8_are_refused_not_a_500(
+        running: Supervisor, caplog: pytest.LogCaptureFixture) -> None:
+    """A Bearer header or login cookie holding bytes that are no UTF-8 (anyone can send one,
+    no token needed) is a 401 like any wrong token, not a 500 with a traceback in the log."""
+    server = StatusServer(running, running.metrics, token="tok-123")
+    url = await server.start("127.0.0.1", 0)
+    try:
+        for header in (b"Authorization: Bearer tok-\xff\xfe", b"Authorization: Bearer \xed\xa0\x80",
+                       b"Cookie: mjbot_status=\xff" + b"0" * 63, b"Cookie: mjbot_status=\xc3("):
+            for path in (b"/health", b"/", b"/api/games"):
+                status, body = await raw_request(
+                    url, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n" + header + b"\r\n")
+                assert status == 401 and b"a valid token is required" in body, (path, header)
+        good = b"GET /health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok-123\r\n"
+        assert (await raw_request(url, good))[0] == 200
+        assert "Error handling request" not in caplog.text
     finally:
         await server.stop()

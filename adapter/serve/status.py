@@ -98,7 +98,12 @@ def cookie_value(token: str) -> str:
 
 
 def _same(given: str, expected: str) -> bool:
-    return hmac.compare_digest(given.encode(), expected.encode())
+    """Constant-time equality of two texts. A header or cookie with bytes that are no UTF-8
+    reaches us as lone surrogates (aiohttp decodes with surrogateescape), which a plain
+    ``encode()`` refuses: that was a 500 and a logged traceback for anyone who sent one,
+    without a token; ``surrogatepass`` turns them into bytes that simply do not match."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"),
+                               expected.encode("utf-8", "surrogatepass"))
 
 
 def _bearer(request: web.Request) -> str | None:
