@@ -213,8 +213,9 @@ def test_a_blank_token_or_a_bad_host_is_refused_at_start() -> None:
 def test_addresses_and_when_a_token_is_needed() -> None:
     assert parse_address("127.0.0.1:0") == ("127.0.0.1", 0)
     assert parse_address("[::1]:8750") == ("::1", 8750)
-    for bad in ("8750", "host:", ":80", "h:99999", "h:x"):
-        with pytest.raises(ValueError):
+    for bad in ("8750", "host:", ":80", "h:99999", "h:x", "h:\u00b2", "h:\u0663",
+                "h:" + "1" * 5000):
+        with pytest.raises(ValueError, match="--status needs HOST:PORT"):
             parse_address(bad)
     assert all(is_loopback(h) for h in ("127.0.0.1", "127.3.2.1", "::1", "localhost"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.1", "example.org"))

@@ -102,6 +102,9 @@ async def test_a_local_game_step_by_step(folder: dict[str, Any]) -> None:
         assert last["result"] is not None and last["result"] == hand["result"]
         assert (await client.get(f"/api/games/{game_id}/hands/99")).status == 404
         assert (await client.get(f"/api/games/{game_id}/hands/x")).status == 404
+        for bad in ("%C2%B2", "%D9%A0", "0" * 5000):  # digits int() refuses: were a 500
+            refused = await client.get(f"/api/games/{game_id}/hands/{bad}")
+            assert refused.status == 404 and "no hand" in await refused.text(), bad
     finally:
         await client.close()
 
@@ -186,7 +189,8 @@ BAD_IDS = ["..", "0~..~..~etc~passwd", "0~imports~..~..~outside.json", "0~%2e%2e
            "0~imports%2Flink.json", "0~imports~link.json", "0~.hidden.json", "0~notes.py",
            "1~imports~junk.json", "-1~x", "x~y", "0~", "0", "0~~imports", "0~imports~",
            "0~%2Fetc%2Fpasswd", "0~imports~game.xml%00", "0~imports\\game.xml",
-           "0~C:~x.json"]
+           "0~C:~x.json", "%C2%B2~imports~game.xml", "%D9%A0~imports~game.xml",
+           "0" * 5000 + "~imports~game.xml"]
 
 
 @pytest.mark.parametrize("bad", BAD_IDS)
@@ -323,7 +327,9 @@ async def test_the_list_pages_and_shows_our_seat_and_result(folder: dict[str, An
         assert found["matched"] == 2 and found["total"] == page["total"]
         assert {g["name"] for g in found["games"]} == {"game.mjlog.msgpack",
                                                        "live.mjlog.msgpack"}
-        for bad in ("limit=0", "limit=x", "offset=-1", "limit=100000"):
+        # "²" passes str.isdigit and int() refuses it, as it does 5000 digits: each was a 500
+        for bad in ("limit=0", "limit=x", "offset=-1", "limit=100000", "offset=%C2%B2",
+                    "limit=%D9%A3", "offset=" + "9" * 5000, "limit=" + "1" * 5000):
             refused = await client.get(f"/api/games?{bad}")
             assert refused.status == 400, bad
             text = await refused.text()

@@ -86,7 +86,8 @@ def check_token(host: str, token: str) -> None:
 def parse_address(text: str) -> tuple[str, int]:
     """``HOST:PORT`` (``[::1]:PORT`` for IPv6) -> (host, port); port 0 picks a free one."""
     host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
+    if not sep or not host or not (port.isascii() and port.isdigit()) or len(port) > 5 \
+            or int(port) > 65535:
         raise ValueError(f"--status needs HOST:PORT (port 0 picks a free one), got {text!r}")
     return host.strip("[]"), int(port)
 
