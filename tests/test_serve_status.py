@@ -270,3 +270,35 @@ async def test_credentials_that_are_no_utf8_are_refused_not_a_500(
         assert "Error handling request" not in caplog.text
     finally:
         await server.stop()
+
+
+async def test_without_a_token_only_loopback_names_are_answered(running: Supervisor) -> None:
+    """DNS rebinding: a page on another site points its own name at 127.0.0.1 and reads a
+    tokenless loopback server as same-origin (the dashboard, every game log). Its requests
+    still say ``Host: that.name``, which is refused; loopback names are served; with a token
+    the token decides and the Host does not matter."""
+    server = StatusServer(running, running.metrics, roots=["unused"])
+    url = await server.start("127.0.0.1", 0)
+    port = urllib.parse.urlsplit(url).port
+    try:
+        for host in (f"rebind.example:{port}", "rebind.example", f"10.0.0.7:{port}",
+                     f"127.0.0.1.nip.io:{port}", "[bad", "localhost.example"):
+            for path in ("/", "/health", "/api/status", "/api/games", "/games",
+                         "/static/common.js"):
+                status, body = await raw_request(
+                    url, f"GET {path} HTTP/1.1\r\nHost: {host}\r\n".encode())
+                assert status == 403 and b"only requests addressed to localhost" in body, \
+                    (host, path, status)
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", "127.0.0.1",
+                     f"app.localhost:{port}"):
+            status, _ = await raw_request(url, f"GET /health HTTP/1.1\r\nHost: {host}\r\n"
+                                          .encode())
+            assert status == 200, host
+        await server.stop()
+        server = StatusServer(running, running.metrics, token="tok-123")
+        url = await server.start("127.0.0.1", 0)
+        head = b"GET /health HTTP/1.1\r\nHost: status.example.org\r\n"
+        assert (await raw_request(url, head + b"Authorization: Bearer tok-123\r\n"))[0] == 200
+        assert (await raw_request(url, head))[0] == 401
+    finally:
+        await server.stop()

@@ -11,8 +11,9 @@ from a chat or a mail arrives logged in: every route is a read-only GET, so ther
 cross-site write to guard against). Everything is compared in constant time. The static
 files (/static/...) hold nothing private and need no token, so pages load their style and
 scripts; their data calls carry the cookie. A token set for a loopback server is required as
-well. Responses hold no secret: the sessions' public config only (no Tenhou ID), errors
-already scrubbed by the supervisor. Connections are timed out and capped (connections.py).
+well. Without a token, a request whose Host is not a loopback name is a 403 (DNS rebinding).
+Responses hold no secret: the sessions' public config only (no Tenhou ID), errors already
+scrubbed by the supervisor. Connections are timed out and capped (connections.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import hashlib
 import hmac
 import ipaddress
 import re
+import urllib.parse
 from typing import Any
 
 from aiohttp import web
@@ -121,6 +123,25 @@ def _authorized(request: web.Request, token: str) -> bool:
                                                     cookie_value(token))))
 
 
+FOREIGN_HOST = ("this status server has no token, so it answers only requests addressed to "
+                "localhost, 127.0.0.1 or [::1]; set $MJBOT_STATUS_TOKEN to reach it by another "
+                "name")
+
+
+def _addressed_to_loopback(request: web.Request) -> bool:
+    """Whether the request's Host names loopback (a server without a token listens there
+    only). A web page on another site can point its own name at 127.0.0.1 (DNS rebinding)
+    and then read this server as same-origin: its requests still carry that name."""
+    host = request.headers.get("Host")
+    if host is None:  # HTTP/1.0 without one: no browser sends that
+        return True
+    try:
+        name = urllib.parse.urlsplit("//" + host).hostname or ""
+    except ValueError:
+        return False
+    return is_loopback(name) or name.endswith(".localhost")
+
+
 def _route_name(request: web.Request) -> str:
     resource = request.match_info.route.resource
     return (resource.name or "") if resource is not None else ""
@@ -182,7 +203,11 @@ class StatusServer:
 
     async def _answer(self, request: web.Request, handler: Any) -> web.StreamResponse:
         route = _route_name(request)
-        if not self.token or route == "static":
+        if not self.token:
+            if not _addressed_to_loopback(request):
+                return web.json_response({"error": FOREIGN_HOST}, status=403)
+            return await handler(request)
+        if route == "static":
             return await handler(request)
         if not _authorized(request, self.token):
             return web.json_response(
