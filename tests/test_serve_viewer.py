@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp.multipart import content_disposition_filename, parse_content_disposition
 from aiohttp.test_utils import TestClient, TestServer
 from yarl import URL
 
@@ -125,6 +128,29 @@ async def test_exports_read_back(folder: dict[str, Any]) -> None:
         one_seat = gid(root, folder["files"]["platform"])
         refused = await client.get(f"/games/{one_seat}/export/tenhou6")
         assert refused.status == 422 and "every seat" in await refused.text()
+    finally:
+        await client.close()
+
+
+async def test_an_export_keeps_any_file_name(folder: dict[str, Any]) -> None:
+    """An import's name may hold quotes, a newline or any script: the download is named
+    exactly that (RFC 6266 ``filename*``, read back by aiohttp's parser, as a browser), with a
+    plain-ASCII ``filename`` beside it. A quote cut the name short; a newline made aiohttp
+    drop the connection with a logged traceback."""
+    root = folder["root"]
+    for stem in ('牌譜 "final"', "two\nlines", "semi; x=1,y"):
+        shutil.copy(folder["files"]["tenhou6.json"], root / "imports" / f"{stem}.json")
+    client = await client_for(root)
+    try:
+        for stem in ('牌譜 "final"', "two\nlines", "semi; x=1,y"):
+            game_id = urllib.parse.quote(gid(root, root / "imports" / f"{stem}.json"), safe="")
+            response = await client.get(f"/games/{game_id}/export/tenhou6")
+            assert response.status == 200, stem
+            header = response.headers["Content-Disposition"]
+            assert header.isascii() and "\n" not in header, header
+            kind, params = parse_content_disposition(header)
+            assert kind == "attachment"
+            assert content_disposition_filename(params, "filename") == f"{stem}.json", header
     finally:
         await client.close()
 

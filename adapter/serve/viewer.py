@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +123,7 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         content_type, suffix = EXPORTS[fmt]
         name = game_id.rsplit("~", 1)[-1].split(".")[0] + suffix
         return web.Response(text=text + "\n", content_type=content_type,
-                            headers={"Content-Disposition": f'attachment; filename="{name}"'})
+                            headers={"Content-Disposition": attachment(name)})
 
     app.router.add_get("/games", game_list, name="page-games")  # "page-": ?token= login
     app.router.add_get("/api/games", api_list)
@@ -131,6 +132,16 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
     app.router.add_get("/api/games/{id}", api_game)
     app.router.add_get("/api/games/{id}/hands/{n}", api_hand)
     app.router.add_get("/api/games/{id}/commentary", api_commentary)
+
+
+def attachment(name: str) -> str:
+    """A Content-Disposition for a download named ``name`` (a file name from the log folder
+    may hold quotes, a newline or any script): a plain-ASCII ``filename`` for old clients and
+    the exact name in RFC 6266's ``filename*``. The name written into quotes as it was cut
+    the header at a quote, and a newline in it dropped the connection (aiohttp refuses it)."""
+    plain = "".join(c if " " <= c <= "~" and c not in '"\\' else "_" for c in name)
+    return (f'attachment; filename="{plain}"; '
+            f"filename*=UTF-8''{urllib.parse.quote(name, safe='')}")
 
 
 def _page_query(request: web.Request) -> tuple[str, int, int]:
