@@ -79,7 +79,7 @@ def test_half_open_connections_time_out_and_health_answers(tmp_path: Path) -> No
         # a keep-alive connection, idle after its answer: closed as well, but not logged
         address = urllib.parse.urlsplit(serve.url)
         kept = socket.create_connection((address.hostname, address.port), 5)
-        kept.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        kept.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         assert kept.recv(65536).startswith(b"HTTP/1.1 200 ")
         sockets.append(kept)
         wait_all_closed(sockets, within=20)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import urllib.parse
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -212,8 +213,9 @@ def test_a_blank_token_or_a_bad_host_is_refused_at_start() -> None:
 def test_addresses_and_when_a_token_is_needed() -> None:
     assert parse_address("127.0.0.1:0") == ("127.0.0.1", 0)
     assert parse_address("[::1]:8750") == ("::1", 8750)
-    for bad in ("8750", "host:", ":80", "h:99999", "h:x"):
-        with pytest.raises(ValueError):
+    for bad in ("8750", "host:", ":80", "h:99999", "h:x", "h:\u00b2", "h:\u0663",
+                "h:" + "1" * 5000):
+        with pytest.raises(ValueError, match="--status needs HOST:PORT"):
             parse_address(bad)
     assert all(is_loopback(h) for h in ("127.0.0.1", "127.3.2.1", "::1", "localhost"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.1", "example.org"))
@@ -232,5 +234,71 @@ async def test_port_zero_picks_a_free_port_and_serves(running: Supervisor) -> No
             assert r.status == 200 and (await r.json())["status"] == "ok"
         with pytest.raises(TokenRequired):
             await StatusServer(running, running.metrics).start("0.0.0.0", 0)
+    finally:
+        await server.stop()
+
+
+async def raw_request(url: str, head: bytes) -> tuple[int, bytes]:
+    """``head`` (a request line and headers, sent as these bytes) to the server at ``url``
+    over a loopback socket: the response's status and body."""
+    address = urllib.parse.urlsplit(url)
+    reader, writer = await asyncio.open_connection(address.hostname, address.port)
+    try:
+        writer.write(head + b"Connection: close\r\n\r\n")
+        response = await reader.read()
+    finally:
+        writer.close()
+    status_line, _, rest = response.partition(b"\r\n")
+    return int(status_line.split()[1]), rest.partition(b"\r\n\r\n")[2]
+
+
+async def test_credentials_that_are_no_utf8_are_refused_not_a_500(
+        running: Supervisor, caplog: pytest.LogCaptureFixture) -> None:
+    """A Bearer header or login cookie holding bytes that are no UTF-8 (anyone can send one,
+    no token needed) is a 401 like any wrong token, not a 500 with a traceback in the log."""
+    server = StatusServer(running, running.metrics, token="tok-123")
+    url = await server.start("127.0.0.1", 0)
+    try:
+        for header in (b"Authorization: Bearer tok-\xff\xfe", b"Authorization: Bearer \xed\xa0\x80",
+                       b"Cookie: mjbot_status=\xff" + b"0" * 63, b"Cookie: mjbot_status=\xc3("):
+            for path in (b"/health", b"/", b"/api/games"):
+                status, body = await raw_request(
+                    url, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n" + header + b"\r\n")
+                assert status == 401 and b"a valid token is required" in body, (path, header)
+        good = b"GET /health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok-123\r\n"
+        assert (await raw_request(url, good))[0] == 200
+        assert "Error handling request" not in caplog.text
+    finally:
+        await server.stop()
+
+
+async def test_without_a_token_only_loopback_names_are_answered(running: Supervisor) -> None:
+    """DNS rebinding: a page on another site points its own name at 127.0.0.1 and reads a
+    tokenless loopback server as same-origin (the dashboard, every game log). Its requests
+    still say ``Host: that.name``, which is refused; loopback names are served; with a token
+    the token decides and the Host does not matter."""
+    server = StatusServer(running, running.metrics, roots=["unused"])
+    url = await server.start("127.0.0.1", 0)
+    port = urllib.parse.urlsplit(url).port
+    try:
+        for host in (f"rebind.example:{port}", "rebind.example", f"10.0.0.7:{port}",
+                     f"127.0.0.1.nip.io:{port}", "[bad", "localhost.example"):
+            for path in ("/", "/health", "/api/status", "/api/games", "/games",
+                         "/static/common.js"):
+                status, body = await raw_request(
+                    url, f"GET {path} HTTP/1.1\r\nHost: {host}\r\n".encode())
+                assert status == 403 and b"only requests addressed to localhost" in body, \
+                    (host, path, status)
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", "127.0.0.1",
+                     f"app.localhost:{port}"):
+            status, _ = await raw_request(url, f"GET /health HTTP/1.1\r\nHost: {host}\r\n"
+                                          .encode())
+            assert status == 200, host
+        await server.stop()
+        server = StatusServer(running, running.metrics, token="tok-123")
+        url = await server.start("127.0.0.1", 0)
+        head = b"GET /health HTTP/1.1\r\nHost: status.example.org\r\n"
+        assert (await raw_request(url, head + b"Authorization: Bearer tok-123\r\n"))[0] == 200
+        assert (await raw_request(url, head))[0] == 401
     finally:
         await server.stop()

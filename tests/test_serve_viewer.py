@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp.multipart import content_disposition_filename, parse_content_disposition
 from aiohttp.test_utils import TestClient, TestServer
 from yarl import URL
 
@@ -102,6 +105,9 @@ async def test_a_local_game_step_by_step(folder: dict[str, Any]) -> None:
         assert last["result"] is not None and last["result"] == hand["result"]
         assert (await client.get(f"/api/games/{game_id}/hands/99")).status == 404
         assert (await client.get(f"/api/games/{game_id}/hands/x")).status == 404
+        for bad in ("%C2%B2", "%D9%A0", "0" * 5000):  # digits int() refuses: were a 500
+            refused = await client.get(f"/api/games/{game_id}/hands/{bad}")
+            assert refused.status == 404 and "no hand" in await refused.text(), bad
     finally:
         await client.close()
 
@@ -122,6 +128,29 @@ async def test_exports_read_back(folder: dict[str, Any]) -> None:
         one_seat = gid(root, folder["files"]["platform"])
         refused = await client.get(f"/games/{one_seat}/export/tenhou6")
         assert refused.status == 422 and "every seat" in await refused.text()
+    finally:
+        await client.close()
+
+
+async def test_an_export_keeps_any_file_name(folder: dict[str, Any]) -> None:
+    """An import's name may hold quotes, a newline or any script: the download is named
+    exactly that (RFC 6266 ``filename*``, read back by aiohttp's parser, as a browser), with a
+    plain-ASCII ``filename`` beside it. A quote cut the name short; a newline made aiohttp
+    drop the connection with a logged traceback."""
+    root = folder["root"]
+    for stem in ('牌譜 "final"', "two\nlines", "semi; x=1,y"):
+        shutil.copy(folder["files"]["tenhou6.json"], root / "imports" / f"{stem}.json")
+    client = await client_for(root)
+    try:
+        for stem in ('牌譜 "final"', "two\nlines", "semi; x=1,y"):
+            game_id = urllib.parse.quote(gid(root, root / "imports" / f"{stem}.json"), safe="")
+            response = await client.get(f"/games/{game_id}/export/tenhou6")
+            assert response.status == 200, stem
+            header = response.headers["Content-Disposition"]
+            assert header.isascii() and "\n" not in header, header
+            kind, params = parse_content_disposition(header)
+            assert kind == "attachment"
+            assert content_disposition_filename(params, "filename") == f"{stem}.json", header
     finally:
         await client.close()
 
@@ -186,7 +215,8 @@ BAD_IDS = ["..", "0~..~..~etc~passwd", "0~imports~..~..~outside.json", "0~%2e%2e
            "0~imports%2Flink.json", "0~imports~link.json", "0~.hidden.json", "0~notes.py",
            "1~imports~junk.json", "-1~x", "x~y", "0~", "0", "0~~imports", "0~imports~",
            "0~%2Fetc%2Fpasswd", "0~imports~game.xml%00", "0~imports\\game.xml",
-           "0~C:~x.json"]
+           "0~C:~x.json", "%C2%B2~imports~game.xml", "%D9%A0~imports~game.xml",
+           "0" * 5000 + "~imports~game.xml"]
 
 
 @pytest.mark.parametrize("bad", BAD_IDS)
@@ -323,7 +353,9 @@ async def test_the_list_pages_and_shows_our_seat_and_result(folder: dict[str, An
         assert found["matched"] == 2 and found["total"] == page["total"]
         assert {g["name"] for g in found["games"]} == {"game.mjlog.msgpack",
                                                        "live.mjlog.msgpack"}
-        for bad in ("limit=0", "limit=x", "offset=-1", "limit=100000"):
+        # "²" passes str.isdigit and int() refuses it, as it does 5000 digits: each was a 500
+        for bad in ("limit=0", "limit=x", "offset=-1", "limit=100000", "offset=%C2%B2",
+                    "limit=%D9%A3", "offset=" + "9" * 5000, "limit=" + "1" * 5000):
             refused = await client.get(f"/api/games?{bad}")
             assert refused.status == 400, bad
             text = await refused.text()

@@ -37,8 +37,18 @@ SNIFF_BYTES = 4096
 FORMAT_STARTS = (b"<", b"(", b"/", b"[", b"{")
 PAGE_SIZE = 50
 MAX_PAGE = 500
+MAX_OFFSET = 10**9 - 1  # a listing holds at most MAX_FILES; nine digits is plenty
 FOOTER_TAIL = 16 << 10  # a footer is read from this many bytes at the end of a log
 FOOTER_MARK = b"\xa1k\xa6footer"  # msgpack for "k": "footer", the footer frame's first key
+
+
+def whole_number(text: str, digits: int = 9) -> int | None:
+    """``text`` as a whole number written in ASCII digits, at most ``digits`` of them; None
+    otherwise. ``str.isdigit`` alone also takes "²" or "٣", and ``int`` refuses the first and
+    any text of more than 4300 digits: each was a 500 from a URL anyone could type."""
+    if not text or len(text) > digits or not (text.isascii() and text.isdigit()):
+        return None
+    return int(text)
 
 
 class GameNotFound(LookupError):
@@ -80,13 +90,14 @@ class GameIndex:
     def resolve(self, game_id: str) -> Path:
         """The file an id names; GameNotFound for anything else."""
         parts = game_id.split(SEPARATOR)
-        if len(parts) < 2 or not parts[0].isdigit() or int(parts[0]) >= len(self.roots):
+        root_number = whole_number(parts[0])
+        if len(parts) < 2 or root_number is None or root_number >= len(self.roots):
             raise GameNotFound(game_id)
         for part in parts[1:]:
             if (not part or part in (".", "..") or part.startswith(".")
                     or any(c in part for c in "/\\\0:")):
                 raise GameNotFound(game_id)
-        root = self.roots[int(parts[0])]
+        root = self.roots[root_number]
         if root.single:
             if parts[1:] != [root.path.name]:
                 raise GameNotFound(game_id)

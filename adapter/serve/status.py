@@ -11,8 +11,9 @@ from a chat or a mail arrives logged in: every route is a read-only GET, so ther
 cross-site write to guard against). Everything is compared in constant time. The static
 files (/static/...) hold nothing private and need no token, so pages load their style and
 scripts; their data calls carry the cookie. A token set for a loopback server is required as
-well. Responses hold no secret: the sessions' public config only (no Tenhou ID), errors
-already scrubbed by the supervisor. Connections are timed out and capped (connections.py).
+well. Without a token, a request whose Host is not a loopback name is a 403 (DNS rebinding).
+Responses hold no secret: the sessions' public config only (no Tenhou ID), errors already
+scrubbed by the supervisor. Connections are timed out and capped (connections.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import hashlib
 import hmac
 import ipaddress
 import re
+import urllib.parse
 from typing import Any
 
 from aiohttp import web
@@ -86,7 +88,8 @@ def check_token(host: str, token: str) -> None:
 def parse_address(text: str) -> tuple[str, int]:
     """``HOST:PORT`` (``[::1]:PORT`` for IPv6) -> (host, port); port 0 picks a free one."""
     host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
+    if not sep or not host or not (port.isascii() and port.isdigit()) or len(port) > 5 \
+            or int(port) > 65535:
         raise ValueError(f"--status needs HOST:PORT (port 0 picks a free one), got {text!r}")
     return host.strip("[]"), int(port)
 
@@ -98,7 +101,12 @@ def cookie_value(token: str) -> str:
 
 
 def _same(given: str, expected: str) -> bool:
-    return hmac.compare_digest(given.encode(), expected.encode())
+    """Constant-time equality of two texts. A header or cookie with bytes that are no UTF-8
+    reaches us as lone surrogates (aiohttp decodes with surrogateescape), which a plain
+    ``encode()`` refuses: that was a 500 and a logged traceback for anyone who sent one,
+    without a token; ``surrogatepass`` turns them into bytes that simply do not match."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"),
+                               expected.encode("utf-8", "surrogatepass"))
 
 
 def _bearer(request: web.Request) -> str | None:
@@ -113,6 +121,25 @@ def _authorized(request: web.Request, token: str) -> bool:
                 "token" in request.query and _same(request.query["token"], token),
                 COOKIE in request.cookies and _same(request.cookies[COOKIE],
                                                     cookie_value(token))))
+
+
+FOREIGN_HOST = ("this status server has no token, so it answers only requests addressed to "
+                "localhost, 127.0.0.1 or [::1]; set $MJBOT_STATUS_TOKEN to reach it by another "
+                "name")
+
+
+def _addressed_to_loopback(request: web.Request) -> bool:
+    """Whether the request's Host names loopback (a server without a token listens there
+    only). A web page on another site can point its own name at 127.0.0.1 (DNS rebinding)
+    and then read this server as same-origin: its requests still carry that name."""
+    host = request.headers.get("Host")
+    if host is None:  # HTTP/1.0 without one: no browser sends that
+        return True
+    try:
+        name = urllib.parse.urlsplit("//" + host).hostname or ""
+    except ValueError:
+        return False
+    return is_loopback(name) or name.endswith(".localhost")
 
 
 def _route_name(request: web.Request) -> str:
@@ -176,7 +203,11 @@ class StatusServer:
 
     async def _answer(self, request: web.Request, handler: Any) -> web.StreamResponse:
         route = _route_name(request)
-        if not self.token or route == "static":
+        if not self.token:
+            if not _addressed_to_loopback(request):
+                return web.json_response({"error": FOREIGN_HOST}, status=403)
+            return await handler(request)
+        if route == "static":
             return await handler(request)
         if not _authorized(request, self.token):
             return web.json_response(

@@ -18,13 +18,21 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import structlog
 from aiohttp import web
 
-from adapter.serve.games import MAX_PAGE, PAGE_SIZE, GameIndex, GameNotFound
+from adapter.serve.games import (
+    MAX_OFFSET,
+    MAX_PAGE,
+    PAGE_SIZE,
+    GameIndex,
+    GameNotFound,
+    whole_number,
+)
 from adapter.serve.viewcache import BuildCache, file_key, gzipped_json
 
 log = structlog.get_logger("mjbot.serve")
@@ -79,15 +87,16 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
     async def api_hand(request: web.Request) -> web.StreamResponse:
         game_id, number = request.match_info["id"], request.match_info["n"]
         version, timeline = await _timeline(cache, index, game_id)
-        if not number.isdigit() or int(number) >= len(timeline.hands):
-            raise web.HTTPNotFound(text=f"no hand {number} in this game")
-        hand = timeline.hands[int(number)]
+        n = whole_number(number)
+        if n is None or n >= len(timeline.hands):
+            raise web.HTTPNotFound(text=f"no hand {number[:40]!r} in this game")
+        hand = timeline.hands[n]
 
         def steps() -> bytes:
             return gzipped_json({"label": hand["label"], "steps": hand["steps"],
                                  "result": hand["result"]})
 
-        body = await cache.get((*version, "hand", int(number)), steps, "hand")
+        body = await cache.get((*version, "hand", n), steps, "hand")
         return await _json(request, body)
 
     async def api_commentary(request: web.Request) -> web.StreamResponse:
@@ -114,7 +123,7 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         content_type, suffix = EXPORTS[fmt]
         name = game_id.rsplit("~", 1)[-1].split(".")[0] + suffix
         return web.Response(text=text + "\n", content_type=content_type,
-                            headers={"Content-Disposition": f'attachment; filename="{name}"'})
+                            headers={"Content-Disposition": attachment(name)})
 
     app.router.add_get("/games", game_list, name="page-games")  # "page-": ?token= login
     app.router.add_get("/api/games", api_list)
@@ -125,17 +134,28 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
     app.router.add_get("/api/games/{id}/commentary", api_commentary)
 
 
+def attachment(name: str) -> str:
+    """A Content-Disposition for a download named ``name`` (a file name from the log folder
+    may hold quotes, a newline or any script): a plain-ASCII ``filename`` for old clients and
+    the exact name in RFC 6266's ``filename*``. The name written into quotes as it was cut
+    the header at a quote, and a newline in it dropped the connection (aiohttp refuses it)."""
+    plain = "".join(c if " " <= c <= "~" and c not in '"\\' else "_" for c in name)
+    return (f'attachment; filename="{plain}"; '
+            f"filename*=UTF-8''{urllib.parse.quote(name, safe='')}")
+
+
 def _page_query(request: web.Request) -> tuple[str, int, int]:
     """``?q=WORDS&offset=N&limit=N`` of the game list; 400 naming the bad one."""
     values = {"offset": 0, "limit": PAGE_SIZE}
-    for name in values:
+    bounds = {"offset": (0, MAX_OFFSET), "limit": (1, MAX_PAGE)}
+    for name, (low, high) in bounds.items():
         text = request.query.get(name, "")
         if text:
-            if not text.isdigit() or (name == "limit" and not 1 <= int(text) <= MAX_PAGE):
-                raise web.HTTPBadRequest(text=f"{name} must be a whole number"
-                                         + (f" from 1 to {MAX_PAGE}" if name == "limit" else
-                                            " (0 or more)") + f", got {text[:40]!r}")
-            values[name] = int(text)
+            value = whole_number(text)
+            if value is None or not low <= value <= high:
+                raise web.HTTPBadRequest(text=f"{name} must be a whole number from {low} to "
+                                              f"{high}, got {text[:40]!r}")
+            values[name] = value
     return request.query.get("q", "")[:200], values["offset"], values["limit"]
 
 
