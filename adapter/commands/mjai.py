@@ -74,6 +74,8 @@ def cmd_mjai(args: argparse.Namespace) -> int:
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 errors=len(summary.errors))
     if args.server is not None and not summary.finished:  # a dropped line fails, as in ntpu's
-        print("mjbot mjai: the server closed the connection before end_game", file=sys.stderr)
+        said = f" (its last error: {bot.server_error})" if bot.server_error else ""
+        print(f"mjbot mjai: the server closed the connection before end_game{said}",
+              file=sys.stderr)
         return 1
     return 0

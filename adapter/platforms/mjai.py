@@ -69,6 +69,7 @@ class MjaiBot(CodecSession):
         self.settings = settings or MjaiSettings()
         super().__init__(MjaiCodec(self.settings.seat), Brain("riichi", self.settings.policy,
                                             limit=self.settings.budget), self.settings.budget)
+        self.server_error: str | None = None  # the server's last ``error`` message, if any
 
     def take(self, line: str) -> tuple[str | None, ev.DecisionRequest | None]:
         try:
@@ -102,6 +103,8 @@ class MjaiBot(CodecSession):
         due: Any = None
         for message in messages:
             due = None
+            if isinstance(message, dict) and message.get("type") == "error":
+                self._server_error(message)
             try:
                 items = self.codec.feed(message)
             except ProtocolError as exc:
@@ -120,6 +123,15 @@ class MjaiBot(CodecSession):
                         self._end_game()
                         self.summary.finished = True
         return due
+
+    def _server_error(self, message: dict[str, Any]) -> None:
+        """The original server says ``error`` when it rejects an answer of ours (or a join),
+        then ends the game: told on the log stream, and kept for the session's last line
+        (only the game log held it, and the user read no more than that the line dropped)."""
+        text = message.get("message")
+        self.server_error = (str(text) if text is not None else
+                             json.dumps(message, ensure_ascii=False))[:300]
+        self.log.error("mjai: the server reported an error", message=self.server_error)
 
     def _reply(self, due: Any) -> dict[str, Any]:
         if isinstance(due, Hello):
