@@ -329,6 +329,51 @@ async def test_a_server_that_drops_the_line_in_a_game_is_a_failed_session(tmp_pa
             None if code == 0 else "the session ended before the game did")
 
 
+async def test_the_servers_error_before_it_drops_the_line_is_told_to_the_user(
+        tmp_path: Path) -> None:
+    """The original server sends ``error`` when it rejects an answer and then ends the game:
+    the user read only "the server closed the connection before end_game" (the reason was
+    in the game log alone). The reason is now on the log stream and in that last line."""
+    events = [*_seen_by(0)[:6], {"type": "error", "message": "invalid dahai: 9z"}]
+    server, port = await _scripted_server(events)
+    async with server:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "adapter.cli", "mjai", "--server", f"127.0.0.1:{port}",
+            "--log-dir", str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _out, err = await asyncio.wait_for(proc.communicate(), 120)
+    text = err.decode()
+    assert proc.returncode == 1 and "Traceback" not in text, text[-2000:]
+    said = [line for line in text.splitlines() if line.startswith("mjbot mjai:")]
+    assert said == ["mjbot mjai: the server closed the connection before end_game (its last "
+                    "error: invalid dahai: 9z)"]
+    assert '"mjai: the server reported an error"' in text
+
+
+async def test_a_server_silent_in_a_game_is_given_up_not_waited_for_for_ever(
+        tmp_path: Path) -> None:
+    """A server that stops sending in the middle of a game but keeps the connection open (it
+    hung, or its host or the line died without a FIN): the client waited for ever. Past
+    ``--idle-limit`` it gives the line up: one line, exit 1, the game logged unfinished.
+    Before start_game (players still joining) silence is no fault."""
+    answered = asyncio.Event()
+    server, port = await _scripted_server(_seen_by(2)[:20], held=answered)
+    async with server:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "adapter.cli", "mjai", "--server", f"127.0.0.1:{port}",
+            "--idle-limit", "1", "--log-dir", str(tmp_path), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE)
+        _out, err = await asyncio.wait_for(proc.communicate(), 120)
+    text = err.decode()
+    assert answered.is_set()
+    assert proc.returncode == 1 and "Traceback" not in text, text[-2000:]
+    said = [line for line in text.splitlines() if line.startswith("mjbot mjai:")]
+    assert said == ["mjbot mjai: the server sent nothing for 1 s in a game; the line was "
+                    "given up before end_game"]
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    assert replayer.summarize(replayer.load(str(path)))["unfinished"] == \
+        "the session ended before the game did"
+
+
 async def test_an_over_long_or_too_deeply_nested_line_from_the_server_is_answered_none(
         tmp_path: Path) -> None:
     """A line over asyncio's 64 KiB limit ended the TCP client with a ValueError traceback,

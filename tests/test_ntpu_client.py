@@ -95,6 +95,40 @@ async def test_bad_server_lines_get_logged_errors_and_safe_replies(tmp_path: Pat
     assert sum(n.startswith("error:") for n in notices) == 6
 
 
+async def test_an_ask_for_a_move_our_hand_cannot_make_is_an_error_answered_pass(
+        tmp_path: Path) -> None:
+    """``/ask hu`` with no win, ``/ask gong`` with no four of a kind, ``/ask pong`` without the
+    pair: the server's table differs from ours (a wrong --honour-order, say). They were
+    answered /pass with nothing said; now each is logged as an error (the pass stays), and a
+    pong we can make is no error."""
+    script = [
+        ("/ready", True),
+        ("/start MJ 1 mjbot", False),
+        ("/initGame east east 1 1 0", False),
+        (f"/initCard {DEALER_HAND}", False),
+        ("/ask hu", True),                        # 111 222 333 444 567 55m wins: no error
+        ("/ask gong", True),                      # three of each: no kong
+        ("/ask throw", True),
+        ("/throw 1 171", False),
+        ("/throw 2 211", False),
+        ("/ask hu", True),                        # no win on 1p
+        ("/ask pong", True),                      # no pair of 1p
+        ("/throw 3 110", False),
+        ("/ask pong", True),                      # three 1m held: a pong we can make
+    ]
+    replies: list[str | None] = []
+    server, port = await _scripted_server(script, replies)
+    bot = NtpuBot(NtpuSettings(budget=1.0, log_dir=str(tmp_path)))
+    async with server:
+        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    assert replies[1:3] == ["/hu", "/pass"] and replies[4:6] == ["/pass", "/pass"]
+    assert replies[6] is not None and replies[6].split()[0] in ("/pong", "/pass")
+    offers = [e for e in summary.errors if "offers a move our rules do not allow" in e]
+    assert len(offers) == 3 and len(summary.errors) == 3, summary.errors
+    assert "'/ask gong'" in offers[0] and "11122233344455567m" in offers[0]
+    assert "'/ask hu'" in offers[1] and "'/ask pong'" in offers[2]
+
+
 async def test_a_game_started_again_mid_hand_forgets_the_old_hand(tmp_path: Path) -> None:
     """A server that starts a game again in the middle of our turn, then asks us to throw:
     the client's table was new but the codec still held the old ids and our turn, so the

@@ -65,6 +65,20 @@ def test_same_seed_same_match(tmp_path: Path) -> None:
     assert tables[0] == tables[1]
 
 
+def test_a_client_starting_up_is_not_timed_out_on_its_first_ready(tmp_path: Path) -> None:
+    """The stdio clients are started with the match and still import the brain when the
+    first ``/ready`` goes out: that wait took the per-reply limit (5 s), so on a busy machine
+    ``mjbot ntpu-server --clients stdio`` counted a timeout (and a late ``/ready``) and exited
+    1. A client that starts slower than the limit (here it sleeps first) is not timed out."""
+    slow = ("sh", "-c", 'sleep 2.5 && exec "$@"', "sh", *CLIENT_COMMAND)
+    result = run_match(1, ["greedy"] * 4, seed=4, transport="stdio", time_limit=1.5,
+                       client_args=["--no-log"], log_dir=str(tmp_path), command=slow)
+    for stats in result.stats:
+        assert (stats.timeouts, stats.late, stats.illegal) == (0, 0, 0), stats.problems
+        assert stats.hands == 1
+    assert result.exit_codes == [0, 0, 0, 0]
+
+
 def _bad_client(port: int, done: threading.Event, seen: list[str]) -> None:
     """Answers /ready, then: an id it does not hold, a reply that is no reply, silence past
     the time limit, a pass to /ask throw; then it hangs up in the middle of a hand."""

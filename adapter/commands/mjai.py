@@ -25,6 +25,9 @@ def register(sub: Any) -> None:
     mj.add_argument("--room", default="default", help="the room sent with join (TCP)")
     mj.add_argument("--policy", default="rulebased")
     mj.add_argument("--budget", type=positive_seconds, default=1.5, help="seconds per decision")
+    mj.add_argument("--idle-limit", type=positive_seconds, default=180.0, metavar="SECONDS",
+                    help="TCP: give the line up when the server sends nothing for this long "
+                    "in a game (default 180: its own limit is 60 s per player's answer)")
     mj.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
     mj.add_argument("--no-log", action="store_true", help="write no game logs")
     mj.add_argument("player_id", nargs="?", type=int, help="mjai.app passes the seat; the "
@@ -64,7 +67,8 @@ def cmd_mjai(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UserInputError(str(exc)) from None
         try:
-            summary = asyncio.run(until_signalled(bot, run_tcp(host, port, bot)))
+            summary = asyncio.run(until_signalled(bot, run_tcp(host, port, bot,
+                                                               idle_limit=args.idle_limit)))
         except ConnectionError as exc:
             print(f"mjbot mjai: {exc}", file=sys.stderr)
             return 1
@@ -74,6 +78,9 @@ def cmd_mjai(args: argparse.Namespace) -> int:
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 errors=len(summary.errors))
     if args.server is not None and not summary.finished:  # a dropped line fails, as in ntpu's
-        print("mjbot mjai: the server closed the connection before end_game", file=sys.stderr)
+        said = f" (its last error: {bot.server_error})" if bot.server_error else ""
+        lost = (f"{bot.line_lost}; the line was given up" if bot.line_lost else
+                "the server closed the connection")
+        print(f"mjbot mjai: {lost} before end_game{said}", file=sys.stderr)
         return 1
     return 0

@@ -56,7 +56,8 @@ def register(sub: Any) -> None:
     ns.add_argument("--host", default="127.0.0.1")
     ns.add_argument("--port", type=port_number, default=0, help="0: any free port")
     ns.add_argument("--time-limit", type=positive_seconds, default=5.0,
-                    help="seconds a client may take per reply")
+                    help="seconds a client may take per reply (its first /ready, "
+                    "answered while it starts up: at least 30)")
     ns.add_argument("--ready-every", type=positive_seconds, default=None, metavar="SECONDS",
                     help="while an /ask waits, probe the client with /ready this often and "
                     "report how fast it answers")

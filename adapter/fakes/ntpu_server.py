@@ -16,7 +16,8 @@ A match: ``hands`` hands; each wall is played four times with the clients rotate
 seats (duplicate), the dealer moving every wall. Scores are the tournament's 1000 + 500 per tai
 (the dealer's extra tai included). A reply the rules do not allow or naming ids the seat does
 not hold, a reply later than the time limit, and a dropped client are counted and played
-safely for the seat, never fatal. Each reply is matched to the ask it answers
+safely for the seat, never fatal; the first ``/ready`` is answered as a client starts up, so
+it gets :data:`STARTUP_LIMIT` instead. Each reply is matched to the ask it answers
 (protocols/ntpu_asks.py): an answer that comes after its ask expired, or a repeated one, is
 counted, logged and dropped, never read as the answer to the next ask. Everything sent and
 received is written to the match log with the full-information events.
@@ -51,6 +52,8 @@ from protocols.ntpu_asks import Answer, AskTracker, Late, Unasked
 from replay.log import Footer, GameLogWriter, Header
 
 CLIENT_COMMAND = (sys.executable, "-m", "adapter.cli", "--log-level", "warning", "ntpu")
+STARTUP_LIMIT = 30.0  # seconds for the first /ready: a client program's start-up (as the arena's
+# outside seats allow their first answer), never less than the per-reply limit
 
 
 class ChannelClosed(Exception):
@@ -337,8 +340,9 @@ class NtpuServer:
 
     def play(self, hands: int, progress: Callable[[int, int], None] | None = None) \
             -> list[ClientStats]:
-        for client in range(4):
-            self._expect_ready(client)
+        for client in range(4):  # a client's start-up is no reply time: the stdio clients
+            # were started a moment ago, four at once, and still import the brain
+            self._expect_ready(client, max(self.time_limit, STARTUP_LIMIT))
         for index in range(hands):
             self.play_hand(index)
             self.hands_played += 1
@@ -349,22 +353,23 @@ class NtpuServer:
         self.broadcast("/close")
         return self.stats
 
-    def _expect_ready(self, client: int) -> None:
-        reply = self.request(client, "ready")
+    def _expect_ready(self, client: int, limit: float) -> None:
+        reply = self.request(client, "ready", limit)
         if reply is not None and reply.strip() != "/ready":
             self.stats[client].illegal += 1
             self.stats[client].problems.append(f"{reply!r} to /ready")
 
-    def request(self, client: int, word: str) -> str | None:
+    def request(self, client: int, word: str, limit: float | None = None) -> str | None:
         """Send ``/ask word`` (``/ready`` for "ready") and return the client's answer to it:
-        None when none came within the time limit (the ask expires; its answer, if it comes,
-        is dropped as late) or the client left. Lines already waiting are matched first, so
-        none is read as the answer to an ask sent after it arrived."""
+        None when none came within ``limit`` (default: the time limit; the ask expires, its
+        answer, if it comes, is dropped as late) or the client left. Lines already waiting
+        are matched first, so none is read as the answer to an ask sent after it arrived."""
         channel, asks, stats = self.channels[client], self.asks[client], self.stats[client]
         self.drop_stale(client)
         self.send(client, _request_line(word))
         asks.asked(word)
-        deadline = time.monotonic() + self.time_limit
+        limit = self.time_limit if limit is None else limit
+        deadline = time.monotonic() + limit
         probe_at = (time.monotonic() + self.ready_every
                     if self.ready_every is not None and word != "ready" else None)
         while True:
@@ -384,8 +389,7 @@ class NtpuServer:
                     continue  # time to probe
                 asks.expire()
                 stats.timeouts += 1
-                stats.problems.append(f"no reply to {_request_line(word)} in "
-                                      f"{self.time_limit} s")
+                stats.problems.append(f"no reply to {_request_line(word)} in {limit} s")
                 return None
             self.received(client, line)
             if self._probe_answered(client, line):

@@ -44,6 +44,10 @@ from replay.log import Footer, Header
 log = structlog.get_logger("mjbot.mjai")
 
 DEFAULT_BUDGET = 1.5  # mjai.app allows 2 s per answer
+# The original TCP server gives each player 60 s per answer and sends every event to all four,
+# each answered before the next: in a game it is never silent much longer than that. Silence
+# for three times as long is a server (or a line) that died without closing the connection.
+IDLE_LIMIT = 180.0
 
 
 @dataclass
@@ -69,6 +73,8 @@ class MjaiBot(CodecSession):
         self.settings = settings or MjaiSettings()
         super().__init__(MjaiCodec(self.settings.seat), Brain("riichi", self.settings.policy,
                                             limit=self.settings.budget), self.settings.budget)
+        self.server_error: str | None = None  # the server's last ``error`` message, if any
+        self.line_lost: str | None = None  # why the TCP line was given up, if we gave it up
 
     def take(self, line: str) -> tuple[str | None, ev.DecisionRequest | None]:
         try:
@@ -102,6 +108,8 @@ class MjaiBot(CodecSession):
         due: Any = None
         for message in messages:
             due = None
+            if isinstance(message, dict) and message.get("type") == "error":
+                self._server_error(message)
             try:
                 items = self.codec.feed(message)
             except ProtocolError as exc:
@@ -120,6 +128,15 @@ class MjaiBot(CodecSession):
                         self._end_game()
                         self.summary.finished = True
         return due
+
+    def _server_error(self, message: dict[str, Any]) -> None:
+        """The original server says ``error`` when it rejects an answer of ours (or a join),
+        then ends the game: told on the log stream, and kept for the session's last line
+        (only the game log held it, and the user read no more than that the line dropped)."""
+        text = message.get("message")
+        self.server_error = (str(text) if text is not None else
+                             json.dumps(message, ensure_ascii=False))[:300]
+        self.log.error("mjai: the server reported an error", message=self.server_error)
 
     def _reply(self, due: Any) -> dict[str, Any]:
         if isinstance(due, Hello):
@@ -251,16 +268,28 @@ def run_stdio(bot: MjaiBot, stdin: Any = None, stdout: Any = None) -> SessionSum
     return bot.summary
 
 
-async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 10.0) \
-        -> SessionSummary:
-    """The original mjai server: hello -> join, then one event per line, each answered."""
+async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 10.0,
+                  idle_limit: float | None = IDLE_LIMIT) -> SessionSummary:
+    """The original mjai server: hello -> join, then one event per line, each answered. In a
+    game, a server silent for ``idle_limit`` seconds is a lost line (``bot.line_lost`` says
+    so): the client waited for it for ever. Before the game (players still joining) it may
+    be silent as long as it likes."""
     reader, writer = await open_connection_retrying(host, port, connect_timeout)
 
-    async def read() -> list[str]:
+    async def read_or_drop() -> tuple[bytes, int]:
         try:
-            line, cut = await read_line(reader)
+            return await read_line(reader)
         except OSError as exc:  # reset, timed out, unreachable: the line is gone
-            raise dropped_line(exc) from None
+            raise dropped_line(exc) from None  # (never a TimeoutError: that is the silence's)
+
+    async def read() -> list[str]:
+        limit = idle_limit if bot.summary.games else None
+        try:
+            line, cut = await asyncio.wait_for(read_or_drop(), limit)
+        except TimeoutError:
+            bot.line_lost = f"the server sent nothing for {limit:g} s in a game"
+            log.warning("mjai: line given up", reason=bot.line_lost)
+            raise ConnectionError(bot.line_lost) from None
         if cut:
             bot.error(f"a line of {cut} bytes, over the {LINE_LIMIT}-byte limit: read as "
                       f"its first {LINE_LIMIT} bytes")

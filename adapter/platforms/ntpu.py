@@ -113,7 +113,24 @@ class NtpuBot(CodecSession):
                 request = item
             else:
                 self.apply(item)
+        if request is not None:
+            self._check_offer(request, line)
         return reply, request
+
+    def _check_offer(self, request: ev.DecisionRequest, line: str) -> None:
+        """An ``/ask`` for a move our rules do not allow with our hand (a ``/ask hu`` we
+        cannot win, a ``/ask pong`` without the pair) still gets its safe answer (``/pass``,
+        as the brain gives), but it means the server's table and ours differ (a wrong
+        ``--honour-order``, a rule of its own, a line we missed): said, not passed silently."""
+        offered = set(request.offered or ()) - {"discard"}
+        if not offered:
+            return
+        legal = self.rules.legal_actions(self.state, request)
+        if not any(ev.action_kind(a) in offered for a in legal):
+            hand = T.to_mpsz(sorted(self.state.hand, key=T.sort_key))
+            self.error(f"{line.strip()!r} offers a move our rules do not allow with our "
+                       f"hand {hand} (our table may differ from the server's); answered "
+                       f"with a pass")
 
     # ------------------------------------------------------------------ games and events
 
