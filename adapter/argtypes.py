@@ -21,7 +21,7 @@ def positive_seconds(text: str) -> float:
 
 def port_number(text: str) -> int:
     """A TCP port for argparse: a one-line usage error for anything outside 0..65535."""
-    if not text.isdigit() or int(text) > 65535:
+    if not (text.isascii() and text.isdigit()) or len(text) > 5 or int(text) > 65535:
         raise argparse.ArgumentTypeError(f"must be 0..65535 (0: a free one), got {text!r}")
     return int(text)
 

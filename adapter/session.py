@@ -45,7 +45,8 @@ class SessionSummary:
 def parse_server(text: str) -> tuple[str, int]:
     """``host:port`` -> (host, port); ValueError naming what is wrong."""
     host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if (not sep or not host or not (port.isascii() and port.isdigit()) or len(port) > 5
+            or not 0 < int(port) < 65536):
         raise ValueError(f"--server needs host:port, got {text!r}")
     return host, int(port)
 

@@ -29,6 +29,7 @@ HAND = ("score", "123456789m234p55s", "--win", "5s")
     (("tenhou", "--lobby", "-3"), "argument --lobby: a whole number of at least 0"),
     (("tenhou-server", "--port", "99999"), "argument --port: must be 0..65535"),
     (("ntpu-server", "--port", "70000"), "argument --port: must be 0..65535"),
+    (("ntpu-server", "--port", "²"), "argument --port: must be 0..65535"),
     (("ntpu-server", "--time-limit", "-1"), "argument --time-limit: seconds above 0"),
     (("ntpu-server", "--client-budget", "-1"), "argument --client-budget: seconds above 0"),
     (("botzone", "--time-limit", "-1"), "argument --time-limit: seconds above 0"),
@@ -174,6 +175,8 @@ def test_a_bundle_output_that_is_a_file_or_missing_models_are_refused(tmp_path, 
 
 @pytest.mark.parametrize(("args", "said"), [
     (["--server", "nohost"], "--server needs host:port, got 'nohost'"),
+    # digits that are no ASCII: int() refused '²' with its own words
+    (["--server", "127.0.0.1:²"], "--server needs host:port, got '127.0.0.1:²'"),
     (["--transport", "ws", "--server", "http://127.0.0.1:1"], "a ws:// or wss:// URL"),
     # a WebSocket URL over TCP (it was looked up as the host name 'ws://127.0.0.1')
     (["--server", "ws://127.0.0.1:1"], "needs --transport ws"),
