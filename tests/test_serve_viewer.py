@@ -382,6 +382,39 @@ async def test_a_stopped_game_is_listed_without_a_final_result(tmp_path: Path) -
         await client.close()
 
 
+@pytest.mark.parametrize(("footer", "rank"), [
+    ({"result": "won", "scores": [1, 2, 3, 4]}, 3),  # a result that is no map: the rule's
+    ({"result": {"ranks": [1, 2]}, "scores": [25000, None, "x", 25000]}, None),  # no numbers
+    ({"result": {"ranks": "1234"}, "scores": [25000, 25000, 25000, 25000]}, 2),  # no list
+    ({"result": {}, "scores": {"0": 1}}, None),
+])
+async def test_a_damaged_footer_is_listed_without_a_result_not_a_500(
+        folder: dict[str, Any], footer: dict[str, Any], rank: int | None) -> None:
+    """A footer of another shape (a hand-edited or damaged log of ours) took the whole game
+    list down with a 500 and a traceback; now that game is listed with what can be read."""
+    import msgpack
+
+    practice = folder["files"]["practice"]
+    data = practice.read_bytes()
+    damaged = practice.parent / "damaged.mjlog.msgpack"
+    damaged.write_bytes(data[:data.rfind(b"\xa1k\xa6footer") - 1] + msgpack.packb(
+        {"k": "footer", "ended": "2026-11-28T00:00:00", **footer}))
+    client = await client_for(folder["root"])
+    try:
+        response = await client.get("/api/games")
+        assert response.status == 200, await response.text()
+        games = {g["name"]: g for g in (await response.json())["games"]}
+        assert games[practice.name]["our_rank"] >= 1  # the others as before
+        shown = games["damaged.mjlog.msgpack"]
+        assert shown["our_seat"] == 1 and shown["finished"] is True
+        if rank is None:
+            assert "scores" not in shown and "our_rank" not in shown
+        else:  # four numbers, the ranks unreadable: the table's rule on the scores
+            assert shown["scores"] == footer["scores"] and shown["our_rank"] == rank
+    finally:
+        await client.close()
+
+
 async def test_an_ntpu_clients_own_win_shows_our_value(tmp_path: Path) -> None:
     """The NTPU server sends no value: the viewer showed a client's own win as worth 0 tai
     with no score change, where `mjbot replay` and the server's match log value it."""

@@ -168,20 +168,23 @@ class GameIndex:
                 return self._headers[key]
         footer = _footer(path, entry["size"])
         info: dict[str, Any] = {"finished": footer is not None}
-        scores = footer.get("scores") if footer else None
+        result = (footer or {}).get("result")
+        scores = _four_numbers((footer or {}).get("scores"))
         seat = entry.get("our_seat")
         # a game stopped, abandoned or cut by its session's end: the footer's scores are where
         # it stopped, no final result (it was listed with a rank, as if played out)
-        unfinished = footer_unfinished((footer or {}).get("result"))
+        unfinished = footer_unfinished(result)
         if unfinished:
             info["unfinished"] = unfinished
-        if isinstance(scores, list) and len(scores) == 4:
+        # a footer of another shape (a damaged or hand-edited log) shows no result; it took
+        # the whole list down with a 500
+        if scores is not None:
             info["scores"] = scores
-            if seat is not None and not unfinished:
-                ranks = (footer or {}).get("result", {}).get("ranks")
+            if isinstance(seat, int) and 0 <= seat < 4 and not unfinished:
+                ranks = result.get("ranks") if isinstance(result, dict) else None
                 info["our_score"] = scores[seat]
-                info["our_rank"] = ranks[seat] if isinstance(ranks, list) and len(ranks) == 4 \
-                    else placement(scores)[seat]
+                info["our_rank"] = (ranks[seat] if ranks is not None and _ranks(ranks)
+                                    else placement(scores)[seat])
         with self._lock:
             self._headers[key] = info
         return info
@@ -269,6 +272,20 @@ class GameIndex:
     def loaded(self, game_id: str) -> formats.Loaded:
         path = self.resolve(game_id)
         return formats.read(path.read_bytes(), path)
+
+
+def _four_numbers(value: Any) -> list[Any] | None:
+    """A footer's scores if they are four numbers, else None."""
+    if isinstance(value, list) and len(value) == 4 and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        return value
+    return None
+
+
+def _ranks(value: Any) -> bool:
+    """Whether a footer's ranks are four places, 1 to 4."""
+    return isinstance(value, list) and len(value) == 4 and all(
+        type(v) is int and 1 <= v <= 4 for v in value)
 
 
 def _footer(path: Path, size: int) -> dict[str, Any] | None:
