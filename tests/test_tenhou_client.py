@@ -618,3 +618,38 @@ async def test_a_line_that_times_out_in_a_game_is_reconnected(
 
     summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=2)
     assert summary.reconnects == 1 and summary.finished and summary.games == 1
+
+
+async def test_a_line_that_drops_after_every_login_is_not_reconnected_for_ever() -> None:
+    """A server that answers the login and then closes the line while we queue (a refusal,
+    maintenance) was reconnected to at once and for ever: each line had brought something (HELO,
+    LN), so the count of failed reconnects began again at every one; against the fake server
+    it logged in 15,000 times in 40 s, hammering a server that blocks addresses that do so. A
+    reconnect after which the game did not move on (no decision asked, no hand ended) now
+    counts against ``reconnect_tries``; the session then ends with the dropped line."""
+    logins = 0
+
+    async def refusing(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal logins
+        server = _ScriptedServer(reader, writer)
+        try:
+            await server.expect("HELO")
+            logins += 1
+            if logins > 20:  # the defect: give up on the client, its reconnect is refused
+                listener.close()
+                return
+            await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
+                              '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
+            await server.expect("JOIN")
+        finally:
+            writer.close()
+
+    listener = await asyncio.start_server(refusing, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", write_log=False, reconnect_tries=3,
+                              reconnect_delay=0.01)
+    bot = TenhouBot(settings)
+    async with listener:
+        with pytest.raises(ConnectionError, match="the server closed the connection"):
+            await asyncio.wait_for(run(settings, bot), 60)
+    assert logins == 4 and bot.summary.reconnects == 3

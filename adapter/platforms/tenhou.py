@@ -542,23 +542,33 @@ async def run(settings: TenhouSettings, bot: TenhouBot | None = None) -> Session
 async def _session(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> SessionSummary:
     """Connect, play, and reconnect while the games are not over."""
     await _connect(transport, settings, first=True)
-    failures = 0  # reconnects in a row that got nothing back
+    # reconnects in a row after which the game did not move on: a line that only brought a
+    # login (HELO, LN, REJOIN) or a REINIT before it dropped again is no progress, or a server
+    # that answers the login and then closes would be logged into for ever, without a pause
+    stalled = 0
     while True:
-        received = [0]
+        moved = _progress(bot)
         try:
-            await _play(transport, bot, settings, received)
+            await _play(transport, bot, settings)
             break
         except ConnectionError as exc:
             if bot.summary.finished or bot.left:
                 break
-            failures = failures + 1 if not received[0] else 1
-            if (not bot.in_game and not bot.queueing) or failures > settings.reconnect_tries:
+            stalled = 1 if _progress(bot) != moved else stalled + 1
+            if (not bot.in_game and not bot.queueing) or stalled > settings.reconnect_tries:
                 raise
             log.warning("tenhou: connection lost, reconnecting", error=str(exc))
             bot.summary.reconnects += 1
             await transport.close()
+            if stalled > 1:  # the first one at once (the game's clock runs), then paced
+                await asyncio.sleep(settings.reconnect_delay)
             await _connect(transport, settings, first=False)
     return bot.summary
+
+
+def _progress(bot: TenhouBot) -> tuple[int, int, int]:
+    """What shows that a line moved the session on: decisions asked, hands and games over."""
+    return bot.summary.decisions, bot.summary.hands, bot.summary.games
 
 
 async def run_until_signalled(settings: TenhouSettings) -> SessionSummary:
@@ -582,8 +592,9 @@ async def _connect(transport: Any, settings: TenhouSettings, first: bool) -> Non
             await asyncio.sleep(0.2 if first else settings.reconnect_delay)
 
 
-async def _play(transport: Any, bot: TenhouBot, settings: TenhouSettings,
-                received: list[int]) -> None:
+async def _play(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> None:
+    received = [0]  # frames on this line: none yet since our HELO is a silent server
+
     async def send(tags: list[Tag]) -> None:
         bot.tx(tags)
         for tag in tags:
