@@ -653,3 +653,55 @@ async def test_a_line_that_drops_after_every_login_is_not_reconnected_for_ever()
         with pytest.raises(ConnectionError, match="the server closed the connection"):
             await asyncio.wait_for(run(settings, bot), 60)
     assert logins == 4 and bot.summary.reconnects == 3
+
+
+async def test_a_lobby_update_while_we_queue_is_no_second_join(tmp_path: Path) -> None:
+    """Tenhou sends LN again and again in the lobby, also after our JOIN (the capture
+    f5182: JOIN, then RANKING, CHAT and a new LN); the client joined the queue again at every
+    LN, so it sent JOIN "0,64" while queueing (after a REJOIN, the first form again). Only the
+    first LN of a login is answered with a JOIN now; the queue goes on with REJOIN's form."""
+    joins: list[str] = []
+    done = asyncio.Event()
+
+    class Counting(_ScriptedServer):  # every JOIN the client sends, whatever is expected
+        async def expect(self, name: str) -> dict[str, str]:
+            while True:
+                while self.inbox:
+                    tag = parse_tag(self.inbox.pop(0))
+                    if tag.name == "JOIN":
+                        joins.append(tag.attrs.get("t", ""))
+                    if tag.name == name:
+                        return tag.attrs
+                data = await asyncio.wait_for(self.reader.read(65536), 30)
+                if not data:
+                    raise ConnectionError(f"the client left while {name} was owed")
+                self.inbox += self.stream.feed(data)
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server = Counting(reader, writer)
+        try:
+            await server.expect("HELO")
+            await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
+                              '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
+            await server.expect("JOIN")
+            await server.send('<LN n="Bey1BXB1ZG1Fx" j="3B2B2B1D4B8" g="EI3I1Jw1E2U1"/>',
+                              '<REJOIN t="0,64,r"/>')
+            await server.expect("JOIN")
+            await server.send('<LN n="BfX1BXW1ZW1Ga" j="C3B1B1B2B1D4" g="EI3I1Js1E2U1"/>',
+                              '<GO type="64" lobby="0"/>',
+                              '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
+            await server.expect("GOK")
+            hand = {0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124}
+            await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
+                              f'hai="{",".join(map(str, sorted(hand)))}"/>')
+            await server.our_turn(5, hand)
+            await server.send('<RYUUKYOKU ba="0,0" sc="250,0,250,0,250,0,250,0" '
+                              'owari="250,0.0,250,0.0,250,0.0,250,0.0"/>')
+            await server.expect("BYE")
+            done.set()
+        finally:
+            writer.close()
+
+    summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=1)
+    assert summary.finished and summary.games == 1
+    assert joins == ["0,64", "0,64,r"]

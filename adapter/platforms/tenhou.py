@@ -189,6 +189,9 @@ class TenhouBot(PlatformSession):
         self.holding = False  # frames since a GO in a game: a resume's or a new game's?
         self.in_game = False
         self.queueing = False
+        # a JOIN sent on this line that no GO has answered yet: Tenhou sends LN again and again
+        # in the lobby, also while we queue, and only the login's LN asks for a JOIN
+        self.joined = False
         self.game_hands = 0
         self.leaving = False  # a stop was asked for: BYE when the hand in play is over
         self.left = False  # BYE said on a stop: the session is over, the game unfinished
@@ -208,6 +211,7 @@ class TenhouBot(PlatformSession):
 
     def hello(self) -> list[Tag]:
         log.info("tenhou: login", anonymous=self.settings.name == ANONYMOUS)
+        self.joined = False  # a new line: the server forgot any queue we were in
         return split_tags("".join(self.codec.greeting()))
 
     # ------------------------------------------------------------------ tags in
@@ -299,9 +303,9 @@ class TenhouBot(PlatformSession):
             self.game_log.event(ev.PlatformNotice(text))
 
     def _join(self) -> list[Tag]:
-        if self.in_game or self.summary.games >= self.settings.games:
+        if self.in_game or self.joined or self.summary.games >= self.settings.games:
             return []
-        self.queueing = True
+        self.queueing = self.joined = True
         return [join(self.settings.lobby, self.settings.game_type)]
 
     def _check_found(self, found: GameFound) -> None:
@@ -311,7 +315,7 @@ class TenhouBot(PlatformSession):
         except PermissionRefused as exc:
             self.error(f"the server seated us in a refused game: {exc}")
             raise
-        self.queueing = False
+        self.queueing = self.joined = False
         self.in_game = True
 
     # ------------------------------------------------------------------ games and events
