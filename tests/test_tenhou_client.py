@@ -705,3 +705,61 @@ async def test_a_lobby_update_while_we_queue_is_no_second_join(tmp_path: Path) -
     summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=1)
     assert summary.finished and summary.games == 1
     assert joins == ["0,64", "0,64,r"]
+
+
+@pytest.mark.parametrize(("draw", "offer"), [
+    ("<T-1/>", '<E-5 t="1"/>'),  # ids no tag can hold
+    ('<T37 t="16"', '<e38 t="4"'),  # cut short: no "/>"
+    ('<T37 t=16/>', '<E38 t=1/>'),  # an attribute without its quotes
+])
+async def test_a_draw_or_an_offer_that_is_no_tag_still_gets_its_answer(
+        tmp_path: Path, draw: str, offer: str) -> None:
+    """Text that fails to parse as a tag but is plainly our draw (``<T...``) or a discard
+    offering us a call (``<E... t=``) owes an answer, yet the client only logged it: the
+    server (Tenhou, which plays for us only once its clock runs out) waited for a discard or a
+    pass that never came. A draw now gets a discard of a tile we hold, an offer a pass."""
+    answers: list[dict[str, str]] = []
+    done = asyncio.Event()
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server = _ScriptedServer(reader, writer)
+        try:
+            await server.expect("HELO")
+            await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
+                              '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
+            await server.expect("JOIN")
+            await server.send('<GO type="64" lobby="0"/>',
+                              '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
+            await server.expect("GOK")
+            hand = [0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124]
+            await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
+                              f'hai="{",".join(map(str, hand))}"/>', draw)
+            answers.append(await server.expect("D"))
+            await server.send(f'<D{answers[0]["p"]}/>', "<U/>", offer)
+            answers.append(await server.expect("N"))
+            await server.send('<RYUUKYOKU ba="0,0" sc="250,0,250,0,250,0,250,0" '
+                              'owari="250,0.0,250,0.0,250,0.0,250,0.0"/>')
+            await server.expect("BYE")
+            done.set()
+        finally:
+            writer.close()
+
+    summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=1)
+    assert summary.finished and len(summary.errors) == 2, summary.errors
+    assert int(answers[0]["p"]) in (0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124)
+    assert answers[1] == {}  # a pass
+
+
+async def test_a_websocket_draw_or_offer_that_is_no_tag_still_gets_its_answer() -> None:
+    """The same over the WebSocket, whose frames are JSON: a draw whose tag name is no name
+    (``{"tag": "T-1"}``) or cut JSON with an offer's ``t`` are answered, not only logged."""
+    bot = TenhouBot(TenhouSettings(transport="ws", write_log=False))
+    hand = "0,4,8,36,40,44,72,76,80,108,112,116,124"
+    for text in ('<GO type="64" lobby="0"/>', '<TAIKYOKU oya="0" log="x"/>',
+                 f'<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" hai="{hand}"/>'):
+        await bot.handle(text, parse_tag(text))
+    (discard,) = await bot.handle('{"tag": "T-1"}', None)
+    assert discard.name == "D" and int(discard.attrs["p"]) in map(int, hand.split(","))
+    assert await bot.handle('{"tag": "E38", "t": "1"', None) == [parse_tag("<N/>")]
+    assert await bot.handle('{"tag": "E38"', None) == []  # no offer: nothing owed
+    bot.close()

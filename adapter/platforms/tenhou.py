@@ -229,12 +229,12 @@ class TenhouBot(PlatformSession):
         self.pending.rx(self.frame_log, raw)
         if tag is None:
             self.error(f"not a tag: {raw[:200]!r}")
-            return []
+            return self._safe_reply(*_name_and_offer(raw))
         try:
             items = self.codec.feed(tag)
         except ProtocolError as exc:
             self.error(str(exc))
-            return self._safe_reply(tag)
+            return self._safe_reply(tag.name, "t" in tag.attrs)
         out: list[Tag] = []
         hand_over = game_over = False
         for item in items:
@@ -289,11 +289,13 @@ class TenhouBot(PlatformSession):
         self._notice("stop asked for: left after the hand (BYE), no next hand")
         return [Tag("BYE")]
 
-    def _safe_reply(self, tag: Tag) -> list[Tag]:
-        """An answer owed to a tag we could not read: our draw -> a discard; an offer -> pass."""
-        if re.fullmatch(r"T\d+", tag.name):
+    def _safe_reply(self, name: str, offered: bool) -> list[Tag]:
+        """An answer owed to a tag we could not read, by its name (``T...``: our draw, owed a
+        discard of a tile we hold, whatever its id said) and its offer flags (``t`` on a
+        discard or a call: owed a pass); Tenhou plays for us only once its clock runs out."""
+        if re.match(r"T(?![A-Za-z])", name):
             return self.codec.safe_reply(ev.DecisionRequest("turn"))
-        if "t" in tag.attrs and re.fullmatch(r"[EFGefgN]\d*", tag.name):
+        if offered and re.match(r"[EFGefgN](?![A-Za-z])", name):
             return [Tag("N")]
         return []
 
@@ -397,6 +399,19 @@ class TenhouBot(PlatformSession):
         if self.leaving:  # a stop asked for through leave_after_hand (stop_requested: cut_game)
             result["stopped"] = True
         self.close_log(Footer(result))
+
+
+def _name_and_offer(raw: str) -> tuple[str, bool]:
+    """What text that is no tag seems to be: the name it begins with (``<T-1/>``: "T-1";
+    ``{"tag": "T-1"`` over the WebSocket) and whether it carries offer flags (a ``t``)."""
+    text = raw.strip()
+    if text.startswith("{"):
+        found = re.search(r'"tag"\s*:\s*"([^"]*)"', text)
+        name = found.group(1) if found else ""
+        return name, re.search(r'"t"\s*:', text) is not None
+    found = re.match(r"<\s*([^\s/>]*)", text)
+    name = found.group(1) if found else ""
+    return name, re.search(r"\st\s*=", text) is not None
 
 
 # ---------------------------------------------------------------------- transports
