@@ -110,6 +110,11 @@ async def test_bad_tags_are_logged_and_the_game_goes_on(tmp_path: Path, transpor
     assert len(notices) == len(junk)
     rx = [f.raw for f in log.frames if isinstance(f, RxFrame)]
     assert all(j in rx for j in junk)  # every raw message kept
+    # the log re-reads to the same events; the bad messages fail again, as in the game
+    # (reparse said 'identical: False' for a game whose every event it read again)
+    again = replayer.reparse(replayer.load(str(log.path)))  # type: ignore[attr-defined]
+    assert again["identical"] and again["errors"] == [], again
+    assert len(again["unreadable_in_the_game"]) == len(junk)
     if transport == "tcp":  # '<E12 t="x"/>' owed an answer: a pass, which the server ignored
         # (as unasked, or as a second answer to the request just answered: which one depends
         # on whether the server's game thread has moved on when the pass arrives)
