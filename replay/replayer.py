@@ -571,16 +571,33 @@ def reparse(replay: Replay) -> dict[str, Any]:
                 and not isinstance(f.event, ev.PlatformNotice)]
     produced: list[Any] = []
     errors: list[str] = []
-    for f in replay.log.frames:
+    as_in_game: list[str] = []  # failed again where the session noted an error too
+    frames = replay.log.frames
+    for n, f in enumerate(frames):
         if isinstance(f, RxFrame):
             try:
                 produced += [x for x in codec.feed(f.raw) if x.__class__ in EVENT_TYPES
                              and not isinstance(x, ev.PlatformNotice)]
             except Exception as exc:
-                errors.append(f"{type(exc).__name__}: {exc}")
+                message = f"{type(exc).__name__}: {exc}"
+                (as_in_game if _noted_as_error(frames, n) else errors).append(message)
     mismatches = [{"index": i, "recorded": repr(a), "reparsed": repr(b)}
                   for i, (a, b) in enumerate(zip(recorded, produced, strict=False)) if a != b]
     same = not mismatches and len(recorded) == len(produced) and not errors
     return {"path": replay.path, "platform": replay.source, "recorded_events": len(recorded),
             "reparsed_events": len(produced), "identical": same,
-            "mismatches": mismatches[:50], "errors": errors[:50]}
+            "mismatches": mismatches[:50], "errors": errors[:50],
+            "unreadable_in_the_game": as_in_game[:50]}
+
+
+def _noted_as_error(frames: list[Any], n: int) -> bool:
+    """The session noted an error on reading raw frame ``n`` (an ``error:`` notice before the
+    next raw frame): a message that failed in the game, and fails again, is read as it was
+    (a bad tag from the server), not a difference of the codec."""
+    for f in frames[n + 1:]:
+        if isinstance(f, RxFrame):
+            return False
+        if isinstance(f, EventFrame) and isinstance(f.event, ev.PlatformNotice) \
+                and f.event.text.startswith("error:"):
+            return True
+    return False

@@ -110,6 +110,11 @@ async def test_bad_tags_are_logged_and_the_game_goes_on(tmp_path: Path, transpor
     assert len(notices) == len(junk)
     rx = [f.raw for f in log.frames if isinstance(f, RxFrame)]
     assert all(j in rx for j in junk)  # every raw message kept
+    # the log re-reads to the same events; the bad messages fail again, as in the game
+    # (reparse said 'identical: False' for a game whose every event it read again)
+    again = replayer.reparse(replayer.load(str(log.path)))  # type: ignore[attr-defined]
+    assert again["identical"] and again["errors"] == [], again
+    assert len(again["unreadable_in_the_game"]) == len(junk)
     if transport == "tcp":  # '<E12 t="x"/>' owed an answer: a pass, which the server ignored
         # (as unasked, or as a second answer to the request just answered: which one depends
         # on whether the server's game thread has moved on when the pass arrives)
@@ -618,3 +623,148 @@ async def test_a_line_that_times_out_in_a_game_is_reconnected(
 
     summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=2)
     assert summary.reconnects == 1 and summary.finished and summary.games == 1
+
+
+async def test_a_line_that_drops_after_every_login_is_not_reconnected_for_ever() -> None:
+    """A server that answers the login and then closes the line while we queue (a refusal,
+    maintenance) was reconnected to at once and for ever: each line had brought something (HELO,
+    LN), so the count of failed reconnects began again at every one; against the fake server
+    it logged in 15,000 times in 40 s, hammering a server that blocks addresses that do so. A
+    reconnect after which the game did not move on (no decision asked, no hand ended) now
+    counts against ``reconnect_tries``; the session then ends with the dropped line."""
+    logins = 0
+
+    async def refusing(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal logins
+        server = _ScriptedServer(reader, writer)
+        try:
+            await server.expect("HELO")
+            logins += 1
+            if logins > 20:  # the defect: give up on the client, its reconnect is refused
+                listener.close()
+                return
+            await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
+                              '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
+            await server.expect("JOIN")
+        finally:
+            writer.close()
+
+    listener = await asyncio.start_server(refusing, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", write_log=False, reconnect_tries=3,
+                              reconnect_delay=0.01)
+    bot = TenhouBot(settings)
+    async with listener:
+        with pytest.raises(ConnectionError, match="the server closed the connection"):
+            await asyncio.wait_for(run(settings, bot), 60)
+    assert logins == 4 and bot.summary.reconnects == 3
+
+
+async def test_a_lobby_update_while_we_queue_is_no_second_join(tmp_path: Path) -> None:
+    """Tenhou sends LN again and again in the lobby, also after our JOIN (the capture
+    f5182: JOIN, then RANKING, CHAT and a new LN); the client joined the queue again at every
+    LN, so it sent JOIN "0,64" while queueing (after a REJOIN, the first form again). Only the
+    first LN of a login is answered with a JOIN now; the queue goes on with REJOIN's form."""
+    joins: list[str] = []
+    done = asyncio.Event()
+
+    class Counting(_ScriptedServer):  # every JOIN the client sends, whatever is expected
+        async def expect(self, name: str) -> dict[str, str]:
+            while True:
+                while self.inbox:
+                    tag = parse_tag(self.inbox.pop(0))
+                    if tag.name == "JOIN":
+                        joins.append(tag.attrs.get("t", ""))
+                    if tag.name == name:
+                        return tag.attrs
+                data = await asyncio.wait_for(self.reader.read(65536), 30)
+                if not data:
+                    raise ConnectionError(f"the client left while {name} was owed")
+                self.inbox += self.stream.feed(data)
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server = Counting(reader, writer)
+        try:
+            await server.expect("HELO")
+            await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
+                              '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
+            await server.expect("JOIN")
+            await server.send('<LN n="Bey1BXB1ZG1Fx" j="3B2B2B1D4B8" g="EI3I1Jw1E2U1"/>',
+                              '<REJOIN t="0,64,r"/>')
+            await server.expect("JOIN")
+            await server.send('<LN n="BfX1BXW1ZW1Ga" j="C3B1B1B2B1D4" g="EI3I1Js1E2U1"/>',
+                              '<GO type="64" lobby="0"/>',
+                              '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
+            await server.expect("GOK")
+            hand = {0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124}
+            await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
+                              f'hai="{",".join(map(str, sorted(hand)))}"/>')
+            await server.our_turn(5, hand)
+            await server.send('<RYUUKYOKU ba="0,0" sc="250,0,250,0,250,0,250,0" '
+                              'owari="250,0.0,250,0.0,250,0.0,250,0.0"/>')
+            await server.expect("BYE")
+            done.set()
+        finally:
+            writer.close()
+
+    summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=1)
+    assert summary.finished and summary.games == 1
+    assert joins == ["0,64", "0,64,r"]
+
+
+@pytest.mark.parametrize(("draw", "offer"), [
+    ("<T-1/>", '<E-5 t="1"/>'),  # ids no tag can hold
+    ('<T37 t="16"', '<e38 t="4"'),  # cut short: no "/>"
+    ('<T37 t=16/>', '<E38 t=1/>'),  # an attribute without its quotes
+])
+async def test_a_draw_or_an_offer_that_is_no_tag_still_gets_its_answer(
+        tmp_path: Path, draw: str, offer: str) -> None:
+    """Text that fails to parse as a tag but is plainly our draw (``<T...``) or a discard
+    offering us a call (``<E... t=``) owes an answer, yet the client only logged it: the
+    server (Tenhou, which plays for us only once its clock runs out) waited for a discard or a
+    pass that never came. A draw now gets a discard of a tile we hold, an offer a pass."""
+    answers: list[dict[str, str]] = []
+    done = asyncio.Event()
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server = _ScriptedServer(reader, writer)
+        try:
+            await server.expect("HELO")
+            await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
+                              '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
+            await server.expect("JOIN")
+            await server.send('<GO type="64" lobby="0"/>',
+                              '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
+            await server.expect("GOK")
+            hand = [0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124]
+            await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
+                              f'hai="{",".join(map(str, hand))}"/>', draw)
+            answers.append(await server.expect("D"))
+            await server.send(f'<D{answers[0]["p"]}/>', "<U/>", offer)
+            answers.append(await server.expect("N"))
+            await server.send('<RYUUKYOKU ba="0,0" sc="250,0,250,0,250,0,250,0" '
+                              'owari="250,0.0,250,0.0,250,0.0,250,0.0"/>')
+            await server.expect("BYE")
+            done.set()
+        finally:
+            writer.close()
+
+    summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=1)
+    assert summary.finished and len(summary.errors) == 2, summary.errors
+    assert int(answers[0]["p"]) in (0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124)
+    assert answers[1] == {}  # a pass
+
+
+async def test_a_websocket_draw_or_offer_that_is_no_tag_still_gets_its_answer() -> None:
+    """The same over the WebSocket, whose frames are JSON: a draw whose tag name is no name
+    (``{"tag": "T-1"}``) or cut JSON with an offer's ``t`` are answered, not only logged."""
+    bot = TenhouBot(TenhouSettings(transport="ws", write_log=False))
+    hand = "0,4,8,36,40,44,72,76,80,108,112,116,124"
+    for text in ('<GO type="64" lobby="0"/>', '<TAIKYOKU oya="0" log="x"/>',
+                 f'<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" hai="{hand}"/>'):
+        await bot.handle(text, parse_tag(text))
+    (discard,) = await bot.handle('{"tag": "T-1"}', None)
+    assert discard.name == "D" and int(discard.attrs["p"]) in map(int, hand.split(","))
+    assert await bot.handle('{"tag": "E38", "t": "1"', None) == [parse_tag("<N/>")]
+    assert await bot.handle('{"tag": "E38"', None) == []  # no offer: nothing owed
+    bot.close()

@@ -607,3 +607,26 @@ def test_a_pon_is_an_answer_only_to_a_discard_it_melds_with() -> None:
     assert not chi_claim.allows(parse_tag('<N type="3" hai0="36" hai1="40"/>'))  # 1p 2p 4p
     turn = Owed("turn", parse_tag("<T2/>"), held | {2})
     assert not turn.allows(parse_tag('<N type="1" hai0="0" hai1="1"/>'))
+
+
+async def test_the_lobby_is_told_again_with_ln_while_a_client_queues() -> None:
+    """Tenhou sends LN again in the lobby and the queue, not only once after PXR (the captures
+    f5182: a new LN after JOIN and a <Z/>; kokushi.log: 17 LNs in 10 logins, most after a
+    <Z/>): the fake server said LN once, so a client that joined again at every LN (as ours did)
+    went unnoticed. A <Z/> from a client logged in and not at a table gets a new LN."""
+    async with _server(humans=2, games=1) as (server, port):
+        client = await RawClient.connect(port)
+        try:
+            reply = parse_tag((await client.hello())[0])
+            await client.write(f'<AUTH val="{auth_reply(reply.attrs["auth"])}"/>',
+                               '<PXR V="1"/>')
+            assert (await client.read())[0].startswith("<LN ")
+            await client.write('<JOIN t="0,64"/>')
+            assert (await client.read())[0].startswith("<REJOIN ")
+            await client.write('<JOIN t="0,64,r"/>', "<Z/>")  # queueing: one seat of two
+            assert (await client.read())[0].startswith("<LN ")
+            await client.write('<JOIN t="0,64"/>', "<Z/>")  # a client that joins at every LN
+            assert (await client.read())[0].startswith("<LN ")
+        finally:
+            await client.close()
+    assert server.stats.problems == ['a JOIN while already queueing: <JOIN t="0,64"/>']

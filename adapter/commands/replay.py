@@ -81,8 +81,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 print(format_commentary(result["commentary"]))  # type: ignore[arg-type]
             if "reparse" in result:
                 rp = result["reparse"]
+                unread = len(rp["unreadable_in_the_game"])  # type: ignore[index]
                 print(f"reparse: {rp['reparsed_events']}/{rp['recorded_events']} events, "  # type: ignore[index]
-                      f"identical: {rp['identical']}")  # type: ignore[index]
+                      f"identical: {rp['identical']}"  # type: ignore[index]
+                      + (f"; {unread} unreadable message(s), as in the game" if unread else ""))
+                for error in rp["errors"]:  # type: ignore[index]
+                    print(f"  reparse error: {error}")
     if args.json:
         print(json.dumps(outputs[0] if len(outputs) == 1 else outputs, ensure_ascii=False,
                          indent=2))

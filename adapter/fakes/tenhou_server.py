@@ -6,7 +6,9 @@ are played by tenhou_recording.py.)
 
 It is a measuring instrument, so it behaves as Tenhou does, down to what arrives in one read
 (../shared/protocols/tenhou.md and the real captures): HELO with an ``auth`` challenge that it
-checks, REJOIN once before the table is found, GO + UN + TAIKYOKU in one write, the hands (see
+checks, LN after PXR and again on a <Z/> in the lobby or the queue, REJOIN once before the
+table is found (a JOIN while queueing is counted as a problem), GO + UN + TAIKYOKU in one
+write, the hands (see
 tenhou_table.py), PROF with the last AGARI / RYUUKYOKU (``owari``) in one write. A client that
 drops is taken back by the same HELO: GO + UN + SAIKAI in one write, and after its GOK a REINIT
 of the table and the request it still owes (no REINIT before the first hand). A HELO after
@@ -119,8 +121,15 @@ class _Conn:
     joins: int = 0
     seat: RemoteSeat | None = None
     returning: bool = False  # taken back by its HELO, GOK still to come
+    lobby: bool = False  # logged in (LN sent): LN again on its <Z/> while not at a table
     probes: deque[float] = field(default_factory=deque)  # when each unanswered <Z/> was sent
     transcript: list[tuple[str, str]] | None = None  # ("tx" | "rx", tag) when recorded
+
+
+def _ln() -> Tag:
+    """The lobby's news (who is online, the tables): Tenhou sends it after PXR and again while
+    the client stays in the lobby or queues (the captures: most often after its <Z/>)."""
+    return Tag("LN", {"n": "x", "j": "y", "g": "z"})
 
 
 class FakeTenhouServer:
@@ -363,7 +372,8 @@ class FakeTenhouServer:
         elif tag.name == "AUTH":
             self.stats.auth_ok = tag.attrs.get("val") == auth_reply(AUTH_CHALLENGE)
         elif tag.name == "PXR":
-            await conn.send([Tag("LN", {"n": "x", "j": "y", "g": "z"})])
+            conn.lobby = True
+            await conn.send([_ln()])
         elif tag.name == "JOIN":
             await self._join(conn, tag)
         elif tag.name == "GOK" and conn.returning:
@@ -379,6 +389,9 @@ class FakeTenhouServer:
             self.stats.keepalives += 1
             if conn.probes:
                 self.stats.keepalive_delays.append(time.monotonic() - conn.probes.popleft())
+            seat = self._seat_of(conn)
+            if conn.lobby and (seat is None or seat.table.over):  # in the lobby or queueing
+                await conn.send([_ln()])
         return True
 
     def _seat_of(self, conn: _Conn) -> RemoteSeat | None:
@@ -492,7 +505,10 @@ class FakeTenhouServer:
             await conn.send([Tag("REJOIN", {"t": t + ",r"})])
             return
         seat = self._seat_of(conn)
-        if conn in self.waiting or (seat is not None and not seat.table.over):
+        if conn in self.waiting:
+            self.stats.problems.append(f"a JOIN while already queueing: {format_tag(tag)}")
+            return
+        if seat is not None and not seat.table.over:
             return
         self.waiting.append(conn)
         while len(self.waiting) >= self.humans and (self.max_games is None

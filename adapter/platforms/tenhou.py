@@ -189,6 +189,9 @@ class TenhouBot(PlatformSession):
         self.holding = False  # frames since a GO in a game: a resume's or a new game's?
         self.in_game = False
         self.queueing = False
+        # a JOIN sent on this line that no GO has answered yet: Tenhou sends LN again and again
+        # in the lobby, also while we queue, and only the login's LN asks for a JOIN
+        self.joined = False
         self.game_hands = 0
         self.leaving = False  # a stop was asked for: BYE when the hand in play is over
         self.left = False  # BYE said on a stop: the session is over, the game unfinished
@@ -208,6 +211,7 @@ class TenhouBot(PlatformSession):
 
     def hello(self) -> list[Tag]:
         log.info("tenhou: login", anonymous=self.settings.name == ANONYMOUS)
+        self.joined = False  # a new line: the server forgot any queue we were in
         return split_tags("".join(self.codec.greeting()))
 
     # ------------------------------------------------------------------ tags in
@@ -225,12 +229,12 @@ class TenhouBot(PlatformSession):
         self.pending.rx(self.frame_log, raw)
         if tag is None:
             self.error(f"not a tag: {raw[:200]!r}")
-            return []
+            return self._safe_reply(*_name_and_offer(raw))
         try:
             items = self.codec.feed(tag)
         except ProtocolError as exc:
             self.error(str(exc))
-            return self._safe_reply(tag)
+            return self._safe_reply(tag.name, "t" in tag.attrs)
         out: list[Tag] = []
         hand_over = game_over = False
         for item in items:
@@ -285,11 +289,13 @@ class TenhouBot(PlatformSession):
         self._notice("stop asked for: left after the hand (BYE), no next hand")
         return [Tag("BYE")]
 
-    def _safe_reply(self, tag: Tag) -> list[Tag]:
-        """An answer owed to a tag we could not read: our draw -> a discard; an offer -> pass."""
-        if re.fullmatch(r"T\d+", tag.name):
+    def _safe_reply(self, name: str, offered: bool) -> list[Tag]:
+        """An answer owed to a tag we could not read, by its name (``T...``: our draw, owed a
+        discard of a tile we hold, whatever its id said) and its offer flags (``t`` on a
+        discard or a call: owed a pass); Tenhou plays for us only once its clock runs out."""
+        if re.match(r"T(?![A-Za-z])", name):
             return self.codec.safe_reply(ev.DecisionRequest("turn"))
-        if "t" in tag.attrs and re.fullmatch(r"[EFGefgN]\d*", tag.name):
+        if offered and re.match(r"[EFGefgN](?![A-Za-z])", name):
             return [Tag("N")]
         return []
 
@@ -299,9 +305,9 @@ class TenhouBot(PlatformSession):
             self.game_log.event(ev.PlatformNotice(text))
 
     def _join(self) -> list[Tag]:
-        if self.in_game or self.summary.games >= self.settings.games:
+        if self.in_game or self.joined or self.summary.games >= self.settings.games:
             return []
-        self.queueing = True
+        self.queueing = self.joined = True
         return [join(self.settings.lobby, self.settings.game_type)]
 
     def _check_found(self, found: GameFound) -> None:
@@ -311,7 +317,7 @@ class TenhouBot(PlatformSession):
         except PermissionRefused as exc:
             self.error(f"the server seated us in a refused game: {exc}")
             raise
-        self.queueing = False
+        self.queueing = self.joined = False
         self.in_game = True
 
     # ------------------------------------------------------------------ games and events
@@ -393,6 +399,19 @@ class TenhouBot(PlatformSession):
         if self.leaving:  # a stop asked for through leave_after_hand (stop_requested: cut_game)
             result["stopped"] = True
         self.close_log(Footer(result))
+
+
+def _name_and_offer(raw: str) -> tuple[str, bool]:
+    """What text that is no tag seems to be: the name it begins with (``<T-1/>``: "T-1";
+    ``{"tag": "T-1"`` over the WebSocket) and whether it carries offer flags (a ``t``)."""
+    text = raw.strip()
+    if text.startswith("{"):
+        found = re.search(r'"tag"\s*:\s*"([^"]*)"', text)
+        name = found.group(1) if found else ""
+        return name, re.search(r'"t"\s*:', text) is not None
+    found = re.match(r"<\s*([^\s/>]*)", text)
+    name = found.group(1) if found else ""
+    return name, re.search(r"\st\s*=", text) is not None
 
 
 # ---------------------------------------------------------------------- transports
@@ -542,23 +561,33 @@ async def run(settings: TenhouSettings, bot: TenhouBot | None = None) -> Session
 async def _session(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> SessionSummary:
     """Connect, play, and reconnect while the games are not over."""
     await _connect(transport, settings, first=True)
-    failures = 0  # reconnects in a row that got nothing back
+    # reconnects in a row after which the game did not move on: a line that only brought a
+    # login (HELO, LN, REJOIN) or a REINIT before it dropped again is no progress, or a server
+    # that answers the login and then closes would be logged into for ever, without a pause
+    stalled = 0
     while True:
-        received = [0]
+        moved = _progress(bot)
         try:
-            await _play(transport, bot, settings, received)
+            await _play(transport, bot, settings)
             break
         except ConnectionError as exc:
             if bot.summary.finished or bot.left:
                 break
-            failures = failures + 1 if not received[0] else 1
-            if (not bot.in_game and not bot.queueing) or failures > settings.reconnect_tries:
+            stalled = 1 if _progress(bot) != moved else stalled + 1
+            if (not bot.in_game and not bot.queueing) or stalled > settings.reconnect_tries:
                 raise
             log.warning("tenhou: connection lost, reconnecting", error=str(exc))
             bot.summary.reconnects += 1
             await transport.close()
+            if stalled > 1:  # the first one at once (the game's clock runs), then paced
+                await asyncio.sleep(settings.reconnect_delay)
             await _connect(transport, settings, first=False)
     return bot.summary
+
+
+def _progress(bot: TenhouBot) -> tuple[int, int, int]:
+    """What shows that a line moved the session on: decisions asked, hands and games over."""
+    return bot.summary.decisions, bot.summary.hands, bot.summary.games
 
 
 async def run_until_signalled(settings: TenhouSettings) -> SessionSummary:
@@ -582,8 +611,9 @@ async def _connect(transport: Any, settings: TenhouSettings, first: bool) -> Non
             await asyncio.sleep(0.2 if first else settings.reconnect_delay)
 
 
-async def _play(transport: Any, bot: TenhouBot, settings: TenhouSettings,
-                received: list[int]) -> None:
+async def _play(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> None:
+    received = [0]  # frames on this line: none yet since our HELO is a silent server
+
     async def send(tags: list[Tag]) -> None:
         bot.tx(tags)
         for tag in tags:
