@@ -379,3 +379,17 @@ def test_an_mjai_game_whose_end_game_names_no_scores_replays_its_final_scores(
     assert f"final scores {final}" in out.stdout
     summary = json.loads(_mjbot("replay", str(path), "--json").stdout)["summary"]
     assert summary["final_scores"] == final
+
+
+@pytest.mark.parametrize("predictor, message", [
+    ("nn@brain/data/nn_mcr.npz", "nn: the weights are for 'mcr', not 'riichi'"),
+    ("nn@missing-weights.npz", "nn: no weights file at missing-weights.npz"),
+])
+def test_commentary_with_a_predictors_bad_weights_names_the_weights_not_the_game(
+        tmp_path: Path, predictor: str, message: str) -> None:
+    """The predictor's weights load inside the block that reads the game, and their error
+    (MissingNetwork, a FileNotFoundError) was reported as ``LOG: no such file``."""
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    r = _mjbot("replay", str(path), "--commentary", "--predictor", predictor)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert message in r.stderr and "no such file" not in r.stderr

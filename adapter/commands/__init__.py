@@ -39,12 +39,24 @@ def reading(path: str) -> Iterator[None]:
 
     try:
         yield
-    except FileNotFoundError:
+    except FileNotFoundError as exc:
+        if not _names(exc, path):  # another file: a predictor's missing or wrong weights
+            raise UserInputError(str(exc)) from None
         raise UserInputError(f"{path}: no such file") from None
-    except IsADirectoryError:
+    except IsADirectoryError as exc:
+        if not _names(exc, path):
+            raise UserInputError(str(exc)) from None
         raise UserInputError(f"{path}: is a directory") from None
     except (LogError, RecordError, ValueError) as exc:
         raise UserInputError(f"{path}: {exc}") from None
+
+
+def _names(exc: OSError, path: str) -> bool:
+    """Whether ``exc`` is about ``path`` itself. What :func:`reading` wraps also loads
+    weights (``--commentary --predictor nn@FILE``), whose MissingNetwork is a
+    FileNotFoundError too: it was reported as the game file missing."""
+    return exc.filename is not None and os.path.normpath(str(exc.filename)) \
+        == os.path.normpath(path)
 
 
 def text_stream(json_path: str | None) -> TextIO:

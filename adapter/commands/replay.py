@@ -110,6 +110,7 @@ def _commentary(rep: object, args: argparse.Namespace) -> list[dict[str, object]
     if top_k < 1:
         raise UserInputError("--top-k must be at least 1")
     ranker = evaluator(args.predictor, 32, 0, predictor=True)
+    require_networks([args.predictor], rep.variant)  # type: ignore[attr-defined]
     try:
         return commentary(rep, ranker, top_k)  # type: ignore[arg-type]
     except MissingModels as exc:
