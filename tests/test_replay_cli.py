@@ -393,3 +393,15 @@ def test_commentary_with_a_predictors_bad_weights_names_the_weights_not_the_game
     r = _mjbot("replay", str(path), "--commentary", "--predictor", predictor)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert message in r.stderr and "no such file" not in r.stderr
+
+
+@pytest.mark.parametrize("command", [("replay",), ("review", "--policy", "rulebased")])
+def test_a_path_through_a_file_is_one_clear_line(tmp_path: Path,
+                                                 command: tuple[str, ...]) -> None:
+    """``LOG`` = ``a_file/x`` (a folder on its way is a file): NotADirectoryError was no
+    error reading() knew, so the command ended in a traceback."""
+    game = _own_log(tmp_path / "own.mjlog.msgpack")
+    path = f"{game}/x"
+    r = _mjbot(*command, path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert f"{path}: Not a directory" in r.stderr
