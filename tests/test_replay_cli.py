@@ -405,3 +405,13 @@ def test_a_path_through_a_file_is_one_clear_line(tmp_path: Path,
     r = _mjbot(*command, path)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert f"{path}: Not a directory" in r.stderr
+
+
+def test_export_of_one_seats_own_log_says_why_it_cannot(tmp_path: Path) -> None:
+    """A platform session's log (one seat's view) cannot be exported; the refusal said
+    '--export works on imported logs', though our local table's logs export too."""
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    r = _mjbot("replay", str(path), "--export", "tenhou6")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "--export needs the whole game (an import, or a local-table log); this test log " \
+           "holds seat 1's view only" in r.stderr
