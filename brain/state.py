@@ -397,7 +397,8 @@ class TableState:
         self.current = None
 
     def _on_game_ended(self, e: ev.GameEnded) -> None:
-        self.scores = list(e.scores)
+        if e.scores:  # mjai's end_game may carry none: the hands' tally stands
+            self.scores = list(e.scores)
         self.game_over = True
         self.round_active = False
 

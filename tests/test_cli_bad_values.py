@@ -300,3 +300,19 @@ def test_score_help_says_what_it_does(capsys):
     assert "value a winning hand in a variant: its items" in out
     assert "--seat SEAT the winner's seat" in out and "--dealer DEALER the dealer's seat" in out
     assert "--riichi the winner declared riichi" in out
+
+
+def test_bench_commentary_says_why_the_files_it_read_were_left_out(tmp_path, capsys):
+    """A folder of our own logs: each reads, and each is left out (the measure is of real
+    games); the refusal said only "no game the replayer reads", as if they were unreadable."""
+    from replay.log import Footer, GameLogWriter
+    from tests.log_samples import sample_hand, sample_header, write_steps
+
+    for n in range(2):
+        w = GameLogWriter(tmp_path / f"g{n}.mjlog.msgpack", sample_header())
+        write_steps(w, sample_hand(0))
+        w.close(Footer({"hands": 1}))
+    (tmp_path / "notes.txt").write_text("not a game\n", encoding="utf-8")
+    err = _refused(["bench", "commentary", str(tmp_path)], capsys)
+    assert "3 file(s) looked at; 2 left out: an mjbot log: review it with mjbot review; " \
+           "1 left out: no reader accepts it)" in err

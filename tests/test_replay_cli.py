@@ -340,3 +340,78 @@ def test_an_ntpu_own_win_our_rules_cannot_read_replays_and_views(tmp_path: Path)
     assert result["type"] == "win" and result["value"] == 0
     steps = timeline.build(formats.read(path.read_bytes(), path))
     assert steps is not None
+
+
+def test_an_mjai_game_whose_end_game_names_no_scores_replays_its_final_scores(
+        tmp_path: Path) -> None:
+    """mjai.app's ``end_game`` carries no scores. `mjbot mjai` logged the game's end as
+    ``GameEnded(())`` and closed its log with no footer scores, and `mjbot replay` then
+    printed ``final scores []``: the final scores are what the hands add up to (the start,
+    seat 0's riichi deposit, the ron's deltas)."""
+    def m(kind: str, **fields: object) -> dict[str, object]:
+        return {"type": kind, **fields}
+
+    hidden = ["?"] * 13
+    mine = ["1m", "2m", "3m", "5m", "9m", "1p", "1p", "4p", "5p", "6p", "7s", "8s", "9s"]
+    batches = [
+        [m("start_game", id=3)],
+        [m("start_kyoku", bakaze="E", kyoku=1, honba=0, kyotaku=0, oya=0, dora_marker="1s",
+           scores=[25000] * 4, tehais=[hidden, hidden, hidden, mine]),
+         m("tsumo", actor=0, pai="?"), m("reach", actor=0),
+         m("dahai", actor=0, pai="E", tsumogiri=True)],
+        [m("reach_accepted", actor=0), m("tsumo", actor=1, pai="?"),
+         m("dahai", actor=1, pai="S", tsumogiri=True)],
+        [m("hora", actor=2, target=1, pai="S", deltas=[0, -8000, 9000, 0]), m("end_kyoku")],
+        [m("end_game")],
+    ]
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", "3", "--log-dir",
+                           str(tmp_path)], input="".join(json.dumps(b) + "\n" for b in batches),
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (path,) = tmp_path.rglob("*.mjlog.msgpack")
+    final = [24000, 17000, 34000, 25000]
+    from replay.log import read_log
+
+    assert read_log(path).footer is not None
+    assert list(read_log(path).footer.scores) == final  # type: ignore[union-attr]
+    out = _mjbot("replay", str(path))
+    assert out.returncode == 0, out.stderr
+    assert f"final scores {final}" in out.stdout
+    summary = json.loads(_mjbot("replay", str(path), "--json").stdout)["summary"]
+    assert summary["final_scores"] == final
+
+
+@pytest.mark.parametrize("predictor, message", [
+    ("nn@brain/data/nn_mcr.npz", "nn: the weights are for 'mcr', not 'riichi'"),
+    ("nn@missing-weights.npz", "nn: no weights file at missing-weights.npz"),
+])
+def test_commentary_with_a_predictors_bad_weights_names_the_weights_not_the_game(
+        tmp_path: Path, predictor: str, message: str) -> None:
+    """The predictor's weights load inside the block that reads the game, and their error
+    (MissingNetwork, a FileNotFoundError) was reported as ``LOG: no such file``."""
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    r = _mjbot("replay", str(path), "--commentary", "--predictor", predictor)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert message in r.stderr and "no such file" not in r.stderr
+
+
+@pytest.mark.parametrize("command", [("replay",), ("review", "--policy", "rulebased")])
+def test_a_path_through_a_file_is_one_clear_line(tmp_path: Path,
+                                                 command: tuple[str, ...]) -> None:
+    """``LOG`` = ``a_file/x`` (a folder on its way is a file): NotADirectoryError was no
+    error reading() knew, so the command ended in a traceback."""
+    game = _own_log(tmp_path / "own.mjlog.msgpack")
+    path = f"{game}/x"
+    r = _mjbot(*command, path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert f"{path}: Not a directory" in r.stderr
+
+
+def test_export_of_one_seats_own_log_says_why_it_cannot(tmp_path: Path) -> None:
+    """A platform session's log (one seat's view) cannot be exported; the refusal said
+    '--export works on imported logs', though our local table's logs export too."""
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    r = _mjbot("replay", str(path), "--export", "tenhou6")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "--export needs the whole game (an import, or a local-table log); this test log " \
+           "holds seat 1's view only" in r.stderr

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -150,8 +151,12 @@ def run_commentary(args: argparse.Namespace) -> int:
         raise UserInputError(f"no such file or folder: {', '.join(missing)}")
     result = bench_commentary(args.paths, names, args.playouts, args.seed, args.top_k)
     if not result["games"]:
+        # why each file was left out (an mjbot log, a three-player game), not only that it
+        # was: an own log read fine but was said to be no game the replayer reads
+        reasons = Counter(x["why"] for x in result["left_out"])
+        why = "".join(f"; {n} left out: {w}" for w, n in reasons.items())
         raise UserInputError(f"no game the replayer reads in {', '.join(args.paths)} "
-                             f"({result['files']} file(s) looked at)")
+                             f"({result['files']} file(s) looked at{why})")
     report(args, result, text_commentary)
     return 0
 

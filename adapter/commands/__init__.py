@@ -39,18 +39,32 @@ def checked_variant(name: str) -> str:
 @contextmanager
 def reading(path: str) -> Iterator[None]:
     """A game file that cannot be read, as the user's error naming the file: missing, a
-    folder, or not a log of any known format (the reader's own words)."""
+    folder, a path through a file, not readable, or not a log of any known format (the
+    reader's own words)."""
     from replay.log import LogError
     from replay.record import RecordError
 
     try:
         yield
-    except FileNotFoundError:
-        raise UserInputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UserInputError(f"{path}: is a directory") from None
+    except OSError as exc:
+        if _names(exc, path):  # also a file on the way (a/file/x), a file it may not read
+            why = ("no such file" if isinstance(exc, FileNotFoundError) else "is a directory"
+                   if isinstance(exc, IsADirectoryError) else exc.strerror or str(exc))
+            raise UserInputError(f"{path}: {why}") from None
+        if isinstance(exc, FileNotFoundError | IsADirectoryError):
+            # another file: a predictor's missing or wrong weights
+            raise UserInputError(str(exc)) from None
+        raise
     except (LogError, RecordError, ValueError) as exc:
         raise UserInputError(f"{path}: {exc}") from None
+
+
+def _names(exc: OSError, path: str) -> bool:
+    """Whether ``exc`` is about ``path`` itself. What :func:`reading` wraps also loads
+    weights (``--commentary --predictor nn@FILE``), whose MissingNetwork is a
+    FileNotFoundError too: it was reported as the game file missing."""
+    return exc.filename is not None and os.path.normpath(str(exc.filename)) \
+        == os.path.normpath(path)
 
 
 def text_stream(json_path: str | None) -> TextIO:

@@ -55,7 +55,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         with reading(args.logs[0]):
             rep = replayer.load(args.logs[0], args.seat)
             if rep.record is None:
-                raise UserInputError("--export works on imported logs (tenhou6, mjlog, mjai)")
+                # one seat's view: the others' hands, which both formats write, are unknown
+                raise UserInputError(
+                    f"--export needs the whole game (an import, or a local-table log); this "
+                    f"{rep.source} log holds seat {rep.seat}'s view only")
             text = (tenhou6.dumps if args.export == "tenhou6" else mjai_log.dumps)(rep.record)
         _write_export(text, args.output)
         return 0
@@ -114,6 +117,7 @@ def _commentary(rep: object, args: argparse.Namespace) -> list[dict[str, object]
     if top_k < 1:
         raise UserInputError("--top-k must be at least 1")
     ranker = evaluator(args.predictor, 32, 0, predictor=True)
+    require_networks([args.predictor], rep.variant)  # type: ignore[attr-defined]
     try:
         return commentary(rep, ranker, top_k)  # type: ignore[arg-type]
     except MissingModels as exc:

@@ -9,12 +9,14 @@ format saying why that reader refused it.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from protocols import events as ev
 from replay.formats import botzone_log, mjai_log, mjlog, ntpu_log, nycu_sgf, tenhou6
 from replay.log import GameLog, LogError, parse_log
 from replay.record import GameRecord, RecordError
@@ -67,8 +69,34 @@ _REFUSALS = (RecordError, LogError, SchemaError, ValueError, KeyError, TypeError
 def own_log_events(platform: str, events: list[Any]) -> list[Any]:
     """The events of one of our own game logs (``platform``: its header's) as replay and the
     viewer show them: an NTPU client's own wins valued by our rules (the server sends no
-    value; replay/formats/ntpu_log.value_own_wins), others as logged."""
-    return ntpu_log.value_own_wins(events) if platform == "ntpu" else events
+    value; replay/formats/ntpu_log.value_own_wins), a game end that names no scores given
+    the scores its hands add up to, others as logged."""
+    if platform == "ntpu":
+        events = ntpu_log.value_own_wins(events)
+    return scored_game_ends(events)
+
+
+def scored_game_ends(events: list[Any]) -> list[Any]:
+    """``events`` with each :class:`GameEnded` that carries no scores (mjai's ``end_game``
+    may carry none, and the mjai codec then logs ``()``) given the scores of its game as the
+    hands left them: the last hand's start, the riichi deposits, the deltas since. Without
+    it replay printed ``final scores []`` and the viewer ``game over:`` with nothing after."""
+    scores: list[int] | None = None
+    out: list[Any] = []
+    for e in events:
+        if isinstance(e, ev.RoundStarted):
+            scores = list(e.scores)
+        elif scores is not None and isinstance(e, ev.RiichiAccepted):
+            if e.scores is not None:
+                scores = list(e.scores)
+            else:
+                scores[e.seat] -= 1000
+        elif scores is not None and isinstance(e, ev.RoundWon | ev.RoundDrawn):
+            scores = [a + b for a, b in zip(scores, e.deltas or (0,) * 4, strict=False)]
+        elif isinstance(e, ev.GameEnded) and not e.scores and scores is not None:
+            e = dataclasses.replace(e, scores=tuple(scores))
+        out.append(e)
+    return out
 
 
 def guess(data: bytes) -> str:
