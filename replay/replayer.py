@@ -376,6 +376,9 @@ def unfinished_game(replay: Replay) -> str | None:
     if log is None:
         return None
     if log.footer is None:
+        if replay.source == "botzone":  # each turn a new process, none told of the end
+            return ("no footer: Botzone never tells a bot how its match ended (a log cut in "
+                    "the match reads the same)")
         return "the log ends without a footer (cut, or its process ended in the game)"
     return footer_unfinished(log.footer.result)
 

@@ -93,6 +93,11 @@ def test_one_shot_process_and_match_log_carried_in_data(tmp_path):
     from replay.log import read_log
     log = read_log(kept["log"])
     assert [f.raw for f in log.frames if type(f).__name__ == "RxFrame"] == requests[:3]
+    # replayed, its lack of an end is put down to Botzone, not to a cut or a crash
+    shown = _mjbot("replay", kept["log"], stdin="")
+    assert shown.returncode == 0, shown.stderr
+    assert ("game unfinished: no footer: Botzone never tells a bot how its match ended"
+            in shown.stdout)
 
 
 def test_bad_input_gets_a_message_and_a_safe_answer():

@@ -189,8 +189,9 @@ class NtpuBot(CodecSession):
         """The server sends no value: log what our rules make of our own win (as replay
         values it from the log)."""
         score, reason = value_own_win(self.rules, self.state, won, self.before)
-        text = (f"our win by mjbot's rules: {score.value} tai, "
-                f"{' '.join(f'{n}({v})' for n, v in score.items)}" if score is not None
+        items = " ".join(f"{n}({v})" for n, v in score.items) if score is not None else ""
+        text = (f"our win by mjbot's rules: {score.value} tai{', ' + items if items else ''}"
+                if score is not None
                 else f"our win could not be valued: {reason}")
         if self.game_log is not None:
             self.game_log.event(ev.PlatformNotice(text))
