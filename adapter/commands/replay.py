@@ -136,6 +136,7 @@ def _commentary(rep: object, args: argparse.Namespace) -> list[dict[str, object]
     from adapter.commands.review import evaluator
     from brain.policies.mc.models import MissingModels
     from replay.review.commentary import commentary
+    from replay.review.evaluators import PolicyFailed
 
     top_k = 3 if args.top_k is None else args.top_k
     if top_k < 1:
@@ -143,5 +144,6 @@ def _commentary(rep: object, args: argparse.Namespace) -> list[dict[str, object]
     ranker = evaluator(args.predictor, 32, 0, predictor=True)
     try:
         return commentary(rep, ranker, top_k)  # type: ignore[arg-type]
-    except MissingModels as exc:
-        raise UserInputError(str(exc)) from None
+    except (MissingModels, PolicyFailed) as exc:  # no prediction made up for it
+        raise UserInputError(f"--predictor: {exc}" if isinstance(exc, PolicyFailed)
+                             else str(exc)) from None
