@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from brain.brain import check
 from brain.policies import get_policy
 from brain.rules import rules_for
 from brain.state import StateError, TableState
@@ -455,6 +456,7 @@ def agreement(replay: Replay, policy_name: str, budget: float | None = None) -> 
     state = TableState(replay.variant, replay.seat)
     by_kind: dict[str, Counter[str]] = defaultdict(Counter)
     disagreements: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
     applied = 0
     started = time.perf_counter()
     for d in replay.decisions:
@@ -462,10 +464,14 @@ def agreement(replay: Replay, policy_name: str, budget: float | None = None) -> 
             state.apply(replay.events[applied])
             applied += 1
         legal = list(d.legal) or rules.legal_actions(state, d.request)
-        chosen = policy.decide(state, d.request, legal, budget).action
-        same = action_key(chosen) == action_key(d.action)
         kind = d.request.kind
         by_kind[kind]["total"] += 1
+        chosen = _ask(policy, policy_name, state, d.request, legal, budget)
+        if isinstance(chosen, str):
+            failures.append({"event_index": d.index, "round": _round_of(state), "kind": kind,
+                             "error": chosen})
+            continue
+        same = action_key(chosen) == action_key(d.action)
         by_kind[kind]["agree"] += int(same)
         if not same:
             disagreements.append({
@@ -479,7 +485,21 @@ def agreement(replay: Replay, policy_name: str, budget: float | None = None) -> 
         "agree": agree, "agreement": agree / total if total else None,
         "by_kind": {k: {"decisions": c["total"], "agree": c["agree"],
                         "agreement": c["agree"] / c["total"]} for k, c in by_kind.items()},
-        "disagreements": disagreements, "seconds": round(time.perf_counter() - started, 3)}
+        "disagreements": disagreements, "failed": len(failures), "failures": failures,
+        "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _ask(policy: Any, name: str, state: TableState, request: ev.DecisionRequest,
+         legal: list[Any], budget: float | None) -> Any:
+    """The policy's action, or (a str) why it gave none: it raised, or answered something
+    that is no legal action. Counted as failed, not as a disagreement: a policy that did not
+    really answer must not read as one that played otherwise (nor take the log's name, as
+    its ValueError did, for a file that could not be read)."""
+    try:
+        decision = policy.decide(state, request, legal, budget)
+    except Exception as exc:
+        return f"{name} raised {type(exc).__name__}: {exc}"
+    return check(name, decision, legal) or decision.action  # the brain's own judgement
 
 
 def _round_of(state: TableState) -> str:
@@ -490,6 +510,11 @@ def format_agreement(result: dict[str, Any], limit: int = 20) -> str:
     pct = "n/a" if result["agreement"] is None else f"{100 * result['agreement']:.1f}%"
     lines = [f"policy {result['policy']} vs recorded play, seat {result['seat']}: "
              f"{result['agree']}/{result['decisions']} agree ({pct})"]
+    if result["failed"]:
+        first = result["failures"][0]
+        lines.append(f"  FAILED: {result['policy']} gave no answer on {result['failed']}/"
+                     f"{result['decisions']} decisions (counted as not agreeing); first, "
+                     f"{first['round']} {first['kind']}: {first['error']}")
     for k, c in sorted(result["by_kind"].items()):
         lines.append(f"  {k:8s} {c['agree']}/{c['decisions']} ({100 * c['agreement']:.1f}%)")
     for d in result["disagreements"][:limit]:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from brain.policies import POLICIES, Decision
 from protocols import events as ev
 from protocols.tiles import parse_mpsz
 from replay import replayer
@@ -102,6 +103,52 @@ def test_policy_agreement_lists_disagreements(tmp_path: Path) -> None:
     result = replayer.agreement(replayer.load(path), "tsumogiri")
     assert result["decisions"] == 2 and result["agree"] == 0
     assert [d["policy"] for d in result["disagreements"]] == ["discard 3z", "discard 1z"]
+
+
+class _Faulty:
+    """A policy that raises on the first decision and answers an action no one offered on
+    the second: what a broken policy (or a network of the wrong shape) does."""
+
+    name = "test-faulty"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def decide(self, state: object, request: object, legal: list[object],
+               budget: float | None = None) -> Decision:
+        self.asked += 1
+        if self.asked == 1:
+            raise ValueError("a broken policy")
+        return Decision(ev.Pon((0, 0)))
+
+
+def test_a_policy_that_gives_no_answer_is_counted_and_fails_the_replay(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Its ValueError read as the LOG's ('LOG: a broken policy', exit 2) and its illegal
+    answer as a plain disagreement: the figure did not say the policy never played."""
+    from adapter.cli import main
+
+    monkeypatch.setitem(POLICIES, _Faulty.name, _Faulty)
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    result = replayer.agreement(replayer.load(path), _Faulty.name)
+    assert result["decisions"] == 2 and result["agree"] == 0 and result["failed"] == 2
+    assert result["disagreements"] == []
+    assert "raised ValueError: a broken policy" in result["failures"][0]["error"]
+    assert "illegal action" in result["failures"][1]["error"]
+    assert main(["replay", str(path), "--policy", _Faulty.name]) == 1
+    out, err = capsys.readouterr()
+    assert "FAILED: test-faulty gave no answer on 2/2 decisions" in out
+    assert err.strip() == "mjbot replay: --policy test-faulty gave no answer on 2 decision(s)"
+
+
+def test_missing_opponent_models_are_named_not_the_log(tmp_path: Path) -> None:
+    """mc without its models once read 'LOG: no such file' (its FileNotFoundError was taken
+    for the LOG's)."""
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    r = _mjbot("replay", str(path), "--policy", f"mc@models={tmp_path / 'none'}")
+    assert r.returncode == 2 and "no opponent models for 'riichi'" in r.stderr
+    assert str(path) not in r.stderr and "Traceback" not in r.stderr
 
 
 def test_cut_own_log_still_replays_with_a_note(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brain.actions import canonical
-from brain.policies import get_policy
+from brain.policies import POLICIES, Decision, get_policy
 from protocols import events as ev
 from protocols import tiles as T
 from replay import replayer
@@ -392,3 +392,45 @@ def test_the_review_of_a_game_that_ended_early_says_so(tmp_path):
     finished = _own_log(tmp_path / "whole.mjlog.msgpack")
     r = _mjbot("review", str(finished), "--policy", "rulebased")
     assert r.returncode == 0 and "unfinished" not in r.stdout
+
+
+class _Faulty:
+    """A policy that raises on every other decision and answers an action no one offered on
+    the rest: what a broken policy (or a network of the wrong shape) does."""
+
+    name = "test-faulty"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def decide(self, state, request, legal, budget=None):
+        self.asked += 1
+        if self.asked % 2:
+            raise ValueError("a broken policy")
+        return Decision(ev.Pon((0, 0)))
+
+
+def test_a_policy_that_gives_no_answer_is_counted_not_ranked_in_canonical_order(
+        tmp_path, monkeypatch, capsys):
+    """Its failure on the decision asked was taken for the end of its ranking: the legal set's
+    canonical order stood in as its choice, and the review rated play against it (exit 0)."""
+    from adapter.bench.review import local_game
+    from adapter.cli import main
+
+    monkeypatch.setitem(POLICIES, _Faulty.name, _Faulty)
+    log = local_game(str(tmp_path), seed=3, length="east")
+    result = review(replayer.load(log, 2), RankingEvaluator(_Faulty.name))
+    assert result["decisions"] > 0 and result["policy_failures"] == result["decisions"]
+    assert result["errors"] == 0 and result["valued"] == 0 and result["agree"] == 0
+    assert all(r["best"] == "" and r["policy_failed"] for r in result["rows"])
+    assert any("POLICY FAILED: test-faulty gave no answer" in n for n in result["notes"])
+    assert main(["review", log, "--seat", "2", "--policy", _Faulty.name]) == 1
+    out, err = capsys.readouterr()
+    assert "POLICY FAILED" in out
+    assert err.strip() == (f"mjbot review: --policy test-faulty gave no answer on "
+                           f"{result['decisions']} decision(s)")
+    assert main(["replay", log, "--seat", "2", "--commentary", "--predictor",
+                 _Faulty.name]) == 2
+    err = capsys.readouterr().err
+    assert "--predictor: test-faulty raised ValueError: a broken policy" in err
+    assert "Traceback" not in err

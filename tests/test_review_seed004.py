@@ -41,7 +41,7 @@ def test_leftovers_are_single_tiles_of_the_hand(kinds):
 
 
 def test_predicted_discards_come_from_the_leftovers_honours_first():
-    state = riichi_turn("123m55p78s139m15z", "6z")
+    state = riichi_turn("123m55p789s139m15z", "6z")
     ranked = Seed004Evaluator().evaluate(state, TURN, legal(state, TURN)).ranked
     first = [T.tile_name(s.action.tile) for s in ranked[:3]]
     assert set(first) <= {"1z", "5z", "6z"}  # honours not all the hand: they go first

@@ -23,6 +23,7 @@ from adapter.commands import UserInputError, at_least
 from adapter.local.arena import ArenaConfig, play_unit
 from replay import replayer
 from replay.review import measure
+from replay.review.evaluators import PolicyFailed
 from replay.review.game import review
 from replay.review.registry import evaluator_for
 
@@ -50,6 +51,10 @@ def bench_review(game: str | None, seat: int | None, playouts: int, seed: int) -
             started = time.perf_counter()
             results[name] = review(rep, evaluator)
             timings[name] = time.perf_counter() - started
+            if results[name]["policy_failures"]:  # its time is not of a review by it
+                raise UserInputError(f"{name} gave no answer on "
+                                     f"{results[name]['policy_failures']} decision(s): "
+                                     "no figure")
     hands = sum(1 for e in rep.events if type(e).__name__ == "RoundStarted")
     return {
         "game": game or f"local table, east-south, rulebased x4, seed {seed}",
@@ -149,7 +154,10 @@ def run_commentary(args: argparse.Namespace) -> int:
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         raise UserInputError(f"no such file or folder: {', '.join(missing)}")
-    result = bench_commentary(args.paths, names, args.playouts, args.seed, args.top_k)
+    try:
+        result = bench_commentary(args.paths, names, args.playouts, args.seed, args.top_k)
+    except PolicyFailed as exc:  # its hit rates would be the legal set's order, not its own
+        raise UserInputError(f"{exc}: no figure") from None
     if not result["games"]:
         # why each file was left out (an mjbot log, a three-player game), not only that it
         # was: an own log read fine but was said to be no game the replayer reads

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, reading, require_networks
+from adapter.commands import (
+    UserInputError,
+    reading,
+    require_networks,
+    require_opponent_models,
+)
 
 PREDICTOR_DEFAULT = "rulebased"
 
@@ -62,13 +68,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
             text = (tenhou6.dumps if args.export == "tenhou6" else mjai_log.dumps)(rep.record)
         _write_export(text, args.output)
         return 0
+    failed = 0
     for path in args.logs:
         with reading(path):
             rep = replayer.load(path, args.seat)
+        if args.policy:  # the policy's faults named as its own, not as the LOG's
+            require_policy(args.policy, rep.variant)
+        with reading(path):
             result: dict[str, object] = {"summary": replayer.summarize(rep)}
             if args.policy:
-                require_networks([args.policy], rep.variant)
-                result["agreement"] = replayer.agreement(rep, args.policy)
+                result["agreement"] = agreement = replayer.agreement(rep, args.policy)
+                failed += agreement["failed"]
             if args.commentary:
                 result["commentary"] = _commentary(rep, args)
             if args.reparse:
@@ -93,7 +103,24 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(outputs[0] if len(outputs) == 1 else outputs, ensure_ascii=False,
                          indent=2))
+    if failed:  # its agreement is not the policy's: the run must not pass for it
+        print(f"mjbot replay: --policy {args.policy} gave no answer on {failed} decision(s)",
+              file=sys.stderr)
+        return 1
     return 0
+
+
+def require_policy(name: str, variant: str) -> None:
+    """Refuse in one line a policy that cannot be built, or cannot play ``variant`` (no
+    network, no opponent models), before it is asked anything."""
+    from brain.policies import get_policy
+
+    try:
+        get_policy(name)
+    except ValueError as exc:
+        raise UserInputError(f"--policy: {exc}") from None
+    require_networks([name], variant)
+    require_opponent_models([name], variant)
 
 
 def _write_export(text: str, output: str | None) -> None:
@@ -112,6 +139,7 @@ def _commentary(rep: object, args: argparse.Namespace) -> list[dict[str, object]
     from adapter.commands.review import evaluator
     from brain.policies.mc.models import MissingModels
     from replay.review.commentary import commentary
+    from replay.review.evaluators import PolicyFailed
 
     top_k = 3 if args.top_k is None else args.top_k
     if top_k < 1:
@@ -120,5 +148,6 @@ def _commentary(rep: object, args: argparse.Namespace) -> list[dict[str, object]
     require_networks([args.predictor], rep.variant)  # type: ignore[attr-defined]
     try:
         return commentary(rep, ranker, top_k)  # type: ignore[arg-type]
-    except MissingModels as exc:
-        raise UserInputError(str(exc)) from None
+    except (MissingModels, PolicyFailed) as exc:  # no prediction made up for it
+        raise UserInputError(f"--predictor: {exc}" if isinstance(exc, PolicyFailed)
+                             else str(exc)) from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -82,4 +83,8 @@ def cmd_review(args: argparse.Namespace) -> int:
         Path(args.html).write_text(html.render(result), encoding="utf-8")
     if args.json != "-":
         print(format_review(result, every=args.all))
+    if result["policy_failures"]:  # its rating is not the policy's: the run must not pass
+        print(f"mjbot review: --policy {args.policy} gave no answer on "
+              f"{result['policy_failures']} decision(s)", file=sys.stderr)
+        return 1
     return 0

@@ -16,6 +16,7 @@ from brain.actions import canonical
 from brain.policies import NN_FILE_PREFIX, get_policy
 from brain.policies.mc.config import McConfig
 from brain.policies.mc.policy import McPolicy
+from brain.shanten import HandError
 from brain.state import StateError, TableState
 from protocols import events as ev
 from replay.replayer import action_key
@@ -66,6 +67,12 @@ class Evaluation:
                 return None
             return max(0.0, best - found.value)
         return (found.rank - 1) / max(len(self.ranked) - 1, 1)
+
+
+class PolicyFailed(RuntimeError):
+    """The policy gave no answer on the decision as the table offered it (it raised, or
+    answered outside the legal set): there is no ranking of its own to report, and one made
+    up (the legal set's canonical order) must not pass for it."""
 
 
 class Evaluator(Protocol):
@@ -119,10 +126,20 @@ class RankingEvaluator:
         while remaining:
             try:
                 decision = self.policy.decide(state, request, list(remaining))
-            except (IndexError, KeyError, ValueError, StateError):
+            except (HandError, StateError):
+                if not scored:  # the table itself cannot be read: the review's own case
+                    raise
+                break
+            except (IndexError, KeyError, ValueError) as exc:
+                if not scored:  # the very decision asked: the policy failed
+                    raise PolicyFailed(f"{self.name} raised {type(exc).__name__}: "
+                                       f"{exc}") from None
                 break  # a legal set no table offers (e.g. only riichi discards left)
             key = action_key(decision.action)
             if not any(action_key(a) == key for a in remaining):
+                if not scored:
+                    raise PolicyFailed(f"{self.name} answered {decision.action!r}, no legal "
+                                       "action")
                 break  # it answered outside the set (a pass that was taken out)
             own = dict((action_key(a), v) for a, v in decision.candidates)
             value = own.get(key)

@@ -18,11 +18,11 @@ from typing import Any
 
 from brain.rules import VARIANTS, rules_for
 from brain.shanten import HandError
-from brain.state import TableState
+from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
 from replay.replayer import Replay, action_text, unfinished_game
-from replay.review.evaluators import POINTS, Evaluation, Evaluator
+from replay.review.evaluators import POINTS, Evaluation, Evaluator, PolicyFailed
 from replay.review.situation import Opponents, describe, hand_text
 
 COSTLY = 5
@@ -68,12 +68,15 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
             evaluation = evaluator.evaluate(state, d.request, legal)
             opponents = Opponents(state)
             situations[n] = describe(state, opponents)
-        except HandError as exc:  # a log whose hand is no hand: that decision is left out
+        # a log whose hand is no hand, or a policy that gave no answer: that decision is
+        # left out, and counted (a policy's failure is its own figure: policy_failures)
+        except (HandError, StateError, PolicyFailed) as exc:
             rows.append({"n": n, "event_index": d.index, "round": round_label(state),
                          "kind": d.request.kind, "offered": offered_text(d.request),
                          "hand": hand_text(state),
                          "played": action_text(d.action), "best": "", "agree": False,
-                         "loss": None, "forced": "", "actions": [], "error": str(exc)})
+                         "loss": None, "forced": "", "actions": [], "error": str(exc),
+                         "policy_failed": isinstance(exc, PolicyFailed)})
         else:
             rows.append(_row(n, d.index, state, d.request, d.action, evaluation,
                              opponents))
@@ -110,7 +113,8 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[dict[str, Any]],
              seconds: float) -> dict[str, Any]:
     valued = [r for r in rows if r["loss"] is not None]
     agree = sum(r["agree"] for r in rows)
-    errors = sum(1 for r in rows if "error" in r)
+    failed = [r for r in rows if r.get("policy_failed")]
+    errors = sum(1 for r in rows if "error" in r) - len(failed)
     total_loss = sum(r["loss"] for r in valued)
     mean = total_loss / len(valued) if valued else 0.0
     scale = rating_scale(evaluator.unit, replay.variant)
@@ -126,8 +130,11 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[dict[str, Any]],
         "loss_per_decision": round(mean, 4) if valued else None,
         "rating": round(100.0 * math.exp(-mean / scale), 1) if valued else None,
         "rating_scale": scale, "costly": top, "rows": rows, "errors": errors,
+        "policy_failures": len(failed),
         "notes": replay.notes + ([f"{errors} decisions left out: their hand cannot be "
                                   "measured"] if errors else [])
+        + ([f"POLICY FAILED: {evaluator.name} gave no answer on {len(failed)} decisions, "
+            f"left out (first: {failed[0]['error']})"] if failed else [])
         + ([f"seat {replay.seat} made no decision in this game: nothing to review"]
            if not rows else [])
         + ([f"game unfinished: {why}"] if (why := unfinished_game(replay)) else []),
