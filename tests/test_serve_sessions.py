@@ -881,3 +881,51 @@ connect_timeout = 30
         await asyncio.to_thread(match.join, 60)  # the others play the match out
     assert handle.last_outcome == "stopped"
     assert took < STOP_DEADLINE / 2, took
+
+
+def test_a_full_disk_is_named_on_the_dashboard_without_a_traceback(tmp_path: Path) -> None:
+    """A disk that fills while practice plays (here: files that may not grow past 4 KB, which
+    fails a log's write as a full disk does): each run's failure names the cause in /health
+    and in one log line. It was 'practice worker exit status 1' there and a traceback a run on
+    serve's stderr."""
+    import resource
+    import urllib.request
+
+    config = tmp_path / "serve.toml"
+    config.write_text('[sessions.drill]\nkind = "local"\nvariant = "riichi"\npolicy = "greedy"\n'
+                      'opponents = ["greedy", "greedy", "greedy"]\npause = 0\n'
+                      '[sessions.drill.limits]\nbackoff_initial = 0.2\nbackoff_max = 0.5\n')
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "--log-json", "serve",
+                             str(config), "--status", "127.0.0.1:0", "--log-dir",
+                             str(tmp_path / "logs")], cwd=ROOT, env=PYTHON_ENV,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=small_files, restore_signals=False)
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")),  # type: ignore[union-attr]
+                     daemon=True).start()
+    try:
+        deadline = time.monotonic() + 60
+        url = None
+        while url is None:
+            assert time.monotonic() < deadline and proc.poll() is None, "".join(lines)
+            url = next((json.loads(x)["url"] for x in list(lines) if "listening" in x), None)
+            time.sleep(0.05)
+        while True:
+            with urllib.request.urlopen(url + "health", timeout=10) as response:
+                session = json.loads(response.read())["sessions"]["drill"]
+            if session["failures"] >= 2:
+                break
+            assert time.monotonic() < deadline, session
+            time.sleep(0.1)
+    finally:
+        stop_process(proc)
+    expected = f"cannot write its game logs under {tmp_path / 'logs' / 'drill'}: File too large"
+    assert session["last_failure"]["error"] == f"practice worker exit status 1: {expected}"
+    failed = [json.loads(x) for x in lines if "run failed" in x]
+    assert failed and all(expected in f["error"] for f in failed), lines
+    assert not any("Traceback" in x for x in lines), "".join(lines)
