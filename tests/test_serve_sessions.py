@@ -929,3 +929,48 @@ def test_a_full_disk_is_named_on_the_dashboard_without_a_traceback(tmp_path: Pat
     failed = [json.loads(x) for x in lines if "run failed" in x]
     assert failed and all(expected in f["error"] for f in failed), lines
     assert not any("Traceback" in x for x in lines), "".join(lines)
+
+
+async def test_a_policy_that_fails_at_every_decision_is_counted_shown_and_logged(
+        tmp_path: Path) -> None:
+    """A practice session whose policy raises at every decision (nn@ a file that is no weights
+    file, which the config check lets through: the file exists) plays on on fallbacks. It was
+    shown running and healthy, with nothing in /health, /api/status, the dashboard or the log
+    to say so (only /metrics counted it). Its fallbacks, the last reason and one warning now
+    say so, and the count is the one the game logs hold."""
+    from structlog.testing import capture_logs
+
+    weights = tmp_path / "broken.npz"
+    weights.write_text("not weights\n")
+    config = loads(f"""
+[sessions.broken]
+kind = "local"
+variant = "riichi"
+policy = "nn@{weights}"
+pause = 0
+""", environ={})
+    sup = Supervisor(config, log_dir=str(tmp_path / "logs"))
+    with capture_logs() as logs:
+        try:
+            sup.start()
+            handle = sup.handles["broken"]
+            await until(lambda: handle.games_played >= 1)
+        finally:
+            await sup.stop(10)
+    status = sup.status()["sessions"]["broken"]
+    # every decision the policy was asked (a forced one, a single legal answer, is not)
+    assert status["decisions"] / 2 < status["fallbacks"] <= status["decisions"], status
+    assert "is not a weights file" in status["last_fallback"]["reason"]
+    assert status["last_fallback"]["policy"] == "nn"
+    warned = [e for e in logs if e["event"] == "serve: the policy's answers were replaced by a "
+              "fallback"]
+    assert len(warned) == 1 and warned[0]["session"] == "broken", warned  # not one a decision
+    assert "is not a weights file" in warned[0]["reason"]
+    # the same count as the game logs' decisions of our seat answered by a fallback
+    logged = 0
+    for path in game_logs(tmp_path / "logs"):
+        game = read_log(path)
+        ours = game.header.extra["our_seat"]
+        logged += sum(1 for f in game.frames if isinstance(f, DecisionFrame)
+                      and f.seat == ours and f.fallback)
+    assert logged == status["fallbacks"]
