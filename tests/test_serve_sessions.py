@@ -974,3 +974,35 @@ pause = 0
         logged += sum(1 for f in game.frames if isinstance(f, DecisionFrame)
                       and f.seat == ours and f.fallback)
     assert logged == status["fallbacks"]
+
+
+async def test_a_platform_clients_own_log_lines_name_their_session(tmp_path: Path) -> None:
+    """Two Tenhou sessions at one server: the client's own lines (its login, each game logged)
+    name the session they come from. They named none, so an operator could not tell which
+    session lost its line or logged in again."""
+    import structlog
+    from structlog.testing import capture_logs
+
+    port = free_port()
+    server = tenhou_server(port, games=20, length="east")
+    config = loads("".join(f"""
+[sessions.{name}]
+kind = "tenhou"
+server = "127.0.0.1:{port}"
+games = 1
+pause = 30
+""" for name in ("east-a", "east-b")), environ={})
+    sup = Supervisor(config, log_dir=str(tmp_path))
+    try:
+        with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+            sup.start()
+            await until(lambda: all(h.games_played >= 1 for h in sup.handles.values()))
+            await sup.stop(10)
+    finally:
+        await sup.stop(1)
+        stop_process(server)
+    for event in ("tenhou: login", "tenhou: game logged"):
+        lines = [e for e in logs if e["event"] == event]
+        assert sorted(str(e.get("session")) for e in lines) == ["east-a", "east-b"], lines
+    logged = [e for e in logs if e["event"] == "tenhou: game logged"]
+    assert all(f"/{e['session']}/" in e["path"] for e in logged)

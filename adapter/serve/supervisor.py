@@ -200,6 +200,11 @@ class SessionHandle:
 
     async def _supervise(self) -> None:
         name = self.spec.name
+        # every line logged in this task and those it starts (the platform client's own:
+        # 'tenhou: connection lost, reconnecting', its logins, its games) names the session;
+        # with two sessions of one platform they could not be told apart. The task runs in
+        # a copy of the context, so the binding is this session's alone
+        structlog.contextvars.bind_contextvars(session=name)
         failed_last = False
         try:
             while not self.stop_request.requested:
