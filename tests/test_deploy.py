@@ -37,6 +37,26 @@ def test_unit_runs_serve_with_the_config() -> None:
     assert config.status.max_connections <= files // 4
 
 
+def test_unit_does_not_restart_a_config_it_cannot_use(tmp_path: Path) -> None:
+    """A config mistake is exit 2; with Restart=on-failure alone systemd started serve again
+    every RestartSec for ever, each time the same one-line error, which the loop buried."""
+    import subprocess
+    import sys
+
+    text = (DEPLOY / "mjbot.service").read_text()
+    assert re.search(r"^Restart=on-failure$", text, flags=re.M)
+    kept = re.search(r"^RestartPreventExitStatus=(.+)$", text, flags=re.M)
+    assert kept is not None
+    bad = tmp_path / "mjbot.toml"
+    bad.write_text('[sessions.p]\nkind = "local"\npolicy = "nosuch"\n')
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "serve", str(bad), "--status",
+                           "127.0.0.1:0", "--log-dir", str(tmp_path / "logs")],
+                          capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 2 and "line 3" in done.stderr, done.stderr
+    assert str(done.returncode) in kept.group(1).split()
+
+
 def test_example_config_covers_every_platform_and_enables_only_practice(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MJBOT_TENHOU_ID", raising=False)

@@ -322,6 +322,10 @@ def test_the_dashboard_shows_sessions_and_points(browser: Browser, tmp_path: Pat
         browser.wait_for("document.querySelectorAll('#chart polyline').length === 1")
         rows = text(browser, "#sessions tbody")
         assert "practice" in rows and "running" in rows and "disabled" in rows
+        # the fallbacks' column: count (share of the decisions) / illegal answers
+        cell = browser.evaluate("document.querySelector('#sessions tr[data-session=practice] "
+                                "td[data-fallbacks]').textContent")
+        assert cell.startswith("0 (0.0%) / 0"), cell
         assert browser.evaluate("document.querySelectorAll('#results tbody tr').length") >= 2
         link = browser.evaluate("document.querySelector('#results tbody a').href")
         assert "/games/0~practice~local~" in link

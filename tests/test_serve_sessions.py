@@ -881,3 +881,128 @@ connect_timeout = 30
         await asyncio.to_thread(match.join, 60)  # the others play the match out
     assert handle.last_outcome == "stopped"
     assert took < STOP_DEADLINE / 2, took
+
+
+def test_a_full_disk_is_named_on_the_dashboard_without_a_traceback(tmp_path: Path) -> None:
+    """A disk that fills while practice plays (here: files that may not grow past 4 KB, which
+    fails a log's write as a full disk does): each run's failure names the cause in /health
+    and in one log line. It was 'practice worker exit status 1' there and a traceback a run on
+    serve's stderr."""
+    import resource
+    import urllib.request
+
+    config = tmp_path / "serve.toml"
+    config.write_text('[sessions.drill]\nkind = "local"\nvariant = "riichi"\npolicy = "greedy"\n'
+                      'opponents = ["greedy", "greedy", "greedy"]\npause = 0\n'
+                      '[sessions.drill.limits]\nbackoff_initial = 0.2\nbackoff_max = 0.5\n')
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "--log-json", "serve",
+                             str(config), "--status", "127.0.0.1:0", "--log-dir",
+                             str(tmp_path / "logs")], cwd=ROOT, env=PYTHON_ENV,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=small_files, restore_signals=False)
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")),  # type: ignore[union-attr]
+                     daemon=True).start()
+    try:
+        deadline = time.monotonic() + 60
+        url = None
+        while url is None:
+            assert time.monotonic() < deadline and proc.poll() is None, "".join(lines)
+            url = next((json.loads(x)["url"] for x in list(lines) if "listening" in x), None)
+            time.sleep(0.05)
+        while True:
+            with urllib.request.urlopen(url + "health", timeout=10) as response:
+                session = json.loads(response.read())["sessions"]["drill"]
+            if session["failures"] >= 2:
+                break
+            assert time.monotonic() < deadline, session
+            time.sleep(0.1)
+    finally:
+        stop_process(proc)
+    expected = f"cannot write its game logs under {tmp_path / 'logs' / 'drill'}: File too large"
+    assert session["last_failure"]["error"] == f"practice worker exit status 1: {expected}"
+    failed = [json.loads(x) for x in lines if "run failed" in x]
+    assert failed and all(expected in f["error"] for f in failed), lines
+    assert not any("Traceback" in x for x in lines), "".join(lines)
+
+
+async def test_a_policy_that_fails_at_every_decision_is_counted_shown_and_logged(
+        tmp_path: Path) -> None:
+    """A practice session whose policy raises at every decision (nn@ a file that is no weights
+    file, which the config check lets through: the file exists) plays on on fallbacks. It was
+    shown running and healthy, with nothing in /health, /api/status, the dashboard or the log
+    to say so (only /metrics counted it). Its fallbacks, the last reason and one warning now
+    say so, and the count is the one the game logs hold."""
+    from structlog.testing import capture_logs
+
+    weights = tmp_path / "broken.npz"
+    weights.write_text("not weights\n")
+    config = loads(f"""
+[sessions.broken]
+kind = "local"
+variant = "riichi"
+policy = "nn@{weights}"
+pause = 0
+""", environ={})
+    sup = Supervisor(config, log_dir=str(tmp_path / "logs"))
+    with capture_logs() as logs:
+        try:
+            sup.start()
+            handle = sup.handles["broken"]
+            await until(lambda: handle.games_played >= 1)
+        finally:
+            await sup.stop(10)
+    status = sup.status()["sessions"]["broken"]
+    # every decision the policy was asked (a forced one, a single legal answer, is not)
+    assert status["decisions"] / 2 < status["fallbacks"] <= status["decisions"], status
+    assert "is not a weights file" in status["last_fallback"]["reason"]
+    assert status["last_fallback"]["policy"] == "nn"
+    warned = [e for e in logs if e["event"] == "serve: the policy's answers were replaced by a "
+              "fallback"]
+    assert len(warned) == 1 and warned[0]["session"] == "broken", warned  # not one a decision
+    assert "is not a weights file" in warned[0]["reason"]
+    # the same count as the game logs' decisions of our seat answered by a fallback
+    logged = 0
+    for path in game_logs(tmp_path / "logs"):
+        game = read_log(path)
+        ours = game.header.extra["our_seat"]
+        logged += sum(1 for f in game.frames if isinstance(f, DecisionFrame)
+                      and f.seat == ours and f.fallback)
+    assert logged == status["fallbacks"]
+
+
+async def test_a_platform_clients_own_log_lines_name_their_session(tmp_path: Path) -> None:
+    """Two Tenhou sessions at one server: the client's own lines (its login, each game logged)
+    name the session they come from. They named none, so an operator could not tell which
+    session lost its line or logged in again."""
+    import structlog
+    from structlog.testing import capture_logs
+
+    port = free_port()
+    server = tenhou_server(port, games=20, length="east")
+    config = loads("".join(f"""
+[sessions.{name}]
+kind = "tenhou"
+server = "127.0.0.1:{port}"
+games = 1
+pause = 30
+""" for name in ("east-a", "east-b")), environ={})
+    sup = Supervisor(config, log_dir=str(tmp_path))
+    try:
+        with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+            sup.start()
+            await until(lambda: all(h.games_played >= 1 for h in sup.handles.values()))
+            await sup.stop(10)
+    finally:
+        await sup.stop(1)
+        stop_process(server)
+    for event in ("tenhou: login", "tenhou: game logged"):
+        lines = [e for e in logs if e["event"] == event]
+        assert sorted(str(e.get("session")) for e in lines) == ["east-a", "east-b"], lines
+    logged = [e for e in logs if e["event"] == "tenhou: game logged"]
+    assert all(f"/{e['session']}/" in e["path"] for e in logged)

@@ -37,7 +37,7 @@ from protocols import tiles as T
 from replay.log import SUFFIX, Footer, GameLogWriter, Header
 
 # every line is {"t": <one of these>, ...}
-REPORTS = ("game_start", "live", "hand", "game_end", "stopped", "exit")
+REPORTS = ("game_start", "live", "hand", "game_end", "stopped", "exit", "error")
 LIVE_EVERY = 0.5  # seconds between two live snapshots
 
 
@@ -290,7 +290,20 @@ def main(argv: list[str]) -> int:
         stop.set()
 
     threading.Thread(target=watch_stdin, daemon=True).start()
-    run(settings, stop, _writer(stop))
+    emit = _writer(stop)
+    try:
+        run(settings, stop, emit)
+    except OSError as exc:
+        # the worker's only files are its game logs (a full disk, a folder made read-only or
+        # removed): one line for serve, which shows it as the run's failure; it was a
+        # traceback a run on serve's stderr and 'exit status 1' on the dashboard
+        where = f" ({exc.filename})" if exc.filename else ""
+        emit({"t": "error", "error": f"cannot write its game logs under {settings.log_dir}: "
+                                     f"{exc.strerror or exc}{where}"})
+        return 1
+    except Exception as exc:  # a fault of ours: its traceback stays on stderr
+        emit({"t": "error", "error": f"{type(exc).__name__}: {exc}"})
+        raise
     return 0
 
 

@@ -111,7 +111,8 @@ async def run_local(spec: SessionSpec, ctx: RunContext) -> Outcome:
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         limit=2 ** 22)  # one hand's decisions come in one line
     log.info("serve: practice worker started", session=spec.name, pid=proc.pid)
-    reading = asyncio.create_task(_read_reports(proc, spec.name, ctx.probe))
+    errors: list[str] = []  # what the worker said before it failed (its "error" report)
+    reading = asyncio.create_task(_read_reports(proc, spec.name, ctx.probe, errors))
     stop_wait = asyncio.create_task(ctx.stop.event.wait())
     past_deadline = False
     try:
@@ -151,10 +152,11 @@ async def run_local(spec: SessionSpec, ctx: RunContext) -> Outcome:
         return Outcome("stopped")
     # a worker that fails while stopping is a crash too: its game log may lack its footer
     how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
-    return Outcome("crashed", f"practice worker {how}")
+    return Outcome("crashed", f"practice worker {how}" + (f": {errors[-1]}" if errors else ""))
 
 
-async def _read_reports(proc: asyncio.subprocess.Process, session: str, probe: Probe) -> None:
+async def _read_reports(proc: asyncio.subprocess.Process, session: str, probe: Probe,
+                        errors: list[str]) -> None:
     assert proc.stdout is not None
     while True:
         line = await proc.stdout.readline()
@@ -162,6 +164,8 @@ async def _read_reports(proc: asyncio.subprocess.Process, session: str, probe: P
             return
         try:
             report = json.loads(line)
+            if report["t"] == "error":
+                errors.append(str(report["error"]))
             _apply_report(report, probe)
         except Exception as exc:  # one bad line is logged, the next ones still count
             log.error("serve: unreadable practice report", session=session, error=str(exc),

@@ -43,6 +43,7 @@ log = structlog.get_logger("mjbot.serve")
 
 RECENT_RESULTS = 50
 POINTS_KEPT = 1000
+FALLBACK_LOG_EVERY = 60.0  # seconds between two log lines about a session's fallbacks
 
 
 class SessionHandle:
@@ -69,6 +70,12 @@ class SessionHandle:
         self.state_since = time.time()
         self.runs = self.restarts = self.failures = 0
         self.games_played = self.hands_played = self.decisions_made = 0
+        # answers a fallback gave instead of the policy, and illegal ones (as the metrics
+        # count them): a policy that fails at every decision still plays, so the session
+        # looked healthy everywhere but /metrics
+        self.fallbacks = self.illegal_answers = 0
+        self.last_fallback: dict[str, Any] | None = None  # its reason, policy and time
+        self._fallback_log: tuple[float, int] | None = None  # (when, count) of the last line
         self.last_error = ""  # what is wrong now: cleared once the session plays again
         self.last_failure: dict[str, Any] | None = None  # the last error and when, kept
         self.last_outcome = ""
@@ -87,6 +94,24 @@ class SessionHandle:
     def decision(self, policy: str, elapsed: float, fallback: str) -> None:
         self.decisions_made += 1
         self.metrics.decision(self.spec.name, policy, elapsed, fallback)
+        if fallback:
+            self._fallback(policy, fallback)
+
+    def _fallback(self, policy: str, reason: str) -> None:
+        """Counted and shown; logged at the first and then at most once a FALLBACK_LOG_EVERY
+        with the count since the last line (a line per answer would flood the log)."""
+        self.fallbacks += 1
+        if "illegal" in reason:
+            self.illegal_answers += 1
+        reason = self.scrub(reason)
+        self.last_fallback = {"reason": reason, "policy": policy, "at": time.time()}
+        now = self.clock()
+        if self._fallback_log is None or now - self._fallback_log[0] >= FALLBACK_LOG_EVERY:
+            since = self.fallbacks - (self._fallback_log[1] if self._fallback_log else 0)
+            self._fallback_log = (now, self.fallbacks)
+            log.warning("serve: the policy's answers were replaced by a fallback",
+                        session=self.spec.name, policy=policy, reason=reason, count=since,
+                        total=self.fallbacks, decisions=self.decisions_made)
 
     def hands(self, count: int) -> None:
         self.hands_played += count
@@ -95,6 +120,7 @@ class SessionHandle:
                          kind=self.spec.kind)
 
     def illegal(self, count: int) -> None:
+        self.illegal_answers += count
         self.metrics.inc("mjbot_illegal_actions_total", count, session=self.spec.name)
 
     def reconnects(self, count: int) -> None:
@@ -174,6 +200,11 @@ class SessionHandle:
 
     async def _supervise(self) -> None:
         name = self.spec.name
+        # every line logged in this task and those it starts (the platform client's own:
+        # 'tenhou: connection lost, reconnecting', its logins, its games) names the session;
+        # with two sessions of one platform they could not be told apart. The task runs in
+        # a copy of the context, so the binding is this session's alone
+        structlog.contextvars.bind_contextvars(session=name)
         failed_last = False
         try:
             while not self.stop_request.requested:
@@ -275,7 +306,8 @@ class SessionHandle:
             "last_error": self.last_error, "last_failure": self.last_failure,
             "last_outcome": self.last_outcome,
             "games": self.games_played, "hands": self.hands_played,
-            "decisions": self.decisions_made,
+            "decisions": self.decisions_made, "fallbacks": self.fallbacks,
+            "illegal": self.illegal_answers, "last_fallback": self.last_fallback,
             "last_game": self.results[-1] if self.results else None,
             "breaker": {"state": self.breaker.state,
                         "recent_failures": self.breaker.recent_failures(),

@@ -20,8 +20,17 @@ function sessionRow(s) {
     el("td", {}, el("span", { class: "badge " + s.state.replace(" ", "-"), text: s.state }),
       s.last_error ? el("div", { class: "error", text: s.last_error }) : null),
     el("td", { text: breaker }), el("td", { text: quota }), el("td", { text: s.games }),
-    el("td", { text: s.hands }), el("td", { text: s.decisions }), el("td", { text: s.restarts }),
+    el("td", { text: s.hands }), el("td", { text: s.decisions }), fallbackCell(s), el("td", { text: s.restarts }),
     el("td", { text: s.failures }), el("td", {}, last));
+}
+
+// answers a fallback gave instead of the policy (share of the decisions) and illegal ones;
+// the last reason under them, in red: a policy that fails at every turn still plays on
+function fallbackCell(s) {
+  const share = s.decisions ? ` (${(100 * s.fallbacks / s.decisions).toFixed(1)}%)` : "";
+  return el("td", { "data-fallbacks": s.fallbacks },
+    el("span", { class: s.fallbacks || s.illegal ? "error" : "", text: `${s.fallbacks}${share} / ${s.illegal}` }),
+    s.last_fallback ? el("div", { class: "error", text: `${s.last_fallback.policy}: ${s.last_fallback.reason}` }) : null);
 }
 
 function liveBlock(name, c) {
