@@ -22,7 +22,7 @@ from brain.policies.mcr_plan import best_distances_after_discards, winning_waits
 from brain.policies.rulebased import RuleBasedPolicy, best_after_call
 from brain.rules import rules_for
 from brain.shanten import HandError, shanten
-from brain.state import TableState
+from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
 from replay.replayer import Replay, action_key, action_text
@@ -304,18 +304,22 @@ def commentary(replay: Replay, ranker: Evaluator, k: int = 3,
             state.apply(replay.events[applied])
             applied += 1
         legal = list(d.legal) or rules.legal_actions(state, d.request)
-        top = predicted(ranker.evaluate(state, d.request, legal), k)
+        try:
+            top: list[Any] | None = predicted(ranker.evaluate(state, d.request, legal), k)
+        except (HandError, StateError):  # the table the rules cannot read: no prediction
+            top = None  # (one made up from the legal set's order passed for the policy's)
         try:
             comment = explain(state, d.request, legal, d.action)
         except HandError as exc:  # a log whose hand is no hand (a hand-written sample)
             comment = Comment("", f"{action_text(d.action)} (the hand cannot be measured: "
                               f"{exc}).", {})
-        keys = [action_key(a) for a in top]
+        keys = [action_key(a) for a in top or ()]
         out.append({
             "event_index": d.index, "seat": replay.seat, "round": round_label(state),
             "kind": d.request.kind, "played": action_text(d.action),
-            "predicted": [action_text(a) for a in top],
-            "hit": action_key(d.action) in keys, "factor": comment.factor,
+            "predicted": [action_text(a) for a in top or ()],
+            "hit": None if top is None else action_key(d.action) in keys,
+            "factor": comment.factor,
             "sentence": f"seat {replay.seat} {comment.sentence}", "facts": comment.facts})
         if progress is not None:
             progress(n + 1, len(replay.decisions))
@@ -325,7 +329,7 @@ def commentary(replay: Replay, ranker: Evaluator, k: int = 3,
 def format_commentary(rows: list[dict[str, Any]]) -> str:
     lines = []
     for r in rows:
-        mark = "=" if r["hit"] else "x"
+        mark = "?" if r["hit"] is None else "=" if r["hit"] else "x"
         lines.append(f"  {r['round']:6s} {r['played']:16s} {mark} predicted "
                      f"{', '.join(r['predicted']):40s} {r['sentence']}")
     return "\n".join(lines)

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from brain.rules import rules_for
-from brain.state import TableState
+from brain.shanten import HandError
+from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
 from replay import formats
@@ -127,13 +128,16 @@ def measure(replay_list: list[Replay], ranker: Evaluator, k: int = 3,
 def count(tally: Tally, ranker: Evaluator, state: TableState, request: ev.DecisionRequest,
           legal: list[Any], played: Any, k: int) -> None:
     """Add one decision to ``tally`` (decisions that are neither a discard nor a claim with
-    a chow or pung on offer do not count)."""
+    a chow or pung on offer do not count, nor do those whose table the rules cannot read)."""
     offered = {name for name, kind in (("chi", ev.Chi), ("pon", ev.Pon))
                if any(isinstance(a, kind) for a in legal)}
     is_discard = request.kind == "turn" and isinstance(played, ev.Discard)
     if not is_discard and not offered:
         return
-    ranked = [s.action for s in ranker.evaluate(state, request, legal).ranked]
+    try:
+        ranked = [s.action for s in ranker.evaluate(state, request, legal).ranked]
+    except (HandError, StateError):  # a table the rules cannot read: no prediction to count
+        return
     if is_discard:
         kinds: list[int] = []
         for a in ranked:

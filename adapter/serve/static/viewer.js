@@ -109,7 +109,8 @@ function drawSubtitles() {
   box.replaceChildren(...rows.map((r) =>
     el("div", { class: "subtitle", "data-seat": r.seat, "data-factor": r.factor },
       el("span", {}, withTiles(r.sentence)),
-      el("span", { class: "muted" }, withTiles(` · predicted ${r.predicted.join(", ")}${r.hit ? " ✓" : ""}`)))));
+      el("span", { class: "muted" }, withTiles(r.hit === null ? " · no prediction (the hand cannot be measured)"
+        : ` · predicted ${r.predicted.join(", ")}${r.hit ? " ✓" : ""}`)))));
 }
 
 async function loadSubtitles() {
