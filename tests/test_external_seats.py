@@ -722,3 +722,34 @@ def test_a_bots_decisions_and_fallbacks_are_those_its_game_logs_hold(tmp_path, v
     assert bad_ours["decisions"] == good_ours["decisions"] > 0  # the same requests
     if variant == "mcr":  # it plays each of its draws: garbage only where PASS goes
         assert bad_ours["fallbacks"] < bad_ours["decisions"]
+
+
+# Kept running, JSON interaction: every answer is text Botzone cannot read as JSON.
+BOTZONE_KEEP_JSON_GARBAGE = textwrap.dedent("""
+    import sys
+    for line in sys.stdin:
+        if line.strip():
+            print("{not json")
+            print("MARKER", flush=True)
+""").replace("MARKER", MARKER)
+
+
+def test_an_unreadable_json_answer_is_one_garbage_fault_named_as_such(tmp_path):
+    """A JSON-interaction bot whose answer is no JSON was counted twice, garbage on the line
+    and then 'illegal: no answer to read' on the decision, which named that as the fallback's
+    reason: a bot that never answered illegally read 'illegal 56'."""
+    bot = _script(tmp_path, "bot.py", BOTZONE_KEEP_JSON_GARBAGE)
+    name = f"botzone-keep-json:{PY} {bot}"
+    players = [seat_for("mcr", 0, name, 30.0)] + [seat_for("mcr", s, "rulebased")
+                                                   for s in (1, 2, 3)]
+    try:
+        play_game(GameConfig("mcr"), players, 11, 0)
+    finally:
+        for p in players:
+            p.close()
+    seat = players[0]
+    assert seat.report.illegal == 0, seat.report
+    # at most one fault per line (the match's last answer is read by nothing)
+    assert len(seat.bot.requests) - 1 <= seat.report.garbage <= len(seat.bot.requests)
+    assert seat.tally.decisions > 0 and seat.tally.fallbacks == seat.tally.decisions
+    assert seat.tally.first.startswith("garbage: not JSON"), seat.tally.first
