@@ -24,6 +24,7 @@ from adapter.local.external import SeatLimits, external_seat
 from adapter.local.external.process import LineProcess, NoClient, SeatFault
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import seat_for
+from replay.log import read_log
 from tests.serve_helpers import free_port, mjbot
 
 PY = sys.executable
@@ -676,3 +677,79 @@ def test_a_program_that_stops_reading_its_input_is_late_not_a_hang():
         assert reader.read_line(30) == "300001"
     finally:
         reader.close()
+
+
+# ---------------------------------------------------------------------- figures = the logs
+
+
+def _logged_tally(log_dir: Path, name: str) -> tuple[int, int]:
+    """(decisions, fallbacks) of seat ``name`` as its game logs hold them: its answered
+    requests with more than one legal action, and those with a fallback."""
+    decisions = fallbacks = 0
+    for path in sorted(log_dir.rglob("*.mjlog*")):
+        log = read_log(path)
+        assert log.header is not None
+        players = log.header.extra["players"]
+        for frame in log.decisions():
+            if players[frame.seat] == name and len(frame.legal) > 1:
+                decisions += 1
+                fallbacks += bool(frame.fallback)
+    return decisions, fallbacks
+
+
+@pytest.mark.parametrize("variant,kind,text", [
+    ("mcr", "botzone-keep", BOTZONE_KEEP_BOT), ("riichi", "mjai", MJAI_BOT)])
+def test_a_bots_decisions_and_fallbacks_are_those_its_game_logs_hold(tmp_path, variant, kind,
+                                                                     text):
+    """A bot that writes garbage on the lines that ask it for no move (Botzone's PASS
+    lines, mjai's start_game / end_kyoku) had each such line counted as a decision and a
+    fallback: its decisions grew with its faults (a keep-running Botzone bot that plays every
+    draw itself read ~85% fallbacks), and the arena's figures were no longer those of its
+    game logs. Those faults stay in the program's report; the tally is its decisions."""
+    bot = _script(tmp_path, "bot.py", text)
+    name = f"{kind}:{PY} {bot} garbage {tmp_path / 'pids'}"
+    good = f"{kind}:{PY} {bot} good {tmp_path / 'pids'}"
+    figures = {}
+    for seat0, logs in ((name, tmp_path / "bad"), (good, tmp_path / "good")):
+        config = ArenaConfig(variant, (seat0, "rulebased", "rulebased", "rulebased"),
+                             hands=1, seed=3, seat_limit=30, log_dir=str(logs))
+        summary = summarize(config, run_arena(config), 1.0)
+        ours = summary["policies"][seat0]
+        assert (ours["decisions"], ours["fallbacks"]) == _logged_tally(logs, seat0)
+        figures[seat0] = (summary, ours)
+    (bad, bad_ours), (_, good_ours) = figures[name], figures[good]
+    assert bad["external_seats"][name]["garbage"] > 0  # still counted, as faults
+    assert bad_ours["decisions"] == good_ours["decisions"] > 0  # the same requests
+    if variant == "mcr":  # it plays each of its draws: garbage only where PASS goes
+        assert bad_ours["fallbacks"] < bad_ours["decisions"]
+
+
+# Kept running, JSON interaction: every answer is text Botzone cannot read as JSON.
+BOTZONE_KEEP_JSON_GARBAGE = textwrap.dedent("""
+    import sys
+    for line in sys.stdin:
+        if line.strip():
+            print("{not json")
+            print("MARKER", flush=True)
+""").replace("MARKER", MARKER)
+
+
+def test_an_unreadable_json_answer_is_one_garbage_fault_named_as_such(tmp_path):
+    """A JSON-interaction bot whose answer is no JSON was counted twice, garbage on the line
+    and then 'illegal: no answer to read' on the decision, which named that as the fallback's
+    reason: a bot that never answered illegally read 'illegal 56'."""
+    bot = _script(tmp_path, "bot.py", BOTZONE_KEEP_JSON_GARBAGE)
+    name = f"botzone-keep-json:{PY} {bot}"
+    players = [seat_for("mcr", 0, name, 30.0)] + [seat_for("mcr", s, "rulebased")
+                                                   for s in (1, 2, 3)]
+    try:
+        play_game(GameConfig("mcr"), players, 11, 0)
+    finally:
+        for p in players:
+            p.close()
+    seat = players[0]
+    assert seat.report.illegal == 0, seat.report
+    # at most one fault per line (the match's last answer is read by nothing)
+    assert len(seat.bot.requests) - 1 <= seat.report.garbage <= len(seat.bot.requests)
+    assert seat.tally.decisions > 0 and seat.tally.fallbacks == seat.tally.decisions
+    assert seat.tally.first.startswith("garbage: not JSON"), seat.tally.first

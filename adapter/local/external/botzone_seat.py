@@ -51,6 +51,9 @@ class BotzoneSeat(ExternalSeat):
         self.encoder = RequestLines(self.seat)
         self.planned: int | None = None  # the discard named with our PENG / CHI
         self.last: str | None = None  # the answer to the last line, until a decision reads it
+        # an answer to the last line that Botzone could not read, until a decision reads it:
+        # that decision's fault (garbage), counted once, not also as a missing answer
+        self.unreadable: SeatFault | None = None
 
     def _seen(self, event: Any) -> None:
         if not (isinstance(event, ev.MeldCalled) and event.seat == self.seat
@@ -64,6 +67,9 @@ class BotzoneSeat(ExternalSeat):
             tile, self.planned = self.planned, None
             return ev.Discard(tile)
         response, self.last = self.last, None
+        if self.unreadable is not None:
+            fault, self.unreadable = self.unreadable, None
+            raise fault
         if response is None:
             raise SeatFault("illegal", f"no answer to read for a {request.kind} request")
         try:
@@ -77,6 +83,11 @@ class BotzoneSeat(ExternalSeat):
 
     def _line(self, line: str) -> None:
         """One request line to the bot and its answer read (kept for the decision, if any)."""
+        if self.unreadable is not None:  # no decision read it: a line where only PASS goes
+            fault, self.unreadable = self.unreadable, None
+            self._unasked(fault)
+            if self.down:
+                return
         if self.last not in (None, "PASS"):
             last, self.last = self.last or "", None
             try:
@@ -104,7 +115,8 @@ class BotzoneSeat(ExternalSeat):
         except Verdict as verdict:
             response = lines[0].strip() if lines else ""
             bot.responses.append(response)
-            raise SeatFault("garbage", verdict.detail, "\n".join(lines)) from None
+            self.unreadable = SeatFault("garbage", verdict.detail, "\n".join(lines))
+            return
         bot.responses.append(response)
         self.last = response
 

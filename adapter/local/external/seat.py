@@ -160,9 +160,11 @@ class ExternalSeat:
 
     def _unasked(self, fault: SeatFault) -> None:
         """A fault on a message that asked for no decision (an answer where only a pass
-        goes): counted like any other, so a program cannot hide its faults between turns."""
+        goes): counted in the program's report like any other, so a program cannot hide its
+        faults between turns, but not in its tally, which counts decisions as the game log
+        holds them (a fatal fault still puts every later decision of the hand on safe play,
+        and those count)."""
         self._fault(fault)
-        self.tally.record(one_line(str(fault)))
 
     # ------------------------------------------------------------------ faults
 
