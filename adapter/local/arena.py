@@ -296,6 +296,8 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
     names = sorted(set(labels))
     differences = {}
     for a, b in itertools.combinations(names, 2):
+        # paired by wall set, each wall set weighing the same (the rows weigh each hand, so
+        # A - B is not exactly row A - row B where games differ in length; README: arena)
         diffs = [_per_hand(r.stats[a]) - _per_hand(r.stats[b]) for r in results]
         value, lo, hi = ratio_ci(diffs, [1.0] * len(diffs))
         differences[f"{a}-{b}"] = {"points_per_hand": value, "ci95": [lo, hi]}
