@@ -484,3 +484,19 @@ def test_bytes_that_are_not_utf8_under_a_strict_locale_are_answered_none() -> No
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr[-2000:]
     assert [json.loads(line) for line in done.stdout.splitlines()] == [{"type": "none"}] * 3
     assert b"not JSON" in done.stderr
+
+
+def test_connect_timeout_is_the_users_as_in_ntpu() -> None:
+    """`mjbot mjai --server` kept trying for a fixed 10 s (ntpu has --connect-timeout):
+    a bot started before its server, or one whose server is late, could not say how long
+    to wait. Nobody listens here: one line after the given half second, exit 1."""
+    from tests.serve_helpers import free_port
+
+    port = free_port()
+    done = subprocess.run(
+        [sys.executable, "-m", "adapter.cli", "mjai", "--server", f"127.0.0.1:{port}",
+         "--connect-timeout", "0.5", "--no-log"],
+        capture_output=True, text=True, timeout=8)  # the old fixed 10 s would not end here
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        f"mjbot mjai: cannot connect to 127.0.0.1:{port}")

@@ -24,7 +24,11 @@ def register(sub: Any) -> None:
     mj.add_argument("--name", default="mjbot", help="the name sent with join (TCP)")
     mj.add_argument("--room", default="default", help="the room sent with join (TCP)")
     mj.add_argument("--policy", default="rulebased")
-    mj.add_argument("--budget", type=positive_seconds, default=1.5, help="seconds per decision")
+    mj.add_argument("--budget", type=positive_seconds, default=1.5,
+                    help="seconds per decision (default 1.5: mjai.app allows 2)")
+    mj.add_argument("--connect-timeout", type=positive_seconds, default=10.0,
+                    metavar="SECONDS", help="TCP: keep trying to connect for this many "
+                    "seconds (default 10), as mjbot ntpu does")
     mj.add_argument("--idle-limit", type=positive_seconds, default=180.0, metavar="SECONDS",
                     help="TCP: give the line up when the server sends nothing for this long "
                     "in a game (default 180: its own limit is 60 s per player's answer)")
@@ -67,8 +71,8 @@ def cmd_mjai(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UserInputError(str(exc)) from None
         try:
-            summary = asyncio.run(until_signalled(bot, run_tcp(host, port, bot,
-                                                               idle_limit=args.idle_limit)))
+            summary = asyncio.run(until_signalled(bot, run_tcp(
+                host, port, bot, args.connect_timeout, idle_limit=args.idle_limit)))
         except ConnectionError as exc:
             print(f"mjbot mjai: {exc}", file=sys.stderr)
             return 1
