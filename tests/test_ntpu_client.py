@@ -280,6 +280,50 @@ async def test_a_server_that_drops_the_line_without_close_is_a_failed_session(
             None if closed else "the session ended before the game did")
 
 
+async def test_a_server_silent_in_a_hand_is_given_up_with_idle_limit(tmp_path: Path) -> None:
+    """With --idle-limit, a server silent that long inside a hand (it hung, or the line died
+    without a FIN) is a lost line: exit 1 with one line, the game logged unfinished; the
+    client waited for ever. A pause before the first deal (a server waiting for its players)
+    is no fault: that session runs to its /close."""
+    hand = [("/start MJ 1 mjbot", False), ("/initGame east east 1 1 0", False),
+            (f"/initCard {DEALER_HAND}", False), ("/ask throw", True)]
+    for pause_first, code in ((False, 1), (True, 0)):
+        folder = tmp_path / str(pause_first)
+        held = asyncio.Event()
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                        pause_first: bool = pause_first, held: asyncio.Event = held) -> None:
+            if pause_first:
+                await asyncio.sleep(1.0)  # twice the limit, before any hand
+            for line, owed in hand + ([("/exit", False), ("/close", False)]
+                                      if pause_first else []):
+                writer.write((line + "\n").encode())
+                await writer.drain()
+                if owed:
+                    await reader.readline()
+            await held.wait()  # silent, the line kept open
+            writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with server:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "adapter.cli", "ntpu", "--server", f"127.0.0.1:{port}",
+                "--idle-limit", "0.5", "--log-dir", str(folder),
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            _out, err = await asyncio.wait_for(proc.communicate(), 60)
+            held.set()
+        text = err.decode()
+        assert proc.returncode == code and "Traceback" not in text, text[-2000:]
+        said = [line for line in text.splitlines() if line.startswith("mjbot ntpu:")]
+        assert said == ([] if pause_first else [
+            "mjbot ntpu: the server sent nothing for 0.5 s in a hand; the line was given up "
+            "without /close"])
+        (path,) = list(folder.rglob("*.mjlog.msgpack"))
+        assert replayer.summarize(replayer.load(str(path)))["unfinished"] == (
+            None if pause_first else "the session ended before the game did")
+
+
 # ---------------------------------------------------------------------- the lab referee's words
 
 # 123m 456m 789m 123p 456p 55s: a dealer's 17 dealt tiles that win as dealt (天胡)

@@ -38,6 +38,9 @@ def register(sub: Any) -> None:
                    help="suits for ids 1xx, 2xx, 3xx (m p s in some order; default mps)")
     n.add_argument("--connect-timeout", type=positive_seconds, default=10.0,
                    help="keep trying to connect for this many seconds")
+    n.add_argument("--idle-limit", type=positive_seconds, default=None, metavar="SECONDS",
+                   help="TCP: give the line up when the server sends nothing for this long "
+                   "inside a hand (default: wait; NTPU publishes no limit of its own)")
     n.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
     n.add_argument("--no-log", action="store_true", help="write no game logs")
     n.set_defaults(handler=cmd_ntpu)
@@ -87,7 +90,8 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
                             log_dir=log_folder(args.log_dir, args.no_log),
                             write_log=not args.no_log)
     bot = NtpuBot(settings)
-    main = run_stdio(bot) if server is None else run_tcp(*server, bot, args.connect_timeout)
+    main = run_stdio(bot) if server is None else run_tcp(*server, bot, args.connect_timeout,
+                                                          args.idle_limit)
     try:
         summary = asyncio.run(until_signalled(bot, main))
     except ConnectionError as exc:
@@ -102,7 +106,9 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 errors=len(summary.errors), closed_by_server=summary.finished)
     if server is not None and not summary.finished:  # a dropped line fails, as in tenhou's
-        print("mjbot ntpu: the server closed the connection without /close", file=sys.stderr)
+        lost = (f"{bot.line_lost}; the line was given up" if bot.line_lost
+                else "the server closed the connection")
+        print(f"mjbot ntpu: {lost} without /close", file=sys.stderr)
         return 1
     return 0
 

@@ -24,6 +24,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,6 +82,7 @@ class NtpuBot(CodecSession):
         self.before: Any = None  # the table event before the next (robbing an added kan)
         self.ending = False  # the session is closing (see close)
         self.close_owed = False  # TCP: the server ends a session with /close (see close)
+        self.line_lost: str | None = None  # why the TCP line was given up, if we gave it up
 
     # ------------------------------------------------------------------ lines
 
@@ -247,10 +249,13 @@ async def run_session(read: Reader, write: Writer, bot: NtpuBot) -> SessionSumma
     return await serve_lines(bot, read_lines, write, urgent)
 
 
-async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 10.0) \
-        -> SessionSummary:
+async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 10.0,
+                  idle_limit: float | None = None) -> SessionSummary:
     """Connect (retrying while the server is not up yet, for ``connect_timeout`` seconds) and
-    play until the server closes."""
+    play until the server closes. With ``idle_limit``, a server silent that long inside a
+    hand (from its deal to its end) is a lost line (``bot.line_lost`` says so), where the
+    client waited for it for ever; between hands and before the match silence is no fault.
+    None by default: NTPU publishes no time limit of its own."""
     reader, writer = await open_connection_retrying(host, port, connect_timeout)
     log.info("ntpu: connected", server=f"{host}:{port}")
     bot.close_owed = True
@@ -262,12 +267,31 @@ async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 1
         except OSError as exc:  # a timeout or an unreachable host: the line is gone
             raise dropped_line(exc) from None
 
-    async def read() -> bytes:
+    async def read_or_end() -> bytes:
         try:
             return await reader.read(65536)
         except OSError as exc:  # reset, timed out, unreachable: the end of the stream
             log.warning("ntpu: connection lost", error=str(exc) or type(exc).__name__)
-            return b""
+            return b""  # (never a TimeoutError out of here: that is the silence's)
+
+    heard = [time.monotonic()]  # when the server last sent something
+
+    async def read() -> bytes:
+        if idle_limit is None:
+            return await read_or_end()
+        # the lines are read ahead of the session's taking them, so whether a hand is on is
+        # asked again at every limit's end while the read waits, not once at its start
+        reading = asyncio.ensure_future(read_or_end())
+        try:
+            while not (await asyncio.wait({reading}, timeout=idle_limit))[0]:
+                if bot.state.round_active and time.monotonic() - heard[0] >= idle_limit:
+                    bot.line_lost = f"the server sent nothing for {idle_limit:g} s in a hand"
+                    log.warning("ntpu: line given up", reason=bot.line_lost)
+                    return b""
+        finally:
+            reading.cancel()
+        heard[0] = time.monotonic()
+        return reading.result()
 
     try:
         return await run_session(read, write, bot)
