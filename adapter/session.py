@@ -144,6 +144,35 @@ async def open_connection_retrying(host: str, port: int, timeout: float) \
             await asyncio.sleep(0.2)
 
 
+class SilentLine(ConnectionError):
+    """The server sent nothing for the idle limit while it owed us lines (in a game)."""
+
+
+def idle_limited(read: Callable[[], Awaitable[Any]], limit: float | None,
+                 armed: Callable[[], bool], what: str) -> Callable[[], Awaitable[Any]]:
+    """``read`` that raises :class:`SilentLine` ("the server sent nothing for LIMIT s WHAT")
+    once the server has been silent for ``limit`` seconds while ``armed()`` (a game or a
+    hand is on). The lines are read ahead of the session's taking them (serve_lines'
+    inbox), so ``armed`` is asked again at every limit's end while a read waits, not once
+    at its start: a read begun just before the deal was processed waited for ever."""
+    if limit is None:
+        return read
+    heard = [time.monotonic()]  # when the server last sent something
+
+    async def limited() -> Any:
+        reading = asyncio.ensure_future(read())
+        try:
+            while not (await asyncio.wait({reading}, timeout=limit))[0]:
+                if armed() and time.monotonic() - heard[0] >= limit:
+                    raise SilentLine(f"the server sent nothing for {limit:g} s {what}")
+        finally:
+            reading.cancel()
+        heard[0] = time.monotonic()
+        return reading.result()
+
+    return limited
+
+
 def dropped_line(exc: OSError) -> ConnectionError:
     """A socket error on an open line (a reset, a timeout, an unreachable host: OSErrors
     that are not all ConnectionErrors) as the dropped line it is, so that a client ends or

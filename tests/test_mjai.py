@@ -349,14 +349,17 @@ async def test_the_servers_error_before_it_drops_the_line_is_told_to_the_user(
     assert '"mjai: the server reported an error"' in text
 
 
+@pytest.mark.parametrize("events", [20, 1])
 async def test_a_server_silent_in_a_game_is_given_up_not_waited_for_for_ever(
-        tmp_path: Path) -> None:
+        tmp_path: Path, events: int) -> None:
     """A server that stops sending in the middle of a game but keeps the connection open (it
     hung, or its host or the line died without a FIN): the client waited for ever. Past
     ``--idle-limit`` it gives the line up: one line, exit 1, the game logged unfinished.
-    Before start_game (players still joining) silence is no fault."""
+    Before start_game (players still joining) silence is no fault. Silent right after
+    start_game (``events`` 1): the next read began before start_game was taken, with no
+    limit, and waited for ever."""
     answered = asyncio.Event()
-    server, port = await _scripted_server(_seen_by(2)[:20], held=answered)
+    server, port = await _scripted_server(_seen_by(2)[:events], held=answered)
     async with server:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "adapter.cli", "mjai", "--server", f"127.0.0.1:{port}",

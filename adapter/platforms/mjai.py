@@ -28,7 +28,9 @@ import structlog
 from adapter.session import (
     CodecSession,
     SessionSummary,
+    SilentLine,
     dropped_line,
+    idle_limited,
     open_connection_retrying,
     serve_lines,
 )
@@ -282,14 +284,16 @@ async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 1
         except OSError as exc:  # reset, timed out, unreachable: the line is gone
             raise dropped_line(exc) from None  # (never a TimeoutError: that is the silence's)
 
+    watched = idle_limited(read_or_drop, idle_limit, lambda: bool(bot.summary.games),
+                           "in a game")
+
     async def read() -> list[str]:
-        limit = idle_limit if bot.summary.games else None
         try:
-            line, cut = await asyncio.wait_for(read_or_drop(), limit)
-        except TimeoutError:
-            bot.line_lost = f"the server sent nothing for {limit:g} s in a game"
+            line, cut = await watched()
+        except SilentLine as exc:
+            bot.line_lost = str(exc)
             log.warning("mjai: line given up", reason=bot.line_lost)
-            raise ConnectionError(bot.line_lost) from None
+            raise
         if cut:
             bot.error(f"a line of {cut} bytes, over the {LINE_LIMIT}-byte limit: read as "
                       f"its first {LINE_LIMIT} bytes")

@@ -24,7 +24,6 @@ import contextlib
 import os
 import sys
 import threading
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +33,9 @@ import structlog
 from adapter.session import (
     CodecSession,
     SessionSummary,
+    SilentLine,
     dropped_line,
+    idle_limited,
     open_connection_retrying,
     serve_lines,
 )
@@ -274,24 +275,17 @@ async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 1
             log.warning("ntpu: connection lost", error=str(exc) or type(exc).__name__)
             return b""  # (never a TimeoutError out of here: that is the silence's)
 
-    heard = [time.monotonic()]  # when the server last sent something
+    watched = idle_limited(read_or_end, idle_limit, lambda: bot.state.round_active,
+                           "in a hand")
 
     async def read() -> bytes:
-        if idle_limit is None:
-            return await read_or_end()
-        # the lines are read ahead of the session's taking them, so whether a hand is on is
-        # asked again at every limit's end while the read waits, not once at its start
-        reading = asyncio.ensure_future(read_or_end())
         try:
-            while not (await asyncio.wait({reading}, timeout=idle_limit))[0]:
-                if bot.state.round_active and time.monotonic() - heard[0] >= idle_limit:
-                    bot.line_lost = f"the server sent nothing for {idle_limit:g} s in a hand"
-                    log.warning("ntpu: line given up", reason=bot.line_lost)
-                    return b""
-        finally:
-            reading.cancel()
-        heard[0] = time.monotonic()
-        return reading.result()
+            data: bytes = await watched()
+        except SilentLine as exc:
+            bot.line_lost = str(exc)
+            log.warning("ntpu: line given up", reason=bot.line_lost)
+            return b""
+        return data
 
     try:
         return await run_session(read, write, bot)
