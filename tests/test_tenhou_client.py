@@ -768,3 +768,23 @@ async def test_a_websocket_draw_or_offer_that_is_no_tag_still_gets_its_answer() 
     assert await bot.handle('{"tag": "E38", "t": "1"', None) == [parse_tag("<N/>")]
     assert await bot.handle('{"tag": "E38"', None) == []  # no offer: nothing owed
     bot.close()
+
+
+async def test_a_login_refused_in_words_we_do_not_read_is_named_when_the_line_closes(
+        tmp_path: Path) -> None:
+    """The server answers our HELO with a message we cannot read (an ERR whose codes no
+    capture shows) and closes: the user was told only 'the server closed the connection'.
+    The last message, when it was one we could not read, is now named with it."""
+    done = asyncio.Event()
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server = _ScriptedServer(reader, writer)
+        await server.expect("HELO")
+        await server.send('<ERR code="1001"/>')
+        writer.close()
+        done.set()
+
+    with pytest.raises(ConnectionError) as refused:
+        await _played_against(client, done, tmp_path, reconnect_tries=1)
+    assert str(refused.value) == ('the server closed the connection (its last message, which '
+                                  'mjbot does not read: <ERR code="1001"/>)')

@@ -187,6 +187,9 @@ class TenhouBot(PlatformSession):
                          Brain("riichi", settings.policy, limit=settings.budget),
                          settings.budget)
         self.holding = False  # frames since a GO in a game: a resume's or a new game's?
+        # the last message, if we could not read it (an ERR refusing the login, say): named
+        # when the server then closes the line, as the reason we cannot read for ourselves
+        self.last_unread: str | None = None
         self.in_game = False
         self.queueing = False
         # a JOIN sent on this line that no GO has answered yet: Tenhou sends LN again and again
@@ -227,6 +230,7 @@ class TenhouBot(PlatformSession):
         if tag is not None and tag.name == "GO" and self.game_log is not None:
             self.holding = True
         self.pending.rx(self.frame_log, raw)
+        self.last_unread = raw[:200]  # until it is read
         if tag is None:
             self.error(f"not a tag: {raw[:200]!r}")
             return self._safe_reply(*_name_and_offer(raw))
@@ -235,6 +239,7 @@ class TenhouBot(PlatformSession):
         except ProtocolError as exc:
             self.error(str(exc))
             return self._safe_reply(tag.name, "t" in tag.attrs)
+        self.last_unread = None
         out: list[Tag] = []
         hand_over = game_over = False
         for item in items:
@@ -575,6 +580,9 @@ async def _session(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> 
                 break
             stalled = 1 if _progress(bot) != moved else stalled + 1
             if (not bot.in_game and not bot.queueing) or stalled > settings.reconnect_tries:
+                if bot.last_unread is not None:  # e.g. a login refused in words we do not know
+                    raise ConnectionError(f"{exc} (its last message, which mjbot does not "
+                                          f"read: {bot.last_unread})") from None
                 raise
             log.warning("tenhou: connection lost, reconnecting", error=str(exc))
             bot.summary.reconnects += 1
