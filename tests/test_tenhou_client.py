@@ -788,3 +788,31 @@ async def test_a_login_refused_in_words_we_do_not_read_is_named_when_the_line_cl
         await _played_against(client, done, tmp_path, reconnect_tries=1)
     assert str(refused.value) == ('the server closed the connection (its last message, which '
                                   'mjbot does not read: <ERR code="1001"/>)')
+
+
+async def test_a_server_message_that_echoes_our_id_is_scrubbed_where_we_quote_it(
+        tmp_path: Path) -> None:
+    """A message we cannot read is quoted in the session's errors (logged to stderr) and in
+    the line that ends it; a server that echoes the ID there put it on stderr."""
+    secret = "ID0123ABCD-abcdefgh"
+    done = asyncio.Event()
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server = _ScriptedServer(reader, writer)
+        await server.expect("HELO")
+        await server.send(f'<ERR code="1001" id="{secret}"/>', f"<{secret}")
+        writer.close()
+        done.set()
+
+    listener = await asyncio.start_server(client, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", name=secret, log_dir=str(tmp_path),
+                              reconnect_tries=1, reconnect_delay=0.1)
+    bot = TenhouBot(settings)
+    async with listener:
+        with pytest.raises(ConnectionError) as refused:
+            await asyncio.wait_for(run(settings, bot), 60)
+        await asyncio.wait_for(done.wait(), 10)
+    said = [str(refused.value), *bot.summary.errors]
+    assert len(said) == 3 and all(secret not in text for text in said), said
+    assert str(refused.value).endswith("which mjbot does not read: <***)")

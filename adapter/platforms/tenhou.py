@@ -72,7 +72,7 @@ from protocols.tenhou import (
     tag_from_json,
     tag_to_json,
 )
-from replay.log import Footer, GameLogWriter, Header
+from replay.log import Footer, GameLogWriter, Header, Scrubber
 
 log = structlog.get_logger("mjbot.tenhou")
 
@@ -190,6 +190,7 @@ class TenhouBot(PlatformSession):
         # the last message, if we could not read it (an ERR refusing the login, say): named
         # when the server then closes the line, as the reason we cannot read for ourselves
         self.last_unread: str | None = None
+        self.scrub = Scrubber(settings.secrets)  # what a server's text may echo of the ID
         self.in_game = False
         self.queueing = False
         # a JOIN sent on this line that no GO has answered yet: Tenhou sends LN again and again
@@ -230,7 +231,7 @@ class TenhouBot(PlatformSession):
         if tag is not None and tag.name == "GO" and self.game_log is not None:
             self.holding = True
         self.pending.rx(self.frame_log, raw)
-        self.last_unread = raw[:200]  # until it is read
+        self.last_unread = self.scrub(raw[:200])  # until it is read
         if tag is None:
             self.error(f"not a tag: {raw[:200]!r}")
             return self._safe_reply(*_name_and_offer(raw))
@@ -303,6 +304,11 @@ class TenhouBot(PlatformSession):
         if offered and re.match(r"[EFGefgN](?![A-Za-z])", name):
             return [Tag("N")]
         return []
+
+    def error(self, message: str, **context: Any) -> None:
+        """As every session's, with the ID scrubbed: the message may quote a server's text,
+        and a server may echo the ID (the game log is scrubbed on its own; stderr was not)."""
+        super().error(self.scrub(message), **context)
 
     def _notice(self, text: str) -> None:
         log.info("tenhou: " + text)
