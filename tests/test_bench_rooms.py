@@ -266,6 +266,9 @@ def test_bench_botzone_says_whose_keep_running_turns_it_timed(tmp_path: Path) ->
     line = next(x for x in r.stdout.splitlines() if "keep running" in x)
     assert line.endswith(f"over {result['keep_running_turns']} turns (the match's rulebased "
                          "bots, not tsumogiri)")
+    # the match's bots said no fallback (and said so in the table)
+    assert result["keep_running_fallbacks"]["fallbacks"] == 0
+    assert "  keep running   fallbacks 0\n" in r.stdout
 
 
 async def test_bench_serve_never_leaves_its_fake_server_behind(
@@ -299,3 +302,23 @@ async def test_bench_serve_never_leaves_its_fake_server_behind(
         if fake.poll() is None:  # never left behind by the test either
             fake.kill()
             fake.wait()
+
+
+def test_bench_botzone_counts_the_keep_running_bots_fallbacks(tmp_path: Path) -> None:
+    """The keep-running bots ran with stderr to /dev/null, the only place a later turn says
+    that the brain answered in the policy's place: a match whose bots fell back at every
+    decision was timed as the policy's and the bench passed. Here four real bots play a
+    policy whose weights are no network (every decision falls back)."""
+    from adapter.bench.botzone import keep_running_match, keep_running_verdict
+
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_text("not weights")
+    match = keep_running_match(4, policy=f"nn@{garbage}", matches=1)
+    said = match["fallbacks"]
+    assert said["turns"] == sum(len(t) for t in match["seconds"]) > 0
+    assert said["fallbacks"] > 4, said
+    assert said["first_fallback"].startswith("nn raised MissingNetwork: ")
+    result = {"keep_running_policy": f"nn@{garbage}", "keep_running_fallbacks": said}
+    assert keep_running_verdict(result) == (
+        f"the keep-running match's nn@{garbage} bots fell back {said['fallbacks']} times in "
+        f"{said['turns']} turns; first: {said['first_fallback']}")
