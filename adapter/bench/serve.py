@@ -332,15 +332,28 @@ def register(benches: Any) -> None:
                    help="/health requests per second in both phases")
 
 
+
+def _check(args: argparse.Namespace) -> None:
+    """Refuse an option out of range in one line naming it (not 0 <= x: nan too; a rate
+    of inf or nan was the load process's traceback)."""
+    checks = [
+        ("--viewer", args.viewer, 0 <= args.viewer <= MAX_VIEWER_CLIENTS,
+         f"0..{MAX_VIEWER_CLIENTS} clients"),
+        ("--seconds", args.seconds, 0 < args.seconds <= 600, "seconds in (0, 600]"),
+        ("--warmup", args.warmup, 0 <= args.warmup <= 600, "seconds in [0, 600]"),
+        ("--rate", args.rate, args.rate is None or 0 <= args.rate < math.inf,
+         "requests per second, at least 0 and finite"),
+        ("--probe-rate", args.probe_rate, 0 <= args.probe_rate < math.inf,
+         "requests per second, at least 0 and finite"),
+        ("--practice", args.practice, args.practice >= 0, "sessions, at least 0"),
+    ]
+    for option, value, good, wanted in checks:
+        if not good:
+            raise UserInputError(f"{option} {value:g}: {wanted}")
+
+
 def run(args: argparse.Namespace) -> int:
-    # not 0 <= x: nan too; a rate of inf or nan was the load process's traceback
-    if not 0 <= args.viewer <= MAX_VIEWER_CLIENTS or not 0 < args.seconds <= 600 \
-            or not 0 <= args.probe_rate < math.inf \
-            or (args.rate is not None and not 0 <= args.rate < math.inf) \
-            or not 0 <= args.warmup <= 600 or args.practice < 0:
-        raise UserInputError(f"--viewer must be 0..{MAX_VIEWER_CLIENTS}, --seconds in (0, 600], "
-                             "--warmup in [0, 600], --rate, --probe-rate and --practice at "
-                             "least 0 (and finite)")
+    _check(args)
     if args.viewer and args.rate is not None:  # else the rate was ignored, and written down
         raise UserInputError("--rate and --viewer are two loads: give one")
     if not args.viewer and args.rate is None:
