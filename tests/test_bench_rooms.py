@@ -114,6 +114,11 @@ def test_bench_serve_writes_its_json_on_a_short_loopback_run(tmp_path: Path) -> 
     assert result["decisions"]["tenhou"]["with_load"]["count"] > 0
     assert r.stdout.startswith("status server load: ")
     assert "tenhou (serve process), with load" in r.stdout
+    fallbacks = result["fallbacks"]["tenhou"]
+    assert result["policy"] == "rulebased" and fallbacks["fallbacks"] == 0
+    assert fallbacks["decisions"] >= result["decisions"]["tenhou"]["with_load"]["count"]
+    assert (f"fallbacks (rulebased): tenhou (serve process) 0 of {fallbacks['decisions']}, "
+            "practice (workers) 0 of 0\n") in r.stdout
     # the ratio against the reference phase of the same run (it printed none), as written
     ratios = result["p99_ratio_with_vs_without_load"]
     assert set(ratios) == {"tenhou", "local", "loop_lag"} and ratios["local"] is None
@@ -334,3 +339,32 @@ def test_bench_botzone_counts_the_keep_running_bots_fallbacks(tmp_path: Path) ->
         f"the keep-running match's nn@{garbage} bots fell back {said['fallbacks']} times in "
         f"{said['turns']} turns; first: {said['first_fallback']}")
 
+
+def test_bench_serve_counts_fallbacks_and_fails_a_policy_that_never_played(
+        tmp_path: Path) -> None:
+    """The decision times were reported whatever answered: a session whose policy fell back
+    at every decision (here mc, whose opponent models load but fail every estimate) was
+    printed as the serve process's decision latency, exit 0."""
+    from tests.test_fallbacks import _broken_models
+
+    out = tmp_path / "serve.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MJBOT_MC": _broken_models(tmp_path)}
+    r = mjbot("bench", "serve", "--seconds", "0.5", "--warmup", "0.5", "--practice", "0",
+              "--rate", "20", "--probe-rate", "5", "--policy", "mc", "--json", str(out),
+              timeout=120, cwd=ROOT, env=env)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-500:]
+    result = json.loads(out.read_text())
+    tenhou = result["fallbacks"]["tenhou"]
+    assert result["policy"] == "mc" and tenhou["decisions"] > 0
+    # every answer the policy was asked for; the session also reports its forced ones
+    assert tenhou["fallbacks"] > tenhou["decisions"] / 2 and tenhou["first_fallback"]
+    assert (f"fallbacks (mc): tenhou (serve process) {tenhou['fallbacks']} of "
+            f"{tenhou['decisions']} (first: ") in r.stdout
+    assert r.stderr.splitlines()[-1].startswith(
+        f"mjbot bench serve: policy mc in the tenhou session fell back in {tenhou['fallbacks']} "
+        f"of {tenhou['decisions']} decisions (")
+    # the threshold is the other benches' option
+    r = mjbot("bench", "serve", "--seconds", "0.5", "--warmup", "0", "--practice", "0",
+              "--rate", "10", "--probe-rate", "0", "--policy", "mc",
+              "--max-fallback-share", "1", timeout=120, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stderr[-500:]
