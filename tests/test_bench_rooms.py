@@ -114,6 +114,11 @@ def test_bench_serve_writes_its_json_on_a_short_loopback_run(tmp_path: Path) -> 
     assert result["decisions"]["tenhou"]["with_load"]["count"] > 0
     assert r.stdout.startswith("status server load: ")
     assert "tenhou (serve process), with load" in r.stdout
+    fallbacks = result["fallbacks"]["tenhou"]
+    assert result["policy"] == "rulebased" and fallbacks["fallbacks"] == 0
+    assert fallbacks["decisions"] >= result["decisions"]["tenhou"]["with_load"]["count"]
+    assert (f"fallbacks (rulebased): tenhou (serve process) 0 of {fallbacks['decisions']}, "
+            "practice (workers) 0 of 0\n") in r.stdout
     # the ratio against the reference phase of the same run (it printed none), as written
     ratios = result["p99_ratio_with_vs_without_load"]
     assert set(ratios) == {"tenhou", "local", "loop_lag"} and ratios["local"] is None
@@ -125,14 +130,25 @@ def test_bench_serve_writes_its_json_on_a_short_loopback_run(tmp_path: Path) -> 
             f"lag {lag}\n") in r.stdout
 
 
-@pytest.mark.parametrize("option", [("--seconds", "0"), ("--rate", "nan"), ("--rate", "inf"),
-                                    ("--probe-rate", "nan"), ("--probe-rate", "inf")])
-def test_bench_serve_refuses_a_bad_option_in_one_line(option: tuple[str, str]) -> None:
+@pytest.mark.parametrize("option,error", [
+    (("--seconds", "0"), "--seconds 0: seconds in (0, 600]"),
+    (("--rate", "nan"), "--rate nan: requests per second, at least 0 and finite"),
+    (("--rate", "inf"), "--rate inf: requests per second, at least 0 and finite"),
+    (("--rate", "-1"), "--rate -1: requests per second, at least 0 and finite"),
+    (("--probe-rate", "nan"), "--probe-rate nan: requests per second, at least 0 and finite"),
+    (("--probe-rate", "inf"), "--probe-rate inf: requests per second, at least 0 and finite"),
+    (("--warmup", "-2"), "--warmup -2: seconds in [0, 600]"),
+    (("--viewer", "501"), "--viewer 501: 0..500 clients"),
+])
+def test_bench_serve_refuses_a_bad_option_in_one_line(option: tuple[str, str],
+                                                      error: str) -> None:
     """A rate of nan or inf passed the check (nan < 0 is false) and was the load process's
-    ValueError and the bench's JSONDecodeError, tracebacks both."""
+    ValueError and the bench's JSONDecodeError, tracebacks both; and a bad option was
+    answered with the whole list of constraints (`--rate -1`: "--viewer must be 0..500,
+    --seconds in (0, 600], ..."), not the option that was wrong."""
     r = _mjbot("bench", "serve", "--warmup", "0.5", "--practice", "0", *option, timeout=60)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
-    assert len(r.stderr.splitlines()) == 1 and "--seconds in (0, 600]" in r.stderr
+    assert r.stderr.strip() == f"mjbot bench: {error}"
 
 
 def test_a_bench_over_its_fallback_share_exits_1_with_one_line(tmp_path: Path) -> None:
@@ -266,6 +282,9 @@ def test_bench_botzone_says_whose_keep_running_turns_it_timed(tmp_path: Path) ->
     line = next(x for x in r.stdout.splitlines() if "keep running" in x)
     assert line.endswith(f"over {result['keep_running_turns']} turns (the match's rulebased "
                          "bots, not tsumogiri)")
+    # the match's bots said no fallback (and said so in the table)
+    assert result["keep_running_fallbacks"]["fallbacks"] == 0
+    assert "  keep running   fallbacks 0\n" in r.stdout
 
 
 async def test_bench_serve_never_leaves_its_fake_server_behind(
@@ -299,3 +318,53 @@ async def test_bench_serve_never_leaves_its_fake_server_behind(
         if fake.poll() is None:  # never left behind by the test either
             fake.kill()
             fake.wait()
+
+
+def test_bench_botzone_counts_the_keep_running_bots_fallbacks(tmp_path: Path) -> None:
+    """The keep-running bots ran with stderr to /dev/null, the only place a later turn says
+    that the brain answered in the policy's place: a match whose bots fell back at every
+    decision was timed as the policy's and the bench passed. Here four real bots play a
+    policy whose weights are no network (every decision falls back)."""
+    from adapter.bench.botzone import keep_running_match, keep_running_verdict
+
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_text("not weights")
+    match = keep_running_match(4, policy=f"nn@{garbage}", matches=1)
+    said = match["fallbacks"]
+    assert said["turns"] == sum(len(t) for t in match["seconds"]) > 0
+    assert said["fallbacks"] > 4, said
+    assert said["first_fallback"].startswith("nn raised MissingNetwork: ")
+    result = {"keep_running_policy": f"nn@{garbage}", "keep_running_fallbacks": said}
+    assert keep_running_verdict(result) == (
+        f"the keep-running match's nn@{garbage} bots fell back {said['fallbacks']} times in "
+        f"{said['turns']} turns; first: {said['first_fallback']}")
+
+
+def test_bench_serve_counts_fallbacks_and_fails_a_policy_that_never_played(
+        tmp_path: Path) -> None:
+    """The decision times were reported whatever answered: a session whose policy fell back
+    at every decision (here mc, whose opponent models load but fail every estimate) was
+    printed as the serve process's decision latency, exit 0."""
+    from tests.test_fallbacks import _broken_models
+
+    out = tmp_path / "serve.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MJBOT_MC": _broken_models(tmp_path)}
+    r = mjbot("bench", "serve", "--seconds", "0.5", "--warmup", "0.5", "--practice", "0",
+              "--rate", "20", "--probe-rate", "5", "--policy", "mc", "--json", str(out),
+              timeout=120, cwd=ROOT, env=env)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-500:]
+    result = json.loads(out.read_text())
+    tenhou = result["fallbacks"]["tenhou"]
+    assert result["policy"] == "mc" and tenhou["decisions"] > 0
+    # every answer the policy was asked for; the session also reports its forced ones
+    assert tenhou["fallbacks"] > tenhou["decisions"] / 2 and tenhou["first_fallback"]
+    assert (f"fallbacks (mc): tenhou (serve process) {tenhou['fallbacks']} of "
+            f"{tenhou['decisions']} (first: ") in r.stdout
+    assert r.stderr.splitlines()[-1].startswith(
+        f"mjbot bench serve: policy mc in the tenhou session fell back in {tenhou['fallbacks']} "
+        f"of {tenhou['decisions']} decisions (")
+    # the threshold is the other benches' option
+    r = mjbot("bench", "serve", "--seconds", "0.5", "--warmup", "0", "--practice", "0",
+              "--rate", "10", "--probe-rate", "0", "--policy", "mc",
+              "--max-fallback-share", "1", timeout=120, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stderr[-500:]

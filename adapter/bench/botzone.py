@@ -26,11 +26,41 @@ from typing import Any
 from adapter.bench.common import add_bench, report
 from adapter.commands import UserInputError, at_least, require_policy
 from adapter.fakes.botzone_judge import DEFAULT_COMMAND, BotzoneJudge
+from adapter.platforms.botzone import FALLBACK_NOTE
 from adapter.platforms.botzone_bundle import build_botzone_bundle, check_bundle_policy
 from brain.policies.mc.config import ENV as MC_ENV
+from brain.tally import one_line
 
 COMMAND = (sys.executable, "-m", "adapter.platforms.botzone_main")
 KEEP_RUNNING_POLICY = "rulebased"  # what the match's four bots play (`mjbot botzone`'s default)
+MATCHES = 4  # keep-running matches played; the longest is timed
+
+
+class FellBack(Exception):
+    """A timed turn's answer was the brain's, not the policy's: the time is not the
+    policy's."""
+
+
+def keep_running_match(seed: int, policy: str = KEEP_RUNNING_POLICY,
+                       matches: int = MATCHES) -> dict[str, Any]:
+    """The longest of ``matches`` keep-running matches under the local judge (four bots
+    playing ``policy``): its judge log, every bot's turn times, and the answers its bots said
+    (on stderr, the only place a later keep-running turn says it) the brain gave in the
+    policy's place: the figures of a match whose bots fell back are not the policy's."""
+    longest: tuple[int, Any] | None = None
+    for s in range(seed, seed + matches):
+        # a benchmark's matches are measurements: not logged as the user's games
+        result = BotzoneJudge(["keep"] * 4, s, (*DEFAULT_COMMAND, "--no-log", "--policy",
+                                                policy)).play()
+        turns = len(_history(result.log, "0")[0])
+        if longest is None or turns > longest[0]:
+            longest = (turns, result)
+    assert longest is not None
+    result = longest[1]
+    said = [why for per_seat in result.fallbacks for why in per_seat]
+    return {"log": result.log, "seconds": result.turn_seconds,
+            "fallbacks": {"turns": sum(len(t) for t in result.turn_seconds),
+                          "fallbacks": len(said), "first_fallback": said[0] if said else None}}
 
 
 def _history(log: dict[str, Any], seat: str) -> tuple[list[str], list[str]]:
@@ -57,24 +87,17 @@ def _one_shot_seconds(requests: list[str], responses: list[str], n: int, repeats
         start = time.perf_counter()
         done = subprocess.run([*command, "--no-keep-running", "--no-log", "--policy", policy],
                               input=text, capture_output=True, text=True, check=True)
-        if "fallback" in done.stderr:
-            raise RuntimeError(f"turn {n}: {policy} fell back: {done.stderr.strip()[-300:]}")
+        if FALLBACK_NOTE in done.stderr:
+            raise FellBack(f"one-shot turn {n}: {policy} fell back: "
+                           f"{one_line(done.stderr.strip()[-300:])}")
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
 
 def bench_botzone(seed: int = 4, repeats: int = 3, policy: str = "rulebased",
                   late_turns: int = 0) -> dict[str, Any]:
-    longest: tuple[int, dict[str, Any], list[list[float]]] | None = None
-    for s in range(seed, seed + 4):  # the longest of a few matches
-        # a benchmark's matches are measurements: not logged as the user's games
-        result = BotzoneJudge(["keep"] * 4, s, (*DEFAULT_COMMAND, "--no-log", "--policy",
-                                                KEEP_RUNNING_POLICY)).play()
-        turns = len(_history(result.log, "0")[0])
-        if longest is None or turns > longest[0]:
-            longest = (turns, result.log, result.turn_seconds)
-    assert longest is not None
-    _, log, seconds = longest
+    match = keep_running_match(seed)
+    log, seconds = match["log"], match["seconds"]
     requests, responses = _history(log, "0")
     reference = []
     for _ in range(repeats):
@@ -117,6 +140,8 @@ def bench_botzone(seed: int = 4, repeats: int = 3, policy: str = "rulebased",
         "keep_running_policy": KEEP_RUNNING_POLICY,
         "keep_running_median_ms": round(1000 * statistics.median(later), 3) if later else None,
         "keep_running_p99_ms": round(1000 * p99, 3) if p99 is not None else None,
+        # answers of the timed match's bots that the brain gave in their policy's place
+        "keep_running_fallbacks": match["fallbacks"],
         "late_turns": len(late),
         "bundle_late_slowest_seconds": round(late[slowest], 4) if slowest else None,
         "bundle_late_slowest_turn": slowest,
@@ -146,9 +171,28 @@ def run(args: argparse.Namespace) -> int:
         check_bundle_policy(args.policy)
     except ValueError as exc:
         raise UserInputError(str(exc)) from None
-    result = bench_botzone(repeats=args.repeats, policy=args.policy, late_turns=args.late_turns)
+    try:
+        result = bench_botzone(repeats=args.repeats, policy=args.policy,
+                               late_turns=args.late_turns)
+    except FellBack as exc:  # a time that is not the policy's is no figure to print
+        print(f"mjbot bench botzone: {exc}", file=sys.stderr)
+        return 1
     report(args, result, text)
-    return 0
+    verdict = keep_running_verdict(result)
+    if verdict:
+        print(f"mjbot bench botzone: {verdict}", file=sys.stderr)
+    return 1 if verdict else 0
+
+
+def keep_running_verdict(result: dict[str, Any]) -> str:
+    """One line when the timed keep-running match's bots fell back ("" when not): the run
+    fails, as a one-shot turn that falls back does."""
+    said = result["keep_running_fallbacks"]
+    if not said["fallbacks"]:
+        return ""
+    return (f"the keep-running match's {result['keep_running_policy']} bots fell back "
+            f"{said['fallbacks']} times in {said['turns']} turns; first: "
+            f"{said['first_fallback']}")
 
 
 def text(result: dict[str, Any]) -> str:
@@ -169,6 +213,10 @@ def text(result: dict[str, Any]) -> str:
                  + ("" if result["keep_running_policy"] == result["policy"] else
                     f" (the match's {result['keep_running_policy']} bots, not "
                     f"{result['policy']})"))
+    said = result["keep_running_fallbacks"]
+    lines.append(f"  keep running   fallbacks {said['fallbacks']}" + (
+        f" (first: {said['first_fallback']}): these times are not the policy's"
+        if said["fallbacks"] else ""))
     if result["late_turns"]:
         lines.append(f"  upload zip, last {result['late_turns']} turns: slowest "
                      f"{result['bundle_late_slowest_seconds']:.3f} s (turn "

@@ -38,7 +38,15 @@ import time
 from typing import Any
 
 from adapter.bench.common import add_bench, report
-from adapter.commands import UserInputError, positive_seconds
+from adapter.commands import (
+    UserInputError,
+    add_fallback_argument,
+    fallback_verdict,
+    positive_seconds,
+    require_networks,
+    require_policy,
+)
+from brain.tally import FallbackTally
 
 LOAD_PATHS = ("/health", "/metrics", "/api/status", "/api/games", "/")
 MAX_VIEWER_CLIENTS = 500
@@ -165,14 +173,16 @@ async def _generator(url: str, args: list[str]) -> dict[str, Any]:
 
 
 async def _bench(rate: float | None, seconds: float, practice: int, warmup: float,
-                 viewer: int = 0, probe_rate: float = 20.0) -> dict[str, Any]:
+                 viewer: int = 0, probe_rate: float = 20.0,
+                 policy: str = "rulebased") -> dict[str, Any]:
     port = _free_port()
     fake = subprocess.Popen(
         [sys.executable, "-m", "adapter.cli", "--log-level", "error", "tenhou-server",
          "--port", str(port), "--games", "100000", "--no-log"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        return await _bench_on(port, rate, seconds, practice, warmup, viewer, probe_rate)
+        return await _bench_on(port, rate, seconds, practice, warmup, viewer, probe_rate,
+                               policy)
     finally:  # however the bench ends (the viewer's game or the status port failed, Ctrl-C
         # while they start): the fake server, which serves 100000 games, never outlives it
         fake.kill()
@@ -180,8 +190,10 @@ async def _bench(rate: float | None, seconds: float, practice: int, warmup: floa
 
 
 async def _bench_on(port: int, rate: float | None, seconds: float, practice: int,
-                    warmup: float, viewer: int, probe_rate: float) -> dict[str, Any]:
-    """The bench against the fake Tenhou server on ``port``."""
+                    warmup: float, viewer: int, probe_rate: float,
+                    policy: str) -> dict[str, Any]:
+    """The bench against the fake Tenhou server on ``port``, every session playing
+    ``policy``."""
     from adapter.serve.config import loads
     from adapter.serve.metrics import Metrics
     from adapter.serve.status import StatusServer
@@ -192,14 +204,17 @@ async def _bench_on(port: int, rate: float | None, seconds: float, practice: int
 kind = "local"
 variant = "riichi"
 pause = 0
+policy = {json.dumps(policy)}
 """ for i in range(practice)) + f"""
 [sessions.tenhou]
 kind = "tenhou"
+policy = {json.dumps(policy)}
 server = "127.0.0.1:{port}"
 games = 100000
 connect_timeout = 30
 """
     samples: list[tuple[float, str, float]] = []  # (when, kind, seconds)
+    fallbacks: list[tuple[float, str, str]] = []  # (when, kind, why; "" for the policy's own)
     with tempfile.TemporaryDirectory() as logs:
         game = _viewer_game(logs) if viewer else None
         load_args = ["--seconds", str(seconds), "--probe-rate", "0"]
@@ -214,7 +229,7 @@ connect_timeout = 30
         url = await server.start("127.0.0.1", 0)
         supervisor.start()
         for handle in supervisor.handles.values():
-            _sample(handle, samples)
+            _sample(handle, samples, fallbacks)
         lag = asyncio.create_task(_loop_lag(samples))
         try:
             await asyncio.sleep(warmup)
@@ -237,11 +252,20 @@ connect_timeout = 30
     def window(kind: str, start: float, end: float) -> dict[str, Any]:
         return _quantiles([s for t, k, s in samples if k == kind and start <= t < end])
 
+    def tally(kind: str) -> dict[str, Any]:
+        """Both phases' decisions of ``kind``: a time the brain's fallback answered is
+        not the policy's."""
+        counted = FallbackTally()
+        for t, k, why in fallbacks:
+            if k == kind and quiet_from <= t < loaded_to:
+                counted.record(why)
+        return counted.as_dict()
+
     rows = {kind: {"without_load": window(kind, quiet_from, quiet_to),
                    "with_load": window(kind, loaded_from, loaded_to)}
             for kind in ("tenhou", "local", "loop_lag")}
     return {
-        "rate": rate, "seconds": seconds, "practice_sessions": practice,
+        "rate": rate, "seconds": seconds, "practice_sessions": practice, "policy": policy,
         "cpus": os.cpu_count(), "load": loaded,
         "viewer": None if game is None else {"clients": viewer, "hand": game[1],
                                              "hand_json_bytes": game[2]},
@@ -250,6 +274,9 @@ connect_timeout = 30
                              "with_load": hands_at[2][n] - hands_at[1][n]}
                          for n in hands_at[0]},
         "decisions": {kind: rows[kind] for kind in ("tenhou", "local")},
+        # per kind, over both phases: decisions whose answer the brain gave in the policy's
+        # place (FallbackTally.as_dict)
+        "fallbacks": {kind: tally(kind) for kind in ("tenhou", "local")},
         "loop_lag": rows["loop_lag"],
         # the figure against the reference of the same run: the phase without load
         "p99_ratio_with_vs_without_load": {kind: _ratio(phases)
@@ -272,13 +299,17 @@ async def _loop_lag(samples: list[tuple[float, str, float]], every: float = 0.01
         samples.append((now, "loop_lag", max(0.0, now - start - every)))
 
 
-def _sample(handle: Any, samples: list[tuple[float, str, float]]) -> None:
-    """Keep every decision time the session reports, with when it arrived."""
+def _sample(handle: Any, samples: list[tuple[float, str, float]],
+            fallbacks: list[tuple[float, str, str]]) -> None:
+    """Keep every decision time the session reports, with when it arrived, and whether the
+    brain answered in the policy's place (then the time is not the policy's)."""
     report = handle.decision
     kind = handle.spec.kind
 
     def decision(policy: str, elapsed: float, fallback: str) -> None:
-        samples.append((time.monotonic(), kind, elapsed))
+        now = time.monotonic()
+        samples.append((now, kind, elapsed))
+        fallbacks.append((now, kind, fallback))
         report(policy, elapsed, fallback)
 
     handle.decision = decision
@@ -309,6 +340,10 @@ def _table(result: dict[str, Any]) -> str:
     lines.append("p99 with load / without: " + ", ".join(
         f"{names[kind].split(' (')[0]} {'-' if r is None else f'{r:g}x'}"
         for kind, r in ratios.items()))
+    lines.append(f"fallbacks ({result['policy']}): " + ", ".join(
+        f"{names[kind]} {f['fallbacks']} of {f['decisions']}"
+        + (f" (first: {f['first_fallback']})" if f["fallbacks"] else "")
+        for kind, f in result["fallbacks"].items()))
     for name, phases in result["hands_played"].items():
         lines.append(f"hands played by {name}: {phases['without_load']} without load, "
                      f"{phases['with_load']} with load")
@@ -330,17 +365,34 @@ def register(benches: Any) -> None:
                    help=f"the load: N replay viewer clients at once (1..{MAX_VIEWER_CLIENTS})")
     p.add_argument("--probe-rate", type=float, default=20.0,
                    help="/health requests per second in both phases")
+    p.add_argument("--policy", default="rulebased",
+                   help="what every session plays (a policy name, nn@FILE, mc@OPTIONS)")
+    add_fallback_argument(p)
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Refuse an option out of range in one line naming it (not 0 <= x: nan too; a rate
+    of inf or nan was the load process's traceback)."""
+    checks = [
+        ("--viewer", args.viewer, 0 <= args.viewer <= MAX_VIEWER_CLIENTS,
+         f"0..{MAX_VIEWER_CLIENTS} clients"),
+        ("--seconds", args.seconds, 0 < args.seconds <= 600, "seconds in (0, 600]"),
+        ("--warmup", args.warmup, 0 <= args.warmup <= 600, "seconds in [0, 600]"),
+        ("--rate", args.rate, args.rate is None or 0 <= args.rate < math.inf,
+         "requests per second, at least 0 and finite"),
+        ("--probe-rate", args.probe_rate, 0 <= args.probe_rate < math.inf,
+         "requests per second, at least 0 and finite"),
+        ("--practice", args.practice, args.practice >= 0, "sessions, at least 0"),
+    ]
+    for option, value, good, wanted in checks:
+        if not good:
+            raise UserInputError(f"{option} {value:g}: {wanted}")
 
 
 def run(args: argparse.Namespace) -> int:
-    # not 0 <= x: nan too; a rate of inf or nan was the load process's traceback
-    if not 0 <= args.viewer <= MAX_VIEWER_CLIENTS or not 0 < args.seconds <= 600 \
-            or not 0 <= args.probe_rate < math.inf \
-            or (args.rate is not None and not 0 <= args.rate < math.inf) \
-            or not 0 <= args.warmup <= 600 or args.practice < 0:
-        raise UserInputError(f"--viewer must be 0..{MAX_VIEWER_CLIENTS}, --seconds in (0, 600], "
-                             "--warmup in [0, 600], --rate, --probe-rate and --practice at "
-                             "least 0 (and finite)")
+    _check(args)
+    require_policy(args.policy)
+    require_networks([args.policy], "riichi")
     if args.viewer and args.rate is not None:  # else the rate was ignored, and written down
         raise UserInputError("--rate and --viewer are two loads: give one")
     if not args.viewer and args.rate is None:
@@ -349,9 +401,12 @@ def run(args: argparse.Namespace) -> int:
 
     configure_logging(json_lines=True, level="error")
     result = asyncio.run(_bench(args.rate, args.seconds, args.practice, args.warmup,
-                                args.viewer, args.probe_rate))
+                                args.viewer, args.probe_rate, args.policy))
     report(args, result, _table)
-    return 0
+    # a run whose sessions' policy did not really play is no figure of that policy's
+    return fallback_verdict(args, {f"{args.policy} in the {kind} session"
+                                   + ("s" if kind == "local" else ""): f
+                                   for kind, f in result["fallbacks"].items()})
 
 
 def main(argv: list[str] | None = None) -> int:

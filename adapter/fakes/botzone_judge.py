@@ -24,6 +24,7 @@ import random
 import select
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from typing import Any
 
 from adapter.local.referee import MCR_PENALTY, MCR_PENALTY_GAIN, HandReferee, HandSetup
 from adapter.local.walls import shuffled_wall
-from adapter.platforms.botzone import KEEP_RUNNING
+from adapter.platforms.botzone import FALLBACK_NOTE, KEEP_RUNNING
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -72,8 +73,10 @@ class BotProcess:
         self.responses: list[str] = []
         self.data, self.globaldata = "", ""
         self.proc: subprocess.Popen[bytes] | None = None
+        self.stderr: Any = None  # a keep-running bot's stderr, read for fallbacks at close
         self.buffer = b""
         self.seconds: list[float] = []
+        self.fallbacks: list[str] = []  # why, for each answer the brain gave for the policy
 
     def request(self, line: str) -> str:
         self.requests.append(line)
@@ -105,6 +108,7 @@ class BotProcess:
                                   capture_output=True, timeout=self.limit, env=self.env)
         except subprocess.TimeoutExpired:
             raise Verdict(self.seat, "TLE", f"no answer in {self.limit} s") from None
+        self._note_fallbacks(done.stderr)
         out = done.stdout.decode("utf-8", errors="replace")
         lines = out.split("\n")
         if lines[-1] == "":
@@ -142,9 +146,20 @@ class BotProcess:
             setattr(self, key, value if isinstance(value, str) else json.dumps(value))
         return obj["response"].strip()
 
+    def _note_fallbacks(self, stderr: bytes) -> None:
+        """The bot says each answer the brain gave in its policy's place on stderr (and
+        nowhere else in a later keep-running turn): a match whose bot fell back is not that
+        policy's match."""
+        for line in stderr.decode("utf-8", errors="replace").splitlines():
+            if line.startswith(FALLBACK_NOTE):
+                self.fallbacks.append(line.removeprefix(FALLBACK_NOTE).removesuffix(")"))
+
     def _start_keep_running(self) -> str:
+        # to a file, not a pipe: nobody reads it during the match, and a full pipe would
+        # stop the bot; read at close
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=self.stderr,
                                      env=self.env)
         self._send(self._input())
         return self._answer(self._read_until_keep_running(self.limit))
@@ -197,7 +212,13 @@ class BotProcess:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+                self.proc.wait()
             self.proc = None
+        if self.stderr is not None:
+            self.stderr.seek(0)
+            self._note_fallbacks(self.stderr.read())
+            self.stderr.close()
+            self.stderr = None
 
 
 # ---------------------------------------------------------------------- the judge
@@ -261,6 +282,7 @@ class MatchResult:
     fan: int | None = None
     log: dict[str, Any] = field(default_factory=dict)
     turn_seconds: list[list[float]] = field(default_factory=list)
+    fallbacks: list[list[str]] = field(default_factory=list)  # per seat, as its bot said
 
 
 class BotzoneJudge:
@@ -336,6 +358,7 @@ class BotzoneJudge:
                 bot.close()
             self.pool.shutdown()
         result.turn_seconds = [bot.seconds for bot in self.bots]
+        result.fallbacks = [bot.fallbacks for bot in self.bots]
         result.log = self._judge_log(wall, result)
         return result
 

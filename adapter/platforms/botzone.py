@@ -40,6 +40,9 @@ from protocols.codec import ProtocolError, load_json
 KEEP_RUNNING = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
 DATA_VERSION = 1
 SAFETY_MARGIN = 0.5
+# how the bot says, on stderr, that the brain answered in its policy's place (read by the
+# local judge and `mjbot bench botzone`)
+FALLBACK_NOTE = "mjbot botzone: fallback ("
 DEBUG_LIMIT = 1000  # bytes: Botzone keeps at most 1 KB of a turn's debug
 
 
@@ -193,7 +196,7 @@ class BotzoneBot:
 
     def _log_decision(self, request: ev.DecisionRequest, answer: Any) -> None:
         if answer.fallback:
-            print(f"mjbot botzone: fallback ({answer.fallback})", file=sys.stderr)
+            print(f"{FALLBACK_NOTE}{answer.fallback})", file=sys.stderr)
         if self.log is not None:
             self.log.decision(request, answer.legal, answer.action, answer.policy,
                               answer.candidates, answer.elapsed, answer.fallback)
