@@ -4,6 +4,7 @@ that try to leave the log folder."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import shutil
@@ -23,8 +24,8 @@ from adapter.serve.games import GameIndex, GameNotFound
 from adapter.serve.practice import PracticeSettings, play_one
 from adapter.serve.status import StatusServer
 from replay.formats import mjai_log, tenhou6
-from replay.log import read_log
-from tests.viewer_fixtures import IMPORTS, game_folder
+from replay.log import log_path, read_log
+from tests.viewer_fixtures import IMPORTS, game_folder, platform_game
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,7 +44,10 @@ def folder(tmp_path: Path) -> dict[str, Any]:
 
 
 async def client_for(*roots: Path, files: list[str] | None = None) -> TestClient:
-    server = StatusServer(roots=[str(r) for r in roots], imports=files)
+    return await client_for_server(StatusServer(roots=[str(r) for r in roots], imports=files))
+
+
+async def client_for_server(server: StatusServer) -> TestClient:
     client = TestClient(TestServer(server.app()))
     await client.start_server()
     return client
@@ -237,7 +241,7 @@ async def test_ids_that_leave_the_folder_are_refused(folder: dict[str, Any], bad
 def test_resolve_accepts_only_what_the_list_names(folder: dict[str, Any]) -> None:
     root = folder["root"]
     index = GameIndex([str(root)])
-    for entry in index.listing():
+    for entry in index.listing().games:
         assert index.resolve(entry["id"]).is_relative_to(root.resolve())
     for bad in BAD_IDS:
         with pytest.raises(GameNotFound):
@@ -441,5 +445,55 @@ async def test_an_ntpu_clients_own_win_shows_our_value(tmp_path: Path) -> None:
         mine = (await (await client.get(f"/api/games/{gid(logs, own)}")).json())
         result = mine["hands"][0]["result"]
         assert (result["value"], result["deltas"]) == (won["value"], won["deltas"])
+    finally:
+        await client.close()
+
+
+async def test_a_full_list_keeps_every_sessions_newest_games(tmp_path: Path) -> None:
+    """The list holds the newest games up to its cap across every session and day. Sessions
+    were walked in reverse name order and the cap cut there: a fast session named after the
+    others filled it and every other session's games were not listed; nothing said the list
+    was cut."""
+    sample = platform_game(tmp_path / "sample.mjlog.msgpack").read_bytes()
+    root, now = tmp_path / "logs", 1_800_000_000.0
+    ages = {"zz-fast": [10.0 * i for i in range(12)] + [86400.0 * 3 + i for i in range(5)],
+            "alpha": [5.0, 5000.0], "beta": [15.0, 6000.0]}
+    written: dict[str, list[tuple[float, str]]] = {}
+    for session, session_ages in ages.items():
+        for n, age in enumerate(session_ages):  # where serve's sessions write them
+            path = log_path(root / session, "local", f"{session}-g{n}",
+                            dt.datetime.fromtimestamp(now - age))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(sample)
+            os.utime(path, (now - age, now - age))
+            written.setdefault(session, []).append((now - age, gid(root, path)))
+    # a long game of a session beside them: named by its start 50 minutes ago, written to now
+    long = log_path(root / "tenhou", "tenhou", "long", dt.datetime.fromtimestamp(now - 3000))
+    long.parent.mkdir(parents=True)
+    long.write_bytes(sample)
+    os.utime(long, (now - 1, now - 1))
+    written["tenhou"] = [(now - 1, gid(root, long))]
+    for day in root.glob("*/local/*"):  # a folder changes when a log is created in it
+        newest = max(f.stat().st_mtime for f in day.iterdir())
+        os.utime(day, (newest, newest))
+    by_time = sorted((game for games in written.values() for game in games), reverse=True)
+    newest8 = [game_id for _, game_id in by_time[:8]]
+    client = await client_for_server(StatusServer(roots=[str(root)], max_games=8))
+    try:
+        page = await (await client.get("/api/games")).json()
+        assert [g["id"] for g in page["games"]] == newest8
+        assert {g["session"] for g in page["games"]} == {"zz-fast", "alpha", "beta", "tenhou"}
+        assert page["total"] == 8 and page["cut"] is True and page["max_files"] == 8
+        second = await (await client.get("/api/games?limit=3&offset=3")).json()
+        assert [g["id"] for g in second["games"]] == newest8[3:6] and second["cut"] is True
+        alpha = await (await client.get("/api/games?q=alpha")).json()
+        assert [g["id"] for g in alpha["games"]] == [written["alpha"][0][1]]
+        assert (await client.get(f"/api/games/{written['beta'][0][1]}")).status == 200
+    finally:
+        await client.close()
+    client = await client_for_server(StatusServer(roots=[str(root)], max_games=22))
+    try:  # room for every game: all listed, nothing said cut
+        page = await (await client.get("/api/games")).json()
+        assert page["total"] == 22 and page["cut"] is False
     finally:
         await client.close()

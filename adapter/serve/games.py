@@ -5,17 +5,22 @@ files given to ``mjbot view``). A game's id is its root's number and its path be
 joined by ``~`` (``0~practice~local~2026-11-23~101500-practice-g3.mjlog.msgpack``): one URL
 segment, readable, and resolved only after every part is checked (no ``..``, no separators, no
 hidden files, no symlink out of the root, a known suffix), so that no id reaches a file outside
-the roots. Listing reads only our logs' header frames and the first bytes of the other files
-(an import is listed only if it starts as a game format does, so a README.txt or LICENSE.txt
-in a served folder is not); games are parsed when opened (and the viewer's BuildCache,
-viewcache.py, keeps the last few).
+the roots. A listing holds the newest MAX_FILES game files across every root and session (the
+page says when older ones were left out). Day folders are taken newest first (_Walk), so an
+old day is neither read nor stat'ed once the list is full; only the listed logs' header frames
+are read, and the first bytes of the other files taken (an import is listed only if it starts
+as a game format does, so a README.txt or LICENSE.txt in a served folder is not); games are
+parsed when opened (and the viewer's BuildCache, viewcache.py, keeps the last few).
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import heapq
 import os
+import re
+import stat
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +34,14 @@ from replay.timeline import Timeline, build
 
 SEPARATOR = "~"
 IMPORT_SUFFIXES = (".json", ".jsonl", ".xml", ".mjlog", ".sgf", ".log", ".txt")
-MAX_FILES = 5000  # a listing stops here (newest first within each folder walked)
+MAX_FILES = 5000  # a listing holds the newest this many game files (and files given alone)
+# how long after its folder last changed (a file created in it) a log may still be written: a
+# folder older than the listing's oldest game by more than this holds no game newer than it
+FOLDER_SLACK = 3600.0
+DATE_FOLDER = re.compile(r"\d{4}-\d{2}-\d{2}")  # replay.log.log_path's day folders
+STARTED = re.compile(r"\d{6}-")  # and its files' HHMMSS start
+DAY = 86400.0
+DST = 3600.0  # a local day's clock may be an hour off its midnight's epoch + seconds
 MAX_DEPTH = 6
 SNIFF_BYTES = 4096
 # how every import format starts: mjlog XML, SGF, an NTPU log line, JSON (tenhou6, mjai,
@@ -37,7 +49,7 @@ SNIFF_BYTES = 4096
 FORMAT_STARTS = (b"<", b"(", b"/", b"[", b"{")
 PAGE_SIZE = 50
 MAX_PAGE = 500
-MAX_OFFSET = 10**9 - 1  # a listing holds at most MAX_FILES; nine digits is plenty
+MAX_OFFSET = 10**9 - 1  # a listing holds about MAX_FILES; nine digits is plenty
 FOOTER_TAIL = 16 << 10  # a footer is read from this many bytes at the end of a log
 FOOTER_MARK = b"\xa1k\xa6footer"  # msgpack for "k": "footer", the footer frame's first key
 
@@ -74,10 +86,157 @@ def looks_like_a_game(head: bytes) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class Listing:
+    games: list[dict[str, Any]]  # newest first
+    cut: bool  # older game files exist that the cap (max_files) left out
+
+
+@dataclass
+class _Unread:
+    """A date folder not read yet (an old day's names are read only if the cap needs them)."""
+    root: int
+    path: str
+    relative: Path
+    depth: int
+    mtime: float
+
+
+@dataclass
+class _Files:
+    """Files of a read folder, to be stat'ed together."""
+    root: int
+    relative: Path
+    entries: list[os.DirEntry[str]]
+
+
+@dataclass
+class _Started:
+    """A date folder's files named by their start time (``HHMMSS-``), newest name first: one
+    is stat'ed at a time, so that a day of 400,000 practice games costs a stat of its newest
+    ones only."""
+    root: int
+    relative: Path
+    entries: list[os.DirEntry[str]]
+    day: dt.date
+    day_bound: float  # the folder's: none of its files is newer
+    next: int = 0
+
+    def bound(self) -> float:
+        """The next file's start (the later one of an hour the clocks repeat), plus
+        FOLDER_SLACK."""
+        name = self.entries[self.next].name
+        try:
+            started = dt.datetime(self.day.year, self.day.month, self.day.day, int(name[0:2]),
+                                  int(name[2:4]), int(name[4:6]), fold=1).timestamp()
+        except (ValueError, OverflowError, OSError):
+            return self.day_bound  # not a time of day
+        return min(self.day_bound, started + FOLDER_SLACK)
+
+
+def _day(name: str) -> tuple[dt.date, float] | None:
+    """A folder named by a date (``log_path``'s ``YYYY-MM-DD``, local time): the date and the
+    epoch of its end (an hour later, for a day the clocks go back); None for other names."""
+    if not DATE_FOLDER.fullmatch(name):
+        return None
+    try:
+        day = dt.date.fromisoformat(name)
+        return day, dt.datetime.combine(day, dt.time()).timestamp() + DAY + DST
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+class _Walk:
+    """The files below the roots that may be games, taken newest first by an upper bound of
+    their mtime: a folder's own mtime (it changes when a file is created in it), and for our
+    logs' date folders the date and each file's start time in its name (``log_path``), plus
+    FOLDER_SLACK. A date folder is read only when its bound comes up, so that once a listing
+    is full the older days are neither read nor stat'ed (a folder of logs copied without their
+    times is taken by the start times in the names). Other folders are read at once (a
+    session's and a platform's hold a few folders)."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, _Unread | _Files | _Started]] = []
+        self._seq = 0
+
+    def add_root(self, index: int, top: Path) -> None:
+        try:
+            st = top.stat()  # a root given as a link to a folder is followed
+        except OSError:
+            return
+        if stat.S_ISDIR(st.st_mode):
+            self._read(index, str(top), Path(), 0, st.st_mtime)
+
+    def next_bound(self) -> float | None:
+        """No file left in the walk was modified after this (None: the walk is done)."""
+        return -self._heap[0][0] if self._heap else None
+
+    def pop(self) -> list[tuple[int, Path, os.DirEntry[str]]]:
+        """The files to stat next (none where a folder was read)."""
+        _, _, item = heapq.heappop(self._heap)
+        if isinstance(item, _Unread):
+            self._read(item.root, item.path, item.relative, item.depth, item.mtime)
+            return []
+        if isinstance(item, _Files):
+            return [(item.root, item.relative, entry) for entry in item.entries]
+        entry = item.entries[item.next]
+        item.next += 1
+        if item.next < len(item.entries):
+            self._push(item.bound(), item)
+        return [(item.root, item.relative, entry)]
+
+    def _push(self, bound: float, item: _Unread | _Files | _Started) -> None:
+        heapq.heappush(self._heap, (-bound, self._seq, item))
+        self._seq += 1
+
+    def _read(self, root: int, folder: str, relative: Path, depth: int, mtime: float) -> None:
+        """One folder's names: its subfolders (``MAX_DEPTH`` deep; no hidden or linked one,
+        none with a name an id cannot hold) and the files a game may be in."""
+        files: list[os.DirEntry[str]] = []
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if name.startswith(".") or SEPARATOR in name:
+                        continue  # hidden, or an id could not name it unambiguously
+                    try:
+                        if _allowed(name) and entry.is_file(follow_symlinks=False):
+                            files.append(entry)  # an id never follows a link
+                        elif depth < MAX_DEPTH and entry.is_dir(follow_symlinks=False):
+                            sub = entry.stat(follow_symlinks=False).st_mtime
+                            day = _day(name)
+                            if day is None:
+                                self._read(root, entry.path, relative / name, depth + 1, sub)
+                            else:
+                                self._push(max(day[1], sub) + FOLDER_SLACK,
+                                           _Unread(root, entry.path, relative / name,
+                                                   depth + 1, sub))
+                    except OSError:
+                        continue
+        except OSError:
+            return
+        day = _day(relative.name)
+        bound = mtime + FOLDER_SLACK
+        if day is not None:
+            bound = max(bound, day[1] + FOLDER_SLACK)
+            started = sorted((e for e in files if STARTED.match(e.name)),
+                             key=lambda e: e.name, reverse=True)
+            if started:
+                files = [e for e in files if not STARTED.match(e.name)]
+                cursor = _Started(root, relative, started, day[0], bound)
+                self._push(cursor.bound(), cursor)
+        if files:
+            self._push(bound, _Files(root, relative, files))
+
+
 class GameIndex:
-    def __init__(self, roots: list[str], files: list[str] | None = None) -> None:
+    def __init__(self, roots: list[str], files: list[str] | None = None,
+                 max_files: int = MAX_FILES) -> None:
+        if max_files < 1:
+            raise ValueError(f"max_files must be at least 1, not {max_files}")
         self.roots = [Root(Path(r), False) for r in roots] + \
             [Root(Path(f), True) for f in files or []]
+        self.max_files = max_files
         self._headers: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._sniffed: dict[tuple[str, float, int], bool] = {}
         self._lock = threading.Lock()
@@ -116,38 +275,61 @@ class GameIndex:
 
     # ------------------------------------------------------------------ listing
 
-    def listing(self) -> list[dict[str, Any]]:
-        """Every game file under the roots (at most MAX_FILES, the newest folders first),
-        newest first."""
-        found: list[dict[str, Any]] = []
-        paths: set[str] = set()
+    def listing(self) -> Listing:
+        """The game files under the roots, newest first: the ``max_files`` last modified across
+        every root, session and day, and every file given on its own. Files are taken newest
+        first by a bound of their mtime (_Walk) and the walk stops once the cap is full and
+        nothing left can be newer. Walking sessions in name order cut whole sessions: one fast
+        session filled the cap and every session named before it was not listed."""
+        found: list[tuple[float, str, int, Path, str, os.stat_result]] = []
+        games: list[dict[str, Any]] = []
+        listed: set[str] = set()
+        walk = _Walk()
         for i, root in enumerate(self.roots):
-            if root.single:
-                if root.path.is_file():
-                    found.append(self._entry(i, root.path, Path(root.path.name)))
-                    paths.add(str(root.path))
-                continue
-            for path in self._walk(root.path):
-                relative = path.relative_to(root.path)
-                if any(SEPARATOR in p for p in relative.parts):
-                    continue  # an id could not name it unambiguously
-                paths.add(str(path))
-                if not path.name.endswith(SUFFIX) and not self._game_like(path):
-                    continue
-                found.append(self._entry(i, path, relative))
-                if len(found) >= MAX_FILES:
-                    break
-        found.sort(key=lambda g: g["mtime"], reverse=True)
+            if not root.single:
+                walk.add_root(i, root.path)
+            elif root.path.is_file():
+                games.append(self._entry(i, root.path, Path(root.path.name),
+                                         _stat(root.path)))
+                listed.add(str(root.path))
+        newest: list[float] = []  # a min-heap: the mtimes of the newest max_files games seen
+        sniffed: set[str] = set()
+        cut = False
+        while (bound := walk.next_bound()) is not None:
+            if len(newest) >= self.max_files and bound < newest[0]:
+                cut = True  # what is left holds only older files
+                break
+            for root_index, relative, entry in walk.pop():
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # removed since its folder was read
+                if not entry.name.endswith(SUFFIX):
+                    sniffed.add(entry.path)
+                    if not self._game_like(entry.path, st):
+                        continue
+                found.append((st.st_mtime, entry.path, root_index, relative, entry.name, st))
+                if len(newest) < self.max_files:
+                    heapq.heappush(newest, st.st_mtime)
+                elif st.st_mtime > newest[0]:
+                    heapq.heapreplace(newest, st.st_mtime)
+        found.sort(key=lambda f: (f[0], f[1]), reverse=True)
+        cut = cut or len(found) > self.max_files
+        for _, path, i, relative, name, st in found[:self.max_files]:  # Paths for these only
+            games.append(self._entry(i, Path(path), relative / name, st))
+            listed.add(path)
+        games.sort(key=lambda g: g["mtime"], reverse=True)
         with self._lock:  # forget the headers of files no longer listed
-            self._headers = {k: v for k, v in self._headers.items() if k[0] in paths}
-            self._sniffed = {k: v for k, v in self._sniffed.items() if k[0] in paths}
-        return found
+            self._headers = {k: v for k, v in self._headers.items() if k[0] in listed}
+            self._sniffed = {k: v for k, v in self._sniffed.items() if k[0] in sniffed}
+        return Listing(games, cut)
 
     def page(self, query: str = "", offset: int = 0, limit: int = PAGE_SIZE) -> dict[str, Any]:
         """One page of the listing, filtered by ``query`` (words that must all appear in an
         entry); only the page's own logs have their footer read (the result: final scores,
         our rank and score)."""
-        games = self.listing()
+        listing = self.listing()
+        games = listing.games
         words = query.lower().split()
         matched = [g for g in games
                    if all(w in " ".join(str(v) for v in g.values()).lower() for w in words)]
@@ -155,8 +337,10 @@ class GameIndex:
         for entry in shown:
             if entry.get("own"):
                 entry.update(self._result(entry))
+        # cut: older games exist than the newest max_files listed (and searched)
         return {"games": shown, "total": len(games), "matched": len(matched),
-                "offset": offset, "limit": limit}
+                "offset": offset, "limit": limit, "cut": listing.cut,
+                "max_files": self.max_files}
 
     def _result(self, entry: dict[str, Any]) -> dict[str, Any]:
         from adapter.local.game import placement  # the table's rule; loaded only for a page
@@ -189,30 +373,14 @@ class GameIndex:
             self._headers[key] = info
         return info
 
-    def _walk(self, top: Path) -> Iterator[Path]:
-        """Game files below ``top``, names in reverse order: the date folders the logs are
-        kept in come newest first, so that a listing cut at MAX_FILES keeps the recent ones."""
-        if not top.is_dir():
-            return
-        base_depth = len(top.parts)
-        for folder, dirs, files in os.walk(top, followlinks=False):
-            depth = len(Path(folder).parts) - base_depth
-            dirs[:] = sorted((d for d in dirs if not d.startswith(".")), reverse=True) \
-                if depth < MAX_DEPTH else []
-            for name in sorted(files, reverse=True):
-                path = Path(folder) / name
-                if not name.startswith(".") and _allowed(name) and not path.is_symlink():
-                    yield path  # an id never follows a link
-
-    def _game_like(self, path: Path) -> bool:
+    def _game_like(self, path: str, st: os.stat_result) -> bool:
         """An import's first bytes start as a game format's (remembered per file version)."""
+        key = (path, st.st_mtime, st.st_size)
+        with self._lock:
+            if key in self._sniffed:
+                return self._sniffed[key]
         try:
-            st = path.stat()
-            key = (str(path), st.st_mtime, st.st_size)
-            with self._lock:
-                if key in self._sniffed:
-                    return self._sniffed[key]
-            with path.open("rb") as f:
+            with open(path, "rb") as f:
                 verdict = looks_like_a_game(f.read(SNIFF_BYTES))
         except OSError:
             return False
@@ -220,11 +388,8 @@ class GameIndex:
             self._sniffed[key] = verdict
         return verdict
 
-    def _entry(self, index: int, path: Path, relative: Path) -> dict[str, Any]:
-        try:
-            st = path.stat()
-        except OSError:
-            st = None
+    def _entry(self, index: int, path: Path, relative: Path,
+               st: os.stat_result | None) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "id": self.game_id(index, relative), "name": path.name,
             "folder": str(relative.parent) if str(relative.parent) != "." else "",
@@ -272,6 +437,13 @@ class GameIndex:
     def loaded(self, game_id: str) -> formats.Loaded:
         path = self.resolve(game_id)
         return formats.read(path.read_bytes(), path)
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except OSError:
+        return None
 
 
 def _four_numbers(value: Any) -> list[Any] | None:

@@ -164,13 +164,13 @@ class StatusServer:
     def __init__(self, supervisor: Supervisor | None = None, metrics: Metrics | None = None,
                  roots: list[str] | None = None, token: str = "",
                  imports: list[str] | None = None, max_connections: int = 256,
-                 request_timeout: float = 10.0) -> None:
-        from adapter.serve.games import GameIndex
+                 request_timeout: float = 10.0, max_games: int | None = None) -> None:
+        from adapter.serve.games import MAX_FILES, GameIndex
 
         self.supervisor = supervisor
         self.metrics = metrics
         self.token = token
-        self.index = GameIndex(roots or [], imports or [])
+        self.index = GameIndex(roots or [], imports or [], max_games or MAX_FILES)
         self.runner: web.AppRunner | None = None
         self.guard = ConnectionGuard(max_connections, request_timeout)
         self.url = ""
