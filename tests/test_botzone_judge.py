@@ -61,3 +61,38 @@ def test_a_silent_or_slow_bot():
     judge.bots[3].command = list(_fake("import time; time.sleep(3)"))
     judge.bots[3].limit = 0.5
     assert judge.play().verdicts == {3: "TLE"}
+
+
+def test_the_judge_soak_fails_when_its_bots_fall_back(tmp_path):
+    """`mjbot botzone-judge` passed a soak whose bots fell back on every answer (only
+    verdicts failed it): here mc whose MCR opponent models load but fail every estimate.
+    Its summary now counts the fallbacks per mode, and any fails the run in one line."""
+    import json
+    import os
+    import subprocess
+
+    import numpy as np
+
+    from brain.opponents.models import model_path
+
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    with np.load(model_path("mcr")) as shipped:
+        arrays = {k: shipped[k] for k in shipped.files}
+    arrays["tenpai.wx"] = arrays["tenpai.wx"][:-1]  # one input short: every estimate fails
+    np.savez(folder / "opponents_mcr.npz", **arrays)
+    done = subprocess.run(
+        [sys.executable, "-m", "adapter.cli", "botzone-judge", "--games", "1", "--modes",
+         "keep", "--policy", "mc"], capture_output=True, text=True, timeout=300,
+        env={**os.environ, "MJBOT_MC": f"models={folder},playouts=8"})
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    said = json.loads(done.stdout)["fallbacks"]["keep"]
+    assert said["answers"] > 10 and said["fallbacks"] > 4, said
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"mjbot botzone-judge: the keep bots fell back on {said['fallbacks']} of "
+        f"{said['answers']} answers; first: {said['first']}")
+    well = subprocess.run([sys.executable, "-m", "adapter.cli", "botzone-judge", "--games",
+                           "1", "--modes", "keep"], capture_output=True, text=True,
+                          timeout=300)
+    assert well.returncode == 0, well.stderr[-2000:]
+    assert json.loads(well.stdout)["fallbacks"]["keep"]["fallbacks"] == 0

@@ -11,6 +11,7 @@ from adapter.commands import (
     UserInputError,
     at_least,
     folder_error,
+    require_networks,
     require_policy,
 )
 
@@ -33,6 +34,8 @@ def register(sub: Any) -> None:
                    "keep-json (keep running, simple or JSON interaction)")
     j.add_argument("--seed", type=int, default=0)
     j.add_argument("--log-dir", help="write each match's Botzone-style judge log here")
+    j.add_argument("--policy", default="rulebased", help="what the bots play (default "
+                   "rulebased); a match in which one falls back fails the run")
     j.set_defaults(handler=cmd_botzone_judge)
 
     bu = sub.add_parser("bundle", help="build an upload bundle for a platform")
@@ -60,7 +63,7 @@ def cmd_botzone(args: argparse.Namespace) -> int:
 
 
 def cmd_botzone_judge(args: argparse.Namespace) -> int:
-    from adapter.fakes.botzone_judge import MODES, run_matches
+    from adapter.fakes.botzone_judge import DEFAULT_COMMAND, MODES, run_matches
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if not modes or any(m not in MODES for m in modes):
@@ -71,9 +74,17 @@ def cmd_botzone_judge(args: argparse.Namespace) -> int:
             print(f"\r{done}/{total} matches, verdicts {verdicts or 'none'}", end="",
                   file=sys.stderr, flush=True)
 
-    summary = run_matches(args.games, modes, args.seed, args.log_dir, progress=progress)
+    require_policy(args.policy)
+    require_networks([args.policy], "mcr")
+    summary = run_matches(args.games, modes, args.seed, args.log_dir,
+                          command=(*DEFAULT_COMMAND, "--policy", args.policy),
+                          progress=progress)
     print(json.dumps(summary, indent=2))
-    return 1 if summary["verdicts"] else 0
+    fell_back = {m: f for m, f in summary["fallbacks"].items() if f["fallbacks"]}
+    for mode, f in fell_back.items():  # a soak whose bots did not really play must not pass
+        print(f"mjbot botzone-judge: the {mode} bots fell back on {f['fallbacks']} of "
+              f"{f['answers']} answers; first: {f['first']}", file=sys.stderr)
+    return 1 if summary["verdicts"] or fell_back else 0
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:

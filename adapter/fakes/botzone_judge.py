@@ -422,6 +422,7 @@ def run_matches(games: int, modes: list[str], seed: int = 0, log_dir: str | None
     verdicts: dict[str, int] = {}
     reasons: dict[str, int] = {}
     times: dict[str, list[float]] = {m: [] for m in MODES}
+    fallbacks: dict[str, list[str]] = {m: [] for m in MODES}  # why, as each bot said
     for game in range(games):
         seated = [modes[(s + game) % len(modes)] for s in range(4)]
         result = BotzoneJudge(seated, seed * 100_003 + game, command, limit,
@@ -432,6 +433,8 @@ def run_matches(games: int, modes: list[str], seed: int = 0, log_dir: str | None
         reasons[key] = reasons.get(key, 0) + 1
         for s, seconds in enumerate(result.turn_seconds):
             times[seated[s]].extend(seconds)
+        for s, said in enumerate(result.fallbacks):
+            fallbacks[seated[s]].extend(said)
         if log_dir is not None:
             write_log(Path(log_dir) / f"botzone-judge-s{seed}-g{game}.json", result.log)
         if progress is not None:
@@ -441,6 +444,10 @@ def run_matches(games: int, modes: list[str], seed: int = 0, log_dir: str | None
         "outcomes": reasons,
         "answer_seconds": {m: {"answers": len(t), "median": _median(t),
                                "max": max(t) if t else None} for m, t in times.items() if t},
+        # the answers the brain gave in the policy's place (it raised, was late, illegal)
+        "fallbacks": {m: {"answers": len(t), "fallbacks": len(fallbacks[m]),
+                          "first": fallbacks[m][0] if fallbacks[m] else None}
+                      for m, t in times.items() if t},
     }
 
 
