@@ -749,7 +749,7 @@ def test_an_unreadable_json_answer_is_one_garbage_fault_named_as_such(tmp_path):
             p.close()
     seat = players[0]
     assert seat.report.illegal == 0, seat.report
-    # at most one fault per line (the match's last answer is read by nothing)
-    assert len(seat.bot.requests) - 1 <= seat.report.garbage <= len(seat.bot.requests)
+    # one fault per line, the match's last answer too (no decision or later line reads it)
+    assert seat.report.garbage == len(seat.bot.requests), (seat.report, len(seat.bot.requests))
     assert seat.tally.decisions > 0 and seat.tally.fallbacks == seat.tally.decisions
     assert seat.tally.first.startswith("garbage: not JSON"), seat.tally.first

@@ -47,7 +47,7 @@ from adapter.thinking.inbox import Inbox
 from brain.brain import Brain, safest_action
 from brain.state import TableState
 from protocols import events as ev
-from protocols.codec import ProtocolError
+from protocols.codec import RAW_SHOWN, ProtocolError
 from protocols.tenhou import (
     JOUKYUU,
     TEST_GAME,
@@ -231,14 +231,17 @@ class TenhouBot(PlatformSession):
         if tag is not None and tag.name == "GO" and self.game_log is not None:
             self.holding = True
         self.pending.rx(self.frame_log, raw)
-        self.last_unread = self.scrub(raw[:200])  # until it is read
+        # scrubbed before it is cut: an ID cut in two at the cut is no longer the ID the
+        # scrubber looks for, and its first part would pass
+        text = self.scrub(raw)[:RAW_SHOWN]
+        self.last_unread = text  # until it is read
         if tag is None:
-            self.error(f"not a tag: {raw[:200]!r}")
+            self.error(f"not a tag: {text!r}")
             return self._safe_reply(*_name_and_offer(raw))
         try:
             items = self.codec.feed(tag)
-        except ProtocolError as exc:
-            self.error(str(exc))
+        except ProtocolError as exc:  # its message is cut as well: quoted anew, scrubbed first
+            self.error(f"{exc.message}: {self.scrub(exc.raw)[:RAW_SHOWN]!r}")
             return self._safe_reply(tag.name, "t" in tag.attrs)
         self.last_unread = None
         out: list[Tag] = []

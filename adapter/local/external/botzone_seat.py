@@ -56,6 +56,10 @@ class BotzoneSeat(ExternalSeat):
         self.unreadable: SeatFault | None = None
 
     def _seen(self, event: Any) -> None:
+        if isinstance(event, ev.GameEnded) and self.unreadable is not None:
+            # the match's last line: no decision and no later line will read its answer
+            fault, self.unreadable = self.unreadable, None
+            self._unasked(fault)
         if not (isinstance(event, ev.MeldCalled) and event.seat == self.seat
                 and event.kind in ("chi", "pon")):
             self.planned = None  # it belongs to that call only (a call can lose to another)
