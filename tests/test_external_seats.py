@@ -242,6 +242,29 @@ def test_mjbot_mjai_over_tcp_plays_as_the_in_process_seat(tmp_path):
     _same_figures(inside, outside, name)
 
 
+def test_an_mjai_tcp_claim_on_the_discard_after_a_kan_is_kept_across_its_dora():
+    """The table shows an added kan's new dora between the replacement's discard and the claims
+    on it; over TCP the bot answers the dahai (here a chi) and then the dora (none). The chi
+    was counted as an answer 'where nothing goes' and lost, so the seat passed (seed 0, game 1:
+    seat 2 adds a kan and discards 3s, seat 3 chis it)."""
+    port = free_port()
+    client = subprocess.Popen([PY, "-m", "adapter.cli", "--log-level", "error", "mjai",
+                               "--server", f"127.0.0.1:{port}", "--no-log"])
+    seat = external_seat("riichi", 3, f"mjai-tcp:127.0.0.1:{port}", SeatLimits(connect=30.0))
+    players = [seat_for("riichi", s, "rulebased") for s in (0, 1, 2)] + [seat]
+    try:
+        with capture_logs() as logs:
+            outside = play_game(GameConfig("riichi"), players, 0, 1)
+    finally:
+        for p in players:
+            p.close()
+        client.wait(timeout=60)
+    inside = play_game(GameConfig("riichi"), [seat_for("riichi", s, "rulebased")
+                                              for s in range(4)], 0, 1)
+    assert [e for e in logs if e.get("event") == "outside program fault"] == []
+    assert outside.scores == inside.scores
+
+
 def test_mjbot_ntpu_as_an_outside_program_plays_as_the_in_process_seat(tmp_path):
     name = f"ntpu:{MJBOT} ntpu --stdio --no-log --policy rulebased"
     inside = _versus_greedy("taiwan16", "rulebased")

@@ -47,6 +47,7 @@ class MjaiTcpSeat(MjaiSeat):
 
     def _start(self, event: Any) -> None:
         self.last: dict[str, Any] | None = None
+        self.sent = ""  # the type of the last event sent
         super()._start(event)
 
     def _message(self, events: list[dict[str, Any]], limit: float) -> None:
@@ -66,13 +67,26 @@ class MjaiTcpSeat(MjaiSeat):
             self._out(event, limit)
 
     def _out(self, message: dict[str, Any], limit: float | None = None) -> None:
-        """One event, one line, one answer; kept for a decision on it, if one comes."""
+        """One event, one line, one answer; kept for a decision on it, if one comes.
+
+        The table reveals an open or added kan's dora between the replacement's discard and
+        the claims on it (Tenhou's order; the original mjai server sends it before the
+        dahai): the answer to that dahai, a claim, still stands, and the dora's is ``none``."""
+        if message.get("type") == "dora" and self.sent == "dahai":
+            claim, self.last, self.sent = self.last, None, "dora"
+            self._out(message, limit)
+            if self.last is not None and self.last["type"] != "none":
+                self._unasked(SeatFault("illegal", f"{self.last['type']} where nothing goes",
+                                        json.dumps(self.last)))
+            self.last = claim
+            return
         last, self.last = self.last, None
         if last is not None and last["type"] != "none":
             self._unasked(SeatFault("illegal", f"{last['type']} where nothing goes",
                                     json.dumps(last)))
             if self.down:
                 return
+        self.sent = str(message.get("type"))
         try:
             self.last = self._exchange([message], limit or self._limit(ANSWER_LIMIT))
         except SeatFault as fault:
