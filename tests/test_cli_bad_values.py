@@ -316,3 +316,26 @@ def test_bench_commentary_says_why_the_files_it_read_were_left_out(tmp_path, cap
     err = _refused(["bench", "commentary", str(tmp_path)], capsys)
     assert "3 file(s) looked at; 2 left out: an mjbot log: review it with mjbot review; " \
            "1 left out: no reader accepts it)" in err
+
+
+def test_a_json_fifo_gets_the_figures_not_the_checks_empty_open(tmp_path):
+    """`--json FIFO` (a reader waiting on a named pipe): the check that the file can be
+    written opened it for appending and closed it at once, so the reader took that for the
+    end of the figures (an empty read), and the arena's real write then waited for a reader
+    for ever. A file that is no regular file is now checked for access only."""
+    import json
+    import os
+
+    fifo = tmp_path / "figures"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", *ARENA, "--no-log",
+                             "--json", str(fifo)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        with open(fifo, encoding="utf-8") as reader:
+            figures = reader.read()
+        assert figures, "the reader was handed an empty file"
+        assert json.loads(figures)["hands"] > 0
+        assert proc.wait(timeout=120) == 0, proc.stderr.read() if proc.stderr else ""
+    finally:
+        proc.kill()

@@ -106,6 +106,11 @@ def require_writable(path: str | None, option: str) -> None:
         if not target.parent.is_dir():
             raise UserInputError(f"{option} {path}: no folder {target.parent}")
         existed = target.exists()
+        if existed and not target.is_file():  # a FIFO, /dev/stdout: an open of ours would
+            # block for a reader, or hand the reader an EOF before the figures come
+            if not os.access(target, os.W_OK):
+                raise UserInputError(f"{option} {path}: not writable")
+            return
         with open(target, "a", encoding="utf-8"):
             pass
         if not existed:
