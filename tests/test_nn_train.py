@@ -235,7 +235,11 @@ def test_a_stopped_training_writes_the_weights_so_far_and_says_so(tmp_path: Path
     rest, err = proc.communicate(timeout=120)
     name = signal.Signals(signum).name
     assert proc.returncode == 128 + signum and "Traceback" not in err, err[-2000:]
-    stopped = Network.from_file(out, "riichi").meta["training"]["stopped"]
+    training = Network.from_file(out, "riichi").meta["training"]
+    stopped = training["stopped"]
+    # the training figures are the last epoch's that took a step (one cut before its first
+    # step gave a tally of nothing: 0 examples, accuracy 0.0)
+    assert training["train"]["examples"] > 0, training["train"]
     assert stopped["reason"] == name and stopped["epochs_planned"] == 100000
     assert stopped["epochs_done"] >= 1 and 0 < stopped["steps_done"] < stopped["steps_planned"]
     assert (f"stopped early ({name}) after {stopped['steps_done']} of "

@@ -266,7 +266,7 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
     reason = ""
     for epoch in range(config.epochs):
         total, examples = 0.0, 0
-        seen_tally = _Tally()  # the training figures: the last epoch's, before each step
+        tally = _Tally()  # the training figures: the last epoch's, before each step
         for batch in stream.epoch(epoch):
             reason = stop() if stop is not None else ""
             if reason:
@@ -275,7 +275,7 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
             legal = torch.from_numpy(batch.mask).to(dev)
             target = torch.from_numpy(batch.target).to(dev)
             logits, value = model(x)
-            seen_tally.add(logits, value, batch)
+            tally.add(logits, value, batch)
             weight = (None if frozen is None else
                       correction_weights(frozen, x, legal, target, config.correction_weight))
             loss = masked_loss(logits, legal, target, weight) + \
@@ -290,7 +290,8 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
             done += 1
         if reason and not done:
             raise StoppedBeforeTraining(reason)
-        if examples:  # an epoch cut before its first step has no figures
+        if examples:  # an epoch cut before its first step has no figures (the last stand)
+            seen_tally = tally
             figures = {"epoch": epoch + 1, "train_loss": round(total / examples, 4),
                        "holdout": accuracy(model, held_batches(held), dev, start_answers)}
             if examples < len(stream):
