@@ -439,7 +439,7 @@ class HandReferee:
             winner=seat, from_seat=from_seat, hand=tuple(ctx.concealed), win_tile=tile,
             value=score.value, deltas=tuple(deltas),
             yaku=tuple(f"{name}({value})" for name, value in score.items),
-            ura_dora_indicators=ura, detail=f"{fu}{limit}".strip()))
+            ura_dora_indicators=ura, pao_seat=ctx.pao_seat, detail=f"{fu}{limit}".strip()))
 
     def _exhaustive_draw(self) -> None:
         if not self.spec.noten_payments:
