@@ -130,6 +130,26 @@ def test_four_kans_by_different_seats():
     assert _drawn(seats[0])[0].reason == "four_kans"
 
 
+def test_nagashi_mangan_is_paid_in_place_of_the_noten_payments():
+    """Seat 1 discards only terminals and honours, none called: at the exhaustive draw it is
+    paid a non-dealer mangan self-draw (4000 from the dealer, 2000 from each other seat), as
+    at Tenhou, and nobody pays for being noten."""
+    def terminals_only(state, request, legal):
+        if request.kind != "turn":
+            return None
+        ends = [a for a in legal if isinstance(a, ev.Discard) and not a.riichi
+                and T.kind(a.tile) in T.TERMINALS_AND_HONOURS]
+        return next((a for a in ends if a.tile == state.last_draw), ends[0])
+
+    wall = layout_wall("riichi", ["234m567m234p567p5s", "19m19p19s1234567z", "345m678m345p678p6s",
+                                  "2345678m2345s67p"])
+    referee, seats = play_hand("riichi", wall, {1: terminals_only})
+    drawn = _drawn(seats[0])[0]
+    assert drawn.reason == "nagashi"
+    assert drawn.deltas == (-4000, 8000, -2000, -2000)
+    assert referee.scores == [21000, 33000, 23000, 23000]
+
+
 def test_riichi_ron_value_dealer_ittsu():
     # dealer 123m456m789m123p4p waits on 4p alone: ittsu 2 han, 40 fu (tanki) = 3900
     wall = layout_wall("riichi", ["123m456m789m123p4p", "2345678s234567p", "2345678m666z1z55s",

@@ -18,7 +18,9 @@ Variant rules carried out here (the rules modules decide what is legal and what 
 * riichi (Tenhou): dead wall of 14, kan dora (closed kan: at once; open/added kan: after the
   next discard), ura dora for riichi winners, double ron (triple ron is an abortive draw; honba
   to each winner, sticks to the first after the discarder), abortive draws (nine terminals, four
-  riichi, four kans by more than one seat, four winds), exhaustive draw with 3000 noten payments.
+  riichi, four kans by more than one seat, four winds), exhaustive draw with 3000 noten payments
+  or, where a seat's discards are all terminals and honours and none was called, 流し満貫
+  (a mangan self-draw's payments to each such seat instead of the noten payments).
 * mcr (Botzone judge): four private walls of 34, each seat draws from the end of its own;
   dealer seat 0; a seat due to draw from an empty wall (a kong's replacement included) ends
   the hand (荒庄); one winner (the first after the discarder); HU > PENG = GANG > CHI.
@@ -46,6 +48,7 @@ from replay.log import GameLogWriter
 from replay.record import seat_views
 
 NOTEN_PAYMENT = 3000
+NAGASHI, NAGASHI_DEALER = 2000, 4000  # a mangan self-draw's shares
 RIICHI_STICK = 1000
 MCR_PENALTY, MCR_PENALTY_GAIN = -30, 10
 
@@ -439,13 +442,25 @@ class HandReferee:
             winner=seat, from_seat=from_seat, hand=tuple(ctx.concealed), win_tile=tile,
             value=score.value, deltas=tuple(deltas),
             yaku=tuple(f"{name}({value})" for name, value in score.items),
-            ura_dora_indicators=ura, detail=f"{fu}{limit}".strip()))
+            ura_dora_indicators=ura, pao_seat=ctx.pao_seat, detail=f"{fu}{limit}".strip()))
 
     def _exhaustive_draw(self) -> None:
         if not self.spec.noten_payments:
             self._draw_hand("exhaustive")
         tenpai = [s for s in range(4) if self.views[s].waits()]
         deltas = [0, 0, 0, 0]
+        nagashi = [s for s in range(4) if self.spec.has_riichi and _nagashi(self.views[s])]
+        if nagashi:
+            # Tenhou's 流し満貫: a mangan self-draw's payments for each such seat, in place of
+            # the noten payments (the honba is not paid, the sticks stay on the table)
+            for seat in nagashi:
+                for s in range(4):
+                    if s != seat:
+                        pay = NAGASHI_DEALER if self.setup.dealer in (s, seat) else NAGASHI
+                        deltas[s] -= pay
+                        deltas[seat] += pay
+            self._draw_hand("nagashi", deltas, tuple(tenpai),
+                            dealer_keeps=self.setup.dealer in tenpai)
         if 0 < len(tenpai) < 4:
             for s in range(4):
                 deltas[s] = (NOTEN_PAYMENT // len(tenpai) if s in tenpai
@@ -476,6 +491,13 @@ class HandReferee:
         self._outcome.reason = reason
         self._outcome.dealer_keeps = dealer_keeps
         raise _HandOver
+
+
+def _nagashi(view: TableState) -> bool:
+    """流し満貫: every discard of this seat a terminal or an honour, and none taken by a call."""
+    river = view.me.river
+    return bool(river) and all(T.kind(r.tile) in T.TERMINALS_AND_HONOURS and not r.claimed
+                               for r in river)
 
 
 class RefereeError(RuntimeError):

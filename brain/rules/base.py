@@ -40,6 +40,7 @@ class WinContext:
     honba: int = 0
     sticks: int = 0
     declared_eye: bool = False  # Taiwan 眼牌 option
+    pao_seat: int | None = None  # riichi: the seat liable for the yakuman (責任払い)
 
     @property
     def self_draw(self) -> bool:

@@ -7,6 +7,8 @@ of microseconds per call: use it on finished or candidate hands, never in search
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from mahjong.hand_calculating.hand import HandCalculator
 from mahjong.hand_calculating.hand_config import HandConfig, HandConstants, OptionalRules
 from mahjong.hand_calculating.scores import ScoresResult
@@ -121,10 +123,28 @@ class RiichiRules(Rules):
             limit=result.cost.get("yaku_level") or None,
         )
 
+    def context(self, state: TableState, win_tile: int, from_seat: int | None,
+                robbing_kan: bool = False) -> WinContext:
+        ctx = super().context(state, win_tile, from_seat, robbing_kan)
+        pao = pao_seat(ctx.melds)
+        return ctx if pao is None or pao == ctx.seat else replace(ctx, pao_seat=pao)
+
     @staticmethod
     def _deltas(ctx: WinContext, cost: ScoresResult) -> tuple[int, int, int, int]:
         deltas = [0, 0, 0, 0]
         deltas[ctx.seat] = cost["total"]
+        if ctx.pao_seat is not None and cost.get("yaku_level", "").endswith("yakuman") \
+                and ctx.pao_seat != ctx.from_seat:
+            # Tenhou's 責任払い: on a self-draw the liable seat pays the whole hand as if it
+            # had dealt in (honba included); on a discard it pays half and the honba, the
+            # discarder the other half
+            hand = cost["total"] - cost["kyoutaku_bonus"]
+            if ctx.from_seat is None:
+                deltas[ctx.pao_seat] = -hand
+            else:
+                deltas[ctx.from_seat] = -(cost["main"] // 2)
+                deltas[ctx.pao_seat] = -(hand - cost["main"] // 2)
+            return four_seats(deltas)
         if ctx.from_seat is not None:
             deltas[ctx.from_seat] = -(cost["main"] + cost["main_bonus"])
             return four_seats(deltas)
@@ -218,6 +238,18 @@ class RiichiRules(Rules):
         after = list(before)
         after[T.kind(drawn)] -= 3
         return bool(waits(before)) and waits(before) == waits(after)
+
+
+def pao_seat(melds: tuple[Meld, ...]) -> int | None:
+    """The seat liable (責任払い, Tenhou: 大三元 and 大四喜) for a hand whose melds hold all
+    three dragon sets or all four wind sets: the seat that fed the last of them by a pon or an
+    open kan (an added kan keeps its pon's giver); None when there is none."""
+    for group in (T.DRAGONS, T.WINDS):
+        sets = [m for m in melds if m.kind in ("pon", "open_kan", "added_kan", "closed_kan")
+                and m.tiles and T.kind(m.tiles[0]) in group]
+        if len(sets) == len(group):
+            return sets[-1].from_seat if sets[-1].kind != "closed_kan" else None
+    return None
 
 
 def is_furiten(state: TableState) -> bool:
