@@ -278,12 +278,18 @@ class PlatformSession:
         """A new game log (``options`` as GameLogWriter.create takes them), the pending frames
         written first; False (logged) if it cannot be created: the game goes on without."""
         try:
-            self.game_log = GameLogWriter.create(log_dir, header, **options)
+            self.game_log = GameLogWriter.create(log_dir, header, on_failure=self._log_failed,
+                                                 **options)
         except OSError as exc:
             self.log.error(f"{self.platform}: game log unavailable", error=str(exc))
             return False
         self.pending.flush_into(self.game_log)
         return True
+
+    def _log_failed(self, exc: OSError) -> None:
+        """A game log write failed (a full disk): said once; the game goes on without it."""
+        self.log.error(f"{self.platform}: game log write failed; the game goes on without it",
+                       error=str(exc))
 
     def finish_game(self) -> None:
         """The game (or the session) ends: each platform closes its log with its own footer

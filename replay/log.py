@@ -13,6 +13,7 @@ Configured secret values are scrubbed from every string before it reaches the di
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import importlib.metadata
@@ -20,7 +21,7 @@ import os
 import re
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -253,12 +254,21 @@ class GameLogWriter:
     ``append=True`` continues an existing file (a Botzone match played one process per turn):
     a damaged tail left by a killed process is cut back to the last complete frame first, and
     the header is written only if the file has none.
+
+    ``on_failure``: where a platform session's log goes when a frame cannot be written (a full
+    disk, a failing mount): it is told the error once, the log is closed there and later frames
+    are dropped, so that the game goes on and every answer is still sent. Without it (the
+    arena, the tools) the error is raised. Opening the file and writing its header raise
+    either way: the caller then plays without a log.
     """
 
     def __init__(self, path: str | Path, header: Header, secrets: Iterable[str] = (),
                  append: bool = False, clock: Any = time.monotonic,
-                 flush_per_hand: bool = False) -> None:
+                 flush_per_hand: bool = False,
+                 on_failure: Callable[[OSError], None] | None = None) -> None:
         self.path = Path(path)
+        self._on_failure: Callable[[OSError], None] | None = None  # set once the header is in
+        self.failure: OSError | None = None  # the write that ended the log, if one did
         # The local table runs in our own process: losing the hand in play when it dies costs
         # nothing, so it flushes once per hand (no fsync until close) and arena logs stay cheap.
         self._flush_each_frame = not flush_per_hand
@@ -281,10 +291,12 @@ class GameLogWriter:
         if not has_header:
             self._write(_frame_to_map(header))
         self.header = header
+        self._on_failure = on_failure
 
     @classmethod
     def create(cls, root: str | Path | None, header: Header, secrets: Iterable[str] = (),
-               when: dt.datetime | None = None, flush_per_hand: bool = False) -> GameLogWriter:
+               when: dt.datetime | None = None, flush_per_hand: bool = False,
+               on_failure: Callable[[OSError], None] | None = None) -> GameLogWriter:
         """A new log at the standard place under ``root`` (default ``$MJBOT_LOG_DIR`` or
         ``logs``), named after the header's platform and game id."""
         path = log_path(root if root is not None else default_log_dir(), header.platform,
@@ -293,9 +305,10 @@ class GameLogWriter:
         while path.exists():
             n += 1
             path = path.with_name(path.name.replace(SUFFIX, f"-{n}{SUFFIX}"))
-        return cls(path, header, secrets, flush_per_hand=flush_per_hand)
+        return cls(path, header, secrets, flush_per_hand=flush_per_hand, on_failure=on_failure)
 
-    # The frame methods return nothing and never raise on content: a log must not stop play.
+    # The frame methods return nothing and never raise on content: a log must not stop play
+    # (nor, with ``on_failure``, on a disk that fails).
 
     def rx(self, raw: str | bytes) -> None:
         self._write({"k": "rx", "t": self._clock(), "raw": raw})
@@ -338,8 +351,9 @@ class GameLogWriter:
                 footer = Footer(footer.result, footer.scores, dt.datetime.now().isoformat())
             self._write(_frame_to_map(footer))
         self._sync()
-        self._file.close()
-        self._file = None
+        if self._file is not None:  # None: a failed write closed it already (on_failure)
+            self._file.close()
+            self._file = None
 
     @property
     def closed(self) -> bool:
@@ -353,17 +367,37 @@ class GameLogWriter:
 
     def _write(self, data: dict[str, Any]) -> None:
         if self._file is None:
+            if self.failure is not None:
+                return  # the disk failed: the game goes on without its log
             raise LogError(f"log {self.path} is closed")
         if self._scrub:
             data = self._scrub(data)
-        self._file.write(self._packer.pack(data))
-        if self._flush_each_frame:
-            self._file.flush()
+        try:
+            self._file.write(self._packer.pack(data))
+            if self._flush_each_frame:
+                self._file.flush()
+        except OSError as exc:
+            self._failed(exc)
 
     def _sync(self) -> None:
         if self._file is not None:
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            try:
+                self._file.flush()
+                os.fsync(self._file.fileno())
+            except OSError as exc:
+                self._failed(exc)
+
+    def _failed(self, exc: OSError) -> None:
+        """A write or sync failed: raised without ``on_failure``; with it, told once, and the
+        file closed (what it holds up to the failed frame still reads back)."""
+        if self._on_failure is None:
+            raise exc
+        file, self._file, self.failure = self._file, None, exc
+        if file is not None:
+            # its close flushes what is still buffered, which fails the same way
+            with contextlib.suppress(OSError):
+                file.close()
+        self._on_failure(exc)
 
 
 # --------------------------------------------------------------------------- reader

@@ -10,12 +10,15 @@ import subprocess
 import sys
 
 
-def mjbot_on_a_full_disk(*args: str, file_bytes: int) -> subprocess.CompletedProcess[str]:
-    """``mjbot ARGS`` whose files cannot grow past ``file_bytes``, its output captured."""
+def mjbot_on_a_full_disk(*args: str, file_bytes: int,
+                         input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``mjbot ARGS`` whose files cannot grow past ``file_bytes``, ``input`` on its stdin
+    (None: none), its output captured."""
 
     def limit() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
 
     return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
-                          text=True, timeout=300, preexec_fn=limit, restore_signals=False)
+                          text=True, timeout=300, preexec_fn=limit, restore_signals=False,
+                          input=input, stdin=None if input is not None else subprocess.DEVNULL)

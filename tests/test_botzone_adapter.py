@@ -377,3 +377,22 @@ def test_a_keep_running_session_piped_in_whole_answers_every_request():
     assert turns[0].split("\n")[0] == "PASS" and "3 0 DRAW" not in turns[0]
     assert [t.strip() for t in turns[1:4]] == ["PASS"] * 3
     assert turns[4].startswith("PLAY ")
+
+
+def test_a_game_log_that_cannot_grow_mid_turn_still_gets_the_turn_answered(tmp_path):
+    """A full disk under the log folder: the header fits, the turn's frames do not. The write
+    that failed was raised out of the turn (exit 1, nothing printed: a missed turn); now it is
+    said once on stderr and in the debug line, and the turn is answered."""
+    from tests.full_disk import mjbot_on_a_full_disk
+
+    judged, answers = judge_turns()
+    requests = [c["0"] for c in judged]
+    recorded = [a["0"]["response"] for a in answers]
+    r = mjbot_on_a_full_disk("botzone", "--log-dir", str(tmp_path),
+                             input=simple_input(requests[:3], recorded[:2]), file_bytes=600)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    assert "cannot be written" in r.stderr and "play goes on without it" in r.stderr
+    response, debug = r.stdout.split("\n")[:2]
+    assert is_legal(requests[:3], recorded[:2], response), response
+    assert "cannot be written" in debug

@@ -503,3 +503,21 @@ def test_connect_timeout_is_the_users_as_in_ntpu() -> None:
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith(
         f"mjbot mjai: cannot connect to 127.0.0.1:{port}")
+
+
+def test_a_game_log_that_cannot_grow_mid_game_leaves_every_batch_answered(tmp_path: Path) -> None:
+    """The stdin form on a full disk: the log's header fits, a frame in the first hand does
+    not. That write ended the session (exit 1, 'cannot write its output', the rest of the
+    game unanswered); now the failure is logged once and every batch is still answered."""
+    from tests.full_disk import mjbot_on_a_full_disk
+
+    batches = _batches(0)
+    text = "".join(json.dumps(b) + "\n" for b in batches)
+    done = mjbot_on_a_full_disk("mjai", "0", "--log-dir", str(tmp_path), input=text,
+                                file_bytes=3000)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert done.stderr.count("game log write failed") == 1
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(answers) == len(batches)
+    _check_answers(0, batches, answers)

@@ -249,8 +249,11 @@ def open_log(bot: BotzoneBot, data: dict[str, Any], log_dir: str | None,
         data = {**data, "match": match, "log": path}
     header = Header(platform="botzone", variant="mcr", seat=_seat_of(requests),
                     policy=bot.policy, game_id=str(data.get("match", "")))
+
+    def failed(exc: OSError) -> None:  # a write in the turn (a full disk): play on without
+        bot._error(f"game log {path} cannot be written ({exc}); play goes on without it")
     try:
-        bot.log = GameLogWriter(path, header, append=True)
+        bot.log = GameLogWriter(path, header, append=True, on_failure=failed)
         if note is not None:  # said in the new log too, where its reader looks
             bot.log.event(ev.PlatformNotice(note))
         return data, fresh
@@ -261,7 +264,7 @@ def open_log(bot: BotzoneBot, data: dict[str, Any], log_dir: str | None,
     # it is and keep the rest of the match in a log of its own
     path = str(log_path(root, "botzone", f"match-{data.get('match', '')}-{os.getpid()}"))
     try:
-        bot.log = GameLogWriter(path, header, append=True)
+        bot.log = GameLogWriter(path, header, append=True, on_failure=failed)
     except (OSError, ValueError) as exc:
         bot._error(f"game log unavailable: {exc}")
         return data, False
