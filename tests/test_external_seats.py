@@ -389,19 +389,25 @@ def test_a_good_botzone_bot_kept_running_has_no_faults(tmp_path):
     assert _all_gone(pidfile) == []
 
 
-@pytest.mark.parametrize("kind,text", [("botzone", BOTZONE_ONESHOT_SIMPLE),
-                                       ("botzone-json", BOTZONE_ONESHOT_JSON)])
-def test_a_one_shot_botzone_bot_gets_the_history_and_its_data_back(tmp_path, kind, text):
-    bot = _script(tmp_path, "bot.py", text)
-    name = f"{kind}:{PY} {bot}"
-    players = [seat_for("mcr", 0, name, 30.0)] + [seat_for("mcr", s, "rulebased")
+def _mcr_game_with_outside_seat_0(name, limit):
+    """One MCR match (seed 11) with the outside program ``name`` at seat 0 and rulebased at
+    the others, every player closed after it: (the game's result, the outside seat)."""
+    players = [seat_for("mcr", 0, name, limit)] + [seat_for("mcr", s, "rulebased")
                                                    for s in (1, 2, 3)]
     try:
         result = play_game(GameConfig("mcr"), players, 11, 0)
     finally:
         for p in players:
             p.close()
-    seat = players[0]
+    return result, players[0]
+
+
+@pytest.mark.parametrize("kind,text", [("botzone", BOTZONE_ONESHOT_SIMPLE),
+                                       ("botzone-json", BOTZONE_ONESHOT_JSON)])
+def test_a_one_shot_botzone_bot_gets_the_history_and_its_data_back(tmp_path, kind, text):
+    bot = _script(tmp_path, "bot.py", text)
+    name = f"{kind}:{PY} {bot}"
+    result, seat = _mcr_game_with_outside_seat_0(name, 30.0)
     assert len(result.hands) == 1
     assert seat.report.as_dict()["first_fault"] is None, seat.report
     assert seat.tally.decisions > 0 and seat.tally.fallbacks == 0
@@ -429,14 +435,7 @@ def test_a_botzone_bot_that_answers_but_does_not_end_its_turn_is_told_so(tmp_pat
     that had answered at once, hiding its mistake."""
     bot = _script(tmp_path, "bot.py", BOTZONE_ANSWERS_AND_STAYS)
     name = f"{kind}:{PY} {bot}"
-    players = [seat_for("mcr", 0, name, 0.5)] + [seat_for("mcr", s, "rulebased")
-                                                  for s in (1, 2, 3)]
-    try:
-        play_game(GameConfig("mcr"), players, 11, 0)
-    finally:
-        for p in players:
-            p.close()
-    report = players[0].report
+    report = _mcr_game_with_outside_seat_0(name, 0.5)[1].report
     assert report.late == 1, report
     assert report.first == f"late: answered 'PASS' but {ending} within 0.5 s", report.first
 
@@ -763,14 +762,7 @@ def test_an_unreadable_json_answer_is_one_garbage_fault_named_as_such(tmp_path):
     reason: a bot that never answered illegally read 'illegal 56'."""
     bot = _script(tmp_path, "bot.py", BOTZONE_KEEP_JSON_GARBAGE)
     name = f"botzone-keep-json:{PY} {bot}"
-    players = [seat_for("mcr", 0, name, 30.0)] + [seat_for("mcr", s, "rulebased")
-                                                   for s in (1, 2, 3)]
-    try:
-        play_game(GameConfig("mcr"), players, 11, 0)
-    finally:
-        for p in players:
-            p.close()
-    seat = players[0]
+    seat = _mcr_game_with_outside_seat_0(name, 30.0)[1]
     assert seat.report.illegal == 0, seat.report
     # one fault per line, the match's last answer too (no decision or later line reads it)
     assert seat.report.garbage == len(seat.bot.requests), (seat.report, len(seat.bot.requests))

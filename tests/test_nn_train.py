@@ -66,6 +66,16 @@ def _mjbot(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300, env={**os.environ, **env})
 
 
+def _rulebased_riichi_data(tmp_path: Path, hands: int) -> Path:
+    """A riichi self-play dataset of four rulebased seats (seed 5) in ``tmp_path / data``."""
+    data = tmp_path / "data"
+    r = _mjbot("selfplay", "--variant", "riichi", "--policies",
+               "rulebased,rulebased,rulebased,rulebased", "--hands", str(hands), "--seed", "5",
+               "--out", str(data))
+    assert r.returncode == 0, r.stderr
+    return data
+
+
 def _selfplay_and_train(tmp_path: Path, variant: str, name: str, hands: int,
                         epochs: int) -> tuple[Path, Path, dict[str, Any]]:
     """A small rulebased self-play set (seed 5) and a tiny network trained on it: (the data
@@ -156,10 +166,7 @@ def test_training_refuses_a_folder_without_a_dataset(tmp_path: Path) -> None:
 def test_a_diverged_run_writes_no_weights_and_says_why(tmp_path: Path) -> None:
     """A learning rate far too high gives a NaN loss: the run ends 1 with one line, and no
     file that would play garbage at a table is left behind."""
-    data = tmp_path / "data"
-    assert _mjbot("selfplay", "--variant", "riichi", "--policies",
-                  "rulebased,rulebased,rulebased,rulebased", "--hands", "8", "--seed", "5",
-                  "--out", str(data)).returncode == 0
+    data = _rulebased_riichi_data(tmp_path, 8)
     out = tmp_path / "w.npz"
     r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(out),
                "--epochs", "1", "--channels", "8", "--blocks", "1", "--threads", "1",
@@ -197,10 +204,7 @@ def test_weights_the_disk_has_no_room_for_leave_the_old_file_whole(tmp_path: Pat
     """Training to an --out the disk had no room for ended, after the whole run, in a
     traceback, with the file there cut short (a retrained brain/data/nn_riichi.npz, the last
     generation: gone). Now one line says it, exit 1, and the old file is as it was."""
-    data = tmp_path / "data"
-    assert _mjbot("selfplay", "--variant", "riichi", "--policies",
-                  "rulebased,rulebased,rulebased,rulebased", "--hands", "2", "--seed", "5",
-                  "--out", str(data)).returncode == 0
+    data = _rulebased_riichi_data(tmp_path, 2)
     out = tmp_path / "w.npz"
     old = (NN_DATA / "golden_riichi.npz").read_bytes()
     out.write_bytes(old)
@@ -219,10 +223,7 @@ def test_a_stopped_training_writes_the_weights_so_far_and_says_so(tmp_path: Path
     """Ctrl-C or SIGTERM during `nn train` (hours on a CPU) ended it with nothing: the epochs
     trained were lost. Now the weights so far are evaluated and written, the run's figures
     (and the weights' record) saying it stopped and where, exit 128 + the signal."""
-    data = tmp_path / "data"
-    assert _mjbot("selfplay", "--variant", "riichi", "--policies",
-                  "rulebased,rulebased,rulebased,rulebased", "--hands", "1", "--seed", "5",
-                  "--out", str(data)).returncode == 0
+    data = _rulebased_riichi_data(tmp_path, 1)
     out = tmp_path / "w.npz"
     proc = subprocess.Popen(
         [sys.executable, "-m", "adapter.cli", "nn", "train", "--variant", "riichi", "--data",
@@ -248,10 +249,7 @@ def test_a_stopped_training_writes_the_weights_so_far_and_says_so(tmp_path: Path
 
 
 def test_a_training_stopped_before_its_first_step_writes_nothing(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    assert _mjbot("selfplay", "--variant", "riichi", "--policies",
-                  "rulebased,rulebased,rulebased,rulebased", "--hands", "1", "--seed", "5",
-                  "--out", str(data)).returncode == 0
+    data = _rulebased_riichi_data(tmp_path, 1)
     out = tmp_path / "w.npz"
     r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(out),
                "--channels", "8", "--blocks", "1", "--threads", "1", "--stop-after", "1e-9")

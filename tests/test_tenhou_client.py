@@ -790,58 +790,49 @@ async def test_a_login_refused_in_words_we_do_not_read_is_named_when_the_line_cl
                                   'mjbot does not read: <ERR code="1001"/>)')
 
 
-async def test_a_server_message_that_echoes_our_id_is_scrubbed_where_we_quote_it(
-        tmp_path: Path) -> None:
-    """A message we cannot read is quoted in the session's errors (logged to stderr) and in
-    the line that ends it; a server that echoes the ID there put it on stderr."""
-    secret = "ID0123ABCD-abcdefgh"
+SECRET_ID = "ID0123ABCD-abcdefgh"
+
+
+async def _refused_with_our_id(tmp_path: Path, *messages: str) -> list[str]:
+    """Log in with SECRET_ID to a loopback server that answers HELO with ``messages`` and
+    closes: the session's last line, then its errors (what reaches stderr)."""
     done = asyncio.Event()
 
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         server = _ScriptedServer(reader, writer)
         await server.expect("HELO")
-        await server.send(f'<ERR code="1001" id="{secret}"/>', f"<{secret}")
+        await server.send(*messages)
         writer.close()
         done.set()
 
     listener = await asyncio.start_server(client, "127.0.0.1", 0)
     port = listener.sockets[0].getsockname()[1]
-    settings = TenhouSettings(server=f"127.0.0.1:{port}", name=secret, log_dir=str(tmp_path),
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", name=SECRET_ID, log_dir=str(tmp_path),
                               reconnect_tries=1, reconnect_delay=0.1)
     bot = TenhouBot(settings)
     async with listener:
         with pytest.raises(ConnectionError) as refused:
             await asyncio.wait_for(run(settings, bot), 60)
         await asyncio.wait_for(done.wait(), 10)
-    said = [str(refused.value), *bot.summary.errors]
-    assert len(said) == 3 and all(secret not in text for text in said), said
-    assert str(refused.value).endswith("which mjbot does not read: <***)")
+    return [str(refused.value), *bot.summary.errors]
+
+
+async def test_a_server_message_that_echoes_our_id_is_scrubbed_where_we_quote_it(
+        tmp_path: Path) -> None:
+    """A message we cannot read is quoted in the session's errors (logged to stderr) and in
+    the line that ends it; a server that echoes the ID there put it on stderr."""
+    said = await _refused_with_our_id(tmp_path, f'<ERR code="1001" id="{SECRET_ID}"/>',
+                                      f"<{SECRET_ID}")
+    assert len(said) == 3 and all(SECRET_ID not in text for text in said), said
+    assert said[0].endswith("which mjbot does not read: <***)")
 
 
 async def test_an_id_the_server_echoes_where_we_cut_its_message_is_scrubbed_whole(
         tmp_path: Path) -> None:
     """An unreadable message is quoted cut to 200 characters; it was scrubbed after the cut,
     so an ID the cut went through was no longer found, and its first part was logged."""
-    secret = "ID0123ABCD-abcdefgh"
-    done = asyncio.Event()
-
-    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        server = _ScriptedServer(reader, writer)
-        await server.expect("HELO")
-        pad = 200 - 10  # the ID's first ten characters before the cut, the rest after it
-        await server.send("<" + "x" * (pad - 1) + secret,
-                          '<ERR msg="' + "y" * (pad - len('<ERR msg="')) + secret + '"/>')
-        writer.close()
-        done.set()
-
-    listener = await asyncio.start_server(client, "127.0.0.1", 0)
-    port = listener.sockets[0].getsockname()[1]
-    settings = TenhouSettings(server=f"127.0.0.1:{port}", name=secret, log_dir=str(tmp_path),
-                              reconnect_tries=1, reconnect_delay=0.1)
-    bot = TenhouBot(settings)
-    async with listener:
-        with pytest.raises(ConnectionError) as refused:
-            await asyncio.wait_for(run(settings, bot), 60)
-        await asyncio.wait_for(done.wait(), 10)
-    said = [str(refused.value), *bot.summary.errors]
-    assert len(said) >= 2 and all(secret[:8] not in text for text in said), said
+    pad = 200 - 10  # the ID's first ten characters before the cut, the rest after it
+    said = await _refused_with_our_id(
+        tmp_path, "<" + "x" * (pad - 1) + SECRET_ID,
+        '<ERR msg="' + "y" * (pad - len('<ERR msg="')) + SECRET_ID + '"/>')
+    assert len(said) >= 2 and all(SECRET_ID[:8] not in text for text in said), said
