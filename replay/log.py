@@ -388,8 +388,9 @@ class GameLogWriter:
                 self._failed(exc)
 
     def _failed(self, exc: OSError) -> None:
-        """A write or sync failed: raised without ``on_failure``; with it, told once, and the
-        file closed (what it holds up to the failed frame still reads back)."""
+        """A write or sync failed: raised without ``on_failure``; with it, told once (a report
+        that itself fails to be written is dropped), and the file closed (what it holds up to
+        the failed frame still reads back)."""
         if self._on_failure is None:
             raise exc
         file, self._file, self.failure = self._file, None, exc
@@ -397,7 +398,10 @@ class GameLogWriter:
             # its close flushes what is still buffered, which fails the same way
             with contextlib.suppress(OSError):
                 file.close()
-        self._on_failure(exc)
+        # the report goes to stderr (print, structlog): a stderr on the same full disk fails
+        # the same way, and that must not cost the answer either
+        with contextlib.suppress(OSError):
+            self._on_failure(exc)
 
 
 # --------------------------------------------------------------------------- reader

@@ -263,3 +263,49 @@ def test_schema_round_trip_property(obj: object) -> None:
 def test_schema_rejects_bad_maps_by_name(bad: object) -> None:
     with pytest.raises(schema.SchemaError):
         schema.decode(bad)
+
+
+class _FailingFile:
+    """A file on a full disk: every flush fails with ENOSPC, and every write too unless
+    ``buffered`` (the bytes then wait in the buffer, as a small frame's do)."""
+
+    def __init__(self, real, buffered: bool = False) -> None:
+        self.real = real
+        self.buffered = buffered
+
+    def _full(self, *args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    flush = _full
+
+    def write(self, data: bytes) -> None:
+        if not self.buffered:
+            self._full()
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+    def close(self) -> None:
+        self.real.close()
+        self._full()
+
+
+def test_a_failure_report_that_cannot_be_written_either_does_not_stop_play(
+        tmp_path: Path) -> None:
+    """on_failure reports the failed write on stderr (mjbot botzone) or through structlog,
+    which prints to stderr: stderr redirected to a file on the same full disk fails as well.
+    That second OSError came out of the frame method, out of the turn the log must not
+    cost; it is dropped now, and the log is closed all the same."""
+    told: list[OSError] = []
+
+    def report(exc: OSError) -> None:
+        told.append(exc)
+        raise OSError(28, "No space left on device (stderr)")
+
+    w = GameLogWriter(tmp_path / "g.mjlog.msgpack", sample_header(), on_failure=report)
+    w._file = _FailingFile(w._file)  # type: ignore[assignment]
+    w.event(ev.PlatformNotice("a frame the disk has no room for"))
+    w.event(ev.PlatformNotice("and one after it"))
+    w.close(Footer({}, (0, 0, 0, 0)))
+    assert len(told) == 1 and w.closed and w.failure is told[0]
+
