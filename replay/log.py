@@ -341,7 +341,10 @@ class GameLogWriter:
         if self._flush_each_frame:
             self._sync()
         elif self._file is not None:
-            self._file.flush()
+            try:
+                self._file.flush()
+            except OSError as exc:
+                self._failed(exc)
 
     def close(self, footer: Footer | None = None) -> None:
         if self._file is None:

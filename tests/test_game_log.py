@@ -309,3 +309,14 @@ def test_a_failure_report_that_cannot_be_written_either_does_not_stop_play(
     w.close(Footer({}, (0, 0, 0, 0)))
     assert len(told) == 1 and w.closed and w.failure is told[0]
 
+
+def test_a_log_flushed_per_hand_reports_its_failed_flush_as_any_other(tmp_path: Path) -> None:
+    """end_hand of a log flushed once per hand flushed outside the guard: its failure was
+    raised even with on_failure, where every other write and sync is reported once."""
+    told: list[OSError] = []
+    w = GameLogWriter(tmp_path / "g.mjlog.msgpack", sample_header(), flush_per_hand=True,
+                      on_failure=told.append)
+    w._file = _FailingFile(w._file, buffered=True)  # type: ignore[assignment]
+    w.end_hand()
+    w.end_hand()
+    assert len(told) == 1 and w.closed
