@@ -94,9 +94,11 @@ def stopped_status(command: str, stopped: Any, note: str = "") -> int:
 
 def require_writable(path: str | None, option: str) -> None:
     """Refuse an output file that cannot be written before the work that fills it (an arena,
-    a review, a bench) runs, not after; ``-`` and None (stdout, none) pass. The file is
-    opened for appending, the one sure test (root passes os.access; /proc refuses all the
-    same), and removed again if the test made it."""
+    a review, a bench) runs, not after; ``-`` and None (stdout, none) pass. A regular file
+    (or a new one) is opened for appending, the one sure test (root passes os.access; /proc
+    refuses all the same), and removed again if the test made it; an existing file that is no
+    regular file (a FIFO, /dev/stdout) is checked with os.access only, since an open would
+    block for a reader or hand it an empty file."""
     if not path or path == "-":
         return
     target = Path(path)
