@@ -325,17 +325,28 @@ def test_a_json_fifo_gets_the_figures_not_the_checks_empty_open(tmp_path):
     for ever. A file that is no regular file is now checked for access only."""
     import json
     import os
+    import threading
 
     fifo = tmp_path / "figures"
     os.mkfifo(fifo)
+    figures: list[str] = []
+
+    def read() -> None:
+        with open(fifo, encoding="utf-8") as reader:
+            figures.append(reader.read())
+
+    reading = threading.Thread(target=read, daemon=True)
+    reading.start()
     proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", *ARENA, "--no-log",
                              "--json", str(fifo)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        with open(fifo, encoding="utf-8") as reader:
-            figures = reader.read()
-        assert figures, "the reader was handed an empty file"
-        assert json.loads(figures)["hands"] > 0
+        reading.join(timeout=120)
+        if reading.is_alive():  # nothing ever opened it for writing: let the reader go
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            reading.join()
+        assert figures and figures[0], "the reader was handed an empty file"
+        assert json.loads(figures[0])["hands"] > 0
         assert proc.wait(timeout=120) == 0, proc.stderr.read() if proc.stderr else ""
     finally:
         proc.kill()
