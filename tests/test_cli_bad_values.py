@@ -318,6 +318,12 @@ def test_bench_commentary_says_why_the_files_it_read_were_left_out(tmp_path, cap
            "1 left out: no reader accepts it)" in err
 
 
+def test_an_idle_limit_without_a_line_to_give_up_is_refused(capsys):
+    """`mjbot ntpu --stdio --idle-limit 60` took the limit and never applied it."""
+    err = _refused(["ntpu", "--stdio", "--idle-limit", "60"], capsys)
+    assert "--idle-limit goes with --server" in err
+
+
 def test_a_json_fifo_gets_the_figures_not_the_checks_empty_open(tmp_path):
     """`--json FIFO` (a reader waiting on a named pipe): the check that the file can be
     written opened it for appending and closed it at once, so the reader took that for the

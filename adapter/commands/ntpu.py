@@ -86,6 +86,9 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
         server = parse_server(args.server) if args.server else None
     except (TileError, ValueError) as exc:
         raise UserInputError(str(exc)) from None
+    if args.idle_limit is not None and server is None:
+        raise UserInputError("--idle-limit goes with --server (the stdin form waits for its "
+                             "referee's lines as long as its input is open)")
     settings = NtpuSettings(policy=args.policy, budget=args.budget, tiles=tiles,
                             log_dir=log_folder(args.log_dir, args.no_log),
                             write_log=not args.no_log)
