@@ -836,3 +836,29 @@ async def test_an_id_the_server_echoes_where_we_cut_its_message_is_scrubbed_whol
         tmp_path, "<" + "x" * (pad - 1) + SECRET_ID,
         '<ERR msg="' + "y" * (pad - len('<ERR msg="')) + SECRET_ID + '"/>')
     assert len(said) >= 2 and all(SECRET_ID[:8] not in text for text in said), said
+
+
+async def test_a_message_we_could_not_read_is_named_only_for_the_line_it_came_on(
+        tmp_path: Path) -> None:
+    """A line that brought a message we cannot read dropped while we queued; the next line
+    closed at once, with nothing said: its end was put down to the first line's message."""
+    lines = 0
+    done = asyncio.Event()
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal lines
+        lines += 1
+        server = _ScriptedServer(reader, writer)
+        await server.expect("HELO")
+        if lines == 1:
+            await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
+                              '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
+            await server.expect("JOIN")
+            await server.send('<ERR code="1001"/>')
+        else:
+            done.set()
+        writer.close()
+
+    with pytest.raises(ConnectionError) as dropped:
+        await _played_against(client, done, tmp_path, reconnect_tries=1)
+    assert str(dropped.value) == "the server closed the connection"

@@ -655,6 +655,7 @@ async def _play(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> Non
         return bool(replies)
 
     bot.thinker.warm()
+    bot.last_unread = None  # this line's own: what a line before it said is no reason here
     await send(bot.hello())
     ticker = asyncio.create_task(keepalive())
     try:
