@@ -228,5 +228,11 @@ def digest(tables: dict[str, np.ndarray]) -> str:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(  # --help says what it does, instead of doing it
+        prog="python -m brain.shanten_tables",
+        description=f"Build the shanten tables from code and write them to {SHIPPED} (the "
+        "shipped file; its card's SHA-256 is of the tables built so).").parse_args()
     save_tables(build_tables(), SHIPPED)
     print(f"wrote {SHIPPED}")

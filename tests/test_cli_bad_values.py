@@ -356,3 +356,17 @@ def test_a_json_fifo_gets_the_figures_not_the_checks_empty_open(tmp_path):
         assert proc.wait(timeout=120) == 0, proc.stderr.read() if proc.stderr else ""
     finally:
         proc.kill()
+
+
+def test_the_module_tools_answer_help_with_their_usage(tmp_path):
+    """`python -m adapter.local.timing --help` read '--help' as a path (no such file), and
+    `python -m brain.shanten_tables --help` rebuilt and rewrote the shipped tables."""
+    from brain.shanten_tables import SHIPPED
+
+    before = SHIPPED.stat().st_mtime_ns
+    for module, said in (("adapter.local.timing", "LOG_OR_FOLDER"),
+                         ("brain.shanten_tables", "Build the shanten tables")):
+        done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0 and said in done.stdout, (module, done.stderr)
+    assert SHIPPED.stat().st_mtime_ns == before  # not written

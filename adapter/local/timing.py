@@ -91,18 +91,24 @@ def times_from_logs(paths: list[str]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    import argparse
     import json
     import sys
     from pathlib import Path
 
     from replay.log import LogError
 
-    if len(sys.argv) < 2:
-        sys.exit("usage: python -m adapter.local.timing LOG_OR_FOLDER...")
-    missing = [p for p in sys.argv[1:] if not Path(p).exists()]
+    parser = argparse.ArgumentParser(
+        prog="python -m adapter.local.timing",
+        description="Per policy, the seconds per decision (mean, p99, max, decisions/s) and "
+        "the fallbacks that platform sessions recorded in their game logs (files, or folders "
+        "of them), as JSON: the budget a session actually used.")
+    parser.add_argument("paths", nargs="+", metavar="LOG_OR_FOLDER")
+    paths = parser.parse_args().paths  # --help: its usage, not a path named '--help'
+    missing = [p for p in paths if not Path(p).exists()]
     if missing:
         sys.exit(f"adapter.local.timing: no such file or folder: {', '.join(missing)}")
     try:
-        print(json.dumps(times_from_logs(sys.argv[1:]), indent=2))
+        print(json.dumps(times_from_logs(paths), indent=2))
     except (LogError, OSError) as exc:
         sys.exit(f"adapter.local.timing: {exc}")
