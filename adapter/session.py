@@ -242,6 +242,17 @@ class PlatformSession:
         self.log = structlog.get_logger(f"mjbot.{self.platform}")
         self.stop_requested = False  # a stop (a signal, serve's) came: a game it cuts says so
         self.finished_games: list[dict[str, Any]] = []  # see game_logged
+        self.line_lost: str | None = None  # why we gave the line up (SilentLine), if we did
+
+    def give_up_line(self, silence: SilentLine) -> None:
+        """The server fell silent past the idle limit: the line is given up, and said so."""
+        self.line_lost = str(silence)
+        self.log.warning(f"{self.platform}: line given up", reason=self.line_lost)
+
+    def how_the_line_ended(self) -> str:
+        """For a session's last line: the silence we gave up on, or the server's close."""
+        return (f"{self.line_lost}; the line was given up" if self.line_lost
+                else "the server closed the connection")
 
     def game_logged(self, path: Path | None, scores: Any = None) -> None:
         """A game whose log was closed at ``path``, as it was then: what the serve process

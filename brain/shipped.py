@@ -8,8 +8,9 @@ import contextlib
 import io
 import os
 import pkgutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -29,15 +30,23 @@ def shipped(name: str) -> Path | io.BytesIO | None:
 
 
 def save_weights(path: str | Path, arrays: dict[str, Any]) -> None:
-    """``arrays`` compressed into ``path`` whole or not at all: written beside it and renamed,
-    so a full disk or a Ctrl-C while writing leaves the file that was there (a shipped model,
-    the last generation) as it was and no half file under a weights name. An OSError names
-    ``path`` (what the user gave), so the command can say it in one line."""
+    """``arrays`` compressed into ``path``, whole or not at all (:func:`written_whole`): a
+    shipped model or the last generation is never left half overwritten."""
+    with written_whole(path) as fh:
+        np.savez_compressed(fh, **arrays)
+
+
+@contextlib.contextmanager
+def written_whole(path: str | Path) -> Iterator[BinaryIO]:
+    """A file to write ``path`` through: written beside it and renamed at the end, so a full
+    disk or a Ctrl-C while writing leaves the file that was there as it was and no half file
+    under its name. An OSError names ``path`` (what the user gave), so the command can say it
+    in one line."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
+            yield fh
         os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(OSError):

@@ -422,6 +422,14 @@ def require_opponent_models(names: Any, variant: str) -> None:
             raise UserInputError(f"{name}: {str(exc).removeprefix('mc: ')}") from None
 
 
+def require_playable(name: str, variant: str) -> None:
+    """A policy that can play ``variant`` (:func:`require_policy`, its network, its opponent
+    models), or the user's error in one line, before it is asked anything."""
+    require_policy(name)
+    require_networks([name], variant)
+    require_opponent_models([name], variant)
+
+
 def add_fallback_argument(parser: Any) -> None:
     """``--max-fallback-share``, alike for arena, selfplay and the benches that play games."""
     parser.add_argument("--max-fallback-share", type=_share, default=0.01, metavar="SHARE",

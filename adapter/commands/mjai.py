@@ -83,8 +83,7 @@ def cmd_mjai(args: argparse.Namespace) -> int:
                 errors=len(summary.errors))
     if args.server is not None and not summary.finished:  # a dropped line fails, as in ntpu's
         said = f" (its last error: {bot.server_error})" if bot.server_error else ""
-        lost = (f"{bot.line_lost}; the line was given up" if bot.line_lost else
-                "the server closed the connection")
-        print(f"mjbot mjai: {lost} before end_game{said}", file=sys.stderr)
+        print(f"mjbot mjai: {bot.how_the_line_ended()} before end_game{said}",
+              file=sys.stderr)
         return 1
     return 0

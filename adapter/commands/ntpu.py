@@ -109,9 +109,7 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 errors=len(summary.errors), closed_by_server=summary.finished)
     if server is not None and not summary.finished:  # a dropped line fails, as in tenhou's
-        lost = (f"{bot.line_lost}; the line was given up" if bot.line_lost
-                else "the server closed the connection")
-        print(f"mjbot ntpu: {lost} without /close", file=sys.stderr)
+        print(f"mjbot ntpu: {bot.how_the_line_ended()} without /close", file=sys.stderr)
         return 1
     return 0
 

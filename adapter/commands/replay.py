@@ -12,7 +12,7 @@ from adapter.commands import (
     UserInputError,
     reading,
     require_networks,
-    require_opponent_models,
+    require_playable,
 )
 
 PREDICTOR_DEFAULT = "rulebased"
@@ -73,7 +73,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         with reading(path):
             rep = replayer.load(path, args.seat)
         if args.policy:  # the policy's faults named as its own, not as the LOG's
-            require_policy(args.policy, rep.variant)
+            require_playable(args.policy, rep.variant)
         with reading(path):
             result: dict[str, object] = {"summary": replayer.summarize(rep)}
             if args.policy:
@@ -108,19 +108,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     return 0
-
-
-def require_policy(name: str, variant: str) -> None:
-    """Refuse in one line a policy that cannot be built, or cannot play ``variant`` (no
-    network, no opponent models), before it is asked anything."""
-    from brain.policies import get_policy
-
-    try:
-        get_policy(name)
-    except ValueError as exc:
-        raise UserInputError(f"--policy: {exc}") from None
-    require_networks([name], variant)
-    require_opponent_models([name], variant)
 
 
 def _write_export(text: str, output: str | None) -> None:

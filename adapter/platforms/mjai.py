@@ -76,7 +76,6 @@ class MjaiBot(CodecSession):
         super().__init__(MjaiCodec(self.settings.seat), Brain("riichi", self.settings.policy,
                                             limit=self.settings.budget), self.settings.budget)
         self.server_error: str | None = None  # the server's last ``error`` message, if any
-        self.line_lost: str | None = None  # why the TCP line was given up, if we gave it up
 
     def take(self, line: str) -> tuple[str | None, ev.DecisionRequest | None]:
         try:
@@ -291,8 +290,7 @@ async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 1
         try:
             line, cut = await watched()
         except SilentLine as exc:
-            bot.line_lost = str(exc)
-            log.warning("mjai: line given up", reason=bot.line_lost)
+            bot.give_up_line(exc)
             raise
         if cut:
             bot.error(f"a line of {cut} bytes, over the {LINE_LIMIT}-byte limit: read as "

@@ -83,7 +83,6 @@ class NtpuBot(CodecSession):
         self.before: Any = None  # the table event before the next (robbing an added kan)
         self.ending = False  # the session is closing (see close)
         self.close_owed = False  # TCP: the server ends a session with /close (see close)
-        self.line_lost: str | None = None  # why the TCP line was given up, if we gave it up
 
     # ------------------------------------------------------------------ lines
 
@@ -282,8 +281,7 @@ async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 1
         try:
             data: bytes = await watched()
         except SilentLine as exc:
-            bot.line_lost = str(exc)
-            log.warning("ntpu: line given up", reason=bot.line_lost)
+            bot.give_up_line(exc)
             return b""
         return data
 

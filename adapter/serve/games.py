@@ -23,7 +23,7 @@ import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import msgpack
 
@@ -367,8 +367,7 @@ class GameIndex:
             if isinstance(seat, int) and 0 <= seat < 4 and not unfinished:
                 ranks = result.get("ranks") if isinstance(result, dict) else None
                 info["our_score"] = scores[seat]
-                info["our_rank"] = (ranks[seat] if ranks is not None and _ranks(ranks)
-                                    else placement(scores)[seat])
+                info["our_rank"] = ranks[seat] if _ranks(ranks) else placement(scores)[seat]
         with self._lock:
             self._headers[key] = info
         return info
@@ -454,7 +453,7 @@ def _four_numbers(value: Any) -> list[Any] | None:
     return None
 
 
-def _ranks(value: Any) -> bool:
+def _ranks(value: Any) -> TypeGuard[list[int]]:
     """Whether a footer's ranks are four places, 1 to 4."""
     return isinstance(value, list) and len(value) == 4 and all(
         type(v) is int and 1 <= v <= 4 for v in value)

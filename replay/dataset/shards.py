@@ -9,7 +9,6 @@ last, lists each shard with its size and SHA-256.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import json
@@ -22,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from brain.shipped import written_whole
 from replay.dataset import schema as S
 from replay.dataset.records import Block
 
@@ -40,22 +40,14 @@ def npy_bytes(array: np.ndarray) -> bytes:
 def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """An ``np.load``-able zip whose bytes depend only on ``arrays`` (members in the given
     order, fixed times and modes), written atomically."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "wb") as f, zipfile.ZipFile(f, "w") as zf:
-            for name, array in arrays.items():
-                info = zipfile.ZipInfo(f"{name}.npy", date_time=ZIP_EPOCH)
-                info.compress_type = zipfile.ZIP_DEFLATED
-                info.create_system = 3
-                info.external_attr = 0o644 << 16
-                zf.writestr(info, npy_bytes(array), compresslevel=COMPRESS_LEVEL)
-        os.replace(tmp, path)
-    except BaseException as exc:  # a full disk: no half shard left, the shard's name said
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        if isinstance(exc, OSError):
-            raise OSError(exc.errno, exc.strerror, str(path)) from None
-        raise
+    # written whole: a full disk leaves no half shard, and says the shard's name
+    with written_whole(path) as f, zipfile.ZipFile(f, "w") as zf:
+        for name, array in arrays.items():
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, npy_bytes(array), compresslevel=COMPRESS_LEVEL)
 
 
 def json_array(data: dict[str, Any]) -> np.ndarray:

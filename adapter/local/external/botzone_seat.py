@@ -56,10 +56,9 @@ class BotzoneSeat(ExternalSeat):
         self.unreadable: SeatFault | None = None
 
     def _seen(self, event: Any) -> None:
-        if isinstance(event, ev.GameEnded) and self.unreadable is not None:
+        if isinstance(event, ev.GameEnded):
             # the match's last line: no decision and no later line will read its answer
-            fault, self.unreadable = self.unreadable, None
-            self._unasked(fault)
+            self._count_unreadable()
         if not (isinstance(event, ev.MeldCalled) and event.seat == self.seat
                 and event.kind in ("chi", "pon")):
             self.planned = None  # it belongs to that call only (a call can lose to another)
@@ -87,11 +86,8 @@ class BotzoneSeat(ExternalSeat):
 
     def _line(self, line: str) -> None:
         """One request line to the bot and its answer read (kept for the decision, if any)."""
-        if self.unreadable is not None:  # no decision read it: a line where only PASS goes
-            fault, self.unreadable = self.unreadable, None
-            self._unasked(fault)
-            if self.down:
-                return
+        if self._count_unreadable() and self.down:  # no decision read it: only PASS went
+            return
         if self.last not in (None, "PASS"):
             last, self.last = self.last or "", None
             try:
@@ -149,6 +145,13 @@ class BotzoneSeat(ExternalSeat):
                 return lines
             lines.append(line)
 
+    def _count_unreadable(self) -> bool:
+        """Count a kept unreadable answer that no decision read (it answered a line where
+        only PASS goes) as that line's fault; whether there was one."""
+        fault, self.unreadable = self.unreadable, None
+        if fault is not None:
+            self._unasked(fault)
+        return fault is not None
 
     def _late(self, lines: list[str], limit: float) -> str:
         """Why a turn was late, in the turn's limit: a bot that answered but did not end its
