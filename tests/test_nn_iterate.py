@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -237,18 +238,8 @@ def test_a_run_from_init_resumed_without_it_is_told_so(tmp_path: Path) -> None:
     base = [sys.executable, "-m", "adapter.cli", "nn", "iterate", "--variant", "riichi",
             "--dir", str(run), "--rounds", "1", "--selection-seed", "41", "--threads", "1"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([*base, "--init", str(GOLDEN)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not (run / "state.json").exists() or "options" not in _state(run):
-            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
-            time.sleep(0.05)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=60)
+    _killed_once_ready([*base, "--init", str(GOLDEN)],
+                       lambda: (run / "state.json").exists() and "options" in _state(run))
     r = subprocess.run(base, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
     assert r.returncode == 2 and r.stderr.splitlines() == [
         f"mjbot nn: no --init: the run in {run} started from --init weights of sha256 "
@@ -320,6 +311,22 @@ def _terminated_during_self_play(run: Path, hands: int) -> tuple[subprocess.Pope
     return proc, stderr
 
 
+def _killed_once_ready(command: list[str], ready: Callable[[], bool]) -> None:
+    """Run ``command`` (an `nn iterate`) in a session of its own until ``ready()``, then kill
+    its whole group outright: the run's state is what the test reads."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not ready():
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+            time.sleep(0.05)
+    finally:
+        _kill_group(proc)
+        proc.communicate(timeout=60)
+
+
 def _kill_group(proc: subprocess.Popen[str]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
@@ -377,18 +384,7 @@ def test_a_fresh_mcr_run_starts_on_the_plan_planes(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "adapter.cli", "nn", "iterate", "--variant", "mcr",
                "--dir", str(run), "--rounds", "1", "--selection-seed", "41", "--channels", "8",
                "--blocks", "1", "--threads", "1"]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not (run / "state.json").exists():  # written after gen-000.npz
-            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
-            time.sleep(0.05)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=60)
+    _killed_once_ready(command, (run / "state.json").exists)  # written after gen-000.npz
     net = Network.from_file(run / "gen-000.npz", "mcr")
     assert net.encoding == encoding_for("mcr") != 1
     assert net.shape.planes == num_planes(encoding_for("mcr"))

@@ -327,6 +327,13 @@ class _ScriptedServer:
                 raise ConnectionError(f"the client left while {name} was owed")
             self.inbox += self.stream.feed(data)
 
+    async def log_in_and_queue(self) -> None:
+        """Answer the client's HELO as the captures do (HELO, then the lobby's LN) and take
+        the JOIN that puts it in the queue."""
+        await self.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
+                        '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
+        await self.expect("JOIN")
+
     async def our_turn(self, draw: int, hand: set[int]) -> None:
         """Deal ``draw``, take the client's discard, echo it as Tenhou does."""
         hand.add(draw)
@@ -536,9 +543,7 @@ async def test_a_second_draw_in_a_row_is_answered_with_a_tile_we_hold(tmp_path: 
         server = _ScriptedServer(reader, writer)
         try:
             await server.expect("HELO")
-            await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
-                              '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
-            await server.expect("JOIN")
+            await server.log_in_and_queue()
             await server.send('<GO type="64" lobby="0"/>',
                               '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
             await server.expect("GOK")
@@ -600,9 +605,7 @@ async def test_a_line_that_times_out_in_a_game_is_reconnected(
             await server.expect("HELO")
             helos += 1
             if helos == 1:
-                await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
-                                  '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
-                await server.expect("JOIN")
+                await server.log_in_and_queue()
                 await server.send('<GO type="64" lobby="0"/>',
                                   '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
                 await server.expect("GOK")
@@ -643,9 +646,7 @@ async def test_a_line_that_drops_after_every_login_is_not_reconnected_for_ever()
             if logins > 20:  # the defect: give up on the client, its reconnect is refused
                 listener.close()
                 return
-            await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
-                              '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
-            await server.expect("JOIN")
+            await server.log_in_and_queue()
         finally:
             writer.close()
 
@@ -686,9 +687,7 @@ async def test_a_lobby_update_while_we_queue_is_no_second_join(tmp_path: Path) -
         server = Counting(reader, writer)
         try:
             await server.expect("HELO")
-            await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
-                              '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
-            await server.expect("JOIN")
+            await server.log_in_and_queue()
             await server.send('<LN n="Bey1BXB1ZG1Fx" j="3B2B2B1D4B8" g="EI3I1Jw1E2U1"/>',
                               '<REJOIN t="0,64,r"/>')
             await server.expect("JOIN")
@@ -730,9 +729,7 @@ async def test_a_draw_or_an_offer_that_is_no_tag_still_gets_its_answer(
         server = _ScriptedServer(reader, writer)
         try:
             await server.expect("HELO")
-            await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
-                              '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
-            await server.expect("JOIN")
+            await server.log_in_and_queue()
             await server.send('<GO type="64" lobby="0"/>',
                               '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
             await server.expect("GOK")
@@ -851,9 +848,7 @@ async def test_a_message_we_could_not_read_is_named_only_for_the_line_it_came_on
         server = _ScriptedServer(reader, writer)
         await server.expect("HELO")
         if lines == 1:
-            await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
-                              '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
-            await server.expect("JOIN")
+            await server.log_in_and_queue()
             await server.send('<ERR code="1001"/>')
         else:
             done.set()
