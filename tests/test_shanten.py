@@ -188,8 +188,8 @@ def _special_leaning_hands(n: int, seed: int) -> list[list[int]]:
 
 @pytest.mark.parametrize("sizes", [(14,), (17,), (5, 8, 11), "special"])
 def test_after_discards_equal_one_call_per_discard(sizes):
-    sample = (_special_leaning_hands(600, seed=4) if sizes == "special"
-              else random_hands(1500, sizes, seed=sum(sizes)))
+    sample = (_special_leaning_hands(300, seed=4) if sizes == "special"
+              else random_hands(500, sizes, seed=sum(sizes)))
     for hand in sample:
         expected = {}
         for k in range(34):
