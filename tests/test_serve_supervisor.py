@@ -158,12 +158,44 @@ async def test_reload_touches_only_what_changed() -> None:
                       sessions=(spec("keep"), spec("change", pause=1.0), spec("add")))
     result = await sup.reload(new)
     assert result == {"added": ["add"], "removed": ["drop"], "changed": ["change"],
-                      "unchanged": ["keep"]}
+                      "retried": [], "unchanged": ["keep"]}
     await until(lambda: len(script.starts) == 5)
     assert sup.handles["keep"] is keep and keep.runs == 1 and keep.state == "running"
     assert sup.handles["change"] is not change and change.state == "stopped"
     assert drop.state == "stopped" and "drop" not in sup.handles
     assert list(sup.health()["sessions"]) == ["keep", "change", "add"]
+    await sup.stop()
+
+
+async def test_a_reload_retries_an_unchanged_session_that_failed_or_rests_its_breaker() -> None:
+    """SIGHUP after the operator fixed what a session failed on: the session runs again now,
+    not after the breaker's cooldown (here a minute) or never (a permanent error); the
+    sessions that are well are left running."""
+    def refused(ctx: RunContext) -> Outcome:
+        raise PermanentError("the lobby refused us")
+
+    scripts = {"resting": Script([crash, crash]), "failed": Script([refused]),
+               "well": Script([])}
+
+    async def by_name(spec: SessionSpec, ctx: RunContext) -> Outcome:
+        return await scripts[spec.name](spec, ctx)
+
+    resting, failed, well = (spec("resting", breaker_failures=2, breaker_cooldown=60),
+                             spec("failed"), spec("well"))
+    sup = supervisor(by_name, resting, failed, well)
+    sup.start()
+    await until(lambda: [h.state for h in sup.handles.values()]
+                == ["breaker open", "failed", "running"])
+    well_handle = sup.handles["well"]
+    result = await sup.reload(ServeConfig("test.toml", stop_deadline=2.0,
+                                          sessions=(resting, failed, well)))
+    assert result == {"added": [], "removed": [], "changed": [],
+                      "retried": ["resting", "failed"], "unchanged": ["well"]}
+    await until(lambda: all(h.state == "running" for h in sup.handles.values()))
+    assert sup.handles["well"] is well_handle and well_handle.runs == 1
+    assert sup.handles["resting"].last_failure["error"] == "RuntimeError: the policy blew up"
+    assert sup.handles["failed"].last_failure["error"] == "the lobby refused us"
+    assert sup.health()["status"] == "ok"
     await sup.stop()
 
 

@@ -247,7 +247,7 @@ class SessionHandle:
         except PermanentError as exc:
             self._failed(self.scrub(str(exc)))
             self._set_state("failed")
-            log.error("serve: session cannot run until its config changes", session=name,
+            log.error("serve: session cannot run until a reload (SIGHUP)", session=name,
                       error=self.last_error)
             return None
         except Exception as exc:  # a crash of the run: the supervisor restarts it
@@ -395,23 +395,30 @@ class Supervisor:
 
     async def reload(self, config: ServeConfig) -> dict[str, list[str]]:
         """Apply a new config: only sessions that were added, removed or changed are stopped
-        or started; the others keep running untouched."""
+        or started; the others keep running untouched. An unchanged session that is failed
+        or resting with its breaker open is started afresh: a reload is how an operator who
+        fixed what it failed on (a server back, an account cleared) says "try now", rather
+        than waiting out a 15-minute cooldown or restarting every other session with it."""
         new = {s.name: s for s in config.sessions}
         old = {name: h.spec for name, h in self.handles.items()}
         removed = [n for n in old if n not in new]
         changed = [n for n in old if n in new and new[n] != old[n]]
+        retried = [n for n in old if n in new and n not in changed
+                   and self.handles[n].state in ("failed", "breaker open")]
         added = [n for n in new if n not in old]
         deadline = config.stop_deadline
-        await asyncio.gather(*(self.handles[n].stop(deadline) for n in removed + changed))
+        await asyncio.gather(*(self.handles[n].stop(deadline)
+                               for n in removed + changed + retried))
         for name in removed:
             del self.handles[name]
             self.metrics.remove_session(name)
-        for name in changed + added:
+        for name in changed + retried + added:
             previous = self.handles.get(name)
             handle = self._handle(new[name])
             if previous is not None:  # keep what the dashboard shows of its history
                 handle.results, handle.points = previous.results, previous.points
                 handle.total_points = previous.total_points
+                handle.last_failure = previous.last_failure
                 if previous.spec.option("seed", 0) == handle.spec.option("seed", 0):
                     handle.next_game = previous.next_game  # the same sequence goes on
             self.handles[name] = handle
@@ -420,8 +427,8 @@ class Supervisor:
         self.config = config
         self.reloads += 1
         self.reload_error = None
-        result = {"added": added, "removed": removed, "changed": changed,
-                  "unchanged": [n for n in old if n in new and n not in changed]}
+        result = {"added": added, "removed": removed, "changed": changed, "retried": retried,
+                  "unchanged": [n for n in old if n in new and n not in changed + retried]}
         log.info("serve: config reloaded", **result)
         return result
 
