@@ -233,16 +233,27 @@ def test_bench_mc_refuses_models_it_cannot_read(tmp_path: Path) -> None:
     assert r.returncode == 0 and "budget 0.05 s" in r.stdout, r.stderr
 
 
-def test_bench_arena_of_one_other_variant_claims_no_riichi_figure(tmp_path: Path) -> None:
+def test_bench_arena_of_one_other_variant_claims_no_riichi_figure_and_rates_vs_tsumogiri(
+        tmp_path: Path) -> None:
     """`bench arena --variant mass` printed "target: >= 200 riichi hands/s ...; reached 0.0"
-    and wrote 0.0: a figure for a table it never played."""
+    and wrote 0.0: a figure for a table it never played. Its rows are the rates of every
+    policy against the tsumogiri table, each played with no fallback (one wall set a run:
+    --units 1; the same command checked both, in test_arena.py and here, before)."""
     out = tmp_path / "arena.json"
-    r = _mjbot("bench", "arena", "--variant", "mass", "--repeats", "1", "--json", str(out))
+    r = _mjbot("bench", "arena", "--variant", "mass", "--repeats", "1", "--units", "1",
+               "--json", str(out))
     assert r.returncode == 0, r.stderr
     assert "riichi" not in r.stdout
     result = json.loads(out.read_text())
     assert result["riichi_greedy_hands_per_s"] is None
     assert {row["variant"] for row in result["rows"]} == {"mass"}
+    rows = {row["policy"]: row for row in result["rows"]}
+    assert set(rows) == {"tsumogiri", "greedy", "rulebased"}
+    assert all(row["hands"] == 4 for row in rows.values())  # one 4-hand mass game a run
+    assert rows["tsumogiri"]["ratio_vs_tsumogiri"] == 1.0
+    assert all(row["hands_per_s"] > 0 and row["logged_hands_per_s"] > 0 for row in rows.values())
+    for name, f in result["fallbacks"].items():  # every policy measured played its own answers
+        assert f["decisions"] > 0 and f["fallbacks"] == 0, name
 
 
 def test_the_repeats_help_says_what_the_benches_do() -> None:
