@@ -283,13 +283,15 @@ def test_bench_serve_refuses_two_loads() -> None:
 
 def test_bench_botzone_says_whose_keep_running_turns_it_timed(tmp_path: Path) -> None:
     """The keep-running figures are the match's rulebased bots' whatever --policy is; with
-    --policy mc they read as mc's sub-millisecond turns."""
+    --policy mc they read as mc's sub-millisecond turns. One keep-running match of the
+    four (--matches 1): whose turns they are does not depend on how many were played."""
     out = tmp_path / "botzone.json"
-    r = _mjbot("bench", "botzone", "--policy", "tsumogiri", "--repeats", "1", "--json",
-               str(out), timeout=170)
+    r = _mjbot("bench", "botzone", "--policy", "tsumogiri", "--repeats", "1", "--matches", "1",
+               "--json", str(out), timeout=170)
     assert r.returncode == 0, r.stderr[-500:]
     result = json.loads(out.read_text())
     assert result["policy"] == "tsumogiri" and result["keep_running_policy"] == "rulebased"
+    assert result["keep_running_turns"] > 0
     line = next(x for x in r.stdout.splitlines() if "keep running" in x)
     assert line.endswith(f"over {result['keep_running_turns']} turns (the match's rulebased "
                          "bots, not tsumogiri)")
