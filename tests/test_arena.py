@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from adapter.local.arena import ArenaConfig, play_unit, ratio_ci, run_arena, summarize
+from adapter.local.game import GameConfig, play_game
+from adapter.local.seat import seat_for
 from protocols import events as ev
 from replay.log import read_log
 from tests.serve_helpers import mjbot as _mjbot
@@ -159,18 +161,6 @@ def test_riichi_summary_has_ranks():
     assert all(1 <= r <= 4 for r in ranks)
 
 
-def test_bench_arena_reports_rates_against_tsumogiri():
-    r = _mjbot("bench", "arena", "--variant", "mass", "--repeats", "1", "--json", "-")
-    assert r.returncode == 0, r.stderr
-    data = json.loads(r.stdout)
-    rows = {row["policy"]: row for row in data["rows"]}
-    assert set(rows) == {"tsumogiri", "greedy", "rulebased"}
-    assert rows["tsumogiri"]["ratio_vs_tsumogiri"] == 1.0
-    assert all(row["hands_per_s"] > 0 and row["logged_hands_per_s"] > 0 for row in rows.values())
-    for name, f in data["fallbacks"].items():  # every policy measured played its own answers
-        assert f["decisions"] > 0 and f["fallbacks"] == 0, name
-
-
 def test_bench_runs_never_replay_walls(monkeypatch):
     """Each measured run (and the runs with logs) plays walls no earlier run played: the
     caches of hand shapes would otherwise find every hand of a replayed game."""
@@ -308,3 +298,48 @@ def test_a_stopped_arena_leaves_no_outside_program_running(tmp_path):
             break
         time.sleep(0.1)
     assert not left.stdout.strip(), "outside programs left running: " + left.stdout
+
+
+class _SeesTheStart:
+    """Seat 0, the first to see the game's first event: notes which of the other seats'
+    programs are running by then, and ends the game there (an exception out of it)."""
+
+    name = "first"
+
+    def __init__(self, others: list) -> None:
+        self.others, self.running = others, [False] * len(others)
+
+    def observe(self, event) -> None:
+        if isinstance(event, ev.GameStarted):
+            self.running = [p.ahead is not None and p.ahead.proc.poll() is None
+                            for p in self.others]
+            raise _GameCut
+
+    def decide(self, request):
+        raise AssertionError("asked before the game started")
+
+
+class _GameCut(Exception):
+    pass
+
+
+def test_the_outside_programs_at_a_table_are_started_side_by_side():
+    """Each game starts its outside programs anew, and each start waits for the program's
+    first answer: started one after another at the game's first event, a table of three
+    programs waited out three loads in turn, every game. Now every one is started before
+    the first event goes out; a game that ends early leaves none running."""
+    bot = f"mjai:{sys.executable} -m adapter.cli --log-level error mjai --no-log"
+    others = [seat_for("riichi", s, bot, 30.0) for s in (1, 2, 3)]
+    first = _SeesTheStart(others)
+    try:
+        with pytest.raises(_GameCut):
+            play_game(GameConfig("riichi"), [first, *others], 1, 0)
+    finally:
+        for seat in others:
+            seat.close()
+    assert first.running == [True, True, True]
+    pids = [pid for seat in others for pid in seat.pids]
+    assert len(pids) == 3
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

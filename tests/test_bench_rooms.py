@@ -233,16 +233,27 @@ def test_bench_mc_refuses_models_it_cannot_read(tmp_path: Path) -> None:
     assert r.returncode == 0 and "budget 0.05 s" in r.stdout, r.stderr
 
 
-def test_bench_arena_of_one_other_variant_claims_no_riichi_figure(tmp_path: Path) -> None:
+def test_bench_arena_of_one_other_variant_claims_no_riichi_figure_and_rates_vs_tsumogiri(
+        tmp_path: Path) -> None:
     """`bench arena --variant mass` printed "target: >= 200 riichi hands/s ...; reached 0.0"
-    and wrote 0.0: a figure for a table it never played."""
+    and wrote 0.0: a figure for a table it never played. Its rows are the rates of every
+    policy against the tsumogiri table, each played with no fallback (one wall set a run:
+    --units 1; the same command checked both, in test_arena.py and here, before)."""
     out = tmp_path / "arena.json"
-    r = _mjbot("bench", "arena", "--variant", "mass", "--repeats", "1", "--json", str(out))
+    r = _mjbot("bench", "arena", "--variant", "mass", "--repeats", "1", "--units", "1",
+               "--json", str(out))
     assert r.returncode == 0, r.stderr
     assert "riichi" not in r.stdout
     result = json.loads(out.read_text())
     assert result["riichi_greedy_hands_per_s"] is None
     assert {row["variant"] for row in result["rows"]} == {"mass"}
+    rows = {row["policy"]: row for row in result["rows"]}
+    assert set(rows) == {"tsumogiri", "greedy", "rulebased"}
+    assert all(row["hands"] == 4 for row in rows.values())  # one 4-hand mass game a run
+    assert rows["tsumogiri"]["ratio_vs_tsumogiri"] == 1.0
+    assert all(row["hands_per_s"] > 0 and row["logged_hands_per_s"] > 0 for row in rows.values())
+    for name, f in result["fallbacks"].items():  # every policy measured played its own answers
+        assert f["decisions"] > 0 and f["fallbacks"] == 0, name
 
 
 def test_the_repeats_help_says_what_the_benches_do() -> None:
@@ -272,13 +283,15 @@ def test_bench_serve_refuses_two_loads() -> None:
 
 def test_bench_botzone_says_whose_keep_running_turns_it_timed(tmp_path: Path) -> None:
     """The keep-running figures are the match's rulebased bots' whatever --policy is; with
-    --policy mc they read as mc's sub-millisecond turns."""
+    --policy mc they read as mc's sub-millisecond turns. One keep-running match of the
+    four (--matches 1): whose turns they are does not depend on how many were played."""
     out = tmp_path / "botzone.json"
-    r = _mjbot("bench", "botzone", "--policy", "tsumogiri", "--repeats", "1", "--json",
-               str(out), timeout=170)
+    r = _mjbot("bench", "botzone", "--policy", "tsumogiri", "--repeats", "1", "--matches", "1",
+               "--json", str(out), timeout=170)
     assert r.returncode == 0, r.stderr[-500:]
     result = json.loads(out.read_text())
     assert result["policy"] == "tsumogiri" and result["keep_running_policy"] == "rulebased"
+    assert result["keep_running_turns"] > 0
     line = next(x for x in r.stdout.splitlines() if "keep running" in x)
     assert line.endswith(f"over {result['keep_running_turns']} turns (the match's rulebased "
                          "bots, not tsumogiri)")

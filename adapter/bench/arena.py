@@ -56,20 +56,23 @@ def _rate(variant: str, policy: str, units: int, repeats: int, seed: int,
 
 
 def bench_arena(variants: list[str], repeats: int = 2, seed: int = 0,
-                scale: float = 1.0) -> dict[str, Any]:
+                scale: float = 1.0, units: int | None = None) -> dict[str, Any]:
+    """``units``: wall sets per run for every variant (None: the variant's own, times
+    ``scale``), for a quick look that need not be a stable figure."""
     rows = []
     tallies = {policy: FallbackTally() for policy in POLICIES}
     with tempfile.TemporaryDirectory() as tmp:
         for variant in variants:
-            units = max(1, round(variant_of(variant).bench_units * scale))  # ~25-35 hands each
-            reference, _ = _rate(variant, "tsumogiri", units, repeats, seed, None,
+            # the variant's own: ~25-35 hands each run
+            count = units or max(1, round(variant_of(variant).bench_units * scale))
+            reference, _ = _rate(variant, "tsumogiri", count, repeats, seed, None,
                                  tally=tallies["tsumogiri"])
             for policy in POLICIES:
                 rate, hands = (reference, 0) if policy == "tsumogiri" else _rate(
-                    variant, policy, units, repeats, seed, None, tally=tallies[policy])
+                    variant, policy, count, repeats, seed, None, tally=tallies[policy])
                 # with logs: walls after those of the runs above, not a replay of them
-                logged, hands = _rate(variant, policy, units, repeats, seed, tmp,
-                                      first=repeats * units, tally=tallies[policy])
+                logged, hands = _rate(variant, policy, count, repeats, seed, tmp,
+                                      first=repeats * count, tally=tallies[policy])
                 rows.append({"variant": variant, "policy": policy, "hands": hands,
                              "hands_per_s": round(rate, 2),
                              "logged_hands_per_s": round(logged, 2),
@@ -87,13 +90,16 @@ def register(benches: Any) -> None:
     p.add_argument("--variant", default="all", choices=["all", *VARIANTS])
     p.add_argument("--repeats", type=at_least(1), default=3,
                    help="runs, each on walls of its own, the best counts")
+    p.add_argument("--units", type=at_least(1), default=None, metavar="N",
+                   help="wall sets per run in every variant (default: the variant's own, "
+                        "~25-35 hands; fewer for a quick look, a less steady figure)")
     p.add_argument("--seed", type=int, default=0)
     add_fallback_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
     variants = list(VARIANTS) if args.variant == "all" else [args.variant]
-    result = bench_arena(variants, repeats=args.repeats, seed=args.seed)
+    result = bench_arena(variants, repeats=args.repeats, seed=args.seed, units=args.units)
     report(args, result, text)
     return fallback_verdict(args, result["fallbacks"])
 

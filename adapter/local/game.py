@@ -71,6 +71,10 @@ def play_game(config: GameConfig, players: Sequence[Player], seed: int, game: in
     to see the events first."""
     referee = referee or HandReferee(config.variant, players, log)
     names = tuple(p.name for p in players)
+    for player in players:  # outside programs load side by side (ExternalSeat.launch_ahead)
+        launch = getattr(player, "launch_ahead", None)
+        if launch is not None:
+            launch()
     referee.emit(ev.GameStarted(config.variant, 0, names, config.rules()))
     if variant_of(config.variant).dealer_repeats:
         result = _play_riichi(config, referee, seed, game)

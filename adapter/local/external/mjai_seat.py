@@ -34,6 +34,7 @@ END_KYOKU = {"type": "end_kyoku"}
 class MjaiSeat(ExternalSeat):
     platform = "mjai"
     seat_argument = True
+    starts_with_the_game = True
 
     def _start(self, event: Any) -> None:
         self.pending: list[dict[str, Any]] = []

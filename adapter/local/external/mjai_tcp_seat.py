@@ -37,6 +37,7 @@ def parse_address(text: str) -> tuple[str, int]:
 
 class MjaiTcpSeat(MjaiSeat):
     platform = "mjai-tcp"
+    starts_with_the_game = False  # it listens for its bot: nothing to start ahead
 
     def _launch(self) -> LineProcess:
         host, port = parse_address(" ".join(self.argv))

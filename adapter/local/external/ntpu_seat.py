@@ -34,6 +34,7 @@ CLAIM_ASKS = (("hu", ev.Win), ("gong", ev.Kan), ("pong", ev.Pon), ("eat", ev.Chi
 class NtpuSeat(ExternalSeat):
     platform = "ntpu"
     sees_full_events = True
+    starts_with_the_game = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -87,6 +87,7 @@ class ExternalSeat:
     takes_legal = True
     platform = ""
     seat_argument = False  # the seat number goes after the command (as mjai.app runs bots)
+    starts_with_the_game = False  # one run a game, started at GameStarted (launch_ahead)
 
     def __init__(self, variant: str, seat: int, name: str, argv: list[str],
                  limits: SeatLimits | None = None) -> None:
@@ -101,8 +102,23 @@ class ExternalSeat:
         self.runs = 0  # runs of the program this game
         self.pids: list[int] = []  # every run's process id (tests check none outlives us)
         self.heard: deque[str] = deque(maxlen=HEARD)  # the program's last lines
+        self.ahead: LineProcess | None = None  # a run started before its game (launch_ahead)
 
     # ------------------------------------------------------------------ the referee's side
+
+    def launch_ahead(self) -> None:
+        """Start the game's run of the program now, before the game's first event, which
+        waits for its answer: the table's programs then load side by side, not each after
+        the one before (an arena of three outside programs started them in turn, each game).
+        A program that cannot be started is left to its start at the game's first event,
+        which counts that fault."""
+        if not self.starts_with_the_game or self.proc is not None or self.ahead is not None:
+            return
+        try:
+            self.ahead = self._new_process()
+        except SeatFault:
+            return
+        self.pids.append(self.ahead.pid)
 
     def observe(self, event: Any) -> None:
         self.state.apply(event)
@@ -148,11 +164,17 @@ class ExternalSeat:
     def _ask(self, request: ev.DecisionRequest, legal: list[Any]) -> Any:
         raise NotImplementedError
 
+    def _new_process(self) -> LineProcess:
+        return LineProcess([*self.argv, str(self.seat)] if self.seat_argument else self.argv)
+
     def _launch(self) -> LineProcess:
-        proc = LineProcess([*self.argv, str(self.seat)] if self.seat_argument else self.argv)
+        """The program's run: the one started ahead for this game, else a new one."""
+        proc, self.ahead = self.ahead, None
+        if proc is None:
+            proc = self._new_process()
+            self.pids.append(proc.pid)
         proc.heard = self.heard
         self.proc = proc
-        self.pids.append(proc.pid)
         return proc
 
     def _limit(self, platform_limit: float) -> float:
@@ -193,6 +215,9 @@ class ExternalSeat:
             self.down = f"{self.down} at its start (no run again this game)"
 
     def _stop(self, grace: float | None = None) -> None:
+        if self.ahead is not None:  # started for a game it never got to play
+            ahead, self.ahead = self.ahead, None
+            ahead.close(0.0)
         if self.proc is not None:
             proc, self.proc = self.proc, None
             proc.close() if grace is None else proc.close(grace)
