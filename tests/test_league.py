@@ -116,7 +116,8 @@ _LONG = ["league", "--members", MEMBERS, "--hands", "400000", "--seed", "4", "--
 
 def test_stop_after_plays_no_more_arenas_and_keeps_no_cut_one(tmp_path):
     out, figures = tmp_path / "arenas", tmp_path / "l.json"
-    r = _mjbot(*_LONG, "--stop-after", "3", "--out", str(out), "--json", str(figures))
+    # 6 s, as test_arena's: 3 s was too short on a loaded machine (no wall set finished)
+    r = _mjbot(*_LONG, "--stop-after", "6", "--out", str(out), "--json", str(figures))
     assert r.returncode == 0, r.stderr
     data = json.loads(figures.read_text())
     assert data["stopped"] == {"reason": "time", "arena": "rulebased vs 3x greedy",
@@ -149,7 +150,7 @@ def test_arenas_kept_in_out_count_after_the_deadline(tmp_path):
     kept = json.loads(second.read_text())
     kept["league"]["hands"] = 400000
     second.write_text(json.dumps(kept))
-    cut = _mjbot(*args, "--hands", "400000", "--stop-after", "3", "--json",
+    cut = _mjbot(*args, "--hands", "400000", "--stop-after", "6", "--json",
                  str(tmp_path / "b.json"))
     assert cut.returncode == 0, cut.stderr
     data = json.loads((tmp_path / "b.json").read_text())

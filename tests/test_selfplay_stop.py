@@ -36,7 +36,8 @@ def every_array(root) -> dict[str, np.ndarray]:
 
 def test_stop_after_keeps_the_first_wall_sets_as_a_shorter_run_writes_them(tmp_path):
     out = tmp_path / "stopped"
-    r = mjbot(*LONG, "--workers", "2", "--stop-after", "3", "--out", str(out), "--json")
+    # 6 s, as test_arena's: 3 s was too short on a loaded machine (no wall set finished)
+    r = mjbot(*LONG, "--workers", "2", "--stop-after", "6", "--out", str(out), "--json")
     assert r.returncode == 0, r.stderr
     stopped = json.loads(r.stdout)["stopped"]
     units = stopped["units_done"]
