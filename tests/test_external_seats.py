@@ -396,13 +396,14 @@ def test_a_good_botzone_bot_kept_running_has_no_faults(tmp_path):
     assert _all_gone(pidfile) == []
 
 
-def _mcr_game_with_outside_seat_0(name, limit):
-    """One MCR match (seed 11) with the outside program ``name`` at seat 0 and rulebased at
-    the others, every player closed after it: (the game's result, the outside seat)."""
+def _mcr_game_with_outside_seat_0(name, limit, seed=11):
+    """One MCR match (seed 11 unless told) with the outside program ``name`` at seat 0 and
+    rulebased at the others, every player closed after it: (the game's result, the outside
+    seat)."""
     players = [seat_for("mcr", 0, name, limit)] + [seat_for("mcr", s, "rulebased")
                                                    for s in (1, 2, 3)]
     try:
-        result = play_game(GameConfig("mcr"), players, 11, 0)
+        result = play_game(GameConfig("mcr"), players, seed, 0)
     finally:
         for p in players:
             p.close()
@@ -414,7 +415,9 @@ def _mcr_game_with_outside_seat_0(name, limit):
 def test_a_one_shot_botzone_bot_gets_the_history_and_its_data_back(tmp_path, kind, text):
     bot = _script(tmp_path, "bot.py", text)
     name = f"{kind}:{PY} {bot}"
-    result, seat = _mcr_game_with_outside_seat_0(name, 30.0)
+    # seed 0: a hand won after 31 request lines, each a run that checks the data the last
+    # left (seed 11, drawn out after 167 lines, started five times as many runs)
+    result, seat = _mcr_game_with_outside_seat_0(name, 30.0, seed=0)
     assert len(result.hands) == 1
     assert seat.report.as_dict()["first_fault"] is None, seat.report
     assert seat.tally.decisions > 0 and seat.tally.fallbacks == 0
