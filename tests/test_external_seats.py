@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
+from adapter.cli import main
 from adapter.local.arena import ArenaConfig, run_arena, summarize
 from adapter.local.external import SeatLimits, external_seat
 from adapter.local.external.process import LineProcess, NoClient, SeatFault
@@ -495,27 +496,37 @@ def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return mjbot(*args, timeout=600)
 
 
-def test_a_platform_for_another_variant_is_refused_in_one_line():
-    done = _run_cli("arena", "--variant", "mcr", "--policies",
-                    f"mjai:{PY} bot.py,rulebased,rulebased,rulebased", "--hands", "1")
-    assert done.returncode == 2
-    assert done.stderr.strip().count("\n") == 0
-    assert "plays riichi, not mcr" in done.stderr
-    done = _run_cli("selfplay", "--variant", "riichi", "--policies",
-                    f"botzone:{PY} bot.py,rulebased,rulebased,rulebased", "--out", "x")
-    assert done.returncode == 2 and "plays mcr, not riichi" in done.stderr
+def _refusal(capsys, *args: str) -> tuple[int, str]:
+    """``mjbot ARGS`` run in this process (a refusal comes before any program or game is
+    started, so a process of its own showed nothing more): its exit status and stderr."""
+    try:
+        status = main(list(args))
+    except SystemExit as exc:  # argparse's usage errors
+        status = exc.code if isinstance(exc.code, int) else 1
+    return status, capsys.readouterr().err
 
 
-def test_a_missing_program_is_refused_in_one_line():
-    done = _run_cli("arena", "--policies",
-                    "mjai:/no/such/bot,rulebased,rulebased,rulebased", "--hands", "1")
-    assert done.returncode == 2
-    assert "no program '/no/such/bot'" in done.stderr
-    assert "Traceback" not in done.stderr
-    done = _run_cli("arena", "--policies", "mjai:,rulebased,rulebased,rulebased")
-    assert done.returncode == 2 and "no command after mjai:" in done.stderr
-    done = _run_cli("botzone", "--policy", f"mjai:{PY}")  # a seat spec is no policy
-    assert done.returncode == 2 and "unknown policy" in done.stderr
+def test_a_platform_for_another_variant_is_refused_in_one_line(capsys):
+    status, err = _refusal(capsys, "arena", "--variant", "mcr", "--policies",
+                           f"mjai:{PY} bot.py,rulebased,rulebased,rulebased", "--hands", "1")
+    assert status == 2
+    assert err.strip().count("\n") == 0
+    assert "plays riichi, not mcr" in err
+    status, err = _refusal(capsys, "selfplay", "--variant", "riichi", "--policies",
+                           f"botzone:{PY} bot.py,rulebased,rulebased,rulebased", "--out", "x")
+    assert status == 2 and "plays mcr, not riichi" in err
+
+
+def test_a_missing_program_is_refused_in_one_line(capsys):
+    status, err = _refusal(capsys, "arena", "--policies",
+                           "mjai:/no/such/bot,rulebased,rulebased,rulebased", "--hands", "1")
+    assert status == 2
+    assert "no program '/no/such/bot'" in err
+    assert "Traceback" not in err
+    status, err = _refusal(capsys, "arena", "--policies", "mjai:,rulebased,rulebased,rulebased")
+    assert status == 2 and "no command after mjai:" in err
+    status, err = _refusal(capsys, "botzone", "--policy", f"mjai:{PY}")  # no policy
+    assert status == 2 and "unknown policy" in err
 
 
 def test_a_faulty_program_fails_the_run_past_the_fallback_share(tmp_path):
@@ -548,15 +559,17 @@ def test_selfplay_records_an_outside_program(tmp_path):
     assert _all_gone(pidfile) == []
 
 
-def test_a_listening_seat_is_refused_where_it_cannot_listen_alone():
+def test_a_listening_seat_is_refused_where_it_cannot_listen_alone(capsys):
     tcp = "mjai-tcp:127.0.0.1:11601"
-    done = _run_cli("arena", "--policies", f"{tcp},{tcp},rulebased,rulebased", "--hands", "1")
-    assert done.returncode == 2 and "one seat per listening address" in done.stderr
-    done = _run_cli("arena", "--policies", f"{tcp},rulebased,rulebased,rulebased",
-                    "--workers", "2", "--hands", "1")
-    assert done.returncode == 2 and "one game at a time" in done.stderr
-    done = _run_cli("arena", "--policies", "mjai-tcp:nowhere,rulebased,rulebased,rulebased")
-    assert done.returncode == 2 and "mjai-tcp needs HOST:PORT" in done.stderr
+    status, err = _refusal(capsys, "arena", "--policies", f"{tcp},{tcp},rulebased,rulebased",
+                           "--hands", "1")
+    assert status == 2 and "one seat per listening address" in err
+    status, err = _refusal(capsys, "arena", "--policies", f"{tcp},rulebased,rulebased,rulebased",
+                           "--workers", "2", "--hands", "1")
+    assert status == 2 and "one game at a time" in err
+    status, err = _refusal(capsys, "arena", "--policies",
+                           "mjai-tcp:nowhere,rulebased,rulebased,rulebased")
+    assert status == 2 and "mjai-tcp needs HOST:PORT" in err
 
 
 # ---------------------------------------------------------------------- never answering
