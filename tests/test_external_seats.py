@@ -35,14 +35,18 @@ MARKER = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
 # An mjai bot: tsumogiri on its own draw, none otherwise (mute: no answer ever); argv: MODE
 # PIDFILE ... SEAT. It
 # starts a sleeping child first (a program's children must go with it) and records both pids.
-# It crashes or hangs in its first run only (the pidfile is new): one fault shows it counted,
-# the program and its child killed and a fresh run for the next hand, as a fault in every
-# run did, without waiting out the limit sixteen times (every hand of four games).
+# It crashes or hangs once, on the first draw any of its runs is asked to play (a marker file
+# beside the pidfile says it has): one fault shows it counted, the program and its child
+# killed and a fresh run for the next hand, as a fault in every run did, without waiting out
+# the limit in every hand of four games.
 MJAI_BOT = textwrap.dedent("""
     import json, os, subprocess, sys, time
     mode, pidfile, seat = sys.argv[1], sys.argv[2], int(sys.argv[-1])
-    if mode in ("crash", "hang") and os.path.exists(pidfile):
-        mode = "good"  # a later run: it plays well
+    def first_fault():
+        if os.path.exists(pidfile + ".faulted"):
+            return False  # it has crashed or hung once: it plays well now
+        open(pidfile + ".faulted", "w").close()
+        return True
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     with open(pidfile, "a") as f:
         f.write(f"{os.getpid()} {child.pid}\\n")
@@ -53,10 +57,10 @@ MJAI_BOT = textwrap.dedent("""
         last = events[-1]
         answer = {"type": "none"}
         if last["type"] == "tsumo" and last["actor"] == seat:
-            if mode == "crash":
+            if mode == "crash" and first_fault():
                 sys.stderr.write("boom: the bot fell over\\n")
                 sys.exit(3)
-            if mode == "hang":
+            if mode == "hang" and first_fault():
                 time.sleep(600)
             if mode == "illegal":  # a pass where a move is due
                 answer = {"type": "none"}
@@ -97,12 +101,15 @@ BOTZONE_KEEP_BOT = textwrap.dedent("""
 """).replace("MARKER", MARKER)
 
 # An NTPU program on stdin/stdout: throws what it drew (the dealer: its 17th tile), passes on
-# every offer. Like MJAI_BOT, it crashes or hangs in its first run only.
+# every offer. Like MJAI_BOT, it crashes or hangs once.
 NTPU_BOT = textwrap.dedent("""
     import os, subprocess, sys, time
     mode, pidfile = sys.argv[1], sys.argv[2]
-    if mode in ("crash", "hang") and os.path.exists(pidfile):
-        mode = "good"  # a later run: it plays well
+    def first_fault():
+        if os.path.exists(pidfile + ".faulted"):
+            return False  # it has crashed or hung once: it plays well now
+        open(pidfile + ".faulted", "w").close()
+        return True
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     with open(pidfile, "a") as f:
         f.write(f"{os.getpid()} {child.pid}\\n")
@@ -119,9 +126,9 @@ NTPU_BOT = textwrap.dedent("""
             last = parts[-1]
         elif parts[0] == "/ask":
             if parts[1] == "throw":
-                if mode == "crash":
+                if mode == "crash" and first_fault():
                     sys.exit(4)
-                if mode == "hang":
+                if mode == "hang" and first_fault():
                     time.sleep(600)
                 if mode == "garbage":
                     print("what is this", flush=True)
