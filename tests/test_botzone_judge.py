@@ -33,7 +33,8 @@ def judge_with(seat: int, mode: str, command: list[str], seed: int = 1) -> Botzo
 
 
 def test_a_match_between_four_keep_running_bots():
-    result = BotzoneJudge(["keep"] * 4, seed=3).play()
+    # seed 8: won after 27 request lines (seed 3 took 126), a PENG and a HU among them
+    result = BotzoneJudge(["keep"] * 4, seed=8).play()
     assert result.verdicts == {}, result.reason
     assert sum(result.scores) == 0
     assert result.reason in ("win", "exhaustive")
