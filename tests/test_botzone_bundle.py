@@ -31,8 +31,14 @@ def bare_python(tmp_path_factory):
     return str(python)
 
 
-def test_bundle_holds_main_and_plays_full_matches_in_a_bare_runtime(tmp_path, bare_python):
-    bundle = build_botzone_bundle(tmp_path)
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    """One upload zip, built as `mjbot botzone-bundle` builds it, for the tests that only read
+    or run it (each built its own: ~0.3 s of compiling apiece)."""
+    return build_botzone_bundle(tmp_path_factory.mktemp("bundle"))
+
+
+def test_bundle_holds_main_and_plays_full_matches_in_a_bare_runtime(bundle, bare_python):
     import zipfile
     names = zipfile.ZipFile(bundle).namelist()
     assert "__main__.py" in names and "brain/data/shanten_tables.npz" in names
@@ -44,12 +50,10 @@ def test_bundle_holds_main_and_plays_full_matches_in_a_bare_runtime(tmp_path, ba
     assert summary["verdicts"] == {} and sum(summary["outcomes"].values()) == 2
 
 
-def test_the_bundle_refuses_a_limit_that_is_no_time_as_mjbot_botzone_does(tmp_path,
-                                                                          bare_python):
+def test_the_bundle_refuses_a_limit_that_is_no_time_as_mjbot_botzone_does(bundle, bare_python):
     """The zip's own parser took '--later-time-limit -3' (every kept-running turn after the
     first then began past its deadline and was answered by fallback); it shares the options
     of `mjbot botzone` now, so the limit is a usage error naming it, in the bare runtime."""
-    bundle = build_botzone_bundle(tmp_path)
     for option in ("--time-limit", "--later-time-limit"):
         done = subprocess.run([bare_python, str(bundle), option, "-3"], input="",
                               capture_output=True, text=True, timeout=60)
@@ -57,14 +61,13 @@ def test_the_bundle_refuses_a_limit_that_is_no_time_as_mjbot_botzone_does(tmp_pa
         assert f"argument {option}: seconds above 0 (at most 3600), not '-3'" in done.stderr
 
 
-def test_bundle_ships_compiled_modules_that_the_bare_runtime_loads(tmp_path, bare_python):
+def test_bundle_ships_compiled_modules_that_the_bare_runtime_loads(bundle, bare_python):
     """zipimport compiles every .py at every start unless the zip holds module.pyc: each
     one-shot Botzone turn paid for that."""
     import zipfile
 
     from adapter.platforms.botzone_bundle import MODULES
 
-    bundle = build_botzone_bundle(tmp_path)
     names = set(zipfile.ZipFile(bundle).namelist())
     sources = [m for m in MODULES if m.endswith(".py")]
     assert all(m + "c" in names for m in sources)
@@ -79,11 +82,10 @@ def test_bundle_ships_compiled_modules_that_the_bare_runtime_loads(tmp_path, bar
     assert len(files) == len(modules) and all(f.endswith(".pyc") for f in files), files
 
 
-def test_bytecode_of_another_python_falls_back_to_the_sources(tmp_path, bare_python):
+def test_bytecode_of_another_python_falls_back_to_the_sources(tmp_path, bundle, bare_python):
     """A Botzone Python of another version sees a foreign magic number and reads the .py."""
     import zipfile
 
-    bundle = build_botzone_bundle(tmp_path)
     foreign = tmp_path / "foreign.zip"
     with zipfile.ZipFile(bundle) as src, zipfile.ZipFile(foreign, "w") as dst:
         for item in src.infolist():
@@ -96,12 +98,11 @@ def test_bytecode_of_another_python_falls_back_to_the_sources(tmp_path, bare_pyt
     assert one.returncode == 0 and one.stdout.split("\n")[0] == "PASS", one.stderr
 
 
-def test_a_python_without_numpy_or_mahjonggb_is_told_what_the_bot_needs(tmp_path):
+def test_a_python_without_numpy_or_mahjonggb_is_told_what_the_bot_needs(bundle):
     """A local test run under a Python that lacks them (-S: no site-packages at all) gets one
     line naming both and how to install them, not a ModuleNotFoundError traceback."""
     import sys
 
-    bundle = build_botzone_bundle(tmp_path)
     done = subprocess.run([sys.executable, "-S", str(bundle), "--no-keep-running"],
                           input="1\n0 2 0\n\n", capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr

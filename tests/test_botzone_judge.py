@@ -4,11 +4,37 @@ for bots that break the protocol, and the judge log that `mjbot replay` reads.""
 import sys
 
 from adapter.fakes.botzone_judge import BotProcess, BotzoneJudge
+from adapter.platforms.botzone import KEEP_RUNNING
 from replay.formats import botzone_log
+
+# A keep-running bot in simple interaction that plays each tile it draws and passes on every
+# other line: the opponents of a bot under test whose verdict is all a test looks at (an
+# `mjbot botzone` in their place cost ~0.4 s of start-up apiece, and answered as legally).
+PLAYS_ITS_DRAWS = (
+    "import sys\n"
+    "def answer(request):\n"
+    "    parts = request.split()\n"
+    "    return 'PLAY ' + parts[1] if parts[0] == '2' else 'PASS'\n"
+    "n = int(sys.stdin.readline())\n"
+    "lines = [sys.stdin.readline().strip() for _ in range(2 * n - 1)]\n"
+    "print(answer(lines[-1])); print('" + KEEP_RUNNING + "', flush=True)\n"
+    "for line in sys.stdin:\n"
+    "    if line.strip():\n"
+    "        print(answer(line.strip())); print('" + KEEP_RUNNING + "', flush=True)\n")
+
+
+def judge_with(seat: int, mode: str, command: list[str], seed: int = 1) -> BotzoneJudge:
+    """A match of ``seed`` with ``command`` at ``seat`` in ``mode`` and PLAYS_ITS_DRAWS, kept
+    running, at the other seats."""
+    judge = BotzoneJudge([mode if s == seat else "keep" for s in range(4)], seed)
+    for s, bot in enumerate(judge.bots):
+        bot.command = command if s == seat else [sys.executable, "-c", PLAYS_ITS_DRAWS]
+    return judge
 
 
 def test_a_match_between_four_keep_running_bots():
-    result = BotzoneJudge(["keep"] * 4, seed=3).play()
+    # seed 8: won after 27 request lines (seed 3 took 126), a PENG and a HU among them
+    result = BotzoneJudge(["keep"] * 4, seed=8).play()
     assert result.verdicts == {}, result.reason
     assert sum(result.scores) == 0
     assert result.reason in ("win", "exhaustive")
@@ -40,25 +66,20 @@ def _fake(script):
 
 
 def test_a_bot_that_claims_a_win_out_of_turn_gets_wh():
-    judge = BotzoneJudge(["simple", "keep", "keep", "keep"], seed=1)
-    judge.bots[0].command = list(_fake("print('HU')"))
-    result = judge.play()
+    result = judge_with(0, "simple", list(_fake("print('HU')"))).play()
     assert result.verdicts == {0: "WH"} and result.scores == [-30, 10, 10, 10]
 
 
 def test_a_bot_that_answers_nonsense_gets_wa():
-    judge = BotzoneJudge(["keep", "simple", "keep", "keep"], seed=1)
-    judge.bots[1].command = list(_fake("print('PLAY W1')"))  # PLAY where only PASS goes
-    result = judge.play()
+    # PLAY where only PASS goes
+    result = judge_with(1, "simple", list(_fake("print('PLAY W1')"))).play()
     assert result.verdicts == {1: "WA"}
 
 
 def test_a_silent_or_slow_bot():
-    judge = BotzoneJudge(["keep", "keep", "simple", "keep"], seed=1)
-    judge.bots[2].command = list(_fake("import sys; sys.exit(3)"))
+    judge = judge_with(2, "simple", list(_fake("import sys; sys.exit(3)")))
     assert judge.play().verdicts == {2: "RE"}
-    judge = BotzoneJudge(["keep", "keep", "keep", "simple"], seed=1)
-    judge.bots[3].command = list(_fake("import time; time.sleep(3)"))
+    judge = judge_with(3, "simple", list(_fake("import time; time.sleep(3)")))
     judge.bots[3].limit = 0.5
     assert judge.play().verdicts == {3: "TLE"}
 
