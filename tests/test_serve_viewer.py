@@ -34,10 +34,19 @@ from tests.viewer_fixtures import IMPORTS, game_folder, platform_game
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(scope="module")
+def made_folder(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The game folder, its practice game played once for the module; name -> path."""
+    return game_folder(tmp_path_factory.mktemp("made") / "logs")
+
+
 @pytest.fixture
-def folder(tmp_path: Path) -> dict[str, Any]:
+def folder(made_folder: dict[str, Path], tmp_path: Path) -> dict[str, Any]:
+    """A copy of the game folder of its own for each test (some add or change files)."""
     root = tmp_path / "logs"
-    files = game_folder(root)
+    made = made_folder["practice"].parents[3]  # made/logs/practice/local/DAY/GAME
+    shutil.copytree(made, root)
+    files = {name: root / path.relative_to(made) for name, path in made_folder.items()}
     (root / ".hidden.json").write_text("{}")
     (root / "notes.py").write_text("print('not a game')")
     (root / "imports" / "junk.json").write_text('{"not": "a game"}')
