@@ -1,6 +1,7 @@
 """A headless Chromium driven over the DevTools protocol (a websocket, with the `websockets`
 package the project already has): open a page, run JavaScript, press keys, take screenshots.
-Only what the browser tests need; Debian's `chromium` package is the browser."""
+Only what the browser tests need; Debian's `chromium` package is the browser. One process
+serves many tests, each in a browser context of its own."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from websockets.sync.client import connect
+from websockets.sync.client import ClientConnection, connect
 
 BINARIES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 KEY_CODES = {"ArrowRight": 39, "ArrowLeft": 37, "ArrowUp": 38, "ArrowDown": 40, "Home": 36,
@@ -30,34 +31,67 @@ def find_chromium() -> str | None:
     return None
 
 
-class Browser:
+class Chromium:
+    """One headless Chromium process; each :meth:`page` is a tab in a browser context of its
+    own (cookies, storage and cache not shared), so tests can share the process (its start
+    is the slow part) and still see a fresh browser each."""
+
     def __init__(self, binary: str, profile: Path, width: int = 1400, height: int = 1000) -> None:
         profile.mkdir(parents=True, exist_ok=True)
+        self.width, self.height = width, height
         self.proc = subprocess.Popen(
             [binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--disable-dev-shm-usage", "--remote-debugging-port=0",
              "--disable-background-networking", f"--user-data-dir={profile}",
              f"--window-size={width},{height}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        port_file = profile / "DevToolsActivePort"
-        deadline = time.monotonic() + 60
-        while not (port_file.exists() and port_file.read_text().count("\n") >= 1):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("chromium did not start its DevTools endpoint")
-            time.sleep(0.05)
-        port = int(port_file.read_text().split()[0])
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
-            targets = json.load(r)
-        page = next(t for t in targets if t["type"] == "page")
-        self._stack = contextlib.ExitStack()
-        self.ws = self._stack.enter_context(
-            connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=10))
+        try:
+            port_file = profile / "DevToolsActivePort"
+            deadline = time.monotonic() + 60
+            while not (port_file.exists() and port_file.read_text().count("\n") >= 1):
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("chromium did not start its DevTools endpoint")
+                time.sleep(0.05)
+            self.port = int(port_file.read_text().split()[0])
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/version",
+                                        timeout=10) as r:
+                endpoint = json.load(r)["webSocketDebuggerUrl"]
+            self._stack = contextlib.ExitStack()
+            self.target = _Connection(
+                self._stack.enter_context(connect(endpoint, max_size=None, open_timeout=10)))
+        except BaseException:
+            self._stop()
+            raise
+
+    def page(self) -> Browser:
+        """A new tab in a new browser context (as a fresh incognito window)."""
+        context = self.target.call("Target.createBrowserContext")["browserContextId"]
+        target = self.target.call("Target.createTarget", url="about:blank",
+                                  browserContextId=context)["targetId"]
+        return Browser(self, f"ws://127.0.0.1:{self.port}/devtools/page/{target}", context)
+
+    def close(self) -> None:
+        try:
+            self._stack.close()
+        finally:
+            self._stop()
+
+    def _stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+class _Connection:
+    """One DevTools websocket: calls by id; the events that come meanwhile are kept."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
         self._ids = itertools.count(1)
         self.events: list[dict[str, Any]] = []
-        self.call("Page.enable")
-        self.call("Runtime.enable")
-        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
-                  deviceScaleFactor=1, mobile=False)
 
     def call(self, method: str, **params: Any) -> dict[str, Any]:
         ident = next(self._ids)
@@ -69,6 +103,25 @@ class Browser:
                     raise RuntimeError(f"{method}: {message['error']}")
                 return message.get("result", {})
             self.events.append(message)
+
+
+class Browser:
+    """One tab of a :class:`Chromium`, in its own browser context: open a page, run
+    JavaScript, press keys, take screenshots."""
+
+    def __init__(self, chromium: Chromium, endpoint: str, context: str) -> None:
+        self.chromium, self.context = chromium, context
+        self._stack = contextlib.ExitStack()
+        self._connection = _Connection(self._stack.enter_context(
+            connect(endpoint, max_size=None, open_timeout=10)))
+        self.events = self._connection.events
+        self.call("Page.enable")
+        self.call("Runtime.enable")
+        self.call("Emulation.setDeviceMetricsOverride", width=chromium.width,
+                  height=chromium.height, deviceScaleFactor=1, mobile=False)
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        return self._connection.call(method, **params)
 
     def navigate(self, url: str) -> None:
         self.events.clear()
@@ -133,12 +186,9 @@ class Browser:
                     and e["params"].get("type") == "error")]
 
     def close(self) -> None:
+        """The tab and its browser context go; the Chromium process stays."""
         try:
             self._stack.close()
         finally:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+            self.chromium.target.call("Target.disposeBrowserContext",
+                                      browserContextId=self.context)

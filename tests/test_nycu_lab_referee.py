@@ -240,14 +240,19 @@ def test_debug_lines_of_a_client_capture_are_skipped_and_counted(tmp_path: Path)
 
 
 def _replay_and_import(paths: list[Path], out: Path) -> None:
-    for path in paths:
+    """Every record through `mjbot replay --json` (one run for them all: a list of results,
+    in the order given) and `mjbot dataset import`."""
+    assert len(paths) > 1
+    r = _mjbot("replay", *map(str, paths), "--json")
+    assert r.returncode == 0, r.stderr
+    results = json.loads(r.stdout)
+    assert len(results) == len(paths)
+    for path, result in zip(paths, results, strict=True):
         record = _check_record(path)
-        r = _mjbot("replay", str(path), "--json")
-        assert r.returncode == 0, (path.name, r.stderr)
-        summary = json.loads(r.stdout)["summary"]
+        summary = result["summary"]
         assert summary["decisions"] > 0 and len(summary["hands"]) == sum(
-            isinstance(e, ev.RoundStarted) for e in record.events)
-        assert not any("ends inside a hand" in n for n in summary["notes"])
+            isinstance(e, ev.RoundStarted) for e in record.events), path.name
+        assert not any("ends inside a hand" in n for n in summary["notes"]), path.name
     r = _mjbot("dataset", "import", *map(str, paths), "--out", str(out), "--json")
     assert r.returncode == 0, r.stderr
     files = json.loads(r.stdout)["import"]["files"]

@@ -18,12 +18,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.cdp import Browser, find_chromium
+from tests.cdp import Browser, Chromium, find_chromium
 from tests.serve_helpers import PYTHON_ENV, ROOT, ServeProcess
 from tests.viewer_fixtures import practice_game
 
@@ -33,10 +33,20 @@ pytestmark = pytest.mark.skipif(
     ".ci/run installs it)")
 
 
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[Browser]:
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
+    """One Chromium for the module: its start is most of a short test's time."""
     assert CHROMIUM is not None
-    b = Browser(CHROMIUM, tmp_path / "profile")
+    c = Chromium(CHROMIUM, tmp_path_factory.mktemp("profile"))
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def browser(chromium: Chromium) -> Iterator[Browser]:
+    """A fresh browser for each test: a tab in a browser context of its own (no cookie,
+    storage or cache of an earlier test)."""
+    b = chromium.page()
     yield b
     b.close()
 
@@ -57,29 +67,55 @@ def view(logs: Path) -> Iterator[str]:
         assert proc.wait(10) == 0
 
 
-@pytest.fixture
-def viewer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    logs = tmp_path / "logs"
-    game = practice_game(logs / "practice", game=1)
-    with view(logs) as url:
-        yield url, game.relative_to(logs)
-
-
 # one game per variant, each with a win (our policy in seat 1)
 VARIANT_GAMES = {"riichi": 1, "mcr": 3, "taiwan16": 1}
 
 
-@pytest.fixture
-def variants(tmp_path: Path) -> Iterator[tuple[str, dict[str, str], Path]]:
-    """`mjbot view` on a folder with a practice game of each variant: the URL, each game's
-    id, the folder."""
-    logs = tmp_path / "logs"
-    ids = {}
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A practice game of each variant, played once for the module (the tests only read
+    them, or copy them into folders of their own)."""
+    logs = tmp_path_factory.mktemp("played")
     for variant, number in VARIANT_GAMES.items():
-        path = practice_game(logs / variant, variant, game=number)
-        ids[variant] = "~".join(["0", *path.relative_to(logs).parts])
+        practice_game(logs / variant, variant, game=number)
+    return logs
+
+
+def copy_games(played: Path, logs: Path, variants: Iterable[str]) -> dict[str, Path]:
+    """The played games of ``variants`` copied into ``logs`` as they lay; variant -> path."""
+    copies = {}
+    for variant in variants:
+        (game,) = (played / variant).rglob("*.mjlog.msgpack")
+        copies[variant] = logs / game.relative_to(played)
+        copies[variant].parent.mkdir(parents=True)
+        shutil.copy(game, copies[variant])
+    return copies
+
+
+@pytest.fixture
+def viewer(played: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """`mjbot view` on a folder of one riichi practice game: the URL, the game's path."""
+    logs = tmp_path / "logs"
+    (game,) = (played / "riichi").rglob("*.mjlog.msgpack")
+    copy = logs / "practice" / game.relative_to(played / "riichi")  # as a session logs it
+    copy.parent.mkdir(parents=True)
+    shutil.copy(game, copy)
     with view(logs) as url:
-        yield url, ids, logs
+        yield url, copy.relative_to(logs)
+
+
+def game_ids(logs: Path) -> dict[str, str]:
+    return {variant: "~".join(["0", *next((logs / variant).rglob("*.mjlog.msgpack"))
+                                         .relative_to(logs).parts])
+            for variant in VARIANT_GAMES}
+
+
+@pytest.fixture(scope="module")
+def variants(played: Path) -> Iterator[tuple[str, dict[str, str], Path]]:
+    """`mjbot view` on the folder with a practice game of each variant (one view process
+    for the tests that only read it): the URL, each game's id, the folder."""
+    with view(played) as url:
+        yield url, game_ids(played), played
 
 
 def text(b: Browser, selector: str) -> str:
@@ -282,32 +318,35 @@ def test_each_variant_as_a_person_sees_it(browser: Browser, variant: str,
 
 
 def test_the_game_list_pages_and_shows_our_seat_and_result(
-        browser: Browser, variants: tuple[str, dict[str, str], Path], tmp_path: Path) -> None:
-    url, ids, logs = variants
-    riichi = logs / ids["riichi"].split("~", 1)[1].replace("~", "/")
+        browser: Browser, played: Path, tmp_path: Path) -> None:
+    logs = tmp_path / "logs"  # the variants' folder and 52 copies: a folder of its own
+    riichi = copy_games(played, logs, VARIANT_GAMES)["riichi"]
     (logs / "copies").mkdir()
     for n in range(52):  # 55 games: two pages
         shutil.copy(riichi, logs / "copies" / f"copy{n:02d}.mjlog.msgpack")
-    browser.navigate(url + "games")
-    browser.wait_for("document.querySelectorAll('#games tbody tr').length === 50")
-    assert text(browser, "#page-info") == "1–50 of 55" and text(browser, "#count") == "55 games"
-    assert browser.evaluate("document.getElementById('prev-page').disabled") is True
-    browser.evaluate("document.getElementById('next-page').click()")
-    browser.wait_for("document.querySelectorAll('#games tbody tr').length === 5")
-    assert text(browser, "#page-info") == "51–55 of 55"
-    assert browser.evaluate("document.getElementById('next-page').disabled") is True
+    with view(logs) as url:
+        browser.navigate(url + "games")
+        browser.wait_for("document.querySelectorAll('#games tbody tr').length === 50")
+        assert text(browser, "#page-info") == "1–50 of 55"
+        assert text(browser, "#count") == "55 games"
+        assert browser.evaluate("document.getElementById('prev-page').disabled") is True
+        browser.evaluate("document.getElementById('next-page').click()")
+        browser.wait_for("document.querySelectorAll('#games tbody tr').length === 5")
+        assert text(browser, "#page-info") == "51–55 of 55"
+        assert browser.evaluate("document.getElementById('next-page').disabled") is True
 
-    type_filter(browser, "taiwan16")
-    browser.wait_for("document.querySelectorAll('#games tbody tr').length === 1")
-    assert text(browser, "#count") == "1 of 55 games match"
-    assert text(browser, "#games tbody .our-seat") == "seat 1 · rulebased"
-    assert re.fullmatch(r"(1st|2nd|3rd|4th) · -?\d+", text(browser, "#games tbody .result-cell"))
-    headers = text(browser, "#games thead")
-    assert "our seat" in headers and "result" in headers
-    type_filter(browser, "")
-    browser.wait_for("document.querySelectorAll('#games tbody tr').length === 50")
-    browser.screenshot(tmp_path / "games.png")
-    assert browser.console_errors() == []
+        type_filter(browser, "taiwan16")
+        browser.wait_for("document.querySelectorAll('#games tbody tr').length === 1")
+        assert text(browser, "#count") == "1 of 55 games match"
+        assert text(browser, "#games tbody .our-seat") == "seat 1 · rulebased"
+        assert re.fullmatch(r"(1st|2nd|3rd|4th) · -?\d+",
+                            text(browser, "#games tbody .result-cell"))
+        headers = text(browser, "#games thead")
+        assert "our seat" in headers and "result" in headers
+        type_filter(browser, "")
+        browser.wait_for("document.querySelectorAll('#games tbody tr').length === 50")
+        browser.screenshot(tmp_path / "games.png")
+        assert browser.console_errors() == []
 
 
 def test_the_dashboard_shows_sessions_and_points(browser: Browser, tmp_path: Path) -> None:
@@ -376,35 +415,45 @@ def test_token_mode_pages_are_styled_and_load_their_data(browser: Browser,
         serve.close()
 
 
-def test_a_match_log_names_each_hands_players(browser: Browser, tmp_path: Path) -> None:
-    """ntpu-server's match log: the clients move between its games. The seats were labelled
-    with the last game's players on every hand; each hand now shows its own."""
-    logs = tmp_path / "logs"
+@pytest.fixture(scope="module")
+def ntpu_match(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A real `mjbot ntpu-server` match of two hands (one wall, the clients rotated once),
+    played once, and `mjbot view` on its logs: the URL, the log folder."""
+    logs = tmp_path_factory.mktemp("ntpu")
     played = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "2",
                              "--clients", "tcp", "--seed", "51", "--policies",
                              "rulebased,greedy,rulebased,rulebased", "--log-dir", str(logs)],
                             cwd=ROOT, env=PYTHON_ENV, capture_output=True, text=True,
                             timeout=120)
     assert played.returncode == 0, played.stderr
+    with view(logs) as url:
+        yield url, logs
+
+
+def test_a_match_log_names_each_hands_players(browser: Browser,
+                                              ntpu_match: tuple[str, Path]) -> None:
+    """ntpu-server's match log: the clients move between its games. The seats were labelled
+    with the last game's players on every hand; each hand now shows its own."""
+    url, logs = ntpu_match
     (match,) = (logs / "ntpu-server").rglob("*.mjlog.msgpack")
     game_id = "~".join(["0", *match.relative_to(logs).parts])
-    with view(logs) as url:
-        labels = "[...document.querySelectorAll('.seat')].map(s => [s.dataset.seat, " \
-                 "s.querySelector('h3 span').textContent])"
-        seen = []
-        browser.navigate(url + "games/" + game_id + "#1/1")
-        for hand in (1, 2):
-            browser.evaluate(f"location.hash = '#{hand}/1'")
-            step_shown(browser, hand, 1)
-            seen.append({int(seat): label.split(" · ")[-1]
-                         for seat, label in browser.evaluate(labels)})
-        assert seen[0] == {0: "rulebased-1", 1: "greedy-2", 2: "rulebased-3", 3: "rulebased-4"}
-        assert seen[1] == {0: "greedy-2", 1: "rulebased-3", 2: "rulebased-4", 3: "rulebased-1"}
-        assert "rulebased-1, greedy-2, rulebased-3, rulebased-4" in text(browser, "#game-info")
-        assert browser.console_errors() == []
+    labels = "[...document.querySelectorAll('.seat')].map(s => [s.dataset.seat, " \
+             "s.querySelector('h3 span').textContent])"
+    seen = []
+    browser.navigate(url + "games/" + game_id + "#1/1")
+    for hand in (1, 2):
+        browser.evaluate(f"location.hash = '#{hand}/1'")
+        step_shown(browser, hand, 1)
+        seen.append({int(seat): label.split(" · ")[-1]
+                     for seat, label in browser.evaluate(labels)})
+    assert seen[0] == {0: "rulebased-1", 1: "greedy-2", 2: "rulebased-3", 3: "rulebased-4"}
+    assert seen[1] == {0: "greedy-2", 1: "rulebased-3", 2: "rulebased-4", 3: "rulebased-1"}
+    assert "rulebased-1, greedy-2, rulebased-3, rulebased-4" in text(browser, "#game-info")
+    assert browser.console_errors() == []
 
 
-def test_a_logs_notices_show_with_their_hand(browser: Browser, tmp_path: Path) -> None:
+def test_a_logs_notices_show_with_their_hand(browser: Browser,
+                                            ntpu_match: tuple[str, Path]) -> None:
     """What a game log says beside the table (here an NTPU client's own win valued by our
     rules: the server sends no value) was shown by `mjbot replay` and nowhere in the viewer.
     The hand now lists its notices, each linked to the step it follows, and the hand list
@@ -412,27 +461,20 @@ def test_a_logs_notices_show_with_their_hand(browser: Browser, tmp_path: Path) -
     from protocols import events as ev
     from replay.log import EventFrame, read_log
 
-    logs = tmp_path / "logs"
-    played = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "1",
-                             "--clients", "tcp", "--seed", "51", "--policies",
-                             "rulebased,greedy,rulebased,rulebased", "--log-dir", str(logs)],
-                            cwd=ROOT, env=PYTHON_ENV, capture_output=True, text=True,
-                            timeout=120)
-    assert played.returncode == 0, played.stderr
+    url, logs = ntpu_match
     noticed = {path: [f.event.text for f in read_log(path).frames
                       if isinstance(f, EventFrame) and isinstance(f.event, ev.PlatformNotice)]
                for path in (logs / "ntpu").rglob("*.mjlog.msgpack")}
     (own, (notice,)), = [(p, n) for p, n in noticed.items() if n]  # the winner's log
     assert notice.startswith("our win by mjbot's rules: ")
     game_id = "~".join(["0", *own.relative_to(logs).parts])
-    with view(logs) as url:
-        browser.navigate(url + "games/" + game_id + "#1/1")
-        step_shown(browser, 1, 1)
-        assert "1 notice" in text(browser, "#hand-select option")
-        assert "notices in this hand" in text(browser, "#notices")
-        assert notice in text(browser, "#notices .notice")
-        browser.evaluate("document.querySelector('#notices .notice a').click()")
-        step = int(browser.evaluate("document.querySelector('#notices .notice').dataset.step"))
-        step_shown(browser, 1, step + 1)
-        browser.wait_for("document.querySelector('#notices .notice.here') !== null")
-        assert browser.console_errors() == []
+    browser.navigate(url + "games/" + game_id + "#1/1")
+    step_shown(browser, 1, 1)
+    assert "1 notice" in text(browser, "#hand-select option")
+    assert "notices in this hand" in text(browser, "#notices")
+    assert notice in text(browser, "#notices .notice")
+    browser.evaluate("document.querySelector('#notices .notice a').click()")
+    step = int(browser.evaluate("document.querySelector('#notices .notice').dataset.step"))
+    step_shown(browser, 1, step + 1)
+    browser.wait_for("document.querySelector('#notices .notice.here') !== null")
+    assert browser.console_errors() == []

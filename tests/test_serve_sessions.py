@@ -486,12 +486,13 @@ def test_the_days_quota_holds_across_a_restart(tmp_path: Path) -> None:
 kind = "local"
 variant = "riichi"
 policy = "greedy"
+hands = 1
 pause = 0
 [sessions.ladder.limits]
-games_per_day = 2
+games_per_day = 1
 """)
     logs = tmp_path / "logs"
-    for _ in range(2):
+    for _ in range(2):  # the second start: the day's one game is logged, none is played
         serve = ServeProcess(config, logs)
         try:
             status = serve.until(lambda s: s["sessions"]["ladder"]["state"] == "quota reached")
@@ -499,8 +500,8 @@ games_per_day = 2
             assert serve.proc.wait(20) == 0
         finally:
             serve.close()
-        assert status["sessions"]["ladder"]["quota"]["today"] == 2
-        assert len(game_logs(logs)) == 2
+        assert status["sessions"]["ladder"]["quota"]["today"] == 1
+        assert len(game_logs(logs)) == 1
     assert all(assert_complete(path) for path in game_logs(logs))
 
 
@@ -606,6 +607,7 @@ kind = "local"
 variant = "riichi"
 policy = "rulebased"
 opponents = ["greedy", "greedy", "greedy"]
+hands = 1
 pause = 0
 [sessions.counted.limits]
 games_per_day = 2

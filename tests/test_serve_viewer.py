@@ -4,6 +4,7 @@ that try to leave the log folder."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import os
@@ -15,6 +16,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp.multipart import content_disposition_filename, parse_content_disposition
 from aiohttp.test_utils import TestClient, TestServer
@@ -23,17 +25,28 @@ from yarl import URL
 from adapter.serve.games import GameIndex, GameNotFound
 from adapter.serve.practice import PracticeSettings, play_one
 from adapter.serve.status import StatusServer
+from adapter.serve.viewer import VIEW_CACHE
 from replay.formats import mjai_log, tenhou6
 from replay.log import log_path, read_log
+from tests.serve_helpers import until
 from tests.viewer_fixtures import IMPORTS, game_folder, platform_game
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(scope="module")
+def made_folder(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The game folder, its practice game played once for the module; name -> path."""
+    return game_folder(tmp_path_factory.mktemp("made") / "logs")
+
+
 @pytest.fixture
-def folder(tmp_path: Path) -> dict[str, Any]:
+def folder(made_folder: dict[str, Path], tmp_path: Path) -> dict[str, Any]:
+    """A copy of the game folder of its own for each test (some add or change files)."""
     root = tmp_path / "logs"
-    files = game_folder(root)
+    made = made_folder["practice"].parents[3]  # made/logs/practice/local/DAY/GAME
+    shutil.copytree(made, root)
+    files = {name: root / path.relative_to(made) for name, path in made_folder.items()}
     (root / ".hidden.json").write_text("{}")
     (root / "notes.py").write_text("print('not a game')")
     (root / "imports" / "junk.json").write_text('{"not": "a game"}')
@@ -327,6 +340,26 @@ async def test_commentary_subtitles_sit_on_the_steps_of_the_moves(folder: dict[s
             assert unread == (["pass"] if name == "platform" else []), (name, unread)
     finally:
         await client.close()
+
+
+async def test_a_stop_gives_up_a_commentary_in_the_making(folder: dict[str, Any]) -> None:
+    """Stopping `mjbot view` (or `mjbot serve`) while a game's commentary was being built (a
+    whole riichi game: seconds) waited for the build, and for the request that asked for it
+    (the server waits for the requests in hand): Ctrl-C seemed to hang, and a test's view
+    process outlived its 10 s. The build now gives up at the stop; its request gets a 503."""
+    root = folder["root"]
+    server = StatusServer(roots=[str(root)])
+    url = await server.start("127.0.0.1", 0)
+    assert server.runner is not None
+    cache = server.runner.app[VIEW_CACHE]
+    game = gid(root, folder["files"]["practice"])
+    async with aiohttp.ClientSession() as session:
+        asked = asyncio.ensure_future(session.get(f"{url}api/games/{game}/commentary"))
+        await until(lambda: cache.builds["commentary"] == 1 and cache.building == 1)
+        await server.stop()
+        response = await asked
+        assert response.status == 503 and "stopping" in await response.text()
+    assert cache.builds["commentary"] == 1
 
 
 async def test_the_list_pages_and_shows_our_seat_and_result(folder: dict[str, Any]) -> None:

@@ -7,7 +7,9 @@ asyncio.Semaphore): a burst of viewer requests can neither hold the event loop (
 drives the in-process sessions and /health) nor fill the loop's default executor. Identical
 concurrent requests share one build (single-flight), and a build whose requesters went away
 still finishes and is kept. A build that raises ValueError (a file no reader accepts) is kept
-as that error: the same file version would fail the same way.
+as that error: the same file version would fail the same way. A long build (the commentary)
+asks :meth:`BuildCache.check` as it goes: once the server stops it is given up, so that the
+stop waits neither for it nor for the request that asked for it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import asyncio
 import gzip
 import json
 import os
+import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +43,10 @@ def file_key(path: Path, what: Hashable) -> Key:
 def gzipped_json(value: Any) -> bytes:
     """JSON as aiohttp's json_response writes it, gzipped: what the viewer's routes send."""
     return gzip.compress(json.dumps(value).encode(), GZIP_LEVEL)
+
+
+class Stopping(Exception):
+    """A build given up because the server stops (:meth:`BuildCache.stop_builds`)."""
 
 
 class _Failed:
@@ -72,6 +79,7 @@ class BuildCache:
         self.hits = 0
         self.building = 0  # builds running now (at most ``concurrency``)
         self.waiting = 0  # builds queued for a slot
+        self._stopping = threading.Event()
 
     async def get(self, key: Hashable, build: Callable[[], Any], kind: str = "",
                   game: bool = False) -> Any:
@@ -136,5 +144,16 @@ class BuildCache:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def stop_builds(self) -> None:
+        """The server stops: builds that :meth:`check` as they go end with :class:`Stopping`."""
+        self._stopping.set()
+
+    def check(self, *_progress: object) -> None:
+        """Raises :class:`Stopping` once the server stops; a long build calls it as it goes
+        (it takes a progress callback's arguments)."""
+        if self._stopping.is_set():
+            raise Stopping("the server is stopping")
+
     def close(self) -> None:
+        self.stop_builds()
         self._executor.shutdown(wait=False, cancel_futures=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from adapter.serve.games import (
     GameNotFound,
     whole_number,
 )
-from adapter.serve.viewcache import BuildCache, file_key, gzipped_json
+from adapter.serve.viewcache import BuildCache, Stopping, file_key, gzipped_json
 
 log = structlog.get_logger("mjbot.serve")
 UNREADABLE = ("cannot show this file: it is not a complete game log in a format the viewer "
@@ -52,9 +53,13 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
     cache = BuildCache()
     app[VIEW_CACHE] = cache
 
+    async def stop_builds(_app: web.Application) -> None:
+        cache.stop_builds()  # before the server waits for the requests in hand
+
     async def close_cache(_app: web.Application) -> None:
         cache.close()
 
+    app.on_shutdown.append(stop_builds)
     app.on_cleanup.append(close_cache)
 
     async def page(name: str) -> web.StreamResponse:
@@ -104,10 +109,14 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         version, timeline = await _timeline(cache, index, game_id)
 
         def commentary() -> bytes:
-            return gzipped_json({"subtitles": _subtitles(index, game_id, timeline)})
+            return gzipped_json({"subtitles": _subtitles(index, game_id, timeline,
+                                                         cache.check)})
 
-        return await _json(request,
-                           await cache.get((*version, "commentary"), commentary, "commentary"))
+        try:
+            body = await cache.get((*version, "commentary"), commentary, "commentary")
+        except Stopping:
+            raise web.HTTPServiceUnavailable(text="the viewer is stopping") from None
+        return await _json(request, body)
 
     async def export(request: web.Request) -> web.StreamResponse:
         game_id, fmt = request.match_info["id"], request.match_info["fmt"]
@@ -231,7 +240,8 @@ def _export_text(index: GameIndex, game_id: str, fmt: str) -> str:
     return text
 
 
-def _subtitles(index: GameIndex, game_id: str, timeline: Any) -> list[dict[str, Any]]:
+def _subtitles(index: GameIndex, game_id: str, timeline: Any,
+               progress: Callable[[int, int], None]) -> list[dict[str, Any]]:
     from replay import replayer
     from replay.review.evaluators import RankingEvaluator
     from replay.review.subtitles import subtitles
@@ -240,4 +250,5 @@ def _subtitles(index: GameIndex, game_id: str, timeline: Any) -> list[dict[str, 
     meta = timeline.meta
     seats = range(4) if meta.get("full_information") else [meta.get("our_seat") or 0]
     reps = [replayer.load(path, s) for s in seats]
-    return subtitles(reps, timeline.event_steps, RankingEvaluator("rulebased"))
+    return subtitles(reps, timeline.event_steps, RankingEvaluator("rulebased"),
+                     progress=progress)
