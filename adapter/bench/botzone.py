@@ -95,8 +95,8 @@ def _one_shot_seconds(requests: list[str], responses: list[str], n: int, repeats
 
 
 def bench_botzone(seed: int = 4, repeats: int = 3, policy: str = "rulebased",
-                  late_turns: int = 0) -> dict[str, Any]:
-    match = keep_running_match(seed)
+                  late_turns: int = 0, matches: int = MATCHES) -> dict[str, Any]:
+    match = keep_running_match(seed, matches=matches)
     log, seconds = match["log"], match["seconds"]
     requests, responses = _history(log, "0")
     reference = []
@@ -163,6 +163,9 @@ def register(benches: Any) -> None:
                    help="what the bot plays (rulebased, mc, nn)")
     p.add_argument("--late-turns", type=at_least(0), default=0, metavar="N",
                    help="also time the zip at each of the last N turns")
+    p.add_argument("--matches", type=at_least(1), default=MATCHES, metavar="N",
+                   help="keep-running matches played (four bots each), the longest timed; "
+                   "fewer for a quicker look (default %(default)s)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -173,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserInputError(str(exc)) from None
     try:
         result = bench_botzone(repeats=args.repeats, policy=args.policy,
-                               late_turns=args.late_turns)
+                               late_turns=args.late_turns, matches=args.matches)
     except FellBack as exc:  # a time that is not the policy's is no figure to print
         print(f"mjbot bench botzone: {exc}", file=sys.stderr)
         return 1
