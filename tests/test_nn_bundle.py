@@ -91,11 +91,13 @@ def test_the_bundle_command_refuses_a_wrong_network_in_one_line(tmp_path):
 def test_bench_botzone_times_the_nn_zip_at_the_late_turns(tmp_path, monkeypatch):
     """The benchmark builds the zip for the policy asked and starts it once per late turn; a
     turn the network did not answer itself (a fallback) would fail it. Its games are
-    measurements, not games of the user's: nothing is logged where it runs."""
+    measurements, not games of the user's: nothing is logged where it runs. One
+    keep-running match (--matches 1), not the default four: the late turns are timed on the
+    longest, and any match has last turns."""
     from adapter.bench.botzone import bench_botzone
 
     monkeypatch.chdir(tmp_path)
-    result = bench_botzone(repeats=1, policy="nn", late_turns=2)
+    result = bench_botzone(repeats=1, policy="nn", late_turns=2, matches=1)
     assert list(tmp_path.iterdir()) == []
     assert result["policy"] == "nn" and result["late_turns"] == 2
     last = result["match_turns"]

@@ -40,10 +40,12 @@ def need_torch() -> None:
                             "`make test-torch` installs a CPU build)")
 
 
-# Three rulebased and a style: round 1 seats mc and three rulebased (4 seatings, not the 24 of four
-# different policies: the selfplay phase is most of the test's time), round 2 takes the list on
-# from its fourth name, so a round that reused round 1's seats is still caught.
-OPPONENTS = "rulebased,rulebased,rulebased,style:value"
+# Three rulebased and three of a style: round 1 seats mc and three rulebased, round 2 takes the
+# list on from its fourth name and seats mc and the style three times, so a round that reused
+# round 1's seats is still caught. Each round is 4 seatings of mc and one policy (not the 12 of
+# mc, a style and two rulebased, nor the 24 of four different policies: the selfplay phase is
+# most of the test's time). The list's wrap-around is seats()'s, tested below.
+OPPONENTS = "rulebased,rulebased,rulebased,style:value,style:value,style:value"
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,8 +136,8 @@ def test_rounds_resume_where_the_last_run_stopped(
     second = two["rounds"][1]
     assert second["weights_before"] == first["weights_after"]
     assert second["phases"]["selfplay"]["seed"] == 9
-    # the opponents come in turn: round 2 seats the fourth and then the first again
-    assert "--policies mc,style:value,rulebased,rulebased" in \
+    # the opponents come in turn: round 2 seats the fourth to the sixth
+    assert "--policies mc,style:value,style:value,style:value" in \
         second["phases"]["selfplay"]["command"]
     assert str(Path("run") / "round-001" / "selfplay-001") in \
         second["phases"]["train"]["command"]

@@ -66,25 +66,27 @@ def _mjbot(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300, env={**os.environ, **env})
 
 
+def _selfplay(out: Path, variant: str, player: str, hands: int, seed: int = 5) -> Path:
+    """A self-play dataset of four ``player`` seats in ``out``, as `mjbot selfplay` writes it
+    (the same config), played in this process: the data is the tests' input, not what they
+    test, and a child process per dataset was a Python start-up each."""
+    from adapter.local.arena import ArenaConfig
+    from adapter.local.selfplay import SelfPlayConfig, run_selfplay
+
+    run_selfplay(SelfPlayConfig(ArenaConfig(variant, (player,) * 4, hands, seed), str(out)))
+    return out
+
+
 def _rulebased_riichi_data(tmp_path: Path, hands: int) -> Path:
     """A riichi self-play dataset of four rulebased seats (seed 5) in ``tmp_path / data``."""
-    data = tmp_path / "data"
-    r = _mjbot("selfplay", "--variant", "riichi", "--policies",
-               "rulebased,rulebased,rulebased,rulebased", "--hands", str(hands), "--seed", "5",
-               "--out", str(data))
-    assert r.returncode == 0, r.stderr
-    return data
+    return _selfplay(tmp_path / "data", "riichi", "rulebased", hands)
 
 
 def _selfplay_and_train(tmp_path: Path, variant: str, name: str, hands: int,
                         epochs: int) -> tuple[Path, Path, dict[str, Any]]:
     """A small rulebased self-play set (seed 5) and a tiny network trained on it: (the data
     folder, the weights, ``nn train --json``'s result)."""
-    data = tmp_path / "data"
-    r = _mjbot("selfplay", "--variant", variant, "--policies",
-               "rulebased,rulebased,rulebased,rulebased", "--hands", str(hands), "--seed", "5",
-               "--out", str(data))
-    assert r.returncode == 0, r.stderr
+    data = _selfplay(tmp_path / "data", variant, "rulebased", hands)
     weights = tmp_path / name
     r = _mjbot("nn", "train", "--variant", variant, "--data", str(data), "--out", str(weights),
                "--epochs", str(epochs), "--channels", "8", "--blocks", "1", "--threads", "1",
@@ -183,12 +185,8 @@ def test_a_held_out_set_with_no_example_is_refused_not_scored_zero(tmp_path: Pat
     """--holdout datasets with no decision of the --policies learned (another teacher's
     games) trained on and printed 'held-out accuracy 0.0000', value mse 0.0000, into the
     weights' record too: figures of nothing. Now one line before training, no file."""
-    sets = {}
-    for name, player in (("data", "rulebased"), ("held", "greedy")):
-        sets[name] = tmp_path / name
-        assert _mjbot("selfplay", "--variant", "riichi", "--policies",
-                      ",".join([player] * 4), "--hands", "1", "--seed", "5", "--out",
-                      str(sets[name])).returncode == 0
+    sets = {name: _selfplay(tmp_path / name, "riichi", player, 1)
+            for name, player in (("data", "rulebased"), ("held", "greedy"))}
     out = tmp_path / "w.npz"
     r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(sets["data"]), "--holdout",
                str(sets["held"]), "--policies", "rulebased", "--out", str(out), "--epochs", "1",
