@@ -527,7 +527,7 @@ async def test_cli_closes_politely_after_the_last_game(tmp_path: Path) -> None:
     server = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "adapter.cli", "tenhou-server", "--port", "0", "--games", "1",
         "--policy", "greedy", "--seed", "2", "--no-log", "--json", str(tmp_path / "f.json"),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        "--close-grace", "2", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:
         assert server.stderr is not None
         line = (await asyncio.wait_for(server.stderr.readline(), 60)).decode()

@@ -68,6 +68,9 @@ def register(sub: Any) -> None:
     ts.add_argument("--keepalive-every", type=float, default=None, metavar="SECONDS",
                     help="probe each client with <Z/> (and WebSocket pings) this often and "
                     "report how fast it answers (Tenhou itself sends none)")
+    ts.add_argument("--close-grace", type=positive_seconds, default=None, metavar="SECONDS",
+                    help="after the last game, seconds the clients still connected get to "
+                    "say BYE before the server hangs up (default 5)")
     ts.add_argument("--json", metavar="FILE", help="also write the figures as JSON "
                      "('-': onto stdout, and the text onto stderr)")
     ts.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
@@ -126,7 +129,7 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
 
 
 def cmd_tenhou_server(args: argparse.Namespace) -> int:
-    from adapter.fakes.tenhou_serve import serve
+    from adapter.fakes.tenhou_serve import CLOSE_GRACE, serve
 
     require_policy(args.policy)
     require_writable(args.json, "--json")
@@ -141,7 +144,9 @@ def cmd_tenhou_server(args: argparse.Namespace) -> int:
     try:
         result = serve(args.games, args.humans, args.policy, args.seed, args.host, args.port,
                        args.transport, args.length, args.time_limit, args.absent, log_dir,
-                       on_listening=listening, keepalive_every=args.keepalive_every)
+                       on_listening=listening, keepalive_every=args.keepalive_every,
+                       close_grace=CLOSE_GRACE if args.close_grace is None
+                       else args.close_grace)
     except OSError as exc:
         print(f"mjbot tenhou-server: {exc}", file=sys.stderr)
         return 1

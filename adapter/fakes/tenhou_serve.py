@@ -75,18 +75,21 @@ def serve(games: int, humans: int, policy: str, seed: int = 0, host: str = "127.
           port: int = 0, transport: str = "tcp", length: str = "east",
           time_limit: float = 10.0, absent: float = DEFAULT_ABSENT, log_dir: str | None = None,
           on_listening: Callable[[int], None] | None = None,
-          keepalive_every: float | None = None) -> ServeResult:
+          keepalive_every: float | None = None, close_grace: float = CLOSE_GRACE) -> ServeResult:
     """Serve until ``games`` games have ended; ``on_listening`` gets the port (``port`` 0:
     any free one). ``log_dir`` None: no game logs. ``keepalive_every``: the keep-alive probe
-    (adapter/fakes/tenhou_server.py)."""
+    (adapter/fakes/tenhou_server.py). ``close_grace``: seconds the clients still connected
+    after the last game get to say BYE."""
     return asyncio.run(_serve(games, humans, policy, seed, host, port, transport, length,
-                              time_limit, absent, log_dir, on_listening, keepalive_every))
+                              time_limit, absent, log_dir, on_listening, keepalive_every,
+                              close_grace))
 
 
 async def _serve(games: int, humans: int, policy: str, seed: int, host: str, port: int,
                  transport: str, length: str, time_limit: float, absent: float,
                  log_dir: str | None, on_listening: Callable[[int], None] | None,
-                 keepalive_every: float | None = None) -> ServeResult:
+                 keepalive_every: float | None = None,
+                 close_grace: float = CLOSE_GRACE) -> ServeResult:
     server = FakeTenhouServer(seed=seed, length=length, opponents=(policy, policy, policy),
                               time_limit=time_limit, absent=absent, humans=humans,
                               games=games, log_dir=log_dir, keepalive_every=keepalive_every)
@@ -100,5 +103,5 @@ async def _serve(games: int, humans: int, policy: str, seed: int, host: str, por
     except BaseException:  # stopped: no waiting for goodbyes
         await server.close()
         raise
-    await server.close(grace=CLOSE_GRACE)
+    await server.close(grace=close_grace)
     return ServeResult(server.stats, time.monotonic() - start)
