@@ -259,7 +259,7 @@ def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
     three CPU burners beside it; 4 of 6 once in a full run). So 12 snapshots, a quarter of
     them past turn 0: all-zero as before fails, and a busy machine does not."""
     settings = {"session": "fast", "variant": "riichi", "policy": "greedy",
-                "opponents": ["greedy"] * 3, "pause": 0}
+                "opponents": ["greedy"] * 3, "pause": 0, "live_every": 0.2}
     worker = _practice_worker(settings)
     assert worker.stdin is not None and worker.stdout is not None
     live, hands = [], 0

@@ -217,7 +217,7 @@ COMMON_KEYS: dict[str, Check] = {"kind": _choice(*KINDS), "enabled": _boolean,
 KIND_KEYS: dict[str, dict[str, Check]] = {
     "local": {"variant": _choice(*VARIANTS), "opponents": _policies(3),
               "length": _choice("east", "south"), "hands": _integer(1, 64),
-              "seed": _integer(0), "budget": _number(0.0)},
+              "seed": _integer(0), "budget": _number(0.0), "live_every": _number(0.0)},
     "tenhou": {"server": _tenhou_server, "transport": _choice("tcp", "ws"),
                "lobby": _integer(0, 9999), "game_type": _integer(0, 4095),
                "games": _integer(1), "permission_granted": _boolean,

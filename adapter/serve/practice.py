@@ -38,7 +38,7 @@ from replay.log import SUFFIX, Footer, GameLogWriter, Header
 
 # every line is {"t": <one of these>, ...}
 REPORTS = ("game_start", "live", "hand", "game_end", "stopped", "exit", "error")
-LIVE_EVERY = 0.5  # seconds between two live snapshots
+LIVE_EVERY = 0.5  # seconds between two live snapshots, unless the session sets live_every
 
 
 @dataclass
@@ -55,6 +55,7 @@ class PracticeSettings:
     log_dir: str | None = None
     pause: float = 1.0
     budget: float | None = None
+    live_every: float = LIVE_EVERY  # seconds between two snapshots of the live table
 
     @classmethod
     def from_json(cls, text: str) -> PracticeSettings:
@@ -92,19 +93,20 @@ class _Reporter:
     our_seat: int = 0
     decisions: list[list[Any]] = field(default_factory=list)
     last_live: float = 0.0
+    live_every: float = LIVE_EVERY
 
     def decision(self, seat: int, policy: str, elapsed: float, fallback: str) -> None:
         if seat == self.our_seat:  # the opponents' decisions are not our session's
             self.decisions.append([seat, policy, round(elapsed, 6), fallback])
 
     def live(self, state: Any) -> None:
-        """A snapshot at the first event LIVE_EVERY seconds after the last, whatever the
+        """A snapshot at the first event ``live_every`` seconds after the last, whatever the
         event: hands played faster than that are caught at whatever turn they are at (one
         sent at each hand's start as well showed every fast hand at turn 0). Only while a
         hand is in play: a game's first events come before its deal (no hand, every score
         0), and after a pause between games the snapshot was always taken there."""
         now = time.monotonic()
-        if now - self.last_live < LIVE_EVERY or not state.round_active:
+        if now - self.last_live < self.live_every or not state.round_active:
             return
         self.last_live = now
         self.emit({"t": "live", **snapshot(state)})
@@ -143,7 +145,7 @@ def play_one(settings: PracticeSettings, game: int, stop: threading.Event,
     seat = game % 4
     names = list(settings.opponents)
     names.insert(seat, settings.policy)
-    reporter = reporter or _Reporter(emit)
+    reporter = reporter or _Reporter(emit, live_every=settings.live_every)
     reporter.our_seat, reporter.decisions = seat, []
     players = [_ReportingSeat(settings.variant, s, names[s], settings.budget, reporter)
                for s in range(4)]
@@ -211,7 +213,7 @@ def run(settings: PracticeSettings, stop: threading.Event,
         emit: Callable[[dict[str, Any]], None]) -> int:
     """Games until stopped or ``settings.games`` are played; the number played."""
     played = 0
-    reporter = _Reporter(emit)
+    reporter = _Reporter(emit, live_every=settings.live_every)
     while not stop.is_set() and (settings.games is None or played < settings.games):
         if not play_one(settings, settings.first_game + played, stop, emit, reporter):
             break

@@ -106,6 +106,8 @@ async def run_local(spec: SessionSpec, ctx: RunContext) -> Outcome:
                 "seed": seed, "first_game": max(ctx.first_game, logged),
                 "games": ctx.games_allowed,
                 "log_dir": ctx.log_dir, "pause": spec.pause, "budget": spec.option("budget")}
+    if spec.option("live_every") is not None:  # else the worker's own period
+        settings["live_every"] = spec.option("live_every")
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "adapter.serve.practice", json.dumps(settings),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
