@@ -72,12 +72,13 @@ pause = 0.2
 backoff_initial = 0.3
 backoff_max = 2
 """, environ={})
-    server = tenhou_server(port, games=20)
+    server = tenhou_server(port, games=20, length="east")
     sup = Supervisor(config, log_dir=str(tmp_path))
     try:
         sup.start()
         handle = sup.handles["ladder"]
-        # a test game takes about a second: after the first, the run is in its second
+        # an east-only test game takes well under a second: after the first, the run is in
+        # its second
         await until(lambda: handle.games_played >= 1)
         server.kill()
         server.wait(10)
@@ -85,7 +86,8 @@ backoff_max = 2
         assert handle.games_played < 3 and handle.last_outcome == "dropped"
         assert "connect" in handle.last_error.lower()
         played = handle.games_played
-        server = tenhou_server(port, games=20)  # the server is back: the session takes it up
+        # the server is back: the session takes it up
+        server = tenhou_server(port, games=20, length="east")
         await until(lambda: handle.games_played >= played + 3, timeout=90)
         assert handle.restarts >= 1 and handle.runs >= 2
         assert sup.metrics.get("mjbot_restarts_total", session="ladder") >= 1
@@ -762,7 +764,7 @@ server = "127.0.0.1:{port}"
 id_env = "LADDER_ID"
 games = 1
 """, environ={"LADDER_ID": ident})
-    server = tenhou_server(port, games=5)
+    server = tenhou_server(port, games=5, length="east")
     sup = Supervisor(config, log_dir=str(tmp_path))
     try:
         sup.start()
