@@ -255,7 +255,7 @@ async def test_a_reinit_leaves_called_tiles_out_of_the_rivers() -> None:
 async def test_a_client_looping_games_without_a_pause() -> None:
     """A client that logs in again the moment it reads ``owari`` starts a new game each time
     (it once wedged the server: every later login was taken as a reconnection)."""
-    games = 20
+    games = 10
     async with _server(seed=5, time_limit=2.0) as (server, port):
         for _ in range(games):
             seen = await asyncio.wait_for(_one_game(port), 60)
