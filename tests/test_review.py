@@ -224,10 +224,19 @@ def test_review_command_errors_are_one_line(tmp_path):
 # ---------------------------------------------------------------------- commentary in replay
 
 
-def test_replay_commentary_json_per_move():
-    r = _mjbot("replay", str(SHORT_TENHOU6), "--commentary", "--json", "--top-k", "2")
-    assert r.returncode == 0, r.stderr
-    rows = json.loads(r.stdout)["commentary"]
+def _replay_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
+    """``mjbot replay ... --json`` in this process (the command's start-up is not what these
+    tests check; test_review_command_errors_are_one_line runs it as a process)."""
+    from adapter.cli import main
+
+    code = main(["--log-level", "warning", "replay", *args, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+def test_replay_commentary_json_per_move(capsys):
+    rows = _replay_json(capsys, str(SHORT_TENHOU6), "--commentary", "--top-k", "2")["commentary"]
     rep = replayer.load(SHORT_TENHOU6, 0)
     assert len(rows) == len(rep.decisions)
     for row, d in zip(rows, rep.decisions, strict=True):
@@ -236,7 +245,7 @@ def test_replay_commentary_json_per_move():
         assert row["sentence"].startswith("seat 0 ") and row["factor"]
 
 
-def test_every_percentage_a_sentence_gives_is_in_its_facts():
+def test_every_percentage_a_sentence_gives_is_in_its_facts(capsys):
     """README: every number in a sentence is in the row's facts. The P(ready) of a threat
     that has not declared ('seat 3 (ready 77%)') was only in the sentence; a win's discarder
     only in the words. double-ron.mjlog, seat 2: pushes and folds against undeclared seats;
@@ -245,9 +254,7 @@ def test_every_percentage_a_sentence_gives_is_in_its_facts():
     game = DATA / "tenhou" / "mjx_pairs" / "double-ron.mjlog"
     rows = []
     for seat in ("2", "3"):
-        r = _mjbot("replay", str(game), "--seat", seat, "--commentary", "--json")
-        assert r.returncode == 0, r.stderr
-        rows += json.loads(r.stdout)["commentary"]
+        rows += _replay_json(capsys, str(game), "--seat", seat, "--commentary")["commentary"]
     assert any("as many useful tiles" in row["sentence"] for row in rows)
     assert not any("(0 useful tiles fewer)" in row["sentence"] for row in rows)
     said = 0
