@@ -48,6 +48,17 @@ def _mjbot(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
                            *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``mjbot ARGS`` in this process, as :func:`_mjbot` runs it in a child: the tests that
+    read a command's output need no interpreter start-up of their own (a failure's traceback
+    would fail the test here; test_review_command_errors_are_one_line keeps the child)."""
+    from adapter.cli import main
+
+    code = main(["--log-level", "warning", *args])
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["mjbot", *args], code, out, err)
+
+
 def _distinct(actions: list[object]) -> int:
     return len({action_key(a) for a in actions})
 
@@ -101,13 +112,13 @@ def test_nn_reviews_by_its_own_ranking_and_unknown_names_are_refused():
         evaluator_for("nosuch")
 
 
-def test_a_claim_row_says_which_tile_was_offered_and_by_whom(tmp_path):
+def test_a_claim_row_says_which_tile_was_offered_and_by_whom(tmp_path, capsys):
     """A claim's row said 'played chi 68p, best pass' without the tile on offer (7p? 9p?).
     The review now names it and its discarder: in --json, the text and the HTML page."""
     game = DATA / "tenhou" / "mjx_pairs" / "double-ron.mjlog"
     out, page = tmp_path / "r.json", tmp_path / "r.html"
-    r = _mjbot("review", str(game), "--seat", "1", "--policy", "rulebased", "--json", str(out),
-               "--html", str(page))
+    r = _cli(capsys, "review", str(game), "--seat", "1", "--policy", "rulebased",
+             "--json", str(out), "--html", str(page))
     assert r.returncode == 0, r.stderr
     data = json.loads(out.read_text())
     decisions = replayer.load(game, 1).decisions
@@ -125,11 +136,11 @@ def test_a_claim_row_says_which_tile_was_offered_and_by_whom(tmp_path):
     assert f"claim on {costly[0]['offered']}" in page.read_text()
 
 
-def test_nn_values_are_its_probabilities_of_the_whole_legal_set():
+def test_nn_values_are_its_probabilities_of_the_whole_legal_set(capsys):
     """nn ranks by being asked again without its choices; each answer's probability was of
     what was left (the last action always 1.0, the list rising and falling). The values
     are now of the whole legal set: they fall with the rank and add up to 1 at most."""
-    r = _mjbot("review", str(SHORT_MJLOG), "--policy", "nn", "--seat", "1", "--json", "-")
+    r = _cli(capsys, "review", str(SHORT_MJLOG), "--policy", "nn", "--seat", "1", "--json", "-")
     assert r.returncode == 0, r.stderr
     rows = [row for row in json.loads(r.stdout)["rows"] if len(row["actions"]) > 1]
     assert rows
@@ -141,21 +152,21 @@ def test_nn_values_are_its_probabilities_of_the_whole_legal_set():
     assert claims and all(row["actions"][-1]["value"] < 1.0 for row in claims)
 
 
-def test_review_takes_a_weights_file_as_the_arena_seats_it():
+def test_review_takes_a_weights_file_as_the_arena_seats_it(capsys):
     """A user who trained a network reviews with it as the arena seats it (nn@FILE); review
     refused it as an unknown policy. Its values are the network's probabilities, as nn's, and
     a file of another variant is refused in one line."""
     weights = ROOT / "brain" / "data" / "nn_riichi_gen4.npz"
-    r = _mjbot("review", str(SHORT_MJLOG), "--policy", f"nn@{weights}", "--seat", "1",
-               "--json", "-")
+    r = _cli(capsys, "review", str(SHORT_MJLOG), "--policy", f"nn@{weights}", "--seat", "1",
+                     "--json", "-")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["policy"] == f"nn@{weights}" and data["decisions"] > 0
     rows = [row for row in data["rows"] if len(row["actions"]) > 1]
     assert rows and all(sum(a["value"] for a in row["actions"] if a["value"] is not None)
                         <= 1.0 + 0.01 * len(row["actions"]) for row in rows)
-    r = _mjbot("review", str(SHORT_MJLOG), "--policy",
-               f"nn@{ROOT / 'brain' / 'data' / 'nn_mcr.npz'}")
+    r = _cli(capsys, "review", str(SHORT_MJLOG), "--policy",
+                     f"nn@{ROOT / 'brain' / 'data' / 'nn_mcr.npz'}")
     assert r.returncode == 2 and "not 'riichi'" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -185,10 +196,10 @@ def test_review_of_a_real_game_agrees_with_its_rows():
 
 
 @pytest.mark.parametrize("fmt", sorted(GAMES))
-def test_review_command_on_every_format(tmp_path, fmt):
+def test_review_command_on_every_format(tmp_path, fmt, capsys):
     out, page = tmp_path / "r.json", tmp_path / "r.html"
-    r = _mjbot("review", str(GAMES[fmt]), "--policy", "rulebased", "--json", str(out),
-               "--html", str(page), "--seat", "1")
+    r = _cli(capsys, "review", str(GAMES[fmt]), "--policy", "rulebased", "--json", str(out),
+                     "--html", str(page), "--seat", "1")
     assert r.returncode == 0, r.stderr
     data = json.loads(out.read_text())
     assert data["decisions"] > 0 and data["seat"] == 1 and data["policy"] == "rulebased"
@@ -197,12 +208,12 @@ def test_review_command_on_every_format(tmp_path, fmt):
     assert text.startswith("<!doctype html>") and data["rows"][0]["played"] in text
 
 
-def test_review_command_on_an_own_local_table_log(tmp_path):
+def test_review_command_on_an_own_local_table_log(tmp_path, capsys):
     from adapter.bench.review import local_game
 
     log = local_game(str(tmp_path), seed=3, length="east")
-    r = _mjbot("review", log, "--seat", "2", "--policy", "mc", "--playouts", "4",
-               "--json", "-", "--progress")
+    r = _cli(capsys, "review", log, "--seat", "2", "--policy", "mc", "--playouts", "4",
+                     "--json", "-", "--progress")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["source"] == "local" and data["seat"] == 2 and data["unit"] == "points"
@@ -225,14 +236,9 @@ def test_review_command_errors_are_one_line(tmp_path):
 
 
 def _replay_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
-    """``mjbot replay ... --json`` in this process (the command's start-up is not what these
-    tests check; test_review_command_errors_are_one_line runs it as a process)."""
-    from adapter.cli import main
-
-    code = main(["--log-level", "warning", "replay", *args, "--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)  # type: ignore[no-any-return]
+    r = _cli(capsys, "replay", *args, "--json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)  # type: ignore[no-any-return]
 
 
 def test_replay_commentary_json_per_move(capsys):
@@ -315,10 +321,10 @@ def test_measure_is_perfect_when_the_ranking_is_the_recorded_move():
         assert result[name]["precision"] == result[name]["recall"] == 1.0
 
 
-def test_bench_commentary_prints_the_table(tmp_path):
+def test_bench_commentary_prints_the_table(tmp_path, capsys):
     out = tmp_path / "commentary.json"
-    r = _mjbot("bench", "commentary", str(SHORT_MJLOG), str(BOTZONE_JUDGE_LOG),
-               "--policies", "rulebased,mc,seed004", "--playouts", "2", "--json", str(out))
+    r = _cli(capsys, "bench", "commentary", str(SHORT_MJLOG), str(BOTZONE_JUDGE_LOG),
+                     "--policies", "rulebased,mc,seed004", "--playouts", "2", "--json", str(out))
     assert r.returncode == 0, r.stderr
     assert "discard top-k" in r.stdout and "seed 004" in r.stdout  # the table, and its anchor
     data = json.loads(out.read_text())
@@ -335,8 +341,8 @@ def test_bench_commentary_prints_the_table(tmp_path):
         assert 0 <= row["discard_topk"] <= 1 and row["discard_decisions"] > 0
 
 
-def test_bench_review_on_a_given_game():
-    r = _mjbot("bench", "review", str(SHORT_MJLOG), "--playouts", "4", "--json", "-")
+def test_bench_review_on_a_given_game(capsys):
+    r = _cli(capsys, "bench", "review", str(SHORT_MJLOG), "--playouts", "4", "--json", "-")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["decisions"] == len(replayer.load(SHORT_MJLOG, 0).decisions)
@@ -365,13 +371,13 @@ def test_review_rows_carry_the_deal_in_chance_of_each_discard():
     assert any(a["deal_in"] > 0 for a in discards)
 
 
-def test_a_seat_that_never_decided_says_so(tmp_path):
+def test_a_seat_that_never_decided_says_so(tmp_path, capsys):
     """kyushukyuhai.json: the hand ends at seat 0's nine-terminal draw, before seat 1 draws.
     Its review has nothing to value: n/a and a note, not 'rating None' and a loss of 0."""
     game = DATA / "tenhou" / "convlog_tenhou6_json" / "kyushukyuhai.json"
     out, page = tmp_path / "r.json", tmp_path / "r.html"
-    r = _mjbot("review", str(game), "--seat", "1", "--policy", "rulebased", "--json", str(out),
-               "--html", str(page))
+    r = _cli(capsys, "review", str(game), "--seat", "1", "--policy", "rulebased",
+             "--json", str(out), "--html", str(page))
     assert r.returncode == 0, r.stderr
     assert "None" not in r.stdout and "rating n/a" in r.stdout
     assert "expected loss: n/a" in r.stdout and "seat 1 made no decision" in r.stdout
@@ -383,21 +389,21 @@ def test_a_seat_that_never_decided_says_so(tmp_path):
     assert "costliest" not in text and "seat 1 made no decision" in text
 
 
-def test_the_review_of_a_game_that_ended_early_says_so(tmp_path):
+def test_the_review_of_a_game_that_ended_early_says_so(tmp_path, capsys):
     """`mjbot replay` says 'game unfinished: stopped on request' for a session stopped in its
     game; the review of the same log (text, JSON, page) said nothing of it."""
     from tests.test_replay_cli import _own_log
 
     log = _own_log(tmp_path / "stopped.mjlog.msgpack", stopped=True)
     out, page = tmp_path / "r.json", tmp_path / "r.html"
-    r = _mjbot("review", str(log), "--policy", "rulebased", "--json", str(out), "--html",
-               str(page))
+    r = _cli(capsys, "review", str(log), "--policy", "rulebased", "--json", str(out), "--html",
+                     str(page))
     assert r.returncode == 0, r.stderr
     assert "note: game unfinished: stopped on request" in r.stdout
     assert "game unfinished: stopped on request" in json.loads(out.read_text())["notes"]
     assert "game unfinished: stopped on request" in page.read_text()
     finished = _own_log(tmp_path / "whole.mjlog.msgpack")
-    r = _mjbot("review", str(finished), "--policy", "rulebased")
+    r = _cli(capsys, "review", str(finished), "--policy", "rulebased")
     assert r.returncode == 0 and "unfinished" not in r.stdout
 
 
