@@ -559,7 +559,7 @@ def test_practice_snapshots_show_a_hand_in_play_never_the_pause_before_it() -> N
     next game (before its deal: no hand, every score 0) took the snapshot, and the dashboard
     showed that for the whole game and the pause after it."""
     settings = {"session": "paused", "variant": "riichi", "policy": "greedy",
-                "opponents": ["greedy"] * 3, "pause": 0.7}
+                "opponents": ["greedy"] * 3, "pause": 0.3, "live_every": 0.2}
     worker = _practice_worker(settings)
     assert worker.stdin is not None and worker.stdout is not None
     live, games = [], 0
