@@ -618,12 +618,16 @@ kind = "local"
 variant = "riichi"
 policy = "greedy"
 pause = 0
+live_every = 0.2
 """)
     logs = tmp_path / "logs"
     serve = ServeProcess(config, logs)
     try:
         # hands far shorter than the live snapshot's period are still seen past turn 0
         serve.until(lambda s: (s["sessions"]["watched"]["current"] or {}).get("turn", 0) > 0)
+        # the session's snapshot period reaches its worker
+        (pid,) = practice_pids("watched")
+        assert b'"live_every": 0.2' in Path(f"/proc/{pid}/cmdline").read_bytes()
         serve.until(lambda s: s["sessions"]["counted"]["state"] == "quota reached")
         metrics = serve.get("/metrics")
         serve.signal(signal.SIGTERM)
