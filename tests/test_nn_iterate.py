@@ -209,17 +209,16 @@ def test_derived_seeds_never_land_on_a_headline_or_the_selection_seed() -> None:
 
 
 def test_the_kept_difference_is_new_minus_current_whichever_way_the_arena_names_it(
-        tmp_path: Path) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The arena names a pair in sorted order: with the new weights sorting after the current
     ones, its figure is current - new and must change sign (a run kept a generation that was
     121 points/hand behind before this)."""
     b = tmp_path / "z.npz"
     b.write_bytes((Path(__file__).parent / "data" / "nn" / "golden_riichi.npz").read_bytes())
     out = tmp_path / "sel.json"
-    r = subprocess.run([sys.executable, "-m", "adapter.cli", "arena", "--variant", "riichi",
-                        "--policies", f"nn@{b},rulebased,rulebased,rulebased", "--hands", "4",
-                        "--seed", "43", "--no-log", "--no-progress", "--json", str(out)],
-                       capture_output=True, text=True, timeout=300)
+    r = mjbot_here(capsys, "arena", "--variant", "riichi", "--policies",  # no signal: in-process
+                   f"nn@{b},rulebased,rulebased,rulebased", "--hands", "4", "--seed", "43",
+                   "--no-log", "--no-progress", "--json", str(out))
     assert r.returncode == 0, r.stderr
     arena = json.loads(out.read_text())
     (pair, figures), = arena["differences"].items()

@@ -63,11 +63,6 @@ def test_numpy_forward_equals_torch_on_random_weights_and_inputs() -> None:
     np.testing.assert_allclose(our_value, value.numpy(), atol=1e-5, rtol=1e-5)
 
 
-def _mjbot(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, **env})
-
-
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
@@ -76,6 +71,13 @@ def nn_train(capsys: pytest.CaptureFixture[str]) -> Run:
     """``mjbot nn train ARGS`` in this process (tests/in_process.py): no signal is sent to it
     and no process of its own is needed, and a child paid Python's start and torch's import."""
     return lambda *args: mjbot_here(capsys, "nn", "train", *args)
+
+
+@pytest.fixture
+def mjbot(capsys: pytest.CaptureFixture[str]) -> Run:
+    """``mjbot ARGS`` in this process, as :func:`nn_train` (a selfplay or arena game of the
+    weights just trained: a child paid Python's start for it)."""
+    return lambda *args: mjbot_here(capsys, *args)
 
 
 def _selfplay(out: Path, variant: str, player: str, hands: int, seed: int = 5) -> Path:
@@ -107,7 +109,8 @@ def _selfplay_and_train(nn_train: Run, tmp_path: Path, variant: str, name: str, 
     return data, weights, json.loads(r.stdout)
 
 
-def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path, nn_train: Run) -> None:
+def test_a_tiny_training_run_gives_weights_the_policy_plays(
+        tmp_path: Path, nn_train: Run, mjbot: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     threads = torch.get_num_threads()
     torch.set_num_threads(3)  # not the run's --threads 1
     data, weights, result = _selfplay_and_train(nn_train, tmp_path, "riichi", "nn.npz",
@@ -150,13 +153,14 @@ def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path, nn_t
     assert tuned_meta["training"]["config"]["init"] == "nn.npz"
     assert str(tmp_path) not in json.dumps(tuned_meta)
     sp = tmp_path / "sp"
-    r = _mjbot("selfplay", "--variant", "riichi", "--policies", "nn,rulebased,nn,rulebased",
-               "--hands", "1", "--seed", "6", "--out", str(sp), MJBOT_NN_WEIGHTS=str(weights))
+    monkeypatch.setenv("MJBOT_NN_WEIGHTS", str(weights))
+    r = mjbot("selfplay", "--variant", "riichi", "--policies", "nn,rulebased,nn,rulebased",
+              "--hands", "1", "--seed", "6", "--out", str(sp))
     assert r.returncode == 0, r.stderr
 
 
 def test_mcr_trains_on_its_plan_planes_and_fine_tuning_keeps_the_encoding(
-        tmp_path: Path, nn_train: Run) -> None:
+        tmp_path: Path, nn_train: Run, mjbot: Run) -> None:
     """MCR weights are trained on encoding 2 (the plan planes); a fine-tune keeps the encoding
     of its start, and the policy plays the result."""
     from brain.nn.encoding import MCR_PLAN_ENCODING, num_planes
@@ -171,9 +175,9 @@ def test_mcr_trains_on_its_plan_planes_and_fine_tuning_keeps_the_encoding(
                  "--epochs", "1", "--init", str(weights), "--threads", "1")
     assert r.returncode == 0, r.stderr
     assert Network.from_file(tuned, "mcr").encoding == MCR_PLAN_ENCODING
-    r = _mjbot("arena", "--variant", "mcr", "--policies", f"nn@{tuned},rulebased,rulebased,"
-               "rulebased", "--hands", "1", "--seed", "6", "--no-log",
-               "--max-fallback-share", "0", "--json", str(tmp_path / "arena.json"))
+    r = mjbot("arena", "--variant", "mcr", "--policies", f"nn@{tuned},rulebased,rulebased,"
+              "rulebased", "--hands", "1", "--seed", "6", "--no-log",
+              "--max-fallback-share", "0", "--json", str(tmp_path / "arena.json"))
     assert r.returncode == 0, r.stderr  # not one decision answered for the network
     seated = json.loads((tmp_path / "arena.json").read_text())["policies"][f"nn@{tuned}"]
     assert seated["decisions"] > 0 and seated["fallbacks"] == 0
