@@ -30,6 +30,7 @@ from adapter.nn_iterate import (
 from brain.nn.network import Network
 from replay.learning.nn.iterate import IterateState
 from replay.learning.seeds import HEADLINE_SEEDS, free_seed
+from tests.in_process import mjbot_here
 
 
 def need_torch() -> None:
@@ -69,6 +70,26 @@ def _iterate(run: Path | str, rounds: int, *extra: str, cwd: Path | None = None
                           timeout=600, cwd=cwd, env=env)
 
 
+Iterate = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def iterate_here(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Iterate:
+    """:func:`_iterate`'s run through mjbot's main() in this process (tests/in_process.py),
+    for runs sent no signal: a child paid Python's start (and torch's import) for each
+    refusal. ``cwd`` becomes this test's working directory; the phases' children import this
+    checkout from there, as :func:`_iterate`'s do."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+
+    def run(run: Path | str, rounds: int, *extra: str, cwd: Path | None = None
+            ) -> subprocess.CompletedProcess[str]:
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        return mjbot_here(capsys, *_command(run, rounds, *extra)[3:])
+    return run
+
+
 def _state(run: Path) -> dict[str, Any]:
     return dict(json.loads((run / "state.json").read_text()))
 
@@ -104,7 +125,8 @@ def _copy(round_one: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Pa
 
 
 def test_rounds_resume_where_the_last_run_stopped(
-        round_one: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
+        round_one: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path,
+        iterate_here: Iterate) -> None:
     """Round 2 is resumed from another working directory than round 1 was played from: the
     state's paths are the run folder's (they were the first working directory's). Round 1
     was played from ``sub/`` beside the run folder (the round_one fixture) and the folder
@@ -128,7 +150,7 @@ def test_rounds_resume_where_the_last_run_stopped(
     stamps = _stamps(run, 1)
 
     # goes on at round 2, from the parent folder: round 1 is neither played nor trained again
-    r = _iterate("run", 2, cwd=tmp_path)
+    r = iterate_here("run", 2, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     two = _state(run)
     assert [x["done"] for x in two["rounds"]] == [True, True]
@@ -154,7 +176,7 @@ def test_rounds_resume_where_the_last_run_stopped(
     state["current"] = second["weights_before"]
     (run / "state.json").write_text(json.dumps(state))
     before = _stamps(run, 2)
-    r = _iterate(run, 2)
+    r = iterate_here(run, 2)
     assert r.returncode == 0, r.stderr
     again = _state(run)
     assert again["rounds"][0] == first
@@ -168,8 +190,9 @@ def test_rounds_resume_where_the_last_run_stopped(
 
 
 @pytest.mark.parametrize("seed", sorted(HEADLINE_SEEDS))
-def test_a_headline_seed_is_refused_for_selection(tmp_path: Path, seed: int) -> None:
-    r = _iterate(tmp_path / "run", 1, "--selection-seed", str(seed))
+def test_a_headline_seed_is_refused_for_selection(tmp_path: Path, seed: int,
+                                                  iterate_here: Iterate) -> None:
+    r = iterate_here(tmp_path / "run", 1, "--selection-seed", str(seed))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert f"--selection-seed {seed} is a headline seed" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
@@ -186,17 +209,16 @@ def test_derived_seeds_never_land_on_a_headline_or_the_selection_seed() -> None:
 
 
 def test_the_kept_difference_is_new_minus_current_whichever_way_the_arena_names_it(
-        tmp_path: Path) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The arena names a pair in sorted order: with the new weights sorting after the current
     ones, its figure is current - new and must change sign (a run kept a generation that was
     121 points/hand behind before this)."""
     b = tmp_path / "z.npz"
     b.write_bytes((Path(__file__).parent / "data" / "nn" / "golden_riichi.npz").read_bytes())
     out = tmp_path / "sel.json"
-    r = subprocess.run([sys.executable, "-m", "adapter.cli", "arena", "--variant", "riichi",
-                        "--policies", f"nn@{b},rulebased,rulebased,rulebased", "--hands", "4",
-                        "--seed", "43", "--no-log", "--no-progress", "--json", str(out)],
-                       capture_output=True, text=True, timeout=300)
+    r = mjbot_here(capsys, "arena", "--variant", "riichi", "--policies",  # no signal: in-process
+                   f"nn@{b},rulebased,rulebased,rulebased", "--hands", "4", "--seed", "43",
+                   "--no-log", "--no-progress", "--json", str(out))
     assert r.returncode == 0, r.stderr
     arena = json.loads(out.read_text())
     (pair, figures), = arena["differences"].items()
@@ -214,7 +236,8 @@ def test_the_kept_difference_is_new_minus_current_whichever_way_the_arena_names_
 
 
 def test_a_resumed_run_refuses_options_that_differ_from_the_ones_on_record(
-        round_one: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
+        round_one: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path,
+        iterate_here: Iterate) -> None:
     """Checked before anything runs: the state is left as it was (a changed option on a
     resumed run was taken silently, --init ignored)."""
     need_torch()
@@ -224,7 +247,7 @@ def test_a_resumed_run_refuses_options_that_differ_from_the_ones_on_record(
                         (("--hands", "2"), "--hands 2 differs from 1"),
                         (("--init", str(run / "round-001" / "gen-001.npz")),
                          "started from a fresh network")):
-        r = _iterate(run, 2, *extra)
+        r = iterate_here(run, 2, *extra)
         assert r.returncode == 2 and said in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert (run / "state.json").read_text() == before
@@ -258,36 +281,36 @@ def test_a_run_from_init_resumed_without_it_is_told_so(tmp_path: Path) -> None:
     (("--dir", "FILE/run"), "FILE is a file, not a folder"),
 ])
 def test_bad_input_is_refused_before_a_game_is_played(
-        tmp_path: Path, extra: tuple[str, str], said: str) -> None:
+        tmp_path: Path, extra: tuple[str, str], said: str, iterate_here: Iterate) -> None:
     """One line, and no run folder left behind to stick to a later run (a bad --init was
     found after a round of self-play, recorded done)."""
     afile = tmp_path / "FILE"
     afile.write_text("")
     extra = tuple(x.replace("FILE", str(afile)) for x in extra)
-    r = _iterate(tmp_path / "run", 1, *extra, cwd=ROOT)
+    r = iterate_here(tmp_path / "run", 1, *extra, cwd=ROOT)
     assert r.returncode == 2 and said in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert not (tmp_path / "run").exists() and afile.read_text() == ""
 
 
-def test_a_variant_mc_cannot_play_is_refused(tmp_path: Path) -> None:
+def test_a_variant_mc_cannot_play_is_refused(tmp_path: Path, iterate_here: Iterate) -> None:
     """mass has no opponent models, so no expert: it failed inside self-play and left a
     'mass run' in the folder."""
-    r = _iterate(tmp_path / "run", 1, "--variant", "mass")
+    r = iterate_here(tmp_path / "run", 1, "--variant", "mass")
     assert r.returncode == 2 and "no opponent models for 'mass'" in r.stderr, r.stderr
     assert "mc is the expert of every round" in r.stderr
     assert not (tmp_path / "run").exists()
-    r = _iterate(tmp_path / "run", 1, "--variant", "poker")
+    r = iterate_here(tmp_path / "run", 1, "--variant", "poker")
     assert r.returncode == 2 and "unknown variant 'poker'" in r.stderr
 
 
-def test_cuda_is_refused_where_torch_sees_none(tmp_path: Path) -> None:
+def test_cuda_is_refused_where_torch_sees_none(tmp_path: Path, iterate_here: Iterate) -> None:
     need_torch()
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("this torch sees a CUDA device")
-    r = _iterate(tmp_path / "run", 1, "--device", "cuda")
+    r = iterate_here(tmp_path / "run", 1, "--device", "cuda")
     assert r.returncode == 2 and "--device cuda: this torch" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "run").exists()
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,9 @@ from replay.dataset.loader import ShuffledLoader
 from replay.learning.nn import stream as stream_module
 from replay.learning.nn.data import FIELDS, kept_heads
 from replay.learning.nn.stream import ExampleStream
+from tests.in_process import mjbot_here
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
 def need_torch() -> None:
@@ -33,9 +36,11 @@ def need_torch() -> None:
                             "`make test-torch` installs a CPU build)")
 
 
-def _mjbot(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
-                          text=True, timeout=300)
+@pytest.fixture
+def mjbot(capsys: pytest.CaptureFixture[str]) -> Run:
+    """``mjbot ARGS`` in this process (tests/in_process.py): these runs are sent no signal and
+    need no process of their own, and a child paid Python's start and torch's import."""
+    return lambda *args: mjbot_here(capsys, *args)
 
 
 @pytest.fixture(scope="module")
@@ -91,21 +96,21 @@ def test_the_commands_defaults_are_the_streams() -> None:
     assert nn_command.DEFAULT_HOLDOUT_MAX == stream_module.DEFAULT_HOLDOUT_MAX
 
 
-def _train(sets: dict[str, Path], out: Path, *extra: str) -> dict[str, Any]:
-    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(sets["train"]), "--holdout",
-               str(sets["held"]), "--out", str(out), "--channels", "16", "--blocks", "1",
-               "--threads", "1", "--batch-size", "32", "--buffer", "200", "--holdout-max",
-               "300", "--seed", "4", "--json", *extra)
+def _train(mjbot: Run, sets: dict[str, Path], out: Path, *extra: str) -> dict[str, Any]:
+    r = mjbot("nn", "train", "--variant", "riichi", "--data", str(sets["train"]), "--holdout",
+              str(sets["held"]), "--out", str(out), "--channels", "16", "--blocks", "1",
+              "--threads", "1", "--batch-size", "32", "--buffer", "200", "--holdout-max",
+              "300", "--seed", "4", "--json", *extra)
     assert r.returncode == 0, r.stderr
     return dict(json.loads(r.stdout))
 
 
 def test_streamed_training_is_bounded_reproducible_and_learns(sets: dict[str, Path],
-                                                              tmp_path: Path) -> None:
+                                                              tmp_path: Path, mjbot: Run) -> None:
     need_torch()
     # two epochs: the count of examples seen still tells epochs apart, and one is already
     # far above guessing (0.55 against 0.17)
-    first = _train(sets, tmp_path / "a.npz", "--epochs", "2")
+    first = _train(mjbot, sets, tmp_path / "a.npz", "--epochs", "2")
     kept = len(kept_ids(sets["train"]))
     assert first["train_examples"] == kept > 200 + 300
     assert first["examples_seen"] == 2 * kept
@@ -115,30 +120,30 @@ def test_streamed_training_is_bounded_reproducible_and_learns(sets: dict[str, Pa
                          holdout_max=300).held_out()
     guess = float(np.mean(1.0 / held.mask.sum(axis=1)))
     assert first["holdout"]["accuracy"] > guess + 0.2, (first["holdout"], guess)
-    second = _train(sets, tmp_path / "b.npz", "--epochs", "2")
+    second = _train(mjbot, sets, tmp_path / "b.npz", "--epochs", "2")
     a = Network.from_file(tmp_path / "a.npz", "riichi").params
     b = Network.from_file(tmp_path / "b.npz", "riichi").params
     assert all(np.array_equal(a[k], b[k]) for k in a)
     assert second["history"] == first["history"]
-    _train(sets, tmp_path / "c.npz", "--epochs", "1", "--seed", "5")
+    _train(mjbot, sets, tmp_path / "c.npz", "--epochs", "1", "--seed", "5")
     c = Network.from_file(tmp_path / "c.npz", "riichi").params
     assert not all(np.array_equal(a[k], c[k]) for k in a)
 
 
 def test_a_buffer_smaller_than_a_batch_is_refused_in_one_line(sets: dict[str, Path],
-                                                               tmp_path: Path) -> None:
-    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(sets["train"]), "--out",
-               str(tmp_path / "w.npz"), "--buffer", "8", "--batch-size", "32")
+                                                               tmp_path: Path, mjbot: Run) -> None:
+    r = mjbot("nn", "train", "--variant", "riichi", "--data", str(sets["train"]), "--out",
+              str(tmp_path / "w.npz"), "--buffer", "8", "--batch-size", "32")
     assert r.returncode == 2 and "--buffer 8 must hold a batch" in r.stderr
     assert "Traceback" not in r.stderr
 
 
-def test_a_correction_weight_without_starting_weights_is_refused(sets: dict[str, Path],
-                                                                 tmp_path: Path) -> None:
+def test_a_correction_weight_without_starting_weights_is_refused(
+        sets: dict[str, Path], tmp_path: Path, mjbot: Run) -> None:
     base = ["nn", "train", "--variant", "riichi", "--data", str(sets["train"]), "--out",
             str(tmp_path / "w.npz")]
-    r = _mjbot(*base, "--correction-weight", "3")
+    r = mjbot(*base, "--correction-weight", "3")
     assert r.returncode == 2 and "--correction-weight needs --init" in r.stderr
-    r = _mjbot(*base, "--correction-weight", "0")
+    r = mjbot(*base, "--correction-weight", "0")
     assert r.returncode == 2 and "--correction-weight must be above 0" in r.stderr
     assert "Traceback" not in r.stderr

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from brain.nn.encoding import NUM_PLANES  # noqa: E402
 from brain.nn.network import Network, Shape  # noqa: E402
 from replay.learning.nn.train import TorchNet, correction_weights, masked_loss  # noqa: E402
 from tests.full_disk import mjbot_on_a_full_disk  # noqa: E402
+from tests.in_process import mjbot_here  # noqa: E402
 
 NN_DATA = Path(__file__).resolve().parent / "data" / "nn"
 
@@ -61,9 +63,21 @@ def test_numpy_forward_equals_torch_on_random_weights_and_inputs() -> None:
     np.testing.assert_allclose(our_value, value.numpy(), atol=1e-5, rtol=1e-5)
 
 
-def _mjbot(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, **env})
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def nn_train(capsys: pytest.CaptureFixture[str]) -> Run:
+    """``mjbot nn train ARGS`` in this process (tests/in_process.py): no signal is sent to it
+    and no process of its own is needed, and a child paid Python's start and torch's import."""
+    return lambda *args: mjbot_here(capsys, "nn", "train", *args)
+
+
+@pytest.fixture
+def mjbot(capsys: pytest.CaptureFixture[str]) -> Run:
+    """``mjbot ARGS`` in this process, as :func:`nn_train` (a selfplay or arena game of the
+    weights just trained: a child paid Python's start for it)."""
+    return lambda *args: mjbot_here(capsys, *args)
 
 
 def _selfplay(out: Path, variant: str, player: str, hands: int, seed: int = 5) -> Path:
@@ -82,21 +96,29 @@ def _rulebased_riichi_data(tmp_path: Path, hands: int) -> Path:
     return _selfplay(tmp_path / "data", "riichi", "rulebased", hands)
 
 
-def _selfplay_and_train(tmp_path: Path, variant: str, name: str, hands: int,
+def _selfplay_and_train(nn_train: Run, tmp_path: Path, variant: str, name: str, hands: int,
                         epochs: int) -> tuple[Path, Path, dict[str, Any]]:
     """A small rulebased self-play set (seed 5) and a tiny network trained on it: (the data
     folder, the weights, ``nn train --json``'s result)."""
     data = _selfplay(tmp_path / "data", variant, "rulebased", hands)
     weights = tmp_path / name
-    r = _mjbot("nn", "train", "--variant", variant, "--data", str(data), "--out", str(weights),
-               "--epochs", str(epochs), "--channels", "8", "--blocks", "1", "--threads", "1",
-               "--json")
+    r = nn_train("--variant", variant, "--data", str(data), "--out", str(weights),
+                 "--epochs", str(epochs), "--channels", "8", "--blocks", "1", "--threads", "1",
+                 "--json")
     assert r.returncode == 0, r.stderr
     return data, weights, json.loads(r.stdout)
 
 
-def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path) -> None:
-    data, weights, result = _selfplay_and_train(tmp_path, "riichi", "nn.npz", hands=2, epochs=2)
+def test_a_tiny_training_run_gives_weights_the_policy_plays(
+        tmp_path: Path, nn_train: Run, mjbot: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(3)  # not the run's --threads 1
+    data, weights, result = _selfplay_and_train(nn_train, tmp_path, "riichi", "nn.npz",
+                                                hands=2, epochs=2)
+    # torch's thread count is process-wide: the run puts the caller's back (a test after it,
+    # or a program calling train(), ran on the run's one thread)
+    assert torch.get_num_threads() == 3
+    torch.set_num_threads(threads)
     assert result["train_examples"] > 100 and result["holdout_examples"] > 0
     assert 0.0 <= result["holdout"]["accuracy"] <= 1.0
     net = Network.from_file(weights, "riichi")
@@ -106,13 +128,13 @@ def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path) -> N
         logits, _ = torch_twin(net)(torch.from_numpy(x))
     np.testing.assert_allclose(net.forward(x)[0], logits.numpy(), atol=1e-5, rtol=0)
     tuned = tmp_path / "tuned.npz"  # fine-tuning starts from the weights, keeps their shape
-    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(tuned),
-               "--epochs", "1", "--init", str(weights), "--channels", "99", "--threads", "1")
+    r = nn_train("--variant", "riichi", "--data", str(data), "--out", str(tuned),
+                 "--epochs", "1", "--init", str(weights), "--channels", "99", "--threads", "1")
     assert r.returncode == 2 and "--channels 99: --init" in r.stderr, r.stderr  # was ignored
     assert "is 8 channels x 1 blocks" in r.stderr and not tuned.exists()
-    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(tuned),
-               "--epochs", "1", "--init", str(weights), "--channels", "8", "--threads", "1",
-               "--correction-weight", "3", "--json")
+    r = nn_train("--variant", "riichi", "--data", str(data), "--out", str(tuned),
+                 "--epochs", "1", "--init", str(weights), "--channels", "8", "--threads", "1",
+                 "--correction-weight", "3", "--json")
     assert r.returncode == 0, r.stderr
     tuned_result = json.loads(r.stdout)
     assert tuned_result["config"]["correction_weight"] == 3.0
@@ -131,66 +153,69 @@ def test_a_tiny_training_run_gives_weights_the_policy_plays(tmp_path: Path) -> N
     assert tuned_meta["training"]["config"]["init"] == "nn.npz"
     assert str(tmp_path) not in json.dumps(tuned_meta)
     sp = tmp_path / "sp"
-    r = _mjbot("selfplay", "--variant", "riichi", "--policies", "nn,rulebased,nn,rulebased",
-               "--hands", "1", "--seed", "6", "--out", str(sp), MJBOT_NN_WEIGHTS=str(weights))
+    monkeypatch.setenv("MJBOT_NN_WEIGHTS", str(weights))
+    r = mjbot("selfplay", "--variant", "riichi", "--policies", "nn,rulebased,nn,rulebased",
+              "--hands", "1", "--seed", "6", "--out", str(sp))
     assert r.returncode == 0, r.stderr
 
 
-def test_mcr_trains_on_its_plan_planes_and_fine_tuning_keeps_the_encoding(tmp_path: Path
-                                                                          ) -> None:
+def test_mcr_trains_on_its_plan_planes_and_fine_tuning_keeps_the_encoding(
+        tmp_path: Path, nn_train: Run, mjbot: Run) -> None:
     """MCR weights are trained on encoding 2 (the plan planes); a fine-tune keeps the encoding
     of its start, and the policy plays the result."""
     from brain.nn.encoding import MCR_PLAN_ENCODING, num_planes
 
-    data, weights, result = _selfplay_and_train(tmp_path, "mcr", "mcr.npz", hands=1, epochs=1)
+    data, weights, result = _selfplay_and_train(nn_train, tmp_path, "mcr", "mcr.npz",
+                                                hands=1, epochs=1)
     assert result["encoding"] == MCR_PLAN_ENCODING
     net = Network.from_file(weights, "mcr")
     assert net.encoding == MCR_PLAN_ENCODING and net.shape.planes == num_planes(MCR_PLAN_ENCODING)
     tuned = tmp_path / "tuned.npz"
-    r = _mjbot("nn", "train", "--variant", "mcr", "--data", str(data), "--out", str(tuned),
-               "--epochs", "1", "--init", str(weights), "--threads", "1")
+    r = nn_train("--variant", "mcr", "--data", str(data), "--out", str(tuned),
+                 "--epochs", "1", "--init", str(weights), "--threads", "1")
     assert r.returncode == 0, r.stderr
     assert Network.from_file(tuned, "mcr").encoding == MCR_PLAN_ENCODING
-    r = _mjbot("arena", "--variant", "mcr", "--policies", f"nn@{tuned},rulebased,rulebased,"
-               "rulebased", "--hands", "1", "--seed", "6", "--no-log",
-               "--max-fallback-share", "0", "--json", str(tmp_path / "arena.json"))
+    r = mjbot("arena", "--variant", "mcr", "--policies", f"nn@{tuned},rulebased,rulebased,"
+              "rulebased", "--hands", "1", "--seed", "6", "--no-log",
+              "--max-fallback-share", "0", "--json", str(tmp_path / "arena.json"))
     assert r.returncode == 0, r.stderr  # not one decision answered for the network
     seated = json.loads((tmp_path / "arena.json").read_text())["policies"][f"nn@{tuned}"]
     assert seated["decisions"] > 0 and seated["fallbacks"] == 0
 
 
-def test_training_refuses_a_folder_without_a_dataset(tmp_path: Path) -> None:
-    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(tmp_path), "--out",
-               str(tmp_path / "w.npz"))
+def test_training_refuses_a_folder_without_a_dataset(tmp_path: Path, nn_train: Run) -> None:
+    r = nn_train("--variant", "riichi", "--data", str(tmp_path), "--out",
+                 str(tmp_path / "w.npz"))
     assert r.returncode == 2 and "no dataset here" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_a_diverged_run_writes_no_weights_and_says_why(tmp_path: Path) -> None:
+def test_a_diverged_run_writes_no_weights_and_says_why(tmp_path: Path, nn_train: Run) -> None:
     """A learning rate far too high gives a NaN loss: the run ends 1 with one line, and no
     file that would play garbage at a table is left behind."""
     data = _rulebased_riichi_data(tmp_path, 8)
     out = tmp_path / "w.npz"
-    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(out),
-               "--epochs", "1", "--channels", "8", "--blocks", "1", "--threads", "1",
-               "--lr", "1e12")
+    r = nn_train("--variant", "riichi", "--data", str(data), "--out", str(out),
+                 "--epochs", "1", "--channels", "8", "--blocks", "1", "--threads", "1",
+                 "--lr", "1e12")
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert "training diverged" in r.stderr and "nothing written" in r.stderr
     assert not out.exists()
-    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(out),
-               "--device", "no-such-device")
+    r = nn_train("--variant", "riichi", "--data", str(data), "--out", str(out),
+                 "--device", "no-such-device")
     assert r.returncode == 2 and "not a torch device" in r.stderr and not out.exists()
 
 
-def test_a_held_out_set_with_no_example_is_refused_not_scored_zero(tmp_path: Path) -> None:
+def test_a_held_out_set_with_no_example_is_refused_not_scored_zero(tmp_path: Path,
+                                                                   nn_train: Run) -> None:
     """--holdout datasets with no decision of the --policies learned (another teacher's
     games) trained on and printed 'held-out accuracy 0.0000', value mse 0.0000, into the
     weights' record too: figures of nothing. Now one line before training, no file."""
     sets = {name: _selfplay(tmp_path / name, "riichi", player, 1)
             for name, player in (("data", "rulebased"), ("held", "greedy"))}
     out = tmp_path / "w.npz"
-    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(sets["data"]), "--holdout",
-               str(sets["held"]), "--policies", "rulebased", "--out", str(out), "--epochs", "1",
-               "--channels", "8", "--blocks", "1", "--threads", "1")
+    r = nn_train("--variant", "riichi", "--data", str(sets["data"]), "--holdout",
+                 str(sets["held"]), "--policies", "rulebased", "--out", str(out), "--epochs", "1",
+                 "--channels", "8", "--blocks", "1", "--threads", "1")
     assert r.returncode == 2 and r.stdout == "", r.stdout
     assert r.stderr.splitlines() == [
         "mjbot nn: no held-out example: the --holdout datasets hold no decision with a choice "
@@ -246,17 +271,18 @@ def test_a_stopped_training_writes_the_weights_so_far_and_says_so(tmp_path: Path
             "whole)") in rest
 
 
-def test_a_training_stopped_before_its_first_step_writes_nothing(tmp_path: Path) -> None:
+def test_a_training_stopped_before_its_first_step_writes_nothing(tmp_path: Path,
+                                                                 nn_train: Run) -> None:
     data = _rulebased_riichi_data(tmp_path, 1)
     out = tmp_path / "w.npz"
-    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(out),
-               "--channels", "8", "--blocks", "1", "--threads", "1", "--stop-after", "1e-9")
+    r = nn_train("--variant", "riichi", "--data", str(data), "--out", str(out),
+                 "--channels", "8", "--blocks", "1", "--threads", "1", "--stop-after", "1e-9")
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.splitlines()[-1] == ("mjbot nn: stopped (--stop-after passed) before the "
                                          f"first training step: nothing written to {out}")
     assert not out.exists()
-    r = _mjbot("nn", "train", "--variant", "riichi", "--data", str(data), "--out", str(out),
-               "--stop-after", "-1")
+    r = nn_train("--variant", "riichi", "--data", str(data), "--out", str(out),
+                 "--stop-after", "-1")
     assert r.returncode == 2 and "--stop-after -1: needs a positive number" in r.stderr
 
 

@@ -226,8 +226,19 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
     Stopped before its first step, it writes nothing (:class:`StoppedBeforeTraining`)."""
     if config.correction_weight != 1.0 and not config.init:
         raise ValueError("a correction weight needs the starting weights (init)")
-    torch.manual_seed(config.seed)
+    threads = torch.get_num_threads()  # process-wide: the caller's count comes back after
     torch.set_num_threads(max(1, config.threads))
+    try:
+        return _train(variant, data, out, config, holdout_data, progress, stop)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(variant: str, data: Sequence[str | Path], out: str | Path, config: TrainConfig,
+           holdout_data: Sequence[str | Path] | None, progress: Any,
+           stop: Callable[[], str] | None) -> dict[str, Any]:
+    """:func:`train`'s run, on the thread count it set."""
+    torch.manual_seed(config.seed)
     start = time.monotonic()
     start_net = Network.from_file(config.init, variant) if config.init else None
     encoding = (start_net.encoding if start_net is not None
