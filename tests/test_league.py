@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from adapter.cli import main
 from adapter.commands.league import arena_file, difference, pairings
 from tests.serve_helpers import mjbot as _mjbot
 from tests.stop_helpers import stop_by_signal
@@ -99,14 +100,19 @@ def test_an_arena_kept_in_out_is_not_reused_once_its_weights_file_changed(tmp_pa
     assert "played with other options (weights_sha256" in changed.stderr
 
 
-def test_league_refuses_bad_members_in_one_line(tmp_path):
+def test_league_refuses_bad_members_in_one_line(tmp_path, monkeypatch, capsys):
+    """The command's entry point in this process (a refusal starts no game, so four Python
+    starts bought nothing: 2 s of the file); an exception escaping it fails the test, as a
+    traceback would."""
+    monkeypatch.chdir(tmp_path)
     for members, words in (("rulebased", "two or more"), ("rulebased,nope", "unknown policy"),
                            ("greedy,greedy", "more than once"),
                            ("rulebased,botzone:./x", "plays mcr, not riichi")):
-        r = _mjbot("league", "--members", members, "--hands", "4", cwd=tmp_path)
-        assert r.returncode == 2, (members, r.stdout)
-        assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
-        assert words in r.stderr, r.stderr
+        code = main(["league", "--members", members, "--hands", "4"])
+        out, err = capsys.readouterr()
+        assert code == 2, (members, out)
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+        assert words in err, err
 
 
 # ---------------------------------------------------------------------- stopped early

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from adapter.cli import main
 from adapter.local.arena import ArenaConfig
 from adapter.local.selfplay import SelfPlayConfig, run_selfplay
 from adapter.opponent_sets import MIXES
@@ -155,6 +156,14 @@ def run_cli(*args: str) -> tuple[int, str, str]:
     return r.returncode, r.stdout, r.stderr
 
 
+def refused(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """`mjbot ...` through its entry point in this process, for refusals, which read and play
+    nothing (a Python start each bought nothing): its exit status and stderr. An exception
+    escaping it fails the test, as a traceback in the child's stderr did."""
+    code = main(list(args))
+    return code, capsys.readouterr().err
+
+
 def test_cli_train_then_eval_prints_the_section_fields(riichi_sets, tmp_path) -> None:
     out = tmp_path / "m.npz"
     code, text, _ = run_cli("models", "train", "--variant", "riichi", "--data",
@@ -192,24 +201,25 @@ def test_cli_eval_builds_its_held_out_set_and_says_why_real_is_null() -> None:
     assert isinstance(r["baselines"]["tenpai_auc_calls"], float)
 
 
-def test_cli_refuses_an_unknown_variant_in_one_line() -> None:
-    code, _, err = run_cli("models", "eval", "--variant", "hanafuda")
+def test_cli_refuses_an_unknown_variant_in_one_line(capsys) -> None:
+    code, err = refused(capsys, "models", "eval", "--variant", "hanafuda")
     assert code == 2 and err.strip().splitlines() == [
         "mjbot models: unknown variant 'hanafuda' (riichi, mcr, taiwan16 or mass)"]
 
 
-def test_a_corrupted_models_file_is_refused_in_one_line(tmp_path) -> None:
+def test_a_corrupted_models_file_is_refused_in_one_line(tmp_path, capsys) -> None:
     """A cut or corrupted opponents file (a copy that did not finish) ended `models eval` in
     numpy's BadZipFile traceback. Now one line names the file and what it should be."""
     bad = tmp_path / "opponents_riichi.npz"
     bad.write_bytes(model_path("riichi").read_bytes()[:5000])
-    code, _, err = run_cli("models", "eval", "--variant", "riichi", "--model", str(bad))
+    code, err = refused(capsys, "models", "eval", "--variant", "riichi", "--model", str(bad))
     assert code == 2 and err.strip().splitlines() == [
         f"mjbot models: {bad} is not opponent models (the .npz that `mjbot models train` "
         "writes)"]
 
 
-def test_mc_seats_whose_models_cannot_be_read_are_refused_before_a_game(tmp_path) -> None:
+def test_mc_seats_whose_models_cannot_be_read_are_refused_before_a_game(tmp_path, capsys
+                                                                        ) -> None:
     """mc reads its opponent models (MJBOT_MC's or the seat's models=DIR) at each decision:
     missing or corrupted, it raised every time, and the arena or a self-play run played to
     the end on the fallback (an hour of --stop-after for a dataset of fallbacks), said only by
@@ -223,8 +233,8 @@ def test_mc_seats_whose_models_cannot_be_read_are_refused_before_a_game(tmp_path
                         (cut, f"{cut / 'opponents_riichi.npz'} is not opponent models")):
         out = tmp_path / "data"
         seat = f"mc@models={folder}"
-        code, _, err = run_cli("selfplay", "--policies", f"{seat},rulebased,rulebased,"
-                               "rulebased", "--hands", "1", "--out", str(out))
+        code, err = refused(capsys, "selfplay", "--policies", f"{seat},rulebased,rulebased,"
+                            "rulebased", "--hands", "1", "--out", str(out))
         assert code == 2 and len(err.strip().splitlines()) == 1, err[-2000:]
         assert err.startswith(f"mjbot selfplay: {seat}: {why}") and not out.exists()
 

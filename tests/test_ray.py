@@ -53,7 +53,7 @@ def figures(config: ArenaConfig, results) -> dict:
 @pytest.fixture(scope="module")
 def reference() -> tuple[ArenaConfig, dict]:
     """The process pool's figures (2 workers) for the arena the Ray tests play."""
-    config = ArenaConfig("mass", POLICIES, hands=160, seed=11, workers=2)
+    config = ArenaConfig("mass", POLICIES, hands=96, seed=11, workers=2)
     return config, figures(config, run_arena(config))
 
 
@@ -150,7 +150,7 @@ def mjbot(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[st
 def test_the_command_joins_a_cluster_by_address(cluster, reference, tmp_path):
     _, expected = reference
     address = ray.get_runtime_context().gcs_address
-    r = mjbot("arena", "--variant", "mass", "--policies", ",".join(POLICIES), "--hands", "160",
+    r = mjbot("arena", "--variant", "mass", "--policies", ",".join(POLICIES), "--hands", "96",
               "--seed", "11", "--no-log", "--ray", address, "--json", str(tmp_path / "a.json"))
     assert r.returncode == 0, r.stderr
     summary = json.loads((tmp_path / "a.json").read_text())
