@@ -118,7 +118,6 @@ class ExternalSeat:
             self.ahead = self._new_process()
         except SeatFault:
             return
-        self.pids.append(self.ahead.pid)
 
     def observe(self, event: Any) -> None:
         self.state.apply(event)
@@ -165,14 +164,15 @@ class ExternalSeat:
         raise NotImplementedError
 
     def _new_process(self) -> LineProcess:
-        return LineProcess([*self.argv, str(self.seat)] if self.seat_argument else self.argv)
+        proc = LineProcess([*self.argv, str(self.seat)] if self.seat_argument else self.argv)
+        self.pids.append(proc.pid)
+        return proc
 
     def _launch(self) -> LineProcess:
         """The program's run: the one started ahead for this game, else a new one."""
         proc, self.ahead = self.ahead, None
         if proc is None:
             proc = self._new_process()
-            self.pids.append(proc.pid)
         proc.heard = self.heard
         self.proc = proc
         return proc
