@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from adapter.cli import main
 from adapter.local.arena import ArenaConfig, run_arena, summarize
 from adapter.local.external import SeatLimits, external_seat
 from adapter.local.external.process import LineProcess, NoClient, SeatFault
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import seat_for
 from replay.log import read_log
+from tests.in_process import mjbot_here
 from tests.serve_helpers import free_port, mjbot
 
 PY = sys.executable
@@ -506,11 +506,8 @@ def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 def _refusal(capsys, *args: str) -> tuple[int, str]:
     """``mjbot ARGS`` run in this process (a refusal comes before any program or game is
     started, so a process of its own showed nothing more): its exit status and stderr."""
-    try:
-        status = main(list(args))
-    except SystemExit as exc:  # argparse's usage errors
-        status = exc.code if isinstance(exc.code, int) else 1
-    return status, capsys.readouterr().err
+    r = mjbot_here(capsys, *args)  # argparse's usage errors: their exit status
+    return r.returncode, r.stderr
 
 
 def test_a_platform_for_another_variant_is_refused_in_one_line(capsys):

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from adapter.cli import main
 from adapter.commands.league import arena_file, difference, pairings
+from tests.in_process import mjbot_here
 from tests.serve_helpers import mjbot as _mjbot
 from tests.stop_helpers import stop_by_signal
 
@@ -108,8 +108,8 @@ def test_league_refuses_bad_members_in_one_line(tmp_path, monkeypatch, capsys):
     for members, words in (("rulebased", "two or more"), ("rulebased,nope", "unknown policy"),
                            ("greedy,greedy", "more than once"),
                            ("rulebased,botzone:./x", "plays mcr, not riichi")):
-        code = main(["league", "--members", members, "--hands", "4"])
-        out, err = capsys.readouterr()
+        r = mjbot_here(capsys, "league", "--members", members, "--hands", "4")
+        code, out, err = r.returncode, r.stdout, r.stderr
         assert code == 2, (members, out)
         assert "Traceback" not in err and len(err.strip().splitlines()) == 1
         assert words in err, err

@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adapter.cli import main
 from adapter.local.arena import ArenaConfig
 from adapter.local.selfplay import SelfPlayConfig, run_selfplay
 from adapter.opponent_sets import MIXES
@@ -24,6 +23,7 @@ from replay.dataset.snapshot import restore
 from replay.learning.opponents import data as D
 from replay.learning.opponents.evaluate import evaluate
 from replay.learning.opponents.train import quick_config, train
+from tests.in_process import mjbot_here
 
 
 def selfplay(out: Path, variant: str, hands: int, seed: int) -> list[Path]:
@@ -160,8 +160,8 @@ def refused(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     """`mjbot ...` through its entry point in this process, for refusals, which read and play
     nothing (a Python start each bought nothing): its exit status and stderr. An exception
     escaping it fails the test, as a traceback in the child's stderr did."""
-    code = main(list(args))
-    return code, capsys.readouterr().err
+    r = mjbot_here(capsys, *args)
+    return r.returncode, r.stderr
 
 
 def test_cli_train_then_eval_prints_the_section_fields(riichi_sets, tmp_path) -> None:

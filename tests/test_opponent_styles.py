@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adapter.cli import main
 from adapter.local.arena import ArenaConfig
 from adapter.local.selfplay import SelfPlayConfig, run_selfplay
 from adapter.opponent_sets import STYLE_EVAL_SEED, style_set_dir
@@ -26,6 +25,7 @@ from replay.learning.opponents.metrics import (
     bootstrap_ci,
 )
 from replay.learning.opponents.train import quick_config, train
+from tests.in_process import mjbot_here
 from tests.serve_helpers import mjbot
 
 MIXED = ("style:open", "rulebased", "style:defensive", "rulebased")
@@ -158,8 +158,8 @@ def test_cli_refuses_bad_style_arguments_in_one_line(args, message, capsys) -> N
     """The command's entry point in this process: a refusal plays and reads nothing, so a
     Python start each bought nothing (0.5 s apiece); an exception escaping it fails the test,
     as a traceback would."""
-    code = main(["models", "eval", "--variant", "riichi", "--hands", "2", *args])
-    err = capsys.readouterr().err
+    r = mjbot_here(capsys, "models", "eval", "--variant", "riichi", "--hands", "2", *args)
+    code, err = r.returncode, r.stderr
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert err.startswith(message) and "Traceback" not in err
 

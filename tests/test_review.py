@@ -31,6 +31,7 @@ from replay.review.evaluators import (
 )
 from replay.review.game import review
 from replay.review.registry import evaluator_for
+from tests.in_process import mjbot_here
 from tests.review_positions import legal, riichi_turn
 from tests.shared_data import BOTZONE_JUDGE_LOG, DATA, MJAI_GAME
 
@@ -52,11 +53,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.Completed
     """``mjbot ARGS`` in this process, as :func:`_mjbot` runs it in a child: the tests that
     read a command's output need no interpreter start-up of their own (a failure's traceback
     would fail the test here; test_review_command_errors_are_one_line keeps the child)."""
-    from adapter.cli import main
-
-    code = main(["--log-level", "warning", *args])
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(["mjbot", *args], code, out, err)
+    return mjbot_here(capsys, "--log-level", "warning", *args)
 
 
 def _distinct(actions: list[object]) -> int:
