@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from adapter.local.external import SeatReport
 from adapter.local.game import GameConfig, play_game
-from adapter.local.seat import policy_environment, seat_for, seat_specs, split_label
+from adapter.local.seat import pair_key, policy_environment, seat_for, seat_specs, split_label
 from adapter.local.stopping import StopRequest, play_in_process, play_units, stop_reason_text
 from adapter.local.timing import DecisionTimes
 from brain.rules.variant import variant_of
@@ -300,7 +300,8 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
         # A - B is not exactly row A - row B where games differ in length; README: arena)
         diffs = [_per_hand(r.stats[a]) - _per_hand(r.stats[b]) for r in results]
         value, lo, hi = ratio_ci(diffs, [1.0] * len(diffs))
-        differences[f"{a}-{b}"] = {"points_per_hand": value, "ci95": [lo, hi]}
+        differences[pair_key(a, b)] = {"a": a, "b": b, "points_per_hand": value,
+                                       "ci95": [lo, hi]}
     return {
         "variant": config.variant, "policies_seated": list(labels),
         "specs": config.specs(),  # label -> the seat it stands for (the command, the policy)
@@ -331,7 +332,7 @@ def paired_difference(summary: dict[str, Any], a: str, b: str
     (which key each pair by the names in sorted order, so the pair may come as B - A: then
     the difference and its interval change sign)."""
     first, second = sorted((a, b))
-    d = summary["differences"][f"{first}-{second}"]
+    d = summary["differences"][pair_key(first, second)]
     value, (lo, hi) = d["points_per_hand"], d["ci95"]
     if first == a:
         return value, [lo, hi]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Iterable
@@ -125,7 +126,25 @@ def seat_specs(names: Iterable[str]) -> dict[str, str]:
         if specs.setdefault(label, spec) != spec:
             raise ValueError(f"label {label!r} names two players: {specs[label]!r} and "
                              f"{spec!r} (a label must mean one player)")
+    _check_pair_keys(specs)
     return specs
+
+
+def pair_key(a: str, b: str) -> str:
+    """The key of A - B in a summary's ``differences``: the two names, A first, joined by '-'."""
+    return f"{a}-{b}"
+
+
+def _check_pair_keys(specs: dict[str, str]) -> None:
+    """Names may hold '-' (labels, outside programs' commands), so two pairs could share one
+    ``A-B`` key and one difference overwrite the other in the figures: refuse such names."""
+    seen: dict[str, tuple[str, str]] = {}
+    for a, b in itertools.combinations(sorted(specs), 2):
+        other = seen.setdefault(pair_key(a, b), (a, b))
+        if other != (a, b):
+            raise ValueError(f"seats {other[0]!r} - {other[1]!r} and {a!r} - {b!r} would share "
+                             f"the difference key {pair_key(a, b)!r}: label one of them "
+                             "(LABEL=SEAT)")
 
 
 def seat_for(variant: str, seat: int, name: str, seat_limit: float | None = None,
