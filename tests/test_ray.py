@@ -131,12 +131,14 @@ def test_selfplay_shards_are_the_local_runs_whoever_writes_them(cluster, tmp_pat
 
 def test_mc_weights_are_read_once_per_worker_not_once_per_unit(cluster, monkeypatch):
     monkeypatch.setenv("MJBOT_MC", "playouts=2")  # travels to the workers with the tasks
-    config = ArenaConfig("mcr", ("mc", "rulebased", "rulebased", "rulebased"), hands=24, seed=2)
+    # 3 units of 4 hands over 2 workers: more units than workers, so a read per unit would
+    # count 3 reads against at most 2 worker processes
+    config = ArenaConfig("mcr", ("mc", "rulebased", "rulebased", "rulebased"), hands=12, seed=2)
     run = RayRun(cluster, 2)
     results = run_arena(config, None, run)
     tally = run.figures(len(results))
     assert sum(r.illegal for r in results) == 0 and not any(r.errors for r in results)
-    assert tally["units"] == 6 and 1 <= tally["worker_processes"] <= 2
+    assert tally["units"] == 3 and 1 <= tally["worker_processes"] <= 2
     assert tally["weight_reads"] == tally["worker_processes"]
 
 
