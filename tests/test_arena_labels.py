@@ -14,7 +14,7 @@ import pytest
 from adapter.local.arena import ArenaConfig, run_arena, summarize
 from adapter.local.seat import seat_for, seat_specs, split_label
 from replay.log import read_log
-from tests.serve_helpers import mjbot
+from tests.in_process import mjbot_here
 
 PY = sys.executable
 # our own mjai bot as an outside program; its command holds an "=" of its own
@@ -69,11 +69,12 @@ def test_one_label_means_one_player():
         config.players(config.arrangements()[0])  # not one of them quietly
 
 
-def test_three_labelled_outside_seats_are_one_row_with_the_unlabelled_figures(tmp_path):
+def test_three_labelled_outside_seats_are_one_row_with_the_unlabelled_figures(tmp_path,
+                                                                             capsys):
     out, logs = tmp_path / "a.json", tmp_path / "logs"
-    done = mjbot("--log-level", "error", "arena", "--policies",
+    done = mjbot_here(capsys, "--log-level", "error", "arena", "--policies",
                  f"greedy,rb={RB},rb={RB},rb={RB}", "--hands", "1", "--seed", "7",
-                 "--seat-limit", "30", "--json", str(out), "--log-dir", str(logs), timeout=600)
+                 "--seat-limit", "30", "--json", str(out), "--log-dir", str(logs))
     assert done.returncode == 0, done.stderr
     labelled = json.loads(out.read_text())
     assert list(labelled["policies"]) == ["greedy", "rb"]
@@ -107,9 +108,9 @@ def test_three_labelled_outside_seats_are_one_row_with_the_unlabelled_figures(tm
         assert {d.policy for d in log.decisions()} == {"greedy", "rb"}
 
 
-def test_league_and_selfplay_name_members_by_label(tmp_path):
+def test_league_and_selfplay_name_members_by_label(tmp_path, capsys):
     out = tmp_path / "league.json"
-    done = mjbot("league", "--members", "rb=rulebased,g=greedy,closed=style:closed",
+    done = mjbot_here(capsys, "league", "--members", "rb=rulebased,g=greedy,closed=style:closed",
                  "--hands", "4", "--seed", "3", "--json", str(out), "--out",
                  str(tmp_path / "arenas"))
     assert done.returncode == 0, done.stderr
@@ -126,8 +127,8 @@ def test_league_and_selfplay_name_members_by_label(tmp_path):
         "g", "rb", "rb"]
     # the same members unlabelled: the same table under the policies' own names
     plain = tmp_path / "plain.json"
-    again = mjbot("league", "--members", "rulebased,greedy,style:closed", "--hands", "4",
-                  "--seed", "3", "--json", str(plain))
+    again = mjbot_here(capsys, "league", "--members", "rulebased,greedy,style:closed",
+                       "--hands", "4", "--seed", "3", "--json", str(plain))
     assert again.returncode == 0, again.stderr
     names = {"rb": "rulebased", "g": "greedy", "closed": "style:closed"}
     unlabelled = json.loads(plain.read_text())["table"]
@@ -137,8 +138,9 @@ def test_league_and_selfplay_name_members_by_label(tmp_path):
             assert cell["points_per_hand"] == theirs["points_per_hand"]
             assert cell["ci95"] == theirs["ci95"] and cell["avg_rank"] == theirs["avg_rank"]
 
-    sp = mjbot("--log-level", "error", "selfplay", "--policies", "g=greedy,rb=rulebased,"
-               "g=greedy,rb=rulebased", "--hands", "1", "--out", str(tmp_path / "ds"), "--json")
+    sp = mjbot_here(capsys, "--log-level", "error", "selfplay", "--policies",
+                    "g=greedy,rb=rulebased,g=greedy,rb=rulebased", "--hands", "1", "--out",
+                    str(tmp_path / "ds"), "--json")
     assert sp.returncode == 0, sp.stderr
     assert set(json.loads(sp.stdout)["fallbacks"]) == {"g", "rb"}
     manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
@@ -147,12 +149,12 @@ def test_league_and_selfplay_name_members_by_label(tmp_path):
 
 
 @pytest.mark.parametrize("command", ["arena", "league", "selfplay"])
-def test_one_label_for_two_seats_is_refused_before_any_game(command, tmp_path):
+def test_one_label_for_two_seats_is_refused_before_any_game(command, tmp_path, capsys):
     seats = f"rb={RB},rb=rulebased,greedy,greedy"
     args = {"arena": ["--policies", seats, "--log-dir", str(tmp_path / "logs")],
             "league": ["--members", f"rb={RB},rb=rulebased,greedy"],
             "selfplay": ["--policies", seats, "--out", str(tmp_path / "ds")]}[command]
-    done = mjbot(command, *args, "--hands", "1")
+    done = mjbot_here(capsys, command, *args, "--hands", "1")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == (f"mjbot {command}: label 'rb' names two players: {RB!r} "
                                    "and 'rulebased' (a label must mean one player)")
@@ -162,25 +164,27 @@ def test_one_label_for_two_seats_is_refused_before_any_game(command, tmp_path):
 @pytest.mark.parametrize(("command", "label"), [
     ("arena", ""), ("arena", "r b"), ("arena", "rb!"), ("arena", "x" * 25),
     ("league", "rb/1"), ("selfplay", "")])
-def test_a_bad_label_is_refused_in_one_line(command, label, tmp_path):
+def test_a_bad_label_is_refused_in_one_line(command, label, tmp_path, capsys):
     seat = f"{label}={RB}"
     args = {"arena": ["--policies", f"{seat},greedy,greedy,greedy"],
             "league": ["--members", f"{seat},greedy"],
             "selfplay": ["--policies", f"{seat},greedy,greedy,greedy",
                          "--out", str(tmp_path / "ds")]}[command]
-    done = mjbot(command, *args, "--hands", "1")
+    done = mjbot_here(capsys, command, *args, "--hands", "1")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == (f"mjbot {command}: seat {seat!r}: a label (LABEL=SEAT) is "
                                    f"1 to 24 letters, digits, '_', '-' or '.', not {label!r}")
 
 
-def test_a_labelled_seat_that_cannot_play_is_refused_naming_its_label():
-    done = mjbot("arena", "--policies", "rb=mjai:,greedy,greedy,greedy", "--hands", "1")
+def test_a_labelled_seat_that_cannot_play_is_refused_naming_its_label(capsys):
+    done = mjbot_here(capsys, "arena", "--policies", "rb=mjai:,greedy,greedy,greedy",
+                      "--hands", "1")
     assert done.returncode == 2
     assert done.stderr.strip() == "mjbot arena: label 'rb': 'mjai:': no command after mjai:"
-    done = mjbot("arena", "--variant", "mcr", "--policies", f"rb={RB},greedy,greedy,greedy")
+    done = mjbot_here(capsys, "arena", "--variant", "mcr", "--policies",
+                      f"rb={RB},greedy,greedy,greedy")
     assert done.returncode == 2 and "plays riichi, not mcr" in done.stderr
-    done = mjbot("league", "--members", "rb=rulebased,rb=rulebased", "--hands", "1")
+    done = mjbot_here(capsys, "league", "--members", "rb=rulebased,rb=rulebased", "--hands", "1")
     assert done.returncode == 2 and "--members names rb more than once" in done.stderr
 
 
@@ -197,9 +201,9 @@ def test_an_mc_seat_carries_its_own_options_over_the_environments(monkeypatch):
     assert player.name == "b"
 
 
-def test_two_mc_configurations_sit_at_one_table_and_a_bad_option_is_refused(tmp_path):
+def test_two_mc_configurations_sit_at_one_table_and_a_bad_option_is_refused(tmp_path, capsys):
     out = tmp_path / "a.json"
-    done = mjbot("arena", "--variant", "mcr", "--policies",
+    done = mjbot_here(capsys, "arena", "--variant", "mcr", "--policies",
                  "a=mc@plan=false;playouts=8,b=mc@playouts=8,rulebased,rulebased",
                  "--hands", "12", "--seed", "3", "--no-log", "--json", str(out))
     assert done.returncode == 0, done.stderr
@@ -207,30 +211,33 @@ def test_two_mc_configurations_sit_at_one_table_and_a_bad_option_is_refused(tmp_
     assert summary["specs"]["a"] == "mc@plan=false;playouts=8"
     assert {"a", "b", "rulebased"} == set(summary["policies"])
     assert summary["policies"]["a"]["fallbacks"] == 0
-    done = mjbot("arena", "--policies", "mc@plan=maybe,greedy,greedy,greedy", "--hands", "1")
+    done = mjbot_here(capsys, "arena", "--policies", "mc@plan=maybe,greedy,greedy,greedy",
+                      "--hands", "1")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == ("mjbot arena: seat 'mc@plan=maybe': mc: plan needs a bool, "
                                    "got 'maybe'")
 
 
 @pytest.mark.parametrize("command", ["arena", "league"])
-def test_json_dash_is_stdout_and_an_unwritable_file_is_named(command, tmp_path):
+def test_json_dash_is_stdout_and_an_unwritable_file_is_named(command, tmp_path, capsys,
+                                                            monkeypatch):
     """``--json -`` puts the figures onto stdout as one JSON document (the text goes to
     stderr) and writes no file called ``-``; a --json path that cannot be written is the
     user's error, named, with no traceback, before any game is played."""
     seats = (["--policies", "rulebased,greedy,greedy,greedy"] if command == "arena"
              else ["--members", "rulebased,greedy"])
     quiet = ["--no-log"] if command == "arena" else []
-    done = mjbot(command, *seats, "--hands", "8", "--seed", "5", *quiet, "--json", "-",
-                 cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    done = mjbot_here(capsys, command, *seats, "--hands", "8", "--seed", "5", *quiet, "--json",
+                      "-")
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout)
     assert figures["variant"] == "riichi"
     assert "rulebased" in done.stderr  # the table, for the person at the terminal
     assert not (tmp_path / "-").exists()
     bad = tmp_path / "no-such-dir" / "out.json"
-    done = mjbot(command, *seats, "--hands", "4", "--seed", "5", *quiet, "--json",
-                 str(bad), cwd=tmp_path)
+    done = mjbot_here(capsys, command, *seats, "--hands", "4", "--seed", "5", *quiet,
+                      "--json", str(bad))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"--json {bad}: no folder {bad.parent}" in done.stderr
     assert "hands in" not in done.stderr + done.stdout  # refused before the arena

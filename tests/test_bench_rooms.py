@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -18,13 +19,22 @@ from typing import Any
 import pytest
 
 from adapter.commands.bench import BENCHES, bench_parser
+from tests.in_process import mjbot_here
 from tests.serve_helpers import mjbot
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _mjbot(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return mjbot(*args, timeout=timeout, cwd=ROOT)
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def bench_here(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Run:
+    """``mjbot ARGS`` in the test process, from the checkout (the data paths are relative
+    to it): these tests start no signal and need no process of the bench's own, and each
+    child paid ~0.3 s of CPU for Python's start and mjbot's imports."""
+    monkeypatch.chdir(ROOT)
+    return lambda *args: mjbot_here(capsys, *args)
 
 
 def _options() -> dict[str, set[str]]:
@@ -66,16 +76,16 @@ def test_the_mjbot_parser_imports_no_bench() -> None:
     assert out == "[]"
 
 
-def test_bench_help_lists_every_bench() -> None:
-    r = _mjbot("bench", "-h")
+def test_bench_help_lists_every_bench(bench_here: Run) -> None:
+    r = bench_here("bench", "-h")
     assert r.returncode == 0, r.stderr
     for name in BENCHES:
         assert f"\n    {name}" in r.stdout, name
 
 
-def test_bench_log_prints_its_figure_and_writes_json(tmp_path: Path) -> None:
+def test_bench_log_prints_its_figure_and_writes_json(tmp_path: Path, bench_here: Run) -> None:
     out = tmp_path / "log.json"
-    r = _mjbot("bench", "log", "--frames", "200", "--json", str(out))
+    r = bench_here("bench", "log", "--frames", "200", "--json", str(out))
     assert r.returncode == 0, r.stderr
     result = json.loads(out.read_text())
     assert result["frames"] == 200 and result["ratio_vs_json_lines"] > 0
@@ -83,29 +93,30 @@ def test_bench_log_prints_its_figure_and_writes_json(tmp_path: Path) -> None:
 
 
 def test_a_json_file_that_cannot_be_written_is_refused_before_the_bench_runs(
-        tmp_path: Path) -> None:
-    r = _mjbot("bench", "arena", "--json", str(tmp_path / "no-such-folder" / "out.json"))
+        tmp_path: Path, bench_here: Run) -> None:
+    r = bench_here("bench", "arena", "--json", str(tmp_path / "no-such-folder" / "out.json"))
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip() == (f"mjbot bench: --json {tmp_path}/no-such-folder/out.json: no "
                                 f"folder {tmp_path}/no-such-folder")
-    r = _mjbot("bench", "log", "--json", str(tmp_path))
+    r = bench_here("bench", "log", "--json", str(tmp_path))
     assert r.returncode == 2 and r.stderr.strip() == f"mjbot bench: --json {tmp_path}: is a " \
                                                      "folder"
     # a folder that is there but a file that cannot be made in it: the bench ran, printed
     # its table, and only then failed to write
     unwritable = tmp_path / ("x" * 300 + ".json")
-    r = _mjbot("bench", "log", "--frames", "4", "--json", str(unwritable))
+    r = bench_here("bench", "log", "--frames", "4", "--json", str(unwritable))
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip() == f"mjbot bench: --json {unwritable}: File name too long"
     assert list(tmp_path.iterdir()) == []
 
 
-def test_bench_serve_writes_its_json_on_a_short_loopback_run(tmp_path: Path) -> None:
+def test_bench_serve_writes_its_json_on_a_short_loopback_run(tmp_path: Path,
+                                                            bench_here: Run) -> None:
     """The serve load bench as `mjbot bench serve`: the fake Tenhou server, the status server
     and the load process on loopback, a half-second warm-up and two half-second phases."""
     out = tmp_path / "serve.json"
-    r = _mjbot("bench", "serve", "--seconds", "0.5", "--warmup", "0.5", "--practice", "0",
-               "--rate", "20", "--probe-rate", "5", "--json", str(out))
+    r = bench_here("bench", "serve", "--seconds", "0.5", "--warmup", "0.5", "--practice", "0",
+                   "--rate", "20", "--probe-rate", "5", "--json", str(out))
     assert r.returncode == 0, r.stderr
     result = json.loads(out.read_text())
     assert result["seconds"] == 0.5 and result["practice_sessions"] == 0
@@ -141,23 +152,24 @@ def test_bench_serve_writes_its_json_on_a_short_loopback_run(tmp_path: Path) -> 
     (("--viewer", "501"), "--viewer 501: 0..500 clients"),
 ])
 def test_bench_serve_refuses_a_bad_option_in_one_line(option: tuple[str, str],
-                                                      error: str) -> None:
+                                                      error: str, bench_here: Run) -> None:
     """A rate of nan or inf passed the check (nan < 0 is false) and was the load process's
     ValueError and the bench's JSONDecodeError, tracebacks both; and a bad option was
     answered with the whole list of constraints (`--rate -1`: "--viewer must be 0..500,
     --seconds in (0, 600], ..."), not the option that was wrong."""
-    r = _mjbot("bench", "serve", "--warmup", "0.5", "--practice", "0", *option, timeout=60)
+    r = bench_here("bench", "serve", "--warmup", "0.5", "--practice", "0", *option)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
     assert r.stderr.strip() == f"mjbot bench: {error}"
 
 
-def test_a_bench_over_its_fallback_share_exits_1_with_one_line(tmp_path: Path) -> None:
+def test_a_bench_over_its_fallback_share_exits_1_with_one_line(tmp_path: Path,
+                                                              bench_here: Run) -> None:
     """bench mc --soak (as bench arena and bench mjai) ends with fallback_verdict, which
     names the command: the bench's own namespace had none, so a share over the threshold
     was an AttributeError traceback instead of its one line."""
     out = tmp_path / "mc.json"
-    r = _mjbot("bench", "mc", "--positions", "1", "--seconds", "0.05", "--budgets", "0.05",
-               "--soak", "1", "--limit", "0.001", "--json", str(out))
+    r = bench_here("bench", "mc", "--positions", "1", "--seconds", "0.05", "--budgets", "0.05",
+                   "--soak", "1", "--limit", "0.001", "--json", str(out))
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.splitlines()[-1].startswith("mjbot bench mc: policy mc fell back in ")
     assert json.loads(out.read_text())["soak"]["fallbacks"]["mc"]["fallbacks"] > 0
@@ -180,18 +192,19 @@ def test_a_bench_writes_its_json_when_the_reader_of_the_table_has_gone(tmp_path:
     ("mc", "--positions", "1", "--seconds", "0.05", "--budgets", "0.05", "--compare",
      "--reference", "-4"),
 ])
-def test_a_negative_count_of_playouts_is_refused_in_one_line(args: tuple[str, ...]) -> None:
+def test_a_negative_count_of_playouts_is_refused_in_one_line(args: tuple[str, ...],
+                                                             bench_here: Run) -> None:
     """These reached mc's config, whose ValueError was a traceback after the bench had run."""
-    r = _mjbot("bench", *args)
+    r = bench_here("bench", *args)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
     assert r.stderr.splitlines()[-1].endswith(f"a whole number of at least 1, not '{args[-1]}'")
 
 
 @pytest.mark.parametrize("batch", ["-3", "0"])
-def test_bench_shanten_refuses_an_empty_or_negative_batch(batch: str) -> None:
+def test_bench_shanten_refuses_an_empty_or_negative_batch(batch: str, bench_here: Run) -> None:
     """-3 was numpy's ValueError (a traceback); 0 measured nothing and printed
     "batched 0 hands/s" and a ratio of 0.0 as if figures."""
-    r = _mjbot("bench", "shanten", "--hands", "50", "--seconds", "0.05", "--batch", batch)
+    r = bench_here("bench", "shanten", "--hands", "50", "--seconds", "0.05", "--batch", batch)
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == "", r.stderr[-500:]
     assert r.stderr.splitlines()[-1].endswith(f"--batch: a whole number of at least 1, not "
                                               f"'{batch}'")
@@ -208,40 +221,40 @@ MC = ("mc", "--positions", "1", "--seconds", "0.05", "--budgets", "0.05")
     (("botzone", "--late-turns", "-3"), "--late-turns: a whole number of at least 0, not '-3'"),
 ])
 def test_a_count_or_limit_that_measures_nothing_is_refused(args: tuple[str, ...],
-                                                           error: str) -> None:
+                                                           error: str, bench_here: Run) -> None:
     """These ran as if meant: a soak whose every decision was late, an empty calibration
     table of 0.0%, a whole Botzone bench with no late turn timed."""
-    r = _mjbot("bench", *args, timeout=60)
+    r = bench_here("bench", *args)
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == "", r.stderr[-500:]
     assert r.stderr.splitlines()[-1].endswith(error)
 
 
-def test_bench_mc_refuses_models_it_cannot_read(tmp_path: Path) -> None:
+def test_bench_mc_refuses_models_it_cannot_read(tmp_path: Path, bench_here: Run) -> None:
     """--models DIR without the variant's weights ran with flat opponents and left out the
     decisions (and --soak, --compare) with exit 0; a file that is no weights was numpy's
     ValueError traceback."""
-    r = _mjbot("bench", *MC, "--soak", "2", "--models", str(tmp_path))
+    r = bench_here("bench", *MC, "--soak", "2", "--models", str(tmp_path))
     assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.strip() == (f"mjbot bench: --models {tmp_path}: mc: no opponent models "
                                 f"for 'riichi' at {tmp_path}/opponents_riichi.npz")
     (tmp_path / "opponents_riichi.npz").write_text("not weights")
-    r = _mjbot("bench", *MC, "--models", str(tmp_path))
+    r = bench_here("bench", *MC, "--models", str(tmp_path))
     assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
     assert len(r.stderr.splitlines()) == 1
     assert "opponents_riichi.npz is not opponent model weights" in r.stderr
-    r = _mjbot("bench", *MC, "--models", str(ROOT / "brain" / "data"))  # the shipped ones
+    r = bench_here("bench", *MC, "--models", str(ROOT / "brain" / "data"))  # the shipped ones
     assert r.returncode == 0 and "budget 0.05 s" in r.stdout, r.stderr
 
 
 def test_bench_arena_of_one_other_variant_claims_no_riichi_figure_and_rates_vs_tsumogiri(
-        tmp_path: Path) -> None:
+        tmp_path: Path, bench_here: Run) -> None:
     """`bench arena --variant mass` printed "target: >= 200 riichi hands/s ...; reached 0.0"
     and wrote 0.0: a figure for a table it never played. Its rows are the rates of every
     policy against the tsumogiri table, each played with no fallback (one wall set a run:
     --units 1; the same command checked both, in test_arena.py and here, before)."""
     out = tmp_path / "arena.json"
-    r = _mjbot("bench", "arena", "--variant", "mass", "--repeats", "1", "--units", "1",
-               "--json", str(out))
+    r = bench_here("bench", "arena", "--variant", "mass", "--repeats", "1", "--units", "1",
+                   "--json", str(out))
     assert r.returncode == 0, r.stderr
     assert "riichi" not in r.stdout
     result = json.loads(out.read_text())
@@ -256,38 +269,40 @@ def test_bench_arena_of_one_other_variant_claims_no_riichi_figure_and_rates_vs_t
         assert f["decisions"] > 0 and f["fallbacks"] == 0, name
 
 
-def test_the_repeats_help_says_what_the_benches_do() -> None:
+def test_the_repeats_help_says_what_the_benches_do(bench_here: Run) -> None:
     """bench botzone's --repeats said "the best counts" of timings it takes the median of;
     bench arena's said "runs of the same walls" where each run plays walls of its own."""
-    r = _mjbot("bench", "botzone", "-h")
+    r = bench_here("bench", "botzone", "-h")
     assert "their median counts" in " ".join(r.stdout.split())
-    r = _mjbot("bench", "arena", "-h")
+    r = bench_here("bench", "arena", "-h")
     assert "runs, each on walls of its own, the best counts" in " ".join(r.stdout.split())
 
 
-def test_bench_commentary_refuses_an_empty_list_of_policies() -> None:
+def test_bench_commentary_refuses_an_empty_list_of_policies(bench_here: Run) -> None:
     """`--policies ,,` measured nothing and printed the anchors' row alone, exit 0."""
-    r = _mjbot("bench", "commentary", "tests/data/botzone_judge_log.json", "--policies", ",,")
+    r = bench_here("bench", "commentary", "tests/data/botzone_judge_log.json", "--policies",
+                   ",,")
     assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.startswith("mjbot bench: --policies ',,': no ranking named (known: ")
 
 
-def test_bench_serve_refuses_two_loads() -> None:
+def test_bench_serve_refuses_two_loads(bench_here: Run) -> None:
     """`--viewer N --rate R`: the viewer load ran, the rate was ignored yet written into the
     JSON as the run's rate."""
-    r = _mjbot("bench", "serve", "--viewer", "2", "--rate", "50", "--seconds", "0.5",
-               "--warmup", "0", "--practice", "0", timeout=60)
+    r = bench_here("bench", "serve", "--viewer", "2", "--rate", "50", "--seconds", "0.5",
+                   "--warmup", "0", "--practice", "0")
     assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.strip() == "mjbot bench: --rate and --viewer are two loads: give one"
 
 
-def test_bench_botzone_says_whose_keep_running_turns_it_timed(tmp_path: Path) -> None:
+def test_bench_botzone_says_whose_keep_running_turns_it_timed(tmp_path: Path,
+                                                             bench_here: Run) -> None:
     """The keep-running figures are the match's rulebased bots' whatever --policy is; with
     --policy mc they read as mc's sub-millisecond turns. One keep-running match of the
     four (--matches 1): whose turns they are does not depend on how many were played."""
     out = tmp_path / "botzone.json"
-    r = _mjbot("bench", "botzone", "--policy", "tsumogiri", "--repeats", "1", "--matches", "1",
-               "--json", str(out), timeout=170)
+    r = bench_here("bench", "botzone", "--policy", "tsumogiri", "--repeats", "1", "--matches", "1",
+                   "--json", str(out))
     assert r.returncode == 0, r.stderr[-500:]
     result = json.loads(out.read_text())
     assert result["policy"] == "tsumogiri" and result["keep_running_policy"] == "rulebased"

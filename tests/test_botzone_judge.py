@@ -6,6 +6,7 @@ import sys
 from adapter.fakes.botzone_judge import BotProcess, BotzoneJudge
 from adapter.platforms.botzone import KEEP_RUNNING
 from replay.formats import botzone_log
+from tests.in_process import mjbot_here
 
 # A keep-running bot in simple interaction that plays each tile it draws and passes on every
 # other line: the opponents of a bot under test whose verdict is all a test looks at (an
@@ -84,13 +85,12 @@ def test_a_silent_or_slow_bot():
     assert judge.play().verdicts == {3: "TLE"}
 
 
-def test_the_judge_soak_fails_when_its_bots_fall_back(tmp_path):
+def test_the_judge_soak_fails_when_its_bots_fall_back(tmp_path, capsys, monkeypatch):
     """`mjbot botzone-judge` passed a soak whose bots fell back on every answer (only
     verdicts failed it): here mc whose MCR opponent models load but fail every estimate.
-    Its summary now counts the fallbacks per mode, and any fails the run in one line."""
+    Its summary now counts the fallbacks per mode, and any fails the run in one line. The
+    judge runs in the test process (its four bots are the processes that matter)."""
     import json
-    import os
-    import subprocess
 
     import numpy as np
 
@@ -102,18 +102,16 @@ def test_the_judge_soak_fails_when_its_bots_fall_back(tmp_path):
         arrays = {k: shipped[k] for k in shipped.files}
     arrays["tenpai.wx"] = arrays["tenpai.wx"][:-1]  # one input short: every estimate fails
     np.savez(folder / "opponents_mcr.npz", **arrays)
-    done = subprocess.run(
-        [sys.executable, "-m", "adapter.cli", "botzone-judge", "--games", "1", "--modes",
-         "keep", "--policy", "mc"], capture_output=True, text=True, timeout=300,
-        env={**os.environ, "MJBOT_MC": f"models={folder},playouts=8"})
+    with monkeypatch.context() as env:  # the bots' environment, as a user's shell gives it
+        env.setenv("MJBOT_MC", f"models={folder},playouts=8")
+        done = mjbot_here(capsys, "botzone-judge", "--games", "1", "--modes", "keep",
+                          "--policy", "mc")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
     said = json.loads(done.stdout)["fallbacks"]["keep"]
     assert said["answers"] > 10 and said["fallbacks"] > 4, said
     assert done.stderr.strip().splitlines()[-1] == (
         f"mjbot botzone-judge: the keep bots fell back on {said['fallbacks']} of "
         f"{said['answers']} answers; first: {said['first']}")
-    well = subprocess.run([sys.executable, "-m", "adapter.cli", "botzone-judge", "--games",
-                           "1", "--modes", "keep"], capture_output=True, text=True,
-                          timeout=300)
+    well = mjbot_here(capsys, "botzone-judge", "--games", "1", "--modes", "keep")
     assert well.returncode == 0, well.stderr[-2000:]
     assert json.loads(well.stdout)["fallbacks"]["keep"]["fallbacks"] == 0

@@ -26,7 +26,7 @@ from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import seat_for
 from replay.log import read_log
 from tests.in_process import mjbot_here
-from tests.serve_helpers import free_port, mjbot
+from tests.serve_helpers import free_port
 
 PY = sys.executable
 MJBOT = f"{PY} -m adapter.cli --log-level error"
@@ -499,10 +499,6 @@ def test_a_chi_with_no_chow_of_the_discard_is_played_safe_not_a_referee_error(tm
 # ---------------------------------------------------------------------- the command
 
 
-def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return mjbot(*args, timeout=600)
-
-
 def _refusal(capsys, *args: str) -> tuple[int, str]:
     """``mjbot ARGS`` run in this process (a refusal comes before any program or game is
     started, so a process of its own showed nothing more): its exit status and stderr."""
@@ -533,14 +529,14 @@ def test_a_missing_program_is_refused_in_one_line(capsys):
     assert status == 2 and "unknown policy" in err
 
 
-def test_a_faulty_program_fails_the_run_past_the_fallback_share(tmp_path):
+def test_a_faulty_program_fails_the_run_past_the_fallback_share(tmp_path, capsys):
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT)
     name = f"mjai:{PY} {bot} illegal {pidfile}"
     out = tmp_path / "a.json"
-    done = _run_cli("--log-level", "error", "arena", "--policies",
-                    f"{name},rulebased,rulebased,rulebased", "--hands", "1", "--no-log",
-                    "--json", str(out))
+    done = mjbot_here(capsys, "--log-level", "error", "arena", "--policies",
+                      f"{name},rulebased,rulebased,rulebased", "--hands", "1", "--no-log",
+                      "--json", str(out))
     assert done.returncode == 1
     assert f"policy {name} fell back" in done.stderr
     assert f"{name} (outside program): late 0, crashed 0, garbage 0, illegal" in done.stdout
@@ -548,13 +544,13 @@ def test_a_faulty_program_fails_the_run_past_the_fallback_share(tmp_path):
     assert _all_gone(pidfile) == []
 
 
-def test_selfplay_records_an_outside_program(tmp_path):
+def test_selfplay_records_an_outside_program(tmp_path, capsys):
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT)
     name = f"mjai:{PY} {bot} good {pidfile}"
-    done = _run_cli("--log-level", "error", "selfplay", "--policies",
-                    f"{name},rulebased,rulebased,rulebased", "--hands", "1",
-                    "--out", str(tmp_path / "ds"), "--json")
+    done = mjbot_here(capsys, "--log-level", "error", "selfplay", "--policies",
+                      f"{name},rulebased,rulebased,rulebased", "--hands", "1",
+                      "--out", str(tmp_path / "ds"), "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["fallbacks"][name]["decisions"] > 0
@@ -579,16 +575,16 @@ def test_a_listening_seat_is_refused_where_it_cannot_listen_alone(capsys):
 # ---------------------------------------------------------------------- never answering
 
 
-def test_a_program_that_never_starts_costs_the_seat_limit_once_a_game(tmp_path):
+def test_a_program_that_never_starts_costs_the_seat_limit_once_a_game(tmp_path, capsys):
     """--seat-limit bounds the first answer too, and a run that failed its start is not
     started again that game: 4 games, 4 runs, 4 late starts (not 16 waits of 30 s)."""
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT)
     name = f"mjai:{PY} {bot} mute {pidfile}"
     out = tmp_path / "a.json"
-    done = mjbot("--log-level", "error", "arena", "--policies",
-                 f"{name},rulebased,rulebased,rulebased", "--hands", "1", "--no-log",
-                 "--seat-limit", "0.5", "--json", str(out), timeout=120)
+    done = mjbot_here(capsys, "--log-level", "error", "arena", "--policies",
+                      f"{name},rulebased,rulebased,rulebased", "--hands", "1", "--no-log",
+                      "--seat-limit", "0.5", "--json", str(out))
     assert "Traceback" not in done.stderr
     summary = json.loads(out.read_text())
     report = summary["external_seats"][name]
