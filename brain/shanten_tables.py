@@ -107,21 +107,19 @@ def _min_plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.minimum(out, INF).astype(np.uint8).reshape(a4.shape[0], b4.shape[1], VECTOR_LEN)
 
 
-def _part_stats(length: int, orphan_positions: tuple[int, ...]) -> np.ndarray:
-    """Packed (pairs, kinds, orphan kinds, orphan pairs, tiles) for every count pattern."""
-    codes = np.arange(5**length)
-    digits = np.stack([(codes // 5**j) % 5 for j in range(length)], axis=1)
-    orphans = digits[:, list(orphan_positions)]
-    fields = (
-        ((digits >= 2).sum(1), PAIRS_SHIFT),
-        ((digits >= 1).sum(1), KINDS_SHIFT),
-        ((orphans >= 1).sum(1), ORPHAN_KINDS_SHIFT),
-        ((orphans >= 2).sum(1), ORPHAN_PAIRS_SHIFT),
-        (digits.sum(1), TILES_SHIFT),
-    )
-    stats = np.zeros(len(codes), np.int64)
-    for values, shift in fields:
-        stats |= values.astype(np.int64) << shift
+def part_stats(length: int, orphan_positions: tuple[int, ...]) -> np.ndarray:
+    """Packed (pairs, kinds, orphan kinds, orphan pairs, tiles) for every count pattern: each
+    kind's share added up (no field carries into the next: at most 9 kinds and 36 tiles, below
+    ``1 << STAT_BITS``). Built at load, not shipped: a few milliseconds where inflating the
+    stored 16 MB took about 30 on every process start (a one-shot Botzone turn is one)."""
+    digit = np.arange(5, dtype=np.int64)
+    stats = np.zeros(1, np.int64)
+    for j in range(length):  # code = sum d_j * 5**j: kind j's digit is the slowest so far
+        share = ((digit >= 2) << PAIRS_SHIFT) + ((digit >= 1) << KINDS_SHIFT) + (
+            digit << TILES_SHIFT)
+        if j in orphan_positions:
+            share += ((digit >= 1) << ORPHAN_KINDS_SHIFT) + ((digit >= 2) << ORPHAN_PAIRS_SHIFT)
+        stats = (share[:, None] + stats[None, :]).ravel()
     return stats
 
 
@@ -149,9 +147,16 @@ def build_tables() -> dict[str, np.ndarray]:
         "combine": combine.reshape(len(vectors), len(vectors)),
         "suit_ids": ids_of(suit),
         "honour_ids": ids_of(honour),
-        "suit_stats": _part_stats(9, (0, 8)),
-        "honour_stats": _part_stats(7, tuple(range(7))),
     }
+
+
+STORED = ("version", "vectors", "combine", "suit_ids", "honour_ids")  # the file's arrays
+
+
+def with_stats(tables: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The stored tables and the per-part statistics (:func:`part_stats`) beside them."""
+    return {**tables, "suit_stats": part_stats(9, (0, 8)),
+            "honour_stats": part_stats(7, tuple(range(7)))}
 
 
 def _valid(tables: dict[str, np.ndarray]) -> bool:
@@ -163,8 +168,6 @@ def _valid(tables: dict[str, np.ndarray]) -> bool:
             and tables["combine"].shape == (n, n)
             and tables["suit_ids"].shape == (5**9,)
             and tables["honour_ids"].shape == (5**7,)
-            and tables["suit_stats"].shape == (5**9,)
-            and tables["honour_stats"].shape == (5**7,)
             and int(tables["combine"].max()) < n
             and int(tables["suit_ids"].max()) < n
         )
@@ -187,8 +190,8 @@ def _packaged() -> io.BytesIO | None:
 def _read(path: Path | io.BytesIO) -> dict[str, np.ndarray] | None:
     try:
         with np.load(path) as npz:
-            tables = {k: npz[k] for k in npz.files}
-    except (OSError, ValueError, EOFError):
+            tables = {k: npz[k] for k in STORED}  # an array is inflated only when read
+    except (OSError, ValueError, EOFError, KeyError):
         return None
     return tables if _valid(tables) else None
 
@@ -206,16 +209,17 @@ def cache_path() -> Path:
 
 
 def load_tables() -> dict[str, np.ndarray]:
-    """The shipped tables; else the user cache; else build now and try to cache them."""
+    """The shipped tables; else the user cache; else build now and try to cache them; with
+    the statistics :func:`with_stats` adds."""
     for source in (SHIPPED, _packaged(), cache_path()):
         tables = _read(source) if source is not None else None
         if tables is not None:
-            return tables
+            return with_stats(tables)
     tables = build_tables()
     # A read-only home (a sandbox, Botzone) keeps the in-memory tables only.
     with contextlib.suppress(OSError):
         save_tables(tables, cache_path())
-    return tables
+    return with_stats(tables)
 
 
 def digest(tables: dict[str, np.ndarray]) -> str:

@@ -294,6 +294,24 @@ def test_shipped_tables_equal_a_fresh_build():
     assert shanten_tables.digest(shipped) == shanten_tables.digest(shanten_tables.build_tables())
 
 
+def test_the_part_statistics_built_at_load_count_each_pattern():
+    """Pairs, kinds, orphan kinds, orphan pairs and tiles of every part pattern, read back from
+    the packed statistics, against a count of the pattern's own digits."""
+    t = shanten_tables
+    rng = np.random.default_rng(3)
+    for length, orphans in ((9, (0, 8)), (7, tuple(range(7)))):
+        stats = t.part_stats(length, orphans)
+        assert stats.shape == (5**length,)
+        for code in [0, 5**length - 1, *rng.integers(0, 5**length, 400)]:
+            digits = [(int(code) // 5**j) % 5 for j in range(length)]
+            got = [(int(stats[code]) >> shift) & t.STAT_MASK for shift in (
+                t.PAIRS_SHIFT, t.KINDS_SHIFT, t.ORPHAN_KINDS_SHIFT, t.ORPHAN_PAIRS_SHIFT,
+                t.TILES_SHIFT)]
+            assert got == [sum(d >= 2 for d in digits), sum(d >= 1 for d in digits),
+                           sum(digits[j] >= 1 for j in orphans),
+                           sum(digits[j] >= 2 for j in orphans), sum(digits)], digits
+
+
 def test_corrupt_table_file_is_rejected(tmp_path):
     bad = tmp_path / "t.npz"
     bad.write_bytes(b"not a zip")
