@@ -307,16 +307,7 @@ def test_a_local_table_game_exports_to_tenhou6_in_tenhou_words(seed: int) -> Non
             assert re.fullmatch(r"(\d+符\d+飜|満貫|跳満|倍満|三倍満|役満)[\d-]+点∀?", e.detail)
 
 
-@pytest.fixture(scope="module")
-def ntpu_match(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real `mjbot ntpu-server` match of two hands (one wall, the clients rotated once)
-    with its four clients' logs and its own match log."""
-    root = tmp_path_factory.mktemp("ntpu")
-    played = _mjbot_process("ntpu-server", "--hands", "2", "--clients", "tcp", "--seed", "51",
-                    "--policies", "rulebased,greedy,rulebased,rulebased",
-                    "--log-dir", str(root))
-    assert played.returncode == 0, played.stderr
-    return root
+# ntpu_match: tests/conftest.py (seed 51, two hands, played once per test process)
 
 
 def test_the_notices_a_log_holds_are_shown_with_their_hand(
