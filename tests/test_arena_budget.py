@@ -10,16 +10,17 @@ import pytest
 from adapter.local.arena import ArenaConfig, play_unit, summarize
 from adapter.local.seat import seat_for, split_budget
 from adapter.local.timing import DecisionTimes, percentile, times_from_logs
+from tests.in_process import mjbot_here
 from tests.serve_helpers import mjbot
 
 
-def test_arena_budget_reports_times_within_the_limit(tmp_path):
+def test_arena_budget_reports_times_within_the_limit(tmp_path, capsys):
     out = tmp_path / "arena.json"
     # the fallback gate is lifted: on a loaded machine a 0.3 s limit is missed now and then,
     # and what this test holds is that each miss is counted and still answered in time
-    r = mjbot("arena", "--policies", "mc,rulebased,rulebased,rulebased", "--hands", "6",
-              "--seed", "3", "--no-log", "--budget", "0.3", "--max-fallback-share", "1",
-              "--json", str(out))
+    r = mjbot_here(capsys, "arena", "--policies", "mc,rulebased,rulebased,rulebased",
+                   "--hands", "6", "--seed", "3", "--no-log", "--budget", "0.3",
+                   "--max-fallback-share", "1", "--json", str(out))
     assert r.returncode == 0, r.stderr
     assert "thinking per decision (budget 0.3 s): mc " in r.stdout
     summary = json.loads(out.read_text())
@@ -62,15 +63,15 @@ def test_two_budgets_at_one_table_are_reported_apart():
 
 @pytest.mark.parametrize("command", ["arena", "league", "selfplay"])
 @pytest.mark.parametrize("value", ["0", "-1", "soon"])
-def test_bad_budget_is_one_line(command, value, tmp_path):
+def test_bad_budget_is_one_line(command, value, tmp_path, capsys):
     extra = ["--out", str(tmp_path / "out")] if command == "selfplay" else []
-    r = mjbot(command, "--budget", value, *extra)
+    r = mjbot_here(capsys, command, "--budget", value, *extra)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert f"argument --budget: seconds above 0 (at most 3600), not '{value}'" in r.stderr
 
 
-def test_bad_seat_budget_is_one_line():
-    r = mjbot("arena", "--policies", "mc@budget=0,rulebased,rulebased,rulebased")
+def test_bad_seat_budget_is_one_line(capsys):
+    r = mjbot_here(capsys, "arena", "--policies", "mc@budget=0,rulebased,rulebased,rulebased")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1].endswith(
         "seat 'mc@budget=0': @budget=SECONDS needs a policy and seconds above 0 (at most "
