@@ -351,8 +351,8 @@ def test_the_game_list_pages_and_shows_our_seat_and_result(
 
 def test_the_dashboard_shows_sessions_and_points(browser: Browser, tmp_path: Path) -> None:
     config = tmp_path / "serve.toml"
-    config.write_text("[sessions.practice]\nkind = 'local'\nvariant = 'mass'\npause = 0.2\n"
-                      "[sessions.ladder]\nkind = 'tenhou'\nenabled = false\n")
+    config.write_text("[sessions.practice]\nkind = 'local'\nvariant = 'mass'\nhands = 1\n"
+                      "pause = 0.2\n[sessions.ladder]\nkind = 'tenhou'\nenabled = false\n")
     serve = ServeProcess(config, tmp_path / "logs")
     try:
         serve.until(lambda s: s["sessions"]["practice"]["games"] >= 2)
@@ -391,7 +391,8 @@ def test_token_mode_pages_are_styled_and_load_their_data(browser: Browser,
                                                          tmp_path: Path) -> None:
     token = "tok-Browser-7f3a"
     config = tmp_path / "serve.toml"
-    config.write_text("[sessions.practice]\nkind = 'local'\nvariant = 'mass'\npause = 0.2\n")
+    config.write_text("[sessions.practice]\nkind = 'local'\nvariant = 'mass'\nhands = 1\n"
+                      "pause = 0.2\n")
     serve = ServeProcess(config, tmp_path / "logs", env={"MJBOT_STATUS_TOKEN": token})
     try:
         browser.navigate(serve.url + "?token=" + token)
