@@ -32,7 +32,7 @@ def _client_logs_are_clean(root: Path) -> int:
     return len(paths)
 
 
-@pytest.mark.parametrize("transport, hands", [("tcp", 16), ("stdio", 8)])
+@pytest.mark.parametrize("transport, hands", [("tcp", 8), ("stdio", 8)])
 def test_a_match_between_four_client_processes(tmp_path: Path, transport: str,
                                                hands: int) -> None:
     result = run_match(hands, ["rulebased", "rulebased", "greedy", "greedy"], seed=5,
