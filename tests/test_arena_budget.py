@@ -11,7 +11,6 @@ from adapter.local.arena import ArenaConfig, play_unit, summarize
 from adapter.local.seat import seat_for, split_budget
 from adapter.local.timing import DecisionTimes, percentile, times_from_logs
 from tests.in_process import mjbot_here
-from tests.serve_helpers import mjbot
 
 
 def test_arena_budget_reports_times_within_the_limit(tmp_path, capsys):
@@ -109,11 +108,12 @@ def test_times_read_back_from_game_logs_match_the_table(tmp_path):
     assert r.returncode == 0 and json.loads(r.stdout) == json.loads(json.dumps(from_logs))
 
 
-def test_a_fake_servers_log_is_not_counted(tmp_path):
-    r = mjbot("ntpu-server", "--clients", "tcp", "--policies",
-              "rulebased,rulebased,greedy,greedy", "--hands", "1", "--seed", "2",
-              "--log-dir", str(tmp_path))
-    assert r.returncode == 0, r.stderr[-2000:]
-    figures = times_from_logs([str(tmp_path)])
+def test_a_fake_servers_log_is_not_counted(ntpu_match):
+    """The match (tests/conftest.py, played once for the tests that read it): ntpu-server's
+    own log beside its clients', rulebased,greedy,rulebased,rulebased over two hands."""
+    figures = times_from_logs([str(ntpu_match)])
     assert set(figures) == {"rulebased", "greedy"}  # not the server's "rulebased-1,..." seats
-    assert all(row["games"] == 2 and row["decisions_per_s"] for row in figures.values())
+    # each client's own games only: three rulebased clients and one greedy, two hands each
+    assert {name: row["games"] for name, row in figures.items()} == {"rulebased": 6,
+                                                                     "greedy": 2}
+    assert all(row["decisions_per_s"] for row in figures.values())
