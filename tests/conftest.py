@@ -10,6 +10,8 @@ started with.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 # One BLAS thread per test process (set before numpy is first imported; children inherit it).
 # `make test` runs two pytest workers on two cores: each numpy matmul of a training step split
@@ -20,6 +22,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import structlog
@@ -62,3 +65,19 @@ def _game_logs_kept_out_of_the_checkout(_session_log_dir: str,
     botzone` processes, an uploaded zip) log where ``$MJBOT_LOG_DIR`` says, as a user's would:
     here a temporary folder, not ``logs/`` of the checkout the suite runs in."""
     monkeypatch.setenv("MJBOT_LOG_DIR", _session_log_dir)
+
+
+@pytest.fixture(scope="session")
+def ntpu_match(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real `mjbot ntpu-server` match of two hands (seed 51, one wall, the clients rotated
+    once; its first hand is won by a client) with its four clients' logs and its own match
+    log. Played once per test process for the tests that only read it (the replay, the
+    viewer's routes, the browser): each match is five process starts and two hands."""
+    root = tmp_path_factory.mktemp("ntpu")
+    played = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "2",
+                             "--clients", "tcp", "--seed", "51", "--policies",
+                             "rulebased,greedy,rulebased,rulebased", "--log-dir", str(root)],
+                            cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                            text=True, timeout=120)
+    assert played.returncode == 0, played.stderr
+    return root

@@ -1,23 +1,29 @@
 """Honest measurement: a policy whose answers the brain had to replace is counted, shown and
-fails the run (the real CLI, in a subprocess), and a bad MJBOT_MC is one line."""
+fails the run (the real CLI through its entry point, in the test process; the runs with
+--workers fork their worker processes from it, as from the command's process), and a bad
+MJBOT_MC is one line."""
 
 import json
-import os
 
 import numpy as np
+import pytest
 
 from brain.opponents.models import model_path
 from brain.tally import FallbackTally, over_threshold
-from tests.serve_helpers import mjbot
+from tests.in_process import mjbot_here
 
 MC_RULEBASED = "mc,rulebased,rulebased,rulebased"
 
 
-def _mjbot(*args, mc=None):
-    env = {k: v for k, v in os.environ.items() if k != "MJBOT_MC"}
-    if mc is not None:
-        env["MJBOT_MC"] = mc
-    return mjbot(*args, env=env)
+@pytest.fixture
+def _mjbot(capsys, monkeypatch):
+    """``_mjbot(*ARGS, mc=MJBOT_MC)``: ``mjbot ARGS`` with that MJBOT_MC (none by default)."""
+    def run(*args, mc=None):
+        monkeypatch.delenv("MJBOT_MC", raising=False)
+        if mc is not None:
+            monkeypatch.setenv("MJBOT_MC", mc)
+        return mjbot_here(capsys, *args)
+    return run
 
 
 def _broken_models(tmp_path):
@@ -33,7 +39,7 @@ def _broken_models(tmp_path):
     return f"models={folder},playouts=8"
 
 
-def test_arena_with_a_policy_that_never_plays_fails_naming_it(tmp_path):
+def test_arena_with_a_policy_that_never_plays_fails_naming_it(tmp_path, _mjbot):
     # the issue's command, fewer hands; two workers carry their counts back
     out = tmp_path / "arena.json"
     r = _mjbot("arena", "--variant", "riichi", "--policies", MC_RULEBASED, "--hands", "30",
@@ -54,7 +60,7 @@ def test_arena_with_a_policy_that_never_plays_fails_naming_it(tmp_path):
     assert "mc fell back in" in r.stdout
 
 
-def test_max_fallback_share_is_an_option(tmp_path):
+def test_max_fallback_share_is_an_option(tmp_path, _mjbot):
     r = _mjbot("arena", "--policies", MC_RULEBASED, "--hands", "4", "--no-log",
                "--max-fallback-share", "1", mc=_broken_models(tmp_path))
     assert r.returncode == 0, r.stderr
@@ -63,7 +69,7 @@ def test_max_fallback_share_is_an_option(tmp_path):
     assert r.returncode == 2 and "a share between 0 and 1" in r.stderr
 
 
-def test_normal_arena_run_has_no_fallbacks_and_passes(tmp_path):
+def test_normal_arena_run_has_no_fallbacks_and_passes(tmp_path, _mjbot):
     out = tmp_path / "arena.json"
     r = _mjbot("arena", "--policies", "rulebased,greedy,greedy,greedy", "--hands", "8",
                "--no-log", "--json", str(out))
@@ -74,7 +80,7 @@ def test_normal_arena_run_has_no_fallbacks_and_passes(tmp_path):
     assert "fell back" not in r.stdout
 
 
-def test_selfplay_counts_fallbacks_across_workers(tmp_path):
+def test_selfplay_counts_fallbacks_across_workers(tmp_path, _mjbot):
     r = _mjbot("selfplay", "--policies", MC_RULEBASED, "--hands", "30", "--workers", "2",
                "--out", str(tmp_path / "ds"), "--json", mc=_broken_models(tmp_path))
     assert r.returncode == 1
@@ -89,7 +95,7 @@ def test_selfplay_counts_fallbacks_across_workers(tmp_path):
     assert "greedy 0 of " in r.stdout
 
 
-def test_bad_mjbot_mc_is_one_line_naming_the_key(tmp_path):
+def test_bad_mjbot_mc_is_one_line_naming_the_key(tmp_path, _mjbot):
     r = _mjbot("arena", "--policies", MC_RULEBASED, "--hands", "4", "--no-log", mc="bogus=1")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     lines = r.stderr.strip().splitlines()

@@ -22,6 +22,7 @@ from protocols import tiles as T
 from protocols.mjai import MjaiCodec, check_answer
 from replay import replayer
 from replay.log import read_log
+from tests.in_process import mjbot_here
 from tests.line_faults import capture_client_readers, time_out
 from tests.shared_data import MJAI_GAME as DATA
 
@@ -441,13 +442,12 @@ def test_bench_mjai_extra_lists_what_mjai_needs():
     assert "mjai" not in names  # its mahjong~=1.2 pin cannot resolve beside our mahjong 2
 
 
-def test_bench_mjai_without_the_package_names_what_is_missing():
+def test_bench_mjai_without_the_package_names_what_is_missing(capsys):
     import importlib.util
 
     if importlib.util.find_spec("mjai") is not None:
         pytest.skip("the opt-in mjai package is installed here")
-    done = subprocess.run([sys.executable, "-m", "adapter.cli", "bench", "mjai", "--games", "1"],
-                          capture_output=True, text=True, timeout=120)
+    done = mjbot_here(capsys, "bench", "mjai", "--games", "1")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1, lines

@@ -15,6 +15,7 @@ from adapter.fakes.ntpu_server import CLIENT_COMMAND, run_match
 from protocols import events as ev
 from replay import replayer
 from replay.log import EventFrame, TxFrame, read_log
+from tests.in_process import mjbot_here
 from tests.ntpu_helpers import claim_order_errors
 
 
@@ -32,7 +33,7 @@ def _client_logs_are_clean(root: Path) -> int:
     return len(paths)
 
 
-@pytest.mark.parametrize("transport, hands", [("tcp", 16), ("stdio", 8)])
+@pytest.mark.parametrize("transport, hands", [("tcp", 8), ("stdio", 8)])
 def test_a_match_between_four_client_processes(tmp_path: Path, transport: str,
                                                hands: int) -> None:
     result = run_match(hands, ["rulebased", "rulebased", "greedy", "greedy"], seed=5,
@@ -163,7 +164,8 @@ def test_a_match_stopped_early_says_so_in_its_log(tmp_path: Path) -> None:
     assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
 
 
-def test_cli_prints_the_score_table(tmp_path: Path) -> None:
+def test_cli_prints_the_score_table(tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
     done = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "1",
                            "--clients", "stdio", "--policies", "greedy,greedy,greedy,tsumogiri",
                            "--log-dir", str(tmp_path), "--json", str(tmp_path / "r.json")],
@@ -171,6 +173,5 @@ def test_cli_prints_the_score_table(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "points" in done.stdout and "tsumogiri-4" in done.stdout
     assert (tmp_path / "r.json").exists()
-    bad = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--policies",
-                          "greedy,nobody"], capture_output=True, text=True, timeout=60)
+    bad = mjbot_here(capsys, "ntpu-server", "--policies", "greedy,nobody")
     assert bad.returncode == 2 and "--policies" in bad.stderr

@@ -1,4 +1,7 @@
-"""`mjbot replay` on our own logs and on imports, as a user runs it (a real subprocess)."""
+"""`mjbot replay` on our own logs and on imports, through the command's entry point (in the
+test process: a child per call paid Python's start and the brain's import, and no test here
+is about the process; those that are, a reader that leaves early and the stdin client, and
+the fixture's match of client processes, start real ones)."""
 
 from __future__ import annotations
 
@@ -20,12 +23,13 @@ from replay import replayer
 from replay.formats import tenhou6
 from replay.log import Footer, GameLogWriter, Header
 from replay.record import GameRecord
+from tests.in_process import mjbot_here
 from tests.shared_data import DATA
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _mjbot(*args: str) -> subprocess.CompletedProcess[str]:
+def _mjbot_process(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "adapter.cli", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
 
@@ -69,9 +73,9 @@ def _own_log(path: Path, stopped: bool = False) -> Path:
     return path
 
 
-def test_summary_of_an_own_log(tmp_path: Path) -> None:
+def test_summary_of_an_own_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _own_log(tmp_path / "own.mjlog.msgpack")
-    out = _mjbot("replay", str(path))
+    out = mjbot_here(capsys, "replay", str(path))
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert "seat 1" in text and "WIN     seat 1 tsumo on 1z value 3" in text
@@ -80,9 +84,10 @@ def test_summary_of_an_own_log(tmp_path: Path) -> None:
     assert "FALLBACK win (timeout)" in text
 
 
-def test_json_summary_is_valid_with_per_hand_results(tmp_path: Path) -> None:
+def test_json_summary_is_valid_with_per_hand_results(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     path = _own_log(tmp_path / "own.mjlog.msgpack")
-    out = _mjbot("replay", str(path), "--json", "--policy", "greedy")
+    out = mjbot_here(capsys, "replay", str(path), "--json", "--policy", "greedy")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     hand = data["summary"]["hands"][0]
@@ -142,38 +147,41 @@ def test_a_policy_that_gives_no_answer_is_counted_and_fails_the_replay(
     assert err.strip() == "mjbot replay: --policy test-faulty gave no answer on 2 decision(s)"
 
 
-def test_missing_opponent_models_are_named_not_the_log(tmp_path: Path) -> None:
+def test_missing_opponent_models_are_named_not_the_log(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """mc without its models once read 'LOG: no such file' (its FileNotFoundError was taken
     for the LOG's)."""
     path = _own_log(tmp_path / "own.mjlog.msgpack")
-    r = _mjbot("replay", str(path), "--policy", f"mc@models={tmp_path / 'none'}")
+    r = mjbot_here(capsys, "replay", str(path), "--policy", f"mc@models={tmp_path / 'none'}")
     assert r.returncode == 2 and "no opponent models for 'riichi'" in r.stderr
     assert str(path) not in r.stderr and "Traceback" not in r.stderr
 
 
-def test_cut_own_log_still_replays_with_a_note(tmp_path: Path) -> None:
+def test_cut_own_log_still_replays_with_a_note(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
     path = _own_log(tmp_path / "own.mjlog.msgpack")
     data = path.read_bytes()
     path.write_bytes(data[: len(data) * 2 // 3])
-    out = _mjbot("replay", str(path))
+    out = mjbot_here(capsys, "replay", str(path))
     assert out.returncode == 0, out.stderr
     assert "note: log cut at byte" in out.stdout
     assert "game unfinished: the log ends without a footer" in out.stdout
 
 
-def test_a_log_that_ends_inside_a_hand_says_unfinished(tmp_path: Path) -> None:
+def test_a_log_that_ends_inside_a_hand_says_unfinished(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
     path = _own_log(tmp_path / "stopped.mjlog.msgpack", stopped=True)
-    out = _mjbot("replay", str(path))
+    out = mjbot_here(capsys, "replay", str(path))
     assert out.returncode == 0, out.stderr
     assert "    unfinished (the log ends inside this hand)" in out.stdout
     assert "deltas" not in out.stdout  # no [0, 0, 0, 0] for a hand without a result
     assert out.stdout.rstrip().endswith("game unfinished: stopped on request")
-    data = json.loads(_mjbot("replay", str(path), "--json").stdout)
+    data = json.loads(mjbot_here(capsys, "replay", str(path), "--json").stdout)
     (hand,) = data["summary"]["hands"]
     assert hand["unfinished"] and hand["deltas"] is None and hand["results"] == []
     assert data["summary"]["unfinished"] == "stopped on request"
     # a whole game says neither
-    whole = json.loads(_mjbot("replay", str(_own_log(tmp_path / "whole.mjlog.msgpack")),
+    whole = json.loads(mjbot_here(capsys, "replay", str(_own_log(tmp_path / "whole.mjlog.msgpack")),
                               "--json").stdout)["summary"]
     assert whole["unfinished"] is None and not whole["hands"][0]["unfinished"]
 
@@ -212,16 +220,17 @@ def test_reparse_compares_codec_output_with_the_recorded_events(tmp_path: Path) 
     assert result["reparsed_events"] == 5
 
 
-def test_export_tenhou6_and_mjai_through_the_cli(tmp_path: Path) -> None:
+def test_export_tenhou6_and_mjai_through_the_cli(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
     src = DATA / "tenhou" / "mjx_pairs" / "2017040900gm-00a9-0000-af5434e3.mjlog"
     out6 = tmp_path / "game.json"
-    r = _mjbot("replay", str(src), "--export", "tenhou6", "-o", str(out6))
+    r = mjbot_here(capsys, "replay", str(src), "--export", "tenhou6", "-o", str(out6))
     assert r.returncode == 0, r.stderr
-    back = _mjbot("replay", str(out6), "--export", "mjai")
+    back = mjbot_here(capsys, "replay", str(out6), "--export", "mjai")
     assert back.returncode == 0, back.stderr
     lines = [json.loads(x) for x in back.stdout.splitlines()]
     assert lines[0]["type"] == "start_game" and lines[-1]["type"] == "end_game"
-    r = _mjbot("replay", str(src), "--seat", "2", "--policy", "greedy")
+    r = mjbot_here(capsys, "replay", str(src), "--seat", "2", "--policy", "greedy")
     assert r.returncode == 0 and "policy greedy vs recorded play, seat 2" in r.stdout
 
 
@@ -231,25 +240,27 @@ def test_export_tenhou6_and_mjai_through_the_cli(tmp_path: Path) -> None:
     (b'{"log": 3}', "expected an object with a 'log' list"),
 ])
 def test_bad_logs_get_one_clear_line(tmp_path: Path, content: bytes | None,
-                                     message: str) -> None:
+                                     message: str, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bad.log"
     if content is not None:
         path.write_bytes(content)
-    r = _mjbot("replay", str(path))
+    r = mjbot_here(capsys, "replay", str(path))
     assert r.returncode == 2
     assert message in r.stderr and "Traceback" not in r.stderr
 
 
-def test_unknown_policy_is_a_clear_error(tmp_path: Path) -> None:
+def test_unknown_policy_is_a_clear_error(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
     path = _own_log(tmp_path / "own.mjlog.msgpack")
-    r = _mjbot("replay", str(path), "--policy", "nope")
+    r = mjbot_here(capsys, "replay", str(path), "--policy", "nope")
     assert r.returncode == 2 and "unknown policy 'nope'" in r.stderr
 
 
-def test_export_names_an_output_path_it_cannot_write(tmp_path: Path) -> None:
+def test_export_names_an_output_path_it_cannot_write(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     src = DATA / "mjai" / "local_match_seed10000_2000.mjai.jsonl"
     out = tmp_path / "missing" / "x.mjai.jsonl"
-    r = _mjbot("replay", str(src), "--export", "mjai", "-o", str(out))
+    r = mjbot_here(capsys, "replay", str(src), "--export", "mjai", "-o", str(out))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert f"-o {out}: No such file or directory" in r.stderr and str(src) not in r.stderr
 
@@ -296,19 +307,11 @@ def test_a_local_table_game_exports_to_tenhou6_in_tenhou_words(seed: int) -> Non
             assert re.fullmatch(r"(\d+符\d+飜|満貫|跳満|倍満|三倍満|役満)[\d-]+点∀?", e.detail)
 
 
-@pytest.fixture(scope="module")
-def ntpu_match(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real `mjbot ntpu-server` match of two hands (one wall, the clients rotated once)
-    with its four clients' logs and its own match log."""
-    root = tmp_path_factory.mktemp("ntpu")
-    played = _mjbot("ntpu-server", "--hands", "2", "--clients", "tcp", "--seed", "51",
-                    "--policies", "rulebased,greedy,rulebased,rulebased",
-                    "--log-dir", str(root))
-    assert played.returncode == 0, played.stderr
-    return root
+# ntpu_match: tests/conftest.py (seed 51, two hands, played once per test process)
 
 
-def test_the_notices_a_log_holds_are_shown_with_their_hand(ntpu_match: Path) -> None:
+def test_the_notices_a_log_holds_are_shown_with_their_hand(
+        ntpu_match: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An NTPU client's own log: the server sends no value, so the client logs what our rules
     make of its win (a PlatformNotice); the replay shows it beside the win (text and JSON)
     instead of leaving the user with the codec's 'value 0'."""
@@ -316,21 +319,22 @@ def test_the_notices_a_log_holds_are_shown_with_their_hand(ntpu_match: Path) -> 
            if any(isinstance(e, ev.PlatformNotice) and e.text.startswith("our win")
                   for e in replayer.load(p).events)]
     assert won, "seed 51's first hand is won by a client"
-    text = _mjbot("replay", str(won[0]))
+    text = mjbot_here(capsys, "replay", str(won[0]))
     assert text.returncode == 0, text.stderr
     assert re.search(r"WIN .*\n    notice  our win by mjbot's rules: \d+ tai", text.stdout)
-    data = json.loads(_mjbot("replay", str(won[0]), "--json").stdout)
+    data = json.loads(mjbot_here(capsys, "replay", str(won[0]), "--json").stdout)
     notices = data["summary"]["hands"][0]["notices"]
     assert any(n.startswith("our win by mjbot's rules") for n in notices)
 
 
-def test_a_match_log_whose_players_move_names_them_at_each_hand(ntpu_match: Path) -> None:
+def test_a_match_log_whose_players_move_names_them_at_each_hand(
+        ntpu_match: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """ntpu-server's match log holds every game of the match, the clients rotated between
     them. The header named the last game's players while the note named the first game's
     as seat 0's for the whole log; now the header and the note say who sat where, and each
     hand whose players differ from the header's names them."""
     (log,) = (ntpu_match / "ntpu-server").rglob("*.mjlog.msgpack")
-    text = _mjbot("replay", str(log))
+    text = mjbot_here(capsys, "replay", str(log))
     assert text.returncode == 0, text.stderr
     first = text.stdout.splitlines()[0]
     assert first.endswith("rulebased-1 / greedy-2 / rulebased-3 / rulebased-4")
@@ -339,33 +343,35 @@ def test_a_match_log_whose_players_move_names_them_at_each_hand(ntpu_match: Path
     hands = text.stdout.split("\n- ")[1:]
     assert len(hands) == 2 and "players" not in hands[0]
     assert "    players greedy-2 / rulebased-3 / rulebased-4 / rulebased-1" in hands[1]
-    data = json.loads(_mjbot("replay", str(log), "--json").stdout)["summary"]
+    data = json.loads(mjbot_here(capsys, "replay", str(log), "--json").stdout)["summary"]
     assert data["names"] == ["rulebased-1", "greedy-2", "rulebased-3", "rulebased-4"]
     assert "players" not in data["hands"][0]
     assert data["hands"][1]["players"] == ["greedy-2", "rulebased-3", "rulebased-4",
                                            "rulebased-1"]
-    review = _mjbot("review", str(log), "--policy", "rulebased", "--seat", "1")
+    review = mjbot_here(capsys, "review", str(log), "--policy", "rulebased", "--seat", "1")
     assert "seat 1 is played by greedy-2 (1 game), rulebased-3 (1 game)" in review.stdout
 
 
-def test_an_ntpu_clients_own_win_reads_as_the_server_scored_it(ntpu_match: Path) -> None:
+def test_an_ntpu_clients_own_win_reads_as_the_server_scored_it(
+        ntpu_match: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The NTPU server sends no value: the replay of a client's own log said 'value 0' and
     deltas [0, 0, 0, 0] for its win, while an import of its command log values the win by
     our rules. Both now value it; here against the server's own record of the hand."""
     (match,) = (ntpu_match / "ntpu-server").rglob("*.mjlog.msgpack")
-    table = json.loads(_mjbot("replay", str(match), "--json").stdout)["summary"]
+    table = json.loads(mjbot_here(capsys, "replay", str(match), "--json").stdout)["summary"]
     won = table["hands"][0]["results"][0]
     assert won["type"] == "win" and won["value"] > 0
     winner = table["names"][won["winner"]]  # the client, e.g. rulebased-4 (its seat 4)
     (own,) = (ntpu_match / "ntpu").rglob(f"*-{winner}-g1-*.mjlog.msgpack")
-    mine = json.loads(_mjbot("replay", str(own), "--json").stdout)["summary"]
+    mine = json.loads(mjbot_here(capsys, "replay", str(own), "--json").stdout)["summary"]
     assert mine["seat"] == won["winner"]
     result = mine["hands"][0]["results"][0]
     assert (result["value"], result["deltas"]) == (won["value"], won["deltas"])
     assert sorted(result["yaku"]) == sorted(won["yaku"])
 
 
-def test_an_ntpu_own_win_our_rules_cannot_read_replays_and_views(tmp_path: Path) -> None:
+def test_an_ntpu_own_win_our_rules_cannot_read_replays_and_views(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The platform dealt five of a tile and we won: valuing the win by our rules raised
     HandError out of `mjbot replay` and the viewer's timeline (the live client guarded the
     same call). The win now keeps the platform's value 0, in both."""
@@ -381,7 +387,7 @@ def test_an_ntpu_own_win_our_rules_cannot_read_replays_and_views(tmp_path: Path)
     w.event(ev.RoundWon(0, None, (*hand, 28), 28, 0, (0, 0, 0, 0)))
     w.event(ev.GameEnded((0, 0, 0, 0)))
     w.close(Footer({"hands": 1, "errors": 0}))
-    r = _mjbot("replay", str(path), "--json")
+    r = mjbot_here(capsys, "replay", str(path), "--json")
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     result = json.loads(r.stdout)["summary"]["hands"][0]["results"][0]
     assert result["type"] == "win" and result["value"] == 0
@@ -390,7 +396,7 @@ def test_an_ntpu_own_win_our_rules_cannot_read_replays_and_views(tmp_path: Path)
 
 
 def test_an_mjai_game_whose_end_game_names_no_scores_replays_its_final_scores(
-        tmp_path: Path) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """mjai.app's ``end_game`` carries no scores. `mjbot mjai` logged the game's end as
     ``GameEnded(())`` and closed its log with no footer scores, and `mjbot replay` then
     printed ``final scores []``: the final scores are what the hands add up to (the start,
@@ -421,10 +427,10 @@ def test_an_mjai_game_whose_end_game_names_no_scores_replays_its_final_scores(
 
     assert read_log(path).footer is not None
     assert list(read_log(path).footer.scores) == final  # type: ignore[union-attr]
-    out = _mjbot("replay", str(path))
+    out = mjbot_here(capsys, "replay", str(path))
     assert out.returncode == 0, out.stderr
     assert f"final scores {final}" in out.stdout
-    summary = json.loads(_mjbot("replay", str(path), "--json").stdout)["summary"]
+    summary = json.loads(mjbot_here(capsys, "replay", str(path), "--json").stdout)["summary"]
     assert summary["final_scores"] == final
 
 
@@ -433,32 +439,34 @@ def test_an_mjai_game_whose_end_game_names_no_scores_replays_its_final_scores(
     ("nn@missing-weights.npz", "nn: no weights file at missing-weights.npz"),
 ])
 def test_commentary_with_a_predictors_bad_weights_names_the_weights_not_the_game(
-        tmp_path: Path, predictor: str, message: str) -> None:
+        tmp_path: Path, predictor: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
     """The predictor's weights load inside the block that reads the game, and their error
     (MissingNetwork, a FileNotFoundError) was reported as ``LOG: no such file``."""
     path = _own_log(tmp_path / "own.mjlog.msgpack")
-    r = _mjbot("replay", str(path), "--commentary", "--predictor", predictor)
+    r = mjbot_here(capsys, "replay", str(path), "--commentary", "--predictor", predictor)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert message in r.stderr and "no such file" not in r.stderr
 
 
 @pytest.mark.parametrize("command", [("replay",), ("review", "--policy", "rulebased")])
 def test_a_path_through_a_file_is_one_clear_line(tmp_path: Path,
-                                                 command: tuple[str, ...]) -> None:
+                                                 command: tuple[str, ...],
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """``LOG`` = ``a_file/x`` (a folder on its way is a file): NotADirectoryError was no
     error reading() knew, so the command ended in a traceback."""
     game = _own_log(tmp_path / "own.mjlog.msgpack")
     path = f"{game}/x"
-    r = _mjbot(*command, path)
+    r = mjbot_here(capsys, *command, path)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert f"{path}: Not a directory" in r.stderr
 
 
-def test_export_of_one_seats_own_log_says_why_it_cannot(tmp_path: Path) -> None:
+def test_export_of_one_seats_own_log_says_why_it_cannot(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """A platform session's log (one seat's view) cannot be exported; the refusal said
     '--export works on imported logs', though our local table's logs export too."""
     path = _own_log(tmp_path / "own.mjlog.msgpack")
-    r = _mjbot("replay", str(path), "--export", "tenhou6")
+    r = mjbot_here(capsys, "replay", str(path), "--export", "tenhou6")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "--export needs the whole game (an import, or a local-table log); this test log " \
            "holds seat 1's view only" in r.stderr

@@ -351,8 +351,8 @@ def test_the_game_list_pages_and_shows_our_seat_and_result(
 
 def test_the_dashboard_shows_sessions_and_points(browser: Browser, tmp_path: Path) -> None:
     config = tmp_path / "serve.toml"
-    config.write_text("[sessions.practice]\nkind = 'local'\nvariant = 'mass'\npause = 0.2\n"
-                      "[sessions.ladder]\nkind = 'tenhou'\nenabled = false\n")
+    config.write_text("[sessions.practice]\nkind = 'local'\nvariant = 'mass'\nhands = 1\n"
+                      "pause = 0.2\n[sessions.ladder]\nkind = 'tenhou'\nenabled = false\n")
     serve = ServeProcess(config, tmp_path / "logs")
     try:
         serve.until(lambda s: s["sessions"]["practice"]["games"] >= 2)
@@ -391,7 +391,8 @@ def test_token_mode_pages_are_styled_and_load_their_data(browser: Browser,
                                                          tmp_path: Path) -> None:
     token = "tok-Browser-7f3a"
     config = tmp_path / "serve.toml"
-    config.write_text("[sessions.practice]\nkind = 'local'\nvariant = 'mass'\npause = 0.2\n")
+    config.write_text("[sessions.practice]\nkind = 'local'\nvariant = 'mass'\nhands = 1\n"
+                      "pause = 0.2\n")
     serve = ServeProcess(config, tmp_path / "logs", env={"MJBOT_STATUS_TOKEN": token})
     try:
         browser.navigate(serve.url + "?token=" + token)
@@ -416,25 +417,18 @@ def test_token_mode_pages_are_styled_and_load_their_data(browser: Browser,
 
 
 @pytest.fixture(scope="module")
-def ntpu_match(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """A real `mjbot ntpu-server` match of two hands (one wall, the clients rotated once),
-    played once, and `mjbot view` on its logs: the URL, the log folder."""
-    logs = tmp_path_factory.mktemp("ntpu")
-    played = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "2",
-                             "--clients", "tcp", "--seed", "51", "--policies",
-                             "rulebased,greedy,rulebased,rulebased", "--log-dir", str(logs)],
-                            cwd=ROOT, env=PYTHON_ENV, capture_output=True, text=True,
-                            timeout=120)
-    assert played.returncode == 0, played.stderr
-    with view(logs) as url:
-        yield url, logs
+def ntpu_view(ntpu_match: Path) -> Iterator[tuple[str, Path]]:
+    """`mjbot view` on the logs of the real `mjbot ntpu-server` match of two hands (one wall,
+    the clients rotated once; tests/conftest.py plays it once): the URL, the log folder."""
+    with view(ntpu_match) as url:
+        yield url, ntpu_match
 
 
 def test_a_match_log_names_each_hands_players(browser: Browser,
-                                              ntpu_match: tuple[str, Path]) -> None:
+                                              ntpu_view: tuple[str, Path]) -> None:
     """ntpu-server's match log: the clients move between its games. The seats were labelled
     with the last game's players on every hand; each hand now shows its own."""
-    url, logs = ntpu_match
+    url, logs = ntpu_view
     (match,) = (logs / "ntpu-server").rglob("*.mjlog.msgpack")
     game_id = "~".join(["0", *match.relative_to(logs).parts])
     labels = "[...document.querySelectorAll('.seat')].map(s => [s.dataset.seat, " \
@@ -453,7 +447,7 @@ def test_a_match_log_names_each_hands_players(browser: Browser,
 
 
 def test_a_logs_notices_show_with_their_hand(browser: Browser,
-                                            ntpu_match: tuple[str, Path]) -> None:
+                                            ntpu_view: tuple[str, Path]) -> None:
     """What a game log says beside the table (here an NTPU client's own win valued by our
     rules: the server sends no value) was shown by `mjbot replay` and nowhere in the viewer.
     The hand now lists its notices, each linked to the step it follows, and the hand list
@@ -461,7 +455,7 @@ def test_a_logs_notices_show_with_their_hand(browser: Browser,
     from protocols import events as ev
     from replay.log import EventFrame, read_log
 
-    url, logs = ntpu_match
+    url, logs = ntpu_view
     noticed = {path: [f.event.text for f in read_log(path).frames
                       if isinstance(f, EventFrame) and isinstance(f.event, ev.PlatformNotice)]
                for path in (logs / "ntpu").rglob("*.mjlog.msgpack")}

@@ -26,6 +26,7 @@ from adapter.serve.supervisor import Supervisor
 from brain.rules.variant import variant_of
 from protocols import events as ev
 from replay.log import DecisionFrame, EventFrame, Footer, GameLogWriter, Header, TxFrame, read_log
+from tests.in_process import mjbot_here
 from tests.serve_helpers import (
     PYTHON_ENV,
     ROOT,
@@ -463,16 +464,16 @@ server = "127.0.0.1:{port}"
     assert result.get("stopped") is True and result.get("unfinished") is True, result
 
 
-def test_a_log_folder_that_cannot_be_written_is_refused_at_start(tmp_path: Path) -> None:
+def test_a_log_folder_that_cannot_be_written_is_refused_at_start(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A log folder that cannot be made is one line and exit 1 before anything starts (the
     practice workers died of it, a traceback each, while the process ran on)."""
     config = tmp_path / "serve.toml"
     config.write_text('[sessions.p]\nkind = "local"\nvariant = "riichi"\npolicy = "greedy"\n')
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    done = subprocess.run([sys.executable, "-m", "adapter.cli", "serve", str(config),
-                           "--status", "127.0.0.1:0", "--log-dir", str(blocker / "logs")],
-                          cwd=ROOT, env=PYTHON_ENV, capture_output=True, text=True, timeout=30)
+    done = mjbot_here(capsys, "serve", str(config), "--status", "127.0.0.1:0",
+                      "--log-dir", str(blocker / "logs"))
     assert done.returncode == 1, done.stderr[-2000:]
     assert "Traceback" not in done.stderr
     assert f"mjbot serve: the log folder {blocker / 'logs'} cannot be written" in done.stderr

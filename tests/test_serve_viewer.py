@@ -9,8 +9,6 @@ import datetime as dt
 import json
 import os
 import shutil
-import subprocess
-import sys
 import threading
 import urllib.parse
 from pathlib import Path
@@ -28,10 +26,9 @@ from adapter.serve.status import StatusServer
 from adapter.serve.viewer import VIEW_CACHE
 from replay.formats import mjai_log, tenhou6
 from replay.log import log_path, read_log
+from tests.in_process import mjbot_here
 from tests.serve_helpers import until
 from tests.viewer_fixtures import IMPORTS, game_folder, platform_game
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -273,14 +270,12 @@ async def test_single_files_given_to_view(folder: dict[str, Any]) -> None:
         await client.close()
 
 
-def test_view_names_a_missing_path_in_one_line(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "adapter.cli", "view", str(tmp_path / "no")],
-                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+def test_view_names_a_missing_path_in_one_line(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = mjbot_here(capsys, "view", str(tmp_path / "no"))
     assert out.returncode == 2 and out.stderr.count("\n") == 1
     assert "no such file or folder" in out.stderr
-    refused = subprocess.run([sys.executable, "-m", "adapter.cli", "view", str(tmp_path),
-                              "--host", "0.0.0.0"], capture_output=True, text=True, cwd=ROOT,
-                             timeout=60)
+    refused = mjbot_here(capsys, "view", str(tmp_path), "--host", "0.0.0.0")
     assert refused.returncode == 2 and "loopback" in refused.stderr
     assert json  # (imported for the fixtures' JSON files)
 
@@ -289,21 +284,20 @@ def test_view_names_a_missing_path_in_one_line(tmp_path: Path) -> None:
     ("--port", "99999", "must be 0..65535"), ("--port", "-1", "must be 0..65535"),
     ("--port", "http", "must be 0..65535"), ("--host", "no such host", "not an IP address"),
     ("--host", "999.0.0.1", "not an IP address")])
-def test_view_refuses_a_bad_port_or_host_in_one_line(tmp_path: Path, flag: str, value: str,
-                                                     words: str) -> None:
-    out = subprocess.run([sys.executable, "-m", "adapter.cli", "view", str(tmp_path),
-                          f"{flag}={value}"], capture_output=True, text=True, cwd=ROOT,
-                         timeout=60)
+def test_view_refuses_a_bad_port_or_host_in_one_line(
+        tmp_path: Path, flag: str, value: str, words: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    out = mjbot_here(capsys, "view", str(tmp_path), f"{flag}={value}")
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     assert words in out.stderr.strip().splitlines()[-1] and "token" not in out.stderr
 
 
-def test_serve_names_a_bad_status_host(tmp_path: Path) -> None:
+def test_serve_names_a_bad_status_host(tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "serve.toml"
     config.write_text("[status]\nhost = '10.0.0.0.1'\n")
     for argv in (["--check"], ["--check", "--status", "bad host:8750"]):
-        out = subprocess.run([sys.executable, "-m", "adapter.cli", "serve", str(config), *argv],
-                             capture_output=True, text=True, cwd=ROOT, timeout=60)
+        out = mjbot_here(capsys, "serve", str(config), *argv)
         assert out.returncode == 2 and "not an IP address or host name" in out.stderr
         assert "token" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
@@ -458,15 +452,11 @@ async def test_a_damaged_footer_is_listed_without_a_result_not_a_500(
         await client.close()
 
 
-async def test_an_ntpu_clients_own_win_shows_our_value(tmp_path: Path) -> None:
+async def test_an_ntpu_clients_own_win_shows_our_value(ntpu_match: Path) -> None:
     """The NTPU server sends no value: the viewer showed a client's own win as worth 0 tai
-    with no score change, where `mjbot replay` and the server's match log value it."""
-    logs = tmp_path / "logs"
-    played = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "1",
-                             "--clients", "tcp", "--seed", "51", "--policies",
-                             "rulebased,greedy,rulebased,rulebased", "--log-dir", str(logs)],
-                            cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert played.returncode == 0, played.stderr
+    with no score change, where `mjbot replay` and the server's match log value it. The
+    match (tests/conftest.py): seed 51, whose first hand a client wins."""
+    logs = ntpu_match
     (match,) = (logs / "ntpu-server").rglob("*.mjlog.msgpack")
     client = await client_for(logs)
     try:
