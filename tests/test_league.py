@@ -1,6 +1,6 @@
 """`mjbot league`: a round-robin of duplicate arenas, run as the user runs it (a subprocess)
-where the process is part of what is checked (a pool of workers, a signal, a reader gone);
-the one-worker runs about --out's files and figures call its entry point in this process."""
+where the process is part of what is checked (a signal, a reader gone); the runs about
+--out's files and the figures call its entry point in this process."""
 
 from __future__ import annotations
 
@@ -23,10 +23,10 @@ def test_pairings_once_per_pair_or_both_ways():
     assert pairings(["a", "b"], True) == [("a", "b"), ("b", "a")]
 
 
-def test_league_writes_the_table_and_every_pair(tmp_path):
+def test_league_writes_the_table_and_every_pair(tmp_path, capsys):
     out = tmp_path / "league.json"
-    r = _mjbot("league", "--members", MEMBERS, "--hands", "30", "--seed", "4",
-               "--json", str(out), "--workers", "2")
+    r = mjbot_here(capsys, "league", "--members", MEMBERS, "--hands", "30", "--seed", "4",
+                   "--json", str(out), "--workers", "2")
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
     data = json.loads(out.read_text())
