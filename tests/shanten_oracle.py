@@ -11,6 +11,8 @@ k groups + a pair; shanten = that - 1.
 from functools import cache
 from itertools import combinations_with_replacement
 
+import numpy as np
+
 MELDS = [("pung", k) for k in range(34)] + [
     ("chow", s * 9 + r) for s in range(3) for r in range(7)
 ]
@@ -22,7 +24,15 @@ def _meld_tiles(meld):
 
 
 def exhaustive_distance(counts, groups):
-    best = 99
+    targets = _targets(groups)
+    return int(np.maximum(targets - np.asarray(counts, np.int16), 0).sum(axis=1).min())
+
+
+@cache
+def _targets(groups):
+    """Every complete target hand of ``groups`` melds and a pair, no kind above four: one
+    row each (enumerated once per size; the distance to a hand is then one array sum)."""
+    rows = []
     for pair in range(34):
         for melds in combinations_with_replacement(MELDS, groups):
             target = [0] * 34
@@ -30,10 +40,9 @@ def exhaustive_distance(counts, groups):
             for m in melds:
                 for t in _meld_tiles(m):
                     target[t] += 1
-            if max(target) > 4:
-                continue
-            best = min(best, sum(max(0, t - c) for t, c in zip(target, counts, strict=True)))
-    return best
+            if max(target) <= 4:
+                rows.append(target)
+    return np.array(rows, np.int16)
 
 
 def dp_distance(counts, groups):

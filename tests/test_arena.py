@@ -18,6 +18,7 @@ from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import seat_for
 from protocols import events as ev
 from replay.log import read_log
+from tests.in_process import mjbot_here
 from tests.serve_helpers import mjbot as _mjbot
 from tests.stop_helpers import stop_by_signal
 
@@ -82,11 +83,11 @@ def test_ratio_interval():
     assert ratio_ci([], []) == (0.0, None, None)
 
 
-def test_arena_command_json_and_logs_read_by_replay(tmp_path):
+def test_arena_command_json_and_logs_read_by_replay(tmp_path, capsys):
     out = tmp_path / "arena.json"
-    r = _mjbot("arena", "--variant", "taiwan16", "--policies", "rulebased,greedy,greedy,greedy",
-               "--hands", "16", "--seed", "3", "--json", str(out), "--log-dir", str(tmp_path),
-               "--progress")
+    r = mjbot_here(capsys, "arena", "--variant", "taiwan16", "--policies",
+                   "rulebased,greedy,greedy,greedy", "--hands", "16", "--seed", "3", "--json",
+                   str(out), "--log-dir", str(tmp_path), "--progress")
     assert r.returncode == 0, r.stderr
     assert "rulebased" in r.stdout and "illegal actions: 0" in r.stdout
     assert "1/1 wall sets, 16 hands," in r.stderr  # the progress bar, forced on
@@ -98,11 +99,11 @@ def test_arena_command_json_and_logs_read_by_replay(tmp_path):
         assert entry["avg_rank"] is None
     logs = sorted(tmp_path.glob("local/*/*.mjlog.msgpack"))
     assert len(logs) == 4
-    r = _mjbot("replay", str(logs[0]), "--seat", "2", "--json")
+    r = mjbot_here(capsys, "replay", str(logs[0]), "--seat", "2", "--json")
     assert r.returncode == 0, r.stderr
     replay = json.loads(r.stdout)["summary"]
     assert replay["seat"] == 2 and replay["hands"] and replay["decisions"]
-    r = _mjbot("replay", str(logs[0]), "--seat", "1", "--policy", "greedy")
+    r = mjbot_here(capsys, "replay", str(logs[0]), "--seat", "1", "--policy", "greedy")
     assert r.returncode == 0 and "agree" in r.stdout
 
 
@@ -147,10 +148,10 @@ def test_arena_figures_say_which_search_and_network_played(tmp_path):
     assert "environment:" not in r.stdout
 
 
-def test_arena_command_rejects_bad_policies():
-    r = _mjbot("arena", "--policies", "greedy,greedy")
+def test_arena_command_rejects_bad_policies(capsys):
+    r = mjbot_here(capsys, "arena", "--policies", "greedy,greedy")
     assert r.returncode == 2 and "four names" in r.stderr and "Traceback" not in r.stderr
-    r = _mjbot("arena", "--policies", "greedy,greedy,greedy,nobody")
+    r = mjbot_here(capsys, "arena", "--policies", "greedy,greedy,greedy,nobody")
     assert r.returncode == 2 and "unknown policy 'nobody'" in r.stderr
 
 

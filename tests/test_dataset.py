@@ -20,6 +20,7 @@ from replay.dataset.imports import import_files, read_game
 from replay.dataset.loader import ShuffledLoader
 from replay.dataset.shards import read_manifest, read_shard
 from replay.dataset.stats import dataset_stats
+from tests.in_process import mjbot_here
 from tests.shared_data import BOTZONE_JUDGE_LOG, DATA, MJAI_GAME
 
 POLICIES = ("rulebased", "greedy", "rulebased", "greedy")
@@ -30,6 +31,9 @@ REAL_RIICHI = [p for p in REAL_RIICHI if not p.name.startswith("LICENSE")]
 
 
 def mjbot(*args: str) -> subprocess.CompletedProcess[str]:
+    """``mjbot ARGS`` as a child process: for the runs a test's capture cannot hold (the
+    module's import fixture) and for the worker pool's run beside the in-process one;
+    refusals and stats go through tests.in_process.mjbot_here."""
     return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
                           text=True, timeout=300)
 
@@ -126,7 +130,7 @@ def test_drop_last_gives_only_full_batches(small):
     assert sizes and set(sizes) == {128} and sum(sizes) > len(loader) - 128 * 2
 
 
-def test_truncated_shard_is_a_clear_error_naming_the_file(small, tmp_path):
+def test_truncated_shard_is_a_clear_error_naming_the_file(small, tmp_path, capsys):
     broken = tmp_path / "broken"
     broken.mkdir()
     for p in small.iterdir():
@@ -137,13 +141,13 @@ def test_truncated_shard_is_a_clear_error_naming_the_file(small, tmp_path):
         list(ShuffledLoader(broken, batch_size=10_000, seed=0).epoch(0))
     with pytest.raises(S.DatasetError, match=r"shard-00001\.npz: truncated or corrupt"):
         read_shard(shard, ["seat"])  # no manifest to compare with: the zip itself says so
-    r = mjbot("dataset", "stats", str(broken))
+    r = mjbot_here(capsys, "dataset", "stats", str(broken))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert len(r.stderr.splitlines()) == 1 and "shard-00001.npz" in r.stderr
 
 
-def test_stats_json_fields(small):
-    r = mjbot("dataset", "stats", str(small), "--json")
+def test_stats_json_fields(small, capsys):
+    r = mjbot_here(capsys, "dataset", "stats", str(small), "--json")
     assert r.returncode == 0, r.stderr
     stats = json.loads(r.stdout)
     for key in ("schema_version", "variant", "hands", "decisions", "by_kind",
@@ -162,7 +166,7 @@ def test_stats_json_fields(small):
             pairs += 3
             tenpai += sum(int(x) for x in others)
     assert stats["opponent_tenpai_rate"] == pytest.approx(tenpai / pairs)
-    plain = mjbot("dataset", "stats", str(small))
+    plain = mjbot_here(capsys, "dataset", "stats", str(small))
     assert plain.returncode == 0 and "opponent tenpai rate" in plain.stdout
 
 
@@ -228,13 +232,14 @@ def test_botzone_import_is_mcr(tmp_path):
     assert stats["by_action"].get("win", 0) + stats["hand_endings"].get("exhaustive", 0) >= 1
 
 
-def test_nycu_sgf_import_is_taiwan16_and_one_seat_logs_are_refused(tmp_path):
+def test_nycu_sgf_import_is_taiwan16_and_one_seat_logs_are_refused(tmp_path, capsys):
     nycu = Path(__file__).resolve().parent / "data" / "nycu"
     manifest = import_files(sorted(nycu.glob("*.sgf")), tmp_path / "tw")
     assert manifest["variant"] == "taiwan16" and manifest["import"]["skipped_decisions"] == 0
     d = read_shard(tmp_path / "tw" / manifest["shards"][0]["file"], ["action_index", "t_hand"])
     assert (d["action_index"] >= 0).all() and (d["t_hand"][:, :, 0] >= 0).all()
-    r = mjbot("dataset", "import", str(nycu / "client1.log"), "--out", str(tmp_path / "one"))
+    r = mjbot_here(capsys, "dataset", "import", str(nycu / "client1.log"), "--out",
+                   str(tmp_path / "one"))
     assert r.returncode == 2 and "one seat's view only" in r.stderr
 
 
@@ -246,14 +251,14 @@ def test_a_file_given_twice_is_imported_once(tmp_path):
     assert manifest["decisions"] == first["decisions"]
 
 
-def test_import_refuses_mixed_variants_and_bad_files(tmp_path):
-    r = mjbot("dataset", "import", str(BOTZONE_JUDGE_LOG), str(REAL_RIICHI[0]), "--out",
-              str(tmp_path / "mixed"))
+def test_import_refuses_mixed_variants_and_bad_files(tmp_path, capsys):
+    r = mjbot_here(capsys, "dataset", "import", str(BOTZONE_JUDGE_LOG), str(REAL_RIICHI[0]),
+                   "--out", str(tmp_path / "mixed"))
     assert r.returncode == 2 and "several variants" in r.stderr
     assert len(r.stderr.splitlines()) == 1
     bad = tmp_path / "bad.json"
     bad.write_text('{"log": "nope"}')
-    r = mjbot("dataset", "import", str(bad), "--out", str(tmp_path / "b"))
+    r = mjbot_here(capsys, "dataset", "import", str(bad), "--out", str(tmp_path / "b"))
     assert r.returncode == 2 and "bad.json" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -268,8 +273,8 @@ def test_import_refuses_mixed_variants_and_bad_files(tmp_path):
     (["--stop-after", "0"], "--stop-after 0: needs a positive number of seconds"),
     (["--ray", "auto", "--out-shared", "--stop-after", "5"], "does not go with --out-shared"),
 ])
-def test_selfplay_errors_are_one_line_exit_2(args, message, tmp_path):
-    r = mjbot("selfplay", "--out", str(tmp_path / "d"), *args)
+def test_selfplay_errors_are_one_line_exit_2(args, message, tmp_path, capsys):
+    r = mjbot_here(capsys, "selfplay", "--out", str(tmp_path / "d"), *args)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("mjbot selfplay: ") and message in lines[0]
@@ -293,16 +298,16 @@ def test_the_manifest_says_which_expert_made_the_data(tmp_path, monkeypatch):
     assert selfplay(tmp_path / "plain", hands=4)["config"]["environment"] == {}
 
 
-def test_selfplay_refuses_an_unusable_out_dir(small, tmp_path):
+def test_selfplay_refuses_an_unusable_out_dir(small, tmp_path, capsys):
     a_file = tmp_path / "file"
     a_file.write_text("x")
     for out, message in ((small, "not empty"), (a_file, "not a directory"),
                          (a_file / "below", "cannot create")):
-        r = mjbot("selfplay", "--variant", "mass", "--hands", "1", "--out", str(out))
+        r = mjbot_here(capsys, "selfplay", "--variant", "mass", "--hands", "1", "--out", str(out))
         assert r.returncode == 2, r.stderr
         lines = r.stderr.splitlines()
         assert len(lines) == 1 and message in lines[0], lines
-    r = mjbot("dataset", "stats", str(tmp_path))
+    r = mjbot_here(capsys, "dataset", "stats", str(tmp_path))
     assert r.returncode == 2 and "manifest.json" in r.stderr
 
 

@@ -1,4 +1,6 @@
-"""`mjbot league`: a round-robin of duplicate arenas, run as the user runs it (a subprocess)."""
+"""`mjbot league`: a round-robin of duplicate arenas, run as the user runs it (a subprocess)
+where the process is part of what is checked (a signal, a reader gone); the runs about
+--out's files and the figures call its entry point in this process."""
 
 from __future__ import annotations
 
@@ -21,10 +23,10 @@ def test_pairings_once_per_pair_or_both_ways():
     assert pairings(["a", "b"], True) == [("a", "b"), ("b", "a")]
 
 
-def test_league_writes_the_table_and_every_pair(tmp_path):
+def test_league_writes_the_table_and_every_pair(tmp_path, capsys):
     out = tmp_path / "league.json"
-    r = _mjbot("league", "--members", MEMBERS, "--hands", "30", "--seed", "4",
-               "--json", str(out), "--workers", "2")
+    r = mjbot_here(capsys, "league", "--members", MEMBERS, "--hands", "30", "--seed", "4",
+                   "--json", str(out), "--workers", "2")
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
     data = json.loads(out.read_text())
@@ -56,11 +58,11 @@ def test_league_writes_the_table_and_every_pair(tmp_path):
         assert row.split()[-1] == f"{data['means'][m]:+z.1f}"
 
 
-def test_league_both_ways_and_resume_from_out(tmp_path):
+def test_league_both_ways_and_resume_from_out(tmp_path, capsys):
     out = tmp_path / "arenas"
     args = ("league", "--variant", "taiwan16", "--members", "rulebased,style:value",
             "--hands", "8", "--seed", "2", "--both", "--out", str(out))
-    first = _mjbot(*args, "--json", str(tmp_path / "a.json"))
+    first = mjbot_here(capsys, *args, "--json", str(tmp_path / "a.json"))
     assert first.returncode == 0, first.stderr
     files = sorted(out.glob("*.json"))
     assert len(files) == 2
@@ -69,20 +71,20 @@ def test_league_both_ways_and_resume_from_out(tmp_path):
     assert data["table"]["style:value"]["rulebased"]["arena"] == "style:value vs 3x rulebased"
     assert "avg_rank" in data["table"]["rulebased"]["style:value"]  # None: taiwan16 is unranked
     stamps = [f.stat().st_mtime_ns for f in files]
-    again = _mjbot(*args, "--json", str(tmp_path / "b.json"))
+    again = mjbot_here(capsys, *args, "--json", str(tmp_path / "b.json"))
     assert again.returncode == 0, again.stderr
     assert again.stdout.count("kept from --out") == 2
     assert [f.stat().st_mtime_ns for f in files] == stamps
     kept = json.loads((tmp_path / "b.json").read_text())
     assert kept["arenas_played"] == 0 and kept["table"] == data["table"]
     # other options must not reuse those arenas
-    other = _mjbot(*[("16" if a == "8" else a) for a in args])
+    other = mjbot_here(capsys, *[("16" if a == "8" else a) for a in args])
     assert other.returncode == 2
     assert "played with other options (hands 8 (now 16))" in other.stderr
     assert "Traceback" not in other.stderr
 
 
-def test_an_arena_kept_in_out_is_not_reused_once_its_weights_file_changed(tmp_path):
+def test_an_arena_kept_in_out_is_not_reused_once_its_weights_file_changed(tmp_path, capsys):
     """The seat's name, nn@FILE, stays the same when the file is retrained in place: the
     kept figure would then belong to other weights."""
     import shutil
@@ -91,11 +93,11 @@ def test_an_arena_kept_in_out_is_not_reused_once_its_weights_file_changed(tmp_pa
     shutil.copy("brain/data/nn_riichi_gen3.npz", weights)
     args = ("league", "--members", f"rulebased,nn@{weights}", "--hands", "4", "--seed", "3",
             "--out", str(tmp_path / "arenas"))
-    assert _mjbot(*args).returncode == 0
-    again = _mjbot(*args)
+    assert mjbot_here(capsys, *args).returncode == 0
+    again = mjbot_here(capsys, *args)
     assert again.returncode == 0 and "kept from --out" in again.stdout, again.stderr
     shutil.copy("brain/data/nn_riichi_gen4.npz", weights)
-    changed = _mjbot(*args)
+    changed = mjbot_here(capsys, *args)
     assert changed.returncode == 2 and "Traceback" not in changed.stderr
     assert "played with other options (weights_sha256" in changed.stderr
 
@@ -140,12 +142,12 @@ def test_stop_after_plays_no_more_arenas_and_keeps_no_cut_one(tmp_path):
     assert "2 arena(s) not played, rulebased vs 3x greedy cut short" in r.stdout
 
 
-def test_arenas_kept_in_out_count_after_the_deadline(tmp_path):
+def test_arenas_kept_in_out_count_after_the_deadline(tmp_path, capsys):
     out = tmp_path / "arenas"
     args = ["league", "--variant", "taiwan16", "--members", "rulebased,style:value",
             "--seed", "2", "--both", "--out", str(out)]
-    assert _mjbot(*args, "--hands", "8").returncode == 0
-    again = _mjbot(*args, "--hands", "8", "--stop-after", "0.001", "--json",
+    assert mjbot_here(capsys, *args, "--hands", "8").returncode == 0
+    again = mjbot_here(capsys, *args, "--hands", "8", "--stop-after", "0.001", "--json",
                    str(tmp_path / "a.json"))
     assert again.returncode == 0, again.stderr
     assert "stopped" not in json.loads((tmp_path / "a.json").read_text())  # nothing to play
@@ -156,7 +158,7 @@ def test_arenas_kept_in_out_count_after_the_deadline(tmp_path):
     kept = json.loads(second.read_text())
     kept["league"]["hands"] = 400000
     second.write_text(json.dumps(kept))
-    cut = _mjbot(*args, "--hands", "400000", "--stop-after", "6", "--json",
+    cut = mjbot_here(capsys, *args, "--hands", "400000", "--stop-after", "6", "--json",
                  str(tmp_path / "b.json"))
     assert cut.returncode == 0, cut.stderr
     data = json.loads((tmp_path / "b.json").read_text())

@@ -181,14 +181,11 @@ def test_the_brain_plays_mc_at_a_tight_limit():
     assert answer.work > 0
 
 
-def test_bench_mc_reports_the_playout_speed_against_the_greedy_table():
-    # a child process: main() in-process would leave structlog bound to pytest's stderr
-    import subprocess
-    import sys
+def test_bench_mc_reports_the_playout_speed_against_the_greedy_table(capsys):
+    from tests.in_process import mjbot_here  # main() in-process; conftest restores logging
 
-    done = subprocess.run([sys.executable, "-m", "adapter.cli", "bench", "mc", "--positions",
-                           "2", "--seconds", "0.1", "--budgets", "0.05", "--json", "-"],
-                          capture_output=True, text=True, timeout=300)
+    done = mjbot_here(capsys, "bench", "mc", "--positions", "2", "--seconds", "0.1",
+                      "--budgets", "0.05", "--json", "-")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["variant"] == "riichi" and out["positions"] == 2

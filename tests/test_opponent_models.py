@@ -5,8 +5,6 @@ prints the section-1 fields."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -149,10 +147,13 @@ def test_a_declared_riichi_reads_as_ready() -> None:
 # --------------------------------------------------------------------------- CLI
 
 
-def run_cli(*args: str) -> tuple[int, str, str]:
-    """`mjbot ...` in a child process (the CLI configures logging for the whole process)."""
-    r = subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
-                       text=True, timeout=600, cwd=Path(__file__).resolve().parent.parent)
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """`mjbot ...` through its entry point in this process: its exit status, stdout and
+    stderr. These runs train, evaluate and print; none is about the process (no signal, no
+    exit by the kernel), so a Python start each bought nothing (the logging the CLI sets up
+    is restored after each test, conftest.py). An exception escaping it fails the test, as a
+    traceback in a child's stderr did."""
+    r = mjbot_here(capsys, *args)
     return r.returncode, r.stdout, r.stderr
 
 
@@ -164,15 +165,15 @@ def refused(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     return r.returncode, r.stderr
 
 
-def test_cli_train_then_eval_prints_the_section_fields(riichi_sets, tmp_path) -> None:
+def test_cli_train_then_eval_prints_the_section_fields(riichi_sets, tmp_path, capsys) -> None:
     out = tmp_path / "m.npz"
-    code, text, _ = run_cli("models", "train", "--variant", "riichi", "--data",
+    code, text, _ = run_cli(capsys, "models", "train", "--variant", "riichi", "--data",
                             *map(str, riichi_sets["train"]), "--out", str(out), "--epochs",
                             "1", "--max-decisions", "3000", "--json")
     assert code == 0 and out.is_file()
     summary = json.loads(text)
     assert summary["out"] == str(out) and set(summary["epochs"]) == {"tenpai", "wait", "value"}
-    code, text, _ = run_cli("models", "eval", "--variant", "riichi", "--model",
+    code, text, _ = run_cli(capsys, "models", "eval", "--variant", "riichi", "--model",
                             str(out), "--data", *map(str, riichi_sets["held"]), "--bootstrap",
                             "20", "--json")
     assert code == 0
@@ -188,8 +189,8 @@ def test_cli_train_then_eval_prints_the_section_fields(riichi_sets, tmp_path) ->
     assert lo <= r["tenpai_auc_real"] <= hi
 
 
-def test_cli_eval_builds_its_held_out_set_and_says_why_real_is_null() -> None:
-    code, text, _ = run_cli("models", "eval", "--variant", "taiwan16", "--hands", "8",
+def test_cli_eval_builds_its_held_out_set_and_says_why_real_is_null(capsys) -> None:
+    code, text, _ = run_cli(capsys, "models", "eval", "--variant", "taiwan16", "--hands", "8",
                             "--bootstrap", "0", "--json")
     assert code == 0
     r = json.loads(text)
@@ -239,32 +240,32 @@ def test_mc_seats_whose_models_cannot_be_read_are_refused_before_a_game(tmp_path
         assert err.startswith(f"mjbot selfplay: {seat}: {why}") and not out.exists()
 
 
-def test_a_head_with_no_held_out_example_says_so(tmp_path) -> None:
+def test_a_head_with_no_held_out_example_says_so(tmp_path, capsys) -> None:
     """Trained on few decisions, the held-out hands may hold no ready pair (wait head) or no
     win (value head): their 'best held-out loss' read 0.0000, a loss of nothing, and that
     0.0 made the first epoch the one kept. Now the log holds None, the report says there
     was no held-out example, and the last epoch is kept."""
     data = tmp_path / "data"
-    code, _, err = run_cli("selfplay", "--policies", "greedy,greedy,greedy,rulebased",
+    code, _, err = run_cli(capsys, "selfplay", "--policies", "greedy,greedy,greedy,rulebased",
                            "--hands", "1", "--seed", "9", "--out", str(data))
     assert code == 0, err
     args = ("models", "train", "--variant", "riichi", "--data", str(data), "--out",
             str(tmp_path / "m.npz"), "--max-decisions", "10", "--epochs", "2")
-    code, out, err = run_cli(*args, "--json")
+    code, out, err = run_cli(capsys, *args, "--json")
     assert code == 0, err
     epochs = json.loads(out)["epochs"]
     assert all(r["valid_loss"] is None for r in epochs["wait"] + epochs["value"])
     assert all(r["valid_loss"] > 0 for r in epochs["tenpai"])
-    code, out, err = run_cli(*args)
+    code, out, err = run_cli(capsys, *args)
     assert code == 0, err
     assert ("  wait: no held-out example (the held-out hands hold none: too few hands); the "
             "last of 2 epochs kept") in out.splitlines()
     assert "held-out loss 0.0000" not in out
 
 
-def test_the_help_gives_the_sample_models_train_reads_by_default() -> None:
+def test_the_help_gives_the_sample_models_train_reads_by_default(capsys) -> None:
     """models train reads at most 400,000 decisions unless told otherwise, and its help said
     only '0: every one': a user with a larger dataset did not learn that it was sampled."""
-    code, out, _ = run_cli("models", "train", "--help")
+    code, out, _ = run_cli(capsys, "models", "train", "--help")
     assert code == 0 and "default 400000, so a larger dataset is not read whole" in " ".join(
         out.split())

@@ -26,7 +26,6 @@ from replay.learning.opponents.metrics import (
 )
 from replay.learning.opponents.train import quick_config, train
 from tests.in_process import mjbot_here
-from tests.serve_helpers import mjbot
 
 MIXED = ("style:open", "rulebased", "style:defensive", "rulebased")
 
@@ -79,12 +78,11 @@ def test_pairs_keep_their_policy_across_datasets_with_other_policy_lists(sets) -
     assert sub.pair_counts() == {"style:defensive": expected.count("style:defensive")}
 
 
-def test_a_style_grouped_out_of_mixed_data_scores_as_its_own_set(sets, tmp_path) -> None:
+def test_a_style_grouped_out_of_mixed_data_scores_as_its_own_set(sets, tmp_path, capsys) -> None:
     """`--by-style --data` over two one-style sets gives each style the figures of its set
     read alone, and the counts of its pairs."""
-    code = mjbot("models", "eval", "--variant", "riichi", "--by-style", "--data",
-                 str(sets["open"]), str(sets["rulebased"]), "--bootstrap", "20", "--json",
-                 timeout=600)
+    code = mjbot_here(capsys, "models", "eval", "--variant", "riichi", "--by-style", "--data",
+                      str(sets["open"]), str(sets["rulebased"]), "--bootstrap", "20", "--json")
     assert code.returncode == 0, code.stderr
     rows = json.loads(code.stdout)["by_style"]
     assert set(rows) == {"rulebased", "style:open"}
@@ -123,12 +121,12 @@ def test_leaving_a_style_out_drops_only_its_pairs(sets) -> None:
     assert int(loo.tenpai.sum()) == len(loo.k_pair)  # ready pairs keep their per-kind rows
 
 
-def test_cli_builds_one_set_per_style_in_all_four_seats_and_reuses_it(tmp_path) -> None:
+def test_cli_builds_one_set_per_style_in_all_four_seats_and_reuses_it(tmp_path, capsys) -> None:
     keep = tmp_path / "sets"
     args = ("models", "eval", "--variant", "riichi", "--by-style", "--styles",
             "greedy,style:value", "--hands", "4", "--bootstrap", "0", "--keep-sets", str(keep),
             "--json")
-    first = mjbot(*args)
+    first = mjbot_here(capsys, *args)
     assert first.returncode == 0, first.stderr
     r = json.loads(first.stdout)
     assert r["sets"]["selfplay_seed"] == STYLE_EVAL_SEED and r["sets"]["hands_per_style"] == 4
@@ -138,7 +136,7 @@ def test_cli_builds_one_set_per_style_in_all_four_seats_and_reuses_it(tmp_path) 
         assert r["by_style"][style]["pairs"] == len(observed_policies(d))
         assert isinstance(r["by_style"][style]["tenpai_auc"], float)
     stamp = (style_set_dir(keep, "greedy", 4, STYLE_EVAL_SEED) / "manifest.json").stat()
-    again = mjbot(*args)
+    again = mjbot_here(capsys, *args)
     assert again.returncode == 0 and json.loads(again.stdout)["by_style"] == r["by_style"]
     assert (style_set_dir(keep, "greedy", 4, STYLE_EVAL_SEED) / "manifest.json"
             ).stat().st_mtime_ns == stamp.st_mtime_ns
@@ -164,27 +162,26 @@ def test_cli_refuses_bad_style_arguments_in_one_line(args, message, capsys) -> N
     assert err.startswith(message) and "Traceback" not in err
 
 
-def test_cli_refuses_a_style_the_data_does_not_hold_in_one_line(sets) -> None:
-    r = mjbot("models", "eval", "--variant", "riichi", "--by-style", "--data",
-              str(sets["open"]), "--styles", "style:open,mc")
+def test_cli_refuses_a_style_the_data_does_not_hold_in_one_line(sets, capsys) -> None:
+    r = mjbot_here(capsys, "models", "eval", "--variant", "riichi", "--by-style", "--data",
+                   str(sets["open"]), "--styles", "style:open,mc")
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         "mjbot models: no pairs of mc in --data (its observed policies: style:open)"]
 
 
-def test_cli_train_refuses_to_leave_out_a_style_nobody_played(sets, tmp_path) -> None:
-    r = mjbot("models", "train", "--variant", "riichi", "--data", str(sets["open"]),
-              "--exclude-styles", "style:closed", "--out", str(tmp_path / "m.npz"))
+def test_cli_train_refuses_to_leave_out_a_style_nobody_played(sets, tmp_path, capsys) -> None:
+    r = mjbot_here(capsys, "models", "train", "--variant", "riichi", "--data", str(sets["open"]),
+                   "--exclude-styles", "style:closed", "--out", str(tmp_path / "m.npz"))
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         "mjbot models: cannot leave out style:closed: no seat of the data plays it (its "
         "policies: style:open)"]
     assert not (tmp_path / "m.npz").exists()
 
 
-def test_cli_train_leaves_a_style_out_and_says_so(sets, tmp_path) -> None:
+def test_cli_train_leaves_a_style_out_and_says_so(sets, tmp_path, capsys) -> None:
     out = tmp_path / "m.npz"
-    r = mjbot("models", "train", "--variant", "riichi", "--data", str(sets["mixed"]),
-              "--exclude-styles", "style:open", "--epochs", "1", "--out", str(out), "--json",
-              timeout=600)
+    r = mjbot_here(capsys, "models", "train", "--variant", "riichi", "--data", str(sets["mixed"]),
+                   "--exclude-styles", "style:open", "--epochs", "1", "--out", str(out), "--json")
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert "style:open" not in summary["opponent_pairs"]
@@ -214,7 +211,7 @@ def test_the_ranked_bootstrap_gives_the_resampling_bootstraps_interval(shape) ->
     assert bootstrap_auc_ci(scores, labels, np.zeros(shape[0]), 10) is None
 
 
-def test_versus_reads_a_second_model_on_the_same_pairs(sets, tmp_path) -> None:
+def test_versus_reads_a_second_model_on_the_same_pairs(sets, tmp_path, capsys) -> None:
     """`--by-style --versus FILE`: FILE's figures on the same pairs and the differences; a
     model against itself differs by exactly zero on every resample."""
     other_path = tmp_path / "quick.npz"
@@ -232,17 +229,16 @@ def test_versus_reads_a_second_model_on_the_same_pairs(sets, tmp_path) -> None:
     same = paired_figures(shipped, shipped, data, bootstrap=20)
     assert all(same["diff"][k] == 0 and same["diff_ci95"][k] == (0.0, 0.0)
                for k in ("tenpai_auc", "wait_auc", "deal_in_auc", "value_mae"))
-    r = mjbot("models", "eval", "--variant", "riichi", "--by-style", "--data", str(sets["open"]),
-              "--versus", str(other_path), "--bootstrap", "20", "--json", timeout=600)
+    r = mjbot_here(capsys, "models", "eval", "--variant", "riichi", "--by-style", "--data",
+                   str(sets["open"]), "--versus", str(other_path), "--bootstrap", "20", "--json")
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     assert report["versus"]["file"] == str(other_path)
     cli = report["by_style"]["style:open"]["versus"]
     assert cli["diff"]["wait_auc"] == pytest.approx(row["diff"]["wait_auc"], rel=1e-9)
     assert cli["diff_ci95"]["wait_auc"] == pytest.approx(list(row["diff_ci95"]["wait_auc"]))
-    text = mjbot("models", "eval", "--variant", "riichi", "--by-style", "--data",
-                 str(sets["open"]), "--versus", str(other_path), "--bootstrap", "20",
-                 timeout=600)
+    text = mjbot_here(capsys, "models", "eval", "--variant", "riichi", "--by-style", "--data",
+                      str(sets["open"]), "--versus", str(other_path), "--bootstrap", "20")
     assert text.returncode == 0, text.stderr  # the text shows the comparison too
     assert f"versus {other_path} on the same pairs" in text.stdout
     assert f"ours - versus: {cli['diff']['tenpai_auc']:+z.3f}" in text.stdout

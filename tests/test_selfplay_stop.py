@@ -18,6 +18,7 @@ from replay.dataset import schema as S
 from replay.dataset.shards import read_manifest, read_shard
 from replay.dataset.stats import dataset_stats
 from tests.full_disk import mjbot_on_a_full_disk
+from tests.in_process import mjbot_here
 from tests.serve_helpers import free_port, mjbot
 from tests.stop_helpers import kill_a_worker, stop_by_signal
 
@@ -76,14 +77,15 @@ def test_a_signal_stops_selfplay_with_a_whole_dataset(tmp_path, signum, workers)
         ["manifest.json", *(shard["file"] for shard in manifest["shards"])])
 
 
-def test_stopped_before_the_first_wall_set_leaves_no_dataset(tmp_path):
+def test_stopped_before_the_first_wall_set_leaves_no_dataset(tmp_path, capsys):
     """The folders the run made for --out are removed; an --out that was there (empty)
-    before the run stays, as a failed run leaves it (it used to be removed too)."""
+    before the run stays, as a failed run leaves it (it used to be removed too). Through
+    mjbot's entry point in this process: no signal, no worker, nothing about the process."""
     new = tmp_path / "made" / "d"
     there = tmp_path / "there"
     there.mkdir()
     for out in (new, there):
-        r = mjbot(*LONG, "--stop-after", "0.000001", "--out", str(out))
+        r = mjbot_here(capsys, *LONG, "--stop-after", "0.000001", "--out", str(out))
         assert r.returncode == 1 and "Traceback" not in r.stderr
         assert ("stopped (--stop-after passed) before the first wall set was finished: no "
                 "dataset written") in r.stderr
