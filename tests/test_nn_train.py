@@ -113,8 +113,11 @@ def test_a_tiny_training_run_gives_weights_the_policy_plays(
         tmp_path: Path, nn_train: Run, mjbot: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     threads = torch.get_num_threads()
     torch.set_num_threads(3)  # not the run's --threads 1
+    torch.manual_seed(12345)  # not the run's --seed
+    generator = torch.random.get_rng_state()
     data, weights, result = _selfplay_and_train(nn_train, tmp_path, "riichi", "nn.npz",
                                                 hands=2, epochs=2)
+    assert torch.equal(torch.random.get_rng_state(), generator)  # the caller's draws go on
     # torch's thread count is process-wide: the run puts the caller's back (a test after it,
     # or a program calling train(), ran on the run's one thread)
     assert torch.get_num_threads() == 3

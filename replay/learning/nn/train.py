@@ -228,8 +228,11 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
         raise ValueError("a correction weight needs the starting weights (init)")
     threads = torch.get_num_threads()  # process-wide: the caller's count comes back after
     torch.set_num_threads(max(1, config.threads))
+    # the run seeds torch's global generator (config.seed); the caller's state comes back too
+    # (CUDA's as well where the run is on it)
     try:
-        return _train(variant, data, out, config, holdout_data, progress, stop)
+        with torch.random.fork_rng(devices=[] if config.device == "cpu" else None):
+            return _train(variant, data, out, config, holdout_data, progress, stop)
     finally:
         torch.set_num_threads(threads)
 
