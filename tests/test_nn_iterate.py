@@ -53,12 +53,17 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "data" / "nn" / "golden_riichi.npz"
 
 
-def _command(run: Path | str, rounds: int, *extra: str, hands: int = 1) -> list[str]:
+def _command(run: Path | str, rounds: int, *extra: str, hands: int = 1,
+             start: Path | None = None) -> list[str]:
+    """The tiny run's command line: a fresh 8-channel network, or ``start`` as --init (the
+    tests that signal the run: its process then never imports torch, about 1.5 s of CPU a
+    run, and the first generation is not what they test)."""
+    network = ["--channels", "8", "--blocks", "1"] if start is None else ["--init", str(start)]
     return [sys.executable, "-m", "adapter.cli", "nn", "iterate", "--variant", "riichi",
             "--dir", str(run), "--rounds", str(rounds), "--hands", str(hands), "--opponents",
-            OPPONENTS, "--selection-seed", "41",
-            "--selection-hands", "1", "--workers", "1", "--channels", "8", "--blocks", "1",
-            "--playouts", "2", "--epochs", "1", "--threads", "1", "--seed", "7", *extra]
+            OPPONENTS, "--selection-seed", "41", "--selection-hands", "1", "--workers", "1",
+            *network, "--playouts", "2", "--epochs", "1", "--threads", "1", "--seed", "7",
+            *extra]
 
 
 def _iterate(run: Path | str, rounds: int, *extra: str, cwd: Path | None = None
@@ -319,7 +324,7 @@ def _terminated_during_self_play(run: Path, hands: int) -> tuple[subprocess.Pope
     """A one-round run in a session of its own, sent SIGTERM (to its process alone, as
     `kill PID` does) once its self-play child has begun; the ended process and its stderr.
     What is left in its group is the caller's to check, then :func:`_kill_group`."""
-    proc = subprocess.Popen(_command(run, 1, hands=hands), stdout=subprocess.PIPE,
+    proc = subprocess.Popen(_command(run, 1, hands=hands, start=GOLDEN), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
                             start_new_session=True)
@@ -431,7 +436,8 @@ def test_a_run_killed_outright_takes_its_phase_with_it(tmp_path: Path) -> None:
     need_torch()
     run = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(_command(run, 1, hands=4000), stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(_command(run, 1, hands=4000, start=GOLDEN),
+                            stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=env, cwd=ROOT,
                             start_new_session=True)
     try:
