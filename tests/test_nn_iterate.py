@@ -259,18 +259,19 @@ def test_a_resumed_run_refuses_options_that_differ_from_the_ones_on_record(
     assert not (run / "round-002").exists()
 
 
-def test_a_run_from_init_resumed_without_it_is_told_so(tmp_path: Path) -> None:
+def test_a_run_from_init_resumed_without_it_is_told_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A run started from --init and resumed without it was told '--channels 64 differs
     from 8' (a fresh network's default, an option the user never typed). Now the line names
-    the missing --init. The first run is killed once its state is written."""
+    the missing --init. The first run is killed once its state is written; the refused
+    resume runs in this process (no signal: a child paid Python's start for one line)."""
     need_torch()
     run = tmp_path / "run"
     base = [sys.executable, "-m", "adapter.cli", "nn", "iterate", "--variant", "riichi",
             "--dir", str(run), "--rounds", "1", "--selection-seed", "41", "--threads", "1"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     _killed_once_ready([*base, "--init", str(GOLDEN)],
                        lambda: (run / "state.json").exists() and "options" in _state(run))
-    r = subprocess.run(base, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+    r = mjbot_here(capsys, *base[3:])
     assert r.returncode == 2 and r.stderr.splitlines() == [
         f"mjbot nn: no --init: the run in {run} started from --init weights of sha256 "
         f"{_state(run)['start_sha256'][:12]}; give the same, or another --dir"], r.stderr
