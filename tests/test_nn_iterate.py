@@ -6,7 +6,9 @@ phase and resume where they stopped, never on a headline seed. A tiny config (a 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
+import logging
 import os
 import re
 import shutil
@@ -19,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
+from adapter.cli import main
 from adapter.nn_iterate import (
     new_minus_current,
     round_seed,
@@ -66,24 +70,15 @@ def _command(run: Path | str, rounds: int, *extra: str, hands: int = 1,
             *extra]
 
 
-def _iterate(run: Path | str, rounds: int, *extra: str, cwd: Path | None = None
-             ) -> subprocess.CompletedProcess[str]:
-    """The run, from ``cwd`` (this checkout importable from anywhere)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return subprocess.run(_command(run, rounds, *extra), capture_output=True, text=True,
-                          timeout=600, cwd=cwd, env=env)
-
-
 Iterate = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture
 def iterate_here(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Iterate:
-    """:func:`_iterate`'s run through mjbot's main() in this process (tests/in_process.py),
-    for runs sent no signal: a child paid Python's start (and torch's import) for each
-    refusal. ``cwd`` becomes this test's working directory; the phases' children import this
-    checkout from there, as :func:`_iterate`'s do."""
+    """The tiny run (:func:`_command`) through mjbot's main() in this process
+    (tests/in_process.py), for runs sent no signal: a child paid Python's start (and torch's
+    import) for each refusal. ``cwd`` becomes this test's working directory; the phases'
+    children import this checkout from there (PYTHONPATH)."""
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
 
@@ -112,11 +107,32 @@ def round_one(tmp_path_factory: pytest.TempPathFactory
     """One round of the tiny run, played once for the module from a working directory beside
     the run folder ("../run"); each test resumes a copy of its folder (_copy), so the round's
     self-play and training are not repeated per test. The run's return code and output are
-    the tests' to check."""
+    the tests' to check. It is sent no signal, so mjbot's main() runs it in this process (its
+    phases are children as ever): a child of its own paid a Python start and torch's import
+    (torch is loaded here already by need_torch). Its working directory, environment and
+    logging setup are this fixture's alone."""
     need_torch()
     root = tmp_path_factory.mktemp("iterate")
     (root / "sub").mkdir()
-    return root / "run", _iterate("../run", 1, cwd=root / "sub")
+    out, err = io.StringIO(), io.StringIO()
+    saved = structlog.get_config()
+    handlers, level = list(logging.getLogger().handlers), logging.getLogger().level
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err):
+        patch.setenv("PYTHONPATH", os.pathsep.join(
+            [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+        patch.chdir(root / "sub")
+        command = _command("../run", 1)[3:]
+        try:
+            code = main(command)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            structlog.configure(**saved)
+            logging.getLogger().handlers[:] = handlers
+            logging.getLogger().setLevel(level)
+    return root / "run", subprocess.CompletedProcess(["mjbot", *command], code,
+                                                     out.getvalue(), err.getvalue())
 
 
 def _copy(round_one: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
