@@ -5,9 +5,9 @@ None of this needs torch (tests/test_nn_train.py has the torch parts)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +21,12 @@ from brain.nn import encoding as E
 from brain.nn import heads as H
 from brain.nn.network import MissingNetwork, Network, Shape, load_network, random_network
 from brain.policies import get_policy
-from brain.policies.nn import NnPolicy, require_network
+from brain.policies.nn import ENV, NnPolicy, require_network
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
 from replay.dataset.snapshot import encode_view, restore
+from tests.in_process import mjbot_here
 
 P = T.parse_mpsz
 NN_DATA = Path(__file__).resolve().parent / "data" / "nn"
@@ -270,54 +271,63 @@ def test_the_policy_refuses_a_variant_without_weights(monkeypatch: pytest.Monkey
         require_network("mass")  # riichi weights never play another variant
 
 
-def _mjbot(*args: str, weights: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.pop("MJBOT_NN_WEIGHTS", None)
-    if weights:
-        env["MJBOT_NN_WEIGHTS"] = weights
-    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
-                          text=True, timeout=300, env=env)
+Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def test_nn_plays_at_the_table_without_fallbacks(tmp_path: Path) -> None:
+@pytest.fixture
+def mjbot(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Run:
+    """``mjbot ARGS`` through its main() in this process (tests/in_process.py), for commands
+    that are sent no signal and set nothing process-wide (bench nn pins a child of its own to
+    one core): a child paid Python's start each. ``weights`` is MJBOT_NN_WEIGHTS for this
+    test alone, else it is unset."""
+    def run(*args: str, weights: str | None = None) -> subprocess.CompletedProcess[str]:
+        if weights:
+            monkeypatch.setenv(ENV, weights)
+        else:
+            monkeypatch.delenv(ENV, raising=False)
+        return mjbot_here(capsys, *args)
+    return run
+
+
+def test_nn_plays_at_the_table_without_fallbacks(tmp_path: Path, mjbot: Run) -> None:
     """Self-play records whether the brain's fallback answered: the network never needs it."""
     out = tmp_path / "sp"
-    r = _mjbot("selfplay", "--variant", "riichi", "--policies", "nn,rulebased,rulebased,rulebased",
+    r = mjbot("selfplay", "--variant", "riichi", "--policies", "nn,rulebased,rulebased,rulebased",
                "--hands", "2", "--seed", "3", "--out", str(out), weights=str(GOLDEN_WEIGHTS))
     assert r.returncode == 0, r.stderr
-    r = _mjbot("dataset", "stats", str(out), "--json")
+    r = mjbot("dataset", "stats", str(out), "--json")
     stats = json.loads(r.stdout)
     assert stats["by_policy"]["nn"] > 100
     assert stats["fallbacks"] == 0 and stats["illegal_actions"] == 0
 
 
-def test_commands_refuse_nn_without_weights_in_one_line(tmp_path: Path) -> None:
-    r = _mjbot("arena", "--variant", "mass", "--policies", "nn,rulebased,rulebased,rulebased",
+def test_commands_refuse_nn_without_weights_in_one_line(tmp_path: Path, mjbot: Run) -> None:
+    r = mjbot("arena", "--variant", "mass", "--policies", "nn,rulebased,rulebased,rulebased",
                "--hands", "1", "--no-log")
     assert r.returncode == 2
     assert "no network weights for 'mass'" in r.stderr and "Traceback" not in r.stderr
-    r = _mjbot("bench", "nn", "--variant", "mass")
+    r = mjbot("bench", "nn", "--variant", "mass")
     assert r.returncode == 2 and "Traceback" not in r.stderr
 
 
-def test_two_networks_sit_at_one_table_by_file(tmp_path: Path) -> None:
+def test_two_networks_sit_at_one_table_by_file(tmp_path: Path, mjbot: Run) -> None:
     """``nn@FILE`` plays FILE's network beside the shipped ``nn``: generations meet in one
     duplicate arena. A missing file and another variant's network are refused in one line."""
     policy = get_policy(f"nn@{GOLDEN_WEIGHTS}")
     state, request, legal = positions("riichi", games=1, seed=2)[0]
     assert policy.network("riichi").meta["channels"] == 16  # the golden file, not the shipped
     assert policy.decide(state, request, legal).action in legal
-    r = _mjbot("arena", "--variant", "riichi", "--policies",
+    r = mjbot("arena", "--variant", "riichi", "--policies",
                f"nn@{GOLDEN_WEIGHTS},nn,rulebased,rulebased", "--hands", "4", "--seed", "1",
                "--no-log", "--json", str(tmp_path / "a.json"))
     assert r.returncode == 0, r.stderr
     summary = json.loads((tmp_path / "a.json").read_text())
     assert {f"nn@{GOLDEN_WEIGHTS}", "nn"} <= set(summary["policies"])
     assert summary["illegal_actions"] == 0 and summary["seatings"] == 12
-    r = _mjbot("arena", "--variant", "riichi", "--policies",
+    r = mjbot("arena", "--variant", "riichi", "--policies",
                f"nn@{tmp_path / 'none.npz'},rulebased,rulebased,rulebased", "--hands", "1")
     assert r.returncode == 2 and "no weights file" in r.stderr and "Traceback" not in r.stderr
-    r = _mjbot("arena", "--variant", "mcr", "--policies",
+    r = mjbot("arena", "--variant", "mcr", "--policies",
                f"nn@{GOLDEN_WEIGHTS},rulebased,rulebased,rulebased", "--hands", "1")
     assert r.returncode == 2 and "not 'mcr'" in r.stderr and "Traceback" not in r.stderr
 
@@ -390,8 +400,8 @@ def test_the_shipped_weights_load_and_fit_the_budget(game_positions: list,
         assert policy.decide(state, request, legal).action in legal
 
 
-def test_bench_nn_times_nn_beside_rulebased_on_one_core() -> None:
-    r = _mjbot("bench", "nn", "--model", str(GOLDEN_WEIGHTS), "--games", "1", "--repeats", "1",
+def test_bench_nn_times_nn_beside_rulebased_on_one_core(mjbot: Run) -> None:
+    r = mjbot("bench", "nn", "--model", str(GOLDEN_WEIGHTS), "--games", "1", "--repeats", "1",
                "--json", "-")
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)

@@ -4,13 +4,13 @@ reads the weights from inside it and plays whole matches with only numpy and Mah
 from __future__ import annotations
 
 import subprocess
-import sys
 import zipfile
 
 import pytest
 
 from adapter.fakes.botzone_judge import run_matches
 from adapter.platforms.botzone_bundle import NN_MODULES, NN_WEIGHTS, ROOT, build_botzone_bundle
+from tests.in_process import mjbot_here
 from tests.test_botzone_bundle import bare_python  # noqa: F401  (the fixture)
 
 TURN = ("3\n0 0 0\nPASS\n1 0 0 0 0 W1 W2 W3 B4 B5 B6 T7 T8 T9 F1 F1 J1 J3\nPASS\n"
@@ -72,18 +72,17 @@ def test_an_nn_bundle_needs_an_mcr_network(tmp_path):
         build_botzone_bundle(tmp_path / "c", policy="nn", nn_weights=junk)
 
 
-def test_the_bundle_command_refuses_a_wrong_network_in_one_line(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "adapter.cli", "bundle", "botzone", "--policy", "nn", "-o",
-         str(tmp_path), "--nn-weights", str(ROOT / "brain/data/nn_taiwan16.npz")],
-        capture_output=True, text=True, timeout=60)
+def test_the_bundle_command_refuses_a_wrong_network_in_one_line(tmp_path, capsys):
+    """Through mjbot's main() in this process (tests/in_process.py): refusals, sent no
+    signal, paid a Python start each as children."""
+    done = mjbot_here(capsys, "bundle", "botzone", "--policy", "nn", "-o", str(tmp_path),
+                      "--nn-weights", str(ROOT / "brain/data/nn_taiwan16.npz"))
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "not 'mcr'" in done.stderr
     # a network by file names a path Botzone does not have: --nn-weights carries it instead
     weights = ROOT / "brain/data/nn_mcr.npz"
-    done = subprocess.run(
-        [sys.executable, "-m", "adapter.cli", "bundle", "botzone", "--policy", f"nn@{weights}",
-         "-o", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    done = mjbot_here(capsys, "bundle", "botzone", "--policy", f"nn@{weights}", "-o",
+                      str(tmp_path))
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "--nn-weights" in done.stderr
 

@@ -6,7 +6,9 @@ phase and resume where they stopped, never on a headline seed. A tiny config (a 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
+import logging
 import os
 import re
 import shutil
@@ -19,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
+from adapter.cli import main
 from adapter.nn_iterate import (
     new_minus_current,
     round_seed,
@@ -53,21 +57,17 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "data" / "nn" / "golden_riichi.npz"
 
 
-def _command(run: Path | str, rounds: int, *extra: str, hands: int = 1) -> list[str]:
+def _command(run: Path | str, rounds: int, *extra: str, hands: int = 1,
+             start: Path | None = None) -> list[str]:
+    """The tiny run's command line: a fresh 8-channel network, or ``start`` as --init (the
+    tests that signal the run: its process then never imports torch, about 1.5 s of CPU a
+    run, and the first generation is not what they test)."""
+    network = ["--channels", "8", "--blocks", "1"] if start is None else ["--init", str(start)]
     return [sys.executable, "-m", "adapter.cli", "nn", "iterate", "--variant", "riichi",
             "--dir", str(run), "--rounds", str(rounds), "--hands", str(hands), "--opponents",
-            OPPONENTS, "--selection-seed", "41",
-            "--selection-hands", "1", "--workers", "1", "--channels", "8", "--blocks", "1",
-            "--playouts", "2", "--epochs", "1", "--threads", "1", "--seed", "7", *extra]
-
-
-def _iterate(run: Path | str, rounds: int, *extra: str, cwd: Path | None = None
-             ) -> subprocess.CompletedProcess[str]:
-    """The run, from ``cwd`` (this checkout importable from anywhere)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return subprocess.run(_command(run, rounds, *extra), capture_output=True, text=True,
-                          timeout=600, cwd=cwd, env=env)
+            OPPONENTS, "--selection-seed", "41", "--selection-hands", "1", "--workers", "1",
+            *network, "--playouts", "2", "--epochs", "1", "--threads", "1", "--seed", "7",
+            *extra]
 
 
 Iterate = Callable[..., subprocess.CompletedProcess[str]]
@@ -75,10 +75,10 @@ Iterate = Callable[..., subprocess.CompletedProcess[str]]
 
 @pytest.fixture
 def iterate_here(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Iterate:
-    """:func:`_iterate`'s run through mjbot's main() in this process (tests/in_process.py),
-    for runs sent no signal: a child paid Python's start (and torch's import) for each
-    refusal. ``cwd`` becomes this test's working directory; the phases' children import this
-    checkout from there, as :func:`_iterate`'s do."""
+    """The tiny run (:func:`_command`) through mjbot's main() in this process
+    (tests/in_process.py), for runs sent no signal: a child paid Python's start (and torch's
+    import) for each refusal. ``cwd`` becomes this test's working directory; the phases'
+    children import this checkout from there (PYTHONPATH)."""
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
 
@@ -107,11 +107,32 @@ def round_one(tmp_path_factory: pytest.TempPathFactory
     """One round of the tiny run, played once for the module from a working directory beside
     the run folder ("../run"); each test resumes a copy of its folder (_copy), so the round's
     self-play and training are not repeated per test. The run's return code and output are
-    the tests' to check."""
+    the tests' to check. It is sent no signal, so mjbot's main() runs it in this process (its
+    phases are children as ever): a child of its own paid a Python start and torch's import
+    (torch is loaded here already by need_torch). Its working directory, environment and
+    logging setup are this fixture's alone."""
     need_torch()
     root = tmp_path_factory.mktemp("iterate")
     (root / "sub").mkdir()
-    return root / "run", _iterate("../run", 1, cwd=root / "sub")
+    out, err = io.StringIO(), io.StringIO()
+    saved = structlog.get_config()
+    handlers, level = list(logging.getLogger().handlers), logging.getLogger().level
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err):
+        patch.setenv("PYTHONPATH", os.pathsep.join(
+            [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+        patch.chdir(root / "sub")
+        command = _command("../run", 1)[3:]
+        try:
+            code = main(command)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            structlog.configure(**saved)
+            logging.getLogger().handlers[:] = handlers
+            logging.getLogger().setLevel(level)
+    return root / "run", subprocess.CompletedProcess(["mjbot", *command], code,
+                                                     out.getvalue(), err.getvalue())
 
 
 def _copy(round_one: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
@@ -254,18 +275,19 @@ def test_a_resumed_run_refuses_options_that_differ_from_the_ones_on_record(
     assert not (run / "round-002").exists()
 
 
-def test_a_run_from_init_resumed_without_it_is_told_so(tmp_path: Path) -> None:
+def test_a_run_from_init_resumed_without_it_is_told_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A run started from --init and resumed without it was told '--channels 64 differs
     from 8' (a fresh network's default, an option the user never typed). Now the line names
-    the missing --init. The first run is killed once its state is written."""
+    the missing --init. The first run is killed once its state is written; the refused
+    resume runs in this process (no signal: a child paid Python's start for one line)."""
     need_torch()
     run = tmp_path / "run"
     base = [sys.executable, "-m", "adapter.cli", "nn", "iterate", "--variant", "riichi",
             "--dir", str(run), "--rounds", "1", "--selection-seed", "41", "--threads", "1"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     _killed_once_ready([*base, "--init", str(GOLDEN)],
                        lambda: (run / "state.json").exists() and "options" in _state(run))
-    r = subprocess.run(base, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+    r = mjbot_here(capsys, *base[3:])
     assert r.returncode == 2 and r.stderr.splitlines() == [
         f"mjbot nn: no --init: the run in {run} started from --init weights of sha256 "
         f"{_state(run)['start_sha256'][:12]}; give the same, or another --dir"], r.stderr
@@ -319,7 +341,7 @@ def _terminated_during_self_play(run: Path, hands: int) -> tuple[subprocess.Pope
     """A one-round run in a session of its own, sent SIGTERM (to its process alone, as
     `kill PID` does) once its self-play child has begun; the ended process and its stderr.
     What is left in its group is the caller's to check, then :func:`_kill_group`."""
-    proc = subprocess.Popen(_command(run, 1, hands=hands), stdout=subprocess.PIPE,
+    proc = subprocess.Popen(_command(run, 1, hands=hands, start=GOLDEN), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
                             start_new_session=True)
@@ -431,7 +453,8 @@ def test_a_run_killed_outright_takes_its_phase_with_it(tmp_path: Path) -> None:
     need_torch()
     run = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(_command(run, 1, hands=4000), stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(_command(run, 1, hands=4000, start=GOLDEN),
+                            stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=env, cwd=ROOT,
                             start_new_session=True)
     try:
