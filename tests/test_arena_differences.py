@@ -3,19 +3,22 @@ seat names may hold '-' (labels, outside programs' commands)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from adapter.local.arena import ArenaConfig, paired_difference, run_arena, summarize
-from adapter.local.seat import seat_specs
+from adapter.local.seat import check_pair_keys
 from tests.in_process import mjbot_here
 
 
 def test_names_whose_pairs_share_a_difference_key_are_refused():
     # a-b - c and a - b-c are both "a-b-c": one would overwrite the other in the figures
+    seats = ("a-b=greedy", "c=greedy", "a=rulebased", "b-c=rulebased")
     with pytest.raises(ValueError, match=r"seats 'a' - 'b-c' and 'a-b' - 'c' would share the "
                                          r"difference key 'a-b-c'"):
-        seat_specs(["a-b=greedy", "c=greedy", "a=rulebased", "b-c=rulebased"])
-    assert seat_specs(["a-b=greedy", "c=greedy", "a=rulebased", "d=rulebased"])  # no clash
+        run_arena(ArenaConfig("riichi", seats, hands=1))  # before any game
+    check_pair_keys(["a-b", "c", "a", "d"])  # no clash
 
 
 def test_the_cli_refuses_them_in_one_line_before_any_game(capsys, tmp_path):
@@ -24,8 +27,22 @@ def test_the_cli_refuses_them_in_one_line_before_any_game(capsys, tmp_path):
                    "--hands", "1", "--json", str(out))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip() == ("mjbot arena: seats 'a' - 'b-c' and 'a-b' - 'c' would share the "
-                           "difference key 'a-b-c': label one of them (LABEL=SEAT)")
+                           "difference key 'a-b-c': give one of them another label "
+                           "(LABEL=SEAT)")
     assert not out.exists()
+
+
+def test_selfplay_and_league_take_such_names(capsys, tmp_path):
+    """Only an arena's four-name table keys differences by pair: self-play reports none and a
+    league's arenas seat two members each, so the names are theirs to use."""
+    seats = "a-b=greedy,c=greedy,a=rulebased,b-c=rulebased"
+    sp = mjbot_here(capsys, "--log-level", "error", "selfplay", "--policies", seats, "--hands",
+                    "1", "--out", str(tmp_path / "ds"), "--json")
+    assert sp.returncode == 0, sp.stderr
+    assert set(json.loads(sp.stdout)["fallbacks"]) == {"a-b", "c", "a", "b-c"}
+    league = mjbot_here(capsys, "league", "--members", seats, "--hands", "1", "--json", "-")
+    assert league.returncode == 0, league.stderr
+    assert json.loads(league.stdout)["members"] == ["a-b", "c", "a", "b-c"]
 
 
 def test_each_difference_names_its_pair_and_reads_either_way():

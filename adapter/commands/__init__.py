@@ -270,6 +270,17 @@ def require_labels(names: Any) -> None:
         raise UserInputError(str(exc)) from None
 
 
+def require_pair_keys(names: Any) -> None:
+    """An arena's table: refuse names whose pairs would share one difference key, in one line
+    (:func:`adapter.local.seat.check_pair_keys`)."""
+    from adapter.local.seat import check_pair_keys, seat_specs
+
+    try:
+        check_pair_keys(seat_specs(names))
+    except ValueError as exc:
+        raise UserInputError(str(exc)) from None
+
+
 def require_seat_name(name: str) -> None:
     """One seat of a table: a known policy, or an outside program's spec that parses, with
     an optional ``LABEL=`` before it (a bad label is refused here, naming the seat)."""

@@ -18,6 +18,7 @@ from adapter.commands import (
     log,
     log_folder,
     report,
+    require_pair_keys,
     require_table,
     require_writable,
     start_ray,
@@ -103,6 +104,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     stop_after = checked_stop_after(args)
     require_writable(args.json, "--json")
     names = four_policies(args.policies)
+    require_pair_keys(names)
     require_table(names, args)
     ray = start_ray(args)
     workers = ray.workers if ray is not None else args.workers or 1

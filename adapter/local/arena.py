@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from adapter.local.external import SeatReport
 from adapter.local.game import GameConfig, play_game
-from adapter.local.seat import pair_key, policy_environment, seat_for, seat_specs, split_label
+from adapter.local.seat import (
+    check_pair_keys,
+    pair_key,
+    policy_environment,
+    seat_for,
+    seat_specs,
+    split_label,
+)
 from adapter.local.stopping import StopRequest, play_in_process, play_units, stop_reason_text
 from adapter.local.timing import DecisionTimes
 from brain.rules.variant import variant_of
@@ -210,7 +217,9 @@ def run_arena_until(config: ArenaConfig,
     Ctrl-C) ends it at once as well. Then the results are the longest run of consecutive
     units from the first that all finished, so a stopped arena still reports whole wall sets
     in every seating, and the :class:`EarlyStop` says so; otherwise (every unit finished,
-    whenever the stop came) it is None."""
+    whenever the stop came) it is None. Names whose pairs would share one difference key
+    are a ValueError before any game (the CLI refuses them in one line first)."""
+    check_pair_keys(config.specs())
     units = config.units()
     results: list[UnitResult] = []
     hands = 0
