@@ -20,23 +20,18 @@ import sys
 # A value the environment gives is kept.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import structlog
+
+from tests.in_process import logging_restored
 
 
 @pytest.fixture(autouse=True)
 def _logging_configuration_restored() -> Iterator[None]:
-    saved = structlog.get_config()
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    structlog.configure(**saved)
-    root.handlers[:] = handlers
-    root.setLevel(level)
+    with logging_restored():
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)

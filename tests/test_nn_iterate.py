@@ -6,9 +6,7 @@ phase and resume where they stopped, never on a headline seed. A tiny config (a 
 from __future__ import annotations
 
 import contextlib
-import io
 import json
-import logging
 import os
 import re
 import shutil
@@ -21,9 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import structlog
 
-from adapter.cli import main
 from adapter.nn_iterate import (
     new_minus_current,
     round_seed,
@@ -34,7 +30,7 @@ from adapter.nn_iterate import (
 from brain.nn.network import Network
 from replay.learning.nn.iterate import IterateState
 from replay.learning.seeds import HEADLINE_SEEDS, free_seed
-from tests.in_process import mjbot_here
+from tests.in_process import mjbot_captured, mjbot_here
 
 
 def need_torch() -> None:
@@ -114,25 +110,11 @@ def round_one(tmp_path_factory: pytest.TempPathFactory
     need_torch()
     root = tmp_path_factory.mktemp("iterate")
     (root / "sub").mkdir()
-    out, err = io.StringIO(), io.StringIO()
-    saved = structlog.get_config()
-    handlers, level = list(logging.getLogger().handlers), logging.getLogger().level
-    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out), \
-            contextlib.redirect_stderr(err):
+    with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTHONPATH", os.pathsep.join(
             [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
         patch.chdir(root / "sub")
-        command = _command("../run", 1)[3:]
-        try:
-            code = main(command)
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        finally:
-            structlog.configure(**saved)
-            logging.getLogger().handlers[:] = handlers
-            logging.getLogger().setLevel(level)
-    return root / "run", subprocess.CompletedProcess(["mjbot", *command], code,
-                                                     out.getvalue(), err.getvalue())
+        return root / "run", mjbot_captured(*_command("../run", 1)[3:])
 
 
 def _copy(round_one: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
