@@ -10,8 +10,6 @@ started with.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 # One BLAS thread per test process (set before numpy is first imported; children inherit it).
 # `make test` runs two pytest workers on two cores: each numpy matmul of a training step split
@@ -68,11 +66,11 @@ def ntpu_match(tmp_path_factory: pytest.TempPathFactory) -> Path:
     once; its first hand is won by a client) with its four clients' logs and its own match
     log. Played once per test process for the tests that only read it (the replay, the
     viewer's routes, the browser): each match is five process starts and two hands."""
+    from tests.serve_helpers import mjbot
+
     root = tmp_path_factory.mktemp("ntpu")
-    played = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "2",
-                             "--clients", "tcp", "--seed", "51", "--policies",
-                             "rulebased,greedy,rulebased,rulebased", "--log-dir", str(root)],
-                            cwd=Path(__file__).resolve().parents[1], capture_output=True,
-                            text=True, timeout=120)
+    played = mjbot("ntpu-server", "--hands", "2", "--clients", "tcp", "--seed", "51",
+                   "--policies", "rulebased,greedy,rulebased,rulebased", "--log-dir", str(root),
+                   timeout=120, cwd=Path(__file__).resolve().parents[1])
     assert played.returncode == 0, played.stderr
     return root
