@@ -240,7 +240,7 @@ def train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tra
 def _train(variant: str, data: Sequence[str | Path], out: str | Path, config: TrainConfig,
            holdout_data: Sequence[str | Path] | None, progress: Any,
            stop: Callable[[], str] | None) -> dict[str, Any]:
-    """:func:`train`'s run, on the thread count it set."""
+    """:func:`train`'s run, on the thread count it set and in its forked random state."""
     torch.manual_seed(config.seed)
     start = time.monotonic()
     start_net = Network.from_file(config.init, variant) if config.init else None
