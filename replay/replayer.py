@@ -340,7 +340,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
                 "self_draw": e.from_seat is None, "value": e.value,
                 "hand": T.to_mpsz(sorted(e.hand, key=T.sort_key)) if e.hand else "",
                 "win_tile": T.tile_name(e.win_tile), "yaku": list(e.yaku),
-                "deltas": list(e.deltas)})
+                "deltas": list(e.deltas), "detail": e.detail})
             current["deltas"] = [a + b for a, b in zip(current["deltas"], e.deltas, strict=False)]
         elif isinstance(e, ev.RoundDrawn):
             current["results"].append({"type": "draw", "reason": e.reason,
@@ -425,7 +425,8 @@ def format_summary(summary: dict[str, Any]) -> str:
             if r["type"] == "win":
                 how = "tsumo" if r["self_draw"] else f"ron from seat {r['from']}"
                 lines.append(f"    WIN     seat {r['winner']} {how} on {r['win_tile']} "
-                             f"value {r['value']}  {r['hand']}  {' '.join(r['yaku'])}")
+                             f"value {r['value']}  {r['hand']}  {' '.join(r['yaku'])}"
+                             + (f"  ({r['detail']})" if r.get("detail") else ""))
             else:
                 lines.append(f"    DRAW    {r['reason']}  tenpai {r['tenpai']}")
         lines += [f"    notice  {n}" for n in h.get("notices", ())]

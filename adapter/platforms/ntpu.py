@@ -46,7 +46,7 @@ from protocols import events as ev
 from protocols import tiles as T
 from protocols.codec import ProtocolError
 from protocols.ntpu import Closed, LineBuffer, NtpuCodec, Ready
-from replay.formats.ntpu_log import value_own_win
+from replay.formats.ntpu_log import value_win
 from replay.log import Footer, Header
 
 log = structlog.get_logger("mjbot.ntpu")
@@ -69,7 +69,7 @@ class NtpuBot(CodecSession):
     """One connection's session (adapter/session.py runs the loop: ``handle(line)``, or
     ``handle_async(line)`` awaiting the decision, returns the reply line owed, or None).
     What is NTPU's own: ``keepalive(line)`` answers a readiness check ahead of the lines
-    waiting, a game runs from one ``/start`` to the next, and our wins are valued by our
+    waiting, a game runs from one ``/start`` to the next, and every win is valued by our
     rules (the server sends no value)."""
 
     codec: NtpuCodec
@@ -181,20 +181,25 @@ class NtpuBot(CodecSession):
             self._open_log(self.state.seat)  # a server that never says /start
         if isinstance(event, ev.RoundStarted):
             self.summary.hands += 1
-        if isinstance(event, ev.RoundWon) and event.winner == self.state.seat:
-            self._note_our_value(event)
+        if isinstance(event, ev.RoundWon):
+            self._note_value(event)
         super().apply(event)
         if not isinstance(event, ev.PlatformNotice):
             self.before = event
 
-    def _note_our_value(self, won: ev.RoundWon) -> None:
-        """The server sends no value: log what our rules make of our own win (as replay
-        values it from the log)."""
-        score, reason = value_own_win(self.rules, self.state, won, self.before)
+    def _note_value(self, won: ev.RoundWon) -> None:
+        """The server sends no value: log what our rules make of the win, ours or another
+        seat's (as replay values it from the log), or what kept it from being valued (another
+        seat's concealed kong is never shown). The event itself stays as the codec read it,
+        so that ``--reparse`` finds the log identical."""
+        score, reason = value_win(self.rules, self.state, won, self.before)
+        whose = "our win" if won.winner == self.state.seat else f"seat {won.winner}'s win"
         items = " ".join(f"{n}({v})" for n, v in score.items) if score is not None else ""
-        text = (f"our win by mjbot's rules: {score.value} tai{', ' + items if items else ''}"
+        text = (f"{whose} by mjbot's rules: {score.value} tai{', ' + items if items else ''}"
+                + ("" if won.winner == self.state.seat else
+                   f"; deltas {list(score.deltas)} (computed by mjbot, not sent by the server)")
                 if score is not None
-                else f"our win could not be valued: {reason}")
+                else f"{whose} could not be valued: {reason}")
         if self.game_log is not None:
             self.game_log.event(ev.PlatformNotice(text))
 

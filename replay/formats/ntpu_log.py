@@ -23,6 +23,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from brain.rules import rules_for
+from brain.rules.base import WinContext
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -100,8 +101,40 @@ def value_own_win(rules: Rules, state: TableState, won: ev.RoundWon,
     return (score, "") if score is not None else (None, "not a win by our rules")
 
 
+OTHERS_DETAIL = "valued by mjbot's rules (the NTPU server sends no value)"
+
+
+def value_win(rules: Rules, state: TableState, won: ev.RoundWon,
+              before: Any) -> tuple[WinScore | None, str]:
+    """Our rules' value of any seat's win ``won`` on ``state`` (the view of the seat that
+    logged it, before the win; ``before`` as in :func:`value_own_win`): the score, or None
+    and what was missing or wrong."""
+    if won.winner == state.seat:
+        return value_own_win(rules, state, won, before)
+    seat = state.seats[won.winner]
+    if any(not m.tiles for m in seat.melds):
+        return None, (f"seat {won.winner} has a concealed kong whose tiles the server never "
+                      f"showed ('/gong {won.winner + 1} 0'), so its hand is not known")
+    if not won.hand:
+        return None, "the server showed no hand"
+    ctx = WinContext(
+        concealed=tuple(won.hand), melds=tuple(seat.melds), win_tile=won.win_tile,
+        seat=won.winner, from_seat=won.from_seat, dealer=state.dealer,
+        round_wind=state.round_wind_kind,
+        after_kan=won.from_seat is None and isinstance(before, ev.TileDrawn)
+        and before.seat == won.winner and before.replacement,
+        robbing_kan=robbed_kan(before, won), last_tile=state.wall_remaining == 0,
+        first_turn=not state.calls_made and seat.draws <= 1 and not seat.river,
+        honba=state.honba)
+    try:
+        score = rules.score(ctx)
+    except (ValueError, KeyError, IndexError) as exc:
+        return None, str(exc)
+    return (score, "") if score is not None else (None, "not a win by our rules")
+
+
 class _OwnWins:
-    """The seat's own state, to value its wins by our rules."""
+    """The seat's own state, to value every win it saw by our rules."""
 
     def __init__(self) -> None:
         self.rules = rules_for("taiwan16")
@@ -109,17 +142,22 @@ class _OwnWins:
         self.before: Any = None
 
     def see(self, event: Any) -> Any:
-        """The event, a win of the seat's own valued."""
+        """The event, a win valued (the seat's own as before; another seat's marked as
+        valued by us, or with what kept it from being valued)."""
         if isinstance(event, ev.GameStarted):
             self.state = TableState("taiwan16", event.seat)
         state = self.state
-        if isinstance(event, ev.RoundWon) and state is not None and event.winner == state.seat:
-            score, _ = value_own_win(self.rules, state, event, self.before)
+        if isinstance(event, ev.RoundWon) and state is not None and event.value == 0 \
+                and not any(event.deltas):
+            own = event.winner == state.seat
+            score, why = value_win(self.rules, state, event, self.before)
             if score is not None:
                 event = dataclasses.replace(
                     event, value=score.value, deltas=tuple(score.deltas),
                     yaku=tuple(f"{name}({value})" for name, value in score.items),
-                    detail="")
+                    detail="" if own else OTHERS_DETAIL)
+            elif not own:
+                event = dataclasses.replace(event, detail=f"not valued: {why}")
         if state is not None:
             try:
                 state.apply(event)
@@ -131,8 +169,9 @@ class _OwnWins:
 
 
 def value_own_wins(events: list[Any]) -> list[Any]:
-    """The events of one seat's view (an NTPU client's own game log too), each win of that
-    seat valued by our rules as an import of its command log values it."""
+    """The events of one seat's view (an NTPU client's own game log too), each win valued
+    by our rules as an import of its command log values it (a log written before other
+    seats' wins were valued reads the same way: they are valued here)."""
     own = _OwnWins()
     return [own.see(e) for e in events]
 

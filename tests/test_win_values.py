@@ -1,0 +1,85 @@
+"""Platforms that send no value for a win: our client logs what our own rules make of it,
+marked as ours, and replay shows that value (NTPU: every seat's win; mjai: our own wins)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from adapter.platforms.ntpu import NtpuBot, NtpuSettings
+from protocols import events as ev
+from replay import replayer
+from replay.formats import ntpu_log
+from replay.log import EventFrame, read_log
+from tests.in_process import mjbot_here
+
+# We are NTPU seat 1, the dealer: 1-9s, EEE SS WW and 9p (id 290).
+OUR_DEAL = "/initCard 310 320 330 340 350 360 370 380 390 410 411 412 420 421 430 431 290"
+HEAD = ["/start MJ 1 me", "/initGame east east 1 1 0", OUR_DEAL, "/throw 1 290"]
+# A round of discards, then we draw and throw 9p: seat 2 wins on it, concealed, 123 456
+# 789m 123 456p 99p: 門清 1 + 一條龍 4 (no 人胡: it has drawn and thrown); we, the dealer,
+# pay 1000 + 500 * (5 + 1)
+RON = ["/start MJ 1 me", "/initGame east east 1 1 0", OUR_DEAL, "/throw 1 431",
+       "/throw 2 440", "/throw 3 441", "/throw 4 442", "/mo 292", "/throw 1 290",
+       "/hu 2 290 110 120 130 140 150 160 170 180 190 210 220 230 240 250 260 291",
+       "/exit", "/close"]
+# Seat 2 makes a concealed kong (the others see no tile of it), then wins on its
+# replacement draw: its hand is not known
+HIDDEN_KONG = [*HEAD, "/gong 2 0",
+               "/hu 2 251 110 120 130 140 150 160 170 180 190 210 220 230 250", "/exit",
+               "/close"]
+
+
+def _play_ntpu(lines: list[str], log_dir: Path) -> Path:
+    bot = NtpuBot(NtpuSettings(policy="greedy", log_dir=str(log_dir)))
+    for line in lines:
+        bot.handle(line)
+    bot.close()
+    assert bot.summary.errors == []
+    (path,) = sorted(log_dir.rglob("*.msgpack"))
+    return path
+
+
+def _wins(events: list[object]) -> list[ev.RoundWon]:
+    return [e for e in events if isinstance(e, ev.RoundWon)]
+
+
+def test_an_ntpu_client_logs_and_replays_another_seats_win_valued_by_our_rules(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _play_ntpu(RON, tmp_path)
+    logged = [f.event for f in read_log(path).frames if isinstance(f, EventFrame)]
+    # the logged event is the codec's (so --reparse stays identical); the value is a notice
+    assert [w.value for w in _wins(logged)] == [0]
+    notices = [e.text for e in logged if isinstance(e, ev.PlatformNotice)]
+    assert any(n.startswith("seat 1's win by mjbot's rules: 5 tai") and "一條龍(4)" in n
+               and "[-4000, 4000, 0, 0]" in n and "not sent by the server" in n
+               for n in notices), notices
+    (win,) = _wins(replayer.load(path).events)
+    assert (win.winner, win.from_seat, win.value, win.deltas) == (1, 0, 5, (-4000, 4000, 0, 0))
+    assert "門清(1)" in win.yaku and "一條龍(4)" in win.yaku
+    assert win.detail == ntpu_log.OTHERS_DETAIL
+    text = mjbot_here(capsys, "replay", str(path))
+    assert text.returncode == 0, text.stderr
+    assert re.search(r"WIN +seat 1 ron from seat 0 on 9p value 5 .*valued by mjbot's rules",
+                     text.stdout), text.stdout
+    assert "deltas  [-4000, 4000, 0, 0]" in text.stdout
+    reparse = mjbot_here(capsys, "replay", str(path), "--reparse", "--json")
+    assert '"identical": true' in reparse.stdout
+    # a command log of the same lines imports with the same value
+    (imported,) = _wins(ntpu_log.loads("\n".join(RON)).events)
+    assert imported == win
+
+
+def test_another_seats_win_with_a_hidden_concealed_kong_says_what_is_missing(
+        tmp_path: Path) -> None:
+    path = _play_ntpu(HIDDEN_KONG, tmp_path)
+    logged = [f.event for f in read_log(path).frames if isinstance(f, EventFrame)]
+    notices = [e.text for e in logged if isinstance(e, ev.PlatformNotice)]
+    assert any(n.startswith("seat 1's win could not be valued: seat 1 has a concealed kong "
+                            "whose tiles the server never showed ('/gong 2 0')")
+               for n in notices), notices
+    (win,) = _wins(replayer.load(path).events)
+    assert win.value == 0 and win.deltas == (0, 0, 0, 0) and win.from_seat is None
+    assert win.detail.startswith("not valued: seat 1 has a concealed kong")
