@@ -31,6 +31,7 @@ from protocols.codec import (
 
 WINDS = ("E", "S", "W", "N")
 NONE: dict[str, Any] = {"type": "none"}
+VALUE_NOT_SENT = "value not sent by mjai"  # a hora's detail when it carries no fan
 
 
 @dataclass(frozen=True)
@@ -221,13 +222,24 @@ class MjaiCodec(Codec):
                                   tuple(int(s) for s in scores) if scores else None)]
 
     def _on_hora(self, m: dict[str, Any]) -> list[object]:
+        """A win. mjai.app and Mortal send ``deltas`` and ``ura_markers`` only (the value
+        stays 0: mjbot values its own wins from its table, adapter/platforms/mjai.py); the
+        original mjai server adds ``fan``, ``fu`` and ``yakus`` ([name, fan] pairs), and
+        ``uradora_markers``: its value is taken as sent."""
         actor = _seat(m["actor"])
         target = _seat(m.get("target", actor))
         tile = _tile(m["pai"]) if "pai" in m else (self.last[2] if self.last else None)
         deltas = tuple(int(d) for d in m.get("deltas", (0, 0, 0, 0)))
+        ura = tuple(_known(t) for t in m.get("ura_markers", m.get("uradora_markers", ())))
+        if "fan" in m:
+            yaku = tuple(f"{name}({int(fan)})" for name, fan in m.get("yakus", ()))
+            fu = int(m.get("fu", 0))
+            return [ev.RoundWon(actor, None if target == actor else target, (),
+                                tile if tile is not None else 0, int(m["fan"]), deltas, yaku,
+                                ura, detail=f"{fu}符" if fu else "")]
         return [ev.RoundWon(actor, None if target == actor else target, (),
                             tile if tile is not None else 0, 0, deltas,
-                            detail="value not sent by mjai")]
+                            ura_dora_indicators=ura, detail=VALUE_NOT_SENT)]
 
     def _on_ryukyoku(self, m: dict[str, Any]) -> list[object]:
         deltas = tuple(int(d) for d in m.get("deltas", ()) or ())

@@ -3,17 +3,22 @@ marked as ours, and replay shows that value (NTPU: every seat's win; mjai: our o
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
+from adapter.platforms.mjai import MjaiBot, MjaiSettings
 from adapter.platforms.ntpu import NtpuBot, NtpuSettings
 from protocols import events as ev
+from protocols import tiles as T
+from protocols.mjai import MjaiCodec
 from replay import replayer
-from replay.formats import ntpu_log
+from replay.formats import mjai_log, ntpu_log
 from replay.log import EventFrame, read_log
 from tests.in_process import mjbot_here
+from tests.shared_data import MJAI_GAME
 
 # We are NTPU seat 1, the dealer: 1-9s, EEE SS WW and 9p (id 290).
 OUR_DEAL = "/initCard 310 320 330 340 350 360 370 380 390 410 411 412 420 421 430 431 290"
@@ -83,3 +88,63 @@ def test_another_seats_win_with_a_hidden_concealed_kong_says_what_is_missing(
     (win,) = _wins(replayer.load(path).events)
     assert win.value == 0 and win.deltas == (0, 0, 0, 0) and win.from_seat is None
     assert win.detail.startswith("not valued: seat 1 has a concealed kong")
+
+
+def _play_mjai_seat(seat: int, log_dir: Path) -> Path:
+    """The shared mjai game as the server shows it to ``seat`` (the others' tiles hidden),
+    one event per line, through our client with a game log."""
+    bot = MjaiBot(MjaiSettings(policy="tsumogiri", log_dir=str(log_dir), seat=seat))
+    for line in MJAI_GAME.read_text().splitlines():
+        m = json.loads(line)
+        if m["type"] == "start_game":
+            m["id"] = seat
+        elif m["type"] == "start_kyoku":
+            m["tehais"] = [h if i == seat else ["?"] * 13 for i, h in enumerate(m["tehais"])]
+        elif m["type"] == "tsumo" and m["actor"] != seat:
+            m["pai"] = "?"
+        bot.handle(json.dumps(m))
+    bot.close()
+    assert bot.summary.errors == []
+    (path,) = sorted(log_dir.rglob("*.msgpack"))
+    return path
+
+
+def test_an_mjai_client_logs_and_replays_its_own_wins_valued_by_our_rules(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """mjai.app / Mortal send a hora's deltas, not its value: our client notes the han our
+    riichi rules give (marked as ours), and replay shows it; on this real game our payments
+    are mjai's own, and the values are those the mjai importer gives (it sees every hand)."""
+    path = _play_mjai_seat(1, tmp_path)
+    logged = [f.event for f in read_log(path).frames if isinstance(f, EventFrame)]
+    notices = [e.text for e in logged if isinstance(e, ev.PlatformNotice)]
+    ours = [w for w in _wins(logged) if w.winner == 1]
+    assert len(ours) == 4 and all(w.value == 0 for w in ours)
+    valued = [n for n in notices if n.startswith("our win by mjbot's rules: ")]
+    assert len(valued) == 4
+    for note, win in zip(valued, ours, strict=True):
+        assert f"deltas {list(win.deltas)} (computed by mjbot, not sent by mjai" in note
+    imported = [w for w in _wins(mjai_log.loads(MJAI_GAME.read_text()).events)
+                if w.winner == 1]
+    shown = [w for w in _wins(replayer.load(path).events) if w.winner == 1]
+    assert [(w.value, w.yaku, w.deltas, sorted(w.hand)) for w in shown] == \
+        [(w.value, w.yaku, w.deltas, sorted(w.hand)) for w in imported]
+    assert all(w.detail.endswith(mjai_log.OWN_DETAIL) for w in shown)
+    text = mjbot_here(capsys, "replay", str(path))
+    assert text.returncode == 0, text.stderr
+    assert re.search(r"WIN +seat 1 ron from seat 0 on 1p value 5 .*Riichi\(1\).*"
+                     r"valued by mjbot's rules", text.stdout), text.stdout
+    reparse = mjbot_here(capsys, "replay", str(path), "--reparse", "--json")
+    assert '"identical": true' in reparse.stdout
+
+
+def test_a_hora_that_carries_its_value_keeps_it() -> None:
+    """The original mjai server writes ``fan``, ``fu`` and ``yakus``: taken as sent, so
+    nothing of ours replaces it (any seat's win)."""
+    codec = MjaiCodec(0)
+    codec.feed({"type": "start_game", "id": 0})
+    (won,) = codec.feed({"type": "hora", "actor": 2, "target": 0, "pai": "5p", "fu": 40,
+                         "fan": 3, "yakus": [["reach", 1], ["dora", 2]],
+                         "uradora_markers": ["E"], "deltas": [-5200, 0, 5200, 0]})
+    assert won == ev.RoundWon(2, 0, (), T.from_mjai("5p"), 3, (-5200, 0, 5200, 0),
+                              ("reach(1)", "dora(2)"), (T.EAST,), detail="40符")
+    assert mjai_log.value_own_wins([ev.GameStarted("riichi", 2), won])[1] == won

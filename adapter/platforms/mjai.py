@@ -36,11 +36,13 @@ from adapter.session import (
 )
 from brain.brain import Answer as BrainAnswer
 from brain.brain import Brain, safest_action
+from brain.rules import rules_for
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.codec import ProtocolError, load_json
 from protocols.mjai import NONE, Answer, Hello, MjaiCodec
+from replay.formats.mjai_log import score_detail, value_own_win
 from replay.log import Footer, Header
 
 log = structlog.get_logger("mjbot.mjai")
@@ -76,6 +78,8 @@ class MjaiBot(CodecSession):
         super().__init__(MjaiCodec(self.settings.seat), Brain("riichi", self.settings.policy,
                                             limit=self.settings.budget), self.settings.budget)
         self.server_error: str | None = None  # the server's last ``error`` message, if any
+        self.rules = rules_for("riichi")
+        self.before: Any = None  # the table event before the next (robbing an added kan)
 
     def take(self, line: str) -> tuple[str | None, ev.DecisionRequest | None]:
         try:
@@ -129,6 +133,30 @@ class MjaiBot(CodecSession):
                         self._end_game()
                         self.summary.finished = True
         return due
+
+    def apply(self, event: Any) -> None:
+        if isinstance(event, ev.RoundWon) and event.winner == self.state.seat \
+                and event.value == 0:
+            self._note_our_value(event)
+        super().apply(event)
+        if not isinstance(event, ev.PlatformNotice):
+            self.before = event
+
+    def _note_our_value(self, won: ev.RoundWon) -> None:
+        """mjai.app and Mortal send a win's deltas but not its value: log what our rules make
+        of our own win (as replay values it from the log), marked as ours. The event stays
+        as the codec read it, so that ``--reparse`` finds the log identical."""
+        score, _, reason = value_own_win(self.rules, self.state, won, self.before)
+        if score is None:
+            text = f"our win could not be valued: {reason}"
+        else:
+            items = " ".join(f"{n}({v})" for n, v in score.items)
+            detail = score_detail(score)
+            text = (f"our win by mjbot's rules: {score.value} han"
+                    f"{', ' + detail if detail else ''}, {items}; deltas {list(score.deltas)} "
+                    f"(computed by mjbot, not sent by mjai; the logged deltas are mjai's)")
+        if self.game_log is not None:
+            self.game_log.event(ev.PlatformNotice(text))
 
     def _server_error(self, message: dict[str, Any]) -> None:
         """The original server says ``error`` when it rejects an answer of ours (or a join),

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from brain.rules import rules_for
 from brain.shanten import shanten
@@ -25,6 +25,9 @@ from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
 from replay.record import GameRecord, RecordError, own_tiles, view_event
+
+if TYPE_CHECKING:
+    from brain.rules.base import Rules, WinScore
 
 VARIANT: Final = "riichi"  # the one variant this format holds: where the name enters
 WINDS = ("E", "S", "W", "N")
@@ -47,6 +50,67 @@ def _known(text: Any, where: str) -> int:
     if tile is None:
         raise RecordError(f"mjai: hidden tile '?' where a tile is needed in {where}")
     return tile
+
+
+OWN_DETAIL = "valued by mjbot's rules (mjai sends no value)"
+
+
+def value_own_win(rules: Rules, state: TableState, won: ev.RoundWon, before: Any) \
+        -> tuple[WinScore | None, tuple[int, ...], str]:
+    """Our riichi rules' value of the seat's own win ``won`` (a ``hora`` that carried no
+    ``fan``) on ``state``, its table before the win (``before``: the table event before it;
+    an added kan there is a robbed kan): the score (with the ``hora``'s ura dora), the
+    winner's hand, and why there is no score where there is none. As the mjai client logs
+    it and replay shows it, never an exception."""
+    from_seat = won.from_seat
+    hand = tuple(state.hand) if from_seat is None else (*state.hand, won.win_tile)
+    robbing = isinstance(before, ev.MeldCalled) and before.kind == "added_kan" \
+        and from_seat is not None
+    try:
+        counts = T.counts34(hand)
+        if sum(counts) % 3 != 2 or not rules.is_complete(counts):
+            return None, hand, "not a complete hand by our table"
+        ctx = rules.context(state, won.win_tile, from_seat, robbing_kan=robbing)
+        score = rules.score(dataclasses.replace(
+            ctx, ura_dora_indicators=tuple(won.ura_dora_indicators)))
+    except (ValueError, KeyError, IndexError, StateError) as exc:
+        return None, hand, str(exc)
+    return (score, hand, "") if score is not None else (None, hand, "no yaku by our rules")
+
+
+def score_detail(score: WinScore) -> str:
+    """``30符 mangan``: as our own table writes a riichi win's detail."""
+    return " ".join(p for p in (f"{score.fu}符" if score.fu else "", score.limit or "") if p)
+
+
+def value_own_wins(events: list[Any]) -> list[Any]:
+    """The events of an mjai client's own game log, each of its own wins that mjai sent no
+    value for valued by our rules (marked so in ``detail``); a log written before the client
+    noted its values reads the same way."""
+    rules = rules_for(VARIANT)
+    state: TableState | None = None
+    before: Any = None
+    out: list[Any] = []
+    for e in events:
+        if isinstance(e, ev.GameStarted):
+            state = TableState(VARIANT, e.seat)
+        if isinstance(e, ev.RoundWon) and state is not None and e.winner == state.seat \
+                and e.value == 0:
+            score, hand, _ = value_own_win(rules, state, e, before)
+            if score is not None:
+                detail = " ".join(p for p in (score_detail(score), OWN_DETAIL) if p)
+                e = dataclasses.replace(
+                    e, hand=hand, value=score.value,
+                    yaku=tuple(f"{name}({han})" for name, han in score.items), detail=detail)
+        if state is not None:
+            try:
+                state.apply(e)
+            except (StateError, ValueError):
+                state = None  # the view no longer adds up: later wins keep value 0
+        if not isinstance(e, ev.PlatformNotice):
+            before = e
+        out.append(e)
+    return out
 
 
 def loads(text: str) -> GameRecord:
