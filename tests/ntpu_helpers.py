@@ -61,8 +61,10 @@ class BotClient(threading.Thread):
 
 
 def serve(clients: list[BotClient], hands: int, log_dir: Path, time_limit: float = 1.0,
-          walls: list[tuple[int, ...]] | None = None, seed: int = 7) -> MatchResult:
-    """A match of ``hands`` hands against the four clients (client i connects i-th)."""
+          walls: list[tuple[int, ...]] | None = None, seed: int = 7,
+          wording: str = "spec") -> MatchResult:
+    """A match of ``hands`` hands against the four clients (client i connects i-th), in the
+    published protocol's wording or the lab referee's."""
 
     def listening(port: int) -> None:
         for client in clients:
@@ -71,7 +73,8 @@ def serve(clients: list[BotClient], hands: int, log_dir: Path, time_limit: float
             assert client.connected.wait(10)  # connected before the next one starts
 
     result = run_match(hands, [], seed=seed, transport="external", time_limit=time_limit,
-                       log_dir=str(log_dir), on_listening=listening, walls=walls or ())
+                       log_dir=str(log_dir), on_listening=listening, walls=walls or (),
+                       wording=wording)
     for client in clients:
         client.join(30)
     return result

@@ -454,3 +454,50 @@ def test_writing_a_hand_without_the_dealers_17th_is_a_clear_error() -> None:
     cut = GameRecord("taiwan16", "local", [*events[:2], ev.RoundDrawn("abortive")])
     with pytest.raises(RecordError, match="hand 1: the dealer never draws its 17th tile"):
         nycu_sgf.dumps(cut)
+
+
+# --------------------------------------------------------------------------- lab wording
+
+
+def _kinds(line: str) -> str:
+    """A line with each tile id as its kind (``S R``): the lab referee numbers a tile's
+    copies by wall position, our server by the order it deals them."""
+    return " ".join(f"k{t[:2]}" if t.isdigit() and len(t) == 3 else t for t in line.split(" "))
+
+
+@pytest.mark.parametrize("log", [p for p in [*COPIES, *SHARED] if p.name.endswith(".log")],
+                         ids=lambda p: f"{p.parent.parent.name}/{p.name}")
+def test_the_fake_servers_lab_wording_is_the_lab_referees_line_for_line(log: Path) -> None:
+    """What the fake server's ``lab`` wording sends seat 1 for a lab game (its SGF's events)
+    is the lab referee's own log of that seat, line for line (the asks and the replies are
+    the server's dialogue, not the encoder's, and are left out); the ``spec`` wording is not."""
+    from adapter.fakes.ntpu_lines import NtpuLines
+    from replay.record import view_event
+
+    full = nycu_sgf.loads(log.with_name(log.name.replace("_Player1.log", ".sgf")).read_text())
+    expected = [line for line in log.read_text().splitlines()
+                if line and not line.startswith(("getCommand:", "/ask"))]
+    for wording in ("lab", "spec"):
+        lines = NtpuLines(NtpuTiles(), seed=0, wording=wording)
+        sent = [lines.start_line(0, "mjbot")]
+        for e in full.events:
+            lines.before_event(e)
+            sent += lines.lines_for(0, view_event(e, 0, "taiwan16"))
+        same = [_kinds(a) for a in sent] == [_kinds(b) for b in expected]
+        assert same == (wording == "lab"), (wording, sent, expected)
+
+
+def test_our_client_plays_the_fake_server_in_the_lab_wording(tmp_path: Path) -> None:
+    """``mjbot ntpu-server --wording lab``'s lines, read by our own clients on loopback: the
+    match is played with no error, no illegal or late reply, in the lab's words."""
+    clients = [BotClient() for _ in range(4)]
+    result = serve(clients, hands=4, log_dir=tmp_path, wording="lab")
+    for stats in result.stats:
+        assert (stats.illegal, stats.timeouts, stats.late) == (0, 0, 0), stats.problems
+    for client in clients:
+        assert client.bot.summary.errors == []
+        assert client.bot.summary.hands == 4
+        words = {line.split()[0] for line in client.seen}
+        assert "/draw" in words and "/mo" not in words
+        assert all(line.split()[1:3] == ["East", "East"] for line in client.seen
+                   if line.startswith("/initGame"))

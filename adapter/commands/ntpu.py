@@ -64,6 +64,9 @@ def register(sub: Any) -> None:
     ns.add_argument("--ready-every", type=positive_seconds, default=None, metavar="SECONDS",
                     help="while an /ask waits, probe the client with /ready this often and "
                     "report how fast it answers")
+    ns.add_argument("--wording", choices=["spec", "lab"], default="spec",
+                    help="spec: the published protocol (/mo, lowercase winds); lab: the NYCU "
+                    "lab referee's records (/draw, East, ids as dealt)")
     ns.add_argument("--client-budget", type=positive_seconds, default=None,
                     help="--budget passed to the clients it starts")
     ns.add_argument("--json", metavar="FILE", help="also write the figures as JSON "
@@ -140,7 +143,7 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
                        args.time_limit, client_args, log_folder(args.log_dir, args.no_log),
                        not args.no_log,
                        progress=progress, on_listening=listening,
-                       ready_every=args.ready_every)
+                       ready_every=args.ready_every, wording=args.wording)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     where = f"match log: {result.log_path}" if result.log_path else "no match log (--no-log)"

@@ -5,6 +5,12 @@ each seat is sent for each event. One encoder for every server we run: the fake 
 Ids are given from the full-information events (``before_event``, once per event, before any
 seat is told), so a seat's lines (``lines_for``, from the event as that seat sees it) name
 the very copies the server moves.
+
+Two wordings: ``spec``, the published protocol (../shared/protocols/ntpu.md: ``/mo``, lowercase
+winds, sorted ids), and ``lab``, the NYCU lab referee's as its records show it
+(../shared/data/ntpu/lab_referee/): ``/draw`` for ``/mo``, ``East`` for ``east``, a hand's
+``/initCard`` ids in the order they were dealt, a ``/pong`` naming the claimed id first and then
+the claimer's two in the order of its reply, and a ``/start`` with no program name.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from protocols import events as ev
 from protocols import tiles as T
 from protocols.codec import UnexpectedMessage
 from protocols.ntpu import WIND_NAMES, parse_reply
+
+WORDINGS = ("spec", "lab")
 
 
 class HandIds:
@@ -50,9 +58,12 @@ class NtpuLines:
     """One hand's ids and lines (a new one per hand); ``seed`` picks the seat that opens the
     wall in ``/initGame``, as the fake server always has."""
 
-    def __init__(self, tiles: T.NtpuTiles, seed: int = 0) -> None:
+    def __init__(self, tiles: T.NtpuTiles, seed: int = 0, wording: str = "spec") -> None:
+        if wording not in WORDINGS:
+            raise ValueError(f"unknown wording {wording!r} (known: {', '.join(WORDINGS)})")
         self.ids = HandIds(tiles)
         self.seed = seed
+        self.lab = wording == "lab"
         self.initcard_due: int | None = None  # the dealer, until its 17th tile is drawn
 
     def before_event(self, event: Any) -> None:
@@ -105,31 +116,45 @@ class NtpuLines:
             ids.discard = None
             if meld.kind == "chi":
                 return [taken[0], claimed, taken[1]]
+            if self.lab and meld.kind == "pon":
+                return [claimed, *taken]
             return sorted([*taken, claimed])
         if meld.kind == "added_kan":
             assert meld.called is not None
             return ids.take(meld.seat, [meld.called])
         return sorted(ids.take(meld.seat, list(meld.tiles)))
 
+    def _wind(self, index: int) -> str:
+        name = WIND_NAMES[index]
+        return name.capitalize() if self.lab else name
+
+    def _dealt(self, held: list[int]) -> list[int]:
+        """A dealt hand's ids: sorted (spec), or in the order dealt (lab)."""
+        return list(held) if self.lab else sorted(held)
+
+    def start_line(self, seat: int, name: str) -> str:
+        """``/start MJ <seat> <name>``; the lab referee names no program (``/start MJ 1 ``)."""
+        return f"/start MJ {seat + 1} " + ("" if self.lab else name)
+
     def lines_for(self, seat: int, event: Any) -> list[str]:
         """What the NTPU server sends ``seat`` for one event (as that seat sees it)."""
         ids = self.ids
         if isinstance(event, ev.RoundStarted):
-            hand_wind = WIND_NAMES[event.round_number % 4]
-            init = (f"/initGame {WIND_NAMES[event.round_wind]} {hand_wind} "
+            hand_wind = self._wind(event.round_number % 4)
+            init = (f"/initGame {self._wind(event.round_wind)} {hand_wind} "
                     f"{(event.dealer + self.seed) % 4 + 1} {event.dealer + 1} 0")
             if seat == event.dealer:
                 return [init]  # the dealer's /initCard waits for its 17th tile
-            return [init, "/initCard " + " ".join(map(str, sorted(ids.held[seat])))]
+            return [init, "/initCard " + " ".join(map(str, self._dealt(ids.held[seat])))]
         if isinstance(event, ev.TileDrawn):
             if event.seat != seat:
                 return []
             if self.initcard_due == seat:
                 self.initcard_due = None
                 first = [i for i in ids.held[seat] if i not in ids.last_move[seat]]
-                return ["/initCard " + " ".join(map(str, [*sorted(first),
+                return ["/initCard " + " ".join(map(str, [*self._dealt(first),
                                                           *ids.last_move[seat]]))]
-            return [f"/mo {ids.last_move[seat][0]}"]
+            return [f"{'/draw' if self.lab else '/mo'} {ids.last_move[seat][0]}"]
         if isinstance(event, ev.TileDiscarded):
             return [f"/throw {event.seat + 1} {ids.last_move[event.seat][0]}"]
         if isinstance(event, ev.MeldCalled):

@@ -301,8 +301,9 @@ class NtpuServer:
     def __init__(self, channels: list[Channel], names: list[str], seed: int = 0,
                  time_limit: float = 5.0, tiles: T.NtpuTiles | None = None,
                  log: GameLogWriter | None = None, walls: Sequence[Sequence[int]] = (),
-                 ready_every: float | None = None) -> None:
+                 ready_every: float | None = None, wording: str = "spec") -> None:
         self.channels = channels
+        self.wording = wording  # "spec" or "lab" (adapter/fakes/ntpu_lines.py)
         self.ready_every = ready_every
         self.probes: list[list[float]] = [[] for _ in channels]  # unanswered /ready, sent at
         self.walls = [tuple(w) for w in walls]  # fixed walls by wall set, then seeded ones
@@ -442,10 +443,10 @@ class NtpuServer:
         dealer = wall_set % 4
         self.client_of_seat = [(seat + rotation) % 4 for seat in range(4)]
         players = [_ServerSeat(self, seat, self.client_of_seat[seat]) for seat in range(4)]
-        self.encoder = NtpuLines(self.tiles, self.seed)
+        self.encoder = NtpuLines(self.tiles, self.seed, self.wording)
         self.referee = _NtpuReferee(self, players)
         for seat, client in enumerate(self.client_of_seat):
-            self.send(client, f"/start MJ {seat + 1} {self.stats[client].name}")
+            self.send(client, self.encoder.start_line(seat, self.stats[client].name))
         game = ev.GameStarted("taiwan16", 0, tuple(self.stats[c].name
                                                     for c in self.client_of_seat),
                               rules={"platform": "ntpu", "hand": index})
@@ -552,12 +553,13 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
               progress: Callable[[int, int], None] | None = None,
               on_listening: Callable[[int], None] | None = None,
               walls: Sequence[Sequence[int]] = (),
-              ready_every: float | None = None) -> MatchResult:
+              ready_every: float | None = None, wording: str = "spec") -> MatchResult:
     """Serve a match of ``hands`` hands. ``transport``: "tcp" starts four ``mjbot ntpu``
     processes that connect to us, "stdio" talks to four over their pipes, "external" waits for
     four clients to connect (``on_listening`` is told the port). ``walls``: the tiles of the
     first wall sets, in dealing order (a tournament's published walls); seeded after them.
-    ``ready_every``: the liveness probe (see the module's docstring)."""
+    ``ready_every``: the liveness probe (see the module's docstring). ``wording``: "spec"
+    (the published protocol) or "lab" (the NYCU lab referee's lines, ntpu_lines.py)."""
     started = time.monotonic()
     names = ([f"{p}-{i + 1}" for i, p in enumerate(policies)] if transport != "external"
              else [f"client-{i + 1}" for i in range(4)])
@@ -589,7 +591,7 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 channels.append(Channel.for_socket(name, sock))
         server = NtpuServer(channels, names, seed, time_limit, log=log, walls=walls,
-                            ready_every=ready_every)
+                            ready_every=ready_every, wording=wording)
         stats = server.play(hands, progress)
     finally:
         for channel in channels:
