@@ -586,3 +586,42 @@ async def test_a_filter_finds_matching_games_older_than_the_cut(tmp_path: Path) 
         assert all(g["our_seat"] == 1 for g in again["games"])
     finally:
         await client.close()
+
+
+async def test_a_commentary_the_policy_cannot_make_is_a_clear_logged_422(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A log whose recorded choice on a turn is a discard of a tile not in the hand (a
+    hand-edited or damaged log): rulebased raises on its first ask (PolicyFailed, a
+    RuntimeError the cache did not keep), and the commentary was a 500 with a traceback.
+    Now it is a 422 saying why in one line, the reason logged; the game itself still shows."""
+    from protocols import events as ev
+    from protocols.tiles import parse_mpsz
+    from replay.log import Footer, GameLogWriter
+    from tests.log_samples import sample_hand, sample_header, write_steps
+
+    steps = sample_hand(0)
+    stray = ev.Discard(parse_mpsz("9p")[0])  # the hand holds no 9p
+    steps[4] = ("decision", (ev.DecisionRequest("turn", frozenset({"discard"}), 12.5),
+                             (stray,), stray, "greedy", (), 0.01, ""))
+    path = tmp_path / "logs" / "edited.mjlog.msgpack"
+    path.parent.mkdir()
+    writer = GameLogWriter(path, sample_header())
+    write_steps(writer, steps)
+    writer.close(Footer({"hands": 1}, (23000, 31000, 23000, 23000)))
+    client = await client_for(tmp_path / "logs")
+    try:
+        game = gid(tmp_path / "logs", path)
+        for _ in range(2):  # the failure is kept: the second ask gets the same answer
+            response = await client.get(f"/api/games/{game}/commentary")
+            body = await response.text()
+            assert response.status == 422, body
+            assert body.startswith("no commentary for this game") and "\n" not in body
+        assert (await client.get(f"/api/games/{game}")).status == 200
+        assert (await client.get(f"/api/games/{game}/hands/0")).status == 200
+    finally:
+        await client.close()
+    printed = capsys.readouterr()
+    logged = caplog.text + printed.out + printed.err  # structlog's lines, where they go
+    assert "Traceback" not in logged and "Error handling request" not in logged
+    assert "viewer: no commentary" in logged and "rulebased raised ValueError" in logged
