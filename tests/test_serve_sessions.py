@@ -646,7 +646,8 @@ live_every = 0.2
         log = read_log(path)
         assert log.header is not None
         seat = log.header.extra["our_seat"]
-        ours += sum(1 for f in log.frames if isinstance(f, DecisionFrame) and f.seat == seat)
+        ours += sum(1 for f in log.frames if isinstance(f, DecisionFrame) and f.seat == seat
+                    and len(f.legal) > 1)  # an only legal action: the policy was not asked
     assert int(counted[0][1]) == ours > 0
 
 
@@ -1015,3 +1016,52 @@ pause = 30
         assert sorted(str(e.get("session")) for e in lines) == ["east-a", "east-b"], lines
     logged = [e for e in logs if e["event"] == "tenhou: game logged"]
     assert all(f"/{e['session']}/" in e["path"] for e in logged)
+
+
+async def test_an_only_legal_action_is_no_decision_of_the_policys(tmp_path: Path) -> None:
+    """The brain plays an only legal action without asking the policy (brain/tally.py), but
+    serve counted it as a decision: the dashboard's fallback share, /metrics and `mjbot bench
+    serve` divided the fallbacks by too many decisions. A platform session and a practice
+    session each count their seat's decisions with more than one legal action, and nothing
+    else."""
+    port = free_port()
+    config = loads(f"""
+[sessions.ladder]
+kind = "tenhou"
+server = "127.0.0.1:{port}"
+connect_timeout = 30
+games = 1
+[sessions.practice]
+kind = "local"
+variant = "riichi"
+pause = 0
+hands = 4
+[sessions.practice.limits]
+games_per_day = 2
+""", environ={})
+    server = tenhou_server(port, games=1, length="east")
+    sup = Supervisor(config, log_dir=str(tmp_path))
+    try:
+        sup.start()
+        await until(lambda: sup.handles["ladder"].games_played >= 1
+                    and sup.handles["practice"].games_played >= 2, timeout=120)
+        await until(lambda: all(h.last_outcome for h in sup.handles.values()), timeout=30)
+    finally:
+        await sup.stop(10)
+        stop_process(server)
+    forced_seen = 0
+    for name in ("ladder", "practice"):
+        frames = []
+        for path in game_logs(tmp_path / name):
+            log = read_log(path)
+            assert log.header is not None
+            seat = log.header.extra.get("our_seat", log.header.seat)
+            frames += [f for f in log.frames if isinstance(f, DecisionFrame)
+                       and f.seat in (None, seat)]
+        asked = [f for f in frames if len(f.legal) > 1]
+        forced_seen += len(frames) - len(asked)
+        handle = sup.handles[name]
+        assert handle.decisions_made == len(asked) > 0, (name, len(frames))
+        assert sup.metrics.histogram("mjbot_decision_seconds", session=name,
+                                     policy="rulebased").count == len(asked)
+    assert forced_seen > 0  # the games had answers the policy was not asked for

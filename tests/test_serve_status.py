@@ -5,9 +5,12 @@ right; required off loopback), and no secret in any response."""
 from __future__ import annotations
 
 import asyncio
+import http.client
+import re
 import time
 import urllib.parse
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -25,6 +28,7 @@ from adapter.serve.status import (
     parse_address,
 )
 from adapter.serve.supervisor import Supervisor
+from tests.serve_helpers import ServeProcess, stop_process
 
 TENHOU_ID = "ID5eC12e7A-s3cr3tXY"
 CONFIG = f"""
@@ -302,3 +306,39 @@ async def test_without_a_token_only_loopback_names_are_answered(running: Supervi
         assert (await raw_request(url, head))[0] == 401
     finally:
         await server.stop()
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_the_login_cookie_is_secure_where_a_trusted_tls_proxy_says_https(
+        tmp_path: Path, trusted: bool) -> None:
+    """Behind a TLS proxy the connection to serve is plain HTTP, so the login cookie lacked
+    the Secure flag whatever the browser used. With ``trust_forwarded_proto`` the proxy's
+    ``X-Forwarded-Proto`` (its last value, the proxy's own) decides; without it the header,
+    which anyone can send to a server reached directly, is ignored."""
+    config = tmp_path / "serve.toml"
+    config.write_text(f"[status]\ntrust_forwarded_proto = {str(trusted).lower()}\n")
+    serve = ServeProcess(config, tmp_path / "logs", env={"MJBOT_STATUS_TOKEN": "tok-123"})
+    address = urllib.parse.urlsplit(serve.url)
+
+    def secure(forwarded: str | None) -> bool:
+        """Whether logging in through a proxy that forwarded this sets a Secure cookie."""
+        connection = http.client.HTTPConnection(address.hostname or "", address.port,
+                                                timeout=10)
+        try:
+            connection.request("GET", "/games?token=tok-123",
+                               headers={} if forwarded is None
+                               else {"X-Forwarded-Proto": forwarded})
+            response = connection.getresponse()
+            assert response.status == 303
+            cookie = response.getheader("Set-Cookie") or ""
+        finally:
+            connection.close()
+        assert "HttpOnly" in cookie, cookie
+        return re.search(r";\s*secure\b", cookie, re.IGNORECASE) is not None
+
+    try:
+        assert not secure(None) and not secure("http") and not secure("gopher")
+        assert secure("https") is trusted and secure("HTTPS") is trusted
+        assert secure("http, https") is trusted and not secure("https, http")
+    finally:
+        stop_process(serve.proc)

@@ -509,8 +509,8 @@ async def test_a_full_list_keeps_every_sessions_newest_games(tmp_path: Path) -> 
         assert page["total"] == 8 and page["cut"] is True and page["max_files"] == 8
         second = await (await client.get("/api/games?limit=3&offset=3")).json()
         assert [g["id"] for g in second["games"]] == newest8[3:6] and second["cut"] is True
-        alpha = await (await client.get("/api/games?q=alpha")).json()
-        assert [g["id"] for g in alpha["games"]] == [written["alpha"][0][1]]
+        alpha = await (await client.get("/api/games?q=alpha")).json()  # the one cut too
+        assert [g["id"] for g in alpha["games"]] == [game for _, game in written["alpha"]]
         assert (await client.get(f"/api/games/{written['beta'][0][1]}")).status == 200
     finally:
         await client.close()
@@ -520,3 +520,108 @@ async def test_a_full_list_keeps_every_sessions_newest_games(tmp_path: Path) -> 
         assert page["total"] == 22 and page["cut"] is False
     finally:
         await client.close()
+
+
+async def test_a_filter_finds_matching_games_older_than_the_cut(tmp_path: Path) -> None:
+    """A filter searched only the listed games (the newest ``max_games``): a game older than
+    the cut that matched, by its path, a player in its header or an import's name, was not
+    found. Now the filter searches every game and the cap applies to the matching ones."""
+    import dataclasses
+
+    from replay.log import Footer, GameLogWriter
+    from tests.log_samples import sample_hand, sample_header, write_steps
+
+    root, now = tmp_path / "logs", 1_800_000_000.0
+    sample = platform_game(tmp_path / "sample.mjlog.msgpack").read_bytes()
+
+    def place(session: str, name: str, age: float, data: bytes | None = None) -> str:
+        path = log_path(root / session, "tenhou", name, dt.datetime.fromtimestamp(now - age))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if data is None:
+            writer = GameLogWriter(path, dataclasses.replace(
+                sample_header(), extra={"players": ["Alice", "Bob", "Carol", "Dana"]}))
+            write_steps(writer, sample_hand(0))
+            writer.close(Footer({"hands": 1}, (23000, 31000, 23000, 23000)))
+        else:
+            path.write_bytes(data)
+        os.utime(path, (now - age, now - age))
+        return gid(root, path)
+
+    recent = [place("recent", f"g{n}", 10.0 * n, sample) for n in range(10)]
+    old = place("old", "g1", 86400.0 * 5, sample)
+    carol = place("recent", "g99", 86400.0 * 6)  # a player named only in its header
+    archive = root / "imports" / "archive-game.xml"
+    archive.parent.mkdir()
+    shutil.copy(IMPORTS["game.xml"], archive)
+    os.utime(archive, (now - 86400.0 * 7, now - 86400.0 * 7))
+    for day in root.glob("*/tenhou/*"):
+        newest = max(f.stat().st_mtime for f in day.iterdir())
+        os.utime(day, (newest, newest))
+    for folder in (root / "imports", root):
+        os.utime(folder, (now - 86400.0 * 7, now - 86400.0 * 7))
+    client = await client_for_server(StatusServer(roots=[str(root)], max_games=4))
+    try:
+        page = await (await client.get("/api/games")).json()
+        assert [g["id"] for g in page["games"]] == recent[:4] and page["cut"] is True
+
+        async def search(query: str) -> dict[str, Any]:
+            found: dict[str, Any] = await (await client.get(
+                "/api/games?" + urllib.parse.urlencode({"q": query}))).json()
+            assert found["total"] == 4
+            return found
+
+        assert [g["id"] for g in (await search("old"))["games"]] == [old]
+        carols = await search("CAROL tenhou")
+        assert [g["id"] for g in carols["games"]] == [carol] and carols["cut"] is False
+        assert carols["games"][0]["our_rank"] == 1  # its result read as a listed game's
+        assert [g["id"] for g in (await search("archive"))["games"]] == [gid(root, archive)]
+        many = await search("recent")  # more match than the cap: the newest four, said cut
+        assert [g["id"] for g in many["games"]] == recent[:4] and many["cut"] is True
+        assert many["matched"] == 4
+        none = await search("nobody")
+        assert none["games"] == [] and none["matched"] == 0 and none["cut"] is False
+        # what a filter read does not push the listed games' headers out: the list still shows them
+        again = await (await client.get("/api/games")).json()
+        assert [g["id"] for g in again["games"]] == recent[:4]
+        assert all(g["our_seat"] == 1 for g in again["games"])
+    finally:
+        await client.close()
+
+
+async def test_a_commentary_the_policy_cannot_make_is_a_clear_logged_422(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A log whose recorded choice on a turn is a discard of a tile not in the hand (a
+    hand-edited or damaged log): rulebased raises on its first ask (PolicyFailed, a
+    RuntimeError the cache did not keep), and the commentary was a 500 with a traceback.
+    Now it is a 422 saying why in one line, the reason logged; the game itself still shows."""
+    from protocols import events as ev
+    from protocols.tiles import parse_mpsz
+    from replay.log import Footer, GameLogWriter
+    from tests.log_samples import sample_hand, sample_header, write_steps
+
+    steps = sample_hand(0)
+    stray = ev.Discard(parse_mpsz("9p")[0])  # the hand holds no 9p
+    steps[4] = ("decision", (ev.DecisionRequest("turn", frozenset({"discard"}), 12.5),
+                             (stray,), stray, "greedy", (), 0.01, ""))
+    path = tmp_path / "logs" / "edited.mjlog.msgpack"
+    path.parent.mkdir()
+    writer = GameLogWriter(path, sample_header())
+    write_steps(writer, steps)
+    writer.close(Footer({"hands": 1}, (23000, 31000, 23000, 23000)))
+    client = await client_for(tmp_path / "logs")
+    try:
+        game = gid(tmp_path / "logs", path)
+        for _ in range(2):  # the failure is kept: the second ask gets the same answer
+            response = await client.get(f"/api/games/{game}/commentary")
+            body = await response.text()
+            assert response.status == 422, body
+            assert body.startswith("no commentary for this game") and "\n" not in body
+        assert (await client.get(f"/api/games/{game}")).status == 200
+        assert (await client.get(f"/api/games/{game}/hands/0")).status == 200
+    finally:
+        await client.close()
+    printed = capsys.readouterr()
+    logged = caplog.text + printed.out + printed.err  # structlog's lines, where they go
+    assert "Traceback" not in logged and "Error handling request" not in logged
+    assert "viewer: no commentary" in logged and "rulebased raised ValueError" in logged

@@ -302,7 +302,9 @@ async def _loop_lag(samples: list[tuple[float, str, float]], every: float = 0.01
 def _sample(handle: Any, samples: list[tuple[float, str, float]],
             fallbacks: list[tuple[float, str, str]]) -> None:
     """Keep every decision time the session reports, with when it arrived, and whether the
-    brain answered in the policy's place (then the time is not the policy's)."""
+    brain answered in the policy's place (then the time is not the policy's). An only legal
+    action, which the policy is not asked, is not reported (adapter/serve/runners.py), so
+    neither the fallback share's divisor nor the times count it."""
     report = handle.decision
     kind = handle.spec.kind
 

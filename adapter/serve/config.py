@@ -11,6 +11,7 @@
     token_env = "MJBOT_STATUS_TOKEN"
     max_connections = 256        # open at once (at most half the file descriptor limit)
     request_timeout = 10         # seconds a connection may stay without a complete request
+    trust_forwarded_proto = false  # true behind a TLS proxy that sets X-Forwarded-Proto
     [defaults]                   # limits every session gets unless its own [limits] say else
     games_per_day = 0
     [sessions.practice]          # one table per session
@@ -100,6 +101,9 @@ class StatusConfig:
     token: str = field(default="", repr=False)
     max_connections: int = 256
     request_timeout: float = 10.0
+    # the scheme a TLS proxy in front says the browser used (X-Forwarded-Proto) decides the
+    # login cookie's Secure flag; off, the header is ignored (anyone can send it)
+    trust_forwarded_proto: bool = False
 
 
 @dataclass(frozen=True)
@@ -321,7 +325,8 @@ def _status(r: _Reader, table: dict[str, Any], environ: Any) -> StatusConfig:
     values = r.check(table, {"host": _text(), "port": _integer(0, 65535),
                              "token_env": _text(r"[A-Za-z_][A-Za-z0-9_]*", "a variable name"),
                              "max_connections": _integer(1, 100_000),
-                             "request_timeout": _number(0.0)},
+                             "request_timeout": _number(0.0),
+                             "trust_forwarded_proto": _boolean},
                      "status")
     variable = values.get("token_env", TOKEN_ENV)
     token = environ.get(variable, "")
@@ -331,7 +336,8 @@ def _status(r: _Reader, table: dict[str, Any], environ: Any) -> StatusConfig:
                       *(("status", "token_env") if "token_env" in values else ("status",)))
     return StatusConfig(values.get("host", "127.0.0.1"), values.get("port", 8750), token,
                         values.get("max_connections", 256),
-                        values.get("request_timeout", 10.0))
+                        values.get("request_timeout", 10.0),
+                        values.get("trust_forwarded_proto", False))
 
 
 def _session(r: _Reader, name: str, table: dict[str, Any], defaults: dict[str, Any],

@@ -11,6 +11,15 @@ old day is neither read nor stat'ed once the list is full; only the listed logs'
 are read, and the first bytes of the other files taken (an import is listed only if it starts
 as a game format does, so a README.txt or LICENSE.txt in a served folder is not); games are
 parsed when opened (and the viewer's BuildCache, viewcache.py, keeps the last few).
+
+A filter (``listing(query)``) searches every game below the roots, not only the newest
+MAX_FILES: the walk goes on past the unfiltered list's cut, and the cap and the cut apply to
+the matching games. What it costs on a folder of many logs: every folder's names are read and
+every game file stat'ed (as an unfiltered listing of them all would); a log whose path (session,
+platform folder, day, name) holds every word is taken without being opened, an import whose
+path does not is passed over without being opened, and only our logs whose path lacks a word
+have their header frame read (their first bytes, one open each: on a day of 400,000 practice
+games filtered by a player's name, 400,000 small reads).
 """
 
 from __future__ import annotations
@@ -47,6 +56,9 @@ SNIFF_BYTES = 4096
 # how every import format starts: mjlog XML, SGF, an NTPU log line, JSON (tenhou6, mjai,
 # Botzone); an NTPU log may open with "#" comment lines
 FORMAT_STARTS = (b"<", b"(", b"/", b"[", b"{")
+# the fields a filter's words are searched in (the path, then these of a log's header): what the
+# list shows, not its sizes and times
+SEARCHED = ("platform", "variant", "policy", "players", "started")
 PAGE_SIZE = 50
 MAX_PAGE = 500
 MAX_OFFSET = 10**9 - 1  # a listing holds about MAX_FILES; nine digits is plenty
@@ -239,6 +251,10 @@ class GameIndex:
         self.max_files = max_files
         self._headers: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._sniffed: dict[tuple[str, float, int], bool] = {}
+        # the files the previous listing listed and sniffed: their headers are kept too, so
+        # that a filtered listing and the unfiltered one of the same page do not forget each
+        # other's headers
+        self._kept: tuple[set[str], set[str]] = (set(), set())
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ ids
@@ -275,12 +291,16 @@ class GameIndex:
 
     # ------------------------------------------------------------------ listing
 
-    def listing(self) -> Listing:
+    def listing(self, query: str = "") -> Listing:
         """The game files under the roots, newest first: the ``max_files`` last modified across
-        every root, session and day, and every file given on its own. Files are taken newest
-        first by a bound of their mtime (_Walk) and the walk stops once the cap is full and
-        nothing left can be newer. Walking sessions in name order cut whole sessions: one fast
-        session filled the cap and every session named before it was not listed."""
+        every root, session and day, and every file given on its own; with a ``query``, the
+        ``max_files`` newest of those that hold all its words (``matches``), searched among
+        every game below the roots. Files are taken newest first by a bound of their mtime
+        (_Walk) and the walk stops once the cap is full and nothing left can be newer. Walking
+        sessions in name order cut whole sessions: one fast session filled the cap and every
+        session named before it was not listed. A filter searched only the unfiltered list, so
+        a matching game older than its newest ``max_files`` was never found."""
+        words = query.lower().split()
         found: list[tuple[float, str, int, Path, str, os.stat_result]] = []
         games: list[dict[str, Any]] = []
         listed: set[str] = set()
@@ -289,10 +309,11 @@ class GameIndex:
             if not root.single:
                 walk.add_root(i, root.path)
             elif root.path.is_file():
-                games.append(self._entry(i, root.path, Path(root.path.name),
-                                         _stat(root.path)))
-                listed.add(str(root.path))
-        newest: list[float] = []  # a min-heap: the mtimes of the newest max_files games seen
+                given = self._entry(i, root.path, Path(root.path.name), _stat(root.path))
+                if matches(given, words):
+                    games.append(given)
+                    listed.add(str(root.path))
+        newest: list[float] = []  # a min-heap: the mtimes of the newest max_files games taken
         sniffed: set[str] = set()
         cut = False
         while (bound := walk.next_bound()) is not None:
@@ -304,9 +325,16 @@ class GameIndex:
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue  # removed since its folder was read
+                path_text = (relative / entry.name).as_posix().lower()
                 if not entry.name.endswith(SUFFIX):
+                    if not all(w in path_text for w in words):
+                        continue  # an import's path is all a filter searches: not opened
                     sniffed.add(entry.path)
                     if not self._game_like(entry.path, st):
+                        continue
+                elif not all(w in path_text for w in words):
+                    header = self._header(Path(entry.path), st.st_mtime, st.st_size, keep=False)
+                    if not all(w in path_text + " " + _header_text(header) for w in words):
                         continue
                 found.append((st.st_mtime, entry.path, root_index, relative, entry.name, st))
                 if len(newest) < self.max_files:
@@ -320,26 +348,26 @@ class GameIndex:
             listed.add(path)
         games.sort(key=lambda g: g["mtime"], reverse=True)
         with self._lock:  # forget the headers of files no longer listed
-            self._headers = {k: v for k, v in self._headers.items() if k[0] in listed}
-            self._sniffed = {k: v for k, v in self._sniffed.items() if k[0] in sniffed}
+            kept_listed, kept_sniffed = listed | self._kept[0], sniffed | self._kept[1]
+            self._headers = {k: v for k, v in self._headers.items() if k[0] in kept_listed}
+            self._sniffed = {k: v for k, v in self._sniffed.items() if k[0] in kept_sniffed}
+            self._kept = (listed, sniffed)
         return Listing(games, cut)
 
     def page(self, query: str = "", offset: int = 0, limit: int = PAGE_SIZE) -> dict[str, Any]:
-        """One page of the listing, filtered by ``query`` (words that must all appear in an
-        entry); only the page's own logs have their footer read (the result: final scores,
-        our rank and score)."""
+        """One page of the listing, filtered by ``query`` (words that must all appear in a
+        game's path or its header's SEARCHED fields, among every game below the roots); only
+        the page's own logs have their footer read (the result: final scores, our rank and
+        score). ``total`` is the unfiltered list's; ``cut`` says older games (older matching
+        ones, with a query) exist than the ``max_files`` listed."""
         listing = self.listing()
-        games = listing.games
-        words = query.lower().split()
-        matched = [g for g in games
-                   if all(w in " ".join(str(v) for v in g.values()).lower() for w in words)]
-        shown = matched[offset:offset + limit]
+        matched = self.listing(query) if query.split() else listing
+        shown = matched.games[offset:offset + limit]
         for entry in shown:
             if entry.get("own"):
                 entry.update(self._result(entry))
-        # cut: older games exist than the newest max_files listed (and searched)
-        return {"games": shown, "total": len(games), "matched": len(matched),
-                "offset": offset, "limit": limit, "cut": listing.cut,
+        return {"games": shown, "total": len(listing.games), "matched": len(matched.games),
+                "offset": offset, "limit": limit, "cut": matched.cut,
                 "max_files": self.max_files}
 
     def _result(self, entry: dict[str, Any]) -> dict[str, Any]:
@@ -399,7 +427,9 @@ class GameIndex:
             entry.update(self._header(path, st.st_mtime, st.st_size))
         return entry
 
-    def _header(self, path: Path, mtime: float, size: int) -> dict[str, Any]:
+    def _header(self, path: Path, mtime: float, size: int, keep: bool = True) -> dict[str, Any]:
+        """A log's header fields, remembered per file version where ``keep`` (a listed log; a
+        filter reads the headers of logs it does not list and forgets them)."""
         key = (str(path), mtime, size)
         with self._lock:
             if key in self._headers:
@@ -420,8 +450,9 @@ class GameIndex:
                         "our_seat": seat if isinstance(seat, int) and 0 <= seat < 4 else None}
         except (OSError, ValueError, msgpack.UnpackException):
             info = {"unreadable": True}
-        with self._lock:
-            self._headers[key] = info
+        if keep:
+            with self._lock:
+                self._headers[key] = info
         return info
 
     # ------------------------------------------------------------------ games
@@ -436,6 +467,25 @@ class GameIndex:
     def loaded(self, game_id: str) -> formats.Loaded:
         path = self.resolve(game_id)
         return formats.read(path.read_bytes(), path)
+
+
+def _header_text(entry: dict[str, Any]) -> str:
+    """The SEARCHED fields of a log's header (or its listing entry), lower case."""
+    parts: list[str] = []
+    for name in SEARCHED:
+        value = entry.get(name)
+        if isinstance(value, list):
+            parts.extend(str(v) for v in value)
+        elif value is not None:
+            parts.append(str(value))
+    return " ".join(parts).lower()
+
+
+def matches(entry: dict[str, Any], words: list[str]) -> bool:
+    """Whether a listing entry holds every (lower-case) word in its path or header fields."""
+    path = f"{entry['folder']}/{entry['name']}" if entry["folder"] else entry["name"]
+    text = path.lower() + " " + _header_text(entry)
+    return all(w in text for w in words)
 
 
 def _stat(path: Path) -> os.stat_result | None:

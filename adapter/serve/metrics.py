@@ -225,7 +225,8 @@ class Metrics:
                 self._families[name].remove(*values)
 
     def decision(self, session: str, policy: str, elapsed: float, fallback: str = "") -> None:
-        """One answered decision; a fallback caused by an illegal answer counts as both."""
+        """One answered decision of the policy's (an only legal action, which the policy is
+        not asked, is not reported); a fallback caused by an illegal answer counts as both."""
         self.inc("mjbot_decisions_total", session=session, policy=policy)
         self.observe("mjbot_decision_seconds", elapsed, session=session, policy=policy)
         if fallback:

@@ -31,6 +31,7 @@ from typing import Any
 from adapter.local.game import GameConfig, play_game
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup
 from adapter.local.seat import BrainSeat
+from brain.anytime import FORCED
 from brain.rules.variant import variant_of
 from protocols import events as ev
 from protocols import tiles as T
@@ -134,7 +135,8 @@ class _ReportingSeat(BrainSeat):
 
     def decide(self, request: ev.DecisionRequest, legal: list[Any] | None = None) -> Any:
         answer = super().decide(request, legal)
-        self.reporter.decision(self.seat, answer.policy, answer.elapsed, answer.fallback)
+        if answer.source != FORCED:  # an only legal action: the policy was not asked
+            self.reporter.decision(self.seat, answer.policy, answer.elapsed, answer.fallback)
         return answer
 
 

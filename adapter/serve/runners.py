@@ -29,6 +29,7 @@ from adapter.serve.config import SessionSpec
 from adapter.serve.metrics import MeasuredBrain
 from adapter.serve.practice import next_game_in, snapshot
 from adapter.tasks import cancel_and_log
+from brain.anytime import FORCED
 from brain.rules.variant import variant_of
 
 log = structlog.get_logger("mjbot.serve")
@@ -52,7 +53,8 @@ class Outcome:
 
 
 class Probe(Protocol):
-    def decision(self, policy: str, elapsed: float, fallback: str) -> None: ...
+    def decision(self, policy: str, elapsed: float, fallback: str) -> None:
+        """An answer the policy was asked for: not an only legal action (brain/tally.py)."""
     def hands(self, count: int) -> None: ...
     def illegal(self, count: int) -> None: ...
     def reconnects(self, count: int) -> None: ...
@@ -256,7 +258,10 @@ async def _run_client(spec: SessionSpec, ctx: RunContext, bot: Any, main: Awaita
     """Play ``main`` (the client's own coroutine on ``bot``), measuring and watching it."""
     probe = ctx.probe
     def report(answer: Any) -> None:
-        probe.decision(answer.policy, answer.elapsed, answer.fallback)
+        # an only legal action is no decision of the policy's (brain/tally.py): counted, it
+        # understated the fallback share and the decision times
+        if getattr(answer, "source", "") != FORCED:
+            probe.decision(answer.policy, answer.elapsed, answer.fallback)
 
     # The async clients decide through their thinker (adapter/thinking/thinker.py), which holds the
     # brain it was made with: measure there when there is one, else at the brain.

@@ -10,10 +10,14 @@ an HMAC of the token, not the token; Lax, not Strict, so a link to the dashboard
 from a chat or a mail arrives logged in: every route is a read-only GET, so there is no
 cross-site write to guard against). Everything is compared in constant time. The static
 files (/static/...) hold nothing private and need no token, so pages load their style and
-scripts; their data calls carry the cookie. A token set for a loopback server is required as
-well. Without a token, a request whose Host is not a loopback name is a 403 (DNS rebinding).
-Responses hold no secret: the sessions' public config only (no Tenhou ID), errors already
-scrubbed by the supervisor. Connections are timed out and capped (connections.py).
+scripts; their data calls carry the cookie. The cookie is Secure where the request came over
+TLS: behind a TLS proxy (nginx, caddy) the connection to us is plain HTTP, so the proxy's
+``X-Forwarded-Proto`` decides, but only where the config trusts it (``trust_forwarded_proto``):
+any client can send that header to a server reached directly. A token set for a loopback
+server is required as well. Without a token, a request whose Host is not a loopback name is
+a 403 (DNS rebinding). Responses hold no secret: the sessions' public config only (no Tenhou
+ID), errors already scrubbed by the supervisor. Connections are timed out and capped
+(connections.py).
 """
 
 from __future__ import annotations
@@ -142,6 +146,16 @@ def _addressed_to_loopback(request: web.Request) -> bool:
     return is_loopback(name) or name.endswith(".localhost")
 
 
+def forwarded_scheme(request: web.Request) -> str | None:
+    """The scheme the proxy next to us says the browser used: the last ``X-Forwarded-Proto``
+    value (a proxy appends to what reached it, so the last one is its own), if it is http or
+    https; None otherwise (no header, or one that names no scheme: the connection's own
+    stands)."""
+    values = request.headers.getall("X-Forwarded-Proto", [])
+    last = ",".join(values).rsplit(",", 1)[-1].strip().lower() if values else ""
+    return last if last in ("http", "https") else None
+
+
 def _route_name(request: web.Request) -> str:
     resource = request.match_info.route.resource
     return (resource.name or "") if resource is not None else ""
@@ -164,12 +178,14 @@ class StatusServer:
     def __init__(self, supervisor: Supervisor | None = None, metrics: Metrics | None = None,
                  roots: list[str] | None = None, token: str = "",
                  imports: list[str] | None = None, max_connections: int = 256,
-                 request_timeout: float = 10.0, max_games: int | None = None) -> None:
+                 request_timeout: float = 10.0, max_games: int | None = None,
+                 trust_forwarded_proto: bool = False) -> None:
         from adapter.serve.games import MAX_FILES, GameIndex
 
         self.supervisor = supervisor
         self.metrics = metrics
         self.token = token
+        self.trust_forwarded_proto = trust_forwarded_proto
         self.index = GameIndex(roots or [], imports or [], max_games or MAX_FILES)
         self.runner: web.AppRunner | None = None
         self.guard = ConnectionGuard(max_connections, request_timeout)
@@ -191,6 +207,8 @@ class StatusServer:
     @web.middleware
     async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
         self.guard.busy(request.protocol)
+        if self.trust_forwarded_proto and (scheme := forwarded_scheme(request)) is not None:
+            request = request.clone(scheme=scheme)  # request.secure follows the proxy's word
         try:
             response = await self._answer(request, handler)
         except web.HTTPException as exc:  # 404 and the like: raised, with the headers

@@ -11,7 +11,8 @@ read, parsed and their JSON built and gzipped in the BuildCache's small thread p
 bounded number at a time, once per version of the file (viewcache.py): the event loop (and
 the sessions it drives, and /health) never waits on a large log or a burst of viewers.
 A file no reader takes is a 422 that names no part of its content (the readers' reasons
-quote lines of the file; they go to the log only).
+quote lines of the file; they go to the log only); so is a game whose commentary the rulebased
+policy cannot make (a log whose recorded choices do not fit its hand): the moves still show.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from adapter.serve.viewcache import BuildCache, Stopping, file_key, gzipped_json
 log = structlog.get_logger("mjbot.serve")
 UNREADABLE = ("cannot show this file: it is not a complete game log in a format the viewer "
               "reads (mjbot log, tenhou.net/6, mjlog, mjai, Botzone, NYCU SGF, NTPU log)")
+NO_COMMENTARY = ("no commentary for this game: the rulebased policy could not rank one of its "
+                 "moves (the log's recorded choices do not fit the table); the moves are shown")
 REASON_CHARS = 500  # of the readers' reasons, in the log line
 STATIC = Path(__file__).with_name("static")  # the pages, scripts and style of both servers
 STATIC_PAGES = {"list": "games.html", "game": "viewer.html"}
@@ -116,6 +119,12 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             body = await cache.get((*version, "commentary"), commentary, "commentary")
         except Stopping:
             raise web.HTTPServiceUnavailable(text="the viewer is stopping") from None
+        except NoCommentary as exc:  # kept by the cache as a failure: not worked out again
+            log.warning("viewer: no commentary", game=game_id,
+                        reason=" | ".join(str(exc).split("\n"))[:REASON_CHARS])
+            raise web.HTTPUnprocessableEntity(text=NO_COMMENTARY) from None
+        except ValueError as exc:  # a seat's replay no reader takes
+            raise _unreadable(game_id, exc) from None
         return await _json(request, body)
 
     async def export(request: web.Request) -> web.StreamResponse:
@@ -191,6 +200,11 @@ async def _timeline(cache: BuildCache, index: GameIndex, game_id: str) -> tuple[
     return version[:3], timeline
 
 
+class NoCommentary(ValueError):
+    """The policy failed on a move's first ask (PolicyFailed): its reason is logged, not sent.
+    A ValueError, so that the cache keeps the failure as it keeps a file no reader takes."""
+
+
 class NotExportable(ValueError):
     """A game the exports cannot hold (our own message, safe to show)."""
 
@@ -243,12 +257,15 @@ def _export_text(index: GameIndex, game_id: str, fmt: str) -> str:
 def _subtitles(index: GameIndex, game_id: str, timeline: Any,
                progress: Callable[[int, int], None]) -> list[dict[str, Any]]:
     from replay import replayer
-    from replay.review.evaluators import RankingEvaluator
+    from replay.review.evaluators import PolicyFailed, RankingEvaluator
     from replay.review.subtitles import subtitles
 
     path = index.resolve(game_id)
     meta = timeline.meta
     seats = range(4) if meta.get("full_information") else [meta.get("our_seat") or 0]
     reps = [replayer.load(path, s) for s in seats]
-    return subtitles(reps, timeline.event_steps, RankingEvaluator("rulebased"),
-                     progress=progress)
+    try:
+        return subtitles(reps, timeline.event_steps, RankingEvaluator("rulebased"),
+                         progress=progress)
+    except PolicyFailed as exc:  # a RuntimeError: it went past the cache, a 500
+        raise NoCommentary(str(exc)) from None

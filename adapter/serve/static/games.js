@@ -42,10 +42,13 @@ async function load() {
     const last = page.offset + page.games.length;
     document.getElementById("page-info").textContent = page.matched
       ? `${page.offset + 1}–${last} of ${page.matched}` : "no game";
-    // a listing holds the newest max_files games: say so when older ones were left out
+    // a listing holds the newest max_files games (matching ones, filtered): say so when older
+    // ones were left out
     document.getElementById("count").textContent = (list.query
       ? `${page.matched} of ${page.total} games match` : `${page.total} games`)
-      + (page.cut ? ` (only the newest ${page.max_files} are listed: older games exist)` : "");
+      + (!page.cut ? "" : list.query
+        ? ` (only the newest ${page.max_files} matching games are listed: older ones match)`
+        : ` (only the newest ${page.max_files} are listed: older games exist; the filter finds them)`);
     document.getElementById("prev-page").disabled = page.offset === 0;
     document.getElementById("next-page").disabled = last >= page.matched;
   } catch (error) {
