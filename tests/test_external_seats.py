@@ -361,7 +361,7 @@ def test_a_bad_botzone_bot_is_played_safe_counted_and_killed(tmp_path, mode, rea
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", BOTZONE_KEEP_BOT)
     name = f"botzone-keep:{PY} {bot} {mode} {pidfile}"
-    summary = _arena("mcr", name, seat_limit=0.2 if mode == "hang" else 30)
+    summary = _arena("mcr", name, seat_limit=0.5 if mode == "hang" else 30)
     assert summary["games"] == 4 and summary["referee_errors"] == 0
     assert summary["illegal_actions"] == 0
     report = summary["external_seats"][name]
@@ -633,23 +633,78 @@ def test_a_signal_stops_one_process_while_a_program_is_awaited(tmp_path, signum)
     assert _all_gone(pidfile) == []
 
 
-QUIET_BOT = textwrap.dedent("""
-    import os, sys, time
-    with open(sys.argv[1], "a") as f:
+# An mjai bot whose helper leaves its process group as a daemon does (a double fork, setsid)
+# and records its pid, as the bot does its own; the bot then plays (tsumogiri), crashes on
+# its first draw, or never answers (mute). argv: MODE PIDFILE ... SEAT.
+DAEMON_BOT = textwrap.dedent("""
+    import json, os, sys, time
+    mode, pidfile, seat = sys.argv[1], sys.argv[2], int(sys.argv[-1])
+    ready, written = os.pipe()
+    helper = os.fork()
+    if helper == 0:
+        os.setsid()
+        if os.fork():
+            os._exit(0)  # the daemon's parent exits: the daemon is re-parented
+        with open(pidfile, "a") as f:
+            f.write(f"{os.getpid()}\\n")
+        os.write(written, b"x")  # recorded: the bot may go on
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)  # holds none of the bot's pipes
+        time.sleep(600)
+        os._exit(0)
+    os.waitpid(helper, 0)
+    os.read(ready, 1)
+    with open(pidfile, "a") as f:
         f.write(f"{os.getpid()}\\n")
-    time.sleep(600)
+    if mode == "mute":
+        time.sleep(600)
+    for line in sys.stdin:
+        last = json.loads(line)[-1]
+        answer = {"type": "none"}
+        if last["type"] == "tsumo" and last["actor"] == seat:
+            if mode == "crash":
+                sys.exit(3)
+            answer = {"type": "dahai", "actor": seat, "pai": last["pai"], "tsumogiri": True}
+        print(json.dumps(answer), flush=True)
 """)
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_no_program_outlives_an_arena_that_is_killed(tmp_path, workers):
-    """SIGKILL cannot be answered: the kernel ends the program with the arena (one process)
-    or the worker that runs it, which kills the program's whole group (workers)."""
+@pytest.mark.parametrize("mode", ["good", "crash"])
+def test_a_daemon_a_program_started_does_not_outlive_the_arena(tmp_path, mode):
+    """A helper that leaves the program's process group (setsid after a double fork, as a
+    daemon does) escaped the group kill and ran on after the arena, one more every game: a
+    long run filled the machine with them. The keeper, a subreaper, ends it with the run."""
     pidfile = tmp_path / "pids"
-    # in one process only the program itself dies with us: this bot starts nothing
-    bot = _script(tmp_path, "bot.py", QUIET_BOT if workers == 1 else MJAI_BOT)
-    args = f"{pidfile}" if workers == 1 else f"mute {pidfile}"
-    proc = _cli("arena", "--policies", f"mjai:{PY} {bot} {args},rulebased,rulebased,rulebased",
+    bot = _script(tmp_path, "bot.py", DAEMON_BOT)
+    name = f"mjai:{PY} {bot} {mode} {pidfile}"
+    summary = _arena("riichi", name, seat_limit=30)
+    assert summary["games"] == 4 and summary["referee_errors"] == 0
+    report = summary["external_seats"][name]
+    if mode == "crash":
+        assert report["crashed"] > 0 and "(exit 3)" in report["first_fault"], report
+    else:
+        assert report["crashed"] == 0 and summary["policies"][name]["fallbacks"] == 0
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert len(pids) >= 8  # a bot and its helper a run, every helper a daemon
+    try:
+        assert _all_gone(pidfile) == []
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("kind", ["child", "daemon"])
+def test_no_program_outlives_an_arena_that_is_killed(tmp_path, workers, kind):
+    """SIGKILL cannot be answered: the kernel signals the program's keeper when the arena
+    (one process) or the worker that runs it dies, and the keeper ends all the program
+    started: a child in its group, or a daemon that left it."""
+    pidfile = tmp_path / "pids"
+    bot = _script(tmp_path, "bot.py", MJAI_BOT if kind == "child" else DAEMON_BOT)
+    proc = _cli("arena", "--policies", f"mjai:{PY} {bot} mute {pidfile},rulebased,rulebased,"
+                "rulebased",
                 "--hands", "1", "--no-log", "--workers", str(workers))
     try:
         _wait_for_file(pidfile, proc)

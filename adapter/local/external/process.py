@@ -1,7 +1,10 @@
 """An outside program on stdin/stdout, read line by line under a deadline.
 
-The program runs in its own process group (session), so that killing it takes whatever it
-started with it: an arena must leave no process behind, whatever the program does. Its stderr
+An arena must leave no process behind, whatever the program does. On Linux the program runs
+under a keeper (keeper.py: its parent and a child subreaper), which kills and reaps the whole
+tree the program started when the program exits or the seat ends it, a helper that left the
+group (``setsid``, a daemon's double fork) included. Elsewhere the program runs in its own
+process group (session), killed whole, and a helper that left it is its own to end. Its stderr
 goes to a temporary file, read back (the last lines) when it dies, so that a crash is reported
 with its own words; nothing is ever left unread in a pipe.
 """
@@ -107,29 +110,47 @@ def die_with_parent(signum: int, parent: int | None = None) -> None:
 
 
 def _child_setup(parent: int) -> None:
-    """Runs in the program's process before its exec, after ``start_new_session`` made it the
-    leader of its own session and group: the leader dies with us (SIGKILL), since a group
-    kill (``close``, ``kill_live_groups``) cannot run when we are SIGKILLed ourselves. The
-    setting survives the exec. What the program itself starts is not covered in a run that
-    is one process; a worker process dies with the run (see stopping.worker_signals) and
-    kills whole groups as it goes. SIGTERM, blocked by the parent while it starts us, is
-    unblocked for the program."""
+    """Runs in the program's process before its exec (no keeper: not Linux), after
+    ``start_new_session`` made it the leader of its own session and group: the leader dies
+    with us (SIGKILL), since a group kill (``close``, ``kill_live_groups``) cannot run when
+    we are SIGKILLed ourselves. The setting survives the exec. What the program itself
+    starts is not covered in a run that is one process; a worker process dies with the run
+    (see stopping.worker_signals) and kills whole groups as it goes. SIGTERM, blocked by the
+    parent while it starts us, is unblocked for the program."""
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     die_with_parent(signal.SIGKILL, parent)
 
 
-# The process groups of the outside programs this process runs: a worker process ended by
-# its pool (SIGTERM) kills them on its way out, where no ``close`` would run.
-_LIVE_GROUPS: set[int] = set()
+def _keeper_setup(parent: int) -> None:
+    """Runs in the keeper's process before its exec (Linux): the keeper is sent SIGTERM when
+    we die, however we die, and ends the program's whole tree then. SIGTERM stays blocked
+    until the keeper's handler is in place (one sent meanwhile waits for it)."""
+    die_with_parent(signal.SIGTERM, parent)
+
+
+# The keeper of every program on Linux (None elsewhere: a process group is all there is).
+KEEPER: list[str] | None = None if _PRCTL is None else [
+    sys.executable, "-I", "-S", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                             "keeper.py")]
+KEEPER_END = 5.0  # seconds a keeper asked to end gets to kill and reap its tree
+
+# The outside programs this process runs (each its process group's leader), and whether a
+# keeper runs it: a worker process ended by its pool (SIGTERM) ends them on its way out,
+# where no ``close`` would run.
+_LIVE_GROUPS: dict[int, bool] = {}
 
 
 def kill_live_groups() -> None:
-    """Kill every outside program this process started and has not closed, with all it
-    started (for a worker that is being ended)."""
-    for group in list(_LIVE_GROUPS):
+    """End every outside program this process started and has not closed, with all it
+    started (for a worker that is being ended): a keeper is asked (it kills its tree, the
+    helpers that left the group included, after we are gone), a group is killed."""
+    for group, kept in list(_LIVE_GROUPS.items()):
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(group, signal.SIGKILL)
-        _LIVE_GROUPS.discard(group)
+            if kept:
+                os.kill(group, signal.SIGTERM)
+            else:
+                os.killpg(group, signal.SIGKILL)
+        _LIVE_GROUPS.pop(group, None)
 
 
 class LineProcess:
@@ -145,12 +166,14 @@ class LineProcess:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         # a worker's SIGTERM waits until the group is listed for it to kill (see _end_worker)
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        self.kept = KEEPER is not None
+        setup = _keeper_setup if self.kept else _child_setup
         try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=self.stderr, env=env, start_new_session=True,
-                                         preexec_fn=functools.partial(_child_setup,
-                                                                      os.getpid()))
-            _LIVE_GROUPS.add(self.proc.pid)
+            self.proc = subprocess.Popen([*(KEEPER or ()), *argv], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=self.stderr, env=env,
+                                         start_new_session=True,
+                                         preexec_fn=functools.partial(setup, os.getpid()))
+            _LIVE_GROUPS[self.proc.pid] = self.kept
         except OSError as exc:
             self.stderr.close()
             raise SeatFault("crashed", f"cannot start {argv[0]!r}: {exc.strerror or exc}") \
@@ -288,9 +311,9 @@ class LineProcess:
         return ""
 
     def close(self, grace: float = EXIT_GRACE) -> int | None:
-        """End the program: its input closed, ``grace`` seconds to exit, then its whole
-        process group killed (what it started included). Returns its exit status (None when
-        it had to be killed)."""
+        """End the program: its input closed, ``grace`` seconds to exit, then all it started
+        killed with it: its keeper's whole tree (Linux), else its process group. Returns its
+        exit status (None when it had to be killed)."""
         code = self.proc.poll()
         if code is None and grace > 0:
             with contextlib.suppress(OSError, ValueError):
@@ -298,9 +321,14 @@ class LineProcess:
                 self.proc.stdin.close()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 code = self.proc.wait(timeout=grace)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)  # the group outlives its leader
-        _LIVE_GROUPS.discard(self.proc.pid)
+        if self.kept and self.proc.poll() is None:  # an exited keeper has ended the tree
+            self.proc.send_signal(signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=KEEPER_END)
+        if self.proc.poll() is None or not self.kept:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)  # the group outlives its leader
+        _LIVE_GROUPS.pop(self.proc.pid, None)
         if self.proc.poll() is None:
             self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout, self.stderr):
