@@ -213,6 +213,29 @@ async def test_a_reconnect_is_answered_with_go_un_saikai_in_one_read() -> None:
     assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
 
 
+async def test_a_cut_line_has_carried_every_tag_counted_before_the_cut() -> None:
+    """``drop_after``: the game thread hands its writes to the loop without waiting for them,
+    so the cut is queued behind them: the client reads every game tag counted before the cut
+    (none lost to a cut that overtook them), each write in order, then the line closes."""
+    async with _server(seed=1, drop_after=40, absent=10.0) as (server, port):
+        client = await RawClient.connect(port)
+        await client.login()
+        seen: list[GameSeen] = []
+
+        def keep(game: GameSeen) -> bool:
+            seen[:] = [game]
+            return False
+
+        with pytest.raises(ConnectionError):
+            await client.play(stop=keep)
+        await client.close()
+        (cut,) = [p for p in server.stats.problems if p.startswith("(test) connection cut")]
+        counted = int(re.search(r"after (\d+) game tags", cut).group(1))  # type: ignore[union-attr]
+        tags = [t for read in seen[0].reads for t in read]
+        assert counted >= 40 and len(tags) == counted, (counted, tags)
+        assert tags[0].startswith("<INIT "), tags
+
+
 def _called_from_river(seen: GameSeen) -> bool:
     """A chi, pon or open kan has been told in the hand now in play."""
     tags = [t for r in seen.reads for t in r]
