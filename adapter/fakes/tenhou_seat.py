@@ -33,7 +33,7 @@ from brain.brain import safest_action
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.codec import ProtocolError
-from protocols.tenhou import Tag, format_tag, meld_code, read_reply
+from protocols.tenhou import DRAW_TYPES, Tag, format_tag, meld_code, read_reply
 from protocols.tenhou_values import fu_of, hand_points, limit_class, yaku_attrs
 
 if TYPE_CHECKING:
@@ -192,6 +192,9 @@ def _melds_with(verb: str, ids: list[int], claim: Tag) -> bool:
 
 
 _ABSENT = object()  # no answer: the client is away
+# RYUUKYOKU's ``type`` for a draw's reason: the codec's own table turned round, so that every
+# reason the referee gives (nagashi mangan's "nm" too) reads back as itself
+_DRAW_TYPE_OF = {reason: word for word, reason in DRAW_TYPES.items()}
 
 
 class RemoteSeat:
@@ -380,11 +383,9 @@ class RemoteSeat:
         self.held.append(Tag("AGARI", attrs))
 
     def _ryuukyoku(self, drawn: ev.RoundDrawn) -> None:
-        types = {"nine_terminals": "yao9", "four_riichi": "reach4", "triple_ron": "ron3",
-                 "four_kans": "kan4", "four_winds": "kaze4"}
         attrs = {"ba": f"{self.table.honba},{self.table.sticks}", "sc": self._sc(drawn.deltas)}
-        if drawn.reason in types:
-            attrs = {"type": types[drawn.reason], **attrs}
+        if drawn.reason in _DRAW_TYPE_OF:  # Tenhou's word for it; none for an exhaustive draw
+            attrs = {"type": _DRAW_TYPE_OF[drawn.reason], **attrs}
         for seat in drawn.tenpai:
             attrs[f"hai{self.rel(seat)}"] = ",".join(map(str, self.table.ids.held[seat]))
         if drawn.deltas:
