@@ -17,8 +17,18 @@ from pathlib import Path
 
 import pytest
 
+from adapter.fakes.tenhou_seat import SeatLink
 from adapter.fakes.tenhou_server import FakeTenhouServer
-from protocols.tenhou import auth_reply, meld_ids, parse_tag
+from adapter.fakes.tenhou_table import TenhouTable
+from protocols import events as ev
+from protocols.tenhou import (
+    DRAW_TYPES,
+    TenhouCodec,
+    auth_reply,
+    format_tag,
+    meld_ids,
+    parse_tag,
+)
 from replay.log import read_log
 from tests.tenhou_raw import DRAW, OFFER, GameSeen, RawClient
 
@@ -213,6 +223,29 @@ async def test_a_reconnect_is_answered_with_go_un_saikai_in_one_read() -> None:
     assert (server.stats.illegal, server.stats.timeouts) == (0, 0), server.stats.problems
 
 
+async def test_a_cut_line_has_carried_every_tag_counted_before_the_cut() -> None:
+    """``drop_after``: the game thread hands its writes to the loop without waiting for them,
+    so the cut is queued behind them: the client reads every game tag counted before the cut
+    (none lost to a cut that overtook them), each write in order, then the line closes."""
+    async with _server(seed=1, drop_after=40, absent=10.0) as (server, port):
+        client = await RawClient.connect(port)
+        await client.login()
+        seen: list[GameSeen] = []
+
+        def keep(game: GameSeen) -> bool:
+            seen[:] = [game]
+            return False
+
+        with pytest.raises(ConnectionError):
+            await client.play(stop=keep)
+        await client.close()
+        (cut,) = [p for p in server.stats.problems if p.startswith("(test) connection cut")]
+        counted = int(re.search(r"after (\d+) game tags", cut).group(1))  # type: ignore[union-attr]
+        tags = [t for read in seen[0].reads for t in read]
+        assert counted >= 40 and len(tags) == counted, (counted, tags)
+        assert tags[0].startswith("<INIT "), tags
+
+
 def _called_from_river(seen: GameSeen) -> bool:
     """A chi, pon or open kan has been told in the hand now in play."""
     tags = [t for r in seen.reads for t in r]
@@ -374,6 +407,27 @@ def test_owari_and_yaku_as_in_real_captures() -> None:
     assert [limit_class(d) for d in ("30符", "40符 mangan", "30符 haneman", "baiman",
                                      "sanbaiman", "kazoe yakuman", "yakuman")] == \
         [0, 1, 2, 3, 4, 5, 5]
+
+
+def test_every_drawn_hand_is_named_as_tenhou_names_it() -> None:
+    """RYUUKYOKU's ``type`` for each way a hand is drawn (nagashi mangan is ``nm`` in the real
+    logs; the fake sent it with no type, so a client read an exhaustive draw), read back by the
+    client's codec as the referee's own reason."""
+    loop = asyncio.new_event_loop()
+    try:
+        server = FakeTenhouServer(seed=0)
+        table = TenhouTable(server, 0, {0: ("NoName", SeatLink(loop, 1.0))})
+        seat = table.remotes[0]
+        for word, reason in [*DRAW_TYPES.items(), ("", "exhaustive")]:
+            seat._ryuukyoku(ev.RoundDrawn(reason, (0, 0, 0, 0)))
+            tag = seat.held.pop()
+            assert tag.attrs.get("type", "") == word, (reason, format_tag(tag))
+            codec = TenhouCodec()
+            (drawn,) = [e for e in codec.feed(tag)
+                        if isinstance(e, ev.RoundDrawn)]
+            assert drawn.reason == reason, format_tag(tag)
+    finally:
+        loop.close()
 
 
 def _expected_limit(yaku: list[int], fu: int, yakuman: bool) -> int:

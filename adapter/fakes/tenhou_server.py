@@ -167,6 +167,7 @@ class FakeTenhouServer:
         self._conns: set[_Conn] = set()  # connected now
         self._ids: dict[str, int] = {}  # an ID's number in reports ("ID1"): the ID is a secret
         self._sessions: set[asyncio.Task[Any]] = set()  # their handlers
+        self._writers: set[asyncio.Task[None]] = set()  # the game threads' writes (SeatLink)
 
     def open_log(self, game_index: int) -> GameLogWriter | None:
         if self.log_dir is None:
@@ -183,8 +184,9 @@ class FakeTenhouServer:
                 or remote.link.sent < self.drop_after:
             return
         self.dropped = True
-        self.stats.problems.append("(test) connection cut by the server")
-        remote.link.loop.call_soon_threadsafe(conn.cut)
+        self.stats.problems.append(f"(test) connection cut by the server after "
+                                   f"{remote.link.sent} game tags")
+        remote.link.then(conn.cut)  # after the tags counted, as a line cut between reads
 
     async def wait_games(self, count: int) -> None:
         """Until ``count`` games have ended."""
@@ -221,7 +223,7 @@ class FakeTenhouServer:
             conn.hang_up()
         if self._sessions:
             await asyncio.wait(set(self._sessions), timeout=5)
-        for task in [*self._sessions, *self._notices]:
+        for task in [*self._sessions, *self._notices, *self._writers]:
             task.cancel()  # a line that would not close: the last resort
         for server in self._servers:
             with contextlib.suppress(Exception):
@@ -540,7 +542,7 @@ class FakeTenhouServer:
         loop = asyncio.get_running_loop()
         seated: dict[int, tuple[str, SeatLink]] = {}
         for i, conn in enumerate(group):
-            link = SeatLink(loop, self.absent)
+            link = SeatLink(loop, self.absent, self._writers)
             link.conn = conn
             seated[(base + i * step) % 4] = (conn.name, link)
         table = TenhouTable(self, index, seated)
