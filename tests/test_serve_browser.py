@@ -449,9 +449,9 @@ def test_a_match_log_names_each_hands_players(browser: Browser,
 def test_a_logs_notices_show_with_their_hand(browser: Browser,
                                             ntpu_view: tuple[str, Path]) -> None:
     """What a game log says beside the table (here an NTPU client's own win valued by our
-    rules: the server sends no value) was shown by `mjbot replay` and nowhere in the viewer.
-    The hand now lists its notices, each linked to the step it follows, and the hand list
-    says which hands have some."""
+    rules: the server sends no value; the other seats' logs value it too) was shown by
+    `mjbot replay` and nowhere in the viewer. The hand now lists its notices, each linked to
+    the step it follows, and the hand list says which hands have some."""
     from protocols import events as ev
     from replay.log import EventFrame, read_log
 
@@ -459,8 +459,10 @@ def test_a_logs_notices_show_with_their_hand(browser: Browser,
     noticed = {path: [f.event.text for f in read_log(path).frames
                       if isinstance(f, EventFrame) and isinstance(f.event, ev.PlatformNotice)]
                for path in (logs / "ntpu").rglob("*.mjlog.msgpack")}
-    (own, (notice,)), = [(p, n) for p, n in noticed.items() if n]  # the winner's log
-    assert notice.startswith("our win by mjbot's rules: ")
+    # every seat's log values the hand's one win (the others' as "seat N's win"): the winner's
+    (own, (notice,)), = [(p, n) for p, n in noticed.items()
+                         if n and n[0].startswith("our win by mjbot's rules: ")]
+    assert sum(1 for n in noticed.values() if n) == 4, noticed
     game_id = "~".join(["0", *own.relative_to(logs).parts])
     browser.navigate(url + "games/" + game_id + "#1/1")
     step_shown(browser, 1, 1)
