@@ -22,11 +22,13 @@ import json
 import math
 import os
 import platform
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -340,8 +342,7 @@ def cmd_iterate(args: argparse.Namespace) -> int:
         raise UserInputError(f"--dir {args.dir}: {exc.strerror or exc}") from None
     state.data.setdefault("start_sha256", sha256(start))
     state.data.setdefault("options", _options(args))  # a run from before: recorded from now
-    state.data["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count(),
-                             "python": platform.python_version(), "device": args.device}
+    state.data["machine"] = _machine(args)  # the latest run's; each phase records its own
     state.save()
     previous = signal.signal(signal.SIGTERM, _STOP.signalled)
     number = state.completed() + 1
@@ -379,62 +380,85 @@ def shown_interval(ci: list[float | None] | None) -> str:
 
 
 def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list[str]) -> None:
-    """The three phases of round ``number``, each skipped when state.json says it is done."""
+    """The three phases of round ``number``, each skipped when state.json says it is done.
+    Each phase runs from here (an opponent's ``nn@FILE`` or program is the user's working
+    directory's) and is recorded with its paths relative to the run folder, the folder its
+    command is to be run from (state.json's ``commands``), so the record reruns anywhere."""
     from replay.dataset.shards import sha256  # numpy: not at the CLI's start
 
+    here: Callable[[Path], str] = str
     folder = state.root / f"round-{number:03d}"
     folder.mkdir(exist_ok=True)
-    current = str(state.current)
-    state.set_round(number, weights_before=state.stored(state.current),
-                    weights_before_sha256=sha256(state.current))
+    current = state.current
+    state.set_round(number, weights_before=state.stored(current),
+                    weights_before_sha256=sha256(current))
     data = folder / f"selfplay-{number:03d}"  # distinct names: the weights record names only
     if state.phase(number, "selfplay") is None:
         seed = round_seed(args.seed, number, args.selection_seed)
         shutil.rmtree(data, ignore_errors=True)  # a killed phase's partial folder
-        cmd = ["selfplay", "--variant", args.variant, "--policies",
-               seats(opponents, number), "--hands", str(args.hands), "--seed", str(seed),
-               "--workers", str(args.workers), "--out", str(data), "--no-progress", "--json"]
-        env = {"MJBOT_NN_WEIGHTS": current, "MJBOT_MC": f"playouts={args.playouts},fast=nn"}
-        figures, seconds = _mjbot(cmd, env)
+
+        def selfplay(p: Callable[[Path], str]) -> tuple[list[str], dict[str, str]]:
+            return (["selfplay", "--variant", args.variant, "--policies",
+                     seats(opponents, number), "--hands", str(args.hands), "--seed", str(seed),
+                     "--workers", str(args.workers), "--out", p(data), "--no-progress",
+                     "--json"],
+                    {"MJBOT_NN_WEIGHTS": p(current),
+                     "MJBOT_MC": f"playouts={args.playouts},fast=nn"})
+        figures, seconds = _mjbot(*selfplay(here))
         state.finish_phase(number, "selfplay", {
-            "seed": seed, "seconds": seconds, "command": _shown(cmd, env),
-            "data": state.stored(data),
+            "seed": seed, "seconds": seconds, "command": _shown(*selfplay(state.stored)),
+            "machine": _machine(args), "data": state.stored(data),
             "figures": {k: figures.get(k) for k in ("hands", "decisions", "games")}})
     new = folder / f"gen-{number:03d}.npz"
     if state.phase(number, "train") is None:
         window = [state.path((state.phase(k, "selfplay") or {})["data"])
                   for k in range(max(1, number - args.window), number)]
-        cmd = ["nn", "train", "--variant", args.variant, "--data", str(data),
-               *map(str, window), "--policies", EXPERT, "--init", current, "--out", str(new),
-               "--epochs", str(args.epochs), "--lr", str(args.lr), "--buffer",
-               str(args.buffer), "--threads", str(args.threads), "--device", args.device,
-               "--seed", str(number), "--json"]
-        result, seconds = _mjbot(cmd)
+
+        def train(p: Callable[[Path], str]) -> list[str]:
+            return ["nn", "train", "--variant", args.variant, "--data", p(data),
+                    *map(p, window), "--policies", EXPERT, "--init", p(current), "--out",
+                    p(new), "--epochs", str(args.epochs), "--lr", str(args.lr), "--buffer",
+                    str(args.buffer), "--threads", str(args.threads), "--device",
+                    args.device, "--seed", str(number), "--json"]
+        result, seconds = _mjbot(train(here))
         state.finish_phase(number, "train", {
-            "seconds": seconds, "command": _shown(cmd, {}), "weights": state.stored(new),
+            "seconds": seconds, "command": _shown(train(state.stored)),
+            "machine": _machine(args), "weights": state.stored(new),
             "sha256": sha256(new), "bytes": new.stat().st_size,
             "figures": {k: result.get(k) for k in (
                 "train_examples", "holdout_examples", "examples_seen", "peak_examples_held",
                 "holdout", "train")}})
     if state.phase(number, "select") is None:
         out = folder / "selection.json"
-        cmd = ["arena", "--variant", args.variant, "--policies",
-               f"nn@{new},nn@{current},nn@{current},nn@{current}", "--hands",
-               str(args.selection_hands), "--seed", str(args.selection_seed), "--workers",
-               str(args.workers), "--no-log", "--no-progress", "--json", str(out)]
-        _, seconds = _mjbot(cmd)
+
+        def select(p: Callable[[Path], str]) -> list[str]:
+            return ["arena", "--variant", args.variant, "--policies",
+                    f"nn@{p(new)},nn@{p(current)},nn@{p(current)},nn@{p(current)}", "--hands",
+                    str(args.selection_hands), "--seed", str(args.selection_seed),
+                    "--workers", str(args.workers), "--no-log", "--no-progress", "--json",
+                    p(out)]
+        _, seconds = _mjbot(select(here))
         arena = json.loads(out.read_text())
         points, ci95 = new_minus_current(arena, f"nn@{new}", f"nn@{current}")
         kept = points is not None and points >= 0
         state.finish_phase(number, "select", {
-            "seed": args.selection_seed, "seconds": seconds, "command": _shown(cmd, {}),
+            "seed": args.selection_seed, "seconds": seconds,
+            "command": _shown(select(state.stored)), "machine": _machine(args),
             "hands": arena["hands"], "difference": None if points is None else round(points, 1),
             "ci95": ci95, "kept": kept,
             "new": {k: arena["policies"][f"nn@{new}"].get(k) for k in (
                 "points_per_hand", "avg_rank", "win_rate", "deal_in_rate")}})
-    chosen = new if (state.phase(number, "select") or {}).get("kept") else state.current
+    chosen = new if (state.phase(number, "select") or {}).get("kept") else current
     state.finish_round(number, chosen)
 
 
-def _shown(cmd: list[str], env: dict[str, str]) -> str:
-    return " ".join([*(f"{k}={v}" for k, v in env.items()), "mjbot", *cmd])
+def _shown(cmd: list[str], env: dict[str, str] | None = None) -> str:
+    """The command as a shell line to paste (each word quoted where it needs it)."""
+    return shlex.join([*(f"{k}={v}" for k, v in (env or {}).items()), "mjbot", *cmd])
+
+
+def _machine(args: argparse.Namespace) -> dict[str, Any]:
+    """What ran a phase: recorded with each phase, as a resumed run may be on another
+    machine and a model card gives each phase's machine and hours."""
+    return {"platform": platform.platform(), "cpus": os.cpu_count(),
+            "python": platform.python_version(), "device": args.device}

@@ -8,7 +8,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import platform
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -151,6 +153,9 @@ def test_rounds_resume_where_the_last_run_stopped(
     assert first["phases"]["selfplay"]["data"] == "round-001/selfplay-001"
     Network.from_file(run / one["current"], "riichi")
     stamps = _stamps(run, 1)
+    # as if round 1 was trained on another machine: resumed here, it keeps that machine
+    first["phases"]["train"]["machine"]["platform"] = "elsewhere"
+    (run / "state.json").write_text(json.dumps(one))
 
     # goes on at round 2, from the parent folder: round 1 is neither played nor trained again
     r = iterate_here("run", 2, cwd=tmp_path)
@@ -164,8 +169,29 @@ def test_rounds_resume_where_the_last_run_stopped(
     # the opponents come in turn: round 2 seats the fourth to the sixth
     assert "--policies mc,style:value,style:value,style:value" in \
         second["phases"]["selfplay"]["command"]
-    assert str(Path("run") / "round-001" / "selfplay-001") in \
+    # the commands are recorded to be run from the run folder, whatever folder ran them
+    assert two["commands"] == "run from the run folder"
+    assert "--data round-002/selfplay-002 round-001/selfplay-001 " in \
         second["phases"]["train"]["command"]
+    assert "--init round-001/gen-001.npz " in second["phases"]["train"]["command"]
+    assert second["phases"]["selfplay"]["command"].startswith(
+        "MJBOT_NN_WEIGHTS=round-001/gen-001.npz ")
+    # each phase names the machine that ran it: a resumed run keeps the earlier ones
+    assert {p["machine"]["platform"] for p in second["phases"].values()} == {
+        platform.platform()}
+    assert two["rounds"][0]["phases"]["train"]["machine"]["platform"] == "elsewhere"
+    assert two["machine"]["platform"] == platform.platform()  # the latest run's
+    # the recorded selection, run again from the run folder, plays the same hands
+    word = shlex.split(second["phases"]["select"]["command"])
+    assert word[0] == "mjbot"
+    rerun = subprocess.run([sys.executable, "-m", "adapter.cli", *word[1:]], cwd=run,
+                           capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert rerun.returncode == 0, rerun.stderr
+    arena = json.loads((run / "round-002" / "selection.json").read_text())
+    assert arena["hands"] == second["phases"]["select"]["hands"]
+    points, _ = new_minus_current(arena, "nn@round-002/gen-002.npz", "nn@round-001/gen-001.npz")
+    assert points is not None and round(points, 1) == second["phases"]["select"]["difference"]
     # the weights name their data and start by name: the window's folders are told apart
     weights = run / second["phases"]["train"]["weights"]
     meta = Network.from_file(weights, "riichi").meta["training"]
@@ -473,6 +499,40 @@ def test_a_state_from_before_is_read_relative_to_its_run_folder(tmp_path: Path) 
     assert state.data["start"] == "gen-000.npz"
     assert state.phase(1, "selfplay") == {"data": "round-001/selfplay-001"}
     assert state.phase(1, "train") == {"weights": "round-001/gen-001.npz"}
+
+
+def test_the_commands_of_a_state_from_before_are_made_to_run_from_its_run_folder(
+        tmp_path: Path) -> None:
+    """Older state files (run-relative paths or not) hold commands whose paths are relative
+    to the folder the run was started from, which they do not name: they are read as
+    commands run from the run folder, as new ones are recorded."""
+    run = tmp_path / "run"
+    run.mkdir()
+    phases = {
+        "selfplay": {"data": "round-001/selfplay-001", "command":
+                     "MJBOT_NN_WEIGHTS=runs/it/gen-000.npz MJBOT_MC=playouts=2,fast=nn mjbot "
+                     "selfplay --variant riichi --out runs/it/round-001/selfplay-001 --json"},
+        "train": {"weights": "round-001/gen-001.npz", "command":
+                  "mjbot nn train --data runs/it/round-001/selfplay-001 --init "
+                  "runs/it/gen-000.npz --out runs/it/round-001/gen-001.npz --json"},
+        "select": {"command": "mjbot arena --policies nn@/abs/it/round-001/gen-001.npz,"
+                   "nn@runs/it/gen-000.npz,nn@runs/it/gen-000.npz,nn@runs/it/gen-000.npz "
+                   "--json runs/it/round-001/selection.json"}}
+    (run / "state.json").write_text(json.dumps({
+        "variant": "riichi", "paths": "relative to the run folder", "start": "gen-000.npz",
+        "current": "round-001/gen-001.npz",
+        "rounds": [{"round": 1, "done": True, "phases": phases}]}))
+    state = IterateState.open(run, "riichi", "gen-000.npz")
+    assert state.data["commands"] == "run from the run folder"
+    assert state.phase(1, "selfplay")["command"] == (  # type: ignore[index]
+        "MJBOT_NN_WEIGHTS=gen-000.npz MJBOT_MC=playouts=2,fast=nn mjbot selfplay --variant "
+        "riichi --out round-001/selfplay-001 --json")
+    assert state.phase(1, "train")["command"] == (  # type: ignore[index]
+        "mjbot nn train --data round-001/selfplay-001 --init gen-000.npz --out "
+        "round-001/gen-001.npz --json")
+    assert state.phase(1, "select")["command"] == (  # type: ignore[index]
+        "mjbot arena --policies nn@round-001/gen-001.npz,nn@gen-000.npz,nn@gen-000.npz,"
+        "nn@gen-000.npz --json round-001/selection.json")
 
 
 def test_the_summary_prints_no_python_none_and_no_negative_zero() -> None:

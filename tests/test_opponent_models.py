@@ -5,6 +5,9 @@ prints the section-1 fields."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -269,3 +272,41 @@ def test_the_help_gives_the_sample_models_train_reads_by_default(capsys) -> None
     code, out, _ = run_cli(capsys, "models", "train", "--help")
     assert code == 0 and "default 400000, so a larger dataset is not read whole" in " ".join(
         out.split())
+
+
+ROOT = Path(__file__).resolve().parent.parent
+# mjbot's main() in a fresh process that then says how many threads it holds: OpenBLAS starts
+# its pool when numpy loads and keeps it, so the count after the run is the one it trained with
+_THREADS_AFTER = ("import os, sys\nfrom adapter.cli import main\ncode = main(sys.argv[1:])\n"
+                  "print('threads', len(os.listdir('/proc/self/task')), file=sys.stderr)\n"
+                  "sys.exit(code)")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
+def test_models_train_runs_numpy_on_one_blas_thread_unless_told(tmp_path, capsys) -> None:
+    """OpenBLAS's default, a thread per core, made `models train` 2-15 times slower than one
+    thread on a busy 2-core machine (README, "Opponent models"). Now it trains on one thread
+    unless --threads (or OPENBLAS_NUM_THREADS) says otherwise, and --threads 0 is refused."""
+    data = tmp_path / "data"
+    code, _, err = run_cli(capsys, "selfplay", "--policies", "greedy,greedy,greedy,rulebased",
+                           "--hands", "1", "--seed", "9", "--out", str(data))
+    assert code == 0, err
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+
+    def threads(*extra: str) -> int:
+        r = subprocess.run([sys.executable, "-c", _THREADS_AFTER, "models", "train",
+                            "--variant", "riichi", "--data", str(data), "--out",
+                            str(tmp_path / "m.npz"), "--max-decisions", "10", "--epochs", "1",
+                            *extra], capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr
+        return int(r.stderr.split()[-1])
+
+    assert threads() == 1
+    if (os.cpu_count() or 1) >= 2:  # OpenBLAS holds at most a thread per core
+        assert threads("--threads", "2") == 2
+    code, err = refused(capsys, "models", "train", "--variant", "riichi", "--data", str(data),
+                        "--threads", "0")
+    assert code == 2 and err.strip().splitlines() == [
+        "mjbot models: --threads must be at least 1, got 0"]

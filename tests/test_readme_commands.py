@@ -238,3 +238,60 @@ def test_the_neural_policy_walk_makes_each_weights_file_before_it_uses_it() -> N
                 assert not out.startswith("brain/data/"), f"writes a shipped file: {line}"
                 made.add(out)
     assert {"gen1.npz", "gen2.npz"} <= made
+
+
+# Where a README command reads a file of the repository (one a user's clone has), and the
+# options whose value is a file the command writes, which need not exist yet.
+IN_CLONE = ("tests/", "brain/", "adapter/", "replay/", "protocols/", "deploy/", "../shared/")
+WRITTEN = {"--out", "-o", "--json", "--log-dir", "--dir", "--keep-sets"}
+
+
+def clone_paths(command: str) -> list[str]:
+    """The repository paths (or globs) ``command`` reads: a word, or a ``nn@``/``NAME=``
+    value, under one of the repository's folders or ``../shared``; not a placeholder (an
+    upper-case last part: GAME, FILE) nor the value of an option that writes."""
+    words = shlex.split(re.sub(r"[\[\]]", " ", command))
+    found = []
+    for before, word in zip(["", *words], words, strict=False):
+        for piece in word.split(","):  # --policies A,B,C,D
+            path = re.sub(r"^(?:[\w.-]*=)?(?:nn@)?", "", piece)
+            if before in WRITTEN or not path.startswith(IN_CLONE):
+                continue
+            if re.fullmatch(r"[A-Z_]+", Path(path).name):
+                continue
+            found.append(path)
+    return found
+
+
+def test_the_readme_commands_read_only_files_a_users_clone_has() -> None:
+    """The Neural policy walk's stage 2 imported ``../shared/data/tenhou/...``, the
+    developers' folder beside the checkout that a user's clone lacks (mjbot dataset: "No
+    such file or directory"); the same records are in tests/data/shared. Every file a README
+    command reads from the repository exists in it (a glob matches at least one file)."""
+    for doc, line, command, _ in COMMANDS:
+        if doc != "README.md":
+            continue
+        for path in clone_paths(command):
+            assert not path.startswith("../shared/"), \
+                f"README.md line {line}: `{command}` reads {path}, which a clone lacks"
+            assert list(ROOT.glob(path)) if "*" in path else (ROOT / path).exists(), \
+                f"README.md line {line}: `{command}` reads {path}, not in the repository"
+
+
+def test_the_neural_policy_walk_runs_as_pasted() -> None:
+    """Its stage 2 ended the import's file list in "...", which mjbot read as one more file
+    ("mjbot dataset: ...: No such file or directory"): its commands hold no elision."""
+    text = README.read_text("utf-8")
+    section = text[text.index("\n## Neural policy"):]
+    section = section[:section.index("\n## ", 1)]
+    for block in re.findall(r"```\n(.*?)```", section, re.S):
+        for line in re.sub(r"\\\n\s*", " ", block).splitlines():
+            assert "..." not in _strip_comment(line).split(), line
+
+
+def test_the_paths_a_command_reads_are_told_from_what_it_writes() -> None:
+    assert clone_paths("mjbot dataset import --out data/real ../shared/data/x/*.json ...") \
+        == ["../shared/data/x/*.json"]
+    assert clone_paths("MJBOT_NN_WEIGHTS=brain/data/a.npz mjbot arena --policies "
+                       "rulebased,nn@tests/data/b.npz --out brain/data/c.npz "
+                       "tests/data/GAME") == ["brain/data/a.npz", "tests/data/b.npz"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -41,6 +43,10 @@ def register(sub: Any) -> None:
     t.add_argument("--exclude-styles", metavar="A,B,...", help="policies whose seats are "
                    "never the observed opponent in training (a leave-one-style-out model; "
                    "their decisions stay, with fewer pairs)")
+    t.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="numpy's BLAS threads (default: OPENBLAS_NUM_THREADS where it is set, "
+                   "else 1: on a busy 2-core machine training ran 2-15 times slower on "
+                   "OpenBLAS's default of a thread per core; see the README)")
     t.add_argument("--json", action="store_true", help="print the run as JSON")
     t.set_defaults(handler=cmd_train)
 
@@ -77,7 +83,27 @@ def register(sub: Any) -> None:
     e.set_defaults(handler=cmd_eval)
 
 
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def limit_blas_threads(threads: int | None) -> None:
+    """Numpy's BLAS reads its thread count once, when numpy loads, from the environment:
+    set it before then (this command loads numpy only after its options are checked). Its
+    default, a thread per core, made training several times slower on a busy machine (README,
+    "Opponent models"). A process that loaded numpy already keeps its count."""
+    if threads is None:
+        if os.environ.get("OPENBLAS_NUM_THREADS"):
+            return
+        threads = 1
+    if "numpy" not in sys.modules:
+        for name in BLAS_THREADS:
+            os.environ[name] = str(threads)
+
+
 def cmd_train(args: argparse.Namespace) -> int:
+    if args.threads is not None and args.threads < 1:
+        raise UserInputError(f"--threads must be at least 1, got {args.threads}")
+    limit_blas_threads(args.threads)
     variant = checked_variant(args.variant)
     from dataclasses import replace
 

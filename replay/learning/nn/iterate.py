@@ -5,10 +5,12 @@ A round is three phases: ``selfplay`` (the expert against league opponents), ``t
 apprentice from the current weights on this round's data and a window of earlier rounds) and
 ``select`` (the new generation against the current one on selection walls; kept when the paired
 difference is >= 0). ``state.json`` in the run folder holds the current weights, every round's
-phases with their figures, command, seconds and finishing time, and is replaced atomically.
-Its paths are relative to the run folder, so a run resumes from any working directory (a file
-from before, whose paths were relative to where the run started, is read by the run layout's
-last parts). Numpy-free and torch-free: the command (adapter/nn_iterate.py) runs the phases.
+phases with their figures, command, seconds, machine and finishing time, and is replaced
+atomically. Its paths are relative to the run folder, so a run resumes from any working
+directory, and so are the paths in its commands, which are to be run from the run folder
+(``commands``). A file from before, whose paths and commands were relative to where the run
+started, is read by the run layout's last parts. Numpy-free and torch-free: the command
+(adapter/nn_iterate.py) runs the phases.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ from typing import Any
 PHASES = ("selfplay", "train", "select")
 STATE = "state.json"
 PATHS = "relative to the run folder"  # state.json's "paths": absent in files from before
+COMMANDS = "run from the run folder"  # state.json's "commands": absent in files from before
+# a path of the run's layout inside a recorded command, after whatever folder preceded it
+_RUN_PATH = re.compile(r"(?<![^\s,=@])(?:[^\s,=@]*/)?"
+                       r"(round-\d{3}/[^\s,/]+|gen-000\.npz)(?=[\s,]|$)")
 _PATH_KEYS = ("start", "current", "weights_before", "weights_after", "data", "weights")
 
 
@@ -53,10 +59,12 @@ class IterateState:
                 raise StateError(f"{path}: a {data.get('variant')} run, not {variant}")
             if data.get("paths") != PATHS:
                 _rebase(data, path)
+            if data.get("commands") != COMMANDS:
+                _rebase_commands(data)
             return cls(root, data)
         root.mkdir(parents=True, exist_ok=True)
-        state = cls(root, {"variant": variant, "paths": PATHS, "start": start,
-                           "current": start, "rounds": []})
+        state = cls(root, {"variant": variant, "paths": PATHS, "commands": COMMANDS,
+                           "start": start, "current": start, "rounds": []})
         state.save()
         return state
 
@@ -132,6 +140,17 @@ def _rebase(data: Any, path: Path) -> None:
 
     walk(data)
     data["paths"] = PATHS
+
+
+def _rebase_commands(data: dict[str, Any]) -> None:
+    """Make an older state's commands (their paths relative to the folder the run was started
+    from, which state.json never named) run from the run folder: each path of the run's layout
+    loses the folders before its last parts, as :func:`_rebase` does."""
+    for entry in data["rounds"]:
+        for phase in entry.get("phases", {}).values():
+            if isinstance(phase, dict) and isinstance(phase.get("command"), str):
+                phase["command"] = _RUN_PATH.sub(r"\1", phase["command"])
+    data["commands"] = COMMANDS
 
 
 def _in_run(stored: str, path: Path) -> str:
