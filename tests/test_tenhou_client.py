@@ -721,7 +721,8 @@ async def test_a_draw_or_an_offer_that_is_no_tag_still_gets_its_answer(
     """Text that fails to parse as a tag but is plainly our draw (``<T...``) or a discard
     offering us a call (``<E... t=``) owes an answer, yet the client only logged it: the
     server (Tenhou, which plays for us only once its clock runs out) waited for a discard or a
-    pass that never came. A draw now gets a discard of a tile we hold, an offer a pass."""
+    pass that never came. A draw now gets a discard (of the drawn id where the text still
+    gives it, else of a tile we hold), an offer a pass."""
     answers: list[dict[str, str]] = []
     done = asyncio.Event()
 
@@ -748,7 +749,10 @@ async def test_a_draw_or_an_offer_that_is_no_tag_still_gets_its_answer(
 
     summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=1)
     assert summary.finished and len(summary.errors) == 2, summary.errors
-    assert int(answers[0]["p"]) in (0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124)
+    if draw.startswith("<T37"):  # the drawn id, still in the text: its tsumogiri
+        assert answers[0]["p"] == "37"
+    else:
+        assert int(answers[0]["p"]) in (0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124)
     assert answers[1] == {}  # a pass
 
 
@@ -857,3 +861,80 @@ async def test_a_message_we_could_not_read_is_named_only_for_the_line_it_came_on
     with pytest.raises(ConnectionError) as dropped:
         await _played_against(client, done, tmp_path, reconnect_tries=1)
     assert str(dropped.value) == "the server closed the connection"
+
+
+async def test_an_unreadable_draw_in_riichi_is_not_answered_with_a_held_tile(
+        tmp_path: Path) -> None:
+    """In riichi only the drawn tile may go. An unreadable draw was answered with a discard of
+    a tile we held, which Tenhou refuses (its clock then discards the drawn tile for us), and
+    the echo of that discard was then an error of its own. Now a draw whose id can be read
+    from the broken text (``<T120 t="16"``) is answered with that id, and one whose id cannot
+    (``<T-1/>``) gets no answer in riichi: the clock's discard is the legal one, and its echo
+    is read as the draw we could not read."""
+    received: list[dict[str, str] | str] = []
+    done = asyncio.Event()
+    hand = [4, 8, 12, 53, 56, 60, 68, 69, 80, 84, 89, 92, 96]  # 234m 567p 99p 345s 67s
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server = _ScriptedServer(reader, writer)
+        try:
+            await server.expect("HELO")
+            await server.log_in_and_queue()
+            await server.send('<GO type="64" lobby="0"/>',
+                              '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
+            await server.expect("GOK")
+            await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
+                              f'hai="{",".join(map(str, hand))}"/>', '<T108 t="32"/>')
+            riichi = await server.expect("REACH")
+            discard = (await server.expect("D"))["p"]
+            assert riichi["hai"] == discard == "108", (riichi, discard)
+            await server.send('<REACH who="0" step="1"/>', "<D108/>",
+                              '<REACH who="0" ten="240,250,250,250" step="2"/>',
+                              "<U/>", "<e109/>", "<V/>", "<f110/>", "<W/>", "<g111/>")
+            await server.send('<T120 t="16"')  # cut short: the id is there, the tag is not
+            received.append(await server.expect("D"))
+            await server.send("<D120/>", "<U/>", "<e121/>", "<V/>", "<f122/>", "<W/>",
+                              "<g123/>", "<T-1/>", "<D124/>",  # the clock's discard
+                              '<RYUUKYOKU ba="0,1" sc="240,0,250,0,250,0,250,0" '
+                              'owari="240,-16.0,250,5.0,250,5.0,250,5.0"/>')
+            while True:  # what the client sent after the unreadable draw, up to its BYE
+                while not server.inbox:
+                    data = await asyncio.wait_for(reader.read(65536), 30)
+                    if not data:
+                        raise ConnectionError("the client left before its BYE")
+                    server.inbox += server.stream.feed(data)
+                tag = parse_tag(server.inbox.pop(0))
+                if tag.name == "BYE":
+                    break
+                received.append(str(tag))
+            done.set()
+        finally:
+            writer.close()
+
+    summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=1)
+    assert summary.finished and summary.games == 1
+    assert received == [{"p": "120"}], received  # the id read from the broken draw, then
+    # nothing for the draw whose id is unknown (no Z: its keep-alive is 15 s away)
+    assert len(summary.errors) == 2, summary.errors  # the two tags, not their echoes
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    log = read_log(path)
+    assert log.complete
+    river = [e.tile for e in log.events() if isinstance(e, ev.TileDiscarded) and e.seat == 0]
+    assert len(river) == 3  # the riichi tile, then both draws of the unreadable tags
+
+
+async def test_a_draw_with_a_bad_flag_is_answered_with_its_id_and_followed_on() -> None:
+    """``<T37 t="x"/>``: a tag whose id reads but whose flag does not. The codec had put 37 in
+    our hand before the flag failed, the table never saw the draw, and the answer was another
+    held tile. Now the draw is told to the table and its id is discarded; the echo reads."""
+    bot = TenhouBot(TenhouSettings(write_log=False))
+    hand = "0,4,8,36,40,44,72,76,80,108,112,116,124"
+    for text in ('<GO type="64" lobby="0"/>', '<TAIKYOKU oya="0" log="x"/>',
+                 f'<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" hai="{hand}"/>'):
+        await bot.handle(text, parse_tag(text))
+    assert await bot.handle('<T37 t="x"/>', parse_tag('<T37 t="x"/>')) == \
+        [parse_tag('<D p="37"/>')]
+    assert len(bot.state.hand) == 14
+    await bot.handle("<D37/>", parse_tag("<D37/>"))
+    assert len(bot.state.hand) == 13 and len(bot.summary.errors) == 1, bot.summary.errors
+    bot.close()
