@@ -267,6 +267,20 @@ def test_a_config_key_misspelt_or_of_the_wrong_type_is_refused(
     assert said in str(refused.value)
 
 
+async def test_a_config_file_that_is_not_utf8_is_named_in_one_line(tmp_path: Path) -> None:
+    """A config file saved in another encoding was refused as "'utf-8' codec can't decode
+    byte 0xff ...", naming no file: the user could not tell the config from anything else."""
+    config = tmp_path / "mjbot.toml"
+    config.write_bytes(b'[tenhou]\n# \xff\xfe\ngame_type = 64\n')
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "adapter.cli", "tenhou", "--config", str(config),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _out, err = await asyncio.wait_for(proc.communicate(), 60)
+    lines = err.decode().strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, lines
+    assert lines[0].startswith(f"mjbot tenhou: config file {config}: 'utf-8' codec")
+
+
 async def test_cli_refuses_games_it_may_not_join(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != ID_ENV}
     for args, expected in ((["--game-type", "9"], "permission"),

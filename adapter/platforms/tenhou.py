@@ -133,7 +133,8 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
     if path is not None:
         try:
             values = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("tenhou", {})
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            # not UTF-8 is as much the file's fault: said with its name, as the others are
             raise ValueError(f"config file {path}: {exc}") from None
         if not isinstance(values, dict):
             raise ValueError(f"config file {path}: [tenhou] must be a table")
