@@ -249,6 +249,25 @@ def test_config_file_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyP
         load_config(None, TenhouSettings())
 
 
+def test_a_malformed_id_is_refused_naming_where_it_came_from(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The environment's ID wins over the file's: a stale ``$MJBOT_TENHOU_ID`` beside a good
+    config file was refused as "the Tenhou ID must look like ...", and the user edited the
+    file in vain. The message names the source (never the value: it is a secret)."""
+    config = tmp_path / "mjbot.toml"
+    config.write_text('[tenhou]\nid = "ID0123ABCD-abcdefgh"\n')
+    monkeypatch.setenv(ID_ENV, "ID0123-secret")
+    with pytest.raises(ValueError) as refused:
+        load_config(str(config), TenhouSettings())
+    assert f"${ID_ENV}" in str(refused.value) and "secret" not in str(refused.value)
+    monkeypatch.delenv(ID_ENV)
+    config.write_text('[tenhou]\nid = "ID0123-secret"\n')
+    with pytest.raises(ValueError) as refused:
+        load_config(str(config), TenhouSettings())
+    assert f"config file {config}: id" in str(refused.value)
+    assert "secret" not in str(refused.value)
+
+
 @pytest.mark.parametrize(("text", "said"), [
     ("lobyy = 1234\n", "unknown key 'lobyy' in [tenhou] (known: id, permission_granted"),
     ('lobby = "1234"\n', "[tenhou] lobby must be a whole number >= 0"),

@@ -144,7 +144,9 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
     if ident:
         if not isinstance(ident, str) or not re.fullmatch(r"ID[0-9A-Fa-f]{8}-[0-9A-Za-z]{8}",
                                                           ident):
-            raise ValueError("the Tenhou ID must look like IDxxxxxxxx-xxxxxxxx")
+            # where it came from (the environment wins over the file), never the value
+            source = f"${ID_ENV}" if os.environ.get(ID_ENV) else f"config file {path}: id"
+            raise ValueError(f"the Tenhou ID ({source}) must look like IDxxxxxxxx-xxxxxxxx")
         out = dataclasses.replace(out, name=ident)
     if values.get("permission_granted") is True:
         out = dataclasses.replace(out, permission_granted=True)
