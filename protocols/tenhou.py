@@ -450,6 +450,9 @@ class TenhouCodec(Codec):
         self.dealer = 0
         self.held: list[int] = []
         self.last_drawn_id: int | None = None
+        # a draw of ours we could not read, its id unknown: the next echo of our discard names
+        # it (in riichi Tenhou's clock discards it for us)
+        self.unread_draw = False
         self.after_kan = [False] * 4
         self.last_discard: tuple[int, int] | None = None  # (absolute seat, id)
         # the calls a REINIT put back on the table, (absolute seat, meld code): a server that
@@ -556,6 +559,7 @@ class TenhouCodec(Codec):
         self.started = False
         self.dealer = 0
         self.held = []
+        self.unread_draw = False
         self.last_drawn_id = None
         self.after_kan = [False] * 4
         self.last_discard = None
@@ -612,6 +616,7 @@ class TenhouCodec(Codec):
         for i in hai:
             self.tile(i)
         self.held = list(hai)
+        self.unread_draw = False
         return [*self._game_started(), self._round_started(a, seed, hai)]
 
     def _on_reinit(self, a: dict[str, str], tag: Tag) -> list[object]:
@@ -676,6 +681,7 @@ class TenhouCodec(Codec):
             start, wall_remaining=max(0, LIVE_DRAWS - draws + own_draws),
             sticks=max(0, start.sticks - riichis))
         self.held = list(hai)
+        self.unread_draw = False
         self.restored_calls = {(self.absolute(r), code) for r in range(4) for code in codes[r]}
         events.append(ev.PlatformNotice(f"reconnected: {listed} discards in the rivers and "
                                         f"{sum(map(len, melds.values()))} calls restored"))
@@ -693,11 +699,13 @@ class TenhouCodec(Codec):
             if tile_id in self.held:
                 raise UnexpectedMessage(f"drew id {tile_id}, which we already hold",
                                         format_tag(tag))
+            flags = int(tag.attrs.get("t", "0"))  # read before the hand changes: a bad
+            # flag leaves the draw to unread_draw_reply, which must find the hand as it was
             self.held.append(tile_id)
             self.last_drawn_id = tile_id
+            self.unread_draw = False
             replacement, self.after_kan[self.seat] = self.after_kan[self.seat], False
             self.last_discard = None
-            flags = int(tag.attrs.get("t", "0"))
             offered = {"discard", "kan"}
             for bit, kind in ((16, "win"), (32, "riichi"), (64, "abortive_draw"), (128, "nuki")):
                 if flags & bit:
@@ -706,14 +714,21 @@ class TenhouCodec(Codec):
                     ev.DecisionRequest("turn", offered=frozenset(offered))]
         tsumogiri = letter.islower()
         if letter in "Dd":
+            drawn: list[object] = []
             if tile_id not in self.held:
-                raise UnexpectedMessage(f"our discard of id {tile_id}, which we do not hold",
-                                  format_tag(tag))
+                if not self.unread_draw:
+                    raise UnexpectedMessage(f"our discard of id {tile_id}, which we do not "
+                                            "hold", format_tag(tag))
+                # the draw we could not read, named by the echo of its discard
+                drawn = [ev.TileDrawn(self.seat, tile)]
+                self.held.append(tile_id)
+                self.last_drawn_id = tile_id
+            self.unread_draw = False
             self.held.remove(tile_id)
             tsumogiri = tsumogiri or tile_id == self.last_drawn_id
             self.last_drawn_id = None
             self.last_discard = (self.seat, tile_id)
-            return [ev.TileDiscarded(self.seat, tile, tsumogiri)]
+            return [*drawn, ev.TileDiscarded(self.seat, tile, tsumogiri)]
         seat = self.absolute("EFG".index(letter.upper()) + 1)
         if tile_id in self.held:
             raise UnexpectedMessage(f"seat {seat} discarded id {tile_id}, which we hold",
@@ -854,6 +869,26 @@ class TenhouCodec(Codec):
         if isinstance(action, ev.Nuki):
             return [Tag("N", {"type": "10"})]
         raise EncodeError("Tenhou has no reply for this action", repr(action))
+
+    def unread_draw_reply(self, tile_id: int | None, riichi: bool) \
+            -> tuple[list[object], list[Tag]]:
+        """Our draw came in a tag we could not read; ``tile_id`` is the id its text still
+        names (None: none in 0..135). The events it tells all the same (the draw, where its id
+        is new to us) and the reply: a discard of that id, which the server holds for our
+        draw (in riichi the only tile Tenhou takes: it refuses any other, and its clock then
+        discards for us). With no id: in riichi no reply, so that the clock discards the
+        drawn tile, the legal move (its echo names it: :meth:`_tile_tag`); else a held id."""
+        if tile_id is None or not 0 <= tile_id < 136:
+            self.unread_draw = True
+            self.last_drawn_id = None
+            return [], [] if riichi else self.safe_reply(ev.DecisionRequest("turn"))
+        events: list[object] = []
+        if tile_id not in self.held:
+            self.held.append(tile_id)
+            events.append(ev.TileDrawn(self.seat, self.tile(tile_id)))
+        self.last_drawn_id = tile_id
+        self.unread_draw = False
+        return events, [Tag("D", {"p": str(tile_id)})]
 
     def safe_reply(self, request: ev.DecisionRequest | None) -> list[Tag]:
         """Where our answer cannot be built: a pass on an offer, on our turn a discard of the

@@ -251,6 +251,25 @@ def test_config_file_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyP
         load_config(None, TenhouSettings())
 
 
+def test_a_malformed_id_is_refused_naming_where_it_came_from(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The environment's ID wins over the file's: a stale ``$MJBOT_TENHOU_ID`` beside a good
+    config file was refused as "the Tenhou ID must look like ...", and the user edited the
+    file in vain. The message names the source (never the value: it is a secret)."""
+    config = tmp_path / "mjbot.toml"
+    config.write_text('[tenhou]\nid = "ID0123ABCD-abcdefgh"\n')
+    monkeypatch.setenv(ID_ENV, "ID0123-secret")
+    with pytest.raises(ValueError) as refused:
+        load_config(str(config), TenhouSettings())
+    assert f"${ID_ENV}" in str(refused.value) and "secret" not in str(refused.value)
+    monkeypatch.delenv(ID_ENV)
+    config.write_text('[tenhou]\nid = "ID0123-secret"\n')
+    with pytest.raises(ValueError) as refused:
+        load_config(str(config), TenhouSettings())
+    assert f"config file {config}: id" in str(refused.value)
+    assert "secret" not in str(refused.value)
+
+
 @pytest.mark.parametrize(("text", "said"), [
     ("lobyy = 1234\n", "unknown key 'lobyy' in [tenhou] (known: id, permission_granted"),
     ('lobby = "1234"\n', "[tenhou] lobby must be a whole number >= 0"),
@@ -267,6 +286,20 @@ def test_a_config_key_misspelt_or_of_the_wrong_type_is_refused(
     with pytest.raises(ValueError) as refused:
         load_config(str(config), TenhouSettings())
     assert said in str(refused.value)
+
+
+async def test_a_config_file_that_is_not_utf8_is_named_in_one_line(tmp_path: Path) -> None:
+    """A config file saved in another encoding was refused as "'utf-8' codec can't decode
+    byte 0xff ...", naming no file: the user could not tell the config from anything else."""
+    config = tmp_path / "mjbot.toml"
+    config.write_bytes(b'[tenhou]\n# \xff\xfe\ngame_type = 64\n')
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "adapter.cli", "tenhou", "--config", str(config),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _out, err = await asyncio.wait_for(proc.communicate(), 60)
+    lines = err.decode().strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, lines
+    assert lines[0].startswith(f"mjbot tenhou: config file {config}: 'utf-8' codec")
 
 
 async def test_cli_refuses_games_it_may_not_join(tmp_path: Path) -> None:
@@ -723,7 +756,8 @@ async def test_a_draw_or_an_offer_that_is_no_tag_still_gets_its_answer(
     """Text that fails to parse as a tag but is plainly our draw (``<T...``) or a discard
     offering us a call (``<E... t=``) owes an answer, yet the client only logged it: the
     server (Tenhou, which plays for us only once its clock runs out) waited for a discard or a
-    pass that never came. A draw now gets a discard of a tile we hold, an offer a pass."""
+    pass that never came. A draw now gets a discard (of the drawn id where the text still
+    gives it, else of a tile we hold), an offer a pass."""
     answers: list[dict[str, str]] = []
     done = asyncio.Event()
 
@@ -750,7 +784,10 @@ async def test_a_draw_or_an_offer_that_is_no_tag_still_gets_its_answer(
 
     summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=1)
     assert summary.finished and len(summary.errors) == 2, summary.errors
-    assert int(answers[0]["p"]) in (0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124)
+    if draw.startswith("<T37"):  # the drawn id, still in the text: its tsumogiri
+        assert answers[0]["p"] == "37"
+    else:
+        assert int(answers[0]["p"]) in (0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124)
     assert answers[1] == {}  # a pass
 
 
@@ -859,3 +896,80 @@ async def test_a_message_we_could_not_read_is_named_only_for_the_line_it_came_on
     with pytest.raises(ConnectionError) as dropped:
         await _played_against(client, done, tmp_path, reconnect_tries=1)
     assert str(dropped.value) == "the server closed the connection"
+
+
+async def test_an_unreadable_draw_in_riichi_is_not_answered_with_a_held_tile(
+        tmp_path: Path) -> None:
+    """In riichi only the drawn tile may go. An unreadable draw was answered with a discard of
+    a tile we held, which Tenhou refuses (its clock then discards the drawn tile for us), and
+    the echo of that discard was then an error of its own. Now a draw whose id can be read
+    from the broken text (``<T120 t="16"``) is answered with that id, and one whose id cannot
+    (``<T-1/>``) gets no answer in riichi: the clock's discard is the legal one, and its echo
+    is read as the draw we could not read."""
+    received: list[dict[str, str] | str] = []
+    done = asyncio.Event()
+    hand = [4, 8, 12, 53, 56, 60, 68, 69, 80, 84, 89, 92, 96]  # 234m 567p 99p 345s 67s
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server = _ScriptedServer(reader, writer)
+        try:
+            await server.expect("HELO")
+            await server.log_in_and_queue()
+            await server.send('<GO type="64" lobby="0"/>',
+                              '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
+            await server.expect("GOK")
+            await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
+                              f'hai="{",".join(map(str, hand))}"/>', '<T108 t="32"/>')
+            riichi = await server.expect("REACH")
+            discard = (await server.expect("D"))["p"]
+            assert riichi["hai"] == discard == "108", (riichi, discard)
+            await server.send('<REACH who="0" step="1"/>', "<D108/>",
+                              '<REACH who="0" ten="240,250,250,250" step="2"/>',
+                              "<U/>", "<e109/>", "<V/>", "<f110/>", "<W/>", "<g111/>")
+            await server.send('<T120 t="16"')  # cut short: the id is there, the tag is not
+            received.append(await server.expect("D"))
+            await server.send("<D120/>", "<U/>", "<e121/>", "<V/>", "<f122/>", "<W/>",
+                              "<g123/>", "<T-1/>", "<D124/>",  # the clock's discard
+                              '<RYUUKYOKU ba="0,1" sc="240,0,250,0,250,0,250,0" '
+                              'owari="240,-16.0,250,5.0,250,5.0,250,5.0"/>')
+            while True:  # what the client sent after the unreadable draw, up to its BYE
+                while not server.inbox:
+                    data = await asyncio.wait_for(reader.read(65536), 30)
+                    if not data:
+                        raise ConnectionError("the client left before its BYE")
+                    server.inbox += server.stream.feed(data)
+                tag = parse_tag(server.inbox.pop(0))
+                if tag.name == "BYE":
+                    break
+                received.append(str(tag))
+            done.set()
+        finally:
+            writer.close()
+
+    summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=1)
+    assert summary.finished and summary.games == 1
+    assert received == [{"p": "120"}], received  # the id read from the broken draw, then
+    # nothing for the draw whose id is unknown (no Z: its keep-alive is 15 s away)
+    assert len(summary.errors) == 2, summary.errors  # the two tags, not their echoes
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    log = read_log(path)
+    assert log.complete
+    river = [e.tile for e in log.events() if isinstance(e, ev.TileDiscarded) and e.seat == 0]
+    assert len(river) == 3  # the riichi tile, then both draws of the unreadable tags
+
+
+async def test_a_draw_with_a_bad_flag_is_answered_with_its_id_and_followed_on() -> None:
+    """``<T37 t="x"/>``: a tag whose id reads but whose flag does not. The codec had put 37 in
+    our hand before the flag failed, the table never saw the draw, and the answer was another
+    held tile. Now the draw is told to the table and its id is discarded; the echo reads."""
+    bot = TenhouBot(TenhouSettings(write_log=False))
+    hand = "0,4,8,36,40,44,72,76,80,108,112,116,124"
+    for text in ('<GO type="64" lobby="0"/>', '<TAIKYOKU oya="0" log="x"/>',
+                 f'<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" hai="{hand}"/>'):
+        await bot.handle(text, parse_tag(text))
+    assert await bot.handle('<T37 t="x"/>', parse_tag('<T37 t="x"/>')) == \
+        [parse_tag('<D p="37"/>')]
+    assert len(bot.state.hand) == 14
+    await bot.handle("<D37/>", parse_tag("<D37/>"))
+    assert len(bot.state.hand) == 13 and len(bot.summary.errors) == 1, bot.summary.errors
+    bot.close()

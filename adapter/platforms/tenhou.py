@@ -133,7 +133,8 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
     if path is not None:
         try:
             values = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("tenhou", {})
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            # not UTF-8 is as much the file's fault: said with its name, as the others are
             raise ValueError(f"config file {path}: {exc}") from None
         if not isinstance(values, dict):
             raise ValueError(f"config file {path}: [tenhou] must be a table")
@@ -143,7 +144,9 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
     if ident:
         if not isinstance(ident, str) or not re.fullmatch(r"ID[0-9A-Fa-f]{8}-[0-9A-Za-z]{8}",
                                                           ident):
-            raise ValueError("the Tenhou ID must look like IDxxxxxxxx-xxxxxxxx")
+            # where it came from (the environment wins over the file), never the value
+            source = f"${ID_ENV}" if os.environ.get(ID_ENV) else f"config file {path}: id"
+            raise ValueError(f"the Tenhou ID ({source}) must look like IDxxxxxxxx-xxxxxxxx")
         out = dataclasses.replace(out, name=ident)
     if values.get("permission_granted") is True:
         out = dataclasses.replace(out, permission_granted=True)
@@ -300,10 +303,16 @@ class TenhouBot(PlatformSession):
 
     def _safe_reply(self, name: str, offered: bool) -> list[Tag]:
         """An answer owed to a tag we could not read, by its name (``T...``: our draw, owed a
-        discard of a tile we hold, whatever its id said) and its offer flags (``t`` on a
-        discard or a call: owed a pass); Tenhou plays for us only once its clock runs out."""
+        discard: of the id the name still gives, else of a held tile, or in riichi none, see
+        :meth:`TenhouCodec.unread_draw_reply`) and its offer flags (``t`` on a discard or a
+        call: owed a pass); Tenhou plays for us only once its clock runs out."""
         if re.match(r"T(?![A-Za-z])", name):
-            return self.codec.safe_reply(ev.DecisionRequest("turn"))
+            named = re.fullmatch(r"T(\d{1,3})", name)
+            events, reply = self.codec.unread_draw_reply(
+                int(named.group(1)) if named else None, self.state.me.riichi)
+            for event in events:
+                self.apply(event)
+            return reply
         if offered and re.match(r"[EFGefgN](?![A-Za-z])", name):
             return [Tag("N")]
         return []
