@@ -412,12 +412,22 @@ class Resumed:
 
 @dataclass(frozen=True)
 class PlayerLeft:
+    """``BYE``: a player's connection dropped (the server's clock plays for it meanwhile)."""
+
     seat: int
+
+    def __str__(self) -> str:  # as the client's notice says it: a sentence, not a repr
+        return f"seat {self.seat} left the table (BYE)"
 
 
 @dataclass(frozen=True)
 class PlayerBack:
+    """``UN`` naming one player during a game: that player reconnected."""
+
     seat: int
+
+    def __str__(self) -> str:
+        return f"seat {self.seat} is back at the table (UN)"
 
 
 @dataclass(frozen=True)
@@ -425,6 +435,9 @@ class GameOver:
     """``PROF``: the game is over (the last AGARI / RYUUKYOKU follows)."""
 
     game_type: int
+
+    def __str__(self) -> str:
+        return f"the server says the game is over (PROF, game type {self.game_type})"
 
 
 # ---------------------------------------------------------------------- the codec

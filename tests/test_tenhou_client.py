@@ -77,6 +77,11 @@ async def test_a_whole_game_with_a_dropped_line_resumed(tmp_path: Path, transpor
     assert isinstance(events[-1], ev.GameEnded)
     assert sum(isinstance(e, ev.RoundWon | ev.RoundDrawn) for e in events) == \
         len(stats.result.hands)
+    # the server's word that the game is over is told as a sentence, not a Python repr
+    notices = [e.text for e in events if isinstance(e, ev.PlatformNotice)]
+    assert any(n.startswith("the server says the game is over (PROF, game type ")
+               for n in notices), notices
+    assert not any("GameOver(" in n for n in notices), notices
     # the recorded raw tags, fed through a fresh codec, give the logged events again
     (path,) = list((tmp_path / "client").rglob("*.mjlog.msgpack"))
     assert replayer.reparse(replayer.load(str(path)))["identical"]

@@ -270,7 +270,7 @@ class TenhouBot(PlatformSession):
                 self._release_held()
                 self._notice("the server resumed our game (SAIKAI)")
             elif isinstance(item, PlayerLeft | PlayerBack | GameOver):
-                self._notice(repr(item))
+                self._notice(str(item))  # a sentence (the class's __str__), not a repr
             elif isinstance(item, ev.GameStarted):
                 self._start_game(item)
                 out.append(Tag("NEXTREADY"))
