@@ -910,3 +910,15 @@ def test_an_outside_seat_reports_and_logs_the_stderr_it_left_out(tmp_path):
     trimmed = [e for e in logs if e["event"] == "outside program stderr trimmed"]
     assert len(trimmed) == 1 and trimmed[0]["left_out"] == report["stderr_left_out"]
     assert _all_gone(pidfile) == []
+
+
+def test_a_botzone_bot_printing_lines_without_end_is_garbage_not_a_memory_sink(tmp_path):
+    """A kept bot's turn was gathered line by line until its marker or its limit: one printing
+    lines without end grew the seat's memory at pipe speed for the whole limit. Past 1 MB a
+    turn (Botzone's OLE) it is a garbage fault, and the bot is stopped."""
+    bot = _script(tmp_path, "bot.py", "while True:\n    print('PASS')\n")
+    with capture_logs() as logs:
+        _, seat = _mcr_game_with_outside_seat_0(f"botzone-keep:{PY} {bot}", 3)
+    assert seat.report.garbage == 1 and seat.report.late == 0, seat.report
+    assert "more than 1048576 bytes of output in one turn" in seat.report.first
+    assert any(e.get("reason") == "garbage" for e in logs)
