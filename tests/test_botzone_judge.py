@@ -3,6 +3,8 @@ for bots that break the protocol, and the judge log that `mjbot replay` reads.""
 
 import sys
 
+import pytest
+
 from adapter.fakes.botzone_judge import BotProcess, BotzoneJudge
 from adapter.platforms.botzone import KEEP_RUNNING
 from replay.formats import botzone_log
@@ -115,3 +117,79 @@ def test_the_judge_soak_fails_when_its_bots_fall_back(tmp_path, capsys, monkeypa
     well = mjbot_here(capsys, "botzone-judge", "--games", "1", "--modes", "keep")
     assert well.returncode == 0, well.stderr[-2000:]
     assert json.loads(well.stdout)["fallbacks"]["keep"]["fallbacks"] == 0
+
+
+# ---------------------------------------------------------------------- a judge never hangs
+
+# Answers its first input (read whole for a one-shot bot, a line for a kept one), then stops
+# reading and never answers again.
+STOPS_READING = (
+    "import json, sys, time\n"
+    "keep, json_io = sys.argv[1] == 'keep', sys.argv[2] == 'json'\n"
+    "first = sys.stdin.readline() if keep else ''\n"
+    "if keep and not json_io:\n"
+    "    [sys.stdin.readline() for _ in range(2 * int(first) - 1)]\n"
+    "if keep:\n"
+    "    print(json.dumps({'response': 'PASS'}) if json_io else 'PASS')\n"
+    "    print('" + KEEP_RUNNING + "', flush=True)\n"
+    "time.sleep(60)\n")
+HUGE = "3 0 PLAY " + "W1 " * 100_000  # 300 KB: more than a pipe holds
+
+
+def _verdict_within(bot: BotProcess, line: str, seconds: float = 60.0) -> str:
+    """The verdict on ``line``, asked in a thread so that a judge that hangs fails the test
+    (after ``seconds``, far past the bot's limit) instead of hanging it."""
+    import concurrent.futures
+
+    from adapter.fakes.botzone_judge import Verdict
+
+    def ask() -> str:
+        try:
+            return f"answered {bot.request(line)!r}"
+        except Verdict as verdict:
+            return verdict.code
+
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    try:
+        return pool.submit(ask).result(timeout=seconds)
+    finally:
+        pool.shutdown(wait=False)
+
+
+@pytest.mark.parametrize("mode", ["simple", "json", "keep", "keep-json"])
+def test_a_bot_that_stops_reading_gets_tle_not_a_hung_judge(mode):
+    """A keep-running turn was written with a blocking write: a bot that stopped reading its
+    input hung the judge for ever once the pipe was full. Every mode now gives it TLE within
+    its turn's limit (a one-shot bot gets the whole, here huge, history on stdin)."""
+    keep = mode.startswith("keep")
+    bot = BotProcess(0, mode, (sys.executable, "-c", STOPS_READING, "keep" if keep else "once",
+                               "json" if mode.endswith("json") else "simple"),
+                     limit=1.0, later_limit=1.0)
+    bot.command = bot.command[:-1]  # the script takes no --keep-running
+    try:
+        if keep:
+            assert bot.request("0 0 0") == "PASS"
+        else:
+            bot.requests.append(HUGE)
+            bot.responses.append("PASS")
+        assert _verdict_within(bot, HUGE) == "TLE"
+    finally:
+        bot.close()
+
+
+@pytest.mark.parametrize("mode,script", [
+    ("simple", "import sys\nsys.stdin.read()\nwhile True: print('PASS' * 100)"),
+    ("json", "import sys\nsys.stdin.read()\nwhile True: sys.stdout.write('x' * 65536)"),
+    ("keep", "while True: print('PASS')"),  # lines without end, never the marker
+    ("keep-json", "import sys\nwhile True: sys.stdout.write('{' * 65536)"),  # one endless line
+])
+def test_a_bot_that_prints_without_end_gets_ole_not_a_judge_out_of_memory(mode, script):
+    """A turn's output was gathered whole until the limit: a bot printing without end (lines,
+    or one line with no newline) grew the judge's memory by what a pipe carries in 6 s. Past
+    1 MB a turn it is OLE, one of Botzone's verdicts."""
+    bot = BotProcess(0, mode, (sys.executable, "-c", script), limit=30.0, later_limit=30.0)
+    bot.command = bot.command[:-1]
+    try:
+        assert _verdict_within(bot, "0 0 0") == "OLE"
+    finally:
+        bot.close()

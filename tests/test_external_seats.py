@@ -220,7 +220,7 @@ def _same_figures(inside: dict, outside: dict, name: str) -> None:
     assert outside["illegal_actions"] == inside["illegal_actions"] == 0
     assert outside["external_seats"][name] == {
         "late": 0, "crashed": 0, "garbage": 0, "illegal": 0, "restarts": 0,
-        "first_fault": None}
+        "stderr_left_out": 0, "first_fault": None}
 
 
 def test_mjbot_mjai_as_an_outside_program_plays_as_the_in_process_seat(tmp_path):
@@ -348,7 +348,7 @@ def test_a_good_mjai_bot_has_no_faults_and_leaves_nothing_behind(tmp_path):
     summary = _arena("riichi", name, seat_limit=30)
     report = summary["external_seats"][name]
     assert {k: v for k, v in report.items() if k != "first_fault"} == dict.fromkeys(
-        ("late", "crashed", "garbage", "illegal", "restarts"), 0)
+        ("late", "crashed", "garbage", "illegal", "restarts", "stderr_left_out"), 0)
     assert summary["policies"][name]["fallbacks"] == 0
     assert summary["policies"][name]["decisions"] > 0
     assert len(pidfile.read_text().splitlines()) == 4  # one run per game
@@ -846,3 +846,79 @@ def test_an_unreadable_json_answer_is_one_garbage_fault_named_as_such(tmp_path):
     assert seat.report.garbage == len(seat.bot.requests), (seat.report, len(seat.bot.requests))
     assert seat.tally.decisions > 0 and seat.tally.fallbacks == seat.tally.decisions
     assert seat.tally.first.startswith("garbage: not JSON"), seat.tally.first
+
+
+# ---------------------------------------------------------------------- bounded output
+
+# Writes its first words, 20 MB of numbered debug lines in large writes, its last words, then
+# one line on stdout; exits 3 once its input ends (or at once with "exit" as argv[1]).
+NOISY = textwrap.dedent("""
+    import sys
+    err = sys.stderr.buffer
+    err.write(b"FIRST: loading the model\\n")
+    for block in range(20):
+        err.write(b"".join(b"noise %09d\\n" % (block * 65536 + i) for i in range(65536)))
+    err.write(b"LAST: the real reason\\n")
+    err.flush()
+    print("done", flush=True)
+    sys.stdin.read()
+    sys.exit(3)
+""")
+NOISY_BYTES = len("FIRST: loading the model\n") + 20 * 65536 * 16 + len("LAST: the real reason\n")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the keeper runs on Linux")
+def test_a_program_printing_endless_stderr_keeps_its_head_and_tail_within_a_bound():
+    """A program's stderr went whole to a temporary file each run: a bot printing debug output
+    without end could fill the disk during a game. Its keeper now keeps the head and the tail
+    (in order) within a fixed size, counts what it left out, and the program is never held
+    up: it writes all 20 MB and answers while nobody reads its stderr."""
+    from adapter.local.external.keeper import KEPT_HEAD, KEPT_TAIL
+
+    proc = LineProcess([PY, "-c", NOISY])
+    try:
+        assert proc.read_line(30) == "done"
+        proc.end_input()
+        assert proc.read_line(30) is None
+        note = proc.exit_note("ended its output")
+        assert "(exit 3)" in note and note.endswith("LAST: the real reason'"), note
+        assert os.fstat(proc.stderr.fileno()).st_size <= KEPT_HEAD + 21 + KEPT_TAIL
+        said, left_out = proc._kept_stderr()
+        assert said.startswith(b"FIRST: loading the model\nnoise 000000000\n")
+        assert len(said) == KEPT_HEAD + KEPT_TAIL and left_out == NOISY_BYTES - len(said)
+        tail = said[KEPT_HEAD:].split(b"\n")[1:-2]  # whole lines, in order, up to the last
+        numbers = [int(line.split()[1]) for line in tail]
+        assert numbers == list(range(numbers[0], 20 * 65536)), numbers[:3]
+    finally:
+        proc.close(grace=0.1)
+    assert proc.left_out == left_out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the keeper runs on Linux")
+def test_an_outside_seat_reports_and_logs_the_stderr_it_left_out(tmp_path):
+    bot = _script(tmp_path, "bot.py", BOTZONE_KEEP_BOT.replace(
+        "mode, pidfile = sys.argv[1], sys.argv[2]",
+        "mode, pidfile = sys.argv[1], sys.argv[2]\n"
+        "sys.stderr.write('x' * 3_000_000); sys.stderr.flush()"))
+    pidfile = tmp_path / "pids"
+    name = f"botzone-keep:{PY} {bot} good {pidfile}"
+    with capture_logs() as logs:
+        _, seat = _mcr_game_with_outside_seat_0(name, 30)
+    report = seat.report.as_dict()
+    assert report["first_fault"] is None
+    assert report["stderr_left_out"] == 3_000_000 - 16384 - 65536
+    trimmed = [e for e in logs if e["event"] == "outside program stderr trimmed"]
+    assert len(trimmed) == 1 and trimmed[0]["left_out"] == report["stderr_left_out"]
+    assert _all_gone(pidfile) == []
+
+
+def test_a_botzone_bot_printing_lines_without_end_is_garbage_not_a_memory_sink(tmp_path):
+    """A kept bot's turn was gathered line by line until its marker or its limit: one printing
+    lines without end grew the seat's memory at pipe speed for the whole limit. Past 1 MB a
+    turn (Botzone's OLE) it is a garbage fault, and the bot is stopped."""
+    bot = _script(tmp_path, "bot.py", "while True:\n    print('PASS')\n")
+    with capture_logs() as logs:
+        _, seat = _mcr_game_with_outside_seat_0(f"botzone-keep:{PY} {bot}", 3)
+    assert seat.report.garbage == 1 and seat.report.late == 0, seat.report
+    assert "more than 1048576 bytes of output in one turn" in seat.report.first
+    assert any(e.get("reason") == "garbage" for e in logs)

@@ -41,6 +41,11 @@ from protocols.codec import ProtocolError
 
 # one-shot simple / JSON interaction; keep running in simple ("keep") or JSON ("keep-json") form
 MODES = ("simple", "json", "keep", "keep-json")
+# bytes a bot may print in one turn (OLE past it): a response, 1 KB of debug and 100 KB each of
+# data and globaldata are all Botzone lets through
+OUTPUT_LIMIT = 1 << 20
+STDERR_KEPT = 1 << 20  # bytes of a one-shot turn's stderr read for fallback notes; the rest dropped
+CHUNK = 65536
 DEFAULT_COMMAND = (sys.executable, "-m", "adapter.cli", "--log-level", "error", "botzone")
 
 
@@ -76,17 +81,25 @@ class BotProcess:
         self.stderr: Any = None  # a keep-running bot's stderr, read for fallbacks at close
         self.buffer = b""
         self.seconds: list[float] = []
+        self.failed = False
         self.fallbacks: list[str] = []  # why, for each answer the brain gave for the policy
 
     def request(self, line: str) -> str:
+        """The bot's answer to ``line``, or its verdict, always within the turn's limit: a
+        bot that stops reading its input, prints without end or never answers cannot hold
+        the judge."""
         self.requests.append(line)
         start = time.monotonic()
-        if self.keep and self.proc is not None:
-            response = self._keep_running_turn(line)
-        elif self.keep:
-            response = self._start_keep_running()
-        else:
-            response = self._one_shot()
+        try:
+            if self.keep and self.proc is not None:
+                response = self._keep_running_turn(line)
+            elif self.keep:
+                response = self._start_keep_running()
+            else:
+                response = self._one_shot()
+        except Verdict:
+            self.failed = True  # stopped at once at close, as Botzone stops it
+            raise
         self.seconds.append(time.monotonic() - start)
         self.responses.append(response)
         return response
@@ -103,20 +116,76 @@ class BotProcess:
         return "\n".join([*lines, self.data, self.globaldata]) + "\n"
 
     def _one_shot(self) -> str:
+        deadline = time.monotonic() + self.limit
+        proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=self.env)
         try:
-            done = subprocess.run(self.command, input=self._input().encode(),
-                                  capture_output=True, timeout=self.limit, env=self.env)
-        except subprocess.TimeoutExpired:
-            raise Verdict(self.seat, "TLE", f"no answer in {self.limit} s") from None
-        self._note_fallbacks(done.stderr)
-        out = done.stdout.decode("utf-8", errors="replace")
+            stdout, stderr = self._exchange(proc, self._input().encode(), deadline)
+            try:
+                code = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                raise Verdict(self.seat, "TLE", f"did not exit in {self.limit} s") from None
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                with contextlib.suppress(OSError):
+                    if stream is not None:
+                        stream.close()
+        self._note_fallbacks(stderr)
+        out = stdout.decode("utf-8", errors="replace")
         lines = out.split("\n")
         if lines[-1] == "":
             lines.pop()  # the newline that ends the last line
         if not out.strip():
-            raise Verdict(self.seat, "RE", f"no response (exit {done.returncode}): "
-                          f"{done.stderr.decode(errors='replace')[-300:]!r}")
+            raise Verdict(self.seat, "RE", f"no response (exit {code}): "
+                          f"{stderr.decode(errors='replace')[-300:]!r}")
         return self._answer(lines)
+
+    def _exchange(self, proc: subprocess.Popen[bytes], data: bytes,
+                  deadline: float) -> tuple[bytes, bytes]:
+        """A one-shot turn: ``data`` written and the input closed, stdout and stderr read to
+        their end, never waiting past ``deadline`` (TLE) on a bot that does not read or
+        does not end; stdout past :data:`OUTPUT_LIMIT` is OLE, stderr past
+        :data:`STDERR_KEPT` is dropped unread-for."""
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        stdin, stdout, stderr = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
+        for fd in (stdin, stdout, stderr):
+            os.set_blocking(fd, False)
+        left_to_send = memoryview(data)
+        got = {stdout: bytearray(), stderr: bytearray()}
+        reading = [stdout, stderr]
+        writing = [stdin]
+        while reading or writing:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                what = "read its input" if writing else "answer and exit"
+                raise Verdict(self.seat, "TLE", f"did not {what} in {self.limit} s")
+            readable, writable, _ = select.select(reading, writing, [], left)
+            if writable:
+                try:
+                    left_to_send = left_to_send[os.write(stdin, left_to_send[:CHUNK]):]
+                except BlockingIOError:
+                    pass
+                except OSError:  # it closed its input: what it printed still counts
+                    left_to_send = left_to_send[:0]
+                if not left_to_send:
+                    writing = []
+                    with contextlib.suppress(OSError):
+                        proc.stdin.close()
+            for fd in readable:
+                chunk = os.read(fd, CHUNK)
+                if not chunk:
+                    reading.remove(fd)
+                elif fd == stdout:
+                    got[fd] += chunk
+                    if len(got[fd]) > OUTPUT_LIMIT:
+                        raise Verdict(self.seat, "OLE", f"more than {OUTPUT_LIMIT} bytes "
+                                      "of output in one turn")
+                elif len(got[fd]) < STDERR_KEPT:
+                    got[fd] += chunk
+        return bytes(got[stdout]), bytes(got[stderr])
 
     def _answer(self, lines: list[str]) -> str:
         """The response in what the bot printed for one turn (a keep-running turn: what came
@@ -161,31 +230,49 @@ class BotProcess:
         self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr,
                                      env=self.env)
-        self._send(self._input())
-        return self._answer(self._read_until_keep_running(self.limit))
+        assert self.proc.stdin is not None
+        os.set_blocking(self.proc.stdin.fileno(), False)  # written by _send only
+        deadline = time.monotonic() + self.limit
+        self._send(self._input(), deadline, self.limit)
+        return self._answer(self._read_until_keep_running(deadline, self.limit))
 
     def _keep_running_turn(self, line: str) -> str:
         """A later turn: only this turn's request, a bare line or (JSON interaction) the
         request as a JSON string."""
-        self._send((json.dumps(line) if self.json_io else line) + "\n")
-        return self._answer(self._read_until_keep_running(self.later_limit))
+        deadline = time.monotonic() + self.later_limit
+        self._send((json.dumps(line) if self.json_io else line) + "\n", deadline,
+                   self.later_limit)
+        return self._answer(self._read_until_keep_running(deadline, self.later_limit))
 
-    def _send(self, text: str) -> None:
+    def _send(self, text: str, deadline: float, limit: float) -> None:
+        """Write ``text`` within the turn: a bot that stops reading fills the pipe, and its
+        turn ends in TLE at the deadline, as on Botzone, not in a write that never returns."""
         assert self.proc is not None and self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(text.encode())
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise Verdict(self.seat, "RE", "the bot closed its input") from None
+        fd = self.proc.stdin.fileno()
+        data = memoryview(text.encode())
+        while data:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Verdict(self.seat, "TLE", f"did not read its input in {limit} s")
+            try:
+                if select.select([], [fd], [], left)[1]:
+                    data = data[os.write(fd, data[:CHUNK]):]
+            except BlockingIOError:
+                continue
+            except OSError:
+                raise Verdict(self.seat, "RE", "the bot closed its input") from None
 
-    def _read_until_keep_running(self, limit: float) -> list[str]:
+    def _read_until_keep_running(self, deadline: float, limit: float) -> list[str]:
+        """The lines of one keep-running turn, up to the marker; more than
+        :data:`OUTPUT_LIMIT` bytes of them (a line without end included) is OLE."""
         assert self.proc is not None and self.proc.stdout is not None
-        deadline = time.monotonic() + limit
         fd = self.proc.stdout.fileno()
         lines: list[str] = []
+        printed = 0  # bytes of this turn's lines
         while True:
             while b"\n" in self.buffer:
                 raw, _, self.buffer = self.buffer.partition(b"\n")
+                printed += len(raw) + 1
                 text = raw.decode("utf-8", errors="replace")
                 if text.strip() == KEEP_RUNNING:
                     if not lines:
@@ -193,13 +280,16 @@ class BotProcess:
                         raise Verdict(self.seat, code, "keep-running marker without a response")
                     return lines
                 lines.append(text)
+            if printed + len(self.buffer) > OUTPUT_LIMIT:
+                raise Verdict(self.seat, "OLE", f"more than {OUTPUT_LIMIT} bytes of output "
+                              "in one turn")
             left = deadline - time.monotonic()
             if left <= 0:
                 raise Verdict(self.seat, "TLE", f"no answer in {limit} s")
             ready, _, _ = select.select([fd], [], [], left)
             if not ready:
                 continue
-            chunk = os.read(fd, 65536)
+            chunk = os.read(fd, CHUNK)
             if not chunk:
                 raise Verdict(self.seat, "RE", f"the bot exited ({self.proc.poll()})")
             self.buffer += chunk
@@ -207,9 +297,10 @@ class BotProcess:
     def close(self) -> None:
         if self.proc is not None:
             if self.proc.stdin is not None:
-                self.proc.stdin.close()
+                with contextlib.suppress(OSError):
+                    self.proc.stdin.close()
             try:
-                self.proc.wait(timeout=5)
+                self.proc.wait(timeout=0 if self.failed else 5)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()

@@ -424,8 +424,10 @@ def format_summary(summary: dict[str, Any]) -> str:
     for name, x in summary.get("external_seats", {}).items():
         lines.append(f"{name} (outside program): late {x['late']}, crashed {x['crashed']}, "
                      f"garbage {x['garbage']}, illegal {x['illegal']}, restarts "
-                     f"{x['restarts']}" + (f"; first: {x['first_fault']}"
-                                           if x["first_fault"] else ""))
+                     f"{x['restarts']}"
+                     + (f", stderr trimmed ({x['stderr_left_out']} bytes left out)"
+                        if x.get("stderr_left_out") else "")
+                     + (f"; first: {x['first_fault']}" if x["first_fault"] else ""))
     values = [f"{name} {p['avg_win_value']:.1f} (min {p['min_win_value']})"
               for name, p in summary["policies"].items() if p["avg_win_value"] is not None]
     if values:

@@ -26,7 +26,7 @@ import json
 import time
 from typing import Any
 
-from adapter.fakes.botzone_judge import BotProcess, Verdict
+from adapter.fakes.botzone_judge import OUTPUT_LIMIT, BotProcess, Verdict
 from adapter.local.external.process import SeatFault
 from adapter.local.external.seat import ExternalSeat
 from adapter.platforms.botzone import KEEP_RUNNING
@@ -126,6 +126,7 @@ class BotzoneSeat(ExternalSeat):
         assert self.proc is not None
         deadline = time.monotonic() + limit
         lines: list[str] = []
+        printed = 0  # bytes of this turn's lines
         while True:
             try:
                 line = self.proc.read_line(max(0.0, deadline - time.monotonic()))
@@ -144,6 +145,10 @@ class BotzoneSeat(ExternalSeat):
                     self._stop()
                 return lines
             lines.append(line)
+            printed += len(line) + 1
+            if printed > OUTPUT_LIMIT:  # lines without end: gathered till the limit before
+                raise SeatFault("garbage", f"more than {OUTPUT_LIMIT} bytes of output in one "
+                                "turn (OLE on Botzone)", "\n".join(lines[:3]), fatal=True)
 
     def _count_unreadable(self) -> bool:
         """Count a kept unreadable answer that no decision read (it answered a line where

@@ -11,6 +11,12 @@ with the program's own status (its exit code, or the signal that ended it), so t
 reports the program's crash, not the keeper's. Only this keeper's descendants are touched:
 never the seat's process, its workers or any other program's tree.
 
+The program's stderr is a pipe the keeper drains into its own stderr (the seat's file) within
+a fixed size, so that a program printing debug output without end cannot fill the disk: the
+first :data:`KEPT_HEAD` bytes as written, then a record of how many bytes the program wrote,
+then the last :data:`KEPT_TAIL` bytes in a ring (:func:`read_kept` puts them in order). The
+keeper reads whole pipefuls, never lines, and always reads, so the program never waits on it.
+
 Standalone, started with -I -S and importing only what it needs (no typing, no contextlib):
 a one-shot Botzone program is started for every turn, each under a keeper.
 """
@@ -22,12 +28,75 @@ from __future__ import annotations
 import _signal as signal  # type: ignore[import-not-found]
 import ctypes
 import os
+import select
 import sys
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 CANNOT_START = 127  # as a shell says a command could not be run
-_PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+
+
+def _no_prctl(*args: object) -> int:
+    """Not Linux: the keeper never runs there, its module is only read from (read_kept)."""
+    return -1
+
+
+_PRCTL = getattr(ctypes.CDLL(None, use_errno=True), "prctl", _no_prctl)
+KEPT_HEAD = 16384  # bytes of a program's stderr kept from its start (what it said first)
+KEPT_TAIL = 65536  # bytes kept from its end (why it failed), the rest counted and left out
+_COUNT = 21  # the record of bytes written, at KEPT_HEAD once the head is full: 20 digits + \n
+_CHUNK = 65536  # a pipeful: bytes read at once
+
+
+class Kept:
+    """A program's stderr as the keeper keeps it, in file ``fd`` (see the module docstring):
+    ``written`` bytes in all, the head and the ring's tail on disk."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.written = fd, 0
+
+    def add(self, data: bytes) -> None:
+        try:
+            self._add(data)
+        except OSError:  # not a file (the keeper run by hand) or a full disk: none kept
+            self.written += len(data)
+
+    def _add(self, data: bytes) -> None:
+        if self.written < KEPT_HEAD:
+            head = data[:KEPT_HEAD - self.written]
+            os.pwrite(self.fd, head, self.written)
+            self.written += len(head)
+            data = data[len(head):]
+            if not data:
+                return
+        skipped = max(0, len(data) - KEPT_TAIL)  # what the ring would overwrite at once
+        data = data[skipped:]
+        start = self.written + skipped
+        while data:
+            at = (start - KEPT_HEAD) % KEPT_TAIL
+            piece = data[:KEPT_TAIL - at]
+            os.pwrite(self.fd, piece, KEPT_HEAD + _COUNT + at)
+            data, start = data[len(piece):], start + len(piece)
+        self.written = start
+        os.pwrite(self.fd, b"%020d\n" % self.written, KEPT_HEAD)  # after the data it counts
+
+
+def read_kept(fd: int) -> tuple[bytes, int]:
+    """What a program's kept stderr (file ``fd``) holds, in order, and how many bytes of it
+    were left out between its head and its tail."""
+    size = os.fstat(fd).st_size
+    if size <= KEPT_HEAD:
+        return os.pread(fd, size, 0), 0
+    head = os.pread(fd, KEPT_HEAD, 0)
+    try:
+        written = int(os.pread(fd, _COUNT, KEPT_HEAD))
+    except ValueError:  # not yet recorded (the ring is written first)
+        return head, 0
+    tail = min(written - KEPT_HEAD, KEPT_TAIL)
+    ring = os.pread(fd, tail, KEPT_HEAD + _COUNT)
+    end = (written - KEPT_HEAD) % KEPT_TAIL  # the oldest byte, once the ring is full
+    ordered = ring[end:] + ring[:end] if tail == KEPT_TAIL else ring
+    return head + ordered, written - KEPT_HEAD - tail
 
 
 class _Ended(Exception):
@@ -117,6 +186,23 @@ def _exit_as(status: int | None) -> None:
     os._exit(128 - code)
 
 
+def _woken(signum: int, frame: object) -> None:
+    """SIGCHLD: nothing to do here; its wake-up byte ends the keeper's select."""
+
+
+def _drain(pipe: int, kept: Kept, reads: int) -> None:
+    """Keep what the pipe holds now, at most ``reads`` pipefuls (a helper still writing
+    cannot hold the keeper here), without waiting."""
+    for _ in range(reads):
+        try:
+            chunk = os.read(pipe, _CHUNK)
+        except BlockingIOError:
+            return
+        if not chunk:
+            return
+        kept.add(chunk)
+
+
 def main(argv: list[str]) -> None:
     if not argv:
         os.write(2, b"keeper: no program to run\n")
@@ -126,24 +212,51 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGTERM, _asked_to_end)
     status: int | None = None
     keeper = os.getpid()
+    errors, into_errors = os.pipe()  # the program's stderr (neither is inherited by an exec)
+    kept = Kept(2)
     try:
         program = os.fork()
         if program == 0:
+            os.dup2(into_errors, 2)
             _exec(argv, keeper)
+        os.close(into_errors)
         null = os.open(os.devnull, os.O_RDWR)  # the program alone holds the seat's pipes,
         os.dup2(null, 0)  # so that its end of output is seen the moment it exits
         os.dup2(null, 1)
         os.close(null)
+        wake, waking = os.pipe()
+        os.set_blocking(wake, False)
+        os.set_blocking(waking, False)
+        signal.set_wakeup_fd(waking)
+        signal.signal(signal.SIGCHLD, _woken)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # one sent meanwhile
+        watched = [errors, wake]
         while True:
-            pid, wait_status = os.wait()  # the program, or a helper re-parented to us
-            if pid == program:
-                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-                status = wait_status
+            while status is None:  # the program, or a helper re-parented to us, exited
+                try:
+                    pid, wait_status = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid == 0:
+                    break
+                if pid == program:
+                    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+                    status = wait_status
+            if status is not None:
                 break
+            for ready in select.select(watched, [], [])[0]:
+                chunk = os.read(ready, _CHUNK)
+                if ready == errors:
+                    if chunk:
+                        kept.add(chunk)
+                    else:  # every holder of the pipe has closed it
+                        watched.remove(errors)
     except _Ended:
         pass
+    os.set_blocking(errors, False)
+    _drain(errors, kept, 16)  # what the program said last
     end_tree()
+    _drain(errors, kept, 64)  # and its helpers: all dead now, so the pipe ends
     _exit_as(status)
 
 

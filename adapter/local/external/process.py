@@ -6,7 +6,9 @@ tree the program started when the program exits or the seat ends it, a helper th
 group (``setsid``, a daemon's double fork) included. Elsewhere the program runs in its own
 process group (session), killed whole, and a helper that left it is its own to end. Its stderr
 goes to a temporary file, read back (the last lines) when it dies, so that a crash is reported
-with its own words; nothing is ever left unread in a pipe.
+with its own words; nothing is ever left unread in a pipe. On Linux the keeper keeps that file
+within a fixed size (its head and its tail, keeper.py), whatever the program prints; the bytes
+left out are counted (:meth:`LineProcess.stderr_left_out`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from adapter.local.external.keeper import read_kept
 
 EXIT_GRACE = 0.5  # seconds a program is given to exit by itself once its input is closed
 STDERR_TAIL = 300
@@ -160,6 +164,7 @@ class LineProcess:
     read (the seat logs what a program said when its move is refused)."""
 
     heard: deque[str] | None = None
+    left_out = 0  # bytes of its stderr left out (keeper.py), known once it is closed
 
     def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
         self.argv = argv
@@ -302,13 +307,26 @@ class LineProcess:
         tail = self.stderr_tail()
         return f"the program {what} ({status})" + (f"; stderr: {tail!r}" if tail else "")
 
+    def _kept_stderr(self) -> tuple[bytes, int]:
+        """The program's stderr as kept (keeper.py: in order), and the bytes left out."""
+        fd = self.stderr.fileno()
+        if self.kept:
+            return read_kept(fd)
+        size = os.fstat(fd).st_size
+        return os.pread(fd, STDERR_TAIL, max(0, size - STDERR_TAIL)), 0
+
     def stderr_tail(self) -> str:
         with contextlib.suppress(OSError, ValueError):
-            self.stderr.seek(0, os.SEEK_END)
-            size = self.stderr.tell()
-            self.stderr.seek(max(0, size - STDERR_TAIL))
-            return " ".join(self.stderr.read().decode("utf-8", errors="replace").split())
+            said = self._kept_stderr()[0][-STDERR_TAIL:]
+            return " ".join(said.decode("utf-8", errors="replace").split())
         return ""
+
+    def stderr_left_out(self) -> int:
+        """Bytes of the program's stderr left out so far (between the head and the tail the
+        keeper keeps); 0 where all it wrote is there."""
+        with contextlib.suppress(OSError, ValueError):
+            return self._kept_stderr()[1]
+        return 0
 
     def close(self, grace: float = EXIT_GRACE) -> int | None:
         """End the program: its input closed, ``grace`` seconds to exit, then all it started
@@ -331,6 +349,7 @@ class LineProcess:
         _LIVE_GROUPS.pop(self.proc.pid, None)
         if self.proc.poll() is None:
             self.proc.wait()
+        self.left_out = self.stderr_left_out()
         for stream in (self.proc.stdin, self.proc.stdout, self.stderr):
             with contextlib.suppress(OSError, ValueError):
                 if stream is not None:
@@ -420,6 +439,9 @@ class LineSocket(LineProcess):
 
     def stderr_tail(self) -> str:
         return ""
+
+    def stderr_left_out(self) -> int:
+        return 0
 
     def close(self, grace: float = EXIT_GRACE) -> int | None:
         with contextlib.suppress(OSError):

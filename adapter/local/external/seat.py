@@ -20,6 +20,7 @@ from typing import Any
 
 import structlog
 
+from adapter.local.external.keeper import KEPT_HEAD, KEPT_TAIL
 from adapter.local.external.process import LineProcess, SeatFault
 from brain.brain import Answer, safest_action
 from brain.state import TableState
@@ -43,6 +44,7 @@ class SeatReport:
     garbage: int = 0
     illegal: int = 0
     restarts: int = 0
+    stderr_left_out: int = 0  # bytes of its stderr not kept (only its head and tail are)
     first: str = ""
 
     def count(self, fault: SeatFault) -> None:
@@ -50,12 +52,12 @@ class SeatReport:
         self.first = self.first or one_line(str(fault))
 
     def add(self, other: SeatReport) -> None:
-        for key in (*REASONS, "restarts"):
+        for key in (*REASONS, "restarts", "stderr_left_out"):
             setattr(self, key, getattr(self, key) + getattr(other, key))
         self.first = self.first or other.first
 
     def as_dict(self) -> dict[str, Any]:
-        return {**{key: getattr(self, key) for key in (*REASONS, "restarts")},
+        return {**{key: getattr(self, key) for key in (*REASONS, "restarts", "stderr_left_out")},
                 "first_fault": self.first or None}
 
 
@@ -221,6 +223,17 @@ class ExternalSeat:
         if self.proc is not None:
             proc, self.proc = self.proc, None
             proc.close() if grace is None else proc.close(grace)
+            self._trimmed(proc.left_out)
+
+    def _trimmed(self, left_out: int) -> None:
+        """Count the stderr a run printed past what is kept; said in the log at the first
+        such run of the seat (a one-shot bot is run every turn: the report has the sum)."""
+        if not left_out:
+            return
+        if not self.report.stderr_left_out:
+            log.warning("outside program stderr trimmed", seat=self.seat, program=self.name,
+                        left_out=left_out, kept_head=KEPT_HEAD, kept_tail=KEPT_TAIL)
+        self.report.stderr_left_out += left_out
 
     def _legal(self, action: Any, legal: list[Any], request: ev.DecisionRequest) -> Any:
         """The legal action ``action`` stands for (a meld's tiles in any order), or an
