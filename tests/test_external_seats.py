@@ -592,7 +592,10 @@ def test_a_program_that_never_starts_costs_the_seat_limit_once_a_game(tmp_path, 
     assert report["first_fault"].startswith("late: no answer within 0.5 s")
     assert summary["games"] == 4 and summary["referee_errors"] == 0
     assert summary["policies"][name]["fallbacks"] == summary["policies"][name]["decisions"] > 0
-    assert len(pidfile.read_text().splitlines()) == 4
+    # at most one run a game (a second would add a line); a run may be ended with its one-hand
+    # game before it got as far as its line (two Python starts under its keeper on a loaded
+    # machine: seen once, 3 lines), so not always exactly 4
+    assert 1 <= len(pidfile.read_text().splitlines()) <= 4
     assert _all_gone(pidfile) == []
 
 
