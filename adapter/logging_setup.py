@@ -13,6 +13,11 @@ def configure_plain_logging(level: str = "info") -> int:
     if not isinstance(numeric, int):
         raise ValueError(f"unknown log level {level!r}")
     logging.basicConfig(stream=sys.stderr, level=numeric, format="%(message)s", force=True)
+    # the websockets library tells its own news at INFO ("server listening on ...", every
+    # connection opened and closed), bare lines among ours that a user scraping our port line
+    # reads first: shown from WARNING, or all of it at --log-level debug
+    logging.getLogger("websockets").setLevel(numeric if numeric <= logging.DEBUG
+                                             else max(numeric, logging.WARNING))
     return numeric
 
 

@@ -108,3 +108,18 @@ def test_and_the_next_test_still_logs(capsys):
 
     structlog.get_logger("mjbot.test").info("logging still works after main() in-process")
     assert "logging still works after main() in-process" in capsys.readouterr().out
+
+
+def test_a_websocket_servers_first_line_is_ours_not_the_librarys():
+    """`mjbot tenhou-server --transport ws` printed the websockets library's own "server
+    listening on ..." before its own port line, so a user (or script) reading the first line
+    for the port got the library's. The library is told from WARNING (all at debug)."""
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "tenhou-server", "--transport",
+                             "ws", "--port", "0", "--games", "1", "--no-log"],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        first = proc.stderr.readline()
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert first.startswith("mjbot tenhou-server: waiting for 1 client(s) per table on "), first
