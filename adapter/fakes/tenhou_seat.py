@@ -211,6 +211,10 @@ class RemoteSeat:
         self.owed: Owed | None = None
         self.answers = threading.Lock()  # owed and the reply queue, between the two threads
         self.held: list[Tag] = []  # the hand's AGARI / RYUUKYOKU, sent with the next event
+        # told, not yet written: Tenhou writes what happens between two decisions in one go
+        # (a discard with the next draw), so a seat's tags wait for the next request of any
+        # seat (:meth:`flush`), or the hand's end; a REINIT covers them (under the table's lock)
+        self.unsent: list[Tag] = []
         self.given: set[str] = set()  # every answer read in this game, to know a repeat
         self.scores = [0, 0, 0, 0]
 
@@ -218,7 +222,15 @@ class RemoteSeat:
         return (seat - self.seat) % 4
 
     def send(self, *tags: Tag) -> None:
-        self.table.send(self, list(tags))
+        """Told, written with the next request of any seat (:meth:`flush`)."""
+        self.unsent.extend(tags)
+
+    def flush(self, *tags: Tag) -> None:
+        """What the seat was told since its last write, and ``tags``, in one write (under the
+        table's lock, so that a REINIT never repeats nor loses any of it)."""
+        out, self.unsent = [*self.unsent, *tags], []
+        if out:
+            self.table.send(self, out)
 
     # ------------------------------------------------------------------ answers
 
@@ -232,7 +244,7 @@ class RemoteSeat:
                     break
                 self.table.dropped("a late answer", late)
             self.owed = Owed(kind, tag, frozenset(self.table.ids.held[self.seat]))
-        self.send(tag)
+        self.flush(tag)  # a request ends its write, as on Tenhou
 
     def accept(self, tags: list[Tag]) -> None:
         """From the server's loop: the answers of one read. The first that fits what is owed
@@ -393,11 +405,14 @@ class RemoteSeat:
         self.held.append(Tag("RYUUKYOKU", attrs))
 
     def send_results(self) -> None:
-        """The hand's result(s), told with the next event, and NEXTREADY waited for."""
-        held, self.held = self.held, []
+        """The hand's result(s), with the tags told since the last request (one write: the
+        hand is over), and NEXTREADY waited for."""
+        with self.table.lock:
+            held, self.held = self.held, []
+            if held:
+                self.link.ready.clear()  # a NEXTREADY read before these results answers nothing
+            self.flush(*held)
         if held:
-            self.link.ready.clear()  # a NEXTREADY read before these results answers nothing
-            self.send(*held)
             self.table.wait_ready(self)
 
     def game_over(self, scores: list[int]) -> None:
@@ -408,7 +423,8 @@ class RemoteSeat:
         last = held.pop() if held else Tag("RYUUKYOKU", {"ba": "0,0", "sc": self._sc(())})
         prof = Tag("PROF", {"lobby": "0", "type": str(self.table.game_type),
                             "add": text.split(",")[1]})
-        self.send(*held, prof, Tag(last.name, {**last.attrs, "owari": text}))
+        with self.table.lock:
+            self.flush(*held, prof, Tag(last.name, {**last.attrs, "owari": text}))
 
     # ------------------------------------------------------------------ what it is asked
 
@@ -513,6 +529,7 @@ class RemoteSeat:
         hand = list(ids.held[self.seat])
         rivers = [list(r) for r in ids.rivers]
         owed: list[Tag] = []
+        self.unsent = []  # the REINIT says all of it
         with self.answers:
             if self.owed is not None and not self.owed.answered:
                 tag = self.owed.tag  # still owed: asked again after the table

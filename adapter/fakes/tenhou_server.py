@@ -27,7 +27,7 @@ the real captures only the client sends ``<Z/>``): every that many seconds, on e
 connection, a ``<Z/>`` (and on WebSocket a WebSocket ping as well); the delay of each answer is
 recorded in the stats (a client's ``<Z/>`` answers the oldest probe not yet answered).
 ``transcript``: every tag sent and received, per connection, for tests that check a client
-logged them all.
+logged them all, and the tags of each write (``writes``), for tests of what goes together.
 """
 
 from __future__ import annotations
@@ -156,6 +156,7 @@ class FakeTenhouServer:
         self.keepalive_every = keepalive_every
         self.record = transcript
         self.transcripts: list[list[tuple[str, str]]] = []  # per connection, in order
+        self.writes: list[list[list[str]]] = []  # per connection, each write's tags
         self.stats = ServerStats()
         self.tables: list[TenhouTable] = []
         self.waiting: list[_Conn] = []  # joined, no table yet
@@ -305,8 +306,10 @@ class FakeTenhouServer:
         answers of one read are taken together: one of them answers what is owed."""
         if self.record:
             transcript: list[tuple[str, str]] = []
+            writes: list[list[str]] = []
             self.transcripts.append(transcript)
-            send, receive = _recorded(send, receive, transcript)
+            self.writes.append(writes)
+            send, receive = _recorded(send, receive, transcript, writes)
         conn = _Conn(send, cut, hang_up)
         task = asyncio.current_task()
         if task is not None:
@@ -586,15 +589,17 @@ class FakeTenhouServer:
 
 
 def _recorded(send: Send, receive: Callable[[], Awaitable[list[Tag | str]]],
-              transcript: list[tuple[str, str]]) \
+              transcript: list[tuple[str, str]], writes: list[list[str]]) \
         -> tuple[Send, Callable[[], Awaitable[list[Tag | str]]]]:
-    """``send`` and ``receive`` that also write every tag into ``transcript``."""
+    """``send`` and ``receive`` that also write every tag into ``transcript`` (and the tags of
+    each write, together, into ``writes``)."""
     def text(item: Tag | str) -> str:
         return item if isinstance(item, str) else format_tag(item)
 
     async def send_recorded(tags: Sequence[Tag | str]) -> None:
         await send(tags)
         transcript.extend(("tx", text(t)) for t in tags)
+        writes.append([text(t) for t in tags])
 
     async def receive_recorded() -> list[Tag | str]:
         items = await receive()

@@ -75,6 +75,15 @@ class _Referee(HandReferee):
             self.table.before_event(event)
             super().emit(event)
 
+    def ask(self, seat: int, request: ev.DecisionRequest,
+            legal: list[Any] | None = None) -> Any:
+        """Any seat asked to decide ends every client's write: what was told since the last
+        decision goes out together (Tenhou's "<D12/><U/>"), and nothing waits behind a wait."""
+        with self.table.lock:
+            for remote in self.table.remotes.values():
+                remote.flush()
+        return super().ask(seat, request, legal)
+
 
 # ---------------------------------------------------------------------- the table
 
