@@ -800,3 +800,70 @@ def test_a_reinit_says_what_was_told_and_not_yet_written() -> None:
         assert reinit.name == "REINIT" and link.sent == 0, (link.sent, seat.unsent)
     finally:
         loop.close()
+
+
+# ---------------------------------------------------------------------- FURITEN
+
+
+def test_furiten_is_shown_where_the_capture_shows_it() -> None:
+    """The fake's rule for ``<FURITEN show=.../>``, run over the real captures as the client
+    saw them: it says "furiten" exactly once, at the discard where kokushi.log has the tag
+    (just before that discard's echo), and nowhere in the other games."""
+    from adapter.fakes.tenhou_seat import furiten_now
+    from brain.state import TableState
+
+    changes, tags = [], []
+    for name in ("kokushi.log", *_GROUPED_CAPTURES):
+        codec, state, shown = TenhouCodec(), None, False
+        texts = [t for line in (CAPTURES / name).read_text(encoding="utf-8").splitlines()
+                 if line.startswith("Get: ") for t in re.findall(r"<[^>]*>", line[5:])]
+        for i, text in enumerate(texts):
+            if text.startswith("<FURITEN"):
+                tags.append((name, texts[i + 1], _attrs(text)["show"]))
+            for event in codec.feed(text):
+                if isinstance(event, ev.RoundStarted):
+                    state, shown = TableState("riichi", codec.seat), False
+                if state is None or isinstance(event, ev.DecisionRequest):
+                    continue
+                state.apply(event)
+                now = None if isinstance(event, ev.RoundStarted) else furiten_now(state)
+                if now is not None and now != shown:
+                    shown = now
+                    changes.append((name, text, "1" if now else "0"))
+    assert tags == [("kokushi.log", "<D32/>", "1")]
+    assert changes == tags
+
+
+def test_furiten_is_told_before_the_discard_that_makes_it_and_lifted_when_it_ends() -> None:
+    """The fake at a table: the seat discards one of its waits (1p1p 23p waits on 1p 4p; it
+    throws 4p), FURITEN show="1" goes before the echo; it later waits on 6m 9m, neither in its
+    river: show="0"."""
+    from protocols import tiles as T
+
+    loop = asyncio.new_event_loop()
+    try:
+        link = SeatLink(loop, 1.0)
+        table = TenhouTable(FakeTenhouServer(seed=0), 0, {0: ("NoName", link)})
+        seat = table.remotes[0]
+
+        async def write(tags: list[object]) -> None:
+            return None
+
+        link.attach(write)  # type: ignore[arg-type]
+        tile = T.from_tenhou_id
+        ours = tuple(tile(i) for i in (0, 4, 8, 12, 17, 20, 24, 28, 32, 36, 37, 40, 44))
+        hands = (ours, *(tuple(tile(i) for i in range(72 + 13 * s, 85 + 13 * s))
+                         for s in range(3)))
+        emit = table.referee.emit
+        emit(ev.RoundStarted(0, 0, scores=(25000,) * 4, hands=hands,
+                             dora_indicators=(tile(60),), hand=ours))
+        emit(ev.TileDrawn(0, tile(48)))  # 4p: asked, written
+        emit(ev.TileDiscarded(0, tile(48), True))
+        assert [format_tag(t) for t in seat.unsent] == ['<FURITEN show="1"/>', "<D48/>"]
+        emit(ev.TileDrawn(1, tile(120)))
+        emit(ev.TileDiscarded(1, tile(120), True))
+        emit(ev.TileDrawn(0, tile(33)))  # 9m
+        emit(ev.TileDiscarded(0, tile(36), False))  # 1p: 123m 456m 78m 99m 123p
+        assert [format_tag(t) for t in seat.unsent][-2:] == ['<FURITEN show="0"/>', "<D36/>"]
+    finally:
+        loop.close()

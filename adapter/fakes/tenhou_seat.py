@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 from adapter.fakes.tenhou_results import owari
 from adapter.local.game import placement
 from brain.brain import safest_action
+from brain.rules.riichi import is_furiten
+from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.codec import ProtocolError
@@ -215,6 +217,7 @@ class RemoteSeat:
         # (a discard with the next draw), so a seat's tags wait for the next request of any
         # seat (:meth:`flush`), or the hand's end; a REINIT covers them (under the table's lock)
         self.unsent: list[Tag] = []
+        self.furiten = False  # as last shown by FURITEN
         self.given: set[str] = set()  # every answer read in this game, to know a repeat
         self.scores = [0, 0, 0, 0]
 
@@ -292,6 +295,7 @@ class RemoteSeat:
         table, ids = self.table, self.table.ids
         referee = table.referee
         view = referee.views[self.seat]
+        self._show_furiten(event, view)
         if isinstance(event, ev.RoundStarted):
             self.scores = list(event.scores)
             kyoku = event.round_wind * 4 + event.round_number
@@ -336,6 +340,17 @@ class RemoteSeat:
             self._agari(event)
         elif isinstance(event, ev.RoundDrawn):
             self._ryuukyoku(event)
+
+    def _show_furiten(self, event: Any, view: TableState) -> None:
+        """``<FURITEN show="1"/>`` when the seat becomes furiten, ``show="0"`` when it is no
+        more (:func:`furiten_now`), before the tag of the event that changed it."""
+        if isinstance(event, ev.RoundStarted):
+            self.furiten = False  # a new hand: not furiten, and nothing said
+            return
+        now = furiten_now(view)
+        if now is not None and now != self.furiten:
+            self.furiten = now
+            self.send(Tag("FURITEN", {"show": "1" if now else "0"}))
 
     def _discarded(self, event: ev.TileDiscarded) -> None:
         tile_id = self.table.ids.move[0]
@@ -550,6 +565,16 @@ class RemoteSeat:
             if rivers[seat]:
                 attrs[f"kawa{r}"] = ",".join(map(str, rivers[seat]))
         return [Tag("REINIT", attrs), *owed]
+
+
+def furiten_now(view: TableState) -> bool | None:
+    """Whether Tenhou shows the seat as furiten now: a wait in its own river, or a win passed
+    up (the rules' furiten). The real capture (kokushi.log) has ``<FURITEN show="1"/>`` right
+    after the client discarded one of its waits, before the discard's echo, and nowhere else.
+    None on the seat's turn (3k+2 tiles held): a hand with a drawn tile has no waits yet."""
+    if len(view.hand) % 3 != 1:
+        return None
+    return is_furiten(view)
 
 
 def _matching(action: Any, legal: list[Any]) -> Any:
