@@ -867,3 +867,40 @@ def test_furiten_is_told_before_the_discard_that_makes_it_and_lifted_when_it_end
         assert [format_tag(t) for t in seat.unsent][-2:] == ['<FURITEN show="0"/>', "<D36/>"]
     finally:
         loop.close()
+
+
+# ---------------------------------------------------------------------- a line that fails
+
+
+async def test_a_bye_that_arrived_is_counted_though_a_write_to_the_line_failed_first() -> None:
+    """A client says BYE and resets its line; the server writes to it before reading (the game
+    thread's writes go on): the write fails, asyncio stops reading the socket, and the BYE,
+    already received, was never read (test_a_signal_leaves_the_table_with_bye, once: byes 0).
+    The loop runs the write before it reads here, every time: it is queued first."""
+    import socket
+    import struct
+
+    from protocols.tenhou import Tag
+
+    async with _server(seed=1) as (server, port):
+        line = socket.create_connection(("127.0.0.1", port))
+        for _ in range(200):
+            if server._conns:
+                break
+            await asyncio.sleep(0.01)
+        (conn,) = server._conns
+        line.sendall(b"<BYE/>\0")
+        line.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        line.close()  # a reset, after the BYE
+
+        async def write() -> None:
+            with contextlib.suppress(ConnectionError, OSError):
+                await conn.send([Tag("Z")])
+                await conn.send([Tag("Z")])
+
+        await asyncio.ensure_future(write())  # queued before the loop looks at the socket
+        for _ in range(200):
+            if not server._sessions:
+                break
+            await asyncio.sleep(0.01)
+    assert server.stats.byes == 1, server.stats.problems

@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
 import threading
 import time
 import urllib.parse
@@ -242,9 +243,19 @@ class FakeTenhouServer:
             writer.transport.abort()
 
         stream = TagStream()
+        # A write to a line the client has reset fails, and asyncio then stops reading the
+        # socket: what the client sent before (its BYE) would stay unread in the kernel. A
+        # second handle on the socket reads it still (see :func:`_unread`).
+        spare = writer.get_extra_info("socket").dup()
+        spare.setblocking(False)
 
         async def receive() -> list[Tag | str]:
-            data = await reader.read(65536)
+            try:
+                data = await reader.read(65536)
+            except (ConnectionError, OSError):
+                data = _unread(spare)
+                if not data:
+                    raise
             if not data:
                 raise ConnectionError("closed")
             return list(stream.feed(data))
@@ -252,6 +263,7 @@ class FakeTenhouServer:
         try:
             await self._session(send, receive, cut, writer.close)
         finally:
+            spare.close()
             writer.close()
             with contextlib.suppress(ConnectionError, OSError):
                 await writer.wait_closed()
@@ -586,6 +598,21 @@ class FakeTenhouServer:
         self.finished.set()
         self._changed.set()
 
+
+
+def _unread(sock: socket.socket) -> bytes:
+    """What the client sent that the failed line left unread: the kernel keeps a reset
+    socket's received bytes readable (Linux: the data, then ECONNRESET)."""
+    chunks = []
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except OSError:  # nothing more now (BlockingIOError), or the reset itself
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _recorded(send: Send, receive: Callable[[], Awaitable[list[Tag | str]]],
