@@ -904,3 +904,18 @@ async def test_a_bye_that_arrived_is_counted_though_a_write_to_the_line_failed_f
                 break
             await asyncio.sleep(0.01)
     assert server.stats.byes == 1, server.stats.problems
+
+
+async def test_a_kans_new_dora_comes_before_the_discard_after_the_kan() -> None:
+    """Tenhou turns the indicator of an open or added kan before the kan's maker discards
+    (82093: "<N who=2 .../><V/>" then "<DORA hai=64/><F42/><W/>"); the fake told it after
+    that discard. Over games with such kans (seeds 0, 20, 22), a DORA never follows a discard."""
+    before: list[str] = []
+    for seed in (0, 20, 22):
+        async with _server(seed=seed, transcript=True) as (server, port):
+            await _one_game(port)
+        tags = [t for conn in server.transcripts for d, t in conn if d == "tx"
+                and re.match(r"<(DORA|[TDEFGUVWefg]\d*[ />]|N )", t)]
+        before += [a for a, b in itertools.pairwise(tags) if b.startswith("<DORA")]
+    assert len(before) >= 3, before
+    assert not [a for a in before if re.match(r"<[DEFGefg]\d", a)], before
