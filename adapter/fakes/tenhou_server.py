@@ -9,7 +9,9 @@ It is a measuring instrument, so it behaves as Tenhou does, down to what arrives
 checks, LN after PXR and again on a <Z/> in the lobby or the queue, REJOIN once before the
 table is found (a JOIN while queueing is counted as a problem), GO + UN + TAIKYOKU in one
 write, the hands (see
-tenhou_table.py), PROF with the last AGARI / RYUUKYOKU (``owari``) in one write. A client that
+tenhou_table.py: what happens between two decisions of any seat in one write, a discard with
+the next draw; a kan's DORA before the discard after it; FURITEN when the seat becomes furiten
+or stops), PROF with the last AGARI / RYUUKYOKU (``owari``) in one write. A client that
 drops is taken back by the same HELO: GO + UN + SAIKAI in one write, and after its GOK a REINIT
 of the table and the request it still owes (no REINIT before the first hand). A HELO after
 ``owari`` is a new login: the game is over when ``owari`` is sent. A seat whose client is
