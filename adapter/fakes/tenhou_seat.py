@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 from adapter.fakes.tenhou_results import owari
 from adapter.local.game import placement
 from brain.brain import safest_action
+from brain.rules.riichi import is_furiten
+from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.codec import ProtocolError
@@ -211,6 +213,11 @@ class RemoteSeat:
         self.owed: Owed | None = None
         self.answers = threading.Lock()  # owed and the reply queue, between the two threads
         self.held: list[Tag] = []  # the hand's AGARI / RYUUKYOKU, sent with the next event
+        # told, not yet written: Tenhou writes what happens between two decisions in one go
+        # (a discard with the next draw), so a seat's tags wait for the next request of any
+        # seat (:meth:`flush`), or the hand's end; a REINIT covers them (under the table's lock)
+        self.unsent: list[Tag] = []
+        self.furiten = False  # as last shown by FURITEN
         self.given: set[str] = set()  # every answer read in this game, to know a repeat
         self.scores = [0, 0, 0, 0]
 
@@ -218,7 +225,15 @@ class RemoteSeat:
         return (seat - self.seat) % 4
 
     def send(self, *tags: Tag) -> None:
-        self.table.send(self, list(tags))
+        """Told, written with the next request of any seat (:meth:`flush`)."""
+        self.unsent.extend(tags)
+
+    def flush(self, *tags: Tag) -> None:
+        """What the seat was told since its last write, and ``tags``, in one write (under the
+        table's lock, so that a REINIT never repeats nor loses any of it)."""
+        out, self.unsent = [*self.unsent, *tags], []
+        if out:
+            self.table.send(self, out)
 
     # ------------------------------------------------------------------ answers
 
@@ -232,7 +247,7 @@ class RemoteSeat:
                     break
                 self.table.dropped("a late answer", late)
             self.owed = Owed(kind, tag, frozenset(self.table.ids.held[self.seat]))
-        self.send(tag)
+        self.flush(tag)  # a request ends its write, as on Tenhou
 
     def accept(self, tags: list[Tag]) -> None:
         """From the server's loop: the answers of one read. The first that fits what is owed
@@ -280,6 +295,7 @@ class RemoteSeat:
         table, ids = self.table, self.table.ids
         referee = table.referee
         view = referee.views[self.seat]
+        self._show_furiten(event, view)
         if isinstance(event, ev.RoundStarted):
             self.scores = list(event.scores)
             kyoku = event.round_wind * 4 + event.round_number
@@ -324,6 +340,17 @@ class RemoteSeat:
             self._agari(event)
         elif isinstance(event, ev.RoundDrawn):
             self._ryuukyoku(event)
+
+    def _show_furiten(self, event: Any, view: TableState) -> None:
+        """``<FURITEN show="1"/>`` when the seat becomes furiten, ``show="0"`` when it is no
+        more (:func:`furiten_now`), before the tag of the event that changed it."""
+        if isinstance(event, ev.RoundStarted):
+            self.furiten = False  # a new hand: not furiten, and nothing said
+            return
+        now = furiten_now(view)
+        if now is not None and now != self.furiten:
+            self.furiten = now
+            self.send(Tag("FURITEN", {"show": "1" if now else "0"}))
 
     def _discarded(self, event: ev.TileDiscarded) -> None:
         tile_id = self.table.ids.move[0]
@@ -393,11 +420,14 @@ class RemoteSeat:
         self.held.append(Tag("RYUUKYOKU", attrs))
 
     def send_results(self) -> None:
-        """The hand's result(s), told with the next event, and NEXTREADY waited for."""
-        held, self.held = self.held, []
+        """The hand's result(s), with the tags told since the last request (one write: the
+        hand is over), and NEXTREADY waited for."""
+        with self.table.lock:
+            held, self.held = self.held, []
+            if held:
+                self.link.ready.clear()  # a NEXTREADY read before these results answers nothing
+            self.flush(*held)
         if held:
-            self.link.ready.clear()  # a NEXTREADY read before these results answers nothing
-            self.send(*held)
             self.table.wait_ready(self)
 
     def game_over(self, scores: list[int]) -> None:
@@ -408,7 +438,8 @@ class RemoteSeat:
         last = held.pop() if held else Tag("RYUUKYOKU", {"ba": "0,0", "sc": self._sc(())})
         prof = Tag("PROF", {"lobby": "0", "type": str(self.table.game_type),
                             "add": text.split(",")[1]})
-        self.send(*held, prof, Tag(last.name, {**last.attrs, "owari": text}))
+        with self.table.lock:
+            self.flush(*held, prof, Tag(last.name, {**last.attrs, "owari": text}))
 
     # ------------------------------------------------------------------ what it is asked
 
@@ -513,6 +544,7 @@ class RemoteSeat:
         hand = list(ids.held[self.seat])
         rivers = [list(r) for r in ids.rivers]
         owed: list[Tag] = []
+        self.unsent = []  # the REINIT says all of it
         with self.answers:
             if self.owed is not None and not self.owed.answered:
                 tag = self.owed.tag  # still owed: asked again after the table
@@ -533,6 +565,16 @@ class RemoteSeat:
             if rivers[seat]:
                 attrs[f"kawa{r}"] = ",".join(map(str, rivers[seat]))
         return [Tag("REINIT", attrs), *owed]
+
+
+def furiten_now(view: TableState) -> bool | None:
+    """Whether Tenhou shows the seat as furiten now: a wait in its own river, or a win passed
+    up (the rules' furiten). The real capture (kokushi.log) has ``<FURITEN show="1"/>`` right
+    after the client discarded one of its waits, before the discard's echo, and nowhere else.
+    None on the seat's turn (3k+2 tiles held): a hand with a drawn tile has no waits yet."""
+    if len(view.hand) % 3 != 1:
+        return None
+    return is_furiten(view)
 
 
 def _matching(action: Any, legal: list[Any]) -> Any:

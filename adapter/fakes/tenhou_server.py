@@ -9,7 +9,9 @@ It is a measuring instrument, so it behaves as Tenhou does, down to what arrives
 checks, LN after PXR and again on a <Z/> in the lobby or the queue, REJOIN once before the
 table is found (a JOIN while queueing is counted as a problem), GO + UN + TAIKYOKU in one
 write, the hands (see
-tenhou_table.py), PROF with the last AGARI / RYUUKYOKU (``owari``) in one write. A client that
+tenhou_table.py: what happens between two decisions of any seat in one write, a discard with
+the next draw; a kan's DORA before the discard after it; FURITEN when the seat becomes furiten
+or stops), PROF with the last AGARI / RYUUKYOKU (``owari``) in one write. A client that
 drops is taken back by the same HELO: GO + UN + SAIKAI in one write, and after its GOK a REINIT
 of the table and the request it still owes (no REINIT before the first hand). A HELO after
 ``owari`` is a new login: the game is over when ``owari`` is sent. A seat whose client is
@@ -27,7 +29,7 @@ the real captures only the client sends ``<Z/>``): every that many seconds, on e
 connection, a ``<Z/>`` (and on WebSocket a WebSocket ping as well); the delay of each answer is
 recorded in the stats (a client's ``<Z/>`` answers the oldest probe not yet answered).
 ``transcript``: every tag sent and received, per connection, for tests that check a client
-logged them all.
+logged them all, and the tags of each write (``writes``), for tests of what goes together.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
 import threading
 import time
 import urllib.parse
@@ -156,6 +159,7 @@ class FakeTenhouServer:
         self.keepalive_every = keepalive_every
         self.record = transcript
         self.transcripts: list[list[tuple[str, str]]] = []  # per connection, in order
+        self.writes: list[list[list[str]]] = []  # per connection, each write's tags
         self.stats = ServerStats()
         self.tables: list[TenhouTable] = []
         self.waiting: list[_Conn] = []  # joined, no table yet
@@ -241,9 +245,19 @@ class FakeTenhouServer:
             writer.transport.abort()
 
         stream = TagStream()
+        # A write to a line the client has reset fails, and asyncio then stops reading the
+        # socket: what the client sent before (its BYE) would stay unread in the kernel. A
+        # second handle on the socket reads it still (see :func:`_unread`).
+        spare = writer.get_extra_info("socket").dup()
+        spare.setblocking(False)
 
         async def receive() -> list[Tag | str]:
-            data = await reader.read(65536)
+            try:
+                data = await reader.read(65536)
+            except (ConnectionError, OSError):
+                data = _unread(spare)
+                if not data:
+                    raise
             if not data:
                 raise ConnectionError("closed")
             return list(stream.feed(data))
@@ -251,6 +265,7 @@ class FakeTenhouServer:
         try:
             await self._session(send, receive, cut, writer.close)
         finally:
+            spare.close()
             writer.close()
             with contextlib.suppress(ConnectionError, OSError):
                 await writer.wait_closed()
@@ -305,8 +320,10 @@ class FakeTenhouServer:
         answers of one read are taken together: one of them answers what is owed."""
         if self.record:
             transcript: list[tuple[str, str]] = []
+            writes: list[list[str]] = []
             self.transcripts.append(transcript)
-            send, receive = _recorded(send, receive, transcript)
+            self.writes.append(writes)
+            send, receive = _recorded(send, receive, transcript, writes)
         conn = _Conn(send, cut, hang_up)
         task = asyncio.current_task()
         if task is not None:
@@ -585,16 +602,33 @@ class FakeTenhouServer:
 
 
 
+def _unread(sock: socket.socket) -> bytes:
+    """What the client sent that the failed line left unread: the kernel keeps a reset
+    socket's received bytes readable (Linux: the data, then ECONNRESET)."""
+    chunks = []
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except OSError:  # nothing more now (BlockingIOError), or the reset itself
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _recorded(send: Send, receive: Callable[[], Awaitable[list[Tag | str]]],
-              transcript: list[tuple[str, str]]) \
+              transcript: list[tuple[str, str]], writes: list[list[str]]) \
         -> tuple[Send, Callable[[], Awaitable[list[Tag | str]]]]:
-    """``send`` and ``receive`` that also write every tag into ``transcript``."""
+    """``send`` and ``receive`` that also write every tag into ``transcript`` (and the tags of
+    each write, together, into ``writes``)."""
     def text(item: Tag | str) -> str:
         return item if isinstance(item, str) else format_tag(item)
 
     async def send_recorded(tags: Sequence[Tag | str]) -> None:
         await send(tags)
         transcript.extend(("tx", text(t)) for t in tags)
+        writes.append([text(t) for t in tags])
 
     async def receive_recorded() -> list[Tag | str]:
         items = await receive()

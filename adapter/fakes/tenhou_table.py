@@ -66,14 +66,35 @@ class _Referee(HandReferee):
     def __init__(self, table: TenhouTable, players: list[Any]) -> None:
         super().__init__("riichi", players, table.log)
         self.table = table
+        self._late_discard: ev.TileDiscarded | None = None  # told after the kan's DORA
+        self.pending_dora = 0  # play() sets it again for each hand
 
     def emit(self, event: Any) -> None:
+        if isinstance(event, ev.TileDiscarded) and self.pending_dora:
+            # a kan's new indicator is turned before the discard after the kan, as Tenhou
+            # tells it (the capture 82093: "<DORA hai=64/><F42/><W/>"); the referee turns it
+            # just after, so the discard waits for it
+            self._late_discard = event
+            return
         if isinstance(event, ev.RoundStarted | ev.GameEnded):
             self.table.between_hands(event)  # outside the lock: a client may come back
         # one event at a time against a returning client's REINIT (see TenhouTable.lock)
         with self.table.lock:
             self.table.before_event(event)
             super().emit(event)
+        late = self._late_discard
+        if isinstance(event, ev.DoraRevealed) and late is not None and not self.pending_dora:
+            self._late_discard = None
+            self.emit(late)
+
+    def ask(self, seat: int, request: ev.DecisionRequest,
+            legal: list[Any] | None = None) -> Any:
+        """Any seat asked to decide ends every client's write: what was told since the last
+        decision goes out together (Tenhou's "<D12/><U/>"), and nothing waits behind a wait."""
+        with self.table.lock:
+            for remote in self.table.remotes.values():
+                remote.flush()
+        return super().ask(seat, request, legal)
 
 
 # ---------------------------------------------------------------------- the table
