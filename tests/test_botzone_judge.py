@@ -248,3 +248,30 @@ def test_a_kept_bots_endless_stderr_is_scanned_for_notes_not_held_whole():
     assert said["count"] == 152
     assert said["kept"] == [f"late: {i}" for i in range(100)]
     assert said["grew"] < 30_000, said["grew"]  # KB: 100 MB of stderr went through
+
+
+@pytest.mark.parametrize("mode", ["simple", "json"])
+def test_a_one_shot_bots_notes_after_a_megabyte_of_stderr_are_counted(mode):
+    """A one-shot turn's stderr was kept up to 1 MB for its fallback notes and the rest
+    dropped: a note said after 1 MB of debug output was not counted, and the match passed
+    for the policy's. Every note is counted now, and an RE names the bot's last words."""
+    from adapter.fakes.botzone_judge import Verdict
+
+    noise = "import sys\nsys.stdin.read()\nsys.stderr.write(('n' * 99 + '\\n') * 20_000)\n"
+    answer = "{\"response\": \"PASS\"}" if mode == "json" else "PASS"
+    said = noise + (f"sys.stderr.write('mjbot botzone: fallback (late: 1)\\n')\n"
+                    f"print({answer!r})\n")
+    bot = BotProcess(0, mode, (sys.executable, "-c", said), limit=30.0, later_limit=30.0)
+    bot.command = bot.command[:-1]
+    try:
+        assert bot.request("0 0 0") == "PASS"
+        assert (bot.fallback_count, bot.fallbacks) == (1, ["late: 1"])
+    finally:
+        bot.close()
+    mute = BotProcess(0, mode, (sys.executable, "-c", noise + "sys.stderr.write('LAST')\n"
+                                "sys.exit(3)"), limit=30.0, later_limit=30.0)
+    mute.command = mute.command[:-1]
+    with pytest.raises(Verdict) as verdict:
+        mute.request("0 0 0")
+    assert verdict.value.code == "RE" and verdict.value.detail.startswith("no response (exit 3)")
+    assert verdict.value.detail.endswith("nnnn\\nLAST'"), verdict.value.detail[-40:]

@@ -43,7 +43,6 @@ MODES = ("simple", "json", "keep", "keep-json")
 # bytes a bot may print in one turn (OLE past it): a response, 1 KB of debug and 100 KB each of
 # data and globaldata are all Botzone lets through
 OUTPUT_LIMIT = 1 << 20
-STDERR_KEPT = 1 << 20  # bytes of a one-shot turn's stderr read for fallback notes; the rest dropped
 CHUNK = 65536
 NOTES_KEPT = 100  # fallback notes kept word for word per bot; every one is counted
 NOTE_LINE = 4096  # bytes of a stderr line read for a note; the rest of a longer one skipped
@@ -87,6 +86,10 @@ class StderrNotes:
                 return
             self._line_done()
             start = end + 1
+
+    def begin(self) -> None:
+        """A new process's stderr: no line under way, no tail (an RE's message is its own)."""
+        self.tail, self.line = b"", bytearray()
 
     def end(self) -> None:
         """The stream ended: its last line, if unfinished, read too."""
@@ -163,7 +166,8 @@ class BotProcess:
         proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=self.env)
         try:
-            stdout, stderr = self._exchange(proc, self._input().encode(), deadline)
+            self.notes.begin()
+            stdout = self._exchange(proc, self._input().encode(), deadline)
             try:
                 code = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
@@ -176,28 +180,28 @@ class BotProcess:
                 with contextlib.suppress(OSError):
                     if stream is not None:
                         stream.close()
-        self._note_fallbacks(stderr)
+        self.notes.end()
         out = stdout.decode("utf-8", errors="replace")
         lines = out.split("\n")
         if lines[-1] == "":
             lines.pop()  # the newline that ends the last line
         if not out.strip():
             raise Verdict(self.seat, "RE", f"no response (exit {code}): "
-                          f"{stderr.decode(errors='replace')[-300:]!r}")
+                          f"{self.notes.tail.decode(errors='replace')!r}")
         return self._answer(lines)
 
     def _exchange(self, proc: subprocess.Popen[bytes], data: bytes,
-                  deadline: float) -> tuple[bytes, bytes]:
+                  deadline: float) -> bytes:
         """A one-shot turn: ``data`` written and the input closed, stdout and stderr read to
         their end, never waiting past ``deadline`` (TLE) on a bot that does not read or
-        does not end; stdout past :data:`OUTPUT_LIMIT` is OLE, stderr past
-        :data:`STDERR_KEPT` is dropped unread-for."""
+        does not end; stdout past :data:`OUTPUT_LIMIT` is OLE, stderr read into the bot's
+        notes as it comes (a limit on it would drop the notes past it)."""
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         stdin, stdout, stderr = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
         for fd in (stdin, stdout, stderr):
             os.set_blocking(fd, False)
         left_to_send = memoryview(data)
-        got = {stdout: bytearray(), stderr: bytearray()}
+        got = bytearray()
         reading = [stdout, stderr]
         writing = [stdin]
         while reading or writing:
@@ -222,13 +226,13 @@ class BotProcess:
                 if not chunk:
                     reading.remove(fd)
                 elif fd == stdout:
-                    got[fd] += chunk
-                    if len(got[fd]) > OUTPUT_LIMIT:
+                    got += chunk
+                    if len(got) > OUTPUT_LIMIT:
                         raise Verdict(self.seat, "OLE", f"more than {OUTPUT_LIMIT} bytes "
                                       "of output in one turn")
-                elif len(got[fd]) < STDERR_KEPT:
-                    got[fd] += chunk
-        return bytes(got[stdout]), bytes(got[stderr])
+                else:
+                    self.notes.feed(chunk)
+        return bytes(got)
 
     def _answer(self, lines: list[str]) -> str:
         """The response in what the bot printed for one turn (a keep-running turn: what came
@@ -268,10 +272,6 @@ class BotProcess:
     @property
     def fallback_count(self) -> int:
         return self.notes.count
-
-    def _note_fallbacks(self, stderr: bytes) -> None:
-        self.notes.feed(stderr)
-        self.notes.end()
 
     def _errs(self) -> list[int]:
         """The keep-running bot's stderr while it can still say something."""
