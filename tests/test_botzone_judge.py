@@ -193,3 +193,85 @@ def test_a_bot_that_prints_without_end_gets_ole_not_a_judge_out_of_memory(mode, 
         assert _verdict_within(bot, "0 0 0") == "OLE"
     finally:
         bot.close()
+
+
+# ---------------------------------------------------------------------- a bot's stderr
+
+# A keep-running bot that passes on every line and says 150 fallback notes amid 60 MB of
+# debug lines before its first answer, and 2 more amid 40 MB once its input ends.
+NOISY_NOTES = (
+    "import sys\n"
+    "err = sys.stderr.buffer\n"
+    "def noise(mb):\n"
+    "    for _ in range(mb * 16): err.write(b'n' * 65535 + b'\\n')\n"
+    "def notes(first, count, mb):\n"
+    "    for i in range(first, first + count):\n"
+    "        err.write(b'mjbot botzone: fallback (late: %d)\\n' % i); noise(mb)\n"
+    "n = int(sys.stdin.readline())\n"
+    "[sys.stdin.readline() for _ in range(2 * n - 1)]\n"
+    "notes(0, 30, 2)\n"
+    "notes(30, 120, 0)\n"
+    "print('PASS'); print('" + KEEP_RUNNING + "', flush=True)\n"
+    "for line in sys.stdin:\n"
+    "    print('PASS'); print('" + KEEP_RUNNING + "', flush=True)\n"
+    "noise(20); notes(150, 2, 10)\n")
+
+# Runs one kept NOISY_NOTES bot for three lines in a fresh process (argv[1]: the script) and
+# prints its notes and how much the process's memory grew meanwhile (peak, in KB).
+MEASURED = (
+    "import json, resource, sys\n"
+    "from adapter.fakes.botzone_judge import BotProcess\n"
+    "bot = BotProcess(0, 'keep', (sys.executable, '-c', sys.argv[1]), 30.0, 30.0)\n"
+    "bot.command = bot.command[:-1]\n"
+    "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+    "answers = [bot.request(line) for line in ('0 0 0', '3 1 PLAY W1', '3 2 PLAY W2')]\n"
+    "bot.close()\n"
+    "grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before\n"
+    "print(json.dumps({'answers': answers, 'count': bot.fallback_count,\n"
+    "                  'kept': bot.fallbacks, 'grew': grew}))\n")
+
+
+def test_a_kept_bots_endless_stderr_is_scanned_for_notes_not_held_whole():
+    """A keep-running bot's stderr went to a temporary file that close() read whole into
+    memory (and decoded, and split): a bot printing debug output without end filled the disk
+    and then the judge's memory. It is now a pipe read as the judge waits on the bot, a
+    pipeful at a time: every fallback note is counted (the first 100 kept), nothing else
+    held; its notes after its input ends are read too."""
+    import json
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", MEASURED, NOISY_NOTES], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = json.loads(done.stdout)
+    assert said["answers"] == ["PASS"] * 3
+    assert said["count"] == 152
+    assert said["kept"] == [f"late: {i}" for i in range(100)]
+    assert said["grew"] < 30_000, said["grew"]  # KB: 100 MB of stderr went through
+
+
+@pytest.mark.parametrize("mode", ["simple", "json"])
+def test_a_one_shot_bots_notes_after_a_megabyte_of_stderr_are_counted(mode):
+    """A one-shot turn's stderr was kept up to 1 MB for its fallback notes and the rest
+    dropped: a note said after 1 MB of debug output was not counted, and the match passed
+    for the policy's. Every note is counted now, and an RE names the bot's last words."""
+    from adapter.fakes.botzone_judge import Verdict
+
+    noise = "import sys\nsys.stdin.read()\nsys.stderr.write(('n' * 99 + '\\n') * 20_000)\n"
+    answer = "{\"response\": \"PASS\"}" if mode == "json" else "PASS"
+    said = noise + (f"sys.stderr.write('mjbot botzone: fallback (late: 1)\\n')\n"
+                    f"print({answer!r})\n")
+    bot = BotProcess(0, mode, (sys.executable, "-c", said), limit=30.0, later_limit=30.0)
+    bot.command = bot.command[:-1]
+    try:
+        assert bot.request("0 0 0") == "PASS"
+        assert (bot.fallback_count, bot.fallbacks) == (1, ["late: 1"])
+    finally:
+        bot.close()
+    mute = BotProcess(0, mode, (sys.executable, "-c", noise + "sys.stderr.write('LAST')\n"
+                                "sys.exit(3)"), limit=30.0, later_limit=30.0)
+    mute.command = mute.command[:-1]
+    with pytest.raises(Verdict) as verdict:
+        mute.request("0 0 0")
+    assert verdict.value.code == "RE" and verdict.value.detail.startswith("no response (exit 3)")
+    assert verdict.value.detail.endswith("nnnn\\nLAST'"), verdict.value.detail[-40:]

@@ -925,3 +925,73 @@ def test_a_botzone_bot_printing_lines_without_end_is_garbage_not_a_memory_sink(t
     assert seat.report.garbage == 1 and seat.report.late == 0, seat.report
     assert "more than 1048576 bytes of output in one turn" in seat.report.first
     assert any(e.get("reason") == "garbage" for e in logs)
+
+
+# An NTPU program that throws what it drew and passes on every other ask; argv[1]: "stale"
+# prints 200 lines answering no ask after each answer, "flood" 5 MB of them after its first
+# throw, in one write (then plays on).
+NTPU_STRAY = textwrap.dedent("""
+    import sys
+    mode, last, flooded = sys.argv[1], None, False
+    for line in sys.stdin:
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "/close":
+            break
+        if parts[0] == "/ready":
+            print("/ready", flush=True)
+        elif parts[0] in ("/mo", "/initCard"):
+            last = parts[-1]
+        elif parts[0] == "/ask":
+            print("/throw " + last if parts[1] == "throw" else "/pass", flush=True)
+            if mode == "stale":
+                sys.stdout.write("stale\\n" * 200)
+            elif mode == "flood" and parts[1] == "throw" and not flooded:
+                flooded = True
+                sys.stdout.write(("flood " + "x" * 93 + "\\n") * 50_000)
+            sys.stdout.flush()
+""")
+
+
+def _taiwan_game_with_outside_seat_0(name: str, seed: int = 3):
+    players = [seat_for("taiwan16", 0, name, 30.0)] + [
+        seat_for("taiwan16", s, "rulebased") for s in (1, 2, 3)]
+    try:
+        result = play_game(GameConfig("taiwan16"), players, seed, 0)
+    finally:
+        for p in players:
+            p.close()
+    return result, players[0]
+
+
+def test_an_ntpu_programs_stray_lines_are_all_counted_in_a_bounded_number_of_warnings(
+        tmp_path):
+    """Every line an NTPU program sent that answered no ask was one warning in the log: a
+    program printing hundreds between asks wrote hundreds of warnings an ask. The first few
+    are logged as they were, the rest counted in the report and said in one warning."""
+    bot = _script(tmp_path, "bot.py", NTPU_STRAY)
+    with capture_logs() as logs:
+        _, seat = _taiwan_game_with_outside_seat_0(f"ntpu:{PY} {bot} stale")
+    faults = [e for e in logs if e["event"] == "outside program fault"]
+    more = [e for e in logs if e["event"] == "outside program faults not logged one by one"]
+    assert seat.report.crashed == seat.report.late == seat.report.illegal == 0, seat.report
+    assert more and all(e["reason"] == "garbage" and e["count"] > 0 for e in more)
+    assert len(faults) + sum(e["count"] for e in more) == seat.report.garbage
+    assert len(faults) <= 3 * len(more) + 3 < seat.report.garbage, len(faults)
+
+
+def test_an_ntpu_program_flooding_lines_between_asks_is_garbage_and_stopped(tmp_path):
+    """Before an ask the stray lines were read while any were ready: a program flooding
+    them kept the seat reading (and logging a warning a line) for as long as the flood
+    lasted, its memory growing. Past 1 MB of them in a run it is a fatal garbage fault: the
+    program is stopped, its turn played safe, and the game goes on."""
+    bot = _script(tmp_path, "bot.py", NTPU_STRAY)
+    with capture_logs() as logs:
+        result, seat = _taiwan_game_with_outside_seat_0(f"ntpu:{PY} {bot} flood")
+    flood = [e for e in logs if e["event"] == "outside program fault"
+             and "bytes of lines answering no ask (a flood)" in e["detail"]]
+    assert flood and flood[0]["reason"] == "garbage", seat.report
+    assert len([e for e in logs if e["event"] == "outside program fault"]) < 100
+    assert seat.tally.fallbacks > 0 and seat.report.restarts > 0, seat.report
+    assert result is not None

@@ -60,7 +60,8 @@ def keep_running_match(seed: int, policy: str = KEEP_RUNNING_POLICY,
     said = [why for per_seat in result.fallbacks for why in per_seat]
     return {"log": result.log, "seconds": result.turn_seconds,
             "fallbacks": {"turns": sum(len(t) for t in result.turn_seconds),
-                          "fallbacks": len(said), "first_fallback": said[0] if said else None}}
+                          "fallbacks": sum(result.fallback_counts),
+                          "first_fallback": said[0] if said else None}}
 
 
 def _history(log: dict[str, Any], seat: str) -> tuple[list[str], list[str]]:

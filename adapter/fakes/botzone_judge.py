@@ -24,7 +24,6 @@ import random
 import select
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,8 +43,11 @@ MODES = ("simple", "json", "keep", "keep-json")
 # bytes a bot may print in one turn (OLE past it): a response, 1 KB of debug and 100 KB each of
 # data and globaldata are all Botzone lets through
 OUTPUT_LIMIT = 1 << 20
-STDERR_KEPT = 1 << 20  # bytes of a one-shot turn's stderr read for fallback notes; the rest dropped
 CHUNK = 65536
+NOTES_KEPT = 100  # fallback notes kept word for word per bot; every one is counted
+NOTE_LINE = 4096  # bytes of a stderr line read for a note; the rest of a longer one skipped
+STDERR_TAIL = 300  # bytes of a bot's last stderr kept for an RE's message
+STDERR_READS = 16  # pipefuls of a bot's stderr read at once when the judge is not waiting
 DEFAULT_COMMAND = (sys.executable, "-m", "adapter.cli", "--log-level", "error", "botzone")
 
 
@@ -58,6 +60,49 @@ class Verdict(Exception):  # a judge's verdict, raised to end the match
 
 
 # ---------------------------------------------------------------------- bot processes
+
+
+class StderrNotes:
+    """What the judge keeps of a bot's stderr, fed a pipeful at a time as it is read: every
+    fallback note counted (the first :data:`NOTES_KEPT` kept word for word), the last
+    :data:`STDERR_TAIL` bytes, and at most :data:`NOTE_LINE` bytes of the line under way.
+    Nothing else is held, so a bot printing debug output without end costs no memory or
+    disk, and no note is dropped however much it prints around them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.kept: list[str] = []
+        self.tail = b""
+        self.line = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        self.tail = (self.tail + chunk)[-STDERR_TAIL:]
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            self.line += piece[:NOTE_LINE - len(self.line)]
+            if end < 0:
+                return
+            self._line_done()
+            start = end + 1
+
+    def begin(self) -> None:
+        """A new process's stderr: no line under way, no tail (an RE's message is its own)."""
+        self.tail, self.line = b"", bytearray()
+
+    def end(self) -> None:
+        """The stream ended: its last line, if unfinished, read too."""
+        if self.line:
+            self._line_done()
+
+    def _line_done(self) -> None:
+        text, self.line = self.line.decode("utf-8", errors="replace"), bytearray()
+        for line in text.splitlines():
+            if line.startswith(FALLBACK_NOTE):
+                self.count += 1
+                if len(self.kept) < NOTES_KEPT:
+                    self.kept.append(line.removeprefix(FALLBACK_NOTE).removesuffix(")"))
 
 
 class BotProcess:
@@ -78,11 +123,12 @@ class BotProcess:
         self.responses: list[str] = []
         self.data, self.globaldata = "", ""
         self.proc: subprocess.Popen[bytes] | None = None
-        self.stderr: Any = None  # a keep-running bot's stderr, read for fallbacks at close
+        self.stderr: int | None = None  # a keep-running bot's stderr (a pipe), read for notes
         self.buffer = b""
         self.seconds: list[float] = []
         self.failed = False
-        self.fallbacks: list[str] = []  # why, for each answer the brain gave for the policy
+        # why, for each answer the brain gave for the policy (as the bot said on stderr)
+        self.notes = StderrNotes()
 
     def request(self, line: str) -> str:
         """The bot's answer to ``line``, or its verdict, always within the turn's limit: a
@@ -120,7 +166,8 @@ class BotProcess:
         proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=self.env)
         try:
-            stdout, stderr = self._exchange(proc, self._input().encode(), deadline)
+            self.notes.begin()
+            stdout = self._exchange(proc, self._input().encode(), deadline)
             try:
                 code = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
@@ -133,28 +180,28 @@ class BotProcess:
                 with contextlib.suppress(OSError):
                     if stream is not None:
                         stream.close()
-        self._note_fallbacks(stderr)
+        self.notes.end()
         out = stdout.decode("utf-8", errors="replace")
         lines = out.split("\n")
         if lines[-1] == "":
             lines.pop()  # the newline that ends the last line
         if not out.strip():
             raise Verdict(self.seat, "RE", f"no response (exit {code}): "
-                          f"{stderr.decode(errors='replace')[-300:]!r}")
+                          f"{self.notes.tail.decode(errors='replace')!r}")
         return self._answer(lines)
 
     def _exchange(self, proc: subprocess.Popen[bytes], data: bytes,
-                  deadline: float) -> tuple[bytes, bytes]:
+                  deadline: float) -> bytes:
         """A one-shot turn: ``data`` written and the input closed, stdout and stderr read to
         their end, never waiting past ``deadline`` (TLE) on a bot that does not read or
-        does not end; stdout past :data:`OUTPUT_LIMIT` is OLE, stderr past
-        :data:`STDERR_KEPT` is dropped unread-for."""
+        does not end; stdout past :data:`OUTPUT_LIMIT` is OLE, stderr read into the bot's
+        notes as it comes (a limit on it would drop the notes past it)."""
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         stdin, stdout, stderr = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
         for fd in (stdin, stdout, stderr):
             os.set_blocking(fd, False)
         left_to_send = memoryview(data)
-        got = {stdout: bytearray(), stderr: bytearray()}
+        got = bytearray()
         reading = [stdout, stderr]
         writing = [stdin]
         while reading or writing:
@@ -179,13 +226,13 @@ class BotProcess:
                 if not chunk:
                     reading.remove(fd)
                 elif fd == stdout:
-                    got[fd] += chunk
-                    if len(got[fd]) > OUTPUT_LIMIT:
+                    got += chunk
+                    if len(got) > OUTPUT_LIMIT:
                         raise Verdict(self.seat, "OLE", f"more than {OUTPUT_LIMIT} bytes "
                                       "of output in one turn")
-                elif len(got[fd]) < STDERR_KEPT:
-                    got[fd] += chunk
-        return bytes(got[stdout]), bytes(got[stderr])
+                else:
+                    self.notes.feed(chunk)
+        return bytes(got)
 
     def _answer(self, lines: list[str]) -> str:
         """The response in what the bot printed for one turn (a keep-running turn: what came
@@ -215,23 +262,49 @@ class BotProcess:
             setattr(self, key, value if isinstance(value, str) else json.dumps(value))
         return obj["response"].strip()
 
-    def _note_fallbacks(self, stderr: bytes) -> None:
+    @property
+    def fallbacks(self) -> list[str]:
         """The bot says each answer the brain gave in its policy's place on stderr (and
         nowhere else in a later keep-running turn): a match whose bot fell back is not that
-        policy's match."""
-        for line in stderr.decode("utf-8", errors="replace").splitlines():
-            if line.startswith(FALLBACK_NOTE):
-                self.fallbacks.append(line.removeprefix(FALLBACK_NOTE).removesuffix(")"))
+        policy's match. The first :data:`NOTES_KEPT` of its notes (all: :attr:`fallback_count`)."""
+        return self.notes.kept
+
+    @property
+    def fallback_count(self) -> int:
+        return self.notes.count
+
+    def _errs(self) -> list[int]:
+        """The keep-running bot's stderr while it can still say something."""
+        return [] if self.stderr is None else [self.stderr]
+
+    def _read_stderr(self, ready: list[int], reads: int = 1) -> None:
+        """Read the bot's stderr (if in ``ready``) into its notes, up to ``reads`` pipefuls
+        without waiting: a bot must never wait on a full stderr pipe, nor hold the judge."""
+        if self.stderr is None or self.stderr not in ready:
+            return
+        for _ in range(reads):
+            try:
+                chunk = os.read(self.stderr, CHUNK)
+            except BlockingIOError:
+                return
+            if not chunk:
+                self.notes.end()
+                os.close(self.stderr)
+                self.stderr = None
+                return
+            self.notes.feed(chunk)
 
     def _start_keep_running(self) -> str:
-        # to a file, not a pipe: nobody reads it during the match, and a full pipe would
-        # stop the bot; read at close
-        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
+        # a pipe, read (into its notes) whenever the judge waits on the bot and at close: a
+        # file took all it printed, read whole at close
         self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.stderr,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      env=self.env)
-        assert self.proc.stdin is not None
+        assert self.proc.stdin is not None and self.proc.stderr is not None
         os.set_blocking(self.proc.stdin.fileno(), False)  # written by _send only
+        self.stderr = os.dup(self.proc.stderr.fileno())  # ours to close when it ends
+        self.proc.stderr.close()
+        os.set_blocking(self.stderr, False)
         deadline = time.monotonic() + self.limit
         self._send(self._input(), deadline, self.limit)
         return self._answer(self._read_until_keep_running(deadline, self.limit))
@@ -255,7 +328,9 @@ class BotProcess:
             if left <= 0:
                 raise Verdict(self.seat, "TLE", f"did not read its input in {limit} s")
             try:
-                if select.select([], [fd], [], left)[1]:
+                readable, writable, _ = select.select(self._errs(), [fd], [], left)
+                self._read_stderr(readable)
+                if writable:
                     data = data[os.write(fd, data[:CHUNK]):]
             except BlockingIOError:
                 continue
@@ -286,8 +361,9 @@ class BotProcess:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise Verdict(self.seat, "TLE", f"no answer in {limit} s")
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
+            ready, _, _ = select.select([fd, *self._errs()], [], [], left)
+            self._read_stderr(ready)
+            if fd not in ready:
                 continue
             chunk = os.read(fd, CHUNK)
             if not chunk:
@@ -295,20 +371,32 @@ class BotProcess:
             self.buffer += chunk
 
     def close(self) -> None:
+        """End a keep-running bot: its input closed, 5 s to exit (none after a verdict),
+        its stderr read meanwhile (it may be saying its last notes) and after."""
         if self.proc is not None:
             if self.proc.stdin is not None:
                 with contextlib.suppress(OSError):
                     self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout=0 if self.failed else 5)
-            except subprocess.TimeoutExpired:
+            deadline = time.monotonic() + (0 if self.failed else 5)
+            while self.proc.poll() is None and (left := deadline - time.monotonic()) > 0:
+                if self.stderr is None:
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        self.proc.wait(timeout=left)
+                    break
+                self._read_stderr(select.select(self._errs(), [], [], min(left, 0.1))[0])
+            if self.proc.poll() is None:
                 self.proc.kill()
                 self.proc.wait()
+            for stream in (self.proc.stdout, self.proc.stdin):
+                with contextlib.suppress(OSError):
+                    if stream is not None:
+                        stream.close()
             self.proc = None
+        if self.stderr is not None:  # what it said last (a helper holding the pipe: no end)
+            self._read_stderr(self._errs(), STDERR_READS)
         if self.stderr is not None:
-            self.stderr.seek(0)
-            self._note_fallbacks(self.stderr.read())
-            self.stderr.close()
+            self.notes.end()
+            os.close(self.stderr)
             self.stderr = None
 
 
@@ -373,7 +461,8 @@ class MatchResult:
     fan: int | None = None
     log: dict[str, Any] = field(default_factory=dict)
     turn_seconds: list[list[float]] = field(default_factory=list)
-    fallbacks: list[list[str]] = field(default_factory=list)  # per seat, as its bot said
+    fallbacks: list[list[str]] = field(default_factory=list)  # per seat, the first its bot said
+    fallback_counts: list[int] = field(default_factory=list)  # per seat, all its bot said
 
 
 class BotzoneJudge:
@@ -450,6 +539,7 @@ class BotzoneJudge:
             self.pool.shutdown()
         result.turn_seconds = [bot.seconds for bot in self.bots]
         result.fallbacks = [bot.fallbacks for bot in self.bots]
+        result.fallback_counts = [bot.fallback_count for bot in self.bots]
         result.log = self._judge_log(wall, result)
         return result
 
@@ -513,7 +603,8 @@ def run_matches(games: int, modes: list[str], seed: int = 0, log_dir: str | None
     verdicts: dict[str, int] = {}
     reasons: dict[str, int] = {}
     times: dict[str, list[float]] = {m: [] for m in MODES}
-    fallbacks: dict[str, list[str]] = {m: [] for m in MODES}  # why, as each bot said
+    first: dict[str, str] = {}  # why, as a bot of each mode first said it fell back
+    fell_back = dict.fromkeys(MODES, 0)  # how often the bots of each mode said so
     for game in range(games):
         seated = [modes[(s + game) % len(modes)] for s in range(4)]
         result = BotzoneJudge(seated, seed * 100_003 + game, command, limit,
@@ -525,7 +616,9 @@ def run_matches(games: int, modes: list[str], seed: int = 0, log_dir: str | None
         for s, seconds in enumerate(result.turn_seconds):
             times[seated[s]].extend(seconds)
         for s, said in enumerate(result.fallbacks):
-            fallbacks[seated[s]].extend(said)
+            fell_back[seated[s]] += result.fallback_counts[s]
+            if said:
+                first.setdefault(seated[s], said[0])
         if log_dir is not None:
             write_log(Path(log_dir) / f"botzone-judge-s{seed}-g{game}.json", result.log)
         if progress is not None:
@@ -536,8 +629,7 @@ def run_matches(games: int, modes: list[str], seed: int = 0, log_dir: str | None
         "answer_seconds": {m: {"answers": len(t), "median": _median(t),
                                "max": max(t) if t else None} for m, t in times.items() if t},
         # the answers the brain gave in the policy's place (it raised, was late, illegal)
-        "fallbacks": {m: {"answers": len(t), "fallbacks": len(fallbacks[m]),
-                          "first": fallbacks[m][0] if fallbacks[m] else None}
+        "fallbacks": {m: {"answers": len(t), "fallbacks": fell_back[m], "first": first.get(m)}
                       for m, t in times.items() if t},
     }
 

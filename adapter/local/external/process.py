@@ -34,6 +34,7 @@ EXIT_GRACE = 0.5  # seconds a program is given to exit by itself once its input 
 STDERR_TAIL = 300
 EXIT_POLL = 0.1  # how often a silent program is checked for having exited
 MAX_LINE = 1 << 20  # bytes: a longer answer is garbage (and the stream is past saving)
+UNASKED_LIMIT = 1 << 20  # bytes of lines answering no ask a run may send: past it, a flood
 ANNOUNCE_AFTER = 1.0  # seconds a listening seat waits quietly for its bot before saying so
 WRITE_LIMIT = 10.0  # seconds a program may leave its input unread (a full pipe) before it is late
 WRITE_CHUNK = 4096  # bytes per write once the pipe or socket can take some: never blocks
@@ -165,6 +166,7 @@ class LineProcess:
 
     heard: deque[str] | None = None
     left_out = 0  # bytes of its stderr left out (keeper.py), known once it is closed
+    unasked = 0  # bytes read by waiting_lines this run (what answered no ask)
 
     def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
         self.argv = argv
@@ -275,22 +277,36 @@ class LineProcess:
             self.heard.append(line)
         return line
 
-    def waiting_lines(self) -> list[str]:
-        """The complete lines already sent, read without waiting."""
+    def waiting_lines(self, keep: int) -> tuple[list[str], int]:
+        """The complete lines already sent, read without waiting: the first ``keep`` of them
+        and how many there were (a program may send thousands; each is a fault, but the log
+        and memory take only ``keep``). A run that has sent more than :data:`UNASKED_LIMIT`
+        bytes of them in all is flooding: a fatal garbage fault, so one call reads at most
+        that much and an endless flood cannot hold the table (it read while data was ready,
+        for as long as the flood lasted, each line a warning)."""
         lines: list[str] = []
+        count = 0
         while True:
             while b"\n" in self.buffer:
                 raw, _, self.buffer = self.buffer.partition(b"\n")
-                lines.append(raw.decode("utf-8", errors="replace").rstrip("\r"))
+                count += 1
+                if len(lines) < keep:
+                    lines.append(raw.decode("utf-8", errors="replace").rstrip("\r"))
             if self.eof:
-                return lines
+                return lines, count
             ready, _, _ = select.select([self._fd()], [], [], 0)
             if not ready:
-                return lines
+                return lines, count
             chunk = self._read()
             if not chunk:
                 self.eof = True
             self.buffer += chunk
+            self.unasked += len(chunk)
+            if self.unasked > UNASKED_LIMIT:
+                raise SeatFault("garbage", f"more than {UNASKED_LIMIT} bytes of lines "
+                                "answering no ask (a flood)",
+                                "\n".join(lines) or self.buffer[:200].decode(
+                                    "utf-8", errors="replace"), fatal=True)
 
     def expect_line(self, limit: float) -> str:
         """The next line; its end of output is a crash."""

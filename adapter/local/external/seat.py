@@ -190,6 +190,16 @@ class ExternalSeat:
         and those count)."""
         self._fault(fault)
 
+    def _more_unasked(self, reason: str, count: int, what: str) -> None:
+        """``count`` more faults like the ones just logged, counted in the report (never
+        fatal, never in the tally, as :meth:`_unasked`) and said in one warning: a program
+        sending thousands of stray lines must not write thousands of warnings."""
+        if count <= 0:
+            return
+        setattr(self.report, reason, getattr(self.report, reason) + count)
+        log.warning("outside program faults not logged one by one", seat=self.seat,
+                    program=self.name, reason=reason, count=count, detail=what)
+
     # ------------------------------------------------------------------ faults
 
     def _fault(self, fault: SeatFault) -> None:
