@@ -98,6 +98,25 @@ def seats(opponents: list[str], number: int) -> str:
     return ",".join([EXPERT, *picked])
 
 
+def from_run_folder(opponent: str, root: Path) -> str:
+    """An opponent as a command run from the run folder ``root`` names it: an ``nn@FILE``
+    given relative to the working directory made relative to the run folder (its label and
+    ``@budget=`` kept); anything else as given (a program's command line is its own)."""
+    from adapter.local.seat import BUDGET_SUFFIX, split_label
+    from brain.policies import NN_FILE_PREFIX
+
+    label, spec = split_label(opponent)
+    if not spec.startswith(NN_FILE_PREFIX):
+        return opponent
+    file, sep, budget = spec[len(NN_FILE_PREFIX):].rpartition(BUDGET_SUFFIX)
+    file = file if sep else budget
+    if os.path.isabs(file):
+        return opponent
+    moved = Path(os.path.relpath(Path(file).absolute(), root.absolute())).as_posix()
+    named = f"{NN_FILE_PREFIX}{moved}{sep + budget if sep else ''}"
+    return named if label == opponent else f"{label}={named}"
+
+
 def new_minus_current(arena: dict[str, Any], new: str, current: str
                       ) -> tuple[float | None, list[float | None]]:
     """The arena's paired difference new - current and its 95% interval, whichever way the
@@ -383,7 +402,8 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
     """The three phases of round ``number``, each skipped when state.json says it is done.
     Each phase runs from here (an opponent's ``nn@FILE`` or program is the user's working
     directory's) and is recorded with its paths relative to the run folder, the folder its
-    command is to be run from (state.json's ``commands``), so the record reruns anywhere."""
+    command is to be run from (state.json's ``commands``; an opponent's ``nn@FILE`` too:
+    :func:`from_run_folder`), so the record reruns anywhere."""
     from replay.dataset.shards import sha256  # numpy: not at the CLI's start
 
     here: Callable[[Path], str] = str
@@ -398,8 +418,10 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
         shutil.rmtree(data, ignore_errors=True)  # a killed phase's partial folder
 
         def selfplay(p: Callable[[Path], str]) -> tuple[list[str], dict[str, str]]:
+            named = opponents if p is here else [from_run_folder(o, state.root)
+                                                  for o in opponents]
             return (["selfplay", "--variant", args.variant, "--policies",
-                     seats(opponents, number), "--hands", str(args.hands), "--seed", str(seed),
+                     seats(named, number), "--hands", str(args.hands), "--seed", str(seed),
                      "--workers", str(args.workers), "--out", p(data), "--no-progress",
                      "--json"],
                     {"MJBOT_NN_WEIGHTS": p(current),

@@ -539,3 +539,21 @@ def test_the_summary_prints_no_python_none_and_no_negative_zero() -> None:
     assert shown_interval([None, None]) == shown_interval(None) == "[n/a]"
     assert shown_interval([-0.04, 12.34]) == "[+0.0,+12.3]"
     assert shown_points(-0.04) == "+0.0" and shown_points(None) == "n/a"
+
+
+def test_an_nn_file_opponent_is_recorded_as_the_run_folder_finds_it(
+        tmp_path: Path, iterate_here: Iterate) -> None:
+    """state.json's commands are to be run from the run folder, but an opponent's
+    ``nn@FILE`` was recorded as given, relative to the folder the run was started from: the
+    recorded self-play, pasted in the run folder, named a file that is not there. It is now
+    recorded relative to the run folder (its label and ``@budget=`` kept)."""
+    need_torch()
+    shutil.copy(GOLDEN, tmp_path / "opponent.npz")
+    # the later --opponents wins (argparse): one opponent, in all three seats
+    r = iterate_here("run", 1, "--opponents", "old=nn@opponent.npz@budget=5", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    run = tmp_path / "run"
+    selfplay = _state(run)["rounds"][0]["phases"]["selfplay"]["command"]
+    policies = shlex.split(selfplay)[shlex.split(selfplay).index("--policies") + 1]
+    assert policies.split(",")[1:] == ["old=nn@../opponent.npz@budget=5"] * 3, selfplay
+    assert (run / "../opponent.npz").is_file()

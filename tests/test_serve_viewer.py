@@ -625,3 +625,36 @@ async def test_a_commentary_the_policy_cannot_make_is_a_clear_logged_422(
     logged = caplog.text + printed.out + printed.err  # structlog's lines, where they go
     assert "Traceback" not in logged and "Error handling request" not in logged
     assert "viewer: no commentary" in logged and "rulebased raised ValueError" in logged
+
+
+async def test_a_filter_says_older_games_match_only_where_one_does(tmp_path: Path) -> None:
+    """A filtered list whose matches filled the cap was said cut ("only the newest N matching
+    games are listed: older ones match") whenever any older file was left unread, matching or
+    not: here exactly the cap's four games match and the older ones do not. The walk now reads
+    on to one match past the cap, so ``cut`` says that one exists (the unfiltered list too)."""
+    root, now = tmp_path / "logs", 1_800_000_000.0
+    sample = platform_game(tmp_path / "sample.mjlog.msgpack").read_bytes()
+    for session, ages in (("alpha", (10, 20, 30, 40)), ("beta", (86400, 86410, 86420))):
+        for n, age in enumerate(ages):
+            path = log_path(root / session, "tenhou", f"g{n}",
+                            dt.datetime.fromtimestamp(now - age))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(sample)
+            os.utime(path, (now - age, now - age))
+    for day in root.glob("*/tenhou/*"):
+        newest = max(f.stat().st_mtime for f in day.iterdir())
+        for folder in (day, day.parent, day.parent.parent):
+            os.utime(folder, (newest, newest))
+    os.utime(root, (now, now))
+    client = await client_for_server(StatusServer(roots=[str(root)], max_games=4))
+    try:
+        page = await (await client.get("/api/games")).json()
+        assert page["total"] == 4 and page["cut"] is True  # three older games exist
+        alpha = await (await client.get("/api/games?q=alpha")).json()
+        assert alpha["matched"] == 4 and alpha["cut"] is False, alpha
+        beta = await (await client.get("/api/games?q=beta")).json()
+        assert beta["matched"] == 3 and beta["cut"] is False
+        tenhou = await (await client.get("/api/games?q=tenhou")).json()
+        assert tenhou["matched"] == 4 and tenhou["cut"] is True
+    finally:
+        await client.close()

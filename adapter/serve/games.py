@@ -313,12 +313,16 @@ class GameIndex:
                 if matches(given, words):
                     games.append(given)
                     listed.add(str(root.path))
-        newest: list[float] = []  # a min-heap: the mtimes of the newest max_files games taken
+        # a min-heap: the mtimes of the newest games taken, one past the cap, so that ``cut``
+        # is only said where an older game (matching one) was found, not wherever an older file
+        # was left unread
+        newest: list[float] = []
+        keep = self.max_files + 1
         sniffed: set[str] = set()
         cut = False
         while (bound := walk.next_bound()) is not None:
-            if len(newest) >= self.max_files and bound < newest[0]:
-                cut = True  # what is left holds only older files
+            if len(newest) >= keep and bound < newest[0]:
+                cut = True  # what is left is older than a game taken past the cap
                 break
             for root_index, relative, entry in walk.pop():
                 try:
@@ -337,7 +341,7 @@ class GameIndex:
                     if not all(w in path_text + " " + _header_text(header) for w in words):
                         continue
                 found.append((st.st_mtime, entry.path, root_index, relative, entry.name, st))
-                if len(newest) < self.max_files:
+                if len(newest) < keep:
                     heapq.heappush(newest, st.st_mtime)
                 elif st.st_mtime > newest[0]:
                     heapq.heapreplace(newest, st.st_mtime)
