@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import compress
+from typing import cast
 
 import numpy as np
 
@@ -468,12 +469,13 @@ def shanten_batch(hands: np.ndarray, regular_only: bool = False) -> np.ndarray:
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise HandError(f"row {row} holds {int(tiles[row])} tiles: not 3k+1 or 3k+2 with k <= 5")
-    result = _REGULAR_FLAT[ids * _GROUP_SLOTS + groups]
+    result = cast(np.ndarray, _REGULAR_FLAT[ids * _GROUP_SLOTS + groups])
     if regular_only:
         return result
     full = (tiles >= 13) & (tiles <= 14)
     if full.all():
-        return np.minimum(result, _special_batch(stats)).astype(np.int8, copy=False)
+        both = np.minimum(result, _special_batch(stats))
+        return cast(np.ndarray, both.astype(np.int8, copy=False))
     if full.any():
         result[full] = np.minimum(result[full], _special_batch(stats[full]))
     return result
@@ -485,4 +487,4 @@ def _special_batch(stats: np.ndarray) -> np.ndarray:
     chiitoi = 6 - pairs + np.maximum(0, 7 - kinds)
     kokushi = (13 - ((stats >> _t.ORPHAN_KINDS_SHIFT) & _M)
                - (((stats >> _t.ORPHAN_PAIRS_SHIFT) & _M) > 0))
-    return np.minimum(chiitoi, kokushi)
+    return cast(np.ndarray, np.minimum(chiitoi, kokushi))

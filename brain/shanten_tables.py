@@ -23,6 +23,7 @@ import io
 import os
 import pkgutil
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -84,7 +85,7 @@ def _distance_table(length: int, chows: bool) -> np.ndarray:
 
 def _pack(vectors: np.ndarray) -> np.ndarray:
     weights = np.uint64(1) << (np.uint64(5) * np.arange(VECTOR_LEN, dtype=np.uint64))
-    return (vectors.astype(np.uint64) * weights).sum(axis=1)
+    return cast(np.ndarray, (vectors.astype(np.uint64) * weights).sum(axis=1))
 
 
 def _unique_rows(vectors: np.ndarray) -> np.ndarray:

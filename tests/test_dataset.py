@@ -325,3 +325,15 @@ def test_readme_documents_every_field_as_the_schema_has_it():
         shape = ("scalar" if not f.shape else "(" + ", ".join(map(str, f.shape))
                  + (",)" if len(f.shape) == 1 else ")"))
         assert rows[f.name] == [f.dtype, shape, str(f.fill)], f.name
+
+
+@pytest.mark.parametrize("text", ["[1]", '"manifest"', "3"])
+def test_a_manifest_that_is_not_a_json_object_is_one_line_exit_2(text, tmp_path, capsys):
+    # valid JSON of the wrong shape once reached manifest.get and died with AttributeError
+    (tmp_path / "manifest.json").write_text(text)
+    with pytest.raises(S.DatasetError, match=r"manifest\.json: not a dataset manifest"):
+        read_manifest(tmp_path)
+    r = mjbot_here(capsys, "dataset", "stats", str(tmp_path))
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and "not a dataset manifest" in lines[0] and "Traceback" not in r.stderr

@@ -26,7 +26,7 @@ indices no legal action maps to are masked before the argmax.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -102,4 +102,4 @@ def masked_softmax(logits: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
     z = np.where(legal_mask, logits, -np.inf)
     z = z - z.max()
     e = np.exp(z)
-    return e / e.sum()
+    return cast(np.ndarray, e / e.sum())

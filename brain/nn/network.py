@@ -20,7 +20,7 @@ import json
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -70,7 +70,7 @@ def _conv3(x: np.ndarray, w2: np.ndarray, b: np.ndarray) -> np.ndarray:
     xp[:, :, 1:-1] = x
     cols = np.stack([xp[:, :, 0:length], xp[:, :, 1:length + 1], xp[:, :, 2:length + 2]],
                     axis=2).reshape(n, 3 * c, length)
-    return np.matmul(w2, cols) + b[None, :, None]
+    return cast(np.ndarray, np.matmul(w2, cols) + b[None, :, None])
 
 
 class Network:

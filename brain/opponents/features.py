@@ -23,6 +23,8 @@ card can point at a feature by name.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from brain.opponents.view import (
@@ -388,9 +390,9 @@ def _is_offset(base: np.ndarray, d: int) -> np.ndarray:
     ks = np.arange(KINDS)[None, :]
     ok = base[:, None] >= 0
     if d == 0:
-        return ok & (ks == base[:, None])
+        return cast(np.ndarray, ok & (ks == base[:, None]))
     table = NEIGHBOUR[-d]  # k - d in the same suit, else 34
-    return ok & (table[None, :] == base[:, None])
+    return cast(np.ndarray, ok & (table[None, :] == base[:, None]))
 
 
 class Features:

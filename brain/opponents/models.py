@@ -16,6 +16,7 @@ import zipfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -46,11 +47,11 @@ class OpponentEstimate:
 
     def deal_in(self) -> np.ndarray:
         """LP(p, k) = P(p tenpai) * P(k wins for p): (N, 34)."""
-        return self.tenpai[:, None] * self.wait
+        return cast(np.ndarray, self.tenpai[:, None] * self.wait)
 
     def expected_loss(self) -> np.ndarray:
         """EL(p, k) = LP(p, k) * HS(p, k): (N, 34) points."""
-        return self.deal_in() * self.value
+        return cast(np.ndarray, self.deal_in() * self.value)
 
 
 class OpponentModels:
@@ -138,4 +139,5 @@ class OpponentModels:
         return sigmoid(self.wait.forward(x, z))
 
     def expected_value(self, x: np.ndarray, z: np.ndarray) -> np.ndarray:
-        return np.exp(np.clip(self.value.forward(x, z), *self.log_range)) * self.smear
+        raw = np.clip(self.value.forward(x, z), *self.log_range)
+        return cast(np.ndarray, np.exp(raw) * self.smear)

@@ -10,6 +10,7 @@ regression for the classifiers), the paper's own choice; the trainer picks eithe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -40,19 +41,19 @@ class Net:
 
     def pre(self, x: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
         """First layer: (N, H) without z, (N, K, H) with z of shape (N, K, Fz)."""
-        a = ((x - self.x_mean) * self.x_scale) @ self.wx + self.b1
+        a = cast(np.ndarray, ((x - self.x_mean) * self.x_scale) @ self.wx + self.b1)
         if z is None or self.wz is None:
             return a
         assert self.z_mean is not None and self.z_scale is not None
         zs = (z - self.z_mean) * self.z_scale
-        return zs @ self.wz + a[:, None, :]
+        return cast(np.ndarray, zs @ self.wz + a[:, None, :])
 
     def forward(self, x: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
         """The raw output (a logit, or the regression value): (N,) or (N, K)."""
         pre = self.pre(x, z)
         if self.linear:
-            return pre[..., 0] + self.b2
-        return np.maximum(pre, 0) @ self.w2 + self.b2
+            return cast(np.ndarray, pre[..., 0] + self.b2)
+        return cast(np.ndarray, np.maximum(pre, 0) @ self.w2 + self.b2)
 
     def to_arrays(self, prefix: str) -> dict[str, np.ndarray]:
         out = {f"{prefix}.{name}": np.asarray(getattr(self, name), np.float32)

@@ -173,6 +173,9 @@ def read_manifest(root: Path) -> dict[str, Any]:
                              "wrote it did not finish)") from None
     except (OSError, ValueError) as exc:
         raise S.DatasetError(f"{path}: unreadable ({exc})") from None
+    if not isinstance(manifest, dict):
+        raise S.DatasetError(f"{path}: not a dataset manifest (a JSON {type(manifest).__name__}, "
+                             "not an object)")
     version = manifest.get("schema_version")
     if version != S.SCHEMA_VERSION:
         raise S.DatasetError(f"{path}: schema_version {version!r}, this mjbot reads "
@@ -202,11 +205,6 @@ def read_shard(path: Path, names: Iterable[str], expected_bytes: int | None = No
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
         raise S.DatasetError(f"{path}: truncated or corrupt shard ({exc})") from None
     return out
-
-
-def shard_meta(path: Path) -> dict[str, Any]:
-    raw = read_shard(path, ["meta"])["meta"]
-    return json.loads(raw.tobytes().decode())
 
 
 def shard_paths(root: str | Path, manifest: dict[str, Any]) -> Sequence[tuple[Path, int]]:

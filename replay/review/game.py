@@ -144,7 +144,7 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[dict[str, Any]],
 
 def kind_text(row: dict[str, Any]) -> str:
     """The decision's kind, with the tile a claim is on ("claim on 4p from seat 3")."""
-    return row["kind"] + (f" on {row['offered']}" if row.get("offered") else "")
+    return str(row["kind"]) + (f" on {row['offered']}" if row.get("offered") else "")
 
 
 def or_na(value: Any) -> str:

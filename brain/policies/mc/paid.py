@@ -17,7 +17,7 @@ question raises), since a step question raises hundreds of hands.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -55,7 +55,7 @@ class PaidShapes:
         """(34,) bool: the kinds that win ready ``hand`` + ``melds`` at the fan floor on
         another seat's discard (self-draw adds fan, so that is the bar, as rulebased's),
         among those unseen when the hand's answers were kept (weigh them by ``pool``)."""
-        return self.waits_batch(melds, hand[None])[0]
+        return cast(np.ndarray, self.waits_batch(melds, hand[None])[0])
 
     def waits_batch(self, melds: tuple[Meld, ...], hands: np.ndarray) -> np.ndarray:
         """(n, 34) bool: :meth:`waits` of each ready 13-tile row of ``hands``."""

@@ -23,6 +23,7 @@ the hand ended, so a caller can turn them into a utility (points, placement) and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -213,7 +214,7 @@ class Playouts:
     # ------------------------------------------------------------------ helpers
 
     def _draw(self, rows: np.ndarray, seat: int) -> np.ndarray:
-        d = self.order[self.play[rows], self.ptr[rows]].astype(np.int64)
+        d = cast(np.ndarray, self.order[self.play[rows], self.ptr[rows]].astype(np.int64))
         self.ptr[rows] += 1
         if self.t.shared_wall:
             self.walls[rows] -= 1
@@ -242,7 +243,7 @@ class Playouts:
         those the rules accept, and books them."""
         ok = np.zeros(rows.size, bool)
         for j, row in enumerate(rows):
-            melds = self.starts[self.cand[row]].melds + self.called.get(int(row), ())
+            melds = self._melds(int(row))
             v = self.wins.value(melds, hands[j], int(kinds[j]), from_rel,
                                 bool(self.riichi[row]))
             if v is None:
@@ -314,7 +315,7 @@ class Playouts:
 
     def _melds(self, row: int) -> tuple[Meld, ...]:
         """The melds beside ``row``'s hand: its candidate's and those it called in play."""
-        return self.starts[self.cand[row]].melds + self.called.get(row, ())
+        return self.starts[int(self.cand[row])].melds + self.called.get(row, ())
 
     def _measure_waits(self, rows: np.ndarray) -> None:
         """The waits of ready ``rows``: every kind that completes the shape, or in MCR only
@@ -449,7 +450,7 @@ class Playouts:
         bias = self.bias[self.cand[rows]]
         worst = np.where(hands > 0, bias, -np.inf).max(axis=1)
         wanted = bias[np.arange(rows.size), np.maximum(drawn, 0)]
-        return (drawn >= 0) & (wanted < worst - PLAN_SWAP)
+        return cast(np.ndarray, (drawn >= 0) & (wanted < worst - PLAN_SWAP))
 
     def _plan_allowed(self, rows: np.ndarray, hands: np.ndarray) -> np.ndarray:
         """(rows, 34) the kinds each row may discard when it keeps to its plan whatever the
@@ -460,7 +461,7 @@ class Playouts:
         held = hands > 0
         throw = held & (bias > PLAN_SWAP)
         allowed = held & ~((bias < -PLAN_SWAP) & (hands == 1))
-        return np.where(throw.any(axis=1)[:, None], throw, allowed)
+        return cast(np.ndarray, np.where(throw.any(axis=1)[:, None], throw, allowed))
 
     def _maybe_fold(self, rows: np.ndarray, x: np.ndarray, new_sh: np.ndarray,
                     locked: np.ndarray) -> None:

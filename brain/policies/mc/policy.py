@@ -26,7 +26,7 @@ import numpy as np
 from brain.actions import action_key
 from brain.anytime import Progress, Publish
 from brain.clock import MONOTONIC, Clock
-from brain.policies.base import Decision, win_if_legal
+from brain.policies.base import Decision, Policy, win_if_legal
 from brain.policies.baselines import GreedyPolicy
 from brain.policies.evaluation import analyse_discards
 from brain.policies.mc import expect, score
@@ -366,7 +366,7 @@ def shortlist(state: TableState, cands: list[Candidate], fast: Any, table: Any, 
     return [c for c in cands if c.discard_kind < 0 or c.discard_kind in keep]
 
 
-def _fast_policy(name: str) -> Any:
+def _fast_policy(name: str) -> Policy:
     """The fast move's policy; ``nn`` is imported on use (the Botzone mc bundle carries no
     network code)."""
     if name == "nn":

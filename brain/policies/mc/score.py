@@ -17,6 +17,8 @@ ends, times what its self-draw costs us (a deal-in's value divided among the pay
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from brain.rules.variant import variant_of
@@ -24,7 +26,7 @@ from brain.rules.variant import variant_of
 
 def losing_probability(tenpai: np.ndarray, wait: np.ndarray) -> np.ndarray:
     """LP (3, 34)."""
-    return tenpai[:, None] * wait
+    return cast(np.ndarray, tenpai[:, None] * wait)
 
 
 def score(sim: float, kind: int, tenpai: np.ndarray, wait: np.ndarray,

@@ -12,6 +12,7 @@ Seats here are relative: 0 is us, 1..3 the next seats in turn order.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
@@ -216,7 +217,7 @@ def utility(variant: str, deltas: np.ndarray, scores: Sequence[int], last_hand: 
         return ours
     final = np.asarray(scores, np.float64)[None, :] + deltas
     ahead = (final[:, 1:] > final[:, :1]).sum(axis=1)
-    return ours + weight * np.asarray(UMA)[ahead]
+    return cast(np.ndarray, ours + weight * np.asarray(UMA)[ahead])
 
 
 def is_last_hand(state: TableState) -> bool:

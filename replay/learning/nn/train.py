@@ -296,7 +296,7 @@ def _train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tr
                 config.value_weight * nn.functional.mse_loss(
                     value, torch.from_numpy(batch.value).to(dev))
             opt.zero_grad()
-            loss.backward()
+            torch.autograd.backward(loss)  # loss.backward() minus its untyped signature
             opt.step()
             sched.step()
             total += loss.item() * len(batch)

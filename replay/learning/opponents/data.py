@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -81,7 +82,7 @@ class OpponentData:
         """Bool mask of the pairs whose observed seat played ``policy`` (none if unknown)."""
         if policy not in self.policies:
             return np.zeros(len(self.tenpai), bool)
-        return self.opponent == self.policies.index(policy)
+        return cast(np.ndarray, self.opponent == self.policies.index(policy))
 
     def pair_counts(self) -> dict[str, int]:
         """Pairs per opponent policy (the policies with at least one pair)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -157,7 +157,7 @@ class _Head:
 
 
 def _standardise(a: np.ndarray, stats: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    return (a.astype(np.float32) - stats[0]) * stats[1]
+    return cast(np.ndarray, (a.astype(np.float32) - stats[0]) * stats[1])
 
 
 def fit_head(x: np.ndarray, y: np.ndarray, cfg: HeadConfig, loss: str, seed: int,
