@@ -760,6 +760,27 @@ def test_a_listening_seat_with_no_client_ends_the_run_in_one_line():
                                  f"(start one, e.g. mjbot mjai --server 127.0.0.1:{port})")
 
 
+def test_a_helper_in_the_programs_group_goes_though_its_keeper_was_killed(tmp_path):
+    """A keeper killed outright (SIGKILL: by the OOM killer, or a user) takes its program with
+    it, but a helper the program started in its own group lived on, since ``close`` skipped
+    the group kill wherever a keeper had exited. Now what is left of the group goes too."""
+    pidfile = tmp_path / "pids"
+    script = ("import subprocess, sys, time\n"
+              "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+              f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+              "print('ready', flush=True)\n"
+              "time.sleep(600)\n")
+    proc = LineProcess([sys.executable, "-c", script])
+    try:
+        assert proc.read_line(30) == "ready"
+        if proc.kept:
+            os.kill(proc.pid, signal.SIGKILL)  # the keeper
+            proc.proc.wait(timeout=30)
+    finally:
+        proc.close(grace=0.1)
+    assert _all_gone(pidfile) == []
+
+
 def test_a_program_that_stops_reading_its_input_is_late_not_a_hang():
     """A pipe holds 64 KB: a Botzone history or a stream of mjai events sent to a program
     that never reads them blocked the write, and the table, for ever. The write now has a

@@ -151,11 +151,19 @@ def kill_live_groups() -> None:
     helpers that left the group included, after we are gone), a group is killed."""
     for group, kept in list(_LIVE_GROUPS.items()):
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            if kept:
+            if kept and _keeper_alive(group):
                 os.kill(group, signal.SIGTERM)
-            else:
+            else:  # no keeper, or one killed outright: what is left of its group goes now
                 os.killpg(group, signal.SIGKILL)
         _LIVE_GROUPS.pop(group, None)
+
+
+def _keeper_alive(pid: int) -> bool:
+    """Whether our child ``pid`` (a keeper) still runs; one that has exited is reaped here."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == 0
+    except ChildProcessError:  # reaped already
+        return False
 
 
 class LineProcess:
@@ -359,9 +367,12 @@ class LineProcess:
             self.proc.send_signal(signal.SIGTERM)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=KEEPER_END)
-        if self.proc.poll() is None or not self.kept:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)  # the group outlives its leader
+        # the group outlives its leader: without a keeper, or where the keeper was killed
+        # outright (SIGKILL: its program dies with it, a helper left in the group does not),
+        # or did not end in time. A group id is not reused while the group has a member, so
+        # this reaches only what is left of the program's group (none: ESRCH, one call).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
         _LIVE_GROUPS.pop(self.proc.pid, None)
         if self.proc.poll() is None:
             self.proc.wait()
