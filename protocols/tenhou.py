@@ -883,18 +883,19 @@ class TenhouCodec(Codec):
             return [Tag("N", {"type": "10"})]
         raise EncodeError("Tenhou has no reply for this action", repr(action))
 
-    def unread_draw_reply(self, tile_id: int | None, riichi: bool) \
-            -> tuple[list[object], list[Tag]]:
+    def unread_draw_reply(self, tile_id: int | None) -> tuple[list[object], list[Tag]]:
         """Our draw came in a tag we could not read; ``tile_id`` is the id its text still
         names (None: none in 0..135). The events it tells all the same (the draw, where its id
         is new to us) and the reply: a discard of that id, which the server holds for our
-        draw (in riichi the only tile Tenhou takes: it refuses any other, and its clock then
-        discards for us). With no id: in riichi no reply, so that the clock discards the
-        drawn tile, the legal move (its echo names it: :meth:`_tile_tag`); else a held id."""
+        draw (in riichi the only tile Tenhou takes). With no id, no reply: Tenhou's clock
+        then discards the drawn tile (in riichi the only legal move), and its echo names it
+        (:meth:`_tile_tag`), so our hand stays the server's. A held tile discarded instead
+        (refused in riichi) left our hand a tile short of the server's for the rest of the
+        hand, the drawn one never known."""
         if tile_id is None or not 0 <= tile_id < 136:
             self.unread_draw = True
             self.last_drawn_id = None
-            return [], [] if riichi else self.safe_reply(ev.DecisionRequest("turn"))
+            return [], []
         events: list[object] = []
         if tile_id not in self.held:
             self.held.append(tile_id)

@@ -30,7 +30,7 @@ from adapter.session import SessionSummary
 from protocols import events as ev
 from protocols.tenhou import TagStream, parse_tag
 from replay import replayer
-from replay.log import DecisionFrame, EventFrame, RxFrame, read_log
+from replay.log import DecisionFrame, EventFrame, RxFrame, TxFrame, read_log
 from tests.line_faults import capture_client_readers, time_out
 from tests.serve_helpers import free_port
 from tests.shared_data import TENHOU_CAPTURES as CAPTURES
@@ -761,8 +761,10 @@ async def test_a_draw_or_an_offer_that_is_no_tag_still_gets_its_answer(
     """Text that fails to parse as a tag but is plainly our draw (``<T...``) or a discard
     offering us a call (``<E... t=``) owes an answer, yet the client only logged it: the
     server (Tenhou, which plays for us only once its clock runs out) waited for a discard or a
-    pass that never came. A draw now gets a discard (of the drawn id where the text still
-    gives it, else of a tile we hold), an offer a pass."""
+    pass that never came. A draw now gets a discard of the drawn id where the text still
+    gives it, an offer a pass. A draw with no id is left to the clock, whose discard of the
+    drawn tile is read as that draw: a held tile discarded for it left our hand a tile short
+    of the server's for the rest of the hand."""
     answers: list[dict[str, str]] = []
     done = asyncio.Event()
 
@@ -777,8 +779,12 @@ async def test_a_draw_or_an_offer_that_is_no_tag_still_gets_its_answer(
             hand = [0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124]
             await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
                               f'hai="{",".join(map(str, hand))}"/>', draw)
-            answers.append(await server.expect("D"))
-            await server.send(f'<D{answers[0]["p"]}/>', "<U/>", offer)
+            if draw.startswith("<T37"):
+                answers.append(await server.expect("D"))
+                await server.send(f'<D{answers[0]["p"]}/>', "<U/>", offer)
+            else:  # no answer: the clock discards the drawn tile (128) and echoes it
+                answers.append({})
+                await server.send("<D128/>", "<U/>", offer)
             answers.append(await server.expect("N"))
             await server.send('<RYUUKYOKU ba="0,0" sc="250,0,250,0,250,0,250,0" '
                               'owari="250,0.0,250,0.0,250,0.0,250,0.0"/>')
@@ -788,12 +794,18 @@ async def test_a_draw_or_an_offer_that_is_no_tag_still_gets_its_answer(
             writer.close()
 
     summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=1)
-    assert summary.finished and len(summary.errors) == 2, summary.errors
+    assert summary.finished and len(summary.errors) == 2, summary.errors  # not the echo's
     if draw.startswith("<T37"):  # the drawn id, still in the text: its tsumogiri
         assert answers[0]["p"] == "37"
-    else:
-        assert int(answers[0]["p"]) in (0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124)
     assert answers[1] == {}  # a pass
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    log = read_log(path)
+    discards = [f.raw for f in log.frames if isinstance(f, TxFrame) and f.raw.startswith("<D")]
+    assert discards == (['<D p="37"/>'] if draw.startswith("<T37") else []), discards
+    events = list(log.events())
+    drawn = [e.tile for e in events if isinstance(e, ev.TileDrawn) and e.seat == 0]
+    gone = [e.tile for e in events if isinstance(e, ev.TileDiscarded) and e.seat == 0]
+    assert drawn == gone  # the drawn tile went, as the server has it: our hand is its hand
 
 
 async def test_a_websocket_draw_or_offer_that_is_no_tag_still_gets_its_answer() -> None:
@@ -804,8 +816,10 @@ async def test_a_websocket_draw_or_offer_that_is_no_tag_still_gets_its_answer() 
     for text in ('<GO type="64" lobby="0"/>', '<TAIKYOKU oya="0" log="x"/>',
                  f'<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" hai="{hand}"/>'):
         await bot.handle(text, parse_tag(text))
-    (discard,) = await bot.handle('{"tag": "T-1"}', None)
-    assert discard.name == "D" and int(discard.attrs["p"]) in map(int, hand.split(","))
+    assert await bot.handle('{"tag": "T-1"}', None) == []  # the clock discards the draw
+    await bot.handle('{"tag": "D128"}', parse_tag("<D128/>"))  # which its echo names
+    assert sorted(bot.state.hand) == sorted(bot.codec.tile(int(i)) for i in hand.split(",")) \
+        and len(bot.summary.errors) == 1, (bot.state.hand, bot.summary.errors)
     assert await bot.handle('{"tag": "E38", "t": "1"', None) == [parse_tag("<N/>")]
     assert await bot.handle('{"tag": "E38"', None) == []  # no offer: nothing owed
     bot.close()

@@ -303,13 +303,13 @@ class TenhouBot(PlatformSession):
 
     def _safe_reply(self, name: str, offered: bool) -> list[Tag]:
         """An answer owed to a tag we could not read, by its name (``T...``: our draw, owed a
-        discard: of the id the name still gives, else of a held tile, or in riichi none, see
-        :meth:`TenhouCodec.unread_draw_reply`) and its offer flags (``t`` on a discard or a
-        call: owed a pass); Tenhou plays for us only once its clock runs out."""
+        discard of the id the name still gives; with none, left to Tenhou's clock, which
+        discards the drawn tile: :meth:`TenhouCodec.unread_draw_reply`) and its offer flags
+        (``t`` on a discard or a call: owed a pass); Tenhou plays for us only once its clock
+        runs out."""
         if re.match(r"T(?![A-Za-z])", name):
             named = re.fullmatch(r"T(\d{1,3})", name)
-            events, reply = self.codec.unread_draw_reply(
-                int(named.group(1)) if named else None, self.state.me.riichi)
+            events, reply = self.codec.unread_draw_reply(int(named.group(1)) if named else None)
             for event in events:
                 self.apply(event)
             return reply
