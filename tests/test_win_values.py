@@ -148,3 +148,47 @@ def test_a_hora_that_carries_its_value_keeps_it() -> None:
     assert won == ev.RoundWon(2, 0, (), T.from_mjai("5p"), 3, (-5200, 0, 5200, 0),
                               ("reach(1)", "dora(2)"), (T.EAST,), detail="40符")
     assert mjai_log.value_own_wins([ev.GameStarted("riichi", 2), won])[1] == won
+
+
+_VALUED = re.compile(r"(?:our win|seat (\d)'s win) by mjbot's rules: (\d+) tai(?:, ([^;]*))?"
+                     r"(?:; deltas \[([-\d, ]*)\])?")
+
+
+def test_every_ntpu_clients_value_of_every_win_is_the_servers(tmp_path: Path) -> None:
+    """Each of four real `mjbot ntpu` clients values every win of a match, its own and the
+    others', from what the server told it; the match's server (our local table) values the
+    same wins from the whole table. Each client's tai, items and payments are the server's,
+    hand by hand, dealer wins and wins on a discard and by self-draw included (seed 3:
+    eight hands, six won, three of them by the dealer)."""
+    from adapter.fakes.ntpu_server import run_match
+
+    run_match(8, ["rulebased", "rulebased", "greedy", "greedy"], seed=3, transport="stdio",
+              log_dir=str(tmp_path), client_args=["--log-dir", str(tmp_path)])
+    (match,) = (tmp_path / "ntpu-server").rglob("*.mjlog.msgpack")
+    served = [e for e in read_log(match).events() if isinstance(e, ev.RoundWon | ev.RoundDrawn)]
+    assert sum(isinstance(e, ev.RoundWon) for e in served) == 6
+    assert {e.winner for e in served if isinstance(e, ev.RoundWon)} >= {0, 1, 2}
+    compared = 0
+    for path in (tmp_path / "ntpu").rglob("*.mjlog.msgpack"):  # one per client and hand
+        hand = int(re.search(r"-g(\d+)-", path.name).group(1))
+        won = served[hand - 1]
+        log = read_log(path)
+        notices = [f.event.text for f in log.frames if isinstance(f, EventFrame)
+                   and isinstance(f.event, ev.PlatformNotice) and "by mjbot's rules" in
+                   f.event.text]
+        if not isinstance(won, ev.RoundWon):
+            assert notices == [], (path.name, notices)
+            continue
+        (text,) = notices
+        found = _VALUED.fullmatch(text.split(" (computed by")[0])
+        assert found is not None, text
+        seat, tai, items, deltas = found.groups()
+        ours = seat is None
+        assert log.header is not None
+        assert (log.header.seat if ours else int(seat)) == won.winner, (path.name, text)
+        assert int(tai) == won.value, (path.name, text, won)
+        assert (items or "").split() == list(won.yaku), (path.name, text, won)
+        if not ours:
+            assert tuple(int(d) for d in deltas.split(",")) == won.deltas, (path.name, text)
+        compared += 1
+    assert compared == 6 * 4
