@@ -374,6 +374,19 @@ class _ScriptedServer:
                         '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
         await self.expect("JOIN")
 
+    async def start_game(self) -> None:
+        """Seat the queued client at a game (GO, TAIKYOKU with seat 0 the first dealer) and
+        take its GOK."""
+        await self.send('<GO type="64" lobby="0"/>',
+                        '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
+        await self.expect("GOK")
+
+    async def log_in_to_a_game(self) -> None:
+        """From the client's HELO to its GOK: logged in, queued and seated."""
+        await self.expect("HELO")
+        await self.log_in_and_queue()
+        await self.start_game()
+
     async def our_turn(self, draw: int, hand: set[int]) -> None:
         """Deal ``draw``, take the client's discard, echo it as Tenhou does."""
         hand.add(draw)
@@ -582,11 +595,7 @@ async def test_a_second_draw_in_a_row_is_answered_with_a_tile_we_hold(tmp_path: 
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         server = _ScriptedServer(reader, writer)
         try:
-            await server.expect("HELO")
-            await server.log_in_and_queue()
-            await server.send('<GO type="64" lobby="0"/>',
-                              '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
-            await server.expect("GOK")
+            await server.log_in_to_a_game()
             hand = {0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124}
             await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
                               f'hai="{",".join(map(str, sorted(hand)))}"/>', "<T5/>", "<T6/>")
@@ -646,9 +655,7 @@ async def test_a_line_that_times_out_in_a_game_is_reconnected(
             helos += 1
             if helos == 1:
                 await server.log_in_and_queue()
-                await server.send('<GO type="64" lobby="0"/>',
-                                  '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
-                await server.expect("GOK")
+                await server.start_game()
                 hand = {0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124}
                 await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
                                   f'hai="{",".join(map(str, sorted(hand)))}"/>')
@@ -771,11 +778,7 @@ async def test_a_draw_or_an_offer_that_is_no_tag_still_gets_its_answer(
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         server = _ScriptedServer(reader, writer)
         try:
-            await server.expect("HELO")
-            await server.log_in_and_queue()
-            await server.send('<GO type="64" lobby="0"/>',
-                              '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
-            await server.expect("GOK")
+            await server.log_in_to_a_game()
             hand = [0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124]
             await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
                               f'hai="{",".join(map(str, hand))}"/>', draw)
@@ -932,11 +935,7 @@ async def test_an_unreadable_draw_in_riichi_is_not_answered_with_a_held_tile(
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         server = _ScriptedServer(reader, writer)
         try:
-            await server.expect("HELO")
-            await server.log_in_and_queue()
-            await server.send('<GO type="64" lobby="0"/>',
-                              '<TAIKYOKU oya="0" log="2018013112gm-0040-0000-0a1b2c3d"/>')
-            await server.expect("GOK")
+            await server.log_in_to_a_game()
             await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
                               f'hai="{",".join(map(str, hand))}"/>', '<T108 t="32"/>')
             riichi = await server.expect("REACH")
