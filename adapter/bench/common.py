@@ -28,6 +28,15 @@ def add_bench(benches: argparse._SubParsersAction[argparse.ArgumentParser], name
     return p
 
 
+def child_figures(text: str | bytes, child: str) -> dict[str, Any]:
+    """The figures a bench's child process printed as one JSON object; anything else is the
+    child's fault, said as such rather than met later as a missing key."""
+    figures = json.loads(text)
+    if not isinstance(figures, dict):
+        raise RuntimeError(f"{child} printed no JSON object: {text[-200:]!r}")
+    return figures
+
+
 def report(args: argparse.Namespace, result: dict[str, Any],
            text: Callable[[dict[str, Any]], str]) -> None:
     """Write ``result`` to ``--json FILE``, then print the figure (``text(result)``): the file
