@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from adapter.commands import (
+    Handler,
     UserInputError,
     arena,
     bench,
@@ -77,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return args.handler(args)
+        handler: Handler = args.handler
+        return handler(args)
     except UserInputError as exc:
         report_user_error(args, exc)
         return 2

@@ -11,7 +11,7 @@ often the first search overrules the fast move, and how often the second repeats
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict
 
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import BrainSeat
@@ -20,6 +20,25 @@ from brain.policies.mc.config import McConfig
 from brain.policies.mc.policy import McPolicy
 from brain.policies.mc.root import outcome_key
 from protocols import events as ev
+
+
+class ProbeFigures(TypedDict):
+    """What ``mjbot nn probe-expert`` prints (and writes as JSON): the shares are None where
+    there was nothing to share out (no turns, no overrules)."""
+
+    turns: int
+    overrule_share: float | None
+    overrules: int
+    overrules_repeated: float | None
+    overrules_overruled_again: float | None
+    searches_agree: float | None
+    gate_held: int
+    examples: list[dict[str, str]]
+
+
+def _share(part: int, whole: int) -> float | None:
+    """``part / whole`` to four places, None for an empty whole (no division by zero)."""
+    return round(part / whole, 4) if whole else None
 
 
 @dataclass
@@ -49,13 +68,12 @@ class ProbeTally:
                 self.examples.append({"fast": repr(fast), "first": repr(first),
                                       "second": repr(second)})
 
-    def figures(self) -> dict[str, Any]:
-        share = lambda a, b: round(a / b, 4) if b else None  # noqa: E731
-        return {"turns": self.turns, "overrule_share": share(self.overruled, self.turns),
+    def figures(self) -> ProbeFigures:
+        return {"turns": self.turns, "overrule_share": _share(self.overruled, self.turns),
                 "overrules": self.overruled,
-                "overrules_repeated": share(self.repeated, self.overruled),
-                "overrules_overruled_again": share(self.overruled_again, self.overruled),
-                "searches_agree": share(self.agree, self.turns),
+                "overrules_repeated": _share(self.repeated, self.overruled),
+                "overrules_overruled_again": _share(self.overruled_again, self.overruled),
+                "searches_agree": _share(self.agree, self.turns),
                 "gate_held": self.gate_held, "examples": self.examples}
 
 

@@ -10,14 +10,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError
+from adapter.commands import Handler, UserInputError
 from brain.rules.variant import VARIANT_NAMES
 
 VARIANTS = VARIANT_NAMES
-Handler = Callable[[argparse.Namespace], int]
 
 
-def add_bench(benches: Any, name: str, handler: Handler, what: str) -> argparse.ArgumentParser:
+def add_bench(benches: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
+              handler: Handler, what: str) -> argparse.ArgumentParser:
     """The bench's own parser under ``mjbot bench``, with ``--json FILE`` and its handler."""
     # no abbreviations: `bench mc --model F` would otherwise be mc's --models, not a refusal
     p = benches.add_parser(name, help=what, description=what, allow_abbrev=False)
@@ -26,6 +26,15 @@ def add_bench(benches: Any, name: str, handler: Handler, what: str) -> argparse.
                         "of the table)")
     p.set_defaults(handler=handler)
     return p
+
+
+def child_figures(text: str | bytes, child: str) -> dict[str, Any]:
+    """The figures a bench's child process printed as one JSON object; anything else is the
+    child's fault, said as such rather than met later as a missing key."""
+    figures = json.loads(text)
+    if not isinstance(figures, dict):
+        raise RuntimeError(f"{child} printed no JSON object: {text[-200:]!r}")
+    return figures
 
 
 def report(args: argparse.Namespace, result: dict[str, Any],

@@ -22,6 +22,7 @@ import math
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,10 @@ from brain.tally import FallbackTally
 INSTALL = "pip install -e '.[mjai]' && pip install --no-deps mjai==0.2.1 (or: make bench-mjai)"
 
 
+# a seat's engine: one mjai.app line of events in, its one reply line out
+React = Callable[[str], str]
+
+
 class _Engine:
     """The engine interface ``Match.py_match`` drives (as mjai's own DockerMjaiLogEngine):
     each call brings the events of the hand so far; pass on the new ones, masked for the
@@ -51,7 +56,7 @@ class _Engine:
 
     engine_type = "mjai-log"
 
-    def __init__(self, name: str, react: Any) -> None:
+    def __init__(self, name: str, react: React) -> None:
         self.name = name
         self.react = react
         self.player_ids: list[int] = []
@@ -103,7 +108,7 @@ class _Engine:
         self.react(self._line([{"type": "end_game", "scores": list(scores)}]))
 
 
-def _ours(seat_hint: int, policy: str) -> tuple[Any, MjaiBot]:
+def _ours(seat_hint: int, policy: str) -> tuple[React, MjaiBot]:
     """The react function of one mjbot seat playing ``policy``, and its bot (whose brain
     tallies the decisions it answered for the policy)."""
     bot = MjaiBot(MjaiSettings(policy=policy, write_log=False))
@@ -113,10 +118,10 @@ def _ours(seat_hint: int, policy: str) -> tuple[Any, MjaiBot]:
     return react, bot
 
 
-def _theirs(seat_hint: int) -> Any:
+def _theirs(seat_hint: int) -> React:
     from mjai.bot.rulebase import RulebaseBot
 
-    bot: Any = None
+    bot: RulebaseBot | None = None
 
     def react(line: str) -> str:
         nonlocal bot
@@ -125,7 +130,8 @@ def _theirs(seat_hint: int) -> Any:
             bot = RulebaseBot(player_id=int(events[0].get("id", seat_hint)))
         if bot is None:
             bot = RulebaseBot(player_id=seat_hint)
-        return bot.react(line)
+        reply: str = bot.react(line)  # mjai's Bot.react: str in, str out (Any where mjai is absent)
+        return reply
     return react
 
 

@@ -10,7 +10,6 @@ wakes every core, which the figure would not show and a shared machine would pay
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from adapter.bench.common import VARIANTS, add_bench, report
+from adapter.bench.common import VARIANTS, add_bench, child_figures, report
 from adapter.commands import at_least, require_networks
 
 ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -38,7 +37,7 @@ def bench_nn(variant: str, model: str = "", games: int = 2, repeats: int = 3,
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip()
                            else f"bench child exited {proc.returncode}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return child_figures(proc.stdout.strip().splitlines()[-1], "the nn bench's child")
 
 
 def _pin() -> int | None:

@@ -37,7 +37,7 @@ import tempfile
 import time
 from typing import Any
 
-from adapter.bench.common import add_bench, report
+from adapter.bench.common import add_bench, child_figures, report
 from adapter.commands import (
     UserInputError,
     add_fallback_argument,
@@ -140,7 +140,8 @@ async def _generate(base: str, rate: float, seconds: float, viewer: str = "",
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]  # an AF_INET address: (host, port)
+        return port
 
 
 def _viewer_game(logs: str) -> tuple[str, int, int]:
@@ -169,7 +170,7 @@ async def _generator(url: str, args: list[str]) -> dict[str, Any]:
         sys.executable, "-m", "adapter.bench.serve", "--generate", url.rstrip("/"), *args,
         stdout=asyncio.subprocess.PIPE)
     out, _ = await load.communicate()
-    return json.loads(out)
+    return child_figures(out, "the load generator")
 
 
 async def _bench(rate: float | None, seconds: float, practice: int, warmup: float,

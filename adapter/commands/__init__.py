@@ -11,7 +11,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -21,6 +21,10 @@ from adapter.argtypes import at_least as at_least
 from adapter.argtypes import port_number as port_number
 from adapter.argtypes import positive_seconds as positive_seconds
 from adapter.argtypes import seat_number as seat_number
+
+# What every command's (and bench's) parser sets as ``handler``: cli.main calls it with the
+# parsed arguments, and its int is the exit status.
+Handler = Callable[[argparse.Namespace], int]
 
 
 class UserInputError(ValueError):
@@ -257,7 +261,7 @@ def four_policies(text: str) -> tuple[str, str, str, str]:
     for name in names:
         require_seat_name(name)
     require_labels(names)
-    return names  # type: ignore[return-value]
+    return names  # the length check above makes it a four-tuple
 
 
 def require_labels(names: Any) -> None:

@@ -110,7 +110,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     workers = ray.workers if ray is not None else args.workers or 1
     log_dir = log_folder(args.log_dir, args.no_log)
     config = ArenaConfig(args.variant, names, args.hands, args.seed, workers, log_dir,
-                         args.length, seat_limit=args.seat_limit,  # type: ignore[arg-type]
+                         args.length, seat_limit=args.seat_limit,
                          budget=args.budget, connect_wait=args.connect_wait)
     stop = StopRequest(stop_after)
     with stop.on_signals():  # to the end: a signal never cuts the report being written

@@ -49,7 +49,7 @@ def bench_parser(names: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from adapter.commands import require_writable
+    from adapter.commands import Handler, require_writable
 
     words = args.words
     asked = [words[0]] if words and words[0] in BENCHES else None  # else: all, for the list
@@ -57,4 +57,5 @@ def _run(args: argparse.Namespace) -> int:
     # what a bench's own lines (its fallback verdict) are printed or logged under
     own.command, own.log_json = f"bench {own.what}", args.log_json
     require_writable(own.json, "--json")
-    return own.handler(own)
+    handler: Handler = own.handler
+    return handler(own)

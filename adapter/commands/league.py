@@ -382,7 +382,7 @@ def _play_arena(args: argparse.Namespace, hero: str, field: str, ray: Any,
     workers = ray.workers if ray is not None else args.workers or 1
     config = ArenaConfig(args.variant, (hero, field, field, field), args.hands, args.seed,
                          workers, args.log_dir, args.length,
-                         seat_limit=args.seat_limit,  # type: ignore[arg-type]
+                         seat_limit=args.seat_limit,
                          budget=args.budget, connect_wait=args.connect_wait)
     began = time.monotonic()
     bar = ProgressBar(args.progress)

@@ -109,7 +109,10 @@ def cmd_probe_expert(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
-    share = lambda x: "-" if x is None else f"{x:.3f}"  # noqa: E731
+
+    def share(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
     print(f"probe-expert {args.variant}: {figures['turns']} turns; the first search overrules "
           f"the fast move on {share(figures['overrule_share'])} ({figures['overrules']}); the "
           f"second repeats {share(figures['overrules_repeated'])} of those and overrules too on "

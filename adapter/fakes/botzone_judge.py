@@ -254,13 +254,13 @@ class BotProcess:
             obj = json.loads(lines[0])
         except json.JSONDecodeError:
             raise Verdict(self.seat, "NJ", f"not JSON: {lines[0][:200]!r}") from None
-        if not isinstance(obj, dict) or not isinstance(obj.get("response"), str):
+        if not isinstance(obj, dict) or not isinstance(response := obj.get("response"), str):
             raise Verdict(self.seat, "NJ", f"not an object with a string response: "
                           f"{lines[0][:200]!r}")
         for key in ("data", "globaldata"):
             value = obj.get(key, "")
             setattr(self, key, value if isinstance(value, str) else json.dumps(value))
-        return obj["response"].strip()
+        return response.strip()
 
     @property
     def fallbacks(self) -> list[str]:

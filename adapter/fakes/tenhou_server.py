@@ -203,12 +203,14 @@ class FakeTenhouServer:
     async def start_tcp(self, host: str = "127.0.0.1", port: int = 0) -> int:
         server = await asyncio.start_server(self._tcp_client, host, port)
         self._servers.append(server)
-        return server.sockets[0].getsockname()[1]
+        bound: int = server.sockets[0].getsockname()[1]  # an IP address: (host, port, ...)
+        return bound
 
     async def start_ws(self, host: str = "127.0.0.1", port: int = 0) -> int:
         server = await serve(self._ws_client, host, port)
         self._servers.append(server)
-        return next(iter(server.sockets)).getsockname()[1]
+        bound: int = next(iter(server.sockets)).getsockname()[1]
+        return bound
 
     async def close(self, grace: float = 0.0) -> None:
         """Stop listening; give the clients still connected up to ``grace`` seconds to leave

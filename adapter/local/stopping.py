@@ -26,7 +26,7 @@ from adapter.local.external.process import (
     die_with_parent,
     kill_live_groups,
 )
-from replay.dataset.stats import stop_reason_text  # noqa: F401  (one wording: re-exported)
+from replay.dataset.stats import stop_reason_text as stop_reason_text  # one wording: re-exported
 
 
 class StopRequest:

@@ -544,7 +544,11 @@ class _WebSocket:
             self.connection = None
 
 
-def transport_for(settings: TenhouSettings) -> _Tcp | _WebSocket:
+# the line to Tenhou: both say connected, connect, send, receive and close alike
+Transport = _Tcp | _WebSocket
+
+
+def transport_for(settings: TenhouSettings) -> Transport:
     if settings.transport == "ws":
         server = DEFAULT_WS_URL if settings.server == DEFAULT_TCP_SERVER else settings.server
         return _WebSocket(server)
@@ -581,7 +585,8 @@ async def run(settings: TenhouSettings, bot: TenhouBot | None = None) -> Session
             bot.close()  # the game log gets its footer whatever happens to the line
 
 
-async def _session(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> SessionSummary:
+async def _session(transport: Transport, bot: TenhouBot,
+                   settings: TenhouSettings) -> SessionSummary:
     """Connect, play, and reconnect while the games are not over."""
     await _connect(transport, settings, first=True)
     # reconnects in a row after which the game did not move on: a line that only brought a
@@ -623,7 +628,7 @@ async def run_until_signalled(settings: TenhouSettings) -> SessionSummary:
     return await until_signalled(bot, run(settings, bot))
 
 
-async def _connect(transport: Any, settings: TenhouSettings, first: bool) -> None:
+async def _connect(transport: Transport, settings: TenhouSettings, first: bool) -> None:
     tries = max(1, settings.reconnect_tries)
     deadline = time.monotonic() + settings.connect_timeout
     for attempt in range(1, 10_000):
@@ -637,7 +642,7 @@ async def _connect(transport: Any, settings: TenhouSettings, first: bool) -> Non
             await asyncio.sleep(0.2 if first else settings.reconnect_delay)
 
 
-async def _play(transport: Any, bot: TenhouBot, settings: TenhouSettings) -> None:
+async def _play(transport: Transport, bot: TenhouBot, settings: TenhouSettings) -> None:
     received = [0]  # frames on this line: none yet since our HELO is a silent server
 
     async def send(tags: list[Tag]) -> None:

@@ -24,7 +24,8 @@ class Backoff:
 
     def next_delay(self) -> float:
         self.failures += 1
-        base = min(self.maximum, self.initial * 2 ** min(self.failures - 1, 60))
+        # 2.0: int ** int is Any in the stubs (a negative power would be a float)
+        base = min(self.maximum, self.initial * 2.0 ** min(self.failures - 1, 60))
         jitter = 0.5 + (self.rng or random).random()
         return min(self.maximum, base * jitter)
 

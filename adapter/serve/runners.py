@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
@@ -31,6 +31,9 @@ from adapter.serve.practice import next_game_in, snapshot
 from adapter.tasks import cancel_and_log
 from brain.anytime import FORCED
 from brain.rules.variant import variant_of
+
+if TYPE_CHECKING:  # the clients' modules are imported when a session of theirs starts
+    from adapter.session import PlatformSession
 
 log = structlog.get_logger("mjbot.serve")
 
@@ -332,7 +335,7 @@ def _outcome(task: asyncio.Future[Any]) -> Outcome:
     return Outcome("dropped", "the server closed the connection")
 
 
-def _games_in_open_log(bot: Any) -> int:
+def _games_in_open_log(bot: PlatformSession) -> int:
     """Games a client has started, less the one whose log is still open."""
     return bot.summary.games - (1 if bot.game_log is not None else 0)
 

@@ -30,6 +30,7 @@ import urllib.parse
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from adapter.serve.connections import ConnectionGuard
 from adapter.serve.metrics import Metrics
@@ -205,7 +206,7 @@ class StatusServer:
         return app
 
     @web.middleware
-    async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
+    async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         self.guard.busy(request.protocol)
         if self.trust_forwarded_proto and (scheme := forwarded_scheme(request)) is not None:
             request = request.clone(scheme=scheme)  # request.secure follows the proxy's word
@@ -219,7 +220,7 @@ class StatusServer:
         response.headers.update(SECURITY_HEADERS)
         return response
 
-    async def _answer(self, request: web.Request, handler: Any) -> web.StreamResponse:
+    async def _answer(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         route = _route_name(request)
         if not self.token:
             if not _addressed_to_loopback(request):
