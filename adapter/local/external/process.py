@@ -133,10 +133,13 @@ def _keeper_setup(parent: int) -> None:
     die_with_parent(signal.SIGTERM, parent)
 
 
-# The keeper of every program on Linux (None elsewhere: a process group is all there is).
+# The keeper of every program on Linux (None elsewhere: a process group is all there is):
+# keeper.py imported (its bytecode cached in __pycache__), not run as a script, which Python
+# compiles at every start (a one-shot Botzone program starts a keeper every turn)
+_HERE = os.path.dirname(os.path.abspath(__file__))
 KEEPER: list[str] | None = None if _PRCTL is None else [
-    sys.executable, "-I", "-S", os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                             "keeper.py")]
+    sys.executable, "-I", "-S", "-c",
+    f"import sys; sys.path.append({_HERE!r}); import keeper; keeper.main(sys.argv[1:])"]
 KEEPER_END = 5.0  # seconds a keeper asked to end gets to kill and reap its tree
 
 # The outside programs this process runs (each its process group's leader), and whether a
