@@ -614,12 +614,15 @@ def _cli(*args: str) -> subprocess.Popen[str]:
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
-def _wait_for_file(path: Path, proc: subprocess.Popen[str]) -> None:
+def _wait_for_file(path: Path, proc: subprocess.Popen[str], lines: int = 1,
+                   settle: float = 0.3) -> None:
+    """Until ``path`` holds ``lines`` whole lines (the program's pids: all it started runs),
+    then ``settle`` seconds more (the arena is then waiting for its answer)."""
     deadline = time.monotonic() + 60
-    while not path.exists():
+    while not (path.exists() and path.read_text().count("\n") >= lines):
         assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
         time.sleep(0.05)
-    time.sleep(0.3)  # the pids are written: the arena is waiting for its answer
+    time.sleep(settle)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -718,8 +721,8 @@ def test_no_program_outlives_an_arena_that_is_killed(tmp_path, workers, kind):
     proc = _cli("arena", "--policies", f"mjai:{PY} {bot} mute {pidfile},rulebased,rulebased,"
                 "rulebased",
                 "--hands", "1", "--no-log", "--workers", str(workers))
-    try:
-        _wait_for_file(pidfile, proc)
+    try:  # killed once every process of the program runs: what the arena does is not the point
+        _wait_for_file(pidfile, proc, lines=1 if kind == "child" else 2, settle=0)
     finally:
         proc.kill()
         proc.wait(timeout=30)  # not its pipes: a worker that outlived it would hold them
