@@ -345,13 +345,15 @@ def test_cuda_is_refused_where_torch_sees_none(tmp_path: Path, iterate_here: Ite
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "run").exists()
 
 
-def _terminated_during_self_play(run: Path, hands: int) -> tuple[subprocess.Popen[str], str]:
-    """A one-round run in a session of its own, sent SIGTERM (to its process alone, as
-    `kill PID` does) once its self-play child has begun; the ended process and its stderr.
-    What is left in its group is the caller's to check, then :func:`_kill_group`."""
-    proc = subprocess.Popen(_command(run, 1, hands=hands, start=GOLDEN), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+def _terminated_during_self_play(run: Path, hands: int, *extra: str, cwd: Path = ROOT
+                                 ) -> tuple[subprocess.Popen[str], str]:
+    """A one-round run (``extra`` added to its options, started in ``cwd``) in a session of
+    its own, sent SIGTERM (to its process alone, as `kill PID` does) once its self-play child
+    has begun; the ended process and its stderr. What is left in its group is the caller's
+    to check, then :func:`_kill_group`."""
+    proc = subprocess.Popen(_command(run, 1, *extra, hands=hands, start=GOLDEN),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=cwd,
                             start_new_session=True)
     try:
         deadline = time.monotonic() + 120
@@ -409,14 +411,26 @@ def test_sigterm_during_self_play_stops_the_phase_and_leaves_it_undone(
     assert not one["done"] and "selfplay" not in one["phases"]
 
 
-def test_a_self_play_that_finished_under_sigterm_is_kept(tmp_path: Path) -> None:
+def test_a_self_play_finished_under_sigterm_is_kept_naming_its_nn_opponent_from_the_run_folder(
+        tmp_path: Path) -> None:
     """With one worker a stopped self-play finishes the wall set under way: a SIGTERM during
     a round's last (here only) wall set left a whole dataset, exit 0, yet the phase was
     recorded undone and the next run deleted and replayed it (an hour of mc games in a real
-    round). The phase that ran to its end is now recorded; the run stops before training."""
+    round). The phase that ran to its end is now recorded; the run stops before training.
+
+    Its recorded command is the one a whole round records: state.json's commands are to be
+    run from the run folder, but an opponent's ``nn@FILE`` was recorded as given, relative to
+    the folder the run was started from, so the recorded self-play, pasted in the run folder,
+    named a file that is not there. It is now recorded relative to the run folder (its label
+    and ``@budget=`` kept). Checked on this run, which records the self-play and stops: a
+    whole round (training, selection) added nothing to what is recorded of it."""
     need_torch()
+    shutil.copy(GOLDEN, tmp_path / "opponent.npz")
     run = tmp_path / "run"
-    proc, stderr = _terminated_during_self_play(run, hands=1)
+    # the later --opponents wins (argparse): one opponent, in all three seats, named relative
+    # to the run's working directory
+    proc, stderr = _terminated_during_self_play(
+        run, 1, "--opponents", "old=nn@opponent.npz@budget=5", cwd=tmp_path)
     _kill_group(proc)
     assert proc.returncode == 128 + signal.SIGTERM, stderr
     assert "stopped by SIGTERM in round 1, before its training" in stderr.splitlines()[-1]
@@ -425,6 +439,10 @@ def test_a_self_play_that_finished_under_sigterm_is_kept(tmp_path: Path) -> None
     manifest = json.loads((run / "round-001" / "selfplay-001" / "manifest.json").read_text())
     assert "stopped" not in manifest
     assert one["phases"]["selfplay"]["figures"]["hands"] == manifest["hands"]
+    selfplay = one["phases"]["selfplay"]["command"]
+    policies = shlex.split(selfplay)[shlex.split(selfplay).index("--policies") + 1]
+    assert policies.split(",")[1:] == ["old=nn@../opponent.npz@budget=5"] * 3, selfplay
+    assert (run / "../opponent.npz").is_file()
 
 
 def test_a_fresh_mcr_run_starts_on_the_plan_planes(tmp_path: Path) -> None:
@@ -539,21 +557,3 @@ def test_the_summary_prints_no_python_none_and_no_negative_zero() -> None:
     assert shown_interval([None, None]) == shown_interval(None) == "[n/a]"
     assert shown_interval([-0.04, 12.34]) == "[+0.0,+12.3]"
     assert shown_points(-0.04) == "+0.0" and shown_points(None) == "n/a"
-
-
-def test_an_nn_file_opponent_is_recorded_as_the_run_folder_finds_it(
-        tmp_path: Path, iterate_here: Iterate) -> None:
-    """state.json's commands are to be run from the run folder, but an opponent's
-    ``nn@FILE`` was recorded as given, relative to the folder the run was started from: the
-    recorded self-play, pasted in the run folder, named a file that is not there. It is now
-    recorded relative to the run folder (its label and ``@budget=`` kept)."""
-    need_torch()
-    shutil.copy(GOLDEN, tmp_path / "opponent.npz")
-    # the later --opponents wins (argparse): one opponent, in all three seats
-    r = iterate_here("run", 1, "--opponents", "old=nn@opponent.npz@budget=5", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    run = tmp_path / "run"
-    selfplay = _state(run)["rounds"][0]["phases"]["selfplay"]["command"]
-    policies = shlex.split(selfplay)[shlex.split(selfplay).index("--policies") + 1]
-    assert policies.split(",")[1:] == ["old=nn@../opponent.npz@budget=5"] * 3, selfplay
-    assert (run / "../opponent.npz").is_file()

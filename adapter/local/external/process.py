@@ -133,10 +133,13 @@ def _keeper_setup(parent: int) -> None:
     die_with_parent(signal.SIGTERM, parent)
 
 
-# The keeper of every program on Linux (None elsewhere: a process group is all there is).
+# The keeper of every program on Linux (None elsewhere: a process group is all there is):
+# keeper.py imported (its bytecode cached in __pycache__), not run as a script, which Python
+# compiles at every start (a one-shot Botzone program starts a keeper every turn)
+_HERE = os.path.dirname(os.path.abspath(__file__))
 KEEPER: list[str] | None = None if _PRCTL is None else [
-    sys.executable, "-I", "-S", os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                             "keeper.py")]
+    sys.executable, "-I", "-S", "-c",
+    f"import sys; sys.path.append({_HERE!r}); import keeper; keeper.main(sys.argv[1:])"]
 KEEPER_END = 5.0  # seconds a keeper asked to end gets to kill and reap its tree
 
 # The outside programs this process runs (each its process group's leader), and whether a
@@ -164,6 +167,30 @@ def _keeper_alive(pid: int) -> bool:
         return os.waitpid(pid, os.WNOHANG)[0] == 0
     except ChildProcessError:  # reaped already
         return False
+
+
+def _exited_within(proc: subprocess.Popen[bytes], limit: float) -> int | None:
+    """``proc``'s exit status once it exits within ``limit`` seconds, else None. Woken the
+    moment it exits (a pidfd, Linux), where Popen.wait's polling slept up to as long again as
+    the exit took (~6 ms of a program's ~70 ms run, and a one-shot program runs every turn).
+    Only while the group is ours (listed): a pid reaped elsewhere (kill_live_groups) may have
+    been reused."""
+    pidfd = getattr(os, "pidfd_open", None)
+    if proc.returncode is None and pidfd is not None and proc.pid in _LIVE_GROUPS:
+        try:
+            fd = pidfd(proc.pid)
+        except OSError:  # gone already, or a kernel without pidfds: Popen.wait's polling
+            pass
+        else:
+            try:
+                select.select([fd], [], [], limit)
+            finally:
+                os.close(fd)
+            limit = 0  # exited (it is reaped now), or the limit was waited out
+    try:
+        return proc.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 class LineProcess:
@@ -324,8 +351,7 @@ class LineProcess:
         return line
 
     def exit_note(self, what: str) -> str:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=EXIT_GRACE)
+        _exited_within(self.proc, EXIT_GRACE)
         code = self.proc.poll()
         status = "still running" if code is None else f"exit {code}"
         tail = self.stderr_tail()
@@ -361,12 +387,10 @@ class LineProcess:
             with contextlib.suppress(OSError, ValueError):
                 assert self.proc.stdin is not None
                 self.proc.stdin.close()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                code = self.proc.wait(timeout=grace)
+            code = _exited_within(self.proc, grace)
         if self.kept and self.proc.poll() is None:  # an exited keeper has ended the tree
             self.proc.send_signal(signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=KEEPER_END)
+            _exited_within(self.proc, KEEPER_END)
         # the group outlives its leader: without a keeper, or where the keeper was killed
         # outright (SIGKILL: its program dies with it, a helper left in the group does not),
         # or did not end in time. A group id is not reused while the group has a member, so
