@@ -18,19 +18,19 @@ first :data:`KEPT_HEAD` bytes as written, then a record of how many bytes the pr
 then the last :data:`KEPT_TAIL` bytes in a ring (:func:`read_kept` puts them in order). The
 keeper reads whole pipefuls, never lines, and always reads, so the program never waits on it.
 
-Standalone, started with -I -S and importing only what it needs (no typing, no contextlib,
-no ctypes package): a one-shot Botzone program is started for every turn, each under a keeper.
+Standalone, started with -I -S and importing only what it needs (no typing, no contextlib):
+a one-shot Botzone program is started for every turn, each under a keeper. prctl is called
+through the public ctypes package, not its private C half (_ctypes: ~7 ms of CPU less a start,
+but a layout that may change between Python versions, where a keeper that silently failed to
+become a subreaper would let daemons escape again).
 """
 
 from __future__ import annotations
 
-# ctypes' C half: prctl called as ctypes.CDLL(None, use_errno=True).prctl calls it, without
-# the ctypes package and the struct module it loads (as much CPU again as Python's own start)
-import _ctypes
-
 # signal's C half: the same functions and numbers, without the enums that cost a keeper's
 # start a third more CPU (the keeper starts as often as a one-shot program does)
 import _signal as signal  # type: ignore[import-not-found]
+import ctypes
 import os
 import select
 import sys
@@ -45,33 +45,7 @@ def _no_prctl(*args: object) -> int:
     return -1
 
 
-class _Int(_ctypes._SimpleCData):
-    """A C int: ctypes.c_int, the result type a ctypes.CDLL function has (a Python int)."""
-
-    _type_ = "i"
-
-
-class _CFunction(_ctypes.CFuncPtr):
-    """A C function of this process's libraries, as ctypes.CDLL(None, use_errno=True) makes
-    one (cdecl, errno kept, an int back)."""
-
-    _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
-    _restype_ = _Int
-
-
-class _ThisProcess:
-    """The handle of this process's own libraries (dlopen(NULL)), as a CDLL holds it."""
-
-    def __init__(self) -> None:
-        # None: the process itself (typeshed's stub wants a file name)
-        self._handle = _ctypes.dlopen(None, _ctypes.RTLD_LOCAL)  # type: ignore[arg-type]
-
-
-try:  # Linux's prctl; _no_prctl where there is none (not Linux)
-    # (a CDLL is what the stub names: any object with its _handle is what ctypes takes)
-    _PRCTL = _CFunction(("prctl", _ThisProcess()))  # type: ignore[arg-type]
-except (AttributeError, OSError):  # no such function, or no dlopen (Windows)
-    _PRCTL = _no_prctl  # type: ignore[assignment]
+_PRCTL = getattr(ctypes.CDLL(None, use_errno=True), "prctl", _no_prctl)
 KEPT_HEAD = 16384  # bytes of a program's stderr kept from its start (what it said first)
 KEPT_TAIL = 65536  # bytes kept from its end (why it failed), the rest counted and left out
 _COUNT = 21  # the record of bytes written, at KEPT_HEAD once the head is full: 20 digits + \n
