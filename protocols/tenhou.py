@@ -717,8 +717,7 @@ class TenhouCodec(Codec):
             self.held.append(tile_id)
             self.last_drawn_id = tile_id
             self.unread_draw = False
-            replacement, self.after_kan[self.seat] = self.after_kan[self.seat], False
-            self.last_discard = None
+            replacement = self._took_own_draw()
             offered = {"discard", "kan"}
             for bit, kind in ((16, "win"), (32, "riichi"), (64, "abortive_draw"), (128, "nuki")):
                 if flags & bit:
@@ -732,8 +731,9 @@ class TenhouCodec(Codec):
                 if not self.unread_draw:
                     raise UnexpectedMessage(f"our discard of id {tile_id}, which we do not "
                                             "hold", format_tag(tag))
-                # the draw we could not read, named by the echo of its discard
-                drawn = [ev.TileDrawn(self.seat, tile)]
+                # the draw we could not read, named by the echo of its discard (a kan's
+                # replacement if it came after our kan, see :meth:`_took_own_draw`)
+                drawn = [ev.TileDrawn(self.seat, tile, self._took_own_draw())]
                 self.held.append(tile_id)
                 self.last_drawn_id = tile_id
             self.unread_draw = False
@@ -755,6 +755,14 @@ class TenhouCodec(Codec):
             out.append(ev.DecisionRequest("claim", offered=frozenset(offered), tile=tile,
                                           from_seat=seat))
         return out
+
+    def _took_own_draw(self) -> bool:
+        """Our draw is taken (read, or named by the echo of an unread one's discard): whether
+        it is a kan's replacement. The flag is spent here, so that it marks that draw and not
+        the next (an unread replacement left it set: our next draw read as a rinshan one)."""
+        replacement, self.after_kan[self.seat] = self.after_kan[self.seat], False
+        self.last_discard = None
+        return replacement
 
     def _on_draw(self, a: dict[str, str], tag: Tag) -> list[object]:
         seat = self.absolute("UVW".index(tag.name) + 1)
@@ -897,9 +905,10 @@ class TenhouCodec(Codec):
             self.last_drawn_id = None
             return [], []
         events: list[object] = []
+        replacement = self._took_own_draw()
         if tile_id not in self.held:
             self.held.append(tile_id)
-            events.append(ev.TileDrawn(self.seat, self.tile(tile_id)))
+            events.append(ev.TileDrawn(self.seat, self.tile(tile_id), replacement))
         self.last_drawn_id = tile_id
         self.unread_draw = False
         return events, [Tag("D", {"p": str(tile_id)})]

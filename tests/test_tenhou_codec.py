@@ -520,3 +520,29 @@ def test_a_call_repeated_after_the_reinit_that_restored_it_asks_only_for_our_dis
         state.apply(event)
     assert [m.kind for m in state.seats[0].melds] == ["chi"]  # not twice
     assert codec.feed("<D36/>") == [ev.TileDiscarded(0, T.from_tenhou_id(36), False)]
+
+
+@pytest.mark.parametrize("named", [None, 130], ids=["no id", "an id in the text"])
+def test_an_unread_replacement_draw_is_the_kans_and_the_next_draw_is_not(
+        named: int | None) -> None:
+    """After our closed kan (2m, ids 4-7) the replacement draw comes in a tag we cannot read
+    (TenhouCodec.unread_draw_reply: its id named in the text, or only by the echo of the
+    clock's discard). That draw is the kan's replacement; it left the kan's flag set, so our
+    next ordinary draw read as a replacement (rinshan kaihou counted in its win's value)."""
+    from protocols.tenhou import MeldIds
+
+    codec = _seated(oya=0, hai="4,5,6,36,40,44,72,76,80,108,112,116,124")
+    codec.feed("<T7/>")
+    kan = meld_code(MeldIds("closed_kan", (4, 5, 6, 7), None, 0, 0))
+    assert [e.kind for e in codec.feed(f'<N who="0" m="{kan}"/>')
+            if isinstance(e, ev.MeldCalled)] == ["closed_kan"]
+    codec.feed('<DORA hai="50"/>')
+    events, reply = codec.unread_draw_reply(named)
+    events += codec.feed("<D130/>")  # its discard (ours, or the clock's), echoed
+    assert events == [ev.TileDrawn(0, T.from_tenhou_id(130), True),
+                      ev.TileDiscarded(0, T.from_tenhou_id(130), True)]
+    assert [format_tag(t) for t in reply] == ([] if named is None else ['<D p="130"/>'])
+    for text in ("<U/>", "<E131/>", "<V/>", "<F132/>", "<W/>", "<G133/>"):
+        codec.feed(text)
+    drawn, _ = codec.feed("<T60/>")
+    assert drawn == ev.TileDrawn(0, T.from_tenhou_id(60), False)
