@@ -913,6 +913,20 @@ class TenhouCodec(Codec):
         self.unread_draw = False
         return events, [Tag("D", {"p": str(tile_id)})]
 
+    def unreadable(self, raw: str) -> tuple[list[object], list[Tag]]:
+        """A message that is no tag, or a tag we could not read, by the name it begins with
+        and its offer flags (:func:`name_and_offer`): ``T...``, our draw, owed a discard
+        (:meth:`unread_draw_reply`); a discard or a call with ``t``, owed a pass; else
+        nothing. The same for the session and for a re-read of its log (replay --reparse),
+        which came to fewer events where a draw was read this way."""
+        name, offered = name_and_offer(raw)
+        if re.match(r"T(?![A-Za-z])", name):
+            named = re.fullmatch(r"T(\d{1,3})", name)
+            return self.unread_draw_reply(int(named.group(1)) if named else None)
+        if offered and re.match(r"[EFGefgN](?![A-Za-z])", name):
+            return [], [Tag("N")]
+        return [], []
+
     def safe_reply(self, request: ev.DecisionRequest | None) -> list[Tag]:
         """Where our answer cannot be built: a pass on an offer, on our turn a discard of the
         drawn id (or any held id)."""
@@ -920,6 +934,19 @@ class TenhouCodec(Codec):
             tile_id = self.last_drawn_id if self.last_drawn_id in self.held else self.held[-1]
             return [Tag("D", {"p": str(tile_id)})]
         return [Tag("N")]
+
+
+def name_and_offer(raw: str) -> tuple[str, bool]:
+    """What text we could not read seems to be: the name it begins with (``<T-1/>``: "T-1";
+    ``{"tag": "T-1"`` over the WebSocket) and whether it carries offer flags (a ``t``)."""
+    text = raw.strip()
+    if text.startswith("{"):
+        found = re.search(r'"tag"\s*:\s*"([^"]*)"', text)
+        name = found.group(1) if found else ""
+        return name, re.search(r'"t"\s*:', text) is not None
+    found = re.match(r"<\s*([^\s/>]*)", text)
+    name = found.group(1) if found else ""
+    return name, re.search(r"\st\s*=", text) is not None
 
 
 _HANDLERS = {

@@ -530,7 +530,9 @@ def format_agreement(result: dict[str, Any], limit: int = 20) -> str:
 # --------------------------------------------------------------------------- re-parse
 
 
-CodecFactory = Callable[[Header], Any]  # the log's header in, an object with feed(raw) out
+# the log's header in, an object with feed(raw) out, and optionally unreadable(raw): the
+# events a message feed could not read still told the session (Tenhou: an unread draw)
+CodecFactory = Callable[[Header], Any]
 
 
 class _NtpuLines:
@@ -556,6 +558,11 @@ class _TenhouTags:
         text = raw.decode() if isinstance(raw, bytes) else raw
         tag = parse_tag(text) if text.lstrip().startswith("<") else tag_from_json(text)
         return self.codec.feed(tag)
+
+    def unreadable(self, raw: str | bytes) -> list[Any]:
+        """What the session still read in a message feed could not (our draw: the events of
+        TenhouCodec.unreadable, as the client applied them)."""
+        return self.codec.unreadable(raw.decode() if isinstance(raw, bytes) else raw)[0]
 
 
 class _MjaiLines:
@@ -610,6 +617,10 @@ def reparse(replay: Replay) -> dict[str, Any]:
             except Exception as exc:
                 message = f"{type(exc).__name__}: {exc}"
                 (as_in_game if _noted_as_error(frames, n) else errors).append(message)
+                unreadable = getattr(codec, "unreadable", None)  # what the session still
+                if unreadable is not None:  # read in it (Tenhou: an unread draw of ours)
+                    produced += [x for x in unreadable(f.raw) if x.__class__ in EVENT_TYPES
+                                 and not isinstance(x, ev.PlatformNotice)]
     mismatches = [{"index": i, "recorded": repr(a), "reparsed": repr(b)}
                   for i, (a, b) in enumerate(zip(recorded, produced, strict=False)) if a != b]
     same = not mismatches and len(recorded) == len(produced) and not errors

@@ -809,6 +809,11 @@ async def test_a_draw_or_an_offer_that_is_no_tag_still_gets_its_answer(
     drawn = [e.tile for e in events if isinstance(e, ev.TileDrawn) and e.seat == 0]
     gone = [e.tile for e in events if isinstance(e, ev.TileDiscarded) and e.seat == 0]
     assert drawn == gone  # the drawn tile went, as the server has it: our hand is its hand
+    # and a re-read of the log comes to the same events: the draw read from the unreadable
+    # tag (or from the echo of the clock's discard) too, where it came to two fewer
+    again = replayer.reparse(replayer.load(str(path)))
+    assert again["identical"] and again["errors"] == [], again
+    assert len(again["unreadable_in_the_game"]) == 2, again
 
 
 async def test_a_websocket_draw_or_offer_that_is_no_tag_still_gets_its_answer() -> None:

@@ -240,12 +240,12 @@ class TenhouBot(PlatformSession):
         self.last_unread = text  # until it is read
         if tag is None:
             self.error(f"not a tag: {text!r}")
-            return self._safe_reply(*_name_and_offer(raw))
+            return self._safe_reply(raw)
         try:
             items = self.codec.feed(tag)
         except ProtocolError as exc:  # its message is cut as well: quoted anew, scrubbed first
             self.error(f"{exc.message}: {self.scrub(exc.raw)[:RAW_SHOWN]!r}")
-            return self._safe_reply(tag.name, "t" in tag.attrs)
+            return self._safe_reply(raw)
         self.last_unread = None
         out: list[Tag] = []
         hand_over = game_over = False
@@ -301,21 +301,15 @@ class TenhouBot(PlatformSession):
         self._notice("stop asked for: left after the hand (BYE), no next hand")
         return [Tag("BYE")]
 
-    def _safe_reply(self, name: str, offered: bool) -> list[Tag]:
-        """An answer owed to a tag we could not read, by its name (``T...``: our draw, owed a
-        discard of the id the name still gives; with none, left to Tenhou's clock, which
-        discards the drawn tile: :meth:`TenhouCodec.unread_draw_reply`) and its offer flags
-        (``t`` on a discard or a call: owed a pass); Tenhou plays for us only once its clock
-        runs out."""
-        if re.match(r"T(?![A-Za-z])", name):
-            named = re.fullmatch(r"T(\d{1,3})", name)
-            events, reply = self.codec.unread_draw_reply(int(named.group(1)) if named else None)
-            for event in events:
-                self.apply(event)
-            return reply
-        if offered and re.match(r"[EFGefgN](?![A-Za-z])", name):
-            return [Tag("N")]
-        return []
+    def _safe_reply(self, raw: str) -> list[Tag]:
+        """An answer owed to a message we could not read (:meth:`TenhouCodec.unreadable`:
+        our draw, a discard of the id it still names, or none, left to Tenhou's clock; an
+        offer, a pass); Tenhou plays for us only once its clock runs out. The events it
+        still tells (our draw) are applied, and logged, as a re-read of the log finds them."""
+        events, reply = self.codec.unreadable(raw)
+        for event in events:
+            self.apply(event)
+        return reply
 
     def error(self, message: str, **context: Any) -> None:
         """As every session's, with the ID scrubbed: the message may quote a server's text,
@@ -422,19 +416,6 @@ class TenhouBot(PlatformSession):
         if self.leaving:  # a stop asked for through leave_after_hand (stop_requested: cut_game)
             result["stopped"] = True
         self.close_log(Footer(result))
-
-
-def _name_and_offer(raw: str) -> tuple[str, bool]:
-    """What text that is no tag seems to be: the name it begins with (``<T-1/>``: "T-1";
-    ``{"tag": "T-1"`` over the WebSocket) and whether it carries offer flags (a ``t``)."""
-    text = raw.strip()
-    if text.startswith("{"):
-        found = re.search(r'"tag"\s*:\s*"([^"]*)"', text)
-        name = found.group(1) if found else ""
-        return name, re.search(r'"t"\s*:', text) is not None
-    found = re.match(r"<\s*([^\s/>]*)", text)
-    name = found.group(1) if found else ""
-    return name, re.search(r"\st\s*=", text) is not None
 
 
 # ---------------------------------------------------------------------- transports
