@@ -417,18 +417,18 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
         seed = round_seed(args.seed, number, args.selection_seed)
         shutil.rmtree(data, ignore_errors=True)  # a killed phase's partial folder
 
-        def selfplay(p: Callable[[Path], str]) -> tuple[list[str], dict[str, str]]:
-            named = opponents if p is here else [from_run_folder(o, state.root)
-                                                  for o in opponents]
+        def selfplay(p: Callable[[Path], str], named: list[str]
+                     ) -> tuple[list[str], dict[str, str]]:
             return (["selfplay", "--variant", args.variant, "--policies",
                      seats(named, number), "--hands", str(args.hands), "--seed", str(seed),
                      "--workers", str(args.workers), "--out", p(data), "--no-progress",
                      "--json"],
                     {"MJBOT_NN_WEIGHTS": p(current),
                      "MJBOT_MC": f"playouts={args.playouts},fast=nn"})
-        figures, seconds = _mjbot(*selfplay(here))
+        figures, seconds = _mjbot(*selfplay(here, opponents))
+        recorded = selfplay(state.stored, [from_run_folder(o, state.root) for o in opponents])
         state.finish_phase(number, "selfplay", {
-            "seed": seed, "seconds": seconds, "command": _shown(*selfplay(state.stored)),
+            "seed": seed, "seconds": seconds, "command": _shown(*recorded),
             "machine": _machine(args), "data": state.stored(data),
             "figures": {k: figures.get(k) for k in ("hands", "decisions", "games")}})
     new = folder / f"gen-{number:03d}.npz"

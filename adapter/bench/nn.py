@@ -20,8 +20,9 @@ import numpy as np
 
 from adapter.bench.common import VARIANTS, add_bench, child_figures, report
 from adapter.commands import at_least, require_networks
+from adapter.commands.models import BLAS_THREADS
 
-ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+ONE_THREAD = dict.fromkeys(BLAS_THREADS, "1")
 
 
 def bench_nn(variant: str, model: str = "", games: int = 2, repeats: int = 3,
