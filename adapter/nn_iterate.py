@@ -40,6 +40,7 @@ from adapter.commands import (
     require_mc_options,
     require_torch_device,
 )
+from adapter.own_python import own_python
 
 EXPERT = "mc"
 # Options that shape a run's games, data or selection: a resumed run must be given the same.
@@ -136,7 +137,7 @@ def _mjbot(args: list[str], env: dict[str, str] | None = None) -> tuple[dict[str
 
     start = time.monotonic()
     # SIGTERM, not SIGKILL, when the run dies: the phase then stops as on a plain stop
-    with subprocess.Popen([sys.executable, "-m", "adapter.cli", *args], stdout=subprocess.PIPE,
+    with subprocess.Popen(own_python("-m", "adapter.cli", *args), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True,
                           env={**os.environ, **(env or {})},
                           preexec_fn=functools.partial(die_with_parent, signal.SIGTERM,

@@ -26,12 +26,13 @@ from typing import Any
 from adapter.bench.common import add_bench, report
 from adapter.commands import UserInputError, at_least, require_policy
 from adapter.fakes.botzone_judge import DEFAULT_COMMAND, BotzoneJudge
+from adapter.own_python import own_python
 from adapter.platforms.botzone import FALLBACK_NOTE
 from adapter.platforms.botzone_bundle import build_botzone_bundle, check_bundle_policy
 from brain.policies.mc.config import ENV as MC_ENV
 from brain.tally import one_line
 
-COMMAND = (sys.executable, "-m", "adapter.platforms.botzone_main")
+COMMAND = own_python("-m", "adapter.platforms.botzone_main")
 KEEP_RUNNING_POLICY = "rulebased"  # what the match's four bots play (`mjbot botzone`'s default)
 MATCHES = 4  # keep-running matches played; the longest is timed
 

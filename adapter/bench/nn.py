@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 import time
 from typing import Any
 
@@ -21,6 +20,7 @@ import numpy as np
 from adapter.bench.common import VARIANTS, add_bench, child_figures, report
 from adapter.commands import at_least, require_networks
 from adapter.commands.models import BLAS_THREADS
+from adapter.own_python import own_python
 
 ONE_THREAD = dict.fromkeys(BLAS_THREADS, "1")
 
@@ -33,7 +33,7 @@ def bench_nn(variant: str, model: str = "", games: int = 2, repeats: int = 3,
         env["MJBOT_NN_WEIGHTS"] = model
     code = ("import json, sys; from adapter.bench.nn import measure; "
             f"print(json.dumps(measure({variant!r}, {games}, {repeats}, {seed})))")
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+    proc = subprocess.run(own_python("-c", code), env=env, capture_output=True,
                           text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip()

@@ -46,6 +46,7 @@ from adapter.commands import (
     require_networks,
     require_policy,
 )
+from adapter.own_python import own_python
 from brain.tally import FallbackTally
 
 LOAD_PATHS = ("/health", "/metrics", "/api/status", "/api/games", "/")
@@ -167,7 +168,7 @@ def _viewer_game(logs: str) -> tuple[str, int, int]:
 
 async def _generator(url: str, args: list[str]) -> dict[str, Any]:
     load = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "adapter.bench.serve", "--generate", url.rstrip("/"), *args,
+        *own_python("-m", "adapter.bench.serve", "--generate", url.rstrip("/"), *args),
         stdout=asyncio.subprocess.PIPE)
     out, _ = await load.communicate()
     return child_figures(out, "the load generator")
@@ -178,8 +179,8 @@ async def _bench(rate: float | None, seconds: float, practice: int, warmup: floa
                  policy: str = "rulebased") -> dict[str, Any]:
     port = _free_port()
     fake = subprocess.Popen(
-        [sys.executable, "-m", "adapter.cli", "--log-level", "error", "tenhou-server",
-         "--port", str(port), "--games", "100000", "--no-log"],
+        own_python("-m", "adapter.cli", "--log-level", "error", "tenhou-server",
+                   "--port", str(port), "--games", "100000", "--no-log"),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         return await _bench_on(port, rate, seconds, practice, warmup, viewer, probe_rate,

@@ -23,7 +23,6 @@ import os
 import random
 import select
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any
 
 from adapter.local.referee import MCR_PENALTY, MCR_PENALTY_GAIN, HandReferee, HandSetup
 from adapter.local.walls import shuffled_wall
+from adapter.own_python import own_python
 from adapter.platforms.botzone import FALLBACK_NOTE, KEEP_RUNNING
 from brain.state import TableState
 from protocols import events as ev
@@ -48,7 +48,7 @@ NOTES_KEPT = 100  # fallback notes kept word for word per bot; every one is coun
 NOTE_LINE = 4096  # bytes of a stderr line read for a note; the rest of a longer one skipped
 STDERR_TAIL = 300  # bytes of a bot's last stderr kept for an RE's message
 STDERR_READS = 16  # pipefuls of a bot's stderr read at once when the judge is not waiting
-DEFAULT_COMMAND = (sys.executable, "-m", "adapter.cli", "--log-level", "error", "botzone")
+DEFAULT_COMMAND = own_python("-m", "adapter.cli", "--log-level", "error", "botzone")
 
 
 class Verdict(Exception):  # a judge's verdict, raised to end the match

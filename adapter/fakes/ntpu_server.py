@@ -43,6 +43,7 @@ from typing import Any
 
 from adapter.fakes.ntpu_lines import HandIds, NtpuLines, reply_action
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup
+from adapter.own_python import own_python
 from brain.brain import safest_action
 from protocols import events as ev
 from protocols import tiles as T
@@ -51,7 +52,7 @@ from protocols.ntpu import LineBuffer
 from protocols.ntpu_asks import Answer, AskTracker, Late, Unasked
 from replay.log import Footer, GameLogWriter, Header
 
-CLIENT_COMMAND = (sys.executable, "-m", "adapter.cli", "--log-level", "warning", "ntpu")
+CLIENT_COMMAND = own_python("-m", "adapter.cli", "--log-level", "warning", "ntpu")
 STARTUP_LIMIT = 30.0  # seconds for the first /ready: a client program's start-up (as the arena's
 # outside seats allow their first answer), never less than the per-reply limit
 

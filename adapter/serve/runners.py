@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import json
 import signal
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import structlog
 
 from adapter.local.game import placement
+from adapter.own_python import own_python
 from adapter.serve.config import SessionSpec
 from adapter.serve.metrics import MeasuredBrain
 from adapter.serve.practice import next_game_in, snapshot
@@ -114,7 +114,7 @@ async def run_local(spec: SessionSpec, ctx: RunContext) -> Outcome:
     if spec.option("live_every") is not None:  # else the worker's own period
         settings["live_every"] = spec.option("live_every")
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "adapter.serve.practice", json.dumps(settings),
+        *own_python("-m", "adapter.serve.practice", json.dumps(settings)),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         limit=2 ** 22)  # one hand's decisions come in one line
     log.info("serve: practice worker started", session=spec.name, pid=proc.pid)
