@@ -18,6 +18,7 @@ from structlog.testing import capture_logs
 from adapter.fakes.tenhou_recording import recorded_stream, serve_recording
 from adapter.fakes.tenhou_server import FakeTenhouServer
 from adapter.platforms.tenhou import (
+    ANONYMOUS,
     ID_ENV,
     PermissionRefused,
     TenhouBot,
@@ -273,6 +274,27 @@ def test_a_malformed_id_is_refused_naming_where_it_came_from(
         load_config(str(config), TenhouSettings())
     assert f"config file {config}: id" in str(refused.value)
     assert "secret" not in str(refused.value)
+
+
+def test_an_empty_id_is_refused_naming_its_source_not_played_anonymously(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``id = ""`` or an empty ``$MJBOT_TENHOU_ID`` (an unset variable expanded) logged in
+    anonymously, as if no ID were given; anonymous play is the ID left out."""
+    config = tmp_path / "mjbot.toml"
+    config.write_text('[tenhou]\nid = ""\n')
+    monkeypatch.delenv(ID_ENV, raising=False)
+    with pytest.raises(ValueError) as refused:
+        load_config(str(config), TenhouSettings())
+    assert str(refused.value) == (f"the Tenhou ID (config file {config}: id) is empty: give "
+                                  "the ID, or leave it out to log in anonymously")
+    config.write_text('[tenhou]\nid = "ID0123ABCD-abcdefgh"\n')
+    monkeypatch.setenv(ID_ENV, "")  # beside a good file: the environment still wins
+    with pytest.raises(ValueError) as refused:
+        load_config(str(config), TenhouSettings())
+    assert f"(${ID_ENV}) is empty" in str(refused.value)
+    assert "abcdefgh" not in str(refused.value)
+    monkeypatch.delenv(ID_ENV)
+    assert load_config(None, TenhouSettings()).name == ANONYMOUS
 
 
 @pytest.mark.parametrize(("text", "said"), [

@@ -140,12 +140,16 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
             raise ValueError(f"config file {path}: [tenhou] must be a table")
         _check_config_values(path, values)
     out = settings
-    ident = os.environ.get(ID_ENV) or values.get("id")
-    if ident:
+    # the environment wins over the file; the source is named in an error, never the value
+    ident, source = ((os.environ[ID_ENV], f"${ID_ENV}") if ID_ENV in os.environ
+                     else (values.get("id"), f"config file {path}: id"))
+    if ident is not None:
+        if ident == "":  # set but empty (an unset variable expanded, a template left blank):
+            # anonymous play is leaving the ID out, not this, which read as "no ID given"
+            raise ValueError(f"the Tenhou ID ({source}) is empty: give the ID, or leave it "
+                             f"out to log in anonymously")
         if not isinstance(ident, str) or not re.fullmatch(r"ID[0-9A-Fa-f]{8}-[0-9A-Za-z]{8}",
                                                           ident):
-            # where it came from (the environment wins over the file), never the value
-            source = f"${ID_ENV}" if os.environ.get(ID_ENV) else f"config file {path}: id"
             raise ValueError(f"the Tenhou ID ({source}) must look like IDxxxxxxxx-xxxxxxxx")
         out = dataclasses.replace(out, name=ident)
     if values.get("permission_granted") is True:
