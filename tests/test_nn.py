@@ -216,6 +216,16 @@ def test_masked_argmax_never_picks_an_illegal_head(logits: list[float], legal: s
     assert probs[~m].sum() == 0 and probs.sum() == pytest.approx(1.0)
 
 
+
+def test_an_empty_mask_is_refused_alike_by_argmax_and_softmax() -> None:
+    """With nothing legal, argmax raised while softmax returned NaNs (0/0) that a caller could
+    pass on as probabilities; both now refuse it with the same message."""
+    logits, empty = np.zeros(H.NUM_ACTIONS), H.mask(set())
+    for choose in (H.masked_argmax, H.masked_softmax):
+        with pytest.raises(ValueError, match=r"^no legal action to choose from$"):
+            choose(logits, empty)
+
+
 # ---------------------------------------------------------------------- network
 
 

@@ -90,15 +90,21 @@ def mask(indices: Any) -> np.ndarray:
     return m
 
 
+NO_LEGAL_ACTION = "no legal action to choose from"
+
+
 def masked_argmax(logits: np.ndarray, legal_mask: np.ndarray) -> int:
     """The best legal index: illegal logits are set to -inf first (at least one is legal)."""
     if not legal_mask.any():
-        raise ValueError("no legal action to choose from")
+        raise ValueError(NO_LEGAL_ACTION)
     return int(np.argmax(np.where(legal_mask, logits, -np.inf)))
 
 
 def masked_softmax(logits: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
-    """Probabilities over the heads, zero outside the legal mask."""
+    """Probabilities over the heads, zero outside the legal mask. An empty mask is refused as
+    :func:`masked_argmax` refuses it: all -inf would give NaNs that pass on unnoticed."""
+    if not legal_mask.any():
+        raise ValueError(NO_LEGAL_ACTION)
     z = np.where(legal_mask, logits, -np.inf)
     z = z - z.max()
     e = np.exp(z)
