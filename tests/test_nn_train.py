@@ -274,6 +274,30 @@ def test_a_stopped_training_writes_the_weights_so_far_and_says_so(tmp_path: Path
             "whole)") in rest
 
 
+def test_an_epoch_cut_short_says_so_in_its_progress_line(tmp_path: Path) -> None:
+    """`nn train` stopped inside an epoch printed "epoch 1: loss ..." for it, as for a whole
+    one (only the next line said the run stopped). The stop here comes before the third step
+    of the first epoch: a stop request as `nn train`'s, asked before every step."""
+    from adapter.commands.nn import epoch_line
+    from replay.learning.nn.train import TrainConfig, train
+
+    data = _rulebased_riichi_data(tmp_path, 1)
+    asked = 0
+
+    def stop() -> str:
+        nonlocal asked
+        asked += 1
+        return "SIGINT" if asked == 3 else ""
+
+    lines: list[str] = []
+    result = train("riichi", [data], tmp_path / "w.npz",
+                   TrainConfig(channels=8, blocks=1, epochs=3, batch_size=16, threads=1),
+                   progress=lambda figures: lines.append(epoch_line(figures)), stop=stop)
+    assert result["train_examples"] > 32 and result["stopped"]["steps_done"] == 2
+    (line,) = lines
+    assert line.startswith("  epoch 1, cut short after 32 examples: loss "), line
+
+
 def test_a_training_stopped_before_its_first_step_writes_nothing(tmp_path: Path,
                                                                  nn_train: Run) -> None:
     data = _rulebased_riichi_data(tmp_path, 1)

@@ -174,10 +174,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     def progress(figures: dict[str, Any]) -> None:
         if not args.json:
-            h = figures["holdout"]
-            print(f"  epoch {figures['epoch']}: loss {figures['train_loss']:.4f}, held-out "
-                  f"accuracy {h['accuracy']:.4f} (discards {h['discard_accuracy']:.4f}), "
-                  f"value mse {h['value_mse']:.4f}{_against_start(h)}", flush=True)
+            print(epoch_line(figures), flush=True)
 
     from adapter.local.stopping import StopRequest, exit_status, stop_reason_text
     from replay.learning.nn.train import StoppedBeforeTraining
@@ -211,6 +208,17 @@ def cmd_train(args: argparse.Namespace) -> int:
                   f"({stopped['epochs_done']} of {stopped['epochs_planned']} epochs whole): "
                   "the weights so far, short of the planned schedule")
     return exit_status(stopped["reason"] if stopped else None)
+
+
+def epoch_line(figures: dict[str, Any]) -> str:
+    """One epoch's progress line. An epoch a stop cut short says so (its figures carry the
+    ``examples`` it got through): "epoch 3" alone read as a third whole epoch."""
+    h = figures["holdout"]
+    cut = (f", cut short after {figures['examples']} examples" if "examples" in figures
+           else "")
+    return (f"  epoch {figures['epoch']}{cut}: loss {figures['train_loss']:.4f}, held-out "
+            f"accuracy {h['accuracy']:.4f} (discards {h['discard_accuracy']:.4f}), "
+            f"value mse {h['value_mse']:.4f}{_against_start(h)}")
 
 
 def _against_start(held: dict[str, Any]) -> str:
