@@ -368,6 +368,33 @@ def test_review_rows_carry_the_deal_in_chance_of_each_discard():
     assert any(a["deal_in"] > 0 for a in discards)
 
 
+def _keys(typed: type) -> tuple[set[str], set[str]]:
+    """A TypedDict's (required, all) keys, read from its annotations (``__required_keys__``
+    misses NotRequired under postponed annotations before Python 3.12)."""
+    import typing
+    hints = typing.get_type_hints(typed, include_extras=True)
+    return ({k for k, v in hints.items() if typing.get_origin(v) is not typing.NotRequired},
+            set(hints))
+
+
+def test_review_rows_are_what_their_typed_dicts_say(tmp_path):
+    """The --json rows as ReviewRow and ActionRow describe them (the type checker reads the
+    row literals against them; this holds them to the rows a real review writes), rows left
+    out for an unmeasurable hand included."""
+    from replay.review.game import ActionRow, ReviewRow
+    from tests.viewer_fixtures import platform_game
+
+    rows = [r for path, seat in ((RANKED, 0), (platform_game(tmp_path / "g.mjlog.msgpack"),
+                                               None))
+            for r in review(replayer.load(path, seat), RankingEvaluator("rulebased"))["rows"]]
+    (required, known), (action_required, action_known) = _keys(ReviewRow), _keys(ActionRow)
+    assert any("error" in r for r in rows) and any(r["actions"] for r in rows)
+    for r in rows:
+        assert required <= set(r) <= known, set(r) ^ known
+        for a in r["actions"]:
+            assert action_required <= set(a) <= action_known, set(a) ^ action_known
+
+
 def test_a_seat_that_never_decided_says_so(tmp_path, capsys):
     """kyushukyuhai.json: the hand ends at seat 0's nine-terminal draw, before seat 1 draws.
     Its review has nothing to value: n/a and a note, not 'rating None' and a loss of 0."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from brain.rules import VARIANTS, rules_for
 from brain.shanten import HandError
@@ -29,6 +29,37 @@ COSTLY = 5
 RANK_SCALE = 0.1
 
 Progress = Callable[[int, int], None]  # (decisions done, decisions)
+
+
+class ActionRow(TypedDict):
+    """One legal action as the policy ranked it; a discard's ``deal_in`` where opponent
+    models give one (P(it deals in))."""
+
+    action: str
+    rank: int
+    value: float | None
+    deal_in: NotRequired[float]
+
+
+class ReviewRow(TypedDict):
+    """One decision of the review (``--json``'s ``rows``). A decision left out (its hand
+    cannot be measured, or the policy gave no answer) has ``error``, ``policy_failed``, no
+    ``loss`` and no ``actions``."""
+
+    n: int
+    event_index: int
+    round: str
+    kind: str
+    offered: str
+    hand: str
+    played: str
+    best: str
+    agree: bool
+    loss: float | None
+    forced: str
+    actions: list[ActionRow]
+    error: NotRequired[str]
+    policy_failed: NotRequired[bool]
 
 
 def round_label(state: TableState) -> str:
@@ -56,7 +87,7 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
     rules = rules_for(replay.variant)
     state = TableState(replay.variant, replay.seat)
     applied = 0
-    rows: list[dict[str, Any]] = []
+    rows: list[ReviewRow] = []
     situations: dict[int, dict[str, Any]] = {}
     total = len(replay.decisions)
     for n, d in enumerate(replay.decisions):
@@ -87,13 +118,13 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
 
 
 def _row(n: int, index: int, state: TableState, request: ev.DecisionRequest, played: Any,
-         evaluation: Evaluation, opponents: Opponents) -> dict[str, Any]:
+         evaluation: Evaluation, opponents: Opponents) -> ReviewRow:
     """One decision; a discard's ``deal_in`` is the opponent models' P(it deals in)."""
     loss = evaluation.loss(played)
     found = evaluation.find(played)
     actions = []
     for s in evaluation.ranked:
-        row = {"action": action_text(s.action), "rank": s.rank,
+        row: ActionRow = {"action": action_text(s.action), "rank": s.rank,
                "value": None if s.value is None else round(s.value, 2)}
         if isinstance(s.action, ev.Discard) and opponents.estimate is not None:
             row["deal_in"] = round(opponents.deal_in(T.kind(s.action.tile)), 4)
@@ -108,18 +139,18 @@ def _row(n: int, index: int, state: TableState, request: ev.DecisionRequest, pla
     }
 
 
-def _summary(replay: Replay, evaluator: Evaluator, rows: list[dict[str, Any]],
+def _summary(replay: Replay, evaluator: Evaluator, rows: list[ReviewRow],
              situations: dict[int, dict[str, Any]], costly: int,
              seconds: float) -> dict[str, Any]:
-    valued = [r for r in rows if r["loss"] is not None]
+    valued = [(loss, r) for r in rows if (loss := r["loss"]) is not None]
     agree = sum(r["agree"] for r in rows)
     failed = [r for r in rows if r.get("policy_failed")]
     errors = sum(1 for r in rows if "error" in r) - len(failed)
-    total_loss = sum(r["loss"] for r in valued)
+    total_loss = sum(loss for loss, _ in valued)
     mean = total_loss / len(valued) if valued else 0.0
     scale = rating_scale(evaluator.unit, replay.variant)
-    worst = sorted((r for r in valued if r["loss"] > 0), key=lambda r: (-r["loss"], r["n"]))
-    top = [{**r, "situation": situations[r["n"]]} for r in worst[:costly]]
+    worst = sorted((v for v in valued if v[0] > 0), key=lambda v: (-v[0], v[1]["n"]))
+    top = [{**r, "situation": situations[r["n"]]} for _, r in worst[:costly]]
     return {
         "path": replay.path, "source": replay.source, "variant": replay.variant,
         "seat": replay.seat, "policy": evaluator.name, "unit": evaluator.unit,
