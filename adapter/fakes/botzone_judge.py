@@ -21,7 +21,6 @@ import contextlib
 import json
 import os
 import random
-import select
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from adapter.local.external.process import ready_fds
 from adapter.local.referee import MCR_PENALTY, MCR_PENALTY_GAIN, HandReferee, HandSetup
 from adapter.local.walls import shuffled_wall
 from adapter.platforms.botzone import FALLBACK_NOTE, KEEP_RUNNING
@@ -209,7 +209,7 @@ class BotProcess:
             if left <= 0:
                 what = "read its input" if writing else "answer and exit"
                 raise Verdict(self.seat, "TLE", f"did not {what} in {self.limit} s")
-            readable, writable, _ = select.select(reading, writing, [], left)
+            readable, writable = ready_fds(reading, writing, left)
             if writable:
                 try:
                     left_to_send = left_to_send[os.write(stdin, left_to_send[:CHUNK]):]
@@ -328,7 +328,7 @@ class BotProcess:
             if left <= 0:
                 raise Verdict(self.seat, "TLE", f"did not read its input in {limit} s")
             try:
-                readable, writable, _ = select.select(self._errs(), [fd], [], left)
+                readable, writable = ready_fds(self._errs(), [fd], left)
                 self._read_stderr(readable)
                 if writable:
                     data = data[os.write(fd, data[:CHUNK]):]
@@ -361,7 +361,7 @@ class BotProcess:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise Verdict(self.seat, "TLE", f"no answer in {limit} s")
-            ready, _, _ = select.select([fd, *self._errs()], [], [], left)
+            ready, _ = ready_fds([fd, *self._errs()], timeout=left)
             self._read_stderr(ready)
             if fd not in ready:
                 continue
@@ -383,7 +383,7 @@ class BotProcess:
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         self.proc.wait(timeout=left)
                     break
-                self._read_stderr(select.select(self._errs(), [], [], min(left, 0.1))[0])
+                self._read_stderr(ready_fds(self._errs(), timeout=min(left, 0.1))[0])
             if self.proc.poll() is None:
                 self.proc.kill()
                 self.proc.wait()

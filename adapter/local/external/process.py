@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import functools
 import os
 import select
@@ -25,7 +26,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from adapter.local.external.keeper import read_kept
@@ -82,6 +83,36 @@ def abandon_waits_when(asked: Callable[[], bool]) -> Iterator[None]:
 def _check_abandon() -> None:
     if any(asked() for asked in _ABANDON):
         raise WaitAbandoned
+
+
+# poll's events that select.select counts as ready (Linux's fs/select.c): a read finds data,
+# or the other end closed (the read returns the end); a write takes some, or fails at once
+_READABLE = select.POLLIN | select.POLLHUP | select.POLLERR
+_WRITABLE = select.POLLOUT | select.POLLERR
+
+
+def ready_fds(reading: Sequence[int], writing: Sequence[int] = (),
+              timeout: float | None = None) -> tuple[list[int], list[int]]:
+    """select.select's answer, (readable, writable), got from poll: select refuses any
+    descriptor of 1024 or more (FD_SETSIZE), which a long run holding many files, pipes and
+    sockets reaches. Ready as select says it: a pipe whose writers all closed is POLLHUP
+    (never POLLIN) and one whose reader closed is POLLERR, both ready, so that the read
+    returns the end or the write fails; a closed descriptor is select's OSError (EBADF).
+    ``timeout`` in seconds; None waits for ever."""
+    poller = select.poll()
+    events: dict[int, int] = {}
+    for fd in reading:
+        events[fd] = events.get(fd, 0) | select.POLLIN
+    for fd in writing:
+        events[fd] = events.get(fd, 0) | select.POLLOUT
+    for fd, mask in events.items():
+        poller.register(fd, mask)
+    got = poller.poll(None if timeout is None else max(0.0, timeout) * 1000)
+    if any(revents & select.POLLNVAL for _, revents in got):
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+    readable = [fd for fd, revents in got if fd in reading and revents & _READABLE]
+    writable = [fd for fd, revents in got if fd in writing and revents & _WRITABLE]
+    return readable, writable
 
 
 def _libc_prctl() -> Callable[..., int] | None:
@@ -183,7 +214,7 @@ def _exited_within(proc: subprocess.Popen[bytes], limit: float) -> int | None:
             pass
         else:
             try:
-                select.select([fd], [], [], limit)
+                ready_fds([fd], timeout=limit)
             finally:
                 os.close(fd)
             limit = 0  # exited (it is reaped now), or the limit was waited out
@@ -242,7 +273,7 @@ class LineProcess:
                 raise SeatFault("late", f"did not read its input for {limit:g} s "
                                 f"({len(data)} bytes left unsent)")
             try:
-                _, ready, _ = select.select([], [self._write_fd()], [], min(left, EXIT_POLL))
+                _, ready = ready_fds([], [self._write_fd()], min(left, EXIT_POLL))
                 if ready:
                     data = data[self._write_some(data[:WRITE_CHUNK]):]
             except (OSError, ValueError):
@@ -253,7 +284,7 @@ class LineProcess:
         return self.proc.stdin.fileno()
 
     def _write_some(self, chunk: memoryview) -> int:
-        """Bytes of ``chunk`` written; a pipe select() called writable takes PIPE_BUF (4096)
+        """Bytes of ``chunk`` written; a pipe poll() called writable takes PIPE_BUF (4096)
         bytes without blocking."""
         return os.write(self._write_fd(), chunk)
 
@@ -288,10 +319,10 @@ class LineProcess:
             if left <= 0:
                 raise SeatFault("late", f"no answer within {limit:g} s",
                                 self.buffer.decode("utf-8", errors="replace"))
-            ready, _, _ = select.select([fd], [], [], min(left, EXIT_POLL))
+            ready, _ = ready_fds([fd], timeout=min(left, EXIT_POLL))
             if not ready:
                 if self._exited():  # a program's children may still hold its pipe
-                    ready, _, _ = select.select([fd], [], [], 0)
+                    ready, _ = ready_fds([fd], timeout=0)
                     if not ready:
                         self.eof = True
                 continue
@@ -329,7 +360,7 @@ class LineProcess:
                     lines.append(raw.decode("utf-8", errors="replace").rstrip("\r"))
             if self.eof:
                 return lines, count
-            ready, _, _ = select.select([self._fd()], [], [], 0)
+            ready, _ = ready_fds([self._fd()], timeout=0)
             if not ready:
                 return lines, count
             chunk = self._read()
