@@ -816,6 +816,43 @@ def test_a_program_that_stops_reading_its_input_is_late_not_a_hang():
         reader.close()
 
 
+# Writes file argv[1] to stdout in pieces of 1, 2, 3 ... 7 bytes: lines cut anywhere across
+# the reads of the seat.
+PIECES = ("import os, sys\n"
+          "data, at, size = open(sys.argv[1], 'rb').read(), 0, 1\n"
+          "while at < len(data):\n"
+          "    os.write(1, data[at:at + size]); at += size; size = size % 7 + 1\n")
+
+
+def test_a_programs_lines_are_read_whole_however_its_output_is_cut(tmp_path):
+    """The lines of a pipeful are split once (taking one at a time off the buffer copied the
+    rest of it each time: seconds of CPU for 1 MB of empty lines); each line comes whole,
+    in order, however the writes cut it: empty lines, CRLF ends, 100k empty lines at once,
+    and a last line without its newline before the end of output."""
+    data = (b"a\r\n\nlong " + b"x" * 70_000 + b"\n" + "\u00e9\r\n".encode() + b"\n" * 100_000
+            + b"bc\nlast")
+    (tmp_path / "out").write_bytes(data)
+    proc = LineProcess([sys.executable, "-c", PIECES, str(tmp_path / "out")])
+    try:
+        got = []
+        while (line := proc.read_line(30)) is not None:
+            got.append(line)
+    finally:
+        proc.close()
+    assert got[:4] == ["a", "", "long " + "x" * 70_000, "\u00e9"]
+    assert got[4:] == [""] * 100_000 + ["bc", "last"]
+    flood = LineProcess([sys.executable, "-c", "import sys\n"
+                         "sys.stdout.write('one\\n' + '\\n' * 100_000 + 'two\\nthr')"])
+    try:
+        assert flood.read_line(30) == "one"
+        flood.end_input()
+        assert flood.proc.wait(30) == 0
+        assert flood.waiting_lines(2) == (["", ""], 100_001)
+        assert flood.read_line(30) == "thr" and flood.read_line(30) is None
+    finally:
+        flood.close()
+
+
 # ---------------------------------------------------------------------- figures = the logs
 
 

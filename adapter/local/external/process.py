@@ -253,8 +253,40 @@ class LineProcess:
                 from None
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        self.buffer = b""
+        self._start_reading()
+
+    def _start_reading(self) -> None:
+        self.lines: deque[bytes] = deque()  # complete lines read and not yet taken
+        self.buffer = bytearray()  # the line under way (no newline yet), grown in place
         self.eof = False
+
+    def _take(self, chunk: bytes) -> None:
+        """Queue ``chunk``'s complete lines, each byte copied once: taking a line at a time
+        off one buffer copied all the rest of it each time (seconds of CPU for 1 MB of empty
+        lines, a flood read past a short limit as late), and a long line read in small
+        pieces was copied whole at each piece."""
+        if b"\n" not in chunk:
+            self.buffer += chunk
+            return
+        first, *done, last = chunk.split(b"\n")
+        self.lines.append(bytes(self.buffer) + first)
+        self.lines.extend(done)
+        self.buffer = bytearray(last)
+
+    def _unread_head(self, size: int = 200) -> str:
+        """The first ``size`` bytes read and not yet taken (a fault's raw text)."""
+        head = b""
+        for line in self.lines:
+            head += line + b"\n"
+            if len(head) >= size:
+                break
+        else:
+            head += self.buffer
+        return head[:size].decode("utf-8", errors="replace")
+
+    @staticmethod
+    def _text(raw: bytes) -> str:
+        return raw.decode("utf-8", errors="replace").rstrip("\r")
 
     @property
     def pid(self) -> int:
@@ -308,11 +340,11 @@ class LineProcess:
         """The next line; None at the end of its output (the program is done)."""
         deadline = time.monotonic() + limit
         fd = self._fd()
-        while b"\n" not in self.buffer:
+        while not self.lines:
             _check_abandon()
             if self.eof:
                 if self.buffer:
-                    line, self.buffer = self.buffer, b""
+                    line, self.buffer = self.buffer, bytearray()
                     return self._heard(line.decode("utf-8", errors="replace"))
                 return None
             left = deadline - time.monotonic()
@@ -328,15 +360,13 @@ class LineProcess:
                 continue
             chunk = self._read()
             if chunk:
-                self.buffer += chunk
+                self._take(chunk)
             else:
                 self.eof = True
-            if len(self.buffer) > MAX_LINE and b"\n" not in self.buffer:
+            if not self.lines and len(self.buffer) > MAX_LINE:
                 raise SeatFault("garbage", f"a line longer than {MAX_LINE} bytes",
-                                self.buffer[:200].decode("utf-8", errors="replace"),
-                                fatal=True)
-        raw, _, self.buffer = self.buffer.partition(b"\n")
-        return self._heard(raw.decode("utf-8", errors="replace").rstrip("\r"))
+                                self._unread_head(), fatal=True)
+        return self._heard(self._text(self.lines.popleft()))
 
     def _heard(self, line: str) -> str:
         if self.heard is not None:
@@ -353,26 +383,26 @@ class LineProcess:
         lines: list[str] = []
         count = 0
         while True:
-            while b"\n" in self.buffer:
-                raw, _, self.buffer = self.buffer.partition(b"\n")
+            while self.lines:
+                raw = self.lines.popleft()
                 count += 1
                 if len(lines) < keep:
-                    lines.append(raw.decode("utf-8", errors="replace").rstrip("\r"))
+                    lines.append(self._text(raw))
             if self.eof:
                 return lines, count
             ready, _ = ready_fds([self._fd()], timeout=0)
             if not ready:
                 return lines, count
             chunk = self._read()
-            if not chunk:
+            if chunk:
+                self._take(chunk)
+            else:
                 self.eof = True
-            self.buffer += chunk
             self.unasked += len(chunk)
             if self.unasked > UNASKED_LIMIT:
                 raise SeatFault("garbage", f"more than {UNASKED_LIMIT} bytes of lines "
                                 "answering no ask (a flood)",
-                                "\n".join(lines) or self.buffer[:200].decode(
-                                    "utf-8", errors="replace"), fatal=True)
+                                "\n".join(lines) or self._unread_head(), fatal=True)
 
     def expect_line(self, limit: float) -> str:
         """The next line; its end of output is a crash."""
@@ -445,8 +475,7 @@ class LineSocket(LineProcess):
 
     def __init__(self, sock: socket.socket, peer: str) -> None:  # a socket, not a process
         self.sock, self.peer = sock, peer
-        self.buffer = b""
-        self.eof = False
+        self._start_reading()
 
     @classmethod
     def listen(cls, host: str, port: int, limit: float) -> LineSocket:
