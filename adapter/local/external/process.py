@@ -232,7 +232,7 @@ class LineProcess:
 
     heard: deque[str] | None = None
     left_out = 0  # bytes of its stderr left out (keeper.py), known once it is closed
-    unasked = 0  # bytes read by waiting_lines this run (what answered no ask)
+    unasked = 0  # bytes of the lines waiting_lines took this run (what answered no ask)
 
     def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
         self.argv = argv
@@ -379,15 +379,21 @@ class LineProcess:
         and memory take only ``keep``). A run that has sent more than :data:`UNASKED_LIMIT`
         bytes of them in all is flooding: a fatal garbage fault, so one call reads at most
         that much and an endless flood cannot hold the table (it read while data was ready,
-        for as long as the flood lasted, each line a warning)."""
+        for as long as the flood lasted, each line a warning). Every line taken counts, those
+        read with an answer (by :meth:`read_line`) too, and the line under way."""
         lines: list[str] = []
         count = 0
         while True:
             while self.lines:
                 raw = self.lines.popleft()
                 count += 1
+                self.unasked += len(raw) + 1
                 if len(lines) < keep:
                     lines.append(self._text(raw))
+            if self.unasked + len(self.buffer) > UNASKED_LIMIT:
+                raise SeatFault("garbage", f"more than {UNASKED_LIMIT} bytes of lines "
+                                "answering no ask (a flood)",
+                                "\n".join(lines) or self._unread_head(), fatal=True)
             if self.eof:
                 return lines, count
             ready, _ = ready_fds([self._fd()], timeout=0)
@@ -398,11 +404,6 @@ class LineProcess:
                 self._take(chunk)
             else:
                 self.eof = True
-            self.unasked += len(chunk)
-            if self.unasked > UNASKED_LIMIT:
-                raise SeatFault("garbage", f"more than {UNASKED_LIMIT} bytes of lines "
-                                "answering no ask (a flood)",
-                                "\n".join(lines) or self._unread_head(), fatal=True)
 
     def expect_line(self, limit: float) -> str:
         """The next line; its end of output is a crash."""
