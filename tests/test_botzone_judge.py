@@ -328,3 +328,45 @@ def test_a_kept_bots_last_notes_are_counted_though_a_helper_holds_its_stderr(tmp
         if pidfile.exists() and pidfile.read_text():
             with __import__("contextlib").suppress(ProcessLookupError):
                 os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+# A bot that starts a helper holding its stdout and stderr (argv[1]: the file it writes the
+# helper's pid to), then, one-shot, answers PASS and exits, or, kept running, exits with
+# no answer.
+LEAVES_A_HELPER = (
+    "import subprocess, sys\n"
+    "helper = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+    "open(sys.argv[1], 'w').write(str(helper.pid))\n"
+    "sys.stdin.readline()\n"
+    "if sys.argv[2] == 'simple':\n"
+    "    print('PASS')\n"
+    "sys.exit(3)\n")
+
+
+@pytest.mark.parametrize("mode", ["simple", "keep"])
+def test_a_bot_whose_helper_holds_its_output_is_judged_at_its_exit(tmp_path, mode):
+    """A turn was read to the end of the bot's output: a helper it started (holding its
+    stdout and stderr) kept that end from coming, and a one-shot bot that answered and
+    exited got TLE at the limit, a kept one that exited without an answer TLE, not RE. The
+    bot's exit ends its turn now, what it printed read."""
+    import os
+    import signal
+
+    from adapter.fakes.botzone_judge import Verdict
+
+    pidfile = tmp_path / "helper"
+    bot = BotProcess(0, mode, (sys.executable, "-c", LEAVES_A_HELPER, str(pidfile), mode),
+                     limit=10.0, later_limit=10.0)
+    bot.command = bot.command[:-1]
+    try:
+        if mode == "simple":
+            assert bot.request("0 0 0") == "PASS"
+        else:
+            with pytest.raises(Verdict) as verdict:
+                bot.request("0 0 0")
+            assert (verdict.value.code, verdict.value.detail) == ("RE", "the bot exited (3)")
+    finally:
+        bot.close()
+        if pidfile.exists() and pidfile.read_text():
+            with __import__("contextlib").suppress(ProcessLookupError):
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adapter.local.external.process import ready_fds
+from adapter.local.external.process import EXIT_POLL, ready_fds
 from adapter.local.referee import MCR_PENALTY, MCR_PENALTY_GAIN, HandReferee, HandSetup
 from adapter.local.walls import shuffled_wall
 from adapter.platforms.botzone import FALLBACK_NOTE, KEEP_RUNNING
@@ -47,7 +47,7 @@ CHUNK = 65536
 NOTES_KEPT = 100  # fallback notes kept word for word per bot; every one is counted
 NOTE_LINE = 4096  # bytes of a stderr line read for a note; the rest of a longer one skipped
 STDERR_TAIL = 300  # bytes of a bot's last stderr kept for an RE's message
-STDERR_READS = 16  # pipefuls of a bot's stderr read at once when the judge is not waiting
+STDERR_READS = 16  # pipefuls of a bot's pipe read at once when the judge is not waiting
 DEFAULT_COMMAND = (sys.executable, "-m", "adapter.cli", "--log-level", "error", "botzone")
 
 
@@ -193,9 +193,11 @@ class BotProcess:
     def _exchange(self, proc: subprocess.Popen[bytes], data: bytes,
                   deadline: float) -> bytes:
         """A one-shot turn: ``data`` written and the input closed, stdout and stderr read to
-        their end, never waiting past ``deadline`` (TLE) on a bot that does not read or
-        does not end; stdout past :data:`OUTPUT_LIMIT` is OLE, stderr read into the bot's
-        notes as it comes (a limit on it would drop the notes past it)."""
+        their end or the bot's exit, never waiting past ``deadline`` (TLE) on a bot that
+        does not read or does not end; stdout past :data:`OUTPUT_LIMIT` is OLE, stderr read
+        into the bot's notes as it comes (a limit on it would drop the notes past it). Once
+        the bot has exited, all it printed is in the pipes: what is there is read and the
+        turn ends, though a helper it started holds them open (that was a TLE)."""
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         stdin, stdout, stderr = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
         for fd in (stdin, stdout, stderr):
@@ -205,11 +207,15 @@ class BotProcess:
         reading = [stdout, stderr]
         writing = [stdin]
         while reading or writing:
+            if proc.poll() is not None:
+                for fd in reading:
+                    self._drain(fd, stdout, got)
+                break
             left = deadline - time.monotonic()
             if left <= 0:
                 what = "read its input" if writing else "answer and exit"
                 raise Verdict(self.seat, "TLE", f"did not {what} in {self.limit} s")
-            readable, writable = ready_fds(reading, writing, left)
+            readable, writable = ready_fds(reading, writing, min(left, EXIT_POLL))
             if writable:
                 try:
                     left_to_send = left_to_send[os.write(stdin, left_to_send[:CHUNK]):]
@@ -223,16 +229,35 @@ class BotProcess:
                         proc.stdin.close()
             for fd in readable:
                 chunk = os.read(fd, CHUNK)
-                if not chunk:
-                    reading.remove(fd)
-                elif fd == stdout:
-                    got += chunk
-                    if len(got) > OUTPUT_LIMIT:
-                        raise Verdict(self.seat, "OLE", f"more than {OUTPUT_LIMIT} bytes "
-                                      "of output in one turn")
+                if chunk:
+                    self._printed(fd, stdout, chunk, got)
                 else:
-                    self.notes.feed(chunk)
+                    reading.remove(fd)
         return bytes(got)
+
+    def _printed(self, fd: int, stdout: int, chunk: bytes, got: bytearray) -> None:
+        """``chunk`` read from a one-shot bot's ``fd``: its output (OLE past the limit) or
+        its stderr (its notes)."""
+        if fd != stdout:
+            self.notes.feed(chunk)
+            return
+        got += chunk
+        if len(got) > OUTPUT_LIMIT:
+            raise Verdict(self.seat, "OLE", f"more than {OUTPUT_LIMIT} bytes of output in "
+                          "one turn")
+
+    def _drain(self, fd: int, stdout: int, got: bytearray) -> None:
+        """What an exited one-shot bot left in ``fd``, read without waiting: a pipe holds
+        at most pipe-max-size (1 MiB by default), so :data:`STDERR_READS` pipefuls take all
+        of it, and a helper writing on cannot hold the judge."""
+        for _ in range(STDERR_READS):
+            try:
+                chunk = os.read(fd, CHUNK)
+            except BlockingIOError:
+                return
+            if not chunk:
+                return
+            self._printed(fd, stdout, chunk, got)
 
     def _answer(self, lines: list[str]) -> str:
         """The response in what the bot printed for one turn (a keep-running turn: what came
@@ -361,9 +386,12 @@ class BotProcess:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise Verdict(self.seat, "TLE", f"no answer in {limit} s")
-            ready, _ = ready_fds([fd, *self._errs()], timeout=left)
+            ready, _ = ready_fds([fd, *self._errs()], timeout=min(left, EXIT_POLL))
             self._read_stderr(ready)
             if fd not in ready:
+                if self.proc.poll() is not None:  # all it printed was read: a helper it
+                    # started may hold its output open, but no answer can come
+                    raise Verdict(self.seat, "RE", f"the bot exited ({self.proc.poll()})")
                 continue
             chunk = os.read(fd, CHUNK)
             if not chunk:
