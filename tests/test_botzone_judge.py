@@ -370,3 +370,46 @@ def test_a_bot_whose_helper_holds_its_output_is_judged_at_its_exit(tmp_path, mod
         if pidfile.exists() and pidfile.read_text():
             with __import__("contextlib").suppress(ProcessLookupError):
                 os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+def _ends(pid: int) -> bool:
+    """Whether process ``pid`` ends (a zombie has: it only waits to be reaped) while the
+    system is given a moment to deliver a kill."""
+    from pathlib import Path
+
+    for _ in range(100):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, IndexError):
+            return True
+        if state == "Z":
+            return True
+        __import__("time").sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("mode", ["simple", "keep"])
+def test_a_bots_helpers_end_with_its_turn_or_its_match(tmp_path, mode):
+    """Only the bot was killed: a helper it started outlived the judge (one more each turn
+    of a one-shot bot, each holding its pipes). The bot leads its own session now, and its
+    group ends with its turn (one-shot) or with its close (kept running)."""
+    import os
+    import signal
+
+    from adapter.fakes.botzone_judge import Verdict
+
+    pidfile = tmp_path / "helper"
+    bot = BotProcess(0, mode, (sys.executable, "-c", LEAVES_A_HELPER, str(pidfile), mode),
+                     limit=30.0, later_limit=30.0)
+    bot.command = bot.command[:-1]
+    try:
+        with __import__("contextlib").suppress(Verdict):
+            bot.request("0 0 0")
+        if mode == "keep":
+            bot.close()
+        assert _ends(int(pidfile.read_text()))
+    finally:
+        bot.close()
+        if pidfile.exists() and pidfile.read_text():
+            with __import__("contextlib").suppress(ProcessLookupError):
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)

@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -164,7 +165,7 @@ class BotProcess:
     def _one_shot(self) -> str:
         deadline = time.monotonic() + self.limit
         proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=self.env)
+                                stderr=subprocess.PIPE, env=self.env, start_new_session=True)
         try:
             self.notes.begin()
             stdout = self._exchange(proc, self._input().encode(), deadline)
@@ -173,9 +174,7 @@ class BotProcess:
             except subprocess.TimeoutExpired:
                 raise Verdict(self.seat, "TLE", f"did not exit in {self.limit} s") from None
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            _end(proc)
             for stream in (proc.stdin, proc.stdout, proc.stderr):
                 with contextlib.suppress(OSError):
                     if stream is not None:
@@ -324,7 +323,7 @@ class BotProcess:
         # file took all it printed, read whole at close
         self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=self.env)
+                                     env=self.env, start_new_session=True)
         assert self.proc.stdin is not None and self.proc.stderr is not None
         os.set_blocking(self.proc.stdin.fileno(), False)  # written by _send only
         self.stderr = os.dup(self.proc.stderr.fileno())  # ours to close when it ends
@@ -412,20 +411,32 @@ class BotProcess:
                         self.proc.wait(timeout=left)
                     break
                 self._read_stderr(ready_fds(self._errs(), timeout=min(left, 0.1))[0])
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
+            _end(self.proc)
             for stream in (self.proc.stdout, self.proc.stdin):
                 with contextlib.suppress(OSError):
                     if stream is not None:
                         stream.close()
             self.proc = None
-        if self.stderr is not None:  # what it said last (a helper holding the pipe: no end)
+        if self.stderr is not None:  # what it said last (a helper that left its group may
+            # still hold the pipe: no end)
             self._read_stderr(self._errs(), STDERR_READS)
         if self.stderr is not None:
             self.notes.end()
             os.close(self.stderr)
             self.stderr = None
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """End a bot with all it started: it leads its own session, and its group is killed
+    with it, as Botzone ends a turn (a one-shot bot) or a match (a kept one). A helper it
+    started outlived the judge, one more each turn of a one-shot bot, and held its pipes.
+    The group is killed before the bot is reaped where it still runs; a group id is not
+    reused while it has a member, so this reaches only what is left of the bot's group."""
+    if proc.poll() is None:
+        proc.kill()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 # ---------------------------------------------------------------------- the judge
