@@ -369,16 +369,21 @@ class BotProcess:
         lines: list[str] = []
         printed = 0  # bytes of this turn's lines
         while True:
-            while b"\n" in self.buffer:
-                raw, _, self.buffer = self.buffer.partition(b"\n")
+            # each line sliced off where it lies: taking one at a time off the front copied
+            # all the rest each time (2 s of CPU for a bot's 1 MB of empty lines)
+            start = 0
+            while (end := self.buffer.find(b"\n", start)) >= 0:
+                raw, start = self.buffer[start:end], end + 1
                 printed += len(raw) + 1
                 text = raw.decode("utf-8", errors="replace")
                 if text.strip() == KEEP_RUNNING:
+                    self.buffer = self.buffer[start:]
                     if not lines:
                         code = "NJ" if self.json_io else "RE"
                         raise Verdict(self.seat, code, "keep-running marker without a response")
                     return lines
                 lines.append(text)
+            self.buffer = self.buffer[start:]
             if printed + len(self.buffer) > OUTPUT_LIMIT:
                 raise Verdict(self.seat, "OLE", f"more than {OUTPUT_LIMIT} bytes of output "
                               "in one turn")
