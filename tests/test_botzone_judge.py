@@ -275,3 +275,159 @@ def test_a_one_shot_bots_notes_after_a_megabyte_of_stderr_are_counted(mode):
         mute.request("0 0 0")
     assert verdict.value.code == "RE" and verdict.value.detail.startswith("no response (exit 3)")
     assert verdict.value.detail.endswith("nnnn\\nLAST'"), verdict.value.detail[-40:]
+
+
+# A keep-running bot that answers its first line and, once file argv[2] exists (the judge is
+# done with its turn and reads no more), fills its stderr pipe, made as large as the system
+# lets it (pipe-max-size), with debug lines and one fallback note last, starts a helper that
+# holds the pipe and writes to it without end, writes the helper's pid to argv[1] and exits
+# without waiting for the end of its input.
+LAST_NOTE_THEN_A_HELPER = (
+    "import fcntl, os, subprocess, sys, time\n"
+    "n = int(sys.stdin.readline())\n"
+    "[sys.stdin.readline() for _ in range(2 * n - 1)]\n"
+    "print('PASS'); print('" + KEEP_RUNNING + "', flush=True)\n"
+    "while not os.path.exists(sys.argv[2]): time.sleep(0.01)\n"
+    "most = int(open('/proc/sys/fs/pipe-max-size').read())\n"
+    "size = fcntl.fcntl(2, fcntl.F_SETPIPE_SZ, most)\n"
+    "note = b'mjbot botzone: fallback (late: 7)\\n'\n"
+    "line = b'n' * 999 + b'\\n'\n"
+    "noise = line * ((size - len(note)) // len(line))\n"
+    "os.write(2, noise + note)\n"  # a pipe write returns once all of it is in the pipe
+    "helper = subprocess.Popen([sys.executable, '-c',\n"
+    "                           'import os\\nwhile True: os.write(2, b\"h\" * 4096)'])\n"
+    "open(sys.argv[1], 'w').write(str(helper.pid))\n"
+    "os._exit(0)\n")
+
+
+def test_a_kept_bots_last_notes_are_counted_though_a_helper_holds_its_stderr(tmp_path):
+    """close() reads at most STDERR_READS (16) pipefuls once the bot has exited, so that a
+    helper still holding its stderr and writing without end cannot hold the judge. Evidence
+    that this loses none of the bot's notes: the bot says its notes itself, so all of them
+    are in the pipe when it exits, ahead of anything a helper writes after, and a pipe holds
+    at most pipe-max-size (1 MiB by default, the most an unprivileged bot can ask for):
+    16 reads of 64 KB. Here the bot's pipe is that large and full, its note the last bytes it
+    wrote; the note is counted and close() returns while the helper still writes."""
+    import os
+    import signal
+
+    pidfile, go = tmp_path / "helper", tmp_path / "go"
+    bot = BotProcess(0, "keep", (sys.executable, "-c", LAST_NOTE_THEN_A_HELPER, str(pidfile),
+                                 str(go)), limit=30.0, later_limit=30.0)
+    bot.command = bot.command[:-1]
+    try:
+        assert bot.request("0 0 0") == "PASS"
+        assert bot.proc is not None
+        go.touch()
+        bot.proc.wait()  # exited, its pipe full: nothing read from it since its answer
+        assert pidfile.read_text()
+        bot.close()
+        assert (bot.fallback_count, bot.fallbacks) == (1, ["late: 7"])
+    finally:
+        bot.close()
+        if pidfile.exists() and pidfile.read_text():
+            with __import__("contextlib").suppress(ProcessLookupError):
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+# A bot that starts a helper holding its stdout and stderr (argv[1]: the file it writes the
+# helper's pid to), then, one-shot, answers PASS and exits, or, kept running, exits with
+# no answer.
+LEAVES_A_HELPER = (
+    "import subprocess, sys\n"
+    "helper = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+    "open(sys.argv[1], 'w').write(str(helper.pid))\n"
+    "sys.stdin.readline()\n"
+    "if sys.argv[2] == 'simple':\n"
+    "    print('PASS')\n"
+    "sys.exit(3)\n")
+
+
+@pytest.mark.parametrize("mode", ["simple", "keep"])
+def test_a_bot_whose_helper_holds_its_output_is_judged_at_its_exit(tmp_path, mode):
+    """A turn was read to the end of the bot's output: a helper it started (holding its
+    stdout and stderr) kept that end from coming, and a one-shot bot that answered and
+    exited got TLE at the limit, a kept one that exited without an answer TLE, not RE. The
+    bot's exit ends its turn now, what it printed read."""
+    import os
+    import signal
+
+    from adapter.fakes.botzone_judge import Verdict
+
+    pidfile = tmp_path / "helper"
+    bot = BotProcess(0, mode, (sys.executable, "-c", LEAVES_A_HELPER, str(pidfile), mode),
+                     limit=10.0, later_limit=10.0)
+    bot.command = bot.command[:-1]
+    try:
+        if mode == "simple":
+            assert bot.request("0 0 0") == "PASS"
+        else:
+            with pytest.raises(Verdict) as verdict:
+                bot.request("0 0 0")
+            assert (verdict.value.code, verdict.value.detail) == ("RE", "the bot exited (3)")
+    finally:
+        bot.close()
+        if pidfile.exists() and pidfile.read_text():
+            with __import__("contextlib").suppress(ProcessLookupError):
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+def _ends(pid: int) -> bool:
+    """Whether process ``pid`` ends (a zombie has: it only waits to be reaped) while the
+    system is given a moment to deliver a kill."""
+    from pathlib import Path
+
+    for _ in range(100):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, IndexError):
+            return True
+        if state == "Z":
+            return True
+        __import__("time").sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("mode", ["simple", "keep"])
+def test_a_bots_helpers_end_with_its_turn_or_its_match(tmp_path, mode):
+    """Only the bot was killed: a helper it started outlived the judge (one more each turn
+    of a one-shot bot, each holding its pipes). The bot leads its own session now, and its
+    group ends with its turn (one-shot) or with its close (kept running)."""
+    import os
+    import signal
+
+    from adapter.fakes.botzone_judge import Verdict
+
+    pidfile = tmp_path / "helper"
+    bot = BotProcess(0, mode, (sys.executable, "-c", LEAVES_A_HELPER, str(pidfile), mode),
+                     limit=30.0, later_limit=30.0)
+    bot.command = bot.command[:-1]
+    try:
+        with __import__("contextlib").suppress(Verdict):
+            bot.request("0 0 0")
+        if mode == "keep":
+            bot.close()
+        assert _ends(int(pidfile.read_text()))
+    finally:
+        bot.close()
+        if pidfile.exists() and pidfile.read_text():
+            with __import__("contextlib").suppress(ProcessLookupError):
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+def test_a_kept_bots_lines_past_its_marker_are_kept_for_its_next_turn():
+    """A kept turn's lines are sliced off where they lie in what was read (taking one at a
+    time off the front copied all the rest each time: 2 s of CPU for 1 MB of empty lines);
+    what came after the marker is the next turn's, read from there."""
+    script = ("import sys\n"
+              "sys.stdin.readline(); sys.stdin.readline()\n"
+              "sys.stdout.write('PASS\\n\\nkept\\n" + KEEP_RUNNING + "\\nPLAY W1\\n"
+              + KEEP_RUNNING + "\\n')\n"
+              "sys.stdout.flush(); sys.stdin.read()\n")
+    bot = BotProcess(0, "keep", (sys.executable, "-c", script), limit=30.0, later_limit=30.0)
+    bot.command = bot.command[:-1]
+    try:
+        assert bot.request("0 0 0") == "PASS" and bot.data == "kept"
+        assert bot.request("3 1 PLAY W1") == "PLAY W1"
+    finally:
+        bot.close()

@@ -816,6 +816,43 @@ def test_a_program_that_stops_reading_its_input_is_late_not_a_hang():
         reader.close()
 
 
+# Writes file argv[1] to stdout in pieces of 1, 2, 3 ... 7 bytes: lines cut anywhere across
+# the reads of the seat.
+PIECES = ("import os, sys\n"
+          "data, at, size = open(sys.argv[1], 'rb').read(), 0, 1\n"
+          "while at < len(data):\n"
+          "    os.write(1, data[at:at + size]); at += size; size = size % 7 + 1\n")
+
+
+def test_a_programs_lines_are_read_whole_however_its_output_is_cut(tmp_path):
+    """The lines of a pipeful are split once (taking one at a time off the buffer copied the
+    rest of it each time: seconds of CPU for 1 MB of empty lines); each line comes whole,
+    in order, however the writes cut it: empty lines, CRLF ends, 100k empty lines at once,
+    and a last line without its newline before the end of output."""
+    data = (b"a\r\n\nlong " + b"x" * 70_000 + b"\n" + "\u00e9\r\n".encode() + b"\n" * 100_000
+            + b"bc\nlast")
+    (tmp_path / "out").write_bytes(data)
+    proc = LineProcess([sys.executable, "-c", PIECES, str(tmp_path / "out")])
+    try:
+        got = []
+        while (line := proc.read_line(30)) is not None:
+            got.append(line)
+    finally:
+        proc.close()
+    assert got[:4] == ["a", "", "long " + "x" * 70_000, "\u00e9"]
+    assert got[4:] == [""] * 100_000 + ["bc", "last"]
+    flood = LineProcess([sys.executable, "-c", "import sys\n"
+                         "sys.stdout.write('one\\n' + '\\n' * 100_000 + 'two\\nthr')"])
+    try:
+        assert flood.read_line(30) == "one"
+        flood.end_input()
+        assert flood.proc.wait(30) == 0
+        assert flood.waiting_lines(2) == (["", ""], 100_001)
+        assert flood.read_line(30) == "thr" and flood.read_line(30) is None
+    finally:
+        flood.close()
+
+
 # ---------------------------------------------------------------------- figures = the logs
 
 
@@ -963,7 +1000,8 @@ def test_a_botzone_bot_printing_lines_without_end_is_garbage_not_a_memory_sink(t
 
 # An NTPU program that throws what it drew and passes on every other ask; argv[1]: "stale"
 # prints 200 lines answering no ask after each answer, "flood" 5 MB of them after its first
-# throw, in one write (then plays on).
+# throw, in one write (then plays on), "trailing" 60 KB of them with each answer, in the
+# answer's write.
 NTPU_STRAY = textwrap.dedent("""
     import sys
     mode, last, flooded = sys.argv[1], None, False
@@ -978,7 +1016,12 @@ NTPU_STRAY = textwrap.dedent("""
         elif parts[0] in ("/mo", "/initCard"):
             last = parts[-1]
         elif parts[0] == "/ask":
-            print("/throw " + last if parts[1] == "throw" else "/pass", flush=True)
+            reply = "/throw " + last if parts[1] == "throw" else "/pass"
+            if mode == "trailing":
+                sys.stdout.write(reply + "\\n" + ("trail " + "x" * 93 + "\\n") * 600)
+                sys.stdout.flush()
+                continue
+            print(reply, flush=True)
             if mode == "stale":
                 sys.stdout.write("stale\\n" * 200)
             elif mode == "flood" and parts[1] == "throw" and not flooded:
@@ -1029,3 +1072,18 @@ def test_an_ntpu_program_flooding_lines_between_asks_is_garbage_and_stopped(tmp_
     assert len([e for e in logs if e["event"] == "outside program fault"]) < 100
     assert seat.tally.fallbacks > 0 and seat.report.restarts > 0, seat.report
     assert result is not None
+
+
+def test_an_ntpu_programs_stray_lines_read_with_its_answers_count_toward_a_flood(tmp_path):
+    """Only the bytes waiting_lines read itself counted toward the flood limit: stray lines
+    that came in one read with an answer (read by read_line, taken as stale before the next
+    ask) were warned of but never counted, so a program sending 60 KB of them with every
+    answer was never stopped, and a flood was stopped sooner or later as the reads fell.
+    Every stray line taken counts now."""
+    bot = _script(tmp_path, "bot.py", NTPU_STRAY)
+    with capture_logs() as logs:
+        _, seat = _taiwan_game_with_outside_seat_0(f"ntpu:{PY} {bot} trailing")
+    flood = [e for e in logs if e["event"] == "outside program fault"
+             and "bytes of lines answering no ask (a flood)" in e["detail"]]
+    assert flood and flood[0]["reason"] == "garbage", seat.report
+    assert seat.report.restarts > 0, seat.report

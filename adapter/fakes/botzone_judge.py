@@ -21,13 +21,14 @@ import contextlib
 import json
 import os
 import random
-import select
+import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from adapter.local.external.process import EXIT_POLL, ready_fds
 from adapter.local.referee import MCR_PENALTY, MCR_PENALTY_GAIN, HandReferee, HandSetup
 from adapter.local.walls import shuffled_wall
 from adapter.own_python import own_python
@@ -47,7 +48,7 @@ CHUNK = 65536
 NOTES_KEPT = 100  # fallback notes kept word for word per bot; every one is counted
 NOTE_LINE = 4096  # bytes of a stderr line read for a note; the rest of a longer one skipped
 STDERR_TAIL = 300  # bytes of a bot's last stderr kept for an RE's message
-STDERR_READS = 16  # pipefuls of a bot's stderr read at once when the judge is not waiting
+STDERR_READS = 16  # pipefuls of a bot's pipe read at once when the judge is not waiting
 DEFAULT_COMMAND = own_python("-m", "adapter.cli", "--log-level", "error", "botzone")
 
 
@@ -164,7 +165,7 @@ class BotProcess:
     def _one_shot(self) -> str:
         deadline = time.monotonic() + self.limit
         proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=self.env)
+                                stderr=subprocess.PIPE, env=self.env, start_new_session=True)
         try:
             self.notes.begin()
             stdout = self._exchange(proc, self._input().encode(), deadline)
@@ -173,9 +174,7 @@ class BotProcess:
             except subprocess.TimeoutExpired:
                 raise Verdict(self.seat, "TLE", f"did not exit in {self.limit} s") from None
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            _end(proc)
             for stream in (proc.stdin, proc.stdout, proc.stderr):
                 with contextlib.suppress(OSError):
                     if stream is not None:
@@ -193,9 +192,11 @@ class BotProcess:
     def _exchange(self, proc: subprocess.Popen[bytes], data: bytes,
                   deadline: float) -> bytes:
         """A one-shot turn: ``data`` written and the input closed, stdout and stderr read to
-        their end, never waiting past ``deadline`` (TLE) on a bot that does not read or
-        does not end; stdout past :data:`OUTPUT_LIMIT` is OLE, stderr read into the bot's
-        notes as it comes (a limit on it would drop the notes past it)."""
+        their end or the bot's exit, never waiting past ``deadline`` (TLE) on a bot that
+        does not read or does not end; stdout past :data:`OUTPUT_LIMIT` is OLE, stderr read
+        into the bot's notes as it comes (a limit on it would drop the notes past it). Once
+        the bot has exited, all it printed is in the pipes: what is there is read and the
+        turn ends, though a helper it started holds them open (that was a TLE)."""
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         stdin, stdout, stderr = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
         for fd in (stdin, stdout, stderr):
@@ -205,11 +206,15 @@ class BotProcess:
         reading = [stdout, stderr]
         writing = [stdin]
         while reading or writing:
+            if proc.poll() is not None:
+                for fd in reading:
+                    self._drain(fd, stdout, got)
+                break
             left = deadline - time.monotonic()
             if left <= 0:
                 what = "read its input" if writing else "answer and exit"
                 raise Verdict(self.seat, "TLE", f"did not {what} in {self.limit} s")
-            readable, writable, _ = select.select(reading, writing, [], left)
+            readable, writable = ready_fds(reading, writing, min(left, EXIT_POLL))
             if writable:
                 try:
                     left_to_send = left_to_send[os.write(stdin, left_to_send[:CHUNK]):]
@@ -223,16 +228,35 @@ class BotProcess:
                         proc.stdin.close()
             for fd in readable:
                 chunk = os.read(fd, CHUNK)
-                if not chunk:
-                    reading.remove(fd)
-                elif fd == stdout:
-                    got += chunk
-                    if len(got) > OUTPUT_LIMIT:
-                        raise Verdict(self.seat, "OLE", f"more than {OUTPUT_LIMIT} bytes "
-                                      "of output in one turn")
+                if chunk:
+                    self._printed(fd, stdout, chunk, got)
                 else:
-                    self.notes.feed(chunk)
+                    reading.remove(fd)
         return bytes(got)
+
+    def _printed(self, fd: int, stdout: int, chunk: bytes, got: bytearray) -> None:
+        """``chunk`` read from a one-shot bot's ``fd``: its output (OLE past the limit) or
+        its stderr (its notes)."""
+        if fd != stdout:
+            self.notes.feed(chunk)
+            return
+        got += chunk
+        if len(got) > OUTPUT_LIMIT:
+            raise Verdict(self.seat, "OLE", f"more than {OUTPUT_LIMIT} bytes of output in "
+                          "one turn")
+
+    def _drain(self, fd: int, stdout: int, got: bytearray) -> None:
+        """What an exited one-shot bot left in ``fd``, read without waiting: a pipe holds
+        at most pipe-max-size (1 MiB by default), so :data:`STDERR_READS` pipefuls take all
+        of it, and a helper writing on cannot hold the judge."""
+        for _ in range(STDERR_READS):
+            try:
+                chunk = os.read(fd, CHUNK)
+            except BlockingIOError:
+                return
+            if not chunk:
+                return
+            self._printed(fd, stdout, chunk, got)
 
     def _answer(self, lines: list[str]) -> str:
         """The response in what the bot printed for one turn (a keep-running turn: what came
@@ -299,7 +323,7 @@ class BotProcess:
         # file took all it printed, read whole at close
         self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=self.env)
+                                     env=self.env, start_new_session=True)
         assert self.proc.stdin is not None and self.proc.stderr is not None
         os.set_blocking(self.proc.stdin.fileno(), False)  # written by _send only
         self.stderr = os.dup(self.proc.stderr.fileno())  # ours to close when it ends
@@ -328,7 +352,7 @@ class BotProcess:
             if left <= 0:
                 raise Verdict(self.seat, "TLE", f"did not read its input in {limit} s")
             try:
-                readable, writable, _ = select.select(self._errs(), [fd], [], left)
+                readable, writable = ready_fds(self._errs(), [fd], left)
                 self._read_stderr(readable)
                 if writable:
                     data = data[os.write(fd, data[:CHUNK]):]
@@ -345,25 +369,33 @@ class BotProcess:
         lines: list[str] = []
         printed = 0  # bytes of this turn's lines
         while True:
-            while b"\n" in self.buffer:
-                raw, _, self.buffer = self.buffer.partition(b"\n")
+            # each line sliced off where it lies: taking one at a time off the front copied
+            # all the rest each time (2 s of CPU for a bot's 1 MB of empty lines)
+            start = 0
+            while (end := self.buffer.find(b"\n", start)) >= 0:
+                raw, start = self.buffer[start:end], end + 1
                 printed += len(raw) + 1
                 text = raw.decode("utf-8", errors="replace")
                 if text.strip() == KEEP_RUNNING:
+                    self.buffer = self.buffer[start:]
                     if not lines:
                         code = "NJ" if self.json_io else "RE"
                         raise Verdict(self.seat, code, "keep-running marker without a response")
                     return lines
                 lines.append(text)
+            self.buffer = self.buffer[start:]
             if printed + len(self.buffer) > OUTPUT_LIMIT:
                 raise Verdict(self.seat, "OLE", f"more than {OUTPUT_LIMIT} bytes of output "
                               "in one turn")
             left = deadline - time.monotonic()
             if left <= 0:
                 raise Verdict(self.seat, "TLE", f"no answer in {limit} s")
-            ready, _, _ = select.select([fd, *self._errs()], [], [], left)
+            ready, _ = ready_fds([fd, *self._errs()], timeout=min(left, EXIT_POLL))
             self._read_stderr(ready)
             if fd not in ready:
+                if self.proc.poll() is not None:  # all it printed was read: a helper it
+                    # started may hold its output open, but no answer can come
+                    raise Verdict(self.seat, "RE", f"the bot exited ({self.proc.poll()})")
                 continue
             chunk = os.read(fd, CHUNK)
             if not chunk:
@@ -383,21 +415,33 @@ class BotProcess:
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         self.proc.wait(timeout=left)
                     break
-                self._read_stderr(select.select(self._errs(), [], [], min(left, 0.1))[0])
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
+                self._read_stderr(ready_fds(self._errs(), timeout=min(left, 0.1))[0])
+            _end(self.proc)
             for stream in (self.proc.stdout, self.proc.stdin):
                 with contextlib.suppress(OSError):
                     if stream is not None:
                         stream.close()
             self.proc = None
-        if self.stderr is not None:  # what it said last (a helper holding the pipe: no end)
+        if self.stderr is not None:  # what it said last (a helper that left its group may
+            # still hold the pipe: no end)
             self._read_stderr(self._errs(), STDERR_READS)
         if self.stderr is not None:
             self.notes.end()
             os.close(self.stderr)
             self.stderr = None
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """End a bot with all it started: it leads its own session, and its group is killed
+    with it, as Botzone ends a turn (a one-shot bot) or a match (a kept one). A helper it
+    started outlived the judge, one more each turn of a one-shot bot, and held its pipes.
+    The group is killed before the bot is reaped where it still runs; a group id is not
+    reused while it has a member, so this reaches only what is left of the bot's group."""
+    if proc.poll() is None:
+        proc.kill()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 # ---------------------------------------------------------------------- the judge

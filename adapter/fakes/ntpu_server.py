@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import socket
 import subprocess
 import sys
@@ -42,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapter.fakes.ntpu_lines import HandIds, NtpuLines, reply_action
+from adapter.local.external.process import ready_fds
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup
 from adapter.own_python import own_python
 from brain.brain import safest_action
@@ -118,7 +118,7 @@ class Channel:
     def _wait_and_read(self, timeout: float) -> bool:
         """Wait up to ``timeout`` for bytes and buffer the complete lines; False when none came.
         The end of the stream marks the channel dead and flushes a last unterminated line."""
-        ready, _, _ = select.select([self._fileno], [], [], timeout)
+        ready, _ = ready_fds([self._fileno], timeout=timeout)
         if not ready:
             return False
         try:

@@ -191,7 +191,7 @@ def _exit_as(status: int | None) -> None:
 
 
 def _woken(signum: int, frame: object) -> None:
-    """SIGCHLD: nothing to do here; its wake-up byte ends the keeper's select."""
+    """SIGCHLD: nothing to do here; its wake-up byte ends the keeper's poll."""
 
 
 def _drain(pipe: int, kept: Kept, reads: int) -> None:
@@ -234,7 +234,11 @@ def main(argv: list[str]) -> None:
         signal.set_wakeup_fd(waking)
         signal.signal(signal.SIGCHLD, _woken)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # one sent meanwhile
-        watched = [errors, wake]
+        # poll, not select: no limit on the descriptors' numbers (select's FD_SETSIZE); a
+        # pipe whose writers have all closed is POLLHUP, read here as select read it: its end
+        watched = select.poll()
+        watched.register(errors, select.POLLIN)
+        watched.register(wake, select.POLLIN)
         while True:
             while status is None:  # the program, or a helper re-parented to us, exited
                 try:
@@ -248,13 +252,13 @@ def main(argv: list[str]) -> None:
                     status = wait_status
             if status is not None:
                 break
-            for ready in select.select(watched, [], [])[0]:
+            for ready, _ in watched.poll():
                 chunk = os.read(ready, _CHUNK)
                 if ready == errors:
                     if chunk:
                         kept.add(chunk)
                     else:  # every holder of the pipe has closed it
-                        watched.remove(errors)
+                        watched.unregister(errors)
     except _Ended:
         pass
     os.set_blocking(errors, False)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import functools
 import os
 import select
@@ -25,7 +26,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from adapter.local.external.keeper import read_kept
@@ -82,6 +83,36 @@ def abandon_waits_when(asked: Callable[[], bool]) -> Iterator[None]:
 def _check_abandon() -> None:
     if any(asked() for asked in _ABANDON):
         raise WaitAbandoned
+
+
+# poll's events that select.select counts as ready (Linux's fs/select.c): a read finds data,
+# or the other end closed (the read returns the end); a write takes some, or fails at once
+_READABLE = select.POLLIN | select.POLLHUP | select.POLLERR
+_WRITABLE = select.POLLOUT | select.POLLERR
+
+
+def ready_fds(reading: Sequence[int], writing: Sequence[int] = (),
+              timeout: float | None = None) -> tuple[list[int], list[int]]:
+    """select.select's answer, (readable, writable), got from poll: select refuses any
+    descriptor of 1024 or more (FD_SETSIZE), which a long run holding many files, pipes and
+    sockets reaches. Ready as select says it: a pipe whose writers all closed is POLLHUP
+    (never POLLIN) and one whose reader closed is POLLERR, both ready, so that the read
+    returns the end or the write fails; a closed descriptor is select's OSError (EBADF).
+    ``timeout`` in seconds; None waits for ever."""
+    poller = select.poll()
+    events: dict[int, int] = {}
+    for fd in reading:
+        events[fd] = events.get(fd, 0) | select.POLLIN
+    for fd in writing:
+        events[fd] = events.get(fd, 0) | select.POLLOUT
+    for fd, mask in events.items():
+        poller.register(fd, mask)
+    got = poller.poll(None if timeout is None else max(0.0, timeout) * 1000)
+    if any(revents & select.POLLNVAL for _, revents in got):
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+    readable = [fd for fd, revents in got if fd in reading and revents & _READABLE]
+    writable = [fd for fd, revents in got if fd in writing and revents & _WRITABLE]
+    return readable, writable
 
 
 def _libc_prctl() -> Callable[..., int] | None:
@@ -183,7 +214,7 @@ def _exited_within(proc: subprocess.Popen[bytes], limit: float) -> int | None:
             pass
         else:
             try:
-                select.select([fd], [], [], limit)
+                ready_fds([fd], timeout=limit)
             finally:
                 os.close(fd)
             limit = 0  # exited (it is reaped now), or the limit was waited out
@@ -201,7 +232,7 @@ class LineProcess:
 
     heard: deque[str] | None = None
     left_out = 0  # bytes of its stderr left out (keeper.py), known once it is closed
-    unasked = 0  # bytes read by waiting_lines this run (what answered no ask)
+    unasked = 0  # bytes of the lines waiting_lines took this run (what answered no ask)
 
     def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
         self.argv = argv
@@ -222,8 +253,40 @@ class LineProcess:
                 from None
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        self.buffer = b""
+        self._start_reading()
+
+    def _start_reading(self) -> None:
+        self.lines: deque[bytes] = deque()  # complete lines read and not yet taken
+        self.buffer = bytearray()  # the line under way (no newline yet), grown in place
         self.eof = False
+
+    def _take(self, chunk: bytes) -> None:
+        """Queue ``chunk``'s complete lines, each byte copied once: taking a line at a time
+        off one buffer copied all the rest of it each time (seconds of CPU for 1 MB of empty
+        lines, a flood read past a short limit as late), and a long line read in small
+        pieces was copied whole at each piece."""
+        if b"\n" not in chunk:
+            self.buffer += chunk
+            return
+        first, *done, last = chunk.split(b"\n")
+        self.lines.append(bytes(self.buffer) + first)
+        self.lines.extend(done)
+        self.buffer = bytearray(last)
+
+    def _unread_head(self, size: int = 200) -> str:
+        """The first ``size`` bytes read and not yet taken (a fault's raw text)."""
+        head = b""
+        for line in self.lines:
+            head += line + b"\n"
+            if len(head) >= size:
+                break
+        else:
+            head += self.buffer
+        return head[:size].decode("utf-8", errors="replace")
+
+    @staticmethod
+    def _text(raw: bytes) -> str:
+        return raw.decode("utf-8", errors="replace").rstrip("\r")
 
     @property
     def pid(self) -> int:
@@ -242,7 +305,7 @@ class LineProcess:
                 raise SeatFault("late", f"did not read its input for {limit:g} s "
                                 f"({len(data)} bytes left unsent)")
             try:
-                _, ready, _ = select.select([], [self._write_fd()], [], min(left, EXIT_POLL))
+                _, ready = ready_fds([], [self._write_fd()], min(left, EXIT_POLL))
                 if ready:
                     data = data[self._write_some(data[:WRITE_CHUNK]):]
             except (OSError, ValueError):
@@ -253,7 +316,7 @@ class LineProcess:
         return self.proc.stdin.fileno()
 
     def _write_some(self, chunk: memoryview) -> int:
-        """Bytes of ``chunk`` written; a pipe select() called writable takes PIPE_BUF (4096)
+        """Bytes of ``chunk`` written; a pipe poll() called writable takes PIPE_BUF (4096)
         bytes without blocking."""
         return os.write(self._write_fd(), chunk)
 
@@ -277,35 +340,33 @@ class LineProcess:
         """The next line; None at the end of its output (the program is done)."""
         deadline = time.monotonic() + limit
         fd = self._fd()
-        while b"\n" not in self.buffer:
+        while not self.lines:
             _check_abandon()
             if self.eof:
                 if self.buffer:
-                    line, self.buffer = self.buffer, b""
+                    line, self.buffer = self.buffer, bytearray()
                     return self._heard(line.decode("utf-8", errors="replace"))
                 return None
             left = deadline - time.monotonic()
             if left <= 0:
                 raise SeatFault("late", f"no answer within {limit:g} s",
                                 self.buffer.decode("utf-8", errors="replace"))
-            ready, _, _ = select.select([fd], [], [], min(left, EXIT_POLL))
+            ready, _ = ready_fds([fd], timeout=min(left, EXIT_POLL))
             if not ready:
                 if self._exited():  # a program's children may still hold its pipe
-                    ready, _, _ = select.select([fd], [], [], 0)
+                    ready, _ = ready_fds([fd], timeout=0)
                     if not ready:
                         self.eof = True
                 continue
             chunk = self._read()
             if chunk:
-                self.buffer += chunk
+                self._take(chunk)
             else:
                 self.eof = True
-            if len(self.buffer) > MAX_LINE and b"\n" not in self.buffer:
+            if not self.lines and len(self.buffer) > MAX_LINE:
                 raise SeatFault("garbage", f"a line longer than {MAX_LINE} bytes",
-                                self.buffer[:200].decode("utf-8", errors="replace"),
-                                fatal=True)
-        raw, _, self.buffer = self.buffer.partition(b"\n")
-        return self._heard(raw.decode("utf-8", errors="replace").rstrip("\r"))
+                                self._unread_head(), fatal=True)
+        return self._heard(self._text(self.lines.popleft()))
 
     def _heard(self, line: str) -> str:
         if self.heard is not None:
@@ -318,30 +379,31 @@ class LineProcess:
         and memory take only ``keep``). A run that has sent more than :data:`UNASKED_LIMIT`
         bytes of them in all is flooding: a fatal garbage fault, so one call reads at most
         that much and an endless flood cannot hold the table (it read while data was ready,
-        for as long as the flood lasted, each line a warning)."""
+        for as long as the flood lasted, each line a warning). Every line taken counts, those
+        read with an answer (by :meth:`read_line`) too, and the line under way."""
         lines: list[str] = []
         count = 0
         while True:
-            while b"\n" in self.buffer:
-                raw, _, self.buffer = self.buffer.partition(b"\n")
+            while self.lines:
+                raw = self.lines.popleft()
                 count += 1
+                self.unasked += len(raw) + 1
                 if len(lines) < keep:
-                    lines.append(raw.decode("utf-8", errors="replace").rstrip("\r"))
+                    lines.append(self._text(raw))
+            if self.unasked + len(self.buffer) > UNASKED_LIMIT:
+                raise SeatFault("garbage", f"more than {UNASKED_LIMIT} bytes of lines "
+                                "answering no ask (a flood)",
+                                "\n".join(lines) or self._unread_head(), fatal=True)
             if self.eof:
                 return lines, count
-            ready, _, _ = select.select([self._fd()], [], [], 0)
+            ready, _ = ready_fds([self._fd()], timeout=0)
             if not ready:
                 return lines, count
             chunk = self._read()
-            if not chunk:
+            if chunk:
+                self._take(chunk)
+            else:
                 self.eof = True
-            self.buffer += chunk
-            self.unasked += len(chunk)
-            if self.unasked > UNASKED_LIMIT:
-                raise SeatFault("garbage", f"more than {UNASKED_LIMIT} bytes of lines "
-                                "answering no ask (a flood)",
-                                "\n".join(lines) or self.buffer[:200].decode(
-                                    "utf-8", errors="replace"), fatal=True)
 
     def expect_line(self, limit: float) -> str:
         """The next line; its end of output is a crash."""
@@ -414,8 +476,7 @@ class LineSocket(LineProcess):
 
     def __init__(self, sock: socket.socket, peer: str) -> None:  # a socket, not a process
         self.sock, self.peer = sock, peer
-        self.buffer = b""
-        self.eof = False
+        self._start_reading()
 
     @classmethod
     def listen(cls, host: str, port: int, limit: float) -> LineSocket:
