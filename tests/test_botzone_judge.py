@@ -68,9 +68,31 @@ def _fake(script):
     return (sys.executable, "-c", script)
 
 
-def test_a_bot_that_claims_a_win_out_of_turn_gets_wh():
+def _answers(rule: str) -> str:
+    """A keep-running bot in simple interaction that plays each tile it draws and answers
+    ``rule`` (an expression of ``parts``, the request's words) to every other line."""
+    return PLAYS_ITS_DRAWS.replace("else 'PASS'", f"else ({rule})")
+
+
+def test_a_hu_where_only_pass_goes_is_wa_as_the_judge_rules_it():
+    """The official judge checks the answer to the setup, the deal, a draw, one's own discard
+    and a GANG for PASS alone (checkInputPASS / checkInputGANG): a HU there is WA. The local
+    judge called every HU it was not asking for WH."""
     result = judge_with(0, "simple", list(_fake("print('HU')"))).play()
-    assert result.verdicts == {0: "WH"} and result.scores == [-30, 10, 10, 10]
+    assert result.verdicts == {0: "WA"} and result.scores == [-30, 10, 10, 10]
+    assert "'0 0 " in result.reason, result.reason  # the line it answered, named
+    on_draws = _answers("'HU' if parts[2:3] == ['DRAW'] else 'PASS'")
+    result = judge_with(1, "keep", [sys.executable, "-c", on_draws]).play()
+    assert result.verdicts == {1: "WA"} and "DRAW" in result.reason, result.reason
+
+
+def test_a_false_hu_on_another_seats_discard_is_wh():
+    """Where a seat may win (another seat's discard), a HU short of 8 fan is a false win: WH,
+    as the judge scores it (checkHu), whether the referee asked the seat or not."""
+    on_discards = _answers("'HU' if parts[2:3] == ['PLAY'] and parts[1] != seat else 'PASS'")
+    on_discards = on_discards.replace("n = int(", "seat = '2'\nn = int(")
+    result = judge_with(2, "keep", [sys.executable, "-c", on_discards]).play()
+    assert result.verdicts == {2: "WH"} and result.scores == [10, 10, -30, 10], result.reason
 
 
 def test_a_bot_that_answers_nonsense_gets_wa():
