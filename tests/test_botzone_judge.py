@@ -297,3 +297,28 @@ def test_a_one_shot_bots_notes_after_a_megabyte_of_stderr_are_counted(mode):
         mute.request("0 0 0")
     assert verdict.value.code == "RE" and verdict.value.detail.startswith("no response (exit 3)")
     assert verdict.value.detail.endswith("nnnn\\nLAST'"), verdict.value.detail[-40:]
+
+
+def test_the_judge_soak_keeps_its_bots_game_logs_out_of_the_real_ones(tmp_path, capsys,
+                                                                      monkeypatch):
+    """`mjbot botzone-judge` let its bots log where a real Botzone bot logs ($MJBOT_LOG_DIR or
+    logs/): four soak games a match among the real matches, listed by the replay viewer as
+    Botzone games. With --log-dir they go under DIR/bots, beside the judge logs; without it
+    the bots write none."""
+    import json
+
+    from replay.log import read_log
+
+    default = tmp_path / "real-logs"
+    monkeypatch.setenv("MJBOT_LOG_DIR", str(default))
+    monkeypatch.chdir(tmp_path)
+    done = mjbot_here(capsys, "botzone-judge", "--games", "1", "--modes", "keep",
+                      "--log-dir", "soak")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["verdicts"] == {}
+    assert [p.name for p in (tmp_path / "soak").glob("*.json")] == ["botzone-judge-s0-g0.json"]
+    bot_logs = sorted((tmp_path / "soak" / "bots").rglob("*.mjlog.msgpack"))
+    assert len(bot_logs) == 4 and {read_log(p).header.seat for p in bot_logs} == {0, 1, 2, 3}
+    assert not default.exists(), list(default.rglob("*"))
+    done = mjbot_here(capsys, "botzone-judge", "--games", "1", "--modes", "keep")
+    assert done.returncode == 0 and not default.exists(), done.stderr[-2000:]

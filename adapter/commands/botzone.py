@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from adapter.commands import (
@@ -33,7 +34,8 @@ def register(sub: Any) -> None:
                    help="bot modes, rotated through the seats: simple, json (one-shot), keep, "
                    "keep-json (keep running, simple or JSON interaction)")
     j.add_argument("--seed", type=int, default=0)
-    j.add_argument("--log-dir", help="write each match's Botzone-style judge log here")
+    j.add_argument("--log-dir", help="write each match's Botzone-style judge log here, and "
+                   "the bots' own game logs under DIR/bots (none without it)")
     j.add_argument("--policy", default="rulebased", help="what the bots play (default "
                    "rulebased); a match in which one falls back fails the run")
     j.set_defaults(handler=cmd_botzone_judge)
@@ -76,8 +78,12 @@ def cmd_botzone_judge(args: argparse.Namespace) -> int:
 
     require_policy(args.policy)
     require_networks([args.policy], "mcr")
+    # the bots' own game logs beside the judge's, never among the real matches' logs (the
+    # default log folder, which the replay viewer lists as Botzone games)
+    bot_logs = ("--no-log",) if args.log_dir is None else (
+        "--log-dir", str(Path(args.log_dir).resolve() / "bots"))
     summary = run_matches(args.games, modes, args.seed, args.log_dir,
-                          command=(*DEFAULT_COMMAND, "--policy", args.policy),
+                          command=(*DEFAULT_COMMAND, "--policy", args.policy, *bot_logs),
                           progress=progress)
     print(json.dumps(summary, indent=2))
     fell_back = {m: f for m, f in summary["fallbacks"].items() if f["fallbacks"]}
