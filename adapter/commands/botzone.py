@@ -97,6 +97,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     from adapter.platforms.botzone_bundle import build_botzone_bundle
 
     require_policy(args.policy)
+    check_mc_options(args.policy, args.mc_options)
     try:
         path = build_botzone_bundle(args.output, policy=args.policy, models_dir=args.models,
                                     mc_options=args.mc_options, nn_weights=args.nn_weights)
@@ -107,3 +108,20 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     print(f"{path} ({path.stat().st_size // 1024} KB): upload it as the bot's code "
           "(Python 3, simple or JSON interaction, keep running)")
     return 0
+
+
+def check_mc_options(policy: str, mc_options: str) -> None:
+    """``--mc-options`` are ``MJBOT_MC`` for the bundled bot, which only ``mc`` reads: with any
+    other policy they rode along unread (the bot on Botzone plays that policy), a typo in them
+    surfacing nowhere. A usage error names a bad key or value, or the missing ``--policy mc``."""
+    if not mc_options:
+        return
+    from brain.policies.mc.config import parse
+
+    try:
+        parse(mc_options)
+    except ValueError as exc:
+        raise UserInputError(f"--mc-options: {exc}") from None
+    if policy != "mc":
+        raise UserInputError(f"--mc-options {mc_options!r}: only the mc policy reads them, and "
+                             f"this bundle plays {policy}; add --policy mc")
