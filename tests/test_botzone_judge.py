@@ -322,3 +322,19 @@ def test_the_judge_soak_keeps_its_bots_game_logs_out_of_the_real_ones(tmp_path, 
     assert not default.exists(), list(default.rglob("*"))
     done = mjbot_here(capsys, "botzone-judge", "--games", "1", "--modes", "keep")
     assert done.returncode == 0 and not default.exists(), done.stderr[-2000:]
+
+
+def test_the_judge_log_names_the_fans_as_the_botzone_judge_does():
+    """The local judge log wrote PyMahjongGB's wait fan names (独听・单钓 and the like, in 21 of
+    40 soak matches), where a Botzone judge log says 边张 / 嵌张 / 单钓将."""
+    from adapter.fakes.botzone_judge import DEFAULT_COMMAND
+
+    # seed 700035: a short match (99 log entries) won with 五门齐 箭刻 幺九刻 and a single wait
+    result = BotzoneJudge(["keep", "keep-json"] * 2, seed=700_035,
+                          command=(*DEFAULT_COMMAND, "--no-log")).play()
+    assert result.verdicts == {} and result.reason == "win", result.reason
+    fans = result.log["log"][-1]["output"]["display"]["fan"]
+    names = [f["name"] for f in fans]
+    assert "单钓将" in names and not any(n.startswith("独听") for n in names), names
+    record = botzone_log.loads(__import__("json").dumps(result.log, ensure_ascii=False))
+    assert any("单钓将=1" in y for e in record.events for y in getattr(e, "yaku", ())), names

@@ -577,10 +577,17 @@ class BotzoneJudge:
         return {"initdata": init, "log": [*entries, finish], "scores": result.scores}
 
 
+# PyMahjongGB's names for the wait fans, as the judge's fan library names them (its fan_name
+# table; ../shared/protocols/botzone.md); every other name is the same in both
+JUDGE_FAN_NAMES = {"独听・边张": "边张", "独听・嵌张": "嵌张", "独听・单钓": "单钓将"}
+
+
 def _fan_entry(item: str) -> dict[str, Any]:
-    """The referee's "name(value)" as the judge's {name, cnt, value}."""
+    """The referee's "name(value)" as the judge's {name, cnt, value}, named as the judge names
+    it: a local judge log reads as a Botzone one, for replay and for whatever compares it."""
     name, _, value = item.rpartition("(")
-    return {"name": name, "cnt": 1, "value": int(value.rstrip(")") or 0)}
+    return {"name": JUDGE_FAN_NAMES.get(name, name), "cnt": 1,
+            "value": int(value.rstrip(")") or 0)}
 
 
 def _offers_a_win(line: str, seat: int) -> bool:
