@@ -396,3 +396,18 @@ def test_a_game_log_that_cannot_grow_mid_turn_still_gets_the_turn_answered(tmp_p
     response, debug = r.stdout.split("\n")[:2]
     assert is_legal(requests[:3], recorded[:2], response), response
     assert "cannot be written" in debug
+
+
+def test_a_log_folder_that_takes_no_log_is_said_once_as_it_is(tmp_path):
+    """A new match's log that cannot be created (--log-dir a file here) was reported as a log
+    that 'cannot be continued; the match goes on in a new one', then a second attempt in the
+    same folder failed too: two stderr lines, the first untrue. One line now says the log
+    cannot be written and play goes on without it; the turn is answered."""
+    folder = tmp_path / "not-a-folder"
+    folder.write_text("")
+    r = _mjbot("botzone", "--log-dir", str(folder), stdin=simple_input(["0 1 1"], []))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.stdout.split("\n")[0] == "PASS"
+    said = r.stderr.strip().splitlines()
+    assert len(said) == 1 and "cannot be written" in said[0], said
+    assert "play goes on without it" in said[0] and "continued" not in said[0], said

@@ -107,3 +107,21 @@ def test_a_python_without_numpy_or_mahjonggb_is_told_what_the_bot_needs(bundle):
                           input="1\n0 2 0\n\n", capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "needs numpy and MahjongGB (pip install numpy PyMahjongGB)" in done.stderr
+
+
+def test_mc_options_a_bundle_would_not_read_are_refused(tmp_path, capsys):
+    """`--mc-options` become the bundled bot's MJBOT_MC, read by mc alone: a bundle of another
+    policy took them (a typo included) and played that policy on Botzone without a word. A
+    usage error names the bad key, or the missing --policy mc; no zip is written."""
+    from tests.in_process import mjbot_here
+
+    for options, policy, said in (("bogus=1", "mc", "unknown key 'bogus'"),
+                                  ("seconds=1.5", "rulebased", "add --policy mc")):
+        done = mjbot_here(capsys, "bundle", "botzone", "--policy", policy, "--mc-options",
+                          options, "-o", str(tmp_path / policy))
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert not (tmp_path / policy / "mjbot-botzone.zip").exists()
+    done = mjbot_here(capsys, "bundle", "botzone", "--policy", "mc", "--mc-options",
+                      "seconds=1.5", "-o", str(tmp_path / "mc"))
+    assert done.returncode == 0 and (tmp_path / "mc" / "mjbot-botzone.zip").is_file()

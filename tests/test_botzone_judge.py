@@ -68,9 +68,31 @@ def _fake(script):
     return (sys.executable, "-c", script)
 
 
-def test_a_bot_that_claims_a_win_out_of_turn_gets_wh():
+def _answers(rule: str) -> str:
+    """A keep-running bot in simple interaction that plays each tile it draws and answers
+    ``rule`` (an expression of ``parts``, the request's words) to every other line."""
+    return PLAYS_ITS_DRAWS.replace("else 'PASS'", f"else ({rule})")
+
+
+def test_a_hu_where_only_pass_goes_is_wa_as_the_judge_rules_it():
+    """The official judge checks the answer to the setup, the deal, a draw, one's own discard
+    and a GANG for PASS alone (checkInputPASS / checkInputGANG): a HU there is WA. The local
+    judge called every HU it was not asking for WH."""
     result = judge_with(0, "simple", list(_fake("print('HU')"))).play()
-    assert result.verdicts == {0: "WH"} and result.scores == [-30, 10, 10, 10]
+    assert result.verdicts == {0: "WA"} and result.scores == [-30, 10, 10, 10]
+    assert "'0 0 " in result.reason, result.reason  # the line it answered, named
+    on_draws = _answers("'HU' if parts[2:3] == ['DRAW'] else 'PASS'")
+    result = judge_with(1, "keep", [sys.executable, "-c", on_draws]).play()
+    assert result.verdicts == {1: "WA"} and "DRAW" in result.reason, result.reason
+
+
+def test_a_false_hu_on_another_seats_discard_is_wh():
+    """Where a seat may win (another seat's discard), a HU short of 8 fan is a false win: WH,
+    as the judge scores it (checkHu), whether the referee asked the seat or not."""
+    on_discards = _answers("'HU' if parts[2:3] == ['PLAY'] and parts[1] != seat else 'PASS'")
+    on_discards = on_discards.replace("n = int(", "seat = '2'\nn = int(")
+    result = judge_with(2, "keep", [sys.executable, "-c", on_discards]).play()
+    assert result.verdicts == {2: "WH"} and result.scores == [10, 10, -30, 10], result.reason
 
 
 def test_a_bot_that_answers_nonsense_gets_wa():
@@ -431,3 +453,44 @@ def test_a_kept_bots_lines_past_its_marker_are_kept_for_its_next_turn():
         assert bot.request("3 1 PLAY W1") == "PLAY W1"
     finally:
         bot.close()
+
+
+def test_the_judge_soak_keeps_its_bots_game_logs_out_of_the_real_ones(tmp_path, capsys,
+                                                                      monkeypatch):
+    """`mjbot botzone-judge` let its bots log where a real Botzone bot logs ($MJBOT_LOG_DIR or
+    logs/): four soak games a match among the real matches, listed by the replay viewer as
+    Botzone games. With --log-dir they go under DIR/bots, beside the judge logs; without it
+    the bots write none."""
+    import json
+
+    from replay.log import read_log
+
+    default = tmp_path / "real-logs"
+    monkeypatch.setenv("MJBOT_LOG_DIR", str(default))
+    monkeypatch.chdir(tmp_path)
+    done = mjbot_here(capsys, "botzone-judge", "--games", "1", "--modes", "keep",
+                      "--log-dir", "soak")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["verdicts"] == {}
+    assert [p.name for p in (tmp_path / "soak").glob("*.json")] == ["botzone-judge-s0-g0.json"]
+    bot_logs = sorted((tmp_path / "soak" / "bots").rglob("*.mjlog.msgpack"))
+    assert len(bot_logs) == 4 and {read_log(p).header.seat for p in bot_logs} == {0, 1, 2, 3}
+    assert not default.exists(), list(default.rglob("*"))
+    done = mjbot_here(capsys, "botzone-judge", "--games", "1", "--modes", "keep")
+    assert done.returncode == 0 and not default.exists(), done.stderr[-2000:]
+
+
+def test_the_judge_log_names_the_fans_as_the_botzone_judge_does():
+    """The local judge log wrote PyMahjongGB's wait fan names (独听・单钓 and the like, in 21 of
+    40 soak matches), where a Botzone judge log says 边张 / 嵌张 / 单钓将."""
+    from adapter.fakes.botzone_judge import DEFAULT_COMMAND
+
+    # seed 700035: a short match (99 log entries) won with 五门齐 箭刻 幺九刻 and a single wait
+    result = BotzoneJudge(["keep", "keep-json"] * 2, seed=700_035,
+                          command=(*DEFAULT_COMMAND, "--no-log")).play()
+    assert result.verdicts == {} and result.reason == "win", result.reason
+    fans = result.log["log"][-1]["output"]["display"]["fan"]
+    names = [f["name"] for f in fans]
+    assert "单钓将" in names and not any(n.startswith("独听") for n in names), names
+    record = botzone_log.loads(__import__("json").dumps(result.log, ensure_ascii=False))
+    assert any("单钓将=1" in y for e in record.events for y in getattr(e, "yaku", ())), names

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from adapter.commands import (
@@ -33,7 +34,8 @@ def register(sub: Any) -> None:
                    help="bot modes, rotated through the seats: simple, json (one-shot), keep, "
                    "keep-json (keep running, simple or JSON interaction)")
     j.add_argument("--seed", type=int, default=0)
-    j.add_argument("--log-dir", help="write each match's Botzone-style judge log here")
+    j.add_argument("--log-dir", help="write each match's Botzone-style judge log here, and "
+                   "the bots' own game logs under DIR/bots (none without it)")
     j.add_argument("--policy", default="rulebased", help="what the bots play (default "
                    "rulebased); a match in which one falls back fails the run")
     j.set_defaults(handler=cmd_botzone_judge)
@@ -76,8 +78,12 @@ def cmd_botzone_judge(args: argparse.Namespace) -> int:
 
     require_policy(args.policy)
     require_networks([args.policy], "mcr")
+    # the bots' own game logs beside the judge's, never among the real matches' logs (the
+    # default log folder, which the replay viewer lists as Botzone games)
+    bot_logs = ("--no-log",) if args.log_dir is None else (
+        "--log-dir", str(Path(args.log_dir).resolve() / "bots"))
     summary = run_matches(args.games, modes, args.seed, args.log_dir,
-                          command=(*DEFAULT_COMMAND, "--policy", args.policy),
+                          command=(*DEFAULT_COMMAND, "--policy", args.policy, *bot_logs),
                           progress=progress)
     print(json.dumps(summary, indent=2))
     fell_back = {m: f for m, f in summary["fallbacks"].items() if f["fallbacks"]}
@@ -91,6 +97,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     from adapter.platforms.botzone_bundle import build_botzone_bundle
 
     require_policy(args.policy)
+    check_mc_options(args.policy, args.mc_options)
     try:
         path = build_botzone_bundle(args.output, policy=args.policy, models_dir=args.models,
                                     mc_options=args.mc_options, nn_weights=args.nn_weights)
@@ -101,3 +108,20 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     print(f"{path} ({path.stat().st_size // 1024} KB): upload it as the bot's code "
           "(Python 3, simple or JSON interaction, keep running)")
     return 0
+
+
+def check_mc_options(policy: str, mc_options: str) -> None:
+    """``--mc-options`` are ``MJBOT_MC`` for the bundled bot, which only ``mc`` reads: with any
+    other policy they rode along unread (the bot on Botzone plays that policy), a typo in them
+    surfacing nowhere. A usage error names a bad key or value, or the missing ``--policy mc``."""
+    if not mc_options:
+        return
+    from brain.policies.mc.config import parse
+
+    try:
+        parse(mc_options)
+    except ValueError as exc:
+        raise UserInputError(f"--mc-options: {exc}") from None
+    if policy != "mc":
+        raise UserInputError(f"--mc-options {mc_options!r}: only the mc policy reads them, and "
+                             f"this bundle plays {policy}; add --policy mc")

@@ -6,12 +6,13 @@ allowed); a one-shot bot is started anew for each line with the whole history on
 or JSON interaction, ``data`` carried between turns), a keep-running bot gets the full first
 input and then one request per turn (a bare line in simple interaction, a JSON-encoded string in
 JSON interaction). The referee deals the duplicate walls, resolves claims and scores (same
-walls, priorities and verdicts as the judge: a false ``HU`` is WH, any other answer the rules
-do not allow is WA, -30 for the offender and +10 for the others); a bot that crashes, prints
-nothing or runs past the limit gets RE / TLE. Answers are read as strictly as Botzone reads
-them: in JSON interaction every answer, keep-running turns included, must be one line holding
-one JSON object with a string ``response`` (NJ otherwise). The match is written as a
-Botzone-style judge log that ``mjbot replay`` reads.
+walls, priorities and verdicts as the judge: a false ``HU`` where one may win (one's own draw,
+another seat's discard or added kong) is WH, any other answer the rules do not allow (a ``HU``
+where only ``PASS`` goes included) is WA, -30 for the offender and +10 for the others); a bot
+that crashes, prints nothing or runs past the limit gets RE / TLE. Answers are read as
+strictly as Botzone reads them: in JSON interaction every answer, keep-running turns included,
+must be one line holding one JSON object with a string ``response`` (NJ otherwise). The match
+is written as a Botzone-style judge log that ``mjbot replay`` reads.
 """
 
 from __future__ import annotations
@@ -457,6 +458,7 @@ class _JudgeSeat:
         self.state = TableState("mcr", seat)
         # the answer to the last line (still coming, or not yet asked for)
         self.pending: concurrent.futures.Future[str] | str | None = None
+        self.line = ""  # the request line that answer answers
         self.requests = RequestLines(seat)
         self.planned_discard: int | None = None  # the discard named in our PENG / CHI answer
 
@@ -533,12 +535,14 @@ class BotzoneJudge:
     def send(self, seat: int, line: str, slot: int = 0) -> None:
         """One request line to one bot, answered in the background (the four bots of a turn
         work at once, as on Botzone). An earlier answer nobody asked for must have been PASS
-        (anything else is WA, a HU WH)."""
+        (anything else is WA; a HU on a discard or added kong WH)."""
         judge_seat = self.seats[seat]
-        previous = judge_seat.answer()
+        previous, answered = judge_seat.answer(), judge_seat.line
         if previous not in (None, "PASS"):
-            code = "WH" if previous == "HU" else "WA"
-            raise Verdict(seat, code, f"answered {previous!r} where only PASS goes")
+            code = "WH" if previous == "HU" and _offers_a_win(answered, seat) else "WA"
+            raise Verdict(seat, code, f"answered {previous!r} to {answered!r}, where only "
+                          "PASS goes")
+        judge_seat.line = line
         request, answers = self.turns.setdefault((self.event_no, slot), (
             {"output": {"command": "request", "content": {},
                         "display": {"action": _action_of(line)}}}, {}))
@@ -617,10 +621,27 @@ class BotzoneJudge:
         return {"initdata": init, "log": [*entries, finish], "scores": result.scores}
 
 
+# PyMahjongGB's names for the wait fans, as the judge's fan library names them (its fan_name
+# table; ../shared/protocols/botzone.md); every other name is the same in both
+JUDGE_FAN_NAMES = {"独听・边张": "边张", "独听・嵌张": "嵌张", "独听・单钓": "单钓将"}
+
+
 def _fan_entry(item: str) -> dict[str, Any]:
-    """The referee's "name(value)" as the judge's {name, cnt, value}."""
+    """The referee's "name(value)" as the judge's {name, cnt, value}, named as the judge names
+    it: a local judge log reads as a Botzone one, for replay and for whatever compares it."""
     name, _, value = item.rpartition("(")
-    return {"name": name, "cnt": 1, "value": int(value.rstrip(")") or 0)}
+    return {"name": JUDGE_FAN_NAMES.get(name, name), "cnt": 1,
+            "value": int(value.rstrip(")") or 0)}
+
+
+def _offers_a_win(line: str, seat: int) -> bool:
+    """Whether a ``HU`` answer to ``line`` is a claim the judge scores (WH when short of 8
+    fan): another seat's discard (``PLAY``, ``PENG``, ``CHI``) or added kong (``BUGANG``).
+    Anywhere else (the setup, the deal, a draw, one's own discard, a ``GANG``) the judge
+    takes only ``PASS``, and a ``HU`` there is WA like any other answer."""
+    parts = line.split()
+    return len(parts) >= 3 and parts[0] == "3" and parts[1] != str(seat) \
+        and parts[2] in ("PLAY", "PENG", "CHI", "BUGANG")
 
 
 def _action_of(line: str) -> str:

@@ -258,6 +258,10 @@ def open_log(bot: BotzoneBot, data: dict[str, Any], log_dir: str | None,
             bot.log.event(ev.PlatformNotice(note))
         return data, fresh
     except (OSError, ValueError) as exc:  # ValueError: LogError, a file that is no game log
+        if fresh:  # no log of ours there to leave alone: the folder takes none (a file,
+            # unwritable, full), and another name in it would fare no better
+            bot._error(f"game log {path} cannot be written ({exc}); play goes on without it")
+            return data, False
         note = f"game log {path} cannot be continued ({exc}); the match goes on in a new one"
         bot._error(note)
     # the data named a file we must not write to (not a log of ours, a folder): leave it as
