@@ -129,6 +129,40 @@ async def test_an_ask_for_a_move_our_hand_cannot_make_is_an_error_answered_pass(
     assert "'/ask hu'" in offers[1] and "'/ask pong'" in offers[2]
 
 
+async def test_an_ask_on_a_table_our_rules_cannot_read_is_an_error_not_a_crash(
+        tmp_path: Path) -> None:
+    """Three draws in a row leave us 19 tiles, a hand of no possible size; the next ``/ask
+    pong`` went to the rules unguarded (the check that an offer is one our hand can make),
+    whose HandError ended the client with a traceback and lost the tournament line. It is a
+    logged error now, answered /pass, and the session goes on to the server's /close."""
+    script = [
+        ("/ready", True),
+        ("/start MJ 2 mjbot", False),
+        ("/initGame east east 1 1 0", False),
+        ("/initCard 211 212 213 221 222 223 231 232 233 241 242 243 251 252 253 261", False),
+        ("/mo 311", False), ("/mo 312", False), ("/mo 313", False),
+        ("/throw 1 111", False),
+        ("/ask pong", True),
+        ("/throw 2 311", False),
+        ("/exit", False),
+        ("/ready", True),
+        ("/close", False),
+    ]
+    replies: list[str | None] = []
+    server, port = await _scripted_server(script, replies)
+    bot = NtpuBot(NtpuSettings(budget=1.0, log_dir=str(tmp_path)))
+    async with server:
+        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    assert replies == ["/ready", "/pass", "/ready"]
+    assert summary.finished  # the server's /close ended it, not a raise
+    assert any("'/ask pong': the rules cannot read our table (HandError" in e
+               for e in summary.errors), summary.errors
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    log = read_log(path)
+    assert log.complete and log.footer is not None
+    assert "unfinished" not in log.footer.result
+
+
 async def test_a_game_started_again_mid_hand_forgets_the_old_hand(tmp_path: Path) -> None:
     """A server that starts a game again in the middle of our turn, then asks us to throw:
     the client's table was new but the codec still held the old ids and our turn, so the

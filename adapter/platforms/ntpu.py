@@ -123,11 +123,17 @@ class NtpuBot(CodecSession):
         """An ``/ask`` for a move our rules do not allow with our hand (a ``/ask hu`` we
         cannot win, a ``/ask pong`` without the pair) still gets its safe answer (``/pass``,
         as the brain gives), but it means the server's table and ours differ (a wrong
-        ``--honour-order``, a rule of its own, a line we missed): said, not passed silently."""
+        ``--honour-order``, a rule of its own, a line we missed): said, not passed silently.
+        A table the rules cannot read at all (a hand of no possible size after lines that
+        gave us more tiles than a hand holds) is said as such: asked unguarded, the rules
+        raised out of the session (a traceback, the tournament line lost)."""
         offered = set(request.offered or ()) - {"discard"}
         if not offered:
             return
-        legal = self.rules.legal_actions(self.state, request)
+        legal, problem = self.brain.checked_legal(self.state, request)
+        if problem:
+            self.error(f"{line.strip()!r}: {problem}; answered with the safest move")
+            return
         if not any(ev.action_kind(a) in offered for a in legal):
             hand = T.to_mpsz(sorted(self.state.hand, key=T.sort_key))
             self.error(f"{line.strip()!r} offers a move our rules do not allow with our "
