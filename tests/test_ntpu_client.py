@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import subprocess
 import sys
@@ -161,6 +162,44 @@ async def test_an_ask_on_a_table_our_rules_cannot_read_is_an_error_not_a_crash(
     log = read_log(path)
     assert log.complete and log.footer is not None
     assert "unfinished" not in log.footer.result
+
+
+async def test_commentary_on_a_win_passed_at_the_hu_ask_blames_no_rule(
+        tmp_path: Path) -> None:
+    """NTPU asks our turn in steps: ``/ask hu``, then ``/ask throw``, whose legal set has no
+    win (not offered there). A client that passed the win (tsumogiri never wins) then
+    discarded; ``replay --commentary`` said of the discard 'cannot win on the drawn 7m (the
+    rules refuse the win)', when our rules allow that win (11122233344455567m): it was only
+    not offered at that ask, which the sentence says now."""
+    script = [
+        ("/ready", True),
+        ("/start MJ 1 mjbot", False),
+        ("/initGame east east 1 1 0", False),
+        (f"/initCard {DEALER_HAND}", False),
+        ("/ask hu", True),
+        ("/ask throw", True),
+        ("/throw 1 171", False),
+        ("/exit", False),
+        ("/close", False),
+    ]
+    replies: list[str | None] = []
+    server, port = await _scripted_server(script, replies)
+    bot = NtpuBot(NtpuSettings(policy="tsumogiri", budget=1.0, log_dir=str(tmp_path)))
+    async with server:
+        await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    assert replies == ["/ready", "/pass", "/throw 171"]
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(path),
+                           "--commentary", "--json"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["commentary"]
+    throw = rows[-1]
+    assert throw["facts"]["drawn"] == "7m", rows
+    assert "refuse" not in throw["sentence"]
+    assert "does not win on the drawn 7m (the win is not offered at this ask); discards 7m" \
+        in throw["sentence"]
+    assert throw["facts"]["win_not_offered"] is True
 
 
 async def test_a_game_started_again_mid_hand_forgets_the_old_hand(tmp_path: Path) -> None:
