@@ -202,6 +202,50 @@ async def test_commentary_on_a_win_passed_at_the_hu_ask_blames_no_rule(
     assert throw["facts"]["win_not_offered"] is True
 
 
+async def test_a_kong_passed_at_the_gong_ask_is_one_choice_in_replay_and_review(
+        tmp_path: Path) -> None:
+    """NTPU asks our turn in steps: ``/ask gong`` (four 1m held), then ``/ask throw``. The
+    client weighs the whole turn at each step; the discard it chose at the gong step went
+    out as /pass. ``replay --policy`` and ``review`` compared that step's discard tile with
+    the policy's, so one discard was a disagreement twice (0/2) and its loss counted twice;
+    at the gong step any discard is the same choice (no kong), as the wire says."""
+    script = [
+        ("/ready", True),
+        ("/start MJ 1 mjbot", False),
+        ("/initGame east east 1 1 0", False),
+        ("/initCard 110 111 112 113 121 131 151 161 191 221 241 271 321 351 381 411 471",
+         False),
+        ("/ask gong", True),
+        ("/ask throw", True),
+        ("/throw 1 471", False),
+        ("/exit", False),
+        ("/close", False),
+    ]
+    replies: list[str | None] = []
+    server, port = await _scripted_server(script, replies)
+    bot = NtpuBot(NtpuSettings(policy="tsumogiri", budget=1.0, log_dir=str(tmp_path)))
+    async with server:
+        await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    assert replies == ["/ready", "/pass", "/throw 471"]  # the kong passed, then 5z thrown
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+
+    def mjbot(*args: str) -> dict[str, object]:
+        done = subprocess.run([sys.executable, "-m", "adapter.cli", *args],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout))
+
+    agreement = mjbot("replay", str(path), "--policy", "rulebased", "--json")["agreement"]
+    assert isinstance(agreement, dict)
+    assert (agreement["decisions"], agreement["agree"]) == (2, 1), agreement
+    (differs,) = agreement["disagreements"]  # the throw step's, once
+    assert differs["recorded"] == "discard 5z"
+    review = mjbot("review", str(path), "--policy", "rulebased", "--json", "-")
+    rows = review["rows"]
+    assert isinstance(rows, list) and [r["agree"] for r in rows] == [True, False], rows
+    assert rows[0]["loss"] == 0 and review["agree"] == 1
+
+
 async def test_a_game_started_again_mid_hand_forgets_the_old_hand(tmp_path: Path) -> None:
     """A server that starts a game again in the middle of our turn, then asks us to throw:
     the client's table was new but the codec still held the old ids and our turn, so the
