@@ -244,6 +244,13 @@ async def test_a_kong_passed_at_the_gong_ask_is_one_choice_in_replay_and_review(
     rows = review["rows"]
     assert isinstance(rows, list) and [r["agree"] for r in rows] == [True, False], rows
     assert rows[0]["loss"] == 0 and review["agree"] == 1
+    # the commentary says the pass (it said 'discards 5z: 4-shanten ...' at both steps)
+    commented = mjbot("replay", str(path), "--commentary", "--json")["commentary"]
+    assert isinstance(commented, list)
+    step, throw = commented
+    assert "passes at the ask for a kan" in step["sentence"] and step["facts"]["step_pass"]
+    assert step["hit"] is True  # the predictor's first choice passes the kong too
+    assert "discards 5z" in throw["sentence"]
 
 
 async def test_a_game_started_again_mid_hand_forgets_the_old_hand(tmp_path: Path) -> None:

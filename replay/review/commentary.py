@@ -25,7 +25,7 @@ from brain.shanten import HandError, shanten
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from replay.replayer import Replay, action_key, action_text
+from replay.replayer import Replay, action_key, action_text, step_pass
 from replay.review.evaluators import Evaluation, Evaluator
 from replay.review.game import round_label
 from replay.review.situation import Opponents, Threat, discard_infos, kinds_text
@@ -72,6 +72,10 @@ def explain(state: TableState, request: ev.DecisionRequest, legal: list[Any],
         if request.kind != "turn":
             facts.update(from_seat=request.from_seat, tile=tile)
         return Comment(WIN, f"wins {how}.", facts)
+    if step_pass(request, action):
+        offered = " or ".join(sorted(request.offered or ()))
+        return Comment(SHAPE, f"passes at the ask for a {offered} (the discard is the next "
+                       "ask's choice).", {"step_pass": True, "offered": offered})
     if request.kind == "turn":
         return _turn(state, request, legal, action, opponents)
     return _claim(state, request, legal, action, opponents)
@@ -334,7 +338,8 @@ def commentary(replay: Replay, ranker: Evaluator, k: int = 3,
             "event_index": d.index, "seat": replay.seat, "round": round_label(state),
             "kind": d.request.kind, "played": action_text(d.action),
             "predicted": [action_text(a) for a in top or ()],
-            "hit": None if top is None else action_key(d.action) in keys,
+            "hit": None if top is None else action_key(d.action) in keys or (
+                step_pass(d.request, d.action) and any(step_pass(d.request, a) for a in top)),
             "factor": comment.factor,
             "sentence": f"seat {replay.seat} {comment.sentence}", "facts": comment.facts})
         if progress is not None:
