@@ -48,6 +48,7 @@ from protocols.codec import ProtocolError
 from protocols.ntpu import Closed, LineBuffer, NtpuCodec, Ready
 from replay.formats.ntpu_log import value_win
 from replay.log import Footer, Header
+from replay.replayer import step_pass
 
 log = structlog.get_logger("mjbot.ntpu")
 
@@ -213,10 +214,9 @@ class NtpuBot(CodecSession):
 
     def reply(self, request: ev.DecisionRequest, answer: Answer, line: str) -> str:
         action = answer.action
-        offered = request.offered or frozenset()
         # our own turn is asked in steps (/ask hu, /ask gong, then /ask throw): a discard
-        # chosen at an earlier step is a pass there
-        if request.kind == "turn" and "discard" not in offered and isinstance(action, ev.Discard):
+        # chosen at an earlier step is a pass there (replay and review read it so too)
+        if step_pass(request, action):
             action = ev.Pass()
         try:
             return self.codec.encode(action)
