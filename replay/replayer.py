@@ -293,6 +293,16 @@ def action_key(action: Any) -> tuple[Any, ...]:
     return (ev.action_kind(action), tiles)
 
 
+def step_pass(request: ev.DecisionRequest, action: Any) -> bool:
+    """Whether ``action`` is a discard chosen where the ask offers none: a platform that asks
+    our turn in steps (NTPU: ``/ask hu``, ``/ask gong``, then ``/ask throw``) lets the policy
+    weigh the whole turn at each step, and a discard chosen at an earlier step went out as
+    ``/pass``. Any discard there is the same choice (not to win, not to kong); which tile
+    goes is the next step's decision, compared there."""
+    return (request.kind == "turn" and request.offered is not None
+            and "discard" not in request.offered and isinstance(action, ev.Discard))
+
+
 def summarize(replay: Replay) -> dict[str, Any]:
     """Per-hand summary as plain data (the ``--json`` output; the text form prints it)."""
     hands: list[dict[str, Any]] = []
@@ -472,7 +482,8 @@ def agreement(replay: Replay, policy_name: str, budget: float | None = None) -> 
             failures.append({"event_index": d.index, "round": _round_of(state), "kind": kind,
                              "error": chosen})
             continue
-        same = action_key(chosen) == action_key(d.action)
+        same = action_key(chosen) == action_key(d.action) or (
+            step_pass(d.request, chosen) and step_pass(d.request, d.action))
         by_kind[kind]["agree"] += int(same)
         if not same:
             disagreements.append({

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import subprocess
 import sys
@@ -127,6 +128,129 @@ async def test_an_ask_for_a_move_our_hand_cannot_make_is_an_error_answered_pass(
     assert len(offers) == 3 and len(summary.errors) == 3, summary.errors
     assert "'/ask gong'" in offers[0] and "11122233344455567m" in offers[0]
     assert "'/ask hu'" in offers[1] and "'/ask pong'" in offers[2]
+
+
+async def test_an_ask_on_a_table_our_rules_cannot_read_is_an_error_not_a_crash(
+        tmp_path: Path) -> None:
+    """Three draws in a row leave us 19 tiles, a hand of no possible size; the next ``/ask
+    pong`` went to the rules unguarded (the check that an offer is one our hand can make),
+    whose HandError ended the client with a traceback and lost the tournament line. It is a
+    logged error now, answered /pass, and the session goes on to the server's /close."""
+    script = [
+        ("/ready", True),
+        ("/start MJ 2 mjbot", False),
+        ("/initGame east east 1 1 0", False),
+        ("/initCard 211 212 213 221 222 223 231 232 233 241 242 243 251 252 253 261", False),
+        ("/mo 311", False), ("/mo 312", False), ("/mo 313", False),
+        ("/throw 1 111", False),
+        ("/ask pong", True),
+        ("/throw 2 311", False),
+        ("/exit", False),
+        ("/ready", True),
+        ("/close", False),
+    ]
+    replies: list[str | None] = []
+    server, port = await _scripted_server(script, replies)
+    bot = NtpuBot(NtpuSettings(budget=1.0, log_dir=str(tmp_path)))
+    async with server:
+        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    assert replies == ["/ready", "/pass", "/ready"]
+    assert summary.finished  # the server's /close ended it, not a raise
+    assert any("'/ask pong': the rules cannot read our table (HandError" in e
+               for e in summary.errors), summary.errors
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    log = read_log(path)
+    assert log.complete and log.footer is not None
+    assert "unfinished" not in log.footer.result
+
+
+async def test_commentary_on_a_win_passed_at_the_hu_ask_blames_no_rule(
+        tmp_path: Path) -> None:
+    """NTPU asks our turn in steps: ``/ask hu``, then ``/ask throw``, whose legal set has no
+    win (not offered there). A client that passed the win (tsumogiri never wins) then
+    discarded; ``replay --commentary`` said of the discard 'cannot win on the drawn 7m (the
+    rules refuse the win)', when our rules allow that win (11122233344455567m): it was only
+    not offered at that ask, which the sentence says now."""
+    script = [
+        ("/ready", True),
+        ("/start MJ 1 mjbot", False),
+        ("/initGame east east 1 1 0", False),
+        (f"/initCard {DEALER_HAND}", False),
+        ("/ask hu", True),
+        ("/ask throw", True),
+        ("/throw 1 171", False),
+        ("/exit", False),
+        ("/close", False),
+    ]
+    replies: list[str | None] = []
+    server, port = await _scripted_server(script, replies)
+    bot = NtpuBot(NtpuSettings(policy="tsumogiri", budget=1.0, log_dir=str(tmp_path)))
+    async with server:
+        await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    assert replies == ["/ready", "/pass", "/throw 171"]
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(path),
+                           "--commentary", "--json"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["commentary"]
+    throw = rows[-1]
+    assert throw["facts"]["drawn"] == "7m", rows
+    assert "refuse" not in throw["sentence"]
+    assert "does not win on the drawn 7m (the win is not offered at this ask); discards 7m" \
+        in throw["sentence"]
+    assert throw["facts"]["win_not_offered"] is True
+
+
+async def test_a_kong_passed_at_the_gong_ask_is_one_choice_in_replay_and_review(
+        tmp_path: Path) -> None:
+    """NTPU asks our turn in steps: ``/ask gong`` (four 1m held), then ``/ask throw``. The
+    client weighs the whole turn at each step; the discard it chose at the gong step went
+    out as /pass. ``replay --policy`` and ``review`` compared that step's discard tile with
+    the policy's, so one discard was a disagreement twice (0/2) and its loss counted twice;
+    at the gong step any discard is the same choice (no kong), as the wire says."""
+    script = [
+        ("/ready", True),
+        ("/start MJ 1 mjbot", False),
+        ("/initGame east east 1 1 0", False),
+        ("/initCard 110 111 112 113 121 131 151 161 191 221 241 271 321 351 381 411 471",
+         False),
+        ("/ask gong", True),
+        ("/ask throw", True),
+        ("/throw 1 471", False),
+        ("/exit", False),
+        ("/close", False),
+    ]
+    replies: list[str | None] = []
+    server, port = await _scripted_server(script, replies)
+    bot = NtpuBot(NtpuSettings(policy="tsumogiri", budget=1.0, log_dir=str(tmp_path)))
+    async with server:
+        await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    assert replies == ["/ready", "/pass", "/throw 471"]  # the kong passed, then 5z thrown
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+
+    def mjbot(*args: str) -> dict[str, object]:
+        done = subprocess.run([sys.executable, "-m", "adapter.cli", *args],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout))
+
+    agreement = mjbot("replay", str(path), "--policy", "rulebased", "--json")["agreement"]
+    assert isinstance(agreement, dict)
+    assert (agreement["decisions"], agreement["agree"]) == (2, 1), agreement
+    (differs,) = agreement["disagreements"]  # the throw step's, once
+    assert differs["recorded"] == "discard 5z"
+    review = mjbot("review", str(path), "--policy", "rulebased", "--json", "-")
+    rows = review["rows"]
+    assert isinstance(rows, list) and [r["agree"] for r in rows] == [True, False], rows
+    assert rows[0]["loss"] == 0 and review["agree"] == 1
+    # the commentary says the pass (it said 'discards 5z: 4-shanten ...' at both steps)
+    commented = mjbot("replay", str(path), "--commentary", "--json")["commentary"]
+    assert isinstance(commented, list)
+    step, throw = commented
+    assert "passes at the ask for a kan" in step["sentence"] and step["facts"]["step_pass"]
+    assert step["hit"] is True  # the predictor's first choice passes the kong too
+    assert "discards 5z" in throw["sentence"]
 
 
 async def test_a_game_started_again_mid_hand_forgets_the_old_hand(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.fakes.ntpu_server import CLIENT_COMMAND, run_match
+from adapter.fakes.ntpu_server import CLIENT_COMMAND, MatchNotStarted, run_match
 from protocols import events as ev
 from replay import replayer
 from replay.log import EventFrame, TxFrame, read_log
@@ -175,3 +175,44 @@ def test_cli_prints_the_score_table(tmp_path: Path,
     assert (tmp_path / "r.json").exists()
     bad = mjbot_here(capsys, "ntpu-server", "--policies", "greedy,nobody")
     assert bad.returncode == 2 and "--policies" in bad.stderr
+
+
+def test_a_match_whose_clients_do_not_all_come_is_a_clear_error(tmp_path: Path) -> None:
+    """``--clients external`` with three clients: the accept's timeout ended the server with a
+    TimeoutError traceback. It is a MatchNotStarted naming how many came; the three that did
+    are let go (their connections closed), and the match log says no hand was played."""
+    socks: list[socket.socket] = []
+
+    def listening(port: int) -> None:
+        socks.extend(socket.create_connection(("127.0.0.1", port)) for _ in range(3))
+
+    with pytest.raises(MatchNotStarted, match=r"only 3 of the four clients connected to "
+                       r"127\.0\.0\.1:\d+ \(waited 0\.5 s for client 4\)"):
+        run_match(4, [], seed=5, transport="external", log_dir=str(tmp_path),
+                  on_listening=listening, accept_timeout=0.5)
+    for sock in socks:
+        sock.settimeout(10)
+        assert sock.recv(100) == b""  # closed by the server, not left hanging
+        sock.close()
+    (path,) = sorted((tmp_path / "ntpu-server").rglob("*.mjlog.msgpack"))
+    footer = read_log(path).footer
+    assert footer is not None and footer.result == {"hands": 0, "unfinished": True}
+
+
+def test_cli_an_address_it_cannot_listen_on_is_one_line(tmp_path: Path) -> None:
+    """A port in use (or a --host that is not this machine's): the bind's OSError came out
+    of ``mjbot ntpu-server`` as a traceback. One line naming the address, exit 2, and no
+    match log for a match that never began."""
+    taken = socket.create_server(("127.0.0.1", 0))
+    try:
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands",
+                               "1", "--clients", "external", "--port", str(port),
+                               "--log-dir", str(tmp_path)],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        taken.close()
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
+    assert not list(tmp_path.rglob("*.mjlog.msgpack"))

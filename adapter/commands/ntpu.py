@@ -118,7 +118,7 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
 
 
 def cmd_ntpu_server(args: argparse.Namespace) -> int:
-    from adapter.fakes.ntpu_server import run_match
+    from adapter.fakes.ntpu_server import MatchNotStarted, run_match
     from brain.policies import POLICIES
 
     policies = [p.strip() for p in args.policies.split(",")]
@@ -139,11 +139,17 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
             print(f"mjbot ntpu-server: waiting for four clients on {args.host}:{port}",
                   file=sys.stderr, flush=True)
 
-    result = run_match(args.hands, policies, args.seed, args.clients, args.host, args.port,
-                       args.time_limit, client_args, log_folder(args.log_dir, args.no_log),
-                       not args.no_log,
-                       progress=progress, on_listening=listening,
-                       ready_every=args.ready_every, wording=args.wording)
+    try:
+        result = run_match(args.hands, policies, args.seed, args.clients, args.host,
+                           args.port, args.time_limit, client_args,
+                           log_folder(args.log_dir, args.no_log), not args.no_log,
+                           progress=progress, on_listening=listening,
+                           ready_every=args.ready_every, wording=args.wording)
+    except MatchNotStarted as exc:
+        if exc.listening:  # --host / --port
+            raise UserInputError(str(exc)) from None
+        print(f"mjbot ntpu-server: {exc}", file=sys.stderr)
+        return 1
     if sys.stderr.isatty():
         print(file=sys.stderr)
     where = f"match log: {result.log_path}" if result.log_path else "no match log (--no-log)"

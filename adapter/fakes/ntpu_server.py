@@ -57,6 +57,18 @@ STARTUP_LIMIT = 30.0  # seconds for the first /ready: a client program's start-u
 # outside seats allow their first answer), never less than the per-reply limit
 
 
+ACCEPT_TIMEOUT = 30.0  # seconds the server waits for each client to connect
+
+
+class MatchNotStarted(ConnectionError):
+    """The match could not begin: the address cannot be listened on (``listening``: a port
+    in use, a host that is not ours), or not all four clients connected in time."""
+
+    def __init__(self, message: str, listening: bool = False) -> None:
+        super().__init__(message)
+        self.listening = listening
+
+
 class ChannelClosed(Exception):
     """The client went away."""
 
@@ -547,6 +559,19 @@ def _match_log(log_dir: str | None, names: list[str], seed: int, hands: int) -> 
     return GameLogWriter.create(log_dir, header, flush_per_hand=True)
 
 
+def _not_connected(connected: int, host: str, port: int, waited: float,
+                   procs: list[subprocess.Popen[bytes]]) -> str:
+    """Why the match did not start: how many clients came, and for a client we started,
+    whether its process is still there."""
+    text = (f"only {connected} of the four clients connected to {host}:{port} (waited "
+            f"{waited:g} s for client {connected + 1})")
+    if procs:
+        code = procs[-1].poll()
+        text += (f"; its process exited with status {code}" if code is not None
+                 else "; its process is running but did not connect")
+    return text
+
+
 def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "tcp",
               host: str = "127.0.0.1", port: int = 0, time_limit: float = 5.0,
               client_args: list[str] | None = None, log_dir: str | None = None,
@@ -554,13 +579,17 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
               progress: Callable[[int, int], None] | None = None,
               on_listening: Callable[[int], None] | None = None,
               walls: Sequence[Sequence[int]] = (),
-              ready_every: float | None = None, wording: str = "spec") -> MatchResult:
+              ready_every: float | None = None, wording: str = "spec",
+              accept_timeout: float = ACCEPT_TIMEOUT) -> MatchResult:
     """Serve a match of ``hands`` hands. ``transport``: "tcp" starts four ``mjbot ntpu``
     processes that connect to us, "stdio" talks to four over their pipes, "external" waits for
     four clients to connect (``on_listening`` is told the port). ``walls``: the tiles of the
     first wall sets, in dealing order (a tournament's published walls); seeded after them.
     ``ready_every``: the liveness probe (see the module's docstring). ``wording``: "spec"
-    (the published protocol) or "lab" (the NYCU lab referee's lines, ntpu_lines.py)."""
+    (the published protocol) or "lab" (the NYCU lab referee's lines, ntpu_lines.py).
+    :class:`MatchNotStarted` where the address cannot be listened on, or a client has not
+    connected ``accept_timeout`` seconds after the one before (both raised a traceback: an
+    OSError from the bind, a TimeoutError from accept)."""
     started = time.monotonic()
     names = ([f"{p}-{i + 1}" for i, p in enumerate(policies)] if transport != "external"
              else [f"client-{i + 1}" for i in range(4)])
@@ -568,7 +597,18 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
     procs: list[subprocess.Popen[bytes]] = []
     channels: list[Channel] = []
     listener: socket.socket | None = None
-    log = _match_log(log_dir, names, seed, hands) if write_log else None
+    if transport != "stdio":  # before the match log: a match that cannot listen has none
+        try:
+            listener = socket.create_server((host, port))
+        except OSError as exc:
+            raise MatchNotStarted(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                                  listening=True) from None
+    try:
+        log = _match_log(log_dir, names, seed, hands) if write_log else None
+    except BaseException:
+        if listener is not None:
+            listener.close()
+        raise
     server: NtpuServer | None = None
     try:
         if transport == "stdio":
@@ -578,8 +618,8 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
                 procs.append(proc)
                 channels.append(Channel.for_process(name, proc))
         else:
-            listener = socket.create_server((host, port))
-            listener.settimeout(30.0)
+            assert listener is not None
+            listener.settimeout(accept_timeout)
             bound = listener.getsockname()[1]
             if on_listening is not None:
                 on_listening(bound)
@@ -588,7 +628,11 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
                     procs.append(subprocess.Popen(
                         [*command, "--server", f"{host}:{bound}", "--policy", policies[i],
                          *extra], stdin=subprocess.DEVNULL))
-                sock, _ = listener.accept()  # one at a time: client i is the i-th started
+                try:
+                    sock, _ = listener.accept()  # one at a time: client i is the i-th started
+                except TimeoutError:
+                    raise MatchNotStarted(_not_connected(i, host, bound, accept_timeout,
+                                                         procs)) from None
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 channels.append(Channel.for_socket(name, sock))
         server = NtpuServer(channels, names, seed, time_limit, log=log, walls=walls,

@@ -48,6 +48,7 @@ from protocols.codec import ProtocolError
 from protocols.ntpu import Closed, LineBuffer, NtpuCodec, Ready
 from replay.formats.ntpu_log import value_win
 from replay.log import Footer, Header
+from replay.replayer import step_pass
 
 log = structlog.get_logger("mjbot.ntpu")
 
@@ -123,11 +124,17 @@ class NtpuBot(CodecSession):
         """An ``/ask`` for a move our rules do not allow with our hand (a ``/ask hu`` we
         cannot win, a ``/ask pong`` without the pair) still gets its safe answer (``/pass``,
         as the brain gives), but it means the server's table and ours differ (a wrong
-        ``--honour-order``, a rule of its own, a line we missed): said, not passed silently."""
+        ``--honour-order``, a rule of its own, a line we missed): said, not passed silently.
+        A table the rules cannot read at all (a hand of no possible size after lines that
+        gave us more tiles than a hand holds) is said as such: asked unguarded, the rules
+        raised out of the session (a traceback, the tournament line lost)."""
         offered = set(request.offered or ()) - {"discard"}
         if not offered:
             return
-        legal = self.rules.legal_actions(self.state, request)
+        legal, problem = self.brain.checked_legal(self.state, request)
+        if problem:
+            self.error(f"{line.strip()!r}: {problem}; answered with the safest move")
+            return
         if not any(ev.action_kind(a) in offered for a in legal):
             hand = T.to_mpsz(sorted(self.state.hand, key=T.sort_key))
             self.error(f"{line.strip()!r} offers a move our rules do not allow with our "
@@ -207,10 +214,9 @@ class NtpuBot(CodecSession):
 
     def reply(self, request: ev.DecisionRequest, answer: Answer, line: str) -> str:
         action = answer.action
-        offered = request.offered or frozenset()
         # our own turn is asked in steps (/ask hu, /ask gong, then /ask throw): a discard
-        # chosen at an earlier step is a pass there
-        if request.kind == "turn" and "discard" not in offered and isinstance(action, ev.Discard):
+        # chosen at an earlier step is a pass there (replay and review read it so too)
+        if step_pass(request, action):
             action = ev.Pass()
         try:
             return self.codec.encode(action)

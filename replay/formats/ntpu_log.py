@@ -6,8 +6,9 @@ lines bare and each reply it got as ``getCommand: [/throw 321]``; a bare list of
 lines has no replies at all. The received lines go through the NTPU codec exactly as a client
 reads them live, so the record is that seat's own view: its own tiles, the others' discards and
 calls, their hands unknown except where a ``/hu`` shows one. The server sends no value for a
-win: the seat's own wins are valued with our Taiwan rules from its view (another seat's win
-keeps value 0, its hand being only partly known). Replies add nothing (the server
+win: every win is valued with our Taiwan rules from the seat's view (another seat's /hu
+shows its concealed tiles and its calls are on the table; one with a concealed kong, whose
+tiles no one is shown, keeps value 0 and says why). Replies add nothing (the server
 echoes every move it accepts) and are only counted. Any other line (a client's debug output)
 is skipped and counted, never fatal: a raw capture mixes them in.
 

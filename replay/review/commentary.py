@@ -25,7 +25,7 @@ from brain.shanten import HandError, shanten
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from replay.replayer import Replay, action_key, action_text
+from replay.replayer import Replay, action_key, action_text, step_pass
 from replay.review.evaluators import Evaluation, Evaluator
 from replay.review.game import round_label
 from replay.review.situation import Opponents, Threat, discard_infos, kinds_text
@@ -72,15 +72,20 @@ def explain(state: TableState, request: ev.DecisionRequest, legal: list[Any],
         if request.kind != "turn":
             facts.update(from_seat=request.from_seat, tile=tile)
         return Comment(WIN, f"wins {how}.", facts)
+    if step_pass(request, action):
+        offered = " or ".join(sorted(request.offered or ()))
+        return Comment(SHAPE, f"passes at the ask for a {offered} (the discard is the next "
+                       "ask's choice).", {"step_pass": True, "offered": offered})
     if request.kind == "turn":
-        return _turn(state, legal, action, opponents)
+        return _turn(state, request, legal, action, opponents)
     return _claim(state, request, legal, action, opponents)
 
 
 # ---------------------------------------------------------------------- own turn
 
 
-def _turn(state: TableState, legal: list[Any], action: Any, opponents: Opponents) -> Comment:
+def _turn(state: TableState, request: ev.DecisionRequest, legal: list[Any], action: Any,
+          opponents: Opponents) -> Comment:
     if isinstance(action, ev.Kan):
         counts = state.counts()
         for t in action.tiles[:1]:
@@ -117,6 +122,13 @@ def _turn(state: TableState, legal: list[Any], action: Any, opponents: Opponents
     if (drawn is not None and state.hand_shanten() == -1
             and not any(isinstance(a, ev.Win) for a in legal)):
         facts["drawn"] = T.tile_name(drawn)
+        if request.offered is not None and "win" not in request.offered \
+                and _rules_allow_win(state, drawn):
+            # a platform that asks our turn in steps (NTPU: /ask hu, then /ask throw) leaves
+            # the win out of the later step's legal set: it was passed there, or not asked
+            facts["win_not_offered"] = True
+            return Comment(VALUE, f"does not win on the drawn {T.tile_name(drawn)} (the win "
+                           f"is not offered at this ask); {verb} {tile}.", facts)
         if state.spec.min_fan:
             return Comment(FAN_MINIMUM, f"below {MCR_MIN_FAN} fan: cannot win on the drawn "
                            f"{T.tile_name(drawn)}; {verb} {tile}.", facts)
@@ -160,6 +172,14 @@ def _turn(state: TableState, legal: list[Any], action: Any, opponents: Opponents
     elif d.useful < shape_best.useful:
         text += f"; {facts['best_shape']} would keep {shape_best.useful}"
     return Comment(SHAPE, text + push + ".", facts)
+
+
+def _rules_allow_win(state: TableState, drawn: int) -> bool:
+    """Whether the variant's rules let this hand win on its drawn tile."""
+    try:
+        return rules_for(state.variant).win_score(state, drawn, None) is not None
+    except (ValueError, KeyError, IndexError):  # a table the rules cannot read
+        return False
 
 
 def _defence(state: TableState, k: int, d: DiscardInfo, best_sh: int, shape_best: DiscardInfo,
@@ -318,7 +338,8 @@ def commentary(replay: Replay, ranker: Evaluator, k: int = 3,
             "event_index": d.index, "seat": replay.seat, "round": round_label(state),
             "kind": d.request.kind, "played": action_text(d.action),
             "predicted": [action_text(a) for a in top or ()],
-            "hit": None if top is None else action_key(d.action) in keys,
+            "hit": None if top is None else action_key(d.action) in keys or (
+                step_pass(d.request, d.action) and any(step_pass(d.request, a) for a in top)),
             "factor": comment.factor,
             "sentence": f"seat {replay.seat} {comment.sentence}", "facts": comment.facts})
         if progress is not None:

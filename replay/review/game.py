@@ -21,7 +21,7 @@ from brain.shanten import HandError
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from replay.replayer import Replay, action_text, unfinished_game
+from replay.replayer import Replay, action_text, step_pass, unfinished_game
 from replay.review.evaluators import POINTS, Evaluation, Evaluator, PolicyFailed
 from replay.review.situation import Opponents, describe, hand_text
 
@@ -119,9 +119,16 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
 
 def _row(n: int, index: int, state: TableState, request: ev.DecisionRequest, played: Any,
          evaluation: Evaluation, opponents: Opponents) -> ReviewRow:
-    """One decision; a discard's ``deal_in`` is the opponent models' P(it deals in)."""
-    loss = evaluation.loss(played)
-    found = evaluation.find(played)
+    """One decision; a discard's ``deal_in`` is the opponent models' P(it deals in). A
+    discard at a step that offers none (NTPU's ``/ask gong``, :func:`step_pass`) was a pass:
+    it is valued as the policy's best discard, the tile being the next step's choice (it
+    was ranked, and its loss counted, twice)."""
+    valued = played
+    if step_pass(request, played):
+        valued = next((s.action for s in evaluation.ranked
+                       if isinstance(s.action, ev.Discard)), played)
+    loss = evaluation.loss(valued)
+    found = evaluation.find(valued)
     actions = []
     for s in evaluation.ranked:
         row: ActionRow = {"action": action_text(s.action), "rank": s.rank,
