@@ -174,8 +174,9 @@ class TableState:
         """Kinds that would complete our ready hand (empty when not ready or not 3k+1 tiles).
         Cached per hand: it is asked on every other seat's discard."""
         if self._waits_key != self._hand_version:
-            self._waits_key = self._hand_version
+            # HandError for a hand of no possible size; the key is set only once they are known
             self._waits = frozenset(waits(self._counts, self.spec.regular_shapes_only))
+            self._waits_key = self._hand_version
         return self._waits
 
     def hand_shanten(self) -> int:

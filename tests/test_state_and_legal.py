@@ -1,9 +1,11 @@
 """The table state is built only from events; legal actions follow each variant's rules."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brain.rules import rules_for
+from brain.shanten import HandError
 from brain.state import TableState
 from protocols import events as ev
 from protocols.tiles import parse_mpsz
@@ -228,3 +230,15 @@ def test_mcr_late_claim_when_only_the_claimers_own_wall_is_empty():
     s.seat_walls[1] = 0  # now the seat after the discarder has none: only PASS (and HU)
     acts = rules.legal_actions(s, ev.DecisionRequest("claim"))
     assert [a for a in acts if not isinstance(a, (ev.Pass, ev.Win))] == []
+
+
+def test_waits_of_a_hand_of_no_possible_size_raise_every_time_not_once():
+    """waits() stored its cache key before computing: after one HandError (a hand of 19
+    tiles, three draws in a row from a broken server) every later ask of that hand returned
+    the waits of an earlier hand, and a brain's fallback was logged as a forced answer."""
+    state = TableState("taiwan16", 0)
+    state.apply(ev.GameStarted("taiwan16", 0))
+    state.hand = parse_mpsz("1112345678999m123456p")
+    for _ in range(2):
+        with pytest.raises(HandError, match="19 tiles"):
+            state.waits()
