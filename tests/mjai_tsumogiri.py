@@ -1,20 +1,23 @@
-"""A light outside mjai program for arena tests that need outside seats but not any one
-program's play: it discards what it draws and passes otherwise. Its start is Python's alone
-(no numpy, no mjbot), where ``mjbot mjai`` costs ~0.3-0.5 s of CPU at every game's start.
+"""A light outside mjai program for tests that need outside seats but not any one program's
+play: it discards what it draws and passes otherwise. Its start is Python's alone (no numpy,
+no mjbot), where ``mjbot mjai`` costs ~0.3-0.5 s of CPU at every game's start.
 
-Run as ``python tests/mjai_tsumogiri.py --policy=tsumogiri SEAT`` (the option is there for
-its "=": a command that holds one, as our own bot's ``--policy=rulebased`` does)."""
+Run as ``python tests/mjai_tsumogiri.py --policy=tsumogiri [SEAT]`` (the option is there for
+its "=": a command that holds one, as our own bot's ``--policy=rulebased`` does); the seat
+is taken from ``start_game``'s ``id``."""
 
 import json
 import sys
 
 
 def main() -> None:
-    if sys.argv[1:-1] != ["--policy=tsumogiri"]:
-        sys.exit(f"usage: {sys.argv[0]} --policy=tsumogiri SEAT")
-    seat = int(sys.argv[-1])
+    if sys.argv[1:2] != ["--policy=tsumogiri"]:
+        sys.exit(f"usage: {sys.argv[0]} --policy=tsumogiri [SEAT]")
+    seat = None
     for line in sys.stdin:
-        last = json.loads(line)[-1]
+        events = json.loads(line)
+        seat = next((e["id"] for e in events if e["type"] == "start_game"), seat)
+        last = events[-1]
         answer = {"type": "none"}
         if last["type"] == "tsumo" and last["actor"] == seat:
             answer = {"type": "dahai", "actor": seat, "pai": last["pai"], "tsumogiri": True}

@@ -286,8 +286,10 @@ def test_a_stopped_arena_leaves_no_outside_program_running(tmp_path):
     outlives the end of its input (a shell that sleeps once its bot has ended), as a bot that
     ignores EOF would."""
     marker = tmp_path / "bot-marker"  # the shell's $0: in its command line, to find it
-    bot = (f"mjai:sh -c '{sys.executable} -m adapter.cli --log-level warning mjai --policy "
-           f"rulebased; sleep 600' {marker}")
+    # the bot is a light one (tests/mjai_tsumogiri.py, Python's start only): each game
+    # starts the program anew, and mjbot's own mjai paid ~0.3-0.5 s of CPU at every start
+    light = Path(__file__).parent / "mjai_tsumogiri.py"
+    bot = f"mjai:sh -c '{sys.executable} {light} --policy=tsumogiri; sleep 600' {marker}"
     status, _ = stop_by_signal(["arena", "--variant", "riichi", "--policies",
                                 f"{bot},rulebased,rulebased,rulebased", "--hands", "400000",
                                 "--seed", "5", "--workers", "2", "--no-log"],
