@@ -126,23 +126,26 @@ def test_a_reader_that_stops_early_does_not_cost_the_json_file(tmp_path):
     assert data["hands"] > 0 and set(data["policies"]) == {"rulebased", "greedy"}
 
 
-def test_arena_figures_say_which_search_and_network_played(tmp_path):
+def test_arena_figures_say_which_search_and_network_played(tmp_path, capsys, monkeypatch):
     # "nn" and "mc" read the same whatever MJBOT_MC and MJBOT_NN_WEIGHTS say: the figures
     # record both, the weights by their SHA-256, in the JSON and on one line of the text
+    # (the command in this process: the environment is read as the run starts)
     weights = Path(__file__).parents[1] / "brain" / "data" / "nn_riichi_gen3.npz"
     digest = hashlib.sha256(weights.read_bytes()).hexdigest()
-    env = {**os.environ, "MJBOT_MC": "playouts=16", "MJBOT_NN_WEIGHTS": str(weights)}
+    monkeypatch.setenv("MJBOT_MC", "playouts=16")
+    monkeypatch.setenv("MJBOT_NN_WEIGHTS", str(weights))
     out = tmp_path / "arena.json"
     table = ("arena", "--variant", "riichi", "--policies", "nn,greedy,greedy,greedy", "--hands",
              "4", "--seed", "3", "--no-log", "--json", str(out))
-    r = _mjbot(*table, env=env)
+    r = mjbot_here(capsys, *table)
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["environment"] == {
         "MJBOT_MC": "playouts=16", "MJBOT_NN_WEIGHTS": str(weights), "nn_weights_sha256": digest}
     assert (f"environment: MJBOT_MC=playouts=16, MJBOT_NN_WEIGHTS={weights} "
             f"(SHA-256 {digest[:12]})") in r.stdout.splitlines()
-    plain = {k: v for k, v in env.items() if k not in ("MJBOT_MC", "MJBOT_NN_WEIGHTS")}
-    r = _mjbot(*table, env=plain)
+    monkeypatch.delenv("MJBOT_MC")
+    monkeypatch.delenv("MJBOT_NN_WEIGHTS")
+    r = mjbot_here(capsys, *table)
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["environment"] == {}
     assert "environment:" not in r.stdout
