@@ -234,7 +234,9 @@ def test_call_and_riichi_rates_count_the_hands_the_logs_show(tmp_path):
 # ---------------------------------------------------------------------- stopped early
 
 
-_MANY = ["--variant", "riichi", "--policies", "nn,rulebased,rulebased,rulebased",
+# cheap wall sets (~0.2 s of CPU each; nn against rulebased took ~0.7 s): a stop waits for
+# six of them, and a loaded machine finishes the first well inside --stop-after
+_MANY = ["--variant", "riichi", "--policies", "greedy,tsumogiri,tsumogiri,tsumogiri",
          "--hands", "400000", "--seed", "5", "--no-log"]
 
 
@@ -249,9 +251,11 @@ def _stopped_figures(out):
 
 def test_stop_after_reports_the_first_wall_sets_finished(tmp_path):
     out = tmp_path / "a.json"
-    # 6 s: two workers start and finish a wall set well inside it even on a loaded machine
-    # (3 s was once too short beside other runs: no wall set, no figures, exit 1)
-    r = _mjbot("arena", *_MANY, "--workers", "2", "--stop-after", "6", "--json", str(out))
+    # 4 s: two workers start and finish a wall set (~0.2 s of CPU) well inside it even on a
+    # loaded machine (3 s was once too short beside other runs with nn's 0.7 s wall sets, and
+    # 6 s once too short under a load of 9: no wall set, no figures, exit 1); the workers
+    # play on for the whole time, so it is their CPU
+    r = _mjbot("arena", *_MANY, "--workers", "2", "--stop-after", "4", "--json", str(out))
     assert r.returncode == 0, r.stderr
     stopped = _stopped_figures(out)
     assert stopped["reason"] == "time"
@@ -273,7 +277,7 @@ def _signalled(tmp_path, signum, workers):
 def test_sigterm_stops_an_arena_with_its_figures_so_far(tmp_path):
     status, stdout, stopped = _signalled(tmp_path, signal.SIGTERM, workers=2)
     assert status == 128 + signal.SIGTERM and stopped["reason"] == "SIGTERM"
-    assert "stopped early (SIGTERM)" in stdout and "nn-rulebased:" in stdout
+    assert "stopped early (SIGTERM)" in stdout and "greedy-tsumogiri:" in stdout
 
 
 def test_ctrl_c_stops_a_one_process_arena_with_its_figures_so_far(tmp_path):
