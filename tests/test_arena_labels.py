@@ -209,11 +209,11 @@ def test_an_mc_seat_carries_its_own_options_over_the_environments(monkeypatch):
 def test_two_mc_configurations_sit_at_one_table_and_a_bad_option_is_refused(tmp_path, capsys):
     out = tmp_path / "a.json"
     done = mjbot_here(capsys, "arena", "--variant", "mcr", "--policies",
-                 "a=mc@plan=false;playouts=8,b=mc@playouts=8,rulebased,rulebased",
+                 "a=mc@plan=false;playouts=2,b=mc@playouts=2,rulebased,rulebased",
                  "--hands", "12", "--seed", "3", "--no-log", "--json", str(out))
     assert done.returncode == 0, done.stderr
     summary = json.loads(out.read_text())
-    assert summary["specs"]["a"] == "mc@plan=false;playouts=8"
+    assert summary["specs"]["a"] == "mc@plan=false;playouts=2"
     assert {"a", "b", "rulebased"} == set(summary["policies"])
     assert summary["policies"]["a"]["fallbacks"] == 0
     done = mjbot_here(capsys, "arena", "--policies", "mc@plan=maybe,greedy,greedy,greedy",
