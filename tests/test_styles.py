@@ -40,7 +40,9 @@ def test_every_style_is_a_policy_name_and_rulebased_keeps_the_default_knobs():
 
 
 def test_riichi_styles_call_fold_and_declare_as_described():
-    p = _figures("riichi", ("style:open", "rulebased", "style:closed", "style:defensive"), 400)
+    # three wall sets (336 hands on these walls; 400 asked for four, 475 hands): every rate
+    # below keeps its margin (the defensive deal-in rate 7.4% against rulebased's 9.5%)
+    p = _figures("riichi", ("style:open", "rulebased", "style:closed", "style:defensive"), 300)
     assert p["rulebased"]["hands"] >= 300
     # calls: open > rulebased > closed, which calls only to win (never a chi/pon/kong)
     assert p["style:open"]["call_rate"] > 2 * p["rulebased"]["call_rate"]
