@@ -126,23 +126,26 @@ def test_a_reader_that_stops_early_does_not_cost_the_json_file(tmp_path):
     assert data["hands"] > 0 and set(data["policies"]) == {"rulebased", "greedy"}
 
 
-def test_arena_figures_say_which_search_and_network_played(tmp_path):
+def test_arena_figures_say_which_search_and_network_played(tmp_path, capsys, monkeypatch):
     # "nn" and "mc" read the same whatever MJBOT_MC and MJBOT_NN_WEIGHTS say: the figures
     # record both, the weights by their SHA-256, in the JSON and on one line of the text
+    # (the command in this process: the environment is read as the run starts)
     weights = Path(__file__).parents[1] / "brain" / "data" / "nn_riichi_gen3.npz"
     digest = hashlib.sha256(weights.read_bytes()).hexdigest()
-    env = {**os.environ, "MJBOT_MC": "playouts=16", "MJBOT_NN_WEIGHTS": str(weights)}
+    monkeypatch.setenv("MJBOT_MC", "playouts=16")
+    monkeypatch.setenv("MJBOT_NN_WEIGHTS", str(weights))
     out = tmp_path / "arena.json"
     table = ("arena", "--variant", "riichi", "--policies", "nn,greedy,greedy,greedy", "--hands",
              "4", "--seed", "3", "--no-log", "--json", str(out))
-    r = _mjbot(*table, env=env)
+    r = mjbot_here(capsys, *table)
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["environment"] == {
         "MJBOT_MC": "playouts=16", "MJBOT_NN_WEIGHTS": str(weights), "nn_weights_sha256": digest}
     assert (f"environment: MJBOT_MC=playouts=16, MJBOT_NN_WEIGHTS={weights} "
             f"(SHA-256 {digest[:12]})") in r.stdout.splitlines()
-    plain = {k: v for k, v in env.items() if k not in ("MJBOT_MC", "MJBOT_NN_WEIGHTS")}
-    r = _mjbot(*table, env=plain)
+    monkeypatch.delenv("MJBOT_MC")
+    monkeypatch.delenv("MJBOT_NN_WEIGHTS")
+    r = mjbot_here(capsys, *table)
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["environment"] == {}
     assert "environment:" not in r.stdout
@@ -231,7 +234,9 @@ def test_call_and_riichi_rates_count_the_hands_the_logs_show(tmp_path):
 # ---------------------------------------------------------------------- stopped early
 
 
-_MANY = ["--variant", "riichi", "--policies", "nn,rulebased,rulebased,rulebased",
+# cheap wall sets (~0.2 s of CPU each; nn against rulebased took ~0.7 s): a stop waits for
+# six of them, and a loaded machine finishes the first well inside --stop-after
+_MANY = ["--variant", "riichi", "--policies", "greedy,tsumogiri,tsumogiri,tsumogiri",
          "--hands", "400000", "--seed", "5", "--no-log"]
 
 
@@ -246,9 +251,11 @@ def _stopped_figures(out):
 
 def test_stop_after_reports_the_first_wall_sets_finished(tmp_path):
     out = tmp_path / "a.json"
-    # 6 s: two workers start and finish a wall set well inside it even on a loaded machine
-    # (3 s was once too short beside other runs: no wall set, no figures, exit 1)
-    r = _mjbot("arena", *_MANY, "--workers", "2", "--stop-after", "6", "--json", str(out))
+    # 4 s: two workers start and finish a wall set (~0.2 s of CPU) well inside it even on a
+    # loaded machine (3 s was once too short beside other runs with nn's 0.7 s wall sets, and
+    # 6 s once too short under a load of 9: no wall set, no figures, exit 1); the workers
+    # play on for the whole time, so it is their CPU
+    r = _mjbot("arena", *_MANY, "--workers", "2", "--stop-after", "4", "--json", str(out))
     assert r.returncode == 0, r.stderr
     stopped = _stopped_figures(out)
     assert stopped["reason"] == "time"
@@ -270,7 +277,7 @@ def _signalled(tmp_path, signum, workers):
 def test_sigterm_stops_an_arena_with_its_figures_so_far(tmp_path):
     status, stdout, stopped = _signalled(tmp_path, signal.SIGTERM, workers=2)
     assert status == 128 + signal.SIGTERM and stopped["reason"] == "SIGTERM"
-    assert "stopped early (SIGTERM)" in stdout and "nn-rulebased:" in stdout
+    assert "stopped early (SIGTERM)" in stdout and "greedy-tsumogiri:" in stdout
 
 
 def test_ctrl_c_stops_a_one_process_arena_with_its_figures_so_far(tmp_path):
@@ -286,8 +293,10 @@ def test_a_stopped_arena_leaves_no_outside_program_running(tmp_path):
     outlives the end of its input (a shell that sleeps once its bot has ended), as a bot that
     ignores EOF would."""
     marker = tmp_path / "bot-marker"  # the shell's $0: in its command line, to find it
-    bot = (f"mjai:sh -c '{sys.executable} -m adapter.cli --log-level warning mjai --policy "
-           f"rulebased; sleep 600' {marker}")
+    # the bot is a light one (tests/mjai_tsumogiri.py, Python's start only): each game
+    # starts the program anew, and mjbot's own mjai paid ~0.3-0.5 s of CPU at every start
+    light = Path(__file__).parent / "mjai_tsumogiri.py"
+    bot = f"mjai:sh -c '{sys.executable} {light} --policy=tsumogiri; sleep 600' {marker}"
     status, _ = stop_by_signal(["arena", "--variant", "riichi", "--policies",
                                 f"{bot},rulebased,rulebased,rulebased", "--hands", "400000",
                                 "--seed", "5", "--workers", "2", "--no-log"],

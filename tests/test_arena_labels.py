@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,9 @@ from tests.in_process import mjbot_here
 PY = sys.executable
 # our own mjai bot as an outside program; its command holds an "=" of its own
 RB = f"mjai:{PY} -m adapter.cli --log-level error mjai --no-log --policy=rulebased"
+# a light outside program for the arena runs (its start is Python's, not mjbot's ~0.3-0.5 s
+# of CPU at every game): it discards what it draws; "=" in its command too
+TG = f"mjai:{PY} {Path(__file__).parent / 'mjai_tsumogiri.py'} --policy=tsumogiri"
 # README's "Against outside programs" seat: the PyPI RulebaseBot, with "=" in its command
 PYPI_RB = ('mjai:python -c "from loguru import logger; logger.remove(); import sys; from '
            'mjai.bot.rulebase import RulebaseBot as B; B(player_id=int(sys.argv[-1])).start()"')
@@ -27,11 +31,12 @@ PYPI_RB = ('mjai:python -c "from loguru import logger; logger.remove(); import s
 def test_a_label_is_only_a_prefix_before_a_seat_name():
     assert split_label(f"rb={RB}") == ("rb", RB)
     assert split_label(f"rb={PYPI_RB}") == ("rb", PYPI_RB)
+    assert split_label(f"tg={TG}") == ("tg", TG)
     assert split_label("fast=mc@budget=0.3") == ("fast", "mc@budget=0.3")
     assert split_label("g2=nn@runs/gen2.npz") == ("g2", "nn@runs/gen2.npz")
     assert split_label("v1.2_open-x=style:open") == ("v1.2_open-x", "style:open")
     assert split_label("r=mjai-tcp:127.0.0.1:11600") == ("r", "mjai-tcp:127.0.0.1:11600")
-    for name in (RB, PYPI_RB, "mc@budget=0.3", 'mjai:python -c "x=1"', "mjai:./bot --policy=mc",
+    for name in (RB, PYPI_RB, TG, "mc@budget=0.3", 'mjai:python -c "x=1"', "mjai:./bot --policy=mc",
                  "nn@a=rulebased", "rb=nope", "a=b=rulebased", "rulebased", "x=1"):
         assert split_label(name) == (name, name), name
 
@@ -73,39 +78,39 @@ def test_three_labelled_outside_seats_are_one_row_with_the_unlabelled_figures(tm
                                                                              capsys):
     out, logs = tmp_path / "a.json", tmp_path / "logs"
     done = mjbot_here(capsys, "--log-level", "error", "arena", "--policies",
-                 f"greedy,rb={RB},rb={RB},rb={RB}", "--hands", "1", "--seed", "7",
+                 f"greedy,tg={TG},tg={TG},tg={TG}", "--hands", "1", "--seed", "7",
                  "--seat-limit", "30", "--json", str(out), "--log-dir", str(logs))
     assert done.returncode == 0, done.stderr
     labelled = json.loads(out.read_text())
-    assert list(labelled["policies"]) == ["greedy", "rb"]
-    assert labelled["policies"]["rb"]["seats"] == 3
-    assert list(labelled["differences"]) == ["greedy-rb"]
-    assert list(labelled["external_seats"]) == ["rb"]
-    assert labelled["policies_seated"] == ["greedy", "rb", "rb", "rb"]
-    assert labelled["specs"] == {"greedy": "greedy", "rb": RB}
+    assert list(labelled["policies"]) == ["greedy", "tg"]
+    assert labelled["policies"]["tg"]["seats"] == 3
+    assert list(labelled["differences"]) == ["greedy-tg"]
+    assert list(labelled["external_seats"]) == ["tg"]
+    assert labelled["policies_seated"] == ["greedy", "tg", "tg", "tg"]
+    assert labelled["specs"] == {"greedy": "greedy", "tg": TG}
     table = done.stdout.split("\n\n")[1].splitlines()
-    assert [line.split()[0] for line in table[1:3]] == ["greedy", "rb"]
+    assert [line.split()[0] for line in table[1:3]] == ["greedy", "tg"]
     assert table[3].startswith("thinking")  # no third row
-    assert "rb (outside program): late 0, crashed 0, garbage 0, illegal 0" in done.stdout
-    assert RB not in done.stdout
+    assert "tg (outside program): late 0, crashed 0, garbage 0, illegal 0" in done.stdout
+    assert TG not in done.stdout
     # the same seats unlabelled, on the same walls: the same figures, under the command
-    config = ArenaConfig("riichi", ("greedy", RB, RB, RB), hands=1, seed=7, seat_limit=30)
+    config = ArenaConfig("riichi", ("greedy", TG, TG, TG), hands=1, seed=7, seat_limit=30)
     plain = summarize(config, run_arena(config), 1.0)
-    assert labelled["policies"]["rb"] == plain["policies"][RB]
+    assert labelled["policies"]["tg"] == plain["policies"][TG]
     assert labelled["policies"]["greedy"] == plain["policies"]["greedy"]
     figures = ("points_per_hand", "ci95")  # the pair's names differ: its label, its command
-    assert ({k: labelled["differences"]["greedy-rb"][k] for k in figures}
-            == {k: plain["differences"][f"greedy-{RB}"][k] for k in figures})
-    assert labelled["external_seats"]["rb"] == plain["external_seats"][RB]
+    assert ({k: labelled["differences"]["greedy-tg"][k] for k in figures}
+            == {k: plain["differences"][f"greedy-{TG}"][k] for k in figures})
+    assert labelled["external_seats"]["tg"] == plain["external_seats"][TG]
     assert labelled["hands"] == plain["hands"] > 0
     # the game logs name the seat by its label and keep what it stands for
     files = sorted(logs.rglob("*.mjlog.msgpack"))
     assert len(files) == 4
     for path in files:
         log = read_log(path)
-        assert sorted(log.header.extra["players"]) == ["greedy", "rb", "rb", "rb"]
-        assert log.header.extra["specs"] == {"greedy": "greedy", "rb": RB}
-        assert {d.policy for d in log.decisions()} == {"greedy", "rb"}
+        assert sorted(log.header.extra["players"]) == ["greedy", "tg", "tg", "tg"]
+        assert log.header.extra["specs"] == {"greedy": "greedy", "tg": TG}
+        assert {d.policy for d in log.decisions()} == {"greedy", "tg"}
 
 
 def test_league_and_selfplay_name_members_by_label(tmp_path, capsys):
@@ -204,11 +209,11 @@ def test_an_mc_seat_carries_its_own_options_over_the_environments(monkeypatch):
 def test_two_mc_configurations_sit_at_one_table_and_a_bad_option_is_refused(tmp_path, capsys):
     out = tmp_path / "a.json"
     done = mjbot_here(capsys, "arena", "--variant", "mcr", "--policies",
-                 "a=mc@plan=false;playouts=8,b=mc@playouts=8,rulebased,rulebased",
+                 "a=mc@plan=false;playouts=2,b=mc@playouts=2,rulebased,rulebased",
                  "--hands", "12", "--seed", "3", "--no-log", "--json", str(out))
     assert done.returncode == 0, done.stderr
     summary = json.loads(out.read_text())
-    assert summary["specs"]["a"] == "mc@plan=false;playouts=8"
+    assert summary["specs"]["a"] == "mc@plan=false;playouts=2"
     assert {"a", "b", "rulebased"} == set(summary["policies"])
     assert summary["policies"]["a"]["fallbacks"] == 0
     done = mjbot_here(capsys, "arena", "--policies", "mc@plan=maybe,greedy,greedy,greedy",

@@ -20,7 +20,6 @@ import pytest
 
 from adapter.commands.bench import BENCHES, bench_parser
 from tests.in_process import mjbot_here
-from tests.serve_helpers import mjbot
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -369,17 +368,18 @@ def test_bench_botzone_counts_the_keep_running_bots_fallbacks(tmp_path: Path) ->
 
 
 def test_bench_serve_counts_fallbacks_and_fails_a_policy_that_never_played(
-        tmp_path: Path) -> None:
+        tmp_path: Path, bench_here: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     """The decision times were reported whatever answered: a session whose policy fell back
     at every decision (here mc, whose opponent models load but fail every estimate) was
-    printed as the serve process's decision latency, exit 0."""
+    printed as the serve process's decision latency, exit 0. Both runs in the test process
+    (the mc policy reads MJBOT_MC as it is built, and the bench's fake server and load
+    processes inherit it): the bench's own processes are what it starts, not its start."""
     from tests.test_fallbacks import _broken_models
 
     out = tmp_path / "serve.json"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MJBOT_MC": _broken_models(tmp_path)}
-    r = mjbot("bench", "serve", "--seconds", "0.5", "--warmup", "0.5", "--practice", "0",
-              "--rate", "20", "--probe-rate", "5", "--policy", "mc", "--json", str(out),
-              timeout=120, cwd=ROOT, env=env)
+    monkeypatch.setenv("MJBOT_MC", _broken_models(tmp_path))
+    r = bench_here("bench", "serve", "--seconds", "0.5", "--warmup", "0.5", "--practice", "0",
+                   "--rate", "20", "--probe-rate", "5", "--policy", "mc", "--json", str(out))
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-500:]
     result = json.loads(out.read_text())
     tenhou = result["fallbacks"]["tenhou"]
@@ -392,7 +392,7 @@ def test_bench_serve_counts_fallbacks_and_fails_a_policy_that_never_played(
         f"mjbot bench serve: policy mc in the tenhou session fell back in {tenhou['fallbacks']} "
         f"of {tenhou['decisions']} decisions (")
     # the threshold is the other benches' option
-    r = mjbot("bench", "serve", "--seconds", "0.5", "--warmup", "0", "--practice", "0",
-              "--rate", "10", "--probe-rate", "0", "--policy", "mc",
-              "--max-fallback-share", "1", timeout=120, cwd=ROOT, env=env)
+    r = bench_here("bench", "serve", "--seconds", "0.5", "--warmup", "0", "--practice", "0",
+                   "--rate", "10", "--probe-rate", "0", "--policy", "mc",
+                   "--max-fallback-share", "1")
     assert r.returncode == 0, r.stderr[-500:]

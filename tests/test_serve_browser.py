@@ -52,9 +52,9 @@ def browser(chromium: Chromium) -> Iterator[Browser]:
 
 
 @contextlib.contextmanager
-def view(logs: Path) -> Iterator[str]:
-    """`mjbot view LOGS`; its URL."""
-    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "view", str(logs)],
+def view(*logs: Path) -> Iterator[str]:
+    """`mjbot view LOGS...`; its URL (a game's id starts with its folder's place in LOGS)."""
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "view", *map(str, logs)],
                             cwd=ROOT, env=PYTHON_ENV, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     line = proc.stderr.readline()
@@ -111,11 +111,18 @@ def game_ids(logs: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def variants(played: Path) -> Iterator[tuple[str, dict[str, str], Path]]:
-    """`mjbot view` on the folder with a practice game of each variant (one view process
-    for the tests that only read it): the URL, each game's id, the folder."""
-    with view(played) as url:
-        yield url, game_ids(played), played
+def both_views(played: Path, ntpu_match: Path) -> Iterator[str]:
+    """One `mjbot view` on the folder with a practice game of each variant (ids "0~...") and
+    on the ntpu-server match's logs ("1~..."), for the tests that only read them: a view
+    process's start each fewer."""
+    with view(played, ntpu_match) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def variants(played: Path, both_views: str) -> tuple[str, dict[str, str], Path]:
+    """The view of the practice game of each variant: the URL, each game's id, the folder."""
+    return both_views, game_ids(played), played
 
 
 def text(b: Browser, selector: str) -> str:
@@ -417,11 +424,11 @@ def test_token_mode_pages_are_styled_and_load_their_data(browser: Browser,
 
 
 @pytest.fixture(scope="module")
-def ntpu_view(ntpu_match: Path) -> Iterator[tuple[str, Path]]:
-    """`mjbot view` on the logs of the real `mjbot ntpu-server` match of two hands (one wall,
-    the clients rotated once; tests/conftest.py plays it once): the URL, the log folder."""
-    with view(ntpu_match) as url:
-        yield url, ntpu_match
+def ntpu_view(ntpu_match: Path, both_views: str) -> tuple[str, Path]:
+    """The view of the logs of the real `mjbot ntpu-server` match of two hands (one wall,
+    the clients rotated once; tests/conftest.py plays it once; their ids start "1~"): the
+    URL, the log folder."""
+    return both_views, ntpu_match
 
 
 def test_a_match_log_names_each_hands_players(browser: Browser,
@@ -430,7 +437,7 @@ def test_a_match_log_names_each_hands_players(browser: Browser,
     with the last game's players on every hand; each hand now shows its own."""
     url, logs = ntpu_view
     (match,) = (logs / "ntpu-server").rglob("*.mjlog.msgpack")
-    game_id = "~".join(["0", *match.relative_to(logs).parts])
+    game_id = "~".join(["1", *match.relative_to(logs).parts])
     labels = "[...document.querySelectorAll('.seat')].map(s => [s.dataset.seat, " \
              "s.querySelector('h3 span').textContent])"
     seen = []
@@ -463,7 +470,7 @@ def test_a_logs_notices_show_with_their_hand(browser: Browser,
     (own, (notice,)), = [(p, n) for p, n in noticed.items()
                          if n and n[0].startswith("our win by mjbot's rules: ")]
     assert sum(1 for n in noticed.values() if n) == 4, noticed
-    game_id = "~".join(["0", *own.relative_to(logs).parts])
+    game_id = "~".join(["1", *own.relative_to(logs).parts])
     browser.navigate(url + "games/" + game_id + "#1/1")
     step_shown(browser, 1, 1)
     assert "1 notice" in text(browser, "#hand-select option")

@@ -707,10 +707,13 @@ games = 100
 
 def test_sighup_adds_and_removes_sessions(tmp_path: Path) -> None:
     config = tmp_path / "serve.toml"
+    # one-hand games (a config key users have): each session's first game, which the test
+    # waits for, comes sooner than a four-hand one, and the workers play less meanwhile
     body = """
 [sessions.{name}]
 kind = "local"
 variant = "mass"
+hands = 1
 pause = 0.5
 """
     config.write_text(body.format(name="stay") + body.format(name="leave"))

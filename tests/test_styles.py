@@ -40,7 +40,9 @@ def test_every_style_is_a_policy_name_and_rulebased_keeps_the_default_knobs():
 
 
 def test_riichi_styles_call_fold_and_declare_as_described():
-    p = _figures("riichi", ("style:open", "rulebased", "style:closed", "style:defensive"), 400)
+    # three wall sets (336 hands on these walls; 400 asked for four, 475 hands): every rate
+    # below keeps its margin (the defensive deal-in rate 7.4% against rulebased's 9.5%)
+    p = _figures("riichi", ("style:open", "rulebased", "style:closed", "style:defensive"), 300)
     assert p["rulebased"]["hands"] >= 300
     # calls: open > rulebased > closed, which calls only to win (never a chi/pon/kong)
     assert p["style:open"]["call_rate"] > 2 * p["rulebased"]["call_rate"]
@@ -62,17 +64,25 @@ def test_value_style_calls_less_and_wins_bigger_hands_in_riichi():
 
 def test_styles_play_mcr():
     """No riichi and no folding in MCR: open calls past the 8-fan plan, closed never calls."""
-    p = _figures("mcr", ("style:open", "rulebased", "style:closed", "style:defensive"), 100)
+    # 50 asked: three wall sets of 24 one-hand games (72 hands; 100 was five, 120 hands):
+    # open calls in ~94% of them, rulebased in ~75%
+    p = _figures("mcr", ("style:open", "rulebased", "style:closed", "style:defensive"), 50)
     assert p["style:closed"]["call_rate"] == 0.0 < p["rulebased"]["call_rate"]
     assert p["style:open"]["call_rate"] > p["rulebased"]["call_rate"]
     assert all(x["riichi_rate"] == 0.0 for x in p.values())
+
+
+# Taiwan: one wall set (24 seatings of four-hand games, 96 hands), where value calls in ~23%
+# of the hands and rulebased in ~85%; mass's value calls so rarely that it needs two (192)
+PLAIN_HANDS = {"taiwan16": 96, "mass": 100}
 
 
 @pytest.mark.parametrize("variant", ["taiwan16", "mass"])
 def test_styles_play_the_plain_variants(variant):
     """Taiwan and mass: rulebased already calls whenever shanten drops; value calls only for a
     value-honour pung or a one-suit plan, closed never."""
-    p = _figures(variant, ("style:open", "rulebased", "style:closed", "style:value"), 100)
+    p = _figures(variant, ("style:open", "rulebased", "style:closed", "style:value"),
+                 PLAIN_HANDS[variant])
     assert p["style:closed"]["call_rate"] == 0.0 < p["style:value"]["call_rate"]
     assert p["style:value"]["call_rate"] < p["rulebased"]["call_rate"]
     assert all(x["riichi_rate"] == 0.0 for x in p.values())
