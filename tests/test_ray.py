@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -51,14 +52,16 @@ def figures(config: ArenaConfig, results) -> dict:
 
 
 @pytest.fixture(scope="module")
-def reference() -> tuple[ArenaConfig, dict]:
-    """The process pool's figures (2 workers) for the arena the Ray tests play."""
+def reference() -> tuple[ArenaConfig, dict, list]:
+    """The process pool's figures (2 workers) for the arena the Ray tests play, and its units'
+    results (a shorter arena of the same seed plays their first units)."""
     config = ArenaConfig("mass", POLICIES, hands=96, seed=11, workers=2)
-    return config, figures(config, run_arena(config))
+    results = run_arena(config)
+    return config, figures(config, results), results
 
 
 def test_arena_on_ray_equals_the_process_pool(cluster, reference):
-    config, expected = reference
+    config, expected, _ = reference
     run = RayRun(cluster, 2)
     seen: list[int] = []
     results = run_arena(config, lambda done, total, hands: seen.append(done), run)
@@ -83,7 +86,7 @@ def _unit_workers() -> list[int]:
 
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs Linux /proc")
 def test_a_killed_worker_loses_no_unit_and_counts_none_twice(cluster, reference):
-    config, expected = reference
+    config, expected, _ = reference
     run = RayRun(cluster, 2)
     box: dict = {}
     thread = threading.Thread(target=lambda: box.update(results=run_arena(config, None, run)))
@@ -150,9 +153,14 @@ def mjbot(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[st
 
 
 def test_the_command_joins_a_cluster_by_address(cluster, reference, tmp_path):
-    _, expected = reference
+    """32 hands: the first 2 of the reference's 6 units (a unit's walls are its seed's and
+    its number's, whatever the arena's length), so the expected figures are theirs."""
+    config, _, results = reference
+    short = replace(config, hands=32)
+    assert short.units() == 2
+    expected = figures(short, results[:2])
     address = ray.get_runtime_context().gcs_address
-    r = mjbot("arena", "--variant", "mass", "--policies", ",".join(POLICIES), "--hands", "96",
+    r = mjbot("arena", "--variant", "mass", "--policies", ",".join(POLICIES), "--hands", "32",
               "--seed", "11", "--no-log", "--ray", address, "--json", str(tmp_path / "a.json"))
     assert r.returncode == 0, r.stderr
     summary = json.loads((tmp_path / "a.json").read_text())
