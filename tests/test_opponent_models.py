@@ -122,8 +122,10 @@ def test_shipped_models_give_valid_estimates_per_decision(variant, tmp_path) -> 
     assert model_path(variant).is_file(), f"brain/data has no {variant} opponent models"
     models = OpponentModels.load(variant)
     out = tmp_path / "d"
-    run_selfplay(SelfPlayConfig(ArenaConfig(variant, MIXES[0], 4 if variant != "mcr" else 1,
-                                            77), str(out)))
+    # one seating (four of one policy): one game, where MIXES[0]'s six seatings played six
+    # (33 riichi hands) for the 12 decisions read; rulebased calls and declares riichi
+    run_selfplay(SelfPlayConfig(ArenaConfig(variant, ("rulebased",) * 4,
+                                            4 if variant != "mcr" else 1, 77), str(out)))
     rows = read_shard(shard_paths(out, read_manifest(out))[0][0],
                       [f.name for f in S.DECISION_FIELDS])
     picks = np.linspace(0, len(rows["seat"]) - 1, 12).astype(int)
