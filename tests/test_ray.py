@@ -22,6 +22,7 @@ import pytest
 from adapter.local.arena import ArenaConfig, run_arena, summarize
 from adapter.local.ray_selfplay import run_on_workers
 from adapter.local.selfplay import SelfPlayConfig, run_selfplay
+from tests.in_process import mjbot_here
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mjbot[ray]')")
 
@@ -173,22 +174,28 @@ def test_the_command_joins_a_cluster_by_address(cluster, reference, tmp_path):
     (["--ray", "nowhere"], "give auto, HOST:PORT or local"),
     (["--workers", "0"], "--workers must be at least 1"),
 ])
-def test_arena_ray_errors_are_one_line(args, message):
-    r = mjbot("arena", "--variant", "mass", "--hands", "16", "--no-log", *args)
+def test_arena_ray_errors_are_one_line(args, message, capsys):
+    """A bad address in a fresh process (this one may hold the module's cluster, which the
+    command would use as it is); the refused worker count in this process (no Python start:
+    it is refused before Ray is asked)."""
+    args = ["arena", "--variant", "mass", "--hands", "16", "--no-log", *args]
+    r = mjbot(*args) if args[-2] == "--ray" else mjbot_here(capsys, *args)
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
 
 
-def test_out_shared_needs_ray(tmp_path):
-    r = mjbot("selfplay", "--variant", "mass", "--out", str(tmp_path / "d"), "--out-shared")
+def test_out_shared_needs_ray(tmp_path, capsys):
+    """Refused before Ray is asked: in this process (no Python start)."""
+    r = mjbot_here(capsys, "selfplay", "--variant", "mass", "--out", str(tmp_path / "d"),
+                   "--out-shared")
     assert r.returncode == 2 and "--out-shared goes with --ray" in r.stderr
 
 
-def test_without_ray_installed_the_error_says_what_to_install():
-    code = ("import sys; sys.modules['ray'] = None; from adapter.cli import main; "
-            "sys.exit(main(['arena', '--variant', 'mass', '--hands', '16', '--no-log', "
-            "'--ray', 'local']))")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=120, cwd=ROOT)
+def test_without_ray_installed_the_error_says_what_to_install(capsys, monkeypatch):
+    """In this process, Ray hidden as a Python without it has it (a None in sys.modules makes
+    `import ray` fail), as the fresh process this test started did."""
+    monkeypatch.setitem(sys.modules, "ray", None)
+    r = mjbot_here(capsys, "arena", "--variant", "mass", "--hands", "16", "--no-log", "--ray",
+                   "local")
     assert r.returncode == 2
     assert "pip install 'mjbot[ray]'" in r.stderr and "Traceback" not in r.stderr
 
