@@ -79,17 +79,25 @@ class ProbeTally:
 
 class ProbeSeat(BrainSeat):
     """A seat played by the fast move's policy that, at its turns, asks the two searches too
-    (their answers are only counted: the game is the fast move's)."""
+    (their answers are only counted: the game is the fast move's), in the game's first
+    ``hands`` hands (0: every hand)."""
 
     def __init__(self, variant: str, seat: int, fast: str, searches: tuple[McPolicy, McPolicy],
-                 tally: ProbeTally) -> None:
+                 tally: ProbeTally, hands: int = 0) -> None:
         super().__init__(variant, seat, fast)
         self.searches = searches
         self.probe_tally = tally
+        self.hands = hands
+        self.hands_begun = 0
+
+    def observe(self, event: Any) -> None:
+        super().observe(event)
+        if isinstance(event, ev.RoundStarted):
+            self.hands_begun += 1
 
     def decide(self, request: ev.DecisionRequest, legal: list[Any] | None = None) -> Answer:
         answer = super().decide(request, legal)
-        if (request.kind == "turn" and legal
+        if (request.kind == "turn" and legal and (not self.hands or self.hands_begun <= self.hands)
                 and sum(isinstance(a, ev.Discard) for a in legal) > 1):
             first, second = self.searches
             a = first.decide(self.state, request, legal).action
@@ -99,15 +107,17 @@ class ProbeSeat(BrainSeat):
         return answer
 
 
-def probe_expert(variant: str, config: McConfig, games: int, seed: int) -> ProbeTally:
+def probe_expert(variant: str, config: McConfig, games: int, seed: int,
+                 hands: int = 0) -> ProbeTally:
     """Play ``games`` games from wall seed ``seed`` and tally the two searches' answers at
-    every seat's turns. The searches always simulate (the switch would play the fast move
-    unsearched, which is no correction)."""
+    every seat's turns of each game's first ``hands`` hands (0: all; the rest of a game is
+    the fast move's alone, so more walls cost less search). The searches always simulate (the
+    switch would play the fast move unsearched, which is no correction)."""
     base = replace(config, always_simulate=True)
     searches = (McPolicy(replace(base, seed=1)), McPolicy(replace(base, seed=2)))
     tally = ProbeTally()
     for game in range(games):
-        seats = [ProbeSeat(variant, s, base.fast, searches, tally) for s in range(4)]
+        seats = [ProbeSeat(variant, s, base.fast, searches, tally, hands) for s in range(4)]
         try:
             play_game(GameConfig(variant), seats, seed, game)
         finally:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ import pytest
 from adapter.local.arena import ArenaConfig, run_arena, summarize
 from adapter.local.ray_selfplay import run_on_workers
 from adapter.local.selfplay import SelfPlayConfig, run_selfplay
+from tests.in_process import mjbot_here
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mjbot[ray]')")
 
@@ -51,14 +53,16 @@ def figures(config: ArenaConfig, results) -> dict:
 
 
 @pytest.fixture(scope="module")
-def reference() -> tuple[ArenaConfig, dict]:
-    """The process pool's figures (2 workers) for the arena the Ray tests play."""
+def reference() -> tuple[ArenaConfig, dict, list]:
+    """The process pool's figures (2 workers) for the arena the Ray tests play, and its units'
+    results (a shorter arena of the same seed plays their first units)."""
     config = ArenaConfig("mass", POLICIES, hands=96, seed=11, workers=2)
-    return config, figures(config, run_arena(config))
+    results = run_arena(config)
+    return config, figures(config, results), results
 
 
 def test_arena_on_ray_equals_the_process_pool(cluster, reference):
-    config, expected = reference
+    config, expected, _ = reference
     run = RayRun(cluster, 2)
     seen: list[int] = []
     results = run_arena(config, lambda done, total, hands: seen.append(done), run)
@@ -83,7 +87,7 @@ def _unit_workers() -> list[int]:
 
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs Linux /proc")
 def test_a_killed_worker_loses_no_unit_and_counts_none_twice(cluster, reference):
-    config, expected = reference
+    config, expected, _ = reference
     run = RayRun(cluster, 2)
     box: dict = {}
     thread = threading.Thread(target=lambda: box.update(results=run_arena(config, None, run)))
@@ -150,9 +154,14 @@ def mjbot(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[st
 
 
 def test_the_command_joins_a_cluster_by_address(cluster, reference, tmp_path):
-    _, expected = reference
+    """32 hands: the first 2 of the reference's 6 units (a unit's walls are its seed's and
+    its number's, whatever the arena's length), so the expected figures are theirs."""
+    config, _, results = reference
+    short = replace(config, hands=32)
+    assert short.units() == 2
+    expected = figures(short, results[:2])
     address = ray.get_runtime_context().gcs_address
-    r = mjbot("arena", "--variant", "mass", "--policies", ",".join(POLICIES), "--hands", "96",
+    r = mjbot("arena", "--variant", "mass", "--policies", ",".join(POLICIES), "--hands", "32",
               "--seed", "11", "--no-log", "--ray", address, "--json", str(tmp_path / "a.json"))
     assert r.returncode == 0, r.stderr
     summary = json.loads((tmp_path / "a.json").read_text())
@@ -165,22 +174,28 @@ def test_the_command_joins_a_cluster_by_address(cluster, reference, tmp_path):
     (["--ray", "nowhere"], "give auto, HOST:PORT or local"),
     (["--workers", "0"], "--workers must be at least 1"),
 ])
-def test_arena_ray_errors_are_one_line(args, message):
-    r = mjbot("arena", "--variant", "mass", "--hands", "16", "--no-log", *args)
+def test_arena_ray_errors_are_one_line(args, message, capsys):
+    """A bad address in a fresh process (this one may hold the module's cluster, which the
+    command would use as it is); the refused worker count in this process (no Python start:
+    it is refused before Ray is asked)."""
+    args = ["arena", "--variant", "mass", "--hands", "16", "--no-log", *args]
+    r = mjbot(*args) if args[-2] == "--ray" else mjbot_here(capsys, *args)
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
 
 
-def test_out_shared_needs_ray(tmp_path):
-    r = mjbot("selfplay", "--variant", "mass", "--out", str(tmp_path / "d"), "--out-shared")
+def test_out_shared_needs_ray(tmp_path, capsys):
+    """Refused before Ray is asked: in this process (no Python start)."""
+    r = mjbot_here(capsys, "selfplay", "--variant", "mass", "--out", str(tmp_path / "d"),
+                   "--out-shared")
     assert r.returncode == 2 and "--out-shared goes with --ray" in r.stderr
 
 
-def test_without_ray_installed_the_error_says_what_to_install():
-    code = ("import sys; sys.modules['ray'] = None; from adapter.cli import main; "
-            "sys.exit(main(['arena', '--variant', 'mass', '--hands', '16', '--no-log', "
-            "'--ray', 'local']))")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=120, cwd=ROOT)
+def test_without_ray_installed_the_error_says_what_to_install(capsys, monkeypatch):
+    """In this process, Ray hidden as a Python without it has it (a None in sys.modules makes
+    `import ray` fail), as the fresh process this test started did."""
+    monkeypatch.setitem(sys.modules, "ray", None)
+    r = mjbot_here(capsys, "arena", "--variant", "mass", "--hands", "16", "--no-log", "--ray",
+                   "local")
     assert r.returncode == 2
     assert "pip install 'mjbot[ray]'" in r.stderr and "Traceback" not in r.stderr
 

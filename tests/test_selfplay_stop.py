@@ -35,7 +35,7 @@ def every_array(root) -> dict[str, np.ndarray]:
     return {name: np.concatenate([p[name] for p in parts]) for name in S.FIELDS}
 
 
-def test_stop_after_keeps_the_first_wall_sets_as_a_shorter_run_writes_them(tmp_path):
+def test_stop_after_keeps_the_first_wall_sets_as_a_shorter_run_writes_them(tmp_path, capsys):
     out = tmp_path / "stopped"
     # 6 s, as test_arena's: 3 s was too short on a loaded machine (no wall set finished)
     r = mjbot(*LONG, "--workers", "2", "--stop-after", "6", "--out", str(out), "--json")
@@ -45,7 +45,8 @@ def test_stop_after_keeps_the_first_wall_sets_as_a_shorter_run_writes_them(tmp_p
     assert stopped["reason"] == "time" and 1 <= units < stopped["units_planned"]
     manifest = read_manifest(out)
     assert manifest["stopped"] == stopped
-    shown = mjbot("dataset", "stats", str(out))  # a stopped dataset does not look whole
+    # a stopped dataset does not look whole (`dataset stats` only reads: in this process)
+    shown = mjbot_here(capsys, "dataset", "stats", str(out))
     assert (f"stopped early (--stop-after passed): the first {units} of "
             f"{stopped['units_planned']} wall sets") in shown.stdout, shown.stderr
     assert manifest["games"] == units * manifest["config"]["seatings"]

@@ -81,6 +81,10 @@ def register(sub: Any) -> None:
     p.add_argument("--variant", default="riichi", help="riichi, mcr, taiwan16 or mass")
     p.add_argument("--games", type=int, default=2)
     p.add_argument("--seed", type=int, default=0, help="wall seed of the games")
+    p.add_argument("--hands", type=int, default=0, metavar="N",
+                   help="search only in the first N hands of each game (default 0: every "
+                   "hand); the rest is played by the fast move alone, so more games (more "
+                   "walls) cost less search")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(handler=cmd_probe_expert)
 
@@ -92,6 +96,8 @@ def cmd_probe_expert(args: argparse.Namespace) -> int:
     checked_variant(args.variant)
     if args.games < 1:
         raise UserInputError("--games must be at least 1")
+    if args.hands < 0:
+        raise UserInputError(f"--hands must be at least 0 (0: every hand), got {args.hands}")
     try:
         config = from_env()
     except ValueError as exc:
@@ -103,7 +109,8 @@ def cmd_probe_expert(args: argparse.Namespace) -> int:
         load_models(args.variant, config.models)
         if config.fast == "nn":
             require_networks(["nn"], args.variant)
-        figures = probe_expert(args.variant, config, args.games, args.seed).figures()
+        figures = probe_expert(args.variant, config, args.games, args.seed,
+                               args.hands).figures()
     except (MissingModels, MissingNetwork) as exc:
         raise UserInputError(str(exc)) from None
     if args.json:
