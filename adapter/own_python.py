@@ -4,16 +4,42 @@
 inside another checkout (a folder with an ``adapter`` package of its own), the child would run
 that checkout's code, not ours. ``-P`` leaves the working directory out, and the folder holding
 our ``adapter`` goes first on the child's PYTHONPATH, ahead of the one it inherits. Commands that
-run a bundle in isolation (``-I``) and commands a user gives are not built here."""
+run a bundle in isolation (``-I``) and commands a user gives are not built here.
+
+Our root on PYTHONPATH is for our code only: the PYTHONPATH the user gave is kept beside it
+(:data:`USER_PATH`), and a program the user names (an outside seat) is started with that one
+(:func:`outside_env`), so that its own ``brain`` or ``protocols`` package is not ours."""
 
 import os
 import sys
 import sysconfig
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = str(Path(__file__).resolve().parent.parent)  # the folder holding our `adapter` package
 ENV = "/usr/bin/env"  # sets the child's PYTHONPATH and execs Python (same pid), so the command
 # is one self-contained argv: a tuple the fake judges and servers start as given
+USER_PATH = "MJBOT_USER_PYTHONPATH"  # in an own-code child: the PYTHONPATH before ours
+
+
+def user_pythonpath() -> str:
+    """The PYTHONPATH the user gave: as it is, or, in one of our own children, as it was
+    before :func:`own_python` put our root ahead of it."""
+    return os.environ.get(USER_PATH, os.environ.get("PYTHONPATH", ""))
+
+
+def outside_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``env`` (the process's own by default) for a program a user named: the PYTHONPATH the
+    user gave, not ours ahead of it (which would shadow the program's own packages of our
+    packages' names, e.g. a ``brain`` on the user's path or in its site-packages)."""
+    out = dict(os.environ if env is None else env)
+    if USER_PATH in out:
+        given = out.pop(USER_PATH)
+        if given:
+            out["PYTHONPATH"] = given
+        else:
+            out.pop("PYTHONPATH", None)
+    return out
 
 
 def own_python(*args: str) -> tuple[str, ...]:
@@ -21,10 +47,11 @@ def own_python(*args: str) -> tuple[str, ...]:
     this checkout's packages. PYTHONPATH is ours first, then the inherited one as it is now.
     An installed (non-editable) mjbot's root is site-packages, already on every path: not put
     ahead of the standard library."""
-    inherited = os.environ.get("PYTHONPATH", "")
+    inherited = user_pythonpath()  # not ours again in a child of a child
     installed = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")}
     if any(os.path.realpath(p) == ROOT for p in installed):
         path = inherited
     else:
         path = os.pathsep.join(p for p in (ROOT, inherited) if p)
-    return (ENV, f"PYTHONPATH={path}", sys.executable, "-P", *args)
+    return (ENV, f"PYTHONPATH={path}", f"{USER_PATH}={inherited}", sys.executable, "-P",
+            *args)

@@ -494,3 +494,25 @@ def test_the_judge_log_names_the_fans_as_the_botzone_judge_does():
     assert "单钓将" in names and not any(n.startswith("独听") for n in names), names
     record = botzone_log.loads(__import__("json").dumps(result.log, ensure_ascii=False))
     assert any("单钓将=1" in y for e in record.events for y in getattr(e, "yaku", ())), names
+
+
+# says a long note (more than the stderr pipe holds: its last write returns while the judge
+# is still reading the note), then answers, the marker last, and exits at once
+ANSWERS_AND_EXITS = ("import os\n"
+                     "os.write(2, b'n\\n' * 100_000)\n"
+                     "os.write(1, b'PASS\\n" + KEEP_RUNNING + "\\n')\n"
+                     "os._exit(0)\n")
+
+
+def test_a_kept_bots_answer_before_its_exit_is_its_answer():
+    """A kept bot that answers (the marker after it) and exits has answered the turn: the
+    judge, woken by its stderr, found it exited before it looked at its output again, and
+    gave RE 'the bot exited (0)' with the answer in the pipe. The output is read once more
+    after the exit is seen (as LineProcess.read_line does)."""
+    bot = BotProcess(0, "keep", (sys.executable, "-c", ANSWERS_AND_EXITS), limit=30.0,
+                     later_limit=30.0)
+    bot.command = bot.command[:-1]
+    try:
+        assert bot.request("0 0 0") == "PASS"
+    finally:
+        bot.close()

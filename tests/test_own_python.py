@@ -62,3 +62,32 @@ def test_the_inherited_pythonpath_follows_ours(other_checkout, monkeypatch):
     done = run_in(other_checkout, own_python("-c", code))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["user", "0"]
+
+
+def test_an_outside_program_our_child_starts_imports_its_own_packages(other_checkout,
+                                                                      monkeypatch):
+    """An outside seat started by one of our own children (nn iterate's arena phase) gets the
+    user's PYTHONPATH, not ours ahead of it: a program with a ``brain`` package of its own
+    on that path imports its own, not ours (it got ours, so a user's bot broke)."""
+    users = other_checkout / "users"
+    (users / "brain").mkdir(parents=True)
+    (users / "brain" / "__init__.py").write_text("WHERE = 'the user'\n")
+    monkeypatch.setenv("PYTHONPATH", str(users))
+    outside = [sys.executable, "-c", "import brain, os; print(brain.WHERE, '|', "
+               "os.environ.get('PYTHONPATH'))"]
+    code = ("import sys; from adapter.local.external.process import LineProcess; "
+            f"p = LineProcess({outside!r}); print(p.read_line(60)); p.close()")
+    done = run_in(other_checkout, own_python("-c", code))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"the user | {users}"
+
+
+def test_a_child_of_our_child_has_our_root_once(monkeypatch, tmp_path):
+    """own_python in one of our own children puts our root ahead of the user's path, not
+    ahead of ours again: the user's path is still what an outside program gets."""
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    code = ("import subprocess; from adapter.own_python import own_python; "
+            "subprocess.run(own_python('-c', 'import os; print(os.environ[\"PYTHONPATH\"])'))")
+    done = run_in(tmp_path, own_python("-c", code))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"{ROOT}:{tmp_path}"

@@ -104,6 +104,30 @@ def test_mistakes_name_their_line(text: str, line: int, words: str) -> None:
     assert words in message, message
 
 
+@pytest.mark.parametrize(("text", "environ", "line", "words"), [
+    ("[sessions.t]\nkind = 'tenhou'\nid_env = 'TID'\n", {"TID": ""}, 3,
+     "names TID, which is empty"),
+    ("[sessions.t]\nkind = 'tenhou'\nid = 'ID89abcdef-12345678'\nid_env = 'TID'\n",
+     {"TID": ""}, 4, "names TID, which is empty"),
+])
+def test_an_empty_tenhou_id_is_refused_as_mjbot_tenhou_refuses_it(
+        text: str, environ: dict[str, str], line: int, words: str) -> None:
+    """``id_env`` naming a variable set to nothing is refused, as ``mjbot tenhou`` refuses an
+    empty $MJBOT_TENHOU_ID (a83435f): the session took the file's ``id`` though the
+    environment, which wins, said otherwise, or was refused as 'not set'."""
+    with pytest.raises(ConfigError) as caught:
+        loads(text, "bad.toml", environ=environ)
+    message = str(caught.value)
+    assert message.startswith(f"bad.toml, line {line}: ") and words in message, message
+    assert "not set" not in message
+
+
+def test_an_unset_id_env_falls_back_to_the_files_id() -> None:
+    config = loads("[sessions.t]\nkind = 'tenhou'\nid = 'ID89abcdef-12345678'\n"
+                   "id_env = 'TID'\n", environ={})
+    assert config.sessions[0].secret == "ID89abcdef-12345678"
+
+
 def test_a_malformed_tenhou_id_is_not_repeated() -> None:
     with pytest.raises(ConfigError) as caught:
         loads("[sessions.t]\nkind = 'tenhou'\nid = 'ID-my-secret-name'\n", "bad.toml",

@@ -394,10 +394,13 @@ class BotProcess:
             ready, _ = ready_fds([fd, *self._errs()], timeout=min(left, EXIT_POLL))
             self._read_stderr(ready)
             if fd not in ready:
-                if self.proc.poll() is not None:  # all it printed was read: a helper it
-                    # started may hold its output open, but no answer can come
+                if self.proc.poll() is None:
+                    continue
+                # it exited: all it printed is in the pipe now, though it was not when the
+                # judge looked (woken by its stderr, say); only an empty pipe is the end (a
+                # helper it started may hold its output open, but no answer can come)
+                if fd not in ready_fds([fd], timeout=0)[0]:
                     raise Verdict(self.seat, "RE", f"the bot exited ({self.proc.poll()})")
-                continue
             chunk = os.read(fd, CHUNK)
             if not chunk:
                 raise Verdict(self.seat, "RE", f"the bot exited ({self.proc.poll()})")

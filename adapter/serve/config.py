@@ -380,11 +380,17 @@ def _tenhou_login(r: _Reader, name: str, options: dict[str, Any], environ: Any,
     from adapter.platforms.tenhou import PermissionRefused, check_permission
 
     where = ("sessions", name)
-    secret = str(options.get("id", ""))
+    secret = str(options.get("id", ""))  # not empty: the key's check refuses that
     if "id_env" in options and enabled:
-        secret = environ.get(options["id_env"], "") or secret
-        if not secret:
-            raise r.error(f"sessions.{name}.id_env names {options['id_env']}, which is not set",
+        variable = options["id_env"]
+        if variable in environ:  # the environment wins, as for `mjbot tenhou`
+            secret = environ[variable]
+            if not secret:  # set to nothing (an unset variable expanded): anonymous play
+                # is the ID left out; this took the file's id, or said "not set"
+                raise r.error(f"sessions.{name}.id_env names {variable}, which is empty: "
+                              "give the Tenhou ID, or leave id_env out", *where, "id_env")
+        elif not secret:
+            raise r.error(f"sessions.{name}.id_env names {variable}, which is not set",
                           *where, "id_env")
     if secret and not TENHOU_ID_RE.fullmatch(secret):
         raise r.error("the Tenhou ID must look like IDxxxxxxxx-xxxxxxxx (value not shown)",

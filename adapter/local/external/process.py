@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from adapter.local.external.keeper import read_kept
+from adapter.own_python import outside_env
 
 EXIT_GRACE = 0.5  # seconds a program is given to exit by itself once its input is closed
 STDERR_TAIL = 300
@@ -243,7 +244,8 @@ class LineProcess:
         setup = _keeper_setup if self.kept else _child_setup
         try:
             self.proc = subprocess.Popen([*(KEEPER or ()), *argv], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=self.stderr, env=env,
+                                         stdout=subprocess.PIPE, stderr=self.stderr,
+                                         env=outside_env(env),
                                          start_new_session=True,
                                          preexec_fn=functools.partial(setup, os.getpid()))
             _LIVE_GROUPS[self.proc.pid] = self.kept
