@@ -61,7 +61,9 @@ def _distance_table(length: int, chows: bool) -> np.ndarray:
             for c2 in range(c2_states):
                 if c1 + c2 > 4:
                     continue
-                best = out[:, :, c1, c2]
+                # the cost of a choice depends only on the copies it needs: the best rest
+                # per need first (no kind-count axis), then one pass per need over the counts
+                by_need: dict[int, np.ndarray] = {}
                 for s in range(max_new_chows + 1):
                     after = nxt[:, s, c1]
                     for u in (0, 1):
@@ -70,11 +72,15 @@ def _distance_table(length: int, chows: bool) -> np.ndarray:
                             groups = s + u
                             if need > 4 or groups >= GROUP_SLOTS:
                                 continue
-                            shifted = np.full((rest, GROUP_SLOTS, 2), INF, np.uint8)
-                            shifted[:, groups:, q:] = after[:, : GROUP_SLOTS - groups, : 2 - q]
-                            cost = np.maximum(0, need - have).astype(np.uint8)
-                            cand = shifted[:, None, :, :] + cost[None, :, None, None]
-                            np.minimum(best, cand, out=best)
+                            if need not in by_need:
+                                by_need[need] = np.full((rest, GROUP_SLOTS, 2), INF, np.uint8)
+                            reached = by_need[need][:, groups:, q:]
+                            np.minimum(reached, after[:, : GROUP_SLOTS - groups, : 2 - q],
+                                       out=reached)
+                best = out[:, :, c1, c2]
+                for need, rests in by_need.items():
+                    cost = np.maximum(0, need - have).astype(np.uint8)
+                    np.minimum(best, rests[:, None, :, :] + cost[None, :, None, None], out=best)
                 np.minimum(best, INF, out=best)
         widened = np.full((rest * 5, 5, 5, GROUP_SLOTS, 2), INF, np.uint8)
         widened[:, :c1_states, :c2_states] = out.reshape(rest * 5, c1_states, c2_states,

@@ -59,15 +59,23 @@ def dp_distance(counts, groups):
         if rank is not None and rank == 0 and (c1 or c2):
             return 99
         best = 99
-        for s in range(0, (4 if can_start_chow else 0) + 1):
+        have = counts[i]
+        # every choice is tried; a choice past four copies or the groups / pair left is not a
+        # target (the loops stop there: larger s or u only need more)
+        for s in range(min(4 if can_start_chow else 0, groups_left) + 1):
             for u in (0, 1):
-                for q in (0, 1):
+                if s + u > groups_left:
+                    break
+                for q in range(pair_left + 1):
                     need = c1 + c2 + s + 3 * u + 2 * q
-                    if need > 4 or s + u > groups_left or q > pair_left:
-                        continue
-                    cost = max(0, need - counts[i])
+                    if need > 4:
+                        break
+                    cost = need - have if need > have else 0
+                    if cost >= best:
+                        continue  # the rest costs at least 0: no better
                     rest = go(i + 1, groups_left - s - u, pair_left - q, s, c1)
-                    best = min(best, cost + rest)
+                    if cost + rest < best:
+                        best = cost + rest
         return best
 
     return go(0, groups, 1, 0, 0)

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from adapter.bench.mc import positions
 from brain.nn import encoding as E
@@ -205,14 +206,16 @@ def test_a_red_and_a_plain_five_share_a_head_and_the_plain_one_is_played() -> No
     assert H.legal_map(legal)[4] == ev.Discard(P("5m")[0])
 
 
+# the logits drawn as an array (hypothesis.extra.numpy: a fill value and some drawn elements,
+# ties included), not a list of NUM_ACTIONS floats drawn one by one: a third of the time for
+# the same 200 examples
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=H.NUM_ACTIONS,
-                max_size=H.NUM_ACTIONS),
+@given(arrays(np.float64, H.NUM_ACTIONS, elements=st.floats(-1e6, 1e6, allow_nan=False)),
        st.sets(st.integers(0, H.NUM_ACTIONS - 1), min_size=1))
-def test_masked_argmax_never_picks_an_illegal_head(logits: list[float], legal: set[int]) -> None:
+def test_masked_argmax_never_picks_an_illegal_head(logits: np.ndarray, legal: set[int]) -> None:
     m = H.mask(legal)
-    assert H.masked_argmax(np.asarray(logits, dtype=np.float32), m) in legal
-    probs = H.masked_softmax(np.asarray(logits, dtype=np.float64), m)
+    assert H.masked_argmax(logits.astype(np.float32), m) in legal
+    probs = H.masked_softmax(logits, m)
     assert probs[~m].sum() == 0 and probs.sum() == pytest.approx(1.0)
 
 

@@ -131,7 +131,8 @@ def _copy(round_one: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Pa
 
 def test_rounds_resume_where_the_last_run_stopped(
         round_one: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path,
-        iterate_here: Iterate) -> None:
+        iterate_here: Iterate, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Round 2 is resumed from another working directory than round 1 was played from: the
     state's paths are the run folder's (they were the first working directory's). Round 1
     was played from ``sub/`` beside the run folder (the round_one fixture) and the folder
@@ -182,11 +183,13 @@ def test_rounds_resume_where_the_last_run_stopped(
     assert two["rounds"][0]["phases"]["train"]["machine"]["platform"] == "elsewhere"
     assert two["machine"]["platform"] == platform.platform()  # the latest run's
     # the recorded selection, run again from the run folder, plays the same hands
+    # (through main() in this process, from the run folder: the words are the recorded line's,
+    # and no signal is sent; a child paid a Python start for it)
     word = shlex.split(second["phases"]["select"]["command"])
     assert word[0] == "mjbot"
-    rerun = subprocess.run([sys.executable, "-m", "adapter.cli", *word[1:]], cwd=run,
-                           capture_output=True, text=True,
-                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+    monkeypatch.chdir(run)
+    rerun = mjbot_here(capsys, *word[1:])
+    monkeypatch.chdir(tmp_path)
     assert rerun.returncode == 0, rerun.stderr
     arena = json.loads((run / "round-002" / "selection.json").read_text())
     assert arena["hands"] == second["phases"]["select"]["hands"]
