@@ -539,7 +539,7 @@ class BotzoneJudge:
         judge_seat = self.seats[seat]
         previous, answered = judge_seat.answer(), judge_seat.line
         if previous not in (None, "PASS"):
-            code = "WH" if previous == "HU" and _offers_a_win(answered, seat) else "WA"
+            code = "WH" if previous == "HU" and offers_a_win(answered, seat) else "WA"
             raise Verdict(seat, code, f"answered {previous!r} to {answered!r}, where only "
                           "PASS goes")
         judge_seat.line = line
@@ -634,7 +634,7 @@ def _fan_entry(item: str) -> dict[str, Any]:
             "value": int(value.rstrip(")") or 0)}
 
 
-def _offers_a_win(line: str, seat: int) -> bool:
+def offers_a_win(line: str, seat: int) -> bool:
     """Whether a ``HU`` answer to ``line`` is a claim the judge scores (WH when short of 8
     fan): another seat's discard (``PLAY``, ``PENG``, ``CHI``) or added kong (``BUGANG``).
     Anywhere else (the setup, the deal, a draw, one's own discard, a ``GANG``) the judge
