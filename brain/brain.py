@@ -67,6 +67,23 @@ def emergency_legal(state: TableState, request: ev.DecisionRequest) -> list[Any]
     return [ev.Pass()]
 
 
+def policy_seconds(limit: float, margin: float = DEFAULT_MARGIN) -> float:
+    """Seconds a policy that thinks may use under a ``limit``: the limit less the margin,
+    never below a tenth of the limit."""
+    return max(limit - margin, 0.1 * max(limit, 0.0))
+
+
+def tight_limit_note(limit: float, margin: float = DEFAULT_MARGIN) -> str | None:
+    """Why a per-decision ``limit`` at or below the ``margin`` is a poor one (None where it is
+    above): a policy that thinks is left only a tenth of it, and one that needs more is a
+    fallback, decision after decision, with nothing at the start to say why."""
+    if limit > margin:
+        return None
+    return (f"at or below the {margin:g} s margin kept back for sending the "
+            f"answer: a policy that thinks (mc) gets {policy_seconds(limit, margin):.3g} s a "
+            f"decision, and falls back where it needs more; give more than {margin:g} s")
+
+
 class Brain:
     """One seat's decider. ``limit``: the platform's time per decision in seconds (None: no
     limit, as at the local table); ``margin``: seconds kept back from it. With a limit, a policy
@@ -104,8 +121,7 @@ class Brain:
             limits.append(request.deadline - self.clock.now())
         if not limits:
             return None
-        limit = min(limits)
-        return max(limit - self.margin, 0.1 * max(limit, 0.0))
+        return policy_seconds(min(limits), self.margin)
 
     def legal(self, state: TableState, request: ev.DecisionRequest) -> list[Any]:
         return self.rules.legal_actions(state, request)

@@ -312,6 +312,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
     dec_iter = iter(replay.decisions)
     next_dec = next(dec_iter, None)
     final: list[int] | None = None
+    notes = list(replay.notes)
     for i, e in enumerate(replay.events):
         while next_dec is not None and next_dec.index <= i:
             if current is not None:
@@ -335,7 +336,11 @@ def summarize(replay: Replay) -> dict[str, Any]:
             if game_names != names:
                 current["players"] = list(game_names)
             hands.append(current)
+        elif isinstance(e, ev.GameEnded):
+            final = list(e.scores)
         elif current is None:
+            if isinstance(e, ev.PlatformNotice):  # before any hand: a Botzone verdict on
+                notes.append(e.text)  # the setup request, which ends the match there
             continue
         elif isinstance(e, ev.TileDiscarded):
             current["discards"][str(e.seat)].append(T.tile_name(e.tile))
@@ -361,8 +366,6 @@ def summarize(replay: Replay) -> dict[str, Any]:
             # what the log adds beside the table: our rules' value of an NTPU win (the server
             # sends none), an illegal answer the referee replaced, a reconnect, an abandon
             current["notices"].append(e.text)
-        elif isinstance(e, ev.GameEnded):
-            final = list(e.scores)
     while next_dec is not None and current is not None:
         _add_decision(current, next_dec)
         next_dec = next(dec_iter, None)
@@ -377,7 +380,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
     return {"path": replay.path, "source": replay.source, "variant": replay.variant,
             "seat": replay.seat, "names": list(names), "hands": hands,
             "final_scores": final, "unfinished": unfinished_game(replay),
-            "decisions": len(replay.decisions), "notes": replay.notes}
+            "decisions": len(replay.decisions), "notes": notes}
 
 
 def unfinished_game(replay: Replay) -> str | None:

@@ -101,6 +101,29 @@ def test_a_bot_that_answers_nonsense_gets_wa():
     assert result.verdicts == {1: "WA"}
 
 
+def test_a_wrong_answer_to_the_setup_ends_the_log_after_the_setup_turn(tmp_path, capsys):
+    """Botzone's judge sends a turn's lines to all four bots, then checks all four answers: a
+    WA on the setup request ends the match right after that turn. The local judge sent the
+    deal seat by seat and found seat 2's answer only when its own deal was due: the log held
+    a DEAL turn sent to seats 0 and 1 alone, and the setup turn without seat 3."""
+    import json
+
+    result = judge_with(2, "simple", list(_fake("print('PLAY W1')"))).play()
+    assert result.verdicts == {2: "WA"} and "'0 2 " in result.reason, result.reason
+    setup, answers, finish = result.log["log"]
+    assert setup["output"]["display"]["action"] == "INIT"
+    assert sorted(setup["output"]["content"]) == sorted(answers) == ["0", "1", "2", "3"]
+    assert answers["2"]["response"] == "PLAY W1"
+    assert finish["output"]["display"] == {"score": [10, 10, -30, 10], "action": "WA",
+                                           "player": 2}
+    path = tmp_path / "match.json"
+    path.write_text(json.dumps(result.log))
+    shown = mjbot_here(capsys, "replay", str(path))  # it refused a match with no deal
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    assert "note: WA by seat 2 before the deal" in shown.stdout
+    assert "final scores [10, 10, -30, 10]" in shown.stdout
+
+
 def test_a_silent_or_slow_bot():
     judge = judge_with(2, "simple", list(_fake("import sys; sys.exit(3)")))
     assert judge.play().verdicts == {2: "RE"}

@@ -343,6 +343,33 @@ def require_table(names: Any, args: Any) -> None:
     require_seats(seats, args.variant, args)
     if args.hands < 1:
         raise UserInputError("--hands must be at least 1")
+    warn_tight_budget(seats, args.budget)
+
+
+def warn_tight_budget(names: Any, budget: float | None, margin: float | None = None) -> None:
+    """One warning line for each limit (``--budget``, a seat's ``@budget=``) that leaves a
+    policy that thinks (``mc``, ``mc@OPTIONS``) among ``names`` only a tenth of itself: at or
+    below the brain's margin (``margin``; default the brain's), it searched for almost no time
+    and fell back, silently. Only a warning: a platform's limit may really be that tight, the
+    answer still goes out in time, and a fast policy is unaffected."""
+    from adapter.local.seat import split_budget
+    from brain.brain import DEFAULT_MARGIN, tight_limit_note
+    from brain.policies import MC_OPTIONS_PREFIX
+
+    said = set()
+    for name in names:
+        try:
+            policy, own = split_budget(name)
+        except ValueError:  # refused in one line where the seats are read
+            continue
+        limit = own if own is not None else budget
+        if limit is None or (policy != "mc" and not policy.startswith(MC_OPTIONS_PREFIX)):
+            continue
+        note = tight_limit_note(limit, DEFAULT_MARGIN if margin is None else margin)
+        what = f"seat {name!r}" if own is not None else f"--budget {limit:g}"
+        if note is not None and what not in said:
+            said.add(what)
+            log().warning(f"{what}: {note}")
 
 
 def require_seats(names: Any, variant: str, args: Any = None) -> None:

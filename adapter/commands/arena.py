@@ -49,7 +49,8 @@ fallback and reported per program (--seat-limit: its time).
 
 --budget S: our own seats decide as a platform session's brain does with an S-second limit
 (the policy gets S less a 0.25 s margin; mc searches 0.8 of that): 2.25 gives mc 2 s of
-thinking, 0.3 gives it 0.05 s. POLICY@budget=S sets one seat's own limit.
+thinking, 0.3 gives it 0.05 s; at or below 0.25 mc gets a tenth of S (a warning says so).
+POLICY@budget=S sets one seat's own limit.
 
 mc@KEY=VALUE;KEY=VALUE seats mc with its own options over MJBOT_MC's (keys as in MJBOT_MC),
 so two configurations share the walls, the seatings and the opponents and their difference

@@ -13,6 +13,7 @@ from adapter.commands import (
     positive_seconds,
     require_policy,
     stopped_status,
+    warn_tight_budget,
 )
 
 
@@ -49,6 +50,7 @@ def cmd_mjai(args: argparse.Namespace) -> int:
     require_policy(args.policy)
     if args.player_id is not None and not 0 <= args.player_id <= 3:
         raise UserInputError(f"player_id (our seat) must be 0..3, got {args.player_id}")
+    warn_tight_budget([args.policy], args.budget)
     bot = MjaiBot(MjaiSettings(policy=args.policy, budget=args.budget, name=args.name,
                                room=args.room, log_dir=log_folder(args.log_dir, args.no_log),
                                write_log=not args.no_log, seat=args.player_id or 0))

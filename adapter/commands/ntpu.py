@@ -17,6 +17,7 @@ from adapter.commands import (
     require_policy,
     require_writable,
     stopped_status,
+    warn_tight_budget,
 )
 
 
@@ -95,6 +96,7 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
     settings = NtpuSettings(policy=args.policy, budget=args.budget, tiles=tiles,
                             log_dir=log_folder(args.log_dir, args.no_log),
                             write_log=not args.no_log)
+    warn_tight_budget([args.policy], args.budget, settings.margin)
     bot = NtpuBot(settings)
     main = run_stdio(bot) if server is None else run_tcp(*server, bot, args.connect_timeout,
                                                           args.idle_limit)

@@ -18,6 +18,7 @@ from adapter.commands import (
     require_policy,
     require_writable,
     stopped_status,
+    warn_tight_budget,
 )
 
 
@@ -94,6 +95,7 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
     from adapter.session import Stopped
 
     require_policy(args.policy)
+    warn_tight_budget([args.policy], args.budget)
     settings = TenhouSettings(server=args.server or DEFAULT_TCP_SERVER,
                               transport=args.transport, games=args.games, policy=args.policy,
                               budget=args.budget, permission_granted=args.permission_granted,

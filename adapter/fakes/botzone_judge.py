@@ -474,8 +474,7 @@ class _JudgeSeat:
             # to another seat's must not leak into this seat's next turn
             self.planned_discard = None
         self.state.apply(event)
-        for slot, line in enumerate(self.requests.lines(event)):
-            self.judge.send(self.seat, line, slot)
+        self.judge.queue(self.seat, self.requests.lines(event))
 
     def decide(self, request: ev.DecisionRequest) -> Any:
         if request.kind == "turn" and self.planned_discard is not None:
@@ -526,6 +525,7 @@ class BotzoneJudge:
         self.quan = random.Random(seed).randrange(4)
         self.turns: dict[tuple[int, int], tuple[dict[str, Any], dict[str, Any]]] = {}
         self.event_no = 0
+        self.queued: list[list[str]] = [[] for _ in range(4)]  # the event's lines by seat
         self.won: ev.RoundWon | None = None
         self.pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="bot")
 
@@ -535,16 +535,41 @@ class BotzoneJudge:
         if isinstance(event, ev.RoundWon) and self.won is None:
             self.won = event
 
+    def queue(self, seat: int, lines: list[str]) -> None:
+        """The seat's request lines for the event all seats are seeing; once the last seat
+        has seen it, sent as the judge sends them (:meth:`_send_turns`)."""
+        self.queued[seat] = lines
+        if seat == len(self.seats) - 1:
+            queued, self.queued = self.queued, [[] for _ in self.seats]
+            self._send_turns(queued)
+
+    def _send_turns(self, queued: list[list[str]]) -> None:
+        """The event's lines a judge turn at a time, as Botzone's judge plays a turn: every
+        seat's answer to the turn before is in and checked, then every seat is sent its
+        line. Sent seat by seat, a seat's bad answer to the setup was found only after the
+        seats before it had been sent the deal: the log held part of a turn Botzone never
+        played (the deal to seat 0 alone)."""
+        for slot in range(max(map(len, queued), default=0)):
+            self._check_answers()
+            for seat, lines in enumerate(queued):
+                if slot < len(lines):
+                    self.send(seat, lines[slot], slot)
+
+    def _check_answers(self) -> None:
+        """Every answer nobody asked for (no decision read it) must have been PASS: anything
+        else is WA, a HU on a discard or added kong WH; the first such seat in seat order
+        gets the verdict."""
+        for seat, judge_seat in enumerate(self.seats):
+            previous, answered = judge_seat.answer(), judge_seat.line
+            if previous not in (None, "PASS"):
+                code = "WH" if previous == "HU" and offers_a_win(answered, seat) else "WA"
+                raise Verdict(seat, code, f"answered {previous!r} to {answered!r}, where "
+                              "only PASS goes")
+
     def send(self, seat: int, line: str, slot: int = 0) -> None:
         """One request line to one bot, answered in the background (the four bots of a turn
-        work at once, as on Botzone). An earlier answer nobody asked for must have been PASS
-        (anything else is WA; a HU on a discard or added kong WH)."""
+        work at once, as on Botzone)."""
         judge_seat = self.seats[seat]
-        previous, answered = judge_seat.answer(), judge_seat.line
-        if previous not in (None, "PASS"):
-            code = "WH" if previous == "HU" and _offers_a_win(answered, seat) else "WA"
-            raise Verdict(seat, code, f"answered {previous!r} to {answered!r}, where only "
-                          "PASS goes")
         judge_seat.line = line
         request, answers = self.turns.setdefault((self.event_no, slot), (
             {"output": {"command": "request", "content": {},
@@ -637,7 +662,7 @@ def _fan_entry(item: str) -> dict[str, Any]:
             "value": int(value.rstrip(")") or 0)}
 
 
-def _offers_a_win(line: str, seat: int) -> bool:
+def offers_a_win(line: str, seat: int) -> bool:
     """Whether a ``HU`` answer to ``line`` is a claim the judge scores (WH when short of 8
     fan): another seat's discard (``PLAY``, ``PENG``, ``CHI``) or added kong (``BUGANG``).
     Anywhere else (the setup, the deal, a draw, one's own discard, a ``GANG``) the judge

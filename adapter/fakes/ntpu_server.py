@@ -15,8 +15,9 @@ hand is drawn right after the draw that leaves 16 tiles (that drawer may only wi
 A match: ``hands`` hands; each wall is played four times with the clients rotated through the
 seats (duplicate), the dealer moving every wall. Scores are the tournament's 1000 + 500 per tai
 (the dealer's extra tai included). A reply the rules do not allow or naming ids the seat does
-not hold, a reply later than the time limit, and a dropped client are counted and played
-safely for the seat, never fatal; the first ``/ready`` is answered as a client starts up, so
+not hold, a reply later than the time limit, and a dropped client (one that left, or left
+what it was sent unread for the time limit) are counted and played safely for the seat, never
+fatal; the first ``/ready`` is answered as a client starts up, so
 it gets :data:`STARTUP_LIMIT` instead. Each reply is matched to the ask it answers
 (protocols/ntpu_asks.py): an answer that comes after its ask expired, or a repeated one, is
 counted, logged and dropped, never read as the answer to the next ask. Everything sent and
@@ -73,16 +74,31 @@ class ChannelClosed(Exception):
     """The client went away."""
 
 
+def _would_block(write: Callable[[memoryview], int]) -> Callable[[memoryview], int]:
+    """``write`` that answers 0 where the pipe or socket is full (it never blocks)."""
+    def attempt(data: memoryview) -> int:
+        try:
+            return write(data)
+        except BlockingIOError:
+            return 0
+    return attempt
+
+
 class Channel:
-    """One client's line stream: a socket or a process's pipes."""
+    """One client's line stream: a socket or a process's pipes. Written without blocking:
+    a client that leaves what it was sent unread (a full pipe or socket) past the write limit
+    is dropped, as a server drops a dead connection, never waited on for ever."""
 
     def __init__(self, label: str, fileno: int, recv: Callable[[], bytes],
-                 send: Callable[[bytes], None], close: Callable[[], None]) -> None:
+                 write_fd: int, write: Callable[[memoryview], int],
+                 close: Callable[[], None]) -> None:
         self.label = label
-        self._fileno, self._recv, self._send, self._close = fileno, recv, send, close
+        self._fileno, self._recv, self._close = fileno, recv, close
+        self._write_fd, self._write = write_fd, _would_block(write)
         self._lines: list[str] = []
         self._buffer = LineBuffer()
         self.dead = False
+        self.stalled = False  # dropped for leaving its input unread (see :meth:`send`)
 
     @classmethod
     def for_socket(cls, label: str, sock: socket.socket) -> Channel:
@@ -90,28 +106,44 @@ class Channel:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
             sock.close()
-        return cls(label, sock.fileno(), lambda: sock.recv(65536), sock.sendall, close)
+        return cls(label, sock.fileno(), lambda: sock.recv(65536), sock.fileno(),
+                   lambda data: sock.send(data, socket.MSG_DONTWAIT), close)
 
     @classmethod
     def for_process(cls, label: str, proc: subprocess.Popen[bytes]) -> Channel:
         assert proc.stdin is not None and proc.stdout is not None
-        stdin, fd = proc.stdin, proc.stdout.fileno()
+        stdin, stdout = proc.stdin, proc.stdout
+        fd, write_fd = stdout.fileno(), stdin.fileno()
+        os.set_blocking(write_fd, False)  # written with os.write, never through the buffer
 
-        def send(data: bytes) -> None:
-            stdin.write(data)
-            stdin.flush()
+        def close() -> None:  # both pipes: the client sees its input end and its output
+            # break, as a dropped connection's client does
+            for stream in (stdin, stdout):
+                with contextlib.suppress(OSError):
+                    stream.close()
+        return cls(label, fd, lambda: os.read(fd, 65536), write_fd,
+                   lambda data: os.write(write_fd, data), close)
 
-        def close() -> None:
-            with contextlib.suppress(OSError):
-                stdin.close()
-        return cls(label, fd, lambda: os.read(fd, 65536), send, close)
-
-    def send(self, line: str) -> None:
+    def send(self, line: str, limit: float) -> None:
+        """Write ``line`` whole within ``limit`` seconds, else drop the client (closed,
+        ``stalled``): one that stops reading fills its pipe (64 KB) or socket, and a
+        blocking write then held the whole match for ever."""
         if self.dead:
             return
+        data = memoryview((line + "\n").encode())
+        deadline = time.monotonic() + limit
         try:
-            self._send((line + "\n").encode())
-        except OSError:
+            while data:
+                data = data[self._write(data):]
+                if not data:
+                    return
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.stalled = self.dead = True
+                    self.close()
+                    return
+                ready_fds([], [self._write_fd], left)
+        except OSError:  # the client closed its end
             self.dead = True
 
     def receive(self, timeout: float) -> str | None:
@@ -338,9 +370,18 @@ class NtpuServer:
     # ------------------------------------------------------------------ the wire
 
     def send(self, client: int, line: str) -> None:
+        """Send ``line``; a client that leaves its input unread for the time limit is
+        dropped (its seat played safely from then on)."""
         if self.log is not None:
             self.log.tx(f"{client + 1}> {line}")
-        self.channels[client].send(line)
+        channel = self.channels[client]
+        if channel.dead:
+            return
+        channel.send(line, self.time_limit)
+        if channel.stalled:
+            stats = self.stats[client]
+            stats.dropped = True
+            stats.problems.append(f"left its input unread for {self.time_limit} s: dropped")
 
     def received(self, client: int, line: str) -> None:
         if self.log is not None:

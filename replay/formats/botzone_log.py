@@ -83,6 +83,12 @@ class _Reader:
             self.started = True
             return
         if not self.started:
+            if action in PENALTIES and self.scores is None:  # a bad answer to the setup
+                # request: Botzone's judge ends the match there, before any deal (no hand)
+                self.scores = tuple(int(x) for x in display.get("score", (0, 0, 0, 0)))
+                self.out.append(ev.PlatformNotice(f"{action} by seat {display.get('player')} "
+                                                  "before the deal"))
+                return
             raise RecordError(f"botzone: {action} before the deal in {where}")
         if action in ("HU", "HUANG", *PENALTIES):
             self._end(action, display, where)
@@ -233,7 +239,7 @@ class _Reader:
             value=int(display.get("fanCnt", 0)), deltas=score, yaku=yaku))
 
     def finish(self) -> GameRecord:
-        if not self.started:
+        if not self.started and self.scores is None:  # no deal, and no verdict before one
             raise RecordError("botzone: no DEAL in the log")
         final = self.data.get("scores")
         scores = tuple(int(x) for x in final) if isinstance(final, list) else self.scores

@@ -26,7 +26,7 @@ import json
 import time
 from typing import Any
 
-from adapter.fakes.botzone_judge import OUTPUT_LIMIT, BotProcess, Verdict
+from adapter.fakes.botzone_judge import OUTPUT_LIMIT, BotProcess, Verdict, offers_a_win
 from adapter.local.external.process import SeatFault
 from adapter.local.external.seat import ExternalSeat
 from adapter.platforms.botzone import KEEP_RUNNING
@@ -51,6 +51,7 @@ class BotzoneSeat(ExternalSeat):
         self.encoder = RequestLines(self.seat)
         self.planned: int | None = None  # the discard named with our PENG / CHI
         self.last: str | None = None  # the answer to the last line, until a decision reads it
+        self.answered = ""  # that line
         # an answer to the last line that Botzone could not read, until a decision reads it:
         # that decision's fault (garbage), counted once, not also as a missing answer
         self.unreadable: SeatFault | None = None
@@ -82,6 +83,16 @@ class BotzoneSeat(ExternalSeat):
         self.planned = reading.planned_discard
         return reading.action
 
+    def _legal(self, action: Any, legal: list[Any], request: ev.DecisionRequest) -> Any:
+        """As every seat's, the refusal naming Botzone's verdict: a ``HU`` the rules do not
+        allow where one may win (the seat is asked) is a false win, WH; anything else WA."""
+        try:
+            return super()._legal(action, legal, request)
+        except SeatFault as fault:
+            verdict = "WH" if isinstance(action, ev.Win) else "WA"
+            raise SeatFault(fault.reason, f"{fault.detail} ({verdict} on Botzone)",
+                            fault.raw) from None
+
     # ------------------------------------------------------------------ the wire
 
     def _line(self, line: str) -> None:
@@ -92,7 +103,8 @@ class BotzoneSeat(ExternalSeat):
             last, self.last = self.last or "", None
             try:
                 parse_response(last)
-                fault = SeatFault("illegal", f"answered {last!r} where only PASS goes", last)
+                fault = SeatFault("illegal", _unasked_verdict(last, self.answered, self.seat),
+                                  last)
             except ProtocolError as exc:
                 fault = SeatFault("garbage", str(exc), last)
             self._unasked(fault)
@@ -100,6 +112,7 @@ class BotzoneSeat(ExternalSeat):
                 return
         bot = self.bot
         bot.requests.append(line)
+        self.answered = line
         if self.proc is not None:
             limit = self._limit(LATER_LIMIT)
             self.proc.send((json.dumps(line) if self.json_io else line) + "\n", limit)
@@ -178,3 +191,13 @@ class BotzoneKeepSeat(BotzoneSeat):
 
 class BotzoneKeepJsonSeat(BotzoneSeat):
     json_io = keep = True
+
+
+def _unasked_verdict(answer: str, line: str, seat: int) -> str:
+    """What an answer other than ``PASS`` to a line that asked the seat nothing is, as the
+    judge rules it: a ``HU`` on another seat's discard or added kong is a false win there
+    (WH), anything else, a ``HU`` after the deal, a draw, one's own discard or a ``GANG``
+    included, an answer where only ``PASS`` goes (WA). All were said to be the latter."""
+    if answer == "HU" and offers_a_win(line, seat):
+        return f"a false HU to {line!r}: no win there (WH on Botzone)"
+    return f"answered {answer!r} to {line!r}, where only PASS goes (WA on Botzone)"
