@@ -6,10 +6,30 @@ from __future__ import annotations
 
 import socket
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+import pytest
 
 from adapter.fakes.ntpu_server import CLIENT_COMMAND, Channel, NtpuServer, run_match
 from replay.log import read_log
+
+T = TypeVar("T")
+HANG = 120.0  # seconds after which a write that blocks (the defect) fails the test, not CI
+
+
+def _or_fail_if_hung(run: Callable[[], T]) -> T:
+    """``run()`` in a daemon thread: a regression (a blocking write) fails the test after
+    HANG seconds instead of hanging the suite."""
+    done: list[T] = []
+    thread = threading.Thread(target=lambda: done.append(run()), daemon=True)
+    thread.start()
+    thread.join(HANG)
+    if not done:
+        pytest.fail(f"still writing to a client that reads nothing after {HANG:.0f} s")
+    return done[0]
 
 # A client program: ``--policy unread`` answers the first /ready, then reads nothing more; its
 # input pipe is full at once (it fills the pipe itself, through a second write end opened on
@@ -41,9 +61,9 @@ def test_a_client_that_stops_reading_its_pipe_is_dropped_and_the_match_goes_on(
     the whole match for ever. It is dropped after the time limit and its seat is played
     safely; the other three play every hand cleanly."""
     command = (sys.executable, "-c", UNREAD_OR_CLIENT, *CLIENT_COMMAND)
-    result = run_match(2, ["unread", "greedy", "greedy", "greedy"], seed=5, transport="stdio",
-                       time_limit=1.0, client_args=["--no-log"], log_dir=str(tmp_path),
-                       command=command)
+    result = _or_fail_if_hung(lambda: run_match(
+        2, ["unread", "greedy", "greedy", "greedy"], seed=5, transport="stdio", time_limit=1.0,
+        client_args=["--no-log"], log_dir=str(tmp_path), command=command))
     unread, *good = result.stats
     assert unread.dropped
     assert "left its input unread for 1.0 s: dropped" in unread.problems
@@ -66,11 +86,14 @@ def test_a_client_that_stops_reading_its_socket_is_dropped() -> None:
     server = NtpuServer([Channel.for_socket("c1", conn)], ["c1"], time_limit=0.2)
     line = "/throw 1 " + "1" * 1000  # the size of the lines is all that matters here
     with client, conn:
-        sent = 0
-        while not server.stats[0].dropped:
-            server.send(0, line)
-            sent += 1
-            assert sent < 100_000, "the socket never filled"
+        def fill() -> int:
+            sent = 0
+            while not server.stats[0].dropped and sent < 100_000:
+                server.send(0, line)
+                sent += 1
+            return sent
+
+        assert _or_fail_if_hung(fill) < 100_000, "the socket never filled"
         assert server.stats[0].problems == ["left its input unread for 0.2 s: dropped"]
         assert server.channels[0].dead
         server.send(0, line)  # a dropped client is not written to
