@@ -254,7 +254,10 @@ def test_a_stopped_training_writes_the_weights_so_far_and_says_so(tmp_path: Path
     proc = subprocess.Popen(
         [sys.executable, "-m", "adapter.cli", "nn", "train", "--variant", "riichi", "--data",
          str(data), "--out", str(out), "--epochs", "100000", "--channels", "8", "--blocks",
-         "1", "--threads", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         "1", "--threads", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # a suite started as a background job of a script ignores SIGINT, and a run started
+        # ignoring it keeps ignoring it (adapter.local.stopping): a terminal's Ctrl-C is wanted
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stdout is not None
     first = proc.stdout.readline()  # the first epoch is whole: the stop comes after it
     assert first.startswith("  epoch 1: loss"), first + proc.stderr.read()
