@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter.platforms.ntpu import NtpuBot, NtpuSettings, run_tcp
+from adapter.session import SessionSummary
 from protocols import events as ev
 from protocols import tiles as T
 from replay import replayer
@@ -46,6 +47,19 @@ async def _scripted_server(script: list[tuple[str, bool]], replies: list[str | N
     return server, server.sockets[0].getsockname()[1]
 
 
+async def _played(script: list[tuple[str, bool]], tmp_path: Path,
+                  policy: str | None = None) -> tuple[list[str | None], SessionSummary]:
+    """Our client (``policy``, or the default) against the scripted server, logging under
+    ``tmp_path``: the replies the server got, and the session's summary."""
+    replies: list[str | None] = []
+    server, port = await _scripted_server(script, replies)
+    chosen = {} if policy is None else {"policy": policy}
+    bot = NtpuBot(NtpuSettings(budget=1.0, log_dir=str(tmp_path), **chosen))
+    async with server:
+        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    return replies, summary
+
+
 async def test_bad_server_lines_get_logged_errors_and_safe_replies(tmp_path: Path) -> None:
     script = [
         ("/ready", True),
@@ -62,11 +76,7 @@ async def test_bad_server_lines_get_logged_errors_and_safe_replies(tmp_path: Pat
         ("/mo 222", False),
         ("/ask throw", True),                     # still answered with an id we hold
     ]
-    replies: list[str | None] = []
-    server, port = await _scripted_server(script, replies)
-    bot = NtpuBot(NtpuSettings(budget=1.0, log_dir=str(tmp_path)))
-    async with server:
-        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    replies, summary = await _played(script, tmp_path)
     assert replies[0] == "/ready"
     assert replies[1] == "/pass"
     held = set(DEALER_HAND.split())
@@ -117,11 +127,7 @@ async def test_an_ask_for_a_move_our_hand_cannot_make_is_an_error_answered_pass(
         ("/throw 3 110", False),
         ("/ask pong", True),                      # three 1m held: a pong we can make
     ]
-    replies: list[str | None] = []
-    server, port = await _scripted_server(script, replies)
-    bot = NtpuBot(NtpuSettings(budget=1.0, log_dir=str(tmp_path)))
-    async with server:
-        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    replies, summary = await _played(script, tmp_path)
     assert replies[1:3] == ["/hu", "/pass"] and replies[4:6] == ["/pass", "/pass"]
     assert replies[6] is not None and replies[6].split()[0] in ("/pong", "/pass")
     offers = [e for e in summary.errors if "offers a move our rules do not allow" in e]
@@ -149,11 +155,7 @@ async def test_an_ask_on_a_table_our_rules_cannot_read_is_an_error_not_a_crash(
         ("/ready", True),
         ("/close", False),
     ]
-    replies: list[str | None] = []
-    server, port = await _scripted_server(script, replies)
-    bot = NtpuBot(NtpuSettings(budget=1.0, log_dir=str(tmp_path)))
-    async with server:
-        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    replies, summary = await _played(script, tmp_path)
     assert replies == ["/ready", "/pass", "/ready"]
     assert summary.finished  # the server's /close ended it, not a raise
     assert any("'/ask pong': the rules cannot read our table (HandError" in e
@@ -182,11 +184,7 @@ async def test_commentary_on_a_win_passed_at_the_hu_ask_blames_no_rule(
         ("/exit", False),
         ("/close", False),
     ]
-    replies: list[str | None] = []
-    server, port = await _scripted_server(script, replies)
-    bot = NtpuBot(NtpuSettings(policy="tsumogiri", budget=1.0, log_dir=str(tmp_path)))
-    async with server:
-        await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    replies, _ = await _played(script, tmp_path, "tsumogiri")
     assert replies == ["/ready", "/pass", "/throw 171"]
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(path),
@@ -221,11 +219,7 @@ async def test_a_kong_passed_at_the_gong_ask_is_one_choice_in_replay_and_review(
         ("/exit", False),
         ("/close", False),
     ]
-    replies: list[str | None] = []
-    server, port = await _scripted_server(script, replies)
-    bot = NtpuBot(NtpuSettings(policy="tsumogiri", budget=1.0, log_dir=str(tmp_path)))
-    async with server:
-        await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    replies, _ = await _played(script, tmp_path, "tsumogiri")
     assert replies == ["/ready", "/pass", "/throw 471"]  # the kong passed, then 5z thrown
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
 
@@ -268,11 +262,7 @@ async def test_a_game_started_again_mid_hand_forgets_the_old_hand(tmp_path: Path
         (f"/initCard {DEALER_HAND}", False),
         ("/ask throw", True),
     ]
-    replies: list[str | None] = []
-    server, port = await _scripted_server(script, replies)
-    bot = NtpuBot(NtpuSettings(budget=1.0, log_dir=str(tmp_path)))
-    async with server:
-        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    replies, summary = await _played(script, tmp_path)
     assert replies[0] == "/pass"
     assert replies[1] is not None and replies[1].split()[1] in DEALER_HAND.split()
     assert summary.games == 2 and summary.errors == [
