@@ -26,7 +26,9 @@ def _warnings(stderr: str) -> list[str]:
 
 def test_arena_warns_of_each_budget_at_or_below_the_margin(capsys: pytest.CaptureFixture[str]
                                                            ) -> None:
-    r = mjbot_here(capsys, "arena", "--policies", "mc@budget=0.1,mc,rulebased,rulebased",
+    # MCR's one-hand games and two policy names: one wall set is 4 short hands (riichi with
+    # two rulebased seats played 70 east-game hands, ~11 s, for a warning said at the start)
+    r = mjbot_here(capsys, "arena", "--variant", "mcr", "--policies", "mc@budget=0.1,mc,mc,mc",
                    "--budget", "0.25", "--hands", "1", "--no-log",
                    "--max-fallback-share", "1")
     assert r.returncode == 0, r.stderr
