@@ -1087,3 +1087,45 @@ def test_an_ntpu_programs_stray_lines_read_with_its_answers_count_toward_a_flood
              and "bytes of lines answering no ask (a flood)" in e["detail"]]
     assert flood and flood[0]["reason"] == "garbage", seat.report
     assert seat.report.restarts > 0, seat.report
+
+
+# ---------------------------------------------------------------------- stray lines
+
+# An mjai bot that plays tsumogiri and, on its fifth draw of a game, prints a debug line on
+# stdout before its answer (buffered: both lines reach the seat in one write).
+MJAI_CHATTY = textwrap.dedent("""
+    import json, sys
+    seat, draws = int(sys.argv[-1]), 0
+    for line in sys.stdin:
+        answer = {"type": "none"}
+        for event in json.loads(line):
+            if event["type"] == "tsumo" and event["actor"] == seat:
+                draws += 1
+                answer = {"type": "dahai", "actor": seat, "pai": event["pai"],
+                          "tsumogiri": True}
+        if draws == 5 and answer["type"] == "dahai":
+            print("debug: discarding", answer["pai"])
+        print(json.dumps(answer), flush=True)
+""")
+
+
+def test_an_mjai_bots_stray_stdout_line_costs_one_answer_not_the_rest_of_its_game(tmp_path):
+    """A debug line an mjai bot printed before its answer was read as that answer (garbage,
+    rightly), but its real answer was then read as the answer to the next line, and so on:
+    the seat stayed one answer behind for the rest of the game, every later move illegal
+    (8 garbage lines made 427 illegal fallbacks of 763 decisions). Lines waiting before a
+    line is sent answer no ask: they are counted as garbage and skipped, so the seat is in
+    step again at once."""
+    bot = _script(tmp_path, "chatty.py", MJAI_CHATTY)
+    name = f"mjai:{PY} {bot}"
+    with capture_logs() as logs:
+        summary = _arena("riichi", name, seat_limit=30)
+    report = summary["external_seats"][name]
+    games = summary["games"]
+    assert report["illegal"] == 0, report
+    # per game: the debug line read as its answer, then that answer itself, read late
+    assert report["garbage"] == 2 * games, report
+    assert summary["policies"][name]["fallbacks"] == games
+    stale = [e for e in logs if e["event"] == "outside program fault"
+             and "answering no ask" in e["detail"]]
+    assert len(stale) == games and all('"dahai"' in e["raw"] for e in stale), stale

@@ -108,6 +108,7 @@ class MjaiSeat(ExternalSeat):
     def _exchange(self, events: list[dict[str, Any]], limit: float) -> dict[str, Any]:
         if self.proc is None:
             raise SeatFault("crashed", "the program is not running")
+        self._skip_stale()
         self.proc.send(json.dumps(events, ensure_ascii=False, separators=(",", ":")) + "\n")
         line = self.proc.expect_line(limit)
         try:

@@ -105,6 +105,7 @@ class MjaiTcpSeat(MjaiSeat):
     def _exchange(self, events: list[dict[str, Any]], limit: float) -> dict[str, Any]:
         if self.proc is None:
             raise SeatFault("crashed", "the bot is not connected")
+        self._skip_stale()
         for event in events:  # a reach echo: one event, its answer the dahai
             self.proc.send(json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n")
         answer = self._read(limit)
