@@ -1129,3 +1129,36 @@ def test_an_mjai_bots_stray_stdout_line_costs_one_answer_not_the_rest_of_its_gam
     stale = [e for e in logs if e["event"] == "outside program fault"
              and "answering no ask" in e["detail"]]
     assert len(stale) == games and all('"dahai"' in e["raw"] for e in stale), stale
+
+
+# Runs `mjbot mjai` (argv[1:]) and passes its lines through, but sends its dahai with its
+# reach at once, unasked: it echoes the reach to the bot itself and swallows the seat's echo.
+MJAI_EAGER_REACH = textwrap.dedent("""
+    import json, subprocess, sys
+    bot = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           text=True, bufsize=1)
+    def ask(line):
+        bot.stdin.write(line)
+        bot.stdin.flush()
+        return bot.stdout.readline()
+    for line in sys.stdin:
+        if json.loads(line) == [{"type": "reach", "actor": int(sys.argv[-1])}]:
+            continue  # its dahai went with its reach
+        answer = ask(line)
+        if json.loads(answer)["type"] == "reach":
+            echo = json.dumps([{"type": "reach", "actor": int(sys.argv[-1])}]) + "\\n"
+            answer += ask(echo)
+        sys.stdout.write(answer)
+        sys.stdout.flush()
+""")
+
+
+def test_an_mjai_bots_dahai_sent_with_its_reach_is_its_answer_to_the_echo(tmp_path):
+    """Lines waiting before a line is sent are skipped (a bot's stray stdout), but not
+    before a reach's echo: a dahai the bot sent with its reach answers it, as it did."""
+    eager = _script(tmp_path, "eager.py", MJAI_EAGER_REACH)
+    name = f"mjai:{PY} {eager} {MJBOT} mjai --no-log --policy rulebased"
+    inside = _versus_greedy("riichi", "rulebased")
+    outside = _versus_greedy("riichi", name)
+    _same_figures(inside, outside, name)
+    assert outside["policies"][name]["riichi_rate"] > 0

@@ -76,7 +76,7 @@ class MjaiSeat(ExternalSeat):
                             "seat", json.dumps(answer))
         self.echoed_reach = True
         second = self._exchange([{"type": "reach", "actor": self.seat}],
-                                self._limit(ANSWER_LIMIT))
+                                self._limit(ANSWER_LIMIT), echo=True)
         if second["type"] != "dahai":
             raise SeatFault("illegal", f"{second['type']} after its own reach, where its "
                             "dahai goes", json.dumps(second))
@@ -105,10 +105,12 @@ class MjaiSeat(ExternalSeat):
         except SeatFault as fault:
             self._unasked(fault)
 
-    def _exchange(self, events: list[dict[str, Any]], limit: float) -> dict[str, Any]:
+    def _exchange(self, events: list[dict[str, Any]], limit: float,
+                  echo: bool = False) -> dict[str, Any]:
         if self.proc is None:
             raise SeatFault("crashed", "the program is not running")
-        self._skip_stale()
+        if not echo:  # a dahai sent with its reach, unasked, is the answer to the echo
+            self._skip_stale()
         self.proc.send(json.dumps(events, ensure_ascii=False, separators=(",", ":")) + "\n")
         line = self.proc.expect_line(limit)
         try:

@@ -102,10 +102,12 @@ class MjaiTcpSeat(MjaiSeat):
             raise SeatFault("garbage", "no answer to the event that asks for a move")
         return answer
 
-    def _exchange(self, events: list[dict[str, Any]], limit: float) -> dict[str, Any]:
+    def _exchange(self, events: list[dict[str, Any]], limit: float,
+                  echo: bool = False) -> dict[str, Any]:
         if self.proc is None:
             raise SeatFault("crashed", "the bot is not connected")
-        self._skip_stale()
+        if not echo:  # a dahai sent with its reach, unasked, is the answer to the echo
+            self._skip_stale()
         for event in events:  # a reach echo: one event, its answer the dahai
             self.proc.send(json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n")
         answer = self._read(limit)
