@@ -1162,3 +1162,38 @@ def test_an_mjai_bots_dahai_sent_with_its_reach_is_its_answer_to_the_echo(tmp_pa
     outside = _versus_greedy("riichi", name)
     _same_figures(inside, outside, name)
     assert outside["policies"][name]["riichi_rate"] > 0
+
+
+# An mjai bot that plays tsumogiri, but answers a dahai to the lines that ask for no move
+# (start_game, end_kyoku, end_game), where only none goes.
+MJAI_EDGE_MOVES = textwrap.dedent("""
+    import json, sys
+    seat = int(sys.argv[-1])
+    for line in sys.stdin:
+        events = json.loads(line)
+        answer = {"type": "none"}
+        for event in events:
+            if event["type"] == "tsumo" and event["actor"] == seat:
+                answer = {"type": "dahai", "actor": seat, "pai": event["pai"],
+                          "tsumogiri": True}
+        if events[-1]["type"] in ("start_game", "end_kyoku", "end_game"):
+            answer = {"type": "dahai", "actor": seat, "pai": "5m", "tsumogiri": False}
+        print(json.dumps(answer), flush=True)
+""")
+
+
+def test_an_mjai_bots_move_where_nothing_goes_is_counted_as_over_tcp(tmp_path):
+    """A move answering start_game, end_kyoku or end_game, where only none goes, was taken
+    as an answer by the stdin seat and never counted, while the TCP seat counted it
+    ('illegal: dahai where nothing goes'), as the README says both do. Counted in the
+    program's report, one per such line; not a decision, not a fallback."""
+    bot = _script(tmp_path, "edges.py", MJAI_EDGE_MOVES)
+    name = f"mjai:{PY} {bot}"
+    with capture_logs() as logs:
+        summary = _arena("riichi", name, seat_limit=30)
+    report = summary["external_seats"][name]
+    edges = 2 * summary["games"] + summary["hands"]  # start_game, end_game; end_kyoku
+    assert report["illegal"] == edges, (report, summary["games"], summary["hands"])
+    assert report["first_fault"] == "illegal: dahai where nothing goes"
+    assert summary["policies"][name]["fallbacks"] == 0
+    assert sum(e["event"] == "outside program fault" for e in logs) == edges

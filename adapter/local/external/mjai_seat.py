@@ -99,9 +99,13 @@ class MjaiSeat(ExternalSeat):
         return self._exchange(events, self._limit(ANSWER_LIMIT))
 
     def _message(self, events: list[dict[str, Any]], limit: float) -> None:
-        """A line that asks for no move: any readable answer will do (``none`` is due)."""
+        """A line that asks for no move: ``none`` is due; another move is counted as the TCP
+        seat counts it (the program's fault, not a decision)."""
         try:
-            self._exchange(events, limit)
+            answer = self._exchange(events, limit)
+            if answer["type"] != "none":
+                raise SeatFault("illegal", f"{answer['type']} where nothing goes",
+                                json.dumps(answer, ensure_ascii=False))
         except SeatFault as fault:
             self._unasked(fault)
 
