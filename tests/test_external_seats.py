@@ -1197,3 +1197,55 @@ def test_an_mjai_bots_move_where_nothing_goes_is_counted_as_over_tcp(tmp_path):
     assert report["first_fault"] == "illegal: dahai where nothing goes"
     assert summary["policies"][name]["fallbacks"] == 0
     assert sum(e["event"] == "outside program fault" for e in logs) == edges
+
+
+# An mjai TCP client for 4 games (one connection each): tsumogiri, and on its fifth draw of
+# a game a debug line before its answer, in one write.
+MJAI_TCP_CHATTY = textwrap.dedent("""
+    import json, socket, sys, time
+    port = int(sys.argv[1])
+    for game in range(4):
+        while True:
+            try:
+                conn = socket.create_connection(("127.0.0.1", port))
+                break
+            except OSError:
+                time.sleep(0.05)
+        reader = conn.makefile("r")
+        seat, draws = None, 0
+        for line in reader:
+            event = json.loads(line)
+            answer = {"type": "none"}
+            if event["type"] == "hello":
+                answer = {"type": "join", "name": "chatty", "room": "default"}
+            elif event["type"] == "start_game":
+                seat = event["id"]
+            elif event["type"] == "tsumo" and event["actor"] == seat:
+                draws += 1
+                answer = {"type": "dahai", "actor": seat, "pai": event["pai"],
+                          "tsumogiri": True}
+            text = json.dumps(answer) + "\\n"
+            if draws == 5 and answer["type"] == "dahai":
+                text = "debug: discarding " + answer["pai"] + "\\n" + text
+            conn.sendall(text.encode())
+            if event["type"] == "end_game":
+                break
+        conn.close()
+""")
+
+
+def test_an_mjai_tcp_bots_stray_line_costs_one_answer_not_the_rest_of_its_game(tmp_path):
+    """As over stdin: a debug line before an answer left the TCP seat one answer behind
+    for the rest of the game."""
+    port = free_port()
+    name = f"mjai-tcp:127.0.0.1:{port}"
+    bot = _script(tmp_path, "tcp_chatty.py", MJAI_TCP_CHATTY)
+    client = subprocess.Popen([PY, bot, str(port)])
+    try:
+        summary = _arena("riichi", name, seat_limit=30)
+    finally:
+        client.wait(timeout=60)
+    report = summary["external_seats"][name]
+    assert report["illegal"] == 0, report
+    assert report["garbage"] >= 2 * summary["games"], report  # the debug line, the answer
+    assert summary["policies"][name]["fallbacks"] == summary["games"]
