@@ -1087,3 +1087,167 @@ def test_an_ntpu_programs_stray_lines_read_with_its_answers_count_toward_a_flood
              and "bytes of lines answering no ask (a flood)" in e["detail"]]
     assert flood and flood[0]["reason"] == "garbage", seat.report
     assert seat.report.restarts > 0, seat.report
+
+
+# ---------------------------------------------------------------------- stray lines
+
+# An mjai bot that plays tsumogiri and, on its fifth draw of a game, prints a debug line on
+# stdout before its answer (buffered: both lines reach the seat in one write).
+MJAI_CHATTY = textwrap.dedent("""
+    import json, sys
+    seat, draws = int(sys.argv[-1]), 0
+    for line in sys.stdin:
+        answer = {"type": "none"}
+        for event in json.loads(line):
+            if event["type"] == "tsumo" and event["actor"] == seat:
+                draws += 1
+                answer = {"type": "dahai", "actor": seat, "pai": event["pai"],
+                          "tsumogiri": True}
+        if draws == 5 and answer["type"] == "dahai":
+            print("debug: discarding", answer["pai"])
+        print(json.dumps(answer), flush=True)
+""")
+
+
+def test_an_mjai_bots_stray_stdout_line_costs_one_answer_not_the_rest_of_its_game(tmp_path):
+    """A debug line an mjai bot printed before its answer was read as that answer (garbage,
+    rightly), but its real answer was then read as the answer to the next line, and so on:
+    the seat stayed one answer behind for the rest of the game, every later move illegal
+    (8 garbage lines made 427 illegal fallbacks of 763 decisions). Lines waiting before a
+    line is sent answer no ask: they are counted as garbage and skipped, so the seat is in
+    step again at once."""
+    bot = _script(tmp_path, "chatty.py", MJAI_CHATTY)
+    name = f"mjai:{PY} {bot}"
+    with capture_logs() as logs:
+        summary = _arena("riichi", name, seat_limit=30)
+    report = summary["external_seats"][name]
+    games = summary["games"]
+    assert report["illegal"] == 0, report
+    # per game: the debug line read as its answer, then that answer itself, read late
+    assert report["garbage"] == 2 * games, report
+    assert summary["policies"][name]["fallbacks"] == games
+    stale = [e for e in logs if e["event"] == "outside program fault"
+             and "answering no ask" in e["detail"]]
+    assert len(stale) == games and all('"dahai"' in e["raw"] for e in stale), stale
+
+
+# Runs `mjbot mjai` (argv[1:]) and passes its lines through, but sends its dahai with its
+# reach at once, unasked: it echoes the reach to the bot itself and swallows the seat's echo.
+MJAI_EAGER_REACH = textwrap.dedent("""
+    import json, subprocess, sys
+    bot = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           text=True, bufsize=1)
+    def ask(line):
+        bot.stdin.write(line)
+        bot.stdin.flush()
+        return bot.stdout.readline()
+    for line in sys.stdin:
+        if json.loads(line) == [{"type": "reach", "actor": int(sys.argv[-1])}]:
+            continue  # its dahai went with its reach
+        answer = ask(line)
+        if json.loads(answer)["type"] == "reach":
+            echo = json.dumps([{"type": "reach", "actor": int(sys.argv[-1])}]) + "\\n"
+            answer += ask(echo)
+        sys.stdout.write(answer)
+        sys.stdout.flush()
+""")
+
+
+def test_an_mjai_bots_dahai_sent_with_its_reach_is_its_answer_to_the_echo(tmp_path):
+    """Lines waiting before a line is sent are skipped (a bot's stray stdout), but not
+    before a reach's echo: a dahai the bot sent with its reach answers it, as it did."""
+    eager = _script(tmp_path, "eager.py", MJAI_EAGER_REACH)
+    name = f"mjai:{PY} {eager} {MJBOT} mjai --no-log --policy rulebased"
+    inside = _versus_greedy("riichi", "rulebased")
+    outside = _versus_greedy("riichi", name)
+    _same_figures(inside, outside, name)
+    assert outside["policies"][name]["riichi_rate"] > 0
+
+
+# An mjai bot that plays tsumogiri, but answers a dahai to the lines that ask for no move
+# (start_game, end_kyoku, end_game), where only none goes.
+MJAI_EDGE_MOVES = textwrap.dedent("""
+    import json, sys
+    seat = int(sys.argv[-1])
+    for line in sys.stdin:
+        events = json.loads(line)
+        answer = {"type": "none"}
+        for event in events:
+            if event["type"] == "tsumo" and event["actor"] == seat:
+                answer = {"type": "dahai", "actor": seat, "pai": event["pai"],
+                          "tsumogiri": True}
+        if events[-1]["type"] in ("start_game", "end_kyoku", "end_game"):
+            answer = {"type": "dahai", "actor": seat, "pai": "5m", "tsumogiri": False}
+        print(json.dumps(answer), flush=True)
+""")
+
+
+def test_an_mjai_bots_move_where_nothing_goes_is_counted_as_over_tcp(tmp_path):
+    """A move answering start_game, end_kyoku or end_game, where only none goes, was taken
+    as an answer by the stdin seat and never counted, while the TCP seat counted it
+    ('illegal: dahai where nothing goes'), as the README says both do. Counted in the
+    program's report, one per such line; not a decision, not a fallback."""
+    bot = _script(tmp_path, "edges.py", MJAI_EDGE_MOVES)
+    name = f"mjai:{PY} {bot}"
+    with capture_logs() as logs:
+        summary = _arena("riichi", name, seat_limit=30)
+    report = summary["external_seats"][name]
+    edges = 2 * summary["games"] + summary["hands"]  # start_game, end_game; end_kyoku
+    assert report["illegal"] == edges, (report, summary["games"], summary["hands"])
+    assert report["first_fault"] == "illegal: dahai where nothing goes"
+    assert summary["policies"][name]["fallbacks"] == 0
+    assert sum(e["event"] == "outside program fault" for e in logs) == edges
+
+
+# An mjai TCP client for 4 games (one connection each): tsumogiri, and on its fifth draw of
+# a game a debug line before its answer, in one write.
+MJAI_TCP_CHATTY = textwrap.dedent("""
+    import json, socket, sys, time
+    port = int(sys.argv[1])
+    for game in range(4):
+        while True:
+            try:
+                conn = socket.create_connection(("127.0.0.1", port))
+                break
+            except OSError:
+                time.sleep(0.05)
+        reader = conn.makefile("r")
+        seat, draws = None, 0
+        for line in reader:
+            event = json.loads(line)
+            answer = {"type": "none"}
+            if event["type"] == "hello":
+                answer = {"type": "join", "name": "chatty", "room": "default"}
+            elif event["type"] == "start_game":
+                seat = event["id"]
+            elif event["type"] == "tsumo" and event["actor"] == seat:
+                draws += 1
+                answer = {"type": "dahai", "actor": seat, "pai": event["pai"],
+                          "tsumogiri": True}
+            text = json.dumps(answer) + "\\n"
+            if draws == 5 and answer["type"] == "dahai":
+                text = "debug: discarding " + answer["pai"] + "\\n" + text
+            conn.sendall(text.encode())
+            if event["type"] == "end_game":
+                break
+        conn.close()
+""")
+
+
+def test_an_mjai_tcp_bots_stray_line_costs_one_answer_not_the_rest_of_its_game(tmp_path):
+    """As over stdin: a debug line before an answer left the TCP seat one answer behind
+    for the rest of the game."""
+    port = free_port()
+    name = f"mjai-tcp:127.0.0.1:{port}"
+    bot = _script(tmp_path, "tcp_chatty.py", MJAI_TCP_CHATTY)
+    client = subprocess.Popen([PY, bot, str(port)])
+    try:
+        summary = _arena("riichi", name, seat_limit=30)
+    finally:
+        client.wait(timeout=60)
+    report = summary["external_seats"][name]
+    assert report["illegal"] == 0, report
+    # per game: the debug line read as its answer (one fault, not also 'no answer'), then
+    # that answer itself, read late
+    assert report["garbage"] == 2 * summary["games"], report
+    assert summary["policies"][name]["fallbacks"] == summary["games"]

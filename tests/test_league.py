@@ -12,6 +12,7 @@ from pathlib import Path
 
 from adapter.commands.league import arena_file, difference, pairings
 from tests.in_process import mjbot_here
+from tests.serve_helpers import free_port
 from tests.serve_helpers import mjbot as _mjbot
 from tests.stop_helpers import stop_by_signal
 
@@ -115,6 +116,27 @@ def test_league_refuses_bad_members_in_one_line(tmp_path, monkeypatch, capsys):
         assert code == 2, (members, out)
         assert "Traceback" not in err and len(err.strip().splitlines()) == 1
         assert words in err, err
+
+
+def test_a_listening_member_seated_three_times_is_refused_before_any_game(capsys):
+    """An mjai-tcp member listens at one address for one bot; as the field of an arena (A
+    against three B) the league seated it three times there, and the run waited
+    --connect-wait for a second client (which a client run in a loop never is) and ended
+    with 'no mjai client connected'. It is refused in one line before anything listens,
+    saying where it may sit; as the first member, without --both, it is only ever the one
+    seat (its arenas then wait for its bot as an arena does)."""
+    address = f"127.0.0.1:{free_port()}"
+    for members, both in ((f"rulebased,mjai-tcp:{address}", []),
+                          (f"t=mjai-tcp:{address},rulebased", ["--both"])):
+        r = mjbot_here(capsys, "league", "--members", members, "--hands", "4",
+                       "--connect-wait", "0.5", *both)
+        assert r.returncode == 2, (members, r.stdout, r.stderr)
+        assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert "three seats" in r.stderr and "first" in r.stderr, r.stderr
+        assert "waiting for an mjai client" not in r.stderr
+    r = mjbot_here(capsys, "league", "--members", f"mjai-tcp:{address},rulebased", "--hands",
+                   "4", "--connect-wait", "0.5")
+    assert r.returncode == 1 and "no mjai client connected" in r.stderr, r.stderr
 
 
 # ---------------------------------------------------------------------- stopped early

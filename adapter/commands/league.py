@@ -109,6 +109,24 @@ def parse_members(text: str) -> list[str]:
     return members
 
 
+def require_listeners_as_heroes(members: list[str], both: bool) -> None:
+    """A listening member (``mjai-tcp:HOST:PORT``) is one seat at its address, waiting for
+    one bot: as the field of an arena (A against three B) it would take three seats there,
+    and the league wait out --connect-wait for a second client. Refused before any game,
+    saying where it may sit."""
+    from adapter.local.external import is_external, parse_spec
+    from adapter.local.seat import split_label
+
+    for hero, field in pairings(members, both):
+        seat = split_label(field)[1]
+        if is_external(seat) and parse_spec(seat).kind == "mjai-tcp":
+            raise UserInputError(
+                f"{field!r}: a listening seat is one seat at its address, but the arena "
+                f"against {hero!r} would seat it three times (three seats of the field); "
+                "list it first in --members, without --both, so that it only plays one "
+                "seat against three of each other member")
+
+
 def pairings(members: list[str], both: bool) -> list[tuple[str, str]]:
     """(hero, field) per arena: each pair once in member order, reversed too with ``both``."""
     out = []
@@ -265,6 +283,7 @@ def cmd_league(args: argparse.Namespace) -> int:
     require_writable(args.json, "--json")
     given = parse_members(args.members)
     require_table(given, args)
+    require_listeners_as_heroes(given, args.both)
     args.log_dir = log_folder(args.log_dir, default=False)
     members = [split_label(m)[0] for m in given]  # labels: the table's and the JSON's names
     out = Path(args.out) if args.out else None

@@ -76,7 +76,7 @@ class MjaiSeat(ExternalSeat):
                             "seat", json.dumps(answer))
         self.echoed_reach = True
         second = self._exchange([{"type": "reach", "actor": self.seat}],
-                                self._limit(ANSWER_LIMIT))
+                                self._limit(ANSWER_LIMIT), echo=True)
         if second["type"] != "dahai":
             raise SeatFault("illegal", f"{second['type']} after its own reach, where its "
                             "dahai goes", json.dumps(second))
@@ -99,15 +99,22 @@ class MjaiSeat(ExternalSeat):
         return self._exchange(events, self._limit(ANSWER_LIMIT))
 
     def _message(self, events: list[dict[str, Any]], limit: float) -> None:
-        """A line that asks for no move: any readable answer will do (``none`` is due)."""
+        """A line that asks for no move: ``none`` is due; another move is counted as the TCP
+        seat counts it (the program's fault, not a decision)."""
         try:
-            self._exchange(events, limit)
+            answer = self._exchange(events, limit)
+            if answer["type"] != "none":
+                raise SeatFault("illegal", f"{answer['type']} where nothing goes",
+                                json.dumps(answer, ensure_ascii=False))
         except SeatFault as fault:
             self._unasked(fault)
 
-    def _exchange(self, events: list[dict[str, Any]], limit: float) -> dict[str, Any]:
+    def _exchange(self, events: list[dict[str, Any]], limit: float,
+                  echo: bool = False) -> dict[str, Any]:
         if self.proc is None:
             raise SeatFault("crashed", "the program is not running")
+        if not echo:  # a dahai sent with its reach, unasked, is the answer to the echo
+            self._skip_stale()
         self.proc.send(json.dumps(events, ensure_ascii=False, separators=(",", ":")) + "\n")
         line = self.proc.expect_line(limit)
         try:

@@ -38,6 +38,9 @@ def parse_address(text: str) -> tuple[str, int]:
 class MjaiTcpSeat(MjaiSeat):
     platform = "mjai-tcp"
     starts_with_the_game = False  # it listens for its bot: nothing to start ahead
+    # an answer to the last event that could not be read (garbage), until a decision reads
+    # it: that decision's fault, counted once, not also as a missing answer
+    unread: SeatFault | None = None
 
     def _launch(self) -> LineProcess:
         host, port = parse_address(" ".join(self.argv))
@@ -47,6 +50,7 @@ class MjaiTcpSeat(MjaiSeat):
         return proc
 
     def _start(self, event: Any) -> None:
+        self._count_unread()
         self.last: dict[str, Any] | None = None
         self.sent = ""  # the type of the last event sent
         super()._start(event)
@@ -75,11 +79,15 @@ class MjaiTcpSeat(MjaiSeat):
         dahai): the answer to that dahai, a claim, still stands, and the dora's is ``none``."""
         if message.get("type") == "dora" and self.sent == "dahai":
             claim, self.last, self.sent = self.last, None, "dora"
+            unread, self.unread = self.unread, None
             self._out(message, limit)
+            self._count_unread()
             if self.last is not None and self.last["type"] != "none":
                 self._unasked(SeatFault("illegal", f"{self.last['type']} where nothing goes",
                                         json.dumps(self.last)))
-            self.last = claim
+            self.last, self.unread = claim, unread
+            return
+        if self._count_unread() and self.down:
             return
         last, self.last = self.last, None
         if last is not None and last["type"] != "none":
@@ -91,20 +99,29 @@ class MjaiTcpSeat(MjaiSeat):
         try:
             self.last = self._exchange([message], limit or self._limit(ANSWER_LIMIT))
         except SeatFault as fault:
-            self._unasked(fault)
+            if fault.fatal:  # the seat is down: the decision says so, as safe play
+                self._unasked(fault)
+            else:
+                self.unread = fault
 
     def _edge(self, message: dict[str, Any]) -> None:
         self._out(message)
 
     def _due(self) -> dict[str, Any]:
+        fault, self.unread = self.unread, None
+        if fault is not None:
+            raise fault
         answer, self.last = self.last, None
         if answer is None:
             raise SeatFault("garbage", "no answer to the event that asks for a move")
         return answer
 
-    def _exchange(self, events: list[dict[str, Any]], limit: float) -> dict[str, Any]:
+    def _exchange(self, events: list[dict[str, Any]], limit: float,
+                  echo: bool = False) -> dict[str, Any]:
         if self.proc is None:
             raise SeatFault("crashed", "the bot is not connected")
+        if not echo:  # a dahai sent with its reach, unasked, is the answer to the echo
+            self._skip_stale()
         for event in events:  # a reach echo: one event, its answer the dahai
             self.proc.send(json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n")
         answer = self._read(limit)
@@ -112,6 +129,14 @@ class MjaiTcpSeat(MjaiSeat):
         if problem is not None:
             raise SeatFault("garbage", problem, json.dumps(answer))
         return answer
+
+    def _count_unread(self) -> bool:
+        """Count a kept unreadable answer that no decision read (the event asked for no
+        move) as that event's fault; whether there was one."""
+        fault, self.unread = self.unread, None
+        if fault is not None:
+            self._unasked(fault)
+        return fault is not None
 
     def _read(self, limit: float) -> dict[str, Any]:
         assert self.proc is not None
@@ -127,4 +152,5 @@ class MjaiTcpSeat(MjaiSeat):
     def _seen(self, event: Any) -> None:
         super()._seen(event)
         if isinstance(event, ev.GameEnded):
+            self._count_unread()  # the answer to end_game: no decision reads it
             self._stop()  # the original server ends the connection with the game

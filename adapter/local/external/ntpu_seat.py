@@ -27,7 +27,6 @@ from protocols import tiles as T
 from protocols.codec import ProtocolError
 
 ANSWER_LIMIT = 5.0
-STALE_LOGGED = 3  # lines answering no ask logged one by one before an ask; the rest counted
 TURN_ASKS = (("hu", ev.Win), ("gong", ev.Kan))
 CLAIM_ASKS = (("hu", ev.Win), ("gong", ev.Kan), ("pong", ev.Pon), ("eat", ev.Chi))
 
@@ -91,11 +90,7 @@ class NtpuSeat(ExternalSeat):
         self.proc.send(line + "\n")
 
     def _ask_word(self, word: str) -> Any:
-        assert self.proc is not None
-        stale, count = self.proc.waiting_lines(STALE_LOGGED)
-        for line in stale:
-            self._unasked(SeatFault("garbage", "a line answering no ask", line))
-        self._more_unasked("garbage", count - len(stale), "lines answering no ask")
+        self._skip_stale()
         self._send(f"/ask {word}")
         reply = self._reply(self._limit(ANSWER_LIMIT))
         try:

@@ -32,6 +32,7 @@ log = structlog.get_logger("mjbot.external")
 
 MAX_RESTARTS = 3
 HEARD = 2  # lines of what a program said, logged with a refused move (a riichi is two)
+STALE_LOGGED = 3  # lines answering no ask logged one by one before a line; the rest counted
 REASONS = ("late", "crashed", "garbage", "illegal")
 
 
@@ -199,6 +200,17 @@ class ExternalSeat:
         setattr(self.report, reason, getattr(self.report, reason) + count)
         log.warning("outside program faults not logged one by one", seat=self.seat,
                     program=self.name, reason=reason, count=count, detail=what)
+
+    def _skip_stale(self) -> None:
+        """Before a line that wants one answer: lines the program sent that no line asked
+        for (a debug print on stdout before its answer) are garbage, counted and dropped, so
+        the next line read answers the line about to be sent and the program is in step
+        again, not one answer behind for the rest of its run."""
+        assert self.proc is not None
+        stale, count = self.proc.waiting_lines(STALE_LOGGED)
+        for line in stale:
+            self._unasked(SeatFault("garbage", "a line answering no ask", line))
+        self._more_unasked("garbage", count - len(stale), "lines answering no ask")
 
     # ------------------------------------------------------------------ faults
 
