@@ -139,8 +139,8 @@ def test_summary_names_the_policy_and_gives_each_game_and_an_interval():
     # mjbot's mean rank per game: 2, 3, 1.5
     assert out["average_rank"] == {"mjbot": 2.167, "RulebaseBot": 2.833}
     lo, hi = out["average_rank_ci95"]["mjbot"]
-    assert lo == pytest.approx(2.1667 - 1.959964 * 0.7638 / 3 ** 0.5, abs=1e-3)
-    assert hi == pytest.approx(2.1667 + 1.959964 * 0.7638 / 3 ** 0.5, abs=1e-3)
+    assert lo == pytest.approx(2.1667 - 4.302653 * 0.7638 / 3 ** 0.5, abs=1e-3)
+    assert hi == pytest.approx(2.1667 + 4.302653 * 0.7638 / 3 ** 0.5, abs=1e-3)
     # seats 0 and 2: +15,000 -5,000, -15,000 +5,000, +10,000 +5,000
     assert out["points_per_game"] == {"mjbot": 2500, "RulebaseBot": -2500}
     assert out["fallbacks"] == {"nn": {"decisions": 10, "fallbacks": 1, "fallback_share": 0.1,

@@ -35,10 +35,10 @@ from adapter.commands import (
     require_networks,
     require_policy,
 )
-from adapter.local.arena import Z95
 
 # mjai's rule, a tie to the earlier seat, is our placement with the first dealer at seat 0
 from adapter.local.game import placement as ranks_of
+from adapter.local.intervals import t975
 from adapter.platforms.mjai import MjaiBot, MjaiSettings, reply_line
 from brain.tally import FallbackTally
 
@@ -183,7 +183,7 @@ def summarize(per_game: list[dict[str, Any]], policy: str, seconds: float,
                  for g in per_game]
         average[side] = round(statistics.mean(means), 3)
         if len(means) > 1:
-            half = Z95 * statistics.stdev(means) / math.sqrt(len(means))
+            half = t975(len(means) - 1) * statistics.stdev(means) / math.sqrt(len(means))
             interval[side] = [round(average[side] - half, 3), round(average[side] + half, 3)]
         else:
             interval[side] = [None, None]
