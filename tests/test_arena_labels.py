@@ -246,3 +246,15 @@ def test_json_dash_is_stdout_and_an_unwritable_file_is_named(command, tmp_path, 
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"--json {bad}: no folder {bad.parent}" in done.stderr
     assert "hands in" not in done.stderr + done.stdout  # refused before the arena
+
+
+def test_an_outside_seats_decisions_are_logged_with_the_time_it_took(tmp_path):
+    """The referee logged an outside program's every decision as taking 0.0 s (only our
+    brain's answers say how long they thought), so `mjbot replay` of an arena log showed
+    'median 0.0 ms' for the outside seat. It now logs the time the program took to answer."""
+    config = ArenaConfig("riichi", (f"tg={TG}", "tsumogiri", "tsumogiri", "tsumogiri"),
+                         hands=1, seed=3, log_dir=str(tmp_path))
+    run_arena(config)
+    times = [d.elapsed for path in sorted(tmp_path.rglob("*.mjlog.msgpack"))
+             for d in read_log(path).decisions() if d.policy == "tg"]
+    assert times and all(t > 0 for t in times), times[:5]

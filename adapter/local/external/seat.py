@@ -14,6 +14,7 @@ safe play).
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -139,6 +140,7 @@ class ExternalSeat:
 
     def decide(self, request: ev.DecisionRequest, legal: list[Any]) -> Answer:
         counted = len(legal) > 1  # a forced move is no decision (as for our policies)
+        started = time.perf_counter()
         if self.down:
             action, fallback = safest_action(self.state, legal), f"{self.down} (safe play)"
         else:
@@ -150,7 +152,10 @@ class ExternalSeat:
                 action, fallback = safest_action(self.state, legal), one_line(str(fault))
         if counted:
             self.tally.record(fallback)
-        return Answer(action, tuple(legal), self.name, fallback=fallback)
+        # the time the program took to answer (the log's decision frame, `mjbot replay`'s
+        # times, the arena's time figures): it was 0.0, Answer's default
+        return Answer(action, tuple(legal), self.name, fallback=fallback,
+                      elapsed=time.perf_counter() - started)
 
     def close(self) -> None:
         self._stop()
