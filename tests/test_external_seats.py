@@ -196,8 +196,8 @@ def _all_gone(pidfile: Path) -> list[int]:
     def alive(pid: int) -> bool:
         try:
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, IndexError):
-            return False
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            return False  # ProcessLookupError: reaped between the open and the read
         return state != "Z"
 
     for _ in range(100):
