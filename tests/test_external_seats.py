@@ -1251,3 +1251,87 @@ def test_an_mjai_tcp_bots_stray_line_costs_one_answer_not_the_rest_of_its_game(t
     # that answer itself, read late
     assert report["garbage"] == 2 * summary["games"], report
     assert summary["policies"][name]["fallbacks"] == summary["games"]
+
+
+# Kept running (MCR): plays its draw after a pause of PAUSE seconds, PASS to everything else.
+BOTZONE_SLOW_DRAW = textwrap.dedent("""
+    import sys, time
+    def answer(req):
+        p = req.split()
+        if p[0] == "2":
+            time.sleep(float(sys.argv[1]))
+            return "PLAY " + p[1]
+        return "PASS"
+    n = int(sys.stdin.readline())
+    lines = [sys.stdin.readline().strip() for _ in range(2 * n - 1)]
+    print(answer(lines[-1]))
+    print(">>>BOTZONE_REQUEST_KEEP_RUNNING<<<", flush=True)
+    for line in sys.stdin:
+        if line.strip():
+            print(answer(line.strip()))
+            print(">>>BOTZONE_REQUEST_KEEP_RUNNING<<<", flush=True)
+""")
+
+# An mjai TCP client for 4 games: tsumogiri after a pause of argv[2] seconds, none otherwise.
+MJAI_TCP_SLOW_DRAW = textwrap.dedent("""
+    import json, socket, sys, time
+    port, pause = int(sys.argv[1]), float(sys.argv[2])
+    for game in range(4):
+        while True:
+            try:
+                conn = socket.create_connection(("127.0.0.1", port))
+                break
+            except OSError:
+                time.sleep(0.05)
+        seat = None
+        for line in conn.makefile("r"):
+            event = json.loads(line)
+            answer = {"type": "none"}
+            if event["type"] == "hello":
+                answer = {"type": "join", "name": "slow", "room": "default"}
+            elif event["type"] == "start_game":
+                seat = event["id"]
+            elif event["type"] == "tsumo" and event["actor"] == seat:
+                time.sleep(pause)
+                answer = {"type": "dahai", "actor": seat, "pai": event["pai"],
+                          "tsumogiri": True}
+            conn.sendall((json.dumps(answer) + "\\n").encode())
+            if event["type"] == "end_game":
+                break
+        conn.close()
+""")
+
+
+def _turn_times(log_dir: Path, name: str) -> list[float]:
+    """The logged seconds of ``name``'s turn decisions (more than one legal move)."""
+    return [d.elapsed for path in sorted(log_dir.rglob("*.mjlog.msgpack"))
+            for d in read_log(path).decisions()
+            if d.policy == name and d.request.kind == "turn" and len(d.legal) > 1]
+
+
+@pytest.mark.parametrize("kind", ["botzone-keep", "mjai-tcp"])
+def test_a_seat_that_reads_answers_as_lines_go_logs_the_time_the_answer_took(tmp_path, kind):
+    """The Botzone and mjai TCP seats read each line's answer as the line is sent (observe),
+    and a decision only takes the answer kept: their decisions were logged as taking the
+    microseconds of that, not the pause the program took to answer (033e577 timed the
+    decision alone, which is the program's time only where the decision sends the line)."""
+    pause = 0.01
+    client = None
+    if kind == "botzone-keep":
+        variant = "mcr"
+        name = f"botzone-keep:{PY} {_script(tmp_path, 'slow.py', BOTZONE_SLOW_DRAW)} {pause}"
+    else:
+        variant, port = "riichi", free_port()
+        name = f"mjai-tcp:127.0.0.1:{port}"
+        client = subprocess.Popen([PY, _script(tmp_path, "slow.py", MJAI_TCP_SLOW_DRAW),
+                                   str(port), str(pause)])
+    logs = tmp_path / "logs"
+    config = ArenaConfig(variant, (name, "rulebased", "rulebased", "rulebased"), hands=1,
+                         seed=3, seat_limit=30, log_dir=str(logs))
+    try:
+        run_arena(config)
+    finally:
+        if client is not None:
+            client.wait(timeout=60)
+    times = _turn_times(logs, name)
+    assert times and min(times) >= pause, sorted(times)[:5]

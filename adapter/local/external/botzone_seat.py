@@ -97,6 +97,7 @@ class BotzoneSeat(ExternalSeat):
 
     def _line(self, line: str) -> None:
         """One request line to the bot and its answer read (kept for the decision, if any)."""
+        self.answered_in = 0.0
         if self._count_unreadable() and self.down:  # no decision read it: only PASS went
             return
         if self.last not in (None, "PASS"):
@@ -113,6 +114,15 @@ class BotzoneSeat(ExternalSeat):
         bot = self.bot
         bot.requests.append(line)
         self.answered = line
+        started = time.perf_counter()
+        try:
+            self._exchange_line(line)
+        finally:  # the answer a decision on this line takes: the time it took
+            self.answered_in = time.perf_counter() - started
+
+    def _exchange_line(self, line: str) -> None:
+        """Send ``line`` (starting the program where none runs) and read its answer."""
+        bot = self.bot
         if self.proc is not None:
             limit = self._limit(LATER_LIMIT)
             self.proc.send((json.dumps(line) if self.json_io else line) + "\n", limit)

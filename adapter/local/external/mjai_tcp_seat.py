@@ -17,6 +17,7 @@ later game would wait as long again. A stop (SIGTERM, Ctrl-C) ends the wait at o
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from adapter.local.external.mjai_seat import ANSWER_LIMIT, MjaiSeat
@@ -80,13 +81,15 @@ class MjaiTcpSeat(MjaiSeat):
         if message.get("type") == "dora" and self.sent == "dahai":
             claim, self.last, self.sent = self.last, None, "dora"
             unread, self.unread = self.unread, None
+            answered_in = self.answered_in
             self._out(message, limit)
             self._count_unread()
             if self.last is not None and self.last["type"] != "none":
                 self._unasked(SeatFault("illegal", f"{self.last['type']} where nothing goes",
                                         json.dumps(self.last)))
-            self.last, self.unread = claim, unread
+            self.last, self.unread, self.answered_in = claim, unread, answered_in
             return
+        self.answered_in = 0.0
         if self._count_unread() and self.down:
             return
         last, self.last = self.last, None
@@ -96,6 +99,7 @@ class MjaiTcpSeat(MjaiSeat):
             if self.down:
                 return
         self.sent = str(message.get("type"))
+        started = time.perf_counter()
         try:
             self.last = self._exchange([message], limit or self._limit(ANSWER_LIMIT))
         except SeatFault as fault:
@@ -103,6 +107,8 @@ class MjaiTcpSeat(MjaiSeat):
                 self._unasked(fault)
             else:
                 self.unread = fault
+        finally:  # the answer a decision on this event takes: the time it took
+            self.answered_in = time.perf_counter() - started
 
     def _edge(self, message: dict[str, Any]) -> None:
         self._out(message)

@@ -103,6 +103,10 @@ class ExternalSeat:
         self.report = SeatReport()
         self.proc: LineProcess | None = None
         self.down = ""  # why the seat plays safe until the next hand ("" while it plays)
+        # seconds the program took for the answer kept for the next decision, where a seat
+        # reads each line's answer as it sends the line (mjai TCP, Botzone): that decision's
+        # time, which its own call only spends taking the kept answer
+        self.answered_in = 0.0
         self.runs = 0  # runs of the program this game
         self.pids: list[int] = []  # every run's process id (tests check none outlives us)
         self.heard: deque[str] = deque(maxlen=HEARD)  # the program's last lines
@@ -141,6 +145,7 @@ class ExternalSeat:
     def decide(self, request: ev.DecisionRequest, legal: list[Any]) -> Answer:
         counted = len(legal) > 1  # a forced move is no decision (as for our policies)
         started = time.perf_counter()
+        kept, self.answered_in = self.answered_in, 0.0
         if self.down:
             action, fallback = safest_action(self.state, legal), f"{self.down} (safe play)"
         else:
@@ -153,9 +158,10 @@ class ExternalSeat:
         if counted:
             self.tally.record(fallback)
         # the time the program took to answer (the log's decision frame, `mjbot replay`'s
-        # times, the arena's time figures): it was 0.0, Answer's default
+        # times): it was 0.0, Answer's default; an answer read before the decision counts
+        # the time it took then
         return Answer(action, tuple(legal), self.name, fallback=fallback,
-                      elapsed=time.perf_counter() - started)
+                      elapsed=kept + time.perf_counter() - started)
 
     def close(self) -> None:
         self._stop()
