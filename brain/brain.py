@@ -74,14 +74,16 @@ def policy_seconds(limit: float, margin: float = DEFAULT_MARGIN) -> float:
 
 
 def tight_limit_note(limit: float, margin: float = DEFAULT_MARGIN) -> str | None:
-    """Why a per-decision ``limit`` at or below the ``margin`` is a poor one (None where it is
-    above): a policy that thinks is left only a tenth of it, and one that needs more is a
-    fallback, decision after decision, with nothing at the start to say why."""
-    if limit > margin:
+    """Why a per-decision ``limit`` so close to the ``margin`` that a policy that thinks gets
+    only the tenth of it that :func:`policy_seconds` keeps (up to ``margin / 0.9``; None
+    above) is a poor one: such a policy falls back where it needs more, decision after
+    decision, with nothing at the start to say why."""
+    if limit - margin > 0.1 * limit:
         return None
-    return (f"at or below the {margin:g} s margin kept back for sending the "
-            f"answer: a policy that thinks (mc) gets {policy_seconds(limit, margin):.3g} s a "
-            f"decision, and falls back where it needs more; give more than {margin:g} s")
+    return (f"leaves a policy that thinks (mc) only a tenth of it, "
+            f"{policy_seconds(limit, margin):.3g} s a decision, after the {margin:g} s margin "
+            f"kept back for sending the answer: it falls back where it needs more; give more "
+            f"than {margin / 0.9:.3g} s")
 
 
 class Brain:

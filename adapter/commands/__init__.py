@@ -348,9 +348,9 @@ def require_table(names: Any, args: Any) -> None:
 
 def warn_tight_budget(names: Any, budget: float | None, margin: float | None = None) -> None:
     """One warning line for each limit (``--budget``, a seat's ``@budget=``) that leaves a
-    policy that thinks (``mc``, ``mc@OPTIONS``) among ``names`` only a tenth of itself: at or
-    below the brain's margin (``margin``; default the brain's), it searched for almost no time
-    and fell back, silently. Only a warning: a platform's limit may really be that tight, the
+    policy that thinks (``mc``, ``mc@OPTIONS``) among ``names`` only a tenth of itself: within
+    a ninth of the brain's margin (``margin``; default the brain's), it searched for almost no
+    time and fell back, silently. Only a warning: a platform's limit may really be that tight, the
     answer still goes out in time, and a fast policy is unaffected."""
     from adapter.local.seat import split_budget
     from brain.brain import DEFAULT_MARGIN, tight_limit_note
