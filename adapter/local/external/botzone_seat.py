@@ -52,14 +52,11 @@ class BotzoneSeat(ExternalSeat):
         self.planned: int | None = None  # the discard named with our PENG / CHI
         self.last: str | None = None  # the answer to the last line, until a decision reads it
         self.answered = ""  # that line
-        # an answer to the last line that Botzone could not read, until a decision reads it:
-        # that decision's fault (garbage), counted once, not also as a missing answer
-        self.unreadable: SeatFault | None = None
 
     def _seen(self, event: Any) -> None:
         if isinstance(event, ev.GameEnded):
             # the match's last line: no decision and no later line will read its answer
-            self._count_unreadable()
+            self._count_unread()
         if not (isinstance(event, ev.MeldCalled) and event.seat == self.seat
                 and event.kind in ("chi", "pon")):
             self.planned = None  # it belongs to that call only (a call can lose to another)
@@ -71,9 +68,7 @@ class BotzoneSeat(ExternalSeat):
             tile, self.planned = self.planned, None
             return ev.Discard(tile)
         response, self.last = self.last, None
-        if self.unreadable is not None:
-            fault, self.unreadable = self.unreadable, None
-            raise fault
+        self._raise_unread()
         if response is None:
             raise SeatFault("illegal", f"no answer to read for a {request.kind} request")
         try:
@@ -98,7 +93,7 @@ class BotzoneSeat(ExternalSeat):
     def _line(self, line: str) -> None:
         """One request line to the bot and its answer read (kept for the decision, if any)."""
         self.answered_in = 0.0
-        if self._count_unreadable() and self.down:  # no decision read it: only PASS went
+        if self._count_unread() and self.down:  # no decision read it: only PASS went
             return
         if self.last not in (None, "PASS"):
             last, self.last = self.last or "", None
@@ -138,7 +133,7 @@ class BotzoneSeat(ExternalSeat):
         except Verdict as verdict:
             response = lines[0].strip() if lines else ""
             bot.responses.append(response)
-            self.unreadable = SeatFault("garbage", verdict.detail, "\n".join(lines))
+            self.unread = SeatFault("garbage", verdict.detail, "\n".join(lines))
             return
         bot.responses.append(response)
         self.last = response
@@ -172,14 +167,6 @@ class BotzoneSeat(ExternalSeat):
             if printed > OUTPUT_LIMIT:  # lines without end: gathered till the limit before
                 raise SeatFault("garbage", f"more than {OUTPUT_LIMIT} bytes of output in one "
                                 "turn (OLE on Botzone)", "\n".join(lines[:3]), fatal=True)
-
-    def _count_unreadable(self) -> bool:
-        """Count a kept unreadable answer that no decision read (it answered a line where
-        only PASS goes) as that line's fault; whether there was one."""
-        fault, self.unreadable = self.unreadable, None
-        if fault is not None:
-            self._unasked(fault)
-        return fault is not None
 
     def _late(self, lines: list[str], limit: float) -> str:
         """Why a turn was late, in the turn's limit: a bot that answered but did not end its

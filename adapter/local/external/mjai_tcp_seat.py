@@ -39,9 +39,6 @@ def parse_address(text: str) -> tuple[str, int]:
 class MjaiTcpSeat(MjaiSeat):
     platform = "mjai-tcp"
     starts_with_the_game = False  # it listens for its bot: nothing to start ahead
-    # an answer to the last event that could not be read (garbage), until a decision reads
-    # it: that decision's fault, counted once, not also as a missing answer
-    unread: SeatFault | None = None
 
     def _launch(self) -> LineProcess:
         host, port = parse_address(" ".join(self.argv))
@@ -114,9 +111,7 @@ class MjaiTcpSeat(MjaiSeat):
         self._out(message)
 
     def _due(self) -> dict[str, Any]:
-        fault, self.unread = self.unread, None
-        if fault is not None:
-            raise fault
+        self._raise_unread()
         answer, self.last = self.last, None
         if answer is None:
             raise SeatFault("garbage", "no answer to the event that asks for a move")
@@ -135,14 +130,6 @@ class MjaiTcpSeat(MjaiSeat):
         if problem is not None:
             raise SeatFault("garbage", problem, json.dumps(answer))
         return answer
-
-    def _count_unread(self) -> bool:
-        """Count a kept unreadable answer that no decision read (the event asked for no
-        move) as that event's fault; whether there was one."""
-        fault, self.unread = self.unread, None
-        if fault is not None:
-            self._unasked(fault)
-        return fault is not None
 
     def _read(self, limit: float) -> dict[str, Any]:
         assert self.proc is not None

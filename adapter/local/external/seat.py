@@ -107,6 +107,10 @@ class ExternalSeat:
         # reads each line's answer as it sends the line (mjai TCP, Botzone): that decision's
         # time, which its own call only spends taking the kept answer
         self.answered_in = 0.0
+        # an answer a seat that reads each line's answer as the line goes (mjai TCP, Botzone)
+        # could not read (garbage), until a decision reads it: that decision's fault, counted
+        # once, not also as a missing answer
+        self.unread: SeatFault | None = None
         self.runs = 0  # runs of the program this game
         self.pids: list[int] = []  # every run's process id (tests check none outlives us)
         self.heard: deque[str] = deque(maxlen=HEARD)  # the program's last lines
@@ -211,6 +215,20 @@ class ExternalSeat:
         setattr(self.report, reason, getattr(self.report, reason) + count)
         log.warning("outside program faults not logged one by one", seat=self.seat,
                     program=self.name, reason=reason, count=count, detail=what)
+
+    def _count_unread(self) -> bool:
+        """Count a kept unreadable answer (:attr:`unread`) that no decision read (its line
+        asked for no move) as that line's fault; whether there was one."""
+        fault, self.unread = self.unread, None
+        if fault is not None:
+            self._unasked(fault)
+        return fault is not None
+
+    def _raise_unread(self) -> None:
+        """The decision reading a kept unreadable answer: its fault, counted once."""
+        fault, self.unread = self.unread, None
+        if fault is not None:
+            raise fault
 
     def _skip_stale(self) -> None:
         """Before a line that wants one answer: lines the program sent that no line asked
