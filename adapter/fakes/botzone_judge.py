@@ -25,6 +25,7 @@ import random
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -250,14 +251,9 @@ class BotProcess:
         """What an exited one-shot bot left in ``fd``, read without waiting: a pipe holds
         at most pipe-max-size (1 MiB by default), so :data:`STDERR_READS` pipefuls take all
         of it, and a helper writing on cannot hold the judge."""
-        for _ in range(STDERR_READS):
-            try:
-                chunk = os.read(fd, CHUNK)
-            except BlockingIOError:
-                return
-            if not chunk:
-                return
-            self._printed(fd, stdout, chunk, got)
+        for chunk in _read_now(fd, STDERR_READS):
+            if chunk:
+                self._printed(fd, stdout, chunk, got)
 
     def _answer(self, lines: list[str]) -> str:
         """The response in what the bot printed for one turn (a keep-running turn: what came
@@ -307,11 +303,7 @@ class BotProcess:
         without waiting: a bot must never wait on a full stderr pipe, nor hold the judge."""
         if self.stderr is None or self.stderr not in ready:
             return
-        for _ in range(reads):
-            try:
-                chunk = os.read(self.stderr, CHUNK)
-            except BlockingIOError:
-                return
+        for chunk in _read_now(self.stderr, reads):
             if not chunk:
                 self.notes.end()
                 os.close(self.stderr)
@@ -433,6 +425,19 @@ class BotProcess:
             self.notes.end()
             os.close(self.stderr)
             self.stderr = None
+
+
+def _read_now(fd: int, reads: int) -> Iterator[bytes]:
+    """Up to ``reads`` pipefuls of the non-blocking ``fd``, as much as it holds now, never
+    waiting; an empty chunk, last, where it has ended."""
+    for _ in range(reads):
+        try:
+            chunk = os.read(fd, CHUNK)
+        except BlockingIOError:
+            return
+        yield chunk
+        if not chunk:
+            return
 
 
 def _end(proc: subprocess.Popen[bytes]) -> None:
