@@ -27,8 +27,8 @@ RIICHI = rules_for("riichi")
 
 def recorded_wins(path: Path) -> list[tuple[ev.RoundWon, WinContext]]:
     """Each win of the record with the context our rules build from the winner's view at
-    that moment (ura dora from the record; the riichi sticks go to the first winner of a
-    discard only, as at Tenhou and at our referee)."""
+    that moment (ura dora from the record; the riichi sticks and the honba go to the first
+    winner of a discard only, as at Tenhou and at our referee)."""
     record = read_game(path)
     if record.variant != "riichi" or any(
             isinstance(e, ev.GameStarted) and e.rules.get("players") == 3 for e in record.events):
@@ -45,7 +45,8 @@ def recorded_wins(path: Path) -> list[tuple[ev.RoundWon, WinContext]]:
                 second = previous is not None and previous.from_seat is not None \
                     and previous.from_seat == e.from_seat
                 ctx = dataclasses.replace(ctx, ura_dora_indicators=tuple(e.ura_dora_indicators),
-                                          sticks=0 if second else ctx.sticks)
+                                          sticks=0 if second else ctx.sticks,
+                                          honba=0 if second else ctx.honba)
                 out.append((e, ctx))
             previous = e if isinstance(e, ev.RoundWon) else (
                 None if isinstance(e, ev.RoundStarted) else previous)

@@ -17,7 +17,7 @@ Variant rules carried out here (the rules modules decide what is legal and what 
 
 * riichi (Tenhou): dead wall of 14, kan dora (closed kan: at once; open/added kan: after the
   next discard), ura dora for riichi winners, double ron (triple ron is an abortive draw; honba
-  to each winner, sticks to the first after the discarder), abortive draws (nine terminals, four
+  and sticks to the first after the discarder), abortive draws (nine terminals, four
   riichi, four kans by more than one seat, four winds), exhaustive draw with 3000 noten payments
   or, where a seat's discards are all terminals and honours and none was called, 流し満貫
   (a mangan self-draw's payments to each such seat instead of the noten payments).
@@ -423,8 +423,11 @@ class HandReferee:
         if self.spec.has_riichi:
             if ctx.riichi or ctx.double_riichi:
                 ura = tuple(self.walls.ura_indicators[:len(self.walls.dora)])
-            ctx = dataclasses.replace(ctx, ura_dora_indicators=ura, sticks=self.sticks
-                                      if with_sticks else 0)
+            # a double ron's second winner gets neither the sticks nor the honba (Tenhou's
+            # 上家取り: mjx State::Ron, Mortal's handle_hora); the discarder pays them once
+            ctx = dataclasses.replace(ctx, ura_dora_indicators=ura,
+                                      sticks=self.sticks if with_sticks else 0,
+                                      honba=ctx.honba if with_sticks else 0)
         score = self.rules.score(ctx)
         if score is None:  # the legal set said this is a win: a rules bug, not a player's
             raise RefereeError(f"seat {seat} won on {T.tile_name(tile)} but the rules score "
