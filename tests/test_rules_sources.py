@@ -6,6 +6,7 @@ the real Tenhou records in ../shared/data."""
 from __future__ import annotations
 
 from protocols import events as ev
+from protocols import tiles as T
 from tests.table_helpers import events_of, layout_wall, play_hand, take_when_legal
 
 RIICHI_DEALER = "222z333z444z666z7z"
@@ -27,3 +28,38 @@ def test_double_ron_pays_the_honba_to_the_first_winner_only() -> None:
     assert (first.winner, second.winner) == (1, 3)
     assert first.deltas == (wins[0][0].deltas[0] - 600, wins[0][0].deltas[1] + 600, 0, 0)
     assert second.deltas == wins[0][1].deltas  # as if there were no honba
+
+
+def _terminals_only(state, request, legal):  # type: ignore[no-untyped-def]
+    """Pon whatever is offered; discard only terminals and honours (the drawn tile first)."""
+    pon = next((a for a in legal if isinstance(a, ev.Pon)), None)
+    if request.kind == "claim":
+        return pon
+    if request.kind != "turn":
+        return None
+    ends = [a for a in legal if isinstance(a, ev.Discard) and not a.riichi
+            and T.kind(a.tile) in T.TERMINALS_AND_HONOURS]
+    return next((a for a in ends if a.tile == state.last_draw), ends[0])
+
+
+def test_nagashi_mangan_holds_with_the_seats_own_calls_and_a_karaten_hand_is_noten() -> None:
+    """Two Tenhou rules at one exhaustive draw.
+
+    流し満貫 is lost only by a discard that is no terminal or honour or that another seat
+    calls; the seat's own calls do not matter (mjx State::ApplyOpen clears has_nm of the seat
+    called from only; Mortal's update_nagashi_mangan clears the chi/pon/kan target only):
+    seat 1 pons the dealer's 1m and is still paid a non-dealer mangan.
+
+    A hand whose only wait is a tile it holds all four of in its concealed hand (2222s345p
+    678p789m waits on a fifth 2s) is not ready at Tenhou (https://mj-news.net/?p=38310:
+    天鳳ルールでは…手牌に4枚ある場合はノーテン扱い; a pon and a single wait on the same tile
+    is ready): seat 3 is not among the ready seats; the dealer and seat 2 are."""
+    wall = layout_wall("riichi", ["234m567m234p567p5s", "11m9m19p19s123456z",
+                                  "345m678m345p678p6s", "2222s345p678p789m"], draws="1m")
+    referee, seats = play_hand("riichi", wall, {1: _terminals_only})
+    (pon,) = events_of(seats[0], ev.MeldCalled)
+    assert (pon.seat, pon.kind, pon.from_seat) == (1, "pon", 0)
+    (drawn,) = events_of(seats[0], ev.RoundDrawn)
+    assert drawn.reason == "nagashi" and drawn.tenpai == (0, 2)
+    assert drawn.deltas == (-4000, 8000, -2000, -2000)
+    assert referee.outcome.dealer_keeps
