@@ -24,8 +24,9 @@ Variant rules carried out here (the rules modules decide what is legal and what 
 * mcr (Botzone judge): four private walls of 34, each seat draws from the end of its own;
   dealer seat 0; a seat due to draw from an empty wall (a kong's replacement included) ends
   the hand (荒庄); one winner (the first after the discarder); HU > PENG = GANG > CHI.
-* taiwan16: 16 tiles, replacement draws from the end of the wall, drawn with 16 tiles left; one
-  winner (the first after the discarder); win > kong/pong > chow.
+* taiwan16: 16 tiles, replacement draws from the end of the wall, drawn right after the draw
+  that leaves 16 tiles (that drawer may only win by it, as at the NYCU lab referee); one winner
+  (the first after the discarder); win > kong/pong > chow.
 * mass: 108 tiles, drawn when the wall is empty; one winner; win > kong = pung > chow.
 """
 
@@ -113,6 +114,7 @@ class HandOutcome:
 
 
 _TURN = ev.DecisionRequest("turn")  # requests are immutable: one for every turn
+_PASS = ev.Pass()
 
 
 class _HandOver(Exception):
@@ -289,6 +291,8 @@ class HandReferee:
                     self._exhaustive_draw()
                 tile = self.walls.draw(seat, replacement)
                 self.emit(ev.TileDrawn(seat, tile, replacement))
+                if self.spec.wall_reserve and not self.walls.can_draw(seat):
+                    self._last_draw(seat)
             action = self.ask(seat, _TURN)
             if isinstance(action, ev.Win):
                 self._win_self_draw(seat)
@@ -299,6 +303,16 @@ class HandReferee:
                 draw, replacement = True, True
                 continue
             seat, draw, replacement = self._discard(seat, action)
+
+    def _last_draw(self, seat: int) -> None:
+        """Taiwan: the draw that leaves the reserve ends the hand, as at the NYCU lab referee
+        (its records end on that draw): the drawer is asked only whether it wins, and never
+        discards, so no seat can win on a discard after it."""
+        legal = self.rules.legal_actions(self.views[seat], _TURN)
+        wins: list[Any] = [a for a in legal if isinstance(a, ev.Win)]
+        if wins and isinstance(self.ask(seat, _TURN, [*wins, _PASS]), ev.Win):
+            self._win_self_draw(seat)
+        self._exhaustive_draw()
 
     def _own_kan(self, seat: int, action: ev.Kan) -> None:
         view = self.views[seat]
