@@ -63,3 +63,26 @@ def test_nagashi_mangan_holds_with_the_seats_own_calls_and_a_karaten_hand_is_not
     assert drawn.reason == "nagashi" and drawn.tenpai == (0, 2)
     assert drawn.deltas == (-4000, 8000, -2000, -2000)
     assert referee.outcome.dealer_keeps
+
+
+def test_pao_with_a_second_yakuman_makes_the_liable_seat_pay_the_whole_hand() -> None:
+    """Tenhou's rule page (https://tenhou.net/man/#RULE, quoted in Mortal's
+    libriichi/src/arena/board.rs handle_hora):
+    複合役満を含む得点を、ツモ＝全額・ロン＝折半で支払う。積み棒は包。
+    大三元 fed by seat 1, with 字一色 beside it: on a self-draw seat 1 pays both yakuman and
+    the honba; on seat 3's discard seat 3 pays half the hand, seat 1 the other half and the
+    honba."""
+    import dataclasses
+
+    from brain.rules import rules_for
+    from tests.rules_helpers import ctx, meld
+
+    melds = (meld("pon", "555z", from_seat=1), meld("pon", "666z", from_seat=2),
+             meld("pon", "777z", from_seat=1))
+    win = ctx("11122z", "2z", melds, seat=0, from_seat=3, dealer=2, honba=1, pao_seat=1)
+    riichi = rules_for("riichi")
+    ron = riichi.score(win)
+    assert ron is not None and ron.limit == "2x yakuman"
+    assert ron.deltas == (64300, -32300, 0, -32000)
+    tsumo = riichi.score(dataclasses.replace(win, from_seat=None))
+    assert tsumo is not None and tsumo.deltas == (64300, -64300, 0, 0)
