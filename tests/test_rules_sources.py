@@ -86,3 +86,20 @@ def test_pao_with_a_second_yakuman_makes_the_liable_seat_pay_the_whole_hand() ->
     assert ron.deltas == (64300, -32300, 0, -32000)
     tsumo = riichi.score(dataclasses.replace(win, from_seat=None))
     assert tsumo is not None and tsumo.deltas == (64300, -64300, 0, 0)
+
+
+def test_pao_counts_an_earlier_concealed_kong_of_the_set() -> None:
+    """大三元's liability holds when one of the first two dragon sets is a concealed kong:
+    the seat that fed the third (by pon or open kan) pays (ja.wikipedia 大三元 / 大三元の包:
+    2副露のうち1つもしくは2つが暗槓であっても包は成立する; mjx Hand::HasPao counts closed
+    kans among the sets, only the last may not be one). Mortal's update_paos counts pons and
+    open kans only: it differs here, and no Tenhou record in ../shared/data has the case."""
+    from brain.rules.riichi import pao_seat
+    from tests.rules_helpers import meld
+
+    melds = (meld("closed_kan", "5555z"), meld("pon", "666z", from_seat=2),
+             meld("pon", "777z", from_seat=3))
+    assert pao_seat(melds) == 3
+    winds = (meld("closed_kan", "1111z"), meld("closed_kan", "2222z"),
+             meld("pon", "333z", from_seat=1), meld("open_kan", "4444z", from_seat=2))
+    assert pao_seat(winds) == 2
