@@ -5,7 +5,7 @@ Run ``python -m tests.nycu_fixtures`` from the project root to write the files a
 SGF hands are deterministic; the match uses four ``mjbot ntpu`` processes). The SGF walls are
 laid out as the lab referee deals (the dealer's 17 in a row, then 16 to each other seat), as
 its real records in tests/data/shared/ntpu/lab_referee/ show; our own table's drawn hand
-(draw.sgf) still has the last drawer's discard, which the referee's records never have.
+(draw.sgf) ends on the last draw, as the referee's records do.
 """
 
 from __future__ import annotations
