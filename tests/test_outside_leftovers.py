@@ -1,0 +1,47 @@
+"""Small leftovers around outside programs and local servers: the NTPU server's clients that
+never connect, pipe sizes, policy options after an outside seat's command, start-up banners,
+and the interpreter path handed to children."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from adapter.fakes.ntpu_server import MatchNotStarted, run_match
+
+
+def test_ntpu_server_a_client_that_exits_at_once_is_reported_at_once() -> None:
+    """A client process that exits before connecting was waited on for the whole accept
+    limit (30 s by default) before the one-line error; the server now sees it exit and says
+    so, naming the client and its status, without waiting (the limit here is 20 s, and the
+    message no longer says it waited)."""
+    exits = (sys.executable, "-c", "import sys; sys.exit(3)")
+    with pytest.raises(MatchNotStarted) as caught:
+        run_match(1, ["greedy"] * 4, transport="tcp", write_log=False, command=exits,
+                  accept_timeout=20)
+    assert str(caught.value).startswith("only 0 of the four clients connected to 127.0.0.1:")
+    assert str(caught.value).endswith(
+        "(client 1's process exited with status 3 before connecting)")
+
+
+def test_ntpu_server_a_client_that_never_connects_is_killed_not_waited_on(
+        tmp_path: Path) -> None:
+    """A started client that neither connects nor exits: after the accept limit the server
+    waited up to 30 s more for it to exit by itself before killing it. It is killed at once
+    (it could never be told to stop): this one would exit by itself after 15 s, leaving a
+    file; none is left, and its process is gone."""
+    pid_file, done_file = tmp_path / "pid", tmp_path / "done"
+    script = ("import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); "
+              "time.sleep(15); open(sys.argv[2], 'w').write('exited by itself')")
+    hangs = (sys.executable, "-c", script, str(pid_file), str(done_file))
+    with pytest.raises(MatchNotStarted, match=r"\(waited 3 s for client 1\); its process "
+                       r"is running but did not connect"):
+        run_match(1, ["greedy"] * 4, transport="tcp", write_log=False, command=hangs,
+                  accept_timeout=3)
+    assert not done_file.exists()
+    if pid_file.exists():  # it got that far within the 3 s: it is gone, and reaped
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid_file.read_text()), 0)
