@@ -4,6 +4,7 @@ and the interpreter path handed to children."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from adapter.fakes.ntpu_server import MatchNotStarted, run_match
+from tests.in_process import mjbot_here
 
 
 def test_ntpu_server_a_client_that_exits_at_once_is_reported_at_once() -> None:
@@ -45,3 +47,34 @@ def test_ntpu_server_a_client_that_never_connects_is_killed_not_waited_on(
     if pid_file.exists():  # it got that far within the 3 s: it is gone, and reaped
         with pytest.raises(ProcessLookupError):
             os.kill(int(pid_file.read_text()), 0)
+
+
+# an outside mjai program that discards what it draws and passes otherwise (as
+# tests/mjai_tsumogiri.py, without its usage check), for a file named as a budget would be
+_TSUMOGIRI = """import json, sys
+seat = None
+for line in sys.stdin:
+    events = json.loads(line)
+    seat = next((e["id"] for e in events if e["type"] == "start_game"), seat)
+    last = events[-1]
+    answer = {"type": "none"}
+    if last["type"] == "tsumo" and last["actor"] == seat:
+        answer = {"type": "dahai", "actor": seat, "pai": last["pai"], "tsumogiri": True}
+    print(json.dumps(answer), flush=True)
+"""
+
+
+def test_an_outside_seats_command_ending_in_a_quoted_budget_word_plays(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """An outside program whose last word really is ``bot.py@budget=1`` (written quoted):
+    the seat checks read ``@budget=`` off every seat name, an outside one's command
+    included, found the number ``1'`` and ended ``mjbot arena`` with a ValueError
+    traceback. An outside seat's command is its own: the program plays (never crashing)."""
+    (tmp_path / "bot.py@budget=1").write_text(_TSUMOGIRI)
+    quoted = f"mjai:{sys.executable} '{tmp_path}/bot.py@budget=1'"
+    done = mjbot_here(capsys, "arena", "--policies", f"{quoted},greedy,greedy,greedy",
+                      "--hands", "1", "--no-log", "--json", str(tmp_path / "r.json"))
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())["external_seats"]
+    assert report[quoted]["crashed"] == 0, report
+
