@@ -78,3 +78,22 @@ def test_an_outside_seats_command_ending_in_a_quoted_budget_word_plays(
     report = json.loads((tmp_path / "r.json").read_text())["external_seats"]
     assert report[quoted]["crashed"] == 0, report
 
+
+def test_a_budget_after_an_outside_seats_command_is_refused_in_one_line(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """``mjai:python bot.py@budget=1``: the ``@budget=`` went into the program's last word,
+    so the program (here, the file "bot.py@budget=1" does not exist) crashed at every game,
+    the whole arena long. It is refused before any game, in one line saying where an
+    outside seat's limit comes from, under a label too (a program whose last word really
+    ends so is written quoted: the test above)."""
+    bot = tmp_path / "bot.py"
+    bot.write_text(_TSUMOGIRI)
+    for seat in (f"mjai:{sys.executable} {bot}@budget=1", f"tg=mjai:{sys.executable} {bot} "
+                 "@budget=0.5"):
+        done = mjbot_here(capsys, "arena", "--policies", f"{seat},greedy,greedy,greedy",
+                          "--hands", "1", "--no-log")
+        assert done.returncode == 2, done.stderr
+        (line,) = done.stderr.strip().splitlines()
+        assert "@budget= is for our own seats; an outside seat's time limit is its " \
+            "platform's, or --seat-limit SECONDS" in line, line
+        assert not done.stdout
