@@ -46,12 +46,15 @@ def own_python(*args: str) -> tuple[str, ...]:
     """``python -P ARGS`` (e.g. ``"-m", "adapter.cli", ...`` or ``"-c", code``) that imports
     this checkout's packages. PYTHONPATH is ours first, then the inherited one as it is now.
     An installed (non-editable) mjbot's root is site-packages, already on every path: not put
-    ahead of the standard library."""
+    ahead of the standard library. A Python whose path holds ``=`` is started through ``sh``:
+    env reads any word with ``=`` as one more variable to set."""
     inherited = user_pythonpath()  # not ours again in a child of a child
     installed = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")}
     if any(os.path.realpath(p) == ROOT for p in installed):
         path = inherited
     else:
         path = os.pathsep.join(p for p in (ROOT, inherited) if p)
-    return (ENV, f"PYTHONPATH={path}", f"{USER_PATH}={inherited}", sys.executable, "-P",
-            *args)
+    python: tuple[str, ...] = (sys.executable,)
+    if "=" in sys.executable:
+        python = ("/bin/sh", "-c", 'exec "$0" "$@"', sys.executable)
+    return (ENV, f"PYTHONPATH={path}", f"{USER_PATH}={inherited}", *python, "-P", *args)

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from adapter.fakes.ntpu_server import MatchNotStarted, run_match
+from adapter.own_python import ROOT, USER_PATH
 from tests.in_process import mjbot_here
 
 
@@ -97,3 +99,31 @@ def test_a_budget_after_an_outside_seats_command_is_refused_in_one_line(
         assert "@budget= is for our own seats; an outside seat's time limit is its " \
             "platform's, or --seat-limit SECONDS" in line, line
         assert not done.stdout
+
+
+def _plain_env(**extra: str) -> dict[str, str]:
+    """This process's environment without what would put our checkout on a child's path."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", USER_PATH, "PYTHONNOUSERSITE", "PYTHONHOME")}
+    return {**env, **extra}
+
+
+def test_own_python_starts_a_python_whose_path_holds_an_equals_sign(tmp_path: Path) -> None:
+    """Our own children are started as ``env PYTHONPATH=... PYTHON -P ...``: with a Python
+    at ``.../a=b/python`` env read its path as one more variable and ran ``-P`` (exit 127,
+    "No such file or directory"), so every judge, server and bench failed to start its
+    bots. The interpreter here is this one's, reached through such a folder."""
+    folder = tmp_path / "a=b"
+    folder.mkdir()
+    python = folder / "python3"
+    python.symlink_to(os.path.realpath(sys.executable))
+    code = (f"import sys, subprocess; sys.path.insert(0, {ROOT!r}); "
+            "from adapter.own_python import own_python; "
+            "child = 'import sys; print(sys.executable, sys.argv[1:])'; "
+            "done = subprocess.run(own_python('-c', child, 'two words', ''), "
+            "capture_output=True, text=True); print(done.returncode, done.stdout, done.stderr)")
+    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
+                          timeout=60, env=_plain_env(), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == f"0 {python} ['two words', '']"
+
