@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -127,3 +128,36 @@ def test_own_python_starts_a_python_whose_path_holds_an_equals_sign(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[0] == f"0 {python} ['two words', '']"
 
+
+def test_own_python_keeps_a_user_site_install_behind_the_standard_library(
+        tmp_path: Path) -> None:
+    """mjbot installed with ``pip install --user``: its root is the user's site-packages,
+    which own_python put first on the child's PYTHONPATH, ahead of the standard library, so
+    anything else there named as a standard module (an old backport) shadowed it in every
+    child. The real case: our own_python.py in a user site (PYTHONUSERBASE) beside a
+    ``colorsys.py`` of its own; the parent imports the standard one, and so does the child."""
+    base = os.path.realpath(sys.executable)
+    env = _plain_env(PYTHONUSERBASE=str(tmp_path / "userbase"))
+    where = subprocess.run([base, "-c", "import site; print(site.ENABLE_USER_SITE, "
+                            "site.getusersitepackages())"], capture_output=True, text=True,
+                           timeout=60, env=env, check=True).stdout.split()
+    if where[0] != "True":
+        pytest.skip(f"{base} has no user site")
+    user_site = Path(where[1])
+    (user_site / "adapter").mkdir(parents=True)
+    (user_site / "adapter" / "__init__.py").write_text("")
+    shutil.copy(Path(ROOT) / "adapter" / "own_python.py", user_site / "adapter")
+    (user_site / "colorsys.py").write_text("raise SystemExit('the user site colorsys')\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code = ("import colorsys, subprocess, adapter.own_python as o; "
+            "print(o.__file__, colorsys.__file__); "
+            "child = 'import colorsys; print(colorsys.__file__)'; "
+            "done = subprocess.run(o.own_python('-c', child), capture_output=True, text=True); "
+            "print(done.returncode, done.stdout.strip(), done.stderr.strip())")
+    done = subprocess.run([base, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=env, cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    ours, parents = done.stdout.split("\n")[0].split()
+    assert ours == str(user_site / "adapter" / "own_python.py")
+    assert done.stdout.split("\n")[1].strip() == f"0 {parents}", done.stdout
