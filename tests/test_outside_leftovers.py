@@ -161,3 +161,54 @@ def test_own_python_keeps_a_user_site_install_behind_the_standard_library(
     ours, parents = done.stdout.split("\n")[0].split()
     assert ours == str(user_site / "adapter" / "own_python.py")
     assert done.stdout.split("\n")[1].strip() == f"0 {parents}", done.stdout
+
+
+# an mjai program that says who it is on stdout as it starts, then loads (argv[1] seconds)
+_BANNER = """import sys, time
+print("MyBot 1.0: loading the model...", flush=True)
+time.sleep(float(sys.argv[1]))
+""" + _TSUMOGIRI
+
+
+def _arena_report(capsys: pytest.CaptureFixture[str], tmp_path: Path, seat: str,
+                  *more: str) -> dict[str, object]:
+    done = mjbot_here(capsys, "arena", "--policies", f"{seat},greedy,greedy,greedy",
+                      "--hands", "1", "--no-log", "--json", str(tmp_path / "r.json"), *more)
+    assert done.returncode == 0, done.stderr
+    report: dict[str, object] = json.loads((tmp_path / "r.json").read_text())
+    return report
+
+
+def test_an_mjai_program_that_prints_a_banner_and_loads_slowly_loses_nothing(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A program that prints a banner on stdout as it starts: the banner was read as the
+    answer to start_game (garbage), and while the program was still loading, its real
+    answer (none) came after the first decision's line was sent, so it was read as that
+    decision's answer (a pass where a discard goes: illegal, a decision lost), and so on
+    until the stray-line skip caught up: faults and fallbacks every game. Start-up output
+    before the first answer is skipped, uncounted; the program plays every decision."""
+    bot = tmp_path / "banner.py"
+    bot.write_text(_BANNER)
+    seat = f"mjai:{sys.executable} {bot} 0.5"
+    report = _arena_report(capsys, tmp_path, seat)
+    faults = report["external_seats"][seat]  # type: ignore[index]
+    assert faults["garbage"] == faults["illegal"] == faults["late"] == 0, faults
+    assert report["policies"][seat]["fallbacks"] == 0  # type: ignore[index]
+
+
+def test_an_mjai_program_whose_first_answer_is_not_json_is_one_fatal_fault(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The other side of skipping start-up output: a program whose answer to start_game
+    really is not JSON is waited on for another line until its limit (the start-up one;
+    here --seat-limit 1), then counted once, garbage, naming the line, and plays safe for
+    the game: it is out of step, so nothing it says after can be trusted as an answer."""
+    bot = tmp_path / "ok.py"
+    bot.write_text("import sys\nfor line in sys.stdin:\n    print('ok', flush=True)\n")
+    seat = f"mjai:{sys.executable} {bot}"
+    report = _arena_report(capsys, tmp_path, seat, "--seat-limit", "1",
+                           "--max-fallback-share", "1")
+    faults = report["external_seats"][seat]  # type: ignore[index]
+    games = 4  # one wall set, four seatings
+    assert faults["garbage"] == games and faults["late"] == 0, faults
+    assert faults["first_fault"] == ("garbage: no answer within 1 s, only 1 line(s) that "
+                                     "answer nothing"), faults
