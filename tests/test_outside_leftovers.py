@@ -212,3 +212,59 @@ def test_an_mjai_program_whose_first_answer_is_not_json_is_one_fatal_fault(
     assert faults["garbage"] == games and faults["late"] == 0, faults
     assert faults["first_fault"] == ("garbage: no answer within 1 s, only 1 line(s) that "
                                      "answer nothing"), faults
+
+
+def _full_pipe() -> tuple[int, int]:
+    """A pipe as large as this process may make one (past 1 MiB only with CAP_SYS_RESOURCE
+    or a raised fs.pipe-max-size), filled to its last byte, its writer closed: the read
+    end, non-blocking, and how many bytes it holds."""
+    import fcntl
+
+    read, write = os.pipe()
+    for size in (4 << 20, 2 << 20, 1 << 20):
+        try:
+            fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, size)
+            break
+        except PermissionError:
+            continue
+    os.set_blocking(write, False)
+    held = 0
+    try:
+        while True:
+            held += os.write(write, bytes([65 + held // 65536 % 26]) * 65536)
+    except BlockingIOError:
+        pass
+    os.close(write)
+    os.set_blocking(read, False)
+    return read, held
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ is Linux's")
+def test_what_an_exited_program_left_in_a_large_pipe_is_read_whole(tmp_path: Path) -> None:
+    """The keeper's last read of a program's stderr and the Botzone judge's of an exited
+    bot's pipes were bounded by 16 reads of 64 KiB, on the belief that a pipe holds at most
+    1 MiB; a program may make its pipe larger (F_SETPIPE_SZ, as far as fs.pipe-max-size
+    allows it, or further with CAP_SYS_RESOURCE), and the rest, its last words, was left
+    unread. The bound is now the pipe's own size (F_GETPIPE_SZ). Here the pipe is as large
+    as this process may make it (1 MiB without privileges: passes either way there)."""
+    from adapter.fakes.botzone_judge import _read_now
+    from adapter.local.external.keeper import KEPT_TAIL, Kept, _drain, pipe_size, read_kept
+
+    read, held = _full_pipe()
+    try:
+        assert pipe_size(read) == held
+        chunks = list(_read_now(read, pipe_size(read)))
+        assert sum(len(c) for c in chunks) == held
+    finally:
+        os.close(read)
+    read, held = _full_pipe()
+    kept_file = os.open(tmp_path / "kept", os.O_RDWR | os.O_CREAT)
+    try:
+        kept = Kept(kept_file)
+        _drain(read, kept)
+        assert kept.written == held
+        last = bytes([65 + (held - 1) // 65536 % 26]) * 65536
+        assert read_kept(kept_file)[0].endswith(last[-KEPT_TAIL:])
+    finally:
+        os.close(read)
+        os.close(kept_file)
