@@ -268,3 +268,19 @@ def test_what_an_exited_program_left_in_a_large_pipe_is_read_whole(tmp_path: Pat
     finally:
         os.close(read)
         os.close(kept_file)
+
+
+def test_an_ntpu_program_that_prints_a_banner_and_loads_slowly_loses_nothing(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The NTPU seat's first line is ``/ready``: a banner was read as its reply (garbage),
+    and the real ``/ready`` of a program still loading as the reply to the first ``/ask``
+    (a decision lost), and so on: 12 fallbacks in one arena's four games here. What the
+    program prints before its reply that is no line of the protocol (all begin with "/")
+    is skipped, uncounted."""
+    program = (f"{sys.executable} -m adapter.cli --log-level error ntpu --stdio --no-log "
+               "--policy greedy")
+    seat = f"ntpu:sh -c 'echo MyBot 1.0 loading; sleep 0.5; exec {program}'"
+    report = _arena_report(capsys, tmp_path, seat, "--variant", "taiwan16")
+    faults = report["external_seats"][seat]  # type: ignore[index]
+    assert faults["garbage"] == faults["illegal"] == faults["late"] == 0, faults
+    assert report["policies"][seat]["fallbacks"] == 0  # type: ignore[index]
