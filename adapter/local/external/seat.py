@@ -253,7 +253,7 @@ class ExternalSeat:
         :data:`UNASKED_LIMIT` bytes of noise are a flood, fatal too."""
         assert self.proc is not None
         deadline = time.monotonic() + limit
-        skipped: list[str] = []
+        skipped, first = 0, ""
         while True:
             try:
                 line = self.proc.expect_line(max(0.0, deadline - time.monotonic()))
@@ -262,19 +262,19 @@ class ExternalSeat:
                     raise
                 if skipped:
                     raise SeatFault("garbage", f"no answer within {limit:g} s, only "
-                                    f"{len(skipped)} line(s) that answer nothing", skipped[0],
+                                    f"{skipped} line(s) that answer nothing", first,
                                     fatal=True) from None
                 raise SeatFault("late", f"no answer within {limit:g} s", fault.raw) from None
             if not noise(line):
                 if skipped:
                     log.info("outside program start-up output skipped", seat=self.seat,
-                             program=self.name, lines=len(skipped), first=skipped[0][:200])
+                             program=self.name, lines=skipped, first=first[:200])
                 return line
-            skipped.append(line)
+            skipped, first = skipped + 1, first or line
             self.proc.unasked += len(line.encode()) + 1
             if self.proc.unasked > UNASKED_LIMIT:
                 raise SeatFault("garbage", f"more than {UNASKED_LIMIT} bytes of lines "
-                                "before its first answer (a flood)", skipped[0], fatal=True)
+                                "before its first answer (a flood)", first, fatal=True)
 
     # ------------------------------------------------------------------ faults
 
