@@ -11,6 +11,7 @@ Our root on PYTHONPATH is for our code only: the PYTHONPATH the user gave is kep
 (:func:`outside_env`), so that its own ``brain`` or ``protocols`` package is not ours."""
 
 import os
+import site
 import sys
 import sysconfig
 from collections.abc import Mapping
@@ -42,16 +43,28 @@ def outside_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return out
 
 
+def _site_dirs() -> set[str]:
+    """The site folders every child of this interpreter has on its path by itself, after
+    the standard library: site-packages, and the user's (``pip install --user``) where this
+    process has it (a child inherits what decides it: the interpreter, PYTHONNOUSERSITE)."""
+    dirs = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")}
+    dirs.update(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        dirs.add(site.getusersitepackages())
+    return {os.path.realpath(d) for d in dirs}
+
+
 def own_python(*args: str) -> tuple[str, ...]:
     """``python -P ARGS`` (e.g. ``"-m", "adapter.cli", ...`` or ``"-c", code``) that imports
     this checkout's packages. PYTHONPATH is ours first, then the inherited one as it is now.
-    An installed (non-editable) mjbot's root is site-packages, already on every path: not put
-    ahead of the standard library."""
+    An installed (non-editable) mjbot's root is a site folder, already on every path: not put
+    ahead of the standard library (PYTHONPATH goes before it), so that nothing else there
+    (an old backport of a standard module) shadows it. A Python whose path holds ``=`` is
+    started through ``sh``: env reads any word with ``=`` as one more variable to set."""
     inherited = user_pythonpath()  # not ours again in a child of a child
-    installed = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")}
-    if any(os.path.realpath(p) == ROOT for p in installed):
-        path = inherited
-    else:
-        path = os.pathsep.join(p for p in (ROOT, inherited) if p)
-    return (ENV, f"PYTHONPATH={path}", f"{USER_PATH}={inherited}", sys.executable, "-P",
-            *args)
+    ours = () if ROOT in _site_dirs() else (ROOT,)
+    path = os.pathsep.join(p for p in (*ours, inherited) if p)
+    python: tuple[str, ...] = (sys.executable,)
+    if "=" in sys.executable:
+        python = ("/bin/sh", "-c", 'exec "$0" "$@"', sys.executable)
+    return (ENV, f"PYTHONPATH={path}", f"{USER_PATH}={inherited}", *python, "-P", *args)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from adapter.local.external.keeper import pipe_size
 from adapter.local.external.process import EXIT_POLL, ready_fds
 from adapter.local.referee import MCR_PENALTY, MCR_PENALTY_GAIN, HandReferee, HandSetup
 from adapter.local.walls import shuffled_wall
@@ -50,7 +51,6 @@ CHUNK = 65536
 NOTES_KEPT = 100  # fallback notes kept word for word per bot; every one is counted
 NOTE_LINE = 4096  # bytes of a stderr line read for a note; the rest of a longer one skipped
 STDERR_TAIL = 300  # bytes of a bot's last stderr kept for an RE's message
-STDERR_READS = 16  # pipefuls of a bot's pipe read at once when the judge is not waiting
 DEFAULT_COMMAND = own_python("-m", "adapter.cli", "--log-level", "error", "botzone")
 
 
@@ -248,10 +248,10 @@ class BotProcess:
                           "one turn")
 
     def _drain(self, fd: int, stdout: int, got: bytearray) -> None:
-        """What an exited one-shot bot left in ``fd``, read without waiting: a pipe holds
-        at most pipe-max-size (1 MiB by default), so :data:`STDERR_READS` pipefuls take all
-        of it, and a helper writing on cannot hold the judge."""
-        for chunk in _read_now(fd, STDERR_READS):
+        """What an exited one-shot bot left in ``fd``, read without waiting: as many bytes
+        as the pipe can hold (keeper.pipe_size) take all of it, and a helper writing on
+        cannot hold the judge."""
+        for chunk in _read_now(fd, pipe_size(fd)):
             if chunk:
                 self._printed(fd, stdout, chunk, got)
 
@@ -298,12 +298,13 @@ class BotProcess:
         """The keep-running bot's stderr while it can still say something."""
         return [] if self.stderr is None else [self.stderr]
 
-    def _read_stderr(self, ready: list[int], reads: int = 1) -> None:
-        """Read the bot's stderr (if in ``ready``) into its notes, up to ``reads`` pipefuls
-        without waiting: a bot must never wait on a full stderr pipe, nor hold the judge."""
+    def _read_stderr(self, ready: list[int], whole: bool = False) -> None:
+        """Read the bot's stderr (if in ``ready``) into its notes without waiting, one read
+        (``whole``: all the pipe can hold, keeper.pipe_size): a bot must never wait on a
+        full stderr pipe, nor hold the judge."""
         if self.stderr is None or self.stderr not in ready:
             return
-        for chunk in _read_now(self.stderr, reads):
+        for chunk in _read_now(self.stderr, pipe_size(self.stderr) if whole else CHUNK):
             if not chunk:
                 self.notes.end()
                 os.close(self.stderr)
@@ -420,24 +421,25 @@ class BotProcess:
             self.proc = None
         if self.stderr is not None:  # what it said last (a helper that left its group may
             # still hold the pipe: no end)
-            self._read_stderr(self._errs(), STDERR_READS)
+            self._read_stderr(self._errs(), whole=True)
         if self.stderr is not None:
             self.notes.end()
             os.close(self.stderr)
             self.stderr = None
 
 
-def _read_now(fd: int, reads: int) -> Iterator[bytes]:
-    """Up to ``reads`` pipefuls of the non-blocking ``fd``, as much as it holds now, never
+def _read_now(fd: int, limit: int) -> Iterator[bytes]:
+    """Up to ``limit`` bytes of the non-blocking ``fd``, as much as it holds now, never
     waiting; an empty chunk, last, where it has ended."""
-    for _ in range(reads):
+    while limit > 0:
         try:
-            chunk = os.read(fd, CHUNK)
+            chunk = os.read(fd, min(limit, CHUNK))
         except BlockingIOError:
             return
         yield chunk
         if not chunk:
             return
+        limit -= len(chunk)
 
 
 def _end(proc: subprocess.Popen[bytes]) -> None:

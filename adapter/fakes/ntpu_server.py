@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapter.fakes.ntpu_lines import HandIds, NtpuLines, reply_action
-from adapter.local.external.process import ready_fds
+from adapter.local.external.process import EXIT_POLL, ready_fds
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup
 from adapter.own_python import own_python
 from brain.brain import safest_action
@@ -59,6 +59,9 @@ STARTUP_LIMIT = 30.0  # seconds for the first /ready: a client program's start-u
 
 
 ACCEPT_TIMEOUT = 30.0  # seconds the server waits for each client to connect
+CLIENT_EXIT_LIMIT = 30.0  # seconds all started clients together get to exit after a match
+FAILED_EXIT_LIMIT = 5.0  # the same after a match that failed: their connections are closed,
+# so a client that is still there is not going to leave by itself
 
 
 class MatchNotStarted(ConnectionError):
@@ -601,16 +604,60 @@ def _match_log(log_dir: str | None, names: list[str], seed: int, hands: int) -> 
 
 
 def _not_connected(connected: int, host: str, port: int, waited: float,
-                   procs: list[subprocess.Popen[bytes]]) -> str:
+                   procs: list[subprocess.Popen[bytes]], gave_up: bool = False) -> str:
     """Why the match did not start: how many clients came, and for a client we started,
-    whether its process is still there."""
-    text = (f"only {connected} of the four clients connected to {host}:{port} (waited "
-            f"{waited:g} s for client {connected + 1})")
+    whether its process is still there. ``gave_up``: its process exited before connecting,
+    so the wait ended then, not after ``waited`` seconds."""
+    text = f"only {connected} of the four clients connected to {host}:{port}"
+    code = procs[-1].poll() if procs else None
+    if gave_up and code is not None:
+        return (text + f" (client {connected + 1}'s process exited with status {code} "
+                "before connecting)")
+    text += f" (waited {waited:g} s for client {connected + 1})"
     if procs:
-        code = procs[-1].poll()
         text += (f"; its process exited with status {code}" if code is not None
                  else "; its process is running but did not connect")
     return text
+
+
+def _accept(listener: socket.socket, timeout: float,
+            proc: subprocess.Popen[bytes] | None) -> socket.socket | None:
+    """The next connection within ``timeout`` seconds, or None. ``proc``: the client we
+    started for it; once it has exited with no connection waiting, None at once (it will
+    never connect), instead of the whole ``timeout`` later."""
+    deadline = time.monotonic() + timeout
+    while True:
+        exited = proc is not None and proc.poll() is not None
+        left = deadline - time.monotonic()
+        wait = 0.0 if exited else (left if proc is None else min(left, EXIT_POLL))
+        ready, _ = ready_fds([listener.fileno()], timeout=max(0.0, wait))
+        if ready:
+            with contextlib.suppress(BlockingIOError):  # gone again before the accept
+                return listener.accept()[0]
+        if exited or left <= 0:
+            return None
+
+
+def _end_clients(procs: list[subprocess.Popen[bytes]], connected: int,
+                 failed: bool) -> list[int | None]:
+    """The exit status of each client we started (None: killed), none left running. One
+    limit for all together (it was 30 s each, one after the other); after a failed match a
+    client that never connected is killed at once (nothing will ever tell it to stop) and
+    the others, whose connections are closed, get :data:`FAILED_EXIT_LIMIT`."""
+    if failed:
+        for proc in procs[connected:]:
+            proc.kill()
+    deadline = time.monotonic() + (FAILED_EXIT_LIMIT if failed else CLIENT_EXIT_LIMIT)
+    codes: list[int | None] = []
+    for index, proc in enumerate(procs):
+        try:
+            code: int | None = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            code = None
+        codes.append(None if failed and index >= connected else code)
+    return codes
 
 
 def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "tcp",
@@ -660,7 +707,7 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
                 channels.append(Channel.for_process(name, proc))
         else:
             assert listener is not None
-            listener.settimeout(accept_timeout)
+            listener.setblocking(False)  # accepted when ready (_accept)
             bound = listener.getsockname()[1]
             if on_listening is not None:
                 on_listening(bound)
@@ -669,11 +716,13 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
                     procs.append(subprocess.Popen(
                         [*command, "--server", f"{host}:{bound}", "--policy", policies[i],
                          *extra], stdin=subprocess.DEVNULL))
-                try:
-                    sock, _ = listener.accept()  # one at a time: client i is the i-th started
-                except TimeoutError:
-                    raise MatchNotStarted(_not_connected(i, host, bound, accept_timeout,
-                                                         procs)) from None
+                # one at a time: client i is the i-th started
+                sock = _accept(listener, accept_timeout,
+                               procs[i] if transport == "tcp" else None)
+                if sock is None:
+                    raise MatchNotStarted(_not_connected(
+                        i, host, bound, accept_timeout, procs,
+                        gave_up=transport == "tcp" and procs[i].poll() is not None))
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 channels.append(Channel.for_socket(name, sock))
         server = NtpuServer(channels, names, seed, time_limit, log=log, walls=walls,
@@ -684,13 +733,7 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
             channel.close()
         if listener is not None:
             listener.close()
-        codes: list[int | None] = []
-        for proc in procs:
-            try:
-                codes.append(proc.wait(timeout=30))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                codes.append(None)
+        codes = _end_clients(procs, len(channels), sys.exc_info()[1] is not None)
         if log is not None:  # the hands played: a match cut short (Ctrl-C, an error) says so
             played = server.hands_played if server is not None else 0
             result: dict[str, Any] = {"hands": played}

@@ -73,8 +73,14 @@ class BrainSeat:
 
 
 def split_budget(name: str) -> tuple[str, float | None]:
-    """``POLICY@budget=SECONDS`` as (POLICY, SECONDS); any other name as (name, None).
-    A bad number is a ValueError in one line naming the seat."""
+    """``POLICY@budget=SECONDS`` as (POLICY, SECONDS); any other name as (name, None),
+    an outside program's (``KIND:CMD``) included: its command is its own, and its time the
+    platform's (a trailing ``@budget=`` there is refused by its spec's parse). A bad number
+    is a ValueError in one line naming the seat."""
+    from adapter.local.external import is_external
+
+    if is_external(name):
+        return name, None
     policy, sep, text = name.rpartition(BUDGET_SUFFIX)
     if not sep:
         return name, None

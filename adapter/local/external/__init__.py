@@ -13,13 +13,16 @@ A seat is named like a policy, ``KIND:COMMAND``:
   taiwan16 only (ntpu_seat.py).
 
 ``CMD`` is split as a shell would split it (no shell runs it) and may not hold a comma
-(``--policies`` is comma-separated). Each seat runs its own program, one run per game, killed
+(``--policies`` is comma-separated), nor end in an unquoted ``@budget=...``: that is our own
+seats' time limit, which an outside seat's command would take into its last word (its time
+is its platform's, or ``--seat-limit``). Each seat runs its own program, one run per game, killed
 (with whatever it started) when the game ends; see seat.py for what happens when a program is
 late, crashes, answers illegally or writes garbage.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 from dataclasses import dataclass
@@ -32,6 +35,12 @@ KINDS = {"mjai": ("riichi", "an mjai bot"), "mjai-tcp": ("riichi", "an mjai bot"
          "botzone": ("mcr", "a Botzone bot"), "botzone-json": ("mcr", "a Botzone bot"),
          "botzone-keep": ("mcr", "a Botzone bot"), "botzone-keep-json": ("mcr", "a Botzone bot"),
          "ntpu": ("taiwan16", "an NTPU program")}
+
+
+# ``@budget=SECONDS`` at the very end of a command, unquoted: our seats' own time limit
+# (adapter/local/seat.py's BUDGET_SUFFIX), which an outside seat's command would have taken
+# into its last word (``python bot.py@budget=1`` runs the file "bot.py@budget=1")
+TRAILING_BUDGET = re.compile(r"@budget=[0-9.]*\Z")
 
 
 class SpecError(ValueError):
@@ -58,6 +67,10 @@ def parse_spec(name: str) -> ExternalSpec:
     kind, _, command = name.partition(":")
     if kind not in KINDS:
         raise SpecError(f"{name!r}: unknown seat kind {kind!r} (known: {', '.join(KINDS)})")
+    if TRAILING_BUDGET.search(command.rstrip()):
+        raise SpecError(f"{name!r}: @budget= is for our own seats; an outside seat's time "
+                        "limit is its platform's, or --seat-limit SECONDS (for a program "
+                        "whose last argument really ends so, quote that argument)")
     try:
         argv = tuple(shlex.split(command))
     except ValueError as exc:

@@ -49,7 +49,9 @@ _PRCTL = getattr(ctypes.CDLL(None, use_errno=True), "prctl", _no_prctl)
 KEPT_HEAD = 16384  # bytes of a program's stderr kept from its start (what it said first)
 KEPT_TAIL = 65536  # bytes kept from its end (why it failed), the rest counted and left out
 _COUNT = 21  # the record of bytes written, at KEPT_HEAD once the head is full: 20 digits + \n
-_CHUNK = 65536  # a pipeful: bytes read at once
+_CHUNK = 65536  # bytes read at once (a pipe's default size)
+PIPE_FALLBACK = 1 << 20  # a pipe's size where it cannot be asked: Linux's largest without
+# privileges (fs.pipe-max-size's default); other systems' pipes are smaller
 
 
 class Kept:
@@ -194,16 +196,30 @@ def _woken(signum: int, frame: object) -> None:
     """SIGCHLD: nothing to do here; its wake-up byte ends the keeper's poll."""
 
 
-def _drain(pipe: int, kept: Kept, reads: int) -> None:
-    """Keep what the pipe holds now, at most ``reads`` pipefuls (a helper still writing
-    cannot hold the keeper here), without waiting."""
-    for _ in range(reads):
+def pipe_size(fd: int) -> int:
+    """Bytes pipe ``fd`` can hold: its own size (F_GETPIPE_SZ, Linux), which a program may
+    have raised (F_SETPIPE_SZ: up to fs.pipe-max-size, or past it with CAP_SYS_RESOURCE),
+    else :data:`PIPE_FALLBACK`. A bound on reading what a pipe holds is exact only so: 16
+    reads of 64 KiB assumed 1 MiB and left the rest, the program's last words, unread."""
+    try:
+        import fcntl  # only where it is needed: the keeper starts with every one-shot turn
+        return max(1, fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ))
+    except (ImportError, AttributeError, OSError):
+        return PIPE_FALLBACK
+
+
+def _drain(pipe: int, kept: Kept) -> None:
+    """Keep what the pipe holds now, without waiting: at most as many bytes as it can hold
+    (:func:`pipe_size`), so a helper still writing cannot hold the keeper here."""
+    left = pipe_size(pipe)
+    while left > 0:
         try:
-            chunk = os.read(pipe, _CHUNK)
+            chunk = os.read(pipe, min(left, _CHUNK))
         except BlockingIOError:
             return
         if not chunk:
             return
+        left -= len(chunk)
         kept.add(chunk)
 
 
@@ -262,9 +278,9 @@ def main(argv: list[str]) -> None:
     except _Ended:
         pass
     os.set_blocking(errors, False)
-    _drain(errors, kept, 16)  # what the program said last
+    _drain(errors, kept)  # what the program said last
     end_tree()
-    _drain(errors, kept, 64)  # and its helpers: all dead now, so the pipe ends
+    _drain(errors, kept)  # and its helpers: all dead now, so the pipe ends
     _exit_as(status)
 
 

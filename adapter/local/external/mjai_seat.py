@@ -35,6 +35,8 @@ class MjaiSeat(ExternalSeat):
     platform = "mjai"
     seat_argument = True
     starts_with_the_game = True
+    start_output = True  # its stdout carries what it prints as it starts (the TCP seat's not)
+    first_line = False  # the next line sent is its run's first (see _exchange)
 
     def _start(self, event: Any) -> None:
         self.pending: list[dict[str, Any]] = []
@@ -43,6 +45,7 @@ class MjaiSeat(ExternalSeat):
         if isinstance(event, ev.GameStarted):
             self.names = list(event.names)
         self._launch()
+        self.first_line = self.start_output  # start_game's answer may follow a banner
         self._message([{"type": "start_game", "names": self.names, "id": self.seat}],
                       self.limits.start)
 
@@ -111,12 +114,16 @@ class MjaiSeat(ExternalSeat):
 
     def _exchange(self, events: list[dict[str, Any]], limit: float,
                   echo: bool = False) -> dict[str, Any]:
+        """The answer to one line. The run's first line (:attr:`first_line`): what the
+        program printed as it started (a banner, not JSON) comes before its answer, and is
+        skipped (ExternalSeat._first_answer), not taken for it."""
         if self.proc is None:
             raise SeatFault("crashed", "the program is not running")
-        if not echo:  # a dahai sent with its reach, unasked, is the answer to the echo
-            self._skip_stale()
+        first, self.first_line = self.first_line, False
+        if not echo and not first:  # a dahai sent with its reach, unasked, is the answer
+            self._skip_stale()  # to the echo; before the first line, only start-up output
         self.proc.send(json.dumps(events, ensure_ascii=False, separators=(",", ":")) + "\n")
-        line = self.proc.expect_line(limit)
+        line = self._first_answer(limit, _not_json) if first else self.proc.expect_line(limit)
         try:
             answer = json.loads(line)
         except json.JSONDecodeError:
@@ -155,6 +162,15 @@ class MjaiSeat(ExternalSeat):
         if kind == "ryukyoku":
             return ev.AbortiveDraw()
         raise SeatFault("garbage", f"{kind} is no answer to a {request.kind} request", raw)
+
+
+def _not_json(line: str) -> bool:
+    """Whether ``line`` is no JSON at all (start-up output, never an answer)."""
+    try:
+        json.loads(line)
+    except json.JSONDecodeError:
+        return True
+    return False
 
 
 def _known(text: Any) -> int:

@@ -39,6 +39,7 @@ def parse_address(text: str) -> tuple[str, int]:
 class MjaiTcpSeat(MjaiSeat):
     platform = "mjai-tcp"
     starts_with_the_game = False  # it listens for its bot: nothing to start ahead
+    start_output = False  # a bot's banner is never on its connection
 
     def _launch(self) -> LineProcess:
         host, port = parse_address(" ".join(self.argv))

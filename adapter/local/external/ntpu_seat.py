@@ -51,7 +51,9 @@ class NtpuSeat(ExternalSeat):
     def _start(self, event: Any) -> None:
         self._launch().send("/ready\n")
         try:
-            reply = self._reply(self.limits.start)
+            # what it prints as it starts (a banner: no line of the protocol, which all
+            # begin with "/") is skipped, uncounted, not taken for the reply (seat.py)
+            reply = self._first_answer(self.limits.start, _not_protocol).strip()
             if reply.split() != ["/ready"]:
                 raise SeatFault("garbage", "no /ready in answer to /ready", reply)
         except SeatFault as fault:
@@ -102,3 +104,8 @@ class NtpuSeat(ExternalSeat):
     def _reply(self, limit: float) -> str:
         assert self.proc is not None
         return self.proc.expect_line(limit).strip()
+
+
+def _not_protocol(line: str) -> bool:
+    """Whether ``line`` is no line of the protocol (start-up output, never a reply)."""
+    return not line.lstrip().startswith("/")

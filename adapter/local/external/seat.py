@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 
 from adapter.local.external.keeper import KEPT_HEAD, KEPT_TAIL
-from adapter.local.external.process import LineProcess, SeatFault
+from adapter.local.external.process import UNASKED_LIMIT, LineProcess, SeatFault
 from brain.brain import Answer, safest_action
 from brain.state import TableState
 from brain.tally import FallbackTally, one_line
@@ -240,6 +241,40 @@ class ExternalSeat:
         for line in stale:
             self._unasked(SeatFault("garbage", "a line answering no ask", line))
         self._more_unasked("garbage", count - len(stale), "lines answering no ask")
+
+    def _first_answer(self, limit: float, noise: Callable[[str], bool]) -> str:
+        """The answer to the first line of a run, read within ``limit``. Lines before it
+        that no answer can be (``noise``: a start-up banner on stdout) are skipped, not
+        counted: a program prints one as it starts, so before or after that line is sent,
+        and taken as the answer it left the real answer to be read as the next line's, a
+        decision lost each run. Every line still answers the line it follows (no skip of a
+        possible answer), so the program stays in step. Only noise where an answer goes is
+        a garbage fault, fatal (the program is out of step with the table); more than
+        :data:`UNASKED_LIMIT` bytes of noise are a flood, fatal too."""
+        assert self.proc is not None
+        deadline = time.monotonic() + limit
+        skipped, first = 0, ""
+        while True:
+            try:
+                line = self.proc.expect_line(max(0.0, deadline - time.monotonic()))
+            except SeatFault as fault:
+                if fault.reason != "late":
+                    raise
+                if skipped:
+                    raise SeatFault("garbage", f"no answer within {limit:g} s, only "
+                                    f"{skipped} line(s) that answer nothing", first,
+                                    fatal=True) from None
+                raise SeatFault("late", f"no answer within {limit:g} s", fault.raw) from None
+            if not noise(line):
+                if skipped:
+                    log.info("outside program start-up output skipped", seat=self.seat,
+                             program=self.name, lines=skipped, first=first[:200])
+                return line
+            skipped, first = skipped + 1, first or line
+            self.proc.unasked += len(line.encode()) + 1
+            if self.proc.unasked > UNASKED_LIMIT:
+                raise SeatFault("garbage", f"more than {UNASKED_LIMIT} bytes of lines "
+                                "before its first answer (a flood)", first, fatal=True)
 
     # ------------------------------------------------------------------ faults
 
