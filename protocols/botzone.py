@@ -88,16 +88,22 @@ class BotzoneCodec(Codec):
         if self.seat is None:
             raise UnexpectedMessage("deal before the setup request", raw)
         flower_counts = [int(x) for x in parts[1:5]]
-        if len(flower_counts) != 4:
+        if len(flower_counts) != 4 or min(flower_counts) < 0:
             raise MalformedMessage("deal needs four flower counts", raw)
         tiles = [T.from_botzone(x) for x in parts[5:]]
         hand = tiles[:HAND]
         if len(hand) != HAND:
             raise MalformedMessage(f"deal needs {HAND} tiles, got {len(hand)}", raw)
+        flowers = tiles[HAND:]
+        if len(flowers) != sum(flower_counts):
+            raise MalformedMessage(f"deal names {len(flowers)} flowers after the hand, its "
+                                   f"counts {sum(flower_counts)}", raw)
+        # the flowers come seat by seat, as many as each seat's count (never dealt online)
+        owners = [seat for seat, count in enumerate(flower_counts) for _ in range(count)]
         events: list[Any] = [ev.RoundStarted(
             round_wind=self.quan, dealer=0, scores=(0, 0, 0, 0), hand=tuple(hand),
             wall_remaining=4 * (DUPLICATE_WALL - HAND))]
-        events.extend(ev.FlowerReplaced(self.seat, f) for f in tiles[HAND:])
+        events.extend(ev.FlowerReplaced(seat, f) for seat, f in zip(owners, flowers, strict=True))
         self.previous = ("deal", 0, None)
         return [*events, ev.DecisionRequest("ack")]
 

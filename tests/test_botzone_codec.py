@@ -170,3 +170,28 @@ def test_a_chi_naming_no_chow_of_the_discard_is_refused_by_the_judges_reading(re
         read_response(response, request)
     chow = read_response("CHI W3 W5", request).action
     assert sorted(chow.tiles) == [T.from_botzone("W3"), T.from_botzone("W4")]
+
+
+def test_a_deals_flowers_go_to_the_seats_their_counts_name():
+    """`1 h0 h1 h2 h3 t1..t13 flowers`: the flowers follow seat by seat, h_i of them for seat
+    i (never dealt online, but a judge with flowers deals them so); all were credited to us."""
+    codec, state = BotzoneCodec(), TableState("mcr")
+    feed_all(codec, state, "0 1 0")
+    out = feed_all(codec, state, "1 1 0 2 0 W1 W2 W3 W4 W5 W6 W7 W8 W9 B1 B1 B2 B3 H1 H5 H8")
+    flowers = [e for e in out if isinstance(e, ev.FlowerReplaced)]
+    assert flowers == [ev.FlowerReplaced(0, bz("H1")), ev.FlowerReplaced(2, bz("H5")),
+                       ev.FlowerReplaced(2, bz("H8"))]
+    assert [len(s.flowers) for s in state.seats] == [1, 0, 2, 0]
+    assert len(state.hand) == 13
+
+
+@pytest.mark.parametrize("line", [
+    "1 1 0 0 0 W1 W2 W3 W4 W5 W6 W7 W8 W9 B1 B1 B2 B3",  # a count with no flower
+    "1 0 0 0 0 W1 W2 W3 W4 W5 W6 W7 W8 W9 B1 B1 B2 B3 H1",  # a flower with no count
+    "1 -1 0 1 0 W1 W2 W3 W4 W5 W6 W7 W8 W9 B1 B1 B2 B3",
+])
+def test_a_deal_whose_flowers_disagree_with_its_counts_is_malformed(line):
+    codec = BotzoneCodec()
+    codec.feed("0 1 0")
+    with pytest.raises(ProtocolError, match="flower"):
+        codec.feed(line)
