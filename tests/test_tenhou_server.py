@@ -919,3 +919,40 @@ async def test_a_kans_new_dora_comes_before_the_discard_after_the_kan() -> None:
         before += [a for a, b in itertools.pairwise(tags) if b.startswith("<DORA")]
     assert len(before) >= 3, before
     assert not [a for a in before if re.match(r"<[DEFGefg]\d", a)], before
+
+
+async def test_a_client_that_reads_nothing_is_cut_and_stalls_no_one_else() -> None:
+    """A client floods <Z/> in the lobby and never reads the LN answers: its socket and the
+    server's buffer fill and the write waited for ever (drain with no limit), so its line was
+    never dropped, and closing the server cancelled its session mid-write (a traceback on
+    stderr). Now the write gives up after ``write_limit``: the line is cut and said so, while
+    another client plays its game."""
+    import socket
+
+    async with _server(seed=1, write_limit=0.5) as (server, port):
+        line = socket.socket()
+        line.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        line.connect(("127.0.0.1", port))
+        line.sendall(b'<HELO name="NoName" tid="f0" sx="M"/>\0<PXR V="1"/>\0')
+        line.setblocking(False)
+        flood = b"<Z/>\0" * 1000
+        cut = False
+        for _ in range(2000):  # until the server gives up on it (a guard, not a timing)
+            try:
+                line.send(flood)
+            except BlockingIOError:
+                await asyncio.sleep(0.01)
+            except OSError:  # reset: the server cut the line
+                cut = True
+                break
+            if any("read nothing" in p for p in server.stats.problems):
+                cut = True
+                break
+            await asyncio.sleep(0)
+        seen = await _one_game(port)
+        line.close()
+    assert cut, server.stats.problems
+    assert "owari" in seen.reads[-1][-1]
+    stalled = [p for p in server.stats.problems if "read nothing" in p]
+    assert stalled == ["NoName read nothing while a write waited 0.5 s: its line was cut"]
+

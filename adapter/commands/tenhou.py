@@ -52,7 +52,9 @@ def register(sub: Any) -> None:
                         description="Serves Tenhou's protocol (TCP or WebSocket) as Tenhou "
                         "does. Each table waits for --humans clients (several clients at one "
                         "table compare programs on the same deals); mjbot's --policy plays "
-                        "the other seats. Exits after --games games with the figures.")
+                        "the other seats. Exits after --games games with the figures. A client "
+                        "that reads nothing while a write to it waits 30 s is cut as a dead "
+                        "line (its seat is played for it).")
     ts.add_argument("--games", type=at_least(1), default=1)
     ts.add_argument("--humans", type=int, default=1, choices=[1, 2, 3, 4],
                     help="seats per table that wait for clients (default 1)")

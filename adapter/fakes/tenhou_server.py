@@ -68,6 +68,9 @@ from replay.log import GameLogWriter, Header
 
 AUTH_CHALLENGE = "20180120-be208bdd"
 DEFAULT_ABSENT = 1.5  # seconds a request waits for a dropped client before its seat is played
+# seconds a write may wait for a client that reads nothing (its socket and our buffer full):
+# then its line is cut as a dead one, as a real server drops it (Tenhou's own limit is unknown)
+WRITE_LIMIT = 30.0
 
 
 @dataclass
@@ -125,6 +128,7 @@ class _Conn:
     seat: RemoteSeat | None = None
     returning: bool = False  # taken back by its HELO, GOK still to come
     lobby: bool = False  # logged in (LN sent): LN again on its <Z/> while not at a table
+    stalled: bool = False  # cut for reading nothing while a write waited (write_limit)
     probes: deque[float] = field(default_factory=deque)  # when each unanswered <Z/> was sent
     transcript: list[tuple[str, str]] | None = None  # ("tx" | "rx", tag) when recorded
 
@@ -144,7 +148,8 @@ class FakeTenhouServer:
                  time_limit: float = 10.0, absent: float = DEFAULT_ABSENT, humans: int = 1,
                  games: int | None = None, drop_after: int | None = None,
                  log_dir: str | None = None, junk: tuple[str, ...] = (),
-                 keepalive_every: float | None = None, transcript: bool = False) -> None:
+                 keepalive_every: float | None = None, transcript: bool = False,
+                 write_limit: float = WRITE_LIMIT) -> None:
         if not 1 <= humans <= 4:
             raise ValueError(f"humans must be 1..4, got {humans}")
         self.seed, self.length = seed, length
@@ -157,6 +162,7 @@ class FakeTenhouServer:
         self.log_dir = log_dir
         self.junk = list(junk)  # raw tags sent once, mid-game, to test the client's resilience
         self.keepalive_every = keepalive_every
+        self.write_limit = write_limit
         self.record = transcript
         self.transcripts: list[list[tuple[str, str]]] = []  # per connection, in order
         self.writes: list[list[list[str]]] = []  # per connection, each write's tags
@@ -229,6 +235,10 @@ class FakeTenhouServer:
             conn.hang_up()
         if self._sessions:
             await asyncio.wait(set(self._sessions), timeout=5)
+        for conn in list(self._conns):  # a client that reads nothing: its close never ends
+            conn.cut()
+        if self._sessions:
+            await asyncio.wait(set(self._sessions), timeout=1)
         for task in [*self._sessions, *self._notices, *self._writers]:
             task.cancel()  # a line that would not close: the last resort
         for server in self._servers:
@@ -327,6 +337,7 @@ class FakeTenhouServer:
             self.writes.append(writes)
             send, receive = _recorded(send, receive, transcript, writes)
         conn = _Conn(send, cut, hang_up)
+        conn.send = self._bounded(conn, send)
         task = asyncio.current_task()
         if task is not None:
             self._sessions.add(task)
@@ -360,6 +371,32 @@ class FakeTenhouServer:
             self._gone(conn)
             self._conns.discard(conn)
             self._sessions.discard(task)
+
+    def _bounded(self, conn: _Conn, send: Send) -> Send:
+        """``send`` that waits at most ``write_limit`` seconds for a client that reads nothing
+        (a drain would wait for ever, and the seat would wait its time limit at every
+        request): then the line is cut, as a dead one, and the seat is played for it."""
+        async def bounded(tags: Sequence[Tag | str]) -> None:
+            try:
+                async with asyncio.timeout(self.write_limit):
+                    await send(tags)
+            except TimeoutError:
+                if not conn.stalled:  # said once, by the first write that gave up
+                    conn.stalled = True
+                    self.stats.problems.append(
+                        f"{self._conn_label(conn)} read nothing while a write waited "
+                        f"{self.write_limit:g} s: its line was cut")
+                conn.cut()
+                raise ConnectionError("the client reads nothing: line cut") from None
+
+        return bounded
+
+    def _conn_label(self, conn: _Conn) -> str:
+        """A connection as reports name it: its seat's label, else its login."""
+        seat = self._seat_of(conn)
+        if seat is not None:
+            return seat.label
+        return shown_name(conn.name) if conn.name else "a client not logged in"
 
     async def _probe(self, conn: _Conn, ping: Callable[[], Awaitable[float]] | None) -> None:
         """The keep-alive probe: a <Z/> every ``keepalive_every`` seconds (its answer is timed
