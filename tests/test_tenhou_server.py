@@ -24,6 +24,7 @@ from adapter.fakes.tenhou_table import TenhouTable
 from protocols import events as ev
 from protocols.tenhou import (
     DRAW_TYPES,
+    TagStream,
     TenhouCodec,
     auth_reply,
     format_tag,
@@ -956,3 +957,41 @@ async def test_a_client_that_reads_nothing_is_cut_and_stalls_no_one_else() -> No
     stalled = [p for p in server.stats.problems if "read nothing" in p]
     assert stalled == ["NoName read nothing while a write waited 0.5 s: its line was cut"]
 
+
+async def test_a_bye_read_into_the_buffer_counts_though_the_line_failed_before_it_was_taken(
+) -> None:
+    """The second form of the BYE race: a returning client's GOK keeps its session busy (the
+    table's lock, held here by the test, as the game thread holds it while it tells an event);
+    meanwhile the client says BYE and resets its line. asyncio has read the BYE into its
+    buffer, then the reset: the REINIT's write failed, and the next read raised the reset
+    before it gave the BYE back, so the goodbye was lost (byes 0)."""
+    import socket
+    import struct
+
+    async with _server(seed=1, absent=10.0) as (server, port):
+        client = await RawClient.connect(port)
+        await client.login()
+        await client.play(stop=lambda s: len(s.discards) >= 2)
+        await client.close()
+        line = socket.create_connection(("127.0.0.1", port))
+        line.sendall(b'<HELO name="NoName" tid="f0" sx="M"/>\0')
+        stream = TagStream()
+        while not any(t.startswith("<SAIKAI")
+                      for t in stream.feed(await asyncio.to_thread(line.recv, 65536))):
+            pass
+        (table,) = server.tables
+        await asyncio.to_thread(table.lock.acquire)  # the session's GOK waits for it
+        try:
+            line.sendall(b"<GOK/>\0")
+            await asyncio.sleep(0.1)  # the GOK is read: its session waits for the lock
+            line.sendall(b"<BYE/>\0")
+            line.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            line.close()  # a reset, after the BYE
+            await asyncio.sleep(0.1)  # the loop reads the BYE into its buffer, then the reset
+        finally:
+            table.lock.release()
+        for _ in range(500):
+            if not server._sessions:
+                break
+            await asyncio.sleep(0.01)
+    assert server.stats.byes == 1, server.stats.problems

@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import socket
 import threading
 import time
@@ -207,7 +208,10 @@ class FakeTenhouServer:
     # ------------------------------------------------------------------ transports
 
     async def start_tcp(self, host: str = "127.0.0.1", port: int = 0) -> int:
-        server = await asyncio.start_server(self._tcp_client, host, port)
+        def protocol() -> asyncio.StreamReaderProtocol:  # asyncio.start_server's, but
+            return asyncio.StreamReaderProtocol(_ReadToTheEnd(), self._tcp_client)  # its reader
+
+        server = await asyncio.get_running_loop().create_server(protocol, host, port)
         self._servers.append(server)
         bound: int = server.sockets[0].getsockname()[1]  # an IP address: (host, port, ...)
         return bound
@@ -264,12 +268,9 @@ class FakeTenhouServer:
         spare.setblocking(False)
 
         async def receive() -> list[Tag | str]:
-            try:
-                data = await reader.read(65536)
-            except (ConnectionError, OSError):
+            data = await reader.read(65536)  # what came before a failure, then b""
+            if not data:
                 data = _unread(spare)
-                if not data:
-                    raise
             if not data:
                 raise ConnectionError("closed")
             return list(stream.feed(data))
@@ -344,10 +345,13 @@ class FakeTenhouServer:
         self._conns.add(conn)
         probe = (asyncio.ensure_future(self._probe(conn, ping))
                  if self.keepalive_every is not None else None)
+        items: list[Tag | str] = []
         try:
             while True:
                 answers: list[Tag] = []
-                for item in await receive():
+                items = await receive()
+                while items:
+                    item = items.pop(0)
                     try:
                         tag = item if isinstance(item, Tag) else parse_tag(item)
                     except ProtocolError as exc:
@@ -361,7 +365,7 @@ class FakeTenhouServer:
                     self._answers(conn, answers)
                     await self._send_junk(conn)
         except (ConnectionError, asyncio.IncompleteReadError):
-            pass
+            await self._last_words(items, receive)
         finally:
             if probe is not None:
                 probe.cancel()
@@ -397,6 +401,22 @@ class FakeTenhouServer:
         if seat is not None:
             return seat.label
         return shown_name(conn.name) if conn.name else "a client not logged in"
+
+    async def _last_words(self, items: list[Tag | str],
+                          receive: Callable[[], Awaitable[list[Tag | str]]]) -> None:
+        """The line failed (a write to it, or the read): what the client sent before the
+        failure still counts, its BYE above all (a clean goodbye, not a drop). The rest of the
+        read in hand, then what the line still holds (a failed line gives it back at once,
+        then the end; bounded all the same)."""
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError, TimeoutError):
+            async with asyncio.timeout(1.0):
+                while True:
+                    for item in items:
+                        text = item if isinstance(item, str) else format_tag(item)
+                        if re.match(r"<BYE\b", text):
+                            self.stats.byes += 1
+                            return
+                    items = await receive()
 
     async def _probe(self, conn: _Conn, ping: Callable[[], Awaitable[float]] | None) -> None:
         """The keep-alive probe: a <Z/> every ``keepalive_every`` seconds (its answer is timed
@@ -639,6 +659,16 @@ class FakeTenhouServer:
         self.finished.set()
         self._changed.set()
 
+
+
+class _ReadToTheEnd(asyncio.StreamReader):
+    """A reader that gives back what it received before the line failed, then the end (b""):
+    asyncio's own raises the failure at the next read, ahead of the bytes still in its buffer
+    (the second form of the BYE race: a BYE read in while the session was busy, then a
+    reset, was lost). The failure itself is the transport's: a write says it."""
+
+    def set_exception(self, exc: BaseException) -> None:
+        self.feed_eof()
 
 
 def _unread(sock: socket.socket) -> bytes:
