@@ -1018,3 +1018,26 @@ async def test_a_draw_with_a_bad_flag_is_answered_with_its_id_and_followed_on() 
     await bot.handle("<D37/>", parse_tag("<D37/>"))
     assert len(bot.state.hand) == 13 and len(bot.summary.errors) == 1, bot.summary.errors
     bot.close()
+
+
+async def test_an_unreadable_draw_that_offers_a_win_our_rules_accept_is_answered_with_it(
+) -> None:
+    """``<T100 t="16"`` cut short: the id and the offer still read, and 100 (8s) completes the
+    hand (234m 567p 99p 345s 67s: menzen tsumo). It was answered with a discard of 100, the
+    win thrown away (and the hand furiten). Now the win is answered where Tenhou offers it
+    and our rules accept it for the hand as we know it; without the offer, or when our
+    rules do not accept it, the drawn id is discarded as before."""
+    hand = "4,8,12,53,56,60,68,69,80,84,89,92,96"
+    start = ('<GO type="64" lobby="0"/>', '<TAIKYOKU oya="0" log="x"/>',
+             f'<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" hai="{hand}"/>')
+    for broken, answer in (('<T100 t="16"', '<N type="7"/>'),  # offered, a win: taken
+                           ('{"tag": "T100", "t": "16"', '<N type="7"/>'),  # the same in JSON
+                           ('<T100 x=', '<D p="100"/>'),  # not offered: not claimed
+                           ('<T120 t="16"', '<D p="120"/>')):  # offered, no win: discarded
+        bot = TenhouBot(TenhouSettings(write_log=False,
+                                       transport="ws" if broken.startswith("{") else "tcp"))
+        for text in start:
+            await bot.handle(text, parse_tag(text))
+        assert await bot.handle(broken, None) == [parse_tag(answer)], broken
+        assert len(bot.state.hand) == 14 and len(bot.summary.errors) == 1, bot.summary.errors
+        bot.close()
