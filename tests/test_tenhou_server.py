@@ -956,6 +956,12 @@ async def test_a_client_that_reads_nothing_is_cut_and_stalls_no_one_else() -> No
     assert "owari" in seen.reads[-1][-1]
     stalled = [p for p in server.stats.problems if "read nothing" in p]
     assert stalled == ["NoName read nothing while a write waited 0.5 s: its line was cut"]
+    assert server.stats.stalled == 1
+    from adapter.fakes.tenhou_serve import ServeResult
+
+    figures = ServeResult(server.stats, 1.0)
+    assert figures.as_json()["stalled"] == 1
+    assert "lines cut for reading nothing (a write waited 30 s): 1" in figures.table()
 
 
 async def test_a_bye_read_into_the_buffer_counts_though_the_line_failed_before_it_was_taken(

@@ -108,6 +108,7 @@ class ServerStats:
     probes_unanswered: int = 0  # at the connections' ends
     ws_ping_delays: list[float] = field(default_factory=list)  # WebSocket ping -> pong
     byes: int = 0
+    stalled: int = 0  # lines cut for reading nothing while a write waited (write_limit)
     problems: list[str] = field(default_factory=list)
     result: GameResult | None = None
     reports: list[GameReport] = field(default_factory=list)
@@ -387,6 +388,7 @@ class FakeTenhouServer:
             except TimeoutError:
                 if not conn.stalled:  # said once, by the first write that gave up
                     conn.stalled = True
+                    self.stats.stalled += 1
                     self.stats.problems.append(
                         f"{self._conn_label(conn)} read nothing while a write waited "
                         f"{self.write_limit:g} s: its line was cut")
