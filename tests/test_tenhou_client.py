@@ -214,6 +214,35 @@ async def test_a_websocket_address_with_no_websocket_server(tmp_path: Path,
             await asyncio.wait_for(run(settings), 30)
 
 
+async def test_a_server_that_never_answers_the_connect_is_given_up_after_connect_timeout(
+        tmp_path: Path) -> None:
+    """A listener whose accept queue is full drops our SYNs, as a black-holed address or a
+    firewall does: the TCP connect waited for the kernel (about two minutes an attempt), past
+    the 10 s the client keeps trying for. Now each attempt is bounded by what is left of
+    ``connect_timeout``, and the error names the silence."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    queued = []
+    for _ in range(3):  # fill the accept queue: later SYNs are dropped
+        line = socket.socket()
+        line.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            line.connect(("127.0.0.1", port))
+        queued.append(line)
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", connect_timeout=1.0,
+                              log_dir=str(tmp_path))
+    try:
+        with pytest.raises(ConnectionError, match="no answer in"):
+            await asyncio.wait_for(run(settings), 30)
+    finally:
+        for line in [*queued, listener]:
+            line.close()
+
+
 async def test_a_stop_while_connecting_says_no_bye(tmp_path: Path) -> None:
     """Stopped while its server is not up yet: it says it stopped unconnected (it logged
     'stopped, said BYE' and wrote a BYE it never sent into its frames)."""

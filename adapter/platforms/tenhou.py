@@ -633,13 +633,18 @@ async def _connect(transport: Transport, settings: TenhouSettings, first: bool) 
     tries = max(1, settings.reconnect_tries)
     deadline = time.monotonic() + settings.connect_timeout
     for attempt in range(1, 10_000):
+        # an attempt is bounded too: a server that drops our SYNs (a black hole, a firewall,
+        # a full accept queue) held one for the kernel's two minutes, past the whole limit
+        limit = max(0.1, deadline - time.monotonic()) if first else settings.connect_timeout
         try:
-            await transport.connect()
+            async with asyncio.timeout(limit):
+                await transport.connect()
             return
-        except OSError as exc:
+        except OSError as exc:  # TimeoutError too
             out_of_time = time.monotonic() >= deadline if first else attempt >= tries
             if out_of_time:
-                raise ConnectionError(f"cannot connect to the Tenhou server: {exc}") from None
+                why = exc if str(exc) else f"no answer in {limit:g} s"
+                raise ConnectionError(f"cannot connect to the Tenhou server: {why}") from None
             await asyncio.sleep(0.2 if first else settings.reconnect_delay)
 
 
