@@ -1001,3 +1001,27 @@ async def test_a_bye_read_into_the_buffer_counts_though_the_line_failed_before_i
                 break
             await asyncio.sleep(0.01)
     assert server.stats.byes == 1, server.stats.problems
+
+
+async def test_an_open_kan_answered_on_our_own_turn_is_illegal_not_the_end_of_the_game(
+) -> None:
+    """``<N type="2"/>`` (an open kan, which only a discard offered to us allows) answered to
+    our draw: the seat built the kan from the discard asked about, there was none, and an
+    assert ended the game thread (the table dead, the client waiting for ever). Now it is an
+    illegal answer like any other: counted, and the seat's safest move played."""
+    async with _server(seed=1) as (server, port):
+        client = await RawClient.connect(port)
+        try:
+            await client.login()
+            await _to_first_draw(client)
+            await client.write('<N type="2"/>')
+            seen = await client.play()
+        finally:
+            await client.close()
+        await asyncio.wait_for(server.finished.wait(), 10)
+    assert "owari" in seen.reads[-1][-1]
+    assert not [p for p in server.stats.problems if p.startswith("game thread")]
+    assert server.stats.illegal == 1, server.stats.problems
+    assert [p for p in server.stats.problems if "open kan" in p] == [
+        '<N type="2"/>: an open kan answers only a discard offered to the seat'], \
+        server.stats.problems
