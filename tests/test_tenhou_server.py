@@ -1025,3 +1025,29 @@ async def test_an_open_kan_answered_on_our_own_turn_is_illegal_not_the_end_of_th
     assert [p for p in server.stats.problems if "open kan" in p] == [
         '<N type="2"/>: an open kan answers only a discard offered to the seat'], \
         server.stats.problems
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("--absent", "inf"), "argument --absent: seconds from 0 to 3600, not 'inf'"),
+    (("--absent", "nan"), "argument --absent: seconds from 0 to 3600, not 'nan'"),
+    (("--absent", "-5"), "argument --absent: seconds from 0 to 3600, not '-5'"),
+    (("--keepalive-every", "nan"), "argument --keepalive-every: seconds above 0"),
+    (("--keepalive-every", "inf"), "argument --keepalive-every: seconds above 0"),
+    (("--keepalive-every", "0"), "argument --keepalive-every: seconds above 0"),
+])
+def test_a_nonsense_wait_is_a_usage_error(args: tuple[str, ...], said: str,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """``--absent inf`` was taken and the first client to drop ended the table's thread with
+    an OverflowError (the wait too long for a timeout): the game was never finished; nan
+    played the seat at once, -5 too, without a word; ``--keepalive-every nan`` or ``inf``
+    sent no probe at all. Each is now one usage line before anything listens."""
+    from adapter.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        # an unwritable --json: taken as it was, the value would serve a game and wait for
+        # a client; refused by the parser, that refusal comes first
+        main(["tenhou-server", "--port", "0", "--no-log", "--json", "/no/such/dir/f.json",
+              *args])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err, err
