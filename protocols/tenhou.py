@@ -949,6 +949,14 @@ def name_and_offer(raw: str) -> tuple[str, bool]:
     return name, re.search(r"\st\s*=", text) is not None
 
 
+def offer_flags(raw: str) -> int:
+    """The offer flags (``t``) that text we could not read still carries (``<T100 t="16"``,
+    ``{"tag": "T100", "t": "16"``); 0 where none can be read."""
+    found = re.search(r'"t"\s*:\s*"?(\d+)' if raw.lstrip().startswith("{")
+                      else r'\st\s*=\s*"(\d+)"', raw)
+    return int(found.group(1)) if found else 0
+
+
 _HANDLERS = {
     "HELO": TenhouCodec._on_helo, "LN": TenhouCodec._on_ln, "REJOIN": TenhouCodec._on_rejoin,
     "GO": TenhouCodec._on_go, "UN": TenhouCodec._on_un, "TAIKYOKU": TenhouCodec._on_taikyoku,

@@ -214,6 +214,35 @@ async def test_a_websocket_address_with_no_websocket_server(tmp_path: Path,
             await asyncio.wait_for(run(settings), 30)
 
 
+async def test_a_server_that_never_answers_the_connect_is_given_up_after_connect_timeout(
+        tmp_path: Path) -> None:
+    """A listener whose accept queue is full drops our SYNs, as a black-holed address or a
+    firewall does: the TCP connect waited for the kernel (about two minutes an attempt), past
+    the 10 s the client keeps trying for. Now each attempt is bounded by what is left of
+    ``connect_timeout``, and the error names the silence."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    queued = []
+    for _ in range(3):  # fill the accept queue: later SYNs are dropped
+        line = socket.socket()
+        line.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            line.connect(("127.0.0.1", port))
+        queued.append(line)
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", connect_timeout=1.0,
+                              log_dir=str(tmp_path))
+    try:
+        with pytest.raises(ConnectionError, match="no answer in"):
+            await asyncio.wait_for(run(settings), 30)
+    finally:
+        for line in [*queued, listener]:
+            line.close()
+
+
 async def test_a_stop_while_connecting_says_no_bye(tmp_path: Path) -> None:
     """Stopped while its server is not up yet: it says it stopped unconnected (it logged
     'stopped, said BYE' and wrote a BYE it never sent into its frames)."""
@@ -1018,3 +1047,26 @@ async def test_a_draw_with_a_bad_flag_is_answered_with_its_id_and_followed_on() 
     await bot.handle("<D37/>", parse_tag("<D37/>"))
     assert len(bot.state.hand) == 13 and len(bot.summary.errors) == 1, bot.summary.errors
     bot.close()
+
+
+async def test_an_unreadable_draw_that_offers_a_win_our_rules_accept_is_answered_with_it(
+) -> None:
+    """``<T100 t="16"`` cut short: the id and the offer still read, and 100 (8s) completes the
+    hand (234m 567p 99p 345s 67s: menzen tsumo). It was answered with a discard of 100, the
+    win thrown away (and the hand furiten). Now the win is answered where Tenhou offers it
+    and our rules accept it for the hand as we know it; without the offer, or when our
+    rules do not accept it, the drawn id is discarded as before."""
+    hand = "4,8,12,53,56,60,68,69,80,84,89,92,96"
+    start = ('<GO type="64" lobby="0"/>', '<TAIKYOKU oya="0" log="x"/>',
+             f'<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" hai="{hand}"/>')
+    for broken, answer in (('<T100 t="16"', '<N type="7"/>'),  # offered, a win: taken
+                           ('{"tag": "T100", "t": "16"', '<N type="7"/>'),  # the same in JSON
+                           ('<T100 x=', '<D p="100"/>'),  # not offered: not claimed
+                           ('<T120 t="16"', '<D p="120"/>')):  # offered, no win: discarded
+        bot = TenhouBot(TenhouSettings(write_log=False,
+                                       transport="ws" if broken.startswith("{") else "tcp"))
+        for text in start:
+            await bot.handle(text, parse_tag(text))
+        assert await bot.handle(broken, None) == [parse_tag(answer)], broken
+        assert len(bot.state.hand) == 14 and len(bot.summary.errors) == 1, bot.summary.errors
+        bot.close()

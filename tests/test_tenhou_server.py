@@ -24,6 +24,7 @@ from adapter.fakes.tenhou_table import TenhouTable
 from protocols import events as ev
 from protocols.tenhou import (
     DRAW_TYPES,
+    TagStream,
     TenhouCodec,
     auth_reply,
     format_tag,
@@ -919,3 +920,134 @@ async def test_a_kans_new_dora_comes_before_the_discard_after_the_kan() -> None:
         before += [a for a, b in itertools.pairwise(tags) if b.startswith("<DORA")]
     assert len(before) >= 3, before
     assert not [a for a in before if re.match(r"<[DEFGefg]\d", a)], before
+
+
+async def test_a_client_that_reads_nothing_is_cut_and_stalls_no_one_else() -> None:
+    """A client floods <Z/> in the lobby and never reads the LN answers: its socket and the
+    server's buffer fill and the write waited for ever (drain with no limit), so its line was
+    never dropped, and closing the server cancelled its session mid-write (a traceback on
+    stderr). Now the write gives up after ``write_limit``: the line is cut and said so, while
+    another client plays its game."""
+    import socket
+
+    async with _server(seed=1, write_limit=0.5) as (server, port):
+        line = socket.socket()
+        line.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        line.connect(("127.0.0.1", port))
+        line.sendall(b'<HELO name="NoName" tid="f0" sx="M"/>\0<PXR V="1"/>\0')
+        line.setblocking(False)
+        flood = b"<Z/>\0" * 1000
+        cut = False
+        for _ in range(2000):  # until the server gives up on it (a guard, not a timing)
+            try:
+                line.send(flood)
+            except BlockingIOError:
+                await asyncio.sleep(0.01)
+            except OSError:  # reset: the server cut the line
+                cut = True
+                break
+            if any("read nothing" in p for p in server.stats.problems):
+                cut = True
+                break
+            await asyncio.sleep(0)
+        seen = await _one_game(port)
+        line.close()
+    assert cut, server.stats.problems
+    assert "owari" in seen.reads[-1][-1]
+    stalled = [p for p in server.stats.problems if "read nothing" in p]
+    assert stalled == ["NoName read nothing while a write waited 0.5 s: its line was cut"]
+    assert server.stats.stalled == 1
+    from adapter.fakes.tenhou_serve import ServeResult
+
+    figures = ServeResult(server.stats, 1.0)
+    assert figures.as_json()["stalled"] == 1
+    assert "lines cut for reading nothing (a write waited 30 s): 1" in figures.table()
+
+
+async def test_a_bye_read_into_the_buffer_counts_though_the_line_failed_before_it_was_taken(
+) -> None:
+    """The second form of the BYE race: a returning client's GOK keeps its session busy (the
+    table's lock, held here by the test, as the game thread holds it while it tells an event);
+    meanwhile the client says BYE and resets its line. asyncio has read the BYE into its
+    buffer, then the reset: the REINIT's write failed, and the next read raised the reset
+    before it gave the BYE back, so the goodbye was lost (byes 0)."""
+    import socket
+    import struct
+
+    async with _server(seed=1, absent=10.0) as (server, port):
+        client = await RawClient.connect(port)
+        await client.login()
+        await client.play(stop=lambda s: len(s.discards) >= 2)
+        await client.close()
+        line = socket.create_connection(("127.0.0.1", port))
+        line.sendall(b'<HELO name="NoName" tid="f0" sx="M"/>\0')
+        stream = TagStream()
+        while not any(t.startswith("<SAIKAI")
+                      for t in stream.feed(await asyncio.to_thread(line.recv, 65536))):
+            pass
+        (table,) = server.tables
+        await asyncio.to_thread(table.lock.acquire)  # the session's GOK waits for it
+        try:
+            line.sendall(b"<GOK/>\0")
+            await asyncio.sleep(0.1)  # the GOK is read: its session waits for the lock
+            line.sendall(b"<BYE/>\0")
+            line.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            line.close()  # a reset, after the BYE
+            await asyncio.sleep(0.1)  # the loop reads the BYE into its buffer, then the reset
+        finally:
+            table.lock.release()
+        for _ in range(500):
+            if not server._sessions:
+                break
+            await asyncio.sleep(0.01)
+    assert server.stats.byes == 1, server.stats.problems
+
+
+async def test_an_open_kan_answered_on_our_own_turn_is_illegal_not_the_end_of_the_game(
+) -> None:
+    """``<N type="2"/>`` (an open kan, which only a discard offered to us allows) answered to
+    our draw: the seat built the kan from the discard asked about, there was none, and an
+    assert ended the game thread (the table dead, the client waiting for ever). Now it is an
+    illegal answer like any other: counted, and the seat's safest move played."""
+    async with _server(seed=1) as (server, port):
+        client = await RawClient.connect(port)
+        try:
+            await client.login()
+            await _to_first_draw(client)
+            await client.write('<N type="2"/>')
+            seen = await client.play()
+        finally:
+            await client.close()
+        await asyncio.wait_for(server.finished.wait(), 10)
+    assert "owari" in seen.reads[-1][-1]
+    assert not [p for p in server.stats.problems if p.startswith("game thread")]
+    assert server.stats.illegal == 1, server.stats.problems
+    assert [p for p in server.stats.problems if "open kan" in p] == [
+        '<N type="2"/>: an open kan answers only a discard offered to the seat'], \
+        server.stats.problems
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("--absent", "inf"), "argument --absent: seconds from 0 to 3600, not 'inf'"),
+    (("--absent", "nan"), "argument --absent: seconds from 0 to 3600, not 'nan'"),
+    (("--absent", "-5"), "argument --absent: seconds from 0 to 3600, not '-5'"),
+    (("--keepalive-every", "nan"), "argument --keepalive-every: seconds above 0"),
+    (("--keepalive-every", "inf"), "argument --keepalive-every: seconds above 0"),
+    (("--keepalive-every", "0"), "argument --keepalive-every: seconds above 0"),
+])
+def test_a_nonsense_wait_is_a_usage_error(args: tuple[str, ...], said: str,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """``--absent inf`` was taken and the first client to drop ended the table's thread with
+    an OverflowError (the wait too long for a timeout): the game was never finished; nan
+    played the seat at once, -5 too, without a word; ``--keepalive-every nan`` or ``inf``
+    sent no probe at all. Each is now one usage line before anything listens."""
+    from adapter.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        # an unwritable --json: taken as it was, the value would serve a game and wait for
+        # a client; refused by the parser, that refusal comes first
+        main(["tenhou-server", "--port", "0", "--no-log", "--json", "/no/such/dir/f.json",
+              *args])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err, err

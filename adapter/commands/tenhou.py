@@ -52,7 +52,9 @@ def register(sub: Any) -> None:
                         description="Serves Tenhou's protocol (TCP or WebSocket) as Tenhou "
                         "does. Each table waits for --humans clients (several clients at one "
                         "table compare programs on the same deals); mjbot's --policy plays "
-                        "the other seats. Exits after --games games with the figures.")
+                        "the other seats. Exits after --games games with the figures. A client "
+                        "that reads nothing while a write to it waits 30 s is cut as a dead "
+                        "line (its seat is played for it).")
     ts.add_argument("--games", type=at_least(1), default=1)
     ts.add_argument("--humans", type=int, default=1, choices=[1, 2, 3, 4],
                     help="seats per table that wait for clients (default 1)")
@@ -64,9 +66,9 @@ def register(sub: Any) -> None:
     ts.add_argument("--length", choices=["east", "south"], default="east")
     ts.add_argument("--time-limit", type=positive_seconds, default=10.0,
                     help="seconds a client may take per answer")
-    ts.add_argument("--absent", type=float, default=1.5,
+    ts.add_argument("--absent", type=_absent_seconds, default=1.5,
                     help="seconds a dropped client's seat waits before it is played for it")
-    ts.add_argument("--keepalive-every", type=float, default=None, metavar="SECONDS",
+    ts.add_argument("--keepalive-every", type=positive_seconds, default=None, metavar="SECONDS",
                     help="probe each client with <Z/> (and WebSocket pings) this often and "
                     "report how fast it answers (Tenhou itself sends none)")
     ts.add_argument("--close-grace", type=positive_seconds, default=None, metavar="SECONDS",
@@ -77,6 +79,18 @@ def register(sub: Any) -> None:
     ts.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
     ts.add_argument("--no-log", action="store_true", help="write no game logs")
     ts.set_defaults(handler=cmd_tenhou_server)
+
+
+def _absent_seconds(text: str) -> float:
+    """--absent: 0 (a dropped client's seat is played at once) to an hour; nan read as 0 and
+    inf ended the table's thread (a timeout too large) at the first drop."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 3600.0:
+        raise argparse.ArgumentTypeError(f"seconds from 0 to 3600, not {text!r}")
+    return value
 
 
 def cmd_tenhou(args: argparse.Namespace) -> int:
@@ -135,8 +149,6 @@ def cmd_tenhou_server(args: argparse.Namespace) -> int:
 
     require_policy(args.policy)
     require_writable(args.json, "--json")
-    if args.keepalive_every is not None and args.keepalive_every <= 0:
-        raise UserInputError(f"--keepalive-every must be positive, got {args.keepalive_every}")
 
     def listening(port: int) -> None:
         print(f"mjbot tenhou-server: waiting for {args.humans} client(s) per table on "

@@ -513,7 +513,8 @@ class RemoteSeat:
         if verb == "nine_terminals":
             return ev.AbortiveDraw()
         if verb == "open_kan":
-            assert request.tile is not None
+            if request.tile is None:  # our own turn: there is no discard to make it from
+                raise ValueError("an open kan answers only a discard offered to the seat")
             own = [t for t in (T.from_tenhou_id(i) for i in held)
                    if T.kind(t) == T.kind(request.tile)]
             return ev.Kan("open_kan", tuple(own[:3]))

@@ -11,7 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from adapter.fakes.tenhou_server import DEFAULT_ABSENT, FakeTenhouServer, ServerStats
+from adapter.fakes.tenhou_server import (
+    DEFAULT_ABSENT,
+    WRITE_LIMIT,
+    FakeTenhouServer,
+    ServerStats,
+)
 from adapter.local.game import placement
 
 CLOSE_GRACE = 5.0  # seconds the clients get after the last game to say BYE before we hang up
@@ -45,6 +50,9 @@ class ServeResult:
         lines.append(f"{s.games} games, {s.hands} hands in {self.seconds:.1f} s; illegal "
                      f"{s.illegal}, timeouts {s.timeouts}, played for absent clients "
                      f"{s.absent}, reconnects {s.reconnects}, answers dropped {s.dropped}")
+        if s.stalled:
+            lines.append(f"lines cut for reading nothing (a write waited {WRITE_LIMIT:g} s): "
+                         f"{s.stalled}")
         if s.probes:
             lines.append(f"keep-alive probes {s.probes}: answered {len(s.keepalive_delays)}"
                          f"{_worst(s.keepalive_delays)}, unanswered {s.probes_unanswered}"
@@ -56,7 +64,8 @@ class ServeResult:
         s = self.stats
         out = {"games": [vars(r) for r in s.reports], "hands": s.hands, "illegal": s.illegal,
                "timeouts": s.timeouts, "absent": s.absent, "reconnects": s.reconnects,
-               "dropped": s.dropped, "byes": s.byes, "seconds": round(self.seconds, 3)}
+               "dropped": s.dropped, "byes": s.byes, "stalled": s.stalled,
+               "seconds": round(self.seconds, 3)}
         if s.probes:
             out["keepalive"] = {
                 "probes": s.probes, "answered": len(s.keepalive_delays),

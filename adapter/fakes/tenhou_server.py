@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import socket
 import threading
 import time
@@ -68,6 +69,9 @@ from replay.log import GameLogWriter, Header
 
 AUTH_CHALLENGE = "20180120-be208bdd"
 DEFAULT_ABSENT = 1.5  # seconds a request waits for a dropped client before its seat is played
+# seconds a write may wait for a client that reads nothing (its socket and our buffer full):
+# then its line is cut as a dead one, as a real server drops it (Tenhou's own limit is unknown)
+WRITE_LIMIT = 30.0
 
 
 @dataclass
@@ -104,6 +108,7 @@ class ServerStats:
     probes_unanswered: int = 0  # at the connections' ends
     ws_ping_delays: list[float] = field(default_factory=list)  # WebSocket ping -> pong
     byes: int = 0
+    stalled: int = 0  # lines cut for reading nothing while a write waited (write_limit)
     problems: list[str] = field(default_factory=list)
     result: GameResult | None = None
     reports: list[GameReport] = field(default_factory=list)
@@ -125,6 +130,7 @@ class _Conn:
     seat: RemoteSeat | None = None
     returning: bool = False  # taken back by its HELO, GOK still to come
     lobby: bool = False  # logged in (LN sent): LN again on its <Z/> while not at a table
+    stalled: bool = False  # cut for reading nothing while a write waited (write_limit)
     probes: deque[float] = field(default_factory=deque)  # when each unanswered <Z/> was sent
     transcript: list[tuple[str, str]] | None = None  # ("tx" | "rx", tag) when recorded
 
@@ -144,7 +150,8 @@ class FakeTenhouServer:
                  time_limit: float = 10.0, absent: float = DEFAULT_ABSENT, humans: int = 1,
                  games: int | None = None, drop_after: int | None = None,
                  log_dir: str | None = None, junk: tuple[str, ...] = (),
-                 keepalive_every: float | None = None, transcript: bool = False) -> None:
+                 keepalive_every: float | None = None, transcript: bool = False,
+                 write_limit: float = WRITE_LIMIT) -> None:
         if not 1 <= humans <= 4:
             raise ValueError(f"humans must be 1..4, got {humans}")
         self.seed, self.length = seed, length
@@ -157,6 +164,7 @@ class FakeTenhouServer:
         self.log_dir = log_dir
         self.junk = list(junk)  # raw tags sent once, mid-game, to test the client's resilience
         self.keepalive_every = keepalive_every
+        self.write_limit = write_limit
         self.record = transcript
         self.transcripts: list[list[tuple[str, str]]] = []  # per connection, in order
         self.writes: list[list[list[str]]] = []  # per connection, each write's tags
@@ -201,7 +209,10 @@ class FakeTenhouServer:
     # ------------------------------------------------------------------ transports
 
     async def start_tcp(self, host: str = "127.0.0.1", port: int = 0) -> int:
-        server = await asyncio.start_server(self._tcp_client, host, port)
+        def protocol() -> asyncio.StreamReaderProtocol:  # asyncio.start_server's, but
+            return asyncio.StreamReaderProtocol(_ReadToTheEnd(), self._tcp_client)  # its reader
+
+        server = await asyncio.get_running_loop().create_server(protocol, host, port)
         self._servers.append(server)
         bound: int = server.sockets[0].getsockname()[1]  # an IP address: (host, port, ...)
         return bound
@@ -229,6 +240,10 @@ class FakeTenhouServer:
             conn.hang_up()
         if self._sessions:
             await asyncio.wait(set(self._sessions), timeout=5)
+        for conn in list(self._conns):  # a client that reads nothing: its close never ends
+            conn.cut()
+        if self._sessions:
+            await asyncio.wait(set(self._sessions), timeout=1)
         for task in [*self._sessions, *self._notices, *self._writers]:
             task.cancel()  # a line that would not close: the last resort
         for server in self._servers:
@@ -254,12 +269,9 @@ class FakeTenhouServer:
         spare.setblocking(False)
 
         async def receive() -> list[Tag | str]:
-            try:
-                data = await reader.read(65536)
-            except (ConnectionError, OSError):
+            data = await reader.read(65536)  # what came before a failure, then b""
+            if not data:
                 data = _unread(spare)
-                if not data:
-                    raise
             if not data:
                 raise ConnectionError("closed")
             return list(stream.feed(data))
@@ -327,16 +339,20 @@ class FakeTenhouServer:
             self.writes.append(writes)
             send, receive = _recorded(send, receive, transcript, writes)
         conn = _Conn(send, cut, hang_up)
+        conn.send = self._bounded(conn, send)
         task = asyncio.current_task()
         if task is not None:
             self._sessions.add(task)
         self._conns.add(conn)
         probe = (asyncio.ensure_future(self._probe(conn, ping))
                  if self.keepalive_every is not None else None)
+        items: list[Tag | str] = []
         try:
             while True:
                 answers: list[Tag] = []
-                for item in await receive():
+                items = await receive()
+                while items:
+                    item = items.pop(0)
                     try:
                         tag = item if isinstance(item, Tag) else parse_tag(item)
                     except ProtocolError as exc:
@@ -350,7 +366,7 @@ class FakeTenhouServer:
                     self._answers(conn, answers)
                     await self._send_junk(conn)
         except (ConnectionError, asyncio.IncompleteReadError):
-            pass
+            await self._last_words(items, receive)
         finally:
             if probe is not None:
                 probe.cancel()
@@ -360,6 +376,49 @@ class FakeTenhouServer:
             self._gone(conn)
             self._conns.discard(conn)
             self._sessions.discard(task)
+
+    def _bounded(self, conn: _Conn, send: Send) -> Send:
+        """``send`` that waits at most ``write_limit`` seconds for a client that reads nothing
+        (a drain would wait for ever, and the seat would wait its time limit at every
+        request): then the line is cut, as a dead one, and the seat is played for it."""
+        async def bounded(tags: Sequence[Tag | str]) -> None:
+            try:
+                async with asyncio.timeout(self.write_limit):
+                    await send(tags)
+            except TimeoutError:
+                if not conn.stalled:  # said once, by the first write that gave up
+                    conn.stalled = True
+                    self.stats.stalled += 1
+                    self.stats.problems.append(
+                        f"{self._conn_label(conn)} read nothing while a write waited "
+                        f"{self.write_limit:g} s: its line was cut")
+                conn.cut()
+                raise ConnectionError("the client reads nothing: line cut") from None
+
+        return bounded
+
+    def _conn_label(self, conn: _Conn) -> str:
+        """A connection as reports name it: its seat's label, else its login."""
+        seat = self._seat_of(conn)
+        if seat is not None:
+            return seat.label
+        return shown_name(conn.name) if conn.name else "a client not logged in"
+
+    async def _last_words(self, items: list[Tag | str],
+                          receive: Callable[[], Awaitable[list[Tag | str]]]) -> None:
+        """The line failed (a write to it, or the read): what the client sent before the
+        failure still counts, its BYE above all (a clean goodbye, not a drop). The rest of the
+        read in hand, then what the line still holds (a failed line gives it back at once,
+        then the end; bounded all the same)."""
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError, TimeoutError):
+            async with asyncio.timeout(1.0):
+                while True:
+                    for item in items:
+                        text = item if isinstance(item, str) else format_tag(item)
+                        if re.match(r"<BYE\b", text):
+                            self.stats.byes += 1
+                            return
+                    items = await receive()
 
     async def _probe(self, conn: _Conn, ping: Callable[[], Awaitable[float]] | None) -> None:
         """The keep-alive probe: a <Z/> every ``keepalive_every`` seconds (its answer is timed
@@ -602,6 +661,16 @@ class FakeTenhouServer:
         self.finished.set()
         self._changed.set()
 
+
+
+class _ReadToTheEnd(asyncio.StreamReader):
+    """A reader that gives back what it received before the line failed, then the end (b""):
+    asyncio's own raises the failure at the next read, ahead of the bytes still in its buffer
+    (the second form of the BYE race: a BYE read in while the session was busy, then a
+    reset, was lost). The failure itself is the transport's: a write says it."""
+
+    def set_exception(self, exc: BaseException) -> None:
+        self.feed_eof()
 
 
 def _unread(sock: socket.socket) -> bytes:

@@ -45,6 +45,7 @@ from adapter.session import (
 from adapter.tasks import cancel_and_wait
 from adapter.thinking.inbox import Inbox
 from brain.brain import Brain, safest_action
+from brain.rules import rules_for
 from brain.state import TableState
 from protocols import events as ev
 from protocols.codec import RAW_SHOWN, ProtocolError
@@ -67,6 +68,7 @@ from protocols.tenhou import (
     auth_reply,
     format_tag,
     join,
+    offer_flags,
     parse_tag,
     split_tags,
     tag_from_json,
@@ -313,7 +315,21 @@ class TenhouBot(PlatformSession):
         events, reply = self.codec.unreadable(raw)
         for event in events:
             self.apply(event)
+        if self._unread_win(raw, events):
+            log.info("tenhou: a draw we could not read offers a win our rules accept: taken")
+            return self.codec.reply_tags(ev.Win(), ev.DecisionRequest("turn"))
         return reply
+
+    def _unread_win(self, raw: str, events: list[object]) -> bool:
+        """Our unreadable draw (its id still read, new to us) offers a self-drawn win (``t``
+        bit 16) that our rules accept for the hand as we know it: the win is the answer,
+        where a discard of the drawn tile threw it away (and left the hand furiten)."""
+        drawn = any(isinstance(e, ev.TileDrawn) and e.seat == self.state.seat for e in events)
+        if not drawn or not offer_flags(raw) & 16:
+            return False
+        request = ev.DecisionRequest("turn", offered=frozenset({"discard", "win"}))
+        return any(isinstance(a, ev.Win)
+                   for a in rules_for("riichi").legal_actions(self.state, request))
 
     def error(self, message: str, **context: Any) -> None:
         """As every session's, with the ID scrubbed: the message may quote a server's text,
@@ -617,13 +633,18 @@ async def _connect(transport: Transport, settings: TenhouSettings, first: bool) 
     tries = max(1, settings.reconnect_tries)
     deadline = time.monotonic() + settings.connect_timeout
     for attempt in range(1, 10_000):
+        # an attempt is bounded too: a server that drops our SYNs (a black hole, a firewall,
+        # a full accept queue) held one for the kernel's two minutes, past the whole limit
+        limit = max(0.1, deadline - time.monotonic()) if first else settings.connect_timeout
         try:
-            await transport.connect()
+            async with asyncio.timeout(limit):
+                await transport.connect()
             return
-        except OSError as exc:
+        except OSError as exc:  # TimeoutError too
             out_of_time = time.monotonic() >= deadline if first else attempt >= tries
             if out_of_time:
-                raise ConnectionError(f"cannot connect to the Tenhou server: {exc}") from None
+                why = exc if str(exc) else f"no answer in {limit:g} s"
+                raise ConnectionError(f"cannot connect to the Tenhou server: {why}") from None
             await asyncio.sleep(0.2 if first else settings.reconnect_delay)
 
 
