@@ -133,14 +133,19 @@ def apply_and_log(state: TableState, event: object, game_log: GameLogWriter | No
 async def open_connection_retrying(host: str, port: int, timeout: float) \
         -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """A TCP connection, retried while the server is not up yet, for ``timeout`` seconds;
-    ConnectionError naming the address after that."""
+    ConnectionError naming the address after that. Each attempt is bounded by what is left:
+    a server that drops our SYNs (a black-holed address, a firewall, a full accept queue)
+    held one attempt for the kernel's two minutes, far past ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:
+        limit = max(0.1, deadline - time.monotonic())
         try:
-            return await asyncio.open_connection(host, port)
-        except OSError as exc:
+            async with asyncio.timeout(limit):
+                return await asyncio.open_connection(host, port)
+        except OSError as exc:  # TimeoutError too
             if time.monotonic() >= deadline:
-                raise ConnectionError(f"cannot connect to {host}:{port}: {exc}") from None
+                why = exc if str(exc) else f"no answer in {timeout:g} s"
+                raise ConnectionError(f"cannot connect to {host}:{port}: {why}") from None
             await asyncio.sleep(0.2)
 
 
