@@ -27,12 +27,13 @@ from brain.rules import rules_for
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.botzone import BotzoneCodec
 from protocols.events import EVENT_TYPES
 from protocols.mjai import MjaiCodec
 from protocols.ntpu import NtpuCodec
 from protocols.tenhou import TenhouCodec, parse_tag, tag_from_json
 from replay import formats
-from replay.log import DecisionFrame, EventFrame, GameLog, Header, RxFrame
+from replay.log import DecisionFrame, EventFrame, GameLog, Header, RxFrame, TxFrame
 from replay.record import GameRecord, RecordError, own_tiles, seat_view
 
 
@@ -593,8 +594,22 @@ class _MjaiLines:
         return out
 
 
+class _BotzoneLines:
+    """The Botzone codec fed one recorded request line at a time, and told each recorded
+    response as the bot told it (``sent``): a concealed kong's tile is only in our answer."""
+
+    def __init__(self, header: Header) -> None:
+        self.codec = BotzoneCodec()
+
+    def feed(self, raw: str | bytes) -> list[Any]:
+        return self.codec.feed(raw.decode() if isinstance(raw, bytes) else raw)
+
+    def sent(self, raw: str | bytes) -> None:
+        self.codec.sent(raw.decode() if isinstance(raw, bytes) else raw)
+
+
 _CODECS: dict[str, CodecFactory] = {"ntpu": _NtpuLines, "tenhou": _TenhouTags,
-                                    "mjai": _MjaiLines}
+                                    "mjai": _MjaiLines, "botzone": _BotzoneLines}
 
 
 def register_codec(platform: str, factory: CodecFactory) -> None:
@@ -623,8 +638,11 @@ def reparse(replay: Replay) -> dict[str, Any]:
     errors: list[str] = []
     as_in_game: list[str] = []  # failed again where the session noted an error too
     frames = replay.log.frames
+    sent = getattr(codec, "sent", None)  # a codec that must know our answers (Botzone)
     for n, f in enumerate(frames):
-        if isinstance(f, RxFrame):
+        if isinstance(f, TxFrame) and sent is not None:
+            sent(f.raw)
+        elif isinstance(f, RxFrame):
             try:
                 produced += [x for x in codec.feed(f.raw) if x.__class__ in EVENT_TYPES
                              and not isinstance(x, ev.PlatformNotice)]
