@@ -3,14 +3,20 @@ the tools that read them (`mjbot replay`, `review`, `view`), as the README tells
 
 from __future__ import annotations
 
+import gzip
+import json
+import re
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from protocols import events as ev
 from tests.in_process import mjbot_here
+from tests.serve_helpers import PYTHON_ENV
+from tests.shared_data import BOTZONE_HUMAN_GAMES
 
 # a one-shot turn after our own concealed kong: the judge's `3 0 GANG` names no tile, only
 # our earlier answer `GANG W1` does
@@ -23,7 +29,7 @@ def _bot_log(tmp_path: Path, turn: str) -> Path:
     """The game log a real `mjbot botzone` one-shot process writes for ``turn``."""
     done = subprocess.run([sys.executable, "-m", "adapter.cli", "botzone", "--no-keep-running",
                            "--log-dir", str(tmp_path / "logs")], input=turn,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, env=PYTHON_ENV)
     assert done.returncode == 0, done.stderr
     (log,) = (tmp_path / "logs").rglob("*.mjlog.msgpack")
     return log
@@ -78,3 +84,66 @@ def test_mcr_commentary_ready_hand_winnable_only_by_self_draw() -> None:
         comment.facts["waits_8_fan_self_draw_only"] == "4p"
     hand = ["W3", "W4", "W5", "W6", "W7", "W8", "T8", "T8", "T8", "B8", "B8", "B3", "B5"]
     assert _mahjonggb_fan(hand, "B4", False) == 7 and _mahjonggb_fan(hand, "B4", True) == 9
+
+
+def test_replay_reads_botzones_preprocessed_human_games(capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    # ../shared/data/botzone's 3 human games were "not a game log we know" to replay, review
+    # and the viewer (which listed the file, then answered 422)
+    done = mjbot_here(capsys, "replay", str(BOTZONE_HUMAN_GAMES))
+    assert done.returncode == 0, done.stderr
+    wins = [line.split("WIN", 1)[1].strip().split("  ")[0]
+            for line in done.stdout.splitlines() if "WIN " in line]
+    assert wins == ["seat 0 ron from seat 3 on 2s value 11",
+                    "seat 0 ron from seat 1 on 2m value 9",
+                    "seat 3 ron from seat 0 on 5m value 11"]
+    assert "deltas  [35, -8, -8, -19]" in done.stdout  # Botzone's payments: 24+F, -(8+F), -8
+    assert "final scores [49, -33, -24, 8]" in done.stdout
+    # the first win's fan as MahjongGB counts it: chow 123m called, 123678p 1366s + 2s
+    fans = __import__("MahjongGB").MahjongFanCalculator(
+        pack=(("CHI", "W2", 1),), hand=("B1", "B2", "B3", "B6", "B7", "B8", "T1", "T3", "T6",
+                                        "T6"),
+        winTile="T2", flowerCount=0, isSelfDrawn=False, is4thTile=False, isAboutKong=False,
+        isWallLast=False, seatWind=(0 - 2) % 4, prevalentWind=0)
+    assert sum(points for points, _ in fans) == 11
+    review = mjbot_here(capsys, "review", str(BOTZONE_HUMAN_GAMES), "--seat", "3",
+                        "--policy", "rulebased")
+    assert review.returncode == 0, review.stderr
+    assert "[botzone_human, mcr] seat 3" in review.stdout
+
+
+def test_a_damaged_preprocessed_game_is_refused_in_one_line_naming_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = BOTZONE_HUMAN_GAMES.read_text().splitlines()
+    game = json.loads(lines[1])
+    game["actions"][0][2] = [2, "W9"]  # player 0 throws a tile it does not hold
+    path = tmp_path / "damaged.json"
+    path.write_text("\n".join([lines[0], json.dumps(game), lines[2]]) + "\n")
+    done = mjbot_here(capsys, "replay", str(path))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert ("Botzone human games (preprocessed): line 2, step 2: player 0 gives up W9, which "
+            "it does not hold") in done.stderr
+
+
+def test_the_viewer_shows_the_preprocessed_human_games() -> None:
+    # `mjbot view` listed the file and then answered 422 on opening it
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "view",
+                             str(BOTZONE_HUMAN_GAMES)], stderr=subprocess.PIPE, text=True,
+                            env=PYTHON_ENV)
+    assert proc.stderr is not None
+    try:
+        found = re.search(r"(http://127\.0\.0\.1:\d+/)games", proc.stderr.readline())
+        assert found
+        url = f"{found.group(1)}api/games/0~{BOTZONE_HUMAN_GAMES.name}"
+        with urllib.request.urlopen(url, timeout=60) as answer:
+            body = answer.read()
+            if answer.headers.get("Content-Encoding") == "gzip":
+                body = gzip.decompress(body)
+        game = json.loads(body)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert game["format"] == "Botzone human games (preprocessed)"
+    assert [h["result"]["winner"] for h in game["hands"]] == [0, 0, 3]
+    assert game["hands"][0]["result"]["yaku_en"] == ["Mixed Triple Chow", "All Chows",
+                                                     "Closed Wait"]
