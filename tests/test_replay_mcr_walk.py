@@ -98,6 +98,7 @@ def test_replay_reads_botzones_preprocessed_human_games(capsys: pytest.CaptureFi
                     "seat 0 ron from seat 1 on 2m value 9",
                     "seat 3 ron from seat 0 on 5m value 11"]
     assert "deltas  [35, -8, -8, -19]" in done.stdout  # Botzone's payments: 24+F, -(8+F), -8
+    assert "E4-0 dealer 3  scores [35, -8, -8, -19]" in done.stdout  # as the viewer runs on
     assert "final scores [49, -33, -24, 8]" in done.stdout
     # the first win's fan as MahjongGB counts it: chow 123m called, 123678p 1366s + 2s
     fans = __import__("MahjongGB").MahjongFanCalculator(

@@ -33,7 +33,8 @@ SHARED_WALL = {"duplicate_walls": False}
 
 
 def loads(text: str) -> GameRecord:
-    """Every game of the file (one per line) as one hand of the record, each scored from 0."""
+    """Every game of the file (one per line) as one hand of the record; the scores run on
+    from game to game (each game's payments as Botzone's, the total the file's)."""
     games = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -52,7 +53,7 @@ def loads(text: str) -> GameRecord:
     totals = [0, 0, 0, 0]
     for n, game in games:
         try:
-            events = _Game(game, f"line {n}").events()
+            events = _Game(game, f"line {n}").events(tuple(totals))
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             if isinstance(exc, RecordError):
                 raise
@@ -107,10 +108,10 @@ class _Game:
         self.last: tuple[str, int, int | None] = ("DRAW", self.first, self.hands[self.first][-1])
         self.replacement = False
 
-    def events(self) -> list[Any]:
+    def events(self, scores: tuple[int, ...]) -> list[Any]:
         dealt = tuple(tuple(h[:13]) for h in self.hands)
         self.out.append(ev.RoundStarted(round_wind=self.wind, dealer=self.first,
-                                        scores=(0, 0, 0, 0), round_number=self.first,
+                                        scores=scores, round_number=self.first,
                                         hands=dealt))
         self.out.append(ev.TileDrawn(self.first, self.hands[self.first][13]))
         for i in range(len(self.actions[0])):
