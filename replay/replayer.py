@@ -144,7 +144,11 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
         if isinstance(e, ev.GameStarted):
             own = e.seat
             break
+    decisions, lost = _after_own_calls(decisions, events, own)
     notes = []
+    if lost:
+        notes.append(f"{lost} discard decision(s) made with a chow or pung that another "
+                     "seat's claim overrode are left out (the call never happened)")
     if log.truncated is not None:
         notes.append(f"log cut at byte {log.truncated.offset} of {log.truncated.size} "
                      f"({log.truncated.reason}): the frames before it are shown")
@@ -152,6 +156,30 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
         notes.append(f"this log is seat {own}'s own view; seat {seat} cannot be shown")
     return Replay(str(log.path), header.platform, header.variant, own, events, decisions,
                   log=log, notes=notes)
+
+
+def _after_own_calls(decisions: list[Decision], events: list[Any], own: int
+                     ) -> tuple[list[Decision], int]:
+    """The discard a platform takes with the call (Botzone's ``CHI mid t`` / ``PENG t``) is
+    decided, and logged, before the judge's line that carries the call comes back: such a
+    turn decision, logged at the same place as its chow or pung, is moved after that call's
+    event, where the seat then stood. One whose call never came (another seat's claim went
+    first) is left out; returns the decisions and how many were."""
+    out: list[Decision] = []
+    lost = 0
+    for n, d in enumerate(decisions):
+        before = decisions[n - 1] if n else None
+        if (d.request.kind != "turn" or before is None or before.index != d.index
+                or before.request.kind != "claim"
+                or not isinstance(before.action, ev.Chi | ev.Pon)):
+            out.append(d)
+            continue
+        call = events[d.index] if d.index < len(events) else None
+        if isinstance(call, ev.MeldCalled) and call.seat == own and call.kind in ("chi", "pon"):
+            out.append(dataclasses.replace(d, index=d.index + 1))
+        else:
+            lost += 1
+    return out, lost
 
 
 def _from_table_log(log: GameLog, seat: int) -> Replay:

@@ -148,3 +148,43 @@ def test_the_viewer_shows_the_preprocessed_human_games() -> None:
     assert [h["result"]["winner"] for h in game["hands"]] == [0, 0, 3]
     assert game["hands"][0]["result"]["yaku_en"] == ["Mixed Triple Chow", "All Chows",
                                                      "Closed Wait"]
+
+
+# seat 0, one step from a pure straight: the bot chows seat 3's 3m with the discard after it
+CHOW_HISTORY = ["0 0 1", "PASS", "1 0 0 0 0 W1 W2 W4 W5 W6 W7 W8 W9 B2 B3 B4 F1 F2", "PASS",
+                "2 T9", "PLAY T9", "3 0 PLAY T9", "PASS", "3 1 DRAW", "PASS", "3 1 PLAY F3",
+                "PASS", "3 2 DRAW", "PASS", "3 2 PLAY F4", "PASS", "3 3 DRAW", "PASS",
+                "3 3 PLAY W3"]
+
+
+def _one_shot(requests: list[str], data: str, log_dir: Path) -> str:
+    """One one-shot `mjbot botzone` turn (simple interaction); its response line."""
+    turns = (len(requests) + 1) // 2
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "botzone", "--no-keep-running",
+                           "--log-dir", str(log_dir)],
+                          input="\n".join([str(turns), *requests, data, ""]) + "\n",
+                          capture_output=True, text=True, timeout=120, env=PYTHON_ENV)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize("judge_says", ["3 0 CHI W2 F1", "3 2 PENG F4"])
+def test_policy_rechecks_the_discard_a_botzone_chow_carries(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], judge_says: str) -> None:
+    # the bot decides its discard with the chow (`CHI W2 F1`) and logs it before the judge's
+    # line with the chow comes back: replay --policy asked rulebased for that discard on the
+    # table without the chow ("a hand of 12 tiles ...", FAILED, exit 1)
+    assert _one_shot(CHOW_HISTORY, "", tmp_path) == "CHI W2 F1"
+    (log,) = tmp_path.rglob("*.mjlog.msgpack")
+    data = json.dumps({"v": 1, "match": "m", "log": str(log)})
+    _one_shot([*CHOW_HISTORY, "CHI W2 F1", judge_says], data, tmp_path)
+    done = mjbot_here(capsys, "replay", str(log), "--policy", "rulebased")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FAILED" not in done.stdout
+    if judge_says.startswith("3 0 CHI"):  # the chow came: its discard is weighed after it
+        assert "policy rulebased vs recorded play, seat 0: 2/2 agree" in done.stdout
+        assert "turn     1/1" in done.stdout
+    else:  # seat 2's pung went first: the discard was never played
+        assert "1 discard decision(s) made with a chow or pung that another seat's claim " \
+               "overrode are left out" in done.stdout
+        assert "turn" not in done.stdout.split("policy rulebased", 1)[1]
