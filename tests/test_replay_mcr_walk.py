@@ -188,3 +188,15 @@ def test_policy_rechecks_the_discard_a_botzone_chow_carries(
         assert "1 discard decision(s) made with a chow or pung that another seat's claim " \
                "overrode are left out" in done.stdout
         assert "turn" not in done.stdout.split("policy rulebased", 1)[1]
+
+
+def test_a_cut_preprocessed_file_shows_the_whole_games_before_the_cut(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = BOTZONE_HUMAN_GAMES.read_text()
+    path = tmp_path / "cut.json"
+    path.write_text(text[:text.index("\n") + 1000])  # inside the second game
+    done = mjbot_here(capsys, "replay", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "note: the file is cut short: line 2 ends inside its game: the 1 games before it " \
+           "are read" in done.stdout
+    assert done.stdout.count("WIN ") == 1

@@ -36,12 +36,18 @@ def loads(text: str) -> GameRecord:
     """Every game of the file (one per line) as one hand of the record; the scores run on
     from game to game (each game's payments as Botzone's, the total the file's)."""
     games = []
-    for n, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    cut = ""
+    for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             game = json.loads(line)
         except json.JSONDecodeError as exc:
+            if n == len(lines) and games and not text.endswith("\n"):
+                # a file cut inside its last line: the whole games before it still read
+                cut = f"line {n} ends inside its game: the {len(games)} games before it are read"
+                break
             raise RecordError(f"botzone human: line {n} is not JSON ({exc})") from None
         if not isinstance(game, dict) or any(k not in game for k in KEYS):
             raise RecordError(f"botzone human: line {n} is not a preprocessed game (an object "
@@ -63,7 +69,10 @@ def loads(text: str) -> GameRecord:
         if isinstance(end, ev.RoundWon | ev.RoundDrawn) and end.deltas:
             totals = [a + b for a, b in zip(totals, end.deltas, strict=True)]
     out.append(ev.GameEnded(tuple(totals)))
-    return GameRecord(VARIANT, "botzone_human", out, {"games": len(games)})
+    meta: dict[str, Any] = {"games": len(games)}
+    if cut:
+        meta["cut"] = cut
+    return GameRecord(VARIANT, "botzone_human", out, meta)
 
 
 def _tile(text: Any, where: str) -> int:
