@@ -35,7 +35,7 @@ SHARED_WALL = {"duplicate_walls": False}
 def loads(text: str) -> GameRecord:
     """Every game of the file (one per line) as one hand of the record; the scores run on
     from game to game (each game's payments as Botzone's, the total the file's)."""
-    games = []
+    games: list[tuple[int, dict[str, Any]]] = []
     lines = text.splitlines()
     cut = ""
     for n, line in enumerate(lines, 1):
