@@ -10,10 +10,12 @@ import subprocess
 import sys
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from protocols import events as ev
+from protocols import tiles as T
 from tests.in_process import mjbot_here
 from tests.serve_helpers import PYTHON_ENV
 from tests.shared_data import BOTZONE_HUMAN_GAMES
@@ -200,3 +202,53 @@ def test_a_cut_preprocessed_file_shows_the_whole_games_before_the_cut(
     assert "note: the file is cut short: line 2 ends inside its game: the 1 games before it " \
            "are read" in done.stdout
     assert done.stdout.count("WIN ") == 1
+
+
+def _preprocessed(record: Any) -> dict[str, Any]:
+    """A judge log's game written as ccr-cheng's preprocessing writes Botzone's human games
+    (mahjong_data/preprocess.py): every take per player, one action per player and step."""
+    events = record.events
+    start = next(e for e in events if isinstance(e, ev.RoundStarted))
+    tiles = [[T.to_botzone(t) for t in hand] for hand in start.hands]
+    actions: list[list[list[Any]]] = [[], [], [], []]
+
+    def step(seat: int, action: list[Any]) -> None:
+        for p in range(4):
+            actions[p].append(action if p == seat else [0])
+    first = True
+    rest = iter(events[events.index(start) + 1:])
+    for e in rest:
+        if isinstance(e, ev.TileDrawn):
+            tiles[e.seat].append(T.to_botzone(e.tile))
+            if not first:  # the first player's first draw is its 14th tile
+                step(-1, [0])
+            first = False
+        elif isinstance(e, ev.TileDiscarded):
+            step(e.seat, [2, T.to_botzone(e.tile)])
+        elif isinstance(e, ev.MeldCalled) and e.kind in ("chi", "pon"):
+            after = T.to_botzone(next(rest).tile)  # the discard that goes with the call
+            step(e.seat, [3, f"{T.to_botzone(sorted(e.tiles)[1])} {after}"] if e.kind == "chi"
+                 else [4, after])
+        elif isinstance(e, ev.MeldCalled):
+            step(e.seat, {"open_kan": [5], "closed_kan": [5, T.to_botzone(e.tiles[0])],
+                          "added_kan": [6]}[e.kind])
+        elif isinstance(e, ev.RoundWon):
+            step(e.winner, [7])
+    return {"round_wind": start.round_wind, "first_player": start.dealer,
+            "tiles": [t + [""] * (34 - len(t)) for t in tiles], "actions": actions}
+
+
+@pytest.mark.parametrize("name", ["botzone_judge_log.json", "botzone_judge_kongs/open_kong.json",
+                                  "botzone_judge_kongs/added_kong.json"])
+def test_a_judge_log_written_in_the_preprocessed_form_reads_to_the_judges_win(
+        name: str) -> None:
+    from replay.formats import botzone_human, botzone_log
+
+    judged = botzone_log.loads((Path(__file__).parent / "data" / name).read_text())
+    again = botzone_human.loads(json.dumps(_preprocessed(judged)))
+    (won,) = [e for e in judged.events if isinstance(e, ev.RoundWon)]
+    (read,) = [e for e in again.events if isinstance(e, ev.RoundWon)]
+    assert (read.winner, read.from_seat, read.win_tile, read.value, read.deltas) == \
+        (won.winner, won.from_seat, won.win_tile, won.value, won.deltas)
+    kinds = {e.kind for e in again.events if isinstance(e, ev.MeldCalled)}
+    assert kinds == {e.kind for e in judged.events if isinstance(e, ev.MeldCalled)}
