@@ -252,3 +252,32 @@ def test_a_judge_log_written_in_the_preprocessed_form_reads_to_the_judges_win(
         (won.winner, won.from_seat, won.win_tile, won.value, won.deltas)
     kinds = {e.kind for e in again.events if isinstance(e, ev.MeldCalled)}
     assert kinds == {e.kind for e in judged.events if isinstance(e, ev.MeldCalled)}
+
+
+def test_mcr_commentary_on_a_refused_call_does_not_say_the_plan_is_lost(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # rulebased refuses a call that brings the hand no nearer an 8-fan plan; the line said
+    # "leave no 8-fan plan", though the pung of 3z here keeps a plan exactly as near as before
+    from brain.policies.mcr_plan import best_distance
+    from brain.state import Meld, TableState
+    from replay import replayer
+
+    log = Path(__file__).parent / "data" / "botzone_judge_kongs" / "open_kong.json"
+    done = mjbot_here(capsys, "replay", str(log), "--seat", "2", "--commentary")
+    assert done.returncode == 0, done.stderr
+    assert "leave no 8-fan plan" not in done.stdout
+    assert ("seat 2 passes on 3z: the call would lower the shanten to 1 but bring the hand no "
+            "nearer an 8-fan hand.") in done.stdout
+    replay = replayer.load(str(log), 2)
+    asked = next(d for d in replay.decisions if d.request.kind == "claim"
+                 and d.request.tile == T.parse_mpsz("3z")[0])
+    state = TableState("mcr", 2)
+    for e in replay.events[:asked.index]:
+        state.apply(e)
+    counts = state.counts()
+    before = best_distance(counts, list(state.melds))
+    counts[T.kind(asked.request.tile)] -= 2
+    melds = [*state.melds, Meld("pon", (asked.request.tile,) * 3, asked.request.tile)]
+    after = min(best_distance([c - (k == j) for k, c in enumerate(counts)], melds)
+                for j in range(34) if counts[j])
+    assert after == before < 99  # the plan is still there, no nearer

@@ -326,8 +326,11 @@ def _claim(state: TableState, request: ev.DecisionRequest, legal: list[Any], act
     choice = RuleBasedPolicy().decide(state, request, legal).action
     if isinstance(choice, ev.Pass):
         if state.spec.min_fan:
+            # rulebased's test: the called hand is no nearer its 8-fan plans (their distance
+            # is not lowered), though a plan may well remain
             return Comment(FAN_MINIMUM, f"passes on {tile}: the call would lower the shanten "
-                           f"to {best_after} but leave no {MCR_MIN_FAN}-fan plan.", facts)
+                           f"to {best_after} but bring the hand no nearer an {MCR_MIN_FAN}-fan "
+                           "hand.", facts)
         if state.spec.needs_yaku:
             return Comment(VALUE, f"passes on {tile}: the call would lower the shanten to "
                            f"{best_after} but leave the hand without a yaku.", facts)
