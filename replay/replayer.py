@@ -144,7 +144,9 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
         if isinstance(e, ev.GameStarted):
             own = e.seat
             break
-    decisions, lost = _after_own_calls(decisions, events, own)
+    lost = 0
+    if header.platform == "botzone":  # the one platform whose answer carries the discard
+        decisions, lost = _after_own_calls(decisions, events, own)
     notes = []
     if lost:
         notes.append(f"{lost} discard decision(s) made with a chow or pung that another "
