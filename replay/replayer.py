@@ -24,6 +24,7 @@ from typing import Any
 from brain.brain import check
 from brain.policies import get_policy
 from brain.rules import rules_for
+from brain.rules.variant import VARIANTS
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -33,6 +34,7 @@ from protocols.mjai import MjaiCodec
 from protocols.ntpu import NtpuCodec
 from protocols.tenhou import TenhouCodec, parse_tag, tag_from_json
 from replay import formats
+from replay.formats.botzone_log import PENALTIES
 from replay.log import DecisionFrame, EventFrame, GameLog, Header, RxFrame, TxFrame
 from replay.record import GameRecord, RecordError, own_tiles, seat_view
 
@@ -452,6 +454,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines = [f"{summary['path']}  [{summary['source']}, {summary['variant']}] "
              f"seat {summary['seat']}  {' / '.join(n or '-' for n in summary['names'])}"]
     lines += [f"  note: {n}" for n in summary["notes"]]
+    spec = VARIANTS.get(summary["variant"])
     for h in summary["hands"]:
         lines.append(f"- {h['round']}-{h['honba']} dealer {h['dealer']}  scores "
                      f"{h['scores_before']}")
@@ -471,8 +474,13 @@ def format_summary(summary: dict[str, Any]) -> str:
                 lines.append(f"    WIN     seat {r['winner']} {how} on {r['win_tile']} "
                              f"value {r['value']}  {r['hand']}  {' '.join(r['yaku'])}"
                              + (f"  ({r['detail']})" if r.get("detail") else ""))
-            else:
-                lines.append(f"    DRAW    {r['reason']}  tenpai {r['tenpai']}")
+            elif r["reason"] in PENALTIES and spec is not None and spec.botzone_penalties:
+                # Botzone's judge ends the match on a bad answer: no draw, a penalty
+                lines.append(f"    ENDED   {r['reason']} (penalty)")
+            else:  # who was ready only matters where a draw pays it (riichi's noten)
+                tenpai = f"  tenpai {r['tenpai']}" if spec is None or spec.noten_payments \
+                    else ""
+                lines.append(f"    DRAW    {r['reason']}{tenpai}")
         lines += [f"    notice  {n}" for n in h.get("notices", ())]
         if h.get("unfinished"):
             lines.append("    unfinished (the log ends inside this hand)")

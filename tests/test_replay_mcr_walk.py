@@ -281,3 +281,22 @@ def test_mcr_commentary_on_a_refused_call_does_not_say_the_plan_is_lost(
     after = min(best_distance([c - (k == j) for k, c in enumerate(counts)], melds)
                 for j in range(34) if counts[j])
     assert after == before < 99  # the plan is still there, no nearer
+
+
+@pytest.mark.parametrize(("end", "line"), [
+    ({"action": "HUANG", "score": [0, 0, 0, 0]}, "    DRAW    exhaustive\n"),
+    ({"action": "WA", "player": 1, "score": [10, -30, 10, 10]}, "    ENDED   WA (penalty)\n")])
+def test_an_mcr_hand_without_a_win_is_told_without_riichi_terms(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], end: dict[str, Any],
+        line: str) -> None:
+    # MCR pays nothing for being ready at a draw, yet the summary printed "tenpai []", and a
+    # judge's WA (a penalty that ends the match) as "DRAW WA tenpai []"
+    log = json.loads(JUDGE_LOG.read_text())
+    log["log"][-1]["output"]["display"] = end
+    log["scores"] = end["score"]
+    path = tmp_path / "judge.json"
+    path.write_text(json.dumps(log))
+    done = mjbot_here(capsys, "replay", str(path))
+    assert done.returncode == 0, done.stderr
+    assert line in done.stdout and "tenpai" not in done.stdout
+    assert f"final scores {end['score']}" in done.stdout
