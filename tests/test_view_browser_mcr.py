@@ -56,3 +56,30 @@ def test_a_botzone_bots_log_is_not_listed_as_in_progress(browser: Browser,
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_botzone_penalty_is_shown_as_one_not_as_a_drawn_hand(browser: Browser,
+                                                              tmp_path: Path) -> None:
+    # a WA ends a Botzone match with -30 / +10: the page said "drawn: WA", as of a draw
+    log = json.loads((ROOT / "tests" / "data" / "botzone_judge_log.json").read_text())
+    log["log"][-1]["output"]["display"] = {"action": "WA", "player": 1,
+                                           "score": [10, -30, 10, 10]}
+    log["scores"] = [10, -30, 10, 10]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "wa.json").write_text(json.dumps(log))
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "view", str(logs)],
+                            cwd=ROOT, env=PYTHON_ENV, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    try:
+        found = re.search(r"(http://127\.0\.0\.1:\d+/)games", proc.stderr.readline())
+        assert found
+        browser.navigate(found.group(1) + "games/0~wa.json#1/45")
+        browser.wait_for("document.querySelector('#result .result') !== null")
+        shown = browser.evaluate("document.querySelector('#result').innerText")
+        assert "ended: WA (penalty: a wrong answer)" in shown and "drawn" not in shown
+        assert "score changes 10 / -30 / 10 / 10" in shown
+        assert browser.console_errors() == []
+    finally:
+        proc.terminate()
+        proc.wait(10)
