@@ -24,15 +24,18 @@ from typing import Any
 from brain.brain import check
 from brain.policies import get_policy
 from brain.rules import rules_for
+from brain.rules.variant import VARIANTS
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.botzone import BotzoneCodec
 from protocols.events import EVENT_TYPES
 from protocols.mjai import MjaiCodec
 from protocols.ntpu import NtpuCodec
 from protocols.tenhou import TenhouCodec, parse_tag, tag_from_json
 from replay import formats
-from replay.log import DecisionFrame, EventFrame, GameLog, Header, RxFrame
+from replay.formats.botzone_log import PENALTIES
+from replay.log import DecisionFrame, EventFrame, GameLog, Header, RxFrame, TxFrame
 from replay.record import GameRecord, RecordError, own_tiles, seat_view
 
 
@@ -143,7 +146,13 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
         if isinstance(e, ev.GameStarted):
             own = e.seat
             break
+    lost = 0
+    if header.platform == "botzone":  # the one platform whose answer carries the discard
+        decisions, lost = _after_own_calls(decisions, events, own)
     notes = []
+    if lost:
+        notes.append(f"{lost} discard decision(s) made with a chow or pung that another "
+                     "seat's claim overrode are left out (the call never happened)")
     if log.truncated is not None:
         notes.append(f"log cut at byte {log.truncated.offset} of {log.truncated.size} "
                      f"({log.truncated.reason}): the frames before it are shown")
@@ -151,6 +160,30 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
         notes.append(f"this log is seat {own}'s own view; seat {seat} cannot be shown")
     return Replay(str(log.path), header.platform, header.variant, own, events, decisions,
                   log=log, notes=notes)
+
+
+def _after_own_calls(decisions: list[Decision], events: list[Any], own: int
+                     ) -> tuple[list[Decision], int]:
+    """The discard a platform takes with the call (Botzone's ``CHI mid t`` / ``PENG t``) is
+    decided, and logged, before the judge's line that carries the call comes back: such a
+    turn decision, logged at the same place as its chow or pung, is moved after that call's
+    event, where the seat then stood. One whose call never came (another seat's claim went
+    first) is left out; returns the decisions and how many were."""
+    out: list[Decision] = []
+    lost = 0
+    for n, d in enumerate(decisions):
+        before = decisions[n - 1] if n else None
+        if (d.request.kind != "turn" or before is None or before.index != d.index
+                or before.request.kind != "claim"
+                or not isinstance(before.action, ev.Chi | ev.Pon)):
+            out.append(d)
+            continue
+        call = events[d.index] if d.index < len(events) else None
+        if isinstance(call, ev.MeldCalled) and call.seat == own and call.kind in ("chi", "pon"):
+            out.append(dataclasses.replace(d, index=d.index + 1))
+        else:
+            lost += 1
+    return out, lost
 
 
 def _from_table_log(log: GameLog, seat: int) -> Replay:
@@ -421,6 +454,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines = [f"{summary['path']}  [{summary['source']}, {summary['variant']}] "
              f"seat {summary['seat']}  {' / '.join(n or '-' for n in summary['names'])}"]
     lines += [f"  note: {n}" for n in summary["notes"]]
+    spec = VARIANTS.get(summary["variant"])
     for h in summary["hands"]:
         lines.append(f"- {h['round']}-{h['honba']} dealer {h['dealer']}  scores "
                      f"{h['scores_before']}")
@@ -440,8 +474,13 @@ def format_summary(summary: dict[str, Any]) -> str:
                 lines.append(f"    WIN     seat {r['winner']} {how} on {r['win_tile']} "
                              f"value {r['value']}  {r['hand']}  {' '.join(r['yaku'])}"
                              + (f"  ({r['detail']})" if r.get("detail") else ""))
-            else:
-                lines.append(f"    DRAW    {r['reason']}  tenpai {r['tenpai']}")
+            elif r["reason"] in PENALTIES and spec is not None and spec.botzone_penalties:
+                # Botzone's judge ends the match on a bad answer: no draw, a penalty
+                lines.append(f"    ENDED   {r['reason']} (penalty)")
+            else:  # who was ready only matters where a draw pays it (riichi's noten)
+                tenpai = f"  tenpai {r['tenpai']}" if spec is None or spec.noten_payments \
+                    else ""
+                lines.append(f"    DRAW    {r['reason']}{tenpai}")
         lines += [f"    notice  {n}" for n in h.get("notices", ())]
         if h.get("unfinished"):
             lines.append("    unfinished (the log ends inside this hand)")
@@ -593,8 +632,22 @@ class _MjaiLines:
         return out
 
 
+class _BotzoneLines:
+    """The Botzone codec fed one recorded request line at a time, and told each recorded
+    response as the bot told it (``sent``): a concealed kong's tile is only in our answer."""
+
+    def __init__(self, header: Header) -> None:
+        self.codec = BotzoneCodec()
+
+    def feed(self, raw: str | bytes) -> list[Any]:
+        return self.codec.feed(raw.decode() if isinstance(raw, bytes) else raw)
+
+    def sent(self, raw: str | bytes) -> None:
+        self.codec.sent(raw.decode() if isinstance(raw, bytes) else raw)
+
+
 _CODECS: dict[str, CodecFactory] = {"ntpu": _NtpuLines, "tenhou": _TenhouTags,
-                                    "mjai": _MjaiLines}
+                                    "mjai": _MjaiLines, "botzone": _BotzoneLines}
 
 
 def register_codec(platform: str, factory: CodecFactory) -> None:
@@ -623,8 +676,11 @@ def reparse(replay: Replay) -> dict[str, Any]:
     errors: list[str] = []
     as_in_game: list[str] = []  # failed again where the session noted an error too
     frames = replay.log.frames
+    sent = getattr(codec, "sent", None)  # a codec that must know our answers (Botzone)
     for n, f in enumerate(frames):
-        if isinstance(f, RxFrame):
+        if isinstance(f, TxFrame) and sent is not None:
+            sent(f.raw)
+        elif isinstance(f, RxFrame):
             try:
                 produced += [x for x in codec.feed(f.raw) if x.__class__ in EVENT_TYPES
                              and not isinstance(x, ev.PlatformNotice)]

@@ -6,6 +6,7 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parent / "data" / "shared"
 TENHOU_CAPTURES = DATA / "tenhou" / "dnovikoff_protocol_captures"
 MJAI_GAME = DATA / "mjai" / "local_match_seed10000_2000.mjai.jsonl"
+BOTZONE_HUMAN_GAMES = DATA / "botzone" / "ccr_cheng_processed_data_sample.json"
 BOTZONE_JUDGE_LOG = Path(__file__).resolve().parent / "data" / "botzone_judge_log.json"
 LAB_REFEREE = DATA / "ntpu" / "lab_referee"
 # the whole folder of the NYCU lab referee's records, beside the project (absent in a clone)

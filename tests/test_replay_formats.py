@@ -13,7 +13,8 @@ from replay.log import GameLogWriter, Header
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELS = ("mjbot msgpack log", "tenhou mjlog XML", "tenhou.net/6 JSON", "mjai JSONL",
-          "Botzone judge log", "NYCU SGF", "NTPU command log")
+          "Botzone judge log", "Botzone human games (preprocessed)", "NYCU SGF",
+          "NTPU command log")
 
 
 def _mjbot(*args: str) -> subprocess.CompletedProcess[str]:

@@ -21,7 +21,8 @@ PREDICTOR_DEFAULT = "rulebased"
 def register(sub: Any) -> None:
     r = sub.add_parser("replay", help="summarise, re-check, review or convert game logs",
                        description="LOG is one of mjbot's own logs (.mjlog.msgpack), a "
-                       "tenhou.net/6 JSON, an mjlog XML, an mjai JSONL, a Botzone judge log, an "
+                       "tenhou.net/6 JSON, an mjlog XML, an mjai JSONL, a Botzone judge log, "
+                       "Botzone human games as ccr-cheng's preprocessing writes them, an "
                        "NYCU lab SGF (GM[84], full information) or an NTPU client's command log; "
                        "a file of none of these is reported with why each format refused it.")
     r.add_argument("logs", nargs="+", metavar="LOG")

@@ -17,7 +17,8 @@ def register(sub: Any) -> None:
     r = sub.add_parser("review", help="what should have been played: a policy's review of "
                        "one seat's decisions",
                        description="GAME is any log `mjbot replay` reads (mjbot's own logs, "
-                       "tenhou.net/6, mjlog, mjai, Botzone judge logs, NYCU SGF, NTPU).")
+                       "tenhou.net/6, mjlog, mjai, Botzone judge logs and preprocessed human "
+                       "games, NYCU SGF, NTPU).")
     r.add_argument("game", metavar="GAME")
     r.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
                    help="whose decisions (imports: default 0; own logs: the bot's seat)")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from protocols import events as ev
-from replay.formats import botzone_log, mjai_log, mjlog, ntpu_log, nycu_sgf, tenhou6
+from replay.formats import botzone_human, botzone_log, mjai_log, mjlog, ntpu_log, nycu_sgf, tenhou6
 from replay.log import GameLog, LogError, parse_log
 from replay.record import GameRecord, RecordError
 from replay.schema import SchemaError
@@ -54,6 +54,7 @@ TEXT_FORMATS: tuple[tuple[str, str, TextReader], ...] = (
     ("tenhou6", "tenhou.net/6 JSON", tenhou6.loads),
     ("mjai", "mjai JSONL", mjai_log.loads),
     ("botzone", "Botzone judge log", botzone_log.loads),
+    ("botzone_human", "Botzone human games (preprocessed)", botzone_human.loads),
     ("nycu_sgf", "NYCU SGF", nycu_sgf.loads),
     ("ntpu_log", "NTPU command log", ntpu_log.loads),
 )
@@ -120,6 +121,8 @@ def guess(data: bytes) -> str:
             return "mjai"
         if '"output"' in text or '"initdata"' in text:
             return "botzone"
+        if '"first_player"' in first and '"actions"' in first:
+            return "botzone_human"
         return "tenhou6"
     return "mjbot"
 

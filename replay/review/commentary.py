@@ -21,6 +21,8 @@ from brain.policies.evaluation import DiscardInfo, value_honours
 from brain.policies.mcr_plan import best_distances_after_discards, winning_waits
 from brain.policies.rulebased import RuleBasedPolicy, best_after_call
 from brain.rules import rules_for
+from brain.rules.base import WinContext
+from brain.rules.mcr import fan_items as mcr_fan_items
 from brain.shanten import HandError, shanten
 from brain.state import StateError, TableState
 from protocols import events as ev
@@ -152,14 +154,27 @@ def _turn(state: TableState, request: ev.DecisionRequest, legal: list[Any], acti
             rest = state.counts()
             rest[k] -= 1
             good = winning_waits(state, rest, set(waits))
+            # self-draw adds fan (不求人 for 门前清 and 自摸): a wait short of 8 on a discard
+            # may still be won on one's own draw, so "cannot win" is said of discards only
+            drawn_only = [w for w in _self_draw_winning_waits(state, rest, waits)
+                          if w not in good]
             facts["waits_8_fan"] = kinds_text(good)
+            facts["waits_8_fan_self_draw_only"] = kinds_text(drawn_only)
+            by_draw = (f"; {kinds_text(drawn_only)} only by self-draw" if drawn_only
+                       else "")
             if not good:
+                if drawn_only:
+                    return Comment(FAN_MINIMUM, f"{verb} {tile}: ready on {kinds_text(waits)} "
+                                   f"({left} left) but below {MCR_MIN_FAN} fan on a discard: "
+                                   f"it can win only by self-draw (on "
+                                   f"{kinds_text(drawn_only)}).", facts)
                 return Comment(FAN_MINIMUM, f"{verb} {tile}: ready on {kinds_text(waits)} "
                                f"({left} left) but below {MCR_MIN_FAN} fan: cannot win on "
                                "them yet.", facts)
             if len(good) < len(waits):
                 return Comment(FAN_MINIMUM, f"{verb} {tile}: ready on {kinds_text(waits)}, "
-                               f"but only {kinds_text(good)} reach {MCR_MIN_FAN} fan.", facts)
+                               f"but only {kinds_text(good)} reach {MCR_MIN_FAN} fan on a "
+                               f"discard{by_draw}.", facts)
         return Comment(SHAPE, f"{verb} {tile} to be ready on {kinds_text(waits)} "
                        f"({left} left){push}.", facts)
     value = _kept_for_value(state, k, d, best_sh, shape_best, facts, verb, tile)
@@ -172,6 +187,23 @@ def _turn(state: TableState, request: ev.DecisionRequest, legal: list[Any], acti
     elif d.useful < shape_best.useful:
         text += f"; {facts['best_shape']} would keep {shape_best.useful}"
     return Comment(SHAPE, text + push + ".", facts)
+
+
+def _self_draw_winning_waits(state: TableState, counts: list[int],
+                             waits: list[int]) -> list[int]:
+    """The kinds among ``waits`` whose win on one's own draw scores at least 8 fan (flowers
+    not counted towards the 8), for the ready hand ``counts`` beside the seat's melds."""
+    concealed = tuple(k for k in range(34) for _ in range(counts[k]))
+    flowers = len(state.me.flowers)
+    out = []
+    for w in waits:
+        items = mcr_fan_items(WinContext(
+            concealed=(*concealed, w), melds=tuple(state.melds), win_tile=w, seat=state.seat,
+            from_seat=None, dealer=state.dealer, round_wind=state.round_wind_kind,
+            flowers=flowers))
+        if items is not None and sum(v for _, v in items) - flowers >= MCR_MIN_FAN:
+            out.append(w)
+    return out
 
 
 def _rules_allow_win(state: TableState, drawn: int) -> bool:
@@ -294,8 +326,11 @@ def _claim(state: TableState, request: ev.DecisionRequest, legal: list[Any], act
     choice = RuleBasedPolicy().decide(state, request, legal).action
     if isinstance(choice, ev.Pass):
         if state.spec.min_fan:
+            # rulebased's test: the called hand is no nearer its 8-fan plans (their distance
+            # is not lowered), though a plan may well remain
             return Comment(FAN_MINIMUM, f"passes on {tile}: the call would lower the shanten "
-                           f"to {best_after} but leave no {MCR_MIN_FAN}-fan plan.", facts)
+                           f"to {best_after} but bring the hand no nearer an {MCR_MIN_FAN}-fan "
+                           "hand.", facts)
         if state.spec.needs_yaku:
             return Comment(VALUE, f"passes on {tile}: the call would lower the shanten to "
                            f"{best_after} but leave the hand without a yaku.", facts)

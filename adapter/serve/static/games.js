@@ -8,6 +8,8 @@ const ORDINAL = ["", "1st", "2nd", "3rd", "4th"];
 
 function result(g) {
   if (!g.own) return "";
+  // a Botzone bot is never told how its match ended: its log has no footer, ever
+  if (g.finished === false && g.platform === "botzone") return "no footer: Botzone tells the bot no result";
   if (g.finished === false) return "in progress / no footer";
   if (g.unfinished) return "unfinished: " + g.unfinished;
   if (g.our_rank) return `${ORDINAL[g.our_rank] || g.our_rank} · ${g.our_score}`;

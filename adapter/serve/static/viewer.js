@@ -60,6 +60,7 @@ function drawResult(step) {
   const text = r.type === "win"
     ? withTiles(`seat ${r.winner} wins ${r.from === null ? "by tsumo" : "on seat " + r.from + "'s discard"}: ${r.win_tile}, value ${r.value}` +
       (r.detail ? ` (${r.detail})` : ""))
+    : r.type === "penalty" ? [`ended: ${r.reason}`]
     : [`drawn: ${r.reason}` + (r.tenpai && r.tenpai.length ? ` · ready: seat ${r.tenpai.join(", ")}` : "")];
   const yaku = r.type === "win" && r.yaku.length ? el("div", { class: "yaku-list" }, r.yaku.map((y, i) =>
     el("span", { class: "yaku" }, y, english[i] ? el("span", { class: "en", text: english[i] }) : null))) : null;
