@@ -1,0 +1,90 @@
+"""The brain's models of Taiwan's last draw agree with the table (tests/test_referee_last_draw.py):
+the hand ends right after the draw that empties the live wall (the 16-tile reserve aside), so
+the drawer may only win by it and nobody wins on a discard after it. Riichi's last drawer still
+discards and may be won on (houtei), and its playouts still say so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from brain.policies.mc.config import McConfig
+from brain.policies.mc.playout import (
+    DEAL_IN,
+    DRAW,
+    OPP_RON,
+    OPP_TSUMO,
+    OUR_RON,
+    OUR_TSUMO,
+    Playouts,
+)
+from brain.policies.mc.policy import params
+from brain.policies.mc.root import build_table, candidates, discard_bias
+from brain.policies.mc.values import OurWins
+from brain.rules import rules_for
+from protocols import events as ev
+from tests.mc_helpers import FixedOpponents, turn_state
+
+ON_DISCARD = (OUR_RON, DEAL_IN, OPP_RON)
+# ready on 5s/8s, the drawn 1z thrown: 16 tiles in Taiwan, 13 in riichi
+HANDS = {"taiwan16": "111m222m333p444p55s67s", "riichi": "111m222m333p55s67s"}
+
+
+def _playouts(variant: str, left: int, n: int = 400) -> tuple[np.ndarray, np.ndarray, int]:
+    """Every candidate's playouts from our turn with ``left`` live draws after our discard,
+    against three opponents likely ready on many kinds: (outcome, draws made, rows' tiles in
+    our hand at the end) per row."""
+    # RoundStarted's wall counts the draws left; our own draw takes one
+    state = turn_state(HANDS[variant], "1z", variant, wall=left + 1)
+    assert state.wall_remaining == left
+    request = ev.DecisionRequest("turn")
+    legal = rules_for(variant).legal_actions(state, request)
+    starts = [c.start for c in candidates(state, request, legal) if c.start is not None]
+    models = FixedOpponents((0.9, 0.9, 0.9), {k: 0.3 for k in range(34)}, 3000.0)
+    table = build_table(state, models.estimate(state))
+    engine = Playouts(table, OurWins(state), params(McConfig()), discard_bias(state))
+    res = engine.run(starts, n, np.random.default_rng(7), check=True)
+    draws = res.trace["all_drawn"].sum(axis=1)
+    return res.outcome.ravel(), draws, int(table.walls[0])
+
+
+@pytest.mark.parametrize("left", [1, 2, 3, 4])
+def test_taiwan_playouts_book_no_win_on_a_discard_after_the_last_draw(left: int) -> None:
+    outcome, draws, wall = _playouts("taiwan16", left)
+    assert wall == left
+    last = draws == wall  # the row went as far as the last draw
+    assert last.any()
+    assert not (last & np.isin(outcome, ON_DISCARD)).any()
+    # after the last draw a row ends at once: a self-draw, or an exhaustive draw
+    assert set(np.unique(outcome[last])) <= {DRAW, OUR_TSUMO, OPP_TSUMO}
+    # the seats still win on discards made before it
+    if left > 1:
+        assert np.isin(outcome, ON_DISCARD).any()
+
+
+def test_taiwan_last_drawer_never_discards_in_a_playout() -> None:
+    """We draw the last tile (three opponents' draws first): a row that does not win by it
+    keeps the drawn tile, 17 tiles in hand, and the hand is drawn."""
+    state = turn_state(HANDS["taiwan16"], "1z", "taiwan16", wall=5)
+    request = ev.DecisionRequest("turn")
+    legal = rules_for("taiwan16").legal_actions(state, request)
+    starts = [c.start for c in candidates(state, request, legal) if c.start is not None]
+    table = build_table(state, FixedOpponents().estimate(state))
+    engine = Playouts(table, OurWins(state), params(McConfig()), discard_bias(state))
+    res = engine.run(starts, 200, np.random.default_rng(3), check=True)
+    outcome = res.outcome.ravel()
+    last = res.trace["all_drawn"].sum(axis=1) == 4  # the rows that came to our last draw
+    assert last.mean() > 0.5
+    assert set(np.unique(outcome[last])) <= {DRAW, OUR_TSUMO}
+    drawn = last & (outcome == DRAW)
+    assert drawn.any()
+    assert (res.trace["hand"][drawn].sum(axis=1) == 17).all()
+
+
+@pytest.mark.parametrize("left", [1, 4])
+def test_riichi_playouts_still_win_on_the_last_discard(left: int) -> None:
+    """Houtei: riichi's last drawer discards, and that discard may be won on (by us at
+    ``left`` 1, an opponent's last discard; by an opponent at 4, ours)."""
+    outcome, draws, wall = _playouts("riichi", left)
+    last = draws == wall
+    assert (last & np.isin(outcome, ON_DISCARD)).any()
