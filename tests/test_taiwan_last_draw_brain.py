@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from brain.brain import Brain
 from brain.policies.mc.config import McConfig
 from brain.policies.mc.playout import (
     DEAL_IN,
@@ -23,6 +24,7 @@ from brain.policies.mc.root import build_table, candidates, discard_bias
 from brain.policies.mc.values import OurWins
 from brain.rules import rules_for
 from protocols import events as ev
+from protocols import tiles as T
 from tests.mc_helpers import FixedOpponents, turn_state
 
 ON_DISCARD = (OUR_RON, DEAL_IN, OPP_RON)
@@ -88,3 +90,48 @@ def test_riichi_playouts_still_win_on_the_last_discard(left: int) -> None:
     outcome, draws, wall = _playouts("riichi", left)
     last = draws == wall
     assert (last & np.isin(outcome, ON_DISCARD)).any()
+
+
+# ---------------------------------------------------------------------- legal actions
+
+
+def _turn_after(variant: str, draw: str, left: int = 0):  # type: ignore[no-untyped-def]
+    """Our turn on a draw that leaves ``left`` live draws (0: the last draw)."""
+    state = turn_state(HANDS[variant], draw, variant, wall=left + 1)
+    assert state.wall_remaining == left
+    return state
+
+
+@pytest.mark.parametrize("draw,expected", [("5s", [ev.Win(), ev.Pass()]), ("1z", [ev.Pass()])])
+def test_taiwan_last_drawer_may_only_win_or_pass(draw: str, expected: list[object]) -> None:
+    """As the table asks it (adapter/local/referee.py ``_last_draw``, the NTPU ``/ask hu``):
+    a discard was offered, and chosen, though no table takes one there."""
+    state = _turn_after("taiwan16", draw)
+    rules = rules_for("taiwan16")
+    for request in (ev.DecisionRequest("turn"),
+                    ev.DecisionRequest("turn", offered=frozenset({"win"}))):
+        assert rules.legal_actions(state, request) == expected
+    brain = Brain("taiwan16", "mc", limit=1.0)
+    try:
+        assert brain.decide(state, ev.DecisionRequest("turn")).action == expected[0]
+    finally:
+        brain.close()
+
+
+def test_taiwan_turns_before_the_last_draw_and_riichi_houtei_still_discard() -> None:
+    rules = rules_for("taiwan16")
+    turn = ev.DecisionRequest("turn")
+    legal = rules.legal_actions(_turn_after("taiwan16", "1z", left=1), turn)
+    assert ev.Discard(T.parse_mpsz("1z")[0]) in legal and ev.Pass() not in legal
+    # riichi's last drawer discards (and may be won on: houtei)
+    legal = rules_for("riichi").legal_actions(_turn_after("riichi", "1z"), turn)
+    assert ev.Discard(T.parse_mpsz("1z")[0]) in legal and ev.Pass() not in legal
+
+
+def test_a_platform_that_asks_a_discard_after_our_last_draw_gets_one() -> None:
+    """A server whose wall count differs from ours (``/ask throw`` where we count none left)
+    is the table: we discard rather than answer a throw with a pass."""
+    state = _turn_after("taiwan16", "1z")
+    legal = rules_for("taiwan16").legal_actions(
+        state, ev.DecisionRequest("turn", offered=frozenset({"discard"})))
+    assert ev.Discard(T.parse_mpsz("1z")[0]) in legal and ev.Pass() not in legal
