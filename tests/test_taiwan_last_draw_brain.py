@@ -5,9 +5,12 @@ discards and may be won on (houtei), and its playouts still say so."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from adapter.platforms.ntpu import NtpuBot, NtpuSettings
 from brain.brain import Brain
 from brain.policies.mc.config import McConfig
 from brain.policies.mc.playout import (
@@ -25,7 +28,10 @@ from brain.policies.mc.values import OurWins
 from brain.rules import rules_for
 from protocols import events as ev
 from protocols import tiles as T
+from replay.log import DecisionFrame, read_log
 from tests.mc_helpers import FixedOpponents, turn_state
+from tests.ntpu_helpers import BotClient, serve
+from tests.test_nycu_lab_referee import TsumogiriBot, _last_tile_wall
 
 ON_DISCARD = (OUR_RON, DEAL_IN, OPP_RON)
 # ready on 5s/8s, the drawn 1z thrown: 16 tiles in Taiwan, 13 in riichi
@@ -135,3 +141,34 @@ def test_a_platform_that_asks_a_discard_after_our_last_draw_gets_one() -> None:
     legal = rules_for("taiwan16").legal_actions(
         state, ev.DecisionRequest("turn", offered=frozenset({"discard"})))
     assert ev.Discard(T.parse_mpsz("1z")[0]) in legal and ev.Pass() not in legal
+
+
+# ---------------------------------------------------------------------- the NTPU client
+
+
+class _LoggedBot(BotClient):
+    """Our NTPU client with its game log written to ``log_dir``."""
+
+    def __init__(self, policy: str, log_dir: Path) -> None:
+        super().__init__(policy)
+        self.bot = NtpuBot(NtpuSettings(policy=policy, budget=0.5, log_dir=str(log_dir)))
+
+
+@pytest.mark.parametrize("policy", ["rulebased", "mc"])
+def test_our_ntpu_client_asked_hu_on_the_last_draw_weighs_only_the_win(
+        tmp_path: Path, policy: str) -> None:
+    """The fake server asks the last drawer ``/ask hu`` and nothing else (the lab referee):
+    our client wins, and its log's decision there offers the win or a pass, not the discards
+    the server would never take (mc searched them)."""
+    clients: list[BotClient] = [TsumogiriBot() for _ in range(3)]
+    ours = _LoggedBot(policy, tmp_path / "client")
+    result = serve([*clients, ours], hands=1, log_dir=tmp_path / "server",
+                   walls=[_last_tile_wall()])
+    assert result.stats[3].illegal == 0, result.stats[3].problems
+    assert ours.sent[-1].startswith("/hu"), ours.sent[-3:]
+    (path,) = (tmp_path / "client").rglob("*.mjlog*")
+    decisions = [f for f in read_log(path).frames if isinstance(f, DecisionFrame)]
+    last = decisions[-1]
+    assert last.request.kind == "turn" and last.request.offered == frozenset({"win"})
+    assert list(last.legal) == [ev.Win(), ev.Pass()]
+    assert last.action == ev.Win()
