@@ -230,6 +230,8 @@ class Rules:
         the platform offers (where it says), in canonical order (never the hand's order)."""
         if request.kind == "turn":
             actions = self._turn_actions(state)
+            if self._after_last_draw(state, request):
+                actions = [*(a for a in actions if isinstance(a, ev.Win)), _PASS]
         elif request.kind == "claim":
             actions = self._claim_actions(state, request)
         elif request.kind == "rob_kan":
@@ -244,6 +246,16 @@ class Rules:
                     or (request.kind == "turn" and ev.action_kind(a) == "discard")]
             actions = kept or actions
         return canonical(actions) if len(actions) > 1 else actions
+
+    @staticmethod
+    def _after_last_draw(state: TableState, request: ev.DecisionRequest) -> bool:
+        """Our turn on the draw that emptied the live wall where that draw ends the hand
+        (Taiwan, as at the NYCU lab referee): we may only win by it, or pass; no discard
+        follows. A platform that asks for a discard all the same (``offered``) gets one: its
+        count of the wall is the table's, not ours."""
+        return (state.spec.last_draw_ends and state.wall_remaining == 0
+                and state.last_draw is not None
+                and not (request.offered is not None and "discard" in request.offered))
 
     def _turn_actions(self, state: TableState) -> list[ev.Action]:
         actions: list[ev.Action] = []

@@ -36,6 +36,10 @@ class Variant:
     private_walls: bool  # Botzone MCR: each seat deals and draws from its own 34-tile wall
     dead_wall: int  # tiles kept off the live wall (riichi: 4 replacements + indicators)
     wall_reserve: int  # live tiles left undrawn when the hand is drawn (Taiwan's 16)
+    # the hand ends right after the draw that empties the live wall: that drawer may only win
+    # by it and never discards, so no win on a discard after the last draw (Taiwan, as at the
+    # NYCU lab referee); else the last drawer discards and may be won on (riichi's houtei)
+    last_draw_ends: bool
     # ---- the table's rules
     has_riichi: bool  # riichi declarations, sticks, furiten, the riichi abortive draws
     has_dora: bool  # dora indicators, kan dora and ura dora
@@ -82,7 +86,7 @@ class Variant:
 RIICHI = Variant(
     name="riichi", rules_module="brain.rules.riichi",
     hand_size=13, tile_kinds=34, live_wall=70, red_fives=True,
-    private_walls=False, dead_wall=14, wall_reserve=0,
+    private_walls=False, dead_wall=14, wall_reserve=0, last_draw_ends=False,
     has_riichi=True, has_dora=True, multi_ron=True, noten_payments=True, dealer_repeats=True,
     ranked=True, start_score=25000, one_hand_game=False, botzone_penalties=False,
     min_fan=0, needs_yaku=True, regular_shapes_only=False, value_honours=True,
@@ -96,7 +100,7 @@ RIICHI = Variant(
 MCR = Variant(
     name="mcr", rules_module="brain.rules.mcr",
     hand_size=13, tile_kinds=34, live_wall=84, red_fives=False,
-    private_walls=True, dead_wall=0, wall_reserve=0,
+    private_walls=True, dead_wall=0, wall_reserve=0, last_draw_ends=False,
     has_riichi=False, has_dora=False, multi_ron=False, noten_payments=False,
     dealer_repeats=False, ranked=False, start_score=0, one_hand_game=True,
     botzone_penalties=True,
@@ -111,7 +115,7 @@ MCR = Variant(
 TAIWAN16 = Variant(
     name="taiwan16", rules_module="brain.rules.taiwan16",
     hand_size=16, tile_kinds=34, live_wall=55, red_fives=False,
-    private_walls=False, dead_wall=0, wall_reserve=16,
+    private_walls=False, dead_wall=0, wall_reserve=16, last_draw_ends=True,
     has_riichi=False, has_dora=False, multi_ron=False, noten_payments=False,
     dealer_repeats=False, ranked=False, start_score=0, one_hand_game=False,
     botzone_penalties=False,
@@ -126,7 +130,7 @@ TAIWAN16 = Variant(
 MASS = Variant(
     name="mass", rules_module="brain.rules.mass",
     hand_size=13, tile_kinds=27, live_wall=55, red_fives=False,
-    private_walls=False, dead_wall=0, wall_reserve=0,
+    private_walls=False, dead_wall=0, wall_reserve=0, last_draw_ends=False,
     has_riichi=False, has_dora=False, multi_ron=False, noten_payments=False,
     dealer_repeats=False, ranked=False, start_score=0, one_hand_game=False,
     botzone_penalties=False,

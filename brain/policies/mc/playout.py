@@ -14,7 +14,11 @@ far less noisy than their values), then
   per playout, kind by kind, from the model's P(kind wins | ready)), and *folded*, switched on
   at a draw facing a riichi with probability FP (ready or not). A ready opponent wins on its
   draw or on a discard of a waiting kind; it discards what it drew (tsumogiri), which we may
-  win on; a folded one neither wins nor deals in.
+  win on; a folded one neither wins nor deals in;
+- where the variant ends the hand on the draw that empties the live wall (Taiwan:
+  ``Variant.last_draw_ends``), that drawer, we or an opponent, wins by it or the hand is drawn
+  at once: no discard follows it, so nobody wins on one (riichi's last drawer still discards:
+  houtei).
 
 Results are each row's score changes (relative seats: 0 us, 1..3 the next seats) with the way
 the hand ended, so a caller can turn them into a utility (points, placement) and check them.
@@ -117,6 +121,8 @@ class Playouts:
         self.bias = bias
         self.pay = Payments(table.variant, table.dealer_rel)
         self.riichi_rules = variant_of(table.variant).has_riichi
+        # Taiwan: the draw that empties the live wall ends the hand (a self-draw or nothing)
+        self.last_draw_ends = variant_of(table.variant).last_draw_ends
         self.regular = variant_of(table.variant).regular_shapes_only  # shapes the rules accept
         # riichi's open hands need a yaku the playouts do not look for: no calls there
         self.calls = params.calls and not self.riichi_rules
@@ -280,6 +286,10 @@ class Playouts:
         if tries.size:
             won[tries] = self._our_win(rows[tries], hands[tries], d[tries], None)
         keep = ~won
+        if self.last_draw_ends:  # the last draw: no discard follows, nobody wins on one
+            last = keep & (d >= 0) & (self.walls[rows, 0] <= 0)
+            self._exhaustive(rows[last])
+            keep &= ~last
         rows, d, hands, s14 = rows[keep], d[keep], hands[keep], s14[keep]
         if rows.size == 0:
             return
@@ -526,6 +536,10 @@ class Playouts:
             self._end(tr, OPP_TSUMO)
             keep = ~tsumo
             rows, d, play = rows[keep], d[keep], play[keep]
+        if self.last_draw_ends:  # the last draw: no discard follows, nobody wins on one
+            last = self.walls[rows, a] <= 0
+            self._exhaustive(rows[last])
+            rows, d, play = rows[~last], d[~last], play[~last]
         self.odraws[rows, p] += 1
         u = self.u_step[play, min(step, self.u_step.shape[1] - 1)]
         hazard = self.t.wpet[np.clip(self.odraws[rows, p] - 1, 0, self.t.wpet.size - 1)]
