@@ -291,7 +291,7 @@ class HandReferee:
                     self._exhaustive_draw()
                 tile = self.walls.draw(seat, replacement)
                 self.emit(ev.TileDrawn(seat, tile, replacement))
-                if self.spec.wall_reserve and not self.walls.can_draw(seat):
+                if self.spec.last_draw_ends and not self.walls.can_draw(seat):
                     self._last_draw(seat)
             action = self.ask(seat, _TURN)
             if isinstance(action, ev.Win):
