@@ -34,13 +34,16 @@ def test_the_cli_refuses_them_in_one_line_before_any_game(capsys, tmp_path):
 
 def test_selfplay_and_league_take_such_names(capsys, tmp_path):
     """Only an arena's four-name table keys differences by pair: self-play reports none and a
-    league's arenas seat two members each, so the names are theirs to use."""
+    league's arenas seat two members each, so the names are theirs to use. Played as mass
+    mahjong: the names are what is tested, and its hands cost a third of riichi's (the
+    self-play's 24 seatings and the league's six arenas)."""
     seats = "a-b=greedy,c=greedy,a=rulebased,b-c=rulebased"
-    sp = mjbot_here(capsys, "--log-level", "error", "selfplay", "--policies", seats, "--hands",
-                    "1", "--out", str(tmp_path / "ds"), "--json")
+    sp = mjbot_here(capsys, "--log-level", "error", "selfplay", "--variant", "mass",
+                    "--policies", seats, "--hands", "1", "--out", str(tmp_path / "ds"), "--json")
     assert sp.returncode == 0, sp.stderr
     assert set(json.loads(sp.stdout)["fallbacks"]) == {"a-b", "c", "a", "b-c"}
-    league = mjbot_here(capsys, "league", "--members", seats, "--hands", "1", "--json", "-")
+    league = mjbot_here(capsys, "league", "--variant", "mass", "--members", seats, "--hands", "1",
+                        "--json", "-")
     assert league.returncode == 0, league.stderr
     assert json.loads(league.stdout)["members"] == ["a-b", "c", "a", "b-c"]
 

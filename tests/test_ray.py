@@ -26,7 +26,7 @@ from tests.in_process import mjbot_here
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mjbot[ray]')")
 
-from adapter.local.ray_pool import RayRun, connect  # noqa: E402
+from adapter.local.ray_pool import RayRun, connect, mjbot_env  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES = ("rulebased", "greedy", "greedy", "greedy")
@@ -145,6 +145,24 @@ def test_mc_weights_are_read_once_per_worker_not_once_per_unit(cluster, monkeypa
     assert tally["units"] == 3 and 1 <= tally["worker_processes"] <= 2
     assert tally["weight_reads"] == tally["worker_processes"]
 
+
+def test_a_runs_settings_reach_its_units_on_the_workers_already_there(cluster, monkeypatch):
+    """The driver's ``MJBOT_*`` settings (``MJBOT_MC``, ...) went to the units as Ray's
+    runtime_env, and Ray starts workers of their own for each such environment (through its
+    runtime-env agent: seconds before the first unit of every run, and of every test here,
+    since the suite sets MJBOT_LOG_DIR). They now travel with each unit: the workers already
+    up play it, under that run's settings, and keep none of them for the next run."""
+    runs = []
+    for probe in ("one", "two", None):
+        if probe is None:
+            monkeypatch.delenv("MJBOT_PROBE")
+        else:
+            monkeypatch.setenv("MJBOT_PROBE", probe)
+        run = RayRun(cluster, 2)
+        seen = [env.get("MJBOT_PROBE") for _, env in run.map(mjbot_env, lambda u: (), 8)]
+        assert seen == [probe] * 8
+        runs.append({pid for _, pid in run.tally.reads})
+    assert runs[1] & runs[0] and runs[2] & (runs[0] | runs[1]), runs
 
 def mjbot(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [

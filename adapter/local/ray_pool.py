@@ -10,6 +10,7 @@ worker's pid and weight reads, and :class:`WorkerTally` sums them (the run's fig
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -114,9 +115,12 @@ def _stamp() -> tuple[str, int, int]:
     return socket.gethostname(), os.getpid(), weight_reads()
 
 
-def run_unit(fn: Callable[..., Any], *args: Any) -> tuple[Any, tuple[str, int, int]]:
-    """The task body: one unit, and the stamp of the process that played it."""
-    result = fn(*args)
+def run_unit(env: dict[str, str], fn: Callable[..., Any], *args: Any
+             ) -> tuple[Any, tuple[str, int, int]]:
+    """The task body: one unit under the driver's ``MJBOT_*`` settings (:func:`mjbot_env`),
+    and the stamp of the process that played it."""
+    with driver_env(env):
+        result = fn(*args)
     return result, _stamp()
 
 
@@ -124,6 +128,25 @@ def mjbot_env() -> dict[str, str]:
     """The driver's ``MJBOT_*`` settings (e.g. ``MJBOT_MC``), which policies read when built:
     workers on other nodes do not inherit this process's environment, so they travel along."""
     return {k: v for k, v in os.environ.items() if k.startswith("MJBOT_")}
+
+
+@contextlib.contextmanager
+def driver_env(env: dict[str, str]) -> Iterator[None]:
+    """This worker's ``MJBOT_*`` variables are ``env``'s for the block, then its own again.
+    They travel as a task argument, not as Ray's ``runtime_env``: a task with a runtime_env
+    has workers started for that environment by Ray's runtime-env agent, several seconds
+    before the first unit of every run (and of every test that sets one); a worker runs one
+    task at a time, so the block is the unit's alone."""
+    own = mjbot_env()
+    for key in own:
+        del os.environ[key]
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for key in mjbot_env():
+            del os.environ[key]
+        os.environ.update(own)
 
 
 def map_units(fn: Callable[..., Any], args: Callable[[int], tuple[Any, ...]], units: int,
@@ -136,12 +159,13 @@ def map_units(fn: Callable[..., Any], args: Callable[[int], tuple[Any, ...]], un
     ``on_complete(u, result)`` is called as each completes, in either case."""
     ray = _ray()
     task = remote(run_unit)
+    env = mjbot_env()
     pending: dict[Any, int] = {}
     finished: dict[int, Any] = {}
     submitted = yielded = 0
     while yielded < units:
         while submitted < units and (submitted - yielded if ordered else len(pending)) < window:
-            pending[task.remote(fn, *args(submitted))] = submitted
+            pending[task.remote(env, fn, *args(submitted))] = submitted
             submitted += 1
         done, _ = ray.wait(list(pending), num_returns=1)
         for ref in done:
@@ -191,13 +215,10 @@ def start(address: str, workers: int | None) -> RayRun:
 
 
 def remote(fn: Callable[..., Any]) -> Any:
-    """``fn`` as a Ray task with the retries and environment of the unit tasks."""
+    """``fn`` as a Ray task with the retries of the unit tasks (the driver's environment goes
+    with the units themselves: :func:`run_unit`)."""
     ray = _ray()
-    options: dict[str, Any] = {"max_retries": TASK_RETRIES, "retry_exceptions": False}
-    env = mjbot_env()
-    if env:
-        options["runtime_env"] = {"env_vars": env}
-    return ray.remote(fn).options(**options)
+    return ray.remote(fn).options(max_retries=TASK_RETRIES, retry_exceptions=False)
 
 
 def get(refs: list[Any]) -> list[Any]:
