@@ -164,6 +164,22 @@ def test_a_runs_settings_reach_its_units_on_the_workers_already_there(cluster, m
         runs.append({pid for _, pid in run.tally.reads})
     assert runs[1] & runs[0] and runs[2] & (runs[0] | runs[1]), runs
 
+
+def test_no_secret_goes_with_the_units(monkeypatch):
+    """The settings travel as task arguments, which Ray keeps (and its dashboard shows): a
+    Tenhou ID or a status token in the driver's environment stays there."""
+    from adapter.local.ray_pool import shipped_env
+
+    monkeypatch.setenv("MJBOT_MC", "playouts=16")
+    monkeypatch.setenv("MJBOT_NN_WEIGHTS", "w.npz")
+    for name in ("MJBOT_TENHOU_ID", "MJBOT_STATUS_TOKEN", "MJBOT_TENHOU_ID_2",
+                 "MJBOT_NTPU_PASSWORD"):
+        monkeypatch.setenv(name, "secret-value")
+    env = shipped_env()
+    assert env["MJBOT_MC"] == "playouts=16" and env["MJBOT_NN_WEIGHTS"] == "w.npz"
+    assert "secret-value" not in env.values(), env
+
+
 def mjbot(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [
         str(ROOT), os.environ.get("PYTHONPATH")]))}

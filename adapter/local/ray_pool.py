@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -117,7 +118,7 @@ def _stamp() -> tuple[str, int, int]:
 
 def run_unit(env: dict[str, str], fn: Callable[..., Any], *args: Any
              ) -> tuple[Any, tuple[str, int, int]]:
-    """The task body: one unit under the driver's ``MJBOT_*`` settings (:func:`mjbot_env`),
+    """The task body: one unit under the driver's ``MJBOT_*`` settings (:func:`shipped_env`),
     and the stamp of the process that played it."""
     with driver_env(env):
         result = fn(*args)
@@ -125,9 +126,21 @@ def run_unit(env: dict[str, str], fn: Callable[..., Any], *args: Any
 
 
 def mjbot_env() -> dict[str, str]:
-    """The driver's ``MJBOT_*`` settings (e.g. ``MJBOT_MC``), which policies read when built:
-    workers on other nodes do not inherit this process's environment, so they travel along."""
+    """This process's ``MJBOT_*`` settings (e.g. ``MJBOT_MC``), which policies read when built:
+    workers on other nodes do not inherit the driver's environment, so they travel along."""
     return {k: v for k, v in os.environ.items() if k.startswith("MJBOT_")}
+
+
+# names of MJBOT_* variables that hold secrets (MJBOT_TENHOU_ID, MJBOT_STATUS_TOKEN, and any a
+# serve config's id_env names so): no unit reads them, and Ray keeps task arguments where its
+# dashboard and logs may show them
+SECRET_NAME = re.compile(r"(_ID|TOKEN|SECRET|PASSWORD|PASSWD)(_|$)")
+
+
+def shipped_env() -> dict[str, str]:
+    """The driver's ``MJBOT_*`` settings that go with each unit: :func:`mjbot_env` without
+    the secrets (:data:`SECRET_NAME`)."""
+    return {k: v for k, v in mjbot_env().items() if not SECRET_NAME.search(k)}
 
 
 @contextlib.contextmanager
@@ -159,7 +172,7 @@ def map_units(fn: Callable[..., Any], args: Callable[[int], tuple[Any, ...]], un
     ``on_complete(u, result)`` is called as each completes, in either case."""
     ray = _ray()
     task = remote(run_unit)
-    env = mjbot_env()
+    env = shipped_env()
     pending: dict[Any, int] = {}
     finished: dict[int, Any] = {}
     submitted = yielded = 0
