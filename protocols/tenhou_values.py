@@ -50,7 +50,8 @@ def fu_of(detail: str) -> int:
 
 
 def hand_points(won: ev.RoundWon, honba: int) -> int:
-    """What the hand is worth, as ``ten`` gives it: paid by the others, less the honba."""
+    """What the hand is worth, as ``ten`` gives it: paid by the others, less the ``honba``
+    they paid with it (none to a double ron's second winner)."""
     paid = -won.deltas[won.from_seat] if won.from_seat is not None else \
         -sum(d for s, d in enumerate(won.deltas) if s != won.winner)
     return paid - 300 * honba
