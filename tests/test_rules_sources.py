@@ -115,6 +115,28 @@ def test_pao_with_a_second_yakuman_makes_the_liable_seat_pay_the_whole_hand() ->
     assert tsumo is not None and tsumo.deltas == (64300, -64300, 0, 0)
 
 
+def test_a_pao_win_on_a_discard_is_written_at_its_whole_value() -> None:
+    """Tenhou's ``ten`` (and a tenhou.net/6 score line) is the hand's value, whoever pays it:
+    on a discard with pao the discarder pays half and the liable seat the other half and the
+    honba (above), so the value is what both paid less the honba; it was read off the
+    discarder alone (31700 for the 64000 double yakuman at 1 honba)."""
+    from brain.rules import rules_for
+    from protocols.tenhou_values import hand_points
+    from tests.rules_helpers import ctx, meld
+
+    melds = (meld("pon", "555z", from_seat=1), meld("pon", "666z", from_seat=2),
+             meld("pon", "777z", from_seat=1))
+    riichi = rules_for("riichi")
+    for from_seat in (3, 1, None):  # another seat's discard, the liable seat's, a self-draw
+        win = ctx("11122z", "2z", melds, seat=0, from_seat=from_seat, dealer=2, honba=1,
+                  pao_seat=1)
+        score = riichi.score(win)
+        assert score is not None
+        won = ev.RoundWon(0, from_seat, win.concealed, win.win_tile, score.value,
+                          score.deltas, pao_seat=1)
+        assert hand_points(won, honba=1) == 64000, (from_seat, score.deltas)
+
+
 def test_pao_counts_an_earlier_concealed_kong_of_the_set() -> None:
     """大三元's liability holds when one of the first two dragon sets is a concealed kong:
     the seat that fed the third (by pon or open kan) pays (ja.wikipedia 大三元 / 大三元の包:
