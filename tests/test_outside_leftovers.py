@@ -88,11 +88,13 @@ def test_a_budget_after_an_outside_seats_command_is_refused_in_one_line(
     so the program (here, the file "bot.py@budget=1" does not exist) crashed at every game,
     the whole arena long. It is refused before any game, in one line saying where an
     outside seat's limit comes from, under a label too (a program whose last word really
-    ends so is written quoted: the test above)."""
+    ends so is written quoted: the test above), whatever follows it (a float our own seats
+    take, 1e-1, or a bad one, 2s, went into the program's word as before)."""
     bot = tmp_path / "bot.py"
     bot.write_text(_TSUMOGIRI)
     for seat in (f"mjai:{sys.executable} {bot}@budget=1", f"tg=mjai:{sys.executable} {bot} "
-                 "@budget=0.5"):
+                 "@budget=0.5", f"mjai:{sys.executable} {bot}@budget=1e-1",
+                 f"mjai:{sys.executable} {bot}@budget=2s"):
         done = mjbot_here(capsys, "arena", "--policies", f"{seat},greedy,greedy,greedy",
                           "--hands", "1", "--no-log")
         assert done.returncode == 2, done.stderr
