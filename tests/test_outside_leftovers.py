@@ -15,6 +15,7 @@ import pytest
 
 from adapter.fakes.ntpu_server import MatchNotStarted, run_match
 from adapter.own_python import ROOT, USER_PATH
+from adapter.platforms.botzone import KEEP_RUNNING
 from tests.in_process import mjbot_here
 
 
@@ -286,3 +287,21 @@ def test_an_ntpu_program_that_prints_a_banner_and_loads_slowly_loses_nothing(
     faults = report["external_seats"][seat]  # type: ignore[index]
     assert faults["garbage"] == faults["illegal"] == faults["late"] == 0, faults
     assert report["policies"][seat]["fallbacks"] == 0  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("kind", "variant"), [("mjai", "riichi"), ("botzone-keep-json", "mcr")])
+def test_json_nested_past_the_parsers_depth_is_a_programs_garbage(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str, variant: str) -> None:
+    """A program answering with JSON nested deeper than Python's parser goes (100,000 "["):
+    json.loads raised RecursionError, no decode error, and every game the program sat in
+    ended as a referee error with a traceback, the program's faults 0. It is garbage, not
+    JSON (protocols.codec.load_json, as our own clients read such input)."""
+    bot = tmp_path / "deep.py"
+    end = f"    print({KEEP_RUNNING!r})\n" if kind.startswith("botzone") else ""  # its turn's end
+    bot.write_text("import sys\nfor line in sys.stdin:\n    print('[' * 100000)\n" + end
+                   + "    sys.stdout.flush()\n")
+    seat = f"{kind}:{sys.executable} {bot}"
+    report = _arena_report(capsys, tmp_path, seat, "--variant", variant, "--seat-limit", "1",
+                           "--max-fallback-share", "1")
+    assert report["referee_errors"] == 0, report  # type: ignore[index]
+    assert report["external_seats"][seat]["garbage"] > 0, report  # type: ignore[index]
