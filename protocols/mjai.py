@@ -330,9 +330,9 @@ ANSWER_TYPES = {"none", "dahai", "reach", "hora", "chi", "pon", "daiminkan", "ka
 
 def check_answer(answer: Any) -> str | None:
     """What is wrong with an answer object, or None if it is valid mjai."""
-    if not isinstance(answer, dict) or answer.get("type") not in ANSWER_TYPES:
-        return "not an answer object with a known type"
-    kind = answer["type"]
+    kind = answer.get("type") if isinstance(answer, dict) else None
+    if not isinstance(kind, str) or kind not in ANSWER_TYPES:  # a list or an object is no
+        return "not an answer object with a known type"  # type (nor hashable: a TypeError)
     need = {"dahai": ("actor", "pai", "tsumogiri"), "reach": ("actor",),
             "hora": ("actor", "target", "pai"), "chi": ("actor", "target", "pai", "consumed"),
             "pon": ("actor", "target", "pai", "consumed"),
@@ -342,8 +342,11 @@ def check_answer(answer: Any) -> str | None:
     missing = [k for k in need if k not in answer]
     if missing:
         return f"{kind} without {', '.join(missing)}"
+    consumed = answer.get("consumed", [])
+    if not isinstance(consumed, list):
+        return f"{kind} whose consumed is not a list of tiles"
     tiles = [answer["pai"]] if "pai" in answer else []
-    tiles += list(answer.get("consumed", []))
+    tiles += consumed
     for t in tiles:
         try:
             if T.from_mjai(t) is None:

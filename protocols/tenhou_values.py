@@ -50,10 +50,14 @@ def fu_of(detail: str) -> int:
 
 
 def hand_points(won: ev.RoundWon, honba: int) -> int:
-    """What the hand is worth, as ``ten`` gives it: paid by the others, less the honba."""
-    paid = -won.deltas[won.from_seat] if won.from_seat is not None else \
-        -sum(d for s, d in enumerate(won.deltas) if s != won.winner)
-    return paid - 300 * honba
+    """What the hand is worth, as ``ten`` gives it: paid by the others, less the ``honba``
+    they paid with it (none to a double ron's second winner). On a discard with pao the
+    liable seat pays half of it beside the discarder (Tenhou's 折半)."""
+    if won.from_seat is None:
+        payers = {s for s in range(len(won.deltas)) if s != won.winner}
+    else:
+        payers = {won.from_seat, *(() if won.pao_seat is None else (won.pao_seat,))}
+    return -sum(won.deltas[s] for s in payers) - 300 * honba
 
 
 def yaku_attrs(items: tuple[str, ...], riichi: bool) -> dict[str, str]:

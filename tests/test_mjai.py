@@ -521,3 +521,16 @@ def test_a_game_log_that_cannot_grow_mid_game_leaves_every_batch_answered(tmp_pa
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(answers) == len(batches)
     _check_answers(0, batches, answers)
+
+
+@pytest.mark.parametrize("answer", [
+    {"type": []}, {"type": {"dahai": 1}}, {"type": "chi", "actor": 0, "target": 3, "pai": "3m",
+                                          "consumed": 5},
+    {"type": "ankan", "actor": 0, "consumed": None}])
+def test_an_answer_of_the_wrong_shape_is_named_not_raised(answer: dict[str, Any]) -> None:
+    """An outside mjai bot's answer is read by check_answer (adapter/local/external): a
+    ``type`` that is a list or an object, or ``consumed`` that is no list, raised TypeError
+    there, and every game the bot sat in ended as a referee error with a traceback instead of
+    one garbage fault of the bot's."""
+    problem = check_answer(answer)
+    assert problem is not None and "\n" not in problem

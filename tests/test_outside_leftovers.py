@@ -15,6 +15,7 @@ import pytest
 
 from adapter.fakes.ntpu_server import MatchNotStarted, run_match
 from adapter.own_python import ROOT, USER_PATH
+from adapter.platforms.botzone import KEEP_RUNNING
 from tests.in_process import mjbot_here
 
 
@@ -88,11 +89,13 @@ def test_a_budget_after_an_outside_seats_command_is_refused_in_one_line(
     so the program (here, the file "bot.py@budget=1" does not exist) crashed at every game,
     the whole arena long. It is refused before any game, in one line saying where an
     outside seat's limit comes from, under a label too (a program whose last word really
-    ends so is written quoted: the test above)."""
+    ends so is written quoted: the test above), whatever follows it (a float our own seats
+    take, 1e-1, or a bad one, 2s, went into the program's word as before)."""
     bot = tmp_path / "bot.py"
     bot.write_text(_TSUMOGIRI)
     for seat in (f"mjai:{sys.executable} {bot}@budget=1", f"tg=mjai:{sys.executable} {bot} "
-                 "@budget=0.5"):
+                 "@budget=0.5", f"mjai:{sys.executable} {bot}@budget=1e-1",
+                 f"mjai:{sys.executable} {bot}@budget=2s"):
         done = mjbot_here(capsys, "arena", "--policies", f"{seat},greedy,greedy,greedy",
                           "--hands", "1", "--no-log")
         assert done.returncode == 2, done.stderr
@@ -284,3 +287,21 @@ def test_an_ntpu_program_that_prints_a_banner_and_loads_slowly_loses_nothing(
     faults = report["external_seats"][seat]  # type: ignore[index]
     assert faults["garbage"] == faults["illegal"] == faults["late"] == 0, faults
     assert report["policies"][seat]["fallbacks"] == 0  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("kind", "variant"), [("mjai", "riichi"), ("botzone-keep-json", "mcr")])
+def test_json_nested_past_the_parsers_depth_is_a_programs_garbage(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str, variant: str) -> None:
+    """A program answering with JSON nested deeper than Python's parser goes (100,000 "["):
+    json.loads raised RecursionError, no decode error, and every game the program sat in
+    ended as a referee error with a traceback, the program's faults 0. It is garbage, not
+    JSON (protocols.codec.load_json, as our own clients read such input)."""
+    bot = tmp_path / "deep.py"
+    end = f"    print({KEEP_RUNNING!r})\n" if kind.startswith("botzone") else ""  # its turn's end
+    bot.write_text("import sys\nfor line in sys.stdin:\n    print('[' * 100000)\n" + end
+                   + "    sys.stdout.flush()\n")
+    seat = f"{kind}:{sys.executable} {bot}"
+    report = _arena_report(capsys, tmp_path, seat, "--variant", variant, "--seat-limit", "1",
+                           "--max-fallback-share", "1")
+    assert report["referee_errors"] == 0, report  # type: ignore[index]
+    assert report["external_seats"][seat]["garbage"] > 0, report  # type: ignore[index]

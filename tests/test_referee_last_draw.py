@@ -6,11 +6,15 @@ discards, so nobody can win on a discard after the last draw."""
 from __future__ import annotations
 
 import random
+import sys
+from typing import Any
 
+from adapter.local.referee import HandReferee, HandSetup
+from adapter.local.seat import seat_for
 from adapter.local.walls import tile_set
 from protocols import events as ev
 from protocols import tiles as T
-from tests.table_helpers import events_of, play_hand, take_when_legal
+from tests.table_helpers import ScriptedSeat, events_of, play_hand, take_when_legal
 
 NINE_S = T.parse_mpsz("9s")[0]
 
@@ -69,3 +73,48 @@ def test_the_last_drawer_is_asked_only_whether_it_wins() -> None:
             assert "海底撈月(1)" in end.yaku
         else:
             assert end == ev.RoundDrawn("exhaustive")
+
+
+# An NTPU program (stdin/stdout) that passes every offer, throws what it drew, and writes each
+# /ask it gets to the file named by its argument
+NTPU_PASSER = """
+import sys
+asks, last = open(sys.argv[1], "w"), None
+for line in sys.stdin:
+    parts = line.split()
+    if not parts:
+        continue
+    if parts[0] == "/close":
+        break
+    if parts[0] == "/ready":
+        print("/ready", flush=True)
+    elif parts[0] in ("/mo", "/initCard"):
+        last = parts[-1]
+    elif parts[0] == "/ask":
+        asks.write(line)
+        asks.flush()
+        print("/throw " + last if parts[1] == "throw" else "/pass", flush=True)
+"""
+
+
+def test_an_ntpu_program_passing_the_last_tile_is_not_asked_to_throw_it(tmp_path) -> None:
+    """The lab referee (and our fake NTPU server) asks the last drawer only ``hu``: a program
+    passing it was asked ``/ask throw`` too at the local table, and its discard, which the
+    last draw does not allow, counted as an illegal answer."""
+    bot, asks = tmp_path / "bot.py", tmp_path / "asks"
+    bot.write_text(NTPU_PASSER)
+    seats: list[Any] = [ScriptedSeat("taiwan16", s) for s in range(3)]
+    ntpu = seat_for("taiwan16", 3, f"ntpu:{sys.executable} {bot} {asks}")
+    referee = HandReferee("taiwan16", [*seats, ntpu])
+    try:
+        referee.emit(ev.GameStarted("taiwan16", 0))
+        referee.play(HandSetup(seed=0, wall=_wall("111z222z33z44z55z66z7z1p", DEALER_READY),
+                               scores=(0,) * 4))
+        referee.emit(ev.GameEnded((0,) * 4))
+    finally:
+        ntpu.close()
+    assert referee.asked_legal == [ev.Win(), ev.Pass()]
+    assert asks.read_text().splitlines()[-1] == "/ask hu"
+    assert not referee.outcome.illegal and ntpu.report.illegal == 0, ntpu.report
+    (end,) = [e for e in seats[0].events if isinstance(e, ev.RoundWon | ev.RoundDrawn)]
+    assert end == ev.RoundDrawn("exhaustive")

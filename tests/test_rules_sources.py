@@ -30,6 +30,33 @@ def test_double_ron_pays_the_honba_to_the_first_winner_only() -> None:
     assert second.deltas == wins[0][1].deltas  # as if there were no honba
 
 
+def test_a_double_rons_second_winner_is_exported_at_its_hand_value() -> None:
+    """tenhou.net/6 JSON gives each win's value without the honba it was paid ("30符2飜2000点"
+    in Tenhou's own records at any honba); the export took 300 per honba off the second winner
+    too, who is paid none (above): 1400点 for its 2000 at 2 honba."""
+    import json
+
+    from adapter.local.referee import HandReferee, HandSetup
+    from replay.formats import tenhou6
+    from replay.record import GameRecord
+    from tests.nycu_fixtures import Capture
+    from tests.table_helpers import ScriptedSeat
+
+    wall = layout_wall("riichi", [RIICHI_DEALER, "123s456s789s111z5p", "19m19p19s5z5z6z7z8p8p7p",
+                                  "234m456m678m34p55s"], draws="5p")
+    texts = {}
+    for honba in (0, 2):
+        scripts = {1: take_when_legal(ev.Win), 3: take_when_legal(ev.Win)}
+        seats = [ScriptedSeat("riichi", s, scripts.get(s)) for s in range(4)]
+        capture = Capture()
+        referee = HandReferee("riichi", seats, capture)  # type: ignore[arg-type]
+        referee.emit(ev.GameStarted("riichi", 0))
+        referee.play(HandSetup(seed=0, wall=wall, scores=(25000,) * 4, sticks=1, honba=honba))
+        result = json.loads(tenhou6.dumps(GameRecord("riichi", "local", capture.events)))
+        texts[honba] = [win[3] for win in result["log"][0][-1][2::2]]
+    assert texts[2] == texts[0] == ["跳満12000点", "30符2飜2000点"]
+
+
 def _terminals_only(state, request, legal):  # type: ignore[no-untyped-def]
     """Pon whatever is offered; discard only terminals and honours (the drawn tile first)."""
     pon = next((a for a in legal if isinstance(a, ev.Pon)), None)
@@ -86,6 +113,28 @@ def test_pao_with_a_second_yakuman_makes_the_liable_seat_pay_the_whole_hand() ->
     assert ron.deltas == (64300, -32300, 0, -32000)
     tsumo = riichi.score(dataclasses.replace(win, from_seat=None))
     assert tsumo is not None and tsumo.deltas == (64300, -64300, 0, 0)
+
+
+def test_a_pao_win_on_a_discard_is_written_at_its_whole_value() -> None:
+    """Tenhou's ``ten`` (and a tenhou.net/6 score line) is the hand's value, whoever pays it:
+    on a discard with pao the discarder pays half and the liable seat the other half and the
+    honba (above), so the value is what both paid less the honba; it was read off the
+    discarder alone (31700 for the 64000 double yakuman at 1 honba)."""
+    from brain.rules import rules_for
+    from protocols.tenhou_values import hand_points
+    from tests.rules_helpers import ctx, meld
+
+    melds = (meld("pon", "555z", from_seat=1), meld("pon", "666z", from_seat=2),
+             meld("pon", "777z", from_seat=1))
+    riichi = rules_for("riichi")
+    for from_seat in (3, 1, None):  # another seat's discard, the liable seat's, a self-draw
+        win = ctx("11122z", "2z", melds, seat=0, from_seat=from_seat, dealer=2, honba=1,
+                  pao_seat=1)
+        score = riichi.score(win)
+        assert score is not None
+        won = ev.RoundWon(0, from_seat, win.concealed, win.win_tile, score.value,
+                          score.deltas, pao_seat=1)
+        assert hand_points(won, honba=1) == 64000, (from_seat, score.deltas)
 
 
 def test_pao_counts_an_earlier_concealed_kong_of_the_set() -> None:

@@ -40,7 +40,7 @@ from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.botzone_server import RequestLines, read_response
-from protocols.codec import ProtocolError
+from protocols.codec import ProtocolError, load_json
 
 # one-shot simple / JSON interaction; keep running in simple ("keep") or JSON ("keep-json") form
 MODES = ("simple", "json", "keep", "keep-json")
@@ -272,7 +272,7 @@ class BotProcess:
             raise Verdict(self.seat, "NJ", f"{len(lines)} lines where one JSON object line "
                           f"goes: {lines[:3]!r}")
         try:
-            obj = json.loads(lines[0])
+            obj = load_json(lines[0])  # nested past the parser's depth: not JSON either
         except json.JSONDecodeError:
             raise Verdict(self.seat, "NJ", f"not JSON: {lines[0][:200]!r}") from None
         if not isinstance(obj, dict) or not isinstance(response := obj.get("response"), str):

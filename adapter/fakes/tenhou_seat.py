@@ -392,11 +392,15 @@ class RemoteSeat:
             assert ids.last_added is not None
             win_id = ids.last_added
         hand = sorted([*ids.held[won.winner], *([win_id] if won.from_seat is not None else [])])
-        attrs = {"ba": f"{table.honba},{table.sticks}", "hai": ",".join(map(str, hand))}
+        # a double ron's second winner gets neither honba nor sticks (上家取り): Tenhou writes
+        # its AGARI with ba="0,0", and its ten (the hand's value) has no honba to take off
+        first = not any(tag.name == "AGARI" for tag in self.held)
+        honba, sticks = (table.honba, table.sticks) if first else (0, 0)
+        attrs = {"ba": f"{honba},{sticks}", "hai": ",".join(map(str, hand))}
         if ids.melds[won.winner]:
             attrs["m"] = ",".join(str(meld_code(m)) for m in ids.melds[won.winner])
         attrs |= {"machi": str(win_id),
-                  "ten": f"{fu_of(won.detail)},{hand_points(won, table.honba)},"
+                  "ten": f"{fu_of(won.detail)},{hand_points(won, honba)},"
                          f"{limit_class(won.detail)}",
                   **yaku_attrs(won.yaku, bool(won.ura_dora_indicators)),
                   "doraHai": ",".join(map(str, ids.dora_ids))}

@@ -445,17 +445,19 @@ def _sc(scores: list[int]) -> list[float]:
     return [x for s in range(4) for x in (scores[s], points[s])]
 
 
-def _tenhou_words(e: ev.RoundWon, start: ev.RoundStarted) -> tuple[list[str], str]:
-    """A win's yaku and score line as Tenhou writes them. Our table and the mjai importer
-    hold the ``mahjong`` library's ("Riichi(1)", "40符 mangan"), which Tenhou's viewer cannot
-    show and our importer reads as 0 han; Tenhou's own are kept as they are."""
+def _tenhou_words(e: ev.RoundWon, start: ev.RoundStarted,
+                  honba: int) -> tuple[list[str], str]:
+    """A win's yaku and score line as Tenhou writes them (``honba``: those it was paid). Our
+    table and the mjai importer hold the ``mahjong`` library's ("Riichi(1)", "40符 mangan"),
+    which Tenhou's viewer cannot show and our importer reads as 0 han; Tenhou's own are kept
+    as they are."""
     if not e.yaku or any(y.endswith(("飜)", "(役満)")) for y in e.yaku):
         return list(e.yaku), e.detail
     riichi = any(y.startswith(("Riichi(", "Double Riichi(")) for y in e.yaku)
     attrs = yaku_attrs(e.yaku, riichi)
     yakuman = ints(attrs.get("yakuman"))
     yaku, han = yaku_items(ints(attrs.get("yaku")), yakuman)
-    text = score_text(fu_of(e.detail), han, hand_points(e, start.honba), limit_class(e.detail),
+    text = score_text(fu_of(e.detail), han, hand_points(e, honba), limit_class(e.detail),
                       e.from_seat is None, e.winner == start.dealer, len(yakuman))
     return list(yaku), text
 
@@ -511,7 +513,8 @@ def _export_hand(events: list[Any]) -> list[Any]:
                 ura = [_code(t) for t in e.ura_dora_indicators]
             frm = e.winner if e.from_seat is None else e.from_seat
             pao = e.winner if e.pao_seat is None else e.pao_seat
-            yaku, detail = _tenhou_words(e, start)
+            # a double ron's second winner was paid no honba (上家取り, as the referee pays)
+            yaku, detail = _tenhou_words(e, start, start.honba if len(result) == 1 else 0)
             result += [list(e.deltas), [e.winner, frm, pao, detail, *yaku]]
         elif isinstance(e, ev.RoundDrawn):
             result = [_DRAW_WORDS.get(e.reason, e.reason)]

@@ -39,8 +39,9 @@ KINDS = {"mjai": ("riichi", "an mjai bot"), "mjai-tcp": ("riichi", "an mjai bot"
 
 # ``@budget=SECONDS`` at the very end of a command, unquoted: our seats' own time limit
 # (adapter/local/seat.py's BUDGET_SUFFIX), which an outside seat's command would have taken
-# into its last word (``python bot.py@budget=1`` runs the file "bot.py@budget=1")
-TRAILING_BUDGET = re.compile(r"@budget=[0-9.]*\Z")
+# into its last word (``python bot.py@budget=1`` runs the file "bot.py@budget=1"); whatever
+# follows it, as our seats take any float there (1e-1) and refuse a bad one (2s) in one line
+TRAILING_BUDGET = re.compile(r"@budget=[^\s'\"\\]*\Z")
 
 
 class SpecError(ValueError):

@@ -24,6 +24,7 @@ from adapter.local.external.process import SeatFault
 from adapter.local.external.seat import ExternalSeat
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.codec import load_json
 from protocols.mjai import check_answer
 from replay.formats.mjai_log import export_event
 
@@ -125,7 +126,7 @@ class MjaiSeat(ExternalSeat):
         self.proc.send(json.dumps(events, ensure_ascii=False, separators=(",", ":")) + "\n")
         line = self._first_answer(limit, _not_json) if first else self.proc.expect_line(limit)
         try:
-            answer = json.loads(line)
+            answer = load_json(line)  # nested past the parser's depth: not JSON either
         except json.JSONDecodeError:
             raise SeatFault("garbage", "an answer that is not JSON", line) from None
         problem = check_answer(answer)
@@ -167,7 +168,7 @@ class MjaiSeat(ExternalSeat):
 def _not_json(line: str) -> bool:
     """Whether ``line`` is no JSON at all (start-up output, never an answer)."""
     try:
-        json.loads(line)
+        load_json(line)
     except json.JSONDecodeError:
         return True
     return False

@@ -23,6 +23,7 @@ from typing import Any
 from adapter.local.external.mjai_seat import ANSWER_LIMIT, MjaiSeat
 from adapter.local.external.process import LineProcess, LineSocket, SeatFault
 from protocols import events as ev
+from protocols.codec import load_json
 from protocols.mjai import check_answer
 
 HELLO = {"type": "hello", "protocol": "mjsonp", "protocol_version": 3}
@@ -136,7 +137,7 @@ class MjaiTcpSeat(MjaiSeat):
         assert self.proc is not None
         line = self.proc.expect_line(limit)
         try:
-            answer = json.loads(line)
+            answer = load_json(line)  # nested past the parser's depth: not JSON either
         except json.JSONDecodeError:
             raise SeatFault("garbage", "an answer that is not JSON", line) from None
         if not isinstance(answer, dict) or not isinstance(answer.get("type"), str):

@@ -7,9 +7,10 @@ shows it each one before the seats are told), and sends the program only its own
 ``/ready`` when it starts, ``/start MJ <seat> <name>``, ``/initGame``, ``/initCard`` and the
 play of each hand, ``/exit`` after it, ``/close`` at the end. A decision is asked as the
 server asks it, one ``/ask`` at a time: on a turn ``hu`` (if it may win), ``gong`` (if it may
-kong), then ``throw``; on a discard ``hu``, ``gong``, ``pong``, ``eat`` for each that is
-possible, the first accepted being the move. Replies are read by the server's code
-(``reply_action``): ids the seat does not hold, or a reply to another ask, are illegal.
+kong), then ``throw`` (not on the last draw, which the drawer may only win by); on a discard
+``hu``, ``gong``, ``pong``, ``eat`` for each that is possible, the first accepted being the
+move. Replies are read by the server's code (``reply_action``): ids the seat does not hold,
+or a reply to another ask, are illegal.
 
 Time limit: not published; 5 s per reply (the fake server's). A line the program sends that
 answers no ask is garbage.
@@ -77,7 +78,9 @@ class NtpuSeat(ExternalSeat):
                 action = self._ask_word(word)
                 if action is not None:
                     return action
-        if request.kind != "turn":
+        # a claim passed, or the last draw's win passed (the lab referee then asks nothing
+        # more: the drawer may not discard, so no Discard is legal)
+        if request.kind != "turn" or not any(isinstance(a, ev.Discard) for a in legal):
             return ev.Pass()
         action = self._ask_word("throw")
         if action is None:
