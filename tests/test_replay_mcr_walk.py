@@ -192,6 +192,21 @@ def test_policy_rechecks_the_discard_a_botzone_chow_carries(
         assert "turn" not in done.stdout.split("policy rulebased", 1)[1]
 
 
+def test_a_botzone_log_that_ends_after_our_chow_does_not_say_another_claim_won(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the log of a one-shot bot after its chow turn (or of a match ended there: a win on that
+    # discard, a penalty) holds no judge's answer: the note said another seat's claim
+    # overrode the chow, which nothing in the log says
+    assert _one_shot(CHOW_HISTORY, "", tmp_path) == "CHI W2 F1"
+    (log,) = tmp_path.rglob("*.mjlog.msgpack")
+    done = mjbot_here(capsys, "replay", str(log), "--policy", "rulebased")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "overrode" not in done.stdout
+    assert "the log ends after a chow or pung the bot answered, before the judge said " \
+           "whether it was taken" in done.stdout
+    assert "turn" not in done.stdout.split("policy rulebased", 1)[1]
+
+
 def test_a_cut_preprocessed_file_shows_the_whole_games_before_the_cut(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = BOTZONE_HUMAN_GAMES.read_text()
