@@ -16,6 +16,8 @@ import pytest
 
 from protocols import events as ev
 from protocols import tiles as T
+from replay import formats, timeline
+from replay.formats import botzone_log
 from tests.in_process import mjbot_here
 from tests.serve_helpers import PYTHON_ENV
 from tests.shared_data import BOTZONE_HUMAN_GAMES
@@ -315,3 +317,20 @@ def test_an_mcr_hand_without_a_win_is_told_without_riichi_terms(
     assert done.returncode == 0, done.stderr
     assert line in done.stdout and "tenpai" not in done.stdout
     assert f"final scores {end['score']}" in done.stdout
+
+
+@pytest.mark.parametrize("verdict", sorted(botzone_log.PENALTIES))
+def test_every_judge_penalty_ends_the_match_alike_in_replay_and_the_viewer(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], verdict: str) -> None:
+    # the codec, replay's summary and the viewer's timeline read the verdicts from one table
+    # (there were two, the timeline's copied from the codec's, free to drift apart)
+    log = json.loads(JUDGE_LOG.read_text())
+    log["log"][-1]["output"]["display"] = {"action": verdict, "player": 1,
+                                           "score": [10, -30, 10, 10]}
+    path = tmp_path / "judge.json"
+    path.write_text(json.dumps(log))
+    done = mjbot_here(capsys, "replay", str(path))
+    assert f"    ENDED   {verdict} (penalty)\n" in done.stdout, done.stdout + done.stderr
+    (hand,) = timeline.build(formats.read(path.read_bytes(), path)).hands
+    assert hand["result"]["type"] == "penalty"
+    assert hand["result"]["reason"] == f"{verdict} (penalty: {botzone_log.PENALTIES[verdict]})"
