@@ -146,13 +146,16 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
         if isinstance(e, ev.GameStarted):
             own = e.seat
             break
-    lost = 0
+    lost = unknown = 0
     if header.platform == "botzone":  # the one platform whose answer carries the discard
-        decisions, lost = _after_own_calls(decisions, events, own)
+        decisions, lost, unknown = _after_own_calls(decisions, events, own)
     notes = []
     if lost:
         notes.append(f"{lost} discard decision(s) made with a chow or pung that another "
                      "seat's claim overrode are left out (the call never happened)")
+    if unknown:
+        notes.append("the log ends after a chow or pung the bot answered, before the judge "
+                     "said whether it was taken: the discard decided with it is left out")
     if log.truncated is not None:
         notes.append(f"log cut at byte {log.truncated.offset} of {log.truncated.size} "
                      f"({log.truncated.reason}): the frames before it are shown")
@@ -163,14 +166,16 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
 
 
 def _after_own_calls(decisions: list[Decision], events: list[Any], own: int
-                     ) -> tuple[list[Decision], int]:
+                     ) -> tuple[list[Decision], int, int]:
     """The discard a platform takes with the call (Botzone's ``CHI mid t`` / ``PENG t``) is
     decided, and logged, before the judge's line that carries the call comes back: such a
     turn decision, logged at the same place as its chow or pung, is moved after that call's
-    event, where the seat then stood. One whose call never came (another seat's claim went
-    first) is left out; returns the decisions and how many were."""
+    event, where the seat then stood. One whose call never came is left out; returns the
+    decisions, how many another seat's claim overrode, and how many the log ends before the
+    judge's answer to (the last turn of a one-shot bot so far, or a match that ended there:
+    a win on that discard, a penalty; Botzone tells the bot nothing after the end)."""
     out: list[Decision] = []
-    lost = 0
+    lost = unknown = 0
     for n, d in enumerate(decisions):
         before = decisions[n - 1] if n else None
         if (d.request.kind != "turn" or before is None or before.index != d.index
@@ -181,9 +186,11 @@ def _after_own_calls(decisions: list[Decision], events: list[Any], own: int
         call = events[d.index] if d.index < len(events) else None
         if isinstance(call, ev.MeldCalled) and call.seat == own and call.kind in ("chi", "pon"):
             out.append(dataclasses.replace(d, index=d.index + 1))
+        elif call is None:
+            unknown += 1
         else:
             lost += 1
-    return out, lost
+    return out, lost, unknown
 
 
 def _from_table_log(log: GameLog, seat: int) -> Replay:

@@ -22,6 +22,7 @@ from protocols import events as ev
 from protocols import tiles as T
 from replay import formats
 from replay.formats import Loaded
+from replay.formats.botzone_log import PENALTIES
 from replay.log import DecisionFrame, EventFrame
 from replay.record import own_tiles
 from replay.replayer import action_text
@@ -31,10 +32,6 @@ WINDS = "ESWN"
 DRAW_REASONS = {"exhaustive": "exhaustive draw", "nine_terminals": "nine terminals",
                 "four_riichi": "four riichi", "four_kans": "four kans",
                 "four_winds": "four winds", "triple_ron": "triple ron"}
-# the Botzone judge's verdicts that end a match (replay/formats/botzone_log.PENALTIES)
-PENALTIES = {"WA": "a wrong answer", "WH": "a false win", "TLE": "out of time",
-             "MLE": "out of memory", "OLE": "too much output", "RE": "the bot crashed",
-             "NJ": "an answer that is no JSON"}
 
 
 def tile(t: int | None) -> str | None:
@@ -177,7 +174,8 @@ class _Table:
         if isinstance(e, ev.RoundDrawn):
             self.scores = [a + b for a, b in zip(self.scores, e.deltas or (0,) * 4,
                                                  strict=False)]
-            if e.reason in PENALTIES and self.variant == "mcr":
+            spec = VARIANTS.get(self.variant)
+            if e.reason in PENALTIES and spec is not None and spec.botzone_penalties:
                 # Botzone's judge ends the match on a bad answer: no draw, a penalty
                 reason = f"{e.reason} (penalty: {PENALTIES[e.reason]})"
                 self.result = {"type": "penalty", "reason": reason, "deltas": list(e.deltas),

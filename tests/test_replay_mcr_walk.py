@@ -16,6 +16,8 @@ import pytest
 
 from protocols import events as ev
 from protocols import tiles as T
+from replay import formats, timeline
+from replay.formats import botzone_log
 from tests.in_process import mjbot_here
 from tests.serve_helpers import PYTHON_ENV
 from tests.shared_data import BOTZONE_HUMAN_GAMES
@@ -192,6 +194,21 @@ def test_policy_rechecks_the_discard_a_botzone_chow_carries(
         assert "turn" not in done.stdout.split("policy rulebased", 1)[1]
 
 
+def test_a_botzone_log_that_ends_after_our_chow_does_not_say_another_claim_won(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the log of a one-shot bot after its chow turn (or of a match ended there: a win on that
+    # discard, a penalty) holds no judge's answer: the note said another seat's claim
+    # overrode the chow, which nothing in the log says
+    assert _one_shot(CHOW_HISTORY, "", tmp_path) == "CHI W2 F1"
+    (log,) = tmp_path.rglob("*.mjlog.msgpack")
+    done = mjbot_here(capsys, "replay", str(log), "--policy", "rulebased")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "overrode" not in done.stdout
+    assert "the log ends after a chow or pung the bot answered, before the judge said " \
+           "whether it was taken" in done.stdout
+    assert "turn" not in done.stdout.split("policy rulebased", 1)[1]
+
+
 def test_a_cut_preprocessed_file_shows_the_whole_games_before_the_cut(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = BOTZONE_HUMAN_GAMES.read_text()
@@ -300,3 +317,20 @@ def test_an_mcr_hand_without_a_win_is_told_without_riichi_terms(
     assert done.returncode == 0, done.stderr
     assert line in done.stdout and "tenpai" not in done.stdout
     assert f"final scores {end['score']}" in done.stdout
+
+
+@pytest.mark.parametrize("verdict", sorted(botzone_log.PENALTIES))
+def test_every_judge_penalty_ends_the_match_alike_in_replay_and_the_viewer(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], verdict: str) -> None:
+    # the codec, replay's summary and the viewer's timeline read the verdicts from one table
+    # (there were two, the timeline's copied from the codec's, free to drift apart)
+    log = json.loads(JUDGE_LOG.read_text())
+    log["log"][-1]["output"]["display"] = {"action": verdict, "player": 1,
+                                           "score": [10, -30, 10, 10]}
+    path = tmp_path / "judge.json"
+    path.write_text(json.dumps(log))
+    done = mjbot_here(capsys, "replay", str(path))
+    assert f"    ENDED   {verdict} (penalty)\n" in done.stdout, done.stdout + done.stderr
+    (hand,) = timeline.build(formats.read(path.read_bytes(), path)).hands
+    assert hand["result"]["type"] == "penalty"
+    assert hand["result"]["reason"] == f"{verdict} (penalty: {botzone_log.PENALTIES[verdict]})"

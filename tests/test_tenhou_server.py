@@ -1051,3 +1051,46 @@ def test_a_nonsense_wait_is_a_usage_error(args: tuple[str, ...], said: str,
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err, err
+
+
+# a client in its own process that logs in, never reads, and writes <Z/> as fast as it can
+FLOODER = r'''
+import socket, sys
+line = socket.socket()
+line.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+line.connect(("127.0.0.1", int(sys.argv[1])))
+line.sendall(b'<HELO name="NoName" tid="f0" sx="M"/>\0<PXR V="1"/>\0')
+flood = b"<Z/>\0" * 2000
+try:
+    while True:
+        line.sendall(flood)
+except OSError as exc:
+    print("let go:", type(exc).__name__)
+'''
+
+
+async def test_a_client_that_floods_the_line_it_was_cut_for_is_let_go() -> None:
+    """After the cut of a client that reads nothing, the session read what the client had
+    sent from the socket's second handle until none was left, without ever giving the loop
+    back: a client in another process that goes on writing kept it there, the whole server
+    frozen (no other line served, no timeout firing) and its line never closed. Now what
+    the line holds after its end is read up to a bound, the loop breathing between reads:
+    the session ends, the line closes, and the client's next write fails."""
+    import subprocess
+
+    async with _server(seed=1, write_limit=0.5) as (server, port):
+        flooder = subprocess.Popen([sys.executable, "-c", FLOODER, str(port)],
+                                   stdout=subprocess.PIPE, text=True)
+
+        def ended() -> int | None:
+            try:
+                return flooder.wait(60)  # a guard: the defect kept it writing for ever
+            except subprocess.TimeoutExpired:
+                flooder.kill()  # which also frees the frozen loop
+                flooder.wait()
+                return None
+
+        code = await asyncio.to_thread(ended)
+        said = flooder.stdout.read() if flooder.stdout is not None else ""
+    assert code == 0 and said.startswith("let go:"), (code, said, server.stats.problems)
+    assert server.stats.stalled == 1, server.stats.problems

@@ -72,6 +72,9 @@ DEFAULT_ABSENT = 1.5  # seconds a request waits for a dropped client before its 
 # seconds a write may wait for a client that reads nothing (its socket and our buffer full):
 # then its line is cut as a dead one, as a real server drops it (Tenhou's own limit is unknown)
 WRITE_LIMIT = 30.0
+# bytes read from a line after its end (what the client sent before: its BYE, a few bytes; a
+# client that writes on to a line we cut would give more for ever)
+LAST_WORDS = 256 * 1024
 
 
 @dataclass
@@ -268,10 +271,18 @@ class FakeTenhouServer:
         spare = writer.get_extra_info("socket").dup()
         spare.setblocking(False)
 
+        left = LAST_WORDS  # bytes the second handle may still give once the line has ended
+
         async def receive() -> list[Tag | str]:
+            nonlocal left
             data = await reader.read(65536)  # what came before a failure, then b""
-            if not data:
-                data = _unread(spare)
+            if not data and left > 0:
+                # the line has ended: what the client sent before, bounded, and the loop given
+                # back between reads (a client that goes on writing to a line we cut, read
+                # without end and without a pause, froze the whole server)
+                await asyncio.sleep(0)
+                data = _unread(spare, left)
+                left -= len(data)
             if not data:
                 raise ConnectionError("closed")
             return list(stream.feed(data))
@@ -673,18 +684,20 @@ class _ReadToTheEnd(asyncio.StreamReader):
         self.feed_eof()
 
 
-def _unread(sock: socket.socket) -> bytes:
-    """What the client sent that the failed line left unread: the kernel keeps a reset
-    socket's received bytes readable (Linux: the data, then ECONNRESET)."""
+def _unread(sock: socket.socket, limit: int) -> bytes:
+    """What the client sent that the failed line left unread, at most ``limit`` bytes: the
+    kernel keeps a reset socket's received bytes readable (Linux: the data, then
+    ECONNRESET)."""
     chunks = []
-    while True:
+    while limit > 0:
         try:
-            chunk = sock.recv(65536)
+            chunk = sock.recv(min(65536, limit))
         except OSError:  # nothing more now (BlockingIOError), or the reset itself
             break
         if not chunk:
             break
         chunks.append(chunk)
+        limit -= len(chunk)
     return b"".join(chunks)
 
 

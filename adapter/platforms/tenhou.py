@@ -643,7 +643,8 @@ async def _connect(transport: Transport, settings: TenhouSettings, first: bool) 
         except OSError as exc:  # TimeoutError too
             out_of_time = time.monotonic() >= deadline if first else attempt >= tries
             if out_of_time:
-                why = exc if str(exc) else f"no answer in {limit:g} s"
+                # the time given, not the last attempt's remainder ("no answer in 0.999998 s")
+                why = exc if str(exc) else f"no answer in {settings.connect_timeout:g} s"
                 raise ConnectionError(f"cannot connect to the Tenhou server: {why}") from None
             await asyncio.sleep(0.2 if first else settings.reconnect_delay)
 

@@ -18,7 +18,11 @@ from protocols import events as ev
 from protocols import tiles as T
 from replay.record import GameRecord, RecordError, canonical
 
-PENALTIES = ("WA", "WH", "TLE", "MLE", "OLE", "RE", "NJ")
+# the judge's verdicts that end a match, and what each means (replay's summary and the
+# viewer's timeline say them; one table, so that the two cannot drift apart)
+PENALTIES = {"WA": "a wrong answer", "WH": "a false win", "TLE": "out of time",
+             "MLE": "out of memory", "OLE": "too much output", "RE": "the bot crashed",
+             "NJ": "an answer that is no JSON"}
 
 
 def _tile(text: Any, where: str) -> int:
