@@ -26,6 +26,7 @@ from replay.dataset import schema as S
 from replay.dataset.snapshot import check_width
 
 _CACHE_LIMIT = 200_000
+_UNSCORED = WinScore(value=-2, deltas=(0, 0, 0, 0))  # not in the cache (None: no win)
 NO_WIN = -1  # t_value of a wait that is no legal win (riichi without yaku, MCR under 8 fan)
 
 
@@ -52,6 +53,15 @@ def knitted_candidates(counts: list[int]) -> set[int]:
     return out
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _HandFacts:
+    """One concealed hand's counts (the kinds held, as (kind, copies)), shanten and waits."""
+
+    held: tuple[tuple[int, int], ...]
+    shanten: int
+    waits: tuple[int, ...]
+
+
 class TruthOracle:
     """Computes the ``t_`` fields from the four seats' own states. Waits and scores are cached
     (a seat's hand changes once per turn, decisions come several per turn)."""
@@ -64,6 +74,21 @@ class TruthOracle:
         self._copies = [4] * self.spec.tile_kinds + [0] * (34 - self.spec.tile_kinds)
         self._waits: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._scores: dict[WinContext, WinScore | None] = {}
+        self._hands: dict[tuple[int, ...], _HandFacts] = {}
+
+    def _facts(self, state: TableState) -> _HandFacts:
+        """What :meth:`write` needs of a seat's concealed tiles, once per distinct hand: every
+        decision rewrites all four seats, while a hand changes about once a turn."""
+        key = tuple(state.hand)
+        facts = self._hands.get(key)
+        if facts is None:
+            counts = T.counts34(state.hand)
+            facts = _HandFacts(tuple((k, c) for k, c in enumerate(counts) if c),
+                               variant_shanten(self.variant, counts), self.waits(state))
+            if len(self._hands) > _CACHE_LIMIT:
+                self._hands.clear()
+            self._hands[key] = facts
+        return facts
 
     def waits(self, state: TableState) -> tuple[int, ...]:
         """Kinds that complete ``state``'s own 3k+1 hand by the variant's rules (a kind all four
@@ -99,17 +124,23 @@ class TruthOracle:
         it gains); None when that is no legal win. A plain tile of the kind (the red five when
         the plain copies are used up)."""
         mine = state.seat == decider
-        # What a discarder pays does not depend on who it is, except in Taiwan (a dealer pays
-        # one tai more): one score then serves every decider.
-        payer = None if mine else decider if self.spec.dealer_surcharge else (state.seat + 1) % 4
+        # What a discarder pays does not depend on who it is, except in Taiwan, where only
+        # whether it is the dealer counts (a dealer pays one tai more): one score then serves
+        # every decider (in Taiwan, the dealer and every other seat).
+        if mine:
+            payer = None
+        elif self.spec.dealer_surcharge and decider == state.dealer:
+            payer = decider
+        else:
+            payer = next(s for s in ((state.seat + k) % 4 for k in (1, 2, 3))
+                         if s != state.dealer or not self.spec.dealer_surcharge)
         tiles = [kind]
         if self.spec.red_fives and kind in (4, 13, 22):
             tiles.append(T.red_of(kind))
         for tile in tiles:
             ctx = self._context(state, tile, payer)
-            if ctx in self._scores:
-                score = self._scores[ctx]
-            else:
+            score = self._scores.get(ctx, _UNSCORED)
+            if score is _UNSCORED:
                 try:
                     score = self.rules.score(ctx)
                 except ValueError:  # no such physical tile left (riichi ids): try the red five
@@ -147,17 +178,16 @@ class TruthOracle:
             hand = view.hand
             check_width(len(hand), S.HAND_WIDTH, "hand")
             a["t_hand"][i, s, :len(hand)] = hand
-            counts = T.counts34(hand)
+            facts = self._facts(view)
             if s != decider:
-                for k, c in enumerate(counts):
-                    if c:
-                        known[k] += c
+                for k, c in facts.held:
+                    known[k] += c
                 # closed kans the decider was not shown (MCR, Taiwan)
                 for own, shown in zip(view.seats[s].melds, public.seats[s].melds, strict=False):
                     if own.kind == "closed_kan" and own.tiles and not shown.tiles:
                         known[T.kind(own.tiles[0])] += 4
-            shantens[s] = variant_shanten(self.variant, counts)
-            found = self.waits(view)
+            shantens[s] = facts.shanten
+            found = facts.waits
             if not found:
                 continue
             tenpai[s] = 1
