@@ -4,7 +4,8 @@ Any log becomes a :class:`Replay` — the events one seat saw and the decisions 
 The bot's own logs carry both (``decision`` frames); imported games (tenhou.net/6, mjlog, mjai,
 Botzone, NYCU SGF, NTPU command logs) have no decisions written down, so they are read off the
 record the way review tools do: after each of the seat's draws or calls its next move is its
-choice; after another seat's discard (or added kan) where our rules give it something to do
+choice (Taiwan's last drawer, asked only Win or Pass, passed where the hand is drawn);
+after another seat's discard (or added kan) where our rules give it something to do
 besides passing, its call, win or pass is. Which reader a file needs is found in
 :mod:`replay.formats`.
 """
@@ -243,8 +244,14 @@ def derive_decisions(record: GameRecord, seat: int,
     for i, (e, seen) in enumerate(zip(full, view, strict=True)):
         if turn is not None:
             action = _turn_action(e, seat, riichi)
+            if action is None and isinstance(e, ev.RoundDrawn) and e.reason == "exhaustive":
+                # Taiwan's last drawer (asked Win or Pass only) that did not win passed; a
+                # turn with nothing else to do was not asked (the table does not ask it)
+                legal = turn[2]
+                action = ev.Pass() if len(legal) > 1 and ev.Pass() in legal else None
             if action is not None:
                 out.append(Decision(turn[0], turn[1], turn[2], action))
+            if action is not None or isinstance(e, ev.RoundDrawn):
                 turn = None
                 riichi = False
             elif isinstance(e, ev.RiichiDeclared) and e.seat == seat:

@@ -1,0 +1,65 @@
+"""The Taiwan path walked end to end as a user does it, on a hand where the last drawer (asked
+only Win or Pass since 4ce34cc) matters: the record written as the NYCU lab's SGF, then read
+back by ``mjbot replay`` and ``mjbot dataset import`` in their own processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from adapter.local.referee import HandSetup
+from protocols import events as ev
+from replay.dataset import schema as S
+from replay.formats import nycu_sgf
+from tests.nycu_fixtures import _play
+from tests.table_helpers import ScriptedSeat
+from tests.test_referee_last_draw import DEALER_READY, _pass_the_last_tile, _wall
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _mjbot(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "adapter.cli", "--log-level", "warning", *args],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+
+
+def _passed_last_draw_sgf(path: Path) -> Path:
+    """North (seat 3) is ready on the 9s whose last copy is the last draw, and passes it."""
+    wall = _wall("111z222z33z44z55z66z7z1p", DEALER_READY)
+    players = [ScriptedSeat("taiwan16", s, _pass_the_last_tile if s == 3 else None)
+               for s in range(4)]
+    record = _play(players, HandSetup(seed=0, wall=wall))
+    assert isinstance(record.events[-2], ev.TileDrawn) and record.events[-2].seat == 3
+    assert record.events[-1] == ev.RoundDrawn("exhaustive")
+    path.write_text(nycu_sgf.dumps(record), encoding="ascii")
+    return path
+
+
+def test_a_last_drawer_passing_its_win_is_a_decision_in_replay_and_dataset(tmp_path) -> None:
+    """The record ends on North's last draw, which it could win by: North passed. Read back,
+    that pass was no decision at all (the turn waited for a discard that never comes), so
+    ``replay --policy`` did not count it and ``dataset import`` left it out."""
+    sgf = _passed_last_draw_sgf(tmp_path / "passed.sgf")
+    run = _mjbot("replay", "--seat", "3", "--policy", "rulebased", "--json", str(sgf))
+    assert run.returncode == 0, run.stderr
+    agreement = json.loads(run.stdout)["agreement"]
+    assert {"kind": "turn", "recorded": "pass", "policy": "win"}.items() <= \
+        agreement["disagreements"][-1].items()
+
+    run = _mjbot("dataset", "import", "--out", str(tmp_path / "ds"), str(sgf))
+    assert run.returncode == 0, run.stderr
+    (shard,) = (tmp_path / "ds").glob("shard-*.npz")
+    with np.load(shard) as rows:
+        wall_column = S.TABLE_COLUMNS.index("wall_remaining")
+        last = [i for i in range(len(rows["seat"])) if rows["v_table"][i][wall_column] == 0]
+        assert len(last) == 1
+        (i,) = last
+        legal = [S.ACTION_CODES[code[0]] for code in rows["legal"][i][:rows["legal_count"][i]]]
+        assert (int(rows["seat"][i]), legal) == (3, ["win", "pass"])
+        assert S.ACTION_CODES[rows["action"][i][0]] == "pass"
