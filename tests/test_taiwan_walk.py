@@ -63,3 +63,15 @@ def test_a_last_drawer_passing_its_win_is_a_decision_in_replay_and_dataset(tmp_p
         legal = [S.ACTION_CODES[code[0]] for code in rows["legal"][i][:rows["legal_count"][i]]]
         assert (int(rows["seat"][i]), legal) == (3, ["win", "pass"])
         assert S.ACTION_CODES[rows["action"][i][0]] == "pass"
+
+
+def test_the_commentary_says_what_passing_the_last_draw_means(tmp_path) -> None:
+    """``replay --commentary`` on that pass said ``seat 3 pass.``: the turn's sentences knew
+    discards, kongs and the abortive draw, not a turn that may only win or pass."""
+    sgf = _passed_last_draw_sgf(tmp_path / "passed.sgf")
+    run = _mjbot("replay", "--seat", "3", "--commentary", "--json", str(sgf))
+    assert run.returncode == 0, run.stderr
+    last = json.loads(run.stdout)["commentary"][-1]
+    assert (last["kind"], last["played"], last["factor"]) == ("turn", "pass", "value")
+    assert last["sentence"] == ("seat 3 does not win on the drawn 9s, though the win was "
+                                "legal; it was the last draw, so the hand is drawn.")
