@@ -296,6 +296,7 @@ def _claim(out: list[Decision], rules: Any, state: TableState, req: ev.DecisionR
     if len(legal) <= 1:
         return
     action: Any = ev.Pass()
+    taken_by: Any = None  # another seat's win or call that took the tile
     for e in full[i + 1:]:
         if isinstance(e, ev.RiichiAccepted | ev.DoraRevealed | ev.PlatformNotice):
             continue
@@ -303,8 +304,12 @@ def _claim(out: list[Decision], rules: Any, state: TableState, req: ev.DecisionR
             if e.winner == seat and e.from_seat == req.from_seat:
                 action = ev.Win()
                 break
+            taken_by = taken_by or e
             continue  # several winners on one discard
-        if isinstance(e, ev.MeldCalled) and e.seat == seat and e.from_seat == req.from_seat:
+        if isinstance(e, ev.MeldCalled) and e.from_seat == req.from_seat:
+            if e.seat != seat:
+                taken_by = e
+                break
             own = own_tiles(e)
             if e.kind == "chi":
                 action = ev.Chi(tuple(own))
@@ -313,7 +318,22 @@ def _claim(out: list[Decision], rules: Any, state: TableState, req: ev.DecisionR
             else:
                 action = ev.Kan("open_kan", tuple(own))
         break
+    if isinstance(action, ev.Pass) and taken_by is not None and not _pass_shown(
+            state.spec.multi_ron, legal, taken_by):
+        return  # the record cannot say what this seat answered: the tile went elsewhere first
     out.append(Decision(i + 1, req, legal, action))
+
+
+def _pass_shown(multi_ron: bool, legal: tuple[Any, ...], taken_by: Any) -> bool:
+    """Whether a seat's pass can be read off a record where another seat took the discard:
+    only where the seat could have outranked the taker (a win over a call; a win beside
+    another where several may win). A chow or pung the taker outranked (or a win a head bump
+    gave to the first seat) was never settled by the seat's answer, which the record does
+    not show (a full record of a rulebased table read as its calls' passes)."""
+    can_win = any(isinstance(a, ev.Win) for a in legal)
+    if isinstance(taken_by, ev.RoundWon):
+        return can_win and multi_ron
+    return can_win
 
 
 # --------------------------------------------------------------------------- summary

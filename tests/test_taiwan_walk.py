@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from adapter.local.referee import HandSetup
+from adapter.local.seat import BrainSeat
 from protocols import events as ev
 from replay.dataset import schema as S
 from replay.formats import nycu_sgf
@@ -75,3 +76,28 @@ def test_the_commentary_says_what_passing_the_last_draw_means(tmp_path) -> None:
     assert (last["kind"], last["played"], last["factor"]) == ("turn", "pass", "value")
     assert last["sentence"] == ("seat 3 does not win on the drawn 9s, though the win was "
                                 "legal; it was the last draw, so the hand is drawn.")
+
+
+def _rulebased_hands_sgf(path: Path, seeds: range) -> Path:
+    """Hands four ``rulebased`` seats played at our table, written as one SGF."""
+    text = ""
+    for seed in seeds:
+        players = [BrainSeat("taiwan16", s, "rulebased") for s in range(4)]
+        text += nycu_sgf.dumps(_play(players, HandSetup(seed=seed, dealer=seed % 4,
+                                                        round_number=seed % 4)))
+    path.write_text(text, encoding="ascii")
+    return path
+
+
+def test_rulebased_agrees_with_its_own_hands_read_from_an_sgf(tmp_path) -> None:
+    """A seat that could chow a discard another seat then punged was read as passing it,
+    though the record cannot show its answer (the pung outranks the chow; the lab referee
+    does not even ask it): ``replay --policy rulebased`` on rulebased's own hands disagreed
+    ('recorded pass, policy chi'), and ``dataset import`` kept those passes."""
+    sgf = _rulebased_hands_sgf(tmp_path / "rb.sgf", range(12))
+    for seat in range(4):
+        run = _mjbot("replay", "--seat", str(seat), "--policy", "rulebased", "--json", str(sgf))
+        assert run.returncode == 0, run.stderr
+        agreement = json.loads(run.stdout)["agreement"]
+        assert agreement["decisions"] > 100
+        assert agreement["disagreements"] == [], (seat, agreement["disagreements"])
