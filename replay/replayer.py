@@ -326,14 +326,20 @@ def _claim(out: list[Decision], rules: Any, state: TableState, req: ev.DecisionR
 
 def _pass_shown(multi_ron: bool, legal: tuple[Any, ...], taken_by: Any) -> bool:
     """Whether a seat's pass can be read off a record where another seat took the discard:
-    only where the seat could have outranked the taker (a win over a call; a win beside
-    another where several may win). A chow or pung the taker outranked (or a win a head bump
-    gave to the first seat) was never settled by the seat's answer, which the record does
-    not show (a full record of a rulebased table read as its calls' passes)."""
+    only where the seat could have outranked the taker (a win over a call, a pung over a
+    chow; a win beside another where several may win). A chow or pung the taker outranked
+    (or a win a head bump gave to the first seat) was never settled by the seat's answer,
+    which the record does not show (a full record of a rulebased table read as its calls'
+    passes)."""
     can_win = any(isinstance(a, ev.Win) for a in legal)
     if isinstance(taken_by, ev.RoundWon):
         return can_win and multi_ron
-    return can_win
+    ours = max(_CLAIM_RANK.get(ev.action_kind(a), 0) for a in legal)
+    return ours > _CLAIM_RANK.get(taken_by.kind, 0)
+
+
+# what outranks what on a discard: a win, then a pung or kong, then a chow
+_CLAIM_RANK = {"win": 3, "pon": 2, "open_kan": 2, "kan": 2, "chi": 1}
 
 
 # --------------------------------------------------------------------------- summary

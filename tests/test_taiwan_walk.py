@@ -17,6 +17,7 @@ from adapter.local.seat import BrainSeat
 from protocols import events as ev
 from replay.dataset import schema as S
 from replay.formats import nycu_sgf
+from replay.replayer import derive_decisions
 from tests.nycu_fixtures import _play
 from tests.table_helpers import ScriptedSeat
 from tests.test_referee_last_draw import DEALER_READY, _pass_the_last_tile, _wall
@@ -101,3 +102,19 @@ def test_rulebased_agrees_with_its_own_hands_read_from_an_sgf(tmp_path) -> None:
         agreement = json.loads(run.stdout)["agreement"]
         assert agreement["decisions"] > 100
         assert agreement["disagreements"] == [], (seat, agreement["disagreements"])
+
+
+def test_a_pung_passed_before_the_next_seats_chow_is_still_read(tmp_path) -> None:
+    """The pass is shown where the seat would have outranked the taker: a pung it declined
+    before the next seat chowed the tile stays a decision (a pass) in ``dataset import``."""
+    sgf = _rulebased_hands_sgf(tmp_path / "rb.sgf", range(12))
+    record = nycu_sgf.loads(sgf.read_text())
+    shown = 0
+    for seat in range(4):
+        for d in derive_decisions(record, seat):
+            after = record.events[d.index]
+            if (d.request.kind == "claim" and d.action == ev.Pass()
+                    and any(isinstance(a, ev.Pon) for a in d.legal)
+                    and isinstance(after, ev.MeldCalled) and after.kind == "chi"):
+                shown += 1
+    assert shown > 0
