@@ -6,7 +6,8 @@ Botzone, NYCU SGF, NTPU command logs) have no decisions written down, so they ar
 record the way review tools do: after each of the seat's draws or calls its next move is its
 choice (Taiwan's last drawer, asked only Win or Pass, passed where the hand is drawn);
 after another seat's discard (or added kan) where our rules give it something to do
-besides passing, its call, win or pass is. Which reader a file needs is found in
+besides passing, its call, win or pass is (unless another seat's call or win outranked it:
+then the record cannot show the seat's answer). Which reader a file needs is found in
 :mod:`replay.formats`.
 """
 
