@@ -4,8 +4,10 @@ Any log becomes a :class:`Replay` — the events one seat saw and the decisions 
 The bot's own logs carry both (``decision`` frames); imported games (tenhou.net/6, mjlog, mjai,
 Botzone, NYCU SGF, NTPU command logs) have no decisions written down, so they are read off the
 record the way review tools do: after each of the seat's draws or calls its next move is its
-choice; after another seat's discard (or added kan) where our rules give it something to do
-besides passing, its call, win or pass is. Which reader a file needs is found in
+choice (Taiwan's last drawer, asked only Win or Pass, passed where the hand is drawn);
+after another seat's discard (or added kan) where our rules give it something to do
+besides passing, its call, win or pass is (unless another seat's call or win outranked it:
+then the record cannot show the seat's answer). Which reader a file needs is found in
 :mod:`replay.formats`.
 """
 
@@ -243,8 +245,14 @@ def derive_decisions(record: GameRecord, seat: int,
     for i, (e, seen) in enumerate(zip(full, view, strict=True)):
         if turn is not None:
             action = _turn_action(e, seat, riichi)
+            if action is None and isinstance(e, ev.RoundDrawn) and e.reason == "exhaustive":
+                # Taiwan's last drawer (asked Win or Pass only) that did not win passed; a
+                # turn with nothing else to do was not asked (the table does not ask it)
+                legal = turn[2]
+                action = ev.Pass() if len(legal) > 1 and ev.Pass() in legal else None
             if action is not None:
                 out.append(Decision(turn[0], turn[1], turn[2], action))
+            if action is not None or isinstance(e, ev.RoundDrawn):
                 turn = None
                 riichi = False
             elif isinstance(e, ev.RiichiDeclared) and e.seat == seat:
@@ -289,6 +297,7 @@ def _claim(out: list[Decision], rules: Any, state: TableState, req: ev.DecisionR
     if len(legal) <= 1:
         return
     action: Any = ev.Pass()
+    taken_by: Any = None  # another seat's win or call that took the tile
     for e in full[i + 1:]:
         if isinstance(e, ev.RiichiAccepted | ev.DoraRevealed | ev.PlatformNotice):
             continue
@@ -296,8 +305,12 @@ def _claim(out: list[Decision], rules: Any, state: TableState, req: ev.DecisionR
             if e.winner == seat and e.from_seat == req.from_seat:
                 action = ev.Win()
                 break
+            taken_by = taken_by or e
             continue  # several winners on one discard
-        if isinstance(e, ev.MeldCalled) and e.seat == seat and e.from_seat == req.from_seat:
+        if isinstance(e, ev.MeldCalled) and e.from_seat == req.from_seat:
+            if e.seat != seat:
+                taken_by = e
+                break
             own = own_tiles(e)
             if e.kind == "chi":
                 action = ev.Chi(tuple(own))
@@ -306,7 +319,28 @@ def _claim(out: list[Decision], rules: Any, state: TableState, req: ev.DecisionR
             else:
                 action = ev.Kan("open_kan", tuple(own))
         break
+    if isinstance(action, ev.Pass) and taken_by is not None and not _pass_shown(
+            state.spec.multi_ron, legal, taken_by):
+        return  # the record cannot say what this seat answered: the tile went elsewhere first
     out.append(Decision(i + 1, req, legal, action))
+
+
+def _pass_shown(multi_ron: bool, legal: tuple[Any, ...], taken_by: Any) -> bool:
+    """Whether a seat's pass can be read off a record where another seat took the discard:
+    only where the seat could have outranked the taker (a win over a call, a pung over a
+    chow; a win beside another where several may win). A chow or pung the taker outranked
+    (or a win a head bump gave to the first seat) was never settled by the seat's answer,
+    which the record does not show (a full record of a rulebased table read as its calls'
+    passes)."""
+    can_win = any(isinstance(a, ev.Win) for a in legal)
+    if isinstance(taken_by, ev.RoundWon):
+        return can_win and multi_ron
+    ours = max(_CLAIM_RANK.get(ev.action_kind(a), 0) for a in legal)
+    return ours > _CLAIM_RANK.get(taken_by.kind, 0)
+
+
+# what outranks what on a discard: a win, then a pung or kong, then a chow
+_CLAIM_RANK = {"win": 3, "pon": 2, "open_kan": 2, "kan": 2, "chi": 1}
 
 
 # --------------------------------------------------------------------------- summary

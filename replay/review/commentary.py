@@ -100,6 +100,17 @@ def _turn(state: TableState, request: ev.DecisionRequest, legal: list[Any], acti
         kinds = sum(1 for k in T.TERMINALS_AND_HONOURS if state.counts()[k])
         return Comment(SHAPE, f"calls the abortive draw: {kinds} kinds of terminals and "
                        "honours, too far from a hand.", {"kinds": kinds})
+    if isinstance(action, ev.Pass) and state.last_draw is not None:
+        # Taiwan's last drawer is asked only Win or Pass (no discard follows): passing it
+        # passes the win, and the hand ends drawn
+        drawn_name = T.tile_name(state.last_draw)
+        won = any(isinstance(a, ev.Win) for a in legal)
+        last = state.spec.last_draw_ends and state.wall_remaining == 0
+        text = (f"does not win on the drawn {drawn_name}, though the win was legal" if won
+                else f"passes on the drawn {drawn_name}")
+        return Comment(VALUE if won else SHAPE,
+                       text + ("; it was the last draw, so the hand is drawn." if last else "."),
+                       {"drawn": drawn_name, "last_draw": last})
     if not isinstance(action, ev.Discard):
         return Comment(SHAPE, f"{action_text(action)}.", {})
     info = discard_infos(state)
