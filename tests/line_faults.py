@@ -2,13 +2,17 @@
 vanished (ETIMEDOUT after the kernel's retries, EHOSTUNREACH), which is an OSError but not a
 ConnectionError. asyncio hands a failed read to the connection's StreamReader with
 ``set_exception``; the tests do the same to the client's real reader, which they get by
-wrapping ``asyncio.open_connection`` (the library's, not ours)."""
+wrapping ``asyncio.open_connection`` (the library's, not ours). And a server that never
+answers a connect (:func:`silent_server`)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import os
+import socket
+from collections.abc import Iterator
 
 import pytest
 
@@ -30,3 +34,25 @@ def capture_client_readers(monkeypatch: pytest.MonkeyPatch) -> list[asyncio.Stre
 def time_out(reader: asyncio.StreamReader) -> None:
     """The read fails as when the kernel gave up on the peer (errno ETIMEDOUT)."""
     reader.set_exception(TimeoutError(errno.ETIMEDOUT, os.strerror(errno.ETIMEDOUT)))
+
+
+@contextlib.contextmanager
+def silent_server() -> Iterator[int]:
+    """A loopback port whose accept queue is full: a further connect gets no answer at all
+    (its SYNs are dropped), as from a black-holed address or behind a firewall."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    queued = []
+    try:
+        for _ in range(3):  # fill the accept queue: later SYNs are dropped
+            line = socket.socket()
+            line.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                line.connect(("127.0.0.1", port))
+            queued.append(line)
+        yield port
+    finally:
+        for line in [*queued, listener]:
+            line.close()

@@ -4,39 +4,16 @@ black-holed address or a firewall does. An attempt waited for the kernel (about 
 so `--connect-timeout 10` was not kept; each attempt is now bounded by what is left."""
 
 import asyncio
-import contextlib
-import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from adapter.session import open_connection_retrying
+from tests.line_faults import silent_server
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@contextlib.contextmanager
-def silent_server() -> Iterator[int]:
-    """A port whose accept queue is full: a further connect gets no answer at all."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
-    port = listener.getsockname()[1]
-    queued = []
-    try:
-        for _ in range(3):  # fill the accept queue: later SYNs are dropped
-            line = socket.socket()
-            line.setblocking(False)
-            with contextlib.suppress(BlockingIOError):
-                line.connect(("127.0.0.1", port))
-            queued.append(line)
-        yield port
-    finally:
-        for line in [*queued, listener]:
-            line.close()
 
 
 async def test_a_connect_that_gets_no_answer_is_given_up_after_the_timeout() -> None:

@@ -32,7 +32,7 @@ from protocols import events as ev
 from protocols.tenhou import TagStream, parse_tag
 from replay import replayer
 from replay.log import DecisionFrame, EventFrame, RxFrame, TxFrame, read_log
-from tests.line_faults import capture_client_readers, time_out
+from tests.line_faults import capture_client_readers, silent_server, time_out
 from tests.serve_helpers import free_port
 from tests.shared_data import TENHOU_CAPTURES as CAPTURES
 from tests.test_tenhou_codec import REINIT_CALLS
@@ -220,27 +220,10 @@ async def test_a_server_that_never_answers_the_connect_is_given_up_after_connect
     firewall does: the TCP connect waited for the kernel (about two minutes an attempt), past
     the 10 s the client keeps trying for. Now each attempt is bounded by what is left of
     ``connect_timeout``, and the error names the silence."""
-    import socket
-
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
-    port = listener.getsockname()[1]
-    queued = []
-    for _ in range(3):  # fill the accept queue: later SYNs are dropped
-        line = socket.socket()
-        line.setblocking(False)
-        with contextlib.suppress(BlockingIOError):
-            line.connect(("127.0.0.1", port))
-        queued.append(line)
-    settings = TenhouSettings(server=f"127.0.0.1:{port}", connect_timeout=1.0,
-                              log_dir=str(tmp_path))
-    try:
-        with pytest.raises(ConnectionError, match="no answer in 1 s"):
-            await asyncio.wait_for(run(settings), 30)
-    finally:
-        for line in [*queued, listener]:
-            line.close()
+    with silent_server() as port, pytest.raises(ConnectionError, match="no answer in 1 s"):
+        settings = TenhouSettings(server=f"127.0.0.1:{port}", connect_timeout=1.0,
+                                  log_dir=str(tmp_path))
+        await asyncio.wait_for(run(settings), 30)
 
 
 async def test_a_stop_while_connecting_says_no_bye(tmp_path: Path) -> None:
