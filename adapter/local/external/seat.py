@@ -31,6 +31,9 @@ from protocols import events as ev
 from protocols import tiles as T
 
 log = structlog.get_logger("mjbot.external")
+# seconds an answer is waited for after start-up noise (a banner) before the noise is taken
+# for the answer: a banner's program answers once loaded; a garbage one never does
+BANNER_GRACE = 2.0
 
 MAX_RESTARTS = 3
 HEARD = 2  # lines of what a program said, logged with a refused move (a riichi is two)
@@ -248,9 +251,12 @@ class ExternalSeat:
         counted: a program prints one as it starts, so before or after that line is sent,
         and taken as the answer it left the real answer to be read as the next line's, a
         decision lost each run. Every line still answers the line it follows (no skip of a
-        possible answer), so the program stays in step. Only noise where an answer goes is
-        a garbage fault, fatal (the program is out of step with the table); more than
-        :data:`UNASKED_LIMIT` bytes of noise are a flood, fatal too."""
+        possible answer), so the program stays in step. After noise, the answer is waited
+        for :data:`BANNER_GRACE` seconds more at most: a program that writes noise where
+        its answer goes (garbage on every line) sends nothing more until asked again, and
+        waiting out the start-up limit cost 30 s a game. Then the first noise line is the
+        answer, which the caller counts as garbage, as before the skip. More than
+        :data:`UNASKED_LIMIT` bytes of noise are a flood, fatal."""
         assert self.proc is not None
         deadline = time.monotonic() + limit
         skipped, first = 0, ""
@@ -260,16 +266,17 @@ class ExternalSeat:
             except SeatFault as fault:
                 if fault.reason != "late":
                     raise
-                if skipped:
-                    raise SeatFault("garbage", f"no answer within {limit:g} s, only "
-                                    f"{skipped} line(s) that answer nothing", first,
-                                    fatal=True) from None
+                if skipped:  # noise where the answer goes: the caller's garbage, not stray
+                    self.proc.unasked -= len(first.encode()) + 1
+                    return first
                 raise SeatFault("late", f"no answer within {limit:g} s", fault.raw) from None
             if not noise(line):
                 if skipped:
                     log.info("outside program start-up output skipped", seat=self.seat,
                              program=self.name, lines=skipped, first=first[:200])
                 return line
+            if not skipped:
+                deadline = min(deadline, time.monotonic() + BANNER_GRACE)
             skipped, first = skipped + 1, first or line
             self.proc.unasked += len(line.encode()) + 1
             if self.proc.unasked > UNASKED_LIMIT:
