@@ -114,7 +114,6 @@ class HandOutcome:
 
 
 _TURN = ev.DecisionRequest("turn")  # requests are immutable: one for every turn
-_PASS = ev.Pass()
 
 
 class _HandOver(Exception):
@@ -308,9 +307,8 @@ class HandReferee:
         """Taiwan: the draw that leaves the reserve ends the hand, as at the NYCU lab referee
         (its records end on that draw): the drawer is asked only whether it wins, and never
         discards, so no seat can win on a discard after it."""
-        legal = self.rules.legal_actions(self.views[seat], _TURN)
-        wins: list[Any] = [a for a in legal if isinstance(a, ev.Win)]
-        if wins and isinstance(self.ask(seat, _TURN, [*wins, _PASS]), ev.Win):
+        legal = self.rules.legal_actions(self.views[seat], _TURN)  # Win where it wins, Pass
+        if len(legal) > 1 and isinstance(self.ask(seat, _TURN, legal), ev.Win):
             self._win_self_draw(seat)
         self._exhaustive_draw()
 
