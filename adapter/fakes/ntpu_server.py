@@ -223,23 +223,6 @@ class _NtpuReferee(HandReferee):
         self.server.before_event(event)
         super().emit(event)
 
-    def ask(self, seat: int, request: ev.DecisionRequest,
-            legal: list[Any] | None = None) -> Any:
-        """As the shared referee, except on the turn after the draw that leaves 16 tiles: the
-        lab referee ends the hand right after that draw, so the drawer may only win (it is
-        asked ``hu`` if it can, never ``gong`` or ``throw``), else the hand is drawn."""
-        if request.kind != "turn" or self.walls.draws_left > 0:
-            return super().ask(seat, request, legal)
-        if legal is None:
-            legal = self.rules.legal_actions(self.views[seat], request)
-        wins = [a for a in legal if isinstance(a, ev.Win)]
-        if wins:
-            action = super().ask(seat, request, [*wins, ev.Pass()])
-            if isinstance(action, ev.Win):
-                return action
-        self._exhaustive_draw()  # ends the hand (raises)
-        raise AssertionError("unreachable: an exhaustive draw ends the hand")
-
     def _claims(self, discarder: int, tile: int, kind: str) -> tuple[int, Any] | None:
         """The lab referee's order, which the clients see: every seat that can win is asked
         ``hu`` first, in turn order from the discarder, and the first to accept wins; then
