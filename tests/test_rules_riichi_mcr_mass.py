@@ -184,7 +184,7 @@ def test_mcr_knitted_straight_keeps_a_wait_outside_the_knitted_tiles():
     # the judge counts 单钓将 there as PyMahjongGB does
     c = ctx("145557m36889p258s", "8p", from_seat=0, seat=1)
     judged = MCR.score(c)
-    assert judged is not None and dict(judged.items).get("独听・单钓") == 1
+    assert judged is not None and dict(judged.items).get("单钓将") == 1  # PyMahjongGB: 独听・单钓
 
 
 def test_riichi_a_fourth_plain_five_is_the_red_one():

@@ -11,8 +11,9 @@ The judge bundles a 2018 copy of the fan library; PyMahjongGB 1.4 differs from i
 that changes totals: with a knitted straight (组合龙) whose nine tiles include the winning tile,
 1.4 adds one wait fan (独听・边张 / 独听・嵌张 / 独听・单钓) that the judge does not count (119 of
 3,000 judged hands). :func:`fan_items` drops it, so the bot, its plans and the local table all
-expect what Botzone pays; :func:`pymahjonggb_items` keeps the library's own answer. (The
-correction never moves a total across 8: 组合龙 alone is 12.)
+expect what Botzone pays, and names the wait fans as the judge does (边张 / 嵌张 / 单钓将);
+:func:`pymahjonggb_items` keeps the library's own answer. (The correction never moves a total
+across 8: 组合龙 alone is 12.)
 """
 
 from __future__ import annotations
@@ -49,8 +50,13 @@ def _pack(meld: Meld, seat: int) -> tuple[str, str, int] | None:
     return ("GANG", tile, offer or 1)
 
 
-# Wait fans as PyMahjongGB 1.4 names them, and as the judge's older copy does.
-WAIT_FANS = frozenset({"独听・边张", "独听・嵌张", "独听・单钓", "边张", "嵌张", "单钓将"})
+# PyMahjongGB 1.4's names for the wait fans -> the Botzone judge's (its 2018 fan library's
+# fan_name table, ../shared/protocols/botzone.md); every other name is the same in both. The one
+# place fans are renamed: the items of :func:`fan_items` (what the arena's logs, commentary and
+# review show) use the judge's names, so that our logs and a Botzone judge log agree.
+JUDGE_FAN_NAMES = {"独听・边张": "边张", "独听・嵌张": "嵌张", "独听・单钓": "单钓将"}
+# Wait fans under either name (logs written before the renaming say PyMahjongGB's).
+WAIT_FANS = frozenset({*JUDGE_FAN_NAMES, *JUDGE_FAN_NAMES.values()})
 KNITTED_STRAIGHT = "组合龙"
 
 
@@ -61,8 +67,9 @@ _FANS_MAX = 50_000
 
 
 def fan_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
-    """The (name, fan) items the Botzone judge counts for this win, or None if it is no
-    winning hand at all: PyMahjongGB's, less a wait fan on a knitted-straight tile."""
+    """The (name, fan) items the Botzone judge counts for this win, named as the judge names
+    them, or None if it is no winning hand at all: PyMahjongGB's, less a wait fan on a
+    knitted-straight tile."""
     try:
         return _FANS[ctx]
     except KeyError:
@@ -78,7 +85,8 @@ def _judge_items(ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
     items = pymahjonggb_items(ctx)
     if items is None:
         return None
-    return _as_judged(items, T.counts34(ctx.concealed), T.kind(ctx.win_tile))
+    return tuple((JUDGE_FAN_NAMES.get(name, name), fan) for name, fan in
+                 _as_judged(items, T.counts34(ctx.concealed), T.kind(ctx.win_tile)))
 
 
 def _as_judged(items: tuple[tuple[str, int], ...], counts: list[int] | tuple[int, ...],
