@@ -9,9 +9,19 @@ same number of steps for all four: ``[0]`` nothing (every step of a draw is all 
 then discard t, ``[5]`` open kong, ``[5, t]`` concealed kong, ``[6]`` added kong (its tile not
 written: the pung the hand can add to), ``[7]`` win. Who draws is not written either: the
 order of play gives it (after an unclaimed discard the next seat, after a kong the kong's
-seat). The flower draws were dropped by the preprocessing, and the win's fan and scores were
-not kept: wins are valued by our MCR rules (Botzone's payments), seat winds counted from the
-first player (the dealer), the wall one shared wall of 136 tiles less the flowers.
+seat). The win's fan and scores were not kept: wins are valued by our MCR rules (Botzone's
+payments), seat winds counted from the first player (the dealer), the wall one shared wall of
+136 tiles less the flowers.
+
+Flowers (``H1``..``H8``, the preprocessing's mahjong_data/preprocess.py): a starting hand keeps
+its flowers as dealt, each one's replacement is the holder's next take, and its draw a step of
+all ``[0]`` (at the start or at the holder's turn: a step of all ``[0]`` right after a draw is
+such a replacement); a flower drawn in play is dropped with its ``补花`` line, so its replacement
+reads as the plain draw (a replacement that is itself a flower is dropped the same way). As
+Botzone's deal tells flowers (protocols/botzone.py), the starting hands are dealt with each
+flower already replaced and the flowers follow as FlowerReplaced (one fan each to the holder's
+win, counted after the 8-fan minimum). The flowers the file dropped are lost: a win's 花牌
+counts only the starting hand's.
 """
 
 from __future__ import annotations
@@ -75,14 +85,15 @@ def loads(text: str) -> GameRecord:
     return GameRecord(VARIANT, "botzone_human", out, meta)
 
 
-def _tile(text: Any, where: str) -> int:
+def _tile(text: Any, where: str, *, flower: bool = False) -> int:
+    """One tile; a flower only where the file may hold one (a starting hand)."""
     try:
         tile = T.from_botzone(str(text))
     except T.TileError:
         raise RecordError(f"botzone human: bad tile {text!r} in {where}") from None
-    if T.is_flower(tile):
-        raise RecordError(f"botzone human: a flower ({text}) in {where}: the preprocessing "
-                          "dropped flowers' replacements, so the order of play is lost")
+    if T.is_flower(tile) and not flower:
+        raise RecordError(f"botzone human: a flower ({text}) in {where}, where the "
+                          "preprocessing keeps none (only a starting hand holds flowers)")
     return tile
 
 
@@ -101,17 +112,30 @@ class _Game:
         actions = game["actions"]
         if len(walls) != 4 or len(actions) != 4:
             raise RecordError(f"botzone human: {where}: tiles and actions need 4 players")
-        self.walls = [[_tile(t, f"{where}, player {p}'s tiles") for t in wall if t != ""]
+        self.taken = [14 if p == self.first else 13 for p in range(4)]
+        self.walls = [[_tile(t, f"{where}, player {p}'s tiles"
+                             + (" (its starting hand)" if i < self.taken[p] else
+                                f" (its draw {i - self.taken[p] + 1})"),
+                             flower=i < self.taken[p])
+                       for i, t in enumerate(t for t in wall if t != "")]
                       for p, wall in enumerate(walls)]
         steps = {len(a) for a in actions}
         if len(steps) != 1:
             raise RecordError(f"botzone human: {where}: the players' action lists differ in "
                               f"length ({sorted(len(a) for a in actions)})")
         self.actions = actions
-        self.taken = [14 if p == self.first else 13 for p in range(4)]
         self.hands = [list(self.walls[p][:self.taken[p]]) for p in range(4)]
         if any(len(h) != n for h, n in zip(self.hands, self.taken, strict=True)):
             raise RecordError(f"botzone human: {where}: a starting hand is short")
+        # the starting flowers, each replaced in place by the holder's next take
+        self.flowers = [[t for t in h if T.is_flower(t)] for h in self.hands]
+        for p, hand in enumerate(self.hands):
+            for i, t in enumerate(hand):
+                if T.is_flower(t):
+                    hand[i] = self._take(p, f"{where}, player {p}'s starting flower "
+                                            f"{T.to_botzone(t)}")
+        # steps of all [0] still to come for those replacements' draws
+        self.replacements = sum(map(len, self.flowers))
         self.melds: list[list[ev.MeldCalled]] = [[], [], [], []]
         self.out: list[Any] = []
         self.last: tuple[str, int, int | None] = ("DRAW", self.first, self.hands[self.first][-1])
@@ -122,6 +146,7 @@ class _Game:
         self.out.append(ev.RoundStarted(round_wind=self.wind, dealer=self.first,
                                         scores=scores, round_number=self.first,
                                         hands=dealt))
+        self.out += [ev.FlowerReplaced(p, f) for p in range(4) for f in self.flowers[p]]
         self.out.append(ev.TileDrawn(self.first, self.hands[self.first][13]))
         for i in range(len(self.actions[0])):
             step = f"{self.where}, step {i}"
@@ -143,16 +168,24 @@ class _Game:
             drawer = seat
         elif kind in ("PLAY", "PENG", "CHI"):
             drawer = (seat + 1) % 4
+        elif kind == "DRAW" and self.replacements:
+            # a draw right after a draw: a starting flower's replacement, already in the deal
+            self.replacements -= 1
+            return
         else:
             raise RecordError(f"botzone human: {step}: a draw after {kind} by player {seat}")
-        if self.taken[drawer] >= len(self.walls[drawer]):
-            raise RecordError(f"botzone human: {step}: player {drawer} draws from an empty "
-                              "wall")
-        tile = self.walls[drawer][self.taken[drawer]]
-        self.taken[drawer] += 1
+        tile = self._take(drawer, step)
         self.hands[drawer].append(tile)
         self.out.append(ev.TileDrawn(drawer, tile, kind in ("GANG", "BUGANG")))
         self.last = ("DRAW", drawer, tile)
+
+    def _take(self, seat: int, step: str) -> int:
+        """``seat``'s next tile from its part of the wall."""
+        if self.taken[seat] >= len(self.walls[seat]):
+            raise RecordError(f"botzone human: {step}: player {seat} draws from an empty wall")
+        tile = self.walls[seat][self.taken[seat]]
+        self.taken[seat] += 1
+        return tile
 
     def _move(self, seat: int, move: list[Any], step: str) -> bool:
         """Apply one player's move; True when it ended the game (a win)."""
