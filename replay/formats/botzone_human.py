@@ -40,12 +40,17 @@ KEYS = ("round_wind", "first_player", "tiles", "actions")
 # human games draw from one wall (the per-player lists are the preprocessing's): its last tile
 # (海底) is the 136th non-flower tile, the flowers' replacements having come from it too
 SHARED_WALL = {"duplicate_walls": False}
+# what may follow each action code (preprocess.py's add_*): 0 pass, 2 discard t, 3 chow
+# "mid t", 4 pung then discard t, 5 open kong / 5 t concealed kong, 6 added kong, 7 win
+ARGUMENTS = {0: (0,), 2: (1,), 3: (1,), 4: (1,), 5: (0, 1), 6: (0,), 7: (0,)}
+ACTION_FORMS = "[0], [2, t], [3, 'mid t'], [4, t], [5], [5, t], [6] or [7]"
 
 
 def loads(text: str) -> GameRecord:
     """Every game of the file (one per line) as one hand of the record; the scores run on
     from game to game (each game's payments as Botzone's, the total the file's)."""
     games: list[tuple[int, dict[str, Any]]] = []
+    text = text.removeprefix("\ufeff")  # a byte-order mark an editor put in front
     lines = text.splitlines()
     cut = ""
     for n, line in enumerate(lines, 1):
@@ -54,7 +59,10 @@ def loads(text: str) -> GameRecord:
         try:
             game = json.loads(line)
         except json.JSONDecodeError as exc:
-            if n == len(lines) and games and not text.endswith("\n"):
+            if n == len(lines) and not text.endswith("\n"):
+                if not games:
+                    raise RecordError(f"botzone human: line {n} is not JSON ({exc}), and the "
+                                      "file ends on it: cut short?") from None
                 # a file cut inside its last line: the whole games before it still read
                 cut = f"line {n} ends inside its game: the {len(games)} games before it are read"
                 break
@@ -102,16 +110,24 @@ class _Game:
 
     def __init__(self, game: dict[str, Any], where: str) -> None:
         self.where = where
-        self.first = int(game["first_player"])
-        wind = int(game["round_wind"])
-        if self.first not in range(4) or wind not in range(4):
-            raise RecordError(f"botzone human: {where}: first_player {self.first} and "
-                              f"round_wind {wind} must be 0..3")
-        self.wind = wind
+        for key in ("first_player", "round_wind"):
+            value = game[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value not in range(4):
+                raise RecordError(f"botzone human: {where}: {key} is {value!r}, not 0..3")
+        self.first = game["first_player"]
+        self.wind = game["round_wind"]
         walls = game["tiles"]
         actions = game["actions"]
-        if len(walls) != 4 or len(actions) != 4:
-            raise RecordError(f"botzone human: {where}: tiles and actions need 4 players")
+        for key, value in (("tiles", walls), ("actions", actions)):
+            if not isinstance(value, list) or len(value) != 4 or \
+                    not all(isinstance(v, list) for v in value):
+                raise RecordError(f"botzone human: {where}: {key} is not 4 lists, one a player")
+        for p, moves in enumerate(actions):
+            for i, move in enumerate(moves):
+                if not isinstance(move, list) or not move or type(move[0]) is not int or \
+                        len(move) - 1 not in ARGUMENTS.get(move[0], ()):
+                    raise RecordError(f"botzone human: {where}, step {i}: player {p}'s action "
+                                      f"{move!r} is none of {ACTION_FORMS}")
         self.taken = [14 if p == self.first else 13 for p in range(4)]
         self.walls = [[_tile(t, f"{where}, player {p}'s tiles"
                              + (" (its starting hand)" if i < self.taken[p] else

@@ -32,9 +32,16 @@ def _tile(text: Any, where: str) -> int:
         raise RecordError(f"botzone: bad tile {text!r} in {where}") from None
 
 
+def _why(exc: Exception) -> str:
+    """What was wrong, in words: a missing key by its name, else the error's own text."""
+    if isinstance(exc, KeyError):
+        return f"no {exc.args[0]!r}"
+    return f"{type(exc).__name__}: {exc}"
+
+
 def loads(text: str) -> GameRecord:
     try:
-        data = json.loads(text)
+        data = json.loads(text.removeprefix("\ufeff"))  # an editor's byte-order mark
     except json.JSONDecodeError as exc:
         raise RecordError(f"botzone: not JSON ({exc})") from None
     log = data.get("log") if isinstance(data, dict) else data
@@ -48,12 +55,17 @@ def loads(text: str) -> GameRecord:
         if not isinstance(output, dict):
             continue  # a bot turn: the next judge entry says what came of it
         display = output.get("display") or {}
+        content = output.get("content") or {}
+        if not isinstance(display, dict) or not isinstance(content, dict):
+            raise RecordError(f"botzone: entry {n}: its output's display and content must be "
+                              "objects")
         try:
-            reader.judge(display, output.get("content") or {}, f"entry {n}")
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            reader.judge(display, content, f"entry {n}")
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             if isinstance(exc, RecordError):
                 raise
-            raise RecordError(f"botzone: entry {n} ({display.get('action')}): {exc!r}") from None
+            raise RecordError(f"botzone: entry {n} ({display.get('action')}): "
+                              f"{_why(exc)}") from None
     return reader.finish()
 
 
@@ -62,8 +74,11 @@ class _Reader:
         self.data = data
         init = data.get("initdata") or {}
         self.quan = int(init.get("quan", 0)) if isinstance(init, dict) else 0
+        players = data.get("players", [])
+        if not isinstance(players, list):
+            raise RecordError(f"botzone: 'players' is {players!r}, not a list")
         names = tuple(str(p.get("name", "")) if isinstance(p, dict) else str(p)
-                      for p in data.get("players", []))
+                      for p in players)
         self.names = names if len(names) == 4 else ("", "", "", "")
         self.out: list[Any] = [ev.GameStarted("mcr", 0, self.names, {"duplicate_walls": True})]
         self.hands: list[list[int]] = [[], [], [], []]
@@ -246,6 +261,11 @@ class _Reader:
         if not self.started and self.scores is None:  # no deal, and no verdict before one
             raise RecordError("botzone: no DEAL in the log")
         final = self.data.get("scores")
-        scores = tuple(int(x) for x in final) if isinstance(final, list) else self.scores
+        if isinstance(final, list):
+            if len(final) != 4 or not all(isinstance(x, int | float) for x in final):
+                raise RecordError(f"botzone: the final 'scores' {final!r} are not 4 numbers")
+            scores: tuple[int, ...] | None = tuple(int(x) for x in final)
+        else:
+            scores = self.scores
         self.out.append(ev.GameEnded(tuple(scores or (0, 0, 0, 0))))
         return GameRecord("mcr", "botzone", self.out, {"initdata": self.data.get("initdata")})

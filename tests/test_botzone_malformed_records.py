@@ -1,0 +1,117 @@
+"""Edited or damaged Botzone records (the preprocessed human games, a judge log) are refused in
+one line saying where and what was wrong, not with a Python error's repr (IndexError('list
+index out of range'), AttributeError: 'list' object has no attribute 'values'), and a file an
+editor saved with a byte-order mark still reads."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replay.formats import botzone_human, botzone_log
+from replay.record import RecordError
+from tests.in_process import mjbot_here
+from tests.shared_data import BOTZONE_HUMAN_GAMES, BOTZONE_JUDGE_LOG
+
+HUMAN = BOTZONE_HUMAN_GAMES.read_text().splitlines()[0]
+
+
+def _human(edit: Callable[[dict[str, Any]], None]) -> str:
+    game = json.loads(HUMAN)
+    edit(game)
+    return json.dumps(game) + "\n"
+
+
+def _set(path: tuple[Any, ...], value: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(game: dict[str, Any]) -> None:
+        target: Any = game
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+    return edit
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    (_set(("actions", 0, 4), [2]),
+     "line 1, step 4: player 0's action [2] is none of [0], [2, t], [3, 'mid t'], [4, t], "
+     "[5], [5, t], [6] or [7]"),
+    (_set(("actions", 1, 4), 2), "line 1, step 4: player 1's action 2 is none of"),
+    (_set(("actions", 0, 4), [1, "W1"]), "line 1, step 4: player 0's action [1, 'W1'] is none"),
+    (_set(("first_player",), "two"), "line 1: first_player is 'two', not 0..3"),
+    (_set(("round_wind",), True), "line 1: round_wind is True, not 0..3"),
+    (_set(("tiles", 0), 5), "line 1: tiles is not 4 lists, one a player"),
+    (_set(("actions",), "x"), "line 1: actions is not 4 lists, one a player"),
+], ids=["no-tile", "not-a-list", "a-draw-code", "first-player", "wind", "tiles", "actions"])
+def test_an_edited_human_game_is_refused_saying_what_is_wrong(
+        edit: Callable[[dict[str, Any]], None], said: str) -> None:
+    with pytest.raises(RecordError) as refused:
+        botzone_human.loads(_human(edit))
+    assert said in str(refused.value)
+
+
+def test_a_human_file_cut_inside_its_only_game_says_so() -> None:
+    with pytest.raises(RecordError, match=r"line 1 is not JSON \(.*\), and the file ends on "
+                                          r"it: cut short\?"):
+        botzone_human.loads(HUMAN[:500])
+
+
+JUDGE = json.loads(BOTZONE_JUDGE_LOG.read_text())
+
+
+def _judge(edit: Callable[[dict[str, Any]], None]) -> str:
+    data = json.loads(json.dumps(JUDGE))
+    edit(data)
+    return json.dumps(data, ensure_ascii=False)
+
+
+def _entry(action: str) -> int:
+    return next(n for n, e in enumerate(JUDGE["log"]) if isinstance(e.get("output"), dict)
+                and (e["output"].get("display") or {}).get("action") == action)
+
+
+def _output(action: str, key: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(data: dict[str, Any]) -> None:
+        data["log"][_entry(action)]["output"][key] = value
+    return edit
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    (_output("DRAW", "display", "x"),
+     f"entry {_entry('DRAW')}: its output's display and content must be objects"),
+    (_output("DRAW", "content", ["2 W1"]),
+     f"entry {_entry('DRAW')}: its output's display and content must be objects"),
+    (_set(("players",), 5), "'players' is 5, not a list"),
+    (_set(("scores",), ["a"]), "the final 'scores' ['a'] are not 4 numbers"),
+    (lambda d: d["log"][_entry("HU")]["output"]["display"].update(fan=[{"value": 1}]),
+     f"entry {_entry('HU')} (HU): no 'name'"),
+], ids=["display", "content", "players", "scores", "fan-name"])
+def test_an_edited_judge_log_is_refused_saying_what_is_wrong(
+        edit: Callable[[dict[str, Any]], None], said: str) -> None:
+    with pytest.raises(RecordError) as refused:
+        botzone_log.loads(_judge(edit))
+    assert said in str(refused.value)
+
+
+def test_files_saved_with_a_byte_order_mark_read(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    for name, source in (("human.json", BOTZONE_HUMAN_GAMES), ("judge.json", BOTZONE_JUDGE_LOG)):
+        path = tmp_path / name
+        path.write_text("\ufeff" + source.read_text(), encoding="utf-8")
+        done = mjbot_here(capsys, "replay", str(path))
+        assert done.returncode == 0, done.stderr
+        assert "WIN " in done.stdout
+
+
+def test_the_cli_names_the_file_and_the_fault_without_a_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "edited.json"
+    path.write_text(_human(_set(("actions", 0, 4), [2])))
+    done = mjbot_here(capsys, "replay", str(path))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert str(path) in done.stderr.splitlines()[0]
+    assert "Botzone human games (preprocessed): line 1, step 4: player 0's action [2] is " \
+           "none of" in done.stderr
