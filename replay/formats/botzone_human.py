@@ -10,8 +10,9 @@ then discard t, ``[5]`` open kong, ``[5, t]`` concealed kong, ``[6]`` added kong
 written: the pung the hand can add to), ``[7]`` win. Who draws is not written either: the
 order of play gives it (after an unclaimed discard the next seat, after a kong the kong's
 seat). The win's fan and scores were not kept: wins are valued by our MCR rules (Botzone's
-payments), seat winds counted from the first player (the dealer), the wall one shared wall of
-136 tiles less the flowers.
+payments), seat winds counted from the first player (the dealer, East, as MCR deals; ccr-cheng's
+own environment counts them from player 0 instead, and no file here can tell: a game's recorded
+fan list, which would, is not kept), the wall one shared wall of 136 tiles less the flowers.
 
 Flowers (``H1``..``H8``, the preprocessing's mahjong_data/preprocess.py): a starting hand keeps
 its flowers as dealt, each one's replacement is the holder's next take, and its draw a step of
