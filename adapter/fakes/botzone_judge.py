@@ -36,6 +36,7 @@ from adapter.local.referee import MCR_PENALTY, MCR_PENALTY_GAIN, HandReferee, Ha
 from adapter.local.walls import shuffled_wall
 from adapter.own_python import own_python
 from adapter.platforms.botzone import FALLBACK_NOTE, KEEP_RUNNING
+from brain.rules.mcr import JUDGE_FAN_NAMES
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -654,11 +655,6 @@ class BotzoneJudge:
                              "content": {str(s): v for s, v in enumerate(result.scores)},
                              "display": display}}
         return {"initdata": init, "log": [*entries, finish], "scores": result.scores}
-
-
-# PyMahjongGB's names for the wait fans, as the judge's fan library names them (its fan_name
-# table; ../shared/protocols/botzone.md); every other name is the same in both
-JUDGE_FAN_NAMES = {"独听・边张": "边张", "独听・嵌张": "嵌张", "独听・单钓": "单钓将"}
 
 
 def _fan_entry(item: str) -> dict[str, Any]:
