@@ -50,7 +50,9 @@ def test_unknown_file_says_which_formats_were_tried(tmp_path: Path, name: str) -
     r = _mjbot("replay", str(path))
     assert r.returncode == 2, r.stdout
     assert "Traceback" not in r.stderr
-    assert f"{path}: not a game log we know; tried:" in r.stderr
+    lead = "" if name != "cut-header.mjlog.msgpack" else \
+        f" (mjbot msgpack log, by its opening: {dict(info.value.attempts)['mjbot msgpack log']})"
+    assert f"{path}: not a game log we know{lead}; tried:" in r.stderr
     lines = r.stderr.splitlines()
     for label in LABELS:  # one line per format, with its reason
         assert sum(line.strip().startswith(f"{label}:") for line in lines) == 1, (label, lines)
@@ -86,3 +88,37 @@ def test_a_known_format_is_still_found_whatever_it_starts_with(tmp_path: Path) -
     with pytest.raises(formats.UnknownFormat) as info:
         replayer.load(tenhou6)
     assert "expected an object with a 'log' list" in dict(info.value.attempts)["tenhou.net/6 JSON"]
+
+
+MARKED = {  # a damaged file of a format its opening names, and what its own reader says
+    "judge.json": (b'{"initdata": {}, "log": [{"output": 3}]}', "Botzone judge log"),
+    "game.mjlog": (b'<mjloggm ver="2.3"><GO type="169"/><INIT seed="x"/></mjloggm>',
+                   "tenhou mjlog XML"),
+    "game.sgf": (b"(;GM[taiwan16]", "NYCU SGF"),
+    "game6.json": (b'{"title": ["x"], "log": 3}', "tenhou.net/6 JSON"),
+}
+
+
+@pytest.mark.parametrize("name", list(MARKED))
+def test_a_damaged_file_leads_with_its_own_formats_refusal(tmp_path: Path, name: str) -> None:
+    """The reader of the format the file's opening names speaks first: the user of a damaged
+    Botzone log needs the Botzone reader's reason, not eight other formats' reasons."""
+    content, label = MARKED[name]
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(formats.UnknownFormat) as info:
+        replayer.load(path)
+    assert info.value.likeliest == label
+    why = dict(info.value.attempts)[label]
+    first = str(info.value).splitlines()[0]
+    assert first == f"not a game log we know ({label}, by its opening: {why}); tried:"
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "number.json", "empty.log"])
+def test_a_file_with_no_formats_mark_names_none(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(UNKNOWN[name] or b"")
+    with pytest.raises(formats.UnknownFormat) as info:
+        replayer.load(path)
+    assert info.value.likeliest is None
+    assert str(info.value).splitlines()[0] == "not a game log we know; tried:"

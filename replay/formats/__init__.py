@@ -38,12 +38,18 @@ class Loaded:
 
 class UnknownFormat(RecordError):
     """No reader accepted the file; ``attempts`` is (format label, why it refused) for every
-    format, in the order of :data:`FORMATS`."""
+    format, in the order of :data:`FORMATS`. ``likeliest`` is the label of the format the
+    file's opening marks it as, if it has such a mark: that reader's refusal leads the
+    message, since it is almost always the one the user needs (a damaged Botzone log is not
+    helped by eight other formats' reasons first)."""
 
-    def __init__(self, attempts: list[tuple[str, str]]) -> None:
+    def __init__(self, attempts: list[tuple[str, str]], likeliest: str | None = None) -> None:
         self.attempts = attempts
+        self.likeliest = likeliest
         lines = "\n".join(f"  {label}: {why}" for label, why in attempts)
-        super().__init__(f"not a game log we know; tried:\n{lines}")
+        lead = "" if likeliest is None else \
+            f" ({likeliest}, by its opening: {dict(attempts)[likeliest]})"
+        super().__init__(f"not a game log we know{lead}; tried:\n{lines}")
 
 
 TextReader = Callable[[str], GameRecord]
@@ -127,6 +133,19 @@ def guess(data: bytes) -> str:
     return "mjbot"
 
 
+def marked_as(data: bytes) -> str | None:
+    """The format whose own mark the file's opening bears, or None where it bears none
+    (plain text, a bare number, ``<html>``): only there does nothing but trying tell which
+    format was meant. A mark is stricter than :func:`guess`'s first bytes: our header frame,
+    ``<mjloggm``, an SGF's ``(;``, an NTPU line, and for JSON the key only one format has."""
+    name = guess(data)
+    head = data.lstrip()[:5000]
+    marks = {"mjbot": _starts_with_map(data), "mjlog": b"<mjloggm" in head,
+             "nycu_sgf": head.startswith(b"(;"), "ntpu_log": True, "mjai": True,
+             "botzone": True, "botzone_human": True, "tenhou6": b'"log"' in head}
+    return name if marks[name] else None
+
+
 def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
     """The file read by the first format that accepts it; UnknownFormat if none does."""
     first = guess(data)
@@ -155,7 +174,13 @@ def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
             return Loaded(name, label, record=reader(text))
         except _REFUSALS as exc:
             reasons[label] = _reason(exc, name)
-    raise UnknownFormat([(label, reasons[label]) for label in FORMATS])
+    marked = marked_as(data)
+    raise UnknownFormat([(label, reasons[label]) for label in FORMATS],
+                        None if marked is None else _label(marked))
+
+
+def _label(name: str) -> str:
+    return MJBOT_LABEL if name == "mjbot" else next(lb for n, lb, _ in TEXT_FORMATS if n == name)
 
 
 def _starts_with_map(data: bytes) -> bool:
