@@ -37,7 +37,9 @@ import structlog
 from adapter.session import (
     PlatformSession,
     SessionSummary,
+    SilentLine,
     dropped_line,
+    idle_limited,
     parse_server,
     think_and_log,
     until_signalled,
@@ -84,6 +86,12 @@ ORIGIN = "https://tenhou.net"
 ID_ENV = "MJBOT_TENHOU_ID"
 ANONYMOUS = "NoName"
 DEFAULT_BUDGET = 2.0
+# seconds of silence from the server in a game after which the line is taken for dead: in a
+# game Tenhou tells every seat's draw and discard to all (the captures: a message every turn,
+# several between two of our 15 s keep-alives), so the longest quiet is one player's clock or
+# the pause between hands, seconds; eight keep-alive periods is far past either, and short
+# enough that a reconnect finds the game still on (Tenhou plays for an absent seat)
+IDLE_LIMIT = 120.0
 
 
 class PermissionRefused(ValueError):
@@ -120,6 +128,9 @@ class TenhouSettings:
     reconnect_delay: float = 1.0
     connect_timeout: float = 10.0
     login_timeout: float = 30.0  # Tenhou answers a HELO at once: silence past this is a dead line
+    # silence in a game past this is a dead line (None: waited for ever); not in the lobby,
+    # where the wait for a table has no bound and Tenhou owes us nothing (see IDLE_LIMIT)
+    idle_limit: float | None = IDLE_LIMIT
     log_dir: str | None = None
     write_log: bool = True
 
@@ -608,6 +619,8 @@ async def _session(transport: Transport, bot: TenhouBot,
                     raise ConnectionError(f"{exc} (its last message, which mjbot does not "
                                           f"read: {bot.last_unread})") from None
                 raise
+            if isinstance(exc, SilentLine):  # the line is still open: we give it up
+                bot.give_up_line(exc)
             log.warning("tenhou: connection lost, reconnecting", error=str(exc))
             bot.summary.reconnects += 1
             await transport.close()
@@ -675,12 +688,15 @@ async def _play(transport: Transport, bot: TenhouBot, settings: TenhouSettings) 
                 await send(replies)
         return bool(replies)
 
+    # a server silent in a game past the idle limit (a dead line the kernel does not report:
+    # a NAT that forgot us, a server that hangs) is a lost line: reconnected as a drop is
+    watched = idle_limited(read, settings.idle_limit, lambda: bot.in_game, "in a game")
     bot.thinker.warm()
     bot.last_unread = None  # this line's own: what a line before it said is no reason here
     await send(bot.hello())
     ticker = asyncio.create_task(keepalive())
     try:
-        async with Inbox(read, urgent) as inbox:
+        async with Inbox(watched, urgent) as inbox:
             while not bot.summary.finished and not bot.left:
                 # nothing yet since our HELO: a server that never answers is not waited for
                 wait = None if received[0] else settings.login_timeout
