@@ -256,6 +256,11 @@ class FakeTenhouServer:
     async def _tcp_client(self, reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> None:
         async def send(tags: Sequence[Tag | str]) -> None:
+            if writer.transport.is_closing():
+                # cut (a dead line) or closed: the bytes would go nowhere, and asyncio, which
+                # drops them, warns on stderr from the fifth ("socket.send() raised
+                # exception."), as the writes queued for a stalled seat went on after its cut
+                raise ConnectionError("closed")
             # one write: what Tenhou sends together arrives in one read
             writer.write(b"".join((t if isinstance(t, str) else format_tag(t)).encode() + b"\0"
                                   for t in tags))  # str: raw test input
