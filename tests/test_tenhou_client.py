@@ -142,6 +142,22 @@ async def test_the_id_never_reaches_a_log(tmp_path: Path, capsys: pytest.Capture
     assert secret not in captured.out + captured.err
 
 
+async def test_the_id_never_reaches_the_websocket_librarys_debug_trace(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """At ``--log-level debug`` the websockets library traces every frame it sends: our
+    HELO's carried the ID to stderr. Its log now goes through our scrubber: the trace is
+    still there, the ID is not."""
+    import logging
+
+    caplog.set_level(logging.DEBUG, logger="websockets")
+    secret = "ID1A2B3C4D-s3cr3tXY"
+    summary, _stats = await _game(tmp_path, "ws", name=secret)
+    assert summary.finished
+    traced = [r.getMessage() for r in caplog.records if r.name == "websockets.client"]
+    assert any("HELO" in m for m in traced), traced[:5]
+    assert not [m for m in traced if "s3cr3tXY" in m], traced[:5]
+
+
 @pytest.mark.parametrize("name", ["first.log", "kokushi.log", "82093_2018-01-17_11_03_35.log"])
 async def test_recorded_server_streams_are_answered(tmp_path: Path, name: str) -> None:
     tags = recorded_stream((CAPTURES / name).read_text(encoding="utf-8"))

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import re
 import time
@@ -500,8 +501,29 @@ class _Tcp:
             self.writer = None
 
 
+class _ScrubbedLog(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """The websockets library's own log with the ID taken out: at ``--log-level debug`` it
+    traces every frame, and our HELO's frame carried the ID to stderr. A frame's payload is
+    scrubbed before the library elides a long one in the middle (which could leave a part of
+    an echoed ID that no longer matches it)."""
+
+    def __init__(self, logger: logging.Logger, scrub: Scrubber) -> None:
+        super().__init__(logger, {})
+        self.scrub = scrub
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        if not self.isEnabledFor(level):
+            return
+        from websockets.frames import Frame
+
+        shown = tuple(dataclasses.replace(a, data=self.scrub(bytes(a.data)))
+                      if isinstance(a, Frame) else a for a in args)
+        text = str(msg) % shown if shown else str(msg)
+        self.logger.log(level, self.scrub(text), **kwargs)
+
+
 class _WebSocket:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, scrub: Scrubber | None = None) -> None:
         if not url.startswith(("ws://", "wss://")):
             if "://" in url:
                 raise ValueError(f"--server for --transport ws is a ws:// or wss:// URL or "
@@ -510,6 +532,7 @@ class _WebSocket:
             url = f"ws://{host}:{port}"
         self.url = url
         self.connection: Any = None
+        self.scrub = scrub or Scrubber()
 
     async def connect(self) -> None:
         from websockets.asyncio.client import connect
@@ -517,7 +540,9 @@ class _WebSocket:
         from websockets.typing import Origin
 
         try:
-            self.connection = await connect(self.url, origin=Origin(ORIGIN), open_timeout=10)
+            self.connection = await connect(
+                self.url, origin=Origin(ORIGIN), open_timeout=10,
+                logger=_ScrubbedLog(logging.getLogger("websockets.client"), self.scrub))
         except InvalidHandshake as exc:  # a line that is up but no WebSocket server's: as a
             # refused connection (tried again, then one line), not a traceback
             raise OSError(f"no WebSocket handshake at {self.url}: {exc}") from None
@@ -563,7 +588,7 @@ Transport = _Tcp | _WebSocket
 def transport_for(settings: TenhouSettings) -> Transport:
     if settings.transport == "ws":
         server = DEFAULT_WS_URL if settings.server == DEFAULT_TCP_SERVER else settings.server
-        return _WebSocket(server)
+        return _WebSocket(server, Scrubber(settings.secrets))
     if settings.transport != "tcp":
         raise ValueError(f"--transport is tcp or ws, not {settings.transport!r}")
     return _Tcp(settings.server)
