@@ -156,6 +156,10 @@ async def test_the_id_never_reaches_the_websocket_librarys_debug_trace(
     traced = [r.getMessage() for r in caplog.records if r.name == "websockets.client"]
     assert any("HELO" in m for m in traced), traced[:5]
     assert not [m for m in traced if "s3cr3tXY" in m], traced[:5]
+    # the fake server's trace of what it received (the client's HELO) names no ID either
+    served = [r.getMessage() for r in caplog.records if r.name == "websockets.server"]
+    assert any("HELO" in m for m in served), served[:5]
+    assert not [m for m in served if "s3cr3tXY" in m], served[:5]
 
 
 @pytest.mark.parametrize("name", ["first.log", "kokushi.log", "82093_2018-01-17_11_03_35.log"])

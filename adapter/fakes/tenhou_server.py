@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
+import logging
 import re
 import socket
 import threading
@@ -221,7 +223,8 @@ class FakeTenhouServer:
         return bound
 
     async def start_ws(self, host: str = "127.0.0.1", port: int = 0) -> int:
-        server = await serve(self._ws_client, host, port)
+        server = await serve(self._ws_client, host, port,
+                             logger=_Unnamed(logging.getLogger("websockets.server")))
         self._servers.append(server)
         bound: int = next(iter(server.sockets)).getsockname()[1]
         return bound
@@ -677,6 +680,27 @@ class FakeTenhouServer:
         self.finished.set()
         self._changed.set()
 
+
+
+# a Tenhou ID (a secret, as the clients' logins are): reports show it as "ID1", "ID2"...
+_AN_ID = re.compile(r"ID[0-9A-Fa-f]{8}-[0-9A-Za-z]{8}")
+_AN_ID_BYTES = re.compile(_AN_ID.pattern.encode())
+
+
+class _Unnamed(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """The websockets library's own log with every client's ID taken out: at ``--log-level
+    debug`` it traces each frame received, a client's HELO with its ID among them. A frame's
+    payload is cleaned before the library elides a long one in the middle."""
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        if not self.isEnabledFor(level):
+            return
+        from websockets.frames import Frame
+
+        shown = tuple(dataclasses.replace(a, data=_AN_ID_BYTES.sub(b"ID-", bytes(a.data)))
+                      if isinstance(a, Frame) else a for a in args)
+        text = str(msg) % shown if shown else str(msg)
+        self.logger.log(level, _AN_ID.sub("ID-", text), **kwargs)
 
 
 class _ReadToTheEnd(asyncio.StreamReader):
