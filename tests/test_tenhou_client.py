@@ -692,6 +692,30 @@ async def test_a_server_that_never_answers_our_helo_is_a_connection_error() -> N
     assert heard and heard[0].startswith(b"<HELO ")
 
 
+async def test_a_server_that_answers_our_helo_and_then_nothing_is_a_connection_error() -> None:
+    """A server that answers the HELO and then says nothing more (no LN after our PXR), the
+    line kept open: the login limit covered only the first message, so the client waited in
+    a login that never ended, for ever. Tenhou answers the PXR with LN at once: the login is
+    now waited for until it is through, and its silence is a dead line."""
+    heard: list[bytes] = []
+
+    async def half_login(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if await reader.read(65536):
+            writer.write(b'<HELO uname="%4E%6F%4E%61%6D%65" auth="20180120-be208bdd"/>\0')
+        while data := await reader.read(65536):
+            heard.append(data)
+        writer.close()
+
+    listener = await asyncio.start_server(half_login, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", write_log=False, login_timeout=0.5)
+    async with listener:
+        with pytest.raises(ConnectionError, match=r"did not finish our login: nothing for "
+                                                  r"0.5 s after its last message"):
+            await asyncio.wait_for(run(settings), 20)  # a guard: it hung
+    assert b"<PXR " in b"".join(heard)
+
+
 async def test_a_line_that_times_out_in_a_game_is_reconnected(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A read that fails with ETIMEDOUT (the line dropped for good: an OSError, not a

@@ -217,6 +217,9 @@ class TenhouBot(PlatformSession):
         # a JOIN sent on this line that no GO has answered yet: Tenhou sends LN again and again
         # in the lobby, also while we queue, and only the login's LN asks for a JOIN
         self.joined = False
+        # this line's login answered (LN, or the GO of a game resumed: anything past its HELO):
+        # until then the server owes us its next message at once, and silence is a dead line
+        self.logged_in = False
         self.game_hands = 0
         self.leaving = False  # a stop was asked for: BYE when the hand in play is over
         self.left = False  # BYE said on a stop: the session is over, the game unfinished
@@ -237,6 +240,7 @@ class TenhouBot(PlatformSession):
     def hello(self) -> list[Tag]:
         log.info("tenhou: login", anonymous=self.settings.name == ANONYMOUS)
         self.joined = False  # a new line: the server forgot any queue we were in
+        self.logged_in = False
         return split_tags("".join(self.codec.greeting()))
 
     # ------------------------------------------------------------------ tags in
@@ -268,6 +272,8 @@ class TenhouBot(PlatformSession):
         out: list[Tag] = []
         hand_over = game_over = False
         for item in items:
+            if not isinstance(item, Helo):  # past the login: LN, or a game resumed
+                self.logged_in = True
             if isinstance(item, ev.DecisionRequest):
                 out += await self._decide(item)
             elif isinstance(item, Helo):
@@ -688,7 +694,7 @@ async def _connect(transport: Transport, settings: TenhouSettings, first: bool) 
 
 
 async def _play(transport: Transport, bot: TenhouBot, settings: TenhouSettings) -> None:
-    received = [0]  # frames on this line: none yet since our HELO is a silent server
+    received = [0]  # frames on this line
 
     async def send(tags: list[Tag]) -> None:
         bot.tx(tags)
@@ -723,15 +729,20 @@ async def _play(transport: Transport, bot: TenhouBot, settings: TenhouSettings) 
     try:
         async with Inbox(watched, urgent) as inbox:
             while not bot.summary.finished and not bot.left:
-                # nothing yet since our HELO: a server that never answers is not waited for
-                wait = None if received[0] else settings.login_timeout
+                # the login not answered yet: a server that never answers it, or stops half
+                # way (its HELO, then no LN), is not waited for; Tenhou answers each at once
+                wait = None if bot.logged_in else settings.login_timeout
                 try:
                     raw, tag = await asyncio.wait_for(inbox.get(), wait)
                 except TimeoutError:
                     if wait is None:
                         raise
-                    raise ConnectionError(f"the server sent nothing in the {wait:g} s after "
-                                          "our HELO") from None
+                    if not received[0]:
+                        raise ConnectionError(f"the server sent nothing in the {wait:g} s "
+                                              "after our HELO") from None
+                    raise ConnectionError(f"the server did not finish our login: nothing "
+                                          f"for {wait:g} s after its last message (no LN, "
+                                          "REJOIN or GO)") from None
                 replies = await bot.handle(raw, tag)
                 if replies:
                     await send(replies)
