@@ -753,6 +753,59 @@ async def test_a_line_that_times_out_in_a_game_is_reconnected(
     assert summary.reconnects == 1 and summary.finished and summary.games == 1
 
 
+async def test_a_reconnect_the_server_answers_with_the_lobby_closes_the_lost_game_and_joins(
+        tmp_path: Path) -> None:
+    """The line dropped in a game and the game went on, and ended, without us: the server
+    answered the reconnect's HELO with a lobby login (HELO, LN), not the GO of a game given
+    back. The client, sure it was still in a game, joined nothing and waited in the lobby for
+    ever. Now the lost game's log is closed as abandoned and the client joins a new game,
+    which it plays to its end."""
+    helos = 0
+    done = asyncio.Event()
+    joined_again: list[dict[str, str]] = []
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal helos
+        server = _ScriptedServer(reader, writer)
+        try:
+            await server.expect("HELO")
+            helos += 1
+            if helos == 1:
+                await server.log_in_and_queue()
+                await server.start_game()
+                hand = {0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124}
+                await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
+                                  f'hai="{",".join(map(str, sorted(hand)))}"/>')
+                await server.our_turn(5, hand)
+                return  # the line drops; the game ends without us
+            await server.log_in_and_queue()  # HELO, LN: no game to give back
+            joined_again.append({})
+            await server.start_game()
+            await server.expect("NEXTREADY")
+            await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
+                              'hai="0,4,8,36,40,44,72,76,80,108,112,116,124"/>',
+                              '<RYUUKYOKU ba="0,0" sc="250,0,250,0,250,0,250,0" '
+                              'owari="250,0.0,250,0.0,250,0.0,250,0.0"/>')
+            await server.expect("BYE")
+            done.set()
+        finally:
+            writer.close()
+
+    summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=2)
+    assert joined_again and helos == 2
+    assert summary.finished and summary.games == 1 and summary.reconnects == 1
+    assert not summary.errors, summary.errors
+    logs = sorted((read_log(p) for p in tmp_path.rglob("*.mjlog.msgpack")),
+                  key=lambda lg: lg.footer.result.get("abandoned", False))
+    assert len(logs) == 2
+    played, lost = logs
+    assert lost.footer.result["abandoned"] and lost.complete
+    assert not played.footer.result.get("abandoned") and played.complete
+    notices = [f.event.text for f in lost.frames
+               if isinstance(f, EventFrame) and isinstance(f.event, ev.PlatformNotice)]
+    assert any("gave no game back" in n for n in notices), notices
+
+
 async def test_a_line_that_drops_after_every_login_is_not_reconnected_for_ever() -> None:
     """A server that answers the login and then closes the line while we queue (a refusal,
     maintenance) was reconnected to at once and for ever: each line had brought something (HELO,

@@ -271,6 +271,7 @@ class TenhouBot(PlatformSession):
         self.last_unread = None
         out: list[Tag] = []
         hand_over = game_over = False
+        past_login = self.logged_in  # this line's login was answered before this message
         for item in items:
             if not isinstance(item, Helo):  # past the login: LN, or a game resumed
                 self.logged_in = True
@@ -284,6 +285,8 @@ class TenhouBot(PlatformSession):
                         self.error(str(exc))
                 out.append(Tag("PXR", {"V": "1" if self.settings.name == ANONYMOUS else "9"}))
             elif isinstance(item, LoggedIn):
+                if self.in_game and not past_login:
+                    self._game_lost()
                 out += self._join()
             elif isinstance(item, Rejoin):
                 out.append(join(self.settings.lobby, self.settings.game_type, rejoin=item.t))
@@ -414,6 +417,23 @@ class TenhouBot(PlatformSession):
             path = self.close_log(Footer({"hands": self.game_hands, "abandoned": True,
                                           "errors": len(self.summary.errors)}, ended.scores))
             log.warning("tenhou: game abandoned by the server", path=str(path))
+
+    def _game_lost(self) -> None:
+        """Back on a new line in a game, the server logged us in to the lobby (LN) where it
+        gives a game back with GO: it has no game for us any more (ours ended, or was ended,
+        while we were away). The client waited in that lobby for ever, sure it was in a game,
+        and joined none. The game's log is closed as abandoned (it counts as no game played)
+        and the session goes on from the lobby: a new game where games remain."""
+        self._release_held()
+        self._notice("the server gave no game back after the reconnect (LN, not GO): ours "
+                     "went on without us")
+        self.in_game = False
+        self.codec.forget_game()
+        scores = tuple(self.state.scores)  # the last known
+        self.state = TableState("riichi", self.state.seat)  # no hand in play any more
+        path = self.close_log(Footer({"hands": self.game_hands, "abandoned": True,
+                                      "errors": len(self.summary.errors)}, scores))
+        log.warning("tenhou: game lost while the line was down", path=str(path))
 
     def _end_game(self) -> list[Tag]:
         self.summary.games += 1
