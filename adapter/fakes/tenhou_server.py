@@ -699,7 +699,10 @@ class _Unnamed(logging.LoggerAdapter):  # type: ignore[type-arg]
 
         shown = tuple(dataclasses.replace(a, data=_AN_ID_BYTES.sub(b"ID-", bytes(a.data)))
                       if isinstance(a, Frame) else a for a in args)
-        text = str(msg) % shown if shown else str(msg)
+        try:
+            text = str(msg) % shown if shown else str(msg)
+        except (TypeError, ValueError):  # not a format for these: shown as they are
+            text = " ".join(map(str, (msg, *shown)))
         self.logger.log(level, _AN_ID.sub("ID-", text), **kwargs)
 
 

@@ -544,7 +544,10 @@ class _ScrubbedLog(logging.LoggerAdapter):  # type: ignore[type-arg]
 
         shown = tuple(dataclasses.replace(a, data=self.scrub(bytes(a.data)))
                       if isinstance(a, Frame) else a for a in args)
-        text = str(msg) % shown if shown else str(msg)
+        try:
+            text = str(msg) % shown if shown else str(msg)
+        except (TypeError, ValueError):  # not a format for these: shown as they are
+            text = " ".join(map(str, (msg, *shown)))
         self.logger.log(level, self.scrub(text), **kwargs)
 
 
