@@ -580,6 +580,11 @@ class TenhouCodec(Codec):
         self.scores = (0, 0, 0, 0)
         return out
 
+    def forget_game(self) -> None:
+        """The server has no game for us any more (a reconnect answered with a lobby login):
+        the game's state is dropped, so that the next game starts afresh."""
+        self._abandon_game()
+
     def _on_saikai(self, a: dict[str, str], tag: Tag) -> list[object]:
         return [Resumed()]
 

@@ -142,6 +142,26 @@ async def test_the_id_never_reaches_a_log(tmp_path: Path, capsys: pytest.Capture
     assert secret not in captured.out + captured.err
 
 
+async def test_the_id_never_reaches_the_websocket_librarys_debug_trace(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """At ``--log-level debug`` the websockets library traces every frame it sends: our
+    HELO's carried the ID to stderr. Its log now goes through our scrubber: the trace is
+    still there, the ID is not."""
+    import logging
+
+    caplog.set_level(logging.DEBUG, logger="websockets")
+    secret = "ID1A2B3C4D-s3cr3tXY"
+    summary, _stats = await _game(tmp_path, "ws", name=secret)
+    assert summary.finished
+    traced = [r.getMessage() for r in caplog.records if r.name == "websockets.client"]
+    assert any("HELO" in m for m in traced), traced[:5]
+    assert not [m for m in traced if "s3cr3tXY" in m], traced[:5]
+    # the fake server's trace of what it received (the client's HELO) names no ID either
+    served = [r.getMessage() for r in caplog.records if r.name == "websockets.server"]
+    assert any("HELO" in m for m in served), served[:5]
+    assert not [m for m in served if "s3cr3tXY" in m], served[:5]
+
+
 @pytest.mark.parametrize("name", ["first.log", "kokushi.log", "82093_2018-01-17_11_03_35.log"])
 async def test_recorded_server_streams_are_answered(tmp_path: Path, name: str) -> None:
     tags = recorded_stream((CAPTURES / name).read_text(encoding="utf-8"))
@@ -672,6 +692,30 @@ async def test_a_server_that_never_answers_our_helo_is_a_connection_error() -> N
     assert heard and heard[0].startswith(b"<HELO ")
 
 
+async def test_a_server_that_answers_our_helo_and_then_nothing_is_a_connection_error() -> None:
+    """A server that answers the HELO and then says nothing more (no LN after our PXR), the
+    line kept open: the login limit covered only the first message, so the client waited in
+    a login that never ended, for ever. Tenhou answers the PXR with LN at once: the login is
+    now waited for until it is through, and its silence is a dead line."""
+    heard: list[bytes] = []
+
+    async def half_login(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if await reader.read(65536):
+            writer.write(b'<HELO uname="%4E%6F%4E%61%6D%65" auth="20180120-be208bdd"/>\0')
+        while data := await reader.read(65536):
+            heard.append(data)
+        writer.close()
+
+    listener = await asyncio.start_server(half_login, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", write_log=False, login_timeout=0.5)
+    async with listener:
+        with pytest.raises(ConnectionError, match=r"did not finish our login: nothing for "
+                                                  r"0.5 s after its last message"):
+            await asyncio.wait_for(run(settings), 20)  # a guard: it hung
+    assert b"<PXR " in b"".join(heard)
+
+
 async def test_a_line_that_times_out_in_a_game_is_reconnected(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A read that fails with ETIMEDOUT (the line dropped for good: an OSError, not a
@@ -707,6 +751,59 @@ async def test_a_line_that_times_out_in_a_game_is_reconnected(
 
     summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=2)
     assert summary.reconnects == 1 and summary.finished and summary.games == 1
+
+
+async def test_a_reconnect_the_server_answers_with_the_lobby_closes_the_lost_game_and_joins(
+        tmp_path: Path) -> None:
+    """The line dropped in a game and the game went on, and ended, without us: the server
+    answered the reconnect's HELO with a lobby login (HELO, LN), not the GO of a game given
+    back. The client, sure it was still in a game, joined nothing and waited in the lobby for
+    ever. Now the lost game's log is closed as abandoned and the client joins a new game,
+    which it plays to its end."""
+    helos = 0
+    done = asyncio.Event()
+    joined_again: list[dict[str, str]] = []
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal helos
+        server = _ScriptedServer(reader, writer)
+        try:
+            await server.expect("HELO")
+            helos += 1
+            if helos == 1:
+                await server.log_in_and_queue()
+                await server.start_game()
+                hand = {0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124}
+                await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
+                                  f'hai="{",".join(map(str, sorted(hand)))}"/>')
+                await server.our_turn(5, hand)
+                return  # the line drops; the game ends without us
+            await server.log_in_and_queue()  # HELO, LN: no game to give back
+            joined_again.append({})
+            await server.start_game()
+            await server.expect("NEXTREADY")
+            await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
+                              'hai="0,4,8,36,40,44,72,76,80,108,112,116,124"/>',
+                              '<RYUUKYOKU ba="0,0" sc="250,0,250,0,250,0,250,0" '
+                              'owari="250,0.0,250,0.0,250,0.0,250,0.0"/>')
+            await server.expect("BYE")
+            done.set()
+        finally:
+            writer.close()
+
+    summary, _ = await _played_against(client, done, tmp_path, reconnect_tries=2)
+    assert joined_again and helos == 2
+    assert summary.finished and summary.games == 1 and summary.reconnects == 1
+    assert not summary.errors, summary.errors
+    logs = sorted((read_log(p) for p in tmp_path.rglob("*.mjlog.msgpack")),
+                  key=lambda lg: lg.footer.result.get("abandoned", False))
+    assert len(logs) == 2
+    played, lost = logs
+    assert lost.footer.result["abandoned"] and lost.complete
+    assert not played.footer.result.get("abandoned") and played.complete
+    notices = [f.event.text for f in lost.frames
+               if isinstance(f, EventFrame) and isinstance(f.event, ev.PlatformNotice)]
+    assert any("gave no game back" in n for n in notices), notices
 
 
 async def test_a_line_that_drops_after_every_login_is_not_reconnected_for_ever() -> None:

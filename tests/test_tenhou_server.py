@@ -964,6 +964,45 @@ async def test_a_client_that_reads_nothing_is_cut_and_stalls_no_one_else() -> No
     assert "lines cut for reading nothing (a write waited 30 s): 1" in figures.table()
 
 
+async def test_a_seat_cut_in_a_game_is_not_written_to_after_its_cut(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A client in a game that reads nothing (and keeps the server writing: a HELO again and
+    again, each answered) is cut once a write has waited ``write_limit``; the game's writes
+    queued for its seat meanwhile went on to the cut line, and asyncio, which drops them,
+    warned on stderr from the fifth ("socket.send() raised exception."). Now a write to a
+    line that is cut or closed is refused as the lost line it is: the seat is played for the
+    client to the game's end, and stderr stays clean."""
+    import logging
+    import socket
+
+    caplog.set_level(logging.WARNING, logger="asyncio")
+    async with _server(seed=1, time_limit=0.2, absent=0.1, write_limit=0.5) as (server, port):
+        line = socket.socket()
+        line.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        line.connect(("127.0.0.1", port))
+        line.sendall(b'<HELO name="NoName" tid="f0" sx="M"/>\0<PXR V="1"/>\0<JOIN t="0,64"/>\0'
+                     b'<JOIN t="0,64,r"/>\0<GOK/>\0<NEXTREADY/>\0')
+        line.setblocking(False)
+        flood = b'<HELO name="NoName" tid="f0" sx="M"/>\0' * 200
+        for _ in range(5000):  # until the server gives up on it (a guard, not a timing)
+            if server.stats.stalled:
+                break
+            try:
+                line.send(flood)
+            except BlockingIOError:
+                await asyncio.sleep(0.01)
+            except OSError:  # reset: the server cut the line
+                break
+            await asyncio.sleep(0)
+        cut_at = server.stats.hands
+        await asyncio.wait_for(server.finished.wait(), 60)
+        line.close()
+    assert server.stats.stalled == 1, server.stats.problems
+    assert server.stats.hands > cut_at, "the game went on after the cut: pick another seed"
+    said = [r.getMessage() for r in caplog.records if r.name == "asyncio"]
+    assert not said, said
+
+
 async def test_a_bye_read_into_the_buffer_counts_though_the_line_failed_before_it_was_taken(
 ) -> None:
     """The second form of the BYE race: a returning client's GOK keeps its session busy (the

@@ -43,6 +43,11 @@ def register(sub: Any) -> None:
                    "permission_granted, lobby, game_type")
     t.add_argument("--policy", default="rulebased")
     t.add_argument("--budget", type=positive_seconds, default=2.0, help="seconds per decision")
+    t.add_argument("--idle-limit", type=positive_seconds, default=120.0, metavar="SECONDS",
+                   help="in a game, a server that sends nothing for this long is a lost line: "
+                   "mjbot reconnects and the game goes on (default 120; Tenhou tells every "
+                   "turn, so a game is never quiet for long). Not in the lobby, where the "
+                   "wait for a table has no bound")
     t.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
     t.add_argument("--no-log", action="store_true", help="write no game logs")
     t.set_defaults(handler=cmd_tenhou)
@@ -113,6 +118,7 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
     settings = TenhouSettings(server=args.server or DEFAULT_TCP_SERVER,
                               transport=args.transport, games=args.games, policy=args.policy,
                               budget=args.budget, permission_granted=args.permission_granted,
+                              idle_limit=args.idle_limit,
                               log_dir=log_folder(args.log_dir, args.no_log),
                               write_log=not args.no_log)
     try:

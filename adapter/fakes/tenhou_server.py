@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
+import logging
 import re
 import socket
 import threading
@@ -221,7 +223,8 @@ class FakeTenhouServer:
         return bound
 
     async def start_ws(self, host: str = "127.0.0.1", port: int = 0) -> int:
-        server = await serve(self._ws_client, host, port)
+        server = await serve(self._ws_client, host, port,
+                             logger=_Unnamed(logging.getLogger("websockets.server")))
         self._servers.append(server)
         bound: int = next(iter(server.sockets)).getsockname()[1]
         return bound
@@ -256,6 +259,11 @@ class FakeTenhouServer:
     async def _tcp_client(self, reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> None:
         async def send(tags: Sequence[Tag | str]) -> None:
+            if writer.transport.is_closing():
+                # cut (a dead line) or closed: the bytes would go nowhere, and asyncio, which
+                # drops them, warns on stderr from the fifth ("socket.send() raised
+                # exception."), as the writes queued for a stalled seat went on after its cut
+                raise ConnectionError("closed")
             # one write: what Tenhou sends together arrives in one read
             writer.write(b"".join((t if isinstance(t, str) else format_tag(t)).encode() + b"\0"
                                   for t in tags))  # str: raw test input
@@ -672,6 +680,30 @@ class FakeTenhouServer:
         self.finished.set()
         self._changed.set()
 
+
+
+# a Tenhou ID (a secret, as the clients' logins are): reports show it as "ID1", "ID2"...
+_AN_ID = re.compile(r"ID[0-9A-Fa-f]{8}-[0-9A-Za-z]{8}")
+_AN_ID_BYTES = re.compile(_AN_ID.pattern.encode())
+
+
+class _Unnamed(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """The websockets library's own log with every client's ID taken out: at ``--log-level
+    debug`` it traces each frame received, a client's HELO with its ID among them. A frame's
+    payload is cleaned before the library elides a long one in the middle."""
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        if not self.isEnabledFor(level):
+            return
+        from websockets.frames import Frame
+
+        shown = tuple(dataclasses.replace(a, data=_AN_ID_BYTES.sub(b"ID-", bytes(a.data)))
+                      if isinstance(a, Frame) else a for a in args)
+        try:
+            text = str(msg) % shown if shown else str(msg)
+        except (TypeError, ValueError):  # not a format for these: shown as they are
+            text = " ".join(map(str, (msg, *shown)))
+        self.logger.log(level, _AN_ID.sub("ID-", text), **kwargs)
 
 
 class _ReadToTheEnd(asyncio.StreamReader):

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import re
 import time
@@ -37,7 +38,9 @@ import structlog
 from adapter.session import (
     PlatformSession,
     SessionSummary,
+    SilentLine,
     dropped_line,
+    idle_limited,
     parse_server,
     think_and_log,
     until_signalled,
@@ -84,6 +87,12 @@ ORIGIN = "https://tenhou.net"
 ID_ENV = "MJBOT_TENHOU_ID"
 ANONYMOUS = "NoName"
 DEFAULT_BUDGET = 2.0
+# seconds of silence from the server in a game after which the line is taken for dead: in a
+# game Tenhou tells every seat's draw and discard to all (the captures: a message every turn,
+# several between two of our 15 s keep-alives), so the longest quiet is one player's clock or
+# the pause between hands, seconds; eight keep-alive periods is far past either, and short
+# enough that a reconnect finds the game still on (Tenhou plays for an absent seat)
+IDLE_LIMIT = 120.0
 
 
 class PermissionRefused(ValueError):
@@ -120,6 +129,9 @@ class TenhouSettings:
     reconnect_delay: float = 1.0
     connect_timeout: float = 10.0
     login_timeout: float = 30.0  # Tenhou answers a HELO at once: silence past this is a dead line
+    # silence in a game past this is a dead line (None: waited for ever); not in the lobby,
+    # where the wait for a table has no bound and Tenhou owes us nothing (see IDLE_LIMIT)
+    idle_limit: float | None = IDLE_LIMIT
     log_dir: str | None = None
     write_log: bool = True
 
@@ -205,6 +217,9 @@ class TenhouBot(PlatformSession):
         # a JOIN sent on this line that no GO has answered yet: Tenhou sends LN again and again
         # in the lobby, also while we queue, and only the login's LN asks for a JOIN
         self.joined = False
+        # this line's login answered (LN, or the GO of a game resumed: anything past its HELO):
+        # until then the server owes us its next message at once, and silence is a dead line
+        self.logged_in = False
         self.game_hands = 0
         self.leaving = False  # a stop was asked for: BYE when the hand in play is over
         self.left = False  # BYE said on a stop: the session is over, the game unfinished
@@ -225,6 +240,7 @@ class TenhouBot(PlatformSession):
     def hello(self) -> list[Tag]:
         log.info("tenhou: login", anonymous=self.settings.name == ANONYMOUS)
         self.joined = False  # a new line: the server forgot any queue we were in
+        self.logged_in = False
         return split_tags("".join(self.codec.greeting()))
 
     # ------------------------------------------------------------------ tags in
@@ -255,7 +271,10 @@ class TenhouBot(PlatformSession):
         self.last_unread = None
         out: list[Tag] = []
         hand_over = game_over = False
+        past_login = self.logged_in  # this line's login was answered before this message
         for item in items:
+            if not isinstance(item, Helo):  # past the login: LN, or a game resumed
+                self.logged_in = True
             if isinstance(item, ev.DecisionRequest):
                 out += await self._decide(item)
             elif isinstance(item, Helo):
@@ -266,6 +285,8 @@ class TenhouBot(PlatformSession):
                         self.error(str(exc))
                 out.append(Tag("PXR", {"V": "1" if self.settings.name == ANONYMOUS else "9"}))
             elif isinstance(item, LoggedIn):
+                if self.in_game and not past_login:
+                    self._game_lost()
                 out += self._join()
             elif isinstance(item, Rejoin):
                 out.append(join(self.settings.lobby, self.settings.game_type, rejoin=item.t))
@@ -397,6 +418,23 @@ class TenhouBot(PlatformSession):
                                           "errors": len(self.summary.errors)}, ended.scores))
             log.warning("tenhou: game abandoned by the server", path=str(path))
 
+    def _game_lost(self) -> None:
+        """Back on a new line in a game, the server logged us in to the lobby (LN) where it
+        gives a game back with GO: it has no game for us any more (ours ended, or was ended,
+        while we were away). The client waited in that lobby for ever, sure it was in a game,
+        and joined none. The game's log is closed as abandoned (it counts as no game played)
+        and the session goes on from the lobby: a new game where games remain."""
+        self._release_held()
+        self._notice("the server gave no game back after the reconnect (LN, not GO): ours "
+                     "went on without us")
+        self.in_game = False
+        self.codec.forget_game()
+        scores = tuple(self.state.scores)  # the last known
+        self.state = TableState("riichi", self.state.seat)  # no hand in play any more
+        path = self.close_log(Footer({"hands": self.game_hands, "abandoned": True,
+                                      "errors": len(self.summary.errors)}, scores))
+        log.warning("tenhou: game lost while the line was down", path=str(path))
+
     def _end_game(self) -> list[Tag]:
         self.summary.games += 1
         self.in_game = False
@@ -489,8 +527,32 @@ class _Tcp:
             self.writer = None
 
 
+class _ScrubbedLog(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """The websockets library's own log with the ID taken out: at ``--log-level debug`` it
+    traces every frame, and our HELO's frame carried the ID to stderr. A frame's payload is
+    scrubbed before the library elides a long one in the middle (which could leave a part of
+    an echoed ID that no longer matches it)."""
+
+    def __init__(self, logger: logging.Logger, scrub: Scrubber) -> None:
+        super().__init__(logger, {})
+        self.scrub = scrub
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        if not self.isEnabledFor(level):
+            return
+        from websockets.frames import Frame
+
+        shown = tuple(dataclasses.replace(a, data=self.scrub(bytes(a.data)))
+                      if isinstance(a, Frame) else a for a in args)
+        try:
+            text = str(msg) % shown if shown else str(msg)
+        except (TypeError, ValueError):  # not a format for these: shown as they are
+            text = " ".join(map(str, (msg, *shown)))
+        self.logger.log(level, self.scrub(text), **kwargs)
+
+
 class _WebSocket:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, scrub: Scrubber | None = None) -> None:
         if not url.startswith(("ws://", "wss://")):
             if "://" in url:
                 raise ValueError(f"--server for --transport ws is a ws:// or wss:// URL or "
@@ -499,6 +561,7 @@ class _WebSocket:
             url = f"ws://{host}:{port}"
         self.url = url
         self.connection: Any = None
+        self.scrub = scrub or Scrubber()
 
     async def connect(self) -> None:
         from websockets.asyncio.client import connect
@@ -506,7 +569,9 @@ class _WebSocket:
         from websockets.typing import Origin
 
         try:
-            self.connection = await connect(self.url, origin=Origin(ORIGIN), open_timeout=10)
+            self.connection = await connect(
+                self.url, origin=Origin(ORIGIN), open_timeout=10,
+                logger=_ScrubbedLog(logging.getLogger("websockets.client"), self.scrub))
         except InvalidHandshake as exc:  # a line that is up but no WebSocket server's: as a
             # refused connection (tried again, then one line), not a traceback
             raise OSError(f"no WebSocket handshake at {self.url}: {exc}") from None
@@ -552,7 +617,7 @@ Transport = _Tcp | _WebSocket
 def transport_for(settings: TenhouSettings) -> Transport:
     if settings.transport == "ws":
         server = DEFAULT_WS_URL if settings.server == DEFAULT_TCP_SERVER else settings.server
-        return _WebSocket(server)
+        return _WebSocket(server, Scrubber(settings.secrets))
     if settings.transport != "tcp":
         raise ValueError(f"--transport is tcp or ws, not {settings.transport!r}")
     return _Tcp(settings.server)
@@ -608,6 +673,8 @@ async def _session(transport: Transport, bot: TenhouBot,
                     raise ConnectionError(f"{exc} (its last message, which mjbot does not "
                                           f"read: {bot.last_unread})") from None
                 raise
+            if isinstance(exc, SilentLine):  # the line is still open: we give it up
+                bot.give_up_line(exc)
             log.warning("tenhou: connection lost, reconnecting", error=str(exc))
             bot.summary.reconnects += 1
             await transport.close()
@@ -650,7 +717,7 @@ async def _connect(transport: Transport, settings: TenhouSettings, first: bool) 
 
 
 async def _play(transport: Transport, bot: TenhouBot, settings: TenhouSettings) -> None:
-    received = [0]  # frames on this line: none yet since our HELO is a silent server
+    received = [0]  # frames on this line
 
     async def send(tags: list[Tag]) -> None:
         bot.tx(tags)
@@ -675,22 +742,30 @@ async def _play(transport: Transport, bot: TenhouBot, settings: TenhouSettings) 
                 await send(replies)
         return bool(replies)
 
+    # a server silent in a game past the idle limit (a dead line the kernel does not report:
+    # a NAT that forgot us, a server that hangs) is a lost line: reconnected as a drop is
+    watched = idle_limited(read, settings.idle_limit, lambda: bot.in_game, "in a game")
     bot.thinker.warm()
     bot.last_unread = None  # this line's own: what a line before it said is no reason here
     await send(bot.hello())
     ticker = asyncio.create_task(keepalive())
     try:
-        async with Inbox(read, urgent) as inbox:
+        async with Inbox(watched, urgent) as inbox:
             while not bot.summary.finished and not bot.left:
-                # nothing yet since our HELO: a server that never answers is not waited for
-                wait = None if received[0] else settings.login_timeout
+                # the login not answered yet: a server that never answers it, or stops half
+                # way (its HELO, then no LN), is not waited for; Tenhou answers each at once
+                wait = None if bot.logged_in else settings.login_timeout
                 try:
                     raw, tag = await asyncio.wait_for(inbox.get(), wait)
                 except TimeoutError:
                     if wait is None:
                         raise
-                    raise ConnectionError(f"the server sent nothing in the {wait:g} s after "
-                                          "our HELO") from None
+                    if not received[0]:
+                        raise ConnectionError(f"the server sent nothing in the {wait:g} s "
+                                              "after our HELO") from None
+                    raise ConnectionError(f"the server did not finish our login: nothing "
+                                          f"for {wait:g} s after its last message (no LN, "
+                                          "REJOIN or GO)") from None
                 replies = await bot.handle(raw, tag)
                 if replies:
                     await send(replies)
