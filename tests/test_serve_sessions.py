@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from adapter.serve.config import loads
+from adapter.serve.config import ConfigError, loads
 from adapter.serve.practice import PracticeSettings, play_one
 from adapter.serve.supervisor import Supervisor
 from brain.rules.variant import variant_of
@@ -462,6 +462,63 @@ server = "127.0.0.1:{port}"
     (path,) = game_logs(tmp_path)
     result = assert_complete(path)
     assert result.get("stopped") is True and result.get("unfinished") is True, result
+
+
+async def test_a_silent_server_is_given_up_after_the_sessions_idle_limit(
+        tmp_path: Path) -> None:
+    """A session's `idle_limit` reaches its client: an mjai server that falls silent in a game
+    (the line left open) is given up after it, and the session says why, not that the server
+    closed the line; without the key serve's client waited its default 180 s."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    first_hand = lines[:lines.index('{"type":"end_kyoku"}') + 1]
+    silent = asyncio.Event()
+
+    async def mjai_server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b'{"type":"hello","protocol":"mjsonp","protocol_version":3}\n')
+        await writer.drain()
+        await reader.readline()
+        for line in first_hand:
+            message = json.loads(line)
+            if message["type"] == "start_game":
+                message["id"] = 0
+            writer.write((json.dumps(message) + "\n").encode())
+            await writer.drain()
+            await reader.readline()
+        silent.set()
+        await reader.read()  # silent from here, the line open
+
+    server = await asyncio.start_server(mjai_server, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    config = loads(f"""
+[sessions.table]
+kind = "mjai"
+server = "127.0.0.1:{port}"
+idle_limit = 1.5
+[sessions.table.limits]
+backoff_initial = 30
+""", environ={})
+    async with server:
+        sup = Supervisor(config, log_dir=str(tmp_path))
+        try:
+            sup.start()
+            handle = sup.handles["table"]
+            await until(silent.is_set)
+            await until(lambda: handle.failures >= 1, timeout=20)
+            assert handle.last_outcome == "dropped"
+            assert handle.last_error == ("the server sent nothing for 1.5 s in a game; the line "
+                                         "was given up"), handle.last_error
+        finally:
+            await sup.stop(10)
+    (path,) = game_logs(tmp_path)
+    assert assert_complete(path).get("unfinished") is True
+
+
+def test_a_sessions_idle_limit_is_checked_as_a_number_of_seconds() -> None:
+    for kind, extra in (("tenhou", ""), ("ntpu", 'server = "h:1"\n'), ("mjai", 'server = "h:1"\n')):
+        text = f'[sessions.s]\nkind = "{kind}"\n{extra}idle_limit = '
+        assert loads(text + "30\n", environ={}).sessions[0].option("idle_limit") == 30.0
+        with pytest.raises(ConfigError, match=r"idle_limit.*must be more than 0"):
+            loads(text + "0\n", environ={})
 
 
 def test_a_log_folder_that_cannot_be_written_is_refused_at_start(

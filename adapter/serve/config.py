@@ -227,14 +227,14 @@ KIND_KEYS: dict[str, dict[str, Check]] = {
                "games": _integer(1), "permission_granted": _boolean,
                "id": _text(), "id_env": _text(r"[A-Za-z_][A-Za-z0-9_]*", "a variable name"),
                "budget": _number(0.0), "reconnect_tries": _integer(0, 100),
-               "connect_timeout": _number(0.0)},
+               "connect_timeout": _number(0.0), "idle_limit": _number(0.0)},
     "ntpu": {"server": _host_port, "budget": _number(0.0),
              "honour_order": _text(r"[ESWNPFC]{7}", "seven of E S W N P F C"),
              "suit_order": _choice("mps", "msp", "pms", "psm", "smp", "spm"),
-             "connect_timeout": _number(0.0)},
+             "connect_timeout": _number(0.0), "idle_limit": _number(0.0)},
     "mjai": {"server": _host_port, "name": _text(r"[^\s]{1,32}", "a name without spaces"),
              "room": _text(r"[^\s]{1,32}", "a room without spaces"), "budget": _number(0.0),
-             "connect_timeout": _number(0.0)},
+             "connect_timeout": _number(0.0), "idle_limit": _number(0.0)},
 }
 REQUIRED: dict[str, tuple[str, ...]] = {"local": (), "tenhou": (), "ntpu": ("server",),
                                         "mjai": ("server",)}

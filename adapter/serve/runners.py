@@ -286,7 +286,7 @@ async def _run_client(spec: SessionSpec, ctx: RunContext, bot: Any, main: Awaita
                 await _finish_hand(bot, task, ctx.stop.deadline)
                 if task.done():  # it left by itself after its hand, or failed in it
                     tracker.sync(final=True)
-                    outcome = _outcome(task)
+                    outcome = _outcome(task, bot)
                     return outcome if outcome.status == "crashed" else Outcome("stopped")
                 await _cancel(task, spec.name)
                 tracker.sync(final=True)
@@ -295,7 +295,7 @@ async def _run_client(spec: SessionSpec, ctx: RunContext, bot: Any, main: Awaita
         if not task.done():
             await _cancel(task, spec.name)
     tracker.sync(final=True)
-    return _outcome(task)
+    return _outcome(task, bot)
 
 
 async def _cancel(task: asyncio.Future[Any], session: str) -> None:
@@ -319,7 +319,9 @@ async def _finish_hand(bot: Any, task: asyncio.Future[Any], deadline: float) -> 
         await asyncio.sleep(0.05)
 
 
-def _outcome(task: asyncio.Future[Any]) -> Outcome:
+def _outcome(task: asyncio.Future[Any], bot: Any) -> Outcome:
+    """How a client's run ended; a line it gave up for silence says so (it read "the server
+    closed the connection", which sends an operator to the wrong end)."""
     from adapter.platforms.tenhou import PermissionRefused
 
     exc = task.exception()
@@ -332,7 +334,8 @@ def _outcome(task: asyncio.Future[Any]) -> Outcome:
     summary = task.result()
     if summary.finished:
         return Outcome("completed")
-    return Outcome("dropped", "the server closed the connection")
+    ended = getattr(bot, "how_the_line_ended", None)
+    return Outcome("dropped", ended() if callable(ended) else "the server closed the connection")
 
 
 def _games_in_open_log(bot: PlatformSession) -> int:
@@ -344,6 +347,7 @@ async def run_tenhou(spec: SessionSpec, ctx: RunContext) -> Outcome:
     from adapter.platforms.tenhou import (
         ANONYMOUS,
         DEFAULT_TCP_SERVER,
+        IDLE_LIMIT,
         TenhouBot,
         TenhouSettings,
         run,
@@ -358,7 +362,8 @@ async def run_tenhou(spec: SessionSpec, ctx: RunContext) -> Outcome:
         game_type=spec.option("game_type", 64), games=games,
         permission_granted=spec.option("permission_granted", False), policy=spec.policy,
         budget=spec.option("budget", 2.0), reconnect_tries=spec.option("reconnect_tries", 5),
-        connect_timeout=spec.option("connect_timeout", 10.0), log_dir=ctx.log_dir)
+        connect_timeout=spec.option("connect_timeout", 10.0),
+        idle_limit=spec.option("idle_limit", IDLE_LIMIT), log_dir=ctx.log_dir)
     bot = TenhouBot(settings)
     return await _run_client(spec, ctx, bot, run(settings, bot), lambda b: b.summary.games,
                              "riichi")
@@ -373,19 +378,21 @@ async def run_ntpu(spec: SessionSpec, ctx: RunContext) -> Outcome:
     tiles = NtpuTiles(spec.option("honour_order", "ESWNCFP"), spec.option("suit_order", "mps"))
     bot = NtpuBot(NtpuSettings(policy=spec.policy, budget=spec.option("budget", 2.0),
                                tiles=tiles, log_dir=ctx.log_dir))
-    main = run_tcp(host, port, bot, spec.option("connect_timeout", 10.0))
+    main = run_tcp(host, port, bot, spec.option("connect_timeout", 10.0),
+                   spec.option("idle_limit"))
     return await _run_client(spec, ctx, bot, main, _games_in_open_log, "taiwan16")
 
 
 async def run_mjai(spec: SessionSpec, ctx: RunContext) -> Outcome:
-    from adapter.platforms.mjai import MjaiBot, MjaiSettings, run_tcp
+    from adapter.platforms.mjai import IDLE_LIMIT, MjaiBot, MjaiSettings, run_tcp
     from adapter.session import parse_server
 
     host, port = parse_server(spec.option("server"))
     bot = MjaiBot(MjaiSettings(policy=spec.policy, budget=spec.option("budget", 1.5),
                                name=spec.option("name", "mjbot"),
                                room=spec.option("room", "default"), log_dir=ctx.log_dir))
-    main = run_tcp(host, port, bot, spec.option("connect_timeout", 10.0))
+    main = run_tcp(host, port, bot, spec.option("connect_timeout", 10.0),
+                   spec.option("idle_limit", IDLE_LIMIT))
     return await _run_client(spec, ctx, bot, main, _games_in_open_log, "riichi")
 
 
