@@ -49,7 +49,7 @@ def test_a_second_run_reads_the_cache_and_gives_the_same_figures(cache, tmp_path
     shutil.copy(GAMES / "ranked_game.json", real)
     first, err = evaluate(capsys, real)
     assert "building the held-out self-play set" in err
-    held, imported = entries(cache, "heldout-riichi"), entries(cache, "real-riichi")
+    held, imported = entries(cache, "heldout-riichi-h2"), entries(cache, "real-riichi")
     assert len(held) == 1 and len(imported) == 1
     stamps = [p.stat().st_mtime_ns for p in (*held, *imported)]
     second, err = evaluate(capsys, real)
@@ -66,7 +66,7 @@ def test_a_changed_record_is_imported_again(cache, tmp_path, capsys) -> None:
     shutil.copy(GAMES / "four_reach.json", real)  # same name, another game
     after, err = evaluate(capsys, real)
     assert err.count("read from the cache") == 1  # the held-out set only
-    assert len(entries(cache, "real-riichi")) == 2
+    assert len(entries(cache, "real-riichi")) == 1  # the new entry replaced the old one
     fresh, _ = evaluate(capsys, real, "--no-cache")
     assert after == fresh and after["real"] != before["real"]
 
@@ -76,7 +76,7 @@ def test_a_cut_or_corrupt_entry_is_a_miss_built_again_and_overwritten(cache, tmp
     real = tmp_path / "game.json"
     shutil.copy(GAMES / "ranked_game.json", real)
     first, _ = evaluate(capsys, real)
-    [held] = entries(cache, "heldout-riichi")
+    [held] = entries(cache, "heldout-riichi-h2")
     [imported] = entries(cache, "real-riichi")
     whole = held.read_bytes()
     held.write_bytes(whole[:len(whole) // 2])  # a copy that did not finish
@@ -145,3 +145,26 @@ def test_the_held_out_set_and_the_import_never_read_the_opponent_models(tmp_path
     r = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_another_key_is_a_miss_and_its_entry_replaces_the_old_one(tmp_path) -> None:
+    """Other code (another digest in the key) never reads the old entry; the folder keeps one
+    entry a name, so it does not grow with every change of the code."""
+    built: list[str] = []
+
+    def build(text: str):  # type: ignore[no-untyped-def]
+        def write(out: Path) -> None:
+            out.mkdir(parents=True)
+            (out / "rows.txt").write_text(text)
+            built.append(text)
+        return write
+
+    folder = tmp_path / "cache"
+    assert C.cached_build(folder, "set", "k1", tmp_path / "a", build("one")) == "miss"
+    assert C.cached_build(folder, "set", "k1", tmp_path / "b", build("one")) == "hit"
+    assert (tmp_path / "b" / "rows.txt").read_text() == "one" and built == ["one"]
+    assert C.cached_build(folder, "set", "k2", tmp_path / "c", build("two")) == "miss"
+    assert built == ["one", "two"]
+    assert [p.name for p in folder.glob("set-*.mjds")] == [C.entry_path(folder, "set",
+                                                                         "k2").name]
+    assert C.cached_build(folder, "set", "k1", tmp_path / "d", build("one")) == "miss"

@@ -224,7 +224,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                                hands_per_mix=hands, seed=sets.EVAL_SEED)
                     sets.build_heldout(variant, out, hands, sets.EVAL_SEED, args.workers)
 
-                cache.build(f"heldout-{variant}", {
+                cache.build(f"heldout-{variant}-h{hands}", {
                     "what": "heldout", "variant": variant, "hands_per_mix": hands,
                     "seed": sets.EVAL_SEED, "mixes": sets.MIXES}, held_root, build_held, names)
                 held_dirs = [held_root / n for n in names]

@@ -160,7 +160,9 @@ def cached_build(folder: Path | None, name: str, key: str, dest: Path,
     """Fill ``dest`` (an empty or absent folder) from the entry of ``key``, else by
     ``build(dest)`` and store what it wrote. ``dataset_dirs`` (relative to ``dest``) must read
     as datasets after unpacking. ``say`` gets one line where an entry was unusable or could
-    not be written. Returns "hit", "miss" or "off"."""
+    not be written. The entry written replaces the others of ``name`` (built by older code or
+    from other records), so the folder does not grow with every change. Returns "hit", "miss"
+    or "off"."""
     if folder is None:
         build(dest)
         return "off"
@@ -186,4 +188,8 @@ def cached_build(folder: Path | None, name: str, key: str, dest: Path,
         write_entry(path, pack(dest, key))
     except OSError as exc:
         say(f"{path}: not written ({exc.strerror or exc}); the next run builds again")
+        return "miss"
+    for old in folder.glob(f"{name}-*.mjds"):  # one entry a name: older code, other records
+        if old != path:
+            old.unlink(missing_ok=True)
     return "miss"
