@@ -70,6 +70,20 @@ def _game_logs_kept_out_of_the_checkout(_session_log_dir: str,
 
 
 @pytest.fixture(scope="session")
+def _session_eval_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("eval-cache"))
+
+
+@pytest.fixture(autouse=True)
+def _eval_cache_kept_out_of_the_home(_session_eval_cache: str,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`mjbot models eval` keeps the datasets it built in a user cache
+    (replay/dataset/cache.py): here a temporary folder, not the ~/.cache of whoever runs
+    the suite."""
+    monkeypatch.setenv("MJBOT_EVAL_CACHE", _session_eval_cache)
+
+
+@pytest.fixture(scope="session")
 def ntpu_match(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real `mjbot ntpu-server` match of two hands (seed 51, one wall, the clients rotated
     once; its first hand is won by a client) with its four clients' logs and its own match

@@ -10,6 +10,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,11 @@ def register(sub: Any) -> None:
                    "paired intervals")
     e.add_argument("--keep-sets", metavar="DIR", help="--by-style: build the per-style sets "
                    "under DIR and keep them (a set already there is reused)")
+    e.add_argument("--no-cache", action="store_true", help="build the held-out set and "
+                   "import the real games afresh, and store nothing (default: reuse what an "
+                   "earlier run built from the same records, seed and code, kept in "
+                   "$MJBOT_EVAL_CACHE, else $XDG_CACHE_HOME/mjbot/models-eval or "
+                   "~/.cache/mjbot/models-eval; MJBOT_EVAL_CACHE=off disables it too)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(handler=cmd_eval)
 
@@ -164,6 +170,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     variant = checked_variant(args.variant)
     from adapter import opponent_sets as sets
     from brain.opponents.models import OpponentModels, model_path
+    from replay.dataset import cache as C
     from replay.dataset.schema import DatasetError
     from replay.learning.opponents import data as D
     from replay.learning.opponents.evaluate import evaluate
@@ -195,22 +202,45 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UserInputError("--styles, --seed, --keep-sets and --versus go with --by-style")
     real_files = ([Path(f) for f in args.real] if args.real
                   else sets.real_game_files(variant))
+    cache = EvalCache(None if args.no_cache else C.cache_dir())
+    real_digests = []  # the records' bytes are part of their entry's key
+    if cache.folder is not None:
+        for f in real_files:
+            try:
+                real_digests.append([f.name, C.file_digest(f)])
+            except OSError as exc:
+                raise UserInputError(f"{f}: {exc.strerror or exc}") from None
     with tempfile.TemporaryDirectory(prefix="mjbot-models-") as tmp:
         try:
             if args.data:
                 held_dirs = [Path(d) for d in args.data]
                 held_source: dict[str, Any] = {"dirs": [str(d) for d in held_dirs]}
             else:
-                log().info("building the held-out self-play set", variant=variant,
-                           hands_per_mix=hands, seed=sets.EVAL_SEED)
-                held_dirs = sets.build_heldout(variant, Path(tmp), hands, sets.EVAL_SEED,
-                                               args.workers)
+                held_root = Path(tmp) / "held"
+                names = [f"heldout-{i}" for i in range(len(sets.MIXES))]
+
+                def build_held(out: Path) -> None:
+                    log().info("building the held-out self-play set", variant=variant,
+                               hands_per_mix=hands, seed=sets.EVAL_SEED)
+                    sets.build_heldout(variant, out, hands, sets.EVAL_SEED, args.workers)
+
+                cache.build(f"heldout-{variant}-h{hands}", {
+                    "what": "heldout", "variant": variant, "hands_per_mix": hands,
+                    "seed": sets.EVAL_SEED, "mixes": sets.MIXES}, held_root, build_held, names)
+                held_dirs = [held_root / n for n in names]
                 held_source = {"selfplay_seed": sets.EVAL_SEED, "hands_per_mix": hands,
                                "mixes": [",".join(m) for m in sets.MIXES]}
             held = D.load(held_dirs, variant, kinds="all")
             real = None
             if real_files:
-                real_dir = sets.build_real(real_files, Path(tmp) / "real")
+                real_dir = Path(tmp) / "real"
+
+                def build_real(out: Path) -> None:
+                    sets.build_real(real_files, out)
+
+                cache.build(f"real-{variant}", {"what": "real", "variant": variant,
+                                                "files": real_digests}, real_dir, build_real,
+                            ["."])
                 real = D.load([real_dir], variant, kinds="all")
         except DatasetError as exc:
             raise UserInputError(str(exc)) from None
@@ -222,6 +252,31 @@ def cmd_eval(args: argparse.Namespace) -> int:
     else:
         print(_text(report))
     return 0
+
+
+class EvalCache:
+    """The dataset cache of one `models eval` run (replay/dataset/cache.py): every key holds
+    the code digest of the package folders, computed once, and the libraries' versions."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+        self._code: dict[str, Any] | None = None
+
+    def build(self, name: str, parts: dict[str, Any], dest: Path,
+              build: Callable[[Path], None], dataset_dirs: list[str]) -> str:
+        from replay.dataset import cache as C
+
+        if self.folder is not None and self._code is None:
+            root = Path(C.__file__).resolve().parents[2]
+            self._code = {"code": C.source_digest(
+                [root / p for p in ("protocols", "brain", "replay", "adapter")]),
+                "libraries": C.libraries()}
+        key = C.entry_key({**parts, **(self._code or {})})
+        status = C.cached_build(self.folder, name, key, dest, build, dataset_dirs,
+                                say=lambda line: log().warning("models eval cache: " + line))
+        if status == "hit":
+            log().info("models eval: read from the cache", entry=name, folder=str(self.folder))
+        return status
 
 
 def _report(variant: str, path: Path, models: Any, held: dict[str, Any],

@@ -140,7 +140,9 @@ class BlockBuilder:
         d["action"][i] = S.action_code(action)
         d["action_index"][i] = list(legal).index(action) if action in legal else S.PAD
         write_view(views[seat], d, i)
-        self.oracle.write(views, seat, d, i)
+        # a turn without a discard (Taiwan's last draw: win or pass) ends the hand
+        discards = request.kind != "turn" or any(isinstance(a, ev.Discard) for a in legal)
+        self.oracle.write(views, seat, d, i, discard_follows=discards)
 
     @property
     def decisions(self) -> int:

@@ -6,8 +6,10 @@ the shape complete: riichi and mass with seven pairs, riichi with thirteen orpha
 knitted shapes, Taiwan five groups and a pair), and what each win would be worth by the
 variant's own scoring. Convention (README): another seat's win is valued as a win off the
 deciding seat's discard (the deal-in the decider risks; no ura dora, which nobody knows yet),
-the decider's own row as a self-draw; a wait that is no legal win (riichi without yaku, MCR
-under 8 fan) has the value -1 (a Taiwan win of 0 tai is a win: value 0, points 1000 or more).
+or as no win where no discard follows (Taiwan's last draw: the hand ends after the drawer's
+win or pass), the decider's own row as a self-draw; a wait that is no legal win (riichi without
+yaku, MCR under 8 fan) has the value -1 (a Taiwan win of 0 tai is a win: value 0, points 1000
+or more).
 """
 
 from __future__ import annotations
@@ -168,9 +170,11 @@ class TruthOracle:
         return dataclasses.replace(ctx, from_seat=payer, after_kan=False)
 
     def write(self, views: Sequence[TableState], decider: int, a: dict[str, np.ndarray],
-              i: int) -> None:
+              i: int, discard_follows: bool = True) -> None:
         """Write the ``t_`` fields of a decision of ``decider`` into row ``i`` of ``a``;
-        ``views[s]`` is seat s's own state."""
+        ``views[s]`` is seat s's own state. ``discard_follows`` False: the decider may not
+        discard (Taiwan's last draw, which ends the hand), so no other seat can win on its
+        discard: their waits are no legal win (:data:`NO_WIN`, 0 points)."""
         public = views[decider]
         known = list(public.visible)  # the decider's hand and everything public
         shantens, tenpai, furiten = [0] * 4, [0] * 4, [0] * 4
@@ -193,7 +197,8 @@ class TruthOracle:
             tenpai[s] = 1
             for k in found:
                 a["t_waits"][i, s, k] = 1
-                won = self.win_score(view, k, decider)
+                won = (self.win_score(view, k, decider) if s == decider or discard_follows
+                       else None)
                 a["t_value"][i, s, k], a["t_points"][i, s, k] = won or (NO_WIN, 0)
             if s != decider and not self.rules.can_win_on(view, found[0]):
                 furiten[s] = 1

@@ -9,6 +9,9 @@ far less noisy than their values), then
   (:mod:`brain.policies.mc.oneplayer`), declare riichi on becoming ready with a closed hand,
   and fold for the rest of the hand when the expected loss of the discard exceeds ``kappa``
   times P(win | shanten, draws left) times a typical win (the paper's ODEV, one step deep);
+  folded, we neither win (Taiwan's last draw included, though the table lets any drawer win
+  by it: our discards since the fold count as safe tiles we do not hold, so the row's hand is
+  no longer ours) nor deal in;
 - an opponent is two variables, as in the paper: *ready*, drawn at the start from the model's
   P(tenpai) and switched on at each of its draws with probability WPET (its waits drawn once
   per playout, kind by kind, from the model's P(kind wins | ready)), and *folded*, switched on

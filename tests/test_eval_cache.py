@@ -1,0 +1,170 @@
+"""`mjbot models eval` keeps the held-out self-play set and the imported records it built in
+a user cache (replay/dataset/cache.py): a second run reads them, and nothing it reads can be
+stale (a changed record, other code) or broken (a cut file is built again)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from adapter.opponent_sets import TENHOU
+from replay.dataset import cache as C
+from tests.in_process import mjbot_here
+
+ROOT = Path(__file__).resolve().parents[1]
+GAMES = TENHOU / "convlog_tenhou6_json"
+
+
+def evaluate(capsys: pytest.CaptureFixture[str], real: Path, *extra: str
+             ) -> tuple[dict[str, object], str]:
+    """`models eval` on two hands a mix and ``real``: its figures (the timing left out)
+    and its stderr."""
+    r = mjbot_here(capsys, "models", "eval", "--variant", "riichi", "--hands", "2",
+                   "--bootstrap", "0", "--real", str(real), "--json", *extra)
+    assert r.returncode == 0, r.stderr
+    figures = json.loads(r.stdout)
+    figures.pop("seconds")
+    return figures, r.stderr
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(C.ENV, str(folder))
+    return folder
+
+
+def entries(folder: Path, name: str) -> list[Path]:
+    return sorted(folder.glob(f"{name}-*.mjds"))
+
+
+def test_a_second_run_reads_the_cache_and_gives_the_same_figures(cache, tmp_path, capsys
+                                                                  ) -> None:
+    real = tmp_path / "game.json"
+    shutil.copy(GAMES / "ranked_game.json", real)
+    first, err = evaluate(capsys, real)
+    assert "building the held-out self-play set" in err
+    held, imported = entries(cache, "heldout-riichi-h2"), entries(cache, "real-riichi")
+    assert len(held) == 1 and len(imported) == 1
+    stamps = [p.stat().st_mtime_ns for p in (*held, *imported)]
+    second, err = evaluate(capsys, real)
+    assert second == first
+    assert "building the held-out self-play set" not in err
+    assert err.count("read from the cache") == 2
+    assert [p.stat().st_mtime_ns for p in (*held, *imported)] == stamps
+
+
+def test_a_changed_record_is_imported_again(cache, tmp_path, capsys) -> None:
+    real = tmp_path / "game.json"
+    shutil.copy(GAMES / "ranked_game.json", real)
+    before, _ = evaluate(capsys, real)
+    shutil.copy(GAMES / "four_reach.json", real)  # same name, another game
+    after, err = evaluate(capsys, real)
+    assert err.count("read from the cache") == 1  # the held-out set only
+    assert len(entries(cache, "real-riichi")) == 1  # the new entry replaced the old one
+    fresh, _ = evaluate(capsys, real, "--no-cache")
+    assert after == fresh and after["real"] != before["real"]
+
+
+def test_a_cut_or_corrupt_entry_is_a_miss_built_again_and_overwritten(cache, tmp_path,
+                                                                      capsys) -> None:
+    real = tmp_path / "game.json"
+    shutil.copy(GAMES / "ranked_game.json", real)
+    first, _ = evaluate(capsys, real)
+    [held] = entries(cache, "heldout-riichi-h2")
+    [imported] = entries(cache, "real-riichi")
+    whole = held.read_bytes()
+    held.write_bytes(whole[:len(whole) // 2])  # a copy that did not finish
+    data = bytearray(imported.read_bytes())
+    data[-100] ^= 0xFF  # one flipped byte in a shard
+    imported.write_bytes(bytes(data))
+    again, err = evaluate(capsys, real)
+    assert again == first
+    warned = [line for line in err.splitlines() if "models eval cache" in line]
+    assert len(warned) == 2, err
+    assert "truncated" in warned[0] + warned[1] and "corrupt" in warned[0] + warned[1]
+    assert held.read_bytes() == whole  # overwritten with the entry built again
+    _, err = evaluate(capsys, real)
+    assert err.count("read from the cache") == 2
+
+
+@pytest.mark.parametrize("how", ["env", "option"])
+def test_disabled_writes_nothing(how, cache, tmp_path, capsys, monkeypatch) -> None:
+    real = tmp_path / "game.json"
+    shutil.copy(GAMES / "ranked_game.json", real)
+    if how == "env":
+        monkeypatch.setenv(C.ENV, "off")
+        evaluate(capsys, real)
+    else:
+        evaluate(capsys, real, "--no-cache")
+    assert not cache.exists()
+
+
+def test_the_folder_follows_the_environment(tmp_path) -> None:
+    home = Path.home()
+    assert C.cache_dir({}) == home / ".cache" / "mjbot" / "models-eval"
+    assert C.cache_dir({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "mjbot" / "models-eval"
+    # the XDG spec: a relative path is invalid and ignored
+    assert C.cache_dir({"XDG_CACHE_HOME": "rel"}) == home / ".cache" / "mjbot" / "models-eval"
+    assert C.cache_dir({"XDG_CACHE_HOME": str(tmp_path), C.ENV: "/x/y"}) == Path("/x/y")
+    assert C.cache_dir({C.ENV: "off"}) is None and C.cache_dir({C.ENV: "OFF"}) is None
+
+
+def test_the_code_digest_covers_every_file_but_the_judged_weights(tmp_path) -> None:
+    tree = tmp_path / "brain"
+    (tree / "data").mkdir(parents=True)
+    (tree / "enc.py").write_text("VERSION = 1\n")
+    (tree / "data" / "table.npz").write_bytes(b"a")
+    (tree / "data" / "opponents_riichi.npz").write_bytes(b"w")
+    first = C.source_digest([tree])
+    (tree / "data" / "opponents_riichi.npz").write_bytes(b"retrained")
+    assert C.source_digest([tree]) == first
+    (tree / "data" / "table.npz").write_bytes(b"b")
+    second = C.source_digest([tree])
+    assert second != first
+    (tree / "enc.py").write_text("VERSION = 2\n")
+    assert C.source_digest([tree]) != second
+
+
+def test_the_held_out_set_and_the_import_never_read_the_opponent_models(tmp_path) -> None:
+    """The opponent models' weights are left out of the cache key (a `models train` keeps
+    the cache): true only while nothing that builds the held-out set or the import reads
+    them. Were a mix's policy to read them, the key would need them: this fails first."""
+    script = (
+        "import sys\nfrom pathlib import Path\n"
+        "from adapter import opponent_sets as s\n"
+        f"s.build_heldout('riichi', Path({str(tmp_path)!r}) / 'h', 1)\n"
+        f"s.build_real(s.real_game_files('riichi')[:2], Path({str(tmp_path)!r}) / 'r')\n"
+        "loaded = [m for m in sys.modules if m.startswith('brain.opponents')]\n"
+        "assert 'brain.opponents.models' not in loaded, loaded\n")
+    r = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_another_key_is_a_miss_and_its_entry_replaces_the_old_one(tmp_path) -> None:
+    """Other code (another digest in the key) never reads the old entry; the folder keeps one
+    entry a name, so it does not grow with every change of the code."""
+    built: list[str] = []
+
+    def build(text: str):  # type: ignore[no-untyped-def]
+        def write(out: Path) -> None:
+            out.mkdir(parents=True)
+            (out / "rows.txt").write_text(text)
+            built.append(text)
+        return write
+
+    folder = tmp_path / "cache"
+    assert C.cached_build(folder, "set", "k1", tmp_path / "a", build("one")) == "miss"
+    assert C.cached_build(folder, "set", "k1", tmp_path / "b", build("one")) == "hit"
+    assert (tmp_path / "b" / "rows.txt").read_text() == "one" and built == ["one"]
+    assert C.cached_build(folder, "set", "k2", tmp_path / "c", build("two")) == "miss"
+    assert built == ["one", "two"]
+    assert [p.name for p in folder.glob("set-*.mjds")] == [C.entry_path(folder, "set",
+                                                                         "k2").name]
+    assert C.cached_build(folder, "set", "k1", tmp_path / "d", build("one")) == "miss"
