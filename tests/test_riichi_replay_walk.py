@@ -3,11 +3,22 @@ replay` and its exports say must be what the record says happened."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from protocols import events as ev
 from replay.formats import mjai_log, mjlog
-from tests.shared_data import DATA
+from tests.shared_data import DATA, MJAI_GAME
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _replay(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "adapter.cli", "replay", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
 
 MJX = DATA / "tenhou" / "mjx_pairs"
 
@@ -29,3 +40,25 @@ def test_an_open_win_with_a_chi_keeps_its_han_through_an_mjai_export(name: str) 
     assert all(w.yaku for w in ours)
     assert [w.deltas for w in ours] == [w.deltas for w in theirs]
 
+
+
+def test_an_mjai_log_cut_inside_a_line_shows_the_hands_before_the_cut(tmp_path: Path) -> None:
+    """README: a file cut short shows what came before the cut, mjai logs up to their last
+    whole line. A real mjai game cut in the middle of a line was refused as no game log."""
+    text = MJAI_GAME.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    cut = tmp_path / "cut.mjai.jsonl"
+    cut.write_text("\n".join(lines[:224]) + "\n" + lines[224][:35], encoding="utf-8")
+    done = _replay(str(cut))
+    assert done.returncode == 0, done.stderr
+    assert "cut short: line 225 ends early" in done.stdout
+    assert done.stdout.count("\n- E") == 3  # E1-0, E2-0 and the hand the cut falls in
+    assert "unfinished" in done.stdout
+    assert "Traceback" not in done.stderr
+    # a broken line in the middle is no cut: refused, one line for mjai among the tried
+    broken = tmp_path / "broken.mjai.jsonl"
+    broken.write_text("\n".join([*lines[:224], lines[224][:35], *lines[225:]]) + "\n",
+                      encoding="utf-8")
+    done = _replay(str(broken))
+    assert done.returncode == 2
+    assert "mjai JSONL: line 225 is not JSON" in done.stderr

@@ -117,14 +117,22 @@ def value_own_wins(events: list[Any]) -> list[Any]:
 
 
 def loads(text: str) -> GameRecord:
-    """A game from mjai JSONL text (blank lines skipped)."""
+    """A game from mjai JSONL text (blank lines skipped). A file cut inside its last line (a
+    log whose writer stopped mid-line) reads up to its last whole line, noted as cut, as
+    our msgpack logs read up to their last whole frame."""
     importer = _Importer()
-    for n, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    cut = ""
+    for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             msg = json.loads(line)
         except json.JSONDecodeError as exc:
+            if n == len(lines) and n > 1 and not text.endswith("\n") \
+                    and line.lstrip().startswith("{"):  # the start of an event, no garbage
+                cut = f"line {n} ends early ({exc}): the {n - 1} lines before it are read"
+                break
             raise RecordError(f"mjai: line {n} is not JSON ({exc})") from None
         if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
             raise RecordError(f"mjai: line {n} is not an event object")
@@ -134,7 +142,10 @@ def loads(text: str) -> GameRecord:
             if isinstance(exc, RecordError):
                 raise
             raise RecordError(f"mjai: line {n} ({msg.get('type')}): {exc!r}") from None
-    return importer.finish()
+    record = importer.finish()
+    if cut:
+        record.meta["cut"] = cut
+    return record
 
 
 class _Importer:
