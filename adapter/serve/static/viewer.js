@@ -64,7 +64,11 @@ function drawResult(step) {
     : [`drawn: ${r.reason}` + (r.tenpai && r.tenpai.length ? ` · ready: seat ${r.tenpai.join(", ")}` : "")];
   const yaku = r.type === "win" && r.yaku.length ? el("div", { class: "yaku-list" }, r.yaku.map((y, i) =>
     el("span", { class: "yaku" }, y, english[i] ? el("span", { class: "en", text: english[i] }) : null))) : null;
-  box.replaceChildren(el("div", { class: "result" }, ...text, yaku,
+  // the ura dora indicators turned over for a riichi winner (a record keeps them for the hand;
+  // a winner without riichi never sees them), as Tenhou shows them beside the yaku
+  const ura = r.type === "win" && r.ura && r.ura.length && step.seats[r.winner].riichi
+    ? el("div", { class: "row ura" }, "ura dora ", tileRow(r.ura, "small")) : null;
+  box.replaceChildren(el("div", { class: "result" }, ...text, yaku, ura,
     el("div", { class: "muted", text: "score changes " + r.deltas.join(" / ") })));
 }
 
