@@ -62,3 +62,20 @@ def test_an_mjai_log_cut_inside_a_line_shows_the_hands_before_the_cut(tmp_path: 
     done = _replay(str(broken))
     assert done.returncode == 2
     assert "mjai JSONL: line 225 is not JSON" in done.stderr
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.99])
+def test_a_cut_tenhou6_file_is_refused_in_one_line(tmp_path: Path, keep: float) -> None:
+    """A tenhou.net/6 game cut short is one broken document (README); it was refused with
+    nine lines, every format's refusal, the tenhou.net/6 one a bare JSON error, and a cut
+    inside a name's UTF-8 bytes (99% of double_ron.json) was 'not UTF-8 text' for every
+    format. Now: one line saying the file is cut short."""
+    data = (DATA / "tenhou" / "convlog_tenhou6_json" / "double_ron.json").read_bytes()
+    cut = tmp_path / "double_ron.json"
+    cut.write_bytes(data[:int(len(data) * keep)])
+    done = _replay(str(cut))
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0, done.stderr
+    assert f"{cut}: tenhou.net/6 JSON cut short: the JSON ends at char" in done.stderr
+    assert "Traceback" not in done.stderr
+

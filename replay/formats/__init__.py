@@ -19,7 +19,7 @@ from typing import Any
 from protocols import events as ev
 from replay.formats import botzone_human, botzone_log, mjai_log, mjlog, ntpu_log, nycu_sgf, tenhou6
 from replay.log import GameLog, LogError, parse_log
-from replay.record import GameRecord, RecordError
+from replay.record import CutShort, GameRecord, RecordError
 from replay.schema import SchemaError
 
 REASON_CHARS = 200  # a reason is one line of the error message
@@ -40,8 +40,13 @@ class UnknownFormat(RecordError):
     """No reader accepted the file; ``attempts`` is (format label, why it refused) for every
     format, in the order of :data:`FORMATS`."""
 
-    def __init__(self, attempts: list[tuple[str, str]]) -> None:
+    def __init__(self, attempts: list[tuple[str, str]],
+                 cut: tuple[str, str] | None = None) -> None:
         self.attempts = attempts
+        self.cut = cut
+        if cut is not None:  # a one-document format's file cut short: that, in one line
+            super().__init__(f"{cut[0]} cut short: {cut[1]}")
+            return
         lines = "\n".join(f"  {label}: {why}" for label, why in attempts)
         super().__init__(f"not a game log we know; tried:\n{lines}")
 
@@ -135,6 +140,7 @@ def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
     reasons: dict[str, str] = {}
     text: str | None = None
     text_error = ""
+    cut: tuple[str, str] | None = None
     for name in order:
         if name == "mjbot":
             try:
@@ -147,7 +153,13 @@ def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError as exc:
-                text_error = f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})"
+                if exc.reason == "unexpected end of data":
+                    # a file cut inside a character's bytes (a Japanese name): the text before
+                    # it, which the readers see as cut short as they see any other cut
+                    text = data[:exc.start].decode("utf-8", errors="strict")
+                else:
+                    text_error = (f"not UTF-8 text (byte {data[exc.start]:#04x} at offset "
+                                  f"{exc.start})")
         if text is None:
             reasons[label] = text_error
             continue
@@ -155,7 +167,9 @@ def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
             return Loaded(name, label, record=reader(text))
         except _REFUSALS as exc:
             reasons[label] = _reason(exc, name)
-    raise UnknownFormat([(label, reasons[label]) for label in FORMATS])
+            if isinstance(exc, CutShort) and cut is None:
+                cut = (label, reasons[label])
+    raise UnknownFormat([(label, reasons[label]) for label in FORMATS], cut)
 
 
 def _starts_with_map(data: bytes) -> bool:

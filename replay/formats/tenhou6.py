@@ -32,7 +32,7 @@ from protocols.tenhou_values import (
     placement,
     yaku_attrs,
 )
-from replay.record import GameRecord, RecordError, canonical, own_tiles
+from replay.record import CutShort, GameRecord, RecordError, canonical, own_tiles
 
 VARIANT: Final = "riichi"  # the one variant this format holds: where the name enters
 TSUMOGIRI = 60
@@ -73,16 +73,27 @@ def _parse_call(text: str, where: str) -> tuple[str, int, list[int]]:
 # --------------------------------------------------------------------------- import
 
 
+def _ran_out(exc: json.JSONDecodeError, line: str) -> bool:
+    """The parser stopped because the text ended (a cut file), not at a wrong character."""
+    return exc.pos >= len(line.rstrip()) or exc.msg.startswith("Unterminated string")
+
+
 def loads(text: str) -> GameRecord:
     """A tenhou.net/6 game from JSON text (one object, or one object per line)."""
     text = text.strip()
     try:
         objs = [json.loads(text)]
     except json.JSONDecodeError:
-        try:
-            objs = [json.loads(line) for line in text.splitlines() if line.strip()]
-        except json.JSONDecodeError as exc:
-            raise RecordError(f"tenhou6: not JSON ({exc})") from None
+        objs = []
+        for line in (x for x in text.splitlines() if x.strip()):
+            try:
+                objs.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                if text.startswith("{") and text.endswith(line) and _ran_out(exc, line):
+                    raise CutShort(f"tenhou6: the JSON ends at char {len(text)} before its "
+                                   "object closes (one document: nothing before the cut can "
+                                   "be read)") from None
+                raise RecordError(f"tenhou6: not JSON ({exc})") from None
     if not objs or not all(isinstance(o, dict) and isinstance(o.get("log"), list)
                            for o in objs):
         raise RecordError("tenhou6: expected an object with a 'log' list")
