@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from protocols import events as ev
-from replay.formats import mjai_log, mjlog
+from replay.formats import mjai_log, mjlog, tenhou6
 from tests.shared_data import DATA, MJAI_GAME
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,3 +79,16 @@ def test_a_cut_tenhou6_file_is_refused_in_one_line(tmp_path: Path, keep: float) 
     assert f"{cut}: tenhou.net/6 JSON cut short: the JSON ends at char" in done.stderr
     assert "Traceback" not in done.stderr
 
+
+
+def test_a_game_cut_inside_a_hand_exports_to_tenhou6_and_reads_back_the_same() -> None:
+    """A record cut short (an mjlog capture that stopped inside its third hand) exported to
+    tenhou.net/6 wrote the unfinished hand with an empty result, which our own reader then
+    refused with a misleading 'seat 1 calls ... where it should draw'. It reads back as the
+    same moves, the last hand unfinished and no game end."""
+    text = (DATA / "tenhou" / "dnovikoff_mjlog" / "example.xml").read_text(encoding="utf-8")
+    record = mjlog.loads(text[:len(text) // 2])
+    assert record.meta.get("cut") and not isinstance(record.events[-1], ev.GameEnded)
+    again = tenhou6.loads(tenhou6.dumps(record))
+    assert again.events[1:] == record.events[1:]
+    assert len(again.hands()) == 3

@@ -108,11 +108,19 @@ def loads(text: str) -> GameRecord:
     meta["hands_per_line"] = [len(o["log"]) for o in objs]
     events: list[Any] = [ev.GameStarted(VARIANT, 0, names, {"red_fives": aka})]
     scores: list[int] = [25000] * 4
-    for o in objs:
+    last = (len(objs) - 1, len(objs[-1]["log"]) - 1)
+    for i, o in enumerate(objs):
         for n, hand in enumerate(o["log"]):
-            scores = _import_hand(hand, events, f"hand {n}")
-    events.append(ev.GameEnded(_final_scores(objs[-1].get("sc")) or tuple(scores)))
+            scores = _import_hand(hand, events, f"hand {n}", (i, n) == last)
+    if not _unfinished(objs[-1]["log"]) or objs[-1].get("sc") is not None:
+        events.append(ev.GameEnded(_final_scores(objs[-1].get("sc")) or tuple(scores)))
     return GameRecord(VARIANT, "tenhou6", events, meta)
+
+
+def _unfinished(log: list[Any]) -> bool:
+    """The last hand has an empty result: the game was cut inside it (our export of a record
+    cut short writes it so), and no game end follows."""
+    return bool(log) and isinstance(log[-1], list) and len(log[-1]) >= 17 and log[-1][16] == []
 
 
 def _final_scores(sc: Any) -> tuple[int, ...] | None:
@@ -128,10 +136,12 @@ def _final_scores(sc: Any) -> tuple[int, ...] | None:
 class _Hand:
     """The replay of one hand's per-seat lists into the order of play."""
 
-    def __init__(self, data: list[Any], where: str, out: list[Any]) -> None:
+    def __init__(self, data: list[Any], where: str, out: list[Any],
+                 last: bool = False) -> None:
         if not isinstance(data, list) or len(data) < 17:
             raise RecordError(f"tenhou6: {where} must be a list of 17 entries")
         self.where = where
+        self.last_hand = last  # the log's last hand: an empty result is a game cut inside it
         self.out = out
         (kyoku, honba, sticks), scores = data[0], data[1]
         self.dealer = int(kyoku) % 4
@@ -346,6 +356,8 @@ class _Hand:
                 raise RecordError(f"tenhou6: {self.where}: seat {s}'s tiles do not fit "
                                   "one order of play")
         res = self.result
+        if res == [] and self.last_hand:
+            return  # unfinished: the moves up to the cut, no result
         if not isinstance(res, list) or not res or not isinstance(res[0], str):
             raise RecordError(f"tenhou6: {self.where}: bad result {res!r}")
         word = res[0]
@@ -404,9 +416,9 @@ def yaku_value(yaku: tuple[str, ...]) -> int:
     return total
 
 
-def _import_hand(data: list[Any], out: list[Any], where: str) -> list[int]:
+def _import_hand(data: list[Any], out: list[Any], where: str, last: bool = False) -> list[int]:
     try:
-        hand = _Hand(data, where, [])
+        hand = _Hand(data, where, [], last)
         hand.play()
         out.extend(hand.out)
     except (TypeError, ValueError, IndexError, KeyError) as exc:
