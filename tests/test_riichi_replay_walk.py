@@ -3,6 +3,7 @@ replay` and its exports say must be what the record says happened."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -55,6 +56,10 @@ def test_an_mjai_log_cut_inside_a_line_shows_the_hands_before_the_cut(tmp_path: 
     assert done.stdout.count("\n- E") == 3  # E1-0, E2-0 and the hand the cut falls in
     assert "unfinished" in done.stdout
     assert "Traceback" not in done.stderr
+    # the cut note is the reader's: an export of the game does not write it into start_game
+    exported = mjai_log.dumps(mjai_log.loads(cut.read_text(encoding="utf-8")))
+    assert "cut" not in json.loads(exported.splitlines()[0])
+    assert mjai_log.loads(exported).meta.get("cut") is None
     # a broken line in the middle is no cut: refused, one line for mjai among the tried
     broken = tmp_path / "broken.mjai.jsonl"
     broken.write_text("\n".join([*lines[:224], lines[224][:35], *lines[225:]]) + "\n",

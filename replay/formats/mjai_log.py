@@ -362,8 +362,10 @@ def dumps(record: GameRecord) -> str:
     lines: list[dict[str, Any]] = []
     in_hand = False
     table = _Table()
+    # the file's own start_game fields; a cut note is the reader's, not the game's
+    start = {k: v for k, v in record.meta.items() if k != "cut"}
     for e in record.events:
-        msg = export_event(e, record.meta if record.source == "mjai" else {})
+        msg = export_event(e, start if record.source == "mjai" else {})
         if isinstance(e, ev.RoundStarted | ev.GameEnded) and in_hand:
             lines.append({"type": "end_kyoku"})
             in_hand = False
