@@ -97,3 +97,20 @@ def test_a_game_cut_inside_a_hand_exports_to_tenhou6_and_reads_back_the_same() -
     again = tenhou6.loads(tenhou6.dumps(record))
     assert again.events[1:] == record.events[1:]
     assert len(again.hands()) == 3
+
+
+def test_tenhous_all_noten_draw_is_an_exhaustive_draw() -> None:
+    """Tenhou's logs write an exhaustive draw with nobody ready as ``["全員不聴"]`` (every seat
+    ready: 全員聴牌), no deltas. It read as a draw of reason '全員不聴', which the mjai
+    export wrote as ``"reason":"全員不聴"`` (no mjai reader knows it, and its tenpai flags
+    were left out). One of our own games with Tenhou's word (tests/data/riichiwalk)."""
+    path = Path(__file__).resolve().parent / "data" / "riichiwalk" / "all_noten_draw.tenhou6.json"
+    text = path.read_text(encoding="utf-8")
+    record = tenhou6.loads(text)
+    draws = [e for e in record.events if isinstance(e, ev.RoundDrawn)]
+    assert [(d.reason, d.tenpai) for d in draws] == [("exhaustive", ())]
+    ryukyoku = [json.loads(x) for x in mjai_log.dumps(record).splitlines()
+                if '"ryukyoku"' in x]
+    assert ryukyoku[0].get("reason") is None
+    assert ryukyoku[0]["tenpais"] == [False] * 4
+    assert json.loads(tenhou6.dumps(record)) == json.loads(text)

@@ -36,12 +36,16 @@ from replay.record import CutShort, GameRecord, RecordError, canonical, own_tile
 
 VARIANT: Final = "riichi"  # the one variant this format holds: where the name enters
 TSUMOGIRI = 60
-_RESULT_DRAWS = {
-    "流局": "exhaustive", "九種九牌": "nine_terminals", "四家立直": "four_riichi",
-    "三家和了": "triple_ron", "四槓散了": "four_kans", "四風連打": "four_winds",
-    "流し満貫": "nagashi",
+_DRAW_WORDS = {
+    "exhaustive": "流局", "nine_terminals": "九種九牌", "four_riichi": "四家立直",
+    "triple_ron": "三家和了", "four_kans": "四槓散了", "four_winds": "四風連打",
+    "nagashi": "流し満貫",
 }
-_DRAW_WORDS = {v: k for k, v in _RESULT_DRAWS.items()}
+# Tenhou writes an exhaustive draw where no point changes hands (every seat ready, or none)
+# as 全員聴牌 / 全員不聴, with no deltas: an exhaustive draw all the same
+_ALL_READY, _NONE_READY = "全員聴牌", "全員不聴"
+_RESULT_DRAWS = {**{v: k for k, v in _DRAW_WORDS.items()},
+                 _ALL_READY: "exhaustive", _NONE_READY: "exhaustive"}
 _CALL_RE = re.compile(r"([cpmkar]?)(\d\d)")
 # position of the called tile in a call string by where it came from (relative to the caller)
 _POS_PON = {3: 0, 2: 1, 1: 2}  # kamicha (left), toimen (opposite), shimocha (right)
@@ -541,6 +545,8 @@ def _export_hand(events: list[Any]) -> list[Any]:
             result += [list(e.deltas), [e.winner, frm, pao, detail, *yaku]]
         elif isinstance(e, ev.RoundDrawn):
             result = [_DRAW_WORDS.get(e.reason, e.reason)]
+            if e.reason == "exhaustive" and not e.deltas:  # read from Tenhou's 全員 words
+                result = [_ALL_READY if len(e.tenpai) == 4 else _NONE_READY]
             if e.deltas:
                 result.append(list(e.deltas))
     out: list[Any] = [[kyoku, start.honba, start.sticks], list(start.scores), dora, ura]
