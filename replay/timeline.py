@@ -247,7 +247,8 @@ class _Table:
                        "win_tile": tile(e.win_tile), "value": e.value, "yaku": list(e.yaku),
                        "yaku_en": [english(y, self.variant) for y in e.yaku],
                        "deltas": list(e.deltas), "detail": e.detail,
-                       "ura": [T.tile_name(t) for t in e.ura_dora_indicators]}
+                       "ura": [T.tile_name(t) for t in e.ura_dora_indicators],
+                       "pao": e.pao_seat}
         self.sticks = 0
         return f"{self.who(e.winner)} wins ({how}) on {tile(e.win_tile)}, value {e.value}", \
             e.winner

@@ -114,3 +114,17 @@ def test_tenhous_all_noten_draw_is_an_exhaustive_draw() -> None:
     assert ryukyoku[0].get("reason") is None
     assert ryukyoku[0]["tenpais"] == [False] * 4
     assert json.loads(tenhou6.dumps(record)) == json.loads(text)
+
+
+def test_a_liable_seat_is_named_with_the_win_it_pays_for() -> None:
+    """pao.xml, E2-1: seat 2's 大三元 by tsumo, all 32,300 paid by seat 0, who fed the third
+    dragon set (Tenhou's paoWho). Replay showed the deltas and never why seat 0 paid alone."""
+    done = _replay(str(DATA / "tenhou" / "dnovikoff_mjlog" / "pao.xml"))
+    assert done.returncode == 0, done.stderr
+    wins = [line for line in done.stdout.splitlines() if line.strip().startswith("WIN")]
+    assert wins[-1].endswith("(役満8000-16000点)  pao: seat 0 liable")
+    assert all("pao" not in line for line in wins[:-1])
+    data = json.loads(_replay(str(DATA / "tenhou" / "dnovikoff_mjlog" / "pao.xml"),
+                              "--json").stdout)
+    last = data["summary"]["hands"][-1]["results"][-1]
+    assert (last["pao"], last["deltas"]) == (0, [-32300, 0, 32300, 0])

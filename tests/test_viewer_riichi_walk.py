@@ -71,3 +71,31 @@ def test_a_riichi_winners_ura_dora_indicators_show_with_the_result(tmp_path: Pat
         b.close()
     finally:
         chromium.close()
+
+
+def test_a_liable_seat_shows_with_the_result(tmp_path: Path) -> None:
+    """pao.xml's last hand: seat 2's 大三元 paid whole by seat 0 (責任払い); the result box
+    says so, as the record does."""
+    record = tmp_path / "pao.xml"
+    record.write_bytes((DATA / "tenhou" / "dnovikoff_mjlog" / "pao.xml").read_bytes())
+    assert CHROMIUM is not None
+    chromium = Chromium(CHROMIUM, tmp_path / "profile")
+    try:
+        b = chromium.page()
+        with _view(record) as url:
+            b.navigate(f"{url}games/0~pao.xml#4/1")
+            b.wait_for("document.getElementById('step-index').textContent"
+                       ".startsWith('step 1 /')")
+            b.key("End")
+            b.wait_for("document.querySelector('#result .result') !== null")
+            shown = b.evaluate("document.getElementById('result').innerText")
+            assert "pao: seat 0 liable" in shown and "-32300 / 0 / 32300 / 0" in shown
+            b.key("ArrowUp")  # the hand before: a plain ron, no liable seat
+            b.wait_for("document.getElementById('hand-select').value === '2'")
+            b.key("End")
+            b.wait_for("document.querySelector('#result .result') !== null")
+            assert "pao" not in b.evaluate("document.getElementById('result').innerText")
+            assert not b.console_errors()
+        b.close()
+    finally:
+        chromium.close()

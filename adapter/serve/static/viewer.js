@@ -59,7 +59,9 @@ function drawResult(step) {
   const english = r.yaku_en || [];
   const text = r.type === "win"
     ? withTiles(`seat ${r.winner} wins ${r.from === null ? "by tsumo" : "on seat " + r.from + "'s discard"}: ${r.win_tile}, value ${r.value}` +
-      (r.detail ? ` (${r.detail})` : ""))
+      (r.detail ? ` (${r.detail})` : "") +
+      // 責任払い: the seat that fed the last dragon / wind set pays (all of a tsumo)
+      (r.pao !== null && r.pao !== undefined ? ` · pao: seat ${r.pao} liable` : ""))
     : r.type === "penalty" ? [`ended: ${r.reason}`]
     : [`drawn: ${r.reason}` + (r.tenpai && r.tenpai.length ? ` · ready: seat ${r.tenpai.join(", ")}` : "")];
   const yaku = r.type === "win" && r.yaku.length ? el("div", { class: "yaku-list" }, r.yaku.map((y, i) =>
