@@ -99,3 +99,33 @@ def test_a_liable_seat_shows_with_the_result(tmp_path: Path) -> None:
         b.close()
     finally:
         chromium.close()
+
+
+def test_a_double_rons_last_step_shows_both_wins(tmp_path: Path) -> None:
+    """double_ron.json: seat 0's riichi 跳満 and seat 2's 2,000 on seat 3's 7m. The hand's
+    last step (End) showed only seat 2's win, the haneman that decided the game gone from
+    the result box; both show, in the order they were paid."""
+    record = tmp_path / "double_ron.json"
+    record.write_bytes((DATA / "tenhou" / "convlog_tenhou6_json" / "double_ron.json")
+                       .read_bytes())
+    assert CHROMIUM is not None
+    chromium = Chromium(CHROMIUM, tmp_path / "profile")
+    try:
+        b = chromium.page()
+        with _view(record) as url:
+            b.navigate(f"{url}games/0~double_ron.json#1/1")
+            b.wait_for("document.getElementById('step-index').textContent"
+                       ".startsWith('step 1 /')")
+            b.key("End")
+            b.wait_for("document.querySelectorAll('#result .result').length === 2")
+            blocks = b.evaluate("[...document.querySelectorAll('#result .result')]"
+                                ".map(n => n.innerText.replace(/\\s+/g, ' '))")
+            assert "seat 0 wins on seat 3's discard" in blocks[0]
+            assert "13000 / 0 / 0 / -12000" in blocks[0]
+            assert "seat 2 wins on seat 3's discard" in blocks[1]
+            assert "0 / 0 / 2000 / -2000" in blocks[1]
+            b.screenshot(tmp_path / "double_ron.png")
+            assert not b.console_errors()
+        b.close()
+    finally:
+        chromium.close()

@@ -56,6 +56,11 @@ function drawResult(step) {
   const box = document.getElementById("result");
   const r = step.result;
   if (!r) { box.replaceChildren(); return; }
+  // a double ron: the wins on the same discard before this one stay in view with it
+  box.replaceChildren(...[...(r.earlier || []), r].map((one) => resultBlock(one, step)));
+}
+
+function resultBlock(r, step) {
   const english = r.yaku_en || [];
   const text = r.type === "win"
     ? withTiles(`seat ${r.winner} wins ${r.from === null ? "by tsumo" : "on seat " + r.from + "'s discard"}: ${r.win_tile}, value ${r.value}` +
@@ -70,8 +75,8 @@ function drawResult(step) {
   // a winner without riichi never sees them), as Tenhou shows them beside the yaku
   const ura = r.type === "win" && r.ura && r.ura.length && step.seats[r.winner].riichi
     ? el("div", { class: "row ura" }, "ura dora ", tileRow(r.ura, "small")) : null;
-  box.replaceChildren(el("div", { class: "result" }, ...text, yaku, ura,
-    el("div", { class: "muted", text: "score changes " + r.deltas.join(" / ") })));
+  return el("div", { class: "result" }, ...text, yaku, ura,
+    el("div", { class: "muted", text: "score changes " + r.deltas.join(" / ") }));
 }
 
 // what the log says beside the table (an NTPU win's value by our rules, the referee's
