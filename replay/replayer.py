@@ -401,7 +401,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
         elif isinstance(e, ev.RoundStarted):
             current = {
                 "round": f"{'ESWN'[e.round_wind % 4]}{e.round_number + 1}", "honba": e.honba,
-                "dealer": e.dealer, "scores_before": list(e.scores),
+                "sticks": e.sticks, "dealer": e.dealer, "scores_before": list(e.scores),
                 "hand": T.to_mpsz(sorted(e.hand, key=T.sort_key)) if e.hand else "",
                 "discards": {str(s): [] for s in range(4)}, "calls": [], "riichi": [],
                 "results": [], "deltas": [0, 0, 0, 0], "decision_times": [], "fallbacks": [],
@@ -497,7 +497,10 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines += [f"  note: {n}" for n in summary["notes"]]
     spec = VARIANTS.get(summary["variant"])
     for h in summary["hands"]:
-        lines.append(f"- {h['round']}-{h['honba']} dealer {h['dealer']}  scores "
+        # riichi sticks left on the table by the hands before: the next win takes them, and
+        # its deltas hold them
+        sticks = f"  sticks {h['sticks']}" if h.get("sticks") else ""
+        lines.append(f"- {h['round']}-{h['honba']} dealer {h['dealer']}{sticks}  scores "
                      f"{h['scores_before']}")
         if h.get("players"):
             lines.append(f"    players {' / '.join(n or '-' for n in h['players'])}")

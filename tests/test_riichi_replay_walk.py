@@ -128,3 +128,17 @@ def test_a_liable_seat_is_named_with_the_win_it_pays_for() -> None:
                               "--json").stdout)
     last = data["summary"]["hands"][-1]["results"][-1]
     assert (last["pao"], last["deltas"]) == (0, [-32300, 0, 32300, 0])
+
+
+def test_the_riichi_sticks_a_hand_starts_with_are_shown() -> None:
+    """bye.xml, E2-1: one riichi stick left by the drawn hand before, and seat 1's dealer
+    mangan is paid 13,300 (12,000, 300 for the honba, 1,000 for the stick). Replay showed the
+    honba in 'E2-1' but never the stick, so the 1,000 could not be told from the deltas."""
+    path = str(DATA / "tenhou" / "dnovikoff_mjlog" / "bye.xml")
+    done = _replay(path)
+    heads = [line for line in done.stdout.splitlines() if line.startswith("- ")]
+    assert heads[2] == "- E2-1 dealer 1  sticks 1  scores [18000, 24000, 36000, 21000]"
+    assert heads[0] == "- E1-0 dealer 0  scores [25000, 25000, 25000, 25000]"  # none: no word
+    hands = json.loads(_replay(path, "--json").stdout)["summary"]["hands"]
+    assert [h["sticks"] for h in hands] == [0, 0, 1, 0, 2, 2, 0]
+    assert hands[2]["results"][0]["deltas"] == [0, 13300, 0, -12300]
