@@ -50,6 +50,12 @@ class RecordError(ValueError):
     """A log file could not be imported: names the file format and what was wrong."""
 
 
+class CutShort(RecordError):
+    """A file of a one-document format (tenhou.net/6 JSON) that ends before its document
+    closes: nothing before the cut can be read, and the reader that guessed the format says
+    so in one line rather than each format's refusal of a broken file."""
+
+
 def canonical(tiles: Any) -> tuple[int, ...]:
     """Meld tiles in one order (by kind, a red five before the plain ones) whatever the source."""
     return tuple(sorted(tiles, key=T.sort_key))

@@ -401,7 +401,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
         elif isinstance(e, ev.RoundStarted):
             current = {
                 "round": f"{'ESWN'[e.round_wind % 4]}{e.round_number + 1}", "honba": e.honba,
-                "dealer": e.dealer, "scores_before": list(e.scores),
+                "sticks": e.sticks, "dealer": e.dealer, "scores_before": list(e.scores),
                 "hand": T.to_mpsz(sorted(e.hand, key=T.sort_key)) if e.hand else "",
                 "discards": {str(s): [] for s in range(4)}, "calls": [], "riichi": [],
                 "results": [], "deltas": [0, 0, 0, 0], "decision_times": [], "fallbacks": [],
@@ -429,7 +429,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
                 "self_draw": e.from_seat is None, "value": e.value,
                 "hand": T.to_mpsz(sorted(e.hand, key=T.sort_key)) if e.hand else "",
                 "win_tile": T.tile_name(e.win_tile), "yaku": list(e.yaku),
-                "deltas": list(e.deltas), "detail": e.detail})
+                "deltas": list(e.deltas), "detail": e.detail, "pao": e.pao_seat})
             current["deltas"] = [a + b for a, b in zip(current["deltas"], e.deltas, strict=False)]
         elif isinstance(e, ev.RoundDrawn):
             current["results"].append({"type": "draw", "reason": e.reason,
@@ -497,7 +497,10 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines += [f"  note: {n}" for n in summary["notes"]]
     spec = VARIANTS.get(summary["variant"])
     for h in summary["hands"]:
-        lines.append(f"- {h['round']}-{h['honba']} dealer {h['dealer']}  scores "
+        # riichi sticks left on the table by the hands before: the next win takes them, and
+        # its deltas hold them
+        sticks = f"  sticks {h['sticks']}" if h.get("sticks") else ""
+        lines.append(f"- {h['round']}-{h['honba']} dealer {h['dealer']}{sticks}  scores "
                      f"{h['scores_before']}")
         if h.get("players"):
             lines.append(f"    players {' / '.join(n or '-' for n in h['players'])}")
@@ -512,9 +515,11 @@ def format_summary(summary: dict[str, Any]) -> str:
         for r in h["results"]:
             if r["type"] == "win":
                 how = "tsumo" if r["self_draw"] else f"ron from seat {r['from']}"
+                # 責任払い: the seat that fed the third dragon / fourth wind set pays
+                pao = f"  pao: seat {r['pao']} liable" if r.get("pao") is not None else ""
                 lines.append(f"    WIN     seat {r['winner']} {how} on {r['win_tile']} "
                              f"value {r['value']}  {r['hand']}  {' '.join(r['yaku'])}"
-                             + (f"  ({r['detail']})" if r.get("detail") else ""))
+                             + (f"  ({r['detail']})" if r.get("detail") else "") + pao)
             elif r["reason"] in PENALTIES and spec is not None and spec.botzone_penalties:
                 # Botzone's judge ends the match on a bad answer: no draw, a penalty
                 lines.append(f"    ENDED   {r['reason']} (penalty)")

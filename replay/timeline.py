@@ -243,11 +243,20 @@ class _Table:
             winner.drawn = e.win_tile
             winner.drew_hidden = False
         how = "tsumo" if e.from_seat is None else f"ron on {self.who(e.from_seat)}"
+        # a double ron: the earlier win on the same discard stays with the later one, so the
+        # hand's last step (and its outline) shows both, not only the last winner
+        before = self.result
+        earlier: list[dict[str, Any]] = []
+        if before is not None and before.get("type") == "win" and e.from_seat is not None \
+                and before.get("from") == e.from_seat:
+            earlier = [*before.get("earlier", ()),
+                       {k: v for k, v in before.items() if k != "earlier"}]
         self.result = {"type": "win", "winner": e.winner, "from": e.from_seat,
                        "win_tile": tile(e.win_tile), "value": e.value, "yaku": list(e.yaku),
                        "yaku_en": [english(y, self.variant) for y in e.yaku],
                        "deltas": list(e.deltas), "detail": e.detail,
-                       "ura": [T.tile_name(t) for t in e.ura_dora_indicators]}
+                       "ura": [T.tile_name(t) for t in e.ura_dora_indicators],
+                       "pao": e.pao_seat, **({"earlier": earlier} if earlier else {})}
         self.sticks = 0
         return f"{self.who(e.winner)} wins ({how}) on {tile(e.win_tile)}, value {e.value}", \
             e.winner

@@ -167,7 +167,7 @@ def test_other_mjlogs_survive_export_to_tenhou6_and_mjai(path: Path) -> None:
     moves = (ev.TileDrawn, ev.TileDiscarded, ev.MeldCalled, ev.DoraRevealed, ev.RiichiDeclared)
 
     def norm(events: list[object]) -> list[object]:
-        # mjai keeps a meld's tiles in the file's order (consumed, then the called tile)
+        # both readers put a meld's tiles in one order (canonical); kept as a check of it
         return [dataclasses.replace(e, tiles=canonical(e.tiles)) if isinstance(e, ev.MeldCalled)
                 else e for e in events if isinstance(e, moves)]
 

@@ -19,7 +19,7 @@ from typing import Any
 from protocols import events as ev
 from replay.formats import botzone_human, botzone_log, mjai_log, mjlog, ntpu_log, nycu_sgf, tenhou6
 from replay.log import GameLog, LogError, parse_log
-from replay.record import GameRecord, RecordError
+from replay.record import CutShort, GameRecord, RecordError
 from replay.schema import SchemaError
 
 REASON_CHARS = 200  # a reason is one line of the error message
@@ -43,9 +43,14 @@ class UnknownFormat(RecordError):
     message, since it is almost always the one the user needs (a damaged Botzone log is not
     helped by eight other formats' reasons first)."""
 
-    def __init__(self, attempts: list[tuple[str, str]], likeliest: str | None = None) -> None:
+    def __init__(self, attempts: list[tuple[str, str]], likeliest: str | None = None,
+                 cut: tuple[str, str] | None = None) -> None:
         self.attempts = attempts
         self.likeliest = likeliest
+        self.cut = cut
+        if cut is not None:  # a one-document format's file cut short: that, in one line
+            super().__init__(f"{cut[0]} cut short: {cut[1]}")
+            return
         lines = "\n".join(f"  {label}: {why}" for label, why in attempts)
         lead = "" if likeliest is None else \
             f" ({likeliest}, by its opening: {dict(attempts)[likeliest]})"
@@ -154,6 +159,7 @@ def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
     reasons: dict[str, str] = {}
     text: str | None = None
     text_error = ""
+    cut: tuple[str, str] | None = None
     for name in order:
         if name == "mjbot":
             try:
@@ -166,7 +172,13 @@ def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError as exc:
-                text_error = f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})"
+                if exc.reason == "unexpected end of data":
+                    # a file cut inside a character's bytes (a Japanese name): the text before
+                    # it, which the readers see as cut short as they see any other cut
+                    text = data[:exc.start].decode("utf-8", errors="strict")
+                else:
+                    text_error = (f"not UTF-8 text (byte {data[exc.start]:#04x} at offset "
+                                  f"{exc.start})")
         if text is None:
             reasons[label] = text_error
             continue
@@ -174,9 +186,11 @@ def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
             return Loaded(name, label, record=reader(text))
         except _REFUSALS as exc:
             reasons[label] = _reason(exc, name)
+            if isinstance(exc, CutShort) and cut is None:
+                cut = (label, reasons[label])
     marked = marked_as(data)
     raise UnknownFormat([(label, reasons[label]) for label in FORMATS],
-                        None if marked is None else _label(marked))
+                        None if marked is None else _label(marked), cut)
 
 
 def _label(name: str) -> str:

@@ -2,8 +2,11 @@
 
 One JSON event per line. mjai does not write a win's value or hand: the importer keeps every
 seat's tiles, so a ``hora`` becomes a RoundWon with the winner's hand, the winning tile, and the
-han that our riichi rules score it at (from that seat's own table state). Meld tiles keep the
-file's order (``consumed`` then ``pai``) so that an export writes the same lines back.
+han that our riichi rules score it at (from that seat's own table state). A meld's tiles are
+put in one order (``canonical``), as every other reader and the live mjai codec put them: our
+rules read a chi from its sorted tiles, and a ``chi`` of ``2m`` with ``consumed`` ``3m 4m`` kept
+in the file's order was no sequence to them (an open hand's only yaku lost, the win valued 0).
+An export writes ``consumed`` in that order.
 
 Scores, as the logs of Mortal and mjai.app keep them: ``start_kyoku`` carries every seat's
 score; ``reach_accepted`` takes the 1000-point deposit (the original server also writes that
@@ -24,7 +27,7 @@ from brain.shanten import shanten
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from replay.record import GameRecord, RecordError, own_tiles, view_event
+from replay.record import GameRecord, RecordError, canonical, own_tiles, view_event
 
 if TYPE_CHECKING:
     from brain.rules.base import Rules, WinScore
@@ -114,14 +117,22 @@ def value_own_wins(events: list[Any]) -> list[Any]:
 
 
 def loads(text: str) -> GameRecord:
-    """A game from mjai JSONL text (blank lines skipped)."""
+    """A game from mjai JSONL text (blank lines skipped). A file cut inside its last line (a
+    log whose writer stopped mid-line) reads up to its last whole line, noted as cut, as
+    our msgpack logs read up to their last whole frame."""
     importer = _Importer()
-    for n, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    cut = ""
+    for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             msg = json.loads(line)
         except json.JSONDecodeError as exc:
+            if n == len(lines) and n > 1 and not text.endswith("\n") \
+                    and line.lstrip().startswith("{"):  # the start of an event, no garbage
+                cut = f"line {n} ends early ({exc}): the {n - 1} lines before it are read"
+                break
             raise RecordError(f"mjai: line {n} is not JSON ({exc})") from None
         if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
             raise RecordError(f"mjai: line {n} is not an event object")
@@ -131,7 +142,10 @@ def loads(text: str) -> GameRecord:
             if isinstance(exc, RecordError):
                 raise
             raise RecordError(f"mjai: line {n} ({msg.get('type')}): {exc!r}") from None
-    return importer.finish()
+    record = importer.finish()
+    if cut:
+        record.meta["cut"] = cut
+    return record
 
 
 class _Importer:
@@ -207,8 +221,8 @@ class _Importer:
     def _call(self, m: dict[str, Any], where: str) -> None:
         consumed = tuple(_known(t, where) for t in m["consumed"])
         pai = _known(m["pai"], where)
-        e = ev.MeldCalled(int(m["actor"]), _CALL_KINDS[m["type"]], (*consumed, pai), pai,
-                          int(m["target"]))
+        e = ev.MeldCalled(int(m["actor"]), _CALL_KINDS[m["type"]], canonical((*consumed, pai)),
+                          pai, int(m["target"]))
         if e.kind == "open_kan":
             self.kan_by = e.seat
         self.emit(e)
@@ -218,14 +232,14 @@ class _Importer:
     def _on_kakan(self, m: dict[str, Any], where: str) -> None:
         consumed = tuple(_known(t, where) for t in m["consumed"])
         pai = _known(m["pai"], where)
-        e = ev.MeldCalled(int(m["actor"]), "added_kan", (*consumed, pai), pai)
+        e = ev.MeldCalled(int(m["actor"]), "added_kan", canonical((*consumed, pai)), pai)
         self.kan_by = e.seat
         self.last = e
         self.emit(e)
 
     def _on_ankan(self, m: dict[str, Any], where: str) -> None:
         e = ev.MeldCalled(int(m["actor"]), "closed_kan",
-                          tuple(_known(t, where) for t in m["consumed"]))
+                          canonical(_known(t, where) for t in m["consumed"]))
         self.kan_by = e.seat
         self.emit(e)
 
@@ -348,8 +362,10 @@ def dumps(record: GameRecord) -> str:
     lines: list[dict[str, Any]] = []
     in_hand = False
     table = _Table()
+    # the file's own start_game fields; a cut note is the reader's, not the game's
+    start = {k: v for k, v in record.meta.items() if k != "cut"}
     for e in record.events:
-        msg = export_event(e, record.meta if record.source == "mjai" else {})
+        msg = export_event(e, start if record.source == "mjai" else {})
         if isinstance(e, ev.RoundStarted | ev.GameEnded) and in_hand:
             lines.append({"type": "end_kyoku"})
             in_hand = False

@@ -32,16 +32,20 @@ from protocols.tenhou_values import (
     placement,
     yaku_attrs,
 )
-from replay.record import GameRecord, RecordError, canonical, own_tiles
+from replay.record import CutShort, GameRecord, RecordError, canonical, own_tiles
 
 VARIANT: Final = "riichi"  # the one variant this format holds: where the name enters
 TSUMOGIRI = 60
-_RESULT_DRAWS = {
-    "流局": "exhaustive", "九種九牌": "nine_terminals", "四家立直": "four_riichi",
-    "三家和了": "triple_ron", "四槓散了": "four_kans", "四風連打": "four_winds",
-    "流し満貫": "nagashi",
+_DRAW_WORDS = {
+    "exhaustive": "流局", "nine_terminals": "九種九牌", "four_riichi": "四家立直",
+    "triple_ron": "三家和了", "four_kans": "四槓散了", "four_winds": "四風連打",
+    "nagashi": "流し満貫",
 }
-_DRAW_WORDS = {v: k for k, v in _RESULT_DRAWS.items()}
+# Tenhou writes an exhaustive draw where no point changes hands (every seat ready, or none)
+# as 全員聴牌 / 全員不聴, with no deltas: an exhaustive draw all the same
+_ALL_READY, _NONE_READY = "全員聴牌", "全員不聴"
+_RESULT_DRAWS = {**{v: k for k, v in _DRAW_WORDS.items()},
+                 _ALL_READY: "exhaustive", _NONE_READY: "exhaustive"}
 _CALL_RE = re.compile(r"([cpmkar]?)(\d\d)")
 # position of the called tile in a call string by where it came from (relative to the caller)
 _POS_PON = {3: 0, 2: 1, 1: 2}  # kamicha (left), toimen (opposite), shimocha (right)
@@ -73,16 +77,27 @@ def _parse_call(text: str, where: str) -> tuple[str, int, list[int]]:
 # --------------------------------------------------------------------------- import
 
 
+def _ran_out(exc: json.JSONDecodeError, line: str) -> bool:
+    """The parser stopped because the text ended (a cut file), not at a wrong character."""
+    return exc.pos >= len(line.rstrip()) or exc.msg.startswith("Unterminated string")
+
+
 def loads(text: str) -> GameRecord:
     """A tenhou.net/6 game from JSON text (one object, or one object per line)."""
     text = text.strip()
     try:
         objs = [json.loads(text)]
     except json.JSONDecodeError:
-        try:
-            objs = [json.loads(line) for line in text.splitlines() if line.strip()]
-        except json.JSONDecodeError as exc:
-            raise RecordError(f"tenhou6: not JSON ({exc})") from None
+        objs = []
+        for line in (x for x in text.splitlines() if x.strip()):
+            try:
+                objs.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                if text.startswith("{") and text.endswith(line) and _ran_out(exc, line):
+                    raise CutShort(f"tenhou6: the JSON ends at char {len(text)} before its "
+                                   "object closes (one document: nothing before the cut can "
+                                   "be read)") from None
+                raise RecordError(f"tenhou6: not JSON ({exc})") from None
     if not objs or not all(isinstance(o, dict) and isinstance(o.get("log"), list)
                            for o in objs):
         raise RecordError("tenhou6: expected an object with a 'log' list")
@@ -97,11 +112,19 @@ def loads(text: str) -> GameRecord:
     meta["hands_per_line"] = [len(o["log"]) for o in objs]
     events: list[Any] = [ev.GameStarted(VARIANT, 0, names, {"red_fives": aka})]
     scores: list[int] = [25000] * 4
-    for o in objs:
+    last = (len(objs) - 1, len(objs[-1]["log"]) - 1)
+    for i, o in enumerate(objs):
         for n, hand in enumerate(o["log"]):
-            scores = _import_hand(hand, events, f"hand {n}")
-    events.append(ev.GameEnded(_final_scores(objs[-1].get("sc")) or tuple(scores)))
+            scores = _import_hand(hand, events, f"hand {n}", (i, n) == last)
+    if not _unfinished(objs[-1]["log"]) or objs[-1].get("sc") is not None:
+        events.append(ev.GameEnded(_final_scores(objs[-1].get("sc")) or tuple(scores)))
     return GameRecord(VARIANT, "tenhou6", events, meta)
+
+
+def _unfinished(log: list[Any]) -> bool:
+    """The last hand has an empty result: the game was cut inside it (our export of a record
+    cut short writes it so), and no game end follows."""
+    return bool(log) and isinstance(log[-1], list) and len(log[-1]) >= 17 and log[-1][16] == []
 
 
 def _final_scores(sc: Any) -> tuple[int, ...] | None:
@@ -117,10 +140,12 @@ def _final_scores(sc: Any) -> tuple[int, ...] | None:
 class _Hand:
     """The replay of one hand's per-seat lists into the order of play."""
 
-    def __init__(self, data: list[Any], where: str, out: list[Any]) -> None:
+    def __init__(self, data: list[Any], where: str, out: list[Any],
+                 last: bool = False) -> None:
         if not isinstance(data, list) or len(data) < 17:
             raise RecordError(f"tenhou6: {where} must be a list of 17 entries")
         self.where = where
+        self.last_hand = last  # the log's last hand: an empty result is a game cut inside it
         self.out = out
         (kyoku, honba, sticks), scores = data[0], data[1]
         self.dealer = int(kyoku) % 4
@@ -335,6 +360,8 @@ class _Hand:
                 raise RecordError(f"tenhou6: {self.where}: seat {s}'s tiles do not fit "
                                   "one order of play")
         res = self.result
+        if res == [] and self.last_hand:
+            return  # unfinished: the moves up to the cut, no result
         if not isinstance(res, list) or not res or not isinstance(res[0], str):
             raise RecordError(f"tenhou6: {self.where}: bad result {res!r}")
         word = res[0]
@@ -393,9 +420,9 @@ def yaku_value(yaku: tuple[str, ...]) -> int:
     return total
 
 
-def _import_hand(data: list[Any], out: list[Any], where: str) -> list[int]:
+def _import_hand(data: list[Any], out: list[Any], where: str, last: bool = False) -> list[int]:
     try:
-        hand = _Hand(data, where, [])
+        hand = _Hand(data, where, [], last)
         hand.play()
         out.extend(hand.out)
     except (TypeError, ValueError, IndexError, KeyError) as exc:
@@ -518,6 +545,8 @@ def _export_hand(events: list[Any]) -> list[Any]:
             result += [list(e.deltas), [e.winner, frm, pao, detail, *yaku]]
         elif isinstance(e, ev.RoundDrawn):
             result = [_DRAW_WORDS.get(e.reason, e.reason)]
+            if e.reason == "exhaustive" and not e.deltas:  # read from Tenhou's 全員 words
+                result = [_ALL_READY if len(e.tenpai) == 4 else _NONE_READY]
             if e.deltas:
                 result.append(list(e.deltas))
     out: list[Any] = [[kyoku, start.honba, start.sticks], list(start.scores), dora, ura]

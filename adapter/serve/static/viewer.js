@@ -56,16 +56,27 @@ function drawResult(step) {
   const box = document.getElementById("result");
   const r = step.result;
   if (!r) { box.replaceChildren(); return; }
+  // a double ron: the wins on the same discard before this one stay in view with it
+  box.replaceChildren(...[...(r.earlier || []), r].map((one) => resultBlock(one, step)));
+}
+
+function resultBlock(r, step) {
   const english = r.yaku_en || [];
   const text = r.type === "win"
     ? withTiles(`seat ${r.winner} wins ${r.from === null ? "by tsumo" : "on seat " + r.from + "'s discard"}: ${r.win_tile}, value ${r.value}` +
-      (r.detail ? ` (${r.detail})` : ""))
+      (r.detail ? ` (${r.detail})` : "") +
+      // 責任払い: the seat that fed the last dragon / wind set pays (all of a tsumo)
+      (r.pao !== null && r.pao !== undefined ? ` · pao: seat ${r.pao} liable` : ""))
     : r.type === "penalty" ? [`ended: ${r.reason}`]
     : [`drawn: ${r.reason}` + (r.tenpai && r.tenpai.length ? ` · ready: seat ${r.tenpai.join(", ")}` : "")];
   const yaku = r.type === "win" && r.yaku.length ? el("div", { class: "yaku-list" }, r.yaku.map((y, i) =>
     el("span", { class: "yaku" }, y, english[i] ? el("span", { class: "en", text: english[i] }) : null))) : null;
-  box.replaceChildren(el("div", { class: "result" }, ...text, yaku,
-    el("div", { class: "muted", text: "score changes " + r.deltas.join(" / ") })));
+  // the ura dora indicators turned over for a riichi winner (a record keeps them for the hand;
+  // a winner without riichi never sees them), as Tenhou shows them beside the yaku
+  const ura = r.type === "win" && r.ura && r.ura.length && step.seats[r.winner].riichi
+    ? el("div", { class: "row ura" }, "ura dora ", tileRow(r.ura, "small")) : null;
+  return el("div", { class: "result" }, ...text, yaku, ura,
+    el("div", { class: "muted", text: "score changes " + r.deltas.join(" / ") }));
 }
 
 // what the log says beside the table (an NTPU win's value by our rules, the referee's
