@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -160,6 +161,12 @@ async def test_the_id_never_reaches_the_websocket_librarys_debug_trace(
     served = [r.getMessage() for r in caplog.records if r.name == "websockets.server"]
     assert any("HELO" in m for m in served), served[:5]
     assert not [m for m in served if "s3cr3tXY" in m], served[:5]
+    # the HELO's frame as both traces show it: its length is the real frame's (the scrubbed
+    # payload, shorter, made the trace say '[41 bytes]' of a 57-byte frame)
+    sent = json.dumps({"tag": "HELO", "name": secret, "sx": "M"})
+    for lines in (traced, served):
+        (helo,) = [m for m in lines if '"HELO", "name"' in m and "TEXT" in m]
+        assert helo.endswith(f"[{len(sent)} bytes]"), (helo, len(sent))
 
 
 @pytest.mark.parametrize("name", ["first.log", "kokushi.log", "82093_2018-01-17_11_03_35.log"])

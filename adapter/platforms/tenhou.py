@@ -541,8 +541,8 @@ class _Tcp:
 class _ScrubbedLog(logging.LoggerAdapter):  # type: ignore[type-arg]
     """The websockets library's own log with the ID taken out: at ``--log-level debug`` it
     traces every frame, and our HELO's frame carried the ID to stderr. A frame's payload is
-    scrubbed before the library elides a long one in the middle (which could leave a part of
-    an echoed ID that no longer matches it)."""
+    masked (its length kept: the trace says it) before the library elides a long one in the
+    middle (which could leave a part of an echoed ID that no longer matches it)."""
 
     def __init__(self, logger: logging.Logger, scrub: Scrubber) -> None:
         super().__init__(logger, {})
@@ -553,7 +553,7 @@ class _ScrubbedLog(logging.LoggerAdapter):  # type: ignore[type-arg]
             return
         from websockets.frames import Frame
 
-        shown = tuple(dataclasses.replace(a, data=self.scrub(bytes(a.data)))
+        shown = tuple(dataclasses.replace(a, data=self.scrub.masked(bytes(a.data)))
                       if isinstance(a, Frame) else a for a in args)
         try:
             text = str(msg) % shown if shown else str(msg)
