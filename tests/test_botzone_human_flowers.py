@@ -22,11 +22,10 @@ from typing import Any
 
 import pytest
 
-from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
 from replay.formats import botzone_human
-from replay.record import RecordError, view_event
+from replay.record import RecordError
 from tests.in_process import mjbot_here
 from tests.serve_helpers import PYTHON_ENV
 from tests.shared_data import BOTZONE_HUMAN_GAMES
@@ -75,44 +74,16 @@ def test_a_starting_flower_is_set_aside_replaced_and_worth_one_fan_to_the_win(at
     (flower,) = [e for e in events if isinstance(e, ev.FlowerReplaced)]
     assert (flower.seat, flower.flower) == (0, T.from_botzone("H3"))
     assert events.index(flower) == events.index(start) + 1
-    # the rest of the game is the sample's: the same draws, and no extra one (the deal's
-    # wall is one tile shorter: the replacement left it)
+    # the rest of the game is the sample's: the same draws, and no extra one
     plain = botzone_human.loads(json.dumps(GAME) + "\n").events
     scored = ev.RoundWon | ev.GameEnded
-    assert [e for e in events if not isinstance(e, ev.FlowerReplaced | scored | ev.RoundStarted)] \
-        == [e for e in plain if not isinstance(e, scored | ev.RoundStarted)]
+    assert [e for e in events if not isinstance(e, ev.FlowerReplaced | scored)] == \
+        [e for e in plain if not isinstance(e, scored)]
     (won,) = [e for e in events if isinstance(e, ev.RoundWon)]
     # the same hand wins, one fan more (花牌, not counted towards the 8): Botzone pays 8+F
     assert (won.winner, won.from_seat, won.value) == (0, 3, 12)
     assert won.deltas == (24 + 12, -8, -8, -(8 + 12))
     assert "花牌(1)" in won.yaku
-
-
-def _wall_at_the_win(game: dict[str, Any]) -> int:
-    """The shared wall's tiles left as the winner's table knows them when the game is won."""
-    record = botzone_human.loads(json.dumps(game) + "\n")
-    state = TableState("mcr", 0)
-    state.apply(ev.GameStarted("mcr", 0, ("", "", "", ""), botzone_human.SHARED_WALL))
-    for event in record.events:
-        if isinstance(event, ev.RoundWon):
-            break
-        state.apply(view_event(event, 0, "mcr"))
-    return state.wall_remaining
-
-
-@pytest.mark.parametrize("at", [0, 4], ids=["replaced-at-the-start", "replaced-at-its-turn"])
-def test_a_starting_flowers_replacement_leaves_the_shared_wall(at: int) -> None:
-    # the replacement is a non-flower tile taken from the wall, whose last tile (海底: 妙手回春
-    # / 海底捞月, 8 fan) is the 136th non-flower tile; the deal said the wall of a game without
-    # flowers, so a win on the real last tile of a game with starting flowers read as an
-    # ordinary one, its 8 fan missing
-    assert _wall_at_the_win(_with_flower(0, "H3", at)) == _wall_at_the_win(GAME) - 1
-    two = _with_flower(0, "H1", 0)
-    two["tiles"][3].insert(12, "H2")
-    two["tiles"][3].pop()
-    for actions in two["actions"]:
-        actions.insert(0, [0])
-    assert _wall_at_the_win(two) == _wall_at_the_win(GAME) - 2
 
 
 def test_the_first_players_flower_among_its_fourteen() -> None:

@@ -41,7 +41,6 @@ KEYS = ("round_wind", "first_player", "tiles", "actions")
 # human games draw from one wall (the per-player lists are the preprocessing's): its last tile
 # (海底) is the 136th non-flower tile, the flowers' replacements having come from it too
 SHARED_WALL = {"duplicate_walls": False}
-LIVE_WALL = 136 - 4 * 13  # the shared wall after the deal, no flower in it
 # what may follow each action code (preprocess.py's add_*): 0 pass, 2 discard t, 3 chow
 # "mid t", 4 pung then discard t, 5 open kong / 5 t concealed kong, 6 added kong, 7 win
 ARGUMENTS = {0: (0,), 2: (1,), 3: (1,), 4: (1,), 5: (0, 1), 6: (0,), 7: (0,)}
@@ -161,12 +160,9 @@ class _Game:
 
     def events(self, scores: tuple[int, ...]) -> list[Any]:
         dealt = tuple(tuple(h[:13]) for h in self.hands)
-        # the starting flowers' replacements left the shared wall with the deal: its last tile
-        # (海底) is the 136th non-flower tile, so they count as the dealt tiles do
-        left = LIVE_WALL - sum(map(len, self.flowers))
         self.out.append(ev.RoundStarted(round_wind=self.wind, dealer=self.first,
                                         scores=scores, round_number=self.first,
-                                        hands=dealt, wall_remaining=left))
+                                        hands=dealt))
         self.out += [ev.FlowerReplaced(p, f) for p in range(4) for f in self.flowers[p]]
         self.out.append(ev.TileDrawn(self.first, self.hands[self.first][13]))
         for i in range(len(self.actions[0])):
