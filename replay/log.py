@@ -206,6 +206,14 @@ class Scrubber:
     def __bool__(self) -> bool:
         return self._text is not None
 
+    def masked(self, data: bytes) -> bytes:
+        """``data`` with each secret replaced by as many ``*`` as it has bytes: a trace that
+        tells a payload's length beside it (the websockets library's frames) still tells the
+        true one, and cuts a long payload where it cut the real one."""
+        if self._bytes is None:
+            return data
+        return self._bytes.sub(lambda m: b"*" * len(m.group()), data)
+
     def __call__(self, value: Any) -> Any:
         if self._text is None or self._bytes is None:
             return value

@@ -86,9 +86,14 @@ def _output(action: str, key: str, value: Any) -> Callable[[dict[str, Any]], Non
      f"entry {_entry('DRAW')}: its output's display and content must be objects"),
     (_set(("players",), 5), "'players' is 5, not a list"),
     (_set(("scores",), ["a"]), "the final 'scores' ['a'] are not 4 numbers"),
+    (_set(("scores",), [float("nan"), 0, 0, 0]),
+     "the final 'scores' [nan, 0, 0, 0] are not 4 numbers"),
+    (_set(("scores",), [float("inf"), 0, 0, 0]),
+     "the final 'scores' [inf, 0, 0, 0] are not 4 numbers"),
     (lambda d: d["log"][_entry("HU")]["output"]["display"].update(fan=[{"value": 1}]),
      f"entry {_entry('HU')} (HU): no 'name'"),
-], ids=["display", "content", "players", "scores", "fan-name"])
+], ids=["display", "content", "players", "scores", "scores-nan", "scores-infinity",
+        "fan-name"])
 def test_an_edited_judge_log_is_refused_saying_what_is_wrong(
         edit: Callable[[dict[str, Any]], None], said: str) -> None:
     with pytest.raises(RecordError) as refused:

@@ -114,6 +114,20 @@ def test_a_damaged_file_leads_with_its_own_formats_refusal(tmp_path: Path, name:
     assert first == f"not a game log we know ({label}, by its opening: {why}); tried:"
 
 
+@pytest.mark.parametrize("name", ["judge.json", "game6.json"])
+def test_a_damaged_file_saved_with_a_byte_order_mark_leads_as_well(tmp_path: Path,
+                                                                  name: str) -> None:
+    """The Botzone readers read a file an editor saved with a byte-order mark (dd21cc6), but
+    the opening was looked for at the mark: such a damaged file named no format, and its own
+    reader's refusal was one line among the other formats'."""
+    content, label = MARKED[name]
+    path = tmp_path / name
+    path.write_bytes("\ufeff".encode() + content)
+    with pytest.raises(formats.UnknownFormat) as info:
+        replayer.load(path)
+    assert info.value.likeliest == label
+
+
 @pytest.mark.parametrize("name", ["notes.txt", "number.json", "empty.log"])
 def test_a_file_with_no_formats_mark_names_none(tmp_path: Path, name: str) -> None:
     path = tmp_path / name

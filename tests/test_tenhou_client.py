@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -160,6 +161,12 @@ async def test_the_id_never_reaches_the_websocket_librarys_debug_trace(
     served = [r.getMessage() for r in caplog.records if r.name == "websockets.server"]
     assert any("HELO" in m for m in served), served[:5]
     assert not [m for m in served if "s3cr3tXY" in m], served[:5]
+    # the HELO's frame as both traces show it: its length is the real frame's (the scrubbed
+    # payload, shorter, made the trace say '[41 bytes]' of a 57-byte frame)
+    sent = json.dumps({"tag": "HELO", "name": secret, "sx": "M"})
+    for lines in (traced, served):
+        (helo,) = [m for m in lines if '"HELO", "name"' in m and "TEXT" in m]
+        assert helo.endswith(f"[{len(sent)} bytes]"), (helo, len(sent))
 
 
 @pytest.mark.parametrize("name", ["first.log", "kokushi.log", "82093_2018-01-17_11_03_35.log"])
@@ -804,6 +811,64 @@ async def test_a_reconnect_the_server_answers_with_the_lobby_closes_the_lost_gam
     notices = [f.event.text for f in lost.frames
                if isinstance(f, EventFrame) and isinstance(f.event, ev.PlatformNotice)]
     assert any("gave no game back" in n for n in notices), notices
+
+
+async def test_a_stop_asked_for_in_a_game_lost_while_the_line_was_down_joins_no_new_one(
+        tmp_path: Path) -> None:
+    """serve's stop in a hand (leave_after_hand: BYE once the hand is over) while the line was
+    down, and the game went on without us: the reconnect's lobby login (HELO, LN) closed the
+    lost game, and the client then queued for a new game (JOIN) where the stop had asked it to
+    leave; the stop waited its deadline, and cut a table the client may have sat at by then.
+    Now it says BYE and the session ends."""
+    helos = 0
+    after_login: list[str] = []
+    bot_box: list[TenhouBot] = []
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal helos
+        server = _ScriptedServer(reader, writer)
+        try:
+            await server.expect("HELO")
+            helos += 1
+            if helos == 1:
+                await server.log_in_and_queue()
+                await server.start_game()
+                hand = {0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124}
+                await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
+                                  f'hai="{",".join(map(str, sorted(hand)))}"/>')
+                await server.our_turn(5, hand)
+                (bot,) = bot_box
+                bot.stop_requested = True
+                assert bot.leave_after_hand()  # the hand is in play: BYE at its end
+                return  # the line drops; the game ends without us
+            await server.send('<HELO uname="%4E%6F%4E%61%6D%65"/>',
+                              '<LN n="BgC1BXv1Zs1Gf" j="C1B2D1" g="EM3I1Jo1E2U1"/>')
+            while True:  # the client's answer to the lobby, its login and keep-alives aside
+                data = await asyncio.wait_for(reader.read(65536), 10)
+                if not data:
+                    break
+                server.inbox += server.stream.feed(data)
+                names = [n for n in (parse_tag(t).name for t in server.inbox)
+                         if n not in ("Z", "PXR", "AUTH")]
+                if names:
+                    after_login.append(names[0])
+                    break
+        finally:
+            writer.close()
+
+    listener = await asyncio.start_server(client, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
+                              reconnect_tries=1, reconnect_delay=0.1)
+    bot = TenhouBot(settings)
+    bot_box.append(bot)
+    async with listener:
+        with contextlib.suppress(ConnectionError):
+            await asyncio.wait_for(run(settings, bot), 60)
+    assert after_login[:1] == ["BYE"], after_login
+    assert bot.left and helos == 2 and bot.summary.games == 0
+    (log,) = [read_log(p) for p in tmp_path.rglob("*.mjlog.msgpack")]
+    assert log.footer.result["abandoned"] and log.complete
 
 
 async def test_a_line_that_drops_after_every_login_is_not_reconnected_for_ever() -> None:

@@ -697,7 +697,9 @@ class _Unnamed(logging.LoggerAdapter):  # type: ignore[type-arg]
             return
         from websockets.frames import Frame
 
-        shown = tuple(dataclasses.replace(a, data=_AN_ID_BYTES.sub(b"ID-", bytes(a.data)))
+        # masked to its length, which the trace tells beside it ("[57 bytes]")
+        shown = tuple(dataclasses.replace(a, data=_AN_ID_BYTES.sub(
+                          lambda m: b"*" * len(m.group()), bytes(a.data)))
                       if isinstance(a, Frame) else a for a in args)
         try:
             text = str(msg) % shown if shown else str(msg)

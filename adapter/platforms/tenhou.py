@@ -287,6 +287,9 @@ class TenhouBot(PlatformSession):
             elif isinstance(item, LoggedIn):
                 if self.in_game and not past_login:
                     self._game_lost()
+                    if self.leaving:  # a stop asked for in the lost game: no game to finish,
+                        out += self._leave_lobby()  # and none to join
+                        continue
                 out += self._join()
             elif isinstance(item, Rejoin):
                 out.append(join(self.settings.lobby, self.settings.game_type, rejoin=item.t))
@@ -326,6 +329,14 @@ class TenhouBot(PlatformSession):
         self.left = True
         log.info("tenhou: stopped after the hand, said BYE", hands=self.game_hands)
         self._notice("stop asked for: left after the hand (BYE), no next hand")
+        return [Tag("BYE")]
+
+    def _leave_lobby(self) -> list[Tag]:
+        """A stop was asked for while the game was in play, and the game was lost while the
+        line was down: the session ends here. A JOIN queued for a new game that the stop's
+        deadline then cut (a BYE at a table just sat at), and kept the stop waiting for it."""
+        self.left = True
+        log.info("tenhou: stop asked for, the game lost while the line was down: said BYE")
         return [Tag("BYE")]
 
     def _safe_reply(self, raw: str) -> list[Tag]:
@@ -530,8 +541,8 @@ class _Tcp:
 class _ScrubbedLog(logging.LoggerAdapter):  # type: ignore[type-arg]
     """The websockets library's own log with the ID taken out: at ``--log-level debug`` it
     traces every frame, and our HELO's frame carried the ID to stderr. A frame's payload is
-    scrubbed before the library elides a long one in the middle (which could leave a part of
-    an echoed ID that no longer matches it)."""
+    masked (its length kept: the trace says it) before the library elides a long one in the
+    middle (which could leave a part of an echoed ID that no longer matches it)."""
 
     def __init__(self, logger: logging.Logger, scrub: Scrubber) -> None:
         super().__init__(logger, {})
@@ -542,7 +553,7 @@ class _ScrubbedLog(logging.LoggerAdapter):  # type: ignore[type-arg]
             return
         from websockets.frames import Frame
 
-        shown = tuple(dataclasses.replace(a, data=self.scrub(bytes(a.data)))
+        shown = tuple(dataclasses.replace(a, data=self.scrub.masked(bytes(a.data)))
                       if isinstance(a, Frame) else a for a in args)
         try:
             text = str(msg) % shown if shown else str(msg)

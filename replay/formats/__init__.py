@@ -114,11 +114,15 @@ def scored_game_ends(events: list[Any]) -> list[Any]:
     return out
 
 
+BOM = "\ufeff".encode()  # the byte-order mark an editor may put in front of a text file
+
+
 def guess(data: bytes) -> str:
     """The likeliest format's name from the first bytes (only the order of the tries)."""
-    head = data.lstrip()[:200]
     if _starts_with_map(data):
         return "mjbot"  # our header frame
+    data = data.removeprefix(BOM)  # an editor's byte-order mark: the opening follows it
+    head = data.lstrip()[:200]
     if head.startswith(b"<"):
         return "mjlog"
     if head.startswith(b"("):
@@ -144,7 +148,7 @@ def marked_as(data: bytes) -> str | None:
     format was meant. A mark is stricter than :func:`guess`'s first bytes: our header frame,
     ``<mjloggm``, an SGF's ``(;``, an NTPU line, and for JSON the key only one format has."""
     name = guess(data)
-    head = data.lstrip()[:5000]
+    head = data.removeprefix(BOM).lstrip()[:5000]
     marks = {"mjbot": _starts_with_map(data), "mjlog": b"<mjloggm" in head,
              "nycu_sgf": head.startswith(b"(;"), "ntpu_log": True, "mjai": True,
              "botzone": True, "botzone_human": True, "tenhou6": b'"log"' in head}

@@ -12,6 +12,7 @@ gives every draw's tile, so the record is full-information.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from protocols import events as ev
@@ -262,7 +263,9 @@ class _Reader:
             raise RecordError("botzone: no DEAL in the log")
         final = self.data.get("scores")
         if isinstance(final, list):
-            if len(final) != 4 or not all(isinstance(x, int | float) for x in final):
+            # NaN and Infinity are JSON to Python's reader: int() of them raised past the check
+            if len(final) != 4 or not all(isinstance(x, int | float) and not isinstance(x, bool)
+                                          and math.isfinite(x) for x in final):
                 raise RecordError(f"botzone: the final 'scores' {final!r} are not 4 numbers")
             scores: tuple[int, ...] | None = tuple(int(x) for x in final)
         else:
