@@ -34,6 +34,30 @@ NONE: dict[str, Any] = {"type": "none"}
 VALUE_NOT_SENT = "value not sent by mjai"  # a hora's detail when it carries no fan
 
 
+
+# mjai's ryukyoku reasons -> ours (protocols/events.RoundDrawn); no reason is an exhaustive draw
+DRAW_REASONS = {"kyushukyuhai": "nine_terminals", "suufonrenda": "four_winds",
+                "suukaikan": "four_kans", "suuchariichi": "four_riichi", "sanchaho": "triple_ron",
+                "fanpai": "exhaustive", "nagashimangan": "nagashi"}
+
+
+def draw_reason(m: dict[str, Any]) -> str:
+    """A ``ryukyoku``'s reason in our words (a word we do not know is kept as it came)."""
+    word = str(m.get("reason", "fanpai"))
+    return DRAW_REASONS.get(word, word)
+
+
+def declared_tenpai(m: dict[str, Any]) -> tuple[int, ...] | None:
+    """The tenpai seats an exhaustive ``ryukyoku`` names, as the original server writes
+    them: ``tenpais`` (a flag per seat), else the seats whose ``tehais`` it shows (the others
+    ``?``); None where it names neither (Mortal's logs, mjai.app)."""
+    if isinstance(m.get("tenpais"), list):
+        return tuple(s for s, flag in enumerate(m["tenpais"]) if flag)
+    if isinstance(m.get("tehais"), list):
+        return tuple(s for s, h in enumerate(m["tehais"])
+                     if isinstance(h, list) and h and "?" not in h)
+    return None
+
 @dataclass(frozen=True)
 class Hello:
     """The TCP server's greeting: answer with ``join``."""
@@ -243,7 +267,9 @@ class MjaiCodec(Codec):
 
     def _on_ryukyoku(self, m: dict[str, Any]) -> list[object]:
         deltas = tuple(int(d) for d in m.get("deltas", ()) or ())
-        return [ev.RoundDrawn(str(m.get("reason", "exhaustive")), deltas)]
+        reason = draw_reason(m)
+        tenpai = (declared_tenpai(m) or ()) if reason == "exhaustive" else ()
+        return [ev.RoundDrawn(reason, deltas, tenpai)]
 
     def _on_end_kyoku(self, m: dict[str, Any]) -> list[object]:
         return []

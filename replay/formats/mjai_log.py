@@ -27,6 +27,7 @@ from brain.shanten import shanten
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.mjai import DRAW_REASONS, declared_tenpai, draw_reason
 from replay.record import GameRecord, RecordError, canonical, own_tiles, view_event
 
 if TYPE_CHECKING:
@@ -34,10 +35,7 @@ if TYPE_CHECKING:
 
 VARIANT: Final = "riichi"  # the one variant this format holds: where the name enters
 WINDS = ("E", "S", "W", "N")
-_REASONS = {"kyushukyuhai": "nine_terminals", "suufonrenda": "four_winds",
-            "suukaikan": "four_kans", "suuchariichi": "four_riichi", "sanchaho": "triple_ron",
-            "fanpai": "exhaustive", "nagashimangan": "nagashi"}
-_REASON_WORDS = {v: k for k, v in _REASONS.items()}
+_REASON_WORDS = {v: k for k, v in DRAW_REASONS.items()}
 _CALL_KINDS = {"chi": "chi", "pon": "pon", "daiminkan": "open_kan"}
 
 
@@ -313,7 +311,7 @@ class _Importer:
 
     def _on_ryukyoku(self, m: dict[str, Any], where: str) -> None:
         deltas = tuple(int(d) for d in m["deltas"]) if "deltas" in m else ()
-        reason = _REASONS.get(str(m.get("reason", "fanpai")), str(m.get("reason", "")))
+        reason = draw_reason(m)
         tenpai = self._tenpai(m) if reason == "exhaustive" else ()
         self.emit(ev.RoundDrawn(reason, deltas, tenpai))
         self._add(deltas)
@@ -322,10 +320,9 @@ class _Importer:
     def _tenpai(self, m: dict[str, Any]) -> tuple[int, ...]:
         """The tenpai seats: the log's ``tenpais``, else the seats whose ``tehais`` it shows,
         else (Mortal's logs write neither) those whose hands we hold and find ready."""
-        if "tenpais" in m:
-            return tuple(s for s, flag in enumerate(m["tenpais"]) if flag)
-        if "tehais" in m:
-            return tuple(s for s, h in enumerate(m["tehais"]) if h and "?" not in h)
+        declared = declared_tenpai(m)
+        if declared is not None:
+            return declared
         if len(self.states) < 4:
             return ()
         return tuple(s.seat for s in self.states
