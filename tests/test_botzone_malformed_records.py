@@ -92,8 +92,11 @@ def _output(action: str, key: str, value: Any) -> Callable[[dict[str, Any]], Non
      "the final 'scores' [inf, 0, 0, 0] are not 4 numbers"),
     (lambda d: d["log"][_entry("HU")]["output"]["display"].update(fan=[{"value": 1}]),
      f"entry {_entry('HU')} (HU): no 'name'"),
+    (_set(("initdata", "quan"), [1]), "initdata: 'quan' is [1], not a wind 0-3"),
+    (lambda d: d["log"][_entry("INIT")]["output"]["display"].update(quan=7),
+     f"entry {_entry('INIT')}: 'quan' is 7, not a wind 0-3"),
 ], ids=["display", "content", "players", "scores", "scores-nan", "scores-infinity",
-        "fan-name"])
+        "fan-name", "initdata-quan", "init-quan"])
 def test_an_edited_judge_log_is_refused_saying_what_is_wrong(
         edit: Callable[[dict[str, Any]], None], said: str) -> None:
     with pytest.raises(RecordError) as refused:

@@ -70,11 +70,19 @@ def loads(text: str) -> GameRecord:
     return reader.finish()
 
 
+def _quan(value: Any, where: str) -> int:
+    """The prevailing wind, 0-3 (East-North) as the judge writes it; anything else is named
+    (a list or object was a bare TypeError, a 7 a wind no table has)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 3:
+        raise RecordError(f"botzone: {where}: 'quan' is {value!r}, not a wind 0-3")
+    return value
+
+
 class _Reader:
     def __init__(self, data: dict[str, Any]) -> None:
         self.data = data
         init = data.get("initdata") or {}
-        self.quan = int(init.get("quan", 0)) if isinstance(init, dict) else 0
+        self.quan = _quan(init.get("quan", 0), "initdata") if isinstance(init, dict) else 0
         players = data.get("players", [])
         if not isinstance(players, list):
             raise RecordError(f"botzone: 'players' is {players!r}, not a list")
@@ -93,7 +101,7 @@ class _Reader:
     def judge(self, display: dict[str, Any], content: dict[str, Any], where: str) -> None:
         action = display.get("action")
         if action == "INIT":
-            self.quan = int(display.get("quan", self.quan))
+            self.quan = _quan(display.get("quan", self.quan), where)
             return
         if action == "DEAL":
             self.hands = [[_tile(t, where) for t in h] for h in display["hand"]]
