@@ -1328,7 +1328,7 @@ def test_a_seat_that_reads_answers_as_lines_go_logs_the_time_the_answer_took(tmp
     and a decision only takes the answer kept: their decisions were logged as taking the
     microseconds of that, not the pause the program took to answer (033e577 timed the
     decision alone, which is the program's time only where the decision sends the line)."""
-    pause = 0.01
+    pause = 0.002
     client = None
     if kind == "botzone-keep":
         variant = "mcr"
