@@ -193,7 +193,9 @@ def test_an_mjai_program_that_prints_a_banner_and_loads_slowly_loses_nothing(
     before the first answer is skipped, uncounted; the program plays every decision."""
     bot = tmp_path / "banner.py"
     bot.write_text(_BANNER)
-    seat = f"mjai:{sys.executable} {bot} 0.5"
+    # 0.1 s of loading a game (it was 0.5: 2 s of sleep in four games); the real answer comes
+    # after the banner either way, which is the case (any load under BANNER_GRACE)
+    seat = f"mjai:{sys.executable} {bot} 0.1"
     report = _arena_report(capsys, tmp_path, seat)
     faults = report["external_seats"][seat]  # type: ignore[index]
     assert faults["garbage"] == faults["illegal"] == faults["late"] == 0, faults
@@ -284,7 +286,8 @@ def test_an_ntpu_program_that_prints_a_banner_and_loads_slowly_loses_nothing(
     is skipped, uncounted."""
     program = (f"{sys.executable} -m adapter.cli --log-level error ntpu --stdio --no-log "
                "--policy greedy")
-    seat = f"ntpu:sh -c 'echo MyBot 1.0 loading; sleep 0.5; exec {program}'"
+    # a load of 0.1 s a game, after the banner (0.5 s was 2 s of sleep in four games)
+    seat = f"ntpu:sh -c 'echo MyBot 1.0 loading; sleep 0.1; exec {program}'"
     report = _arena_report(capsys, tmp_path, seat, "--variant", "taiwan16")
     faults = report["external_seats"][seat]  # type: ignore[index]
     assert faults["garbage"] == faults["illegal"] == faults["late"] == 0, faults
