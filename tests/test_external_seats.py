@@ -21,6 +21,7 @@ from structlog.testing import capture_logs
 
 from adapter.local.arena import ArenaConfig, run_arena, summarize
 from adapter.local.external import SeatLimits, external_seat
+from adapter.local.external import seat as seat_module
 from adapter.local.external.process import LineProcess, NoClient, SeatFault
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import seat_for
@@ -187,6 +188,17 @@ def _arena(variant: str, seat0: str, seed: int = 3, seat_limit: float | None = N
     return summarize(config, run_arena(config), 1.0)
 
 
+@pytest.fixture
+def short_banner_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """BANNER_GRACE at 0.05 s, for the in-process arenas (one worker) whose garbage bot
+    writes noise for start_game's answer: the seat then waits the grace for an answer that
+    never comes (the bot writes nothing until asked again) and takes the noise for the answer,
+    which is what these tests count. The outcome is the same for any grace; at 2 s it was
+    8 s of idle waiting a run (four games). tests/test_outside_leftovers.py keeps the real
+    grace where the wait is what it tests."""
+    monkeypatch.setattr(seat_module, "BANNER_GRACE", 0.05)
+
+
 def _all_gone(pidfile: Path) -> list[int]:
     """The recorded processes still alive (a zombie is gone: it only waits to be reaped),
     after giving the system a moment to reap what was killed."""
@@ -321,7 +333,8 @@ def test_the_pypi_mjai_rulebasebot_plays_through_the_seat(tmp_path):
 
 @pytest.mark.parametrize("mode,reason", [("crash", "crashed"), ("hang", "late"),
                                          ("illegal", "illegal"), ("garbage", "garbage")])
-def test_a_bad_mjai_bot_is_played_safe_counted_and_killed(tmp_path, mode, reason):
+def test_a_bad_mjai_bot_is_played_safe_counted_and_killed(tmp_path, mode, reason,
+                                                          short_banner_grace):
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT)
     name = f"mjai:{PY} {bot} {mode} {pidfile}"
@@ -874,7 +887,7 @@ def _logged_tally(log_dir: Path, name: str) -> tuple[int, int]:
 @pytest.mark.parametrize("variant,kind,text", [
     ("mcr", "botzone-keep", BOTZONE_KEEP_BOT), ("riichi", "mjai", MJAI_BOT)])
 def test_a_bots_decisions_and_fallbacks_are_those_its_game_logs_hold(tmp_path, variant, kind,
-                                                                     text):
+                                                                     text, short_banner_grace):
     """A bot that writes garbage on the lines that ask it for no move (Botzone's PASS
     lines, mjai's start_game / end_kyoku) had each such line counted as a decision and a
     fallback: its decisions grew with its faults (a keep-running Botzone bot that plays every
@@ -1315,7 +1328,7 @@ def test_a_seat_that_reads_answers_as_lines_go_logs_the_time_the_answer_took(tmp
     and a decision only takes the answer kept: their decisions were logged as taking the
     microseconds of that, not the pause the program took to answer (033e577 timed the
     decision alone, which is the program's time only where the decision sends the line)."""
-    pause = 0.01
+    pause = 0.002
     client = None
     if kind == "botzone-keep":
         variant = "mcr"

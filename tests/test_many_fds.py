@@ -7,6 +7,7 @@ descriptor table the test process does not share."""
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -31,8 +32,12 @@ from adapter.local.arena import ArenaConfig, run_arena, summarize
 from tests.test_botzone_judge import PLAYS_ITS_DRAWS, judge_with
 
 said = {}
-mjbot = f"{sys.executable} -m adapter.cli --log-level error"
-seat = f"botzone-keep:{mjbot} botzone --keep-running --no-log"
+# the outside program: a few lines of Python playing its draws (what is tested is this
+# process's pipes to it, above 1024; mjbot botzone was a start of mjbot and a policy a game)
+plays = os.path.join(os.environ["MANY_FDS_DIR"], "plays_its_draws.py")
+with open(plays, "w") as f:
+    f.write(PLAYS_ITS_DRAWS)
+seat = f"botzone-keep:{sys.executable} {plays}"
 config = ArenaConfig("mcr", (seat, "greedy", "greedy", "greedy"), hands=1, seed=7,
                      seat_limit=30)
 summary = summarize(config, run_arena(config), 1.0)
@@ -53,12 +58,13 @@ print(json.dumps(said))
 """.replace("NEEDED", str(NEEDED)).replace("HELD", str(HELD))
 
 
-def test_programs_and_fake_servers_work_with_descriptors_above_1024():
+def test_programs_and_fake_servers_work_with_descriptors_above_1024(tmp_path):
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     if hard != resource.RLIM_INFINITY and hard < NEEDED:
         pytest.skip(f"the hard RLIMIT_NOFILE ({hard}) forbids the {NEEDED} descriptors needed")
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                          timeout=600, cwd=Path(__file__).resolve().parents[1])
+                          timeout=600, cwd=Path(__file__).resolve().parents[1],
+                          env={**os.environ, "MANY_FDS_DIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr[-3000:]
     said = json.loads(done.stdout.splitlines()[-1])
     no_faults = {"late": 0, "crashed": 0, "garbage": 0, "illegal": 0, "restarts": 0,

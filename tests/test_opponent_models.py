@@ -25,7 +25,7 @@ from replay.dataset.snapshot import restore
 from replay.learning.opponents import data as D
 from replay.learning.opponents.evaluate import evaluate
 from replay.learning.opponents.train import quick_config, train
-from tests.in_process import mjbot_here
+from tests.in_process import mjbot_captured, mjbot_here
 
 
 def selfplay(out: Path, variant: str, hands: int, seed: int) -> list[Path]:
@@ -252,15 +252,24 @@ def test_mc_seats_whose_models_cannot_be_read_are_refused_before_a_game(tmp_path
         assert err.startswith(f"mjbot selfplay: {seat}: {why}") and not out.exists()
 
 
-def test_a_head_with_no_held_out_example_says_so(tmp_path, capsys) -> None:
+@pytest.fixture(scope="module")
+def one_hand_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A one-wall-set self-play dataset (greedy x3 and rulebased, seed 9), recorded once for
+    the module: the tests that train on it only read it (their models go to their own
+    folders)."""
+    data = tmp_path_factory.mktemp("one-hand") / "data"
+    r = mjbot_captured("selfplay", "--policies", "greedy,greedy,greedy,rulebased", "--hands",
+                       "1", "--seed", "9", "--out", str(data))
+    assert r.returncode == 0, r.stderr
+    return data
+
+
+def test_a_head_with_no_held_out_example_says_so(one_hand_set, tmp_path, capsys) -> None:
     """Trained on few decisions, the held-out hands may hold no ready pair (wait head) or no
     win (value head): their 'best held-out loss' read 0.0000, a loss of nothing, and that
     0.0 made the first epoch the one kept. Now the log holds None, the report says there
     was no held-out example, and the last epoch is kept."""
-    data = tmp_path / "data"
-    code, _, err = run_cli(capsys, "selfplay", "--policies", "greedy,greedy,greedy,rulebased",
-                           "--hands", "1", "--seed", "9", "--out", str(data))
-    assert code == 0, err
+    data = one_hand_set
     args = ("models", "train", "--variant", "riichi", "--data", str(data), "--out",
             str(tmp_path / "m.npz"), "--max-decisions", "10", "--epochs", "2")
     code, out, err = run_cli(capsys, *args, "--json")
@@ -292,14 +301,12 @@ _THREADS_AFTER = ("import os, sys\nfrom adapter.cli import main\ncode = main(sys
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
-def test_models_train_runs_numpy_on_one_blas_thread_unless_told(tmp_path, capsys) -> None:
+def test_models_train_runs_numpy_on_one_blas_thread_unless_told(one_hand_set, tmp_path,
+                                                               capsys) -> None:
     """OpenBLAS's default, a thread per core, made `models train` 2-15 times slower than one
     thread on a busy 2-core machine (README, "Opponent models"). Now it trains on one thread
     unless --threads (or OPENBLAS_NUM_THREADS) says otherwise, and --threads 0 is refused."""
-    data = tmp_path / "data"
-    code, _, err = run_cli(capsys, "selfplay", "--policies", "greedy,greedy,greedy,rulebased",
-                           "--hands", "1", "--seed", "9", "--out", str(data))
-    assert code == 0, err
+    data = one_hand_set
     env = {k: v for k, v in os.environ.items() if k not in (
         "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])

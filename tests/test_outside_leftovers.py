@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from adapter.fakes.ntpu_server import MatchNotStarted, run_match
+from adapter.local.external import seat as seat_module
 from adapter.own_python import ROOT, USER_PATH
 from adapter.platforms.botzone import KEEP_RUNNING
 from tests.in_process import mjbot_here
@@ -192,7 +193,9 @@ def test_an_mjai_program_that_prints_a_banner_and_loads_slowly_loses_nothing(
     before the first answer is skipped, uncounted; the program plays every decision."""
     bot = tmp_path / "banner.py"
     bot.write_text(_BANNER)
-    seat = f"mjai:{sys.executable} {bot} 0.5"
+    # 0.1 s of loading a game (it was 0.5: 2 s of sleep in four games); the real answer comes
+    # after the banner either way, which is the case (any load under BANNER_GRACE)
+    seat = f"mjai:{sys.executable} {bot} 0.1"
     report = _arena_report(capsys, tmp_path, seat)
     faults = report["external_seats"][seat]  # type: ignore[index]
     assert faults["garbage"] == faults["illegal"] == faults["late"] == 0, faults
@@ -283,7 +286,8 @@ def test_an_ntpu_program_that_prints_a_banner_and_loads_slowly_loses_nothing(
     is skipped, uncounted."""
     program = (f"{sys.executable} -m adapter.cli --log-level error ntpu --stdio --no-log "
                "--policy greedy")
-    seat = f"ntpu:sh -c 'echo MyBot 1.0 loading; sleep 0.5; exec {program}'"
+    # a load of 0.1 s a game, after the banner (0.5 s was 2 s of sleep in four games)
+    seat = f"ntpu:sh -c 'echo MyBot 1.0 loading; sleep 0.1; exec {program}'"
     report = _arena_report(capsys, tmp_path, seat, "--variant", "taiwan16")
     faults = report["external_seats"][seat]  # type: ignore[index]
     assert faults["garbage"] == faults["illegal"] == faults["late"] == 0, faults
@@ -292,11 +296,17 @@ def test_an_ntpu_program_that_prints_a_banner_and_loads_slowly_loses_nothing(
 
 @pytest.mark.parametrize(("kind", "variant"), [("mjai", "riichi"), ("botzone-keep-json", "mcr")])
 def test_json_nested_past_the_parsers_depth_is_a_programs_garbage(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str, variant: str) -> None:
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str, variant: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """A program answering with JSON nested deeper than Python's parser goes (100,000 "["):
     json.loads raised RecursionError, no decode error, and every game the program sat in
     ended as a referee error with a traceback, the program's faults 0. It is garbage, not
-    JSON (protocols.codec.load_json, as our own clients read such input)."""
+    JSON (protocols.codec.load_json, as our own clients read such input). The mjai seat
+    reads its start_game answer as start-up noise, then waits BANNER_GRACE for an answer
+    this program never sends (it writes only when asked): 0.05 s here, in this process's
+    arena, since any grace gives the same garbage (its real length is the test above's);
+    the 1 s seat limit it was cut to cost 4 s of waiting (four games)."""
+    monkeypatch.setattr(seat_module, "BANNER_GRACE", 0.05)
     bot = tmp_path / "deep.py"
     end = f"    print({KEEP_RUNNING!r})\n" if kind.startswith("botzone") else ""  # its turn's end
     bot.write_text("import sys\nfor line in sys.stdin:\n    print('[' * 100000)\n" + end
