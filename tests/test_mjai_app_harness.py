@@ -1,0 +1,154 @@
+"""`mjbot mjai` (stdin form) fed what mjai.app's harness really sends, as a real subprocess
+started as the harness starts ``bot.py``: the seat as the only argument, one line per request.
+
+What the harness does (smly/mjai.app, read for these tests, none of its code copied):
+- python/mjai/http_server/server.py starts ``python -u bot.py PLAYER_ID`` in /workspace
+  (where the zip is unpacked), writes each request's body plus a newline to its stdin and
+  reads exactly one stdout line back per request; stderr goes to the container's log.
+- the engine (DockerMjaiLogEngine in the ``mjai`` package) sends ``start_game`` alone
+  (``names`` "0".."3", ``id`` the seat), then per hand the hand's events from
+  ``start_kyoku`` up to each moment the seat may act (others' draws and hands as ``?``),
+  each array with compact separators on one line, then ``end_kyoku`` alone. It never sends
+  ``end_game``: the container is removed after the game.
+- the referee (libriichi's arena, src/arena/board.rs) logs ``hora`` and ``ryukyoku`` without
+  broadcasting them ("No need to broadcast"): a hand's result never reaches the bots, only
+  its ``end_kyoku``. After an error the game resumes from the next hand with fresh bots, so
+  a bot's first hand need not be East 1, and ``start_game`` may be followed by an
+  ``end_kyoku`` whose hand it never saw (README, "The first kyoku is not necessarily East 1").
+- an answer is checked as libriichi's ``validate_reaction`` checks it (state/action.rs): a
+  ``dahai`` names a tile held (a red five only if the red one is held), and ``tsumogiri``
+  true only when that very tile (red or not) is the last one drawn; ``none`` on the bot's
+  own draw is an error (python/mjai/player.py). A bad answer costs a mangan (chombo).
+
+The game is the recorded one of tests/data/shared/mjai (the ``mjai`` package's own arena, seed
+10000/2000), as each seat would have been sent it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from protocols import tiles as T
+from tests.shared_data import MJAI_GAME
+
+
+def _hands() -> list[list[dict[str, Any]]]:
+    """The recorded game's hands: each hand's events, ``start_kyoku`` to ``end_kyoku``."""
+    hands: list[list[dict[str, Any]]] = []
+    for line in MJAI_GAME.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        m = json.loads(line)
+        if m["type"] == "start_kyoku":
+            hands.append([])
+        if hands and m["type"] not in ("start_game", "end_game"):
+            hands[-1].append(m)
+    return hands
+
+
+def _masked(m: dict[str, Any], seat: int) -> dict[str, Any]:
+    if m["type"] == "start_kyoku":
+        return {**m, "tehais": [h if s == seat else ["?"] * 13
+                                for s, h in enumerate(m["tehais"])]}
+    if m["type"] == "tsumo" and m["actor"] != seat:
+        return {**m, "pai": "?"}
+    return m
+
+
+def _may_act(m: dict[str, Any], seat: int) -> bool:
+    """A moment at which libriichi may let ``seat`` act (our bot may claim any discard)."""
+    kind, actor = m["type"], m.get("actor")
+    return (kind in ("tsumo", "reach") and actor == seat) or (
+        kind in ("dahai", "kakan") and actor != seat)
+
+
+def _requests(seat: int, first_hand: int = 0) -> list[list[dict[str, Any]]]:
+    """The lines the harness sends ``seat``: ``start_game``, then per hand the batches up to
+    each moment it may act and ``end_kyoku`` alone; the hands before ``first_hand`` (a game
+    resumed there) are each one bare ``end_kyoku``, as for a hand the seat never acted in."""
+    out: list[list[dict[str, Any]]] = [
+        [{"type": "start_game", "names": ["0", "1", "2", "3"], "id": seat}]]
+    for number, hand in enumerate(_hands()):
+        if number >= first_hand:
+            batch: list[dict[str, Any]] = []
+            for m in hand:
+                if m["type"] in ("hora", "ryukyoku", "end_kyoku"):
+                    break  # never broadcast; the rest of the hand is not sent
+                batch.append(_masked(m, seat))
+                if _may_act(m, seat):
+                    out.append(batch)
+                    batch = []
+        out.append([{"type": "end_kyoku"}])
+    return out
+
+
+def _play(seat: int, requests: list[list[dict[str, Any]]], log_dir: Path) \
+        -> tuple[list[str], str]:
+    """The requests through ``mjbot mjai SEAT``, one line each, as the harness writes them;
+    the stdout lines and stderr."""
+    text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in requests)
+    done = subprocess.run([sys.executable, "-u", "-m", "adapter.cli", "mjai", str(seat),
+                           "--log-dir", str(log_dir)], input=text, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.splitlines(), done.stderr
+
+
+def _check(seat: int, requests: list[list[dict[str, Any]]], lines: list[str]) -> dict[str, int]:
+    """Each answer as libriichi's validate_reaction and the harness take it."""
+    assert len(lines) == len(requests), "one answer line per request line"
+    hand: list[int] = []
+    drawn: int | None = None  # libriichi's last_self_tsumo
+    kinds: dict[str, int] = {}
+    for request, line in zip(requests, lines, strict=True):
+        answer = json.loads(line)  # every stdout line is the answer, nothing else
+        for m in request:
+            if m["type"] == "start_kyoku":
+                hand, drawn = [T.from_mjai(t) for t in m["tehais"][seat]], None
+            elif m["type"] == "tsumo" and m["actor"] == seat:
+                drawn = T.from_mjai(m["pai"])
+                hand.append(drawn)
+            elif m["type"] == "dahai" and m["actor"] == seat:
+                hand.remove(T.from_mjai(m["pai"]))
+        kinds[answer["type"]] = kinds.get(answer["type"], 0) + 1
+        last = request[-1]
+        if last["type"] == "tsumo" and last.get("actor") == seat:
+            assert answer["type"] != "none", f"none on our own draw: {request}"
+        if last["type"] in ("start_game", "end_kyoku"):
+            assert answer == {"type": "none"}, answer
+        if answer["type"] == "dahai":
+            tile = T.from_mjai(answer["pai"])
+            assert answer["actor"] == seat and tile in hand, (answer, T.to_mjai(hand))
+            if answer["tsumogiri"]:
+                assert tile == drawn, f"tsumogiri of {answer['pai']} after drawing " \
+                                      f"{T.to_mjai(drawn) if drawn is not None else None}"
+    return kinds
+
+
+@pytest.mark.parametrize("seat", [0, 1, 2, 3])
+def test_a_game_as_mjai_app_sends_it_is_answered_line_for_line_and_legally(
+        tmp_path: Path, seat: int) -> None:
+    """No hand result, no end_game, end_kyoku alone: every request is answered by one JSON
+    line that libriichi accepts, on every seat."""
+    requests = _requests(seat)
+    lines, stderr = _play(seat, requests, tmp_path)
+    kinds = _check(seat, requests, lines)
+    assert kinds.get("dahai", 0) > 20, kinds
+    assert "Traceback" not in stderr and '"mjai: bad input"' not in stderr, stderr[-2000:]
+
+
+def test_a_game_resumed_after_an_error_starts_wherever_the_harness_says(tmp_path: Path) -> None:
+    """A resumed game: ``start_game``, a bare ``end_kyoku`` for each hand before, then a later
+    hand (not East 1, scores and sticks not the starting ones) played as any other."""
+    seat = 1
+    requests = _requests(seat, first_hand=2)
+    assert requests[1] == [{"type": "end_kyoku"}]
+    lines, stderr = _play(seat, requests, tmp_path)
+    kinds = _check(seat, requests, lines)
+    assert kinds.get("dahai", 0) > 5, kinds
+    assert "Traceback" not in stderr and '"mjai: bad input"' not in stderr, stderr[-2000:]
