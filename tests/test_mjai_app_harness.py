@@ -152,3 +152,64 @@ def test_a_game_resumed_after_an_error_starts_wherever_the_harness_says(tmp_path
     kinds = _check(seat, requests, lines)
     assert kinds.get("dahai", 0) > 5, kinds
     assert "Traceback" not in stderr and '"mjai: bad input"' not in stderr, stderr[-2000:]
+
+
+class _Container:
+    """One ``mjbot mjai SEAT`` subprocess, as mjai.app's player client reaches ``bot.py``: a
+    request's body and a newline in, one stdout line back (http_server/server.py), ``none``
+    on the bot's own draw an error (player.py). No clock: this is no timing test."""
+
+    def __init__(self, seat: int, log_dir: Path) -> None:
+        self.seat = seat
+        self.proc = subprocess.Popen(
+            [sys.executable, "-u", "-m", "adapter.cli", "--log-level", "warning", "mjai",
+             str(seat), "--log-dir", str(log_dir)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def react(self, events: str) -> str:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(events + "\n")
+        self.proc.stdin.flush()
+        out = self.proc.stdout.readline().strip()
+        last = json.loads(events)[-1]
+        if last["type"] == "tsumo" and last["actor"] == self.seat:
+            assert json.loads(out)["type"] != "none", f"none on our own draw: {events}"
+        return out
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def test_four_bots_play_a_game_in_mjai_apps_own_engine_and_referee(tmp_path: Path) -> None:
+    """The harness itself, less Docker and HTTP: the ``mjai`` package's DockerMjaiLogEngine
+    (what mjai.app sends, when) and libriichi's arena (its referee, which ends a game on an
+    answer it refuses with a ``ryukyoku`` of reason ``error``), four ``mjbot mjai`` processes
+    at the table. Opt-in: the package is not a dependency (see adapter/bench/mjai.py)."""
+    try:
+        from loguru import logger
+        from mjai.engine import DockerMjaiLogEngine
+        from mjai.mlibriichi.arena import Match
+    except ImportError as exc:
+        pytest.skip(f"needs the opt-in mjai package (missing {exc.name}): "
+                    "pip install -e '.[mjai]' && pip install --no-deps mjai==0.2.1")
+    import gzip
+
+    logger.disable("mjai")
+    bots = [_Container(seat, tmp_path / "bots") for seat in range(4)]
+    arena_logs = tmp_path / "arena"
+    try:
+        engines = [DockerMjaiLogEngine(name=str(seat), player=bot)
+                   for seat, bot in enumerate(bots)]
+        Match(log_dir=str(arena_logs)).py_match(*engines, seed_start=(10000, 2000))
+    finally:
+        for bot in bots:
+            bot.close()
+    (game,) = list(arena_logs.glob("*.gz"))
+    text = gzip.decompress(game.read_bytes()).decode()
+    events = [json.loads(line) for line in text.splitlines() if line.strip()]
+    errors = [e for e in events if e["type"] == "ryukyoku" and e.get("reason") == "error"]
+    assert not errors, errors
+    assert sum(e["type"] == "start_kyoku" for e in events) >= 4
+    assert all(bot.proc.returncode == 0 for bot in bots)
