@@ -18,7 +18,8 @@ What the harness does (smly/mjai.app, read for these tests, none of its code cop
 - an answer is checked as libriichi's ``validate_reaction`` checks it (state/action.rs): a
   ``dahai`` names a tile held (a red five only if the red one is held), and ``tsumogiri``
   true only when that very tile (red or not) is the last one drawn; ``none`` on the bot's
-  own draw is an error (python/mjai/player.py). A bad answer costs a mangan (chombo).
+  own draw is an error (python/mjai/player.py); mjai.app's own copy (src/state/action.rs)
+  adds that in riichi every ``dahai`` is ``tsumogiri``. A bad answer costs a mangan (chombo).
 
 The game is the recorded one of tests/data/shared/mjai (the ``mjai`` package's own arena, seed
 10000/2000), as each seat would have been sent it."""
@@ -104,17 +105,22 @@ def _check(seat: int, requests: list[list[dict[str, Any]]], lines: list[str]) ->
     assert len(lines) == len(requests), "one answer line per request line"
     hand: list[int] = []
     drawn: int | None = None  # libriichi's last_self_tsumo
+    riichi = declared = False  # in riichi: its declaring discard made
     kinds: dict[str, int] = {}
     for request, line in zip(requests, lines, strict=True):
         answer = json.loads(line)  # every stdout line is the answer, nothing else
         for m in request:
             if m["type"] == "start_kyoku":
                 hand, drawn = [T.from_mjai(t) for t in m["tehais"][seat]], None
+                riichi = declared = False
+            elif m["type"] == "reach" and m["actor"] == seat:
+                declared = True
             elif m["type"] == "tsumo" and m["actor"] == seat:
                 drawn = T.from_mjai(m["pai"])
                 hand.append(drawn)
             elif m["type"] == "dahai" and m["actor"] == seat:
                 hand.remove(T.from_mjai(m["pai"]))
+                riichi = riichi or declared
         kinds[answer["type"]] = kinds.get(answer["type"], 0) + 1
         last = request[-1]
         if last["type"] == "tsumo" and last.get("actor") == seat:
@@ -127,6 +133,8 @@ def _check(seat: int, requests: list[list[dict[str, Any]]], lines: list[str]) ->
             if answer["tsumogiri"]:
                 assert tile == drawn, f"tsumogiri of {answer['pai']} after drawing " \
                                       f"{T.to_mjai(drawn) if drawn is not None else None}"
+            assert answer["tsumogiri"] or not riichi, f"from the hand in riichi: {answer}"
+            kinds["in riichi"] = kinds.get("in riichi", 0) + riichi
     return kinds
 
 
