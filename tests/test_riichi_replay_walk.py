@@ -142,3 +142,32 @@ def test_the_riichi_sticks_a_hand_starts_with_are_shown() -> None:
     hands = json.loads(_replay(path, "--json").stdout)["summary"]["hands"]
     assert [h["sticks"] for h in hands] == [0, 0, 1, 0, 2, 2, 0]
     assert hands[2]["results"][0]["deltas"] == [0, 13300, 0, -12300]
+
+
+def test_a_tenhou6_file_of_one_object_per_line_cut_short_shows_its_whole_lines(
+        tmp_path: Path) -> None:
+    """mjx writes tenhou.net/6 as one object per line, one hand each: no one document, so a
+    cut in its third line leaves two whole hands to read, as an mjai log cut inside a line
+    does (README). It was refused whole as 'one document: nothing before the cut can be
+    read'. Shown with a cut note and no game end; an export does not write the note, and a
+    cut in the first line is still refused in one line."""
+    data = (MJX / "2010110100gm-00a9-0000-de3472e8.tenhou6.json").read_text(encoding="utf-8")
+    lines = data.splitlines()
+    cut = tmp_path / "cut.tenhou6.json"
+    cut.write_text("\n".join(lines[:2]) + "\n" + lines[2][:300], encoding="utf-8")
+    done = _replay(str(cut))
+    assert done.returncode == 0, done.stderr
+    assert "the file is cut short: line 3 ends early" in done.stdout
+    assert done.stdout.count("\n- E") == 2 and "final scores" not in done.stdout
+    record = tenhou6.loads(cut.read_text(encoding="utf-8"))
+    whole = tenhou6.loads(data)
+    assert record.events == whole.events[:len(record.events)]
+    assert not isinstance(record.events[-1], ev.GameEnded)
+    exported = tenhou6.dumps(record)
+    assert all("cut" not in json.loads(x) for x in exported.splitlines())
+    # the moves read back (tenhou.net/6 has no word for a game cut between two hands, so
+    # the export reads back as a game that ended there)
+    assert tenhou6.loads(exported).events[:len(record.events)] == record.events
+    cut.write_text(lines[0][:300], encoding="utf-8")
+    first = _replay(str(cut))
+    assert first.returncode == 2 and "tenhou.net/6 JSON cut short" in first.stderr
