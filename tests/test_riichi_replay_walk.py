@@ -59,7 +59,8 @@ def test_an_mjai_log_cut_inside_a_line_shows_the_hands_before_the_cut(tmp_path: 
     # the cut note is the reader's: an export of the game does not write it into start_game
     exported = mjai_log.dumps(mjai_log.loads(cut.read_text(encoding="utf-8")))
     assert "cut" not in json.loads(exported.splitlines()[0])
-    assert mjai_log.loads(exported).meta.get("cut") is None
+    # read back, it is a whole file of a game with no end_game: that, not the first cut's note
+    assert mjai_log.loads(exported).meta["cut"].startswith("no end_game: ")
     # a broken line in the middle is no cut: refused, one line for mjai among the tried
     broken = tmp_path / "broken.mjai.jsonl"
     broken.write_text("\n".join([*lines[:224], lines[224][:35], *lines[225:]]) + "\n",
@@ -171,3 +172,23 @@ def test_a_tenhou6_file_of_one_object_per_line_cut_short_shows_its_whole_lines(
     cut.write_text(lines[0][:300], encoding="utf-8")
     first = _replay(str(cut))
     assert first.returncode == 2 and "tenhou.net/6 JSON cut short" in first.stderr
+
+
+def test_an_mjai_log_cut_at_the_end_of_a_line_says_it_is_cut(tmp_path: Path) -> None:
+    """A log whose writer stopped between two lines (the usual cut: lines are written whole)
+    has no broken line, and read as a game that ended there: no note, between two hands not
+    even 'unfinished', and dataset import ranked it. The end_game a game log closes with is
+    missing: that is the note. A whole log has none; a kyoku without a start_game (a
+    snippet, not a game's log) needs none."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    first_end = next(n for n, x in enumerate(lines) if '"end_kyoku"' in x)
+    cut = tmp_path / "cut.mjai.jsonl"
+    cut.write_text("\n".join(lines[:first_end + 1]) + "\n", encoding="utf-8")
+    done = _replay(str(cut))
+    assert done.returncode == 0, done.stderr
+    assert f"the file is cut short: no end_game: the log ends at line {first_end + 1}" \
+        in done.stdout
+    assert "final scores" not in done.stdout
+    assert mjai_log.loads(MJAI_GAME.read_text(encoding="utf-8")).meta.get("cut") is None
+    snippet = "\n".join(lines[1:first_end + 1])
+    assert mjai_log.loads(snippet).meta.get("cut") is None
