@@ -50,13 +50,19 @@ def draw_reason(m: dict[str, Any]) -> str:
 def declared_tenpai(m: dict[str, Any]) -> tuple[int, ...] | None:
     """The tenpai seats an exhaustive ``ryukyoku`` names, as the original server writes
     them: ``tenpais`` (a flag per seat), else the seats whose ``tehais`` it shows (the others
-    ``?``); None where it names neither (Mortal's logs, mjai.app)."""
-    if isinstance(m.get("tenpais"), list):
-        return tuple(s for s, flag in enumerate(m["tenpais"]) if flag)
-    if isinstance(m.get("tehais"), list):
-        return tuple(s for s, h in enumerate(m["tehais"])
-                     if isinstance(h, list) and h and "?" not in h)
+    ``?``); None where it names neither (Mortal's logs, mjai.app). A field not of that shape
+    (not one entry per seat of four, a flag that is no true/false) names nothing: it would
+    name seats no table has (a fifth flag was 'seat 4 tenpai')."""
+    flags = m.get("tenpais")
+    if isinstance(flags, list) and len(flags) == 4 \
+            and all(isinstance(f, bool) or f in (0, 1) for f in flags):
+        return tuple(s for s, flag in enumerate(flags) if flag)
+    hands = m.get("tehais")
+    if isinstance(hands, list) and len(hands) == 4 and all(
+            isinstance(h, list) and all(isinstance(t, str) for t in h) for h in hands):
+        return tuple(s for s, h in enumerate(hands) if h and "?" not in h)
     return None
+
 
 @dataclass(frozen=True)
 class Hello:

@@ -168,3 +168,35 @@ def test_another_key_is_a_miss_and_its_entry_replaces_the_old_one(tmp_path) -> N
     assert [p.name for p in folder.glob("set-*.mjds")] == [C.entry_path(folder, "set",
                                                                          "k2").name]
     assert C.cached_build(folder, "set", "k1", tmp_path / "d", build("one")) == "miss"
+
+
+def test_a_killed_runs_temporary_file_is_removed_by_the_next_write(tmp_path) -> None:
+    """A run killed while it wrote an entry (SIGKILL: no handler runs) leaves its temporary
+    file, as large as an entry; nothing removed it, so each such kill kept one for ever. The
+    next run that writes an entry of that set removes it, but not the file of a run still
+    writing (a live process) nor one of another host sharing the folder."""
+    folder = tmp_path / "cache"
+    target = C.entry_path(folder, "set", "k0")
+    script = ("import os, signal, sys\nfrom pathlib import Path\n"
+              "from replay.dataset import cache as C\n"
+              "os.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL)  # killed there\n"
+              "C.write_entry(Path(sys.argv[1]), b'x' * 100000)\n")
+    r = subprocess.run([sys.executable, "-c", script, str(target)], cwd=ROOT, timeout=120)
+    assert r.returncode == -9
+    [left] = folder.glob(".set-*.tmp")
+    assert left.stat().st_size == 100000
+
+    def build(out: Path) -> None:
+        out.mkdir(parents=True)
+        (out / "rows.txt").write_text("one")
+
+    assert C.cached_build(folder, "set", "k1", tmp_path / "a", build) == "miss"
+    assert not left.exists()
+    assert C.cached_build(folder, "set", "k1", tmp_path / "b", build) == "hit"
+    target = C.entry_path(folder, "set", "k2")
+    live = folder / f".{target.name}.{C._writer_tag()}.abcd1234.tmp"  # this process: alive
+    other = folder / f".{target.name}.otherhost-{left.name.split('-')[-1]}"
+    live.write_bytes(b"y")
+    other.write_bytes(b"z")
+    assert C.cached_build(folder, "set", "k2", tmp_path / "c", build) == "miss"
+    assert live.exists() and other.exists()

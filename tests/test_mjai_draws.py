@@ -66,3 +66,31 @@ def test_replay_of_our_mjai_seats_logs_names_the_ready_seats_the_deltas_pay(
                 paid = [s for s, d in enumerate(result["deltas"]) if d > 0]
                 assert result["tenpai"] == paid, (path.name, hand["round"], result)
     assert draws >= 2
+
+
+@pytest.mark.parametrize("bad", [
+    {"tenpais": [True, False, True, False, True]},  # a fifth seat
+    {"tenpais": [True, False]},
+    {"tenpais": ["yes", "no", "yes", "no"]},
+    {"tehais": [["1m"], ["?"], ["1m"], ["?"], ["1m"]]},
+    {"tehais": [["1m"], "?", None, 5]},
+    {"tenpais": [1, 0, 1, 0, 1], "tehais": [[7], ["?"], ["?"], ["?"]]},
+])
+def test_tenpai_fields_of_another_shape_name_no_seat(bad: dict[str, object]) -> None:
+    """A server's ``tenpais`` / ``tehais`` that is not one entry per seat of four names no
+    ready seat (a fifth flag read as 'seat 4 tenpai'), and no traceback: the live codec
+    keeps the draw with none named, the log reader finds the ready seats from the hands."""
+    (drawn,) = MjaiCodec().feed({"type": "ryukyoku", "reason": "fanpai",
+                                 "deltas": [1500, -1500, 1500, -1500], **bad})
+    assert drawn == ev.RoundDrawn("exhaustive", (1500, -1500, 1500, -1500), ())
+    from replay.formats import mjai_log, tenhou6
+
+    record = tenhou6.loads((ROOT / "adapter" / "real_games" / "tenhou" /
+                            "convlog_tenhou6_json" / "ryukyoku.json").read_text())
+    lines = [json.loads(x) for x in mjai_log.dumps(record).splitlines()]
+    text = "\n".join(json.dumps({**{k: v for k, v in x.items() if k not in ("tenpais",
+                                                                          "tehais")}, **bad}
+                                if x["type"] == "ryukyoku" else x) for x in lines)
+    tenpai = next(e.tenpai for e in mjai_log.loads(text).events
+                  if isinstance(e, ev.RoundDrawn))
+    assert tenpai == (0, 1)  # the hands' truth, as in tests/test_replay_imports.py

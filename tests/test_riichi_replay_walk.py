@@ -59,7 +59,8 @@ def test_an_mjai_log_cut_inside_a_line_shows_the_hands_before_the_cut(tmp_path: 
     # the cut note is the reader's: an export of the game does not write it into start_game
     exported = mjai_log.dumps(mjai_log.loads(cut.read_text(encoding="utf-8")))
     assert "cut" not in json.loads(exported.splitlines()[0])
-    assert mjai_log.loads(exported).meta.get("cut") is None
+    # read back, it is a whole file of a game with no end_game: that, not the first cut's note
+    assert mjai_log.loads(exported).meta["cut"].startswith("no end_game: ")
     # a broken line in the middle is no cut: refused, one line for mjai among the tried
     broken = tmp_path / "broken.mjai.jsonl"
     broken.write_text("\n".join([*lines[:224], lines[224][:35], *lines[225:]]) + "\n",
@@ -142,3 +143,52 @@ def test_the_riichi_sticks_a_hand_starts_with_are_shown() -> None:
     hands = json.loads(_replay(path, "--json").stdout)["summary"]["hands"]
     assert [h["sticks"] for h in hands] == [0, 0, 1, 0, 2, 2, 0]
     assert hands[2]["results"][0]["deltas"] == [0, 13300, 0, -12300]
+
+
+def test_a_tenhou6_file_of_one_object_per_line_cut_short_shows_its_whole_lines(
+        tmp_path: Path) -> None:
+    """mjx writes tenhou.net/6 as one object per line, one hand each: no one document, so a
+    cut in its third line leaves two whole hands to read, as an mjai log cut inside a line
+    does (README). It was refused whole as 'one document: nothing before the cut can be
+    read'. Shown with a cut note and no game end; an export does not write the note, and a
+    cut in the first line is still refused in one line."""
+    data = (MJX / "2010110100gm-00a9-0000-de3472e8.tenhou6.json").read_text(encoding="utf-8")
+    lines = data.splitlines()
+    cut = tmp_path / "cut.tenhou6.json"
+    cut.write_text("\n".join(lines[:2]) + "\n" + lines[2][:300], encoding="utf-8")
+    done = _replay(str(cut))
+    assert done.returncode == 0, done.stderr
+    assert "the file is cut short: line 3 ends early" in done.stdout
+    assert done.stdout.count("\n- E") == 2 and "final scores" not in done.stdout
+    record = tenhou6.loads(cut.read_text(encoding="utf-8"))
+    whole = tenhou6.loads(data)
+    assert record.events == whole.events[:len(record.events)]
+    assert not isinstance(record.events[-1], ev.GameEnded)
+    exported = tenhou6.dumps(record)
+    assert all("cut" not in json.loads(x) for x in exported.splitlines())
+    # the moves read back (tenhou.net/6 has no word for a game cut between two hands, so
+    # the export reads back as a game that ended there)
+    assert tenhou6.loads(exported).events[:len(record.events)] == record.events
+    cut.write_text(lines[0][:300], encoding="utf-8")
+    first = _replay(str(cut))
+    assert first.returncode == 2 and "tenhou.net/6 JSON cut short" in first.stderr
+
+
+def test_an_mjai_log_cut_at_the_end_of_a_line_says_it_is_cut(tmp_path: Path) -> None:
+    """A log whose writer stopped between two lines (the usual cut: lines are written whole)
+    has no broken line, and read as a game that ended there: no note, between two hands not
+    even 'unfinished', and dataset import ranked it. The end_game a game log closes with is
+    missing: that is the note. A whole log has none; a kyoku without a start_game (a
+    snippet, not a game's log) needs none."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    first_end = next(n for n, x in enumerate(lines) if '"end_kyoku"' in x)
+    cut = tmp_path / "cut.mjai.jsonl"
+    cut.write_text("\n".join(lines[:first_end + 1]) + "\n", encoding="utf-8")
+    done = _replay(str(cut))
+    assert done.returncode == 0, done.stderr
+    assert f"the file is cut short: no end_game: the log ends at line {first_end + 1}" \
+        in done.stdout
+    assert "final scores" not in done.stdout
+    assert mjai_log.loads(MJAI_GAME.read_text(encoding="utf-8")).meta.get("cut") is None
+    snippet = "\n".join(lines[1:first_end + 1])
+    assert mjai_log.loads(snippet).meta.get("cut") is None

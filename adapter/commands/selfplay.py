@@ -267,6 +267,10 @@ def cmd_dataset_import(args: argparse.Namespace) -> int:
           f"list: {report['skipped_decisions']}")
     for f in left_out:
         print(f"left out {f['file']}: {f['left_out']}")
+    for f in report["files"]:
+        if f.get("cut"):
+            print(f"cut short {f['file']}: {f['cut']}; its {f['hands']} hands up to the cut "
+                  "are in, with no final ranks")
     return 0
 
 

@@ -13,10 +13,13 @@ overwritten), never an error.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
+import socket
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
@@ -140,11 +143,45 @@ def unpack(data: bytes, key: str, dest: Path) -> None:
         at += size
 
 
+def _writer_tag() -> str:
+    """This host and process, as a temporary file's name holds them: a run killed while it
+    wrote leaves its file, which a later run of the same host removes once that process is
+    gone (a live one, a concurrent run, is left to finish)."""
+    host = re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname()) or "host"
+    return f"{host}-{os.getpid()}"
+
+
+_TEMP = re.compile(r"^\.(?P<entry>.+\.mjds)\.(?P<host>[A-Za-z0-9_]+)-(?P<pid>\d+)\.[^.]*\.tmp$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def remove_dead_temps(folder: Path, name: str) -> None:
+    """Remove the temporary files of ``name``'s entries that a run of this host left when it
+    was killed while writing (SIGKILL, SIGTERM, the machine's OOM killer): each is as large as
+    an entry, and nothing else ever removes them."""
+    host = _writer_tag().rsplit("-", 1)[0]
+    for tmp in folder.glob(f".{name}-*.mjds.*.tmp"):
+        m = _TEMP.match(tmp.name)
+        if m and m["host"] == host and not _alive(int(m["pid"])):
+            with contextlib.suppress(OSError):  # not ours to remove (a shared folder)
+                tmp.unlink(missing_ok=True)
+
+
 def write_entry(path: Path, data: bytes) -> None:
     """``data`` to ``path`` through a uniquely named file in the same folder and a rename:
     a reader never sees half an entry, and two runs never write into one temporary file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_writer_tag()}.",
+                               suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -192,4 +229,5 @@ def cached_build(folder: Path | None, name: str, key: str, dest: Path,
     for old in folder.glob(f"{name}-*.mjds"):  # one entry a name: older code, other records
         if old != path:
             old.unlink(missing_ok=True)
+    remove_dead_temps(folder, name)
     return "miss"

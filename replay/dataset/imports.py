@@ -145,7 +145,10 @@ def record_block(record: GameRecord, game: int) -> tuple[Block, int]:
     if open_hand:
         builder.end_hand(reason, deltas, wins)
     scores = final or [a + b for a, b in zip(last_scores, deltas, strict=True)]
-    builder.end_game(scores, placement(scores) if variant_of(variant).ranked else None)
+    # a game the record does not end (cut short) has no placement: the scores at the cut
+    # rank nobody, so its ranks are unknown (-1), not those of a game that ended there
+    ranked = variant_of(variant).ranked and final is not None
+    builder.end_game(scores, placement(scores) if ranked else None)
     return builder.block(), skipped
 
 
@@ -191,6 +194,8 @@ def import_files(paths: Iterable[str | Path], out: str | Path,
         block, skipped = record_block(record, game)
         writer.add(block)
         entry.update(hands=block.hands, decisions=block.decisions, skipped_decisions=skipped)
+        if record.meta.get("cut"):  # read up to the cut: said, not taken as a whole game
+            entry["cut"] = str(record.meta["cut"])
         report.skipped_decisions += skipped
         report.files.append(entry)
     return writer.close({"import": {"files": report.files,

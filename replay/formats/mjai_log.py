@@ -117,7 +117,8 @@ def value_own_wins(events: list[Any]) -> list[Any]:
 def loads(text: str) -> GameRecord:
     """A game from mjai JSONL text (blank lines skipped). A file cut inside its last line (a
     log whose writer stopped mid-line) reads up to its last whole line, noted as cut, as
-    our msgpack logs read up to their last whole frame."""
+    our msgpack logs read up to their last whole frame; a game's log (a start_game) cut
+    between two lines is noted as cut too, since no end_game closes it."""
     importer = _Importer()
     lines = text.splitlines()
     cut = ""
@@ -143,6 +144,10 @@ def loads(text: str) -> GameRecord:
     record = importer.finish()
     if cut:
         record.meta["cut"] = cut
+    elif importer.opened and not importer.ended:  # cut at a line's end: no end_game follows
+        last = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
+        record.meta["cut"] = (f"no end_game: the log ends at line {last}, the game not over "
+                              "(the lines up to it are read)")
     return record
 
 
@@ -156,6 +161,7 @@ class _Importer:
         self.last: ev.TileDrawn | ev.TileDiscarded | ev.MeldCalled | None = None
         self.kan_by: int | None = None
         self.ended = False
+        self.opened = False  # a start_game line: a whole game's log, which end_game closes
         self.lost: set[int] = set()
 
     def emit(self, event: Any) -> None:
@@ -174,6 +180,7 @@ class _Importer:
 
     def feed(self, msg: dict[str, Any], where: str) -> None:
         kind = msg["type"]
+        self.opened = self.opened or kind == "start_game"
         handler = getattr(self, f"_on_{kind}", None)
         if handler is None:
             if kind == "none":

@@ -85,15 +85,22 @@ def _ran_out(exc: json.JSONDecodeError, line: str) -> bool:
 def loads(text: str) -> GameRecord:
     """A tenhou.net/6 game from JSON text (one object, or one object per line)."""
     text = text.strip()
+    cut = ""
     try:
         objs = [json.loads(text)]
     except json.JSONDecodeError:
         objs = []
-        for line in (x for x in text.splitlines() if x.strip()):
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
             try:
                 objs.append(json.loads(line))
             except json.JSONDecodeError as exc:
                 if text.startswith("{") and text.endswith(line) and _ran_out(exc, line):
+                    if objs:  # one object per line (mjx's form): the whole lines are read
+                        cut = (f"line {n} ends early ({exc.msg}): the {len(objs)} whole "
+                               "lines before it are read")
+                        break
                     raise CutShort(f"tenhou6: the JSON ends at char {len(text)} before its "
                                    "object closes (one document: nothing before the cut can "
                                    "be read)") from None
@@ -116,7 +123,9 @@ def loads(text: str) -> GameRecord:
     for i, o in enumerate(objs):
         for n, hand in enumerate(o["log"]):
             scores = _import_hand(hand, events, f"hand {n}", (i, n) == last)
-    if not _unfinished(objs[-1]["log"]) or objs[-1].get("sc") is not None:
+    if cut:  # the game goes on past the cut: no game end
+        meta["cut"] = cut
+    elif not _unfinished(objs[-1]["log"]) or objs[-1].get("sc") is not None:
         events.append(ev.GameEnded(_final_scores(objs[-1].get("sc")) or tuple(scores)))
     return GameRecord(VARIANT, "tenhou6", events, meta)
 
@@ -444,6 +453,7 @@ def dumps(record: GameRecord) -> str:
     meta = dict(record.meta) if record.source == "tenhou6" else {}
     lines = bool(meta.pop("lines", False))
     per_line = meta.pop("hands_per_line", None)
+    meta.pop("cut", None)  # the reader's note, not one of the file's fields
     head = {k: v for k, v in meta.items()}
     if record.source != "tenhou6":
         head["title"] = ["", ""]
