@@ -34,12 +34,15 @@ UNITS = {"riichi": 1, "mcr": 5, "taiwan16": 1, "mass": 1}
 # times: when the planner let a called chow be the set beside a chow plan
 # (tests/test_mcr_plan_bounds.py): same hands, other moves (2,279 decisions before), and when
 # rulebased's discards (2,210 decisions before) and then its calls (2,165) became exact one
-# step from ready (tests/test_mcr_one_step.py)
+# step from ready (tests/test_mcr_one_step.py); and once when the wait fans took the Botzone
+# judge's names (边张 for 独听・边张: tests/test_mcr_judge_fan_names.py), which changed only the
+# names in the win events: with brain.rules.mcr.JUDGE_FAN_NAMES emptied the table still plays
+# the digest before it, 96075bc4...
 PINNED = {
     "riichi": (29, 1443,
                "0482e9315e0ee2d56cad39e5137f3c71c0b447bd67e88ed22271054931e736eb"),
     "mcr": (30, 2059,
-            "96075bc468a028919791aa9f1bf5f4441d935dedbc3788d2aeeb0ce71dbc5762"),
+            "2137b1f2f54c40e3450e9c4b098857d18933bd8a686175121d8c23ab08c8669f"),
     "taiwan16": (24, 1496,
                  "408385a6058a6205533e90493194a7bc025d27f40efa4b95493be9e0be7c1806"),
     "mass": (24, 875,
