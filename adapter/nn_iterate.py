@@ -16,6 +16,7 @@ Seeds: self-play of round r plays seed ``--seed + r``; selection plays
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib.util
 import json
@@ -338,11 +339,25 @@ def _same_options(args: argparse.Namespace, recorded: dict[str, Any], path: Path
 
 
 def cmd_iterate(args: argparse.Namespace) -> int:
-    from replay.dataset.shards import sha256  # numpy: not at the CLI's start
-    from replay.learning.nn.iterate import IterateState, StateError
+    from replay.learning.nn.iterate import StateError, holding_run
 
     opponents = check(args)
     root = Path(args.dir)
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(holding_run(root))
+        except StateError as exc:  # another run works there
+            raise UserInputError(str(exc)) from None
+        except OSError as exc:  # a folder that cannot be made or written
+            raise UserInputError(f"--dir {args.dir}: {exc.strerror or exc}") from None
+        return _iterate(args, root, opponents)
+
+
+def _iterate(args: argparse.Namespace, root: Path, opponents: list[str]) -> int:
+    """:func:`cmd_iterate` in the run folder ``root``, which this process holds."""
+    from replay.dataset.shards import sha256  # numpy: not at the CLI's start
+    from replay.learning.nn.iterate import IterateState, StateError
+
     start = root / "gen-000.npz"
     resumed = (root / "state.json").exists()
     try:
