@@ -375,6 +375,8 @@ def _iterate(args: argparse.Namespace, root: Path, opponents: list[str]) -> int:
         raise UserInputError(str(exc)) from None
     except OSError as exc:  # a folder that cannot be made or written
         raise UserInputError(f"--dir {args.dir}: {exc.strerror or exc}") from None
+    if resumed:
+        _same_current(state, sha256)
     state.data.setdefault("start_sha256", sha256(start))
     state.data.setdefault("options", _options(args))  # a run from before: recorded from now
     state.data["machine"] = _machine(args)  # the latest run's; each phase records its own
@@ -400,6 +402,22 @@ def _iterate(args: argparse.Namespace, root: Path, opponents: list[str]) -> int:
                   f"{shown_interval(sel.get('ci95'))} -> {verdict}")
         print(f"current weights: {state.current} (sha256 {sha256(state.current)})")
     return 0
+
+
+def _same_current(state: Any, sha256: Callable[[Path], str]) -> None:
+    """A resumed run goes on from the weights on record, or not at all: a current weights file
+    replaced or damaged since (a copy over it, a bad disk) was played by a whole self-play phase
+    (mc falling back on every decision where it did not load) before the run failed, or was
+    silently trained from."""
+    current = state.current
+    recorded = state.recorded_sha256(state.data["current"])
+    if not current.is_file():
+        raise UserInputError(f"{current}: missing, the run's current weights (state.json); "
+                             "restore it, or give another --dir")
+    if recorded is not None and sha256(current) != recorded:
+        raise UserInputError(f"{current}: not the run's current weights (SHA-256 "
+                             f"{sha256(current)[:12]}, state.json records {recorded[:12]}): "
+                             "replaced or damaged since; restore it, or give another --dir")
 
 
 def shown_points(x: float | None) -> str:

@@ -113,6 +113,18 @@ class IterateState:
         """``path`` (in the run folder) as state.json holds it: relative to the folder."""
         return path.relative_to(self.root).as_posix()
 
+    def recorded_sha256(self, stored: str) -> str | None:
+        """The SHA-256 state.json records for the weights ``stored`` (run-relative): the
+        start's, or the training phase's that wrote them; None where none is on record (a
+        state from before the hashes)."""
+        if stored == self.data.get("start"):
+            return self.data.get("start_sha256")
+        for entry in self.data["rounds"]:
+            train = entry.get("phases", {}).get("train")
+            if isinstance(train, dict) and train.get("weights") == stored:
+                return train.get("sha256")
+        return None
+
     def completed(self) -> int:
         """Rounds whose three phases are done."""
         return sum(1 for r in self.data["rounds"] if r.get("done"))
