@@ -16,6 +16,7 @@ Seeds: self-play of round r plays seed ``--seed + r``; selection plays
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib.util
 import json
@@ -338,11 +339,25 @@ def _same_options(args: argparse.Namespace, recorded: dict[str, Any], path: Path
 
 
 def cmd_iterate(args: argparse.Namespace) -> int:
-    from replay.dataset.shards import sha256  # numpy: not at the CLI's start
-    from replay.learning.nn.iterate import IterateState, StateError
+    from replay.learning.nn.iterate import StateError, holding_run
 
     opponents = check(args)
     root = Path(args.dir)
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(holding_run(root))
+        except StateError as exc:  # another run works there
+            raise UserInputError(str(exc)) from None
+        except OSError as exc:  # a folder that cannot be made or written
+            raise UserInputError(f"--dir {args.dir}: {exc.strerror or exc}") from None
+        return _iterate(args, root, opponents)
+
+
+def _iterate(args: argparse.Namespace, root: Path, opponents: list[str]) -> int:
+    """:func:`cmd_iterate` in the run folder ``root``, which this process holds."""
+    from replay.dataset.shards import sha256  # numpy: not at the CLI's start
+    from replay.learning.nn.iterate import IterateState, StateError
+
     start = root / "gen-000.npz"
     resumed = (root / "state.json").exists()
     try:
@@ -360,6 +375,8 @@ def cmd_iterate(args: argparse.Namespace) -> int:
         raise UserInputError(str(exc)) from None
     except OSError as exc:  # a folder that cannot be made or written
         raise UserInputError(f"--dir {args.dir}: {exc.strerror or exc}") from None
+    if resumed:
+        _same_current(state, sha256)
     state.data.setdefault("start_sha256", sha256(start))
     state.data.setdefault("options", _options(args))  # a run from before: recorded from now
     state.data["machine"] = _machine(args)  # the latest run's; each phase records its own
@@ -385,6 +402,22 @@ def cmd_iterate(args: argparse.Namespace) -> int:
                   f"{shown_interval(sel.get('ci95'))} -> {verdict}")
         print(f"current weights: {state.current} (sha256 {sha256(state.current)})")
     return 0
+
+
+def _same_current(state: Any, sha256: Callable[[Path], str]) -> None:
+    """A resumed run goes on from the weights on record, or not at all: a current weights file
+    replaced or damaged since (a copy over it, a bad disk) was played by a whole self-play phase
+    (mc falling back on every decision where it did not load) before the run failed, or was
+    silently trained from."""
+    current = state.current
+    recorded = state.recorded_sha256(state.data["current"])
+    if not current.is_file():
+        raise UserInputError(f"{current}: missing, the run's current weights (state.json); "
+                             "restore it, or give another --dir")
+    if recorded is not None and sha256(current) != recorded:
+        raise UserInputError(f"{current}: not the run's current weights (SHA-256 "
+                             f"{sha256(current)[:12]}, state.json records {recorded[:12]}): "
+                             "replaced or damaged since; restore it, or give another --dir")
 
 
 def shown_points(x: float | None) -> str:

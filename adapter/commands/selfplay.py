@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -140,19 +142,20 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
     made = _first_missing(out)
     fresh = made is not None or (out.is_dir() and not any(out.iterdir()))  # else refused
     try:
-        try:
-            if args.out_shared:
-                from adapter.local.ray_selfplay import run_on_workers
+        with holding_out(out):  # refused there: nothing removed, the folder is another's
+            try:
+                if args.out_shared:
+                    from adapter.local.ray_selfplay import run_on_workers
 
-                result = run_on_workers(config, ray, ProgressBar(args.progress))
-            else:
-                bar = ProgressBar(args.progress)
-                result = run_selfplay(config, bar, ray, stop)
-                bar.end()
-        except BaseException:  # the error itself is said where it is caught (cli.main)
-            if fresh:
-                _left_behind(out, made)
-            raise
+                    result = run_on_workers(config, ray, ProgressBar(args.progress))
+                else:
+                    bar = ProgressBar(args.progress)
+                    result = run_selfplay(config, bar, ray, stop)
+                    bar.end()
+            except BaseException:  # the error itself is said where it is caught (cli.main)
+                if fresh:
+                    _left_behind(out, made)
+                raise
     except DatasetError as exc:
         raise UserInputError(str(exc)) from None
     finally:
@@ -201,6 +204,38 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
                       f"first: {f['first_fallback']}")
     failed = fallback_verdict(args, summary["fallbacks"])
     return status or (1 if summary["referee_errors"] else failed)
+
+
+@contextlib.contextmanager
+def holding_out(out: Path) -> Iterator[None]:
+    """Hold the dataset folder ``out`` (made here if missing) while this run writes it: a
+    second run at the same --out is refused in one line. Both passed the empty-folder check
+    when they started together, and each wrote its shards and manifest over the other's (a
+    dataset of one run's manifest and the other's shards, or a run that said it wrote a
+    dataset nobody has). An OS lock on the folder itself (no file in it: an --out must be
+    empty), released when the run ends or dies. Where the folder cannot be made or opened
+    (a file there, no permission; or Windows, where a folder takes no lock) nothing is held
+    and the dataset writer says what is wrong."""
+    fd = -1
+    if sys.platform != "win32" and not (out.exists() and not out.is_dir()):
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            fd = os.open(out, os.O_RDONLY)
+        except OSError:
+            fd = -1
+    try:
+        if fd >= 0:
+            import fcntl
+
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                raise UserInputError(f"{out}: another run is writing a dataset there (give "
+                                     "another --out)") from None
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def _first_missing(path: Path) -> Path | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -153,14 +154,23 @@ class Network:
                 arrays = {k: data[k] for k in data.files}
         except FileNotFoundError:
             raise
-        except (OSError, ValueError, EOFError, TypeError, AttributeError, zipfile.BadZipFile):
+        except (OSError, ValueError, EOFError, TypeError, AttributeError, zipfile.BadZipFile,
+                zlib.error):
             # numpy's own words ("pickled data", "cannot load file", an .npy array without
-            # `with`) say nothing of what the user handed in: name it
+            # `with`) say nothing of what the user handed in: name it. zlib.error: a member
+            # whose compressed bytes were damaged (a bad copy, a bad disk) fails to inflate
             raise MissingNetwork(f"nn: {name} is not a weights file (the .npz that `mjbot nn "
                                  "train` writes)") from None
         if "meta" not in arrays:
-            raise MissingNetwork("nn: the weights file has no meta entry")
-        meta = json.loads(arrays.pop("meta").tobytes().decode())
+            raise MissingNetwork(f"nn: {name} has no meta entry (not the .npz that `mjbot nn "
+                                 "train` writes)")
+        try:  # damaged or foreign bytes: json's own words name neither the file nor the entry
+            meta = json.loads(arrays.pop("meta").tobytes().decode())
+        except (UnicodeDecodeError, ValueError):
+            meta = None
+        if not isinstance(meta, dict):
+            raise MissingNetwork(f"nn: {name}: its meta entry is not the JSON object `mjbot "
+                                 "nn train` writes (a damaged or foreign file)")
         if "format_version" not in meta:  # another model's .npz: say which, where it is known
             kind = (" (it holds opponent models: mjbot models train)"
                     if "public_features" in meta else "")

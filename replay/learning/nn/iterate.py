@@ -15,15 +15,19 @@ started, is read by the run layout's last parts. Numpy-free and torch-free: the 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path, PurePath
 from typing import Any
 
 PHASES = ("selfplay", "train", "select")
 STATE = "state.json"
+LOCK = "lock"  # held (flock) by the run working in the folder, released when it ends or dies
 PATHS = "relative to the run folder"  # state.json's "paths": absent in files from before
 COMMANDS = "run from the run folder"  # state.json's "commands": absent in files from before
 # a path of the run's layout inside a recorded command, after whatever folder preceded it
@@ -34,6 +38,34 @@ _PATH_KEYS = ("start", "current", "weights_before", "weights_after", "data", "we
 
 class StateError(ValueError):
     """The run folder's state cannot be resumed (unreadable, or another variant's run)."""
+
+
+@contextlib.contextmanager
+def holding_run(root: Path) -> Iterator[None]:
+    """Hold the run folder ``root`` (made if missing) while a run works in it: a second run on
+    the same folder is refused with :class:`StateError`, not let loose on the same state.json,
+    weights and round folders (the second would delete the first's self-play data under way
+    as a killed phase's, and each would write state.json over the other's). An OS lock, not a
+    file's presence: a run killed outright (SIGKILL, a power cut) holds nothing, so the same
+    command resumes it. Phases (subprocesses) do not inherit it."""
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / LOCK, "a+b") as fh:
+        try:
+            _lock(fh.fileno())
+        except OSError:
+            raise StateError(f"{root}: another nn iterate run is working in this folder "
+                             "(wait for it to end, or give another --dir)") from None
+        yield
+
+
+def _lock(fd: int) -> None:
+    """Lock ``fd`` for this process or raise OSError at once (no waiting)."""
+    if sys.platform == "win32":
+        import msvcrt
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+    else:
+        import fcntl
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
 class IterateState:
@@ -80,6 +112,18 @@ class IterateState:
     def stored(self, path: Path) -> str:
         """``path`` (in the run folder) as state.json holds it: relative to the folder."""
         return path.relative_to(self.root).as_posix()
+
+    def recorded_sha256(self, stored: str) -> str | None:
+        """The SHA-256 state.json records for the weights ``stored`` (run-relative): the
+        start's, or the training phase's that wrote them; None where none is on record (a
+        state from before the hashes)."""
+        if stored == self.data.get("start"):
+            return self.data.get("start_sha256")
+        for entry in self.data["rounds"]:
+            train = entry.get("phases", {}).get("train")
+            if isinstance(train, dict) and train.get("weights") == stored:
+                return train.get("sha256")
+        return None
 
     def completed(self) -> int:
         """Rounds whose three phases are done."""

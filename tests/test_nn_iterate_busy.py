@@ -1,0 +1,70 @@
+"""Two `mjbot nn iterate` runs on one --dir at once (a user's mistake: the command run again in
+a second terminal) are refused: the second says so in one line, exit 2, and touches nothing.
+Before, both played on: the second deleted the first's self-play folder under way as "a killed
+phase's partial folder" and each wrote state.json over the other's."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "data" / "nn" / "golden_riichi.npz"
+
+
+def _command(run: Path, hands: int = 40) -> list[str]:
+    """A tiny one-round run from the golden weights (its process never imports torch before
+    its training phase, which these runs never reach)."""
+    return [sys.executable, "-m", "adapter.cli", "nn", "iterate", "--variant", "riichi",
+            "--dir", str(run), "--rounds", "1", "--hands", str(hands), "--opponents",
+            "rulebased,greedy", "--selection-seed", "41", "--selection-hands", "1",
+            "--workers", "1", "--init", str(GOLDEN), "--playouts", "2", "--epochs", "1",
+            "--threads", "1", "--seed", "7"]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def test_a_second_run_on_the_same_dir_is_refused_while_the_first_works(tmp_path: Path
+                                                                        ) -> None:
+    run = tmp_path / "run"
+    first = subprocess.Popen(_command(run), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=_env(), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        data = run / "round-001" / "selfplay-001"
+        while not data.exists():  # the first is in its self-play phase
+            assert time.monotonic() < deadline and first.poll() is None, first.stderr
+            time.sleep(0.05)
+        state_before = (run / "state.json").read_bytes()
+        second = subprocess.run(_command(run), capture_output=True, text=True, env=_env(),
+                                timeout=300)
+        assert second.returncode == 2, second.stderr
+        assert "Traceback" not in second.stderr
+        (line,) = second.stderr.strip().splitlines()
+        assert "another nn iterate run is working in this folder" in line, line
+        assert str(run) in line
+        assert data.exists()  # the first's data under way was left alone
+        assert (run / "state.json").read_bytes() == state_before
+        assert first.poll() is None  # and the first works on
+        os.kill(first.pid, signal.SIGTERM)
+        _, stderr = first.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(first.pid, signal.SIGKILL)
+        first.communicate(timeout=60)
+    assert first.returncode == 128 + signal.SIGTERM, stderr
+    # the folder is free again once the first has ended: a third run gets past the lock
+    # (refused here for its own reason, a different --hands, which is checked after it)
+    third = subprocess.run(_command(run, hands=41), capture_output=True, text=True,
+                           env=_env(), timeout=300)
+    assert third.returncode == 2, third.stderr
+    assert "--hands 41 differs from 40" in third.stderr, third.stderr
+    assert json.loads((run / "state.json").read_text())["variant"] == "riichi"

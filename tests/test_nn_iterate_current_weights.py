@@ -1,0 +1,79 @@
+"""A resumed `mjbot nn iterate` goes on from the weights state.json records, or not at all. A
+current weights file replaced since (another network copied over it) was silently played and
+trained from, and a damaged one was played by a whole self-play phase (mc falling back on every
+decision) before the run failed; now either is refused in one line naming the file, exit 2,
+before a game is played or state.json written."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "data" / "nn" / "golden_riichi.npz"
+OTHER = ROOT / "brain" / "data" / "nn_riichi.npz"  # a riichi network, not the run's
+
+
+def _command(run: Path) -> list[str]:
+    return [sys.executable, "-m", "adapter.cli", "nn", "iterate", "--variant", "riichi",
+            "--dir", str(run), "--rounds", "1", "--hands", "40", "--opponents",
+            "rulebased,greedy", "--selection-seed", "41", "--selection-hands", "1",
+            "--workers", "1", "--init", str(GOLDEN), "--playouts", "2", "--epochs", "1",
+            "--threads", "1", "--seed", "7"]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+@pytest.fixture(scope="module")
+def stopped_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run stopped by SIGTERM in its first self-play: state.json on record, round 1 to do."""
+    run = tmp_path_factory.mktemp("iterate") / "run"
+    proc = subprocess.Popen(_command(run), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=_env(), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "round-001" / "selfplay-001").exists():
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    return run
+
+
+def _replaced(weights: Path) -> None:
+    shutil.copyfile(OTHER, weights)
+
+
+def _damaged(weights: Path) -> None:
+    weights.write_bytes(weights.read_bytes()[:1000])
+
+
+@pytest.mark.parametrize("change", [_replaced, _damaged])
+def test_a_resumed_run_refuses_current_weights_that_are_not_on_record(
+        stopped_run: Path, tmp_path: Path, change: object) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(stopped_run, run)
+    change(run / "gen-000.npz")  # type: ignore[operator]
+    state = (run / "state.json").read_bytes()
+    r = subprocess.run(_command(run), capture_output=True, text=True, env=_env(),
+                       timeout=600)
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert f"{run / 'gen-000.npz'}: not the run's current weights" in line, line
+    assert (run / "state.json").read_bytes() == state  # no phase ran, nothing recorded
+
