@@ -10,6 +10,7 @@ often the first search overrules the fast move, and how often the second repeats
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict
 
@@ -33,6 +34,8 @@ class ProbeFigures(TypedDict):
     overrules_overruled_again: float | None
     searches_agree: float | None
     gate_held: int
+    games: int  # games played to their end
+    stopped: str  # why the probe stopped before its last game ("SIGTERM", "SIGINT"), or ""
     examples: list[dict[str, str]]
 
 
@@ -51,6 +54,8 @@ class ProbeTally:
     repeated: int = 0  # ... and the second played the first's answer
     overruled_again: int = 0  # ... or at least did not play the fast move either
     gate_held: int = 0  # the first search's gate kept the fast move
+    games: int = 0
+    stopped: str = ""
     examples: list[dict[str, str]] = field(default_factory=list)
 
     def add(self, fast: Any, first: Any, second: Any, held: bool) -> None:
@@ -74,7 +79,8 @@ class ProbeTally:
                 "overrules_repeated": _share(self.repeated, self.overruled),
                 "overrules_overruled_again": _share(self.overruled_again, self.overruled),
                 "searches_agree": _share(self.agree, self.turns),
-                "gate_held": self.gate_held, "examples": self.examples}
+                "gate_held": self.gate_held, "games": self.games, "stopped": self.stopped,
+                "examples": self.examples}
 
 
 class ProbeSeat(BrainSeat):
@@ -83,11 +89,13 @@ class ProbeSeat(BrainSeat):
     ``hands`` hands (0: every hand)."""
 
     def __init__(self, variant: str, seat: int, fast: str, searches: tuple[McPolicy, McPolicy],
-                 tally: ProbeTally, hands: int = 0) -> None:
+                 tally: ProbeTally, hands: int = 0,
+                 stop: Callable[[], str] = lambda: "") -> None:
         super().__init__(variant, seat, fast)
         self.searches = searches
         self.probe_tally = tally
         self.hands = hands
+        self.stop = stop
         self.hands_begun = 0
 
     def observe(self, event: Any) -> None:
@@ -98,7 +106,7 @@ class ProbeSeat(BrainSeat):
     def decide(self, request: ev.DecisionRequest, legal: list[Any] | None = None) -> Answer:
         answer = super().decide(request, legal)
         if (request.kind == "turn" and legal and (not self.hands or self.hands_begun <= self.hands)
-                and sum(isinstance(a, ev.Discard) for a in legal) > 1):
+                and sum(isinstance(a, ev.Discard) for a in legal) > 1 and not self.stop()):
             first, second = self.searches
             a = first.decide(self.state, request, legal).action
             held = first.stats.held
@@ -108,19 +116,28 @@ class ProbeSeat(BrainSeat):
 
 
 def probe_expert(variant: str, config: McConfig, games: int, seed: int,
-                 hands: int = 0) -> ProbeTally:
+                 hands: int = 0, stop: Callable[[], str] = lambda: "") -> ProbeTally:
     """Play ``games`` games from wall seed ``seed`` and tally the two searches' answers at
     every seat's turns of each game's first ``hands`` hands (0: all; the rest of a game is
     the fast move's alone, so more walls cost less search). The searches always simulate (the
-    switch would play the fast move unsearched, which is no correction)."""
+    switch would play the fast move unsearched, which is no correction). Once ``stop()``
+    names a reason, no turn is searched any more: the game in play ends at the fast move's
+    speed, no other starts, and the tally is what was searched till then (a stop lost hours
+    of searches, the process ending with nothing printed)."""
     base = replace(config, always_simulate=True)
     searches = (McPolicy(replace(base, seed=1)), McPolicy(replace(base, seed=2)))
     tally = ProbeTally()
     for game in range(games):
-        seats = [ProbeSeat(variant, s, base.fast, searches, tally, hands) for s in range(4)]
+        if stop():
+            break
+        seats = [ProbeSeat(variant, s, base.fast, searches, tally, hands, stop)
+                 for s in range(4)]
         try:
             play_game(GameConfig(variant), seats, seed, game)
         finally:
             for seat in seats:
                 seat.close()
+        if not stop():
+            tally.games += 1
+    tally.stopped = stop()
     return tally

@@ -57,3 +57,48 @@ def test_the_command_refuses_bad_options_in_one_line(
     r = mjbot_here(capsys, "nn", "probe-expert", *args)
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
     assert message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_stop_ends_the_searches_and_keeps_the_figures_so_far() -> None:
+    """Once the stop names a reason no turn is searched: the game in play ends at the fast
+    move's speed, no other game starts, and the figures are the turns searched before (a
+    stop ended the process with nothing printed, hours of searches lost)."""
+    asked = [0]
+
+    def stop() -> str:  # a SIGTERM after the first 30 turns' questions
+        asked[0] += 1
+        return "SIGTERM" if asked[0] > 30 else ""
+
+    config = McConfig(playouts=2, fast="greedy")
+    tally = probe_expert("riichi", config, 3, 5, hands=1, stop=stop)
+    figures = tally.figures()
+    assert figures["stopped"] == "SIGTERM" and figures["games"] == 0
+    assert 0 < figures["turns"] < 30
+    whole = probe_expert("riichi", config, 1, 5, hands=1).figures()
+    assert whole["stopped"] == "" and whole["games"] == 1 and whole["turns"] > 30
+
+
+def test_sigterm_prints_the_figures_so_far_and_exits_as_signalled(tmp_path) -> None:
+    """The command itself: SIGTERM once it has begun, and it prints its JSON figures, saying
+    it stopped, with 128 + 15 as a shell reports a signalled process."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "MJBOT_MC": "playouts=4,fast=greedy"}
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "nn", "probe-expert",
+                             "--variant", "riichi", "--games", "50", "--seed", "5", "--json"],
+                            cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stderr is not None
+    started = proc.stderr.readline()
+    assert "SIGTERM or Ctrl-C stops" in started, started
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    figures = json.loads(out)
+    assert figures["stopped"] == "SIGTERM" and figures["games"] < 50
+    assert "Traceback" not in err

@@ -91,6 +91,7 @@ def register(sub: Any) -> None:
 
 def cmd_probe_expert(args: argparse.Namespace) -> int:
     from adapter.expert_probe import probe_expert
+    from adapter.local.stopping import StopRequest, exit_status
     from brain.policies.mc.config import ENV, from_env
 
     checked_variant(args.variant)
@@ -109,13 +110,19 @@ def cmd_probe_expert(args: argparse.Namespace) -> int:
         load_models(args.variant, config.models)
         if config.fast == "nn":
             require_networks(["nn"], args.variant)
-        figures = probe_expert(args.variant, config, args.games, args.seed,
-                               args.hands).figures()
+        stop = StopRequest()
+        with stop.on_signals():  # SIGTERM / Ctrl-C: the figures of what was searched
+            print(f"mjbot nn probe-expert: {args.games} games from seed {args.seed}; SIGTERM "
+                  "or Ctrl-C stops the searches and prints the figures so far",
+                  file=sys.stderr, flush=True)
+            figures = probe_expert(args.variant, config, args.games, args.seed,
+                                   args.hands, stop).figures()
     except (MissingModels, MissingNetwork) as exc:
         raise UserInputError(str(exc)) from None
+    status = exit_status(figures["stopped"])
     if args.json:
         print(json.dumps(figures, indent=2))
-        return 0
+        return status
 
     def share(x: float | None) -> str:
         return "-" if x is None else f"{x:.3f}"
@@ -125,7 +132,10 @@ def cmd_probe_expert(args: argparse.Namespace) -> int:
           f"second repeats {share(figures['overrules_repeated'])} of those and overrules too on "
           f"{share(figures['overrules_overruled_again'])}; the two agree on "
           f"{share(figures['searches_agree'])} of all turns; a gate held {figures['gate_held']}")
-    return 0
+    if figures["stopped"]:
+        print(f"stopped ({figures['stopped']}) after {figures['games']} of {args.games} games: "
+              "the figures are the turns searched till then, the last game's in part")
+    return status
 
 
 def cmd_train(args: argparse.Namespace) -> int:
