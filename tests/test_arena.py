@@ -153,6 +153,21 @@ def test_arena_figures_say_which_search_and_network_played(tmp_path, capsys, mon
     assert "environment:" not in r.stdout
 
 
+def test_arena_figures_give_each_nn_file_seats_weights_by_their_hash(tmp_path, capsys):
+    """An ``nn@FILE`` seat is named by its path, which says nothing of which weights lay
+    there when it played (a retrained file under the same name): the figures record each
+    file's SHA-256, under a label or a budget too, beside the environment's."""
+    weights = Path(__file__).parents[1] / "brain" / "data" / "nn_riichi_gen3.npz"
+    digest = hashlib.sha256(weights.read_bytes()).hexdigest()
+    out = tmp_path / "arena.json"
+    r = mjbot_here(capsys, "arena", "--variant", "riichi", "--policies",
+                   f"g3=nn@{weights}@budget=1,greedy,greedy,greedy", "--hands", "4", "--seed",
+                   "3", "--no-log", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["environment"] == {f"sha256 {weights}": digest}
+    assert f"environment: nn@{weights} (SHA-256 {digest[:12]})" in r.stdout.splitlines()
+
+
 def test_arena_command_rejects_bad_policies(capsys):
     r = mjbot_here(capsys, "arena", "--policies", "greedy,greedy")
     assert r.returncode == 2 and "four names" in r.stderr and "Traceback" not in r.stderr

@@ -233,27 +233,16 @@ def _league_options(args: argparse.Namespace, hero: str, field: str) -> dict[str
     # what the names alone do not say (absent where empty, as the budget): the bytes of an
     # nn@FILE seat's weights and the environment mc and nn read; a file retrained in place
     # must not pass for the one an arena kept in --out was played with
-    digests = {seat: _weights_digest(seat) for seat in (hero, field)}
+    from adapter.local.seat import policy_environment, weights_digest
+
+    digests = {seat: weights_digest(seat) for seat in (hero, field)}
     weights = {seat: digest for seat, digest in digests.items() if digest}
     if weights:
         options["weights_sha256"] = weights
-    from adapter.local.seat import policy_environment
-
     environment = policy_environment()
     if environment:
         options["environment"] = environment
     return options
-
-
-def _weights_digest(seat: str) -> str:
-    """The SHA-256 of an ``nn@FILE`` seat's weights ('' for any other seat)."""
-    from adapter.local.seat import split_budget, split_label
-    from brain.policies import NN_FILE_PREFIX
-    from replay.dataset.shards import sha256
-
-    policy = split_budget(split_label(seat)[1])[0]
-    path = Path(policy.removeprefix(NN_FILE_PREFIX))
-    return sha256(path) if policy.startswith(NN_FILE_PREFIX) and path.is_file() else ""
 
 
 def _stored(path: Path, options: dict[str, Any]) -> dict[str, Any] | None:

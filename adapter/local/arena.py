@@ -316,7 +316,8 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
     return {
         "variant": config.variant, "policies_seated": list(labels),
         "specs": config.specs(),  # label -> the seat it stands for (the command, the policy)
-        "environment": policy_environment(),  # MJBOT_MC's options, the weights and their hash
+        # MJBOT_MC's options, the weights and their hash, each nn@FILE's hash
+        "environment": policy_environment(config.policies),
         "seed": config.seed, "units": len(results),
         "seatings": len(config.arrangements()),
         "games": sum(r.games for r in results), "hands": sum(r.hands for r in results),
@@ -465,11 +466,14 @@ def _stopped_line(stopped: dict[str, Any]) -> str:
 
 
 def format_environment(settings: dict[str, str]) -> str:
-    """``policy_environment``'s settings on one line, the weights' hash cut to 12 digits."""
+    """``policy_environment``'s settings on one line, the weights' hashes cut to 12 digits."""
     digest = settings.get("nn_weights_sha256")
-    return ", ".join(f"{name}={value}" for name, value in settings.items()
-                     if name != "nn_weights_sha256") + (f" (SHA-256 {digest[:12]})"
-                                                        if digest else "")
+    text = ", ".join(f"{name}={value}" for name, value in settings.items()
+                     if name != "nn_weights_sha256" and not name.startswith("sha256 "))
+    text += f" (SHA-256 {digest[:12]})" if digest else ""
+    files = [f"nn@{name.removeprefix('sha256 ')} (SHA-256 {value[:12]})"
+             for name, value in settings.items() if name.startswith("sha256 ")]
+    return ", ".join([text, *files] if text else files)
 
 
 def _interval(bounds: list[float | None], spec: str, scale: float = 1.0) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from adapter.local.timing import DecisionTimes
 from brain import anytime
 from brain.brain import Answer, Brain
+from brain.policies import NN_FILE_PREFIX
 from brain.policies.mc.config import ENV as MC_ENV
 from brain.policies.nn import ENV as NN_ENV
 from brain.state import TableState
@@ -25,16 +26,31 @@ LABEL_MAX = 24
 LABEL = re.compile(rf"[A-Za-z0-9_.-]{{1,{LABEL_MAX}}}")  # ``rb=mjai:CMD``: the seat's display name
 
 
-def policy_environment() -> dict[str, str]:
+def policy_environment(policies: Iterable[str] = ()) -> dict[str, str]:
     """The environment settings that change how the named policies play (``MJBOT_MC``'s
     options, the weights file ``MJBOT_NN_WEIGHTS`` names and its SHA-256), so a dataset or an
     arena's figures say which search and which network played: the seat names alone read "mc"
-    or "nn" whatever the options and the weights were."""
+    or "nn" whatever the options and the weights were. An ``nn@FILE`` seat among ``policies``
+    adds its file's SHA-256 (``sha256 FILE``): its name says the path, not which weights lay
+    there when it played."""
     settings = {name: os.environ[name] for name in (MC_ENV, NN_ENV) if os.environ.get(name)}
     weights = settings.get(NN_ENV)
     if weights and Path(weights).is_file():
         settings["nn_weights_sha256"] = sha256(weights)
+    for spec in policies:
+        digest = weights_digest(spec)
+        if digest:
+            path = split_budget(split_label(spec)[1])[0].removeprefix(NN_FILE_PREFIX)
+            settings[f"sha256 {path}"] = digest
     return settings
+
+
+def weights_digest(seat: str) -> str:
+    """The SHA-256 of an ``nn@FILE`` seat's weights, under a label or a budget too ('' for
+    any other seat, or a file that is not there)."""
+    policy = split_budget(split_label(seat)[1])[0]
+    path = Path(policy.removeprefix(NN_FILE_PREFIX))
+    return sha256(path) if policy.startswith(NN_FILE_PREFIX) and path.is_file() else ""
 
 
 class BrainSeat:

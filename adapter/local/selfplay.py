@@ -171,7 +171,7 @@ def selfplay_meta(config: SelfPlayConfig) -> dict[str, Any]:
                    "seatings": len(arena.arrangements()),
                    "riichi_length": arena.riichi_length,
                    "hands_per_game": arena.hands_per_game,
-                   "environment": policy_environment()},
+                   "environment": policy_environment(arena.policies)},
     }
 
 
