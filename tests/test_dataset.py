@@ -146,6 +146,14 @@ def test_truncated_shard_is_a_clear_error_naming_the_file(small, tmp_path, capsy
     assert len(r.stderr.splitlines()) == 1 and "shard-00001.npz" in r.stderr
 
 
+def test_stats_of_a_file_in_the_dataset_names_the_folder_to_give(small, capsys):
+    """A shard or the manifest given instead of its folder was 'no such dataset directory',
+    of a file that is there."""
+    r = mjbot_here(capsys, "dataset", "stats", str(small / "manifest.json"))
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "a file, not a dataset directory" in r.stderr and "Traceback" not in r.stderr
+
+
 def test_stats_json_fields(small, capsys):
     r = mjbot_here(capsys, "dataset", "stats", str(small), "--json")
     assert r.returncode == 0, r.stderr

@@ -165,6 +165,9 @@ def prepare_out_dir(out: Path) -> None:
 def read_manifest(root: Path) -> dict[str, Any]:
     path = Path(root) / MANIFEST
     if not Path(root).is_dir():
+        if Path(root).exists():  # a shard or the manifest named instead of its folder
+            raise S.DatasetError(f"{root}: a file, not a dataset directory (name the folder "
+                                 "that holds manifest.json and the shards)")
         raise S.DatasetError(f"{root}: no such dataset directory")
     try:
         manifest = json.loads(path.read_text())
