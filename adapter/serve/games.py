@@ -382,7 +382,7 @@ class GameIndex:
         with self._lock:
             if key in self._headers:
                 return self._headers[key]
-        footer = _footer(path, entry["size"])
+        footer = read_footer(path, entry["size"])
         info: dict[str, Any] = {"finished": footer is not None}
         result = (footer or {}).get("result")
         scores = _four_numbers((footer or {}).get("scores"))
@@ -513,11 +513,14 @@ def _ranks(value: Any) -> TypeGuard[list[int]]:
         type(v) is int and 1 <= v <= 4 for v in value)
 
 
-def _footer(path: Path, size: int) -> dict[str, Any] | None:
-    """The footer frame at the end of one of our logs, read from its last bytes; None for a
-    game still being written, stopped without one, or cut."""
+def read_footer(path: Path, size: int | None = None) -> dict[str, Any] | None:
+    """The footer frame at the end of one of our logs, read from its last bytes (``size``:
+    the file's, else stat'ed); None for a game still being written, stopped without one, or
+    cut."""
     try:
         with path.open("rb") as f:
+            if size is None:
+                size = os.fstat(f.fileno()).st_size
             f.seek(max(0, size - FOOTER_TAIL))
             tail = f.read(FOOTER_TAIL)
     except OSError:
