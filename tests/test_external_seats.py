@@ -1034,10 +1034,13 @@ NTPU_STRAY = textwrap.dedent("""
                 sys.stdout.write(reply + "\\n" + ("trail " + "x" * 93 + "\\n") * 600)
                 sys.stdout.flush()
                 continue
+            if mode == "stale":  # in the answer's own write: a separate one could come
+                # after the seat's next ask under load, and be read as that ask's answer
+                sys.stdout.write(reply + "\\n" + "stale\\n" * 200)
+                sys.stdout.flush()
+                continue
             print(reply, flush=True)
-            if mode == "stale":
-                sys.stdout.write("stale\\n" * 200)
-            elif mode == "flood" and parts[1] == "throw" and not flooded:
+            if mode == "flood" and parts[1] == "throw" and not flooded:
                 flooded = True
                 sys.stdout.write(("flood " + "x" * 93 + "\\n") * 50_000)
             sys.stdout.flush()
