@@ -139,9 +139,18 @@ class Browser:
         return result["result"].get("value")
 
     def wait_for(self, expression: str, timeout: float = 15.0) -> Any:
+        """``expression``'s value once it is true. An evaluation the page's navigation cut
+        (a click that leaves the page: Chromium answers "Inspected target navigated or
+        closed" when the old document goes while it runs) is asked again on the new page,
+        not a failure: on a loaded machine the click's navigation took that long."""
         deadline = time.monotonic() + timeout
         while True:
-            value = self.evaluate(expression)
+            try:
+                value = self.evaluate(expression)
+            except RuntimeError as exc:
+                if "navigated or closed" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                value = None
             if value:
                 return value
             assert time.monotonic() < deadline, f"never true: {expression}"
