@@ -420,6 +420,22 @@ def _same_current(state: Any, sha256: Callable[[Path], str]) -> None:
                              "replaced or damaged since; restore it, or give another --dir")
 
 
+def _same_trained(state: Any, number: int, new: Path, sha256: Callable[[Path], str]) -> None:
+    """Selection plays the weights round ``number``'s training wrote, or not at all: a run
+    resumed after its training phase found whatever lay at ``new`` then (a copy over it, a
+    damaged file), and a replaced file won the selection, became the current weights, and
+    every later resume was refused as not on record."""
+    recorded = (state.phase(number, "train") or {}).get("sha256")
+    if not new.is_file():
+        raise UserInputError(f"{new}: missing, the weights round {number}'s training wrote "
+                             "(state.json); restore it, or give another --dir")
+    if recorded is not None and sha256(new) != recorded:
+        raise UserInputError(f"{new}: not the weights round {number}'s training wrote "
+                             f"(SHA-256 {sha256(new)[:12]}, state.json records "
+                             f"{recorded[:12]}): replaced or damaged since; restore it, or "
+                             "give another --dir")
+
+
 def shown_points(x: float | None) -> str:
     """A difference as the arena prints it: signed, never -0.0."""
     return "n/a" if x is None else f"{x:+z.1f}"
@@ -485,6 +501,7 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
                 "train_examples", "holdout_examples", "examples_seen", "peak_examples_held",
                 "holdout", "train")}})
     if state.phase(number, "select") is None:
+        _same_trained(state, number, new, sha256)
         out = folder / "selection.json"
 
         def select(p: Callable[[Path], str]) -> list[str]:
