@@ -339,17 +339,20 @@ def _same_options(args: argparse.Namespace, recorded: dict[str, Any], path: Path
 
 
 def cmd_iterate(args: argparse.Namespace) -> int:
-    from replay.learning.nn.iterate import StateError, holding_run
+    from replay.learning.nn.iterate import LOCK, StateError, holding_run
 
     opponents = check(args)
     root = Path(args.dir)
     with contextlib.ExitStack() as held:
         try:
-            held.enter_context(holding_run(root))
+            unheld = held.enter_context(holding_run(root))
         except StateError as exc:  # another run works there
             raise UserInputError(str(exc)) from None
         except OSError as exc:  # a folder that cannot be made or written
             raise UserInputError(f"--dir {args.dir}: {exc.strerror or exc}") from None
+        if unheld is not None:
+            print(f"mjbot nn iterate: {root / LOCK}: no lock taken ({unheld}): a second run "
+                  "on this --dir would not be refused", file=sys.stderr)
         return _iterate(args, root, opponents)
 
 

@@ -6,6 +6,7 @@ phase's partial folder" and each wrote state.json over the other's."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import signal
@@ -13,6 +14,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "data" / "nn" / "golden_riichi.npz"
@@ -68,3 +71,29 @@ def test_a_second_run_on_the_same_dir_is_refused_while_the_first_works(tmp_path:
     assert third.returncode == 2, third.stderr
     assert "--hands 41 differs from 40" in third.stderr, third.stderr
     assert json.loads((run / "state.json").read_text())["variant"] == "riichi"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: the POSIX lock")
+def test_a_folder_whose_filesystem_takes_no_lock_is_not_taken_for_a_busy_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An NFS mount without its lock service answers flock with ENOLCK (no process holds
+    anything): the run goes on, told it is unguarded. Before, every run on such a --dir was
+    refused as 'another nn iterate run is working in this folder'. A lock another holder
+    has (a second open file, as a second process's) is still refused."""
+    import fcntl
+
+    from replay.learning.nn.iterate import StateError, holding_run
+
+    run = tmp_path / "run"
+    with holding_run(run) as unheld:
+        assert unheld is None
+        with pytest.raises(StateError, match="another nn iterate run is working"), \
+                holding_run(run):
+            pass
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with holding_run(run) as unheld:
+        assert unheld == os.strerror(errno.ENOLCK)

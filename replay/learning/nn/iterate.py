@@ -16,6 +16,7 @@ started, is read by the run layout's last parts. Numpy-free and torch-free: the 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -40,22 +41,31 @@ class StateError(ValueError):
     """The run folder's state cannot be resumed (unreadable, or another variant's run)."""
 
 
+# what a lock taken by another process raises (flock: EWOULDBLOCK; msvcrt: EACCES, EDEADLOCK)
+BUSY = frozenset({errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES, errno.EDEADLK})
+
+
 @contextlib.contextmanager
-def holding_run(root: Path) -> Iterator[None]:
+def holding_run(root: Path) -> Iterator[str | None]:
     """Hold the run folder ``root`` (made if missing) while a run works in it: a second run on
     the same folder is refused with :class:`StateError`, not let loose on the same state.json,
     weights and round folders (the second would delete the first's self-play data under way
     as a killed phase's, and each would write state.json over the other's). An OS lock, not a
     file's presence: a run killed outright (SIGKILL, a power cut) holds nothing, so the same
-    command resumes it. Phases (subprocesses) do not inherit it."""
+    command resumes it. Phases (subprocesses) do not inherit it. Yields None, or why no lock
+    could be taken where the folder's filesystem takes none (an NFS mount without its lock
+    service: ENOLCK): the run goes on unguarded, not refused as if another held it."""
     root.mkdir(parents=True, exist_ok=True)
     with open(root / LOCK, "a+b") as fh:
         try:
             _lock(fh.fileno())
-        except OSError:
-            raise StateError(f"{root}: another nn iterate run is working in this folder "
-                             "(wait for it to end, or give another --dir)") from None
-        yield
+        except OSError as exc:
+            if exc.errno in BUSY:
+                raise StateError(f"{root}: another nn iterate run is working in this folder "
+                                 "(wait for it to end, or give another --dir)") from None
+            yield exc.strerror or str(exc)
+            return
+        yield None
 
 
 def _lock(fd: int) -> None:
