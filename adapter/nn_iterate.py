@@ -137,10 +137,14 @@ def _mjbot(args: list[str], env: dict[str, str] | None = None) -> tuple[dict[str
     from adapter.local.external.process import die_with_parent
 
     start = time.monotonic()
-    # SIGTERM, not SIGKILL, when the run dies: the phase then stops as on a plain stop
+    # SIGTERM, not SIGKILL, when the run dies: the phase then stops as on a plain stop. It
+    # holds the run folder's lock too: a run killed outright (SIGKILL) leaves its phase to
+    # finish the wall set under way, writing in the folder, which a resume must not take
+    # for a killed phase's and delete under it
     with subprocess.Popen(own_python("-m", "adapter.cli", *args), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True,
                           env={**os.environ, **(env or {})},
+                          pass_fds=(_STOP.lock_fd,) if _STOP.lock_fd >= 0 else (),
                           preexec_fn=functools.partial(die_with_parent, signal.SIGTERM,
                                                        os.getpid())) as proc:
         try:
@@ -171,6 +175,7 @@ class _Stop:
         self.asked = False
         self.child: subprocess.Popen[str] | None = None
         self.since: float | None = None  # when the stop was first seen while waiting
+        self.lock_fd = -1  # the run folder's lock (holding_run), handed to each phase
 
     def signalled(self, signum: int, frame: FrameType | None) -> None:
         self.asked = True
@@ -345,15 +350,19 @@ def cmd_iterate(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     with contextlib.ExitStack() as held:
         try:
-            unheld = held.enter_context(holding_run(root))
+            lock = held.enter_context(holding_run(root))
         except StateError as exc:  # another run works there
             raise UserInputError(str(exc)) from None
         except OSError as exc:  # a folder that cannot be made or written
             raise UserInputError(f"--dir {args.dir}: {exc.strerror or exc}") from None
-        if unheld is not None:
-            print(f"mjbot nn iterate: {root / LOCK}: no lock taken ({unheld}): a second run "
+        if lock.unheld is not None:
+            print(f"mjbot nn iterate: {root / LOCK}: no lock taken ({lock.unheld}): a second run "
                   "on this --dir would not be refused", file=sys.stderr)
-        return _iterate(args, root, opponents)
+        _STOP.lock_fd = lock.fd
+        try:
+            return _iterate(args, root, opponents)
+        finally:
+            _STOP.lock_fd = -1
 
 
 def _iterate(args: argparse.Namespace, root: Path, opponents: list[str]) -> int:

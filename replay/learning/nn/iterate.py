@@ -23,6 +23,7 @@ import re
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -45,16 +46,27 @@ class StateError(ValueError):
 BUSY = frozenset({errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES, errno.EDEADLK})
 
 
+@dataclass(frozen=True)
+class RunLock:
+    """The lock :func:`holding_run` holds: ``fd`` the lock file's (a phase's process is handed
+    it, so that the folder stays held while a phase of a killed run finishes), ``unheld`` why
+    no lock could be taken (None: held)."""
+
+    fd: int
+    unheld: str | None
+
+
 @contextlib.contextmanager
-def holding_run(root: Path) -> Iterator[str | None]:
+def holding_run(root: Path) -> Iterator[RunLock]:
     """Hold the run folder ``root`` (made if missing) while a run works in it: a second run on
     the same folder is refused with :class:`StateError`, not let loose on the same state.json,
     weights and round folders (the second would delete the first's self-play data under way
     as a killed phase's, and each would write state.json over the other's). An OS lock, not a
-    file's presence: a run killed outright (SIGKILL, a power cut) holds nothing, so the same
-    command resumes it. Phases (subprocesses) do not inherit it. Yields None, or why no lock
-    could be taken where the folder's filesystem takes none (an NFS mount without its lock
-    service: ENOLCK): the run goes on unguarded, not refused as if another held it."""
+    file's presence: a run killed outright (SIGKILL, a power cut) holds nothing once its phase
+    under way (handed the lock: it may still be finishing a wall set in the folder) has ended
+    too, so the same command resumes it. Yields a :class:`RunLock`, whose ``unheld`` says why
+    no lock could be taken where the folder's filesystem takes none (an NFS mount without its
+    lock service: ENOLCK): the run goes on unguarded, not refused as if another held it."""
     root.mkdir(parents=True, exist_ok=True)
     with open(root / LOCK, "a+b") as fh:
         try:
@@ -63,9 +75,9 @@ def holding_run(root: Path) -> Iterator[str | None]:
             if exc.errno in BUSY:
                 raise StateError(f"{root}: another nn iterate run is working in this folder "
                                  "(wait for it to end, or give another --dir)") from None
-            yield exc.strerror or str(exc)
+            yield RunLock(fh.fileno(), exc.strerror or str(exc))
             return
-        yield None
+        yield RunLock(fh.fileno(), None)
 
 
 def _lock(fd: int) -> None:
