@@ -137,10 +137,14 @@ def _mjbot(args: list[str], env: dict[str, str] | None = None) -> tuple[dict[str
     from adapter.local.external.process import die_with_parent
 
     start = time.monotonic()
-    # SIGTERM, not SIGKILL, when the run dies: the phase then stops as on a plain stop
+    # SIGTERM, not SIGKILL, when the run dies: the phase then stops as on a plain stop. It
+    # holds the run folder's lock too: a run killed outright (SIGKILL) leaves its phase to
+    # finish the wall set under way, writing in the folder, which a resume must not take
+    # for a killed phase's and delete under it
     with subprocess.Popen(own_python("-m", "adapter.cli", *args), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True,
                           env={**os.environ, **(env or {})},
+                          pass_fds=(_STOP.lock_fd,) if _STOP.lock_fd >= 0 else (),
                           preexec_fn=functools.partial(die_with_parent, signal.SIGTERM,
                                                        os.getpid())) as proc:
         try:
@@ -171,6 +175,7 @@ class _Stop:
         self.asked = False
         self.child: subprocess.Popen[str] | None = None
         self.since: float | None = None  # when the stop was first seen while waiting
+        self.lock_fd = -1  # the run folder's lock (holding_run), handed to each phase
 
     def signalled(self, signum: int, frame: FrameType | None) -> None:
         self.asked = True
@@ -339,18 +344,25 @@ def _same_options(args: argparse.Namespace, recorded: dict[str, Any], path: Path
 
 
 def cmd_iterate(args: argparse.Namespace) -> int:
-    from replay.learning.nn.iterate import StateError, holding_run
+    from replay.learning.nn.iterate import LOCK, StateError, holding_run
 
     opponents = check(args)
     root = Path(args.dir)
     with contextlib.ExitStack() as held:
         try:
-            held.enter_context(holding_run(root))
+            lock = held.enter_context(holding_run(root))
         except StateError as exc:  # another run works there
             raise UserInputError(str(exc)) from None
         except OSError as exc:  # a folder that cannot be made or written
             raise UserInputError(f"--dir {args.dir}: {exc.strerror or exc}") from None
-        return _iterate(args, root, opponents)
+        if lock.unheld is not None:
+            print(f"mjbot nn iterate: {root / LOCK}: no lock taken ({lock.unheld}): a second run "
+                  "on this --dir would not be refused", file=sys.stderr)
+        _STOP.lock_fd = lock.fd
+        try:
+            return _iterate(args, root, opponents)
+        finally:
+            _STOP.lock_fd = -1
 
 
 def _iterate(args: argparse.Namespace, root: Path, opponents: list[str]) -> int:
@@ -420,6 +432,22 @@ def _same_current(state: Any, sha256: Callable[[Path], str]) -> None:
                              "replaced or damaged since; restore it, or give another --dir")
 
 
+def _same_trained(state: Any, number: int, new: Path, sha256: Callable[[Path], str]) -> None:
+    """Selection plays the weights round ``number``'s training wrote, or not at all: a run
+    resumed after its training phase found whatever lay at ``new`` then (a copy over it, a
+    damaged file), and a replaced file won the selection, became the current weights, and
+    every later resume was refused as not on record."""
+    recorded = (state.phase(number, "train") or {}).get("sha256")
+    if not new.is_file():
+        raise UserInputError(f"{new}: missing, the weights round {number}'s training wrote "
+                             "(state.json); restore it, or give another --dir")
+    if recorded is not None and sha256(new) != recorded:
+        raise UserInputError(f"{new}: not the weights round {number}'s training wrote "
+                             f"(SHA-256 {sha256(new)[:12]}, state.json records "
+                             f"{recorded[:12]}): replaced or damaged since; restore it, or "
+                             "give another --dir")
+
+
 def shown_points(x: float | None) -> str:
     """A difference as the arena prints it: signed, never -0.0."""
     return "n/a" if x is None else f"{x:+z.1f}"
@@ -485,6 +513,7 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
                 "train_examples", "holdout_examples", "examples_seen", "peak_examples_held",
                 "holdout", "train")}})
     if state.phase(number, "select") is None:
+        _same_trained(state, number, new, sha256)
         out = folder / "selection.json"
 
         def select(p: Callable[[Path], str]) -> list[str]:

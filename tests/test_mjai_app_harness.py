@@ -118,6 +118,13 @@ def _check(seat: int, requests: list[list[dict[str, Any]]], lines: list[str]) ->
             elif m["type"] == "tsumo" and m["actor"] == seat:
                 drawn = T.from_mjai(m["pai"])
                 hand.append(drawn)
+            elif m["type"] in ("chi", "pon", "daiminkan", "ankan") and m["actor"] == seat:
+                for t in m["consumed"]:  # no longer in the hand to discard
+                    hand.remove(T.from_mjai(t))
+                if m["type"] in ("chi", "pon"):  # libriichi clears last_self_tsumo: a
+                    drawn = None  # discard after a call is never tsumogiri
+            elif m["type"] == "kakan" and m["actor"] == seat:
+                hand.remove(T.from_mjai(m["pai"]))
             elif m["type"] == "dahai" and m["actor"] == seat:
                 hand.remove(T.from_mjai(m["pai"]))
                 riichi = riichi or declared
@@ -159,6 +166,33 @@ def test_a_game_resumed_after_an_error_starts_wherever_the_harness_says(tmp_path
     lines, stderr = _play(seat, requests, tmp_path)
     kinds = _check(seat, requests, lines)
     assert kinds.get("dahai", 0) > 5, kinds
+    assert "Traceback" not in stderr and '"mjai: bad input"' not in stderr, stderr[-2000:]
+
+
+def test_a_discard_after_our_pon_is_never_tsumogiri(tmp_path: Path) -> None:
+    """The recorded game has no call by any seat, so the checks above never saw a discard
+    after one. A hand where seat 0 draws N, discards W (the referee's event, whatever it
+    answered), pons a P and then holds N beside a ready hand: it discards N, which it drew
+    but not just now; libriichi cleared last_self_tsumo at the pon, so tsumogiri true
+    there is refused (a mangan)."""
+    seat = 0
+    start = {"type": "start_kyoku", "bakaze": "E", "dora_marker": "1p", "kyoku": 1,
+             "honba": 0, "kyotaku": 0, "oya": 0, "scores": [25000] * 4,
+             "tehais": [["P", "P", "W", "1m", "2m", "3m", "4p", "5p", "6p", "7s", "8s", "5s",
+                         "5s"]] + [["?"] * 13] * 3}
+    requests = [
+        [{"type": "start_game", "names": ["0", "1", "2", "3"], "id": seat}],
+        [start, {"type": "tsumo", "actor": 0, "pai": "N"}],
+        [{"type": "dahai", "actor": 0, "pai": "W", "tsumogiri": False},
+         {"type": "tsumo", "actor": 1, "pai": "?"},
+         {"type": "dahai", "actor": 1, "pai": "P", "tsumogiri": True}],
+        [{"type": "pon", "actor": 0, "target": 1, "pai": "P", "consumed": ["P", "P"]}],
+        [{"type": "end_kyoku"}]]
+    lines, stderr = _play(seat, requests, tmp_path)
+    kinds = _check(seat, requests, lines)
+    after_pon = json.loads(lines[3])
+    assert after_pon["type"] == "dahai" and not after_pon["tsumogiri"], after_pon
+    assert kinds["dahai"] == 2, kinds
     assert "Traceback" not in stderr and '"mjai: bad input"' not in stderr, stderr[-2000:]
 
 

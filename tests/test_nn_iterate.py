@@ -388,8 +388,25 @@ def _killed_once_ready(command: list[str], ready: Callable[[], bool]) -> None:
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
+    """Kill the run's group outright and wait till none of it runs: a phase that had just
+    begun holds the run folder's lock (handed to it) until it has died too."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while any(_living(pid) for pid in _group(proc.pid)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def _group(pgid: int) -> list[int]:
+    """The processes of group ``pgid`` (Linux's /proc; none read elsewhere)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[2]) == pgid:
+                found.append(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
 
 
 def test_sigterm_during_self_play_stops_the_phase_and_leaves_it_undone(

@@ -6,6 +6,7 @@ phase's partial folder" and each wrote state.json over the other's."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import signal
@@ -13,6 +14,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "data" / "nn" / "golden_riichi.npz"
@@ -68,3 +71,72 @@ def test_a_second_run_on_the_same_dir_is_refused_while_the_first_works(tmp_path:
     assert third.returncode == 2, third.stderr
     assert "--hands 41 differs from 40" in third.stderr, third.stderr
     assert json.loads((run / "state.json").read_text())["variant"] == "riichi"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: the POSIX lock")
+def test_a_folder_whose_filesystem_takes_no_lock_is_not_taken_for_a_busy_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An NFS mount without its lock service answers flock with ENOLCK (no process holds
+    anything): the run goes on, told it is unguarded. Before, every run on such a --dir was
+    refused as 'another nn iterate run is working in this folder'. A lock another holder
+    has (a second open file, as a second process's) is still refused."""
+    import fcntl
+
+    from replay.learning.nn.iterate import StateError, holding_run
+
+    run = tmp_path / "run"
+    with holding_run(run) as lock:
+        assert lock.unheld is None
+        with pytest.raises(StateError, match="another nn iterate run is working"), \
+                holding_run(run):
+            pass
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with holding_run(run) as lock:
+        assert lock.unheld == os.strerror(errno.ENOLCK)
+
+
+def _children(pid: int) -> list[int]:
+    """The processes ``pid`` started (Linux's /proc)."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out += [int(p) for p in (task / "children").read_text().split()]
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc's children")
+def test_a_killed_runs_phase_still_writing_keeps_the_folder_held(tmp_path: Path) -> None:
+    """A run killed outright (SIGKILL, the OOM killer) leaves its self-play phase to finish
+    the wall set under way (SIGTERM from die_with_parent), writing in the round's folder.
+    Before, the lock went with the run alone: a resume at once deleted that folder as a
+    killed phase's and started its own self-play there, the old phase writing into it. The
+    phase (held stopped here, as one still busy) now holds the lock too."""
+    run = tmp_path / "run"
+    first = subprocess.Popen(_command(run), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=_env(), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        data = run / "round-001" / "selfplay-001"
+        while not data.exists():  # the first is in its self-play phase
+            assert time.monotonic() < deadline and first.poll() is None, first.stderr
+            time.sleep(0.05)
+        (phase,) = _children(first.pid)
+        os.kill(phase, signal.SIGSTOP)  # busy with its last wall set, however long it takes
+        os.kill(first.pid, signal.SIGKILL)
+        first.communicate(timeout=60)
+        marker = data / "kept"
+        marker.write_text("the old phase's")
+        again = subprocess.run(_command(run), capture_output=True, text=True, env=_env(),
+                               timeout=300)
+        assert again.returncode == 2, again.stdout + again.stderr
+        (line,) = again.stderr.strip().splitlines()
+        assert "another nn iterate run is working in this folder" in line, line
+        assert marker.exists()  # the phase's folder left alone
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(first.pid, signal.SIGKILL)
+        with contextlib.suppress(NameError, ProcessLookupError):
+            os.kill(phase, signal.SIGKILL)

@@ -7,6 +7,7 @@ before a game is played or state.json written."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -77,3 +78,34 @@ def test_a_resumed_run_refuses_current_weights_that_are_not_on_record(
     assert f"{run / 'gen-000.npz'}: not the run's current weights" in line, line
     assert (run / "state.json").read_bytes() == state  # no phase ran, nothing recorded
 
+
+
+def test_a_run_resumed_after_training_refuses_trained_weights_not_on_record(
+        stopped_run: Path, tmp_path: Path) -> None:
+    """Round 1 trained (gen-001.npz and its SHA-256 on record), its selection to do; the file
+    replaced since. Before, the selection played whatever lay there, and a replaced file that
+    won became the run's current weights (every later resume refused as not on record)."""
+    from replay.dataset.shards import sha256
+
+    run = tmp_path / "run"
+    shutil.copytree(stopped_run, run)
+    trained = run / "round-001" / "gen-001.npz"
+    shutil.copyfile(GOLDEN, trained)
+    state = json.loads((run / "state.json").read_text())
+    (entry,) = state["rounds"]
+    entry["phases"] = {
+        "selfplay": {"data": "round-001/selfplay-001", "seed": 8},
+        "train": {"weights": "round-001/gen-001.npz", "sha256": sha256(trained),
+                  "bytes": trained.stat().st_size}}
+    (run / "state.json").write_text(json.dumps(state, indent=2) + "\n")
+    _replaced(trained)
+    before = (run / "state.json").read_bytes()
+    r = subprocess.run(_command(run), capture_output=True, text=True, env=_env(),
+                       timeout=600)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert f"{trained}: not the weights round 1's training wrote" in line, line
+    assert not (run / "round-001" / "selection.json").exists()  # no selection played
+    assert json.loads(before)["current"] == json.loads(
+        (run / "state.json").read_text())["current"] == "gen-000.npz"

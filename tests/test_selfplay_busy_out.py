@@ -8,6 +8,7 @@ manifest and the other's shards."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import signal
@@ -15,6 +16,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -80,3 +83,30 @@ def test_a_refused_second_run_leaves_a_later_run_free_to_use_its_own_out(
     again = subprocess.run(_selfplay(out, 4, 1), capture_output=True, text=True, env=_env(),
                            timeout=300)
     assert again.returncode == 2 and "directory is not empty" in again.stderr, again.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: the POSIX lock")
+def test_an_out_whose_filesystem_takes_no_lock_is_not_taken_for_a_busy_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """flock answering ENOLCK (an NFS mount without its lock service; no process holds
+    anything) lets the run write, told it is unguarded; before, it was refused as 'another
+    run is writing a dataset there'. A lock another open file holds is still refused."""
+    import fcntl
+
+    from adapter.commands import UserInputError
+    from adapter.commands.selfplay import holding_out
+
+    out = tmp_path / "rb1"
+    with holding_out(out), pytest.raises(
+            UserInputError, match="another run is writing a dataset there"), holding_out(out):
+        pass
+    assert capsys.readouterr().err == ""
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with holding_out(out):
+        pass
+    assert f"{out}: no lock taken" in capsys.readouterr().err

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import sys
@@ -229,9 +230,13 @@ def holding_out(out: Path) -> Iterator[None]:
 
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                raise UserInputError(f"{out}: another run is writing a dataset there (give "
-                                     "another --out)") from None
+            except OSError as exc:
+                if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+                    raise UserInputError(f"{out}: another run is writing a dataset there "
+                                         "(give another --out)") from None
+                # a filesystem that takes no lock (ENOLCK): unguarded, not taken for busy
+                print(f"mjbot selfplay: {out}: no lock taken ({exc.strerror or exc}): a "
+                      "second run at this --out would not be refused", file=sys.stderr)
         yield
     finally:
         if fd >= 0:

@@ -194,7 +194,7 @@ class Network:
         if variant is not None and meta.get("variant") != variant:
             raise MissingNetwork(f"nn: the weights are for {meta.get('variant')!r}, not "
                                  f"{variant!r}")
-        network = cls(arrays, meta)
+        network = cls(_checked_arrays(name, arrays, meta), meta)
         bad = network.non_finite()
         if bad:
             raise MissingNetwork(f"nn: {name}: {bad} holds values that are not finite "
@@ -206,6 +206,33 @@ class Network:
         a network answers garbage, so it is neither written nor played."""
         return next((name for name, value in self.params.items()
                      if not np.isfinite(value).all()), "")
+
+
+def _checked_arrays(name: Any, arrays: dict[str, np.ndarray], meta: dict[str, Any]
+                    ) -> dict[str, np.ndarray]:
+    """``arrays`` read from the file ``name``, once its meta gives a shape and each array that
+    shape wants is there, of that shape, of floating-point numbers: a damaged or foreign file
+    (a meta without its sizes, a member missing, of another shape, of strings) is refused in
+    one line naming it, where int() or numpy's cast raised a traceback of their own words."""
+    sizes = {k: meta.get(k) for k in ("channels", "blocks", "value_hidden")}
+    for key, value in sizes.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < (
+                0 if key == "blocks" else 1):
+            raise MissingNetwork(f"nn: {name}: its meta gives {key} {value!r}, not a count "
+                                 "(a damaged or foreign file)")
+    shape = Shape(int(meta["planes"]), int(meta["channels"]), int(meta["blocks"]),
+                  int(meta["value_hidden"]))
+    for key, want in param_shapes(shape).items():
+        got = arrays.get(key)
+        if got is None:
+            raise MissingNetwork(f"nn: {name}: no array {key!r} (a damaged or foreign file)")
+        if tuple(got.shape) != want:
+            raise MissingNetwork(f"nn: {name}: array {key!r} is {tuple(got.shape)}, "
+                                 f"expected {want} (a damaged or foreign file)")
+        if got.dtype.kind != "f":
+            raise MissingNetwork(f"nn: {name}: array {key!r} holds {got.dtype}, not "
+                                 "floating-point numbers (a damaged or foreign file)")
+    return arrays
 
 
 def new_meta(variant: str, shape: Shape, encoding: int = ENCODING_VERSION,

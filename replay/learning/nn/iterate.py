@@ -16,12 +16,14 @@ started, is read by the run layout's last parts. Numpy-free and torch-free: the 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -40,22 +42,42 @@ class StateError(ValueError):
     """The run folder's state cannot be resumed (unreadable, or another variant's run)."""
 
 
+# what a lock taken by another process raises (flock: EWOULDBLOCK; msvcrt: EACCES, EDEADLOCK)
+BUSY = frozenset({errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES, errno.EDEADLK})
+
+
+@dataclass(frozen=True)
+class RunLock:
+    """The lock :func:`holding_run` holds: ``fd`` the lock file's (a phase's process is handed
+    it, so that the folder stays held while a phase of a killed run finishes), ``unheld`` why
+    no lock could be taken (None: held)."""
+
+    fd: int
+    unheld: str | None
+
+
 @contextlib.contextmanager
-def holding_run(root: Path) -> Iterator[None]:
+def holding_run(root: Path) -> Iterator[RunLock]:
     """Hold the run folder ``root`` (made if missing) while a run works in it: a second run on
     the same folder is refused with :class:`StateError`, not let loose on the same state.json,
     weights and round folders (the second would delete the first's self-play data under way
     as a killed phase's, and each would write state.json over the other's). An OS lock, not a
-    file's presence: a run killed outright (SIGKILL, a power cut) holds nothing, so the same
-    command resumes it. Phases (subprocesses) do not inherit it."""
+    file's presence: a run killed outright (SIGKILL, a power cut) holds nothing once its phase
+    under way (handed the lock: it may still be finishing a wall set in the folder) has ended
+    too, so the same command resumes it. Yields a :class:`RunLock`, whose ``unheld`` says why
+    no lock could be taken where the folder's filesystem takes none (an NFS mount without its
+    lock service: ENOLCK): the run goes on unguarded, not refused as if another held it."""
     root.mkdir(parents=True, exist_ok=True)
     with open(root / LOCK, "a+b") as fh:
         try:
             _lock(fh.fileno())
-        except OSError:
-            raise StateError(f"{root}: another nn iterate run is working in this folder "
-                             "(wait for it to end, or give another --dir)") from None
-        yield
+        except OSError as exc:
+            if exc.errno in BUSY:
+                raise StateError(f"{root}: another nn iterate run is working in this folder "
+                                 "(wait for it to end, or give another --dir)") from None
+            yield RunLock(fh.fileno(), exc.strerror or str(exc))
+            return
+        yield RunLock(fh.fileno(), None)
 
 
 def _lock(fd: int) -> None:
