@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -14,7 +15,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +149,20 @@ def assert_complete(path: Path) -> dict[str, Any]:
     assert log.truncated is None, (path, log.truncated)
     assert log.footer is not None, path
     return log.footer.result
+
+
+@contextlib.contextmanager
+def mjbot_view(*logs: Path) -> Iterator[str]:
+    """`mjbot view LOGS...` as a user starts it; its base URL (a game's id starts with its
+    folder's place in LOGS). Ended with SIGTERM, which it must answer with exit 0."""
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "view", *map(str, logs)],
+                            cwd=ROOT, env=PYTHON_ENV, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    found = re.search(r"(http://127\.0\.0\.1:\d+/)games", line)
+    try:
+        assert found, line
+        yield found.group(1)
+    finally:
+        proc.terminate()
+        assert proc.wait(10) == 0

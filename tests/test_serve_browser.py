@@ -10,13 +10,10 @@ pages), and saves screenshots into the test's folder; another test opens the das
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -24,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.cdp import Browser, Chromium, find_chromium
-from tests.serve_helpers import PYTHON_ENV, ROOT, ServeProcess
+from tests.serve_helpers import ServeProcess, mjbot_view
 from tests.viewer_fixtures import practice_game
 
 CHROMIUM = find_chromium()
@@ -49,22 +46,6 @@ def browser(chromium: Chromium) -> Iterator[Browser]:
     b = chromium.page()
     yield b
     b.close()
-
-
-@contextlib.contextmanager
-def view(*logs: Path) -> Iterator[str]:
-    """`mjbot view LOGS...`; its URL (a game's id starts with its folder's place in LOGS)."""
-    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "view", *map(str, logs)],
-                            cwd=ROOT, env=PYTHON_ENV, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    found = re.search(r"(http://127\.0\.0\.1:\d+/)games", line)
-    try:
-        assert found, line
-        yield found.group(1)
-    finally:
-        proc.terminate()
-        assert proc.wait(10) == 0
 
 
 # one game per variant, each with a win (our policy in seat 1)
@@ -100,7 +81,7 @@ def viewer(played: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
     copy = logs / "practice" / game.relative_to(played / "riichi")  # as a session logs it
     copy.parent.mkdir(parents=True)
     shutil.copy(game, copy)
-    with view(logs) as url:
+    with mjbot_view(logs) as url:
         yield url, copy.relative_to(logs)
 
 
@@ -115,7 +96,7 @@ def both_views(played: Path, ntpu_match: Path) -> Iterator[str]:
     """One `mjbot view` on the folder with a practice game of each variant (ids "0~...") and
     on the ntpu-server match's logs ("1~..."), for the tests that only read them: a view
     process's start each fewer."""
-    with view(played, ntpu_match) as url:
+    with mjbot_view(played, ntpu_match) as url:
         yield url
 
 
@@ -331,7 +312,7 @@ def test_the_game_list_pages_and_shows_our_seat_and_result(
     (logs / "copies").mkdir()
     for n in range(52):  # 55 games: two pages
         shutil.copy(riichi, logs / "copies" / f"copy{n:02d}.mjlog.msgpack")
-    with view(logs) as url:
+    with mjbot_view(logs) as url:
         browser.navigate(url + "games")
         browser.wait_for("document.querySelectorAll('#games tbody tr').length === 50")
         assert text(browser, "#page-info") == "1–50 of 55"

@@ -3,39 +3,18 @@ Chromium (tests/cdp.py): what the result box shows must be what the record says.
 
 from __future__ import annotations
 
-import contextlib
-import re
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.cdp import Chromium, find_chromium
-from tests.serve_helpers import PYTHON_ENV, ROOT
+from tests.serve_helpers import mjbot_view
 from tests.shared_data import DATA
 
 CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="no chromium binary (Debian: apt-get install chromium; "
     ".ci/run installs it)")
-
-
-@contextlib.contextmanager
-def _view(*files: Path) -> Iterator[str]:
-    """`mjbot view FILES...`; its base URL."""
-    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "view", *map(str, files)],
-                            cwd=ROOT, env=PYTHON_ENV, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    found = re.search(r"(http://127\.0\.0\.1:\d+/)games", line)
-    try:
-        assert found, line
-        yield found.group(1)
-    finally:
-        proc.terminate()
-        assert proc.wait(10) == 0
 
 
 def test_a_riichi_winners_ura_dora_indicators_show_with_the_result(tmp_path: Path) -> None:
@@ -50,7 +29,7 @@ def test_a_riichi_winners_ura_dora_indicators_show_with_the_result(tmp_path: Pat
     chromium = Chromium(CHROMIUM, tmp_path / "profile")
     try:
         b = chromium.page()
-        with _view(record) as url:
+        with mjbot_view(record) as url:
             game = "0~suukantsu_1.json"
             b.navigate(f"{url}games/{game}#2/157")
             b.wait_for("document.getElementById('step-index').textContent"
@@ -82,7 +61,7 @@ def test_a_liable_seat_shows_with_the_result(tmp_path: Path) -> None:
     chromium = Chromium(CHROMIUM, tmp_path / "profile")
     try:
         b = chromium.page()
-        with _view(record) as url:
+        with mjbot_view(record) as url:
             b.navigate(f"{url}games/0~pao.xml#4/1")
             b.wait_for("document.getElementById('step-index').textContent"
                        ".startsWith('step 1 /')")
@@ -112,7 +91,7 @@ def test_a_double_rons_last_step_shows_both_wins(tmp_path: Path) -> None:
     chromium = Chromium(CHROMIUM, tmp_path / "profile")
     try:
         b = chromium.page()
-        with _view(record) as url:
+        with mjbot_view(record) as url:
             b.navigate(f"{url}games/0~double_ron.json#1/1")
             b.wait_for("document.getElementById('step-index').textContent"
                        ".startsWith('step 1 /')")
