@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_nn_iterate import need_torch
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "data" / "nn" / "golden_riichi.npz"
 
@@ -37,6 +39,7 @@ def _env() -> dict[str, str]:
 
 def test_a_second_run_on_the_same_dir_is_refused_while_the_first_works(tmp_path: Path
                                                                         ) -> None:
+    need_torch()  # nn iterate refuses to start without torch
     run = tmp_path / "run"
     first = subprocess.Popen(_command(run), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, env=_env(), start_new_session=True)
@@ -114,6 +117,7 @@ def test_a_killed_runs_phase_still_writing_keeps_the_folder_held(tmp_path: Path)
     Before, the lock went with the run alone: a resume at once deleted that folder as a
     killed phase's and started its own self-play there, the old phase writing into it. The
     phase (held stopped here, as one still busy) now holds the lock too."""
+    need_torch()  # nn iterate refuses to start without torch
     run = tmp_path / "run"
     first = subprocess.Popen(_command(run), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, env=_env(), start_new_session=True)

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_nn_iterate import need_torch
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "data" / "nn" / "golden_riichi.npz"
 OTHER = ROOT / "brain" / "data" / "nn_riichi.npz"  # a riichi network, not the run's
@@ -38,6 +40,7 @@ def _env() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def stopped_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run stopped by SIGTERM in its first self-play: state.json on record, round 1 to do."""
+    need_torch()  # nn iterate refuses to start without torch
     run = tmp_path_factory.mktemp("iterate") / "run"
     proc = subprocess.Popen(_command(run), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=_env(), start_new_session=True)
