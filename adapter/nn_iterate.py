@@ -421,15 +421,8 @@ def _same_current(state: Any, sha256: Callable[[Path], str]) -> None:
     replaced or damaged since (a copy over it, a bad disk) was played by a whole self-play phase
     (mc falling back on every decision where it did not load) before the run failed, or was
     silently trained from."""
-    current = state.current
-    recorded = state.recorded_sha256(state.data["current"])
-    if not current.is_file():
-        raise UserInputError(f"{current}: missing, the run's current weights (state.json); "
-                             "restore it, or give another --dir")
-    if recorded is not None and sha256(current) != recorded:
-        raise UserInputError(f"{current}: not the run's current weights (SHA-256 "
-                             f"{sha256(current)[:12]}, state.json records {recorded[:12]}): "
-                             "replaced or damaged since; restore it, or give another --dir")
+    _on_record(state.current, state.recorded_sha256(state.data["current"]),
+               "the run's current weights", sha256)
 
 
 def _same_trained(state: Any, number: int, new: Path, sha256: Callable[[Path], str]) -> None:
@@ -437,13 +430,19 @@ def _same_trained(state: Any, number: int, new: Path, sha256: Callable[[Path], s
     resumed after its training phase found whatever lay at ``new`` then (a copy over it, a
     damaged file), and a replaced file won the selection, became the current weights, and
     every later resume was refused as not on record."""
-    recorded = (state.phase(number, "train") or {}).get("sha256")
-    if not new.is_file():
-        raise UserInputError(f"{new}: missing, the weights round {number}'s training wrote "
-                             "(state.json); restore it, or give another --dir")
-    if recorded is not None and sha256(new) != recorded:
-        raise UserInputError(f"{new}: not the weights round {number}'s training wrote "
-                             f"(SHA-256 {sha256(new)[:12]}, state.json records "
+    _on_record(new, (state.phase(number, "train") or {}).get("sha256"),
+               f"the weights round {number}'s training wrote", sha256)
+
+
+def _on_record(path: Path, recorded: str | None, what: str,
+               sha256: Callable[[Path], str]) -> None:
+    """``path`` is there and, where state.json records its SHA-256, still that file; a
+    UserInputError naming ``what`` it should be otherwise."""
+    if not path.is_file():
+        raise UserInputError(f"{path}: missing, {what} (state.json); restore it, or give "
+                             "another --dir")
+    if recorded is not None and (found := sha256(path)) != recorded:
+        raise UserInputError(f"{path}: not {what} (SHA-256 {found[:12]}, state.json records "
                              f"{recorded[:12]}): replaced or damaged since; restore it, or "
                              "give another --dir")
 
