@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import errno
 import json
 import os
 import sys
@@ -226,17 +225,16 @@ def holding_out(out: Path) -> Iterator[None]:
             fd = -1
     try:
         if fd >= 0:
-            import fcntl
+            from replay.locking import Busy, lock_now
 
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as exc:
-                if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
-                    raise UserInputError(f"{out}: another run is writing a dataset there "
-                                         "(give another --out)") from None
-                # a filesystem that takes no lock (ENOLCK): unguarded, not taken for busy
-                print(f"mjbot selfplay: {out}: no lock taken ({exc.strerror or exc}): a "
-                      "second run at this --out would not be refused", file=sys.stderr)
+                unheld = lock_now(fd)
+            except Busy:
+                raise UserInputError(f"{out}: another run is writing a dataset there "
+                                     "(give another --out)") from None
+            if unheld is not None:  # a filesystem that takes no lock: unguarded, not busy
+                print(f"mjbot selfplay: {out}: no lock taken ({unheld}): a second run at this "
+                      "--out would not be refused", file=sys.stderr)
         yield
     finally:
         if fd >= 0:

@@ -16,16 +16,16 @@ started, is read by the run layout's last parts. Numpy-free and torch-free: the 
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import re
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
+
+from replay.locking import Busy, lock_now
 
 PHASES = ("selfplay", "train", "select")
 STATE = "state.json"
@@ -40,10 +40,6 @@ _PATH_KEYS = ("start", "current", "weights_before", "weights_after", "data", "we
 
 class StateError(ValueError):
     """The run folder's state cannot be resumed (unreadable, or another variant's run)."""
-
-
-# what a lock taken by another process raises (flock: EWOULDBLOCK; msvcrt: EACCES, EDEADLOCK)
-BUSY = frozenset({errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES, errno.EDEADLK})
 
 
 @dataclass(frozen=True)
@@ -70,24 +66,11 @@ def holding_run(root: Path) -> Iterator[RunLock]:
     root.mkdir(parents=True, exist_ok=True)
     with open(root / LOCK, "a+b") as fh:
         try:
-            _lock(fh.fileno())
-        except OSError as exc:
-            if exc.errno in BUSY:
-                raise StateError(f"{root}: another nn iterate run is working in this folder "
-                                 "(wait for it to end, or give another --dir)") from None
-            yield RunLock(fh.fileno(), exc.strerror or str(exc))
-            return
-        yield RunLock(fh.fileno(), None)
-
-
-def _lock(fd: int) -> None:
-    """Lock ``fd`` for this process or raise OSError at once (no waiting)."""
-    if sys.platform == "win32":
-        import msvcrt
-        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-    else:
-        import fcntl
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            unheld = lock_now(fh.fileno())
+        except Busy:
+            raise StateError(f"{root}: another nn iterate run is working in this folder "
+                             "(wait for it to end, or give another --dir)") from None
+        yield RunLock(fh.fileno(), unheld)
 
 
 class IterateState:
