@@ -172,6 +172,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from brain.opponents.models import OpponentModels, model_path
     from replay.dataset import cache as C
     from replay.dataset.schema import DatasetError
+    from replay.dataset.shards import sha256
     from replay.learning.opponents import data as D
     from replay.learning.opponents.evaluate import evaluate
 
@@ -207,7 +208,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if cache.folder is not None:
         for f in real_files:
             try:
-                real_digests.append([f.name, C.file_digest(f)])
+                real_digests.append([f.name, sha256(f)])
             except OSError as exc:
                 raise UserInputError(f"{f}: {exc.strerror or exc}") from None
     with tempfile.TemporaryDirectory(prefix="mjbot-models-") as tmp:

@@ -85,10 +85,6 @@ def libraries() -> dict[str, str]:
     return out
 
 
-def file_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def entry_key(parts: dict[str, Any]) -> str:
     """The key of an entry: SHA-256 of ``parts`` as canonical JSON."""
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
