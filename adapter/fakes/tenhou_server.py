@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import logging
 import re
@@ -55,6 +54,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from adapter.fakes.tenhou_seat import ANONYMOUS, RemoteSeat, SeatLink, shown_name
 from adapter.fakes.tenhou_table import TenhouTable
 from adapter.local.game import GameResult, placement
+from adapter.ws_log import ScrubbedLog
 from protocols.codec import ProtocolError
 from protocols.tenhou import (
     TEST_GAME,
@@ -224,7 +224,8 @@ class FakeTenhouServer:
 
     async def start_ws(self, host: str = "127.0.0.1", port: int = 0) -> int:
         server = await serve(self._ws_client, host, port,
-                             logger=_Unnamed(logging.getLogger("websockets.server")))
+                             logger=ScrubbedLog(logging.getLogger("websockets.server"),
+                                                _masked_ids, lambda text: _AN_ID.sub("ID-", text)))
         self._servers.append(server)
         bound: int = next(iter(server.sockets)).getsockname()[1]
         return bound
@@ -687,25 +688,9 @@ _AN_ID = re.compile(r"ID[0-9A-Fa-f]{8}-[0-9A-Za-z]{8}")
 _AN_ID_BYTES = re.compile(_AN_ID.pattern.encode())
 
 
-class _Unnamed(logging.LoggerAdapter):  # type: ignore[type-arg]
-    """The websockets library's own log with every client's ID taken out: at ``--log-level
-    debug`` it traces each frame received, a client's HELO with its ID among them. A frame's
-    payload is cleaned before the library elides a long one in the middle."""
-
-    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
-        if not self.isEnabledFor(level):
-            return
-        from websockets.frames import Frame
-
-        # masked to its length, which the trace tells beside it ("[57 bytes]")
-        shown = tuple(dataclasses.replace(a, data=_AN_ID_BYTES.sub(
-                          lambda m: b"*" * len(m.group()), bytes(a.data)))
-                      if isinstance(a, Frame) else a for a in args)
-        try:
-            text = str(msg) % shown if shown else str(msg)
-        except (TypeError, ValueError):  # not a format for these: shown as they are
-            text = " ".join(map(str, (msg, *shown)))
-        self.logger.log(level, _AN_ID.sub("ID-", text), **kwargs)
+def _masked_ids(payload: bytes) -> bytes:
+    """A frame's payload with every ID masked to its length (the trace tells the length)."""
+    return _AN_ID_BYTES.sub(lambda m: b"*" * len(m.group()), payload)
 
 
 class _ReadToTheEnd(asyncio.StreamReader):

@@ -47,6 +47,7 @@ from adapter.session import (
 )
 from adapter.tasks import cancel_and_wait
 from adapter.thinking.inbox import Inbox
+from adapter.ws_log import ScrubbedLog
 from brain.brain import Brain, safest_action
 from brain.rules import rules_for
 from brain.state import TableState
@@ -538,30 +539,6 @@ class _Tcp:
             self.writer = None
 
 
-class _ScrubbedLog(logging.LoggerAdapter):  # type: ignore[type-arg]
-    """The websockets library's own log with the ID taken out: at ``--log-level debug`` it
-    traces every frame, and our HELO's frame carried the ID to stderr. A frame's payload is
-    masked (its length kept: the trace says it) before the library elides a long one in the
-    middle (which could leave a part of an echoed ID that no longer matches it)."""
-
-    def __init__(self, logger: logging.Logger, scrub: Scrubber) -> None:
-        super().__init__(logger, {})
-        self.scrub = scrub
-
-    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
-        if not self.isEnabledFor(level):
-            return
-        from websockets.frames import Frame
-
-        shown = tuple(dataclasses.replace(a, data=self.scrub.masked(bytes(a.data)))
-                      if isinstance(a, Frame) else a for a in args)
-        try:
-            text = str(msg) % shown if shown else str(msg)
-        except (TypeError, ValueError):  # not a format for these: shown as they are
-            text = " ".join(map(str, (msg, *shown)))
-        self.logger.log(level, self.scrub(text), **kwargs)
-
-
 class _WebSocket:
     def __init__(self, url: str, scrub: Scrubber | None = None) -> None:
         if not url.startswith(("ws://", "wss://")):
@@ -582,7 +559,8 @@ class _WebSocket:
         try:
             self.connection = await connect(
                 self.url, origin=Origin(ORIGIN), open_timeout=10,
-                logger=_ScrubbedLog(logging.getLogger("websockets.client"), self.scrub))
+                logger=ScrubbedLog(logging.getLogger("websockets.client"), self.scrub.masked,
+                                   self.scrub))
         except InvalidHandshake as exc:  # a line that is up but no WebSocket server's: as a
             # refused connection (tried again, then one line), not a traceback
             raise OSError(f"no WebSocket handshake at {self.url}: {exc}") from None
