@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-import MahjongGB
-
 from brain.rules.base import WinContext
 from brain.rules.mcr import (
     HELD_BYTE,
@@ -353,6 +351,8 @@ def _knitted_plans(counts: list[int], below: int | None = None) -> list[_Found]:
         counts = list(counts)
         counts[max(k for k in range(34) if counts[k])] -= 1
     bounds = knitted_bounds(counts, below) if below is not None else (-1, -1)
+    import MahjongGB  # here, not at the top: the riichi bot (mjai.app) runs without it
+
     hand: tuple[str, ...] | None = None
     out: list[_Found] = []
     for (name, fan, fn), bound in zip((("全不靠", 12, MahjongGB.HonorsAndKnittedTilesShanten),

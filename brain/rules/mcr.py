@@ -22,8 +22,6 @@ import functools
 from collections.abc import Iterable
 from dataclasses import replace
 
-import MahjongGB
-
 from brain.rules.base import Rules, WinContext, WinScore, four_seats
 from brain.shanten import regular_shanten, shanten
 from brain.state import Meld, TableState
@@ -124,6 +122,8 @@ def _calculator_items(packs: tuple[tuple[str, str, int], ...], hand: tuple[str, 
                       about_kong: bool, wall_last: bool, seat_wind: int, prevalent_wind: int
                       ) -> tuple[tuple[str, int], ...] | None:
     """MahjongFanCalculator's (name, fan) items, or None where the tiles are no winning hand."""
+    import MahjongGB  # here, not at the top: the riichi bot (mjai.app) runs without it
+
     try:
         result = MahjongGB.MahjongFanCalculator(
             pack=packs, hand=hand, winTile=win, flowerCount=flowers, isSelfDrawn=self_drawn,
@@ -289,6 +289,8 @@ def _may_be_complete(counts: list[int], regular: bool | None = None) -> bool:
 def _knitted_complete(counts: list[int]) -> bool:
     """Knitted shapes (全不靠, 七星不靠, 组合龙): complete if removing some tile leaves a ready
     hand that waits on it, by MahjongGB's dedicated shanten functions."""
+    import MahjongGB  # here, not at the top: the riichi bot (mjai.app) runs without it
+
     for k in range(34):
         if not counts[k]:
             continue
