@@ -3,8 +3,10 @@ lines otherwise; plain stdlib lines for the Botzone bot, which pays every import
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
+from typing import Any
 
 
 def configure_plain_logging(level: str = "info") -> int:
@@ -45,3 +47,40 @@ def configure_logging(json_lines: bool | None = None, level: str = "info") -> No
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
+
+
+def get_logger(name: str) -> Any:
+    """structlog's logger where structlog is installed (the CLI configures it); else one of
+    the standard library taking the same calls (``log.error("event", key=value)``) as one
+    plain line, for the mjai.app upload, whose image has no structlog."""
+    try:
+        import structlog
+    except ImportError:
+        return PlainLogger(name)
+    return structlog.get_logger(name)
+
+
+class PlainLogger:
+    """``log.warning("event", key=value)`` as the line ``event key=value`` (values as JSON) on
+    the stdlib logger ``name``: structlog's calls, without structlog."""
+
+    def __init__(self, name: str) -> None:
+        self._log = logging.getLogger(name)
+
+    def _emit(self, level: int, event: str, fields: dict[str, Any]) -> None:
+        if self._log.isEnabledFor(level):
+            pairs = "".join(f" {key}={json.dumps(value, ensure_ascii=False, default=str)}"
+                            for key, value in fields.items())
+            self._log.log(level, "%s%s", event, pairs)
+
+    def debug(self, event: str, **fields: Any) -> None:
+        self._emit(logging.DEBUG, event, fields)
+
+    def info(self, event: str, **fields: Any) -> None:
+        self._emit(logging.INFO, event, fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self._emit(logging.WARNING, event, fields)
+
+    def error(self, event: str, **fields: Any) -> None:
+        self._emit(logging.ERROR, event, fields)

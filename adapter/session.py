@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import structlog
-
+from adapter.logging_setup import get_logger
 from adapter.thinking.inbox import Inbox
 from adapter.thinking.thinker import Thinker
 from brain import anytime
@@ -209,7 +208,7 @@ def record_answer(answer: Answer, request: ev.DecisionRequest, summary: SessionS
     """Count the answer in the summary and write its decision frame (what answered, and the
     work behind it); a fallback or a best so far is also told to the log stream."""
     summary.decisions += 1
-    logger = structlog.get_logger(f"mjbot.{platform}")
+    logger = get_logger(f"mjbot.{platform}")
     if answer.source == anytime.BEST_SO_FAR:
         summary.best_so_far += 1
         logger.info(f"{platform}: best so far played", reason=answer.fallback, work=answer.work)
@@ -244,7 +243,7 @@ class PlatformSession:
         self.game_log: GameLogWriter | None = None
         self.summary = SessionSummary()
         self.pending = PendingFrames()  # frames before a game log opens go in first
-        self.log = structlog.get_logger(f"mjbot.{self.platform}")
+        self.log = get_logger(f"mjbot.{self.platform}")
         self.stop_requested = False  # a stop (a signal, serve's) came: a game it cuts says so
         self.finished_games: list[dict[str, Any]] = []  # see game_logged
         self.line_lost: str | None = None  # why we gave the line up (SilentLine), if we did

@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import msgpack
-
 from protocols import events as ev
 from replay import schema
 
@@ -283,6 +281,8 @@ class GameLogWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._scrub = Scrubber(secrets)
         self._clock = clock
+        import msgpack  # here: the mjai.app upload writes no log and has no msgpack
+
         self._packer = msgpack.Packer(use_bin_type=True)
         self.repaired_bytes = 0
         has_header = False
@@ -458,6 +458,8 @@ def read_log(path: str | Path) -> GameLog:
 
 
 def parse_log(data: bytes, path: Path | str = "<bytes>") -> GameLog:
+    import msgpack  # here, as in GameLogWriter
+
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
     unpacker.feed(data)
     header: Header | None = None

@@ -227,6 +227,8 @@ def open_log(bot: BotzoneBot, data: dict[str, Any], log_dir: str | None,
     the data to keep for the next turn, and whether the log is new (it has none of the
     earlier turns yet). Without msgpack (the Botzone runtime) there is no log."""
     try:
+        import msgpack  # noqa: F401 (replay.log imports it only when a log is written or read)
+
         from replay.log import GameLogWriter, Header, default_log_dir, log_path
     except ImportError:
         return data, False

@@ -23,8 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
-
+from adapter.logging_setup import get_logger
 from adapter.session import (
     CodecSession,
     SessionSummary,
@@ -45,7 +44,7 @@ from protocols.mjai import NONE, Answer, Hello, MjaiCodec
 from replay.formats.mjai_log import score_detail, value_own_win
 from replay.log import Footer, Header
 
-log = structlog.get_logger("mjbot.mjai")
+log = get_logger("mjbot.mjai")
 
 DEFAULT_BUDGET = 1.5  # mjai.app allows 2 s per answer
 # The original TCP server gives each player 60 s per answer and sends every event to all four,

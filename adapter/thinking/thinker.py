@@ -18,15 +18,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import structlog
-
+from adapter.logging_setup import get_logger
 from adapter.thinking.deadline import within
 from adapter.thinking.worker_process import PolicyWorker, Thought
 from brain.brain import Answer, Brain, check
 from brain.state import TableState
 from protocols import events as ev
 
-log = structlog.get_logger("mjbot.thinker")
+log = get_logger("mjbot.thinker")
 
 
 class Thinker:
