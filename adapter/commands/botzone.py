@@ -1,4 +1,5 @@
-"""`mjbot botzone`, `mjbot botzone-judge`, `mjbot bundle botzone`: Botzone (MCR)."""
+"""`mjbot botzone`, `mjbot botzone-judge`, `mjbot bundle botzone|mjai`: Botzone (MCR),
+and the mjai.app upload beside Botzone's."""
 
 from __future__ import annotations
 
@@ -41,15 +42,17 @@ def register(sub: Any) -> None:
     j.set_defaults(handler=cmd_botzone_judge)
 
     bu = sub.add_parser("bundle", help="build an upload bundle for a platform")
-    bu.add_argument("platform", choices=["botzone"])
+    bu.add_argument("platform", choices=["botzone", "mjai"],
+                    help="botzone (MCR) or mjai (mjai.app, riichi)")
     bu.add_argument("-o", "--output", default="dist", help="output folder (default: dist)")
     bu.add_argument("--policy", default="rulebased", help="what the bot plays (rulebased, mc, nn)")
     bu.add_argument("--models", metavar="DIR", help="mc: the folder holding "
-                    "opponents_mcr.npz (default: the shipped brain/data)")
+                    "opponents_mcr.npz (botzone) or opponents_riichi.npz (mjai) (default: the "
+                    "shipped brain/data)")
     bu.add_argument("--mc-options", default="", metavar="OPTS",
                     help="mc: the bot's MJBOT_MC options, e.g. seconds=1.5")
-    bu.add_argument("--nn-weights", metavar="FILE", help="nn: the MCR network to carry "
-                    "(default: the shipped brain/data/nn_mcr.npz)")
+    bu.add_argument("--nn-weights", metavar="FILE", help="nn: the network to carry (default: "
+                    "the shipped brain/data/nn_mcr.npz, or nn_riichi.npz for mjai)")
     bu.set_defaults(handler=cmd_bundle)
 
 
@@ -95,18 +98,25 @@ def cmd_botzone_judge(args: argparse.Namespace) -> int:
 
 def cmd_bundle(args: argparse.Namespace) -> int:
     from adapter.platforms.botzone_bundle import build_botzone_bundle
+    from adapter.platforms.mjai_bundle import build_mjai_bundle
 
     require_policy(args.policy)
     check_mc_options(args.policy, args.mc_options)
+    build = build_mjai_bundle if args.platform == "mjai" else build_botzone_bundle
     try:
-        path = build_botzone_bundle(args.output, policy=args.policy, models_dir=args.models,
-                                    mc_options=args.mc_options, nn_weights=args.nn_weights)
+        path = build(args.output, policy=args.policy, models_dir=args.models,
+                     mc_options=args.mc_options, nn_weights=args.nn_weights)
     except (FileNotFoundError, ValueError) as exc:
         raise UserInputError(str(exc)) from None
     except OSError as exc:  # the output folder: a file, or not writable
         raise UserInputError(f"--output {args.output}: {folder_error(exc)}") from None
-    print(f"{path} ({path.stat().st_size // 1024} KB): upload it as the bot's code "
-          "(Python 3, simple or JSON interaction, keep running)")
+    size = f"{path} ({path.stat().st_size // 1024} KB)"
+    if args.platform == "mjai":
+        print(f"{size}: upload it to mjai.app as the bot (bot.py at its root, playing "
+              f"{args.policy})")
+    else:
+        print(f"{size}: upload it as the bot's code (Python 3, simple or JSON interaction, "
+              "keep running)")
     return 0
 
 

@@ -89,21 +89,28 @@ def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
     weight_files = [(weights, MCR_WEIGHTS)] if weights.is_file() else []
     if policy == "nn" or (policy == "mc" and _mc_plays_the_network(mc_options)):
         network = Path(nn_weights) if nn_weights else ROOT / NN_WEIGHTS
-        _check_mcr_network(network)
+        check_network(network, "mcr")
         modules = MODULES + NN_MODULES
         weight_files.append((network, NN_WEIGHTS))
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / name
+    files = [(ROOT / module, module) for module in modules] + weight_files
+    return write_zip(Path(out_dir) / name, {"__main__.py": MAIN.format(
+        policy=policy, options=mc_options)}, files, compiled)
+
+
+def write_zip(path: Path, texts: dict[str, str], files: list[tuple[Path, str]],
+              compiled: bool) -> Path:
+    """A bundle at ``path`` (its folder made): ``texts`` (name in the zip -> text) and
+    ``files`` (source, name in the zip), with each ``.py`` file's bytecode beside it where
+    ``compiled``. Shared by the Botzone and mjai.app bundles."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf, \
             tempfile.TemporaryDirectory() as tmp:
-        zf.writestr("__main__.py", MAIN.format(policy=policy, options=mc_options))
-        for module in modules:
-            zf.write(ROOT / module, module)
-            if compiled and module.endswith(".py"):
-                zf.writestr(module + "c", _bytecode(ROOT / module, module, Path(tmp)))
-        for source, name_in_zip in weight_files:
+        for name_in_zip, text in texts.items():
+            zf.writestr(name_in_zip, text)
+        for source, name_in_zip in files:
             zf.write(source, name_in_zip)
+            if compiled and name_in_zip.endswith(".py"):
+                zf.writestr(name_in_zip + "c", _bytecode(source, name_in_zip, Path(tmp)))
     return path
 
 
@@ -125,17 +132,19 @@ def check_bundle_policy(policy: str) -> None:
                          f"not {policy!r}; carry a network with --policy nn --nn-weights FILE")
 
 
-def _check_mcr_network(path: Path) -> None:
-    """An ``nn`` bundle's weights must be an MCR network this code reads (FileNotFoundError
-    naming what is wrong otherwise): a riichi file would refuse every turn on Botzone."""
+def check_network(path: Path, variant: str) -> None:
+    """An ``nn`` bundle's weights must be a network of ``variant`` this code reads
+    (FileNotFoundError naming what is wrong otherwise): a riichi file would refuse every turn
+    on Botzone, an MCR one every turn on mjai.app."""
     from brain.nn.network import MissingNetwork, Network
 
+    wanted = f"an nn bundle needs {'an MCR' if variant == 'mcr' else 'a ' + variant} network"
     if not path.is_file():
-        raise FileNotFoundError(f"an nn bundle needs an MCR network: no {path}")
+        raise FileNotFoundError(f"{wanted}: no {path}")
     try:
-        Network.from_file(path, "mcr")
+        Network.from_file(path, variant)
     except (MissingNetwork, ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
-        raise FileNotFoundError(f"an nn bundle needs an MCR network: {path}: {exc}") from None
+        raise FileNotFoundError(f"{wanted}: {path}: {exc}") from None
 
 
 def bundle_python_tag() -> str:

@@ -1,0 +1,163 @@
+"""The mjai.app upload (`mjbot bundle mjai`): unpacked as mjai.app unpacks it and started as
+its harness starts it (``python -u bot.py SEAT`` in that folder), under a Python whose
+site-packages hold numpy alone (no mahjong, structlog, msgpack or MahjongGB) and which reads no
+PYTHONPATH (-I), it plays the harness's real sequence (tests/test_mjai_app_harness.py) with
+every answer passing the referee's checks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy
+import pytest
+
+from adapter.platforms.mjai_bundle import (
+    NN_MODULES,
+    NN_WEIGHTS,
+    RIICHI_WEIGHTS,
+    VENDOR,
+    build_mjai_bundle,
+)
+from tests.in_process import mjbot_here
+from tests.test_mjai_app_harness import _check, _requests
+
+
+@pytest.fixture(scope="module")
+def numpy_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A venv whose site-packages hold numpy only (linked from ours)."""
+    root = tmp_path_factory.mktemp("mjai-runtime")
+    venv.EnvBuilder(with_pip=False).create(root)
+    site = next((root / "lib").glob("python3*/site-packages"))
+    numpy_dir = Path(numpy.__file__).parent
+    for target in [numpy_dir, *numpy_dir.parent.glob("numpy.libs")]:
+        (site / target.name).symlink_to(target)
+    python = root / "bin" / "python"
+    probe = subprocess.run([python, "-I", "-c", "import numpy\nfor m in ('mahjong', "
+                            "'structlog', 'msgpack', 'MahjongGB'):\n try:\n  __import__(m)\n"
+                            "  print(m)\n except ImportError: pass"],
+                           capture_output=True, text=True)
+    assert probe.returncode == 0 and probe.stdout == "", (probe.stdout, probe.stderr)
+    return str(python)
+
+
+def _unpacked(bundle: Path, folder: Path) -> Path:
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The default upload, as `mjbot bundle mjai` writes it."""
+    return build_mjai_bundle(tmp_path_factory.mktemp("bundle"))
+
+
+@pytest.fixture(scope="module")
+def upload(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The default upload, unpacked (as mjai.app's server unzips it into /workspace)."""
+    return _unpacked(bundle, tmp_path_factory.mktemp("workspace"))
+
+
+def _harness(python: str, folder: Path, seat: int, requests: list[list[dict[str, Any]]],
+             *options: str) -> subprocess.CompletedProcess[str]:
+    text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in requests)
+    return subprocess.run([python, *options, "-u", "bot.py", str(seat)], cwd=folder,
+                          input=text, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("seat", [0, 1, 2, 3])
+def test_the_upload_plays_the_harness_game_with_numpy_alone(numpy_python: str, upload: Path,
+                                                            seat: int) -> None:
+    requests = _requests(seat)
+    done = _harness(numpy_python, upload, seat, requests, "-I")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    kinds = _check(seat, requests, done.stdout.splitlines())
+    assert kinds.get("dahai", 0) > 20, kinds
+    assert "fallback" not in done.stderr, done.stderr[-2000:]
+
+
+def test_the_upload_answers_as_mjbot_mjai_does(numpy_python: str, upload: Path) -> None:
+    """Its scoring is the carried mahjong 2's (the runtime has no other): the same answers,
+    line for line, as the installed `mjbot mjai` on the same lines."""
+    seat = 1
+    requests = _requests(seat, first_hand=2)  # a game resumed after an error, too
+    bundled = _harness(numpy_python, upload, seat, requests, "-I")
+    text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in requests)
+    installed = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", str(seat),
+                                "--no-log"], input=text, capture_output=True, text=True,
+                               timeout=300)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    assert [json.loads(x) for x in bundled.stdout.splitlines()] == \
+        [json.loads(x) for x in installed.stdout.splitlines()]
+
+
+def test_the_zip_holds_bot_py_at_its_root_and_mahjong_2_with_its_licence(bundle: Path
+                                                                         ) -> None:
+    """Sources only (Python 3.10 there compiles them; the building 3.11's bytecode would be
+    skipped), the mc policy's riichi models, and no nn weights unless asked for."""
+    with zipfile.ZipFile(bundle) as zf:
+        names = set(zf.namelist())
+        licence = zf.read(f"{VENDOR}/mahjong/LICENSE.txt").decode()
+    assert "bot.py" in names and RIICHI_WEIGHTS in names and NN_WEIGHTS not in names
+    assert "Permission is hereby granted" in licence  # MIT's words
+    assert f"{VENDOR}/mahjong/hand_calculating/hand.py" in names
+    assert not any(n.endswith(".pyc") for n in names) and "__main__.py" not in names
+
+
+def test_a_seat_that_is_not_0_to_3_is_one_line_and_exit_2(numpy_python: str, upload: Path
+                                                          ) -> None:
+    for argv in (["7"], [], ["0", "1"]):
+        done = subprocess.run([numpy_python, "-I", "bot.py", *argv], cwd=upload, input="",
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and done.stdout == "", done
+        assert done.stderr.strip().splitlines() == [
+            f"mjbot: bot.py takes our seat (0..3) as its only argument, got {argv!r}"]
+
+
+def test_a_python_without_numpy_is_told_what_the_bot_needs(upload: Path) -> None:
+    done = subprocess.run([sys.executable, "-I", "-S", "bot.py", "0"], cwd=upload, input="",
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "needs numpy (pip install numpy)" in done.stderr
+
+
+@pytest.mark.parametrize(("policy", "options"), [("nn", ""), ("mc", "seconds=0.3")])
+def test_nn_and_mc_uploads_play_from_what_they_carry(numpy_python: str, tmp_path: Path,
+                                                     policy: str, options: str) -> None:
+    """The first hand's decisions, answered by the policy itself (no fallback on stderr)."""
+    bundle = build_mjai_bundle(tmp_path / "out", policy=policy, mc_options=options)
+    names = zipfile.ZipFile(bundle).namelist()
+    if policy == "nn":
+        assert NN_WEIGHTS in names and all(m in names for m in NN_MODULES)
+    folder = _unpacked(bundle, tmp_path / "workspace")
+    seat = 0
+    requests = _requests(seat)[:12]
+    done = _harness(numpy_python, folder, seat, requests, "-I")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    kinds = _check(seat, requests, done.stdout.splitlines())
+    assert kinds.get("dahai", 0) >= 3, kinds
+    assert "fallback" not in done.stderr, done.stderr[-2000:]
+
+
+def test_bundles_without_the_weights_they_play_are_refused(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]
+                                                           ) -> None:
+    """An MCR network in a riichi bundle, or a --models folder without the riichi models,
+    would refuse every decision on mjai.app: one line, exit 2, no zip."""
+    for args, said in ((["--policy", "nn", "--nn-weights", "brain/data/nn_mcr.npz"],
+                        "an nn bundle needs a riichi network: "),
+                       (["--policy", "mc", "--models", str(tmp_path)],
+                        "an mc bundle needs the riichi opponent models: no ")):
+        out = tmp_path / "out"
+        done = mjbot_here(capsys, "bundle", "mjai", "-o", str(out), *args)
+        assert done.returncode == 2 and said in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and not out.exists()
+    done = mjbot_here(capsys, "bundle", "mjai", "-o", str(tmp_path / "ok"))
+    assert done.returncode == 0 and "mjbot-mjai.zip (" in done.stdout, done.stderr
+    assert (tmp_path / "ok" / "mjbot-mjai.zip").is_file()
