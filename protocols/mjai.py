@@ -32,6 +32,10 @@ from protocols.codec import (
 WINDS = ("E", "S", "W", "N")
 NONE: dict[str, Any] = {"type": "none"}
 VALUE_NOT_SENT = "value not sent by mjai"  # a hora's detail when it carries no fan
+# Told at the end of a hand whose hora or ryukyoku never came (an end_kyoku, or the next
+# start_kyoku): mjai.app's harness sends neither to the bots. The hand is over, its result
+# unknown; replay says so rather than "unfinished".
+RESULT_NOT_SENT = "hand over; its result was not sent (mjai.app sends no hora or ryukyoku)"
 
 
 
@@ -110,6 +114,7 @@ class MjaiCodec(Codec):
         self.riichi_tile: int | None = None  # chosen with our reach, sent after its echo
         self.last: tuple[str, int, int | None] | None = None  # (type, actor, tile)
         self.pons: dict[int, tuple[int, ...]] = {}  # our pons by tile kind (for a kakan)
+        self.in_hand = False  # a start_kyoku came, and no hora or ryukyoku since
 
     # ------------------------------------------------------------------ events in
 
@@ -156,7 +161,9 @@ class MjaiCodec(Codec):
         self.last_draw = self.after_kan = self.riichi_tile = None
         self.last = None
         self.pons = {}
-        return [ev.RoundStarted(
+        before = self._result_not_sent()
+        self.in_hand = True
+        return [*before, ev.RoundStarted(
             round_wind=WINDS.index(m["bakaze"]), dealer=_seat(m["oya"]),
             honba=int(m.get("honba", 0)), sticks=int(m.get("kyotaku", 0)),
             scores=tuple(int(s) for s in m["scores"]),
@@ -258,6 +265,7 @@ class MjaiCodec(Codec):
         ``uradora_markers``: its value is taken as sent."""
         actor = _seat(m["actor"])
         target = _seat(m.get("target", actor))
+        self.in_hand = False  # its result came
         tile = _tile(m["pai"]) if "pai" in m else (self.last[2] if self.last else None)
         deltas = tuple(int(d) for d in m.get("deltas", (0, 0, 0, 0)))
         ura = tuple(_known(t) for t in m.get("ura_markers", m.get("uradora_markers", ())))
@@ -272,13 +280,21 @@ class MjaiCodec(Codec):
                             ura_dora_indicators=ura, detail=VALUE_NOT_SENT)]
 
     def _on_ryukyoku(self, m: dict[str, Any]) -> list[object]:
+        self.in_hand = False  # its result came
         deltas = tuple(int(d) for d in m.get("deltas", ()) or ())
         reason = draw_reason(m)
         tenpai = (declared_tenpai(m) or ()) if reason == "exhaustive" else ()
         return [ev.RoundDrawn(reason, deltas, tenpai)]
 
     def _on_end_kyoku(self, m: dict[str, Any]) -> list[object]:
-        return []
+        return self._result_not_sent()
+
+    def _result_not_sent(self) -> list[object]:
+        """The hand in play is over with no result sent: said once, as :data:`RESULT_NOT_SENT`."""
+        if not self.in_hand:
+            return []
+        self.in_hand = False
+        return [ev.PlatformNotice(RESULT_NOT_SENT)]
 
     def _on_end_game(self, m: dict[str, Any]) -> list[object]:
         scores = m.get("scores")

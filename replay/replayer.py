@@ -32,7 +32,7 @@ from protocols import events as ev
 from protocols import tiles as T
 from protocols.botzone import BotzoneCodec
 from protocols.events import EVENT_TYPES
-from protocols.mjai import MjaiCodec
+from protocols.mjai import RESULT_NOT_SENT, MjaiCodec
 from protocols.ntpu import NtpuCodec
 from protocols.tenhou import TenhouCodec, parse_tag, tag_from_json
 from replay import formats
@@ -447,9 +447,11 @@ def summarize(replay: Replay) -> dict[str, Any]:
         times = h.pop("decision_times")
         h["time_median_ms"] = round(statistics.median(times) * 1000, 3) if times else None
         h["time_max_ms"] = round(max(times) * 1000, 3) if times else None
-        # a hand the log ends inside has no result: no score changes to show, not zeros
-        h["unfinished"] = not h["results"]
-        if h["unfinished"]:
+        # a hand the log ends inside has no result: no score changes to show, not zeros; nor
+        # has one that ended with its result kept from us (mjai.app), but it is not unfinished
+        h["result_unknown"] = not h["results"] and RESULT_NOT_SENT in h["notices"]
+        h["unfinished"] = not h["results"] and not h["result_unknown"]
+        if not h["results"]:
             h["deltas"] = None
     return {"path": replay.path, "source": replay.source, "variant": replay.variant,
             "seat": replay.seat, "names": list(names), "hands": hands,
@@ -527,9 +529,11 @@ def format_summary(summary: dict[str, Any]) -> str:
                 tenpai = f"  tenpai {r['tenpai']}" if spec is None or spec.noten_payments \
                     else ""
                 lines.append(f"    DRAW    {r['reason']}{tenpai}")
-        lines += [f"    notice  {n}" for n in h.get("notices", ())]
+        lines += [f"    notice  {n}" for n in h.get("notices", ()) if n != RESULT_NOT_SENT]
         if h.get("unfinished"):
             lines.append("    unfinished (the log ends inside this hand)")
+        elif h.get("result_unknown"):
+            lines.append("    ended   result not sent (mjai.app sends no hora or ryukyoku)")
         else:
             lines.append(f"    deltas  {h['deltas']}")
         if h["time_median_ms"] is not None:

@@ -169,6 +169,56 @@ def test_a_game_resumed_after_an_error_starts_wherever_the_harness_says(tmp_path
     assert "Traceback" not in stderr and '"mjai: bad input"' not in stderr, stderr[-2000:]
 
 
+def test_the_game_log_shows_each_hand_ended_with_its_result_unknown(tmp_path: Path) -> None:
+    """The harness sends no hora or ryukyoku, only end_kyoku: the log showed every hand as
+    unfinished ("the log ends inside this hand"). Each hand the bot played now reads as over,
+    its result not sent, with no score changes shown; the bare end_kyoku of a hand before the
+    resumed one (never started for us) adds nothing."""
+    from replay import replayer
+
+    seat, first = 2, 2
+    requests = _requests(seat, first_hand=first)
+    _play(seat, requests, tmp_path)
+    (path,) = tmp_path.rglob("*.mjlog.msgpack")
+    summary = replayer.summarize(replayer.load(str(path)))
+    hands = summary["hands"]
+    assert len(hands) == len(_hands()) - first
+    assert all(h["result_unknown"] and not h["unfinished"] and h["deltas"] is None
+               for h in hands), [(h["round"], h["notices"]) for h in hands]
+    text = replayer.format_summary(summary)
+    assert text.count("ended   result not sent (mjai.app sends no hora or ryukyoku)") == \
+        len(hands) and "the log ends inside this hand" not in text, text
+
+
+def test_a_hand_is_told_over_once_and_only_where_its_result_never_came() -> None:
+    """The codec's side: a hand with no hora or ryukyoku is told over at its end_kyoku, or at
+    the next start_kyoku where no end_kyoku came; a hand whose result came (the original
+    server, Mortal) is not, nor is an end_kyoku outside a hand."""
+    from protocols import events as ev
+    from protocols.mjai import RESULT_NOT_SENT, MjaiCodec
+
+    start = {"type": "start_kyoku", "bakaze": "E", "dora_marker": "1p", "kyoku": 1,
+             "honba": 0, "kyotaku": 0, "oya": 0, "scores": [25000] * 4,
+             "tehais": [["1m", "2m", "3m", "4p", "5p", "6p", "7s", "8s", "9s", "E", "E", "S",
+                         "S"]] + [["?"] * 13] * 3}
+    draw = {"type": "ryukyoku", "reason": "fanpai", "deltas": [0, 0, 0, 0]}
+
+    def told(messages: list[dict[str, Any]]) -> list[int]:
+        codec = MjaiCodec(0)
+        out = [codec.feed(m) for m in messages]
+        return [i for i, items in enumerate(out)
+                if ev.PlatformNotice(RESULT_NOT_SENT) in items]
+
+    end = {"type": "end_kyoku"}
+    assert told([end, start, end, end]) == [2]
+    assert told([start, start, end]) == [1, 2]  # a start_kyoku ends the hand before it
+    assert told([start, draw, end, start, draw]) == []
+    codec = MjaiCodec(0)
+    codec.feed(start)
+    items = codec.feed(start)  # the notice first: it belongs to the hand that ended
+    assert isinstance(items[0], ev.PlatformNotice) and isinstance(items[1], ev.RoundStarted)
+
+
 def test_a_discard_after_our_pon_is_never_tsumogiri(tmp_path: Path) -> None:
     """The recorded game has no call by any seat, so the checks above never saw a discard
     after one. A hand where seat 0 draws N, discards W (the referee's event, whatever it
