@@ -252,6 +252,29 @@ def test_the_viewer_and_replay_show_the_transcript(capsys: pytest.CaptureFixture
     assert t.meta["final_scores"] == [12100, 38300, 13800, 35800] and len(t.hands) == 8
 
 
+async def test_the_viewer_lists_and_steps_through_a_transcript() -> None:
+    """`mjbot view FILE`'s routes: the transcript is listed and shown from its seat, its
+    hand known and the others' hidden, with the owari's final scores."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from adapter.serve.status import StatusServer
+
+    client = TestClient(TestServer(StatusServer(roots=[], imports=[str(WHOLE)]).app()))
+    await client.start_server()
+    try:
+        games = (await (await client.get("/api/games")).json())["games"]
+        assert [g["id"] for g in games] == [f"0~{WHOLE.name}"]
+        outline = await (await client.get(f"/api/games/0~{WHOLE.name}")).json()
+        assert outline["our_seat"] == 0 and not outline["full_information"]
+        assert outline["final_scores"] == [12100, 38300, 13800, 35800]
+        steps = (await (await client.get(
+            f"/api/games/0~{WHOLE.name}/hands/0")).json())["steps"]
+        seats = steps[0]["seats"]
+        assert seats[0]["hand"] and all(seats[s]["hand"] is None for s in (1, 2, 3))
+    finally:
+        await client.close()
+
+
 def test_dataset_import_names_a_transcript_as_one_seat_view(tmp_path: Path) -> None:
     with pytest.raises(S.DatasetError, match="Tenhou client transcript shows one seat's view"):
         import_files([WHOLE], tmp_path / "out")
