@@ -289,6 +289,41 @@ def test_kokushi_games_the_client_left_stop_there() -> None:
     assert not any(isinstance(e, ev.GameEnded) for e in rep.events)
 
 
+# --------------------------------------------------------------------------- our client
+
+TCP_JUNK = ("<BOGUS a=\"1\"/>", '<N who="1" m="70000"/>', "<E999/>", "hello")
+WS_JUNK = ('{"tag": "BOGUS"}', "not json", '{"tag": "E999"}')
+
+
+@pytest.mark.parametrize("transport, drop, junk", [("tcp", None, ()), ("tcp", 120, TCP_JUNK),
+                                                   ("ws", 200, WS_JUNK)])
+async def test_our_clients_own_transcript_reads_as_its_game_log(
+        tmp_path: Path, transport: str, drop: int | None, junk: tuple[str, ...]) -> None:
+    """A game of our client against the fake server (a dropped line resumed, bad tags), its
+    log's raw frames written as a transcript: read back, the same events as it logged, its
+    notices too (an unreadable message's 'error:' notice says where, so it is counted)."""
+    from replay.log import EventFrame, RxFrame, TxFrame, read_log
+    from tests.test_tenhou_client import _game
+
+    await _game(tmp_path, transport, drop=drop, junk=junk)
+    (path,) = (tmp_path / "client").rglob("*.mjlog.msgpack")
+    log = read_log(path)
+    lines = [f"{'Get' if isinstance(f, RxFrame) else 'Send'}: {f.raw}" for f in log.frames
+             if isinstance(f, RxFrame | TxFrame)]
+    record = tenhou_client.loads("\n".join(lines) + "\n")
+    logged = [f.event for f in log.frames if isinstance(f, EventFrame)]
+
+    def split(events: list[Any]) -> tuple[list[Any], list[Any], int]:
+        notices = [e.text for e in events if isinstance(e, ev.PlatformNotice)]
+        errors = [t for t in notices if t.startswith("error:")]
+        return ([e for e in events if not isinstance(e, ev.PlatformNotice)],
+                [t for t in notices if t not in errors], len(errors))
+
+    assert split(record.events) == split(logged)
+    assert record.meta["errors"] == len(junk)
+    assert "cut" not in record.meta  # the game ended
+
+
 # --------------------------------------------------------------------------- fuzz
 
 _SMALL = [(TENHOU_CAPTURES / n).read_text(encoding="utf-8") for n in ("first.log", "second.log")]

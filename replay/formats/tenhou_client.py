@@ -2,15 +2,17 @@
 
 A capture of a client's connection (dnovikoff's tenhou captures, or a user's own client's)
 writes each line the client sent after ``Send:`` and what it read after ``Get:``, several
-server messages to a ``Get:`` line where one read held several. The messages it got go
-through the Tenhou codec our own client plays with (:class:`protocols.tenhou.TenhouCodec`),
-one tag at a time as the client reads them live, so the record is what our client's game log
-holds: the seat's own hand, the others' draws counted, every call, riichi and dora, and each
-hand's result from AGARI / RYUUKYOKU (the final scores from ``owari``). What the client sent
-adds nothing (the server echoes every discard and call it takes) and is only counted, but
-for two lines: ``HELO``, whose name is the login ID (a credential: never shown, and masked
-wherever the server's text echoes it), and ``BYE``, the client leaving: a game it left
-unfinished stops there, as our client's log of a session that ended in a game does.
+server messages to a ``Get:`` line where one read held several: TCP tags (``<T68/>``), or
+the WebSocket client's JSON objects (``{"tag": "T68"}``), as our own client's log has them.
+The messages it got go through the Tenhou codec our own client plays with
+(:class:`protocols.tenhou.TenhouCodec`), one at a time as the client reads them live, so
+the record is what our client's game log holds: the seat's own hand, the others' draws
+counted, every call, riichi and dora, and each hand's result from AGARI / RYUUKYOKU (the
+final scores from ``owari``). What the client sent adds nothing (the server echoes every
+discard and call it takes) and is only counted, but for two lines: ``HELO``, whose name is
+the login ID (a credential: never shown, and masked wherever the server's text echoes it),
+and ``BYE``, the client leaving: a game it left unfinished stops there, as our client's log
+of a session that ended in a game does.
 
 Session messages become the notices our client writes (a resumed game, a player who left),
 and a message the codec cannot read an ``error:`` notice with what the client still read in
@@ -21,6 +23,7 @@ by number only (its text may hold the ID).
 
 from __future__ import annotations
 
+import json
 import re
 import urllib.parse
 from typing import Any
@@ -35,6 +38,7 @@ from protocols.tenhou import (
     Resumed,
     TenhouCodec,
     parse_tag,
+    tag_from_json,
 )
 from replay.log import SCRUBBED, Scrubber
 from replay.record import GameRecord, Refused
@@ -45,6 +49,9 @@ SKIPPED_SHOWN = 3  # skipped line numbers kept in the record's meta
 _LINE = re.compile(r"\s*(Get|Send)\s*:\s?(.*)$", re.S)
 _TAG = re.compile(r"<[^<>]*>")
 _HELO_NAME = re.compile(r'<\s*HELO\b[^>]*?\bname\s*=\s*"([^"]*)"')
+_HELO_JSON = re.compile(r'\{[^{}]*"tag"\s*:\s*"HELO"[^{}]*\}')  # the WebSocket login
+_JSON_NAME = re.compile(r'"name"\s*:\s*"([^"]*)"')
+_BYE = re.compile(r'<\s*BYE\b|"tag"\s*:\s*"BYE"')
 # a Tenhou ID's shape ("ID" and two groups of eight): masked wherever quoted, the client's
 # own or another's (a server's text may name one)
 _ID_SHAPE = re.compile(r"ID[0-9A-Za-z]{8}-[0-9A-Za-z]{8}")
@@ -54,12 +61,15 @@ def marked(head: str) -> bool:
     """The opening of a transcript: its first line is a ``Send:`` or ``Get:`` with a tag."""
     first = head.lstrip().split("\n", 1)[0]
     found = _LINE.match(first)
-    return found is not None and found.group(2).lstrip().startswith("<")
+    return found is not None and found.group(2).lstrip().startswith(("<", "{"))
 
 
 def login_id(text: str) -> str:
     """The name the client's HELO logged in with ("" where none, or anonymous)."""
     found = _HELO_NAME.search(text)
+    if found is None:
+        helo = _HELO_JSON.search(text)
+        found = _JSON_NAME.search(helo.group()) if helo is not None else None
     name = urllib.parse.unquote(found.group(1)) if found is not None else ""
     return "" if name == "NoName" else name
 
@@ -86,7 +96,8 @@ class _Reader:
     def get(self, raw: str, where: str) -> None:
         """One message the client read, as our client reads it."""
         try:
-            items = self.codec.feed(parse_tag(raw))
+            items = self.codec.feed(tag_from_json(raw) if raw.startswith("{")
+                                    else parse_tag(raw))
         except ProtocolError as exc:
             self.errors += 1
             self.events.append(ev.PlatformNotice(
@@ -122,6 +133,25 @@ class _Reader:
             self.codec.forget_game()
 
 
+def _messages(body: str) -> tuple[list[str], str]:
+    """A ``Get:`` line's messages (tags, or JSON objects), and any text outside them."""
+    if not body.startswith("{"):
+        return _TAG.findall(body), _TAG.sub(" ", body).strip()
+    out: list[str] = []
+    decoder = json.JSONDecoder()
+    at = 0
+    while at < len(body):
+        try:
+            _, end = decoder.raw_decode(body, at)
+        except (json.JSONDecodeError, RecursionError):
+            return out, body[at:].strip()
+        out.append(body[at:end])
+        at = end
+        while at < len(body) and body[at].isspace():
+            at += 1
+    return out, ""
+
+
 def loads(text: str) -> GameRecord:
     """One client's games from its transcript."""
     lines = text.splitlines()
@@ -139,13 +169,12 @@ def loads(text: str) -> GameRecord:
         body = found.group(2).strip()
         if found.group(1) == "Send":
             sent += 1
-            if re.match(r"<\s*BYE\b", body):
+            if _BYE.search(body):
                 reader.bye()
             continue
-        tags = _TAG.findall(body)
-        rest = _TAG.sub(" ", body).strip()
+        tags, rest = _messages(body)
         last = n == len(lines) or not any(x.strip() for x in lines[n:])
-        if rest and last and rest.startswith("<"):
+        if rest and last and rest.startswith(("<", "{")):
             cut = f"line {n} ends inside a message"  # the transcript's own cut
         elif rest:
             tags.append(rest)  # text outside any tag: the codec reports it, as live
