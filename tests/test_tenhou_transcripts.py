@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from brain.state import TableState
 from protocols import events as ev
+from protocols.tenhou import parse_tag, tag_to_json
 from replay import formats, replayer, timeline
 from replay.dataset import schema as S
 from replay.dataset.imports import import_files
@@ -326,7 +327,24 @@ async def test_our_clients_own_transcript_reads_as_its_game_log(
 
 # --------------------------------------------------------------------------- fuzz
 
+def _as_json(text: str) -> str:
+    """A transcript's Get: tags as the WebSocket client gets them (JSON objects)."""
+    out = []
+    for line in text.splitlines():
+        if line.startswith("Get:"):
+            line = "Get: " + " ".join(json.dumps(tag_to_json(parse_tag(t)))
+                                      for t in re.findall(r"<[^<>]*>", line))
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
 _SMALL = [(TENHOU_CAPTURES / n).read_text(encoding="utf-8") for n in ("first.log", "second.log")]
+_SMALL.append(_as_json(_SMALL[1]))
+
+
+def test_the_json_form_reads_as_the_tags_do() -> None:
+    tags, as_json = tenhou_client.loads(_SMALL[1]), tenhou_client.loads(_SMALL[2])
+    assert as_json.events == tags.events and as_json.meta == tags.meta
 
 
 def _mangle(text: str, how: str, at: int, span: int, other: int) -> str:
