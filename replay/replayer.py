@@ -28,6 +28,7 @@ from brain.brain import check
 from brain.policies import get_policy
 from brain.rules import rules_for
 from brain.rules.variant import VARIANTS
+from brain.shanten import HandError
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -281,7 +282,7 @@ def derive_decisions(record: GameRecord, seat: int,
                   and state.round_active):
                 req = ev.DecisionRequest("rob_kan", tile=e.called, from_seat=e.seat)
                 _claim(out, rules, state, req, full, i, seat)
-        except (StateError, ValueError):
+        except (StateError, HandError):
             # a seat whose tiles the record does not show, or one seat's view that no longer
             # adds up (a transcript missing a message: a hand of 12 tiles): stop deriving here
             break
