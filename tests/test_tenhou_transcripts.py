@@ -24,10 +24,9 @@ from replay.dataset.imports import import_files
 from replay.formats import tenhou_client
 from replay.record import RecordError
 from tests.in_process import mjbot_here
+from tests.shared_data import SHARED_TENHOU_CAPTURES as SHARED_CAPTURES
 from tests.shared_data import TENHOU_CAPTURES
 
-SHARED_CAPTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "tenhou" / \
-    "dnovikoff_protocol_captures"
 REFUSED = {"sanma.log": "three-player (sanma)", "f5182_2018-01-22_12_36_49.log": "no game in it"}
 CAPTURES = sorted(TENHOU_CAPTURES.glob("*.log"))
 GAMES = [p for p in CAPTURES if p.name not in REFUSED]
