@@ -56,6 +56,12 @@ class CutShort(RecordError):
     so in one line rather than each format's refusal of a broken file."""
 
 
+class Refused(RecordError):
+    """A file its format reads, refused for what it holds (a Tenhou transcript of a sanma
+    game, or of no game at all): where the file bears that format's mark, the refusal is said
+    in one line, not after every other format's reason for not reading it."""
+
+
 def canonical(tiles: Any) -> tuple[int, ...]:
     """Meld tiles in one order (by kind, a red five before the plain ones) whatever the source."""
     return tuple(sorted(tiles, key=T.sort_key))

@@ -2,9 +2,10 @@
 
 Any log becomes a :class:`Replay` — the events one seat saw and the decisions it made, in order.
 The bot's own logs carry both (``decision`` frames); imported games (tenhou.net/6, mjlog, mjai,
-Botzone, NYCU SGF, NTPU command logs) have no decisions written down, so they are read off the
-record the way review tools do: after each of the seat's draws or calls its next move is its
-choice (Taiwan's last drawer, asked only Win or Pass, passed where the hand is drawn);
+Botzone, NYCU SGF, NTPU command logs, Tenhou client transcripts) have no decisions written
+down, so they are read off the record the way review tools do: after each of the seat's draws
+or calls its next move is its choice (Taiwan's last drawer, asked only Win or Pass, passed
+where the hand is drawn);
 after another seat's discard (or added kan) where our rules give it something to do
 besides passing, its call, win or pass is (unless another seat's call or win outranked it:
 then the record cannot show the seat's answer). Which reader a file needs is found in
@@ -27,6 +28,7 @@ from brain.brain import check
 from brain.policies import get_policy
 from brain.rules import rules_for
 from brain.rules.variant import VARIANTS
+from brain.shanten import HandError
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -119,8 +121,17 @@ def from_seat_record(record: GameRecord, seat: int | None = None, path: str = ""
                      f"each game is read from the seat it was played from")
     if seat is not None and seat not in seats:
         notes.append(f"this log is seat {shown}'s own view; seat {seat} cannot be shown")
-    if record.meta.get("cut_in_hand"):
+    if record.meta.get("cut"):  # a transcript says where and how it was cut
+        notes.append(f"the file is cut short: {record.meta['cut']}; the moves before the cut "
+                     "are shown")
+    elif record.meta.get("cut_in_hand"):
         notes.append("the log ends inside a hand: the moves before the cut are shown")
+    if record.meta.get("left"):
+        notes.append(f"{record.meta['left']} game(s) the client left (BYE) before their end: "
+                     "each stops there")
+    if record.meta.get("errors"):
+        notes.append(f"{record.meta['errors']} message(s) could not be read: an 'error:' "
+                     "notice at each, as the client logged it")
     if record.meta.get("skipped"):
         first = record.meta.get("skipped_lines", ["?"])[0]
         notes.append(f"{record.meta['skipped']} lines that are no protocol line were skipped "
@@ -259,19 +270,22 @@ def derive_decisions(record: GameRecord, seat: int,
                 riichi = True
         try:
             state.apply(seen)
-        except StateError:
-            break  # a seat whose tiles the record does not show: stop deriving here
-        if (isinstance(e, ev.TileDrawn) and e.seat == seat) or (
-                isinstance(e, ev.MeldCalled) and e.seat == seat and e.kind in ("chi", "pon")):
-            req = ev.DecisionRequest("turn")
-            turn = (i + 1, req, tuple(rules.legal_actions(state, req)))
-        elif isinstance(e, ev.TileDiscarded) and e.seat != seat and state.round_active:
-            req = ev.DecisionRequest("claim", tile=e.tile, from_seat=e.seat)
-            _claim(out, rules, state, req, full, i, seat)
-        elif (isinstance(e, ev.MeldCalled) and e.kind == "added_kan" and e.seat != seat
-              and state.round_active):
-            req = ev.DecisionRequest("rob_kan", tile=e.called, from_seat=e.seat)
-            _claim(out, rules, state, req, full, i, seat)
+            if (isinstance(e, ev.TileDrawn) and e.seat == seat) or (
+                    isinstance(e, ev.MeldCalled) and e.seat == seat
+                    and e.kind in ("chi", "pon")):
+                req = ev.DecisionRequest("turn")
+                turn = (i + 1, req, tuple(rules.legal_actions(state, req)))
+            elif isinstance(e, ev.TileDiscarded) and e.seat != seat and state.round_active:
+                req = ev.DecisionRequest("claim", tile=e.tile, from_seat=e.seat)
+                _claim(out, rules, state, req, full, i, seat)
+            elif (isinstance(e, ev.MeldCalled) and e.kind == "added_kan" and e.seat != seat
+                  and state.round_active):
+                req = ev.DecisionRequest("rob_kan", tile=e.called, from_seat=e.seat)
+                _claim(out, rules, state, req, full, i, seat)
+        except (StateError, HandError):
+            # a seat whose tiles the record does not show, or one seat's view that no longer
+            # adds up (a transcript missing a message: a hand of 12 tiles): stop deriving here
+            break
     return out
 
 

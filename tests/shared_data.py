@@ -12,3 +12,7 @@ LAB_REFEREE = DATA / "ntpu" / "lab_referee"
 # the whole folder of the NYCU lab referee's records, beside the project (absent in a clone)
 SHARED_LAB_REFEREE = Path(__file__).resolve().parents[2] / "shared" / "data" / "ntpu" / \
     "lab_referee"
+# the Tenhou client captures in ../shared, beside the project (absent in a clone): any added
+# there since the copy above are read too
+SHARED_TENHOU_CAPTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "tenhou" / \
+    "dnovikoff_protocol_captures"

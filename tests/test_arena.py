@@ -168,6 +168,55 @@ def test_arena_figures_give_each_nn_file_seats_weights_by_their_hash(tmp_path, c
     assert f"environment: nn@{weights} (SHA-256 {digest[:12]})" in r.stdout.splitlines()
 
 
+# An mjai bot (tsumogiri on its own draw, none otherwise) that, as it starts, writes new
+# bytes over the weights file the arena's environment names: a file replaced mid-run
+REPLACING_BOT = """
+import json, os, sys
+seat = int(sys.argv[-1])
+with open(os.environ["MJBOT_NN_WEIGHTS"], "wb") as f:
+    f.write(b"the weights retrained in place")
+for line in sys.stdin:
+    last = json.loads(line)[-1]
+    answer = {"type": "none"}
+    if last["type"] == "tsumo" and last["actor"] == seat:
+        answer = {"type": "dahai", "actor": seat, "pai": last["pai"], "tsumogiri": True}
+    print(json.dumps(answer), flush=True)
+"""
+
+
+@pytest.mark.parametrize("command", ["arena", "league"])
+def test_weights_replaced_during_the_run_are_recorded_as_they_began(tmp_path, capsys,
+                                                                     monkeypatch, command):
+    """The figures name the weights the games began with (as self-play's manifest and the
+    league's options do), not what lay in the file when the figures were written; the
+    change is said."""
+    weights = tmp_path / "weights.npz"
+    weights.write_bytes(b"the weights as the run began")
+    began = hashlib.sha256(weights.read_bytes()).hexdigest()
+    bot = tmp_path / "bot.py"
+    bot.write_text(REPLACING_BOT)
+    monkeypatch.setenv("MJBOT_NN_WEIGHTS", str(weights))
+    out = tmp_path / "figures.json"
+    seat = f"bot=mjai:{sys.executable} {bot}"
+    if command == "arena":
+        r = mjbot_here(capsys, "arena", "--variant", "riichi", "--policies",
+                       f"{seat},greedy,greedy,greedy", "--hands", "4", "--seed", "3",
+                       "--no-log", "--json", str(out))
+        summary = json.loads(out.read_text())
+        warning = r.stderr
+    else:
+        r = mjbot_here(capsys, "league", "--variant", "riichi", "--members", f"{seat},greedy",
+                       "--hands", "4", "--seed", "3", "--out", str(tmp_path / "league"))
+        (kept,) = (tmp_path / "league").glob("*.json")
+        summary = json.loads(kept.read_text())["arena"]
+        warning = r.stderr
+    assert r.returncode == 0, r.stderr
+    assert hashlib.sha256(weights.read_bytes()).hexdigest() != began  # replaced, really
+    assert summary["environment"]["nn_weights_sha256"] == began
+    assert f"{weights} (SHA-256 {began[:12]} as the run began" in summary["environment_changed"]
+    assert "weights replaced during the run" in warning
+
+
 def test_arena_command_rejects_bad_policies(capsys):
     r = mjbot_here(capsys, "arena", "--policies", "greedy,greedy")
     assert r.returncode == 2 and "four names" in r.stderr and "Traceback" not in r.stderr

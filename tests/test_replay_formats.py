@@ -14,7 +14,7 @@ from replay.log import GameLogWriter, Header
 ROOT = Path(__file__).resolve().parent.parent
 LABELS = ("mjbot msgpack log", "tenhou mjlog XML", "tenhou.net/6 JSON", "mjai JSONL",
           "Botzone judge log", "Botzone human games (preprocessed)", "NYCU SGF",
-          "NTPU command log")
+          "NTPU command log", "Tenhou client transcript")
 
 
 def _mjbot(*args: str) -> subprocess.CompletedProcess[str]:

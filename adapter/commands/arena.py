@@ -124,10 +124,17 @@ def _run_and_report(args: argparse.Namespace, config: ArenaConfig, ray: Any,
     the exit status."""
     import time
 
-    from adapter.local.arena import format_summary, run_arena_until, summarize
+    from adapter.local.arena import (
+        environment_changed,
+        format_summary,
+        run_arena_until,
+        summarize,
+    )
+    from adapter.local.seat import policy_environment
     from adapter.local.stopping import exit_status, stop_reason_text
     from adapter.progress import ProgressBar
 
+    began = policy_environment(config.policies)  # the weights as the games begin
     try:
         start = time.monotonic()
         bar = ProgressBar(args.progress)
@@ -146,7 +153,11 @@ def _run_and_report(args: argparse.Namespace, config: ArenaConfig, ray: Any,
         print(f"mjbot arena: stopped ({stop_reason_text(early.reason)}) before the first "
               "wall set was finished: no figures", file=sys.stderr)
         return status or 1
-    summary = summarize(config, results, seconds)
+    summary = summarize(config, results, seconds, began)
+    changed = environment_changed(config, began)
+    if changed is not None:
+        summary["environment_changed"] = changed
+        print(f"mjbot arena: warning: {changed}", file=sys.stderr)
     if early is not None:
         summary["stopped"] = early.as_dict()
     if ray is not None:

@@ -384,7 +384,8 @@ def _play_arena(args: argparse.Namespace, hero: str, field: str, ray: Any,
     finished."""
     import time
 
-    from adapter.local.arena import ArenaConfig, run_arena_until, summarize
+    from adapter.local.arena import ArenaConfig, environment_changed, run_arena_until, summarize
+    from adapter.local.seat import policy_environment
     from adapter.progress import ProgressBar
 
     workers = ray.workers if ray is not None else args.workers or 1
@@ -393,12 +394,17 @@ def _play_arena(args: argparse.Namespace, hero: str, field: str, ray: Any,
                          seat_limit=args.seat_limit,
                          budget=args.budget, connect_wait=args.connect_wait)
     began = time.monotonic()
+    environment = policy_environment(config.policies)  # the weights as the games begin
     bar = ProgressBar(args.progress)
     results, early = run_arena_until(config, bar, ray, stop)
     bar.end()
     if not results:
         return None
-    summary = summarize(config, results, time.monotonic() - began)
+    summary = summarize(config, results, time.monotonic() - began, environment)
+    changed = environment_changed(config, environment)
+    if changed is not None:
+        summary["environment_changed"] = changed
+        log().warning("weights replaced", arena=f"{hero} vs 3x {field}", detail=changed)
     for r in results:
         for error in r.errors:
             log().error("referee error", arena=f"{hero} vs 3x {field}", error=error)

@@ -207,9 +207,10 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
 
 
 @contextlib.contextmanager
-def holding_out(out: Path) -> Iterator[None]:
-    """Hold the dataset folder ``out`` (made here if missing) while this run writes it: a
-    second run at the same --out is refused in one line. Both passed the empty-folder check
+def holding_out(out: Path, command: str = "selfplay") -> Iterator[None]:
+    """Hold the dataset folder ``out`` (made here if missing) while this run (of
+    ``mjbot COMMAND``: selfplay, dataset import) writes it: a second run at the same --out
+    is refused in one line. Both passed the empty-folder check
     when they started together, and each wrote its shards and manifest over the other's (a
     dataset of one run's manifest and the other's shards, or a run that said it wrote a
     dataset nobody has). An OS lock on the folder itself (no file in it: an --out must be
@@ -233,8 +234,8 @@ def holding_out(out: Path) -> Iterator[None]:
                 raise UserInputError(f"{out}: another run is writing a dataset there "
                                      "(give another --out)") from None
             if unheld is not None:  # a filesystem that takes no lock: unguarded, not busy
-                print(f"mjbot selfplay: {out}: no lock taken ({unheld}): a second run at this "
-                      "--out would not be refused", file=sys.stderr)
+                print(f"mjbot {command}: {out}: no lock taken ({unheld}): a second run at "
+                      "this --out would not be refused", file=sys.stderr)
         yield
     finally:
         if fd >= 0:
@@ -252,14 +253,14 @@ def _first_missing(path: Path) -> Path | None:
     return missing
 
 
-def _left_behind(out: Path, made: Path | None) -> None:
+def _left_behind(out: Path, made: Path | None, command: str = "selfplay") -> None:
     """A run that failed (no client at a listening seat, a dead worker, a second Ctrl-C)
     leaves the disk as it found it: the folders it made for --out are removed while they are
     empty (an empty --out was left behind). Files it did write (shards, no manifest) are kept
     and said, as they are no dataset."""
     written = sorted(out.iterdir()) if out.is_dir() else []
     if written:
-        print(f"mjbot selfplay: the failed run left {len(written)} file(s) in {out} (no "
+        print(f"mjbot {command}: the failed run left {len(written)} file(s) in {out} (no "
               "manifest: not a dataset)", file=sys.stderr)
         return
     folder = out
@@ -290,8 +291,19 @@ def cmd_dataset_import(args: argparse.Namespace) -> int:
     from replay.dataset.imports import import_files
     from replay.dataset.schema import DatasetError
 
+    out = Path(args.out)
+    made = _first_missing(out)
+    fresh = made is not None or (out.is_dir() and not any(out.iterdir()))  # else refused
     try:
-        manifest = import_files(args.files, args.out, args.shard_decisions)
+        # as selfplay's: two imports at one --out each passed the empty-folder check and
+        # wrote over the other's shards and manifest, both saying they wrote their dataset
+        with holding_out(out, "dataset import"):
+            try:
+                manifest = import_files(args.files, out, args.shard_decisions)
+            except BaseException:  # a file refused: the folders made for --out go again
+                if fresh:
+                    _left_behind(out, made, "dataset import")
+                raise
     except DatasetError as exc:
         raise UserInputError(str(exc)) from None
     if args.json:

@@ -32,6 +32,7 @@ from adapter.local.seat import (
 )
 from adapter.local.stopping import StopRequest, play_in_process, play_units, stop_reason_text
 from adapter.local.timing import DecisionTimes
+from brain.policies.nn import ENV as NN_ENV
 from brain.rules.variant import variant_of
 from brain.tally import FallbackTally
 from replay.log import GameLogWriter, Header
@@ -275,8 +276,12 @@ def ratio_ci(numerators: list[float],
     return ratio, ratio - half, ratio + half
 
 
-def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) -> dict[str, Any]:
-    """The arena's figures, in the JSON form of ``mjbot arena --json``."""
+def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float,
+              environment: dict[str, str] | None = None) -> dict[str, Any]:
+    """The arena's figures, in the JSON form of ``mjbot arena --json``; ``environment``: the
+    :func:`policy_environment` taken as the run began (None: taken now), as self-play's
+    manifest and the league's options take it, so a weights file replaced during the run
+    does not pass its hash off as the one the games began with."""
     policies: dict[str, Any] = {}
     labels = config.labels
     for name in sorted(set(labels)):
@@ -317,7 +322,8 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float) ->
         "variant": config.variant, "policies_seated": list(labels),
         "specs": config.specs(),  # label -> the seat it stands for (the command, the policy)
         # MJBOT_MC's options, the weights and their hash, each nn@FILE's hash
-        "environment": policy_environment(config.policies),
+        "environment": policy_environment(config.policies) if environment is None
+        else environment,
         "seed": config.seed, "units": len(results),
         "seatings": len(config.arrangements()),
         "games": sum(r.games for r in results), "hands": sum(r.hands for r in results),
@@ -463,6 +469,25 @@ def _stopped_line(stopped: dict[str, Any]) -> str:
             if stopped["units_left_out"] else "")
     return (f"stopped early ({why}): the first {stopped['units_done']} of "
             f"{stopped['units_planned']} wall sets, each in every seating{left}")
+
+
+def environment_changed(config: ArenaConfig, began: dict[str, str]) -> str | None:
+    """One line naming each weights file whose bytes are not the ones hashed as the run
+    began (``began``: its :func:`policy_environment`), or None where none changed."""
+    now = policy_environment(config.policies)
+    changed = []
+    for key in sorted(set(began) | set(now)):
+        if began.get(key) == now.get(key):
+            continue
+        path = began.get(NN_ENV, now.get(NN_ENV, "?")) if key == "nn_weights_sha256" \
+            else key.removeprefix("sha256 ")
+        old, new = began.get(key, "")[:12] or "none", now.get(key, "")[:12] or "none"
+        changed.append(f"{path} (SHA-256 {old} as the run began, {new} now)")
+    if not changed:
+        return None
+    return ("weights replaced during the run: " + ", ".join(changed) + "; the figures name "
+            "the weights the run began with, but games played after the change may have "
+            "played the new ones")
 
 
 def format_environment(settings: dict[str, str]) -> str:

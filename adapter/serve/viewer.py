@@ -40,7 +40,7 @@ from adapter.serve.viewcache import BuildCache, Stopping, file_key, gzipped_json
 log = structlog.get_logger("mjbot.serve")
 UNREADABLE = ("cannot show this file: it is not a complete game log in a format the viewer "
               "reads (mjbot log, tenhou.net/6, mjlog, mjai, Botzone judge or preprocessed "
-              "human games, NYCU SGF, NTPU log)")
+              "human games, NYCU SGF, NTPU log, Tenhou client transcript)")
 NO_COMMENTARY = ("no commentary for this game: the rulebased policy could not rank one of its "
                  "moves (the log's recorded choices do not fit the table); the moves are shown")
 REASON_CHARS = 500  # of the readers' reasons, in the log line

@@ -17,9 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from protocols import events as ev
-from replay.formats import botzone_human, botzone_log, mjai_log, mjlog, ntpu_log, nycu_sgf, tenhou6
+from replay.formats import (
+    botzone_human,
+    botzone_log,
+    mjai_log,
+    mjlog,
+    ntpu_log,
+    nycu_sgf,
+    tenhou6,
+    tenhou_client,
+)
 from replay.log import GameLog, LogError, parse_log
-from replay.record import CutShort, GameRecord, RecordError
+from replay.record import CutShort, GameRecord, RecordError, Refused
 from replay.schema import SchemaError
 
 REASON_CHARS = 200  # a reason is one line of the error message
@@ -44,12 +53,16 @@ class UnknownFormat(RecordError):
     helped by eight other formats' reasons first)."""
 
     def __init__(self, attempts: list[tuple[str, str]], likeliest: str | None = None,
-                 cut: tuple[str, str] | None = None) -> None:
+                 cut: tuple[str, str] | None = None,
+                 refused: tuple[str, str] | None = None) -> None:
         self.attempts = attempts
         self.likeliest = likeliest
         self.cut = cut
         if cut is not None:  # a one-document format's file cut short: that, in one line
             super().__init__(f"{cut[0]} cut short: {cut[1]}")
+            return
+        if refused is not None:  # the format the file is marked as refused what it holds
+            super().__init__(f"{refused[0]}: {refused[1]}")
             return
         lines = "\n".join(f"  {label}: {why}" for label, why in attempts)
         lead = "" if likeliest is None else \
@@ -68,6 +81,7 @@ TEXT_FORMATS: tuple[tuple[str, str, TextReader], ...] = (
     ("botzone_human", "Botzone human games (preprocessed)", botzone_human.loads),
     ("nycu_sgf", "NYCU SGF", nycu_sgf.loads),
     ("ntpu_log", "NTPU command log", ntpu_log.loads),
+    (tenhou_client.SOURCE, tenhou_client.LABEL, tenhou_client.loads),
 )
 MJBOT_LABEL = "mjbot msgpack log"
 FORMATS: tuple[str, ...] = (MJBOT_LABEL, *(label for _, label, _ in TEXT_FORMATS))
@@ -127,6 +141,8 @@ def guess(data: bytes) -> str:
         return "mjlog"
     if head.startswith(b"("):
         return "nycu_sgf"
+    if head.startswith((b"Send:", b"Get:")):
+        return "tenhou_client"
     if head.startswith((b"/", b"[ <", b"[ >", b"[<", b"[>")):
         return "ntpu_log"
     if head.startswith((b"{", b"[")):
@@ -151,7 +167,8 @@ def marked_as(data: bytes) -> str | None:
     head = data.removeprefix(BOM).lstrip()[:5000]
     marks = {"mjbot": _starts_with_map(data), "mjlog": b"<mjloggm" in head,
              "nycu_sgf": head.startswith(b"(;"), "ntpu_log": True, "mjai": True,
-             "botzone": True, "botzone_human": True, "tenhou6": b'"log"' in head}
+             "botzone": True, "botzone_human": True, "tenhou6": b'"log"' in head,
+             "tenhou_client": tenhou_client.marked(head.decode("utf-8", errors="replace"))}
     return name if marks[name] else None
 
 
@@ -164,6 +181,7 @@ def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
     text: str | None = None
     text_error = ""
     cut: tuple[str, str] | None = None
+    refused: dict[str, str] = {}  # name -> label, of the readers that refused with Refused
     for name in order:
         if name == "mjbot":
             try:
@@ -192,9 +210,15 @@ def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
             reasons[label] = _reason(exc, name)
             if isinstance(exc, CutShort) and cut is None:
                 cut = (label, reasons[label])
+            if isinstance(exc, Refused):
+                refused[name] = label
+    if text is not None:  # a reason may quote a line holding a Tenhou login ID: masked
+        reasons = {label: tenhou_client.mask_ids(text, why) for label, why in reasons.items()}
     marked = marked_as(data)
+    said = refused.get(marked or "")
     raise UnknownFormat([(label, reasons[label]) for label in FORMATS],
-                        None if marked is None else _label(marked), cut)
+                        None if marked is None else _label(marked), cut,
+                        None if said is None else (said, reasons[said]))
 
 
 def _label(name: str) -> str:

@@ -1,0 +1,202 @@
+"""A Tenhou client's transcript (``Send: <...>`` / ``Get: <...>`` lines) to one seat's events.
+
+A capture of a client's connection (dnovikoff's tenhou captures, or a user's own client's)
+writes each line the client sent after ``Send:`` and what it read after ``Get:``, several
+server messages to a ``Get:`` line where one read held several: TCP tags (``<T68/>``), or
+the WebSocket client's JSON objects (``{"tag": "T68"}``), as our own client's log has them.
+The messages it got go through the Tenhou codec our own client plays with
+(:class:`protocols.tenhou.TenhouCodec`), one at a time as the client reads them live, so
+the record is what our client's game log holds: the seat's own hand, the others' draws
+counted, every call, riichi and dora, and each hand's result from AGARI / RYUUKYOKU (the
+final scores from ``owari``). What the client sent adds nothing (the server echoes every
+discard and call it takes) and is only counted, but for two lines: ``HELO``, whose name is
+the login ID (a credential: never shown, and masked wherever the server's text echoes it),
+and ``BYE``, the client leaving: a game it left unfinished stops there, as our client's log
+of a session that ended in a game does.
+
+Session messages become the notices our client writes (a resumed game, a player who left),
+and a message the codec cannot read an ``error:`` notice with what the client still read in
+it, as in a live session; the game goes on. A three-player (sanma) game is refused in one
+line: mjbot's Tenhou client and rules are four-player. Any other line is skipped and counted
+by number only (its text may hold the ID).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.parse
+from typing import Any
+
+from protocols import events as ev
+from protocols.codec import RAW_SHOWN, ProtocolError
+from protocols.tenhou import (
+    SANMA,
+    GameOver,
+    PlayerBack,
+    PlayerLeft,
+    Resumed,
+    TenhouCodec,
+    parse_tag,
+    tag_from_json,
+)
+from replay.log import SCRUBBED, Scrubber
+from replay.record import GameRecord, Refused
+
+SOURCE = "tenhou_client"
+LABEL = "Tenhou client transcript"
+SKIPPED_SHOWN = 3  # skipped line numbers kept in the record's meta
+_LINE = re.compile(r"\s*(Get|Send)\s*:\s?(.*)$", re.S)
+_TAG = re.compile(r"<[^<>]*>")
+_HELO_NAME = re.compile(r'<\s*HELO\b[^>]*?\bname\s*=\s*"([^"]*)"')
+_HELO_JSON = re.compile(r'\{[^{}]*"tag"\s*:\s*"HELO"[^{}]*\}')  # the WebSocket login
+_JSON_NAME = re.compile(r'"name"\s*:\s*"([^"]*)"')
+_BYE = re.compile(r'<\s*BYE\b|"tag"\s*:\s*"BYE"')
+# a Tenhou ID's shape ("ID" and two groups of eight): masked wherever quoted, the client's
+# own or another's (a server's text may name one)
+_ID_SHAPE = re.compile(r"ID[0-9A-Za-z]{8}-[0-9A-Za-z]{8}")
+
+
+def marked(head: str) -> bool:
+    """The opening of a transcript: its first line is a ``Send:`` or ``Get:`` with a tag."""
+    first = head.lstrip().split("\n", 1)[0]
+    found = _LINE.match(first)
+    return found is not None and found.group(2).lstrip().startswith(("<", "{"))
+
+
+def login_id(text: str) -> str:
+    """The name the client's HELO logged in with ("" where none, or anonymous)."""
+    found = _HELO_NAME.search(text)
+    if found is None:
+        helo = _HELO_JSON.search(text)
+        found = _JSON_NAME.search(helo.group()) if helo is not None else None
+    name = urllib.parse.unquote(found.group(1)) if found is not None else ""
+    return "" if name == "NoName" else name
+
+
+def mask_ids(text: str, message: str) -> str:
+    """``message`` (which may quote ``text``) with the login ID of a transcript in ``text``,
+    and anything shaped like a Tenhou ID, masked."""
+    secret = login_id(text) if "HELO" in text else ""
+    return _ID_SHAPE.sub(SCRUBBED, Scrubber([secret] if secret else [])(message))
+
+
+class _Reader:
+    def __init__(self, secret: str) -> None:
+        self.codec = TenhouCodec()  # no login name: the transcript's is never ours to hold
+        self.scrub = Scrubber([secret] if secret else [])
+        self.events: list[Any] = []
+        self.errors = 0
+        self.left = 0  # games the client left (BYE) before their end
+
+    def quote(self, text: str) -> str:
+        """Text of the transcript as a message may show it: the ID masked, cut short."""
+        return _ID_SHAPE.sub(SCRUBBED, self.scrub(text))[:RAW_SHOWN]
+
+    def get(self, raw: str, where: str) -> None:
+        """One message the client read, as our client reads it."""
+        try:
+            items = self.codec.feed(tag_from_json(raw) if raw.startswith("{")
+                                    else parse_tag(raw))
+        except ProtocolError as exc:
+            self.errors += 1
+            self.events.append(ev.PlatformNotice(
+                f"error: {where}: {exc.message}: {self.quote(exc.raw)!r}"))
+            self.events += [e for e in self.codec.unreadable(raw)[0]
+                            if type(e) in ev.EVENT_TYPES]
+            return
+        for item in items:
+            if isinstance(item, ev.GameEnded) and item.abandoned:
+                # as our client logs it: the scores are the last known, not the game's end
+                self.events.append(ev.PlatformNotice(
+                    f"abandoned: the server began a new game; last known scores {item.scores}"))
+            elif isinstance(item, ev.GameStarted):
+                if self.codec.game_type & SANMA:
+                    raise Refused(
+                        f"tenhou client: {where}: game type {self.codec.game_type} is a "
+                        "three-player (sanma) game; mjbot's Tenhou client and rules are "
+                        "four-player, so it is not read")
+                self.events.append(item)
+            elif type(item) in ev.EVENT_TYPES:
+                self.events.append(item)
+            elif isinstance(item, Resumed) and self.codec.started:
+                self.events.append(ev.PlatformNotice("the server resumed our game (SAIKAI)"))
+            elif isinstance(item, PlayerLeft | PlayerBack | GameOver) and self.codec.started:
+                self.events.append(ev.PlatformNotice(self.quote(str(item))))
+
+    def bye(self) -> None:
+        """The client said BYE: a game still open stops here (the session is over)."""
+        if self.codec.started:
+            self.left += 1
+            self.events.append(ev.PlatformNotice(
+                "the client left (BYE) before the game's end: the game stops here"))
+            self.codec.forget_game()
+
+
+def _messages(body: str) -> tuple[list[str], str]:
+    """A ``Get:`` line's messages (tags, or JSON objects), and any text outside them."""
+    if not body.startswith("{"):
+        return _TAG.findall(body), _TAG.sub(" ", body).strip()
+    out: list[str] = []
+    decoder = json.JSONDecoder()
+    at = 0
+    while at < len(body):
+        try:
+            _, end = decoder.raw_decode(body, at)
+        except (json.JSONDecodeError, RecursionError):
+            return out, body[at:].strip()
+        out.append(body[at:end])
+        at = end
+        while at < len(body) and body[at].isspace():
+            at += 1
+    return out, ""
+
+
+def loads(text: str) -> GameRecord:
+    """One client's games from its transcript."""
+    lines = text.splitlines()
+    reader = _Reader(login_id(text))
+    received = sent = 0
+    skipped: list[int] = []
+    cut = ""
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        found = _LINE.match(line)
+        if found is None:
+            skipped.append(n)
+            continue
+        body = found.group(2).strip()
+        if found.group(1) == "Send":
+            sent += 1
+            if _BYE.search(body):
+                reader.bye()
+            continue
+        tags, rest = _messages(body)
+        last = n == len(lines) or not any(x.strip() for x in lines[n:])
+        if rest and last and rest.startswith(("<", "{")):
+            cut = f"line {n} ends inside a message"  # the transcript's own cut
+        elif rest:
+            tags.append(rest)  # text outside any tag: the codec reports it, as live
+        for k, raw in enumerate(tags, 1):
+            received += 1
+            reader.get(raw, f"line {n}" + (f" message {k}" if len(tags) > 1 else ""))
+    events = reader.events
+    starts = [e for e in events if isinstance(e, ev.GameStarted)]
+    if not starts:
+        lines_shown = ", ".join(map(str, skipped[:SKIPPED_SHOWN]))
+        shown = f"; not a Get:/Send: line: line(s) {lines_shown}" if skipped else ""
+        raise Refused(f"tenhou client: no game in it (no INIT or REINIT among the {received} "
+                      f"message(s) the client got){shown}")
+    open_game = reader.codec.started
+    if open_game and not cut:
+        cut = ("it ends inside a hand" if reader.codec.in_hand else "it ends between hands") \
+            + ", before the game's end (no owari)"
+    meta: dict[str, Any] = {
+        "players": 4, "view_seat": starts[0].seat, "received": received, "sent": sent,
+        "skipped": len(skipped), "skipped_lines": [f"line {n}" for n in skipped[:SKIPPED_SHOWN]],
+        "errors": reader.errors, "left": reader.left, "cut_in_hand": reader.codec.in_hand,
+        "games": len(starts)}
+    if open_game or cut:
+        meta["cut"] = cut
+    return GameRecord("riichi", SOURCE, events, meta)
