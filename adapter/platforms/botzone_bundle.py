@@ -89,7 +89,7 @@ def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
     weight_files = [(weights, MCR_WEIGHTS)] if weights.is_file() else []
     if policy == "nn" or (policy == "mc" and _mc_plays_the_network(mc_options)):
         network = Path(nn_weights) if nn_weights else ROOT / NN_WEIGHTS
-        check_network(network, "mcr")
+        check_network(network, "mcr", "an MCR network")
         modules = MODULES + NN_MODULES
         weight_files.append((network, NN_WEIGHTS))
     files = [(ROOT / module, module) for module in modules] + weight_files
@@ -132,13 +132,14 @@ def check_bundle_policy(policy: str) -> None:
                          f"not {policy!r}; carry a network with --policy nn --nn-weights FILE")
 
 
-def check_network(path: Path, variant: str) -> None:
+def check_network(path: Path, variant: str, named: str) -> None:
     """An ``nn`` bundle's weights must be a network of ``variant`` this code reads
-    (FileNotFoundError naming what is wrong otherwise): a riichi file would refuse every turn
-    on Botzone, an MCR one every turn on mjai.app."""
+    (FileNotFoundError naming what is wrong otherwise, the network as ``named``, e.g. "an MCR
+    network"): a riichi file would refuse every turn on Botzone, an MCR one every turn on
+    mjai.app."""
     from brain.nn.network import MissingNetwork, Network
 
-    wanted = f"an nn bundle needs {'an MCR' if variant == 'mcr' else 'a ' + variant} network"
+    wanted = f"an nn bundle needs {named}"
     if not path.is_file():
         raise FileNotFoundError(f"{wanted}: no {path}")
     try:
