@@ -101,9 +101,14 @@ def write_zip(path: Path, texts: dict[str, str], files: list[tuple[Path, str]],
               compiled: bool) -> Path:
     """A bundle at ``path`` (its folder made): ``texts`` (name in the zip -> text) and
     ``files`` (source, name in the zip), with each ``.py`` file's bytecode beside it where
-    ``compiled``. Shared by the Botzone and mjai.app bundles."""
+    ``compiled``. Shared by the Botzone and mjai.app bundles. Written whole or not at all
+    (brain/shipped.py): a build that fails part way leaves the last zip as it was."""
+    from brain.shipped import written_whole
+
+    for source, _ in files:  # a missing one named as itself (written_whole names the zip)
+        source.stat()
     path.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf, \
+    with written_whole(path) as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf, \
             tempfile.TemporaryDirectory() as tmp:
         for name_in_zip, text in texts.items():
             zf.writestr(name_in_zip, text)
