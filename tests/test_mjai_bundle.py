@@ -161,3 +161,19 @@ def test_bundles_without_the_weights_they_play_are_refused(tmp_path: Path,
     done = mjbot_here(capsys, "bundle", "mjai", "-o", str(tmp_path / "ok"))
     assert done.returncode == 0 and "mjbot-mjai.zip (" in done.stdout, done.stderr
     assert (tmp_path / "ok" / "mjbot-mjai.zip").is_file()
+
+
+def test_a_build_that_fails_leaves_the_last_zip_as_it_was(tmp_path: Path) -> None:
+    """The zip was written in place: a build that failed part way (here a full disk) left
+    a cut mjbot-mjai.zip under its name, over the last good one, ready to be uploaded by
+    mistake. Now it is written beside it and renamed at the end: the last zip stays whole,
+    and no part file is left."""
+    from tests.full_disk import mjbot_on_a_full_disk
+
+    good = build_mjai_bundle(tmp_path)
+    before = good.read_bytes()
+    done = mjbot_on_a_full_disk("bundle", "mjai", "-o", str(tmp_path), file_bytes=64 * 1024)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert good.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [good.name]

@@ -89,7 +89,7 @@ def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
     weight_files = [(weights, MCR_WEIGHTS)] if weights.is_file() else []
     if policy == "nn" or (policy == "mc" and _mc_plays_the_network(mc_options)):
         network = Path(nn_weights) if nn_weights else ROOT / NN_WEIGHTS
-        check_network(network, "mcr")
+        check_network(network, "mcr", "an MCR network")
         modules = MODULES + NN_MODULES
         weight_files.append((network, NN_WEIGHTS))
     files = [(ROOT / module, module) for module in modules] + weight_files
@@ -101,9 +101,14 @@ def write_zip(path: Path, texts: dict[str, str], files: list[tuple[Path, str]],
               compiled: bool) -> Path:
     """A bundle at ``path`` (its folder made): ``texts`` (name in the zip -> text) and
     ``files`` (source, name in the zip), with each ``.py`` file's bytecode beside it where
-    ``compiled``. Shared by the Botzone and mjai.app bundles."""
+    ``compiled``. Shared by the Botzone and mjai.app bundles. Written whole or not at all
+    (brain/shipped.py): a build that fails part way leaves the last zip as it was."""
+    from brain.shipped import written_whole
+
+    for source, _ in files:  # a missing one named as itself (written_whole names the zip)
+        source.stat()
     path.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf, \
+    with written_whole(path) as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf, \
             tempfile.TemporaryDirectory() as tmp:
         for name_in_zip, text in texts.items():
             zf.writestr(name_in_zip, text)
@@ -132,13 +137,14 @@ def check_bundle_policy(policy: str) -> None:
                          f"not {policy!r}; carry a network with --policy nn --nn-weights FILE")
 
 
-def check_network(path: Path, variant: str) -> None:
+def check_network(path: Path, variant: str, named: str) -> None:
     """An ``nn`` bundle's weights must be a network of ``variant`` this code reads
-    (FileNotFoundError naming what is wrong otherwise): a riichi file would refuse every turn
-    on Botzone, an MCR one every turn on mjai.app."""
+    (FileNotFoundError naming what is wrong otherwise, the network as ``named``, e.g. "an MCR
+    network"): a riichi file would refuse every turn on Botzone, an MCR one every turn on
+    mjai.app."""
     from brain.nn.network import MissingNetwork, Network
 
-    wanted = f"an nn bundle needs {'an MCR' if variant == 'mcr' else 'a ' + variant} network"
+    wanted = f"an nn bundle needs {named}"
     if not path.is_file():
         raise FileNotFoundError(f"{wanted}: no {path}")
     try:

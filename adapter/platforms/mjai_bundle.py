@@ -109,7 +109,7 @@ def build_mjai_bundle(out_dir: str | Path, name: str = "mjbot-mjai.zip",
         files.append((weights, RIICHI_WEIGHTS))
     if policy == "nn" or (policy == "mc" and _mc_plays_the_network(mc_options)):
         network = Path(nn_weights) if nn_weights else ROOT / NN_WEIGHTS
-        check_network(network, "riichi")
+        check_network(network, "riichi", "a riichi network")
         files += [(ROOT / module, module) for module in NN_MODULES]
         files.append((network, NN_WEIGHTS))
     files += vendored_mahjong()
