@@ -37,7 +37,7 @@ from adapter.serve.runners import (
     StopRequest,
 )
 from adapter.tasks import cancel_and_log
-from replay.log import SUFFIX, Scrubber
+from replay.log import Scrubber, is_log_name
 
 log = structlog.get_logger("mjbot.serve")
 
@@ -355,7 +355,9 @@ def games_finished_on(log_dir: str, day: dt.date) -> int:
 
     count = 0
     for started in (day - dt.timedelta(days=1), day):
-        for path in Path(log_dir).glob(f"*/{started:%Y-%m-%d}/*{SUFFIX}"):
+        for path in Path(log_dir).glob(f"*/{started:%Y-%m-%d}/*"):
+            if not is_log_name(path.name):
+                continue  # compressed (.gz) or not: both are counted
             footer = read_footer(path) or {}
             result = footer.get("result")
             if not isinstance(result, dict) or footer_unfinished(result) is not None:
