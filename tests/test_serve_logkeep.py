@@ -25,6 +25,7 @@ from adapter.serve.runners import Outcome, RunContext
 from adapter.serve.supervisor import Supervisor
 from replay import logzip
 from replay.log import GZ_SUFFIX, SUFFIX, Footer, GameLogWriter, Header, is_log_name, read_log
+from tests.in_process import mjbot_here
 from tests.log_samples import sample_hand, write_steps
 from tests.serve_helpers import ServeProcess, mjbot
 from tests.viewer_fixtures import platform_game, practice_game
@@ -288,3 +289,18 @@ def test_a_real_serve_compresses_its_practice_logs_and_reloads_logs(tmp_path: Pa
         assert read_log(path).header is not None  # what is left reads
 
 
+
+def test_the_bench_measures_real_logs(capsys: pytest.CaptureFixture[str],
+                                      logs: dict[str, Any]) -> None:
+    import json
+
+    done = mjbot_here(capsys, "bench", "logkeep", "--games", "1", "--variant", "mcr",
+                      "--json", "-")
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert figures["logs"] == figures["compressed"] == 1 and figures["ratio"] > 3
+    given = mjbot_here(capsys, "bench", "logkeep", str(logs["root"] / "ladder"), "--json", "-")
+    assert json.loads(given.stdout)["logs"] == 2
+    assert all(p.exists() for p in logs["platform"])  # measured on copies
+    missing = mjbot_here(capsys, "bench", "logkeep", str(logs["root"] / "nowhere"))
+    assert missing.returncode == 2 and "no such file or folder" in missing.stderr
