@@ -157,6 +157,19 @@ async def test_the_viewer_shows_a_compressed_log_as_the_plain_one(logs: list[Pat
         await client.close()
 
 
+async def test_a_log_there_twice_while_compressed_is_listed_once(logs: list[Path]) -> None:
+    root, path = logs[0].parents[3], logs[0]
+    logzip.compressed_name(path).write_bytes(gzip.compress(path.read_bytes()))
+    client = await client_for(root)
+    try:
+        names = [g["name"] for g in (await (await client.get("/api/games")).json())["games"]]
+        assert names.count(path.name) == 1 and path.name + ".gz" not in names
+    finally:
+        await client.close()
+    ended = dt.datetime.fromisoformat(read_log(path).footer.ended).date()  # type: ignore[union-attr]
+    assert games_finished_on(str(logs[0].parents[2]), ended) == len(logs)  # counted once
+
+
 def test_the_days_quota_and_the_game_numbers_count_compressed_logs(logs: list[Path]) -> None:
     session = logs[0].parents[2]  # logs/p
     day = dt.date.fromisoformat(logs[0].parent.name)

@@ -228,6 +228,11 @@ class _Walk:
                         continue
         except OSError:
             return
+        # a log being compressed (or whose compression a crash cut) is there twice for a
+        # moment: the plain one is listed, the copy not yet
+        names = {e.name for e in files}
+        files = [e for e in files if not (e.name.endswith(GZ_SUFFIX)
+                                          and e.name.removesuffix(logzip.GZ) in names)]
         day = _day(relative.name)
         bound = mtime + FOLDER_SLACK
         if day is not None:

@@ -84,6 +84,7 @@ class LogKeeper:
         self.last_pass: dict[str, Any] | None = None
         self.compressed = 0
         self.removed: dict[str, int] = {}
+        self._counts = threading.Lock()  # the pass's thread updates ``removed``; /health reads
         self.errors = 0
         self.last_error: dict[str, Any] | None = None
         self._low = False
@@ -206,7 +207,8 @@ class LogKeeper:
                  bytes=f.disk)
         self.metrics.inc("mjbot_logs_removed_total", kind=kind, reason=reason)
         key = f"{kind} {reason}"
-        self.removed[key] = self.removed.get(key, 0) + 1
+        with self._counts:
+            self.removed[key] = self.removed.get(key, 0) + 1
         done["removed"] += 1
         done["freed"] += f.disk
         return True
@@ -296,9 +298,11 @@ class LogKeeper:
     def status(self) -> dict[str, Any]:
         """What /health shows of the upkeep."""
         free, total = self.disk()
+        with self._counts:
+            removed = dict(self.removed)
         return {"settings": _public(self.settings), "passes": self.passes,
                 "last_pass": self.last_pass, "compressed": self.compressed,
-                "removed": dict(self.removed), "errors": self.errors,
+                "removed": removed, "errors": self.errors,
                 "last_error": self.last_error, "disk_free": free, "disk_total": total,
                 "low_disk": self.low_disk()}
 

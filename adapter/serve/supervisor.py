@@ -38,7 +38,7 @@ from adapter.serve.runners import (
     StopRequest,
 )
 from adapter.tasks import cancel_and_log
-from replay.log import Scrubber, is_log_name
+from replay.log import Scrubber, is_log_name, plain_name
 
 log = structlog.get_logger("mjbot.serve")
 
@@ -359,6 +359,9 @@ def games_finished_on(log_dir: str, day: dt.date) -> int:
         for path in Path(log_dir).glob(f"*/{started:%Y-%m-%d}/*"):
             if not is_log_name(path.name):
                 continue  # compressed (.gz) or not: both are counted
+            plain = plain_name(path.name)
+            if path.name != plain and path.with_name(plain).exists():
+                continue  # a copy being made (logzip.compress): the game is counted once
             footer = read_footer(path) or {}
             result = footer.get("result")
             if not isinstance(result, dict) or footer_unfinished(result) is not None:
