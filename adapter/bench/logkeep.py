@@ -36,6 +36,32 @@ def _played(folder: Path, variants: list[str], games: int, seed: int) -> None:
             play_one(settings, game, threading.Event(), lambda _report: None)
 
 
+def walk_cost(files: int) -> dict[str, Any]:
+    """A pass of the upkeep over ``files`` logs already compressed (one byte each, ten day
+    folders of a practice session; nothing to do but walk and count): seconds and CPU, the
+    second pass of two (the first warms the folder cache)."""
+    from adapter.serve.config import LogUpkeep
+    from adapter.serve.logkeep import LogKeeper
+    from adapter.serve.metrics import Metrics
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        per_day = -(-files // 10)  # rounded up: every file made
+        made = 0
+        for day in range(10):
+            folder = root / "practice" / "local" / f"2026-01-{day + 1:02d}"
+            folder.mkdir(parents=True)
+            for i in range(min(per_day, files - made)):
+                (folder / f"{i:06d}-practice-s0-g{made}{SUFFIX}{logzip.GZ}").write_bytes(b"x")
+                made += 1
+        keeper = LogKeeper(root, LogUpkeep(low_disk_mb=0), Metrics())
+        keeper.run_pass()
+        start, wall = time.process_time(), time.perf_counter()
+        keeper.run_pass()
+        return {"files": made, "pass_seconds": round(time.perf_counter() - wall, 3),
+                "pass_cpu_seconds": round(time.process_time() - start, 3)}
+
+
 def bench_logkeep(dirs: list[str], games: int, variants: list[str], seed: int = 0
                   ) -> dict[str, Any]:
     from adapter.serve.config import LogUpkeep
@@ -101,6 +127,8 @@ def register(benches: Any) -> None:
     p.add_argument("--variant", action="append", choices=VARIANTS, help="variants played "
                    "(repeat; default all)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--walk", type=at_least(0), default=0, metavar="N", help="also time a "
+                   "pass over N compressed logs with nothing to do (default: not timed)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         raise UserInputError(f"no such file or folder: {', '.join(missing)}")
     result = bench_logkeep(args.dirs, args.games, args.variant or list(VARIANTS), args.seed)
+    if args.walk:
+        result["walk"] = walk_cost(args.walk)
     report(args, result, text)
     return 0
 
@@ -123,4 +153,7 @@ def text(r: dict[str, Any]) -> str:
         f"  parse (ref)     {r['parse_ms_per_log']:>10} ms CPU/log",
         f"  compress/parse  {r['compress_vs_parse']:>10} x",
         f"  serve's pass    {r['pass_cpu_ms_per_log']:>10} ms CPU/log, "
-        f"{r['pass_wall_ms_per_log']} ms wall/log (footer, write, fsync, rename)"])
+        f"{r['pass_wall_ms_per_log']} ms wall/log (footer, write, fsync, rename)",
+        *([f"  a pass, nothing to do, over {r['walk']['files']:,} logs: "
+           f"{r['walk']['pass_seconds']} s ({r['walk']['pass_cpu_seconds']} s CPU)"]
+          if "walk" in r else [])])
