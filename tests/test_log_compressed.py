@@ -170,6 +170,24 @@ async def test_a_log_there_twice_while_compressed_is_listed_once(logs: list[Path
     assert games_finished_on(str(logs[0].parents[2]), ended) == len(logs)  # counted once
 
 
+async def test_a_damaged_compressed_log_is_listed_as_unreadable(logs: list[Path]) -> None:
+    root = logs[0].parents[3]
+    packed = logzip.compress(logs[0]).read_bytes()
+    damaged = logzip.compressed_name(logs[1])
+    damaged.write_bytes(packed[:3] + b"\0" + packed[4:10] + b"\xff" * 40)  # bad deflate data
+    logs[1].unlink()
+    client = await client_for(root)
+    try:
+        listing = await client.get("/api/games")
+        assert listing.status == 200
+        shown = {g["name"]: g for g in (await listing.json())["games"]}
+        assert shown[damaged.name].get("unreadable") and shown[logs[0].name + ".gz"]["own"]
+        opened = await client.get(f"/api/games/{gid(root, damaged)}")
+        assert opened.status == 422
+    finally:
+        await client.close()
+
+
 def test_the_days_quota_and_the_game_numbers_count_compressed_logs(logs: list[Path]) -> None:
     session = logs[0].parents[2]  # logs/p
     day = dt.date.fromisoformat(logs[0].parent.name)

@@ -31,6 +31,7 @@ import os
 import re
 import stat
 import threading
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -462,8 +463,8 @@ class GameIndex:
                         "started": head.get("started"), "policy": head.get("policy"),
                         "players": extra.get("players"),
                         "our_seat": seat if isinstance(seat, int) and 0 <= seat < 4 else None}
-        except (OSError, EOFError, ValueError, msgpack.UnpackException):
-            info = {"unreadable": True}
+        except (OSError, EOFError, ValueError, zlib.error, msgpack.UnpackException):
+            info = {"unreadable": True}  # a damaged compressed log too (gzip's errors)
         if keep:
             with self._lock:
                 self._headers[key] = info
