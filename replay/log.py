@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from protocols import events as ev
-from replay import schema
+from replay import logzip, schema
 
 FORMAT_VERSION = 1
 SUFFIX = ".mjlog.msgpack"
+GZ_SUFFIX = SUFFIX + logzip.GZ  # a finished log compressed in place (replay/logzip.py)
 SCRUBBED = "***"
 LOG_DIR_ENV = "MJBOT_LOG_DIR"
 
@@ -229,6 +230,16 @@ class Scrubber:
 # --------------------------------------------------------------------------- paths
 
 
+def is_log_name(name: str) -> bool:
+    """One of our logs' file names, compressed or not."""
+    return name.endswith((SUFFIX, GZ_SUFFIX))
+
+
+def plain_name(name: str) -> str:
+    """A log's name as it was written (``.gz`` taken off a compressed one's)."""
+    return name.removesuffix(logzip.GZ) if name.endswith(GZ_SUFFIX) else name
+
+
 def default_log_dir() -> Path:
     return Path(os.environ.get(LOG_DIR_ENV) or "logs")
 
@@ -286,6 +297,9 @@ class GameLogWriter:
         self._packer = msgpack.Packer(use_bin_type=True)
         self.repaired_bytes = 0
         has_header = False
+        if append and logzip.compressed_name(self.path).exists():
+            raise LogError(f"log {self.path} was compressed when finished: it cannot be "
+                           "continued")
         if append and self.path.exists() and self.path.stat().st_size > 0:
             existing = read_log(self.path)
             has_header = existing.header is not None
@@ -310,7 +324,7 @@ class GameLogWriter:
         path = log_path(root if root is not None else default_log_dir(), header.platform,
                         header.game_id or "game", when)
         n = 1
-        while path.exists():
+        while path.exists() or logzip.compressed_name(path).exists():
             n += 1
             path = path.with_name(path.name.replace(SUFFIX, f"-{n}{SUFFIX}"))
         return cls(path, header, secrets, flush_per_hand=flush_per_hand, on_failure=on_failure)
@@ -450,10 +464,14 @@ class GameLog:
 
 
 def read_log(path: str | Path) -> GameLog:
-    """Every complete frame of a log. A cut or damaged tail is reported in ``truncated``, never
-    raised; a file that is not a log at all (no header where one should be) raises LogError."""
+    """Every complete frame of a log, compressed (``.gz``) or not. A cut or damaged tail is
+    reported in ``truncated``, never raised; a file that is not a log at all (no header where
+    one should be, a gzip file nothing inflates from) raises LogError."""
     path = Path(path)
-    data = path.read_bytes()
+    try:
+        data = logzip.read_bytes(path)
+    except logzip.Unreadable as exc:
+        raise LogError(f"{path}: not an mjbot game log ({exc})") from None
     return parse_log(data, path)
 
 

@@ -371,6 +371,35 @@ def test_the_dashboard_shows_sessions_and_points(browser: Browser, tmp_path: Pat
     assert time.time()  # (the serve process is stopped by close)
 
 
+def test_the_dashboard_warns_of_low_disk_and_its_links_open_compressed_games(
+        browser: Browser, tmp_path: Path) -> None:
+    config = tmp_path / "serve.toml"
+    body = ("[logs]\ncompress_after = 0\ncheck_every = 0.2\nlow_disk_mb = 1e12\n"
+            "[sessions.practice]\nkind = 'local'\nvariant = 'mass'\nhands = 1\npause = 0.2\n")
+    config.write_text(body)
+    serve = ServeProcess(config, tmp_path / "logs")
+    try:
+        serve.until(lambda s: s["sessions"]["practice"]["games"] >= 2)
+        serve.until(lambda s: s["logs"]["compressed"] >= 2)
+        browser.navigate(serve.url)
+        browser.wait_for("document.getElementById('warnings').textContent.includes('low disk')")
+        assert "degraded" in text(browser, "#updated")
+        # the results link to the log as it was written; the log is compressed since
+        link = browser.evaluate("document.querySelector('#results tbody a').href")
+        assert link.endswith(".mjlog.msgpack"), link
+        browser.navigate(link)
+        browser.wait_for("document.getElementById('step-text').textContent.length > 0")
+        # the threshold taken away on SIGHUP: the warning goes
+        config.write_text(body.replace("low_disk_mb = 1e12", "low_disk_mb = 0"))
+        serve.signal(signal.SIGHUP)
+        browser.navigate(serve.url)
+        browser.wait_for("document.getElementById('updated').textContent.startsWith('ok')")
+        assert text(browser, "#warnings") == ""
+        assert browser.console_errors() == []
+    finally:
+        serve.close()
+
+
 STYLED = ("document.styleSheets.length > 0 && [...document.styleSheets].every("
           "s => s.cssRules.length > 0)")
 

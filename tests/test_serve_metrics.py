@@ -53,6 +53,25 @@ BEFORE: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
     "mjbot_uptime_seconds": ("gauge", "Seconds since the serve process started.",
                              {"mjbot_uptime_seconds": ()}),
 }
+# The log folder's upkeep (adapter/serve/logkeep.py), added after: no removal yet, so the
+# removals' counter has no series.
+UPKEEP: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
+    "mjbot_logs_compressed_total": ("counter", "Finished game logs compressed in place (gzip).",
+                                    {"mjbot_logs_compressed_total": ()}),
+    "mjbot_logs_removed_total": ("counter", "Game logs removed by the disk budget or the age "
+                                 "limit, per kind (practice, platform) and reason (budget, "
+                                 "age).", {}),
+    "mjbot_log_upkeep_errors_total": ("counter", "Log compressions or removals that failed.",
+                                      {"mjbot_log_upkeep_errors_total": ()}),
+    "mjbot_logs_bytes": ("gauge", "Disk bytes the game logs took at the last upkeep pass.",
+                         {"mjbot_logs_bytes": ()}),
+    "mjbot_logs_files": ("gauge", "Game logs under the log folder at the last upkeep pass.",
+                         {"mjbot_logs_files": ()}),
+    "mjbot_log_disk_free_bytes": ("gauge", "Free bytes on the log folder's file system.",
+                                  {"mjbot_log_disk_free_bytes": ()}),
+    "mjbot_log_disk_low": ("gauge", "1 while the free space under the log folder is below the "
+                           "warning (low_disk_mb).", {"mjbot_log_disk_low": ()}),
+}
 
 
 def playing(decisions: int) -> Callable[[Any, RunContext], Any]:
@@ -128,9 +147,9 @@ async def test_the_families_scraped_are_the_ones_main_served(scrape: Any) -> Non
         text = await scrape(sup)
     finally:
         await sup.stop(2)
-    assert described(text) == BEFORE
+    assert described(text) == {**BEFORE, **UPKEEP}
     assert "_created" not in text  # prometheus_client's extra series are not served
-    assert list(described(text)) == list(BEFORE)  # in the same order
+    assert list(described(text)) == [*BEFORE, *UPKEEP]  # in the same order
     values = series(text)
     assert values[("mjbot_games_total", (("kind", "local"), ("session", "practice")))] == 1
     assert values[("mjbot_illegal_actions_total", (("session", "practice"),))] == 2
@@ -162,10 +181,12 @@ async def test_a_session_removed_by_a_reload_leaves_no_series(scrape: Any) -> No
     try:
         before = series(await scrape(sup))
         dropped = {k for k in before if ("session", "drop") in k[1]}
-        # every sample name but the uptime's had a series of the session to remove
+        # every sample name but the uptime's and the log upkeep's had a series of the
+        # session to remove
         names = {name for name, _ in before}
-        assert {name for name, _ in dropped} == names - {"mjbot_uptime_seconds"}
-        assert len(names) == 14  # 12 families, the histogram's as _bucket, _count and _sum
+        assert {name for name, _ in dropped} == names - {"mjbot_uptime_seconds", *UPKEEP}
+        # 12 families, the histogram's as _bucket, _count and _sum; 6 of the upkeep's
+        assert len(names) == 14 + 6
         await sup.reload(loads(sessions("keep"), environ={}))
         after = series(await scrape(sup))
         assert not {k for k in after if ("session", "drop") in k[1]}

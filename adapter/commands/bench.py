@@ -13,7 +13,8 @@ from typing import Any
 # NAME -> its module in adapter/bench (review also registers `commentary`).
 BENCHES = {"shanten": "shanten", "log": "log", "arena": "arena", "botzone": "botzone",
            "mjai": "mjai", "mc": "mc", "review": "review", "commentary": "review",
-           "ray": "ray", "nn": "nn", "serve": "serve", "selfplay": "selfplay"}
+           "ray": "ray", "nn": "nn", "serve": "serve", "selfplay": "selfplay",
+           "logkeep": "logkeep"}
 DESCRIPTION = "Each bench takes only its own options: mjbot bench NAME -h."
 
 

@@ -64,11 +64,12 @@ def times_from_logs(paths: list[str]) -> dict[str, Any]:
     or replaced answers and ``sources`` what answered (brain/anytime.py)."""
     from pathlib import Path
 
-    from replay.log import read_log
+    from replay.log import is_log_name, read_log
 
     files: list[Path] = []
-    for p in map(Path, paths):
-        files += sorted(p.rglob("*.mjlog.msgpack")) if p.is_dir() else [p]
+    for p in map(Path, paths):  # compressed logs (.gz) too
+        files += sorted(f for f in p.rglob("*.mjlog.msgpack*") if is_log_name(f.name)) \
+            if p.is_dir() else [p]
     times: dict[str, DecisionTimes] = {}
     extra: dict[str, dict[str, Any]] = {}
     for path in files:

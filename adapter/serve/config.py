@@ -12,6 +12,9 @@
     max_connections = 256        # open at once (at most half the file descriptor limit)
     request_timeout = 10         # seconds a connection may stay without a complete request
     trust_forwarded_proto = false  # true behind a TLS proxy that sets X-Forwarded-Proto
+    [logs]                       # the game logs' upkeep (LogUpkeep), reloaded on SIGHUP
+    compress_after = 3600        # finished logs gzipped this long after their last write
+    max_disk_mb = 0              # 0: no budget; else the oldest practice logs go first
     [defaults]                   # limits every session gets unless its own [limits] say else
     games_per_day = 0
     [sessions.practice]          # one table per session
@@ -107,12 +110,28 @@ class StatusConfig:
 
 
 @dataclass(frozen=True)
+class LogUpkeep:
+    """The game logs' upkeep ([logs]; adapter/serve/logkeep.py), read again on SIGHUP. Nothing
+    is removed by default: ``max_disk_mb`` and ``keep_days`` at 0 are no budget and no age
+    limit; finished logs are compressed ``compress_after`` seconds after their last write."""
+
+    compress: bool = True
+    compress_after: float = 3600.0
+    max_disk_mb: float = 0.0  # the logs' disk use above which the oldest practice logs go
+    keep_days: float = 0.0  # practice logs older than this go
+    remove_platform_logs: bool = False  # the two above may remove platform logs too
+    low_disk_mb: float = 1024.0  # free space under the log folder below this: a warning
+    check_every: float = 60.0  # seconds between two passes
+
+
+@dataclass(frozen=True)
 class ServeConfig:
     path: str
     log_dir: str = "logs"
     stop_deadline: float = 20.0
     status: StatusConfig = field(default_factory=StatusConfig)
     sessions: tuple[SessionSpec, ...] = ()
+    logs: LogUpkeep = field(default_factory=LogUpkeep)
 
 
 # ---------------------------------------------------------------------- value checks
@@ -236,6 +255,12 @@ KIND_KEYS: dict[str, dict[str, Check]] = {
              "room": _text(r"[^\s]{1,32}", "a room without spaces"), "budget": _number(0.0),
              "connect_timeout": _number(0.0), "idle_limit": _number(0.0)},
 }
+LOG_KEYS: dict[str, Check] = {
+    "compress": _boolean, "compress_after": _number(0.0, strict=False),
+    "max_disk_mb": _number(0.0, strict=False), "keep_days": _number(0.0, strict=False),
+    "remove_platform_logs": _boolean, "low_disk_mb": _number(0.0, strict=False),
+    "check_every": _number(0.0),
+}
 REQUIRED: dict[str, tuple[str, ...]] = {"local": (), "tenhou": (), "ntpu": ("server",),
                                         "mjai": ("server",)}
 
@@ -293,19 +318,20 @@ def loads(text: str, path: str = "<config>", environ: Any = None) -> ServeConfig
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(_decode_error(path, str(exc), text)) from None
     r = _Reader(path, text)
-    known = ("serve", "status", "defaults", "sessions")
+    known = ("serve", "status", "logs", "defaults", "sessions")
     for key in data:
         if key not in known:
             raise r.error(f"unknown table or key {key!r} (known: {', '.join(known)})", key)
     serve = r.check(r.table(data.get("serve", {}), "serve"),
                     {"log_dir": _text(), "stop_deadline": _number(0.0)}, "serve")
     status = _status(r, r.table(data.get("status", {}), "status"), environ)
+    logs = LogUpkeep(**r.check(r.table(data.get("logs", {}), "logs"), LOG_KEYS, "logs"))
     defaults = r.check(r.table(data.get("defaults", {}), "defaults"), LIMIT_KEYS, "defaults")
     sessions = r.table(data.get("sessions", {}), "sessions")
     specs = tuple(_session(r, name, r.table(body, "sessions", name), defaults, environ)
                   for name, body in sessions.items())
     return ServeConfig(path, serve.get("log_dir", "logs"), serve.get("stop_deadline", 20.0),
-                       status, specs)
+                       status, specs, logs)
 
 
 def _decode_error(path: str, message: str, text: str) -> str:

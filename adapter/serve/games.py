@@ -2,7 +2,8 @@
 
 The viewer serves game logs from a few roots (the serve process's log folder; the folders or
 files given to ``mjbot view``). A game's id is its root's number and its path below the root,
-joined by ``~`` (``0~practice~local~2026-11-23~101500-practice-g3.mjlog.msgpack``): one URL
+joined by ``~`` (``0~practice~local~2026-11-23~101500-practice-g3.mjlog.msgpack``, ``.gz``
+once the serve process compressed it, and the id without it still finds it): one URL
 segment, readable, and resolved only after every part is checked (no ``..``, no separators, no
 hidden files, no symlink out of the root, a known suffix), so that no id reaches a file outside
 the roots. A listing holds the newest MAX_FILES game files across every root and session (the
@@ -30,14 +31,15 @@ import os
 import re
 import stat
 import threading
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
 import msgpack
 
-from replay import formats
-from replay.log import SUFFIX
+from replay import formats, logzip
+from replay.log import GZ_SUFFIX, SUFFIX, is_log_name
 from replay.replayer import footer_unfinished
 from replay.timeline import Timeline, build
 
@@ -86,7 +88,7 @@ class Root:
 
 
 def _allowed(name: str) -> bool:
-    return name.endswith(SUFFIX) or name.lower().endswith(IMPORT_SUFFIXES)
+    return is_log_name(name) or name.lower().endswith(IMPORT_SUFFIXES)
 
 
 def looks_like_a_game(head: bytes) -> bool:
@@ -227,6 +229,11 @@ class _Walk:
                         continue
         except OSError:
             return
+        # a log being compressed (or whose compression a crash cut) is there twice for a
+        # moment: the plain one is listed, the copy not yet
+        names = {e.name for e in files}
+        files = [e for e in files if not (e.name.endswith(GZ_SUFFIX)
+                                          and e.name.removesuffix(logzip.GZ) in names)]
         day = _day(relative.name)
         bound = mtime + FOLDER_SLACK
         if day is not None:
@@ -279,6 +286,10 @@ class GameIndex:
             candidate = root.path
         else:
             candidate = root.path.joinpath(*parts[1:])
+        if candidate.name.endswith(SUFFIX) and not root.single \
+                and not os.path.lexists(candidate):
+            # compressed since it was linked to (the dashboard's results, a bookmark)
+            candidate = logzip.compressed_name(candidate)
         try:
             resolved = candidate.resolve(strict=True)
             base = (root.path.parent if root.single else root.path).resolve(strict=True)
@@ -330,7 +341,7 @@ class GameIndex:
                 except OSError:
                     continue  # removed since its folder was read
                 path_text = (relative / entry.name).as_posix().lower()
-                if not entry.name.endswith(SUFFIX):
+                if not is_log_name(entry.name):
                     if not all(w in path_text for w in words):
                         continue  # an import's path is all a filter searches: not opened
                     sniffed.add(entry.path)
@@ -426,7 +437,7 @@ class GameIndex:
             "folder": str(relative.parent) if str(relative.parent) != "." else "",
             "session": relative.parts[0] if len(relative.parts) > 1 else "",
             "size": st.st_size if st else 0, "mtime": st.st_mtime if st else 0.0,
-            "own": path.name.endswith(SUFFIX)}
+            "own": is_log_name(path.name)}
         if entry["own"] and st is not None:
             entry.update(self._header(path, st.st_mtime, st.st_size))
         return entry
@@ -440,7 +451,7 @@ class GameIndex:
                 return self._headers[key]
         info: dict[str, Any] = {}
         try:
-            with path.open("rb") as f:
+            with logzip.open_stream(path) as f:
                 unpacker = msgpack.Unpacker(f, raw=False, strict_map_key=False,
                                             max_buffer_size=1 << 20)
                 head = next(unpacker, None)
@@ -452,8 +463,8 @@ class GameIndex:
                         "started": head.get("started"), "policy": head.get("policy"),
                         "players": extra.get("players"),
                         "our_seat": seat if isinstance(seat, int) and 0 <= seat < 4 else None}
-        except (OSError, ValueError, msgpack.UnpackException):
-            info = {"unreadable": True}
+        except (OSError, EOFError, ValueError, zlib.error, msgpack.UnpackException):
+            info = {"unreadable": True}  # a damaged compressed log too (gzip's errors)
         if keep:
             with self._lock:
                 self._headers[key] = info
@@ -515,15 +526,18 @@ def _ranks(value: Any) -> TypeGuard[list[int]]:
 
 def read_footer(path: Path, size: int | None = None) -> dict[str, Any] | None:
     """The footer frame at the end of one of our logs, read from its last bytes (``size``:
-    the file's, else stat'ed); None for a game still being written, stopped without one, or
-    cut."""
+    the file's, else stat'ed; a compressed log is inflated whole, a fraction of a
+    millisecond); None for a game still being written, stopped without one, or cut."""
     try:
-        with path.open("rb") as f:
-            if size is None:
-                size = os.fstat(f.fileno()).st_size
-            f.seek(max(0, size - FOOTER_TAIL))
-            tail = f.read(FOOTER_TAIL)
-    except OSError:
+        if path.name.endswith(GZ_SUFFIX):
+            tail = logzip.read_bytes(path)[-FOOTER_TAIL:]
+        else:
+            with path.open("rb") as f:
+                if size is None:
+                    size = os.fstat(f.fileno()).st_size
+                f.seek(max(0, size - FOOTER_TAIL))
+                tail = f.read(FOOTER_TAIL)
+    except (OSError, logzip.Unreadable):
         return None
     at = tail.rfind(FOOTER_MARK)
     while at > 0:

@@ -74,6 +74,22 @@ FAMILIES: dict[str, Family] = {
     "mjbot_breaker_open": Family("gauge", "1 while a session's circuit breaker is open.",
                                  SESSION),
     "mjbot_uptime_seconds": Family("gauge", "Seconds since the serve process started.", ()),
+    # the log folder's upkeep (logkeep.py)
+    "mjbot_logs_compressed_total": Family("counter", "Finished game logs compressed in place "
+                                          "(gzip).", ()),
+    "mjbot_logs_removed_total": Family("counter", "Game logs removed by the disk budget or "
+                                       "the age limit, per kind (practice, platform) and "
+                                       "reason (budget, age).", ("kind", "reason")),
+    "mjbot_log_upkeep_errors_total": Family("counter", "Log compressions or removals that "
+                                            "failed.", ()),
+    "mjbot_logs_bytes": Family("gauge", "Disk bytes the game logs took at the last upkeep "
+                               "pass.", ()),
+    "mjbot_logs_files": Family("gauge", "Game logs under the log folder at the last upkeep "
+                               "pass.", ()),
+    "mjbot_log_disk_free_bytes": Family("gauge", "Free bytes on the log folder's file "
+                                        "system.", ()),
+    "mjbot_log_disk_low": Family("gauge", "1 while the free space under the log folder is "
+                                 "below the warning (low_disk_mb).", ()),
 }
 SESSION_COUNTERS = ("mjbot_games_total", "mjbot_hands_total", "mjbot_illegal_actions_total",
                     "mjbot_reconnects_total", "mjbot_restarts_total", "mjbot_failures_total")
@@ -170,6 +186,11 @@ class Metrics:
 
     def set(self, name: str, value: float, **labels: str) -> None:
         self._child(name, labels, "gauge").set(value)
+
+    def set_function(self, name: str, read: Callable[[], float]) -> None:
+        """A label-less gauge read when scraped (the free disk space)."""
+        self._family(name, "gauge")
+        self._families[name].set_function(read)
 
     def observe(self, name: str, value: float, **labels: str) -> None:
         self._child(name, labels, "histogram").observe(value)

@@ -35,7 +35,7 @@ from brain.anytime import FORCED
 from brain.rules.variant import variant_of
 from protocols import events as ev
 from protocols import tiles as T
-from replay.log import SUFFIX, Footer, GameLogWriter, Header
+from replay.log import SUFFIX, Footer, GameLogWriter, Header, plain_name
 
 # every line is {"t": <one of these>, ...}
 REPORTS = ("game_start", "live", "hand", "game_end", "stopped", "exit", "error")
@@ -204,8 +204,8 @@ def next_game_in(log_dir: str | None, session: str, seed: int) -> int:
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", game_id(session, seed, 0)[:-1])  # as log_path does
     pattern = re.compile(r"\d{6}-" + re.escape(stem) + r"(\d+)(?:-\d+)?" + re.escape(SUFFIX))
     last = -1
-    for path in Path(log_dir).rglob(f"*{SUFFIX}"):
-        found = pattern.fullmatch(path.name)
+    for path in Path(log_dir).rglob(f"*{SUFFIX}*"):
+        found = pattern.fullmatch(plain_name(path.name))  # compressed ones too
         if found and len(stem) + len(found.group(1)) < 80:
             last = max(last, int(found.group(1)))
     return last + 1

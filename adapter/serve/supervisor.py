@@ -26,6 +26,7 @@ from typing import Any
 import structlog
 
 from adapter.serve.config import ServeConfig, SessionSpec
+from adapter.serve.logkeep import LogKeeper
 from adapter.serve.metrics import Metrics
 from adapter.serve.policy import Backoff, CircuitBreaker, DailyQuota
 from adapter.serve.runners import (
@@ -37,7 +38,7 @@ from adapter.serve.runners import (
     StopRequest,
 )
 from adapter.tasks import cancel_and_log
-from replay.log import SUFFIX, Scrubber
+from replay.log import Scrubber, is_log_name, plain_name
 
 log = structlog.get_logger("mjbot.serve")
 
@@ -355,7 +356,12 @@ def games_finished_on(log_dir: str, day: dt.date) -> int:
 
     count = 0
     for started in (day - dt.timedelta(days=1), day):
-        for path in Path(log_dir).glob(f"*/{started:%Y-%m-%d}/*{SUFFIX}"):
+        for path in Path(log_dir).glob(f"*/{started:%Y-%m-%d}/*"):
+            if not is_log_name(path.name):
+                continue  # compressed (.gz) or not: both are counted
+            plain = plain_name(path.name)
+            if path.name != plain and path.with_name(plain).exists():
+                continue  # a copy being made (logzip.compress): the game is counted once
             footer = read_footer(path) or {}
             result = footer.get("result")
             if not isinstance(result, dict) or footer_unfinished(result) is not None:
@@ -391,6 +397,7 @@ class Supervisor:
         # the last reload refused (its error, when), until a reload succeeds: the file on disk
         # is not what runs, and a restart of the process would fail on it
         self.reload_error: dict[str, Any] | None = None
+        self.keeper = LogKeeper(self.log_dir, config.logs, self.metrics)
 
     def _handle(self, spec: SessionSpec) -> SessionHandle:
         return SessionHandle(spec, self.metrics, self.log_dir, self.runners[spec.kind])
@@ -400,6 +407,7 @@ class Supervisor:
             handle = self.handles[spec.name] = self._handle(spec)
             handle.count_today()  # before anything runs: the status page waits, no session
             handle.start()
+        self.keeper.start()
         log.info("serve: sessions started", enabled=[s.name for s in self.config.sessions
                                                      if s.enabled],
                  disabled=[s.name for s in self.config.sessions if not s.enabled])
@@ -439,6 +447,7 @@ class Supervisor:
             handle.start()
         self.handles = {s.name: self.handles[s.name] for s in config.sessions}
         self.config = config
+        self.keeper.configure(config.logs)
         self.reloads += 1
         self.reload_error = None
         result = {"added": added, "removed": removed, "changed": changed, "retried": retried,
@@ -453,16 +462,17 @@ class Supervisor:
 
     async def stop(self, deadline: float | None = None) -> None:
         timeout = self.config.stop_deadline if deadline is None else deadline
-        await asyncio.gather(*(h.stop(timeout) for h in self.handles.values()))
+        await asyncio.gather(self.keeper.stop(), *(h.stop(timeout) for h in self.handles.values()))
 
     def health(self) -> dict[str, Any]:
         sessions = {n: h.status(detail=False) for n, h in self.handles.items()}
         bad = [n for n, s in sessions.items() if s["state"] in ("failed", "breaker open")]
-        degraded = bad or self.reload_error is not None
+        logs = self.keeper.status()
+        degraded = bad or self.reload_error is not None or logs["low_disk"] is not None
         return {"status": "degraded" if degraded else "ok", "uptime": round(time.time()
                                                                             - self.started, 1),
                 "reloads": self.reloads, "reload_error": self.reload_error,
-                "sessions": sessions}
+                "sessions": sessions, "logs": logs}
 
     def status(self) -> dict[str, Any]:
         sessions = {n: h.status() for n, h in self.handles.items()}

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from protocols import events as ev
+from replay import logzip
 from replay.formats import (
     botzone_human,
     botzone_log,
@@ -173,7 +174,12 @@ def marked_as(data: bytes) -> str | None:
 
 
 def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
-    """The file read by the first format that accepts it; UnknownFormat if none does."""
+    """The file read by the first format that accepts it; UnknownFormat if none does. gzip
+    data (a log the serve process compressed, replay/logzip.py) is read as what it holds."""
+    try:
+        data = logzip.inflate(data)
+    except logzip.Unreadable as exc:
+        raise RecordError(str(exc)) from None
     first = guess(data)
     order = sorted(["mjbot", *(name for name, _, _ in TEXT_FORMATS)],
                    key=lambda name: name != first)

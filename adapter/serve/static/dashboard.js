@@ -106,6 +106,11 @@ async function refresh() {
       el("td", { text: (r.scores || []).join(" / ") }), el("td", { text: r.points ?? "" }),
       el("td", { text: r.ranks ? r.ranks[r.seat] : "" }), el("td", { text: r.hands ?? "" }),
       el("td", {}, logLink(r.log)))));
+    const logs = status.logs || {};
+    document.getElementById("warnings").textContent = [
+      logs.low_disk,
+      logs.last_error ? "log upkeep: " + logs.last_error.error : null,
+    ].filter(Boolean).join(" · ");
     document.getElementById("updated").textContent =
       `${status.status}${status.reload_error ? " (reload refused: " + status.reload_error.error + ")" : ""}` +
       ` · up ${Math.round(status.uptime)} s · updated ${new Date().toLocaleTimeString()}`;

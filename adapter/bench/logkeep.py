@@ -1,0 +1,159 @@
+"""`mjbot bench logkeep`: what compressing finished game logs in place saves and costs.
+
+On real logs, played here at the local table (``--games`` per ``--variant``, as a practice
+session plays them) or copied from folders given: the size before and after (gzip level 6, the
+upkeep's), the CPU a log to compress and to inflate again, and the serve process's whole pass
+over them (footer read, write, fsync, rename, removal: process and wall time). The reference,
+measured in the same run on the same logs, is the CPU to parse each log (replay.log.parse_log,
+what `mjbot replay` and the viewer do to every log they open): the ratio says how many parses a
+compression costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from adapter.bench.common import VARIANTS, add_bench, report
+from adapter.commands import UserInputError, at_least
+from replay import logzip
+from replay.log import SUFFIX, parse_log
+
+
+def _played(folder: Path, variants: list[str], games: int, seed: int) -> None:
+    from adapter.serve.practice import PracticeSettings, play_one
+
+    for variant in variants:
+        settings = PracticeSettings(session=f"bench-{variant}", variant=variant, seed=seed,
+                                    log_dir=str(folder / f"bench-{variant}"), pause=0)
+        for game in range(games):
+            play_one(settings, game, threading.Event(), lambda _report: None)
+
+
+def walk_cost(files: int) -> dict[str, Any]:
+    """A pass of the upkeep over ``files`` logs already compressed (one byte each, ten day
+    folders of a practice session; nothing to do but walk and count): seconds and CPU, the
+    second pass of two (the first warms the folder cache)."""
+    from adapter.serve.config import LogUpkeep
+    from adapter.serve.logkeep import LogKeeper
+    from adapter.serve.metrics import Metrics
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        per_day = -(-files // 10)  # rounded up: every file made
+        made = 0
+        for day in range(10):
+            folder = root / "practice" / "local" / f"2026-01-{day + 1:02d}"
+            folder.mkdir(parents=True)
+            for i in range(min(per_day, files - made)):
+                (folder / f"{i:06d}-practice-s0-g{made}{SUFFIX}{logzip.GZ}").write_bytes(b"x")
+                made += 1
+        keeper = LogKeeper(root, LogUpkeep(low_disk_mb=0), Metrics())
+        keeper.run_pass()
+        start, wall = time.process_time(), time.perf_counter()
+        keeper.run_pass()
+        return {"files": made, "pass_seconds": round(time.perf_counter() - wall, 3),
+                "pass_cpu_seconds": round(time.process_time() - start, 3)}
+
+
+def bench_logkeep(dirs: list[str], games: int, variants: list[str], seed: int = 0
+                  ) -> dict[str, Any]:
+    from adapter.serve.config import LogUpkeep
+    from adapter.serve.logkeep import LogKeeper
+    from adapter.serve.metrics import Metrics
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "logs"
+        if dirs:
+            for n, given in enumerate(map(Path, dirs)):
+                sources = sorted(given.rglob(f"*{SUFFIX}")) if given.is_dir() else [given]
+                for path in sources:
+                    target = folder / str(n) / path.relative_to(
+                        given if given.is_dir() else given.parent)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(path, target)
+        else:
+            _played(folder, variants, games, seed)
+        files = sorted(folder.rglob(f"*{SUFFIX}"))
+        if not files:
+            raise UserInputError(f"no game logs (*{SUFFIX}) in {', '.join(dirs)}")
+        datas = [p.read_bytes() for p in files]
+        start = time.process_time()
+        for data in datas:
+            parse_log(data)
+        parse = (time.process_time() - start) / len(datas)
+        start = time.process_time()
+        packed = [gzip.compress(d, logzip.LEVEL) for d in datas]
+        compress = (time.process_time() - start) / len(datas)
+        start = time.process_time()
+        for p in packed:
+            logzip.inflate(p)
+        inflate = (time.process_time() - start) / len(datas)
+        keeper = LogKeeper(folder, LogUpkeep(compress_after=0, low_disk_mb=0), Metrics())
+        start, wall = time.process_time(), time.perf_counter()
+        done = keeper.run_pass()
+        pass_cpu = (time.process_time() - start) / len(datas)
+        pass_wall = (time.perf_counter() - wall) / len(datas)
+        after = sum(p.stat().st_size for p in folder.rglob(f"*{logzip.GZ}"))
+    before = sum(map(len, datas))
+    return {
+        "logs": len(datas), "compressed": done["compressed"],
+        "source": ", ".join(dirs) if dirs else f"{games} game(s) each of "
+                                               f"{', '.join(variants)}, seed {seed}",
+        "bytes_per_log": round(before / len(datas)), "gz_bytes_per_log": round(after / len(datas)),
+        "ratio": round(before / after, 2) if after else None,
+        "compress_ms_per_log": round(compress * 1e3, 3),
+        "inflate_ms_per_log": round(inflate * 1e3, 3),
+        "parse_ms_per_log": round(parse * 1e3, 3),
+        "compress_vs_parse": round(compress / parse, 2) if parse else None,
+        "pass_cpu_ms_per_log": round(pass_cpu * 1e3, 3),
+        "pass_wall_ms_per_log": round(pass_wall * 1e3, 3),
+    }
+
+
+def register(benches: Any) -> None:
+    p = add_bench(benches, "logkeep", run, "game logs compressed in place: size and cost "
+                  "vs parsing them")
+    p.add_argument("dirs", nargs="*", metavar="DIR", help="folders (or files) of our logs to "
+                   "measure on (default: logs played here)")
+    p.add_argument("--games", type=at_least(1), default=4, help="games per variant played "
+                   "when no DIR is given (default %(default)s)")
+    p.add_argument("--variant", action="append", choices=VARIANTS, help="variants played "
+                   "(repeat; default all)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--walk", type=at_least(0), default=0, metavar="N", help="also time a "
+                   "pass over N compressed logs with nothing to do (default: not timed)")
+
+
+def run(args: argparse.Namespace) -> int:
+    missing = [d for d in args.dirs if not Path(d).exists()]
+    if missing:
+        raise UserInputError(f"no such file or folder: {', '.join(missing)}")
+    result = bench_logkeep(args.dirs, args.games, args.variant or list(VARIANTS), args.seed)
+    if args.walk:
+        result["walk"] = walk_cost(args.walk)
+    report(args, result, text)
+    return 0
+
+
+def text(r: dict[str, Any]) -> str:
+    return "\n".join([
+        f"game logs compressed in place (gzip level {logzip.LEVEL}), {r['logs']} logs "
+        f"({r['source']})",
+        f"  size            {r['bytes_per_log']:>10,} -> {r['gz_bytes_per_log']:,} bytes/log"
+        f"   ratio {r['ratio']}:1",
+        f"  compress        {r['compress_ms_per_log']:>10} ms CPU/log",
+        f"  inflate         {r['inflate_ms_per_log']:>10} ms CPU/log",
+        f"  parse (ref)     {r['parse_ms_per_log']:>10} ms CPU/log",
+        f"  compress/parse  {r['compress_vs_parse']:>10} x",
+        f"  serve's pass    {r['pass_cpu_ms_per_log']:>10} ms CPU/log, "
+        f"{r['pass_wall_ms_per_log']} ms wall/log (footer, write, fsync, rename)",
+        *([f"  a pass, nothing to do, over {r['walk']['files']:,} logs: "
+           f"{r['walk']['pass_seconds']} s ({r['walk']['pass_cpu_seconds']} s CPU)"]
+          if "walk" in r else [])])

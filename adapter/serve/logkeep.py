@@ -1,0 +1,311 @@
+"""The game logs' upkeep in a long-lived serve process: finished logs compressed in place,
+an optional disk budget and age limit for practice logs, and a low-disk warning.
+
+A practice session at the local table writes a log a game with no end (a soak of one-hand
+games wrote 1.8 GB in 33 minutes) until the disk is full and the workers die. Each pass (every
+``check_every`` seconds, and at once on a reload) runs in a thread, never on the event loop:
+
+- a log with its footer written (the game over, its writer closed) and not written to for
+  ``compress_after`` seconds becomes ``NAME.gz`` (replay/logzip.py: every byte kept, checked
+  before the original goes; mtime kept, so lists and ages do not move);
+- ``keep_days`` removes practice logs older than that; ``max_disk_mb`` removes the oldest
+  practice logs while the logs take more than that. Platform logs (Tenhou, NTPU, mjai: a
+  tournament's record) only where ``remove_platform_logs`` says so, after every practice log.
+  A log is removable only once finished (its footer, or compressed), or untouched for a day
+  (a game cut by a crash): never a game in progress. Each removal is logged and counted;
+- the free space under the log folder is watched: below ``low_disk_mb`` /health is
+  ``degraded`` with a warning, and /metrics says so, before the disk is full.
+
+A practice log is one below ``<session>/local/``: the local table's platform folder
+(replay.log.log_path), which only practice sessions write, so a session since removed from the
+config is still known for one. The default removes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from adapter.serve.config import LogUpkeep
+from adapter.serve.games import read_footer
+from adapter.serve.metrics import Metrics
+from replay import logzip
+from replay.log import GZ_SUFFIX, is_log_name
+
+log = structlog.get_logger("mjbot.serve")
+
+MB = 1 << 20
+DAY = 86400.0
+STALE_AFTER = DAY  # a log without a footer untouched this long is no game in progress
+TMP_GRACE = 3600.0  # a compression's temporary file left this long was cut by a crash
+MAX_DEPTH = 6
+PRACTICE_PLATFORM = "local"  # practice.py's Header(platform="local")
+
+
+@dataclass
+class LogFile:
+    path: str
+    relative: str  # below the log folder, as the viewer names it
+    mtime: float
+    disk: int  # bytes it takes on the disk (du's count where the system gives it)
+    practice: bool
+    compressed: bool
+
+
+def _disk(st: os.stat_result) -> int:
+    blocks = getattr(st, "st_blocks", None)
+    return st.st_size if blocks is None else blocks * 512
+
+
+class LogKeeper:
+    """One serve process's upkeep of its log folder (``root``), by ``settings``."""
+
+    def __init__(self, root: str | Path, settings: LogUpkeep, metrics: Metrics,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.root = Path(root)
+        self.settings = settings
+        self.metrics = metrics
+        self.clock = clock
+        self._stopping = threading.Event()
+        self._wake: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.passes = 0
+        self.last_pass: dict[str, Any] | None = None
+        self.compressed = 0
+        self.removed: dict[str, int] = {}
+        self._counts = threading.Lock()  # the pass's thread updates ``removed``; /health reads
+        self.errors = 0
+        self.last_error: dict[str, Any] | None = None
+        self._low = False
+        metrics.set_function("mjbot_log_disk_free_bytes", lambda: float(self.disk()[0]))
+        metrics.set_function("mjbot_log_disk_low", lambda: float(self.low_disk() is not None))
+
+    # ------------------------------------------------------------------ the task
+
+    def start(self) -> None:
+        self._wake = asyncio.Event()
+        self._task = asyncio.create_task(self._loop(), name="log-upkeep")
+
+    def configure(self, settings: LogUpkeep) -> None:
+        """New settings (a reload): applied by a pass at once."""
+        if settings != self.settings:
+            log.info("serve: log upkeep settings changed", **_public(settings))
+        self.settings = settings
+        if self._wake is not None:
+            self._wake.set()
+
+    async def stop(self) -> None:
+        """Ends the pass under way after the file in hand (a compression is never cut half
+        way) and the task."""
+        self._stopping.set()
+        if self._wake is not None:
+            self._wake.set()
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _loop(self) -> None:
+        assert self._wake is not None
+        while not self._stopping.is_set():
+            self._wake.clear()
+            try:
+                await asyncio.to_thread(self.run_pass)
+            except Exception as exc:  # a fault of ours: one line, and the next pass
+                self._error("pass", str(self.root), exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.settings.check_every)
+
+    # ------------------------------------------------------------------ one pass
+
+    def run_pass(self) -> dict[str, Any]:
+        """Compress, apply the age limit and the budget; what it did (also kept for
+        /health)."""
+        started = time.monotonic()
+        s = self.settings
+        now = self.clock()
+        done = {"compressed": 0, "removed": 0, "freed": 0}
+        kept: list[LogFile] = []
+        compressing = s.compress
+        for f in self._walk(now):
+            if self._stopping.is_set():
+                return done
+            if s.keep_days and f.mtime < now - s.keep_days * DAY and self._may_remove(f, now):
+                self._remove(f, "age", done)
+                continue
+            if compressing and not f.compressed and f.mtime <= now - s.compress_after \
+                    and read_footer(Path(f.path)) is not None:
+                try:
+                    target = logzip.compress(f.path)
+                except OSError as exc:
+                    self._error("compress", f.relative, exc)
+                    if exc.errno == errno.ENOSPC:
+                        compressing = False  # no room for any copy: the budget's turn
+                else:
+                    f = self._compressed(f, target)
+                    done["compressed"] += 1
+            kept.append(f)
+        total = sum(f.disk for f in kept)
+        if s.max_disk_mb and total > s.max_disk_mb * MB:
+            total = self._budget(kept, total, now, done)
+        self.metrics.set("mjbot_logs_bytes", float(total))
+        self.metrics.set("mjbot_logs_files", float(len(kept)))
+        self.passes += 1
+        self.last_pass = {"at": round(now, 1), "seconds": round(time.monotonic() - started, 3),
+                          "files": len(kept), "bytes": total, **done}
+        self._check_disk()
+        return self.last_pass
+
+    def _budget(self, files: list[LogFile], total: int, now: float,
+                done: dict[str, int]) -> int:
+        """The oldest removable practice logs removed until the logs fit the budget; then,
+        where allowed, the oldest platform logs."""
+        budget = self.settings.max_disk_mb * MB
+        kinds = [True, False] if self.settings.remove_platform_logs else [True]
+        for practice in kinds:
+            for f in sorted((f for f in files if f.practice is practice),
+                            key=lambda f: (f.mtime, f.path)):
+                if total <= budget or self._stopping.is_set():
+                    return total
+                if self._may_remove(f, now) and self._remove(f, "budget", done):
+                    total -= f.disk
+        if total > budget:
+            log.warning("serve: the game logs are over their budget with nothing more to "
+                        "remove", mb=round(total / MB, 1), max_disk_mb=self.settings.max_disk_mb,
+                        remove_platform_logs=self.settings.remove_platform_logs)
+        return total
+
+    def _may_remove(self, f: LogFile, now: float) -> bool:
+        """A practice log (or any, where allowed) of a game that is over: compressed (only a
+        finished log is), its footer written, or untouched for STALE_AFTER (cut by a crash)."""
+        if not f.practice and not self.settings.remove_platform_logs:
+            return False
+        return f.compressed or f.mtime < now - STALE_AFTER \
+            or read_footer(Path(f.path)) is not None
+
+    def _remove(self, f: LogFile, reason: str, done: dict[str, int]) -> bool:
+        kind = "practice" if f.practice else "platform"
+        try:
+            os.unlink(f.path)
+        except FileNotFoundError:
+            return True  # gone already
+        except OSError as exc:
+            self._error("remove", f.relative, exc)
+            return False
+        log.info("serve: game log removed", log=f.relative, reason=reason, kind=kind,
+                 bytes=f.disk)
+        self.metrics.inc("mjbot_logs_removed_total", kind=kind, reason=reason)
+        key = f"{kind} {reason}"
+        with self._counts:
+            self.removed[key] = self.removed.get(key, 0) + 1
+        done["removed"] += 1
+        done["freed"] += f.disk
+        return True
+
+    def _compressed(self, f: LogFile, target: Path) -> LogFile:
+        self.metrics.inc("mjbot_logs_compressed_total")
+        self.compressed += 1
+        try:
+            disk = _disk(target.stat())
+        except OSError:
+            disk = 0
+        return LogFile(str(target), f.relative + logzip.GZ, f.mtime, disk, f.practice, True)
+
+    def _walk(self, now: float) -> Iterator[LogFile]:
+        """Every log below the root (compressed or not; no link followed, no hidden folder),
+        and a compression's temporary file left by a crash removed."""
+        stack: list[tuple[str, tuple[str, ...]]] = [(str(self.root), ())]
+        while stack:
+            folder, parts = stack.pop()
+            try:
+                with os.scandir(folder) as it:
+                    entries = list(it)
+            except OSError:
+                continue
+            for entry in entries:
+                name = entry.name
+                try:
+                    if name.startswith("."):
+                        if name.endswith(GZ_SUFFIX + ".tmp") and entry.is_file(
+                                follow_symlinks=False) and entry.stat(
+                                follow_symlinks=False).st_mtime < now - TMP_GRACE:
+                            os.unlink(entry.path)
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        if len(parts) < MAX_DEPTH:
+                            stack.append((entry.path, (*parts, name)))
+                        continue
+                    if not is_log_name(name) or not entry.is_file(follow_symlinks=False):
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                rel = (*parts, name)
+                yield LogFile(entry.path, "/".join(rel), st.st_mtime, _disk(st),
+                              len(rel) >= 3 and rel[1] == PRACTICE_PLATFORM,
+                              name.endswith(GZ_SUFFIX))
+
+    # ------------------------------------------------------------------ the disk
+
+    def disk(self) -> tuple[int, int]:
+        """(free, total) bytes of the log folder's file system ((0, 0) where none is found)."""
+        where = self.root
+        while not where.exists() and where != where.parent:
+            where = where.parent
+        try:
+            usage = shutil.disk_usage(where)
+        except OSError:
+            return 0, 0
+        return usage.free, usage.total
+
+    def low_disk(self) -> str | None:
+        """The warning while the free space is below ``low_disk_mb`` (None otherwise)."""
+        limit = self.settings.low_disk_mb
+        free, total = self.disk()
+        if not limit or not total or free >= limit * MB:
+            return None
+        return (f"low disk: {free / MB:.0f} MB free under the log folder {self.root} "
+                f"(warned below {limit:g} MB)")
+
+    def _check_disk(self) -> None:
+        warning = self.low_disk()
+        if (warning is not None) != self._low:
+            self._low = warning is not None
+            if warning:
+                log.warning("serve: " + warning)
+            else:
+                log.info("serve: disk space under the log folder is back above the warning",
+                         low_disk_mb=self.settings.low_disk_mb)
+
+    def _error(self, what: str, where: str, exc: BaseException) -> None:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        self.errors += 1
+        self.last_error = {"error": f"{what} {where}: {reason}", "at": time.time()}
+        self.metrics.inc("mjbot_log_upkeep_errors_total")
+        log.warning("serve: log upkeep failed", action=what, log=where, error=reason)
+
+    def status(self) -> dict[str, Any]:
+        """What /health shows of the upkeep."""
+        free, total = self.disk()
+        with self._counts:
+            removed = dict(self.removed)
+        return {"settings": _public(self.settings), "passes": self.passes,
+                "last_pass": self.last_pass, "compressed": self.compressed,
+                "removed": removed, "errors": self.errors,
+                "last_error": self.last_error, "disk_free": free, "disk_total": total,
+                "low_disk": self.low_disk()}
+
+
+def _public(settings: LogUpkeep) -> dict[str, Any]:
+    return {k: getattr(settings, k) for k in LogUpkeep.__dataclass_fields__}

@@ -1,0 +1,307 @@
+"""The serve process's log upkeep (adapter/serve/logkeep.py) on real files: finished logs
+compressed in place, a game in progress never touched, the budget and the age limit taking the
+oldest practice logs first and platform logs only where allowed, each removal logged and
+counted, the low-disk warning; and a real `mjbot serve` that compresses its practice logs and
+takes a changed [logs] on SIGHUP."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+from adapter.serve.config import ConfigError, LogUpkeep, loads
+from adapter.serve.logkeep import MB, LogKeeper
+from adapter.serve.metrics import Metrics
+from adapter.serve.runners import Outcome, RunContext
+from adapter.serve.supervisor import Supervisor
+from replay import logzip
+from replay.log import GZ_SUFFIX, SUFFIX, Footer, GameLogWriter, Header, is_log_name, read_log
+from tests.in_process import mjbot_here
+from tests.log_samples import sample_hand, write_steps
+from tests.serve_helpers import ServeProcess, mjbot
+from tests.viewer_fixtures import platform_game, practice_game
+
+HOUR = 3600.0
+DAY = 86400.0
+OFF = LogUpkeep(compress=False, low_disk_mb=0)  # nothing done unless a test says so
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
+    """Real logs: four practice games (the local table) and two platform games."""
+    root = tmp_path_factory.mktemp("made") / "logs"
+    practice = [practice_game(root / "practice", "riichi", game=n) for n in range(4)]
+    platform = [platform_game(root / "ladder" / "tenhou" / "2026-11-20" / f"g{n}{SUFFIX}")
+                for n in range(2)]
+    return {"practice": practice, "platform": platform}
+
+
+@pytest.fixture
+def logs(made: dict[str, list[Path]], tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """A copy of the folder, every log made old (hours apart: practice 0 oldest), and a game
+    in progress in the practice folder (its writer open, no footer, last written an hour
+    ago)."""
+    source = made["practice"][0].parents[3]
+    root = tmp_path / "logs"
+    shutil.copytree(source, root)
+    now = time.time()
+    practice = [root / p.relative_to(source) for p in made["practice"]]
+    platform = [root / p.relative_to(source) for p in made["platform"]]
+    for n, path in enumerate(practice):
+        os.utime(path, (now - (20 - n) * HOUR, now - (20 - n) * HOUR))
+    for n, path in enumerate(platform):
+        os.utime(path, (now - (30 - n) * HOUR, now - (30 - n) * HOUR))  # older still
+    live = practice[0].with_name("235959-practice-live" + SUFFIX)
+    writer = GameLogWriter(live, Header("local", "riichi", game_id="live"))
+    write_steps(writer, sample_hand(0))
+    os.utime(live, (now - HOUR, now - HOUR))
+    yield {"root": root, "practice": practice, "platform": platform, "live": live,
+           "writer": writer}
+    writer.close()
+
+
+def keeper(root: Path, **settings: Any) -> LogKeeper:
+    return LogKeeper(root, replace(OFF, **settings), Metrics())
+
+
+def gz(path: Path) -> Path:
+    return logzip.compressed_name(path)
+
+
+def disk(paths: list[Path]) -> int:
+    return sum(p.stat().st_blocks * 512 for p in paths)
+
+
+def test_finished_logs_are_compressed_and_a_game_in_progress_is_not(
+        logs: dict[str, Any]) -> None:
+    finished = logs["practice"] + logs["platform"]
+    data = {p: p.read_bytes() for p in finished}
+    live, live_bytes = logs["live"], logs["live"].read_bytes()
+    k = keeper(logs["root"], compress=True, compress_after=60)
+    done = k.run_pass()
+    assert done["compressed"] == len(finished) == 6
+    for path in finished:
+        assert not path.exists() and logzip.read_bytes(gz(path)) == data[path]
+    assert live.exists() and not gz(live).exists() and live.read_bytes() == live_bytes
+    assert k.metrics.get("mjbot_logs_compressed_total") == 6
+    assert k.metrics.get("mjbot_logs_files") == 7
+    # the game goes on and ends: its log is compressed once it has not been written for
+    # compress_after
+    writer = logs["writer"]
+    write_steps(writer, sample_hand(1))
+    writer.close(Footer({"hands": 2}, (25000, 25000, 25000, 25000)))
+    assert k.run_pass()["compressed"] == 0  # just written
+    now = time.time()
+    os.utime(live, (now - 120, now - 120))
+    assert k.run_pass()["compressed"] == 1
+    assert read_log(gz(live)).footer is not None and not live.exists()
+
+
+def test_young_logs_and_compress_false_are_left(logs: dict[str, Any]) -> None:
+    paths = logs["practice"] + logs["platform"]
+    assert keeper(logs["root"], compress=True, compress_after=40 * HOUR).run_pass()[
+        "compressed"] == 0
+    assert keeper(logs["root"], compress=False, compress_after=0).run_pass()["compressed"] == 0
+    assert all(p.exists() for p in paths) and not list(logs["root"].rglob(f"*{GZ_SUFFIX}"))
+
+
+def test_the_budget_removes_the_oldest_practice_logs_first(logs: dict[str, Any]) -> None:
+    practice, platform, live = logs["practice"], logs["platform"], logs["live"]
+    # room for the platform logs, the game in play and the two newest practice games
+    budget = disk([*platform, live, *practice[2:]]) + 1
+    k = keeper(logs["root"], max_disk_mb=budget / MB)
+    with capture_logs() as captured:
+        done = k.run_pass()
+    assert done["removed"] == 2
+    assert [p.exists() for p in practice] == [False, False, True, True]  # oldest first
+    assert all(p.exists() for p in platform) and live.exists()  # older, but not practice
+    removed = [e for e in captured if e["event"] == "serve: game log removed"]
+    assert [e["log"] for e in removed] == [str(p.relative_to(logs["root"])) for p in
+                                           practice[:2]]
+    assert {(e["reason"], e["kind"]) for e in removed} == {("budget", "practice")}
+    assert k.metrics.get("mjbot_logs_removed_total", kind="practice", reason="budget") == 2
+    assert k.status()["removed"] == {"practice budget": 2}
+
+
+def test_the_budget_never_removes_a_game_in_progress_or_platform_logs_unless_told(
+        logs: dict[str, Any]) -> None:
+    practice, platform, live = logs["practice"], logs["platform"], logs["live"]
+    with capture_logs() as captured:
+        keeper(logs["root"], max_disk_mb=0.001).run_pass()
+    assert not any(p.exists() for p in practice)
+    assert all(p.exists() for p in platform) and live.exists()
+    assert any(e["event"].startswith("serve: the game logs are over their budget")
+               for e in captured)
+    # the operator allows platform logs: they go after every practice log, oldest first
+    k = keeper(logs["root"], max_disk_mb=(disk([live, platform[1]]) + 1) / MB,
+               remove_platform_logs=True)
+    k.run_pass()
+    assert [p.exists() for p in platform] == [False, True] and live.exists()
+    assert k.metrics.get("mjbot_logs_removed_total", kind="platform", reason="budget") == 1
+
+
+def test_compressed_logs_fit_a_budget_the_plain_ones_did_not(logs: dict[str, Any]) -> None:
+    everything = disk(logs["practice"] + logs["platform"] + [logs["live"]])
+    k = keeper(logs["root"], compress=True, compress_after=60, max_disk_mb=everything / 2 / MB)
+    done = k.run_pass()
+    assert done["compressed"] == 6 and done["removed"] == 0  # compressed first: nothing lost
+    assert k.metrics.get("mjbot_logs_bytes") < everything / 2
+
+
+def test_keep_days_removes_old_practice_logs_only(logs: dict[str, Any]) -> None:
+    practice, platform = logs["practice"], logs["platform"]
+    old = time.time() - 10 * DAY
+    for path in (practice[0], platform[0]):
+        os.utime(path, (old, old))
+    k = keeper(logs["root"], keep_days=7)
+    assert k.run_pass()["removed"] == 1
+    assert not practice[0].exists() and all(p.exists() for p in practice[1:])
+    assert platform[0].exists()
+    assert k.metrics.get("mjbot_logs_removed_total", kind="practice", reason="age") == 1
+    keeper(logs["root"], keep_days=7, remove_platform_logs=True).run_pass()
+    assert not platform[0].exists() and platform[1].exists()
+
+
+def test_a_log_left_without_footer_by_a_crash_a_day_ago_may_go(logs: dict[str, Any]) -> None:
+    live = logs["live"]
+    old = time.time() - 2 * DAY
+    os.utime(live, (old, old))
+    keeper(logs["root"], max_disk_mb=0.001).run_pass()
+    assert not live.exists()  # untouched for a day: no game in progress
+    assert not gz(live).exists()  # and never compressed: it has no footer
+
+
+def test_a_compression_cut_by_a_crash_leaves_nothing_behind(logs: dict[str, Any]) -> None:
+    path = logs["practice"][0]
+    tmp = path.with_name(f".{path.name}.gz.tmp")
+    tmp.write_bytes(b"half a copy")
+    old = time.time() - 2 * HOUR
+    os.utime(tmp, (old, old))
+    keeper(logs["root"], compress=True, compress_after=60).run_pass()
+    assert not tmp.exists() and gz(path).exists()
+
+
+def test_low_disk_is_warned_on_health_and_metrics(logs: dict[str, Any]) -> None:
+    free = shutil.disk_usage(logs["root"]).free
+    k = keeper(logs["root"], low_disk_mb=(free + 10 * 2**30) / MB)  # more than is free
+    with capture_logs() as captured:
+        k.run_pass()
+    assert k.low_disk() is not None and "low disk" in k.low_disk()  # type: ignore[operator]
+    assert k.metrics.get("mjbot_log_disk_low") == 1
+    assert k.metrics.get("mjbot_log_disk_free_bytes") > 0
+    assert [e for e in captured if "low disk" in e["event"]]
+    k.configure(replace(k.settings, low_disk_mb=1))
+    assert k.low_disk() is None and k.metrics.get("mjbot_log_disk_low") == 0
+
+
+def idle() -> Any:
+    async def run(spec: Any, ctx: RunContext) -> Outcome:
+        await ctx.stop.event.wait()
+        return Outcome("stopped")
+    return run
+
+
+async def test_the_supervisor_runs_passes_reloads_and_degrades_on_low_disk(
+        logs: dict[str, Any]) -> None:
+    from tests.serve_helpers import until
+
+    text = '[logs]\ncompress_after = 60\ncheck_every = 3600\n[sessions.p]\nkind = "local"\n'
+    sup = Supervisor(loads(text, environ={}), runners={"local": idle()},
+                     log_dir=str(logs["root"]))
+    sup.start()
+    try:
+        await until(lambda: sup.keeper.passes >= 1)
+        assert sup.health()["logs"]["compressed"] == 6 and sup.health()["status"] == "ok"
+        # a reload is applied at once, without waiting for check_every
+        free = shutil.disk_usage(logs["root"]).free
+        await sup.reload(loads(text.replace("check_every", f"low_disk_mb = {free * 4 / MB}\n"
+                                                             "check_every"), environ={}))
+        await until(lambda: sup.keeper.passes >= 2)
+        health = sup.health()
+        assert health["status"] == "degraded" and "low disk" in health["logs"]["low_disk"]
+    finally:
+        await sup.stop(2)
+    assert sup.keeper._task is None
+
+
+def test_the_config_reads_logs_and_refuses_mistakes_with_their_line() -> None:
+    config = loads("[logs]\ncompress_after = 0\nmax_disk_mb = 2048\nkeep_days = 30\n"
+                   "remove_platform_logs = true\nlow_disk_mb = 500\ncheck_every = 5\n",
+                   environ={})
+    assert config.logs == LogUpkeep(True, 0.0, 2048.0, 30.0, True, 500.0, 5.0)
+    assert loads("", environ={}).logs == LogUpkeep()  # the default removes nothing
+    assert LogUpkeep().max_disk_mb == 0 and LogUpkeep().keep_days == 0
+    with pytest.raises(ConfigError, match=r"line 3: logs.max_disk_mb must be at least 0"):
+        loads("[logs]\ncompress = true\nmax_disk_mb = -1\n", environ={})
+    with pytest.raises(ConfigError, match=r"line 2: unknown key 'max_disk'"):
+        loads("[logs]\nmax_disk = 5\n", environ={})
+
+
+def test_a_real_serve_compresses_its_practice_logs_and_reloads_logs(tmp_path: Path) -> None:
+    config = tmp_path / "serve.toml"
+    body = ('[logs]\ncompress_after = 0\ncheck_every = 0.2\n'
+            '[sessions.practice]\nkind = "local"\nvariant = "mcr"\nhands = 1\npause = 0\n'
+            'opponents = ["greedy", "greedy", "greedy"]\npolicy = "greedy"\n')
+    config.write_text(body)
+    assert mjbot("serve", "--check", str(config)).returncode == 0
+    log_dir = tmp_path / "logs"
+    serve = ServeProcess(config, log_dir)
+    try:
+        serve.wait_for(lambda e: e.get("event") == "serve: sessions started")
+
+        def packed() -> list[Path]:
+            return sorted(log_dir.rglob(f"*{GZ_SUFFIX}"))
+
+        deadline = time.monotonic() + 120
+        while len(packed()) < 3:
+            assert time.monotonic() < deadline and serve.proc.poll() is None, \
+                "".join(serve.raw[-20:])
+            time.sleep(0.2)
+        for path in packed():
+            assert read_log(path).complete  # finished games only, every frame
+        metrics = serve.get("/metrics")
+        assert "mjbot_logs_compressed_total" in metrics
+        health = serve.get("/health")
+        assert health["logs"]["compressed"] >= 3 and health["logs"]["last_pass"]
+        # SIGHUP: a budget of almost nothing; the practice logs go, the game in play stays
+        config.write_text(body.replace("check_every", "max_disk_mb = 0.0001\ncheck_every"))
+        serve.signal(signal.SIGHUP)
+        serve.wait_for(lambda e: e.get("event") == "serve: game log removed")
+        serve.wait_for(lambda e: e.get("event") == "serve: log upkeep settings changed")
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(60) == 0
+    finally:
+        serve.close()
+    assert "Traceback" not in "".join(serve.raw)
+    removed = [e for e in serve.lines if e.get("event") == "serve: game log removed"]
+    assert removed and all(e["kind"] == "practice" and e["reason"] == "budget"
+                           for e in removed)
+    for path in (p for p in log_dir.rglob("*") if is_log_name(p.name)):
+        assert read_log(path).header is not None  # what is left reads
+
+
+
+def test_the_bench_measures_real_logs(capsys: pytest.CaptureFixture[str],
+                                      logs: dict[str, Any]) -> None:
+    import json
+
+    done = mjbot_here(capsys, "bench", "logkeep", "--games", "1", "--variant", "mcr",
+                      "--walk", "25", "--json", "-")
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert figures["logs"] == figures["compressed"] == 1 and figures["ratio"] > 3
+    assert figures["walk"]["files"] == 25
+    given = mjbot_here(capsys, "bench", "logkeep", str(logs["root"] / "ladder"), "--json", "-")
+    assert json.loads(given.stdout)["logs"] == 2
+    assert all(p.exists() for p in logs["platform"])  # measured on copies
+    missing = mjbot_here(capsys, "bench", "logkeep", str(logs["root"] / "nowhere"))
+    assert missing.returncode == 2 and "no such file or folder" in missing.stderr
