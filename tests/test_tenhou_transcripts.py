@@ -391,3 +391,17 @@ def test_a_mangled_transcript_is_read_or_refused_never_a_traceback(
     summary = replayer.summarize(rep)
     timeline.build(loaded)
     assert ID not in json.dumps(summary, ensure_ascii=False)
+
+
+def test_a_long_transcript_reads_in_linear_time() -> None:
+    """Each Get: line asked whether any line after it held anything by slicing the rest of
+    the file: a day's transcript (200k lines) took minutes, quadratic in its length; read
+    once, the same lines take a second or two."""
+    import time
+
+    text = WHOLE.read_text(encoding="utf-8") + "Get: <KA/>\n" * 200_000
+    began = time.monotonic()
+    record = tenhou_client.loads(text)
+    took = time.monotonic() - began
+    assert record.meta["received"] > 200_000
+    assert took < 15, f"{took:.1f} s for 200k lines"

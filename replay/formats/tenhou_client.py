@@ -155,6 +155,9 @@ def _messages(body: str) -> tuple[list[str], str]:
 def loads(text: str) -> GameRecord:
     """One client's games from its transcript."""
     lines = text.splitlines()
+    # the number of the last line that holds anything (found once: asked at every Get: line,
+    # a look at the lines after it made a long transcript's read quadratic)
+    final = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
     reader = _Reader(login_id(text))
     received = sent = 0
     skipped: list[int] = []
@@ -173,7 +176,7 @@ def loads(text: str) -> GameRecord:
                 reader.bye()
             continue
         tags, rest = _messages(body)
-        last = n == len(lines) or not any(x.strip() for x in lines[n:])
+        last = n == final
         if rest and last and rest.startswith(("<", "{")):
             cut = f"line {n} ends inside a message"  # the transcript's own cut
         elif rest:
