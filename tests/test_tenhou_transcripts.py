@@ -405,3 +405,19 @@ def test_a_long_transcript_reads_in_linear_time() -> None:
     took = time.monotonic() - began
     assert record.meta["received"] > 200_000
     assert took < 15, f"{took:.1f} s for 200k lines"
+
+
+def test_a_refusal_cut_inside_the_login_id_shows_none_of_it(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A client's log with a time before each line is no transcript: every format's reason
+    is said, and the NTPU reader's quotes its first line cut at 60 characters, here inside
+    the ID. Masked after the cut, the ID's first half ("ID1A2B3C4D-...") was shown whole,
+    since neither the ID nor its shape matched what was left of it."""
+    lines = FIRST.read_text(encoding="utf-8").replace("IDDEADBEAF-xxxxxxxx", ID).splitlines()
+    stamped = tmp_path / "client.log"
+    stamped.write_text("".join(f"2018-01-20 12:00:00.000 [debug] {line}\n" for line in lines),
+                       encoding="utf-8")
+    tried = mjbot_here(capsys, "replay", str(stamped))
+    assert tried.returncode == 2 and "NTPU command log: " in tried.stderr
+    assert '[debug] Send: <HELO name="***...' in tried.stderr
+    assert ID[:4] not in tried.stderr and ID[:4] not in tried.stdout

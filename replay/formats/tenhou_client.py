@@ -78,7 +78,13 @@ def mask_ids(text: str, message: str) -> str:
     """``message`` (which may quote ``text``) with the login ID of a transcript in ``text``,
     and anything shaped like a Tenhou ID, masked."""
     secret = login_id(text) if "HELO" in text else ""
-    return _ID_SHAPE.sub(SCRUBBED, Scrubber([secret] if secret else [])(message))
+    masked = _ID_SHAPE.sub(SCRUBBED, Scrubber([secret] if secret else [])(message))
+    if len(secret) > 2:
+        # a reader's reason quotes a line cut short (60, 200 characters): a cut inside the
+        # ID left its first part, which neither the whole ID nor its shape matched
+        starts = (re.escape(secret[:n]) for n in range(len(secret), 2, -1))
+        masked = re.sub(f"(?:{'|'.join(starts)})(?![0-9A-Za-z])", SCRUBBED, masked)
+    return masked
 
 
 class _Reader:
