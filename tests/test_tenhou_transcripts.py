@@ -289,6 +289,27 @@ def test_kokushi_games_the_client_left_stop_there() -> None:
     assert not any(isinstance(e, ev.GameEnded) for e in rep.events)
 
 
+def test_each_game_marks_the_seat_it_was_played_from() -> None:
+    """kokushi.log's games seat the client where TAIKYOKU's oya puts it (oya="3": seat 1,
+    oya="2": seat 2). The text marked the first game's seat in every hand, so that seat 0's
+    discards read as ours beside our own hand; each hand marks the seat its game was played
+    from, and its JSON names it where it is not the first game's."""
+    path = TENHOU_CAPTURES / "kokushi.log"
+    firsts = [int(m) for m in re.findall(r'<TAIKYOKU oya="(\d)"', path.read_text())]
+    summary = replayer.summarize(replayer.load(path))
+    seats = [h.get("seat", summary["seat"]) for h in summary["hands"]
+             if h["round"] == "E1" and h["honba"] == 0]  # each game's first hand
+    assert seats == [(4 - oya) % 4 for oya in firsts] and len(set(seats)) == 3
+    text = replayer.format_summary(summary)
+    for block in text.split("\n- ")[1:]:
+        marked = [line for line in block.splitlines() if line.startswith("   *seat")]
+        players = next((line for line in block.splitlines() if "players" in line), None)
+        own = int(marked[0].split()[1].removeprefix("seat")) if marked else None
+        assert len(marked) == 1 and own is not None
+        if players is not None:  # the client is NoName among the COMs
+            assert players.split("players ")[1].split(" / ")[own] == "NoName"
+
+
 # --------------------------------------------------------------------------- our client
 
 TCP_JUNK = ("<BOGUS a=\"1\"/>", '<N who="1" m="70000"/>', "<E999/>", "hello")
