@@ -428,6 +428,27 @@ def test_a_long_transcript_reads_in_linear_time() -> None:
     assert took < 15, f"{took:.1f} s for 200k lines"
 
 
+
+def test_an_unreadable_message_quoting_the_id_in_its_reason_does_not_show_it(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A message the codec cannot read because the ID stands where a number should (a
+    line garbled into another, a server echoing the name) is an 'error:' notice: its raw
+    text was masked, but the codec's reason quotes the bad value itself ("invalid literal
+    for int() with base 10: 'ID...'") and went out as it was, in replay's text and JSON."""
+    lines = FIRST.read_text(encoding="utf-8").replace("IDDEADBEAF-xxxxxxxx", ID).splitlines()
+    at = next(i for i, line in enumerate(lines) if "<INIT" in line) + 1
+    lines.insert(at, f'Get: <N who="1" m="{ID}"/> <DORA hai="{ID}"/>')
+    path = tmp_path / "garbled.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    shown = mjbot_here(capsys, "replay", str(path))
+    as_json = mjbot_here(capsys, "replay", str(path), "--json")
+    assert shown.returncode == 0 and as_json.returncode == 0, shown.stderr
+    assert "2 message(s) could not be read" in shown.stdout
+    assert "malformed <N>" in as_json.stdout and "malformed <DORA>" in as_json.stdout
+    for out in (shown.stdout, shown.stderr, as_json.stdout, as_json.stderr):
+        assert "1A2B3C4D" not in out and "5E6F7A8B" not in out
+
+
 def test_a_refusal_cut_inside_the_login_id_shows_none_of_it(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """A client's log with a time before each line is no transcript: every format's reason

@@ -95,9 +95,13 @@ class _Reader:
         self.errors = 0
         self.left = 0  # games the client left (BYE) before their end
 
+    def mask(self, text: str) -> str:
+        """``text`` with the login ID, and anything shaped like a Tenhou ID, masked."""
+        return _ID_SHAPE.sub(SCRUBBED, self.scrub(text))
+
     def quote(self, text: str) -> str:
         """Text of the transcript as a message may show it: the ID masked, cut short."""
-        return _ID_SHAPE.sub(SCRUBBED, self.scrub(text))[:RAW_SHOWN]
+        return self.mask(text)[:RAW_SHOWN]
 
     def get(self, raw: str, where: str) -> None:
         """One message the client read, as our client reads it."""
@@ -107,7 +111,8 @@ class _Reader:
         except ProtocolError as exc:
             self.errors += 1
             self.events.append(ev.PlatformNotice(
-                f"error: {where}: {exc.message}: {self.quote(exc.raw)!r}"))
+                # the codec's message may quote an attribute's value: masked as the raw is
+                f"error: {where}: {self.mask(exc.message)}: {self.quote(exc.raw)!r}"))
             self.events += [e for e in self.codec.unreadable(raw)[0]
                             if type(e) in ev.EVENT_TYPES]
             return
