@@ -401,6 +401,10 @@ def summarize(replay: Replay) -> dict[str, Any]:
     next_dec = next(dec_iter, None)
     final: list[int] | None = None
     notes = list(replay.notes)
+    # a one-seat view of several games (a command log, a client transcript) may be read
+    # from another seat in each: each hand says its own where it is not the first game's
+    one_view = replay.record is not None and "view_seat" in replay.record.meta
+    game_seat = replay.seat
     for i, e in enumerate(replay.events):
         while next_dec is not None and next_dec.index <= i:
             if current is not None:
@@ -412,6 +416,8 @@ def summarize(replay: Replay) -> dict[str, Any]:
             game_names = tuple(e.names)
             if not any(names):
                 names = game_names
+            if one_view:
+                game_seat = e.seat
         elif isinstance(e, ev.RoundStarted):
             current = {
                 "round": f"{'ESWN'[e.round_wind % 4]}{e.round_number + 1}", "honba": e.honba,
@@ -423,6 +429,8 @@ def summarize(replay: Replay) -> dict[str, Any]:
             }
             if game_names != names:
                 current["players"] = list(game_names)
+            if game_seat != replay.seat:
+                current["seat"] = game_seat
             hands.append(current)
         elif isinstance(e, ev.GameEnded):
             final = list(e.scores)
@@ -523,7 +531,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         if h["hand"]:
             lines.append(f"    start   {h['hand']}")
         for s in range(4):
-            mark = "*" if s == summary["seat"] else " "
+            mark = "*" if s == h.get("seat", summary["seat"]) else " "
             riichi = " (riichi)" if s in h["riichi"] else ""
             lines.append(f"   {mark}seat {s}  {' '.join(h['discards'][str(s)])}{riichi}")
         for c in h["calls"]:

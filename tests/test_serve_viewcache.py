@@ -143,3 +143,26 @@ async def test_the_cache_is_bounded_and_keeps_failures() -> None:
         assert built.count("bad") == 1
     finally:
         cache.close()
+
+
+async def test_a_build_that_raises_stop_iteration_fails_rather_than_hangs() -> None:
+    """asyncio cannot set a StopIteration on a future: a build that let one out left the
+    request awaiting forever, its build slot held and the same key's later requests queued
+    behind it. It is a RuntimeError now (a 500, logged), and the slot is free again."""
+    cache = BuildCache(concurrency=1)
+
+    def build() -> bytes:
+        return next(iter([]))  # a reader's next() on an exhausted iterator
+
+    try:
+        for _ in range(2):  # not kept: the same key fails again, it does not hang
+            try:
+                await asyncio.wait_for(cache.get("k", build, "hand"), 5)
+            except RuntimeError as exc:
+                assert "StopIteration" in str(exc)
+            else:
+                raise AssertionError("the build's StopIteration was swallowed")
+        assert cache.building == 0
+        assert await asyncio.wait_for(cache.run(lambda: 7), 5) == 7  # the slot is free
+    finally:
+        cache.close()

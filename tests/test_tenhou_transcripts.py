@@ -289,6 +289,27 @@ def test_kokushi_games_the_client_left_stop_there() -> None:
     assert not any(isinstance(e, ev.GameEnded) for e in rep.events)
 
 
+def test_each_game_marks_the_seat_it_was_played_from() -> None:
+    """kokushi.log's games seat the client where TAIKYOKU's oya puts it (oya="3": seat 1,
+    oya="2": seat 2). The text marked the first game's seat in every hand, so that seat 0's
+    discards read as ours beside our own hand; each hand marks the seat its game was played
+    from, and its JSON names it where it is not the first game's."""
+    path = TENHOU_CAPTURES / "kokushi.log"
+    firsts = [int(m) for m in re.findall(r'<TAIKYOKU oya="(\d)"', path.read_text())]
+    summary = replayer.summarize(replayer.load(path))
+    seats = [h.get("seat", summary["seat"]) for h in summary["hands"]
+             if h["round"] == "E1" and h["honba"] == 0]  # each game's first hand
+    assert seats == [(4 - oya) % 4 for oya in firsts] and len(set(seats)) == 3
+    text = replayer.format_summary(summary)
+    for block in text.split("\n- ")[1:]:
+        marked = [line for line in block.splitlines() if line.startswith("   *seat")]
+        players = next((line for line in block.splitlines() if "players" in line), None)
+        own = int(marked[0].split()[1].removeprefix("seat")) if marked else None
+        assert len(marked) == 1 and own is not None
+        if players is not None:  # the client is NoName among the COMs
+            assert players.split("players ")[1].split(" / ")[own] == "NoName"
+
+
 # --------------------------------------------------------------------------- our client
 
 TCP_JUNK = ("<BOGUS a=\"1\"/>", '<N who="1" m="70000"/>', "<E999/>", "hello")
@@ -391,3 +412,54 @@ def test_a_mangled_transcript_is_read_or_refused_never_a_traceback(
     summary = replayer.summarize(rep)
     timeline.build(loaded)
     assert ID not in json.dumps(summary, ensure_ascii=False)
+
+
+def test_a_long_transcript_reads_in_linear_time() -> None:
+    """Each Get: line asked whether any line after it held anything by slicing the rest of
+    the file: a day's transcript (200k lines) took minutes, quadratic in its length; read
+    once, the same lines take a second or two."""
+    import time
+
+    text = WHOLE.read_text(encoding="utf-8") + "Get: <KA/>\n" * 200_000
+    began = time.monotonic()
+    record = tenhou_client.loads(text)
+    took = time.monotonic() - began
+    assert record.meta["received"] > 200_000
+    assert took < 15, f"{took:.1f} s for 200k lines"
+
+
+
+def test_an_unreadable_message_quoting_the_id_in_its_reason_does_not_show_it(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A message the codec cannot read because the ID stands where a number should (a
+    line garbled into another, a server echoing the name) is an 'error:' notice: its raw
+    text was masked, but the codec's reason quotes the bad value itself ("invalid literal
+    for int() with base 10: 'ID...'") and went out as it was, in replay's text and JSON."""
+    lines = FIRST.read_text(encoding="utf-8").replace("IDDEADBEAF-xxxxxxxx", ID).splitlines()
+    at = next(i for i, line in enumerate(lines) if "<INIT" in line) + 1
+    lines.insert(at, f'Get: <N who="1" m="{ID}"/> <DORA hai="{ID}"/>')
+    path = tmp_path / "garbled.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    shown = mjbot_here(capsys, "replay", str(path))
+    as_json = mjbot_here(capsys, "replay", str(path), "--json")
+    assert shown.returncode == 0 and as_json.returncode == 0, shown.stderr
+    assert "2 message(s) could not be read" in shown.stdout
+    assert "malformed <N>" in as_json.stdout and "malformed <DORA>" in as_json.stdout
+    for out in (shown.stdout, shown.stderr, as_json.stdout, as_json.stderr):
+        assert "1A2B3C4D" not in out and "5E6F7A8B" not in out
+
+
+def test_a_refusal_cut_inside_the_login_id_shows_none_of_it(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A client's log with a time before each line is no transcript: every format's reason
+    is said, and the NTPU reader's quotes its first line cut at 60 characters, here inside
+    the ID. Masked after the cut, the ID's first half ("ID1A2B3C4D-...") was shown whole,
+    since neither the ID nor its shape matched what was left of it."""
+    lines = FIRST.read_text(encoding="utf-8").replace("IDDEADBEAF-xxxxxxxx", ID).splitlines()
+    stamped = tmp_path / "client.log"
+    stamped.write_text("".join(f"2018-01-20 12:00:00.000 [debug] {line}\n" for line in lines),
+                       encoding="utf-8")
+    tried = mjbot_here(capsys, "replay", str(stamped))
+    assert tried.returncode == 2 and "NTPU command log: " in tried.stderr
+    assert '[debug] Send: <HELO name="***...' in tried.stderr
+    assert ID[:4] not in tried.stderr and ID[:4] not in tried.stdout

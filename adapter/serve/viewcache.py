@@ -56,6 +56,18 @@ class _Failed:
         self.error = error
 
 
+def _no_stop_iteration(call: Callable[[], Any]) -> Any:
+    """``call()``, a StopIteration it lets out raised as a RuntimeError that says so: asyncio
+    cannot set a StopIteration on the future a route awaits ("StopIteration interacts badly
+    with generators"), so that future was never done and the request hung (its build slot
+    held, and every later request for the same key waiting on it) until the client gave up.
+    As a RuntimeError it fails the request (a 500, logged) as any other fault of a build."""
+    try:
+        return call()
+    except StopIteration as exc:
+        raise RuntimeError(f"a viewer build raised StopIteration ({exc!r})") from exc
+
+
 def _size(value: Any) -> int:
     if isinstance(value, bytes | bytearray):
         return len(value)
@@ -106,7 +118,8 @@ class BuildCache:
             self.waiting -= 1
             self.building += 1
             try:
-                return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+                return await asyncio.get_running_loop().run_in_executor(
+                    self._executor, lambda: _no_stop_iteration(call))
             finally:
                 self.building -= 1
 

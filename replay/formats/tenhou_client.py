@@ -78,7 +78,13 @@ def mask_ids(text: str, message: str) -> str:
     """``message`` (which may quote ``text``) with the login ID of a transcript in ``text``,
     and anything shaped like a Tenhou ID, masked."""
     secret = login_id(text) if "HELO" in text else ""
-    return _ID_SHAPE.sub(SCRUBBED, Scrubber([secret] if secret else [])(message))
+    masked = _ID_SHAPE.sub(SCRUBBED, Scrubber([secret] if secret else [])(message))
+    if len(secret) > 2:
+        # a reader's reason quotes a line cut short (60, 200 characters): a cut inside the
+        # ID left its first part, which neither the whole ID nor its shape matched
+        starts = (re.escape(secret[:n]) for n in range(len(secret), 2, -1))
+        masked = re.sub(f"(?:{'|'.join(starts)})(?![0-9A-Za-z])", SCRUBBED, masked)
+    return masked
 
 
 class _Reader:
@@ -89,9 +95,13 @@ class _Reader:
         self.errors = 0
         self.left = 0  # games the client left (BYE) before their end
 
+    def mask(self, text: str) -> str:
+        """``text`` with the login ID, and anything shaped like a Tenhou ID, masked."""
+        return _ID_SHAPE.sub(SCRUBBED, self.scrub(text))
+
     def quote(self, text: str) -> str:
         """Text of the transcript as a message may show it: the ID masked, cut short."""
-        return _ID_SHAPE.sub(SCRUBBED, self.scrub(text))[:RAW_SHOWN]
+        return self.mask(text)[:RAW_SHOWN]
 
     def get(self, raw: str, where: str) -> None:
         """One message the client read, as our client reads it."""
@@ -101,7 +111,8 @@ class _Reader:
         except ProtocolError as exc:
             self.errors += 1
             self.events.append(ev.PlatformNotice(
-                f"error: {where}: {exc.message}: {self.quote(exc.raw)!r}"))
+                # the codec's message may quote an attribute's value: masked as the raw is
+                f"error: {where}: {self.mask(exc.message)}: {self.quote(exc.raw)!r}"))
             self.events += [e for e in self.codec.unreadable(raw)[0]
                             if type(e) in ev.EVENT_TYPES]
             return
@@ -155,6 +166,9 @@ def _messages(body: str) -> tuple[list[str], str]:
 def loads(text: str) -> GameRecord:
     """One client's games from its transcript."""
     lines = text.splitlines()
+    # the number of the last line that holds anything (found once: asked at every Get: line,
+    # a look at the lines after it made a long transcript's read quadratic)
+    final = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
     reader = _Reader(login_id(text))
     received = sent = 0
     skipped: list[int] = []
@@ -173,7 +187,7 @@ def loads(text: str) -> GameRecord:
                 reader.bye()
             continue
         tags, rest = _messages(body)
-        last = n == len(lines) or not any(x.strip() for x in lines[n:])
+        last = n == final
         if rest and last and rest.startswith(("<", "{")):
             cut = f"line {n} ends inside a message"  # the transcript's own cut
         elif rest:
