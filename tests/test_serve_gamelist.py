@@ -9,7 +9,9 @@ import asyncio
 import dataclasses
 import os
 import shutil
+import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +159,43 @@ def test_a_set_cancel_stops_a_listing_before_its_next_file(root: Path) -> None:
     with pytest.raises(Cancelled):
         index.page("nobody", 0, 50, cancel)
     assert index.logs.counts.headers_read == 0 and index.logs.counts.cancelled == 1
+
+
+def test_a_cancel_set_mid_scan_stops_it_at_the_next_file(tmp_path: Path) -> None:
+    """The scan asks its Cancel before each file, not only at its start: here it is held at
+    its first log (the index's lock, as a second scan updating the index would hold it), the
+    Cancel set meanwhile, and the scan ends after that one file's header."""
+    root = tmp_path / "logs"
+    sample = own_log(tmp_path / "sample.mjlog.msgpack").read_bytes()
+    root.mkdir()
+    for n in range(30):
+        (root / f"g{n:02}.mjlog.msgpack").write_bytes(sample)
+    index, cancel = GameIndex([str(root)]), Cancel()
+    ended: list[BaseException] = []
+
+    def scan() -> None:
+        try:
+            index.listing("nobody", cancel)  # the filter's walk
+        except Cancelled as exc:
+            ended.append(exc)
+
+    def held() -> bool:  # the scan's thread is in LogIndex.summary, waiting for the lock
+        frame = sys._current_frames().get(thread.ident or 0)
+        while frame is not None and frame.f_code is not LogIndex.summary.__code__:
+            frame = frame.f_back
+        return frame is not None
+
+    with index.logs._lock:
+        thread = threading.Thread(target=scan)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not held():
+            assert time.monotonic() < deadline and thread.is_alive(), "the scan was not held"
+            time.sleep(0.005)
+        cancel.set()
+    thread.join()
+    assert len(ended) == 1
+    assert index.logs.counts.headers_read == 1  # the one it was on; without the ask: all 30
 
 
 async def test_a_listing_whose_client_went_away_reads_no_header(root: Path) -> None:
