@@ -4,14 +4,18 @@ the same run.
 
 A folder of ``--logs`` real logs is made in a temporary folder: ``--sources`` one-hand games
 of the local table (MCR), copied under new names into day folders of 300 as serve's sessions
-write them (named and dated by their start, the header's start and game id made each
-copy's own). Then one page of ``/api/games?q=WORDS`` as the
-viewer's handler computes it (GameIndex.page, in this process), with a word no log holds, so
-that every log's header is searched: the first filter (an empty index), the second (a warm
-index), and one after ``--new`` more logs are written. The reference is the same page read
-by a GameIndex with an empty index each time. The ratio is the warm filter's time over the
-reference's. Last, the index's memory per log: the traced allocations of a fresh index
-filled with the folder's logs, divided by their number.
+write them (named and dated by their start, the header's start and game id made each copy's
+own). Then one page of ``/api/games?q=WORDS`` as the viewer's handler computes it
+(GameIndex.page, in this process), with a word no log holds, so that every log's header is
+searched: the first filter (an empty index), the second (a warm index), and one after
+``--new`` more logs are written. The reference is the same page read by a GameIndex with an
+empty index each time. The warm filter, the one after new logs and their references are the
+best of ROUNDS (new logs written before each of those rounds); the ratio is the warm filter's
+time over the reference's. ``--cold``: before each timed page the logs' pages are dropped
+from the page cache (posix_fadvise DONTNEED on these files only), as for logs not read
+lately: each header the reference reads comes from the disk. Last, the index's memory per
+log: the traced allocations of a fresh index filled with the folder's logs, divided by their
+number.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import Any
 import msgpack
 
 from adapter.bench.common import add_bench, report
-from adapter.commands import at_least
+from adapter.commands import UserInputError, at_least
 
 PER_DAY = 300
 ROUNDS = 3
@@ -45,6 +49,8 @@ def register(benches: Any) -> None:
                    help="logs written before the last filter")
     p.add_argument("--sources", type=at_least(1), default=32,
                    help="local-table games the logs are copies of")
+    p.add_argument("--cold", action="store_true",
+                   help="drop the logs from the page cache before each timed page (Linux)")
 
 
 def _sources(folder: Path, games: int) -> list[tuple[dict[str, Any], bytes]]:
@@ -88,28 +94,44 @@ def _write(root: Path, sources: list[tuple[dict[str, Any], bytes]], first: int,
         os.utime(day, (newest, newest))
 
 
-def _timed(call: Any) -> tuple[float, Any]:
+def _evict(root: Path) -> None:
+    """Drop the logs under ``root`` from the page cache (these files only; written first, as
+    the kernel keeps a page not yet written)."""
+    for path in root.rglob("*.mjlog.msgpack"):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fdatasync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def _timed(call: Any, cold: Path | None = None) -> tuple[float, Any]:
+    if cold is not None:
+        _evict(cold)
     start = time.perf_counter()
     value = call()
     return time.perf_counter() - start, value
 
 
-def bench_games(logs: int, new: int, sources: int, rounds: int = ROUNDS) -> dict[str, Any]:
+def bench_games(logs: int, new: int, sources: int, rounds: int = ROUNDS,
+                cold: bool = False) -> dict[str, Any]:
     from adapter.serve.games import GameIndex
 
     with tempfile.TemporaryDirectory(prefix="mjbot-bench-games-") as tmp:
         made = _sources(Path(tmp) / "sources", sources)
         root = Path(tmp) / "logs"
+        evict = root if cold else None
         _write(root, made, 0, logs)
         shutil.rmtree(Path(tmp) / "sources")
         index = GameIndex([str(root)])
-        first, page = _timed(lambda: index.page(QUERY))
+        first, page = _timed(lambda: index.page(QUERY), evict)
         read_first = index.logs.counts.headers_read
         warm, reference = [], []
         for _ in range(rounds):  # the two alternated, the best of each: a busy machine
-            seconds, again = _timed(lambda: index.page(QUERY))
+            seconds, again = _timed(lambda: index.page(QUERY), evict)
             warm.append(seconds)
-            seconds, anew = _timed(lambda: GameIndex([str(root)]).page(QUERY))
+            seconds, anew = _timed(lambda: GameIndex([str(root)]).page(QUERY), evict)
             reference.append(seconds)
             if not page == again == anew:
                 raise RuntimeError("the indexed list differs from the one read anew")
@@ -120,11 +142,11 @@ def bench_games(logs: int, new: int, sources: int, rounds: int = ROUNDS) -> dict
             _write(root, made, written, new)
             written += new
             before = index.logs.counts.headers_read
-            after.append(_timed(lambda: index.page(QUERY))[0])
+            after.append(_timed(lambda: index.page(QUERY), evict)[0])
             read_after.append(index.logs.counts.headers_read - before)
-            reference_after.append(_timed(lambda: GameIndex([str(root)]).page(QUERY))[0])
+            reference_after.append(_timed(lambda: GameIndex([str(root)]).page(QUERY), evict)[0])
         per_log = _bytes_per_log(root)
-    return {"logs": logs, "new": new, "sources": sources, "rounds": rounds,
+    return {"logs": logs, "new": new, "sources": sources, "rounds": rounds, "cold": cold,
             "first_filter_s": round(first, 3), "headers_read_first": read_first,
             "second_filter_s": round(min(warm), 3), "headers_read_second": read_warm,
             "after_new_s": round(min(after), 3), "headers_read_after_new": max(read_after),
@@ -152,14 +174,16 @@ def _bytes_per_log(root: Path) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    report(args, bench_games(args.logs, args.new, args.sources), text)
+    if args.cold and not hasattr(os, "posix_fadvise"):
+        raise UserInputError("--cold needs posix_fadvise (Linux), which this system lacks")
+    report(args, bench_games(args.logs, args.new, args.sources, cold=args.cold), text)
     return 0
 
 
 def text(r: dict[str, Any]) -> str:
     return "\n".join([
         f"game list filter, {r['logs']:,} logs (copies of {r['sources']} local-table games), "
-        "a word no log holds",
+        "a word no log holds" + (", page cache dropped before each" if r["cold"] else ""),
         f"  first filter     {r['first_filter_s']:>8} s   "
         f"{r['headers_read_first']:>7,} headers read",
         f"  second filter    {r['second_filter_s']:>8} s   "

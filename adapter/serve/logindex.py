@@ -1,8 +1,8 @@
 """What the game list and its filter need of each of our logs, read once per file version.
 
 A filter read every log's header again on every request, every time a letter was typed (on
-12,000 logs, page cache warm, 1.6 s a filter on a loaded 2-core machine; a cold disk pays a
-seek a log). The index keeps each log's header
+12,000 logs, `mjbot bench games`: 0.36 s a filter with the logs in the page cache, 1.1 s with
+them out of it, where the index makes it 0.16 s and 0.14 s). The index keeps each log's header
 fields (and, once the log was shown, its footer's result) under its path with the version
 read, (mtime_ns, size): a changed file (a game still being written that gains hands and
 then its footer, a file put in another's place) is read again, a removed or renamed one is
