@@ -396,3 +396,22 @@ def test_bench_serve_counts_fallbacks_and_fails_a_policy_that_never_played(
                    "--rate", "10", "--probe-rate", "0", "--policy", "mc",
                    "--max-fallback-share", "1")
     assert r.returncode == 0, r.stderr[-500:]
+
+
+@pytest.mark.parametrize("cold", [[], ["--cold"]])
+def test_bench_games_reads_each_header_once(tmp_path: Path, bench_here: Run,
+                                            cold: list[str]) -> None:
+    """The game-list bench: the first filter reads every log's header, the second none, the
+    one after new logs only theirs, and the ratio is the warm filter's over the reference's;
+    ``--cold`` drops the logs from the page cache before each."""
+    out = tmp_path / "games.json"
+    r = bench_here("bench", "games", "--logs", "40", "--new", "5", "--sources", "2",
+                   "--json", str(out), *cold)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(out.read_text())
+    assert result["cold"] is bool(cold)
+    assert (result["headers_read_first"], result["headers_read_second"],
+            result["headers_read_after_new"]) == (40, 0, 5)
+    assert result["memory_entries"] == 40 + 3 * 5  # three rounds of new logs
+    assert result["ratio_warm_vs_reference"] > 0
+    assert f"ratio warm / ref {result['ratio_warm_vs_reference']:>8} x" in r.stdout

@@ -331,6 +331,16 @@ def test_the_game_list_pages_and_shows_our_seat_and_result(
                             text(browser, "#games tbody .result-cell"))
         headers = text(browser, "#games thead")
         assert "our seat" in headers and "result" in headers
+        # a newer request aborts the one still in flight (the server gives its scan up, and
+        # a late answer to the older filter cannot replace the newer one's)
+        browser.evaluate("{ window.asked = []; const f = window.fetch; window.fetch = (u, o) =>"
+                         " { window.asked.push(o.signal); return f(u, o); };"
+                         " list.query = 'riichi'; load(); list.query = 'mcr'; load(); }")
+        browser.wait_for("document.getElementById('count').textContent === "
+                         "'1 of 55 games match'")
+        assert browser.evaluate("window.asked.length === 2 && window.asked[0].aborted"
+                                " && !window.asked[1].aborted") is True
+        assert "mcr" in text(browser, "#games tbody")
         type_filter(browser, "")
         browser.wait_for("document.querySelectorAll('#games tbody tr').length === 50")
         browser.screenshot(tmp_path / "games.png")

@@ -19,8 +19,9 @@ the matching games. What it costs on a folder of many logs: every folder's names
 every game file stat'ed (as an unfiltered listing of them all would); a log whose path (session,
 platform folder, day, name) holds every word is taken without being opened, an import whose
 path does not is passed over without being opened, and only our logs whose path lacks a word
-have their header frame read (their first bytes, one open each: on a day of 400,000 practice
-games filtered by a player's name, 400,000 small reads).
+have their header searched: read once per version of the file and kept in the index
+(logindex.py), so that a second filter opens only the logs new or changed since. A listing is
+given a Cancel, asked before each file: the viewer gives up a scan whose client went away.
 """
 
 from __future__ import annotations
@@ -31,13 +32,13 @@ import os
 import re
 import stat
 import threading
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
 import msgpack
 
+from adapter.serve.logindex import NEVER, Cancel, Cancelled, LogIndex, Summary
 from replay import formats, logzip
 from replay.log import GZ_SUFFIX, SUFFIX, is_log_name
 from replay.replayer import footer_unfinished
@@ -104,6 +105,8 @@ def looks_like_a_game(head: bytes) -> bool:
 class Listing:
     games: list[dict[str, Any]]  # newest first
     cut: bool  # older game files exist that the cap (max_files) left out
+    # our logs' paths as walked, versions and summaries, by game id: where results are read
+    logs: dict[str, tuple[str, os.stat_result, Summary]]
 
 
 @dataclass
@@ -250,18 +253,18 @@ class _Walk:
 
 class GameIndex:
     def __init__(self, roots: list[str], files: list[str] | None = None,
-                 max_files: int = MAX_FILES) -> None:
+                 max_files: int = MAX_FILES, logs: LogIndex | None = None) -> None:
         if max_files < 1:
             raise ValueError(f"max_files must be at least 1, not {max_files}")
         self.roots = [Root(Path(r), False) for r in roots] + \
             [Root(Path(f), True) for f in files or []]
         self.max_files = max_files
-        self._headers: dict[tuple[Any, ...], dict[str, Any]] = {}
+        # our logs' headers and results, per file version
+        self.logs = LogIndex() if logs is None else logs
         self._sniffed: dict[tuple[str, float, int], bool] = {}
-        # the files the previous listing listed and sniffed: their headers are kept too, so
-        # that a filtered listing and the unfiltered one of the same page do not forget each
-        # other's headers
-        self._kept: tuple[set[str], set[str]] = (set(), set())
+        # the imports the previous listing sniffed: kept too, so that a filtered listing and
+        # the unfiltered one of the same page do not forget each other's
+        self._kept: set[str] = set()
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ ids
@@ -302,7 +305,7 @@ class GameIndex:
 
     # ------------------------------------------------------------------ listing
 
-    def listing(self, query: str = "") -> Listing:
+    def listing(self, query: str = "", cancel: Cancel = NEVER) -> Listing:
         """The game files under the roots, newest first: the ``max_files`` last modified across
         every root, session and day, and every file given on its own; with a ``query``, the
         ``max_files`` newest of those that hold all its words (``matches``), searched among
@@ -310,90 +313,122 @@ class GameIndex:
         (_Walk) and the walk stops once the cap is full and nothing left can be newer. Walking
         sessions in name order cut whole sessions: one fast session filled the cap and every
         session named before it was not listed. A filter searched only the unfiltered list, so
-        a matching game older than its newest ``max_files`` was never found."""
+        a matching game older than its newest ``max_files`` was never found. Our logs' headers
+        come from :attr:`logs` (read once per file version); ``cancel`` is asked before each
+        file (:class:`~adapter.serve.logindex.Cancelled` once set)."""
         words = query.lower().split()
-        found: list[tuple[float, str, int, Path, str, os.stat_result]] = []
+        found: list[tuple[float, str, int, Path, str, os.stat_result, Summary | None]] = []
         games: list[dict[str, Any]] = []
-        listed: set[str] = set()
+        logs: dict[str, tuple[str, os.stat_result, Summary]] = {}
         walk = _Walk()
         for i, root in enumerate(self.roots):
+            cancel.check()
             if not root.single:
                 walk.add_root(i, root.path)
-            elif root.path.is_file():
-                given = self._entry(i, root.path, Path(root.path.name), _stat(root.path))
+            elif (st := _stat(root.path)) is not None and stat.S_ISREG(st.st_mode):
+                given, summary = self._entry(i, str(root.path), Path(root.path.name), st)
                 if matches(given, words):
                     games.append(given)
-                    listed.add(str(root.path))
+                    if summary is not None:
+                        logs[given["id"]] = (str(root.path), st, summary)
         # a min-heap: the mtimes of the newest games taken, one past the cap, so that ``cut``
         # is only said where an older game (matching one) was found, not wherever an older file
         # was left unread
         newest: list[float] = []
         keep = self.max_files + 1
         sniffed: set[str] = set()
+        seen: set[str] = set()  # our logs walked: on a whole walk, the index forgets others
+        # each folder's path as text, by its Path's id (the Path held, so that its id is not
+        # another's)
+        prefixes: dict[int, tuple[Path, str]] = {}
         cut = False
         while (bound := walk.next_bound()) is not None:
             if len(newest) >= keep and bound < newest[0]:
                 cut = True  # what is left is older than a game taken past the cap
                 break
             for root_index, relative, entry in walk.pop():
+                cancel.check()
                 try:
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue  # removed since its folder was read
-                path_text = (relative / entry.name).as_posix().lower()
+                prefix = prefixes.get(id(relative))
+                if prefix is None:  # the folder's path as text, once per folder
+                    text = relative.as_posix().lower()
+                    prefix = prefixes[id(relative)] = (relative,
+                                                       "" if text == "." else text + "/")
+                path_text = prefix[1] + entry.name.lower()
+                missing = [w for w in words if w not in path_text]
+                summary = None
                 if not is_log_name(entry.name):
-                    if not all(w in path_text for w in words):
+                    if missing:
                         continue  # an import's path is all a filter searches: not opened
                     sniffed.add(entry.path)
                     if not self._game_like(entry.path, st):
                         continue
-                elif not all(w in path_text for w in words):
-                    header = self._header(Path(entry.path), st.st_mtime, st.st_size, keep=False)
-                    if not all(w in path_text + " " + _header_text(header) for w in words):
-                        continue
-                found.append((st.st_mtime, entry.path, root_index, relative, entry.name, st))
+                else:
+                    seen.add(entry.path)
+                    if missing:
+                        summary = self.logs.summary(entry.path, st)
+                        if summary is None or not summary.matches(missing):
+                            continue
+                found.append((st.st_mtime, entry.path, root_index, relative, entry.name, st,
+                              summary))
                 if len(newest) < keep:
                     heapq.heappush(newest, st.st_mtime)
                 elif st.st_mtime > newest[0]:
                     heapq.heapreplace(newest, st.st_mtime)
+        if not cut and walk.next_bound() is None:  # every folder walked: the rest are gone
+            self.logs.forget_others(seen, tuple(
+                os.path.join(str(r.path), "") for r in self.roots if not r.single))
         found.sort(key=lambda f: (f[0], f[1]), reverse=True)
         cut = cut or len(found) > self.max_files
-        for _, path, i, relative, name, st in found[:self.max_files]:  # Paths for these only
-            games.append(self._entry(i, Path(path), relative / name, st))
-            listed.add(path)
+        for _, path, i, relative, name, st, read in found[:self.max_files]:  # Paths for these
+            cancel.check()
+            listed, summary = self._entry(i, path, relative / name, st, read)
+            games.append(listed)
+            if summary is not None:
+                logs[listed["id"]] = (path, st, summary)
         games.sort(key=lambda g: g["mtime"], reverse=True)
-        with self._lock:  # forget the headers of files no longer listed
-            kept_listed, kept_sniffed = listed | self._kept[0], sniffed | self._kept[1]
-            self._headers = {k: v for k, v in self._headers.items() if k[0] in kept_listed}
+        with self._lock:  # forget the sniffs of files no longer listed
+            kept_sniffed = sniffed | self._kept
             self._sniffed = {k: v for k, v in self._sniffed.items() if k[0] in kept_sniffed}
-            self._kept = (listed, sniffed)
-        return Listing(games, cut)
+            self._kept = sniffed
+        return Listing(games, cut, logs)
 
-    def page(self, query: str = "", offset: int = 0, limit: int = PAGE_SIZE) -> dict[str, Any]:
+    def page(self, query: str = "", offset: int = 0, limit: int = PAGE_SIZE,
+             cancel: Cancel = NEVER) -> dict[str, Any]:
         """One page of the listing, filtered by ``query`` (words that must all appear in a
         game's path or its header's SEARCHED fields, among every game below the roots); only
         the page's own logs have their footer read (the result: final scores, our rank and
         score). ``total`` is the unfiltered list's; ``cut`` says older games (older matching
-        ones, with a query) exist than the ``max_files`` listed."""
-        listing = self.listing()
-        matched = self.listing(query) if query.split() else listing
-        shown = matched.games[offset:offset + limit]
-        for entry in shown:
-            if entry.get("own"):
-                entry.update(self._result(entry))
+        ones, with a query) exist than the ``max_files`` listed. ``cancel``: as listing's."""
+        try:
+            listing = self.listing(cancel=cancel)
+            matched = self.listing(query, cancel) if query.split() else listing
+            shown = matched.games[offset:offset + limit]
+            for entry in shown:
+                where = matched.logs.get(entry["id"])
+                if where is not None:
+                    cancel.check()
+                    entry.update(self._result(entry, *where))
+        except Cancelled:
+            self.logs.counts.cancelled += 1
+            raise
         return {"games": shown, "total": len(listing.games), "matched": len(matched.games),
                 "offset": offset, "limit": limit, "cut": matched.cut,
                 "max_files": self.max_files}
 
-    def _result(self, entry: dict[str, Any]) -> dict[str, Any]:
+    def _result(self, entry: dict[str, Any], path: str, st: os.stat_result,
+                summary: Summary) -> dict[str, Any]:
+        """The log's result as the list shows it, read from its footer once per version."""
+        return self.logs.result(summary, lambda: self._read_result(entry, path, st))
+
+    @staticmethod
+    def _read_result(entry: dict[str, Any], path: str, st: os.stat_result) -> dict[str, Any]:
         from adapter.local.game import placement  # the table's rule; loaded only for a page
 
-        path = self.resolve(entry["id"])
-        key = (str(path), entry["mtime"], entry["size"], "footer")
-        with self._lock:
-            if key in self._headers:
-                return self._headers[key]
-        footer = read_footer(path, entry["size"])
+        footer = read_footer(Path(path), st.st_size)
         info: dict[str, Any] = {"finished": footer is not None}
         result = (footer or {}).get("result")
         scores = _four_numbers((footer or {}).get("scores"))
@@ -411,8 +446,6 @@ class GameIndex:
                 ranks = result.get("ranks") if isinstance(result, dict) else None
                 info["our_score"] = scores[seat]
                 info["our_rank"] = ranks[seat] if _ranks(ranks) else placement(scores)[seat]
-        with self._lock:
-            self._headers[key] = info
         return info
 
     def _game_like(self, path: str, st: os.stat_result) -> bool:
@@ -430,45 +463,20 @@ class GameIndex:
             self._sniffed[key] = verdict
         return verdict
 
-    def _entry(self, index: int, path: Path, relative: Path,
-               st: os.stat_result | None) -> dict[str, Any]:
+    def _entry(self, index: int, path: str, relative: Path, st: os.stat_result,
+               summary: Summary | None = None) -> tuple[dict[str, Any], Summary | None]:
+        """The list's entry of a file and, for our logs, its summary (``summary``: the one a
+        filter read already)."""
+        name = relative.name
         entry: dict[str, Any] = {
-            "id": self.game_id(index, relative), "name": path.name,
+            "id": self.game_id(index, relative), "name": name,
             "folder": str(relative.parent) if str(relative.parent) != "." else "",
             "session": relative.parts[0] if len(relative.parts) > 1 else "",
-            "size": st.st_size if st else 0, "mtime": st.st_mtime if st else 0.0,
-            "own": is_log_name(path.name)}
-        if entry["own"] and st is not None:
-            entry.update(self._header(path, st.st_mtime, st.st_size))
-        return entry
-
-    def _header(self, path: Path, mtime: float, size: int, keep: bool = True) -> dict[str, Any]:
-        """A log's header fields, remembered per file version where ``keep`` (a listed log; a
-        filter reads the headers of logs it does not list and forgets them)."""
-        key = (str(path), mtime, size)
-        with self._lock:
-            if key in self._headers:
-                return self._headers[key]
-        info: dict[str, Any] = {}
-        try:
-            with logzip.open_stream(path) as f:
-                unpacker = msgpack.Unpacker(f, raw=False, strict_map_key=False,
-                                            max_buffer_size=1 << 20)
-                head = next(unpacker, None)
-            if isinstance(head, dict) and head.get("k") == "header":
-                extra = head.get("extra")
-                extra = extra if isinstance(extra, dict) else {}
-                seat = extra.get("our_seat", head.get("seat"))
-                info = {"platform": head.get("platform"), "variant": head.get("variant"),
-                        "started": head.get("started"), "policy": head.get("policy"),
-                        "players": extra.get("players"),
-                        "our_seat": seat if isinstance(seat, int) and 0 <= seat < 4 else None}
-        except (OSError, EOFError, ValueError, zlib.error, msgpack.UnpackException):
-            info = {"unreadable": True}  # a damaged compressed log too (gzip's errors)
-        if keep:
-            with self._lock:
-                self._headers[key] = info
-        return info
+            "size": st.st_size, "mtime": st.st_mtime, "own": is_log_name(name)}
+        if entry["own"]:
+            summary = summary or self.logs.summary(path, st)
+            entry.update(summary.fields() if summary else {"unreadable": True})
+        return entry, summary
 
     # ------------------------------------------------------------------ games
 
@@ -484,22 +492,17 @@ class GameIndex:
         return formats.read(path.read_bytes(), path)
 
 
-def _header_text(entry: dict[str, Any]) -> str:
-    """The SEARCHED fields of a log's header (or its listing entry), lower case."""
-    parts: list[str] = []
+def matches(entry: dict[str, Any], words: list[str]) -> bool:
+    """Whether a listing entry holds every (lower-case) word in its path or header fields."""
+    path = f"{entry['folder']}/{entry['name']}" if entry["folder"] else entry["name"]
+    parts: list[str] = [path]
     for name in SEARCHED:
         value = entry.get(name)
         if isinstance(value, list):
             parts.extend(str(v) for v in value)
         elif value is not None:
             parts.append(str(value))
-    return " ".join(parts).lower()
-
-
-def matches(entry: dict[str, Any], words: list[str]) -> bool:
-    """Whether a listing entry holds every (lower-case) word in its path or header fields."""
-    path = f"{entry['folder']}/{entry['name']}" if entry["folder"] else entry["name"]
-    text = path.lower() + " " + _header_text(entry)
+    text = " ".join(parts).lower()
     return all(w in text for w in words)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from adapter.serve.games import (
     GameNotFound,
     whole_number,
 )
+from adapter.serve.logindex import Cancel, Cancelled
 from adapter.serve.viewcache import BuildCache, Stopping, file_key, gzipped_json
 
 log = structlog.get_logger("mjbot.serve")
@@ -48,17 +49,24 @@ STATIC = Path(__file__).with_name("static")  # the pages, scripts and style of b
 STATIC_PAGES = {"list": "games.html", "game": "viewer.html"}
 EXPORTS = {"tenhou6": ("application/json", ".json"), "mjai": ("application/x-ndjson",
                                                               ".jsonl")}
+GONE_POLL = 0.05  # seconds between two looks at a listing request's connection
 
 
 VIEW_CACHE: web.AppKey[BuildCache] = web.AppKey("view_cache", BuildCache)
+# the game-list requests in hand, by their scans' cancel flags
+LIST_SCANS: web.AppKey[set[Cancel]] = web.AppKey("list_scans", set)
 
 
 def add_routes(app: web.Application, index: GameIndex) -> None:
     cache = BuildCache()
     app[VIEW_CACHE] = cache
+    scans: set[Cancel] = set()  # the listings in hand, given up when the server stops
+    app[LIST_SCANS] = scans
 
     async def stop_builds(_app: web.Application) -> None:
         cache.stop_builds()  # before the server waits for the requests in hand
+        for cancel in scans:
+            cancel.set()
 
     async def close_cache(_app: web.Application) -> None:
         cache.close()
@@ -74,7 +82,17 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
 
     async def api_list(request: web.Request) -> web.StreamResponse:
         query, offset, limit = _page_query(request)
-        page = await cache.run(lambda: index.page(query, offset, limit))
+        cancel = Cancel()
+        scans.add(cancel)
+        try:
+            page = await _unless_gone(request, cancel, cache.run(
+                lambda: index.page(query, offset, limit, cancel)))
+        except Cancelled:
+            log.info("viewer: a game list request was given up (its client went away, or "
+                     "the server stops)", query_words=len(query.split()))
+            raise web.HTTPServiceUnavailable(text="given up") from None
+        finally:
+            scans.discard(cancel)
         return web.json_response({**page, "roots": len(index.roots)})
 
     async def game_page(request: web.Request) -> web.StreamResponse:
@@ -151,6 +169,30 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
     app.router.add_get("/api/games/{id}", api_game)
     app.router.add_get("/api/games/{id}/hands/{n}", api_hand)
     app.router.add_get("/api/games/{id}/commentary", api_commentary)
+
+
+async def _unless_gone(request: web.Request, cancel: Cancel,
+                       work: Coroutine[Any, Any, Any]) -> Any:
+    """``work``'s result, ``cancel`` set once the request's connection is gone (the tab
+    closed, the page's next filter aborted this one) or this handler is cancelled: the scan
+    in the pool asks it before each file and ends with Cancelled, where it went on reading
+    every header for nobody and held a pool slot from the next request. aiohttp (without
+    handler_cancellation, its default) says nothing of a client gone: the transport is
+    looked at every GONE_POLL seconds."""
+    task = asyncio.ensure_future(work)
+    # where this handler is cancelled, the scan's end (Cancelled) is nobody's to read
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=GONE_POLL)
+            if done:
+                return task.result()
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                cancel.set()  # the scan ends at its next file; its Cancelled is awaited
+    except asyncio.CancelledError:
+        cancel.set()
+        raise
 
 
 def attachment(name: str) -> str:

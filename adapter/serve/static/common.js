@@ -9,9 +9,9 @@ function withToken(path) {
   return path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(TOKEN);
 }
 
-async function getJSON(path) {
+async function getJSON(path, signal) {
   const headers = TOKEN ? { Authorization: "Bearer " + TOKEN } : {};
-  const response = await fetch(path, { headers, cache: "no-store" });
+  const response = await fetch(path, { headers, cache: "no-store", signal });
   if (!response.ok) {
     throw new Error(response.status + " " + (await response.text()));
   }

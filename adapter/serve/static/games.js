@@ -3,7 +3,9 @@
 "use strict";
 
 const PAGE = 50;
-const list = { offset: 0, query: "", matched: 0, timer: null };
+// asking: the request in flight, aborted by the next one (a filter typed on, a page turned):
+// the server gives up its scan, and an older answer arriving late cannot replace a newer one
+const list = { offset: 0, query: "", matched: 0, timer: null, asking: null };
 const ORDINAL = ["", "1st", "2nd", "3rd", "4th"];
 
 function result(g) {
@@ -37,8 +39,10 @@ function row(g) {
 async function load() {
   const params = new URLSearchParams({ offset: list.offset, limit: PAGE });
   if (list.query) params.set("q", list.query);
+  if (list.asking) list.asking.abort();
+  const asking = list.asking = new AbortController();
   try {
-    const page = await getJSON("/api/games?" + params);
+    const page = await getJSON("/api/games?" + params, asking.signal);
     list.matched = page.matched;
     document.querySelector("#games tbody").replaceChildren(...page.games.map(row));
     const last = page.offset + page.games.length;
@@ -54,7 +58,10 @@ async function load() {
     document.getElementById("prev-page").disabled = page.offset === 0;
     document.getElementById("next-page").disabled = last >= page.matched;
   } catch (error) {
+    if (asking.signal.aborted) return;  // a newer request took its place
     document.getElementById("count").textContent = "cannot list the games: " + error.message;
+  } finally {
+    if (list.asking === asking) list.asking = null;
   }
 }
 
