@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -107,16 +108,20 @@ def _one_shot_seconds(requests: list[str], responses: list[str], n: int, repeats
     return statistics.median(times)
 
 
-def _median_run(command: tuple[str, ...], repeats: int) -> float:
-    """Median wall seconds of ``command`` run to its end (numpy on one BLAS thread, as the
-    bot loads it, unless the environment says otherwise)."""
+def _median_run(command: tuple[str, ...], repeats: int) -> tuple[float, float]:
+    """Median wall and CPU (user + system) seconds of ``command`` run to its end (numpy on one
+    BLAS thread, as the bot loads it, unless the environment says otherwise). The CPU moves
+    less with what else the machine runs than the wall time does."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
-    times = []
+    walls, cpus = [], []
     for _ in range(repeats):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def start_command(policy: str, bundle: Path | None = None) -> tuple[str, ...]:
@@ -133,7 +138,7 @@ def bench_botzone(seed: int = 4, repeats: int = 3, policy: str = "rulebased",
     match = keep_running_match(seed, matches=matches)
     log, seconds = match["log"], match["seconds"]
     requests, responses = _history(log, "0")
-    ref = _median_run((sys.executable, "-c", "import numpy"), repeats)
+    ref, ref_cpu = _median_run((sys.executable, "-c", "import numpy"), repeats)
     start = {"installed": _median_run(start_command(policy), repeats)}
     one_shot = {str(n): round(_one_shot_seconds(requests, responses, n, repeats,
                                                 policy=policy), 4)
@@ -161,9 +166,13 @@ def bench_botzone(seed: int = 4, repeats: int = 3, policy: str = "rulebased",
         "match_turns": len(requests),
         "one_shot_seconds": one_shot,
         "python_numpy_start_seconds": round(ref, 4),
-        # the bot made, no turn read: installed command and compiled zip
-        "start_seconds": {k: round(v, 4) for k, v in start.items()},
-        "start_ratio_vs_python_start": {k: round(v / ref, 2) for k, v in start.items()},
+        "python_numpy_start_cpu_seconds": round(ref_cpu, 4),
+        # the bot made, no turn read: installed command and compiled zip, wall and CPU
+        "start_seconds": {k: round(v[0], 4) for k, v in start.items()},
+        "start_ratio_vs_python_start": {k: round(v[0] / ref, 2) for k, v in start.items()},
+        "start_cpu_seconds": {k: round(v[1], 4) for k, v in start.items()},
+        "start_cpu_ratio_vs_python_start": {k: round(v[1] / ref_cpu, 2)
+                                            for k, v in start.items()},
         "one_shot_last_ratio_vs_python_start": round(one_shot[str(len(requests))] / ref, 2),
         "bundle_one_shot_last_seconds": bundle,
         "bundle_compiled_ratio_vs_installed": round(bundle["compiled"] / one_shot[str(last)], 2),
@@ -238,12 +247,15 @@ def text(result: dict[str, Any]) -> str:
     for n, seconds in result["one_shot_seconds"].items():
         lines.append(f"  one-shot turn {n:>4}  {seconds:>8.3f} s   (process start to answer)")
     lines.append(f"  python + numpy start {result['python_numpy_start_seconds']:>5.3f} s   "
-                 f"(reference; last turn ratio {result['one_shot_last_ratio_vs_python_start']}x)")
+                 f"(reference, CPU {result['python_numpy_start_cpu_seconds']:.3f} s; last turn "
+                 f"ratio {result['one_shot_last_ratio_vs_python_start']}x)")
     starts, ratios = result["start_seconds"], result["start_ratio_vs_python_start"]
+    cpus, cpu_ratios = result["start_cpu_seconds"], result["start_cpu_ratio_vs_python_start"]
     lines.append(f"  start          {starts['installed']:>8.3f} s   the installed command made, "
-                 f"no turn read ({ratios['installed']}x python + numpy)")
+                 f"no turn read ({ratios['installed']}x python + numpy; CPU "
+                 f"{cpus['installed']:.3f} s, {cpu_ratios['installed']}x)")
     lines.append(f"  start, zip     {starts['zip']:>8.3f} s   the upload zip's, compiled "
-                 f"({ratios['zip']}x)")
+                 f"({ratios['zip']}x; CPU {cpus['zip']:.3f} s, {cpu_ratios['zip']}x)")
     zips = result["bundle_one_shot_last_seconds"]
     lines.append(f"  upload zip     {zips['compiled']:>8.3f} s   last turn, with compiled "
                  f"modules ({result['bundle_compiled_ratio_vs_installed']}x the installed "
