@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import torch
 
@@ -32,6 +33,15 @@ MAX_MOMENTUM = 0.95
 def _cos(start: float, end: float, pct: float) -> float:
     """OneCycleLR's cosine anneal from ``start`` to ``end`` as ``pct`` goes 0 -> 1."""
     return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+
+@dataclass
+class _Moments:
+    """One parameter's state, made at its first step with a gradient (as torch's is)."""
+
+    steps: int
+    exp_avg: torch.Tensor
+    exp_avg_sq: torch.Tensor
 
 
 class OneCycleAdamW:
@@ -52,7 +62,7 @@ class OneCycleAdamW:
                         MAX_MOMENTUM, BASE_MOMENTUM),
                        (total_steps - 1, self.max_lr, self.min_lr, BASE_MOMENTUM,
                         MAX_MOMENTUM))
-        self.state: dict[int, tuple[list[int], torch.Tensor, torch.Tensor]] = {}
+        self.state: dict[int, _Moments] = {}  # by id() of a parameter in self.params
         self.last_step = 0  # OneCycleLR's last_epoch: its first value is set at the start
         self.lr, self.beta1 = self._scheduled(0)
 
@@ -79,12 +89,14 @@ class OneCycleAdamW:
             grad = p.grad
             if grad is None:
                 continue
-            if id(p) not in self.state:
-                self.state[id(p)] = ([0], torch.zeros_like(p, memory_format=torch.preserve_format),
-                                     torch.zeros_like(p, memory_format=torch.preserve_format))
-            count, exp_avg, exp_avg_sq = self.state[id(p)]
-            count[0] += 1
-            step = float(count[0])
+            moments = self.state.get(id(p))
+            if moments is None:
+                moments = self.state[id(p)] = _Moments(
+                    0, torch.zeros_like(p, memory_format=torch.preserve_format),
+                    torch.zeros_like(p, memory_format=torch.preserve_format))
+            moments.steps += 1
+            step = float(moments.steps)  # torch's step is a float32 tensor read as a float
+            exp_avg, exp_avg_sq = moments.exp_avg, moments.exp_avg_sq
             if self.weight_decay != 0:
                 p.mul_(1 - lr * self.weight_decay)
             exp_avg.lerp_(grad, 1 - beta1)
