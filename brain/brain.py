@@ -13,9 +13,8 @@ with the adapters' async path, which runs slow policies in a worker process
 
 from __future__ import annotations
 
-import concurrent.futures
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from brain import anytime
 from brain.actions import action_key, is_listed
@@ -26,6 +25,9 @@ from brain.rules import rules_for
 from brain.state import TableState
 from brain.tally import FallbackTally
 from protocols import events as ev
+
+if TYPE_CHECKING:  # imported where a policy thinks on a thread (_with_deadline): a fast
+    import concurrent.futures  # policy's process (a one-shot Botzone turn) never loads it
 
 DEFAULT_MARGIN = 0.25  # seconds kept back from the platform's limit for encoding and transport
 
@@ -227,7 +229,7 @@ class Brain:
                 decision = self._with_deadline(policy, state, request, legal, budget, publish)
             else:
                 decision = call_policy(policy, state, request, legal, budget, publish)
-        except concurrent.futures.TimeoutError:
+        except TimeoutError:  # concurrent.futures' is the builtin one
             return None, f"{name} missed its {budget:.3f}s budget"
         except Exception as exc:
             return None, f"{name} raised {type(exc).__name__}: {exc}"
@@ -237,6 +239,8 @@ class Brain:
                        legal: list[Any], budget: float,
                        publish: anytime.Publish | None) -> Decision:
         if self._pool is None:
+            import concurrent.futures
+
             self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="policy")
         until = self.clock.now() + budget
         future = self._pool.submit(call_policy, policy, state, request, legal, budget, publish)
@@ -246,7 +250,7 @@ class Brain:
         # next decision waits behind it (within its own deadline). A fresh thread per late
         # decision piled threads up under a tight budget and crashed numpy's OpenBLAS.
         future.cancel()  # not started (it queued behind a late one): it never will be
-        raise concurrent.futures.TimeoutError
+        raise TimeoutError
 
     def close(self) -> None:
         if self._pool is not None:

@@ -13,9 +13,10 @@ costs a few microseconds in pure Python and a numpy batch millions of hands per 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from itertools import compress
-from typing import cast
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -23,22 +24,21 @@ from brain import shanten_tables as _t
 
 _TABLES = _t.load_tables()
 _VECTORS: np.ndarray = _TABLES["vectors"]
-_COMBINE_NP: np.ndarray = _TABLES["combine"].astype(np.int32)
-_SUIT_IDS_NP: np.ndarray = _TABLES["suit_ids"].astype(np.int32)
-_HONOUR_IDS_NP: np.ndarray = _TABLES["honour_ids"].astype(np.int32)
-_SUIT_STATS_NP: np.ndarray = _TABLES["suit_stats"]
-_HONOUR_STATS_NP: np.ndarray = _TABLES["honour_stats"]
+_SUIT_IDS: np.ndarray = _TABLES["suit_ids"]  # uint16, read one part at a time here
+_HONOUR_IDS: np.ndarray = _TABLES["honour_ids"]
 # regular shanten per (vector id, k groups): distance to k groups + 1 pair, minus one
 _REGULAR_NP: np.ndarray = (_VECTORS[:, 1::2].astype(np.int8) - 1)
 
 # Python-side copies for the single-call path (list indexing beats numpy scalars there).
-_COMBINE: list[list[int]] = _COMBINE_NP.tolist()
+_COMBINE: list[list[int]] = _TABLES["combine"].tolist()
 _REGULAR: list[list[int]] = _REGULAR_NP.tolist()
 _DISTANCES: list[list[int]] = _VECTORS.tolist()
 
 _M = _t.STAT_MASK
 _POW5_SUIT = [5**j for j in range(9)]
 _POW5_HONOUR = [5**j for j in range(7)]
+_SUIT_ORPHANS = (0, 8)  # the positions of a part whose kinds are terminals or honours
+_HONOUR_ORPHANS = tuple(range(7))
 
 # bytes(counts of one part) -> (vector id, packed stats); filled on first sight of a pattern.
 _SUIT_CACHE: dict[bytes, tuple[int, int]] = {}
@@ -49,24 +49,36 @@ class HandError(ValueError):
     """The count vector is not a hand this module can measure."""
 
 
-def _part_entry(key: bytes, ids: np.ndarray, stats: np.ndarray,
+def _part_entry(key: bytes, ids: np.ndarray, orphans: tuple[int, ...],
                 cache: dict[bytes, tuple[int, int]]) -> tuple[int, int]:
     """Look a part's count pattern up in the tables (validating it) and cache the result."""
-    weights = _POW5_SUIT if ids is _SUIT_IDS_NP else _POW5_HONOUR
+    weights = _POW5_SUIT if ids is _SUIT_IDS else _POW5_HONOUR
     if len(key) != len(weights) or max(key) > 4:
         raise HandError(f"bad part counts {list(key)}: need {len(weights)} counts of 0..4")
     code = sum(c * p for c, p in zip(key, weights, strict=True))
-    entry = (int(ids[code]), int(stats[code]))
+    entry = (int(ids[code]), _part_stats(key, orphans))
     cache[key] = entry
     return entry
 
 
+def _part_stats(key: bytes, orphans: tuple[int, ...]) -> int:
+    """One part's packed statistics (:func:`brain.shanten_tables.part_stats`' entry for it),
+    counted from its digits: the single-call path needs no table of every pattern's."""
+    stats = 0
+    for j, d in enumerate(key):
+        stats += ((d >= 2) << _t.PAIRS_SHIFT) + ((d >= 1) << _t.KINDS_SHIFT) + (
+            d << _t.TILES_SHIFT)
+        if j in orphans:
+            stats += ((d >= 1) << _t.ORPHAN_KINDS_SHIFT) + ((d >= 2) << _t.ORPHAN_PAIRS_SHIFT)
+    return stats
+
+
 def _suit_entry(key: bytes) -> tuple[int, int]:
-    return _part_entry(key, _SUIT_IDS_NP, _SUIT_STATS_NP, _SUIT_CACHE)
+    return _part_entry(key, _SUIT_IDS, _SUIT_ORPHANS, _SUIT_CACHE)
 
 
 def _honour_entry(key: bytes) -> tuple[int, int]:
-    return _part_entry(key, _HONOUR_IDS_NP, _HONOUR_STATS_NP, _HONOUR_CACHE)
+    return _part_entry(key, _HONOUR_IDS, _HONOUR_ORPHANS, _HONOUR_CACHE)
 
 
 def _parts(counts: Sequence[int]) -> tuple[tuple[int, int], ...]:
@@ -439,10 +451,30 @@ def _code_weights() -> np.ndarray:
     return w
 
 
-_CODE_WEIGHTS = _code_weights()
-_NV = _COMBINE_NP.shape[0]
-_COMBINE_FLAT = _COMBINE_NP.ravel()
-_REGULAR_FLAT = _REGULAR_NP.ravel()
+class _BatchTables(NamedTuple):
+    """What :func:`shanten_batch` indexes with whole arrays: int32 ids (the uint16 ones would
+    overflow ``id * nv``) and every pattern's packed statistics (16 MB for the suits)."""
+
+    code_weights: np.ndarray
+    suit_ids: np.ndarray
+    honour_ids: np.ndarray
+    suit_stats: np.ndarray
+    honour_stats: np.ndarray
+    combine_flat: np.ndarray
+    regular_flat: np.ndarray
+
+
+@functools.cache
+def _batch_tables() -> _BatchTables:
+    """Built at the first batch, not at import: a process that never batches (a one-shot
+    Botzone turn of ``rulebased`` or ``nn``, whose start is timed) does not pay for them."""
+    return _BatchTables(_code_weights(), _SUIT_IDS.astype(np.int32),
+                        _HONOUR_IDS.astype(np.int32), _t.part_stats(9, _SUIT_ORPHANS),
+                        _t.part_stats(7, _HONOUR_ORPHANS),
+                        _TABLES["combine"].astype(np.int32).ravel(), _REGULAR_NP.ravel())
+
+
+_NV = len(_VECTORS)
 _GROUP_SLOTS = _REGULAR_NP.shape[1]
 
 
@@ -456,20 +488,21 @@ def shanten_batch(hands: np.ndarray, regular_only: bool = False) -> np.ndarray:
         raise HandError(f"need an (N, 34) array, got shape {arr.shape}")
     if arr.size and (arr.min() < 0 or arr.max() > 4):
         raise HandError("counts must be 0..4")
-    codes = (arr.astype(np.float32) @ _CODE_WEIGHTS).astype(np.int32)
+    b = _batch_tables()
+    codes = (arr.astype(np.float32) @ b.code_weights).astype(np.int32)
     cm, cp, cs, cz = codes[:, 0], codes[:, 1], codes[:, 2], codes[:, 3]
-    flat, nv = _COMBINE_FLAT, _NV
-    ids = flat[_SUIT_IDS_NP[cm] * nv + _SUIT_IDS_NP[cp]]
-    ids = flat[ids * nv + _SUIT_IDS_NP[cs]]
-    ids = flat[ids * nv + _HONOUR_IDS_NP[cz]]
-    stats = _SUIT_STATS_NP[cm] + _SUIT_STATS_NP[cp] + _SUIT_STATS_NP[cs] + _HONOUR_STATS_NP[cz]
+    flat, nv, suit_ids, suit_stats = b.combine_flat, _NV, b.suit_ids, b.suit_stats
+    ids = flat[suit_ids[cm] * nv + suit_ids[cp]]
+    ids = flat[ids * nv + suit_ids[cs]]
+    ids = flat[ids * nv + b.honour_ids[cz]]
+    stats = suit_stats[cm] + suit_stats[cp] + suit_stats[cs] + b.honour_stats[cz]
     tiles = stats >> _t.TILES_SHIFT
     groups, rem = np.divmod(tiles, 3)
     bad = (rem == 0) | (groups > _t.MAX_GROUPS)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise HandError(f"row {row} holds {int(tiles[row])} tiles: not 3k+1 or 3k+2 with k <= 5")
-    result = cast(np.ndarray, _REGULAR_FLAT[ids * _GROUP_SLOTS + groups])
+    result = cast(np.ndarray, b.regular_flat[ids * _GROUP_SLOTS + groups])
     if regular_only:
         return result
     full = (tiles >= 13) & (tiles <= 14)

@@ -18,7 +18,6 @@ tests; a missing or corrupt file is rebuilt into the user's cache directory.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import os
 import pkgutil
@@ -117,8 +116,9 @@ def _min_plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def part_stats(length: int, orphan_positions: tuple[int, ...]) -> np.ndarray:
     """Packed (pairs, kinds, orphan kinds, orphan pairs, tiles) for every count pattern: each
     kind's share added up (no field carries into the next: at most 9 kinds and 36 tiles, below
-    ``1 << STAT_BITS``). Built at load, not shipped: a few milliseconds where inflating the
-    stored 16 MB took about 30 on every process start (a one-shot Botzone turn is one)."""
+    ``1 << STAT_BITS``). Built at the first batch (brain.shanten), not shipped: a few
+    milliseconds where inflating the stored 16 MB took about 30; the single-call path counts
+    one part's from its digits and needs none."""
     digit = np.arange(5, dtype=np.int64)
     stats = np.zeros(1, np.int64)
     for j in range(length):  # code = sum d_j * 5**j: kind j's digit is the slowest so far
@@ -158,12 +158,6 @@ def build_tables() -> dict[str, np.ndarray]:
 
 
 STORED = ("version", "vectors", "combine", "suit_ids", "honour_ids")  # the file's arrays
-
-
-def with_stats(tables: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The stored tables and the per-part statistics (:func:`part_stats`) beside them."""
-    return {**tables, "suit_stats": part_stats(9, (0, 8)),
-            "honour_stats": part_stats(7, tuple(range(7)))}
 
 
 def _valid(tables: dict[str, np.ndarray]) -> bool:
@@ -216,21 +210,22 @@ def cache_path() -> Path:
 
 
 def load_tables() -> dict[str, np.ndarray]:
-    """The shipped tables; else the user cache; else build now and try to cache them; with
-    the statistics :func:`with_stats` adds."""
+    """The shipped tables; else the user cache; else build now and try to cache them."""
     for source in (SHIPPED, _packaged(), cache_path()):
         tables = _read(source) if source is not None else None
         if tables is not None:
-            return with_stats(tables)
+            return tables
     tables = build_tables()
     # A read-only home (a sandbox, Botzone) keeps the in-memory tables only.
     with contextlib.suppress(OSError):
         save_tables(tables, cache_path())
-    return with_stats(tables)
+    return tables
 
 
 def digest(tables: dict[str, np.ndarray]) -> str:
     """A content hash, to compare shipped and freshly built tables."""
+    import hashlib  # not at the top: every bot start imports this module (2-3 ms of it)
+
     h = hashlib.sha256()
     for key in sorted(tables):
         h.update(key.encode())

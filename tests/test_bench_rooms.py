@@ -312,6 +312,14 @@ def test_bench_botzone_says_whose_keep_running_turns_it_timed(tmp_path: Path,
     # the match's bots said no fallback (and said so in the table)
     assert result["keep_running_fallbacks"]["fallbacks"] == 0
     assert "  keep running   fallbacks 0\n" in r.stdout
+    # the bot's start (made, no turn read), installed and zipped, against the reference
+    starts, ratios = result["start_seconds"], result["start_ratio_vs_python_start"]
+    cpus, cpu_ratios = result["start_cpu_seconds"], result["start_cpu_ratio_vs_python_start"]
+    assert (f"  start          {starts['installed']:>8.3f} s   the installed command made, no "
+            f"turn read ({ratios['installed']}x python + numpy; CPU {cpus['installed']:.3f} s, "
+            f"{cpu_ratios['installed']}x)\n") in r.stdout
+    assert (f"  start, zip     {starts['zip']:>8.3f} s   the upload zip's, compiled "
+            f"({ratios['zip']}x; CPU {cpus['zip']:.3f} s, {cpu_ratios['zip']}x)\n") in r.stdout
 
 
 async def test_bench_serve_never_leaves_its_fake_server_behind(

@@ -411,3 +411,20 @@ def test_a_log_folder_that_takes_no_log_is_said_once_as_it_is(tmp_path):
     said = r.stderr.strip().splitlines()
     assert len(said) == 1 and "cannot be written" in said[0], said
     assert "play goes on without it" in said[0] and "continued" not in said[0], said
+
+
+@pytest.mark.parametrize("policy", ["rulebased", "nn"])
+def test_a_one_shot_turn_of_a_fast_policy_loads_no_thread_pool(policy):
+    """A fast policy is asked on the process's own thread, yet every start imported
+    concurrent.futures (and logging with it: 3-4 ms of each one-shot turn) for the thread a
+    policy that thinks is waited on. A fresh process answering its own draw loads neither."""
+    deal = "1 0 0 0 0 B5 F1 W8 T2 T8 B1 W5 T2 B9 W9 T2 B2 B2"
+    text = "\n".join(["3", "0 0 1", "PASS", deal, "PASS", "2 W1", "", ""]) + "\n"
+    code = ("import io, sys\nfrom adapter.platforms.botzone import run_once\nout = io.StringIO()\n"
+            f"run_once(io.StringIO({text!r}), out, policy={policy!r}, write_log=False)\n"
+            "print(out.getvalue().split()[0], "
+            "[m for m in ('concurrent.futures', 'logging') if m in sys.modules])")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=60, cwd=Path(__file__).resolve().parent.parent)
+    assert r.returncode == 0 and "fallback" not in r.stderr, r.stderr
+    assert r.stdout.strip() == "PLAY []", r.stdout

@@ -6,8 +6,10 @@ as Botzone does (in JSON interaction: one line, one JSON object, every turn)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -88,6 +90,32 @@ def test_each_io_mode_plays_a_match_the_strict_judge_accepts(entries, entry, mod
     assert result.verdicts == {}, result.reason
     assert result.reason in ("win", "exhaustive") and sum(result.scores) == 0
     assert len(result.turn_seconds[3]) > 10
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2 or not Path("/proc/self/task").is_dir(),
+                    reason="OpenBLAS starts no thread of its own on one core; threads are "
+                    "counted in Linux's /proc")
+@pytest.mark.parametrize("entry", ["cli", "zip"])
+def test_the_bot_loads_numpy_with_one_blas_thread(entries, entry):
+    """numpy's OpenBLAS started a thread per core as the bot imported it, which doubled the
+    import's CPU and slowed every one-shot turn (a process start each) beside other work.
+    The bot, kept running after its first answer, is one thread: the environment names no
+    thread count here (this suite's conftest sets one for the processes it starts)."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    proc = subprocess.Popen([*entries[entry], "--keep-running"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        proc.stdin.write("1\n0 0 1\n\n\n")
+        proc.stdin.flush()
+        answer = proc.stdout.readline().strip()
+        while (line := proc.stdout.readline()) and line.strip() != KEEP_RUNNING:
+            pass
+        assert answer == "PASS" and line.strip() == KEEP_RUNNING, proc.stderr.read()
+        threads = len(os.listdir(f"/proc/{proc.pid}/task"))
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    assert threads == 1
 
 
 # ---------------------------------------------------------------------- the judge's strictness

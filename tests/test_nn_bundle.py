@@ -102,3 +102,11 @@ def test_bench_botzone_times_the_nn_zip_at_the_late_turns(tmp_path, monkeypatch)
     last = result["match_turns"]
     assert result["bundle_late_slowest_turn"] in (last - 1, last)
     assert 0 < result["bundle_late_median_seconds"] <= result["bundle_late_slowest_seconds"]
+    # the start every one-shot turn pays (the bot made, no turn read), beside the reference
+    for unit in ("", "_cpu"):  # wall and CPU seconds
+        ref = result[f"python_numpy_start{unit}_seconds"]
+        assert set(result[f"start{unit}_seconds"]) == {"installed", "zip"} and ref > 0
+        for kind, seconds in result[f"start{unit}_seconds"].items():
+            assert seconds > 0
+            assert result[f"start{unit}_ratio_vs_python_start"][kind] == pytest.approx(
+                seconds / ref, abs=0.01)

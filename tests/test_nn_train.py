@@ -335,3 +335,50 @@ def test_the_correction_weight_falls_on_the_starts_misses() -> None:
                           (per * weight).sum() / weight.sum())
     assert torch.allclose(masked_loss(logits, legal, target, torch.ones(40)),
                           masked_loss(logits, legal, target))
+
+
+@pytest.mark.parametrize("steps", [1, 2, 17])
+def test_one_cycle_adamw_steps_as_torchs_adamw_under_one_cycle_lr(steps: int) -> None:
+    """Training's optimizer (replay/learning/nn/optim.py, written out to keep torch._dynamo
+    out of the process) moves every weight exactly as torch.optim.AdamW stepped by
+    OneCycleLR did: bit for bit, through the warm-up and the anneal (17 steps), and on
+    schedules shorter than the warm-up's first step (1 and 2 steps)."""
+    from replay.learning.nn.optim import OneCycleAdamW
+
+    torch.manual_seed(4)
+    ours, theirs = TorchNet(Shape(NUM_PLANES, 8, 1, 16)), TorchNet(Shape(NUM_PLANES, 8, 1, 16))
+    theirs.load_state_dict(ours.state_dict())
+    x = torch.randn(steps, 4, NUM_PLANES, 34)
+    target = torch.randn(steps, 4)
+    opt = OneCycleAdamW(ours.parameters(), 5e-3, 1e-2, steps)
+    ref = torch.optim.AdamW(theirs.parameters(), lr=5e-3, weight_decay=1e-2)
+    sched = torch.optim.lr_scheduler.OneCycleLR(ref, max_lr=5e-3, total_steps=steps)
+    for i in range(steps):
+        for model, zero_grad in ((ours, opt.zero_grad), (theirs, ref.zero_grad)):
+            zero_grad()
+            logits, value = model(x[i])
+            loss = logits.square().mean() + (value - target[i]).square().mean()
+            torch.autograd.backward(loss)
+        opt.step()
+        ref.step()
+        sched.step()
+        assert opt.lr == ref.param_groups[0]["lr"]
+        assert opt.beta1 == ref.param_groups[0]["betas"][0]
+    theirs_now = theirs.state_dict()
+    for name, weight in ours.state_dict().items():
+        assert torch.equal(weight, theirs_now[name]), name
+
+
+def test_training_leaves_torch_dynamo_unimported(tmp_path: Path) -> None:
+    """torch's optimizers import torch._dynamo when made and at every step: about 1 s of CPU
+    (2 s under load) at the start of every `nn train` and `nn iterate` round, for nothing
+    compiled. A training run in a fresh process no longer loads it."""
+    data = _rulebased_riichi_data(tmp_path, 1)
+    code = ("import sys\nfrom replay.learning.nn.train import TrainConfig, train\n"
+            f"train('riichi', [{str(data)!r}], {str(tmp_path / 'w.npz')!r}, "
+            "TrainConfig(channels=8, blocks=1, epochs=1, batch_size=16, threads=1))\n"
+            "print(sorted(m for m in sys.modules if m.startswith('torch._dynamo'))[:3])")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=300, cwd=Path(__file__).resolve().parent.parent)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]", r.stdout

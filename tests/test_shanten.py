@@ -1,6 +1,10 @@
 """Shanten: equal to the `mahjong` library on random 13/14-tile hands, to exhaustive search on
 small hands and on 16/17-tile hands, and batched equals single."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -310,6 +314,45 @@ def test_the_part_statistics_built_at_load_count_each_pattern():
             assert got == [sum(d >= 2 for d in digits), sum(d >= 1 for d in digits),
                            sum(digits[j] >= 1 for j in orphans),
                            sum(digits[j] >= 2 for j in orphans), sum(digits)], digits
+
+
+def test_a_parts_statistics_counted_from_its_digits_equal_the_batch_tables():
+    """The single-call path counts a part's packed statistics from its digits; the batch reads
+    them from :func:`part_stats`' table: every honour pattern, and 20,000 suit patterns
+    (seeded) with the first and the last, agree."""
+    from brain.shanten import _HONOUR_ORPHANS, _SUIT_ORPHANS, _part_stats
+
+    rng = np.random.default_rng(8)
+    for length, orphans, codes in (
+            (7, _HONOUR_ORPHANS, range(5**7)),
+            (9, _SUIT_ORPHANS, [0, 5**9 - 1, *rng.integers(0, 5**9, 20_000).tolist()])):
+        table = shanten_tables.part_stats(length, orphans)
+        for code in codes:
+            key = bytes((code // 5**j) % 5 for j in range(length))
+            assert _part_stats(key, orphans) == int(table[code]), list(key)
+
+
+def test_a_process_that_never_batches_holds_no_batch_tables():
+    """Every pattern's packed statistics (16 MB for the suits) and int32 copies of the ids
+    (8 MB) were built at import, which every one-shot Botzone turn pays; only the batch reads
+    them. A fresh process that imports the module and measures a hand allocates less than
+    the statistics alone (6 MB here, the shipped tables read); its first batch builds them
+    (33 MB: the measure sees them)."""
+    code = ("import tracemalloc\nimport numpy as np\n"
+            "from protocols.tiles import counts34, parse_mpsz\n"
+            "tracemalloc.start()  # from here: the module's own, not numpy's import\n"
+            "from brain.shanten import shanten, shanten_batch\n"
+            "hand = counts34(parse_mpsz('123m456p789s1122z'))\n"
+            "assert shanten(hand) == 0\n"
+            "print(tracemalloc.get_traced_memory()[1])\n"
+            "assert shanten_batch(np.array([hand]))[0] == 0\n"
+            "print(tracemalloc.get_traced_memory()[1])\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, cwd=Path(__file__).resolve().parent.parent)
+    assert r.returncode == 0, r.stderr
+    single, batched = map(int, r.stdout.split())
+    statistics = 5**9 * 8  # the suits' int64 table
+    assert single < statistics < batched, (single, batched)
 
 
 def test_corrupt_table_file_is_rejected(tmp_path):

@@ -2,8 +2,11 @@
 
 One-shot: wall time from process start to the printed answer with the history of turn 1, 50
 and the last turn of a long match (the match is played first under the local judge, four
-keep-running bots). Keep-running: time per later turn of that match. Reference in the same
-run: starting the same Python with numpy imported, the floor of any Python bot on Botzone.
+keep-running bots). Start: the same bot, installed and zipped, made and ended before it reads
+a turn (imports, tables, the policy's weights), what every one-shot turn pays before its
+answer. Keep-running: time per later turn of that match. Reference in the same run: starting
+the same Python with numpy imported (on one BLAS thread, as the bot loads it), the floor of
+any Python bot on Botzone.
 The upload zip is timed too at the last turn, with and without the compiled modules it ships,
 beside the installed command. ``policy`` picks what the bot plays (the zip is built for it, the
 installed command is started with it); ``late_turns`` N also times the compiled zip once at
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -33,6 +37,14 @@ from brain.policies.mc.config import ENV as MC_ENV
 from brain.tally import one_line
 
 COMMAND = own_python("-m", "adapter.platforms.botzone_main")
+# A bot's start, no turn read: what the entry points import before reading stdin, and the
+# brain made for the policy (its tables and weights loaded); {path}: the zip put first on
+# sys.path, as `python3 bot.zip` does, or nothing for the installed command
+START = ("import sys\n{path}"
+         "from adapter.platforms.botzone_options import one_blas_thread\n"
+         "one_blas_thread()\n"
+         "from adapter.platforms.botzone import BotzoneBot\n"
+         "BotzoneBot(policy={policy!r}).brain.close()\n")
 KEEP_RUNNING_POLICY = "rulebased"  # what the match's four bots play (`mjbot botzone`'s default)
 MATCHES = 4  # keep-running matches played; the longest is timed
 
@@ -96,17 +108,38 @@ def _one_shot_seconds(requests: list[str], responses: list[str], n: int, repeats
     return statistics.median(times)
 
 
+def _median_run(command: tuple[str, ...], repeats: int) -> tuple[float, float]:
+    """Median wall and CPU (user + system) seconds of ``command`` run to its end (numpy on one
+    BLAS thread, as the bot loads it, unless the environment says otherwise). The CPU moves
+    less with what else the machine runs than the wall time does."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
+    walls, cpus = [], []
+    for _ in range(repeats):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def start_command(policy: str, bundle: Path | None = None) -> tuple[str, ...]:
+    """The command that starts the bot (installed, or ``bundle``'s) and ends before reading a
+    turn: the start every one-shot turn pays before its answer."""
+    if bundle is None:
+        return own_python("-c", START.format(path="", policy=policy))
+    return (sys.executable, "-c",
+            START.format(path=f"sys.path.insert(0, {str(bundle)!r})\n", policy=policy))
+
+
 def bench_botzone(seed: int = 4, repeats: int = 3, policy: str = "rulebased",
                   late_turns: int = 0, matches: int = MATCHES) -> dict[str, Any]:
     match = keep_running_match(seed, matches=matches)
     log, seconds = match["log"], match["seconds"]
     requests, responses = _history(log, "0")
-    reference = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import numpy"], check=True)
-        reference.append(time.perf_counter() - start)
-    ref = statistics.median(reference)
+    ref, ref_cpu = _median_run((sys.executable, "-c", "import numpy"), repeats)
+    start = {"installed": _median_run(start_command(policy), repeats)}
     one_shot = {str(n): round(_one_shot_seconds(requests, responses, n, repeats,
                                                 policy=policy), 4)
                 for n in sorted({1, min(50, len(requests)), len(requests)})}
@@ -118,6 +151,7 @@ def bench_botzone(seed: int = 4, repeats: int = 3, policy: str = "rulebased",
                                            policy=policy,
                                            mc_options=os.environ.get(MC_ENV, ""))
                 for kind in ("compiled", "source_only")}
+        start["zip"] = _median_run(start_command(policy, zips["compiled"]), repeats)
         bundle = {kind: round(_one_shot_seconds(requests, responses, last, repeats,
                                                 (sys.executable, str(path)), policy), 4)
                   for kind, path in zips.items()}
@@ -132,6 +166,13 @@ def bench_botzone(seed: int = 4, repeats: int = 3, policy: str = "rulebased",
         "match_turns": len(requests),
         "one_shot_seconds": one_shot,
         "python_numpy_start_seconds": round(ref, 4),
+        "python_numpy_start_cpu_seconds": round(ref_cpu, 4),
+        # the bot made, no turn read: installed command and compiled zip, wall and CPU
+        "start_seconds": {k: round(v[0], 4) for k, v in start.items()},
+        "start_ratio_vs_python_start": {k: round(v[0] / ref, 2) for k, v in start.items()},
+        "start_cpu_seconds": {k: round(v[1], 4) for k, v in start.items()},
+        "start_cpu_ratio_vs_python_start": {k: round(v[1] / ref_cpu, 2)
+                                            for k, v in start.items()},
         "one_shot_last_ratio_vs_python_start": round(one_shot[str(len(requests))] / ref, 2),
         "bundle_one_shot_last_seconds": bundle,
         "bundle_compiled_ratio_vs_installed": round(bundle["compiled"] / one_shot[str(last)], 2),
@@ -206,7 +247,15 @@ def text(result: dict[str, Any]) -> str:
     for n, seconds in result["one_shot_seconds"].items():
         lines.append(f"  one-shot turn {n:>4}  {seconds:>8.3f} s   (process start to answer)")
     lines.append(f"  python + numpy start {result['python_numpy_start_seconds']:>5.3f} s   "
-                 f"(reference; last turn ratio {result['one_shot_last_ratio_vs_python_start']}x)")
+                 f"(reference, CPU {result['python_numpy_start_cpu_seconds']:.3f} s; last turn "
+                 f"ratio {result['one_shot_last_ratio_vs_python_start']}x)")
+    starts, ratios = result["start_seconds"], result["start_ratio_vs_python_start"]
+    cpus, cpu_ratios = result["start_cpu_seconds"], result["start_cpu_ratio_vs_python_start"]
+    lines.append(f"  start          {starts['installed']:>8.3f} s   the installed command made, "
+                 f"no turn read ({ratios['installed']}x python + numpy; CPU "
+                 f"{cpus['installed']:.3f} s, {cpu_ratios['installed']}x)")
+    lines.append(f"  start, zip     {starts['zip']:>8.3f} s   the upload zip's, compiled "
+                 f"({ratios['zip']}x; CPU {cpus['zip']:.3f} s, {cpu_ratios['zip']}x)")
     zips = result["bundle_one_shot_last_seconds"]
     lines.append(f"  upload zip     {zips['compiled']:>8.3f} s   last turn, with compiled "
                  f"modules ({result['bundle_compiled_ratio_vs_installed']}x the installed "

@@ -57,6 +57,9 @@ def register(sub: Any) -> None:
 
 
 def cmd_botzone(args: argparse.Namespace) -> int:
+    from adapter.platforms.botzone_options import one_blas_thread
+
+    one_blas_thread()  # before the bot's imports bring numpy in
     from adapter.platforms import botzone
 
     require_policy(args.policy)

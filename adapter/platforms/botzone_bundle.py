@@ -54,6 +54,9 @@ MAIN = '''"""mjbot for Botzone ChineseStandardMahjong: simple or JSON interactio
 import os
 import sys
 
+from adapter.platforms.botzone_options import one_blas_thread
+
+one_blas_thread()  # before numpy is imported
 try:  # Botzone's Python has both; a local test run may not: say so, not a traceback
     import MahjongGB  # noqa: F401
     import numpy  # noqa: F401

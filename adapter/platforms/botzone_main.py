@@ -3,7 +3,10 @@
 
 import sys
 
-from adapter.platforms.botzone import main
+from adapter.platforms.botzone_options import one_blas_thread
 
 if __name__ == "__main__":
+    one_blas_thread()  # before the bot's imports bring numpy in
+    from adapter.platforms.botzone import main
+
     sys.exit(main(sys.argv[1:]))

@@ -5,12 +5,21 @@ imports no numpy (every one-shot process of every command builds it)."""
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from adapter.argtypes import positive_seconds
 
 FIRST_TURN_LIMIT = 6.0  # seconds, Python, as the PKU local runner mirrors Botzone's settings
 LATER_TURN_LIMIT = 4.0  # keep-running turns after the first
+
+
+def one_blas_thread() -> None:
+    """Called before numpy is imported: OpenBLAS (numpy's) starts a thread per core when it
+    loads, which doubled the CPU of numpy's import on a 2-core machine (about 60 ms to 120)
+    and slowed a one-shot turn beside other work; the bot's arrays are too small to gain from
+    threads. A value the environment gives is kept."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def add_turn_options(parser: Any, keep_running_default: bool = False,
