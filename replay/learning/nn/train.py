@@ -27,7 +27,6 @@ from brain.nn.network import Network, Shape, new_meta, param_shapes
 from brain.rules.variant import variant_of
 from replay.dataset.schema import DatasetError
 from replay.learning.nn.data import Examples
-from replay.learning.nn.optim import OneCycleAdamW
 from replay.learning.nn.stream import (
     DEFAULT_BUFFER,
     DEFAULT_HOLDOUT_MAX,
@@ -272,9 +271,9 @@ def _train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tr
     start_answers = (answers(model, held_batches(held), dev) if start_net is not None
                      else None)
     frozen = copy.deepcopy(model).eval() if config.correction_weight != 1.0 else None
+    opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     steps = config.epochs * stream.batches_per_epoch()
-    # torch.optim.AdamW + OneCycleLR's numbers without their torch._dynamo import (optim.py)
-    opt = OneCycleAdamW(model.parameters(), config.lr, config.weight_decay, steps)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=config.lr, total_steps=steps)
     history = []
     seen_tally = _Tally()
     done = 0  # steps taken
@@ -299,6 +298,7 @@ def _train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tr
             opt.zero_grad()
             torch.autograd.backward(loss)  # loss.backward() minus its untyped signature
             opt.step()
+            sched.step()
             total += loss.item() * len(batch)
             examples += len(batch)
             done += 1
