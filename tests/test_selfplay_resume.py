@@ -7,6 +7,7 @@ refused in one line, untouched; a complete dataset is left as it is."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import signal
 from pathlib import Path
@@ -120,3 +121,27 @@ def test_other_options_are_refused_and_a_complete_dataset_is_left_alone(tmp_path
     assert summary["already_complete"] is True
     assert summary["decisions"] == read_manifest(out)["decisions"]
     assert (files(out), stamps(out)) == complete  # nothing rewritten
+
+
+def test_a_run_killed_outright_goes_on_from_its_open_shard_recorded(tmp_path, unbroken):
+    """With --checkpoint-every 0 the open shard is written and recorded after each wall set:
+    a run killed outright then loses at most the wall set under way (the games since its
+    last whole shard were all played again before). The checkpoint does not change the
+    dataset."""
+    shard_decisions, expected = unbroken
+    out = tmp_path / "d"
+    options = [*RUN, "--shard-decisions", str(shard_decisions)]
+    shown = kill_outright([*options, "--workers", "1", "--checkpoint-every", "0", "--out",
+                           str(out)], after=4)
+    last = json.loads((out / "progress.json").read_text())["checkpoints"][-1]
+    # a checkpoint after every wall set (the bar counts one as it is taken, its checkpoint
+    # comes after it): with the open shard, unless the wall set ended a shard
+    assert last["unit"] >= shown - 1 and last["skip"] == 0, (last["unit"], shown)
+    recorded = [*last["shards"], *([last["open"]] if last["open"] else [])]
+    whole = all(hashlib.sha256((out / e["file"]).read_bytes()).hexdigest() == e["sha256"]
+                for e in recorded)
+    r = mjbot(*options, "--workers", "2", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    if whole:  # (a kill between writing the open shard and its record goes on from before)
+        assert f"from wall set {last['unit'] + 1} of" in r.stderr, r.stderr
+    assert files(out) == expected

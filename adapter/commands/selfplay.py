@@ -79,6 +79,10 @@ def register(sub: Any) -> None:
                    help="riichi game length")
     s.add_argument("--shard-decisions", type=int, default=20000, metavar="N",
                    help="decisions per shard, about (shards end between games)")
+    s.add_argument("--checkpoint-every", type=float, default=60.0, metavar="SECONDS",
+                   help="write the open shard and record it at most this often, after a wall "
+                   "set (0: after each), so a run killed outright goes on from there "
+                   "(default: %(default)s; it does not change the dataset)")
     s.add_argument("--json", action="store_true", help="print the run's figures as JSON")
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when it is a terminal)")
@@ -106,6 +110,9 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     require_table(names, args)
     if args.shard_decisions < 1:
         raise UserInputError("--shard-decisions must be at least 1")
+    if not args.checkpoint_every >= 0:  # a NaN too
+        raise UserInputError(f"--checkpoint-every {args.checkpoint_every}: give 0 or more "
+                             "seconds")
     if args.out_shared and args.ray is None:
         raise UserInputError("--out-shared goes with --ray (it says the Ray workers see --out)")
     stop_after = checked_stop_after(args)
@@ -124,7 +131,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
                         seat_limit=args.seat_limit, budget=args.budget,
                         connect_wait=args.connect_wait)
     config = SelfPlayConfig(arena, str(Path(args.out).resolve()) if args.out_shared else args.out,
-                            args.shard_decisions)
+                            args.shard_decisions, args.checkpoint_every)
     stop = StopRequest(stop_after)
     if args.out_shared:  # the Ray workers write the shards: no stop to answer
         return _run_and_report(args, config, ray, stop)

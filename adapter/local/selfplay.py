@@ -36,6 +36,7 @@ class SelfPlayConfig:
     arena: ArenaConfig
     out: str
     shard_decisions: int = 20000
+    checkpoint_s: float = 60.0  # the open shard written and recorded at most this often
 
     @property
     def policy_names(self) -> tuple[str, ...]:
@@ -224,8 +225,9 @@ def run_selfplay(config: SelfPlayConfig,
     on from a stopped or killed one's checkpoint, and writes what an unbroken run writes.
 
     After each unit in which a shard was written, ``progress.json`` records the checkpoint
-    (the shards so far, where play stands, the units' tallies); a stop adds one with the open
-    shard as written; the record goes when the dataset is complete."""
+    (the shards so far, where play stands, the units' tallies); at most every
+    ``config.checkpoint_s`` seconds (after a unit), and at a stop, one more holds the open
+    shard as it stands; the record goes when the dataset is complete."""
     start = time.monotonic()
     units = config.arena.units()
     out = Path(config.out)
@@ -246,6 +248,7 @@ def run_selfplay(config: SelfPlayConfig,
     errors: list[str] = list(point.referee_errors)
     fallbacks: dict[str, FallbackTally] = tallies_from(point.fallbacks)
     reached = point.unit
+    last_open = time.monotonic()
     for data in iter_units(config, ray, counter, stop, point.unit):
         errors_before, fallbacks_before = list(errors), fallbacks_extra(fallbacks)
         skip = point.skip if data.unit == point.unit else 0
@@ -264,6 +267,13 @@ def run_selfplay(config: SelfPlayConfig,
                 kept = [Checkpoint(list(writer.shards), writer.games, reached, 0, list(errors),
                                    fallbacks_extra(fallbacks))]
             save_progress(out, meta, kept)
+        if writer.open_games and time.monotonic() - last_open >= config.checkpoint_s:
+            # the games since the last shard, so a kill outright does not take them all
+            opened = writer.write_open()
+            save_progress(out, meta, [*kept, Checkpoint(
+                list(writer.shards), writer.games - writer.open_games, reached, 0,
+                list(errors), fallbacks_extra(fallbacks), opened, writer.open_games)])
+            last_open = time.monotonic()
     extra: dict[str, Any] = {"referee_errors": errors, "fallbacks": fallbacks_extra(fallbacks)}
     if reached < units:
         assert stop is not None  # only a stop ends the units early

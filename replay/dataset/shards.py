@@ -151,6 +151,14 @@ class DatasetWriter:
             writer.cutter.add(open_block, open_block.decisions)
         return writer
 
+    def write_open(self) -> dict[str, Any] | None:
+        """The open shard as it stands, under the name it will have once whole (where a resume
+        reads its games back); its entry, None when it holds no game. Written again when it
+        closes, as it will hold more games then."""
+        if not self.cutter.pending:
+            return None
+        return write_shard(self.out, len(self.shards), self.meta, self.cutter.pending)
+
     def add(self, block: Block, games: int = 1) -> bool:
         """Add whole games; True when they closed a shard (written now)."""
         self.games += games
