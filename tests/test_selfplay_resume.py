@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from replay.dataset.shards import read_manifest
+from tests.in_process import mjbot_here
 from tests.serve_helpers import mjbot
 from tests.stop_helpers import kill_outright, stop_by_signal
 
@@ -145,3 +146,21 @@ def test_a_run_killed_outright_goes_on_from_its_open_shard_recorded(tmp_path, un
     if whole:  # (a kill between writing the open shard and its record goes on from before)
         assert f"from wall set {last['unit'] + 1} of" in r.stderr, r.stderr
     assert files(out) == expected
+
+
+def test_a_dataset_from_before_shard_decisions_was_recorded_is_not_refused_for_it(
+        tmp_path, capsys):
+    """A complete dataset written before the config recorded shard_decisions, run again with
+    the same options, is complete (it was refused as '--shard-decisions 20000 differs from
+    None'); one with another seed is still refused."""
+    out = tmp_path / "d"
+    small = ["selfplay", "--variant", "mass", "--hands", "4", "--seed", "3", "--out", str(out)]
+    assert mjbot_here(capsys, *small).returncode == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["config"]["shard_decisions"]
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    again = mjbot_here(capsys, *small)
+    assert again.returncode == 0 and "already holds this dataset, complete" in again.stdout, (
+        again.stderr)
+    other = mjbot_here(capsys, *small[:-3], "4", "--out", str(out))
+    assert other.returncode == 2 and "--seed 4 differs from 3" in other.stderr, other.stderr

@@ -339,7 +339,7 @@ def differing_option(recorded: dict[str, Any], given: dict[str, Any]) -> str:
             flag = "--variant" if key == "variant" else key
             return f"{flag} {given.get(key)} differs from {recorded.get(key)}"
     old, new = recorded.get("config", {}), given["config"]
-    for key in sorted(set(old) | set(new)):
+    for key in sorted(old):  # what an older mjbot did not record cannot be told apart
         a, b = old.get(key), new.get(key)
         if key == "environment":
             a, b = _weights_path_aside(a or {}), _weights_path_aside(b or {})
