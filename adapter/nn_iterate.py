@@ -556,16 +556,19 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
 def _selfplay_part(args: argparse.Namespace, seconds: float, figures: dict[str, Any],
                    cut: bool = False) -> dict[str, Any]:
     """One run's part of a self-play phase: its seconds and machine, and the wall sets it
-    played (from the first it found not done; to where it stopped, or the end). A part whose
-    run was killed outright is not recorded: the next part's start shows where it got to."""
+    played (from the first it found not done; to where it stopped, or the end), ``cut`` when
+    it stopped short. A part whose run was killed outright is not recorded: the next part's
+    start shows where it got to."""
     stopped = figures.get("stopped")
     part: dict[str, Any] = {
         "seconds": seconds, "machine": _machine(args),
         "from_wall_set": (figures.get("resumed") or {}).get("units_done_before", 0) + 1,
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    if stopped or cut:  # stopped before its first wall set: no figures, nothing kept
-        part["stopped_after_wall_set"] = (stopped["units_done"] if stopped
-                                          else part["from_wall_set"] - 1)
+    if cut:
+        part["stopped"] = True
+    if stopped:  # a part killed after the grace, or stopped before its first wall set,
+        # reports nothing: the next part's from_wall_set says what it kept
+        part["stopped_after_wall_set"] = stopped["units_done"]
     if figures.get("already_complete"):
         part["already_complete"] = True
     return part

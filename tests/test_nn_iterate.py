@@ -605,6 +605,7 @@ def test_a_self_play_stopped_in_its_middle_goes_on_where_it_stopped(tmp_path: Pa
     assert 1 <= done < stopped["stopped"]["units_planned"]
     (part,) = _state(run)["rounds"][0]["parts"]["selfplay"]
     assert part["from_wall_set"] == 1 and part["stopped_after_wall_set"] == done
+    assert part["stopped"] is True
 
     resumed = subprocess.run(_command(run, 1, hands=60, start=GOLDEN), capture_output=True,
                              text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
@@ -615,7 +616,7 @@ def test_a_self_play_stopped_in_its_middle_goes_on_where_it_stopped(tmp_path: Pa
     phase = one["phases"]["selfplay"]
     first, second = phase["parts"]
     assert first == part
-    assert second["from_wall_set"] == done + 1 and "stopped_after_wall_set" not in second
+    assert second["from_wall_set"] == done + 1 and "stopped" not in second
     assert phase["seconds"] == round(first["seconds"] + second["seconds"], 1)
     assert set(second["machine"]) == {"platform", "cpus", "python", "device"}
 
