@@ -136,8 +136,9 @@ def test_a_run_killed_outright_goes_on_from_its_open_shard_recorded(tmp_path, un
                            str(out)], after=4)
     last = json.loads((out / "progress.json").read_text())["checkpoints"][-1]
     # a checkpoint after every wall set (the bar counts one as it is taken, its checkpoint
-    # comes after it): with the open shard, unless the wall set ended a shard
-    assert last["unit"] >= shown - 1 and last["skip"] == 0, (last["unit"], shown)
+    # comes after it; a kill there may leave the one of a shard cut inside it): with the open
+    # shard, unless the wall set ended a shard
+    assert last["unit"] >= shown - 1, (last, shown)
     recorded = [*last["shards"], *([last["open"]] if last["open"] else [])]
     whole = all(hashlib.sha256((out / e["file"]).read_bytes()).hexdigest() == e["sha256"]
                 for e in recorded)
