@@ -5,9 +5,10 @@ commands' own worker machinery and frees its memory when done; the round's state
 (replay/learning/nn/iterate.py) is written after every phase, so a killed run resumes at the
 phase it was in; SIGTERM is passed on to the phase under way, which is waited for and left
 undone, and a run killed outright (SIGKILL) takes its phase with it (the kernel sends the
-phase SIGTERM when its parent dies). Everything the user typed is checked before a game is
-played or state.json written, and a resumed run refuses options that differ from the ones on
-record.
+phase SIGTERM when its parent dies); a self-play phase left undone goes on from the wall sets
+it finished (`mjbot selfplay` at the same --out), each run's part recorded. Everything the
+user typed is checked before a game is played or state.json written, and a resumed run
+refuses options that differ from the ones on record.
 
 Seeds: self-play of round r plays seed ``--seed + r``; selection plays
 ``--selection-seed``; none of them is ever a headline seed (replay/learning/seeds.py).
@@ -155,7 +156,8 @@ def _mjbot(args: list[str], env: dict[str, str] | None = None) -> tuple[dict[str
     seconds = round(time.monotonic() - start, 1)
     if _STOP.asked and proc.returncode != 0:  # a phase that ran to its end (exit 0: a
         # self-play whose last wall set was under way) is kept and recorded, not redone
-        raise Stopped(f"during its {phase}")
+        raise Stopped(f"during its {phase}", seconds,
+                      json.loads(stdout) if stdout.strip().startswith("{") else {})
     if proc.returncode != 0:
         last = (stderr.strip().splitlines() or ["(no message)"])[-1]
         raise UserInputError(f"mjbot {args[0]} failed (exit {proc.returncode}): {last}")
@@ -163,7 +165,13 @@ def _mjbot(args: list[str], env: dict[str, str] | None = None) -> tuple[dict[str
 
 
 class Stopped(Exception):
-    """SIGTERM asked the run to stop: the phase under way ended and is not recorded done."""
+    """SIGTERM asked the run to stop: the phase under way ended and is not recorded done;
+    ``seconds`` it ran and the ``figures`` it printed (a self-play's: what it kept)."""
+
+    def __init__(self, message: str, seconds: float | None = None,
+                 figures: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.seconds, self.figures = seconds, figures or {}
 
 
 class _Stop:
@@ -475,8 +483,9 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
                     weights_before_sha256=sha256(current))
     data = folder / f"selfplay-{number:03d}"  # distinct names: the weights record names only
     if state.phase(number, "selfplay") is None:
+        # a stopped or killed phase's folder is gone on with: the same command plays only
+        # the wall sets it had not finished (adapter/local/selfplay.py's resume_point)
         seed = round_seed(args.seed, number, args.selection_seed)
-        shutil.rmtree(data, ignore_errors=True)  # a killed phase's partial folder
 
         def selfplay(p: Callable[[Path], str], named: list[str]
                      ) -> tuple[list[str], dict[str, str]]:
@@ -486,12 +495,20 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
                      "--json"],
                     {"MJBOT_NN_WEIGHTS": p(current),
                      "MJBOT_MC": f"playouts={args.playouts},fast=nn"})
-        figures, seconds = _mjbot(*selfplay(here, opponents))
+        try:
+            figures, seconds = _mjbot(*selfplay(here, opponents))
+        except Stopped as exc:  # its wall sets done are kept: the part is recorded
+            if exc.seconds is not None:
+                state.add_part(number, "selfplay", _selfplay_part(args, exc.seconds,
+                                                                  exc.figures, cut=True))
+            raise
         recorded = selfplay(state.stored, [from_run_folder(o, state.root) for o in opponents])
+        parts = [*state.parts(number, "selfplay"), _selfplay_part(args, seconds, figures)]
         state.finish_phase(number, "selfplay", {
-            "seed": seed, "seconds": seconds, "command": _shown(*recorded),
-            "machine": _machine(args), "data": state.stored(data),
-            "figures": {k: figures.get(k) for k in ("hands", "decisions", "games")}})
+            "seed": seed, "seconds": round(sum(p["seconds"] for p in parts), 1),
+            "command": _shown(*recorded), "machine": _machine(args), "data": state.stored(data),
+            "figures": {k: figures.get(k) for k in ("hands", "decisions", "games")},
+            **({"parts": parts} if len(parts) > 1 else {})})
     new = folder / f"gen-{number:03d}.npz"
     if state.phase(number, "train") is None:
         window = [state.path((state.phase(k, "selfplay") or {})["data"])
@@ -534,6 +551,27 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
                 "points_per_hand", "avg_rank", "win_rate", "deal_in_rate")}})
     chosen = new if (state.phase(number, "select") or {}).get("kept") else current
     state.finish_round(number, chosen)
+
+
+def _selfplay_part(args: argparse.Namespace, seconds: float, figures: dict[str, Any],
+                   cut: bool = False) -> dict[str, Any]:
+    """One run's part of a self-play phase: its seconds and machine, and the wall sets it
+    played (from the first it found not done; to where it stopped, or the end), ``cut`` when
+    it stopped short. A part whose run was killed outright is not recorded: the next part's
+    start shows where it got to."""
+    stopped = figures.get("stopped")
+    part: dict[str, Any] = {
+        "seconds": seconds, "machine": _machine(args),
+        "from_wall_set": (figures.get("resumed") or {}).get("units_done_before", 0) + 1,
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if cut:
+        part["stopped"] = True
+    if stopped:  # a part killed after the grace, or stopped before its first wall set,
+        # reports nothing: the next part's from_wall_set says what it kept
+        part["stopped_after_wall_set"] = stopped["units_done"]
+    if figures.get("already_complete"):
+        part["already_complete"] = True
+    return part
 
 
 def _shown(cmd: list[str], env: dict[str, str] | None = None) -> str:

@@ -94,3 +94,21 @@ def stop_by_signal(args: list[str], signum: int, after: int = 1) -> tuple[int, s
     said = bytes(seen).decode(errors="replace")
     assert "Traceback" not in said, said[-3000:]
     return proc.returncode, stdout.decode()
+
+
+def kill_outright(args: list[str], after: int = 1) -> int:
+    """Run ``mjbot ARGS --progress`` and SIGKILL its whole process group (workers included,
+    as a power cut ends them: nothing of the run answers) once ``after`` wall sets have
+    finished; returns, once no process of the group is left, the wall sets its progress bar
+    had shown done when the kill was sent."""
+    proc, seen = _started(args)
+    try:
+        _wait_for_wall_sets(proc, seen, after)
+        os.killpg(proc.pid, signal.SIGKILL)
+        shown = max(map(int, WALL_SETS_DONE.findall(bytes(seen))))
+        proc.wait(timeout=60)
+        _nothing_left(proc)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    return shown

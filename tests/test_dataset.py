@@ -309,7 +309,11 @@ def test_the_manifest_says_which_expert_made_the_data(tmp_path, monkeypatch):
 def test_selfplay_refuses_an_unusable_out_dir(small, tmp_path, capsys):
     a_file = tmp_path / "file"
     a_file.write_text("x")
-    for out, message in ((small, "not empty"), (a_file, "not a directory"),
+    other = tmp_path / "other"  # a folder of anything but a dataset
+    other.mkdir()
+    (other / "notes.txt").write_text("x")
+    for out, message in ((small, "--hands 1 differs from"), (other, "not empty"),
+                         (a_file, "not a directory"),
                          (a_file / "below", "cannot create")):
         r = mjbot_here(capsys, "selfplay", "--variant", "mass", "--hands", "1", "--out", str(out))
         assert r.returncode == 2, r.stderr

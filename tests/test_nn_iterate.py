@@ -583,3 +583,52 @@ def test_the_summary_prints_no_python_none_and_no_negative_zero() -> None:
     assert shown_interval([None, None]) == shown_interval(None) == "[n/a]"
     assert shown_interval([-0.04, 12.34]) == "[+0.0,+12.3]"
     assert shown_points(-0.04) == "+0.0" and shown_points(None) == "n/a"
+
+
+def test_a_self_play_stopped_in_its_middle_goes_on_where_it_stopped(tmp_path: Path) -> None:
+    """A self-play phase stopped by SIGTERM after some of its wall sets was deleted and played
+    again from its first by the next run (hours of mc games at 90% done). The next run now
+    goes on with the wall sets not done; the data is what one unbroken self-play of the
+    recorded command writes, byte for byte, and state.json gives each run's part (seconds,
+    machine, the wall sets it played) and the phase's seconds as their sum."""
+    need_torch()
+    run = tmp_path / "run"
+    for _ in range(3):  # the SIGTERM must land in a wall set, not before the first began
+        proc, stderr = _terminated_during_self_play(run, 60)
+        _kill_group(proc)
+        assert proc.returncode == 128 + signal.SIGTERM, stderr
+        if (run / "round-001" / "selfplay-001" / "manifest.json").exists():
+            break
+        shutil.rmtree(run)
+    stopped = json.loads((run / "round-001" / "selfplay-001" / "manifest.json").read_text())
+    done = stopped["stopped"]["units_done"]
+    assert 1 <= done < stopped["stopped"]["units_planned"]
+    (part,) = _state(run)["rounds"][0]["parts"]["selfplay"]
+    assert part["from_wall_set"] == 1 and part["stopped_after_wall_set"] == done
+    assert part["stopped"] is True
+
+    resumed = subprocess.run(_command(run, 1, hands=60, start=GOLDEN), capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    (one,) = _state(run)["rounds"]
+    assert one["done"] and "parts" not in one
+    phase = one["phases"]["selfplay"]
+    first, second = phase["parts"]
+    assert first == part
+    assert second["from_wall_set"] == done + 1 and "stopped" not in second
+    assert phase["seconds"] == round(first["seconds"] + second["seconds"], 1)
+    assert set(second["machine"]) == {"platform", "cpus", "python", "device"}
+
+    # the recorded command, played unbroken (its weights named as the run named them)
+    words = shlex.split(phase["command"])
+    args = words[words.index("mjbot") + 1:]
+    args[args.index("--out") + 1] = str(tmp_path / "unbroken")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MJBOT_NN_WEIGHTS": str(run / "gen-000.npz"),
+           "MJBOT_MC": dict(w.split("=", 1) for w in words[:words.index("mjbot")])["MJBOT_MC"]}
+    unbroken = subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
+                              text=True, env=env, cwd=run, timeout=600)
+    assert unbroken.returncode == 0, unbroken.stderr
+    data = run / phase["data"]
+    assert {p.name: p.read_bytes() for p in data.iterdir()} == {
+        p.name: p.read_bytes() for p in (tmp_path / "unbroken").iterdir()}

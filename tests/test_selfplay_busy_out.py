@@ -46,7 +46,8 @@ def test_a_second_selfplay_at_the_same_out_is_refused_while_the_first_writes(
         while not out.is_dir():  # the first has made its folder and plays its games
             assert time.monotonic() < deadline and first.poll() is None, first.stderr
             time.sleep(0.02)
-        assert not any(out.iterdir())
+        # nothing of a dataset yet (at most the run's record of where it stands)
+        assert {p.name for p in out.iterdir()} <= {"progress.json"}
         second = subprocess.run(_selfplay(out, 4, 9), capture_output=True, text=True,
                                 env=_env(), timeout=300)
         assert first.poll() is None  # still playing: asked to stop after its wall set
@@ -63,7 +64,7 @@ def test_a_second_selfplay_at_the_same_out_is_refused_while_the_first_writes(
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["seed"] == 1
     assert [s["file"] for s in manifest["shards"]] == sorted(
-        p.name for p in out.iterdir() if p.name != "manifest.json")
+        p.name for p in out.iterdir() if p.name not in ("manifest.json", "progress.json"))
     stats = subprocess.run([sys.executable, "-m", "adapter.cli", "dataset", "stats", str(out),
                             "--json"], capture_output=True, text=True, env=_env(),
                            timeout=300)
@@ -75,14 +76,19 @@ def test_a_second_selfplay_at_the_same_out_is_refused_while_the_first_writes(
 def test_a_refused_second_run_leaves_a_later_run_free_to_use_its_own_out(
         tmp_path: Path) -> None:
     """The lock goes with the run: an --out a finished (or killed) run held is no longer
-    held; its contents alone decide (a dataset there: refused as not empty)."""
+    held; its contents alone decide (this dataset, complete: nothing to play; a dataset of
+    another seed there: refused)."""
     out = tmp_path / "rb1"
     done = subprocess.run(_selfplay(out, 4, 1), capture_output=True, text=True, env=_env(),
                           timeout=300)
     assert done.returncode == 0, done.stderr
     again = subprocess.run(_selfplay(out, 4, 1), capture_output=True, text=True, env=_env(),
                            timeout=300)
-    assert again.returncode == 2 and "directory is not empty" in again.stderr, again.stderr
+    assert again.returncode == 0 and "already holds this dataset, complete" in again.stdout, (
+        again.stderr)
+    other = subprocess.run(_selfplay(out, 4, 2), capture_output=True, text=True, env=_env(),
+                           timeout=300)
+    assert other.returncode == 2 and "--seed 2 differs from 1" in other.stderr, other.stderr
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="flock: the POSIX lock")

@@ -74,8 +74,8 @@ def test_a_signal_stops_selfplay_with_a_whole_dataset(tmp_path, signum, workers)
     stats = dataset_stats(out)
     assert stats["decisions"] == manifest["decisions"] > 0
     every_array(out)  # every shard listed is there, whole
-    assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["manifest.json", *(shard["file"] for shard in manifest["shards"])])
+    assert sorted(p.name for p in out.iterdir()) == sorted(  # and the record to go on from
+        ["manifest.json", "progress.json", *(shard["file"] for shard in manifest["shards"])])
 
 
 def test_stopped_before_the_first_wall_set_leaves_no_dataset(tmp_path, capsys):

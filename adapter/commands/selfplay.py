@@ -69,7 +69,9 @@ def register(sub: Any) -> None:
                             "holds the wall sets finished, each in every seating. SIGTERM "
                             "or Ctrl-C stops the same way (with one worker, after the wall "
                             "set under way; Ctrl-C again: at once, with no dataset)")
-    s.add_argument("--out", required=True, metavar="DIR", help="a new or empty directory")
+    s.add_argument("--out", required=True, metavar="DIR", help="a new or empty directory; "
+                   "or the folder of a stopped or killed run of the same options, which this "
+                   "run goes on with (a complete one: nothing to play)")
     s.add_argument("--out-shared", action="store_true", help="with --ray: every node mounts "
                    "--out at the same path, so the workers write the shards there (else their "
                    "games come back to this process, which writes them)")
@@ -77,6 +79,10 @@ def register(sub: Any) -> None:
                    help="riichi game length")
     s.add_argument("--shard-decisions", type=int, default=20000, metavar="N",
                    help="decisions per shard, about (shards end between games)")
+    s.add_argument("--checkpoint-every", type=float, default=60.0, metavar="SECONDS",
+                   help="write the open shard and record it at most this often, after a wall "
+                   "set (0: after each), so a run killed outright goes on from there "
+                   "(default: %(default)s; it does not change the dataset)")
     s.add_argument("--json", action="store_true", help="print the run's figures as JSON")
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when it is a terminal)")
@@ -104,6 +110,9 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     require_table(names, args)
     if args.shard_decisions < 1:
         raise UserInputError("--shard-decisions must be at least 1")
+    if not args.checkpoint_every >= 0:  # a NaN too
+        raise UserInputError(f"--checkpoint-every {args.checkpoint_every}: give 0 or more "
+                             "seconds")
     if args.out_shared and args.ray is None:
         raise UserInputError("--out-shared goes with --ray (it says the Ray workers see --out)")
     stop_after = checked_stop_after(args)
@@ -122,7 +131,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
                         seat_limit=args.seat_limit, budget=args.budget,
                         connect_wait=args.connect_wait)
     config = SelfPlayConfig(arena, str(Path(args.out).resolve()) if args.out_shared else args.out,
-                            args.shard_decisions)
+                            args.shard_decisions, args.checkpoint_every)
     stop = StopRequest(stop_after)
     if args.out_shared:  # the Ray workers write the shards: no stop to answer
         return _run_and_report(args, config, ray, stop)
@@ -133,16 +142,26 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
 def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
                     stop: StopRequest) -> int:
     """Play and write the dataset (until ``stop`` asks), then report it; the exit status."""
-    from adapter.local.selfplay import run_selfplay
+    from adapter.local.selfplay import resume_point, run_selfplay
     from adapter.local.stopping import exit_status, stop_reason_text
     from adapter.progress import ProgressBar
     from replay.dataset.schema import DatasetError
 
     out = Path(args.out)
     made = _first_missing(out)
-    fresh = made is not None or (out.is_dir() and not any(out.iterdir()))  # else refused
+    fresh = made is not None or (out.is_dir() and not any(out.iterdir()))  # else resumed
     try:
         with holding_out(out):  # refused there: nothing removed, the folder is another's
+            # what --out holds is read under the lock: a run writing there is not taken for
+            # a killed one
+            point = resume_point(config)
+            if isinstance(point, dict):  # this dataset, complete: nothing is written
+                return _already_complete(args, point)
+            if point is not None and args.out_shared:
+                raise UserInputError(f"{out}: holds a stopped dataset, which a run with "
+                                     "--out-shared cannot go on with (run without it)")
+            if point is not None:
+                _going_on(out, point, config)
             try:
                 if args.out_shared:
                     from adapter.local.ray_selfplay import run_on_workers
@@ -150,7 +169,7 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
                     result = run_on_workers(config, ray, ProgressBar(args.progress))
                 else:
                     bar = ProgressBar(args.progress)
-                    result = run_selfplay(config, bar, ray, stop)
+                    result = run_selfplay(config, bar, ray, stop, point)
                     bar.end()
             except BaseException:  # the error itself is said where it is caught (cli.main)
                 if fresh:
@@ -174,6 +193,8 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
     summary = {k: result[k] for k in (
         "variant", "source", "games", "hands", "decisions", "seconds", "workers",
         "decisions_per_second", "decisions_per_core_second")}
+    if "resumed" in result:
+        summary["resumed"] = result["resumed"]
     summary["out"] = args.out
     summary["shards"] = len(result["shards"])
     summary["bytes"] = sum(s["bytes"] for s in result["shards"])
@@ -204,6 +225,38 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
                       f"first: {f['first_fallback']}")
     failed = fallback_verdict(args, summary["fallbacks"])
     return status or (1 if summary["referee_errors"] else failed)
+
+
+def _going_on(out: Path, point: Any, config: SelfPlayConfig) -> None:
+    """Say where a resumed run goes on from, and clear what it will write again (the stopped
+    run's manifest, shards past the checkpoint, a killed run's temporary files)."""
+    from replay.dataset.progress import clear_for_resume
+
+    clear_for_resume(out, point.point)
+    kept = len(point.point.shards) + (point.point.open is not None)
+    print(f"mjbot selfplay: going on with the dataset in {out} from wall set "
+          f"{point.point.unit + 1} of {config.arena.units()} ({kept} shard(s) kept"
+          f"{f', {point.point.skip} game(s) of that wall set in them' if point.point.skip else ''}"
+          ")", file=sys.stderr)
+
+
+def _already_complete(args: argparse.Namespace, manifest: dict[str, Any]) -> int:
+    """A rerun on a dataset it finished says so and writes nothing: exit 0, as a resume
+    that had nothing left to play."""
+    summary = {"variant": manifest["variant"], "source": manifest["source"],
+               "games": manifest["games"], "hands": manifest["hands"],
+               "decisions": manifest["decisions"], "seconds": 0.0, "out": args.out,
+               "shards": len(manifest["shards"]),
+               "bytes": sum(s["bytes"] for s in manifest["shards"]),
+               "referee_errors": len(manifest["referee_errors"]),
+               "fallbacks": manifest["fallbacks"], "already_complete": True}
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"selfplay {summary['variant']}: {args.out} already holds this dataset, "
+              f"complete ({summary['hands']} hands, {summary['decisions']} decisions in "
+              f"{summary['shards']} shards): nothing to play")
+    return 0
 
 
 @contextlib.contextmanager
@@ -258,10 +311,18 @@ def _left_behind(out: Path, made: Path | None, command: str = "selfplay") -> Non
     leaves the disk as it found it: the folders it made for --out are removed while they are
     empty (an empty --out was left behind). Files it did write (shards, no manifest) are kept
     and said, as they are no dataset."""
+    from replay.dataset.progress import PROGRESS
+
     written = sorted(out.iterdir()) if out.is_dir() else []
+    if written and all(p.name in (PROGRESS, PROGRESS + ".tmp") for p in written):
+        for p in written:  # a record of no shard: nothing to go on with
+            p.unlink(missing_ok=True)
+        written = []
     if written:
+        resumable = command == "selfplay" and (out / PROGRESS).is_file()
         print(f"mjbot {command}: the failed run left {len(written)} file(s) in {out} (no "
-              "manifest: not a dataset)", file=sys.stderr)
+              "manifest: not a dataset" + ("; the same command goes on with it)" if resumable
+                                           else ")"), file=sys.stderr)
         return
     folder = out
     while made is not None:
@@ -282,7 +343,7 @@ def _remove_empty_dataset(out: Path, made: Path | None) -> None:
 
     with contextlib.suppress(OSError):
         (out / MANIFEST).unlink()
-    _left_behind(out, made)
+    _left_behind(out, made)  # the record of where it stood goes with it
 
 
 def cmd_dataset_import(args: argparse.Namespace) -> int:

@@ -21,10 +21,11 @@ from adapter.local.game import play_game
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup, Player
 from adapter.local.seat import policy_environment
 from adapter.local.stopping import StopRequest, play_in_process, play_units
-from brain.tally import FallbackTally
+from brain.tally import FallbackTally, tallies_from
 from protocols import events as ev
+from replay.dataset.progress import Checkpoint, drop_progress, save_progress
 from replay.dataset.records import Block, BlockBuilder, HandStart
-from replay.dataset.shards import DatasetWriter
+from replay.dataset.shards import DatasetWriter, dataset_meta
 
 if TYPE_CHECKING:
     from adapter.local.ray_pool import RayRun
@@ -35,6 +36,7 @@ class SelfPlayConfig:
     arena: ArenaConfig
     out: str
     shard_decisions: int = 20000
+    checkpoint_s: float = 60.0  # the open shard written and recorded at most this often
 
     @property
     def policy_names(self) -> tuple[str, ...]:
@@ -84,6 +86,7 @@ class UnitData:
     seconds: float
     errors: list[str] = field(default_factory=list)
     fallbacks: dict[str, FallbackTally] = field(default_factory=dict)  # per policy name
+    seatings: list[int] = field(default_factory=list)  # each game's seating (index)
 
 
 def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
@@ -94,6 +97,7 @@ def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
     arena = config.arena
     names = config.policy_names
     blocks: list[Block] = []
+    played: list[int] = []
     errors: list[str] = []
     fallbacks = {n: FallbackTally() for n in names}
     for index, seating in enumerate(arena.arrangements()):
@@ -113,8 +117,9 @@ def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
                 fallbacks[seating[seat]].add(p.tally)
         builder.end_game(result.scores, result.ranks)
         blocks.append(builder.block())
+        played.append(index)
     return UnitData(unit, blocks, sum(b.hands for b in blocks), time.perf_counter() - start,
-                    errors, fallbacks)
+                    errors, fallbacks, played)
 
 
 def add_fallbacks(total: dict[str, FallbackTally], unit: dict[str, FallbackTally]) -> None:
@@ -131,12 +136,12 @@ def fallbacks_extra(total: dict[str, FallbackTally]) -> dict[str, Any]:
 
 def iter_units(config: SelfPlayConfig, ray: RayRun | None = None,
                on_complete: Callable[[UnitData], None] | None = None,
-               stop: StopRequest | None = None) -> Iterator[UnitData]:
-    """Every unit's data in unit order; workers run ahead by at most two units each, so the
-    parent holds a bounded number of finished units. ``on_complete`` sees each unit as it
-    is taken (what a progress bar follows). When ``stop`` asks for it the units end there:
-    with worker processes while a unit is awaited (the units under way are abandoned), in
-    one process or on Ray once the unit under way has finished."""
+               stop: StopRequest | None = None, first: int = 0) -> Iterator[UnitData]:
+    """Every unit's data in unit order from unit ``first``; workers run ahead by at most two
+    units each, so the parent holds a bounded number of finished units. ``on_complete`` sees
+    each unit as it is taken (what a progress bar follows). When ``stop`` asks for it the
+    units end there: with worker processes while a unit is awaited (the units under way are
+    abandoned), in one process or on Ray once the unit under way has finished."""
     units = config.arena.units()
     workers = config.arena.workers
     asked = stop if stop is not None else StopRequest()
@@ -147,16 +152,18 @@ def iter_units(config: SelfPlayConfig, ray: RayRun | None = None,
         return data
 
     if ray is not None:
-        for _, data in ray.map(play_selfplay_unit, lambda u: (config, u), units, ordered=True):
+        for _, data in ray.map(play_selfplay_unit, lambda u: (config, first + u),
+                               units - first, ordered=True):
             yield taken(data)
             if asked():
                 return
         return
     if workers <= 1:
-        for data in play_in_process(play_selfplay_unit, config, units, asked):
+        for data in play_in_process(play_selfplay_unit, config, units, asked, first):
             yield taken(data)
         return
-    for data in play_units(play_selfplay_unit, config, units, workers, asked, ordered=True):
+    for data in play_units(play_selfplay_unit, config, units, workers, asked, ordered=True,
+                           first=first):
         yield taken(data)
 
 
@@ -171,6 +178,7 @@ def selfplay_meta(config: SelfPlayConfig) -> dict[str, Any]:
                    "seatings": len(arena.arrangements()),
                    "riichi_length": arena.riichi_length,
                    "hands_per_game": arena.hands_per_game,
+                   "shard_decisions": config.shard_decisions,
                    "environment": policy_environment(arena.policies)},
     }
 
@@ -178,9 +186,10 @@ def selfplay_meta(config: SelfPlayConfig) -> dict[str, Any]:
 class UnitCounter:
     """Completed units, hands and unit seconds, for the progress bar and the figures."""
 
-    def __init__(self, units: int, progress: Callable[[int, int, int], None] | None) -> None:
+    def __init__(self, units: int, progress: Callable[[int, int, int], None] | None,
+                 done: int = 0, hands: int = 0) -> None:
         self.units, self.progress = units, progress
-        self.done = self.hands = 0
+        self.done, self.hands = done, hands  # a resumed run's count goes on from its start
         self.seconds = 0.0
 
     def __call__(self, data: Any) -> None:
@@ -191,48 +200,207 @@ class UnitCounter:
             self.progress(self.done, self.units, self.hands)
 
 
+@dataclass
+class Resumed:
+    """Where a resumed run goes on from (replay/dataset/progress.py): the dataset meta on
+    record, the checkpoint proved on disk, its open shard's games read back, and the
+    checkpoints of the record that stay true until this run writes a new one."""
+
+    meta: dict[str, Any]
+    point: Checkpoint
+    open_block: Block | None
+    kept: list[Checkpoint]
+
+
 def run_selfplay(config: SelfPlayConfig,
                  progress: Callable[[int, int, int], None] | None = None,
                  ray: RayRun | None = None,
-                 stop: StopRequest | None = None) -> dict[str, Any]:
+                 stop: StopRequest | None = None,
+                 resumed: Resumed | None = None) -> dict[str, Any]:
     """Play every unit and write the dataset here; returns the manifest plus timing figures.
     On Ray, the units' games come back to this process, which writes the shards (where every
     node sees the output folder, :func:`adapter.local.ray_selfplay.run_on_workers` has the
     workers write them). Stopped early by ``stop``, the dataset holds the first units, each
-    in every seating, and the manifest says so under ``stopped``."""
+    in every seating, and the manifest says so under ``stopped``. ``resumed``: the run goes
+    on from a stopped or killed one's checkpoint, and writes what an unbroken run writes.
+
+    After each unit in which a shard was written, ``progress.json`` records the checkpoint
+    (the shards so far, where play stands, the units' tallies); at most every
+    ``config.checkpoint_s`` seconds (after a unit), and at a stop, one more holds the open
+    shard as it stands; the record goes when the dataset is complete."""
     start = time.monotonic()
     units = config.arena.units()
-    counter = UnitCounter(units, progress)
-    writer = DatasetWriter(Path(config.out), selfplay_meta(config), config.shard_decisions)
-    errors: list[str] = []
-    fallbacks: dict[str, FallbackTally] = {}
-    written = 0
-    for data in iter_units(config, ray, counter, stop):
-        for block in data.games:
-            writer.add(block)
+    out = Path(config.out)
+    point = resumed.point if resumed is not None else Checkpoint()
+    if resumed is None:
+        meta = dataset_meta(selfplay_meta(config))
+        writer = DatasetWriter(out, selfplay_meta(config), config.shard_decisions)
+        kept: list[Checkpoint] = []
+        save_progress(out, meta, kept)  # the folder is a run's from its start
+    else:
+        meta = resumed.meta
+        writer = DatasetWriter.going_on(out, meta, config.shard_decisions, point.shards,
+                                        point.games, resumed.open_block, point.open_games)
+        kept = resumed.kept
+    before = sum(s["decisions"] for s in point.files())
+    counter = UnitCounter(units, progress, point.unit,
+                          sum(s["hands"] for s in point.files()))
+    errors: list[str] = list(point.referee_errors)
+    fallbacks: dict[str, FallbackTally] = tallies_from(point.fallbacks)
+    reached = point.unit
+    last_open = time.monotonic()
+    for data in iter_units(config, ray, counter, stop, point.unit):
+        errors_before, fallbacks_before = list(errors), fallbacks_extra(fallbacks)
+        skip = point.skip if data.unit == point.unit else 0
+        cut_after = None
+        for index, block in zip(data.seatings, data.games, strict=True):
+            if index >= skip and writer.add(block):
+                cut_after = index
         errors.extend(data.errors)
         add_fallbacks(fallbacks, data.fallbacks)
-        written += 1
+        reached = data.unit + 1
+        if cut_after is not None:  # a shard was written: a checkpoint at it
+            if writer.open_games:  # this unit's later games are not in it yet
+                kept = [Checkpoint(list(writer.shards), writer.games - writer.open_games,
+                                   data.unit, cut_after + 1, errors_before, fallbacks_before)]
+            else:
+                kept = [Checkpoint(list(writer.shards), writer.games, reached, 0, list(errors),
+                                   fallbacks_extra(fallbacks))]
+            save_progress(out, meta, kept)
+        if writer.open_games and time.monotonic() - last_open >= config.checkpoint_s:
+            # the games since the last shard, so a kill outright does not take them all
+            opened = writer.write_open()
+            save_progress(out, meta, [*kept, Checkpoint(
+                list(writer.shards), writer.games - writer.open_games, reached, 0,
+                list(errors), fallbacks_extra(fallbacks), opened, writer.open_games)])
+            last_open = time.monotonic()
     extra: dict[str, Any] = {"referee_errors": errors, "fallbacks": fallbacks_extra(fallbacks)}
-    if written < units:
+    if reached < units:
         assert stop is not None  # only a stop ends the units early
-        extra["stopped"] = {"reason": stop(), "units_done": written, "units_planned": units}
+        extra["stopped"] = {"reason": stop(), "units_done": reached, "units_planned": units}
+    whole, open_games = len(writer.shards), writer.open_games
     manifest = writer.close(extra)
-    return run_figures(config, manifest, start, counter, ray, "driver", written)
+    if reached < units:
+        opened = writer.shards[whole] if len(writer.shards) > whole else None
+        save_progress(out, meta, [*kept, Checkpoint(
+            writer.shards[:whole], writer.games - open_games, reached, 0, errors,
+            fallbacks_extra(fallbacks), opened, open_games if opened else 0)])
+    else:
+        drop_progress(out)
+    figures = run_figures(config, manifest, start, counter, ray, "driver", reached - point.unit,
+                          before)
+    if resumed is not None:
+        figures["resumed"] = {"units_done_before": point.unit, "games_replayed": point.skip,
+                              "decisions_before": before}
+    return figures
 
 
 def run_figures(config: SelfPlayConfig, manifest: dict[str, Any], start: float,
                 counter: UnitCounter, ray: RayRun | None, written_by: str,
-                units: int | None = None) -> dict[str, Any]:
-    """The manifest plus the run's timing figures (and Ray's, with who wrote the shards)."""
+                units: int | None = None, before: int = 0) -> dict[str, Any]:
+    """The manifest plus the run's timing figures (and Ray's, with who wrote the shards);
+    the rates are of this run's decisions (``before``: those a resumed run found written)."""
     arena = config.arena
     wall = time.monotonic() - start
+    played = manifest["decisions"] - before
     figures = {**manifest, "seconds": round(wall, 3), "unit_seconds": round(counter.seconds, 3),
                "workers": ray.workers if ray is not None else arena.workers,
-               "decisions_per_second": manifest["decisions"] / wall if wall else None,
-               "decisions_per_core_second": (manifest["decisions"] / counter.seconds
+               "decisions_per_second": played / wall if wall else None,
+               "decisions_per_core_second": (played / counter.seconds
                                              if counter.seconds else None)}
     if ray is not None:
         figures["ray"] = {**ray.figures(arena.units() if units is None else units),
                           "shards_written_by": written_by}
     return figures
+
+
+# --------------------------------------------------------------------------- going on
+
+# the options a dataset's config records, as the user gives them
+FLAGS = {"policies_seated": "--policies", "specs": "--policies", "hands_requested": "--hands",
+         "units": "--hands", "seed": "--seed", "riichi_length": "--length",
+         "shard_decisions": "--shard-decisions", "seatings": "--policies",
+         "hands_per_game": "--variant"}
+
+
+def _weights_path_aside(environment: dict[str, str]) -> dict[str, str]:
+    """The environment as it shapes the games: the network by its SHA-256, not by the path it
+    was named by (a run resumed from another folder names the same file otherwise)."""
+    if "nn_weights_sha256" in environment:
+        return {k: v for k, v in environment.items() if k != "MJBOT_NN_WEIGHTS"}
+    return environment
+
+
+def differing_option(recorded: dict[str, Any], given: dict[str, Any]) -> str:
+    """What differs between a dataset's meta on record and this run's, as the user would
+    change it ('' when nothing that shapes the data does)."""
+    for key in ("schema_version", "source", "variant"):
+        if recorded.get(key) != given.get(key):
+            flag = "--variant" if key == "variant" else key
+            return f"{flag} {given.get(key)} differs from {recorded.get(key)}"
+    old, new = recorded.get("config", {}), given["config"]
+    for key in sorted(old):  # what an older mjbot did not record cannot be told apart
+        a, b = old.get(key), new.get(key)
+        if key == "environment":
+            a, b = _weights_path_aside(a or {}), _weights_path_aside(b or {})
+            if a != b:
+                name = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))[0]
+                return (f"the environment's {name} {b.get(name, '(unset)')!r} differs from "
+                        f"{a.get(name, '(unset)')!r}")
+        elif a != b:
+            if key in ("policies_seated", "specs", "seatings"):
+                return (f"--policies {','.join(new['policies_seated'])} differs from "
+                        f"{','.join(old.get('policies_seated', []))}")
+            return f"{FLAGS.get(key, key)} {b} differs from {a}"
+    return ""
+
+
+def resume_point(config: SelfPlayConfig) -> Resumed | dict[str, Any] | None:
+    """What ``config.out`` holds for this run: None when it is new or empty (a fresh run);
+    the manifest when it holds this very dataset, complete; else where a stopped or killed
+    run of the same options goes on from. A folder of anything else, or of other options, is
+    a DatasetError in one line, and nothing in it is touched."""
+    from replay.dataset.progress import (
+        PROGRESS,
+        drop_progress,
+        foreign_files,
+        latest_proved,
+        open_block,
+        read_progress,
+    )
+    from replay.dataset.schema import DatasetError
+    from replay.dataset.shards import MANIFEST, read_manifest
+
+    out = Path(config.out)
+    if not out.is_dir() or not any(out.iterdir()):
+        return None
+    given = dataset_meta(selfplay_meta(config))
+    progress = read_progress(out)
+    manifest = read_manifest(out) if (out / MANIFEST).is_file() else None
+    if progress is None and manifest is None:
+        raise DatasetError(f"{out}: directory is not empty (a dataset goes in a new or empty "
+                           "directory)")
+    recorded = progress[0] if progress is not None else manifest
+    assert recorded is not None
+    if recorded.get("source") != "selfplay":
+        raise DatasetError(f"{out}: holds a dataset not made by selfplay (source "
+                           f"{recorded.get('source')!r}); give another --out")
+    if differs := differing_option(recorded, given):
+        raise DatasetError(f"{differs}, the dataset's in {out}: give the same to go on with "
+                           "it, or another --out")
+    if manifest is not None and "stopped" not in manifest:
+        drop_progress(out)  # a run killed between its manifest and dropping the record
+        return manifest
+    if progress is None:
+        raise DatasetError(f"{out}: a stopped dataset with no {PROGRESS} (written by an mjbot "
+                           "that could not resume it); give another --out")
+    if foreign := foreign_files(out):
+        raise DatasetError(f"{out}: holds {foreign[0]}, which no selfplay run writes; move it "
+                           "away to go on with the dataset")
+    checkpoints = progress[1]
+    point = latest_proved(out, checkpoints)
+    # until this run records its own: the checkpoint it goes on from, or the one before a
+    # stop's (its shards are the stop's but the open one, which this run writes over)
+    kept = [point] if point.open is None else [
+        c for c in checkpoints[:checkpoints.index(point)] if c.open is None][-1:]
+    return Resumed(recorded, point, open_block(out, point), kept)

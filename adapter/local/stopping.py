@@ -147,12 +147,12 @@ class UnitPool:
 
 
 def play_in_process(play: Callable[[Any, int], Any], config: Any, units: int,
-                    stop: StopRequest) -> Iterator[Any]:
-    """``play(config, unit)`` for every unit, here, in order, until ``stop`` asks: between
-    units, or at once after a signal while an outside program is awaited (that unit is
-    abandoned, as a worker's would be)."""
+                    stop: StopRequest, first: int = 0) -> Iterator[Any]:
+    """``play(config, unit)`` for every unit from ``first``, here, in order, until ``stop``
+    asks: between units, or at once after a signal while an outside program is awaited (that
+    unit is abandoned, as a worker's would be)."""
     with abandon_waits_when(lambda: stop.reason.startswith("SIG")):
-        for unit in range(units):
+        for unit in range(first, units):
             if stop():
                 return
             try:
@@ -163,16 +163,16 @@ def play_in_process(play: Callable[[Any, int], Any], config: Any, units: int,
 
 
 def play_units(play: Callable[[Any, int], Any], config: Any, units: int, workers: int,
-               stop: StopRequest, ordered: bool) -> Iterator[Any]:
-    """``play(config, unit)`` for every unit in ``workers`` processes, at most two a worker
-    queued ahead of the units taken; the results in unit order (``ordered``: a self-play
-    dataset) or as they finish (an arena). Ends where ``stop`` asks, at once (the units under
-    way are abandoned), and however it ends, ends the workers. A worker that died is
+               stop: StopRequest, ordered: bool, first: int = 0) -> Iterator[Any]:
+    """``play(config, unit)`` for every unit from ``first`` in ``workers`` processes, at most
+    two a worker queued ahead of the units taken; the results in unit order (``ordered``: a
+    self-play dataset) or as they finish (an arena). Ends where ``stop`` asks, at once (the
+    units under way are abandoned), and however it ends, ends the workers. A worker that died is
     :class:`WorkerDied`, unless a stop was asked for: a SIGTERM to the whole group ends the
     workers too."""
     pool = UnitPool(workers)
     pending: dict[int, concurrent.futures.Future[Any]] = {}
-    submitted = taken = 0
+    submitted = taken = first
     try:
         while taken < units:
             while submitted < units and submitted < taken + 2 * workers:

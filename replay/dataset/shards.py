@@ -123,21 +123,53 @@ class DatasetWriter:
     """Writes blocks (whole games, in the order given) into shards of about
     ``shard_decisions`` decisions each, cut between games, then the manifest."""
 
-    def __init__(self, out: Path, meta: dict[str, Any], shard_decisions: int = 20000) -> None:
+    def __init__(self, out: Path, meta: dict[str, Any], shard_decisions: int = 20000,
+                 resumed: bool = False) -> None:
         self.out = Path(out)
-        prepare_out_dir(self.out)
-        self.meta = dataset_meta(meta)
+        if not resumed:
+            prepare_out_dir(self.out)
+        self.meta = meta if resumed else dataset_meta(meta)
         self.cutter = ShardCutter(shard_decisions)
         self.shards: list[dict[str, Any]] = []
         self.games = 0
+        self.open_games = 0  # games added since the last shard was written
 
-    def add(self, block: Block, games: int = 1) -> None:
+    @classmethod
+    def going_on(cls, out: Path, meta: dict[str, Any], shard_decisions: int,
+                 shards: list[dict[str, Any]], games: int, open_block: Block | None,
+                 open_games: int) -> DatasetWriter:
+        """A writer that goes on from shards already written (``meta``: their dataset meta,
+        as recorded) and the open shard's games read back: one block of ``open_games``
+        games, cut as the games it holds would be (a shard ends where its decisions reach
+        ``shard_decisions``, and these did not)."""
+        writer = cls(out, meta, shard_decisions, resumed=True)
+        writer.shards = list(shards)
+        writer.games = games
+        if open_block is not None and open_games:
+            writer.games += open_games
+            writer.open_games = open_games
+            writer.cutter.add(open_block, open_block.decisions)
+        return writer
+
+    def write_open(self) -> dict[str, Any] | None:
+        """The open shard as it stands, under the name it will have once whole (where a resume
+        reads its games back); its entry, None when it holds no game. Written again when it
+        closes, as it will hold more games then."""
+        if not self.cutter.pending:
+            return None
+        return write_shard(self.out, len(self.shards), self.meta, self.cutter.pending)
+
+    def add(self, block: Block, games: int = 1) -> bool:
+        """Add whole games; True when they closed a shard (written now)."""
         self.games += games
-        self._write(self.cutter.add(block, block.decisions))
+        self.open_games += games
+        return self._write(self.cutter.add(block, block.decisions))
 
-    def _write(self, blocks: list[Block] | None) -> None:
+    def _write(self, blocks: list[Block] | None) -> bool:
         if blocks:
             self.shards.append(write_shard(self.out, len(self.shards), self.meta, blocks))
+            self.open_games = 0
+        return bool(blocks)
 
     def close(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Write the last shard and the manifest (``extra``: more manifest fields, e.g. what

@@ -153,7 +153,25 @@ class IterateState:
         entry = self.data["rounds"][number - 1]
         entry["phases"][name] = {**record, "finished_at": time.strftime(
             "%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        parts = entry.get("parts", {})
+        parts.pop(name, None)  # now in the phase's record
+        if not parts:
+            entry.pop("parts", None)
         self.save()
+
+    def add_part(self, number: int, name: str, record: dict[str, Any]) -> None:
+        """Record one run's part of a phase that stopped before its end (a self-play goes on
+        from the wall sets it finished) and write the state."""
+        self.round(number)
+        self.data["rounds"][number - 1].setdefault("parts", {}).setdefault(name, []).append(
+            record)
+        self.save()
+
+    def parts(self, number: int, name: str) -> list[dict[str, Any]]:
+        """The earlier runs' parts of a phase not yet done."""
+        if number > len(self.data["rounds"]):
+            return []
+        return list(self.data["rounds"][number - 1].get("parts", {}).get(name, []))
 
     def set_round(self, number: int, **fields: Any) -> None:
         self.round(number)

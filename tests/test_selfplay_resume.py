@@ -1,0 +1,167 @@
+"""`mjbot selfplay` run again at the --out of a stopped or killed run of the same options goes
+on where it stopped: it plays only the wall sets not done, and leaves the very bytes an
+unbroken run writes (shards and manifest), whatever --workers each part had. A stop keeps
+its open shard, read back on resume; a run killed outright keeps the shards its record
+(progress.json) proves whole and plays again from there; a folder of other options is
+refused in one line, untouched; a complete dataset is left as it is."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import signal
+from pathlib import Path
+
+import pytest
+
+from replay.dataset.shards import read_manifest
+from tests.in_process import mjbot_here
+from tests.serve_helpers import mjbot
+from tests.stop_helpers import kill_outright, stop_by_signal
+
+# mass, rulebased/greedy: about 900 decisions and 0.2 s a wall set, 13 wall sets
+RUN = ["selfplay", "--variant", "mass", "--policies", "rulebased,greedy,rulebased,greedy",
+       "--hands", "300", "--seed", "6"]
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(root.iterdir())}
+
+
+def stamps(root: Path) -> dict[str, tuple[int, int]]:
+    return {p.name: (p.stat().st_mtime_ns, p.stat().st_ino) for p in sorted(root.iterdir())}
+
+
+@pytest.fixture(scope="module", params=[2000, 300])
+def unbroken(request, tmp_path_factory) -> tuple[int, dict[str, bytes]]:
+    """The dataset of one run that was never stopped (one worker), by --shard-decisions."""
+    out = tmp_path_factory.mktemp("unbroken") / "d"
+    r = mjbot(*RUN, "--shard-decisions", str(request.param), "--workers", "1", "--out",
+              str(out))
+    assert r.returncode == 0, r.stderr
+    return request.param, files(out)
+
+
+def test_a_stopped_run_goes_on_to_the_bytes_of_an_unbroken_one(tmp_path, unbroken):
+    shard_decisions, expected = unbroken
+    out = tmp_path / "d"
+    options = [*RUN, "--shard-decisions", str(shard_decisions)]
+    status, _ = stop_by_signal([*options, "--workers", "1", "--out", str(out)],
+                               signal.SIGTERM, after=3)
+    assert status == 128 + signal.SIGTERM
+    stopped = read_manifest(out)
+    assert 3 <= stopped["stopped"]["units_done"] < stopped["stopped"]["units_planned"]
+    r = mjbot(*options, "--workers", "2", "--out", str(out), "--json")  # other workers
+    assert r.returncode == 0, r.stderr
+    done = stopped["stopped"]["units_done"]
+    assert (f"going on with the dataset in {out} from wall set {done + 1} of "
+            f"{stopped['stopped']['units_planned']}") in r.stderr
+    assert json.loads(r.stdout)["resumed"]["units_done_before"] == done
+    assert files(out) == expected  # the same shards and manifest, nothing else
+
+
+def test_a_run_killed_outright_keeps_its_proved_shards_and_redoes_a_cut_one(
+        tmp_path, unbroken):
+    shard_decisions, expected = unbroken
+    out = tmp_path / "d"
+    options = [*RUN, "--shard-decisions", str(shard_decisions)]
+    kill_outright([*options, "--workers", "2", "--out", str(out)], after=5)
+    assert not (out / "manifest.json").exists()
+    record = json.loads((out / "progress.json").read_text())
+    kept = record["checkpoints"][-1]["shards"] if record["checkpoints"] else []
+    # as a kill in the middle of writing leaves them: a shard's temporary file, and a shard
+    # written after the record (here cut short)
+    (out / "shard-00000.npz.tmp").write_bytes(b"PK\x03\x04 cut")
+    (out / f"shard-{len(kept) + 1:05d}.npz").write_bytes(b"PK\x03\x04 cut")
+    for entry in kept:  # what the record proves is kept as it is, not written again
+        assert (out / entry["file"]).read_bytes() == expected[entry["file"]]
+    before = {e["file"]: stamps(out)[e["file"]] for e in kept}
+    r = mjbot(*options, "--workers", "1", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert f"({len(kept)} shard(s) kept" in r.stderr
+    assert files(out) == expected
+    assert {name: stamps(out)[name] for name in before} == before
+
+
+def test_a_damaged_open_shard_is_played_again(tmp_path, unbroken):
+    """A stopped dataset whose last (open) shard no longer has the bytes recorded goes on from
+    the checkpoint before it, not from games it cannot prove."""
+    shard_decisions, expected = unbroken
+    out = tmp_path / "d"
+    options = [*RUN, "--shard-decisions", str(shard_decisions)]
+    stop_by_signal([*options, "--workers", "1", "--out", str(out)], signal.SIGTERM, after=3)
+    last = read_manifest(out)["shards"][-1]["file"]
+    (out / last).write_bytes((out / last).read_bytes()[:-10])
+    r = mjbot(*options, "--workers", "2", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert files(out) == expected
+
+
+def test_other_options_are_refused_and_a_complete_dataset_is_left_alone(tmp_path):
+    out = tmp_path / "d"
+    options = [*RUN, "--shard-decisions", "2000", "--workers", "1"]
+    stop_by_signal([*options, "--out", str(out)], signal.SIGTERM, after=2)
+    seen = files(out), stamps(out)
+    for changed, said in ((["--seed", "7"], "--seed 7 differs from 6"),
+                          (["--hands", "400"], "--hands 400 differs from 300"),
+                          (["--policies", "rulebased,rulebased,greedy,greedy"],
+                           "--policies rulebased,rulebased,greedy,greedy differs from "
+                           "rulebased,greedy,rulebased,greedy"),
+                          (["--shard-decisions", "300"], "--shard-decisions 300 differs")):
+        r = mjbot(*options, *changed, "--out", str(out))
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        (line,) = r.stderr.splitlines()
+        assert line.startswith(f"mjbot selfplay: {said}") and str(out) in line, line
+        assert (files(out), stamps(out)) == seen  # untouched
+    assert mjbot(*options, "--out", str(out)).returncode == 0
+    complete = files(out), stamps(out)
+    assert "progress.json" not in complete[0]
+    again = mjbot(*options, "--out", str(out), "--json")
+    assert again.returncode == 0, again.stderr
+    summary = json.loads(again.stdout)
+    assert summary["already_complete"] is True
+    assert summary["decisions"] == read_manifest(out)["decisions"]
+    assert (files(out), stamps(out)) == complete  # nothing rewritten
+
+
+def test_a_run_killed_outright_goes_on_from_its_open_shard_recorded(tmp_path, unbroken):
+    """With --checkpoint-every 0 the open shard is written and recorded after each wall set:
+    a run killed outright then loses at most the wall set under way (the games since its
+    last whole shard were all played again before). The checkpoint does not change the
+    dataset."""
+    shard_decisions, expected = unbroken
+    out = tmp_path / "d"
+    options = [*RUN, "--shard-decisions", str(shard_decisions)]
+    shown = kill_outright([*options, "--workers", "1", "--checkpoint-every", "0", "--out",
+                           str(out)], after=4)
+    last = json.loads((out / "progress.json").read_text())["checkpoints"][-1]
+    # a checkpoint after every wall set (the bar counts one as it is taken, its checkpoint
+    # comes after it; a kill there may leave the one of a shard cut inside it): with the open
+    # shard, unless the wall set ended a shard
+    assert last["unit"] >= shown - 1, (last, shown)
+    recorded = [*last["shards"], *([last["open"]] if last["open"] else [])]
+    whole = all(hashlib.sha256((out / e["file"]).read_bytes()).hexdigest() == e["sha256"]
+                for e in recorded)
+    r = mjbot(*options, "--workers", "2", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    if whole:  # (a kill between writing the open shard and its record goes on from before)
+        assert f"from wall set {last['unit'] + 1} of" in r.stderr, r.stderr
+    assert files(out) == expected
+
+
+def test_a_dataset_from_before_shard_decisions_was_recorded_is_not_refused_for_it(
+        tmp_path, capsys):
+    """A complete dataset written before the config recorded shard_decisions, run again with
+    the same options, is complete (it was refused as '--shard-decisions 20000 differs from
+    None'); one with another seed is still refused."""
+    out = tmp_path / "d"
+    small = ["selfplay", "--variant", "mass", "--hands", "4", "--seed", "3", "--out", str(out)]
+    assert mjbot_here(capsys, *small).returncode == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["config"]["shard_decisions"]
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    again = mjbot_here(capsys, *small)
+    assert again.returncode == 0 and "already holds this dataset, complete" in again.stdout, (
+        again.stderr)
+    other = mjbot_here(capsys, *small[:-3], "4", "--out", str(out))
+    assert other.returncode == 2 and "--seed 4 differs from 3" in other.stderr, other.stderr
