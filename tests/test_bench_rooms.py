@@ -82,6 +82,18 @@ def test_bench_help_lists_every_bench(bench_here: Run) -> None:
         assert f"\n    {name}" in r.stdout, name
 
 
+def test_bench_help_lists_every_bench_where_python_has_no_resource_module() -> None:
+    """Windows' Python has no ``resource`` (Unix's rusage): the botzone bench imported it at
+    its top, and `mjbot bench -h`, which imports every bench to list them, ended in a
+    traceback there. Here the module is made unimportable, as it is on Windows."""
+    code = ("import sys\nsys.modules['resource'] = None  # what Windows' Python lacks\n"
+            "from adapter.cli import main\nsys.exit(main(['bench', '-h']))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=ROOT, timeout=120)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert "\n    botzone" in r.stdout, r.stdout
+
+
 def test_bench_log_prints_its_figure_and_writes_json(tmp_path: Path, bench_here: Run) -> None:
     out = tmp_path / "log.json"
     r = bench_here("bench", "log", "--frames", "200", "--json", str(out))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -112,6 +111,8 @@ def _median_run(command: tuple[str, ...], repeats: int) -> tuple[float, float]:
     """Median wall and CPU (user + system) seconds of ``command`` run to its end (numpy on one
     BLAS thread, as the bot loads it, unless the environment says otherwise). The CPU moves
     less with what else the machine runs than the wall time does."""
+    import resource  # not at the top: Windows has none, and `mjbot bench -h` imports us
+
     env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
     walls, cpus = [], []
     for _ in range(repeats):
