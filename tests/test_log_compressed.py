@@ -167,7 +167,7 @@ async def test_a_log_there_twice_while_compressed_is_listed_once(logs: list[Path
     finally:
         await client.close()
     ended = dt.datetime.fromisoformat(read_log(path).footer.ended).date()  # type: ignore[union-attr]
-    assert games_finished_on(str(logs[0].parents[2]), ended) == len(logs)  # counted once
+    assert games_finished_on(str(logs[0].parents[3] / "p"), ended) == len(logs)  # counted once
 
 
 async def test_a_damaged_compressed_log_is_listed_as_unreadable(logs: list[Path]) -> None:
@@ -189,7 +189,7 @@ async def test_a_damaged_compressed_log_is_listed_as_unreadable(logs: list[Path]
 
 
 def test_the_days_quota_and_the_game_numbers_count_compressed_logs(logs: list[Path]) -> None:
-    session = logs[0].parents[2]  # logs/p
+    session = logs[0].parents[3] / "p"  # the fixture's session folder, logs/p
     day = dt.date.fromisoformat(logs[0].parent.name)
     ended = dt.datetime.fromisoformat(read_log(logs[0]).footer.ended).date()  # type: ignore[union-attr]
     counted = games_finished_on(str(session), ended)
