@@ -70,12 +70,27 @@ def open_stream(path: str | Path) -> BinaryIO:
     try:
         if f.read(2) == MAGIC:
             f.seek(0)
-            return gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[return-value]
+            return _Inflating(f)  # type: ignore[return-value]
         f.seek(0)
         return f
     except BaseException:
         f.close()
         raise
+
+
+class _Inflating(gzip.GzipFile):
+    """A gzip stream that closes the file it reads when it is closed: a GzipFile leaves a
+    ``fileobj`` it was given open (each header read left one to the garbage collector)."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        super().__init__(fileobj=f, mode="rb")
+        self._file = f
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._file.close()
 
 
 def compressed_name(path: Path) -> Path:

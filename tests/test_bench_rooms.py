@@ -435,3 +435,26 @@ def test_bench_games_reads_each_header_once(tmp_path: Path, bench_here: Run,
     assert result["memory_entries"] == 40 + 3 * 5  # three rounds of new logs
     assert result["ratio_warm_vs_reference"] > 0
     assert f"ratio warm / ref {result['ratio_warm_vs_reference']:>8} x" in r.stdout
+
+
+def test_bench_games_memory_per_log_counts_the_path_the_index_keeps(tmp_path: Path) -> None:
+    """The index keeps each log's path (the walk's, made as it reads the folder) and its
+    version's numbers: the bench's bytes a log count them, so the same logs under a folder
+    200 characters longer cost about 200 bytes more a log. It measured paths made before its
+    trace began, and said 288 bytes a log, "path included", for what holds about 500."""
+    from adapter.bench.games import _bytes_per_log
+    from replay.log import Footer, GameLogWriter
+    from tests.log_samples import sample_hand, sample_header, write_steps
+
+    sample = tmp_path / "sample.mjlog.msgpack"
+    writer = GameLogWriter(sample, sample_header())
+    write_steps(writer, sample_hand(0))
+    writer.close(Footer({"hands": 1}, (23000, 31000, 23000, 23000)))
+    per_log = []
+    for folder in ("short", "long" + "x" * 196):
+        day = tmp_path / folder / "2026-01-01"
+        day.mkdir(parents=True)
+        for n in range(50):
+            (day / f"{n:06}-g{n}.mjlog.msgpack").write_bytes(sample.read_bytes())
+        per_log.append(_bytes_per_log(tmp_path / folder))
+    assert per_log[1] - per_log[0] >= 190, per_log

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import os
 import shutil
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from adapter.serve.games import GameIndex
 from adapter.serve.logindex import Cancel, Cancelled, LogIndex
 from adapter.serve.status import StatusServer
 from adapter.serve.viewer import LIST_SCANS, VIEW_CACHE
+from replay import logzip
 from replay.log import Footer, GameLogWriter
 from tests.log_samples import sample_hand, sample_header, write_steps
 from tests.serve_helpers import until
@@ -236,3 +239,27 @@ async def test_a_listing_whose_client_went_away_reads_no_header(root: Path) -> N
     finally:
         release.set()
         await server.stop()
+
+
+def test_a_compressed_logs_header_read_closes_its_file(root: Path) -> None:
+    """A filter reads the headers of logs gzipped in place through logzip.open_stream, whose
+    GzipFile left the file under it open at the end of its ``with`` (a GzipFile does not
+    close a fileobj it is given): one file for the garbage collector, and a ResourceWarning,
+    per compressed log a filter read."""
+    logs = sorted(root.rglob("*.mjlog.msgpack"))
+    for log in logs:
+        logzip.compress(log)
+    index = GameIndex([str(root)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = index.page("nobody", 0, 500)
+        gc.collect()
+    assert index.logs.counts.headers_read >= len(logs) > 0
+    assert first["matched"] == 0
+    assert [str(w.message) for w in caught if w.category is ResourceWarning] == []
+    gz = next(root.rglob("*" + logzip.GZ))
+    with logzip.open_stream(gz) as stream:
+        assert stream.read(1)
+        fd = stream.fileno()
+    with pytest.raises(OSError):
+        os.fstat(fd)  # closed with the stream

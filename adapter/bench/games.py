@@ -35,6 +35,7 @@ import msgpack
 
 from adapter.bench.common import add_bench, report
 from adapter.commands import UserInputError, at_least
+from replay.log import is_log_name
 
 PER_DAY = 300
 ROUNDS = 3
@@ -158,15 +159,20 @@ def bench_games(logs: int, new: int, sources: int, rounds: int = ROUNDS,
 
 
 def _bytes_per_log(root: Path) -> int:
-    """What a fresh index holds per log, by tracemalloc (the stats taken before)."""
+    """What a fresh index holds per log, by tracemalloc: filled as the listing's walk fills
+    it, each log's path and stat made from its folder's entry while traced (the index keeps
+    that path string and its version's numbers; made before the trace, they went uncounted)."""
     from adapter.serve.logindex import LogIndex
 
-    logs = [(str(p), p.stat()) for p in root.rglob("*.mjlog.msgpack")]
+    folders = [str(p) for p in root.rglob("*") if p.is_dir()]
     index = LogIndex()
     tracemalloc.start()
     try:
-        for path, st in logs:
-            index.summary(path, st)
+        for folder in folders:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if is_log_name(entry.name) and entry.is_file(follow_symlinks=False):
+                        index.summary(entry.path, entry.stat(follow_symlinks=False))
         held, _peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -31,7 +31,7 @@ import msgpack
 
 from replay import logzip
 
-MAX_ENTRIES = 200_000  # a few hundred bytes each, path included (mjbot bench games)
+MAX_ENTRIES = 200_000  # about 500 bytes each, path included (mjbot bench games)
 HEADER_BUFFER = 1 << 20  # the most a header frame may take
 _STRINGS = 1 << 16  # the shared strings kept (player names, platforms, policies)
 
