@@ -214,7 +214,8 @@ async def test_the_supervisor_runs_passes_reloads_and_degrades_on_low_disk(
         logs: dict[str, Any]) -> None:
     from tests.serve_helpers import until
 
-    text = '[logs]\ncompress_after = 60\ncheck_every = 3600\n[sessions.p]\nkind = "local"\n'
+    text = ('[logs]\ncompress_after = 60\ncheck_every = 3600\nlow_disk_mb = 0\n'
+            '[sessions.p]\nkind = "local"\n')  # "ok" until the test asks for more free disk
     sup = Supervisor(loads(text, environ={}), runners={"local": idle()},
                      log_dir=str(logs["root"]))
     sup.start()
@@ -223,8 +224,8 @@ async def test_the_supervisor_runs_passes_reloads_and_degrades_on_low_disk(
         assert sup.health()["logs"]["compressed"] == 6 and sup.health()["status"] == "ok"
         # a reload is applied at once, without waiting for check_every
         free = shutil.disk_usage(logs["root"]).free
-        await sup.reload(loads(text.replace("check_every", f"low_disk_mb = {free * 4 / MB}\n"
-                                                             "check_every"), environ={}))
+        await sup.reload(loads(text.replace("low_disk_mb = 0", f"low_disk_mb = {free * 4 / MB}"),
+                               environ={}))
         await until(lambda: sup.keeper.passes >= 2)
         health = sup.health()
         assert health["status"] == "degraded" and "low disk" in health["logs"]["low_disk"]
