@@ -203,6 +203,37 @@ def test_low_disk_is_warned_on_health_and_metrics(logs: dict[str, Any]) -> None:
     assert k.low_disk() is None and k.metrics.get("mjbot_log_disk_low") == 0
 
 
+def test_health_and_metrics_answer_while_the_disk_does_not(
+        logs: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """/health and /metrics run on the event loop; the free space they show is the pass's
+    (in its thread), not a statvfs of their own: on a disk that does not answer (a hung
+    network mount, where statvfs blocks) the status page still answers."""
+    import threading
+
+    k = keeper(logs["root"], low_disk_mb=1)
+    k.run_pass()
+    hung = threading.Event()
+    real = shutil.disk_usage
+
+    def disk_usage(path: Any) -> Any:
+        hung.wait(30)  # the file system answers when the test ends
+        return real(path)
+
+    monkeypatch.setattr(shutil, "disk_usage", disk_usage)
+    answered: list[Any] = []
+    asked = threading.Thread(target=lambda: answered.extend(
+        [k.status(), k.metrics.exposition()]), daemon=True)
+    try:
+        asked.start()
+        asked.join(5)
+        assert answered, "/health waited on the disk"
+        assert answered[0]["disk_free"] > 0 and answered[0]["low_disk"] is None
+        assert "mjbot_log_disk_free_bytes" in answered[1]
+    finally:
+        hung.set()
+        asked.join(30)
+
+
 def idle() -> Any:
     async def run(spec: Any, ctx: RunContext) -> Outcome:
         await ctx.stop.event.wait()
