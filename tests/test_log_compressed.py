@@ -240,3 +240,15 @@ def test_an_import_gzipped_reads_as_itself(tmp_path: Path) -> None:
     assert packed.record.events == plain.record.events
     assert zlib.crc32(data) == zlib.crc32(logzip.inflate(gzip.compress(data)))
     assert GZ_SUFFIX == ".mjlog.msgpack.gz"
+
+
+def test_decision_times_count_a_log_left_twice_by_a_cut_compression_once(
+        logs: list[Path]) -> None:
+    """A serve process killed between the compression's rename and the original's removal
+    leaves X.mjlog.msgpack and X.mjlog.msgpack.gz: one game, as the viewer lists it."""
+    folder = logs[0].parents[3]
+    plain = times_from_logs([str(folder)])
+    data = logs[0].read_bytes()
+    logzip.compress(logs[0])
+    logs[0].write_bytes(data)  # the original, not yet removed when the process died
+    assert times_from_logs([str(folder)]) == plain

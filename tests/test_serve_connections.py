@@ -17,7 +17,7 @@ import aiohttp
 from aiohttp import web
 
 from adapter.serve.connections import ConnectionGuard
-from tests.serve_helpers import ServeProcess
+from tests.serve_helpers import ROOMY, ServeProcess
 
 # a request's start and no end, a body announced and never sent, nothing at all
 HALF_OPEN = (b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ",
@@ -70,7 +70,7 @@ def connection_lines(serve: ServeProcess) -> list[dict]:
 
 def test_half_open_connections_time_out_and_health_answers(tmp_path: Path) -> None:
     config = tmp_path / "serve.toml"
-    config.write_text("[status]\nrequest_timeout = 1\nmax_connections = 500\n")
+    config.write_text(ROOMY + "[status]\nrequest_timeout = 1\nmax_connections = 500\n")
     serve = ServeProcess(config, tmp_path / "logs")
     sockets: list[socket.socket] = []
     try:
@@ -102,7 +102,7 @@ def test_the_cap_and_the_descriptor_limit_keep_health_answering(tmp_path: Path) 
     """100 half-open connections against a cap of 20, in a process allowed 256 files (the
     case that used to exhaust them: /health timed out, megabytes of accept tracebacks)."""
     config = tmp_path / "serve.toml"
-    config.write_text("[status]\nrequest_timeout = 30\nmax_connections = 20\n")
+    config.write_text(ROOMY + "[status]\nrequest_timeout = 30\nmax_connections = 20\n")
     serve = ServeProcess(config, tmp_path / "logs", open_files=256)
     sockets: list[socket.socket] = []
     try:
@@ -128,7 +128,7 @@ def test_the_cap_and_the_descriptor_limit_keep_health_answering(tmp_path: Path) 
 
 def test_the_descriptor_limit_lowers_the_cap(tmp_path: Path) -> None:
     config = tmp_path / "serve.toml"
-    config.write_text("[status]\nrequest_timeout = 30\nmax_connections = 1000\n")
+    config.write_text(ROOMY + "[status]\nrequest_timeout = 30\nmax_connections = 1000\n")
     serve = ServeProcess(config, tmp_path / "logs", open_files=128)
     sockets: list[socket.socket] = []
     try:

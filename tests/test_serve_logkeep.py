@@ -203,6 +203,37 @@ def test_low_disk_is_warned_on_health_and_metrics(logs: dict[str, Any]) -> None:
     assert k.low_disk() is None and k.metrics.get("mjbot_log_disk_low") == 0
 
 
+def test_health_and_metrics_answer_while_the_disk_does_not(
+        logs: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """/health and /metrics run on the event loop; the free space they show is the pass's
+    (in its thread), not a statvfs of their own: on a disk that does not answer (a hung
+    network mount, where statvfs blocks) the status page still answers."""
+    import threading
+
+    k = keeper(logs["root"], low_disk_mb=1)
+    k.run_pass()
+    hung = threading.Event()
+    real = shutil.disk_usage
+
+    def disk_usage(path: Any) -> Any:
+        hung.wait(30)  # the file system answers when the test ends
+        return real(path)
+
+    monkeypatch.setattr(shutil, "disk_usage", disk_usage)
+    answered: list[Any] = []
+    asked = threading.Thread(target=lambda: answered.extend(
+        [k.status(), k.metrics.exposition()]), daemon=True)
+    try:
+        asked.start()
+        asked.join(5)
+        assert answered, "/health waited on the disk"
+        assert answered[0]["disk_free"] > 0 and answered[0]["low_disk"] is None
+        assert "mjbot_log_disk_free_bytes" in answered[1]
+    finally:
+        hung.set()
+        asked.join(30)
+
+
 def idle() -> Any:
     async def run(spec: Any, ctx: RunContext) -> Outcome:
         await ctx.stop.event.wait()
@@ -214,7 +245,8 @@ async def test_the_supervisor_runs_passes_reloads_and_degrades_on_low_disk(
         logs: dict[str, Any]) -> None:
     from tests.serve_helpers import until
 
-    text = '[logs]\ncompress_after = 60\ncheck_every = 3600\n[sessions.p]\nkind = "local"\n'
+    text = ('[logs]\ncompress_after = 60\ncheck_every = 3600\nlow_disk_mb = 0\n'
+            '[sessions.p]\nkind = "local"\n')  # "ok" until the test asks for more free disk
     sup = Supervisor(loads(text, environ={}), runners={"local": idle()},
                      log_dir=str(logs["root"]))
     sup.start()
@@ -223,8 +255,8 @@ async def test_the_supervisor_runs_passes_reloads_and_degrades_on_low_disk(
         assert sup.health()["logs"]["compressed"] == 6 and sup.health()["status"] == "ok"
         # a reload is applied at once, without waiting for check_every
         free = shutil.disk_usage(logs["root"]).free
-        await sup.reload(loads(text.replace("check_every", f"low_disk_mb = {free * 4 / MB}\n"
-                                                             "check_every"), environ={}))
+        await sup.reload(loads(text.replace("low_disk_mb = 0", f"low_disk_mb = {free * 4 / MB}"),
+                               environ={}))
         await until(lambda: sup.keeper.passes >= 2)
         health = sup.health()
         assert health["status"] == "degraded" and "low disk" in health["logs"]["low_disk"]

@@ -29,6 +29,7 @@ from replay.log import DecisionFrame, EventFrame, Footer, GameLogWriter, Header,
 from tests.in_process import mjbot_here
 from tests.serve_helpers import (
     PYTHON_ENV,
+    ROOMY,
     ROOT,
     ServeProcess,
     assert_complete,
@@ -773,14 +774,14 @@ variant = "mass"
 hands = 1
 pause = 0.5
 """
-    config.write_text(body.format(name="stay") + body.format(name="leave"))
+    config.write_text(ROOMY + body.format(name="stay") + body.format(name="leave"))
     logs = tmp_path / "logs"
     serve = ServeProcess(config, logs)
     try:
         serve.until(lambda s: all(x["state"] in ("running", "pause") and x["games"] >= 1
                                   for x in s["sessions"].values()))
         assert 'mjbot_session_running{session="leave"}' in serve.get("/metrics")
-        config.write_text(body.format(name="stay") + body.format(name="join"))
+        config.write_text(ROOMY + body.format(name="stay") + body.format(name="join"))
         serve.signal(signal.SIGHUP)
         reloaded = serve.wait_for(lambda e: e.get("event") == "serve: config reloaded")
         assert reloaded["added"] == ["join"] and reloaded["removed"] == ["leave"]
@@ -801,7 +802,7 @@ pause = 0.5
         assert list(health["sessions"]) == ["stay", "join"]
         # the refused reload shows, with its error, until a reload succeeds
         assert health["status"] == "degraded" and "line 3" in health["reload_error"]["error"]
-        config.write_text(body.format(name="stay") + body.format(name="join"))
+        config.write_text(ROOMY + body.format(name="stay") + body.format(name="join"))
         serve.signal(signal.SIGHUP)
         deadline = time.monotonic() + 30
         while (health := serve.get("/health"))["reloads"] < 2:

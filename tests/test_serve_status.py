@@ -28,10 +28,10 @@ from adapter.serve.status import (
     parse_address,
 )
 from adapter.serve.supervisor import Supervisor
-from tests.serve_helpers import ServeProcess, stop_process
+from tests.serve_helpers import ROOMY, ServeProcess, stop_process
 
 TENHOU_ID = "ID5eC12e7A-s3cr3tXY"
-CONFIG = f"""
+CONFIG = ROOMY + f"""
 [sessions.practice]
 kind = "local"
 [sessions.ladder]

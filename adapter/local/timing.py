@@ -64,11 +64,17 @@ def times_from_logs(paths: list[str]) -> dict[str, Any]:
     or replaced answers and ``sources`` what answered (brain/anytime.py)."""
     from pathlib import Path
 
-    from replay.log import is_log_name, read_log
+    from replay.log import is_log_name, plain_name, read_log
 
     files: list[Path] = []
     for p in map(Path, paths):  # compressed logs (.gz) too
-        files += sorted(f for f in p.rglob("*.mjlog.msgpack*") if is_log_name(f.name)) \
+        found = [f for f in p.rglob("*.mjlog.msgpack*") if is_log_name(f.name)] \
+            if p.is_dir() else []
+        names = {str(f) for f in found}
+        # a log there twice, plain and compressed (a compression cut by a kill between its
+        # rename and its removal): counted once, as the viewer and the day's quota do
+        files += sorted(f for f in found if f.name == plain_name(f.name)
+                        or str(f.with_name(plain_name(f.name))) not in names) \
             if p.is_dir() else [p]
     times: dict[str, DecisionTimes] = {}
     extra: dict[str, dict[str, Any]] = {}

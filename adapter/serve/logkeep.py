@@ -88,6 +88,7 @@ class LogKeeper:
         self.errors = 0
         self.last_error: dict[str, Any] | None = None
         self._low = False
+        self._disk: tuple[int, int] = (0, 0)  # (free, total) as the last pass measured them
         metrics.set_function("mjbot_log_disk_free_bytes", lambda: float(self.disk()[0]))
         metrics.set_function("mjbot_log_disk_low", lambda: float(self.low_disk() is not None))
 
@@ -135,6 +136,7 @@ class LogKeeper:
         started = time.monotonic()
         s = self.settings
         now = self.clock()
+        self._disk = self._measure_disk()
         done = {"compressed": 0, "removed": 0, "freed": 0}
         kept: list[LogFile] = []
         compressing = s.compress
@@ -164,6 +166,7 @@ class LogKeeper:
         self.passes += 1
         self.last_pass = {"at": round(now, 1), "seconds": round(time.monotonic() - started, 3),
                           "files": len(kept), "bytes": total, **done}
+        self._disk = self._measure_disk()
         self._check_disk()
         return self.last_pass
 
@@ -259,7 +262,13 @@ class LogKeeper:
     # ------------------------------------------------------------------ the disk
 
     def disk(self) -> tuple[int, int]:
-        """(free, total) bytes of the log folder's file system ((0, 0) where none is found)."""
+        """(free, total) bytes of the log folder's file system as the last pass measured them
+        ((0, 0) before the first or where none is found): /health and /metrics read it on
+        the event loop, and a statvfs of a disk that does not answer (a hung network mount)
+        would hold the whole process; the pass measures it in its thread."""
+        return self._disk
+
+    def _measure_disk(self) -> tuple[int, int]:
         where = self.root
         while not where.exists() and where != where.parent:
             where = where.parent
