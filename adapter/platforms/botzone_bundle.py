@@ -82,19 +82,10 @@ def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
     shipped brain/data/nn_mcr.npz; also carried by an ``mc`` bundle whose options say
     ``fast=nn``). A bundle without the weights its policy reads is refused here, not on
     Botzone."""
-    check_bundle_policy(policy)
-    weights = Path(models_dir) / "opponents_mcr.npz" if models_dir else ROOT / MCR_WEIGHTS
-    if policy == "mc" and not weights.is_file():
-        raise FileNotFoundError(f"an mc bundle needs the MCR opponent models: no {weights}")
-    if models_dir and not weights.is_file():  # asked for by name: never left out quietly
-        raise FileNotFoundError(f"--models {models_dir}: no opponents_mcr.npz there")
-    modules: tuple[str, ...] = MODULES
-    weight_files = [(weights, MCR_WEIGHTS)] if weights.is_file() else []
-    if policy == "nn" or (policy == "mc" and _mc_plays_the_network(mc_options)):
-        network = Path(nn_weights) if nn_weights else ROOT / NN_WEIGHTS
-        check_network(network, "mcr", "an MCR network")
-        modules = MODULES + NN_MODULES
-        weight_files.append((network, NN_WEIGHTS))
+    weight_files, network = carried_weights(
+        policy, models_dir, mc_options, nn_weights, MCR_WEIGHTS, "MCR", NN_WEIGHTS,
+        "mcr", "an MCR network")
+    modules = MODULES + NN_MODULES if network else MODULES
     files = [(ROOT / module, module) for module in modules] + weight_files
     return write_zip(Path(out_dir) / name, {"__main__.py": MAIN.format(
         policy=policy, options=mc_options)}, files, compiled)
@@ -120,6 +111,32 @@ def write_zip(path: Path, texts: dict[str, str], files: list[tuple[Path, str]],
             if compiled and name_in_zip.endswith(".py"):
                 zf.writestr(name_in_zip + "c", _bytecode(source, name_in_zip, Path(tmp)))
     return path
+
+
+def carried_weights(policy: str, models_dir: str | Path | None, mc_options: str,
+                    nn_weights: str | Path | None, models: str, models_words: str,
+                    network_in_zip: str, variant: str, network_words: str
+                    ) -> tuple[list[tuple[Path, str]], bool]:
+    """The weight files a bundle of ``policy`` carries, (source, name in the zip), and whether
+    it carries the network (then its code too). ``models``: the opponent models' shipped path
+    (``--models DIR`` holds a file of the same name); ``network_in_zip``: where the network
+    goes (``nn_weights``, else the shipped file of that path). Shared by the Botzone and
+    mjai.app bundles: a bundle without the weights its policy reads is refused here
+    (FileNotFoundError naming what is missing), never built to fail on the platform."""
+    check_bundle_policy(policy)
+    file_name = Path(models).name
+    weights = Path(models_dir) / file_name if models_dir else ROOT / models
+    if policy == "mc" and not weights.is_file():
+        raise FileNotFoundError(f"an mc bundle needs the {models_words} opponent models: "
+                                f"no {weights}")
+    if models_dir and not weights.is_file():  # asked for by name: never left out quietly
+        raise FileNotFoundError(f"--models {models_dir}: no {file_name} there")
+    files = [(weights, models)] if weights.is_file() else []
+    if policy != "nn" and not (policy == "mc" and _mc_plays_the_network(mc_options)):
+        return files, False
+    network = Path(nn_weights) if nn_weights else ROOT / network_in_zip
+    check_network(network, variant, network_words)
+    return [*files, (network, network_in_zip)], True
 
 
 def _mc_plays_the_network(mc_options: str) -> bool:

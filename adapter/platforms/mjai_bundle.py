@@ -18,13 +18,7 @@ from __future__ import annotations
 import importlib.metadata
 from pathlib import Path
 
-from adapter.platforms.botzone_bundle import (
-    ROOT,
-    _mc_plays_the_network,
-    check_bundle_policy,
-    check_network,
-    write_zip,
-)
+from adapter.platforms.botzone_bundle import ROOT, carried_weights, write_zip
 
 # What the riichi bot imports, rulebased and mc (checked by a test that runs the unpacked zip
 # with numpy alone, and by one that type-checks these files for Python 3.10).
@@ -99,21 +93,11 @@ def build_mjai_bundle(out_dir: str | Path, name: str = "mjbot-mjai.zip",
     ``nn_weights``: the riichi network an ``nn`` bundle (or an ``mc`` one with ``fast=nn``)
     carries, default the shipped brain/data/nn_riichi.npz. A bundle without the weights its
     policy reads is refused here (FileNotFoundError), not on mjai.app."""
-    check_bundle_policy(policy)
-    weights = Path(models_dir) / "opponents_riichi.npz" if models_dir else ROOT / RIICHI_WEIGHTS
-    if policy == "mc" and not weights.is_file():
-        raise FileNotFoundError(f"an mc bundle needs the riichi opponent models: no {weights}")
-    if models_dir and not weights.is_file():  # asked for by name: never left out quietly
-        raise FileNotFoundError(f"--models {models_dir}: no opponents_riichi.npz there")
-    files = [(ROOT / module, module) for module in MODULES]
-    if weights.is_file():
-        files.append((weights, RIICHI_WEIGHTS))
-    if policy == "nn" or (policy == "mc" and _mc_plays_the_network(mc_options)):
-        network = Path(nn_weights) if nn_weights else ROOT / NN_WEIGHTS
-        check_network(network, "riichi", "a riichi network")
-        files += [(ROOT / module, module) for module in NN_MODULES]
-        files.append((network, NN_WEIGHTS))
-    files += vendored_mahjong()
+    weight_files, network = carried_weights(
+        policy, models_dir, mc_options, nn_weights, RIICHI_WEIGHTS, "riichi", NN_WEIGHTS,
+        "riichi", "a riichi network")
+    modules = MODULES + NN_MODULES if network else MODULES
+    files = [(ROOT / module, module) for module in modules] + weight_files + vendored_mahjong()
     bot = BOT.format(vendor=VENDOR, policy=policy, options=mc_options)
     return write_zip(Path(out_dir) / name, {"bot.py": bot}, files, compiled=False)
 
