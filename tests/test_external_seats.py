@@ -1091,7 +1091,12 @@ def test_an_ntpu_program_flooding_lines_between_asks_is_garbage_and_stopped(tmp_
     flood = [e for e in logs if e["event"] == "outside program fault"
              and "bytes of lines answering no ask (a flood)" in e["detail"]]
     assert flood and flood[0]["reason"] == "garbage", seat.report
-    assert len([e for e in logs if e["event"] == "outside program fault"]) < 100
+    # per run: up to STALE_LOGGED lines waiting before the ask, as many read in place of
+    # its reply, then the flood itself (a reply read a piece of the flood at a time, each
+    # piece more warnings: 61-77 a game here, 129 on a loaded machine)
+    runs = seat.report.restarts + 1
+    faults = [e for e in logs if e["event"] == "outside program fault"]
+    assert len(faults) <= (2 * seat_module.STALE_LOGGED + 1) * runs, (len(faults), runs)
     assert seat.tally.fallbacks > 0 and seat.report.restarts > 0, seat.report
     assert result is not None
 
