@@ -191,11 +191,11 @@ def _arena(variant: str, seat0: str, seed: int = 3, seat_limit: float | None = N
 @pytest.fixture
 def short_banner_grace(monkeypatch: pytest.MonkeyPatch) -> None:
     """BANNER_GRACE at 0.05 s, for the in-process arenas (one worker) whose garbage bot
-    writes noise for start_game's answer: the seat then waits the grace for an answer that
-    never comes (the bot writes nothing until asked again) and takes the noise for the answer,
-    which is what these tests count. The outcome is the same for any grace; at 2 s it was
-    8 s of idle waiting a run (four games). tests/test_outside_leftovers.py keeps the real
-    grace where the wait is what it tests."""
+    writes noise where its answer goes (start_game's answer, an NTPU throw's): the seat then
+    waits the grace, once a run, for an answer that never comes (the bot writes nothing until
+    asked again) and takes the noise for the answer, which is what these tests count. The
+    outcome is the same for any grace; at 2 s it was 8 s of idle waiting a run (four games).
+    tests/test_outside_leftovers.py keeps the real grace where the wait is what it tests."""
     monkeypatch.setattr(seat_module, "BANNER_GRACE", 0.05)
 
 
@@ -392,7 +392,8 @@ def test_a_bad_botzone_bot_is_played_safe_counted_and_killed(tmp_path, mode, rea
 @pytest.mark.parametrize("mode,reason", [("crash", "crashed"), ("hang", "late"),
                                          ("illegal", "illegal"), ("garbage", "garbage"),
                                          ("good", "")])
-def test_an_ntpu_program_is_played_safe_counted_and_killed(tmp_path, mode, reason):
+def test_an_ntpu_program_is_played_safe_counted_and_killed(tmp_path, mode, reason,
+                                                          short_banner_grace):
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", NTPU_BOT)
     name = f"ntpu:{PY} {bot} {mode} {pidfile}"
@@ -1014,9 +1015,10 @@ def test_a_botzone_bot_printing_lines_without_end_is_garbage_not_a_memory_sink(t
 # An NTPU program that throws what it drew and passes on every other ask; argv[1]: "stale"
 # prints 200 lines answering no ask after each answer, "flood" 5 MB of them after its first
 # throw, in one write (then plays on), "trailing" 60 KB of them with each answer, in the
-# answer's write.
+# answer's write; "thinking" prints a debug line before its first throw, flushed, then
+# thinks 0.2 s before it replies.
 NTPU_STRAY = textwrap.dedent("""
-    import sys
+    import sys, time
     mode, last, flooded = sys.argv[1], None, False
     for line in sys.stdin:
         parts = line.split()
@@ -1030,6 +1032,10 @@ NTPU_STRAY = textwrap.dedent("""
             last = parts[-1]
         elif parts[0] == "/ask":
             reply = "/throw " + last if parts[1] == "throw" else "/pass"
+            if mode == "thinking" and parts[1] == "throw" and not flooded:
+                flooded = True
+                print("debug: throwing", last, flush=True)
+                time.sleep(0.2)
             if mode == "trailing":
                 sys.stdout.write(reply + "\\n" + ("trail " + "x" * 93 + "\\n") * 600)
                 sys.stdout.flush()
@@ -1085,9 +1091,29 @@ def test_an_ntpu_program_flooding_lines_between_asks_is_garbage_and_stopped(tmp_
     flood = [e for e in logs if e["event"] == "outside program fault"
              and "bytes of lines answering no ask (a flood)" in e["detail"]]
     assert flood and flood[0]["reason"] == "garbage", seat.report
-    assert len([e for e in logs if e["event"] == "outside program fault"]) < 100
+    # per run: up to STALE_LOGGED lines waiting before the ask, as many read in place of
+    # its reply, then the flood itself (a reply read a piece of the flood at a time, each
+    # piece more warnings: 61-77 a game here, 129 on a loaded machine)
+    runs = seat.report.restarts + 1
+    faults = [e for e in logs if e["event"] == "outside program fault"]
+    assert len(faults) <= (2 * seat_module.STALE_LOGGED + 1) * runs, (len(faults), runs)
     assert seat.tally.fallbacks > 0 and seat.report.restarts > 0, seat.report
     assert result is not None
+
+
+def test_an_ntpu_programs_debug_line_before_its_reply_is_garbage_and_its_reply_played(
+        tmp_path):
+    """A line an NTPU program printed before its reply (a debug print, flushed, then it
+    thinks) was read as that reply (garbage), and the reply itself, come after the next
+    ask was sent, as the next ask's (illegal: a throw where a pass goes): two decisions
+    lost, and more where its replies kept coming after the seat's next ask. A line that is
+    no line of the protocol is skipped, counted as garbage; the reply after it is played."""
+    bot = _script(tmp_path, "bot.py", NTPU_STRAY)
+    _, seat = _taiwan_game_with_outside_seat_0(f"ntpu:{PY} {bot} thinking")
+    assert seat.report.garbage == 1 and seat.report.illegal == seat.report.late == 0, \
+        seat.report
+    assert seat.report.first.endswith("a line before its answer that is no answer")
+    assert seat.tally.decisions > 0 and seat.tally.fallbacks == 0, seat.report
 
 
 def test_an_ntpu_programs_stray_lines_read_with_its_answers_count_toward_a_flood(tmp_path):
@@ -1108,10 +1134,13 @@ def test_an_ntpu_programs_stray_lines_read_with_its_answers_count_toward_a_flood
 # ---------------------------------------------------------------------- stray lines
 
 # An mjai bot that plays tsumogiri and, on its fifth draw of a game, prints a debug line on
-# stdout before its answer (buffered: both lines reach the seat in one write).
+# stdout before its answer: "buffered" in the answer's own write; "thinking" on its own,
+# flushed, then thinks (0.2 s) before it answers, as a bot that logs before it searches does
+# (and as any print does where PYTHONUNBUFFERED is set, which this machine's environment sets
+# and the bot inherits: print then writes each piece, the newline too, on its own).
 MJAI_CHATTY = textwrap.dedent("""
-    import json, sys
-    seat, draws = int(sys.argv[-1]), 0
+    import json, sys, time
+    mode, seat, draws = sys.argv[1], int(sys.argv[-1]), 0
     for line in sys.stdin:
         answer = {"type": "none"}
         for event in json.loads(line):
@@ -1119,32 +1148,46 @@ MJAI_CHATTY = textwrap.dedent("""
                 draws += 1
                 answer = {"type": "dahai", "actor": seat, "pai": event["pai"],
                           "tsumogiri": True}
+        text = json.dumps(answer) + "\\n"
         if draws == 5 and answer["type"] == "dahai":
-            print("debug: discarding", answer["pai"])
-        print(json.dumps(answer), flush=True)
+            debug = "debug: discarding " + answer["pai"] + "\\n"
+            if mode == "thinking":
+                sys.stdout.write(debug)
+                sys.stdout.flush()
+                time.sleep(0.2)
+            else:
+                text = debug + text
+        sys.stdout.write(text)
+        sys.stdout.flush()
 """)
 
 
-def test_an_mjai_bots_stray_stdout_line_costs_one_answer_not_the_rest_of_its_game(tmp_path):
-    """A debug line an mjai bot printed before its answer was read as that answer (garbage,
-    rightly), but its real answer was then read as the answer to the next line, and so on:
-    the seat stayed one answer behind for the rest of the game, every later move illegal
-    (8 garbage lines made 427 illegal fallbacks of 763 decisions). Lines waiting before a
-    line is sent answer no ask: they are counted as garbage and skipped, so the seat is in
-    step again at once."""
+@pytest.mark.parametrize("mode", ["buffered", "thinking"])
+def test_an_mjai_bots_debug_line_before_its_answer_is_garbage_and_its_answer_played(
+        tmp_path, mode):
+    """A debug line an mjai bot printed before its answer was read as that answer (garbage),
+    and its real answer as the answer to the next line, and so on: the seat stayed one
+    answer behind for the rest of the game, every later move illegal (8 garbage lines made
+    427 illegal fallbacks of 763 decisions). Lines waiting before a line was sent were then
+    skipped as garbage, which put the seat in step again only where the answer had come by
+    then: a bot that flushed its debug line and thought before answering ("thinking"), or
+    any bot whose answers came after the seat's next line was sent (a loaded machine), was
+    read one answer behind for as long as that lasted (46 illegal in a suite run). A line
+    that is no JSON is no answer: it is counted as garbage and skipped, and the answer that
+    follows it is the answer to its line (waited for BANNER_GRACE after the noise at most),
+    so the bot's move is played and the seat never leaves step."""
     bot = _script(tmp_path, "chatty.py", MJAI_CHATTY)
-    name = f"mjai:{PY} {bot}"
+    name = f"mjai:{PY} {bot} {mode}"
     with capture_logs() as logs:
         summary = _arena("riichi", name, seat_limit=30)
     report = summary["external_seats"][name]
     games = summary["games"]
     assert report["illegal"] == 0, report
-    # per game: the debug line read as its answer, then that answer itself, read late
-    assert report["garbage"] == 2 * games, report
-    assert summary["policies"][name]["fallbacks"] == games
-    stale = [e for e in logs if e["event"] == "outside program fault"
-             and "answering no ask" in e["detail"]]
-    assert len(stale) == games and all('"dahai"' in e["raw"] for e in stale), stale
+    assert report["garbage"] == games, report  # per game: the debug line, and only it
+    assert summary["policies"][name]["fallbacks"] == 0
+    noise = [e for e in logs if e["event"] == "outside program fault"]
+    assert len(noise) == games and all(e["raw"].startswith("debug: discarding ")
+                                       for e in noise), noise
 
 
 # Runs `mjbot mjai` (argv[1:]) and passes its lines through, but sends its dahai with its
@@ -1216,10 +1259,11 @@ def test_an_mjai_bots_move_where_nothing_goes_is_counted_as_over_tcp(tmp_path):
 
 
 # An mjai TCP client for 4 games (one connection each): tsumogiri, and on its fifth draw of
-# a game a debug line before its answer, in one write.
+# a game a debug line before its answer, in one write ("buffered"), or on its own, then
+# 0.2 s of thought before the answer ("thinking"), as MJAI_CHATTY.
 MJAI_TCP_CHATTY = textwrap.dedent("""
     import json, socket, sys, time
-    port = int(sys.argv[1])
+    port, mode = int(sys.argv[1]), sys.argv[2]
     for game in range(4):
         while True:
             try:
@@ -1242,7 +1286,12 @@ MJAI_TCP_CHATTY = textwrap.dedent("""
                           "tsumogiri": True}
             text = json.dumps(answer) + "\\n"
             if draws == 5 and answer["type"] == "dahai":
-                text = "debug: discarding " + answer["pai"] + "\\n" + text
+                debug = "debug: discarding " + answer["pai"] + "\\n"
+                if mode == "thinking":
+                    conn.sendall(debug.encode())
+                    time.sleep(0.2)
+                else:
+                    text = debug + text
             conn.sendall(text.encode())
             if event["type"] == "end_game":
                 break
@@ -1250,23 +1299,25 @@ MJAI_TCP_CHATTY = textwrap.dedent("""
 """)
 
 
-def test_an_mjai_tcp_bots_stray_line_costs_one_answer_not_the_rest_of_its_game(tmp_path):
+@pytest.mark.parametrize("mode", ["buffered", "thinking"])
+def test_an_mjai_tcp_bots_debug_line_before_its_answer_is_garbage_and_its_answer_played(
+        tmp_path, mode):
     """As over stdin: a debug line before an answer left the TCP seat one answer behind
-    for the rest of the game."""
+    for the rest of the game; then it cost the answer it came before, and more where the
+    answer came after the next event was sent ("thinking"). It is garbage, skipped, and
+    the answer after it is the answer to its event."""
     port = free_port()
     name = f"mjai-tcp:127.0.0.1:{port}"
     bot = _script(tmp_path, "tcp_chatty.py", MJAI_TCP_CHATTY)
-    client = subprocess.Popen([PY, bot, str(port)])
+    client = subprocess.Popen([PY, bot, str(port), mode])
     try:
         summary = _arena("riichi", name, seat_limit=30)
     finally:
         client.wait(timeout=60)
     report = summary["external_seats"][name]
     assert report["illegal"] == 0, report
-    # per game: the debug line read as its answer (one fault, not also 'no answer'), then
-    # that answer itself, read late
-    assert report["garbage"] == 2 * summary["games"], report
-    assert summary["policies"][name]["fallbacks"] == summary["games"]
+    assert report["garbage"] == summary["games"], report  # per game: the debug line
+    assert summary["policies"][name]["fallbacks"] == 0
 
 
 # Kept running (MCR): plays its draw after a pause of PAUSE seconds, PASS to everything else.

@@ -115,16 +115,16 @@ class MjaiSeat(ExternalSeat):
 
     def _exchange(self, events: list[dict[str, Any]], limit: float,
                   echo: bool = False) -> dict[str, Any]:
-        """The answer to one line. The run's first line (:attr:`first_line`): what the
-        program printed as it started (a banner, not JSON) comes before its answer, and is
-        skipped (ExternalSeat._first_answer), not taken for it."""
+        """The answer to one line: lines that are no JSON before it (a debug print; at the
+        run's first line, :attr:`first_line`, what the program printed as it started) are
+        skipped (ExternalSeat._answer), not taken for it."""
         if self.proc is None:
             raise SeatFault("crashed", "the program is not running")
         first, self.first_line = self.first_line, False
         if not echo and not first:  # a dahai sent with its reach, unasked, is the answer
             self._skip_stale()  # to the echo; before the first line, only start-up output
         self.proc.send(json.dumps(events, ensure_ascii=False, separators=(",", ":")) + "\n")
-        line = self._first_answer(limit, _not_json) if first else self.proc.expect_line(limit)
+        line = self._answer(limit, not_json, first)
         try:
             answer = load_json(line)  # nested past the parser's depth: not JSON either
         except json.JSONDecodeError:
@@ -165,7 +165,7 @@ class MjaiSeat(ExternalSeat):
         raise SeatFault("garbage", f"{kind} is no answer to a {request.kind} request", raw)
 
 
-def _not_json(line: str) -> bool:
+def not_json(line: str) -> bool:
     """Whether ``line`` is no JSON at all (start-up output, never an answer)."""
     try:
         load_json(line)

@@ -54,7 +54,7 @@ class NtpuSeat(ExternalSeat):
         try:
             # what it prints as it starts (a banner: no line of the protocol, which all
             # begin with "/") is skipped, uncounted, not taken for the reply (seat.py)
-            reply = self._first_answer(self.limits.start, _not_protocol).strip()
+            reply = self._answer(self.limits.start, _not_protocol, first=True).strip()
             if reply.split() != ["/ready"]:
                 raise SeatFault("garbage", "no /ready in answer to /ready", reply)
         except SeatFault as fault:
@@ -105,8 +105,9 @@ class NtpuSeat(ExternalSeat):
             raise SeatFault("garbage" if unknown else "illegal", str(exc), reply) from None
 
     def _reply(self, limit: float) -> str:
-        assert self.proc is not None
-        return self.proc.expect_line(limit).strip()
+        """The reply to an ask: lines before it that are no line of the protocol (a debug
+        print) are garbage, skipped (ExternalSeat._answer), not taken for it."""
+        return self._answer(limit, _not_protocol).strip()
 
 
 def _not_protocol(line: str) -> bool:

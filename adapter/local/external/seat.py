@@ -236,52 +236,84 @@ class ExternalSeat:
 
     def _skip_stale(self) -> None:
         """Before a line that wants one answer: lines the program sent that no line asked
-        for (a debug print on stdout before its answer) are garbage, counted and dropped, so
-        the next line read answers the line about to be sent and the program is in step
-        again, not one answer behind for the rest of its run."""
+        for (after its answer, or a second answer) are garbage, counted and dropped, so the
+        next line read answers the line about to be sent and the program is in step again,
+        not one answer behind for the rest of its run. A line that can be no answer (a debug
+        print before its answer) is skipped where it comes (:meth:`_answer`)."""
         assert self.proc is not None
         stale, count = self.proc.waiting_lines(STALE_LOGGED)
         for line in stale:
             self._unasked(SeatFault("garbage", "a line answering no ask", line))
         self._more_unasked("garbage", count - len(stale), "lines answering no ask")
 
-    def _first_answer(self, limit: float, noise: Callable[[str], bool]) -> str:
-        """The answer to the first line of a run, read within ``limit``. Lines before it
-        that no answer can be (``noise``: a start-up banner on stdout) are skipped, not
-        counted: a program prints one as it starts, so before or after that line is sent,
-        and taken as the answer it left the real answer to be read as the next line's, a
-        decision lost each run. Every line still answers the line it follows (no skip of a
-        possible answer), so the program stays in step. After noise, the answer is waited
-        for :data:`BANNER_GRACE` seconds more at most: a program that writes noise where
-        its answer goes (garbage on every line) sends nothing more until asked again, and
-        waiting out the start-up limit cost 30 s a game. Then the first noise line is the
-        answer, which the caller counts as garbage, as before the skip. More than
+    def _answer(self, limit: float, noise: Callable[[str], bool], first: bool = False) -> str:
+        """The answer to the line just sent, read within ``limit``. Lines before it that no
+        answer can be (``noise``: not JSON for mjai, not ``/...`` for NTPU) are skipped: at a
+        run's ``first`` line, uncounted (a start-up banner, printed before or after that line
+        is sent); later, each is garbage answering no ask (a debug print), counted as
+        :meth:`_skip_stale` counts one. Taken for the answer, such a line left the real
+        answer to be read as the next line's: a decision lost each run, and where the answer
+        came after the next line was sent (a bot that flushes its debug line and then
+        thinks, or a loaded machine) the seat stayed one answer behind for as long as that
+        lasted. Every other line answers the line it follows, so the program stays in step.
+        After noise, the answer is waited for :data:`BANNER_GRACE` seconds more at most: a
+        program that writes noise where its answer goes (garbage on every line) sends
+        nothing more until asked again. Then the first noise line is the answer, which the
+        caller counts as garbage, and the run is one that answers so: its later noise is
+        the answer at once, as before the skip (not a grace a line). More than
         :data:`UNASKED_LIMIT` bytes of noise are a flood, fatal."""
-        assert self.proc is not None
+        proc = self.proc
+        assert proc is not None
+        if proc.answers_noise:
+            return proc.expect_line(limit)
         deadline = time.monotonic() + limit
-        skipped, first = 0, ""
-        while True:
-            try:
-                line = self.proc.expect_line(max(0.0, deadline - time.monotonic()))
-            except SeatFault as fault:
-                if fault.reason != "late":
-                    raise
-                if skipped:  # noise where the answer goes: the caller's garbage, not stray
-                    self.proc.unasked -= len(first.encode()) + 1
-                    return first
-                raise SeatFault("late", f"no answer within {limit:g} s", fault.raw) from None
-            if not noise(line):
-                if skipped:
-                    log.info("outside program start-up output skipped", seat=self.seat,
-                             program=self.name, lines=skipped, first=first[:200])
-                return line
-            if not skipped:
-                deadline = min(deadline, time.monotonic() + BANNER_GRACE)
-            skipped, first = skipped + 1, first or line
-            self.proc.unasked += len(line.encode()) + 1
-            if self.proc.unasked > UNASKED_LIMIT:
-                raise SeatFault("garbage", f"more than {UNASKED_LIMIT} bytes of lines "
-                                "before its first answer (a flood)", first, fatal=True)
+        kept: list[str] = []  # the first noise lines (logged), and how many there were
+        count = 0
+        taken = False  # the first noise line is the answer after all
+        try:
+            while True:
+                try:
+                    line = proc.expect_line(max(0.0, deadline - time.monotonic()))
+                except SeatFault as fault:
+                    if fault.reason != "late":
+                        raise
+                    if count:  # noise where the answer goes: the caller's garbage
+                        proc.answers_noise = taken = True
+                        proc.unasked -= len(kept[0].encode()) + 1
+                        return kept[0]
+                    raise SeatFault("late", f"no answer within {limit:g} s",
+                                    fault.raw) from None
+                if not noise(line):
+                    return line
+                if not count:
+                    deadline = min(deadline, time.monotonic() + BANNER_GRACE)
+                count += 1
+                if len(kept) <= STALE_LOGGED:
+                    kept.append(line)
+                proc.unasked += len(line.encode()) + 1
+                if proc.unasked > UNASKED_LIMIT:
+                    what = "before its first answer" if first else "answering no ask"
+                    raise SeatFault("garbage", f"more than {UNASKED_LIMIT} bytes of lines "
+                                    f"{what} (a flood)", kept[0], fatal=True)
+        finally:
+            self._skipped(kept, count, taken, first)
+
+    def _skipped(self, kept: list[str], count: int, taken: bool, first: bool) -> None:
+        """The noise :meth:`_answer` skipped (``count`` lines, ``kept`` the first of them;
+        ``taken``: the first was the answer after all): start-up output is logged once,
+        uncounted; later noise is garbage, the first :data:`STALE_LOGGED` lines logged."""
+        if first:
+            if count and not taken:
+                log.info("outside program start-up output skipped", seat=self.seat,
+                         program=self.name, lines=count, first=kept[0][:200])
+            return
+        skip = int(taken)  # the answer: the caller's fault
+        noise, count = kept[skip:STALE_LOGGED + skip], count - skip
+        for line in noise:
+            self._unasked(SeatFault("garbage", "a line before its answer that is no answer",
+                                    line))
+        self._more_unasked("garbage", count - len(noise), "lines before an answer that are "
+                           "no answer")
 
     # ------------------------------------------------------------------ faults
 
