@@ -165,3 +165,17 @@ def test_a_dataset_from_before_shard_decisions_was_recorded_is_not_refused_for_i
         again.stderr)
     other = mjbot_here(capsys, *small[:-3], "4", "--out", str(out))
     assert other.returncode == 2 and "--seed 4 differs from 3" in other.stderr, other.stderr
+
+
+def test_a_run_killed_while_writing_its_first_record_is_started_again(tmp_path, capsys):
+    """A run killed outright while it wrote its first progress.json (before any game) left
+    only progress.json.tmp, and the same command was refused as 'directory is not empty';
+    it now starts the run again and writes what an unbroken run writes."""
+    small = ["selfplay", "--variant", "mass", "--hands", "4", "--seed", "3", "--out"]
+    assert mjbot_here(capsys, *small, str(tmp_path / "unbroken")).returncode == 0
+    out = tmp_path / "d"
+    out.mkdir()
+    (out / "progress.json.tmp").write_text('{"checkpoints": [], "me')  # cut by the kill
+    r = mjbot_here(capsys, *small, str(out))
+    assert r.returncode == 0, r.stderr
+    assert files(out) == files(tmp_path / "unbroken")

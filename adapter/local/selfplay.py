@@ -374,6 +374,11 @@ def resume_point(config: SelfPlayConfig) -> Resumed | dict[str, Any] | None:
     out = Path(config.out)
     if not out.is_dir() or not any(out.iterdir()):
         return None
+    if [p.name for p in out.iterdir()] == [PROGRESS + ".tmp"]:
+        # a run killed while it wrote its first record, before any game: nothing to go on
+        # with, and nothing but its own temporary file
+        (out / (PROGRESS + ".tmp")).unlink()
+        return None
     given = dataset_meta(selfplay_meta(config))
     progress = read_progress(out)
     manifest = read_manifest(out) if (out / MANIFEST).is_file() else None
