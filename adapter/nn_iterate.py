@@ -486,6 +486,8 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
         # a stopped or killed phase's folder is gone on with: the same command plays only
         # the wall sets it had not finished (adapter/local/selfplay.py's resume_point)
         seed = round_seed(args.seed, number, args.selection_seed)
+        if data.is_dir() and not _selfplay_goes_on(data):
+            shutil.rmtree(data, ignore_errors=True)  # an older mjbot's stopped or killed phase
 
         def selfplay(p: Callable[[Path], str], named: list[str]
                      ) -> tuple[list[str], dict[str, str]]:
@@ -551,6 +553,23 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
                 "points_per_hand", "avg_rank", "win_rate", "deal_in_rate")}})
     chosen = new if (state.phase(number, "select") or {}).get("kept") else current
     state.finish_round(number, chosen)
+
+
+def _selfplay_goes_on(data: Path) -> bool:
+    """Whether `mjbot selfplay` goes on with the phase's folder ``data`` (its progress.json is
+    there) or finds it complete. What an older mjbot left of a stopped or killed phase (a
+    stopped manifest or shards, and no record) it refuses, and the phase's folder cannot be
+    another: that phase is played again from its start, as it was before."""
+    from replay.dataset.progress import PROGRESS
+    from replay.dataset.shards import MANIFEST
+
+    if (data / PROGRESS).is_file():
+        return True
+    try:
+        manifest = json.loads((data / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and "stopped" not in manifest
 
 
 def _selfplay_part(args: argparse.Namespace, seconds: float, figures: dict[str, Any],

@@ -632,3 +632,27 @@ def test_a_self_play_stopped_in_its_middle_goes_on_where_it_stopped(tmp_path: Pa
     data = run / phase["data"]
     assert {p.name: p.read_bytes() for p in data.iterdir()} == {
         p.name: p.read_bytes() for p in (tmp_path / "unbroken").iterdir()}
+
+
+def test_a_self_play_phase_an_older_mjbot_left_stopped_is_played_again(tmp_path: Path) -> None:
+    """A self-play phase stopped under an mjbot that wrote no progress.json (a stopped
+    manifest, no record) made every later run fail in its self-play ('a stopped dataset with
+    no progress.json ... give another --out', which nn iterate cannot give); that folder is
+    now played again from its start, as before, and the round ends."""
+    need_torch()
+    run = tmp_path / "run"
+    data = run / "round-001" / "selfplay-001"
+    for _ in range(3):  # the SIGTERM must land in a wall set, not before the first began
+        proc, stderr = _terminated_during_self_play(run, 60)
+        _kill_group(proc)
+        assert proc.returncode == 128 + signal.SIGTERM, stderr
+        if (data / "manifest.json").exists():
+            break
+        shutil.rmtree(run)
+    (data / "progress.json").unlink()  # as the older mjbot left it
+    resumed = subprocess.run(_command(run, 1, hands=60, start=GOLDEN), capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert _state(run)["rounds"][0]["done"]
+    assert "stopped" not in json.loads((data / "manifest.json").read_text())
