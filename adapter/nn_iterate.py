@@ -497,15 +497,17 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
                      "--json"],
                     {"MJBOT_NN_WEIGHTS": p(current),
                      "MJBOT_MC": f"playouts={args.playouts},fast=nn"})
+        new = not data.is_dir() or not any(data.iterdir())  # else it goes on from a point
         try:
             figures, seconds = _mjbot(*selfplay(here, opponents))
         except Stopped as exc:  # its wall sets done are kept: the part is recorded
             if exc.seconds is not None:
-                state.add_part(number, "selfplay", _selfplay_part(args, exc.seconds,
-                                                                  exc.figures, cut=True))
+                state.add_part(number, "selfplay", _selfplay_part(
+                    args, exc.seconds, exc.figures, cut=True, new=new))
             raise
         recorded = selfplay(state.stored, [from_run_folder(o, state.root) for o in opponents])
-        parts = [*state.parts(number, "selfplay"), _selfplay_part(args, seconds, figures)]
+        parts = [*state.parts(number, "selfplay"),
+                 _selfplay_part(args, seconds, figures, new=new)]
         state.finish_phase(number, "selfplay", {
             "seed": seed, "seconds": round(sum(p["seconds"] for p in parts), 1),
             "command": _shown(*recorded), "machine": _machine(args), "data": state.stored(data),
@@ -573,16 +575,17 @@ def _selfplay_goes_on(data: Path) -> bool:
 
 
 def _selfplay_part(args: argparse.Namespace, seconds: float, figures: dict[str, Any],
-                   cut: bool = False) -> dict[str, Any]:
+                   cut: bool = False, new: bool = True) -> dict[str, Any]:
     """One run's part of a self-play phase: its seconds and machine, and the wall sets it
-    played (from the first it found not done; to where it stopped, or the end), ``cut`` when
-    it stopped short. A part whose run was killed outright is not recorded: the next part's
-    start shows where it got to."""
+    played (from the first it found not done, where known: the self-play reported it, or
+    its folder was ``new``; to where it stopped, or the end), ``cut`` when it stopped short.
+    A part whose run was killed outright is not recorded: the next part's start shows where
+    it got to."""
     stopped = figures.get("stopped")
-    part: dict[str, Any] = {
-        "seconds": seconds, "machine": _machine(args),
-        "from_wall_set": (figures.get("resumed") or {}).get("units_done_before", 0) + 1,
-        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    part: dict[str, Any] = {"seconds": seconds, "machine": _machine(args)}
+    if figures or new:  # a part cut without its report, in a folder it went on with: unknown
+        part["from_wall_set"] = (figures.get("resumed") or {}).get("units_done_before", 0) + 1
+    part["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if cut:
         part["stopped"] = True
     if stopped:  # a part killed after the grace, or stopped before its first wall set,

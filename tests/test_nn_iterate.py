@@ -656,3 +656,42 @@ def test_a_self_play_phase_an_older_mjbot_left_stopped_is_played_again(tmp_path:
     assert resumed.returncode == 0, resumed.stderr
     assert _state(run)["rounds"][0]["done"]
     assert "stopped" not in json.loads((data / "manifest.json").read_text())
+
+
+def test_a_resumed_self_play_cut_without_a_report_does_not_claim_wall_set_one(
+        tmp_path: Path) -> None:
+    """A run's self-play part that went on from a later wall set and was cut without a report
+    (killed after the stop grace, as here: SIGTERM to the run, SIGKILL to its self-play) was
+    recorded in state.json as played from wall set 1; where its start is not known it now
+    says none."""
+    need_torch()
+    run = tmp_path / "run"
+    data = run / "round-001" / "selfplay-001"
+    for _ in range(3):  # the SIGTERM must land in a wall set, not before the first began
+        proc, stderr = _terminated_during_self_play(run, 60)
+        _kill_group(proc)
+        assert proc.returncode == 128 + signal.SIGTERM, stderr
+        if (data / "manifest.json").exists():
+            break
+        shutil.rmtree(run)
+    proc = subprocess.Popen(_command(run, 1, hands=60, start=GOLDEN), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while (data / "manifest.json").exists():  # the resumed self-play has cleared it
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+            time.sleep(0.02)
+        (child,) = map(int, Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text()
+                       .split())
+        os.kill(proc.pid, signal.SIGTERM)
+        os.kill(child, signal.SIGKILL)  # what the run does to a phase past the grace
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        _kill_group(proc)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    first, second = _state(run)["rounds"][0]["parts"]["selfplay"]
+    assert first["from_wall_set"] == 1
+    assert second["stopped"] is True and "stopped_after_wall_set" not in second
+    assert "from_wall_set" not in second, second
