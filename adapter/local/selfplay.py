@@ -282,8 +282,11 @@ def run_selfplay(config: SelfPlayConfig,
     manifest = writer.close(extra)
     if reached < units:
         opened = writer.shards[whole] if len(writer.shards) > whole else None
+        # stopped before a wall set was finished: its shards still hold the games of the
+        # wall set it went on from that its point had
+        skip = point.skip if reached == point.unit else 0
         save_progress(out, meta, [*kept, Checkpoint(
-            writer.shards[:whole], writer.games - open_games, reached, 0, errors,
+            writer.shards[:whole], writer.games - open_games, reached, skip, errors,
             fallbacks_extra(fallbacks), opened, open_games if opened else 0)])
     else:
         drop_progress(out)
