@@ -512,7 +512,10 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
             "seed": seed, "seconds": round(sum(p["seconds"] for p in parts), 1),
             "command": _shown(*recorded), "machine": _machine(args), "data": state.stored(data),
             "figures": {k: figures.get(k) for k in ("hands", "decisions", "games")},
-            **({"parts": parts} if len(parts) > 1 else {})})
+            # one part from its first wall set is the phase; else each is said (a part after
+            # a run killed outright shows where that run had got to)
+            **({"parts": parts} if len(parts) > 1 or parts[0].get("from_wall_set") != 1
+               or "already_complete" in parts[0] else {})})
     new = folder / f"gen-{number:03d}.npz"
     if state.phase(number, "train") is None:
         window = [state.path((state.phase(k, "selfplay") or {})["data"])

@@ -695,3 +695,44 @@ def test_a_resumed_self_play_cut_without_a_report_does_not_claim_wall_set_one(
     assert first["from_wall_set"] == 1
     assert second["stopped"] is True and "stopped_after_wall_set" not in second
     assert "from_wall_set" not in second, second
+
+
+def test_a_self_play_part_after_a_run_killed_outright_is_in_the_phase_record(
+        tmp_path: Path) -> None:
+    """A run killed outright (SIGKILL to it alone) leaves its self-play to stop after its wall
+    set, unrecorded; the next run went on from there, and as the phase's one recorded part its
+    record gave no parts: seconds of that run alone, and no from_wall_set to show where it had
+    got to (what the README says the next part shows). The part is now recorded whenever it
+    did not play the phase from its first wall set."""
+    need_torch()
+    run = tmp_path / "run"
+    data = run / "round-001" / "selfplay-001"
+    for _ in range(3):  # the stop must land in a wall set, not before the first began
+        proc = subprocess.Popen(_command(run, 1, hands=60, start=GOLDEN),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                                start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120
+            while not data.exists():  # the self-play has begun
+                assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+                time.sleep(0.05)
+            os.kill(proc.pid, signal.SIGKILL)  # the run alone: its phase is sent SIGTERM
+            proc.communicate(timeout=60)
+            while any(_living(pid) for pid in _group(proc.pid)):  # the phase ends itself
+                assert time.monotonic() < deadline + 120
+                time.sleep(0.05)
+        finally:
+            _kill_group(proc)
+        if (data / "manifest.json").exists():
+            break
+        shutil.rmtree(run)
+    done = json.loads((data / "manifest.json").read_text())["stopped"]["units_done"]
+    assert "parts" not in _state(run)["rounds"][0]  # the killed run recorded nothing
+    resumed = subprocess.run(_command(run, 1, hands=60, start=GOLDEN), capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    phase = _state(run)["rounds"][0]["phases"]["selfplay"]
+    (part,) = phase["parts"]
+    assert part["from_wall_set"] == done + 1 and phase["seconds"] == part["seconds"]
