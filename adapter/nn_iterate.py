@@ -486,6 +486,8 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
         # a stopped or killed phase's folder is gone on with: the same command plays only
         # the wall sets it had not finished (adapter/local/selfplay.py's resume_point)
         seed = round_seed(args.seed, number, args.selection_seed)
+        if data.is_dir() and not _selfplay_goes_on(data):
+            shutil.rmtree(data, ignore_errors=True)  # an older mjbot's stopped or killed phase
 
         def selfplay(p: Callable[[Path], str], named: list[str]
                      ) -> tuple[list[str], dict[str, str]]:
@@ -495,20 +497,25 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
                      "--json"],
                     {"MJBOT_NN_WEIGHTS": p(current),
                      "MJBOT_MC": f"playouts={args.playouts},fast=nn"})
+        new = not data.is_dir() or not any(data.iterdir())  # else it goes on from a point
         try:
             figures, seconds = _mjbot(*selfplay(here, opponents))
         except Stopped as exc:  # its wall sets done are kept: the part is recorded
             if exc.seconds is not None:
-                state.add_part(number, "selfplay", _selfplay_part(args, exc.seconds,
-                                                                  exc.figures, cut=True))
+                state.add_part(number, "selfplay", _selfplay_part(
+                    args, exc.seconds, exc.figures, cut=True, new=new))
             raise
         recorded = selfplay(state.stored, [from_run_folder(o, state.root) for o in opponents])
-        parts = [*state.parts(number, "selfplay"), _selfplay_part(args, seconds, figures)]
+        parts = [*state.parts(number, "selfplay"),
+                 _selfplay_part(args, seconds, figures, new=new)]
         state.finish_phase(number, "selfplay", {
             "seed": seed, "seconds": round(sum(p["seconds"] for p in parts), 1),
             "command": _shown(*recorded), "machine": _machine(args), "data": state.stored(data),
             "figures": {k: figures.get(k) for k in ("hands", "decisions", "games")},
-            **({"parts": parts} if len(parts) > 1 else {})})
+            # one part from its first wall set is the phase; else each is said (a part after
+            # a run killed outright shows where that run had got to)
+            **({"parts": parts} if len(parts) > 1 or parts[0].get("from_wall_set") != 1
+               or "already_complete" in parts[0] else {})})
     new = folder / f"gen-{number:03d}.npz"
     if state.phase(number, "train") is None:
         window = [state.path((state.phase(k, "selfplay") or {})["data"])
@@ -553,17 +560,35 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
     state.finish_round(number, chosen)
 
 
+def _selfplay_goes_on(data: Path) -> bool:
+    """Whether `mjbot selfplay` goes on with the phase's folder ``data`` (its progress.json is
+    there) or finds it complete. What an older mjbot left of a stopped or killed phase (a
+    stopped manifest or shards, and no record) it refuses, and the phase's folder cannot be
+    another: that phase is played again from its start, as it was before."""
+    from replay.dataset.progress import PROGRESS
+    from replay.dataset.shards import MANIFEST
+
+    if (data / PROGRESS).is_file():
+        return True
+    try:
+        manifest = json.loads((data / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and "stopped" not in manifest
+
+
 def _selfplay_part(args: argparse.Namespace, seconds: float, figures: dict[str, Any],
-                   cut: bool = False) -> dict[str, Any]:
+                   cut: bool = False, new: bool = True) -> dict[str, Any]:
     """One run's part of a self-play phase: its seconds and machine, and the wall sets it
-    played (from the first it found not done; to where it stopped, or the end), ``cut`` when
-    it stopped short. A part whose run was killed outright is not recorded: the next part's
-    start shows where it got to."""
+    played (from the first it found not done, where known: the self-play reported it, or
+    its folder was ``new``; to where it stopped, or the end), ``cut`` when it stopped short.
+    A part whose run was killed outright is not recorded: the next part's start shows where
+    it got to."""
     stopped = figures.get("stopped")
-    part: dict[str, Any] = {
-        "seconds": seconds, "machine": _machine(args),
-        "from_wall_set": (figures.get("resumed") or {}).get("units_done_before", 0) + 1,
-        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    part: dict[str, Any] = {"seconds": seconds, "machine": _machine(args)}
+    if figures or new:  # a part cut without its report, in a folder it went on with: unknown
+        part["from_wall_set"] = (figures.get("resumed") or {}).get("units_done_before", 0) + 1
+    part["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if cut:
         part["stopped"] = True
     if stopped:  # a part killed after the grace, or stopped before its first wall set,

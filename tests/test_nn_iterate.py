@@ -632,3 +632,107 @@ def test_a_self_play_stopped_in_its_middle_goes_on_where_it_stopped(tmp_path: Pa
     data = run / phase["data"]
     assert {p.name: p.read_bytes() for p in data.iterdir()} == {
         p.name: p.read_bytes() for p in (tmp_path / "unbroken").iterdir()}
+
+
+def test_a_self_play_phase_an_older_mjbot_left_stopped_is_played_again(tmp_path: Path) -> None:
+    """A self-play phase stopped under an mjbot that wrote no progress.json (a stopped
+    manifest, no record) made every later run fail in its self-play ('a stopped dataset with
+    no progress.json ... give another --out', which nn iterate cannot give); that folder is
+    now played again from its start, as before, and the round ends."""
+    need_torch()
+    run = tmp_path / "run"
+    data = run / "round-001" / "selfplay-001"
+    for _ in range(3):  # the SIGTERM must land in a wall set, not before the first began
+        proc, stderr = _terminated_during_self_play(run, 60)
+        _kill_group(proc)
+        assert proc.returncode == 128 + signal.SIGTERM, stderr
+        if (data / "manifest.json").exists():
+            break
+        shutil.rmtree(run)
+    (data / "progress.json").unlink()  # as the older mjbot left it
+    resumed = subprocess.run(_command(run, 1, hands=60, start=GOLDEN), capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert _state(run)["rounds"][0]["done"]
+    assert "stopped" not in json.loads((data / "manifest.json").read_text())
+
+
+def test_a_resumed_self_play_cut_without_a_report_does_not_claim_wall_set_one(
+        tmp_path: Path) -> None:
+    """A run's self-play part that went on from a later wall set and was cut without a report
+    (killed after the stop grace, as here: SIGTERM to the run, SIGKILL to its self-play) was
+    recorded in state.json as played from wall set 1; where its start is not known it now
+    says none."""
+    need_torch()
+    run = tmp_path / "run"
+    data = run / "round-001" / "selfplay-001"
+    for _ in range(3):  # the SIGTERM must land in a wall set, not before the first began
+        proc, stderr = _terminated_during_self_play(run, 60)
+        _kill_group(proc)
+        assert proc.returncode == 128 + signal.SIGTERM, stderr
+        if (data / "manifest.json").exists():
+            break
+        shutil.rmtree(run)
+    proc = subprocess.Popen(_command(run, 1, hands=60, start=GOLDEN), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while (data / "manifest.json").exists():  # the resumed self-play has cleared it
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+            time.sleep(0.02)
+        (child,) = map(int, Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text()
+                       .split())
+        os.kill(proc.pid, signal.SIGTERM)
+        os.kill(child, signal.SIGKILL)  # what the run does to a phase past the grace
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        _kill_group(proc)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    first, second = _state(run)["rounds"][0]["parts"]["selfplay"]
+    assert first["from_wall_set"] == 1
+    assert second["stopped"] is True and "stopped_after_wall_set" not in second
+    assert "from_wall_set" not in second, second
+
+
+def test_a_self_play_part_after_a_run_killed_outright_is_in_the_phase_record(
+        tmp_path: Path) -> None:
+    """A run killed outright (SIGKILL to it alone) leaves its self-play to stop after its wall
+    set, unrecorded; the next run went on from there, and as the phase's one recorded part its
+    record gave no parts: seconds of that run alone, and no from_wall_set to show where it had
+    got to (what the README says the next part shows). The part is now recorded whenever it
+    did not play the phase from its first wall set."""
+    need_torch()
+    run = tmp_path / "run"
+    data = run / "round-001" / "selfplay-001"
+    for _ in range(3):  # the stop must land in a wall set, not before the first began
+        proc = subprocess.Popen(_command(run, 1, hands=60, start=GOLDEN),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                                start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120
+            while not data.exists():  # the self-play has begun
+                assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+                time.sleep(0.05)
+            os.kill(proc.pid, signal.SIGKILL)  # the run alone: its phase is sent SIGTERM
+            proc.communicate(timeout=60)
+            while any(_living(pid) for pid in _group(proc.pid)):  # the phase ends itself
+                assert time.monotonic() < deadline + 120
+                time.sleep(0.05)
+        finally:
+            _kill_group(proc)
+        if (data / "manifest.json").exists():
+            break
+        shutil.rmtree(run)
+    done = json.loads((data / "manifest.json").read_text())["stopped"]["units_done"]
+    assert "parts" not in _state(run)["rounds"][0]  # the killed run recorded nothing
+    resumed = subprocess.run(_command(run, 1, hands=60, start=GOLDEN), capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    phase = _state(run)["rounds"][0]["phases"]["selfplay"]
+    (part,) = phase["parts"]
+    assert part["from_wall_set"] == done + 1 and phase["seconds"] == part["seconds"]

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -165,3 +168,63 @@ def test_a_dataset_from_before_shard_decisions_was_recorded_is_not_refused_for_i
         again.stderr)
     other = mjbot_here(capsys, *small[:-3], "4", "--out", str(out))
     assert other.returncode == 2 and "--seed 4 differs from 3" in other.stderr, other.stderr
+
+
+def test_a_run_killed_while_writing_its_first_record_is_started_again(tmp_path, capsys):
+    """A run killed outright while it wrote its first progress.json (before any game) left
+    only progress.json.tmp, and the same command was refused as 'directory is not empty';
+    it now starts the run again and writes what an unbroken run writes."""
+    small = ["selfplay", "--variant", "mass", "--hands", "4", "--seed", "3", "--out"]
+    assert mjbot_here(capsys, *small, str(tmp_path / "unbroken")).returncode == 0
+    out = tmp_path / "d"
+    out.mkdir()
+    (out / "progress.json.tmp").write_text('{"checkpoints": [], "me')  # cut by the kill
+    r = mjbot_here(capsys, *small, str(out))
+    assert r.returncode == 0, r.stderr
+    assert files(out) == files(tmp_path / "unbroken")
+
+
+# a process that dies outright (os._exit, as SIGKILL ends it) just after its Nth os.replace:
+# the shard or record that replace put in place is there, nothing after it
+KILLED_AFTER_REPLACE = """
+import os, sys
+n, count, replace = int(sys.argv[1]), [0], os.replace
+def killing(*a, **k):
+    replace(*a, **k)
+    count[0] += 1
+    if count[0] == n:
+        os._exit(9)
+os.replace = killing
+from adapter.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_a_resume_stopped_before_its_first_wall_set_keeps_the_games_it_went_on_from(
+        tmp_path):
+    """A run killed just after a shard cut inside a wall set is gone on with from that wall
+    set's later games; that resume stopped before finishing a wall set recorded its stop as
+    from the wall set's first game, so the next resume played its earlier games again: 45
+    games instead of 42, every shard from there on other than an unbroken run's. The stop
+    now keeps where in the wall set its run went on from."""
+    options = ["selfplay", "--variant", "mass", "--policies", "rulebased,greedy,rulebased,greedy",
+               "--hands", "150", "--seed", "6", "--shard-decisions", "400"]
+    unbroken = tmp_path / "unbroken"
+    assert mjbot(*options, "--workers", "1", "--out", str(unbroken)).returncode == 0
+    out = tmp_path / "d"
+    for n in range(1, 40):  # killed after each replace in turn until one left a cut wall set
+        shutil.rmtree(out, ignore_errors=True)
+        subprocess.run([sys.executable, "-c", KILLED_AFTER_REPLACE, str(n), *options,
+                        "--workers", "1", "--out", str(out)], capture_output=True, timeout=300)
+        last = json.loads((out / "progress.json").read_text())["checkpoints"][-1:]
+        if last and last[0]["skip"] and last[0]["unit"]:
+            break
+    else:
+        raise AssertionError("no kill left a checkpoint inside a wall set")
+    stopped = mjbot(*options, "--workers", "2", "--stop-after", "0.001", "--out", str(out))
+    assert stopped.returncode == 0, stopped.stderr
+    assert read_manifest(out)["stopped"]["units_done"] == last[0]["unit"]  # none finished
+    r = mjbot(*options, "--workers", "1", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert read_manifest(out)["games"] == read_manifest(unbroken)["games"]
+    assert files(out) == files(unbroken)

@@ -282,8 +282,11 @@ def run_selfplay(config: SelfPlayConfig,
     manifest = writer.close(extra)
     if reached < units:
         opened = writer.shards[whole] if len(writer.shards) > whole else None
+        # stopped before a wall set was finished: its shards still hold the games of the
+        # wall set it went on from that its point had
+        skip = point.skip if reached == point.unit else 0
         save_progress(out, meta, [*kept, Checkpoint(
-            writer.shards[:whole], writer.games - open_games, reached, 0, errors,
+            writer.shards[:whole], writer.games - open_games, reached, skip, errors,
             fallbacks_extra(fallbacks), opened, open_games if opened else 0)])
     else:
         drop_progress(out)
@@ -373,6 +376,11 @@ def resume_point(config: SelfPlayConfig) -> Resumed | dict[str, Any] | None:
 
     out = Path(config.out)
     if not out.is_dir() or not any(out.iterdir()):
+        return None
+    if [p.name for p in out.iterdir()] == [PROGRESS + ".tmp"]:
+        # a run killed while it wrote its first record, before any game: nothing to go on
+        # with, and nothing but its own temporary file
+        (out / (PROGRESS + ".tmp")).unlink()
         return None
     given = dataset_meta(selfplay_meta(config))
     progress = read_progress(out)
