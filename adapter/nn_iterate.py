@@ -564,11 +564,17 @@ def _selfplay_goes_on(data: Path) -> bool:
     """Whether `mjbot selfplay` goes on with the phase's folder ``data`` (its progress.json is
     there) or finds it complete. What an older mjbot left of a stopped or killed phase (a
     stopped manifest or shards, and no record) it refuses, and the phase's folder cannot be
-    another: that phase is played again from its start, as it was before."""
-    from replay.dataset.progress import PROGRESS
+    another: that phase is played again from its start, as it was before. So is one whose
+    record cannot be read (cut by a power cut): selfplay refuses it too."""
+    from replay.dataset.progress import PROGRESS, read_progress
+    from replay.dataset.schema import DatasetError
     from replay.dataset.shards import MANIFEST
 
     if (data / PROGRESS).is_file():
+        try:
+            read_progress(data)
+        except DatasetError:
+            return False
         return True
     try:
         manifest = json.loads((data / MANIFEST).read_text())

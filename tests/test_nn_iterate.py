@@ -634,11 +634,14 @@ def test_a_self_play_stopped_in_its_middle_goes_on_where_it_stopped(tmp_path: Pa
         p.name: p.read_bytes() for p in (tmp_path / "unbroken").iterdir()}
 
 
-def test_a_self_play_phase_an_older_mjbot_left_stopped_is_played_again(tmp_path: Path) -> None:
+@pytest.mark.parametrize("left", ["no record", "a cut record"])
+def test_a_self_play_phase_an_older_mjbot_left_stopped_is_played_again(tmp_path: Path,
+                                                                       left: str) -> None:
     """A self-play phase stopped under an mjbot that wrote no progress.json (a stopped
     manifest, no record) made every later run fail in its self-play ('a stopped dataset with
     no progress.json ... give another --out', which nn iterate cannot give); that folder is
-    now played again from its start, as before, and the round ends."""
+    now played again from its start, as before, and the round ends. So is one whose record a
+    power cut left empty (selfplay refuses an unreadable record: 'give another --out')."""
     need_torch()
     run = tmp_path / "run"
     data = run / "round-001" / "selfplay-001"
@@ -649,7 +652,10 @@ def test_a_self_play_phase_an_older_mjbot_left_stopped_is_played_again(tmp_path:
         if (data / "manifest.json").exists():
             break
         shutil.rmtree(run)
-    (data / "progress.json").unlink()  # as the older mjbot left it
+    if left == "no record":
+        (data / "progress.json").unlink()  # as the older mjbot left it
+    else:
+        (data / "progress.json").write_bytes(b"")  # written, never synced, then the power cut
     resumed = subprocess.run(_command(run, 1, hands=60, start=GOLDEN), capture_output=True,
                              text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
                              timeout=600)

@@ -52,9 +52,12 @@ class Checkpoint:
 def save_progress(out: Path, meta: dict[str, Any], checkpoints: list[Checkpoint]) -> None:
     """Replace the record (written beside it and renamed: a kill leaves the last one whole)."""
     tmp = Path(out) / (PROGRESS + ".tmp")
-    tmp.write_text(json.dumps({"progress_version": PROGRESS_VERSION, "meta": meta,
-                               "checkpoints": [asdict(c) for c in checkpoints]},
-                              indent=1, sort_keys=True) + "\n")
+    with open(tmp, "w") as fh:
+        fh.write(json.dumps({"progress_version": PROGRESS_VERSION, "meta": meta,
+                             "checkpoints": [asdict(c) for c in checkpoints]},
+                            indent=1, sort_keys=True) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())  # a power cut after the rename leaves this record, not nothing
     os.replace(tmp, Path(out) / PROGRESS)
 
 
