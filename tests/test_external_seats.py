@@ -1190,6 +1190,45 @@ def test_an_mjai_bots_debug_line_before_its_answer_is_garbage_and_its_answer_pla
                                        for e in noise), noise
 
 
+# An mjai bot that plays tsumogiri and prints a debug line, flushed, before every answer; on
+# its third draw of a run it thinks PAUSE seconds (argv[1]) after that line.
+MJAI_DEBUG_EVERY_LINE = textwrap.dedent("""
+    import json, sys, time
+    pause, seat, draws = float(sys.argv[1]), int(sys.argv[-1]), 0
+    for line in sys.stdin:
+        answer = {"type": "none"}
+        for event in json.loads(line):
+            if event["type"] == "tsumo" and event["actor"] == seat:
+                draws += 1
+                answer = {"type": "dahai", "actor": seat, "pai": event["pai"],
+                          "tsumogiri": True}
+        print("debug: thinking", flush=True)
+        if draws == 3 and answer["type"] == "dahai":
+            time.sleep(pause)
+            draws += 1
+        print(json.dumps(answer), flush=True)
+""")
+
+
+def test_an_mjai_bot_late_once_after_its_debug_line_is_in_step_again_at_once(tmp_path):
+    """A bot that prints a debug line before every answer and once answers past its limit:
+    the debug line was taken for that answer (garbage) and the run marked as one whose
+    noise is its answer, for good, so each later debug line was its answer and each real
+    answer stale: every later decision of the game a fallback (90 of 357 in 4 games where
+    the same bot without the debug line lost 15). Its late answer, a line that can be an
+    answer left over unasked, shows it answers after its noise: the noise is skipped
+    again, and the bot costs the late move and the few after it (the late answer, and the
+    answers after it, are read as the next line's where that line went before they came,
+    until a left-over line is skipped before a line)."""
+    bot = _script(tmp_path, "debug.py", MJAI_DEBUG_EVERY_LINE)
+    name = f"mjai:{PY} {bot} 1.5"
+    summary = _arena("riichi", name, seat_limit=1.0)
+    seat = summary["policies"][name]
+    # the rest of each game lost: 348 fallbacks of 357 decisions; now a few a game (10 in
+    # 4 games on a loaded machine here; 2 to 11 for one late answer in a real arena)
+    assert 0 < seat["fallbacks"] <= seat["decisions"] // 4, (seat, summary["external_seats"])
+
+
 # Runs `mjbot mjai` (argv[1:]) and passes its lines through, but sends its dahai with its
 # reach at once, unasked: it echoes the reach to the bot itself and swallows the seat's echo.
 MJAI_EAGER_REACH = textwrap.dedent("""

@@ -242,6 +242,10 @@ class ExternalSeat:
         print before its answer) is skipped where it comes (:meth:`_answer`)."""
         assert self.proc is not None
         stale, count = self.proc.waiting_lines(STALE_LOGGED)
+        noise = self.proc.answers_noise
+        if noise is not None and any(not noise(line) for line in stale):
+            # an answer came after the noise taken for it: its noise is skipped again
+            self.proc.answers_noise = None
         for line in stale:
             self._unasked(SeatFault("garbage", "a line answering no ask", line))
         self._more_unasked("garbage", count - len(stale), "lines answering no ask")
@@ -260,11 +264,14 @@ class ExternalSeat:
         program that writes noise where its answer goes (garbage on every line) sends
         nothing more until asked again. Then the first noise line is the answer, which the
         caller counts as garbage, and the run is one that answers so: its later noise is
-        the answer at once, as before the skip (not a grace a line). More than
+        the answer at once, as before the skip (not a grace a line), until a line that can
+        be an answer is left over, answering no ask (:meth:`_skip_stale`: one came late,
+        after the noise taken for it, so the program answers after its noise, which is
+        skipped again, not each later answer lost). More than
         :data:`UNASKED_LIMIT` bytes of noise are a flood, fatal."""
         proc = self.proc
         assert proc is not None
-        if proc.answers_noise:
+        if proc.answers_noise is not None:
             return proc.expect_line(limit)
         deadline = time.monotonic() + limit
         kept: list[str] = []  # the first noise lines (logged), and how many there were
@@ -278,7 +285,7 @@ class ExternalSeat:
                     if fault.reason != "late":
                         raise
                     if count:  # noise where the answer goes: the caller's garbage
-                        proc.answers_noise = taken = True
+                        proc.answers_noise, taken = noise, True
                         proc.unasked -= len(kept[0].encode()) + 1
                         return kept[0]
                     raise SeatFault("late", f"no answer within {limit:g} s",
