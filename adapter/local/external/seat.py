@@ -31,8 +31,8 @@ from protocols import events as ev
 from protocols import tiles as T
 
 log = structlog.get_logger("mjbot.external")
-# seconds an answer is waited for after start-up noise (a banner) before the noise is taken
-# for the answer: a banner's program answers once loaded; a garbage one never does
+# seconds a first answer is waited for after start-up noise (a banner) before the noise is
+# taken for the answer: a banner's program answers once loaded; a garbage one never does
 BANNER_GRACE = 2.0
 
 MAX_RESTARTS = 3
@@ -260,7 +260,9 @@ class ExternalSeat:
         came after the next line was sent (a bot that flushes its debug line and then
         thinks, or a loaded machine) the seat stayed one answer behind for as long as that
         lasted. Every other line answers the line it follows, so the program stays in step.
-        After noise, the answer is waited for :data:`BANNER_GRACE` seconds more at most: a
+        After start-up noise, the answer is waited for :data:`BANNER_GRACE` seconds more at
+        most (not the start-up allowance); after later noise, for the rest of the answer's
+        limit, which a debug print must not shorten (NTPU's 5 s, a ``--seat-limit``): a
         program that writes noise where its answer goes (garbage on every line) sends
         nothing more until asked again. Then the first noise line is the answer, which the
         caller counts as garbage, and the run is one that answers so: its later noise is
@@ -292,7 +294,7 @@ class ExternalSeat:
                                     fault.raw) from None
                 if not noise(line):
                     return line
-                if not count:
+                if not count and first:
                     deadline = min(deadline, time.monotonic() + BANNER_GRACE)
                 count += 1
                 if len(kept) <= STALE_LOGGED:
