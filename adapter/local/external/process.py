@@ -234,7 +234,9 @@ class LineProcess:
     heard: deque[str] | None = None
     left_out = 0  # bytes of its stderr left out (keeper.py), known once it is closed
     unasked = 0  # bytes of the lines waiting_lines took this run (what answered no ask)
-    answers_noise = False  # its noise was its answer once: it is taken so (seat._answer)
+    # its noise (what can be no answer) was its answer once: it is taken so (seat._answer)
+    # until a line that can be an answer is left over, answering no ask (a late answer)
+    answers_noise: Callable[[str], bool] | None = None
 
     def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
         self.argv = argv

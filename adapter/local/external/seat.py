@@ -31,8 +31,8 @@ from protocols import events as ev
 from protocols import tiles as T
 
 log = structlog.get_logger("mjbot.external")
-# seconds an answer is waited for after start-up noise (a banner) before the noise is taken
-# for the answer: a banner's program answers once loaded; a garbage one never does
+# seconds a first answer is waited for after start-up noise (a banner) before the noise is
+# taken for the answer: a banner's program answers once loaded; a garbage one never does
 BANNER_GRACE = 2.0
 
 MAX_RESTARTS = 3
@@ -242,6 +242,10 @@ class ExternalSeat:
         print before its answer) is skipped where it comes (:meth:`_answer`)."""
         assert self.proc is not None
         stale, count = self.proc.waiting_lines(STALE_LOGGED)
+        noise = self.proc.answers_noise
+        if noise is not None and any(not noise(line) for line in stale):
+            # an answer came after the noise taken for it: its noise is skipped again
+            self.proc.answers_noise = None
         for line in stale:
             self._unasked(SeatFault("garbage", "a line answering no ask", line))
         self._more_unasked("garbage", count - len(stale), "lines answering no ask")
@@ -256,15 +260,20 @@ class ExternalSeat:
         came after the next line was sent (a bot that flushes its debug line and then
         thinks, or a loaded machine) the seat stayed one answer behind for as long as that
         lasted. Every other line answers the line it follows, so the program stays in step.
-        After noise, the answer is waited for :data:`BANNER_GRACE` seconds more at most: a
+        After start-up noise, the answer is waited for :data:`BANNER_GRACE` seconds more at
+        most (not the start-up allowance); after later noise, for the rest of the answer's
+        limit, which a debug print must not shorten (NTPU's 5 s, a ``--seat-limit``): a
         program that writes noise where its answer goes (garbage on every line) sends
         nothing more until asked again. Then the first noise line is the answer, which the
         caller counts as garbage, and the run is one that answers so: its later noise is
-        the answer at once, as before the skip (not a grace a line). More than
+        the answer at once, as before the skip (not a grace a line), until a line that can
+        be an answer is left over, answering no ask (:meth:`_skip_stale`: one came late,
+        after the noise taken for it, so the program answers after its noise, which is
+        skipped again, not each later answer lost). More than
         :data:`UNASKED_LIMIT` bytes of noise are a flood, fatal."""
         proc = self.proc
         assert proc is not None
-        if proc.answers_noise:
+        if proc.answers_noise is not None:
             return proc.expect_line(limit)
         deadline = time.monotonic() + limit
         kept: list[str] = []  # the first noise lines (logged), and how many there were
@@ -278,14 +287,14 @@ class ExternalSeat:
                     if fault.reason != "late":
                         raise
                     if count:  # noise where the answer goes: the caller's garbage
-                        proc.answers_noise = taken = True
+                        proc.answers_noise, taken = noise, True
                         proc.unasked -= len(kept[0].encode()) + 1
                         return kept[0]
                     raise SeatFault("late", f"no answer within {limit:g} s",
                                     fault.raw) from None
                 if not noise(line):
                     return line
-                if not count:
+                if not count and first:
                     deadline = min(deadline, time.monotonic() + BANNER_GRACE)
                 count += 1
                 if len(kept) <= STALE_LOGGED:
