@@ -228,3 +228,36 @@ def test_a_resume_stopped_before_its_first_wall_set_keeps_the_games_it_went_on_f
     assert r.returncode == 0, r.stderr
     assert read_manifest(out)["games"] == read_manifest(unbroken)["games"]
     assert files(out) == files(unbroken)
+
+
+@pytest.fixture(scope="module")
+def stopped(tmp_path_factory) -> Path:
+    """A stopped run's folder (progress.json beside its shards), copied by each test."""
+    out = tmp_path_factory.mktemp("stopped") / "d"
+    stop_by_signal([*RUN, "--shard-decisions", "300", "--workers", "1", "--out", str(out)],
+                   signal.SIGTERM, after=2)
+    assert (out / "progress.json").is_file()
+    return out
+
+
+@pytest.mark.parametrize("field", ["games", "unit", "skip", "open_games", "shards", "open",
+                                   "referee_errors", "fallbacks", "shard"])
+def test_a_hand_edited_record_is_refused_in_one_line(tmp_path, stopped, field):
+    """A progress.json edited by hand (a field of the wrong type) was a traceback where the
+    field was used (TypeError, AttributeError); it is refused in one line naming the field,
+    and the folder is left as it was."""
+    out = tmp_path / "d"
+    shutil.copytree(stopped, out)
+    record = json.loads((out / "progress.json").read_text())
+    for checkpoint in record["checkpoints"]:
+        if field == "shard":
+            checkpoint["shards"][0]["bytes"] = "many"
+        else:
+            checkpoint[field] = "x"
+    (out / "progress.json").write_text(json.dumps(record))
+    seen = files(out), stamps(out)
+    r = mjbot(*RUN, "--shard-decisions", "300", "--workers", "1", "--out", str(out))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    (line,) = r.stderr.splitlines()
+    assert f"progress.json: unreadable (checkpoint {field} " in line, line
+    assert (files(out), stamps(out)) == seen

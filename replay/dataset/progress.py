@@ -72,7 +72,7 @@ def read_progress(out: Path) -> tuple[dict[str, Any], list[Checkpoint]] | None:
     path = Path(out) / PROGRESS
     try:
         data = json.loads(path.read_text())
-        checkpoints = [Checkpoint(**c) for c in data["checkpoints"]]
+        checkpoints = [_checked(Checkpoint(**c)) for c in data["checkpoints"]]
         meta = data["meta"]
         if data.get("progress_version") != PROGRESS_VERSION or not isinstance(meta, dict):
             raise ValueError(f"progress_version {data.get('progress_version')!r}")
@@ -81,6 +81,37 @@ def read_progress(out: Path) -> tuple[dict[str, Any], list[Checkpoint]] | None:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise S.DatasetError(f"{path}: unreadable ({exc}); give another --out") from None
     return meta, checkpoints
+
+
+_SHARD_FIELDS = {"file": str, "decisions": int, "hands": int, "bytes": int, "sha256": str}
+
+
+def _checked(c: Checkpoint) -> Checkpoint:
+    """``c`` if every field holds what a run writes there; ValueError naming the first that
+    does not (a hand-edited record: one line, not a traceback where the field is used)."""
+    def wrong(name: str, value: Any) -> ValueError:
+        return ValueError(f"checkpoint {name} {value!r}")
+
+    for name in ("games", "unit", "skip", "open_games"):
+        value = getattr(c, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise wrong(name, value)
+    if not isinstance(c.shards, list):
+        raise wrong("shards", c.shards)
+    if c.open is not None and not isinstance(c.open, dict):
+        raise wrong("open", c.open)
+    for entry in c.files():
+        if not isinstance(entry, dict) or any(
+                not isinstance(entry.get(key), kind) or isinstance(entry.get(key), bool)
+                for key, kind in _SHARD_FIELDS.items()):
+            raise wrong("shard", entry)
+    if not isinstance(c.referee_errors, list) or not all(
+            isinstance(e, str) for e in c.referee_errors):
+        raise wrong("referee_errors", c.referee_errors)
+    if not isinstance(c.fallbacks, dict) or not all(
+            isinstance(v, dict) for v in c.fallbacks.values()):
+        raise wrong("fallbacks", c.fallbacks)
+    return c
 
 
 def proved(out: Path, checkpoint: Checkpoint) -> bool:
