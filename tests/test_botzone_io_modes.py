@@ -95,13 +95,17 @@ def test_each_io_mode_plays_a_match_the_strict_judge_accepts(entries, entry, mod
 @pytest.mark.skipif((os.cpu_count() or 1) < 2 or not Path("/proc/self/task").is_dir(),
                     reason="OpenBLAS starts no thread of its own on one core; threads are "
                     "counted in Linux's /proc")
+@pytest.mark.parametrize("given", ["unset", "empty"])
 @pytest.mark.parametrize("entry", ["cli", "zip"])
-def test_the_bot_loads_numpy_with_one_blas_thread(entries, entry):
+def test_the_bot_loads_numpy_with_one_blas_thread(entries, entry, given):
     """numpy's OpenBLAS started a thread per core as the bot imported it, which doubled the
     import's CPU and slowed every one-shot turn (a process start each) beside other work.
     The bot, kept running after its first answer, is one thread: the environment names no
-    thread count here (this suite's conftest sets one for the processes it starts)."""
+    thread count here (this suite's conftest sets one for the processes it starts), or names
+    an empty one (``OPENBLAS_NUM_THREADS=``), which OpenBLAS reads as none given."""
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given == "empty":
+        env["OPENBLAS_NUM_THREADS"] = ""
     proc = subprocess.Popen([*entries[entry], "--keep-running"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:

@@ -18,8 +18,10 @@ def one_blas_thread() -> None:
     """Called before numpy is imported: OpenBLAS (numpy's) starts a thread per core when it
     loads, which doubled the CPU of numpy's import on a 2-core machine (about 60 ms to 120)
     and slowed a one-shot turn beside other work; the bot's arrays are too small to gain from
-    threads. A value the environment gives is kept."""
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    threads. A value the environment gives is kept; an empty one is none (OpenBLAS reads it
+    so, as limit_blas_threads in adapter/commands/models.py does)."""
+    if not os.environ.get("OPENBLAS_NUM_THREADS"):
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 
 def add_turn_options(parser: Any, keep_running_default: bool = False,
