@@ -463,3 +463,27 @@ def test_a_refusal_cut_inside_the_login_id_shows_none_of_it(
     assert tried.returncode == 2 and "NTPU command log: " in tried.stderr
     assert '[debug] Send: <HELO name="***...' in tried.stderr
     assert ID[:4] not in tried.stderr and ID[:4] not in tried.stdout
+
+
+def test_the_mjai_export_of_a_transcript_shows_the_hand_at_its_seat(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`replay --export mjai` of a transcript played from seat 3 wrote that seat's hand as
+    seat 0's (the others `?`) with no `id`, so the file read back refused ('no start_game or
+    start_kyoku'). Now the hand is at its seat, `id` names it, and the file reads back from
+    that seat with the same start, no ID in it."""
+    path = tmp_path / "mine.log"
+    path.write_text(FIRST.read_text(encoding="utf-8").replace("IDDEADBEAF-xxxxxxxx", ID),
+                    encoding="utf-8")
+    out = tmp_path / "first.mjai"
+    done = mjbot_here(capsys, "replay", str(path), "--export", "mjai", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    text = out.read_text(encoding="utf-8")
+    assert ID not in text and "1A2B3C4D" not in text
+    start_game, start_kyoku = (json.loads(line) for line in text.splitlines()[:2])
+    assert start_game["type"] == "start_game" and start_game["id"] == 3
+    original = replayer.summarize(replayer.load(path))["hands"][0]["hand"]
+    tehais = start_kyoku["tehais"]
+    assert all(t == "?" for t in tehais[0] + tehais[1] + tehais[2]) and "?" not in tehais[3]
+    back = replayer.load(out)
+    assert back.seat == 3
+    assert replayer.summarize(back)["hands"][0]["hand"] == original == "78m369p306899s55z"

@@ -203,6 +203,8 @@ class _Importer:
         hands = () if hidden else tuple(tuple(_known(t, where) for t in h) for h in tehais)
         self.scores = [int(x) for x in m["scores"]]
         own = int(self.meta.get("id", 0))
+        if hidden:  # one seat's view (a bot's log, a client's export): shown from that seat
+            self.meta["view_seat"] = own
         self.emit(ev.RoundStarted(
             round_wind=WINDS.index(m["bakaze"]), dealer=int(m["oya"]), honba=int(m["honba"]),
             sticks=int(m["kyotaku"]), scores=tuple(self.scores),
@@ -367,9 +369,15 @@ def dumps(record: GameRecord) -> str:
     in_hand = False
     table = _Table()
     # the file's own start_game fields; a cut note is the reader's, not the game's
-    start = {k: v for k, v in record.meta.items() if k != "cut"}
+    start = {k: v for k, v in record.meta.items() if k not in ("cut", "view_seat")}
+    seat = 0
     for e in record.events:
-        msg = export_event(e, start if record.source == "mjai" else {})
+        if isinstance(e, ev.GameStarted):
+            seat = e.seat
+        msg = export_event(e, start if record.source == "mjai" else {}, seat)
+        if msg is not None and isinstance(e, ev.GameStarted) and "id" not in msg \
+                and _one_seat_view(record):
+            msg["id"] = seat  # whose hand the starts show, as an mjai server tells its bot
         if isinstance(e, ev.RoundStarted | ev.GameEnded) and in_hand:
             lines.append({"type": "end_kyoku"})
             in_hand = False
@@ -387,6 +395,12 @@ def dumps(record: GameRecord) -> str:
     if in_hand:
         lines.append({"type": "end_kyoku"})
     return "\n".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) for x in lines)
+
+
+def _one_seat_view(record: GameRecord) -> bool:
+    """A record of one seat's view (a client's log or transcript): its starts show that
+    seat's hand alone."""
+    return any(isinstance(e, ev.RoundStarted) and len(e.hands) != 4 for e in record.events)
 
 
 class _Table:
