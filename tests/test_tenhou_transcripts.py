@@ -487,3 +487,28 @@ def test_the_mjai_export_of_a_transcript_shows_the_hand_at_its_seat(
     back = replayer.load(out)
     assert back.seat == 3
     assert replayer.summarize(back)["hands"][0]["hand"] == original == "78m369p306899s55z"
+
+
+async def test_the_viewer_lists_a_transcript_in_a_folder(tmp_path: Path) -> None:
+    """`mjbot view FOLDER` left a Tenhou client transcript in the folder out of its list (its
+    first bytes, `Send:`, were not taken for a game's), so the list was empty; a transcript
+    named on its own was listed. Both forms, tags and WebSocket JSON, are listed now."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from adapter.serve.status import StatusServer
+
+    folder = tmp_path / "captures"
+    folder.mkdir()
+    (folder / "tags.log").write_bytes(WHOLE.read_bytes())
+    (folder / "json.log").write_text(_SMALL[2], encoding="utf-8")
+    (folder / "notes.txt").write_text("Sent the logs to a friend.\n", encoding="utf-8")
+    client = TestClient(TestServer(StatusServer(roots=[str(folder)], imports=[]).app()))
+    await client.start_server()
+    try:
+        games = (await (await client.get("/api/games")).json())["games"]
+        assert sorted(g["id"] for g in games) == ["0~json.log", "0~tags.log"]
+        outline = await (await client.get("/api/games/0~tags.log")).json()
+        assert outline["our_seat"] == 0 and outline["final_scores"] == [12100, 38300, 13800,
+                                                                          35800]
+    finally:
+        await client.close()

@@ -57,8 +57,8 @@ DST = 3600.0  # a local day's clock may be an hour off its midnight's epoch + se
 MAX_DEPTH = 6
 SNIFF_BYTES = 4096
 # how every import format starts: mjlog XML, SGF, an NTPU log line, JSON (tenhou6, mjai,
-# Botzone); an NTPU log may open with "#" comment lines
-FORMAT_STARTS = (b"<", b"(", b"/", b"[", b"{")
+# Botzone), a Tenhou client transcript's line; an NTPU log may open with "#" comment lines
+FORMAT_STARTS = (b"<", b"(", b"/", b"[", b"{", b"Send:", b"Get:")
 # the fields a filter's words are searched in (the path, then these of a log's header): what the
 # list shows, not its sizes and times
 SEARCHED = ("platform", "variant", "policy", "players", "started")
