@@ -165,7 +165,7 @@ def _mjbot(args: list[str], env: dict[str, str] | None = None) -> tuple[dict[str
 
 
 class Stopped(Exception):
-    """SIGTERM asked the run to stop: the phase under way ended and is not recorded done;
+    """SIGTERM or Ctrl-C asked the run to stop: the phase under way ended and is not recorded done;
     ``seconds`` it ran and the ``figures`` it printed (a self-play's: what it kept)."""
 
     def __init__(self, message: str, seconds: float | None = None,
@@ -181,12 +181,16 @@ class _Stop:
 
     def __init__(self) -> None:
         self.asked = False
+        self.signum = 0  # the first stop's signal: SIGTERM, or SIGINT (Ctrl-C)
         self.child: subprocess.Popen[str] | None = None
         self.since: float | None = None  # when the stop was first seen while waiting
         self.lock_fd = -1  # the run folder's lock (holding_run), handed to each phase
 
     def signalled(self, signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGINT and self.signum == signal.SIGINT:
+            raise KeyboardInterrupt  # Ctrl-C again: at once (the phase is killed)
         self.asked = True
+        self.signum = self.signum or signum
         if self.child is not None and self.child.poll() is None:
             self.child.send_signal(signal.SIGTERM)
 
@@ -401,17 +405,23 @@ def _iterate(args: argparse.Namespace, root: Path, opponents: list[str]) -> int:
     state.data.setdefault("options", _options(args))  # a run from before: recorded from now
     state.data["machine"] = _machine(args)  # the latest run's; each phase records its own
     state.save()
-    previous = signal.signal(signal.SIGTERM, _STOP.signalled)
+    # Ctrl-C stops as SIGTERM does (a second one: at once); a SIGINT the process was started
+    # ignoring (a background job) stays ignored
+    kinds = [signal.SIGTERM] + ([signal.SIGINT] if signal.getsignal(signal.SIGINT)
+                                is not signal.SIG_IGN else [])
+    previous = {sig: signal.signal(sig, _STOP.signalled) for sig in kinds}
     number = state.completed() + 1
     try:
         for number in range(state.completed() + 1, args.rounds + 1):
             run_round(args, state, number, opponents)
     except Stopped as exc:
-        print(f"mjbot nn iterate: stopped by SIGTERM in round {number}, {exc} (not recorded "
+        name = signal.Signals(_STOP.signum or signal.SIGTERM).name
+        print(f"mjbot nn iterate: stopped by {name} in round {number}, {exc} (not recorded "
               "done); the same command resumes it", file=sys.stderr)
-        return 128 + signal.SIGTERM
+        return 128 + (_STOP.signum or signal.SIGTERM)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if args.json:
         print(json.dumps(state.data, indent=2))
     else:

@@ -431,6 +431,36 @@ def test_sigterm_during_self_play_stops_the_phase_and_leaves_it_undone(
     assert not one["done"] and "selfplay" not in one["phases"]
 
 
+def test_ctrl_c_during_self_play_stops_the_phase_as_sigterm_does(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the run's whole group, as a terminal sends it) ended the run at once
+    ('mjbot nn: interrupted', exit 130) and killed its self-play outright, though the
+    self-play was stopping by itself: its part was not recorded and the play since its last
+    record was lost. It now stops as SIGTERM does: the phase is told and waited for, its
+    part recorded, exit 130, the message naming SIGINT."""
+    need_torch()
+    run = tmp_path / "run"
+    proc = subprocess.Popen(_command(run, 1, hands=60, start=GOLDEN), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "round-001" / "selfplay-001").exists():  # the child has begun
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        _kill_group(proc)
+    assert proc.returncode == 128 + signal.SIGINT, stderr
+    assert "Traceback" not in stderr and "interrupted" not in stderr
+    assert "stopped by SIGINT in round 1, during its self-play" in stderr.splitlines()[-1]
+    (one,) = _state(run)["rounds"]
+    assert not one["done"] and "selfplay" not in one["phases"]
+    (part,) = one["parts"]["selfplay"]
+    assert part["stopped"] is True and part["from_wall_set"] == 1
+
+
 def test_a_self_play_finished_under_sigterm_is_kept_naming_its_nn_opponent_from_the_run_folder(
         tmp_path: Path) -> None:
     """With one worker a stopped self-play finishes the wall set under way: a SIGTERM during
