@@ -261,3 +261,18 @@ def test_a_hand_edited_record_is_refused_in_one_line(tmp_path, stopped, field):
     (line,) = r.stderr.splitlines()
     assert f"progress.json: unreadable (checkpoint {field} " in line, line
     assert (files(out), stamps(out)) == seen
+
+
+def test_stats_of_a_run_killed_while_going_on_says_the_command_goes_on(tmp_path, stopped,
+                                                                       capsys):
+    """A stopped dataset whose resume was killed outright has no manifest until a run goes on
+    with it; `dataset stats` said 'missing (not a dataset directory, or the run that wrote
+    it did not finish)', never that the same selfplay command goes on. It says so now."""
+    out = tmp_path / "d"
+    shutil.copytree(stopped, out)
+    kill_outright([*RUN, "--shard-decisions", "300", "--workers", "1", "--out", str(out)],
+                  after=1)
+    assert not (out / "manifest.json").exists() and (out / "progress.json").is_file()
+    r = mjbot_here(capsys, "dataset", "stats", str(out))
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "the same `mjbot selfplay` command again goes on with it" in r.stderr

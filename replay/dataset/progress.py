@@ -23,8 +23,8 @@ from typing import Any
 from replay.dataset import schema as S
 from replay.dataset.records import Block
 from replay.dataset.shards import MANIFEST, read_shard, sha256
+from replay.dataset.shards import PROGRESS as PROGRESS  # named here too, as it always was
 
-PROGRESS = "progress.json"
 PROGRESS_VERSION = 1
 
 

@@ -26,6 +26,7 @@ from replay.dataset import schema as S
 from replay.dataset.records import Block
 
 MANIFEST = "manifest.json"
+PROGRESS = "progress.json"  # a stopped self-play's record (replay/dataset/progress.py)
 SHARD_PATTERN = "shard-{:05d}.npz"
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 COMPRESS_LEVEL = 6
@@ -204,6 +205,10 @@ def read_manifest(root: Path) -> dict[str, Any]:
     try:
         manifest = json.loads(path.read_text())
     except FileNotFoundError:
+        if (Path(root) / PROGRESS).is_file():  # a self-play run stopped or killed mid-way
+            raise S.DatasetError(f"{path}: missing: a selfplay run stopped here before it "
+                                 f"wrote it ({PROGRESS} says where it stands); the same "
+                                 "`mjbot selfplay` command again goes on with it") from None
         raise S.DatasetError(f"{path}: missing (not a dataset directory, or the run that "
                              "wrote it did not finish)") from None
     except (OSError, ValueError) as exc:
