@@ -337,3 +337,35 @@ def test_the_bench_measures_real_logs(capsys: pytest.CaptureFixture[str],
     assert all(p.exists() for p in logs["platform"])  # measured on copies
     missing = mjbot_here(capsys, "bench", "logkeep", str(logs["root"] / "nowhere"))
     assert missing.returncode == 2 and "no such file or folder" in missing.stderr
+
+
+def test_the_bench_sizes_only_the_logs_it_compressed(capsys: pytest.CaptureFixture[str],
+                                                     logs: dict[str, Any]) -> None:
+    """A folder with a log left without its footer (a game in play, or cut by a crash), as a
+    live serve's folder has: the pass leaves it, but its bytes counted among the logs before
+    and none after, so the ratio was made up (40.69:1 on 11 logs of which one was compressed,
+    10.8:1 on the others alone). The size and the pass's cost are now of the logs compressed,
+    and the logs left are said; a folder of logs none of which has its footer says so."""
+    import gzip
+    import json
+
+    folder = logs["live"].parent
+    finished = [p for p in folder.iterdir() if p != logs["live"]]
+    assert len(finished) == 4
+    before = sum(p.stat().st_size for p in finished)
+    packed = sum(len(gzip.compress(p.read_bytes(), logzip.LEVEL)) for p in finished)
+    done = mjbot_here(capsys, "bench", "logkeep", str(folder), "--json", "-")
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert figures["logs"] == 5 and figures["compressed"] == 4 and figures["left"] == 1
+    assert figures["bytes_per_log"] == round(before / 4)
+    # the pass's gzip names the file in its header: a few bytes a log more than gzip.compress
+    assert 0 < packed / 4 <= figures["gz_bytes_per_log"] <= packed / 4 + 100
+    text = mjbot_here(capsys, "bench", "logkeep", str(folder))
+    assert "1 without their footer" in text.stdout, text.stdout
+    alone = folder.parent / "alone"
+    alone.mkdir()
+    shutil.copy2(logs["live"], alone)
+    none = mjbot_here(capsys, "bench", "logkeep", str(alone))
+    assert none.returncode == 0, none.stderr
+    assert "none compressed: no log has its footer" in none.stdout, none.stdout
