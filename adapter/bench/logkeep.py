@@ -23,7 +23,7 @@ from typing import Any
 from adapter.bench.common import VARIANTS, add_bench, report
 from adapter.commands import UserInputError, at_least
 from replay import logzip
-from replay.log import SUFFIX, parse_log
+from replay.log import GZ_SUFFIX, SUFFIX, is_log_name, parse_log, plain_name
 
 
 def _played(folder: Path, variants: list[str], games: int, seed: int) -> None:
@@ -72,17 +72,26 @@ def bench_logkeep(dirs: list[str], games: int, variants: list[str], seed: int = 
         folder = Path(tmp) / "logs"
         if dirs:
             for n, given in enumerate(map(Path, dirs)):
-                sources = sorted(given.rglob(f"*{SUFFIX}")) if given.is_dir() else [given]
+                # a serve's folder is mostly logs it compressed already: measured on their
+                # bytes inflated again, as they were before (the bench said it held no logs)
+                sources = sorted(p for p in given.rglob("*") if is_log_name(p.name)) \
+                    if given.is_dir() else [given]
                 for path in sources:
                     target = folder / str(n) / path.relative_to(
                         given if given.is_dir() else given.parent)
+                    target = target.with_name(plain_name(target.name))
                     target.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(path, target)
+                    if path.name.endswith(GZ_SUFFIX):
+                        target.write_bytes(logzip.read_bytes(path))
+                        shutil.copystat(path, target)
+                    else:
+                        shutil.copy2(path, target)
         else:
             _played(folder, variants, games, seed)
         files = sorted(folder.rglob(f"*{SUFFIX}"))
         if not files:
-            raise UserInputError(f"no game logs (*{SUFFIX}) in {', '.join(dirs)}")
+            raise UserInputError(f"no game logs (*{SUFFIX} or *{GZ_SUFFIX}) in "
+                                 f"{', '.join(dirs)}")
         datas = [p.read_bytes() for p in files]
         start = time.process_time()
         for data in datas:
@@ -127,8 +136,8 @@ def bench_logkeep(dirs: list[str], games: int, variants: list[str], seed: int = 
 def register(benches: Any) -> None:
     p = add_bench(benches, "logkeep", run, "game logs compressed in place: size and cost "
                   "vs parsing them")
-    p.add_argument("dirs", nargs="*", metavar="DIR", help="folders (or files) of our logs to "
-                   "measure on (default: logs played here)")
+    p.add_argument("dirs", nargs="*", metavar="DIR", help="folders (or files) of our logs, "
+                   "plain or compressed, to measure on (default: logs played here)")
     p.add_argument("--games", type=at_least(1), default=4, help="games per variant played "
                    "when no DIR is given (default %(default)s)")
     p.add_argument("--variant", action="append", choices=VARIANTS, help="variants played "
