@@ -55,6 +55,9 @@ def inflate(data: bytes) -> bytes:
         size += len(piece)
         if unpacker.eof or size >= MAX_INFLATED:
             break
+    if not size and not unpacker.eof:  # cut before its first byte: not an empty file
+        raise Unreadable(f"gzip data cut short after {len(data)} bytes, before anything "
+                         "inflates (a copy cut off?)")
     return b"".join(out)
 
 
@@ -110,7 +113,11 @@ def compress(path: str | Path, level: int = LEVEL) -> Path:
     data = path.read_bytes()
     target = compressed_name(path)
     if target.exists():
-        if read_bytes(target) != data:
+        try:
+            same = read_bytes(target) == data
+        except Unreadable:
+            same = False
+        if not same:
             raise FileExistsError(f"{target} exists and holds other bytes than {path.name}")
         os.unlink(path)
         return target

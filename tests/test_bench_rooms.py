@@ -435,6 +435,9 @@ def test_bench_games_reads_each_header_once(tmp_path: Path, bench_here: Run,
     assert result["memory_entries"] == 40 + 3 * 5  # three rounds of new logs
     assert result["ratio_warm_vs_reference"] > 0
     assert f"ratio warm / ref {result['ratio_warm_vs_reference']:>8} x" in r.stdout
+    # every figure in one column, --new 5 too (it stood two places left of the others)
+    lines = r.stdout.splitlines()[1:]
+    assert len({line.index(" s ") for line in lines if " s " in line}) == 1, r.stdout
 
 
 def test_bench_games_memory_per_log_counts_the_path_the_index_keeps(tmp_path: Path) -> None:

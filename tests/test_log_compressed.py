@@ -94,6 +94,32 @@ def test_a_cut_or_damaged_compressed_log_reads_up_to_the_cut(logs: list[Path]) -
         logzip.read_bytes(target)
 
 
+def test_a_compressed_log_cut_before_its_first_byte_says_so(
+        logs: list[Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """A compressed log cut within its first block (a copy cut off after 100 bytes) inflated
+    to nothing without an error: `mjbot replay` said 'mjbot msgpack log: the file is empty'
+    of a 100-byte file, among nine formats' reasons. It now says in one line that the gzip
+    data was cut short; an empty file compressed is still read as empty, and a pass that finds
+    such a cut copy in the place of its .gz leaves the original (as for other bytes)."""
+    target = logzip.compress(logs[0])
+    packed = target.read_bytes()
+    target.write_bytes(packed[:100])
+    with pytest.raises(logzip.Unreadable, match="cut short after 100 bytes"):
+        logzip.read_bytes(target)
+    cut = mjbot_here(capsys, "replay", str(target))
+    assert cut.returncode == 2 and "Traceback" not in cut.stderr
+    assert cut.stderr.strip().splitlines() == [
+        f"mjbot replay: {target}: gzip data cut short after 100 bytes, before anything"
+        " inflates (a copy cut off?)"], cut.stderr
+    assert logzip.inflate(gzip.compress(b"")) == b""
+    other = logs[1]
+    logzip.compressed_name(other).write_bytes(
+        gzip.compress(other.read_bytes())[:100])
+    with pytest.raises(FileExistsError):
+        logzip.compress(other)
+    assert other.exists()
+
+
 def test_a_pass_cut_after_the_rename_is_finished_the_next_time(logs: list[Path]) -> None:
     path = logs[0]
     data = path.read_bytes()

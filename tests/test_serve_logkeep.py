@@ -337,3 +337,59 @@ def test_the_bench_measures_real_logs(capsys: pytest.CaptureFixture[str],
     assert all(p.exists() for p in logs["platform"])  # measured on copies
     missing = mjbot_here(capsys, "bench", "logkeep", str(logs["root"] / "nowhere"))
     assert missing.returncode == 2 and "no such file or folder" in missing.stderr
+
+
+def test_the_bench_sizes_only_the_logs_it_compressed(capsys: pytest.CaptureFixture[str],
+                                                     logs: dict[str, Any]) -> None:
+    """A folder with a log left without its footer (a game in play, or cut by a crash), as a
+    live serve's folder has: the pass leaves it, but its bytes counted among the logs before
+    and none after, so the ratio was made up (40.69:1 on 11 logs of which one was compressed,
+    10.8:1 on the others alone). The size and the pass's cost are now of the logs compressed,
+    and the logs left are said; a folder of logs none of which has its footer says so."""
+    import gzip
+    import json
+
+    folder = logs["live"].parent
+    finished = [p for p in folder.iterdir() if p != logs["live"]]
+    assert len(finished) == 4
+    before = sum(p.stat().st_size for p in finished)
+    packed = sum(len(gzip.compress(p.read_bytes(), logzip.LEVEL)) for p in finished)
+    done = mjbot_here(capsys, "bench", "logkeep", str(folder), "--json", "-")
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert figures["logs"] == 5 and figures["compressed"] == 4 and figures["left"] == 1
+    assert figures["bytes_per_log"] == round(before / 4)
+    # the pass's gzip names the file in its header: a few bytes a log more than gzip.compress
+    assert 0 < packed / 4 <= figures["gz_bytes_per_log"] <= packed / 4 + 100
+    text = mjbot_here(capsys, "bench", "logkeep", str(folder))
+    assert "1 without their footer" in text.stdout, text.stdout
+    alone = folder.parent / "alone"
+    alone.mkdir()
+    shutil.copy2(logs["live"], alone)
+    none = mjbot_here(capsys, "bench", "logkeep", str(alone))
+    assert none.returncode == 0, none.stderr
+    assert "none compressed: no log has its footer" in none.stdout, none.stdout
+
+
+def test_the_bench_measures_a_folder_of_compressed_logs(capsys: pytest.CaptureFixture[str],
+                                                        logs: dict[str, Any]) -> None:
+    """A serve's log folder is mostly logs its upkeep compressed: the bench, given it, said
+    'no game logs (*.mjlog.msgpack) in logs' (361 compressed practice logs). It measures them
+    now on their bytes inflated again, the same figures as on the plain logs."""
+    import json
+
+    plain = logs["root"] / "ladder"
+    packed = logs["root"].parent / "packed"
+    shutil.copytree(plain, packed)
+    for path in list(packed.rglob(f"*{SUFFIX}")):
+        logzip.compress(path)
+    assert not list(packed.rglob(f"*{SUFFIX}")) and len(list(packed.rglob(f"*{GZ_SUFFIX}"))) == 2
+    runs = [mjbot_here(capsys, "bench", "logkeep", str(folder), "--json", "-")
+            for folder in (plain, packed)]
+    assert [r.returncode for r in runs] == [0, 0], runs[1].stderr
+    figures = [json.loads(r.stdout) for r in runs]
+    assert figures[1]["logs"] == figures[1]["compressed"] == 2
+    assert figures[1]["bytes_per_log"] == figures[0]["bytes_per_log"]
+    one = next(packed.rglob(f"*{GZ_SUFFIX}"))
+    assert json.loads(mjbot_here(capsys, "bench", "logkeep", str(one), "--json", "-")
+                      .stdout)["logs"] == 1

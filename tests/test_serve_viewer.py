@@ -517,7 +517,7 @@ async def test_a_full_list_keeps_every_sessions_newest_games(tmp_path: Path) -> 
     client = await client_for_server(StatusServer(roots=[str(root)], max_games=22))
     try:  # room for every game: all listed, nothing said cut
         page = await (await client.get("/api/games")).json()
-        assert page["total"] == 22 and page["cut"] is False
+        assert page["total"] == 22 and page["cut"] is False and page["total_cut"] is False
     finally:
         await client.close()
 
@@ -525,7 +525,9 @@ async def test_a_full_list_keeps_every_sessions_newest_games(tmp_path: Path) -> 
 async def test_a_filter_finds_matching_games_older_than_the_cut(tmp_path: Path) -> None:
     """A filter searched only the listed games (the newest ``max_games``): a game older than
     the cut that matched, by its path, a player in its header or an import's name, was not
-    found. Now the filter searches every game and the cap applies to the matching ones."""
+    found. Now the filter searches every game and the cap applies to the matching ones; and
+    the page said its matches were "1284 of 5000" where 7,197 were searched: ``total_cut``
+    says the unfiltered list's total is a cap ("of 5000+")."""
     import dataclasses
 
     from replay.log import Footer, GameLogWriter
@@ -567,7 +569,8 @@ async def test_a_filter_finds_matching_games_older_than_the_cut(tmp_path: Path) 
         async def search(query: str) -> dict[str, Any]:
             found: dict[str, Any] = await (await client.get(
                 "/api/games?" + urllib.parse.urlencode({"q": query}))).json()
-            assert found["total"] == 4
+            # every game searched: the page says its matches are of more than the list's 4
+            assert found["total"] == 4 and found["total_cut"] is True
             return found
 
         assert [g["id"] for g in (await search("old"))["games"]] == [old]

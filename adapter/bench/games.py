@@ -194,7 +194,9 @@ def text(r: dict[str, Any]) -> str:
         f"{r['headers_read_first']:>7,} headers read",
         f"  second filter    {r['second_filter_s']:>8} s   "
         f"{r['headers_read_second']:>7,} headers read",
-        f"  after {r['new']:,} new  {r['after_new_s']:>8} s   "
+        # padded as the other labels are, whatever --new is (its figure stood out of the
+        # column for any count but 1,000)
+        f"  {'after ' + format(r['new'], ',') + ' new':<17}{r['after_new_s']:>8} s   "
         f"{r['headers_read_after_new']:>7,} headers read",
         f"  reference        {r['reference_s']:>8} s   (every header read, each filter; "
         f"{r['reference_after_new_s']} s after the new logs)",

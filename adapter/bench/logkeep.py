@@ -23,7 +23,7 @@ from typing import Any
 from adapter.bench.common import VARIANTS, add_bench, report
 from adapter.commands import UserInputError, at_least
 from replay import logzip
-from replay.log import SUFFIX, parse_log
+from replay.log import GZ_SUFFIX, SUFFIX, is_log_name, parse_log, plain_name
 
 
 def _played(folder: Path, variants: list[str], games: int, seed: int) -> None:
@@ -72,17 +72,26 @@ def bench_logkeep(dirs: list[str], games: int, variants: list[str], seed: int = 
         folder = Path(tmp) / "logs"
         if dirs:
             for n, given in enumerate(map(Path, dirs)):
-                sources = sorted(given.rglob(f"*{SUFFIX}")) if given.is_dir() else [given]
+                # a serve's folder is mostly logs it compressed already: measured on their
+                # bytes inflated again, as they were before (the bench said it held no logs)
+                sources = sorted(p for p in given.rglob("*") if is_log_name(p.name)) \
+                    if given.is_dir() else [given]
                 for path in sources:
                     target = folder / str(n) / path.relative_to(
                         given if given.is_dir() else given.parent)
+                    target = target.with_name(plain_name(target.name))
                     target.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(path, target)
+                    if path.name.endswith(GZ_SUFFIX):
+                        target.write_bytes(logzip.read_bytes(path))
+                        shutil.copystat(path, target)
+                    else:
+                        shutil.copy2(path, target)
         else:
             _played(folder, variants, games, seed)
         files = sorted(folder.rglob(f"*{SUFFIX}"))
         if not files:
-            raise UserInputError(f"no game logs (*{SUFFIX}) in {', '.join(dirs)}")
+            raise UserInputError(f"no game logs (*{SUFFIX} or *{GZ_SUFFIX}) in "
+                                 f"{', '.join(dirs)}")
         datas = [p.read_bytes() for p in files]
         start = time.process_time()
         for data in datas:
@@ -98,30 +107,37 @@ def bench_logkeep(dirs: list[str], games: int, variants: list[str], seed: int = 
         keeper = LogKeeper(folder, LogUpkeep(compress_after=0, low_disk_mb=0), Metrics())
         start, wall = time.process_time(), time.perf_counter()
         done = keeper.run_pass()
-        pass_cpu = (time.process_time() - start) / len(datas)
-        pass_wall = (time.perf_counter() - wall) / len(datas)
-        after = sum(p.stat().st_size for p in folder.rglob(f"*{logzip.GZ}"))
-    before = sum(map(len, datas))
+        pass_cpu = time.process_time() - start
+        pass_wall = time.perf_counter() - wall
+        # the size is of the logs the pass compressed: one without its footer (a game in play,
+        # or cut by a crash) is left as it is, and counting it made the ratio up (40:1 where
+        # one log of 11 was compressed)
+        by_pass = [(len(d), p.with_name(p.name + logzip.GZ))
+                   for p, d in zip(files, datas, strict=True)]
+        sizes = [(n, gz.stat().st_size) for n, gz in by_pass if gz.exists()]
+    count = len(sizes)
+    before, after = sum(n for n, _ in sizes), sum(z for _, z in sizes)
     return {
-        "logs": len(datas), "compressed": done["compressed"],
+        "logs": len(datas), "compressed": done["compressed"], "left": len(datas) - count,
         "source": ", ".join(dirs) if dirs else f"{games} game(s) each of "
                                                f"{', '.join(variants)}, seed {seed}",
-        "bytes_per_log": round(before / len(datas)), "gz_bytes_per_log": round(after / len(datas)),
+        "bytes_per_log": round(before / count) if count else None,
+        "gz_bytes_per_log": round(after / count) if count else None,
         "ratio": round(before / after, 2) if after else None,
         "compress_ms_per_log": round(compress * 1e3, 3),
         "inflate_ms_per_log": round(inflate * 1e3, 3),
         "parse_ms_per_log": round(parse * 1e3, 3),
         "compress_vs_parse": round(compress / parse, 2) if parse else None,
-        "pass_cpu_ms_per_log": round(pass_cpu * 1e3, 3),
-        "pass_wall_ms_per_log": round(pass_wall * 1e3, 3),
+        "pass_cpu_ms_per_log": round(pass_cpu / count * 1e3, 3) if count else None,
+        "pass_wall_ms_per_log": round(pass_wall / count * 1e3, 3) if count else None,
     }
 
 
 def register(benches: Any) -> None:
     p = add_bench(benches, "logkeep", run, "game logs compressed in place: size and cost "
                   "vs parsing them")
-    p.add_argument("dirs", nargs="*", metavar="DIR", help="folders (or files) of our logs to "
-                   "measure on (default: logs played here)")
+    p.add_argument("dirs", nargs="*", metavar="DIR", help="folders (or files) of our logs, "
+                   "plain or compressed, to measure on (default: logs played here)")
     p.add_argument("--games", type=at_least(1), default=4, help="games per variant played "
                    "when no DIR is given (default %(default)s)")
     p.add_argument("--variant", action="append", choices=VARIANTS, help="variants played "
@@ -146,14 +162,19 @@ def text(r: dict[str, Any]) -> str:
     return "\n".join([
         f"game logs compressed in place (gzip level {logzip.LEVEL}), {r['logs']} logs "
         f"({r['source']})",
+        *([f"  left as they are {r['left']:>8} without their footer (a game in play, or cut)"
+           + ("" if r["left"] == r["logs"] else ": the size and the pass are of the others")]
+          if r["left"] else []),
         f"  size            {r['bytes_per_log']:>10,} -> {r['gz_bytes_per_log']:,} bytes/log"
-        f"   ratio {r['ratio']}:1",
+        f"   ratio {r['ratio']}:1" if r["ratio"] else
+        "  size            none compressed: no log has its footer",
         f"  compress        {r['compress_ms_per_log']:>10} ms CPU/log",
         f"  inflate         {r['inflate_ms_per_log']:>10} ms CPU/log",
         f"  parse (ref)     {r['parse_ms_per_log']:>10} ms CPU/log",
         f"  compress/parse  {r['compress_vs_parse']:>10} x",
         f"  serve's pass    {r['pass_cpu_ms_per_log']:>10} ms CPU/log, "
-        f"{r['pass_wall_ms_per_log']} ms wall/log (footer, write, fsync, rename)",
+        f"{r['pass_wall_ms_per_log']} ms wall/log (footer, write, fsync, rename)"
+        if r["pass_cpu_ms_per_log"] is not None else "  serve's pass    compressed none",
         *([f"  a pass, nothing to do, over {r['walk']['files']:,} logs: "
            f"{r['walk']['pass_seconds']} s ({r['walk']['pass_cpu_seconds']} s CPU)"]
           if "walk" in r else [])])

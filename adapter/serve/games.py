@@ -401,8 +401,10 @@ class GameIndex:
         """One page of the listing, filtered by ``query`` (words that must all appear in a
         game's path or its header's SEARCHED fields, among every game below the roots); only
         the page's own logs have their footer read (the result: final scores, our rank and
-        score). ``total`` is the unfiltered list's; ``cut`` says older games (older matching
-        ones, with a query) exist than the ``max_files`` listed. ``cancel``: as listing's."""
+        score). ``total`` is the unfiltered list's, and ``total_cut`` says that list was cut
+        (more games exist: a filter searched them all, so its matches are not "of" ``total``
+        alone); ``cut`` says older games (older matching ones, with a query) exist than the
+        ``max_files`` listed. ``cancel``: as listing's."""
         try:
             listing = self.listing(cancel=cancel)
             matched = self.listing(query, cancel) if query.split() else listing
@@ -415,8 +417,9 @@ class GameIndex:
         except Cancelled:
             self.logs.counts.cancelled += 1
             raise
-        return {"games": shown, "total": len(listing.games), "matched": len(matched.games),
-                "offset": offset, "limit": limit, "cut": matched.cut,
+        return {"games": shown, "total": len(listing.games), "total_cut": listing.cut,
+                "matched": len(matched.games), "offset": offset, "limit": limit,
+                "cut": matched.cut,
                 "max_files": self.max_files}
 
     def _result(self, entry: dict[str, Any], path: str, st: os.stat_result,

@@ -50,8 +50,11 @@ async function load() {
       ? `${page.offset + 1}–${last} of ${page.matched}` : "no game";
     // a listing holds the newest max_files games (matching ones, filtered): say so when older
     // ones were left out
+    // a filter searched every game, not only the listed ones: where the unfiltered list was
+    // cut, more than its total exist ("of 5000+"), not 5000
     document.getElementById("count").textContent = (list.query
-      ? `${page.matched} of ${page.total} games match` : `${page.total} games`)
+      ? `${page.matched} of ${page.total}${page.total_cut ? "+" : ""} games match`
+      : `${page.total} games`)
       + (!page.cut ? "" : list.query
         ? ` (only the newest ${page.max_files} matching games are listed: older ones match)`
         : ` (only the newest ${page.max_files} are listed: older games exist; the filter finds them)`);
