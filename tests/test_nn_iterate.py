@@ -615,6 +615,21 @@ def test_the_summary_prints_no_python_none_and_no_negative_zero() -> None:
     assert shown_points(-0.04) == "+0.0" and shown_points(None) == "n/a"
 
 
+def _stopped_in_a_wall_set(run: Path) -> Path:
+    """A one-round run of 60 hands stopped by SIGTERM in its self-play, after a wall set:
+    its self-play folder, holding a stopped dataset. The SIGTERM must land in a wall set, not
+    before the first began (then nothing is stopped): a fresh run tries again, three times."""
+    data = run / "round-001" / "selfplay-001"
+    for _ in range(3):
+        proc, stderr = _terminated_during_self_play(run, 60)
+        _kill_group(proc)
+        assert proc.returncode == 128 + signal.SIGTERM, stderr
+        if (data / "manifest.json").exists():
+            break
+        shutil.rmtree(run)
+    return data
+
+
 def test_a_self_play_stopped_in_its_middle_goes_on_where_it_stopped(tmp_path: Path) -> None:
     """A self-play phase stopped by SIGTERM after some of its wall sets was deleted and played
     again from its first by the next run (hours of mc games at 90% done). The next run now
@@ -623,13 +638,7 @@ def test_a_self_play_stopped_in_its_middle_goes_on_where_it_stopped(tmp_path: Pa
     machine, the wall sets it played) and the phase's seconds as their sum."""
     need_torch()
     run = tmp_path / "run"
-    for _ in range(3):  # the SIGTERM must land in a wall set, not before the first began
-        proc, stderr = _terminated_during_self_play(run, 60)
-        _kill_group(proc)
-        assert proc.returncode == 128 + signal.SIGTERM, stderr
-        if (run / "round-001" / "selfplay-001" / "manifest.json").exists():
-            break
-        shutil.rmtree(run)
+    _stopped_in_a_wall_set(run)
     stopped = json.loads((run / "round-001" / "selfplay-001" / "manifest.json").read_text())
     done = stopped["stopped"]["units_done"]
     assert 1 <= done < stopped["stopped"]["units_planned"]
@@ -674,14 +683,7 @@ def test_a_self_play_phase_an_older_mjbot_left_stopped_is_played_again(tmp_path:
     power cut left empty (selfplay refuses an unreadable record: 'give another --out')."""
     need_torch()
     run = tmp_path / "run"
-    data = run / "round-001" / "selfplay-001"
-    for _ in range(3):  # the SIGTERM must land in a wall set, not before the first began
-        proc, stderr = _terminated_during_self_play(run, 60)
-        _kill_group(proc)
-        assert proc.returncode == 128 + signal.SIGTERM, stderr
-        if (data / "manifest.json").exists():
-            break
-        shutil.rmtree(run)
+    data = _stopped_in_a_wall_set(run)
     if left == "no record":
         (data / "progress.json").unlink()  # as the older mjbot left it
     else:
@@ -702,14 +704,7 @@ def test_a_resumed_self_play_cut_without_a_report_does_not_claim_wall_set_one(
     says none."""
     need_torch()
     run = tmp_path / "run"
-    data = run / "round-001" / "selfplay-001"
-    for _ in range(3):  # the SIGTERM must land in a wall set, not before the first began
-        proc, stderr = _terminated_during_self_play(run, 60)
-        _kill_group(proc)
-        assert proc.returncode == 128 + signal.SIGTERM, stderr
-        if (data / "manifest.json").exists():
-            break
-        shutil.rmtree(run)
+    data = _stopped_in_a_wall_set(run)
     proc = subprocess.Popen(_command(run, 1, hands=60, start=GOLDEN), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
