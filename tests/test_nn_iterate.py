@@ -439,10 +439,13 @@ def test_ctrl_c_during_self_play_stops_the_phase_as_sigterm_does(tmp_path: Path)
     part recorded, exit 130, the message naming SIGINT."""
     need_torch()
     run = tmp_path / "run"
+    # started as from a terminal, Ctrl-C live: a suite run as a background job (a script's
+    # `make test &`) ignores SIGINT, which the run would inherit and rightly keep ignoring
     proc = subprocess.Popen(_command(run, 1, hands=60, start=GOLDEN), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
-                            start_new_session=True)
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         while not (run / "round-001" / "selfplay-001").exists():  # the child has begun
