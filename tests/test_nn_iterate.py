@@ -348,22 +348,29 @@ def test_cuda_is_refused_where_torch_sees_none(tmp_path: Path, iterate_here: Ite
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "run").exists()
 
 
-def _terminated_during_self_play(run: Path, hands: int, *extra: str, cwd: Path = ROOT
-                                 ) -> tuple[subprocess.Popen[str], str]:
+def _terminated_during_self_play(run: Path, hands: int, *extra: str, cwd: Path = ROOT,
+                                 ctrl_c: bool = False) -> tuple[subprocess.Popen[str], str]:
     """A one-round run (``extra`` added to its options, started in ``cwd``) in a session of
-    its own, sent SIGTERM (to its process alone, as `kill PID` does) once its self-play child
-    has begun; the ended process and its stderr. What is left in its group is the caller's
-    to check, then :func:`_kill_group`."""
+    its own, sent SIGTERM (to its process alone, as `kill PID` does), or with ``ctrl_c``
+    SIGINT to its whole group (as a terminal's Ctrl-C), once its self-play child has begun;
+    the ended process and its stderr. It starts with SIGINT live, as from a terminal: a suite
+    run as a background job (a script's `make test &`) ignores SIGINT, which the run would
+    inherit and rightly keep ignoring. What is left in its group is the caller's to check,
+    then :func:`_kill_group`."""
     proc = subprocess.Popen(_command(run, 1, *extra, hands=hands, start=GOLDEN),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=cwd,
-                            start_new_session=True)
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         while not (run / "round-001" / "selfplay-001").exists():  # the child has begun
             assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
             time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGTERM)
+        if ctrl_c:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            os.kill(proc.pid, signal.SIGTERM)
         _, stderr = proc.communicate(timeout=120)
     except BaseException:
         _kill_group(proc)
@@ -439,22 +446,8 @@ def test_ctrl_c_during_self_play_stops_the_phase_as_sigterm_does(tmp_path: Path)
     part recorded, exit 130, the message naming SIGINT."""
     need_torch()
     run = tmp_path / "run"
-    # started as from a terminal, Ctrl-C live: a suite run as a background job (a script's
-    # `make test &`) ignores SIGINT, which the run would inherit and rightly keep ignoring
-    proc = subprocess.Popen(_command(run, 1, hands=60, start=GOLDEN), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
-                            start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
-        deadline = time.monotonic() + 120
-        while not (run / "round-001" / "selfplay-001").exists():  # the child has begun
-            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
-            time.sleep(0.05)
-        os.killpg(proc.pid, signal.SIGINT)
-        _, stderr = proc.communicate(timeout=120)
-    finally:
-        _kill_group(proc)
+    proc, stderr = _terminated_during_self_play(run, 60, ctrl_c=True)
+    _kill_group(proc)
     assert proc.returncode == 128 + signal.SIGINT, stderr
     assert "Traceback" not in stderr and "interrupted" not in stderr
     assert "stopped by SIGINT in round 1, during its self-play" in stderr.splitlines()[-1]
