@@ -37,18 +37,29 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
+def _started(run: Path) -> subprocess.Popen[str]:
+    """A one-round run at ``run`` in a session of its own."""
+    return subprocess.Popen(_command(run), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=_env(), start_new_session=True)
+
+
+def _in_self_play(first: subprocess.Popen[str], run: Path) -> Path:
+    """The round's self-play folder, once the run ``first`` is in its self-play phase."""
+    deadline = time.monotonic() + 120
+    data = run / "round-001" / "selfplay-001"
+    while not data.exists():
+        assert time.monotonic() < deadline and first.poll() is None, first.stderr
+        time.sleep(0.05)
+    return data
+
+
 def test_a_second_run_on_the_same_dir_is_refused_while_the_first_works(tmp_path: Path
                                                                         ) -> None:
     need_torch()  # nn iterate refuses to start without torch
     run = tmp_path / "run"
-    first = subprocess.Popen(_command(run), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=_env(), start_new_session=True)
+    first = _started(run)
     try:
-        deadline = time.monotonic() + 120
-        data = run / "round-001" / "selfplay-001"
-        while not data.exists():  # the first is in its self-play phase
-            assert time.monotonic() < deadline and first.poll() is None, first.stderr
-            time.sleep(0.05)
+        data = _in_self_play(first, run)
         state_before = (run / "state.json").read_bytes()
         second = subprocess.run(_command(run), capture_output=True, text=True, env=_env(),
                                 timeout=300)
@@ -119,14 +130,9 @@ def test_a_killed_runs_phase_still_writing_keeps_the_folder_held(tmp_path: Path)
     phase (held stopped here, as one still busy) now holds the lock too."""
     need_torch()  # nn iterate refuses to start without torch
     run = tmp_path / "run"
-    first = subprocess.Popen(_command(run), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=_env(), start_new_session=True)
+    first = _started(run)
     try:
-        deadline = time.monotonic() + 120
-        data = run / "round-001" / "selfplay-001"
-        while not data.exists():  # the first is in its self-play phase
-            assert time.monotonic() < deadline and first.poll() is None, first.stderr
-            time.sleep(0.05)
+        data = _in_self_play(first, run)
         (phase,) = _children(first.pid)
         os.kill(phase, signal.SIGSTOP)  # busy with its last wall set, however long it takes
         os.kill(first.pid, signal.SIGKILL)
