@@ -6,6 +6,7 @@ takes a changed [logs] on SIGHUP."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 import signal
@@ -320,6 +321,37 @@ def test_a_real_serve_compresses_its_practice_logs_and_reloads_logs(tmp_path: Pa
     for path in (p for p in log_dir.rglob("*") if is_log_name(p.name)):
         assert read_log(path).header is not None  # what is left reads
 
+
+
+def test_an_upkeep_error_shows_until_a_pass_succeeds_over_http(tmp_path: Path) -> None:
+    """The dashboard's "log upkeep: ..." line stayed until the process was restarted, though
+    every later pass went well. It now clears once a pass ends without an error; /health keeps
+    that error and its time as ``last_failure``."""
+    log_dir = tmp_path / "logs"
+    path = platform_game(log_dir / "ladder" / "tenhou" / "2026-11-20" / f"g0{SUFFIX}")
+    data = path.read_bytes()
+    blocker = gz(path)
+    blocker.write_bytes(gzip.compress(b"other bytes"))  # compress() refuses to replace it
+    config = tmp_path / "serve.toml"
+    config.write_text('[logs]\ncompress_after = 0\ncheck_every = 0.2\nlow_disk_mb = 0\n'
+                      '[sessions.ladder]\nkind = "local"\nenabled = false\n')
+    serve = ServeProcess(config, log_dir)
+    try:
+        failing = serve.until(lambda s: s["logs"]["last_error"] is not None)["logs"]
+        assert "holds other bytes" in failing["last_error"]["error"]
+        assert failing["last_failure"] == failing["last_error"]
+        blocker.unlink()  # the operator moves it away: the next pass compresses the log
+        status = serve.until(lambda s: s["logs"]["last_error"] is None)
+        assert logzip.read_bytes(blocker) == data and not path.exists()
+        health = serve.get("/health")
+        assert health["logs"]["last_error"] is None and health["logs"]["errors"] >= 1
+        assert "holds other bytes" in health["logs"]["last_failure"]["error"]
+        assert health["logs"]["last_failure"]["at"] <= status["logs"]["last_pass"]["at"]
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(60) == 0
+    finally:
+        serve.close()
+    assert "Traceback" not in "".join(serve.raw)
 
 
 def test_the_bench_measures_real_logs(capsys: pytest.CaptureFixture[str],

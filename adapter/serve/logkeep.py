@@ -86,7 +86,11 @@ class LogKeeper:
         self.removed: dict[str, int] = {}
         self._counts = threading.Lock()  # the pass's thread updates ``removed``; /health reads
         self.errors = 0
+        # what is wrong now (an error of the last pass, or of the one under way), cleared by a
+        # pass without one: the dashboard showed an error until a restart though every later
+        # pass went well; ``last_failure`` keeps the last one and its time
         self.last_error: dict[str, Any] | None = None
+        self.last_failure: dict[str, Any] | None = None
         self._low = False
         self._disk: tuple[int, int] = (0, 0)  # (free, total) as the last pass measured them
         metrics.set_function("mjbot_log_disk_free_bytes", lambda: float(self.disk()[0]))
@@ -134,6 +138,7 @@ class LogKeeper:
         """Compress, apply the age limit and the budget; what it did (also kept for
         /health)."""
         started = time.monotonic()
+        errors_before = self.errors
         s = self.settings
         now = self.clock()
         self._disk = self._measure_disk()
@@ -168,6 +173,8 @@ class LogKeeper:
                           "files": len(kept), "bytes": total, **done}
         self._disk = self._measure_disk()
         self._check_disk()
+        if self.errors == errors_before:
+            self.last_error = None  # this pass went well: what failed before is no more
         return self.last_pass
 
     def _budget(self, files: list[LogFile], total: int, now: float,
@@ -300,7 +307,8 @@ class LogKeeper:
     def _error(self, what: str, where: str, exc: BaseException) -> None:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         self.errors += 1
-        self.last_error = {"error": f"{what} {where}: {reason}", "at": time.time()}
+        self.last_error = self.last_failure = {"error": f"{what} {where}: {reason}",
+                                               "at": time.time()}
         self.metrics.inc("mjbot_log_upkeep_errors_total")
         log.warning("serve: log upkeep failed", action=what, log=where, error=reason)
 
@@ -312,7 +320,8 @@ class LogKeeper:
         return {"settings": _public(self.settings), "passes": self.passes,
                 "last_pass": self.last_pass, "compressed": self.compressed,
                 "removed": removed, "errors": self.errors,
-                "last_error": self.last_error, "disk_free": free, "disk_total": total,
+                "last_error": self.last_error, "last_failure": self.last_failure,
+                "disk_free": free, "disk_total": total,
                 "low_disk": self.low_disk()}
 
 
