@@ -158,6 +158,31 @@ def test_compressed_logs_fit_a_budget_the_plain_ones_did_not(logs: dict[str, Any
     assert k.metrics.get("mjbot_logs_bytes") < everything / 2
 
 
+def test_a_pair_left_by_a_cut_compression_counts_once_in_the_budget(
+        logs: dict[str, Any]) -> None:
+    """A compression cut between its rename and its removal leaves X and X.gz, the same
+    bytes. The next pass removes X and keeps X.gz, which it counted twice (once compressed
+    from X, once as walked), so a budget the logs fit removed the oldest practice log."""
+    root, oldest = logs["root"], logs["practice"][0]
+    data, st = oldest.read_bytes(), oldest.stat()
+    logzip.compress(oldest)
+    oldest.write_bytes(data)  # the original, as the cut left it beside its copy
+    os.utime(oldest, ns=(st.st_atime_ns, st.st_mtime_ns))
+    # what the logs take once every finished one is compressed, measured on a copy
+    twin = root.parent / "twin"
+    shutil.copytree(root, twin)
+    for path in twin.rglob(f"*{SUFFIX}"):
+        if "live" not in path.name:
+            logzip.compress(path)
+    after = disk([p for p in twin.rglob("*") if is_log_name(p.name)])
+    k = keeper(root, compress=True, compress_after=60, max_disk_mb=(after + 1) / MB)
+    done = k.run_pass()
+    assert done["removed"] == 0 and all(gz(p).exists() for p in logs["practice"])
+    assert not oldest.exists() and logzip.read_bytes(gz(oldest)) == data
+    assert k.metrics.get("mjbot_logs_files") == 7  # six compressed and the game in play
+    assert k.metrics.get("mjbot_logs_bytes") == after
+
+
 def test_keep_days_removes_old_practice_logs_only(logs: dict[str, Any]) -> None:
     practice, platform = logs["practice"], logs["platform"]
     old = time.time() - 10 * DAY

@@ -143,7 +143,10 @@ class LogKeeper:
         now = self.clock()
         self._disk = self._measure_disk()
         done = {"compressed": 0, "removed": 0, "freed": 0}
-        kept: list[LogFile] = []
+        # by name below the root: a pair left by a cut compression (X and X.gz, the same bytes)
+        # becomes X.gz as X is compressed, and the walk gives X.gz too; counted twice, the
+        # budget removed a log the folder had room for
+        kept: dict[str, LogFile] = {}
         compressing = s.compress
         for f in self._walk(now):
             if self._stopping.is_set():
@@ -162,10 +165,10 @@ class LogKeeper:
                 else:
                     f = self._compressed(f, target)
                     done["compressed"] += 1
-            kept.append(f)
-        total = sum(f.disk for f in kept)
+            kept[f.relative] = f
+        total = sum(f.disk for f in kept.values())
         if s.max_disk_mb and total > s.max_disk_mb * MB:
-            total = self._budget(kept, total, now, done)
+            total = self._budget(list(kept.values()), total, now, done)
         self.metrics.set("mjbot_logs_bytes", float(total))
         self.metrics.set("mjbot_logs_files", float(len(kept)))
         self.passes += 1
