@@ -28,6 +28,7 @@ from typing import Any, BinaryIO
 
 from protocols import events as ev
 from replay import logzip, schema
+from replay.locking import hold_while_writing
 
 FORMAT_VERSION = 1
 SUFFIX = ".mjlog.msgpack"
@@ -307,6 +308,9 @@ class GameLogWriter:
                 self.repaired_bytes = existing.truncated.size - existing.truncated.offset
                 os.truncate(self.path, existing.truncated.offset)
         self._file: BinaryIO | None = open(self.path, "ab" if append else "wb")  # noqa: SIM115
+        # held until the file is closed (or the process dies): serve's log upkeep never removes
+        # nor compresses a log in play, one whose worker is suspended for days included
+        hold_while_writing(self._file.fileno())
         header = dataclasses.replace(
             header, started=header.started or dt.datetime.now().isoformat(timespec="seconds"),
             mjbot_version=header.mjbot_version or _mjbot_version())

@@ -10,12 +10,15 @@ import gzip
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import msgpack
 import pytest
 from structlog.testing import capture_logs
 
@@ -28,7 +31,7 @@ from replay import logzip
 from replay.log import GZ_SUFFIX, SUFFIX, Footer, GameLogWriter, Header, is_log_name, read_log
 from tests.in_process import mjbot_here
 from tests.log_samples import sample_hand, write_steps
-from tests.serve_helpers import ServeProcess, mjbot
+from tests.serve_helpers import PYTHON_ENV, ROOT, ServeProcess, mjbot
 from tests.viewer_fixtures import platform_game, practice_game
 
 HOUR = 3600.0
@@ -197,13 +200,83 @@ def test_keep_days_removes_old_practice_logs_only(logs: dict[str, Any]) -> None:
     assert not platform[0].exists() and platform[1].exists()
 
 
+WRITER = """
+import sys
+from replay.log import Footer, GameLogWriter, Header
+from tests.log_samples import sample_hand, write_steps
+writer = GameLogWriter(sys.argv[1], Header("local", "riichi", game_id="in-play"))
+write_steps(writer, sample_hand(0))
+print("playing", flush=True)
+sys.stdin.readline()  # the game goes on when the test says
+writer.close(Footer({"hands": 1}, (25000, 25000, 25000, 25000)))
+"""
+
+
+def game_in_play(path: Path) -> subprocess.Popen[str]:
+    """A real process with a game's log open at ``path`` (no footer yet), as a practice
+    worker has; it ends the game (footer, exit 0) on a line on its stdin."""
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], cwd=ROOT,
+                            env=PYTHON_ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "playing\n"
+    return proc
+
+
+def age(path: Path, seconds: float) -> None:
+    old = time.time() - seconds
+    os.utime(path, (old, old))
+
+
 def test_a_log_left_without_footer_by_a_crash_a_day_ago_may_go(logs: dict[str, Any]) -> None:
-    live = logs["live"]
-    old = time.time() - 2 * DAY
-    os.utime(live, (old, old))
+    live = logs["live"].with_name("235959-practice-crashed" + SUFFIX)
+    proc = game_in_play(live)
+    proc.kill()  # the worker dies in the game: the OS closes its log, no footer
+    proc.wait(10)
+    age(live, 2 * DAY)
     keeper(logs["root"], max_disk_mb=0.001).run_pass()
-    assert not live.exists()  # untouched for a day: no game in progress
+    assert not live.exists()  # untouched for a day, no writer: no game in progress
     assert not gz(live).exists()  # and never compressed: it has no footer
+
+
+def test_a_game_in_play_is_never_removed_or_compressed_however_long_it_waits(
+        logs: dict[str, Any]) -> None:
+    """A game in play untouched for a day (its worker suspended: SIGSTOP, a machine asleep)
+    looked like one cut by a crash, and the budget and keep_days removed its log under it.
+    Nor may a log whose last frame reads as a footer (a platform's raw message that ends in
+    one) be compressed while its game goes on: the frames after it went to a file removed. A
+    log its writer holds open is now left, whatever its age or its last bytes."""
+    suspended = logs["live"].with_name("235959-practice-suspended" + SUFFIX)
+    proc = game_in_play(suspended)
+    try:
+        proc.send_signal(signal.SIGSTOP)
+        age(suspended, 3 * DAY)
+        k = keeper(logs["root"], max_disk_mb=0.001, keep_days=1, compress=True,
+                   compress_after=0)
+        k.run_pass()
+        assert suspended.exists() and not gz(suspended).exists()
+        # in this process, as a platform session's writer is: a raw frame that ends in a
+        # footer's bytes, the game going on
+        writer = logs["writer"]
+        writer.rx(msgpack.packb({"k": "footer", "result": {"hands": 1}}))
+        age(logs["live"], 3 * DAY)
+        k.run_pass()
+        assert logs["live"].exists() and not gz(logs["live"]).exists()
+        write_steps(writer, sample_hand(1))
+        writer.close(Footer({"hands": 2}, (25000, 25000, 25000, 25000)))
+        assert read_log(logs["live"]).footer is not None  # every frame in the file
+        # the game ends: its log goes like any other
+        proc.send_signal(signal.SIGCONT)
+        assert proc.stdin is not None
+        proc.stdin.write("end\n")
+        proc.stdin.flush()
+        assert proc.wait(30) == 0
+        age(suspended, 3 * DAY)
+        k.run_pass()
+        assert not suspended.exists() and not gz(suspended).exists()
+    finally:
+        proc.send_signal(signal.SIGCONT)
+        proc.kill()
+        proc.wait(10)
 
 
 def test_a_compression_cut_by_a_crash_leaves_nothing_behind(logs: dict[str, Any]) -> None:

@@ -12,7 +12,9 @@ games wrote 1.8 GB in 33 minutes) until the disk is full and the workers die. Ea
   practice logs while the logs take more than that. Platform logs (Tenhou, NTPU, mjai: a
   tournament's record) only where ``remove_platform_logs`` says so, after every practice log.
   A log is removable only once finished (its footer, or compressed), or untouched for a day
-  (a game cut by a crash): never a game in progress. Each removal is logged and counted;
+  (a game cut by a crash), and while no writer holds it open (replay.locking.being_written):
+  never a game in progress, nor one whose worker is suspended for days. Each removal is
+  logged and counted;
 - the free space under the log folder is watched: below ``low_disk_mb`` /health is
   ``degraded`` with a warning, and /metrics says so, before the disk is full.
 
@@ -41,6 +43,7 @@ from adapter.serve.config import LogUpkeep
 from adapter.serve.games import read_footer
 from adapter.serve.metrics import Metrics
 from replay import logzip
+from replay.locking import being_written
 from replay.log import GZ_SUFFIX, is_log_name
 
 log = structlog.get_logger("mjbot.serve")
@@ -155,7 +158,8 @@ class LogKeeper:
                 self._remove(f, "age", done)
                 continue
             if compressing and not f.compressed and f.mtime <= now - s.compress_after \
-                    and read_footer(Path(f.path)) is not None:
+                    and read_footer(Path(f.path)) is not None \
+                    and not being_written(f.path):
                 try:
                     target = logzip.compress(f.path)
                 except OSError as exc:
@@ -201,11 +205,15 @@ class LogKeeper:
 
     def _may_remove(self, f: LogFile, now: float) -> bool:
         """A practice log (or any, where allowed) of a game that is over: compressed (only a
-        finished log is), its footer written, or untouched for STALE_AFTER (cut by a crash)."""
+        finished log is), or its footer written or untouched for STALE_AFTER (cut by a crash),
+        and no writer holding it: a game in play whose worker is suspended for days is
+        untouched as long, and a platform's raw frame may end in a footer's bytes."""
         if not f.practice and not self.settings.remove_platform_logs:
             return False
-        return f.compressed or f.mtime < now - STALE_AFTER \
-            or read_footer(Path(f.path)) is not None
+        if f.compressed:
+            return True
+        return (f.mtime < now - STALE_AFTER or read_footer(Path(f.path)) is not None) \
+            and not being_written(f.path)
 
     def _remove(self, f: LogFile, reason: str, done: dict[str, int]) -> bool:
         kind = "practice" if f.practice else "platform"
