@@ -63,9 +63,10 @@ class SessionHandle:
         self.backoff = Backoff(limits.backoff_initial, limits.backoff_max, rng)
         self.breaker = CircuitBreaker(limits.breaker_failures, limits.breaker_window,
                                       limits.breaker_cooldown, clock)
-        # a process started again goes on with the day's count: count_today() (the
-        # supervisor's, before the session starts)
+        # a process started again goes on with the day's count: count_today(), in a thread
+        # (a reload's, before the session starts; else its task's, before its first run)
         self.quota = DailyQuota(limits.games_per_day)
+        self.counted = False
         self.scrub = Scrubber([spec.secret] if spec.secret else [])
         self.state = "disabled" if not spec.enabled else "idle"
         self.state_since = time.time()
@@ -167,9 +168,12 @@ class SessionHandle:
     def count_today(self) -> None:
         """The day's games the session's log folder holds, which its quota goes on from (a
         restart of the process, a session changed by a reload); none without a quota. Reads
-        a footer a log: on a reload it runs in a thread (Supervisor.reload)."""
+        a footer a log (a compressed one inflated whole): never on the event loop, but in a
+        thread, the reload's (Supervisor.reload) or the session task's, before its first
+        run (_supervise)."""
         if self.quota.limit > 0:
             self.quota.count = games_finished_on(self.log_dir, self.quota.day)
+        self.counted = True
 
     def start(self) -> None:
         if self.spec.enabled and self.task is None:
@@ -215,6 +219,8 @@ class SessionHandle:
         structlog.contextvars.bind_contextvars(session=name)
         failed_last = False
         try:
+            if not self.counted:  # at start: 100,000 logs held the whole process 20 s
+                await asyncio.to_thread(self.count_today)
             while not self.stop_request.requested:
                 if self.breaker.wait() > 0:
                     await self._rest(self.breaker.wait(), "breaker open")
@@ -405,8 +411,7 @@ class Supervisor:
     def start(self) -> None:
         for spec in self.config.sessions:
             handle = self.handles[spec.name] = self._handle(spec)
-            handle.count_today()  # before anything runs: the status page waits, no session
-            handle.start()
+            handle.start()  # its task counts the day's games first, in a thread
         self.keeper.start()
         log.info("serve: sessions started", enabled=[s.name for s in self.config.sessions
                                                      if s.enabled],
