@@ -457,11 +457,15 @@ def test_the_bench_measures_real_logs(capsys: pytest.CaptureFixture[str],
     import json
 
     done = mjbot_here(capsys, "bench", "logkeep", "--games", "1", "--variant", "mcr",
-                      "--walk", "25", "--json", "-")
+                      "--walk", "25", "--quota", "30", "--json", "-")
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout)
     assert figures["logs"] == figures["compressed"] == 1 and figures["ratio"] > 3
     assert figures["walk"]["files"] == 25
+    # the start-up's quota count over copies of the game just played (it ended today)
+    quota = figures["quota"]
+    assert quota["files"] == quota["counted"] == 30
+    assert quota["loop_held_before_ms"] > 0 and quota["loop_held_now_ms"] > 0
     given = mjbot_here(capsys, "bench", "logkeep", str(logs["root"] / "ladder"), "--json", "-")
     assert json.loads(given.stdout)["logs"] == 2
     assert all(p.exists() for p in logs["platform"])  # measured on copies

@@ -7,11 +7,19 @@ over them (footer read, write, fsync, rename, removal: process and wall time). T
 measured in the same run on the same logs, is the CPU to parse each log (replay.log.parse_log,
 what `mjbot replay` and the viewer do to every log they open): the ratio says how many parses a
 compression costs.
+
+``--quota N``: a serve process's start-up over N compressed logs of today in a session with a
+daily quota, whose count of the day's games inflates each: how long the event loop (the status
+page, every platform session's line) is held by it. The reference, measured in the same run on
+the same folder, is the count run on the loop, as start-up ran it before; the figure, start-up
+now (the count in the session's task, in a thread): the longest the loop went unanswered.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import datetime as dt
 import gzip
 import shutil
 import tempfile
@@ -62,8 +70,76 @@ def walk_cost(files: int) -> dict[str, Any]:
                 "pass_cpu_seconds": round(time.process_time() - start, 3)}
 
 
-def bench_logkeep(dirs: list[str], games: int, variants: list[str], seed: int = 0
-                  ) -> dict[str, Any]:
+async def _loop_held(started: Any, done: Any) -> float:
+    """The longest the event loop went without running a 1 ms tick, from ``started()`` (which
+    may hold it) until ``done()``."""
+    longest = 0.0
+    last = time.perf_counter()
+    finished = asyncio.Event()
+
+    async def tick() -> None:
+        nonlocal longest, last
+        while not finished.is_set():
+            await asyncio.sleep(0.001)
+            now = time.perf_counter()
+            longest, last = max(longest, now - last), now
+
+    ticker = asyncio.create_task(tick())
+    await asyncio.sleep(0.01)
+    last = time.perf_counter()
+    started()
+    while not done():
+        await asyncio.sleep(0.001)
+    await asyncio.sleep(0.01)
+    finished.set()
+    await ticker
+    return longest
+
+
+def startup_cost(files: int, log: bytes) -> dict[str, Any]:
+    """A serve start-up with ``files`` compressed logs of today (``log``'s bytes, a finished
+    game) under a session whose quota counts them: the loop held by the count on it (before)
+    and by the start-up now."""
+    from adapter.serve.config import loads
+    from adapter.serve.metrics import Metrics
+    from adapter.serve.runners import Outcome, RunContext
+    from adapter.serve.supervisor import SessionHandle, Supervisor
+
+    async def idle(_spec: Any, ctx: RunContext) -> Outcome:
+        await ctx.stop.event.wait()
+        return Outcome("stopped")
+
+    config = loads('[logs]\ncompress = false\ncheck_every = 3600\nlow_disk_mb = 0\n'
+                   '[sessions.drill]\nkind = "local"\n[sessions.drill.limits]\n'
+                   f'games_per_day = {files + 1}\n', environ={})
+    packed = gzip.compress(log, logzip.LEVEL)
+
+    async def measure(root: str) -> dict[str, Any]:
+        sup = Supervisor(config, runners={"local": idle}, log_dir=root)
+        handle = SessionHandle(config.sessions[0], Metrics(), root, idle)
+        start = time.perf_counter()
+        before = await _loop_held(handle.count_today, lambda: True)  # on the loop, as it was
+        count_seconds = time.perf_counter() - start
+        counted = handle.quota.count
+        try:
+            now = await _loop_held(sup.start, lambda: sup.handles["drill"].counted)
+        finally:
+            await sup.stop(5)
+        return {"files": files, "counted": counted, "count_seconds": round(count_seconds, 3),
+                "loop_held_before_ms": round(before * 1e3, 1),
+                "loop_held_now_ms": round(now * 1e3, 1),
+                "held_before_vs_now": round(before / now, 1) if now else None}
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "drill" / "local" / f"{dt.date.today():%Y-%m-%d}"
+        folder.mkdir(parents=True)
+        for n in range(files):
+            (folder / f"{n:06d}-drill-s0-g{n}{SUFFIX}{logzip.GZ}").write_bytes(packed)
+        return asyncio.run(measure(tmp))
+
+
+def bench_logkeep(dirs: list[str], games: int, variants: list[str], seed: int = 0,
+                  quota_logs: int = 0) -> dict[str, Any]:
     from adapter.serve.config import LogUpkeep
     from adapter.serve.logkeep import LogKeeper
     from adapter.serve.metrics import Metrics
@@ -115,6 +191,7 @@ def bench_logkeep(dirs: list[str], games: int, variants: list[str], seed: int = 
         by_pass = [(len(d), p.with_name(p.name + logzip.GZ))
                    for p, d in zip(files, datas, strict=True)]
         sizes = [(n, gz.stat().st_size) for n, gz in by_pass if gz.exists()]
+        quota = startup_cost(quota_logs, datas[0]) if quota_logs else None
     count = len(sizes)
     before, after = sum(n for n, _ in sizes), sum(z for _, z in sizes)
     return {
@@ -130,6 +207,7 @@ def bench_logkeep(dirs: list[str], games: int, variants: list[str], seed: int = 
         "compress_vs_parse": round(compress / parse, 2) if parse else None,
         "pass_cpu_ms_per_log": round(pass_cpu / count * 1e3, 3) if count else None,
         "pass_wall_ms_per_log": round(pass_wall / count * 1e3, 3) if count else None,
+        **({"quota": quota} if quota else {}),
     }
 
 
@@ -145,13 +223,18 @@ def register(benches: Any) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--walk", type=at_least(0), default=0, metavar="N", help="also time a "
                    "pass over N compressed logs with nothing to do (default: not timed)")
+    p.add_argument("--quota", type=at_least(0), default=0, metavar="N", help="also measure "
+                   "how long serve's start-up holds its event loop counting the day's games "
+                   "over N compressed logs of today, against the count on the loop (default: "
+                   "not measured)")
 
 
 def run(args: argparse.Namespace) -> int:
     missing = [d for d in args.dirs if not Path(d).exists()]
     if missing:
         raise UserInputError(f"no such file or folder: {', '.join(missing)}")
-    result = bench_logkeep(args.dirs, args.games, args.variant or list(VARIANTS), args.seed)
+    result = bench_logkeep(args.dirs, args.games, args.variant or list(VARIANTS), args.seed,
+                           args.quota)
     if args.walk:
         result["walk"] = walk_cost(args.walk)
     report(args, result, text)
@@ -177,4 +260,9 @@ def text(r: dict[str, Any]) -> str:
         if r["pass_cpu_ms_per_log"] is not None else "  serve's pass    compressed none",
         *([f"  a pass, nothing to do, over {r['walk']['files']:,} logs: "
            f"{r['walk']['pass_seconds']} s ({r['walk']['pass_cpu_seconds']} s CPU)"]
-          if "walk" in r else [])])
+          if "walk" in r else []),
+        *([f"  start-up, quota count over {q['files']:,} compressed logs of today "
+           f"({q['counted']:,} counted, {q['count_seconds']} s): event loop held "
+           f"{q['loop_held_now_ms']} ms at most (counted on the loop, the reference: "
+           f"{q['loop_held_before_ms']} ms; {q['held_before_vs_now']}x)"]
+          if (q := r.get("quota")) else [])])
