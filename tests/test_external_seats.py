@@ -1192,6 +1192,57 @@ def test_an_mjai_bots_debug_line_before_its_answer_is_garbage_and_its_answer_pla
                                        for e in noise), noise
 
 
+# An mjai bot that plays tsumogiri and, on its fifth draw of a game, prints a line that is
+# JSON but no mjai answer (argv[1], as JSON), flushed, then thinks 0.2 s before its answer.
+MJAI_JSON_DEBUG = textwrap.dedent("""
+    import json, sys, time
+    debug, seat, draws = sys.argv[1], int(sys.argv[-1]), 0
+    for line in sys.stdin:
+        answer = {"type": "none"}
+        for event in json.loads(line):
+            if event["type"] == "tsumo" and event["actor"] == seat:
+                draws += 1
+                answer = {"type": "dahai", "actor": seat, "pai": event["pai"],
+                          "tsumogiri": True}
+        if draws == 5 and answer["type"] == "dahai":
+            print(debug, flush=True)
+            time.sleep(0.2)
+        print(json.dumps(answer), flush=True)
+""")
+
+
+@pytest.mark.parametrize("debug", ['{"debug": 1}', "[1, 2]", "42", '"text"',
+                                   '{"type": "log", "msg": "x"}', "null"])
+@pytest.mark.parametrize("kind", ["mjai", "mjai-tcp"])
+def test_an_mjai_bots_json_line_that_is_no_answer_is_garbage_and_its_answer_played(
+        tmp_path, kind, debug):
+    """A line that is JSON but no mjai answer ({"debug": 1}, a list, a number, a string, an
+    object without an answer's type), printed before the answer, was taken for the answer
+    (garbage: a safe fallback) and the real answer, come after the next line was sent,
+    read as that line's: the seat one answer behind (illegal moves) until a line found one
+    waiting. mjai.app fails the bot on such a line as on one that is not JSON (its harness
+    reads one line a request and looks up its "type"), so the seat treats it as it treats a
+    debug print: counted as garbage, skipped, and the answer after it played in step."""
+    if kind == "mjai-tcp":
+        port = free_port()
+        name = f"mjai-tcp:127.0.0.1:{port}"
+        bot = _script(tmp_path, "tcp_chatty.py", MJAI_TCP_CHATTY)
+        client = subprocess.Popen([PY, bot, str(port), "thinking", debug])
+        try:
+            summary = _arena("riichi", name, seat_limit=30)
+        finally:
+            client.wait(timeout=60)
+    else:
+        bot = _script(tmp_path, "bot.py", MJAI_JSON_DEBUG)
+        name = f"mjai:{PY} {bot} {debug!r}"
+        summary = _arena("riichi", name, seat_limit=30)
+    report = summary["external_seats"][name]
+    games = summary["games"]
+    assert report["illegal"] == report["late"] == 0, report
+    assert report["garbage"] == games, report  # per game: the JSON debug line, and only it
+    assert summary["policies"][name]["fallbacks"] == 0, summary["policies"][name]
+
+
 @pytest.mark.parametrize("kind", ["mjai", "ntpu"])
 def test_a_debug_line_does_not_shorten_the_answers_limit(tmp_path, monkeypatch, kind):
     """After a debug line the answer was waited for BANNER_GRACE (2 s) at most, the grace
@@ -1325,7 +1376,8 @@ def test_an_mjai_bots_move_where_nothing_goes_is_counted_as_over_tcp(tmp_path):
 
 # An mjai TCP client for 4 games (one connection each): tsumogiri, and on its fifth draw of
 # a game a debug line before its answer, in one write ("buffered"), or on its own, then
-# 0.2 s of thought before the answer ("thinking"), as MJAI_CHATTY.
+# 0.2 s of thought before the answer ("thinking"), as MJAI_CHATTY; argv[3], if given, is
+# that line.
 MJAI_TCP_CHATTY = textwrap.dedent("""
     import json, socket, sys, time
     port, mode = int(sys.argv[1]), sys.argv[2]
@@ -1351,7 +1403,8 @@ MJAI_TCP_CHATTY = textwrap.dedent("""
                           "tsumogiri": True}
             text = json.dumps(answer) + "\\n"
             if draws == 5 and answer["type"] == "dahai":
-                debug = "debug: discarding " + answer["pai"] + "\\n"
+                debug = (sys.argv[3] if len(sys.argv) > 3 else
+                         "debug: discarding " + answer["pai"]) + "\\n"
                 if mode == "thinking":
                     conn.sendall(debug.encode())
                     time.sleep(0.2)
