@@ -938,6 +938,90 @@ def test_an_unreadable_json_answer_is_one_garbage_fault_named_as_such(tmp_path):
     assert seat.tally.first.startswith("garbage: not JSON"), seat.tally.first
 
 
+# A Botzone bot (argv: simple|json, 0|1 kept running, EXTRA) that plays what it draws, PASS
+# otherwise, and on its third draw prints more than its answer, as EXTRA says: "before", a
+# debug line before it; "after", debug, data and two globaldata lines after it (simple;
+# a one-shot run checks its data came back); "aftermarker", a debug line after its
+# keep-running marker; "nonjson", a debug line before its JSON object; "two", the object
+# twice; "blank", a blank line after it; "pretty", the object over several lines (indented).
+BOTZONE_EXTRA_OUTPUT = textwrap.dedent("""
+    import json, sys
+    io, keep, extra = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
+    requests = []
+    def turn(request, data):
+        requests.append(request)
+        n, parts = len(requests), request.split()
+        if not keep and n > 1 and extra == "after" and data != "data" + str(n - 1):
+            print("DATA LOST " + repr(data), flush=True)
+            sys.exit(0)
+        answer = "PLAY " + parts[1] if parts[0] == "2" else "PASS"
+        draws = sum(r.startswith("2 ") for r in requests)
+        odd = extra if parts[0] == "2" and draws == 3 else ""
+        if odd in ("before", "nonjson"):
+            print("debug: before")
+        if io == "simple":
+            print(answer)
+            if extra == "after":  # every turn: data must come back each time
+                print("debug line", "data" + str(n), "global 1", "global 2", sep="\\n")
+        else:
+            obj = {"response": answer, "data": "data" + str(n)}
+            print(json.dumps(obj, indent=2 if odd == "pretty" else None))
+            if odd in ("two", "blank"):
+                print(json.dumps(obj) if odd == "two" else "")
+        if keep:
+            print("MARKER")
+            if odd == "aftermarker":
+                print("debug: after marker")
+        sys.stdout.flush()
+    if io == "simple":
+        n = int(sys.stdin.readline())
+        history = [sys.stdin.readline().strip() for _ in range(2 * n - 1)]
+        requests.extend(history[:-1:2])
+        turn(history[-1], sys.stdin.readline().rstrip("\\n"))
+    else:
+        first = json.loads(sys.stdin.readline())
+        requests.extend(first["requests"][:-1])
+        turn(first["requests"][-1], first.get("data", ""))
+    if keep:
+        for line in sys.stdin:
+            if line.strip():
+                turn(json.loads(line) if io == "json" else line.strip(), "")
+""").replace("MARKER", MARKER)
+
+
+@pytest.mark.parametrize("kind,extra,faults", [
+    ("botzone", "after", 0), ("botzone-keep", "after", 0),
+    ("botzone-json", "blank", 0), ("botzone-keep-json", "blank", 0),
+    ("botzone-json", "pretty", 0), ("botzone-keep-json", "pretty", 0),
+    ("botzone", "before", 1), ("botzone-keep", "before", 1),
+    ("botzone-keep", "aftermarker", 1), ("botzone-keep-json", "aftermarker", 1),
+    ("botzone-json", "nonjson", 1), ("botzone-keep-json", "nonjson", 1),
+    ("botzone-json", "two", 1), ("botzone-keep-json", "two", 1)])
+def test_a_botzone_bots_extra_output_is_read_as_botzone_reads_it(tmp_path, kind, extra,
+                                                                  faults):
+    """What a Botzone bot prints besides its answer, on one turn (its third draw), read as
+    Botzone reads it. Simple interaction: line 1 is the response, so a debug line before it
+    is the answer (garbage, that draw played safe: counted, never put right quietly); lines
+    after it are debug, data (passed back next turn) and globaldata, no fault. Kept running:
+    a line after the marker is the next turn's first, its response (garbage on a line where
+    PASS goes: counted, no decision lost). JSON interaction: the output is one JSON object,
+    read whole, so a blank line after it (Botzone's own C++ sample prints one: FastWriter's
+    newline, then endl) or the object over several lines is no fault (each was NJ, every
+    turn, the bot's every draw played safe); a line that is no JSON before it, or a second
+    object, is NJ. One fault at most, and never a late, illegal or crashed one: the seat
+    stays in step with the bot for the rest of the match."""
+    bot = _script(tmp_path, "bot.py", BOTZONE_EXTRA_OUTPUT)
+    io = "json" if kind.endswith("json") else "simple"
+    name = f"{kind}:{PY} {bot} {io} {int('keep' in kind)} {extra}"
+    seat = _mcr_game_with_outside_seat_0(name, 30.0, seed=0)[1]
+    report = seat.report
+    assert report.garbage == faults and report.illegal == report.late == report.crashed == 0, \
+        report
+    lost = faults if extra in ("before", "nonjson", "two") else 0  # the draw's answer itself
+    assert seat.tally.decisions > 3 and seat.tally.fallbacks == lost, (seat.tally.decisions,
+                                                                      seat.tally.fallbacks)
+
+
 # ---------------------------------------------------------------------- bounded output
 
 # Writes its first words, 20 MB of numbered debug lines in large writes, its last words, then

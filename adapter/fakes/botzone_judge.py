@@ -268,17 +268,20 @@ class BotProcess:
         return lines[0].strip()
 
     def _json_answer(self, lines: list[str]) -> str:
-        """JSON interaction: one line, one JSON object, its ``response`` a string."""
-        if len(lines) != 1:
-            raise Verdict(self.seat, "NJ", f"{len(lines)} lines where one JSON object line "
-                          f"goes: {lines[:3]!r}")
+        """JSON interaction: the turn's output is one JSON object, its ``response`` a string.
+        Read whole, as Botzone reads it: blank lines around the object count for nothing
+        (Botzone's own C++ sample prints FastWriter's line, which ends in a newline, and then
+        ``endl``), nor does the object's own layout (several lines); a line that is no JSON
+        before or after it, or a second object, is NJ."""
+        text = "\n".join(lines)
         try:
-            obj = load_json(lines[0])  # nested past the parser's depth: not JSON either
-        except json.JSONDecodeError:
-            raise Verdict(self.seat, "NJ", f"not JSON: {lines[0][:200]!r}") from None
+            obj = load_json(text)  # nested past the parser's depth: not JSON either
+        except json.JSONDecodeError as exc:
+            what = "more than one JSON value" if exc.msg == "Extra data" else "not JSON"
+            raise Verdict(self.seat, "NJ", f"{what}: {text.strip()[:200]!r}") from None
         if not isinstance(obj, dict) or not isinstance(response := obj.get("response"), str):
             raise Verdict(self.seat, "NJ", f"not an object with a string response: "
-                          f"{lines[0][:200]!r}")
+                          f"{text.strip()[:200]!r}")
         for key in ("data", "globaldata"):
             value = obj.get(key, "")
             setattr(self, key, value if isinstance(value, str) else json.dumps(value))
