@@ -942,8 +942,9 @@ def test_an_unreadable_json_answer_is_one_garbage_fault_named_as_such(tmp_path):
 # otherwise, and on its third draw prints more than its answer, as EXTRA says: "before", a
 # debug line before it; "after", debug, data and two globaldata lines after it (simple;
 # a one-shot run checks its data came back); "aftermarker", a debug line after its
-# keep-running marker; "nonjson", a debug line before its JSON object; "two", the object
-# twice; "blank", a blank line after it; "pretty", the object over several lines (indented).
+# keep-running marker; "twice", after its marker a second answer (PASS) and marker;
+# "nonjson", a debug line before its JSON object; "two", the object twice; "blank", a blank
+# line after it; "pretty", the object over several lines (indented).
 BOTZONE_EXTRA_OUTPUT = textwrap.dedent("""
     import json, sys
     io, keep, extra = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
@@ -972,6 +973,9 @@ BOTZONE_EXTRA_OUTPUT = textwrap.dedent("""
             print("MARKER")
             if odd == "aftermarker":
                 print("debug: after marker")
+            if odd == "twice":  # a second answer, its own turn, answering nothing
+                print("PASS" if io == "simple" else json.dumps({"response": "PASS"}))
+                print("MARKER")
         sys.stdout.flush()
     if io == "simple":
         n = int(sys.stdin.readline())
@@ -995,6 +999,7 @@ BOTZONE_EXTRA_OUTPUT = textwrap.dedent("""
     ("botzone-json", "pretty", 0), ("botzone-keep-json", "pretty", 0),
     ("botzone", "before", 1), ("botzone-keep", "before", 1),
     ("botzone-keep", "aftermarker", 1), ("botzone-keep-json", "aftermarker", 1),
+    ("botzone-keep", "twice", 1), ("botzone-keep-json", "twice", 1),
     ("botzone-json", "nonjson", 1), ("botzone-keep-json", "nonjson", 1),
     ("botzone-json", "two", 1), ("botzone-keep-json", "two", 1)])
 def test_a_botzone_bots_extra_output_is_read_as_botzone_reads_it(tmp_path, kind, extra,
@@ -1004,11 +1009,14 @@ def test_a_botzone_bots_extra_output_is_read_as_botzone_reads_it(tmp_path, kind,
     is the answer (garbage, that draw played safe: counted, never put right quietly); lines
     after it are debug, data (passed back next turn) and globaldata, no fault. Kept running:
     a line after the marker is the next turn's first, its response (garbage on a line where
-    PASS goes: counted, no decision lost). JSON interaction: the output is one JSON object,
-    read whole, so a blank line after it (Botzone's own C++ sample prints one: FastWriter's
-    newline, then endl) or the object over several lines is no fault (each was NJ, every
-    turn, the bot's every draw played safe); a line that is no JSON before it, or a second
-    object, is NJ. One fault at most, and never a late, illegal or crashed one: the seat
+    PASS goes: counted, no decision lost); a whole turn after the marker (its answer
+    printed twice) answers no request: counted and dropped before the next request is sent
+    (read as that request's answer, it put the seat one answer behind the bot for the rest
+    of the match: 3 of 4 decisions lost, 6 illegal). JSON interaction: the output is one
+    JSON object, read whole, so a blank line after it (Botzone's own C++ sample prints one:
+    FastWriter's newline, then endl) or the object over several lines is no fault (each was
+    NJ, every turn, the bot's every draw played safe); a line that is no JSON before it, or
+    a second object, is NJ. One fault at most, and never a late, illegal or crashed one: the seat
     stays in step with the bot for the rest of the match."""
     bot = _script(tmp_path, "bot.py", BOTZONE_EXTRA_OUTPUT)
     io = "json" if kind.endswith("json") else "simple"
