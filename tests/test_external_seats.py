@@ -938,6 +938,99 @@ def test_an_unreadable_json_answer_is_one_garbage_fault_named_as_such(tmp_path):
     assert seat.tally.first.startswith("garbage: not JSON"), seat.tally.first
 
 
+# A Botzone bot (argv: simple|json, 0|1 kept running, EXTRA) that plays what it draws, PASS
+# otherwise, and on its third draw prints more than its answer, as EXTRA says: "before", a
+# debug line before it; "after", debug, data and two globaldata lines after it (simple;
+# a one-shot run checks its data came back); "aftermarker", a debug line after its
+# keep-running marker; "twice", after its marker a second answer (PASS) and marker;
+# "nonjson", a debug line before its JSON object; "two", the object twice; "blank", a blank
+# line after it; "pretty", the object over several lines (indented).
+BOTZONE_EXTRA_OUTPUT = textwrap.dedent("""
+    import json, sys
+    io, keep, extra = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
+    requests = []
+    def turn(request, data):
+        requests.append(request)
+        n, parts = len(requests), request.split()
+        if not keep and n > 1 and extra == "after" and data != "data" + str(n - 1):
+            print("DATA LOST " + repr(data), flush=True)
+            sys.exit(0)
+        answer = "PLAY " + parts[1] if parts[0] == "2" else "PASS"
+        draws = sum(r.startswith("2 ") for r in requests)
+        odd = extra if parts[0] == "2" and draws == 3 else ""
+        if odd in ("before", "nonjson"):
+            print("debug: before")
+        if io == "simple":
+            print(answer)
+            if extra == "after":  # every turn: data must come back each time
+                print("debug line", "data" + str(n), "global 1", "global 2", sep="\\n")
+        else:
+            obj = {"response": answer, "data": "data" + str(n)}
+            print(json.dumps(obj, indent=2 if odd == "pretty" else None))
+            if odd in ("two", "blank"):
+                print(json.dumps(obj) if odd == "two" else "")
+        if keep:
+            print("MARKER")
+            if odd == "aftermarker":
+                print("debug: after marker")
+            if odd == "twice":  # a second answer, its own turn, answering nothing
+                print("PASS" if io == "simple" else json.dumps({"response": "PASS"}))
+                print("MARKER")
+        sys.stdout.flush()
+    if io == "simple":
+        n = int(sys.stdin.readline())
+        history = [sys.stdin.readline().strip() for _ in range(2 * n - 1)]
+        requests.extend(history[:-1:2])
+        turn(history[-1], sys.stdin.readline().rstrip("\\n"))
+    else:
+        first = json.loads(sys.stdin.readline())
+        requests.extend(first["requests"][:-1])
+        turn(first["requests"][-1], first.get("data", ""))
+    if keep:
+        for line in sys.stdin:
+            if line.strip():
+                turn(json.loads(line) if io == "json" else line.strip(), "")
+""").replace("MARKER", MARKER)
+
+
+@pytest.mark.parametrize("kind,extra,faults", [
+    ("botzone", "after", 0), ("botzone-keep", "after", 0),
+    ("botzone-json", "blank", 0), ("botzone-keep-json", "blank", 0),
+    ("botzone", "before", 1), ("botzone-keep", "before", 1),
+    ("botzone-keep", "aftermarker", 1), ("botzone-keep-json", "aftermarker", 1),
+    ("botzone-keep", "twice", 1), ("botzone-keep-json", "twice", 1),
+    ("botzone-json", "nonjson", 1), ("botzone-keep-json", "nonjson", 1),
+    ("botzone-json", "two", 1), ("botzone-keep-json", "two", 1),
+    ("botzone-json", "pretty", 1), ("botzone-keep-json", "pretty", 1)])
+def test_a_botzone_bots_extra_output_is_read_as_botzone_reads_it(tmp_path, kind, extra,
+                                                                  faults):
+    """What a Botzone bot prints besides its answer, on one turn (its third draw), read as
+    Botzone reads it. Simple interaction: line 1 is the response, so a debug line before it
+    is the answer (garbage, that draw played safe: counted, never put right quietly); lines
+    after it are debug, data (passed back next turn) and globaldata, no fault. Kept running:
+    a line after the marker is the next turn's first, its response (garbage on a line where
+    PASS goes: counted, no decision lost); a whole turn after the marker (its answer
+    printed twice) answers no request: counted and dropped before the next request is sent
+    (read as that request's answer, it put the seat one answer behind the bot for the rest
+    of the match: 3 of 4 decisions lost, 6 illegal). JSON interaction: the output is one
+    JSON object line, so a blank line after it (bots following Botzone's own C++ sample
+    print one: FastWriter's newline, then endl) is no fault (it was NJ, every turn, the
+    bot's every draw played safe); a line that is no JSON before it, a second object, or
+    the object over several lines (nothing shows Botzone reads one) is NJ. One fault at
+    most, and never a late, illegal or crashed one: the seat stays in step with the bot for
+    the rest of the match."""
+    bot = _script(tmp_path, "bot.py", BOTZONE_EXTRA_OUTPUT)
+    io = "json" if kind.endswith("json") else "simple"
+    name = f"{kind}:{PY} {bot} {io} {int('keep' in kind)} {extra}"
+    seat = _mcr_game_with_outside_seat_0(name, 30.0, seed=0)[1]
+    report = seat.report
+    assert report.garbage == faults and report.illegal == report.late == report.crashed == 0, \
+        report
+    lost = faults if extra in ("before", "nonjson", "two", "pretty") else 0  # the draw's own
+    assert seat.tally.decisions > 3 and seat.tally.fallbacks == lost, (seat.tally.decisions,
+                                                                      seat.tally.fallbacks)
+
+
 # ---------------------------------------------------------------------- bounded output
 
 # Writes its first words, 20 MB of numbered debug lines in large writes, its last words, then
@@ -1192,6 +1285,57 @@ def test_an_mjai_bots_debug_line_before_its_answer_is_garbage_and_its_answer_pla
                                        for e in noise), noise
 
 
+# An mjai bot that plays tsumogiri and, on its fifth draw of a game, prints a line that is
+# JSON but no mjai answer (argv[1], as JSON), flushed, then thinks 0.2 s before its answer.
+MJAI_JSON_DEBUG = textwrap.dedent("""
+    import json, sys, time
+    debug, seat, draws = sys.argv[1], int(sys.argv[-1]), 0
+    for line in sys.stdin:
+        answer = {"type": "none"}
+        for event in json.loads(line):
+            if event["type"] == "tsumo" and event["actor"] == seat:
+                draws += 1
+                answer = {"type": "dahai", "actor": seat, "pai": event["pai"],
+                          "tsumogiri": True}
+        if draws == 5 and answer["type"] == "dahai":
+            print(debug, flush=True)
+            time.sleep(0.2)
+        print(json.dumps(answer), flush=True)
+""")
+
+
+@pytest.mark.parametrize("debug", ['{"debug": 1}', "[1, 2]", "42", '"text"',
+                                   '{"type": "log", "msg": "x"}', "null"])
+@pytest.mark.parametrize("kind", ["mjai", "mjai-tcp"])
+def test_an_mjai_bots_json_line_that_is_no_answer_is_garbage_and_its_answer_played(
+        tmp_path, kind, debug):
+    """A line that is JSON but no mjai answer ({"debug": 1}, a list, a number, a string, an
+    object without an answer's type), printed before the answer, was taken for the answer
+    (garbage: a safe fallback) and the real answer, come after the next line was sent,
+    read as that line's: the seat one answer behind (illegal moves) until a line found one
+    waiting. mjai.app fails the bot on such a line as on one that is not JSON (its harness
+    reads one line a request and looks up its "type"), so the seat treats it as it treats a
+    debug print: counted as garbage, skipped, and the answer after it played in step."""
+    if kind == "mjai-tcp":
+        port = free_port()
+        name = f"mjai-tcp:127.0.0.1:{port}"
+        bot = _script(tmp_path, "tcp_chatty.py", MJAI_TCP_CHATTY)
+        client = subprocess.Popen([PY, bot, str(port), "thinking", debug])
+        try:
+            summary = _arena("riichi", name, seat_limit=30)
+        finally:
+            client.wait(timeout=60)
+    else:
+        bot = _script(tmp_path, "bot.py", MJAI_JSON_DEBUG)
+        name = f"mjai:{PY} {bot} {debug!r}"
+        summary = _arena("riichi", name, seat_limit=30)
+    report = summary["external_seats"][name]
+    games = summary["games"]
+    assert report["illegal"] == report["late"] == 0, report
+    assert report["garbage"] == games, report  # per game: the JSON debug line, and only it
+    assert summary["policies"][name]["fallbacks"] == 0, summary["policies"][name]
+
+
 @pytest.mark.parametrize("kind", ["mjai", "ntpu"])
 def test_a_debug_line_does_not_shorten_the_answers_limit(tmp_path, monkeypatch, kind):
     """After a debug line the answer was waited for BANNER_GRACE (2 s) at most, the grace
@@ -1325,7 +1469,8 @@ def test_an_mjai_bots_move_where_nothing_goes_is_counted_as_over_tcp(tmp_path):
 
 # An mjai TCP client for 4 games (one connection each): tsumogiri, and on its fifth draw of
 # a game a debug line before its answer, in one write ("buffered"), or on its own, then
-# 0.2 s of thought before the answer ("thinking"), as MJAI_CHATTY.
+# 0.2 s of thought before the answer ("thinking"), as MJAI_CHATTY; argv[3], if given, is
+# that line.
 MJAI_TCP_CHATTY = textwrap.dedent("""
     import json, socket, sys, time
     port, mode = int(sys.argv[1]), sys.argv[2]
@@ -1351,7 +1496,8 @@ MJAI_TCP_CHATTY = textwrap.dedent("""
                           "tsumogiri": True}
             text = json.dumps(answer) + "\\n"
             if draws == 5 and answer["type"] == "dahai":
-                debug = "debug: discarding " + answer["pai"] + "\\n"
+                debug = (sys.argv[3] if len(sys.argv) > 3 else
+                         "debug: discarding " + answer["pai"]) + "\\n"
                 if mode == "thinking":
                     conn.sendall(debug.encode())
                     time.sleep(0.2)

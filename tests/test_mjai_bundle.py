@@ -163,6 +163,30 @@ def test_bundles_without_the_weights_they_play_are_refused(tmp_path: Path,
     assert (tmp_path / "ok" / "mjbot-mjai.zip").is_file()
 
 
+@pytest.mark.parametrize("platform", ["mjai", "botzone"])
+def test_a_network_for_a_bundle_that_plays_none_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], platform: str) -> None:
+    """`--nn-weights FILE` with a policy that reads no network (rulebased; mc without
+    fast=nn) was left out of the zip without a word: the user believed the network shipped.
+    One line naming the flag and the policy, exit 2, no zip; with mc fast=nn it is carried."""
+    network = "brain/data/nn_riichi.npz" if platform == "mjai" else "brain/data/nn_mcr.npz"
+    zip_name = f"mjbot-{platform}.zip"
+    for policy in (["--policy", "rulebased"], ["--policy", "mc"], []):
+        out = tmp_path / ("out-" + (policy[-1] if policy else "default"))
+        done = mjbot_here(capsys, "bundle", platform, "-o", str(out), *policy,
+                          "--nn-weights", network)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert f"--nn-weights {network}: only a bundle that plays the network" in done.stderr
+        assert f"this one plays {policy[-1] if policy else 'rulebased'}" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and not out.exists(), done.stderr
+    out = tmp_path / "fast_nn"
+    done = mjbot_here(capsys, "bundle", platform, "-o", str(out), "--policy", "mc",
+                      "--mc-options", "fast=nn", "--nn-weights", network)
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(out / zip_name) as zf:
+        assert network in zf.namelist()  # the name it has in brain/data
+
+
 def test_a_build_that_fails_leaves_the_last_zip_as_it_was(tmp_path: Path) -> None:
     """The zip was written in place: a build that failed part way (here a full disk) left
     a cut mjbot-mjai.zip under its name, over the last good one, ready to be uploaded by

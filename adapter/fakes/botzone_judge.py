@@ -268,17 +268,24 @@ class BotProcess:
         return lines[0].strip()
 
     def _json_answer(self, lines: list[str]) -> str:
-        """JSON interaction: one line, one JSON object, its ``response`` a string."""
-        if len(lines) != 1:
-            raise Verdict(self.seat, "NJ", f"{len(lines)} lines where one JSON object line "
-                          f"goes: {lines[:3]!r}")
+        """JSON interaction: one line, one JSON object, its ``response`` a string. Blank
+        lines around it count for nothing, as on Botzone, where bots following its own C++
+        sample (FastWriter's line, which ends in a newline, then ``endl``) print one after
+        every answer and play; they were NJ here on every turn. An object over several lines
+        stays NJ: nothing shows Botzone reads one, and a bot this judge passes must not lose
+        there."""
+        filled = [line for line in lines if line.strip()]
+        if len(filled) != 1:
+            raise Verdict(self.seat, "NJ", f"{len(filled)} lines where one JSON object line "
+                          f"goes: {filled[:3]!r}")
+        text = filled[0]
         try:
-            obj = load_json(lines[0])  # nested past the parser's depth: not JSON either
+            obj = load_json(text)  # nested past the parser's depth: not JSON either
         except json.JSONDecodeError:
-            raise Verdict(self.seat, "NJ", f"not JSON: {lines[0][:200]!r}") from None
+            raise Verdict(self.seat, "NJ", f"not JSON: {text[:200]!r}") from None
         if not isinstance(obj, dict) or not isinstance(response := obj.get("response"), str):
             raise Verdict(self.seat, "NJ", f"not an object with a string response: "
-                          f"{lines[0][:200]!r}")
+                          f"{text[:200]!r}")
         for key in ("data", "globaldata"):
             value = obj.get(key, "")
             setattr(self, key, value if isinstance(value, str) else json.dumps(value))

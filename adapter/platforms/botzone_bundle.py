@@ -122,7 +122,9 @@ def carried_weights(policy: str, models_dir: str | Path | None, mc_options: str,
     (``--models DIR`` holds a file of the same name); ``network_in_zip``: where the network
     goes (``nn_weights``, else the shipped file of that path). Shared by the Botzone and
     mjai.app bundles: a bundle without the weights its policy reads is refused here
-    (FileNotFoundError naming what is missing), never built to fail on the platform."""
+    (FileNotFoundError naming what is missing), never built to fail on the platform, and so
+    is ``nn_weights`` for a bundle that plays no network (ValueError): it was left out without
+    a word, and the user believed the network was shipped."""
     check_bundle_policy(policy)
     file_name = Path(models).name
     weights = Path(models_dir) / file_name if models_dir else ROOT / models
@@ -133,6 +135,10 @@ def carried_weights(policy: str, models_dir: str | Path | None, mc_options: str,
         raise FileNotFoundError(f"--models {models_dir}: no {file_name} there")
     files = [(weights, models)] if weights.is_file() else []
     if policy != "nn" and not (policy == "mc" and _mc_plays_the_network(mc_options)):
+        if nn_weights:  # left out without a word, the user believed the network shipped
+            raise ValueError(f"--nn-weights {nn_weights}: only a bundle that plays the network "
+                             f"carries it (--policy nn, or --policy mc with --mc-options "
+                             f"fast=nn), and this one plays {policy}")
         return files, False
     network = Path(nn_weights) if nn_weights else ROOT / network_in_zip
     check_network(network, variant, network_words)

@@ -28,7 +28,7 @@ from typing import Any
 
 from adapter.fakes.botzone_judge import OUTPUT_LIMIT, BotProcess, Verdict, offers_a_win
 from adapter.local.external.process import SeatFault
-from adapter.local.external.seat import ExternalSeat
+from adapter.local.external.seat import STALE_LOGGED, ExternalSeat
 from adapter.platforms.botzone import KEEP_RUNNING
 from protocols import events as ev
 from protocols.botzone import parse_response
@@ -120,6 +120,7 @@ class BotzoneSeat(ExternalSeat):
         bot = self.bot
         if self.proc is not None:
             limit = self._limit(LATER_LIMIT)
+            self._skip_unasked_turns()
             self.proc.send((json.dumps(line) if self.json_io else line) + "\n", limit)
         else:
             limit = self._limit(FIRST_LIMIT)
@@ -137,6 +138,38 @@ class BotzoneSeat(ExternalSeat):
             return
         bot.responses.append(response)
         self.last = response
+
+    def _skip_unasked_turns(self) -> None:
+        """Before a kept run's next request: whole turns it has printed since its last turn
+        ended (an answer and its marker printed twice) answer no request. Read as this
+        request's, the first put the seat one answer behind the bot for the rest of the match
+        (one answer printed twice: 3 of 4 decisions lost, 6 illegal); each is counted as
+        garbage and dropped, so the next turn read answers the next request. A part of a
+        turn (lines after the last marker, no marker yet) stays: the next turn's first lines,
+        its response, as Botzone reads them. At most :data:`OUTPUT_LIMIT` bytes are read
+        here a request: a program printing without end cannot hold the table."""
+        proc = self.proc
+        assert proc is not None
+        proc.read_ready(OUTPUT_LIMIT)
+        marker = KEEP_RUNNING.encode()
+        ends = [i for i, raw in enumerate(proc.lines) if raw.strip() == marker]
+        if not ends:
+            return
+        turns: list[str] = []  # the first few, logged
+        lines: list[str] = []
+        count = 0
+        for _ in range(ends[-1] + 1):
+            raw = proc.lines.popleft()
+            if raw.strip() != marker:
+                lines.append(raw.decode("utf-8", errors="replace").rstrip("\r"))
+                continue
+            count += 1
+            if len(turns) < STALE_LOGGED:
+                turns.append("\n".join(lines))
+            lines = []
+        for turn in turns:
+            self._unasked(SeatFault("garbage", "a turn printed answering no request", turn))
+        self._more_unasked("garbage", count - len(turns), "turns printed answering no request")
 
     def _turn_output(self, limit: float) -> list[str]:
         """What the bot printed for this turn: up to the keep-running marker (the run is

@@ -25,7 +25,7 @@ from adapter.local.external.seat import ExternalSeat
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.codec import load_json
-from protocols.mjai import check_answer
+from protocols.mjai import ANSWER_TYPES, check_answer
 from replay.formats.mjai_log import export_event
 
 ANSWER_LIMIT = 2.0
@@ -115,16 +115,16 @@ class MjaiSeat(ExternalSeat):
 
     def _exchange(self, events: list[dict[str, Any]], limit: float,
                   echo: bool = False) -> dict[str, Any]:
-        """The answer to one line: lines that are no JSON before it (a debug print; at the
-        run's first line, :attr:`first_line`, what the program printed as it started) are
-        skipped (ExternalSeat._answer), not taken for it."""
+        """The answer to one line: lines that can be no answer before it (:func:`no_answer`:
+        a debug print; at the run's first line, :attr:`first_line`, what the program printed
+        as it started) are skipped (ExternalSeat._answer), not taken for it."""
         if self.proc is None:
             raise SeatFault("crashed", "the program is not running")
         first, self.first_line = self.first_line, False
         if not echo and not first:  # a dahai sent with its reach, unasked, is the answer
             self._skip_stale()  # to the echo; before the first line, only start-up output
         self.proc.send(json.dumps(events, ensure_ascii=False, separators=(",", ":")) + "\n")
-        line = self._answer(limit, not_json, first)
+        line = self._answer(limit, no_answer, first)
         try:
             answer = load_json(line)  # nested past the parser's depth: not JSON either
         except json.JSONDecodeError:
@@ -165,13 +165,21 @@ class MjaiSeat(ExternalSeat):
         raise SeatFault("garbage", f"{kind} is no answer to a {request.kind} request", raw)
 
 
-def not_json(line: str) -> bool:
-    """Whether ``line`` is no JSON at all (start-up output, never an answer)."""
+def no_answer(line: str) -> bool:
+    """Whether ``line`` can be no mjai answer: not JSON, or JSON that is no object naming an
+    answer's type (``{"debug": 1}``, ``[1, 2]``, ``42``, ``"text"``, ``{"type": "log"}``).
+    mjai.app's harness reads one line a request (smly/mjai.app python/mjai/player.py
+    ``react``: its ``json_data["type"]``) and fails the bot on such a line as on one that is
+    not JSON, so the seat treats both alike: skipped where it comes, counted as garbage
+    (ExternalSeat._answer). Taken for the answer, it left the real answer to be read as the
+    next line's. An object of an answer's type with a field wrong or missing is an answer, a
+    malformed one (garbage)."""
     try:
-        load_json(line)
+        message = load_json(line)
     except json.JSONDecodeError:
         return True
-    return False
+    return not (isinstance(message, dict) and isinstance(message.get("type"), str)
+                and message["type"] in ANSWER_TYPES)
 
 
 def _known(text: Any) -> int:

@@ -20,7 +20,7 @@ import json
 import time
 from typing import Any
 
-from adapter.local.external.mjai_seat import ANSWER_LIMIT, MjaiSeat, not_json
+from adapter.local.external.mjai_seat import ANSWER_LIMIT, MjaiSeat, no_answer
 from adapter.local.external.process import LineProcess, LineSocket, SeatFault
 from protocols import events as ev
 from protocols.codec import load_json
@@ -134,7 +134,7 @@ class MjaiTcpSeat(MjaiSeat):
         return answer
 
     def _read(self, limit: float) -> dict[str, Any]:
-        line = self._answer(limit, not_json)  # a debug line before it: skipped, garbage
+        line = self._answer(limit, no_answer)  # a debug line before it: skipped, garbage
         try:
             answer = load_json(line)  # nested past the parser's depth: not JSON either
         except json.JSONDecodeError:

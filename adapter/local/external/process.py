@@ -410,6 +410,23 @@ class LineProcess:
             else:
                 self.eof = True
 
+    def read_ready(self, most: int) -> None:
+        """Take in what the program has sent, without waiting and without taking a line:
+        its complete lines join :attr:`lines`, to be looked at before the next line is sent
+        (a Botzone turn printed unasked). At most ``most`` bytes are read, so that a program
+        writing without end cannot hold the table here."""
+        read = 0
+        while not self.eof and read < most:
+            ready, _ = ready_fds([self._fd()], timeout=0)
+            if not ready:
+                return
+            chunk = self._read()
+            if chunk:
+                read += len(chunk)
+                self._take(chunk)
+            else:
+                self.eof = True
+
     def expect_line(self, limit: float) -> str:
         """The next line; its end of output is a crash."""
         line = self.read_line(limit)

@@ -252,7 +252,7 @@ class ExternalSeat:
 
     def _answer(self, limit: float, noise: Callable[[str], bool], first: bool = False) -> str:
         """The answer to the line just sent, read within ``limit``. Lines before it that no
-        answer can be (``noise``: not JSON for mjai, not ``/...`` for NTPU) are skipped: at a
+        answer can be (``noise``: no mjai answer object, not ``/...`` for NTPU) are skipped: at a
         run's ``first`` line, uncounted (a start-up banner, printed before or after that line
         is sent); later, each is garbage answering no ask (a debug print), counted as
         :meth:`_skip_stale` counts one. Taken for the answer, such a line left the real
