@@ -611,6 +611,67 @@ games_per_day = 1
     assert not game_logs(logs)  # none played
 
 
+def test_the_start_up_count_misses_no_game_the_first_upkeep_pass_compresses(
+        tmp_path: Path) -> None:
+    """At start the day's count now runs beside the log upkeep's first pass, which compresses
+    each finished log (X.gz written, then X removed). A log the count listed as X and read
+    once the pass had removed it was not counted (and one listed both ways counted twice):
+    after a restart with logs waiting to be compressed, the session played past its daily
+    quota. Here the count waits on a log that reads only when the test says (a FIFO named as
+    a compressed log of today's, listed before the others) while the real pass compresses
+    every other log; then it reads on: every game is counted, the quota holds the session."""
+    import gzip
+
+    logs = tmp_path / "logs"
+    today = logs / "ladder" / "local" / f"{dt.date.today():%Y-%m-%d}"
+    played = GameLogWriter.create(tmp_path / "elsewhere", Header("local", "riichi", seat=0))
+    played.event(ev.GameStarted("riichi", 0))
+    played.close(Footer({"rank": 1}, (0, 0, 0, 0)))
+    data = played.path.read_bytes()
+    today.mkdir(parents=True)
+    old = time.time() - 7200  # finished two hours ago: the first pass compresses them
+    for n in range(8):
+        path = today / f"{n:06d}-ladder-s0-g{n}.mjlog.msgpack"
+        path.write_bytes(data)
+        os.utime(path, (old, old))
+    for n in range(20):  # a FIFO the count meets before some of the logs (listing order)
+        slow = today / f"000000-slow{n}.mjlog.msgpack.gz"
+        os.mkfifo(slow)
+        listing = os.listdir(today)
+        after = len(listing) - 1 - listing.index(slow.name)
+        if after >= 2:
+            break
+        slow.unlink()
+    assert after >= 2, listing
+    config = tmp_path / "serve.toml"
+    config.write_text("""
+[logs]
+compress_after = 60
+low_disk_mb = 0
+[sessions.ladder]
+kind = "local"
+variant = "riichi"
+policy = "greedy"
+hands = 1
+pause = 0
+[sessions.ladder.limits]
+games_per_day = 9
+""")
+    serve = ServeProcess(config, logs)
+    try:  # the pass compresses every log while the count waits on the FIFO
+        serve.until(lambda s: s["logs"]["compressed"] == 8)
+        with slow.open("wb") as fifo:
+            fifo.write(gzip.compress(data))
+        status = serve.until(lambda s: s["sessions"]["ladder"]["state"] != "idle")
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(20) == 0
+    finally:
+        serve.close()
+    ladder = status["sessions"]["ladder"]
+    assert ladder["quota"]["today"] == 9 and ladder["runs"] == 0, ladder
+    assert ladder["state"] == "quota reached"
+
+
 async def test_a_restart_counts_only_the_games_that_finished_today(tmp_path: Path) -> None:
     """The quota a restart restores counted every log file of the day (stopped, abandoned
     and never-dealt games too) while the live quota counts finished games: with a quota of

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import os
 import random
 import time
 from collections import deque
@@ -39,6 +40,7 @@ from adapter.serve.runners import (
 )
 from adapter.tasks import cancel_and_log
 from replay.log import Scrubber, is_log_name, plain_name
+from replay.logzip import compressed_name
 
 log = structlog.get_logger("mjbot.serve")
 
@@ -362,13 +364,20 @@ def games_finished_on(log_dir: str, day: dt.date) -> int:
 
     count = 0
     for started in (day - dt.timedelta(days=1), day):
+        # a game once, by its plain name, whichever form the listing held: the upkeep's pass
+        # may compress a log (X.gz written, then X removed) between the listing and the read
+        # (at start-up the two run side by side), and X read once removed missed the game,
+        # X and X.gz both listed counted it twice
+        games: dict[Path, bool] = {}  # plain path: whether the listing held only X.gz
         for path in Path(log_dir).glob(f"*/{started:%Y-%m-%d}/*"):
-            if not is_log_name(path.name):
-                continue  # compressed (.gz) or not: both are counted
-            plain = plain_name(path.name)
-            if path.name != plain and path.with_name(plain).exists():
-                continue  # a copy being made (logzip.compress): the game is counted once
-            footer = read_footer(path) or {}
+            if is_log_name(path.name):  # compressed (.gz) or not: both are counted
+                plain = path.with_name(plain_name(path.name))
+                games[plain] = games.get(plain, True) and path != plain
+        for plain, packed in games.items():
+            footer = None if packed else read_footer(plain)
+            if packed or (footer is None and not os.path.exists(plain)):  # compressed since
+                footer = read_footer(compressed_name(plain))
+            footer = footer or {}
             result = footer.get("result")
             if not isinstance(result, dict) or footer_unfinished(result) is not None:
                 continue  # no footer (cut by a crash), or a game that did not finish
