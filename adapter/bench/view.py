@@ -3,14 +3,18 @@ same game in a short log, measured in the same run: linear costs give a ratio of
 
 The files: one local-table game (``--variant``, our policy's decisions and the three others'
 in it, as a practice session writes it) whose frames are written again and again after one
-header into one log, as a long match log holds game after game (``mjbot ntpu-server``'s, a
-Tenhou client transcript of a session), until it holds ``--hands`` hands; the short log holds
-``--short``. On each, what the viewer's routes cost (in this process, the functions they call):
-opening (the file read and parsed, the outline built and gzipped: ``/api/games/ID``), the first
-hand's steps (``/api/games/ID/hands/0``) and every hand's steps one after the other (an analyst
-stepping through the whole file). The reference, on the same parsed game: every step of every
-hand built at once (:func:`replay.timeline.every_step`), which is what opening a game cost
-before hands were built one at a time.
+header into one log, as a long match log holds game after game (``mjbot ntpu-server``'s),
+until it holds ``--hands`` hands; the short log holds ``--short``. ``--source FILE`` repeats
+that file instead: a game log's frames, or a text file's whole text (a Tenhou client
+transcript of a session holds game after game so). On each, what the viewer's routes cost
+(in this process, the functions they call): opening (the file read and parsed, the outline
+built and gzipped: ``/api/games/ID``), the first hand's steps (``/api/games/ID/hands/0``)
+and every hand's steps one after the other (an analyst stepping through the whole file).
+The reference, on the same parsed game: every step of every hand built at once
+(:func:`replay.timeline.every_step`), which is what opening a game cost before hands were
+built one at a time. Beside them, one full collection of Python's cycle collector with the
+opened game in memory: every one the process makes while the viewer keeps the game walks
+all of its objects.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from adapter.bench.common import VARIANTS, add_bench, report
-from adapter.commands import at_least
+from adapter.commands import UserInputError, at_least
 
 if TYPE_CHECKING:
     from replay.timeline import Timeline
@@ -36,7 +40,12 @@ def register(benches: Any) -> None:
     p.add_argument("--hands", type=at_least(2), default=800,
                    help="hands in the long log (whole copies of the game: about)")
     p.add_argument("--short", type=at_least(1), default=40, help="hands in the short log")
-    p.add_argument("--variant", choices=VARIANTS, default="riichi")
+    p.add_argument("--variant", choices=VARIANTS, default="riichi",
+                   help="the local-table game's (without --source)")
+    p.add_argument("--source", metavar="FILE",
+                   help="repeat this file instead: a game log's frames between its header "
+                        "and footer, or a text file's whole text (a Tenhou client transcript, "
+                        "an NTPU command log)")
 
 
 def source_game(folder: Path, variant: str) -> Path:
@@ -65,8 +74,9 @@ def repeated(log: bytes, copies: int) -> bytes:
     return log[:ends[0]] + log[ends[0]:ends[-2]] * copies + log[ends[-2]:]
 
 
-def _timed(call: Any) -> tuple[float, Any]:
-    gc.collect()  # what the previous phase left is not this one's to collect
+def _timed(call: Any, collect: bool = True) -> tuple[float, Any]:
+    if collect:  # what the previous phase left is not this one's to collect
+        gc.collect()
     start = time.perf_counter()
     value = call()
     return time.perf_counter() - start, value
@@ -75,10 +85,15 @@ def _timed(call: Any) -> tuple[float, Any]:
 def measure(path: Path) -> dict[str, Any]:
     """The viewer's costs on one file, in seconds."""
     from replay import formats
+    from replay.gcpause import collector_paused
     from replay.timeline import build, every_step
 
-    read_s, loaded = _timed(lambda: formats.read(path.read_bytes(), path))
-    outline_s, opened = _timed(lambda: _opened(build(loaded)))
+    with collector_paused():  # as the viewer's GameIndex.timeline reads and builds
+        read_s, loaded = _timed(lambda: formats.read(path.read_bytes(), path))
+        outline_s, opened = _timed(lambda: _opened(build(loaded)), collect=False)
+    # what the two made is walked by the collections after them, the next full one
+    # included, and so is every later one while the viewer keeps the game: one, timed
+    collect_s, _ = _timed(gc.collect, collect=False)
     first_s, every_s, steps = _stepped(opened)
     del opened  # the reference is timed with no other timeline kept beside it
     before_s, before = _timed(lambda: every_step(loaded))
@@ -87,7 +102,8 @@ def measure(path: Path) -> dict[str, Any]:
                            "time")
     return {"bytes": path.stat().st_size, "hands": len(before), "steps": steps,
             "read_s": round(read_s, 3), "outline_s": round(outline_s, 3),
-            "open_s": round(read_s + outline_s, 3), "first_hand_s": round(first_s, 4),
+            "open_s": round(read_s + outline_s, 3), "collection_s": round(collect_s, 4),
+            "first_hand_s": round(first_s, 4),
             "every_hand_s": round(every_s, 3), "before_build_s": round(before_s, 3)}
 
 
@@ -118,29 +134,47 @@ def _per_hand(r: dict[str, Any], key: str) -> float:
     return float(r[key]) / int(r["hands"])
 
 
-def bench_view(hands: int, short: int, variant: str) -> dict[str, Any]:
-    from replay.log import read_log
+def bench_view(hands: int, short: int, variant: str,
+               source: str | None = None) -> dict[str, Any]:
+    from replay import formats
+    from replay.timeline import build
 
     with tempfile.TemporaryDirectory(prefix="mjbot-bench-view-") as tmp:
-        source = source_game(Path(tmp) / "source", variant)
-        per_game = int(read_log(source).footer.result["hands"])  # type: ignore[union-attr]
-        data = source.read_bytes()
+        path = Path(source) if source else source_game(Path(tmp) / "source", variant)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise UserInputError(f"--source {source}: {exc.strerror or exc}") from None
+        try:
+            loaded = formats.read(data, path)
+        except ValueError as exc:  # UnknownFormat, LogError: no reader takes it
+            raise UserInputError(f"--source {source}: no reader takes it") from exc
+        per_game = len(build(loaded).hands)
+        if not per_game:
+            raise UserInputError(f"--source {source}: it holds no hand")
+        label = loaded.label
+        suffix = ".mjlog.msgpack" if loaded.log is not None else path.suffix or ".log"
         files = {}
         for name, want in (("short", short), ("long", hands)):
-            files[name] = Path(tmp) / f"{name}.mjlog.msgpack"
-            files[name].write_bytes(repeated(data, max(1, round(want / per_game))))
+            copies = max(1, round(want / per_game))
+            files[name] = Path(tmp) / f"{name}{suffix}"
+            files[name].write_bytes(repeated(data, copies) if loaded.log is not None
+                                    else (data.rstrip(b"\n") + b"\n") * copies)
+        del loaded
         measure(files["short"])  # once first: the imports and caches of a first run
-        result: dict[str, Any] = {name: measure(path) for name, path in files.items()}
+        result: dict[str, Any] = {name: measure(file) for name, file in files.items()}
     s, lg = result["short"], result["long"]
-    result.update(variant=variant, hands_per_game=per_game, ratios_long_vs_short={
-        key: round(_per_hand(lg, key) / _per_hand(s, key), 2)
-        for key in ("open_s", "read_s", "outline_s", "every_hand_s", "before_build_s")})
+    result.update(source=source or f"a {variant} local-table game", format=label,
+                  hands_per_game=per_game, ratios_long_vs_short={
+        key: round(_per_hand(lg, key) / max(_per_hand(s, key), 1e-9), 2)
+        for key in ("open_s", "read_s", "outline_s", "collection_s", "every_hand_s",
+                    "before_build_s")})
     result["before_vs_outline_long"] = round(lg["before_build_s"] / lg["outline_s"], 1)
     return result
 
 
 def run(args: argparse.Namespace) -> int:
-    report(args, bench_view(args.hands, args.short, args.variant), text)
+    report(args, bench_view(args.hands, args.short, args.variant, args.source), text)
     return 0
 
 
@@ -153,14 +187,15 @@ def text(r: dict[str, Any]) -> str:
                 f"{ratio[key]:>7} x")
 
     return "\n".join([
-        f"replay viewer, one {r['variant']} local-table game ({r['hands_per_game']} hands) "
-        f"written over and over into one log: short {s['hands']:,} hands "
+        f"replay viewer, {r['source']} ({r['format']}, {r['hands_per_game']} hands) "
+        f"written over and over into one file: short {s['hands']:,} hands "
         f"({s['bytes'] / 1e6:.1f} MB), long {lg['hands']:,} hands ({lg['bytes'] / 1e6:.1f} MB)",
         f"  {'':<26}{'short':>11} {'long':>11} {'ms/hand':>8} {'ms/hand':>8} "
         f"{'long/short':>9}",
         row("open: read + parse", "read_s"),
         row("open: outline", "outline_s"),
         row("open (both)", "open_s"),
+        row("a full collection, open", "collection_s"),
         row("every hand's steps", "every_hand_s"),
         row("reference: every step", "before_build_s"),
         f"  first hand's steps: {s['first_hand_s'] * 1000:.1f} ms short, "
