@@ -28,6 +28,7 @@ from typing import Any, BinaryIO
 
 from protocols import events as ev
 from replay import logzip, schema
+from replay.gcpause import collector_paused
 from replay.locking import hold_while_writing
 
 FORMAT_VERSION = 1
@@ -480,6 +481,14 @@ def read_log(path: str | Path) -> GameLog:
 
 
 def parse_log(data: bytes, path: Path | str = "<bytes>") -> GameLog:
+    """The log's frames (its header and footer apart); a file cut or damaged after its header
+    is read up to the last whole frame and says where (``truncated``). The cycle collector is
+    paused meanwhile (replay/gcpause.py): every object read is kept."""
+    with collector_paused():
+        return _parse_log(data, path)
+
+
+def _parse_log(data: bytes, path: Path | str) -> GameLog:
     import msgpack  # here, as in GameLogWriter
 
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)

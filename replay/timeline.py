@@ -271,23 +271,57 @@ def decision_view(d: DecisionFrame, seat: int | None) -> dict[str, Any]:
 
 
 @dataclass
+class _Start:
+    """Where a hand begins: its RoundStarted's index among the game's items, the table as
+    that event left it (fresh seats: a small copy) and its first step's text."""
+
+    index: int
+    table: _Table
+    own_seat: int | None
+    text: str
+
+
+@dataclass
 class Timeline:
+    """The outline of every hand, built in one pass without the steps; a hand's steps are
+    built when asked (:meth:`steps`), from the table as the hand began. Keeping every step of
+    every hand made opening a long file cost a copy of each seat's river and melds per step
+    of the whole file (800 hands: some 34,000 snapshots), and kept them all in memory."""
+
     meta: dict[str, Any]
-    hands: list[dict[str, Any]]  # {"label", "steps": [snapshot...], "result"}
+    # {"label", "steps" (how many), "result", "decisions", "names", "notices"}: the outline's
+    hands: list[dict[str, Any]]
     # per event of the log, in order (decision frames not counted): the (hand, step) that
     # shows it, None before the first hand; the commentary's subtitles are placed by it
     event_steps: list[tuple[int, int] | None] = field(default_factory=list)
+    items: list[tuple[str, Any]] = field(default_factory=list, repr=False)
+    starts: list[_Start] = field(default_factory=list, repr=False)
 
     def outline(self) -> dict[str, Any]:
         """Everything but the steps: the page's first load."""
-        return {**self.meta, "hands": [{"label": h["label"], "steps": len(h["steps"]),
-                                        "result": h["result"], "decisions": h["decisions"],
-                                        "names": h["names"], "notices": h["notices"]}
-                                       for h in self.hands]}
+        return {**self.meta, "hands": [dict(h) for h in self.hands]}
+
+    def steps(self, n: int) -> list[dict[str, Any]]:
+        """Hand ``n``'s snapshots, one per step: its items replayed from the table as the hand
+        began (a copy, so that two builds at once share nothing they change)."""
+        start = self.starts[n]
+        end = self.starts[n + 1].index if n + 1 < len(self.starts) else len(self.items)
+        walk = _Walk(copy.deepcopy(start.table), start.own_seat, {}, snap=True)
+        walk.begin_hand(start.text)
+        for kind, item in self.items[start.index + 1:end]:
+            walk.item(kind, item)
+        return walk.steps[0]
 
 
 def build(loaded: Loaded) -> Timeline:
-    """The steps of a game read by :func:`replay.formats.read`."""
+    """The outline of a game read by :func:`replay.formats.read`, its hands' steps built
+    when asked."""
+    return _steps(*_items(loaded))
+
+
+def _items(loaded: Loaded) -> tuple[list[tuple[str, Any]], dict[str, Any], int | None]:
+    """The game's events and decision frames in order, what the outline says of the game
+    itself, and the seat the log sees from (None: every seat)."""
     items: list[tuple[str, Any]] = []  # ("event", e) / ("decision", frame)
     own_seat: int | None = None
     meta: dict[str, Any] = {"format": loaded.label, "notes": []}
@@ -325,69 +359,110 @@ def build(loaded: Loaded) -> Timeline:
             own_seat = int(view_seat)
             meta["full_information"] = False
             meta["our_seat"] = own_seat
-    return _steps(items, meta, own_seat)
+    return items, meta, own_seat
 
 
 def _steps(items: list[tuple[str, Any]], meta: dict[str, Any],
            own_seat: int | None) -> Timeline:
-    variant = meta.get("variant", "riichi")
-    names = ["", "", "", ""]
-    table = _Table(variant, names)
-    hands: list[dict[str, Any]] = []
-    steps: list[dict[str, Any]] | None = None
-    final: list[int] | None = None
-    places: list[tuple[int, int] | None] = []
+    walk = _Walk(_Table(meta.get("variant", "riichi"), ["", "", "", ""]), own_seat, meta,
+                 snap=False)
+    for kind, item in items:
+        walk.item(kind, item)
+    meta.setdefault("names", walk.table.names)
+    meta["final_scores"] = walk.final
+    return Timeline(meta, walk.hands, walk.places, items, walk.starts)
 
-    def event(e: Any) -> None:
-        nonlocal own_seat, variant, steps, final
+
+def every_step(loaded: Loaded) -> list[list[dict[str, Any]]]:
+    """Every hand's steps in one walk of the whole game, as the viewer built them before
+    :meth:`Timeline.steps` (each hand's own, when asked): ``mjbot bench view``'s reference,
+    and what the tests hold the hand-at-a-time steps to."""
+    items, meta, own_seat = _items(loaded)
+    walk = _Walk(_Table(meta.get("variant", "riichi"), ["", "", "", ""]), own_seat, meta,
+                 snap=True)
+    for kind, item in items:
+        walk.item(kind, item)
+    return walk.steps
+
+
+class _Walk:
+    """The game's items in order, on one table. Without ``snap`` (the outline's pass) it
+    counts each hand's steps and decisions, keeps its result and notices, places every event
+    and notes where each hand begins; with ``snap`` it also keeps every step's snapshot, the
+    decisions' views on them."""
+
+    def __init__(self, table: _Table, own_seat: int | None, meta: dict[str, Any],
+                 snap: bool) -> None:
+        self.table, self.own_seat, self.meta, self.snap = table, own_seat, meta, snap
+        self.hands: list[dict[str, Any]] = []
+        self.steps: list[list[dict[str, Any]]] = []  # per hand, with ``snap``
+        self.starts: list[_Start] = []
+        self.places: list[tuple[int, int] | None] = []
+        self.final: list[int] | None = None
+        self.index = -1  # of the item in hand
+
+    def begin_hand(self, text: str) -> None:
+        """A hand's first step (the table as its RoundStarted left it)."""
+        names = self.table.names
+        # the players of this hand: a match log's clients move between its games
+        # (ntpu-server), so the outline's names (the first game's) are not every hand's
+        self.hands.append({"label": f"{self.table.round}-{self.table.honba}", "steps": 1,
+                           "result": None, "decisions": 0, "names": list(names),
+                           "notices": []})
+        if self.snap:
+            self.steps.append([self.table.snapshot(text, None)])
+
+    def item(self, kind: str, item: Any) -> None:
+        self.index += 1
+        if kind == "decision":
+            if self.hands:
+                if self.snap:
+                    self.steps[-1][-1]["decisions"].append(decision_view(item, self.own_seat))
+                self.hands[-1]["decisions"] += 1
+            return
+        self.event(item)
+        self.places.append((len(self.hands) - 1, self.hands[-1]["steps"] - 1)
+                           if self.hands else None)
+
+    def event(self, e: Any) -> None:
+        table, meta = self.table, self.meta
         if isinstance(e, ev.GameStarted):
-            names[:] = list(e.names) + [""] * (4 - len(e.names))
+            table.names[:] = list(e.names) + [""] * (4 - len(e.names))
             if "names" not in meta:
-                meta["names"] = list(names)
-            if own_seat is not None:
-                own_seat = e.seat
-                meta["our_seat"] = own_seat
-            variant = table.variant = e.variant or variant
-            meta["variant"] = variant
+                meta["names"] = list(table.names)
+            if self.own_seat is not None:
+                self.own_seat = e.seat
+                meta["our_seat"] = self.own_seat
+            table.variant = e.variant or table.variant
+            meta["variant"] = table.variant
             return
         if isinstance(e, ev.RoundStarted):
-            text = table.round_started(e, own_seat)
-            steps = [table.snapshot(text, None)]
-            # the players of this hand: a match log's clients move between its games
-            # (ntpu-server), so the outline's names (the first game's) are not every hand's
-            hands.append({"label": f"{table.round}-{table.honba}", "steps": steps,
-                          "result": None, "decisions": 0, "names": list(names),
-                          "notices": []})
+            text = table.round_started(e, self.own_seat)
+            if not self.snap:  # the seats are new: a small copy to build the steps from
+                self.starts.append(_Start(self.index, copy.deepcopy(table), self.own_seat,
+                                          text))
+            self.begin_hand(text)
             return
         if isinstance(e, ev.PlatformNotice):
             # what the log says beside the table (mjbot replay prints it): an NTPU client's
             # own win value, the referee's illegal-action notices, a Tenhou reconnect. It
             # goes with its hand, after the step it follows; before the first hand, with
             # the game's notes
-            if steps is None:
+            if not self.hands:
                 meta.setdefault("notes", []).append(e.text)
             else:
-                hands[-1]["notices"].append({"step": len(steps) - 1, "text": e.text})
+                self.hands[-1]["notices"].append({"step": self.hands[-1]["steps"] - 1,
+                                                  "text": e.text})
             return
         if isinstance(e, ev.GameEnded):
-            final = list(e.scores)
-        if steps is None:
+            self.final = list(e.scores)
+        if not self.hands:
             return
         applied = table.apply(e)
         if applied is None:
             return
-        steps.append(table.snapshot(*applied))
+        self.hands[-1]["steps"] += 1
+        if self.snap:
+            self.steps[-1].append(table.snapshot(*applied))
         if table.result is not None:
-            hands[-1]["result"] = table.result
-
-    for kind, item in items:
-        if kind == "decision":
-            if steps:
-                steps[-1]["decisions"].append(decision_view(item, own_seat))
-                hands[-1]["decisions"] += 1
-            continue
-        event(item)
-        places.append((len(hands) - 1, len(steps) - 1) if steps else None)
-    meta.setdefault("names", names)
-    meta["final_scores"] = final
-    return Timeline(meta, hands, places)
+            self.hands[-1]["result"] = table.result

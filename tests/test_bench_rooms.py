@@ -461,3 +461,47 @@ def test_bench_games_memory_per_log_counts_the_path_the_index_keeps(tmp_path: Pa
             (day / f"{n:06}-g{n}.mjlog.msgpack").write_bytes(sample.read_bytes())
         per_log.append(_bytes_per_log(tmp_path / folder))
     assert per_log[1] - per_log[0] >= 190, per_log
+
+
+def test_bench_view_measures_a_long_log_against_a_short_one(tmp_path: Path,
+                                                            bench_here: Run) -> None:
+    """The viewer bench: one local-table game written into a short and a long log, each
+    opened and stepped through hand by hand, every step also built at once as the
+    reference (the same number of steps), and the per-hand ratios long / short printed."""
+    out = tmp_path / "view.json"
+    r = bench_here("bench", "view", "--hands", "12", "--short", "6", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    result = json.loads(out.read_text())
+    short, long = result["short"], result["long"]
+    per_game = result["hands_per_game"]
+    assert short["hands"] == per_game * max(1, round(6 / per_game))
+    assert long["hands"] == per_game * max(1, round(12 / per_game))
+    assert long["bytes"] > short["bytes"] and long["steps"] > short["steps"]
+    ratio = result["ratios_long_vs_short"]
+    assert set(ratio) == {"open_s", "read_s", "outline_s", "collection_s", "every_hand_s",
+                          "before_build_s"}
+    assert all(v > 0 for v in ratio.values())
+    assert f"{ratio['open_s']:>7} x" in r.stdout and "reference: every step" in r.stdout
+
+
+def test_bench_view_repeats_a_transcript_given_as_its_source(tmp_path: Path,
+                                                             bench_here: Run) -> None:
+    """``--source FILE``: a Tenhou client transcript's text written again and again (first.log
+    holds one hand); a file no reader takes is one line, exit 2."""
+    out = tmp_path / "view.json"
+    source = "tests/data/shared/tenhou/dnovikoff_protocol_captures/first.log"
+    r = bench_here("bench", "view", "--source", source, "--hands", "6", "--short", "2",
+                   "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    result = json.loads(out.read_text())
+    assert result["format"] == "Tenhou client transcript" and result["hands_per_game"] == 1
+    assert (result["short"]["hands"], result["long"]["hands"]) == (2, 6)
+    bad = tmp_path / "notes.txt"
+    bad.write_text("no game here\n")
+    refused = bench_here("bench", "view", "--source", str(bad))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert refused.stderr.strip() == f"mjbot bench: --source {bad}: no reader takes it"
+    missing = bench_here("bench", "view", "--source", str(tmp_path / "gone.log"))
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert missing.stderr.strip() == (f"mjbot bench: --source {tmp_path / 'gone.log'}: "
+                                      "No such file or directory")

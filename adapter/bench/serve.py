@@ -160,8 +160,9 @@ def _viewer_game(logs: str) -> tuple[str, int, int]:
     if not play_one(settings, 1, threading.Event(), reports.append):
         raise RuntimeError("the viewer's practice game did not finish")
     path = Path(reports[-1]["log"])
-    sizes = [len(json.dumps({"label": h["label"], "steps": h["steps"], "result": h["result"]}))
-             for h in build(formats.read(path.read_bytes(), path)).hands]
+    timeline = build(formats.read(path.read_bytes(), path))
+    sizes = [len(json.dumps({"label": h["label"], "steps": timeline.steps(n),
+                             "result": h["result"]})) for n, h in enumerate(timeline.hands)]
     hand = max(range(len(sizes)), key=sizes.__getitem__)
     return "~".join(["0", *path.relative_to(logs).parts]), hand, sizes[hand]
 

@@ -40,6 +40,7 @@ import msgpack
 
 from adapter.serve.logindex import NEVER, Cancel, Cancelled, LogIndex, Summary
 from replay import formats, logzip
+from replay.gcpause import collector_paused
 from replay.log import GZ_SUFFIX, SUFFIX, is_log_name
 from replay.replayer import footer_unfinished
 from replay.timeline import Timeline, build
@@ -488,7 +489,8 @@ class GameIndex:
         GameNotFound, or the formats' UnknownFormat / LogError for a file no reader
         accepts."""
         path = self.resolve(game_id)
-        return build(formats.read(path.read_bytes(), path))
+        with collector_paused():  # every object the read and the outline make is kept
+            return build(formats.read(path.read_bytes(), path))
 
     def loaded(self, game_id: str) -> formats.Loaded:
         path = self.resolve(game_id)

@@ -119,8 +119,8 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             raise web.HTTPNotFound(text=f"no hand {number[:40]!r} in this game")
         hand = timeline.hands[n]
 
-        def steps() -> bytes:
-            return gzipped_json({"label": hand["label"], "steps": hand["steps"],
+        def steps() -> bytes:  # the hand's steps are built here, once per file version
+            return gzipped_json({"label": hand["label"], "steps": timeline.steps(n),
                                  "result": hand["result"]})
 
         body = await cache.get((*version, "hand", n), steps, "hand")
