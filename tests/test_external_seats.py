@@ -944,7 +944,8 @@ def test_an_unreadable_json_answer_is_one_garbage_fault_named_as_such(tmp_path):
 # a one-shot run checks its data came back); "aftermarker", a debug line after its
 # keep-running marker; "twice", after its marker a second answer (PASS) and marker;
 # "nonjson", a debug line before its JSON object; "two", the object twice; "blank", a blank
-# line after it; "pretty", the object over several lines (indented).
+# line after it; "pretty", the object over several lines (indented); "loop", after its marker
+# PASS and a marker without end (a loop that forgot to read its input).
 BOTZONE_EXTRA_OUTPUT = textwrap.dedent("""
     import json, sys
     io, keep, extra = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
@@ -976,6 +977,9 @@ BOTZONE_EXTRA_OUTPUT = textwrap.dedent("""
             if odd == "twice":  # a second answer, its own turn, answering nothing
                 print("PASS" if io == "simple" else json.dumps({"response": "PASS"}))
                 print("MARKER")
+            while odd == "loop":  # 1000 turns a write
+                print((("PASS" if io == "simple" else json.dumps({"response": "PASS"}))
+                       + "\\nMARKER\\n") * 1000, end="")
         sys.stdout.flush()
     if io == "simple":
         n = int(sys.stdin.readline())
@@ -1029,6 +1033,29 @@ def test_a_botzone_bots_extra_output_is_read_as_botzone_reads_it(tmp_path, kind,
     lost = faults if extra in ("before", "nonjson", "two", "pretty") else 0  # the draw's own
     assert seat.tally.decisions > 3 and seat.tally.fallbacks == lost, (seat.tally.decisions,
                                                                       seat.tally.fallbacks)
+
+
+@pytest.mark.parametrize("kind", ["botzone-keep", "botzone-keep-json"])
+def test_a_kept_botzone_bot_printing_turns_without_end_is_a_flood_and_stopped(tmp_path, kind):
+    """A kept-running bot printing whole turns without end between requests (its answer
+    and marker in a loop that does not read its input) had 1 MB of them read and dropped
+    before each request, each turn a garbage fault, for the rest of the match: never
+    stopped, its every later answer one of its loop's (3 million faults and 18 illegal
+    moves in one match, seed 11). What it prints answering no request now counts towards
+    the run's 1 MB of such output, as an mjai or NTPU program's stray lines do: past it,
+    a fatal garbage fault, the bot stopped and the rest of the match played safe."""
+    bot = _script(tmp_path, "bot.py", BOTZONE_EXTRA_OUTPUT)
+    name = f"{kind}:{PY} {bot} {'json' if kind.endswith('json') else 'simple'} 1 loop"
+    with capture_logs() as logs:
+        seat = _mcr_game_with_outside_seat_0(name, 30.0, seed=11)[1]
+    report = seat.report
+    faults = [e for e in logs if e["event"] == "outside program fault"]
+    flood = [i for i, e in enumerate(faults)
+             if "bytes of turns answering no request (a flood)" in e["detail"]]
+    assert len(flood) == 1 and faults[flood[0]]["reason"] == "garbage", report
+    # stopped: no fault after it (its loop's PASS read for a draw before it: illegal)
+    assert flood[0] == len(faults) - 1 and report.late == report.crashed == 0, report
+    assert seat.tally.decisions > 3 and seat.tally.fallbacks > 0, seat.tally.decisions
 
 
 # ---------------------------------------------------------------------- bounded output

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import json
 import time
+from itertools import islice
 from typing import Any
 
 from adapter.fakes.botzone_judge import OUTPUT_LIMIT, BotProcess, Verdict, offers_a_win
-from adapter.local.external.process import SeatFault
+from adapter.local.external.process import UNASKED_LIMIT, SeatFault
 from adapter.local.external.seat import STALE_LOGGED, ExternalSeat
 from adapter.platforms.botzone import KEEP_RUNNING
 from protocols import events as ev
@@ -147,7 +148,11 @@ class BotzoneSeat(ExternalSeat):
         garbage and dropped, so the next turn read answers the next request. A part of a
         turn (lines after the last marker, no marker yet) stays: the next turn's first lines,
         its response, as Botzone reads them. At most :data:`OUTPUT_LIMIT` bytes are read
-        here a request: a program printing without end cannot hold the table."""
+        here a request: a program printing without end cannot hold the table. The turns
+        dropped count towards the run's :data:`UNASKED_LIMIT` bytes of what answered no ask,
+        past which it floods (a fatal garbage fault), as an mjai or NTPU program's stray lines
+        do: a bot printing turns in a loop was read 1 MB a request for the rest of the match,
+        millions of faults, its every later answer one of its loop's."""
         proc = self.proc
         assert proc is not None
         proc.read_ready(OUTPUT_LIMIT)
@@ -155,6 +160,12 @@ class BotzoneSeat(ExternalSeat):
         ends = [i for i, raw in enumerate(proc.lines) if raw.strip() == marker]
         if not ends:
             return
+        proc.unasked += sum(len(raw) + 1 for raw in islice(proc.lines, ends[-1] + 1))
+        if proc.unasked > UNASKED_LIMIT:
+            first = b"\n".join(islice(proc.lines, min(ends[0], STALE_LOGGED)))
+            raise SeatFault("garbage", f"more than {UNASKED_LIMIT} bytes of turns answering "
+                            "no request (a flood)", first.decode("utf-8", errors="replace"),
+                            fatal=True)
         turns: list[str] = []  # the first few, logged
         lines: list[str] = []
         count = 0
