@@ -292,7 +292,7 @@ def _league_and_report(args: argparse.Namespace, given: list[str], members: list
     write the table; the exit status."""
     import time
 
-    from adapter.local.arena import pool_tallies
+    from adapter.local.arena import external_lines, pool_external, pool_tallies
     from adapter.local.seat import seat_specs
     from adapter.local.stopping import exit_status, stop_reason_text
     from brain.tally import tallies_from
@@ -323,12 +323,15 @@ def _league_and_report(args: argparse.Namespace, given: list[str], members: list
                                  for s in arenas.values() if m in s["policies"]).as_dict()
                  for m in members}
     errors = sum(s["referee_errors"] for s in arenas.values())
+    external = pool_external(arenas.values())
+    if external:  # what the arena prints of each outside program, over all its arenas
+        text += "\n\n" + "\n".join(external_lines(external))
     figures = {
         "variant": args.variant, "members": members, "specs": seat_specs(given),
         "seed": args.seed, "hands": args.hands, "both": args.both, "length": args.length,
         "arenas_played": played, "arenas_kept": len(arenas) - played,
         "seconds": round(time.monotonic() - start, 3), "referee_errors": errors,
-        "fallbacks": fallbacks, "table": cells, "means": means,
+        "fallbacks": fallbacks, "external_seats": external, "table": cells, "means": means,
         "arenas": {f"{h} vs 3x {f}": s for (h, f), s in arenas.items()},
     }
     if stopped is not None:

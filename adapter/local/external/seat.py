@@ -66,6 +66,13 @@ class SeatReport:
         return {**{key: getattr(self, key) for key in (*REASONS, "restarts", "stderr_left_out")},
                 "first_fault": self.first or None}
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SeatReport:
+        """A report back from :meth:`as_dict` (an arena's JSON, a league's kept arena)."""
+        return cls(**{key: int(data.get(key) or 0)
+                      for key in (*REASONS, "restarts", "stderr_left_out")},
+                   first=data.get("first_fault") or "")
+
 
 @dataclass(frozen=True)
 class SeatLimits:
