@@ -255,3 +255,24 @@ def test_an_outside_members_faults_are_printed_and_pooled_over_its_arenas(tmp_pa
     assert pooled["chatty"]["first_fault"].startswith("garbage")
     assert (f"chatty (outside program): late 0, crashed 0, garbage {garbage}, illegal 0, "
             "restarts 0; first: garbage") in r.stdout
+
+
+def test_an_arena_kept_in_out_is_not_reused_once_its_outside_program_changed(tmp_path, capsys):
+    """An outside member is named by its command, which stays the same when its author
+    edits the program: a rerun with the same --out printed the old program's figures as
+    'kept from --out'. The files its command names are now part of the options kept with
+    the arena, so an edited program is refused as other options are."""
+    from tests.test_external_seats import MJAI_CHATTY
+
+    bot = tmp_path / "bot.py"
+    bot.write_text(MJAI_CHATTY)
+    args = ("league", "--members", f"mine=mjai:{sys.executable} {bot} buffered,rulebased",
+            "--hands", "4", "--seed", "3", "--out", str(tmp_path / "arenas"))
+    assert mjbot_here(capsys, *args).returncode == 0
+    again = mjbot_here(capsys, *args)
+    assert again.returncode == 0 and "kept from --out" in again.stdout, again.stderr
+    bot.write_text(MJAI_CHATTY + "# a better bot\n")
+    changed = mjbot_here(capsys, *args)
+    assert changed.returncode == 2 and "Traceback" not in changed.stderr
+    assert "played with other options (programs_sha256" in changed.stderr, changed.stderr
+    assert len(changed.stderr.strip().splitlines()) == 1

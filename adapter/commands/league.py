@@ -233,12 +233,15 @@ def _league_options(args: argparse.Namespace, hero: str, field: str) -> dict[str
     # what the names alone do not say (absent where empty, as the budget): the bytes of an
     # nn@FILE seat's weights and the environment mc and nn read; a file retrained in place
     # must not pass for the one an arena kept in --out was played with
-    from adapter.local.seat import policy_environment, weights_digest
+    from adapter.local.seat import policy_environment, program_digests, weights_digest
 
     digests = {seat: weights_digest(seat) for seat in (hero, field)}
     weights = {seat: digest for seat, digest in digests.items() if digest}
     if weights:
         options["weights_sha256"] = weights
+    programs = {seat: files for seat in (hero, field) if (files := program_digests(seat))}
+    if programs:  # an outside program edited since has the same command
+        options["programs_sha256"] = programs
     environment = policy_environment()
     if environment:
         options["environment"] = environment
