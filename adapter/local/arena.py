@@ -305,6 +305,8 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float,
         if variant_of(config.variant).ranked:
             value, lo, hi = ratio_ci([row["rank_sum"] for row in rows],
                                      [row["games"] for row in rows])
+            if lo is not None and hi is not None:  # within the ranks, as the rates are
+                lo, hi = max(1.0, lo), min(4.0, hi)
             entry["avg_rank"], entry["avg_rank_ci95"] = value, [lo, hi]
         else:
             entry["avg_rank"], entry["avg_rank_ci95"] = None, None
