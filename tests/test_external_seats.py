@@ -581,6 +581,29 @@ def test_selfplay_records_an_outside_program(tmp_path, capsys):
     assert _all_gone(pidfile) == []
 
 
+def test_selfplay_reports_an_outside_programs_faults(tmp_path, capsys):
+    """Self-play printed and kept only the fallbacks: an outside program's garbage lines
+    (a debug print on stdout, its answer still played, so no fallback), late answers and
+    crashes were nowhere in its text or the dataset's manifest. It now prints the arena's
+    line per program and keeps the counts in the manifest under ``external_seats``."""
+    bot = _script(tmp_path, "chatty.py", MJAI_CHATTY)
+    name = f"chatty=mjai:{PY} {bot} buffered"
+    done = mjbot_here(capsys, "--log-level", "error", "selfplay", "--policies",
+                      f"{name},rulebased,rulebased,rulebased", "--hands", "1",
+                      "--out", str(tmp_path / "ds"), "--seat-limit", "30")
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    report = manifest["external_seats"]["chatty"]
+    assert report["garbage"] == manifest["games"] and report["illegal"] == 0, report
+    assert (f"chatty (outside program): late 0, crashed 0, garbage {manifest['games']}, "
+            "illegal 0, restarts 0; first: garbage") in done.stdout
+    greedy = mjbot_here(capsys, "--log-level", "error", "selfplay", "--policies",
+                        "greedy,rulebased,rulebased,rulebased", "--hands", "1",
+                        "--out", str(tmp_path / "ours"))
+    assert greedy.returncode == 0, greedy.stderr  # no outside program: no such key
+    assert "external_seats" not in json.loads((tmp_path / "ours" / "manifest.json").read_text())
+
+
 def test_a_listening_seat_is_refused_where_it_cannot_listen_alone(capsys):
     tcp = "mjai-tcp:127.0.0.1:11601"
     status, err = _refusal(capsys, "arena", "--policies", f"{tcp},{tcp},rulebased,rulebased",
