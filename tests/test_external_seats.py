@@ -604,6 +604,35 @@ def test_selfplay_reports_an_outside_programs_faults(tmp_path, capsys):
     assert "external_seats" not in json.loads((tmp_path / "ours" / "manifest.json").read_text())
 
 
+# An mjai bot that plays tsumogiri but never flushes its output: every answer sits in its
+# stdout buffer, whatever PYTHONUNBUFFERED says (the classic first bug of a pipe bot).
+MJAI_UNFLUSHED = textwrap.dedent("""
+    import io, json, sys
+    seat = int(sys.argv[-1])
+    out = io.TextIOWrapper(open(1, "wb", buffering=65536, closefd=False), write_through=False)
+    for line in sys.stdin:
+        last = json.loads(line)[-1]
+        answer = {"type": "none"}
+        if last["type"] == "tsumo" and last["actor"] == seat:
+            answer = {"type": "dahai", "actor": seat, "pai": last["pai"], "tsumogiri": True}
+        out.write(json.dumps(answer) + "\\n")
+""")
+
+
+def test_a_program_that_never_flushes_is_told_it_may_be_why(tmp_path):
+    """A bot that printed its answers without flushing them (block-buffered on a pipe) got
+    'late: no answer within 30 s at its start' and nothing more: the same words as a bot
+    that hangs, for the commonest mistake of a first pipe bot. A run late with its first
+    answer is now said to look so too when its output is not flushed."""
+    bot = _script(tmp_path, "bot.py", MJAI_UNFLUSHED)
+    name = f"mjai:{PY} {bot}"
+    summary = _arena("riichi", name, seat_limit=1)
+    report = summary["external_seats"][name]
+    assert report["late"] == summary["games"], report
+    first = summary["policies"][name]["first_fallback"]
+    assert "at its start" in first and "flush" in first, first
+
+
 def test_a_listening_seat_is_refused_where_it_cannot_listen_alone(capsys):
     tcp = "mjai-tcp:127.0.0.1:11601"
     status, err = _refusal(capsys, "arena", "--policies", f"{tcp},{tcp},rulebased,rulebased",

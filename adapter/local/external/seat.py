@@ -355,7 +355,9 @@ class ExternalSeat:
             self._fault(fault)
         if self.down:  # it failed its start: a fresh run would only wait (or fail) again
             self.runs = MAX_RESTARTS + 1
-            self.down = f"{self.down} at its start (no run again this game)"
+            unflushed = ("; a program that does not flush its output after each answer "
+                         "looks the same" if self.down.startswith("late:") else "")
+            self.down = f"{self.down} at its start (no run again this game{unflushed})"
 
     def _stop(self, grace: float | None = None) -> None:
         if self.ahead is not None:  # started for a game it never got to play
