@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from adapter.local.arena import ArenaConfig, run_arena, summarize
+from adapter.local.arena import ArenaConfig, format_summary, run_arena, summarize
 from adapter.local.external import SeatLimits, external_seat
 from adapter.local.external import seat as seat_module
 from adapter.local.external.process import LineProcess, NoClient, SeatFault
@@ -631,6 +631,24 @@ def test_a_program_that_never_flushes_is_told_it_may_be_why(tmp_path):
     assert report["late"] == summary["games"], report
     first = summary["policies"][name]["first_fallback"]
     assert "at its start" in first and "flush" in first, first
+
+
+def test_an_outside_programs_answer_times_are_in_the_thinking_figures(tmp_path):
+    """The arena's thinking line and JSON timed only our own policies: the author of an
+    outside bot saw no mean or p99 of its answers beside the platform's limit (mjai's 2 s),
+    though the seat times each answer for the game log. Its decisions are now timed there
+    as a policy's are (a safe play while it is down is no answer of its own: not timed)."""
+    bot = _script(tmp_path, "bot.py", MJAI_CHATTY.replace(
+        "draws += 1", "draws += 1; time.sleep(0.02)"))
+    name = f"slow=mjai:{PY} {bot} buffered"
+    config = ArenaConfig("riichi", (name, "rulebased", "rulebased", "rulebased"), hands=1,
+                         seed=3, seat_limit=30)
+    summary = summarize(config, run_arena(config), 1.0)
+    timed = summary["thinking"]["slow"]
+    assert timed["timed_decisions"] == summary["policies"]["slow"]["decisions"] > 0, timed
+    assert 0.02 <= timed["max_s"] < 30 and timed["p99_s"] >= 0.02, timed
+    text = format_summary(summary)
+    assert "slow " in text.split("thinking per decision: ")[1].splitlines()[0]
 
 
 def test_a_listening_seat_is_refused_where_it_cannot_listen_alone(capsys):

@@ -371,7 +371,7 @@ def pool_tallies(tallies: Any) -> FallbackTally:
 
 
 def pool_times(times: Any) -> DecisionTimes:
-    """The units' decision times of one policy together (None: an outside program's)."""
+    """The units' decision times of one policy together (None: a unit without them)."""
     total = DecisionTimes()
     for t in times:
         if t is not None:
