@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from adapter.local.arena import ArenaConfig, run_arena, summarize
+from adapter.local.arena import ArenaConfig, format_summary, run_arena, summarize
 from adapter.local.external import SeatLimits, external_seat
 from adapter.local.external import seat as seat_module
 from adapter.local.external.process import LineProcess, NoClient, SeatFault
@@ -579,6 +579,76 @@ def test_selfplay_records_an_outside_program(tmp_path, capsys):
     assert summary["fallbacks"][name]["fallbacks"] == 0
     assert os.listdir(tmp_path / "ds")
     assert _all_gone(pidfile) == []
+
+
+def test_selfplay_reports_an_outside_programs_faults(tmp_path, capsys):
+    """Self-play printed and kept only the fallbacks: an outside program's garbage lines
+    (a debug print on stdout, its answer still played, so no fallback), late answers and
+    crashes were nowhere in its text or the dataset's manifest. It now prints the arena's
+    line per program and keeps the counts in the manifest under ``external_seats``."""
+    bot = _script(tmp_path, "chatty.py", MJAI_CHATTY)
+    name = f"chatty=mjai:{PY} {bot} buffered"
+    done = mjbot_here(capsys, "--log-level", "error", "selfplay", "--policies",
+                      f"{name},rulebased,rulebased,rulebased", "--hands", "1",
+                      "--out", str(tmp_path / "ds"), "--seat-limit", "30")
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    report = manifest["external_seats"]["chatty"]
+    assert report["garbage"] == manifest["games"] and report["illegal"] == 0, report
+    assert (f"chatty (outside program): late 0, crashed 0, garbage {manifest['games']}, "
+            "illegal 0, restarts 0; first: garbage") in done.stdout
+    greedy = mjbot_here(capsys, "--log-level", "error", "selfplay", "--policies",
+                        "greedy,rulebased,rulebased,rulebased", "--hands", "1",
+                        "--out", str(tmp_path / "ours"))
+    assert greedy.returncode == 0, greedy.stderr  # no outside program: no such key
+    assert "external_seats" not in json.loads((tmp_path / "ours" / "manifest.json").read_text())
+
+
+# An mjai bot that plays tsumogiri but never flushes its output: every answer sits in its
+# stdout buffer, whatever PYTHONUNBUFFERED says (the classic first bug of a pipe bot).
+MJAI_UNFLUSHED = textwrap.dedent("""
+    import io, json, sys
+    seat = int(sys.argv[-1])
+    out = io.TextIOWrapper(open(1, "wb", buffering=65536, closefd=False), write_through=False)
+    for line in sys.stdin:
+        last = json.loads(line)[-1]
+        answer = {"type": "none"}
+        if last["type"] == "tsumo" and last["actor"] == seat:
+            answer = {"type": "dahai", "actor": seat, "pai": last["pai"], "tsumogiri": True}
+        out.write(json.dumps(answer) + "\\n")
+""")
+
+
+def test_a_program_that_never_flushes_is_told_it_may_be_why(tmp_path):
+    """A bot that printed its answers without flushing them (block-buffered on a pipe) got
+    'late: no answer within 30 s at its start' and nothing more: the same words as a bot
+    that hangs, for the commonest mistake of a first pipe bot. A run late with its first
+    answer is now said to look so too when its output is not flushed."""
+    bot = _script(tmp_path, "bot.py", MJAI_UNFLUSHED)
+    name = f"mjai:{PY} {bot}"
+    summary = _arena("riichi", name, seat_limit=1)
+    report = summary["external_seats"][name]
+    assert report["late"] == summary["games"], report
+    first = summary["policies"][name]["first_fallback"]
+    assert "at its start" in first and "flush" in first, first
+
+
+def test_an_outside_programs_answer_times_are_in_the_thinking_figures(tmp_path):
+    """The arena's thinking line and JSON timed only our own policies: the author of an
+    outside bot saw no mean or p99 of its answers beside the platform's limit (mjai's 2 s),
+    though the seat times each answer for the game log. Its decisions are now timed there
+    as a policy's are (a safe play while it is down is no answer of its own: not timed)."""
+    bot = _script(tmp_path, "bot.py", MJAI_CHATTY.replace(
+        "draws += 1", "draws += 1; time.sleep(0.02)"))
+    name = f"slow=mjai:{PY} {bot} buffered"
+    config = ArenaConfig("riichi", (name, "rulebased", "rulebased", "rulebased"), hands=1,
+                         seed=3, seat_limit=30)
+    summary = summarize(config, run_arena(config), 1.0)
+    timed = summary["thinking"]["slow"]
+    assert timed["timed_decisions"] == summary["policies"]["slow"]["decisions"] > 0, timed
+    assert 0.02 <= timed["max_s"] < 30 and timed["p99_s"] >= 0.02, timed
+    text = format_summary(summary)
+    assert "slow " in text.split("thinking per decision: ")[1].splitlines()[0]
 
 
 def test_a_listening_seat_is_refused_where_it_cannot_listen_alone(capsys):

@@ -39,3 +39,20 @@ def test_three_samples_are_covered_95_percent_of_the_time() -> None:
         hits_z += abs(mean) <= Z975 * error
     assert 0.94 <= hits_t / draws <= 0.96
     assert hits_z / draws < 0.85
+
+
+def test_an_average_ranks_interval_stays_within_the_ranks() -> None:
+    """Two wall sets of tsumogiri against three rulebased (seed 1): its average rank 3.75
+    was printed with the interval [0.57, 6.93], ranks no seat can have, where the rates'
+    intervals were already kept within 0 and 100%. The true average rank lies in [1, 4], so
+    the interval cut to it covers no less; it now reads [1.00, 4.00] there."""
+    from adapter.local.arena import ArenaConfig, run_arena, summarize
+
+    config = ArenaConfig("riichi", ("tsumogiri", "rulebased", "rulebased", "rulebased"),
+                         hands=30, seed=1)
+    summary = summarize(config, run_arena(config), 1.0)
+    assert summary["units"] == 2
+    for name, entry in summary["policies"].items():
+        lo, hi = entry["avg_rank_ci95"]
+        assert 1.0 <= lo <= entry["avg_rank"] <= hi <= 4.0, (name, entry["avg_rank_ci95"])
+    assert summary["policies"]["tsumogiri"]["avg_rank_ci95"] == [1.0, 4.0]

@@ -226,3 +226,53 @@ def test_a_reader_that_stops_early_does_not_cost_the_json_file(tmp_path):
     data = json.loads(out.read_text())
     assert set(data["arenas"]) == {"rulebased vs 3x greedy"}
     assert set(data["means"]) == {"rulebased", "greedy"}
+
+
+def test_an_outside_members_faults_are_printed_and_pooled_over_its_arenas(tmp_path, capsys):
+    """A league printed nothing of an outside program's late, crashed, garbage and illegal
+    answers: the arena's line per program was left out of the league's text and JSON, so a
+    bot that printed a debug line on stdout in every game (garbage, its answer still played,
+    so no fallback) looked clean. The league now prints the arena's line for each outside
+    member, its counts pooled over the arenas it played, and keeps them under
+    ``external_seats``."""
+    from tests.test_external_seats import MJAI_CHATTY
+
+    bot = tmp_path / "chatty.py"
+    bot.write_text(MJAI_CHATTY)
+    out = tmp_path / "league.json"
+    r = mjbot_here(capsys, "league", "--members",
+                   f"chatty=mjai:{sys.executable} {bot} buffered,rulebased,greedy",
+                   "--hands", "4", "--seed", "3", "--json", str(out), "--seat-limit", "30")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(out.read_text())
+    arenas = [a for a in data["arenas"].values() if "chatty" in a["external_seats"]]
+    assert len(arenas) == 2  # chatty against three rulebased, and against three greedy
+    garbage = sum(a["external_seats"]["chatty"]["garbage"] for a in arenas)
+    assert garbage == sum(a["games"] for a in arenas)  # the debug line, once a game
+    pooled = data["external_seats"]
+    assert set(pooled) == {"chatty"}
+    assert pooled["chatty"]["garbage"] == garbage and pooled["chatty"]["illegal"] == 0
+    assert pooled["chatty"]["first_fault"].startswith("garbage")
+    assert (f"chatty (outside program): late 0, crashed 0, garbage {garbage}, illegal 0, "
+            "restarts 0; first: garbage") in r.stdout
+
+
+def test_an_arena_kept_in_out_is_not_reused_once_its_outside_program_changed(tmp_path, capsys):
+    """An outside member is named by its command, which stays the same when its author
+    edits the program: a rerun with the same --out printed the old program's figures as
+    'kept from --out'. The files its command names are now part of the options kept with
+    the arena, so an edited program is refused as other options are."""
+    from tests.test_external_seats import MJAI_CHATTY
+
+    bot = tmp_path / "bot.py"
+    bot.write_text(MJAI_CHATTY)
+    args = ("league", "--members", f"mine=mjai:{sys.executable} {bot} buffered,rulebased",
+            "--hands", "4", "--seed", "3", "--out", str(tmp_path / "arenas"))
+    assert mjbot_here(capsys, *args).returncode == 0
+    again = mjbot_here(capsys, *args)
+    assert again.returncode == 0 and "kept from --out" in again.stdout, again.stderr
+    bot.write_text(MJAI_CHATTY + "# a better bot\n")
+    changed = mjbot_here(capsys, *args)
+    assert changed.returncode == 2 and "Traceback" not in changed.stderr
+    assert "played with other options (programs_sha256" in changed.stderr, changed.stderr
+    assert len(changed.stderr.strip().splitlines()) == 1

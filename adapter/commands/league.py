@@ -233,12 +233,15 @@ def _league_options(args: argparse.Namespace, hero: str, field: str) -> dict[str
     # what the names alone do not say (absent where empty, as the budget): the bytes of an
     # nn@FILE seat's weights and the environment mc and nn read; a file retrained in place
     # must not pass for the one an arena kept in --out was played with
-    from adapter.local.seat import policy_environment, weights_digest
+    from adapter.local.seat import policy_environment, program_digests, weights_digest
 
     digests = {seat: weights_digest(seat) for seat in (hero, field)}
     weights = {seat: digest for seat, digest in digests.items() if digest}
     if weights:
         options["weights_sha256"] = weights
+    programs = {seat: files for seat in (hero, field) if (files := program_digests(seat))}
+    if programs:  # an outside program edited since has the same command
+        options["programs_sha256"] = programs
     environment = policy_environment()
     if environment:
         options["environment"] = environment
@@ -292,7 +295,7 @@ def _league_and_report(args: argparse.Namespace, given: list[str], members: list
     write the table; the exit status."""
     import time
 
-    from adapter.local.arena import pool_tallies
+    from adapter.local.arena import external_lines, pool_external, pool_tallies
     from adapter.local.seat import seat_specs
     from adapter.local.stopping import exit_status, stop_reason_text
     from brain.tally import tallies_from
@@ -323,12 +326,15 @@ def _league_and_report(args: argparse.Namespace, given: list[str], members: list
                                  for s in arenas.values() if m in s["policies"]).as_dict()
                  for m in members}
     errors = sum(s["referee_errors"] for s in arenas.values())
+    external = pool_external(arenas.values())
+    if external:  # what the arena prints of each outside program, over all its arenas
+        text += "\n\n" + "\n".join(external_lines(external))
     figures = {
         "variant": args.variant, "members": members, "specs": seat_specs(given),
         "seed": args.seed, "hands": args.hands, "both": args.both, "length": args.length,
         "arenas_played": played, "arenas_kept": len(arenas) - played,
         "seconds": round(time.monotonic() - start, 3), "referee_errors": errors,
-        "fallbacks": fallbacks, "table": cells, "means": means,
+        "fallbacks": fallbacks, "external_seats": external, "table": cells, "means": means,
         "arenas": {f"{h} vs 3x {f}": s for (h, f), s in arenas.items()},
     }
     if stopped is not None:

@@ -200,6 +200,8 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
     summary["bytes"] = sum(s["bytes"] for s in result["shards"])
     summary["referee_errors"] = len(result["referee_errors"])
     summary["fallbacks"] = result["fallbacks"]
+    if result.get("external_seats"):
+        summary["external_seats"] = result["external_seats"]
     if "ray" in result:
         summary["ray"] = result["ray"]
     if stopped is not None:
@@ -223,6 +225,10 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
             if f["first_fallback"]:
                 print(f"{name} fell back in {f['fallbacks']} of {f['decisions']} decisions; "
                       f"first: {f['first_fallback']}")
+        from adapter.local.arena import external_lines
+
+        for line in external_lines(summary.get("external_seats", {})):
+            print(line)
     failed = fallback_verdict(args, summary["fallbacks"])
     return status or (1 if summary["referee_errors"] else failed)
 

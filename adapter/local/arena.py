@@ -305,6 +305,8 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float,
         if variant_of(config.variant).ranked:
             value, lo, hi = ratio_ci([row["rank_sum"] for row in rows],
                                      [row["games"] for row in rows])
+            if lo is not None and hi is not None:  # within the ranks, as the rates are
+                lo, hi = max(1.0, lo), min(4.0, hi)
             entry["avg_rank"], entry["avg_rank_ci95"] = value, [lo, hi]
         else:
             entry["avg_rank"], entry["avg_rank_ci95"] = None, None
@@ -369,7 +371,7 @@ def pool_tallies(tallies: Any) -> FallbackTally:
 
 
 def pool_times(times: Any) -> DecisionTimes:
-    """The units' decision times of one policy together (None: an outside program's)."""
+    """The units' decision times of one policy together (None: a unit without them)."""
     total = DecisionTimes()
     for t in times:
         if t is not None:
@@ -384,6 +386,27 @@ def external_reports(results: list[UnitResult]) -> dict[str, Any]:
     for r in results:
         for name, report in r.external.items():
             total.setdefault(name, SeatReport()).add(report)
+    return {name: total[name].as_dict() for name in sorted(total)}
+
+
+def external_lines(external: dict[str, Any]) -> list[str]:
+    """One line per outside program (``external_seats``, by seat name): its faults by
+    reason, its fresh runs, stderr left out and the first fault."""
+    return [f"{name} (outside program): late {x['late']}, crashed {x['crashed']}, "
+            f"garbage {x['garbage']}, illegal {x['illegal']}, restarts {x['restarts']}"
+            + (f", stderr trimmed ({x['stderr_left_out']} bytes left out)"
+               if x.get("stderr_left_out") else "")
+            + (f"; first: {x['first_fault']}" if x["first_fault"] else "")
+            for name, x in external.items()]
+
+
+def pool_external(summaries: Any) -> dict[str, Any]:
+    """``external_seats`` of several arenas' summaries added up per program, in the order
+    given (the first fault is the first arena's that has one)."""
+    total: dict[str, SeatReport] = {}
+    for summary in summaries:
+        for name, report in summary.get("external_seats", {}).items():
+            total.setdefault(name, SeatReport()).add(SeatReport.from_dict(report))
     return {name: total[name].as_dict() for name in sorted(total)}
 
 
@@ -430,13 +453,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         budget = summary.get("budget")
         lines.append("thinking per decision" + (f" (budget {budget:g} s)" if budget else "")
                      + ": " + ", ".join(timed))
-    for name, x in summary.get("external_seats", {}).items():
-        lines.append(f"{name} (outside program): late {x['late']}, crashed {x['crashed']}, "
-                     f"garbage {x['garbage']}, illegal {x['illegal']}, restarts "
-                     f"{x['restarts']}"
-                     + (f", stderr trimmed ({x['stderr_left_out']} bytes left out)"
-                        if x.get("stderr_left_out") else "")
-                     + (f"; first: {x['first_fault']}" if x["first_fault"] else ""))
+    lines += external_lines(summary.get("external_seats", {}))
     values = [f"{name} {p['avg_win_value']:.1f} (min {p['min_win_value']})"
               for name, p in summary["policies"].items() if p["avg_win_value"] is not None]
     if values:

@@ -53,6 +53,24 @@ def weights_digest(seat: str) -> str:
     return sha256(path) if policy.startswith(NN_FILE_PREFIX) and path.is_file() else ""
 
 
+def program_digests(seat: str) -> dict[str, str]:
+    """For an outside program (``KIND:CMD``, under a label too): the SHA-256 of each word of
+    its command that names a file here (``bot.py``, ``./mybot``, an upload zip), by the word;
+    empty for any other seat. Its command stays the same when its author edits the program,
+    so a kept figure must be told from a fresh one by these. A module run with ``-m`` or what
+    a program imports are not seen."""
+    from adapter.local.external import is_external, parse_spec
+
+    name = split_label(seat)[1]
+    if not is_external(name) or name.startswith("mjai-tcp:"):
+        return {}
+    try:
+        argv = parse_spec(name).argv
+    except ValueError:
+        return {}
+    return {word: sha256(Path(word)) for word in argv if Path(word).is_file()}
+
+
 class BrainSeat:
     """One seat played by a :class:`Brain`. Its state is its own, fed only by what the referee
     shows it, exactly as an adapter feeds a brain from a platform's messages. ``limit``: the

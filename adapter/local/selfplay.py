@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from adapter.local.arena import ArenaConfig
+from adapter.local.external import SeatReport
 from adapter.local.game import play_game
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup, Player
 from adapter.local.seat import policy_environment
@@ -87,6 +88,7 @@ class UnitData:
     errors: list[str] = field(default_factory=list)
     fallbacks: dict[str, FallbackTally] = field(default_factory=dict)  # per policy name
     seatings: list[int] = field(default_factory=list)  # each game's seating (index)
+    external: dict[str, SeatReport] = field(default_factory=dict)  # outside programs' faults
 
 
 def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
@@ -100,6 +102,7 @@ def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
     played: list[int] = []
     errors: list[str] = []
     fallbacks = {n: FallbackTally() for n in names}
+    external: dict[str, SeatReport] = {}
     for index, seating in enumerate(arena.arrangements()):
         players = arena.players(seating)
         builder = BlockBuilder(arena.variant, names)
@@ -115,11 +118,14 @@ def play_selfplay_unit(config: SelfPlayConfig, unit: int) -> UnitData:
             for seat, p in enumerate(players):
                 p.close()
                 fallbacks[seating[seat]].add(p.tally)
+                report = getattr(p, "report", None)
+                if report is not None:
+                    external.setdefault(seating[seat], SeatReport()).add(report)
         builder.end_game(result.scores, result.ranks)
         blocks.append(builder.block())
         played.append(index)
     return UnitData(unit, blocks, sum(b.hands for b in blocks), time.perf_counter() - start,
-                    errors, fallbacks, played)
+                    errors, fallbacks, played, external)
 
 
 def add_fallbacks(total: dict[str, FallbackTally], unit: dict[str, FallbackTally]) -> None:
@@ -127,6 +133,12 @@ def add_fallbacks(total: dict[str, FallbackTally], unit: dict[str, FallbackTally
     kept is the earliest unit's)."""
     for name, tally in unit.items():
         total.setdefault(name, FallbackTally()).add(tally)
+
+
+def external_extra(total: dict[str, SeatReport]) -> dict[str, Any]:
+    """The manifest's record of each outside program's faults (as the arena's
+    ``external_seats``)."""
+    return {name: total[name].as_dict() for name in sorted(total)}
 
 
 def fallbacks_extra(total: dict[str, FallbackTally]) -> dict[str, Any]:
@@ -247,10 +259,12 @@ def run_selfplay(config: SelfPlayConfig,
                           sum(s["hands"] for s in point.files()))
     errors: list[str] = list(point.referee_errors)
     fallbacks: dict[str, FallbackTally] = tallies_from(point.fallbacks)
+    external = {name: SeatReport.from_dict(r) for name, r in point.external.items()}
     reached = point.unit
     last_open = time.monotonic()
     for data in iter_units(config, ray, counter, stop, point.unit):
         errors_before, fallbacks_before = list(errors), fallbacks_extra(fallbacks)
+        external_before = external_extra(external)
         skip = point.skip if data.unit == point.unit else 0
         cut_after = None
         for index, block in zip(data.seatings, data.games, strict=True):
@@ -258,23 +272,29 @@ def run_selfplay(config: SelfPlayConfig,
                 cut_after = index
         errors.extend(data.errors)
         add_fallbacks(fallbacks, data.fallbacks)
+        for name, report in data.external.items():
+            external.setdefault(name, SeatReport()).add(report)
         reached = data.unit + 1
         if cut_after is not None:  # a shard was written: a checkpoint at it
             if writer.open_games:  # this unit's later games are not in it yet
                 kept = [Checkpoint(list(writer.shards), writer.games - writer.open_games,
-                                   data.unit, cut_after + 1, errors_before, fallbacks_before)]
+                                   data.unit, cut_after + 1, errors_before, fallbacks_before,
+                                   external=external_before)]
             else:
                 kept = [Checkpoint(list(writer.shards), writer.games, reached, 0, list(errors),
-                                   fallbacks_extra(fallbacks))]
+                                   fallbacks_extra(fallbacks), external=external_extra(external))]
             save_progress(out, meta, kept)
         if writer.open_games and time.monotonic() - last_open >= config.checkpoint_s:
             # the games since the last shard, so a kill outright does not take them all
             opened = writer.write_open()
             save_progress(out, meta, [*kept, Checkpoint(
                 list(writer.shards), writer.games - writer.open_games, reached, 0,
-                list(errors), fallbacks_extra(fallbacks), opened, writer.open_games)])
+                list(errors), fallbacks_extra(fallbacks), opened, writer.open_games,
+                external_extra(external))])
             last_open = time.monotonic()
     extra: dict[str, Any] = {"referee_errors": errors, "fallbacks": fallbacks_extra(fallbacks)}
+    if external:  # only where an outside program sat: other manifests stay as they were
+        extra["external_seats"] = external_extra(external)
     if reached < units:
         assert stop is not None  # only a stop ends the units early
         extra["stopped"] = {"reason": stop(), "units_done": reached, "units_planned": units}
@@ -287,7 +307,8 @@ def run_selfplay(config: SelfPlayConfig,
         skip = point.skip if reached == point.unit else 0
         save_progress(out, meta, [*kept, Checkpoint(
             writer.shards[:whole], writer.games - open_games, reached, skip, errors,
-            fallbacks_extra(fallbacks), opened, open_games if opened else 0)])
+            fallbacks_extra(fallbacks), opened, open_games if opened else 0,
+            external_extra(external))])
     else:
         drop_progress(out)
     figures = run_figures(config, manifest, start, counter, ray, "driver", reached - point.unit,

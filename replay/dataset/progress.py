@@ -44,6 +44,7 @@ class Checkpoint:
     fallbacks: dict[str, dict[str, Any]] = field(default_factory=dict)
     open: dict[str, Any] | None = None
     open_games: int = 0
+    external: dict[str, dict[str, Any]] = field(default_factory=dict)  # outside programs' faults
 
     def files(self) -> list[dict[str, Any]]:
         return [*self.shards, *([self.open] if self.open else [])]
@@ -98,6 +99,8 @@ def _checked(c: Checkpoint) -> Checkpoint:
             raise wrong(name, value)
     if not isinstance(c.shards, list):
         raise wrong("shards", c.shards)
+    if not isinstance(c.external, dict):
+        raise wrong("external", c.external)
     if c.open is not None and not isinstance(c.open, dict):
         raise wrong("open", c.open)
     for entry in c.files():

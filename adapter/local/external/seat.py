@@ -24,6 +24,7 @@ import structlog
 
 from adapter.local.external.keeper import KEPT_HEAD, KEPT_TAIL
 from adapter.local.external.process import UNASKED_LIMIT, LineProcess, SeatFault
+from adapter.local.timing import DecisionTimes
 from brain.brain import Answer, safest_action
 from brain.state import TableState
 from brain.tally import FallbackTally, one_line
@@ -66,6 +67,13 @@ class SeatReport:
         return {**{key: getattr(self, key) for key in (*REASONS, "restarts", "stderr_left_out")},
                 "first_fault": self.first or None}
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SeatReport:
+        """A report back from :meth:`as_dict` (an arena's JSON, a league's kept arena)."""
+        return cls(**{key: int(data.get(key) or 0)
+                      for key in (*REASONS, "restarts", "stderr_left_out")},
+                   first=data.get("first_fault") or "")
+
 
 @dataclass(frozen=True)
 class SeatLimits:
@@ -104,6 +112,7 @@ class ExternalSeat:
         self.limits = limits or SeatLimits()
         self.state = TableState(variant, seat)
         self.tally = FallbackTally()
+        self.times = DecisionTimes()  # its answers' seconds, as the arena times a policy's
         self.report = SeatReport()
         self.proc: LineProcess | None = None
         self.down = ""  # why the seat plays safe until the next hand ("" while it plays)
@@ -154,6 +163,7 @@ class ExternalSeat:
         counted = len(legal) > 1  # a forced move is no decision (as for our policies)
         started = time.perf_counter()
         kept, self.answered_in = self.answered_in, 0.0
+        asked = not self.down  # a safe play while it is down asks the program nothing
         if self.down:
             action, fallback = safest_action(self.state, legal), f"{self.down} (safe play)"
         else:
@@ -168,8 +178,10 @@ class ExternalSeat:
         # the time the program took to answer (the log's decision frame, `mjbot replay`'s
         # times): it was 0.0, Answer's default; an answer read before the decision counts
         # the time it took then
-        return Answer(action, tuple(legal), self.name, fallback=fallback,
-                      elapsed=kept + time.perf_counter() - started)
+        elapsed = kept + time.perf_counter() - started
+        if counted and asked:
+            self.times.record(elapsed)
+        return Answer(action, tuple(legal), self.name, fallback=fallback, elapsed=elapsed)
 
     def close(self) -> None:
         self._stop()
@@ -348,7 +360,9 @@ class ExternalSeat:
             self._fault(fault)
         if self.down:  # it failed its start: a fresh run would only wait (or fail) again
             self.runs = MAX_RESTARTS + 1
-            self.down = f"{self.down} at its start (no run again this game)"
+            unflushed = ("; a program that does not flush its output after each answer "
+                         "looks the same" if self.down.startswith("late:") else "")
+            self.down = f"{self.down} at its start (no run again this game{unflushed})"
 
     def _stop(self, grace: float | None = None) -> None:
         if self.ahead is not None:  # started for a game it never got to play

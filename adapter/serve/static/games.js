@@ -24,13 +24,22 @@ function seat(g) {
   return `seat ${g.our_seat}` + (who ? ` · ${who}` : "");
 }
 
+// a game with no seat of ours (the local table's): each player links to the game drawn
+// from its seat
+function playersCell(g) {
+  if (!g.players) return el("td", { text: g.policy || "" });
+  if (g.our_seat !== null && g.our_seat !== undefined) return el("td", { text: g.players.join(", ") });
+  const game = "/games/" + encodeURIComponent(g.id);
+  return el("td", {}, ...g.players.flatMap((name, seat) => [seat ? ", " : "",
+    el("a", { href: withToken(`${game}?seat=${seat}`), title: `from seat ${seat}`, text: name })]));
+}
+
 function row(g) {
-  const players = g.players ? g.players.join(", ") : (g.policy || "");
   const source = g.own ? (g.platform || "?") : "import";
   return el("tr", { "data-id": g.id },
     el("td", { text: fmtTime(g.mtime) }), el("td", { text: g.folder }),
     el("td", {}, el("a", { href: withToken("/games/" + encodeURIComponent(g.id)), text: g.name })),
-    el("td", { text: source }), el("td", { text: g.variant || "" }), el("td", { text: players }),
+    el("td", { text: source }), el("td", { text: g.variant || "" }), playersCell(g),
     el("td", { class: "our-seat", text: seat(g) }),
     el("td", { class: "result-cell" + (g.our_rank === 1 ? " first" : ""), text: result(g) }),
     el("td", { text: Math.ceil(g.size / 1024) + " KB" }));

@@ -5,6 +5,12 @@
 "use strict";
 
 const GAME_ID = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1]);
+// ?seat=N (0 to 3): the table drawn from that seat, e.g. an outside bot's in a local-table
+// game, which has no seat of ours (drawn from seat 0 otherwise)
+const ASKED_SEAT = (() => {
+  const asked = new URLSearchParams(location.search).get("seat");
+  return /^[0-3]$/.test(asked || "") ? Number(asked) : null;
+})();
 const WIND = "ESWN";
 const view = {
   outline: null, hand: 0, step: 0, steps: [], cache: new Map(), subtitles: new Map(),
@@ -143,7 +149,7 @@ async function loadSubtitles() {
 function draw() {
   const step = view.steps[view.step];
   if (!step) return;
-  const bottom = view.outline.our_seat ?? 0;
+  const bottom = ASKED_SEAT ?? view.outline.our_seat ?? 0;
   const places = { bottom, right: (bottom + 1) % 4, top: (bottom + 2) % 4, left: (bottom + 3) % 4 };
   for (const [place, seat] of Object.entries(places)) drawSeat(document.getElementById("seat-" + place), seat, step);
   drawCenter(step);
