@@ -276,3 +276,30 @@ def test_stats_of_a_run_killed_while_going_on_says_the_command_goes_on(tmp_path,
     r = mjbot_here(capsys, "dataset", "stats", str(out))
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
     assert "the same `mjbot selfplay` command again goes on with it" in r.stderr
+
+
+@pytest.mark.parametrize("flag", ["--budget", "--seat-limit"])
+def test_other_time_limits_are_refused_in_one_line(tmp_path, stopped, capsys, flag):
+    """A resume given another --budget (our seats' seconds per decision) or --seat-limit
+    (outside programs' per answer) went on and mixed two limits' play in one dataset without
+    a word, while every other option that shapes the data was refused. Refused now, like
+    them, naming the option and both values; the same limits go on."""
+    out = tmp_path / "d"
+    shutil.copytree(stopped, out)
+    seen = files(out), stamps(out)
+    r = mjbot(*RUN, "--shard-decisions", "300", "--workers", "1", flag, "5", "--out", str(out))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    (line,) = r.stderr.splitlines()
+    assert line.startswith(f"mjbot selfplay: {flag} 5 differs from (not given), the dataset's "
+                           f"in {out}"), line
+    assert (files(out), stamps(out)) == seen  # untouched
+    small = ["selfplay", "--variant", "mass", "--hands", "4", "--seed", "3"]
+    done = tmp_path / "complete"
+    assert mjbot_here(capsys, *small, flag, "2", "--out", str(done)).returncode == 0
+    other = mjbot_here(capsys, *small, flag, "0.5", "--out", str(done))
+    assert other.returncode == 2 and f"{flag} 0.5 differs from 2, " in other.stderr, (
+        other.stderr)
+    none = mjbot_here(capsys, *small, "--out", str(done))
+    assert none.returncode == 2 and f"{flag} (not given) differs from 2, " in none.stderr
+    same = mjbot_here(capsys, *small, flag, "2", "--out", str(done))
+    assert same.returncode == 0 and "already holds this dataset, complete" in same.stdout

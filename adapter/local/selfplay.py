@@ -179,6 +179,9 @@ def selfplay_meta(config: SelfPlayConfig) -> dict[str, Any]:
                    "riichi_length": arena.riichi_length,
                    "hands_per_game": arena.hands_per_game,
                    "shard_decisions": config.shard_decisions,
+                   # seconds per decision (ours) and per answer (outside programs): None
+                   # where not given; a resume with other limits would mix them silently
+                   "budget": arena.budget, "seat_limit": arena.seat_limit,
                    "environment": policy_environment(arena.policies)},
     }
 
@@ -323,7 +326,7 @@ def run_figures(config: SelfPlayConfig, manifest: dict[str, Any], start: float,
 FLAGS = {"policies_seated": "--policies", "specs": "--policies", "hands_requested": "--hands",
          "units": "--hands", "seed": "--seed", "riichi_length": "--length",
          "shard_decisions": "--shard-decisions", "seatings": "--policies",
-         "hands_per_game": "--variant"}
+         "hands_per_game": "--variant", "budget": "--budget", "seat_limit": "--seat-limit"}
 
 
 def _weights_path_aside(environment: dict[str, str]) -> dict[str, str]:
@@ -354,8 +357,15 @@ def differing_option(recorded: dict[str, Any], given: dict[str, Any]) -> str:
             if key in ("policies_seated", "specs", "seatings"):
                 return (f"--policies {','.join(new['policies_seated'])} differs from "
                         f"{','.join(old.get('policies_seated', []))}")
-            return f"{FLAGS.get(key, key)} {b} differs from {a}"
+            return f"{FLAGS.get(key, key)} {_given(b)} differs from {_given(a)}"
     return ""
+
+
+def _given(value: Any) -> str:
+    """An option's value as the user gave it (an option not given, recorded None, says so)."""
+    if value is None:
+        return "(not given)"
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def resume_point(config: SelfPlayConfig) -> Resumed | dict[str, Any] | None:
