@@ -13,11 +13,16 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
-from replay.dataset.shards import read_manifest
+from replay.dataset import schema as S
+from replay.dataset.records import Block
+from replay.dataset.shards import read_manifest, read_shard
 from tests.in_process import mjbot_here
 from tests.serve_helpers import mjbot
 from tests.stop_helpers import kill_outright, stop_by_signal
@@ -200,6 +205,22 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
+def killed_inside_a_wall_set(out: Path, options: list[str],
+                             wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """Kill the run after each replace in turn until one leaves its last checkpoint inside a
+    wall set after the first (a shard cut there), one that ``wanted`` takes; that checkpoint."""
+    for n in range(1, 60):
+        shutil.rmtree(out, ignore_errors=True)
+        subprocess.run([sys.executable, "-c", KILLED_AFTER_REPLACE, str(n), *options,
+                        "--workers", "1", "--out", str(out)], capture_output=True, timeout=300)
+        if not (out / "progress.json").is_file():  # the run ended before this kill
+            break
+        last = json.loads((out / "progress.json").read_text())["checkpoints"][-1:]
+        if last and last[0]["skip"] and last[0]["unit"] and wanted(last[0]):
+            return last[0]
+    raise AssertionError("no kill left such a checkpoint inside a wall set")
+
+
 def test_a_resume_stopped_before_its_first_wall_set_keeps_the_games_it_went_on_from(
         tmp_path):
     """A run killed just after a shard cut inside a wall set is gone on with from that wall
@@ -212,21 +233,58 @@ def test_a_resume_stopped_before_its_first_wall_set_keeps_the_games_it_went_on_f
     unbroken = tmp_path / "unbroken"
     assert mjbot(*options, "--workers", "1", "--out", str(unbroken)).returncode == 0
     out = tmp_path / "d"
-    for n in range(1, 40):  # killed after each replace in turn until one left a cut wall set
-        shutil.rmtree(out, ignore_errors=True)
-        subprocess.run([sys.executable, "-c", KILLED_AFTER_REPLACE, str(n), *options,
-                        "--workers", "1", "--out", str(out)], capture_output=True, timeout=300)
-        last = json.loads((out / "progress.json").read_text())["checkpoints"][-1:]
-        if last and last[0]["skip"] and last[0]["unit"]:
-            break
-    else:
-        raise AssertionError("no kill left a checkpoint inside a wall set")
+    last = killed_inside_a_wall_set(out, options, lambda checkpoint: True)
     stopped = mjbot(*options, "--workers", "2", "--stop-after", "0.001", "--out", str(out))
     assert stopped.returncode == 0, stopped.stderr
-    assert read_manifest(out)["stopped"]["units_done"] == last[0]["unit"]  # none finished
+    assert read_manifest(out)["stopped"]["units_done"] == last["unit"]  # none finished
     r = mjbot(*options, "--workers", "1", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert read_manifest(out)["games"] == read_manifest(unbroken)["games"]
+    assert files(out) == files(unbroken)
+
+
+def rows(root: Path) -> Block:
+    """Every row of a dataset, its shards in order."""
+    return Block.concat([Block(read_shard(root / e["file"], S.FIELDS, e["bytes"]))
+                         for e in read_manifest(root)["shards"]])
+
+
+def test_a_resume_stopped_inside_the_wall_set_it_went_on_with_holds_whole_wall_sets(
+        tmp_path):
+    """Killed just after a shard cut inside a wall set, then gone on with and stopped before
+    that wall set was done, the run's stopped dataset still held the wall set's first games
+    (22 games where its manifest said 'the first 3 of 7 wall sets, each in every seating',
+    18 games, and its fallback tallies covered only theirs' decisions). It now holds those
+    whole wall sets, row for row an unbroken run's first games; the games cut off are played
+    again on resume, which ends in the unbroken run's bytes."""
+    options = ["selfplay", "--variant", "mass", "--policies", "rulebased,greedy,rulebased,greedy",
+               "--hands", "150", "--seed", "6", "--shard-decisions", "400"]
+    unbroken = tmp_path / "unbroken"
+    assert mjbot(*options, "--workers", "1", "--out", str(unbroken)).returncode == 0
+    out = tmp_path / "d"
+
+    def spans_shards(checkpoint: dict[str, Any]) -> bool:
+        # the wall set's games in its last shard and in one before it (removed, cut back)
+        with np.load(out / checkpoint["shards"][-1]["file"]) as last:
+            return int(last["h_game"][0]) > checkpoint["unit"] * 6
+
+    killed = killed_inside_a_wall_set(out, options, spans_shards)
+    stopped = mjbot(*options, "--workers", "2", "--stop-after", "0.001", "--out", str(out))
+    assert stopped.returncode == 0, stopped.stderr
+    manifest = read_manifest(out)
+    done = manifest["stopped"]["units_done"]
+    assert done == killed["unit"]
+    assert manifest["games"] == done * manifest["config"]["seatings"]
+    assert manifest["decisions"] == sum(f["decisions"] for f in manifest["fallbacks"].values())
+    held, first = rows(out), rows(unbroken).before(done * manifest["config"]["seatings"])
+    assert held.hands == manifest["hands"] and held.decisions == manifest["decisions"]
+    for name in S.FIELDS:
+        assert np.array_equal(held.arrays[name], first.arrays[name]), name
+    listed = {e["file"] for e in manifest["shards"]}
+    assert set(files(out)) == listed | {"manifest.json", "progress.json"}
+    r = mjbot(*options, "--workers", "1", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert f"from wall set {done + 1} of" in r.stderr
     assert files(out) == files(unbroken)
 
 

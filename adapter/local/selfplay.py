@@ -23,7 +23,7 @@ from adapter.local.seat import policy_environment
 from adapter.local.stopping import StopRequest, play_in_process, play_units
 from brain.tally import FallbackTally, tallies_from
 from protocols import events as ev
-from replay.dataset.progress import Checkpoint, drop_progress, save_progress
+from replay.dataset.progress import Checkpoint, drop_progress, proved, save_progress
 from replay.dataset.records import Block, BlockBuilder, HandStart
 from replay.dataset.shards import DatasetWriter, dataset_meta
 
@@ -281,15 +281,18 @@ def run_selfplay(config: SelfPlayConfig,
     if reached < units:
         assert stop is not None  # only a stop ends the units early
         extra["stopped"] = {"reason": stop(), "units_done": reached, "units_planned": units}
+        if reached == point.unit and point.skip:
+            # stopped before it finished the wall set it went on with inside: the games of
+            # it that its point had go (played again on resume), so that the stopped dataset
+            # holds whole wall sets, as its manifest says, and its tallies cover its rows
+            writer.keep_before(reached * len(config.arena.arrangements()))
+            kept = [c for c in kept if proved(out, c)]  # a shard of theirs is cut back
     whole, open_games = len(writer.shards), writer.open_games
     manifest = writer.close(extra)
     if reached < units:
         opened = writer.shards[whole] if len(writer.shards) > whole else None
-        # stopped before a wall set was finished: its shards still hold the games of the
-        # wall set it went on from that its point had
-        skip = point.skip if reached == point.unit else 0
         save_progress(out, meta, [*kept, Checkpoint(
-            writer.shards[:whole], writer.games - open_games, reached, skip, errors,
+            writer.shards[:whole], writer.games - open_games, reached, 0, errors,
             fallbacks_extra(fallbacks), opened, open_games if opened else 0)])
     else:
         drop_progress(out)
