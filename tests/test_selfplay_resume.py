@@ -24,7 +24,7 @@ from replay.dataset import schema as S
 from replay.dataset.records import Block
 from replay.dataset.shards import read_manifest, read_shard
 from tests.in_process import mjbot_here
-from tests.serve_helpers import mjbot
+from tests.serve_helpers import PYTHON_ENV, ROOT, mjbot
 from tests.stop_helpers import kill_outright, stop_by_signal
 
 # mass, rulebased/greedy: about 900 decisions and 0.2 s a wall set, 13 wall sets
@@ -361,3 +361,44 @@ def test_other_time_limits_are_refused_in_one_line(tmp_path, stopped, capsys, fl
     assert none.returncode == 2 and f"{flag} (not given) differs from 2, " in none.stderr
     same = mjbot_here(capsys, *small, flag, "2", "--out", str(done))
     assert same.returncode == 0 and "already holds this dataset, complete" in same.stdout
+
+
+def test_nn_seats_are_known_by_their_weights_not_the_path_naming_them(tmp_path):
+    """A run with an nn@FILE seat named relative to its folder, killed, was refused when gone
+    on with from another folder naming the same file ('the environment's sha256 ../a/w.npz
+    ... differs from (unset)'), though the weights were the very same. The record now knows
+    the seat by its weights (SHA-256, and the file resolved): the same file by another path
+    goes on, under the seat's name on record, to the bytes of an unbroken run; other weights
+    at the path on record are refused in one line naming both, the folder untouched."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    shutil.copy(ROOT / "brain" / "data" / "nn_riichi.npz", a / "w.npz")
+    shutil.copy(ROOT / "brain" / "data" / "nn_riichi_gen4.npz", b / "w.npz")  # other weights
+    options = ["selfplay", "--variant", "riichi", "--hands", "40", "--seed", "5",
+               "--shard-decisions", "300", "--workers", "1"]
+    seats = "nn@{},rulebased,rulebased,rulebased"
+    unbroken, out = tmp_path / "unbroken", tmp_path / "d"
+    r = mjbot(*options, "--policies", seats.format("w.npz"), "--out", str(unbroken), cwd=a,
+              env=PYTHON_ENV)
+    assert r.returncode == 0, r.stderr
+    subprocess.run([sys.executable, "-c", KILLED_AFTER_REPLACE, "4", *options, "--policies",
+                    seats.format("w.npz"), "--out", str(out)], cwd=a, env=PYTHON_ENV,
+                   capture_output=True, timeout=300)
+    assert not (out / "manifest.json").exists() and (out / "progress.json").is_file()
+    seen = files(out), stamps(out)
+    other = mjbot(*options, "--policies", seats.format("w.npz"), "--out", str(out), cwd=b,
+                  env=PYTHON_ENV)
+    assert other.returncode == 2 and "Traceback" not in other.stderr, other.stderr
+    (line,) = other.stderr.splitlines()
+    digests = [hashlib.sha256((d / "w.npz").read_bytes()).hexdigest()[:12] for d in (b, a)]
+    assert line.startswith(
+        f"mjbot selfplay: --policies nn@w.npz (SHA-256 {digests[0]}, {b.resolve() / 'w.npz'}) "
+        f"differs from nn@w.npz (SHA-256 {digests[1]}, {a.resolve() / 'w.npz'}), the "
+        f"dataset's in {out}"), line
+    assert (files(out), stamps(out)) == seen
+    r = mjbot(*options, "--policies", seats.format("../a/w.npz"), "--out", str(out), cwd=b,
+              env=PYTHON_ENV)
+    assert r.returncode == 0, r.stderr
+    assert "from wall set 2 of 2 (2 shard(s) kept)" in r.stderr, r.stderr
+    assert files(out) == files(unbroken)
