@@ -22,7 +22,7 @@ import pytest
 
 from replay.dataset import schema as S
 from replay.dataset.records import Block
-from replay.dataset.shards import read_manifest, read_shard
+from replay.dataset.shards import dataset_meta, read_manifest, read_shard
 from tests.in_process import mjbot_here
 from tests.serve_helpers import PYTHON_ENV, ROOT, mjbot
 from tests.stop_helpers import kill_outright, stop_by_signal
@@ -402,3 +402,30 @@ def test_nn_seats_are_known_by_their_weights_not_the_path_naming_them(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "from wall set 2 of 2 (2 shard(s) kept)" in r.stderr, r.stderr
     assert files(out) == files(unbroken)
+
+
+@pytest.mark.parametrize(("on_record", "given", "said"), [
+    ("rb=rulebased", "xx=rulebased", "--policies xx,greedy,greedy,greedy differs from rb,"),
+    ("nn@{w}", "nn@{w}@budget=1", "--policies nn@{w}@budget=1,greedy,greedy,greedy differs"),
+    ("me=nn@{w}", "me=nn@{g4}", "--policies me (SHA-256 c3e51d437497, {g4r}) differs from "
+     "me (SHA-256 94dde162b430, {wr})"),
+    ("me=nn@{w}", "me=nn@./{w}", ""),
+    ("nn@{w}", "nn@./{w}", ""),
+])
+def test_seats_are_compared_by_what_plays_there(on_record, given, said, monkeypatch):
+    """Only an nn@FILE's path is free to differ: a label of its own (the data's name for the
+    seat) or a seat's @budget= given otherwise is still refused as --policies, and other
+    weights are named by their hashes and files."""
+    from adapter.local.arena import ArenaConfig
+    from adapter.local.selfplay import SelfPlayConfig, differing_option, selfplay_meta
+
+    monkeypatch.chdir(ROOT)
+    names = {"w": "brain/data/nn_riichi.npz", "g4": "brain/data/nn_riichi_gen4.npz"}
+    names.update({"wr": str(ROOT / names["w"]), "g4r": str(ROOT / names["g4"])})
+
+    def meta(seat: str) -> dict[str, Any]:
+        seats = (seat.format(**names), "greedy", "greedy", "greedy")
+        return dataset_meta(selfplay_meta(SelfPlayConfig(ArenaConfig("riichi", seats), "x")))
+
+    assert differing_option(meta(on_record), meta(given)).startswith(said.format(**names))
+    assert bool(said) == bool(differing_option(meta(on_record), meta(given)))

@@ -9,6 +9,7 @@ never on the number of workers or on which worker finished first.
 
 from __future__ import annotations
 
+import re
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -363,10 +364,11 @@ def _weights_path_aside(environment: dict[str, str], by_seat: bool) -> dict[str,
     return environment
 
 
-def _seats(config: dict[str, Any]) -> list[tuple[int, bool, str]] | None:
+def _seats(config: dict[str, Any]) -> list[tuple[int, str | None, str]] | None:
     """Each seat as it plays, whatever path its ``nn@FILE`` was named by: (the first seat of
-    its label, whether the seat is its own label, the seat with an ``nn@FILE``'s path put as
-    its weights' SHA-256 where recorded). None where the record does not name the seats."""
+    its label, its label where it has one of its own (None: its name is its label), the seat
+    with an ``nn@FILE``'s path put as its weights' SHA-256 where recorded). None where the
+    record does not name the seats."""
     labels, specs = config.get("policies_seated"), config.get("specs")
     if not isinstance(labels, list) or not isinstance(specs, dict):
         return None
@@ -381,7 +383,7 @@ def _seats(config: dict[str, Any]) -> list[tuple[int, bool, str]] | None:
                       or environment.get(f"sha256 {policy.removeprefix(NN_FILE_PREFIX)}"))
             if digest:
                 played = f"{NN_FILE_PREFIX}sha256:{digest}{spec[len(policy):]}"
-        seats.append((labels.index(label), label == spec, played))
+        seats.append((labels.index(label), None if label == spec else label, played))
     return seats
 
 
@@ -400,10 +402,12 @@ def _seat_differs(old: dict[str, Any], new: dict[str, Any]) -> str:
     if a == b:
         return ""
     assert a is not None and b is not None
+    def but_weights(seat: tuple[int, str | None, str]) -> tuple[int, str | None, str]:
+        return seat[0], seat[1], re.sub(r"sha256:[0-9a-f]+", "", seat[2])
+
     for seat, (x, y) in enumerate(zip(a, b, strict=True)):
         labels = old["policies_seated"][seat], new["policies_seated"][seat]
-        if x != y and all(str(c["specs"][label]).startswith(NN_FILE_PREFIX)
-                          for c, label in ((old, labels[0]), (new, labels[1]))):
+        if x != y and but_weights(x) == but_weights(y):  # the same seat but its weights
             return (f"--policies {_weights_said(new, labels[1])} differs from "
                     f"{_weights_said(old, labels[0])}")
     return (f"--policies {','.join(new['policies_seated'])} differs from "
