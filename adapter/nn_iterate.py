@@ -24,6 +24,7 @@ import json
 import math
 import os
 import platform
+import re
 import shlex
 import shutil
 import signal
@@ -331,19 +332,57 @@ def network_shape(init: str, variant: str, channels: int | None, blocks: int | N
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
     """The options a resumed run must repeat; --init by its content (its path is the
-    working directory's)."""
+    working directory's), and so each nn@FILE opponent (``opponents_played``; the files
+    resolved in ``opponent_files``, to say which)."""
     from replay.dataset.shards import sha256
 
+    played, files = _opponents_played(args.opponents, sha256)
     return {**{name: getattr(args, name) for name in RECORDED},
-            "init_sha256": sha256(Path(args.init)) if args.init else ""}
+            "init_sha256": sha256(Path(args.init)) if args.init else "",
+            "opponents_played": played, "opponent_files": files}
+
+
+def _opponents_played(opponents: str, sha256: Callable[[Path], str]
+                      ) -> tuple[list[str], list[str]]:
+    """--opponents as they play: each nn@FILE by its weights' SHA-256 (its label and
+    ``@budget=`` kept), as the same file is named otherwise from another folder; and those
+    files resolved."""
+    from adapter.local.seat import BUDGET_SUFFIX, split_label
+    from brain.policies import NN_FILE_PREFIX
+
+    played, files = [], []
+    for opponent in (o.strip() for o in opponents.split(",") if o.strip()):
+        label, spec = split_label(opponent)
+        if spec.startswith(NN_FILE_PREFIX):
+            file, sep, budget = spec[len(NN_FILE_PREFIX):].rpartition(BUDGET_SUFFIX)
+            file = file if sep else budget
+            path = Path(file)
+            files.append(str(path.resolve()))
+            spec = (f"{NN_FILE_PREFIX}sha256:{sha256(path) if path.is_file() else ''}"
+                    f"{sep + budget if sep else ''}")
+            opponent = spec if label == opponent else f"{label}={spec}"
+        played.append(opponent)
+    return played, files
 
 
 def _same_options(args: argparse.Namespace, recorded: dict[str, Any], path: Path) -> None:
     """Refuse, naming the first option that differs from the one on record: --init first,
-    as a missing one also moves --channels and --blocks to a fresh network's defaults."""
+    as a missing one also moves --channels and --blocks to a fresh network's defaults.
+    Opponents are compared as they play where the record says so (an older one: as typed)."""
     for name, value in sorted(_options(args).items(), key=lambda kv: kv[0] != "init_sha256"):
-        if name not in recorded or recorded[name] == value:
+        if name not in recorded or recorded[name] == value or name == "opponent_files" or (
+                name == "opponents" and "opponents_played" in recorded):
             continue
+        if name == "opponents_played":
+            def shown(played: list[str]) -> str:  # hashes cut to 12 digits, as elsewhere
+                return re.sub(r"(sha256:[0-9a-f]{12})[0-9a-f]+", r"\1", ",".join(played))
+
+            raise UserInputError(
+                f"--opponents {args.opponents} differs from {recorded['opponents']}, the run's "
+                f"in {path} (as played, nn@FILE by its weights' SHA-256: {shown(value)} where "
+                f"the run's were {shown(recorded[name])}; the run's files: "
+                f"{', '.join(recorded.get('opponent_files') or []) or 'none'}); give the "
+                "same, or another --dir")
         if name == "init_sha256":
             given = f"--init {args.init}" if args.init else "no --init"
             was = "--init weights of sha256 " + recorded[name][:12] if recorded[name] \

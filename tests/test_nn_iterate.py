@@ -6,6 +6,7 @@ phase and resume where they stopped, never on a headline seed. A tiny config (a 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import platform
@@ -304,6 +305,41 @@ def test_a_run_from_init_resumed_without_it_is_told_so(
         f"{_state(run)['start_sha256'][:12]}; give the same, or another --dir"], r.stderr
 
 
+def test_an_nn_opponent_named_from_another_folder_is_known_by_its_weights(
+        tmp_path: Path, iterate_here: Iterate) -> None:
+    """A run given --opponents nn@w.npz in folder a, resumed from folder b as nn@../a/w.npz
+    (the same file), was refused: '--opponents nn@../a/w.npz,rulebased differs from
+    nn@w.npz,rulebased'. The record knows each nn@FILE opponent by its weights' SHA-256 (and
+    the file resolved): the same file by another path is the same opponent (here the line
+    names the --lr given otherwise, the option after it), and other weights at the path on
+    record are refused in one line naming their hashes and the run's file. The first run is
+    killed once its state is written; the resumes run in this process."""
+    need_torch()
+    a, b, run = tmp_path / "a", tmp_path / "b", tmp_path / "run"
+    a.mkdir()
+    b.mkdir()
+    shutil.copy(ROOT / "brain" / "data" / "nn_riichi.npz", a / "w.npz")
+    shutil.copy(ROOT / "brain" / "data" / "nn_riichi_gen4.npz", b / "w.npz")  # other weights
+    _killed_once_ready(_command(run, 1, "--opponents", "nn@w.npz,rulebased"),
+                       lambda: (run / "state.json").exists() and "options" in _state(run),
+                       cwd=a)
+    before = (run / "state.json").read_text()
+    same = iterate_here(run, 1, "--opponents", "nn@../a/w.npz,rulebased", "--lr", "0.001",
+                        cwd=b)
+    assert same.returncode == 2 and same.stderr.splitlines() == [
+        f"mjbot nn: --lr 0.001 differs from 0.0005, the run's in {run / 'state.json'}; give "
+        "the same, or another --dir"], same.stderr
+    other = iterate_here(run, 1, "--opponents", "nn@w.npz,rulebased", cwd=b)
+    digests = [hashlib.sha256((d / "w.npz").read_bytes()).hexdigest()[:12] for d in (b, a)]
+    assert other.returncode == 2 and other.stderr.splitlines() == [
+        f"mjbot nn: --opponents nn@w.npz,rulebased differs from nn@w.npz,rulebased, the run's "
+        f"in {run / 'state.json'} (as played, nn@FILE by its weights' SHA-256: "
+        f"nn@sha256:{digests[0]},rulebased where the run's were nn@sha256:{digests[1]},"
+        f"rulebased; the run's files: {a.resolve() / 'w.npz'}); give the same, or another "
+        "--dir"], other.stderr
+    assert (run / "state.json").read_text() == before
+
+
 @pytest.mark.parametrize(("extra", "said"), [
     (("--init", "brain/data/nn_mcr.npz"), "the weights are for 'mcr', not 'riichi'"),
     (("--init", "brain/data/opponents_riichi.npz"), "is not a network's weights"),
@@ -378,11 +414,12 @@ def _terminated_during_self_play(run: Path, hands: int, *extra: str, cwd: Path =
     return proc, stderr
 
 
-def _killed_once_ready(command: list[str], ready: Callable[[], bool]) -> None:
+def _killed_once_ready(command: list[str], ready: Callable[[], bool], cwd: Path = ROOT
+                       ) -> None:
     """Run ``command`` (an `nn iterate`) in a session of its own until ``ready()``, then kill
     its whole group outright: the run's state is what the test reads."""
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=cwd,
                             start_new_session=True)
     try:
         deadline = time.monotonic() + 120

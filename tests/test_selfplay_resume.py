@@ -13,13 +13,18 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
-from replay.dataset.shards import read_manifest
+from replay.dataset import schema as S
+from replay.dataset.records import Block
+from replay.dataset.shards import dataset_meta, read_manifest, read_shard
 from tests.in_process import mjbot_here
-from tests.serve_helpers import mjbot
+from tests.serve_helpers import PYTHON_ENV, ROOT, mjbot
 from tests.stop_helpers import kill_outright, stop_by_signal
 
 # mass, rulebased/greedy: about 900 decisions and 0.2 s a wall set, 13 wall sets
@@ -200,6 +205,22 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
+def killed_inside_a_wall_set(out: Path, options: list[str],
+                             wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """Kill the run after each replace in turn until one leaves its last checkpoint inside a
+    wall set after the first (a shard cut there), one that ``wanted`` takes; that checkpoint."""
+    for n in range(1, 60):
+        shutil.rmtree(out, ignore_errors=True)
+        subprocess.run([sys.executable, "-c", KILLED_AFTER_REPLACE, str(n), *options,
+                        "--workers", "1", "--out", str(out)], capture_output=True, timeout=300)
+        if not (out / "progress.json").is_file():  # the run ended before this kill
+            break
+        last = json.loads((out / "progress.json").read_text())["checkpoints"][-1:]
+        if last and last[0]["skip"] and last[0]["unit"] and wanted(last[0]):
+            return last[0]
+    raise AssertionError("no kill left such a checkpoint inside a wall set")
+
+
 def test_a_resume_stopped_before_its_first_wall_set_keeps_the_games_it_went_on_from(
         tmp_path):
     """A run killed just after a shard cut inside a wall set is gone on with from that wall
@@ -212,21 +233,58 @@ def test_a_resume_stopped_before_its_first_wall_set_keeps_the_games_it_went_on_f
     unbroken = tmp_path / "unbroken"
     assert mjbot(*options, "--workers", "1", "--out", str(unbroken)).returncode == 0
     out = tmp_path / "d"
-    for n in range(1, 40):  # killed after each replace in turn until one left a cut wall set
-        shutil.rmtree(out, ignore_errors=True)
-        subprocess.run([sys.executable, "-c", KILLED_AFTER_REPLACE, str(n), *options,
-                        "--workers", "1", "--out", str(out)], capture_output=True, timeout=300)
-        last = json.loads((out / "progress.json").read_text())["checkpoints"][-1:]
-        if last and last[0]["skip"] and last[0]["unit"]:
-            break
-    else:
-        raise AssertionError("no kill left a checkpoint inside a wall set")
+    last = killed_inside_a_wall_set(out, options, lambda checkpoint: True)
     stopped = mjbot(*options, "--workers", "2", "--stop-after", "0.001", "--out", str(out))
     assert stopped.returncode == 0, stopped.stderr
-    assert read_manifest(out)["stopped"]["units_done"] == last[0]["unit"]  # none finished
+    assert read_manifest(out)["stopped"]["units_done"] == last["unit"]  # none finished
     r = mjbot(*options, "--workers", "1", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert read_manifest(out)["games"] == read_manifest(unbroken)["games"]
+    assert files(out) == files(unbroken)
+
+
+def rows(root: Path) -> Block:
+    """Every row of a dataset, its shards in order."""
+    return Block.concat([Block(read_shard(root / e["file"], S.FIELDS, e["bytes"]))
+                         for e in read_manifest(root)["shards"]])
+
+
+def test_a_resume_stopped_inside_the_wall_set_it_went_on_with_holds_whole_wall_sets(
+        tmp_path):
+    """Killed just after a shard cut inside a wall set, then gone on with and stopped before
+    that wall set was done, the run's stopped dataset still held the wall set's first games
+    (22 games where its manifest said 'the first 3 of 7 wall sets, each in every seating',
+    18 games, and its fallback tallies covered only theirs' decisions). It now holds those
+    whole wall sets, row for row an unbroken run's first games; the games cut off are played
+    again on resume, which ends in the unbroken run's bytes."""
+    options = ["selfplay", "--variant", "mass", "--policies", "rulebased,greedy,rulebased,greedy",
+               "--hands", "150", "--seed", "6", "--shard-decisions", "400"]
+    unbroken = tmp_path / "unbroken"
+    assert mjbot(*options, "--workers", "1", "--out", str(unbroken)).returncode == 0
+    out = tmp_path / "d"
+
+    def spans_shards(checkpoint: dict[str, Any]) -> bool:
+        # the wall set's games in its last shard and in one before it (removed, cut back)
+        with np.load(out / checkpoint["shards"][-1]["file"]) as last:
+            return int(last["h_game"][0]) > checkpoint["unit"] * 6
+
+    killed = killed_inside_a_wall_set(out, options, spans_shards)
+    stopped = mjbot(*options, "--workers", "2", "--stop-after", "0.001", "--out", str(out))
+    assert stopped.returncode == 0, stopped.stderr
+    manifest = read_manifest(out)
+    done = manifest["stopped"]["units_done"]
+    assert done == killed["unit"]
+    assert manifest["games"] == done * manifest["config"]["seatings"]
+    assert manifest["decisions"] == sum(f["decisions"] for f in manifest["fallbacks"].values())
+    held, first = rows(out), rows(unbroken).before(done * manifest["config"]["seatings"])
+    assert held.hands == manifest["hands"] and held.decisions == manifest["decisions"]
+    for name in S.FIELDS:
+        assert np.array_equal(held.arrays[name], first.arrays[name]), name
+    listed = {e["file"] for e in manifest["shards"]}
+    assert set(files(out)) == listed | {"manifest.json", "progress.json"}
+    r = mjbot(*options, "--workers", "1", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert f"from wall set {done + 1} of" in r.stderr
     assert files(out) == files(unbroken)
 
 
@@ -276,3 +334,98 @@ def test_stats_of_a_run_killed_while_going_on_says_the_command_goes_on(tmp_path,
     r = mjbot_here(capsys, "dataset", "stats", str(out))
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
     assert "the same `mjbot selfplay` command again goes on with it" in r.stderr
+
+
+@pytest.mark.parametrize("flag", ["--budget", "--seat-limit"])
+def test_other_time_limits_are_refused_in_one_line(tmp_path, stopped, capsys, flag):
+    """A resume given another --budget (our seats' seconds per decision) or --seat-limit
+    (outside programs' per answer) went on and mixed two limits' play in one dataset without
+    a word, while every other option that shapes the data was refused. Refused now, like
+    them, naming the option and both values; the same limits go on."""
+    out = tmp_path / "d"
+    shutil.copytree(stopped, out)
+    seen = files(out), stamps(out)
+    r = mjbot(*RUN, "--shard-decisions", "300", "--workers", "1", flag, "5", "--out", str(out))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    (line,) = r.stderr.splitlines()
+    assert line.startswith(f"mjbot selfplay: {flag} 5 differs from (not given), the dataset's "
+                           f"in {out}"), line
+    assert (files(out), stamps(out)) == seen  # untouched
+    small = ["selfplay", "--variant", "mass", "--hands", "4", "--seed", "3"]
+    done = tmp_path / "complete"
+    assert mjbot_here(capsys, *small, flag, "2", "--out", str(done)).returncode == 0
+    other = mjbot_here(capsys, *small, flag, "0.5", "--out", str(done))
+    assert other.returncode == 2 and f"{flag} 0.5 differs from 2, " in other.stderr, (
+        other.stderr)
+    none = mjbot_here(capsys, *small, "--out", str(done))
+    assert none.returncode == 2 and f"{flag} (not given) differs from 2, " in none.stderr
+    same = mjbot_here(capsys, *small, flag, "2", "--out", str(done))
+    assert same.returncode == 0 and "already holds this dataset, complete" in same.stdout
+
+
+def test_nn_seats_are_known_by_their_weights_not_the_path_naming_them(tmp_path):
+    """A run with an nn@FILE seat named relative to its folder, killed, was refused when gone
+    on with from another folder naming the same file ('the environment's sha256 ../a/w.npz
+    ... differs from (unset)'), though the weights were the very same. The record now knows
+    the seat by its weights (SHA-256, and the file resolved): the same file by another path
+    goes on, under the seat's name on record, to the bytes of an unbroken run; other weights
+    at the path on record are refused in one line naming both, the folder untouched."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    shutil.copy(ROOT / "brain" / "data" / "nn_riichi.npz", a / "w.npz")
+    shutil.copy(ROOT / "brain" / "data" / "nn_riichi_gen4.npz", b / "w.npz")  # other weights
+    options = ["selfplay", "--variant", "riichi", "--hands", "40", "--seed", "5",
+               "--shard-decisions", "300", "--workers", "1"]
+    seats = "nn@{},rulebased,rulebased,rulebased"
+    unbroken, out = tmp_path / "unbroken", tmp_path / "d"
+    r = mjbot(*options, "--policies", seats.format("w.npz"), "--out", str(unbroken), cwd=a,
+              env=PYTHON_ENV)
+    assert r.returncode == 0, r.stderr
+    subprocess.run([sys.executable, "-c", KILLED_AFTER_REPLACE, "4", *options, "--policies",
+                    seats.format("w.npz"), "--out", str(out)], cwd=a, env=PYTHON_ENV,
+                   capture_output=True, timeout=300)
+    assert not (out / "manifest.json").exists() and (out / "progress.json").is_file()
+    seen = files(out), stamps(out)
+    other = mjbot(*options, "--policies", seats.format("w.npz"), "--out", str(out), cwd=b,
+                  env=PYTHON_ENV)
+    assert other.returncode == 2 and "Traceback" not in other.stderr, other.stderr
+    (line,) = other.stderr.splitlines()
+    digests = [hashlib.sha256((d / "w.npz").read_bytes()).hexdigest()[:12] for d in (b, a)]
+    assert line.startswith(
+        f"mjbot selfplay: --policies nn@w.npz (SHA-256 {digests[0]}, {b.resolve() / 'w.npz'}) "
+        f"differs from nn@w.npz (SHA-256 {digests[1]}, {a.resolve() / 'w.npz'}), the "
+        f"dataset's in {out}"), line
+    assert (files(out), stamps(out)) == seen
+    r = mjbot(*options, "--policies", seats.format("../a/w.npz"), "--out", str(out), cwd=b,
+              env=PYTHON_ENV)
+    assert r.returncode == 0, r.stderr
+    assert "from wall set 2 of 2 (2 shard(s) kept)" in r.stderr, r.stderr
+    assert files(out) == files(unbroken)
+
+
+@pytest.mark.parametrize(("on_record", "given", "said"), [
+    ("rb=rulebased", "xx=rulebased", "--policies xx,greedy,greedy,greedy differs from rb,"),
+    ("nn@{w}", "nn@{w}@budget=1", "--policies nn@{w}@budget=1,greedy,greedy,greedy differs"),
+    ("me=nn@{w}", "me=nn@{g4}", "--policies me (SHA-256 c3e51d437497, {g4r}) differs from "
+     "me (SHA-256 94dde162b430, {wr})"),
+    ("me=nn@{w}", "me=nn@./{w}", ""),
+    ("nn@{w}", "nn@./{w}", ""),
+])
+def test_seats_are_compared_by_what_plays_there(on_record, given, said, monkeypatch):
+    """Only an nn@FILE's path is free to differ: a label of its own (the data's name for the
+    seat) or a seat's @budget= given otherwise is still refused as --policies, and other
+    weights are named by their hashes and files."""
+    from adapter.local.arena import ArenaConfig
+    from adapter.local.selfplay import SelfPlayConfig, differing_option, selfplay_meta
+
+    monkeypatch.chdir(ROOT)
+    names = {"w": "brain/data/nn_riichi.npz", "g4": "brain/data/nn_riichi_gen4.npz"}
+    names.update({"wr": str(ROOT / names["w"]), "g4r": str(ROOT / names["g4"])})
+
+    def meta(seat: str) -> dict[str, Any]:
+        seats = (seat.format(**names), "greedy", "greedy", "greedy")
+        return dataset_meta(selfplay_meta(SelfPlayConfig(ArenaConfig("riichi", seats), "x")))
+
+    assert differing_option(meta(on_record), meta(given)).startswith(said.format(**names))
+    assert bool(said) == bool(differing_option(meta(on_record), meta(given)))

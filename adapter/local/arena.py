@@ -59,6 +59,8 @@ class ArenaConfig:
     connect_wait: float = 60.0  # a listening seat: seconds to wait for its bot, each game
     budget: float | None = None  # our seats: seconds per decision, as a platform gives (None:
     # no limit; a seat named POLICY@budget=SECONDS has its own)
+    labels_as: tuple[str, ...] | None = None  # each seat's label where not its name's: a
+    # resumed self-play's on record, whose nn@FILE seats now name the same weights otherwise
 
     def game_config(self) -> GameConfig:
         return GameConfig(self.variant, self.riichi_length, self.hands_per_game)
@@ -68,10 +70,15 @@ class ArenaConfig:
         """Each seat's display name: what the figures, JSON keys and game logs call it (seats
         under one label pool their figures, as seats under one name do); worked out once per
         config, since every seating of every unit reads it."""
+        if self.labels_as is not None:
+            return self.labels_as
         return tuple(split_label(n)[0] for n in self.policies)
 
     def specs(self) -> dict[str, str]:
         """Label -> the seat it stands for (a ValueError when one label names two)."""
+        if self.labels_as is not None:
+            return {label: split_label(n)[1]
+                    for label, n in zip(self.labels_as, self.policies, strict=True)}
         return seat_specs(self.policies)
 
     def arrangements(self) -> list[tuple[str, ...]]:
@@ -82,8 +89,11 @@ class ArenaConfig:
         """The four seats of one seating (labels), each named by its label."""
         self.specs()  # one label, one player (the commands refuse it before any game)
         given = dict(zip(self.labels, self.policies, strict=True))
-        return [seat_for(self.variant, s, given[label], self.seat_limit, self.budget,
-                         self.connect_wait) for s, label in enumerate(seating)]
+        players = [seat_for(self.variant, s, given[label], self.seat_limit, self.budget,
+                            self.connect_wait) for s, label in enumerate(seating)]
+        for player, label in zip(players, seating, strict=True):
+            player.name = label  # the seat's label, where it is not its name's own
+        return players
 
     def hands_per_unit(self) -> float:
         spec = variant_of(self.variant)

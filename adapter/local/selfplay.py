@@ -9,10 +9,11 @@ never on the number of workers or on which worker finished first.
 
 from __future__ import annotations
 
+import re
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,13 +21,14 @@ from adapter.local.arena import ArenaConfig
 from adapter.local.external import SeatReport
 from adapter.local.game import play_game
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup, Player
-from adapter.local.seat import policy_environment
+from adapter.local.seat import BUDGET_SUFFIX, policy_environment, split_budget
 from adapter.local.stopping import StopRequest, play_in_process, play_units
+from brain.policies import NN_FILE_PREFIX
 from brain.tally import FallbackTally, tallies_from
 from protocols import events as ev
-from replay.dataset.progress import Checkpoint, drop_progress, save_progress
+from replay.dataset.progress import Checkpoint, drop_progress, proved, save_progress
 from replay.dataset.records import Block, BlockBuilder, HandStart
-from replay.dataset.shards import DatasetWriter, dataset_meta
+from replay.dataset.shards import DatasetWriter, dataset_meta, sha256
 
 if TYPE_CHECKING:
     from adapter.local.ray_pool import RayRun
@@ -191,8 +193,26 @@ def selfplay_meta(config: SelfPlayConfig) -> dict[str, Any]:
                    "riichi_length": arena.riichi_length,
                    "hands_per_game": arena.hands_per_game,
                    "shard_decisions": config.shard_decisions,
-                   "environment": policy_environment(arena.policies)},
+                   # seconds per decision (ours) and per answer (outside programs): None
+                   # where not given; a resume with other limits would mix them silently
+                   "budget": arena.budget, "seat_limit": arena.seat_limit,
+                   "environment": policy_environment(arena.policies),
+                   "weights": nn_seat_weights(arena)},
     }
+
+
+def nn_seat_weights(arena: ArenaConfig) -> dict[str, dict[str, str]]:
+    """Each ``nn@FILE`` seat's weights, by label: the file resolved and its SHA-256 ('' where
+    there is no such file). A resume knows its seats by these, not by the path's text, which
+    names the same file otherwise from another folder."""
+    weights: dict[str, dict[str, str]] = {}
+    for label, spec in sorted(arena.specs().items()):
+        policy = split_budget(spec)[0]
+        if policy.startswith(NN_FILE_PREFIX):
+            path = Path(policy.removeprefix(NN_FILE_PREFIX))
+            weights[label] = {"file": str(path.resolve()),
+                              "sha256": sha256(path) if path.is_file() else ""}
+    return weights
 
 
 class UnitCounter:
@@ -222,6 +242,8 @@ class Resumed:
     point: Checkpoint
     open_block: Block | None
     kept: list[Checkpoint]
+    labels: tuple[str, ...] | None = None  # the seats' labels on record, where this run's
+    # nn@FILE seats name the same weights by another path
 
 
 def run_selfplay(config: SelfPlayConfig,
@@ -240,6 +262,8 @@ def run_selfplay(config: SelfPlayConfig,
     (the shards so far, where play stands, the units' tallies); at most every
     ``config.checkpoint_s`` seconds (after a unit), and at a stop, one more holds the open
     shard as it stands; the record goes when the dataset is complete."""
+    if resumed is not None and resumed.labels is not None:  # the data names seats so
+        config = replace(config, arena=replace(config.arena, labels_as=resumed.labels))
     start = time.monotonic()
     units = config.arena.units()
     out = Path(config.out)
@@ -298,15 +322,18 @@ def run_selfplay(config: SelfPlayConfig,
     if reached < units:
         assert stop is not None  # only a stop ends the units early
         extra["stopped"] = {"reason": stop(), "units_done": reached, "units_planned": units}
+        if reached == point.unit and point.skip:
+            # stopped before it finished the wall set it went on with inside: the games of
+            # it that its point had go (played again on resume), so that the stopped dataset
+            # holds whole wall sets, as its manifest says, and its tallies cover its rows
+            writer.keep_before(reached * len(config.arena.arrangements()))
+            kept = [c for c in kept if proved(out, c)]  # a shard of theirs is cut back
     whole, open_games = len(writer.shards), writer.open_games
     manifest = writer.close(extra)
     if reached < units:
         opened = writer.shards[whole] if len(writer.shards) > whole else None
-        # stopped before a wall set was finished: its shards still hold the games of the
-        # wall set it went on from that its point had
-        skip = point.skip if reached == point.unit else 0
         save_progress(out, meta, [*kept, Checkpoint(
-            writer.shards[:whole], writer.games - open_games, reached, skip, errors,
+            writer.shards[:whole], writer.games - open_games, reached, 0, errors,
             fallbacks_extra(fallbacks), opened, open_games if opened else 0,
             external_extra(external))])
     else:
@@ -344,29 +371,88 @@ def run_figures(config: SelfPlayConfig, manifest: dict[str, Any], start: float,
 FLAGS = {"policies_seated": "--policies", "specs": "--policies", "hands_requested": "--hands",
          "units": "--hands", "seed": "--seed", "riichi_length": "--length",
          "shard_decisions": "--shard-decisions", "seatings": "--policies",
-         "hands_per_game": "--variant"}
+         "hands_per_game": "--variant", "budget": "--budget", "seat_limit": "--seat-limit"}
 
 
-def _weights_path_aside(environment: dict[str, str]) -> dict[str, str]:
+def _weights_path_aside(environment: dict[str, str], by_seat: bool) -> dict[str, str]:
     """The environment as it shapes the games: the network by its SHA-256, not by the path it
-    was named by (a run resumed from another folder names the same file otherwise)."""
+    was named by (a run resumed from another folder names the same file otherwise); with
+    ``by_seat`` without the nn@FILE seats' hashes, which the seats are compared by."""
     if "nn_weights_sha256" in environment:
-        return {k: v for k, v in environment.items() if k != "MJBOT_NN_WEIGHTS"}
+        environment = {k: v for k, v in environment.items() if k != "MJBOT_NN_WEIGHTS"}
+    if by_seat:
+        environment = {k: v for k, v in environment.items() if not k.startswith("sha256 ")}
     return environment
+
+
+def _seats(config: dict[str, Any]) -> list[tuple[int, str | None, str]] | None:
+    """Each seat as it plays, whatever path its ``nn@FILE`` was named by: (the first seat of
+    its label, its label where it has one of its own (None: its name is its label), the seat
+    with an ``nn@FILE``'s path put as its weights' SHA-256 where recorded). None where the
+    record does not name the seats."""
+    labels, specs = config.get("policies_seated"), config.get("specs")
+    if not isinstance(labels, list) or not isinstance(specs, dict):
+        return None
+    weights, environment = config.get("weights") or {}, config.get("environment") or {}
+    seats = []
+    for label in labels:
+        spec = str(specs.get(label, label))
+        policy = spec.rpartition(BUDGET_SUFFIX)[0] if BUDGET_SUFFIX in spec else spec
+        played = spec
+        if policy.startswith(NN_FILE_PREFIX):
+            digest = ((weights.get(label) or {}).get("sha256")
+                      or environment.get(f"sha256 {policy.removeprefix(NN_FILE_PREFIX)}"))
+            if digest:
+                played = f"{NN_FILE_PREFIX}sha256:{digest}{spec[len(policy):]}"
+        seats.append((labels.index(label), None if label == spec else label, played))
+    return seats
+
+
+def _weights_said(config: dict[str, Any], label: str) -> str:
+    """An nn@FILE seat's weights as a refusal names them."""
+    weights = (config.get("weights") or {}).get(label) or {}
+    digest = weights.get("sha256") or (config.get("environment") or {}).get(
+        f"sha256 {split_budget(config['specs'][label])[0].removeprefix(NN_FILE_PREFIX)}", "")
+    return (f"{label} (SHA-256 {digest[:12] or '(no file)'}"
+            f"{', ' + weights['file'] if weights.get('file') else ''})")
+
+
+def _seat_differs(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """How the seats differ, by what plays there ('' where only an nn@FILE's path does)."""
+    a, b = _seats(old), _seats(new)
+    if a == b:
+        return ""
+    assert a is not None and b is not None
+    def but_weights(seat: tuple[int, str | None, str]) -> tuple[int, str | None, str]:
+        return seat[0], seat[1], re.sub(r"sha256:[0-9a-f]+", "", seat[2])
+
+    for seat, (x, y) in enumerate(zip(a, b, strict=True)):
+        labels = old["policies_seated"][seat], new["policies_seated"][seat]
+        if x != y and but_weights(x) == but_weights(y):  # the same seat but its weights
+            return (f"--policies {_weights_said(new, labels[1])} differs from "
+                    f"{_weights_said(old, labels[0])}")
+    return (f"--policies {','.join(new['policies_seated'])} differs from "
+            f"{','.join(old['policies_seated'])}")
 
 
 def differing_option(recorded: dict[str, Any], given: dict[str, Any]) -> str:
     """What differs between a dataset's meta on record and this run's, as the user would
-    change it ('' when nothing that shapes the data does)."""
+    change it ('' when nothing that shapes the data does). Seats are compared by what plays
+    there: an ``nn@FILE`` by its weights' SHA-256, not by the path naming it."""
     for key in ("schema_version", "source", "variant"):
         if recorded.get(key) != given.get(key):
             flag = "--variant" if key == "variant" else key
             return f"{flag} {given.get(key)} differs from {recorded.get(key)}"
     old, new = recorded.get("config", {}), given["config"]
+    by_seat = _seats(old) is not None and len(old["policies_seated"]) == len(
+        new["policies_seated"])
     for key in sorted(old):  # what an older mjbot did not record cannot be told apart
         a, b = old.get(key), new.get(key)
-        if key == "environment":
-            a, b = _weights_path_aside(a or {}), _weights_path_aside(b or {})
+        if by_seat and key in ("policies_seated", "specs", "seatings", "weights"):
+            if differs := _seat_differs(old, new):
+                return differs
+        elif key == "environment":
+            a, b = _weights_path_aside(a or {}, by_seat), _weights_path_aside(b or {}, by_seat)
             if a != b:
                 name = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))[0]
                 return (f"the environment's {name} {b.get(name, '(unset)')!r} differs from "
@@ -375,8 +461,15 @@ def differing_option(recorded: dict[str, Any], given: dict[str, Any]) -> str:
             if key in ("policies_seated", "specs", "seatings"):
                 return (f"--policies {','.join(new['policies_seated'])} differs from "
                         f"{','.join(old.get('policies_seated', []))}")
-            return f"{FLAGS.get(key, key)} {b} differs from {a}"
+            return f"{FLAGS.get(key, key)} {_given(b)} differs from {_given(a)}"
     return ""
+
+
+def _given(value: Any) -> str:
+    """An option's value as the user gave it (an option not given, recorded None, says so)."""
+    if value is None:
+        return "(not given)"
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def resume_point(config: SelfPlayConfig) -> Resumed | dict[str, Any] | None:
@@ -432,4 +525,7 @@ def resume_point(config: SelfPlayConfig) -> Resumed | dict[str, Any] | None:
     # stop's (its shards are the stop's but the open one, which this run writes over)
     kept = [point] if point.open is None else [
         c for c in checkpoints[:checkpoints.index(point)] if c.open is None][-1:]
-    return Resumed(recorded, point, open_block(out, point), kept)
+    labels = recorded["config"].get("policies_seated")
+    relabel = isinstance(labels, list) and tuple(labels) != config.arena.labels
+    return Resumed(recorded, point, open_block(out, point), kept,
+                   tuple(labels) if relabel else None)

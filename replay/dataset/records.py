@@ -20,6 +20,8 @@ from replay.dataset import schema as S
 from replay.dataset.snapshot import Columns, write_view
 from replay.dataset.truth import TruthOracle
 
+_HAND_NAMES = frozenset(f.name for f in S.HAND_FIELDS)
+
 
 @dataclass
 class Block:
@@ -35,6 +37,17 @@ class Block:
     @property
     def hands(self) -> int:
         return int(self.arrays["h_game"].shape[0])
+
+    @property
+    def games(self) -> int:
+        return int(np.unique(self.arrays["h_game"]).shape[0])
+
+    def before(self, game: int) -> Block:
+        """The rows of the games numbered below ``game`` (games are in order: a prefix)."""
+        hands = int(np.searchsorted(self.arrays["h_game"], game))
+        decisions = int(np.searchsorted(self.arrays["hand_index"], hands))
+        return Block({f.name: self.arrays[f.name][:hands if f.name in _HAND_NAMES else decisions]
+                      for f in S.FIELDS.values()})
 
     @staticmethod
     def concat(blocks: Sequence[Block]) -> Block:

@@ -172,6 +172,29 @@ class DatasetWriter:
             self.open_games = 0
         return bool(blocks)
 
+    def keep_before(self, game: int) -> None:
+        """Drop the games numbered ``game`` and after: the shards that hold any are removed,
+        the games before it in the first of them go back to the open shard (games are written
+        in order, so what is left is what a run that never played them holds)."""
+        pending = [b.before(game) for b in self.cutter.pending]
+        dropped = sum(b.games for b in self.cutter.pending) - sum(b.games for b in pending)
+        pending = [b for b in pending if b.hands]
+        while self.shards and not pending:
+            entry = self.shards[-1]
+            path = self.out / entry["file"]
+            rows = Block(read_shard(path, S.FIELDS, entry["bytes"]))
+            if int(rows.arrays["h_game"][-1]) < game:
+                break
+            self.shards.pop()
+            path.unlink()
+            head = rows.before(game)
+            dropped += rows.games - head.games
+            pending = [head] if head.hands else []
+        self.games -= dropped
+        self.open_games = sum(b.games for b in pending)
+        self.cutter.pending = pending
+        self.cutter.pending_decisions = sum(b.decisions for b in pending)
+
     def close(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Write the last shard and the manifest (``extra``: more manifest fields, e.g. what
         went wrong); returns the manifest."""
