@@ -7,8 +7,11 @@ file. On a 1,602-hand local-table log the read took 21 s, 8 s of it without the 
 its cost per hand was 4 times a 42-hand log's (``mjbot bench view``). Paused, nothing is
 lost: reference counting still frees what dies at once, and the collector, on again when the
 last read ends, finds any cycle made meanwhile (by this thread or another). Reads in several
-threads at once (the viewer's build pool) share one pause; a collector the program turned
-off stays off.
+threads at once (the viewer's build pool) share one pause, but only those begun while the
+read that began it goes on: a read begun later runs with the collector as the pause leaves it, so
+that a steady stream of overlapping reads (two analysts opening long games one after the
+other) cannot keep it off for good in a long-lived process (``mjbot serve``), every cycle
+the process makes meanwhile kept. A collector the program turned off stays off.
 """
 
 from __future__ import annotations
@@ -19,23 +22,32 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 _lock = threading.Lock()
-_reads = 0  # reads in progress, in every thread
-_resume = False  # whether the collector was on when the first of them began
+_reads = 0  # reads in the pause now on, in every thread
+_open = False  # whether a read beginning now joins it: until the read that began it ends
+_resume = False  # whether the collector was on when the pause began
 
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """The collector off until this read and every other one begun meanwhile have ended."""
-    global _reads, _resume
+    """The collector off until this read and every other one that joined its pause have
+    ended (a read begun once the read that began the pause has ended runs in it without
+    extending it)."""
+    global _reads, _open, _resume
     with _lock:
-        if _reads == 0:
+        began = _reads == 0
+        joined = began or _open
+        if began:
             _resume = gc.isenabled()
             gc.disable()
-        _reads += 1
+            _open = True
+        if joined:
+            _reads += 1
     try:
         yield
     finally:
-        with _lock:
-            _reads -= 1
-            if _reads == 0 and _resume:
-                gc.enable()
+        if joined:
+            with _lock:
+                _reads -= 1
+                _open = _open and not began
+                if _reads == 0 and _resume:
+                    gc.enable()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
 import json
 import os
 import subprocess
@@ -505,3 +506,29 @@ def test_bench_view_repeats_a_transcript_given_as_its_source(tmp_path: Path,
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
     assert missing.stderr.strip() == (f"mjbot bench: --source {tmp_path / 'gone.log'}: "
                                       "No such file or directory")
+
+
+def test_bench_view_takes_a_compressed_source(tmp_path: Path, bench_here: Run) -> None:
+    """``--source`` a finished log as serve's log upkeep leaves it (gzip): a game log gave a
+    traceback (its gzip bytes split into msgpack frames), and a gzipped transcript a "long"
+    file of one copy, its gzip bytes written again and again but only the first member read
+    (a ratio of 1 measuring nothing). Both are unpacked first now."""
+    from replay import logzip
+    from tests.viewer_fixtures import practice_game
+
+    log = logzip.compress(practice_game(tmp_path / "logs"))
+    out = tmp_path / "view.json"
+    r = bench_here("bench", "view", "--source", str(log), "--hands", "2", "--short", "1",
+                   "--json", str(out))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    result = json.loads(out.read_text())
+    assert result["format"] == "mjbot msgpack log" and result["hands_per_game"] >= 1
+    transcript = tmp_path / "kokushi.log.gz"
+    transcript.write_bytes(gzip.compress(
+        (ROOT / "tests/data/shared/tenhou/dnovikoff_protocol_captures/kokushi.log").read_bytes()))
+    r = bench_here("bench", "view", "--source", str(transcript), "--hands", "48",
+                   "--short", "16", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    result = json.loads(out.read_text())
+    assert result["hands_per_game"] == 16
+    assert (result["short"]["hands"], result["long"]["hands"]) == (16, 48)

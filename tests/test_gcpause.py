@@ -95,3 +95,53 @@ def test_the_viewer_reads_and_outlines_a_transcript_in_one_pause(tmp_path: Path)
         gc.callbacks.remove(seen)
     assert len(timeline.hands) == 48
     assert len(started) <= 1 and gc.isenabled()
+
+
+
+def test_a_steady_stream_of_overlapping_reads_lets_the_collector_run() -> None:
+    """Reads in two threads, each beginning before the other's ends (the viewer's pool of
+    two building one long game after another for a few analysts): the count of reads in
+    progress never fell to zero, so the collector stayed off for good, in `mjbot serve`'s
+    whole process, and every cycle its play made meanwhile was kept. A pause now takes in
+    only the reads begun while the read that began it goes on: the collector runs between pauses
+    and what the process left meanwhile is freed while the stream goes on."""
+    import weakref
+
+    class Cycle:
+        me: Any = None
+
+    assert gc.isenabled()
+    garbage = Cycle()
+    garbage.me = garbage
+    freed = weakref.ref(garbage)
+    reads: list[threading.Thread] = []
+    ends: list[threading.Event] = []
+    on: list[bool] = []  # the collector, as each read but the last ends
+
+    def read(begun: threading.Event, end: threading.Event) -> None:
+        with collector_paused():
+            begun.set()
+            end.wait(10)
+
+    try:
+        for n in range(12):
+            begun = threading.Event()
+            ends.append(threading.Event())
+            reads.append(threading.Thread(target=read, args=(begun, ends[-1])))
+            reads[-1].start()
+            assert begun.wait(10)
+            if n == 0:
+                del garbage  # a cycle left while the stream reads: only the collector frees it
+                continue
+            ends[n - 1].set()  # the read before this one ends while this one goes on
+            reads[n - 1].join(10)
+            on.append(gc.isenabled())
+            [[] for _ in range(2000)]  # the rest of the process allocating meanwhile
+        assert any(on), on
+        assert freed() is None, on
+    finally:
+        for end in ends:
+            end.set()
+        for thread in reads:
+            thread.join(10)
+    assert gc.isenabled()

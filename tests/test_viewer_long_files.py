@@ -100,3 +100,74 @@ async def test_every_hand_shows_the_steps_of_the_whole_walk(tmp_path: Path,
             assert body["result"] == outline["hands"][n]["result"], n
     finally:
         await client.close()
+
+
+def _dora_no_tile(tmp_path: Path) -> Path:
+    """A local-table log whose second hand's dora indicator is no tile (99): a damaged or
+    hand-edited file, which the log's reader and the outline take (neither names a tile)."""
+    import msgpack
+
+    source = practice_game(tmp_path / "source").read_bytes()
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
+    unpacker.feed(source)
+    frames = list(unpacker)
+    rounds = [f for f in frames if f.get("k") == "event"
+              and f["event"]["type"] == "RoundStarted"]
+    assert len(rounds) >= 2
+    rounds[1]["event"]["dora_indicators"] = [99]
+    path = tmp_path / "files" / "dora.mjlog.msgpack"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(msgpack.packb(f, use_bin_type=True) for f in frames))
+    return path
+
+
+async def test_a_hand_the_table_cannot_draw_is_a_422_not_a_500(tmp_path: Path) -> None:
+    """Opening such a file built every step, so the viewer said at once that it cannot show
+    it (422, the reason logged in one line); with the steps built when a hand is asked for,
+    the outline opens and that hand's request was a 500 with a traceback in the log. It is
+    the same 422 now, and the hands before it still show."""
+    from adapter.serve.viewer import UNREADABLE
+
+    path = _dora_no_tile(tmp_path)
+    client = await _client(path)
+    game = f"0~{path.name}"
+    try:
+        assert (await client.get(f"/api/games/{game}")).status == 200
+        assert (await client.get(f"/api/games/{game}/hands/0")).status == 200
+        for _ in range(2):  # built once, its failure kept
+            r = await client.get(f"/api/games/{game}/hands/1")
+            assert r.status == 422 and await r.text() == UNREADABLE
+    finally:
+        await client.close()
+
+
+def test_the_page_says_when_a_hand_cannot_be_shown(tmp_path: Path) -> None:
+    """In Chromium (tests/cdp.py): the page showed the hand before, or an empty table,
+    with no word of why, the request's failure left unhandled; it says so now."""
+    from tests.cdp import Chromium, find_chromium
+    from tests.serve_helpers import mjbot_view
+
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip("no chromium binary (Debian: apt-get install chromium)")
+    path = _dora_no_tile(tmp_path)
+    chromium = Chromium(binary, tmp_path / "profile")
+    try:
+        b = chromium.page()
+        with mjbot_view(path) as url:
+            b.navigate(f"{url}games/0~{path.name}#1")
+            b.wait_for("document.getElementById('step-index').textContent"
+                       ".startsWith('step 1 /')")
+            b.key("ArrowDown")
+            b.wait_for("document.getElementById('link-note').textContent.length > 0")
+            note = b.evaluate("document.getElementById('link-note').textContent")
+            assert note.startswith("cannot show hand 2: 422 cannot show this file"), note
+            assert b.evaluate("document.getElementById('hand-select').value") == "0"
+            assert b.evaluate("document.getElementById('step-index').textContent"
+                              ".startsWith('step 1 /')")
+            b.evaluate("location.hash = '3'")  # a hand that can be shown: the note goes
+            b.wait_for("document.getElementById('hand-select').value === '2'")
+            assert b.evaluate("document.getElementById('link-note').textContent") == ""
+        b.close()
+    finally:
+        chromium.close()

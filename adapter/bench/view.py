@@ -136,7 +136,7 @@ def _per_hand(r: dict[str, Any], key: str) -> float:
 
 def bench_view(hands: int, short: int, variant: str,
                source: str | None = None) -> dict[str, Any]:
-    from replay import formats
+    from replay import formats, logzip
     from replay.timeline import build
 
     with tempfile.TemporaryDirectory(prefix="mjbot-bench-view-") as tmp:
@@ -146,14 +146,18 @@ def bench_view(hands: int, short: int, variant: str,
         except OSError as exc:
             raise UserInputError(f"--source {source}: {exc.strerror or exc}") from None
         try:
+            # unpacked first: a finished log compressed by serve's upkeep is repeated as
+            # its frames or text, not as gzip bytes of which a reader takes one member
+            data = logzip.inflate(data)
             loaded = formats.read(data, path)
-        except ValueError as exc:  # UnknownFormat, LogError: no reader takes it
+        except ValueError as exc:  # UnknownFormat, LogError, damaged gzip: no reader takes it
             raise UserInputError(f"--source {source}: no reader takes it") from exc
         per_game = len(build(loaded).hands)
         if not per_game:
             raise UserInputError(f"--source {source}: it holds no hand")
         label = loaded.label
-        suffix = ".mjlog.msgpack" if loaded.log is not None else path.suffix or ".log"
+        suffix = (".mjlog.msgpack" if loaded.log is not None
+                  else Path(path.name.removesuffix(logzip.GZ)).suffix or ".log")
         files = {}
         for name, want in (("short", short), ("long", hands)):
             copies = max(1, round(want / per_game))

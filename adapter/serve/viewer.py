@@ -123,7 +123,10 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             return gzipped_json({"label": hand["label"], "steps": timeline.steps(n),
                                  "result": hand["result"]})
 
-        body = await cache.get((*version, "hand", n), steps, "hand")
+        try:
+            body = await cache.get((*version, "hand", n), steps, "hand")
+        except ValueError as exc:  # a record the table cannot draw (a tile that is none)
+            raise _unreadable(game_id, exc) from None
         return await _json(request, body)
 
     async def api_commentary(request: web.Request) -> web.StreamResponse:

@@ -15,6 +15,7 @@ const WIND = "ESWN";
 const view = {
   outline: null, hand: 0, step: 0, steps: [], cache: new Map(), subtitles: new Map(),
   commentary: "loading",  // then "ready" or "failed: ..."
+  handError: "",  // the last hand that could not be shown, as the page says it
 };
 
 function seatName(seat, step) {
@@ -169,8 +170,17 @@ async function openHand(index, atEnd, step) {
   const hands = view.outline.hands;
   if (index < 0 || index >= hands.length) return;
   if (!view.cache.has(index)) {
-    view.cache.set(index, await getJSON(`/api/games/${encodeURIComponent(GAME_ID)}/hands/${index}`));
+    try {
+      view.cache.set(index, await getJSON(`/api/games/${encodeURIComponent(GAME_ID)}/hands/${index}`));
+    } catch (error) {  // said, the hand shown before (if any) kept on the table and in the list
+      view.handError = `cannot show hand ${index + 1}: ` + error.message;
+      document.getElementById("link-note").textContent = view.handError;
+      if (view.steps) document.getElementById("hand-select").value = view.hand;
+      return;
+    }
   }
+  const note = document.getElementById("link-note");
+  if (view.handError && note.textContent === view.handError) note.textContent = "";
   view.hand = index;
   view.steps = view.cache.get(index).steps;
   view.step = step !== undefined ? step : (atEnd ? view.steps.length - 1 : 0);
