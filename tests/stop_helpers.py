@@ -17,8 +17,9 @@ import pytest
 WALL_SETS_DONE = re.compile(rb"\] (\d+)/\d+ wall sets")
 
 
-def _started(args: list[str]) -> tuple[subprocess.Popen[bytes], bytearray]:
-    """``mjbot ARGS --progress`` in its own session, its stderr gathered by a thread."""
+def _started(args: list[str]) -> tuple[subprocess.Popen[bytes], bytearray, threading.Thread]:
+    """``mjbot ARGS --progress`` in its own session, its stderr gathered by a thread (which
+    ends once every process that holds the stderr has ended)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "adapter.cli", *args, "--progress"], stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, start_new_session=True,
@@ -30,8 +31,17 @@ def _started(args: list[str]) -> tuple[subprocess.Popen[bytes], bytearray]:
         while chunk := proc.stderr.read1(4096):
             seen.extend(chunk)
 
-    threading.Thread(target=read, daemon=True).start()
-    return proc, seen
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return proc, seen, reader
+
+
+def _all_said(seen: bytearray, reader: threading.Thread) -> str:
+    """The run's whole stderr, read to its end: called once no process of the group is
+    left (a fixed pause instead could take the text before the run's last line was read)."""
+    reader.join(timeout=60)
+    assert not reader.is_alive(), "the run's stderr never ended"
+    return bytes(seen).decode(errors="replace")
 
 
 def _wait_for_wall_sets(proc: subprocess.Popen[bytes], seen: bytearray, after: int) -> None:
@@ -52,7 +62,7 @@ def kill_a_worker(args: list[str]) -> tuple[int, str]:
     """Run ``mjbot ARGS --progress`` with worker processes, kill one of them (SIGKILL, as
     the kernel's out-of-memory killer does) once a wall set has finished, and return the
     run's exit status and stderr: it must end by itself, leaving no process behind."""
-    proc, seen = _started(args)
+    proc, seen, reader = _started(args)
     try:
         _wait_for_wall_sets(proc, seen, 1)
         children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
@@ -64,8 +74,7 @@ def kill_a_worker(args: list[str]) -> tuple[int, str]:
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-    time.sleep(0.2)  # the reader thread's last chunk
-    return proc.returncode, bytes(seen).decode(errors="replace")
+    return proc.returncode, _all_said(seen, reader)
 
 
 def stop_by_signal(args: list[str], signum: int, after: int = 1) -> tuple[int, str]:
@@ -80,7 +89,7 @@ def stop_by_signal(args: list[str], signum: int, after: int = 1) -> tuple[int, s
     another plays the first would need a first wall set six times the usual length). SIGINT
     is made the default in the child, as in a terminal's foreground job (pytest-xdist's
     workers ignore it, and a process that inherits an ignored SIGINT keeps ignoring it)."""
-    proc, seen = _started(args)
+    proc, seen, reader = _started(args)
     try:
         _wait_for_wall_sets(proc, seen, after)
         os.killpg(proc.pid, signum)  # as a terminal's Ctrl-C or `timeout` sends it
@@ -91,7 +100,7 @@ def stop_by_signal(args: list[str], signum: int, after: int = 1) -> tuple[int, s
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # whatever failed above, nothing is left
-    said = bytes(seen).decode(errors="replace")
+    said = _all_said(seen, reader)
     assert "Traceback" not in said, said[-3000:]
     return proc.returncode, stdout.decode()
 
@@ -101,7 +110,7 @@ def kill_outright(args: list[str], after: int = 1) -> int:
     as a power cut ends them: nothing of the run answers) once ``after`` wall sets have
     finished; returns, once no process of the group is left, the wall sets its progress bar
     had shown done when the kill was sent."""
-    proc, seen = _started(args)
+    proc, seen, _ = _started(args)
     try:
         _wait_for_wall_sets(proc, seen, after)
         os.killpg(proc.pid, signal.SIGKILL)

@@ -51,3 +51,42 @@ def test_a_worker_ended_while_sending_its_result_does_not_hang_the_close(tmp_pat
                           capture_output=True, text=True, timeout=60, cwd=ROOT,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0 and done.stdout.strip() == "closed", done.stderr[-2000:]
+
+
+# A unit whose worker is killed (SIGKILL: the OOM killer) in the middle of sending its result:
+# a length header and a few bytes of the rest are in the pipe, and the rest never comes.
+KILLED_WHILE_SENDING = textwrap.dedent("""
+    import os, signal, struct, sys
+    from adapter.local.stopping import StopRequest, WorkerDied, play_units
+
+    def killed_while_sending(config, unit):
+        frame = sys._getframe()
+        while "result_queue" not in frame.f_locals:  # the worker loop of the executor
+            frame = frame.f_back
+        frame.f_locals["result_queue"]._writer._send(struct.pack("!i", 1_000_000) + b"x" * 10)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    if __name__ == "__main__":
+        try:
+            for _ in play_units(killed_while_sending, None, 4, 1, StopRequest(), ordered=True):
+                print("a result")
+        except WorkerDied as exc:
+            print(exc)
+""")
+
+
+def test_a_worker_killed_while_sending_its_result_ends_the_run(tmp_path: Path) -> None:
+    """A self-play worker killed (the OOM killer) while it sent its unit's result, 2 MB that
+    a loaded run is slow to read, left the executor's thread waiting for the rest of the
+    message for ever: the executor never saw the worker die, and the run waited for its unit
+    for ever instead of ending with the worker's death (test_selfplay_stop's killed-worker
+    test failed so under load). The run now watches its workers itself."""
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED_WHILE_SENDING)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("a worker process ended abruptly (killed, out of memory"), (
+        done.stdout, done.stderr[-2000:])
+    assert "a result" not in done.stdout

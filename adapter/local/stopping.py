@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import multiprocessing.connection
 import os
 import signal
 import time
@@ -124,6 +125,16 @@ class UnitPool:
         except concurrent.futures.process.BrokenProcessPool:
             raise WorkerDied(_DIED.format(f"unit {unit}")) from None
 
+    def check_workers(self) -> None:
+        """:class:`WorkerDied` if a worker has ended. The executor reports a dead worker
+        itself, except one killed in the middle of sending a result (a self-play unit is
+        2 MB, long to send when the run is slow to read it): the executor's thread then
+        waits for the rest of that message for ever and never looks at the workers, and
+        the run would wait for its units for ever. A worker of this pool never ends on its
+        own before the close, so one that has ended died."""
+        processes = list((getattr(self.executor, "_processes", None) or {}).values())
+        if multiprocessing.connection.wait([p.sentinel for p in processes], timeout=0):
+            raise WorkerDied(_DIED.format("a unit under way"))
 
     def close(self) -> None:
         """End the workers (SIGTERM: with the outside programs they run) without waiting for
@@ -186,6 +197,8 @@ def play_units(play: Callable[[Any, int], Any], config: Any, units: int, workers
             for unit in [u for u, future in pending.items() if future in finished]:
                 taken += 1
                 yield pool.result(pending.pop(unit), unit)
+            if not finished:
+                pool.check_workers()
     except WorkerDied:
         if stop():
             return
