@@ -270,6 +270,31 @@ async def test_single_files_given_to_view(folder: dict[str, Any]) -> None:
         await client.close()
 
 
+async def test_a_file_given_alone_opens_whatever_its_name(folder: dict[str, Any],
+                                                          tmp_path: Path) -> None:
+    """A file named to `mjbot view` is listed whatever its name, so it opens whatever its name:
+    an mjai log saved as `.mjson` (as Mortal's tools name them) shows, as `mjbot replay` reads
+    it, and a file no reader takes is the 422 that says so, not "no such game"."""
+    mjson = tmp_path / "mortal game.mjson"
+    shutil.copy(folder["files"]["game.mjai.jsonl"], mjson)
+    binary = tmp_path / "save.dat"
+    binary.write_bytes(bytes(range(256)) * 8)
+    client = await client_for(files=[str(mjson), str(binary)])
+    try:
+        games = (await (await client.get("/api/games")).json())["games"]
+        ids = {g["name"]: g["id"] for g in games}
+        assert set(ids) == {mjson.name, binary.name}
+        shown = await client.get(f"/api/games/{ids[mjson.name]}")
+        assert shown.status == 200 and (await shown.json())["variant"] == "riichi"
+        refused = await client.get(f"/api/games/{ids[binary.name]}")
+        assert refused.status == 422 and "cannot show this file" in await refused.text()
+        # a file given alone names only itself: its neighbours stay out of reach
+        sibling = ids[mjson.name].rsplit("~", 1)[0] + "~" + binary.name
+        assert (await client.get(f"/api/games/{sibling}")).status == 404
+    finally:
+        await client.close()
+
+
 def test_view_names_a_missing_path_in_one_line(tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     out = mjbot_here(capsys, "view", str(tmp_path / "no"))
