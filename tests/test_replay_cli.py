@@ -249,6 +249,19 @@ def test_bad_logs_get_one_clear_line(tmp_path: Path, content: bytes | None,
     assert message in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("command", ["replay", "review"])
+def test_a_folder_given_as_a_log_says_what_to_give(tmp_path: Path, command: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`make run` says its logs went to logs/local/<date>/ and that `mjbot replay` reads them:
+    a newcomer gives that folder, and was told only `is a directory`."""
+    folder = tmp_path / "logs" / "local" / "2026-11-29"
+    folder.mkdir(parents=True)
+    r = mjbot_here(capsys, command, str(folder))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == (f"mjbot {command}: {folder}: is a folder; name the game files "
+                                f"in it, or see them all with `mjbot view {folder}`")
+
+
 def test_unknown_policy_is_a_clear_error(tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     path = _own_log(tmp_path / "own.mjlog.msgpack")
