@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 
 def run(*args):
     return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
@@ -37,6 +39,24 @@ def test_bad_hand_is_one_clear_line_no_traceback():
     r = run("shanten", "11111m")
     assert r.returncode == 2 and "more than four" in r.stderr
     assert len(r.stderr.splitlines()) == 1
+
+
+NOT_A_TILE = "is not a digit or a suit letter (tiles are digits then m, p, s, z or f: 123m406p)"
+
+
+@pytest.mark.parametrize(("hand", "says"), [
+    # upper case (as books print tiles) read "trailing '123M456P789S11Z'": the whole hand
+    ("123M456P789S11Z", "suits are lower-case m, p, s, z (f: flowers), not 'M'"),
+    ("123m456p789s1122", "'1122' at the end has no suit letter (m, p, s, z; f for flowers)"),
+    ("m123", "'m' has no digits before it (write 123m, not m123)"),
+    ("12x3m", f"'x' {NOT_A_TILE}"),  # read "at '12x3m'": the whole hand again
+    ("123m,456p", f"',' {NOT_A_TILE}"),
+])
+def test_a_mistyped_hand_names_the_mistake(hand: str, says: str) -> None:
+    for argv in (["shanten", hand], ["score", hand, "--win", "1m"]):
+        r = run(*argv)
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        assert r.stderr.splitlines() == [f"mjbot {argv[0]}: bad mpsz {hand!r}: {says}"]
 
 
 def test_bad_input_with_json_logs_is_one_json_line():
