@@ -461,6 +461,21 @@ def test_commentary_with_a_predictors_bad_weights_names_the_weights_not_the_game
     assert message in r.stderr and "no such file" not in r.stderr
 
 
+def test_a_mistyped_predictor_is_named_as_such_not_as_the_log(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`replay GAME --commentary --predictor rulebsed` read "GAME: unknown policy 'rulebsed'",
+    as if the game file were at fault; the name is now refused as the predictor's, before any
+    game is read (the second file does not exist: it is never reached)."""
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    r = mjbot_here(capsys, "replay", str(path), str(tmp_path / "none.json"), "--commentary",
+                   "--predictor", "rulebsed")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "mjbot replay: --predictor: unknown policy 'rulebsed' (review knows: "), lines
+    assert str(path) not in r.stderr and r.stdout == ""
+
+
 @pytest.mark.parametrize("command", [("replay",), ("review", "--policy", "rulebased")])
 def test_a_path_through_a_file_is_one_clear_line(tmp_path: Path,
                                                  command: tuple[str, ...],
