@@ -498,3 +498,15 @@ def test_export_of_one_seats_own_log_says_why_it_cannot(tmp_path: Path,
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "--export needs the whole game (an import, or a local-table log); this test log " \
            "holds seat 1's view only" in r.stderr
+
+
+@pytest.mark.parametrize("command", ["replay", "review"])
+def test_help_names_every_format_replay_reads(command: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`--help` named every format but the Tenhou client transcript, which replay and review
+    read since the README's table has listed it."""
+    out = mjbot_here(capsys, command, "--help").stdout
+    words = " ".join(out.split())
+    for name in ("tenhou.net/6", "mjlog", "mjai", "Botzone judge log", "human games", "SGF",
+                 "NTPU", "Tenhou client transcript"):
+        assert name in words, (name, words)

@@ -23,7 +23,8 @@ def register(sub: Any) -> None:
                        description="LOG is one of mjbot's own logs (.mjlog.msgpack), a "
                        "tenhou.net/6 JSON, an mjlog XML, an mjai JSONL, a Botzone judge log, "
                        "Botzone human games as ccr-cheng's preprocessing writes them, an "
-                       "NYCU lab SGF (GM[84], full information) or an NTPU client's command log; "
+                       "NYCU lab SGF (GM[84], full information), an NTPU client's command log or a "
+                       "Tenhou client transcript (Send: / Get: lines); "
                        "a file of none of these is reported with why each format refused it.")
     r.add_argument("logs", nargs="+", metavar="LOG")
     r.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
