@@ -9,7 +9,11 @@ import datetime as dt
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import threading
+import time
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -686,3 +690,61 @@ async def test_a_filter_says_older_games_match_only_where_one_does(tmp_path: Pat
         assert tenhou["matched"] == 4 and tenhou["cut"] is True
     finally:
         await client.close()
+
+
+BROWSER = """import sys, urllib.request
+# a console browser (lynx, w3m: what Python's webbrowser runs where there is no display)
+# runs in the foreground, and webbrowser waits for it to end
+try:
+    with urllib.request.urlopen(sys.argv[2], timeout=10) as page:
+        text = f"{page.status} {page.read().decode()[:2000]}"
+except OSError as exc:
+    text = f"failed: {exc}"
+open(sys.argv[1], "w").write(text)
+"""
+
+
+def _view_with_browser(tmp_path: Path, browser: str) -> tuple[str, int]:
+    """`mjbot view DIR --open` with ``BROWSER`` set to ``browser`` (as webbrowser reads it),
+    ended by SIGTERM once the browser has come and gone: its stderr and exit status."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env.update(BROWSER=browser, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    done = tmp_path / "browsed"
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "view", str(tmp_path),
+                             "--open"], env=env, stderr=subprocess.PIPE, text=True,
+                            stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not done.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        time.sleep(0.5)  # the message after a browser that failed
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return err, proc.returncode
+
+
+def test_open_serves_the_page_to_the_browser_it_starts(tmp_path: Path) -> None:
+    """`mjbot view --open` called the browser on the event loop that serves the page: a
+    console browser, which webbrowser waits for, asked for a page nobody could answer, and
+    the command hung with it (the browser timed out here)."""
+    script = tmp_path / "browser.py"
+    script.write_text(BROWSER)
+    err, status = _view_with_browser(tmp_path, f"{sys.executable} {script} "
+                                               f"{tmp_path / 'browsed'} %s")
+    page = (tmp_path / "browsed").read_text()
+    assert page.startswith("200 ") and "mjbot" in page, page
+    assert status == 0 and "Traceback" not in err, err
+
+
+def test_open_without_a_browser_says_so(tmp_path: Path) -> None:
+    """Where no browser could be opened (none on a server, or it failed) `--open` did
+    nothing and said nothing."""
+    (tmp_path / "browsed").write_text("")  # nothing to wait for
+    err, status = _view_with_browser(tmp_path, "false")
+    assert status == 0, err
+    assert err.splitlines()[-1] == ("mjbot view: no browser could be opened here; open the "
+                                    "address above in one"), err
