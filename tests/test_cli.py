@@ -143,3 +143,17 @@ def test_a_websocket_servers_first_line_is_ours_not_the_librarys():
         proc.kill()
         proc.wait(timeout=30)
     assert first.startswith("mjbot tenhou-server: waiting for 1 client(s) per table on "), first
+
+
+def test_a_riichi_score_shows_its_fu_and_limit():
+    """The deltas of a riichi hand follow from han and fu, but `mjbot score` printed the han
+    alone: 3 han tsumo paying 2000 all could not be checked by hand."""
+    r = run("score", "123456789m234p55s", "--win", "5s")
+    assert r.returncode == 0
+    assert r.stdout.splitlines() == ["value 3: Menzen Tsumo 1, Ittsu 2 (30 fu)",
+                                     "deltas [6000, -2000, -2000, -2000]"]
+    r = run("score", "123456789m234p55s", "--win", "5s", "--riichi", "--dora", "4s",
+            "--ron-from", "2", "--seat", "1")
+    assert r.stdout.splitlines()[0] == "value 5: Riichi 1, Ittsu 2, Dora 2 (40 fu, mangan)"
+    mcr = run("score", "123456789m234p55s", "--variant", "mcr", "--win", "5s")
+    assert "fu" not in mcr.stdout  # fan alone make an MCR value
