@@ -476,6 +476,16 @@ def test_a_mistyped_predictor_is_named_as_such_not_as_the_log(
     assert str(path) not in r.stderr and r.stdout == ""
 
 
+def test_a_top_k_of_zero_is_named_as_such_not_as_the_log(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--top-k 0` read "GAME: --top-k must be at least 1", the game file named first as if
+    it were at fault, and only once that game was read."""
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    r = mjbot_here(capsys, "replay", str(path), "--commentary", "--top-k", "0")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == ["mjbot replay: --top-k must be at least 1"]
+
+
 @pytest.mark.parametrize("command", [("replay",), ("review", "--policy", "rulebased")])
 def test_a_path_through_a_file_is_one_clear_line(tmp_path: Path,
                                                  command: tuple[str, ...],

@@ -58,9 +58,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UserInputError("--top-k and --predictor shape the commentary: add --commentary")
     if args.output and not args.export:
         raise UserInputError("-o names the file an --export goes to: add --export")
-    # a mistyped predictor is the predictor's fault, named before any game is read (inside
-    # reading() it read as the LOG's: "GAME: unknown policy 'rulebsed'")
+    # a mistyped predictor or --top-k is the option's fault, named before any game is read
+    # (inside reading() it read as the LOG's: "GAME: unknown policy 'rulebsed'")
     ranker = _ranker(args.predictor) if args.commentary else None
+    if args.top_k is not None and args.top_k < 1:
+        raise UserInputError("--top-k must be at least 1")
     outputs: list[dict[str, object]] = []
     if args.export:
         with reading(args.logs[0]):
@@ -144,8 +146,6 @@ def _commentary(rep: object, ranker: Any, args: argparse.Namespace) -> list[dict
     from replay.review.evaluators import PolicyFailed
 
     top_k = 3 if args.top_k is None else args.top_k
-    if top_k < 1:
-        raise UserInputError("--top-k must be at least 1")
     require_networks([args.predictor], rep.variant)  # type: ignore[attr-defined]
     try:
         return commentary(rep, ranker, top_k)  # type: ignore[arg-type]
