@@ -748,3 +748,14 @@ def test_open_without_a_browser_says_so(tmp_path: Path) -> None:
     assert status == 0, err
     assert err.splitlines()[-1] == ("mjbot view: no browser could be opened here; open the "
                                     "address above in one"), err
+
+
+def test_view_help_names_the_files_a_folder_lists(capsys: pytest.CaptureFixture[str]) -> None:
+    """A game saved as `.mjson` in a folder is not listed: --help said folders are searched
+    for mjai files, not by which names, and --host had no help (it takes loopback only)."""
+    from adapter.serve.games import IMPORT_SUFFIXES
+
+    out = " ".join(mjbot_here(capsys, "view", "--help").stdout.split())
+    assert all(suffix in out for suffix in IMPORT_SUFFIXES), out
+    assert "a file named here opens whatever its name" in out
+    assert "--host HOST a loopback address (default: 127.0.0.1)" in out

@@ -29,9 +29,13 @@ def register(sub: Any) -> None:
     v = sub.add_parser("view", help="the web replay viewer on game logs and imported files",
                        description="Serves the replay viewer on the files given (folders are "
                        "searched for mjbot logs and tenhou6 / mjlog / mjai / Botzone / SGF / "
-                       "NTPU files, Tenhou client transcripts) and prints its URL.")
+                       "NTPU files, Tenhou client transcripts, named .json, .jsonl, .xml, "
+                       ".mjlog, .sgf, .log or .txt; a file named here opens whatever its "
+                       "name) and prints its URL.")
     v.add_argument("paths", nargs="+", metavar="LOG_OR_DIR")
-    v.add_argument("--host", default="127.0.0.1")
+    v.add_argument("--host", default="127.0.0.1",
+                   help="a loopback address (default: %(default)s); `mjbot serve` serves "
+                   "others, behind a token")
     v.add_argument("--port", type=port_number, default=0, help="0 (default): a free port")
     v.add_argument("--open", action="store_true", help="open the page in a browser")
     v.set_defaults(handler=cmd_view)
