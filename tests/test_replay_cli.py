@@ -236,7 +236,8 @@ def test_export_tenhou6_and_mjai_through_the_cli(tmp_path: Path,
 
 @pytest.mark.parametrize("content, message", [
     (None, "no such file"),
-    (b"\x93\x01\x02\x03garbage", "mjbot msgpack log: no msgpack header frame at the start"),
+    (b"\x93\x01\x02\x03garbage", "not an mjbot msgpack log (no msgpack header frame at the "
+                                   "start"),
     (b'{"log": 3}', "expected an object with a 'log' list"),
 ])
 def test_bad_logs_get_one_clear_line(tmp_path: Path, content: bytes | None,
