@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -704,27 +705,38 @@ open(sys.argv[1], "w").write(text)
 """
 
 
-def _view_with_browser(tmp_path: Path, browser: str) -> tuple[str, int]:
+def _view_with_browser(tmp_path: Path, browser: str,
+                       until: Callable[[str], bool]) -> tuple[str, int]:
     """`mjbot view DIR --open` with ``BROWSER`` set to ``browser`` (as webbrowser reads it),
-    ended by SIGTERM once the browser has come and gone: its stderr and exit status."""
+    ended by SIGTERM once it has printed its address and ``until`` holds of its stderr so
+    far (or after a minute): its stderr and exit status."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     env.update(BROWSER=browser, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    done = tmp_path / "browsed"
     proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "view", str(tmp_path),
                              "--open"], env=env, stderr=subprocess.PIPE, text=True,
                             stdout=subprocess.DEVNULL)
+    lines: list[str] = []
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
         deadline = time.monotonic() + 60
-        while not done.exists() and time.monotonic() < deadline and proc.poll() is None:
+        while time.monotonic() < deadline and proc.poll() is None and not (
+                "(Ctrl-C to stop)" in "".join(lines) and until("".join(lines))):
             time.sleep(0.1)
-        time.sleep(0.5)  # the message after a browser that failed
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
+        proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return err, proc.returncode
+        reader.join(timeout=10)
+    return "".join(lines), proc.returncode
 
 
 def test_open_serves_the_page_to_the_browser_it_starts(tmp_path: Path) -> None:
@@ -734,7 +746,8 @@ def test_open_serves_the_page_to_the_browser_it_starts(tmp_path: Path) -> None:
     script = tmp_path / "browser.py"
     script.write_text(BROWSER)
     err, status = _view_with_browser(tmp_path, f"{sys.executable} {script} "
-                                               f"{tmp_path / 'browsed'} %s")
+                                               f"{tmp_path / 'browsed'} %s",
+                                     lambda _: (tmp_path / "browsed").exists())
     page = (tmp_path / "browsed").read_text()
     assert page.startswith("200 ") and "mjbot" in page, page
     assert status == 0 and "Traceback" not in err, err
@@ -743,8 +756,7 @@ def test_open_serves_the_page_to_the_browser_it_starts(tmp_path: Path) -> None:
 def test_open_without_a_browser_says_so(tmp_path: Path) -> None:
     """Where no browser could be opened (none on a server, or it failed) `--open` did
     nothing and said nothing."""
-    (tmp_path / "browsed").write_text("")  # nothing to wait for
-    err, status = _view_with_browser(tmp_path, "false")
+    err, status = _view_with_browser(tmp_path, "false", lambda err: "no browser" in err)
     assert status == 0, err
     assert err.splitlines()[-1] == ("mjbot view: no browser could be opened here; open the "
                                     "address above in one"), err
