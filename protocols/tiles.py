@@ -167,14 +167,31 @@ def parse_mpsz(text: str) -> list[Tile]:
     pos = 0
     for match in _MPSZ_GROUP.finditer(compact):
         if match.start() != pos:
-            raise TileError(f"bad mpsz {text!r} at {compact[pos:]!r}", text)
+            raise TileError(f"bad mpsz {text!r}: {_mpsz_fault(compact[pos:])}", text)
         pos = match.end()
         digits, suit_ = match.groups()
         for ch in digits:
             tiles.append(_mpsz_tile(int(ch), suit_, text))
     if pos != len(compact):
-        raise TileError(f"bad mpsz {text!r}: trailing {compact[pos:]!r}", text)
+        raise TileError(f"bad mpsz {text!r}: {_mpsz_fault(compact[pos:])}", text)
     return tiles
+
+
+def _mpsz_fault(rest: str) -> str:
+    """What is wrong at the start of ``rest``, the part of a hand no group matched, named
+    for the person who typed it: "trailing '123M456P'" or "at '12x3m'" quoted the rest of the
+    hand and left the mistake (an upper-case suit, an ``x``) to be found."""
+    digits = rest[:len(rest) - len(rest.lstrip("0123456789"))]
+    after = rest[len(digits):]
+    if not after:
+        return f"{digits!r} at the end has no suit letter (m, p, s, z; f for flowers)"
+    ch = after[0]
+    if ch in "MPSZF":
+        return f"suits are lower-case m, p, s, z (f: flowers), not {ch!r}"
+    if ch in "mpszf":  # a suit letter with no digits before it
+        return f"{ch!r} has no digits before it (write 123{ch}, not {ch}123)"
+    return (f"{ch!r} is not a digit or a suit letter (tiles are digits then m, p, s, z or f: "
+            "123m406p)")
 
 
 def _mpsz_tile(digit: int, suit_: str, text: str) -> Tile:

@@ -419,3 +419,13 @@ def test_the_outside_programs_at_a_table_are_started_side_by_side():
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_help_gives_the_defaults_a_bare_run_plays(capsys: pytest.CaptureFixture[str]) -> None:
+    """`MJBOT_MC=... mjbot arena --variant riichi --policies mc,...` (the README's mc example)
+    plays 400 hands: --help said "hands to play, about" and no number, nor which variant a
+    bare `mjbot arena` plays."""
+    out = " ".join(mjbot_here(capsys, "arena", "--help").stdout.split())
+    assert "game) (default: 400)" in out and "--variant {riichi,mcr,taiwan16,mass} " \
+        "the rules at the table (default: riichi)" in out, out
+    assert "--seed SEED the walls' seed: the same seed, the same walls (default: 0)" in out

@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 
 def run(*args):
     return subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
@@ -37,6 +39,24 @@ def test_bad_hand_is_one_clear_line_no_traceback():
     r = run("shanten", "11111m")
     assert r.returncode == 2 and "more than four" in r.stderr
     assert len(r.stderr.splitlines()) == 1
+
+
+NOT_A_TILE = "is not a digit or a suit letter (tiles are digits then m, p, s, z or f: 123m406p)"
+
+
+@pytest.mark.parametrize(("hand", "says"), [
+    # upper case (as books print tiles) read "trailing '123M456P789S11Z'": the whole hand
+    ("123M456P789S11Z", "suits are lower-case m, p, s, z (f: flowers), not 'M'"),
+    ("123m456p789s1122", "'1122' at the end has no suit letter (m, p, s, z; f for flowers)"),
+    ("m123", "'m' has no digits before it (write 123m, not m123)"),
+    ("12x3m", f"'x' {NOT_A_TILE}"),  # read "at '12x3m'": the whole hand again
+    ("123m,456p", f"',' {NOT_A_TILE}"),
+])
+def test_a_mistyped_hand_names_the_mistake(hand: str, says: str) -> None:
+    for argv in (["shanten", hand], ["score", hand, "--win", "1m"]):
+        r = run(*argv)
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        assert r.stderr.splitlines() == [f"mjbot {argv[0]}: bad mpsz {hand!r}: {says}"]
 
 
 def test_bad_input_with_json_logs_is_one_json_line():
@@ -123,3 +143,17 @@ def test_a_websocket_servers_first_line_is_ours_not_the_librarys():
         proc.kill()
         proc.wait(timeout=30)
     assert first.startswith("mjbot tenhou-server: waiting for 1 client(s) per table on "), first
+
+
+def test_a_riichi_score_shows_its_fu_and_limit():
+    """The deltas of a riichi hand follow from han and fu, but `mjbot score` printed the han
+    alone: 3 han tsumo paying 2000 all could not be checked by hand."""
+    r = run("score", "123456789m234p55s", "--win", "5s")
+    assert r.returncode == 0
+    assert r.stdout.splitlines() == ["value 3: Menzen Tsumo 1, Ittsu 2 (30 fu)",
+                                     "deltas [6000, -2000, -2000, -2000]"]
+    r = run("score", "123456789m234p55s", "--win", "5s", "--riichi", "--dora", "4s",
+            "--ron-from", "2", "--seat", "1")
+    assert r.stdout.splitlines()[0] == "value 5: Riichi 1, Ittsu 2, Dora 2 (40 fu, mangan)"
+    mcr = run("score", "123456789m234p55s", "--variant", "mcr", "--win", "5s")
+    assert "fu" not in mcr.stdout  # fan alone make an MCR value

@@ -236,7 +236,8 @@ def test_export_tenhou6_and_mjai_through_the_cli(tmp_path: Path,
 
 @pytest.mark.parametrize("content, message", [
     (None, "no such file"),
-    (b"\x93\x01\x02\x03garbage", "mjbot msgpack log: no msgpack header frame at the start"),
+    (b"\x93\x01\x02\x03garbage", "not an mjbot msgpack log (no msgpack header frame at the "
+                                   "start"),
     (b'{"log": 3}', "expected an object with a 'log' list"),
 ])
 def test_bad_logs_get_one_clear_line(tmp_path: Path, content: bytes | None,
@@ -247,6 +248,19 @@ def test_bad_logs_get_one_clear_line(tmp_path: Path, content: bytes | None,
     r = mjbot_here(capsys, "replay", str(path))
     assert r.returncode == 2
     assert message in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("command", ["replay", "review"])
+def test_a_folder_given_as_a_log_says_what_to_give(tmp_path: Path, command: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`make run` says its logs went to logs/local/<date>/ and that `mjbot replay` reads them:
+    a newcomer gives that folder, and was told only `is a directory`."""
+    folder = tmp_path / "logs" / "local" / "2026-11-29"
+    folder.mkdir(parents=True)
+    r = mjbot_here(capsys, command, str(folder))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == (f"mjbot {command}: {folder}: is a folder; name the game files "
+                                f"in it, or see them all with `mjbot view {folder}`")
 
 
 def test_unknown_policy_is_a_clear_error(tmp_path: Path,
@@ -448,6 +462,31 @@ def test_commentary_with_a_predictors_bad_weights_names_the_weights_not_the_game
     assert message in r.stderr and "no such file" not in r.stderr
 
 
+def test_a_mistyped_predictor_is_named_as_such_not_as_the_log(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`replay GAME --commentary --predictor rulebsed` read "GAME: unknown policy 'rulebsed'",
+    as if the game file were at fault; the name is now refused as the predictor's, before any
+    game is read (the second file does not exist: it is never reached)."""
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    r = mjbot_here(capsys, "replay", str(path), str(tmp_path / "none.json"), "--commentary",
+                   "--predictor", "rulebsed")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "mjbot replay: --predictor: unknown policy 'rulebsed' (review knows: "), lines
+    assert str(path) not in r.stderr and r.stdout == ""
+
+
+def test_a_top_k_of_zero_is_named_as_such_not_as_the_log(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--top-k 0` read "GAME: --top-k must be at least 1", the game file named first as if
+    it were at fault, and only once that game was read."""
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    r = mjbot_here(capsys, "replay", str(path), "--commentary", "--top-k", "0")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == ["mjbot replay: --top-k must be at least 1"]
+
+
 @pytest.mark.parametrize("command", [("replay",), ("review", "--policy", "rulebased")])
 def test_a_path_through_a_file_is_one_clear_line(tmp_path: Path,
                                                  command: tuple[str, ...],
@@ -470,3 +509,15 @@ def test_export_of_one_seats_own_log_says_why_it_cannot(tmp_path: Path,
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "--export needs the whole game (an import, or a local-table log); this test log " \
            "holds seat 1's view only" in r.stderr
+
+
+@pytest.mark.parametrize("command", ["replay", "review"])
+def test_help_names_every_format_replay_reads(command: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`--help` named every format but the Tenhou client transcript, which replay and review
+    read since the README's table has listed it."""
+    out = mjbot_here(capsys, command, "--help").stdout
+    words = " ".join(out.split())
+    for name in ("tenhou.net/6", "mjlog", "mjai", "Botzone judge log", "human games", "SGF",
+                 "NTPU", "Tenhou client transcript"):
+        assert name in words, (name, words)

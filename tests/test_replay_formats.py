@@ -50,6 +50,13 @@ def test_unknown_file_says_which_formats_were_tried(tmp_path: Path, name: str) -
     r = _mjbot("replay", str(path))
     assert r.returncode == 2, r.stdout
     assert "Traceback" not in r.stderr
+    if name == "garbage.bin":  # binary: one line, not eight formats' "not UTF-8 text"
+        own = dict(info.value.attempts)["mjbot msgpack log"]
+        assert r.stderr.splitlines() == [
+            f"mjbot replay: {path}: not a game log we know: not an mjbot msgpack log ({own}), "
+            f"and not UTF-8 text (byte 0x80 at offset 121), which the {len(LABELS) - 1} other "
+            "formats are"], r.stderr
+        return
     lead = "" if name != "cut-header.mjlog.msgpack" else \
         f" (mjbot msgpack log, by its opening: {dict(info.value.attempts)['mjbot msgpack log']})"
     assert f"{path}: not a game log we know{lead}; tried:" in r.stderr

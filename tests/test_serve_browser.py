@@ -276,6 +276,8 @@ def test_each_variant_as_a_person_sees_it(browser: Browser, variant: str,
     step_shown(browser, 1, 2)
     # a dora row where the rules have dora, none for MCR and Taiwan
     assert browser.evaluate("!!document.querySelector('#center .dora')") == (variant == "riichi")
+    # nor riichi sticks: MCR and Taiwan showed "sticks 0" all game
+    assert ("sticks" in text(browser, "#center")) == (variant == "riichi")
     # every hand on one line, the drawn tile beside it (16 + 1 tiles in Taiwan)
     rows = browser.evaluate("""[...document.querySelectorAll('.seat')].map(s =>
         [...s.querySelectorAll('.hand .tile')].map(t => Math.round(

@@ -9,8 +9,13 @@ import datetime as dt
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import threading
+import time
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -266,6 +271,31 @@ async def test_single_files_given_to_view(folder: dict[str, Any]) -> None:
         assert [g["id"] for g in games] == ["0~game.xml"]
         assert (await client.get("/api/games/0~game.xml")).status == 200
         assert (await client.get("/api/games/0~game.mjai.jsonl")).status == 404
+    finally:
+        await client.close()
+
+
+async def test_a_file_given_alone_opens_whatever_its_name(folder: dict[str, Any],
+                                                          tmp_path: Path) -> None:
+    """A file named to `mjbot view` is listed whatever its name, so it opens whatever its name:
+    an mjai log saved as `.mjson` (as Mortal's tools name them) shows, as `mjbot replay` reads
+    it, and a file no reader takes is the 422 that says so, not "no such game"."""
+    mjson = tmp_path / "mortal game.mjson"
+    shutil.copy(folder["files"]["game.mjai.jsonl"], mjson)
+    binary = tmp_path / "save.dat"
+    binary.write_bytes(bytes(range(256)) * 8)
+    client = await client_for(files=[str(mjson), str(binary)])
+    try:
+        games = (await (await client.get("/api/games")).json())["games"]
+        ids = {g["name"]: g["id"] for g in games}
+        assert set(ids) == {mjson.name, binary.name}
+        shown = await client.get(f"/api/games/{ids[mjson.name]}")
+        assert shown.status == 200 and (await shown.json())["variant"] == "riichi"
+        refused = await client.get(f"/api/games/{ids[binary.name]}")
+        assert refused.status == 422 and "cannot show this file" in await refused.text()
+        # a file given alone names only itself: its neighbours stay out of reach
+        sibling = ids[mjson.name].rsplit("~", 1)[0] + "~" + binary.name
+        assert (await client.get(f"/api/games/{sibling}")).status == 404
     finally:
         await client.close()
 
@@ -661,3 +691,83 @@ async def test_a_filter_says_older_games_match_only_where_one_does(tmp_path: Pat
         assert tenhou["matched"] == 4 and tenhou["cut"] is True
     finally:
         await client.close()
+
+
+BROWSER = """import sys, urllib.request
+# a console browser (lynx, w3m: what Python's webbrowser runs where there is no display)
+# runs in the foreground, and webbrowser waits for it to end
+try:
+    with urllib.request.urlopen(sys.argv[2], timeout=10) as page:
+        text = f"{page.status} {page.read().decode()[:2000]}"
+except OSError as exc:
+    text = f"failed: {exc}"
+open(sys.argv[1], "w").write(text)
+"""
+
+
+def _view_with_browser(tmp_path: Path, browser: str,
+                       until: Callable[[str], bool]) -> tuple[str, int]:
+    """`mjbot view DIR --open` with ``BROWSER`` set to ``browser`` (as webbrowser reads it),
+    ended by SIGTERM once it has printed its address and ``until`` holds of its stderr so
+    far (or after a minute): its stderr and exit status."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env.update(BROWSER=browser, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "view", str(tmp_path),
+                             "--open"], env=env, stderr=subprocess.PIPE, text=True,
+                            stdout=subprocess.DEVNULL)
+    lines: list[str] = []
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None and not (
+                "(Ctrl-C to stop)" in "".join(lines) and until("".join(lines))):
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        reader.join(timeout=10)
+    return "".join(lines), proc.returncode
+
+
+def test_open_serves_the_page_to_the_browser_it_starts(tmp_path: Path) -> None:
+    """`mjbot view --open` called the browser on the event loop that serves the page: a
+    console browser, which webbrowser waits for, asked for a page nobody could answer, and
+    the command hung with it (the browser timed out here)."""
+    script = tmp_path / "browser.py"
+    script.write_text(BROWSER)
+    err, status = _view_with_browser(tmp_path, f"{sys.executable} {script} "
+                                               f"{tmp_path / 'browsed'} %s",
+                                     lambda _: (tmp_path / "browsed").exists())
+    page = (tmp_path / "browsed").read_text()
+    assert page.startswith("200 ") and "mjbot" in page, page
+    assert status == 0 and "Traceback" not in err, err
+
+
+def test_open_without_a_browser_says_so(tmp_path: Path) -> None:
+    """Where no browser could be opened (none on a server, or it failed) `--open` did
+    nothing and said nothing."""
+    err, status = _view_with_browser(tmp_path, "false", lambda err: "no browser" in err)
+    assert status == 0, err
+    assert err.splitlines()[-1] == ("mjbot view: no browser could be opened here; open the "
+                                    "address above in one"), err
+
+
+def test_view_help_names_the_files_a_folder_lists(capsys: pytest.CaptureFixture[str]) -> None:
+    """A game saved as `.mjson` in a folder is not listed: --help said folders are searched
+    for mjai files, not by which names, and --host had no help (it takes loopback only)."""
+    from adapter.serve.games import IMPORT_SUFFIXES
+
+    out = " ".join(mjbot_here(capsys, "view", "--help").stdout.split())
+    assert all(suffix in out for suffix in IMPORT_SUFFIXES), out
+    assert "a file named here opens whatever its name" in out
+    assert "--host HOST a loopback address (default: 127.0.0.1)" in out

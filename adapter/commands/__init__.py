@@ -52,8 +52,12 @@ def reading(path: str) -> Iterator[None]:
         yield
     except OSError as exc:
         if _names(exc, path):  # also a file on the way (a/file/x), a file it may not read
-            why = ("no such file" if isinstance(exc, FileNotFoundError) else "is a directory"
-                   if isinstance(exc, IsADirectoryError) else exc.strerror or str(exc))
+            why = ("no such file" if isinstance(exc, FileNotFoundError)
+                   # `make run` says where its logs went and that replay reads them: the
+                   # folder is what a newcomer gives first
+                   else "is a folder; name the game files in it, or see them all with "
+                   f"`mjbot view {path}`" if isinstance(exc, IsADirectoryError)
+                   else exc.strerror or str(exc))
             raise UserInputError(f"{path}: {why}") from None
         if isinstance(exc, FileNotFoundError | IsADirectoryError):
             # another file: a predictor's missing or wrong weights

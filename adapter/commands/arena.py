@@ -73,15 +73,17 @@ def register(sub: Any) -> None:
                        "four policies; figures are pooled per policy with 95% intervals that "
                        "use the duplicate pairing.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    a.add_argument("--variant", default="riichi", choices=VARIANT_NAMES)
+    a.add_argument("--variant", default="riichi", choices=VARIANT_NAMES,
+                   help="the rules at the table (default: %(default)s)")
     a.add_argument("--policies", default="rulebased,greedy,greedy,greedy",
                    help="four policy names or outside programs (KIND:CMD, see below), seat "
                    "0..3, each optionally LABEL= to name it in the figures, e.g. "
                    "'nn,rb=mjai:python -m bot,rb=mjai:python -m bot,rb=mjai:python -m bot' "
                    "(default: %(default)s)")
     a.add_argument("--hands", type=int, default=400, help="hands to play, about (riichi: "
-                   "whole games are played, ~5.5 hands per east-only game)")
-    a.add_argument("--seed", type=int, default=0)
+                   "whole games are played, ~5.5 hands per east-only game) (default: %(default)s)")
+    a.add_argument("--seed", type=int, default=0,
+                   help="the walls' seed: the same seed, the same walls (default: %(default)s)")
     add_ray_arguments(a)
     add_fallback_argument(a)
     add_seat_limit_argument(a)

@@ -23,7 +23,8 @@ def register(sub: Any) -> None:
                        description="LOG is one of mjbot's own logs (.mjlog.msgpack), a "
                        "tenhou.net/6 JSON, an mjlog XML, an mjai JSONL, a Botzone judge log, "
                        "Botzone human games as ccr-cheng's preprocessing writes them, an "
-                       "NYCU lab SGF (GM[84], full information) or an NTPU client's command log; "
+                       "NYCU lab SGF (GM[84], full information), an NTPU client's command log or a "
+                       "Tenhou client transcript (Send: / Get: lines); "
                        "a file of none of these is reported with why each format refused it.")
     r.add_argument("logs", nargs="+", metavar="LOG")
     r.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
@@ -57,6 +58,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UserInputError("--top-k and --predictor shape the commentary: add --commentary")
     if args.output and not args.export:
         raise UserInputError("-o names the file an --export goes to: add --export")
+    # a mistyped predictor or --top-k is the option's fault, named before any game is read
+    # (inside reading() it read as the LOG's: "GAME: unknown policy 'rulebsed'")
+    ranker = _ranker(args.predictor) if args.commentary else None
+    if args.top_k is not None and args.top_k < 1:
+        raise UserInputError("--top-k must be at least 1")
     outputs: list[dict[str, object]] = []
     if args.export:
         with reading(args.logs[0]):
@@ -80,8 +86,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             if args.policy:
                 result["agreement"] = agreement = replayer.agreement(rep, args.policy)
                 failed += agreement["failed"]
-            if args.commentary:
-                result["commentary"] = _commentary(rep, args)
+            if ranker is not None:
+                result["commentary"] = _commentary(rep, ranker, args)
             if args.reparse:
                 result["reparse"] = replayer.reparse(rep)
         outputs.append(result)
@@ -123,16 +129,23 @@ def _write_export(text: str, output: str | None) -> None:
         raise UserInputError(f"-o {output}: {exc.strerror or exc}") from None
 
 
-def _commentary(rep: object, args: argparse.Namespace) -> list[dict[str, object]]:
+def _ranker(predictor: str) -> Any:
+    """The commentary's predictor by name; a name no policy has is refused as the
+    predictor's."""
     from adapter.commands.review import evaluator
+
+    try:
+        return evaluator(predictor, 32, 0, predictor=True)
+    except UserInputError as exc:
+        raise UserInputError(f"--predictor: {exc}") from None
+
+
+def _commentary(rep: object, ranker: Any, args: argparse.Namespace) -> list[dict[str, object]]:
     from brain.policies.mc.models import MissingModels
     from replay.review.commentary import commentary
     from replay.review.evaluators import PolicyFailed
 
     top_k = 3 if args.top_k is None else args.top_k
-    if top_k < 1:
-        raise UserInputError("--top-k must be at least 1")
-    ranker = evaluator(args.predictor, 32, 0, predictor=True)
     require_networks([args.predictor], rep.variant)  # type: ignore[attr-defined]
     try:
         return commentary(rep, ranker, top_k)  # type: ignore[arg-type]

@@ -18,7 +18,7 @@ def register(sub: Any) -> None:
                        "one seat's decisions",
                        description="GAME is any log `mjbot replay` reads (mjbot's own logs, "
                        "tenhou.net/6, mjlog, mjai, Botzone judge logs and preprocessed human "
-                       "games, NYCU SGF, NTPU).")
+                       "games, NYCU SGF, NTPU, Tenhou client transcripts).")
     r.add_argument("game", metavar="GAME")
     r.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
                    help="whose decisions (imports: default 0; own logs: the bot's seat)")

@@ -29,9 +29,13 @@ def register(sub: Any) -> None:
     v = sub.add_parser("view", help="the web replay viewer on game logs and imported files",
                        description="Serves the replay viewer on the files given (folders are "
                        "searched for mjbot logs and tenhou6 / mjlog / mjai / Botzone / SGF / "
-                       "NTPU files, Tenhou client transcripts) and prints its URL.")
+                       "NTPU files, Tenhou client transcripts, named .json, .jsonl, .xml, "
+                       ".mjlog, .sgf, .log or .txt; a file named here opens whatever its "
+                       "name) and prints its URL.")
     v.add_argument("paths", nargs="+", metavar="LOG_OR_DIR")
-    v.add_argument("--host", default="127.0.0.1")
+    v.add_argument("--host", default="127.0.0.1",
+                   help="a loopback address (default: %(default)s); `mjbot serve` serves "
+                   "others, behind a token")
     v.add_argument("--port", type=port_number, default=0, help="0 (default): a free port")
     v.add_argument("--open", action="store_true", help="open the page in a browser")
     v.set_defaults(handler=cmd_view)
@@ -103,17 +107,33 @@ async def _view(folders: list[str], files: list[str], host: str, port: int,
     server = StatusServer(roots=folders, imports=files)
     url = await server.start(host, port)
     print(f"mjbot view: {url}games  (Ctrl-C to stop)", file=sys.stderr, flush=True)
-    if open_browser:
-        import webbrowser
-
-        webbrowser.open(url + "games")
     done = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, done.set)
+    opening = asyncio.ensure_future(_open_browser(url + "games")) if open_browser else None
     try:
         await done.wait()
     finally:
         await server.stop()
+        if opening is not None and not opening.done():
+            opening.cancel()
     return 0
+
+
+async def _open_browser(url: str) -> None:
+    """Open ``url`` in a browser, off the event loop: webbrowser waits for a console browser
+    (lynx, w3m: its choice where there is no display) to end, and called on the loop it held
+    the server that browser was asking for the page (both hung). Where none could be opened
+    (none found, or it failed), say so rather than nothing."""
+    import asyncio
+    import webbrowser
+
+    try:
+        opened = await asyncio.to_thread(webbrowser.open, url)
+    except webbrowser.Error:
+        opened = False
+    if not opened:
+        print("mjbot view: no browser could be opened here; open the address above in one",
+              file=sys.stderr, flush=True)

@@ -299,8 +299,10 @@ class GameIndex:
             base = (root.path.parent if root.single else root.path).resolve(strict=True)
         except (OSError, RuntimeError):
             raise GameNotFound(game_id) from None
+        # a file given on its own is listed whatever its name (the user named it), so it opens
+        # whatever its name; in a folder only game-like names are
         if not resolved.is_relative_to(base) or not resolved.is_file() \
-                or not _allowed(resolved.name):
+                or not (root.single or _allowed(resolved.name)):
             raise GameNotFound(game_id)
         return resolved
 

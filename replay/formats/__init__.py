@@ -65,6 +65,14 @@ class UnknownFormat(RecordError):
         if refused is not None:  # the format the file is marked as refused what it holds
             super().__init__(f"{refused[0]}: {refused[1]}")
             return
+        why_text = {why for label, why in attempts[1:]}  # the text formats, after our own
+        if likeliest is None and len(why_text) == 1 and attempts[1:] \
+                and next(iter(why_text)).startswith("not UTF-8 text"):
+            # binary, and not our log: eight lines of one reason said nothing more than this
+            super().__init__(f"not a game log we know: not an {attempts[0][0]} "
+                             f"({attempts[0][1]}), and {next(iter(why_text))}, which the "
+                             f"{len(attempts) - 1} other formats are")
+            return
         lines = "\n".join(f"  {label}: {why}" for label, why in attempts)
         lead = "" if likeliest is None else \
             f" ({likeliest}, by its opening: {dict(attempts)[likeliest]})"

@@ -51,11 +51,14 @@ function drawSeat(box, seat, step) {
 }
 
 function drawCenter(step) {
-  // MCR and Taiwan have no dora: no empty row for them
-  const dora = view.outline.variant === "riichi" || step.dora.length > 0;
+  // MCR and Taiwan have no dora and no riichi sticks: no empty row, no "sticks 0", for them
+  const riichi = view.outline.variant === "riichi";
+  const dora = riichi || step.dora.length > 0;
+  const counts = [riichi || step.sticks ? `sticks ${step.sticks}` : null,
+    step.wall !== null && step.wall !== undefined ? `wall ${step.wall}` : null].filter(Boolean);
   document.getElementById("center").replaceChildren(...[
     el("div", { class: "round", text: `${step.round}-${step.honba}` }),
-    el("div", {}, `sticks ${step.sticks}` + (step.wall !== null && step.wall !== undefined ? ` · wall ${step.wall}` : "")),
+    el("div", {}, counts.join(" · ")),
     dora ? el("div", { class: "row dora" }, "dora ", tileRow(step.dora, "small")) : null].filter(Boolean));
 }
 
