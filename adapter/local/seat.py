@@ -68,7 +68,20 @@ def program_digests(seat: str) -> dict[str, str]:
         argv = parse_spec(name).argv
     except ValueError:
         return {}
-    return {word: sha256(Path(word)) for word in argv if Path(word).is_file()}
+    return {word: _file_digest(Path(word)) for word in argv if Path(word).is_file()}
+
+
+def _file_digest(path: Path) -> str:
+    """``path``'s SHA-256; for a file this user may run but not read (an execute-only
+    binary), its size and modification time, which an edit changes too."""
+    try:
+        return sha256(path)
+    except OSError as exc:
+        try:
+            stat = path.stat()
+        except OSError:
+            return f"unreadable ({exc.strerror})"
+        return f"unreadable ({exc.strerror}): {stat.st_size} bytes, modified {stat.st_mtime_ns}"
 
 
 class BrainSeat:
