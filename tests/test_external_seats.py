@@ -633,6 +633,29 @@ def test_a_program_that_never_flushes_is_told_it_may_be_why(tmp_path):
     assert "at its start" in first and "flush" in first, first
 
 
+# A kept-running Botzone bot that passes but never flushes: its answer and the keep-running
+# marker sit in its stdout buffer (the input stays open, so no exit flushes them).
+BOTZONE_KEEP_UNFLUSHED = textwrap.dedent("""
+    import io, sys
+    out = io.TextIOWrapper(open(1, "wb", buffering=65536, closefd=False), write_through=False)
+    for line in sys.stdin:
+        out.write("PASS\\nMARKER\\n")
+""").replace("MARKER", MARKER)
+
+
+def test_a_kept_botzone_program_that_never_flushes_is_told_it_may_be_why(tmp_path):
+    """The flush hint reached mjai and NTPU runs late at their start, never a kept Botzone
+    run, which is asked nothing until its first turn: a bot whose answers sat in its output
+    buffer got 'late: no answer within 6 s', a hang's words, each hand. A kept run late
+    with its first turn's answer now gets the hint too."""
+    bot = _script(tmp_path, "bot.py", BOTZONE_KEEP_UNFLUSHED)
+    name = f"botzone-keep:{PY} {bot}"
+    summary = _arena("mcr", name, seat_limit=1)
+    assert summary["external_seats"][name]["late"] >= summary["games"], summary
+    first = summary["policies"][name]["first_fallback"]
+    assert first.startswith("late: no answer within 1 s") and "flush" in first, first
+
+
 def test_an_outside_programs_answer_times_are_in_the_thinking_figures(tmp_path):
     """The arena's thinking line and JSON timed only our own policies: the author of an
     outside bot saw no mean or p99 of its answers beside the platform's limit (mjai's 2 s),

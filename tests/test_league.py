@@ -5,10 +5,13 @@ where the process is part of what is checked (a signal, a reader gone); the runs
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from adapter.commands.league import arena_file, difference, pairings
 from tests.in_process import mjbot_here
@@ -276,3 +279,48 @@ def test_an_arena_kept_in_out_is_not_reused_once_its_outside_program_changed(tmp
     assert changed.returncode == 2 and "Traceback" not in changed.stderr
     assert "played with other options (programs_sha256" in changed.stderr, changed.stderr
     assert len(changed.stderr.strip().splitlines()) == 1
+
+
+UNREADABLE = Path("/proc/sys/vm/compact_memory")  # write-only, even for root
+
+
+@pytest.mark.skipif(not UNREADABLE.is_file(), reason="no write-only sysctl file here")
+def test_a_file_its_command_names_that_cannot_be_read_is_no_traceback(tmp_path, capsys):
+    """An outside member whose command names a file this user can run but not read (an
+    execute-only binary) ended the league in a PermissionError traceback before its first
+    game, --out or not: the file was hashed to tell an edited program. Such a file is now
+    told by its size and modification time; the league plays and its arena is kept."""
+    from tests.test_external_seats import MJAI_CHATTY
+
+    bot = tmp_path / "bot.py"
+    bot.write_text(MJAI_CHATTY)
+    args = ("league", "--members",
+            f"mine=mjai:{sys.executable} {bot} buffered {UNREADABLE},rulebased",
+            "--hands", "4", "--seed", "3", "--out", str(tmp_path / "arenas"))
+    first = mjbot_here(capsys, *args)
+    assert first.returncode == 0 and "Traceback" not in first.stderr, first.stderr
+    again = mjbot_here(capsys, *args)
+    assert again.returncode == 0 and "kept from --out" in again.stdout, again.stderr
+
+
+def test_a_program_found_on_path_is_told_when_it_changed(tmp_path, capsys, monkeypatch):
+    """An outside member started by a bare name (``mjai:mybot``: a bot installed on PATH,
+    e.g. a compiled one) was looked for in the current folder, where it is not, so after its
+    author rebuilt it a rerun with the same --out printed the old program's figures as kept.
+    The program is now found as it is started, on PATH, and its bytes are in the options."""
+    from tests.test_external_seats import MJAI_CHATTY
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    bot = bin_dir / "mybot"
+    bot.write_text(f"#!{sys.executable}\n" + MJAI_CHATTY)
+    bot.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ.get('PATH', '')}")
+    monkeypatch.chdir(tmp_path)
+    args = ("league", "--members", "mine=mjai:mybot buffered,rulebased", "--hands", "4",
+            "--seed", "3", "--out", str(tmp_path / "arenas"))
+    assert mjbot_here(capsys, *args).returncode == 0
+    bot.write_text(f"#!{sys.executable}\n" + MJAI_CHATTY + "# a better bot\n")
+    changed = mjbot_here(capsys, *args)
+    assert changed.returncode == 2 and "Traceback" not in changed.stderr, changed.stderr
+    assert "played with other options (programs_sha256" in changed.stderr, changed.stderr

@@ -299,7 +299,7 @@ def stopped(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("field", ["games", "unit", "skip", "open_games", "shards", "open",
-                                   "referee_errors", "fallbacks", "shard"])
+                                   "referee_errors", "fallbacks", "shard", "external"])
 def test_a_hand_edited_record_is_refused_in_one_line(tmp_path, stopped, field):
     """A progress.json edited by hand (a field of the wrong type) was a traceback where the
     field was used (TypeError, AttributeError); it is refused in one line naming the field,
@@ -310,6 +310,8 @@ def test_a_hand_edited_record_is_refused_in_one_line(tmp_path, stopped, field):
     for checkpoint in record["checkpoints"]:
         if field == "shard":
             checkpoint["shards"][0]["bytes"] = "many"
+        elif field == "external":  # an outside program's faults, not as a run writes them
+            checkpoint[field] = {"mine": "x"}
         else:
             checkpoint[field] = "x"
     (out / "progress.json").write_text(json.dumps(record))

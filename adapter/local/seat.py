@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,8 @@ def weights_digest(seat: str) -> str:
 
 def program_digests(seat: str) -> dict[str, str]:
     """For an outside program (``KIND:CMD``, under a label too): the SHA-256 of each word of
-    its command that names a file here (``bot.py``, ``./mybot``, an upload zip), by the word;
+    its command that names a file here (``bot.py``, ``./mybot``, an upload zip) and of the
+    program it starts (``mybot`` on PATH, ``python`` itself), by the word;
     empty for any other seat. Its command stays the same when its author edits the program,
     so a kept figure must be told from a fresh one by these. A module run with ``-m`` or what
     a program imports are not seen."""
@@ -68,7 +70,24 @@ def program_digests(seat: str) -> dict[str, str]:
         argv = parse_spec(name).argv
     except ValueError:
         return {}
-    return {word: sha256(Path(word)) for word in argv if Path(word).is_file()}
+    # the program as it is started (execvp): a bare name is found on PATH, not here
+    program = shutil.which(argv[0])
+    files = {argv[0]: Path(program)} if program else {}
+    files.update({word: Path(word) for word in argv[1:] if word not in files})
+    return {word: _file_digest(path) for word, path in files.items() if path.is_file()}
+
+
+def _file_digest(path: Path) -> str:
+    """``path``'s SHA-256; for a file this user may run but not read (an execute-only
+    binary), its size and modification time, which an edit changes too."""
+    try:
+        return sha256(path)
+    except OSError as exc:
+        try:
+            stat = path.stat()
+        except OSError:
+            return f"unreadable ({exc.strerror})"
+        return f"unreadable ({exc.strerror}): {stat.st_size} bytes, modified {stat.st_mtime_ns}"
 
 
 class BrainSeat:

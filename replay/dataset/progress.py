@@ -99,7 +99,8 @@ def _checked(c: Checkpoint) -> Checkpoint:
             raise wrong(name, value)
     if not isinstance(c.shards, list):
         raise wrong("shards", c.shards)
-    if not isinstance(c.external, dict):
+    if not isinstance(c.external, dict) or not all(
+            isinstance(v, dict) for v in c.external.values()):
         raise wrong("external", c.external)
     if c.open is not None and not isinstance(c.open, dict):
         raise wrong("open", c.open)

@@ -119,6 +119,7 @@ class BotzoneSeat(ExternalSeat):
     def _exchange_line(self, line: str) -> None:
         """Send ``line`` (starting the program where none runs) and read its answer."""
         bot = self.bot
+        fresh = self.proc is None  # this turn starts a run
         if self.proc is not None:
             limit = self._limit(LATER_LIMIT)
             self._skip_unasked_turns()
@@ -129,7 +130,7 @@ class BotzoneSeat(ExternalSeat):
             proc.send(bot._input(), limit)  # a long history: the turn's limit bounds it too
             if not self.keep:
                 proc.end_input()
-        lines = self._turn_output(limit)
+        lines = self._turn_output(limit, fresh)
         try:
             response = bot._answer(lines)
         except Verdict as verdict:
@@ -182,9 +183,9 @@ class BotzoneSeat(ExternalSeat):
             self._unasked(SeatFault("garbage", "a turn printed answering no request", turn))
         self._more_unasked("garbage", count - len(turns), "turns printed answering no request")
 
-    def _turn_output(self, limit: float) -> list[str]:
+    def _turn_output(self, limit: float, fresh: bool = False) -> list[str]:
         """What the bot printed for this turn: up to the keep-running marker (the run is
-        kept) or the end of its output (the run is over)."""
+        kept) or the end of its output (the run is over). ``fresh``: a run's first turn."""
         assert self.proc is not None
         deadline = time.monotonic() + limit
         lines: list[str] = []
@@ -195,7 +196,7 @@ class BotzoneSeat(ExternalSeat):
             except SeatFault as fault:
                 if fault.reason != "late":
                     raise
-                raise SeatFault("late", self._late(lines, limit), fault.raw) from None
+                raise SeatFault("late", self._late(lines, limit, fresh), fault.raw) from None
             if line is None:
                 note = "" if lines else self.proc.exit_note("exited without an answer")
                 self._stop()
@@ -212,12 +213,16 @@ class BotzoneSeat(ExternalSeat):
                 raise SeatFault("garbage", f"more than {OUTPUT_LIMIT} bytes of output in one "
                                 "turn (OLE on Botzone)", "\n".join(lines[:3]), fatal=True)
 
-    def _late(self, lines: list[str], limit: float) -> str:
+    def _late(self, lines: list[str], limit: float, fresh: bool = False) -> str:
         """Why a turn was late, in the turn's limit: a bot that answered but did not end its
         turn (Botzone waits for the marker, or a one-shot run's exit, and then it is a TLE)
-        is told so, not that it gave no answer."""
+        is told so, not that it gave no answer. A kept run silent at its first turn may have
+        its answer in its output buffer, as an mjai or NTPU run late at its start (seat.py);
+        a one-shot run's output is flushed as it exits."""
         if not lines:
-            return f"no answer within {limit:g} s"
+            unflushed = ("; a program that does not flush its output after each answer "
+                         "looks the same" if fresh and self.keep else "")
+            return f"no answer within {limit:g} s{unflushed}"
         ending = f"print {KEEP_RUNNING} or exit" if self.keep else "exit"
         return f"answered {lines[0][:80]!r} but did not {ending} within {limit:g} s"
 
