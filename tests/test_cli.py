@@ -157,3 +157,14 @@ def test_a_riichi_score_shows_its_fu_and_limit():
     assert r.stdout.splitlines()[0] == "value 5: Riichi 1, Ittsu 2, Dora 2 (40 fu, mangan)"
     mcr = run("score", "123456789m234p55s", "--variant", "mcr", "--win", "5s")
     assert "fu" not in mcr.stdout  # fan alone make an MCR value
+
+
+def test_a_double_yakuman_score_shows_no_fu():
+    """A yakuman is paid by its limit, not by fu: one yakuman printed "(yakuman)", but two
+    printed "(60 fu, 2x yakuman)", a fu that counts for nothing."""
+    one = run("score", "11223344556677z", "--win", "7z")
+    assert one.stdout.splitlines()[0] == "value 13: Tsuu Iisou 13 (yakuman)"
+    two = run("score", "111999m111999p11s", "--win", "1s")
+    assert two.returncode == 0
+    assert two.stdout.splitlines()[0] == \
+        "value 26: Chinroutou 13, Suu Ankou Tanki 13 (2x yakuman)", two.stdout

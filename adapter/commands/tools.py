@@ -108,7 +108,8 @@ def print_score(result: WinScore) -> None:
     """Value, items and deltas; a riichi value also its fu and limit (the deltas follow from
     han and fu: 3 han at 30 fu is 2000 all), fan and tai having neither."""
     items = ", ".join(f"{name} {value}" for name, value in result.items)
-    shown = [] if result.fu is None or result.limit == "yakuman" else [f"{result.fu} fu"]
+    yakuman = (result.limit or "").endswith("yakuman")  # "yakuman", "2x yakuman": no fu
+    shown = [] if result.fu is None or yakuman else [f"{result.fu} fu"]
     shown += [result.limit] if result.limit else []
     print(f"value {result.value}: {items}" + (f" ({', '.join(shown)})" if shown else ""))
     print(f"deltas {list(result.deltas)}")
