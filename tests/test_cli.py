@@ -157,3 +157,34 @@ def test_a_riichi_score_shows_its_fu_and_limit():
     assert r.stdout.splitlines()[0] == "value 5: Riichi 1, Ittsu 2, Dora 2 (40 fu, mangan)"
     mcr = run("score", "123456789m234p55s", "--variant", "mcr", "--win", "5s")
     assert "fu" not in mcr.stdout  # fan alone make an MCR value
+
+
+def test_a_double_yakuman_score_shows_no_fu():
+    """A yakuman is paid by its limit, not by fu: one yakuman printed "(yakuman)", but two
+    printed "(60 fu, 2x yakuman)", a fu that counts for nothing."""
+    one = run("score", "11223344556677z", "--win", "7z")
+    assert one.stdout.splitlines()[0] == "value 13: Tsuu Iisou 13 (yakuman)"
+    two = run("score", "111999m111999p11s", "--win", "1s")
+    assert two.returncode == 0
+    assert two.stdout.splitlines()[0] == \
+        "value 26: Chinroutou 13, Suu Ankou Tanki 13 (2x yakuman)", two.stdout
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    # a flower in the hand: riichi's scorer raised TileError, the others HandError
+    (["123456789m234p51f", "--win", "1f"],
+     "'123456789m234p51f' holds a flower (1f-8f): flowers are set aside, never part of a "
+     "winning hand"),
+    (["123456789m234p1f2f", "--win", "1m", "--variant", "mcr"],
+     "'123456789m234p1f2f' holds a flower (1f-8f): flowers are set aside, never part of a "
+     "winning hand"),
+    (["123456789m234p55s", "--win", "5s", "--dora", "1f"], "--dora 1f: a flower is no dora "
+                                                             "indicator"),
+    # a red five twice: riichi's scorer raised ValueError (no such copy)
+    (["123456789m234p00s", "--win", "0s"],
+     "'123456789m234p00s' holds two red fives of one suit: riichi has one of each"),
+])
+def test_a_hand_no_table_deals_is_one_line_not_a_traceback(argv: list[str], says: str) -> None:
+    r = run("score", *argv)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.splitlines() == [f"mjbot score: {says}"]

@@ -477,6 +477,21 @@ def test_a_mistyped_predictor_is_named_as_such_not_as_the_log(
     assert str(path) not in r.stderr and r.stdout == ""
 
 
+@pytest.mark.parametrize("predictor, message", [
+    ("nn@brain/data/nn_mcr.npz", "nn: the weights are for 'mcr', not 'riichi'"),
+    ("nn@missing-weights.npz", "nn: no weights file at missing-weights.npz"),
+])
+def test_a_predictors_bad_weights_are_named_as_the_predictors_not_the_log(
+        tmp_path: Path, predictor: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`replay GAME --commentary --predictor nn@missing.npz` read "GAME: nn: no weights file
+    at missing.npz", the game file named first as if it were at fault, as a mistyped name
+    did; the weights are now refused as the predictor's."""
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    r = mjbot_here(capsys, "replay", str(path), "--commentary", "--predictor", predictor)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == [f"mjbot replay: --predictor: {message}"], r.stderr
+
+
 def test_a_top_k_of_zero_is_named_as_such_not_as_the_log(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--top-k 0` read "GAME: --top-k must be at least 1", the game file named first as if

@@ -5,6 +5,7 @@ that try to leave the log folder."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import os
@@ -771,3 +772,22 @@ def test_view_help_names_the_files_a_folder_lists(capsys: pytest.CaptureFixture[
     assert all(suffix in out for suffix in IMPORT_SUFFIXES), out
     assert "a file named here opens whatever its name" in out
     assert "--host HOST a loopback address (default: 127.0.0.1)" in out
+
+
+def test_open_stops_while_the_browser_it_started_still_runs(tmp_path: Path) -> None:
+    """A console browser (lynx, w3m) stays until its user quits it, and webbrowser waits for
+    it: `mjbot view --open` stopped by SIGTERM (or Ctrl-C) waited for that wait at exit, so
+    the command did not end until the browser did."""
+    script = tmp_path / "browser.sh"
+    pid_file = tmp_path / "browser.pid"
+    script.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 600\n")
+    script.chmod(0o755)
+    try:
+        err, status = _view_with_browser(tmp_path, f"{script} %s",
+                                         lambda _: pid_file.exists() and
+                                         pid_file.read_text().strip() != "")
+        assert status == 0 and "Traceback" not in err, err
+    finally:  # the browser is the user's to quit: here, the test's
+        if pid_file.exists() and pid_file.read_text().strip():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)

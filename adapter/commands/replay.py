@@ -81,6 +81,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
             rep = replayer.load(path, args.seat)
         if args.policy:  # the policy's faults named as its own, not as the LOG's
             require_playable(args.policy, rep.variant)
+        if ranker is not None:  # likewise the predictor's weights (nn@FILE), for this variant
+            try:
+                require_networks([args.predictor], rep.variant)
+            except UserInputError as exc:
+                raise UserInputError(f"--predictor: {exc}") from None
         with reading(path):
             result: dict[str, object] = {"summary": replayer.summarize(rep)}
             if args.policy:
@@ -146,7 +151,6 @@ def _commentary(rep: object, ranker: Any, args: argparse.Namespace) -> list[dict
     from replay.review.evaluators import PolicyFailed
 
     top_k = 3 if args.top_k is None else args.top_k
-    require_networks([args.predictor], rep.variant)  # type: ignore[attr-defined]
     try:
         return commentary(rep, ranker, top_k)  # type: ignore[arg-type]
     except (MissingModels, PolicyFailed) as exc:  # no prediction made up for it

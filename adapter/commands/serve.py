@@ -101,6 +101,7 @@ async def _view(folders: list[str], files: list[str], host: str, port: int,
     import asyncio
     import contextlib
     import signal
+    import threading
 
     from adapter.serve.status import StatusServer
 
@@ -112,26 +113,28 @@ async def _view(folders: list[str], files: list[str], host: str, port: int,
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, done.set)
-    opening = asyncio.ensure_future(_open_browser(url + "games")) if open_browser else None
+    if open_browser:
+        # a daemon thread, not asyncio.to_thread: webbrowser waits for a console browser to
+        # end, and the executor's threads are joined at exit, so SIGTERM or Ctrl-C waited
+        # for the user to quit lynx as well
+        threading.Thread(target=_open_browser, args=(url + "games",), daemon=True,
+                         name="mjbot view --open").start()
     try:
         await done.wait()
     finally:
         await server.stop()
-        if opening is not None and not opening.done():
-            opening.cancel()
     return 0
 
 
-async def _open_browser(url: str) -> None:
+def _open_browser(url: str) -> None:
     """Open ``url`` in a browser, off the event loop: webbrowser waits for a console browser
     (lynx, w3m: its choice where there is no display) to end, and called on the loop it held
     the server that browser was asking for the page (both hung). Where none could be opened
     (none found, or it failed), say so rather than nothing."""
-    import asyncio
     import webbrowser
 
     try:
-        opened = await asyncio.to_thread(webbrowser.open, url)
+        opened = webbrowser.open(url)
     except webbrowser.Error:
         opened = False
     if not opened:

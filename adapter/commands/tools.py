@@ -59,7 +59,7 @@ def cmd_shanten(args: argparse.Namespace) -> int:
 def cmd_score(args: argparse.Namespace) -> int:
     from brain.rules import rules_for
     from brain.rules.base import WinContext
-    from protocols.tiles import TileError, counts34, parse_mpsz
+    from protocols.tiles import RED_5M, RED_5P, RED_5S, TileError, counts34, is_flower, parse_mpsz
 
     try:
         concealed = tuple(parse_mpsz(args.hand))
@@ -67,9 +67,19 @@ def cmd_score(args: argparse.Namespace) -> int:
         dora = tuple(parse_mpsz(args.dora))
     except TileError as exc:
         raise UserInputError(str(exc)) from None
+    # parse_mpsz reads 1f-8f and 0m/0p/0s, but no rules score such a hand: riichi's raised
+    # TileError (a flower) or ValueError (a second red five), the others HandError
+    if any(is_flower(t) for t in concealed):
+        raise UserInputError(f"{args.hand!r} holds a flower (1f-8f): flowers are set aside, "
+                             "never part of a winning hand")
+    if any(is_flower(t) for t in dora):
+        raise UserInputError(f"--dora {args.dora}: a flower is no dora indicator")
     if max(counts34(concealed)) > 4:  # the riichi rules' ValueError, a traceback
         raise UserInputError(f"{args.hand!r} holds more than four of one tile")
     variant = variant_of(args.variant)
+    if variant.red_fives and any(concealed.count(red) > 1 for red in (RED_5M, RED_5P, RED_5S)):
+        raise UserInputError(f"{args.hand!r} holds two red fives of one suit: {args.variant} "
+                             "has one of each")
     if len(concealed) != variant.hand_size + 1:  # no melds: every tile is in HAND
         raise UserInputError(f"{args.hand!r} is {len(concealed)} tiles: a {args.variant} win "
                              f"is {variant.hand_size + 1}, the winning tile included")
@@ -108,7 +118,8 @@ def print_score(result: WinScore) -> None:
     """Value, items and deltas; a riichi value also its fu and limit (the deltas follow from
     han and fu: 3 han at 30 fu is 2000 all), fan and tai having neither."""
     items = ", ".join(f"{name} {value}" for name, value in result.items)
-    shown = [] if result.fu is None or result.limit == "yakuman" else [f"{result.fu} fu"]
+    yakuman = (result.limit or "").endswith("yakuman")  # "yakuman", "2x yakuman": no fu
+    shown = [] if result.fu is None or yakuman else [f"{result.fu} fu"]
     shown += [result.limit] if result.limit else []
     print(f"value {result.value}: {items}" + (f" ({', '.join(shown)})" if shown else ""))
     print(f"deltas {list(result.deltas)}")
