@@ -370,3 +370,35 @@ def test_the_module_tools_answer_help_with_their_usage(tmp_path):
                               text=True, timeout=120)
         assert done.returncode == 0 and said in done.stdout, (module, done.stderr)
     assert SHIPPED.stat().st_mtime_ns == before  # not written
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["arena", "--variant", "richi"], "mjbot arena: argument --variant: invalid choice: "
+     "'richi' (choose from 'riichi', 'mcr', 'taiwan16', 'mass')"),
+    (["league", "--variant", "richi"], "mjbot league: argument --variant: invalid choice: "
+     "'richi' (choose from 'riichi', 'mcr', 'taiwan16', 'mass')"),
+    (["score", "123m", "--win", "1m", "--variant", "MCR"], "mjbot score: argument --variant: "
+     "invalid choice: 'MCR' (choose from 'riichi', 'mcr', 'taiwan16', 'mass')"),
+    (["bench", "mc", "--variant", "taiwan"], "mjbot bench mc: argument --variant: invalid "
+     "choice: 'taiwan' (choose from 'all', 'riichi', 'mcr', 'taiwan16', 'mass')"),
+    (["arena", "--length", "west"], "mjbot arena: argument --length: invalid choice: 'west' "
+     "(choose from 'east', 'south')"),
+    ([*HAND, "--seat", "9"], "mjbot score: argument --seat: a seat is 0, 1, 2 or 3, not '9'"),
+    (["bench", "arena", "--repeats", "-1"], "mjbot bench arena: argument --repeats: a whole "
+     "number of at least 1, not '-1'"),
+])
+def test_a_bad_choice_or_value_is_one_line_naming_what_it_takes(args, said, capsys):
+    """argparse printed its usage block (up to ten lines) before the line that says what was
+    wrong; the commands' own refusals (selfplay's --variant among them) are one line."""
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == said + "\n"
+
+
+def test_a_missing_argument_still_shows_the_usage(capsys):
+    """There the usage is the answer: it shows what the command needs."""
+    with pytest.raises(SystemExit):
+        main(["score"])
+    err = capsys.readouterr().err
+    assert err.startswith("usage: mjbot score") and "required: hand, --win" in err
