@@ -49,6 +49,15 @@ def at_least(minimum: int) -> Callable[[str], int]:
     return whole
 
 
+def add_log_options(parser: argparse.ArgumentParser, log_dir_help: str,
+                    no_log_help: str) -> None:
+    """``--log-dir DIR`` and ``--no-log``, of which one may be given: with both, the logs the
+    user thought went to DIR were never written (``--no-log`` won, silently)."""
+    either = parser.add_mutually_exclusive_group()
+    either.add_argument("--log-dir", help=log_dir_help)
+    either.add_argument("--no-log", action="store_true", help=no_log_help)
+
+
 class OneLineParser(argparse.ArgumentParser):
     """A parser whose refusal of one argument's value is one line, as every refusal of the
     commands' own checks is: an invalid choice (``--variant richi``), a value its type refuses

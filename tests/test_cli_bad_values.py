@@ -372,6 +372,59 @@ def test_the_module_tools_answer_help_with_their_usage(tmp_path):
     assert SHIPPED.stat().st_mtime_ns == before  # not written
 
 
+def _subparsers(parser):
+    """(prog, parser) for every command and sub-command of ``parser``, bench's included."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield sub.prog, sub
+                yield from _subparsers(sub)
+
+
+def _all_parsers():
+    from adapter.cli import build_parser
+    from adapter.commands.bench import bench_parser
+
+    yield from _subparsers(build_parser())
+    yield from _subparsers(bench_parser())
+
+
+def _options(parser) -> set[str]:
+    return {s for a in parser._actions for s in a.option_strings}
+
+
+LOGGED = sorted(prog for prog, p in _all_parsers() if {"--log-dir", "--no-log"} <= _options(p))
+
+
+def test_every_command_with_both_log_options_is_found():
+    assert LOGGED == ["mjbot arena", "mjbot botzone", "mjbot mjai", "mjbot ntpu",
+                      "mjbot ntpu-server", "mjbot tenhou", "mjbot tenhou-server"]
+
+
+@pytest.mark.parametrize("prog", LOGGED)
+def test_log_dir_with_no_log_is_refused_in_one_line(prog, tmp_path, capsys):
+    """--no-log won silently: the user thought the logs went to the folder, and none were
+    written anywhere."""
+    folder = tmp_path / "logs"
+    with pytest.raises(SystemExit) as exited:
+        main([*prog.split()[1:], "--log-dir", str(folder), "--no-log"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err == f"{prog}: argument --no-log: not allowed with argument --log-dir\n"
+    assert not folder.exists()
+
+
+def test_the_botzone_bundles_parser_refuses_both_log_options(capsys):
+    from adapter.platforms.botzone import main as bundle_main
+
+    with pytest.raises(SystemExit):
+        bundle_main(["--no-log", "--log-dir", "x"])
+    assert capsys.readouterr().err == ("mjbot-botzone: argument --log-dir: not allowed with "
+                                       "argument --no-log\n")
+
+
 @pytest.mark.parametrize(("args", "said"), [
     (["arena", "--variant", "richi"], "mjbot arena: argument --variant: invalid choice: "
      "'richi' (choose from 'riichi', 'mcr', 'taiwan16', 'mass')"),

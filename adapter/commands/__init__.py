@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 # the argparse types live where the Botzone bundle can carry them; the commands take them here
+from adapter.argtypes import add_log_options as add_log_options
 from adapter.argtypes import at_least as at_least
 from adapter.argtypes import port_number as port_number
 from adapter.argtypes import positive_seconds as positive_seconds
