@@ -455,3 +455,30 @@ def test_a_missing_argument_still_shows_the_usage(capsys):
         main(["score"])
     err = capsys.readouterr().err
     assert err.startswith("usage: mjbot score") and "required: hand, --win" in err
+
+
+def test_a_mistyped_mc_key_names_the_nearest_one(capsys, monkeypatch):
+    """"unknown key 'budgt'" came with the thirty keys in alphabetical order and no word of
+    which was meant; the nearest is named first now, for a seat's mc@ and for MJBOT_MC."""
+    seats = "mc@budgt=1,greedy,greedy,greedy"
+    err = _refused([*ARENA[:1], "--policies", seats, "--hands", "4", "--no-log"], capsys)
+    assert ("seat 'mc@budgt=1': mc: unknown key 'budgt' in 'budgt=1', did you mean "
+            "'budget_share'? (known keys: alpha, ") in err
+    # ... or the seat's own time limit, which is no mc option but a suffix
+    assert err.endswith("wpet_scale); a seat's own time limit per decision is "
+                        "POLICY@budget=SECONDS\n")
+    err = _refused([*ARENA[:1], "--policies", "mc@budget_shar=0.5,greedy,greedy,greedy",
+                    "--no-log"], capsys)
+    assert err.endswith("did you mean 'budget_share'? (known keys: alpha, always_simulate, "
+                        "attack, batch, budget_share, call_anchor, call_margin, call_z, "
+                        "default_playouts, defend, depth, exact_ready, exact_step, fast, "
+                        "fold_ready, fold_unready, kappa, models, placement, plan, plan_strict, "
+                        "playout_calls, playouts, search, seconds, seed, turn_margin, turn_z, "
+                        "wait_scale, wpet_scale)\n")
+    monkeypatch.setenv("MJBOT_MC", "seed=1,playout=3")
+    err = _refused([*ARENA[:1], "--policies", "mc,greedy,greedy,greedy", "--no-log"], capsys)
+    assert "MJBOT_MC='seed=1,playout=3': mc: unknown key 'playout' in 'playout=3', did you " \
+           "mean 'playouts'? (known keys: " in err
+    monkeypatch.setenv("MJBOT_MC", "bogus=1")  # nothing near: the list alone, as before
+    err = _refused([*ARENA[:1], "--policies", "mc,greedy,greedy,greedy", "--no-log"], capsys)
+    assert "mc: unknown key 'bogus' in 'bogus=1' (known keys: alpha, " in err
