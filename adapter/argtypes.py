@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import NoReturn
 
 
 def positive_seconds(text: str) -> float:
@@ -46,3 +47,27 @@ def at_least(minimum: int) -> Callable[[str], int]:
         return value
 
     return whole
+
+
+def add_log_options(parser: argparse.ArgumentParser, log_dir_help: str,
+                    no_log_help: str) -> None:
+    """``--log-dir DIR`` and ``--no-log``, of which one may be given: with both, the logs the
+    user thought went to DIR were never written (``--no-log`` won, silently)."""
+    either = parser.add_mutually_exclusive_group()
+    either.add_argument("--log-dir", help=log_dir_help)
+    either.add_argument("--no-log", action="store_true", help=no_log_help)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A parser whose refusal of one argument's value is one line, as every refusal of the
+    commands' own checks is: an invalid choice (``--variant richi``), a value its type refuses
+    (``--seat 9``), two options that exclude each other. argparse printed its whole usage
+    block first (up to ten lines for the arena) and the line that says what was wrong came
+    last; that line already names the option and, for a choice, the values it takes. Where
+    the usage is the answer (a missing argument, an unknown option) it is printed as before.
+    Subparsers made by :meth:`add_subparsers` are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("argument "):  # argparse.ArgumentError: names its argument
+            self.exit(2, f"{self.prog}: {message}\n")
+        super().error(message)

@@ -10,6 +10,7 @@ import signal
 import sys
 from typing import Any
 
+from adapter.argtypes import OneLineParser
 from adapter.commands import (
     Handler,
     UserInputError,
@@ -53,7 +54,7 @@ class _VersionAction(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mjbot", description="Competition Mahjong bot.")
+    p = OneLineParser(prog="mjbot", description="Competition Mahjong bot.")
     p.add_argument("--version", action=_VersionAction, help="print the version and exit")
     p.add_argument("--log-json", action="store_true", default=None,
                    help="log JSON lines (default when stderr is not a terminal)")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from adapter.bench.mjai import _Engine, _ours, final_scores, ranks_of, summarize
+from adapter.bench.mjai import _Engine, _ours, final_scores, ranks_of, summarize, text
 from brain.tally import FallbackTally
 from tests.serve_helpers import mjbot as _mjbot
 from tests.shared_data import MJAI_GAME
@@ -138,15 +138,37 @@ def test_summary_names_the_policy_and_gives_each_game_and_an_interval():
     assert out["policy"] == "nn" and out["per_game"] == games
     # mjbot's mean rank per game: 2, 3, 1.5
     assert out["average_rank"] == {"mjbot": 2.167, "RulebaseBot": 2.833}
-    lo, hi = out["average_rank_ci95"]["mjbot"]
-    assert lo == pytest.approx(2.1667 - 4.302653 * 0.7638 / 3 ** 0.5, abs=1e-3)
-    assert hi == pytest.approx(2.1667 + 4.302653 * 0.7638 / 3 ** 0.5, abs=1e-3)
+    # 2.1667 -+ 4.302653 * 0.7638 / sqrt(3) is [0.27, 4.06]: cut to the ranks (the test below)
+    assert out["average_rank_ci95"]["mjbot"] == [1.0, 4.0]
     # seats 0 and 2: +15,000 -5,000, -15,000 +5,000, +10,000 +5,000
     assert out["points_per_game"] == {"mjbot": 2500, "RulebaseBot": -2500}
     assert out["fallbacks"] == {"nn": {"decisions": 10, "fallbacks": 1, "fallback_share": 0.1,
                                        "first_fallback": "nn raised X"}}
     one = summarize(games[:1], "rulebased", 1.0, FallbackTally())
     assert one["average_rank_ci95"]["mjbot"] == [None, None]
+
+
+def test_the_average_ranks_interval_stays_within_the_ranks():
+    """Three games printed mjbot's average rank 2.167 with [0.270, 4.063] and RulebaseBot's
+    2.833 with [0.937, 4.730], ranks no side can average; the arena and the league already
+    cut theirs to [1, 4] (adapter/local/intervals.cut_to), where the true value lies. An
+    interval inside the ranks is kept as it was."""
+    seats = ["mjbot", "RulebaseBot", "mjbot", "RulebaseBot"]
+
+    def games(scores):
+        return [{"game": g, "seats": seats, "scores": s, "ranks": ranks_of(s)}
+                for g, s in enumerate(scores)]
+
+    wide = summarize(games([[40000, 30000, 20000, 10000], [10000, 20000, 30000, 40000],
+                            [35000, 25000, 30000, 10000]]), "nn", 1.0, FallbackTally())
+    assert wide["average_rank_ci95"] == {"mjbot": [1.0, 4.0], "RulebaseBot": [1.0, 4.0]}
+    assert "mjbot        average rank 2.167 [1.000,4.000]" in text(wide)
+    # mjbot's mean rank per game 2, 3, 2, 3: 2.5 -+ 3.182446 * 0.57735 / 2, [1.581, 3.419]
+    narrow = summarize(games([[40000, 30000, 20000, 10000], [30000, 40000, 10000, 20000]] * 2),
+                       "nn", 1.0, FallbackTally())
+    lo, hi = narrow["average_rank_ci95"]["mjbot"]
+    assert lo == pytest.approx(2.5 - 3.182446 * 0.57735 / 2, abs=1e-3)
+    assert hi == pytest.approx(2.5 + 3.182446 * 0.57735 / 2, abs=1e-3)
 
 
 def test_bench_mjai_against_rulebasebot_where_the_package_is_installed():

@@ -370,3 +370,115 @@ def test_the_module_tools_answer_help_with_their_usage(tmp_path):
                               text=True, timeout=120)
         assert done.returncode == 0 and said in done.stdout, (module, done.stderr)
     assert SHIPPED.stat().st_mtime_ns == before  # not written
+
+
+def _subparsers(parser):
+    """(prog, parser) for every command and sub-command of ``parser``, bench's included."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield sub.prog, sub
+                yield from _subparsers(sub)
+
+
+def _all_parsers():
+    from adapter.cli import build_parser
+    from adapter.commands.bench import bench_parser
+
+    yield from _subparsers(build_parser())
+    yield from _subparsers(bench_parser())
+
+
+def _options(parser) -> set[str]:
+    return {s for a in parser._actions for s in a.option_strings}
+
+
+LOGGED = sorted(prog for prog, p in _all_parsers() if {"--log-dir", "--no-log"} <= _options(p))
+
+
+def test_every_command_with_both_log_options_is_found():
+    assert LOGGED == ["mjbot arena", "mjbot botzone", "mjbot mjai", "mjbot ntpu",
+                      "mjbot ntpu-server", "mjbot tenhou", "mjbot tenhou-server"]
+
+
+@pytest.mark.parametrize("prog", LOGGED)
+def test_log_dir_with_no_log_is_refused_in_one_line(prog, tmp_path, capsys):
+    """--no-log won silently: the user thought the logs went to the folder, and none were
+    written anywhere."""
+    folder = tmp_path / "logs"
+    with pytest.raises(SystemExit) as exited:
+        main([*prog.split()[1:], "--log-dir", str(folder), "--no-log"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err == f"{prog}: argument --no-log: not allowed with argument --log-dir\n"
+    assert not folder.exists()
+
+
+def test_the_botzone_bundles_parser_refuses_both_log_options(capsys):
+    from adapter.platforms.botzone import main as bundle_main
+
+    with pytest.raises(SystemExit):
+        bundle_main(["--no-log", "--log-dir", "x"])
+    assert capsys.readouterr().err == ("mjbot-botzone: argument --log-dir: not allowed with "
+                                       "argument --no-log\n")
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["arena", "--variant", "richi"], "mjbot arena: argument --variant: invalid choice: "
+     "'richi' (choose from 'riichi', 'mcr', 'taiwan16', 'mass')"),
+    (["league", "--variant", "richi"], "mjbot league: argument --variant: invalid choice: "
+     "'richi' (choose from 'riichi', 'mcr', 'taiwan16', 'mass')"),
+    (["score", "123m", "--win", "1m", "--variant", "MCR"], "mjbot score: argument --variant: "
+     "invalid choice: 'MCR' (choose from 'riichi', 'mcr', 'taiwan16', 'mass')"),
+    (["bench", "mc", "--variant", "taiwan"], "mjbot bench mc: argument --variant: invalid "
+     "choice: 'taiwan' (choose from 'all', 'riichi', 'mcr', 'taiwan16', 'mass')"),
+    (["arena", "--length", "west"], "mjbot arena: argument --length: invalid choice: 'west' "
+     "(choose from 'east', 'south')"),
+    ([*HAND, "--seat", "9"], "mjbot score: argument --seat: a seat is 0, 1, 2 or 3, not '9'"),
+    (["bench", "arena", "--repeats", "-1"], "mjbot bench arena: argument --repeats: a whole "
+     "number of at least 1, not '-1'"),
+])
+def test_a_bad_choice_or_value_is_one_line_naming_what_it_takes(args, said, capsys):
+    """argparse printed its usage block (up to ten lines) before the line that says what was
+    wrong; the commands' own refusals (selfplay's --variant among them) are one line."""
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == said + "\n"
+
+
+def test_a_missing_argument_still_shows_the_usage(capsys):
+    """There the usage is the answer: it shows what the command needs."""
+    with pytest.raises(SystemExit):
+        main(["score"])
+    err = capsys.readouterr().err
+    assert err.startswith("usage: mjbot score") and "required: hand, --win" in err
+
+
+def test_a_mistyped_mc_key_names_the_nearest_one(capsys, monkeypatch):
+    """"unknown key 'budgt'" came with the thirty keys in alphabetical order and no word of
+    which was meant; the nearest is named first now, for a seat's mc@ and for MJBOT_MC."""
+    seats = "mc@budgt=1,greedy,greedy,greedy"
+    err = _refused([*ARENA[:1], "--policies", seats, "--hands", "4", "--no-log"], capsys)
+    assert ("seat 'mc@budgt=1': mc: unknown key 'budgt' in 'budgt=1', did you mean "
+            "'budget_share'? (known keys: alpha, ") in err
+    # ... or the seat's own time limit, which is no mc option but a suffix
+    assert err.endswith("wpet_scale); a seat's own time limit per decision is "
+                        "POLICY@budget=SECONDS\n")
+    err = _refused([*ARENA[:1], "--policies", "mc@budget_shar=0.5,greedy,greedy,greedy",
+                    "--no-log"], capsys)
+    assert err.endswith("did you mean 'budget_share'? (known keys: alpha, always_simulate, "
+                        "attack, batch, budget_share, call_anchor, call_margin, call_z, "
+                        "default_playouts, defend, depth, exact_ready, exact_step, fast, "
+                        "fold_ready, fold_unready, kappa, models, placement, plan, plan_strict, "
+                        "playout_calls, playouts, search, seconds, seed, turn_margin, turn_z, "
+                        "wait_scale, wpet_scale)\n")
+    monkeypatch.setenv("MJBOT_MC", "seed=1,playout=3")
+    err = _refused([*ARENA[:1], "--policies", "mc,greedy,greedy,greedy", "--no-log"], capsys)
+    assert "MJBOT_MC='seed=1,playout=3': mc: unknown key 'playout' in 'playout=3', did you " \
+           "mean 'playouts'? (known keys: " in err
+    monkeypatch.setenv("MJBOT_MC", "bogus=1")  # nothing near: the list alone, as before
+    err = _refused([*ARENA[:1], "--policies", "mc,greedy,greedy,greedy", "--no-log"], capsys)
+    assert "mc: unknown key 'bogus' in 'bogus=1' (known keys: alpha, " in err

@@ -38,7 +38,7 @@ from adapter.commands import (
 
 # mjai's rule, a tie to the earlier seat, is our placement with the first dealer at seat 0
 from adapter.local.game import placement as ranks_of
-from adapter.local.intervals import t975
+from adapter.local.intervals import RANKS, cut_to, t975
 from adapter.platforms.mjai import MjaiBot, MjaiSettings, reply_line
 from brain.tally import FallbackTally
 
@@ -184,7 +184,8 @@ def summarize(per_game: list[dict[str, Any]], policy: str, seconds: float,
         average[side] = round(statistics.mean(means), 3)
         if len(means) > 1:
             half = t975(len(means) - 1) * statistics.stdev(means) / math.sqrt(len(means))
-            interval[side] = [round(average[side] - half, 3), round(average[side] + half, 3)]
+            interval[side] = cut_to((round(average[side] - half, 3),
+                                     round(average[side] + half, 3)), RANKS)
         else:
             interval[side] = [None, None]
         points[side] = round(statistics.mean(

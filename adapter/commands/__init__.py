@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 # the argparse types live where the Botzone bundle can carry them; the commands take them here
+from adapter.argtypes import add_log_options as add_log_options
 from adapter.argtypes import at_least as at_least
 from adapter.argtypes import port_number as port_number
 from adapter.argtypes import positive_seconds as positive_seconds
@@ -243,7 +244,7 @@ def require_mc_options(options: str = "", seat: str = "") -> None:
     """Refuse a bad ``MJBOT_MC`` (an unknown key, a bad value), or bad ``options`` of the seat
     ``mc@OPTIONS``, in one line naming it and the known keys, before any game starts (else
     every mc policy built fails with a traceback)."""
-    from brain.policies.mc.config import ENV, from_env, parse
+    from brain.policies.mc.config import ENV, UnknownKey, from_env, parse
 
     try:
         base = from_env()
@@ -251,8 +252,22 @@ def require_mc_options(options: str = "", seat: str = "") -> None:
         raise UserInputError(f"{ENV}={os.environ.get(ENV, '')!r}: {exc}") from None
     try:
         parse(options, base)
+    except UnknownKey as exc:
+        raise UserInputError(f"seat {seat!r}: {exc}{_seat_budget_hint(exc.key)}") from None
     except ValueError as exc:
         raise UserInputError(f"seat {seat!r}: {exc}") from None
+
+
+def _seat_budget_hint(key: str) -> str:
+    """A seat's own time limit is no mc option but a suffix (``mc@budget=0.5``, after any
+    options): a key near ``budget`` among the options was most likely that."""
+    import difflib
+
+    from adapter.local.seat import BUDGET_SUFFIX
+
+    if not difflib.get_close_matches(key, ["budget"], cutoff=0.8):
+        return ""
+    return f"; a seat's own time limit per decision is POLICY{BUDGET_SUFFIX}SECONDS"
 
 
 def four_policies(text: str) -> tuple[str, str, str, str]:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from adapter.commands import (
     add_budget_argument,
     add_fallback_argument,
+    add_log_options,
     add_ray_arguments,
     add_seat_limit_argument,
     add_stop_after_argument,
@@ -94,8 +95,7 @@ def register(sub: Any) -> None:
                             "ones finished; SIGTERM or Ctrl-C does the same (see below)")
     a.add_argument("--json", metavar="FILE", help="also write the figures as JSON "
                     "('-': onto stdout, and the text onto stderr)")
-    a.add_argument("--log-dir", help="where game logs go (default $MJBOT_LOG_DIR or logs)")
-    a.add_argument("--no-log", action="store_true", help="write no game logs")
+    add_log_options(a, "where game logs go (default $MJBOT_LOG_DIR or logs)", "write no game logs")
     a.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when it is a terminal)")
     a.set_defaults(handler=cmd_arena)

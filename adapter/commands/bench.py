@@ -43,7 +43,9 @@ class _BenchHelp(argparse.Action):
 
 def bench_parser(names: list[str] | None = None) -> argparse.ArgumentParser:
     """``mjbot bench`` with the benches ``names`` registered (default: all of them)."""
-    p = argparse.ArgumentParser(prog="mjbot bench", description=DESCRIPTION)
+    from adapter.argtypes import OneLineParser
+
+    p = OneLineParser(prog="mjbot bench", description=DESCRIPTION)
     benches = p.add_subparsers(dest="what", metavar="NAME", required=True)
     for module in dict.fromkeys(BENCHES[n] for n in (names or BENCHES)):
         importlib.import_module(f"adapter.bench.{module}").register(benches)

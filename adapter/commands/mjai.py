@@ -8,6 +8,7 @@ from typing import Any
 
 from adapter.commands import (
     UserInputError,
+    add_log_options,
     log,
     log_folder,
     positive_seconds,
@@ -33,8 +34,7 @@ def register(sub: Any) -> None:
     mj.add_argument("--idle-limit", type=positive_seconds, default=180.0, metavar="SECONDS",
                     help="TCP: give the line up when the server sends nothing for this long "
                     "in a game (default 180: its own limit is 60 s per player's answer)")
-    mj.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
-    mj.add_argument("--no-log", action="store_true", help="write no game logs")
+    add_log_options(mj, "game logs (default $MJBOT_LOG_DIR or logs)", "write no game logs")
     mj.add_argument("player_id", nargs="?", type=int, help="mjai.app passes the seat; the "
                     "start_game event says it too")
     mj.set_defaults(handler=cmd_mjai)

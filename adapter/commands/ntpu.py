@@ -8,6 +8,7 @@ from typing import Any
 
 from adapter.commands import (
     UserInputError,
+    add_log_options,
     at_least,
     log,
     log_folder,
@@ -42,8 +43,7 @@ def register(sub: Any) -> None:
     n.add_argument("--idle-limit", type=positive_seconds, default=None, metavar="SECONDS",
                    help="TCP: give the line up when the server sends nothing for this long "
                    "inside a hand (default: wait; NTPU publishes no limit of its own)")
-    n.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
-    n.add_argument("--no-log", action="store_true", help="write no game logs")
+    add_log_options(n, "game logs (default $MJBOT_LOG_DIR or logs)", "write no game logs")
     n.set_defaults(handler=cmd_ntpu)
 
     ns = sub.add_parser("ntpu-server", help="a local NTPU tournament server: a match between "
@@ -72,8 +72,7 @@ def register(sub: Any) -> None:
                     help="--budget passed to the clients it starts")
     ns.add_argument("--json", metavar="FILE", help="also write the figures as JSON "
                      "('-': onto stdout, and the text onto stderr)")
-    ns.add_argument("--log-dir", help="match log (default $MJBOT_LOG_DIR or logs)")
-    ns.add_argument("--no-log", action="store_true", help="write no match log")
+    add_log_options(ns, "match log (default $MJBOT_LOG_DIR or logs)", "write no match log")
     ns.set_defaults(handler=cmd_ntpu_server)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from adapter.commands import (
     UserInputError,
+    add_log_options,
     at_least,
     log,
     log_folder,
@@ -48,8 +49,7 @@ def register(sub: Any) -> None:
                    "mjbot reconnects and the game goes on (default 120; Tenhou tells every "
                    "turn, so a game is never quiet for long). Not in the lobby, where the "
                    "wait for a table has no bound")
-    t.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
-    t.add_argument("--no-log", action="store_true", help="write no game logs")
+    add_log_options(t, "game logs (default $MJBOT_LOG_DIR or logs)", "write no game logs")
     t.set_defaults(handler=cmd_tenhou)
 
     ts = sub.add_parser("tenhou-server", help="a local fake Tenhou server for external "
@@ -81,8 +81,7 @@ def register(sub: Any) -> None:
                     "say BYE before the server hangs up (default 5)")
     ts.add_argument("--json", metavar="FILE", help="also write the figures as JSON "
                      "('-': onto stdout, and the text onto stderr)")
-    ts.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
-    ts.add_argument("--no-log", action="store_true", help="write no game logs")
+    add_log_options(ts, "game logs (default $MJBOT_LOG_DIR or logs)", "write no game logs")
     ts.set_defaults(handler=cmd_tenhou_server)
 
 

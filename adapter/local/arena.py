@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from adapter.local.external import SeatReport
 from adapter.local.game import GameConfig, play_game
-from adapter.local.intervals import t975
+from adapter.local.intervals import RANKS, SHARES, cut_to, t975
 from adapter.local.seat import (
     check_pair_keys,
     pair_key,
@@ -303,10 +303,9 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float,
                           ("deal_in_rate", "deal_ins"), ("points_per_hand", "points"),
                           ("riichi_rate", "riichis"), ("call_rate", "calls")):
             value, lo, hi = ratio_ci([row[stat] for row in rows], hands)
-            if key.endswith("_rate") and lo is not None and hi is not None:
-                lo, hi = max(0.0, lo), min(1.0, hi)
             entry[key] = value
-            entry[f"{key}_ci95"] = [lo, hi]
+            entry[f"{key}_ci95"] = cut_to((lo, hi), SHARES) if key.endswith("_rate") \
+                else [lo, hi]
         wins = sum(row["wins"] for row in rows)
         lows = [row["min_win_value"] for row in rows if row.get("min_win_value") is not None]
         # han (riichi), fan (MCR, mass) or tai (Taiwan) of the hands this policy won
@@ -315,9 +314,8 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float,
         if variant_of(config.variant).ranked:
             value, lo, hi = ratio_ci([row["rank_sum"] for row in rows],
                                      [row["games"] for row in rows])
-            if lo is not None and hi is not None:  # within the ranks, as the rates are
-                lo, hi = max(1.0, lo), min(4.0, hi)
-            entry["avg_rank"], entry["avg_rank_ci95"] = value, [lo, hi]
+            # within the ranks, as the rates are within 0-100%
+            entry["avg_rank"], entry["avg_rank_ci95"] = value, cut_to((lo, hi), RANKS)
         else:
             entry["avg_rank"], entry["avg_rank_ci95"] = None, None
         policies[name] = entry

@@ -50,3 +50,16 @@ def t975(df: int) -> float:
         else:
             hi = mid
     return (lo + hi) / 2
+
+
+RANKS = (1.0, 4.0)  # where an average rank lies (first to fourth)
+SHARES = (0.0, 1.0)  # where a rate lies
+
+
+def cut_to(bounds: tuple[float | None, float | None], span: tuple[float, float]) \
+        -> list[float | None]:
+    """An interval cut to ``span``, where the true value lies, so it covers no less: a short
+    run's average rank read [0.57, 6.93], ranks no seat can have. An end that is None (too
+    few samples for an interval) stays None."""
+    lo, hi = bounds
+    return [None if lo is None else max(span[0], lo), None if hi is None else min(span[1], hi)]

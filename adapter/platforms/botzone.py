@@ -527,9 +527,9 @@ def main(argv: list[str] | None = None, keep_running_default: bool = False,
          policy_default: str = "rulebased") -> int:
     """The Botzone entry point without the rest of mjbot's CLI (the upload bundle's
     ``__main__``): standard library only, options as in ``mjbot botzone``."""
-    import argparse
+    from adapter.argtypes import OneLineParser
 
-    p = argparse.ArgumentParser(prog="mjbot-botzone")
+    p = OneLineParser(prog="mjbot-botzone")
     add_turn_options(p, keep_running_default, policy_default)
     args = p.parse_args(argv)
     return end_process(run_once(sys.stdin, sys.stdout, policy=args.policy,

@@ -8,7 +8,7 @@ import argparse
 import os
 from typing import Any
 
-from adapter.argtypes import positive_seconds
+from adapter.argtypes import add_log_options, positive_seconds
 
 FIRST_TURN_LIMIT = 6.0  # seconds, Python, as the PKU local runner mirrors Botzone's settings
 LATER_TURN_LIMIT = 4.0  # keep-running turns after the first
@@ -37,5 +37,4 @@ def add_turn_options(parser: Any, keep_running_default: bool = False,
                         help="seconds for the first turn (one-shot: every turn)")
     parser.add_argument("--later-time-limit", type=positive_seconds, default=LATER_TURN_LIMIT,
                         help="seconds for later keep-running turns")
-    parser.add_argument("--log-dir", help="game logs (default $MJBOT_LOG_DIR or logs)")
-    parser.add_argument("--no-log", action="store_true", help="write no game log")
+    add_log_options(parser, "game logs (default $MJBOT_LOG_DIR or logs)", "write no game log")

@@ -8,7 +8,9 @@ keys or bad values fail at once: a typo must not silently play the defaults.
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 
 from brain.rules.variant import variant_of
@@ -125,6 +127,15 @@ class McConfig:
         return min(t, self.seconds) if self.seconds > 0 else t
 
 
+class UnknownKey(ValueError):
+    """A key no option has: ``key`` lets a caller that knows more syntax (a seat's own
+    ``@budget=SECONDS``) say what else was meant."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
 def parse(text: str, base: McConfig | None = None) -> McConfig:
     """``key=value`` pairs separated by commas (or semicolons) over ``base``."""
     cfg = base or McConfig()
@@ -140,10 +151,17 @@ def parse(text: str, base: McConfig | None = None) -> McConfig:
             raise ValueError(f"mc: option {item!r} is not key=value (known keys: "
                              f"{', '.join(sorted(kinds))})")
         if key not in kinds:
-            raise ValueError(f"mc: unknown key {key!r} in {item!r} (known keys: "
-                             f"{', '.join(sorted(kinds))})")
+            raise UnknownKey(key, f"mc: unknown key {key!r} in {item!r}{_nearest(key, kinds)} "
+                                  f"(known keys: {', '.join(sorted(kinds))})")
         changes[key] = _convert(key, str(kinds[key]), value.strip())
     return replace(cfg, **changes)  # type: ignore[arg-type]
+
+
+def _nearest(key: str, known: Iterable[str]) -> str:
+    """", did you mean 'KEY'?" for the known key nearest a mistyped one, or nothing: the
+    known keys are thirty, and the one meant (``budgt``: budget_share) was lost among them."""
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.5)
+    return f", did you mean {close[0]!r}?" if close else ""
 
 
 def _convert(key: str, kind: str, value: str) -> object:
