@@ -3,6 +3,7 @@ and over pipes, and a client that breaks every rule it can."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -216,3 +217,19 @@ def test_cli_an_address_it_cannot_listen_on_is_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
     assert not list(tmp_path.rglob("*.mjlog.msgpack"))
+
+
+def test_no_log_is_passed_on_to_the_clients_it_starts(tmp_path: Path) -> None:
+    """``mjbot ntpu-server --no-log`` passed only ``--log-dir`` on, so the four ``mjbot ntpu``
+    clients it started wrote their game logs to $MJBOT_LOG_DIR (or ./logs) all the same. With
+    ``--no-log`` nothing is written, the server's match log nor the clients' game logs."""
+    root = str(Path(__file__).resolve().parents[1])  # run from tmp_path: ./logs is there
+    env = {**os.environ, "MJBOT_LOG_DIR": str(tmp_path / "env-logs"),
+           "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "1",
+                           "--clients", "stdio", "--policies", "greedy,greedy,greedy,tsumogiri",
+                           "--no-log"], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "no match log (--no-log)" in done.stdout
+    assert sorted(tmp_path.rglob("*")) == []

@@ -127,7 +127,9 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
         raise UserInputError(f"--policies takes four of {', '.join(sorted(POLICIES))}, got "
                              f"{args.policies!r}")
     require_writable(args.json, "--json")
-    client_args = ["--log-dir", args.log_dir] if args.log_dir else []
+    # the clients it starts write their own game logs: where the match log goes, or none
+    client_args = (["--no-log"] if args.no_log else ["--log-dir", args.log_dir]
+                   if args.log_dir else [])
     if args.client_budget is not None:
         client_args += ["--budget", str(args.client_budget)]
 
