@@ -41,6 +41,19 @@ def test_bad_hand_is_one_clear_line_no_traceback():
     assert len(r.stderr.splitlines()) == 1
 
 
+@pytest.mark.parametrize("hand", ["123456789m234p1f", "123456789m234p5p26f"])
+def test_a_flower_in_the_shanten_hand_is_refused_not_dropped(hand):
+    """`mjbot shanten 123456789m234p1f` dropped the flower without a word and answered "a hand
+    of 12 tiles is not 3k+1 or 3k+2" (with a 13th tile, the shanten of the rest): flowers are
+    set aside, so the hand is refused in one line that names them."""
+    r = run("shanten", hand)
+    flowers = hand[hand.rindex("p") + 1:]
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        f"mjbot shanten: {hand!r} holds {flowers}: flowers are set aside (MCR, Taiwan; riichi "
+        "has none), never part of a hand: give it without them"]
+
+
 NOT_A_TILE = "is not a digit or a suit letter (tiles are digits then m, p, s, z or f: 123m406p)"
 
 

@@ -40,10 +40,16 @@ def register(sub: Any) -> None:
 
 def cmd_shanten(args: argparse.Namespace) -> int:
     from brain.shanten import HandError, shanten, useful_tiles
-    from protocols.tiles import TileError, counts34, parse_mpsz, to_mpsz
+    from protocols.tiles import TileError, counts34, is_flower, parse_mpsz, to_mpsz
 
     try:
         tiles = parse_mpsz(args.hand)
+        # counts34 has no place for a flower: it was dropped, and the rest read as the hand
+        flowers = [t for t in tiles if is_flower(t)]
+        if flowers:
+            raise UserInputError(f"{args.hand!r} holds {to_mpsz(flowers)}: flowers are set "
+                                 "aside (MCR, Taiwan; riichi has none), never part of a hand: "
+                                 "give it without them")
         counts = counts34(tiles)
         if max(counts) > 4:
             raise UserInputError(f"{args.hand!r} holds more than four of one tile")
