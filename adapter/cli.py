@@ -73,8 +73,8 @@ def main(argv: list[str] | None = None) -> int:
             configure_plain_logging(args.log_level)
         else:
             configure_logging(args.log_json, args.log_level)
-    except ValueError as exc:
-        parser.error(str(exc))
+    except ValueError as exc:  # the one option they read: a bad value, in one line
+        parser.error(f"argument --log-level: {exc} (debug, info, warning, error)")
     if args.command is None:
         parser.print_help()
         return 2

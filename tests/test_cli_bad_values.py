@@ -482,3 +482,15 @@ def test_a_mistyped_mc_key_names_the_nearest_one(capsys, monkeypatch):
     monkeypatch.setenv("MJBOT_MC", "bogus=1")  # nothing near: the list alone, as before
     err = _refused([*ARENA[:1], "--policies", "mc,greedy,greedy,greedy", "--no-log"], capsys)
     assert "mc: unknown key 'bogus' in 'bogus=1' (known keys: alpha, " in err
+
+
+@pytest.mark.parametrize("command", [["arena"], ["botzone"]])
+def test_a_bad_log_level_is_one_line_as_every_bad_value(command, capsys):
+    """`mjbot --log-level bogus arena` printed the usage block before "unknown log level
+    'bogus'", the one bad option value that still did (it is checked when logging is set up,
+    not by its type); it is one line naming the option and what it takes, exit 2."""
+    with pytest.raises(SystemExit) as exited:
+        main(["--log-level", "bogus", *command])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == ("mjbot: argument --log-level: unknown log level 'bogus' "
+                                       "(debug, info, warning, error)\n")
