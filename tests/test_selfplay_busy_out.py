@@ -46,8 +46,9 @@ def test_a_second_selfplay_at_the_same_out_is_refused_while_the_first_writes(
         while not out.is_dir():  # the first has made its folder and plays its games
             assert time.monotonic() < deadline and first.poll() is None, first.stderr
             time.sleep(0.02)
-        # nothing of a dataset yet (at most the run's record of where it stands)
-        assert {p.name for p in out.iterdir()} <= {"progress.json"}
+        # nothing of a dataset yet (at most the run's record of where it stands, or that
+        # record's temporary file while it is written, before its rename)
+        assert {p.name for p in out.iterdir()} <= {"progress.json", "progress.json.tmp"}
         second = subprocess.run(_selfplay(out, 4, 9), capture_output=True, text=True,
                                 env=_env(), timeout=300)
         assert first.poll() is None  # still playing: asked to stop after its wall set
