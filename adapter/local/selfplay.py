@@ -319,6 +319,7 @@ def run_selfplay(config: SelfPlayConfig,
     extra: dict[str, Any] = {"referee_errors": errors, "fallbacks": fallbacks_extra(fallbacks)}
     if external:  # only where an outside program sat: other manifests stay as they were
         extra["external_seats"] = external_extra(external)
+    gone: list[Path] | None = None  # a stop's shards given back, removed once it is recorded
     if reached < units:
         assert stop is not None  # only a stop ends the units early
         extra["stopped"] = {"reason": stop(), "units_done": reached, "units_planned": units}
@@ -326,16 +327,27 @@ def run_selfplay(config: SelfPlayConfig,
             # stopped before it finished the wall set it went on with inside: the games of
             # it that its point had go (played again on resume), so that the stopped dataset
             # holds whole wall sets, as its manifest says, and its tallies cover its rows
-            writer.keep_before(reached * len(config.arena.arrangements()))
-            kept = [c for c in kept if proved(out, c)]  # a shard of theirs is cut back
+            gone = writer.keep_before(reached * len(config.arena.arrangements()))
     whole, open_games = len(writer.shards), writer.open_games
-    manifest = writer.close(extra)
+
+    def stopped_at(opened: dict[str, Any] | None) -> Checkpoint:
+        return Checkpoint(writer.shards[:whole], writer.games - open_games, reached, 0, errors,
+                          fallbacks_extra(fallbacks), opened, open_games if opened else 0,
+                          external_extra(external))
+
+    # games given back: the shard cut back replaces one the point needs, so the stop is on
+    # record before it is put in place (a kill then leaves one checkpoint or the other proved)
+    manifest = writer.close(extra, None if gone is None else lambda opened: save_progress(
+        out, meta, [*kept, stopped_at(opened)]))
     if reached < units:
-        opened = writer.shards[whole] if len(writer.shards) > whole else None
-        save_progress(out, meta, [*kept, Checkpoint(
-            writer.shards[:whole], writer.games - open_games, reached, 0, errors,
-            fallbacks_extra(fallbacks), opened, open_games if opened else 0,
-            external_extra(external))])
+        if gone is not None:
+            kept = [c for c in kept if proved(out, c)]  # a shard of theirs is cut back
+        save_progress(out, meta, [*kept, stopped_at(
+            writer.shards[whole] if len(writer.shards) > whole else None)])
+        listed = {entry["file"] for entry in writer.shards}  # the one cut back is written again
+        for path in gone or []:  # only now: until here the point was proved with them
+            if path.name not in listed:
+                path.unlink(missing_ok=True)
     else:
         drop_progress(out)
     figures = run_figures(config, manifest, start, counter, ray, "driver", reached - point.unit,
