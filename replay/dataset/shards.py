@@ -174,19 +174,23 @@ class DatasetWriter:
             writer.cutter.add(open_block, open_block.decisions)
         return writer
 
-    def write_open(self) -> dict[str, Any] | None:
+    def write_open(self, recorded: Callable[[dict[str, Any]], None] | None = None
+                   ) -> dict[str, Any] | None:
         """The open shard as it stands, under the name it will have once whole (where a resume
         reads its games back); its entry, None when it holds no game. Written again when it
-        closes, as it will hold more games then."""
+        closes, as it will hold more games then. ``recorded``: as :func:`write_shard`."""
         if not self.cutter.pending:
             return None
-        return write_shard(self.out, len(self.shards), self.meta, self.cutter.pending)
+        return write_shard(self.out, len(self.shards), self.meta, self.cutter.pending,
+                           recorded)
 
-    def add(self, block: Block, games: int = 1) -> bool:
-        """Add whole games; True when they closed a shard (written now)."""
+    def add(self, block: Block, games: int = 1,
+            recorded: Callable[[dict[str, Any]], None] | None = None) -> bool:
+        """Add whole games; True when they closed a shard (written now; ``recorded``: as
+        :func:`write_shard`)."""
         self.games += games
         self.open_games += games
-        return self._write(self.cutter.add(block, block.decisions))
+        return self._write(self.cutter.add(block, block.decisions), recorded)
 
     def _write(self, blocks: list[Block] | None,
                recorded: Callable[[dict[str, Any]], None] | None = None) -> bool:
