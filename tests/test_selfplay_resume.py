@@ -249,6 +249,15 @@ def rows(root: Path) -> Block:
                          for e in read_manifest(root)["shards"]])
 
 
+def spans_shards(out: Path) -> Callable[[dict[str, Any]], bool]:
+    """Whether a checkpoint's wall set has games in its last shard and in one before it (a
+    stop that gives them back removes the one and cuts the other back); 6 seatings."""
+    def spans(checkpoint: dict[str, Any]) -> bool:
+        with np.load(out / checkpoint["shards"][-1]["file"]) as last:
+            return int(last["h_game"][0]) > checkpoint["unit"] * 6
+    return spans
+
+
 def test_a_resume_stopped_inside_the_wall_set_it_went_on_with_holds_whole_wall_sets(
         tmp_path):
     """Killed just after a shard cut inside a wall set, then gone on with and stopped before
@@ -262,13 +271,7 @@ def test_a_resume_stopped_inside_the_wall_set_it_went_on_with_holds_whole_wall_s
     unbroken = tmp_path / "unbroken"
     assert mjbot(*options, "--workers", "1", "--out", str(unbroken)).returncode == 0
     out = tmp_path / "d"
-
-    def spans_shards(checkpoint: dict[str, Any]) -> bool:
-        # the wall set's games in its last shard and in one before it (removed, cut back)
-        with np.load(out / checkpoint["shards"][-1]["file"]) as last:
-            return int(last["h_game"][0]) > checkpoint["unit"] * 6
-
-    killed = killed_inside_a_wall_set(out, options, spans_shards)
+    killed = killed_inside_a_wall_set(out, options, spans_shards(out))
     stopped = mjbot(*options, "--workers", "2", "--stop-after", "0.001", "--out", str(out))
     assert stopped.returncode == 0, stopped.stderr
     manifest = read_manifest(out)
@@ -286,6 +289,80 @@ def test_a_resume_stopped_inside_the_wall_set_it_went_on_with_holds_whole_wall_s
     assert r.returncode == 0, r.stderr
     assert f"from wall set {done + 1} of" in r.stderr
     assert files(out) == files(unbroken)
+
+
+GIVE_BACK = ["selfplay", "--variant", "mass", "--policies", "rulebased,greedy,rulebased,greedy",
+             "--hands", "150", "--seed", "6", "--shard-decisions", "400"]
+
+
+@pytest.fixture(scope="module")
+def killed_across_shards(tmp_path_factory) -> tuple[Path, Path, dict[str, Any]]:
+    """An unbroken run, and a run killed just after a shard cut inside a wall set whose games
+    are in that shard and one before it, with its last checkpoint."""
+    root = tmp_path_factory.mktemp("give-back")
+    unbroken = root / "unbroken"
+    assert mjbot(*GIVE_BACK, "--workers", "1", "--out", str(unbroken)).returncode == 0
+    killed = root / "killed"
+    return unbroken, killed, killed_inside_a_wall_set(killed, GIVE_BACK, spans_shards(killed))
+
+
+def killed_after(n: int, args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", KILLED_AFTER_REPLACE, str(n), *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_a_stop_giving_games_back_killed_at_any_point_keeps_the_shards_it_went_on_from(
+        tmp_path, killed_across_shards):
+    """A resume stopped inside the wall set it went on with gives that wall set's games back:
+    a shard removed, one cut back. Killed there (a second Ctrl-C, a scheduler's SIGKILL after
+    its SIGTERM) after it wrote the cut-back shard, or its manifest, it left no checkpoint
+    proved (the one it went on from named the shards it had changed), and the next run
+    started from wall set 1 with 0 shards kept: the whole run's play thrown away. The stop
+    is now on record before a shard of the checkpoint is changed, so a kill after any of its
+    replaces goes on from one or the other, to the unbroken run's bytes."""
+    unbroken, killed_dir, killed = killed_across_shards
+    for n in range(1, 20):
+        out = tmp_path / f"d{n}"
+        shutil.copytree(killed_dir, out)
+        stop = killed_after(n, [*GIVE_BACK, "--workers", "2", "--stop-after", "0.001", "--out",
+                                str(out)])
+        r = mjbot(*GIVE_BACK, "--workers", "1", "--out", str(out))
+        assert r.returncode == 0, r.stderr
+        assert f"from wall set {killed['unit'] + 1} of" in r.stderr, (n, r.stderr)
+        assert files(out) == files(unbroken), n
+        if stop.returncode == 0:  # this stop ran to its end: every replace was tried
+            assert n > 3, stop.stderr  # the cut-back shard, the manifest and the record
+            break
+        shutil.rmtree(out)
+    else:
+        raise AssertionError("the stop never ran to its end")
+
+
+def test_the_resume_after_a_stop_that_gave_games_back_killed_keeps_the_shards(
+        tmp_path, killed_across_shards):
+    """After a stop that gave a wall set's games back, the record holds one checkpoint, the
+    stop's, proved by its open shard (the one cut back). The next run, killed just after it
+    wrote over that shard (its first shard cut) and before its record, left no checkpoint
+    proved: 'from wall set 1 of 7 (0 shard(s) kept)', every shard removed. The first write
+    over that open shard is now recorded before it is put in place."""
+    unbroken, killed_dir, killed = killed_across_shards
+    gave_back = tmp_path / "gave-back"
+    shutil.copytree(killed_dir, gave_back)
+    stopped = mjbot(*GIVE_BACK, "--workers", "2", "--stop-after", "0.001", "--out",
+                    str(gave_back))
+    assert stopped.returncode == 0, stopped.stderr
+    record = json.loads((gave_back / "progress.json").read_text())["checkpoints"]
+    assert [c["open"] is not None for c in record] == [True]  # the stop's, nothing before
+    for n in range(1, 5):  # the first cut's shard (over the open one), its record, ...
+        out = tmp_path / f"d{n}"
+        shutil.copytree(gave_back, out)
+        assert killed_after(n, [*GIVE_BACK, "--workers", "1", "--out", str(out)]
+                            ).returncode == 9
+        r = mjbot(*GIVE_BACK, "--workers", "1", "--out", str(out))
+        assert r.returncode == 0, r.stderr
+        assert f"from wall set {killed['unit'] + 1} of" in r.stderr, (n, r.stderr)
+        assert files(out) == files(unbroken), n
+        shutil.rmtree(out)
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -286,13 +287,33 @@ def run_selfplay(config: SelfPlayConfig,
     external = {name: SeatReport.from_dict(r) for name, r in point.external.items()}
     reached = point.unit
     last_open = time.monotonic()
+    # a stop that gave games back leaves no checkpoint without an open shard: until this run
+    # records its own, the open shard is the only proof of the shards before it, so the first
+    # write over it is recorded before it is put in place (a kill keeps one or the other)
+    guard = resumed is not None and point.open is not None and not any(
+        c.open is None and proved(out, c) for c in kept)
+
+    def guarded(checkpoint: Callable[[dict[str, Any]], Checkpoint]
+                ) -> Callable[[dict[str, Any]], None] | None:
+        nonlocal guard
+        if not guard:
+            return None
+        guard = False
+        return lambda entry: save_progress(out, meta, [*kept, point, checkpoint(entry)])
+
     for data in iter_units(config, ray, counter, stop, point.unit):
         errors_before, fallbacks_before = list(errors), fallbacks_extra(fallbacks)
         external_before = external_extra(external)
         skip = point.skip if data.unit == point.unit else 0
         cut_after = None
         for index, block in zip(data.seatings, data.games, strict=True):
-            if index >= skip and writer.add(block):
+            if index < skip:
+                continue
+            cut = guard and (writer.cutter.pending_decisions + block.decisions
+                             >= writer.cutter.shard_decisions)  # this game closes a shard
+            cut_at = guarded(partial(_cut_checkpoint, writer, data.unit, index, errors_before,
+                                     fallbacks_before, external_before)) if cut else None
+            if writer.add(block, recorded=cut_at):
                 cut_after = index
         errors.extend(data.errors)
         add_fallbacks(fallbacks, data.fallbacks)
@@ -310,7 +331,9 @@ def run_selfplay(config: SelfPlayConfig,
             save_progress(out, meta, kept)
         if writer.open_games and time.monotonic() - last_open >= config.checkpoint_s:
             # the games since the last shard, so a kill outright does not take them all
-            opened = writer.write_open()
+            opened = writer.write_open(guarded(partial(
+                _open_checkpoint, writer, reached, list(errors), fallbacks_extra(fallbacks),
+                external_extra(external))))
             save_progress(out, meta, [*kept, Checkpoint(
                 list(writer.shards), writer.games - writer.open_games, reached, 0,
                 list(errors), fallbacks_extra(fallbacks), opened, writer.open_games,
@@ -319,6 +342,7 @@ def run_selfplay(config: SelfPlayConfig,
     extra: dict[str, Any] = {"referee_errors": errors, "fallbacks": fallbacks_extra(fallbacks)}
     if external:  # only where an outside program sat: other manifests stay as they were
         extra["external_seats"] = external_extra(external)
+    gone: list[Path] | None = None  # a stop's shards given back, removed once it is recorded
     if reached < units:
         assert stop is not None  # only a stop ends the units early
         extra["stopped"] = {"reason": stop(), "units_done": reached, "units_planned": units}
@@ -326,16 +350,27 @@ def run_selfplay(config: SelfPlayConfig,
             # stopped before it finished the wall set it went on with inside: the games of
             # it that its point had go (played again on resume), so that the stopped dataset
             # holds whole wall sets, as its manifest says, and its tallies cover its rows
-            writer.keep_before(reached * len(config.arena.arrangements()))
-            kept = [c for c in kept if proved(out, c)]  # a shard of theirs is cut back
+            gone = writer.keep_before(reached * len(config.arena.arrangements()))
     whole, open_games = len(writer.shards), writer.open_games
-    manifest = writer.close(extra)
+
+    def stopped_at(opened: dict[str, Any] | None) -> Checkpoint:
+        return Checkpoint(writer.shards[:whole], writer.games - open_games, reached, 0, errors,
+                          fallbacks_extra(fallbacks), opened, open_games if opened else 0,
+                          external_extra(external))
+
+    # games given back: the shard cut back replaces one the point needs, so the stop is on
+    # record before it is put in place (a kill then leaves one checkpoint or the other proved)
+    manifest = writer.close(extra, (lambda opened: save_progress(
+        out, meta, [*kept, stopped_at(opened)])) if gone is not None else guarded(stopped_at))
     if reached < units:
-        opened = writer.shards[whole] if len(writer.shards) > whole else None
-        save_progress(out, meta, [*kept, Checkpoint(
-            writer.shards[:whole], writer.games - open_games, reached, 0, errors,
-            fallbacks_extra(fallbacks), opened, open_games if opened else 0,
-            external_extra(external))])
+        if gone is not None:
+            kept = [c for c in kept if proved(out, c)]  # a shard of theirs is cut back
+        save_progress(out, meta, [*kept, stopped_at(
+            writer.shards[whole] if len(writer.shards) > whole else None)])
+        listed = {entry["file"] for entry in writer.shards}  # the one cut back is written again
+        for path in gone or []:  # only now: until here the point was proved with them
+            if path.name not in listed:
+                path.unlink(missing_ok=True)
     else:
         drop_progress(out)
     figures = run_figures(config, manifest, start, counter, ray, "driver", reached - point.unit,
@@ -344,6 +379,23 @@ def run_selfplay(config: SelfPlayConfig,
         figures["resumed"] = {"units_done_before": point.unit, "games_replayed": point.skip,
                               "decisions_before": before}
     return figures
+
+
+def _cut_checkpoint(writer: DatasetWriter, unit: int, index: int, errors: list[str],
+                    tallies: dict[str, Any], faults: dict[str, Any], entry: dict[str, Any]
+                    ) -> Checkpoint:
+    """The checkpoint of a shard cut after game ``index`` of ``unit`` (``entry``: the shard
+    being written), as the run records it once the unit is taken."""
+    return Checkpoint([*writer.shards, entry], writer.games, unit, index + 1, errors, tallies,
+                      external=faults)
+
+
+def _open_checkpoint(writer: DatasetWriter, reached: int, errors: list[str],
+                     tallies: dict[str, Any], faults: dict[str, Any], entry: dict[str, Any]
+                     ) -> Checkpoint:
+    """The checkpoint of the open shard written as it stands (``entry``)."""
+    return Checkpoint(list(writer.shards), writer.games - writer.open_games, reached, 0,
+                      errors, tallies, entry, writer.open_games, faults)
 
 
 def run_figures(config: SelfPlayConfig, manifest: dict[str, Any], start: float,

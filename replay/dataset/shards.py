@@ -15,7 +15,7 @@ import json
 import os
 import zipfile
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +43,25 @@ def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     order, fixed times and modes), written atomically."""
     # written whole: a full disk leaves no half shard, and says the shard's name
     with written_whole(path) as f, zipfile.ZipFile(f, "w") as zf:
-        for name, array in arrays.items():
-            info = zipfile.ZipInfo(f"{name}.npy", date_time=ZIP_EPOCH)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.create_system = 3
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, npy_bytes(array), compresslevel=COMPRESS_LEVEL)
+        _members(zf, arrays)
+
+
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """The bytes :func:`write_npz` writes for ``arrays`` (to know them before they are put in
+    place)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        _members(zf, arrays)
+    return buf.getvalue()
+
+
+def _members(zf: zipfile.ZipFile, arrays: dict[str, np.ndarray]) -> None:
+    for name, array in arrays.items():
+        info = zipfile.ZipInfo(f"{name}.npy", date_time=ZIP_EPOCH)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        info.create_system = 3
+        info.external_attr = 0o644 << 16
+        zf.writestr(info, npy_bytes(array), compresslevel=COMPRESS_LEVEL)
 
 
 def json_array(data: dict[str, Any]) -> np.ndarray:
@@ -85,15 +98,24 @@ class ShardCutter:
         return items or None
 
 
-def write_shard(out: Path, index: int, meta: dict[str, Any], blocks: Sequence[Block]
-                ) -> dict[str, Any]:
-    """Shard ``index`` of the games in ``blocks`` (in order); its manifest entry."""
+def write_shard(out: Path, index: int, meta: dict[str, Any], blocks: Sequence[Block],
+                recorded: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Shard ``index`` of the games in ``blocks`` (in order); its manifest entry.
+    ``recorded``: given the entry before the shard is put in place (a record that names its
+    bytes is written first, while the file it replaces is still there)."""
     block = Block.concat(blocks)
     path = Path(out) / SHARD_PATTERN.format(index)
     shard_meta = {**meta, "shard": index, "decisions": block.decisions, "hands": block.hands}
     arrays = {"meta": json_array(shard_meta)}
     arrays.update((f.name, block.arrays[f.name]) for f in S.FIELDS.values())
-    write_npz(path, arrays)
+    if recorded is None:
+        write_npz(path, arrays)
+    else:
+        data = npz_bytes(arrays)
+        recorded({"file": path.name, "decisions": block.decisions, "hands": block.hands,
+                  "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+        with written_whole(path) as f:
+            f.write(data)
     return {"file": path.name, "decisions": block.decisions, "hands": block.hands,
             "bytes": path.stat().st_size, "sha256": sha256(path)}
 
@@ -152,30 +174,39 @@ class DatasetWriter:
             writer.cutter.add(open_block, open_block.decisions)
         return writer
 
-    def write_open(self) -> dict[str, Any] | None:
+    def write_open(self, recorded: Callable[[dict[str, Any]], None] | None = None
+                   ) -> dict[str, Any] | None:
         """The open shard as it stands, under the name it will have once whole (where a resume
         reads its games back); its entry, None when it holds no game. Written again when it
-        closes, as it will hold more games then."""
+        closes, as it will hold more games then. ``recorded``: as :func:`write_shard`."""
         if not self.cutter.pending:
             return None
-        return write_shard(self.out, len(self.shards), self.meta, self.cutter.pending)
+        return write_shard(self.out, len(self.shards), self.meta, self.cutter.pending,
+                           recorded)
 
-    def add(self, block: Block, games: int = 1) -> bool:
-        """Add whole games; True when they closed a shard (written now)."""
+    def add(self, block: Block, games: int = 1,
+            recorded: Callable[[dict[str, Any]], None] | None = None) -> bool:
+        """Add whole games; True when they closed a shard (written now; ``recorded``: as
+        :func:`write_shard`)."""
         self.games += games
         self.open_games += games
-        return self._write(self.cutter.add(block, block.decisions))
+        return self._write(self.cutter.add(block, block.decisions), recorded)
 
-    def _write(self, blocks: list[Block] | None) -> bool:
+    def _write(self, blocks: list[Block] | None,
+               recorded: Callable[[dict[str, Any]], None] | None = None) -> bool:
         if blocks:
-            self.shards.append(write_shard(self.out, len(self.shards), self.meta, blocks))
+            self.shards.append(write_shard(self.out, len(self.shards), self.meta, blocks,
+                                           recorded))
             self.open_games = 0
         return bool(blocks)
 
-    def keep_before(self, game: int) -> None:
-        """Drop the games numbered ``game`` and after: the shards that hold any are removed,
-        the games before it in the first of them go back to the open shard (games are written
-        in order, so what is left is what a run that never played them holds)."""
+    def keep_before(self, game: int) -> list[Path]:
+        """Drop the games numbered ``game`` and after: the shards that hold any are taken off
+        the list, the games before it in the first of them go back to the open shard (games
+        are written in order, so what is left is what a run that never played them holds).
+        The files taken off are left on disk and returned, for the caller to remove once a
+        record that does not need them is written (a kill meanwhile keeps one that does)."""
+        gone: list[Path] = []
         pending = [b.before(game) for b in self.cutter.pending]
         dropped = sum(b.games for b in self.cutter.pending) - sum(b.games for b in pending)
         pending = [b for b in pending if b.hands]
@@ -186,7 +217,7 @@ class DatasetWriter:
             if int(rows.arrays["h_game"][-1]) < game:
                 break
             self.shards.pop()
-            path.unlink()
+            gone.append(path)
             head = rows.before(game)
             dropped += rows.games - head.games
             pending = [head] if head.hands else []
@@ -194,11 +225,14 @@ class DatasetWriter:
         self.open_games = sum(b.games for b in pending)
         self.cutter.pending = pending
         self.cutter.pending_decisions = sum(b.decisions for b in pending)
+        return gone
 
-    def close(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    def close(self, extra: dict[str, Any] | None = None,
+              recorded: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
         """Write the last shard and the manifest (``extra``: more manifest fields, e.g. what
-        went wrong); returns the manifest."""
-        self._write(self.cutter.cut())
+        went wrong; ``recorded``: given the last shard's entry before it is put in place, as
+        :func:`write_shard`); returns the manifest."""
+        self._write(self.cutter.cut(), recorded)
         return write_manifest(self.out, self.meta, self.games, self.shards, extra)
 
 
