@@ -22,7 +22,8 @@ it wakes a timer, what every session's socket read and answer waits) for that lo
 the game held, then as long again after a client opened the game and its first hand (the
 viewer's cache keeps it), in the same run. Meanwhile a thread forces a full collection every
 ``--collect-every`` seconds, standing in for those the long-lived process's own allocations
-set off: each holds the interpreter (and so the loop) for as long as it walks.
+set off: each holds the interpreter (and so the loop) for as long as it walks. As those, none
+is forced while a read has the collector paused (replay/gcpause.py).
 """
 
 from __future__ import annotations
@@ -182,7 +183,8 @@ async def _loop_stall(path: Path, seconds: float, every: float) -> dict[str, Any
 
     def collector() -> None:
         while not stop.wait(every):
-            gc.collect()
+            if gc.isenabled():  # as the process's own: none while a read pauses them
+                gc.collect()
 
     gc.callbacks.append(timed)
     lag = asyncio.create_task(_loop_lag(lags))
