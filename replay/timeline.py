@@ -14,6 +14,7 @@ Snapshots rather than events, so that the page only draws.
 from __future__ import annotations
 
 import copy
+import pickle
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -272,13 +273,24 @@ def decision_view(d: DecisionFrame, seat: int | None) -> dict[str, Any]:
 
 @dataclass
 class _Start:
-    """Where a hand begins: its RoundStarted's index among the game's items, the table as
-    that event left it (fresh seats: a small copy) and its first step's text."""
+    """Where a hand begins: the table as its RoundStarted left it (pickled: each build
+    unpickles a copy of its own), the seat the log sees from, its first step's text and the
+    hand's items after it (:func:`_packed`)."""
 
-    index: int
-    table: _Table
+    table: bytes
     own_seat: int | None
     text: str
+    items: bytes = b""
+
+
+def _packed(items: list[tuple[str, Any]]) -> bytes:
+    """A hand's items as one bytes object, which the cycle collector does not walk. Kept as
+    objects, a local-table log's were some 1,700 tracked objects per hand (each decision's
+    request, legal moves and candidates): with 800 hands held in the viewer's cache each
+    full collection walked 1.4 million of them and held the interpreter, and so
+    ``mjbot serve``'s event loop and its sessions' answers, for 0.7 to 1.9 s. Unpickled
+    only here, from bytes this process made (never a file's)."""
+    return pickle.dumps(items, pickle.HIGHEST_PROTOCOL)
 
 
 @dataclass
@@ -294,7 +306,6 @@ class Timeline:
     # per event of the log, in order (decision frames not counted): the (hand, step) that
     # shows it, None before the first hand; the commentary's subtitles are placed by it
     event_steps: list[tuple[int, int] | None] = field(default_factory=list)
-    items: list[tuple[str, Any]] = field(default_factory=list, repr=False)
     starts: list[_Start] = field(default_factory=list, repr=False)
 
     def outline(self) -> dict[str, Any]:
@@ -303,12 +314,11 @@ class Timeline:
 
     def steps(self, n: int) -> list[dict[str, Any]]:
         """Hand ``n``'s snapshots, one per step: its items replayed from the table as the hand
-        began (a copy, so that two builds at once share nothing they change)."""
+        began (unpickled, so that two builds at once share nothing they change)."""
         start = self.starts[n]
-        end = self.starts[n + 1].index if n + 1 < len(self.starts) else len(self.items)
-        walk = _Walk(copy.deepcopy(start.table), start.own_seat, {}, snap=True)
+        walk = _Walk(pickle.loads(start.table), start.own_seat, {}, snap=True)
         walk.begin_hand(start.text)
-        for kind, item in self.items[start.index + 1:end]:
+        for kind, item in pickle.loads(start.items):
             walk.item(kind, item)
         return walk.steps[0]
 
@@ -368,9 +378,10 @@ def _steps(items: list[tuple[str, Any]], meta: dict[str, Any],
                  snap=False)
     for kind, item in items:
         walk.item(kind, item)
+    walk.pack()
     meta.setdefault("names", walk.table.names)
     meta["final_scores"] = walk.final
-    return Timeline(meta, walk.hands, walk.places, items, walk.starts)
+    return Timeline(meta, walk.hands, walk.places, walk.starts)
 
 
 def every_step(loaded: Loaded) -> list[list[dict[str, Any]]]:
@@ -388,8 +399,9 @@ def every_step(loaded: Loaded) -> list[list[dict[str, Any]]]:
 class _Walk:
     """The game's items in order, on one table. Without ``snap`` (the outline's pass) it
     counts each hand's steps and decisions, keeps its result and notices, places every event
-    and notes where each hand begins; with ``snap`` it also keeps every step's snapshot, the
-    decisions' views on them."""
+    and notes where each hand begins, with the hand's items packed (:func:`_packed`: each
+    decision as its view, which is all a step shows of it); with ``snap`` it also keeps
+    every step's snapshot, the decisions' views on them."""
 
     def __init__(self, table: _Table, own_seat: int | None, meta: dict[str, Any],
                  snap: bool) -> None:
@@ -399,7 +411,22 @@ class _Walk:
         self.starts: list[_Start] = []
         self.places: list[tuple[int, int] | None] = []
         self.final: list[int] | None = None
-        self.index = -1  # of the item in hand
+        self.hand_items: list[tuple[str, Any]] = []  # the last hand's, without ``snap``
+
+    def pack(self) -> None:
+        """The last hand's items (those after its RoundStarted) packed into its start."""
+        if self.starts and not self.starts[-1].items:
+            self.starts[-1].items = _packed(self.hand_items)
+        self.hand_items = []
+
+    def _view(self, frame: DecisionFrame) -> tuple[str, Any]:
+        """A decision as its packed hand keeps it: its view, made now with the seat the log
+        sees from at this point; a frame whose view cannot be made (a tile that is none)
+        stays a frame, so that its hand, not the outline, fails as it did."""
+        try:
+            return "view", decision_view(frame, self.own_seat)
+        except ValueError:
+            return "decision", frame
 
     def begin_hand(self, text: str) -> None:
         """A hand's first step (the table as its RoundStarted left it)."""
@@ -413,13 +440,19 @@ class _Walk:
             self.steps.append([self.table.snapshot(text, None)])
 
     def item(self, kind: str, item: Any) -> None:
-        self.index += 1
-        if kind == "decision":
+        """One of the game's items: ("event", e), ("decision", frame) or, from a packed hand,
+        ("view", the frame's decision_view)."""
+        if kind != "event":
             if self.hands:
                 if self.snap:
-                    self.steps[-1][-1]["decisions"].append(decision_view(item, self.own_seat))
+                    self.steps[-1][-1]["decisions"].append(
+                        item if kind == "view" else decision_view(item, self.own_seat))
+                else:
+                    self.hand_items.append(self._view(item))
                 self.hands[-1]["decisions"] += 1
             return
+        if self.starts and not self.snap and not isinstance(item, ev.RoundStarted):
+            self.hand_items.append((kind, item))
         self.event(item)
         self.places.append((len(self.hands) - 1, self.hands[-1]["steps"] - 1)
                            if self.hands else None)
@@ -439,8 +472,9 @@ class _Walk:
         if isinstance(e, ev.RoundStarted):
             text = table.round_started(e, self.own_seat)
             if not self.snap:  # the seats are new: a small copy to build the steps from
-                self.starts.append(_Start(self.index, copy.deepcopy(table), self.own_seat,
-                                          text))
+                self.pack()
+                self.starts.append(_Start(pickle.dumps(table, pickle.HIGHEST_PROTOCOL),
+                                          self.own_seat, text))
             self.begin_hand(text)
             return
         if isinstance(e, ev.PlatformNotice):

@@ -470,7 +470,8 @@ def test_bench_view_measures_a_long_log_against_a_short_one(tmp_path: Path,
     opened and stepped through hand by hand, every step also built at once as the
     reference (the same number of steps), and the per-hand ratios long / short printed."""
     out = tmp_path / "view.json"
-    r = bench_here("bench", "view", "--hands", "12", "--short", "6", "--json", str(out))
+    r = bench_here("bench", "view", "--hands", "12", "--short", "6", "--stall-seconds", "0",
+                   "--json", str(out))
     assert r.returncode == 0, r.stderr
     result = json.loads(out.read_text())
     short, long = result["short"], result["long"]
@@ -485,6 +486,29 @@ def test_bench_view_measures_a_long_log_against_a_short_one(tmp_path: Path,
     assert f"{ratio['open_s']:>7} x" in r.stdout and "reference: every step" in r.stdout
 
 
+def test_bench_view_watches_the_serve_loop_without_and_with_the_game_held(
+        tmp_path: Path, bench_here: Run) -> None:
+    """``--stall-seconds S``: the status server's event loop (the viewer's, on a loopback port)
+    watched for S seconds, then as long again once a client opened the long game (kept by the
+    viewer's cache), with full collections forced meanwhile: both phases' worst lag and
+    longest collection in the JSON and one printed line. A bad --collect-every is one line."""
+    out = tmp_path / "view.json"
+    r = bench_here("bench", "view", "--hands", "12", "--short", "6", "--stall-seconds", "1",
+                   "--collect-every", "0.2", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    stall = json.loads(out.read_text())["serve_stall"]
+    assert (stall["seconds"], stall["collect_every_s"]) == (1, 0.2)
+    for phase in ("without_game", "with_game"):
+        assert stall[phase]["samples"] > 0 and stall[phase]["collections"] >= 1, stall
+        assert stall[phase]["longest_collection_ms"] > 0, stall
+    assert (f"worst lag {stall['without_game']['worst_lag_ms']:.1f} ms without the game held, "
+            f"{stall['with_game']['worst_lag_ms']:.1f} ms with the long one held") in r.stdout
+    bad = bench_here("bench", "view", "--collect-every", "0")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip() == ("mjbot bench view: argument --collect-every: seconds above 0 "
+                                  "(at most 3600), not '0'")
+
+
 def test_bench_view_repeats_a_transcript_given_as_its_source(tmp_path: Path,
                                                              bench_here: Run) -> None:
     """``--source FILE``: a Tenhou client transcript's text written again and again (first.log
@@ -492,7 +516,7 @@ def test_bench_view_repeats_a_transcript_given_as_its_source(tmp_path: Path,
     out = tmp_path / "view.json"
     source = "tests/data/shared/tenhou/dnovikoff_protocol_captures/first.log"
     r = bench_here("bench", "view", "--source", source, "--hands", "6", "--short", "2",
-                   "--json", str(out))
+                   "--stall-seconds", "0", "--json", str(out))
     assert r.returncode == 0, r.stderr
     result = json.loads(out.read_text())
     assert result["format"] == "Tenhou client transcript" and result["hands_per_game"] == 1
@@ -519,7 +543,7 @@ def test_bench_view_takes_a_compressed_source(tmp_path: Path, bench_here: Run) -
     log = logzip.compress(practice_game(tmp_path / "logs"))
     out = tmp_path / "view.json"
     r = bench_here("bench", "view", "--source", str(log), "--hands", "2", "--short", "1",
-                   "--json", str(out))
+                   "--stall-seconds", "0", "--json", str(out))
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     result = json.loads(out.read_text())
     assert result["format"] == "mjbot msgpack log" and result["hands_per_game"] >= 1
@@ -527,7 +551,7 @@ def test_bench_view_takes_a_compressed_source(tmp_path: Path, bench_here: Run) -
     transcript.write_bytes(gzip.compress(
         (ROOT / "tests/data/shared/tenhou/dnovikoff_protocol_captures/kokushi.log").read_bytes()))
     r = bench_here("bench", "view", "--source", str(transcript), "--hands", "48",
-                   "--short", "16", "--json", str(out))
+                   "--short", "16", "--stall-seconds", "0", "--json", str(out))
     assert r.returncode == 0, r.stderr
     result = json.loads(out.read_text())
     assert result["hands_per_game"] == 16

@@ -15,11 +15,21 @@ The reference, on the same parsed game: every step of every hand built at once
 built one at a time. Beside them, one full collection of Python's cycle collector with the
 opened game in memory: every one the process makes while the viewer keeps the game walks
 all of its objects.
+
+What that costs ``mjbot serve`` (``--stall-seconds``): its status server with the viewer on a
+loopback port, the long log among its imports, and the event loop's lag sampled (how late
+it wakes a timer, what every session's socket read and answer waits) for that long without
+the game held, then as long again after a client opened the game and its first hand (the
+viewer's cache keeps it), in the same run. Meanwhile a thread forces a full collection every
+``--collect-every`` seconds, standing in for those the long-lived process's own allocations
+set off: each holds the interpreter (and so the loop) for as long as it walks. As those, none
+is forced while a read has the collector paused (replay/gcpause.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import tempfile
 import threading
@@ -28,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from adapter.bench.common import VARIANTS, add_bench, report
-from adapter.commands import UserInputError, at_least
+from adapter.commands import UserInputError, at_least, positive_seconds
 
 if TYPE_CHECKING:
     from replay.timeline import Timeline
@@ -46,6 +56,11 @@ def register(benches: Any) -> None:
                    help="repeat this file instead: a game log's frames between its header "
                         "and footer, or a text file's whole text (a Tenhou client transcript, "
                         "an NTPU command log)")
+    p.add_argument("--stall-seconds", type=at_least(0), default=3,
+                   help="how long the status server's event loop is watched without and "
+                        "with the long game held (0: not measured)")
+    p.add_argument("--collect-every", type=positive_seconds, default=0.5,
+                   help="seconds between the full collections forced meanwhile")
 
 
 def source_game(folder: Path, variant: str) -> Path:
@@ -91,11 +106,14 @@ def measure(path: Path) -> dict[str, Any]:
     with collector_paused():  # as the viewer's GameIndex.timeline reads and builds
         read_s, loaded = _timed(lambda: formats.read(path.read_bytes(), path))
         outline_s, opened = _timed(lambda: _opened(build(loaded)), collect=False)
-    # what the two made is walked by the collections after them, the next full one
-    # included, and so is every later one while the viewer keeps the game: one, timed
-    collect_s, _ = _timed(gc.collect, collect=False)
+    # the viewer keeps the timeline alone: every full collection while it does walks what
+    # that holds (the first after the read also frees the read's leftovers): one, timed
+    del loaded
+    collect_s, _ = _timed(gc.collect)
     first_s, every_s, steps = _stepped(opened)
     del opened  # the reference is timed with no other timeline kept beside it
+    with collector_paused():  # read again, untimed: the reference's cost is its build's
+        loaded = formats.read(path.read_bytes(), path)
     before_s, before = _timed(lambda: every_step(loaded))
     if sum(len(h) for h in before) != steps:
         raise RuntimeError("every step built at once differs from the hands built one at a "
@@ -134,8 +152,79 @@ def _per_hand(r: dict[str, Any], key: str) -> float:
     return float(r[key]) / int(r["hands"])
 
 
-def bench_view(hands: int, short: int, variant: str,
-               source: str | None = None) -> dict[str, Any]:
+def loop_stall(path: Path, seconds: float, every: float) -> dict[str, Any]:
+    """The status server's (viewer's) event-loop lag and the full collections, for
+    ``seconds`` without ``path``'s game held and as long with it held (see the module's
+    docstring)."""
+    return asyncio.run(_loop_stall(path, seconds, every))
+
+
+async def _loop_stall(path: Path, seconds: float, every: float) -> dict[str, Any]:
+    import aiohttp
+
+    from adapter.bench.serve import _loop_lag
+    from adapter.serve.status import StatusServer
+
+    server = StatusServer(roots=[], imports=[str(path)])
+    url = (await server.start("127.0.0.1", 0)).rstrip("/")
+    lags: list[tuple[float, str, float]] = []
+    collections: list[tuple[float, float]] = []  # (when it began, when it ended)
+    began: list[float] = []
+
+    def timed(phase: str, info: dict[str, Any]) -> None:
+        if info.get("generation") != 2:
+            return
+        if phase == "start":
+            began.append(time.monotonic())
+        elif began:
+            collections.append((began.pop(), time.monotonic()))
+
+    stop = threading.Event()
+
+    def collector() -> None:
+        while not stop.wait(every):
+            if gc.isenabled():  # as the process's own: none while a read pauses them
+                gc.collect()
+
+    gc.callbacks.append(timed)
+    lag = asyncio.create_task(_loop_lag(lags))
+    thread = threading.Thread(target=collector, name="bench-collections", daemon=True)
+    try:
+        thread.start()
+        phases = {}
+        start = time.monotonic()
+        await asyncio.sleep(seconds)
+        phases["without_game"] = (start, time.monotonic())
+        game = f"{url}/api/games/0~{path.name}"
+        async with aiohttp.ClientSession() as session:
+            for ask in (game, f"{game}/hands/0"):
+                async with session.get(ask) as response:
+                    await response.read()
+                    if response.status != 200:
+                        raise RuntimeError(f"the viewer answered {response.status} to {ask}")
+        start = time.monotonic()
+        await asyncio.sleep(seconds)
+        phases["with_game"] = (start, time.monotonic())
+    finally:
+        stop.set()
+        lag.cancel()
+        gc.callbacks.remove(timed)
+        await server.stop()
+    thread.join()
+
+    def phase(start: float, end: float) -> dict[str, Any]:
+        lagged = [s for t, _k, s in lags if start <= t < end]
+        walked = [b - a for a, b in collections if a < end and b > start]  # overlapping
+        return {"worst_lag_ms": round(1000 * max(lagged, default=0.0), 1),
+                "samples": len(lagged), "collections": len(walked),
+                "longest_collection_ms": round(1000 * max(walked, default=0.0), 1)}
+
+    return {"seconds": seconds, "collect_every_s": every,
+            **{name: phase(*span) for name, span in phases.items()}}
+
+
+def bench_view(hands: int, short: int, variant: str, source: str | None = None,
+               stall_seconds: float = 0, collect_every: float = 0.5) -> dict[str, Any]:
     from replay import formats, logzip
     from replay.timeline import build
 
@@ -167,6 +256,8 @@ def bench_view(hands: int, short: int, variant: str,
         del loaded
         measure(files["short"])  # once first: the imports and caches of a first run
         result: dict[str, Any] = {name: measure(file) for name, file in files.items()}
+        if stall_seconds > 0:
+            result["serve_stall"] = loop_stall(files["long"], stall_seconds, collect_every)
     s, lg = result["short"], result["long"]
     result.update(source=source or f"a {variant} local-table game", format=label,
                   hands_per_game=per_game, ratios_long_vs_short={
@@ -178,7 +269,8 @@ def bench_view(hands: int, short: int, variant: str,
 
 
 def run(args: argparse.Namespace) -> int:
-    report(args, bench_view(args.hands, args.short, args.variant, args.source), text)
+    report(args, bench_view(args.hands, args.short, args.variant, args.source,
+                            args.stall_seconds, args.collect_every), text)
     return 0
 
 
@@ -190,7 +282,7 @@ def text(r: dict[str, Any]) -> str:
                 f"{1000 * _per_hand(s, key):>8.2f} {1000 * _per_hand(lg, key):>8.2f} "
                 f"{ratio[key]:>7} x")
 
-    return "\n".join([
+    lines = [
         f"replay viewer, {r['source']} ({r['format']}, {r['hands_per_game']} hands) "
         f"written over and over into one file: short {s['hands']:,} hands "
         f"({s['bytes'] / 1e6:.1f} MB), long {lg['hands']:,} hands ({lg['bytes'] / 1e6:.1f} MB)",
@@ -204,4 +296,14 @@ def text(r: dict[str, Any]) -> str:
         row("reference: every step", "before_build_s"),
         f"  first hand's steps: {s['first_hand_s'] * 1000:.1f} ms short, "
         f"{lg['first_hand_s'] * 1000:.1f} ms long; the reference (every step built at open, "
-        f"as before) costs {r['before_vs_outline_long']} x the outline on the long log"])
+        f"as before) costs {r['before_vs_outline_long']} x the outline on the long log"]
+    stall = r.get("serve_stall")
+    if stall:
+        off, on = stall["without_game"], stall["with_game"]
+        lines.append(
+            f"  mjbot serve's event loop, a full collection every {stall['collect_every_s']:g} s,"
+            f" {stall['seconds']:g} s each: worst lag {off['worst_lag_ms']:.1f} ms without the "
+            f"game held, {on['worst_lag_ms']:.1f} ms with the long one held (longest "
+            f"collection {off['longest_collection_ms']:.1f} ms / "
+            f"{on['longest_collection_ms']:.1f} ms)")
+    return "\n".join(lines)

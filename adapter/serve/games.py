@@ -491,7 +491,7 @@ class GameIndex:
         GameNotFound, or the formats' UnknownFormat / LogError for a file no reader
         accepts."""
         path = self.resolve(game_id)
-        with collector_paused():  # every object the read and the outline make is kept
+        with collector_paused():  # every object the read makes lives until the outline ends
             return build(formats.read(path.read_bytes(), path))
 
     def loaded(self, game_id: str) -> formats.Loaded:
