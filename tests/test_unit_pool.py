@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # A unit that sends half of its result (a length header and a few bytes of the rest) and is
@@ -90,3 +92,47 @@ def test_a_worker_killed_while_sending_its_result_ends_the_run(tmp_path: Path) -
     assert done.stdout.startswith("a worker process ended abruptly (killed, out of memory"), (
         done.stdout, done.stderr[-2000:])
     assert "a result" not in done.stdout
+
+
+# mjbot on a loaded machine, made so at one moment: the run pauses after it forks its first
+# worker (which gets going) and the second worker is slow to reach its initializer, the
+# window in which a forked worker still has the run's signal handlers.
+SLOW_SECOND_WORKER = textwrap.dedent("""
+    import os, runpy, sys, time
+    forks = []
+
+    def after_in_parent():
+        forks.append(1)
+        if len(forks) == 1:
+            time.sleep(0.5)
+
+    os.register_at_fork(after_in_parent=after_in_parent,
+                        after_in_child=lambda: time.sleep(2.0) if forks else None)
+    sys.argv = ["mjbot", *sys.argv[1:]]
+    runpy.run_module("adapter.cli", run_name="__main__")
+""")
+
+
+@pytest.mark.parametrize("variant", ["mass", "riichi"])
+def test_a_stop_while_a_worker_starts_ends_the_run(tmp_path: Path, variant: str) -> None:
+    """`mjbot selfplay --workers 2 --stop-after 0.001` on a loaded machine hung for ever
+    (seen at a subprocess's 300 s and 600 s limits). The stop closed the pool while the
+    second worker was still starting, with the run's handlers: its SIGTERM only noted a
+    stop ("mjbot: SIGTERM: stopping with what has finished" in the run's stderr, a second
+    time from the executor, which saw the first worker end), the worker played a unit and
+    waited for ever to send its 2 MB result, and the executor waited for it to exit. The
+    signal now reaches the worker's own handler."""
+    script = tmp_path / "slow_second_worker.py"
+    script.write_text(SLOW_SECOND_WORKER)
+    out = tmp_path / "d"
+    done = subprocess.run(
+        [sys.executable, str(script), "selfplay", "--variant", variant, "--policies",
+         "rulebased,greedy,rulebased,greedy", "--hands", "150", "--seed", "6",
+         "--shard-decisions", "400", "--workers", "2", "--stop-after", "0.001",
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert done.stderr.splitlines() == [
+        "mjbot selfplay: stopped (--stop-after passed) before the first wall set was "
+        f"finished: no dataset written in {out}"]
