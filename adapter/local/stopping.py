@@ -89,17 +89,18 @@ class WorkerDied(RuntimeError):
 _WORKER_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
 
 
-def worker_signals() -> None:
+def worker_signals(parent: int) -> None:
     """In a worker: Ctrl-C is for the run's own process to answer, and SIGTERM (the pool
     closing, or a ``timeout`` that signals the whole group) ends the worker at once, with
     the outside programs it runs (each in its own process group, which no ``finally``
     would reach once the worker is ended). The worker is sent that SIGTERM by the kernel
-    when the run's process dies, even by SIGKILL, so it never plays on (and keeps outside
-    programs running) for a run that is gone. The signals held back while it was forked
+    when the run's process (``parent``: its pid, taken before the fork) dies, even by
+    SIGKILL, or now if it is gone already, so it never plays on (and keeps outside programs
+    running) for a run that is gone. The signals held back while it was forked
     (see UnitPool.submit) come now, to these handlers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _end_worker)
-    die_with_parent(signal.SIGTERM)
+    die_with_parent(signal.SIGTERM, parent)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _WORKER_SIGNALS)
 
 
@@ -120,7 +121,7 @@ class UnitPool:
 
     def __init__(self, workers: int) -> None:
         self.executor = concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, initializer=worker_signals)
+            max_workers=workers, initializer=worker_signals, initargs=(os.getpid(),))
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
         held = signal.pthread_sigmask(signal.SIG_BLOCK, _WORKER_SIGNALS)  # see worker_signals
