@@ -4,10 +4,16 @@ not hang the test run."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -90,3 +96,105 @@ def test_a_worker_killed_while_sending_its_result_ends_the_run(tmp_path: Path) -
     assert done.stdout.startswith("a worker process ended abruptly (killed, out of memory"), (
         done.stdout, done.stderr[-2000:])
     assert "a result" not in done.stdout
+
+
+# mjbot on a loaded machine, made so at one moment: the run pauses after it forks its first
+# worker (which gets going) and the second worker is slow to reach its initializer, the
+# window in which a forked worker still has the run's signal handlers.
+SLOW_SECOND_WORKER = textwrap.dedent("""
+    import os, runpy, sys, time
+    forks = []
+
+    def after_in_parent():
+        forks.append(1)
+        if len(forks) == 1:
+            time.sleep(0.5)
+
+    os.register_at_fork(after_in_parent=after_in_parent,
+                        after_in_child=lambda: time.sleep(2.0) if forks else None)
+    sys.argv = ["mjbot", *sys.argv[1:]]
+    runpy.run_module("adapter.cli", run_name="__main__")
+""")
+
+
+@pytest.mark.parametrize("variant", ["mass", "riichi"])
+def test_a_stop_while_a_worker_starts_ends_the_run(tmp_path: Path, variant: str) -> None:
+    """`mjbot selfplay --workers 2 --stop-after 0.001` on a loaded machine hung for ever
+    (seen at a subprocess's 300 s and 600 s limits). The stop closed the pool while the
+    second worker was still starting, with the run's handlers: its SIGTERM only noted a
+    stop ("mjbot: SIGTERM: stopping with what has finished" in the run's stderr, a second
+    time from the executor, which saw the first worker end), the worker played a unit and
+    waited for ever to send its 2 MB result, and the executor waited for it to exit. The
+    signal now reaches the worker's own handler."""
+    script = tmp_path / "slow_second_worker.py"
+    script.write_text(SLOW_SECOND_WORKER)
+    out = tmp_path / "d"
+    done = subprocess.run(
+        [sys.executable, str(script), "selfplay", "--variant", variant, "--policies",
+         "rulebased,greedy,rulebased,greedy", "--hands", "150", "--seed", "6",
+         "--shard-decisions", "400", "--workers", "2", "--stop-after", "0.001",
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert done.stderr.splitlines() == [
+        "mjbot selfplay: stopped (--stop-after passed) before the first wall set was "
+        f"finished: no dataset written in {out}"]
+
+
+# The run killed (SIGKILL) right after it forks its first worker, which is slow to reach its
+# initializer: the worker notes its pid and finds its parent gone when it gets there.
+RUN_KILLED_AS_A_WORKER_STARTS = textwrap.dedent("""
+    import os, runpy, signal, sys, time
+    from pathlib import Path
+    noted = Path(sys.argv[1])
+
+    def in_child():
+        noted.write_text(str(os.getpid()))
+        time.sleep(1.0)
+
+    os.register_at_fork(after_in_parent=lambda: os.kill(os.getpid(), signal.SIGKILL),
+                        after_in_child=in_child)
+    sys.argv = ["mjbot", *sys.argv[2:]]
+    runpy.run_module("adapter.cli", run_name="__main__")
+""")
+
+
+def ended(pid: int) -> bool:
+    """Whether ``pid`` has exited (a zombie that its new parent has not reaped included)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death "
+                    "signal (prctl) is Linux's; elsewhere a worker is not tied to the run")
+def test_a_worker_whose_run_died_before_it_started_ends(tmp_path: Path) -> None:
+    """A worker finds its run gone when it reaches its initializer (the run killed while
+    its workers start): the kernel's parent-death signal, set too late to be sent, was
+    backed by comparing the parent's pid with itself (os.getppid() read in the worker), and
+    the worker waited for units for ever, orphaned. Its run's pid is now taken before the
+    fork, and the worker ends."""
+    script = tmp_path / "killed_as_a_worker_starts.py"
+    script.write_text(RUN_KILLED_AS_A_WORKER_STARTS)
+    noted = tmp_path / "worker"
+    log = tmp_path / "log"
+    with log.open("w") as output:  # a file: the worker would hold a pipe open
+        done = subprocess.run(
+            [sys.executable, str(script), str(noted), "selfplay", "--variant", "mass",
+             "--policies", "rulebased,greedy,rulebased,greedy", "--hands", "150", "--seed",
+             "6", "--shard-decisions", "400", "--workers", "2", "--out", str(tmp_path / "d")],
+            stdout=output, stderr=output, timeout=120, cwd=ROOT,
+            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == -signal.SIGKILL, log.read_text()[-2000:]
+    worker = int(noted.read_text())
+    try:
+        deadline = time.monotonic() + 60
+        while not ended(worker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert ended(worker), "the worker of a run that is gone still runs"
+    finally:
+        if not ended(worker):  # not left behind by a failing test
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker, signal.SIGKILL)

@@ -79,16 +79,29 @@ class WorkerDied(RuntimeError):
     native library): the run cannot be completed and says so instead of waiting forever."""
 
 
-def worker_signals() -> None:
+# The signals a worker answers in its own way. The run's process holds them back while the
+# executor forks its workers (in submit, all of them at the first with Python's fork start
+# method): a forked worker has the run's handlers until worker_signals replaces them, and
+# the run's SIGTERM handler only notes a stop. A worker signalled in that window (the pool
+# closed by a stop at the very start, on a loaded machine) went on: it played a unit and
+# waited for ever to send its 2 MB result to a run that no longer read it, while the run
+# waited for it to exit. Held back, the signal reaches the worker's own handler instead.
+_WORKER_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+def worker_signals(parent: int) -> None:
     """In a worker: Ctrl-C is for the run's own process to answer, and SIGTERM (the pool
     closing, or a ``timeout`` that signals the whole group) ends the worker at once, with
     the outside programs it runs (each in its own process group, which no ``finally``
     would reach once the worker is ended). The worker is sent that SIGTERM by the kernel
-    when the run's process dies, even by SIGKILL, so it never plays on (and keeps outside
-    programs running) for a run that is gone."""
+    when the run's process (``parent``: its pid, taken before the fork) dies, even by
+    SIGKILL, or now if it is gone already, so it never plays on (and keeps outside programs
+    running) for a run that is gone. The signals held back while it was forked
+    (see UnitPool.submit) come now, to these handlers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _end_worker)
-    die_with_parent(signal.SIGTERM)
+    die_with_parent(signal.SIGTERM, parent)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _WORKER_SIGNALS)
 
 
 def _end_worker(signum: int, frame: object) -> None:
@@ -108,13 +121,16 @@ class UnitPool:
 
     def __init__(self, workers: int) -> None:
         self.executor = concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, initializer=worker_signals)
+            max_workers=workers, initializer=worker_signals, initargs=(os.getpid(),))
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _WORKER_SIGNALS)  # see worker_signals
         try:
             return self.executor.submit(fn, *args)
         except concurrent.futures.process.BrokenProcessPool:
             raise WorkerDied(_DIED.format("a unit")) from None
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     @staticmethod
     def result(future: concurrent.futures.Future[Any], unit: int) -> Any:
