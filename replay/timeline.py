@@ -421,11 +421,13 @@ class _Walk:
 
     def _view(self, frame: DecisionFrame) -> tuple[str, Any]:
         """A decision as its packed hand keeps it: its view, made now with the seat the log
-        sees from at this point; a frame whose view cannot be made (a tile that is none)
-        stays a frame, so that its hand, not the outline, fails as it did."""
+        sees from at this point; a frame whose view cannot be made stays a frame, so that its
+        hand, not the outline, fails as it did: a tile that is none (a ValueError), and as
+        much an action or request of another type in a damaged file (a KeyError, an
+        AttributeError: the log's reader takes any type its schema knows there)."""
         try:
             return "view", decision_view(frame, self.own_seat)
-        except ValueError:
+        except Exception:  # raised again, as before, when its hand is built
             return "decision", frame
 
     def begin_hand(self, text: str) -> None:
