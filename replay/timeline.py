@@ -430,6 +430,17 @@ class _Walk:
         except Exception:  # raised again, as before, when its hand is built
             return "decision", frame
 
+    def _shown(self, frame: DecisionFrame) -> dict[str, Any]:
+        """The decision's view for its step; a decision no view can be made of (an action or
+        request of another type in a damaged file: not only a tile that is none) is a
+        ValueError, so that the viewer says it cannot show the hand (422) and keeps that,
+        where a KeyError or AttributeError was a 500 with a traceback at every ask."""
+        try:
+            return decision_view(frame, self.own_seat)
+        except (LookupError, AttributeError, TypeError) as exc:
+            raise ValueError(f"a decision the table cannot show ({type(exc).__name__}: "
+                             f"{exc})") from None
+
     def begin_hand(self, text: str) -> None:
         """A hand's first step (the table as its RoundStarted left it)."""
         names = self.table.names
@@ -448,7 +459,7 @@ class _Walk:
             if self.hands:
                 if self.snap:
                     self.steps[-1][-1]["decisions"].append(
-                        item if kind == "view" else decision_view(item, self.own_seat))
+                        item if kind == "view" else self._shown(item))
                 else:
                     self.hand_items.append(self._view(item))
                 self.hands[-1]["decisions"] += 1
