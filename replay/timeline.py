@@ -421,12 +421,25 @@ class _Walk:
 
     def _view(self, frame: DecisionFrame) -> tuple[str, Any]:
         """A decision as its packed hand keeps it: its view, made now with the seat the log
-        sees from at this point; a frame whose view cannot be made (a tile that is none)
-        stays a frame, so that its hand, not the outline, fails as it did."""
+        sees from at this point; a frame whose view cannot be made stays a frame, so that its
+        hand, not the outline, fails as it did: a tile that is none (a ValueError), and as
+        much an action or request of another type in a damaged file (a KeyError, an
+        AttributeError: the log's reader takes any type its schema knows there)."""
         try:
             return "view", decision_view(frame, self.own_seat)
-        except ValueError:
+        except Exception:  # raised again, as before, when its hand is built
             return "decision", frame
+
+    def _shown(self, frame: DecisionFrame) -> dict[str, Any]:
+        """The decision's view for its step; a decision no view can be made of (an action or
+        request of another type in a damaged file: not only a tile that is none) is a
+        ValueError, so that the viewer says it cannot show the hand (422) and keeps that,
+        where a KeyError or AttributeError was a 500 with a traceback at every ask."""
+        try:
+            return decision_view(frame, self.own_seat)
+        except (LookupError, AttributeError, TypeError) as exc:
+            raise ValueError(f"a decision the table cannot show ({type(exc).__name__}: "
+                             f"{exc})") from None
 
     def begin_hand(self, text: str) -> None:
         """A hand's first step (the table as its RoundStarted left it)."""
@@ -446,7 +459,7 @@ class _Walk:
             if self.hands:
                 if self.snap:
                     self.steps[-1][-1]["decisions"].append(
-                        item if kind == "view" else decision_view(item, self.own_seat))
+                        item if kind == "view" else self._shown(item))
                 else:
                     self.hand_items.append(self._view(item))
                 self.hands[-1]["decisions"] += 1

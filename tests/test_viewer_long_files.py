@@ -143,6 +143,51 @@ async def test_a_hand_the_table_cannot_draw_is_a_422_not_a_500(tmp_path: Path) -
         await client.close()
 
 
+def _decision_not_an_action(tmp_path: Path) -> Path:
+    """A local-table log whose second hand's first decision "played" a PlatformNotice: a
+    damaged or hand-edited file, which the log's reader takes (its schema knows the type)."""
+    import msgpack
+
+    source = practice_game(tmp_path / "source").read_bytes()
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
+    unpacker.feed(source)
+    frames = list(unpacker)
+    rounds = [i for i, f in enumerate(frames) if f.get("k") == "event"
+              and f["event"]["type"] == "RoundStarted"]
+    assert len(rounds) >= 3
+    first = next(i for i in range(rounds[1], rounds[2]) if frames[i].get("k") == "decision")
+    frames[first]["action"] = {"type": "PlatformNotice", "text": "damaged"}
+    path = tmp_path / "files" / "action.mjlog.msgpack"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(msgpack.packb(f, use_bin_type=True) for f in frames))
+    return path
+
+
+async def test_a_damaged_decision_fails_its_hand_not_the_game(tmp_path: Path) -> None:
+    """A decision whose view cannot be made failed only its own hand's request before its
+    hand's items were packed at open (8074679); packing makes every decision's view while
+    the outline is built, and only a ValueError kept the frame for its hand: an action of
+    another type (a KeyError) made the whole game a 500, every hand with it. The game opens
+    again and every other hand shows; that hand, a 500 with a traceback in the log at every
+    ask (before 8074679 as well), is the 422 of a hand the table cannot draw."""
+    from adapter.serve.viewer import UNREADABLE
+
+    path = _decision_not_an_action(tmp_path)
+    client = await _client(path)
+    game = f"0~{path.name}"
+    try:
+        outline = await client.get(f"/api/games/{game}")
+        assert outline.status == 200
+        hands = len((await outline.json())["hands"])
+        for n in (0, 2, hands - 1):
+            assert (await client.get(f"/api/games/{game}/hands/{n}")).status == 200, n
+        for _ in range(2):  # built once, its failure kept
+            r = await client.get(f"/api/games/{game}/hands/1")
+            assert r.status == 422 and await r.text() == UNREADABLE
+    finally:
+        await client.close()
+
+
 def test_the_page_says_when_a_hand_cannot_be_shown(tmp_path: Path) -> None:
     """In Chromium (tests/cdp.py): the page showed the hand before, or an empty table,
     with no word of why, the request's failure left unhandled; it says so now."""
