@@ -88,6 +88,8 @@ class WorkerDied(RuntimeError):
 # waited for ever to send its 2 MB result to a run that no longer read it, while the run
 # waited for it to exit. Held back, the signal reaches the worker's own handler instead.
 _WORKER_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+# Windows has no signal masks (nor fork: a spawned worker starts with Python's own handlers)
+_MASKS = hasattr(signal, "pthread_sigmask")
 
 
 def worker_signals(parent: int | None) -> None:
@@ -104,7 +106,8 @@ def worker_signals(parent: int | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _end_worker)
     die_with_parent(signal.SIGTERM, parent)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _WORKER_SIGNALS)
+    if _MASKS:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _WORKER_SIGNALS)
 
 
 def _end_worker(signum: int, frame: object) -> None:
@@ -132,13 +135,14 @@ class UnitPool:
             initargs=(run,))
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, _WORKER_SIGNALS)  # see worker_signals
-        try:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _WORKER_SIGNALS) if _MASKS else None
+        try:  # held back: see worker_signals
             return self.executor.submit(fn, *args)
         except concurrent.futures.process.BrokenProcessPool:
             raise WorkerDied(_DIED.format("a unit")) from None
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            if held is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     @staticmethod
     def result(future: concurrent.futures.Future[Any], unit: int) -> Any:
