@@ -5,6 +5,7 @@ not hang the test run."""
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -198,3 +199,62 @@ def test_a_worker_whose_run_died_before_it_started_ends(tmp_path: Path) -> None:
         if not ended(worker):  # not left behind by a failing test
             with contextlib.suppress(ProcessLookupError):
                 os.kill(worker, signal.SIGKILL)
+
+
+# mjbot with the forkserver start method, Python 3.14's default on Linux (set here, as a
+# program embedding the run or a later Python does): a worker is the forkserver's child.
+WITH_START_METHOD = textwrap.dedent("""
+    import multiprocessing, runpy, sys
+    if __name__ == "__main__":
+        multiprocessing.set_start_method(sys.argv[1])
+        sys.argv = ["mjbot", *sys.argv[2:]]
+        runpy.run_module("adapter.cli", run_name="__main__")
+""")
+
+
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(),
+                    reason="no forkserver start method here")
+def test_workers_from_a_forkserver_play(tmp_path: Path) -> None:
+    """With the forkserver start method (Python 3.14's default on Linux) every worker took
+    the run's pid for its parent's, found its parent (the forkserver) another, sent itself
+    SIGTERM as for a run that is gone, and every `--workers 2` run failed with "a worker
+    process ended abruptly". The workers now play."""
+    script = tmp_path / "with_start_method.py"
+    script.write_text(WITH_START_METHOD)
+    out = tmp_path / "d"
+    done = subprocess.run(
+        [sys.executable, str(script), "forkserver", "selfplay", "--variant", "mass",
+         "--policies", "rulebased,greedy,rulebased,greedy", "--hands", "8", "--seed", "6",
+         "--shard-decisions", "400", "--workers", "2", "--out", str(out)],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("selfplay mass: 24 hands"), (done.stdout, done.stderr)
+
+
+# mjbot as on Windows: no signal masks (signal.pthread_sigmask), workers spawned. At the
+# top, not under the __main__ guard: a spawned worker runs it too.
+WITHOUT_SIGNAL_MASKS = textwrap.dedent("""
+    import multiprocessing, runpy, signal, sys
+    del signal.pthread_sigmask
+    if __name__ == "__main__":
+        multiprocessing.set_start_method("spawn")
+        sys.argv = ["mjbot", *sys.argv[1:]]
+        runpy.run_module("adapter.cli", run_name="__main__")
+""")
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no masks to take away")
+def test_workers_play_where_signals_have_no_masks(tmp_path: Path) -> None:
+    """Windows has no signal.pthread_sigmask: every `--workers 2` run there ended in a
+    traceback (AttributeError) at its first unit, where it had played. The workers play."""
+    script = tmp_path / "without_signal_masks.py"
+    script.write_text(WITHOUT_SIGNAL_MASKS)
+    done = subprocess.run(
+        [sys.executable, str(script), "selfplay", "--variant", "mass", "--policies",
+         "rulebased,greedy,rulebased,greedy", "--hands", "8", "--seed", "6",
+         "--shard-decisions", "400", "--workers", "2", "--out", str(tmp_path / "d")],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("selfplay mass: 24 hands"), (done.stdout, done.stderr)

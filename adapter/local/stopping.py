@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import multiprocessing
 import multiprocessing.connection
 import os
 import signal
@@ -87,21 +88,26 @@ class WorkerDied(RuntimeError):
 # waited for ever to send its 2 MB result to a run that no longer read it, while the run
 # waited for it to exit. Held back, the signal reaches the worker's own handler instead.
 _WORKER_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+# Windows has no signal masks (nor fork: a spawned worker starts with Python's own handlers)
+_MASKS = hasattr(signal, "pthread_sigmask")
 
 
-def worker_signals(parent: int) -> None:
+def worker_signals(parent: int | None) -> None:
     """In a worker: Ctrl-C is for the run's own process to answer, and SIGTERM (the pool
     closing, or a ``timeout`` that signals the whole group) ends the worker at once, with
     the outside programs it runs (each in its own process group, which no ``finally``
     would reach once the worker is ended). The worker is sent that SIGTERM by the kernel
     when the run's process (``parent``: its pid, taken before the fork) dies, even by
     SIGKILL, or now if it is gone already, so it never plays on (and keeps outside programs
-    running) for a run that is gone. The signals held back while it was forked
-    (see UnitPool.submit) come now, to these handlers."""
+    running) for a run that is gone. ``parent`` is None where the worker's parent is not the
+    run (the forkserver start method, Python 3.14's default on Linux): the kernel's signal
+    then comes with the forkserver's death, which follows the run's. The signals held back
+    while it was forked (see UnitPool.submit) come now, to these handlers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _end_worker)
     die_with_parent(signal.SIGTERM, parent)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _WORKER_SIGNALS)
+    if _MASKS:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _WORKER_SIGNALS)
 
 
 def _end_worker(signum: int, frame: object) -> None:
@@ -120,17 +126,23 @@ class UnitPool:
     worker and the lost unit is awaited forever."""
 
     def __init__(self, workers: int) -> None:
+        # The run's pid for a worker it forks itself (fork, spawn); a forkserver's worker is
+        # the forkserver's child, and taking the run for its parent, it ended at once.
+        context = multiprocessing.get_context()
+        run = os.getpid() if context.get_start_method() in ("fork", "spawn") else None
         self.executor = concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, initializer=worker_signals, initargs=(os.getpid(),))
+            max_workers=workers, mp_context=context, initializer=worker_signals,
+            initargs=(run,))
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, _WORKER_SIGNALS)  # see worker_signals
-        try:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _WORKER_SIGNALS) if _MASKS else None
+        try:  # held back: see worker_signals
             return self.executor.submit(fn, *args)
         except concurrent.futures.process.BrokenProcessPool:
             raise WorkerDied(_DIED.format("a unit")) from None
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            if held is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     @staticmethod
     def result(future: concurrent.futures.Future[Any], unit: int) -> Any:
