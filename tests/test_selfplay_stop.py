@@ -8,6 +8,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -144,3 +145,29 @@ def test_a_full_disk_ends_selfplay_in_one_line_with_no_half_shard(tmp_path):
     assert r.stderr.splitlines() == [f"mjbot selfplay: cannot write {out}/shard-00000.npz: "
                                      "File too large (nothing written there)"]
     assert not any(tmp_path.iterdir())
+
+
+def test_a_stop_whose_stderr_reader_is_gone_plays_its_games_to_their_end(tmp_path):
+    """A run whose stderr nobody reads any more (its parent killed outright: `nn iterate`'s
+    self-play phase is then sent SIGTERM by the kernel, with its stderr a pipe to the dead
+    run) is stopped. The stop's note to stderr raised BrokenPipeError inside the signal
+    handler, so in the game under way: a referee error in the dataset, and the `nn iterate`
+    that resumed it failed on it. The note is dropped where it cannot be written."""
+    out = tmp_path / "d"
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", *LONG, "--workers", "1",
+                             "--out", str(out)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not any(out.glob("*.npz")):  # a wall set played: games under way from here
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        assert proc.stderr is not None
+        proc.stderr.close()  # the reader gone: a write to stderr now fails (EPIPE)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+    manifest = read_manifest(out)
+    assert manifest["stopped"]["reason"] == "SIGTERM", manifest["stopped"]
+    assert manifest["referee_errors"] == [], manifest["referee_errors"][0][:600]

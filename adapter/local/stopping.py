@@ -49,8 +49,12 @@ class StopRequest:
         if name == "SIGINT" and self.reason == "SIGINT":
             raise KeyboardInterrupt  # the second Ctrl-C: now
         self.reason = self.reason if self.reason.startswith("SIG") else name
-        os.write(2, f"\nmjbot: {name}: stopping with what has finished"
-                    f"{' (Ctrl-C again: at once)' if name == 'SIGINT' else ''}\n".encode())
+        # a note nobody can read is dropped: raised here, in the game under way (a run
+        # whose parent was killed outright, its stderr a pipe to it), the error ended that
+        # game as a referee error in the dataset
+        with contextlib.suppress(OSError):
+            os.write(2, f"\nmjbot: {name}: stopping with what has finished"
+                        f"{' (Ctrl-C again: at once)' if name == 'SIGINT' else ''}\n".encode())
 
     @contextlib.contextmanager
     def on_signals(self) -> Iterator[None]:
