@@ -3,10 +3,11 @@ lines otherwise; plain stdlib lines for the Botzone bot, which pays every import
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
-from typing import Any
+from typing import Any, TextIO, cast
 
 
 def configure_plain_logging(level: str = "info") -> int:
@@ -44,9 +45,30 @@ def configure_logging(json_lines: bool | None = None, level: str = "info") -> No
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(
+            file=cast(TextIO, _LinesWhileRead(sys.stderr))),
         cache_logger_on_first_use=False,
     )
+
+
+class _LinesWhileRead:
+    """stderr for log lines, a line that cannot be written dropped: with its reader gone (the
+    parent killed outright, stderr a pipe to it) the error was raised into the code that
+    logged, an outside program's fault noted in a game under way ending that game as a
+    referee error in the dataset."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError:
+            return 0
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError):
+            self._stream.flush()
 
 
 def get_logger(name: str) -> Any:
