@@ -538,20 +538,26 @@ def test_a_log_folder_that_cannot_be_written_is_refused_at_start(
     assert "status server listening" not in done.stderr
 
 
-def test_the_days_quota_holds_across_a_restart(tmp_path: Path) -> None:
-    """A serve process started again counts the games its log folder holds from today: a
-    session whose quota was reached stays held (a restart began the day's count again)."""
-    config = tmp_path / "serve.toml"
-    config.write_text("""
-[sessions.ladder]
+def _ladder_with_a_quota(folder: Path, games_per_day: int, before: str = "") -> Path:
+    """serve.toml of one local session, "ladder", one-hand greedy games without a pause, at
+    most ``games_per_day`` a day (``before``: tables put ahead of it)."""
+    config = folder / "serve.toml"
+    config.write_text(before + f"""[sessions.ladder]
 kind = "local"
 variant = "riichi"
 policy = "greedy"
 hands = 1
 pause = 0
 [sessions.ladder.limits]
-games_per_day = 1
+games_per_day = {games_per_day}
 """)
+    return config
+
+
+def test_the_days_quota_holds_across_a_restart(tmp_path: Path) -> None:
+    """A serve process started again counts the games its log folder holds from today: a
+    session whose quota was reached stays held (a restart began the day's count again)."""
+    config = _ladder_with_a_quota(tmp_path, 1)
     logs = tmp_path / "logs"
     for _ in range(2):  # the second start: the day's one game is logged, none is played
         serve = ServeProcess(config, logs)
@@ -575,17 +581,7 @@ def test_the_days_quota_is_counted_at_start_off_the_event_loop(tmp_path: Path) -
     log reads its game is counted before any is played."""
     import gzip
 
-    config = tmp_path / "serve.toml"
-    config.write_text("""
-[sessions.ladder]
-kind = "local"
-variant = "riichi"
-policy = "greedy"
-hands = 1
-pause = 0
-[sessions.ladder.limits]
-games_per_day = 1
-""")
+    config = _ladder_with_a_quota(tmp_path, 1)
     logs = tmp_path / "logs"
     played = GameLogWriter.create(tmp_path / "elsewhere", Header("local", "riichi", seat=0))
     played.event(ev.GameStarted("riichi", 0))
@@ -643,20 +639,7 @@ def test_the_start_up_count_misses_no_game_the_first_upkeep_pass_compresses(
             break
         slow.unlink()
     assert after >= 2, listing
-    config = tmp_path / "serve.toml"
-    config.write_text("""
-[logs]
-compress_after = 60
-low_disk_mb = 0
-[sessions.ladder]
-kind = "local"
-variant = "riichi"
-policy = "greedy"
-hands = 1
-pause = 0
-[sessions.ladder.limits]
-games_per_day = 9
-""")
+    config = _ladder_with_a_quota(tmp_path, 9, "[logs]\ncompress_after = 60\nlow_disk_mb = 0\n")
     serve = ServeProcess(config, logs)
     try:  # the pass compresses every log while the count waits on the FIFO
         serve.until(lambda s: s["logs"]["compressed"] == 8)
