@@ -1352,7 +1352,8 @@ def test_an_ntpu_programs_stray_lines_read_with_its_answers_count_toward_a_flood
 # stdout before its answer: "buffered" in the answer's own write; "thinking" on its own,
 # flushed, then thinks (0.2 s) before it answers, as a bot that logs before it searches does
 # (and as any print does where PYTHONUNBUFFERED is set, which this machine's environment sets
-# and the bot inherits: print then writes each piece, the newline too, on its own).
+# and the bot inherits: print then writes each piece, the newline too, on its own). The
+# line: argv[2] where given (before the seat the seat adds), else "debug: discarding PAI".
 MJAI_CHATTY = textwrap.dedent("""
     import json, sys, time
     mode, seat, draws = sys.argv[1], int(sys.argv[-1]), 0
@@ -1365,7 +1366,8 @@ MJAI_CHATTY = textwrap.dedent("""
                           "tsumogiri": True}
         text = json.dumps(answer) + "\\n"
         if draws == 5 and answer["type"] == "dahai":
-            debug = "debug: discarding " + answer["pai"] + "\\n"
+            debug = (sys.argv[2] if len(sys.argv) > 3
+                     else "debug: discarding " + answer["pai"]) + "\\n"
             if mode == "thinking":
                 sys.stdout.write(debug)
                 sys.stdout.flush()
@@ -1405,25 +1407,6 @@ def test_an_mjai_bots_debug_line_before_its_answer_is_garbage_and_its_answer_pla
                                        for e in noise), noise
 
 
-# An mjai bot that plays tsumogiri and, on its fifth draw of a game, prints a line that is
-# JSON but no mjai answer (argv[1], as JSON), flushed, then thinks 0.2 s before its answer.
-MJAI_JSON_DEBUG = textwrap.dedent("""
-    import json, sys, time
-    debug, seat, draws = sys.argv[1], int(sys.argv[-1]), 0
-    for line in sys.stdin:
-        answer = {"type": "none"}
-        for event in json.loads(line):
-            if event["type"] == "tsumo" and event["actor"] == seat:
-                draws += 1
-                answer = {"type": "dahai", "actor": seat, "pai": event["pai"],
-                          "tsumogiri": True}
-        if draws == 5 and answer["type"] == "dahai":
-            print(debug, flush=True)
-            time.sleep(0.2)
-        print(json.dumps(answer), flush=True)
-""")
-
-
 @pytest.mark.parametrize("debug", ['{"debug": 1}', "[1, 2]", "42", '"text"',
                                    '{"type": "log", "msg": "x"}', "null"])
 @pytest.mark.parametrize("kind", ["mjai", "mjai-tcp"])
@@ -1446,8 +1429,8 @@ def test_an_mjai_bots_json_line_that_is_no_answer_is_garbage_and_its_answer_play
         finally:
             client.wait(timeout=60)
     else:
-        bot = _script(tmp_path, "bot.py", MJAI_JSON_DEBUG)
-        name = f"mjai:{PY} {bot} {debug!r}"
+        bot = _script(tmp_path, "bot.py", MJAI_CHATTY)
+        name = f"mjai:{PY} {bot} thinking {debug!r}"
         summary = _arena("riichi", name, seat_limit=30)
     report = summary["external_seats"][name]
     games = summary["games"]
