@@ -18,18 +18,26 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# A unit that sends half of its result (a length header and a few bytes of the rest) and is
-# then ended by the pool's close, as a SIGTERM can end a worker in the middle of sending.
-HALF_A_RESULT = textwrap.dedent("""
-    import struct, sys, time
-    from pathlib import Path
-    from adapter.local.stopping import UnitPool
+# In a unit: a length header and a few bytes of its result into the pipe, the rest never sent.
+SEND_HALF_A_RESULT = textwrap.dedent("""
+    import struct, sys
 
-    def half_a_result(marker, unit):
+    def send_half_a_result():
         frame = sys._getframe()
         while "result_queue" not in frame.f_locals:  # the worker loop of the executor
             frame = frame.f_back
         frame.f_locals["result_queue"]._writer._send(struct.pack("!i", 1_000_000) + b"x" * 10)
+""")
+
+# A unit that sends half of its result (a length header and a few bytes of the rest) and is
+# then ended by the pool's close, as a SIGTERM can end a worker in the middle of sending.
+HALF_A_RESULT = SEND_HALF_A_RESULT + textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from adapter.local.stopping import UnitPool
+
+    def half_a_result(marker, unit):
+        send_half_a_result()
         Path(marker).write_text("sent")
         time.sleep(600)
 
@@ -62,15 +70,12 @@ def test_a_worker_ended_while_sending_its_result_does_not_hang_the_close(tmp_pat
 
 # A unit whose worker is killed (SIGKILL: the OOM killer) in the middle of sending its result:
 # a length header and a few bytes of the rest are in the pipe, and the rest never comes.
-KILLED_WHILE_SENDING = textwrap.dedent("""
-    import os, signal, struct, sys
+KILLED_WHILE_SENDING = SEND_HALF_A_RESULT + textwrap.dedent("""
+    import os, signal
     from adapter.local.stopping import StopRequest, WorkerDied, play_units
 
     def killed_while_sending(config, unit):
-        frame = sys._getframe()
-        while "result_queue" not in frame.f_locals:  # the worker loop of the executor
-            frame = frame.f_back
-        frame.f_locals["result_queue"]._writer._send(struct.pack("!i", 1_000_000) + b"x" * 10)
+        send_half_a_result()
         os.kill(os.getpid(), signal.SIGKILL)
 
     if __name__ == "__main__":
