@@ -128,19 +128,25 @@ async def test_a_hand_the_table_cannot_draw_is_a_422_not_a_500(tmp_path: Path) -
     it (422, the reason logged in one line); with the steps built when a hand is asked for,
     the outline opens and that hand's request was a 500 with a traceback in the log. It is
     the same 422 now, and the hands before it still show."""
-    from adapter.serve.viewer import UNREADABLE
-
     path = _dora_no_tile(tmp_path)
     client = await _client(path)
     game = f"0~{path.name}"
     try:
         assert (await client.get(f"/api/games/{game}")).status == 200
         assert (await client.get(f"/api/games/{game}/hands/0")).status == 200
-        for _ in range(2):  # built once, its failure kept
-            r = await client.get(f"/api/games/{game}/hands/1")
-            assert r.status == 422 and await r.text() == UNREADABLE
+        await _hand_unreadable_twice(client, game, 1)
     finally:
         await client.close()
+
+
+async def _hand_unreadable_twice(client: Any, game: str, hand: int) -> None:
+    """The hand's request is the 422 of a hand the table cannot draw, asked twice: built
+    once, its failure kept."""
+    from adapter.serve.viewer import UNREADABLE
+
+    for _ in range(2):
+        r = await client.get(f"/api/games/{game}/hands/{hand}")
+        assert r.status == 422 and await r.text() == UNREADABLE
 
 
 def _decision_not_an_action(tmp_path: Path) -> Path:
@@ -170,8 +176,6 @@ async def test_a_damaged_decision_fails_its_hand_not_the_game(tmp_path: Path) ->
     another type (a KeyError) made the whole game a 500, every hand with it. The game opens
     again and every other hand shows; that hand, a 500 with a traceback in the log at every
     ask (before 8074679 as well), is the 422 of a hand the table cannot draw."""
-    from adapter.serve.viewer import UNREADABLE
-
     path = _decision_not_an_action(tmp_path)
     client = await _client(path)
     game = f"0~{path.name}"
@@ -181,9 +185,7 @@ async def test_a_damaged_decision_fails_its_hand_not_the_game(tmp_path: Path) ->
         hands = len((await outline.json())["hands"])
         for n in (0, 2, hands - 1):
             assert (await client.get(f"/api/games/{game}/hands/{n}")).status == 200, n
-        for _ in range(2):  # built once, its failure kept
-            r = await client.get(f"/api/games/{game}/hands/1")
-            assert r.status == 422 and await r.text() == UNREADABLE
+        await _hand_unreadable_twice(client, game, 1)
     finally:
         await client.close()
 
