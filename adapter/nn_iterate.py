@@ -106,19 +106,27 @@ def from_run_folder(opponent: str, root: Path) -> str:
     """An opponent as a command run from the run folder ``root`` names it: an ``nn@FILE``
     given relative to the working directory made relative to the run folder (its label and
     ``@budget=`` kept); anything else as given (a program's command line is its own)."""
+    def moved(file: str) -> str:
+        if os.path.isabs(file):
+            return file
+        return Path(os.path.relpath(Path(file).absolute(), root.absolute())).as_posix()
+
+    return _nn_file_named(opponent, moved)[0]
+
+
+def _nn_file_named(opponent: str, name: Callable[[str], str]) -> tuple[str, str | None]:
+    """An ``nn@FILE`` opponent with its FILE named by ``name`` (its label and ``@budget=``
+    kept), and that FILE; anything else as given, and None."""
     from adapter.local.seat import BUDGET_SUFFIX, split_label
     from brain.policies import NN_FILE_PREFIX
 
     label, spec = split_label(opponent)
     if not spec.startswith(NN_FILE_PREFIX):
-        return opponent
+        return opponent, None
     file, sep, budget = spec[len(NN_FILE_PREFIX):].rpartition(BUDGET_SUFFIX)
     file = file if sep else budget
-    if os.path.isabs(file):
-        return opponent
-    moved = Path(os.path.relpath(Path(file).absolute(), root.absolute())).as_posix()
-    named = f"{NN_FILE_PREFIX}{moved}{sep + budget if sep else ''}"
-    return named if label == opponent else f"{label}={named}"
+    named = f"{NN_FILE_PREFIX}{name(file)}{sep + budget if sep else ''}"
+    return (named if label == opponent else f"{label}={named}"), file
 
 
 def new_minus_current(arena: dict[str, Any], new: str, current: str
@@ -347,21 +355,15 @@ def _opponents_played(opponents: str, sha256: Callable[[Path], str]
     """--opponents as they play: each nn@FILE by its weights' SHA-256 (its label and
     ``@budget=`` kept), as the same file is named otherwise from another folder; and those
     files resolved."""
-    from adapter.local.seat import BUDGET_SUFFIX, split_label
-    from brain.policies import NN_FILE_PREFIX
+    def by_content(file: str) -> str:
+        return f"sha256:{sha256(Path(file)) if Path(file).is_file() else ''}"
 
     played, files = [], []
     for opponent in (o.strip() for o in opponents.split(",") if o.strip()):
-        label, spec = split_label(opponent)
-        if spec.startswith(NN_FILE_PREFIX):
-            file, sep, budget = spec[len(NN_FILE_PREFIX):].rpartition(BUDGET_SUFFIX)
-            file = file if sep else budget
-            path = Path(file)
-            files.append(str(path.resolve()))
-            spec = (f"{NN_FILE_PREFIX}sha256:{sha256(path) if path.is_file() else ''}"
-                    f"{sep + budget if sep else ''}")
-            opponent = spec if label == opponent else f"{label}={spec}"
-        played.append(opponent)
+        as_played, file = _nn_file_named(opponent, by_content)
+        if file is not None:
+            files.append(str(Path(file).resolve()))
+        played.append(as_played)
     return played, files
 
 
