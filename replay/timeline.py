@@ -374,10 +374,7 @@ def _items(loaded: Loaded) -> tuple[list[tuple[str, Any]], dict[str, Any], int |
 
 def _steps(items: list[tuple[str, Any]], meta: dict[str, Any],
            own_seat: int | None) -> Timeline:
-    walk = _Walk(_Table(meta.get("variant", "riichi"), ["", "", "", ""]), own_seat, meta,
-                 snap=False)
-    for kind, item in items:
-        walk.item(kind, item)
+    walk = _walked(items, meta, own_seat, snap=False)
     walk.pack()
     meta.setdefault("names", walk.table.names)
     meta["final_scores"] = walk.final
@@ -388,12 +385,17 @@ def every_step(loaded: Loaded) -> list[list[dict[str, Any]]]:
     """Every hand's steps in one walk of the whole game, as the viewer built them before
     :meth:`Timeline.steps` (each hand's own, when asked): ``mjbot bench view``'s reference,
     and what the tests hold the hand-at-a-time steps to."""
-    items, meta, own_seat = _items(loaded)
+    return _walked(*_items(loaded), snap=True).steps
+
+
+def _walked(items: list[tuple[str, Any]], meta: dict[str, Any], own_seat: int | None,
+            snap: bool) -> _Walk:
+    """The game's items walked in order on a fresh table (:class:`_Walk`)."""
     walk = _Walk(_Table(meta.get("variant", "riichi"), ["", "", "", ""]), own_seat, meta,
-                 snap=True)
+                 snap=snap)
     for kind, item in items:
         walk.item(kind, item)
-    return walk.steps
+    return walk
 
 
 class _Walk:

@@ -387,6 +387,11 @@ def pool_times(times: Any) -> DecisionTimes:
     return total
 
 
+def external_seats(total: dict[str, SeatReport]) -> dict[str, Any]:
+    """``external_seats`` of pooled reports: each outside program's record, by seat name."""
+    return {name: total[name].as_dict() for name in sorted(total)}
+
+
 def external_reports(results: list[UnitResult]) -> dict[str, Any]:
     """Per outside program (by its seat name): its faults by reason, fresh runs after a
     crash and the first fault, pooled over the units in order."""
@@ -394,7 +399,7 @@ def external_reports(results: list[UnitResult]) -> dict[str, Any]:
     for r in results:
         for name, report in r.external.items():
             total.setdefault(name, SeatReport()).add(report)
-    return {name: total[name].as_dict() for name in sorted(total)}
+    return external_seats(total)
 
 
 def external_lines(external: dict[str, Any]) -> list[str]:
@@ -415,7 +420,7 @@ def pool_external(summaries: Any) -> dict[str, Any]:
     for summary in summaries:
         for name, report in summary.get("external_seats", {}).items():
             total.setdefault(name, SeatReport()).add(SeatReport.from_dict(report))
-    return {name: total[name].as_dict() for name in sorted(total)}
+    return external_seats(total)
 
 
 def _per_hand(row: dict[str, float]) -> float:

@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adapter.local.arena import ArenaConfig
+from adapter.local.arena import ArenaConfig, external_seats
 from adapter.local.external import SeatReport
 from adapter.local.game import play_game
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup, Player
@@ -136,12 +136,6 @@ def add_fallbacks(total: dict[str, FallbackTally], unit: dict[str, FallbackTally
     kept is the earliest unit's)."""
     for name, tally in unit.items():
         total.setdefault(name, FallbackTally()).add(tally)
-
-
-def external_extra(total: dict[str, SeatReport]) -> dict[str, Any]:
-    """The manifest's record of each outside program's faults (as the arena's
-    ``external_seats``)."""
-    return {name: total[name].as_dict() for name in sorted(total)}
 
 
 def fallbacks_extra(total: dict[str, FallbackTally]) -> dict[str, Any]:
@@ -303,7 +297,7 @@ def run_selfplay(config: SelfPlayConfig,
 
     for data in iter_units(config, ray, counter, stop, point.unit):
         errors_before, fallbacks_before = list(errors), fallbacks_extra(fallbacks)
-        external_before = external_extra(external)
+        external_before = external_seats(external)
         skip = point.skip if data.unit == point.unit else 0
         cut_after = None
         for index, block in zip(data.seatings, data.games, strict=True):
@@ -327,21 +321,21 @@ def run_selfplay(config: SelfPlayConfig,
                                    external=external_before)]
             else:
                 kept = [Checkpoint(list(writer.shards), writer.games, reached, 0, list(errors),
-                                   fallbacks_extra(fallbacks), external=external_extra(external))]
+                                   fallbacks_extra(fallbacks), external=external_seats(external))]
             save_progress(out, meta, kept)
         if writer.open_games and time.monotonic() - last_open >= config.checkpoint_s:
             # the games since the last shard, so a kill outright does not take them all
             opened = writer.write_open(guarded(partial(
                 _open_checkpoint, writer, reached, list(errors), fallbacks_extra(fallbacks),
-                external_extra(external))))
+                external_seats(external))))
             save_progress(out, meta, [*kept, Checkpoint(
                 list(writer.shards), writer.games - writer.open_games, reached, 0,
                 list(errors), fallbacks_extra(fallbacks), opened, writer.open_games,
-                external_extra(external))])
+                external_seats(external))])
             last_open = time.monotonic()
     extra: dict[str, Any] = {"referee_errors": errors, "fallbacks": fallbacks_extra(fallbacks)}
     if external:  # only where an outside program sat: other manifests stay as they were
-        extra["external_seats"] = external_extra(external)
+        extra["external_seats"] = external_seats(external)
     gone: list[Path] | None = None  # a stop's shards given back, removed once it is recorded
     if reached < units:
         assert stop is not None  # only a stop ends the units early
@@ -356,7 +350,7 @@ def run_selfplay(config: SelfPlayConfig,
     def stopped_at(opened: dict[str, Any] | None) -> Checkpoint:
         return Checkpoint(writer.shards[:whole], writer.games - open_games, reached, 0, errors,
                           fallbacks_extra(fallbacks), opened, open_games if opened else 0,
-                          external_extra(external))
+                          external_seats(external))
 
     # games given back: the shard cut back replaces one the point needs, so the stop is on
     # record before it is put in place (a kill then leaves one checkpoint or the other proved)

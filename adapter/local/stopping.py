@@ -157,6 +157,10 @@ class UnitPool:
         except concurrent.futures.process.BrokenProcessPool:
             raise WorkerDied(_DIED.format(f"unit {unit}")) from None
 
+    def _workers(self) -> list[Any]:
+        """The executor's worker processes, taken as a list (its private ``_processes``)."""
+        return list((getattr(self.executor, "_processes", None) or {}).values())
+
     def check_workers(self) -> None:
         """:class:`WorkerDied` if a worker has ended. The executor reports a dead worker
         itself, except one killed in the middle of sending a result (a self-play unit is
@@ -164,8 +168,7 @@ class UnitPool:
         waits for the rest of that message for ever and never looks at the workers, and
         the run would wait for its units for ever. A worker of this pool never ends on its
         own before the close, so one that has ended died."""
-        processes = list((getattr(self.executor, "_processes", None) or {}).values())
-        if multiprocessing.connection.wait([p.sentinel for p in processes], timeout=0):
+        if multiprocessing.connection.wait([p.sentinel for p in self._workers()], timeout=0):
             raise WorkerDied(_DIED.format("a unit under way"))
 
     def close(self) -> None:
@@ -175,7 +178,7 @@ class UnitPool:
         them (``_processes``, private but the same since Python 3.2); a shutdown first would
         leave the workers to finish their units, and the interpreter's exit to wait for them
         (and race the executor's own thread, printing an ignored OSError)."""
-        for process in list((getattr(self.executor, "_processes", None) or {}).values()):
+        for process in self._workers():
             with contextlib.suppress(OSError, ValueError):
                 process.terminate()
         # A worker ended in the middle of sending a result leaves half a message in the

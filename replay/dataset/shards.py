@@ -110,14 +110,15 @@ def write_shard(out: Path, index: int, meta: dict[str, Any], blocks: Sequence[Bl
     arrays.update((f.name, block.arrays[f.name]) for f in S.FIELDS.values())
     if recorded is None:
         write_npz(path, arrays)
-    else:
-        data = npz_bytes(arrays)
-        recorded({"file": path.name, "decisions": block.decisions, "hands": block.hands,
-                  "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
-        with written_whole(path) as f:
-            f.write(data)
-    return {"file": path.name, "decisions": block.decisions, "hands": block.hands,
-            "bytes": path.stat().st_size, "sha256": sha256(path)}
+        return {"file": path.name, "decisions": block.decisions, "hands": block.hands,
+                "bytes": path.stat().st_size, "sha256": sha256(path)}
+    data = npz_bytes(arrays)  # the entry from the bytes in hand, not the file read back
+    entry = {"file": path.name, "decisions": block.decisions, "hands": block.hands,
+             "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    recorded(dict(entry))
+    with written_whole(path) as f:
+        f.write(data)
+    return entry
 
 
 def write_manifest(out: Path, meta: dict[str, Any], games: int, shards: list[dict[str, Any]],
