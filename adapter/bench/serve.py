@@ -148,13 +148,18 @@ def _free_port() -> int:
 def _viewer_game(logs: str) -> tuple[str, int, int]:
     """A practice game written into the log folder for the viewer load: its id, its largest
     hand's number and that hand's JSON size."""
+    import threading
     from pathlib import Path
 
-    from adapter.bench.view import source_game
+    from adapter.serve.practice import PracticeSettings, play_one
     from replay import formats
     from replay.timeline import build
 
-    path = source_game(Path(logs), "riichi", "viewer", "the viewer's practice game")
+    reports: list[dict[str, Any]] = []
+    settings = PracticeSettings(session="viewer", variant="riichi", log_dir=logs, pause=0)
+    if not play_one(settings, 1, threading.Event(), reports.append):
+        raise RuntimeError("the viewer's practice game did not finish")
+    path = Path(reports[-1]["log"])
     timeline = build(formats.read(path.read_bytes(), path))
     sizes = [len(json.dumps({"label": h["label"], "steps": timeline.steps(n),
                              "result": h["result"]})) for n, h in enumerate(timeline.hands)]

@@ -63,16 +63,14 @@ def register(benches: Any) -> None:
                    help="seconds between the full collections forced meanwhile")
 
 
-def source_game(folder: Path, variant: str, session: str = "bench",
-                what: str = "the local-table game for the bench") -> Path:
-    """One local-table game's log, written under ``folder`` (``what``: the game, as its
-    failure names it)."""
+def source_game(folder: Path, variant: str) -> Path:
+    """One local-table game's log, written under ``folder``."""
     from adapter.serve.practice import PracticeSettings, play_one
 
     reports: list[dict[str, Any]] = []
-    settings = PracticeSettings(session=session, variant=variant, log_dir=str(folder), pause=0)
+    settings = PracticeSettings(session="bench", variant=variant, log_dir=str(folder), pause=0)
     if not play_one(settings, 1, threading.Event(), reports.append):
-        raise RuntimeError(f"{what} did not finish")
+        raise RuntimeError("the local-table game for the bench did not finish")
     return Path(reports[-1]["log"])
 
 
