@@ -75,10 +75,26 @@ def entries(tmp_path_factory, bare_python):  # noqa: F811
 def test_json_mode_answers_bad_input_in_json_with_a_one_line_error(entries, entry):
     r = subprocess.run([*entries[entry], "--json", "--no-keep-running"], input="1\n0 1 1\n\n",
                        capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.returncode == 0 and "Traceback" not in r.stderr
     assert "--json" in r.stderr and "'1\\n0 1 1" in r.stderr  # what was wrong, the raw input
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert _json_line(r.stdout)["response"] == "PASS"
+
+
+@pytest.mark.parametrize("entry", ["cli", "zip"])
+@pytest.mark.parametrize("keep", ["--keep-running", "--no-keep-running"])
+@pytest.mark.parametrize("text", ["not a number\n", '{"requests": [', "2\n0 1 1\n"])
+def test_unreadable_input_is_passed_and_the_process_exits_0(entries, entry, keep, text):
+    """An input that cannot be read at all (no turn count, broken JSON, turns missing) was
+    answered PASS, then exit 2: Botzone judges each run with a verdict beside its output, and
+    an answer from a run it does not judge OK is dropped, a lost match. Now the error is one
+    line on stderr with the raw input, the answer PASS, and the exit 0, in both entries."""
+    r = subprocess.run([*entries[entry], keep], input=text, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    first = r.stdout.split("\n")[0]
+    assert (json.loads(first)["response"] if first.startswith("{") else first) == "PASS"
+    assert len(r.stderr.strip().splitlines()) == 1 and repr(text[:10])[1:-1] in r.stderr
 
 
 @pytest.mark.parametrize("entry", ["cli", "zip"])
