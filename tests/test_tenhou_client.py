@@ -36,7 +36,7 @@ from replay.log import DecisionFrame, EventFrame, RxFrame, TxFrame, read_log
 from tests.line_faults import capture_client_readers, silent_server, time_out
 from tests.serve_helpers import free_port
 from tests.shared_data import TENHOU_CAPTURES as CAPTURES
-from tests.test_tenhou_codec import REINIT_CALLS
+from tests.test_tenhou_codec import REINIT_CALLS, REINIT_IN_RIICHI
 
 
 async def _game(tmp_path: Path, transport: str, seed: int = 1, drop: int | None = None,
@@ -184,6 +184,28 @@ async def test_recorded_server_streams_are_answered(tmp_path: Path, name: str) -
     # our play differs from the recorded player's, so later tags may contradict our table
     # (logged errors), but every draw and every offer got an answer
     assert stats.owed > 0 and stats.answered == stats.owed
+
+
+async def test_a_ron_offered_after_a_reconnect_in_riichi_is_claimed(tmp_path: Path) -> None:
+    """Back at the table in riichi (GO, UN, SAIKAI, then REINIT, as in second.log), over a real
+    socket: the table rebuilt from the REINIT guessed the order of the rivers and took a 5p
+    passed before our riichi for one passed after it (riichi furiten); the ron Tenhou offered
+    on the next 5p was passed up. The offer is Tenhou's own furiten judgement: we take it."""
+    tags = ['<GO type="9" lobby="0" gpid="2FF64D8A-A9692044"/>',
+            '<UN n0="%4E%6F%4E%61%6D%65" n1="%43%4F%4D" n2="%43%4F%4D" n3="%43%4F%4D" '
+            'dan="0,0,0,0" rate="1500.00,1500.00,1500.00,1500.00" sx="M,C,C,C"/>',
+            '<SAIKAI ba="0,1" oya="0" sc="240,0,250,0,250,0,250,0"/>',
+            REINIT_IN_RIICHI, "<T60/>", "<D60/>", "<U/>", '<E54 t="8"/>']
+    server, port, stats = await serve_recording(tags)
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
+                              reconnect_tries=1, reconnect_delay=0.1, game_type=9,
+                              permission_granted=True)
+    async with server:
+        with contextlib.suppress(ConnectionError):
+            await asyncio.wait_for(run(settings), 60)
+    assert stats.answered == stats.owed == 2, stats
+    assert [parse_tag(r) for r in stats.replies] == [parse_tag('<D p="60"/>'),
+                                                     parse_tag('<N type="6"/>')], stats.replies
 
 
 async def test_keepalives_and_a_goodbye(tmp_path: Path) -> None:

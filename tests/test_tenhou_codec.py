@@ -497,6 +497,46 @@ def test_a_reinit_with_added_kans_restores_their_pons() -> None:
         assert state.unseen(kind) == 0
 
 
+# A reconnect in riichi (Tenhou's form, as above). Play, relative seats, ids (we deal):
+#   0: E(108)   1: W(116)   2: haku(124)   3: hatsu(128) -> 2 pons it (129 130, m2 49257)
+#   2: 5p(55)   3: chun(132)   0: riichi on S(112)   1: N(120)   2: haku(125)   3: chun(133)
+# We wait on 5p alone (123456789m 123p 5p). The 5p of seat 2 came before our riichi discard:
+# we are not furiten. REINIT gives each river on its own, and the table rebuilt from it in turn
+# order (calls aside) has that 5p after our riichi.
+REINIT_IN_RIICHI = ('<REINIT seed="0,0,1,3,2,60" ten="240,250,250,250" oya="0" '
+                    'hai="0,4,8,12,17,20,24,28,32,36,40,44,53" m2="49257" '
+                    'kawa0="108,255,112" kawa1="116,120" kawa2="124,55,125" kawa3="132,133"/>')
+
+
+def test_a_ron_tenhou_offers_after_a_reconnect_is_taken_though_the_rebuilt_order_says_furiten(
+        ) -> None:
+    """What a client knows of furiten after a REINIT: its own river (exact), not the order of
+    the four rivers, nor what passed since its last discard. Read in a guessed order, a 5p
+    discarded before our riichi looked like one passed after it (riichi furiten, for the rest
+    of the hand), and the ron Tenhou then offered (``t="8"``, the server's own judgement of
+    furiten) was answered with a pass: a riichi win lost. The offer decides now. A win not
+    offered is never one to claim: Tenhou asks nothing then, and the local table (no offers)
+    still rules by our furiten."""
+    from brain.rules.riichi import RULES, is_furiten
+
+    codec, state = TenhouCodec(), TableState("riichi")
+    asked: list[ev.DecisionRequest] = []
+    for text in (REINIT_IN_RIICHI, "<T60/>", "<D60/>", "<U/>", '<E54 t="8"/>'):
+        for event in codec.feed(text):
+            state.apply(event)
+            if isinstance(event, ev.DecisionRequest):
+                asked.append(event)
+    assert state.me.riichi and is_furiten(state)  # the guessed order's furiten
+    turn, claim = asked
+    assert turn.kind == "turn"  # our draw after the reconnect: the riichi tsumogiri
+    assert (claim.kind, claim.offered, claim.tile) == ("claim", frozenset({"win"}),
+                                                       T.from_tenhou_id(54))
+    assert RULES.legal_actions(state, claim) == [ev.Win(), ev.Pass()]
+    # with no offer to go by (the local table), our furiten still rules
+    unoffered = ev.DecisionRequest("claim", tile=claim.tile, from_seat=claim.from_seat)
+    assert RULES.legal_actions(state, unoffered) == [ev.Pass()]
+
+
 def test_a_call_repeated_after_the_reinit_that_restored_it_asks_only_for_our_discard() -> None:
     """A reconnect right after our own chi: the REINIT already holds the chi, and a server
     that then repeats its N (our fake does; real Tenhou's choice is not known) must not make

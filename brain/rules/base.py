@@ -184,9 +184,15 @@ class Rules:
     # seat's cached waits can rule a tile out before any scoring is tried.
     waits_cover_wins = True
 
-    def _may_win_on(self, state: TableState, tile: int) -> bool:
+    def _may_win_on(self, state: TableState, tile: int, request: ev.DecisionRequest) -> bool:
+        """The tile is one of our waits and the variant lets us win on it. Where the platform
+        offers the win (Tenhou's ron flag), its own furiten judgement stands: it knows the
+        order of play, which a reconnect's table (REINIT: each river on its own) does not
+        give, and a riichi furiten read into a guessed order passed up every later ron."""
         if self.waits_cover_wins and T.kind(tile) not in state.waits():
             return False
+        if request.offered is not None and "win" in request.offered:
+            return True
         return self.can_win_on(state, tile)
 
     # -------------------------------------------------------------- contexts
@@ -323,7 +329,8 @@ class Rules:
         from_seat, tile = state.last_discard or (request.from_seat, request.tile)
         if from_seat is None or tile is None or from_seat == state.seat:
             return actions
-        if self._may_win_on(state, tile) and self.win_score(state, tile, from_seat) is not None:
+        if self._may_win_on(state, tile, request) and self.win_score(
+                state, tile, from_seat) is not None:
             actions.append(ev.Win())
         if not self.claims_allowed(state):
             return actions
@@ -373,7 +380,7 @@ class Rules:
         from_seat, tile = seat_tile
         if from_seat is None or tile is None or from_seat == state.seat:
             return actions
-        if self._may_win_on(state, tile) and self.win_score(
+        if self._may_win_on(state, tile, request) and self.win_score(
                 state, tile, from_seat, robbing_kan=True) is not None:
             actions.append(ev.Win())
         return actions
