@@ -463,11 +463,13 @@ def test_a_bots_helpers_end_with_its_turn_or_its_match(tmp_path, mode):
 def test_a_kept_bots_lines_past_its_marker_are_kept_for_its_next_turn():
     """A kept turn's lines are sliced off where they lie in what was read (taking one at a
     time off the front copied all the rest each time: 2 s of CPU for 1 MB of empty lines);
-    what came after the marker is the next turn's, read from there."""
+    what came after the marker (no marker of its own yet) is the next turn's, read from
+    there. (A whole turn there answers no request: the next test.)"""
     script = ("import sys\n"
               "sys.stdin.readline(); sys.stdin.readline()\n"
-              "sys.stdout.write('PASS\\n\\nkept\\n" + KEEP_RUNNING + "\\nPLAY W1\\n"
-              + KEEP_RUNNING + "\\n')\n"
+              "sys.stdout.write('PASS\\n\\nkept\\n" + KEEP_RUNNING + "\\nPLAY W1\\n')\n"
+              "sys.stdout.flush(); sys.stdin.readline()\n"
+              "sys.stdout.write('" + KEEP_RUNNING + "\\n')\n"
               "sys.stdout.flush(); sys.stdin.read()\n")
     bot = BotProcess(0, "keep", (sys.executable, "-c", script), limit=30.0, later_limit=30.0)
     bot.command = bot.command[:-1]
@@ -476,6 +478,34 @@ def test_a_kept_bots_lines_past_its_marker_are_kept_for_its_next_turn():
         assert bot.request("3 1 PLAY W1") == "PLAY W1"
     finally:
         bot.close()
+
+
+# PLAYS_ITS_DRAWS that prints its answer to its first draw twice, each copy a whole turn
+PRINTS_A_TURN_TWICE = PLAYS_ITS_DRAWS.replace(
+    "        print(answer(line.strip())); print('" + KEEP_RUNNING + "', flush=True)\n",
+    "        print(answer(line.strip())); print('" + KEEP_RUNNING + "', flush=True)\n"
+    "        if line.startswith('2 ') and not globals().get('twice'):\n"
+    "            twice = True\n"
+    "            print('PASS'); print('" + KEEP_RUNNING + "', flush=True)\n")
+
+
+def test_a_turn_printed_twice_by_a_kept_bot_is_dropped_and_fails_the_soak():
+    """A kept-running bot that printed a whole turn twice (its answer and marker, then PASS
+    and the marker again) had the copy read by the judge as its answer to the next request,
+    one behind for the rest of the match (its next draw answered PASS: WA), where the
+    outside seat at the local table drops such turns. Both now read them the one way
+    (``unasked_turns``): whole turns already printed before a request answer none, are
+    dropped, and counted; the judge's summary names them and they fail the run, and the
+    match plays on in step with the bot."""
+    from adapter.fakes.botzone_judge import run_matches
+
+    assert PRINTS_A_TURN_TWICE != PLAYS_ITS_DRAWS
+    summary = run_matches(1, ["keep"], seed=1,
+                          command=(sys.executable, "-c", PRINTS_A_TURN_TWICE))
+    assert summary["verdicts"] == {}, summary
+    assert summary["unasked"] == {"keep": {"turns": 4, "first": "PASS"}}, summary
+    well = run_matches(1, ["keep"], seed=1, command=(sys.executable, "-c", PLAYS_ITS_DRAWS))
+    assert well["verdicts"] == {} and well["unasked"] == {}, well
 
 
 def test_the_judge_soak_keeps_its_bots_game_logs_out_of_the_real_ones(tmp_path, capsys,

@@ -96,7 +96,10 @@ def cmd_botzone_judge(args: argparse.Namespace) -> int:
     for mode, f in fell_back.items():  # a soak whose bots did not really play must not pass
         print(f"mjbot botzone-judge: the {mode} bots fell back on {f['fallbacks']} of "
               f"{f['answers']} answers; first: {f['first']}", file=sys.stderr)
-    return 1 if summary["verdicts"] or fell_back else 0
+    for mode, u in summary["unasked"].items():  # dropped, as the seat drops them: a fault
+        print(f"mjbot botzone-judge: the {mode} bots printed {u['turns']} turns answering no "
+              f"request (dropped); first: {u['first']!r}", file=sys.stderr)
+    return 1 if summary["verdicts"] or fell_back or summary["unasked"] else 0
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:

@@ -25,7 +25,7 @@ import random
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,30 @@ class Verdict(Exception):  # a judge's verdict, raised to end the match
     def __init__(self, seat: int, code: str, detail: str) -> None:
         super().__init__(f"seat {seat}: {code} ({detail})")
         self.seat, self.code, self.detail = seat, code, detail
+
+
+def unasked_turns(lines: Iterable[bytes], keep: int) -> tuple[int, list[str], int]:
+    """Whole turns among a kept run's complete lines that were already there before its next
+    request was sent: each ends in the keep-running marker, so it answers no request (an
+    answer and its marker printed twice). Read as the next request's, it put the reader one
+    answer behind the bot for the rest of the match; the judge and the outside seat both drop
+    them, through this one reading. Returns how many turns, the text of the first ``keep``
+    of them, and how many lines they fill (what follows the last marker is no whole turn:
+    the next turn's first lines, its response, as Botzone reads them)."""
+    marker = KEEP_RUNNING.encode()
+    count, used = 0, 0
+    texts: list[str] = []
+    turn: list[bytes] = []
+    for i, raw in enumerate(lines, 1):
+        if raw.strip() != marker:
+            turn.append(raw)
+            continue
+        count, used = count + 1, i
+        if len(texts) < keep:
+            texts.append("\n".join(r.decode("utf-8", errors="replace").rstrip("\r")
+                                   for r in turn))
+        turn = []
+    return count, texts, used
 
 
 # ---------------------------------------------------------------------- bot processes
@@ -133,6 +157,8 @@ class BotProcess:
         self.failed = False
         # why, for each answer the brain gave for the policy (as the bot said on stderr)
         self.notes = StderrNotes()
+        self.unasked = 0  # whole turns a kept run printed answering no request, dropped
+        self.unasked_first: str | None = None  # the first of them
 
     def request(self, line: str) -> str:
         """The bot's answer to ``line``, or its verdict, always within the turn's limit: a
@@ -339,9 +365,35 @@ class BotProcess:
         """A later turn: only this turn's request, a bare line or (JSON interaction) the
         request as a JSON string."""
         deadline = time.monotonic() + self.later_limit
+        self._skip_unasked_turns()
         self._send((json.dumps(line) if self.json_io else line) + "\n", deadline,
                    self.later_limit)
         return self._answer(self._read_until_keep_running(deadline, self.later_limit))
+
+    def _skip_unasked_turns(self) -> None:
+        """Before a later request: whole turns the kept run has printed since its last turn
+        ended answer no request (:func:`unasked_turns`, as the outside seat reads them): they
+        are dropped and counted (the summary's ``unasked``: the run fails), and the next turn
+        read answers this request. At most :data:`OUTPUT_LIMIT` bytes are read here, without
+        waiting; past that much a turn's reading is OLE as before."""
+        assert self.proc is not None and self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        read = 0
+        while read < OUTPUT_LIMIT and fd in ready_fds([fd], timeout=0)[0]:
+            chunk = os.read(fd, CHUNK)
+            if not chunk:
+                break
+            read += len(chunk)
+            self.buffer += chunk
+        complete = self.buffer.split(b"\n")[:-1]
+        count, texts, used = unasked_turns(complete, 1)
+        if not count:
+            return
+        self.buffer = b"".join(raw + b"\n" for raw in complete[used:]) + \
+            self.buffer.rsplit(b"\n", 1)[-1]
+        self.unasked += count
+        if self.unasked_first is None:
+            self.unasked_first = texts[0]
 
     def _send(self, text: str, deadline: float, limit: float) -> None:
         """Write ``text`` within the turn: a bot that stops reading fills the pipe, and its
@@ -526,6 +578,9 @@ class MatchResult:
     turn_seconds: list[list[float]] = field(default_factory=list)
     fallbacks: list[list[str]] = field(default_factory=list)  # per seat, the first its bot said
     fallback_counts: list[int] = field(default_factory=list)  # per seat, all its bot said
+    # per seat, whole turns its kept run printed answering no request, and the first
+    unasked: list[int] = field(default_factory=list)
+    unasked_first: list[str | None] = field(default_factory=list)
 
 
 class BotzoneJudge:
@@ -631,6 +686,8 @@ class BotzoneJudge:
         result.turn_seconds = [bot.seconds for bot in self.bots]
         result.fallbacks = [bot.fallbacks for bot in self.bots]
         result.fallback_counts = [bot.fallback_count for bot in self.bots]
+        result.unasked = [bot.unasked for bot in self.bots]
+        result.unasked_first = [bot.unasked_first for bot in self.bots]
         result.log = self._judge_log(wall, result)
         return result
 
@@ -708,6 +765,8 @@ def run_matches(games: int, modes: list[str], seed: int = 0, log_dir: str | None
     times: dict[str, list[float]] = {m: [] for m in MODES}
     first: dict[str, str] = {}  # why, as a bot of each mode first said it fell back
     fell_back = dict.fromkeys(MODES, 0)  # how often the bots of each mode said so
+    unasked = dict.fromkeys(MODES, 0)  # whole turns printed answering no request, per mode
+    unasked_first: dict[str, str] = {}
     for game in range(games):
         seated = [modes[(s + game) % len(modes)] for s in range(4)]
         result = BotzoneJudge(seated, seed * 100_003 + game, command, limit,
@@ -722,6 +781,10 @@ def run_matches(games: int, modes: list[str], seed: int = 0, log_dir: str | None
             fell_back[seated[s]] += result.fallback_counts[s]
             if said:
                 first.setdefault(seated[s], said[0])
+        for s, count in enumerate(result.unasked):
+            unasked[seated[s]] += count
+            if result.unasked_first[s] is not None:
+                unasked_first.setdefault(seated[s], str(result.unasked_first[s]))
         if log_dir is not None:
             write_log(Path(log_dir) / f"botzone-judge-s{seed}-g{game}.json", result.log)
         if progress is not None:
@@ -734,6 +797,10 @@ def run_matches(games: int, modes: list[str], seed: int = 0, log_dir: str | None
         # the answers the brain gave in the policy's place (it raised, was late, illegal)
         "fallbacks": {m: {"answers": len(t), "fallbacks": fell_back[m], "first": first.get(m)}
                       for m, t in times.items() if t},
+        # whole turns a kept-running bot printed answering no request (dropped, as the
+        # outside seat drops them); any fails the run
+        "unasked": {m: {"turns": n, "first": unasked_first.get(m)}
+                    for m, n in unasked.items() if n},
     }
 
 

@@ -27,7 +27,13 @@ import time
 from itertools import islice
 from typing import Any
 
-from adapter.fakes.botzone_judge import OUTPUT_LIMIT, BotProcess, Verdict, offers_a_win
+from adapter.fakes.botzone_judge import (
+    OUTPUT_LIMIT,
+    BotProcess,
+    Verdict,
+    offers_a_win,
+    unasked_turns,
+)
 from adapter.local.external.process import UNASKED_LIMIT, SeatFault
 from adapter.local.external.seat import STALE_LOGGED, ExternalSeat
 from adapter.platforms.botzone import KEEP_RUNNING
@@ -157,28 +163,16 @@ class BotzoneSeat(ExternalSeat):
         proc = self.proc
         assert proc is not None
         proc.read_ready(OUTPUT_LIMIT)
-        marker = KEEP_RUNNING.encode()
-        ends = [i for i, raw in enumerate(proc.lines) if raw.strip() == marker]
-        if not ends:
+        count, turns, used = unasked_turns(proc.lines, STALE_LOGGED)
+        if not count:
             return
-        proc.unasked += sum(len(raw) + 1 for raw in islice(proc.lines, ends[-1] + 1))
+        proc.unasked += sum(len(raw) + 1 for raw in islice(proc.lines, used))
         if proc.unasked > UNASKED_LIMIT:
-            first = b"\n".join(islice(proc.lines, min(ends[0], STALE_LOGGED)))
+            first = "\n".join(turns[0].split("\n")[:STALE_LOGGED])  # its first lines
             raise SeatFault("garbage", f"more than {UNASKED_LIMIT} bytes of turns answering "
-                            "no request (a flood)", first.decode("utf-8", errors="replace"),
-                            fatal=True)
-        turns: list[str] = []  # the first few, logged
-        lines: list[str] = []
-        count = 0
-        for _ in range(ends[-1] + 1):
-            raw = proc.lines.popleft()
-            if raw.strip() != marker:
-                lines.append(raw.decode("utf-8", errors="replace").rstrip("\r"))
-                continue
-            count += 1
-            if len(turns) < STALE_LOGGED:
-                turns.append("\n".join(lines))
-            lines = []
+                            "no request (a flood)", first, fatal=True)
+        for _ in range(used):
+            proc.lines.popleft()
         for turn in turns:
             self._unasked(SeatFault("garbage", "a turn printed answering no request", turn))
         self._more_unasked("garbage", count - len(turns), "turns printed answering no request")
