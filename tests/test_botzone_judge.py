@@ -464,18 +464,24 @@ def test_a_kept_bots_lines_past_its_marker_are_kept_for_its_next_turn():
     """A kept turn's lines are sliced off where they lie in what was read (taking one at a
     time off the front copied all the rest each time: 2 s of CPU for 1 MB of empty lines);
     what came after the marker (no marker of its own yet) is the next turn's, read from
-    there. (A whole turn there answers no request: the next test.)"""
+    there. (A whole turn there answers no request: the next test.) The bot ends its second
+    turn only once its next request has come: the first turn's input ends in its data and
+    globaldata lines (blank here), and a bot that took the first of those for the request
+    ended the turn at once, a whole turn before the request, dropped, and the judge then
+    waited 30 s for an answer (TLE) whenever the bot printed it before the judge looked."""
     script = ("import sys\n"
               "sys.stdin.readline(); sys.stdin.readline()\n"
               "sys.stdout.write('PASS\\n\\nkept\\n" + KEEP_RUNNING + "\\nPLAY W1\\n')\n"
-              "sys.stdout.flush(); sys.stdin.readline()\n"
+              "sys.stdout.flush()\n"
+              "for line in sys.stdin:\n"
+              "    if line.strip(): break\n"
               "sys.stdout.write('" + KEEP_RUNNING + "\\n')\n"
               "sys.stdout.flush(); sys.stdin.read()\n")
     bot = BotProcess(0, "keep", (sys.executable, "-c", script), limit=30.0, later_limit=30.0)
     bot.command = bot.command[:-1]
     try:
         assert bot.request("0 0 0") == "PASS" and bot.data == "kept"
-        assert bot.request("3 1 PLAY W1") == "PLAY W1"
+        assert bot.request("3 1 PLAY W1") == "PLAY W1" and bot.unasked == 0
     finally:
         bot.close()
 
