@@ -47,7 +47,8 @@ def test_bundle_holds_main_and_plays_full_matches_in_a_bare_runtime(bundle, bare
                          capture_output=True, text=True, timeout=60)
     assert one.returncode == 0 and one.stdout.split("\n")[0] == "PASS", one.stderr
     summary = run_matches(2, ["keep"], seed=11, command=(bare_python, str(bundle)))
-    assert summary["verdicts"] == {} and sum(summary["outcomes"].values()) == 2
+    assert summary["verdicts"] == {} and summary["unasked"] == {}
+    assert sum(summary["outcomes"].values()) == 2
 
 
 def test_the_bundle_refuses_a_limit_that_is_no_time_as_mjbot_botzone_does(bundle, bare_python):

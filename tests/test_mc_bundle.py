@@ -57,4 +57,5 @@ def test_mc_bundle_plays_matches_in_a_bare_runtime(tmp_path, bare_python):  # no
     assert one.returncode == 0 and one.stdout.split()[0] == "PLAY", one.stderr
     assert "fallback" not in one.stderr, one.stderr
     summary = run_matches(1, ["keep"], seed=5, command=(bare_python, str(bundle)))
-    assert summary["verdicts"] == {} and sum(summary["outcomes"].values()) == 1
+    assert summary["verdicts"] == {} and summary["unasked"] == {}
+    assert sum(summary["outcomes"].values()) == 1

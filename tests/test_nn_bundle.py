@@ -27,7 +27,8 @@ def test_nn_bundle_plays_from_the_weights_inside_the_zip(tmp_path, bare_python):
     assert one.returncode == 0 and one.stdout.split()[0] == "PLAY", one.stderr
     assert "fallback" not in one.stderr, one.stderr  # the network answered, not rulebased
     summary = run_matches(1, ["keep"], seed=7, command=(bare_python, str(bundle)))
-    assert summary["verdicts"] == {} and sum(summary["outcomes"].values()) == 1
+    assert summary["verdicts"] == {} and summary["unasked"] == {}
+    assert sum(summary["outcomes"].values()) == 1
 
 
 def test_an_mc_bundle_whose_fast_move_is_the_network_carries_it(tmp_path, bare_python):  # noqa: F811
