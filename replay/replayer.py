@@ -153,7 +153,7 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
         elif isinstance(f, DecisionFrame):
             decisions.append(Decision(len(events), f.request, f.legal, f.action, f.policy,
                                       f.elapsed, f.fallback))
-    events = formats.own_log_events(header.platform, events)
+    events = formats.own_log_events(header.platform, events, log.frames)
     own = header.seat if header.seat is not None else 0
     for e in events:
         if isinstance(e, ev.GameStarted):

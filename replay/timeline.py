@@ -345,7 +345,7 @@ def _items(loaded: Loaded) -> tuple[list[tuple[str, Any]], dict[str, Any], int |
                     players=header.extra.get("players"), our_seat=header.extra.get("our_seat",
                                                                                  own_seat))
         events = [f.event for f in loaded.log.frames if isinstance(f, EventFrame)]
-        events = formats.own_log_events(header.platform, events)
+        events = formats.own_log_events(header.platform, events, loaded.log.frames)
         valued = iter(events)
         for f in loaded.log.frames:
             if isinstance(f, EventFrame):

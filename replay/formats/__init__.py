@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,16 +101,18 @@ _REFUSALS = (RecordError, LogError, SchemaError, ValueError, KeyError, TypeError
              AttributeError, RecursionError)
 
 
-def own_log_events(platform: str, events: list[Any]) -> list[Any]:
-    """The events of one of our own game logs (``platform``: its header's) as replay and the
-    viewer show them: an NTPU client's wins valued by our rules (the server sends no
-    value; replay/formats/ntpu_log.value_own_wins), an mjai client's own wins likewise
-    where the ``hora`` carried no value (mjai_log.value_own_wins), a game end that names no
-    scores given the scores its hands add up to, others as logged."""
+def own_log_events(platform: str, events: list[Any], frames: Sequence[Any]) -> list[Any]:
+    """The events of one of our own game logs (``platform``: its header's; ``events``: its
+    event frames' events, one for one, ``frames`` its frames) as replay and the viewer show
+    them: an NTPU client's wins valued by our rules (the server sends no value;
+    replay/formats/ntpu_log.value_own_wins), an mjai client's own wins likewise where the
+    ``hora`` carried no value (mjai_log.value_own_wins) and its draws read again from the
+    raw ``ryukyoku`` (an older mjbot's log: mjai_log.draws_read_again), a game end that
+    names no scores given the scores its hands add up to, others as logged."""
     if platform == "ntpu":
         events = ntpu_log.value_own_wins(events)
     elif platform == "mjai":
-        events = mjai_log.value_own_wins(events)
+        events = mjai_log.value_own_wins(mjai_log.draws_read_again(events, frames))
     return scored_game_ends(events)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from brain.rules import rules_for
@@ -28,6 +29,7 @@ from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.mjai import DRAW_REASONS, declared_tenpai, draw_reason
+from replay.log import EventFrame, RxFrame
 from replay.record import GameRecord, RecordError, canonical, own_tiles, view_event
 
 if TYPE_CHECKING:
@@ -112,6 +114,49 @@ def value_own_wins(events: list[Any]) -> list[Any]:
             before = e
         out.append(e)
     return out
+
+
+def draws_read_again(events: list[Any], frames: Sequence[Any]) -> list[Any]:
+    """The events of an mjai client's own game log (``events``: its event frames' events, in
+    the order of ``frames``, the log's frames), each draw as the ``ryukyoku`` it came from
+    reads today. A log written before 7117cba (mjbot of 28 Nov 2026 and older) holds its
+    draws as that codec made them, the server's word for the reason (``fanpai``,
+    ``kyushukyuhai``) and no tenpai seat: replay showed 'DRAW exhaustive tenpai []' while the
+    deltas paid the ready seats. The message is in the log's raw frame before the draw (the
+    k-th draw after it from the k-th ``ryukyoku`` in it: mjai.app sends a batch); a draw the
+    codec did read as today, or one with no ``ryukyoku`` to read, is kept as logged."""
+    out = list(events)
+    pending: list[dict[str, Any]] = []
+    n = 0
+    for f in frames:
+        if isinstance(f, RxFrame):
+            pending = _ryukyoku_messages(f.raw)
+        elif isinstance(f, EventFrame) and n < len(out):
+            e = out[n]
+            n += 1
+            if isinstance(e, ev.RoundDrawn) and pending:
+                out[n - 1] = _draw_as_read_now(e, pending.pop(0))
+    return out
+
+
+def _ryukyoku_messages(raw: str | bytes) -> list[dict[str, Any]]:
+    """The ``ryukyoku`` messages in one raw inbound frame (an object, or mjai.app's list)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, TypeError):
+        return []
+    items = data if isinstance(data, list) else [data]
+    return [m for m in items if isinstance(m, dict) and m.get("type") == "ryukyoku"]
+
+
+def _draw_as_read_now(e: ev.RoundDrawn, m: dict[str, Any]) -> ev.RoundDrawn:
+    """``e`` as today's codec reads ``m``, where ``e`` is what the older codec made of it
+    (the raw reason, or "exhaustive" for none, and no tenpai); any other ``e`` as it is."""
+    if e.tenpai or e.reason != str(m.get("reason", "exhaustive")):
+        return e
+    reason = draw_reason(m)
+    tenpai = (declared_tenpai(m) or ()) if reason == "exhaustive" else ()
+    return dataclasses.replace(e, reason=reason, tenpai=tenpai)
 
 
 def loads(text: str) -> GameRecord:
