@@ -147,13 +147,13 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
         return _from_table_log(log, seat if seat is not None else 0)
     events: list[Any] = []
     decisions: list[Decision] = []
-    for f in log.frames:
+    for f in formats.own_log_frames(header.platform, log.frames):
         if isinstance(f, EventFrame):
             events.append(f.event)
         elif isinstance(f, DecisionFrame):
             decisions.append(Decision(len(events), f.request, f.legal, f.action, f.policy,
                                       f.elapsed, f.fallback))
-    events = formats.own_log_events(header.platform, events, log.frames)
+    events = formats.own_log_events(header.platform, events)
     own = header.seat if header.seat is not None else 0
     for e in events:
         if isinstance(e, ev.GameStarted):

@@ -127,7 +127,7 @@ def test_an_older_mjbots_raw_draw_reason_reads_in_our_words() -> None:
     notice = ev.PlatformNotice("a notice between the message and its draw")
     old = ev.RoundDrawn("kyushukyuhai", (0, 0, 0, 0))
     frames = [RxFrame(0.0, raw), EventFrame(0.0, notice), EventFrame(0.0, old)]
-    assert draws_read_again([notice, old], frames) == [
-        notice, ev.RoundDrawn("nine_terminals", (0, 0, 0, 0))]
-    today = ev.RoundDrawn("nine_terminals", (0, 0, 0, 0))
-    assert draws_read_again([notice, today], frames) == [notice, today]
+    assert draws_read_again(frames) == [
+        frames[0], frames[1], EventFrame(0.0, ev.RoundDrawn("nine_terminals", (0, 0, 0, 0)))]
+    today = [*frames[:2], EventFrame(0.0, ev.RoundDrawn("nine_terminals", (0, 0, 0, 0)))]
+    assert draws_read_again(today) == today

@@ -101,18 +101,27 @@ _REFUSALS = (RecordError, LogError, SchemaError, ValueError, KeyError, TypeError
              AttributeError, RecursionError)
 
 
-def own_log_events(platform: str, events: list[Any], frames: Sequence[Any]) -> list[Any]:
-    """The events of one of our own game logs (``platform``: its header's; ``events``: its
-    event frames' events, one for one, ``frames`` its frames) as replay and the viewer show
-    them: an NTPU client's wins valued by our rules (the server sends no value;
-    replay/formats/ntpu_log.value_own_wins), an mjai client's own wins likewise where the
-    ``hora`` carried no value (mjai_log.value_own_wins) and its draws read again from the
-    raw ``ryukyoku`` (an older mjbot's log: mjai_log.draws_read_again), a game end that
-    names no scores given the scores its hands add up to, others as logged."""
+def own_log_frames(platform: str, frames: Sequence[Any]) -> list[Any]:
+    """The frames of one of our own game logs (``platform``: its header's) as today's codec
+    would have logged them, where an older mjbot's codec logged otherwise and the raw
+    messages the log keeps tell how: an mjai client's draws read again from their
+    ``ryukyoku`` (mjai_log.draws_read_again) and the end of each hand whose result never
+    came told (mjai_log.results_not_sent). Others as logged."""
+    if platform == "mjai":
+        return mjai_log.results_not_sent(mjai_log.draws_read_again(frames))
+    return list(frames)
+
+
+def own_log_events(platform: str, events: list[Any]) -> list[Any]:
+    """The events of one of our own game logs (``platform``: its header's) as replay and the
+    viewer show them: an NTPU client's wins valued by our rules (the server sends no
+    value; replay/formats/ntpu_log.value_own_wins), an mjai client's own wins likewise
+    where the ``hora`` carried no value (mjai_log.value_own_wins), a game end that names no
+    scores given the scores its hands add up to, others as logged."""
     if platform == "ntpu":
         events = ntpu_log.value_own_wins(events)
     elif platform == "mjai":
-        events = mjai_log.value_own_wins(mjai_log.draws_read_again(events, frames))
+        events = mjai_log.value_own_wins(events)
     return scored_game_ends(events)
 
 
