@@ -147,7 +147,7 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
         return _from_table_log(log, seat if seat is not None else 0)
     events: list[Any] = []
     decisions: list[Decision] = []
-    for f in log.frames:
+    for f in formats.own_log_frames(header.platform, log.frames):
         if isinstance(f, EventFrame):
             events.append(f.event)
         elif isinstance(f, DecisionFrame):

@@ -344,10 +344,11 @@ def _items(loaded: Loaded) -> tuple[list[tuple[str, Any]], dict[str, Any], int |
                     started=header.started, game_id=header.game_id, full_information=full,
                     players=header.extra.get("players"), our_seat=header.extra.get("our_seat",
                                                                                  own_seat))
-        events = [f.event for f in loaded.log.frames if isinstance(f, EventFrame)]
+        frames = formats.own_log_frames(header.platform, loaded.log.frames)
+        events = [f.event for f in frames if isinstance(f, EventFrame)]
         events = formats.own_log_events(header.platform, events)
         valued = iter(events)
-        for f in loaded.log.frames:
+        for f in frames:
             if isinstance(f, EventFrame):
                 items.append(("event", next(valued)))
             elif isinstance(f, DecisionFrame):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -324,3 +325,27 @@ def test_a_program_found_on_path_is_told_when_it_changed(tmp_path, capsys, monke
     changed = mjbot_here(capsys, *args)
     assert changed.returncode == 2 and "Traceback" not in changed.stderr, changed.stderr
     assert "played with other options (programs_sha256" in changed.stderr, changed.stderr
+
+
+def test_an_older_mjbots_arena_with_an_outside_program_says_why_it_is_not_kept(
+        tmp_path, capsys, monkeypatch):
+    """A league --out an mjbot before f75ae3f wrote (tests/data/upgrade/league_63b119a: no
+    hash of the outside program), rerun with the same command after an upgrade: the arena
+    without the program is kept; the one with it was refused as 'played with other options
+    (programs_sha256 None (now {...}))', though no option changed. It is refused in one line
+    that says why: that mjbot kept no hash, so an edit since cannot be told."""
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.chdir(root)  # the command names the program relative to the checkout
+    out = tmp_path / "arenas"
+    shutil.copytree(root / "tests" / "data" / "upgrade" / "league_63b119a", out)
+    bot = "bot=mjai:python3 tests/mjai_tsumogiri.py --policy=tsumogiri"
+    r = mjbot_here(capsys, "league", "--variant", "riichi", "--members",
+                   f"rulebased,greedy,{bot}", "--hands", "4", "--seed", "5", "--workers", "1",
+                   "--out", str(out))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "rulebased vs 3x greedy: -406.1/hand [n/a] (22 hands" in r.stdout, r.stdout
+    (line,) = r.stderr.strip().splitlines()
+    assert line == (f"mjbot league: {out}/rulebased-1ee0855a--vs-3x--bot-c32cfbcf.json: "
+                    "played by an older mjbot, which kept no hash of the outside program "
+                    f"({bot}): whether it was edited since cannot be told; remove the file "
+                    "to play that arena again, or use another --out"), line

@@ -305,3 +305,51 @@ def test_four_bots_play_a_game_in_mjai_apps_own_engine_and_referee(tmp_path: Pat
     assert not errors, errors
     assert sum(e["type"] == "start_kyoku" for e in events) >= 4
     assert all(bot.proc.returncode == 0 for bot in bots)
+
+
+OLD_LOG = (Path(__file__).resolve().parent / "data" / "upgrade"
+           / "mjai_app_client_63b119a.mjlog.msgpack")
+
+
+def test_an_older_mjbots_log_of_such_a_game_shows_its_hand_ended() -> None:
+    """A log `mjbot mjai` wrote under the harness before its codec told a hand over with its
+    result not sent (tests/data/upgrade/SOURCES.md: 63b119a, the first hand): after an
+    upgrade it read as 'unfinished (the log ends inside this hand)'. The end_kyoku it keeps
+    tells the hand over, in replay and the viewer alike, as a log written today reads."""
+    from protocols.mjai import RESULT_NOT_SENT
+    from replay import formats
+    from replay.timeline import build
+
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(OLD_LOG)],
+                         cwd=root, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "    ended   result not sent (mjai.app sends no hora or ryukyoku)" in out.stdout
+    assert "the log ends inside this hand" not in out.stdout, out.stdout
+    (shown,) = build(formats.read(OLD_LOG.read_bytes(), OLD_LOG)).hands
+    assert [n["text"] for n in shown["notices"]] == [RESULT_NOT_SENT], shown["notices"]
+
+
+def test_an_older_log_tells_a_hand_over_only_where_the_messages_say_so() -> None:
+    """Read again from its raw messages, an older log tells a hand over at its end_kyoku or,
+    where none came, before the next hand's start; a log cut inside a hand (no end_kyoku
+    yet) leaves that hand unfinished."""
+    from protocols import events as ev
+    from protocols.mjai import RESULT_NOT_SENT
+    from replay.formats.mjai_log import results_not_sent
+    from replay.log import EventFrame, read_log
+
+    frames = read_log(OLD_LOG).frames
+    notice = ev.PlatformNotice(RESULT_NOT_SENT)
+
+    def told(fs: list[Any]) -> list[int]:
+        return [n for n, f in enumerate(results_not_sent(fs))
+                if isinstance(f, EventFrame) and f.event == notice]
+
+    assert told(frames) == [len(frames) - 1]  # after the end_kyoku, before the answer to it
+    assert told(frames[:-2]) == []  # cut before it: the hand is not told over
+    start = next(n for n, f in enumerate(frames) if isinstance(f, EventFrame)
+                 and isinstance(f.event, ev.RoundStarted))
+    again = [*frames[:-2], frames[start - 1], frames[start]]  # the next hand's start, no end
+    assert told(again) == [len(again) - 1]  # just before that start
+    assert told(results_not_sent(frames)) == [len(frames) - 1]  # told once, never twice

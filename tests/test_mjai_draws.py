@@ -13,6 +13,10 @@ import pytest
 
 from protocols import events as ev
 from protocols.mjai import MjaiCodec
+from replay import formats
+from replay.formats.mjai_log import draws_read_again
+from replay.log import EventFrame, RxFrame
+from replay.timeline import build
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAGS = {"type": "ryukyoku", "reason": "fanpai", "tenpais": [True, False, True, False],
@@ -94,3 +98,36 @@ def test_tenpai_fields_of_another_shape_name_no_seat(bad: dict[str, object]) -> 
     tenpai = next(e.tenpai for e in mjai_log.loads(text).events
                   if isinstance(e, ev.RoundDrawn))
     assert tenpai == (0, 1)  # the hands' truth, as in tests/test_replay_imports.py
+
+
+OLD_LOG = ROOT / "tests" / "data" / "upgrade" / "mjai_client_63b119a.mjlog.msgpack"
+
+
+def test_an_older_mjbots_mjai_log_shows_the_ready_seats_its_draw_paid() -> None:
+    """A game log our mjai client wrote before 7117cba holds its draws as that codec made
+    them, with no tenpai seat (tests/data/upgrade/SOURCES.md: made by 63b119a). Replay and
+    the viewer read the draw again from the raw ``ryukyoku`` the log keeps: after an upgrade
+    the old logs show who was ready, as the deltas pay, not 'tenpai []'."""
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", "--json",
+                          str(OLD_LOG)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (hand,) = json.loads(out.stdout)["summary"]["hands"]
+    assert hand["results"] == [{"type": "draw", "reason": "exhaustive",
+                                "deltas": [3000, -1000, -1000, -1000], "tenpai": [0]}]
+    (shown,) = build(formats.read(OLD_LOG.read_bytes(), OLD_LOG)).hands
+    assert shown["result"]["tenpai"] == [0]
+
+
+def test_an_older_mjbots_raw_draw_reason_reads_in_our_words() -> None:
+    """The older codec kept the server's word (``kyushukyuhai``) as the reason; read again
+    from the raw message it is ours, and a draw logged as today's codec reads it is kept."""
+    raw = json.dumps([{"type": "dahai", "actor": 1, "pai": "E", "tsumogiri": False},
+                      {"type": "ryukyoku", "reason": "kyushukyuhai",
+                       "deltas": [0, 0, 0, 0]}])
+    notice = ev.PlatformNotice("a notice between the message and its draw")
+    old = ev.RoundDrawn("kyushukyuhai", (0, 0, 0, 0))
+    frames = [RxFrame(0.0, raw), EventFrame(0.0, notice), EventFrame(0.0, old)]
+    assert draws_read_again(frames) == [
+        frames[0], frames[1], EventFrame(0.0, ev.RoundDrawn("nine_terminals", (0, 0, 0, 0)))]
+    today = [*frames[:2], EventFrame(0.0, ev.RoundDrawn("nine_terminals", (0, 0, 0, 0)))]
+    assert draws_read_again(today) == today

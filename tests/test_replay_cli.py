@@ -220,6 +220,22 @@ def test_reparse_compares_codec_output_with_the_recorded_events(tmp_path: Path) 
     assert result["reparsed_events"] == 5
 
 
+def test_reparse_prints_where_and_how_the_codec_now_differs(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An older mjbot's mjai log (tests/data/upgrade/, made by 63b119a, whose codec logged a
+    draw with no tenpai seat) re-parsed by today's codec: the text says which event differs
+    and how, not only 'identical: False'."""
+    old_log = ROOT / "tests" / "data" / "upgrade" / "mjai_client_63b119a.mjlog.msgpack"
+    r = mjbot_here(capsys, "replay", "--reparse", str(old_log))
+    assert r.returncode == 0, r.stderr
+    tail = r.stdout.splitlines()[-3:]
+    assert tail[0] == "reparse: 147/147 events, identical: False"
+    assert tail[1] == ("  event 146: recorded RoundDrawn(reason='exhaustive', "
+                       "deltas=(3000, -1000, -1000, -1000), tenpai=())")
+    assert tail[2] == ("             reparsed RoundDrawn(reason='exhaustive', "
+                       "deltas=(3000, -1000, -1000, -1000), tenpai=(0,))")
+
+
 def test_export_tenhou6_and_mjai_through_the_cli(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     src = DATA / "tenhou" / "mjx_pairs" / "2017040900gm-00a9-0000-af5434e3.mjlog"

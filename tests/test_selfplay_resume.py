@@ -508,3 +508,24 @@ def test_seats_are_compared_by_what_plays_there(on_record, given, said, monkeypa
 
     assert differing_option(meta(on_record), meta(given)).startswith(said.format(**names))
     assert bool(said) == bool(differing_option(meta(on_record), meta(given)))
+
+
+def test_an_older_mjbots_killed_run_is_refused_saying_why(tmp_path, capsys):
+    """A self-play folder an mjbot before the resume left when it was killed outright
+    (tests/data/upgrade/selfplay_killed_63b119a: its shards, no manifest, no progress.json),
+    run again with the same command after an upgrade: refused in one line that says it holds
+    an unfinished run's shards with nothing to go on from, not that the folder 'is not
+    empty' as if it were someone else's; nothing in it is touched."""
+    out = tmp_path / "sp"
+    shutil.copytree(ROOT / "tests" / "data" / "upgrade" / "selfplay_killed_63b119a", out)
+    seen = files(out), stamps(out)
+    r = mjbot_here(capsys, "selfplay", "--variant", "riichi", "--policies",
+                   "rulebased,greedy,rulebased,greedy", "--hands", "4000", "--seed", "7",
+                   "--workers", "1", "--out", str(out), "--shard-decisions", "300")
+    assert r.returncode == 2, r.stderr
+    (line,) = r.stderr.splitlines()
+    assert line == (f"mjbot selfplay: {out}: holds 1 shard(s) but neither manifest.json nor "
+                    "progress.json: a selfplay run ended there before it finished and left no "
+                    "record to go on from (an mjbot older than the resume of a killed run, or "
+                    "the record removed); give another --out"), line
+    assert (files(out), stamps(out)) == seen

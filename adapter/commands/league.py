@@ -259,6 +259,15 @@ def _stored(path: Path, options: dict[str, Any]) -> dict[str, Any] | None:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UserInputError(f"{path}: not a league arena file ({exc}); remove it or use "
                              "another --out") from None
+    if "programs_sha256" in options and "programs_sha256" not in league and league == {
+            k: v for k, v in options.items() if k != "programs_sha256"}:
+        # kept by an mjbot that hashed no program (before f75ae3f): the same command,
+        # but whether the program behind it was edited since cannot be told
+        programs = ", ".join(options["programs_sha256"])
+        raise UserInputError(f"{path}: played by an older mjbot, which kept no hash of the "
+                             f"outside program ({programs}): whether it was edited since "
+                             "cannot be told; remove the file to play that arena again, or "
+                             "use another --out")
     if league != options:
         changed = ", ".join(f"{k} {league.get(k)!r} (now {v!r})" for k, v in options.items()
                             if league.get(k) != v)

@@ -112,6 +112,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                       + (f"; {unread} unreadable message(s), as in the game" if unread else ""))
                 for error in rp["errors"]:  # type: ignore[index]
                     print(f"  reparse error: {error}")
+                _print_mismatches(rp["mismatches"])  # type: ignore[index]
     if args.json:
         print(json.dumps(outputs[0] if len(outputs) == 1 else outputs, ensure_ascii=False,
                          indent=2))
@@ -120,6 +121,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+SHOWN_MISMATCHES = 5
+
+
+def _print_mismatches(mismatches: list[dict[str, Any]]) -> None:
+    """The events the codec now makes otherwise than the log holds, the first few: without
+    them 'identical: False' said nothing of where or how (an older mjbot's log, read by a
+    codec changed since, differs where the change is)."""
+    for m in mismatches[:SHOWN_MISMATCHES]:
+        head = f"  event {m['index']}: "
+        print(f"{head}recorded {m['recorded']}")
+        print(f"{' ' * len(head)}reparsed {m['reparsed']}")
+    if len(mismatches) > SHOWN_MISMATCHES:
+        print(f"  and {len(mismatches) - SHOWN_MISMATCHES} more differences (--json lists "
+              "them, up to 50)")
 
 
 def _write_export(text: str, output: str | None) -> None:

@@ -546,6 +546,13 @@ def resume_point(config: SelfPlayConfig) -> Resumed | dict[str, Any] | None:
     progress = read_progress(out)
     manifest = read_manifest(out) if (out / MANIFEST).is_file() else None
     if progress is None and manifest is None:
+        shards = sorted(out.glob("shard-*.npz"))
+        if shards and not foreign_files(out):  # a run that could not say where it stood
+            raise DatasetError(
+                f"{out}: holds {len(shards)} shard(s) but neither {MANIFEST} nor {PROGRESS}: "
+                "a selfplay run ended there before it finished and left no record to go on "
+                "from (an mjbot older than the resume of a killed run, or the record "
+                "removed); give another --out")
         raise DatasetError(f"{out}: directory is not empty (a dataset goes in a new or empty "
                            "directory)")
     recorded = progress[0] if progress is not None else manifest

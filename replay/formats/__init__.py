@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,6 +99,17 @@ FORMATS: tuple[str, ...] = (MJBOT_LABEL, *(label for _, label, _ in TEXT_FORMATS
 # reader that meets a shape it never expected): reported, never a traceback
 _REFUSALS = (RecordError, LogError, SchemaError, ValueError, KeyError, TypeError, IndexError,
              AttributeError, RecursionError)
+
+
+def own_log_frames(platform: str, frames: Sequence[Any]) -> list[Any]:
+    """The frames of one of our own game logs (``platform``: its header's) as today's codec
+    would have logged them, where an older mjbot's codec logged otherwise and the raw
+    messages the log keeps tell how: an mjai client's draws read again from their
+    ``ryukyoku`` (mjai_log.draws_read_again) and the end of each hand whose result never
+    came told (mjai_log.results_not_sent). Others as logged."""
+    if platform == "mjai":
+        return mjai_log.results_not_sent(mjai_log.draws_read_again(frames))
+    return list(frames)
 
 
 def own_log_events(platform: str, events: list[Any]) -> list[Any]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from brain.rules import rules_for
@@ -27,7 +28,8 @@ from brain.shanten import shanten
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from protocols.mjai import DRAW_REASONS, declared_tenpai, draw_reason
+from protocols.mjai import DRAW_REASONS, RESULT_NOT_SENT, declared_tenpai, draw_reason
+from replay.log import EventFrame, RxFrame
 from replay.record import GameRecord, RecordError, canonical, own_tiles, view_event
 
 if TYPE_CHECKING:
@@ -112,6 +114,82 @@ def value_own_wins(events: list[Any]) -> list[Any]:
             before = e
         out.append(e)
     return out
+
+
+def draws_read_again(frames: Sequence[Any]) -> list[Any]:
+    """The frames of an mjai client's own game log, each draw as the ``ryukyoku`` it came
+    from reads today. A log written before 7117cba (mjbot of 28 Nov 2026 and older) holds its
+    draws as that codec made them, the server's word for the reason (``fanpai``,
+    ``kyushukyuhai``) and no tenpai seat: replay showed 'DRAW exhaustive tenpai []' while the
+    deltas paid the ready seats. The message is in the log's raw frame before the draw (the
+    k-th draw after it from the k-th ``ryukyoku`` in it: mjai.app sends a batch); a draw the
+    codec did read as today, or one with no ``ryukyoku`` to read, is kept as logged."""
+    out: list[Any] = []
+    pending: list[dict[str, Any]] = []
+    for f in frames:
+        if isinstance(f, RxFrame):
+            pending = _messages(f.raw, "ryukyoku")
+        elif isinstance(f, EventFrame) and isinstance(f.event, ev.RoundDrawn) and pending:
+            f = EventFrame(f.t, _draw_as_read_now(f.event, pending.pop(0)))
+        out.append(f)
+    return out
+
+
+def results_not_sent(frames: Sequence[Any]) -> list[Any]:
+    """The frames of an mjai client's own game log with the end of each hand whose result
+    never came told, as today's codec tells it (:data:`RESULT_NOT_SENT`, after the
+    ``end_kyoku`` or, where none came, before the next hand's start). mjai.app's harness sends
+    no ``hora`` or ``ryukyoku``: a log written before 4ece972 (mjbot of 28 Nov 2026 and
+    older) holds no such notice, and every hand read as 'unfinished (the log ends inside
+    this hand)'. A log that tells any is as today's codec wrote it, and is kept."""
+    if any(isinstance(f, EventFrame) and f.event == ev.PlatformNotice(RESULT_NOT_SENT)
+           for f in frames):
+        return list(frames)
+    out: list[Any] = []
+    in_hand = told = False  # a hand started and got no result; its end_kyoku came
+
+    def tell(t: float) -> None:
+        nonlocal in_hand, told
+        out.append(EventFrame(t, ev.PlatformNotice(RESULT_NOT_SENT)))
+        in_hand = told = False
+
+    for f in frames:
+        event = f.event if isinstance(f, EventFrame) else None
+        if told and not (event is not None and not isinstance(event, ev.RoundStarted)):
+            tell(f.t)  # after the events of the end_kyoku's frame
+        if isinstance(event, ev.RoundStarted):
+            if in_hand:
+                tell(f.t)
+            in_hand = True
+        elif isinstance(event, ev.RoundWon | ev.RoundDrawn):
+            in_hand = False
+        elif isinstance(f, RxFrame) and in_hand and _messages(f.raw, "end_kyoku"):
+            told = True
+        out.append(f)
+    if told:
+        tell(out[-1].t)
+    return out
+
+
+def _messages(raw: str | bytes, kind: str) -> list[dict[str, Any]]:
+    """The messages of type ``kind`` in one raw inbound frame (an object, or mjai.app's
+    list)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, TypeError):
+        return []
+    items = data if isinstance(data, list) else [data]
+    return [m for m in items if isinstance(m, dict) and m.get("type") == kind]
+
+
+def _draw_as_read_now(e: ev.RoundDrawn, m: dict[str, Any]) -> ev.RoundDrawn:
+    """``e`` as today's codec reads ``m``, where ``e`` is what the older codec made of it
+    (the raw reason, or "exhaustive" for none, and no tenpai); any other ``e`` as it is."""
+    if e.tenpai or e.reason != str(m.get("reason", "exhaustive")):
+        return e
+    reason = draw_reason(m)
+    tenpai = (declared_tenpai(m) or ()) if reason == "exhaustive" else ()
+    return dataclasses.replace(e, reason=reason, tenpai=tenpai)
 
 
 def loads(text: str) -> GameRecord:
