@@ -50,12 +50,23 @@ def unbroken(request, tmp_path_factory) -> tuple[int, dict[str, bytes]]:
     return request.param, files(out)
 
 
-def test_a_stopped_run_goes_on_to_the_bytes_of_an_unbroken_one(tmp_path, unbroken):
+@pytest.fixture(scope="module")
+def stopped_after_3(unbroken, tmp_path_factory) -> tuple[int, Path]:
+    """A run of the unbroken one's options (one worker) stopped by SIGTERM once it has done
+    3 wall sets: its exit status and its folder, which tests copy."""
+    out = tmp_path_factory.mktemp("stopped-after-3") / "d"
+    status, _ = stop_by_signal([*RUN, "--shard-decisions", str(unbroken[0]), "--workers", "1",
+                                "--out", str(out)], signal.SIGTERM, after=3)
+    return status, out
+
+
+def test_a_stopped_run_goes_on_to_the_bytes_of_an_unbroken_one(tmp_path, unbroken,
+                                                               stopped_after_3):
     shard_decisions, expected = unbroken
     out = tmp_path / "d"
     options = [*RUN, "--shard-decisions", str(shard_decisions)]
-    status, _ = stop_by_signal([*options, "--workers", "1", "--out", str(out)],
-                               signal.SIGTERM, after=3)
+    status, folder = stopped_after_3
+    shutil.copytree(folder, out)
     assert status == 128 + signal.SIGTERM
     stopped = read_manifest(out)
     assert 3 <= stopped["stopped"]["units_done"] < stopped["stopped"]["units_planned"]
@@ -91,13 +102,13 @@ def test_a_run_killed_outright_keeps_its_proved_shards_and_redoes_a_cut_one(
     assert {name: stamps(out)[name] for name in before} == before
 
 
-def test_a_damaged_open_shard_is_played_again(tmp_path, unbroken):
+def test_a_damaged_open_shard_is_played_again(tmp_path, unbroken, stopped_after_3):
     """A stopped dataset whose last (open) shard no longer has the bytes recorded goes on from
     the checkpoint before it, not from games it cannot prove."""
     shard_decisions, expected = unbroken
     out = tmp_path / "d"
     options = [*RUN, "--shard-decisions", str(shard_decisions)]
-    stop_by_signal([*options, "--workers", "1", "--out", str(out)], signal.SIGTERM, after=3)
+    shutil.copytree(stopped_after_3[1], out)
     last = read_manifest(out)["shards"][-1]["file"]
     (out / last).write_bytes((out / last).read_bytes()[:-10])
     r = mjbot(*options, "--workers", "2", "--out", str(out))
