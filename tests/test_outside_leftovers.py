@@ -203,12 +203,16 @@ def test_an_mjai_program_that_prints_a_banner_and_loads_slowly_loses_nothing(
 
 
 def test_an_mjai_program_whose_first_answer_is_not_json_is_counted_garbage_and_plays_on(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The other side of skipping start-up output: a program whose answer to start_game
     really is not JSON (it writes 'ok' to every line) is waited on for BANNER_GRACE more
     seconds, not its whole start-up limit (30 s a game, which the suite paid four times a
     garbage bot), then its line is the answer: counted garbage, never late, as every later
     'ok' is, and the seat is played safe each time without leaving the game."""
+    # a grace of 0.5 s, not 2: the bot sends nothing more within any grace, so its line is
+    # the answer once the grace is out, whatever its length
+    monkeypatch.setattr(seat_module, "BANNER_GRACE", 0.5)
     bot = tmp_path / "ok.py"
     bot.write_text("import sys\nfor line in sys.stdin:\n    print('ok', flush=True)\n")
     seat = f"mjai:{sys.executable} {bot}"

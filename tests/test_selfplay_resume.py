@@ -50,12 +50,23 @@ def unbroken(request, tmp_path_factory) -> tuple[int, dict[str, bytes]]:
     return request.param, files(out)
 
 
-def test_a_stopped_run_goes_on_to_the_bytes_of_an_unbroken_one(tmp_path, unbroken):
+@pytest.fixture(scope="module")
+def stopped_after_3(unbroken, tmp_path_factory) -> tuple[int, Path]:
+    """A run of the unbroken one's options (one worker) stopped by SIGTERM once it has done
+    3 wall sets: its exit status and its folder, which tests copy."""
+    out = tmp_path_factory.mktemp("stopped-after-3") / "d"
+    status, _ = stop_by_signal([*RUN, "--shard-decisions", str(unbroken[0]), "--workers", "1",
+                                "--out", str(out)], signal.SIGTERM, after=3)
+    return status, out
+
+
+def test_a_stopped_run_goes_on_to_the_bytes_of_an_unbroken_one(tmp_path, unbroken,
+                                                               stopped_after_3):
     shard_decisions, expected = unbroken
     out = tmp_path / "d"
     options = [*RUN, "--shard-decisions", str(shard_decisions)]
-    status, _ = stop_by_signal([*options, "--workers", "1", "--out", str(out)],
-                               signal.SIGTERM, after=3)
+    status, folder = stopped_after_3
+    shutil.copytree(folder, out)
     assert status == 128 + signal.SIGTERM
     stopped = read_manifest(out)
     assert 3 <= stopped["stopped"]["units_done"] < stopped["stopped"]["units_planned"]
@@ -91,13 +102,13 @@ def test_a_run_killed_outright_keeps_its_proved_shards_and_redoes_a_cut_one(
     assert {name: stamps(out)[name] for name in before} == before
 
 
-def test_a_damaged_open_shard_is_played_again(tmp_path, unbroken):
+def test_a_damaged_open_shard_is_played_again(tmp_path, unbroken, stopped_after_3):
     """A stopped dataset whose last (open) shard no longer has the bytes recorded goes on from
     the checkpoint before it, not from games it cannot prove."""
     shard_decisions, expected = unbroken
     out = tmp_path / "d"
     options = [*RUN, "--shard-decisions", str(shard_decisions)]
-    stop_by_signal([*options, "--workers", "1", "--out", str(out)], signal.SIGTERM, after=3)
+    shutil.copytree(stopped_after_3[1], out)
     last = read_manifest(out)["shards"][-1]["file"]
     (out / last).write_bytes((out / last).read_bytes()[:-10])
     r = mjbot(*options, "--workers", "2", "--out", str(out))
@@ -205,10 +216,15 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
-def killed_inside_a_wall_set(out: Path, options: list[str],
-                             wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    """Kill the run after each replace in turn until one leaves its last checkpoint inside a
-    wall set after the first (a shard cut there), one that ``wanted`` takes; that checkpoint."""
+def killed_inside_a_wall_set(
+        root: Path, options: list[str],
+        wanted: dict[str, Callable[[Path, dict[str, Any]], bool]]) -> dict[str, dict[str, Any]]:
+    """Kill the run after each replace in turn until, for each name of ``wanted``, one has
+    left its last checkpoint inside a wall set after the first (a shard cut there), one that
+    the name's test takes (given the run's folder and that checkpoint): the first such run's
+    folder is copied to ``root / name``; the checkpoint of each, by name. One search for all
+    (the kills are the same for the same options, and each test's runs a kill more)."""
+    out, found = root / "killed", {}
     for n in range(1, 60):
         shutil.rmtree(out, ignore_errors=True)
         subprocess.run([sys.executable, "-c", KILLED_AFTER_REPLACE, str(n), *options,
@@ -216,24 +232,55 @@ def killed_inside_a_wall_set(out: Path, options: list[str],
         if not (out / "progress.json").is_file():  # the run ended before this kill
             break
         last = json.loads((out / "progress.json").read_text())["checkpoints"][-1:]
-        if last and last[0]["skip"] and last[0]["unit"] and wanted(last[0]):
-            return last[0]
-    raise AssertionError("no kill left such a checkpoint inside a wall set")
+        if not (last and last[0]["skip"] and last[0]["unit"]):
+            continue
+        for name, test in wanted.items():
+            if name not in found and test(out, last[0]):
+                shutil.copytree(out, root / name)
+                found[name] = last[0]
+        if len(found) == len(wanted):
+            shutil.rmtree(out)
+            return found
+    raise AssertionError(f"no kill left such a checkpoint inside a wall set for "
+                         f"{sorted(set(wanted) - set(found))}")
+
+
+GIVE_BACK = ["selfplay", "--variant", "mass", "--policies", "rulebased,greedy,rulebased,greedy",
+             "--hands", "150", "--seed", "6", "--shard-decisions", "400"]
+
+
+def spans_shards(out: Path, checkpoint: dict[str, Any]) -> bool:
+    """Whether a checkpoint's wall set has games in its last shard and in one before it (a
+    stop that gives them back removes the one and cuts the other back); 6 seatings."""
+    with np.load(out / checkpoint["shards"][-1]["file"]) as last:
+        return int(last["h_game"][0]) > checkpoint["unit"] * 6
+
+
+@pytest.fixture(scope="module")
+def killed_inside(tmp_path_factory) -> tuple[Path, dict[str, tuple[Path, dict[str, Any]]]]:
+    """GIVE_BACK's unbroken run (one worker), and runs of it killed just after a shard cut
+    inside a wall set, each with its last checkpoint: the first such kill (``first``), and the
+    first whose wall set has games in its last shard and in one before it (``spanning``).
+    Tests copy them."""
+    root = tmp_path_factory.mktemp("killed-inside")
+    unbroken = root / "unbroken"
+    assert mjbot(*GIVE_BACK, "--workers", "1", "--out", str(unbroken)).returncode == 0
+    found = killed_inside_a_wall_set(root, GIVE_BACK, {"first": lambda out, checkpoint: True,
+                                                       "spanning": spans_shards})
+    return unbroken, {name: (root / name, checkpoint) for name, checkpoint in found.items()}
 
 
 def test_a_resume_stopped_before_its_first_wall_set_keeps_the_games_it_went_on_from(
-        tmp_path):
+        tmp_path, killed_inside):
     """A run killed just after a shard cut inside a wall set is gone on with from that wall
     set's later games; that resume stopped before finishing a wall set recorded its stop as
     from the wall set's first game, so the next resume played its earlier games again: 45
     games instead of 42, every shard from there on other than an unbroken run's. The stop
     now keeps where in the wall set its run went on from."""
-    options = ["selfplay", "--variant", "mass", "--policies", "rulebased,greedy,rulebased,greedy",
-               "--hands", "150", "--seed", "6", "--shard-decisions", "400"]
-    unbroken = tmp_path / "unbroken"
-    assert mjbot(*options, "--workers", "1", "--out", str(unbroken)).returncode == 0
+    options = GIVE_BACK
+    unbroken, (killed_dir, last) = killed_inside[0], killed_inside[1]["first"]
     out = tmp_path / "d"
-    last = killed_inside_a_wall_set(out, options, lambda checkpoint: True)
+    shutil.copytree(killed_dir, out)
     stopped = mjbot(*options, "--workers", "2", "--stop-after", "0.001", "--out", str(out))
     assert stopped.returncode == 0, stopped.stderr
     assert read_manifest(out)["stopped"]["units_done"] == last["unit"]  # none finished
@@ -249,29 +296,18 @@ def rows(root: Path) -> Block:
                          for e in read_manifest(root)["shards"]])
 
 
-def spans_shards(out: Path) -> Callable[[dict[str, Any]], bool]:
-    """Whether a checkpoint's wall set has games in its last shard and in one before it (a
-    stop that gives them back removes the one and cuts the other back); 6 seatings."""
-    def spans(checkpoint: dict[str, Any]) -> bool:
-        with np.load(out / checkpoint["shards"][-1]["file"]) as last:
-            return int(last["h_game"][0]) > checkpoint["unit"] * 6
-    return spans
-
-
 def test_a_resume_stopped_inside_the_wall_set_it_went_on_with_holds_whole_wall_sets(
-        tmp_path):
+        tmp_path, killed_inside):
     """Killed just after a shard cut inside a wall set, then gone on with and stopped before
     that wall set was done, the run's stopped dataset still held the wall set's first games
     (22 games where its manifest said 'the first 3 of 7 wall sets, each in every seating',
     18 games, and its fallback tallies covered only theirs' decisions). It now holds those
     whole wall sets, row for row an unbroken run's first games; the games cut off are played
     again on resume, which ends in the unbroken run's bytes."""
-    options = ["selfplay", "--variant", "mass", "--policies", "rulebased,greedy,rulebased,greedy",
-               "--hands", "150", "--seed", "6", "--shard-decisions", "400"]
-    unbroken = tmp_path / "unbroken"
-    assert mjbot(*options, "--workers", "1", "--out", str(unbroken)).returncode == 0
+    options = GIVE_BACK
+    unbroken, (killed_dir, killed) = killed_inside[0], killed_inside[1]["spanning"]
     out = tmp_path / "d"
-    killed = killed_inside_a_wall_set(out, options, spans_shards(out))
+    shutil.copytree(killed_dir, out)
     stopped = mjbot(*options, "--workers", "2", "--stop-after", "0.001", "--out", str(out))
     assert stopped.returncode == 0, stopped.stderr
     manifest = read_manifest(out)
@@ -291,19 +327,12 @@ def test_a_resume_stopped_inside_the_wall_set_it_went_on_with_holds_whole_wall_s
     assert files(out) == files(unbroken)
 
 
-GIVE_BACK = ["selfplay", "--variant", "mass", "--policies", "rulebased,greedy,rulebased,greedy",
-             "--hands", "150", "--seed", "6", "--shard-decisions", "400"]
-
-
 @pytest.fixture(scope="module")
-def killed_across_shards(tmp_path_factory) -> tuple[Path, Path, dict[str, Any]]:
+def killed_across_shards(killed_inside) -> tuple[Path, Path, dict[str, Any]]:
     """An unbroken run, and a run killed just after a shard cut inside a wall set whose games
     are in that shard and one before it, with its last checkpoint."""
-    root = tmp_path_factory.mktemp("give-back")
-    unbroken = root / "unbroken"
-    assert mjbot(*GIVE_BACK, "--workers", "1", "--out", str(unbroken)).returncode == 0
-    killed = root / "killed"
-    return unbroken, killed, killed_inside_a_wall_set(killed, GIVE_BACK, spans_shards(killed))
+    unbroken, found = killed_inside
+    return unbroken, *found["spanning"]
 
 
 def killed_after(n: int, args: list[str]) -> subprocess.CompletedProcess[str]:

@@ -780,7 +780,9 @@ def test_open_stops_while_the_browser_it_started_still_runs(tmp_path: Path) -> N
     the command did not end until the browser did."""
     script = tmp_path / "browser.sh"
     pid_file = tmp_path / "browser.pid"
-    script.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 600\n")
+    # its output elsewhere, as a browser in its own terminal: holding the pipe of the
+    # command's stderr, it kept the test's reader of that pipe waiting (10 s) past the exit
+    script.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 600 >/dev/null 2>&1\n")
     script.chmod(0o755)
     try:
         err, status = _view_with_browser(tmp_path, f"{script} %s",
