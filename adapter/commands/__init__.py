@@ -153,6 +153,16 @@ def log() -> Any:
     return structlog.get_logger("mjbot.cli")
 
 
+def usage_error_as_json(prog: str, message: str, usage: str) -> None:
+    """A usage error under ``--log-json`` (adapter.argtypes.UsageErrors): one JSON log line,
+    as a UserInputError's is (the command, what was wrong), with argparse's usage line."""
+    from adapter.logging_setup import configure_logging
+
+    configure_logging(True)  # the error may come before the logging options were read
+    log().error("bad input", command=prog.removeprefix("mjbot").strip() or None,
+                error=message, usage=usage)
+
+
 def log_folder(given: str | None, no_log: bool = False, default: bool = True) -> str | None:
     """The folder game logs go to (``given``, else $MJBOT_LOG_DIR or ``logs`` where there is
     a default), made now: a path that is a file, unwritable or under a file is the user's
