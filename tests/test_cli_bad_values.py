@@ -168,9 +168,9 @@ def test_a_bundle_output_that_is_a_file_or_missing_models_are_refused(tmp_path, 
     afile.write_text("x")
     err = _refused(["bundle", "botzone", "-o", str(afile)], capsys)
     assert f"--output {afile}: a file, not a folder" in err
-    err = _refused(["bundle", "botzone", "-o", str(tmp_path / "out"), "--models",
-                    str(tmp_path / "none")], capsys)
-    assert "no opponents_mcr.npz there" in err
+    err = _refused(["bundle", "botzone", "-o", str(tmp_path / "out"), "--policy", "mc",
+                    "--models", str(tmp_path / "none")], capsys)
+    assert f"needs the MCR opponent models: no {tmp_path / 'none' / 'opponents_mcr.npz'}" in err
     assert not (tmp_path / "out").exists()  # nothing half-written
 
 
