@@ -5,8 +5,9 @@ CLI (one rule for what a limit or a count may be, wherever it is typed)."""
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 
 def positive_seconds(text: str) -> float:
@@ -58,6 +59,31 @@ def add_log_options(parser: argparse.ArgumentParser, log_dir_help: str,
     either.add_argument("--no-log", action="store_true", help=no_log_help)
 
 
+class UsageErrors:
+    """Where a parser tree's refusals go: argparse's plain lines, or, once ``--log-json`` has
+    been read (:class:`LogJsonAction`; a service reads JSON lines, and every other error is
+    one then), ``as_json(prog, message, usage)``, which the CLI makes one JSON log line."""
+
+    def __init__(self, as_json: Callable[[str, str, str], None] | None = None,
+                 json: bool = False) -> None:
+        self.as_json = as_json
+        self.json = json
+
+
+class LogJsonAction(argparse.Action):
+    """``--log-json``: stored as ``store_true`` is, and noted, so that a usage error met
+    after it (in the command's own options, whose parser reads after this one) is JSON."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, True)
+        if isinstance(parser, OneLineParser):
+            parser.usage_errors.json = True
+
+
 class OneLineParser(argparse.ArgumentParser):
     """A parser whose refusal of one argument's value is one line, as every refusal of the
     commands' own checks is: an invalid choice (``--variant richi``), a value its type refuses
@@ -65,9 +91,25 @@ class OneLineParser(argparse.ArgumentParser):
     block first (up to ten lines for the arena) and the line that says what was wrong came
     last; that line already names the option and, for a choice, the values it takes. Where
     the usage is the answer (a missing argument, an unknown option) it is printed as before.
-    Subparsers made by :meth:`add_subparsers` are of this class too."""
+    Under ``--log-json`` (see :class:`UsageErrors`) a refusal is one JSON log line instead.
+    Subparsers made by :meth:`add_subparsers` are of this class too, sharing its
+    ``usage_errors``."""
+
+    def __init__(self, *args: Any, usage_errors: UsageErrors | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.usage_errors = usage_errors or UsageErrors()
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        kwargs.setdefault("parser_class",
+                          functools.partial(type(self), usage_errors=self.usage_errors))
+        return super().add_subparsers(**kwargs)
 
     def error(self, message: str) -> NoReturn:
+        report = self.usage_errors
+        if report.json and report.as_json is not None:
+            report.as_json(self.prog, message, self.format_usage().strip())
+            self.exit(2)
         if message.startswith("argument "):  # argparse.ArgumentError: names its argument
             self.exit(2, f"{self.prog}: {message}\n")
         super().error(message)

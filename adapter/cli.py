@@ -10,7 +10,7 @@ import signal
 import sys
 from typing import Any
 
-from adapter.argtypes import OneLineParser
+from adapter.argtypes import LogJsonAction, OneLineParser, UsageErrors
 from adapter.commands import (
     Handler,
     UserInputError,
@@ -29,6 +29,7 @@ from adapter.commands import (
     serve,
     tenhou,
     tools,
+    usage_error_as_json,
 )
 from adapter.logging_setup import configure_logging, configure_plain_logging
 
@@ -54,9 +55,10 @@ class _VersionAction(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="mjbot", description="Competition Mahjong bot.")
+    p = OneLineParser(prog="mjbot", description="Competition Mahjong bot.",
+                      usage_errors=UsageErrors(as_json=usage_error_as_json))
     p.add_argument("--version", action=_VersionAction, help="print the version and exit")
-    p.add_argument("--log-json", action="store_true", default=None,
+    p.add_argument("--log-json", action=LogJsonAction, default=None,
                    help="log JSON lines (default when stderr is not a terminal)")
     p.add_argument("--log-level", default="info", help="debug, info, warning, error")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")

@@ -38,7 +38,7 @@ from typing import Any
 
 from adapter.commands import (
     UserInputError,
-    checked_variant,
+    add_variant_option,
     four_policies,
     require_mc_options,
     require_torch_device,
@@ -60,8 +60,8 @@ def register(nsub: Any) -> None:
                         "generation is kept if it is not behind the current one on the "
                         "selection walls (duplicate arena, 1 vs 3). RUNDIR/state.json is "
                         "written after every phase: run the same command again to resume.")
-    i.add_argument("--variant", required=True, help="riichi, mcr or taiwan16: a variant mc "
-                   "(the expert) has opponent models for")
+    add_variant_option(i, None, help="one mc (the expert) has opponent models for: riichi, "
+                       "mcr or taiwan16")
     i.add_argument("--dir", required=True, metavar="RUNDIR", help="the run's folder")
     i.add_argument("--rounds", type=int, required=True, help="rounds in all (a resumed run "
                    "goes on to this many)")
@@ -290,7 +290,6 @@ def _check_expert(variant: str) -> None:
     from brain.policies.mc.config import from_env
     from brain.policies.mc.models import MissingModels, load_models
 
-    checked_variant(variant)
     require_mc_options()
     try:
         load_models(variant, from_env().models)

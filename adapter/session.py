@@ -60,6 +60,9 @@ class Stopped(BaseException):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
 
+    def __reduce__(self) -> tuple[Any, ...]:  # pickle would call __init__("SIGTERM")
+        return type(self), (self.signum,), self.__dict__
+
 
 async def until_signalled(session: PlatformSession,
                           main: Coroutine[Any, Any, SessionSummary]) -> SessionSummary:

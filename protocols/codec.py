@@ -59,6 +59,9 @@ class ProtocolError(ValueError):
         self.raw = raw_text(raw)
         super().__init__(f"{message}: {self.raw[:RAW_SHOWN]!r}")
 
+    def __reduce__(self) -> tuple[Any, ...]:  # pickle would call __init__(shown text) alone
+        return type(self), (self.message, self.raw), self.__dict__
+
 
 class MalformedMessage(ProtocolError):
     """The message cannot be read: bad syntax, a missing or bad field, a bad tile."""

@@ -11,6 +11,7 @@ import contextlib
 import errno
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 # what a lock taken by another process raises (flock: EWOULDBLOCK; msvcrt: EACCES, EDEADLOCK)
@@ -53,18 +54,26 @@ def hold_while_writing(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
-def being_written(path: str | Path) -> bool:
+def being_written(path: str | Path,
+                  unchecked: Callable[[OSError], None] | None = None) -> bool:
     """Whether a writer (of this process or another) holds ``path`` open with
     hold_while_writing's lock. A flock is one open file's, not a process's, so the writer's
-    own process sees it too. False where no lock can be asked (gone, no lock service)."""
+    own process sees it too. False where the file is gone or no lock can be asked (no lock
+    service). Where it is there but cannot be opened for the check (out of file descriptors,
+    no permission) it is taken as held, the safe side: "not held" let the upkeep remove a
+    game in play; ``unchecked`` is told why."""
     if sys.platform == "win32":
         return False
     import fcntl
 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return False
+    except (FileNotFoundError, NotADirectoryError):
+        return False  # gone: nobody writes it
+    except OSError as exc:
+        if unchecked is not None:
+            unchecked(exc)
+        return True
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError as exc:

@@ -4,6 +4,7 @@ limit, and the arena reports the thinking time each policy actually used."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,33 @@ def test_a_fake_servers_log_is_not_counted(ntpu_match):
     assert {name: row["games"] for name, row in figures.items()} == {"rulebased": 6,
                                                                      "greedy": 2}
     assert all(row["decisions_per_s"] for row in figures.values())
+
+
+def test_the_thinking_line_names_each_seats_own_limit(capsys):
+    """The thinking line's heading "(budget 0.5 s)" stood over every seat it listed, an
+    outside program among them, whose answers are timed against its platform's limit (mjai's
+    2 s) and never the budget, and a seat with its own @budget=. Each is now listed with the
+    limit it had; one heading stays where all had the run's budget."""
+    program = Path(__file__).with_name("mjai_tsumogiri.py")
+    tsumogiri = f"tg=mjai:{sys.executable} {program} --policy=tsumogiri"
+    line = _thinking_line(capsys, f"{tsumogiri},rulebased,fast=rulebased@budget=0.2,rulebased",
+                          "--budget", "0.5")
+    assert line.startswith("thinking per decision: "), line
+    assert "/s (budget 0.5 s), " in line.split("rulebased ")[1], line
+    assert "/s (budget 0.2 s)" in line.split("fast ")[1], line
+    assert line.split("tg ")[1].endswith("/s (mjai's 2 s, 30 s the first)"), line
+    line = _thinking_line(capsys, f"{tsumogiri},rulebased,rulebased,rulebased",
+                          "--seat-limit", "9")
+    assert line.split("tg ")[1].endswith("/s (--seat-limit 9 s)"), line
+    assert line.split("rulebased ")[1].split(", tg")[0].endswith("/s (no limit)"), line
+    line = _thinking_line(capsys, "rulebased,fast=rulebased@budget=0.5,rulebased,rulebased",
+                          "--budget", "0.5")
+    assert line.startswith("thinking per decision (budget 0.5 s): fast "), line
+    assert "(budget" not in line.split(": ", 1)[1], line
+
+
+def _thinking_line(capsys, policies: str, *options: str) -> str:
+    r = mjbot_here(capsys, "arena", "--policies", policies, "--hands", "1", "--seed", "3",
+                   "--no-log", "--max-fallback-share", "1", *options)
+    assert r.returncode == 0, r.stderr
+    return next(x for x in r.stdout.splitlines() if x.startswith("thinking per decision"))

@@ -82,6 +82,40 @@ def test_bad_input_with_json_logs_is_one_json_line():
     assert "bad mpsz '12q'" in logged["error"] and logged["command"] == "shanten"
 
 
+@pytest.mark.parametrize(("argv", "command", "error"), [
+    # a value refused (one line before), a missing argument and an unknown option (the usage
+    # block and a line before), a refusal of the top-level parser's, and a bench's own parser
+    (["arena", "--variant", "richi"], "arena", "argument --variant: invalid choice: 'richi'"),
+    (["shanten"], "shanten", "the following arguments are required: hand"),
+    (["--log-level", "loud", "shanten", "1m"], None, "argument --log-level: unknown log level"),
+    (["arena", "--bogus"], None, "unrecognized arguments: --bogus"),
+    (["bench", "shanten", "--bogus"], "bench", "unrecognized arguments: --bogus"),
+])
+def test_a_usage_error_under_json_logs_is_one_json_line(argv, command, error):
+    """Under --log-json every error was one JSON line but argparse's, which printed its plain
+    usage and message lines to a reader of JSON."""
+    r = run("--log-json", *argv)
+    assert r.returncode == 2 and r.stdout == ""
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, lines
+    logged = json.loads(lines[0])
+    assert logged["event"] == "bad input" and logged["level"] == "error", logged
+    assert logged["command"] == command and logged["error"].startswith(error), logged
+    assert logged["usage"].startswith("usage: mjbot"), logged
+
+
+def test_a_usage_error_before_json_logs_were_asked_for_stays_plain():
+    """--log-json not yet read where the error came (here taken for --log-level's missing
+    value), or not given: argparse's lines, as before."""
+    r = run("--log-level", "--log-json", "shanten", "1m")
+    assert r.returncode == 2
+    assert r.stderr.splitlines() == ["mjbot: argument --log-level: expected one argument"]
+    r = run("shanten")
+    assert r.returncode == 2 and r.stderr.splitlines() == [
+        "usage: mjbot shanten [-h] hand",
+        "mjbot shanten: error: the following arguments are required: hand"]
+
+
 def test_every_command_group_is_registered():
     out = run("--help").stdout
     for command in ("shanten", "score", "demo", "bench", "botzone", "botzone-judge", "bundle",

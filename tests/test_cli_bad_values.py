@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from adapter.cli import main
+from tests.in_process import mjbot_here
 
 GAME = "tests/data/shared/tenhou/mjx_pairs/2010110100gm-00a9-0000-de3472e8.mjlog"
 HAND = ("score", "123456789m234p55s", "--win", "5s")
@@ -167,9 +168,9 @@ def test_a_bundle_output_that_is_a_file_or_missing_models_are_refused(tmp_path, 
     afile.write_text("x")
     err = _refused(["bundle", "botzone", "-o", str(afile)], capsys)
     assert f"--output {afile}: a file, not a folder" in err
-    err = _refused(["bundle", "botzone", "-o", str(tmp_path / "out"), "--models",
-                    str(tmp_path / "none")], capsys)
-    assert "no opponents_mcr.npz there" in err
+    err = _refused(["bundle", "botzone", "-o", str(tmp_path / "out"), "--policy", "mc",
+                    "--models", str(tmp_path / "none")], capsys)
+    assert f"needs the MCR opponent models: no {tmp_path / 'none' / 'opponents_mcr.npz'}" in err
     assert not (tmp_path / "out").exists()  # nothing half-written
 
 
@@ -494,3 +495,45 @@ def test_a_bad_log_level_is_one_line_as_every_bad_value(command, capsys):
     assert exited.value.code == 2
     assert capsys.readouterr().err == ("mjbot: argument --log-level: unknown log level 'bogus' "
                                        "(debug, info, warning, error)\n")
+
+
+def _commands_with_a_variant() -> list[str]:
+    """Every command (and bench) whose parser takes --variant, found by walking the parsers."""
+    import argparse
+
+    from adapter.cli import build_parser
+    from adapter.commands.bench import bench_parser
+
+    found: list[str] = []
+    todo = [build_parser(), bench_parser()]
+    while todo:
+        parser = todo.pop()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                todo += list(action.choices.values())
+            elif "--variant" in action.option_strings:
+                found.append(parser.prog.removeprefix("mjbot "))
+    return sorted(found)
+
+
+COMMANDS_WITH_A_VARIANT = _commands_with_a_variant()
+
+
+def test_the_walk_finds_the_commands_that_take_a_variant():
+    assert {"arena", "league", "score", "selfplay", "nn train", "nn iterate", "nn probe-expert",
+            "models train", "models eval", "bench arena", "bench logkeep"} <= set(
+        COMMANDS_WITH_A_VARIANT), COMMANDS_WITH_A_VARIANT
+
+
+@pytest.mark.parametrize("command", COMMANDS_WITH_A_VARIANT)
+def test_every_command_refuses_an_unknown_variant_in_the_same_words(command, capsys):
+    """`mjbot arena --variant richi` was refused in argparse's words ("invalid choice ...
+    (choose from ...)"), `mjbot selfplay`, `nn` and `models` in their own ("unknown variant
+    'richi' (riichi, mcr, taiwan16 or mass)"): one option, one wording, everywhere."""
+    r = mjbot_here(capsys, *command.split(), "--variant", "richi")
+    assert r.returncode == 2, r
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, lines
+    head = f"mjbot {command}: argument --variant: invalid choice: 'richi' (choose from "
+    assert lines[0].startswith(head), lines
+    assert lines[0].endswith("'riichi', 'mcr', 'taiwan16', 'mass')"), lines

@@ -274,7 +274,7 @@ def test_import_refuses_mixed_variants_and_bad_files(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--variant", "poker"], "unknown variant 'poker'"),
+    (["--variant", "poker"], "--variant: invalid choice: 'poker'"),
     (["--policies", "rulebased,greedy,nobody,greedy"], "unknown policy 'nobody'"),
     (["--policies", "rulebased,greedy"], "needs four names"),
     (["--hands", "0"], "at least 1"),

@@ -46,7 +46,7 @@ def test_the_command_reports_in_json_and_the_turn_gate_shows_in_the_overrules(
 @pytest.mark.parametrize(("env_mc", "args", "message"), [
     ("playouts=oops", [], "playouts needs an int"),
     ("", ["--games", "0"], "--games must be at least 1"),
-    ("", ["--variant", "go"], "unknown variant"),
+    ("", ["--variant", "go"], "--variant: invalid choice: 'go'"),
     ("", ["--hands", "-1"], "--hands must be at least 0"),
 ])
 def test_the_command_refuses_bad_options_in_one_line(

@@ -7,6 +7,7 @@ every answer passing the referee's checks."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import venv
@@ -21,6 +22,7 @@ from adapter.platforms.mjai_bundle import (
     NN_MODULES,
     NN_WEIGHTS,
     RIICHI_WEIGHTS,
+    ROOT,
     VENDOR,
     build_mjai_bundle,
 )
@@ -185,6 +187,34 @@ def test_a_network_for_a_bundle_that_plays_none_is_refused(
     assert done.returncode == 0, done.stderr
     with zipfile.ZipFile(out / zip_name) as zf:
         assert network in zf.namelist()  # the name it has in brain/data
+
+
+@pytest.mark.parametrize("platform", ["mjai", "botzone"])
+def test_models_for_a_bundle_that_reads_none_are_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], platform: str) -> None:
+    """`--models DIR` with a policy that reads no opponent models (rulebased, nn) was carried
+    into the zip, read by nothing, and the user believed the bot played them. One line
+    naming the flag and the policy, exit 2, no zip, as `--nn-weights` without a network;
+    with mc the file from DIR is carried."""
+    models = tmp_path / "models"
+    models.mkdir()
+    name = "opponents_riichi.npz" if platform == "mjai" else "opponents_mcr.npz"
+    shutil.copy(ROOT / "brain" / "data" / name, models / name)
+    for policy in (["--policy", "rulebased"], ["--policy", "nn"], []):
+        out = tmp_path / ("out-" + (policy[-1] if policy else "default"))
+        done = mjbot_here(capsys, "bundle", platform, "-o", str(out), *policy,
+                          "--models", str(models))
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert (f"--models {models}: only a bundle that plays mc reads the opponent models "
+                f"(--policy mc), and this one plays {policy[-1] if policy else 'rulebased'}"
+                in done.stderr), done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and not out.exists(), done.stderr
+    out = tmp_path / "mc"
+    done = mjbot_here(capsys, "bundle", platform, "-o", str(out), "--policy", "mc",
+                      "--models", str(models))
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(out / f"mjbot-{platform}.zip") as zf:
+        assert f"brain/data/{name}" in zf.namelist()
 
 
 def test_a_build_that_fails_leaves_the_last_zip_as_it_was(tmp_path: Path) -> None:

@@ -217,7 +217,8 @@ def test_cli_eval_builds_its_held_out_set_and_says_why_real_is_null(capsys) -> N
 def test_cli_refuses_an_unknown_variant_in_one_line(capsys) -> None:
     code, err = refused(capsys, "models", "eval", "--variant", "hanafuda")
     assert code == 2 and err.strip().splitlines() == [
-        "mjbot models: unknown variant 'hanafuda' (riichi, mcr, taiwan16 or mass)"]
+        "mjbot models eval: argument --variant: invalid choice: 'hanafuda' (choose from "
+        "'riichi', 'mcr', 'taiwan16', 'mass')"]
 
 
 def test_a_corrupted_models_file_is_refused_in_one_line(tmp_path, capsys) -> None:

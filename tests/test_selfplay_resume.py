@@ -558,3 +558,43 @@ def test_an_older_mjbots_killed_run_is_refused_saying_why(tmp_path, capsys):
                     "record to go on from (an mjbot older than the resume of a killed run, or "
                     "the record removed); give another --out"), line
     assert (files(out), stamps(out)) == seen
+
+
+@pytest.fixture(scope="module")
+def with_an_nn_seat(tmp_path_factory) -> tuple[list[str], Path]:
+    """A complete dataset with an nn@FILE seat (its weights on record), and its command."""
+    from tests.in_process import mjbot_captured
+
+    out = tmp_path_factory.mktemp("nn") / "d"
+    options = ["selfplay", "--variant", "riichi", "--hands", "2", "--seed", "1", "--workers",
+               "1", "--policies", f"nn@{ROOT / 'brain' / 'data' / 'nn_riichi.npz'},rulebased,"
+               "greedy,greedy", "--out", str(out)]
+    r = mjbot_captured(*options)
+    assert r.returncode == 0, r.stderr
+    return options, out
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("weights", "oops"), ("weights", [1]), ("weights", "each 3"),
+    ("environment", ["MJBOT_MC"]), ("specs", "x"), ("policies_seated", "nn"),
+])
+def test_a_hand_edited_config_is_refused_in_one_line(tmp_path, with_an_nn_seat, capsys,
+                                                     field, value):
+    """A dataset's config.weights edited by hand into anything but an object of objects was
+    a traceback on resume (AttributeError: 'str' object has no attribute 'get'), where the
+    nn@FILE seat was compared; it is refused in one line naming the field, the folder as it
+    was."""
+    options, done = with_an_nn_seat
+    out = tmp_path / "d"
+    shutil.copytree(done, out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    config = manifest["config"]
+    config[field] = {k: 3 for k in config[field]} if value == "each 3" else value
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    seen = files(out), stamps(out)
+    r = mjbot_here(capsys, *options[:-1], str(out))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    (line,) = r.stderr.splitlines()
+    assert line.startswith(f"mjbot selfplay: {out / 'manifest.json'}: config.{field} is "), line
+    assert line.endswith("(edited by hand?); put it back, or give another --out"), line
+    assert (files(out), stamps(out)) == seen

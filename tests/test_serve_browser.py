@@ -361,6 +361,9 @@ def test_the_dashboard_shows_sessions_and_points(browser: Browser, tmp_path: Pat
         browser.wait_for("document.querySelectorAll('#chart polyline').length === 1")
         rows = text(browser, "#sessions tbody")
         assert "practice" in rows and "running" in rows and "disabled" in rows
+        # a disabled session's games of the day are not counted: not shown as none played
+        ladder = text(browser, "#sessions tr[data-session=ladder]")
+        assert "not counted / -" in ladder, ladder
         # the fallbacks' column: count (share of the decisions) / illegal answers
         cell = browser.evaluate("document.querySelector('#sessions tr[data-session=practice] "
                                 "td[data-fallbacks]').textContent")

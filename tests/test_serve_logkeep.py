@@ -7,6 +7,7 @@ takes a changed [logs] on SIGHUP."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import shutil
 import signal
@@ -236,6 +237,64 @@ def test_a_log_left_without_footer_by_a_crash_a_day_ago_may_go(logs: dict[str, A
     keeper(logs["root"], max_disk_mb=0.001).run_pass()
     assert not live.exists()  # untouched for a day, no writer: no game in progress
     assert not gz(live).exists()  # and never compressed: it has no footer
+
+
+OUT_OF_DESCRIPTORS = """
+import errno, json, os, resource, sys, time
+from adapter.serve.config import LogUpkeep
+from adapter.serve.logkeep import LogKeeper
+from adapter.serve.metrics import Metrics
+from replay.locking import being_written
+
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(256, soft), hard))
+keeper = LogKeeper(sys.argv[1], LogUpkeep(compress=False, low_disk_mb=0, keep_days=1),
+                   Metrics())
+now = time.time()
+files = list(keeper._walk(now))  # the folder listed while descriptors are left
+held = []
+try:  # then every open fails: EMFILE
+    while True:
+        held.append(os.open(os.devnull, os.O_RDONLY))
+except OSError as exc:
+    assert exc.errno == errno.EMFILE, exc
+told = []
+said = {"removable": [keeper._may_remove(f, now) for f in files],
+        "held": being_written(files[0].path, told.append)}
+for fd in held:
+    os.close(fd)
+said.update(gone=being_written(files[0].path + ".none", told.append),  # descriptors again
+            told=[e.errno == errno.EMFILE for e in told], errors=keeper.errors,
+            last_error=keeper.last_error["error"] if keeper.last_error else None)
+print(json.dumps(said))
+"""
+
+
+def test_a_log_whose_writer_cannot_be_checked_is_taken_as_held(tmp_path: Path) -> None:
+    """Out of file descriptors, the check whether a writer holds a log could not open it
+    and answered "not held": a log of a game in play untouched for a day (its worker
+    suspended) was removed under it. Where the check cannot be made the log is now taken as
+    held, the safe side, and the pass says so as an error (logged, on /health); a file gone
+    is still no writer's (out of descriptors, Linux says EMFILE before it looks for the
+    file: held too, and there is nothing to remove). Run in a child process, whose
+    descriptors run out for real."""
+    crashed = tmp_path / "practice" / "local" / "2026-01-01" / ("235959-practice" + SUFFIX)
+    crashed.parent.mkdir(parents=True)
+    proc = game_in_play(crashed)
+    proc.kill()
+    proc.wait(10)
+    age(crashed, 3 * DAY)  # untouched for days, no footer: removable were it checked
+    r = subprocess.run([sys.executable, "-c", OUT_OF_DESCRIPTORS, str(tmp_path)], cwd=ROOT,
+                       env=PYTHON_ENV, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    said = json.loads(r.stdout.splitlines()[-1])
+    assert said["removable"] == [False] and said["held"] is True, said
+    assert said["gone"] is False and said["told"] == [True], said
+    assert said["errors"] == 1, said
+    assert said["last_error"] == ("check practice/local/2026-01-01/235959-practice"
+                                  f"{SUFFIX}: Too many open files"), said
+    assert "serve: log upkeep failed" in r.stdout and "action=check" in r.stdout, r.stdout
+    assert crashed.exists()
 
 
 def test_a_game_in_play_is_never_removed_or_compressed_however_long_it_waits(

@@ -572,6 +572,35 @@ def test_the_days_quota_holds_across_a_restart(tmp_path: Path) -> None:
     assert all(assert_complete(path) for path in game_logs(logs))
 
 
+def test_a_disabled_sessions_quota_says_it_is_not_counted(tmp_path: Path) -> None:
+    """A disabled session's games of the day are never counted (its task, which counts them,
+    does not run): /health showed its quota's today as 0, though its log folder held a game
+    finished today, read as none played. It now says null (not counted), as the dashboard
+    does ("not counted"), and an enabled session beside it shows its count."""
+    config = tmp_path / "serve.toml"
+    logs = tmp_path / "logs"
+    for name in ("ladder", "resting"):
+        played = GameLogWriter.create(logs / name, Header("local", "riichi", seat=0))
+        played.event(ev.GameStarted("riichi", 0))
+        played.close(Footer({"rank": 1}, (0, 0, 0, 0)))
+    table = "kind = \"local\"\nvariant = \"riichi\"\npolicy = \"greedy\"\nhands = 1\npause = 0\n"
+    config.write_text(f"[sessions.ladder]\n{table}[sessions.ladder.limits]\ngames_per_day = 1\n"
+                      f"[sessions.resting]\nenabled = false\n{table}"
+                      "[sessions.resting.limits]\ngames_per_day = 3\n")
+    serve = ServeProcess(config, logs)
+    try:
+        status = serve.until(lambda s: s["sessions"]["ladder"]["state"] == "quota reached")
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(20) == 0
+    finally:
+        serve.close()
+    assert status["sessions"]["ladder"]["quota"] == {"games_per_day": 1, "today": 1,
+                                                     "remaining": 0}
+    resting = status["sessions"]["resting"]
+    assert resting["state"] == "disabled", resting
+    assert resting["quota"] == {"games_per_day": 3, "today": None, "remaining": None}, resting
+
+
 def test_the_days_quota_is_counted_at_start_off_the_event_loop(tmp_path: Path) -> None:
     """At start the day's games were counted on the event loop, a footer a log and a
     compressed log inflated whole (0.2 ms each: 100,000 logs froze the status page and every
@@ -594,7 +623,7 @@ def test_the_days_quota_is_counted_at_start_off_the_event_loop(tmp_path: Path) -
     try:
         health = serve.get("/health")  # the loop is free while the count waits on the log
         assert health["sessions"]["ladder"]["runs"] == 0
-        assert health["sessions"]["ladder"]["quota"]["today"] == 0
+        assert health["sessions"]["ladder"]["quota"]["today"] is None  # not counted yet
         with slow.open("wb") as fifo:  # the log reads: the count goes on
             fifo.write(gzip.compress(played.path.read_bytes()))
         status = serve.until(lambda s: s["sessions"]["ladder"]["state"] == "quota reached")

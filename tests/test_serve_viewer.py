@@ -774,10 +774,19 @@ def test_view_help_names_the_files_a_folder_lists(capsys: pytest.CaptureFixture[
     assert "--host HOST a loopback address (default: 127.0.0.1)" in out
 
 
-def test_open_stops_while_the_browser_it_started_still_runs(tmp_path: Path) -> None:
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_open_ends_the_console_browser_it_started(tmp_path: Path) -> None:
     """A console browser (lynx, w3m) stays until its user quits it, and webbrowser waits for
-    it: `mjbot view --open` stopped by SIGTERM (or Ctrl-C) waited for that wait at exit, so
-    the command did not end until the browser did."""
+    it: `mjbot view --open` stopped by SIGTERM first waited for that wait at exit (the
+    command did not end until the browser did), then ended and left the browser running,
+    asking a server that was gone. The view ends the console browser it started."""
     script = tmp_path / "browser.sh"
     pid_file = tmp_path / "browser.pid"
     # its output elsewhere, as a browser in its own terminal: holding the pipe of the
@@ -789,6 +798,31 @@ def test_open_stops_while_the_browser_it_started_still_runs(tmp_path: Path) -> N
                                          lambda _: pid_file.exists() and
                                          pid_file.read_text().strip() != "")
         assert status == 0 and "Traceback" not in err, err
+        pid = int(pid_file.read_text())
+        assert not _alive(pid), f"the browser {pid} outlived the view: {err}"
+        assert "ended the browser it started" in err, err
+        assert "no browser could be opened" not in err, err  # nor was another tried
+    finally:
+        if pid_file.exists() and pid_file.read_text().strip():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def test_open_leaves_a_browser_that_returned_running(tmp_path: Path) -> None:
+    """A GUI browser asked to open a tab returns at once and keeps running: it is the
+    user's, and stopping the view must not end it."""
+    script = tmp_path / "browser.sh"
+    pid_file = tmp_path / "browser.pid"
+    script.write_text(f"#!/bin/sh\nsleep 600 >/dev/null 2>&1 </dev/null &\n"
+                      f"echo $! > {pid_file}\nexit 0\n")
+    script.chmod(0o755)
+    try:
+        err, status = _view_with_browser(tmp_path, f"{script} %s",
+                                         lambda _: pid_file.exists() and
+                                         pid_file.read_text().strip() != "")
+        assert status == 0 and "Traceback" not in err, err
+        assert _alive(int(pid_file.read_text())), err
+        assert "ended the browser" not in err, err
     finally:  # the browser is the user's to quit: here, the test's
         if pid_file.exists() and pid_file.read_text().strip():
             with contextlib.suppress(ProcessLookupError):

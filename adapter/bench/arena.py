@@ -18,7 +18,12 @@ import time
 from typing import Any
 
 from adapter.bench.common import VARIANTS, add_bench, report
-from adapter.commands import add_fallback_argument, at_least, fallback_verdict
+from adapter.commands import (
+    add_fallback_argument,
+    add_variant_option,
+    at_least,
+    fallback_verdict,
+)
 from adapter.local.arena import ArenaConfig, play_unit
 from brain.rules.variant import variant_of
 from brain.tally import FallbackTally
@@ -87,7 +92,7 @@ def bench_arena(variants: list[str], repeats: int = 2, seed: int = 0,
 
 def register(benches: Any) -> None:
     p = add_bench(benches, "arena", run, "local-table hands/s per variant and policy")
-    p.add_argument("--variant", default="all", choices=["all", *VARIANTS])
+    add_variant_option(p, "all", also=("all",))
     p.add_argument("--repeats", type=at_least(1), default=3,
                    help="runs, each on walls of its own, the best counts")
     p.add_argument("--units", type=at_least(1), default=None, metavar="N",

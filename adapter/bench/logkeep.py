@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from adapter.bench.common import VARIANTS, add_bench, report
-from adapter.commands import UserInputError, at_least
+from adapter.commands import UserInputError, add_variant_option, at_least
 from replay import logzip
 from replay.log import GZ_SUFFIX, SUFFIX, is_log_name, parse_log, plain_name
 
@@ -218,8 +218,7 @@ def register(benches: Any) -> None:
                    "plain or compressed, to measure on (default: logs played here)")
     p.add_argument("--games", type=at_least(1), default=4, help="games per variant played "
                    "when no DIR is given (default %(default)s)")
-    p.add_argument("--variant", action="append", choices=VARIANTS, help="variants played "
-                   "(repeat; default all)")
+    add_variant_option(p, None, action="append", help="variants played (repeat; default all)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--walk", type=at_least(0), default=0, metavar="N", help="also time a "
                    "pass over N compressed logs with nothing to do (default: not timed)")

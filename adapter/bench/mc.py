@@ -29,10 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from adapter.bench.common import VARIANTS, add_bench, report
+from adapter.bench.common import add_bench, report
 from adapter.commands import (
     UserInputError,
     add_fallback_argument,
+    add_variant_option,
     at_least,
     fallback_verdict,
     positive_seconds,
@@ -334,8 +335,7 @@ def _share(part: int, whole: int) -> str:
 
 def register(benches: Any) -> None:
     p = add_bench(benches, "mc", run, "mc: playouts/s vs the greedy table, decision times")
-    p.add_argument("--variant", default="riichi", choices=["all", *VARIANTS],
-                   help="(all: riichi)")
+    add_variant_option(p, also=("all",), help="the rules (all: riichi)")
     p.add_argument("--seconds", type=positive_seconds, default=1.0, help="time per measurement")
     p.add_argument("--models", default="", metavar="DIR",
                    help="opponent model weights (default: the shipped ones)")

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from adapter.bench.common import VARIANTS, add_bench, child_figures, report
-from adapter.commands import at_least, require_networks
+from adapter.bench.common import add_bench, child_figures, report
+from adapter.commands import add_variant_option, at_least, require_networks
 from adapter.commands.models import BLAS_THREADS
 from adapter.own_python import own_python
 
@@ -112,8 +112,7 @@ def text(result: dict[str, Any]) -> str:
 
 def register(benches: Any) -> None:
     p = add_bench(benches, "nn", run, "nn decision time (p50/p99) beside rulebased, one core")
-    p.add_argument("--variant", default="riichi", choices=["all", *VARIANTS],
-                   help="(all: riichi)")
+    add_variant_option(p, also=("all",), help="the rules (all: riichi)")
     p.add_argument("--model", default="", metavar="FILE",
                    help="network weights (default: the shipped ones)")
     p.add_argument("--games", type=at_least(1), default=2, help="seeded games of positions")

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from adapter.bench.common import VARIANTS, add_bench, report
-from adapter.commands import at_least, four_policies
+from adapter.commands import add_variant_option, at_least, four_policies
 from adapter.local.arena import ArenaConfig, play_unit
 from adapter.local.selfplay import SelfPlayConfig, play_selfplay_unit
 from brain.rules.variant import variant_of
@@ -80,7 +80,7 @@ def bench_selfplay(variants: list[str], repeats: int = 3, seed: int = 0,
 
 def register(benches: Any) -> None:
     p = add_bench(benches, "selfplay", run, "self-play hands/s vs the same games unrecorded")
-    p.add_argument("--variant", default="all", choices=["all", *VARIANTS])
+    add_variant_option(p, "all", also=("all",))
     p.add_argument("--repeats", type=at_least(1), default=3,
                    help="runs, each on walls of its own, the best counts")
     p.add_argument("--units", type=at_least(1), default=None, metavar="N",

@@ -37,8 +37,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adapter.bench.common import VARIANTS, add_bench, report
-from adapter.commands import UserInputError, at_least, positive_seconds
+from adapter.bench.common import add_bench, report
+from adapter.commands import UserInputError, add_variant_option, at_least, positive_seconds
 
 if TYPE_CHECKING:
     from replay.timeline import Timeline
@@ -50,8 +50,7 @@ def register(benches: Any) -> None:
     p.add_argument("--hands", type=at_least(2), default=800,
                    help="hands in the long log (whole copies of the game: about)")
     p.add_argument("--short", type=at_least(1), default=40, help="hands in the short log")
-    p.add_argument("--variant", choices=VARIANTS, default="riichi",
-                   help="the local-table game's (without --source)")
+    add_variant_option(p, help="the local-table game's (without --source)")
     p.add_argument("--source", metavar="FILE",
                    help="repeat this file instead: a game log's frames between its header "
                         "and footer, or a text file's whole text (a Tenhou client transcript, "

@@ -32,13 +32,20 @@ class UserInputError(ValueError):
     """Something the user typed is wrong; reported in one line, no traceback."""
 
 
-def checked_variant(name: str) -> str:
-    """``name`` if it is a variant the table plays, else the user's error naming the four."""
+def add_variant_option(parser: argparse.ArgumentParser, default: str | None = "riichi", *,
+                       also: tuple[str, ...] = (), help: str | None = None,
+                       **kwargs: Any) -> None:
+    """``--variant``, one option in every command (and bench): a choice of the variants the
+    table plays (and ``also``, a bench's ``all``), required where ``default`` is None, so
+    that a wrong name is refused in the one wording argparse gives a choice, naming the
+    values it takes; some commands once checked it themselves, in words of their own."""
     from brain.rules.variant import VARIANT_NAMES
 
-    if name not in VARIANT_NAMES:
-        raise UserInputError(f"unknown variant {name!r} (riichi, mcr, taiwan16 or mass)")
-    return name
+    if help is None:
+        help = "the rules" + (" (default: %(default)s)" if default is not None else "")
+    parser.add_argument("--variant", choices=[*also, *VARIANT_NAMES], default=default,
+                        required=default is None and kwargs.get("action") != "append",
+                        help=help, **kwargs)
 
 
 @contextmanager
@@ -151,6 +158,16 @@ def log() -> Any:
     import structlog
 
     return structlog.get_logger("mjbot.cli")
+
+
+def usage_error_as_json(prog: str, message: str, usage: str) -> None:
+    """A usage error under ``--log-json`` (adapter.argtypes.UsageErrors): one JSON log line,
+    as a UserInputError's is (the command, what was wrong), with argparse's usage line."""
+    from adapter.logging_setup import configure_logging
+
+    configure_logging(True)  # the error may come before the logging options were read
+    log().error("bad input", command=prog.removeprefix("mjbot").strip() or None,
+                error=message, usage=usage)
 
 
 def log_folder(given: str | None, no_log: bool = False, default: bool = True) -> str | None:

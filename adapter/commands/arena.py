@@ -13,6 +13,7 @@ from adapter.commands import (
     add_ray_arguments,
     add_seat_limit_argument,
     add_stop_after_argument,
+    add_variant_option,
     checked_stop_after,
     fallback_verdict,
     four_policies,
@@ -24,7 +25,6 @@ from adapter.commands import (
     require_writable,
     start_ray,
 )
-from brain.rules.variant import VARIANT_NAMES
 
 if TYPE_CHECKING:
     from adapter.local.arena import ArenaConfig
@@ -74,8 +74,7 @@ def register(sub: Any) -> None:
                        "four policies; figures are pooled per policy with 95% intervals that "
                        "use the duplicate pairing.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    a.add_argument("--variant", default="riichi", choices=VARIANT_NAMES,
-                   help="the rules at the table (default: %(default)s)")
+    add_variant_option(a, help="the rules at the table (default: %(default)s)")
     a.add_argument("--policies", default="rulebased,greedy,greedy,greedy",
                    help="four policy names or outside programs (KIND:CMD, see below), seat "
                    "0..3, each optionally LABEL= to name it in the figures, e.g. "

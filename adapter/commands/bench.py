@@ -41,11 +41,15 @@ class _BenchHelp(argparse.Action):
         parser.exit()
 
 
-def bench_parser(names: list[str] | None = None) -> argparse.ArgumentParser:
-    """``mjbot bench`` with the benches ``names`` registered (default: all of them)."""
-    from adapter.argtypes import OneLineParser
+def bench_parser(names: list[str] | None = None,
+                 json_errors: bool = False) -> argparse.ArgumentParser:
+    """``mjbot bench`` with the benches ``names`` registered (default: all of them); its
+    usage errors JSON log lines where ``json_errors`` (`mjbot --log-json bench ...`)."""
+    from adapter.argtypes import OneLineParser, UsageErrors
+    from adapter.commands import usage_error_as_json
 
-    p = OneLineParser(prog="mjbot bench", description=DESCRIPTION)
+    p = OneLineParser(prog="mjbot bench", description=DESCRIPTION,
+                      usage_errors=UsageErrors(usage_error_as_json, json=json_errors))
     benches = p.add_subparsers(dest="what", metavar="NAME", required=True)
     for module in dict.fromkeys(BENCHES[n] for n in (names or BENCHES)):
         importlib.import_module(f"adapter.bench.{module}").register(benches)
@@ -57,7 +61,7 @@ def _run(args: argparse.Namespace) -> int:
 
     words = args.words
     asked = [words[0]] if words and words[0] in BENCHES else None  # else: all, for the list
-    own = bench_parser(asked).parse_args(words)
+    own = bench_parser(asked, json_errors=bool(args.log_json)).parse_args(words)
     # what a bench's own lines (its fallback verdict) are printed or logged under
     own.command, own.log_json = f"bench {own.what}", args.log_json
     require_writable(own.json, "--json")

@@ -26,6 +26,7 @@ from adapter.commands import (
     add_ray_arguments,
     add_seat_limit_argument,
     add_stop_after_argument,
+    add_variant_option,
     checked_stop_after,
     fallback_verdict,
     log,
@@ -38,7 +39,6 @@ from adapter.commands import (
     start_ray,
     text_stream,
 )
-from brain.rules.variant import VARIANT_NAMES
 
 if TYPE_CHECKING:
     from adapter.local.stopping import StopRequest
@@ -63,7 +63,7 @@ def register(sub: Any) -> None:
                        "against three, every seating, the same walls); writes the table of "
                        "points/hand differences with 95% intervals (and average ranks).",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    a.add_argument("--variant", default="riichi", choices=VARIANT_NAMES)
+    add_variant_option(a)
     a.add_argument("--members", default=DEFAULT_MEMBERS,
                    help="comma-separated policies or outside programs, each optionally "
                    "LABEL= to name it in the table, e.g. 'nn,rb=mjai:python -m bot' "

@@ -16,7 +16,7 @@ from typing import Any
 
 from adapter.commands import (
     UserInputError,
-    checked_variant,
+    add_variant_option,
     log,
     require_distinct_datasets,
     require_writable,
@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
                        "the hand | tenpai) and the expected value of a win, per opponent.")
     msub = m.add_subparsers(dest="models_command", metavar="ACTION", required=True)
     t = msub.add_parser("train", help="fit the three heads on self-play datasets")
-    t.add_argument("--variant", required=True, help="riichi, mcr, taiwan16 or mass")
+    add_variant_option(t, None)
     t.add_argument("--data", required=True, nargs="+", metavar="DIR",
                    help="dataset directories (mjbot selfplay --out), all of the variant")
     t.add_argument("--out", metavar="FILE", help="weights file (default: the shipped "
@@ -55,7 +55,7 @@ def register(sub: Any) -> None:
                         description="AUCs of P(tenpai) and P(wait), the value's mean absolute "
                         "error, on a held-out self-play set (built with a fixed seed when "
                         "--data is absent) and on the people's games of the repository.")
-    e.add_argument("--variant", required=True, help="riichi, mcr, taiwan16 or mass")
+    add_variant_option(e, None)
     e.add_argument("--data", nargs="+", metavar="DIR", help="held-out dataset directories "
                    "(default: self-play built now with the evaluation seed)")
     e.add_argument("--model", metavar="FILE", help="weights (default: the shipped ones)")
@@ -110,7 +110,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.threads is not None and args.threads < 1:
         raise UserInputError(f"--threads must be at least 1, got {args.threads}")
     limit_blas_threads(args.threads)
-    variant = checked_variant(args.variant)
+    variant = args.variant
     from dataclasses import replace
 
     from brain.opponents.models import model_path
@@ -167,7 +167,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    variant = checked_variant(args.variant)
+    variant = args.variant
     from adapter import opponent_sets as sets
     from brain.opponents.models import OpponentModels, model_path
     from replay.dataset import cache as C

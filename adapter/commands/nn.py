@@ -15,8 +15,8 @@ from adapter import nn_iterate
 from adapter.commands import (
     UserInputError,
     add_stop_after_argument,
+    add_variant_option,
     checked_stop_after,
-    checked_variant,
     require_distinct_datasets,
     require_networks,
     require_torch_device,
@@ -36,7 +36,7 @@ def register(sub: Any) -> None:
                        "supervised training on the decisions of self-play datasets.")
     nsub = n.add_subparsers(dest="nn_command", metavar="ACTION", required=True)
     t = nsub.add_parser("train", help="supervised training on dataset decisions (needs torch)")
-    t.add_argument("--variant", required=True, help="riichi, mcr, taiwan16 or mass")
+    add_variant_option(t, None)
     t.add_argument("--data", required=True, nargs="+", metavar="DIR",
                    help="dataset directories (mjbot selfplay --out), all of the variant")
     t.add_argument("--out", required=True, metavar="FILE", help="weights file (.npz)")
@@ -78,7 +78,7 @@ def register(sub: Any) -> None:
         "search's noise: no network learns it.",
         epilog='example: MJBOT_MC="playouts=256,fast=nn,turn_z=2" mjbot nn probe-expert '
         "--variant riichi --games 2 --seed 301")
-    p.add_argument("--variant", default="riichi", help="riichi, mcr, taiwan16 or mass")
+    add_variant_option(p)
     p.add_argument("--games", type=int, default=2)
     p.add_argument("--seed", type=int, default=0, help="wall seed of the games")
     p.add_argument("--hands", type=int, default=0, metavar="N",
@@ -94,7 +94,6 @@ def cmd_probe_expert(args: argparse.Namespace) -> int:
     from adapter.local.stopping import StopRequest, exit_status
     from brain.policies.mc.config import ENV, from_env
 
-    checked_variant(args.variant)
     if args.games < 1:
         raise UserInputError("--games must be at least 1")
     if args.hands < 0:
@@ -139,7 +138,6 @@ def cmd_probe_expert(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    checked_variant(args.variant)
     for name, value in (("--epochs", args.epochs), ("--batch-size", args.batch_size),
                         ("--channels", args.channels), ("--blocks", args.blocks),
                         ("--holdout-max", args.holdout_max)):

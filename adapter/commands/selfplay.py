@@ -19,8 +19,8 @@ from adapter.commands import (
     add_ray_arguments,
     add_seat_limit_argument,
     add_stop_after_argument,
+    add_variant_option,
     checked_stop_after,
-    checked_variant,
     fallback_verdict,
     four_policies,
     log,
@@ -52,7 +52,7 @@ def register(sub: Any) -> None:
                        "their values, the outcome), in shards under --out "
                        "(replay/dataset/README.md). Walls and seatings are the arena's.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    s.add_argument("--variant", default="riichi", help="riichi, mcr, taiwan16 or mass")
+    add_variant_option(s)
     s.add_argument("--policies", default="rulebased,greedy,rulebased,greedy",
                    help="four policy names or outside programs (KIND:CMD), seat 0..3, each "
                    "optionally LABEL= to name it in the dataset, e.g. "
@@ -105,7 +105,6 @@ def register(sub: Any) -> None:
 
 
 def cmd_selfplay(args: argparse.Namespace) -> int:
-    checked_variant(args.variant)
     names = four_policies(args.policies)
     require_table(names, args)
     if args.shard_decisions < 1:

@@ -101,8 +101,8 @@ async def _view(folders: list[str], files: list[str], host: str, port: int,
     import asyncio
     import contextlib
     import signal
-    import threading
 
+    from adapter.browser import BrowserOpener
     from adapter.serve.status import StatusServer
 
     server = StatusServer(roots=folders, imports=files)
@@ -113,30 +113,16 @@ async def _view(folders: list[str], files: list[str], host: str, port: int,
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, done.set)
-    if open_browser:
-        # a daemon thread, not asyncio.to_thread: webbrowser waits for a console browser to
-        # end, and the executor's threads are joined at exit, so SIGTERM or Ctrl-C waited
-        # for the user to quit lynx as well
-        threading.Thread(target=_open_browser, args=(url + "games",), daemon=True,
-                         name="mjbot view --open").start()
+    opener = BrowserOpener(url + "games") if open_browser else None
+    if opener:
+        opener.start()
     try:
         await done.wait()
     finally:
+        if opener:  # a console browser it still waits for would outlive the view
+            ended = await asyncio.to_thread(opener.stop)
+            if ended:
+                log().info("view: ended the browser it started", pids=ended)
         await server.stop()
     return 0
 
-
-def _open_browser(url: str) -> None:
-    """Open ``url`` in a browser, off the event loop: webbrowser waits for a console browser
-    (lynx, w3m: its choice where there is no display) to end, and called on the loop it held
-    the server that browser was asking for the page (both hung). Where none could be opened
-    (none found, or it failed), say so rather than nothing."""
-    import webbrowser
-
-    try:
-        opened = webbrowser.open(url)
-    except webbrowser.Error:
-        opened = False
-    if not opened:
-        print("mjbot view: no browser could be opened here; open the address above in one",
-              file=sys.stderr, flush=True)

@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from adapter.commands import UserInputError, log, mjbot_version, seat_number
-from brain.rules.variant import VARIANT_NAMES, variant_of
+from adapter.commands import UserInputError, add_variant_option, log, mjbot_version, seat_number
+from brain.rules.variant import variant_of
 
 if TYPE_CHECKING:  # the rules load inside the commands that use them
     from brain.rules.base import WinScore
-
-VARIANTS = list(VARIANT_NAMES)
 
 
 def register(sub: Any) -> None:
@@ -23,7 +21,7 @@ def register(sub: Any) -> None:
             "score change; a closed hand only (no melds)")
     sc = sub.add_parser("score", help="value a winning hand in a variant", description=what)
     sc.add_argument("hand", help="concealed tiles including the winning tile, mpsz")
-    sc.add_argument("--variant", default="riichi", choices=VARIANTS)
+    add_variant_option(sc)
     sc.add_argument("--win", required=True, help="the winning tile, mpsz (e.g. 5p)")
     sc.add_argument("--ron-from", type=seat_number, default=None,
                     help="seat that discarded the winning tile (default: self-draw)")

@@ -62,6 +62,9 @@ class Verdict(Exception):  # a judge's verdict, raised to end the match
         super().__init__(f"seat {seat}: {code} ({detail})")
         self.seat, self.code, self.detail = seat, code, detail
 
+    def __reduce__(self) -> tuple[Any, ...]:  # pickle would call __init__(the message) alone
+        return type(self), (self.seat, self.code, self.detail), self.__dict__
+
 
 def unasked_turns(lines: Iterable[bytes], keep: int) -> tuple[int, list[str], int]:
     """Whole turns among a kept run's complete lines that were already there before its next

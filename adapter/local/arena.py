@@ -29,6 +29,7 @@ from adapter.local.seat import (
     seat_for,
     seat_specs,
     split_label,
+    time_limit,
 )
 from adapter.local.stopping import StopRequest, play_in_process, play_units, stop_reason_text
 from adapter.local.timing import DecisionTimes
@@ -341,6 +342,9 @@ def summarize(config: ArenaConfig, results: list[UnitResult], seconds: float,
         "referee_errors": sum(len(r.errors) for r in results),
         "seconds": round(seconds, 3), "workers": config.workers,
         "seat_limit": config.seat_limit, "budget": config.budget,
+        # what each seat decided under, in words: an outside program's is its platform's
+        "time_limits": {label: time_limit(spec, config.seat_limit, config.budget)
+                        for label, spec in config.specs().items()},
         "hands_per_second": (sum(r.hands for r in results) / seconds) if seconds else None,
         "policies": policies, "differences": differences,
         # seconds per decision our seats used: apart from "policies", which a seed fixes
@@ -459,13 +463,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         if p["fallbacks"]:
             lines.append(f"{name} fell back in {p['fallbacks']} of {p['decisions']} decisions; "
                          f"first: {p['first_fallback']}")
-    timed = [f"{name} {t['mean_s']:.3f} s mean, {t['p99_s']:.3f} s p99, "
-             f"{t['decisions_per_s']:.1f}/s" for name, t in summary.get("thinking", {}).items()
-             if t["mean_s"] is not None and t["decisions_per_s"] is not None]
-    if timed:
-        budget = summary.get("budget")
-        lines.append("thinking per decision" + (f" (budget {budget:g} s)" if budget else "")
-                     + ": " + ", ".join(timed))
+    lines += _thinking_lines(summary)
     lines += external_lines(summary.get("external_seats", {}))
     values = [f"{name} {p['avg_win_value']:.1f} (min {p['min_win_value']})"
               for name, p in summary["policies"].items() if p["avg_win_value"] is not None]
@@ -491,6 +489,27 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(f"logs: {summary['log_files']} games in "
                      + ", ".join(summary["log_folders"]))
     return "\n".join(lines)
+
+
+def _thinking_lines(summary: dict[str, Any]) -> list[str]:
+    """Seconds per decision, per seat, under the limit each had: one heading where all had
+    the same (``--budget``'s), else each its own (an outside program's is its platform's,
+    a seat's ``@budget=`` its own; the heading named the run's budget over them all)."""
+    thinking = {name: t for name, t in summary.get("thinking", {}).items()
+                if t["mean_s"] is not None and t["decisions_per_s"] is not None}
+    if not thinking:
+        return []
+    budget = summary.get("budget")
+    limits = summary.get("time_limits") or {  # a summary written before they were kept
+        name: f"budget {budget:g} s" if budget else None for name in thinking}
+    under = {limits.get(name) for name in thinking}
+    shared = under.pop() if len(under) == 1 else ""
+    timed = [f"{name} {t['mean_s']:.3f} s mean, {t['p99_s']:.3f} s p99, "
+             f"{t['decisions_per_s']:.1f}/s"
+             + ("" if shared != "" else f" ({limits.get(name) or 'no limit'})")
+             for name, t in thinking.items()]
+    return ["thinking per decision" + (f" ({shared})" if shared else "") + ": "
+            + ", ".join(timed)]
 
 
 def _stopped_line(stopped: dict[str, Any]) -> str:

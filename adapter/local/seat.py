@@ -207,6 +207,21 @@ def check_pair_keys(names: Iterable[str]) -> None:
                              "label (LABEL=SEAT)")
 
 
+def time_limit(name: str, seat_limit: float | None = None,
+               budget: float | None = None) -> str | None:
+    """The limit seat ``name`` (a label's seat) decides under, in words, as seat_for seats
+    it: an outside program its platform's (or ``seat_limit``), our brain its own
+    ``@budget=`` or ``budget``; None where there is none."""
+    from adapter.local.external import is_external, time_limit_text
+
+    spec = split_label(name)[1]
+    if is_external(spec):
+        return time_limit_text(spec, seat_limit)
+    own = split_budget(spec)[1]
+    seconds = own if own is not None else budget
+    return None if seconds is None else f"budget {seconds:g} s"
+
+
 def seat_for(variant: str, seat: int, name: str, seat_limit: float | None = None,
              budget: float | None = None, connect_wait: float = 60.0) -> Any:
     """The player for seat ``name``: our brain, or an outside program for a ``KIND:CMD``

@@ -518,6 +518,36 @@ def _given(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def _strings(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
+# the recorded config's fields a resume reads into, each as a run writes it
+_CONFIG_SHAPES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "weights": (lambda v: isinstance(v, dict) and all(map(_strings, v.values())),
+                'an object of {"file", "sha256"} objects, by seat label'),
+    "environment": (_strings, "an object of strings"),
+    "specs": (_strings, "an object of strings, by seat label"),
+    "policies_seated": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+                        "a list of seat labels"),
+}
+
+
+def _check_recorded_config(recorded: dict[str, Any], path: Path) -> None:
+    """The record's config as a run writes it, else a DatasetError naming the field (a
+    hand-edited ``weights`` of another shape was a traceback where a seat was compared)."""
+    from replay.dataset.schema import DatasetError
+
+    config = recorded.get("config", {})
+    if not isinstance(config, dict):
+        raise DatasetError(f"{path}: config is {config!r:.60}, not an object (edited by hand?); "
+                           "put it back, or give another --out")
+    for key, (fits, shape) in _CONFIG_SHAPES.items():
+        if key in config and not fits(config[key]):
+            raise DatasetError(f"{path}: config.{key} is {config[key]!r:.60}, not {shape} "
+                               "(edited by hand?); put it back, or give another --out")
+
+
 def resume_point(config: SelfPlayConfig) -> Resumed | dict[str, Any] | None:
     """What ``config.out`` holds for this run: None when it is new or empty (a fresh run);
     the manifest when it holds this very dataset, complete; else where a stopped or killed
@@ -557,6 +587,7 @@ def resume_point(config: SelfPlayConfig) -> Resumed | dict[str, Any] | None:
                            "directory)")
     recorded = progress[0] if progress is not None else manifest
     assert recorded is not None
+    _check_recorded_config(recorded, out / (PROGRESS if progress is not None else MANIFEST))
     if recorded.get("source") != "selfplay":
         raise DatasetError(f"{out}: holds a dataset not made by selfplay (source "
                            f"{recorded.get('source')!r}); give another --out")

@@ -124,8 +124,12 @@ def carried_weights(policy: str, models_dir: str | Path | None, mc_options: str,
     mjai.app bundles: a bundle without the weights its policy reads is refused here
     (FileNotFoundError naming what is missing), never built to fail on the platform, and so
     is ``nn_weights`` for a bundle that plays no network (ValueError): it was left out without
-    a word, and the user believed the network was shipped."""
+    a word, and the user believed the network was shipped; ``models_dir`` for a bundle that
+    reads no opponent models (ValueError): they were carried, and read by nothing."""
     check_bundle_policy(policy)
+    if models_dir and policy != "mc":  # carried unread, the user believed they played
+        raise ValueError(f"--models {models_dir}: only a bundle that plays mc reads the "
+                         f"opponent models (--policy mc), and this one plays {policy}")
     file_name = Path(models).name
     weights = Path(models_dir) / file_name if models_dir else ROOT / models
     if policy == "mc" and not weights.is_file():

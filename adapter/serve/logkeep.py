@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import os
 import shutil
 import threading
@@ -159,7 +160,7 @@ class LogKeeper:
                 continue
             if compressing and not f.compressed and f.mtime <= now - s.compress_after \
                     and read_footer(Path(f.path)) is not None \
-                    and not being_written(f.path):
+                    and not self._held(f):
                 try:
                     target = logzip.compress(f.path)
                 except OSError as exc:
@@ -213,7 +214,13 @@ class LogKeeper:
         if f.compressed:
             return True
         return (f.mtime < now - STALE_AFTER or read_footer(Path(f.path)) is not None) \
-            and not being_written(f.path)
+            and not self._held(f)
+
+    def _held(self, f: LogFile) -> bool:
+        """Whether a writer holds ``f``; held where that cannot be checked (out of file
+        descriptors: it was "not held", and the log of a game in play could go), said as an
+        error of the pass."""
+        return being_written(f.path, functools.partial(self._error, "check", f.relative))
 
     def _remove(self, f: LogFile, reason: str, done: dict[str, int]) -> bool:
         kind = "practice" if f.practice else "platform"

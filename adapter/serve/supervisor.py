@@ -329,8 +329,11 @@ class SessionHandle:
                         "recent_failures": self.breaker.recent_failures(),
                         "threshold": self.breaker.threshold, "trips": self.breaker.trips,
                         "retry_in": round(self.breaker.wait(), 1)},
+            # today's games: None until the log folder's are counted (count_today, at the
+            # session's start; a disabled session's never are), where 0 read as none played
             "quota": {"games_per_day": self.spec.limits.games_per_day,
-                      "today": self.quota.count, "remaining": self.quota.remaining()},
+                      "today": self.quota.count if self.counted else None,
+                      "remaining": self.quota.remaining() if self.counted else None},
             "next_run_at": self.resume_at,
         }
         if detail:

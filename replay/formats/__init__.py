@@ -59,6 +59,7 @@ class UnknownFormat(RecordError):
         self.attempts = attempts
         self.likeliest = likeliest
         self.cut = cut
+        self.refused = refused
         if cut is not None:  # a one-document format's file cut short: that, in one line
             super().__init__(f"{cut[0]} cut short: {cut[1]}")
             return
@@ -77,6 +78,10 @@ class UnknownFormat(RecordError):
         lead = "" if likeliest is None else \
             f" ({likeliest}, by its opening: {dict(attempts)[likeliest]})"
         super().__init__(f"not a game log we know{lead}; tried:\n{lines}")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickle would call __init__(the message) alone
+        return type(self), (self.attempts, self.likeliest, self.cut, self.refused), \
+            self.__dict__
 
 
 TextReader = Callable[[str], GameRecord]

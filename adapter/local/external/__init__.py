@@ -114,6 +114,25 @@ def check_listeners(names: Any, parallel: bool) -> None:
                         f"(no --workers above 1, no --ray)")
 
 
+def time_limit_text(name: str, seat_limit: float | None = None) -> str:
+    """What an outside seat's answers are timed against, in words (the arena's thinking
+    line): ``--seat-limit`` where given, else its platform's limits, not our seats' budget."""
+    from adapter.local.external import botzone_seat, mjai_seat, ntpu_seat
+
+    if seat_limit is not None:
+        return f"--seat-limit {seat_limit:g} s"
+    first = SeatLimits().first
+    kind = parse_spec(name).kind
+    if kind.startswith("mjai"):
+        return f"mjai's {mjai_seat.ANSWER_LIMIT:g} s, {first:g} s the first"
+    if kind.startswith("botzone-keep"):
+        return (f"Botzone's {botzone_seat.FIRST_LIMIT:g} s first, "
+                f"{botzone_seat.LATER_LIMIT:g} s later")
+    if kind.startswith("botzone"):  # a fresh run every turn: each its first
+        return f"Botzone's {botzone_seat.FIRST_LIMIT:g} s"
+    return f"NTPU's {ntpu_seat.ANSWER_LIMIT:g} s (the fake server's), {first:g} s the first"
+
+
 def external_seat(variant: str, seat: int, name: str,
                   limits: SeatLimits | None = None) -> ExternalSeat:
     """The seat for spec ``name`` (already checked by :func:`check_spec`)."""
@@ -130,4 +149,5 @@ def external_seat(variant: str, seat: int, name: str,
 
 
 __all__ = ["ExternalSeat", "ExternalSpec", "SeatLimits", "SeatReport", "SpecError",
-           "check_listeners", "check_spec", "external_seat", "is_external", "parse_spec"]
+           "check_listeners", "check_spec", "external_seat", "is_external", "parse_spec",
+           "time_limit_text"]

@@ -52,6 +52,9 @@ class SeatFault(Exception):
         # the program is out of step with the table: stop it (always so when late or dead)
         self.fatal = fatal or reason in ("late", "crashed")
 
+    def __reduce__(self) -> tuple[Any, ...]:  # pickle would call __init__("reason: detail")
+        return type(self), (self.reason, self.detail, self.raw, self.fatal), self.__dict__
+
 
 class WaitAbandoned(BaseException):
     """The run was asked to stop (a signal) while an outside program was awaited: the unit

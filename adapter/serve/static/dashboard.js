@@ -10,7 +10,8 @@ function logLink(path) {
 }
 
 function sessionRow(s) {
-  const quota = s.quota.games_per_day ? `${s.quota.today} / ${s.quota.games_per_day}` : `${s.quota.today} / -`;
+  const today = s.quota.today ?? "not counted";  // a disabled session's (or one counting)
+  const quota = `${today} / ${s.quota.games_per_day || "-"}`;
   const breaker = s.breaker.state === "closed" ? `closed (${s.breaker.recent_failures}/${s.breaker.threshold})`
     : `${s.breaker.state}, retry in ${s.breaker.retry_in}s`;
   const last = s.last_game ? el("span", {}, (s.last_game.scores || []).join(" / ") + " ", logLink(s.last_game.log)) : "";

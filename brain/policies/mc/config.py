@@ -12,6 +12,7 @@ import difflib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from brain.rules.variant import variant_of
 
@@ -134,6 +135,9 @@ class UnknownKey(ValueError):
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
         self.key = key
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickle would call __init__(message) alone
+        return type(self), (self.key, self.args[0]), self.__dict__
 
 
 def parse(text: str, base: McConfig | None = None) -> McConfig:

@@ -1,0 +1,92 @@
+"""`mjbot view --open`'s browser: opened by Python's webbrowser (its choice of browser,
+$BROWSER, its fallbacks), with a note of the programs it started, so that the view, when
+stopped, ends a console browser it is still waiting for (lynx, w3m: they run in the
+foreground and would outlive the view, asking a server that is gone) and leaves alone a GUI
+browser that was asked to open a tab and returned."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import webbrowser
+from typing import Any
+
+_STOP_WAIT_S = 5.0  # how long a console browser has to end on SIGTERM before SIGKILL
+
+
+class _Recording:
+    """webbrowser's view of the subprocess module: the same, except that Popen notes each
+    program started with our terminal (stdin not redirected: a console browser; GUI
+    browsers are started on DEVNULL or in the background), and starts none once stopping."""
+
+    def __init__(self, opener: BrowserOpener) -> None:
+        self._opener = opener
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(subprocess, name)
+
+    def Popen(self, *args: Any, **kwargs: Any) -> subprocess.Popen[Any]:
+        return self._opener._started(args, kwargs)
+
+
+class BrowserOpener:
+    """Opens a URL in a browser on a daemon thread (webbrowser waits for a console browser
+    to end, and on the event loop it held the server that browser asks for the page), and
+    ends, on ``stop``, the console browser that thread still waits for."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._waited: list[subprocess.Popen[Any]] = []
+        # a daemon thread, not asyncio.to_thread: the executor's threads are joined at exit
+        self._thread = threading.Thread(target=self._open, daemon=True,
+                                        name="mjbot view --open")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _started(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> subprocess.Popen[Any]:
+        with self._lock:
+            if self._stopping:  # webbrowser tries the next browser when one ended badly
+                raise OSError("mjbot view is stopping")
+            process: subprocess.Popen[Any] = subprocess.Popen(*args, **kwargs)
+            if kwargs.get("stdin") is None:
+                self._waited.append(process)
+            return process
+
+    def _open(self) -> None:
+        recording = _Recording(self)
+        # typeshed does not declare webbrowser's own `subprocess`, hence setattr
+        setattr(webbrowser, "subprocess", recording)  # noqa: B010
+        try:
+            opened = webbrowser.open(self.url)
+        except (webbrowser.Error, OSError):
+            opened = False
+        finally:
+            if getattr(webbrowser, "subprocess", None) is recording:
+                setattr(webbrowser, "subprocess", subprocess)  # noqa: B010
+        if not opened and not self._stopping:
+            print("mjbot view: no browser could be opened here; open the address above in "
+                  "one", file=sys.stderr, flush=True)
+
+    def stop(self) -> list[int]:
+        """End the console browsers the opening still waits for (SIGTERM, then SIGKILL
+        after a few seconds), start no other; the pids ended. A browser whose opening
+        returned (a GUI one, asked for a tab) is the user's and stays."""
+        with self._lock:
+            self._stopping = True
+            waiting = self._thread.is_alive()
+            ended = [p for p in self._waited if waiting and p.poll() is None]
+        for process in ended:
+            process.terminate()
+        for process in ended:
+            try:
+                process.wait(timeout=_STOP_WAIT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if waiting:
+            self._thread.join(timeout=_STOP_WAIT_S)
+        return [p.pid for p in ended]
