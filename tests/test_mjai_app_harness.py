@@ -353,3 +353,24 @@ def test_an_older_log_tells_a_hand_over_only_where_the_messages_say_so() -> None
     again = [*frames[:-2], frames[start - 1], frames[start]]  # the next hand's start, no end
     assert told(again) == [len(again) - 1]  # just before that start
     assert told(results_not_sent(frames)) == [len(frames) - 1]  # told once, never twice
+
+
+def test_a_hand_whose_result_came_in_the_end_kyokus_batch_is_not_told_unsent() -> None:
+    """mjai.app's stdin form at our own table (an `mjai:` arena member) sends the hora or
+    ryukyoku in the same batch as the end_kyoku (tests/data/upgrade/mjai_client_63b119a, its
+    first hand: [..., ryukyoku, end_kyoku]). The result came: the hand is not told over with
+    its result not sent, in replay --json or the viewer (a log today's mjai client writes of
+    such a game holds the same batches, and no notice either)."""
+    from protocols.mjai import RESULT_NOT_SENT
+    from replay import formats
+    from replay.timeline import build
+
+    log = Path(__file__).resolve().parent / "data" / "upgrade" / "mjai_client_63b119a.mjlog.msgpack"
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", "--json", str(log)],
+                         cwd=root, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert RESULT_NOT_SENT not in out.stdout
+    (shown,) = build(formats.read(log.read_bytes(), log)).hands
+    assert shown["result"]["type"] == "draw"
+    assert [n["text"] for n in shown["notices"]] == [], shown["notices"]

@@ -156,7 +156,9 @@ def results_not_sent(frames: Sequence[Any]) -> list[Any]:
     for f in frames:
         event = f.event if isinstance(f, EventFrame) else None
         if told and not (event is not None and not isinstance(event, ev.RoundStarted)):
-            tell(f.t)  # after the events of the end_kyoku's frame
+            if in_hand:  # no hora or ryukyoku came in the end_kyoku's batch either
+                tell(f.t)  # after the events of the end_kyoku's frame
+            told = False
         if isinstance(event, ev.RoundStarted):
             if in_hand:
                 tell(f.t)
@@ -166,7 +168,7 @@ def results_not_sent(frames: Sequence[Any]) -> list[Any]:
         elif isinstance(f, RxFrame) and in_hand and _messages(f.raw, "end_kyoku"):
             told = True
         out.append(f)
-    if told:
+    if told and in_hand:
         tell(out[-1].t)
     return out
 
