@@ -374,3 +374,20 @@ def test_a_hand_whose_result_came_in_the_end_kyokus_batch_is_not_told_unsent() -
     (shown,) = build(formats.read(log.read_bytes(), log)).hands
     assert shown["result"]["type"] == "draw"
     assert [n["text"] for n in shown["notices"]] == [], shown["notices"]
+
+
+def test_a_log_cut_after_a_batch_with_its_result_leaves_the_hand_unfinished() -> None:
+    """A log cut after the raw [..., ryukyoku, end_kyoku] of a hand's end and before the
+    draw's event (tests/data/upgrade/mjai_client_63b119a): the result was sent, only the log
+    stops before it; the hand is not told over with its result not sent, it stays
+    unfinished."""
+    from protocols import events as ev
+    from replay.formats.mjai_log import results_not_sent
+    from replay.log import EventFrame, read_log
+
+    log = Path(__file__).resolve().parent / "data" / "upgrade" / "mjai_client_63b119a.mjlog.msgpack"
+    frames = read_log(log).frames
+    drawn = next(n for n, f in enumerate(frames) if isinstance(f, EventFrame)
+                 and isinstance(f.event, ev.RoundDrawn))
+    cut = frames[:drawn]
+    assert results_not_sent(cut) == cut

@@ -165,23 +165,26 @@ def results_not_sent(frames: Sequence[Any]) -> list[Any]:
             in_hand = True
         elif isinstance(event, ev.RoundWon | ev.RoundDrawn):
             in_hand = False
-        elif isinstance(f, RxFrame) and in_hand and _messages(f.raw, "end_kyoku"):
-            told = True
+        elif isinstance(f, RxFrame) and in_hand:
+            # the codec ends the hand at the batch's first hora, ryukyoku or end_kyoku: a
+            # log cut before the events of a hora's batch holds no result, yet it was sent
+            ends = [m["type"] for m in _messages(f.raw, "hora", "ryukyoku", "end_kyoku")]
+            told = ends[:1] == ["end_kyoku"]
         out.append(f)
     if told and in_hand:
         tell(out[-1].t)
     return out
 
 
-def _messages(raw: str | bytes, kind: str) -> list[dict[str, Any]]:
-    """The messages of type ``kind`` in one raw inbound frame (an object, or mjai.app's
-    list)."""
+def _messages(raw: str | bytes, *kinds: str) -> list[dict[str, Any]]:
+    """The messages of a type in ``kinds`` in one raw inbound frame (an object, or
+    mjai.app's list), in order."""
     try:
         data = json.loads(raw)
     except (ValueError, TypeError):
         return []
     items = data if isinstance(data, list) else [data]
-    return [m for m in items if isinstance(m, dict) and m.get("type") == kind]
+    return [m for m in items if isinstance(m, dict) and m.get("type") in kinds]
 
 
 def _draw_as_read_now(e: ev.RoundDrawn, m: dict[str, Any]) -> ev.RoundDrawn:
