@@ -391,3 +391,26 @@ def test_a_log_cut_after_a_batch_with_its_result_leaves_the_hand_unfinished() ->
                  and isinstance(f.event, ev.RoundDrawn))
     cut = frames[:drawn]
     assert results_not_sent(cut) == cut
+
+
+def test_a_log_holding_json_nested_too_deeply_still_replays(tmp_path: Path) -> None:
+    """A line of JSON nested too deeply for the parser, sent to `mjbot mjai` in a game: the
+    session notes it as an error and goes on, its log keeps the raw line. Replay and the
+    viewer read the log's raw frames again (an older mjbot's draws and hands' ends): that
+    line is no message to them, as it was none in the game, not a traceback."""
+    from replay import formats
+    from replay.timeline import build
+
+    root = Path(__file__).resolve().parent.parent
+    lines = [json.dumps([{"type": "start_game", "names": ["0", "1", "2", "3"], "id": 0}]),
+             "[" * 100_000 + "]" * 100_000]
+    played = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", "0", "--log-dir",
+                             str(tmp_path)], input="\n".join(lines) + "\n", cwd=root,
+                            capture_output=True, text=True, timeout=120)
+    assert played.returncode == 0, played.stderr[-2000:]
+    (log,) = tmp_path.rglob("*.mjlog.msgpack")
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(log)], cwd=root,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    assert "note: error: not JSON (nested too deeply)" in out.stdout, out.stdout[-2000:]
+    assert build(formats.read(log.read_bytes(), log)).hands == []

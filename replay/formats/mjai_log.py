@@ -28,6 +28,7 @@ from brain.shanten import shanten
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.codec import load_json
 from protocols.mjai import DRAW_REASONS, RESULT_NOT_SENT, declared_tenpai, draw_reason
 from replay.log import EventFrame, RxFrame
 from replay.record import GameRecord, RecordError, canonical, own_tiles, view_event
@@ -180,7 +181,7 @@ def _messages(raw: str | bytes, *kinds: str) -> list[dict[str, Any]]:
     """The messages of a type in ``kinds`` in one raw inbound frame (an object, or
     mjai.app's list), in order."""
     try:
-        data = json.loads(raw)
+        data = load_json(raw)  # JSON nested too deeply is a decode error, as in the game
     except (ValueError, TypeError):
         return []
     items = data if isinstance(data, list) else [data]
