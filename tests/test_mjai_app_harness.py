@@ -353,3 +353,64 @@ def test_an_older_log_tells_a_hand_over_only_where_the_messages_say_so() -> None
     again = [*frames[:-2], frames[start - 1], frames[start]]  # the next hand's start, no end
     assert told(again) == [len(again) - 1]  # just before that start
     assert told(results_not_sent(frames)) == [len(frames) - 1]  # told once, never twice
+
+
+def test_a_hand_whose_result_came_in_the_end_kyokus_batch_is_not_told_unsent() -> None:
+    """mjai.app's stdin form at our own table (an `mjai:` arena member) sends the hora or
+    ryukyoku in the same batch as the end_kyoku (tests/data/upgrade/mjai_client_63b119a, its
+    first hand: [..., ryukyoku, end_kyoku]). The result came: the hand is not told over with
+    its result not sent, in replay --json or the viewer (a log today's mjai client writes of
+    such a game holds the same batches, and no notice either)."""
+    from protocols.mjai import RESULT_NOT_SENT
+    from replay import formats
+    from replay.timeline import build
+
+    log = Path(__file__).resolve().parent / "data" / "upgrade" / "mjai_client_63b119a.mjlog.msgpack"
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", "--json", str(log)],
+                         cwd=root, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert RESULT_NOT_SENT not in out.stdout
+    (shown,) = build(formats.read(log.read_bytes(), log)).hands
+    assert shown["result"]["type"] == "draw"
+    assert [n["text"] for n in shown["notices"]] == [], shown["notices"]
+
+
+def test_a_log_cut_after_a_batch_with_its_result_leaves_the_hand_unfinished() -> None:
+    """A log cut after the raw [..., ryukyoku, end_kyoku] of a hand's end and before the
+    draw's event (tests/data/upgrade/mjai_client_63b119a): the result was sent, only the log
+    stops before it; the hand is not told over with its result not sent, it stays
+    unfinished."""
+    from protocols import events as ev
+    from replay.formats.mjai_log import results_not_sent
+    from replay.log import EventFrame, read_log
+
+    log = Path(__file__).resolve().parent / "data" / "upgrade" / "mjai_client_63b119a.mjlog.msgpack"
+    frames = read_log(log).frames
+    drawn = next(n for n, f in enumerate(frames) if isinstance(f, EventFrame)
+                 and isinstance(f.event, ev.RoundDrawn))
+    cut = frames[:drawn]
+    assert results_not_sent(cut) == cut
+
+
+def test_a_log_holding_json_nested_too_deeply_still_replays(tmp_path: Path) -> None:
+    """A line of JSON nested too deeply for the parser, sent to `mjbot mjai` in a game: the
+    session notes it as an error and goes on, its log keeps the raw line. Replay and the
+    viewer read the log's raw frames again (an older mjbot's draws and hands' ends): that
+    line is no message to them, as it was none in the game, not a traceback."""
+    from replay import formats
+    from replay.timeline import build
+
+    root = Path(__file__).resolve().parent.parent
+    lines = [json.dumps([{"type": "start_game", "names": ["0", "1", "2", "3"], "id": 0}]),
+             "[" * 100_000 + "]" * 100_000]
+    played = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", "0", "--log-dir",
+                             str(tmp_path)], input="\n".join(lines) + "\n", cwd=root,
+                            capture_output=True, text=True, timeout=120)
+    assert played.returncode == 0, played.stderr[-2000:]
+    (log,) = tmp_path.rglob("*.mjlog.msgpack")
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(log)], cwd=root,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    assert "note: error: not JSON (nested too deeply)" in out.stdout, out.stdout[-2000:]
+    assert build(formats.read(log.read_bytes(), log)).hands == []

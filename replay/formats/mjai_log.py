@@ -28,6 +28,7 @@ from brain.shanten import shanten
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.codec import load_json
 from protocols.mjai import DRAW_REASONS, RESULT_NOT_SENT, declared_tenpai, draw_reason
 from replay.log import EventFrame, RxFrame
 from replay.record import GameRecord, RecordError, canonical, own_tiles, view_event
@@ -156,30 +157,35 @@ def results_not_sent(frames: Sequence[Any]) -> list[Any]:
     for f in frames:
         event = f.event if isinstance(f, EventFrame) else None
         if told and not (event is not None and not isinstance(event, ev.RoundStarted)):
-            tell(f.t)  # after the events of the end_kyoku's frame
+            if in_hand:  # no hora or ryukyoku came in the end_kyoku's batch either
+                tell(f.t)  # after the events of the end_kyoku's frame
+            told = False
         if isinstance(event, ev.RoundStarted):
             if in_hand:
                 tell(f.t)
             in_hand = True
         elif isinstance(event, ev.RoundWon | ev.RoundDrawn):
             in_hand = False
-        elif isinstance(f, RxFrame) and in_hand and _messages(f.raw, "end_kyoku"):
-            told = True
+        elif isinstance(f, RxFrame) and in_hand:
+            # the codec ends the hand at the batch's first hora, ryukyoku or end_kyoku: a
+            # log cut before the events of a hora's batch holds no result, yet it was sent
+            ends = [m["type"] for m in _messages(f.raw, "hora", "ryukyoku", "end_kyoku")]
+            told = ends[:1] == ["end_kyoku"]
         out.append(f)
-    if told:
+    if told and in_hand:
         tell(out[-1].t)
     return out
 
 
-def _messages(raw: str | bytes, kind: str) -> list[dict[str, Any]]:
-    """The messages of type ``kind`` in one raw inbound frame (an object, or mjai.app's
-    list)."""
+def _messages(raw: str | bytes, *kinds: str) -> list[dict[str, Any]]:
+    """The messages of a type in ``kinds`` in one raw inbound frame (an object, or
+    mjai.app's list), in order."""
     try:
-        data = json.loads(raw)
+        data = load_json(raw)  # JSON nested too deeply is a decode error, as in the game
     except (ValueError, TypeError):
         return []
     items = data if isinstance(data, list) else [data]
-    return [m for m in items if isinstance(m, dict) and m.get("type") == kind]
+    return [m for m in items if isinstance(m, dict) and m.get("type") in kinds]
 
 
 def _draw_as_read_now(e: ev.RoundDrawn, m: dict[str, Any]) -> ev.RoundDrawn:
