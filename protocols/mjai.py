@@ -281,10 +281,7 @@ class MjaiCodec(Codec):
 
     def _on_ryukyoku(self, m: dict[str, Any]) -> list[object]:
         self.in_hand = False  # its result came
-        deltas = tuple(int(d) for d in m.get("deltas", ()) or ())
-        reason = draw_reason(m)
-        tenpai = (declared_tenpai(m) or ()) if reason == "exhaustive" else ()
-        return [ev.RoundDrawn(reason, deltas, tenpai)]
+        return [round_drawn(m)]
 
     def _on_end_kyoku(self, m: dict[str, Any]) -> list[object]:
         return self._result_not_sent()
@@ -402,3 +399,13 @@ def check_answer(answer: Any) -> str | None:
         except (T.TileError, TypeError):
             return f"{kind} names a bad tile {t!r}"
     return None
+
+
+def round_drawn(m: dict[str, Any]) -> ev.RoundDrawn:
+    """An mjai ``ryukyoku`` message as the codec reads it: its reason, the payments, and the
+    seats ready where the draw is exhaustive (the one reading replay's re-read of older
+    logs shares)."""
+    deltas = tuple(int(d) for d in m.get("deltas", ()) or ())
+    reason = draw_reason(m)
+    tenpai = (declared_tenpai(m) or ()) if reason == "exhaustive" else ()
+    return ev.RoundDrawn(reason, deltas, tenpai)

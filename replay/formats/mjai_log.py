@@ -29,7 +29,13 @@ from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.codec import load_json
-from protocols.mjai import DRAW_REASONS, RESULT_NOT_SENT, declared_tenpai, draw_reason
+from protocols.mjai import (
+    DRAW_REASONS,
+    RESULT_NOT_SENT,
+    declared_tenpai,
+    draw_reason,
+    round_drawn,
+)
 from replay.log import EventFrame, RxFrame
 from replay.record import GameRecord, RecordError, canonical, own_tiles, view_event
 
@@ -193,9 +199,8 @@ def _draw_as_read_now(e: ev.RoundDrawn, m: dict[str, Any]) -> ev.RoundDrawn:
     (the raw reason, or "exhaustive" for none, and no tenpai); any other ``e`` as it is."""
     if e.tenpai or e.reason != str(m.get("reason", "exhaustive")):
         return e
-    reason = draw_reason(m)
-    tenpai = (declared_tenpai(m) or ()) if reason == "exhaustive" else ()
-    return dataclasses.replace(e, reason=reason, tenpai=tenpai)
+    now = round_drawn(m)
+    return dataclasses.replace(e, reason=now.reason, tenpai=now.tenpai)
 
 
 def loads(text: str) -> GameRecord:
