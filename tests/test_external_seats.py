@@ -1038,9 +1038,16 @@ def test_an_unreadable_json_answer_is_one_garbage_fault_named_as_such(tmp_path):
 # keep-running marker; "twice", after its marker a second answer (PASS) and marker;
 # "nonjson", a debug line before its JSON object; "two", the object twice; "blank", a blank
 # line after it; "pretty", the object over several lines (indented); "loop", after its marker
-# PASS and a marker without end (a loop that forgot to read its input).
+# PASS and a marker without end (a loop that forgot to read its input). A turn's lines
+# leave in one write (its flush), whatever PYTHONUNBUFFERED says (this machine's environment
+# sets it, and print then writes each piece on its own): a turn printed twice is in the pipe
+# whole before the next request goes. Printed piece by piece, a loaded machine could send
+# that request between the pieces, and a turn that comes after the next request is that
+# request's answer to the seat, as to Botzone (nothing tells the two apart): the seat was
+# then one answer behind the bot for as long as the bot answered after the next request.
 BOTZONE_EXTRA_OUTPUT = textwrap.dedent("""
     import json, sys
+    sys.stdout = open(1, "w", buffering=1 << 16, closefd=False)  # written at each flush
     io, keep, extra = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
     requests = []
     def turn(request, data):
