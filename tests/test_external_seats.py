@@ -819,12 +819,17 @@ def test_a_daemon_a_program_started_does_not_outlive_the_arena(tmp_path, mode):
                 os.kill(pid, signal.SIGKILL)
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers,killed", [(1, "run"), (2, "run"), (2, "group")])
 @pytest.mark.parametrize("kind", ["child", "daemon"])
-def test_no_program_outlives_an_arena_that_is_killed(tmp_path, workers, kind):
+def test_no_program_outlives_an_arena_that_is_killed(tmp_path, workers, killed, kind):
     """SIGKILL cannot be answered: the kernel signals the program's keeper when the arena
     (one process) or the worker that runs it dies, and the keeper ends all the program
-    started: a child in its group, or a daemon that left it."""
+    started: a child in its group, or a daemon that left it. With workers, the run's
+    process alone killed (``kill -9 PID``) has each worker sent SIGTERM by the kernel, and
+    the worker ends its programs' keepers itself, so the keeper's own signal is not needed
+    there (these cases passed with it removed); killed with its workers (``kill -9`` to its
+    process group, as a terminal's or an OOM kill of the lot), no process of ours can answer,
+    and only the keeper's signal ends the program."""
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT if kind == "child" else DAEMON_BOT)
     proc = _cli("arena", "--policies", f"mjai:{PY} {bot} mute {pidfile},rulebased,rulebased,"
@@ -833,6 +838,8 @@ def test_no_program_outlives_an_arena_that_is_killed(tmp_path, workers, kind):
     try:  # killed once every process of the program runs: what the arena does is not the point
         _wait_for_file(pidfile, proc, lines=1 if kind == "child" else 2, settle=0)
     finally:
+        if killed == "group":  # the run and its workers at once (the programs have their own)
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.kill()
         proc.wait(timeout=30)  # not its pipes: a worker that outlived it would hold them
         for stream in (proc.stdout, proc.stderr):
