@@ -20,7 +20,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from adapter.local.arena import ArenaConfig, format_summary, run_arena, summarize
-from adapter.local.external import SeatLimits, external_seat
+from adapter.local.external import SeatLimits, botzone_seat, external_seat, mjai_seat, ntpu_seat
 from adapter.local.external import seat as seat_module
 from adapter.local.external.process import LineProcess, NoClient, SeatFault
 from adapter.local.game import GameConfig, play_game
@@ -200,6 +200,25 @@ def short_banner_grace(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(seat_module, "BANNER_GRACE", 0.05)
 
 
+HANG_LIMIT = 0.5  # seconds a hung program is waited for, a turn after its run's first
+
+
+@pytest.fixture
+def short_turns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each platform's limit for a turn after a run's first (Botzone's 4 s, mjai's 2 s,
+    NTPU's 5 s) at :data:`HANG_LIMIT`, for the in-process arenas (one worker) whose bot hangs
+    on such a turn, run with the platform's limits (no --seat-limit): the hang is waited out
+    for 0.5 s, and a run's start keeps its platform's allowance (Botzone's first turn, 6 s;
+    an mjai or NTPU program's first answer, 30 s). A --seat-limit of 0.5 s, as they had,
+    bounds the start too (as it does for a user): on a loaded machine (load 16) a Python
+    bot took longer to start, and where every run of the arena was late at its start, each
+    was killed before it recorded its pids (a test without them to check: not found), and
+    the hang was never played."""
+    monkeypatch.setattr(botzone_seat, "LATER_LIMIT", HANG_LIMIT)
+    monkeypatch.setattr(mjai_seat, "ANSWER_LIMIT", HANG_LIMIT)
+    monkeypatch.setattr(ntpu_seat, "ANSWER_LIMIT", HANG_LIMIT)
+
+
 def _all_gone(pidfile: Path) -> list[int]:
     """The recorded processes still alive (a zombie is gone: it only waits to be reaped),
     after giving the system a moment to reap what was killed."""
@@ -335,12 +354,12 @@ def test_the_pypi_mjai_rulebasebot_plays_through_the_seat(tmp_path):
 @pytest.mark.parametrize("mode,reason", [("crash", "crashed"), ("hang", "late"),
                                          ("illegal", "illegal"), ("garbage", "garbage")])
 def test_a_bad_mjai_bot_is_played_safe_counted_and_killed(tmp_path, mode, reason,
-                                                          short_banner_grace):
+                                                          short_banner_grace, short_turns):
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT)
     name = f"mjai:{PY} {bot} {mode} {pidfile}"
     with capture_logs() as logs:
-        summary = _arena("riichi", name, seat_limit=0.5 if mode == "hang" else 30)
+        summary = _arena("riichi", name, seat_limit=None if mode == "hang" else 30)
     assert summary["games"] == 4 and summary["referee_errors"] == 0
     assert summary["illegal_actions"] == 0  # the referee never saw the bad answers
     report = summary["external_seats"][name]
@@ -377,15 +396,18 @@ def test_a_good_mjai_bot_has_no_faults_and_leaves_nothing_behind(tmp_path):
 
 @pytest.mark.parametrize("mode,reason", [("crash", "crashed"), ("hang", "late"),
                                          ("illegal", "illegal"), ("garbage", "garbage")])
-def test_a_bad_botzone_bot_is_played_safe_counted_and_killed(tmp_path, mode, reason):
+def test_a_bad_botzone_bot_is_played_safe_counted_and_killed(tmp_path, mode, reason,
+                                                             short_turns):
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", BOTZONE_KEEP_BOT)
     name = f"botzone-keep:{PY} {bot} {mode} {pidfile}"
-    summary = _arena("mcr", name, seat_limit=0.5 if mode == "hang" else 30)
+    summary = _arena("mcr", name, seat_limit=None if mode == "hang" else 30)
     assert summary["games"] == 4 and summary["referee_errors"] == 0
     assert summary["illegal_actions"] == 0
     report = summary["external_seats"][name]
     assert report[reason] > 0, report
+    if mode == "hang":  # the hang on its draw, not a start that was slow
+        assert report["first_fault"] == f"late: no answer within {HANG_LIMIT:g} s", report
     assert summary["policies"][name]["fallbacks"] > 0
     assert _all_gone(pidfile) == []
 
@@ -394,12 +416,12 @@ def test_a_bad_botzone_bot_is_played_safe_counted_and_killed(tmp_path, mode, rea
                                          ("illegal", "illegal"), ("garbage", "garbage"),
                                          ("good", "")])
 def test_an_ntpu_program_is_played_safe_counted_and_killed(tmp_path, mode, reason,
-                                                          short_banner_grace):
+                                                          short_banner_grace, short_turns):
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", NTPU_BOT)
     name = f"ntpu:{PY} {bot} {mode} {pidfile}"
     # the garbage bot's noise where its throw goes is waited on for its limit once a run
-    summary = _arena("taiwan16", name, seat_limit={"hang": 0.5, "garbage": 1.0}.get(mode, 30))
+    summary = _arena("taiwan16", name, seat_limit={"hang": None, "garbage": 1.0}.get(mode, 30))
     assert summary["games"] == 4 and summary["referee_errors"] == 0
     assert summary["illegal_actions"] == 0
     report = summary["external_seats"][name]
@@ -823,12 +845,17 @@ def test_a_daemon_a_program_started_does_not_outlive_the_arena(tmp_path, mode):
                 os.kill(pid, signal.SIGKILL)
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers,killed", [(1, "run"), (2, "run"), (2, "group")])
 @pytest.mark.parametrize("kind", ["child", "daemon"])
-def test_no_program_outlives_an_arena_that_is_killed(tmp_path, workers, kind):
+def test_no_program_outlives_an_arena_that_is_killed(tmp_path, workers, killed, kind):
     """SIGKILL cannot be answered: the kernel signals the program's keeper when the arena
     (one process) or the worker that runs it dies, and the keeper ends all the program
-    started: a child in its group, or a daemon that left it."""
+    started: a child in its group, or a daemon that left it. With workers, the run's
+    process alone killed (``kill -9 PID``) has each worker sent SIGTERM by the kernel, and
+    the worker ends its programs' keepers itself, so the keeper's own signal is not needed
+    there (these cases passed with it removed); killed with its workers (``kill -9`` to its
+    process group, as a terminal's or an OOM kill of the lot), no process of ours can answer,
+    and only the keeper's signal ends the program."""
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT if kind == "child" else DAEMON_BOT)
     proc = _cli("arena", "--policies", f"mjai:{PY} {bot} mute {pidfile},rulebased,rulebased,"
@@ -837,6 +864,8 @@ def test_no_program_outlives_an_arena_that_is_killed(tmp_path, workers, kind):
     try:  # killed once every process of the program runs: what the arena does is not the point
         _wait_for_file(pidfile, proc, lines=1 if kind == "child" else 2, settle=0)
     finally:
+        if killed == "group":  # the run and its workers at once (the programs have their own)
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.kill()
         proc.wait(timeout=30)  # not its pipes: a worker that outlived it would hold them
         for stream in (proc.stdout, proc.stderr):
@@ -1042,9 +1071,16 @@ def test_an_unreadable_json_answer_is_one_garbage_fault_named_as_such(tmp_path):
 # keep-running marker; "twice", after its marker a second answer (PASS) and marker;
 # "nonjson", a debug line before its JSON object; "two", the object twice; "blank", a blank
 # line after it; "pretty", the object over several lines (indented); "loop", after its marker
-# PASS and a marker without end (a loop that forgot to read its input).
+# PASS and a marker without end (a loop that forgot to read its input). A turn's lines
+# leave in one write (its flush), whatever PYTHONUNBUFFERED says (this machine's environment
+# sets it, and print then writes each piece on its own): a turn printed twice is in the pipe
+# whole before the next request goes. Printed piece by piece, a loaded machine could send
+# that request between the pieces, and a turn that comes after the next request is that
+# request's answer to the seat, as to Botzone (nothing tells the two apart): the seat was
+# then one answer behind the bot for as long as the bot answered after the next request.
 BOTZONE_EXTRA_OUTPUT = textwrap.dedent("""
     import json, sys
+    sys.stdout = open(1, "w", buffering=1 << 16, closefd=False)  # written at each flush
     io, keep, extra = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
     requests = []
     def turn(request, data):

@@ -749,6 +749,10 @@ def test_a_resumed_self_play_cut_without_a_report_does_not_claim_wall_set_one(
             time.sleep(0.02)
         (child,) = map(int, Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text()
                        .split())
+        # a phase that does not answer the stop (what the run kills past the grace): frozen
+        # before the run passes the stop on, or it could stop and report between the two
+        # signals below (the run and the phase scheduled first on a loaded machine)
+        os.kill(child, signal.SIGSTOP)
         os.kill(proc.pid, signal.SIGTERM)
         os.kill(child, signal.SIGKILL)  # what the run does to a phase past the grace
         _, stderr = proc.communicate(timeout=120)
