@@ -41,8 +41,14 @@ def file_key(path: Path, what: Hashable) -> Key:
 
 
 def gzipped_json(value: Any) -> bytes:
-    """JSON as aiohttp's json_response writes it, gzipped: what the viewer's routes send."""
-    return gzip.compress(json.dumps(value).encode(), GZIP_LEVEL)
+    """JSON as aiohttp's json_response writes it, gzipped: what the viewer's routes send. A
+    value JSON cannot hold (bytes in a damaged log's field, which its reader takes) is a
+    ValueError, the file's that the viewer cannot show, where the TypeError was a 500."""
+    try:
+        text = json.dumps(value)
+    except TypeError as exc:
+        raise ValueError(f"a value JSON cannot hold: {str(exc)[:200]}") from None
+    return gzip.compress(text.encode(), GZIP_LEVEL)
 
 
 class Stopping(Exception):

@@ -18,9 +18,10 @@ policy cannot make (a log whose recorded choices do not fit its hand): the moves
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import urllib.parse
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,11 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             body["exports"] = _exports(body)
             return gzipped_json(body)
 
-        return await _json(request, await cache.get((*version, "outline"), outline, "outline"))
+        try:
+            body = await cache.get((*version, "outline"), outline, "outline")
+        except ValueError as exc:  # a value the outline cannot hold (gzipped_json)
+            raise _unreadable(game_id, exc) from None
+        return await _json(request, body)
 
     async def api_hand(request: web.Request) -> web.StreamResponse:
         game_id, number = request.match_info["id"], request.match_info["n"]
@@ -291,13 +296,26 @@ def _exports(outline: dict[str, Any]) -> list[str]:
 def _export_text(index: GameIndex, game_id: str, fmt: str) -> str:
     from replay import replayer
 
-    rep = replayer.load(index.resolve(game_id))
-    writer = _writer(fmt)
-    if rep.record is None or rep.variant != writer.VARIANT:
-        raise NotExportable("only riichi games with every seat's tiles (imports, the local "
-                            "table's logs) can be exported")
-    text: str = writer.dumps(rep.record)
+    with damaged_as_value_error("the export"):
+        rep = replayer.load(index.resolve(game_id))
+        writer = _writer(fmt)
+        if rep.record is None or rep.variant != writer.VARIANT:
+            raise NotExportable("only riichi games with every seat's tiles (imports, the "
+                                "local table's logs) can be exported")
+        text: str = writer.dumps(rep.record)
     return text
+
+
+@contextlib.contextmanager
+def damaged_as_value_error(what: str) -> Iterator[None]:
+    """A damaged or hand-edited log's value that the replay or a writer meets as the wrong
+    type or out of range (a seat 9, a tile list that is None, a detail that is a number:
+    the log's reader takes any value) raised as the ValueError of a file the viewer cannot
+    show (a 422, the reason logged), where it was a 500 with a traceback at every ask."""
+    try:
+        yield
+    except (LookupError, TypeError, AttributeError, ArithmeticError) as exc:
+        raise ValueError(f"{what}: {type(exc).__name__}: {str(exc)[:200]}") from None
 
 
 def _subtitles(index: GameIndex, game_id: str, timeline: Any,
@@ -309,9 +327,10 @@ def _subtitles(index: GameIndex, game_id: str, timeline: Any,
     path = index.resolve(game_id)
     meta = timeline.meta
     seats = range(4) if meta.get("full_information") else [meta.get("our_seat") or 0]
-    reps = [replayer.load(path, s) for s in seats]
     try:
-        return subtitles(reps, timeline.event_steps, RankingEvaluator("rulebased"),
-                         progress=progress)
+        with damaged_as_value_error("the commentary"):
+            reps = [replayer.load(path, s) for s in seats]
+            return subtitles(reps, timeline.event_steps, RankingEvaluator("rulebased"),
+                             progress=progress)
     except PolicyFailed as exc:  # a RuntimeError: it went past the cache, a 500
         raise NoCommentary(str(exc)) from None

@@ -1,0 +1,165 @@
+"""The replay viewer on damaged or hand-edited logs, through a real `mjbot view` process: a
+real local-table log with one field of one frame set to a value out of range or of the wrong
+type (a tile 200, a seat 9, a score that is text, a tile list that is a number, ...), which
+the log's reader takes. Every route answers 200 or a 422 (a hand the table cannot draw: the
+log line names the hand), never a 500 with a traceback."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import re
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.serve_helpers import PYTHON_ENV, ROOT
+from tests.viewer_fixtures import practice_game
+
+ODD = [200, -1, 9, 4, 45, 2**40, "x", "", None, [], {}, 1.5, True, [200], ["x"], [[1]],
+       [None], b"\x00"]
+
+
+def _frames(path: Path) -> list[dict[str, Any]]:
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
+    unpacker.feed(path.read_bytes())
+    return list(unpacker)
+
+
+def _write(path: Path, frames: list[dict[str, Any]]) -> Path:
+    path.write_bytes(b"".join(msgpack.packb(f, use_bin_type=True) for f in frames))
+    return path
+
+
+def _fields(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every place in a frame a value can be put (of a list, its first three items)."""
+    items = value.items() if isinstance(value, dict) else \
+        enumerate(value[:3]) if isinstance(value, list) else ()
+    for key, inner in items:
+        yield (*at, key)
+        yield from _fields(inner, (*at, key))
+
+
+def _edited(frames: list[dict[str, Any]], index: int, field: tuple[Any, ...],
+            value: Any) -> list[dict[str, Any]]:
+    edited = copy.deepcopy(frames)
+    place = edited[index]
+    for key in field[:-1]:
+        place = place[key]
+    place[field[-1]] = value
+    return edited
+
+
+@contextlib.contextmanager
+def _view(folder: Path, log: Path) -> Iterator[str]:
+    """`mjbot view FOLDER` as a user starts it, its log (stderr) into ``log``; its base URL.
+    Ended with SIGTERM, which it answers with exit 0."""
+    with log.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "view", str(folder)],
+                                cwd=ROOT, env=PYTHON_ENV, stderr=err)
+        try:
+            found = None
+            deadline = time.monotonic() + 30
+            while found is None and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+                found = re.search(r"(http://127\.0\.0\.1:\d+/)games", log.read_text())
+            assert found, log.read_text()
+            yield found.group(1)
+        finally:
+            proc.terminate()
+            assert proc.wait(10) == 0
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    return _frames(practice_game(tmp_path_factory.mktemp("source")))
+
+
+@pytest.fixture(scope="module")
+def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, Path]]:
+    """One `mjbot view` on a folder the tests write their files into; (URL, folder, log)."""
+    folder = tmp_path_factory.mktemp("games")
+    log = folder.parent / f"{folder.name}-view.log"
+    with _view(folder, log) as url:
+        yield url, folder, log
+
+
+def _asked(url: str, name: str, commentary: bool) -> dict[str, Any]:
+    """Every route of the game ``name``: path -> (status, body)."""
+    game = f"{url}api/games/0~{name}"
+    answers = {"outline": _get(game)}
+    if answers["outline"][0] == 200:
+        hands = len(json.loads(answers["outline"][1])["hands"])
+        answers |= {f"hand {n}": _get(f"{game}/hands/{n}") for n in range(hands)}
+    for fmt in ("tenhou6", "mjai"):
+        answers[fmt] = _get(f"{url}games/0~{name}/export/{fmt}")
+    if commentary:
+        answers["commentary"] = _get(f"{game}/commentary")
+    return answers
+
+
+def _no_500(answers: dict[str, Any], log: str) -> None:
+    for route, (status, body) in answers.items():
+        assert status in (200, 422), (route, status, body[:300])
+        if status == 422:
+            assert "Traceback" not in body and len(body.splitlines()) == 1, (route, body)
+    assert "Traceback" not in log and "Error handling request" not in log, log[-3000:]
+
+
+def test_a_hand_tile_out_of_range_fails_that_hand_alone(
+        viewer: tuple[str, Path, Path], source: list[dict[str, Any]]) -> None:
+    """A tile 200 in the second hand's deal: the game's outline was a 500 (an IndexError in
+    the outline's pass), every hand and the commentary unshown. Now the game opens, the
+    other hands show and that hand is the 422 of a hand the table cannot draw, its log line
+    naming the hand."""
+    from adapter.serve.viewer import UNREADABLE
+
+    url, folder, log = viewer
+    starts = [i for i, f in enumerate(source) if f.get("k") == "event"
+              and f["event"]["type"] == "RoundStarted"]
+    name = "tile200.mjlog.msgpack"
+    _write(folder / name, _edited(source, starts[1], ("event", "hands", 0, 0), 200))
+    answers = _asked(url, name, commentary=True)
+    _no_500(answers, log.read_text())
+    assert answers["outline"][0] == 200
+    assert answers["hand 1"] == (422, UNREADABLE)
+    assert all(status == 200 for route, (status, _) in answers.items()
+               if route.startswith("hand ") and route != "hand 1"), answers.keys()
+    lines = [x for x in log.read_text().splitlines() if "tile200" in x]
+    assert any('"reasons": "hand 2: ' in x for x in lines), lines
+
+
+@settings(max_examples=30, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_damaged_field_is_a_200_or_a_422_never_a_500(
+        viewer: tuple[str, Path, Path], source: list[dict[str, Any]], data: Any) -> None:
+    url, folder, log = viewer
+    index = data.draw(st.integers(1, len(source) - 1), label="frame")
+    fields = list(_fields(source[index]))
+    field = data.draw(st.sampled_from(fields), label="field")
+    value = data.draw(st.sampled_from(ODD) | st.integers(-3, 300), label="value")
+    name = f"edited-{len(list(folder.iterdir()))}.mjlog.msgpack"
+    _write(folder / name, _edited(source, index, field, value))
+    answers = _asked(url, name, commentary=data.draw(st.booleans(), label="commentary"))
+    _no_500(answers, log.read_text())
+
