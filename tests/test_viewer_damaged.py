@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import os
 import re
 import subprocess
 import sys
@@ -163,3 +164,36 @@ def test_a_damaged_field_is_a_200_or_a_422_never_a_500(
     answers = _asked(url, name, commentary=data.draw(st.booleans(), label="commentary"))
     _no_500(answers, log.read_text())
 
+
+def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(
+        viewer: tuple[str, Path, Path], source: list[dict[str, Any]]) -> None:
+    """``cp -p other.log game.log`` with the two of one size and mtime (an archive unpacked
+    over the folder, its mtimes in whole seconds): the list kept the old game's players and
+    the game its old hands, the index and the build cache keyed by (path, mtime, size) alone.
+    Both read the new file now: ``cp -p`` cannot keep the ctime."""
+    url, folder, _log = viewer
+    sub = folder / "replaced"
+    sub.mkdir()
+    game, other = sub / "game.mjlog.msgpack", folder.parent / "other.mjlog.msgpack"
+    _write(game, source)
+    changed = copy.deepcopy(source)
+    changed[0]["extra"]["players"] = [p.upper() for p in changed[0]["extra"]["players"]]
+    first = next(f for f in changed if f.get("k") == "event"
+                 and f["event"]["type"] == "RoundStarted")
+    assert first["event"]["dora_indicators"] != [9]
+    first["event"]["dora_indicators"] = [9]
+    _write(other, changed)
+    assert game.stat().st_size == other.stat().st_size
+    os.utime(other, ns=(game.stat().st_atime_ns, game.stat().st_mtime_ns))
+
+    def shown() -> tuple[Any, Any]:
+        games = json.loads(_get(f"{url}api/games?q=replaced")[1])["games"]
+        hand = json.loads(_get(f"{url}api/games/0~replaced~game.mjlog.msgpack/hands/0")[1])
+        return [g["players"] for g in games], hand["steps"][0]["dora"]
+
+    before = shown()
+    subprocess.run(["cp", "-p", str(other), str(game)], check=True)
+    assert game.stat().st_mtime_ns == other.stat().st_mtime_ns
+    players = [p.upper() for p in source[0]["extra"]["players"]]
+    assert shown() == ([players], ["1p"])
+    assert before != shown()

@@ -1,6 +1,7 @@
 """What the replay viewer builds, built once per file version and kept: a bounded LRU of
-results keyed by (path, mtime_ns, size, what), so that a second request for a hand's steps
-(hundreds of KB of JSON, gzipped) costs a dictionary lookup instead of a rebuild.
+results keyed by (path, mtime_ns, size, inode, ctime_ns, what), so that a second request for
+a hand's steps (hundreds of KB of JSON, gzipped) costs a dictionary lookup instead of a
+rebuild.
 
 Builds run in the cache's own small thread pool, at most ``concurrency`` at a time (an
 asyncio.Semaphore): a burst of viewer requests can neither hold the event loop (which also
@@ -31,13 +32,17 @@ MAX_BYTES = 64 << 20  # the kept results' sizes (bytes results; others count 1 K
 CONCURRENCY = 2
 GZIP_LEVEL = 6
 
-Key = tuple[str, int, int, Hashable]
+Key = tuple[str, int, int, int, int, Hashable]
 
 
 def file_key(path: Path, what: Hashable) -> Key:
-    """The cache key of ``what`` built from ``path`` as it is now on disk."""
+    """The cache key of ``what`` built from ``path`` as it is now on disk. The inode and
+    ctime too: a file replaced by another of the same size and mtime (``cp -p other.log
+    game.log``, an archive unpacked over the folder with its seconds-only mtimes) kept its
+    path, size and mtime, and the viewer served the old game's outline and hands; ``cp -p``
+    cannot keep the ctime, nor ``mv`` the inode."""
     st = os.stat(path)
-    return (str(path), st.st_mtime_ns, st.st_size, what)
+    return (str(path), st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns, what)
 
 
 def gzipped_json(value: Any) -> bytes:

@@ -236,9 +236,10 @@ def _resolve(index: GameIndex, game_id: str) -> Path:
 
 
 async def _timeline(cache: BuildCache, index: GameIndex, game_id: str) -> tuple[Any, Any]:
-    """The file's version (path, mtime_ns, size: the cache keys' stem, read before the parse,
-    so that a file that changes meanwhile is never kept under its new version) and the
-    parsed game, one parse shared by concurrent requests and the last few kept."""
+    """The file's version (path, mtime_ns, size, inode, ctime_ns: the cache keys' stem, read
+    before the parse, so that a file that changes meanwhile is never kept under its new
+    version) and the parsed game, one parse shared by concurrent requests and the last few
+    kept."""
     path = _resolve(index, game_id)
     try:
         version = file_key(path, "timeline")
@@ -248,7 +249,7 @@ async def _timeline(cache: BuildCache, index: GameIndex, game_id: str) -> tuple[
         raise web.HTTPNotFound(text="no such game") from None
     except ValueError as exc:  # no reader accepts the file (UnknownFormat, LogError, ...)
         raise _unreadable(game_id, exc) from None
-    return version[:3], timeline
+    return version[:-1], timeline
 
 
 class NoCommentary(ValueError):
