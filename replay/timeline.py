@@ -14,6 +14,7 @@ Snapshots rather than events, so that the page only draws.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import pickle
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,8 +32,10 @@ from replay.yaku_names import english
 
 WINDS = "ESWN"
 # what a damaged or hand-edited log's event raises on the table (a tile out of range, a seat
-# that is none, a list that is a number, a score that is text): its reader takes any value
-DAMAGED = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError)
+# that is none, a list that is a number, a score that is text, a value nested some 900 deep
+# that a copy or the packing recurses into): its reader takes any value
+DAMAGED = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError,
+           RecursionError)
 DRAW_REASONS = {"exhaustive": "exhaustive draw", "nine_terminals": "nine terminals",
                 "four_riichi": "four riichi", "four_kans": "four kans",
                 "four_winds": "four winds", "triple_ron": "triple ron"}
@@ -335,6 +338,15 @@ class Timeline:
         return walk.steps[0]
 
 
+def _kept(e: Any) -> Any:
+    """An event as a packed hand keeps it: a game's start (a match log's next game) without
+    its rules, which no step shows; a crafted log's rules nested some 900 deep went past
+    pickle's recursion limit, and the game, harmless field and all, was a 500."""
+    if isinstance(e, ev.GameStarted) and e.rules:
+        return dataclasses.replace(e, rules={})
+    return e
+
+
 def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc)[:200]}"
 
@@ -433,9 +445,15 @@ class _Walk:
         self.broken = False  # the outline's pass: the hand in walk failed, its rest skipped
 
     def pack(self) -> None:
-        """The last hand's items (those after its RoundStarted) packed into its start."""
-        if self.starts and not self.starts[-1].items:
-            self.starts[-1].items = _packed(self.hand_items)
+        """The last hand's items (those after its RoundStarted) packed into its start; items
+        pickle cannot pack (a value nested past its recursion limit in a damaged or crafted
+        log) fail that hand, which says so, where they were a 500 for the whole game."""
+        start = self.starts[-1] if self.starts else None
+        if start is not None and not start.items and start.failure is None:
+            try:
+                start.items = _packed(self.hand_items)
+            except RecursionError:
+                start.failure = "a value nested too deep to keep (RecursionError)"
         self.hand_items = []
 
     def _view(self, frame: DecisionFrame) -> tuple[str, Any]:
@@ -485,7 +503,7 @@ class _Walk:
             return
         if self.starts and not self.snap and not self.broken \
                 and not isinstance(item, ev.RoundStarted):
-            self.hand_items.append((kind, item))
+            self.hand_items.append((kind, _kept(item)))
         if self.snap:
             self.event(item)
         else:

@@ -197,3 +197,42 @@ def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(
     players = [p.upper() for p in source[0]["extra"]["players"]]
     assert shown() == ([players], ["1p"])
     assert before != shown()
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    deep: dict[str, Any] = {}
+    for _ in range(depth):
+        deep = {"a": deep}
+    return deep
+
+
+def test_fields_nested_900_deep_open_or_are_a_422(
+        viewer: tuple[str, Path, Path], source: list[dict[str, Any]]) -> None:
+    """A crafted match log (two games in one file) whose second game's rules are nested 900
+    deep: packing that game's hands went past pickle's recursion limit and the whole game
+    was a 500 at every route. The rules show nowhere: it opens, every hand shows. The same
+    depth in a field that is shown (a win's detail, the header's players, the footer's
+    result) is a one-line 422 or shows, and the list still lists it."""
+    url, folder, log = viewer
+    body = source[1:-1]
+    match = [source[0], *copy.deepcopy(body), *copy.deepcopy(body), source[-1]]
+    starts = [i for i, f in enumerate(match) if f.get("k") == "event"
+              and f["event"]["type"] == "GameStarted"]
+    assert len(starts) == 2 and starts[1] > 1
+    name = "deep-rules.mjlog.msgpack"
+    _write(folder / name, _edited(match, starts[1], ("event", "rules"), _nested(900)))
+    answers = _asked(url, name, commentary=False)
+    _no_500(answers, log.read_text())
+    assert {status for status, _ in answers.values()} == {200}, answers.keys()
+
+    won = next(i for i, f in enumerate(source) if f.get("k") == "event"
+               and f["event"]["type"] == "RoundWon")
+    # 1000 deep: past the JSON encoder's limit too, where 900 is not
+    shown = [(won, ("event", "detail"), 1000), (0, ("extra", "players"), 900),
+             (len(source) - 1, ("result",), 900)]
+    for n, (index, field, depth) in enumerate(shown):
+        name = f"deep-{n}.mjlog.msgpack"
+        _write(folder / name, _edited(source, index, field, _nested(depth)))
+        _no_500(_asked(url, name, commentary=True), log.read_text())
+        status, listed = _get(f"{url}api/games?q=deep-{n}")
+        assert status == 200 and len(json.loads(listed)["games"]) == 1, listed[:300]

@@ -53,6 +53,8 @@ def gzipped_json(value: Any) -> bytes:
         text = json.dumps(value)
     except TypeError as exc:
         raise ValueError(f"a value JSON cannot hold: {str(exc)[:200]}") from None
+    except RecursionError:  # a crafted log's value nested past the encoder's limit
+        raise ValueError("a value nested too deep for JSON (RecursionError)") from None
     return gzip.compress(text.encode(), GZIP_LEVEL)
 
 

@@ -315,7 +315,7 @@ def damaged_as_value_error(what: str) -> Iterator[None]:
     show (a 422, the reason logged), where it was a 500 with a traceback at every ask."""
     try:
         yield
-    except (LookupError, TypeError, AttributeError, ArithmeticError) as exc:
+    except (LookupError, TypeError, AttributeError, ArithmeticError, RecursionError) as exc:
         raise ValueError(f"{what}: {type(exc).__name__}: {str(exc)[:200]}") from None
 
 
