@@ -390,8 +390,15 @@ def _items(loaded: Loaded) -> tuple[list[tuple[str, Any]], dict[str, Any], int |
         record = loaded.record
         assert record is not None
         items = [("event", e) for e in record.events]
+        # a file cut short (an mjai log with no end_game, an mjlog whose XML ends early, a
+        # tenhou.net/6 file that stops before the game is over): noted as replay notes it and
+        # not complete, as our own cut logs are; it was shown as a whole game
+        cut = record.meta.get("cut")
         meta.update(source=record.source, variant=record.variant, full_information=True,
-                    title=record.meta.get("title"), complete=True, our_seat=None)
+                    title=record.meta.get("title"), complete=not cut, our_seat=None)
+        if cut:
+            meta["notes"].append(f"the file is cut short: {cut}; the moves before the cut "
+                                 "are shown")
         view_seat = record.meta.get("view_seat")
         if view_seat is not None:
             own_seat = int(view_seat)

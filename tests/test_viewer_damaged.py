@@ -11,6 +11,7 @@ import copy
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -236,3 +237,43 @@ def test_fields_nested_900_deep_open_or_are_a_422(
         _no_500(_asked(url, name, commentary=True), log.read_text())
         status, listed = _get(f"{url}api/games?q=deep-{n}")
         assert status == 200 and len(json.loads(listed)["games"]) == 1, listed[:300]
+
+
+MJX_LINES = (ROOT / "tests/data/shared/tenhou/mjx_pairs"
+             / "2010110100gm-00a9-0000-de3472e8.tenhou6.json")
+MJAI_LOG = ROOT / "tests/data/shared/mjai/local_match_seed10000_2000.mjai.jsonl"
+MJLOG = ROOT / "tests/data/shared/tenhou/dnovikoff_mjlog/pao.xml"
+
+
+def _cut_at_hand(name: str, text: str) -> str:
+    """``text`` cut at the end of its second hand, as a writer stopped between two hands."""
+    if name.endswith(".tenhou6.json"):  # a hand a line
+        return "".join(text.splitlines(keepends=True)[:2])
+    if name.endswith(".jsonl"):  # after the second end_kyoku's line
+        lines = text.splitlines(keepends=True)
+        ends = [n for n, line in enumerate(lines) if '"end_kyoku"' in line]
+        return "".join(lines[:ends[1] + 1])
+    ends = [m.end() for m in re.finditer(r"<AGARI[^>]*/>|<RYUUKYOKU[^>]*/>", text)]
+    return text[:ends[1]]
+
+
+@pytest.mark.parametrize("whole", [MJX_LINES, MJAI_LOG, MJLOG], ids=lambda p: p.suffix)
+def test_a_file_cut_between_hands_is_shown_cut(viewer: tuple[str, Path, Path],
+                                               whole: Path) -> None:
+    """A tenhou.net/6 file in lines (mjx's form, a hand a line) cut at a line's end read as a
+    finished game, its hands' sum taken as final scores; and the viewer showed every import
+    as complete, an mjai log with no end_game and an mjlog whose XML ends early among them,
+    with no word of the cut that `mjbot replay` notes. Each shows as cut now, as our own cut
+    logs do (not complete, a note saying so), and the whole file does not."""
+    url, folder, _log = viewer
+    cut = folder / f"cut-{whole.name}"
+    cut.write_text(_cut_at_hand(whole.name, whole.read_text(encoding="utf-8")),
+                   encoding="utf-8")
+    shutil.copy(whole, folder / whole.name)
+    shown = json.loads(_get(f"{url}api/games/0~{cut.name}")[1])
+    assert shown["complete"] is False and len(shown["hands"]) == 2, shown["notes"]
+    assert any(n.startswith("the file is cut short: ") for n in shown["notes"]), shown["notes"]
+    assert shown["final_scores"] is None
+    full = json.loads(_get(f"{url}api/games/0~{whole.name}")[1])
+    assert full["complete"] is True and len(full["hands"]) > 2, full["notes"]
+    assert not any("cut" in n for n in full["notes"]) and full["final_scores"] is not None
