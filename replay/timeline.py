@@ -394,11 +394,17 @@ def _items(loaded: Loaded) -> tuple[list[tuple[str, Any]], dict[str, Any], int |
         # tenhou.net/6 file that stops before the game is over): noted as replay notes it and
         # not complete, as our own cut logs are; it was shown as a whole game
         cut = record.meta.get("cut")
+        # a command log or transcript that stops inside a hand (NTPU, a Tenhou client's)
+        in_hand = bool(record.meta.get("cut_in_hand"))
         meta.update(source=record.source, variant=record.variant, full_information=True,
-                    title=record.meta.get("title"), complete=not cut, our_seat=None)
+                    title=record.meta.get("title"), complete=not cut and not in_hand,
+                    our_seat=None)
         if cut:
             meta["notes"].append(f"the file is cut short: {cut}; the moves before the cut "
                                  "are shown")
+        elif in_hand:
+            meta["notes"].append("the log ends inside a hand: the moves before the cut are "
+                                 "shown")
         view_seat = record.meta.get("view_seat")
         if view_seat is not None:
             own_seat = int(view_seat)

@@ -277,3 +277,21 @@ def test_a_file_cut_between_hands_is_shown_cut(viewer: tuple[str, Path, Path],
     full = json.loads(_get(f"{url}api/games/0~{whole.name}")[1])
     assert full["complete"] is True and len(full["hands"]) > 2, full["notes"]
     assert not any("cut" in n for n in full["notes"]) and full["final_scores"] is not None
+
+
+
+def test_a_command_log_that_ends_inside_a_hand_is_shown_cut(
+        viewer: tuple[str, Path, Path]) -> None:
+    """An NTPU client's command log cut inside a hand: `mjbot replay` says "the log ends
+    inside a hand", the viewer showed it complete with no note. It shows it cut now."""
+    url, folder, _log = viewer
+    whole = ROOT / "tests/data/shared/ntpu/lab_referee/MJServerLog_1795525388_Player1.log"
+    lines = whole.read_text(encoding="utf-8").splitlines()
+    cut = folder / "cut-Player1.log"
+    cut.write_text("\n".join(lines[:-8]) + "\n", encoding="utf-8")
+    shown = json.loads(_get(f"{url}api/games/0~{cut.name}")[1])
+    assert shown["complete"] is False, shown["notes"]
+    assert "the log ends inside a hand: the moves before the cut are shown" in shown["notes"]
+    shutil.copy(whole, folder / whole.name)
+    full = json.loads(_get(f"{url}api/games/0~{whole.name}")[1])
+    assert full["complete"] is True and full["notes"] == [], full["notes"]
