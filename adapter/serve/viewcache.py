@@ -21,7 +21,7 @@ import json
 import os
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,9 @@ def gzipped_json(value: Any) -> bytes:
     except RecursionError:  # a crafted log's value nested past the encoder's limit
         raise ValueError("a value nested too deep for JSON (RecursionError)") from None
     return gzip.compress(text.encode(), GZIP_LEVEL)
+
+
+_END = object()  # run_in_parts: no part left
 
 
 class Stopping(Exception):
@@ -111,6 +114,12 @@ class BuildCache:
         """The result kept for ``key``, else ``build()`` run once (in the pool) for every
         caller asking meanwhile. ``kind`` names the result in :attr:`builds`; ``game``: a
         parsed game, kept among the last ``max_games`` rather than by size."""
+        return await self.get_built(key, lambda: self.run(build), kind, game)
+
+    async def get_built(self, key: Hashable, build: Callable[[], Awaitable[Any]],
+                        kind: str = "", game: bool = False) -> Any:
+        """:meth:`get` with a build of its own making, awaited once for every caller asking
+        meanwhile: one that runs in the pool a part at a time (:meth:`run_in_parts`)."""
         entries = self._games if game else self._entries
         if key in entries:
             entries.move_to_end(key)
@@ -136,11 +145,25 @@ class BuildCache:
             finally:
                 self.building -= 1
 
-    async def _build(self, key: Hashable, build: Callable[[], Any], kind: str,
+    async def run_in_parts(self, parts: Iterator[Any]) -> list[Any]:
+        """Every item of ``parts``, each worked out (``next``) in the pool as a run of its own
+        under the bound: a long build (a 1,600-hand game's commentary, some 35 s) gives its
+        slot up between parts, and the requests that came meanwhile go first (asyncio's
+        Semaphore is fair), where they waited for the whole build. What ``parts`` raises
+        ends it, as a build's error."""
+        items: list[Any] = []
+        while True:
+            self.check()  # the server stops: no next part (the pool may be shut down)
+            item = await self.run(lambda: next(parts, _END))
+            if item is _END:
+                return items
+            items.append(item)
+
+    async def _build(self, key: Hashable, build: Callable[[], Awaitable[Any]], kind: str,
                      game: bool) -> Any:
         self.builds[kind] += 1
         try:
-            value = await self.run(build)
+            value = await build()
         except ValueError as exc:
             value = _Failed(exc)
         if game:

@@ -138,12 +138,17 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         game_id = request.match_info["id"]
         version, timeline = await _timeline(cache, index, game_id)
 
-        def commentary() -> bytes:
-            return gzipped_json({"subtitles": _subtitles(index, game_id, timeline,
-                                                         cache.check)})
+        async def commentary() -> bytes:  # a hand of one seat at a time, the slot given up
+            from replay.review.subtitles import ordered  # between each
+
+            parts = _subtitle_parts(index, game_id, timeline, cache.check)
+            rows = [row for part in await cache.run_in_parts(parts) for row in part]
+            body: bytes = await cache.run(
+                lambda: gzipped_json({"subtitles": ordered(rows)}))
+            return body
 
         try:
-            body = await cache.get((*version, "commentary"), commentary, "commentary")
+            body = await cache.get_built((*version, "commentary"), commentary, "commentary")
         except Stopping:
             raise web.HTTPServiceUnavailable(text="the viewer is stopping") from None
         except NoCommentary as exc:  # kept by the cache as a failure: not worked out again
@@ -319,11 +324,13 @@ def damaged_as_value_error(what: str) -> Iterator[None]:
         raise ValueError(f"{what}: {type(exc).__name__}: {str(exc)[:200]}") from None
 
 
-def _subtitles(index: GameIndex, game_id: str, timeline: Any,
-               progress: Callable[[int, int], None]) -> list[dict[str, Any]]:
+def _subtitle_parts(index: GameIndex, game_id: str, timeline: Any,
+                    progress: Callable[[int, int], None]) -> Iterator[list[dict[str, Any]]]:
+    """The commentary's rows a hand of one seat at a time (subtitle_parts), the game's
+    replays read at the first part; each part worked out when it is asked for."""
     from replay import replayer
     from replay.review.evaluators import PolicyFailed, RankingEvaluator
-    from replay.review.subtitles import subtitles
+    from replay.review.subtitles import subtitle_parts
 
     path = index.resolve(game_id)
     meta = timeline.meta
@@ -331,7 +338,8 @@ def _subtitles(index: GameIndex, game_id: str, timeline: Any,
     try:
         with damaged_as_value_error("the commentary"):
             reps = [replayer.load(path, s) for s in seats]
-            return subtitles(reps, timeline.event_steps, RankingEvaluator("rulebased"),
-                             progress=progress)
+            yield from subtitle_parts(reps, timeline.event_steps,
+                                      RankingEvaluator("rulebased"), progress=progress)
     except PolicyFailed as exc:  # a RuntimeError: it went past the cache, a 500
         raise NoCommentary(str(exc)) from None
+
