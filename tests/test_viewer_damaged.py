@@ -156,14 +156,16 @@ def test_a_hand_tile_out_of_range_fails_that_hand_alone(
 def test_a_damaged_field_is_a_200_or_a_422_never_a_500(
         viewer: tuple[str, Path, Path], source: list[dict[str, Any]], data: Any) -> None:
     url, folder, log = viewer
-    index = data.draw(st.integers(1, len(source) - 1), label="frame")
+    index = data.draw(st.integers(0, len(source) - 1), label="frame")  # header and footer too
     fields = list(_fields(source[index]))
     field = data.draw(st.sampled_from(fields), label="field")
     value = data.draw(st.sampled_from(ODD) | st.integers(-3, 300), label="value")
     name = f"edited-{len(list(folder.iterdir()))}.mjlog.msgpack"
     _write(folder / name, _edited(source, index, field, value))
     answers = _asked(url, name, commentary=data.draw(st.booleans(), label="commentary"))
+    answers["list"] = _get(f"{url}api/games?q={name}")
     _no_500(answers, log.read_text())
+    assert len(json.loads(answers["list"][1])["games"]) == 1
 
 
 def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(
@@ -295,3 +297,22 @@ def test_a_command_log_that_ends_inside_a_hand_is_shown_cut(
     shutil.copy(whole, folder / whole.name)
     full = json.loads(_get(f"{url}api/games/0~{whole.name}")[1])
     assert full["complete"] is True and full["notes"] == [], full["notes"]
+
+
+def test_a_header_whose_extra_is_no_map_is_one_line(
+        viewer: tuple[str, Path, Path], source: list[dict[str, Any]]) -> None:
+    """A header whose ``extra`` is a list: the log's reader took it, and `mjbot replay` and
+    the viewer's outline read it as a map (an AttributeError: a traceback, a 500). The reader
+    refuses it in one line now (exit 2; the viewer's 422), and the list still lists it."""
+    from adapter.serve.viewer import UNREADABLE
+
+    url, folder, log = viewer
+    name = "extra-list.mjlog.msgpack"
+    path = _write(folder / name, _edited(source, 0, ("extra",), [[1]]))
+    run = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(path)], cwd=ROOT,
+                         env=PYTHON_ENV, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert "malformed header frame: extra must be a map, got list" in run.stderr
+    assert _get(f"{url}api/games/0~{name}") == (422, UNREADABLE)
+    assert len(json.loads(_get(f"{url}api/games?q={name}")[1])["games"]) == 1
+    assert "Traceback" not in log.read_text()
