@@ -172,6 +172,9 @@ def _map_to_frame(data: Any) -> Any:
             return HandEndFrame(float(data["t"]))
         if kind == "header":
             fields = {k: v for k, v in data.items() if k != "k"}
+            for name in ("extra", "policy_config"):  # read as maps by replay and the viewer
+                if not isinstance(fields.get(name, {}), dict):
+                    raise LogError(f"{name} must be a map, got {type(fields[name]).__name__}")
             return Header(**fields)
         if kind == "footer":
             return Footer(result=dict(data.get("result") or {}),

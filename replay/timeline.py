@@ -14,6 +14,7 @@ Snapshots rather than events, so that the page only draws.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import pickle
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,11 @@ from replay.replayer import action_text
 from replay.yaku_names import english
 
 WINDS = "ESWN"
+# what a damaged or hand-edited log's event raises on the table (a tile out of range, a seat
+# that is none, a list that is a number, a score that is text, a value nested some 900 deep
+# that a copy or the packing recurses into): its reader takes any value
+DAMAGED = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError,
+           RecursionError)
 DRAW_REASONS = {"exhaustive": "exhaustive draw", "nine_terminals": "nine terminals",
                 "four_riichi": "four riichi", "four_kans": "four kans",
                 "four_winds": "four winds", "triple_ron": "triple ron"}
@@ -275,12 +281,14 @@ def decision_view(d: DecisionFrame, seat: int | None) -> dict[str, Any]:
 class _Start:
     """Where a hand begins: the table as its RoundStarted left it (pickled: each build
     unpickles a copy of its own), the seat the log sees from, its first step's text and the
-    hand's items after it (:func:`_packed`)."""
+    hand's items after it (:func:`_packed`); ``failure``: why the outline's pass could not
+    walk the hand (a damaged event), which its steps then raise."""
 
     table: bytes
     own_seat: int | None
     text: str
     items: bytes = b""
+    failure: str | None = None
 
 
 def _packed(items: list[tuple[str, Any]]) -> bytes:
@@ -314,13 +322,33 @@ class Timeline:
 
     def steps(self, n: int) -> list[dict[str, Any]]:
         """Hand ``n``'s snapshots, one per step: its items replayed from the table as the hand
-        began (unpickled, so that two builds at once share nothing they change)."""
+        began (unpickled, so that two builds at once share nothing they change). A hand
+        the table cannot walk (a damaged event: a tile, seat or list that is none) is a
+        ValueError naming the hand, as a tile that is none was: the viewer's 422."""
         start = self.starts[n]
+        if start.failure is not None:
+            raise ValueError(f"hand {n + 1}: {start.failure}")
         walk = _Walk(pickle.loads(start.table), start.own_seat, {}, snap=True)
-        walk.begin_hand(start.text)
-        for kind, item in pickle.loads(start.items):
-            walk.item(kind, item)
+        try:
+            walk.begin_hand(start.text)
+            for kind, item in pickle.loads(start.items):
+                walk.item(kind, item)
+        except DAMAGED as exc:
+            raise ValueError(f"hand {n + 1}: {_reason(exc)}") from None
         return walk.steps[0]
+
+
+def _kept(e: Any) -> Any:
+    """An event as a packed hand keeps it: a game's start (a match log's next game) without
+    its rules, which no step shows; a crafted log's rules nested some 900 deep went past
+    pickle's recursion limit, and the game, harmless field and all, was a 500."""
+    if isinstance(e, ev.GameStarted) and e.rules:
+        return dataclasses.replace(e, rules={})
+    return e
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
 def build(loaded: Loaded) -> Timeline:
@@ -363,8 +391,21 @@ def _items(loaded: Loaded) -> tuple[list[tuple[str, Any]], dict[str, Any], int |
         record = loaded.record
         assert record is not None
         items = [("event", e) for e in record.events]
+        # a file cut short (an mjai log with no end_game, an mjlog whose XML ends early, a
+        # tenhou.net/6 file that stops before the game is over): noted as replay notes it and
+        # not complete, as our own cut logs are; it was shown as a whole game
+        cut = record.meta.get("cut")
+        # a command log or transcript that stops inside a hand (NTPU, a Tenhou client's)
+        in_hand = bool(record.meta.get("cut_in_hand"))
         meta.update(source=record.source, variant=record.variant, full_information=True,
-                    title=record.meta.get("title"), complete=True, our_seat=None)
+                    title=record.meta.get("title"), complete=not cut and not in_hand,
+                    our_seat=None)
+        if cut:
+            meta["notes"].append(f"the file is cut short: {cut}; the moves before the cut "
+                                 "are shown")
+        elif in_hand:
+            meta["notes"].append("the log ends inside a hand: the moves before the cut are "
+                                 "shown")
         view_seat = record.meta.get("view_seat")
         if view_seat is not None:
             own_seat = int(view_seat)
@@ -415,11 +456,18 @@ class _Walk:
         self.places: list[tuple[int, int] | None] = []
         self.final: list[int] | None = None
         self.hand_items: list[tuple[str, Any]] = []  # the last hand's, without ``snap``
+        self.broken = False  # the outline's pass: the hand in walk failed, its rest skipped
 
     def pack(self) -> None:
-        """The last hand's items (those after its RoundStarted) packed into its start."""
-        if self.starts and not self.starts[-1].items:
-            self.starts[-1].items = _packed(self.hand_items)
+        """The last hand's items (those after its RoundStarted) packed into its start; items
+        pickle cannot pack (a value nested past its recursion limit in a damaged or crafted
+        log) fail that hand, which says so, where they were a 500 for the whole game."""
+        start = self.starts[-1] if self.starts else None
+        if start is not None and not start.items and start.failure is None:
+            try:
+                start.items = _packed(self.hand_items)
+            except RecursionError:
+                start.failure = "a value nested too deep to keep (RecursionError)"
         self.hand_items = []
 
     def _view(self, frame: DecisionFrame) -> tuple[str, Any]:
@@ -459,7 +507,7 @@ class _Walk:
         """One of the game's items: ("event", e), ("decision", frame) or, from a packed hand,
         ("view", the frame's decision_view)."""
         if kind != "event":
-            if self.hands:
+            if self.hands and not self.broken:
                 if self.snap:
                     self.steps[-1][-1]["decisions"].append(
                         item if kind == "view" else self._shown(item))
@@ -467,11 +515,38 @@ class _Walk:
                     self.hand_items.append(self._view(item))
                 self.hands[-1]["decisions"] += 1
             return
-        if self.starts and not self.snap and not isinstance(item, ev.RoundStarted):
-            self.hand_items.append((kind, item))
-        self.event(item)
+        if self.starts and not self.snap and not self.broken \
+                and not isinstance(item, ev.RoundStarted):
+            self.hand_items.append((kind, _kept(item)))
+        if self.snap:
+            self.event(item)
+        else:
+            self._outline_event(item)
         self.places.append((len(self.hands) - 1, self.hands[-1]["steps"] - 1)
                            if self.hands else None)
+
+    def _outline_event(self, e: Any) -> None:
+        """An event in the outline's pass. A damaged one in a hand (a tile, seat or list that
+        is none: the log's reader takes any value) fails that hand alone: why is kept in its
+        start (its steps raise it: the viewer's 422 for that hand) and its other events are
+        skipped, up to the next hand's start, which sets a new table. It was a 500 at the
+        outline, the whole game unshown. Before the first hand it is the file's ValueError."""
+        starting = isinstance(e, ev.RoundStarted)
+        if self.broken and not starting:
+            return
+        try:
+            self.event(e)
+            self.broken = False
+        except DAMAGED as exc:
+            if not self.hands and not starting:
+                raise ValueError(f"before the first hand: {_reason(exc)}") from None
+            if starting:  # the hand's start itself: a hand is still listed, that says so
+                self.pack()
+                self.starts.append(_Start(b"", self.own_seat, "", failure=_reason(exc)))
+                self.begin_hand("")
+            elif self.starts[-1].failure is None:
+                self.starts[-1].failure = _reason(exc)
+            self.broken = True
 
     def event(self, e: Any) -> None:
         table, meta = self.table, self.meta

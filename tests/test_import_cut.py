@@ -47,3 +47,21 @@ def test_a_cut_file_is_imported_as_cut_with_no_placement(make, tmp_path: Path,
     ranks, games = hands["h_final_ranks"], hands["h_game"]
     assert (ranks[games == 0] == -1).all()  # the cut game: no placement
     assert sorted(ranks[games == 1][0]) == [1, 2, 3, 4]  # the whole one keeps its own
+
+
+def test_a_tenhou6_file_in_lines_cut_at_a_hand_boundary_is_cut() -> None:
+    """mjx's form (a hand a line, no final scores): the file cut at any line's end read as
+    a finished game, the hands' sum its final scores and placement. It is cut short now,
+    with no game end, as long as Tenhou's rules say the game goes on after its last hand;
+    the whole files (one ending in a hand where a seat goes below zero) are not."""
+    from protocols import events as ev
+    from replay.formats import tenhou6
+
+    lines = MJX.read_text(encoding="utf-8").splitlines()
+    for k in range(2, len(lines)):
+        record = tenhou6.loads("\n".join(lines[:k]))
+        assert "with the game not over" in record.meta.get("cut", ""), k
+        assert not isinstance(record.events[-1], ev.GameEnded), k
+    for whole in MJX.parent.glob("*.tenhou6.json"):
+        record = tenhou6.loads(whole.read_text(encoding="utf-8"))
+        assert "cut" not in record.meta and isinstance(record.events[-1], ev.GameEnded), whole

@@ -10,8 +10,10 @@ import gzip
 import json
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 
@@ -166,3 +168,64 @@ async def test_a_build_that_raises_stop_iteration_fails_rather_than_hangs() -> N
         assert await asyncio.wait_for(cache.run(lambda: 7), 5) == 7  # the slot is free
     finally:
         cache.close()
+
+
+async def test_a_build_in_parts_gives_its_slot_up_between_parts() -> None:
+    """One slot: a build in parts (the commentary, a hand of one seat a part) and a request
+    that came while its first part ran. The request goes before the second part, where it
+    waited for the whole build (a 1,600-hand game's commentary: some 35 s)."""
+    cache = BuildCache(concurrency=1)
+    other_ran = threading.Event()
+    seen: list[object] = []
+
+    def parts() -> Any:
+        for _ in range(1000):  # until the other request is queued for the slot
+            if cache.waiting >= 1:
+                break
+            time.sleep(0.01)
+        yield "first"
+        seen.append(other_ran.wait(10))  # False: the other request still waits
+        yield "second"
+
+    def other() -> str:
+        other_ran.set()
+        return "other"
+
+    async def long() -> list[Any]:
+        return await cache.run_in_parts(parts())
+
+    built = asyncio.ensure_future(cache.get_built("long", long, "commentary"))
+    await until(lambda: cache.building == 1)
+    assert await cache.get("other", other, "hand") == "other"
+    assert await built == ["first", "second"] and seen == [True]
+    cache.close()
+
+
+async def test_the_commentary_lets_other_requests_through(tmp_path: Path) -> None:
+    """Two long commentaries hold both build slots (each a game of three played through);
+    a third game's outline asked meanwhile was served only once one of them ended. It is
+    served between their hands now, while both are still being worked out."""
+    from adapter.bench.view import repeated
+
+    logs = tmp_path / "logs"
+    source = practice_game(tmp_path / "source").read_bytes()
+    (logs / "imports").mkdir(parents=True)
+    for name in ("a", "b", "c"):
+        (logs / "imports" / f"{name}.mjlog.msgpack").write_bytes(repeated(source, 3))
+    client = TestClient(TestServer(StatusServer(roots=[str(logs)]).app()))
+    await client.start_server()
+    cache = client.server.app[VIEW_CACHE]
+    try:
+        for name in ("a", "b"):  # opened first, as the page does
+            assert (await client.get(f"/api/games/0~imports~{name}.mjlog.msgpack")).status \
+                == 200
+        long = [asyncio.ensure_future(client.get(
+            f"/api/games/0~imports~{name}.mjlog.msgpack/commentary")) for name in ("a", "b")]
+        await until(lambda: cache.builds["commentary"] == 2)
+        outline = await client.get("/api/games/0~imports~c.mjlog.msgpack")
+        assert outline.status == 200
+        assert not any(task.done() for task in long), "the outline waited for a commentary"
+        for task in long:
+            assert (await task).status == 200
+    finally:
+        await client.close()

@@ -262,7 +262,7 @@ class GameIndex:
         self.max_files = max_files
         # our logs' headers and results, per file version
         self.logs = LogIndex() if logs is None else logs
-        self._sniffed: dict[tuple[str, float, int], bool] = {}
+        self._sniffed: dict[tuple[str, int, int, int, int], bool] = {}
         # the imports the previous listing sniffed: kept too, so that a filtered listing and
         # the unfiltered one of the same page do not forget each other's
         self._kept: set[str] = set()
@@ -456,7 +456,8 @@ class GameIndex:
 
     def _game_like(self, path: str, st: os.stat_result) -> bool:
         """An import's first bytes start as a game format's (remembered per file version)."""
-        key = (path, st.st_mtime, st.st_size)
+        # the inode and ctime too: a file replaced keeping its size and mtime (``cp -p``)
+        key = (path, st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
         with self._lock:
             if key in self._sniffed:
                 return self._sniffed[key]

@@ -4,8 +4,9 @@ A filter read every log's header again on every request, every time a letter was
 12,000 logs, `mjbot bench games`: 0.36 s a filter with the logs in the page cache, 1.1 s with
 them out of it, where the index makes it 0.16 s and 0.14 s). The index keeps each log's header
 fields (and, once the log was shown, its footer's result) under its path with the version
-read, (mtime_ns, size): a changed file (a game still being written that gains hands and
-then its footer, a file put in another's place) is read again, a removed or renamed one is
+read, (mtime_ns, size, inode, ctime_ns): a changed file (a game still being written that
+gains hands and then its footer, a file put in another's place, even with the same size and
+mtime, as ``cp -p`` puts it) is read again, a removed or renamed one is
 dropped at the next whole walk. It is built as filters and listings walk the folders (no
 scan of its own) and lives in memory, bounded: once it holds ``max_entries`` logs the oldest
 tenth (by mtime) is dropped, and logs older than those are read but not kept, so that a
@@ -61,6 +62,14 @@ class Cancel:
 NEVER = Cancel()  # never set: a scan nobody can give up (tests, the bench's reference)
 
 
+def stamp(st: os.stat_result) -> int:
+    """The file's inode and ctime in one exact int (one object per log, not two). With the
+    path, size and mtime alone a file replaced by another of the same size and mtime (``cp
+    -p other.log game.log``) kept the old one's players, policy and result in the list;
+    ``cp -p`` cannot keep the ctime, nor ``mv`` the inode."""
+    return st.st_ctime_ns << 64 | st.st_ino
+
+
 @dataclass(slots=True)
 class Summary:
     """One log version's header fields, the lower-case text a filter searches in them, and
@@ -68,6 +77,7 @@ class Summary:
     holds many of these."""
     mtime_ns: int
     size: int
+    stamp: int  # the inode and ctime (:func:`stamp`): a file replaced keeping size and mtime
     readable: bool  # False: no header frame (a cut or foreign file)
     platform: Any = None
     variant: Any = None
@@ -130,8 +140,8 @@ class LogIndex:
         the file is gone."""
         with self._lock:
             known = self._entries.get(path)
-            if known is not None and (known.mtime_ns, known.size) == (st.st_mtime_ns,
-                                                                      st.st_size):
+            if known is not None and (known.mtime_ns, known.size, known.stamp) == (
+                    st.st_mtime_ns, st.st_size, stamp(st)):
                 self.counts.hits += 1
                 return known
         summary = self._read(path, st)
@@ -177,14 +187,15 @@ class LogIndex:
         with self._lock:
             self.counts.headers_read += 1
         if not (isinstance(head, dict) and head.get("k") == "header"):
-            return Summary(st.st_mtime_ns, st.st_size, False)
+            return Summary(st.st_mtime_ns, st.st_size, stamp(st), False)
         extra = head.get("extra")
         extra = extra if isinstance(extra, dict) else {}
         seat = extra.get("our_seat", head.get("seat"))
         players = extra.get("players")
         if isinstance(players, list):
             players = tuple(self._maybe(p) for p in players)  # a tuple: smaller
-        summary = Summary(st.st_mtime_ns, st.st_size, True, self._maybe(head.get("platform")),
+        summary = Summary(st.st_mtime_ns, st.st_size, stamp(st), True,
+                          self._maybe(head.get("platform")),
                           self._maybe(head.get("variant")), self._maybe(head.get("policy")),
                           players, seat if isinstance(seat, int) and 0 <= seat < 4 else None,
                           head.get("started"))

@@ -1,6 +1,7 @@
 """What the replay viewer builds, built once per file version and kept: a bounded LRU of
-results keyed by (path, mtime_ns, size, what), so that a second request for a hand's steps
-(hundreds of KB of JSON, gzipped) costs a dictionary lookup instead of a rebuild.
+results keyed by (path, mtime_ns, size, inode, ctime_ns, what), so that a second request for
+a hand's steps (hundreds of KB of JSON, gzipped) costs a dictionary lookup instead of a
+rebuild.
 
 Builds run in the cache's own small thread pool, at most ``concurrency`` at a time (an
 asyncio.Semaphore): a burst of viewer requests can neither hold the event loop (which also
@@ -20,7 +21,7 @@ import json
 import os
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -31,18 +32,33 @@ MAX_BYTES = 64 << 20  # the kept results' sizes (bytes results; others count 1 K
 CONCURRENCY = 2
 GZIP_LEVEL = 6
 
-Key = tuple[str, int, int, Hashable]
+Key = tuple[str, int, int, int, int, Hashable]
 
 
 def file_key(path: Path, what: Hashable) -> Key:
-    """The cache key of ``what`` built from ``path`` as it is now on disk."""
+    """The cache key of ``what`` built from ``path`` as it is now on disk. The inode and
+    ctime too: a file replaced by another of the same size and mtime (``cp -p other.log
+    game.log``, an archive unpacked over the folder with its seconds-only mtimes) kept its
+    path, size and mtime, and the viewer served the old game's outline and hands; ``cp -p``
+    cannot keep the ctime, nor ``mv`` the inode."""
     st = os.stat(path)
-    return (str(path), st.st_mtime_ns, st.st_size, what)
+    return (str(path), st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns, what)
 
 
 def gzipped_json(value: Any) -> bytes:
-    """JSON as aiohttp's json_response writes it, gzipped: what the viewer's routes send."""
-    return gzip.compress(json.dumps(value).encode(), GZIP_LEVEL)
+    """JSON as aiohttp's json_response writes it, gzipped: what the viewer's routes send. A
+    value JSON cannot hold (bytes in a damaged log's field, which its reader takes) is a
+    ValueError, the file's that the viewer cannot show, where the TypeError was a 500."""
+    try:
+        text = json.dumps(value)
+    except TypeError as exc:
+        raise ValueError(f"a value JSON cannot hold: {str(exc)[:200]}") from None
+    except RecursionError:  # a crafted log's value nested past the encoder's limit
+        raise ValueError("a value nested too deep for JSON (RecursionError)") from None
+    return gzip.compress(text.encode(), GZIP_LEVEL)
+
+
+_END = object()  # run_in_parts: no part left
 
 
 class Stopping(Exception):
@@ -98,6 +114,12 @@ class BuildCache:
         """The result kept for ``key``, else ``build()`` run once (in the pool) for every
         caller asking meanwhile. ``kind`` names the result in :attr:`builds`; ``game``: a
         parsed game, kept among the last ``max_games`` rather than by size."""
+        return await self.get_built(key, lambda: self.run(build), kind, game)
+
+    async def get_built(self, key: Hashable, build: Callable[[], Awaitable[Any]],
+                        kind: str = "", game: bool = False) -> Any:
+        """:meth:`get` with a build of its own making, awaited once for every caller asking
+        meanwhile: one that runs in the pool a part at a time (:meth:`run_in_parts`)."""
         entries = self._games if game else self._entries
         if key in entries:
             entries.move_to_end(key)
@@ -123,11 +145,25 @@ class BuildCache:
             finally:
                 self.building -= 1
 
-    async def _build(self, key: Hashable, build: Callable[[], Any], kind: str,
+    async def run_in_parts(self, parts: Iterator[Any]) -> list[Any]:
+        """Every item of ``parts``, each worked out (``next``) in the pool as a run of its own
+        under the bound: a long build (a 1,600-hand game's commentary, some 35 s) gives its
+        slot up between parts, and the requests that came meanwhile go first (asyncio's
+        Semaphore is fair), where they waited for the whole build. What ``parts`` raises
+        ends it, as a build's error."""
+        items: list[Any] = []
+        while True:
+            self.check()  # the server stops: no next part (the pool may be shut down)
+            item = await self.run(lambda: next(parts, _END))
+            if item is _END:
+                return items
+            items.append(item)
+
+    async def _build(self, key: Hashable, build: Callable[[], Awaitable[Any]], kind: str,
                      game: bool) -> Any:
         self.builds[kind] += 1
         try:
-            value = await self.run(build)
+            value = await build()
         except ValueError as exc:
             value = _Failed(exc)
         if game:

@@ -18,9 +18,10 @@ policy cannot make (a log whose recorded choices do not fit its hand): the moves
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import urllib.parse
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,11 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             body["exports"] = _exports(body)
             return gzipped_json(body)
 
-        return await _json(request, await cache.get((*version, "outline"), outline, "outline"))
+        try:
+            body = await cache.get((*version, "outline"), outline, "outline")
+        except ValueError as exc:  # a value the outline cannot hold (gzipped_json)
+            raise _unreadable(game_id, exc) from None
+        return await _json(request, body)
 
     async def api_hand(request: web.Request) -> web.StreamResponse:
         game_id, number = request.match_info["id"], request.match_info["n"]
@@ -133,12 +138,17 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         game_id = request.match_info["id"]
         version, timeline = await _timeline(cache, index, game_id)
 
-        def commentary() -> bytes:
-            return gzipped_json({"subtitles": _subtitles(index, game_id, timeline,
-                                                         cache.check)})
+        async def commentary() -> bytes:  # a hand of one seat at a time, the slot given up
+            from replay.review.subtitles import ordered  # between each
+
+            parts = _subtitle_parts(index, game_id, timeline, cache.check)
+            rows = [row for part in await cache.run_in_parts(parts) for row in part]
+            body: bytes = await cache.run(
+                lambda: gzipped_json({"subtitles": ordered(rows)}))
+            return body
 
         try:
-            body = await cache.get((*version, "commentary"), commentary, "commentary")
+            body = await cache.get_built((*version, "commentary"), commentary, "commentary")
         except Stopping:
             raise web.HTTPServiceUnavailable(text="the viewer is stopping") from None
         except NoCommentary as exc:  # kept by the cache as a failure: not worked out again
@@ -231,9 +241,10 @@ def _resolve(index: GameIndex, game_id: str) -> Path:
 
 
 async def _timeline(cache: BuildCache, index: GameIndex, game_id: str) -> tuple[Any, Any]:
-    """The file's version (path, mtime_ns, size: the cache keys' stem, read before the parse,
-    so that a file that changes meanwhile is never kept under its new version) and the
-    parsed game, one parse shared by concurrent requests and the last few kept."""
+    """The file's version (path, mtime_ns, size, inode, ctime_ns: the cache keys' stem, read
+    before the parse, so that a file that changes meanwhile is never kept under its new
+    version) and the parsed game, one parse shared by concurrent requests and the last few
+    kept."""
     path = _resolve(index, game_id)
     try:
         version = file_key(path, "timeline")
@@ -243,7 +254,7 @@ async def _timeline(cache: BuildCache, index: GameIndex, game_id: str) -> tuple[
         raise web.HTTPNotFound(text="no such game") from None
     except ValueError as exc:  # no reader accepts the file (UnknownFormat, LogError, ...)
         raise _unreadable(game_id, exc) from None
-    return version[:3], timeline
+    return version[:-1], timeline
 
 
 class NoCommentary(ValueError):
@@ -291,27 +302,44 @@ def _exports(outline: dict[str, Any]) -> list[str]:
 def _export_text(index: GameIndex, game_id: str, fmt: str) -> str:
     from replay import replayer
 
-    rep = replayer.load(index.resolve(game_id))
-    writer = _writer(fmt)
-    if rep.record is None or rep.variant != writer.VARIANT:
-        raise NotExportable("only riichi games with every seat's tiles (imports, the local "
-                            "table's logs) can be exported")
-    text: str = writer.dumps(rep.record)
+    with damaged_as_value_error("the export"):
+        rep = replayer.load(index.resolve(game_id))
+        writer = _writer(fmt)
+        if rep.record is None or rep.variant != writer.VARIANT:
+            raise NotExportable("only riichi games with every seat's tiles (imports, the "
+                                "local table's logs) can be exported")
+        text: str = writer.dumps(rep.record)
     return text
 
 
-def _subtitles(index: GameIndex, game_id: str, timeline: Any,
-               progress: Callable[[int, int], None]) -> list[dict[str, Any]]:
+@contextlib.contextmanager
+def damaged_as_value_error(what: str) -> Iterator[None]:
+    """A damaged or hand-edited log's value that the replay or a writer meets as the wrong
+    type or out of range (a seat 9, a tile list that is None, a detail that is a number:
+    the log's reader takes any value) raised as the ValueError of a file the viewer cannot
+    show (a 422, the reason logged), where it was a 500 with a traceback at every ask."""
+    try:
+        yield
+    except (LookupError, TypeError, AttributeError, ArithmeticError, RecursionError) as exc:
+        raise ValueError(f"{what}: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+
+def _subtitle_parts(index: GameIndex, game_id: str, timeline: Any,
+                    progress: Callable[[int, int], None]) -> Iterator[list[dict[str, Any]]]:
+    """The commentary's rows a hand of one seat at a time (subtitle_parts), the game's
+    replays read at the first part; each part worked out when it is asked for."""
     from replay import replayer
     from replay.review.evaluators import PolicyFailed, RankingEvaluator
-    from replay.review.subtitles import subtitles
+    from replay.review.subtitles import subtitle_parts
 
     path = index.resolve(game_id)
     meta = timeline.meta
     seats = range(4) if meta.get("full_information") else [meta.get("our_seat") or 0]
-    reps = [replayer.load(path, s) for s in seats]
     try:
-        return subtitles(reps, timeline.event_steps, RankingEvaluator("rulebased"),
-                         progress=progress)
+        with damaged_as_value_error("the commentary"):
+            reps = [replayer.load(path, s) for s in seats]
+            yield from subtitle_parts(reps, timeline.event_steps,
+                                      RankingEvaluator("rulebased"), progress=progress)
     except PolicyFailed as exc:  # a RuntimeError: it went past the cache, a 500
         raise NoCommentary(str(exc)) from None
+

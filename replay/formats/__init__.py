@@ -134,23 +134,35 @@ def scored_game_ends(events: list[Any]) -> list[Any]:
     """``events`` with each :class:`GameEnded` that carries no scores (mjai's ``end_game``
     may carry none, and the mjai codec then logs ``()``) given the scores of its game as the
     hands left them: the last hand's start, the riichi deposits, the deltas since. Without
-    it replay printed ``final scores []`` and the viewer ``game over:`` with nothing after."""
+    it replay printed ``final scores []`` and the viewer ``game over:`` with nothing after.
+    A damaged hand's scores or seat (a score that is text, a seat that is none: the log's
+    reader takes any value) leave the scores unknown up to the next hand's start, where
+    they raised a TypeError or IndexError out of the read (the viewer's 500); the hand
+    itself says what is wrong with it when it is shown."""
     scores: list[int] | None = None
     out: list[Any] = []
     for e in events:
-        if isinstance(e, ev.RoundStarted):
-            scores = list(e.scores)
-        elif scores is not None and isinstance(e, ev.RiichiAccepted):
-            if e.scores is not None:
-                scores = list(e.scores)
-            else:
-                scores[e.seat] -= 1000
-        elif scores is not None and isinstance(e, ev.RoundWon | ev.RoundDrawn):
-            scores = [a + b for a, b in zip(scores, e.deltas or (0,) * 4, strict=False)]
-        elif isinstance(e, ev.GameEnded) and not e.scores and scores is not None:
+        try:
+            scores = _scores_after(e, scores)
+        except (LookupError, TypeError, ValueError):
+            scores = None
+        if isinstance(e, ev.GameEnded) and not e.scores and scores is not None:
             e = dataclasses.replace(e, scores=tuple(scores))
         out.append(e)
     return out
+
+
+def _scores_after(e: Any, scores: list[int] | None) -> list[int] | None:
+    """The scores as ``e`` leaves them (None: not known)."""
+    if isinstance(e, ev.RoundStarted):
+        return list(e.scores)
+    if scores is not None and isinstance(e, ev.RiichiAccepted):
+        if e.scores is not None:
+            return list(e.scores)
+        scores[e.seat] -= 1000
+    elif scores is not None and isinstance(e, ev.RoundWon | ev.RoundDrawn):
+        return [a + b for a, b in zip(scores, e.deltas or (0,) * 4, strict=False)]
+    return scores
 
 
 BOM = "\ufeff".encode()  # the byte-order mark an editor may put in front of a text file

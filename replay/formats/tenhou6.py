@@ -25,6 +25,7 @@ from protocols import events as ev
 from protocols import tiles as T
 from protocols.tenhou import ints, score_text, yaku_items
 from protocols.tenhou_values import (
+    RETURN_POINTS,
     fu_of,
     game_points,
     hand_points,
@@ -123,11 +124,60 @@ def loads(text: str) -> GameRecord:
     for i, o in enumerate(objs):
         for n, hand in enumerate(o["log"]):
             scores = _import_hand(hand, events, f"hand {n}", (i, n) == last)
+    sc = objs[-1].get("sc")
+    if not cut and sc is None and len(objs) > 1:
+        # a file in lines (mjx's form, a hand a line) without final scores: one cut at a
+        # line's end reads whole (a one-line excerpt of a hand is taken as it always was)
+        cut = _goes_on(rule, events, scores)
     if cut:  # the game goes on past the cut: no game end
         meta["cut"] = cut
-    elif not _unfinished(objs[-1]["log"]) or objs[-1].get("sc") is not None:
-        events.append(ev.GameEnded(_final_scores(objs[-1].get("sc")) or tuple(scores)))
+    elif not _unfinished(objs[-1]["log"]) or sc is not None:
+        events.append(ev.GameEnded(_final_scores(sc) or tuple(scores)))
     return GameRecord(VARIANT, "tenhou6", events, meta)
+
+
+ABORTIVE = ("nine_terminals", "four_riichi", "triple_ron", "four_kans", "four_winds")
+
+
+def _goes_on(rule: Any, events: list[Any], scores: list[int]) -> str:
+    """Why a file without ``sc`` stops before its game is over, by Tenhou's rules (those the
+    local table plays, adapter/local/game.py): no seat below zero, and the last hand not the
+    game's last (before all-last; in it, the dealer repeating without being first with
+    30000; or no one with 30000 yet, before the end of the extra wind). '' where the game is
+    over there or that cannot be told (a length ``rule.disp`` does not name, a nagashi
+    mangan). A file in lines (mjx's form, a hand a line) cut at a line's end read as a
+    finished game, its hands' sum as final scores."""
+    disp = rule.get("disp") if isinstance(rule, dict) else None
+    if not isinstance(disp, str) or ("東" in disp) == ("南" in disp):
+        return ""
+    last_wind = 1 if "南" in disp else 0
+    starts = [i for i, e in enumerate(events) if isinstance(e, ev.RoundStarted)]
+    if not starts or min(scores) < 0:
+        return ""
+    start: ev.RoundStarted = events[starts[-1]]
+    ends = [e for e in events[starts[-1]:] if isinstance(e, ev.RoundWon | ev.RoundDrawn)]
+    if not ends:
+        return ""  # the last hand unfinished: _unfinished says so
+    dealer, wind, number = start.dealer, start.round_wind, start.round_number
+    if isinstance(ends[0], ev.RoundWon):
+        keeps = any(e.winner == dealer for e in ends if isinstance(e, ev.RoundWon))
+    elif ends[0].reason == "exhaustive":
+        keeps = dealer in ends[0].tenpai
+    elif ends[0].reason in ABORTIVE:
+        keeps = True
+    else:
+        return ""
+    top = max(scores)
+    first = min(s for s in range(4) if scores[s] == top)  # ties: nearer the first dealer
+    over = (wind, number) >= (last_wind, 3) and (
+        (wind > last_wind and top >= RETURN_POINTS)
+        or (not keeps and (top >= RETURN_POINTS or (wind > last_wind and number == 3)))
+        or (keeps and first == dealer and top >= RETURN_POINTS))
+    if over:
+        return ""
+    return (f"the file ends after hand {'ESWN'[wind % 4]}{number + 1}-{start.honba} with the "
+            f"game not over (scores {'/'.join(map(str, scores))}, "
+            f"{'an east' if last_wind == 0 else 'a south'} game): no final scores")
 
 
 def _unfinished(log: list[Any]) -> bool:

@@ -12,7 +12,7 @@ and the viewer can check what the words say.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -361,10 +361,17 @@ def commentary(replay: Replay, ranker: Evaluator, k: int = 3,
                progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
     """Per decision of the replay's seat: the move, the top-k prediction, whether it was in
     it, and the sentence (``--json`` of ``mjbot replay --commentary``)."""
+    return list(commentary_rows(replay, ranker, k, progress))
+
+
+def commentary_rows(replay: Replay, ranker: Evaluator, k: int = 3,
+                    progress: Callable[[int, int], None] | None = None
+                    ) -> Iterator[dict[str, Any]]:
+    """:func:`commentary`'s rows one at a time, worked out as each is asked for (the viewer
+    works a long game's commentary out a hand at a time)."""
     rules = rules_for(replay.variant)
     state = TableState(replay.variant, replay.seat)
     applied = 0
-    out: list[dict[str, Any]] = []
     for n, d in enumerate(replay.decisions):
         while applied < d.index:
             state.apply(replay.events[applied])
@@ -380,7 +387,7 @@ def commentary(replay: Replay, ranker: Evaluator, k: int = 3,
             comment = Comment("", f"{action_text(d.action)} (the hand cannot be measured: "
                               f"{exc}).", {})
         keys = [action_key(a) for a in top or ()]
-        out.append({
+        yield ({
             "event_index": d.index, "seat": replay.seat, "round": round_label(state),
             "kind": d.request.kind, "played": action_text(d.action),
             "predicted": [action_text(a) for a in top or ()],
@@ -390,7 +397,6 @@ def commentary(replay: Replay, ranker: Evaluator, k: int = 3,
             "sentence": f"seat {replay.seat} {comment.sentence}", "facts": comment.facts})
         if progress is not None:
             progress(n + 1, len(replay.decisions))
-    return out
 
 
 def format_commentary(rows: list[dict[str, Any]]) -> str:

@@ -3,11 +3,11 @@ the move it explains (seed 004's web replay had the same subtitles)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from replay.replayer import Replay
-from replay.review.commentary import commentary
+from replay.review.commentary import commentary_rows
 from replay.review.evaluators import Evaluator
 
 
@@ -17,16 +17,36 @@ def subtitles(replays: list[Replay], event_steps: list[tuple[int, int] | None],
     """Per decision of every replay (one per seat shown): its hand and step in the viewer's
     timeline, the sentence, the prediction and whether the move was in it. ``progress``:
     called after each decision (as :func:`commentary`'s); what it raises ends the build."""
-    out: list[dict[str, Any]] = []
+    return ordered([row for part in subtitle_parts(replays, event_steps, ranker, k, progress)
+                    for row in part])
+
+
+def subtitle_parts(replays: list[Replay], event_steps: list[tuple[int, int] | None],
+                   ranker: Evaluator, k: int = 3,
+                   progress: Callable[[int, int], None] | None = None
+                   ) -> Iterator[list[dict[str, Any]]]:
+    """:func:`subtitles`' rows a hand of one seat at a time (in the replays' order, not yet
+    :func:`ordered`), each worked out as it is asked for: the viewer runs each part as a
+    build of its own, so that a long game's commentary (1,600 hands: some 35 s) gives its
+    build slot up between hands rather than holding it from other viewers throughout."""
     for rep in replays:
-        for row in commentary(rep, ranker, k, progress):
+        part: list[dict[str, Any]] = []
+        for row in commentary_rows(rep, ranker, k, progress):
             index = row["event_index"]
             place = event_steps[index] if index < len(event_steps) else None
             if place is None:
                 continue
-            out.append({"hand": place[0], "step": place[1], "seat": row["seat"],
-                        "sentence": row["sentence"], "played": row["played"],
-                        "predicted": row["predicted"], "hit": row["hit"],
-                        "factor": row["factor"]})
-    out.sort(key=lambda r: (r["hand"], r["step"], r["seat"]))
-    return out
+            if part and part[-1]["hand"] != place[0]:
+                yield part
+                part = []
+            part.append({"hand": place[0], "step": place[1], "seat": row["seat"],
+                         "sentence": row["sentence"], "played": row["played"],
+                         "predicted": row["predicted"], "hit": row["hit"],
+                         "factor": row["factor"]})
+        if part:
+            yield part
+
+
+def ordered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows by hand, step and seat, as the page places them."""
+    return sorted(rows, key=lambda r: (r["hand"], r["step"], r["seat"]))
