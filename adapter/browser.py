@@ -6,13 +6,61 @@ browser that was asked to open a tab and returned."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 import webbrowser
 from typing import Any
 
 _STOP_WAIT_S = 5.0  # how long a console browser has to end on SIGTERM before SIGKILL
+
+
+def _stat(pid: int | str) -> list[bytes] | None:
+    """/proc's fields of ``pid`` after its name (state, ppid, ..., [19] start time); None
+    where it is gone or there is no /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _descendants(pid: int) -> list[tuple[int, bytes]]:
+    """The processes ``pid`` started, and theirs, each with its start time (which tells it
+    from a later process given the same pid): a $BROWSER that is a wrapper (xdg-open where
+    there is no display, a script) runs the console browser as its child, which SIGTERM to
+    the wrapper alone leaves running on the terminal. From /proc (Linux); elsewhere none."""
+    parents: dict[int, list[tuple[int, bytes]]] = {}
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            fields = _stat(name) if name.isdigit() else None
+            if fields is not None and len(fields) > 19:
+                parents.setdefault(int(fields[1]), []).append((int(name), fields[19]))
+    found: list[tuple[int, bytes]] = []
+    todo = [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child[0])
+    return found
+
+
+def _still(pid: int, started: bytes) -> bool:
+    """Whether the process ``pid`` that started at ``started`` still runs (not a zombie)."""
+    fields = _stat(pid)
+    return fields is not None and len(fields) > 19 and fields[19] == started \
+        and fields[0] != b"Z"
+
+
+def _end(tree: list[tuple[int, bytes]], signum: int) -> None:
+    for pid, started in tree:
+        if _still(pid, started):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
 
 
 class _Recording:
@@ -72,21 +120,30 @@ class BrowserOpener:
                   "one", file=sys.stderr, flush=True)
 
     def stop(self) -> list[int]:
-        """End the console browsers the opening still waits for (SIGTERM, then SIGKILL
-        after a few seconds), start no other; the pids ended. A browser whose opening
-        returned (a GUI one, asked for a tab) is the user's and stays."""
+        """End the console browsers the opening still waits for, with what they started
+        (SIGTERM, then SIGKILL after a few seconds), start no other; the pids ended. A
+        browser whose opening returned (a GUI one, asked for a tab) is the user's and
+        stays."""
         with self._lock:
             self._stopping = True
             waiting = self._thread.is_alive()
             ended = [p for p in self._waited if waiting and p.poll() is None]
+        # listed before any ends: a wrapper's browser is re-parented once the wrapper goes
+        tree = [child for p in ended for child in _descendants(p.pid)]
+        deadline = time.monotonic() + _STOP_WAIT_S
         for process in ended:
             process.terminate()
+        _end(tree, signal.SIGTERM)
         for process in ended:
             try:
                 process.wait(timeout=_STOP_WAIT_S)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        if tree:  # (none without /proc: signal.SIGKILL is not on Windows)
+            while any(_still(*child) for child in tree) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            _end(tree, signal.SIGKILL)
         if waiting:
             self._thread.join(timeout=_STOP_WAIT_S)
-        return [p.pid for p in ended]
+        return [p.pid for p in ended] + [pid for pid, _ in tree]

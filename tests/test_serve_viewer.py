@@ -808,6 +808,46 @@ def test_open_ends_the_console_browser_it_started(tmp_path: Path) -> None:
                 os.kill(int(pid_file.read_text()), signal.SIGKILL)
 
 
+def _ended(pid: int, within: float = 5.0) -> bool:
+    """Whether process ``pid`` is gone (or a zombie its new parent has yet to reap)."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state == b"Z":
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+def test_open_ends_the_browser_a_wrapper_started(tmp_path: Path) -> None:
+    """A $BROWSER that is a wrapper (xdg-open where there is no display, a script of the
+    user's) runs the console browser as its child and waits for it: the view ended the
+    wrapper alone, said it had ended the browser, and left the browser running on the
+    terminal, asking a server that was gone. The wrapper's children are ended too."""
+    script = tmp_path / "browser.sh"
+    pid_file = tmp_path / "browser.pid"
+    script.write_text(f"#!/bin/sh\nsleep 600 >/dev/null 2>&1 &\necho $! > {pid_file}\n"
+                      "wait\n")
+    script.chmod(0o755)
+    try:
+        err, status = _view_with_browser(tmp_path, f"{script} %s",
+                                         lambda _: pid_file.exists() and
+                                         pid_file.read_text().strip() != "")
+        assert status == 0 and "Traceback" not in err, err
+        pid = int(pid_file.read_text())
+        assert _ended(pid), f"the browser {pid} its wrapper started outlived the view: {err}"
+        assert "ended the browser it started" in err and str(pid) in err, err
+    finally:
+        if pid_file.exists() and pid_file.read_text().strip():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
 def test_open_leaves_a_browser_that_returned_running(tmp_path: Path) -> None:
     """A GUI browser asked to open a tab returns at once and keeps running: it is the
     user's, and stopping the view must not end it."""
