@@ -470,9 +470,10 @@ def test_short_turns_leaves_mjais_limit_to_the_next_test(tmp_path):
     answer, not mjai's 2 s (short_turns restored mjai_seat's limit alone). It is imported
     with this module now, and patched and restored with the others."""
     (tmp_path / "test_then.py").write_text(SHORT_TURNS_THEN)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # one process
     r = subprocess.run([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_then.py"],
                        capture_output=True, text=True, cwd=tmp_path, timeout=120,
-                       env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+                       env={**env, "PYTHONPATH": str(Path(__file__).parents[1])})
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert "2 passed" in r.stdout, r.stdout
 
