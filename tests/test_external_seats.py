@@ -20,7 +20,14 @@ import pytest
 from structlog.testing import capture_logs
 
 from adapter.local.arena import ArenaConfig, format_summary, run_arena, summarize
-from adapter.local.external import SeatLimits, botzone_seat, external_seat, mjai_seat, ntpu_seat
+from adapter.local.external import (
+    SeatLimits,
+    botzone_seat,
+    external_seat,
+    mjai_seat,
+    mjai_tcp_seat,
+    ntpu_seat,
+)
 from adapter.local.external import seat as seat_module
 from adapter.local.external.process import LineProcess, NoClient, SeatFault
 from adapter.local.game import GameConfig, play_game
@@ -216,6 +223,10 @@ def short_turns(monkeypatch: pytest.MonkeyPatch) -> None:
     the hang was never played."""
     monkeypatch.setattr(botzone_seat, "LATER_LIMIT", HANG_LIMIT)
     monkeypatch.setattr(mjai_seat, "ANSWER_LIMIT", HANG_LIMIT)
+    # the TCP seat's module holds mjai's limit by its own name, taken when it is first
+    # imported (by a process's first external_seat): imported with this module, not first
+    # under the patch, where it kept 0.5 s after the test (see the test below)
+    monkeypatch.setattr(mjai_tcp_seat, "ANSWER_LIMIT", HANG_LIMIT)
     monkeypatch.setattr(ntpu_seat, "ANSWER_LIMIT", HANG_LIMIT)
 
 
@@ -435,6 +446,36 @@ def test_an_ntpu_program_is_played_safe_counted_and_killed(tmp_path, mode, reaso
     if mode in ("crash", "hang"):
         assert report["restarts"] > 0
     assert _all_gone(pidfile) == []
+
+
+# Two tests of one pytest run, the first a hang case's fixture and the process's first seat
+# (a -k or --lf run of the hang cases, say), the second played after it.
+SHORT_TURNS_THEN = textwrap.dedent("""
+    from adapter.local.external import external_seat, mjai_seat
+    from tests.test_external_seats import short_turns  # noqa: F401 (the fixture)
+
+    def test_a_hang_case(short_turns):
+        external_seat("riichi", 0, "mjai-tcp:127.0.0.1:1").close()
+
+    def test_the_next_test():
+        from adapter.local.external import mjai_tcp_seat
+        assert mjai_tcp_seat.ANSWER_LIMIT == mjai_seat.ANSWER_LIMIT == 2.0
+""")
+
+
+def test_short_turns_leaves_mjais_limit_to_the_next_test(tmp_path):
+    """The mjai TCP seat's module takes mjai's limit by name when it is first imported, which
+    a process's first outside seat does: where that seat was a hang case's, under
+    short_turns, every mjai-tcp seat of a later test in the process waited 0.5 s for an
+    answer, not mjai's 2 s (short_turns restored mjai_seat's limit alone). It is imported
+    with this module now, and patched and restored with the others."""
+    (tmp_path / "test_then.py").write_text(SHORT_TURNS_THEN)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # one process
+    r = subprocess.run([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_then.py"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                       env={**env, "PYTHONPATH": str(Path(__file__).parents[1])})
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "2 passed" in r.stdout, r.stdout
 
 
 def test_a_good_botzone_bot_kept_running_has_no_faults(tmp_path):
