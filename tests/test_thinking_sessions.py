@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from adapter.platforms.tenhou import TenhouSettings
 from adapter.platforms.tenhou import run as run_tenhou
 from adapter.session import SessionSummary
 from brain import anytime
+from brain.brain import policy_seconds
 from brain.policies import POLICIES
 from replay import replayer
 from replay.log import DecisionFrame, GameLog, RxFrame, TxFrame, read_log
@@ -123,7 +125,14 @@ async def test_tenhou_a_policy_that_never_returns_plays_its_best_so_far_on_time(
     summary, _server = await _tenhou_game(tmp_path, policy, budget=1.0)
     first, *rest = _asked(_log(tmp_path / "client"))
     assert first.source == anytime.BEST_SO_FAR and first.work == 1, first
-    assert "missed its" in first.fallback and first.elapsed <= 1.0, first
+    # cut at the deadline the thinker kept: the platform's 1 s less the brain's margin (load
+    # makes it shorter, never longer), once it had passed. How soon after is the event loop's
+    # latency on this machine, no property of ours (exactly at it on a manual clock:
+    # test_thinker); on time as the platform counts it is the server's no timeout above.
+    allowed = re.search(r"missed its ([0-9.]+)s budget", first.fallback)
+    assert allowed is not None, first
+    assert 0 < float(allowed[1]) <= policy_seconds(1.0), first
+    assert first.elapsed >= float(allowed[1]), first
     # a fresh worker answers the rest of the game
     assert len(rest) > 5 and all(d.source == anytime.POLICY for d in rest)
     assert (summary.best_so_far, summary.fallbacks) == (1, 0)
