@@ -95,7 +95,7 @@ class Brain:
     deadline (its best so far is played where it published one); the async adapters run it in
     a worker process instead, where it can be stopped (adapter/thinking/thinker.py).
     ``clock``: what deadlines and ``elapsed`` are read on (brain/clock.py; a request's
-    ``deadline`` is a time on it)."""
+    ``deadline`` is a time on it), and what a policy named by ``policy`` spends its budget on."""
 
     def __init__(self, variant: str, policy: str | Policy = "rulebased",
                  limit: float | None = None, margin: float = DEFAULT_MARGIN,
@@ -103,6 +103,10 @@ class Brain:
         self.variant = variant
         self.rules = rules_for(variant)
         self.policy = get_policy(policy) if isinstance(policy, str) else policy
+        if isinstance(policy, str) and hasattr(self.policy, "clock"):
+            # a policy built here by name keeps time on the brain's clock: its search's
+            # share of the budget and the brain's deadline are then read on one clock
+            self.policy.clock = clock
         self.fallback_policy = (self.policy if getattr(self.policy, "name", "") == fallback_policy
                                 else get_policy(fallback_policy))
         self.limit = limit

@@ -8,34 +8,47 @@ from pathlib import Path
 
 import pytest
 
-from adapter.local.arena import ArenaConfig, play_unit, summarize
+from adapter.local.arena import ArenaConfig, format_summary, play_unit, run_arena, summarize
 from adapter.local.seat import seat_for, split_budget
 from adapter.local.timing import DecisionTimes, percentile, times_from_logs
+from brain.brain import policy_seconds
+from replay.log import read_log
+from tests.cpu_clock import CpuClock
 from tests.in_process import mjbot_here
 
 
-def test_arena_budget_reports_times_within_the_limit(tmp_path, capsys):
-    out = tmp_path / "arena.json"
-    # the fallback gate is lifted: on a loaded machine a 0.3 s limit is missed now and then,
-    # and what this test holds is that each miss is counted and still answered in time
-    r = mjbot_here(capsys, "arena", "--policies", "mc,rulebased,rulebased,rulebased",
-                   "--hands", "6", "--seed", "3", "--no-log", "--budget", "0.3",
-                   "--max-fallback-share", "1", "--json", str(out))
-    assert r.returncode == 0, r.stderr
-    assert "thinking per decision (budget 0.3 s): mc " in r.stdout
-    summary = json.loads(out.read_text())
+def test_arena_budget_reports_times_within_the_limit(tmp_path):
+    """A 0.3 s budget held and reported. The seats keep it, and time their decisions, on the
+    CPU seconds this process used (tests/cpu_clock.py, through the arena's ``clock``): a
+    budget of work, so a loaded machine that keeps the process off its cores for half a
+    second breaks nothing (a wall-clock bound here failed under load: max 0.58 s at load
+    20), while a policy or a brain that ignores the budget still spends the CPU past it."""
+    config = ArenaConfig("riichi", ("mc", "rulebased", "rulebased", "rulebased"), hands=6,
+                         seed=3, budget=0.3, log_dir=str(tmp_path), clock=CpuClock())
+    results = run_arena(config)
+    assert not any(r.errors for r in results)
+    summary = summarize(config, results, 1.0)
     assert summary["budget"] == 0.3
+    assert "thinking per decision (budget 0.3 s): mc " in format_summary(summary)
     mc, times = summary["policies"]["mc"], summary["thinking"]["mc"]
-    # every decision the brain asked mc for is timed and answered within the limit (one that
-    # missed the brain's budget, limit less margin, is a counted fallback, still in time)
     assert times["timed_decisions"] == mc["decisions"] > 0
-    assert mc["fallbacks"] < mc["decisions"]
     assert 0 < times["mean_s"] <= times["p99_s"] <= times["max_s"] <= 0.3
     assert times["decisions_per_s"] == pytest.approx(1 / times["mean_s"])
     assert 0 < times["searched"] < times["timed_decisions"]  # the switch: mostly at once
     assert times["work_per_search"] > 0  # playouts per searched decision
     assert summary["thinking"]["rulebased"]["timed_decisions"] > 0
     assert summary["thinking"]["rulebased"]["searched"] == 0
+    # the brain's deadline (limit less margin): each answer of mc's own came by it, any later
+    # one is a counted fallback
+    budget = policy_seconds(0.3)
+    asked = [d for r in results for path in r.logs for d in read_log(path).decisions()
+             if d.policy == "mc" and len(d.legal) > 1]
+    assert len(asked) == mc["decisions"]
+    late = [d for d in asked if d.elapsed > budget + 0.01]
+    assert all(f"mc missed its {budget:.3f}s budget" in d.fallback for d in late), late[:3]
+    # mc itself keeps to its share of that deadline: on this clock a miss is rare (a garbage
+    # collection in a search), where a policy that ignores its budget misses every search
+    assert mc["fallbacks"] <= mc["decisions"] // 20, mc["first_fallback"]
 
 
 def test_a_seat_name_carries_its_own_budget():
@@ -44,6 +57,11 @@ def test_a_seat_name_carries_its_own_budget():
     plain = seat_for("riichi", 1, "mc", budget=2.0)
     assert plain.name == "mc" and plain.brain.limit == 2.0
     assert seat_for("riichi", 2, "rulebased").brain.limit is None
+    # the seat's clock reaches the brain and the policy it builds: one clock for the brain's
+    # deadline and mc's share of it
+    clock = CpuClock()
+    timed = seat_for("riichi", 3, "mc", budget=2.0, clock=clock)
+    assert timed.brain.clock is clock and timed.brain.policy.clock is clock
     assert split_budget("nn@weights.npz@budget=1") == ("nn@weights.npz", 1.0)
     for bad in ("mc@budget=0", "mc@budget=-1", "mc@budget=soon", "@budget=1"):
         with pytest.raises(ValueError, match="needs a policy and seconds above 0"):

@@ -1,10 +1,11 @@
 """Thinking without blocking, over real loopback sockets: while a policy thinks 2 s in its
-worker process, the Tenhou client answers every ``<Z/>`` probe (and WebSocket ping) of the
-fake server at once (well inside a second, where a loop blocked by the thinking would answer
-seconds late), the NTPU client every ``/ready`` probe, and the mjai client's event loop never
-stalls; the decision lands inside the budget. A policy that never returns has its
-best so far played on time and the game goes on normally; a policy whose process dies gets the
-fallback, and the log still holds every frame.
+worker process, the Tenhou client answers the fake server's ``<Z/>`` probes (and WebSocket
+pings), the NTPU client its ``/ready`` probes, and the mjai client's event loop keeps running:
+the client's game log has those answers between the request and the decision, where a loop
+blocked by the thinking writes them all after it (an order, which load does not change; their
+delays, which it does, are a benchmark's); the decision lands inside the budget. A policy
+that never returns has its best so far played on time and the game goes on normally; a policy
+whose process dies gets the fallback, and the log still holds every frame.
 
 The fake servers run on an event loop of their own (tests/loop_thread.py), so that their probes
 go out on time whatever the client does to its loop. Each test policy misbehaves on its first
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ from adapter.platforms.tenhou import TenhouSettings
 from adapter.platforms.tenhou import run as run_tenhou
 from adapter.session import SessionSummary
 from brain import anytime
+from brain.brain import policy_seconds
 from brain.policies import POLICIES
 from replay import replayer
 from replay.log import DecisionFrame, GameLog, RxFrame, TxFrame, read_log
@@ -40,10 +43,6 @@ from tests.loop_thread import LoopThread
 from tests.ntpu_helpers import BotClient
 from tests.test_mjai import _check_answers, _seen_by
 
-# Seconds: a keep-alive answered within this while the policy thinks. Not a latency figure
-# (that is a benchmark's job): a loop blocked by 2 s of thinking answers seconds late, while
-# an unblocked one on a loaded 2-core machine (CI, two test workers) was seen 0.18 s late.
-PROMPT = 1.0
 THINK = 2.0
 BUDGET = 3.5  # the platform's time per decision in these tests: room for 2 s of thinking
 
@@ -75,6 +74,17 @@ def _thought_in_time(log: GameLog) -> None:
     assert first.source == anytime.POLICY and first.fallback == "", first
     assert first.work >= 1 and THINK - 0.5 <= first.elapsed <= BUDGET, first
     assert rest and all(d.source == anytime.POLICY for d in rest)
+
+
+def _answers_while_thinking(log: GameLog, answer: str) -> int:
+    """The ``answer`` lines (a keep-alive's) the client sent while its first asked decision
+    was being thought: from the request, ``elapsed`` before the decision frame, to that frame.
+    A loop blocked by the thinking writes them all after it: an order, not a delay that a
+    loaded machine could stretch (the fake servers' delays were seen at 0.18 s under load)."""
+    first = _asked(log)[0]
+    frames = log.frames[:log.frames.index(first)]
+    return sum(isinstance(f, TxFrame) and f.raw == answer and f.t >= first.t - first.elapsed
+               for f in frames)
 
 
 # ---------------------------------------------------------------------- Tenhou
@@ -109,12 +119,12 @@ async def test_tenhou_keepalives_are_answered_while_the_policy_thinks(
                                           keepalive_every=0.3)
     stats = server.stats
     assert len(stats.keepalive_delays) >= 4, stats  # ~6 were sent while it thought
-    assert max(stats.keepalive_delays) < PROMPT, stats.keepalive_delays
     assert stats.probes_unanswered <= 1  # one may go out as the client says BYE
     if transport == "ws":
         assert len(stats.ws_ping_delays) >= 4
-        assert max(stats.ws_ping_delays) < PROMPT, stats.ws_ping_delays
-    _thought_in_time(_log(tmp_path / "client"))
+    log = _log(tmp_path / "client")
+    _thought_in_time(log)
+    assert _answers_while_thinking(log, "<Z/>") >= 3, stats.keepalive_delays
 
 
 async def test_tenhou_a_policy_that_never_returns_plays_its_best_so_far_on_time(
@@ -123,7 +133,14 @@ async def test_tenhou_a_policy_that_never_returns_plays_its_best_so_far_on_time(
     summary, _server = await _tenhou_game(tmp_path, policy, budget=1.0)
     first, *rest = _asked(_log(tmp_path / "client"))
     assert first.source == anytime.BEST_SO_FAR and first.work == 1, first
-    assert "missed its" in first.fallback and first.elapsed <= 1.0, first
+    # cut at the deadline the thinker kept: the platform's 1 s less the brain's margin (load
+    # makes it shorter, never longer), once it had passed. How soon after is the event loop's
+    # latency on this machine, no property of ours (exactly at it on a manual clock:
+    # test_thinker); on time as the platform counts it is the server's no timeout above.
+    allowed = re.search(r"missed its ([0-9.]+)s budget", first.fallback)
+    assert allowed is not None, first
+    assert 0 < float(allowed[1]) <= policy_seconds(1.0), first
+    assert first.elapsed >= float(allowed[1]), first
     # a fresh worker answers the rest of the game
     assert len(rest) > 5 and all(d.source == anytime.POLICY for d in rest)
     assert (summary.best_so_far, summary.fallbacks) == (1, 0)
@@ -175,8 +192,9 @@ async def test_ntpu_readiness_checks_are_answered_while_the_policy_thinks(
     assert (stats.illegal, stats.timeouts, stats.late, stats.unasked) == (0, 0, 0, 0), stats
     assert not summary.errors
     assert len(stats.ready_delays) >= 4 and stats.probes == len(stats.ready_delays), stats
-    assert max(stats.ready_delays) < PROMPT, stats.ready_delays
-    _thought_in_time(_log(tmp_path / "client"))
+    log = _log(tmp_path / "client")
+    _thought_in_time(log)
+    assert _answers_while_thinking(log, "/ready") >= 3, stats.ready_delays
 
 
 # ---------------------------------------------------------------------- mjai
@@ -185,7 +203,7 @@ async def test_ntpu_readiness_checks_are_answered_while_the_policy_thinks(
 async def test_mjai_the_event_loop_stays_free_while_the_policy_thinks(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """mjai has no keep-alive: the probe is a tick on the client's own loop every 10 ms,
-    which must never come late by anything like the thinking's seconds (PROMPT)."""
+    which goes on while the policy thinks (a loop blocked by the thinking runs none then)."""
     policy = _register(monkeypatch, tmp_path, SlowThinker, think=THINK)
     seat = 2
     events = _seen_by(seat)[:120]  # the first hand or so: the slow decision and some more
@@ -201,13 +219,12 @@ async def test_mjai_the_event_loop_stays_free_while_the_policy_thinks(
             answers.append(json.loads(await asyncio.wait_for(reader.readline(), BUDGET + 2)))
         writer.close()
 
-    lateness: list[float] = []
+    ticks: list[float] = []
 
     async def tick() -> None:
         while True:
-            due = time.monotonic() + 0.01
             await asyncio.sleep(0.01)
-            lateness.append(time.monotonic() - due)
+            ticks.append(time.monotonic())  # the game log's clock
 
     async with LoopThread() as other:
         server = await other.run(asyncio.start_server(serve, "127.0.0.1", 0))
@@ -220,8 +237,12 @@ async def test_mjai_the_event_loop_stays_free_while_the_policy_thinks(
         finally:
             ticker.cancel()
             other.loop.call_soon_threadsafe(server.close)
-    assert len(lateness) > 100 and max(lateness) < PROMPT, max(lateness)
     assert not summary.errors and len(answers) == len(events) + 1
     _check_answers(seat, [[m] for m in events], answers[1:])
     (path,) = list((tmp_path / "client").rglob("*.mjlog.msgpack"))
-    _thought_in_time(read_log(path))
+    log = read_log(path)
+    _thought_in_time(log)
+    # ticks while it thought (from the request to the decision frame): an order on one clock,
+    # not their lateness, which a loaded machine stretches (seen at 0.18 s)
+    first = _asked(log)[0]
+    assert sum(first.t - first.elapsed <= t <= first.t for t in ticks) >= 3, ticks

@@ -33,6 +33,7 @@ from adapter.local.seat import (
 )
 from adapter.local.stopping import StopRequest, play_in_process, play_units, stop_reason_text
 from adapter.local.timing import DecisionTimes
+from brain.clock import MONOTONIC, Clock
 from brain.policies.nn import ENV as NN_ENV
 from brain.rules.variant import variant_of
 from brain.tally import FallbackTally
@@ -62,6 +63,8 @@ class ArenaConfig:
     # no limit; a seat named POLICY@budget=SECONDS has its own)
     labels_as: tuple[str, ...] | None = None  # each seat's label where not its name's: a
     # resumed self-play's on record, whose nn@FILE seats now name the same weights otherwise
+    clock: Clock = field(default=MONOTONIC, compare=False)  # what our seats keep their budget
+    # and time their decisions on (brain/clock.py)
 
     def game_config(self) -> GameConfig:
         return GameConfig(self.variant, self.riichi_length, self.hands_per_game)
@@ -91,7 +94,7 @@ class ArenaConfig:
         self.specs()  # one label, one player (the commands refuse it before any game)
         given = dict(zip(self.labels, self.policies, strict=True))
         players = [seat_for(self.variant, s, given[label], self.seat_limit, self.budget,
-                            self.connect_wait) for s, label in enumerate(seating)]
+                            self.connect_wait, self.clock) for s, label in enumerate(seating)]
         for player, label in zip(players, seating, strict=True):
             player.name = label  # the seat's label, where it is not its name's own
         return players

@@ -13,6 +13,7 @@ from typing import Any
 from adapter.local.timing import DecisionTimes
 from brain import anytime
 from brain.brain import Answer, Brain
+from brain.clock import MONOTONIC, Clock
 from brain.policies import NN_FILE_PREFIX
 from brain.policies.mc.config import ENV as MC_ENV
 from brain.policies.nn import ENV as NN_ENV
@@ -93,11 +94,13 @@ def _file_digest(path: Path) -> str:
 class BrainSeat:
     """One seat played by a :class:`Brain`. Its state is its own, fed only by what the referee
     shows it, exactly as an adapter feeds a brain from a platform's messages. ``limit``: the
-    seconds per decision a platform would give (the brain keeps its margin back from it)."""
+    seconds per decision a platform would give (the brain keeps its margin back from it);
+    ``clock``: what that limit is kept on (brain/clock.py)."""
 
-    def __init__(self, variant: str, seat: int, policy: str, limit: float | None = None) -> None:
+    def __init__(self, variant: str, seat: int, policy: str, limit: float | None = None,
+                 clock: Clock = MONOTONIC) -> None:
         self.name = policy
-        self.brain = Brain(variant, policy, limit=limit)
+        self.brain = Brain(variant, policy, limit=limit, clock=clock)
         self.state = TableState(variant, seat)
         self.times = DecisionTimes()
 
@@ -223,13 +226,15 @@ def time_limit(name: str, seat_limit: float | None = None,
 
 
 def seat_for(variant: str, seat: int, name: str, seat_limit: float | None = None,
-             budget: float | None = None, connect_wait: float = 60.0) -> Any:
+             budget: float | None = None, connect_wait: float = 60.0,
+             clock: Clock = MONOTONIC) -> Any:
     """The player for seat ``name``: our brain, or an outside program for a ``KIND:CMD``
     name (adapter/local/external/; ``seat_limit`` overrides its platform's answer limit, and a
     listening seat waits ``connect_wait`` seconds for its bot).
     Our brain decides under ``budget`` seconds per decision (None: no limit), or under the
     name's own ``@budget=SECONDS``; the seat keeps ``name`` (its label, for ``LABEL=SEAT``)
-    so figures stay per seat name."""
+    so figures stay per seat name. ``clock``: what our brain keeps its budget on (an outside
+    program's time is always the real clock's: it runs in its own process)."""
     from adapter.local.external import SeatLimits, external_seat, is_external
 
     label, spec = split_label(name)
@@ -238,6 +243,7 @@ def seat_for(variant: str, seat: int, name: str, seat_limit: float | None = None
         player: Any = external_seat(variant, seat, spec, limits)
     else:
         policy, own = split_budget(spec)
-        player = BrainSeat(variant, seat, policy, limit=own if own is not None else budget)
+        player = BrainSeat(variant, seat, policy, limit=own if own is not None else budget,
+                           clock=clock)
     player.name = label
     return player
