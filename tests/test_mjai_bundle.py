@@ -102,11 +102,11 @@ def test_the_upload_answers_as_mjbot_mjai_does(numpy_python: str, upload: Path) 
 def test_the_zip_holds_bot_py_at_its_root_and_mahjong_2_with_its_licence(bundle: Path
                                                                          ) -> None:
     """Sources only (Python 3.10 there compiles them; the building 3.11's bytecode would be
-    skipped), the mc policy's riichi models, and no nn weights unless asked for."""
+    skipped), and neither the mc policy's riichi models nor nn weights in a rulebased zip."""
     with zipfile.ZipFile(bundle) as zf:
         names = set(zf.namelist())
         licence = zf.read(f"{VENDOR}/mahjong/LICENSE.txt").decode()
-    assert "bot.py" in names and RIICHI_WEIGHTS in names and NN_WEIGHTS not in names
+    assert "bot.py" in names and RIICHI_WEIGHTS not in names and NN_WEIGHTS not in names
     assert "Permission is hereby granted" in licence  # MIT's words
     assert f"{VENDOR}/mahjong/hand_calculating/hand.py" in names
     assert not any(n.endswith(".pyc") for n in names) and "__main__.py" not in names
@@ -215,6 +215,30 @@ def test_models_for_a_bundle_that_reads_none_are_refused(
     assert done.returncode == 0, done.stderr
     with zipfile.ZipFile(out / f"mjbot-{platform}.zip") as zf:
         assert f"brain/data/{name}" in zf.namelist()
+
+
+@pytest.mark.parametrize("platform", ["mjai", "botzone"])
+def test_each_bundle_carries_the_data_files_its_policy_reads_and_no_others(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], platform: str) -> None:
+    """A rulebased or nn zip carried the shipped opponent models, which only mc reads (100 KB
+    of a 629 KB rulebased mjai zip, unread). Now each zip's brain/data holds what its policy
+    reads: the shanten tables always, the opponent models for mc, the network for nn and for
+    mc with fast=nn. (The default and nn zips are played in a bare runtime by the tests
+    above and by tests/test_botzone_bundle.py, tests/test_nn_bundle.py.)"""
+    variant = "riichi" if platform == "mjai" else "mcr"
+    tables, models = "brain/data/shanten_tables.npz", f"brain/data/opponents_{variant}.npz"
+    network = f"brain/data/nn_{variant}.npz"
+    for args, wanted in (([], {tables}), (["--policy", "rulebased"], {tables}),
+                         (["--policy", "nn"], {tables, network}),
+                         (["--policy", "mc"], {tables, models}),
+                         (["--policy", "mc", "--mc-options", "fast=nn"],
+                          {tables, models, network})):
+        out = tmp_path / "-".join(["out", *args])
+        done = mjbot_here(capsys, "bundle", platform, "-o", str(out), *args)
+        assert done.returncode == 0, done.stderr
+        with zipfile.ZipFile(out / f"mjbot-{platform}.zip") as zf:
+            data = {n for n in zf.namelist() if n.startswith("brain/data/")}
+        assert data == wanted, (args, data)
 
 
 def test_a_build_that_fails_leaves_the_last_zip_as_it_was(tmp_path: Path) -> None:

@@ -125,7 +125,9 @@ def carried_weights(policy: str, models_dir: str | Path | None, mc_options: str,
     (FileNotFoundError naming what is missing), never built to fail on the platform, and so
     is ``nn_weights`` for a bundle that plays no network (ValueError): it was left out without
     a word, and the user believed the network was shipped; ``models_dir`` for a bundle that
-    reads no opponent models (ValueError): they were carried, and read by nothing."""
+    reads no opponent models (ValueError): they were carried, and read by nothing. Only an
+    ``mc`` bundle carries opponent models, only a bundle that plays the network carries it;
+    the shanten tables (in the modules) every bundle reads."""
     check_bundle_policy(policy)
     if models_dir and policy != "mc":  # carried unread, the user believed they played
         raise ValueError(f"--models {models_dir}: only a bundle that plays mc reads the "
@@ -135,9 +137,8 @@ def carried_weights(policy: str, models_dir: str | Path | None, mc_options: str,
     if policy == "mc" and not weights.is_file():
         raise FileNotFoundError(f"an mc bundle needs the {models_words} opponent models: "
                                 f"no {weights}")
-    if models_dir and not weights.is_file():  # asked for by name: never left out quietly
-        raise FileNotFoundError(f"--models {models_dir}: no {file_name} there")
-    files = [(weights, models)] if weights.is_file() else []
+    # only mc reads them: a rulebased or nn zip carried the shipped ones unread (100 KB)
+    files = [(weights, models)] if policy == "mc" else []
     if policy != "nn" and not (policy == "mc" and _mc_plays_the_network(mc_options)):
         if nn_weights:  # left out without a word, the user believed the network shipped
             raise ValueError(f"--nn-weights {nn_weights}: only a bundle that plays the network "
