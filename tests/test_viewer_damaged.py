@@ -150,6 +150,33 @@ def test_a_hand_tile_out_of_range_fails_that_hand_alone(
     assert any('"reasons": "hand 2: ' in x for x in lines), lines
 
 
+def test_a_damaged_hand_has_no_commentary_and_the_others_have_theirs(
+        viewer: tuple[str, Path, Path], source: list[dict[str, Any]]) -> None:
+    """The same tile 200 in the second hand's deal: the commentary was a 422 for the whole
+    game (the table's IndexError at that hand), no hand's sentences shown. Now that hand is
+    skipped with a one-line note naming it (its reason logged, not sent), and every other
+    hand has its commentary, as it has without the damage."""
+    url, folder, log = viewer
+    starts = [i for i, f in enumerate(source) if f.get("k") == "event"
+              and f["event"]["type"] == "RoundStarted"]
+    _write(folder / "whole.mjlog.msgpack", source)
+    name = "no-comment.mjlog.msgpack"
+    _write(folder / name, _edited(source, starts[1], ("event", "hands", 0, 0), 200))
+    status, text = _get(f"{url}api/games/0~{name}/commentary")
+    assert status == 200, text
+    body = json.loads(text)
+    assert body["skipped"] == [{"hand": 1, "note": "no commentary for hand 2: the log's moves "
+                                "there do not fit the table (a damaged or edited log)"}]
+    whole = json.loads(_get(f"{url}api/games/0~whole.mjlog.msgpack/commentary")[1])
+    assert whole["skipped"] == []
+    assert body["subtitles"] == [r for r in whole["subtitles"] if r["hand"] != 1]
+    assert {r["hand"] for r in body["subtitles"]} == set(range(len(starts))) - {1}
+    lines = [x for x in log.read_text().splitlines() if name in x]
+    assert any('"event": "viewer: no commentary for a hand"' in x and '"hand": "hand 2"' in x
+               and "IndexError" in x for x in lines), lines
+    assert "Traceback" not in log.read_text()
+
+
 @settings(max_examples=30, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())

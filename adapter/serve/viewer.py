@@ -139,12 +139,11 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         version, timeline = await _timeline(cache, index, game_id)
 
         async def commentary() -> bytes:  # a hand of one seat at a time, the slot given up
-            from replay.review.subtitles import ordered  # between each
-
-            parts = _subtitle_parts(index, game_id, timeline, cache.check)
+            skipped: dict[int | None, str] = {}  # between each; hand -> why it has none
+            parts = _subtitle_parts(index, game_id, timeline, cache.check, skipped)
             rows = [row for part in await cache.run_in_parts(parts) for row in part]
             body: bytes = await cache.run(
-                lambda: gzipped_json({"subtitles": ordered(rows)}))
+                lambda: gzipped_json(_commentary_body(game_id, rows, skipped)))
             return body
 
         try:
@@ -325,9 +324,12 @@ def damaged_as_value_error(what: str) -> Iterator[None]:
 
 
 def _subtitle_parts(index: GameIndex, game_id: str, timeline: Any,
-                    progress: Callable[[int, int], None]) -> Iterator[list[dict[str, Any]]]:
+                    progress: Callable[[int, int], None], skipped: dict[int | None, str]
+                    ) -> Iterator[list[dict[str, Any]]]:
     """The commentary's rows a hand of one seat at a time (subtitle_parts), the game's
-    replays read at the first part; each part worked out when it is asked for."""
+    replays read at the first part; each part worked out when it is asked for. A hand the
+    table cannot follow (a damaged or hand-edited log) is put in ``skipped`` with why (the
+    first seat's reason), its rows left for :func:`_commentary_body` to drop."""
     from replay import replayer
     from replay.review.evaluators import PolicyFailed, RankingEvaluator
     from replay.review.subtitles import subtitle_parts
@@ -339,7 +341,28 @@ def _subtitle_parts(index: GameIndex, game_id: str, timeline: Any,
         with damaged_as_value_error("the commentary"):
             reps = [replayer.load(path, s) for s in seats]
             yield from subtitle_parts(reps, timeline.event_steps,
-                                      RankingEvaluator("rulebased"), progress=progress)
+                                      RankingEvaluator("rulebased"), progress=progress,
+                                      damaged=skipped.setdefault)
     except PolicyFailed as exc:  # a RuntimeError: it went past the cache, a 500
         raise NoCommentary(str(exc)) from None
+
+
+def _commentary_body(game_id: str, rows: list[dict[str, Any]],
+                     skipped: dict[int | None, str]) -> dict[str, Any]:
+    """The commentary's JSON: the rows of every hand but those in ``skipped``, which go in
+    ``skipped`` as one line each naming the hand (the page shows it on that hand), their
+    reasons (which may quote the file) logged. One damaged hand made the whole game's
+    commentary a 422."""
+    from replay.review.subtitles import ordered
+
+    notes = []
+    for hand, reason in sorted(skipped.items(), key=lambda item: -1 if item[0] is None
+                               else item[0]):
+        where = "before the first hand" if hand is None else f"hand {hand + 1}"
+        log.warning("viewer: no commentary for a hand", game=game_id, hand=where,
+                    reason=" | ".join(reason.split("\n"))[:REASON_CHARS])
+        notes.append({"hand": hand, "note": f"no commentary for {where}: the log's moves "
+                      "there do not fit the table (a damaged or edited log)"})
+    return {"subtitles": ordered([r for r in rows if r["hand"] not in skipped]),
+            "skipped": notes}
 

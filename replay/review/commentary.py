@@ -21,16 +21,17 @@ from brain.policies.evaluation import DiscardInfo, value_honours
 from brain.policies.mcr_plan import best_distances_after_discards, winning_waits
 from brain.policies.rulebased import RuleBasedPolicy, best_after_call
 from brain.rules import rules_for
-from brain.rules.base import WinContext
+from brain.rules.base import Rules, WinContext
 from brain.rules.mcr import fan_items as mcr_fan_items
 from brain.shanten import HandError, shanten
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from replay.replayer import Replay, action_key, action_text, step_pass
+from replay.replayer import Decision, Replay, action_key, action_text, step_pass
 from replay.review.evaluators import Evaluation, Evaluator
 from replay.review.game import round_label
 from replay.review.situation import Opponents, Threat, discard_infos, kinds_text
+from replay.timeline import DAMAGED
 
 DANGER_MARGIN = 0.03  # deal-in probabilities closer than this are not a reason
 MCR_MIN_FAN = 8
@@ -365,38 +366,73 @@ def commentary(replay: Replay, ranker: Evaluator, k: int = 3,
 
 
 def commentary_rows(replay: Replay, ranker: Evaluator, k: int = 3,
-                    progress: Callable[[int, int], None] | None = None
+                    progress: Callable[[int, int], None] | None = None,
+                    damaged: Callable[[int, str], None] | None = None
                     ) -> Iterator[dict[str, Any]]:
     """:func:`commentary`'s rows one at a time, worked out as each is asked for (the viewer
-    works a long game's commentary out a hand at a time)."""
+    works a long game's commentary out a hand at a time). ``damaged``: where given, a hand
+    the table cannot follow (a damaged or hand-edited log's event or move, which its reader
+    takes: a tile 200, a seat 9, a list that is a number) is skipped up to the next hand's
+    start, and ``damaged`` called with the index of the event where it failed and why; the
+    viewer's commentary was a 422 for the whole game. Without it the failure is raised."""
     rules = rules_for(replay.variant)
     state = TableState(replay.variant, replay.seat)
     applied = 0
+    broken = False  # the hand in walk failed: its moves skipped, up to the next hand's start
     for n, d in enumerate(replay.decisions):
         while applied < d.index:
-            state.apply(replay.events[applied])
+            event = replay.events[applied]
             applied += 1
-        legal = list(d.legal) or rules.legal_actions(state, d.request)
-        try:
-            top: list[Any] | None = predicted(ranker.evaluate(state, d.request, legal), k)
-        except (HandError, StateError):  # the table the rules cannot read: no prediction
-            top = None  # (one made up from the legal set's order passed for the policy's)
-        try:
-            comment = explain(state, d.request, legal, d.action)
-        except HandError as exc:  # a log whose hand is no hand (a hand-written sample)
-            comment = Comment("", f"{action_text(d.action)} (the hand cannot be measured: "
-                              f"{exc}).", {})
-        keys = [action_key(a) for a in top or ()]
-        yield ({
-            "event_index": d.index, "seat": replay.seat, "round": round_label(state),
-            "kind": d.request.kind, "played": action_text(d.action),
-            "predicted": [action_text(a) for a in top or ()],
-            "hit": None if top is None else action_key(d.action) in keys or (
-                step_pass(d.request, d.action) and any(step_pass(d.request, a) for a in top)),
-            "factor": comment.factor,
-            "sentence": f"seat {replay.seat} {comment.sentence}", "facts": comment.facts})
+            if broken and not isinstance(event, ev.RoundStarted):
+                continue
+            try:
+                state.apply(event)
+                broken = False
+            except DAMAGED as exc:
+                if damaged is None:
+                    raise
+                damaged(applied - 1, _reason(exc))
+                broken = True
+        if not broken:
+            try:
+                row = _row(replay, state, d, rules, ranker, k)
+            except DAMAGED as exc:
+                if damaged is None:
+                    raise
+                damaged(d.index, _reason(exc))
+                broken = True
+            else:
+                yield row
         if progress is not None:
             progress(n + 1, len(replay.decisions))
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def _row(replay: Replay, state: TableState, d: Decision, rules: Rules, ranker: Evaluator,
+         k: int) -> dict[str, Any]:
+    """The row of decision ``d``, the table as it stood then."""
+    legal = list(d.legal) or rules.legal_actions(state, d.request)
+    try:
+        top: list[Any] | None = predicted(ranker.evaluate(state, d.request, legal), k)
+    except (HandError, StateError):  # the table the rules cannot read: no prediction
+        top = None  # (one made up from the legal set's order passed for the policy's)
+    try:
+        comment = explain(state, d.request, legal, d.action)
+    except HandError as exc:  # a log whose hand is no hand (a hand-written sample)
+        comment = Comment("", f"{action_text(d.action)} (the hand cannot be measured: "
+                          f"{exc}).", {})
+    keys = [action_key(a) for a in top or ()]
+    return {
+        "event_index": d.index, "seat": replay.seat, "round": round_label(state),
+        "kind": d.request.kind, "played": action_text(d.action),
+        "predicted": [action_text(a) for a in top or ()],
+        "hit": None if top is None else action_key(d.action) in keys or (
+            step_pass(d.request, d.action) and any(step_pass(d.request, a) for a in top)),
+        "factor": comment.factor,
+        "sentence": f"seat {replay.seat} {comment.sentence}", "facts": comment.facts}
 
 
 def format_commentary(rows: list[dict[str, Any]]) -> str:

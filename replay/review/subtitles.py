@@ -23,15 +23,26 @@ def subtitles(replays: list[Replay], event_steps: list[tuple[int, int] | None],
 
 def subtitle_parts(replays: list[Replay], event_steps: list[tuple[int, int] | None],
                    ranker: Evaluator, k: int = 3,
-                   progress: Callable[[int, int], None] | None = None
+                   progress: Callable[[int, int], None] | None = None,
+                   damaged: Callable[[int | None, str], object] | None = None
                    ) -> Iterator[list[dict[str, Any]]]:
     """:func:`subtitles`' rows a hand of one seat at a time (in the replays' order, not yet
     :func:`ordered`), each worked out as it is asked for: the viewer runs each part as a
     build of its own, so that a long game's commentary (1,600 hands: some 35 s) gives its
-    build slot up between hands rather than holding it from other viewers throughout."""
+    build slot up between hands rather than holding it from other viewers throughout.
+    ``damaged``: where given, a hand the table cannot follow (a damaged log's event or move)
+    is skipped (:func:`commentary_rows`) and ``damaged`` called with its number in the
+    timeline (None: before the first hand) and why; the rows it gave before failing are
+    still yielded, for the caller to leave out."""
+    def failed(index: int, reason: str) -> None:
+        if damaged is not None:
+            place = event_steps[index] if index < len(event_steps) else None
+            damaged(None if place is None else place[0], reason)
+
     for rep in replays:
         part: list[dict[str, Any]] = []
-        for row in commentary_rows(rep, ranker, k, progress):
+        for row in commentary_rows(rep, ranker, k, progress,
+                                   None if damaged is None else failed):
             index = row["event_index"]
             place = event_steps[index] if index < len(event_steps) else None
             if place is None:

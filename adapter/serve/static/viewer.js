@@ -13,7 +13,7 @@ const ASKED_SEAT = (() => {
 })();
 const WIND = "ESWN";
 const view = {
-  outline: null, hand: 0, step: 0, steps: [], cache: new Map(), subtitles: new Map(),
+  outline: null, hand: 0, step: 0, steps: [], cache: new Map(), subtitles: new Map(), skipped: new Map(),
   commentary: "loading",  // then "ready" or "failed: ..."
   handError: "",  // the last hand that could not be shown, as the page says it
 };
@@ -127,6 +127,11 @@ function drawSubtitles() {
       : "no commentary: " + view.commentary.slice("failed: ".length) }));
     return;
   }
+  const skipped = view.skipped.get(view.hand);  // a damaged hand: the others have theirs
+  if (skipped) {
+    box.replaceChildren(el("div", { class: "muted hint", text: skipped }));
+    return;
+  }
   const rows = view.subtitles.get(`${view.hand}:${view.step}`) || [];
   box.replaceChildren(...rows.map((r) =>
     el("div", { class: "subtitle", "data-seat": r.seat, "data-factor": r.factor },
@@ -143,6 +148,7 @@ async function loadSubtitles() {
       if (!view.subtitles.has(key)) view.subtitles.set(key, []);
       view.subtitles.get(key).push(r);
     }
+    for (const s of data.skipped || []) if (s.hand !== null) view.skipped.set(s.hand, s.note);
     view.commentary = "ready";
   } catch (error) {
     view.commentary = "failed: " + error.message;
