@@ -268,6 +268,39 @@ def test_fields_nested_900_deep_open_or_are_a_422(
         assert status == 200 and len(json.loads(listed)["games"]) == 1, listed[:300]
 
 
+@pytest.mark.parametrize("what", ["deep", "bytes"])
+def test_a_win_detail_json_cannot_hold_fails_that_hand_alone(
+        viewer: tuple[str, Path, Path], source: list[dict[str, Any]], what: str) -> None:
+    """A win's detail nested 1000 deep (past the JSON encoder's limit), or bytes: the outline,
+    which lists each hand's result, was the 422 of a file the viewer cannot show, so no hand
+    of the game opened. Now the outline lists that hand without its result, a note naming
+    it; that hand is its own 422, its log line naming it, and every other hand, and the
+    commentary, show."""
+    from adapter.serve.viewer import UNREADABLE
+
+    url, folder, log = viewer
+    won = next(i for i, f in enumerate(source) if f.get("k") == "event"
+               and f["event"]["type"] == "RoundWon")
+    hand = sum(1 for f in source[:won] if f.get("k") == "event"
+               and f["event"]["type"] == "RoundStarted") - 1
+    name = f"{what}-detail.mjlog.msgpack"
+    _write(folder / name, _edited(source, won, ("event", "detail"),
+                                  _nested(1000) if what == "deep" else b"\x00"))
+    answers = _asked(url, name, commentary=True)
+    _no_500(answers, log.read_text())
+    assert answers["outline"][0] == 200, answers["outline"]
+    outline = json.loads(answers["outline"][1])
+    assert outline["notes"] == [f"hand {hand + 1}: its result cannot be shown (a damaged or "
+                                "edited log)"]
+    assert outline["hands"][hand]["result"] is None
+    assert all(h["result"] is not None for n, h in enumerate(outline["hands"]) if n != hand)
+    assert answers[f"hand {hand}"] == (422, UNREADABLE)
+    failed = {route for route, (status, _) in answers.items() if status != 200}
+    assert failed - {"tenhou6", "mjai"} == {f"hand {hand}"}, failed  # an export: the file's
+    lines = [x for x in log.read_text().splitlines() if name in x]
+    assert any(f'"reasons": "hand {hand + 1}: ' in x for x in lines), lines
+
+
 MJX_LINES = (ROOT / "tests/data/shared/tenhou/mjx_pairs"
              / "2010110100gm-00a9-0000-de3472e8.tenhou6.json")
 MJAI_LOG = ROOT / "tests/data/shared/mjai/local_match_seed10000_2000.mjai.jsonl"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+import json
 import urllib.parse
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
@@ -108,7 +109,7 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             body = timeline.outline()
             body["id"] = game_id
             body["exports"] = _exports(body)
-            return gzipped_json(body)
+            return _outline_json(game_id, body)
 
         try:
             body = await cache.get((*version, "outline"), outline, "outline")
@@ -125,8 +126,12 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         hand = timeline.hands[n]
 
         def steps() -> bytes:  # the hand's steps are built here, once per file version
-            return gzipped_json({"label": hand["label"], "steps": timeline.steps(n),
-                                 "result": hand["result"]})
+            shown = {"label": hand["label"], "steps": timeline.steps(n),
+                     "result": hand["result"]}
+            try:
+                return gzipped_json(shown)
+            except ValueError as exc:  # the log line names the hand, as the steps' own do
+                raise ValueError(f"hand {n + 1}: {exc}") from None
 
         try:
             body = await cache.get((*version, "hand", n), steps, "hand")
@@ -345,6 +350,33 @@ def _subtitle_parts(index: GameIndex, game_id: str, timeline: Any,
                                       damaged=skipped.setdefault)
     except PolicyFailed as exc:  # a RuntimeError: it went past the cache, a 500
         raise NoCommentary(str(exc)) from None
+
+
+def _outline_json(game_id: str, body: dict[str, Any]) -> bytes:
+    """The outline, gzipped. A hand holding a value JSON cannot hold (a crafted log's win
+    detail nested 1000 deep, bytes in a field its reader takes) is listed without it, with a
+    note naming the hand (its steps are its own 422), where the whole game was a 422 that
+    showed no hand. A value outside the hands (the header's players) is still the file's."""
+    try:
+        return gzipped_json(body)
+    except ValueError:
+        pass
+    hands, notes = [], []
+    for n, hand in enumerate(body["hands"]):
+        kept, dropped = dict(hand), []
+        for key, value in hand.items():
+            try:
+                json.dumps(value)
+            except (TypeError, ValueError, RecursionError) as exc:
+                kept[key] = None
+                dropped.append(key)
+                log.warning("viewer: a hand's value cannot be shown", game=game_id,
+                            hand=f"hand {n + 1}", field=key, error_type=type(exc).__name__)
+        if dropped:
+            notes.append(f"hand {n + 1}: its {', '.join(dropped)} cannot be shown (a damaged "
+                         "or edited log)")
+        hands.append(kept)
+    return gzipped_json({**body, "hands": hands, "notes": [*body.get("notes", ()), *notes]})
 
 
 def _commentary_body(game_id: str, rows: list[dict[str, Any]],
