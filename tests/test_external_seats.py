@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -907,22 +908,96 @@ def test_no_program_outlives_an_arena_that_is_killed(tmp_path, workers, killed, 
     proc = _cli("arena", "--policies", f"mjai:{PY} {bot} mute {pidfile},rulebased,rulebased,"
                 "rulebased",
                 "--hands", "1", "--no-log", "--workers", str(workers))
-    try:  # killed once every process of the program runs: what the arena does is not the point
-        _wait_for_file(pidfile, proc, lines=1 if kind == "child" else 2, settle=0)
-    finally:
-        if killed == "group":  # the run and its workers at once (the programs have their own)
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.kill()
-        proc.wait(timeout=30)  # not its pipes: a worker that outlived it would hold them
-        for stream in (proc.stdout, proc.stderr):
-            assert stream is not None
-            stream.close()
-    try:
+    with _nothing_of_the_arena_left(proc, pidfile):
+        try:  # killed once every process of the program runs: what the arena does is not
+            _wait_for_file(pidfile, proc, lines=1 if kind == "child" else 2, settle=0)
+        finally:  # the point
+            if killed == "group":  # the run and its workers at once (the programs have
+                _kill_group(proc)  # their own)
+            proc.kill()
+            proc.wait(timeout=30)  # not its pipes: a worker that outlived it would hold them
+            for stream in (proc.stdout, proc.stderr):
+                assert stream is not None
+                stream.close()
         assert _all_gone(pidfile) == []
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL to the process group of ``proc`` (started in a session of its own: the arena's
+    run and its workers; its programs have groups of their own), quiet where none of it is
+    left: an arena that died early (before it recorded its pids) raised ProcessLookupError
+    here, on top of the failure that said why. Its pgid is not given to a new process while
+    a worker of the group lives."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def _nothing_of_the_arena_left(proc: subprocess.Popen[str], pidfile: Path) -> Iterator[None]:
+    """Whatever the body raises, nothing of the arena ``proc`` is left after it: its process
+    group (a case that kills the run alone left its workers running when it failed, 25
+    minutes once) and the program processes it recorded, which a pidfile never written
+    (the arena died first) does not turn into a FileNotFoundError over the failure."""
+    try:
+        yield
     finally:
-        for pid in [int(p) for p in pidfile.read_text().split()]:
+        _kill_group(proc)
+        proc.kill()
+        proc.wait(timeout=30)
+        recorded = pidfile.read_text().split() if pidfile.exists() else []
+        for pid in [int(p) for p in recorded]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def _in_group(pgid: int) -> list[int]:
+    """The live processes (not zombies) of process group ``pgid``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone between the listing and the read
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _left_in_group(pgid: int) -> list[int]:
+    """:func:`_in_group`, after giving the system a moment to end and reap what was killed."""
+    for _ in range(100):
+        if not (left := _in_group(pgid)):
+            return []
+        time.sleep(0.05)
+    return left
+
+
+def test_a_killed_arena_case_that_fails_leaves_nothing_and_says_its_own_failure(tmp_path):
+    """The cleanup of the killed-arena cases. An arena that dies before its program records
+    its pids: the case's own assertion (it ended early) comes out, not ProcessLookupError
+    from killing a group already gone nor FileNotFoundError from the pidfile. A case that
+    fails while the arena runs, its workers not ending with it: none of them is left."""
+    pidfile = tmp_path / "pids"
+    early = _cli("arena", "--policies", "nosuchpolicy,rulebased,rulebased,rulebased",
+                 "--hands", "1", "--no-log", "--workers", "2")
+    with pytest.raises(AssertionError), _nothing_of_the_arena_left(early, pidfile):
+        _wait_for_file(pidfile, early)
+    assert early.returncode == 2 and not pidfile.exists()
+
+    bot = _script(tmp_path, "bot.py", MJAI_BOT)
+    proc = _cli("arena", "--policies", f"mjai:{PY} {bot} mute {pidfile},rulebased,rulebased,"
+                "rulebased", "--hands", "4", "--no-log", "--workers", "2")
+    with pytest.raises(RuntimeError), _nothing_of_the_arena_left(proc, pidfile):
+        _wait_for_file(pidfile, proc, settle=0)
+        workers = [pid for pid in _in_group(proc.pid) if pid != proc.pid]
+        assert len(workers) >= 2, workers
+        # frozen: workers that do not end with the run, as in the -2-run cases that failed
+        # with die_with_parent taken out of worker_signals (their workers ran on 25 minutes)
+        for pid in workers:
+            os.kill(pid, signal.SIGSTOP)
+        raise RuntimeError("a check of the case failed")
+    assert _left_in_group(proc.pid) == []
+    assert _all_gone(pidfile) == []
 
 
 def test_a_listening_seat_with_no_client_says_so_and_answers_a_signal():
