@@ -242,6 +242,24 @@ def test_quota_starts_again_each_day() -> None:
     assert DailyQuota(0).remaining() is None
 
 
+async def test_the_first_status_after_midnight_shows_the_new_days_count() -> None:
+    """/health's session status read the quota's count before remaining() rolled the day: the
+    first status after midnight showed yesterday's games as today's beside a whole day's
+    remaining (today 1, remaining 2). The day is rolled first now. The quota's own clock
+    (DailyQuota's ``now``) moves past midnight; the session plays as it would."""
+    now = [dt.datetime(2026, 5, 1, 23, 59, 30)]
+    script = Script([game])
+    sup = supervisor(script, spec(games_per_day=2))
+    sup.start()  # the session's task made, not yet run: its quota on the clock above
+    handle = sup.handles["s"]
+    handle.quota = DailyQuota(2, now=lambda: now[0])
+    await until(lambda: handle.games_played == 1 and len(script.starts) == 2)
+    assert handle.status()["quota"] == {"games_per_day": 2, "today": 1, "remaining": 1}
+    now[0] = dt.datetime(2026, 5, 2, 0, 0, 1)
+    assert handle.status()["quota"] == {"games_per_day": 2, "today": 0, "remaining": 2}
+    await sup.stop()
+
+
 async def test_a_run_that_fails_while_stopping_is_counted_and_shown() -> None:
     """A worker that crashes on its way out (its last game log left without a footer) is a
     failure like any other, though nothing restarts: not a quiet "stopped"."""

@@ -102,6 +102,12 @@ class DailyQuota:
         self._roll()
         self.count += games
 
+    def today(self) -> int:
+        """Games counted today, the day rolled first: ``count`` itself is the day's as last
+        rolled, so the first status after midnight showed yesterday's."""
+        self._roll()
+        return self.count
+
     def remaining(self) -> int | None:
         """Games still allowed today (None: no quota)."""
         if self.limit <= 0:

@@ -332,7 +332,7 @@ class SessionHandle:
             # today's games: None until the log folder's are counted (count_today, at the
             # session's start; a disabled session's never are), where 0 read as none played
             "quota": {"games_per_day": self.spec.limits.games_per_day,
-                      "today": self.quota.count if self.counted else None,
+                      "today": self.quota.today() if self.counted else None,
                       "remaining": self.quota.remaining() if self.counted else None},
             "next_run_at": self.resume_at,
         }
