@@ -506,3 +506,57 @@ def test_a_logs_notices_show_with_their_hand(browser: Browser,
     step_shown(browser, 1, step + 1)
     browser.wait_for("document.querySelector('#notices .notice.here') !== null")
     assert browser.console_errors() == []
+
+
+def _a_discard_not_in_the_hand(game: Path, out: Path) -> Path:
+    """``game`` written to ``out`` with its first hand's third discard by our seat changed
+    to a tile whose kind that seat does not hold then: the table of the steps draws it, the
+    commentary's table (which keeps the seat's tiles) cannot follow the hand."""
+    from brain.state import TableState
+    from protocols import events as ev
+    from protocols import tiles as T
+    from replay import replayer
+    from tests.test_viewer_damaged import _edited, _frames, _write
+
+    rep = replayer.load(game)
+    ours = [i for i, e in enumerate(rep.events)
+            if isinstance(e, ev.TileDiscarded) and e.seat == rep.seat][2]
+    assert not any(isinstance(e, ev.RoundWon | ev.RoundDrawn) for e in rep.events[:ours])
+    state = TableState(rep.variant, rep.seat)
+    for e in rep.events[:ours]:
+        state.apply(e)
+    held = {T.kind(t) for t in state.hand}
+    tile = next(t for t in range(0, 136, 4) if T.kind(t) not in held)
+    frames = _frames(game)
+    frame = [i for i, f in enumerate(frames) if f.get("k") == "event"
+             and f["event"]["type"] == "TileDiscarded" and f["event"]["seat"] == rep.seat][2]
+    return _write(out, _edited(frames, frame, ("event", "tile"), tile))
+
+
+def test_a_damaged_hand_says_it_has_no_commentary_and_the_next_shows_its_own(
+        browser: Browser, played: Path, tmp_path: Path) -> None:
+    """A log whose first hand holds a discard of a tile not in the hand (damaged or edited):
+    its steps show, but the commentary was a 422 for the whole game, every hand saying "no
+    commentary: cannot show this file". Now the first hand says in one line that it has
+    none, and the second hand shows its sentences."""
+    (game,) = (played / "riichi").rglob("*.mjlog.msgpack")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    damaged = _a_discard_not_in_the_hand(game, logs / "damaged.mjlog.msgpack")
+    with mjbot_view(logs) as url:
+        browser.navigate(url + "games/0~" + damaged.name + "#1/1")
+        step_shown(browser, 1, 1)
+        browser.wait_for("document.getElementById('subtitles').dataset.state === 'ready'", 60)
+        said = text(browser, "#subtitles")
+        assert said == ("no commentary for hand 1: the log's moves there do not fit the table "
+                        "(a damaged or edited log)"), said
+        browser.key("ArrowDown")
+        step_shown(browser, 2, 1)
+        for _ in range(80):
+            browser.key("ArrowRight")
+            if browser.evaluate("document.querySelectorAll('#subtitles .subtitle').length"):
+                break
+        else:
+            pytest.fail("no subtitle in the second hand's first steps")
+        assert "no commentary" not in text(browser, "#subtitles")
+        assert browser.console_errors() == []
