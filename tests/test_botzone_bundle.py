@@ -99,6 +99,30 @@ def test_bytecode_of_another_python_falls_back_to_the_sources(tmp_path, bundle, 
     assert one.returncode == 0 and one.stdout.split("\n")[0] == "PASS", one.stderr
 
 
+def test_the_default_zip_told_to_play_mc_says_it_carries_no_opponent_models(
+        bundle, bare_python, tmp_path):
+    """Only an mc zip carries the opponent models (ef14e7c): the default zip told `--policy mc`
+    (as every zip played it while all carried them) fell back at every decision, a note on
+    stderr each turn, the answers rulebased's. It is refused in one line before a turn is
+    read, saying how to build a zip that carries them. Started as Botzone starts it (no
+    --policy), a zip whose mc reads no models still answers, by its fallback: an exit there
+    would lose the game."""
+    turn = ("3\n0 0 0\nPASS\n1 0 0 0 0 W1 W2 W3 B4 B5 B6 T7 T8 T9 F1 F1 J1 J3\nPASS\n"
+            "2 W5\n\n")  # our draw: a decision mc is asked
+    for policy in ("mc", "mc@playouts=2"):
+        done = subprocess.run([bare_python, str(bundle), "--no-keep-running", "--policy",
+                               policy], input=turn, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and done.stdout == "", (done.stdout, done.stderr)
+        assert done.stderr.count("\n") == 1 and "fallback" not in done.stderr, done.stderr
+        assert f"argument --policy: {policy}: no opponent models for 'mcr'" in done.stderr
+        assert "mjbot bundle botzone --policy mc" in done.stderr
+    elsewhere = build_botzone_bundle(tmp_path, policy="mc",
+                                     mc_options=f"models={tmp_path / 'none'}")
+    done = subprocess.run([bare_python, str(elsewhere), "--no-keep-running"], input=turn,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("PLAY "), done.stderr
+
+
 def test_a_python_without_numpy_or_mahjonggb_is_told_what_the_bot_needs(bundle):
     """A local test run under a Python that lacks them (-S: no site-packages at all) gets one
     line naming both and how to install them, not a ModuleNotFoundError traceback."""

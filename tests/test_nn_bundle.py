@@ -88,6 +88,20 @@ def test_the_bundle_command_refuses_a_wrong_network_in_one_line(tmp_path, capsys
     assert "--nn-weights" in done.stderr
 
 
+@pytest.mark.parametrize("platform", ["botzone", "mjai"])
+def test_mc_with_options_by_name_is_told_to_give_them_as_mc_options(tmp_path, capsys,
+                                                                   platform):
+    """`--policy mc@fast=nn`, as the arena takes it: refused (the bundle's options are its
+    MJBOT_MC), but the line said to carry a network with --policy nn --nn-weights FILE,
+    another policy. It says how to bundle mc with those options now."""
+    done = mjbot_here(capsys, "bundle", platform, "--policy", "mc@fast=nn", "-o",
+                      str(tmp_path))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "--policy mc --mc-options 'fast=nn'" in done.stderr, done.stderr
+    assert "--nn-weights" not in done.stderr, done.stderr
+    assert not list(tmp_path.iterdir())
+
+
 def test_bench_botzone_times_the_nn_zip_at_the_late_turns(tmp_path, monkeypatch):
     """The benchmark builds the zip for the policy asked and starts it once per late turn; a
     turn the network did not answer itself (a fallback) would fail it. Its games are

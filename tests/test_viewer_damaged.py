@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import gzip
 import json
 import os
 import re
@@ -299,6 +300,30 @@ def test_a_win_detail_json_cannot_hold_fails_that_hand_alone(
     assert failed - {"tenhou6", "mjai"} == {f"hand {hand}"}, failed  # an export: the file's
     lines = [x for x in log.read_text().splitlines() if name in x]
     assert any(f'"reasons": "hand {hand + 1}: ' in x for x in lines), lines
+
+
+def test_a_detail_nested_just_past_the_limit_in_the_outline_fails_its_hand_alone() -> None:
+    """The outline tried each hand's fields alone once the whole failed: a win's detail
+    nested just past the encoder's limit where it sits in the outline (body, hands, hand,
+    result: three levels more than alone) passed alone, nothing was dropped, and the game was
+    the file's 422 again (a real `mjbot view`: details 982 and 984 deep, where 980 and 986
+    opened). The depth is found here, where the whole outline first fails."""
+    from adapter.serve.viewer import _outline_json
+
+    def outline(depth: int) -> dict[str, Any]:
+        won = {"label": "E1", "result": {"kind": "win", "detail": _nested(depth)}}
+        return {"notes": [], "hands": [{"label": "E2", "result": None}, won]}
+
+    for depth in range(200, 3000):  # up to the first the outline cannot hold whole
+        try:
+            text = gzip.decompress(_outline_json("g", outline(depth)))
+        except ValueError as exc:
+            pytest.fail(f"a detail {depth} deep: the whole game unshown ({exc})")
+        if not text.startswith(b'{"notes": [], '):  # (not read back: as deep as it was sent)
+            break
+    body = json.loads(text)
+    assert body["notes"] == ["hand 2: its result cannot be shown (a damaged or edited log)"]
+    assert body["hands"] == [{"label": "E2", "result": None}, {"label": "E1", "result": None}]
 
 
 MJX_LINES = (ROOT / "tests/data/shared/tenhou/mjx_pairs"

@@ -526,6 +526,33 @@ def end_process(code: int) -> int:
     os._exit(code)
 
 
+def missing_opponent_models(policy: str) -> str:
+    """Why ``policy`` cannot play here for want of mc's MCR opponent models ("" where it can,
+    or is no mc). The upload zip carries them only where it was built for mc (``mjbot bundle
+    botzone --policy mc``): the default zip told ``--policy mc`` fell back at every decision,
+    a note on stderr each turn, where it played mc while every zip carried them. Read as mc
+    reads them (cached: its first decision reads them no more). Asked only of a ``--policy``
+    given: Botzone gives none, and there a policy that falls back still answers each turn
+    where a bot that exits loses the game."""
+    from brain.policies import MC_OPTIONS_PREFIX
+    from brain.policies.mc.config import from_env, parse
+    from brain.policies.mc.models import MissingModels, load_models
+
+    if policy != "mc" and not policy.startswith(MC_OPTIONS_PREFIX):
+        return ""
+    try:
+        config = parse("" if policy == "mc" else policy.removeprefix(MC_OPTIONS_PREFIX),
+                       from_env())
+    except ValueError:  # options mc refuses: its own refusal, as before
+        return ""
+    try:
+        load_models("mcr", config.models)
+    except (MissingModels, ValueError, OSError) as exc:
+        return (f"{str(exc).removeprefix('mc: ')} (an upload zip carries them where built "
+                "with `mjbot bundle botzone --policy mc`)")
+    return ""
+
+
 def main(argv: list[str] | None = None, keep_running_default: bool = False,
          policy_default: str = "rulebased") -> int:
     """The Botzone entry point without the rest of mjbot's CLI (the upload bundle's
@@ -535,6 +562,11 @@ def main(argv: list[str] | None = None, keep_running_default: bool = False,
     p = OneLineParser(prog="mjbot-botzone")
     add_turn_options(p, keep_running_default, policy_default)
     args = p.parse_args(argv)
+    # a --policy given (a local run; Botzone gives none): the zip built for another policy
+    missing = missing_opponent_models(args.policy) if args.policy != policy_default else ""
+    if missing:  # one line, before a turn is read, as a value the options refuse
+        print(f"{p.prog}: argument --policy: {args.policy}: {missing}", file=sys.stderr)
+        return 2
     return end_process(run_once(sys.stdin, sys.stdout, policy=args.policy,
                                 keep_running=args.keep_running, limit=args.time_limit,
                                 later_limit=args.later_time_limit, log_dir=args.log_dir,

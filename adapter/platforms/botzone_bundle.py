@@ -160,12 +160,17 @@ def _mc_plays_the_network(mc_options: str) -> bool:
 
 def check_bundle_policy(policy: str) -> None:
     """ValueError unless the bundle can play ``policy``: a name Botzone can resolve, not
-    ``nn@FILE``, whose file is on this machine only."""
-    from brain.policies import POLICIES
+    ``nn@FILE``, whose file is on this machine only, nor ``mc@OPTIONS`` (the bundle's
+    options are its MJBOT_MC: ``--mc-options``), which was told to carry a network instead."""
+    from brain.policies import MC_OPTIONS_PREFIX, POLICIES
 
     if policy not in POLICIES:
+        how = (f"give mc its options as --policy mc --mc-options "
+               f"{policy.removeprefix(MC_OPTIONS_PREFIX)!r} (mjbot bench botzone: MJBOT_MC)"
+               if policy.startswith(MC_OPTIONS_PREFIX)
+               else "carry a network with --policy nn --nn-weights FILE")
         raise ValueError(f"a bundle plays a policy by name ({', '.join(sorted(POLICIES))}), "
-                         f"not {policy!r}; carry a network with --policy nn --nn-weights FILE")
+                         f"not {policy!r}; {how}")
 
 
 def check_network(path: Path, variant: str, named: str) -> None:
