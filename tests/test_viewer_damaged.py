@@ -316,3 +316,21 @@ def test_a_header_whose_extra_is_no_map_is_one_line(
     assert _get(f"{url}api/games/0~{name}") == (422, UNREADABLE)
     assert len(json.loads(_get(f"{url}api/games?q={name}")[1])["games"]) == 1
     assert "Traceback" not in log.read_text()
+
+
+@pytest.mark.parametrize("value", [None, [1]], ids=["null", "list"])
+def test_a_header_whose_policy_config_is_no_map_still_opens(
+        viewer: tuple[str, Path, Path], source: list[dict[str, Any]], value: Any) -> None:
+    """A header whose ``policy_config`` is null or a list (a hand-edited log, another tool's):
+    nothing reads it as a map, and the log opened in `mjbot replay` and the viewer as any
+    other. The check that refuses an ``extra`` that is no map refused it too (exit 2, a 422).
+    It opens again."""
+    url, folder, log = viewer
+    name = f"policy-config-{type(value).__name__}.mjlog.msgpack"
+    path = _write(folder / name, _edited(source, 0, ("policy_config",), value))
+    run = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(path)], cwd=ROOT,
+                         env=PYTHON_ENV, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "final scores" in run.stdout, run.stderr
+    answers = _asked(url, name, commentary=False)
+    _no_500(answers, log.read_text())
+    assert answers["outline"][0] == 200 and answers["hand 0"][0] == 200
