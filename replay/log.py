@@ -172,9 +172,10 @@ def _map_to_frame(data: Any) -> Any:
             return HandEndFrame(float(data["t"]))
         if kind == "header":
             fields = {k: v for k, v in data.items() if k != "k"}
-            for name in ("extra", "policy_config"):  # read as maps by replay and the viewer
-                if not isinstance(fields.get(name, {}), dict):
-                    raise LogError(f"{name} must be a map, got {type(fields[name]).__name__}")
+            # read as a map by replay and the viewer (policy_config is read by nobody: a
+            # log whose policy_config is no map opens as it always did)
+            if not isinstance(fields.get("extra", {}), dict):
+                raise LogError(f"extra must be a map, got {type(fields['extra']).__name__}")
             return Header(**fields)
         if kind == "footer":
             return Footer(result=dict(data.get("result") or {}),

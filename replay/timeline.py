@@ -13,6 +13,7 @@ Snapshots rather than events, so that the page only draws.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import pickle
@@ -530,9 +531,18 @@ class _Walk:
         is none: the log's reader takes any value) fails that hand alone: why is kept in its
         start (its steps raise it: the viewer's 422 for that hand) and its other events are
         skipped, up to the next hand's start, which sets a new table. It was a 500 at the
-        outline, the whole game unshown. Before the first hand it is the file's ValueError."""
+        outline, the whole game unshown. Before the first hand it is the file's ValueError.
+        The game's own events after it (its end, a match log's next game's start) are still
+        read: a damaged last hand took the game's final scores with it, and the next game's
+        players and seat."""
         starting = isinstance(e, ev.RoundStarted)
         if self.broken and not starting:
+            if isinstance(e, ev.GameStarted | ev.GameEnded):  # the game's, not the hand's
+                with contextlib.suppress(*DAMAGED):  # a damaged one: the hand failed already
+                    if isinstance(e, ev.GameEnded):
+                        self.final = list(e.scores)
+                    else:
+                        self.event(e)
             return
         try:
             self.event(e)

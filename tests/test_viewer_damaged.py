@@ -401,3 +401,63 @@ def test_a_header_whose_extra_is_no_map_is_one_line(
     assert _get(f"{url}api/games/0~{name}") == (422, UNREADABLE)
     assert len(json.loads(_get(f"{url}api/games?q={name}")[1])["games"]) == 1
     assert "Traceback" not in log.read_text()
+
+
+@pytest.mark.parametrize("value", [None, [1]], ids=["null", "list"])
+def test_a_header_whose_policy_config_is_no_map_still_opens(
+        viewer: tuple[str, Path, Path], source: list[dict[str, Any]], value: Any) -> None:
+    """A header whose ``policy_config`` is null or a list (a hand-edited log, another tool's):
+    nothing reads it as a map, and the log opened in `mjbot replay` and the viewer as any
+    other. The check that refuses an ``extra`` that is no map refused it too (exit 2, a 422).
+    It opens again."""
+    url, folder, log = viewer
+    name = f"policy-config-{type(value).__name__}.mjlog.msgpack"
+    path = _write(folder / name, _edited(source, 0, ("policy_config",), value))
+    run = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(path)], cwd=ROOT,
+                         env=PYTHON_ENV, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "final scores" in run.stdout, run.stderr
+    answers = _asked(url, name, commentary=False)
+    _no_500(answers, log.read_text())
+    assert answers["outline"][0] == 200 and answers["hand 0"][0] == 200
+
+
+def test_a_damaged_last_hand_keeps_the_games_end_and_the_next_games_players(
+        viewer: tuple[str, Path, Path], source: list[dict[str, Any]]) -> None:
+    """A tile 200 in a game's last hand: the outline's pass skipped every event after it up
+    to the next hand's start, the game's end and the next game's start among them, so the
+    outline had no final scores (a complete game with no result), and in a match log (two
+    games in one file) the second game's hands showed the first game's players. That hand
+    alone fails now: the game's end and the next game's players are kept."""
+    from adapter.serve.viewer import UNREADABLE
+
+    url, folder, log = viewer
+    whole = "whole-for-last-hand.mjlog.msgpack"
+    _write(folder / whole, source)
+    expected = json.loads(_get(f"{url}api/games/0~{whole}")[1])
+
+    def event_at(frames: list[dict[str, Any]], kind: str) -> list[int]:
+        return [i for i, f in enumerate(frames) if f.get("k") == "event"
+                and f["event"]["type"] == kind]
+
+    last = event_at(source, "RoundStarted")[-1]
+    discard = next(i for i in event_at(source, "TileDiscarded") if i > last)
+    name = "damaged-last-hand.mjlog.msgpack"
+    _write(folder / name, _edited(source, discard, ("event", "tile"), 200))
+    answers = _asked(url, name, commentary=False)
+    _no_500(answers, log.read_text())
+    shown = json.loads(answers["outline"][1])
+    assert answers[f"hand {len(shown['hands']) - 1}"] == (422, UNREADABLE)
+    assert expected["final_scores"] and shown["final_scores"] == expected["final_scores"]
+
+    body = source[1:-1]
+    second = copy.deepcopy(body)
+    start = next(f for f in second if f.get("k") == "event"
+                 and f["event"]["type"] == "GameStarted")
+    start["event"]["names"] = [f"second-{n}" for n in range(4)]
+    match = [source[0], *copy.deepcopy(body), *second, source[-1]]
+    name = "damaged-match.mjlog.msgpack"
+    _write(folder / name, _edited(match, discard, ("event", "tile"), 200))
+    shown = json.loads(_get(f"{url}api/games/0~{name}")[1])
+    hands = len(expected["hands"])
+    assert [h["names"] for h in shown["hands"][hands:]] \
+        == [start["event"]["names"]] * hands
