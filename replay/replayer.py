@@ -19,7 +19,7 @@ import json
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,17 @@ class Replay:
     record: GameRecord | None = None
     log: GameLog | None = None
     notes: list[str] = field(default_factory=list)
+    # the hands whose moves did not fit the seat's table (a damaged or edited log), each
+    # {"hand", "round", "event", "why"}: their moves from there on are not read
+    damaged: list[dict[str, Any]] = field(default_factory=list)
+
+
+# what a damaged or hand-edited log's event raises on the table (a tile out of range, a seat
+# that is none, a list that is a number, a score that is text, a value nested some 900 deep
+# that a copy or the packing recurses into; a discard of a tile the hand does not hold, a
+# StateError): its reader takes any value
+DAMAGED = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError,
+           RecursionError)
 
 
 # --------------------------------------------------------------------------- loading
@@ -90,8 +101,10 @@ def load(path: str | Path, seat: int | None = None) -> Replay:
 
 def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
     events = seat_view(record, seat)
-    decisions = derive_decisions(record, seat, events)
-    notes = []
+    failed: list[tuple[int, str]] = []
+    decisions = derive_decisions(record, seat, events, lambda i, why: failed.append((i, why)))
+    damaged = [_damage(record.events, i, why) for i, why in failed]
+    notes = [damage_note(d) for d in damaged]
     if record.meta.get("players", 4) != 4:
         notes.append("a three-player (sanma) game: shown as read, but mjbot plays and scores "
                      "four-player rules, so values and policy agreement are approximate")
@@ -99,7 +112,49 @@ def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
         notes.append(f"the file is cut short: {record.meta['cut']}; the moves before the cut "
                      "are shown")
     return Replay(path, record.source, record.variant, seat, events, decisions, record=record,
-                  notes=notes)
+                  notes=notes, damaged=damaged)
+
+
+def _damage(events: list[Any], index: int, why: str) -> dict[str, Any]:
+    """Where a hand failed: its number in the file (1 = the first hand), its round, the
+    event's index in the record and what it was, and why the table refused it."""
+    hand = 0
+    label = "before the first hand"
+    for e in events[:index + 1]:
+        if isinstance(e, ev.RoundStarted):
+            hand += 1
+            label = _round_label(e)
+    return {"hand": hand, "round": label, "event": index,
+            "what": _event_text(events[index]), "why": why}
+
+
+def damage_note(d: dict[str, Any]) -> str:
+    """The note of one hand that failed (:func:`derive_decisions`' ``damaged``)."""
+    return (f"hand {d['hand']} ({d['round']}) cannot be followed from event {d['event']} "
+            f"({d['what']}): {d['why']}; its moves from there are not read (a damaged or "
+            "edited log), the hands after it are")
+
+
+def _round_label(e: ev.RoundStarted) -> str:
+    try:
+        return f"{'ESWN'[e.round_wind % 4]}{e.round_number + 1}-{e.honba}"
+    except DAMAGED:  # a round that is no number in a damaged log
+        return "round unknown"
+
+
+def _event_text(e: Any) -> str:
+    """A short account of an event: its kind, seat and tile where it has them."""
+    parts = [type(e).__name__]
+    seat = getattr(e, "seat", None)
+    if seat is not None:
+        parts.append(f"seat {seat}")
+    tile = getattr(e, "tile", None)
+    if tile is not None:
+        try:
+            parts.append(T.tile_name(tile))
+        except DAMAGED:
+            parts.append(repr(tile)[:40])
+    return " ".join(parts)
 
 
 def from_seat_record(record: GameRecord, seat: int | None = None, path: str = "") -> Replay:
@@ -108,14 +163,20 @@ def from_seat_record(record: GameRecord, seat: int | None = None, path: str = ""
     may move a client to another seat from one game to the next."""
     starts = [(i, e.seat) for i, e in enumerate(record.events) if isinstance(e, ev.GameStarted)]
     decisions: list[Decision] = []
+    failed: list[tuple[int, str]] = []
     for n, (start, own) in enumerate(starts):
         end = starts[n + 1][0] if n + 1 < len(starts) else len(record.events)
         part = GameRecord(record.variant, record.source, record.events[start:end], record.meta)
+
+        def note(i: int, why: str, at: int = start) -> None:
+            failed.append((i + at, why))
+
         decisions += [dataclasses.replace(d, index=d.index + start)
-                      for d in derive_decisions(part, own, part.events)]
+                      for d in derive_decisions(part, own, part.events, note)]
+    damaged = [_damage(record.events, i, why) for i, why in failed]
     seats = sorted({s for _, s in starts})
     shown = starts[0][1] if starts else int(record.meta["view_seat"])
-    notes = []
+    notes = [damage_note(d) for d in damaged]
     if len(seats) > 1:
         notes.append(f"the seat changes between games (seats {', '.join(map(str, seats))}): "
                      f"each game is read from the seat it was played from")
@@ -137,7 +198,7 @@ def from_seat_record(record: GameRecord, seat: int | None = None, path: str = ""
         notes.append(f"{record.meta['skipped']} lines that are no protocol line were skipped "
                      f"(first: {first})")
     return Replay(path, record.source, record.variant, shown, list(record.events), decisions,
-                  record=record, notes=notes)
+                  record=record, notes=notes, damaged=damaged)
 
 
 def _from_own_log(log: GameLog, seat: int | None) -> Replay:
@@ -241,10 +302,16 @@ def _from_table_log(log: GameLog, seat: int) -> Replay:
 # --------------------------------------------------------------------------- decisions
 
 
-def derive_decisions(record: GameRecord, seat: int,
-                     view: list[Any] | None = None) -> list[Decision]:
+def derive_decisions(record: GameRecord, seat: int, view: list[Any] | None = None,
+                     damaged: Callable[[int, str], None] | None = None) -> list[Decision]:
     """The decisions ``seat`` made in a full record (see the module docstring); ``view`` is
-    that seat's :func:`seat_view` where the caller has it already."""
+    that seat's :func:`seat_view` where the caller has it already. ``damaged``: where given, a
+    hand whose moves no longer fit the seat's table (a damaged or hand-edited log: a discard
+    of a tile the hand does not hold) is left from there up to the next hand's or game's
+    start, and ``damaged`` called with the event's index and why; the hands after it are
+    read. Without it deriving stops there (a dataset leaves the rest of such a game out). A
+    hand the record does not deal this seat (its tiles hidden) is no damage: its moves are
+    left out quietly, as they always were."""
     rules = rules_for(record.variant)
     if view is None:
         view = seat_view(record, seat)
@@ -252,8 +319,16 @@ def derive_decisions(record: GameRecord, seat: int,
     out: list[Decision] = []
     turn: tuple[int, ev.DecisionRequest, tuple[Any, ...]] | None = None
     riichi = False
+    broken = False  # this hand failed: its events skipped up to the next hand's start
+    hidden = False  # this hand's tiles are not in the record for this seat
     full = record.events
     for i, (e, seen) in enumerate(zip(full, view, strict=True)):
+        if broken:
+            if not isinstance(e, ev.RoundStarted | ev.GameStarted):
+                continue
+            broken = False
+        if isinstance(seen, ev.RoundStarted):
+            hidden = not seen.hand
         if turn is not None:
             action = _turn_action(e, seat, riichi)
             if action is None and isinstance(e, ev.RoundDrawn) and e.reason == "exhaustive":
@@ -282,10 +357,18 @@ def derive_decisions(record: GameRecord, seat: int,
                   and state.round_active):
                 req = ev.DecisionRequest("rob_kan", tile=e.called, from_seat=e.seat)
                 _claim(out, rules, state, req, full, i, seat)
-        except (StateError, HandError):
+        except DAMAGED as exc:
             # a seat whose tiles the record does not show, or one seat's view that no longer
-            # adds up (a transcript missing a message: a hand of 12 tiles): stop deriving here
-            break
+            # adds up (a transcript missing a message: a hand of 12 tiles; a damaged log)
+            if damaged is None:
+                if isinstance(exc, StateError | HandError):
+                    break
+                raise
+            if not hidden:
+                damaged(i, f"{type(exc).__name__}: {str(exc)[:200]}")
+            broken = True
+            turn = None
+            riichi = False
     return out
 
 
@@ -570,6 +653,45 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# --------------------------------------------------------------------------- walking
+
+
+def walk(replay: Replay) -> Iterator[tuple[Decision, TableState]]:
+    """Each decision of the replay's seat with its table as it stood then (the same table,
+    changed in place). A hand that failed when the replay was read (``replay.damaged``) is
+    left from the failing event up to the next hand's or game's start, as its decisions
+    were; any other event the table refuses is raised (a damaged log of our own)."""
+    noted = {d["hand"] for d in replay.damaged}
+    state = TableState(replay.variant, replay.seat)
+    applied = hand = 0
+    broken = False
+    for d in replay.decisions:
+        while applied < d.index:
+            e = replay.events[applied]
+            applied += 1
+            if isinstance(e, ev.RoundStarted):
+                hand += 1
+            if broken and not isinstance(e, ev.RoundStarted | ev.GameStarted):
+                continue
+            try:
+                state.apply(e)
+                broken = False
+            except DAMAGED:
+                if hand not in noted:
+                    raise
+                broken = True
+        if not broken:
+            yield d, state
+
+
+def damaged_hand(replay: Replay, index: int, why: str) -> None:
+    """Note a hand that failed at event ``index`` after the replay was read (a move the
+    commentary's table refused), unless it is noted already."""
+    d = _damage(replay.events, index, why)
+    if all(x["hand"] != d["hand"] for x in replay.damaged):
+        replay.damaged.append(d)
+
+
 # --------------------------------------------------------------------------- policy agreement
 
 
@@ -578,16 +700,11 @@ def agreement(replay: Replay, policy_name: str, budget: float | None = None) -> 
     its answer with the recorded one."""
     policy = get_policy(policy_name)
     rules = rules_for(replay.variant)
-    state = TableState(replay.variant, replay.seat)
     by_kind: dict[str, Counter[str]] = defaultdict(Counter)
     disagreements: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
-    applied = 0
     started = time.perf_counter()
-    for d in replay.decisions:
-        while applied < d.index:
-            state.apply(replay.events[applied])
-            applied += 1
+    for d, state in walk(replay):
         legal = list(d.legal) or rules.legal_actions(state, d.request)
         kind = d.request.kind
         by_kind[kind]["total"] += 1

@@ -28,15 +28,10 @@ from replay.formats import Loaded
 from replay.formats.botzone_log import PENALTIES
 from replay.log import DecisionFrame, EventFrame
 from replay.record import own_tiles
-from replay.replayer import action_text
+from replay.replayer import DAMAGED, action_text
 from replay.yaku_names import english
 
 WINDS = "ESWN"
-# what a damaged or hand-edited log's event raises on the table (a tile out of range, a seat
-# that is none, a list that is a number, a score that is text, a value nested some 900 deep
-# that a copy or the packing recurses into): its reader takes any value
-DAMAGED = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError,
-           RecursionError)
 DRAW_REASONS = {"exhaustive": "exhaustive draw", "nine_terminals": "nine terminals",
                 "four_riichi": "four riichi", "four_kans": "four kans",
                 "four_winds": "four winds", "triple_ron": "triple ron"}

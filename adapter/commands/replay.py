@@ -76,6 +76,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         _write_export(text, args.output)
         return 0
     failed = 0
+    damaged: list[str] = []  # the hands a damaged log's moves stop fitting in, per file
     for path in args.logs:
         with reading(path):
             rep = replayer.load(path, args.seat)
@@ -96,6 +97,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             if args.reparse:
                 result["reparse"] = replayer.reparse(rep)
         outputs.append(result)
+        damaged += [f"{path}: {replayer.damage_note(d)}" for d in rep.damaged]
         if not args.json:
             print(replayer.format_summary(result["summary"]))  # type: ignore[arg-type]
             if "agreement" in result:
@@ -116,11 +118,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(outputs[0] if len(outputs) == 1 else outputs, ensure_ascii=False,
                          indent=2))
+    for line in damaged:  # a part of a file not read must not pass for the whole
+        print(f"mjbot replay: {line}", file=sys.stderr)
     if failed:  # its agreement is not the policy's: the run must not pass for it
         print(f"mjbot replay: --policy {args.policy} gave no answer on {failed} decision(s)",
               file=sys.stderr)
-        return 1
-    return 0
+    return 1 if failed or damaged else 0
 
 
 SHOWN_MISMATCHES = 5
@@ -162,14 +165,18 @@ def _ranker(predictor: str) -> Any:
         raise UserInputError(f"--predictor: {exc}") from None
 
 
-def _commentary(rep: object, ranker: Any, args: argparse.Namespace) -> list[dict[str, object]]:
+def _commentary(rep: Any, ranker: Any, args: argparse.Namespace) -> list[dict[str, object]]:
+    """The commentary's rows; a hand whose moves its table refuses (a damaged log) is left
+    from there, and noted in ``rep.damaged`` where reading the log had not found it."""
     from brain.policies.mc.models import MissingModels
-    from replay.review.commentary import commentary
+    from replay.replayer import damaged_hand
+    from replay.review.commentary import commentary_rows
     from replay.review.evaluators import PolicyFailed
 
     top_k = 3 if args.top_k is None else args.top_k
     try:
-        return commentary(rep, ranker, top_k)  # type: ignore[arg-type]
+        return list(commentary_rows(rep, ranker, top_k,
+                                    damaged=lambda i, why: damaged_hand(rep, i, why)))
     except (MissingModels, PolicyFailed) as exc:  # no prediction made up for it
         raise UserInputError(f"--predictor: {exc}" if isinstance(exc, PolicyFailed)
                              else str(exc)) from None

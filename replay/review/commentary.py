@@ -27,11 +27,10 @@ from brain.shanten import HandError, shanten
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from replay.replayer import Decision, Replay, action_key, action_text, step_pass
+from replay.replayer import DAMAGED, Decision, Replay, action_key, action_text, step_pass
 from replay.review.evaluators import Evaluation, Evaluator
 from replay.review.game import round_label
 from replay.review.situation import Opponents, Threat, discard_infos, kinds_text
-from replay.timeline import DAMAGED
 
 DANGER_MARGIN = 0.03  # deal-in probabilities closer than this are not a reason
 MCR_MIN_FAN = 8

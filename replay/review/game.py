@@ -21,7 +21,7 @@ from brain.shanten import HandError
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from replay.replayer import Replay, action_text, step_pass, unfinished_game
+from replay.replayer import Replay, action_text, step_pass, unfinished_game, walk
 from replay.review.evaluators import POINTS, Evaluation, Evaluator, PolicyFailed
 from replay.review.situation import Opponents, describe, hand_text
 
@@ -85,15 +85,10 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
     """The review of every decision of ``replay``'s seat as plain data (``--json``)."""
     started = time.perf_counter()
     rules = rules_for(replay.variant)
-    state = TableState(replay.variant, replay.seat)
-    applied = 0
     rows: list[ReviewRow] = []
     situations: dict[int, dict[str, Any]] = {}
     total = len(replay.decisions)
-    for n, d in enumerate(replay.decisions):
-        while applied < d.index:
-            state.apply(replay.events[applied])
-            applied += 1
+    for n, (d, state) in enumerate(walk(replay)):
         legal = list(d.legal) or rules.legal_actions(state, d.request)
         try:
             evaluation = evaluator.evaluate(state, d.request, legal)
