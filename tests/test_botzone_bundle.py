@@ -123,6 +123,40 @@ def test_the_default_zip_told_to_play_mc_says_it_carries_no_opponent_models(
     assert done.returncode == 0 and done.stdout.startswith("PLAY "), done.stderr
 
 
+def test_a_zip_told_a_policy_it_cannot_play_says_what_is_wrong_in_one_line(
+        bundle, bare_python, tmp_path):
+    """The default zip told `--policy nn` (it carries no network), `nn@FILE`, `mc@` options
+    mc refuses or a name no policy has ended its first turn in a traceback (a
+    ModuleNotFoundError, mc's UnknownKey, a ValueError). Each is one line naming what is
+    wrong and how to build the zip that plays it, exit 2, before a turn is read. An nn zip
+    plays nn, and started as Botzone starts it (no --policy) the default zip still answers."""
+    turn = ("3\n0 0 0\nPASS\n1 0 0 0 0 W1 W2 W3 B4 B5 B6 T7 T8 T9 F1 F1 J1 J3\nPASS\n"
+            "2 W5\n\n")  # our draw: a decision the policy is asked
+
+    def run(zip_path, *args):
+        return subprocess.run([bare_python, str(zip_path), "--no-keep-running", "--no-log",
+                               *args], input=turn, capture_output=True, text=True, timeout=60,
+                              cwd=tmp_path)
+
+    for policy, words in (
+            ("nn", "nn: this zip carries no network (`mjbot bundle botzone --policy nn"),
+            (f"nn@{tmp_path / 'gen1.npz'}", "this zip carries no network"),
+            ("mc@bogus=1", "mc@bogus=1: unknown key 'bogus' in 'bogus=1'"),
+            ("mc@playouts=many", "playouts needs an int, got 'many' (mc@ takes KEY=VALUE"),
+            ("best", "best: no policy of that name (known: greedy, mc, nn, rulebased")):
+        done = run(bundle, "--policy", policy)
+        assert done.returncode == 2 and done.stdout == "", (policy, done.stdout, done.stderr)
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+        assert f"mjbot-botzone: argument --policy: {policy}: " in done.stderr
+        assert words in done.stderr, done.stderr
+    assert run(bundle).stdout.startswith("PLAY ")
+    network = build_botzone_bundle(tmp_path / "nn", policy="nn")
+    assert run(network, "--policy", "nn").stdout.startswith("PLAY ")
+    missing = run(network, "--policy", f"nn@{tmp_path / 'gen1.npz'}")
+    assert missing.returncode == 2 and missing.stdout == "", missing.stderr
+    assert f"no weights file at {tmp_path / 'gen1.npz'}" in missing.stderr
+
+
 def test_a_python_without_numpy_or_mahjonggb_is_told_what_the_bot_needs(bundle):
     """A local test run under a Python that lacks them (-S: no site-packages at all) gets one
     line naming both and how to install them, not a ModuleNotFoundError traceback."""
@@ -150,3 +184,4 @@ def test_mc_options_a_bundle_would_not_read_are_refused(tmp_path, capsys):
     done = mjbot_here(capsys, "bundle", "botzone", "--policy", "mc", "--mc-options",
                       "seconds=1.5", "-o", str(tmp_path / "mc"))
     assert done.returncode == 0 and (tmp_path / "mc" / "mjbot-botzone.zip").is_file()
+

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import importlib.util
 import json
 import os
 import re
@@ -21,6 +22,7 @@ import select
 import sys
 import threading
 import time
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -526,25 +528,56 @@ def end_process(code: int) -> int:
     os._exit(code)
 
 
-def missing_opponent_models(policy: str) -> str:
-    """Why ``policy`` cannot play here for want of mc's MCR opponent models ("" where it can,
-    or is no mc). The upload zip carries them only where it was built for mc (``mjbot bundle
-    botzone --policy mc``): the default zip told ``--policy mc`` fell back at every decision,
-    a note on stderr each turn, where it played mc while every zip carried them. Read as mc
-    reads them (cached: its first decision reads them no more). Asked only of a ``--policy``
-    given: Botzone gives none, and there a policy that falls back still answers each turn
-    where a bot that exits loses the game."""
-    from brain.policies import MC_OPTIONS_PREFIX
+def cannot_play(policy: str) -> str:
+    """Why this process (an upload zip, or mjbot itself) cannot play ``policy`` given as
+    ``--policy`` ("" where it can): a name no policy has, mc options mc refuses, a network
+    the zip does not carry (only ``mjbot bundle botzone --policy nn`` carries the network
+    code and weights), or mc's MCR opponent models missing (only an mc zip carries them).
+    Each was a traceback at the first turn, or the brain's fallback at every decision with
+    a note on stderr each turn. Read as the policy reads them (cached: its first decision
+    reads them no more). Asked only of a ``--policy`` given: Botzone gives none, and there a
+    policy that falls back still answers each turn where a bot that exits loses the game."""
+    from brain.policies import MC_OPTIONS_PREFIX, NN_FILE_PREFIX, POLICIES
+
+    if policy == "nn" or policy.startswith(NN_FILE_PREFIX):
+        return _missing_network(policy.removeprefix(NN_FILE_PREFIX) if policy != "nn" else "")
+    if policy == "mc" or policy.startswith(MC_OPTIONS_PREFIX):
+        return _missing_opponent_models(policy.removeprefix(MC_OPTIONS_PREFIX)
+                                        if policy != "mc" else "")
+    if policy not in POLICIES:
+        return f"no policy of that name (known: {', '.join(sorted(POLICIES))})"
+    return ""
+
+
+def _missing_network(path: str) -> str:
+    """Why ``nn`` (``path``: nn@FILE's file) has no MCR network to play here ("" where it
+    has one)."""
+    build = "`mjbot bundle botzone --policy nn [--nn-weights FILE]` builds a zip that carries it"
+    if importlib.util.find_spec("brain.policies.nn") is None:  # a zip for another policy
+        return f"this zip carries no network ({build})"
+    from brain.nn.network import MissingNetwork
+    from brain.policies.nn import NnPolicy
+
+    try:
+        NnPolicy(path=path).network("mcr")
+    except (MissingNetwork, ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
+        return f"{str(exc).removeprefix('nn: ')} ({build})"
+    return ""
+
+
+def _missing_opponent_models(options: str) -> str:
+    """Why ``mc`` with ``options`` (mc@OPTIONS's) cannot play here: options mc refuses, or
+    no MCR opponent models (the default zip told ``--policy mc`` fell back at every decision
+    since only an mc zip carries them)."""
     from brain.policies.mc.config import from_env, parse
     from brain.policies.mc.models import MissingModels, load_models
 
-    if policy != "mc" and not policy.startswith(MC_OPTIONS_PREFIX):
-        return ""
     try:
-        config = parse("" if policy == "mc" else policy.removeprefix(MC_OPTIONS_PREFIX),
-                       from_env())
-    except ValueError:  # options mc refuses: its own refusal, as before
-        return ""
+        config = parse(options, from_env())
+    except ValueError as exc:
+        return (f"{str(exc).removeprefix('mc: ')} (mc@ takes KEY=VALUE pairs split by ';'; "
+                "`mjbot bundle botzone --policy mc --mc-options OPTIONS` builds a zip that "
+                "plays them)")
     try:
         load_models("mcr", config.models)
     except (MissingModels, ValueError, OSError) as exc:
@@ -563,7 +596,7 @@ def main(argv: list[str] | None = None, keep_running_default: bool = False,
     add_turn_options(p, keep_running_default, policy_default)
     args = p.parse_args(argv)
     # a --policy given (a local run; Botzone gives none): the zip built for another policy
-    missing = missing_opponent_models(args.policy) if args.policy != policy_default else ""
+    missing = cannot_play(args.policy) if args.policy != policy_default else ""
     if missing:  # one line, before a turn is read, as a value the options refuse
         print(f"{p.prog}: argument --policy: {args.policy}: {missing}", file=sys.stderr)
         return 2
