@@ -185,3 +185,27 @@ def test_mc_options_a_bundle_would_not_read_are_refused(tmp_path, capsys):
                       "seconds=1.5", "-o", str(tmp_path / "mc"))
     assert done.returncode == 0 and (tmp_path / "mc" / "mjbot-botzone.zip").is_file()
 
+
+def test_mc_options_naming_a_models_folder_of_this_machine_are_refused(tmp_path, capsys):
+    """`mjbot bundle ... --policy mc --mc-options models=DIR` built a zip whose mc looked for
+    its opponent models in DIR on the platform, where there is no DIR: it fell back at every
+    decision there. Refused in one line pointing at --models DIR (which carries them in the
+    zip), for both platforms; no zip is written. The bench, which builds its zip from
+    MJBOT_MC and runs it here, still builds one with models=DIR."""
+    from tests.in_process import mjbot_here
+
+    folder = tmp_path / "models"
+    folder.mkdir()
+    for platform in ("botzone", "mjai"):
+        out = tmp_path / platform
+        done = mjbot_here(capsys, "bundle", platform, "--policy", "mc", "--mc-options",
+                          f"playouts=2,models={folder}", "-o", str(out))
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert f"models={folder} is a folder of this machine" in done.stderr
+        assert f"give it as --models {folder}, which carries the models in the zip" \
+            in done.stderr
+        assert not out.exists() or not any(out.iterdir())
+    built = build_botzone_bundle(tmp_path / "bench", policy="mc",
+                                 mc_options=f"playouts=2,models={folder}")
+    assert built.is_file()

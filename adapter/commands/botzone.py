@@ -129,15 +129,23 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 def check_mc_options(policy: str, mc_options: str) -> None:
     """``--mc-options`` are ``MJBOT_MC`` for the bundled bot, which only ``mc`` reads: with any
     other policy they rode along unread (the bot on Botzone plays that policy), a typo in them
-    surfacing nowhere. A usage error names a bad key or value, or the missing ``--policy mc``."""
+    surfacing nowhere. A usage error names a bad key or value, or the missing ``--policy mc``;
+    and ``models=DIR``, a folder of this machine that the platform has not: the zip's mc found
+    no models there and fell back at every decision (``--models DIR`` carries them in the
+    zip). ``mjbot bench botzone``, which runs its zip here, takes MJBOT_MC as it is."""
     if not mc_options:
         return
     from brain.policies.mc.config import parse
 
     try:
-        parse(mc_options)
+        config = parse(mc_options)
     except ValueError as exc:
         raise UserInputError(f"--mc-options: {exc}") from None
     if policy != "mc":
         raise UserInputError(f"--mc-options {mc_options!r}: only the mc policy reads them, and "
                              f"this bundle plays {policy}; add --policy mc")
+    if config.models:
+        raise UserInputError(f"--mc-options {mc_options!r}: models={config.models} is a folder "
+                             "of this machine, not of the platform, where the bot would fall "
+                             f"back at every decision; give it as --models {config.models}, "
+                             "which carries the models in the zip")
