@@ -269,14 +269,28 @@ def test_fields_nested_900_deep_open_or_are_a_422(
         assert status == 200 and len(json.loads(listed)["games"]) == 1, listed[:300]
 
 
-@pytest.mark.parametrize("what", ["deep", "bytes"])
+def _strict(text: str) -> Any:
+    """JSON as the page's own parse (JSON.parse) reads it: NaN and Infinity are no JSON."""
+    def refuse(word: str) -> Any:
+        raise ValueError(f"{word} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+DETAILS: dict[str, Any] = {"deep": _nested(1000), "bytes": b"\x00", "nan": float("nan"),
+                           "infinity": float("-inf")}
+
+
+@pytest.mark.parametrize("what", list(DETAILS))
 def test_a_win_detail_json_cannot_hold_fails_that_hand_alone(
         viewer: tuple[str, Path, Path], source: list[dict[str, Any]], what: str) -> None:
     """A win's detail nested 1000 deep (past the JSON encoder's limit), or bytes: the outline,
     which lists each hand's result, was the 422 of a file the viewer cannot show, so no hand
     of the game opened. Now the outline lists that hand without its result, a note naming
     it; that hand is its own 422, its log line naming it, and every other hand, and the
-    commentary, show."""
+    commentary, show. A NaN or an infinity was sent as such (`NaN`, `-Infinity`), which is
+    no JSON: the page could not parse the outline, so no hand showed; it fails its hand
+    alone too, and every 200 is strict JSON."""
     from adapter.serve.viewer import UNREADABLE
 
     url, folder, log = viewer
@@ -285,10 +299,12 @@ def test_a_win_detail_json_cannot_hold_fails_that_hand_alone(
     hand = sum(1 for f in source[:won] if f.get("k") == "event"
                and f["event"]["type"] == "RoundStarted") - 1
     name = f"{what}-detail.mjlog.msgpack"
-    _write(folder / name, _edited(source, won, ("event", "detail"),
-                                  _nested(1000) if what == "deep" else b"\x00"))
+    _write(folder / name, _edited(source, won, ("event", "detail"), DETAILS[what]))
     answers = _asked(url, name, commentary=True)
     _no_500(answers, log.read_text())
+    for route, (status, text) in answers.items():
+        if status == 200 and route not in ("tenhou6", "mjai"):
+            _strict(text)
     assert answers["outline"][0] == 200, answers["outline"]
     outline = json.loads(answers["outline"][1])
     assert outline["notes"] == [f"hand {hand + 1}: its result cannot be shown (a damaged or "
@@ -300,6 +316,32 @@ def test_a_win_detail_json_cannot_hold_fails_that_hand_alone(
     assert failed - {"tenhou6", "mjai"} == {f"hand {hand}"}, failed  # an export: the file's
     lines = [x for x in log.read_text().splitlines() if name in x]
     assert any(f'"reasons": "hand {hand + 1}: ' in x for x in lines), lines
+
+
+def test_a_nan_in_a_header_or_footer_field_leaves_the_list_json(
+        viewer: tuple[str, Path, Path], source: list[dict[str, Any]]) -> None:
+    """A NaN or an infinity in a log's header (a player, the start) or its footer's scores went
+    into the game list as `NaN` / `Infinity`, which the page's JSON.parse refuses: the whole
+    list failed to show. Now such a value is shown as unknown (null; the scores: none) and
+    the list is strict JSON, as is the game's outline where it opens."""
+    url, folder, log = viewer
+    for n, (index, field, value) in enumerate((
+            (0, ("extra", "players", 1), float("nan")), (0, ("started",), float("inf")),
+            (len(source) - 1, ("scores", 0), float("nan")),
+            (0, ("extra", "players"), [{"name": float("-inf")}]))):
+        name = f"nan-list-{n}.mjlog.msgpack"
+        _write(folder / name, _edited(source, index, field, value))
+        status, text = _get(f"{url}api/games?q={name}")
+        assert status == 200, text[:300]
+        (game,) = _strict(text)["games"]
+        if field == ("scores", 0):
+            assert "scores" not in game and "our_rank" not in game
+        status, text = _get(f"{url}api/games/0~{name}")
+        if status == 200:  # (a header value the game cannot show: the file's 422, as ever)
+            _strict(text)
+        else:
+            assert status == 422 and len(text.splitlines()) == 1, text[:300]
+    assert "Traceback" not in log.read_text()
 
 
 def test_a_detail_nested_just_past_the_limit_in_the_outline_fails_its_hand_alone() -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
+import math
 import os
 import re
 import stat
@@ -522,9 +523,11 @@ def _stat(path: Path) -> os.stat_result | None:
 
 
 def _four_numbers(value: Any) -> list[Any] | None:
-    """A footer's scores if they are four numbers, else None."""
+    """A footer's scores if they are four numbers, else None (a NaN or an infinity is none:
+    the list sent it as ``NaN``, which is no JSON, and the page could not read the list)."""
     if isinstance(value, list) and len(value) == 4 and all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+            for v in value):
         return value
     return None
 

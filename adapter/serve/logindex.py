@@ -21,6 +21,7 @@ A scan is given a :class:`Cancel`; it asks it before each file it reads and stop
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import zlib
@@ -197,8 +198,9 @@ class LogIndex:
         summary = Summary(st.st_mtime_ns, st.st_size, stamp(st), True,
                           self._maybe(head.get("platform")),
                           self._maybe(head.get("variant")), self._maybe(head.get("policy")),
-                          players, seat if isinstance(seat, int) and 0 <= seat < 4 else None,
-                          head.get("started"))
+                          _finite(players),
+                          seat if isinstance(seat, int) and 0 <= seat < 4 else None,
+                          _finite(head.get("started")))
         words: list[str] = []
         for value in (summary.platform, summary.variant, summary.policy, players):
             if isinstance(value, list | tuple):
@@ -209,7 +211,7 @@ class LogIndex:
         return summary
 
     def _maybe(self, value: Any) -> Any:
-        return self._shared(value) if isinstance(value, str) else value
+        return self._shared(value) if isinstance(value, str) else _finite(value)
 
     def _shared(self, text: str) -> str:
         """One string object for texts alike (many logs have the same players and policy)."""
@@ -237,3 +239,23 @@ class LogIndex:
             del self._entries[path]
         self._floor = by_age[cut - 1][1].mtime_ns + 1
         self.counts.dropped += cut
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with a NaN or an infinity in it (a damaged header's field) put as None: the
+    list sent them as ``NaN``, which is no JSON, and the page could not read the list. A
+    value nested past the recursion limit (a crafted log's) is left as it is."""
+    try:
+        return _finite_in(value)
+    except RecursionError:
+        return value
+
+
+def _finite_in(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list | tuple):
+        return type(value)(_finite_in(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _finite_in(v) for k, v in value.items()}
+    return value

@@ -48,10 +48,12 @@ def file_key(path: Path, what: Hashable) -> Key:
 def gzipped_json(value: Any) -> bytes:
     """JSON as aiohttp's json_response writes it, gzipped: what the viewer's routes send. A
     value JSON cannot hold (bytes in a damaged log's field, which its reader takes) is a
-    ValueError, the file's that the viewer cannot show, where the TypeError was a 500."""
+    ValueError, the file's that the viewer cannot show, where the TypeError was a 500. So is
+    a NaN or an infinity (a float field of a damaged log): json.dumps wrote them as ``NaN``
+    and ``Infinity``, which are no JSON, and the page's JSON.parse refused the whole body."""
     try:
-        text = json.dumps(value)
-    except TypeError as exc:
+        text = json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:  # ValueError: a float JSON has no word for
         raise ValueError(f"a value JSON cannot hold: {str(exc)[:200]}") from None
     except RecursionError:  # a crafted log's value nested past the encoder's limit
         raise ValueError("a value nested too deep for JSON (RecursionError)") from None
