@@ -21,12 +21,12 @@ from typing import Any
 
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup, IllegalAction, Player
 from adapter.local.walls import hand_seed
+from brain.rules.game_end import game_over
 from brain.rules.variant import variant_of
 from protocols import events as ev
 from replay.log import Footer, GameLogWriter
 
 RIICHI_START = variant_of("riichi").start_score
-RIICHI_TARGET = 30000
 RIICHI_LENGTHS = {"east": 0, "south": 1}
 
 
@@ -103,23 +103,12 @@ def _play_riichi(config: GameConfig, referee: HandReferee, seed: int, game: int)
         sticks = outcome.sticks
         keeps = outcome.dealer_keeps
         honba = honba + 1 if keeps or not outcome.is_win else 0
-        if min(scores) < 0:
+        if game_over(wind, number, number, last_wind, keeps, scores):
             break
-        top = max(scores)
-        if (wind, number) >= (last_wind, 3):
-            dealer_is_top = placement(scores)[number] == 1
-            if wind > last_wind and top >= RIICHI_TARGET:
-                break  # sudden death in the extra wind
-            if wind == last_wind and not keeps and top >= RIICHI_TARGET:
-                break
-            if keeps and dealer_is_top and top >= RIICHI_TARGET:
-                break
         if not keeps:
             number += 1
             if number == 4:
                 number, wind = 0, wind + 1
-                if wind > last_wind + 1:
-                    break
     scores[placement(scores).index(1)] += sticks * 1000
     result.scores = scores
     result.ranks = placement(scores)

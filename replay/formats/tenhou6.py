@@ -20,12 +20,12 @@ import json
 import re
 from typing import Any, Final
 
+from brain.rules.game_end import game_over
 from brain.shanten import shanten
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.tenhou import ints, score_text, yaku_items
 from protocols.tenhou_values import (
-    RETURN_POINTS,
     fu_of,
     game_points,
     hand_points,
@@ -141,9 +141,8 @@ ABORTIVE = ("nine_terminals", "four_riichi", "triple_ron", "four_kans", "four_wi
 
 def _goes_on(rule: Any, events: list[Any], scores: list[int]) -> str:
     """Why a file without ``sc`` stops before its game is over, by Tenhou's rules (those the
-    local table plays, adapter/local/game.py): no seat below zero, and the last hand not the
-    game's last (before all-last; in it, the dealer repeating without being first with
-    30000; or no one with 30000 yet, before the end of the extra wind). '' where the game is
+    local table plays: :func:`brain.rules.game_end.game_over`, which this asks with the
+    last hand's dealer, its end and the scores). '' where the game is
     over there or that cannot be told (a length ``rule.disp`` does not name, a nagashi
     mangan). A file in lines (mjx's form, a hand a line) cut at a line's end read as a
     finished game, its hands' sum as final scores."""
@@ -152,7 +151,7 @@ def _goes_on(rule: Any, events: list[Any], scores: list[int]) -> str:
         return ""
     last_wind = 1 if "南" in disp else 0
     starts = [i for i, e in enumerate(events) if isinstance(e, ev.RoundStarted)]
-    if not starts or min(scores) < 0:
+    if not starts:
         return ""
     start: ev.RoundStarted = events[starts[-1]]
     ends = [e for e in events[starts[-1]:] if isinstance(e, ev.RoundWon | ev.RoundDrawn)]
@@ -167,13 +166,7 @@ def _goes_on(rule: Any, events: list[Any], scores: list[int]) -> str:
         keeps = True
     else:
         return ""
-    top = max(scores)
-    first = min(s for s in range(4) if scores[s] == top)  # ties: nearer the first dealer
-    over = (wind, number) >= (last_wind, 3) and (
-        (wind > last_wind and top >= RETURN_POINTS)
-        or (not keeps and (top >= RETURN_POINTS or (wind > last_wind and number == 3)))
-        or (keeps and first == dealer and top >= RETURN_POINTS))
-    if over:
+    if game_over(wind, number, dealer, last_wind, keeps, scores):
         return ""
     return (f"the file ends after hand {'ESWN'[wind % 4]}{number + 1}-{start.honba} with the "
             f"game not over (scores {'/'.join(map(str, scores))}, "
