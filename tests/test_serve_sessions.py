@@ -45,8 +45,10 @@ from tests.shared_data import MJAI_GAME
 until = functools.partial(shared_until, timeout=60.0)
 
 
-def practice_pids(session: str) -> list[int]:
-    """The practice worker processes of one session, from /proc."""
+def practice_pids(session: str, log_dir: Path) -> list[int]:
+    """The practice worker processes of one session whose logs go under ``log_dir``, from
+    /proc: another serve on the machine (a soak, a second test run) may have a session of
+    the same name, and its worker is not this test's."""
     out = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -55,7 +57,8 @@ def practice_pids(session: str) -> list[int]:
             cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if "adapter.serve.practice" in cmd and f'"session": "{session}"' in cmd:
+        if ("adapter.serve.practice" in cmd and f'"session": "{session}"' in cmd
+                and f'"log_dir": "{log_dir}/' in cmd):
             out.append(int(entry.name))
     return out
 
@@ -119,17 +122,17 @@ backoff_initial = 0.2
     try:
         sup.start()
         handle = sup.handles["drill"]
-        await until(lambda: handle.games_played >= 1 and practice_pids("drill"))
-        (pid,) = practice_pids("drill")
+        await until(lambda: handle.games_played >= 1 and practice_pids("drill", tmp_path))
+        (pid,) = practice_pids("drill", tmp_path)
         os.kill(pid, signal.SIGKILL)
         await until(lambda: handle.failures == 1)
         assert handle.last_error == "practice worker killed by signal 9"
         games = handle.games_played
         await until(lambda: handle.restarts == 1 and handle.games_played > games)
-        assert practice_pids("drill") and practice_pids("drill") != [pid]
+        assert practice_pids("drill", tmp_path) and practice_pids("drill", tmp_path) != [pid]
     finally:
         await sup.stop(10)
-    assert not practice_pids("drill")
+    assert not practice_pids("drill", tmp_path)
     logs = game_logs(tmp_path / "drill")
     assert len(logs) >= 2
     # the game the kill cut off reads back up to the cut; the others are whole
@@ -221,7 +224,7 @@ games = 100
     serve_log = "".join(serve.raw)
     assert "said BYE" in serve_log
     assert [bool(f.get("stopped")) for f in practice].count(True) == 1  # the game in play
-    assert not practice_pids("practice")
+    assert not practice_pids("practice", logs)
 
 
 @pytest.mark.parametrize("variant", ["riichi", "mass"])
@@ -804,7 +807,7 @@ live_every = 0.2
         # hands far shorter than the live snapshot's period are still seen past turn 0
         serve.until(lambda s: (s["sessions"]["watched"]["current"] or {}).get("turn", 0) > 0)
         # the session's snapshot period reaches its worker
-        (pid,) = practice_pids("watched")
+        (pid,) = practice_pids("watched", logs)
         assert b'"live_every": 0.2' in Path(f"/proc/{pid}/cmdline").read_bytes()
         serve.until(lambda s: s["sessions"]["counted"]["state"] == "quota reached")
         metrics = serve.get("/metrics")
@@ -911,7 +914,7 @@ pause = 0.5
         status = serve.until(lambda s: s["sessions"].get("join", {}).get("games", 0) >= 1)
         assert list(status["sessions"]) == ["stay", "join"]
         assert status["sessions"]["stay"]["runs"] == 1  # never restarted
-        assert not practice_pids("leave")
+        assert not practice_pids("leave", logs)
         config.write_text("[sessions.stay]\nkind = 'local'\nvariant = 42\n")
         serve.signal(signal.SIGHUP)
         refused = serve.wait_for(lambda e: e.get("event", "").startswith("serve: reload refused"))
