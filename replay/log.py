@@ -312,6 +312,7 @@ class GameLogWriter:
             if existing.truncated is not None:
                 self.repaired_bytes = existing.truncated.size - existing.truncated.offset
                 os.truncate(self.path, existing.truncated.offset)
+        kept = append and self.path.exists()  # a file of before, not ours to remove
         self._file: BinaryIO | None = open(self.path, "ab" if append else "wb")  # noqa: SIM115
         # held until the file is closed (or the process dies): serve's log upkeep never removes
         # nor compresses a log in play, one whose worker is suspended for days included
@@ -320,9 +321,27 @@ class GameLogWriter:
             header, started=header.started or dt.datetime.now().isoformat(timespec="seconds"),
             mjbot_version=header.mjbot_version or _mjbot_version())
         if not has_header:
-            self._write(_frame_to_map(header))
+            try:
+                self._write(_frame_to_map(header))
+            except OSError:
+                # a full disk: the file made here holds no whole header, so nothing of a game.
+                # Left behind, every reader took it for a broken log (the viewer listed each
+                # as a game that opens as "the file is empty") until the upkeep's one-day rule
+                self._abandon(created=not kept)
+                raise
         self.header = header
         self._on_failure = on_failure
+
+    def _abandon(self, created: bool) -> None:
+        """Close the file whose header could not be written; remove it if it was made here
+        (a log continued with ``append`` keeps what it held)."""
+        file, self._file = self._file, None
+        if file is not None:
+            with contextlib.suppress(OSError):  # its buffered bytes fail as the header did
+                file.close()
+        if created:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
 
     @classmethod
     def create(cls, root: str | Path | None, header: Header, secrets: Iterable[str] = (),

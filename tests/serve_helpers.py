@@ -80,14 +80,18 @@ class ServeProcess:
     """`mjbot serve CONFIG --status 127.0.0.1:0`, its JSON log lines collected."""
 
     def __init__(self, config: Path, log_dir: Path, env: dict[str, str] | None = None,
-                 open_files: int | None = None) -> None:
-        """``env``: added to the environment; ``open_files``: the soft RLIMIT_NOFILE."""
+                 open_files: int | None = None, file_size: int | None = None) -> None:
+        """``env``: added to the environment; ``open_files``: the soft RLIMIT_NOFILE;
+        ``file_size``: RLIMIT_FSIZE in bytes, for serve and its workers (a write past it fails
+        with EFBIG as one on a full disk with ENOSPC; SIGXFSZ ignored, as tests/full_disk.py
+        does)."""
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "adapter.cli", "--log-json", "serve", str(config),
              "--status", "127.0.0.1:0", "--log-dir", str(log_dir)],
             cwd=ROOT, env={**PYTHON_ENV, **(env or {})}, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True,
-            preexec_fn=None if open_files is None else lambda: _limit_files(open_files))
+            preexec_fn=None if open_files is None and file_size is None
+            else lambda: _limit(open_files, file_size), restore_signals=file_size is None)
         self.lines: list[dict[str, Any]] = []
         self.raw: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -135,11 +139,16 @@ class ServeProcess:
         stop_process(self.proc)
 
 
-def _limit_files(count: int) -> None:
+def _limit(open_files: int | None, file_size: int | None) -> None:
     import resource
 
-    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (count, hard))
+    if open_files is not None:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, hard))
+    if file_size is not None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        _soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, hard))
 
 
 def game_logs(root: Path) -> list[Path]:

@@ -166,3 +166,47 @@ def test_the_command_reports_a_bad_file_in_one_line(tmp_path: Path) -> None:
                              cwd=ROOT, timeout=60)
     assert missing.returncode == 2 and "cannot read" in missing.stderr
     assert "Traceback" not in missing.stderr + out.stderr
+
+
+def test_a_budget_too_tight_for_mc_is_said_at_check_start_and_reload(tmp_path: Path) -> None:
+    """`mjbot mjai --policy mc --budget 0.25` warns that mc gets a tenth of it (0.025 s a
+    decision, after the 0.25 s margin); the same session in serve said nothing, and in the
+    soak it played on fallbacks (246 in its first minute: "mc missed its 0.025s budget").
+    `serve --check`, serve's start and a SIGHUP that brings such a budget now say so, naming
+    the session; a budget that leaves room, or a policy that does not think, says nothing."""
+    import json
+    import signal
+
+    from tests.serve_helpers import ROOMY, ServeProcess, free_port
+
+    port = free_port()  # nothing listens: the mjai session waits in its backoff
+    session = f'[sessions.table]\nkind = "mjai"\npolicy = "mc"\nserver = "127.0.0.1:{port}"\n'
+    others = ('[sessions.fast]\nkind = "mjai"\npolicy = "greedy"\nbudget = 0.1\n'
+              f'server = "127.0.0.1:{port}"\n[sessions.drill]\nkind = "local"\n'
+              'opponents = ["mc", "greedy", "greedy"]\nbudget = 0.2\nenabled = false\n')
+    config = tmp_path / "serve.toml"
+    config.write_text(ROOMY + session + "budget = 0.25\n" + others)
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "--log-json", "serve",
+                          "--check", str(config)], capture_output=True, text=True, cwd=ROOT,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    warned = [json.loads(x)["event"] for x in out.stderr.splitlines()]
+    assert warned == ["serve: session 'table': budget = 0.25 leaves a policy that thinks (mc) "
+                      "only a tenth of it, 0.025 s a decision, after the 0.25 s margin kept "
+                      "back for sending the answer: it falls back where it needs more; give "
+                      "more than 0.278 s"]
+
+    def tight(entry: dict[str, object]) -> bool:
+        return str(entry.get("event", "")).startswith("serve: session 'table': budget =")
+
+    config.write_text(ROOMY + session + "budget = 1.0\n" + others)
+    serve = ServeProcess(config, tmp_path / "logs")
+    try:
+        config.write_text(ROOMY + session + "budget = 0.2\n" + others)
+        serve.signal(signal.SIGHUP)
+        serve.wait_for(lambda e: e.get("event") == "serve: config reloaded")
+        said = [e["event"] for e in serve.lines if tight(e)]
+        assert len(said) == 1 and "budget = 0.2 " in said[0], said  # the reload's, not start's
+    finally:
+        serve.close()
+    assert not any("'fast'" in line or "'drill'" in line for line in serve.raw), serve.raw

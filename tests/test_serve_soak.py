@@ -11,7 +11,15 @@ import urllib.error
 from pathlib import Path
 
 from replay.log import SUFFIX
-from tests.serve_helpers import ServeProcess, assert_complete, game_logs
+from tests.serve_helpers import (
+    ROOMY,
+    ServeProcess,
+    assert_complete,
+    free_port,
+    game_logs,
+    stop_process,
+    tenhou_server,
+)
 
 PRACTICE = """
 [sessions.drill]
@@ -73,3 +81,37 @@ def test_a_reload_counts_the_days_games_while_the_process_goes_on_serving(
     fifo.unlink()
     for path in game_logs(logs):
         assert_complete(path)
+
+
+def test_a_game_whose_log_cannot_be_begun_leaves_no_empty_file(tmp_path: Path) -> None:
+    """A disk too full for a game log's header (the soak filled the log folder's disk for a
+    minute) left the file that log had just made, empty: 80 of them, from the platform
+    sessions (which play on without a log) and the practice workers (which stop and are
+    restarted). The viewer listed each as a game that opens as "not a game log we know ...
+    the file is empty", and the upkeep removes a log without a footer only after a day. Here
+    every file write of serve and its workers fails at once (RLIMIT_FSIZE 0: EFBIG, as a full
+    disk's ENOSPC): the games are played, and no file is left in the log folder."""
+    port = free_port()
+    server = tenhou_server(port, games=2, length="east")
+    config = tmp_path / "serve.toml"
+    config.write_text(ROOMY + PRACTICE + f"""
+[sessions.ladder]
+kind = "tenhou"
+server = "127.0.0.1:{port}"
+games = 2
+""")
+    logs = tmp_path / "logs"
+    serve = ServeProcess(config, logs, file_size=0)
+    try:
+        status = serve.until(lambda s: s["sessions"]["ladder"]["games"] >= 2
+                             and s["sessions"]["drill"]["failures"] >= 1, timeout=120)
+        assert "cannot write its game logs" in status["sessions"]["drill"]["last_error"], status
+        unavailable = [e for e in serve.lines if e.get("event") == "tenhou: game log unavailable"]
+        assert len(unavailable) >= 2, unavailable  # the file write failed as a full disk's
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(30) == 0
+    finally:
+        serve.close()
+        stop_process(server)
+    left = [p for p in logs.rglob("*") if p.is_file()]
+    assert left == [], [(str(p.relative_to(logs)), p.stat().st_size) for p in left]

@@ -45,7 +45,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
     from adapter.serve.app import serve
-    from adapter.serve.config import ConfigError, load
+    from adapter.serve.config import ConfigError, load, tight_budgets
     from adapter.serve.status import TokenRequired, check_token, parse_address
 
     try:
@@ -56,6 +56,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except (ConfigError, TokenRequired, ValueError) as exc:
         raise UserInputError(str(exc)) from None
     enabled = [s.name for s in config.sessions if s.enabled]
+    for note in tight_budgets(config):
+        log().warning(f"serve: {note}", config=args.config)
     if args.check:
         print(f"{args.config}: {len(config.sessions)} sessions, enabled: "
               f"{', '.join(enabled) or 'none'}")

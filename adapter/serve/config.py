@@ -426,3 +426,25 @@ def _tenhou_login(r: _Reader, name: str, options: dict[str, Any], environ: Any,
     except PermissionRefused as exc:
         raise r.error(str(exc), *where, "game_type") from None
     return secret
+
+
+def tight_budgets(config: ServeConfig) -> list[str]:
+    """One line for each enabled session whose ``budget`` leaves a policy that thinks (mc)
+    only a tenth of itself (brain.brain.tight_limit_note). `mjbot tenhou / ntpu / mjai
+    --budget` warn of it at start; a serve session so configured fell back decision after
+    decision ("mc missed its 0.025s budget"), with nothing at start to say why."""
+    from brain.brain import DEFAULT_MARGIN, tight_limit_note
+    from brain.policies import MC_OPTIONS_PREFIX
+
+    notes = []
+    for spec in config.sessions:
+        budget = spec.option("budget")
+        if not spec.enabled or budget is None:
+            continue
+        policies = [spec.policy, *(spec.option("opponents") or ())]
+        if not any(p == "mc" or p.startswith(MC_OPTIONS_PREFIX) for p in policies):
+            continue
+        note = tight_limit_note(budget, DEFAULT_MARGIN)
+        if note is not None:
+            notes.append(f"session {spec.name!r}: budget = {budget:g} {note}")
+    return notes
