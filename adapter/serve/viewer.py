@@ -38,7 +38,14 @@ from adapter.serve.games import (
     whole_number,
 )
 from adapter.serve.logindex import Cancel, Cancelled
-from adapter.serve.viewcache import BuildCache, Stopping, file_key, gzipped_json
+from adapter.serve.viewcache import (
+    Abandoned,
+    BuildCache,
+    Busy,
+    Stopping,
+    file_key,
+    gzipped_json,
+)
 
 log = structlog.get_logger("mjbot.serve")
 UNREADABLE = ("cannot show this file: it is not a complete game log in a format the viewer "
@@ -51,7 +58,7 @@ STATIC = Path(__file__).with_name("static")  # the pages, scripts and style of b
 STATIC_PAGES = {"list": "games.html", "game": "viewer.html"}
 EXPORTS = {"tenhou6": ("application/json", ".json"), "mjai": ("application/x-ndjson",
                                                               ".jsonl")}
-GONE_POLL = 0.05  # seconds between two looks at a listing request's connection
+GONE_POLL = 0.05  # seconds between two looks at a waiting request's connection
 
 
 VIEW_CACHE: web.AppKey[BuildCache] = web.AppKey("view_cache", BuildCache)
@@ -93,6 +100,8 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             log.info("viewer: a game list request was given up (its client went away, or "
                      "the server stops)", query_words=len(query.split()))
             raise web.HTTPServiceUnavailable(text="given up") from None
+        except Busy:
+            raise _busy() from None
         finally:
             scans.discard(cancel)
         return web.json_response({**page, "roots": len(index.roots)})
@@ -180,12 +189,43 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
                             headers={"Content-Disposition": attachment(name)})
 
     app.router.add_get("/games", game_list, name="page-games")  # "page-": ?token= login
-    app.router.add_get("/api/games", api_list)
+    app.router.add_get("/api/games", api_list)  # its own watch: the scan reads a cancel flag
     app.router.add_get("/games/{id}", game_page, name="page-game")
-    app.router.add_get("/games/{id}/export/{fmt}", export)
-    app.router.add_get("/api/games/{id}", api_game)
-    app.router.add_get("/api/games/{id}/hands/{n}", api_hand)
-    app.router.add_get("/api/games/{id}/commentary", api_commentary)
+    app.router.add_get("/games/{id}/export/{fmt}", _while_connected(export))
+    app.router.add_get("/api/games/{id}", _while_connected(api_game))
+    app.router.add_get("/api/games/{id}/hands/{n}", _while_connected(api_hand))
+    app.router.add_get("/api/games/{id}/commentary", _while_connected(api_commentary))
+
+
+Route = Callable[[web.Request], Coroutine[Any, Any, web.StreamResponse]]
+
+
+def _while_connected(handler: Route) -> Route:
+    """``handler``, cancelled once its client's connection is gone (aiohttp, without
+    handler_cancellation, its default, runs a handler to its end for nobody): a build it
+    waits for is then not started unless another request wants it too, and one that checks
+    as it goes (the commentary) ends at its next part (viewcache.py), where a client that
+    asked for every game's commentary and hung up left both build slots busy for as long as
+    that took. A build refused because too many wait (Busy), or given up just as this
+    request came and given up again, is a 503 that says to try again. The transport is
+    looked at every GONE_POLL seconds."""
+    async def route(request: web.Request) -> web.StreamResponse:
+        task = asyncio.ensure_future(handler(request))
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=GONE_POLL)
+                if done:
+                    return task.result()
+                transport = request.transport
+                if transport is None or transport.is_closing():
+                    task.cancel()
+                    raise web.HTTPServiceUnavailable(text="given up: the client went away")
+        except (Busy, Abandoned):
+            raise _busy() from None
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+    return route
 
 
 async def _unless_gone(request: web.Request, cancel: Cancel,
@@ -210,6 +250,12 @@ async def _unless_gone(request: web.Request, cancel: Cancel,
     except asyncio.CancelledError:
         cancel.set()
         raise
+
+
+def _busy() -> web.HTTPServiceUnavailable:
+    return web.HTTPServiceUnavailable(
+        text="the viewer is busy with other requests, try again in a moment",
+        headers={"Retry-After": "1"})
 
 
 def attachment(name: str) -> str:
