@@ -17,8 +17,9 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 
+from adapter.bench.view import repeated
 from adapter.serve.status import StatusServer
-from adapter.serve.viewcache import BuildCache, Busy
+from adapter.serve.viewcache import Abandoned, BuildCache, Busy
 from adapter.serve.viewer import VIEW_CACHE
 from tests.serve_helpers import until
 from tests.viewer_fixtures import practice_game
@@ -345,4 +346,110 @@ async def test_a_build_in_parts_is_admitted_once_and_counted_once() -> None:
         assert cache.builds == {"commentary": 1} and cache.refused == 1
     finally:
         go_on.set()
+        cache.close()
+
+
+async def test_a_commentary_its_clients_hung_up_on_is_given_up(tmp_path: Path) -> None:
+    """A commentary is the viewer's long build (50 s for a 480-hand file on a 2-core
+    machine): a client that asked for two and hung up held both build slots for all that
+    time, and could do it again with the next files. It ends at its next part or move once
+    no request waits for it; one asked for again is built afresh."""
+    logs = tmp_path / "logs"
+    path = practice_game(logs)
+    path.write_bytes(repeated(path.read_bytes(), 10))  # a match log of ten games
+    game = "~".join(["0", *path.relative_to(logs).parts])
+    client = TestClient(TestServer(StatusServer(roots=[str(logs)]).app()))
+    await client.start_server()
+    cache = client.server.app[VIEW_CACHE]
+    try:
+        url = client.make_url("/")
+        _reader, writer = await asyncio.open_connection(url.host, url.port)
+        writer.write(f"GET /api/games/{game}/commentary HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     f"\r\n".encode())
+        await until(lambda: cache.builds["commentary"] == 1 and cache.building == 1, 60)
+        writer.close()
+        await until(lambda: cache.building == 0 and cache.abandoned == 1, 60)
+        assert len(cache) == 0  # nothing kept: not a result
+        outline = await client.get(f"/api/games/{game}")  # the slot is free for the others
+        assert outline.status == 200 and cache.builds["outline"] == 1
+    finally:
+        await client.close()
+
+
+async def test_a_part_is_given_up_at_its_next_check_once_nobody_waits() -> None:
+    """One part can be long (a hand of one seat of a long game, every move ranked): the
+    build's progress callback (check) ends it at its next move once no request awaits it,
+    and the slot is free; the build is not kept."""
+    cache = BuildCache(concurrency=1)
+    checks = threading.Event()
+    outcome: list[str] = []
+
+    def parts() -> Any:
+        deadline = time.monotonic() + 30
+        try:
+            while time.monotonic() < deadline:  # a long part, asking at each "move"
+                cache.check()
+                checks.set()
+                time.sleep(0.01)
+        except Abandoned:
+            outcome.append("given up")
+            raise
+        outcome.append("ran on")
+        yield "whole"
+
+    async def long() -> list[Any]:
+        return await cache.run_in_parts(parts())
+
+    try:
+        caller = asyncio.ensure_future(cache.get_built("long", long, "commentary"))
+        await until(checks.is_set)
+        caller.cancel()
+        await until(lambda: cache.building == 0 and cache.abandoned == 1, 60)
+        assert outcome == ["given up"] and len(cache) == 0
+        assert await cache.run(lambda: 7) == 7  # the slot is free
+    finally:
+        cache.close()
+
+
+async def test_a_request_that_comes_as_its_build_is_given_up_gets_a_fresh_one() -> None:
+    """A request for a commentary that its earlier requester had just hung up on joined the
+    build as it was being given up: it must get a build of its own, not the given-up one's
+    Abandoned (a 500 had it gone past the route, a 503 for nothing at best)."""
+    cache = BuildCache(concurrency=1)
+    gone, joined, running = threading.Event(), threading.Event(), threading.Event()
+    made: list[str] = []
+
+    def parts(name: str) -> Any:
+        made.append(name)
+        if name == "first":
+            running.set()
+            try:
+                while True:
+                    cache.check()
+                    time.sleep(0.01)
+            except Abandoned:
+                gone.set()
+                joined.wait(10)  # the second request joins meanwhile
+                raise
+        yield name
+
+    def build(name: str) -> Callable[[], Any]:
+        async def run() -> list[Any]:
+            return await cache.run_in_parts(parts(name))
+        return run
+
+    try:
+        first = asyncio.ensure_future(cache.get_built("k", build("first"), "commentary"))
+        await until(running.is_set)
+        first.cancel()
+        await until(gone.is_set)
+        second = asyncio.ensure_future(cache.get_built("k", build("second"), "commentary"))
+        for _ in range(5):  # it runs up to its wait on the build being given up
+            await asyncio.sleep(0)
+        joined.set()
+        assert await second == ["second"]
+        assert made == ["first", "second"] and cache.abandoned == 1
+        assert cache.builds == {"commentary": 2}
+    finally:
+        joined.set()
         cache.close()

@@ -7,8 +7,11 @@ Builds run in the cache's own small thread pool, at most ``concurrency`` at a ti
 asyncio.Semaphore): a burst of viewer requests can neither hold the event loop (which also
 drives the in-process sessions and /health) nor fill the loop's default executor. Identical
 concurrent requests share one build (single-flight), and a build whose requesters went away
-once it had started still finishes and is kept. One whose requesters all went away while it
-waited for its first slot is not started (:class:`Abandoned`): a client that asked for every game's
+once it had started still finishes and is kept, unless it asks :meth:`BuildCache.check` as it
+goes (the commentary, in parts): it is then given up (:class:`Abandoned`) at its next part or
+move once no request waits for it, where a client that asked for two long commentaries and
+hung up held both slots for a minute. One whose requesters all went away while it waited for
+its first slot is not started (:class:`Abandoned`): a client that asked for every game's
 commentary and hung up queued hours of work for both slots, which every later viewer waited
 behind and which took the CPU from the games being played. At most ``max_waiting`` runs wait
 for a slot; past that a new build is refused at once (:class:`Busy`, a 503 to the viewer):
@@ -171,15 +174,20 @@ class BuildCache:
             entries.move_to_end(key)
             self.hits += 1
             return self._unwrap(entries[key])
-        flight = self._pending.get(key)
-        if flight is None or flight.future.done():  # done: given up, not yet popped
-            flight = self._start(key, build, kind, game)
-        flight.callers += 1
-        try:
-            # shielded: a caller that goes away does not cancel the others' build
-            return self._unwrap(await asyncio.shield(flight.future))
-        finally:
-            self._leave(key, flight)
+        for fresh in (True, False):
+            flight = self._pending.get(key)
+            if flight is None or flight.future.done():
+                flight = self._start(key, build, kind, game)  # (done: given up, not popped)
+            flight.callers += 1
+            try:
+                # shielded: a caller that goes away does not cancel the others' build
+                return self._unwrap(await asyncio.shield(flight.future))
+            except Abandoned:  # given up just before this request came: built afresh, once
+                if not fresh:
+                    raise
+            finally:
+                self._leave(key, flight)
+        raise AssertionError("unreachable")  # (the loop returns or raises)
 
     def _start(self, key: Hashable, build: Callable[[], Awaitable[Any]], kind: str,
                game: bool) -> _Flight:
@@ -192,7 +200,8 @@ class BuildCache:
 
     def _leave(self, key: Hashable, flight: _Flight) -> None:
         """A request no longer awaits ``flight``: the last one gone before its first slot
-        takes it out of the queue (a later request builds anew); once started, it runs on."""
+        takes it out of the queue (a later request builds anew); once started, a build in
+        parts ends at its next part, one that checks as it goes at its next check."""
         flight.callers -= 1
         if not flight.callers and not flight.started:
             if self._pending.get(key) is flight:
@@ -221,11 +230,12 @@ class BuildCache:
         finally:
             self.waiting -= 1
         try:
-            if flight is not None and not flight.started:
+            if flight is not None:
                 if not flight.callers:
                     raise Abandoned("every request for this build went away")
-                flight.started = True
-                self.builds[flight.kind] += 1  # once a build, at its first slot
+                if not flight.started:
+                    flight.started = True
+                    self.builds[flight.kind] += 1  # once a build, at its first slot
             self.building += 1
             try:
                 context = contextvars.copy_context()  # _FLIGHT, for check() in the thread
@@ -295,6 +305,9 @@ class BuildCache:
         A read of an int the loop writes: cheap enough for every move."""
         if self._stopping.is_set():
             raise Stopping("the server is stopping")
+        flight = _FLIGHT.get()
+        if flight is not None and not flight.callers:
+            raise Abandoned("every request for this build went away")
 
     def close(self) -> None:
         self.stop_builds()
