@@ -867,3 +867,32 @@ def test_open_leaves_a_browser_that_returned_running(tmp_path: Path) -> None:
         if pid_file.exists() and pid_file.read_text().strip():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+async def test_a_file_no_reader_takes_is_logged_once_not_per_request(
+        folder: dict[str, Any], caplog: pytest.LogCaptureFixture,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The cache keeps a file's failure, so asking again costs the server nothing, but every
+    answer logged the readers' reasons again: a client could write some 400 bytes of log a
+    request, as fast as it liked. The line is written by the build that failed, once per
+    version of the file; a changed file is read, and logged, again."""
+    root = folder["root"]
+    path = root / "imports" / "cut.json"
+    path.write_text('{"name": ["a", "b"], "log": [', encoding="utf-8")  # tenhou6, cut short
+    client = await client_for(root)
+    game = gid(root, path)
+    try:
+        for _ in range(5):
+            for route in (f"/api/games/{game}", f"/api/games/{game}/hands/0",
+                          f"/api/games/{game}/commentary"):
+                assert (await client.get(route)).status == 422
+        printed = capsys.readouterr()
+        logged = caplog.text + printed.out + printed.err
+        assert logged.count("viewer: cannot show a file") == 1, logged
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        assert (await client.get(f"/api/games/{game}")).status == 422
+        printed = capsys.readouterr()  # (what was read above is not read again)
+        assert (printed.out + printed.err).count("viewer: cannot show a file") == 1
+    finally:
+        await client.close()

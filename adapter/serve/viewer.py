@@ -121,7 +121,8 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             return _outline_json(game_id, body)
 
         try:
-            body = await cache.get((*version, "outline"), outline, "outline")
+            body = await cache.get((*version, "outline"), _logs_failure(game_id, outline),
+                                   "outline")
         except ValueError as exc:  # a value the outline cannot hold (gzipped_json)
             raise _unreadable(game_id, exc) from None
         return await _json(request, body)
@@ -143,7 +144,7 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
                 raise ValueError(f"hand {n + 1}: {exc}") from None
 
         try:
-            body = await cache.get((*version, "hand", n), steps, "hand")
+            body = await cache.get((*version, "hand", n), _logs_failure(game_id, steps), "hand")
         except ValueError as exc:  # a record the table cannot draw (a tile that is none)
             raise _unreadable(game_id, exc) from None
         return await _json(request, body)
@@ -154,19 +155,18 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
 
         async def commentary() -> bytes:  # a hand of one seat at a time, the slot given up
             skipped: dict[int | None, str] = {}  # between each; hand -> why it has none
-            parts = _subtitle_parts(index, game_id, timeline, cache.check, skipped)
-            rows = [row for part in await cache.run_in_parts(parts) for row in part]
-            body: bytes = await cache.run(
-                lambda: gzipped_json(_commentary_body(game_id, rows, skipped)))
+            with _failure_logged(game_id):  # once: the failure is kept
+                parts = _subtitle_parts(index, game_id, timeline, cache.check, skipped)
+                rows = [row for part in await cache.run_in_parts(parts) for row in part]
+                body: bytes = await cache.run(
+                    lambda: gzipped_json(_commentary_body(game_id, rows, skipped)))
             return body
 
         try:
             body = await cache.get_built((*version, "commentary"), commentary, "commentary")
         except Stopping:
             raise web.HTTPServiceUnavailable(text="the viewer is stopping") from None
-        except NoCommentary as exc:  # kept by the cache as a failure: not worked out again
-            log.warning("viewer: no commentary", game=game_id,
-                        reason=" | ".join(str(exc).split("\n"))[:REASON_CHARS])
+        except NoCommentary:  # kept by the cache as a failure (logged once): not made again
             raise web.HTTPUnprocessableEntity(text=NO_COMMENTARY) from None
         except ValueError as exc:  # a seat's replay no reader takes
             raise _unreadable(game_id, exc) from None
@@ -181,7 +181,8 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             text = await cache.run(lambda: _export_text(index, game_id, fmt))
         except NotExportable as exc:
             raise web.HTTPUnprocessableEntity(text=str(exc)) from None
-        except ValueError as exc:
+        except ValueError as exc:  # not kept: each export reads the file again
+            _log_unreadable(game_id, exc)
             raise _unreadable(game_id, exc) from None
         content_type, suffix = EXPORTS[fmt]
         name = game_id.rsplit("~", 1)[-1].split(".")[0] + suffix
@@ -298,8 +299,8 @@ async def _timeline(cache: BuildCache, index: GameIndex, game_id: str) -> tuple[
     path = _resolve(index, game_id)
     try:
         version = file_key(path, "timeline")
-        timeline = await cache.get(version, lambda: index.timeline(game_id), "timeline",
-                                   game=True)
+        timeline = await cache.get(version, _logs_failure(game_id, lambda: index.timeline(game_id)),
+                                   "timeline", game=True)
     except (GameNotFound, FileNotFoundError):
         raise web.HTTPNotFound(text="no such game") from None
     except ValueError as exc:  # no reader accepts the file (UnknownFormat, LogError, ...)
@@ -318,11 +319,39 @@ class NotExportable(ValueError):
 
 def _unreadable(game_id: str, exc: ValueError) -> web.HTTPUnprocessableEntity:
     """The 422 for a file no reader takes; the readers' reasons (which quote the file) are
-    logged, one line, never sent."""
+    logged by the build that met them (:func:`_logs_failure`), never sent."""
+    return web.HTTPUnprocessableEntity(text=UNREADABLE)
+
+
+def _log_unreadable(game_id: str, exc: ValueError) -> None:
     reason = " | ".join(str(exc).split("\n"))
     log.warning("viewer: cannot show a file", game=game_id, error_type=type(exc).__name__,
                 reasons=reason[:REASON_CHARS])
-    return web.HTTPUnprocessableEntity(text=UNREADABLE)
+
+
+@contextlib.contextmanager
+def _failure_logged(game_id: str) -> Iterator[None]:
+    """A build's failure logged, one line, as it happens: the cache keeps a failed build's
+    error per version of the file, so a request that asks again is answered from it without
+    a line. Logged by each answer, a line per request (some 400 bytes, the reasons quoting
+    the file) was the client's to repeat as fast as the kept error could be sent."""
+    try:
+        yield
+    except NoCommentary as exc:
+        log.warning("viewer: no commentary", game=game_id,
+                    reason=" | ".join(str(exc).split("\n"))[:REASON_CHARS])
+        raise
+    except ValueError as exc:
+        _log_unreadable(game_id, exc)
+        raise
+
+
+def _logs_failure(game_id: str, build: Callable[[], Any]) -> Callable[[], Any]:
+    """``build``, its failure logged once (:func:`_failure_logged`)."""
+    def run() -> Any:
+        with _failure_logged(game_id):
+            return build()
+    return run
 
 
 async def _json(request: web.Request, gzipped: bytes) -> web.StreamResponse:
