@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import gc
 import json
 import os
 import shutil
@@ -897,31 +896,3 @@ async def test_a_file_no_reader_takes_is_logged_once_not_per_request(
         assert (printed.out + printed.err).count("viewer: cannot show a file") == 1
     finally:
         await client.close()
-
-
-def test_the_commentary_is_worked_out_with_the_collector_paused_a_part_at_a_time(
-        folder: dict[str, Any]) -> None:
-    """The commentary build holds every seat's replay of the file as objects to its end: a
-    full collection its allocations set off walked all of them with the interpreter held,
-    and the event loop that plays the sessions' games stood still meanwhile (1.8 s during
-    the commentary of a 480-hand file against a running `mjbot serve`). Each part (a hand of
-    one seat, asked at each of its moves) is worked out with the collector off; between
-    parts, while the build waits its turn with the others, it is on again: paused for the
-    whole commentary it would have been off process-wide for a minute."""
-    from adapter.serve.viewer import _each_paused, _subtitle_parts
-
-    root = folder["root"]
-    index = GameIndex([str(root)])
-    game = gid(root, folder["files"]["practice"])
-    collecting: list[bool] = []
-    between: list[bool] = []
-    assert gc.isenabled()
-    parts = _each_paused(_subtitle_parts(
-        index, game, index.timeline(game), lambda *_progress: collecting.append(gc.isenabled()),
-        {}))
-    for part in parts:
-        assert part
-        between.append(gc.isenabled())
-    assert collecting and not any(collecting)
-    assert len(between) > 1 and all(between)
-    assert gc.isenabled()

@@ -156,8 +156,7 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         async def commentary() -> bytes:  # a hand of one seat at a time, the slot given up
             skipped: dict[int | None, str] = {}  # between each; hand -> why it has none
             with _failure_logged(game_id):  # once: the failure is kept
-                parts = _each_paused(_subtitle_parts(index, game_id, timeline, cache.check,
-                                                     skipped))
+                parts = _subtitle_parts(index, game_id, timeline, cache.check, skipped)
                 rows = [row for part in await cache.run_in_parts(parts) for row in part]
                 body: bytes = await cache.run(
                     lambda: gzipped_json(_commentary_body(game_id, rows, skipped)))
@@ -426,28 +425,6 @@ def _subtitle_parts(index: GameIndex, game_id: str, timeline: Any,
                                       damaged=skipped.setdefault)
     except PolicyFailed as exc:  # a RuntimeError: it went past the cache, a 500
         raise NoCommentary(str(exc)) from None
-
-
-def _each_paused(parts: Iterator[Any]) -> Iterator[Any]:
-    """``parts``, each worked out with the cycle collector paused (replay/gcpause.py): the
-    commentary holds every seat's replay of the file as objects to its end, and a full
-    collection its allocations set off walked all of them with the interpreter held, the
-    event loop (which plays the sessions' games) standing still meanwhile: 1.8 s on a
-    480-hand file. A part at a time, not the whole commentary (a minute on such a file, its
-    parts taking turns with other builds): the pause is shared process-wide, and the loop's
-    and every other build's cycles would have waited that long; a part's pause ends with the
-    part, and one begun while another build's part pauses joins it without extending it."""
-    from replay.gcpause import collector_paused
-
-    while True:
-        with collector_paused():
-            part = next(parts, _NO_PART)
-        if part is _NO_PART:
-            return
-        yield part
-
-
-_NO_PART = object()
 
 
 def _outline_json(game_id: str, body: dict[str, Any]) -> bytes:
