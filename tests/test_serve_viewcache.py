@@ -6,6 +6,7 @@ Through the real routes (aiohttp's test server) where the routes are what is che
 from __future__ import annotations
 
 import asyncio
+import gc
 import gzip
 import json
 import os
@@ -370,6 +371,7 @@ async def test_a_commentary_its_clients_hung_up_on_is_given_up(tmp_path: Path) -
         writer.close()
         await until(lambda: cache.building == 0 and cache.abandoned == 1, 60)
         assert len(cache) == 0  # nothing kept: not a result
+        assert gc.get_freeze_count() == 0  # its read's objects back with the collector
         outline = await client.get(f"/api/games/{game}")  # the slot is free for the others
         assert outline.status == 200 and cache.builds["outline"] == 1
     finally:
