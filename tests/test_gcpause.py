@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from adapter.bench.view import repeated
-from replay.gcpause import collector_paused
+from replay.gcpause import collector_paused, freeze_kept, thaw
 from replay.log import parse_log
 from tests.viewer_fixtures import practice_game
 
@@ -145,3 +145,22 @@ def test_a_steady_stream_of_overlapping_reads_lets_the_collector_run() -> None:
         for thread in reads:
             thread.join(10)
     assert gc.isenabled()
+
+
+def test_a_freeze_ends_with_the_holder_that_began_it() -> None:
+    """Two commentaries at once share the freeze of what their reads kept; the one that
+    began it ends it for both (their objects walked once then, as without a freeze), so
+    that overlapping commentaries one after the other cannot keep the process's objects out
+    of the collector's walks for good, every cycle among them kept."""
+    assert gc.get_freeze_count() == 0
+    first = freeze_kept()
+    kept = [[] for _ in range(1000)]  # made after the first freeze, frozen by the second
+    second = freeze_kept()
+    assert gc.get_freeze_count() > len(kept)
+    thaw(first)
+    assert gc.get_freeze_count() == 0
+    third = freeze_kept()  # begun while the second still holds: its own freeze
+    thaw(second)
+    assert gc.get_freeze_count() > 0
+    thaw(third)
+    assert gc.get_freeze_count() == 0

@@ -126,6 +126,48 @@ def test_the_cap_and_the_descriptor_limit_keep_health_answering(tmp_path: Path) 
     assert "Traceback" not in log and len(log) < 8000, len(log)
 
 
+# requests aiohttp's parser refuses: a header line over 8190 bytes, 20,000 headers, a URL over
+# 8190 bytes, chunked framing that is none; each with the token, which the log must not quote
+MALFORMED = (b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: TOKEN" + b"a" * 20000
+             + b"\r\n\r\n",
+             b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+             + b"".join(b"X%d: a\r\n" % i for i in range(20000)) + b"\r\n",
+             b"GET /TOKEN" + b"a" * 20000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+             b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+             b"TOKEN\r\n")
+
+
+def test_requests_the_parser_refuses_are_counted_not_logged_with_tracebacks(
+        tmp_path: Path) -> None:
+    """A request aiohttp cannot parse is a 400, and was logged with its traceback and the
+    first 100 bytes of the offending line: some 1 KB of plain (not JSON) lines in the log
+    per request, from anyone who reached the port, no token needed. Now they are counted
+    once a minute, like the other connection conditions, naming only the kind."""
+    config = tmp_path / "serve.toml"
+    config.write_text(ROOMY)
+    token = "s3cret-" + "t" * 20
+    serve = ServeProcess(config, tmp_path / "logs", env={"MJBOT_STATUS_TOKEN": token})
+    address = urllib.parse.urlsplit(serve.url)
+    try:
+        statuses = []
+        for head in MALFORMED * 5:
+            with socket.create_connection((address.hostname, address.port), 5) as sock:
+                sock.sendall(head.replace(b"TOKEN", token.encode()))
+                statuses.append(sock.recv(65536).split(b"\r\n")[0])
+        assert set(statuses) == {b"HTTP/1.0 400 Bad Request"}, statuses
+        with socket.create_connection((address.hostname, address.port), 5) as sock:
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         b"Authorization: Bearer " + token.encode() + b"\r\n\r\n")
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
+        log = stop(serve)
+    finally:
+        serve.close()
+    lines = [e for e in connection_lines(serve) if "could not parse" in e["event"]]
+    assert 1 <= len(lines) <= 2 and sum(e["count"] for e in lines) == 20, lines
+    assert "Traceback" not in log and "aaaaaaaa" not in log and token not in log
+    assert len(log) < 8000, len(log)
+
+
 def test_the_descriptor_limit_lowers_the_cap(tmp_path: Path) -> None:
     config = tmp_path / "serve.toml"
     config.write_text(ROOMY + "[status]\nrequest_timeout = 30\nmax_connections = 1000\n")

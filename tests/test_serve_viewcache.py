@@ -6,6 +6,7 @@ Through the real routes (aiohttp's test server) where the routes are what is che
 from __future__ import annotations
 
 import asyncio
+import gc
 import gzip
 import json
 import os
@@ -17,8 +18,9 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 
+from adapter.bench.view import repeated
 from adapter.serve.status import StatusServer
-from adapter.serve.viewcache import BuildCache
+from adapter.serve.viewcache import Abandoned, BuildCache, Busy
 from adapter.serve.viewer import VIEW_CACHE
 from tests.serve_helpers import until
 from tests.viewer_fixtures import practice_game
@@ -229,3 +231,227 @@ async def test_the_commentary_lets_other_requests_through(tmp_path: Path) -> Non
             assert (await task).status == 200
     finally:
         await client.close()
+
+
+async def _held_slots(cache: BuildCache, release: threading.Event) -> list[asyncio.Future[Any]]:
+    """Both build slots taken by work that waits for ``release``: what a viewer's builds
+    queue behind (a long commentary, say), made deterministic."""
+    held = [asyncio.ensure_future(cache.run(lambda: release.wait(30))) for _ in range(2)]
+    await until(lambda: cache.building == 2)
+    return held
+
+
+def _copies(tmp_path: Path, count: int) -> tuple[Path, list[str]]:
+    """``count`` copies of one practice game under their own names: distinct games, each its
+    own builds."""
+    logs = tmp_path / "logs"
+    path = practice_game(logs)
+    games = []
+    for i in range(count):
+        copy = path.with_name(f"{i:06d}-copy-{i}{''.join(path.suffixes)}")
+        copy.write_bytes(path.read_bytes())
+        games.append("~".join(["0", *copy.relative_to(logs).parts]))
+    return logs, games
+
+
+async def test_builds_whose_clients_hung_up_before_a_slot_are_not_run(tmp_path: Path) -> None:
+    """A client asks for the commentary of many games and hangs up: the builds it queued
+    leave the queue. They stayed and all ran, one after the other, for nobody: 40 such
+    requests against `mjbot serve` kept both slots busy for 52 s, a viewer's next request
+    waited all that time, and the process burned 23 s of CPU beside the games in play."""
+    logs, games = _copies(tmp_path, 6)
+    client = TestClient(TestServer(StatusServer(roots=[str(logs)]).app()))
+    await client.start_server()
+    cache = client.server.app[VIEW_CACHE]
+    release = threading.Event()
+    try:
+        held = await _held_slots(cache, release)
+        url = client.make_url("/")
+        sockets = []
+        for game in games[:5]:
+            _reader, writer = await asyncio.open_connection(url.host, url.port)
+            writer.write(f"GET /api/games/{game}/commentary HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         f"\r\n".encode())
+            sockets.append(writer)
+        await until(lambda: cache.waiting == 5)  # each game's parse queued
+        for writer in sockets:
+            writer.close()
+        await until(lambda: cache.waiting == 0)  # gone with their clients
+        release.set()
+        await asyncio.gather(*held)
+        answer = await client.get(f"/api/games/{games[5]}/hands/0")
+        assert answer.status == 200
+        assert cache.builds == {"timeline": 1, "hand": 1} and cache.abandoned == 5
+    finally:
+        release.set()
+        await client.close()
+
+
+async def test_past_the_queue_bound_a_build_is_a_503_at_once(tmp_path: Path) -> None:
+    """At most ``max_waiting`` runs wait for a slot; a request for a new build past that is
+    answered 503 with Retry-After at once: each waiting request holds its connection busy,
+    and a client that kept a few hundred of them waiting left the server no connection for
+    /health."""
+    logs, games = _copies(tmp_path, 4)
+    client = TestClient(TestServer(StatusServer(roots=[str(logs)]).app()))
+    await client.start_server()
+    cache = client.server.app[VIEW_CACHE]
+    cache.max_waiting = 2
+    release = threading.Event()
+    try:
+        held = await _held_slots(cache, release)
+        queued = [asyncio.ensure_future(client.get(f"/api/games/{game}")) for game in games[:2]]
+        await until(lambda: cache.waiting == 2)
+        refused = await client.get(f"/api/games/{games[2]}/hands/0")
+        assert refused.status == 503 and refused.headers["Retry-After"] == "1"
+        assert "busy" in await refused.text() and cache.refused == 1
+        release.set()
+        await asyncio.gather(*held)
+        assert [answer.status for answer in await asyncio.gather(*queued)] == [200, 200]
+        # the refusal was not kept: asked again with a free slot, the game opens
+        assert (await client.get(f"/api/games/{games[2]}/hands/0")).status == 200
+    finally:
+        release.set()
+        await client.close()
+
+
+async def test_a_build_in_parts_is_admitted_once_and_counted_once() -> None:
+    """The queue bound refuses new builds, not the next part of one that has begun: a
+    commentary (a hand of one seat a part) refused half-way lost all the work done, and its
+    request got a 503 after waiting its turn. Counted in ``builds`` once, not once a part."""
+    cache = BuildCache(concurrency=1, max_waiting=1)
+    first_ran, go_on = threading.Event(), threading.Event()
+
+    def parts() -> Any:
+        first_ran.set()
+        go_on.wait(10)
+        yield "first"
+        yield "second"
+        yield "third"
+
+    async def long() -> list[Any]:
+        return await cache.run_in_parts(parts())
+
+    try:
+        built = asyncio.ensure_future(cache.get_built("long", long, "commentary"))
+        await until(first_ran.is_set)
+        cache.max_waiting = 0  # from now on every new build is refused
+        try:
+            await cache.get("new", lambda: "new", "hand")
+        except Busy:
+            pass
+        else:
+            raise AssertionError("a new build past the bound was not refused")
+        go_on.set()
+        assert await built == ["first", "second", "third"]
+        assert cache.builds == {"commentary": 1} and cache.refused == 1
+    finally:
+        go_on.set()
+        cache.close()
+
+
+async def test_a_commentary_its_clients_hung_up_on_is_given_up(tmp_path: Path) -> None:
+    """A commentary is the viewer's long build (50 s for a 480-hand file on a 2-core
+    machine): a client that asked for two and hung up held both build slots for all that
+    time, and could do it again with the next files. It ends at its next part or move once
+    no request waits for it; one asked for again is built afresh."""
+    logs = tmp_path / "logs"
+    path = practice_game(logs)
+    path.write_bytes(repeated(path.read_bytes(), 10))  # a match log of ten games
+    game = "~".join(["0", *path.relative_to(logs).parts])
+    client = TestClient(TestServer(StatusServer(roots=[str(logs)]).app()))
+    await client.start_server()
+    cache = client.server.app[VIEW_CACHE]
+    try:
+        url = client.make_url("/")
+        _reader, writer = await asyncio.open_connection(url.host, url.port)
+        writer.write(f"GET /api/games/{game}/commentary HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     f"\r\n".encode())
+        await until(lambda: cache.builds["commentary"] == 1 and cache.building == 1, 60)
+        writer.close()
+        await until(lambda: cache.building == 0 and cache.abandoned == 1, 60)
+        assert len(cache) == 0  # nothing kept: not a result
+        assert gc.get_freeze_count() == 0  # its read's objects back with the collector
+        outline = await client.get(f"/api/games/{game}")  # the slot is free for the others
+        assert outline.status == 200 and cache.builds["outline"] == 1
+    finally:
+        await client.close()
+
+
+async def test_a_part_is_given_up_at_its_next_check_once_nobody_waits() -> None:
+    """One part can be long (a hand of one seat of a long game, every move ranked): the
+    build's progress callback (check) ends it at its next move once no request awaits it,
+    and the slot is free; the build is not kept."""
+    cache = BuildCache(concurrency=1)
+    checks = threading.Event()
+    outcome: list[str] = []
+
+    def parts() -> Any:
+        deadline = time.monotonic() + 30
+        try:
+            while time.monotonic() < deadline:  # a long part, asking at each "move"
+                cache.check()
+                checks.set()
+                time.sleep(0.01)
+        except Abandoned:
+            outcome.append("given up")
+            raise
+        outcome.append("ran on")
+        yield "whole"
+
+    async def long() -> list[Any]:
+        return await cache.run_in_parts(parts())
+
+    try:
+        caller = asyncio.ensure_future(cache.get_built("long", long, "commentary"))
+        await until(checks.is_set)
+        caller.cancel()
+        await until(lambda: cache.building == 0 and cache.abandoned == 1, 60)
+        assert outcome == ["given up"] and len(cache) == 0
+        assert await cache.run(lambda: 7) == 7  # the slot is free
+    finally:
+        cache.close()
+
+
+async def test_a_request_that_comes_as_its_build_is_given_up_gets_a_fresh_one() -> None:
+    """A request for a commentary that its earlier requester had just hung up on joined the
+    build as it was being given up: it must get a build of its own, not the given-up one's
+    Abandoned (a 500 had it gone past the route, a 503 for nothing at best)."""
+    cache = BuildCache(concurrency=1)
+    gone, joined, running = threading.Event(), threading.Event(), threading.Event()
+    made: list[str] = []
+
+    def parts(name: str) -> Any:
+        made.append(name)
+        if name == "first":
+            running.set()
+            try:
+                while True:
+                    cache.check()
+                    time.sleep(0.01)
+            except Abandoned:
+                gone.set()
+                joined.wait(10)  # the second request joins meanwhile
+                raise
+        yield name
+
+    def build(name: str) -> Callable[[], Any]:
+        async def run() -> list[Any]:
+            return await cache.run_in_parts(parts(name))
+        return run
+
+    try:
+        first = asyncio.ensure_future(cache.get_built("k", build("first"), "commentary"))
+        await until(running.is_set)
+        first.cancel()
+        await until(gone.is_set)
+        second = asyncio.ensure_future(cache.get_built("k", build("second"), "commentary"))
+        for _ in range(5):  # it runs up to its wait on the build being given up
+            await asyncio.sleep(0)
+        joined.set()
+        assert await second == ["second"]
+        assert made == ["first", "second"] and cache.abandoned == 1
+        assert cache.builds == {"commentary": 2}
+    finally:
+        joined.set()
+        cache.close()

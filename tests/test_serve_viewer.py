@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import gc
 import json
 import os
 import shutil
@@ -867,3 +868,68 @@ def test_open_leaves_a_browser_that_returned_running(tmp_path: Path) -> None:
         if pid_file.exists() and pid_file.read_text().strip():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+async def test_a_file_no_reader_takes_is_logged_once_not_per_request(
+        folder: dict[str, Any], caplog: pytest.LogCaptureFixture,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The cache keeps a file's failure, so asking again costs the server nothing, but every
+    answer logged the readers' reasons again: a client could write some 400 bytes of log a
+    request, as fast as it liked. The line is written by the build that failed, once per
+    version of the file; a changed file is read, and logged, again."""
+    root = folder["root"]
+    path = root / "imports" / "cut.json"
+    path.write_text('{"name": ["a", "b"], "log": [', encoding="utf-8")  # tenhou6, cut short
+    client = await client_for(root)
+    game = gid(root, path)
+    try:
+        for _ in range(5):
+            for route in (f"/api/games/{game}", f"/api/games/{game}/hands/0",
+                          f"/api/games/{game}/commentary"):
+                assert (await client.get(route)).status == 422
+        printed = capsys.readouterr()
+        logged = caplog.text + printed.out + printed.err
+        assert logged.count("viewer: cannot show a file") == 1, logged
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        assert (await client.get(f"/api/games/{game}")).status == 422
+        printed = capsys.readouterr()  # (what was read above is not read again)
+        assert (printed.out + printed.err).count("viewer: cannot show a file") == 1
+    finally:
+        await client.close()
+
+
+def test_the_commentary_reads_paused_and_keeps_its_replays_out_of_the_collectors_walks(
+        folder: dict[str, Any]) -> None:
+    """The commentary holds every seat's replay of the file as objects to its end: a full
+    collection its allocations set off walked all of them with the interpreter held, and the
+    event loop that plays the sessions' games stood still meanwhile (1.1 s during the
+    commentary of a 480-hand file). Its first part, which reads them, runs with the collector
+    paused (asked at each of its moves), and what it made is frozen (gc.freeze) to the last
+    part: the later parts run with the collector on (paused for the whole commentary it was
+    off process-wide for a minute), and at the end, or when the build is given up, the freeze
+    is gone."""
+    from adapter.serve.viewer import _kept_frozen, _subtitle_parts
+
+    root = folder["root"]
+    index = GameIndex([str(root)])
+    game = gid(root, folder["files"]["practice"])
+    timeline = index.timeline(game)
+    seen: list[Any] = []
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    parts = _kept_frozen(_subtitle_parts(
+        index, game, timeline, lambda *_progress: seen.append(gc.isenabled()), {}))
+    for part in parts:
+        assert part
+        seen.append(("between", gc.isenabled(), gc.get_freeze_count() > 0))
+    marks = [i for i, s in enumerate(seen) if isinstance(s, tuple)]
+    first, later = seen[:marks[0]], [s for s in seen[marks[0]:] if not isinstance(s, tuple)]
+    assert first and not any(first), "the read ran with the collector on"
+    assert later and all(later), "a later part ran with the collector paused"
+    assert len(marks) > 1 and all(seen[i] == ("between", True, True) for i in marks)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+    given_up = _kept_frozen(_subtitle_parts(index, game, timeline, lambda *_progress: None, {}))
+    assert next(given_up) and gc.get_freeze_count() > 0
+    given_up.close()  # the build given up (its request gone) or failed: the freeze goes
+    assert gc.get_freeze_count() == 0

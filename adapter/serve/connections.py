@@ -13,7 +13,11 @@ asyncio logged a traceback for every refused accept. Here:
   itself refused with a 503 when every connection is busy, so /health still answers a flood;
 - each condition is logged once per ``LOG_INTERVAL`` with a count, never once per socket
   (an idle keep-alive that is closed after its responses is not logged at all), and
-  asyncio's "accept out of file descriptors" error gets the same treatment.
+  asyncio's "accept out of file descriptors" error gets the same treatment;
+- a request aiohttp's parser refuses (a header or URL over 8190 bytes, too many headers, bad
+  chunked framing: a 400) is counted the same way: aiohttp logged each with its traceback
+  and up to 100 bytes of what the client sent, plain lines in the JSON log, for anyone who
+  reached the port, token or not.
 
 aiohttp has no public hook for a connection's start and end, so :meth:`install` wraps the
 ``connection_made`` / ``connection_lost`` methods of the runner's ``web.Server`` instance
@@ -24,12 +28,14 @@ request is in a handler.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from adapter.tasks import cancel_and_wait
 
@@ -47,7 +53,10 @@ MESSAGES = {
     "refused": "status server: connection cap reached with every connection busy, refused "
                "new ones",
     "accept": "status server: accept failed, the process is out of file descriptors",
+    "malformed": "status server: refused requests it could not parse (400: a header or URL "
+                 "too long, too many headers, bad framing)",
 }
+SERVER_LOG = "aiohttp.server"  # where aiohttp logs a request it could not parse
 
 
 def descriptor_cap(wanted: int) -> int:
@@ -112,6 +121,7 @@ class ConnectionGuard:
         self._sweeper: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._previous_handler: Any = None
+        self._malformed = _Malformed(self.tally)
 
     def install(self, server: web.Server) -> None:
         made, lost = server.connection_made, server.connection_lost
@@ -130,6 +140,7 @@ class ConnectionGuard:
         self._previous_handler = self._loop.get_exception_handler()
         self._loop.set_exception_handler(self._loop_error)
         self._sweeper = asyncio.create_task(self._sweep())
+        logging.getLogger(SERVER_LOG).addFilter(self._malformed)
         if self.cap < self.wanted:
             log.info("status server: connection cap lowered to a quarter of the file "
                      "descriptor limit", cap=self.cap, configured=self.wanted)
@@ -147,6 +158,7 @@ class ConnectionGuard:
         if self._loop is not None:
             self._loop.set_exception_handler(self._previous_handler)
             self._loop = None
+        logging.getLogger(SERVER_LOG).removeFilter(self._malformed)
         self.tally.flush(force=True)
 
     # ------------------------------------------------------------------ requests
@@ -206,3 +218,20 @@ class ConnectionGuard:
         else:
             loop.default_exception_handler(context)
 
+
+
+class _Malformed(logging.Filter):
+    """Takes aiohttp's record of a request its parser refused out of the log and into the
+    tally (its kind only: the message quotes what the client sent). Any other record of
+    aiohttp's (a fault in a handler, a 500) is logged as before."""
+
+    def __init__(self, tally: Tally) -> None:
+        super().__init__()
+        self.tally = tally
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError):
+            self.tally.add("malformed", kind=type(error).__name__)
+            return False
+        return True

@@ -7,15 +7,25 @@ Builds run in the cache's own small thread pool, at most ``concurrency`` at a ti
 asyncio.Semaphore): a burst of viewer requests can neither hold the event loop (which also
 drives the in-process sessions and /health) nor fill the loop's default executor. Identical
 concurrent requests share one build (single-flight), and a build whose requesters went away
-still finishes and is kept. A build that raises ValueError (a file no reader accepts) is kept
-as that error: the same file version would fail the same way. A long build (the commentary)
-asks :meth:`BuildCache.check` as it goes: once the server stops it is given up, so that the
-stop waits neither for it nor for the request that asked for it.
+once it had started still finishes and is kept, unless it asks :meth:`BuildCache.check` as it
+goes (the commentary, in parts): it is then given up (:class:`Abandoned`) at its next part or
+move once no request waits for it, where a client that asked for two long commentaries and
+hung up held both slots for a minute. One whose requesters all went away while it waited for
+its first slot is not started (:class:`Abandoned`): a client that asked for every game's
+commentary and hung up queued hours of work for both slots, which every later viewer waited
+behind and which took the CPU from the games being played. At most ``max_waiting`` runs wait
+for a slot; past that a new build is refused at once (:class:`Busy`, a 503 to the viewer):
+each waiting request holds a connection busy, and a few hundred of them left none for
+/health. A build's later parts were admitted with its first and are never refused. A build
+that raises ValueError (a file no reader accepts) is kept as that error: the same file
+version would fail the same way. Once the server stops, :meth:`BuildCache.check` raises
+:class:`Stopping`, so that the stop waits neither for a long build nor for its request.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gzip
 import json
 import os
@@ -30,6 +40,7 @@ MAX_ENTRIES = 256
 MAX_GAMES = 8  # parsed games (Timeline objects, megabytes each) kept apart, by count
 MAX_BYTES = 64 << 20  # the kept results' sizes (bytes results; others count 1 KB)
 CONCURRENCY = 2
+MAX_WAITING = 32  # runs queued for a slot; past that a new build is refused (Busy)
 GZIP_LEVEL = 6
 
 Key = tuple[str, int, int, int, int, Hashable]
@@ -67,6 +78,40 @@ class Stopping(Exception):
     """A build given up because the server stops (:meth:`BuildCache.stop_builds`)."""
 
 
+class NotBuilt(Exception):
+    """A build that was not run or not finished, and is not kept: asked again, it is tried
+    again."""
+
+
+class Abandoned(NotBuilt):
+    """Every requester of the build went away: before its first slot, or (a build in parts,
+    or one that asks :meth:`BuildCache.check` as it goes) before it ended."""
+
+
+class Busy(NotBuilt):
+    """``max_waiting`` runs already wait for a slot: a new build is refused."""
+
+
+class _Flight:
+    """One build in progress: the requests awaiting it, and whether it has had a slot (then
+    it is counted in ``builds``, and its later runs, admitted already, are never Busy). Its
+    own object, not its key's: a request that comes as a build is being given up starts a
+    fresh one under the same key, which the old build's checks must not count as theirs."""
+
+    future: asyncio.Future[Any]  # the build's task, set as it is made
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.callers = 0  # written on the loop, read by the build's thread too
+        self.started = False
+
+
+# the build a run belongs to: set in each build's task, and copied into the pool thread
+# that runs its parts, so that :meth:`BuildCache.check` there knows whom to ask
+_FLIGHT: contextvars.ContextVar[_Flight | None] = contextvars.ContextVar("viewer_build",
+                                                                         default=None)
+
+
 class _Failed:
     """A kept ValueError, raised again to whoever asks for the same key."""
 
@@ -96,19 +141,23 @@ class BuildCache:
     """Single-flight, bounded, off-loop builds with an LRU of their results."""
 
     def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES,
-                 concurrency: int = CONCURRENCY, max_games: int = MAX_GAMES) -> None:
+                 concurrency: int = CONCURRENCY, max_games: int = MAX_GAMES,
+                 max_waiting: int = MAX_WAITING) -> None:
         self.max_entries, self.max_bytes, self.max_games = max_entries, max_bytes, max_games
+        self.max_waiting = max_waiting
         self._entries: OrderedDict[Hashable, Any] = OrderedDict()
         self._games: OrderedDict[Hashable, Any] = OrderedDict()
         self._bytes = 0
-        self._pending: dict[Hashable, asyncio.Future[Any]] = {}
+        self._pending: dict[Hashable, _Flight] = {}
         self._semaphore = asyncio.Semaphore(concurrency)
         self._executor = ThreadPoolExecutor(max_workers=concurrency,
                                             thread_name_prefix="viewer-build")
-        self.builds: Counter[str] = Counter()  # builds started, per kind of result
+        self.builds: Counter[str] = Counter()  # builds that had a slot, per kind of result
         self.hits = 0
         self.building = 0  # builds running now (at most ``concurrency``)
-        self.waiting = 0  # builds queued for a slot
+        self.waiting = 0  # runs queued for a slot
+        self.abandoned = 0  # builds not run or given up: their requesters had gone
+        self.refused = 0  # builds refused: max_waiting runs were queued
         self._stopping = threading.Event()
 
     async def get(self, key: Hashable, build: Callable[[], Any], kind: str = "",
@@ -127,25 +176,77 @@ class BuildCache:
             entries.move_to_end(key)
             self.hits += 1
             return self._unwrap(entries[key])
-        pending = self._pending.get(key)
-        if pending is None:
-            pending = asyncio.ensure_future(self._build(key, build, kind, game))
-            self._pending[key] = pending
-            pending.add_done_callback(lambda _f: self._pending.pop(key, None))
-        # shielded: a caller that goes away does not cancel the others' build
-        return self._unwrap(await asyncio.shield(pending))
+        for fresh in (True, False):
+            flight = self._pending.get(key)
+            if flight is None or flight.future.done():
+                flight = self._start(key, build, kind, game)  # (done: given up, not popped)
+            flight.callers += 1
+            try:
+                # shielded: a caller that goes away does not cancel the others' build
+                return self._unwrap(await asyncio.shield(flight.future))
+            except Abandoned:  # given up just before this request came: built afresh, once
+                if not fresh:
+                    raise
+            finally:
+                self._leave(key, flight)
+        raise AssertionError("unreachable")  # (the loop returns or raises)
+
+    def _start(self, key: Hashable, build: Callable[[], Awaitable[Any]], kind: str,
+               game: bool) -> _Flight:
+        flight = _Flight(kind)
+        future = asyncio.ensure_future(self._build(key, flight, build, game))
+        flight.future = future
+        self._pending[key] = flight
+        future.add_done_callback(lambda f: self._done(key, flight, f))
+        return flight
+
+    def _leave(self, key: Hashable, flight: _Flight) -> None:
+        """A request no longer awaits ``flight``: the last one gone before its first slot
+        takes it out of the queue (a later request builds anew); once started, a build in
+        parts ends at its next part, one that checks as it goes at its next check."""
+        flight.callers -= 1
+        if not flight.callers and not flight.started:
+            if self._pending.get(key) is flight:
+                del self._pending[key]
+            flight.future.cancel()
+
+    def _done(self, key: Hashable, flight: _Flight, future: asyncio.Future[Any]) -> None:
+        if self._pending.get(key) is flight:
+            del self._pending[key]
+        if future.cancelled() or isinstance(future.exception(), Abandoned):
+            self.abandoned += 1  # (the exception read: one no caller was left for is not logged)
 
     async def run(self, call: Callable[[], Any]) -> Any:
-        """``call()`` in the pool under the same bound, not kept (e.g. a folder listing)."""
+        """``call()`` in the pool under the same bound, not kept (e.g. a folder listing).
+        :class:`Busy` at once where ``max_waiting`` runs wait for a slot already, unless the
+        build it belongs to has had its first slot (its later parts are not refused);
+        :class:`Abandoned`, once the slot is had, where that build has no requester left. A
+        caller that goes away while it waits is cancelled and never takes a slot."""
+        flight = _FLIGHT.get()
+        if (flight is None or not flight.started) and self.waiting >= self.max_waiting:
+            self.refused += 1
+            raise Busy(f"{self.waiting} viewer builds are waiting already")
         self.waiting += 1
-        async with self._semaphore:
+        try:
+            await self._semaphore.acquire()
+        finally:
             self.waiting -= 1
+        try:
+            if flight is not None:
+                if not flight.callers:
+                    raise Abandoned("every request for this build went away")
+                if not flight.started:
+                    flight.started = True
+                    self.builds[flight.kind] += 1  # once a build, at its first slot
             self.building += 1
             try:
+                context = contextvars.copy_context()  # _FLIGHT, for check() in the thread
                 return await asyncio.get_running_loop().run_in_executor(
-                    self._executor, lambda: _no_stop_iteration(call))
+                    self._executor, context.run, _no_stop_iteration, call)
             finally:
                 self.building -= 1
+        finally:
+            self._semaphore.release()
 
     async def run_in_parts(self, parts: Iterator[Any]) -> list[Any]:
         """Every item of ``parts``, each worked out (``next``) in the pool as a run of its own
@@ -161,9 +262,9 @@ class BuildCache:
                 return items
             items.append(item)
 
-    async def _build(self, key: Hashable, build: Callable[[], Awaitable[Any]], kind: str,
-                     game: bool) -> Any:
-        self.builds[kind] += 1
+    async def _build(self, key: Hashable, flight: _Flight,
+                     build: Callable[[], Awaitable[Any]], game: bool) -> Any:
+        _FLIGHT.set(flight)  # this task's own context: its runs and their threads see it
         try:
             value = await build()
         except ValueError as exc:
@@ -200,10 +301,15 @@ class BuildCache:
         self._stopping.set()
 
     def check(self, *_progress: object) -> None:
-        """Raises :class:`Stopping` once the server stops; a long build calls it as it goes
-        (it takes a progress callback's arguments)."""
+        """Raises :class:`Stopping` once the server stops, and :class:`Abandoned` once no
+        request awaits the build it is called in (from that build's runs in the pool, or its
+        task); a long build calls it as it goes (it takes a progress callback's arguments).
+        A read of an int the loop writes: cheap enough for every move."""
         if self._stopping.is_set():
             raise Stopping("the server is stopping")
+        flight = _FLIGHT.get()
+        if flight is not None and not flight.callers:
+            raise Abandoned("every request for this build went away")
 
     def close(self) -> None:
         self.stop_builds()

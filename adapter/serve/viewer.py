@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import gzip
 import urllib.parse
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,14 @@ from adapter.serve.games import (
     whole_number,
 )
 from adapter.serve.logindex import Cancel, Cancelled
-from adapter.serve.viewcache import BuildCache, Stopping, file_key, gzipped_json
+from adapter.serve.viewcache import (
+    Abandoned,
+    BuildCache,
+    Busy,
+    Stopping,
+    file_key,
+    gzipped_json,
+)
 
 log = structlog.get_logger("mjbot.serve")
 UNREADABLE = ("cannot show this file: it is not a complete game log in a format the viewer "
@@ -50,7 +57,7 @@ STATIC = Path(__file__).with_name("static")  # the pages, scripts and style of b
 STATIC_PAGES = {"list": "games.html", "game": "viewer.html"}
 EXPORTS = {"tenhou6": ("application/json", ".json"), "mjai": ("application/x-ndjson",
                                                               ".jsonl")}
-GONE_POLL = 0.05  # seconds between two looks at a listing request's connection
+GONE_POLL = 0.05  # seconds between two looks at a waiting request's connection
 
 
 VIEW_CACHE: web.AppKey[BuildCache] = web.AppKey("view_cache", BuildCache)
@@ -92,6 +99,8 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             log.info("viewer: a game list request was given up (its client went away, or "
                      "the server stops)", query_words=len(query.split()))
             raise web.HTTPServiceUnavailable(text="given up") from None
+        except Busy:
+            raise _busy() from None
         finally:
             scans.discard(cancel)
         return web.json_response({**page, "roots": len(index.roots)})
@@ -111,7 +120,8 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             return _outline_json(game_id, body)
 
         try:
-            body = await cache.get((*version, "outline"), outline, "outline")
+            body = await cache.get((*version, "outline"), _logs_failure(game_id, outline),
+                                   "outline")
         except ValueError as exc:  # a value the outline cannot hold (gzipped_json)
             raise _unreadable(game_id, exc) from None
         return await _json(request, body)
@@ -133,7 +143,7 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
                 raise ValueError(f"hand {n + 1}: {exc}") from None
 
         try:
-            body = await cache.get((*version, "hand", n), steps, "hand")
+            body = await cache.get((*version, "hand", n), _logs_failure(game_id, steps), "hand")
         except ValueError as exc:  # a record the table cannot draw (a tile that is none)
             raise _unreadable(game_id, exc) from None
         return await _json(request, body)
@@ -144,19 +154,23 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
 
         async def commentary() -> bytes:  # a hand of one seat at a time, the slot given up
             skipped: dict[int | None, str] = {}  # between each; hand -> why it has none
-            parts = _subtitle_parts(index, game_id, timeline, cache.check, skipped)
-            rows = [row for part in await cache.run_in_parts(parts) for row in part]
-            body: bytes = await cache.run(
-                lambda: gzipped_json(_commentary_body(game_id, rows, skipped)))
+            with _failure_logged(game_id):  # once: the failure is kept
+                parts = _kept_frozen(_subtitle_parts(index, game_id, timeline, cache.check,
+                                                     skipped))
+                try:
+                    rows = [row for part in await cache.run_in_parts(parts) for row in part]
+                finally:  # the freeze ends here, given up or failed too, not when (if ever)
+                    with contextlib.suppress(ValueError):  # the collector frees the parts
+                        parts.close()  # (ValueError: a part still runs; it ends the freeze)
+                body: bytes = await cache.run(
+                    lambda: gzipped_json(_commentary_body(game_id, rows, skipped)))
             return body
 
         try:
             body = await cache.get_built((*version, "commentary"), commentary, "commentary")
         except Stopping:
             raise web.HTTPServiceUnavailable(text="the viewer is stopping") from None
-        except NoCommentary as exc:  # kept by the cache as a failure: not worked out again
-            log.warning("viewer: no commentary", game=game_id,
-                        reason=" | ".join(str(exc).split("\n"))[:REASON_CHARS])
+        except NoCommentary:  # kept by the cache as a failure (logged once): not made again
             raise web.HTTPUnprocessableEntity(text=NO_COMMENTARY) from None
         except ValueError as exc:  # a seat's replay no reader takes
             raise _unreadable(game_id, exc) from None
@@ -171,7 +185,8 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             text = await cache.run(lambda: _export_text(index, game_id, fmt))
         except NotExportable as exc:
             raise web.HTTPUnprocessableEntity(text=str(exc)) from None
-        except ValueError as exc:
+        except ValueError as exc:  # not kept: each export reads the file again
+            _log_unreadable(game_id, exc)
             raise _unreadable(game_id, exc) from None
         content_type, suffix = EXPORTS[fmt]
         name = game_id.rsplit("~", 1)[-1].split(".")[0] + suffix
@@ -179,12 +194,43 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
                             headers={"Content-Disposition": attachment(name)})
 
     app.router.add_get("/games", game_list, name="page-games")  # "page-": ?token= login
-    app.router.add_get("/api/games", api_list)
+    app.router.add_get("/api/games", api_list)  # its own watch: the scan reads a cancel flag
     app.router.add_get("/games/{id}", game_page, name="page-game")
-    app.router.add_get("/games/{id}/export/{fmt}", export)
-    app.router.add_get("/api/games/{id}", api_game)
-    app.router.add_get("/api/games/{id}/hands/{n}", api_hand)
-    app.router.add_get("/api/games/{id}/commentary", api_commentary)
+    app.router.add_get("/games/{id}/export/{fmt}", _while_connected(export))
+    app.router.add_get("/api/games/{id}", _while_connected(api_game))
+    app.router.add_get("/api/games/{id}/hands/{n}", _while_connected(api_hand))
+    app.router.add_get("/api/games/{id}/commentary", _while_connected(api_commentary))
+
+
+Route = Callable[[web.Request], Coroutine[Any, Any, web.StreamResponse]]
+
+
+def _while_connected(handler: Route) -> Route:
+    """``handler``, cancelled once its client's connection is gone (aiohttp, without
+    handler_cancellation, its default, runs a handler to its end for nobody): a build it
+    waits for is then not started unless another request wants it too, and one that checks
+    as it goes (the commentary) ends at its next part (viewcache.py), where a client that
+    asked for every game's commentary and hung up left both build slots busy for as long as
+    that took. A build refused because too many wait (Busy), or given up just as this
+    request came and given up again, is a 503 that says to try again. The transport is
+    looked at every GONE_POLL seconds."""
+    async def route(request: web.Request) -> web.StreamResponse:
+        task = asyncio.ensure_future(handler(request))
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=GONE_POLL)
+                if done:
+                    return task.result()
+                transport = request.transport
+                if transport is None or transport.is_closing():
+                    task.cancel()
+                    raise web.HTTPServiceUnavailable(text="given up: the client went away")
+        except (Busy, Abandoned):
+            raise _busy() from None
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+    return route
 
 
 async def _unless_gone(request: web.Request, cancel: Cancel,
@@ -209,6 +255,12 @@ async def _unless_gone(request: web.Request, cancel: Cancel,
     except asyncio.CancelledError:
         cancel.set()
         raise
+
+
+def _busy() -> web.HTTPServiceUnavailable:
+    return web.HTTPServiceUnavailable(
+        text="the viewer is busy with other requests, try again in a moment",
+        headers={"Retry-After": "1"})
 
 
 def attachment(name: str) -> str:
@@ -251,8 +303,8 @@ async def _timeline(cache: BuildCache, index: GameIndex, game_id: str) -> tuple[
     path = _resolve(index, game_id)
     try:
         version = file_key(path, "timeline")
-        timeline = await cache.get(version, lambda: index.timeline(game_id), "timeline",
-                                   game=True)
+        timeline = await cache.get(version, _logs_failure(game_id, lambda: index.timeline(game_id)),
+                                   "timeline", game=True)
     except (GameNotFound, FileNotFoundError):
         raise web.HTTPNotFound(text="no such game") from None
     except ValueError as exc:  # no reader accepts the file (UnknownFormat, LogError, ...)
@@ -271,11 +323,39 @@ class NotExportable(ValueError):
 
 def _unreadable(game_id: str, exc: ValueError) -> web.HTTPUnprocessableEntity:
     """The 422 for a file no reader takes; the readers' reasons (which quote the file) are
-    logged, one line, never sent."""
+    logged by the build that met them (:func:`_logs_failure`), never sent."""
+    return web.HTTPUnprocessableEntity(text=UNREADABLE)
+
+
+def _log_unreadable(game_id: str, exc: ValueError) -> None:
     reason = " | ".join(str(exc).split("\n"))
     log.warning("viewer: cannot show a file", game=game_id, error_type=type(exc).__name__,
                 reasons=reason[:REASON_CHARS])
-    return web.HTTPUnprocessableEntity(text=UNREADABLE)
+
+
+@contextlib.contextmanager
+def _failure_logged(game_id: str) -> Iterator[None]:
+    """A build's failure logged, one line, as it happens: the cache keeps a failed build's
+    error per version of the file, so a request that asks again is answered from it without
+    a line. Logged by each answer, a line per request (some 400 bytes, the reasons quoting
+    the file) was the client's to repeat as fast as the kept error could be sent."""
+    try:
+        yield
+    except NoCommentary as exc:
+        log.warning("viewer: no commentary", game=game_id,
+                    reason=" | ".join(str(exc).split("\n"))[:REASON_CHARS])
+        raise
+    except ValueError as exc:
+        _log_unreadable(game_id, exc)
+        raise
+
+
+def _logs_failure(game_id: str, build: Callable[[], Any]) -> Callable[[], Any]:
+    """``build``, its failure logged once (:func:`_failure_logged`)."""
+    def run() -> Any:
+        with _failure_logged(game_id):
+            return build()
+    return run
 
 
 async def _json(request: web.Request, gzipped: bytes) -> web.StreamResponse:
@@ -349,6 +429,37 @@ def _subtitle_parts(index: GameIndex, game_id: str, timeline: Any,
                                       damaged=skipped.setdefault)
     except PolicyFailed as exc:  # a RuntimeError: it went past the cache, a 500
         raise NoCommentary(str(exc)) from None
+
+
+def _kept_frozen(parts: Iterator[Any]) -> Generator[Any, None, None]:
+    """``parts``, the first (which reads every seat's replay of the file) worked out with the
+    cycle collector paused, and what it made frozen out of the collector's walks until the
+    last part (replay/gcpause.py). The commentary holds those replays to its end: a full
+    collection its allocations set off walked all of them with the interpreter held, the
+    event loop (which plays the sessions' games) standing still meanwhile, 1.1 s on a
+    480-hand file. Paused for the whole commentary (a minute on such a file, its parts taking
+    turns with other builds), the collector would have been off that long process-wide;
+    paused a part at a time, the replays outlived the first part's pause and the collections
+    after it walked them anyway (0.6 s, then 0.9 s). Frozen, they are never walked, and the
+    collector goes on with everything else."""
+    from replay.gcpause import collector_paused, freeze_kept, thaw
+
+    token = None
+    try:
+        with collector_paused():
+            first = next(parts, _NO_PART)
+            if first is not _NO_PART:
+                token = freeze_kept()
+        if first is _NO_PART:
+            return
+        yield first
+        yield from parts
+    finally:
+        if token is not None:
+            thaw(token)
+
+
+_NO_PART = object()
 
 
 def _outline_json(game_id: str, body: dict[str, Any]) -> bytes:
