@@ -76,3 +76,26 @@ def test_the_process_says_so_and_exits_1(damaged: Path) -> None:
     (line,) = run.stderr.strip().splitlines()[-1:]
     assert line.startswith(f"mjbot replay: {damaged}: hand 1 (E1-0)")
     assert "the hands after it are" in line
+
+
+def test_the_prediction_measure_reads_past_the_damaged_hand(
+        capsys: pytest.CaptureFixture[str], damaged: Path) -> None:
+    """`mjbot bench commentary` over a folder holding such a log (replay/review/measure.py
+    walks each decision's table itself) met the bad discard at the first decision after the
+    damaged hand: a StateError traceback, no table, where before it had counted the moves up
+    to that hand. Now it counts every decision the replay reads, that hand's up to the
+    failing event and every later hand's."""
+    run = mjbot_here(capsys, "bench", "commentary", "--policies", "rulebased",
+                     str(damaged.parent))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "Traceback" not in run.stderr
+    assert "1 games, 4 seat views" in run.stdout, run.stdout
+    from replay.review import measure
+    from replay.review.evaluators import RankingEvaluator
+
+    reps, left = measure.replays([damaged])
+    assert not left and len(reps) == 4 and reps[0].damaged
+    counted: list[int] = []
+    measure.measure(reps, RankingEvaluator("rulebased"),
+                    progress=lambda n, total: counted.append(n))
+    assert counted[-1] == sum(len(r.decisions) for r in reps) > 200
