@@ -99,3 +99,20 @@ def test_the_prediction_measure_reads_past_the_damaged_hand(
     measure.measure(reps, RankingEvaluator("rulebased"),
                     progress=lambda n, total: counted.append(n))
     assert counted[-1] == sum(len(r.decisions) for r in reps) > 200
+
+
+def test_the_review_says_so_on_stderr_and_exits_1(
+        capsys: pytest.CaptureFixture[str], damaged: Path) -> None:
+    """`mjbot review` rated the hands after the damaged one but exited 0 with nothing on
+    stderr (with `--json -` the note was only inside the JSON): a rating of part of the game
+    passed for the whole's, where `mjbot replay` of the same file exits 1 and says why, as
+    review itself does when the policy gave no answer. Now it says so and exits 1 too."""
+    run = mjbot_here(capsys, "review", "--policy", "rulebased", "--json", "-", str(damaged))
+    assert run.returncode == 1, run.stderr
+    out = json.loads(run.stdout)
+    assert out["decisions"] > 60 and not out["policy_failures"]
+    (line,) = run.stderr.strip().splitlines()
+    assert line.startswith(f"mjbot review: {damaged}: hand 1 (E1-0) cannot be followed from "
+                           "event 11 (TileDiscarded seat 0 5z)"), line
+    whole = mjbot_here(capsys, "review", "--policy", "rulebased", "--json", "-", str(MJAI_GAME))
+    assert whole.returncode == 0 and not whole.stderr.strip(), whole.stderr
