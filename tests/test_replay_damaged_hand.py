@@ -76,3 +76,43 @@ def test_the_process_says_so_and_exits_1(damaged: Path) -> None:
     (line,) = run.stderr.strip().splitlines()[-1:]
     assert line.startswith(f"mjbot replay: {damaged}: hand 1 (E1-0)")
     assert "the hands after it are" in line
+
+
+def test_the_prediction_measure_reads_past_the_damaged_hand(
+        capsys: pytest.CaptureFixture[str], damaged: Path) -> None:
+    """`mjbot bench commentary` over a folder holding such a log (replay/review/measure.py
+    walks each decision's table itself) met the bad discard at the first decision after the
+    damaged hand: a StateError traceback, no table, where before it had counted the moves up
+    to that hand. Now it counts every decision the replay reads, that hand's up to the
+    failing event and every later hand's."""
+    run = mjbot_here(capsys, "bench", "commentary", "--policies", "rulebased",
+                     str(damaged.parent))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "Traceback" not in run.stderr
+    assert "1 games, 4 seat views" in run.stdout, run.stdout
+    from replay.review import measure
+    from replay.review.evaluators import RankingEvaluator
+
+    reps, left = measure.replays([damaged])
+    assert not left and len(reps) == 4 and reps[0].damaged
+    counted: list[int] = []
+    measure.measure(reps, RankingEvaluator("rulebased"),
+                    progress=lambda n, total: counted.append(n))
+    assert counted[-1] == sum(len(r.decisions) for r in reps) > 200
+
+
+def test_the_review_says_so_on_stderr_and_exits_1(
+        capsys: pytest.CaptureFixture[str], damaged: Path) -> None:
+    """`mjbot review` rated the hands after the damaged one but exited 0 with nothing on
+    stderr (with `--json -` the note was only inside the JSON): a rating of part of the game
+    passed for the whole's, where `mjbot replay` of the same file exits 1 and says why, as
+    review itself does when the policy gave no answer. Now it says so and exits 1 too."""
+    run = mjbot_here(capsys, "review", "--policy", "rulebased", "--json", "-", str(damaged))
+    assert run.returncode == 1, run.stderr
+    out = json.loads(run.stdout)
+    assert out["decisions"] > 60 and not out["policy_failures"]
+    (line,) = run.stderr.strip().splitlines()
+    assert line.startswith(f"mjbot review: {damaged}: hand 1 (E1-0) cannot be followed from "
+                           "event 11 (TileDiscarded seat 0 5z)"), line
+    whole = mjbot_here(capsys, "review", "--policy", "rulebased", "--json", "-", str(MJAI_GAME))
+    assert whole.returncode == 0 and not whole.stderr.strip(), whole.stderr

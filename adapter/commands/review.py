@@ -62,6 +62,7 @@ def evaluator(name: str, playouts: int, seed: int, predictor: bool = False) -> A
 
 def cmd_review(args: argparse.Namespace) -> int:
     from brain.policies.mc.models import MissingModels
+    from replay import replayer
     from replay.review import html
     from replay.review.game import format_review, review
 
@@ -84,8 +85,9 @@ def cmd_review(args: argparse.Namespace) -> int:
         Path(args.html).write_text(html.render(result), encoding="utf-8")
     if args.json != "-":
         print(format_review(result, every=args.all))
+    for d in rep.damaged:  # a rating of part of the game must not pass for the whole's
+        print(f"mjbot review: {args.game}: {replayer.damage_note(d)}", file=sys.stderr)
     if result["policy_failures"]:  # its rating is not the policy's: the run must not pass
         print(f"mjbot review: --policy {args.policy} gave no answer on "
               f"{result['policy_failures']} decision(s)", file=sys.stderr)
-        return 1
-    return 0
+    return 1 if result["policy_failures"] or rep.damaged else 0

@@ -23,7 +23,7 @@ from protocols import events as ev
 from protocols import tiles as T
 from replay import formats
 from replay.record import GameRecord, RecordError
-from replay.replayer import Replay, from_record, from_seat_record
+from replay.replayer import Replay, from_record, from_seat_record, walk
 from replay.review.evaluators import Evaluator
 
 ANCHORS = {"source": "seed 004 (Botzone MCR, 45,050 decisions)", "discard_topk": 0.7584,
@@ -111,12 +111,8 @@ def measure(replay_list: list[Replay], ranker: Evaluator, k: int = 3,
     done = 0
     for rep in replay_list:
         rules = rules_for(rep.variant)
-        state = TableState(rep.variant, rep.seat)
-        applied = 0
-        for d in rep.decisions:
-            while applied < d.index:
-                state.apply(rep.events[applied])
-                applied += 1
+        # a damaged import's hand is left from its failing event, as its decisions were
+        for d, state in walk(rep):
             done += 1
             legal = list(d.legal) or rules.legal_actions(state, d.request)
             count(tally, ranker, state, d.request, legal, d.action, k)
