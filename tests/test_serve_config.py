@@ -210,3 +210,17 @@ def test_a_budget_too_tight_for_mc_is_said_at_check_start_and_reload(tmp_path: P
     finally:
         serve.close()
     assert not any("'fast'" in line or "'drill'" in line for line in serve.raw), serve.raw
+
+
+def test_an_ntpu_sessions_tight_budget_is_judged_on_ntpus_margin() -> None:
+    """`mjbot ntpu --policy mc --budget 0.3` warns (its client keeps 0.3 s back, so mc gets a
+    tenth of the budget, 0.03 s); serve's NTPU session of the same budget was judged on the
+    brain's 0.25 s margin and said nothing, though it plays on that same 0.3 s margin."""
+    from adapter.serve.config import tight_budgets
+
+    text = ('[sessions.lab]\nkind = "ntpu"\npolicy = "mc"\nserver = "127.0.0.1:1"\n'
+            'budget = 0.3\n')
+    notes = tight_budgets(loads(text, environ={}))
+    assert len(notes) == 1 and "0.03 s a decision, after the 0.3 s margin" in notes[0], notes
+    roomy = text.replace("budget = 0.3", "budget = 0.34")
+    assert tight_budgets(loads(roomy, environ={})) == []

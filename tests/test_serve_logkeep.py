@@ -154,6 +154,36 @@ def test_the_budget_never_removes_a_game_in_progress_or_platform_logs_unless_tol
     assert k.metrics.get("mjbot_logs_removed_total", kind="platform", reason="budget") == 1
 
 
+def test_logs_over_budget_with_nothing_to_remove_are_said_once_an_hour_and_on_health(
+        logs: dict[str, Any]) -> None:
+    """The platform logs alone over ``max_disk_mb``: every pass (each minute by default) logged
+    "over their budget with nothing more to remove", 1,440 lines a day, and /health said
+    nothing. Now it is said as it begins, again after an hour, and once as it ends; /health's
+    log upkeep shows it while it lasts."""
+    now = [time.time()]
+    k = LogKeeper(logs["root"], replace(OFF, max_disk_mb=0.001), Metrics(),
+                  clock=lambda: now[0])
+    started = now[0]
+    with capture_logs() as captured:
+        for _ in range(5):  # five passes a minute apart
+            k.run_pass()
+            now[0] += 60
+        over = k.status()["over_budget"]
+        now[0] = started + HOUR + 1
+        k.run_pass()
+        k.run_pass()
+        k.configure(replace(OFF, max_disk_mb=10_000.0))
+        k.run_pass()
+        k.run_pass()
+    said = [e["event"] for e in captured if "budget" in e["event"]]
+    assert said == ["serve: the game logs are over their budget with nothing more to remove"] * 2 \
+        + ["serve: the game logs are within their budget again"], said
+    assert over is not None and over["since"] == round(started, 1), over
+    assert over["max_disk_mb"] == 0.001 and over["bytes"] > 0.001 * MB
+    assert k.status()["over_budget"] is None
+    assert all(p.exists() for p in logs["platform"])  # never removed unless told
+
+
 def test_compressed_logs_fit_a_budget_the_plain_ones_did_not(logs: dict[str, Any]) -> None:
     everything = disk(logs["practice"] + logs["platform"] + [logs["live"]])
     k = keeper(logs["root"], compress=True, compress_after=60, max_disk_mb=everything / 2 / MB)

@@ -287,3 +287,22 @@ async def test_a_run_that_stops_cleanly_is_no_failure() -> None:
     await until(lambda: handle.state == "running")
     await sup.stop()
     assert handle.failures == 0 and handle.status()["last_error"] == ""
+
+
+async def test_a_session_without_a_quota_says_its_days_games_are_not_counted() -> None:
+    """A session with no quota never counts its log folder's games of the day (that count is
+    the quota's, and reads every log's footer): its quota.today was the games played since
+    its handle was made, so a reload that changed the session began it again at 0 (in the
+    soak /health showed 2 where about 100 games had been played that day). It says it is not
+    counted, as a disabled session's does, before a reload as after it."""
+    not_counted = {"games_per_day": 0, "today": None, "remaining": None}
+    script = Script([game, game])
+    sup = supervisor(script, spec())
+    sup.start()
+    await until(lambda: sup.handles["s"].games_played == 2 and len(script.starts) == 3)
+    assert sup.handles["s"].status()["quota"] == not_counted
+    await sup.reload(ServeConfig("test.toml", stop_deadline=2.0, logs=ROOMY,
+                                 sessions=(spec(pause=1.0),)))
+    await until(lambda: len(script.starts) == 4)
+    assert sup.handles["s"].status()["quota"] == not_counted
+    await sup.stop()

@@ -444,7 +444,14 @@ def tight_budgets(config: ServeConfig) -> list[str]:
         policies = [spec.policy, *(spec.option("opponents") or ())]
         if not any(p == "mc" or p.startswith(MC_OPTIONS_PREFIX) for p in policies):
             continue
-        note = tight_limit_note(budget, DEFAULT_MARGIN)
+        # the margin the session's brain keeps back: NTPU's client keeps 0.3 s (as `mjbot
+        # ntpu --budget` warns with), the others the brain's default
+        margin = DEFAULT_MARGIN
+        if spec.kind == "ntpu":
+            from adapter.platforms import ntpu
+
+            margin = ntpu.DEFAULT_MARGIN
+        note = tight_limit_note(budget, margin)
         if note is not None:
             notes.append(f"session {spec.name!r}: budget = {budget:g} {note}")
     return notes

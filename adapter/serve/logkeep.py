@@ -54,6 +54,7 @@ DAY = 86400.0
 STALE_AFTER = DAY  # a log without a footer untouched this long is no game in progress
 TMP_GRACE = 3600.0  # a compression's temporary file left this long was cut by a crash
 MAX_DEPTH = 6
+OVER_BUDGET_REPEAT = 3600.0  # the warning repeated this often while the logs stay over budget
 PRACTICE_PLATFORM = "local"  # practice.py's Header(platform="local")
 
 
@@ -96,6 +97,11 @@ class LogKeeper:
         self.last_error: dict[str, Any] | None = None
         self.last_failure: dict[str, Any] | None = None
         self._low = False
+        # while the logs are over max_disk_mb with nothing left the upkeep may remove (the
+        # platform logs alone over it): since when, and how far; None otherwise. Warned as it
+        # begins, then once an hour: every pass said it, 1,440 lines a day at the default 60 s
+        self.over_budget: dict[str, Any] | None = None
+        self._over_said = 0.0
         self._disk: tuple[int, int] = (0, 0)  # (free, total) as the last pass measured them
         metrics.set_function("mjbot_log_disk_free_bytes", lambda: float(self.disk()[0]))
         metrics.set_function("mjbot_log_disk_low", lambda: float(self.low_disk() is not None))
@@ -172,8 +178,12 @@ class LogKeeper:
                     done["compressed"] += 1
             kept[f.relative] = f
         total = sum(f.disk for f in kept.values())
+        over = False
         if s.max_disk_mb and total > s.max_disk_mb * MB:
             total = self._budget(list(kept.values()), total, now, done)
+            # a budget cut short by a stop has not run out of logs to remove
+            over = total > s.max_disk_mb * MB and not self._stopping.is_set()
+        self._note_budget(over, total, now)
         self.metrics.set("mjbot_logs_bytes", float(total))
         self.metrics.set("mjbot_logs_files", float(len(kept)))
         self.passes += 1
@@ -198,11 +208,28 @@ class LogKeeper:
                     return total
                 if self._may_remove(f, now) and self._remove(f, "budget", done):
                     total -= f.disk
-        if total > budget:
-            log.warning("serve: the game logs are over their budget with nothing more to "
-                        "remove", mb=round(total / MB, 1), max_disk_mb=self.settings.max_disk_mb,
-                        remove_platform_logs=self.settings.remove_platform_logs)
         return total
+
+    def _note_budget(self, over: bool, total: int, now: float) -> None:
+        """Say that the logs are over their budget with nothing more to remove as it begins,
+        then at most once an hour while it lasts, and that it is over as it ends; /health
+        shows it meanwhile (``over_budget``)."""
+        s = self.settings
+        if over:
+            first = self.over_budget is None
+            since = self.over_budget["since"] if self.over_budget is not None else round(now, 1)
+            self.over_budget = {"since": since, "bytes": total, "mb": round(total / MB, 1),
+                                "max_disk_mb": s.max_disk_mb,
+                                "remove_platform_logs": s.remove_platform_logs}
+            if first or now - self._over_said >= OVER_BUDGET_REPEAT:
+                self._over_said = now
+                log.warning("serve: the game logs are over their budget with nothing more to "
+                            "remove", **self.over_budget)
+        elif self.over_budget is not None:
+            log.info("serve: the game logs are within their budget again",
+                     mb=round(total / MB, 1), max_disk_mb=s.max_disk_mb,
+                     since=self.over_budget["since"])
+            self.over_budget = None
 
     def _may_remove(self, f: LogFile, now: float) -> bool:
         """A practice log (or any, where allowed) of a game that is over: compressed (only a
@@ -340,7 +367,7 @@ class LogKeeper:
                 "removed": removed, "errors": self.errors,
                 "last_error": self.last_error, "last_failure": self.last_failure,
                 "disk_free": free, "disk_total": total,
-                "low_disk": self.low_disk()}
+                "low_disk": self.low_disk(), "over_budget": self.over_budget}
 
 
 def _public(settings: LogUpkeep) -> dict[str, Any]:

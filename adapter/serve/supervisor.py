@@ -315,6 +315,7 @@ class SessionHandle:
     # ------------------------------------------------------------------ reporting
 
     def status(self, detail: bool = True) -> dict[str, Any]:
+        counted = self.counted and self.quota.limit > 0
         out: dict[str, Any] = {
             "name": self.spec.name, "kind": self.spec.kind, "enabled": self.spec.enabled,
             "policy": self.spec.policy, "state": self.state, "since": self.state_since,
@@ -330,10 +331,13 @@ class SessionHandle:
                         "threshold": self.breaker.threshold, "trips": self.breaker.trips,
                         "retry_in": round(self.breaker.wait(), 1)},
             # today's games: None until the log folder's are counted (count_today, at the
-            # session's start; a disabled session's never are), where 0 read as none played
+            # session's start; a disabled session's never are), where 0 read as none played;
+            # and None without a quota, whose count never reads the folder (it limits nothing,
+            # and 10,000 logs of the day take seconds): its live count began again at each
+            # reload that changed the session (2 shown after 100 games that day)
             "quota": {"games_per_day": self.spec.limits.games_per_day,
-                      "today": self.quota.today() if self.counted else None,
-                      "remaining": self.quota.remaining() if self.counted else None},
+                      "today": self.quota.today() if counted else None,
+                      "remaining": self.quota.remaining() if counted else None},
             "next_run_at": self.resume_at,
         }
         if detail:

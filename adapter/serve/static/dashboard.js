@@ -10,7 +10,7 @@ function logLink(path) {
 }
 
 function sessionRow(s) {
-  const today = s.quota.today ?? "not counted";  // a disabled session's (or one counting)
+  const today = s.quota.today ?? "not counted";  // a disabled session's, one counting, or one without a quota
   const quota = `${today} / ${s.quota.games_per_day || "-"}`;
   const breaker = s.breaker.state === "closed" ? `closed (${s.breaker.recent_failures}/${s.breaker.threshold})`
     : `${s.breaker.state}, retry in ${s.breaker.retry_in}s`;
