@@ -30,7 +30,7 @@ MODULES = (
     "brain/brain.py", "brain/tally.py", "brain/anytime.py", "brain/actions.py", "brain/clock.py",
     "brain/shipped.py", "brain/data/shanten_tables.npz",
     "brain/rules/__init__.py", "brain/rules/base.py", "brain/rules/mcr.py",
-    "brain/rules/riichi.py", "brain/rules/variant.py",
+    "brain/rules/riichi.py", "brain/rules/variant.py", "brain/rules/game_end.py",
     "brain/policies/__init__.py", "brain/policies/base.py", "brain/policies/baselines.py",
     "brain/policies/rulebased.py", "brain/policies/evaluation.py", "brain/policies/defence.py",
     "brain/policies/mcr_plan.py",
