@@ -24,7 +24,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 from protocols import events as ev
 from replay import logzip, schema
@@ -288,7 +288,8 @@ class GameLogWriter:
     def __init__(self, path: str | Path, header: Header, secrets: Iterable[str] = (),
                  append: bool = False, clock: Any = time.monotonic,
                  flush_per_hand: bool = False,
-                 on_failure: Callable[[OSError], None] | None = None) -> None:
+                 on_failure: Callable[[OSError], None] | None = None,
+                 exclusive: bool = False) -> None:
         self.path = Path(path)
         self._on_failure: Callable[[OSError], None] | None = None  # set once the header is in
         self.failure: OSError | None = None  # the write that ended the log, if one did
@@ -313,7 +314,8 @@ class GameLogWriter:
                 self.repaired_bytes = existing.truncated.size - existing.truncated.offset
                 os.truncate(self.path, existing.truncated.offset)
         kept = append and self.path.exists()  # a file of before, not ours to remove
-        self._file: BinaryIO | None = open(self.path, "ab" if append else "wb")  # noqa: SIM115
+        mode: Literal["ab", "xb", "wb"] = "ab" if append else "xb" if exclusive else "wb"
+        self._file: BinaryIO | None = open(self.path, mode)  # noqa: SIM115
         # held until the file is closed (or the process dies): serve's log upkeep never removes
         # nor compresses a log in play, one whose worker is suspended for days included
         hold_while_writing(self._file.fileno())
@@ -352,10 +354,20 @@ class GameLogWriter:
         path = log_path(root if root is not None else default_log_dir(), header.platform,
                         header.game_id or "game", when)
         n = 1
-        while path.exists() or logzip.compressed_name(path).exists():
+        while True:
+            # a name is taken by anything there, a link to nowhere too (opened for writing,
+            # it made its target), and it is made only if no one made it since the look: two
+            # writers of one name in one second (two serves on one folder) each truncated
+            # the other's log, and one whose header failed removed the other's file
+            if not os.path.lexists(path) and not logzip.compressed_name(path).exists():
+                try:
+                    return cls(path, header, secrets, flush_per_hand=flush_per_hand,
+                               on_failure=on_failure, exclusive=True)
+                except FileExistsError as exc:
+                    if exc.filename != str(path):  # not the log's own name (its folder's)
+                        raise
             n += 1
             path = path.with_name(path.name.replace(SUFFIX, f"-{n}{SUFFIX}"))
-        return cls(path, header, secrets, flush_per_hand=flush_per_hand, on_failure=on_failure)
 
     # The frame methods return nothing and never raise on content: a log must not stop play
     # (nor, with ``on_failure``, on a disk that fails).

@@ -320,3 +320,32 @@ def test_a_log_flushed_per_hand_reports_its_failed_flush_as_any_other(tmp_path: 
     w.end_hand()
     w.end_hand()
     assert len(told) == 1 and w.closed
+
+
+def test_a_new_log_is_never_written_through_a_link_nor_over_a_file_made_meanwhile(
+        tmp_path: Path) -> None:
+    """A new log's name was taken where `exists()` said so: a link to nowhere at that name
+    (what another program, or a removed target, leaves) was opened for writing and the log
+    went to the link's target, outside the log folder; and a file another writer made between
+    the look and the open (two serves on one folder, one game id in one second) was
+    truncated. The log now takes the next name past anything there, and opens its file only
+    if it is still not there."""
+    import datetime as dt
+
+    when = dt.datetime(2026, 11, 29, 6, 0, 0)
+    header = sample_header()
+    first = log_path(tmp_path, header.platform, header.game_id, when)
+    first.parent.mkdir(parents=True)
+    target = tmp_path / "elsewhere.bin"
+    first.symlink_to(target)
+    writer = GameLogWriter.create(tmp_path, header, when=when)
+    writer.close()
+    assert not target.exists() and first.is_symlink()
+    assert writer.path.parent == first.parent and writer.path != first
+    assert read_log(writer.path).header is not None
+    # the open itself refuses a name made since the look, and leaves that file as it was
+    theirs = first.with_name("theirs" + first.name)
+    theirs.write_bytes(b"another writer's log")
+    with pytest.raises(FileExistsError):
+        GameLogWriter(theirs, header, exclusive=True)
+    assert theirs.read_bytes() == b"another writer's log"
