@@ -933,3 +933,29 @@ def test_the_commentary_reads_paused_and_keeps_its_replays_out_of_the_collectors
     assert next(given_up) and gc.get_freeze_count() > 0
     given_up.close()  # the build given up (its request gone) or failed: the freeze goes
     assert gc.get_freeze_count() == 0
+
+
+async def test_an_export_of_a_file_no_reader_takes_is_logged_once_not_per_request(
+        folder: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    """The export reads the file again at each request (its text is not kept), and each
+    422 logged the readers' reasons again: the line per request the outline, hand and
+    commentary no longer wrote was still one export URL away, some 400 bytes of log a
+    request for whoever could reach the viewer. Logged once per version of the file."""
+    root = folder["root"]
+    path = root / "imports" / "cut.json"
+    path.write_text('{"name": ["a", "b"], "log": [', encoding="utf-8")  # tenhou6, cut short
+    client = await client_for(root)
+    game = gid(root, path)
+    try:
+        for _ in range(5):
+            for fmt in ("mjai", "tenhou6"):
+                assert (await client.get(f"/games/{game}/export/{fmt}")).status == 422
+        printed = capsys.readouterr()
+        assert (printed.out + printed.err).count("viewer: cannot show a file") == 1
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        assert (await client.get(f"/games/{game}/export/mjai")).status == 422
+        printed = capsys.readouterr()  # a changed file is read, and logged, again
+        assert (printed.out + printed.err).count("viewer: cannot show a file") == 1
+    finally:
+        await client.close()
