@@ -959,3 +959,41 @@ async def test_an_export_of_a_file_no_reader_takes_is_logged_once_not_per_reques
         assert (printed.out + printed.err).count("viewer: cannot show a file") == 1
     finally:
         await client.close()
+
+
+_OPENED: list[str] | None = None  # the paths opened while a test listens (an audit hook)
+
+
+def _note_open(event: str, args: tuple[Any, ...]) -> None:
+    if event == "open" and _OPENED is not None and isinstance(args[0], str | Path):
+        _OPENED.append(str(args[0]))
+
+
+def test_the_commentary_is_given_up_between_its_seats_reads(folder: dict[str, Any]) -> None:
+    """The commentary's first part reads the file once per seat (four times for a local
+    table's log: a 1,602-hand one's read took 8 s a seat with the collector paused) before
+    its first move asks whether anyone still waits: a client that asked for two long
+    files' commentaries and hung up held both build slots through all four reads, where the
+    build is said to be given up at its next part or move. It is asked before each read."""
+    from adapter.serve.viewcache import Abandoned
+    from adapter.serve.viewer import _subtitle_parts
+
+    global _OPENED
+    root = folder["root"]
+    index = GameIndex([str(root)])
+    game = gid(root, folder["files"]["practice"])
+    timeline = index.timeline(game)
+    assert timeline.meta.get("full_information")  # four seats read
+
+    def gone(*_progress: object) -> None:
+        raise Abandoned("every request for this build went away")
+
+    sys.addaudithook(_note_open)  # (not removable: idle once _OPENED is None again)
+    _OPENED = []
+    try:
+        with pytest.raises(Abandoned):
+            next(_subtitle_parts(index, game, timeline, gone, {}))
+        opened = [p for p in _OPENED if Path(p) == index.resolve(game)]
+    finally:
+        _OPENED = None
+    assert opened == [], "the file was read for a commentary nobody waited for"

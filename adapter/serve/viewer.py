@@ -436,7 +436,10 @@ def _subtitle_parts(index: GameIndex, game_id: str, timeline: Any,
     seats = range(4) if meta.get("full_information") else [meta.get("our_seat") or 0]
     try:
         with damaged_as_value_error("the commentary"):
-            reps = [replayer.load(path, s) for s in seats]
+            reps = []
+            for s in seats:  # asked before each seat's read too (a long file's is seconds):
+                progress(0, 0)  # a build nobody waits for is given up (cache.check)
+                reps.append(replayer.load(path, s))
             yield from subtitle_parts(reps, timeline.event_steps,
                                       RankingEvaluator("rulebased"), progress=progress,
                                       damaged=skipped.setdefault)
