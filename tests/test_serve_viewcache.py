@@ -455,3 +455,34 @@ async def test_a_request_that_comes_as_its_build_is_given_up_gets_a_fresh_one() 
     finally:
         joined.set()
         cache.close()
+
+
+async def test_a_run_whose_request_went_away_keeps_its_slot_until_its_thread_ends() -> None:
+    """A route is cancelled when its client hangs up (viewer.py's _while_connected): an
+    export asked for and hung up on went on in the pool thread (20 s for a 300-game match
+    log), but its slot was given back at once: ``building`` read 0 with both threads busy,
+    and the next requests passed the semaphore only to wait in the pool's own queue behind
+    work nobody wanted (a hand 42 s), the slot bound and its fair order no longer holding.
+    The slot is now the call's until its thread ends."""
+    cache = BuildCache(concurrency=1)
+    ran, release = threading.Event(), threading.Event()
+
+    def export() -> str:
+        ran.set()
+        release.wait(30)
+        return "export"
+
+    try:
+        gone = asyncio.ensure_future(cache.run(export))
+        await until(ran.is_set)
+        gone.cancel()  # the route cancelled: its client hung up
+        await asyncio.gather(gone, return_exceptions=True)
+        assert cache.building == 1  # the thread still runs the export
+        after = asyncio.ensure_future(cache.run(lambda: "next"))
+        await until(lambda: cache.waiting == 1)  # waits for the slot, counted as waiting
+        release.set()
+        assert await after == "next"
+        assert cache.building == 0 and cache.waiting == 0
+    finally:
+        release.set()
+        cache.close()

@@ -933,3 +933,67 @@ def test_the_commentary_reads_paused_and_keeps_its_replays_out_of_the_collectors
     assert next(given_up) and gc.get_freeze_count() > 0
     given_up.close()  # the build given up (its request gone) or failed: the freeze goes
     assert gc.get_freeze_count() == 0
+
+
+async def test_an_export_of_a_file_no_reader_takes_is_logged_once_not_per_request(
+        folder: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    """The export reads the file again at each request (its text is not kept), and each
+    422 logged the readers' reasons again: the line per request the outline, hand and
+    commentary no longer wrote was still one export URL away, some 400 bytes of log a
+    request for whoever could reach the viewer. Logged once per version of the file."""
+    root = folder["root"]
+    path = root / "imports" / "cut.json"
+    path.write_text('{"name": ["a", "b"], "log": [', encoding="utf-8")  # tenhou6, cut short
+    client = await client_for(root)
+    game = gid(root, path)
+    try:
+        for _ in range(5):
+            for fmt in ("mjai", "tenhou6"):
+                assert (await client.get(f"/games/{game}/export/{fmt}")).status == 422
+        printed = capsys.readouterr()
+        assert (printed.out + printed.err).count("viewer: cannot show a file") == 1
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        assert (await client.get(f"/games/{game}/export/mjai")).status == 422
+        printed = capsys.readouterr()  # a changed file is read, and logged, again
+        assert (printed.out + printed.err).count("viewer: cannot show a file") == 1
+    finally:
+        await client.close()
+
+
+_OPENED: list[str] | None = None  # the paths opened while a test listens (an audit hook)
+
+
+def _note_open(event: str, args: tuple[Any, ...]) -> None:
+    if event == "open" and _OPENED is not None and isinstance(args[0], str | Path):
+        _OPENED.append(str(args[0]))
+
+
+def test_the_commentary_is_given_up_between_its_seats_reads(folder: dict[str, Any]) -> None:
+    """The commentary's first part reads the file once per seat (four times for a local
+    table's log: a 1,602-hand one's read took 8 s a seat with the collector paused) before
+    its first move asks whether anyone still waits: a client that asked for two long
+    files' commentaries and hung up held both build slots through all four reads, where the
+    build is said to be given up at its next part or move. It is asked before each read."""
+    from adapter.serve.viewcache import Abandoned
+    from adapter.serve.viewer import _subtitle_parts
+
+    global _OPENED
+    root = folder["root"]
+    index = GameIndex([str(root)])
+    game = gid(root, folder["files"]["practice"])
+    timeline = index.timeline(game)
+    assert timeline.meta.get("full_information")  # four seats read
+
+    def gone(*_progress: object) -> None:
+        raise Abandoned("every request for this build went away")
+
+    sys.addaudithook(_note_open)  # (not removable: idle once _OPENED is None again)
+    _OPENED = []
+    try:
+        with pytest.raises(Abandoned):
+            next(_subtitle_parts(index, game, timeline, gone, {}))
+        opened = [p for p in _OPENED if Path(p) == index.resolve(game)]
+    finally:
+        _OPENED = None
+    assert opened == [], "the file was read for a commentary nobody waited for"

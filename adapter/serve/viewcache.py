@@ -221,7 +221,10 @@ class BuildCache:
         :class:`Busy` at once where ``max_waiting`` runs wait for a slot already, unless the
         build it belongs to has had its first slot (its later parts are not refused);
         :class:`Abandoned`, once the slot is had, where that build has no requester left. A
-        caller that goes away while it waits is cancelled and never takes a slot."""
+        caller that goes away while it waits is cancelled and never takes a slot; one that
+        goes away while ``call`` runs (a route cancelled on its client's hang-up) leaves the
+        slot to ``call`` until its thread ends: the thread cannot be stopped, and a slot
+        given back at once let the next runs past the bound into the pool's own queue."""
         flight = _FLIGHT.get()
         if (flight is None or not flight.started) and self.waiting >= self.max_waiting:
             self.refused += 1
@@ -238,15 +241,23 @@ class BuildCache:
                 if not flight.started:
                     flight.started = True
                     self.builds[flight.kind] += 1  # once a build, at its first slot
-            self.building += 1
-            try:
-                context = contextvars.copy_context()  # _FLIGHT, for check() in the thread
-                return await asyncio.get_running_loop().run_in_executor(
-                    self._executor, context.run, _no_stop_iteration, call)
-            finally:
-                self.building -= 1
-        finally:
+            context = contextvars.copy_context()  # _FLIGHT, for check() in the thread
+            job = asyncio.get_running_loop().run_in_executor(
+                self._executor, context.run, _no_stop_iteration, call)
+        except BaseException:
             self._semaphore.release()
+            raise
+        self.building += 1
+        job.add_done_callback(self._free)  # when the thread ends, awaited or not
+        # shielded: a caller cancelled here does not end the call's hold on its slot
+        return await asyncio.shield(job)
+
+    def _free(self, job: asyncio.Future[Any]) -> None:
+        """A run's call has ended in its thread: its slot is free."""
+        self.building -= 1
+        self._semaphore.release()
+        if not job.cancelled():
+            job.exception()  # (read: one whose caller went away is not logged as unretrieved)
 
     async def run_in_parts(self, parts: Iterator[Any]) -> list[Any]:
         """Every item of ``parts``, each worked out (``next``) in the pool as a run of its own

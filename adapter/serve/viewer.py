@@ -21,7 +21,8 @@ import asyncio
 import contextlib
 import gzip
 import urllib.parse
-from collections.abc import Callable, Coroutine, Generator, Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Coroutine, Generator, Hashable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,7 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
     cache = BuildCache()
     app[VIEW_CACHE] = cache
     scans: set[Cancel] = set()  # the listings in hand, given up when the server stops
+    unexportable: OrderedDict[Hashable, None] = OrderedDict()  # versions logged as unreadable
     app[LIST_SCANS] = scans
 
     async def stop_builds(_app: web.Application) -> None:
@@ -180,13 +182,24 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         game_id, fmt = request.match_info["id"], request.match_info["fmt"]
         if fmt not in EXPORTS:
             raise web.HTTPNotFound(text=f"no export {fmt!r} (tenhou6, mjai)")
-        _resolve(index, game_id)
+        path = _resolve(index, game_id)
+        try:
+            version: Hashable = file_key(path, "export")
+        except OSError:  # gone meanwhile: the export says so
+            version = None
         try:
             text = await cache.run(lambda: _export_text(index, game_id, fmt))
         except NotExportable as exc:
             raise web.HTTPUnprocessableEntity(text=str(exc)) from None
         except ValueError as exc:  # not kept: each export reads the file again
-            _log_unreadable(game_id, exc)
+            # its reasons logged once per version of the file, as the other routes' are
+            if version is None or version not in unexportable:
+                _log_unreadable(game_id, exc)
+            if version is not None:
+                unexportable[version] = None
+                unexportable.move_to_end(version)
+                while len(unexportable) > cache.max_entries:
+                    unexportable.popitem(last=False)
             raise _unreadable(game_id, exc) from None
         content_type, suffix = EXPORTS[fmt]
         name = game_id.rsplit("~", 1)[-1].split(".")[0] + suffix
@@ -423,7 +436,10 @@ def _subtitle_parts(index: GameIndex, game_id: str, timeline: Any,
     seats = range(4) if meta.get("full_information") else [meta.get("our_seat") or 0]
     try:
         with damaged_as_value_error("the commentary"):
-            reps = [replayer.load(path, s) for s in seats]
+            reps = []
+            for s in seats:  # asked before each seat's read too (a long file's is seconds):
+                progress(0, 0)  # a build nobody waits for is given up (cache.check)
+                reps.append(replayer.load(path, s))
             yield from subtitle_parts(reps, timeline.event_steps,
                                       RankingEvaluator("rulebased"), progress=progress,
                                       damaged=skipped.setdefault)
