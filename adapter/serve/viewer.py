@@ -124,8 +124,8 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         try:
             body = await cache.get((*version, "outline"), _logs_failure(game_id, outline),
                                    "outline")
-        except ValueError as exc:  # a value the outline cannot hold (gzipped_json)
-            raise _unreadable(game_id, exc) from None
+        except ValueError:  # a value the outline cannot hold (gzipped_json)
+            raise _unreadable() from None
         return await _json(request, body)
 
     async def api_hand(request: web.Request) -> web.StreamResponse:
@@ -146,8 +146,8 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
 
         try:
             body = await cache.get((*version, "hand", n), _logs_failure(game_id, steps), "hand")
-        except ValueError as exc:  # a record the table cannot draw (a tile that is none)
-            raise _unreadable(game_id, exc) from None
+        except ValueError:  # a record the table cannot draw (a tile that is none)
+            raise _unreadable() from None
         return await _json(request, body)
 
     async def api_commentary(request: web.Request) -> web.StreamResponse:
@@ -174,8 +174,8 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             raise web.HTTPServiceUnavailable(text="the viewer is stopping") from None
         except NoCommentary:  # kept by the cache as a failure (logged once): not made again
             raise web.HTTPUnprocessableEntity(text=NO_COMMENTARY) from None
-        except ValueError as exc:  # a seat's replay no reader takes
-            raise _unreadable(game_id, exc) from None
+        except ValueError:  # a seat's replay no reader takes
+            raise _unreadable() from None
         return await _json(request, body)
 
     async def export(request: web.Request) -> web.StreamResponse:
@@ -200,7 +200,7 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
                 unexportable.move_to_end(version)
                 while len(unexportable) > cache.max_entries:
                     unexportable.popitem(last=False)
-            raise _unreadable(game_id, exc) from None
+            raise _unreadable() from None
         content_type, suffix = EXPORTS[fmt]
         name = game_id.rsplit("~", 1)[-1].split(".")[0] + suffix
         return web.Response(text=text + "\n", content_type=content_type,
@@ -320,8 +320,8 @@ async def _timeline(cache: BuildCache, index: GameIndex, game_id: str) -> tuple[
                                    "timeline", game=True)
     except (GameNotFound, FileNotFoundError):
         raise web.HTTPNotFound(text="no such game") from None
-    except ValueError as exc:  # no reader accepts the file (UnknownFormat, LogError, ...)
-        raise _unreadable(game_id, exc) from None
+    except ValueError:  # no reader accepts the file (UnknownFormat, LogError, ...)
+        raise _unreadable() from None
     return version[:-1], timeline
 
 
@@ -334,9 +334,9 @@ class NotExportable(ValueError):
     """A game the exports cannot hold (our own message, safe to show)."""
 
 
-def _unreadable(game_id: str, exc: ValueError) -> web.HTTPUnprocessableEntity:
+def _unreadable() -> web.HTTPUnprocessableEntity:
     """The 422 for a file no reader takes; the readers' reasons (which quote the file) are
-    logged by the build that met them (:func:`_logs_failure`), never sent."""
+    logged where they are met (:func:`_logs_failure`, the export), never sent."""
     return web.HTTPUnprocessableEntity(text=UNREADABLE)
 
 
