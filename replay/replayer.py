@@ -81,6 +81,12 @@ DAMAGED = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError,
            RecursionError)
 
 
+def damage_reason(exc: BaseException) -> str:
+    """Why a :data:`DAMAGED` error failed a hand, in one short line (its message may quote
+    the file)."""
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
 # --------------------------------------------------------------------------- loading
 
 
@@ -365,7 +371,7 @@ def derive_decisions(record: GameRecord, seat: int, view: list[Any] | None = Non
                     break
                 raise
             if not hidden:
-                damaged(i, f"{type(exc).__name__}: {str(exc)[:200]}")
+                damaged(i, damage_reason(exc))
             broken = True
             turn = None
             riichi = False

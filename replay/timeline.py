@@ -28,7 +28,7 @@ from replay.formats import Loaded
 from replay.formats.botzone_log import PENALTIES
 from replay.log import DecisionFrame, EventFrame
 from replay.record import own_tiles
-from replay.replayer import DAMAGED, action_text
+from replay.replayer import DAMAGED, action_text, damage_reason
 from replay.yaku_names import english
 
 WINDS = "ESWN"
@@ -330,7 +330,7 @@ class Timeline:
             for kind, item in pickle.loads(start.items):
                 walk.item(kind, item)
         except DAMAGED as exc:
-            raise ValueError(f"hand {n + 1}: {_reason(exc)}") from None
+            raise ValueError(f"hand {n + 1}: {damage_reason(exc)}") from None
         return walk.steps[0]
 
 
@@ -341,10 +341,6 @@ def _kept(e: Any) -> Any:
     if isinstance(e, ev.GameStarted) and e.rules:
         return dataclasses.replace(e, rules={})
     return e
-
-
-def _reason(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
 def build(loaded: Loaded) -> Timeline:
@@ -544,13 +540,13 @@ class _Walk:
             self.broken = False
         except DAMAGED as exc:
             if not self.hands and not starting:
-                raise ValueError(f"before the first hand: {_reason(exc)}") from None
+                raise ValueError(f"before the first hand: {damage_reason(exc)}") from None
             if starting:  # the hand's start itself: a hand is still listed, that says so
                 self.pack()
-                self.starts.append(_Start(b"", self.own_seat, "", failure=_reason(exc)))
+                self.starts.append(_Start(b"", self.own_seat, "", failure=damage_reason(exc)))
                 self.begin_hand("")
             elif self.starts[-1].failure is None:
-                self.starts[-1].failure = _reason(exc)
+                self.starts[-1].failure = damage_reason(exc)
             self.broken = True
 
     def event(self, e: Any) -> None:

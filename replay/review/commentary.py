@@ -27,7 +27,15 @@ from brain.shanten import HandError, shanten
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from replay.replayer import DAMAGED, Decision, Replay, action_key, action_text, step_pass
+from replay.replayer import (
+    DAMAGED,
+    Decision,
+    Replay,
+    action_key,
+    action_text,
+    damage_reason,
+    step_pass,
+)
 from replay.review.evaluators import Evaluation, Evaluator
 from replay.review.game import round_label
 from replay.review.situation import Opponents, Threat, discard_infos, kinds_text
@@ -390,7 +398,7 @@ def commentary_rows(replay: Replay, ranker: Evaluator, k: int = 3,
             except DAMAGED as exc:
                 if damaged is None:
                     raise
-                damaged(applied - 1, _reason(exc))
+                damaged(applied - 1, damage_reason(exc))
                 broken = True
         if not broken:
             try:
@@ -398,16 +406,12 @@ def commentary_rows(replay: Replay, ranker: Evaluator, k: int = 3,
             except DAMAGED as exc:
                 if damaged is None:
                     raise
-                damaged(d.index, _reason(exc))
+                damaged(d.index, damage_reason(exc))
                 broken = True
             else:
                 yield row
         if progress is not None:
             progress(n + 1, len(replay.decisions))
-
-
-def _reason(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
 def _row(replay: Replay, state: TableState, d: Decision, rules: Rules, ranker: Evaluator,
