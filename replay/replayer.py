@@ -69,7 +69,8 @@ class Replay:
     log: GameLog | None = None
     notes: list[str] = field(default_factory=list)
     # the hands whose moves did not fit the seat's table (a damaged or edited log), each
-    # {"hand", "round", "event", "why"}: their moves from there on are not read
+    # {"hand", "round", "event", "what", "why"} (:func:`_damage`): their moves from there on
+    # are not read
     damaged: list[dict[str, Any]] = field(default_factory=list)
 
 
