@@ -365,23 +365,18 @@ def predicted(evaluation: Evaluation, k: int) -> list[Any]:
     return [s.action for s in evaluation.ranked[:k]]
 
 
-def commentary(replay: Replay, ranker: Evaluator, k: int = 3,
-               progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
-    """Per decision of the replay's seat: the move, the top-k prediction, whether it was in
-    it, and the sentence (``--json`` of ``mjbot replay --commentary``)."""
-    return list(commentary_rows(replay, ranker, k, progress))
-
-
 def commentary_rows(replay: Replay, ranker: Evaluator, k: int = 3,
                     progress: Callable[[int, int], None] | None = None,
                     damaged: Callable[[int, str], None] | None = None
                     ) -> Iterator[dict[str, Any]]:
-    """:func:`commentary`'s rows one at a time, worked out as each is asked for (the viewer
-    works a long game's commentary out a hand at a time). ``damaged``: where given, a hand
-    the table cannot follow (a damaged or hand-edited log's event or move, which its reader
-    takes: a tile 200, a seat 9, a list that is a number) is skipped up to the next hand's
-    start, and ``damaged`` called with the index of the event where it failed and why; the
-    viewer's commentary was a 422 for the whole game. Without it the failure is raised."""
+    """Per decision of the replay's seat: the move, the top-k prediction, whether it was in
+    it, and the sentence (``--json`` of ``mjbot replay --commentary``), one row at a time,
+    worked out as each is asked for (the viewer works a long game's commentary out a hand
+    at a time). ``damaged``: where given, a hand the table cannot follow (a damaged or
+    hand-edited log's event or move, which its reader takes: a tile 200, a seat 9, a list
+    that is a number) is skipped up to the next hand's start, and ``damaged`` called with
+    the index of the event where it failed and why; the viewer's commentary was a 422 for
+    the whole game. Without it the failure is raised."""
     rules = rules_for(replay.variant)
     state = TableState(replay.variant, replay.seat)
     applied = 0
