@@ -11,29 +11,22 @@ from replay.review.commentary import commentary_rows
 from replay.review.evaluators import Evaluator
 
 
-def subtitles(replays: list[Replay], event_steps: list[tuple[int, int] | None],
-              ranker: Evaluator, k: int = 3,
-              progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
-    """Per decision of every replay (one per seat shown): its hand and step in the viewer's
-    timeline, the sentence, the prediction and whether the move was in it. ``progress``:
-    called after each decision (as :func:`commentary`'s); what it raises ends the build."""
-    return ordered([row for part in subtitle_parts(replays, event_steps, ranker, k, progress)
-                    for row in part])
-
-
 def subtitle_parts(replays: list[Replay], event_steps: list[tuple[int, int] | None],
                    ranker: Evaluator, k: int = 3,
                    progress: Callable[[int, int], None] | None = None,
                    damaged: Callable[[int | None, str], object] | None = None
                    ) -> Iterator[list[dict[str, Any]]]:
-    """:func:`subtitles`' rows a hand of one seat at a time (in the replays' order, not yet
-    :func:`ordered`), each worked out as it is asked for: the viewer runs each part as a
-    build of its own, so that a long game's commentary (1,600 hands: some 35 s) gives its
-    build slot up between hands rather than holding it from other viewers throughout.
-    ``damaged``: where given, a hand the table cannot follow (a damaged log's event or move)
-    is skipped (:func:`commentary_rows`) and ``damaged`` called with its number in the
-    timeline (None: before the first hand) and why; the rows it gave before failing are
-    still yielded, for the caller to leave out."""
+    """Per decision of every replay (one per seat shown): its hand and step in the viewer's
+    timeline, the sentence, the prediction and whether the move was in it; a hand of one
+    seat at a time (in the replays' order, not yet :func:`ordered`), each worked out as it
+    is asked for: the viewer runs each part as a build of its own, so that a long game's
+    commentary (1,600 hands: some 35 s) gives its build slot up between hands rather than
+    holding it from other viewers throughout. ``progress``: called after each decision (as
+    :func:`commentary_rows`'); what it raises ends the build. ``damaged``: where given, a
+    hand the table cannot follow (a damaged log's event or move) is skipped
+    (:func:`commentary_rows`) and ``damaged`` called with its number in the timeline (None:
+    before the first hand) and why; the rows it gave before failing are still yielded, for
+    the caller to leave out."""
     def failed(index: int, reason: str) -> None:
         if damaged is not None:
             place = event_steps[index] if index < len(event_steps) else None
