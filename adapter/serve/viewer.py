@@ -341,9 +341,13 @@ def _unreadable() -> web.HTTPUnprocessableEntity:
 
 
 def _log_unreadable(game_id: str, exc: ValueError) -> None:
-    reason = " | ".join(str(exc).split("\n"))
     log.warning("viewer: cannot show a file", game=game_id, error_type=type(exc).__name__,
-                reasons=reason[:REASON_CHARS])
+                reasons=_logged_reason(str(exc)))
+
+
+def _logged_reason(reason: str) -> str:
+    """A reason (a reader's, which may quote the file and span lines) as one log field."""
+    return " | ".join(reason.split("\n"))[:REASON_CHARS]
 
 
 @contextlib.contextmanager
@@ -356,7 +360,7 @@ def _failure_logged(game_id: str) -> Iterator[None]:
         yield
     except NoCommentary as exc:
         log.warning("viewer: no commentary", game=game_id,
-                    reason=" | ".join(str(exc).split("\n"))[:REASON_CHARS])
+                    reason=_logged_reason(str(exc)))
         raise
     except ValueError as exc:
         _log_unreadable(game_id, exc)
@@ -521,7 +525,7 @@ def _commentary_body(game_id: str, rows: list[dict[str, Any]],
                                else item[0]):
         where = "before the first hand" if hand is None else f"hand {hand + 1}"
         log.warning("viewer: no commentary for a hand", game=game_id, hand=where,
-                    reason=" | ".join(reason.split("\n"))[:REASON_CHARS])
+                    reason=_logged_reason(reason))
         notes.append({"hand": hand, "note": f"no commentary for {where}: the log's moves "
                       "there do not fit the table (a damaged or edited log)"})
     return {"subtitles": ordered([r for r in rows if r["hand"] not in skipped]),
