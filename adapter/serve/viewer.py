@@ -229,15 +229,14 @@ def _while_connected(handler: Route) -> Route:
     looked at every GONE_POLL seconds."""
     async def route(request: web.Request) -> web.StreamResponse:
         task = asyncio.ensure_future(handler(request))
+
+        def gone() -> None:
+            task.cancel()
+            raise web.HTTPServiceUnavailable(text="given up: the client went away")
+
         try:
-            while True:
-                done, _ = await asyncio.wait({task}, timeout=GONE_POLL)
-                if done:
-                    return task.result()
-                transport = request.transport
-                if transport is None or transport.is_closing():
-                    task.cancel()
-                    raise web.HTTPServiceUnavailable(text="given up: the client went away")
+            result: web.StreamResponse = await _watching(request, task, gone)
+            return result
         except (Busy, Abandoned):
             raise _busy() from None
         except asyncio.CancelledError:
@@ -257,17 +256,24 @@ async def _unless_gone(request: web.Request, cancel: Cancel,
     task = asyncio.ensure_future(work)
     # where this handler is cancelled, the scan's end (Cancelled) is nobody's to read
     task.add_done_callback(lambda t: t.cancelled() or t.exception())
-    try:
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=GONE_POLL)
-            if done:
-                return task.result()
-            transport = request.transport
-            if transport is None or transport.is_closing():
-                cancel.set()  # the scan ends at its next file; its Cancelled is awaited
+    try:  # once gone, the scan ends at its next file; its Cancelled is awaited
+        return await _watching(request, task, cancel.set)
     except asyncio.CancelledError:
         cancel.set()
         raise
+
+
+async def _watching(request: web.Request, task: asyncio.Future[Any],
+                    gone: Callable[[], None]) -> Any:
+    """``task``'s result, ``gone()`` called at each look (every GONE_POLL seconds) that
+    finds the request's connection gone: aiohttp says nothing of a client that left."""
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=GONE_POLL)
+        if done:
+            return task.result()
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            gone()
 
 
 def _busy() -> web.HTTPServiceUnavailable:
