@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -783,30 +783,42 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def test_open_ends_the_console_browser_it_started(tmp_path: Path) -> None:
-    """A console browser (lynx, w3m) stays until its user quits it, and webbrowser waits for
-    it: `mjbot view --open` stopped by SIGTERM first waited for that wait at exit (the
-    command did not end until the browser did), then ended and left the browser running,
-    asking a server that was gone. The view ends the console browser it started."""
+@contextlib.contextmanager
+def _view_with_a_browser_script(tmp_path: Path, body: str
+                                ) -> Iterator[tuple[str, int, Path]]:
+    """`mjbot view --open` (:func:`_view_with_browser`) with a $BROWSER script of ``body``
+    (``{pid_file}`` in it: where the script writes its browser's pid), ended once that pid
+    is written: its stderr, exit status and the pid's file. The browser is killed after."""
     script = tmp_path / "browser.sh"
     pid_file = tmp_path / "browser.pid"
-    # its output elsewhere, as a browser in its own terminal: holding the pipe of the
-    # command's stderr, it kept the test's reader of that pipe waiting (10 s) past the exit
-    script.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 600 >/dev/null 2>&1\n")
+    script.write_text("#!/bin/sh\n" + body.format(pid_file=pid_file))
     script.chmod(0o755)
     try:
         err, status = _view_with_browser(tmp_path, f"{script} %s",
                                          lambda _: pid_file.exists() and
                                          pid_file.read_text().strip() != "")
+        yield err, status, pid_file
+    finally:
+        if pid_file.exists() and pid_file.read_text().strip():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def test_open_ends_the_console_browser_it_started(tmp_path: Path) -> None:
+    """A console browser (lynx, w3m) stays until its user quits it, and webbrowser waits for
+    it: `mjbot view --open` stopped by SIGTERM first waited for that wait at exit (the
+    command did not end until the browser did), then ended and left the browser running,
+    asking a server that was gone. The view ends the console browser it started."""
+    # its output elsewhere, as a browser in its own terminal: holding the pipe of the
+    # command's stderr, it kept the test's reader of that pipe waiting (10 s) past the exit
+    with _view_with_a_browser_script(
+            tmp_path, "echo $$ > {pid_file}\nexec sleep 600 >/dev/null 2>&1\n") as (
+            err, status, pid_file):
         assert status == 0 and "Traceback" not in err, err
         pid = int(pid_file.read_text())
         assert not _alive(pid), f"the browser {pid} outlived the view: {err}"
         assert "ended the browser it started" in err, err
         assert "no browser could be opened" not in err, err  # nor was another tried
-    finally:
-        if pid_file.exists() and pid_file.read_text().strip():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(pid_file.read_text()), signal.SIGKILL)
 
 
 def _ended(pid: int, within: float = 5.0) -> bool:
@@ -830,44 +842,25 @@ def test_open_ends_the_browser_a_wrapper_started(tmp_path: Path) -> None:
     user's) runs the console browser as its child and waits for it: the view ended the
     wrapper alone, said it had ended the browser, and left the browser running on the
     terminal, asking a server that was gone. The wrapper's children are ended too."""
-    script = tmp_path / "browser.sh"
-    pid_file = tmp_path / "browser.pid"
-    script.write_text(f"#!/bin/sh\nsleep 600 >/dev/null 2>&1 &\necho $! > {pid_file}\n"
-                      "wait\n")
-    script.chmod(0o755)
-    try:
-        err, status = _view_with_browser(tmp_path, f"{script} %s",
-                                         lambda _: pid_file.exists() and
-                                         pid_file.read_text().strip() != "")
+    with _view_with_a_browser_script(
+            tmp_path, "sleep 600 >/dev/null 2>&1 &\necho $! > {pid_file}\nwait\n") as (
+            err, status, pid_file):
         assert status == 0 and "Traceback" not in err, err
         pid = int(pid_file.read_text())
         assert _ended(pid), f"the browser {pid} its wrapper started outlived the view: {err}"
         assert "ended the browser it started" in err and str(pid) in err, err
-    finally:
-        if pid_file.exists() and pid_file.read_text().strip():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(pid_file.read_text()), signal.SIGKILL)
 
 
 def test_open_leaves_a_browser_that_returned_running(tmp_path: Path) -> None:
     """A GUI browser asked to open a tab returns at once and keeps running: it is the
     user's, and stopping the view must not end it."""
-    script = tmp_path / "browser.sh"
-    pid_file = tmp_path / "browser.pid"
-    script.write_text(f"#!/bin/sh\nsleep 600 >/dev/null 2>&1 </dev/null &\n"
-                      f"echo $! > {pid_file}\nexit 0\n")
-    script.chmod(0o755)
-    try:
-        err, status = _view_with_browser(tmp_path, f"{script} %s",
-                                         lambda _: pid_file.exists() and
-                                         pid_file.read_text().strip() != "")
+    # the browser is the user's to quit: here, the test's (killed after)
+    with _view_with_a_browser_script(
+            tmp_path, "sleep 600 >/dev/null 2>&1 </dev/null &\necho $! > {pid_file}\n"
+            "exit 0\n") as (err, status, pid_file):
         assert status == 0 and "Traceback" not in err, err
         assert _alive(int(pid_file.read_text())), err
         assert "ended the browser" not in err, err
-    finally:  # the browser is the user's to quit: here, the test's
-        if pid_file.exists() and pid_file.read_text().strip():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(pid_file.read_text()), signal.SIGKILL)
 
 
 async def test_a_file_no_reader_takes_is_logged_once_not_per_request(
