@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from adapter.fakes.tenhou_recording import recorded_stream, serve_recording
+from adapter.fakes.tenhou_recording import ReplayStats, recorded_stream, serve_recording
 from adapter.fakes.tenhou_server import FakeTenhouServer
 from adapter.platforms.tenhou import (
     ANONYMOUS,
@@ -169,17 +169,23 @@ async def test_the_id_never_reaches_the_websocket_librarys_debug_trace(
         assert helo.endswith(f"[{len(sent)} bytes]"), (helo, len(sent))
 
 
-@pytest.mark.parametrize("name", ["first.log", "kokushi.log", "82093_2018-01-17_11_03_35.log"])
-async def test_recorded_server_streams_are_answered(tmp_path: Path, name: str) -> None:
-    tags = recorded_stream((CAPTURES / name).read_text(encoding="utf-8"))
+async def _played_to(tmp_path: Path, tags: list[str], within: float) -> ReplayStats:
+    """The client played to a server that sends ``tags`` as recorded, until the recording
+    ends (the line closes and stays closed) or ``within`` seconds: the server's tallies."""
     server, port, stats = await serve_recording(tags)
     settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
                               reconnect_tries=1, reconnect_delay=0.1, game_type=9,
                               permission_granted=True)
-    # the recording ends mid-game: the line closes and stays closed
     async with server:
         with contextlib.suppress(ConnectionError):
-            await asyncio.wait_for(run(settings), 120)
+            await asyncio.wait_for(run(settings), within)
+    return stats
+
+
+@pytest.mark.parametrize("name", ["first.log", "kokushi.log", "82093_2018-01-17_11_03_35.log"])
+async def test_recorded_server_streams_are_answered(tmp_path: Path, name: str) -> None:
+    tags = recorded_stream((CAPTURES / name).read_text(encoding="utf-8"))
+    stats = await _played_to(tmp_path, tags, 120)
     assert stats.sent == len(tags)
     # our play differs from the recorded player's, so later tags may contradict our table
     # (logged errors), but every draw and every offer got an answer
@@ -196,13 +202,7 @@ async def test_a_ron_offered_after_a_reconnect_in_riichi_is_claimed(tmp_path: Pa
             'dan="0,0,0,0" rate="1500.00,1500.00,1500.00,1500.00" sx="M,C,C,C"/>',
             '<SAIKAI ba="0,1" oya="0" sc="240,0,250,0,250,0,250,0"/>',
             REINIT_IN_RIICHI, "<T60/>", "<D60/>", "<U/>", '<E54 t="8"/>']
-    server, port, stats = await serve_recording(tags)
-    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=1.0,
-                              reconnect_tries=1, reconnect_delay=0.1, game_type=9,
-                              permission_granted=True)
-    async with server:
-        with contextlib.suppress(ConnectionError):
-            await asyncio.wait_for(run(settings), 60)
+    stats = await _played_to(tmp_path, tags, 60)
     assert stats.answered == stats.owed == 2, stats
     assert [parse_tag(r) for r in stats.replies] == [parse_tag('<D p="60"/>'),
                                                      parse_tag('<N type="6"/>')], stats.replies
