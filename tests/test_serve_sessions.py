@@ -557,19 +557,27 @@ games_per_day = {games_per_day}
     return config
 
 
+def _stopped_at_the_quota(config: Path, logs: Path) -> dict[str, Any]:
+    """A serve process of ``config`` run until its ladder session's quota is reached, then
+    stopped by SIGTERM (exit 0): its status at the quota."""
+    serve = ServeProcess(config, logs)
+    try:
+        status: dict[str, Any] = serve.until(
+            lambda s: s["sessions"]["ladder"]["state"] == "quota reached")
+        serve.signal(signal.SIGTERM)
+        assert serve.proc.wait(20) == 0
+    finally:
+        serve.close()
+    return status
+
+
 def test_the_days_quota_holds_across_a_restart(tmp_path: Path) -> None:
     """A serve process started again counts the games its log folder holds from today: a
     session whose quota was reached stays held (a restart began the day's count again)."""
     config = _ladder_with_a_quota(tmp_path, 1)
     logs = tmp_path / "logs"
     for _ in range(2):  # the second start: the day's one game is logged, none is played
-        serve = ServeProcess(config, logs)
-        try:
-            status = serve.until(lambda s: s["sessions"]["ladder"]["state"] == "quota reached")
-            serve.signal(signal.SIGTERM)
-            assert serve.proc.wait(20) == 0
-        finally:
-            serve.close()
+        status = _stopped_at_the_quota(config, logs)
         assert status["sessions"]["ladder"]["quota"]["today"] == 1
         assert len(game_logs(logs)) == 1
     assert all(assert_complete(path) for path in game_logs(logs))
@@ -590,13 +598,7 @@ def test_a_disabled_sessions_quota_says_it_is_not_counted(tmp_path: Path) -> Non
     config.write_text(f"[sessions.ladder]\n{table}[sessions.ladder.limits]\ngames_per_day = 1\n"
                       f"[sessions.resting]\nenabled = false\n{table}"
                       "[sessions.resting.limits]\ngames_per_day = 3\n")
-    serve = ServeProcess(config, logs)
-    try:
-        status = serve.until(lambda s: s["sessions"]["ladder"]["state"] == "quota reached")
-        serve.signal(signal.SIGTERM)
-        assert serve.proc.wait(20) == 0
-    finally:
-        serve.close()
+    status = _stopped_at_the_quota(config, logs)
     assert status["sessions"]["ladder"]["quota"] == {"games_per_day": 1, "today": 1,
                                                      "remaining": 0}
     resting = status["sessions"]["resting"]
