@@ -445,6 +445,16 @@ def add_budget_argument(parser: Any) -> None:
                         "POLICY@budget=SECONDS sets one seat's (default: no limit)")
 
 
+def add_table_arguments(parser: Any) -> None:
+    """The options of the local table that :func:`require_table` and the runs read, alike for
+    arena, league and selfplay: ``--workers`` / ``--ray``, ``--max-fallback-share``,
+    ``--seat-limit`` / ``--connect-wait`` and ``--budget``, in that order."""
+    add_ray_arguments(parser)
+    add_fallback_argument(parser)
+    add_seat_limit_argument(parser)
+    add_budget_argument(parser)
+
+
 def add_stop_after_argument(parser: Any, help_text: str) -> None:
     """``--stop-after``, alike for arena, league and selfplay (each says what it stops)."""
     parser.add_argument("--stop-after", type=float, metavar="SECONDS", help=help_text)

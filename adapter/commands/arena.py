@@ -7,12 +7,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from adapter.commands import (
-    add_budget_argument,
-    add_fallback_argument,
     add_log_options,
-    add_ray_arguments,
-    add_seat_limit_argument,
     add_stop_after_argument,
+    add_table_arguments,
     add_variant_option,
     checked_stop_after,
     fallback_verdict,
@@ -84,10 +81,7 @@ def register(sub: Any) -> None:
                    "whole games are played, ~5.5 hands per east-only game) (default: %(default)s)")
     a.add_argument("--seed", type=int, default=0,
                    help="the walls' seed: the same seed, the same walls (default: %(default)s)")
-    add_ray_arguments(a)
-    add_fallback_argument(a)
-    add_seat_limit_argument(a)
-    add_budget_argument(a)
+    add_table_arguments(a)
     a.add_argument("--length", choices=["east", "south"], default="east",
                    help="riichi game length: east-only or east-south")
     add_stop_after_argument(a, "start no wall set after this many seconds and report the "

@@ -21,11 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from adapter.commands import (
     UserInputError,
-    add_budget_argument,
-    add_fallback_argument,
-    add_ray_arguments,
-    add_seat_limit_argument,
     add_stop_after_argument,
+    add_table_arguments,
     add_variant_option,
     checked_stop_after,
     fallback_verdict,
@@ -72,10 +69,7 @@ def register(sub: Any) -> None:
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--both", action="store_true",
                    help="also play B against three A for every pair (twice the arenas)")
-    add_ray_arguments(a)
-    add_fallback_argument(a)
-    add_seat_limit_argument(a)
-    add_budget_argument(a)
+    add_table_arguments(a)
     a.add_argument("--length", choices=["east", "south"], default="east",
                    help="riichi game length: east-only or east-south")
     a.add_argument("--json", metavar="FILE", help="write the table and every arena's figures "

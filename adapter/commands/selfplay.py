@@ -14,11 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from adapter.commands import (
     UserInputError,
-    add_budget_argument,
-    add_fallback_argument,
-    add_ray_arguments,
-    add_seat_limit_argument,
     add_stop_after_argument,
+    add_table_arguments,
     add_variant_option,
     checked_stop_after,
     fallback_verdict,
@@ -61,10 +58,7 @@ def register(sub: Any) -> None:
     s.add_argument("--hands", type=int, default=200, help="hands to play, about (whole wall "
                    "sets in every seating are played)")
     s.add_argument("--seed", type=int, default=0)
-    add_ray_arguments(s)
-    add_fallback_argument(s)
-    add_seat_limit_argument(s)
-    add_budget_argument(s)
+    add_table_arguments(s)
     add_stop_after_argument(s, "start no wall set after this many seconds: the dataset "
                             "holds the wall sets finished, each in every seating. SIGTERM "
                             "or Ctrl-C stops the same way (with one worker, after the wall "
