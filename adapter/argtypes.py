@@ -6,19 +6,30 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 from collections.abc import Callable
 from typing import Any, NoReturn
 
 
-def positive_seconds(text: str) -> float:
-    """Seconds for argparse: above 0 and at most an hour, else a one-line usage error."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 < value <= 3600.0:
-        raise argparse.ArgumentTypeError(f"seconds above 0 (at most 3600), not {text!r}")
-    return value
+def float_within(low: float, high: float, words: str, *,
+                 above: bool = False) -> Callable[[str], float]:
+    """An argparse type for a number from ``low`` (``above``: above it) to ``high``; anything
+    else (nan, inf, no number) a one-line usage error, ``WORDS, not 'TEXT'``, ``words``
+    saying what it takes."""
+    def number(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not ((low < value) if above else (low <= value)) or not value <= high:
+            raise argparse.ArgumentTypeError(f"{words}, not {text!r}")
+        return value
+
+    return number
+
+
+# seconds for argparse: above 0 and at most an hour
+positive_seconds = float_within(0.0, 3600.0, "seconds above 0 (at most 3600)", above=True)
 
 
 def port_number(text: str) -> int:

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 # the argparse types live where the Botzone bundle can carry them; the commands take them here
 from adapter.argtypes import add_log_options as add_log_options
 from adapter.argtypes import at_least as at_least
+from adapter.argtypes import float_within as float_within
 from adapter.argtypes import port_number as port_number
 from adapter.argtypes import positive_seconds as positive_seconds
 from adapter.argtypes import seat_number as seat_number
@@ -526,14 +527,7 @@ def add_fallback_argument(parser: Any) -> None:
                         "%(default)s)")
 
 
-def _share(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"a share between 0 and 1, not {text!r}")
-    return value
+_share = float_within(0.0, 1.0, "a share between 0 and 1")
 
 
 def fallback_verdict(args: Any, figures: dict[str, Any]) -> int:

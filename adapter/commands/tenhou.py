@@ -11,6 +11,7 @@ from adapter.commands import (
     UserInputError,
     add_log_options,
     at_least,
+    float_within,
     log,
     log_folder,
     port_number,
@@ -85,16 +86,9 @@ def register(sub: Any) -> None:
     ts.set_defaults(handler=cmd_tenhou_server)
 
 
-def _absent_seconds(text: str) -> float:
-    """--absent: 0 (a dropped client's seat is played at once) to an hour; nan read as 0 and
-    inf ended the table's thread (a timeout too large) at the first drop."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 3600.0:
-        raise argparse.ArgumentTypeError(f"seconds from 0 to 3600, not {text!r}")
-    return value
+# --absent: 0 (a dropped client's seat is played at once) to an hour; nan read as 0 and inf
+# ended the table's thread (a timeout too large) at the first drop
+_absent_seconds = float_within(0.0, 3600.0, "seconds from 0 to 3600")
 
 
 def cmd_tenhou(args: argparse.Namespace) -> int:
