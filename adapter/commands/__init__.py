@@ -344,7 +344,7 @@ def require_seat_name(name: str) -> None:
 
 
 def add_ray_arguments(parser: Any) -> None:
-    """``--workers`` and ``--ray``, alike for arena and selfplay."""
+    """``--workers`` and ``--ray``, alike for arena, league and selfplay."""
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default "
                         "1; with --ray: units at once, default every CPU of the cluster)")
     parser.add_argument("--ray", metavar="ADDRESS", help="run the units as Ray tasks: auto (the "
