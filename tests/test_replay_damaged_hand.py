@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from protocols import events as ev
 from tests.in_process import mjbot_here
 from tests.shared_data import MJAI_GAME
 
@@ -116,3 +117,31 @@ def test_the_review_says_so_on_stderr_and_exits_1(
                            "event 11 (TileDiscarded seat 0 5z)"), line
     whole = mjbot_here(capsys, "review", "--policy", "rulebased", "--json", "-", str(MJAI_GAME))
     assert whole.returncode == 0 and not whole.stderr.strip(), whole.stderr
+
+
+def test_the_commentary_resumes_at_a_match_logs_next_game_with_its_seat() -> None:
+    """A real NTPU client log of two games, ours at seat 0 in the first and seat 3 in the
+    second, the first game's last event hand-edited (a draw of seat 9). The commentary
+    skipped up to the next hand's start only, so the second game's start was skipped too:
+    its table kept the first game's seat and the second game's hand failed on our own draw
+    (a second hand skipped): its 15 moves had no commentary. It resumes at the next game's
+    start now, as the replay's own walk does, and says the second game as the undamaged
+    file does."""
+    from replay import replayer
+    from replay.review.commentary import commentary_rows
+    from replay.review.evaluators import RankingEvaluator
+
+    rep = replayer.load(ROOT / "tests" / "data" / "nycu" / "client1.log")
+    starts = [i for i, e in enumerate(rep.events) if isinstance(e, ev.GameStarted)]
+    assert [rep.events[i].seat for i in starts] == [0, 3]  # type: ignore[attr-defined]
+    second = starts[1]
+    ranker = RankingEvaluator("rulebased")
+    whole = [r for r in commentary_rows(rep, ranker) if r["event_index"] > second]
+    assert len(whole) == 15
+    rep.events = [*rep.events[:second - 1], ev.TileDrawn(seat=9, tile=None),
+                  *rep.events[second:]]
+    skipped: list[tuple[int, str]] = []
+    rows = list(commentary_rows(rep, ranker,
+                                damaged=lambda i, why: skipped.append((i, why))))
+    assert [i for i, _ in skipped] == [second - 1]  # that hand alone
+    assert [r for r in rows if r["event_index"] > second] == whole

@@ -374,7 +374,7 @@ def commentary_rows(replay: Replay, ranker: Evaluator, k: int = 3,
     worked out as each is asked for (the viewer works a long game's commentary out a hand
     at a time). ``damaged``: where given, a hand the table cannot follow (a damaged or
     hand-edited log's event or move, which its reader takes: a tile 200, a seat 9, a list
-    that is a number) is skipped up to the next hand's start, and ``damaged`` called with
+    that is a number) is skipped up to the next hand's or game's start, and ``damaged`` called with
     the index of the event where it failed and why; the viewer's commentary was a 422 for
     the whole game. Without it the failure is raised. A move the ranker gives no answer on
     (PolicyFailed) keeps its sentence, with no prediction and ``no_prediction`` saying why:
@@ -388,8 +388,8 @@ def commentary_rows(replay: Replay, ranker: Evaluator, k: int = 3,
         while applied < d.index:
             event = replay.events[applied]
             applied += 1
-            if broken and not isinstance(event, ev.RoundStarted):
-                continue
+            if broken and not isinstance(event, ev.RoundStarted | ev.GameStarted):
+                continue  # (a match log's next game: its seat and rules, as walk() reads)
             try:
                 state.apply(event)
                 broken = False
