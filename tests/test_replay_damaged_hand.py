@@ -145,3 +145,49 @@ def test_the_commentary_resumes_at_a_match_logs_next_game_with_its_seat() -> Non
                                 damaged=lambda i, why: skipped.append((i, why))))
     assert [i for i, _ in skipped] == [second - 1]  # that hand alone
     assert [r for r in rows if r["event_index"] > second] == whole
+
+
+@pytest.fixture
+def own_damaged(tmp_path: Path) -> Path:
+    """Our own log of two hands, the second hand-edited: seat 1 discards a 9p it does not
+    hold after its first decision, before its second."""
+    from protocols.tiles import parse_mpsz
+    from replay.log import Footer, GameLogWriter
+    from tests.log_samples import sample_hand, sample_header, write_steps
+
+    second = sample_hand(1)
+    second.insert(5, ("event", ev.TileDiscarded(seat=1, tile=parse_mpsz("9p")[0],
+                                                tsumogiri=False)))
+    path = tmp_path / "edited.mjlog.msgpack"
+    writer = GameLogWriter(path, sample_header())
+    write_steps(writer, [*sample_hand(0), *second])
+    writer.close(Footer({"hands": 2}, (23000, 31000, 23000, 23000)))
+    return path
+
+
+def test_review_reads_past_a_damaged_hand_of_our_own_log(
+        own_damaged: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Our own log's decisions are recorded, not derived from the table, so its reader
+    notes no damaged hand: `mjbot review` of a hand-edited one met the bad discard in its
+    walk as a StateError traceback, and `replay --policy` ended in one line with no
+    agreement. Now the hand is noted where the walk meets it and left from there, as an
+    import's is: the review says so (a note, stderr, exit 1)."""
+    from replay import replayer
+    from replay.review.evaluators import RankingEvaluator
+    from replay.review.game import review
+
+    rep = replayer.load(own_damaged)
+    assert len(rep.decisions) == 4 and not rep.damaged
+    result = review(rep, RankingEvaluator("rulebased"))
+    assert result["decisions"] == 3  # the damaged hand's claim, after the bad discard, left
+    (damaged,) = rep.damaged
+    assert damaged["hand"] == 2 and "9p not in hand" in damaged["why"]
+    assert any(n.startswith("hand 2 (E2-0) cannot be followed") for n in result["notes"])
+    run = mjbot_here(capsys, "review", str(own_damaged), "--policy", "rulebased")
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    (line,) = run.stderr.strip().splitlines()
+    assert line.startswith(f"mjbot review: {own_damaged}: hand 2 (E2-0) cannot be followed")
+    run = mjbot_here(capsys, "replay", str(own_damaged), "--policy", "rulebased", "--json")
+    assert run.returncode == 1, run.stderr
+    assert json.loads(run.stdout)["agreement"]["decisions"] == 3
+    assert f"mjbot replay: {own_damaged}: hand 2 (E2-0) cannot be followed" in run.stderr

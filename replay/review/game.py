@@ -21,7 +21,14 @@ from brain.shanten import HandError
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from replay.replayer import Replay, action_text, step_pass, unfinished_game, walk
+from replay.replayer import (
+    Replay,
+    action_text,
+    damage_note,
+    step_pass,
+    unfinished_game,
+    walk,
+)
 from replay.review.evaluators import POINTS, Evaluation, Evaluator, PolicyFailed
 from replay.review.situation import Opponents, describe, hand_text
 
@@ -88,7 +95,8 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
     rows: list[ReviewRow] = []
     situations: dict[int, dict[str, Any]] = {}
     total = len(replay.decisions)
-    for n, (d, state) in enumerate(walk(replay)):
+    noted = len(replay.damaged)
+    for n, (d, state) in enumerate(walk(replay, noted_too=True)):
         legal = list(d.legal) or rules.legal_actions(state, d.request)
         try:
             evaluation = evaluator.evaluate(state, d.request, legal)
@@ -108,8 +116,12 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
                              opponents))
         if progress is not None:
             progress(n + 1, total)
-    return _summary(replay, evaluator, rows, situations, costly,
-                    time.perf_counter() - started)
+    result = _summary(replay, evaluator, rows, situations, costly,
+                      time.perf_counter() - started)
+    # a hand of our own log that the table refused as it was walked (the reader notes an
+    # import's): said as the reader's are
+    result["notes"] += [damage_note(x) for x in replay.damaged[noted:]]
+    return result
 
 
 def _row(n: int, index: int, state: TableState, request: ev.DecisionRequest, played: Any,
