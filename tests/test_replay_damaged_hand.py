@@ -165,21 +165,26 @@ def own_damaged(tmp_path: Path) -> Path:
     return path
 
 
-def test_review_reads_past_a_damaged_hand_of_our_own_log(
+def test_review_reads_past_a_damaged_hand_of_our_own_log_and_its_bar_ends_whole(
         own_damaged: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Our own log's decisions are recorded, not derived from the table, so its reader
     notes no damaged hand: `mjbot review` of a hand-edited one met the bad discard in its
     walk as a StateError traceback, and `replay --policy` ended in one line with no
     agreement. Now the hand is noted where the walk meets it and left from there, as an
-    import's is: the review says so (a note, stderr, exit 1)."""
+    import's is: the review says so (a note, stderr, exit 1), and its progress, which
+    counted only the decisions walked (the damaged hand's last one is not), reaches its
+    total."""
     from replay import replayer
     from replay.review.evaluators import RankingEvaluator
     from replay.review.game import review
 
     rep = replayer.load(own_damaged)
     assert len(rep.decisions) == 4 and not rep.damaged
-    result = review(rep, RankingEvaluator("rulebased"))
+    calls: list[tuple[int, int]] = []
+    result = review(rep, RankingEvaluator("rulebased"),
+                    progress=lambda done, total: calls.append((done, total)))
     assert result["decisions"] == 3  # the damaged hand's claim, after the bad discard, left
+    assert calls[-1] == (4, 4) and [d for d, _ in calls] == sorted(d for d, _ in calls)
     (damaged,) = rep.damaged
     assert damaged["hand"] == 2 and "9p not in hand" in damaged["why"]
     assert any(n.startswith("hand 2 (E2-0) cannot be followed") for n in result["notes"])

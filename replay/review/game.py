@@ -96,6 +96,8 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
     situations: dict[int, dict[str, Any]] = {}
     total = len(replay.decisions)
     noted = len(replay.damaged)
+    place = {id(d): i for i, d in enumerate(replay.decisions)}
+    done = 0
     for n, (d, state) in enumerate(walk(replay, noted_too=True)):
         legal = list(d.legal) or rules.legal_actions(state, d.request)
         try:
@@ -114,8 +116,11 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
         else:
             rows.append(_row(n, d.index, state, d.request, d.action, evaluation,
                              opponents))
+        done = place[id(d)] + 1  # a damaged hand's decisions, which are not walked, passed
         if progress is not None:
-            progress(n + 1, total)
+            progress(done, total)
+    if progress is not None and done < total:  # the last ones were a damaged hand's: the
+        progress(total, total)  # bar stopped short of its total, its line left open
     result = _summary(replay, evaluator, rows, situations, costly,
                       time.perf_counter() - started)
     # a hand of our own log that the table refused as it was walked (the reader notes an
