@@ -110,7 +110,7 @@ def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
     events = seat_view(record, seat)
     failed: list[tuple[int, str]] = []
     decisions = derive_decisions(record, seat, events, lambda i, why: failed.append((i, why)))
-    damaged = [_damage(record.events, i, why) for i, why in failed]
+    damaged = [damage_at(record.events, i, why) for i, why in failed]
     notes = [damage_note(d) for d in damaged]
     if record.meta.get("players", 4) != 4:
         notes.append("a three-player (sanma) game: shown as read, but mjbot plays and scores "
@@ -122,7 +122,7 @@ def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
                   notes=notes, damaged=damaged)
 
 
-def _damage(events: list[Any], index: int, why: str) -> dict[str, Any]:
+def damage_at(events: list[Any], index: int, why: str) -> dict[str, Any]:
     """Where a hand failed: its number in the file (1 = the first hand), its round, the
     event's index in the record and what it was, and why the table refused it."""
     hand = 0
@@ -180,7 +180,7 @@ def from_seat_record(record: GameRecord, seat: int | None = None, path: str = ""
 
         decisions += [dataclasses.replace(d, index=d.index + start)
                       for d in derive_decisions(part, own, part.events, note)]
-    damaged = [_damage(record.events, i, why) for i, why in failed]
+    damaged = [damage_at(record.events, i, why) for i, why in failed]
     seats = sorted({s for _, s in starts})
     shown = starts[0][1] if starts else int(record.meta["view_seat"])
     notes = [damage_note(d) for d in damaged]
@@ -700,7 +700,7 @@ def walk(replay: Replay, noted_too: bool = False) -> Iterator[tuple[Decision, Ta
 def damaged_hand(replay: Replay, index: int, why: str) -> None:
     """Note a hand that failed at event ``index`` after the replay was read (a move the
     commentary's table refused), unless it is noted already."""
-    d = _damage(replay.events, index, why)
+    d = damage_at(replay.events, index, why)
     if all(x["hand"] != d["hand"] for x in replay.damaged):
         replay.damaged.append(d)
 
