@@ -110,7 +110,7 @@ def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
     events = seat_view(record, seat)
     failed: list[tuple[int, str]] = []
     decisions = derive_decisions(record, seat, events, lambda i, why: failed.append((i, why)))
-    damaged = [_damage(record.events, i, why) for i, why in failed]
+    damaged = [damage_at(record.events, i, why) for i, why in failed]
     notes = [damage_note(d) for d in damaged]
     if record.meta.get("players", 4) != 4:
         notes.append("a three-player (sanma) game: shown as read, but mjbot plays and scores "
@@ -122,7 +122,7 @@ def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
                   notes=notes, damaged=damaged)
 
 
-def _damage(events: list[Any], index: int, why: str) -> dict[str, Any]:
+def damage_at(events: list[Any], index: int, why: str) -> dict[str, Any]:
     """Where a hand failed: its number in the file (1 = the first hand), its round, the
     event's index in the record and what it was, and why the table refused it."""
     hand = 0
@@ -180,7 +180,7 @@ def from_seat_record(record: GameRecord, seat: int | None = None, path: str = ""
 
         decisions += [dataclasses.replace(d, index=d.index + start)
                       for d in derive_decisions(part, own, part.events, note)]
-    damaged = [_damage(record.events, i, why) for i, why in failed]
+    damaged = [damage_at(record.events, i, why) for i, why in failed]
     seats = sorted({s for _, s in starts})
     shown = starts[0][1] if starts else int(record.meta["view_seat"])
     notes = [damage_note(d) for d in damaged]
@@ -663,11 +663,14 @@ def format_summary(summary: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- walking
 
 
-def walk(replay: Replay) -> Iterator[tuple[Decision, TableState]]:
+def walk(replay: Replay, noted_too: bool = False) -> Iterator[tuple[Decision, TableState]]:
     """Each decision of the replay's seat with its table as it stood then (the same table,
     changed in place). A hand that failed when the replay was read (``replay.damaged``) is
     left from the failing event up to the next hand's or game's start, as its decisions
-    were; any other event the table refuses is raised (a damaged log of our own)."""
+    were; any other event the table refuses (a damaged log of our own, whose recorded
+    decisions are not derived from the table) is raised, or with ``noted_too`` noted in
+    ``replay.damaged`` (:func:`damaged_hand`) and its hand left the same way: `mjbot
+    review` of such a log was a traceback."""
     noted = {d["hand"] for d in replay.damaged}
     state = TableState(replay.variant, replay.seat)
     applied = hand = 0
@@ -683,9 +686,12 @@ def walk(replay: Replay) -> Iterator[tuple[Decision, TableState]]:
             try:
                 state.apply(e)
                 broken = False
-            except DAMAGED:
+            except DAMAGED as exc:
                 if hand not in noted:
-                    raise
+                    if not noted_too:
+                        raise
+                    damaged_hand(replay, applied - 1, damage_reason(exc))
+                    noted.add(hand)
                 broken = True
         if not broken:
             yield d, state
@@ -694,7 +700,7 @@ def walk(replay: Replay) -> Iterator[tuple[Decision, TableState]]:
 def damaged_hand(replay: Replay, index: int, why: str) -> None:
     """Note a hand that failed at event ``index`` after the replay was read (a move the
     commentary's table refused), unless it is noted already."""
-    d = _damage(replay.events, index, why)
+    d = damage_at(replay.events, index, why)
     if all(x["hand"] != d["hand"] for x in replay.damaged):
         replay.damaged.append(d)
 
@@ -711,7 +717,7 @@ def agreement(replay: Replay, policy_name: str, budget: float | None = None) -> 
     disagreements: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     started = time.perf_counter()
-    for d, state in walk(replay):
+    for d, state in walk(replay, noted_too=True):  # a hand our own log's table refuses: noted
         legal = list(d.legal) or rules.legal_actions(state, d.request)
         kind = d.request.kind
         by_kind[kind]["total"] += 1

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from protocols import events as ev
 from tests.in_process import mjbot_here
 from tests.shared_data import MJAI_GAME
 
@@ -116,3 +117,82 @@ def test_the_review_says_so_on_stderr_and_exits_1(
                            "event 11 (TileDiscarded seat 0 5z)"), line
     whole = mjbot_here(capsys, "review", "--policy", "rulebased", "--json", "-", str(MJAI_GAME))
     assert whole.returncode == 0 and not whole.stderr.strip(), whole.stderr
+
+
+def test_the_commentary_resumes_at_a_match_logs_next_game_with_its_seat() -> None:
+    """A real NTPU client log of two games, ours at seat 0 in the first and seat 3 in the
+    second, the first game's last event hand-edited (a draw of seat 9). The commentary
+    skipped up to the next hand's start only, so the second game's start was skipped too:
+    its table kept the first game's seat and the second game's hand failed on our own draw
+    (a second hand skipped): its 15 moves had no commentary. It resumes at the next game's
+    start now, as the replay's own walk does, and says the second game as the undamaged
+    file does."""
+    from replay import replayer
+    from replay.review.commentary import commentary_rows
+    from replay.review.evaluators import RankingEvaluator
+
+    rep = replayer.load(ROOT / "tests" / "data" / "nycu" / "client1.log")
+    starts = [i for i, e in enumerate(rep.events) if isinstance(e, ev.GameStarted)]
+    assert [rep.events[i].seat for i in starts] == [0, 3]  # type: ignore[attr-defined]
+    second = starts[1]
+    ranker = RankingEvaluator("rulebased")
+    whole = [r for r in commentary_rows(rep, ranker) if r["event_index"] > second]
+    assert len(whole) == 15
+    rep.events = [*rep.events[:second - 1], ev.TileDrawn(seat=9, tile=None),
+                  *rep.events[second:]]
+    skipped: list[tuple[int, str]] = []
+    rows = list(commentary_rows(rep, ranker,
+                                damaged=lambda i, why: skipped.append((i, why))))
+    assert [i for i, _ in skipped] == [second - 1]  # that hand alone
+    assert [r for r in rows if r["event_index"] > second] == whole
+
+
+@pytest.fixture
+def own_damaged(tmp_path: Path) -> Path:
+    """Our own log of two hands, the second hand-edited: seat 1 discards a 9p it does not
+    hold after its first decision, before its second."""
+    from protocols.tiles import parse_mpsz
+    from replay.log import Footer, GameLogWriter
+    from tests.log_samples import sample_hand, sample_header, write_steps
+
+    second = sample_hand(1)
+    second.insert(5, ("event", ev.TileDiscarded(seat=1, tile=parse_mpsz("9p")[0],
+                                                tsumogiri=False)))
+    path = tmp_path / "edited.mjlog.msgpack"
+    writer = GameLogWriter(path, sample_header())
+    write_steps(writer, [*sample_hand(0), *second])
+    writer.close(Footer({"hands": 2}, (23000, 31000, 23000, 23000)))
+    return path
+
+
+def test_review_reads_past_a_damaged_hand_of_our_own_log_and_its_bar_ends_whole(
+        own_damaged: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Our own log's decisions are recorded, not derived from the table, so its reader
+    notes no damaged hand: `mjbot review` of a hand-edited one met the bad discard in its
+    walk as a StateError traceback, and `replay --policy` ended in one line with no
+    agreement. Now the hand is noted where the walk meets it and left from there, as an
+    import's is: the review says so (a note, stderr, exit 1), and its progress, which
+    counted only the decisions walked (the damaged hand's last one is not), reaches its
+    total."""
+    from replay import replayer
+    from replay.review.evaluators import RankingEvaluator
+    from replay.review.game import review
+
+    rep = replayer.load(own_damaged)
+    assert len(rep.decisions) == 4 and not rep.damaged
+    calls: list[tuple[int, int]] = []
+    result = review(rep, RankingEvaluator("rulebased"),
+                    progress=lambda done, total: calls.append((done, total)))
+    assert result["decisions"] == 3  # the damaged hand's claim, after the bad discard, left
+    assert calls[-1] == (4, 4) and [d for d, _ in calls] == sorted(d for d, _ in calls)
+    (damaged,) = rep.damaged
+    assert damaged["hand"] == 2 and "9p not in hand" in damaged["why"]
+    assert any(n.startswith("hand 2 (E2-0) cannot be followed") for n in result["notes"])
+    run = mjbot_here(capsys, "review", str(own_damaged), "--policy", "rulebased")
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    (line,) = run.stderr.strip().splitlines()
+    assert line.startswith(f"mjbot review: {own_damaged}: hand 2 (E2-0) cannot be followed")
+    run = mjbot_here(capsys, "replay", str(own_damaged), "--policy", "rulebased", "--json")
+    assert run.returncode == 1, run.stderr
+    assert json.loads(run.stdout)["agreement"]["decisions"] == 3
+    assert f"mjbot replay: {own_damaged}: hand 2 (E2-0) cannot be followed" in run.stderr

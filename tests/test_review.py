@@ -466,8 +466,11 @@ def test_a_policy_that_gives_no_answer_is_counted_not_ranked_in_canonical_order(
     assert "POLICY FAILED" in out
     assert err.strip() == (f"mjbot review: --policy test-faulty gave no answer on "
                            f"{result['decisions']} decision(s)")
+    # the commentary says each move, with no prediction where the predictor gave none
     assert main(["replay", log, "--seat", "2", "--commentary", "--predictor",
-                 _Faulty.name]) == 2
-    err = capsys.readouterr().err
-    assert "--predictor: test-faulty raised ValueError: a broken policy" in err
-    assert "Traceback" not in err
+                 _Faulty.name]) == 1
+    out, err = capsys.readouterr()
+    assert out.count("? no prediction: test-faulty ") == result["decisions"]
+    assert err.strip() == (f"mjbot replay: --predictor test-faulty gave no answer on "
+                           f"{result['decisions']} move(s): their commentary has no prediction")
+    assert "test-faulty raised ValueError: a broken policy" in out

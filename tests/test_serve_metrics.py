@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import prometheus_client
@@ -71,6 +72,30 @@ UPKEEP: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
                                   {"mjbot_log_disk_free_bytes": ()}),
     "mjbot_log_disk_low": ("gauge", "1 while the free space under the log folder is below the "
                            "warning (low_disk_mb).", {"mjbot_log_disk_low": ()}),
+}
+
+# The viewer's build cache, read from BuildCache.counters() when scraped: before any build,
+# the builds' counter has no series.
+VIEWER: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
+    "mjbot_viewer_builds_total": ("counter", "Viewer builds run (they had a build slot), per "
+                                  "kind of result.", {}),
+    "mjbot_viewer_cache_hits_total": ("counter", "Viewer requests answered from the build "
+                                      "cache.", {"mjbot_viewer_cache_hits_total": ()}),
+    "mjbot_viewer_abandoned_total": ("counter", "Viewer builds not run or given up: every "
+                                     "request for them had gone.",
+                                     {"mjbot_viewer_abandoned_total": ()}),
+    "mjbot_viewer_refused_total": ("counter", "Viewer builds refused with a 503: too many "
+                                   "waited for a slot.", {"mjbot_viewer_refused_total": ()}),
+    "mjbot_viewer_building": ("gauge", "Viewer builds running now.",
+                              {"mjbot_viewer_building": ()}),
+    "mjbot_viewer_waiting": ("gauge", "Viewer runs waiting for a build slot.",
+                             {"mjbot_viewer_waiting": ()}),
+    "mjbot_viewer_cache_entries": ("gauge", "Viewer results kept in the build cache.",
+                                   {"mjbot_viewer_cache_entries": ()}),
+    "mjbot_viewer_cache_bytes": ("gauge", "Bytes of the viewer results kept in the build "
+                                 "cache.", {"mjbot_viewer_cache_bytes": ()}),
+    "mjbot_viewer_cache_games": ("gauge", "Parsed games kept by the viewer.",
+                                 {"mjbot_viewer_cache_games": ()}),
 }
 
 
@@ -147,9 +172,9 @@ async def test_the_families_scraped_are_the_ones_main_served(scrape: Any) -> Non
         text = await scrape(sup)
     finally:
         await sup.stop(2)
-    assert described(text) == {**BEFORE, **UPKEEP}
+    assert described(text) == {**BEFORE, **UPKEEP, **VIEWER}
     assert "_created" not in text  # prometheus_client's extra series are not served
-    assert list(described(text)) == [*BEFORE, *UPKEEP]  # in the same order
+    assert list(described(text)) == [*BEFORE, *UPKEEP, *VIEWER]  # in the same order
     values = series(text)
     assert values[("mjbot_games_total", (("kind", "local"), ("session", "practice")))] == 1
     assert values[("mjbot_illegal_actions_total", (("session", "practice"),))] == 2
@@ -184,9 +209,11 @@ async def test_a_session_removed_by_a_reload_leaves_no_series(scrape: Any) -> No
         # every sample name but the uptime's and the log upkeep's had a series of the
         # session to remove
         names = {name for name, _ in before}
-        assert {name for name, _ in dropped} == names - {"mjbot_uptime_seconds", *UPKEEP}
-        # 12 families, the histogram's as _bucket, _count and _sum; 6 of the upkeep's
-        assert len(names) == 14 + 6
+        assert {name for name, _ in dropped} == names - {"mjbot_uptime_seconds", *UPKEEP,
+                                                         *VIEWER}
+        # 12 families, the histogram's as _bucket, _count and _sum; 6 of the upkeep's; 8 of
+        # the viewer's (no build yet)
+        assert len(names) == 14 + 6 + 8
         await sup.reload(loads(sessions("keep"), environ={}))
         after = series(await scrape(sup))
         assert not {k for k in after if ("session", "drop") in k[1]}
@@ -231,3 +258,52 @@ def test_a_wrong_name_or_label_is_refused_with_what_was_wrong() -> None:
     with pytest.raises(TypeError, match="is a counter, not a gauge"):
         metrics.set("mjbot_games_total", 3, session="s", kind="local")
     assert "mjbot_games_total{" not in metrics.exposition()  # nothing half made
+
+
+async def test_the_viewers_counters_are_in_health_and_metrics_from_one_source(
+        tmp_path: Path) -> None:
+    """`mjbot serve`'s viewer builds (waiting, running, given up, refused with a 503) and
+    its cache were in neither /health nor /metrics: an operator could not see why viewer
+    requests were slow or refused. Both now read BuildCache.counters(), the cache's own
+    counts, and agree."""
+    from replay.log import Footer, GameLogWriter
+    from tests.log_samples import sample_hand, sample_header, write_steps
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    writer = GameLogWriter(logs / "one.mjlog.msgpack", sample_header())
+    write_steps(writer, [*sample_hand(0), *sample_hand(1)])
+    writer.close(Footer({"hands": 2}, (23000, 31000, 23000, 23000)))
+    sup = await started(sessions("practice"))
+    client = TestClient(TestServer(StatusServer(sup, sup.metrics, roots=[str(logs)]).app()))
+    await client.start_server()
+    try:
+        health = (await (await client.get("/health")).json())["viewer"]
+        assert health["builds"] == {} and health["cache"]["entries"] == 0
+        game = "0~one.mjlog.msgpack"
+        for route in ("", "/hands/1", "/commentary", "/hands/1"):  # the last from the cache
+            response = await client.get(f"/api/games/{game}{route}")
+            assert response.status == 200, await response.text()
+        health = (await (await client.get("/health")).json())["viewer"]
+        text = await (await client.get("/metrics")).text()
+    finally:
+        await client.close()
+        await sup.stop(2)
+    assert health["builds"] == {"commentary": 1, "hand": 1, "outline": 1, "timeline": 1}
+    assert health["hits"] >= 1 and health["building"] == health["waiting"] == 0
+    assert health["abandoned"] == health["refused"] == 0
+    assert health["cache"]["entries"] == 3 and health["cache"]["games"] == 1
+    assert health["cache"]["bytes"] > 0
+    values = series(text)
+    assert {k[1][0][1]: v for k, v in values.items()
+            if k[0] == "mjbot_viewer_builds_total"} == health["builds"]
+    for name, key in (("mjbot_viewer_cache_hits_total", "hits"),
+                      ("mjbot_viewer_abandoned_total", "abandoned"),
+                      ("mjbot_viewer_refused_total", "refused"),
+                      ("mjbot_viewer_building", "building"),
+                      ("mjbot_viewer_waiting", "waiting")):
+        assert values[(name, ())] == health[key], name
+    for name, key in (("mjbot_viewer_cache_entries", "entries"),
+                      ("mjbot_viewer_cache_bytes", "bytes"),
+                      ("mjbot_viewer_cache_games", "games")):
+        assert values[(name, ())] == health["cache"][key], name

@@ -623,13 +623,14 @@ async def test_a_filter_finds_matching_games_older_than_the_cut(tmp_path: Path) 
         await client.close()
 
 
-async def test_a_commentary_the_policy_cannot_make_is_a_clear_logged_422(
+async def test_a_move_the_policy_cannot_rank_keeps_its_sentence_and_the_game_its_commentary(
         tmp_path: Path, caplog: pytest.LogCaptureFixture,
         capsys: pytest.CaptureFixture[str]) -> None:
     """A log whose recorded choice on a turn is a discard of a tile not in the hand (a
-    hand-edited or damaged log): rulebased raises on its first ask (PolicyFailed, a
-    RuntimeError the cache did not keep), and the commentary was a 500 with a traceback.
-    Now it is a 422 saying why in one line, the reason logged; the game itself still shows."""
+    hand-edited or damaged log): rulebased raises on that move (PolicyFailed). The whole
+    game's commentary was a 422 for that one move. Now that move keeps its sentence with
+    ``no_prediction`` (its reason logged in one line, not sent), and the game's other moves
+    keep their commentary."""
     from protocols import events as ev
     from protocols.tiles import parse_mpsz
     from replay.log import Footer, GameLogWriter
@@ -642,24 +643,33 @@ async def test_a_commentary_the_policy_cannot_make_is_a_clear_logged_422(
     path = tmp_path / "logs" / "edited.mjlog.msgpack"
     path.parent.mkdir()
     writer = GameLogWriter(path, sample_header())
-    write_steps(writer, steps)
-    writer.close(Footer({"hands": 1}, (23000, 31000, 23000, 23000)))
+    write_steps(writer, [*steps, *sample_hand(1)])
+    writer.close(Footer({"hands": 2}, (23000, 31000, 23000, 23000)))
     client = await client_for(tmp_path / "logs")
     try:
         game = gid(tmp_path / "logs", path)
-        for _ in range(2):  # the failure is kept: the second ask gets the same answer
+        for _ in range(2):  # kept: the second ask gets the same answer, nothing logged again
             response = await client.get(f"/api/games/{game}/commentary")
-            body = await response.text()
-            assert response.status == 422, body
-            assert body.startswith("no commentary for this game") and "\n" not in body
+            assert response.status == 200, await response.text()
+            body = await response.json()
+            rows = body["subtitles"]
+            assert body["skipped"] == []
+            unranked = [r for r in rows if r.get("no_prediction")]
+            assert [(r["hand"], r["played"]) for r in unranked] == [(0, "discard 9p")]
+            assert unranked[0]["no_prediction"] is True  # the reason is not sent
+            assert unranked[0]["sentence"] == "seat 1 discards 9p (not in the hand as logged)."
+            assert unranked[0]["predicted"] == [] and unranked[0]["hit"] is None
+            ranked = [r for r in rows if r["hand"] == 1 and r["predicted"]]
+            assert ranked and not any("no_prediction" in r for r in ranked)
         assert (await client.get(f"/api/games/{game}")).status == 200
-        assert (await client.get(f"/api/games/{game}/hands/0")).status == 200
     finally:
         await client.close()
     printed = capsys.readouterr()
     logged = caplog.text + printed.out + printed.err  # structlog's lines, where they go
     assert "Traceback" not in logged and "Error handling request" not in logged
-    assert "viewer: no commentary" in logged and "rulebased raised ValueError" in logged
+    lines = [x for x in logged.splitlines() if "viewer: no prediction for some moves" in x]
+    assert len(lines) == 1 and "rulebased raised ValueError" in lines[0], logged
+    assert "hand 1 step" in lines[0]
 
 
 async def test_a_filter_says_older_games_match_only_where_one_does(tmp_path: Path) -> None:

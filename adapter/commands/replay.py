@@ -75,7 +75,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             text = (tenhou6.dumps if args.export == "tenhou6" else mjai_log.dumps)(rep.record)
         _write_export(text, args.output)
         return 0
-    failed = 0
+    failed = unranked = 0  # the decisions --policy, the moves --predictor gave no answer on
     damaged: list[str] = []  # the hands a damaged log's moves stop fitting in, per file
     for path in args.logs:
         with reading(path):
@@ -93,7 +93,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 result["agreement"] = agreement = replayer.agreement(rep, args.policy)
                 failed += agreement["failed"]
             if ranker is not None:
-                result["commentary"] = _commentary(rep, ranker, args)
+                result["commentary"] = rows = _commentary(rep, ranker, args)
+                unranked += sum("no_prediction" in r for r in rows)
             if args.reparse:
                 result["reparse"] = replayer.reparse(rep)
         outputs.append(result)
@@ -123,7 +124,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if failed:  # its agreement is not the policy's: the run must not pass for it
         print(f"mjbot replay: --policy {args.policy} gave no answer on {failed} decision(s)",
               file=sys.stderr)
-    return 1 if failed or damaged else 0
+    if unranked:  # those moves have their sentence but no prediction: not the predictor's
+        print(f"mjbot replay: --predictor {args.predictor} gave no answer on {unranked} "
+              "move(s): their commentary has no prediction", file=sys.stderr)
+    return 1 if failed or unranked or damaged else 0
 
 
 SHOWN_MISMATCHES = 5
@@ -171,12 +175,10 @@ def _commentary(rep: Any, ranker: Any, args: argparse.Namespace) -> list[dict[st
     from brain.policies.mc.models import MissingModels
     from replay.replayer import damaged_hand
     from replay.review.commentary import commentary_rows
-    from replay.review.evaluators import PolicyFailed
 
     top_k = 3 if args.top_k is None else args.top_k
     try:
         return list(commentary_rows(rep, ranker, top_k,
                                     damaged=lambda i, why: damaged_hand(rep, i, why)))
-    except (MissingModels, PolicyFailed) as exc:  # no prediction made up for it
-        raise UserInputError(f"--predictor: {exc}" if isinstance(exc, PolicyFailed)
-                             else str(exc)) from None
+    except MissingModels as exc:
+        raise UserInputError(str(exc)) from None

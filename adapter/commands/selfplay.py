@@ -366,22 +366,28 @@ def cmd_dataset_import(args: argparse.Namespace) -> int:
                 raise
     except DatasetError as exc:
         raise UserInputError(str(exc)) from None
+    report = manifest["import"]
+    # a hand whose moves do not fit the table (a damaged or hand-edited file) is left out,
+    # the rest of its game kept: the dataset is written, the exit status says part was not
+    damaged = [(f["file"], line) for f in report["files"] for line in f.get("damaged_hands", ())]
+    for name, line in damaged:
+        print(f"mjbot dataset import: {name}: {line}", file=sys.stderr)
     if args.json:
         print(json.dumps(manifest, indent=2, sort_keys=True))
-        return 0
-    report = manifest["import"]
+        return 1 if damaged else 0
     left_out = [f for f in report["files"] if "left_out" in f]
     print(f"dataset import {manifest['variant']}: {len(report['files']) - len(left_out)} "
           f"games, {manifest['hands']} hands, {manifest['decisions']} decisions in "
           f"{len(manifest['shards'])} shards in {args.out}; recorded moves our rules do not "
-          f"list: {report['skipped_decisions']}")
+          f"list: {report['skipped_decisions']}"
+          + (f"; damaged hands left out: {len(damaged)}" if damaged else ""))
     for f in left_out:
         print(f"left out {f['file']}: {f['left_out']}")
     for f in report["files"]:
         if f.get("cut"):
             print(f"cut short {f['file']}: {f['cut']}; its {f['hands']} hands up to the cut "
                   "are in, with no final ranks")
-    return 0
+    return 1 if damaged else 0
 
 
 def cmd_dataset_stats(args: argparse.Namespace) -> int:

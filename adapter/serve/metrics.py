@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.metrics_core import Metric
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
@@ -91,6 +91,26 @@ FAMILIES: dict[str, Family] = {
     "mjbot_log_disk_low": Family("gauge", "1 while the free space under the log folder is "
                                  "below the warning (low_disk_mb).", ()),
 }
+# the viewer's build cache (viewcache.py), read from BuildCache.counters() at each scrape:
+# name -> (type, help, the counters() value it is, label)
+VIEWER_FAMILIES: dict[str, tuple[str, str, str]] = {
+    "mjbot_viewer_builds_total": ("counter", "Viewer builds run (they had a build slot), per "
+                                  "kind of result.", "builds"),
+    "mjbot_viewer_cache_hits_total": ("counter", "Viewer requests answered from the build "
+                                      "cache.", "hits"),
+    "mjbot_viewer_abandoned_total": ("counter", "Viewer builds not run or given up: every "
+                                     "request for them had gone.", "abandoned"),
+    "mjbot_viewer_refused_total": ("counter", "Viewer builds refused with a 503: too many "
+                                   "waited for a slot.", "refused"),
+    "mjbot_viewer_building": ("gauge", "Viewer builds running now.", "building"),
+    "mjbot_viewer_waiting": ("gauge", "Viewer runs waiting for a build slot.", "waiting"),
+    "mjbot_viewer_cache_entries": ("gauge", "Viewer results kept in the build cache.",
+                                   "entries"),
+    "mjbot_viewer_cache_bytes": ("gauge", "Bytes of the viewer results kept in the build "
+                                 "cache.", "bytes"),
+    "mjbot_viewer_cache_games": ("gauge", "Parsed games kept by the viewer.", "games"),
+}
+
 SESSION_COUNTERS = ("mjbot_games_total", "mjbot_hands_total", "mjbot_illegal_actions_total",
                     "mjbot_reconnects_total", "mjbot_restarts_total", "mjbot_failures_total")
 
@@ -133,6 +153,30 @@ class _Served(Collector):
             yield family
 
 
+class _Viewer(Collector):
+    """The viewer's counters (:data:`VIEWER_FAMILIES`), read from ``read`` (the build
+    cache's ``counters``) when scraped: kept by the cache alone, not copied here."""
+
+    def __init__(self, read: Callable[[], dict[str, Any]]) -> None:
+        self._read = read
+
+    def collect(self) -> Iterator[Metric]:
+        counters = self._read()
+        values = {**counters, **counters["cache"]}
+        for name, (kind, help_text, key) in VIEWER_FAMILIES.items():
+            if kind == "counter":
+                family: Any = CounterMetricFamily(name.removesuffix("_total"), help_text,
+                                                  labels=("kind",) if key == "builds" else ())
+            else:
+                family = GaugeMetricFamily(name, help_text)
+            if key == "builds":
+                for kind_of, n in values["builds"].items():
+                    family.add_metric([kind_of], float(n))
+            else:
+                family.add_metric([], float(values[key]))
+            yield family
+
+
 class Metrics:
     """The serve process's families in its own registry, updated by family name and labels."""
 
@@ -150,6 +194,16 @@ class Metrics:
             lambda: round(self._clock() - self.started, 3))
         self._series: dict[tuple[str, tuple[str, ...]], Any] = {}
         self._served = _Served(self.registry)
+        self._viewer: _Viewer | None = None
+
+    def add_viewer(self, read: Callable[[], dict[str, Any]]) -> None:
+        """The viewer's counters in this registry, read from ``read`` when scraped (a status
+        server's app made again replaces the last one's)."""
+        with self._lock:
+            if self._viewer is not None:
+                self.registry.unregister(self._viewer)
+            self._viewer = _Viewer(read)
+            self.registry.register(self._viewer)
 
     @staticmethod
     def _family(name: str, kind: str | None = None) -> Family:

@@ -35,7 +35,7 @@ from aiohttp.typedefs import Handler
 from adapter.serve.connections import ConnectionGuard
 from adapter.serve.metrics import Metrics
 from adapter.serve.supervisor import Supervisor
-from adapter.serve.viewer import STATIC, add_routes
+from adapter.serve.viewer import STATIC, VIEW_CACHE, add_routes
 
 PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 SECURITY_HEADERS = {
@@ -202,6 +202,8 @@ class StatusServer:
         else:
             app.router.add_get("/", self._to_games, name="page-home")
         add_routes(app, self.index)
+        if self.metrics is not None:  # the viewer's counters, read from its cache when scraped
+            self.metrics.add_viewer(app[VIEW_CACHE].counters)
         app.router.add_static("/static/", STATIC, follow_symlinks=False, name="static")
         return app
 
@@ -249,7 +251,8 @@ class StatusServer:
 
     async def _health(self, request: web.Request) -> web.StreamResponse:
         assert self.supervisor is not None
-        return web.json_response(self.supervisor.health())
+        return web.json_response({**self.supervisor.health(),
+                                  "viewer": request.app[VIEW_CACHE].counters()})
 
     async def _status(self, request: web.Request) -> web.StreamResponse:
         assert self.supervisor is not None

@@ -307,6 +307,19 @@ class BuildCache:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def counters(self) -> dict[str, Any]:
+        """What the viewer is doing and has done, read on the loop that changes it: the one
+        source of ``mjbot serve``'s ``/health`` ``viewer`` and its ``mjbot_viewer_*``
+        metrics. ``builds``: builds that had a slot, per kind of result; ``abandoned``: not
+        run or given up, their requesters gone; ``refused``: a 503 at once, ``max_waiting``
+        runs queued; ``cache``: what is kept (results and their bytes, parsed games)."""
+        return {"building": self.building, "waiting": self.waiting, "hits": self.hits,
+                "builds": dict(sorted(self.builds.items())), "abandoned": self.abandoned,
+                "refused": self.refused,
+                "cache": {"entries": len(self._entries), "bytes": self._bytes,
+                          "games": len(self._games), "max_entries": self.max_entries,
+                          "max_bytes": self.max_bytes}}
+
     def stop_builds(self) -> None:
         """The server stops: builds that :meth:`check` as they go end with :class:`Stopping`."""
         self._stopping.set()

@@ -51,8 +51,6 @@ log = structlog.get_logger("mjbot.serve")
 UNREADABLE = ("cannot show this file: it is not a complete game log in a format the viewer "
               "reads (mjbot log, tenhou.net/6, mjlog, mjai, Botzone judge or preprocessed "
               "human games, NYCU SGF, NTPU log, Tenhou client transcript)")
-NO_COMMENTARY = ("no commentary for this game: the rulebased policy could not rank one of its "
-                 "moves (the log's recorded choices do not fit the table); the moves are shown")
 REASON_CHARS = 500  # of the readers' reasons, in the log line
 STATIC = Path(__file__).with_name("static")  # the pages, scripts and style of both servers
 STATIC_PAGES = {"list": "games.html", "game": "viewer.html"}
@@ -172,8 +170,6 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             body = await cache.get_built((*version, "commentary"), commentary, "commentary")
         except Stopping:
             raise web.HTTPServiceUnavailable(text="the viewer is stopping") from None
-        except NoCommentary:  # kept by the cache as a failure (logged once): not made again
-            raise web.HTTPUnprocessableEntity(text=NO_COMMENTARY) from None
         except ValueError:  # a seat's replay no reader takes
             raise _unreadable() from None
         return await _json(request, body)
@@ -331,11 +327,6 @@ async def _timeline(cache: BuildCache, index: GameIndex, game_id: str) -> tuple[
     return version[:-1], timeline
 
 
-class NoCommentary(ValueError):
-    """The policy failed on a move's first ask (PolicyFailed): its reason is logged, not sent.
-    A ValueError, so that the cache keeps the failure as it keeps a file no reader takes."""
-
-
 class NotExportable(ValueError):
     """A game the exports cannot hold (our own message, safe to show)."""
 
@@ -364,10 +355,6 @@ def _failure_logged(game_id: str) -> Iterator[None]:
     the file) was the client's to repeat as fast as the kept error could be sent."""
     try:
         yield
-    except NoCommentary as exc:
-        log.warning("viewer: no commentary", game=game_id,
-                    reason=_logged_reason(str(exc)))
-        raise
     except ValueError as exc:
         _log_unreadable(game_id, exc)
         raise
@@ -438,23 +425,19 @@ def _subtitle_parts(index: GameIndex, game_id: str, timeline: Any,
     table cannot follow (a damaged or hand-edited log) is put in ``skipped`` with why (the
     first seat's reason), its rows left for :func:`_commentary_body` to drop."""
     from replay import replayer
-    from replay.review.evaluators import PolicyFailed, RankingEvaluator
+    from replay.review.evaluators import RankingEvaluator
     from replay.review.subtitles import subtitle_parts
 
     path = index.resolve(game_id)
     meta = timeline.meta
     seats = range(4) if meta.get("full_information") else [meta.get("our_seat") or 0]
-    try:
-        with damaged_as_value_error("the commentary"):
-            reps = []
-            for s in seats:  # asked before each seat's read too (a long file's is seconds):
-                progress(0, 0)  # a build nobody waits for is given up (cache.check)
-                reps.append(replayer.load(path, s))
-            yield from subtitle_parts(reps, timeline.event_steps,
-                                      RankingEvaluator("rulebased"), progress=progress,
-                                      damaged=skipped.setdefault)
-    except PolicyFailed as exc:  # a RuntimeError: it went past the cache, a 500
-        raise NoCommentary(str(exc)) from None
+    with damaged_as_value_error("the commentary"):
+        reps = []
+        for s in seats:  # asked before each seat's read too (a long file's is seconds):
+            progress(0, 0)  # a build nobody waits for is given up (cache.check)
+            reps.append(replayer.load(path, s))
+        yield from subtitle_parts(reps, timeline.event_steps, RankingEvaluator("rulebased"),
+                                  progress=progress, damaged=skipped.setdefault)
 
 
 def _kept_frozen(parts: Iterator[Any]) -> Generator[Any, None, None]:
@@ -523,7 +506,9 @@ def _commentary_body(game_id: str, rows: list[dict[str, Any]],
     """The commentary's JSON: the rows of every hand but those in ``skipped``, which go in
     ``skipped`` as one line each naming the hand (the page shows it on that hand), their
     reasons (which may quote the file) logged. One damaged hand made the whole game's
-    commentary a 422."""
+    commentary a 422. A move the policy gave no answer on keeps its sentence and says
+    ``no_prediction`` (true: its reason, which may quote the log, is logged once for the
+    game), where one such move made the whole game's commentary a 422."""
     from replay.review.subtitles import ordered
 
     notes = []
@@ -534,6 +519,14 @@ def _commentary_body(game_id: str, rows: list[dict[str, Any]],
                     reason=_logged_reason(reason))
         notes.append({"hand": hand, "note": f"no commentary for {where}: the log's moves "
                       "there do not fit the table (a damaged or edited log)"})
-    return {"subtitles": ordered([r for r in rows if r["hand"] not in skipped]),
+    kept = ordered([r for r in rows if r["hand"] not in skipped])
+    unranked = [r for r in kept if "no_prediction" in r]
+    if unranked:  # the policy's reasons (which may quote the log) logged, once for the game
+        first = unranked[0]
+        log.warning("viewer: no prediction for some moves", game=game_id, moves=len(unranked),
+                    first=f"hand {first['hand'] + 1} step {first['step']}",
+                    reason=_logged_reason(first["no_prediction"]))
+    return {"subtitles": [{**r, "no_prediction": True} if "no_prediction" in r else r
+                          for r in kept],
             "skipped": notes}
 

@@ -26,7 +26,7 @@ from replay.dataset import schema as S
 from replay.dataset.records import Block, BlockBuilder, HandStart
 from replay.dataset.shards import DatasetWriter
 from replay.record import GameRecord, RecordError, view_event
-from replay.replayer import Decision, derive_decisions
+from replay.replayer import Decision, damage_at, derive_decisions
 
 RECORDED = "recorded"
 FORMAT_LABELS = {name: label for name, label, _ in formats.TEXT_FORMATS}
@@ -38,6 +38,7 @@ class ImportReport:
 
     files: list[dict[str, Any]] = field(default_factory=list)
     skipped_decisions: int = 0
+    damaged_hands: int = 0  # hands left out whose moves did not fit the table
 
 
 def read_game(path: Path) -> GameRecord:
@@ -87,20 +88,37 @@ def as_legal(action: Any, legal: Iterable[Any]) -> Any | None:
     return None
 
 
-def record_block(record: GameRecord, game: int) -> tuple[Block, int]:
+def record_block(record: GameRecord, game: int,
+                 damaged: list[dict[str, Any]] | None = None) -> tuple[Block, int]:
     """The decisions of every seat of ``record`` as one block; also the number of recorded
-    moves left out because our rules do not list them as legal (none on the shipped data)."""
+    moves left out because our rules do not list them as legal (none on the shipped data).
+    A hand whose moves stop fitting a seat's table (a damaged or hand-edited file: a discard
+    of a tile the hand does not hold) is left out whole, the hands after it are read, and
+    where it failed is added to ``damaged`` (:func:`replay.replayer.damage_at`'s form): the
+    first such event ended the import of the rest of the game."""
     variant = record.variant
     builder = BlockBuilder(variant, (RECORDED,))
     at: dict[int, list[tuple[int, Decision]]] = defaultdict(list)
+    failed: dict[int, str] = {}  # event index -> why a seat's table refused it
+
+    def note(i: int, why: str) -> None:
+        failed.setdefault(i, why)
+
     for seat in range(4):
-        for d in derive_decisions(record, seat):
+        for d in derive_decisions(record, seat, damaged=note):
             at[d.index].append((seat, d))
-    views = [TableState(variant, s) for s in range(4)]
     events = record.events
+    bad: dict[int, dict[str, Any]] = {}  # hand number (1 = the first) -> its first failure
+    for i in sorted(failed):
+        where = damage_at(events, i, failed[i])
+        bad.setdefault(where["hand"], where)
+    if damaged is not None:
+        damaged += bad.values()
+    views = [TableState(variant, s) for s in range(4)]
     skipped = 0
-    number = 0
+    hand = 0  # the hands started so far (one left out is counted: h_number is the game's)
     open_hand = False
+    left = 0 in bad  # this hand is left out (damaged): its events and moves are not read
     wins: list[tuple[int, int | None, int]] = []
     deltas = [0, 0, 0, 0]
     reason = "other"
@@ -108,7 +126,7 @@ def record_block(record: GameRecord, game: int) -> tuple[Block, int]:
     last_scores = [0, 0, 0, 0]
     for i in range(len(events) + 1):
         for seat, d in sorted(at.get(i, ()), key=lambda x: x[0]):
-            if not open_hand:
+            if not open_hand or left:
                 continue
             action = as_legal(d.action, d.legal)
             if action is None:
@@ -121,13 +139,19 @@ def record_block(record: GameRecord, game: int) -> tuple[Block, int]:
         if isinstance(e, ev.RoundStarted):
             if open_hand:
                 builder.end_hand(reason, deltas, wins)
+            hand += 1
+            left = hand in bad
+            open_hand = not left
+            if left:  # nothing of it is read, its start, result and the game's end in it
+                continue  # neither (any may be what is damaged); the next start resets
             builder.start_hand(HandStart(
-                game=game, number=number, seed=-1,
+                game=game, number=hand - 1, seed=-1,
                 round=(e.round_wind, e.round_number, e.dealer, e.honba, e.sticks),
                 players=(0, 0, 0, 0), scores=tuple(e.scores) or (0, 0, 0, 0)))
-            number += 1
-            open_hand, wins, deltas, reason = True, [], [0, 0, 0, 0], "other"
+            wins, deltas, reason = [], [0, 0, 0, 0], "other"
             last_scores = list(e.scores) or last_scores
+        elif left:
+            continue
         elif isinstance(e, ev.RoundWon):
             wins.append((e.winner, e.from_seat, e.value))
             deltas = [a + b for a, b in zip(deltas, e.deltas, strict=False)]
@@ -191,15 +215,26 @@ def import_files(paths: Iterable[str | Path], out: str | Path,
             entry["left_out"] = "three-player game"
             report.files.append(entry)
             continue
-        block, skipped = record_block(record, game)
+        damaged: list[dict[str, Any]] = []
+        block, skipped = record_block(record, game, damaged)
         writer.add(block)
         entry.update(hands=block.hands, decisions=block.decisions, skipped_decisions=skipped)
+        if damaged:  # those hands left out, the rest of the game in
+            entry["damaged_hands"] = [_damaged_text(d) for d in damaged]
+            report.damaged_hands += len(damaged)
         if record.meta.get("cut"):  # read up to the cut: said, not taken as a whole game
             entry["cut"] = str(record.meta["cut"])
         report.skipped_decisions += skipped
         report.files.append(entry)
     return writer.close({"import": {"files": report.files,
-                                    "skipped_decisions": report.skipped_decisions}})
+                                    "skipped_decisions": report.skipped_decisions,
+                                    "damaged_hands": report.damaged_hands}})
+
+
+def _damaged_text(d: dict[str, Any]) -> str:
+    """One hand left out, in one line: where its moves stopped fitting, and why."""
+    return (f"hand {d['hand']} ({d['round']}) left out: event {d['event']} ({d['what']}) "
+            f"does not fit the table: {d['why']}")
 
 
 def _moves(record: GameRecord) -> str:

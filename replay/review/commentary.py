@@ -36,7 +36,7 @@ from replay.replayer import (
     damage_reason,
     step_pass,
 )
-from replay.review.evaluators import Evaluation, Evaluator
+from replay.review.evaluators import Evaluation, Evaluator, PolicyFailed
 from replay.review.game import round_label
 from replay.review.situation import Opponents, Threat, discard_infos, kinds_text
 
@@ -374,9 +374,12 @@ def commentary_rows(replay: Replay, ranker: Evaluator, k: int = 3,
     worked out as each is asked for (the viewer works a long game's commentary out a hand
     at a time). ``damaged``: where given, a hand the table cannot follow (a damaged or
     hand-edited log's event or move, which its reader takes: a tile 200, a seat 9, a list
-    that is a number) is skipped up to the next hand's start, and ``damaged`` called with
+    that is a number) is skipped up to the next hand's or game's start, and ``damaged`` called with
     the index of the event where it failed and why; the viewer's commentary was a 422 for
-    the whole game. Without it the failure is raised."""
+    the whole game. Without it the failure is raised. A move the ranker gives no answer on
+    (PolicyFailed) keeps its sentence, with no prediction and ``no_prediction`` saying why:
+    one such move made the whole game's commentary a 422 in the viewer, and ended
+    ``mjbot replay --commentary``."""
     rules = rules_for(replay.variant)
     state = TableState(replay.variant, replay.seat)
     applied = 0
@@ -385,8 +388,8 @@ def commentary_rows(replay: Replay, ranker: Evaluator, k: int = 3,
         while applied < d.index:
             event = replay.events[applied]
             applied += 1
-            if broken and not isinstance(event, ev.RoundStarted):
-                continue
+            if broken and not isinstance(event, ev.RoundStarted | ev.GameStarted):
+                continue  # (a match log's next game: its seat and rules, as walk() reads)
             try:
                 state.apply(event)
                 broken = False
@@ -413,10 +416,13 @@ def _row(replay: Replay, state: TableState, d: Decision, rules: Rules, ranker: E
          k: int) -> dict[str, Any]:
     """The row of decision ``d``, the table as it stood then."""
     legal = list(d.legal) or rules.legal_actions(state, d.request)
+    unranked = None
     try:
         top: list[Any] | None = predicted(ranker.evaluate(state, d.request, legal), k)
     except (HandError, StateError):  # the table the rules cannot read: no prediction
         top = None  # (one made up from the legal set's order passed for the policy's)
+    except PolicyFailed as exc:  # the policy gave no answer on this move: the move is still
+        top, unranked = None, str(exc)  # explained, its row says why it has no prediction
     try:
         comment = explain(state, d.request, legal, d.action)
     except HandError as exc:  # a log whose hand is no hand (a hand-written sample)
@@ -430,13 +436,15 @@ def _row(replay: Replay, state: TableState, d: Decision, rules: Rules, ranker: E
         "hit": None if top is None else action_key(d.action) in keys or (
             step_pass(d.request, d.action) and any(step_pass(d.request, a) for a in top)),
         "factor": comment.factor,
-        "sentence": f"seat {replay.seat} {comment.sentence}", "facts": comment.facts}
+        "sentence": f"seat {replay.seat} {comment.sentence}", "facts": comment.facts,
+        **({} if unranked is None else {"no_prediction": unranked})}
 
 
 def format_commentary(rows: list[dict[str, Any]]) -> str:
     lines = []
     for r in rows:
         mark = "?" if r["hit"] is None else "=" if r["hit"] else "x"
-        lines.append(f"  {r['round']:6s} {r['played']:16s} {mark} predicted "
-                     f"{', '.join(r['predicted']):40s} {r['sentence']}")
+        said = ("no prediction: " + r["no_prediction"] if "no_prediction" in r
+                else "predicted " + ", ".join(r["predicted"]))
+        lines.append(f"  {r['round']:6s} {r['played']:16s} {mark} {said:50s} {r['sentence']}")
     return "\n".join(lines)

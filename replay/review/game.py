@@ -21,7 +21,14 @@ from brain.shanten import HandError
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from replay.replayer import Replay, action_text, step_pass, unfinished_game, walk
+from replay.replayer import (
+    Replay,
+    action_text,
+    damage_note,
+    step_pass,
+    unfinished_game,
+    walk,
+)
 from replay.review.evaluators import POINTS, Evaluation, Evaluator, PolicyFailed
 from replay.review.situation import Opponents, describe, hand_text
 
@@ -88,7 +95,10 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
     rows: list[ReviewRow] = []
     situations: dict[int, dict[str, Any]] = {}
     total = len(replay.decisions)
-    for n, (d, state) in enumerate(walk(replay)):
+    noted = len(replay.damaged)
+    place = {id(d): i for i, d in enumerate(replay.decisions)}
+    done = 0
+    for n, (d, state) in enumerate(walk(replay, noted_too=True)):
         legal = list(d.legal) or rules.legal_actions(state, d.request)
         try:
             evaluation = evaluator.evaluate(state, d.request, legal)
@@ -106,10 +116,17 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
         else:
             rows.append(_row(n, d.index, state, d.request, d.action, evaluation,
                              opponents))
+        done = place[id(d)] + 1  # a damaged hand's decisions, which are not walked, passed
         if progress is not None:
-            progress(n + 1, total)
-    return _summary(replay, evaluator, rows, situations, costly,
-                    time.perf_counter() - started)
+            progress(done, total)
+    if progress is not None and done < total:  # the last ones were a damaged hand's: the
+        progress(total, total)  # bar stopped short of its total, its line left open
+    result = _summary(replay, evaluator, rows, situations, costly,
+                      time.perf_counter() - started)
+    # a hand of our own log that the table refused as it was walked (the reader notes an
+    # import's): said as the reader's are
+    result["notes"] += [damage_note(x) for x in replay.damaged[noted:]]
+    return result
 
 
 def _row(n: int, index: int, state: TableState, request: ev.DecisionRequest, played: Any,

@@ -46,7 +46,9 @@ def subtitle_parts(replays: list[Replay], event_steps: list[tuple[int, int] | No
             part.append({"hand": place[0], "step": place[1], "seat": row["seat"],
                          "sentence": row["sentence"], "played": row["played"],
                          "predicted": row["predicted"], "hit": row["hit"],
-                         "factor": row["factor"]})
+                         "factor": row["factor"],
+                         **({"no_prediction": row["no_prediction"]}
+                            if "no_prediction" in row else {})})
         if part:
             yield part
 

@@ -136,7 +136,8 @@ function drawSubtitles() {
   box.replaceChildren(...rows.map((r) =>
     el("div", { class: "subtitle", "data-seat": r.seat, "data-factor": r.factor },
       el("span", {}, withTiles(r.sentence)),
-      el("span", { class: "muted" }, withTiles(r.hit === null ? " · no prediction (the hand cannot be measured)"
+      el("span", { class: "muted" }, withTiles(r.no_prediction ? " · no prediction (the policy gave no answer on this move)"
+        : r.hit === null ? " · no prediction (the hand cannot be measured)"
         : ` · predicted ${r.predicted.join(", ")}${r.hit ? " ✓" : ""}`)))));
 }
 

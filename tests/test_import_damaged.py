@@ -1,0 +1,79 @@
+"""`mjbot dataset import` of a damaged or hand-edited file (one line of the shared mjai game
+edited so that seat 0 discards a tile it does not hold, in the first hand). The import
+stopped at that event: the game's other four hands were lost, exit 0, nothing said but one
+"recorded move our rules do not list". A user importing thousands of logs lost the rest of
+a file for one bad line. Now that hand alone is left out, named on stderr and in the
+manifest, the others are imported as the whole file's are, and the exit status is 1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from replay.dataset import schema as S
+from tests.in_process import mjbot_here
+from tests.shared_data import MJAI_GAME
+
+GOOD_LINE = '{"type":"dahai","actor":0,"pai":"9p","tsumogiri":true}'
+BAD_LINE = '{"type":"dahai","actor":0,"pai":"P","tsumogiri":false}'  # no haku in that hand
+
+
+@pytest.fixture
+def damaged(tmp_path: Path) -> Path:
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    assert lines[11] == GOOD_LINE
+    lines[11] = BAD_LINE
+    path = tmp_path / "edited.mjai.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _arrays(out: Path) -> dict[str, np.ndarray]:
+    (shard,) = out.glob("shard-*.npz")
+    with np.load(shard) as z:
+        return {k: z[k] for k in z.files}
+
+
+def test_the_damaged_hand_alone_is_left_out_and_said(
+        damaged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    whole = mjbot_here(capsys, "dataset", "import", str(MJAI_GAME), "--out",
+                       str(tmp_path / "whole"))
+    assert whole.returncode == 0 and not whole.stderr.strip(), whole.stderr
+    run = mjbot_here(capsys, "dataset", "import", str(damaged), "--out", str(tmp_path / "ds"))
+    assert run.returncode == 1, run.stderr
+    assert "Traceback" not in run.stderr
+    (line,) = run.stderr.strip().splitlines()
+    assert line == ("mjbot dataset import: edited.mjai.jsonl: hand 1 (E1-0) left out: event 11 "
+                    "(TileDiscarded seat 0 5z) does not fit the table: StateError: tile 5z "
+                    "not in hand 1167889m9p23s1227z")
+    assert "1 games, 4 hands" in run.stdout and "damaged hands left out: 1" in run.stdout
+    manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    (entry,) = manifest["import"]["files"]
+    assert entry["hands"] == 4 and entry["damaged_hands"] == [line.split(": ", 2)[2]]
+    assert manifest["import"]["damaged_hands"] == 1
+    # the four other hands are as the whole file's: every row, every hand field (h_number
+    # keeps the hand's place in the game: 1..4)
+    good, bad = _arrays(tmp_path / "whole"), _arrays(tmp_path / "ds")
+    assert list(good["h_number"]) == [0, 1, 2, 3, 4] and list(bad["h_number"]) == [1, 2, 3, 4]
+    first = int((good["hand_index"] == 0).sum())
+    assert first > 0 and bad["seat"].shape[0] == good["seat"].shape[0] - first
+    for f in S.FIELDS.values():
+        if f.name == "hand_index":
+            assert (bad[f.name] == good[f.name][first:] - 1).all()
+        elif f.name.startswith("h_"):
+            assert (bad[f.name] == good[f.name][1:]).all(), f.name
+        else:
+            assert (bad[f.name] == good[f.name][first:]).all(), f.name
+
+
+def test_json_says_it_too_and_exits_1(damaged: Path, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    run = mjbot_here(capsys, "dataset", "import", str(damaged), "--out", str(tmp_path / "ds"),
+                     "--json")
+    assert run.returncode == 1
+    manifest = json.loads(run.stdout)
+    assert manifest["hands"] == 4 and manifest["import"]["damaged_hands"] == 1
+    assert "hand 1 (E1-0) left out" in run.stderr
