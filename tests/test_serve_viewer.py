@@ -669,7 +669,9 @@ async def test_a_move_the_policy_cannot_rank_keeps_its_sentence_and_the_game_its
     assert "Traceback" not in logged and "Error handling request" not in logged
     lines = [x for x in logged.splitlines() if "viewer: no prediction for some moves" in x]
     assert len(lines) == 1 and "rulebased raised ValueError" in lines[0], logged
-    assert "hand 1 step" in lines[0]
+    # where the page shows that move (steps counted from 1, as its #hand/step links): the
+    # line said the step before it (the row's step counted from 0)
+    assert unranked[0]["step"] == 2 and "first='hand 1 step 3'" in lines[0], lines[0]
 
 
 async def test_a_filter_says_older_games_match_only_where_one_does(tmp_path: Path) -> None:

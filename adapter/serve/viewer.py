@@ -524,7 +524,8 @@ def _commentary_body(game_id: str, rows: list[dict[str, Any]],
     if unranked:  # the policy's reasons (which may quote the log) logged, once for the game
         first = unranked[0]
         log.warning("viewer: no prediction for some moves", game=game_id, moves=len(unranked),
-                    first=f"hand {first['hand'] + 1} step {first['step']}",
+                    # counted from 1, as the page shows them and its links (#hand/step) go
+                    first=f"hand {first['hand'] + 1} step {first['step'] + 1}",
                     reason=_logged_reason(first["no_prediction"]))
     return {"subtitles": [{**r, "no_prediction": True} if "no_prediction" in r else r
                           for r in kept],
