@@ -196,3 +196,21 @@ def test_review_reads_past_a_damaged_hand_of_our_own_log_and_its_bar_ends_whole(
     assert run.returncode == 1, run.stderr
     assert json.loads(run.stdout)["agreement"]["decisions"] == 3
     assert f"mjbot replay: {own_damaged}: hand 2 (E2-0) cannot be followed" in run.stderr
+
+
+@pytest.mark.parametrize("asked", [["--policy", "rulebased"], ["--commentary"]])
+def test_replay_of_our_own_damaged_log_notes_the_hand_it_met(
+        own_damaged: Path, asked: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """`mjbot replay --policy` / `--commentary` of our own hand-edited log named the hand
+    its table refused on stderr only: the summary (printed, and `summary.notes` of --json)
+    was made before the walk met it, so it had no note, where an import's damaged hand has
+    one. A script reading the JSON could not tell that part of the game was not read. Now
+    the hand is a note of the summary as an import's is."""
+    note = "hand 2 (E2-0) cannot be followed from event 7 (TileDiscarded seat 1 9p)"
+    run = mjbot_here(capsys, "replay", str(own_damaged), *asked, "--json")
+    assert run.returncode == 1, run.stderr
+    notes = json.loads(run.stdout)["summary"]["notes"]
+    (said,) = [n for n in notes if n.startswith("hand ")]  # once, though both walks met it
+    assert said.startswith(note) and "9p not in hand" in said, notes
+    run = mjbot_here(capsys, "replay", str(own_damaged), *asked)
+    assert run.returncode == 1 and f"  note: {note}" in run.stdout, run.stdout

@@ -88,7 +88,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             except UserInputError as exc:
                 raise UserInputError(f"--predictor: {exc}") from None
         with reading(path):
-            result: dict[str, object] = {"summary": replayer.summarize(rep)}
+            noted = len(rep.damaged)  # the hands the reader noted; those after, met below
+            result: dict[str, object] = {"summary": (summary := replayer.summarize(rep))}
             if args.policy:
                 result["agreement"] = agreement = replayer.agreement(rep, args.policy)
                 failed += agreement["failed"]
@@ -97,6 +98,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 unranked += sum("no_prediction" in r for r in rows)
             if args.reparse:
                 result["reparse"] = replayer.reparse(rep)
+        # a hand of our own log that --policy's or --commentary's table refused where it met
+        # it (its decisions are recorded, so the reader noted none): a note, as an import's
+        summary["notes"] += [replayer.damage_note(d) for d in rep.damaged[noted:]]
         outputs.append(result)
         damaged += [f"{path}: {replayer.damage_note(d)}" for d in rep.damaged]
         if not args.json:
