@@ -294,6 +294,9 @@ async def test_the_viewers_counters_are_in_health_and_metrics_from_one_source(
     assert health["abandoned"] == health["refused"] == 0
     assert health["cache"]["entries"] == 3 and health["cache"]["games"] == 1
     assert health["cache"]["bytes"] > 0
+    # each count with its bound, as README's /health row says (the games' bound was missing)
+    assert {k: health["cache"][k] for k in ("max_entries", "max_bytes", "max_games")} == {
+        "max_entries": 256, "max_bytes": 64 << 20, "max_games": 8}
     values = series(text)
     assert {k[1][0][1]: v for k, v in values.items()
             if k[0] == "mjbot_viewer_builds_total"} == health["builds"]

@@ -318,7 +318,7 @@ class BuildCache:
                 "refused": self.refused,
                 "cache": {"entries": len(self._entries), "bytes": self._bytes,
                           "games": len(self._games), "max_entries": self.max_entries,
-                          "max_bytes": self.max_bytes}}
+                          "max_bytes": self.max_bytes, "max_games": self.max_games}}
 
     def stop_builds(self) -> None:
         """The server stops: builds that :meth:`check` as they go end with :class:`Stopping`."""
