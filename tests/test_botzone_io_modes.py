@@ -71,6 +71,32 @@ def entries(tmp_path_factory, bare_python):  # noqa: F811
     return {"cli": (*DEFAULT_COMMAND, "--no-log"), "zip": (bare_python, str(bundle), "--no-log")}
 
 
+def test_a_kept_bot_given_a_first_turn_short_of_its_lines_answers_with_stdin_open():
+    """A kept-running bot whose first turn announces more lines than come (\"2\", one
+    request, and the writer keeps stdin open, as a user's script may) waited for the missing
+    lines for ever: no answer, no error. Botzone writes a turn whole, so the lines that do not
+    follow the first within a second are not coming: the turn is read as it is, the error
+    named on stderr with the raw input and PASS answered."""
+    proc = subprocess.Popen([*DEFAULT_COMMAND, "--no-log", "--keep-running"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        proc.stdin.write("2\n0 1 1\n")
+        proc.stdin.flush()
+        proc.wait(timeout=60)  # the input stays open all along
+        assert proc.stdout.readline() == "PASS\n"
+        error = proc.stderr.read()
+        assert "2 turns need 3 request/response lines" in error, error
+        assert "'2\\n0 1 1\\n'" in error and "Traceback" not in error, error
+        assert proc.returncode == 0
+    finally:
+        proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            stream.close()
+
+
 @pytest.mark.parametrize("entry", ["cli", "zip"])
 def test_json_mode_answers_bad_input_in_json_with_a_one_line_error(entries, entry):
     r = subprocess.run([*entries[entry], "--json", "--no-keep-running"], input="1\n0 1 1\n\n",

@@ -432,6 +432,7 @@ class _Lines:
 
 
 DRAIN_SECONDS = 0.05  # data / globaldata lines arrive with the first turn, or not at all
+TURN_LINES_SECONDS = 1.0  # a first turn's announced lines arrive with its first line
 # a request line, which no data of ours (a JSON object) nor our globaldata (none) ever is
 REQUEST_LINE = re.compile(r"[0-3](?: +[0-9A-Z]+)+\s*")
 
@@ -446,7 +447,10 @@ def _first_turn(lines: _Lines) -> str:
         return first
     text = [first]
     for _ in range(2 * int(first.strip()) - 1):
-        line = lines.readline()
+        # Botzone writes a turn whole: lines that lag this long are not coming (a writer
+        # that announced more than it sent and keeps stdin open), and the turn is read as it
+        # is, its fault named, rather than waited on for ever
+        line = lines.readline(timeout=TURN_LINES_SECONDS)
         if line is None:
             break
         text.append(line)
