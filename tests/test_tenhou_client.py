@@ -12,6 +12,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -258,6 +259,50 @@ async def test_the_servers_furiten_word_stands_after_a_reconnect(tmp_path: Path)
     hand = replayer.summarize(replay)["hands"][-1]  # the hand as the REINIT resumed it
     assert "the server shows seat 0 not furiten" in hand["notices"], hand["notices"]
     assert replayer.reparse(replay)["identical"]
+
+
+def _furiten_readings(log: Any) -> dict[tuple[object, ...], tuple[bool, bool]]:
+    """At each decision of a logged game with 13 tiles held, keyed by where it falls (hand,
+    discards so far, request): the passed-up-win flags (the network's plane) and furiten."""
+    from brain.rules.riichi import is_furiten
+    from brain.state import TableState
+
+    state, out = TableState(), {}
+    for f in log.frames:
+        if isinstance(f, EventFrame):
+            state.apply(f.event)
+        elif isinstance(f, DecisionFrame) and state.round_active and len(state.hand) % 3 == 1:
+            key = (state.hand_count, sum(len(s.river) for s in state.seats), f.request.kind,
+                   f.request.tile)
+            out[key] = (state.temporary_furiten or state.riichi_furiten, is_furiten(state))
+    return out
+
+
+async def test_the_fake_servers_furiten_is_said_again_after_its_reinit(tmp_path: Path) -> None:
+    """The fake server's game of seed 3, cut after its 337th tag: our seat had been shown
+    furiten (a wait in its river) and still is. The REINIT does not say so; the codec says
+    the word again after it, and the table reads at every decision what it read in the
+    unbroken game."""
+    _, clean = await _game(tmp_path / "clean", "tcp", seed=3)
+    summary, stats = await _game(tmp_path / "cut", "tcp", seed=3, drop=337)
+    assert not summary.errors and stats.reconnects == 1
+    assert stats.result.scores == clean.result.scores
+    cut = _client_log(tmp_path / "cut")
+    events = [f.event for f in cut.frames if isinstance(f, EventFrame)]
+    back = next(i for i, e in enumerate(events) if isinstance(e, ev.PlatformNotice)
+                and e.text.startswith("reconnected"))
+    assert events[back + 1] == ev.FuritenShown(events[0].seat, True)
+    from brain.rules.riichi import is_furiten
+    from brain.state import TableState
+
+    table = TableState()
+    for e in events[:back + 2]:
+        table.apply(e)
+    assert is_furiten(table)
+    unbroken = _furiten_readings(_client_log(tmp_path / "clean"))
+    readings = _furiten_readings(cut)
+    assert {k: v for k, v in readings.items() if k in unbroken} == \
+        {k: unbroken[k] for k in readings if k in unbroken}
 
 
 async def test_keepalives_and_a_goodbye(tmp_path: Path) -> None:
