@@ -395,9 +395,10 @@ class TableState:
 
     def _take_furiten_word(self, furiten: bool) -> None:
         """Furiten said: where a wait in our own river does not already make it so, a win
-        passed up (kept through riichi). Not furiten: no win passed up counts."""
+        passed up (kept through riichi). Not furiten: no win passed up counts, nor one the
+        table is about to count (a wait another seat discarded last in a REINIT's replay)."""
         if not furiten:
-            self.temporary_furiten = self.riichi_furiten = False
+            self.temporary_furiten = self.riichi_furiten = self._missed_win = False
             return
         if self.temporary_furiten or self.riichi_furiten:
             return

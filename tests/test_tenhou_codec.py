@@ -577,6 +577,25 @@ def test_a_furiten_word_kept_over_a_reinit_of_another_hand_is_not_said_again() -
     assert codec.feed(other_hand)[-1] == ev.FuritenShown(codec.seat, False)
 
 
+def test_the_word_after_a_reinit_stands_past_a_wait_replayed_last() -> None:
+    """A REINIT whose rivers, replayed in turn order, end on another seat's discard of our
+    wait (the 5p of seat 2): the table takes it for a win passed up once play goes on. Said
+    again after the REINIT, Tenhou's word (nothing shown in this hand: not furiten) was
+    overridden by the next draw; the word now covers that discard too."""
+    from brain.rules.riichi import is_furiten
+
+    codec, state = TenhouCodec(), TableState("riichi")
+    reinit = ('<REINIT seed="0,0,1,3,2,60" ten="240,250,250,250" oya="0" '
+              'hai="0,4,8,12,17,20,24,28,32,36,40,44,53" '
+              'kawa0="108,255,112" kawa1="116,120" kawa2="124,125,55" kawa3="128,132"/>')
+    for text in ('<GO type="9" lobby="0"/>', '<TAIKYOKU oya="0"/>',
+                 '<INIT seed="0,0,0,3,2,60" ten="250,250,250,250" oya="0" '
+                 'hai="0,4,8,12,17,20,24,28,32,36,40,108,112"/>', reinit, "<W/>"):
+        for event in codec.feed(text):
+            state.apply(event)
+    assert state.me.riichi and not is_furiten(state)
+
+
 def test_a_call_repeated_after_the_reinit_that_restored_it_asks_only_for_our_discard() -> None:
     """A reconnect right after our own chi: the REINIT already holds the chi, and a server
     that then repeats its N (our fake does; real Tenhou's choice is not known) must not make
