@@ -128,6 +128,9 @@ class TableState:
         self.temporary_furiten = False
         self.riichi_furiten = False
         self._missed_win = False  # a wait of ours was just discarded / added to a kan
+        # the platform's word on our furiten, shown before the echo of our discard that
+        # changed it: taken once that discard is (see _on_furiten_shown)
+        self._furiten_word: bool | None = None
         self.round_active = False
 
     def seat_wind(self, seat: int | None = None) -> int:
@@ -285,6 +288,9 @@ class TableState:
             self.called_this_turn = None
             if not self.me.riichi:
                 self.temporary_furiten = False
+            if self._furiten_word is not None:
+                word, self._furiten_word = self._furiten_word, None
+                self._take_furiten_word(word)
         else:
             self._see(e.tile)
             if self.spec.has_riichi and T.kind(e.tile) in self.waits():
@@ -375,6 +381,33 @@ class TableState:
         else:
             self.scores[e.seat] -= 1000
 
+    def _on_furiten_shown(self, e: ev.FuritenShown) -> None:
+        """The platform's word on our furiten sets the flags the rules and the network read:
+        after a reconnect our own reading (each river replayed in a guessed order) can be
+        wrong either way. Tenhou shows it before the echo of the discard that changed it
+        (kokushi.log): with the discard still in hand, it is taken once the echo is."""
+        if e.seat != self.seat or not self.spec.has_riichi or not self.round_active:
+            return
+        if len(self._hand) % 3 == 2:
+            self._furiten_word = e.furiten
+            return
+        self._take_furiten_word(e.furiten)
+
+    def _take_furiten_word(self, furiten: bool) -> None:
+        """Furiten said: where a wait in our own river does not already make it so, a win
+        passed up (kept through riichi). Not furiten: no win passed up counts, nor one the
+        table is about to count (a wait another seat discarded last in a REINIT's replay)."""
+        if not furiten:
+            self.temporary_furiten = self.riichi_furiten = self._missed_win = False
+            return
+        if self.temporary_furiten or self.riichi_furiten:
+            return
+        waits = self.waits() if len(self._hand) % 3 == 1 else frozenset()
+        if any(T.kind(r.tile) in waits for r in self.me.river):
+            return
+        self.temporary_furiten = True
+        self.riichi_furiten = self.me.riichi
+
     def _on_dora_revealed(self, e: ev.DoraRevealed) -> None:
         self.dora_indicators.append(e.indicator)
         self._see(e.indicator)
@@ -431,6 +464,7 @@ _HANDLERS: dict[type, Callable[[TableState, Any], None]] = {
     ev.RiichiDeclared: TableState._on_riichi_declared,
     ev.RiichiAccepted: TableState._on_riichi_accepted,
     ev.DoraRevealed: TableState._on_dora_revealed,
+    ev.FuritenShown: TableState._on_furiten_shown,
     ev.FlowerReplaced: TableState._on_flower,
     ev.RoundWon: TableState._on_round_won,
     ev.RoundDrawn: TableState._on_round_drawn,

@@ -157,14 +157,25 @@ class PlatformNotice:
     text: str
 
 
+@dataclass(**_frozen)
+class FuritenShown:
+    """The platform's word on a seat's furiten (Tenhou's ``<FURITEN show=.../>``, our own
+    seat's): it knows the order of play, which a reconnect's table does not give. It may come
+    just before the echo of the discard that changed it; it stands until the next word."""
+
+    seat: int
+    furiten: bool
+
+
 Event = (
     GameStarted | RoundStarted | TileDrawn | TileDiscarded | MeldCalled | RiichiDeclared
     | RiichiAccepted | DoraRevealed | FlowerReplaced | RoundWon | RoundDrawn | GameEnded
-    | PlatformNotice
+    | PlatformNotice | FuritenShown
 )
 EVENT_TYPES: tuple[type, ...] = (
     GameStarted, RoundStarted, TileDrawn, TileDiscarded, MeldCalled, RiichiDeclared,
     RiichiAccepted, DoraRevealed, FlowerReplaced, RoundWon, RoundDrawn, GameEnded, PlatformNotice,
+    FuritenShown,
 )
 
 

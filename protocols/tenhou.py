@@ -473,6 +473,9 @@ class TenhouCodec(Codec):
         # ids, so no later call of the same hand can carry it)
         self.restored_calls: set[tuple[int, int]] = set()
         self.in_hand = False
+        # Tenhou's last word on our furiten in the hand it names ((round, honba) of its
+        # INIT): False from the INIT on (a hand starts with nothing shown), None when unknown
+        self.furiten_word: tuple[tuple[int, int], bool | None] | None = None
         self.log_id = ""
         self.scores: tuple[int, ...] = (0, 0, 0, 0)  # the last known, in absolute seats
 
@@ -595,7 +598,18 @@ class TenhouCodec(Codec):
         return [GameOver(int(a.get("type", "0")))]
 
     def _on_quiet(self, a: dict[str, str], tag: Tag) -> list[object]:
-        return []  # RANKING, CHAT, FURITEN, KANSEN: nothing for the table (the raw log has it)
+        return []  # RANKING, CHAT, KANSEN: nothing for the table (the raw log has it)
+
+    def _on_furiten(self, a: dict[str, str], tag: Tag) -> list[object]:
+        """``<FURITEN show="1"/>`` / ``show="0"``: our furiten as Tenhou shows it (in
+        kokushi.log just before the echo of the discard that made the hand furiten)."""
+        show = a["show"]
+        if show not in ("0", "1"):
+            raise ValueError(f"show {show!r}, not 0 or 1")
+        if not self.in_hand or self.furiten_word is None:
+            return []  # no hand to say it of
+        self.furiten_word = (self.furiten_word[0], show == "1")
+        return [ev.FuritenShown(self.seat, show == "1")]
 
     def _init_seats(self, a: dict[str, str]) -> tuple[list[int], int]:
         seed = ints(a["seed"])
@@ -635,6 +649,7 @@ class TenhouCodec(Codec):
             self.tile(i)
         self.held = list(hai)
         self.unread_draw = False
+        self.furiten_word = ((seed[0], seed[1]), False)
         return [*self._game_started(), self._round_started(a, seed, hai)]
 
     def _on_reinit(self, a: dict[str, str], tag: Tag) -> list[object]:
@@ -703,7 +718,19 @@ class TenhouCodec(Codec):
         self.restored_calls = {(self.absolute(r), code) for r in range(4) for code in codes[r]}
         events.append(ev.PlatformNotice(f"reconnected: {listed} discards in the rivers and "
                                         f"{sum(map(len, melds.values()))} calls restored"))
-        return events
+        return [*events, *self._furiten_again((seed[0], seed[1]))]
+
+    def _furiten_again(self, hand: tuple[int, int]) -> list[object]:
+        """After a REINIT: the server's last word on our furiten in this hand, said again.
+        The table rebuilt from it replays each river in a guessed order, and its furiten
+        reading (a wait passed up, in riichi for good) can be wrong either way; a FURITEN
+        the server sends after the REINIT says it anew. A hand first seen in the REINIT
+        (the line dropped across the hand's start) has no word."""
+        if self.furiten_word is None or self.furiten_word[0] != hand:
+            self.furiten_word = (hand, None)
+            return []
+        word = self.furiten_word[1]
+        return [] if word is None else [ev.FuritenShown(self.seat, word)]
 
     def _replayed_discard(self, seat: int, tile_id: int) -> list[object]:
         """A discard of the hand so far; ours is drawn first (it is in no hand REINIT gives)."""
@@ -971,7 +998,7 @@ _HANDLERS = {
     "N": TenhouCodec._on_n, "REACH": TenhouCodec._on_reach, "DORA": TenhouCodec._on_dora,
     "AGARI": TenhouCodec._on_agari, "RYUUKYOKU": TenhouCodec._on_ryuukyoku,
     "RANKING": TenhouCodec._on_quiet, "CHAT": TenhouCodec._on_quiet,
-    "FURITEN": TenhouCodec._on_quiet, "KANSEN": TenhouCodec._on_quiet,
+    "FURITEN": TenhouCodec._on_furiten, "KANSEN": TenhouCodec._on_quiet,
     "Z": TenhouCodec._on_quiet,
 }
 

@@ -395,6 +395,11 @@ def _turn_action(e: Any, seat: int, riichi: bool) -> Any:
     return None
 
 
+def furiten_text(e: ev.FuritenShown) -> str:
+    """The platform's furiten word as the replay shows it."""
+    return f"the server shows seat {e.seat} {'furiten' if e.furiten else 'not furiten'}"
+
+
 def _claim(out: list[Decision], rules: Any, state: TableState, req: ev.DecisionRequest,
            full: list[Any], i: int, seat: int) -> None:
     legal = tuple(rules.legal_actions(state, req))
@@ -403,7 +408,8 @@ def _claim(out: list[Decision], rules: Any, state: TableState, req: ev.DecisionR
     action: Any = ev.Pass()
     taken_by: Any = None  # another seat's win or call that took the tile
     for e in full[i + 1:]:
-        if isinstance(e, ev.RiichiAccepted | ev.DoraRevealed | ev.PlatformNotice):
+        if isinstance(e, ev.RiichiAccepted | ev.DoraRevealed | ev.PlatformNotice
+                      | ev.FuritenShown):
             continue
         if isinstance(e, ev.RoundWon):
             if e.winner == seat and e.from_seat == req.from_seat:
@@ -552,6 +558,8 @@ def summarize(replay: Replay) -> dict[str, Any]:
             # what the log adds beside the table: our rules' value of an NTPU win (the server
             # sends none), an illegal answer the referee replaced, a reconnect, an abandon
             current["notices"].append(e.text)
+        elif isinstance(e, ev.FuritenShown):
+            current["notices"].append(furiten_text(e))
     while next_dec is not None and current is not None:
         _add_decision(current, next_dec)
         next_dec = next(dec_iter, None)

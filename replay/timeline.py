@@ -28,7 +28,7 @@ from replay.formats import Loaded
 from replay.formats.botzone_log import PENALTIES
 from replay.log import DecisionFrame, EventFrame
 from replay.record import own_tiles
-from replay.replayer import DAMAGED, action_text, damage_reason
+from replay.replayer import DAMAGED, action_text, damage_reason, furiten_text
 from replay.yaku_names import english
 
 WINDS = "ESWN"
@@ -569,16 +569,17 @@ class _Walk:
                                           self.own_seat, text))
             self.begin_hand(text)
             return
-        if isinstance(e, ev.PlatformNotice):
+        if isinstance(e, ev.PlatformNotice | ev.FuritenShown):
             # what the log says beside the table (mjbot replay prints it): an NTPU client's
-            # own win value, the referee's illegal-action notices, a Tenhou reconnect. It
-            # goes with its hand, after the step it follows; before the first hand, with
-            # the game's notes
+            # own win value, the referee's illegal-action notices, a Tenhou reconnect, its
+            # furiten word. It goes with its hand, after the step it follows; before the
+            # first hand, with the game's notes
+            text = e.text if isinstance(e, ev.PlatformNotice) else furiten_text(e)
             if not self.hands:
-                meta.setdefault("notes", []).append(e.text)
+                meta.setdefault("notes", []).append(text)
             else:
                 self.hands[-1]["notices"].append({"step": self.hands[-1]["steps"] - 1,
-                                                  "text": e.text})
+                                                  "text": text})
             return
         if isinstance(e, ev.GameEnded):
             self.final = list(e.scores)

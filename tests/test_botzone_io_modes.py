@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,57 @@ def entries(tmp_path_factory, bare_python):  # noqa: F811
     numpy and MahjongGB (neither logging its games into the checkout)."""
     bundle = build_botzone_bundle(tmp_path_factory.mktemp("bundle"))
     return {"cli": (*DEFAULT_COMMAND, "--no-log"), "zip": (bare_python, str(bundle), "--no-log")}
+
+
+def test_a_kept_bot_given_a_first_turn_short_of_its_lines_answers_with_stdin_open():
+    """A kept-running bot whose first turn announces more lines than come (\"2\", one
+    request, and the writer keeps stdin open, as a user's script may) waited for the missing
+    lines for ever: no answer, no error. Botzone writes a turn whole, so the lines that do not
+    follow the first within a second are not coming: the turn is read as it is, the error
+    named on stderr with the raw input and PASS answered."""
+    proc = subprocess.Popen([*DEFAULT_COMMAND, "--no-log", "--keep-running"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        proc.stdin.write("2\n0 1 1\n")
+        proc.stdin.flush()
+        proc.wait(timeout=60)  # the input stays open all along
+        assert proc.stdout.readline() == "PASS\n"
+        error = proc.stderr.read()
+        assert "2 turns need 3 request/response lines" in error, error
+        assert "'2\\n0 1 1\\n'" in error and "Traceback" not in error, error
+        assert proc.returncode == 0
+    finally:
+        proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            stream.close()
+
+
+def test_a_kept_bot_answers_a_first_json_turn_without_its_newline():
+    """A kept-running bot's first turn, one JSON line, written without its newline by a
+    writer that keeps stdin open: the bot waited for the newline for ever. What came is read
+    as the line once nothing more follows within a second: the turn is answered and the bot
+    keeps running."""
+    proc = subprocess.Popen([*DEFAULT_COMMAND, "--no-log", "--keep-running"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        proc.stdin.write('{"requests": ["0 1 1"], "responses": []}')
+        proc.stdin.flush()
+        assert select.select([proc.stdout], [], [], 60)[0], "no answer in 60 s"
+        assert _json_line(proc.stdout.readline())["response"] == "PASS"
+        assert proc.stdout.readline().strip() == KEEP_RUNNING
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            stream.close()
 
 
 @pytest.mark.parametrize("entry", ["cli", "zip"])

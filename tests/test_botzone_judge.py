@@ -514,6 +514,22 @@ def test_a_turn_printed_twice_by_a_kept_bot_is_dropped_and_fails_the_soak():
     assert well["verdicts"] == {} and well["unasked"] == {}, well
 
 
+def test_a_long_stray_turn_is_shown_in_part_with_what_was_left_out():
+    """The summary (printed by `mjbot botzone-judge`, and on its stderr) showed the first
+    stray turn whole: a kept bot may print 1 MB in a turn. It now shows its first 300 bytes
+    and says how many more there were."""
+    from adapter.fakes.botzone_judge import run_matches
+
+    long_copy = PRINTS_A_TURN_TWICE.replace("print('PASS'); print('" + KEEP_RUNNING,
+                                            "print('PASS'); print('x' * 5000); print('"
+                                            + KEEP_RUNNING)
+    assert long_copy != PRINTS_A_TURN_TWICE
+    summary = run_matches(1, ["keep"], seed=1, command=(sys.executable, "-c", long_copy))
+    assert summary["verdicts"] == {}, summary
+    assert summary["unasked"] == {"keep": {
+        "turns": 4, "first": "PASS\n" + "x" * 295 + " ... (4705 bytes left out)"}}
+
+
 def test_the_judge_soak_keeps_its_bots_game_logs_out_of_the_real_ones(tmp_path, capsys,
                                                                       monkeypatch):
     """`mjbot botzone-judge` let its bots log where a real Botzone bot logs ($MJBOT_LOG_DIR or

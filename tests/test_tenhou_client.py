@@ -12,11 +12,12 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
 
-from adapter.fakes.tenhou_recording import ReplayStats, recorded_stream, serve_recording
+from adapter.fakes.tenhou_recording import CUT, ReplayStats, recorded_stream, serve_recording
 from adapter.fakes.tenhou_server import FakeTenhouServer
 from adapter.platforms.tenhou import (
     ANONYMOUS,
@@ -206,6 +207,102 @@ async def test_a_ron_offered_after_a_reconnect_in_riichi_is_claimed(tmp_path: Pa
     assert stats.answered == stats.owed == 2, stats
     assert [parse_tag(r) for r in stats.replies] == [parse_tag('<D p="60"/>'),
                                                      parse_tag('<N type="6"/>')], stats.replies
+
+
+# The hand of REINIT_IN_RIICHI played live in its true order (tests/test_tenhou_codec.py): the
+# 5p of seat 2 (id 55) comes while we wait on a South, before our riichi on the 5p. The line is
+# then cut, and the reconnect's REINIT gives each river on its own.
+LIVE_TO_RIICHI = [
+    '<GO type="9" lobby="0"/>', '<UN n0="%4E%6F%4E%61%6D%65" n1="a" n2="b" n3="c"/>',
+    '<TAIKYOKU oya="0"/>',
+    '<INIT seed="0,0,0,3,2,60" ten="250,250,250,250" oya="0" '
+    'hai="0,4,8,12,17,20,24,28,32,36,40,108,112"/>',
+    "<T44/>", "<D108/>", "<U/>", "<e116/>", "<V/>", "<f124/>", "<W/>", "<g128/>",
+    '<N who="2" m="49257"/>', "<F55/>", "<W/>", "<g132/>",
+    '<T53 t="32"/>', '<REACH who="0" step="1"/>', "<D112/>",
+    '<REACH who="0" step="2" ten="240,250,250,250"/>',
+    "<U/>", "<e120/>", "<V/>", "<f125/>", "<W/>", "<g133/>"]
+
+
+async def test_the_servers_furiten_word_stands_after_a_reconnect(tmp_path: Path) -> None:
+    """Tenhou said nothing of furiten in this hand (the 5p passed before we waited on it). The
+    table rebuilt from the reconnect's REINIT replays the rivers in a guessed order, the 5p
+    after our riichi: riichi furiten for the rest of the hand, which the rules and the
+    network's furiten plane read. The codec now says Tenhou's last word again after the
+    REINIT (a FuritenShown, in the game log), and the table takes it: not furiten."""
+    from brain.nn.encoding import PLANE, encode
+    from brain.rules.riichi import is_furiten
+    from brain.state import TableState
+
+    tags = [*LIVE_TO_RIICHI, CUT, '<GO type="9" lobby="0"/>',
+            '<UN n0="%4E%6F%4E%61%6D%65" n1="a" n2="b" n3="c"/>',
+            '<SAIKAI ba="0,1" oya="0" sc="240,0,250,0,250,0,250,0"/>',
+            REINIT_IN_RIICHI, "<T60/>", "<D60/>", "<U/>", '<E54 t="8"/>']
+    stats = await _played_to(tmp_path, tags, 60)
+    assert stats.answered == stats.owed == 4, stats
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    state, seen = TableState(), []
+    for f in read_log(path).frames:
+        if isinstance(f, EventFrame):
+            state.apply(f.event)
+        elif isinstance(f, DecisionFrame) and f.request.kind == "claim":
+            seen.append((state.me.riichi, is_furiten(state),
+                         encode(state, f.request)[PLANE["furiten"]].max()))
+    assert seen == [(True, False, 0.0)]  # the claim of the 5p after the reconnect
+    events = [f.event for f in read_log(path).frames if isinstance(f, EventFrame)]
+    shown = [i for i, e in enumerate(events) if isinstance(e, ev.FuritenShown)]
+    reinit = max(i for i, e in enumerate(events) if isinstance(e, ev.RoundStarted))
+    assert len(shown) == 1 and shown[0] > reinit
+    assert events[shown[0]] == ev.FuritenShown(0, False)
+    # the replay shows the word among the hand's notices; the raw tags give the events again
+    replay = replayer.load(str(path))
+    hand = replayer.summarize(replay)["hands"][-1]  # the hand as the REINIT resumed it
+    assert "the server shows seat 0 not furiten" in hand["notices"], hand["notices"]
+    assert replayer.reparse(replay)["identical"]
+
+
+def _furiten_readings(log: Any) -> dict[tuple[object, ...], tuple[bool, bool]]:
+    """At each decision of a logged game with 13 tiles held, keyed by where it falls (hand,
+    discards so far, request): the passed-up-win flags (the network's plane) and furiten."""
+    from brain.rules.riichi import is_furiten
+    from brain.state import TableState
+
+    state, out = TableState(), {}
+    for f in log.frames:
+        if isinstance(f, EventFrame):
+            state.apply(f.event)
+        elif isinstance(f, DecisionFrame) and state.round_active and len(state.hand) % 3 == 1:
+            key = (state.hand_count, sum(len(s.river) for s in state.seats), f.request.kind,
+                   f.request.tile)
+            out[key] = (state.temporary_furiten or state.riichi_furiten, is_furiten(state))
+    return out
+
+
+async def test_the_fake_servers_furiten_is_said_again_after_its_reinit(tmp_path: Path) -> None:
+    """The fake server's game of seed 3, cut after its 337th tag: our seat had been shown
+    furiten (a wait in its river) and still is. The REINIT does not say so; the codec says
+    the word again after it, and the table reads at every decision what it read in the
+    unbroken game."""
+    _, clean = await _game(tmp_path / "clean", "tcp", seed=3)
+    summary, stats = await _game(tmp_path / "cut", "tcp", seed=3, drop=337)
+    assert not summary.errors and stats.reconnects == 1
+    assert stats.result.scores == clean.result.scores
+    cut = _client_log(tmp_path / "cut")
+    events = [f.event for f in cut.frames if isinstance(f, EventFrame)]
+    back = next(i for i, e in enumerate(events) if isinstance(e, ev.PlatformNotice)
+                and e.text.startswith("reconnected"))
+    assert events[back + 1] == ev.FuritenShown(events[0].seat, True)
+    from brain.rules.riichi import is_furiten
+    from brain.state import TableState
+
+    table = TableState()
+    for e in events[:back + 2]:
+        table.apply(e)
+    assert is_furiten(table)
+    unbroken = _furiten_readings(_client_log(tmp_path / "clean"))
+    readings = _furiten_readings(cut)
+    assert {k: v for k, v in readings.items() if k in unbroken} == \
+        {k: unbroken[k] for k in readings if k in unbroken}
 
 
 async def test_keepalives_and_a_goodbye(tmp_path: Path) -> None:

@@ -315,6 +315,8 @@ def test_session_items() -> None:
     ('<INIT seed="0,0" ten="250" oya="0" hai="1"/>', "seed needs"),
     ('<INIT seed="0,0,0,0,0,0" ten="250,250,250,250" oya="0" hai="1,2"/>', "13 distinct"),
     ('<INIT seed="0,0,0,0,0,0" ten="250,250,250,250" oya="9" hai="1"/>', "oya 9"),
+    ('<FURITEN show="yes"/>', "malformed <FURITEN> .show 'yes', not 0 or 1"),
+    ("<FURITEN/>", "malformed <FURITEN> .missing 'show'"),
 ])
 def test_malformed_tags_are_clear_errors(text: str, match: str) -> None:
     codec = _seated()
@@ -535,6 +537,63 @@ def test_a_ron_tenhou_offers_after_a_reconnect_is_taken_though_the_rebuilt_order
     # with no offer to go by (the local table), our furiten still rules
     unoffered = ev.DecisionRequest("claim", tile=claim.tile, from_seat=claim.from_seat)
     assert RULES.legal_actions(state, unoffered) == [ev.Pass()]
+
+
+def test_the_captures_furiten_is_read_and_taken_with_the_discard_it_follows() -> None:
+    """kokushi.log: ``<FURITEN show="1"/>`` after we sent the discard of a wait, before its
+    echo. It was dropped; it is now our FuritenShown, and the table, the discard still in
+    hand when it comes, takes it with the echo: furiten from there on."""
+    from brain.rules.riichi import is_furiten
+
+    codec, state = TenhouCodec(), TableState("riichi")
+    said: list[ev.FuritenShown] = []
+    echoed = False  # the echo of the discard the word came before
+    for direction, text in _transcript(CAPTURES / "kokushi.log"):
+        for event in codec.feed(text) if direction == "get" else ():
+            state.apply(event)
+            if isinstance(event, ev.FuritenShown):
+                said.append(event)
+                assert len(state.hand) % 3 == 2  # the discard still in hand
+            elif said and not echoed and isinstance(event, ev.TileDiscarded) \
+                    and event.seat == codec.seat:
+                echoed = True
+                assert is_furiten(state)  # the wait is in our river now
+    assert said == [ev.FuritenShown(codec.seat, True)] and echoed
+
+
+def test_a_furiten_word_kept_over_a_reinit_of_another_hand_is_not_said_again() -> None:
+    """The word belongs to its hand: after a line down across a hand's end, the REINIT's
+    hand has none (nothing is said of it), and a word then shown is taken."""
+    codec = TenhouCodec()
+    for text in ('<GO type="9" lobby="0"/>', '<TAIKYOKU oya="0"/>',
+                 '<INIT seed="0,0,0,3,2,60" ten="250,250,250,250" oya="0" '
+                 'hai="0,4,8,12,17,20,24,28,32,36,40,108,112"/>'):
+        codec.feed(text)
+    assert codec.feed('<FURITEN show="1"/>') == [ev.FuritenShown(0, True)]
+    other_hand = REINIT_IN_RIICHI.replace('seed="0,0,1', 'seed="1,0,1')
+    assert not any(isinstance(e, ev.FuritenShown) for e in codec.feed(other_hand))
+    assert codec.feed('<FURITEN show="0"/>') == [ev.FuritenShown(codec.seat, False)]
+    # the same hand again: its last word said after the table is rebuilt
+    assert codec.feed(other_hand)[-1] == ev.FuritenShown(codec.seat, False)
+
+
+def test_the_word_after_a_reinit_stands_past_a_wait_replayed_last() -> None:
+    """A REINIT whose rivers, replayed in turn order, end on another seat's discard of our
+    wait (the 5p of seat 2): the table takes it for a win passed up once play goes on. Said
+    again after the REINIT, Tenhou's word (nothing shown in this hand: not furiten) was
+    overridden by the next draw; the word now covers that discard too."""
+    from brain.rules.riichi import is_furiten
+
+    codec, state = TenhouCodec(), TableState("riichi")
+    reinit = ('<REINIT seed="0,0,1,3,2,60" ten="240,250,250,250" oya="0" '
+              'hai="0,4,8,12,17,20,24,28,32,36,40,44,53" '
+              'kawa0="108,255,112" kawa1="116,120" kawa2="124,125,55" kawa3="128,132"/>')
+    for text in ('<GO type="9" lobby="0"/>', '<TAIKYOKU oya="0"/>',
+                 '<INIT seed="0,0,0,3,2,60" ten="250,250,250,250" oya="0" '
+                 'hai="0,4,8,12,17,20,24,28,32,36,40,108,112"/>', reinit, "<W/>"):
+        for event in codec.feed(text):
+            state.apply(event)
+    assert state.me.riichi and not is_furiten(state)
 
 
 def test_a_call_repeated_after_the_reinit_that_restored_it_asks_only_for_our_discard() -> None:

@@ -52,6 +52,7 @@ CHUNK = 65536
 NOTES_KEPT = 100  # fallback notes kept word for word per bot; every one is counted
 NOTE_LINE = 4096  # bytes of a stderr line read for a note; the rest of a longer one skipped
 STDERR_TAIL = 300  # bytes of a bot's last stderr kept for an RE's message
+UNASKED_SHOWN = 300  # bytes of a stray turn's text shown in the summary (the rest counted)
 DEFAULT_COMMAND = own_python("-m", "adapter.cli", "--log-level", "error", "botzone")
 
 
@@ -84,10 +85,20 @@ def unasked_turns(lines: Iterable[bytes], keep: int) -> tuple[int, list[str], in
             continue
         count, used = count + 1, i
         if len(texts) < keep:
-            texts.append("\n".join(r.decode("utf-8", errors="replace").rstrip("\r")
-                                   for r in turn))
+            texts.append(_turn_shown(turn))
         turn = []
     return count, texts, used
+
+
+def _turn_shown(turn: list[bytes]) -> str:
+    """A stray turn's text as the summary and the faults show it: its first
+    :data:`UNASKED_SHOWN` bytes, and how many more there were (a bot may print up to
+    :data:`OUTPUT_LIMIT` bytes in a turn, all of which the summary printed)."""
+    raw = b"\n".join(r.rstrip(b"\r") for r in turn)
+    text = raw[:UNASKED_SHOWN].decode("utf-8", errors="replace")
+    if len(raw) > UNASKED_SHOWN:
+        text += f" ... ({len(raw) - UNASKED_SHOWN} bytes left out)"
+    return text
 
 
 # ---------------------------------------------------------------------- bot processes

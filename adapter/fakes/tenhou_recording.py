@@ -1,5 +1,6 @@
 """Recorded Tenhou server streams played to a client: the ``Get:`` lines of a capture, sent in
-order over a loopback TCP socket, waiting wherever the recorded client owed an answer."""
+order over a loopback TCP socket, waiting wherever the recorded client owed an answer. A
+:data:`CUT` among them cuts the line there; the client's reconnect gets the rest."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from typing import Any
 from protocols import events as ev
 from protocols.codec import ProtocolError
 from protocols.tenhou import TagStream, TenhouCodec
+
+# in a recorded stream: the server cuts the line here, and the next connection (the client's
+# reconnect, after its HELO) is sent the tags after it
+CUT = "(the line is cut)"
 
 
 @dataclass
@@ -40,18 +45,21 @@ async def serve_recording(tags: list[str], host: str = "127.0.0.1", port: int = 
     stats = ReplayStats()
     owed_after = _owed_positions(tags)
 
-    served = False
+    start = 0  # the tag the next connection is sent first
 
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal served
-        if served:  # one recording, one client: a reconnect finds the line closed
-            writer.close()
-            return
-        served = True
+        nonlocal start
+        if start >= len(tags) or (start and tags[start - 1] != CUT):
+            writer.close()  # one recording, one client: a reconnect finds the line closed,
+            return  # but where the recording cuts the line
+        first, start = start, len(tags)
         stream = TagStream()
         await reader.read(65536)  # the client's HELO
         try:
-            for index, text in enumerate(tags):
+            for index, text in enumerate(tags[first:], first):
+                if text == CUT:
+                    start = index + 1
+                    return
                 writer.write(text.encode() + b"\0")
                 await writer.drain()
                 stats.sent += 1
@@ -84,6 +92,8 @@ def _owed_positions(tags: list[str]) -> set[int]:
     codec = TenhouCodec()
     owed = set()
     for index, text in enumerate(tags):
+        if text == CUT:
+            continue
         try:
             items = codec.feed(text)
         except ProtocolError:

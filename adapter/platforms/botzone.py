@@ -403,9 +403,11 @@ class _Lines:
         """Give a line back: the next ``readline`` returns it."""
         self.returned.append(line)
 
-    def readline(self, timeout: float | None = None) -> str | None:
+    def readline(self, timeout: float | None = None,
+                 rest_timeout: float | None = None) -> str | None:
         """The next line (without waiting longer than ``timeout``), or None at end of input
-        or when nothing came in time."""
+        or when nothing came in time. With ``rest_timeout``: a line begun whose newline does
+        not follow within that long is taken as it is (its writer keeps stdin open)."""
         if self.returned:
             return self.returned.pop()
         if self.fd is None:
@@ -414,8 +416,14 @@ class _Lines:
         searched = 0  # the bytes before this hold no newline (each chunk is searched once)
         while (end := self.buffer.find(b"\n", searched)) < 0:
             searched = len(self.buffer)
-            if timeout is not None:
-                ready, _, _ = select.select([self.fd], [], [], timeout)
+            begun = rest_timeout is not None and bool(self.buffer)
+            wait = rest_timeout if begun else timeout
+            if wait is not None:
+                ready, _, _ = select.select([self.fd], [], [], wait)
+                if not ready and begun:
+                    line = self.buffer.decode("utf-8", errors="replace")
+                    self.buffer.clear()
+                    return line
                 if not ready:
                     return None
             chunk = os.read(self.fd, 65536)
@@ -432,6 +440,7 @@ class _Lines:
 
 
 DRAIN_SECONDS = 0.05  # data / globaldata lines arrive with the first turn, or not at all
+TURN_LINES_SECONDS = 1.0  # a first turn's announced lines arrive with its first line
 # a request line, which no data of ours (a JSON object) nor our globaldata (none) ever is
 REQUEST_LINE = re.compile(r"[0-3](?: +[0-9A-Z]+)+\s*")
 
@@ -441,12 +450,15 @@ def _first_turn(lines: _Lines) -> str:
     globaldata lines are taken only if they have arrived. A request line among them is the
     next turn's, already sent (input piped in whole, as in a test by hand): it is left for
     the turns after this one, not taken for data."""
-    first = lines.readline() or ""
+    first = lines.readline(rest_timeout=TURN_LINES_SECONDS) or ""
     if first.lstrip().startswith("{") or not first.strip().isdigit():
         return first
     text = [first]
     for _ in range(2 * int(first.strip()) - 1):
-        line = lines.readline()
+        # Botzone writes a turn whole: lines that lag this long are not coming (a writer
+        # that announced more than it sent and keeps stdin open), and the turn is read as it
+        # is, its fault named, rather than waited on for ever
+        line = lines.readline(timeout=TURN_LINES_SECONDS, rest_timeout=TURN_LINES_SECONDS)
         if line is None:
             break
         text.append(line)

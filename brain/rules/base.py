@@ -380,10 +380,19 @@ class Rules:
         from_seat, tile = seat_tile
         if from_seat is None or tile is None or from_seat == state.seat:
             return actions
+        # a sanma kita (nuki) may be won on as a discard, but it robs no kan: no chankan
+        robbing = state.last_added_kan is not None or not _robs_a_nuki(state, from_seat)
         if self._may_win_on(state, tile, request) and self.win_score(
-                state, tile, from_seat, robbing_kan=True) is not None:
+                state, tile, from_seat, robbing_kan=robbing) is not None:
             actions.append(ev.Win())
         return actions
+
+
+def _robs_a_nuki(state: TableState, seat: int) -> bool:
+    """The tile offered is the North ``seat`` just set aside (Tenhou's ``t="8"`` on a nuki):
+    riichi.wiki's Sanma page, "A kita call can be ronned, but this does not award chankan"."""
+    melds = state.seats[seat].melds
+    return bool(melds) and melds[-1].kind == "nuki"
 
 
 def _distinct_subsets(tiles: list[int], n: int) -> list[tuple[int, ...]]:
