@@ -288,14 +288,16 @@ class TableState:
             self.called_this_turn = None
             if not self.me.riichi:
                 self.temporary_furiten = False
-            if self._furiten_word is not None:
-                word, self._furiten_word = self._furiten_word, None
-                self._take_furiten_word(word)
         else:
             self._see(e.tile)
             if self.spec.has_riichi and T.kind(e.tile) in self.waits():
                 self._missed_win = True
         seat.river.append(RiverTile(e.tile, e.tsumogiri, riichi_mark, turn=self.turn))
+        if e.seat == self.seat and self._furiten_word is not None:
+            # taken with the tile in our river: a wait we discarded is the river's furiten,
+            # not a win passed up
+            word, self._furiten_word = self._furiten_word, None
+            self._take_furiten_word(word)
         for other in self.seats:
             if other.riichi:
                 other.passed_since_riichi.add(T.kind(e.tile))

@@ -561,6 +561,45 @@ def test_the_captures_furiten_is_read_and_taken_with_the_discard_it_follows() ->
     assert said == [ev.FuritenShown(codec.seat, True)] and echoed
 
 
+def _flags(state: TableState) -> tuple[bool, bool]:
+    """The passed-up-win flags: what the network's furiten plane reads."""
+    return state.temporary_furiten, state.riichi_furiten
+
+
+def test_a_furiten_word_for_a_wait_we_discard_is_no_win_passed_up() -> None:
+    """Tenhou's word after we discard one of our own waits (kokushi.log: before the echo)
+    is the river's furiten, which the table reads from the river. Taken with the echo before
+    the tile was in our river, it was read as a win passed up: the network's furiten plane
+    1 for the go-around where the table without the word reads 0, and for the rest of the
+    hand after a riichi declared with that discard (riichi is accepted after the echo)."""
+    from brain.rules.riichi import is_furiten
+
+    codec = TenhouCodec()
+    told, untold = TableState("riichi"), TableState("riichi")
+    readings = []
+    for direction, text in _transcript(CAPTURES / "kokushi.log"):
+        for event in codec.feed(text) if direction == "get" else ():
+            told.apply(event)
+            if not isinstance(event, ev.FuritenShown):
+                untold.apply(event)
+            if told.round_active and len(told.hand) % 3 == 1:
+                readings.append((_flags(told), _flags(untold)))
+    assert readings and all(a == b for a, b in readings), \
+        [r for r in readings if r[0] != r[1]][:3]
+    # a riichi declared with the discard of a wait (123456789m 2345p + 5p: 2p or 5p)
+    codec, state = TenhouCodec(), TableState("riichi")
+    for text in ('<GO type="9" lobby="0"/>', '<TAIKYOKU oya="0"/>',
+                 '<INIT seed="0,0,0,3,2,60" ten="250,250,250,250" oya="0" '
+                 'hai="0,4,8,12,16,20,24,28,32,40,44,48,52"/>',
+                 "<T53/>", '<REACH who="0" step="1"/>', '<FURITEN show="1"/>', "<D53/>",
+                 '<REACH who="0" step="2" ten="240,250,250,250"/>',
+                 "<U/>", "<e116/>", "<V/>", "<f120/>", "<W/>", "<g124/>", "<T108/>", "<D108/>",
+                 "<U/>"):
+        for event in codec.feed(text):
+            state.apply(event)
+    assert state.me.riichi and is_furiten(state) and _flags(state) == (False, False)
+
+
 def test_a_furiten_word_kept_over_a_reinit_of_another_hand_is_not_said_again() -> None:
     """The word belongs to its hand: after a line down across a hand's end, the REINIT's
     hand has none (nothing is said of it), and a word then shown is taken."""
