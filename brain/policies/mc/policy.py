@@ -31,7 +31,7 @@ from brain.policies.baselines import GreedyPolicy
 from brain.policies.evaluation import analyse_discards
 from brain.policies.mc import expect, score
 from brain.policies.mc.config import McConfig, from_env
-from brain.policies.mc.models import load_models
+from brain.policies.mc.models import MissingModels, load_models
 from brain.policies.mc.playout import Params, Playouts, Start
 from brain.policies.mc.root import (
     Candidate,
@@ -44,6 +44,8 @@ from brain.policies.mc.root import (
 )
 from brain.policies.mc.values import OurWins, is_last_hand, utility
 from brain.policies.rulebased import RuleBasedPolicy
+from brain.rules.variant import VARIANT_NAMES
+from brain.shanten import shanten_batch
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -364,6 +366,22 @@ def shortlist(state: TableState, cands: list[Candidate], fast: Any, table: Any, 
     if isinstance(fast, ev.Discard):
         keep.add(T.kind(fast.tile))
     return [c for c in cands if c.discard_kind < 0 or c.discard_kind in keep]
+
+
+def warm() -> None:
+    """Build what the first search of a process builds for itself: the shanten batch tables,
+    numpy's random module and every variant's shipped opponent models. The fork server that
+    worker processes are forked from runs this (adapter/thinking/warm_server.py), so that a
+    fresh worker's first search is as fast as its hundredth: under load, a cold one (some
+    50 ms of building on an idle machine, four times that on a busy one) ran past its
+    deadline, was killed, and its cold replacement did the same."""
+    shanten_batch(np.array([[1] * 13 + [0] * 21], np.int8))
+    np.random.default_rng(0)
+    for variant in VARIANT_NAMES:
+        try:
+            load_models(variant)
+        except MissingModels:  # a variant mc has no shipped models for
+            continue
 
 
 def _fast_policy(name: str) -> Policy:
