@@ -17,12 +17,15 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from brain import shanten
 from brain.anytime import Progress, Publish
 from brain.policies.base import Decision
+from brain.policies.mc import models
 from brain.policies.rulebased import RuleBasedPolicy
 from brain.state import TableState
 from protocols import events as ev
@@ -161,3 +164,20 @@ class DiesMidThought(_Fixture):
             os._exit(3)
         os.kill(os.getpid(), signal.SIGKILL)
         raise AssertionError("unreachable")
+
+
+class ColdProbe(_Fixture):
+    """Answers as the rule-based policy, its candidates naming what a first ``mc`` search in
+    this process would still have to build (none where the process was forked warm)."""
+
+    name = "test-cold-probe"
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None, publish: Publish | None = None) -> Decision:
+        cold = [] if shanten._batch_tables.cache_info().currsize else ["shanten batch tables"]
+        if "numpy.random" not in sys.modules:
+            cold.append("numpy.random")
+        cold += [f"opponent models {v}" for v in ("riichi", "mcr", "taiwan16")
+                 if (v, "") not in models._LOADED]
+        return Decision(self._answer(state, request, legal).action,
+                        tuple((what, 0.0) for what in cold))

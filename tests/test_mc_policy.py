@@ -17,6 +17,7 @@ from brain.policies.mc.config import McConfig, from_env, parse
 from brain.policies.mc.models import MissingModels, load_models
 from brain.policies.mc.policy import McPolicy
 from brain.policies.mc.root import candidates
+from brain.policies.rulebased import RuleBasedPolicy
 from brain.rules import rules_for
 from brain.shanten import shanten
 from brain.state import TableState
@@ -115,6 +116,41 @@ def test_a_budget_sets_the_work_and_is_kept():
     assert stats.playouts == done[-1] and stats.seconds == clock.now()
     assert stats.seconds <= share  # the share is kept
     assert stats.seconds + cost * (done[-1] - done[-2]) > share  # the next batch would not fit
+
+
+class _TickingClock(ManualClock):
+    """A clock that moves ``tick`` seconds at every read: time that passes as the search
+    works, step by step, however fast this machine is."""
+
+    def __init__(self, tick: float) -> None:
+        super().__init__()
+        self.tick = tick
+
+    def now(self) -> float:
+        return self.advance(self.tick)
+
+
+def test_a_batch_that_runs_past_the_share_is_given_up_for_the_fast_move():
+    """A batch is planned on the pace of those before it, the first on nothing: on a starved
+    CPU one batch of 16 playouts took 0.26-0.76 s of a claim's 0.08 s, the answer came past
+    the deadline and the worker was killed. A batch still running when the share is spent
+    is given up between two steps of its hand; with none done, the fast move is the answer,
+    on time."""
+    state = turn_state("1358m2469p13s126z", "7m")
+    request, legal = _turn(state)
+    tick = 0.02  # each read of the clock; a hand's playout reads it once a step
+    config = McConfig(always_simulate=True, seconds=0.0)
+    policy = McPolicy(config, FixedOpponents((0.1, 0.1, 0.1), FLAT), clock=_TickingClock(tick))
+    seen: list[Progress] = []
+    decision = policy.decide(state, request, legal, budget=0.2, publish=seen.append)
+    share = config.time_for(0.2, False)
+    assert share is not None
+    fast = RuleBasedPolicy().decide(state, request, legal)
+    assert [p.work for p in seen] == [0]  # the fast move, published first; no batch after
+    assert decision.action == fast.action
+    stats = policy.stats
+    assert stats.abandoned and stats.playouts == 0 and stats.mode == "fast"
+    assert stats.seconds <= share + 2 * tick  # given up at the step past the share
 
 
 def test_calls_are_decided_by_the_simulation():

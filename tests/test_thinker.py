@@ -30,7 +30,7 @@ from brain.clock import ManualClock
 from protocols import events as ev
 from protocols import tiles as T
 from replay.log import GameLogWriter, Header, read_log
-from tests.anytime_policies import DiesMidThought, NeverReturns, SlowThinker
+from tests.anytime_policies import ColdProbe, DiesMidThought, NeverReturns, SlowThinker
 from tests.test_brain import _turn_state
 
 TURN = ev.DecisionRequest("turn")
@@ -421,6 +421,57 @@ def test_a_worker_start_imports_nothing_the_fork_server_has_not(tmp_path: Path) 
     imported = [line for line in done.stderr.splitlines()
                 if line.split("|")[-1].strip() == "adapter.thinking.worker_process"]
     assert len(imported) == 2, imported  # the session's and the fork server's
+
+
+# The same, for the policies that think in workers: mc, and mc with the network's fast move
+_THREE_POLICY_WORKER_STARTS = """
+import asyncio, sys
+from adapter.thinking.worker_process import PolicyWorker
+from brain.policies import get_policy
+
+async def main() -> None:
+    for n in range(3):
+        worker = PolicyWorker(get_policy(sys.argv[1]))
+        await worker.start()
+        assert await worker.ready(None)
+        worker.kill()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(),
+                    reason="a spawned worker imports everything itself")
+@pytest.mark.parametrize("spec, module", [("mc", "brain.policies.mc.policy"),
+                                          ("mc@fast=nn", "brain.policies.nn")])
+def test_a_worker_start_imports_none_of_its_policys_modules(spec: str, module: str) -> None:
+    """A worker unpickles its policy, which imports the policy's modules where the fork
+    server had not: mc's whole package (85 ms idle, over 0.5 s on a loaded machine) at every
+    start, so a worker replaced under load was not ready for the next decisions and they
+    fell back with no best so far. The server imports them once now."""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c",
+                           _THREE_POLICY_WORKER_STARTS, spec], capture_output=True, text=True,
+                          cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = [line for line in done.stderr.splitlines()
+                if line.split("|")[-1].strip() == module]
+    assert len(imported) == 2, imported  # the session's and the fork server's
+
+
+async def test_a_fresh_worker_starts_with_mcs_first_search_work_done(tmp_path: Path) -> None:
+    """A fresh worker's first mc search built the shanten batch tables, imported numpy's
+    random module and read the opponent models (some 50 ms idle, four times that loaded):
+    under load that first search of a replacement ran late, was killed, and the next cold
+    one did the same. The fork server does that work once and every worker inherits it."""
+    thinker = Thinker(Brain("riichi", ColdProbe(tmp_path / "n"), limit=30.0))
+    try:
+        await _ready_worker(thinker)
+        answer = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
+    finally:
+        thinker.close()
+    assert answer.source == anytime.POLICY
+    assert [what for what, _ in answer.candidates] == []
 
 
 def test_the_decision_frame_records_source_and_work(tmp_path: Path) -> None:

@@ -51,7 +51,8 @@ MODULES = (
     "adapter/__init__.py", "adapter/logging_setup.py", "adapter/session.py", "adapter/tasks.py",
     "adapter/thinking/__init__.py", "adapter/thinking/deadline.py",
     "adapter/thinking/inbox.py", "adapter/thinking/policy_worker.py",
-    "adapter/thinking/thinker.py", "adapter/thinking/worker_process.py",
+    "adapter/thinking/thinker.py", "adapter/thinking/warm_server.py",
+    "adapter/thinking/worker_process.py",
     "adapter/platforms/__init__.py", "adapter/platforms/mjai.py",
     "adapter/platforms/mjai_app.py",
 )

@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import multiprocessing
 import os
+import pickle
+import sys
 import threading
+import types
 from dataclasses import dataclass
 from multiprocessing import popen_forkserver
 from multiprocessing.connection import Connection, wait
@@ -32,17 +36,50 @@ from brain.policies.base import Decision, Policy
 
 # Imported once by the fork server (brain, numpy, rules), and this module: a worker's process
 # object is a _WorkerProcess, unpickled in the child by importing its module (and asyncio), which
-# a child of a server without it did at every start
-PRELOAD = ["adapter.thinking.policy_worker", "adapter.thinking.worker_process"]
+# a child of a server without it did at every start; warm_server: mc's first-search work, done
+# once in the server. The modules of the policy itself are added (policy_modules).
+PRELOAD = ["adapter.thinking.policy_worker", "adapter.thinking.worker_process",
+           "adapter.thinking.warm_server"]
 IPC_ALLOWANCE = 0.05  # seconds of the budget kept for the answer to come back over the pipe
 
 
-def _context() -> multiprocessing.context.ForkServerContext | multiprocessing.context.SpawnContext:
+def _context(policy: object) -> (multiprocessing.context.ForkServerContext
+                                 | multiprocessing.context.SpawnContext):
+    """The fork server's context where the platform has one, its preload the policy's modules
+    too (only the first start of a session's server counts: it then runs), else spawn's."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(PRELOAD)
+        context.set_forkserver_preload(PRELOAD + policy_modules(policy))
         return context
     return multiprocessing.get_context("spawn")
+
+
+class _ModuleNames(pickle.Pickler):
+    """A pickler that writes nowhere and notes the module of every class and function it
+    meets: the modules unpickling the same object imports."""
+
+    def __init__(self) -> None:
+        super().__init__(io.BytesIO(), pickle.HIGHEST_PROTOCOL)
+        self.names: set[str] = set()
+
+    def persistent_id(self, obj: Any) -> None:
+        named = obj if isinstance(obj, type | types.FunctionType) else type(obj)
+        self.names.add(getattr(named, "__module__", None) or "builtins")
+
+
+def policy_modules(policy: object) -> list[str]:
+    """The modules a worker imports to unpickle ``policy`` (mc's; with ``fast=nn`` the
+    network's too), for the fork server to import once: a child of a server without them
+    imported mc's whole package at every start, some 85 ms on an idle machine and over
+    0.5 s on a busy one, so a worker replaced under load was not ready for the next
+    decision or two. A policy that cannot be pickled names none (its start says why)."""
+    names = _ModuleNames()
+    try:
+        names.dump(policy)
+    except Exception:  # the start itself reports it
+        return []
+    return sorted(n for n in names.names
+                  if n not in ("builtins", "__main__", "__mp_main__") and n in sys.modules)
 
 
 class _StatusReadOnce(popen_forkserver.Popen):
@@ -171,7 +208,7 @@ class PolicyWorker:
         self._loop = asyncio.get_running_loop()
         self._messages = asyncio.Queue()
         self._ready = self._loop.create_future()
-        context = _context()
+        context = _context(self.policy)
         parent, child = context.Pipe()
         kind = _WorkerProcess if context.get_start_method() == "forkserver" else context.Process
         process = kind(target=policy_worker.serve, args=(child, self.policy),

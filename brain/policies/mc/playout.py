@@ -29,6 +29,7 @@ the hand ended, so a caller can turn them into a utility (points, placement) and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -101,6 +102,10 @@ class Params:
     exact_step: bool = False  # MCR: ... and one step short, by the draws into such a hand
 
 
+class Abandoned(Exception):
+    """A batch given up midway (:meth:`Playouts.run`'s ``stop``): none of it counts."""
+
+
 @dataclass
 class Result:
     deltas: np.ndarray  # (C, n, 4) score changes, relative seats
@@ -138,7 +143,9 @@ class Playouts:
     # ------------------------------------------------------------------ setup
 
     def run(self, starts: list[Start], n: int, rng: np.random.Generator,
-            check: bool = False) -> Result:
+            check: bool = False, stop: Callable[[], bool] | None = None) -> Result:
+        """``n`` playouts of each start. ``stop``: asked before every step of the lockstep
+        hand; when it says so the batch is given up (:class:`Abandoned`)."""
         t = self.t
         c = len(starts)
         r = c * n
@@ -190,6 +197,8 @@ class Playouts:
             self.melded = np.zeros((r, 34), np.int16)  # tiles our hand gave to called melds
         step = 0
         while self.alive.any():
+            if stop is not None and stop():
+                raise Abandoned(f"a batch of {n} playouts given up at step {step}")
             for a in range(4):
                 idx = np.flatnonzero(self.alive & (self.actor == a))
                 if idx.size:

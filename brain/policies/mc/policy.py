@@ -18,6 +18,7 @@ the table, so the same game gives the same moves on any machine, at any speed.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,8 +32,8 @@ from brain.policies.baselines import GreedyPolicy
 from brain.policies.evaluation import analyse_discards
 from brain.policies.mc import expect, score
 from brain.policies.mc.config import McConfig, from_env
-from brain.policies.mc.models import load_models
-from brain.policies.mc.playout import Params, Playouts, Start
+from brain.policies.mc.models import MissingModels, load_models
+from brain.policies.mc.playout import Abandoned, Params, Playouts, Start
 from brain.policies.mc.root import (
     Candidate,
     build_table,
@@ -44,6 +45,8 @@ from brain.policies.mc.root import (
 )
 from brain.policies.mc.values import OurWins, is_last_hand, utility
 from brain.policies.rulebased import RuleBasedPolicy
+from brain.rules.variant import VARIANT_NAMES
+from brain.shanten import shanten_batch
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
@@ -65,6 +68,7 @@ class SearchStats:
     sims: list[float] = field(default_factory=list)  # per candidate, in candidate order
     ranked: list[tuple[Any, float]] = field(default_factory=list)  # (action, Score), best first
     held: bool = False  # a gate kept the anchor where the best Score alone was another answer
+    abandoned: bool = False  # a batch was given up when the time ran out (none of it counted)
 
 
 class McPolicy:
@@ -120,8 +124,11 @@ class McPolicy:
         if cfg.search == "expect":
             decision = self._expect(state, cands, table, fast.action)
         else:
-            decision = self._playouts(state, cands, table, cfg.playouts_for(budget), seconds,
+            searched = self._playouts(state, cands, table, cfg.playouts_for(budget), seconds,
                                       started, publish, fast.action)
+            if searched is None:  # not one batch in its time (a starved CPU): the fast move
+                self.stats.mode = "fast"
+            decision = fast if searched is None else searched
         self.stats.candidates = len(cands)
         self.stats.seconds = self.clock.now() - started
         return decision
@@ -147,7 +154,12 @@ class McPolicy:
 
     def _playouts(self, state: TableState, cands: list[Candidate], table: Any, target: int,
                   seconds: float | None, started: float,
-                  publish: Publish | None, fast_action: Any = None) -> Decision:
+                  publish: Publish | None, fast_action: Any = None) -> Decision | None:
+        """The best answer of the playouts, or None where not one batch was done. By the
+        clock (no ``target``) a batch still running when ``seconds`` are up is given up:
+        the stop rule below plans each batch on the pace of those before, and a machine
+        that slows down meanwhile (or a first batch, planned on nothing) ran the answer
+        past its deadline, the worker killed and replaced."""
         cfg = self.config
         wins = self._our_wins(state)
         sim_idx = [i for i, c in enumerate(cands) if c.start is not None]
@@ -163,10 +175,15 @@ class McPolicy:
             if anchor_row is None and cfg.turn_gate else None
         done = 0
         batch = cfg.batch
-        decision = Decision(cands[0].action)
+        decision: Decision | None = None
+        stop = None if target or seconds is None else _time_up(self.clock, started + seconds)
         while True:
             nb = min(batch, target - done) if target else batch
-            res = engine.run(starts, nb, rng)
+            try:
+                res = engine.run(starts, nb, rng, stop=stop)
+            except Abandoned:
+                self.stats.abandoned = True
+                break
             u = utility(state.variant, res.deltas.reshape(-1, 4), scores_rel, last,
                         cfg.placement).reshape(len(starts), nb)
             sums[sim_idx] += u.sum(axis=1)
@@ -307,6 +324,11 @@ class TurnGate:
         return ok
 
 
+def _time_up(clock: Clock, until: float) -> Callable[[], bool]:
+    """Whether ``clock`` has passed ``until``: asked between the steps of a batch."""
+    return lambda: clock.now() > until
+
+
 def _hold(scored: list[tuple[float, Any]], anchor: Any,
           clear: list[bool]) -> list[tuple[float, Any]]:
     """``scored`` with every answer that did not clear its gate ranked just below the anchor."""
@@ -364,6 +386,22 @@ def shortlist(state: TableState, cands: list[Candidate], fast: Any, table: Any, 
     if isinstance(fast, ev.Discard):
         keep.add(T.kind(fast.tile))
     return [c for c in cands if c.discard_kind < 0 or c.discard_kind in keep]
+
+
+def warm() -> None:
+    """Build what the first search of a process builds for itself: the shanten batch tables,
+    numpy's random module and every variant's shipped opponent models. The fork server that
+    worker processes are forked from runs this (adapter/thinking/warm_server.py), so that a
+    fresh worker's first search is as fast as its hundredth: under load, a cold one (some
+    50 ms of building on an idle machine, four times that on a busy one) ran past its
+    deadline, was killed, and its cold replacement did the same."""
+    shanten_batch(np.array([[1] * 13 + [0] * 21], np.int8))
+    np.random.default_rng(0)
+    for variant in VARIANT_NAMES:
+        try:
+            load_models(variant)
+        except MissingModels:  # a variant mc has no shipped models for
+            continue
 
 
 def _fast_policy(name: str) -> Policy:
