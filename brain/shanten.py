@@ -26,6 +26,10 @@ _TABLES = _t.load_tables()
 _VECTORS: np.ndarray = _TABLES["vectors"]
 _SUIT_IDS: np.ndarray = _TABLES["suit_ids"]  # uint16, read one part at a time here
 _HONOUR_IDS: np.ndarray = _TABLES["honour_ids"]
+
+# A hand's 34 counts as :func:`shanten` takes them: a list or tuple, or a numpy array (as the
+# playouts and the features keep hands); _parts reads either as a list.
+Counts = Sequence[int] | np.ndarray
 # regular shanten per (vector id, k groups): distance to k groups + 1 pair, minus one
 _REGULAR_NP: np.ndarray = (_VECTORS[:, 1::2].astype(np.int8) - 1)
 
@@ -81,7 +85,7 @@ def _honour_entry(key: bytes) -> tuple[int, int]:
     return _part_entry(key, _HONOUR_IDS, _HONOUR_ORPHANS, _HONOUR_CACHE)
 
 
-def _parts(counts: Sequence[int]) -> tuple[tuple[int, int], ...]:
+def _parts(counts: Counts) -> tuple[tuple[int, int], ...]:
     """The four (vector id, stats) entries of a hand; validates on first sight of each pattern."""
     if type(counts) is not list:
         counts = list(counts)
@@ -120,7 +124,7 @@ def _special(stats: int) -> int:
     return chiitoi if chiitoi < kokushi else kokushi
 
 
-def shanten(counts: Sequence[int], regular_only: bool = False) -> int:
+def shanten(counts: Counts, regular_only: bool = False) -> int:
     """Shanten over every form: regular, and for 13/14 tiles seven pairs and thirteen orphans
     (``regular_only``: the regular form alone, as in a variant without the special hands)."""
     if regular_only:
@@ -137,7 +141,7 @@ def shanten(counts: Sequence[int], regular_only: bool = False) -> int:
     return regular
 
 
-def regular_shanten(counts: Sequence[int]) -> int:
+def regular_shanten(counts: Counts) -> int:
     """Shanten towards k groups + a pair only."""
     (a, sa), (b, sb), (c, sc), (h, sh) = _parts(counts)
     cmb = _COMBINE

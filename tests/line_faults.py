@@ -13,6 +13,7 @@ import errno
 import os
 import socket
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,8 @@ def capture_client_readers(monkeypatch: pytest.MonkeyPatch) -> list[asyncio.Stre
     readers: list[asyncio.StreamReader] = []
     real = asyncio.open_connection
 
-    async def opening(*args, **kwargs):  # type: ignore[no-untyped-def]
+    async def opening(*args: Any, **kwargs: Any
+                      ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         reader, writer = await real(*args, **kwargs)
         readers.append(reader)
         return reader, writer

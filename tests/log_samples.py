@@ -46,6 +46,7 @@ def sample_hand(hand_no: int) -> list[tuple[str, object]]:
 def write_steps(writer: GameLogWriter, steps: list[tuple[str, object]]) -> None:
     for method, arg in steps:
         if method == "decision":
-            writer.decision(*arg)  # type: ignore[misc]
+            assert isinstance(arg, tuple), arg  # GameLogWriter.decision's arguments
+            writer.decision(*arg)
         else:
             getattr(writer, method)(arg)

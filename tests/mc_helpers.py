@@ -3,6 +3,8 @@ tested apart from the learned weights) and states built event by event."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from brain.opponents.models import OpponentEstimate
@@ -61,7 +63,7 @@ def turn_state(hand: str, draw: str, variant: str = "riichi", seat: int = 0,
 
 
 def claim_offer(hand: str, offered: str, wall: int | None = None, variant: str = "riichi"
-                ) -> tuple[TableState, ev.DecisionRequest, list]:
+                ) -> tuple[TableState, ev.DecisionRequest, list[Any]]:
     """Seat 0 (seat 1 deals) holds ``hand``; seats 1 and 2 discard 9m, then seat 3 (on our
     left) discards ``offered``: the claim request and its legal actions."""
     from brain.rules import rules_for

@@ -18,7 +18,7 @@ def main() -> None:
         events = json.loads(line)
         seat = next((e["id"] for e in events if e["type"] == "start_game"), seat)
         last = events[-1]
-        answer = {"type": "none"}
+        answer: dict[str, object] = {"type": "none"}
         if last["type"] == "tsumo" and last["actor"] == seat:
             answer = {"type": "dahai", "actor": seat, "pai": last["pai"], "tsumogiri": True}
         print(json.dumps(answer), flush=True)

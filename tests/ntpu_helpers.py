@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from adapter.fakes.ntpu_server import MatchResult, run_match
@@ -60,7 +61,7 @@ class BotClient(threading.Thread):
         return sum(line.startswith("/ask") for line in self.seen)
 
 
-def serve(clients: list[BotClient], hands: int, log_dir: Path, time_limit: float = 1.0,
+def serve(clients: Sequence[BotClient], hands: int, log_dir: Path, time_limit: float = 1.0,
           walls: list[tuple[int, ...]] | None = None, seed: int = 7,
           wording: str = "spec") -> MatchResult:
     """A match of ``hands`` hands against the four clients (client i connects i-th), in the

@@ -65,7 +65,7 @@ def rich_wall() -> tuple[int, ...]:
 
 def _play(players: list[Any], setup: HandSetup) -> GameRecord:
     capture = Capture()
-    referee = HandReferee("taiwan16", players, capture)  # type: ignore[arg-type]
+    referee = HandReferee("taiwan16", players, capture)
     referee.emit(ev.GameStarted("taiwan16", 0))
     referee.play(setup)
     return GameRecord("taiwan16", "local", capture.events)

@@ -28,8 +28,9 @@ PYTHON_ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 ROOMY = "[logs]\nlow_disk_mb = 0\n"
 
 
-async def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the event loop run until ``check()`` holds (a deadline, not a measurement)."""
+async def until(check: Callable[[], object], timeout: float = 10.0) -> None:
+    """Let the event loop run until ``check()`` is true (any truthy value: a list of what was
+    waited for, say; a deadline, not a measurement)."""
     deadline = time.monotonic() + timeout
     while not check():
         assert time.monotonic() < deadline, "timed out"

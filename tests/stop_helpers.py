@@ -4,6 +4,7 @@ scheduler stops it: once its progress bar shows a finished wall set."""
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
 import signal
@@ -27,8 +28,9 @@ def _started(args: list[str]) -> tuple[subprocess.Popen[bytes], bytearray, threa
     seen = bytearray()
 
     def read() -> None:
-        assert proc.stderr is not None
-        while chunk := proc.stderr.read1(4096):
+        stderr = proc.stderr
+        assert isinstance(stderr, io.BufferedReader)  # Popen's default buffering: read1 exists
+        while chunk := stderr.read1(4096):
             seen.extend(chunk)
 
     reader = threading.Thread(target=read, daemon=True)

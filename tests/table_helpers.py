@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from adapter.local.referee import HandReferee, HandSetup
+from adapter.local.referee import HandOutcome, HandReferee, HandSetup
 from adapter.local.walls import tile_set
 from brain.rules import rules_for
 from brain.state import TableState
@@ -68,7 +68,7 @@ def layout_wall(variant: str, hands: list[str], draws: list[str] | str = "",
             raise ValueError(f"seat {seat}: {len(h)} tiles, need {size}")
     if variant == "mcr":
         per_seat = [_take(pool, d) for d in (draws or ["", "", "", ""])]
-        walls = []
+        walls: list[int] = []
         for seat in range(4):
             own = dealt[seat] + per_seat[seat]
             while len(own) < 34:
@@ -93,6 +93,12 @@ def play_hand(variant: str, wall: tuple[int, ...], scripts: dict[int, Script] | 
     seed = setup.pop("seed", 0)
     referee.play(HandSetup(seed=seed, wall=wall, scores=setup.pop("scores", scores), **setup))
     return referee, seats
+
+
+def outcome_of(referee: HandReferee) -> HandOutcome:
+    """The outcome of the hand the referee played; a hand that never ended fails the test."""
+    assert referee.outcome is not None, "the referee played no hand to its end"
+    return referee.outcome
 
 
 def events_of(seat: ScriptedSeat, kind: type) -> list[Any]:

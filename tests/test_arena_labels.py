@@ -16,6 +16,7 @@ from adapter.local.arena import ArenaConfig, run_arena, summarize
 from adapter.local.seat import seat_for, seat_specs, split_label
 from replay.log import read_log
 from tests.in_process import mjbot_here
+from tests.narrowing import header_of
 
 PY = sys.executable
 # our own mjai bot as an outside program; its command holds an "=" of its own
@@ -108,8 +109,9 @@ def test_three_labelled_outside_seats_are_one_row_with_the_unlabelled_figures(tm
     assert len(files) == 4
     for path in files:
         log = read_log(path)
-        assert sorted(log.header.extra["players"]) == ["greedy", "tg", "tg", "tg"]
-        assert log.header.extra["specs"] == {"greedy": "greedy", "tg": TG}
+        header = header_of(log)
+        assert sorted(header.extra["players"]) == ["greedy", "tg", "tg", "tg"]
+        assert header.extra["specs"] == {"greedy": "greedy", "tg": TG}
         assert {d.policy for d in log.decisions()} == {"greedy", "tg"}
 
 
@@ -195,11 +197,13 @@ def test_a_labelled_seat_that_cannot_play_is_refused_naming_its_label(capsys):
 
 def test_an_mc_seat_carries_its_own_options_over_the_environments(monkeypatch):
     from brain.policies import get_policy
+    from brain.policies.mc.policy import McPolicy
 
     monkeypatch.setenv("MJBOT_MC", "playouts=32")
     policy = get_policy("mc@plan=false;playout_calls=true")
+    assert isinstance(policy, McPolicy), policy
     assert (policy.config.playouts, policy.config.plan, policy.config.playout_calls) == (
-        32, False, True)  # type: ignore[attr-defined]
+        32, False, True)
     assert split_label("strict=mc@plan_strict=true") == ("strict", "mc@plan_strict=true")
     assert split_label("mc@plan=false@budget=0.5") == ("mc@plan=false@budget=0.5",) * 2
     player = seat_for("mcr", 0, "b=mc@plan=false@budget=0.5")

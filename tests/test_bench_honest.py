@@ -6,10 +6,12 @@ mlibriichi game, and the score arithmetic is checked on that game and on hand-ma
 import itertools
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
-from adapter.bench.mjai import _Engine, _ours, final_scores, ranks_of, summarize, text
+from adapter.bench.mjai import _Engine, _ours, final_scores, summarize, text
+from adapter.local.game import placement as ranks_of
 from brain.tally import FallbackTally
 from tests.serve_helpers import mjbot as _mjbot
 from tests.shared_data import MJAI_GAME
@@ -110,7 +112,7 @@ def test_our_engine_plays_the_policy_asked_for():
     engine.set_player_ids([1])
     engine.start_game(0)
     answers = []
-    hand: list = []
+    hand: list[Any] = []
     for event in EVENTS[1:]:
         if event["type"] == "end_game":
             break

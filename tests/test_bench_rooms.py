@@ -56,7 +56,7 @@ def test_every_bench_module_is_a_bench_and_every_bench_has_a_module() -> None:
 
 @pytest.mark.parametrize("name", sorted(BENCHES))
 def test_each_bench_refuses_every_other_benchs_options(name: str,
-                                                       capsys: pytest.CaptureFixture) -> None:
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
     options = _options()
     own = options[name]
     others = sorted(set().union(*options.values()) - own)

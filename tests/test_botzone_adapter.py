@@ -13,6 +13,7 @@ from adapter.platforms.botzone import KEEP_RUNNING, parse_input, run_once
 from brain.rules import rules_for
 from brain.state import TableState
 from protocols.botzone import BotzoneCodec
+from tests.narrowing import header_of
 from tests.test_botzone_codec import _action_of, feed_all
 
 JUDGE_LOG = Path(__file__).parent / "data" / "botzone_judge_log.json"
@@ -123,6 +124,7 @@ def test_keep_running_answers_each_later_line_like_botzone_sends_it():
     proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "botzone", "--keep-running",
                              "--no-log"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     try:
         proc.stdin.write(simple_input(requests[:1], []))
         proc.stdin.flush()
@@ -181,7 +183,7 @@ def test_data_naming_a_file_that_is_no_game_log_leaves_it_alone_and_logs_anew(tm
     assert victim.read_text() == "precious text\n"
     from replay.log import read_log
     path = json.loads(kept)["log"]
-    assert path != str(victim) and read_log(path).header.platform == "botzone"
+    assert path != str(victim) and header_of(read_log(path)).platform == "botzone"
 
 
 def test_data_naming_another_games_log_starts_this_matchs_own(tmp_path):
@@ -255,6 +257,7 @@ def test_a_huge_keep_running_line_is_answered_and_named_briefly(tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "adapter.platforms.botzone_main",
                                  "--keep-running", "--no-log"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=err_file)
+    assert proc.stdin is not None and proc.stdout is not None
     try:
         proc.stdin.write(b"1\n0 1 1\n")
         proc.stdin.flush()

@@ -11,6 +11,7 @@ import select
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ SHORT_MATCH = 8
 DEAL = "1 0 0 0 0 B5 F1 W8 T2 T8 B1 W5 T2 B9 W9 T2 B2 B2"
 
 
-def _json_line(line: str) -> dict:
+def _json_line(line: str) -> dict[str, Any]:
     """One answer in JSON interaction: must be one JSON object on one line."""
     assert line.endswith("\n") and "\n" not in line[:-1], line
     obj = json.loads(line)
@@ -40,13 +41,15 @@ def test_json_keep_running_answers_every_turn_as_one_json_object_line():
     proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "botzone", "--keep-running",
                              "--json", "--no-log"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdin, stdout = proc.stdin, proc.stdout
+    assert stdin is not None and stdout is not None and proc.stderr is not None
     answers = []
 
     def turn(text: str) -> str:
-        proc.stdin.write(text + "\n")
-        proc.stdin.flush()
-        answers.append(_json_line(proc.stdout.readline()))
-        assert proc.stdout.readline().strip() == KEEP_RUNNING
+        stdin.write(text + "\n")
+        stdin.flush()
+        answers.append(_json_line(stdout.readline()))
+        assert stdout.readline().strip() == KEEP_RUNNING
         return answers[-1]["response"]
 
     try:
@@ -58,7 +61,7 @@ def test_json_keep_running_answers_every_turn_as_one_json_object_line():
         assert turn(json.dumps(f"3 0 {played}")) == "PASS"
         assert turn(json.dumps({"requests": ["3 1 DRAW"]})) == "PASS"
     finally:
-        proc.stdin.close()
+        stdin.close()
         proc.wait(timeout=30)
     assert json.loads(answers[0]["data"])["v"] == 1
     assert proc.returncode == 0, proc.stderr.read()
@@ -176,6 +179,7 @@ def test_the_bot_loads_numpy_with_one_blas_thread(entries, entry, given):
         env["OPENBLAS_NUM_THREADS"] = ""
     proc = subprocess.Popen([*entries[entry], "--keep-running"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     try:
         proc.stdin.write("1\n0 0 1\n\n\n")
         proc.stdin.flush()

@@ -9,6 +9,7 @@ from adapter.fakes.botzone_judge import BotProcess, BotzoneJudge
 from adapter.platforms.botzone import KEEP_RUNNING
 from replay.formats import botzone_log
 from tests.in_process import mjbot_here
+from tests.narrowing import header_of
 
 # A keep-running bot in simple interaction that plays each tile it draws and passes on every
 # other line: the opponents of a bot under test whose verdict is all a test looks at (an
@@ -549,7 +550,7 @@ def test_the_judge_soak_keeps_its_bots_game_logs_out_of_the_real_ones(tmp_path, 
     assert json.loads(done.stdout)["verdicts"] == {}
     assert [p.name for p in (tmp_path / "soak").glob("*.json")] == ["botzone-judge-s0-g0.json"]
     bot_logs = sorted((tmp_path / "soak" / "bots").rglob("*.mjlog.msgpack"))
-    assert len(bot_logs) == 4 and {read_log(p).header.seat for p in bot_logs} == {0, 1, 2, 3}
+    assert len(bot_logs) == 4 and {header_of(read_log(p)).seat for p in bot_logs} == {0, 1, 2, 3}
     assert not default.exists(), list(default.rglob("*"))
     done = mjbot_here(capsys, "botzone-judge", "--games", "1", "--modes", "keep")
     assert done.returncode == 0 and not default.exists(), done.stderr[-2000:]

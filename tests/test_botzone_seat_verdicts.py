@@ -49,7 +49,7 @@ def test_a_false_hu_is_wh_where_one_may_win_and_wa_where_only_pass_goes(
         for player in players:
             player.close()
     faults = [entry["detail"] for entry in logs if entry["event"] == "outside program fault"]
-    report = players[0].report  # type: ignore[attr-defined]
+    report = players[0].report
     # the hand was played to its end, every refused answer replaced by a legal move
     assert len(result.hands) == 1 and result.illegal == []
     assert report.illegal == len(faults) > 0

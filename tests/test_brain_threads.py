@@ -22,7 +22,7 @@ class AlwaysLate:
 
     def __init__(self, clock: ManualClock) -> None:
         self.clock = clock
-        self.threads: list[int] = []
+        self.threads: list[threading.Thread] = []
         self.held, self.done = threading.Event(), threading.Event()
 
     def decide(self, state, request, legal, budget=None):

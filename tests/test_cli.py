@@ -184,6 +184,7 @@ def test_a_websocket_servers_first_line_is_ours_not_the_librarys():
     proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "tenhou-server", "--transport",
                              "ws", "--port", "0", "--games", "1", "--no-log"],
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    assert proc.stderr is not None
     try:
         first = proc.stderr.readline()
     finally:

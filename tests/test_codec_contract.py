@@ -70,7 +70,7 @@ CASES: dict[str, tuple[Callable[[], Codec], int, list[tuple[str, type[ProtocolEr
         ("<NOSUCHTAG/>", UnsupportedMessage), ("not a tag", MalformedMessage),
         ('<N who="7" m="1"/>', MalformedMessage), ("<D0/>", UnexpectedMessage),
         ('<INIT seed="1,2"/>', MalformedMessage)]),
-    "mjai": (mjai_dealt, T.from_mjai("5s"), [
+    "mjai": (mjai_dealt, T.parse_mpsz("5s")[0], [
         ('{"type": "teleport"}', UnsupportedMessage), ("{not json", MalformedMessage),
         ('[1, 2]', MalformedMessage), ('{"type": "dahai", "actor": 9, "pai": "1m"}',
                                         MalformedMessage),
@@ -170,11 +170,11 @@ def test_mjai_encodes_an_added_kan_through_the_contract() -> None:
     codec.feed(json.dumps({"type": "dahai", "actor": 1, "pai": "1p", "tsumogiri": True}))
     codec.feed(json.dumps({"type": "pon", "actor": 0, "target": 1, "pai": "1p",
                            "consumed": ["1p", "1p"]}))
-    answer = json.loads(codec.encode(ev.Kan("added_kan", (T.from_mjai("1p"),))))
+    answer = json.loads(codec.encode(ev.Kan("added_kan", (T.parse_mpsz("1p")[0],))))
     assert answer == {"type": "kakan", "actor": 0, "pai": "1p", "consumed": ["1p", "1p", "1p"]}
     fresh = mjai_dealt()
     with pytest.raises(EncodeError, match="no pon"):
-        fresh.encode(ev.Kan("added_kan", (T.from_mjai("1p"),)))
+        fresh.encode(ev.Kan("added_kan", (T.parse_mpsz("1p")[0],)))
 
 
 # ---------------------------------------------------------------------- fuzzing feed
@@ -222,7 +222,8 @@ _MJAI_FIELDS = ["actor", "target", "pai", "consumed", "tehais", "bakaze", "oya",
 @given(st.lists(st.tuples(st.sampled_from(_MJAI_TYPES),
                           st.dictionaries(st.sampled_from(_MJAI_FIELDS), _JSON_VALUES,
                                           max_size=6)), max_size=10))
-def test_fuzz_mjai_messages_raise_only_protocol_errors(messages: list[tuple[str, dict]]) -> None:
+def test_fuzz_mjai_messages_raise_only_protocol_errors(
+        messages: list[tuple[str, dict[str, Any]]]) -> None:
     codec = mjai_dealt()
     for kind, fields in messages:
         _feed_only_protocol_errors(codec, json.dumps({"type": kind, **fields}))

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -44,7 +45,7 @@ def digests(root: Path) -> dict[str, str]:
 
 
 def selfplay(out: Path, workers: int = 1, variant: str = "mass", hands: int = 30,
-             shard_decisions: int = 300, seed: int = 4) -> dict:
+             shard_decisions: int = 300, seed: int = 4) -> dict[str, Any]:
     config = SelfPlayConfig(ArenaConfig(variant, POLICIES, hands, seed, workers), str(out),
                             shard_decisions)
     return run_selfplay(config)

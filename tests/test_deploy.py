@@ -13,6 +13,7 @@ import pytest
 
 from adapter.cli import build_parser
 from adapter.serve.config import KINDS, load
+from tests.narrowing import searched
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 
@@ -30,10 +31,10 @@ def test_unit_runs_serve_with_the_config() -> None:
     # server at once, and the hands the sessions were finishing were played on fallbacks
     assert re.search(r"^KillMode=mixed$", text, flags=re.M)
     config = load(DEPLOY / "mjbot.example.toml", environ={})
-    stop = int(re.search(r"TimeoutStopSec=(\d+)", text).group(1))
+    stop = int(searched(r"TimeoutStopSec=(\d+)", text).group(1))
     assert stop > config.stop_deadline
     # the status server's connection cap stays below the open-file limit (a quarter of it)
-    files = int(re.search(r"^LimitNOFILE=(\d+)$", text, flags=re.M).group(1))
+    files = int(searched(r"^LimitNOFILE=(\d+)$", text, flags=re.M).group(1))
     assert config.status.max_connections <= files // 4
 
 
@@ -77,6 +78,6 @@ def test_container_copies_what_exists_and_serves() -> None:
         for name in source.split():
             assert (DEPLOY.parent / name).exists(), name
     assert 'ENTRYPOINT ["mjbot"' in text
-    cmd = re.search(r"^CMD (\[.*\])$", text, flags=re.M).group(1)
+    cmd = searched(r"^CMD (\[.*\])$", text, flags=re.M).group(1)
     args = build_parser().parse_args(json.loads(cmd))
     assert args.command == "serve" and args.status == "0.0.0.0:8750"

@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -152,7 +153,7 @@ def test_another_key_is_a_miss_and_its_entry_replaces_the_old_one(tmp_path) -> N
     entry a name, so it does not grow with every change of the code."""
     built: list[str] = []
 
-    def build(text: str):  # type: ignore[no-untyped-def]
+    def build(text: str) -> Callable[[Path], None]:
         def write(out: Path) -> None:
             out.mkdir(parents=True)
             (out / "rows.txt").write_text(text)

@@ -16,6 +16,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -190,7 +191,7 @@ def _script(tmp_path: Path, name: str, text: str) -> str:
 
 
 def _arena(variant: str, seat0: str, seed: int = 3, seat_limit: float | None = None,
-           hands: int = 1) -> dict:
+           hands: int = 1) -> dict[str, Any]:
     config = ArenaConfig(variant, (seat0, "rulebased", "rulebased", "rulebased"), hands=hands,
                          seed=seed, seat_limit=seat_limit)
     return summarize(config, run_arena(config), 1.0)
@@ -255,13 +256,13 @@ def _all_gone(pidfile: Path) -> list[int]:
 # ---------------------------------------------------------------------- our own programs
 
 
-def _versus_greedy(variant: str, seat0: str) -> dict:
+def _versus_greedy(variant: str, seat0: str) -> dict[str, Any]:
     config = ArenaConfig(variant, (seat0, "greedy", "greedy", "greedy"), hands=1, seed=7,
                          seat_limit=30)
     return summarize(config, run_arena(config), 1.0)
 
 
-def _same_figures(inside: dict, outside: dict, name: str) -> None:
+def _same_figures(inside: dict[str, Any], outside: dict[str, Any], name: str) -> None:
     ours = inside["policies"]["rulebased"]
     theirs = outside["policies"][name]
     assert theirs == ours

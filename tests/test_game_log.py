@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import BinaryIO
 
 import msgpack
 import pytest
@@ -50,7 +51,8 @@ def _expected_frames(hands: int = 2) -> list[object]:
     for h in range(hands):
         for method, arg in sample_hand(h):
             if method == "decision":
-                req, legal, action, policy, cands, elapsed, fallback = arg  # type: ignore[misc]
+                assert isinstance(arg, tuple), arg
+                req, legal, action, policy, cands, elapsed, fallback = arg
                 out.append(("decision", req, tuple(legal), action, policy, tuple(cands),
                             elapsed, fallback))
             else:
@@ -269,7 +271,8 @@ class _FailingFile:
     """A file on a full disk: every flush fails with ENOSPC, and every write too unless
     ``buffered`` (the bytes then wait in the buffer, as a small frame's do)."""
 
-    def __init__(self, real, buffered: bool = False) -> None:
+    def __init__(self, real: BinaryIO | None, buffered: bool = False) -> None:
+        assert real is not None, "the writer's file is open"
         self.real = real
         self.buffered = buffered
 
@@ -303,7 +306,7 @@ def test_a_failure_report_that_cannot_be_written_either_does_not_stop_play(
         raise OSError(28, "No space left on device (stderr)")
 
     w = GameLogWriter(tmp_path / "g.mjlog.msgpack", sample_header(), on_failure=report)
-    w._file = _FailingFile(w._file)  # type: ignore[assignment]
+    w._file = _FailingFile(w._file)  # type: ignore[assignment]  # duck-typed: no BinaryIO
     w.event(ev.PlatformNotice("a frame the disk has no room for"))
     w.event(ev.PlatformNotice("and one after it"))
     w.close(Footer({}, (0, 0, 0, 0)))
@@ -316,7 +319,7 @@ def test_a_log_flushed_per_hand_reports_its_failed_flush_as_any_other(tmp_path: 
     told: list[OSError] = []
     w = GameLogWriter(tmp_path / "g.mjlog.msgpack", sample_header(), flush_per_hand=True,
                       on_failure=told.append)
-    w._file = _FailingFile(w._file, buffered=True)  # type: ignore[assignment]
+    w._file = _FailingFile(w._file, buffered=True)  # type: ignore[assignment]  # duck-typed
     w.end_hand()
     w.end_hand()
     assert len(told) == 1 and w.closed

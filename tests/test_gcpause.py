@@ -154,7 +154,8 @@ def test_a_freeze_ends_with_the_holder_that_began_it() -> None:
     of the collector's walks for good, every cycle among them kept."""
     assert gc.get_freeze_count() == 0
     first = freeze_kept()
-    kept = [[] for _ in range(1000)]  # made after the first freeze, frozen by the second
+    # made after the first freeze, frozen by the second
+    kept: list[list[object]] = [[] for _ in range(1000)]
     second = freeze_kept()
     assert gc.get_freeze_count() > len(kept)
     thaw(first)

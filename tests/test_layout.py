@@ -9,6 +9,7 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+from typing import TypeGuard
 
 import pytest
 
@@ -222,7 +223,7 @@ def _is_variant_name(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value in VARIANT_NAMES
 
 
-def _names_only(node: ast.AST) -> bool:
+def _names_only(node: ast.AST) -> TypeGuard[ast.Tuple | ast.List | ast.Set]:
     return (isinstance(node, ast.Tuple | ast.List | ast.Set) and len(node.elts) >= 1
             and all(_is_variant_name(e) for e in node.elts))
 
@@ -245,8 +246,7 @@ def _variant_name_checks(path: Path, root: Path = ROOT) -> list[str]:
             keys = [k for k in node.keys if k is not None]
             if keys and all(_is_variant_name(k) for k in keys):
                 found.append(f"{where}:{node.lineno} a table keyed by variant")
-        elif (_names_only(node) and len(node.elts) >= 2  # type: ignore[attr-defined]
-              and id(node) not in compared):
+        elif _names_only(node) and len(node.elts) >= 2 and id(node) not in compared:
             found.append(f"{where}:{node.lineno} a list of variant names")
     return found
 

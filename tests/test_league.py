@@ -46,7 +46,7 @@ def test_league_writes_the_table_and_every_pair(tmp_path, capsys):
         value, ci = difference(arena, hero, field)
         assert cell["points_per_hand"] == value and cell["ci95"] == ci
         assert back["points_per_hand"] == -value
-        assert ci[0] is not None and ci[0] <= value <= ci[1]
+        assert ci[0] is not None and ci[1] is not None and ci[0] <= value <= ci[1]
         assert 1.0 <= cell["avg_rank"] <= 4.0 and 1.0 <= back["avg_rank"] <= 4.0
         assert cell["seats"] == 1 and back["seats"] == 3
     assert set(data["fallbacks"]) == set(members)

@@ -25,6 +25,7 @@ from replay.dataset import schema as dataset_schema
 from replay.dataset.imports import read_game
 from replay.log import GZ_SUFFIX, GameLogWriter, Header, read_log
 from tests.in_process import mjbot_here
+from tests.narrowing import footer_of
 from tests.test_serve_viewer import client_for, gid
 from tests.viewer_fixtures import practice_game
 
@@ -192,7 +193,7 @@ async def test_a_log_there_twice_while_compressed_is_listed_once(logs: list[Path
         assert names.count(path.name) == 1 and path.name + ".gz" not in names
     finally:
         await client.close()
-    ended = dt.datetime.fromisoformat(read_log(path).footer.ended).date()  # type: ignore[union-attr]
+    ended = dt.datetime.fromisoformat(footer_of(read_log(path)).ended).date()
     assert games_finished_on(str(logs[0].parents[3] / "p"), ended) == len(logs)  # counted once
 
 
@@ -217,7 +218,7 @@ async def test_a_damaged_compressed_log_is_listed_as_unreadable(logs: list[Path]
 def test_the_days_quota_and_the_game_numbers_count_compressed_logs(logs: list[Path]) -> None:
     session = logs[0].parents[3] / "p"  # the fixture's session folder, logs/p
     day = dt.date.fromisoformat(logs[0].parent.name)
-    ended = dt.datetime.fromisoformat(read_log(logs[0]).footer.ended).date()  # type: ignore[union-attr]
+    ended = dt.datetime.fromisoformat(footer_of(read_log(logs[0])).ended).date()
     counted = games_finished_on(str(session), ended)
     numbered = next_game_in(str(session), "fixture", 0)
     assert counted == 4 and numbered == 4 and day <= ended

@@ -25,7 +25,7 @@ def _net(rng: np.random.Generator, fx: int, fz: int | None, hidden: int = 4) -> 
     return Net(np.zeros(fx, np.float32), np.ones(fx, np.float32),
                rng.normal(0, 0.05, (fx, hidden)).astype(np.float32),
                np.zeros(hidden, np.float32), rng.normal(0, 0.1, hidden).astype(np.float32),
-               np.float32(-2.0), **z)
+               np.array(-2.0, np.float32), **z)
 
 
 def _weights(folder) -> None:

@@ -6,6 +6,8 @@ and won too rarely)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -37,7 +39,7 @@ def test_a_call_must_clear_the_margin_strictly():
     assert not call_is_clear(-5.0, 0.0)
 
 
-def _dragon_pung_offer() -> tuple[TableState, ev.DecisionRequest, list]:
+def _dragon_pung_offer() -> tuple[TableState, ev.DecisionRequest, list[Any]]:
     """Late in the hand (16 tiles left) we hold 11123m4569p78s66z; seat 3 discards the green
     dragon: the pung (then 9p out) is ready on 69s with a yaku, passing leaves us one from
     ready with four draws to go."""

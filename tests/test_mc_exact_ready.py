@@ -60,7 +60,7 @@ def _near_ready_hands(count: int, seed: int) -> list[list[int]]:
     """14-tile hands one tile off a complete one: a random complete hand (four sets and a
     pair) with one tile swapped for a random other, so some discard leaves it ready."""
     rng = random.Random(seed)
-    hands = []
+    hands: list[list[int]] = []
     while len(hands) < count:
         counts = [0] * 34
         for _ in range(4):

@@ -8,10 +8,9 @@ import numpy as np
 
 from brain.policies.mc.config import McConfig, parse
 from brain.policies.mc.oneplayer import choose_discards
-from brain.policies.mc.playout import Playouts
+from brain.policies.mc.playout import PLAN_KEEP, Playouts
 from brain.policies.mc.policy import params
 from brain.policies.mc.root import (
-    PLAN_KEEP,
     build_table,
     candidates,
     discard_bias,
@@ -97,7 +96,7 @@ def _playout_hands(hand: str, drawn: str, strict: bool, n: int = 64
     request = ev.DecisionRequest("turn")
     legal = rules_for("mcr").legal_actions(state, request)
     cands = [c for c in candidates(state, request, legal) if c.start is not None]
-    starts = [c.start for c in cands]
+    starts = [c.start for c in cands if c.start is not None]  # all of them
     models = FixedOpponents((0.0, 0.0, 0.0), {k: 0.0 for k in range(34)})
     table = build_table(state, models.estimate(state))
     # the plan alone: exact ready waits (test_mc_exact_ready.py) steer toward 8 fan as well

@@ -4,6 +4,7 @@ failing loudly without opponent models."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pytest
@@ -25,16 +26,17 @@ from protocols import events as ev
 from protocols import tiles as T
 from tests.cpu_clock import CpuClock
 from tests.mc_helpers import FixedOpponents, claim_offer, turn_state
+from tests.narrowing import tile_of
 
 FLAT = {k: 0.04 for k in range(34)}
 
 
-def _turn(state: TableState) -> tuple[ev.DecisionRequest, list]:
+def _turn(state: TableState) -> tuple[ev.DecisionRequest, list[Any]]:
     request = ev.DecisionRequest("turn")
     return request, rules_for(state.variant).legal_actions(state, request)
 
 
-def _claim_state() -> tuple[TableState, ev.DecisionRequest, list]:
+def _claim_state() -> tuple[TableState, ev.DecisionRequest, list[Any]]:
     """Seat 3 (on our left) discards 3s; we hold 24s and 33s: chow, pung or pass."""
     return claim_offer("234m678p2334s557z", "3s")
 
@@ -160,10 +162,12 @@ def test_calls_are_decided_by_the_simulation():
     cands = candidates(state, request, legal)
     for c in cands:
         if isinstance(c.action, ev.Chi | ev.Pon):
-            assert c.start.discard_first and c.start.banned == T.kind(request.tile)
+            assert c.start is not None, c
+            assert c.start.discard_first and c.start.banned == T.kind(tile_of(request))
             assert not c.start.closed and c.start.actor == 0
             assert int(c.start.hand.sum()) == 11
         elif isinstance(c.action, ev.Pass):
+            assert c.start is not None, c
             assert c.start.actor == 0 and int(c.start.hand.sum()) == 13  # we draw next
     policy = McPolicy(McConfig(playouts=16), FixedOpponents((0.0, 0.0, 0.0), FLAT))
     decision = policy.decide(state, request, legal)

@@ -175,7 +175,7 @@ def test_mcr_wins_need_eight_fan_and_taiwan_wins_count_tai():
     fan = int(got[0]) - 24
     # the same hand off seat 2's discard: seat 2 pays 8 + fan, the others 8; no new call
     other = wins.value((), high, T.kind(T.parse_mpsz("2z")[0]), 2, False)
-    assert list(other) == [24 + fan, -8, -(8 + fan), -8]
+    assert other is not None and list(other) == [24 + fan, -8, -(8 + fan), -8]
     assert wins.calls == 2  # cached
     # every shape offered is counted, cache hits included; only the 8-fan-short one refused
     assert (wins.tries, wins.refused) == (3, 1)
@@ -202,9 +202,12 @@ def test_expectation_prefers_the_discard_that_keeps_the_hand_ready():
     legal = rules_for("riichi").legal_actions(state, ev.DecisionRequest("turn"))
     cands = candidates(state, ev.DecisionRequest("turn"), legal)
     table = build_table(state, FixedOpponents().estimate(state))
-    sims = {T.to_mpsz([c.action.tile]): expect.sim(state, table, c.start, 2)
-            for c in cands if not c.action.riichi}
-    assert max(sims, key=sims.get) == "7z"
+    sims: dict[str, float] = {}
+    for c in cands:
+        if not c.action.riichi:
+            assert c.start is not None, c  # a discard never ends the hand at once
+            sims[T.to_mpsz([c.action.tile])] = expect.sim(state, table, c.start, 2)
+    assert max(sims, key=sims.__getitem__) == "7z"
     assert sims["7z"] > sims["1z"] > 0
 
 

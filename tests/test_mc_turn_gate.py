@@ -65,7 +65,7 @@ def test_the_gate_measures_score_differences_on_the_same_playouts():
     wait[0, 0], wait[0, 2] = 0.2, 0.0  # kind 0 risks a deal-in, kinds 1 and 2 do not
     value = np.full((3, 34), 1000.0)
     table = SimpleNamespace(tenpai=tenpai, wait=wait, value=value)
-    cands = [Candidate(ev.Discard(4 * k), object(), k) for k in range(3)]
+    cands = [Candidate(ev.Discard(4 * k), None, k) for k in range(3)]  # the gate reads no start
     gate = TurnGate(cands, [0, 1, 2], 1, table)
     rng = np.random.default_rng(0)
     u = rng.normal(100.0, 50.0, (3, 400))

@@ -8,6 +8,8 @@ wait fan the judge does not count), melds, winds and flowers included.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -58,7 +60,7 @@ def wins(draw: st.DrawFn) -> tuple[list[int], tuple[Meld, ...], int, int, int, i
 
 @settings(max_examples=300, deadline=None)
 @given(wins())
-def test_discard_fan_is_the_rules_score_of_that_win(win: tuple) -> None:
+def test_discard_fan_is_the_rules_score_of_that_win(win: tuple[Any, ...]) -> None:
     counts, melds, kind, seat, dealer, round_wind, flowers = win
     concealed = tuple(k for k in range(34) for _ in range(counts[k]))
     ctx = WinContext(concealed=concealed, melds=melds, win_tile=kind, seat=seat,

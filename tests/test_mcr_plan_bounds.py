@@ -85,7 +85,8 @@ def _numpy_chow_plan(counts, melds, shape):
     one set beside the plan's three chows free to be a called chow of its own."""
     import numpy as np
 
-    from brain.policies.mcr_plan import CHOW_PLANS, MIN_FAN, SHORT_OF_EIGHT
+    from brain.policies.mcr_plan import CHOW_PLANS, SHORT_OF_EIGHT
+    from brain.rules.mcr import MIN_FAN
 
     kinds = np.array([[low + i for low in lows for i in range(3)] for _, _, lows in CHOW_PLANS])
     short = np.array([SHORT_OF_EIGHT if fan < MIN_FAN else 0 for _, fan, _ in CHOW_PLANS])

@@ -86,7 +86,8 @@ def _check_answers(seat: int, batches: list[list[dict[str, Any]]],
             assert answer["actor"] == seat
         own_turn = isinstance(last, ev.DecisionRequest) and last.kind == "turn"
         if answer["type"] == "dahai":
-            assert T.from_mjai(answer["pai"]) in state.hand, (answer, T.to_mjai(state.hand))
+            assert T.from_mjai(answer["pai"]) in state.hand, \
+                (answer, [T.to_mjai(t) for t in state.hand])
         if answer["type"] in ("reach", "ankan", "kakan"):
             assert own_turn
         if answer["type"] in ("chi", "pon", "daiminkan"):

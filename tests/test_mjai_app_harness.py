@@ -100,6 +100,13 @@ def _play(seat: int, requests: list[list[dict[str, Any]]], log_dir: Path) \
     return done.stdout.splitlines(), done.stderr
 
 
+def _own(text: str) -> int:
+    """A tile of our own seat's, which the harness never hides (``"?"``)."""
+    tile = T.from_mjai(text)
+    assert tile is not None, f"our own tile sent hidden: {text!r}"
+    return tile
+
+
 def _check(seat: int, requests: list[list[dict[str, Any]]], lines: list[str]) -> dict[str, int]:
     """Each answer as libriichi's validate_reaction and the harness take it."""
     assert len(lines) == len(requests), "one answer line per request line"
@@ -111,22 +118,22 @@ def _check(seat: int, requests: list[list[dict[str, Any]]], lines: list[str]) ->
         answer = json.loads(line)  # every stdout line is the answer, nothing else
         for m in request:
             if m["type"] == "start_kyoku":
-                hand, drawn = [T.from_mjai(t) for t in m["tehais"][seat]], None
+                hand, drawn = [_own(t) for t in m["tehais"][seat]], None
                 riichi = declared = False
             elif m["type"] == "reach" and m["actor"] == seat:
                 declared = True
             elif m["type"] == "tsumo" and m["actor"] == seat:
-                drawn = T.from_mjai(m["pai"])
+                drawn = _own(m["pai"])
                 hand.append(drawn)
             elif m["type"] in ("chi", "pon", "daiminkan", "ankan") and m["actor"] == seat:
                 for t in m["consumed"]:  # no longer in the hand to discard
-                    hand.remove(T.from_mjai(t))
+                    hand.remove(_own(t))
                 if m["type"] in ("chi", "pon"):  # libriichi clears last_self_tsumo: a
                     drawn = None  # discard after a call is never tsumogiri
             elif m["type"] == "kakan" and m["actor"] == seat:
-                hand.remove(T.from_mjai(m["pai"]))
+                hand.remove(_own(m["pai"]))
             elif m["type"] == "dahai" and m["actor"] == seat:
-                hand.remove(T.from_mjai(m["pai"]))
+                hand.remove(_own(m["pai"]))
                 riichi = riichi or declared
         kinds[answer["type"]] = kinds.get(answer["type"], 0) + 1
         last = request[-1]
@@ -136,7 +143,7 @@ def _check(seat: int, requests: list[list[dict[str, Any]]], lines: list[str]) ->
             assert answer == {"type": "none"}, answer
         if answer["type"] == "dahai":
             tile = T.from_mjai(answer["pai"])
-            assert answer["actor"] == seat and tile in hand, (answer, T.to_mjai(hand))
+            assert answer["actor"] == seat and tile in hand, (answer, [T.to_mjai(t) for t in hand])
             if answer["tsumogiri"]:
                 assert tile == drawn, f"tsumogiri of {answer['pai']} after drawing " \
                                       f"{T.to_mjai(drawn) if drawn is not None else None}"
@@ -230,7 +237,7 @@ def test_a_discard_after_our_pon_is_never_tsumogiri(tmp_path: Path) -> None:
              "honba": 0, "kyotaku": 0, "oya": 0, "scores": [25000] * 4,
              "tehais": [["P", "P", "W", "1m", "2m", "3m", "4p", "5p", "6p", "7s", "8s", "5s",
                          "5s"]] + [["?"] * 13] * 3}
-    requests = [
+    requests: list[list[dict[str, Any]]] = [
         [{"type": "start_game", "names": ["0", "1", "2", "3"], "id": seat}],
         [start, {"type": "tsumo", "actor": 0, "pai": "N"}],
         [{"type": "dahai", "actor": 0, "pai": "W", "tsumogiri": False},

@@ -18,11 +18,11 @@ from typing import Any
 import numpy
 import pytest
 
+from adapter.platforms.botzone_bundle import ROOT
 from adapter.platforms.mjai_bundle import (
     NN_MODULES,
     NN_WEIGHTS,
     RIICHI_WEIGHTS,
-    ROOT,
     VENDOR,
     build_mjai_bundle,
 )

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from adapter.platforms.botzone_bundle import ROOT
 from adapter.platforms.mjai_bundle import (
     BOT,
     MODULES,
     NN_MODULES,
-    ROOT,
     VENDOR,
     vendored_mahjong,
 )

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,10 +38,10 @@ HANDS = {"type": "ryukyoku", "reason": "fanpai",
      "nagashi", ()),
     ({"type": "ryukyoku", "reason": "somethingnew"}, "somethingnew", ()),
 ])
-def test_a_ryukyoku_reads_as_the_draw_it_names(message: dict[str, object], reason: str,
+def test_a_ryukyoku_reads_as_the_draw_it_names(message: dict[str, Any], reason: str,
                                                tenpai: tuple[int, ...]) -> None:
     (drawn,) = MjaiCodec().feed(dict(message))
-    assert drawn == ev.RoundDrawn(reason, tuple(message.get("deltas", ())), tenpai)  # type: ignore[arg-type]
+    assert drawn == ev.RoundDrawn(reason, tuple(message.get("deltas", ())), tenpai)
 
 
 def test_replay_of_our_mjai_seats_logs_names_the_ready_seats_the_deltas_pay(

@@ -163,7 +163,7 @@ def game_positions() -> list[tuple[TableState, ev.DecisionRequest, list[Any]]]:
     return positions("riichi", games=4, seed=5)
 
 
-def test_encoding_a_dataset_row_gives_the_planes_of_play(game_positions: list) -> None:
+def test_encoding_a_dataset_row_gives_the_planes_of_play(game_positions: list[Any]) -> None:
     """Training encodes states rebuilt from dataset rows: they must give the very planes the
     policy sees in play."""
     assert len(game_positions) > 20
@@ -175,7 +175,7 @@ def test_encoding_a_dataset_row_gives_the_planes_of_play(game_positions: list) -
 # ---------------------------------------------------------------------- heads
 
 
-def test_heads_map_every_legal_action_and_back(game_positions: list) -> None:
+def test_heads_map_every_legal_action_and_back(game_positions: list[Any]) -> None:
     kinds_seen = set()
     for _, request, legal in game_positions:
         by_index = H.legal_map(legal, request.tile)
@@ -263,7 +263,7 @@ def test_weights_round_trip_and_refuse_another_variant_or_encoding(tmp_path: Pat
 # ---------------------------------------------------------------------- the policy
 
 
-def test_the_policy_answers_a_legal_action_on_every_position(game_positions: list) -> None:
+def test_the_policy_answers_a_legal_action_on_every_position(game_positions: list[Any]) -> None:
     policy = NnPolicy(Network.from_file(GOLDEN_WEIGHTS, "riichi"))
     for state, request, legal in game_positions:
         decision = policy.decide(state, request, legal)
@@ -327,6 +327,7 @@ def test_two_networks_sit_at_one_table_by_file(tmp_path: Path, mjbot: Run) -> No
     """``nn@FILE`` plays FILE's network beside the shipped ``nn``: generations meet in one
     duplicate arena. A missing file and another variant's network are refused in one line."""
     policy = get_policy(f"nn@{GOLDEN_WEIGHTS}")
+    assert isinstance(policy, NnPolicy), policy
     state, request, legal = positions("riichi", games=1, seed=2)[0]
     assert policy.network("riichi").meta["channels"] == 16  # the golden file, not the shipped
     assert policy.decide(state, request, legal).action in legal
@@ -397,7 +398,7 @@ def test_playing_never_imports_torch() -> None:
         assert "import torch" not in path.read_text(), path
 
 
-def test_the_shipped_weights_load_and_fit_the_budget(game_positions: list,
+def test_the_shipped_weights_load_and_fit_the_budget(game_positions: list[Any],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """brain/data/nn_VARIANT.npz: this code's encoding, <= 8 MB each, and the riichi one plays
     every position (brain/data/nn_models.md: how they were trained)."""

@@ -260,7 +260,7 @@ def test_the_kept_difference_is_new_minus_current_whichever_way_the_arena_names_
         arena["policies"]["rulebased"]["points_per_hand"]
     assert points != 0
     got, ci = new_minus_current(arena, "rulebased", f"nn@{b}")  # new sorts after current
-    assert got == pytest.approx(-figures["points_per_hand"])
+    assert got is not None and got == pytest.approx(-figures["points_per_hand"])
     assert (got > 0) == (points < 0)  # new - current has the sign of new's points - current's
     assert ci == [None if figures["ci95"][1] is None else -figures["ci95"][1],
                   None if figures["ci95"][0] is None else -figures["ci95"][0]]
@@ -355,8 +355,8 @@ def test_bad_input_is_refused_before_a_game_is_played(
     found after a round of self-play, recorded done)."""
     afile = tmp_path / "FILE"
     afile.write_text("")
-    extra = tuple(x.replace("FILE", str(afile)) for x in extra)
-    r = iterate_here(tmp_path / "run", 1, *extra, cwd=ROOT)
+    args = [x.replace("FILE", str(afile)) for x in extra]
+    r = iterate_here(tmp_path / "run", 1, *args, cwd=ROOT)
     assert r.returncode == 2 and said in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert not (tmp_path / "run").exists() and afile.read_text() == ""
@@ -608,6 +608,14 @@ def test_a_state_from_before_is_read_relative_to_its_run_folder(tmp_path: Path) 
     assert state.phase(1, "train") == {"weights": "round-001/gen-001.npz"}
 
 
+def _recorded_command(state: IterateState, name: str) -> str:
+    """The command recorded for round 1's ``name`` phase (finished, so recorded)."""
+    phase = state.phase(1, name)
+    assert phase is not None, f"round 1's {name} is not recorded as done"
+    command: str = phase["command"]
+    return command
+
+
 def test_the_commands_of_a_state_from_before_are_made_to_run_from_its_run_folder(
         tmp_path: Path) -> None:
     """Older state files (run-relative paths or not) hold commands whose paths are relative
@@ -631,13 +639,13 @@ def test_the_commands_of_a_state_from_before_are_made_to_run_from_its_run_folder
         "rounds": [{"round": 1, "done": True, "phases": phases}]}))
     state = IterateState.open(run, "riichi", "gen-000.npz")
     assert state.data["commands"] == "run from the run folder"
-    assert state.phase(1, "selfplay")["command"] == (  # type: ignore[index]
+    assert _recorded_command(state, "selfplay") == (
         "MJBOT_NN_WEIGHTS=gen-000.npz MJBOT_MC=playouts=2,fast=nn mjbot selfplay --variant "
         "riichi --out round-001/selfplay-001 --json")
-    assert state.phase(1, "train")["command"] == (  # type: ignore[index]
+    assert _recorded_command(state, "train") == (
         "mjbot nn train --data round-001/selfplay-001 --init gen-000.npz --out "
         "round-001/gen-001.npz --json")
-    assert state.phase(1, "select")["command"] == (  # type: ignore[index]
+    assert _recorded_command(state, "select") == (
         "mjbot arena --policies nn@round-001/gen-001.npz,nn@gen-000.npz,nn@gen-000.npz,"
         "nn@gen-000.npz --json round-001/selection.json")
 

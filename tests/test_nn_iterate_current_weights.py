@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,10 +69,10 @@ def _damaged(weights: Path) -> None:
 
 @pytest.mark.parametrize("change", [_replaced, _damaged])
 def test_a_resumed_run_refuses_current_weights_that_are_not_on_record(
-        stopped_run: Path, tmp_path: Path, change: object) -> None:
+        stopped_run: Path, tmp_path: Path, change: Callable[[Path], None]) -> None:
     run = tmp_path / "run"
     shutil.copytree(stopped_run, run)
-    change(run / "gen-000.npz")  # type: ignore[operator]
+    change(run / "gen-000.npz")
     state = (run / "state.json").read_bytes()
     r = subprocess.run(_command(run), capture_output=True, text=True, env=_env(),
                        timeout=600)

@@ -160,7 +160,7 @@ def mcr_positions() -> list[tuple[TableState, ev.DecisionRequest, list[Any]]]:
 
 
 def test_mcr_positions_share_version_1_planes_and_rebuild_from_dataset_rows(
-        mcr_positions: list) -> None:
+        mcr_positions: list[Any]) -> None:
     """Training encodes states rebuilt from dataset rows: the plan planes must be the ones
     the policy sees in play."""
     assert len(mcr_positions) > 20
@@ -174,7 +174,7 @@ def test_mcr_positions_share_version_1_planes_and_rebuild_from_dataset_rows(
     assert lit == len(mcr_positions)
 
 
-def test_version_1_mcr_weights_still_load_and_play(mcr_positions: list) -> None:
+def test_version_1_mcr_weights_still_load_and_play(mcr_positions: list[Any]) -> None:
     shipped = load_network("mcr")
     assert shipped.encoding == 1 and shipped.shape.planes == E.NUM_PLANES
     policy = NnPolicy(shipped)
@@ -183,7 +183,7 @@ def test_version_1_mcr_weights_still_load_and_play(mcr_positions: list) -> None:
 
 
 def test_a_version_2_network_round_trips_plays_and_a_wrong_plane_count_is_refused(
-        tmp_path: Path, mcr_positions: list) -> None:
+        tmp_path: Path, mcr_positions: list[Any]) -> None:
     shape = Shape(E.num_planes(V2), 8, 1, 4)
     net = random_network("mcr", shape, seed=2, encoding=V2)
     path = tmp_path / "v2.npz"

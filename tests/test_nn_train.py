@@ -258,7 +258,7 @@ def test_a_stopped_training_writes_the_weights_so_far_and_says_so(tmp_path: Path
         # a suite started as a background job of a script ignores SIGINT, and a run started
         # ignoring it keeps ignoring it (adapter.local.stopping): a terminal's Ctrl-C is wanted
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    assert proc.stdout is not None
+    assert proc.stdout is not None and proc.stderr is not None
     first = proc.stdout.readline()  # the first epoch is whole: the stop comes after it
     assert first.startswith("  epoch 1: loss"), first + proc.stderr.read()
     proc.send_signal(signum)

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -50,8 +51,9 @@ def _mjbot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("damage", [_damaged_member, _bad_meta])
-def test_arena_refuses_damaged_weights_in_one_line(tmp_path: Path, damage: object) -> None:
-    weights = damage(SHIPPED, tmp_path / "gen1.npz")  # type: ignore[operator]
+def test_arena_refuses_damaged_weights_in_one_line(
+        tmp_path: Path, damage: Callable[[Path, Path], Path]) -> None:
+    weights = damage(SHIPPED, tmp_path / "gen1.npz")
     r = _mjbot("arena", "--variant", "riichi", "--policies",
                "nn@gen1.npz,rulebased,rulebased,rulebased", "--hands", "4", "--seed", "0",
                "--no-log", cwd=tmp_path)
@@ -89,7 +91,7 @@ def _rewritten(src: Path, out: Path, change: dict[str, object]) -> Path:
         elif value is None:
             del arrays[key]
         else:
-            arrays[key] = value  # type: ignore[assignment]
+            arrays[key] = value
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     np.savez(out, **arrays)
     return out

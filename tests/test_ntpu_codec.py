@@ -58,6 +58,7 @@ def test_winds_any_case_and_the_dealer_gets_seventeen() -> None:
     codec.feed("/start MJ 3 bot")
     codec.feed("/initGame SOUTH West 1 3 2")
     items = codec.feed(f"/initCard {SPEC_HAND} 111")
+    assert isinstance(items[0], ev.RoundStarted), items
     assert items[0].round_wind == 1 and items[0].dealer == 2 and items[0].honba == 2
     assert items[1] == ev.TileDrawn(2, 0)  # 1m, our own first draw
     assert codec.my_turn and codec.last_drawn_id == 111
@@ -169,6 +170,7 @@ def test_wins_on_a_discard_and_by_self_draw() -> None:
     codec = _codec(seat=2, dealer=1)
     codec.feed("/throw 1 411")
     items = codec.feed("/hu 3 411 110 111 112 113")
+    assert isinstance(items[-1], ev.RoundWon), items
     assert items[-1].winner == 2 and items[-1].from_seat == 0
     assert items[-1].win_tile == T.EAST
     assert codec.feed("/exit") == []  # a won hand: no draw event
@@ -177,6 +179,7 @@ def test_wins_on_a_discard_and_by_self_draw() -> None:
     codec.feed("/throw 2 121")
     items = codec.feed("/hu 3 470 110 111 112 113")
     assert items[0] == ev.TileDrawn(2, None)  # its winning draw, inferred
+    assert isinstance(items[1], ev.RoundWon), items
     assert items[1].from_seat is None and items[1].win_tile == T.WHITE
 
 
@@ -204,6 +207,7 @@ def test_another_dealer_wins_on_the_deal() -> None:
     codec = _codec(seat=2, dealer=1)
     line = "/hu 1 -1 110 123 130 140 150 160 170 180 190 211 221 231 240 250 261 352 353"
     (won,) = codec.feed(line)
+    assert isinstance(won, ev.RoundWon)
     assert won.winner == 0 and won.from_seat is None and len(won.hand) == 17
     assert won.win_tile == codec.tiles.to_tile(353)  # its 17th: the last listed
     assert codec.feed("/exit") == []
@@ -232,7 +236,7 @@ def test_draw_is_another_name_for_mo() -> None:
     assert codec.feed("/draw 171") == [ev.TileDrawn(1, T.parse_mpsz("7m")[0])]
     assert 171 in codec.held and codec.last_drawn_id == 171
     (turn,) = codec.feed("/ask throw")
-    assert turn.kind == "turn"
+    assert isinstance(turn, ev.DecisionRequest) and turn.kind == "turn"
     with pytest.raises(ProtocolError, match="needs one id"):
         codec.feed("/draw")
 

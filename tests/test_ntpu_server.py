@@ -17,6 +17,7 @@ from protocols import events as ev
 from replay import replayer
 from replay.log import EventFrame, TxFrame, read_log
 from tests.in_process import mjbot_here
+from tests.narrowing import text_of
 from tests.ntpu_helpers import claim_order_errors
 
 
@@ -53,7 +54,7 @@ def test_a_match_between_four_client_processes(tmp_path: Path, transport: str,
     assert result.log_path is not None
     match = read_log(result.log_path)
     assert match.complete
-    sent = [f.raw for f in match.frames if isinstance(f, TxFrame)]
+    sent = [text_of(f.raw) for f in match.frames if isinstance(f, TxFrame)]
     init_cards = [line.split("> ", 1)[1].split() for line in sent if "/initCard" in line]
     assert sorted({len(parts) - 1 for parts in init_cards}) == [16, 17]
     assert sum(len(parts) == 18 for parts in init_cards) == hands  # one dealer per hand
@@ -139,7 +140,7 @@ def test_the_server_survives_a_client_that_breaks_every_rule(tmp_path: Path) -> 
     assert sum(s.points for s in result.stats) == 0
     assert "/close" not in seen  # it left before the end
     assert _client_logs_are_clean(tmp_path) == 3 * 8
-    assert read_log(result.log_path).complete  # type: ignore[arg-type]
+    assert result.log_path is not None and read_log(result.log_path).complete
     # the dropped client's longer name keeps the columns in line (it pushed its row right)
     header, *rows = result.table().splitlines()
     end = header.index("points") + len("points")

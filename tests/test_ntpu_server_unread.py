@@ -72,7 +72,7 @@ def test_a_client_that_stops_reading_its_pipe_is_dropped_and_the_match_goes_on(
         assert (stats.illegal, stats.timeouts, stats.dropped) == (0, 0, False), stats.problems
     assert sum(s.points for s in result.stats) == 0
     assert result.exit_codes == [0, 0, 0, 0]  # the dropped client saw its output closed
-    assert read_log(result.log_path).complete  # type: ignore[arg-type]
+    assert result.log_path is not None and read_log(result.log_path).complete
 
 
 def test_a_client_that_stops_reading_its_socket_is_dropped() -> None:

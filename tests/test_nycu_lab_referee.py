@@ -27,6 +27,7 @@ from replay import formats
 from replay.formats import ntpu_log, nycu_sgf
 from replay.log import EventFrame, TxFrame, read_log
 from replay.record import GameRecord, RecordError, seat_view
+from tests.narrowing import searched
 from tests.ntpu_helpers import BotClient, serve
 from tests.serve_helpers import mjbot
 from tests.shared_data import LAB_REFEREE, SHARED_LAB_REFEREE
@@ -113,7 +114,7 @@ def test_the_deal_is_the_dealers_17_in_a_row_then_16_to_each_other_seat() -> Non
     init = next(line for line in WIN_LOG.read_text().splitlines() if line.startswith("/initCard"))
     assert [int(i) for i in init.split()[1:]] == wall[:17]
     # the first draw after the deal is the wall's 66th tile: S[M190]
-    assert re.search(r";E\[D\d+\];S\[M(\d+)\]", text).group(1) == str(wall[65])  # type: ignore
+    assert searched(r";E\[D\d+\];S\[M(\d+)\]", text).group(1) == str(wall[65])
 
 
 def test_a_referee_win_is_valued_as_a_win_by_our_rules() -> None:
@@ -170,7 +171,7 @@ def test_our_fixtures_lay_the_wall_out_as_the_referee() -> None:
         text = path.read_text()
         for tree in text.split("(;")[1:]:
             wall = _wall(tree)
-            dealer = "ESWN".index(re.search(r"DEALER\[(\w)\]", tree).group(1))  # type: ignore
+            dealer = "ESWN".index(searched(r"DEALER\[(\w)\]", tree).group(1))
             record = nycu_sgf.loads("(;" + tree)
             first = next(e for e in record.events if isinstance(e, ev.TileDrawn))
             assert first.seat == dealer

@@ -217,8 +217,7 @@ def test_live_state_and_dataset_rows_give_the_same_inputs(tmp_path, variant, han
     f = Features(batch)
     x, z = f.public(), f.kinds()
     for i in (0, len(rows["seat"]) // 2, len(rows["seat"]) - 1):
-        one = V.OpponentInputs.from_fields({n: rows[n][i:i + 1] for n in V.FIELDS})
-        g = Features(one)
+        g = Features(V.OpponentInputs.from_fields({n: rows[n][i:i + 1] for n in V.FIELDS}))
         assert np.array_equal(g.public(), x[3 * i:3 * i + 3])
         assert np.array_equal(g.kinds(), z[3 * i:3 * i + 3])
     assert np.isfinite(x).all() and np.isfinite(z).all()
@@ -259,5 +258,9 @@ def test_bootstrap_interval_contains_the_estimate() -> None:
     groups = np.repeat(np.arange(40), 10)
     labels = rng.integers(0, 2, 400)
     scores = labels + rng.normal(0, 1, 400)
-    lo, hi = bootstrap_ci(lambda r: auc(scores[r], labels[r]), groups, 100, seed=0)
-    assert lo < auc(scores, labels) < hi and hi - lo < 0.2
+    interval = bootstrap_ci(lambda r: auc(scores[r], labels[r]), groups, 100, seed=0)
+    assert interval is not None, "one group or none"
+    lo, hi = interval
+    estimate = auc(scores, labels)
+    assert estimate is not None
+    assert lo < estimate < hi and hi - lo < 0.2

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -175,11 +176,11 @@ time.sleep(float(sys.argv[1]))
 
 
 def _arena_report(capsys: pytest.CaptureFixture[str], tmp_path: Path, seat: str,
-                  *more: str) -> dict[str, object]:
+                  *more: str) -> dict[str, Any]:
     done = mjbot_here(capsys, "arena", "--policies", f"{seat},greedy,greedy,greedy",
                       "--hands", "1", "--no-log", "--json", str(tmp_path / "r.json"), *more)
     assert done.returncode == 0, done.stderr
-    report: dict[str, object] = json.loads((tmp_path / "r.json").read_text())
+    report: dict[str, Any] = json.loads((tmp_path / "r.json").read_text())
     return report
 
 
@@ -197,9 +198,9 @@ def test_an_mjai_program_that_prints_a_banner_and_loads_slowly_loses_nothing(
     # after the banner either way, which is the case (any load under BANNER_GRACE)
     seat = f"mjai:{sys.executable} {bot} 0.1"
     report = _arena_report(capsys, tmp_path, seat)
-    faults = report["external_seats"][seat]  # type: ignore[index]
+    faults = report["external_seats"][seat]
     assert faults["garbage"] == faults["illegal"] == faults["late"] == 0, faults
-    assert report["policies"][seat]["fallbacks"] == 0  # type: ignore[index]
+    assert report["policies"][seat]["fallbacks"] == 0
 
 
 def test_an_mjai_program_whose_first_answer_is_not_json_is_counted_garbage_and_plays_on(
@@ -218,7 +219,7 @@ def test_an_mjai_program_whose_first_answer_is_not_json_is_counted_garbage_and_p
     seat = f"mjai:{sys.executable} {bot}"
     report = _arena_report(capsys, tmp_path, seat, "--seat-limit", "30",
                            "--max-fallback-share", "1")
-    faults = report["external_seats"][seat]  # type: ignore[index]
+    faults = report["external_seats"][seat]
     games = 4  # one wall set, four seatings
     assert faults["late"] == faults["crashed"] == 0, faults
     assert faults["garbage"] > games, faults  # start_game's answer and every decision's
@@ -293,9 +294,9 @@ def test_an_ntpu_program_that_prints_a_banner_and_loads_slowly_loses_nothing(
     # a load of 0.1 s a game, after the banner (0.5 s was 2 s of sleep in four games)
     seat = f"ntpu:sh -c 'echo MyBot 1.0 loading; sleep 0.1; exec {program}'"
     report = _arena_report(capsys, tmp_path, seat, "--variant", "taiwan16")
-    faults = report["external_seats"][seat]  # type: ignore[index]
+    faults = report["external_seats"][seat]
     assert faults["garbage"] == faults["illegal"] == faults["late"] == 0, faults
-    assert report["policies"][seat]["fallbacks"] == 0  # type: ignore[index]
+    assert report["policies"][seat]["fallbacks"] == 0
 
 
 @pytest.mark.parametrize(("kind", "variant"), [("mjai", "riichi"), ("botzone-keep-json", "mcr")])
@@ -318,5 +319,5 @@ def test_json_nested_past_the_parsers_depth_is_a_programs_garbage(
     seat = f"{kind}:{sys.executable} {bot}"
     report = _arena_report(capsys, tmp_path, seat, "--variant", variant, "--seat-limit", "1",
                            "--max-fallback-share", "1")
-    assert report["referee_errors"] == 0, report  # type: ignore[index]
-    assert report["external_seats"][seat]["garbage"] > 0, report  # type: ignore[index]
+    assert report["referee_errors"] == 0, report
+    assert report["external_seats"][seat]["garbage"] > 0, report

@@ -54,7 +54,7 @@ class _Recorder:
 @functools.lru_cache(maxsize=32)
 def _decisions(variant: str, seed: int) -> tuple[Decision, ...]:
     seats = [_Recorder(variant, s) for s in range(4)]
-    referee = HandReferee(variant, seats)  # type: ignore[arg-type]
+    referee = HandReferee(variant, seats)
     referee.emit(ev.GameStarted(variant, 0))
     referee.play(HandSetup(seed=seed, scores=(25000,) * 4 if variant == "riichi" else (0,) * 4))
     return tuple(d for s in seats for d in s.decisions)

@@ -16,6 +16,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,13 +48,13 @@ def cluster():
         ray.shutdown()
 
 
-def figures(config: ArenaConfig, results) -> dict:
+def figures(config: ArenaConfig, results) -> dict[str, Any]:
     summary = summarize(config, results, 1.0)
     return {k: v for k, v in summary.items() if k not in RUN_FIGURES}
 
 
 @pytest.fixture(scope="module")
-def reference() -> tuple[ArenaConfig, dict, list]:
+def reference() -> tuple[ArenaConfig, dict[str, Any], list[Any]]:
     """The process pool's figures (2 workers) for the arena the Ray tests play, and its units'
     results (a shorter arena of the same seed plays their first units)."""
     config = ArenaConfig("mass", POLICIES, hands=96, seed=11, workers=2)
@@ -89,7 +90,7 @@ def _unit_workers() -> list[int]:
 def test_a_killed_worker_loses_no_unit_and_counts_none_twice(cluster, reference):
     config, expected, _ = reference
     run = RayRun(cluster, 2)
-    box: dict = {}
+    box: dict[str, Any] = {}
     thread = threading.Thread(target=lambda: box.update(results=run_arena(config, None, run)))
     thread.start()
     killed = None

@@ -212,7 +212,8 @@ def test_a_renamed_option_is_caught() -> None:
     """The check itself fails on an option the CLI does not have, naming the README line."""
     (line, command, _), = readme_commands("text\n\n`mjbot arena --variant riichi --rounds 3`\n")
     assert line == 3
-    assert "unrecognized arguments: --rounds 3" in parse_error(variants(command)[0])
+    error = parse_error(variants(command)[0])
+    assert error is not None and "unrecognized arguments: --rounds 3" in error
     assert parse_error(["bench", "mc", "--playouts-per-second", "3"]) is not None
 
 

@@ -75,7 +75,7 @@ def test_a_taiwan_win_is_scored_once_for_every_non_dealer_discarder(monkeypatch)
     assert made and decisions > 100
     scored = 0
     for rules in made:
-        seen = {}
+        seen: dict[tuple[WinContext, str], WinContext] = {}
         for ctx in rules.asked:
             if ctx.from_seat is None:
                 continue

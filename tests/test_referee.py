@@ -7,7 +7,8 @@ import pytest
 from brain.rules.mcr import payments
 from protocols import events as ev
 from protocols import tiles as T
-from tests.table_helpers import events_of, layout_wall, play_hand, take_when_legal
+from tests.narrowing import tile_of
+from tests.table_helpers import events_of, layout_wall, outcome_of, play_hand, take_when_legal
 
 P5 = T.parse_mpsz("5p")[0]
 
@@ -56,7 +57,7 @@ def test_double_ron_both_win_sticks_to_the_first():
     assert [(w.winner, w.from_seat) for w in wins] == [(1, 0), (3, 0)]
     assert sum(wins[0].deltas) == 1000  # the riichi stick, to the seat nearer the discarder
     assert sum(wins[1].deltas) == 0
-    assert referee.outcome.sticks == 0 and referee.outcome.reason == "win"
+    assert outcome_of(referee).sticks == 0 and outcome_of(referee).reason == "win"
 
 
 def test_triple_ron_is_an_abortive_draw():
@@ -91,7 +92,7 @@ def test_nine_terminals():
                                   "66m66p66s77m77p77s3p"], draws="5m")
     referee, seats = play_hand("riichi", wall, {0: take_when_legal(ev.AbortiveDraw)})
     assert _drawn(seats[0])[0].reason == "nine_terminals"
-    assert referee.outcome.dealer_keeps
+    assert outcome_of(referee).dealer_keeps
 
 
 def test_four_winds():
@@ -112,7 +113,7 @@ def test_four_riichi():
     referee, seats = play_hand("riichi", wall, {s: riichi_tsumogiri for s in range(4)})
     assert _drawn(seats[0])[0].reason == "four_riichi"
     assert len(events_of(seats[0], ev.RiichiAccepted)) == 4
-    assert referee.outcome.sticks == 4
+    assert outcome_of(referee).sticks == 4
     assert referee.scores == [24000] * 4
 
 
@@ -163,7 +164,7 @@ def test_riichi_ron_value_dealer_ittsu():
 
 def test_riichi_illegal_answer_is_replaced_by_the_safest_move_and_counted():
     nine_pin = T.parse_mpsz("9p")[0]
-    answered = []
+    answered: list[bool] = []
 
     def bad_once(state, request, legal):
         if request.kind == "turn" and not answered:
@@ -176,8 +177,8 @@ def test_riichi_illegal_answer_is_replaced_by_the_safest_move_and_counted():
     referee, seats = play_hand("riichi", wall, {0: bad_once})
     first = events_of(seats[1], ev.TileDiscarded)[0]
     assert first.seat == 0 and first.tsumogiri and T.tile_name(first.tile) == "5m"
-    assert len(referee.outcome.illegal) == 1 and referee.outcome.illegal[0].seat == 0
-    assert referee.outcome.reason in ("exhaustive", "win")
+    assert len(outcome_of(referee).illegal) == 1 and outcome_of(referee).illegal[0].seat == 0
+    assert outcome_of(referee).reason in ("exhaustive", "win")
 
 
 # ---------------------------------------------------------------------- MCR (Botzone judge)
@@ -186,14 +187,14 @@ def test_riichi_illegal_answer_is_replaced_by_the_safest_move_and_counted():
 def test_mcr_false_win_costs_thirty():
     referee, seats = play_hand("mcr", (), {0: lambda s, r, legal: ev.Win()}, seed=0)
     assert _drawn(seats[0])[0].reason == "false_win"
-    assert referee.outcome.deltas == [-30, 10, 10, 10]
-    assert referee.outcome.penalty_seat == 0 and len(referee.outcome.illegal) == 1
+    assert outcome_of(referee).deltas == [-30, 10, 10, 10]
+    assert outcome_of(referee).penalty_seat == 0 and len(outcome_of(referee).illegal) == 1
 
 
 def test_mcr_pass_on_own_draw_is_wrong_answer():
     referee, seats = play_hand("mcr", (), {2: lambda s, r, legal: ev.Pass()}, seed=3)
     assert _drawn(seats[0])[0].reason == "illegal_action"
-    assert referee.outcome.deltas == [10, 10, -30, 10]
+    assert outcome_of(referee).deltas == [10, 10, -30, 10]
 
 
 def test_mcr_no_claims_when_the_next_wall_is_empty():
@@ -202,7 +203,7 @@ def test_mcr_no_claims_when_the_next_wall_is_empty():
                                "1122m3344z6677s8s"], draws=["", "", "", seat3_draws])
     _, seats = play_hand("mcr", wall)
     offers = [(req, legal) for req, legal in seats[1].requests
-              if req.kind == "claim" and req.from_seat == 3 and T.kind(req.tile) == T.kind(P5)]
+              if req.kind == "claim" and req.from_seat == 3 and T.kind(tile_of(req)) == T.kind(P5)]
     assert len(offers) == 1, "only the first 5p is offered; the last one comes with seat 0's "\
                              "wall empty, where a PENG would be WA"
     assert any(isinstance(a, ev.Pon) for a in offers[0][1])
@@ -238,7 +239,7 @@ def test_mcr_late_claim_with_the_claimers_own_wall_empty(kind):
     # after a PENG seat 1 is due to draw from its empty wall; after a GANG seat 0 is, for its
     # replacement: either way the hand is drawn (荒庄), nobody pays
     assert _drawn(seats[0])[0].reason == "exhaustive"
-    assert referee.outcome.deltas == [0, 0, 0, 0] and not referee.outcome.illegal
+    assert outcome_of(referee).deltas == [0, 0, 0, 0] and not outcome_of(referee).illegal
 
 
 def test_mcr_one_winner_first_after_discarder_and_botzone_payments():
@@ -262,7 +263,7 @@ def test_mcr_knitted_straight_win_is_paid_as_the_judge_values_it():
     assert (win.winner, win.from_seat) == (1, 0)
     assert win.value == 14 and not any("边张" in y for y in win.yaku)
     assert win.deltas == (-(8 + 14), 24 + 14, -8, -8)
-    assert referee.outcome.wins == [(1, 0, 14)]
+    assert outcome_of(referee).wins == [(1, 0, 14)]
 
 
 def test_mcr_kongs_the_judge_allows_are_offered_and_accepted():
@@ -312,7 +313,7 @@ def test_mcr_kongs_the_judge_allows_are_offered_and_accepted():
     kongs = [(c.seat, c.kind) for c in events_of(seats[0], ev.MeldCalled)]
     assert kongs[:3] == [(0, "closed_kan"), (1, "pon"), (1, "added_kan")]
     assert drawn == T.parse_mpsz("9p4s")
-    assert not referee.outcome.illegal and referee.outcome.penalty_seat is None
+    assert not outcome_of(referee).illegal and outcome_of(referee).penalty_seat is None
 
 
 def _ctx_from(win, seat):
@@ -330,11 +331,11 @@ def test_taiwan_no_open_kong_on_the_previous_seats_discard():
         "2345678s999p33z44z11s"], draws="5p1m1m2z8p")
     _, seats = play_hand("taiwan16", wall)
     (legal1,) = [legal for r, legal in seats[1].requests
-                       if r.kind == "claim" and T.kind(r.tile) == T.kind(P5)]
+                       if r.kind == "claim" and T.kind(tile_of(r)) == T.kind(P5)]
     assert any(isinstance(a, ev.Pon) for a in legal1)
     assert not any(isinstance(a, ev.Kan) for a in legal1)
     offers2 = [legal for r, legal in seats[2].requests
-               if r.kind == "claim" and r.from_seat == 0 and T.tile_name(r.tile) == "8p"]
+               if r.kind == "claim" and r.from_seat == 0 and T.tile_name(tile_of(r)) == "8p"]
     assert offers2 and any(isinstance(a, ev.Kan) and a.kind == "open_kan" for a in offers2[0])
 
 

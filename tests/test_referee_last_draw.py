@@ -12,9 +12,10 @@ from typing import Any
 from adapter.local.referee import HandReferee, HandSetup
 from adapter.local.seat import seat_for
 from adapter.local.walls import tile_set
+from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
-from tests.table_helpers import ScriptedSeat, events_of, play_hand, take_when_legal
+from tests.table_helpers import ScriptedSeat, events_of, outcome_of, play_hand, take_when_legal
 
 NINE_S = T.parse_mpsz("9s")[0]
 
@@ -55,7 +56,8 @@ def test_nobody_wins_on_a_discard_after_the_last_draw() -> None:
     assert len(north_turns) == len(north_draws) - 1, "not asked to discard the last tile"
 
 
-def _pass_the_last_tile(state, request, legal):  # type: ignore[no-untyped-def]
+def _pass_the_last_tile(state: TableState, request: ev.DecisionRequest,
+                        legal: list[Any]) -> ev.Pass | None:
     return ev.Pass() if request.kind == "turn" and state.wall_remaining == 0 else None
 
 
@@ -66,7 +68,7 @@ def test_the_last_drawer_is_asked_only_whether_it_wins() -> None:
                                                       _pass_the_last_tile})
         request, _ = seats[3].requests[-1]
         assert request.kind == "turn" and referee.asked_legal == [ev.Win(), ev.Pass()]
-        assert not referee.outcome.illegal
+        assert not outcome_of(referee).illegal
         (end,) = [e for e in seats[0].events if isinstance(e, ev.RoundWon | ev.RoundDrawn)]
         if take:
             assert isinstance(end, ev.RoundWon) and (end.winner, end.from_seat) == (3, None)
@@ -115,6 +117,6 @@ def test_an_ntpu_program_passing_the_last_tile_is_not_asked_to_throw_it(tmp_path
         ntpu.close()
     assert referee.asked_legal == [ev.Win(), ev.Pass()]
     assert asks.read_text().splitlines()[-1] == "/ask hu"
-    assert not referee.outcome.illegal and ntpu.report.illegal == 0, ntpu.report
+    assert not outcome_of(referee).illegal and ntpu.report.illegal == 0, ntpu.report
     (end,) = [e for e in seats[0].events if isinstance(e, ev.RoundWon | ev.RoundDrawn)]
     assert end == ev.RoundDrawn("exhaustive")

@@ -22,8 +22,9 @@ from protocols.tiles import parse_mpsz
 from replay import replayer
 from replay.formats import tenhou6
 from replay.log import Footer, GameLogWriter, Header
-from replay.record import GameRecord
+from replay.record import GameRecord, RecordError
 from tests.in_process import mjbot_here
+from tests.narrowing import footer_of
 from tests.shared_data import DATA
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -207,7 +208,7 @@ class _LineCodec:
 def test_reparse_compares_codec_output_with_the_recorded_events(tmp_path: Path) -> None:
     path = _own_log(tmp_path / "own.mjlog.msgpack")
     rep = replayer.load(path)
-    with pytest.raises(replayer.RecordError, match="no codec for platform 'test'"):
+    with pytest.raises(RecordError, match="no codec for platform 'test'"):
         replayer.reparse(rep)
     replayer.register_codec("test", lambda header: _LineCodec())
     try:
@@ -455,8 +456,7 @@ def test_an_mjai_game_whose_end_game_names_no_scores_replays_its_final_scores(
     final = [24000, 17000, 34000, 25000]
     from replay.log import read_log
 
-    assert read_log(path).footer is not None
-    assert list(read_log(path).footer.scores) == final  # type: ignore[union-attr]
+    assert list(footer_of(read_log(path)).scores) == final
     out = mjbot_here(capsys, "replay", str(path))
     assert out.returncode == 0, out.stderr
     assert f"final scores {final}" in out.stdout

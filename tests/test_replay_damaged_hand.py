@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _hands(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict[str, object]]:
+def _hands(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict[str, Any]]:
     run = mjbot_here(capsys, "replay", "--json", str(path))
     return run.returncode, json.loads(run.stdout)["summary"]
 

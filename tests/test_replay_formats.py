@@ -27,9 +27,11 @@ def _header_only(path: Path) -> bytes:
     return path.read_bytes()
 
 
+NOTES = b"East 1: I drew 5m and threw it.\nThen seat 2 won.\n"
+GARBAGE = bytes(range(7, 256)) + b"\x00\x01\x02" * 50
 UNKNOWN = {
-    "notes.txt": b"East 1: I drew 5m and threw it.\nThen seat 2 won.\n",
-    "garbage.bin": bytes(range(7, 256)) + b"\x00\x01\x02" * 50,
+    "notes.txt": NOTES,
+    "garbage.bin": GARBAGE,
     "empty.log": b"",
     "cut-header.mjlog.msgpack": None,  # our own log cut inside its header frame
     "number.json": b"42\n",
@@ -67,7 +69,7 @@ def test_unknown_file_says_which_formats_were_tried(tmp_path: Path, name: str) -
 
 def test_plain_text_is_not_read_as_msgpack_frames(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
-    path.write_bytes(UNKNOWN["notes.txt"])
+    path.write_bytes(NOTES)
     with pytest.raises(formats.UnknownFormat) as info:
         replayer.load(path)
     reasons = dict(info.value.attempts)
@@ -79,7 +81,7 @@ def test_plain_text_is_not_read_as_msgpack_frames(tmp_path: Path) -> None:
 
 def test_binary_garbage_is_not_text_for_the_text_formats(tmp_path: Path) -> None:
     path = tmp_path / "garbage.bin"
-    path.write_bytes(UNKNOWN["garbage.bin"])
+    path.write_bytes(GARBAGE)
     with pytest.raises(formats.UnknownFormat) as info:
         replayer.load(path)
     reasons = dict(info.value.attempts)

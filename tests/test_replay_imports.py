@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -153,9 +154,10 @@ def test_tenhou6_bad_input_names_the_problem(text: str, match: str) -> None:
     (mjai_log.loads, '{"type":"start_game"}\nnope', "line 2 is not JSON"),
     (botzone_log.loads, '{"log": 5}', "expected a judge log"),
 ])
-def test_other_importers_name_the_problem(loader: object, text: str, match: str) -> None:
+def test_other_importers_name_the_problem(loader: Callable[[str], object], text: str,
+                                         match: str) -> None:
     with pytest.raises(RecordError, match=match):
-        loader(text)  # type: ignore[operator]
+        loader(text)
 
 
 @pytest.mark.parametrize("path", sorted((DATA / "tenhou" / "dnovikoff_mjlog").glob("*.xml")),

@@ -19,6 +19,7 @@ from protocols import tiles as T
 from replay import formats, timeline
 from replay.formats import botzone_log
 from tests.in_process import mjbot_here
+from tests.narrowing import tile_of
 from tests.serve_helpers import PYTHON_ENV
 from tests.shared_data import BOTZONE_HUMAN_GAMES
 
@@ -236,6 +237,7 @@ def _preprocessed(record: Any) -> dict[str, Any]:
     rest = iter(events[events.index(start) + 1:])
     for e in rest:
         if isinstance(e, ev.TileDrawn):
+            assert e.tile is not None, e  # the record shows every seat's draws
             tiles[e.seat].append(T.to_botzone(e.tile))
             if not first:  # the first player's first draw is its 14th tile
                 step(-1, [0])
@@ -247,8 +249,10 @@ def _preprocessed(record: Any) -> dict[str, Any]:
             step(e.seat, [3, f"{T.to_botzone(sorted(e.tiles)[1])} {after}"] if e.kind == "chi"
                  else [4, after])
         elif isinstance(e, ev.MeldCalled):
-            step(e.seat, {"open_kan": [5], "closed_kan": [5, T.to_botzone(e.tiles[0])],
-                          "added_kan": [6]}[e.kind])
+            kans: dict[str, list[Any]] = {"open_kan": [5],
+                                          "closed_kan": [5, T.to_botzone(e.tiles[0])],
+                                          "added_kan": [6]}
+            step(e.seat, kans[e.kind])
         elif isinstance(e, ev.RoundWon):
             step(e.winner, [7])
     return {"round_wind": start.round_wind, "first_player": start.dealer,
@@ -293,8 +297,9 @@ def test_mcr_commentary_on_a_refused_call_does_not_say_the_plan_is_lost(
         state.apply(e)
     counts = state.counts()
     before = best_distance(counts, list(state.melds))
-    counts[T.kind(asked.request.tile)] -= 2
-    melds = [*state.melds, Meld("pon", (asked.request.tile,) * 3, asked.request.tile)]
+    three_z = tile_of(asked.request)
+    counts[T.kind(three_z)] -= 2
+    melds = [*state.melds, Meld("pon", (three_z,) * 3, three_z)]
     after = min(best_distance([c - (k == j) for k, c in enumerate(counts)], melds)
                 for j in range(34) if counts[j])
     assert after == before < 99  # the plan is still there, no nearer

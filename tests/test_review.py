@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -32,6 +33,7 @@ from replay.review.evaluators import (
 from replay.review.game import review
 from replay.review.registry import evaluator_for
 from tests.in_process import mjbot_here
+from tests.narrowing import tile_of
 from tests.review_positions import legal, riichi_turn
 from tests.shared_data import BOTZONE_JUDGE_LOG, DATA, MJAI_GAME
 
@@ -80,11 +82,12 @@ def test_mc_evaluator_values_every_discard_in_points_best_first():
     actions = legal(state, TURN)
     evaluation = McEvaluator(playouts=8).evaluate(state, TURN, actions)
     assert evaluation.unit == POINTS and not evaluation.forced
-    values = [s.value for s in evaluation.ranked]
-    assert None not in values and values == sorted(values, reverse=True)
+    values = [s.value for s in evaluation.ranked if s.value is not None]
+    assert len(values) == len(evaluation.ranked)  # none without a value
+    assert values == sorted(values, reverse=True)
     assert len(evaluation.ranked) == _distinct(actions)
-    for s in evaluation.ranked:
-        assert evaluation.loss(s.action) == pytest.approx(values[0] - s.value)
+    for s, value in zip(evaluation.ranked, values, strict=True):
+        assert evaluation.loss(s.action) == pytest.approx(values[0] - value)
     # seeded: the same numbers again
     again = McEvaluator(playouts=8).evaluate(state, TURN, actions)
     assert [s.value for s in again.ranked] == values
@@ -125,7 +128,7 @@ def test_a_claim_row_says_which_tile_was_offered_and_by_whom(tmp_path, capsys):
             assert row["offered"] == ""
             continue
         claims += 1
-        assert row["offered"] == (f"{T.tile_name(d.request.tile)} from seat "
+        assert row["offered"] == (f"{T.tile_name(tile_of(d.request))} from seat "
                                   f"{d.request.from_seat}")
     assert claims > 0
     costly = [c for c in data["costly"] if c["kind"] != "turn"]
@@ -232,10 +235,10 @@ def test_review_command_errors_are_one_line(tmp_path):
 # ---------------------------------------------------------------------- commentary in replay
 
 
-def _replay_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
+def _replay_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
     r = _cli(capsys, "replay", *args, "--json")
     assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)  # type: ignore[no-any-return]
+    return json.loads(r.stdout)
 
 
 def test_replay_commentary_json_per_move(capsys):
@@ -255,7 +258,7 @@ def test_every_percentage_a_sentence_gives_is_in_its_facts(capsys):
     seat 3 keeps a dora where the shape-best discard kept no more useful tiles (it said
     '0 useful tiles fewer')."""
     game = DATA / "tenhou" / "mjx_pairs" / "double-ron.mjlog"
-    rows = []
+    rows: list[dict[str, Any]] = []
     for seat in ("2", "3"):
         rows += _replay_json(capsys, str(game), "--seat", seat, "--commentary")["commentary"]
     assert any("as many useful tiles" in row["sentence"] for row in rows)
@@ -308,9 +311,9 @@ def test_measure_is_perfect_when_the_ranking_is_the_recorded_move():
     oracle = _Recorded()
     tally = measure.Tally()
     for rep in reps:
-        for d in rep.decisions:
+        for d, state in replayer.walk(rep):
             oracle.played = d.action
-            measure.count(tally, oracle, None, d.request, list(d.legal), d.action, 1)
+            measure.count(tally, oracle, state, d.request, list(d.legal), d.action, 1)
     result = tally.table()
     assert result["discard_topk"] == 1.0
     for name in ("chi", "pon"):

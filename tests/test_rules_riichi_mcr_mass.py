@@ -50,6 +50,7 @@ def test_riichi_ron_with_red_five_and_dora():
         dora_indicators=[TilesConverter.string_to_136_array(man="4")[0]],
         config=HandConfig(options=TENHOU, is_riichi=True, player_wind=EAST, round_wind=EAST))
     assert ours is not None and (ours.value, ours.fu) == (ref.han, ref.fu)
+    assert ref.cost is not None, ref.error
     assert ours.deltas[2] == -ref.cost["main"] and ours.deltas[0] == ref.cost["total"]
 
 
@@ -112,9 +113,9 @@ def test_mcr_flags_change_fans():
                                last_tile=True, fourth_tile=True))
     ref = _gb((("PENG", "F1", 2),), bz("W1 B2 B3 B4 T5 T6 T7 T9 T9 T9"), "W1",
               is4thTile=True, isWallLast=True)
+    assert with_flags is not None and with_flags.value == ref
     if plain is not None:
         assert with_flags.value > plain.value
-    assert with_flags is not None and with_flags.value == ref
 
 
 def test_mcr_self_draw_payment():
@@ -171,7 +172,9 @@ KNITTED_WAITS = [
 def test_mcr_knitted_straight_scores_as_the_judge(concealed, win, wait):
     from brain.rules.mcr import pymahjonggb_items
     c = ctx(concealed, win, from_seat=0, seat=1)
-    raw = dict(pymahjonggb_items(c))
+    judge_items = pymahjonggb_items(c)
+    assert judge_items is not None, "PyMahjongGB finds no win"
+    raw = dict(judge_items)
     assert "组合龙" in raw and raw[wait] == 1  # what PyMahjongGB says
     judged = MCR.score(c)
     assert judged is not None and judged.value == sum(raw.values()) - 1

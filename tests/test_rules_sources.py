@@ -5,9 +5,12 @@ the real Tenhou records in ../shared/data."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
-from tests.table_helpers import events_of, layout_wall, play_hand, take_when_legal
+from tests.table_helpers import events_of, layout_wall, outcome_of, play_hand, take_when_legal
 
 RIICHI_DEALER = "222z333z444z666z7z"
 
@@ -49,7 +52,7 @@ def test_a_double_rons_second_winner_is_exported_at_its_hand_value() -> None:
         scripts = {1: take_when_legal(ev.Win), 3: take_when_legal(ev.Win)}
         seats = [ScriptedSeat("riichi", s, scripts.get(s)) for s in range(4)]
         capture = Capture()
-        referee = HandReferee("riichi", seats, capture)  # type: ignore[arg-type]
+        referee = HandReferee("riichi", seats, capture)
         referee.emit(ev.GameStarted("riichi", 0))
         referee.play(HandSetup(seed=0, wall=wall, scores=(25000,) * 4, sticks=1, honba=honba))
         result = json.loads(tenhou6.dumps(GameRecord("riichi", "local", capture.events)))
@@ -57,7 +60,8 @@ def test_a_double_rons_second_winner_is_exported_at_its_hand_value() -> None:
     assert texts[2] == texts[0] == ["跳満12000点", "30符2飜2000点"]
 
 
-def _terminals_only(state, request, legal):  # type: ignore[no-untyped-def]
+def _terminals_only(state: TableState, request: ev.DecisionRequest,
+                    legal: list[Any]) -> ev.Pon | ev.Discard | None:
     """Pon whatever is offered; discard only terminals and honours (the drawn tile first)."""
     pon = next((a for a in legal if isinstance(a, ev.Pon)), None)
     if request.kind == "claim":
@@ -89,7 +93,7 @@ def test_nagashi_mangan_holds_with_the_seats_own_calls_and_a_karaten_hand_is_not
     (drawn,) = events_of(seats[0], ev.RoundDrawn)
     assert drawn.reason == "nagashi" and drawn.tenpai == (0, 2)
     assert drawn.deltas == (-4000, 8000, -2000, -2000)
-    assert referee.outcome.dealer_keeps
+    assert outcome_of(referee).dealer_keeps
 
 
 def test_pao_with_a_second_yakuman_makes_the_liable_seat_pay_the_whole_hand() -> None:

@@ -141,14 +141,17 @@ def test_best_reading_is_chosen():
 
 def test_payments():
     s = TW.score(ctx(PLAIN, "9p", seat=1, dealer=0, from_seat=2))
+    assert s is not None, "not a winning hand"
     tai = s.value
     assert s.deltas == (0, 1000 + 500 * tai, -(1000 + 500 * tai), 0)
     selfdraw = TW.score(ctx(PLAIN, "9p", seat=1, dealer=0))
+    assert selfdraw is not None, "not a winning hand"
     t = selfdraw.value
     assert selfdraw.deltas[0] == -(1000 + 500 * (t + 1))  # the dealer pays one more tai
     assert selfdraw.deltas[2] == -(1000 + 500 * t)
     assert sum(selfdraw.deltas) == 0
     dealer_wins = TW.score(ctx(PLAIN, "9p", seat=0, dealer=0, from_seat=3))
+    assert dealer_wins is not None, "not a winning hand"
     assert dict(dealer_wins.items)["莊家"] == 1
 
 

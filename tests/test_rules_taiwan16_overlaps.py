@@ -6,6 +6,7 @@ and a tai table unchanged by renaming the suits or reading the numbers backwards
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -59,7 +60,7 @@ def tai(c: WinContext) -> dict[str, int]:
      dict(concealed="111z123m123p123s456s99p", win="9p", seat=0, dealer=0, first_turn=True),
      ("天胡", "莊家", "門風刻", "三色同順"), ("門清自摸", "門清", "自摸")),
 ])
-def test_documented_choice(case: str, kwargs: dict, present: tuple[str, ...],
+def test_documented_choice(case: str, kwargs: dict[str, Any], present: tuple[str, ...],
                            absent: tuple[str, ...]) -> None:
     got = tai(ctx(**kwargs))
     assert all(name in got for name in present), (case, got)

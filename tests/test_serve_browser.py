@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.cdp import Browser, Chromium, find_chromium
+from tests.narrowing import searched
 from tests.serve_helpers import ServeProcess, mjbot_view
 from tests.viewer_fixtures import practice_game
 
@@ -159,7 +160,7 @@ def test_the_viewer_steps_through_a_game(browser: Browser, viewer: tuple[str, Pa
             break
     else:
         pytest.fail("no decision with candidates in the first steps")
-    step = int(re.match(r"step (\d+)", text(browser, "#step-index")).group(1))
+    step = int(searched(r"^step (\d+)", text(browser, "#step-index")).group(1))
     assert step > 1
     decision = bare_text(browser, "#decisions .decision b")
     assert re.fullmatch(r"seat \d turn: (discard|riichi) ", decision), decision

@@ -64,7 +64,7 @@ def stop(serve: ServeProcess) -> str:
     return "".join(serve.raw)
 
 
-def connection_lines(serve: ServeProcess) -> list[dict]:
+def connection_lines(serve: ServeProcess) -> list[dict[str, Any]]:
     return [e for e in serve.lines if str(e.get("event", "")).startswith("status server:")]
 
 

@@ -383,7 +383,8 @@ def test_low_disk_is_warned_on_health_and_metrics(logs: dict[str, Any]) -> None:
     k = keeper(logs["root"], low_disk_mb=(free + 10 * 2**30) / MB)  # more than is free
     with capture_logs() as captured:
         k.run_pass()
-    assert k.low_disk() is not None and "low disk" in k.low_disk()  # type: ignore[operator]
+    warning = k.low_disk()
+    assert warning is not None and "low disk" in warning
     assert k.metrics.get("mjbot_log_disk_low") == 1
     assert k.metrics.get("mjbot_log_disk_free_bytes") > 0
     assert [e for e in captured if "low disk" in e["event"]]

@@ -12,6 +12,7 @@ from typing import Any
 
 import prometheus_client
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -131,7 +132,7 @@ async def started(config: str, decisions: int = 3) -> Supervisor:
 @pytest.fixture
 async def scrape() -> AsyncIterator[Callable[[Supervisor], Any]]:
     """GET /metrics from a status server on a loopback socket."""
-    clients: list[TestClient] = []
+    clients: list[TestClient[web.Request, web.Application]] = []
 
     async def get(sup: Supervisor) -> str:
         client = TestClient(TestServer(StatusServer(sup, sup.metrics).app()))

@@ -27,6 +27,7 @@ from brain.rules.variant import variant_of
 from protocols import events as ev
 from replay.log import DecisionFrame, EventFrame, Footer, GameLogWriter, Header, TxFrame, read_log
 from tests.in_process import mjbot_here
+from tests.narrowing import header_of
 from tests.serve_helpers import (
     PYTHON_ENV,
     ROOMY,
@@ -97,8 +98,9 @@ backoff_max = 2
         assert handle.restarts >= 1 and handle.runs >= 2
         assert sup.metrics.get("mjbot_restarts_total", session="ladder") >= 1
         assert sup.metrics.get("mjbot_games_total", session="ladder", kind="tenhou") >= 4
-        assert sup.metrics.histogram("mjbot_decision_seconds", session="ladder",
-                                     policy="rulebased").count > 0
+        decisions = sup.metrics.histogram("mjbot_decision_seconds", session="ladder",
+                                          policy="rulebased")
+        assert decisions is not None and decisions.count > 0
         result = handle.results[-1]
         assert result["scores"] is not None and sum(result["scores"]) >= 90000
     finally:
@@ -269,7 +271,8 @@ def test_fast_practice_hands_are_seen_past_their_first_turn() -> None:
                 "opponents": ["greedy"] * 3, "pause": 0, "live_every": 0.2}
     worker = _practice_worker(settings)
     assert worker.stdin is not None and worker.stdout is not None
-    live, hands = [], 0
+    live: list[dict[str, Any]] = []
+    hands = 0
     try:
         # on a loaded machine a hand can outlast a snapshot period: read on until more hands
         # than snapshots were seen (the premise), within a bound
@@ -943,7 +946,7 @@ pause = 0.5
 
 
 async def test_a_tenhou_id_never_reaches_a_log_or_the_status(
-        tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
     ident = "ID0A1B2C3D-Zz9Yy8Xx"
@@ -1101,7 +1104,9 @@ def test_a_full_disk_is_named_on_the_dashboard_without_a_traceback(tmp_path: Pat
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             preexec_fn=small_files, restore_signals=False)
     lines: list[str] = []
-    threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")),  # type: ignore[union-attr]
+    stderr = proc.stderr
+    assert stderr is not None
+    threading.Thread(target=lambda: lines.extend(iter(stderr.readline, "")),
                      daemon=True).start()
     try:
         deadline = time.monotonic() + 60
@@ -1165,7 +1170,7 @@ pause = 0
     logged = 0
     for path in game_logs(tmp_path / "logs"):
         game = read_log(path)
-        ours = game.header.extra["our_seat"]
+        ours = header_of(game).extra["our_seat"]
         logged += sum(1 for f in game.frames if isinstance(f, DecisionFrame)
                       and f.seat == ours and f.fallback)
     assert logged == status["fallbacks"]
@@ -1247,6 +1252,7 @@ games_per_day = 2
         forced_seen += len(frames) - len(asked)
         handle = sup.handles[name]
         assert handle.decisions_made == len(asked) > 0, (name, len(frames))
-        assert sup.metrics.histogram("mjbot_decision_seconds", session=name,
-                                     policy="rulebased").count == len(asked)
+        decisions = sup.metrics.histogram("mjbot_decision_seconds", session=name,
+                                          policy="rulebased")
+        assert decisions is not None and decisions.count == len(asked)
     assert forced_seen > 0  # the games had answers the policy was not asked for

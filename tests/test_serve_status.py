@@ -15,6 +15,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -69,7 +70,7 @@ async def running() -> AsyncIterator[Supervisor]:
     await sup.stop(2)
 
 
-async def client_for(server: StatusServer) -> TestClient:
+async def client_for(server: StatusServer) -> TestClient[web.Request, web.Application]:
     client = TestClient(TestServer(server.app()))
     await client.start_server()
     return client
@@ -207,9 +208,9 @@ def test_a_blank_token_or_a_bad_host_is_refused_at_start() -> None:
         assert "MJBOT_STATUS_TOKEN" in str(caught.value) and "line 1" in str(caught.value)
         assert "Zq9" not in str(caught.value)
     for bad in ("no such host", "999.1.1.1", "10.0.0", "-x.org", "a..b", "host:name", ""):
-        with pytest.raises(ValueError, match="not an IP address or host name") as caught:
+        with pytest.raises(ValueError, match="not an IP address or host name") as refused:
             check_token(bad, "")
-        assert not isinstance(caught.value, TokenRequired), bad
+        assert not isinstance(refused.value, TokenRequired), bad
     for good in ("localhost", "::1", "0.0.0.0", "example.org", "my-box"):
         check_token(good, "a-token")
 

@@ -200,8 +200,11 @@ async def test_a_reload_retries_an_unchanged_session_that_failed_or_rests_its_br
                       "retried": ["resting", "failed"], "unchanged": ["well"]}
     await until(lambda: all(h.state == "running" for h in sup.handles.values()))
     assert sup.handles["well"] is well_handle and well_handle.runs == 1
-    assert sup.handles["resting"].last_failure["error"] == "RuntimeError: the policy blew up"
-    assert sup.handles["failed"].last_failure["error"] == "the lobby refused us"
+    resting_failure, failed_failure = (sup.handles[name].last_failure
+                                       for name in ("resting", "failed"))
+    assert resting_failure is not None and failed_failure is not None
+    assert resting_failure["error"] == "RuntimeError: the policy blew up"
+    assert failed_failure["error"] == "the lobby refused us"
     assert sup.health()["status"] == "ok"
     await sup.stop()
 

@@ -30,9 +30,10 @@ async def test_a_hand_is_built_once_per_version_of_its_file(tmp_path: Path) -> N
     logs = tmp_path / "logs"
     path = practice_game(logs)
     game = "~".join(["0", *path.relative_to(logs).parts])
-    client = TestClient(TestServer(StatusServer(roots=[str(logs)]).app()))
+    app = StatusServer(roots=[str(logs)]).app()
+    client = TestClient(TestServer(app))
     await client.start_server()
-    cache = client.server.app[VIEW_CACHE]
+    cache = app[VIEW_CACHE]
     try:
         first = await client.get(f"/api/games/{game}/hands/0")
         assert first.status == 200 and first.headers["Content-Encoding"] == "gzip"
@@ -214,9 +215,10 @@ async def test_the_commentary_lets_other_requests_through(tmp_path: Path) -> Non
     (logs / "imports").mkdir(parents=True)
     for name in ("a", "b", "c"):
         (logs / "imports" / f"{name}.mjlog.msgpack").write_bytes(repeated(source, 3))
-    client = TestClient(TestServer(StatusServer(roots=[str(logs)]).app()))
+    app = StatusServer(roots=[str(logs)]).app()
+    client = TestClient(TestServer(app))
     await client.start_server()
-    cache = client.server.app[VIEW_CACHE]
+    cache = app[VIEW_CACHE]
     try:
         for name in ("a", "b"):  # opened first, as the page does
             assert (await client.get(f"/api/games/0~imports~{name}.mjlog.msgpack")).status \
@@ -233,7 +235,7 @@ async def test_the_commentary_lets_other_requests_through(tmp_path: Path) -> Non
         await client.close()
 
 
-async def _held_slots(cache: BuildCache, release: threading.Event) -> list[asyncio.Future[Any]]:
+async def _held_slots(cache: BuildCache, release: threading.Event) -> list[asyncio.Task[Any]]:
     """Both build slots taken by work that waits for ``release``: what a viewer's builds
     queue behind (a long commentary, say), made deterministic."""
     held = [asyncio.ensure_future(cache.run(lambda: release.wait(30))) for _ in range(2)]
@@ -260,9 +262,10 @@ async def test_builds_whose_clients_hung_up_before_a_slot_are_not_run(tmp_path: 
     requests against `mjbot serve` kept both slots busy for 52 s, a viewer's next request
     waited all that time, and the process burned 23 s of CPU beside the games in play."""
     logs, games = _copies(tmp_path, 6)
-    client = TestClient(TestServer(StatusServer(roots=[str(logs)]).app()))
+    app = StatusServer(roots=[str(logs)]).app()
+    client = TestClient(TestServer(app))
     await client.start_server()
-    cache = client.server.app[VIEW_CACHE]
+    cache = app[VIEW_CACHE]
     release = threading.Event()
     try:
         held = await _held_slots(cache, release)
@@ -293,9 +296,10 @@ async def test_past_the_queue_bound_a_build_is_a_503_at_once(tmp_path: Path) -> 
     and a client that kept a few hundred of them waiting left the server no connection for
     /health."""
     logs, games = _copies(tmp_path, 4)
-    client = TestClient(TestServer(StatusServer(roots=[str(logs)]).app()))
+    app = StatusServer(roots=[str(logs)]).app()
+    client = TestClient(TestServer(app))
     await client.start_server()
-    cache = client.server.app[VIEW_CACHE]
+    cache = app[VIEW_CACHE]
     cache.max_waiting = 2
     release = threading.Event()
     try:
@@ -359,9 +363,10 @@ async def test_a_commentary_its_clients_hung_up_on_is_given_up(tmp_path: Path) -
     path = practice_game(logs)
     path.write_bytes(repeated(path.read_bytes(), 10))  # a match log of ten games
     game = "~".join(["0", *path.relative_to(logs).parts])
-    client = TestClient(TestServer(StatusServer(roots=[str(logs)]).app()))
+    app = StatusServer(roots=[str(logs)]).app()
+    client = TestClient(TestServer(app))
     await client.start_server()
-    cache = client.server.app[VIEW_CACHE]
+    cache = app[VIEW_CACHE]
     try:
         url = client.make_url("/")
         _reader, writer = await asyncio.open_connection(url.host, url.port)

@@ -23,6 +23,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from aiohttp.multipart import content_disposition_filename, parse_content_disposition
 from aiohttp.test_utils import TestClient, TestServer
 from yarl import URL
@@ -34,6 +35,7 @@ from adapter.serve.viewer import VIEW_CACHE
 from replay.formats import mjai_log, tenhou6
 from replay.log import log_path, read_log
 from tests.in_process import mjbot_here
+from tests.narrowing import footer_of, header_of
 from tests.serve_helpers import until
 from tests.viewer_fixtures import IMPORTS, game_folder, platform_game
 
@@ -60,11 +62,12 @@ def folder(made_folder: dict[str, Path], tmp_path: Path) -> dict[str, Any]:
     return {"root": root, "files": files}
 
 
-async def client_for(*roots: Path, files: list[str] | None = None) -> TestClient:
+async def client_for(*roots: Path, files: list[str] | None = None
+                     ) -> TestClient[web.Request, web.Application]:
     return await client_for_server(StatusServer(roots=[str(r) for r in roots], imports=files))
 
 
-async def client_for_server(server: StatusServer) -> TestClient:
+async def client_for_server(server: StatusServer) -> TestClient[web.Request, web.Application]:
     client = TestClient(TestServer(server.app()))
     await client.start_server()
     return client
@@ -105,9 +108,9 @@ async def test_a_local_game_step_by_step(folder: dict[str, Any]) -> None:
         log = read_log(path)
         assert outline["full_information"] and outline["our_seat"] == 1
         assert outline["exports"] == ["tenhou6", "mjai"]
-        assert outline["players"] == log.header.extra["players"]
-        assert outline["final_scores"] == list(log.footer.scores)
-        assert len(outline["hands"]) == log.footer.result["hands"]
+        assert outline["players"] == header_of(log).extra["players"]
+        assert outline["final_scores"] == list(footer_of(log).scores)
+        assert len(outline["hands"]) == footer_of(log).result["hands"]
         assert sum(h["decisions"] for h in outline["hands"]) == len(log.decisions())
         hand = await (await client.get(f"/api/games/{game_id}/hands/0")).json()
         steps = hand["steps"]
@@ -141,7 +144,7 @@ async def test_exports_read_back(folder: dict[str, Any]) -> None:
         six = await client.get(f"/games/{game_id}/export/tenhou6")
         assert six.status == 200 and "attachment" in six.headers["Content-Disposition"]
         record = tenhou6.loads(await six.text())
-        hands = read_log(path).footer.result["hands"]
+        hands = footer_of(read_log(path)).result["hands"]
         assert len(record.hands()) == hands
         jsonl = await client.get(f"/games/{game_id}/export/mjai")
         assert len(mjai_log.loads(await jsonl.text()).hands()) == hands
@@ -400,7 +403,7 @@ async def test_the_list_pages_and_shows_our_seat_and_result(folder: dict[str, An
         games = {g["name"]: g for g in page["games"]}
         assert page["total"] == page["matched"] == len(games) and page["offset"] == 0
         practice = games[folder["files"]["practice"].name]
-        footer = read_log(folder["files"]["practice"]).footer
+        footer = footer_of(read_log(folder["files"]["practice"]))
         assert practice["our_seat"] == 1 and practice["finished"]
         assert practice["scores"] == list(footer.scores)
         assert practice["our_score"] == footer.scores[1]

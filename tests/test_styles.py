@@ -7,6 +7,8 @@ knob should push: how often a style calls, declares riichi and deals in.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from adapter.commands import UserInputError, require_policy
@@ -16,7 +18,7 @@ from brain.policies.rulebased import DEFAULT_STYLE, RuleBasedPolicy, Style
 
 
 def _figures(variant: str, policies: tuple[str, str, str, str], hands: int,
-             seed: int = 5) -> dict:
+             seed: int = 5) -> dict[str, Any]:
     config = ArenaConfig(variant, policies, hands, seed, 1, None)
     summary = summarize(config, run_arena(config), 1.0)
     assert summary["referee_errors"] == 0

@@ -88,8 +88,8 @@ def fingerprint(variant: str, units: int, seed: int = SEED,
         for seating in config.arrangements():
             sink: list[str] = []
             players = [_RecordingSeat(variant, s, seating[s], sink) for s in range(4)]
-            referee = _RecordingReferee(variant, players, sink)  # type: ignore[arg-type]
-            game = play_game(config.game_config(), players, seed, unit,  # type: ignore[arg-type]
+            referee = _RecordingReferee(variant, players, sink)
+            game = play_game(config.game_config(), players, seed, unit,
                              referee=referee)
             hands += len(game.hands)
             decisions += sum(1 for line in sink if " -> " in line)

@@ -26,6 +26,7 @@ from brain.policies.mc.policy import params
 from brain.policies.mc.root import build_table, candidates, discard_bias
 from brain.policies.mc.values import OurWins
 from brain.rules import rules_for
+from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
 from replay.log import DecisionFrame, read_log
@@ -101,7 +102,7 @@ def test_riichi_playouts_still_win_on_the_last_discard(left: int) -> None:
 # ---------------------------------------------------------------------- legal actions
 
 
-def _turn_after(variant: str, draw: str, left: int = 0):  # type: ignore[no-untyped-def]
+def _turn_after(variant: str, draw: str, left: int = 0) -> TableState:
     """Our turn on a draw that leaves ``left`` live draws (0: the last draw)."""
     state = turn_state(HANDS[variant], draw, variant, wall=left + 1)
     assert state.wall_remaining == left

@@ -18,7 +18,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from adapter.fakes.tenhou_recording import CUT, ReplayStats, recorded_stream, serve_recording
-from adapter.fakes.tenhou_server import FakeTenhouServer
+from adapter.fakes.tenhou_server import FakeTenhouServer, ServerStats
 from adapter.platforms.tenhou import (
     ANONYMOUS,
     ID_ENV,
@@ -33,8 +33,9 @@ from adapter.session import SessionSummary
 from protocols import events as ev
 from protocols.tenhou import TagStream, parse_tag
 from replay import replayer
-from replay.log import DecisionFrame, EventFrame, RxFrame, TxFrame, read_log
+from replay.log import DecisionFrame, EventFrame, GameLog, RxFrame, TxFrame, read_log
 from tests.line_faults import capture_client_readers, silent_server, time_out
+from tests.narrowing import footer_of, header_of, text_of
 from tests.serve_helpers import free_port
 from tests.shared_data import TENHOU_CAPTURES as CAPTURES
 from tests.test_tenhou_codec import REINIT_CALLS, REINIT_IN_RIICHI
@@ -42,7 +43,7 @@ from tests.test_tenhou_codec import REINIT_CALLS, REINIT_IN_RIICHI
 
 async def _game(tmp_path: Path, transport: str, seed: int = 1, drop: int | None = None,
                 junk: tuple[str, ...] = (), name: str = "NoName",
-                keepalive: float = 15.0) -> tuple[object, object]:
+                keepalive: float = 15.0) -> tuple[SessionSummary, ServerStats]:
     server = FakeTenhouServer(seed=seed, drop_after=drop, time_limit=5, absent=10,
                               log_dir=str(tmp_path / "server"), junk=junk)
     port = await (server.start_tcp() if transport == "tcp" else server.start_ws())
@@ -57,7 +58,7 @@ async def _game(tmp_path: Path, transport: str, seed: int = 1, drop: int | None 
     return summary, server.stats
 
 
-def _client_log(tmp_path: Path) -> object:
+def _client_log(tmp_path: Path) -> GameLog:
     (path,) = list((tmp_path / "client").rglob("*.mjlog.msgpack"))
     log = read_log(path)
     assert log.complete and log.truncated is None
@@ -78,6 +79,7 @@ async def test_a_whole_game_with_a_dropped_line_resumed(tmp_path: Path, transpor
     events = [f.event for f in log.frames if isinstance(f, EventFrame)]
     assert isinstance(events[0], ev.GameStarted)
     assert isinstance(events[-1], ev.GameEnded)
+    assert stats.result is not None, stats.problems
     assert sum(isinstance(e, ev.RoundWon | ev.RoundDrawn) for e in events) == \
         len(stats.result.hands)
     # the server's word that the game is over is told as a sentence, not a Python repr
@@ -93,11 +95,13 @@ async def test_a_whole_game_with_a_dropped_line_resumed(tmp_path: Path, transpor
 async def test_resuming_anywhere_plays_the_same_game(tmp_path: Path) -> None:
     """A line dropped at any of many points: the game goes on exactly as without the drop."""
     _, clean = await _game(tmp_path / "clean", "tcp", seed=1)
+    assert clean.result is not None, clean.problems
     for i, drop in enumerate(range(12, 140, 16)):
         transport = "tcp" if i % 2 else "ws"
         summary, stats = await _game(tmp_path / f"drop{drop}", transport, seed=1, drop=drop)
         assert stats.reconnects == 1, drop
         assert (stats.illegal, stats.timeouts) == (0, 0), (drop, stats.problems)
+        assert stats.result is not None, (drop, stats.problems)
         assert stats.result.scores == clean.result.scores, drop
         assert not summary.errors, (drop, summary.errors)
 
@@ -120,7 +124,7 @@ async def test_bad_tags_are_logged_and_the_game_goes_on(tmp_path: Path, transpor
     assert all(j in rx for j in junk)  # every raw message kept
     # the log re-reads to the same events; the bad messages fail again, as in the game
     # (reparse said 'identical: False' for a game whose every event it read again)
-    again = replayer.reparse(replayer.load(str(log.path)))  # type: ignore[attr-defined]
+    again = replayer.reparse(replayer.load(str(log.path)))
     assert again["identical"] and again["errors"] == [], again
     assert len(again["unreadable_in_the_game"]) == len(junk)
     if transport == "tcp":  # '<E12 t="x"/>' owed an answer: a pass, which the server ignored
@@ -132,7 +136,8 @@ async def test_bad_tags_are_logged_and_the_game_goes_on(tmp_path: Path, transpor
                    for p in stats.problems), stats.problems
 
 
-async def test_the_id_never_reaches_a_log(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+async def test_the_id_never_reaches_a_log(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
     secret = "ID1A2B3C4D-s3cr3tXY"
     summary, _stats = await _game(tmp_path, "tcp", name=secret)
     assert summary.finished
@@ -653,10 +658,10 @@ async def test_a_new_game_after_a_resumed_game_that_never_ended(tmp_path: Path) 
     assert len(server.discards) == 3 and server.problems == []
     logs = [read_log(p) for p in tmp_path.rglob("*.mjlog.msgpack")]
     assert len(logs) == 2 and all(log.complete for log in logs)
-    (old,) = [log for log in logs if log.footer.result.get("abandoned")]
+    (old,) = [log for log in logs if footer_of(log).result.get("abandoned")]
     (new,) = [log for log in logs if log is not old]
-    assert old.header.seat == 0 and isinstance(next(old.events()), ev.GameStarted)
-    assert new.header.seat == 2 and new.header.game_id.endswith("0a1b2c3d")
+    assert header_of(old).seat == 0 and isinstance(next(old.events()), ev.GameStarted)
+    assert header_of(new).seat == 2 and header_of(new).game_id.endswith("0a1b2c3d")
     events = list(new.events())
     assert events[0] == ev.GameStarted("riichi", 2, ("COM", "COM", "NoName", "COM"),
                                        events[0].rules)
@@ -922,11 +927,11 @@ async def test_a_reconnect_the_server_answers_with_the_lobby_closes_the_lost_gam
     assert summary.finished and summary.games == 1 and summary.reconnects == 1
     assert not summary.errors, summary.errors
     logs = sorted((read_log(p) for p in tmp_path.rglob("*.mjlog.msgpack")),
-                  key=lambda lg: lg.footer.result.get("abandoned", False))
+                  key=lambda lg: footer_of(lg).result.get("abandoned", False))
     assert len(logs) == 2
     played, lost = logs
-    assert lost.footer.result["abandoned"] and lost.complete
-    assert not played.footer.result.get("abandoned") and played.complete
+    assert footer_of(lost).result["abandoned"] and lost.complete
+    assert not footer_of(played).result.get("abandoned") and played.complete
     notices = [f.event.text for f in lost.frames
                if isinstance(f, EventFrame) and isinstance(f.event, ev.PlatformNotice)]
     assert any("gave no game back" in n for n in notices), notices
@@ -987,7 +992,7 @@ async def test_a_stop_asked_for_in_a_game_lost_while_the_line_was_down_joins_no_
     assert after_login[:1] == ["BYE"], after_login
     assert bot.left and helos == 2 and bot.summary.games == 0
     (log,) = [read_log(p) for p in tmp_path.rglob("*.mjlog.msgpack")]
-    assert log.footer.result["abandoned"] and log.complete
+    assert footer_of(log).result["abandoned"] and log.complete
 
 
 async def test_a_line_that_drops_after_every_login_is_not_reconnected_for_ever() -> None:
@@ -1118,7 +1123,8 @@ async def test_a_draw_or_an_offer_that_is_no_tag_still_gets_its_answer(
     assert answers[1] == {}  # a pass
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     log = read_log(path)
-    discards = [f.raw for f in log.frames if isinstance(f, TxFrame) and f.raw.startswith("<D")]
+    sent = [text_of(f.raw) for f in log.frames if isinstance(f, TxFrame)]
+    discards = [raw for raw in sent if raw.startswith("<D")]
     assert discards == (['<D p="37"/>'] if draw.startswith("<T37") else []), discards
     events = list(log.events())
     drawn = [e.tile for e in events if isinstance(e, ev.TileDrawn) and e.seat == 0]

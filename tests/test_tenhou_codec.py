@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -50,7 +51,8 @@ def _transcript(path: Path) -> list[tuple[str, str]]:
     return out
 
 
-def _reply_action(reply: dict, codec: TenhouCodec, request: ev.DecisionRequest | None) -> object:
+def _reply_action(reply: dict[str, Any], codec: TenhouCodec,
+                  request: ev.DecisionRequest | None) -> object:
     """What a recorded client reply expresses, as our action."""
     verb = reply["verb"]
     if verb == "discard":
@@ -107,7 +109,7 @@ def test_transcript_parses_and_calls_are_consistent(path: Path) -> None:
             elif isinstance(item, ev.DecisionRequest):
                 request = item
             elif isinstance(item, ev.MeldCalled) and item.kind in ("chi", "pon", "open_kan"):
-                assert last_discard is not None
+                assert last_discard is not None and item.called is not None, text
                 assert T.kind(item.called) == T.kind(last_discard.tile), text
                 assert item.called == last_discard.tile, text
                 assert item.from_seat == last_discard.seat != item.seat, text
@@ -240,6 +242,7 @@ def test_relative_seats_become_absolute_from_the_first_dealer() -> None:
 def test_draw_flags_riichi_and_red_fives() -> None:
     codec = _seated(oya=0, hai="16,17,0,4,8,36,40,44,72,76,80,108,112")
     drawn, request = codec.feed('<T113 t="48"/>')
+    assert isinstance(drawn, ev.TileDrawn) and isinstance(request, ev.DecisionRequest)
     assert drawn.tile == 28 and codec.last_drawn_id == 113  # South
     assert request.offered == frozenset({"discard", "kan", "win", "riichi"})
     assert [format_tag(t) for t in codec.reply_tags(ev.Discard(T.RED_5M), request)] == [
@@ -262,6 +265,7 @@ def test_offers_on_discards_and_robbing_a_kan() -> None:
     codec = _seated(oya=0)
     codec.feed("<U/>")  # not ours: seat 1 draws (relative 1 = absolute 1 here)
     _, request = codec.feed('<E105 t="11"/>')
+    assert isinstance(request, ev.DecisionRequest)
     assert request.offered == frozenset({"pon", "kan", "win"})
     assert [format_tag(t) for t in codec.reply_tags(ev.Pass(), request)] == ["<N/>"]
     assert [format_tag(t) for t in codec.reply_tags(ev.Win(), request)] == ['<N type="6"/>']
@@ -270,6 +274,7 @@ def test_offers_on_discards_and_robbing_a_kan() -> None:
     # seat 2 adds a fourth 1p to its pon: t="8" offers robbing it
     code = (3 * 9 + 0) << 9 | 0x10  # kind 9 (1p), called index 0, unused copy 0
     meld, rob = codec.feed(f'<N who="2" m="{code}" t="8"/>')
+    assert isinstance(meld, ev.MeldCalled)
     assert meld.kind == "added_kan"
     assert rob == ev.DecisionRequest("rob_kan", offered=frozenset({"win"}), tile=9,
                                      from_seat=2)
@@ -280,6 +285,7 @@ def test_wins_draws_and_the_end_of_the_game() -> None:
     (won,) = codec.feed('<AGARI ba="0,0" hai="1,7,9,13,19,23,48,50,81,85,90" m="44073" '
                         'machi="23" ten="30,1100,0" yaku="15,1" doraHai="55" who="1" '
                         'fromWho="1" sc="127,-3,361,11,146,-5,366,-3"/>')
+    assert isinstance(won, ev.RoundWon)
     assert won.winner == 0 and won.from_seat is None and won.value == 1
     assert won.deltas == (1100, -500, -300, -300)
     assert won.yaku == ("場風 南(1飜)",)
@@ -393,12 +399,14 @@ ABANDONED_THEN_NEW = [
 def test_a_taikyoku_ends_an_unfinished_game_and_begins_a_new_one() -> None:
     codec = TenhouCodec()
     out = [item for text in ABANDONED_THEN_NEW[:3] for item in codec.feed(text)]
+    assert isinstance(out[1], ev.GameStarted)
     assert ev.GameStarted("riichi", 0, ("", "", "", ""), out[1].rules) == out[1]
     assert codec.seat == 0 and 0 in codec.held  # our turn in the resumed game
     for text in ABANDONED_THEN_NEW[3:-1]:
         codec.feed(text)
     out = codec.feed(ABANDONED_THEN_NEW[-1])
     events = [e for e in out if not isinstance(e, ev.PlatformNotice)]
+    assert isinstance(events[1], ev.GameStarted), events
     # the old game is closed (its last scores, marked abandoned), then the new one begins
     assert events == [ev.GameEnded((25000, 25000, 25000, 25000), abandoned=True),
                       ev.GameStarted("riichi", 2, ("COM", "COM", "NoName", "COM"),
@@ -409,6 +417,7 @@ def test_a_taikyoku_ends_an_unfinished_game_and_begins_a_new_one() -> None:
     hai = "1,5,9,13,41,45,53,77,81,93,109,113,0"
     (start,) = codec.feed(f'<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="2" '
                           f'hai="{hai}"/>')
+    assert isinstance(start, ev.RoundStarted)
     assert start.dealer == 0 and len(start.hand) == 13
     assert codec.feed("<V/>") == [ev.TileDrawn(0, None, False)]  # the dealer, opposite us
     drawn, _turn = (codec.feed("<F120/>"), codec.feed("<W/>"), codec.feed("<G121/>"),
@@ -424,6 +433,7 @@ def test_a_taikyoku_after_a_finished_game_ends_nothing() -> None:
     codec.feed('<GO type="9" lobby="0"/>')
     codec.feed('<UN n0="a" n1="b" n2="c" n3="d"/>')
     (started,) = codec.feed('<TAIKYOKU oya="3"/>')
+    assert isinstance(started, ev.GameStarted)
     assert started.seat == 1
 
 

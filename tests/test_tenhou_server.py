@@ -15,6 +15,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +25,7 @@ from adapter.fakes.tenhou_table import TenhouTable
 from protocols import events as ev
 from protocols.tenhou import (
     DRAW_TYPES,
+    Tag,
     TagStream,
     TenhouCodec,
     auth_reply,
@@ -32,13 +34,14 @@ from protocols.tenhou import (
     parse_tag,
 )
 from replay.log import read_log
+from tests.narrowing import searched
 from tests.shared_data import TENHOU_CAPTURES as CAPTURES
 from tests.tenhou_raw import DRAW, OFFER, GameSeen, RawClient
 
 
 @asynccontextmanager
-async def _server(**kwargs: object) -> AsyncIterator[tuple[FakeTenhouServer, int]]:
-    server = FakeTenhouServer(**{"time_limit": 5.0, **kwargs})  # type: ignore[arg-type]
+async def _server(**kwargs: Any) -> AsyncIterator[tuple[FakeTenhouServer, int]]:
+    server = FakeTenhouServer(**{"time_limit": 5.0, **kwargs})
     port = await server.start_tcp()
     try:
         yield server, port
@@ -50,11 +53,11 @@ def _attrs(text: str) -> dict[str, str]:
     return parse_tag(text).attrs
 
 
-async def _one_game(port: int, **play: object) -> GameSeen:
+async def _one_game(port: int, **play: Any) -> GameSeen:
     client = await RawClient.connect(port)
     try:
         await client.login()
-        return await client.play(**play)  # type: ignore[arg-type]
+        return await client.play(**play)
     finally:
         await client.close()
 
@@ -243,7 +246,7 @@ async def test_a_cut_line_has_carried_every_tag_counted_before_the_cut() -> None
             await client.play(stop=keep)
         await client.close()
         (cut,) = [p for p in server.stats.problems if p.startswith("(test) connection cut")]
-        counted = int(re.search(r"after (\d+) game tags", cut).group(1))  # type: ignore[union-attr]
+        counted = int(searched(r"after (\d+) game tags", cut).group(1))
         tags = [t for read in seen[0].reads for t in read]
         assert counted >= 40 and len(tags) == counted, (counted, tags)
         assert tags[0].startswith("<INIT "), tags
@@ -462,7 +465,7 @@ async def test_results_as_tenhou_writes_them() -> None:
     for text in wins:
         a = _attrs(text)
         yaku = [int(x) for x in a["yaku"].split(",")] if "yaku" in a else []
-        fu, points, limit = (int(x) for x in a["ten"].split(","))
+        fu, paid, limit = (int(x) for x in a["ten"].split(","))
         assert limit == _expected_limit(yaku, fu, "yakuman" in a), text
         limits.add(limit)
         riichi = any(y in (1, 21) for y in yaku[0::2])
@@ -473,7 +476,7 @@ async def test_results_as_tenhou_writes_them() -> None:
             ura_zero += yaku[-1] == 0
         honba, sticks = (int(x) for x in a["ba"].split(","))
         sc = [int(x) for x in a["sc"].split(",")]
-        assert sc[2 * int(a["who"]) + 1] * 100 == points + 300 * honba + 1000 * sticks, text
+        assert sc[2 * int(a["who"]) + 1] * 100 == paid + 300 * honba + 1000 * sticks, text
     assert ura_zero and {0, 1, 2} <= limits, wins  # the sample shows what is checked
 
 
@@ -588,7 +591,7 @@ async def test_cli_closes_politely_after_the_last_game(tmp_path: Path) -> None:
     try:
         assert server.stderr is not None
         line = (await asyncio.wait_for(server.stderr.readline(), 60)).decode()
-        port = int(re.search(r"127\.0\.0\.1:(\d+)", line).group(1))  # type: ignore[union-attr]
+        port = int(searched(r"127\.0\.0\.1:(\d+)", line).group(1))
         lingering = await RawClient.connect(port)  # logged in, never plays, never leaves
         await lingering.hello()
         client = await RawClient.connect(port)
@@ -784,10 +787,10 @@ def test_a_reinit_says_what_was_told_and_not_yet_written() -> None:
         table = TenhouTable(server, 0, {0: ("NoName", link)})
         seat = table.remotes[0]
 
-        async def write(tags: list[object]) -> None:
+        async def write(tags: list[Tag]) -> None:
             return None
 
-        link.attach(write)  # type: ignore[arg-type]
+        link.attach(write)
         hands = tuple(tuple(T.from_tenhou_id(i) for i in range(13 * s + 1, 13 * s + 14))
                       for s in range(4))
         table.referee.emit(ev.RoundStarted(0, 1, scores=(25000,) * 4, hands=hands,
@@ -847,10 +850,10 @@ def test_furiten_is_told_before_the_discard_that_makes_it_and_lifted_when_it_end
         table = TenhouTable(FakeTenhouServer(seed=0), 0, {0: ("NoName", link)})
         seat = table.remotes[0]
 
-        async def write(tags: list[object]) -> None:
+        async def write(tags: list[Tag]) -> None:
             return None
 
-        link.attach(write)  # type: ignore[arg-type]
+        link.attach(write)
         tile = T.from_tenhou_id
         ours = tuple(tile(i) for i in (0, 4, 8, 12, 17, 20, 24, 28, 32, 36, 37, 40, 44))
         hands = (ours, *(tuple(tile(i) for i in range(72 + 13 * s, 85 + 13 * s))

@@ -324,12 +324,13 @@ async def test_our_clients_own_transcript_reads_as_its_game_log(
     log's raw frames written as a transcript: read back, the same events as it logged, its
     notices too (an unreadable message's 'error:' notice says where, so it is counted)."""
     from replay.log import EventFrame, RxFrame, TxFrame, read_log
+    from tests.narrowing import text_of
     from tests.test_tenhou_client import _game
 
     await _game(tmp_path, transport, drop=drop, junk=junk)
     (path,) = (tmp_path / "client").rglob("*.mjlog.msgpack")
     log = read_log(path)
-    lines = [f"{'Get' if isinstance(f, RxFrame) else 'Send'}: {f.raw}" for f in log.frames
+    lines = [f"{'Get' if isinstance(f, RxFrame) else 'Send'}: {text_of(f.raw)}" for f in log.frames
              if isinstance(f, RxFrame | TxFrame)]
     record = tenhou_client.loads("\n".join(lines) + "\n")
     logged = [f.event for f in log.frames if isinstance(f, EventFrame)]

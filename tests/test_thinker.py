@@ -27,6 +27,7 @@ from adapter.thinking.worker_process import PolicyWorker
 from brain import anytime
 from brain.brain import Brain
 from brain.clock import ManualClock
+from brain.policies.base import Policy
 from protocols import events as ev
 from protocols import tiles as T
 from replay.log import GameLogWriter, Header, read_log
@@ -57,7 +58,7 @@ async def _until(check: Callable[[], bool]) -> None:
         await asyncio.sleep(0.01)
 
 
-def _on_a_manual_clock(policy: object, limit: float = 1.0) -> tuple[Thinker, ManualClock]:
+def _on_a_manual_clock(policy: str | Policy, limit: float = 1.0) -> tuple[Thinker, ManualClock]:
     """A thinker whose brain keeps time on a manual clock: budget ``limit`` less 0.25 s."""
     clock = ManualClock()
     return Thinker(Brain("riichi", policy, limit=limit, clock=clock)), clock

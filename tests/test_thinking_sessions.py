@@ -48,8 +48,8 @@ BUDGET = 3.5  # the platform's time per decision in these tests: room for 2 s of
 CUT_LATE = 1.0  # seconds past its deadline a cut thinking may come: only a missed cut is later
 
 
-def _register(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, policy: type,
-              **options: Any) -> str:
+def _register(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+              policy: type[SlowThinker | NeverReturns | DiesMidThought], **options: Any) -> str:
     """Make the fixture policy known by its name, for this test only."""
     factory = functools.partial(policy, tmp_path / f"{policy.name}.count", **options)
     monkeypatch.setitem(POLICIES, policy.name, factory)

@@ -55,4 +55,4 @@ def test_a_variant_is_frozen() -> None:
     import dataclasses
 
     with pytest.raises(dataclasses.FrozenInstanceError):
-        variant_of("riichi").hand_size = 14  # type: ignore[misc]
+        variant_of("riichi").hand_size = 14  # type: ignore[misc]  # refused, as it must be

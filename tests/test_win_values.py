@@ -18,6 +18,7 @@ from replay import replayer
 from replay.formats import mjai_log, ntpu_log
 from replay.log import EventFrame, read_log
 from tests.in_process import mjbot_here
+from tests.narrowing import searched
 from tests.shared_data import MJAI_GAME
 
 # We are NTPU seat 1, the dealer: 1-9s, EEE SS WW and 9p (id 290).
@@ -145,7 +146,7 @@ def test_a_hora_that_carries_its_value_keeps_it() -> None:
     (won,) = codec.feed({"type": "hora", "actor": 2, "target": 0, "pai": "5p", "fu": 40,
                          "fan": 3, "yakus": [["reach", 1], ["dora", 2]],
                          "uradora_markers": ["E"], "deltas": [-5200, 0, 5200, 0]})
-    assert won == ev.RoundWon(2, 0, (), T.from_mjai("5p"), 3, (-5200, 0, 5200, 0),
+    assert won == ev.RoundWon(2, 0, (), T.parse_mpsz("5p")[0], 3, (-5200, 0, 5200, 0),
                               ("reach(1)", "dora(2)"), (T.EAST,), detail="40符")
     assert mjai_log.value_own_wins([ev.GameStarted("riichi", 2), won])[1] == won
 
@@ -170,7 +171,7 @@ def test_every_ntpu_clients_value_of_every_win_is_the_servers(tmp_path: Path) ->
     assert {e.winner for e in served if isinstance(e, ev.RoundWon)} >= {0, 1, 2}
     compared = 0
     for path in (tmp_path / "ntpu").rglob("*.mjlog.msgpack"):  # one per client and hand
-        hand = int(re.search(r"-g(\d+)-", path.name).group(1))
+        hand = int(searched(r"-g(\d+)-", path.name).group(1))
         won = served[hand - 1]
         log = read_log(path)
         notices = [f.event.text for f in log.frames if isinstance(f, EventFrame)

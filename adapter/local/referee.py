@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -45,7 +45,6 @@ from brain.rules import rules_for, variant_of
 from brain.state import TableState
 from protocols import events as ev
 from protocols import tiles as T
-from replay.log import GameLogWriter
 from replay.record import seat_views
 
 NOTEN_PAYMENT = 3000
@@ -186,12 +185,23 @@ class DecisionObserver(Protocol):
                  legal: list[Any], answer: Any) -> None: ...
 
 
+class HandLog(Protocol):
+    """What the referee writes each event and answer to: a game log (replay.log's
+    GameLogWriter), or a test's capture of the full-information events."""
+
+    def event(self, event: Any) -> None: ...
+
+    def decision(self, request: ev.DecisionRequest, legal: Iterable[Any], action: Any,
+                 policy: str = "", candidates: Iterable[tuple[Any, float]] = (),
+                 elapsed: float = 0.0, fallback: str = "", seat: int | None = None) -> None: ...
+
+
 class HandReferee:
     """Plays one hand. ``players``: four seats; ``log``: the game's full-information log;
     ``observer``: called with every answer (see :class:`DecisionObserver`)."""
 
     def __init__(self, variant: str, players: Sequence[Player],
-                 log: GameLogWriter | None = None,
+                 log: HandLog | None = None,
                  observer: DecisionObserver | None = None) -> None:
         self.variant = variant
         self.spec = variant_of(variant)
