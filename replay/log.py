@@ -8,6 +8,8 @@ action, policy, top candidates, time spent, fallback), ``tx`` (a raw outbound me
 The writer appends and flushes every frame, so a process killed at any moment leaves a file
 whose every complete frame reads back; it fsyncs at the end of each hand and at close. The reader
 never fails on a cut or damaged tail: it returns what it could read and says where it stopped.
+What a newer mjbot added (an event or action type, a frame kind, a field) is skipped and
+counted (``GameLog.skipped``), the rest of the file read: a log outlives the version that wrote it.
 Configured secret values are scrubbed from every string before it reaches the disk.
 """
 
@@ -21,6 +23,7 @@ import os
 import re
 import time
 import urllib.parse
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +43,19 @@ LOG_DIR_ENV = "MJBOT_LOG_DIR"
 
 class LogError(ValueError):
     """A file is not an mjbot game log, or a frame in it is malformed."""
+
+
+class UnknownKind(LogError):
+    """A frame of a kind this version does not know, named as ours are and timed as every
+    frame of play is (a newer mjbot's)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(f"unknown frame kind {kind!r}")
+        self.name = f"{kind!r} frame"
+
+
+# the names a writer gives a frame kind or a header field; anything else there is damage
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 
 # --------------------------------------------------------------------------- frames
@@ -142,7 +158,9 @@ def _frame_to_map(frame: Any) -> dict[str, Any]:
     raise LogError(f"not a frame: {type(frame).__name__}")
 
 
-def _map_to_frame(data: Any) -> Any:
+def _map_to_frame(data: Any, ignored: Counter[str] | None = None) -> Any:
+    """The frame a map stands for. With ``ignored`` (the reader), fields a newer mjbot added
+    are left out and counted there; a type or kind it added raises UnknownType / UnknownKind."""
     if not isinstance(data, dict) or not isinstance(data.get("k"), str):
         raise LogError(f"a frame must be a map with a kind 'k', got {type(data).__name__}")
     kind = data["k"]
@@ -153,15 +171,16 @@ def _map_to_frame(data: Any) -> Any:
                 raise LogError(f"{kind} frame: raw must be text or bytes")
             return (RxFrame if kind == "rx" else TxFrame)(float(data["t"]), raw)
         if kind == "event":
-            return EventFrame(float(data["t"]), schema.decode(data["event"]))
+            return EventFrame(float(data["t"]), schema.decode(data["event"], ignored))
         if kind == "decision":
             return DecisionFrame(
                 t=float(data["t"]),
-                request=schema.decode(data["request"]),
-                legal=tuple(schema.decode_many(data["legal"])),
-                action=schema.decode(data["action"]),
+                request=schema.decode(data["request"], ignored),
+                legal=tuple(schema.decode_many(data["legal"], ignored)),
+                action=schema.decode(data["action"], ignored),
                 policy=str(data.get("policy", "")),
-                candidates=tuple((schema.decode(a), float(s)) for a, s in data["candidates"]),
+                candidates=tuple((schema.decode(a, ignored), float(s))
+                                 for a, s in data["candidates"]),
                 elapsed=float(data.get("elapsed", 0.0)),
                 fallback=str(data.get("fallback", "")),
                 seat=None if data.get("seat") is None else int(data["seat"]),
@@ -172,6 +191,11 @@ def _map_to_frame(data: Any) -> Any:
             return HandEndFrame(float(data["t"]))
         if kind == "header":
             fields = {k: v for k, v in data.items() if k != "k"}
+            for k in [k for k in fields if k not in Header.__dataclass_fields__]:
+                if ignored is None or not isinstance(k, str) or not _NAME.fullmatch(k):
+                    raise LogError(f"header has no field {k!r}")
+                ignored[f"Header.{k}"] += 1
+                del fields[k]
             # read as a map by replay and the viewer (policy_config is read by nobody: a
             # log whose policy_config is no map opens as it always did)
             if not isinstance(fields.get("extra", {}), dict):
@@ -180,8 +204,13 @@ def _map_to_frame(data: Any) -> Any:
         if kind == "footer":
             return Footer(result=dict(data.get("result") or {}),
                           scores=tuple(data.get("scores") or ()), ended=str(data.get("ended", "")))
+    except schema.UnknownType:
+        raise
     except (KeyError, TypeError, ValueError) as exc:
         raise LogError(f"malformed {kind} frame: {exc}") from None
+    # a newer kind, as every frame of play, carries its time; a map without one is damage
+    if _NAME.fullmatch(kind) and isinstance(data.get("t"), float | int):
+        raise UnknownKind(kind)
     raise LogError(f"unknown frame kind {kind!r}")
 
 
@@ -489,6 +518,17 @@ class GameLog:
     frames: list[Any]
     footer: Footer | None
     truncated: Truncation | None
+    # what a newer mjbot wrote that this version does not know, skipped: a type's name
+    # (FuritenShown), a frame kind ("'note' frame") or a field (TileDrawn.colour) -> how many
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def newer_note(self) -> str | None:
+        """The one line that says what was skipped, or None where nothing was."""
+        if not self.skipped:
+            return None
+        what = ", ".join(f"{name} ({n})" for name, n in sorted(self.skipped.items()))
+        return (f"written by a newer mjbot: skipped what this version does not know: {what}; "
+                "the rest of the log is read")
 
     @property
     def complete(self) -> bool:
@@ -531,6 +571,7 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
     header: Header | None = None
     footer: Footer | None = None
     frames: list[Any] = []
+    skipped: Counter[str] = Counter()
     good = 0
     reason = ""
     while True:
@@ -542,13 +583,21 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
         except (ValueError, msgpack.UnpackException) as exc:
             reason = f"unreadable bytes ({exc})"
             break
+        ignored: Counter[str] = Counter()
         try:
-            frame = _map_to_frame(obj)
+            frame = _map_to_frame(obj, ignored)
         except (LogError, schema.SchemaError) as exc:
             if good == 0:
                 raise LogError(f"{path}: not an mjbot game log ({exc})") from None
-            reason = f"bad frame: {exc}"
-            break
+            if not isinstance(exc, UnknownKind | schema.UnknownType):
+                reason = f"bad frame: {exc}"
+                break
+            skipped[exc.name] += 1  # a newer mjbot's: the frames after it are read
+            good = unpacker.tell()
+            if good == len(data):
+                break
+            continue
+        skipped.update(ignored)
         if good == 0 and not isinstance(frame, Header):
             raise LogError(f"{path}: not an mjbot game log (first frame is not a header)")
         good = unpacker.tell()
@@ -562,4 +611,4 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
         if good == len(data):
             break
     truncated = None if good == len(data) else Truncation(good, len(data), reason)
-    return GameLog(Path(path), header, frames, footer, truncated)
+    return GameLog(Path(path), header, frames, footer, truncated, dict(skipped))

@@ -237,6 +237,8 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
     if unknown:
         notes.append("the log ends after a chow or pung the bot answered, before the judge "
                      "said whether it was taken: the discard decided with it is left out")
+    if (newer := log.newer_note()) is not None:
+        notes.append(newer)
     if log.truncated is not None:
         notes.append(f"log cut at byte {log.truncated.offset} of {log.truncated.size} "
                      f"({log.truncated.reason}): the frames before it are shown")
@@ -288,6 +290,8 @@ def _from_table_log(log: GameLog, seat: int) -> Replay:
                                       f.elapsed, f.fallback))
     record = GameRecord(header.variant, "local", events, {"players": 4})
     notes = []
+    if (newer := log.newer_note()) is not None:
+        notes.append(newer)
     if log.truncated is not None:
         notes.append(f"log cut at byte {log.truncated.offset} of {log.truncated.size} "
                      f"({log.truncated.reason}): the frames before it are shown")

@@ -4,12 +4,16 @@ Each object becomes a msgpack map ``{"type": <class name>, <field>: <value>, ...
 plain values (ints, strings, lists, maps), never pickle, so a log can be read by any language and
 survives refactors of our classes. Field names are those of :mod:`protocols.events` (a contract:
 fields are added, never renamed); on reading, missing fields take their defaults and unknown
-ones are rejected with :class:`SchemaError`, which names what was wrong.
+ones are rejected with :class:`SchemaError`, which names what was wrong. A game log is read
+leniently (``ignored``): what a newer mjbot added, a type (:class:`UnknownType`) or a field, is
+told apart from damage by its name, so that a log it wrote is read by an older one.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections import Counter
 from typing import Any
 
 from protocols import events as ev
@@ -26,10 +30,24 @@ _FIELDS: dict[type, tuple[str, ...]] = {
 _SET_FIELDS = {"offered"}
 _NESTED_TUPLE_FIELDS = {"hands"}
 _DICT_FIELDS = {"rules"}
+# the names a writer gives: a class name, a field name. Anything else where one is expected is
+# damage, never a newer version's addition
+_TYPE_NAME = re.compile(r"[A-Z][A-Za-z0-9]{0,63}")
+_FIELD_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 
 class SchemaError(ValueError):
     """A stored object does not match the schema (unknown type, unknown field, bad value)."""
+
+
+class UnknownType(SchemaError):
+    """A type this version does not know, named as our classes are: one a newer mjbot added
+    (or one ours forgot: :func:`encode` refuses to write those, so our own logs never hold
+    one)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown object type {name!r}")
+        self.name = name
 
 
 def encode(obj: Any) -> dict[str, Any]:
@@ -49,13 +67,17 @@ def encode(obj: Any) -> dict[str, Any]:
     return out
 
 
-def decode(data: Any) -> Any:
-    """The object a map from :func:`encode` stands for."""
+def decode(data: Any, ignored: Counter[str] | None = None) -> Any:
+    """The object a map from :func:`encode` stands for. With ``ignored`` (a game log's
+    reader), a field this version does not know, named as ours are, is left out and counted
+    there as ``Type.field``; without it, it is an error."""
     if not isinstance(data, dict):
         raise SchemaError(f"expected a map with a 'type', got {type(data).__name__}")
     name = data.get("type")
     cls = _TYPES.get(name) if isinstance(name, str) else None
     if cls is None:
+        if isinstance(name, str) and _TYPE_NAME.fullmatch(name):
+            raise UnknownType(name)
         raise SchemaError(f"unknown object type {name!r}")
     names = _FIELDS[cls]
     kwargs: dict[str, Any] = {}
@@ -63,7 +85,10 @@ def decode(data: Any) -> Any:
         if key == "type":
             continue
         if key not in names:
-            raise SchemaError(f"{name} has no field {key!r}")
+            if ignored is None or not isinstance(key, str) or not _FIELD_NAME.fullmatch(key):
+                raise SchemaError(f"{name} has no field {key!r}")
+            ignored[f"{name}.{key}"] += 1
+            continue
         kwargs[key] = _field_value(key, value)
     try:
         return cls(**kwargs)
@@ -89,7 +114,7 @@ def encode_many(objs: list[Any] | tuple[Any, ...]) -> list[dict[str, Any]]:
     return [encode(o) for o in objs]
 
 
-def decode_many(data: Any) -> list[Any]:
+def decode_many(data: Any, ignored: Counter[str] | None = None) -> list[Any]:
     if not isinstance(data, list):
         raise SchemaError(f"expected a list of objects, got {type(data).__name__}")
-    return [decode(d) for d in data]
+    return [decode(d, ignored) for d in data]

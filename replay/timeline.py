@@ -373,6 +373,8 @@ def _items(loaded: Loaded) -> tuple[list[tuple[str, Any]], dict[str, Any], int |
                 items.append(("event", next(valued)))
             elif isinstance(f, DecisionFrame):
                 items.append(("decision", f))
+        if (newer := loaded.log.newer_note()) is not None:
+            meta["notes"].append(newer)
         if loaded.log.truncated is not None:
             meta["notes"].append(f"the log is cut at byte {loaded.log.truncated.offset} "
                                  f"({loaded.log.truncated.reason})")
