@@ -51,7 +51,7 @@ def _newer(frames: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
         frame = dict(frame)
         if frame["k"] == "header":
             frame["build"] = "abc123"
-        event = frame.get("event")
+        event: dict[str, Any] = frame.get("event") or {}
         if frame["k"] == "event" and event["type"] == "TileDrawn":
             frame["event"] = {**event, "seen_at": 0.25}
         out.append(frame)

@@ -134,7 +134,7 @@ def test_the_commentary_resumes_at_a_match_logs_next_game_with_its_seat() -> Non
 
     rep = replayer.load(ROOT / "tests" / "data" / "nycu" / "client1.log")
     starts = [i for i, e in enumerate(rep.events) if isinstance(e, ev.GameStarted)]
-    assert [rep.events[i].seat for i in starts] == [0, 3]  # type: ignore[attr-defined]
+    assert [rep.events[i].seat for i in starts] == [0, 3]
     second = starts[1]
     ranker = RankingEvaluator("rulebased")
     whole = [r for r in commentary_rows(rep, ranker) if r["event_index"] > second]

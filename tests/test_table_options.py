@@ -16,7 +16,9 @@ COMMANDS = ["arena", "league", "selfplay"]
 def _subparser(command: str):
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
-    return sub.choices[command]
+    choices = sub.choices
+    assert isinstance(choices, dict), f"{command}: the parser has no subcommands"
+    return choices[command]
 
 
 def _table_options(command: str) -> list[str]:

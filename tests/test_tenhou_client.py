@@ -272,7 +272,8 @@ def _furiten_readings(log: Any) -> dict[tuple[object, ...], tuple[bool, bool]]:
     from brain.rules.riichi import is_furiten
     from brain.state import TableState
 
-    state, out = TableState(), {}
+    state = TableState()
+    out: dict[tuple[object, ...], tuple[bool, bool]] = {}
     for f in log.frames:
         if isinstance(f, EventFrame):
             state.apply(f.event)
@@ -291,6 +292,7 @@ async def test_the_fake_servers_furiten_is_said_again_after_its_reinit(tmp_path:
     _, clean = await _game(tmp_path / "clean", "tcp", seed=3)
     summary, stats = await _game(tmp_path / "cut", "tcp", seed=3, drop=337)
     assert not summary.errors and stats.reconnects == 1
+    assert stats.result is not None and clean.result is not None
     assert stats.result.scores == clean.result.scores
     cut = _client_log(tmp_path / "cut")
     events = [f.event for f in cut.frames if isinstance(f, EventFrame)]
