@@ -82,6 +82,33 @@ DAMAGED = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError,
            RecursionError)
 
 
+SEAT_FIELDS = ("seat", "winner", "from_seat", "pao_seat", "dealer")
+TILE_FIELDS = ("tile", "win_tile", "called", "indicator", "flower")
+TILE_LISTS = ("tiles", "hand", "dora_indicators", "ura_dora_indicators")
+
+
+def check_event(e: Any) -> None:
+    """A StateError naming the field where ``e`` holds a seat outside 0..3 (a tenpai seat
+    too) or a tile that is none: the table takes such a value without a word (a win of seat
+    9, a dealer -1 read from the end of the list), so a damaged or hand-edited file's hand
+    was read as sound, its seat written into a dataset's rows."""
+    for name in SEAT_FIELDS:
+        seat = getattr(e, name, None)
+        if seat is not None and (type(seat) is not int or not 0 <= seat < 4):
+            raise StateError(f"{name} {seat!r} is not a seat (0..3)")
+    for seat in getattr(e, "tenpai", ()):
+        if type(seat) is not int or not 0 <= seat < 4:
+            raise StateError(f"tenpai seat {seat!r} is not a seat (0..3)")
+    for name in TILE_FIELDS:
+        tile = getattr(e, name, None)
+        if tile is not None and not T.is_valid(tile):
+            raise StateError(f"{name} {tile!r} is not a tile")
+    for name in TILE_LISTS:
+        for tile in getattr(e, name, None) or ():
+            if not T.is_valid(tile):
+                raise StateError(f"{name}: {tile!r} is not a tile")
+
+
 def damage_reason(exc: BaseException) -> str:
     """Why a :data:`DAMAGED` error failed a hand, in one short line (its message may quote
     the file)."""
@@ -351,6 +378,7 @@ def derive_decisions(record: GameRecord, seat: int, view: list[Any] | None = Non
             elif isinstance(e, ev.RiichiDeclared) and e.seat == seat:
                 riichi = True
         try:
+            check_event(e)
             state.apply(seen)
             if (isinstance(e, ev.TileDrawn) and e.seat == seat) or (
                     isinstance(e, ev.MeldCalled) and e.seat == seat
