@@ -46,7 +46,7 @@ def test_the_damaged_hand_alone_is_left_out_and_said(
     assert run.returncode == 1, run.stderr
     assert "Traceback" not in run.stderr
     (line,) = run.stderr.strip().splitlines()
-    assert line == ("mjbot dataset import: edited.mjai.jsonl: hand 1 (E1-0) left out: event 11 "
+    assert line == (f"mjbot dataset import: {damaged}: hand 1 (E1-0) left out: event 11 "
                     "(TileDiscarded seat 0 5z) does not fit the table: StateError: tile 5z "
                     "not in hand 1167889m9p23s1227z")
     assert "1 games, 4 hands" in run.stdout and "damaged hands left out: 1" in run.stdout
@@ -77,3 +77,38 @@ def test_json_says_it_too_and_exits_1(damaged: Path, tmp_path: Path,
     manifest = json.loads(run.stdout)
     assert manifest["hands"] == 4 and manifest["import"]["damaged_hands"] == 1
     assert "hand 1 (E1-0) left out" in run.stderr
+
+
+def test_files_are_named_as_given_so_two_of_one_name_are_told_apart(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Two damaged files of one name in two folders: stderr named both by their basename,
+    and the user could not tell which file held which bad hand. Each is named as it was
+    given on the command line (here relative to the working directory)."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    for folder, edit in (("a", BAD_LINE), ("b", None)):
+        (tmp_path / folder).mkdir()
+        mine = list(lines)
+        if edit is not None:
+            mine[11] = edit
+        else:  # the second hand's first discard: a tile that hand does not hold either
+            first = next(i for i, x in enumerate(mine) if i > 65 and '"dahai"' in x)
+            mine[first] = mine[first].rsplit('"pai":', 1)[0] + '"pai":"P","tsumogiri":false}'
+        (tmp_path / folder / "game.mjai.jsonl").write_text("\n".join(mine) + "\n",
+                                                            encoding="utf-8")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "game.mjai.jsonl").write_bytes(MJAI_GAME.read_bytes())
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "game.mjai.jsonl").write_bytes(MJAI_GAME.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    given = ["a/game.mjai.jsonl", "b/game.mjai.jsonl", "c/game.mjai.jsonl",
+             "d/game.mjai.jsonl"]
+    run = mjbot_here(capsys, "dataset", "import", *given, "--out", "ds")
+    assert run.returncode == 1, run.stderr
+    first, second = run.stderr.strip().splitlines()
+    assert first.startswith("mjbot dataset import: a/game.mjai.jsonl: hand 1 (E1-0) left out")
+    assert second.startswith("mjbot dataset import: b/game.mjai.jsonl: hand 2 (E2-0) left out")
+    assert "left out d/game.mjai.jsonl: the same game as c/game.mjai.jsonl" in run.stdout
+    manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    assert [f["path"] for f in manifest["import"]["files"]] == given
+    assert {f["file"] for f in manifest["import"]["files"]} == {"game.mjai.jsonl"}

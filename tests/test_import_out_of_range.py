@@ -49,7 +49,7 @@ def test_a_seat_out_of_range_leaves_its_hand_out(
     run = mjbot_here(capsys, "dataset", "import", str(path), "--out", str(tmp_path / "ds"))
     assert run.returncode == 1, (run.stdout, run.stderr)
     (err,) = run.stderr.strip().splitlines()
-    assert err == f"mjbot dataset import: {path.name}: hand 1 (E1-0) left out: {said}"
+    assert err == f"mjbot dataset import: {path}: hand 1 (E1-0) left out: {said}"
     assert "1 games, 4 hands" in run.stdout and "damaged hands left out: 1" in run.stdout
     rows = _arrays(tmp_path / "ds")
     assert list(rows["h_number"]) == [1, 2, 3, 4]

@@ -369,7 +369,8 @@ def cmd_dataset_import(args: argparse.Namespace) -> int:
     report = manifest["import"]
     # a hand whose moves do not fit the table (a damaged or hand-edited file) is left out,
     # the rest of its game kept: the dataset is written, the exit status says part was not
-    damaged = [(f["file"], line) for f in report["files"] for line in f.get("damaged_hands", ())]
+    # each file named as given ("path"; "file" is its basename, as the manifest always had it)
+    damaged = [(f["path"], line) for f in report["files"] for line in f.get("damaged_hands", ())]
     for name, line in damaged:
         print(f"mjbot dataset import: {name}: {line}", file=sys.stderr)
     if args.json:
@@ -382,10 +383,10 @@ def cmd_dataset_import(args: argparse.Namespace) -> int:
           f"list: {report['skipped_decisions']}"
           + (f"; damaged hands left out: {len(damaged)}" if damaged else ""))
     for f in left_out:
-        print(f"left out {f['file']}: {f['left_out']}")
+        print(f"left out {f['path']}: {f['left_out']}")
     for f in report["files"]:
         if f.get("cut"):
-            print(f"cut short {f['file']}: {f['cut']}; its {f['hands']} hands up to the cut "
+            print(f"cut short {f['path']}: {f['cut']}; its {f['hands']} hands up to the cut "
                   "are in, with no final ranks")
     return 1 if damaged else 0
 

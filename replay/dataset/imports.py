@@ -201,14 +201,16 @@ def import_files(paths: Iterable[str | Path], out: str | Path,
     writer = DatasetWriter(Path(out), meta, shard_decisions)
     first_of: dict[str, Path] = {}  # a game's moves -> the file it was first read from
     for game, (path, record) in enumerate(records):
-        entry: dict[str, Any] = {"file": path.name, "format": record.source}
+        # "path": the file as the user named it (two of one name in two folders told apart)
+        entry: dict[str, Any] = {"file": path.name, "path": str(path),
+                                 "format": record.source}
         if views[game]:
             entry["left_out"] = "one seat's view only (a command log)"
             report.files.append(entry)
             continue
         seen = first_of.setdefault(_moves(record), path)
         if seen != path or any(p == path for p, _ in records[:game]):
-            entry["left_out"] = f"the same game as {seen.name} (it would count twice)"
+            entry["left_out"] = f"the same game as {seen} (it would count twice)"
             report.files.append(entry)
             continue
         if record.meta.get("players", 4) != 4:
