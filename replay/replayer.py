@@ -89,13 +89,25 @@ TILE_LISTS = ("tiles", "hand", "dora_indicators", "ura_dora_indicators")
 
 def check_event(e: Any) -> None:
     """A StateError naming the field where ``e`` holds a seat outside 0..3 (a tenpai seat
-    too) or a tile that is none: the table takes such a value without a word (a win of seat
-    9, a dealer -1 read from the end of the list), so a damaged or hand-edited file's hand
-    was read as sound, its seat written into a dataset's rows."""
+    too), a tile that is none, a hand's round, repeat or deposit count out of range or a
+    score that is no number a dataset holds: the table takes such a value without a word (a
+    win of seat 9, a dealer -1 read from the end of the list), so a damaged or hand-edited
+    file's hand was read as sound, its seat written into a dataset's rows (or its round
+    number, 99998, overflowed the dataset's column: a traceback)."""
     for name in SEAT_FIELDS:
         seat = getattr(e, name, None)
         if seat is not None and (type(seat) is not int or not 0 <= seat < 4):
             raise StateError(f"{name} {seat!r} is not a seat (0..3)")
+    if isinstance(e, ev.RoundStarted):  # the dataset's int16 round columns held 99998 once
+        for name, top in (("round_wind", 3), ("round_number", 3), ("honba", 999),
+                          ("sticks", 999)):
+            value = getattr(e, name)
+            if type(value) is not int or not 0 <= value <= top:
+                raise StateError(f"{name} {value!r} is out of range (0..{top})")
+    for name in ("scores", "deltas"):
+        for points in getattr(e, name, None) or ():
+            if type(points) is not int or not -2**31 < points < 2**31:
+                raise StateError(f"{name}: {points!r} is not a score")
     for seat in getattr(e, "tenpai", ()):
         if type(seat) is not int or not 0 <= seat < 4:
             raise StateError(f"tenpai seat {seat!r} is not a seat (0..3)")

@@ -1,8 +1,9 @@
 """`mjbot dataset import` of a file one of whose numbers names no seat: an mjai ``hora`` of
 winner 9, a ``start_kyoku`` of dealer (oya) 9, a ``reach`` of seat -1 (read from the end of
-the seats' list). Every reader takes such a number as it is and
-the table never looks at a winner or a dealer, so the file was imported with exit 0 and seat 9
-written into the hand's row of the dataset. Now that hand is left out, named on stderr with
+the seats' list), a ``start_kyoku`` of hand 99999. Every reader takes such a number as it is
+and the table never looks at a winner or a dealer, so the file was imported with exit 0 and
+seat 9 written into the hand's row of the dataset (hand 99999: a traceback, the dataset's
+round column overflowed). Now that hand is left out, named on stderr with
 the field and its value, and the exit status is 1 (tests/test_import_damaged.py's form). The
 fuzz sets any one number of a real file of each reader to a value out of range: the import
 refuses the file with a DatasetError, or every seat it writes is one."""
@@ -35,12 +36,16 @@ def _edited(tmp_path: Path, line: int, old: str, new: str) -> Path:
 
 
 @pytest.mark.parametrize(("line", "old", "new", "said"), [
-    (62, '"actor":1', '"actor":9', "event 62 (RoundWon) does not fit the table: StateError: "
-     "winner 9 is not a seat (0..3)"),
-    (53, '"actor":1', '"actor":-1', "event 53 (RiichiDeclared seat -1) does not fit the "
-     "table: StateError: seat -1 is not a seat (0..3)"),
-    (1, '"oya":0', '"oya":9', "event 1 (RoundStarted) does not fit the table: StateError: "
-     "dealer 9 is not a seat (0..3)"),
+    (62, '"actor":1', '"actor":9', "(E1-0) left out: event 62 (RoundWon) does not fit the "
+     "table: StateError: winner 9 is not a seat (0..3)"),
+    (53, '"actor":1', '"actor":-1', "(E1-0) left out: event 53 (RiichiDeclared seat -1) does "
+     "not fit the table: StateError: seat -1 is not a seat (0..3)"),
+    (1, '"oya":0', '"oya":9', "(E1-0) left out: event 1 (RoundStarted) does not fit the "
+     "table: StateError: dealer 9 is not a seat (0..3)"),
+    # found by the fuzz below: an OverflowError's traceback (the dataset's int16 column)
+    (1, '"kyoku":1', '"kyoku":99999', "(E99999-0) left out: event 1 (RoundStarted) does not "
+     "fit the table: "
+     "StateError: round_number 99998 is out of range (0..3)"),
 ])
 def test_a_seat_out_of_range_leaves_its_hand_out(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], line: int, old: str, new: str,
@@ -49,7 +54,7 @@ def test_a_seat_out_of_range_leaves_its_hand_out(
     run = mjbot_here(capsys, "dataset", "import", str(path), "--out", str(tmp_path / "ds"))
     assert run.returncode == 1, (run.stdout, run.stderr)
     (err,) = run.stderr.strip().splitlines()
-    assert err == f"mjbot dataset import: {path}: hand 1 (E1-0) left out: {said}"
+    assert err == f"mjbot dataset import: {path}: hand 1 {said}"
     assert "1 games, 4 hands" in run.stdout and "damaged hands left out: 1" in run.stdout
     rows = _arrays(tmp_path / "ds")
     assert list(rows["h_number"]) == [1, 2, 3, 4]
