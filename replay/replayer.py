@@ -149,7 +149,7 @@ def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
     events = seat_view(record, seat)
     failed: list[tuple[int, str]] = []
     decisions = derive_decisions(record, seat, events, lambda i, why: failed.append((i, why)))
-    damaged = [damage_at(record.events, i, why) for i, why in failed]
+    damaged = [damage_at(record.events, i, why, record.lines) for i, why in failed]
     notes = [damage_note(d) for d in damaged]
     if record.meta.get("players", 4) != 4:
         notes.append("a three-player (sanma) game: shown as read, but mjbot plays and scores "
@@ -161,24 +161,28 @@ def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
                   notes=notes, damaged=damaged)
 
 
-def damage_at(events: list[Any], index: int, why: str) -> dict[str, Any]:
+def damage_at(events: list[Any], index: int, why: str,
+              lines: list[int] | None = None) -> dict[str, Any]:
     """Where a hand failed: its number in the file (1 = the first hand), its round, the
-    event's index in the record and what it was, and why the table refused it."""
+    event's index in the record and what it was (``at``: " at line N" where ``lines``, the
+    record's :attr:`GameRecord.lines`, tells the file's line; else empty), and why the table
+    refused it."""
     hand = 0
     label = "before the first hand"
     for e in events[:index + 1]:
         if isinstance(e, ev.RoundStarted):
             hand += 1
             label = _round_label(e)
+    at = f" at line {lines[index]}" if lines and index < len(lines) else ""
     return {"hand": hand, "round": label, "event": index,
-            "what": _event_text(events[index]), "why": why}
+            "what": _event_text(events[index]), "at": at, "why": why}
 
 
 def damage_note(d: dict[str, Any]) -> str:
     """The note of one hand that failed (:func:`derive_decisions`' ``damaged``)."""
     return (f"hand {d['hand']} ({d['round']}) cannot be followed from event {d['event']} "
-            f"({d['what']}): {d['why']}; its moves from there are not read (a damaged or "
-            "edited log), the hands after it are")
+            f"({d['what']}){d.get('at', '')}: {d['why']}; its moves from there are not read "
+            "(a damaged or edited log), the hands after it are")
 
 
 def _round_label(e: ev.RoundStarted) -> str:
@@ -219,7 +223,7 @@ def from_seat_record(record: GameRecord, seat: int | None = None, path: str = ""
 
         decisions += [dataclasses.replace(d, index=d.index + start)
                       for d in derive_decisions(part, own, part.events, note)]
-    damaged = [damage_at(record.events, i, why) for i, why in failed]
+    damaged = [damage_at(record.events, i, why, record.lines) for i, why in failed]
     seats = sorted({s for _, s in starts})
     shown = starts[0][1] if starts else int(record.meta["view_seat"])
     notes = [damage_note(d) for d in damaged]

@@ -47,8 +47,8 @@ def test_the_damaged_hand_alone_is_left_out_and_said(
     assert "Traceback" not in run.stderr
     (line,) = run.stderr.strip().splitlines()
     assert line == (f"mjbot dataset import: {damaged}: hand 1 (E1-0) left out: event 11 "
-                    "(TileDiscarded seat 0 5z) does not fit the table: StateError: tile 5z "
-                    "not in hand 1167889m9p23s1227z")
+                    "(TileDiscarded seat 0 5z) at line 12 does not fit the table: StateError: "
+                    "tile 5z not in hand 1167889m9p23s1227z")
     assert "1 games, 4 hands" in run.stdout and "damaged hands left out: 1" in run.stdout
     manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
     (entry,) = manifest["import"]["files"]

@@ -36,16 +36,15 @@ def _edited(tmp_path: Path, line: int, old: str, new: str) -> Path:
 
 
 @pytest.mark.parametrize(("line", "old", "new", "said"), [
-    (62, '"actor":1', '"actor":9', "(E1-0) left out: event 62 (RoundWon) does not fit the "
-     "table: StateError: winner 9 is not a seat (0..3)"),
-    (53, '"actor":1', '"actor":-1', "(E1-0) left out: event 53 (RiichiDeclared seat -1) does "
-     "not fit the table: StateError: seat -1 is not a seat (0..3)"),
-    (1, '"oya":0', '"oya":9', "(E1-0) left out: event 1 (RoundStarted) does not fit the "
-     "table: StateError: dealer 9 is not a seat (0..3)"),
+    (62, '"actor":1', '"actor":9', "(E1-0) left out: event 62 (RoundWon) at line 63 does not "
+     "fit the table: StateError: winner 9 is not a seat (0..3)"),
+    (53, '"actor":1', '"actor":-1', "(E1-0) left out: event 53 (RiichiDeclared seat -1) at "
+     "line 54 does not fit the table: StateError: seat -1 is not a seat (0..3)"),
+    (1, '"oya":0', '"oya":9', "(E1-0) left out: event 1 (RoundStarted) at line 2 does not "
+     "fit the table: StateError: dealer 9 is not a seat (0..3)"),
     # found by the fuzz below: an OverflowError's traceback (the dataset's int16 column)
-    (1, '"kyoku":1', '"kyoku":99999', "(E99999-0) left out: event 1 (RoundStarted) does not "
-     "fit the table: "
-     "StateError: round_number 99998 is out of range (0..3)"),
+    (1, '"kyoku":1', '"kyoku":99999', "(E99999-0) left out: event 1 (RoundStarted) at line 2 "
+     "does not fit the table: StateError: round_number 99998 is out of range (0..3)"),
 ])
 def test_a_seat_out_of_range_leaves_its_hand_out(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], line: int, old: str, new: str,

@@ -110,7 +110,7 @@ def record_block(record: GameRecord, game: int,
     events = record.events
     bad: dict[int, dict[str, Any]] = {}  # hand number (1 = the first) -> its first failure
     for i in sorted(failed):
-        where = damage_at(events, i, failed[i])
+        where = damage_at(events, i, failed[i], record.lines)
         bad.setdefault(where["hand"], where)
     if damaged is not None:
         damaged += bad.values()
@@ -235,8 +235,8 @@ def import_files(paths: Iterable[str | Path], out: str | Path,
 
 def _damaged_text(d: dict[str, Any]) -> str:
     """One hand left out, in one line: where its moves stopped fitting, and why."""
-    return (f"hand {d['hand']} ({d['round']}) left out: event {d['event']} ({d['what']}) "
-            f"does not fit the table: {d['why']}")
+    return (f"hand {d['hand']} ({d['round']}) left out: event {d['event']} ({d['what']})"
+            f"{d.get('at', '')} does not fit the table: {d['why']}")
 
 
 def _moves(record: GameRecord) -> str:
