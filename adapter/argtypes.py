@@ -116,6 +116,26 @@ class OneLineParser(argparse.ArgumentParser):
                           functools.partial(type(self), usage_errors=self.usage_errors))
         return super().add_subparsers(**kwargs)
 
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """As argparse's, but an argument no parser took (``mjbot arena --nonsense``) is
+        refused by the command's own parser, the one it followed: argparse's top parser
+        refused it, with ``mjbot``'s usage line and, under ``--log-json``, ``command: null``,
+        so the user was not told which command's options to look at."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            self.chosen(parsed).error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed
+
+    def chosen(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        """The innermost (sub)command's parser that ``parsed`` went through (this one where
+        no command was chosen)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                sub = action.choices.get(str(getattr(parsed, action.dest, "")))
+                if sub is not None:
+                    return sub.chosen(parsed) if isinstance(sub, OneLineParser) else sub
+        return self
+
     def error(self, message: str) -> NoReturn:
         report = self.usage_errors
         if report.json and report.as_json is not None:

@@ -27,6 +27,9 @@ class GameRecord:
     source: str
     events: list[Any]
     meta: dict[str, Any] = field(default_factory=dict)
+    # the file's line of each event, where the format is one message a line (mjai JSONL): a
+    # damaged hand is named by it, which the user's editor shows; empty for other formats
+    lines: list[int] = field(default_factory=list, compare=False)
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -82,6 +82,45 @@ DAMAGED = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError,
            RecursionError)
 
 
+SEAT_FIELDS = ("seat", "winner", "from_seat", "pao_seat", "dealer")
+TILE_FIELDS = ("tile", "win_tile", "called", "indicator", "flower")
+TILE_LISTS = ("tiles", "hand", "dora_indicators", "ura_dora_indicators")
+
+
+def check_event(e: Any) -> None:
+    """A StateError naming the field where ``e`` holds a seat outside 0..3 (a tenpai seat
+    too), a tile that is none, a hand's round, repeat or deposit count out of range or a
+    score that is no number a dataset holds: the table takes such a value without a word (a
+    win of seat 9, a dealer -1 read from the end of the list), so a damaged or hand-edited
+    file's hand was read as sound, its seat written into a dataset's rows (or its round
+    number, 99998, overflowed the dataset's column: a traceback)."""
+    for name in SEAT_FIELDS:
+        seat = getattr(e, name, None)
+        if seat is not None and (type(seat) is not int or not 0 <= seat < 4):
+            raise StateError(f"{name} {seat!r} is not a seat (0..3)")
+    if isinstance(e, ev.RoundStarted):  # the dataset's int16 round columns held 99998 once
+        for name, top in (("round_wind", 3), ("round_number", 3), ("honba", 999),
+                          ("sticks", 999)):
+            value = getattr(e, name)
+            if type(value) is not int or not 0 <= value <= top:
+                raise StateError(f"{name} {value!r} is out of range (0..{top})")
+    for name in ("scores", "deltas"):
+        for points in getattr(e, name, None) or ():
+            if type(points) is not int or not -2**31 < points < 2**31:
+                raise StateError(f"{name}: {points!r} is not a score")
+    for seat in getattr(e, "tenpai", ()):
+        if type(seat) is not int or not 0 <= seat < 4:
+            raise StateError(f"tenpai seat {seat!r} is not a seat (0..3)")
+    for name in TILE_FIELDS:
+        tile = getattr(e, name, None)
+        if tile is not None and not T.is_valid(tile):
+            raise StateError(f"{name} {tile!r} is not a tile")
+    for name in TILE_LISTS:
+        for tile in getattr(e, name, None) or ():
+            if not T.is_valid(tile):
+                raise StateError(f"{name}: {tile!r} is not a tile")
+
+
 def damage_reason(exc: BaseException) -> str:
     """Why a :data:`DAMAGED` error failed a hand, in one short line (its message may quote
     the file)."""
@@ -110,7 +149,7 @@ def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
     events = seat_view(record, seat)
     failed: list[tuple[int, str]] = []
     decisions = derive_decisions(record, seat, events, lambda i, why: failed.append((i, why)))
-    damaged = [damage_at(record.events, i, why) for i, why in failed]
+    damaged = [damage_at(record.events, i, why, record.lines) for i, why in failed]
     notes = [damage_note(d) for d in damaged]
     if record.meta.get("players", 4) != 4:
         notes.append("a three-player (sanma) game: shown as read, but mjbot plays and scores "
@@ -122,24 +161,28 @@ def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
                   notes=notes, damaged=damaged)
 
 
-def damage_at(events: list[Any], index: int, why: str) -> dict[str, Any]:
+def damage_at(events: list[Any], index: int, why: str,
+              lines: list[int] | None = None) -> dict[str, Any]:
     """Where a hand failed: its number in the file (1 = the first hand), its round, the
-    event's index in the record and what it was, and why the table refused it."""
+    event's index in the record and what it was (``at``: " at line N" where ``lines``, the
+    record's :attr:`GameRecord.lines`, tells the file's line; else empty), and why the table
+    refused it."""
     hand = 0
     label = "before the first hand"
     for e in events[:index + 1]:
         if isinstance(e, ev.RoundStarted):
             hand += 1
             label = _round_label(e)
+    at = f" at line {lines[index]}" if lines and index < len(lines) else ""
     return {"hand": hand, "round": label, "event": index,
-            "what": _event_text(events[index]), "why": why}
+            "what": _event_text(events[index]), "at": at, "why": why}
 
 
 def damage_note(d: dict[str, Any]) -> str:
     """The note of one hand that failed (:func:`derive_decisions`' ``damaged``)."""
     return (f"hand {d['hand']} ({d['round']}) cannot be followed from event {d['event']} "
-            f"({d['what']}): {d['why']}; its moves from there are not read (a damaged or "
-            "edited log), the hands after it are")
+            f"({d['what']}){d.get('at', '')}: {d['why']}; its moves from there are not read "
+            "(a damaged or edited log), the hands after it are")
 
 
 def _round_label(e: ev.RoundStarted) -> str:
@@ -180,7 +223,7 @@ def from_seat_record(record: GameRecord, seat: int | None = None, path: str = ""
 
         decisions += [dataclasses.replace(d, index=d.index + start)
                       for d in derive_decisions(part, own, part.events, note)]
-    damaged = [damage_at(record.events, i, why) for i, why in failed]
+    damaged = [damage_at(record.events, i, why, record.lines) for i, why in failed]
     seats = sorted({s for _, s in starts})
     shown = starts[0][1] if starts else int(record.meta["view_seat"])
     notes = [damage_note(d) for d in damaged]
@@ -355,6 +398,7 @@ def derive_decisions(record: GameRecord, seat: int, view: list[Any] | None = Non
             elif isinstance(e, ev.RiichiDeclared) and e.seat == seat:
                 riichi = True
         try:
+            check_event(e)
             state.apply(seen)
             if (isinstance(e, ev.TileDrawn) and e.seat == seat) or (
                     isinstance(e, ev.MeldCalled) and e.seat == seat

@@ -88,8 +88,10 @@ def test_bad_input_with_json_logs_is_one_json_line():
     (["arena", "--variant", "richi"], "arena", "argument --variant: invalid choice: 'richi'"),
     (["shanten"], "shanten", "the following arguments are required: hand"),
     (["--log-level", "loud", "shanten", "1m"], None, "argument --log-level: unknown log level"),
-    (["arena", "--bogus"], None, "unrecognized arguments: --bogus"),
-    (["bench", "shanten", "--bogus"], "bench", "unrecognized arguments: --bogus"),
+    (["arena", "--bogus"], "arena", "unrecognized arguments: --bogus"),
+    (["bench", "shanten", "--bogus"], "bench shanten", "unrecognized arguments: --bogus"),
+    (["dataset", "import", "f", "--out", "d", "--bogus"], "dataset import",
+     "unrecognized arguments: --bogus"),
 ])
 def test_a_usage_error_under_json_logs_is_one_json_line(argv, command, error):
     """Under --log-json every error was one JSON line but argparse's, which printed its plain
@@ -101,7 +103,24 @@ def test_a_usage_error_under_json_logs_is_one_json_line(argv, command, error):
     logged = json.loads(lines[0])
     assert logged["event"] == "bad input" and logged["level"] == "error", logged
     assert logged["command"] == command and logged["error"].startswith(error), logged
-    assert logged["usage"].startswith("usage: mjbot"), logged
+    assert logged["usage"].startswith(f"usage: mjbot {command or ''}".strip()), logged
+
+
+@pytest.mark.parametrize(("argv", "command"), [
+    (["arena", "--bogus"], "arena"),
+    (["dataset", "import", "f", "--out", "d", "--bogus", "x"], "dataset import"),
+    (["--bogus"], None),
+])
+def test_an_unknown_option_is_refused_by_its_commands_parser(argv, command):
+    """An option no parser took, after a command: the top parser refused it with mjbot's
+    usage line (`mjbot: error: ...`), which does not say whose options to read. The
+    command's own usage and name now (the top's only where no command was given)."""
+    r = run(*argv)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    prog = f"mjbot {command}" if command else "mjbot"
+    assert r.stderr.startswith(f"usage: {prog} ["), r.stderr
+    extra = " ".join(argv[argv.index("--bogus"):])
+    assert r.stderr.splitlines()[-1] == f"{prog}: error: unrecognized arguments: {extra}"
 
 
 def test_a_usage_error_before_json_logs_were_asked_for_stays_plain():

@@ -198,10 +198,12 @@ def test_import_of_real_games_keeps_every_recorded_move_legal(imported):
     # each mjx mjlog and its anonymised tenhou.net/6 twin are one game: it counts once
     twins = {f["file"]: f["left_out"] for f in manifest["import"]["files"]
              if "the same game" in f.get("left_out", "")}
-    assert twins == {f"{stem}.tenhou6.json": f"the same game as {stem}.mjlog (it would count "
-                     "twice)" for stem in (p.name.removesuffix(".tenhou6.json")
-                                           for p in REAL_RIICHI if p.name.endswith(".tenhou6.json")
-                                           and "mjx_pairs" in str(p))}
+    # (named as given on the command line: the path)
+    assert twins == {f"{stem.name}.tenhou6.json": f"the same game as {stem}.mjlog (it would "
+                     "count twice)" for stem in (Path(str(p).removesuffix(".tenhou6.json"))
+                                                 for p in REAL_RIICHI
+                                                 if p.name.endswith(".tenhou6.json")
+                                                 and "mjx_pairs" in str(p))}
     total = 0
     for entry in manifest["shards"]:
         d = read_shard(imported / entry["file"], list(S.FIELDS))

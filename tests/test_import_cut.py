@@ -39,7 +39,7 @@ def test_a_cut_file_is_imported_as_cut_with_no_placement(make, tmp_path: Path,
     out = tmp_path / "ds"
     r = mjbot_here(capsys, "dataset", "import", str(cut), str(WHOLE), "--out", str(out))
     assert r.returncode == 0, r.stderr
-    assert f"cut short {cut.name}: " in r.stdout and "with no final ranks" in r.stdout
+    assert f"cut short {cut}: " in r.stdout and "with no final ranks" in r.stdout
     manifest = json.loads((out / "manifest.json").read_text())
     files = {f["file"]: f for f in manifest["import"]["files"]}
     assert "ends early" in files[cut.name]["cut"] and "cut" not in files[WHOLE.name]

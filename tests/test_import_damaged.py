@@ -46,9 +46,9 @@ def test_the_damaged_hand_alone_is_left_out_and_said(
     assert run.returncode == 1, run.stderr
     assert "Traceback" not in run.stderr
     (line,) = run.stderr.strip().splitlines()
-    assert line == ("mjbot dataset import: edited.mjai.jsonl: hand 1 (E1-0) left out: event 11 "
-                    "(TileDiscarded seat 0 5z) does not fit the table: StateError: tile 5z "
-                    "not in hand 1167889m9p23s1227z")
+    assert line == (f"mjbot dataset import: {damaged}: hand 1 (E1-0) left out: event 11 "
+                    "(TileDiscarded seat 0 5z) at line 12 does not fit the table: StateError: "
+                    "tile 5z not in hand 1167889m9p23s1227z")
     assert "1 games, 4 hands" in run.stdout and "damaged hands left out: 1" in run.stdout
     manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
     (entry,) = manifest["import"]["files"]
@@ -77,3 +77,74 @@ def test_json_says_it_too_and_exits_1(damaged: Path, tmp_path: Path,
     manifest = json.loads(run.stdout)
     assert manifest["hands"] == 4 and manifest["import"]["damaged_hands"] == 1
     assert "hand 1 (E1-0) left out" in run.stderr
+
+
+def test_files_are_named_as_given_so_two_of_one_name_are_told_apart(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Two damaged files of one name in two folders: stderr named both by their basename,
+    and the user could not tell which file held which bad hand. Each is named as it was
+    given on the command line (here relative to the working directory)."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    for folder, edit in (("a", BAD_LINE), ("b", None)):
+        (tmp_path / folder).mkdir()
+        mine = list(lines)
+        if edit is not None:
+            mine[11] = edit
+        else:  # the second hand's first discard: a tile that hand does not hold either
+            first = next(i for i, x in enumerate(mine) if i > 65 and '"dahai"' in x)
+            mine[first] = mine[first].rsplit('"pai":', 1)[0] + '"pai":"P","tsumogiri":false}'
+        (tmp_path / folder / "game.mjai.jsonl").write_text("\n".join(mine) + "\n",
+                                                            encoding="utf-8")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "game.mjai.jsonl").write_bytes(MJAI_GAME.read_bytes())
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "game.mjai.jsonl").write_bytes(MJAI_GAME.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    given = ["a/game.mjai.jsonl", "b/game.mjai.jsonl", "c/game.mjai.jsonl",
+             "d/game.mjai.jsonl"]
+    run = mjbot_here(capsys, "dataset", "import", *given, "--out", "ds")
+    assert run.returncode == 1, run.stderr
+    first, second = run.stderr.strip().splitlines()
+    assert first.startswith("mjbot dataset import: a/game.mjai.jsonl: hand 1 (E1-0) left out")
+    assert second.startswith("mjbot dataset import: b/game.mjai.jsonl: hand 2 (E2-0) left out")
+    assert "left out d/game.mjai.jsonl: the same game as c/game.mjai.jsonl" in run.stdout
+    manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    assert [f["path"] for f in manifest["import"]["files"]] == given
+    assert {f["file"] for f in manifest["import"]["files"]} == {"game.mjai.jsonl"}
+
+
+def test_a_file_no_reader_takes_beside_others_is_left_out_alone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An mjai log with a tile name that is no tile (a dora marker '0x') among other files:
+    the import stopped at it, exit 2, nothing written, every other file's games lost. Now
+    that file alone is left out, said on stderr with the line and what was wrong, the others
+    imported as they are alone, exit 1. A file that is not there is still the error (a
+    mistyped name, the user's to fix before anything is written), and so is a bad file
+    alone."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    lines[1] = lines[1].replace('"dora_marker":"2s"', '"dora_marker":"0x"', 1)
+    bad = tmp_path / "bad.mjai.jsonl"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = mjbot_here(capsys, "dataset", "import", str(bad), str(MJAI_GAME), "--out",
+                     str(tmp_path / "ds"))
+    assert run.returncode == 1, run.stderr
+    (line,) = run.stderr.strip().splitlines()
+    assert line == (f"mjbot dataset import: {bad}: not a game log we know (mjai JSONL, by its "
+                    f"opening: bad tile '0x' in line 2) (`mjbot replay {bad}` says why each "
+                    "format refused it); left out, the other files imported")
+    assert run.stdout.startswith("dataset import riichi: 1 games, 5 hands")
+    manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    first, second = manifest["import"]["files"]
+    assert first["path"] == str(bad) and first["unread"] and "bad tile '0x'" in first["left_out"]
+    assert second["path"] == str(MJAI_GAME) and second["hands"] == 5
+    whole = mjbot_here(capsys, "dataset", "import", str(MJAI_GAME), "--out",
+                       str(tmp_path / "whole"))
+    assert whole.returncode == 0
+    for name, rows in _arrays(tmp_path / "whole").items():
+        assert (_arrays(tmp_path / "ds")[name] == rows).all(), name
+    for given in ([str(bad)], [str(tmp_path / "no-such.mjai.jsonl"), str(MJAI_GAME)]):
+        out = tmp_path / f"refused{len(given)}"
+        run = mjbot_here(capsys, "dataset", "import", *given, "--out", str(out))
+        assert run.returncode == 2 and not out.exists(), run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1 and given[0] in run.stderr

@@ -72,8 +72,8 @@ def test_the_process_says_so_and_exits_1(damaged: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(damaged)],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 1
-    assert "note: hand 1 (E1-0) cannot be followed from event 11 (TileDiscarded seat 0 5z)" \
-        in run.stdout
+    assert ("note: hand 1 (E1-0) cannot be followed from event 11 (TileDiscarded seat 0 5z) "
+            "at line 12: ") in run.stdout
     assert "Traceback" not in run.stderr
     (line,) = run.stderr.strip().splitlines()[-1:]
     assert line.startswith(f"mjbot replay: {damaged}: hand 1 (E1-0)")

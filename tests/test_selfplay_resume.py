@@ -560,6 +560,25 @@ def test_an_older_mjbots_killed_run_is_refused_saying_why(tmp_path, capsys):
     assert (files(out), stamps(out)) == seen
 
 
+def test_an_older_mjbots_run_killed_in_its_first_shard_starts_afresh(tmp_path, capsys):
+    """A self-play folder an mjbot before the resume left when it was killed while it wrote
+    its first shard (tests/data/upgrade/selfplay_killed_first_shard_63b119a: the half shard's
+    temporary file alone), run again with the same command: it was refused as 'directory is
+    not empty', though nothing in it is anything but the run's own half-written file. The run
+    starts afresh and makes the same dataset as in an empty folder."""
+    old = ROOT / "tests" / "data" / "upgrade" / "selfplay_killed_first_shard_63b119a"
+    assert [p.name for p in old.iterdir()] == ["shard-00000.npz.tmp"]
+    options = ["selfplay", "--variant", "riichi", "--policies",
+               "rulebased,greedy,rulebased,greedy", "--hands", "8", "--seed", "7",
+               "--workers", "1", "--shard-decisions", "300"]
+    shutil.copytree(old, tmp_path / "sp")
+    r = mjbot_here(capsys, *options, "--out", str(tmp_path / "sp"))
+    assert r.returncode == 0, r.stderr
+    fresh = mjbot_here(capsys, *options, "--out", str(tmp_path / "fresh"))
+    assert fresh.returncode == 0, fresh.stderr
+    assert files(tmp_path / "sp") == files(tmp_path / "fresh")
+
+
 @pytest.fixture(scope="module")
 def with_an_nn_seat(tmp_path_factory) -> tuple[list[str], Path]:
     """A complete dataset with an nn@FILE seat (its weights on record), and its command."""

@@ -369,12 +369,18 @@ def cmd_dataset_import(args: argparse.Namespace) -> int:
     report = manifest["import"]
     # a hand whose moves do not fit the table (a damaged or hand-edited file) is left out,
     # the rest of its game kept: the dataset is written, the exit status says part was not
-    damaged = [(f["file"], line) for f in report["files"] for line in f.get("damaged_hands", ())]
+    # each file named as given ("path"; "file" is its basename, as the manifest always had it)
+    damaged = [(f["path"], line) for f in report["files"] for line in f.get("damaged_hands", ())]
     for name, line in damaged:
         print(f"mjbot dataset import: {name}: {line}", file=sys.stderr)
+    # a file no reader takes, beside files that were read: left out, the others imported
+    unread = [f for f in report["files"] if f.get("unread")]
+    for f in unread:
+        print(f"mjbot dataset import: {f['path']}: {f['left_out']}; left out, the other files "
+              "imported", file=sys.stderr)
     if args.json:
         print(json.dumps(manifest, indent=2, sort_keys=True))
-        return 1 if damaged else 0
+        return 1 if damaged or unread else 0
     left_out = [f for f in report["files"] if "left_out" in f]
     print(f"dataset import {manifest['variant']}: {len(report['files']) - len(left_out)} "
           f"games, {manifest['hands']} hands, {manifest['decisions']} decisions in "
@@ -382,12 +388,13 @@ def cmd_dataset_import(args: argparse.Namespace) -> int:
           f"list: {report['skipped_decisions']}"
           + (f"; damaged hands left out: {len(damaged)}" if damaged else ""))
     for f in left_out:
-        print(f"left out {f['file']}: {f['left_out']}")
+        if not f.get("unread"):  # said on stderr
+            print(f"left out {f['path']}: {f['left_out']}")
     for f in report["files"]:
         if f.get("cut"):
-            print(f"cut short {f['file']}: {f['cut']}; its {f['hands']} hands up to the cut "
+            print(f"cut short {f['path']}: {f['cut']}; its {f['hands']} hands up to the cut "
                   "are in, with no final ranks")
-    return 1 if damaged else 0
+    return 1 if damaged or unread else 0
 
 
 def cmd_dataset_stats(args: argparse.Namespace) -> int:

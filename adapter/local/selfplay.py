@@ -567,10 +567,15 @@ def resume_point(config: SelfPlayConfig) -> Resumed | dict[str, Any] | None:
     out = Path(config.out)
     if not out.is_dir() or not any(out.iterdir()):
         return None
-    if [p.name for p in out.iterdir()] == [PROGRESS + ".tmp"]:
-        # a run killed while it wrote its first record, before any game: nothing to go on
-        # with, and nothing but its own temporary file
-        (out / (PROGRESS + ".tmp")).unlink()
+    held = list(out.iterdir())
+    if all(p.is_file() and (p.name == PROGRESS + ".tmp" or (
+            p.name.startswith("shard-") and p.name.endswith(".npz.tmp"))) for p in held):
+        # a run killed while it wrote its first record, before any game, or (an mjbot older
+        # than the record: no progress.json) while it wrote its first shard, which then
+        # read 'directory is not empty': nothing to go on with, nothing but its own
+        # temporary files (a half shard is never read)
+        for p in held:
+            p.unlink()
         return None
     given = dataset_meta(selfplay_meta(config))
     progress = read_progress(out)

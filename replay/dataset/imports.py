@@ -41,6 +41,11 @@ class ImportReport:
     damaged_hands: int = 0  # hands left out whose moves did not fit the table
 
 
+class Unreadable(S.DatasetError):
+    """A file that is there but that no reader takes as a game whose hands are all known (a
+    damaged log, one of our own logs): beside files that are read it is left out."""
+
+
 def read_game(path: Path) -> GameRecord:
     """One game record with every hand known, from a file of any format ``mjbot replay``
     reads (DatasetError naming the file otherwise)."""
@@ -52,12 +57,12 @@ def read_game(path: Path) -> GameRecord:
         loaded = formats.read(data, path)
     except RecordError as exc:
         first = str(exc).splitlines()[0].removesuffix("; tried:")
-        raise S.DatasetError(f"{path}: {first}" + (f" (`mjbot replay {path}` says why each "
+        raise Unreadable(f"{path}: {first}" + (f" (`mjbot replay {path}` says why each "
                              "format refused it)" if isinstance(exc, formats.UnknownFormat)
                              else "")) from None
     record = loaded.record
     if record is None:
-        raise S.DatasetError(f"{path}: an mjbot game log; the dataset of the local table is "
+        raise Unreadable(f"{path}: an mjbot game log; the dataset of the local table is "
                              "written by mjbot selfplay")
     return record
 
@@ -110,7 +115,7 @@ def record_block(record: GameRecord, game: int,
     events = record.events
     bad: dict[int, dict[str, Any]] = {}  # hand number (1 = the first) -> its first failure
     for i in sorted(failed):
-        where = damage_at(events, i, failed[i])
+        where = damage_at(events, i, failed[i], record.lines)
         bad.setdefault(where["hand"], where)
     if damaged is not None:
         damaged += bad.values()
@@ -179,11 +184,24 @@ def record_block(record: GameRecord, game: int,
 def import_files(paths: Iterable[str | Path], out: str | Path,
                  shard_decisions: int = 20000) -> dict[str, Any]:
     """Import every file into one dataset at ``out``; all must be of one variant. Three-player
-    games are left out (mjbot's rules and scores are four-player). Returns the manifest."""
+    games are left out (mjbot's rules and scores are four-player), as is a file no reader
+    takes (:class:`Unreadable`) beside files that are read: its entry has ``unread`` and
+    ``left_out`` (why). A bad tile name in one of a thousand logs ended the whole import.
+    With no file read, that is the error. Returns the manifest."""
     records: list[tuple[Path, GameRecord]] = []
-    for p in paths:
+    at: list[int] = []  # each record's place among the files given
+    unread: list[tuple[int, Path, str]] = []  # a file no reader takes: left out, said why
+    for i, p in enumerate(paths):
         path = Path(p)
-        records.append((path, read_game(path)))
+        try:
+            records.append((path, read_game(path)))
+            at.append(i)
+        except Unreadable as exc:  # alone (or with only such files), the error it was;
+            unread.append((i, path, str(exc)))  # beside readable ones it lost them all
+        # (a file that is not there, or cannot be opened, is still the error: a mistyped
+        # name is the user's to fix before anything is written)
+    if unread and not records:
+        raise S.DatasetError(unread[0][2])
     variants = sorted({r.variant for _, r in records})
     if len(variants) > 1:
         first = {v: next(str(p) for p, r in records if r.variant == v) for v in variants}
@@ -201,14 +219,16 @@ def import_files(paths: Iterable[str | Path], out: str | Path,
     writer = DatasetWriter(Path(out), meta, shard_decisions)
     first_of: dict[str, Path] = {}  # a game's moves -> the file it was first read from
     for game, (path, record) in enumerate(records):
-        entry: dict[str, Any] = {"file": path.name, "format": record.source}
+        # "path": the file as the user named it (two of one name in two folders told apart)
+        entry: dict[str, Any] = {"file": path.name, "path": str(path),
+                                 "format": record.source}
         if views[game]:
             entry["left_out"] = "one seat's view only (a command log)"
             report.files.append(entry)
             continue
         seen = first_of.setdefault(_moves(record), path)
         if seen != path or any(p == path for p, _ in records[:game]):
-            entry["left_out"] = f"the same game as {seen.name} (it would count twice)"
+            entry["left_out"] = f"the same game as {seen} (it would count twice)"
             report.files.append(entry)
             continue
         if record.meta.get("players", 4) != 4:
@@ -226,6 +246,10 @@ def import_files(paths: Iterable[str | Path], out: str | Path,
             entry["cut"] = str(record.meta["cut"])
         report.skipped_decisions += skipped
         report.files.append(entry)
+    placed = [(at[k], entry) for k, entry in enumerate(report.files)] + [
+        (i, {"file": path.name, "path": str(path), "unread": True,
+             "left_out": why.removeprefix(f"{path}: ")}) for i, path, why in unread]
+    report.files = [entry for _, entry in sorted(placed, key=lambda x: x[0])]
     return writer.close({"import": {"files": report.files,
                                     "skipped_decisions": report.skipped_decisions,
                                     "damaged_hands": report.damaged_hands}})
@@ -233,8 +257,8 @@ def import_files(paths: Iterable[str | Path], out: str | Path,
 
 def _damaged_text(d: dict[str, Any]) -> str:
     """One hand left out, in one line: where its moves stopped fitting, and why."""
-    return (f"hand {d['hand']} ({d['round']}) left out: event {d['event']} ({d['what']}) "
-            f"does not fit the table: {d['why']}")
+    return (f"hand {d['hand']} ({d['round']}) left out: event {d['event']} ({d['what']})"
+            f"{d.get('at', '')} does not fit the table: {d['why']}")
 
 
 def _moves(record: GameRecord) -> str:

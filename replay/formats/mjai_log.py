@@ -210,6 +210,7 @@ def loads(text: str) -> GameRecord:
     between two lines is noted as cut too, since no end_game closes it."""
     importer = _Importer()
     lines = text.splitlines()
+    at: list[int] = []  # the line of each event
     cut = ""
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -230,7 +231,9 @@ def loads(text: str) -> GameRecord:
             if isinstance(exc, RecordError):
                 raise
             raise RecordError(f"mjai: line {n} ({msg.get('type')}): {exc!r}") from None
+        at += [n] * (len(importer.out) - len(at))
     record = importer.finish()
+    record.lines = at
     if cut:
         record.meta["cut"] = cut
     elif importer.opened and not importer.ended:  # cut at a line's end: no end_game follows
