@@ -105,9 +105,9 @@ def test_files_are_named_as_given_so_two_of_one_name_are_told_apart(
              "d/game.mjai.jsonl"]
     run = mjbot_here(capsys, "dataset", "import", *given, "--out", "ds")
     assert run.returncode == 1, run.stderr
-    first, second = run.stderr.strip().splitlines()
-    assert first.startswith("mjbot dataset import: a/game.mjai.jsonl: hand 1 (E1-0) left out")
-    assert second.startswith("mjbot dataset import: b/game.mjai.jsonl: hand 2 (E2-0) left out")
+    line_a, line_b = run.stderr.strip().splitlines()
+    assert line_a.startswith("mjbot dataset import: a/game.mjai.jsonl: hand 1 (E1-0) left out")
+    assert line_b.startswith("mjbot dataset import: b/game.mjai.jsonl: hand 2 (E2-0) left out")
     assert "left out d/game.mjai.jsonl: the same game as c/game.mjai.jsonl" in run.stdout
     manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
     assert [f["path"] for f in manifest["import"]["files"]] == given
