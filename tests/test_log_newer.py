@@ -259,3 +259,14 @@ def test_a_log_with_nothing_newer_costs_no_bookkeeping_per_frame(logs: dict[str,
         sys.setprofile(None)
     assert len(log.frames) > 1000 and log.skipped == {}
     assert calls < 10, f"{calls} calls into collections for {len(log.frames)} frames"
+
+
+def test_the_readmes_note_is_the_one_the_reader_writes() -> None:
+    """The README quotes the note for a log whose newer writer added a WaitShown event and a
+    seen_at field: it showed the names in another order than the reader writes them."""
+    from replay.log import GameLog
+
+    note = GameLog(Path("g"), None, [], None, None,
+                   {NEW_TYPE: 327, "TileDrawn.seen_at": 327}).newer_note()
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    assert f"`{note}`" in readme
