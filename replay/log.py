@@ -572,6 +572,7 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
     footer: Footer | None = None
     frames: list[Any] = []
     skipped: Counter[str] = Counter()
+    ignored: Counter[str] = Counter()  # one frame's, counted once the frame is read whole
     good = 0
     reason = ""
     while True:
@@ -583,10 +584,10 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
         except (ValueError, msgpack.UnpackException) as exc:
             reason = f"unreadable bytes ({exc})"
             break
-        ignored: Counter[str] = Counter()
         try:
             frame = _map_to_frame(obj, ignored)
         except (LogError, schema.SchemaError) as exc:
+            ignored.clear()
             if good == 0:
                 raise LogError(f"{path}: not an mjbot game log ({exc})") from None
             if not isinstance(exc, UnknownKind | schema.UnknownType):
@@ -597,7 +598,9 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
             if good == len(data):
                 break
             continue
-        skipped.update(ignored)
+        if ignored:
+            skipped.update(ignored)
+            ignored.clear()
         if good == 0 and not isinstance(frame, Header):
             raise LogError(f"{path}: not an mjbot game log (first frame is not a header)")
         good = unpacker.tell()

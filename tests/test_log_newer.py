@@ -233,3 +233,40 @@ def test_continuing_a_newer_log_keeps_what_it_wrote(logs: dict[str, Any],
     log = read_log(path)
     assert log.truncated is None and log.skipped[NEW_TYPE] == logs["shown"]
     assert list(log.events())[-1] == ev.PlatformNotice("continued")
+
+
+def test_a_log_with_nothing_newer_costs_no_bookkeeping_per_frame(logs: dict[str, Any]) -> None:
+    """Reading a log is what the viewer, replay and review wait on: the count of what a newer
+    mjbot added cost a Counter made and merged for every frame, some 10 % of the read of a
+    long log (480 hands, 22 MB: 1.00 s against 0.93 s before). Nothing newer in a log costs
+    nothing per frame: the calls into collections' code do not grow with the frames."""
+    import sys
+    from types import FrameType
+
+    calls = 0
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        nonlocal calls
+        if event == "call" and frame.f_code.co_filename.endswith(
+                ("collections/__init__.py", "collections\\__init__.py")):
+            calls += 1
+
+    data = logs["old"].read_bytes()
+    sys.setprofile(profile)
+    try:
+        log = parse_log(data)
+    finally:
+        sys.setprofile(None)
+    assert len(log.frames) > 1000 and log.skipped == {}
+    assert calls < 10, f"{calls} calls into collections for {len(log.frames)} frames"
+
+
+def test_the_readmes_note_is_the_one_the_reader_writes() -> None:
+    """The README quotes the note for a log whose newer writer added a WaitShown event and a
+    seen_at field: it showed the names in another order than the reader writes them."""
+    from replay.log import GameLog
+
+    note = GameLog(Path("g"), None, [], None, None,
+                   {NEW_TYPE: 327, "TileDrawn.seen_at": 327}).newer_note()
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    assert f"`{note}`" in readme
