@@ -95,6 +95,14 @@ class LogJsonAction(argparse.Action):
             parser.usage_errors.json = True
 
 
+def command_path(prog: str) -> str | None:
+    """The command a line names its messages by: the parser's ``prog`` without the program,
+    the whole path of a nested command (``dataset import`` of ``mjbot dataset import``; None
+    for ``mjbot`` itself). The one rule for a usage error's line, a refusal of the command's
+    own checks and the ``command`` of their JSON log lines, so that the three agree."""
+    return prog.removeprefix("mjbot").strip() or None
+
+
 class OneLineParser(argparse.ArgumentParser):
     """A parser whose refusal of one argument's value is one line, as every refusal of the
     commands' own checks is: an invalid choice (``--variant richi``), a value its type refuses
@@ -120,10 +128,13 @@ class OneLineParser(argparse.ArgumentParser):
         """As argparse's, but an argument no parser took (``mjbot arena --nonsense``) is
         refused by the command's own parser, the one it followed: argparse's top parser
         refused it, with ``mjbot``'s usage line and, under ``--log-json``, ``command: null``,
-        so the user was not told which command's options to look at."""
+        so the user was not told which command's options to look at. The result's
+        ``command_path`` is that parser's :func:`command_path`."""
         parsed, extra = self.parse_known_args(args, namespace)
+        chosen = self.chosen(parsed)
         if extra:
-            self.chosen(parsed).error(f"unrecognized arguments: {' '.join(extra)}")
+            chosen.error(f"unrecognized arguments: {' '.join(extra)}")
+        parsed.command_path = command_path(chosen.prog)
         return parsed
 
     def chosen(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:

@@ -89,21 +89,21 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `mjbot replay LOG | head -1`: the reader has what it wanted
         return closed_stdout()
     except KeyboardInterrupt:  # a second Ctrl-C: the run ends now, without its report
-        print(f"mjbot {args.command}: interrupted", file=sys.stderr)
+        print(f"mjbot {args.command_path}: interrupted", file=sys.stderr)
         return 128 + 2
     except RuntimeError as exc:
         from adapter.local.stopping import WorkerDied
 
         if not isinstance(exc, WorkerDied):
             raise
-        print(f"mjbot {args.command}: {exc}", file=sys.stderr)
+        print(f"mjbot {args.command_path}: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
         if exc.errno not in DISK_FULL:
             raise
         # a full disk (or quota, file size limit, read-only mount) met while writing: the
         # writers leave no half file (brain.shipped.save_weights, the shards' write_npz)
-        print(f"mjbot {args.command}: cannot write {exc.filename or 'its output'}: "
+        print(f"mjbot {args.command_path}: cannot write {exc.filename or 'its output'}: "
               f"{exc.strerror} (nothing written there)", file=sys.stderr)
         return 1
     except BaseException as exc:  # imported only here: a Botzone turn starts no faster for it
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
 
         if not isinstance(exc, NoClient):
             raise
-        print(f"mjbot {args.command}: {exc}", file=sys.stderr)  # a listening seat's bot
+        print(f"mjbot {args.command_path}: {exc}", file=sys.stderr)  # a listening seat's bot
         return 1  # never came: the run cannot go on
 
 
@@ -131,9 +131,9 @@ def report_user_error(args: argparse.Namespace, exc: UserInputError) -> None:
     if args.log_json:
         from adapter.commands import log
 
-        log().error("bad input", command=args.command, error=str(exc))
+        log().error("bad input", command=args.command_path, error=str(exc))
     else:
-        print(f"mjbot {args.command}: {exc}", file=sys.stderr)
+        print(f"mjbot {args.command_path}: {exc}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ def test_bench_mjai_checks_its_policy_before_anything_else():
     assert r.returncode == 2
     from brain.policies import POLICIES
 
-    assert r.stderr.strip() == ("mjbot bench: unknown policy 'no-such' (known: "
+    assert r.stderr.strip() == ("mjbot bench mjai: unknown policy 'no-such' (known: "
                                 f"{', '.join(sorted(POLICIES))})")
 
 

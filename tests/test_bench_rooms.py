@@ -108,17 +108,17 @@ def test_a_json_file_that_cannot_be_written_is_refused_before_the_bench_runs(
         tmp_path: Path, bench_here: Run) -> None:
     r = bench_here("bench", "arena", "--json", str(tmp_path / "no-such-folder" / "out.json"))
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.strip() == (f"mjbot bench: --json {tmp_path}/no-such-folder/out.json: no "
+    assert r.stderr.strip() == (f"mjbot bench arena: --json {tmp_path}/no-such-folder/out.json: no "
                                 f"folder {tmp_path}/no-such-folder")
     r = bench_here("bench", "log", "--json", str(tmp_path))
-    assert r.returncode == 2 and r.stderr.strip() == f"mjbot bench: --json {tmp_path}: is a " \
+    assert r.returncode == 2 and r.stderr.strip() == f"mjbot bench log: --json {tmp_path}: is a " \
                                                      "folder"
     # a folder that is there but a file that cannot be made in it: the bench ran, printed
     # its table, and only then failed to write
     unwritable = tmp_path / ("x" * 300 + ".json")
     r = bench_here("bench", "log", "--frames", "4", "--json", str(unwritable))
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.strip() == f"mjbot bench: --json {unwritable}: File name too long"
+    assert r.stderr.strip() == f"mjbot bench log: --json {unwritable}: File name too long"
     assert list(tmp_path.iterdir()) == []
 
 
@@ -171,7 +171,7 @@ def test_bench_serve_refuses_a_bad_option_in_one_line(option: tuple[str, str],
     --seconds in (0, 600], ..."), not the option that was wrong."""
     r = bench_here("bench", "serve", "--warmup", "0.5", "--practice", "0", *option)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
-    assert r.stderr.strip() == f"mjbot bench: {error}"
+    assert r.stderr.strip() == f"mjbot bench serve: {error}"
 
 
 def test_a_bench_over_its_fallback_share_exits_1_with_one_line(tmp_path: Path,
@@ -247,7 +247,7 @@ def test_bench_mc_refuses_models_it_cannot_read(tmp_path: Path, bench_here: Run)
     ValueError traceback."""
     r = bench_here("bench", *MC, "--soak", "2", "--models", str(tmp_path))
     assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
-    assert r.stderr.strip() == (f"mjbot bench: --models {tmp_path}: mc: no opponent models "
+    assert r.stderr.strip() == (f"mjbot bench mc: --models {tmp_path}: mc: no opponent models "
                                 f"for 'riichi' at {tmp_path}/opponents_riichi.npz")
     (tmp_path / "opponents_riichi.npz").write_text("not weights")
     r = bench_here("bench", *MC, "--models", str(tmp_path))
@@ -295,7 +295,7 @@ def test_bench_commentary_refuses_an_empty_list_of_policies(bench_here: Run) -> 
     r = bench_here("bench", "commentary", "tests/data/botzone_judge_log.json", "--policies",
                    ",,")
     assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
-    assert r.stderr.startswith("mjbot bench: --policies ',,': no ranking named (known: ")
+    assert r.stderr.startswith("mjbot bench commentary: --policies ',,': no ranking named (known: ")
 
 
 def test_bench_serve_refuses_two_loads(bench_here: Run) -> None:
@@ -304,7 +304,7 @@ def test_bench_serve_refuses_two_loads(bench_here: Run) -> None:
     r = bench_here("bench", "serve", "--viewer", "2", "--rate", "50", "--seconds", "0.5",
                    "--warmup", "0", "--practice", "0")
     assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
-    assert r.stderr.strip() == "mjbot bench: --rate and --viewer are two loads: give one"
+    assert r.stderr.strip() == "mjbot bench serve: --rate and --viewer are two loads: give one"
 
 
 def test_bench_botzone_says_whose_keep_running_turns_it_timed(tmp_path: Path,
@@ -525,10 +525,10 @@ def test_bench_view_repeats_a_transcript_given_as_its_source(tmp_path: Path,
     bad.write_text("no game here\n")
     refused = bench_here("bench", "view", "--source", str(bad))
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert refused.stderr.strip() == f"mjbot bench: --source {bad}: no reader takes it"
+    assert refused.stderr.strip() == f"mjbot bench view: --source {bad}: no reader takes it"
     missing = bench_here("bench", "view", "--source", str(tmp_path / "gone.log"))
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
-    assert missing.stderr.strip() == (f"mjbot bench: --source {tmp_path / 'gone.log'}: "
+    assert missing.stderr.strip() == (f"mjbot bench view: --source {tmp_path / 'gone.log'}: "
                                       "No such file or directory")
 
 

@@ -107,6 +107,29 @@ def test_a_usage_error_under_json_logs_is_one_json_line(argv, command, error):
 
 
 @pytest.mark.parametrize(("argv", "command"), [
+    (["dataset", "import", "no-such.log", "--out", "{tmp}/d"], "dataset import"),
+    (["models", "eval", "--variant", "riichi", "--styles", "rulebased"], "models eval"),
+    (["bench", "arena", "--json", "{tmp}/no-such-folder/out.json"], "bench arena"),
+])
+def test_a_nested_commands_refusal_names_it_as_its_usage_error_does(argv, command, tmp_path):
+    """A nested command's own refusal named the outer command alone (`mjbot dataset: ...`,
+    JSON ``"command": "dataset"``) where its usage errors said `mjbot dataset import`: a
+    user grepping the log for one command's errors missed half of them. Both now name the
+    whole path, plain and under --log-json, from one rule (adapter.argtypes.command_path)."""
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    usage = run(*argv, "--bogus")
+    assert usage.stderr.splitlines()[-1].startswith(f"mjbot {command}: error: "), usage.stderr
+    refused = run(*argv)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    (line,) = refused.stderr.splitlines()
+    assert line.startswith(f"mjbot {command}: ") and ": error:" not in line, line
+    for extra in ([], ["--bogus"]):
+        logged = run("--log-json", *argv, *extra)
+        (json_line,) = logged.stderr.splitlines()
+        assert json.loads(json_line)["command"] == command, json_line
+
+
+@pytest.mark.parametrize(("argv", "command"), [
     (["arena", "--bogus"], "arena"),
     (["dataset", "import", "f", "--out", "d", "--bogus", "x"], "dataset import"),
     (["--bogus"], None),

@@ -301,7 +301,7 @@ def test_a_run_from_init_resumed_without_it_is_told_so(
                        lambda: (run / "state.json").exists() and "options" in _state(run))
     r = mjbot_here(capsys, *base[3:])
     assert r.returncode == 2 and r.stderr.splitlines() == [
-        f"mjbot nn: no --init: the run in {run} started from --init weights of sha256 "
+        f"mjbot nn iterate: no --init: the run in {run} started from --init weights of sha256 "
         f"{_state(run)['start_sha256'][:12]}; give the same, or another --dir"], r.stderr
 
 
@@ -327,13 +327,13 @@ def test_an_nn_opponent_named_from_another_folder_is_known_by_its_weights(
     same = iterate_here(run, 1, "--opponents", "nn@../a/w.npz,rulebased", "--lr", "0.001",
                         cwd=b)
     assert same.returncode == 2 and same.stderr.splitlines() == [
-        f"mjbot nn: --lr 0.001 differs from 0.0005, the run's in {run / 'state.json'}; give "
-        "the same, or another --dir"], same.stderr
+        f"mjbot nn iterate: --lr 0.001 differs from 0.0005, the run's in {run / 'state.json'}; "
+        "give the same, or another --dir"], same.stderr
     other = iterate_here(run, 1, "--opponents", "nn@w.npz,rulebased", cwd=b)
     digests = [hashlib.sha256((d / "w.npz").read_bytes()).hexdigest()[:12] for d in (b, a)]
     assert other.returncode == 2 and other.stderr.splitlines() == [
-        f"mjbot nn: --opponents nn@w.npz,rulebased differs from nn@w.npz,rulebased, the run's "
-        f"in {run / 'state.json'} (as played, nn@FILE by its weights' SHA-256: "
+        "mjbot nn iterate: --opponents nn@w.npz,rulebased differs from nn@w.npz,rulebased, "
+        f"the run's in {run / 'state.json'} (as played, nn@FILE by its weights' SHA-256: "
         f"nn@sha256:{digests[0]},rulebased where the run's were nn@sha256:{digests[1]},"
         f"rulebased; the run's files: {a.resolve() / 'w.npz'}); give the same, or another "
         "--dir"], other.stderr

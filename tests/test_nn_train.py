@@ -221,8 +221,8 @@ def test_a_held_out_set_with_no_example_is_refused_not_scored_zero(tmp_path: Pat
                  "--channels", "8", "--blocks", "1", "--threads", "1")
     assert r.returncode == 2 and r.stdout == "", r.stdout
     assert r.stderr.splitlines() == [
-        "mjbot nn: no held-out example: the --holdout datasets hold no decision with a choice "
-        "of rulebased (their players: greedy)"]
+        "mjbot nn train: no held-out example: the --holdout datasets hold no decision with a "
+        "choice of rulebased (their players: greedy)"]
     assert not out.exists()
 
 
@@ -238,7 +238,7 @@ def test_weights_the_disk_has_no_room_for_leave_the_old_file_whole(tmp_path: Pat
                              "--out", str(out), "--epochs", "1", "--channels", "8", "--blocks",
                              "1", "--threads", "1", "--json", file_bytes=len(old) // 2)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-2000:]
-    assert r.stderr.splitlines()[-1] == (f"mjbot nn: cannot write {out}: File too large "
+    assert r.stderr.splitlines()[-1] == (f"mjbot nn train: cannot write {out}: File too large "
                                          "(nothing written there)")
     assert out.read_bytes() == old and sorted(tmp_path.iterdir()) == [data, out]
 
@@ -308,7 +308,7 @@ def test_a_training_stopped_before_its_first_step_writes_nothing(tmp_path: Path,
     r = nn_train("--variant", "riichi", "--data", str(data), "--out", str(out),
                  "--channels", "8", "--blocks", "1", "--threads", "1", "--stop-after", "1e-9")
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
-    assert r.stderr.splitlines()[-1] == ("mjbot nn: stopped (--stop-after passed) before the "
+    assert r.stderr.splitlines()[-1] == ("mjbot nn train: stopped (--stop-after passed) before the "
                                          f"first training step: nothing written to {out}")
     assert not out.exists()
     r = nn_train("--variant", "riichi", "--data", str(data), "--out", str(out),

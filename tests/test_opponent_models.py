@@ -228,7 +228,7 @@ def test_a_corrupted_models_file_is_refused_in_one_line(tmp_path, capsys) -> Non
     bad.write_bytes(model_path("riichi").read_bytes()[:5000])
     code, err = refused(capsys, "models", "eval", "--variant", "riichi", "--model", str(bad))
     assert code == 2 and err.strip().splitlines() == [
-        f"mjbot models: {bad} is not opponent models (the .npz that `mjbot models train` "
+        f"mjbot models eval: {bad} is not opponent models (the .npz that `mjbot models train` "
         "writes)"]
 
 
@@ -326,4 +326,4 @@ def test_models_train_runs_numpy_on_one_blas_thread_unless_told(one_hand_set, tm
     code, err = refused(capsys, "models", "train", "--variant", "riichi", "--data", str(data),
                         "--threads", "0")
     assert code == 2 and err.strip().splitlines() == [
-        "mjbot models: --threads must be at least 1, got 0"]
+        "mjbot models train: --threads must be at least 1, got 0"]

@@ -145,13 +145,13 @@ def test_cli_builds_one_set_per_style_in_all_four_seats_and_reuses_it(tmp_path, 
 
 @pytest.mark.parametrize(("args", "message"), [
     (("--by-style", "--styles", "rulebased,style:fast"),
-     "mjbot models: unknown policy 'style:fast' (known: "),
+     "mjbot models eval: unknown policy 'style:fast' (known: "),
     (("--by-style", "--styles", "rulebased,,greedy"),
-     "mjbot models: --styles has an empty name: 'rulebased,,greedy'"),
+     "mjbot models eval: --styles has an empty name: 'rulebased,,greedy'"),
     (("--styles", "rulebased"),
-     "mjbot models: --styles, --seed, --keep-sets and --versus go with --by-style"),
+     "mjbot models eval: --styles, --seed, --keep-sets and --versus go with --by-style"),
     (("--by-style", "--versus", "no-such-weights.npz"),
-     "mjbot models: --versus no-such-weights.npz: "),
+     "mjbot models eval: --versus no-such-weights.npz: "),
 ])
 def test_cli_refuses_bad_style_arguments_in_one_line(args, message, capsys) -> None:
     """The command's entry point in this process: a refusal plays and reads nothing, so a
@@ -167,14 +167,14 @@ def test_cli_refuses_a_style_the_data_does_not_hold_in_one_line(sets, capsys) ->
     r = mjbot_here(capsys, "models", "eval", "--variant", "riichi", "--by-style", "--data",
                    str(sets["open"]), "--styles", "style:open,mc")
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
-        "mjbot models: no pairs of mc in --data (its observed policies: style:open)"]
+        "mjbot models eval: no pairs of mc in --data (its observed policies: style:open)"]
 
 
 def test_cli_train_refuses_to_leave_out_a_style_nobody_played(sets, tmp_path, capsys) -> None:
     r = mjbot_here(capsys, "models", "train", "--variant", "riichi", "--data", str(sets["open"]),
                    "--exclude-styles", "style:closed", "--out", str(tmp_path / "m.npz"))
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
-        "mjbot models: cannot leave out style:closed: no seat of the data plays it (its "
+        "mjbot models train: cannot leave out style:closed: no seat of the data plays it (its "
         "policies: style:open)"]
     assert not (tmp_path / "m.npz").exists()
 

@@ -167,8 +167,9 @@ def usage_error_as_json(prog: str, message: str, usage: str) -> None:
     from adapter.logging_setup import configure_logging
 
     configure_logging(True)  # the error may come before the logging options were read
-    log().error("bad input", command=prog.removeprefix("mjbot").strip() or None,
-                error=message, usage=usage)
+    from adapter.argtypes import command_path
+
+    log().error("bad input", command=command_path(prog), error=message, usage=usage)
 
 
 def log_folder(given: str | None, no_log: bool = False, default: bool = True) -> str | None:
@@ -543,9 +544,9 @@ def fallback_verdict(args: Any, figures: dict[str, Any]) -> int:
     if not verdict:
         return 0
     if getattr(args, "log_json", None):
-        log().error("fallbacks over threshold", command=args.command, error=verdict)
+        log().error("fallbacks over threshold", command=args.command_path, error=verdict)
     else:
-        print(f"mjbot {args.command}: {verdict}", file=sys.stderr)
+        print(f"mjbot {args.command_path}: {verdict}", file=sys.stderr)
     return 1
 
 

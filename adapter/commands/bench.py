@@ -62,8 +62,10 @@ def _run(args: argparse.Namespace) -> int:
     words = args.words
     asked = [words[0]] if words and words[0] in BENCHES else None  # else: all, for the list
     own = bench_parser(asked, json_errors=bool(args.log_json)).parse_args(words)
-    # what a bench's own lines (its fallback verdict) are printed or logged under
-    own.command, own.log_json = f"bench {own.what}", args.log_json
+    own.log_json = args.log_json
+    # what the bench's refusals are printed or logged under, here and in mjbot's main:
+    # `bench NAME`, as its own lines (its fallback verdict) and its usage errors are
+    args.command_path = own.command_path
     require_writable(own.json, "--json")
     handler: Handler = own.handler
     return handler(own)

@@ -202,11 +202,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     except (DatasetError, MissingNetwork) as exc:
         raise UserInputError(str(exc)) from None
     except DivergedTraining as exc:
-        print(f"mjbot nn: {exc}", file=sys.stderr)
+        print(f"mjbot {args.command_path}: {exc}", file=sys.stderr)
         return 1
     except StoppedBeforeTraining as exc:
-        print(f"mjbot nn: stopped ({stop_reason_text(exc.reason)}) before the first training "
-              f"step: nothing written to {args.out}", file=sys.stderr)
+        print(f"mjbot {args.command_path}: stopped ({stop_reason_text(exc.reason)}) before "
+              f"the first training step: nothing written to {args.out}", file=sys.stderr)
         return exit_status(exc.reason) or 1
     stopped = result.get("stopped")
     if args.json:
