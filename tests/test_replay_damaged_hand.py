@@ -215,3 +215,20 @@ def test_replay_of_our_own_damaged_log_notes_the_hand_it_met(
     assert said.startswith(note) and "9p not in hand" in said, notes
     run = mjbot_here(capsys, "replay", str(own_damaged), *asked)
     assert run.returncode == 1 and f"  note: {note}" in run.stdout, run.stdout
+
+
+def test_every_review_of_one_replay_notes_the_hand_its_walk_met(own_damaged: Path) -> None:
+    """`mjbot bench review` reviews one loaded replay twice (rulebased, then mc): the first
+    walk noted the damaged hand of our own log in ``replay.damaged`` and said so, the second
+    found it noted already and its result had no such note, as though the game were whole.
+    Each review now says it."""
+    from replay import replayer
+    from replay.review.evaluators import RankingEvaluator
+    from replay.review.game import review
+
+    rep = replayer.load(own_damaged)
+    first = review(rep, RankingEvaluator("rulebased"))
+    second = review(rep, RankingEvaluator("greedy"))
+    said = [n for n in first["notes"] if n.startswith("hand 2 (E2-0) cannot be followed")]
+    assert len(said) == 1 and first["notes"] == second["notes"], (first["notes"], second)
+    assert second["decisions"] == first["decisions"] == 3

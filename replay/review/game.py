@@ -95,7 +95,6 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
     rows: list[ReviewRow] = []
     situations: dict[int, dict[str, Any]] = {}
     total = len(replay.decisions)
-    noted = len(replay.damaged)
     place = {id(d): i for i, d in enumerate(replay.decisions)}
     done = 0
     for n, (d, state) in enumerate(walk(replay, noted_too=True)):
@@ -124,8 +123,10 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
     result = _summary(replay, evaluator, rows, situations, costly,
                       time.perf_counter() - started)
     # a hand of our own log that the table refused as it was walked (the reader notes an
-    # import's): said as the reader's are
-    result["notes"] += [damage_note(x) for x in replay.damaged[noted:]]
+    # import's): said as the reader's are, by every review of the replay, not only the walk
+    # that noted it (a later walk leaves a hand noted already without a word)
+    result["notes"] += [note for x in replay.damaged
+                        if (note := damage_note(x)) not in replay.notes]
     return result
 
 
