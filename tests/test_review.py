@@ -477,3 +477,40 @@ def test_a_policy_that_gives_no_answer_is_counted_not_ranked_in_canonical_order(
     assert err.strip() == (f"mjbot replay: --predictor test-faulty gave no answer on "
                            f"{result['decisions']} move(s): their commentary has no prediction")
     assert "test-faulty raised ValueError: a broken policy" in out
+
+
+class _TwoLines(_Faulty):
+    """A policy whose error says two lines (numpy's and a traceback's messages can)."""
+
+    name = "test-two-lines"
+
+    def decide(self, state, request, legal, budget=None):
+        raise ValueError("weights of the wrong shape:\n  expected (34, 128), got (34, 64)")
+
+
+def test_a_reason_of_two_lines_keeps_each_commentary_row_on_one_line(tmp_path, monkeypatch,
+                                                                     capsys):
+    """The predictor's reason was printed as it came, so a reason of two lines split its
+    row: the second line stood alone among the rows, as though it were a move of its own.
+    The text now says it on the row's one line; --json keeps the reason as it was."""
+    from adapter.bench.review import local_game
+    from adapter.cli import main
+
+    monkeypatch.setitem(POLICIES, _TwoLines.name, _TwoLines)
+    log = local_game(str(tmp_path), seed=3, length="east")
+    moves = len(replayer.load(log, 2).decisions)
+    assert main(["replay", log, "--seat", "2", "--commentary", "--predictor",
+                 _TwoLines.name]) == 1
+    out, _ = capsys.readouterr()
+    said = [x for x in out.splitlines() if "no prediction: " in x]
+    assert len(said) == moves and not any("expected (34, 128)" in x for x in out.splitlines()
+                                          if "no prediction: " not in x), out
+    assert "test-two-lines raised ValueError: weights of the wrong shape: expected (34, 128), " \
+           "got (34, 64)" in said[0]
+    assert main(["replay", log, "--seat", "2", "--commentary", "--predictor",
+                 _TwoLines.name, "--json"]) == 1
+    out, _ = capsys.readouterr()
+    rows = json.loads(out)["commentary"]
+    assert {r["no_prediction"] for r in rows} == {
+        "test-two-lines raised ValueError: weights of the wrong shape:\n  expected (34, 128), "
+        "got (34, 64)"}

@@ -441,10 +441,23 @@ def _row(replay: Replay, state: TableState, d: Decision, rules: Rules, ranker: E
 
 
 def format_commentary(rows: list[dict[str, Any]]) -> str:
+    """One line per move (``--json`` keeps each text as it was): a reason or sentence of
+    several lines (a policy's exception message) is made one (:func:`_one_line`), so that
+    a row never splits into lines a reader takes for other rows."""
     lines = []
     for r in rows:
         mark = "?" if r["hit"] is None else "=" if r["hit"] else "x"
-        said = ("no prediction: " + r["no_prediction"] if "no_prediction" in r
+        said = ("no prediction: " + _one_line(r["no_prediction"]) if "no_prediction" in r
                 else "predicted " + ", ".join(r["predicted"]))
-        lines.append(f"  {r['round']:6s} {r['played']:16s} {mark} {said:50s} {r['sentence']}")
+        lines.append(f"  {r['round']:6s} {r['played']:16s} {mark} {said:50s} "
+                     f"{_one_line(r['sentence'])}")
     return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: its lines (as str.splitlines breaks them), each stripped, the
+    empty ones left out, joined by one space; a text of one line unchanged."""
+    parts = text.splitlines()
+    if "".join(parts) == text:
+        return text
+    return " ".join(x.strip() for x in parts if x.strip())
