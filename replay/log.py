@@ -54,10 +54,6 @@ class UnknownKind(LogError):
         self.name = f"{kind!r} frame"
 
 
-# the names a writer gives a frame kind or a header field; anything else there is damage
-_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
-
-
 # --------------------------------------------------------------------------- frames
 
 
@@ -192,7 +188,9 @@ def _map_to_frame(data: Any, ignored: Counter[str] | None = None) -> Any:
         if kind == "header":
             fields = {k: v for k, v in data.items() if k != "k"}
             for k in [k for k in fields if k not in Header.__dataclass_fields__]:
-                if ignored is None or not isinstance(k, str) or not _NAME.fullmatch(k):
+                # named as a field is (schema.FIELD_NAME); anything else there is damage
+                if (ignored is None or not isinstance(k, str)
+                        or not schema.FIELD_NAME.fullmatch(k)):
                     raise LogError(f"header has no field {k!r}")
                 ignored[f"Header.{k}"] += 1
                 del fields[k]
@@ -208,8 +206,9 @@ def _map_to_frame(data: Any, ignored: Counter[str] | None = None) -> Any:
         raise
     except (KeyError, TypeError, ValueError) as exc:
         raise LogError(f"malformed {kind} frame: {exc}") from None
-    # a newer kind, as every frame of play, carries its time; a map without one is damage
-    if _NAME.fullmatch(kind) and isinstance(data.get("t"), float | int):
+    # a newer kind is named as a field is (schema.FIELD_NAME) and, as every frame of play,
+    # carries its time; a map without one is damage
+    if schema.FIELD_NAME.fullmatch(kind) and isinstance(data.get("t"), float | int):
         raise UnknownKind(kind)
     raise LogError(f"unknown frame kind {kind!r}")
 

@@ -30,10 +30,11 @@ _FIELDS: dict[type, tuple[str, ...]] = {
 _SET_FIELDS = {"offered"}
 _NESTED_TUPLE_FIELDS = {"hands"}
 _DICT_FIELDS = {"rules"}
-# the names a writer gives: a class name, a field name. Anything else where one is expected is
-# damage, never a newer version's addition
+# the names a writer gives: a class name, a field name (and, in replay/log.py, a frame kind
+# or a header field: the same rule). Anything else where one is expected is damage, never a
+# newer version's addition
 _TYPE_NAME = re.compile(r"[A-Z][A-Za-z0-9]{0,63}")
-_FIELD_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+FIELD_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 
 class SchemaError(ValueError):
@@ -85,7 +86,7 @@ def decode(data: Any, ignored: Counter[str] | None = None) -> Any:
         if key == "type":
             continue
         if key not in names:
-            if ignored is None or not isinstance(key, str) or not _FIELD_NAME.fullmatch(key):
+            if ignored is None or not isinstance(key, str) or not FIELD_NAME.fullmatch(key):
                 raise SchemaError(f"{name} has no field {key!r}")
             ignored[f"{name}.{key}"] += 1
             continue
