@@ -424,11 +424,34 @@ def test_the_outside_programs_at_a_table_are_started_side_by_side():
             os.kill(pid, 0)
 
 
+@pytest.mark.parametrize(("command", "policies", "seatings", "hands", "wall_sets"), [
+    ("selfplay", "rulebased,greedy,rulebased,greedy", 6, 40, 2),
+    ("selfplay", "rulebased,greedy,rulebased,greedy", 6, 33, 1),
+    ("arena", "rulebased,greedy,greedy,greedy", 4, 23, 2),
+])
+def test_hands_asked_play_the_fewest_whole_wall_sets_the_help_says(
+        command: str, policies: str, seatings: int, hands: int, wall_sets: int,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`mjbot selfplay --hands 40` played 74 hands, 12 games, and its --help said only that
+    whole wall sets in every seating are played (arena's: whole games, ~5.5 hands each).
+    Both now say how many hands a wall set of their default policies holds; the count is
+    the fewest wall sets whose expected hands reach --hands, decided once for every worker."""
+    out = " ".join(mjbot_here(capsys, command, "--help").stdout.split())
+    assert f"default: {policies})" in out
+    per_set = round(5.5 * seatings)
+    assert f"~{per_set} per wall set for the default's {seatings} seatings" in out, out
+    a, b, c, d = policies.split(",")
+    config = ArenaConfig("riichi", (a, b, c, d), hands, 0, 2)
+    assert len(config.arrangements()) == seatings and config.units() == wall_sets
+    if hands == 40:
+        assert "--hands 40 plays 2 wall sets, 12 games" in out
+
+
 def test_help_gives_the_defaults_a_bare_run_plays(capsys: pytest.CaptureFixture[str]) -> None:
     """`MJBOT_MC=... mjbot arena --variant riichi --policies mc,...` (the README's mc example)
     plays 400 hands: --help said "hands to play, about" and no number, nor which variant a
     bare `mjbot arena` plays."""
     out = " ".join(mjbot_here(capsys, "arena", "--help").stdout.split())
-    assert "game) (default: 400)" in out and "--variant {riichi,mcr,taiwan16,mass} " \
+    assert "seatings) (default: 400)" in out and "--variant {riichi,mcr,taiwan16,mass} " \
         "the rules at the table (default: riichi)" in out, out
     assert "--seed SEED the walls' seed: the same seed, the same walls (default: 0)" in out

@@ -77,8 +77,10 @@ def register(sub: Any) -> None:
                    "0..3, each optionally LABEL= to name it in the figures, e.g. "
                    "'nn,rb=mjai:python -m bot,rb=mjai:python -m bot,rb=mjai:python -m bot' "
                    "(default: %(default)s)")
-    a.add_argument("--hands", type=int, default=400, help="hands to play, about (riichi: "
-                   "whole games are played, ~5.5 hands per east-only game) (default: %(default)s)")
+    a.add_argument("--hands", type=int, default=400, help="hands to play, about: the fewest "
+                   "whole wall sets reaching it, each played in every distinct seating of the "
+                   "policies (riichi: ~5.5 hands per east-only game, ~22 per wall set for the "
+                   "default's 4 seatings) (default: %(default)s)")
     a.add_argument("--seed", type=int, default=0,
                    help="the walls' seed: the same seed, the same walls (default: %(default)s)")
     add_table_arguments(a)

@@ -55,8 +55,11 @@ def register(sub: Any) -> None:
                    "optionally LABEL= to name it in the dataset, e.g. "
                    "'rb=mjai:python -m bot,rulebased,rb=mjai:python -m bot,greedy' "
                    "(default: %(default)s)")
-    s.add_argument("--hands", type=int, default=200, help="hands to play, about (whole wall "
-                   "sets in every seating are played)")
+    s.add_argument("--hands", type=int, default=200, help="hands to play, about: the fewest "
+                   "whole wall sets reaching it, each played in every distinct seating of the "
+                   "policies (riichi: ~5.5 hands per east-only game, ~33 per wall set for the "
+                   "default's 6 seatings, so --hands 40 plays 2 wall sets, 12 games) "
+                   "(default: %(default)s)")
     s.add_argument("--seed", type=int, default=0)
     add_table_arguments(s)
     add_stop_after_argument(s, "start no wall set after this many seconds: the dataset "
