@@ -96,11 +96,12 @@ class LogJsonAction(argparse.Action):
 
 
 def command_path(prog: str) -> str | None:
-    """The command a line names its messages by: the parser's ``prog`` without the program,
-    the whole path of a nested command (``dataset import`` of ``mjbot dataset import``; None
-    for ``mjbot`` itself). The one rule for a usage error's line, a refusal of the command's
-    own checks and the ``command`` of their JSON log lines, so that the three agree."""
-    return prog.removeprefix("mjbot").strip() or None
+    """The command a line names its messages by: the parser's ``prog`` without the program's
+    name, the whole path of a nested command (``dataset import`` of ``mjbot dataset
+    import``; None for ``mjbot`` itself). The one rule for a usage error's line, a refusal of
+    the command's own checks and the ``command`` of their JSON log lines, so that the three
+    agree."""
+    return prog.partition(" ")[2].strip() or None
 
 
 class OneLineParser(argparse.ArgumentParser):
