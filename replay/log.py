@@ -51,7 +51,11 @@ class UnknownKind(LogError):
 
     def __init__(self, kind: str) -> None:
         super().__init__(f"unknown frame kind {kind!r}")
+        self.kind = kind
         self.name = f"{kind!r} frame"
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickle would call __init__(the message) alone
+        return (type(self), (self.kind,))
 
 
 # --------------------------------------------------------------------------- frames

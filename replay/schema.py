@@ -50,6 +50,9 @@ class UnknownType(SchemaError):
         super().__init__(f"unknown object type {name!r}")
         self.name = name
 
+    def __reduce__(self) -> tuple[Any, ...]:  # pickle would call __init__(the message) alone
+        return (type(self), (self.name,))
+
 
 def encode(obj: Any) -> dict[str, Any]:
     """An event, request or action as a plain map."""
