@@ -107,34 +107,28 @@ class OneLineParser(argparse.ArgumentParser):
     ``usage_errors``."""
 
     def __init__(self, *args: Any, usage_errors: UsageErrors | None = None,
-                 **kwargs: Any) -> None:
+                 command: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.usage_errors = usage_errors or UsageErrors()
+        self.command = command  # a (sub)command's parser, made by add_subparsers
 
     def add_subparsers(self, **kwargs: Any) -> Any:
-        kwargs.setdefault("parser_class",
-                          functools.partial(type(self), usage_errors=self.usage_errors))
+        kwargs.setdefault("parser_class", functools.partial(
+            type(self), usage_errors=self.usage_errors, command=True))
         return super().add_subparsers(**kwargs)
 
-    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
-        """As argparse's, but an argument no parser took (``mjbot arena --nonsense``) is
-        refused by the command's own parser, the one it followed: argparse's top parser
-        refused it, with ``mjbot``'s usage line and, under ``--log-json``, ``command: null``,
-        so the user was not told which command's options to look at."""
-        parsed, extra = self.parse_known_args(args, namespace)
-        if extra:
-            self.chosen(parsed).error(f"unrecognized arguments: {' '.join(extra)}")
-        return parsed
-
-    def chosen(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
-        """The innermost (sub)command's parser that ``parsed`` went through (this one where
-        no command was chosen)."""
-        for action in self._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                sub = action.choices.get(str(getattr(parsed, action.dest, "")))
-                if sub is not None:
-                    return sub.chosen(parsed) if isinstance(sub, OneLineParser) else sub
-        return self
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """As argparse's, but a command's parser refuses an argument it was given and did not
+        take (``mjbot arena --nonsense``) itself, with its own usage and name: argparse handed
+        it up to the top parser, which refused it with ``mjbot``'s usage line and, under
+        ``--log-json``, ``command: null``, so the user was not told which command's options
+        to look at. One given before the command (``mjbot --nonsense arena``) is still
+        refused by the parser it was given to, ``mjbot``'s (the command's, it was said
+        where it had never been given)."""
+        parsed, extra = super().parse_known_args(args, namespace)
+        if extra and self.command:
+            self.error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed, extra
 
     def error(self, message: str) -> NoReturn:
         report = self.usage_errors
