@@ -116,26 +116,34 @@ class OneLineParser(argparse.ArgumentParser):
     ``usage_errors``."""
 
     def __init__(self, *args: Any, usage_errors: UsageErrors | None = None,
-                 **kwargs: Any) -> None:
+                 command: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.usage_errors = usage_errors or UsageErrors()
+        self.command = command  # a (sub)command's parser, made by add_subparsers
 
     def add_subparsers(self, **kwargs: Any) -> Any:
-        kwargs.setdefault("parser_class",
-                          functools.partial(type(self), usage_errors=self.usage_errors))
+        kwargs.setdefault("parser_class", functools.partial(
+            type(self), usage_errors=self.usage_errors, command=True))
         return super().add_subparsers(**kwargs)
 
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """As argparse's, but a command's parser refuses an argument it was given and did not
+        take (``mjbot arena --nonsense``) itself, with its own usage and name: argparse handed
+        it up to the top parser, which refused it with ``mjbot``'s usage line and, under
+        ``--log-json``, ``command: null``, so the user was not told which command's options
+        to look at. One given before the command (``mjbot --nonsense arena``) is still
+        refused by the parser it was given to, ``mjbot``'s (the command's, it was said
+        where it had never been given)."""
+        parsed, extra = super().parse_known_args(args, namespace)
+        if extra and self.command:
+            self.error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed, extra
+
     def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
-        """As argparse's, but an argument no parser took (``mjbot arena --nonsense``) is
-        refused by the command's own parser, the one it followed: argparse's top parser
-        refused it, with ``mjbot``'s usage line and, under ``--log-json``, ``command: null``,
-        so the user was not told which command's options to look at. The result's
-        ``command_path`` is that parser's :func:`command_path`."""
-        parsed, extra = self.parse_known_args(args, namespace)
-        chosen = self.chosen(parsed)
-        if extra:
-            chosen.error(f"unrecognized arguments: {' '.join(extra)}")
-        parsed.command_path = command_path(chosen.prog)
+        """As argparse's; the result's ``command_path`` is that of the innermost command's
+        parser it went through (:func:`command_path`), which every message names."""
+        parsed = super().parse_args(args, namespace)
+        parsed.command_path = command_path(self.chosen(parsed).prog)
         return parsed
 
     def chosen(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:

@@ -146,6 +146,28 @@ def test_an_unknown_option_is_refused_by_its_commands_parser(argv, command):
     assert r.stderr.splitlines()[-1] == f"{prog}: error: unrecognized arguments: {extra}"
 
 
+@pytest.mark.parametrize(("argv", "prog", "extra"), [
+    (["--bogus", "arena"], "mjbot", "--bogus"),
+    (["dataset", "--bogus", "import", "f", "--out", "d"], "mjbot dataset", "--bogus"),
+    (["dataset", "--bogus", "import", "f", "--out", "d", "--more"], "mjbot dataset import",
+     "--more"),
+])
+def test_an_unknown_option_before_a_command_is_refused_by_the_parser_it_was_given_to(
+        argv, prog, extra):
+    """An option no parser took given before the command (`mjbot --bogus arena`) was said to
+    be the command's (`mjbot arena: error: unrecognized arguments: --bogus`, the arena's
+    usage, and `"command": "arena"` under --log-json), which the user had not given it to:
+    the arena's options were read for one that was never there. The parser it was given to
+    refuses it (mjbot's own, `"command": null`)."""
+    r = run(*argv)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"usage: {prog} ["), r.stderr
+    assert r.stderr.splitlines()[-1] == f"{prog}: error: unrecognized arguments: {extra}"
+    if prog == "mjbot":
+        logged = json.loads(run("--log-json", *argv).stderr)
+        assert logged["command"] is None and logged["usage"].startswith("usage: mjbot ["), logged
+
+
 def test_a_usage_error_before_json_logs_were_asked_for_stays_plain():
     """--log-json not yet read where the error came (here taken for --log-level's missing
     value), or not given: argparse's lines, as before."""

@@ -579,6 +579,26 @@ def test_an_older_mjbots_run_killed_in_its_first_shard_starts_afresh(tmp_path, c
     assert files(tmp_path / "sp") == files(tmp_path / "fresh")
 
 
+def test_a_link_named_as_a_runs_temporary_file_is_not_removed(tmp_path, capsys):
+    """A folder holding only a symbolic link named as a run's half shard (a user's link to a
+    dataset of theirs, ``shard-00000.npz.tmp``): the name alone was taken for a killed run's
+    own temporary file, and the link was removed before the run started there. No run makes
+    a link: the folder is refused as another's, as any other non-empty one, and the link
+    stays."""
+    mine = tmp_path / "mine.npz"
+    mine.write_bytes(b"PK\x03\x04 a user's own file")
+    out = tmp_path / "sp"
+    out.mkdir()
+    (out / "shard-00000.npz.tmp").symlink_to(mine)
+    r = mjbot_here(capsys, "selfplay", "--variant", "riichi", "--policies",
+                   "rulebased,greedy,rulebased,greedy", "--hands", "8", "--seed", "7",
+                   "--workers", "1", "--shard-decisions", "300", "--out", str(out))
+    assert r.returncode == 2, r.stderr
+    assert "directory is not empty" in r.stderr, r.stderr
+    assert [p.name for p in out.iterdir()] == ["shard-00000.npz.tmp"]
+    assert (out / "shard-00000.npz.tmp").is_symlink() and mine.read_bytes().startswith(b"PK")
+
+
 @pytest.fixture(scope="module")
 def with_an_nn_seat(tmp_path_factory) -> tuple[list[str], Path]:
     """A complete dataset with an nn@FILE seat (its weights on record), and its command."""

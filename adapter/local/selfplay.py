@@ -568,12 +568,13 @@ def resume_point(config: SelfPlayConfig) -> Resumed | dict[str, Any] | None:
     if not out.is_dir() or not any(out.iterdir()):
         return None
     held = list(out.iterdir())
-    if all(p.is_file() and (p.name == PROGRESS + ".tmp" or (
+    if all(p.is_file() and not p.is_symlink() and (p.name == PROGRESS + ".tmp" or (
             p.name.startswith("shard-") and p.name.endswith(".npz.tmp"))) for p in held):
         # a run killed while it wrote its first record, before any game, or (an mjbot older
         # than the record: no progress.json) while it wrote its first shard, which then
         # read 'directory is not empty': nothing to go on with, nothing but its own
-        # temporary files (a half shard is never read)
+        # temporary files (a half shard is never read; no run makes a link: one of these
+        # names is a user's, and the folder is refused as any other)
         for p in held:
             p.unlink()
         return None
