@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,8 +19,9 @@ from adapter.bench.think import BUSY_LOOP
 from tests.in_process import mjbot_here
 
 
-def _busy_loops_of_ours() -> list[int]:
-    """Children of this process running the bench's busy loop."""
+def _busy_loops_of_ours(parent: int | None = None) -> list[int]:
+    """Children of this process (or of ``parent``) running the bench's busy loop."""
+    parent = os.getpid() if parent is None else parent
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -26,7 +31,7 @@ def _busy_loops_of_ours() -> list[int]:
             cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == os.getpid() and BUSY_LOOP in cmdline:
+        if ppid == parent and BUSY_LOOP in cmdline:
             found.append(int(proc.name))
     return found
 
@@ -61,3 +66,47 @@ def test_bench_think_refuses_a_policy_with_no_worker_in_one_line(
     assert done.returncode == 2
     assert said in done.stderr and "Traceback" not in done.stderr
     assert _busy_loops_of_ours() == []
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_ctrl_c_under_load_is_one_line_and_ends_the_busy_loops() -> None:
+    """Ctrl-C reaches the terminal's whole process group, the busy loops too: each printed a
+    KeyboardInterrupt traceback under the bench's one line ("mjbot bench: interrupted"),
+    twelve of them with ``--load 12``."""
+    root = Path(__file__).resolve().parents[1]
+    bench = subprocess.Popen(
+        [sys.executable, "-m", "adapter.cli", "bench", "think", "--load", "2", "--games", "2"],
+        cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True)  # its own "terminal" group
+    try:
+        loops: list[int] = []
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and bench.poll() is None:
+            loops = _busy_loops_of_ours(bench.pid)
+            # each past Python's start (a Ctrl-C in it is Python's own), into the loop
+            if len(loops) == 2 and all(_cpu_seconds(pid) > 0.2 for pid in loops):
+                break
+            time.sleep(0.02)
+        assert len(loops) == 2, "the loaded run never began"
+        os.killpg(bench.pid, signal.SIGINT)  # what Ctrl-C in its terminal does
+        _out, err = bench.communicate(timeout=60)
+    finally:
+        if bench.poll() is None:
+            bench.kill()
+            bench.communicate()
+    assert bench.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert "mjbot bench: interrupted" in err
+    assert all(_gone(pid) for pid in loops)

@@ -155,6 +155,30 @@ def test_a_batch_that_runs_past_the_share_is_given_up_for_the_fast_move():
     assert stats.seconds <= share + 2 * tick  # given up at the step past the share
 
 
+def test_warming_passes_over_weights_it_cannot_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fork server that every worker is forked from imports warm_server, which loads each
+    variant's shipped opponent models. Weights one variant could not read (cut, or trained on
+    features since changed) raised there and killed the server: every worker start of every
+    session failed (EOFError), a riichi session for a file of MCR's. Warming passes over
+    them; the search that reads them says what is wrong, as before."""
+    from brain.policies.mc import models
+    from brain.policies.mc.policy import warm
+
+    real = models._load
+
+    def load(variant: str, directory: str) -> object:
+        if variant == "mcr":
+            raise ValueError("opponents_mcr.npz: trained on other features than "
+                             "brain/opponents/features.py computes; retrain")
+        return real(variant, directory)
+
+    monkeypatch.setattr(models, "_LOADED", {})
+    monkeypatch.setattr(models, "_READS", [0])
+    monkeypatch.setattr(models, "_load", load)
+    warm()
+    assert set(models._LOADED) == {("riichi", ""), ("taiwan16", "")}
+
+
 def test_calls_are_decided_by_the_simulation():
     state, request, legal = _claim_state()
     kinds = {type(a) for a in legal}

@@ -402,6 +402,8 @@ def warm() -> None:
             load_models(variant)
         except MissingModels:  # a variant mc has no shipped models for
             continue
+        except Exception:  # unreadable or stale weights: never the fork server's death (every
+            continue  # worker start failed); the search that reads them says what is wrong
 
 
 def _fast_policy(name: str) -> Policy:
