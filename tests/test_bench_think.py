@@ -83,7 +83,7 @@ def _gone(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_ctrl_c_under_load_is_one_line_and_ends_the_busy_loops() -> None:
     """Ctrl-C reaches the terminal's whole process group, the busy loops too: each printed a
-    KeyboardInterrupt traceback under the bench's one line ("mjbot bench: interrupted"),
+    KeyboardInterrupt traceback under the bench's one line ("mjbot bench think: interrupted"),
     twelve of them with ``--load 12``."""
     root = Path(__file__).resolve().parents[1]
     bench = subprocess.Popen(
@@ -108,5 +108,5 @@ def test_ctrl_c_under_load_is_one_line_and_ends_the_busy_loops() -> None:
             bench.communicate()
     assert bench.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
-    assert "mjbot bench: interrupted" in err
+    assert "mjbot bench think: interrupted" in err
     assert all(_gone(pid) for pid in loops)
