@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
 from protocols import events as ev
 from protocols.tiles import parse_mpsz
 from replay.log import GameLogWriter, Header
@@ -50,3 +55,16 @@ def write_steps(writer: GameLogWriter, steps: list[tuple[str, object]]) -> None:
             writer.decision(*arg)
         else:
             getattr(writer, method)(arg)
+
+
+def log_frames(path: Path) -> list[dict[str, Any]]:
+    """A game log's frames as the plain maps it holds, for a test to rewrite."""
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
+    unpacker.feed(path.read_bytes())
+    return list(unpacker)
+
+
+def write_frames(path: Path, frames: list[dict[str, Any]]) -> Path:
+    """``frames`` (plain maps) written to ``path`` as a game log holds them."""
+    path.write_bytes(b"".join(msgpack.packb(f, use_bin_type=True) for f in frames))
+    return path

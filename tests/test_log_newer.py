@@ -23,22 +23,11 @@ from protocols import events as ev
 from replay import schema
 from replay.log import GameLogWriter, LogError, parse_log, read_log
 from tests.in_process import mjbot_here
-from tests.log_samples import sample_header
+from tests.log_samples import log_frames, sample_header, write_frames
 from tests.serve_helpers import mjbot_view
 from tests.viewer_fixtures import practice_game
 
 NEW_TYPE = "WaitShown"  # an event a newer mjbot writes, as it wrote FuritenShown
-
-
-def _frames(path: Path) -> list[dict[str, Any]]:
-    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
-    unpacker.feed(path.read_bytes())
-    return list(unpacker)
-
-
-def _write(path: Path, frames: list[dict[str, Any]]) -> Path:
-    path.write_bytes(b"".join(msgpack.packb(f, use_bin_type=True) for f in frames))
-    return path
 
 
 def _newer(frames: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
@@ -69,10 +58,10 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A real local-table game (``old``: as this version wrote it) and the same game as a
     newer writer wrote it (``new``), side by side in one folder."""
     folder = tmp_path_factory.mktemp("games")
-    source = _frames(practice_game(tmp_path_factory.mktemp("played")))
-    old = _write(folder / "old.mjlog.msgpack", source)
+    source = log_frames(practice_game(tmp_path_factory.mktemp("played")))
+    old = write_frames(folder / "old.mjlog.msgpack", source)
     frames, shown = _newer(source)
-    new = _write(folder / "new.mjlog.msgpack", frames)
+    new = write_frames(folder / "new.mjlog.msgpack", frames)
     hands = sum(f["k"] == "hand" for f in source)
     draws = sum(f["k"] == "event" and f["event"]["type"] == "TileDrawn" for f in source)
     assert shown > 0 and hands > 1  # the first new event comes long before the log's end
@@ -153,9 +142,9 @@ def test_a_decision_with_a_newer_action_is_skipped_the_rest_read(tmp_path: Path)
     with GameLogWriter(path, sample_header()) as writer:
         writer.decision(ev.DecisionRequest("turn"), (ev.Discard(5),), ev.Discard(5))
         writer.event(ev.TileDiscarded(1, 5))
-    frames = _frames(path)
+    frames = log_frames(path)
     newer = dict(frames[1], action={"type": "Declare", "what": "x"})
-    log = read_log(_write(path, [frames[0], newer, *frames[1:]]))
+    log = read_log(write_frames(path, [frames[0], newer, *frames[1:]]))
     assert log.truncated is None and log.skipped == {"Declare": 1}
     assert [type(f).__name__ for f in log.frames] == ["DecisionFrame", "EventFrame"]
 
@@ -176,8 +165,8 @@ def test_damage_is_still_a_cut_not_a_newer_log(tmp_path: Path, bad: dict[str, An
     path = tmp_path / "g.mjlog.msgpack"
     with GameLogWriter(path, sample_header()) as writer:
         writer.event(ev.TileDrawn(1, 5))
-    frames = _frames(path)
-    data = _write(path, [*frames, bad, *frames[1:]]).read_bytes()
+    frames = log_frames(path)
+    data = write_frames(path, [*frames, bad, *frames[1:]]).read_bytes()
     log = parse_log(data)
     assert log.truncated is not None and log.truncated.reason.startswith("bad frame")
     assert log.skipped == {} and len(log.frames) == 1

@@ -517,7 +517,8 @@ def _a_discard_not_in_the_hand(game: Path, out: Path) -> Path:
     from protocols import events as ev
     from protocols import tiles as T
     from replay import replayer
-    from tests.test_viewer_damaged import _edited, _frames, _write
+    from tests.log_samples import log_frames, write_frames
+    from tests.test_viewer_damaged import _edited
 
     rep = replayer.load(game)
     ours = [i for i, e in enumerate(rep.events)
@@ -528,10 +529,10 @@ def _a_discard_not_in_the_hand(game: Path, out: Path) -> Path:
         state.apply(e)
     held = {T.kind(t) for t in state.hand}
     tile = next(t for t in range(0, 136, 4) if T.kind(t) not in held)
-    frames = _frames(game)
+    frames = log_frames(game)
     frame = [i for i, f in enumerate(frames) if f.get("k") == "event"
              and f["event"]["type"] == "TileDiscarded" and f["event"]["seat"] == rep.seat][2]
-    return _write(out, _edited(frames, frame, ("event", "tile"), tile))
+    return write_frames(out, _edited(frames, frame, ("event", "tile"), tile))
 
 
 def test_a_damaged_hand_says_it_has_no_commentary_and_the_next_shows_its_own(

@@ -22,27 +22,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import msgpack
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.log_samples import log_frames, write_frames
 from tests.serve_helpers import PYTHON_ENV, ROOT
 from tests.viewer_fixtures import practice_game
 
 ODD = [200, -1, 9, 4, 45, 2**40, "x", "", None, [], {}, 1.5, True, [200], ["x"], [[1]],
        [None], b"\x00"]
-
-
-def _frames(path: Path) -> list[dict[str, Any]]:
-    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
-    unpacker.feed(path.read_bytes())
-    return list(unpacker)
-
-
-def _write(path: Path, frames: list[dict[str, Any]]) -> Path:
-    path.write_bytes(b"".join(msgpack.packb(f, use_bin_type=True) for f in frames))
-    return path
 
 
 def _fields(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -94,7 +83,7 @@ def _get(url: str) -> tuple[int, str]:
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    return _frames(practice_game(tmp_path_factory.mktemp("source")))
+    return log_frames(practice_game(tmp_path_factory.mktemp("source")))
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +129,7 @@ def test_a_hand_tile_out_of_range_fails_that_hand_alone(
     starts = [i for i, f in enumerate(source) if f.get("k") == "event"
               and f["event"]["type"] == "RoundStarted"]
     name = "tile200.mjlog.msgpack"
-    _write(folder / name, _edited(source, starts[1], ("event", "hands", 0, 0), 200))
+    write_frames(folder / name, _edited(source, starts[1], ("event", "hands", 0, 0), 200))
     answers = _asked(url, name, commentary=True)
     _no_500(answers, log.read_text())
     assert answers["outline"][0] == 200
@@ -160,9 +149,9 @@ def test_a_damaged_hand_has_no_commentary_and_the_others_have_theirs(
     url, folder, log = viewer
     starts = [i for i, f in enumerate(source) if f.get("k") == "event"
               and f["event"]["type"] == "RoundStarted"]
-    _write(folder / "whole.mjlog.msgpack", source)
+    write_frames(folder / "whole.mjlog.msgpack", source)
     name = "no-comment.mjlog.msgpack"
-    _write(folder / name, _edited(source, starts[1], ("event", "hands", 0, 0), 200))
+    write_frames(folder / name, _edited(source, starts[1], ("event", "hands", 0, 0), 200))
     status, text = _get(f"{url}api/games/0~{name}/commentary")
     assert status == 200, text
     body = json.loads(text)
@@ -189,7 +178,7 @@ def test_a_damaged_field_is_a_200_or_a_422_never_a_500(
     field = data.draw(st.sampled_from(fields), label="field")
     value = data.draw(st.sampled_from(ODD) | st.integers(-3, 300), label="value")
     name = f"edited-{len(list(folder.iterdir()))}.mjlog.msgpack"
-    _write(folder / name, _edited(source, index, field, value))
+    write_frames(folder / name, _edited(source, index, field, value))
     answers = _asked(url, name, commentary=data.draw(st.booleans(), label="commentary"))
     answers["list"] = _get(f"{url}api/games?q={name}")
     _no_500(answers, log.read_text())
@@ -206,14 +195,14 @@ def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(
     sub = folder / "replaced"
     sub.mkdir()
     game, other = sub / "game.mjlog.msgpack", folder.parent / "other.mjlog.msgpack"
-    _write(game, source)
+    write_frames(game, source)
     changed = copy.deepcopy(source)
     changed[0]["extra"]["players"] = [p.upper() for p in changed[0]["extra"]["players"]]
     first = next(f for f in changed if f.get("k") == "event"
                  and f["event"]["type"] == "RoundStarted")
     assert first["event"]["dora_indicators"] != [9]
     first["event"]["dora_indicators"] = [9]
-    _write(other, changed)
+    write_frames(other, changed)
     assert game.stat().st_size == other.stat().st_size
     os.utime(other, ns=(game.stat().st_atime_ns, game.stat().st_mtime_ns))
 
@@ -251,7 +240,7 @@ def test_fields_nested_900_deep_open_or_are_a_422(
               and f["event"]["type"] == "GameStarted"]
     assert len(starts) == 2 and starts[1] > 1
     name = "deep-rules.mjlog.msgpack"
-    _write(folder / name, _edited(match, starts[1], ("event", "rules"), _nested(900)))
+    write_frames(folder / name, _edited(match, starts[1], ("event", "rules"), _nested(900)))
     answers = _asked(url, name, commentary=False)
     _no_500(answers, log.read_text())
     assert {status for status, _ in answers.values()} == {200}, answers.keys()
@@ -263,7 +252,7 @@ def test_fields_nested_900_deep_open_or_are_a_422(
              (len(source) - 1, ("result",), 900)]
     for n, (index, field, depth) in enumerate(shown):
         name = f"deep-{n}.mjlog.msgpack"
-        _write(folder / name, _edited(source, index, field, _nested(depth)))
+        write_frames(folder / name, _edited(source, index, field, _nested(depth)))
         _no_500(_asked(url, name, commentary=True), log.read_text())
         status, listed = _get(f"{url}api/games?q=deep-{n}")
         assert status == 200 and len(json.loads(listed)["games"]) == 1, listed[:300]
@@ -299,7 +288,7 @@ def test_a_win_detail_json_cannot_hold_fails_that_hand_alone(
     hand = sum(1 for f in source[:won] if f.get("k") == "event"
                and f["event"]["type"] == "RoundStarted") - 1
     name = f"{what}-detail.mjlog.msgpack"
-    _write(folder / name, _edited(source, won, ("event", "detail"), DETAILS[what]))
+    write_frames(folder / name, _edited(source, won, ("event", "detail"), DETAILS[what]))
     answers = _asked(url, name, commentary=True)
     _no_500(answers, log.read_text())
     for route, (status, text) in answers.items():
@@ -330,7 +319,7 @@ def test_a_nan_in_a_header_or_footer_field_leaves_the_list_json(
             (len(source) - 1, ("scores", 0), float("nan")),
             (0, ("extra", "players"), [{"name": float("-inf")}]))):
         name = f"nan-list-{n}.mjlog.msgpack"
-        _write(folder / name, _edited(source, index, field, value))
+        write_frames(folder / name, _edited(source, index, field, value))
         status, text = _get(f"{url}api/games?q={name}")
         assert status == 200, text[:300]
         (game,) = _strict(text)["games"]
@@ -435,7 +424,7 @@ def test_a_header_whose_extra_is_no_map_is_one_line(
 
     url, folder, log = viewer
     name = "extra-list.mjlog.msgpack"
-    path = _write(folder / name, _edited(source, 0, ("extra",), [[1]]))
+    path = write_frames(folder / name, _edited(source, 0, ("extra",), [[1]]))
     run = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(path)], cwd=ROOT,
                          env=PYTHON_ENV, capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
@@ -454,7 +443,7 @@ def test_a_header_whose_policy_config_is_no_map_still_opens(
     It opens again."""
     url, folder, log = viewer
     name = f"policy-config-{type(value).__name__}.mjlog.msgpack"
-    path = _write(folder / name, _edited(source, 0, ("policy_config",), value))
+    path = write_frames(folder / name, _edited(source, 0, ("policy_config",), value))
     run = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(path)], cwd=ROOT,
                          env=PYTHON_ENV, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and "final scores" in run.stdout, run.stderr
@@ -474,7 +463,7 @@ def test_a_damaged_last_hand_keeps_the_games_end_and_the_next_games_players(
 
     url, folder, log = viewer
     whole = "whole-for-last-hand.mjlog.msgpack"
-    _write(folder / whole, source)
+    write_frames(folder / whole, source)
     expected = json.loads(_get(f"{url}api/games/0~{whole}")[1])
 
     def event_at(frames: list[dict[str, Any]], kind: str) -> list[int]:
@@ -484,7 +473,7 @@ def test_a_damaged_last_hand_keeps_the_games_end_and_the_next_games_players(
     last = event_at(source, "RoundStarted")[-1]
     discard = next(i for i in event_at(source, "TileDiscarded") if i > last)
     name = "damaged-last-hand.mjlog.msgpack"
-    _write(folder / name, _edited(source, discard, ("event", "tile"), 200))
+    write_frames(folder / name, _edited(source, discard, ("event", "tile"), 200))
     answers = _asked(url, name, commentary=False)
     _no_500(answers, log.read_text())
     shown = json.loads(answers["outline"][1])
@@ -498,7 +487,7 @@ def test_a_damaged_last_hand_keeps_the_games_end_and_the_next_games_players(
     start["event"]["names"] = [f"second-{n}" for n in range(4)]
     match = [source[0], *copy.deepcopy(body), *second, source[-1]]
     name = "damaged-match.mjlog.msgpack"
-    _write(folder / name, _edited(match, discard, ("event", "tile"), 200))
+    write_frames(folder / name, _edited(match, discard, ("event", "tile"), 200))
     shown = json.loads(_get(f"{url}api/games/0~{name}")[1])
     hands = len(expected["hands"])
     assert [h["names"] for h in shown["hands"][hands:]] \
