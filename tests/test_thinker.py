@@ -387,6 +387,18 @@ async def test_a_worker_ends_with_a_session_killed_while_it_thinks(tmp_path: Pat
             os.kill(worker, 9)
 
 
+def _imports_of(module: str, script: str, arg: str) -> list[str]:
+    """The -X importtime lines of ``module`` that running ``script`` (given ``arg``) wrote:
+    one per process that imported it (the flag reaches the fork server and its children)."""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", script, arg],
+                          capture_output=True, text=True, cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(root)}, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [line for line in done.stderr.splitlines()
+            if line.split("|")[-1].strip() == module]
+
+
 # A session whose main module imports nothing of ours (as `mjbot`'s does not import the
 # thinker): three workers started one after another, the imports of every process written
 # on stderr (-X importtime reaches the fork server and its children)
@@ -414,13 +426,8 @@ def test_a_worker_start_imports_nothing_the_fork_server_has_not(tmp_path: Path) 
     in the child by importing adapter.thinking.worker_process: with that module not
     preloaded, every worker start imported it again, asyncio and all. Here it is imported
     by the session and the fork server only, however many workers start."""
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c", _THREE_WORKER_STARTS,
-                           str(tmp_path)], capture_output=True, text=True, cwd=root,
-                          env={**os.environ, "PYTHONPATH": str(root)}, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    imported = [line for line in done.stderr.splitlines()
-                if line.split("|")[-1].strip() == "adapter.thinking.worker_process"]
+    imported = _imports_of("adapter.thinking.worker_process", _THREE_WORKER_STARTS,
+                           str(tmp_path))
     assert len(imported) == 2, imported  # the session's and the fork server's
 
 
@@ -450,13 +457,7 @@ def test_a_worker_start_imports_none_of_its_policys_modules(spec: str, module: s
     server had not: mc's whole package (85 ms idle, over 0.5 s on a loaded machine) at every
     start, so a worker replaced under load was not ready for the next decisions and they
     fell back with no best so far. The server imports them once now."""
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c",
-                           _THREE_POLICY_WORKER_STARTS, spec], capture_output=True, text=True,
-                          cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    imported = [line for line in done.stderr.splitlines()
-                if line.split("|")[-1].strip() == module]
+    imported = _imports_of(module, _THREE_POLICY_WORKER_STARTS, spec)
     assert len(imported) == 2, imported  # the session's and the fork server's
 
 
