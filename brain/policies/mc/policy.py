@@ -32,7 +32,7 @@ from brain.policies.baselines import GreedyPolicy
 from brain.policies.evaluation import analyse_discards
 from brain.policies.mc import expect, score
 from brain.policies.mc.config import McConfig, from_env
-from brain.policies.mc.models import MissingModels, load_models
+from brain.policies.mc.models import load_models
 from brain.policies.mc.playout import Abandoned, Params, Playouts, Start
 from brain.policies.mc.root import (
     Candidate,
@@ -400,10 +400,9 @@ def warm() -> None:
     for variant in VARIANT_NAMES:
         try:
             load_models(variant)
-        except MissingModels:  # a variant mc has no shipped models for
-            continue
-        except Exception:  # unreadable or stale weights: never the fork server's death (every
-            continue  # worker start failed); the search that reads them says what is wrong
+        except Exception:  # no shipped models for the variant (MissingModels), or unreadable
+            continue  # or stale weights: never the fork server's death (every worker start
+            # failed); the search that reads them says what is wrong
 
 
 def _fast_policy(name: str) -> Policy:
