@@ -19,6 +19,7 @@ from typing import Any, TextIO
 # the argparse types live where the Botzone bundle can carry them; the commands take them here
 from adapter.argtypes import add_log_options as add_log_options
 from adapter.argtypes import at_least as at_least
+from adapter.argtypes import command_path
 from adapter.argtypes import float_within as float_within
 from adapter.argtypes import port_number as port_number
 from adapter.argtypes import positive_seconds as positive_seconds
@@ -167,8 +168,6 @@ def usage_error_as_json(prog: str, message: str, usage: str) -> None:
     from adapter.logging_setup import configure_logging
 
     configure_logging(True)  # the error may come before the logging options were read
-    from adapter.argtypes import command_path
-
     log().error("bad input", command=command_path(prog), error=message, usage=usage)
 
 
