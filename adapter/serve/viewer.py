@@ -11,8 +11,10 @@ read, parsed and their JSON built and gzipped in the BuildCache's small thread p
 bounded number at a time, once per version of the file (viewcache.py): the event loop (and
 the sessions it drives, and /health) never waits on a large log or a burst of viewers.
 A file no reader takes is a 422 that names no part of its content (the readers' reasons
-quote lines of the file; they go to the log only); so is a game whose commentary the rulebased
-policy cannot make (a log whose recorded choices do not fit its hand): the moves still show.
+quote lines of the file; they go to the log only). In the commentary, a move whose recorded
+choice the rulebased policy cannot rank keeps its sentence with ``no_prediction`` (the first
+such move's reason logged, once for the game), and a hand the table cannot follow is left out
+with a note in ``skipped`` (its reason logged): the game's other moves keep theirs.
 """
 
 from __future__ import annotations
