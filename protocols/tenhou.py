@@ -598,7 +598,7 @@ class TenhouCodec(Codec):
         return [GameOver(int(a.get("type", "0")))]
 
     def _on_quiet(self, a: dict[str, str], tag: Tag) -> list[object]:
-        return []  # RANKING, CHAT, KANSEN: nothing for the table (the raw log has it)
+        return []  # RANKING, CHAT, KANSEN, Z: nothing for the table (the raw log has it)
 
     def _on_furiten(self, a: dict[str, str], tag: Tag) -> list[object]:
         """``<FURITEN show="1"/>`` / ``show="0"``: our furiten as Tenhou shows it (in
