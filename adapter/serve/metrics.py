@@ -92,7 +92,7 @@ FAMILIES: dict[str, Family] = {
                                  "below the warning (low_disk_mb).", ()),
 }
 # the viewer's build cache (viewcache.py), read from BuildCache.counters() at each scrape:
-# name -> (type, help, the counters() value it is, label)
+# name -> (type, help, the counters() value it is; "builds", a map, is one series per kind)
 VIEWER_FAMILIES: dict[str, tuple[str, str, str]] = {
     "mjbot_viewer_builds_total": ("counter", "Viewer builds run (they had a build slot), per "
                                   "kind of result.", "builds"),
