@@ -31,7 +31,8 @@ def damaged(tmp_path: Path) -> Path:
     return path
 
 
-def _arrays(out: Path) -> dict[str, np.ndarray]:
+def shard_arrays(out: Path) -> dict[str, np.ndarray]:
+    """The columns of the one shard a small import wrote to ``out``."""
     (shard,) = out.glob("shard-*.npz")
     with np.load(shard) as z:
         return {k: z[k] for k in z.files}
@@ -56,7 +57,7 @@ def test_the_damaged_hand_alone_is_left_out_and_said(
     assert manifest["import"]["damaged_hands"] == 1
     # the four other hands are as the whole file's: every row, every hand field (h_number
     # keeps the hand's place in the game: 1..4)
-    good, bad = _arrays(tmp_path / "whole"), _arrays(tmp_path / "ds")
+    good, bad = shard_arrays(tmp_path / "whole"), shard_arrays(tmp_path / "ds")
     assert list(good["h_number"]) == [0, 1, 2, 3, 4] and list(bad["h_number"]) == [1, 2, 3, 4]
     first = int((good["hand_index"] == 0).sum())
     assert first > 0 and bad["seat"].shape[0] == good["seat"].shape[0] - first
@@ -141,8 +142,8 @@ def test_a_file_no_reader_takes_beside_others_is_left_out_alone(
     whole = mjbot_here(capsys, "dataset", "import", str(MJAI_GAME), "--out",
                        str(tmp_path / "whole"))
     assert whole.returncode == 0
-    for name, rows in _arrays(tmp_path / "whole").items():
-        assert (_arrays(tmp_path / "ds")[name] == rows).all(), name
+    for name, rows in shard_arrays(tmp_path / "whole").items():
+        assert (shard_arrays(tmp_path / "ds")[name] == rows).all(), name
     for given in ([str(bad)], [str(tmp_path / "no-such.mjai.jsonl"), str(MJAI_GAME)]):
         out = tmp_path / f"refused{len(given)}"
         run = mjbot_here(capsys, "dataset", "import", *given, "--out", str(out))

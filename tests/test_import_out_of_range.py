@@ -22,6 +22,7 @@ from replay.dataset import schema as S
 from replay.dataset.imports import import_files
 from tests.in_process import mjbot_here
 from tests.shared_data import BOTZONE_HUMAN_GAMES, DATA, LAB_REFEREE, MJAI_GAME
+from tests.test_import_damaged import shard_arrays
 
 HORA = '{"type":"hora","actor":1,"target":0,"deltas":[-8000,9000,0,0],"ura_markers":["E"]}'
 
@@ -55,14 +56,8 @@ def test_a_seat_out_of_range_leaves_its_hand_out(
     (err,) = run.stderr.strip().splitlines()
     assert err == f"mjbot dataset import: {path}: hand 1 {said}"
     assert "1 games, 4 hands" in run.stdout and "damaged hands left out: 1" in run.stdout
-    rows = _arrays(tmp_path / "ds")
+    rows = shard_arrays(tmp_path / "ds")
     assert list(rows["h_number"]) == [1, 2, 3, 4]
-
-
-def _arrays(out: Path) -> dict[str, np.ndarray]:
-    (shard,) = out.glob("shard-*.npz")
-    with np.load(shard) as z:
-        return {k: z[k] for k in z.files}
 
 
 SAMPLES = [
