@@ -73,8 +73,9 @@ def unasked_turns(lines: Iterable[bytes], keep: int) -> tuple[int, list[str], in
     answer and its marker printed twice). Read as the next request's, it put the reader one
     answer behind the bot for the rest of the match; the judge and the outside seat both drop
     them, through this one reading. Returns how many turns, the text of the first ``keep``
-    of them, and how many lines they fill (what follows the last marker is no whole turn:
-    the next turn's first lines, its response, as Botzone reads them)."""
+    of them as shown (:func:`_turn_shown`: its first bytes), and how many lines they fill
+    (what follows the last marker is no whole turn: the next turn's first lines, its
+    response, as Botzone reads them)."""
     marker = KEEP_RUNNING.encode()
     count, used = 0, 0
     texts: list[str] = []
