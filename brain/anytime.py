@@ -27,7 +27,10 @@ from brain.state import TableState
 from protocols import events as ev
 
 POLICY = "policy"
-BEST_SO_FAR = "best_so_far"
+BEST_SO_FAR = "best_so_far"  # the policy ran out of time: its best so far is its answer
+# the policy failed (raised, died, answered what cannot be played) after it had published a legal
+# best so far: that move is played, but the failure is a fallback, counted and told as one
+BEST_AFTER_FAULT = "fallback-best-so-far"
 FORCED = "forced"
 FALLBACK_SAFEST = "fallback-safest"
 

@@ -181,9 +181,10 @@ class Brain:
         if settled is not None:
             return settled
         latest = anytime.Latest()
-        decision, problem = self._ask(self.policy, state, request, legal, self.budget(request),
-                                      latest.publish)
-        return self.conclude(state, request, legal, start, decision, problem, latest.progress)
+        decision, problem, late = self._ask(self.policy, state, request, legal,
+                                            self.budget(request), latest.publish)
+        return self.conclude(state, request, legal, start, decision, problem, latest.progress,
+                             late=late)
 
     def forced(self, legal: list[Any], start: float) -> Answer:
         """The only legal action: the policy is not asked."""
@@ -192,17 +193,20 @@ class Brain:
 
     def conclude(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
                  start: float, decision: Decision | None, problem: str,
-                 best: anytime.Progress | None = None) -> Answer:
+                 best: anytime.Progress | None = None, *, late: bool = False) -> Answer:
         """The answer to play: the policy's own (``problem`` empty: it was legal), else its
         best so far if that is legal, else the fallback policy's, else the safest action.
-        Each is counted in :attr:`tally`."""
-        answer = self._conclude(state, request, legal, start, decision, problem, best)
+        Each is counted in :attr:`tally`. A best so far is the answer of a policy that ran
+        out of time (``late``); one played because the policy failed otherwise is marked a
+        fallback (:data:`anytime.BEST_AFTER_FAULT`), so that a policy that raises at every
+        decision is not counted as one that thinks to the deadline."""
+        answer = self._conclude(state, request, legal, start, decision, problem, best, late)
         self.tally.record(answer.fallback)
         return answer
 
     def _conclude(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
                   start: float, decision: Decision | None, problem: str,
-                  best: anytime.Progress | None) -> Answer:
+                  best: anytime.Progress | None, late: bool) -> Answer:
         if not problem and decision is not None:
             return Answer(decision.action, tuple(legal), self.name, decision.candidates,
                           self.clock.now() - start, "", anytime.POLICY,
@@ -211,12 +215,13 @@ class Brain:
             if best.action in legal:
                 return Answer(best.action, tuple(legal), self.name, best.candidates,
                               self.clock.now() - start,
-                              f"{problem}; played its best so far", anytime.BEST_SO_FAR,
+                              f"{problem}; played its best so far",
+                              anytime.BEST_SO_FAR if late else anytime.BEST_AFTER_FAULT,
                               best.work)
             problem = f"{problem}; its best so far {best.action!r} is not legal"
         fallback = problem
         source = anytime.fallback_source(getattr(self.fallback_policy, "name", "fallback"))
-        decision, problem2 = self._ask(self.fallback_policy, state, request, legal, None)
+        decision, problem2, _ = self._ask(self.fallback_policy, state, request, legal, None)
         if problem2 or decision is None:
             fallback = f"{problem}; fallback policy {problem2}"
             decision, source = Decision(safest_action(state, legal)), anytime.FALLBACK_SAFEST
@@ -225,8 +230,9 @@ class Brain:
 
     def _ask(self, policy: Policy, state: TableState, request: ev.DecisionRequest,
              legal: list[Any], budget: float | None,
-             publish: anytime.Publish | None = None) -> tuple[Decision | None, str]:
-        """The policy's decision and "", or None and what went wrong."""
+             publish: anytime.Publish | None = None) -> tuple[Decision | None, str, bool]:
+        """The policy's decision and "", or None and what went wrong; and whether it ran out
+        of its budget."""
         name = getattr(policy, "name", "policy")
         try:
             if budget is not None and not getattr(policy, "fast", False):
@@ -234,10 +240,10 @@ class Brain:
             else:
                 decision = call_policy(policy, state, request, legal, budget, publish)
         except TimeoutError:  # concurrent.futures' is the builtin one
-            return None, f"{name} missed its {budget:.3f}s budget"
+            return None, f"{name} missed its {budget:.3f}s budget", True
         except Exception as exc:
-            return None, f"{name} raised {type(exc).__name__}: {exc}"
-        return decision, check(name, decision, legal)
+            return None, f"{name} raised {type(exc).__name__}: {exc}", False
+        return decision, check(name, decision, legal), False
 
     def _with_deadline(self, policy: Policy, state: TableState, request: ev.DecisionRequest,
                        legal: list[Any], budget: float,

@@ -98,9 +98,9 @@ class DecisionFrame:
     """One answered request. ``candidates``: the policy's best few actions with its scores;
     ``elapsed``: seconds from request to answer; ``fallback``: why the policy's own answer was
     not played ("" when it was); ``source``: what answered (brain/anytime.py: "policy",
-    "best_so_far", "forced", "fallback-<policy>", "fallback-safest"; "" in logs from before it
-    was recorded, and at the local table); ``work``: the work the played answer reports (e.g.
-    playouts; 0 when none)."""
+    "best_so_far", "forced", "fallback-<policy>", "fallback-best-so-far",
+    "fallback-safest"; "" in logs from before it was recorded, and at the local table);
+    ``work``: the work the played answer reports (e.g. playouts; 0 when none)."""
 
     t: float
     request: ev.DecisionRequest

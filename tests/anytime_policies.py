@@ -114,6 +114,22 @@ class SlowThinker(_Fixture):
         return Progress(best.action, best.candidates, work)
 
 
+class PublishesThenRaises(_Fixture):
+    """Publishes its rule-based answer and then raises, as mc does when its models cannot be
+    read (it publishes its fast move before it loads them)."""
+
+    name = "test-raises"
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None, publish: Publish | None = None) -> Decision:
+        best = self._answer(state, request, legal)
+        if not self.misbehaves():
+            return best
+        if publish is not None:
+            publish(Progress(best.action, best.candidates, 1))
+        raise ValueError("its models cannot be read")
+
+
 class NeverReturns(_Fixture):
     """Publishes a best so far (its rule-based answer, or ``publish_action``; nothing if
     ``publish_first`` is False) and then loops forever, in GIL-holding chunks of ``chunk``

@@ -132,6 +132,33 @@ def test_a_late_threads_best_so_far_is_played_at_the_deadline():
     assert answer.elapsed == 0.75 == clock.now()  # answered at the deadline
 
 
+class PublishesThenRaises:
+    """An anytime policy that publishes ``legal[2]`` and then fails, as mc does when its models
+    cannot be read (its fast move is published before it loads them)."""
+
+    name = "flaky"
+    anytime = True
+
+    def decide(self, state, request, legal, budget=None, publish=None):
+        assert publish is not None
+        publish(anytime.Progress(legal[2], (), 3))
+        raise ValueError("its models cannot be read")
+
+
+def test_a_best_so_far_played_after_the_policy_raised_is_counted_as_a_fallback():
+    """The published move is still played, but as a fallback: a policy that raised at every
+    decision was counted as one that thinks to its deadline (best so far), in the sessions'
+    summaries and in `mjbot bench think`, and its failure logged at info only."""
+    brain = Brain("riichi", PublishesThenRaises())
+    state = _turn_state()
+    answer = brain.decide(state, ev.DecisionRequest("turn"))
+    assert answer.action == brain.legal(state, ev.DecisionRequest("turn"))[2]
+    assert answer.source == anytime.BEST_AFTER_FAULT != anytime.BEST_SO_FAR
+    assert answer.fallback == ("flaky raised ValueError: its models cannot be read; "
+                               "played its best so far")
+    assert brain.tally.fallbacks == 1
+
+
 def test_fallback_of_the_fallback_is_the_safest_action():
     brain = Brain("riichi", Raising(), fallback_policy="tsumogiri")
     brain.fallback_policy = Raising()

@@ -31,7 +31,13 @@ from brain.policies.base import Policy
 from protocols import events as ev
 from protocols import tiles as T
 from replay.log import GameLogWriter, Header, read_log
-from tests.anytime_policies import ColdProbe, DiesMidThought, NeverReturns, SlowThinker
+from tests.anytime_policies import (
+    ColdProbe,
+    DiesMidThought,
+    NeverReturns,
+    PublishesThenRaises,
+    SlowThinker,
+)
 from tests.test_brain import _turn_state
 
 TURN = ev.DecisionRequest("turn")
@@ -178,6 +184,24 @@ async def test_a_best_so_far_that_is_not_legal_is_not_played(tmp_path: Path) -> 
     assert answer.fallback == (f"test-never missed its 0.750s budget; its best so far "
                                f"{illegal!r} is not legal")
     assert answer.action != illegal and answer.elapsed == 0.75
+    thinker.close()
+
+
+async def test_a_best_so_far_played_after_the_worker_raised_is_a_fallback(
+        tmp_path: Path) -> None:
+    """The published move is played at once, but counted as a fallback, not as the best so
+    far of a policy that thought to its deadline; the worker is kept (it did not overrun)."""
+    thinker, _clock = _on_a_manual_clock(PublishesThenRaises(tmp_path / "n"))
+    pid = await _ready_worker(thinker)
+    answer = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
+    assert answer.source == anytime.BEST_AFTER_FAULT and answer.work == 1
+    assert answer.fallback.startswith("test-raises raised ValueError")
+    assert answer.fallback.endswith("; played its best so far")
+    assert answer.elapsed == 0.0 and thinker.replaced == 0
+    assert thinker.brain.tally.fallbacks == 1
+    after = await thinker.decide(_turn_state(), TURN)
+    assert after.source == anytime.POLICY and thinker.worker is not None
+    assert thinker.worker.pid == pid
     thinker.close()
 
 

@@ -70,7 +70,7 @@ class Thinker:
             self._replace(thought.problem)
         problem = thought.problem or check(brain.name, thought.decision, legal)
         return brain.conclude(state, request, legal, start, thought.decision, problem,
-                              thought.best)
+                              thought.best, late=thought.stuck)
 
     async def _think(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
                      deadline: float | None) -> Thought:
