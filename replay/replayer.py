@@ -119,6 +119,19 @@ def check_event(e: Any) -> None:
         for tile in getattr(e, name, None) or ():
             if not T.is_valid(tile):
                 raise StateError(f"{name}: {tile!r} is not a tile")
+    for hand in getattr(e, "hands", None) or ():  # every seat's: the table reads one alone
+        for tile in hand:
+            if not T.is_valid(tile):
+                raise StateError(f"hands: {tile!r} is not a tile")
+
+
+def _sound(e: Any) -> bool:
+    """Whether :func:`check_event` takes ``e``."""
+    try:
+        check_event(e)
+    except StateError:
+        return False
+    return True
 
 
 def damage_reason(exc: BaseException) -> str:
@@ -383,6 +396,8 @@ def derive_decisions(record: GameRecord, seat: int, view: list[Any] | None = Non
             broken = False
         if isinstance(seen, ev.RoundStarted):
             hidden = not seen.hand
+        if turn is not None and not _sound(e):
+            turn = None  # a move that names no tile is no decision: check_event says why
         if turn is not None:
             action = _turn_action(e, seat, riichi)
             if action is None and isinstance(e, ev.RoundDrawn) and e.reason == "exhaustive":
@@ -566,7 +581,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
             current = {
                 "round": f"{'ESWN'[e.round_wind % 4]}{e.round_number + 1}", "honba": e.honba,
                 "sticks": e.sticks, "dealer": e.dealer, "scores_before": list(e.scores),
-                "hand": T.to_mpsz(sorted(e.hand, key=T.sort_key)) if e.hand else "",
+                "hand": _hand_text(e.hand),
                 "discards": {str(s): [] for s in range(4)}, "calls": [], "riichi": [],
                 "results": [], "deltas": [0, 0, 0, 0], "decision_times": [], "fallbacks": [],
                 "decisions": 0, "notices": [],
@@ -583,7 +598,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
                 notes.append(e.text)  # the setup request, which ends the match there
             continue
         elif isinstance(e, ev.TileDiscarded):
-            current["discards"][str(e.seat)].append(T.tile_name(e.tile))
+            current["discards"][str(e.seat)].append(_tile_text(e.tile))
         elif isinstance(e, ev.MeldCalled):
             frm = "" if e.from_seat is None else f" from {e.from_seat}"
             current["calls"].append(f"seat {e.seat} {e.kind} {T.to_mpsz(e.tiles)}{frm}")
@@ -593,8 +608,8 @@ def summarize(replay: Replay) -> dict[str, Any]:
             current["results"].append({
                 "type": "win", "winner": e.winner, "from": e.from_seat,
                 "self_draw": e.from_seat is None, "value": e.value,
-                "hand": T.to_mpsz(sorted(e.hand, key=T.sort_key)) if e.hand else "",
-                "win_tile": T.tile_name(e.win_tile), "yaku": list(e.yaku),
+                "hand": _hand_text(e.hand),
+                "win_tile": _tile_text(e.win_tile), "yaku": list(e.yaku),
                 "deltas": list(e.deltas), "detail": e.detail, "pao": e.pao_seat})
             current["deltas"] = [a + b for a, b in zip(current["deltas"], e.deltas, strict=False)]
         elif isinstance(e, ev.RoundDrawn):
@@ -625,6 +640,19 @@ def summarize(replay: Replay) -> dict[str, Any]:
             "seat": replay.seat, "names": list(names), "hands": hands,
             "final_scores": final, "unfinished": unfinished_game(replay),
             "decisions": len(replay.decisions), "notes": notes}
+
+
+def _tile_text(tile: Any) -> str:
+    """A tile's name; a damaged file's name that is no tile (the reader keeps its text) as
+    written: the summary of its game failed there (`mjbot replay`'s exit 2)."""
+    return T.tile_name(tile) if T.is_valid(tile) else str(tile)[:40]
+
+
+def _hand_text(tiles: Any) -> str:
+    """A hand in mpsz, sorted; as read where a tile is none (:func:`_tile_text`)."""
+    if all(T.is_valid(t) for t in tiles):
+        return T.to_mpsz(sorted(tiles, key=T.sort_key)) if tiles else ""
+    return " ".join(_tile_text(t) for t in tiles)
 
 
 def unfinished_game(replay: Replay) -> str | None:

@@ -117,14 +117,14 @@ def test_files_are_named_as_given_so_two_of_one_name_are_told_apart(
 
 def test_a_file_no_reader_takes_beside_others_is_left_out_alone(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """An mjai log with a tile name that is no tile (a dora marker '0x') among other files:
+    """An mjai log with a line that is not JSON (a line of garbage) among other files:
     the import stopped at it, exit 2, nothing written, every other file's games lost. Now
     that file alone is left out, said on stderr with the line and what was wrong, the others
     imported as they are alone, exit 1. A file that is not there is still the error (a
     mistyped name, the user's to fix before anything is written), and so is a bad file
     alone."""
     lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
-    lines[1] = lines[1].replace('"dora_marker":"2s"', '"dora_marker":"0x"', 1)
+    lines[5] = "<garbage>"  # (a tile that is no tile leaves its hand out: test_import_bad_tile)
     bad = tmp_path / "bad.mjai.jsonl"
     bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
     run = mjbot_here(capsys, "dataset", "import", str(bad), str(MJAI_GAME), "--out",
@@ -132,12 +132,14 @@ def test_a_file_no_reader_takes_beside_others_is_left_out_alone(
     assert run.returncode == 1, run.stderr
     (line,) = run.stderr.strip().splitlines()
     assert line == (f"mjbot dataset import: {bad}: not a game log we know (mjai JSONL, by its "
-                    f"opening: bad tile '0x' in line 2) (`mjbot replay {bad}` says why each "
+                    f"opening: line 6 is not JSON (Expecting value: line 1 column 1 (char 0))"
+                    f") (`mjbot replay {bad}` says why each "
                     "format refused it); left out, the other files imported")
     assert run.stdout.startswith("dataset import riichi: 1 games, 5 hands")
     manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
     first, second = manifest["import"]["files"]
-    assert first["path"] == str(bad) and first["unread"] and "bad tile '0x'" in first["left_out"]
+    assert first["path"] == str(bad) and first["unread"]
+    assert "line 6 is not JSON" in first["left_out"]
     assert second["path"] == str(MJAI_GAME) and second["hands"] == 5
     whole = mjbot_here(capsys, "dataset", "import", str(MJAI_GAME), "--out",
                        str(tmp_path / "whole"))

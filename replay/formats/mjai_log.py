@@ -48,18 +48,28 @@ _REASON_WORDS = {v: k for k, v in DRAW_REASONS.items()}
 _CALL_KINDS = {"chi": "chi", "pon": "pon", "daiminkan": "open_kan"}
 
 
-def _tile(text: Any, where: str) -> int | None:
+def _tile(text: Any, where: str) -> Any:
+    """The tile ``text`` names (None: ``?``, hidden). A name that is no tile (``0x``, a
+    number) is kept as its text, never a tile: the replayer's ``check_event`` refuses the
+    event, so its hand alone is left out, named with its line. The reader refused the whole
+    file there, every other hand of the game lost for one character."""
     try:
         return T.from_mjai(str(text))
     except T.TileError:
-        raise RecordError(f"mjai: bad tile {text!r} in {where}") from None
+        return str(text)
 
 
-def _known(text: Any, where: str) -> int:
+def _known(text: Any, where: str) -> Any:
+    """A tile the event must show: a hidden ``?`` is kept as its text too (no tile)."""
     tile = _tile(text, where)
-    if tile is None:
-        raise RecordError(f"mjai: hidden tile '?' where a tile is needed in {where}")
-    return tile
+    return "?" if tile is None else tile
+
+
+def _meld(tiles: Any) -> tuple[Any, ...]:
+    """A meld's tiles in :func:`canonical` order; as read where one is no tile (no order
+    sorts it: its hand is left out as damaged)."""
+    tiles = tuple(tiles)
+    return canonical(tiles) if all(T.is_valid(t) for t in tiles) else tiles
 
 
 OWN_DETAIL = "valued by mjbot's rules (mjai sends no value)"
@@ -254,7 +264,8 @@ class _Importer:
         self.kan_by: int | None = None
         self.ended = False
         self.opened = False  # a start_game line: a whole game's log, which end_game closes
-        self.lost: set[int] = set()
+        self.lost: set[int] = set()  # seats whose table dropped out: each hand starts anew
+        self.started: ev.GameStarted | None = None  # the game's start, once read
 
     def emit(self, event: Any) -> None:
         """Record an event and show it to each seat's table state (a seat whose tiles the log
@@ -266,7 +277,7 @@ class _Importer:
                         and s.seat != int(self.meta.get("id", 0))):
                     raise StateError("hand not in the log")
                 s.apply(view_event(event, s.seat, VARIANT))
-            except StateError:
+            except (StateError, LookupError, TypeError, ValueError):  # or a name that is no tile
                 self.states.remove(s)
                 self.lost.add(s.seat)
 
@@ -285,10 +296,12 @@ class _Importer:
         seat = int(m.get("id", 0))
         self.meta = {k: v for k, v in m.items() if k not in ("type", "names")}
         self.states = [TableState(VARIANT, s) for s in range(4)]
-        self.emit(ev.GameStarted(VARIANT, seat, names, {"red_fives": True}))
+        self.started = ev.GameStarted(VARIANT, seat, names, {"red_fives": True})
+        self.lost.clear()
+        self.emit(self.started)
 
     def _on_start_kyoku(self, m: dict[str, Any], where: str) -> None:
-        if not self.states:
+        if self.started is None:  # a log of hands alone (no start_game): a game of them
             self._on_start_game({"type": "start_game"}, where)
         tehais = m["tehais"]
         hidden = any(t == "?" for h in tehais for t in h)
@@ -297,6 +310,7 @@ class _Importer:
         own = int(self.meta.get("id", 0))
         if hidden:  # one seat's view (a bot's log, a client's export): shown from that seat
             self.meta["view_seat"] = own
+        self._new_tables()
         self.emit(ev.RoundStarted(
             round_wind=WINDS.index(m["bakaze"]), dealer=int(m["oya"]), honba=int(m["honba"]),
             sticks=int(m["kyotaku"]), scores=tuple(self.scores),
@@ -304,6 +318,19 @@ class _Importer:
             hand=() if hands else tuple(_known(t, where) for t in tehais[own]),
             round_number=int(m["kyoku"]) - 1, hands=hands))
         self.kan_by = None
+
+    def _new_tables(self) -> None:
+        """A new table for each seat that dropped out in the hands before (a damaged hand: a
+        name that is no tile, a discard the hand does not hold): that hand is left out, and
+        the wins of the hands after it were left unvalued (value 0) for the rest of the
+        game. A seat whose tiles the log hides drops out again at this start."""
+        assert self.started is not None  # a start_kyoku reads a start_game first
+        for seat in sorted(self.lost):
+            state = TableState(VARIANT, seat)
+            state.apply(view_event(self.started, seat, VARIANT))
+            self.states.append(state)
+        self.states.sort(key=lambda s: s.seat)
+        self.lost.clear()
 
     def _on_tsumo(self, m: dict[str, Any], where: str) -> None:
         actor = int(m["actor"])
@@ -320,7 +347,7 @@ class _Importer:
     def _call(self, m: dict[str, Any], where: str) -> None:
         consumed = tuple(_known(t, where) for t in m["consumed"])
         pai = _known(m["pai"], where)
-        e = ev.MeldCalled(int(m["actor"]), _CALL_KINDS[m["type"]], canonical((*consumed, pai)),
+        e = ev.MeldCalled(int(m["actor"]), _CALL_KINDS[m["type"]], _meld((*consumed, pai)),
                           pai, int(m["target"]))
         if e.kind == "open_kan":
             self.kan_by = e.seat
@@ -331,14 +358,14 @@ class _Importer:
     def _on_kakan(self, m: dict[str, Any], where: str) -> None:
         consumed = tuple(_known(t, where) for t in m["consumed"])
         pai = _known(m["pai"], where)
-        e = ev.MeldCalled(int(m["actor"]), "added_kan", canonical((*consumed, pai)), pai)
+        e = ev.MeldCalled(int(m["actor"]), "added_kan", _meld((*consumed, pai)), pai)
         self.kan_by = e.seat
         self.last = e
         self.emit(e)
 
     def _on_ankan(self, m: dict[str, Any], where: str) -> None:
         e = ev.MeldCalled(int(m["actor"]), "closed_kan",
-                          canonical(_known(t, where) for t in m["consumed"]))
+                          _meld(_known(t, where) for t in m["consumed"]))
         self.kan_by = e.seat
         self.emit(e)
 
@@ -387,7 +414,8 @@ class _Importer:
         deltas = tuple(int(d) for d in m.get("deltas", (0, 0, 0, 0)))
         ura = tuple(_known(t, where) for t in m.get("ura_markers", ()))
         score = None
-        counts = T.counts34(hand)
+        counts = T.counts34(hand) if all(T.is_valid(t) for t in (*hand, win_tile, *ura)) \
+            else []  # a name that is no tile: its hand is left out as damaged
         if sum(counts) % 3 == 2 and self.rules.is_complete(counts):
             ctx = self.rules.context(state, win_tile, from_seat,
                                      robbing_kan=isinstance(self.last, ev.MeldCalled))
@@ -438,7 +466,7 @@ class _Importer:
         self.ended = True
 
     def finish(self) -> GameRecord:
-        if not self.states:
+        if self.started is None:
             raise RecordError("mjai: no start_game or start_kyoku in the log")
         return GameRecord(VARIANT, "mjai", self.out, self.meta)
 

@@ -1,0 +1,95 @@
+"""An mjai log one of whose tile names is no tile (``"pai":"0x"`` in a ``dahai``, a
+``dora_marker`` of ``0x``): the mjai reader refused the file at that line, so `mjbot dataset
+import` left the whole file out ("unread") and `mjbot replay` could not show it, for one
+character in one hand. Now the line is read as a damaged event of its hand: that hand alone
+is left out, named with its line and the name that is no tile, and the game's other hands
+are read as the whole file's are (tests/test_import_damaged.py's form)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from replay.dataset import schema as S
+from tests.in_process import mjbot_here
+from tests.shared_data import MJAI_GAME
+from tests.test_import_damaged import shard_arrays
+
+
+def _edited(tmp_path: Path, line: int, old: str, new: str) -> Path:
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    assert old in lines[line - 1]
+    lines[line - 1] = lines[line - 1].replace(old, new, 1)
+    path = tmp_path / "edited.mjai.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+CASES = [  # (line, old, new, what the stderr line says after "hand 1 (E1-0) left out: ")
+    (12, '"pai":"9p"', '"pai":"0x"', "event 11 (TileDiscarded seat 0 '0x') at line 12 does not "
+     "fit the table: StateError: tile '0x' is not a tile"),
+    (11, '"pai":"9p"', '"pai":"9q"', "event 10 (TileDrawn seat 0 '9q') at line 11 does not fit "
+     "the table: StateError: tile '9q' is not a tile"),
+    (2, '"dora_marker":"2s"', '"dora_marker":"0x"', "event 1 (RoundStarted) at line 2 does not "
+     "fit the table: StateError: dora_indicators: '0x' is not a tile"),
+    (2, '"6p"', '"6x"', "event 1 (RoundStarted) at line 2 does not fit the table: StateError: "
+     "hands: '6x' is not a tile"),
+    (63, '"ura_markers":["E"]', '"ura_markers":[7]', "event 62 (RoundWon) at line 63 does not "
+     "fit the table: StateError: ura_dora_indicators: '7' is not a tile"),
+]
+
+
+@pytest.mark.parametrize(("line", "old", "new", "said"), CASES)
+def test_a_tile_that_is_none_leaves_its_hand_out_alone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], line: int, old: str, new: str,
+        said: str) -> None:
+    path = _edited(tmp_path, line, old, new)
+    whole = mjbot_here(capsys, "dataset", "import", str(MJAI_GAME), "--out",
+                       str(tmp_path / "whole"))
+    assert whole.returncode == 0, whole.stderr
+    run = mjbot_here(capsys, "dataset", "import", str(path), "--out", str(tmp_path / "ds"))
+    assert run.returncode == 1, (run.stdout, run.stderr)
+    assert "Traceback" not in run.stderr
+    (err,) = run.stderr.strip().splitlines()
+    assert err == f"mjbot dataset import: {path}: hand 1 (E1-0) left out: {said}"
+    assert "1 games, 4 hands" in run.stdout and "damaged hands left out: 1" in run.stdout
+    manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    (entry,) = manifest["import"]["files"]
+    assert "unread" not in entry and entry["hands"] == 4
+    # the other four hands, and the game's end, are the whole file's
+    good, bad = shard_arrays(tmp_path / "whole"), shard_arrays(tmp_path / "ds")
+    first = int((good["hand_index"] == 0).sum())
+    for f in S.FIELDS.values():
+        if f.name == "hand_index":
+            assert (bad[f.name] == good[f.name][first:] - 1).all()
+        elif f.name.startswith("h_"):
+            assert (bad[f.name] == good[f.name][1:]).all(), f.name
+        else:
+            assert (bad[f.name] == good[f.name][first:]).all(), f.name
+
+
+def test_replay_shows_the_game_and_names_the_hand(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`mjbot replay` refused the file ("not a game log we know"), exit 2; now it shows the
+    game, the damaged hand named in its notes, the hands after it read, exit 1."""
+    path = _edited(tmp_path, *CASES[0][:3])
+    whole = json.loads(mjbot_here(capsys, "replay", "--json", str(MJAI_GAME)).stdout)
+    run = mjbot_here(capsys, "replay", "--json", str(path))
+    assert run.returncode == 1, run.stderr
+    summary = json.loads(run.stdout)["summary"]
+    assert any("hand 1 (E1-0) cannot be followed from event 11" in n and "line 12" in n
+               and "'0x' is not a tile" in n for n in summary["notes"]), summary["notes"]
+    assert summary["hands"][1:] == whole["summary"]["hands"][1:]
+
+
+def test_review_reads_past_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The discard that names no tile was taken as seat 0's decision: `mjbot review` valued a
+    discard of '0x' and raised a TypeError (a traceback). That move is no decision now: the
+    review names the hand on stderr and exits 1."""
+    path = _edited(tmp_path, *CASES[0][:3])
+    run = mjbot_here(capsys, "review", str(path))
+    assert run.returncode == 1, run.stderr
+    assert "Traceback" not in run.stderr
+    assert "hand 1 (E1-0) cannot be followed from event 11" in run.stderr
