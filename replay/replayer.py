@@ -125,7 +125,7 @@ def check_event(e: Any) -> None:
                 raise StateError(f"hands: {tile!r} is not a tile")
 
 
-def _sound(e: Any) -> bool:
+def sound(e: Any) -> bool:
     """Whether :func:`check_event` takes ``e``."""
     try:
         check_event(e)
@@ -396,7 +396,7 @@ def derive_decisions(record: GameRecord, seat: int, view: list[Any] | None = Non
             broken = False
         if isinstance(seen, ev.RoundStarted):
             hidden = not seen.hand
-        if turn is not None and not _sound(e):
+        if turn is not None and not sound(e):
             turn = None  # a move that names no tile is no decision: check_event says why
         if turn is not None:
             action = _turn_action(e, seat, riichi)

@@ -93,3 +93,30 @@ def test_review_reads_past_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert run.returncode == 1, run.stderr
     assert "Traceback" not in run.stderr
     assert "hand 1 (E1-0) cannot be followed from event 11" in run.stderr
+
+
+@pytest.mark.parametrize("end", ['{"type":"end_game"}',
+                                 '{"type":"end_game","scores":[-4900,77900,6400,20600]}'])
+def test_a_damaged_last_hand_keeps_the_games_end(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], end: str) -> None:
+    """A damaged last hand took the game's end with it: the import left out the end_game
+    inside that hand, so every row's final ranks became -1 and its final scores the
+    previous hand's estimate. The end event is readable (its scores, or those the reader
+    adds up), so the game's result stands: the four hands before it hold the whole file's."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    assert lines[440] == '{"type":"dahai","actor":1,"pai":"F","tsumogiri":true}'
+    lines[440] = '{"type":"dahai","actor":1,"pai":"0x","tsumogiri":true}'
+    assert lines[459] == '{"type":"end_game"}'
+    lines[459] = end
+    path = tmp_path / "edited.mjai.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    whole = mjbot_here(capsys, "dataset", "import", str(MJAI_GAME), "--out",
+                       str(tmp_path / "whole"))
+    run = mjbot_here(capsys, "dataset", "import", str(path), "--out", str(tmp_path / "ds"))
+    assert whole.returncode == 0 and run.returncode == 1, run.stderr
+    assert "hand 5 (E2-3) left out" in run.stderr
+    good, bad = shard_arrays(tmp_path / "whole"), shard_arrays(tmp_path / "ds")
+    assert list(bad["h_number"]) == [0, 1, 2, 3]
+    for name in ("h_final_scores", "h_final_ranks"):
+        assert (bad[name] == good[name][:4]).all(), (name, bad[name], good[name])
+    assert list(bad["h_final_ranks"][0]) == [4, 1, 3, 2]

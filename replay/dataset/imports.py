@@ -26,7 +26,7 @@ from replay.dataset import schema as S
 from replay.dataset.records import Block, BlockBuilder, HandStart
 from replay.dataset.shards import DatasetWriter
 from replay.record import GameRecord, RecordError, view_event
-from replay.replayer import Decision, damage_at, derive_decisions
+from replay.replayer import Decision, damage_at, derive_decisions, sound
 
 RECORDED = "recorded"
 FORMAT_LABELS = {name: label for name, label, _ in formats.TEXT_FORMATS}
@@ -147,8 +147,8 @@ def record_block(record: GameRecord, game: int,
             hand += 1
             left = hand in bad
             open_hand = not left
-            if left:  # nothing of it is read, its start, result and the game's end in it
-                continue  # neither (any may be what is damaged); the next start resets
+            if left:  # nothing of its play is read, its start and result neither (any
+                continue  # may be what is damaged); the next start resets
             builder.start_hand(HandStart(
                 game=game, number=hand - 1, seed=-1,
                 round=(e.round_wind, e.round_number, e.dealer, e.honba, e.sticks),
@@ -156,6 +156,8 @@ def record_block(record: GameRecord, game: int,
             wins, deltas, reason = [], [0, 0, 0, 0], "other"
             last_scores = list(e.scores) or last_scores
         elif left:
+            if isinstance(e, ev.GameEnded) and e.scores and sound(e):  # the end stands:
+                final = list(e.scores)  # its ranks were lost (-1) with a damaged last hand
             continue
         elif isinstance(e, ev.RoundWon):
             wins.append((e.winner, e.from_seat, e.value))
