@@ -326,7 +326,7 @@ def test_a_nan_in_a_header_or_footer_field_leaves_the_list_json(
         if field == ("scores", 0):
             assert "scores" not in game and "our_rank" not in game
         status, text = _get(f"{url}api/games/0~{name}")
-        if status == 200:  # (a header value the game cannot show: the file's 422, as ever)
+        if status == 200:  # (a header value JSON cannot hold: shown unknown, with a note)
             _strict(text)
         else:
             assert status == 422 and len(text.splitlines()) == 1, text[:300]
@@ -492,3 +492,33 @@ def test_a_damaged_last_hand_keeps_the_games_end_and_the_next_games_players(
     hands = len(expected["hands"])
     assert [h["names"] for h in shown["hands"][hands:]] \
         == [start["event"]["names"]] * hands
+
+
+def test_a_header_field_json_cannot_hold_is_shown_unknown_not_the_files_422(
+        viewer: tuple[str, Path, Path], source: list[dict[str, Any]]) -> None:
+    """Bytes where a header's text belongs (its start time, its platform, its policy, its
+    game id): the outline could not be encoded, and the whole game was the file's 422 with
+    every hand in it sound. Now that field is shown as unknown (null), a note names it, the
+    log line says which, and the game opens with every hand the whole file has."""
+    url, folder, log = viewer
+    name = "whole-header.mjlog.msgpack"
+    write_frames(folder / name, source)
+    status, text = _get(f"{url}api/games/0~{name}")
+    assert status == 200, text[:300]
+    whole = json.loads(text)
+    for field, key in (("started", "started"), ("platform", "source"), ("policy", "policy"),
+                       ("game_id", "game_id")):
+        name = f"bytes-{field}.mjlog.msgpack"
+        write_frames(folder / name, _edited(source, 0, (field,), b"\x00"))
+        status, text = _get(f"{url}api/games/0~{name}")
+        assert status == 200, (field, text[:300])
+        outline = _strict(text)
+        assert outline[key] is None and whole[key] is not None
+        assert f"the log's {key} is unreadable (a damaged or edited header): shown as " \
+            "unknown" in outline["notes"]
+        assert outline["hands"] == whole["hands"]
+        assert _get(f"{url}api/games/0~{name}/hands/0")[0] == 200
+        lines = [x for x in log.read_text().splitlines() if name in x]
+        assert any("a game's value cannot be shown" in x and f'"field": "{key}"' in x
+                   for x in lines), lines
+    assert "Traceback" not in log.read_text()

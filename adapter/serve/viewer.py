@@ -477,11 +477,26 @@ def _outline_json(game_id: str, body: dict[str, Any]) -> bytes:
     """The outline, gzipped. A hand holding a value JSON cannot hold (a crafted log's win
     detail nested 1000 deep, bytes in a field its reader takes) is listed without it, with a
     note naming the hand (its steps are its own 422), where the whole game was a 422 that
-    showed no hand. A value outside the hands (the header's players) is still the file's."""
+    showed no hand. A value outside the hands (a header field of our own log: a start time,
+    a platform, the players, bytes where text belongs) is shown as unknown (null) with a
+    note naming the field, where one such field made the whole game the file's 422."""
     try:
         return gzipped_json(body)
     except ValueError:
         pass
+    kept, notes = dict(body), []
+    for key, value in body.items():
+        if key in ("hands", "notes"):
+            continue
+        try:
+            gzipped_json({key: value})
+        except ValueError as exc:
+            kept[key] = None
+            notes.append(f"the log's {key} is unreadable (a damaged or edited header): "
+                         "shown as unknown")
+            log.warning("viewer: a game's value cannot be shown", game=game_id, field=key,
+                        error=str(exc))
+    body = {**kept, "notes": [*body.get("notes", ()), *notes]}
     hands, notes = [], []
     for n, hand in enumerate(body["hands"]):
         kept, dropped = dict(hand), []

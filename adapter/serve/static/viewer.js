@@ -252,7 +252,7 @@ async function start() {
   // a record without player names (a Botzone import) shows none, not a row of empty commas
   const who = players.some(Boolean) ? ` · ${players.map((p, i) => p || `seat ${i}`).join(", ")}` : "";
   document.getElementById("game-info").textContent =
-    `${o.source} · ${o.variant}${who}` + (o.started ? ` · ${o.started}` : "") +
+    `${o.source ?? "source unreadable"} · ${o.variant}${who}` + (o.started ? ` · ${o.started}` : "") +
     (o.final_scores ? ` · final ${o.final_scores.join(" / ")}` : "");
   document.title = `mjbot — ${GAME_ID.split("~").at(-1)}`;
   document.getElementById("exports").replaceChildren(...o.exports.map((fmt) =>
