@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
 from protocols import events as ev
-from replay import logzip, schema
+from replay import logzip, progress, schema
 from replay.gcpause import collector_paused
 from replay.locking import hold_while_writing
 
@@ -578,6 +578,7 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
     ignored: Counter[str] = Counter()  # one frame's, counted once the frame is read whole
     good = 0
     reason = ""
+    ask = progress.hook()  # a long read given up between hands (replay/progress.py)
     while True:
         try:
             obj = unpacker.unpack()
@@ -614,6 +615,8 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
             footer = frame
         else:
             frames.append(frame)
+            if ask is not None and not len(frames) % progress.EVERY:
+                ask()
         if good == len(data):
             break
     truncated = None if good == len(data) else Truncation(good, len(data), reason)

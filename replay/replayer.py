@@ -37,7 +37,7 @@ from protocols.events import EVENT_TYPES
 from protocols.mjai import RESULT_NOT_SENT, MjaiCodec
 from protocols.ntpu import NtpuCodec
 from protocols.tenhou import TenhouCodec, parse_tag, tag_from_json
-from replay import formats
+from replay import formats, progress
 from replay.formats.botzone_log import PENALTIES
 from replay.log import DecisionFrame, EventFrame, GameLog, Header, RxFrame, TxFrame
 from replay.record import GameRecord, RecordError, own_tiles, seat_view
@@ -271,9 +271,12 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
         return _from_table_log(log, seat if seat is not None else 0)
     events: list[Any] = []
     decisions: list[Decision] = []
+    ask = progress.hook()
     for f in formats.own_log_frames(header.platform, log.frames):
         if isinstance(f, EventFrame):
             events.append(f.event)
+            if ask is not None and not len(events) % progress.EVERY:
+                ask()
         elif isinstance(f, DecisionFrame):
             decisions.append(Decision(len(events), f.request, f.legal, f.action, f.policy,
                                       f.elapsed, f.fallback))
@@ -338,9 +341,12 @@ def _from_table_log(log: GameLog, seat: int) -> Replay:
     assert header is not None
     events: list[Any] = []
     decisions: list[Decision] = []
+    ask = progress.hook()
     for f in log.frames:
         if isinstance(f, EventFrame):
             events.append(f.event)
+            if ask is not None and not len(events) % progress.EVERY:
+                ask()
         elif isinstance(f, DecisionFrame) and f.seat == seat:
             decisions.append(Decision(len(events), f.request, f.legal, f.action, f.policy,
                                       f.elapsed, f.fallback))

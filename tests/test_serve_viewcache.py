@@ -491,3 +491,65 @@ async def test_a_run_whose_request_went_away_keeps_its_slot_until_its_thread_end
     finally:
         release.set()
         cache.close()
+
+
+async def _hung_up_on(client: TestClient[Any, Any], cache: BuildCache, path: str,
+                      kind: str) -> None:
+    """A raw client asks for ``path`` and hangs up once its ``kind`` build holds a slot;
+    returns once that slot is free again."""
+    url = client.make_url("/")
+    _reader, writer = await asyncio.open_connection(url.host, url.port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    await until(lambda: cache.builds[kind] == 1 and cache.building == 1, 60)
+    writer.close()
+    await until(lambda: cache.building == 0, 120)
+
+
+def _match_log(tmp_path: Path, games: int) -> tuple[Path, str]:
+    """A practice game written ``games`` times into one log, as a match log holds them."""
+    logs = tmp_path / "logs"
+    path = practice_game(logs)
+    path.write_bytes(repeated(path.read_bytes(), games))
+    return logs, "~".join(["0", *path.relative_to(logs).parts])
+
+
+async def test_an_export_its_client_hung_up_on_is_given_up(tmp_path: Path) -> None:
+    """An export reads the whole file and writes it out, all in one run (7 s for a 300-game
+    match log's tenhou6): a client that asked for two and hung up held both build slots for
+    all that time (the next request, a small game's outline, waited 12.6 s against `mjbot
+    view`). The read now asks the cache between hands (replay/progress.py) and ends there
+    once nobody waits: the build counted abandoned, not finished for nobody."""
+    logs, game = _match_log(tmp_path, 60)
+    app = StatusServer(roots=[str(logs)]).app()
+    client = TestClient(TestServer(app))
+    await client.start_server()
+    cache = app[VIEW_CACHE]
+    try:
+        await _hung_up_on(client, cache, f"/games/{game}/export/tenhou6", "export")
+        assert cache.abandoned == 1 and len(cache) == 0
+        # asked again and waited for: read afresh, whole (an export is not kept)
+        again = await client.get(f"/games/{game}/export/mjai")
+        assert again.status == 200 and (await again.text()).count('"end_kyoku"') >= 60
+        assert cache.builds["export"] == 2 and cache.abandoned == 1 and len(cache) == 0
+    finally:
+        await client.close()
+
+
+async def test_a_game_parse_its_client_hung_up_on_is_given_up(tmp_path: Path) -> None:
+    """Opening a long game parses the whole file in one run (its outline's first step): a
+    client that opened one and hung up held a slot until the parse ended, the parsed game
+    then kept for nobody. The parse ends at its next hand once nobody waits for it; opened
+    again, the game is parsed afresh."""
+    logs, game = _match_log(tmp_path, 60)
+    app = StatusServer(roots=[str(logs)]).app()
+    client = TestClient(TestServer(app))
+    await client.start_server()
+    cache = app[VIEW_CACHE]
+    try:
+        await _hung_up_on(client, cache, f"/api/games/{game}", "timeline")
+        assert cache.abandoned == 1 and cache.counters()["cache"]["games"] == 0
+        opened = await client.get(f"/api/games/{game}")
+        assert opened.status == 200 and len((await opened.json())["hands"]) >= 60
+        assert cache.builds["timeline"] == 2 and cache.counters()["cache"]["games"] == 1
+    finally:
+        await client.close()

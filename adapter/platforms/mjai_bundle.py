@@ -42,7 +42,7 @@ MODULES = (
     "brain/opponents/__init__.py", "brain/opponents/features.py", "brain/opponents/models.py",
     "brain/opponents/net.py", "brain/opponents/view.py",
     "replay/__init__.py", "replay/gcpause.py", "replay/locking.py", "replay/log.py",
-    "replay/logzip.py",
+    "replay/logzip.py", "replay/progress.py",
     "replay/record.py", "replay/schema.py",
     "replay/formats/__init__.py", "replay/formats/botzone_human.py",
     "replay/formats/botzone_log.py", "replay/formats/mjai_log.py", "replay/formats/mjlog.py",

@@ -7,19 +7,23 @@ Builds run in the cache's own small thread pool, at most ``concurrency`` at a ti
 asyncio.Semaphore): a burst of viewer requests can neither hold the event loop (which also
 drives the in-process sessions and /health) nor fill the loop's default executor. Identical
 concurrent requests share one build (single-flight), and a build whose requesters went away
-once it had started still finishes and is kept, unless it asks :meth:`BuildCache.check` as it
-goes (the commentary, in parts): it is then given up (:class:`Abandoned`) at its next part or
-move once no request waits for it, where a client that asked for two long commentaries and
-hung up held both slots for a minute. One whose requesters all went away while it waited for
-its first slot is not started (:class:`Abandoned`): a client that asked for every game's
-commentary and hung up queued hours of work for both slots, which every later viewer waited
-behind and which took the CPU from the games being played. At most ``max_waiting`` runs wait
-for a slot; past that a new build is refused at once (:class:`Busy`, a 503 to the viewer):
-each waiting request holds a connection busy, and a few hundred of them left none for
-/health. A build's later parts were admitted with its first and are never refused. A build
-that raises ValueError (a file no reader accepts) is kept as that error: the same file
-version would fail the same way. Once the server stops, :meth:`BuildCache.check` raises
-:class:`Stopping`, so that the stop waits neither for a long build nor for its request.
+once it had started still finishes and is kept, unless it asks :meth:`BuildCache.check` as
+it goes: it is then given up (:class:`Abandoned`) at its next check once no request waits
+for it. The commentary asks at each part and move, where a client that asked for two long
+commentaries and hung up held both slots for a minute; every run asks at the log readers'
+and the exports' checks (replay/progress.py, between hands), so a game's parse, a seat's
+read and an export (not kept: ``keep=False``) end there too, where a client that asked for a
+300-game log's two exports and hung up held both slots for 12 s. One whose requesters all
+went away while it waited for its first slot is not started (:class:`Abandoned`): a client
+that asked for every game's commentary and hung up queued hours of work for both slots,
+which every later viewer waited behind and which took the CPU from the games being played.
+At most ``max_waiting`` runs wait for a slot; past that a new build is refused at once
+(:class:`Busy`, a 503 to the viewer): each waiting request holds a connection busy, and a
+few hundred of them left none for /health. A build's later parts were admitted with its
+first and are never refused. A build that raises ValueError (a file no reader accepts) is
+kept as that error: the same file version would fail the same way. Once the server stops,
+:meth:`BuildCache.check` raises :class:`Stopping`, so that the stop waits neither for a long
+build nor for its request.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from collections.abc import Awaitable, Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from replay import progress
 
 MAX_ENTRIES = 256
 MAX_GAMES = 8  # parsed games (Timeline objects, megabytes each) kept apart, by count
@@ -168,18 +174,20 @@ class BuildCache:
         return await self.get_built(key, lambda: self.run(build), kind, game)
 
     async def get_built(self, key: Hashable, build: Callable[[], Awaitable[Any]],
-                        kind: str = "", game: bool = False) -> Any:
+                        kind: str = "", game: bool = False, keep: bool = True) -> Any:
         """:meth:`get` with a build of its own making, awaited once for every caller asking
-        meanwhile: one that runs in the pool a part at a time (:meth:`run_in_parts`)."""
+        meanwhile: one that runs in the pool a part at a time (:meth:`run_in_parts`).
+        ``keep=False``: the result goes to the callers that waited for it, not into the cache
+        (an export, megabytes of text read afresh each time)."""
         entries = self._games if game else self._entries
-        if key in entries:
+        if keep and key in entries:
             entries.move_to_end(key)
             self.hits += 1
             return self._unwrap(entries[key])
         for fresh in (True, False):
             flight = self._pending.get(key)
             if flight is None or flight.future.done():
-                flight = self._start(key, build, kind, game)  # (done: given up, not popped)
+                flight = self._start(key, build, kind, game, keep)  # (done: given up)
             flight.callers += 1
             try:
                 # shielded: a caller that goes away does not cancel the others' build
@@ -192,9 +200,9 @@ class BuildCache:
         raise AssertionError("unreachable")  # (the loop returns or raises)
 
     def _start(self, key: Hashable, build: Callable[[], Awaitable[Any]], kind: str,
-               game: bool) -> _Flight:
+               game: bool, keep: bool) -> _Flight:
         flight = _Flight(kind)
-        future = asyncio.ensure_future(self._build(key, flight, build, game))
+        future = asyncio.ensure_future(self._build(key, flight, build, game, keep))
         flight.future = future
         self._pending[key] = flight
         future.add_done_callback(lambda f: self._done(key, flight, f))
@@ -243,7 +251,7 @@ class BuildCache:
                     self.builds[flight.kind] += 1  # once a build, at its first slot
             context = contextvars.copy_context()  # _FLIGHT, for check() in the thread
             job = asyncio.get_running_loop().run_in_executor(
-                self._executor, context.run, _no_stop_iteration, call)
+                self._executor, context.run, self._checked, call)
         except BaseException:
             self._semaphore.release()
             raise
@@ -251,6 +259,15 @@ class BuildCache:
         job.add_done_callback(self._free)  # when the thread ends, awaited or not
         # shielded: a caller cancelled here does not end the call's hold on its slot
         return await asyncio.shield(job)
+
+    def _checked(self, call: Callable[[], Any]) -> Any:
+        """``call()`` in the pool thread, :meth:`check` asked at the readers' and writers'
+        checks as it goes (replay/progress.py: between hands): a read of a long log or its
+        export, which ran to its end for nobody (a 300-game log's export held its slot
+        7-12 s after its client hung up), is given up at its next hand once no request waits
+        for the build it belongs to, or the server stops."""
+        with progress.checking(self.check):
+            return _no_stop_iteration(call)
 
     def _free(self, job: asyncio.Future[Any]) -> None:
         """A run's call has ended in its thread: its slot is free."""
@@ -274,17 +291,17 @@ class BuildCache:
             items.append(item)
 
     async def _build(self, key: Hashable, flight: _Flight,
-                     build: Callable[[], Awaitable[Any]], game: bool) -> Any:
+                     build: Callable[[], Awaitable[Any]], game: bool, keep: bool) -> Any:
         _FLIGHT.set(flight)  # this task's own context: its runs and their threads see it
         try:
             value = await build()
         except ValueError as exc:
             value = _Failed(exc)
-        if game:
+        if keep and game:
             self._games[key] = value
             while len(self._games) > self.max_games:
                 self._games.popitem(last=False)
-        else:
+        elif keep:
             self._keep(key, value)
         return value
 

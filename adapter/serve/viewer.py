@@ -185,8 +185,16 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             version: Hashable = file_key(path, "export")
         except OSError:  # gone meanwhile: the export says so
             version = None
-        try:
-            text = await cache.run(lambda: _export_text(index, game_id, fmt))
+
+        async def build() -> str:
+            text: str = await cache.run(lambda: _export_text(index, game_id, fmt))
+            return text
+
+        try:  # one read for identical requests at once, given up once they all went away
+            text = await cache.get_built((version or (game_id, "export"), fmt), build,
+                                         "export", keep=False)
+        except Stopping:
+            raise web.HTTPServiceUnavailable(text="the viewer is stopping") from None
         except NotExportable as exc:
             raise web.HTTPUnprocessableEntity(text=str(exc)) from None
         except ValueError as exc:  # not kept: each export reads the file again
@@ -324,6 +332,8 @@ async def _timeline(cache: BuildCache, index: GameIndex, game_id: str) -> tuple[
                                    "timeline", game=True)
     except (GameNotFound, FileNotFoundError):
         raise web.HTTPNotFound(text="no such game") from None
+    except Stopping:  # the read, given up between two hands (replay/progress.py)
+        raise web.HTTPServiceUnavailable(text="the viewer is stopping") from None
     except ValueError:  # no reader accepts the file (UnknownFormat, LogError, ...)
         raise _unreadable() from None
     return version[:-1], timeline

@@ -36,6 +36,7 @@ from protocols.mjai import (
     draw_reason,
     round_drawn,
 )
+from replay import progress
 from replay.log import EventFrame, RxFrame
 from replay.record import GameRecord, RecordError, canonical, own_tiles, view_event
 
@@ -503,6 +504,7 @@ def dumps(record: GameRecord) -> str:
             in_hand = False
         if isinstance(e, ev.RoundStarted):
             in_hand = True
+            progress.check()  # a long export given up between two hands
         if msg is not None and isinstance(e, ev.RoundDrawn) and "tenpais" in msg \
                 and table.hands is not None:
             msg["tehais"] = [[_m(t) for t in sorted(h, key=T.sort_key)] if s in e.tenpai

@@ -33,6 +33,7 @@ from protocols.tenhou_values import (
     placement,
     yaku_attrs,
 )
+from replay import progress
 from replay.record import CutShort, GameRecord, RecordError, canonical, own_tiles
 
 VARIANT: Final = "riichi"  # the one variant this format holds: where the name enters
@@ -505,7 +506,10 @@ def dumps(record: GameRecord) -> str:
         if isinstance(end, ev.GameEnded) and len(end.scores) == 4 and not end.abandoned:
             head["sc"] = _sc(list(end.scores))
     head["name"] = list(record.names)
-    logs = [_export_hand(h) for h in record.hands()]
+    logs = []
+    for h in record.hands():  # a hand at a time, a long export given up between two
+        progress.check()
+        logs.append(_export_hand(h))
     if not lines:
         return json.dumps({**_ordered(head), "log": logs}, ensure_ascii=False,
                           separators=(",", ":"))

@@ -1,0 +1,79 @@
+"""A long read's cancellation point (replay/progress.py): the log's read, a seat's replay
+of it and the tenhou.net/6 and mjai exports ask the hook their caller set as they go (every
+few hands), and what it raises ends them there. They ran to their end once started: the
+viewer could not stop a seat's read of a 300-game log (seconds) nor an export of it (7 s)
+for a client that had hung up. On a real match log of the local table's games."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from adapter.bench.view import repeated
+from replay import formats, progress, replayer
+from replay.formats import mjai_log, tenhou6
+from tests.viewer_fixtures import practice_game
+
+GAMES = 20
+
+
+class GivenUp(Exception):
+    """The hook's: the read is given up."""
+
+
+class Hook:
+    """Counts its calls and raises at the ``stop_at``-th."""
+
+    def __init__(self, stop_at: int) -> None:
+        self.calls, self.stop_at = 0, stop_at
+
+    def __call__(self) -> None:
+        self.calls += 1
+        if self.calls >= self.stop_at:
+            raise GivenUp
+
+
+@pytest.fixture(scope="module")
+def match_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = practice_game(tmp_path_factory.mktemp("logs"))
+    path.write_bytes(repeated(path.read_bytes(), GAMES))
+    return path
+
+
+def test_a_seats_read_asks_as_it_goes_and_ends_where_the_hook_raises(match_log: Path) -> None:
+    whole = Hook(stop_at=10**9)
+    with progress.checking(whole):
+        rep = replayer.load(match_log, 2)
+    assert rep.events and whole.calls >= GAMES  # asked all along: at least once a game
+    stopped = Hook(stop_at=3)
+    with progress.checking(stopped), pytest.raises(GivenUp):
+        replayer.load(match_log, 2)
+    assert stopped.calls == 3  # ended at the check that raised, not at the end
+    # without a hook (every caller but the viewer) the read is as it was
+    assert replayer.load(match_log, 2).events == rep.events
+
+
+@pytest.mark.parametrize("writer", [tenhou6, mjai_log])
+def test_an_export_asks_between_hands(match_log: Path, writer: object) -> None:
+    record = replayer.load(match_log).record
+    assert record is not None
+    dumps = writer.dumps  # type: ignore[attr-defined]
+    counted = Hook(stop_at=10**9)
+    with progress.checking(counted):
+        text = dumps(record)
+    assert counted.calls == len(record.hands())  # once a hand
+    stopped = Hook(stop_at=2)
+    with progress.checking(stopped), pytest.raises(GivenUp):
+        dumps(record)
+    assert stopped.calls == 2
+    assert dumps(record) == text
+
+
+def test_the_hook_is_the_contexts_own(match_log: Path) -> None:
+    """Set in a context, gone with it: a read after it (another request's, in the same pool
+    thread) is not asked."""
+    with progress.checking(Hook(stop_at=1)), pytest.raises(GivenUp):
+        formats.read(match_log.read_bytes(), match_log)
+    assert progress.hook() is None
+    assert formats.read(match_log.read_bytes(), match_log).log is not None
