@@ -23,7 +23,7 @@ from typing import Any
 from brain.rules.variant import VARIANTS
 from protocols import events as ev
 from protocols import tiles as T
-from replay import formats
+from replay import formats, progress
 from replay.formats import Loaded
 from replay.formats.botzone_log import PENALTIES
 from replay.log import DecisionFrame, EventFrame
@@ -529,6 +529,8 @@ class _Walk:
         read: a damaged last hand took the game's final scores with it, and the next game's
         players and seat."""
         starting = isinstance(e, ev.RoundStarted)
+        if starting:  # a long game's outline given up between two hands (replay/progress.py)
+            progress.check()
         if self.broken and not starting:
             if isinstance(e, ev.GameStarted | ev.GameEnded):  # the game's, not the hand's
                 with contextlib.suppress(*DAMAGED):  # a damaged one: the hand failed already
