@@ -402,6 +402,7 @@ def derive_decisions(record: GameRecord, seat: int, view: list[Any] | None = Non
             broken = False
         if isinstance(seen, ev.RoundStarted):
             hidden = not seen.hand
+            progress.check()  # a long import's read given up between two hands
         if turn is not None and not sound(e):
             turn = None  # a move that names no tile is no decision: check_event says why
         if turn is not None:

@@ -223,7 +223,10 @@ def loads(text: str) -> GameRecord:
     lines = text.splitlines()
     at: list[int] = []  # the line of each event
     cut = ""
+    ask = progress.hook()  # a long file's read given up between hands (replay/progress.py)
     for n, line in enumerate(lines, 1):
+        if ask is not None and not n % progress.EVERY:
+            ask()
         if not line.strip():
             continue
         try:
