@@ -484,6 +484,8 @@ def _claim(out: list[Decision], rules: Any, state: TableState, req: ev.DecisionR
             if e.seat != seat:
                 taken_by = e
                 break
+            if not sound(e):  # a call that names no tile is no answer: check_event says why
+                return
             own = own_tiles(e)
             if e.kind == "chi":
                 action = ev.Chi(tuple(own))

@@ -14,7 +14,7 @@ import pytest
 
 from replay.dataset import schema as S
 from tests.in_process import mjbot_here
-from tests.shared_data import MJAI_GAME
+from tests.shared_data import DATA, MJAI_GAME
 from tests.test_import_damaged import shard_arrays
 
 
@@ -120,3 +120,30 @@ def test_a_damaged_last_hand_keeps_the_games_end(
     for name in ("h_final_scores", "h_final_ranks"):
         assert (bad[name] == good[name][:4]).all(), (name, bad[name], good[name])
     assert list(bad["h_final_ranks"][0]) == [4, 1, 3, 2]
+
+
+def _called_with_no_tile(tmp_path: Path) -> Path:
+    """A real game (tenhou.net/6's ranked_game, written as mjai) whose first call, seat 0's
+    pung of C at line 25, names a tile that is no tile among the tiles it shows."""
+    from replay.formats import mjai_log, tenhou6
+
+    game = DATA / "tenhou" / "convlog_tenhou6_json" / "ranked_game.json"
+    lines = mjai_log.dumps(tenhou6.loads(game.read_text(encoding="utf-8"))).splitlines()
+    assert lines[24] == '{"type":"pon","actor":0,"target":2,"pai":"C","consumed":["C","C"]}'
+    lines[24] = '{"type":"pon","actor":0,"target":2,"pai":"C","consumed":["0x","C"]}'
+    path = tmp_path / "called.mjai.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_review_reads_past_a_call_that_names_no_tile(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Seat 0's answer to the discard it pung was read off the call that names '0x': `mjbot
+    review` valued a pung of ('0x', C) and raised a TypeError (a traceback). That answer is
+    no decision now: the hand is named, the rest reviewed."""
+    path = _called_with_no_tile(tmp_path)
+    run = mjbot_here(capsys, "review", str(path), "--policy", "rulebased")
+    assert run.returncode == 1, run.stderr
+    assert "Traceback" not in run.stderr
+    assert "hand 1 (E1-0) cannot be followed from event" in run.stderr
+    assert "'0x' is not a tile" in run.stderr
