@@ -603,7 +603,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
             current["discards"][str(e.seat)].append(_tile_text(e.tile))
         elif isinstance(e, ev.MeldCalled):
             frm = "" if e.from_seat is None else f" from {e.from_seat}"
-            current["calls"].append(f"seat {e.seat} {e.kind} {T.to_mpsz(e.tiles)}{frm}")
+            current["calls"].append(f"seat {e.seat} {e.kind} {_meld_text(e.tiles)}{frm}")
         elif isinstance(e, ev.RiichiDeclared):
             current["riichi"].append(e.seat)
         elif isinstance(e, ev.RoundWon):
@@ -648,6 +648,14 @@ def _tile_text(tile: Any) -> str:
     """A tile's name; a damaged file's name that is no tile (the reader keeps its text) as
     written: the summary of its game failed there (`mjbot replay`'s exit 2)."""
     return T.tile_name(tile) if T.is_valid(tile) else str(tile)[:40]
+
+
+def _meld_text(tiles: Any) -> str:
+    """A meld's tiles in mpsz, in their order; as read where a tile is none (the reader
+    keeps a call's tiles unsorted then): the summary of its game failed there."""
+    if all(T.is_valid(t) for t in tiles):
+        return T.to_mpsz(tiles)
+    return " ".join(_tile_text(t) for t in tiles)
 
 
 def _hand_text(tiles: Any) -> str:

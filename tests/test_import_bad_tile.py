@@ -147,3 +147,22 @@ def test_review_reads_past_a_call_that_names_no_tile(
     assert "Traceback" not in run.stderr
     assert "hand 1 (E1-0) cannot be followed from event" in run.stderr
     assert "'0x' is not a tile" in run.stderr
+
+
+def test_replay_shows_a_call_that_names_no_tile_as_written(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The summary wrote each call's tiles in mpsz, which a name that is no tile is not:
+    `mjbot replay` (and --reparse, --policy) refused the whole game ("not a tile: '0x'",
+    exit 2) for one edited call. Now the call shows its tiles as written, the hand is named
+    in the notes, the hands after it are read, exit 1."""
+    path = _called_with_no_tile(tmp_path)
+    run = mjbot_here(capsys, "replay", "--json", str(path))
+    assert run.returncode == 1, run.stderr
+    summary = json.loads(run.stdout)["summary"]
+    assert "seat 0 pon 0x 7z 7z from 2" in summary["hands"][0]["calls"]
+    assert any("hand 1 (E1-0) cannot be followed" in n and "'0x' is not a tile" in n
+               for n in summary["notes"]), summary["notes"]
+    assert len(summary["hands"]) > 1 and summary["hands"][1]["results"]
+    agreement = mjbot_here(capsys, "replay", "--json", "--policy", "rulebased", str(path))
+    assert agreement.returncode == 1, agreement.stderr
+    assert "Traceback" not in agreement.stderr
