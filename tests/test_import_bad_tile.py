@@ -166,3 +166,23 @@ def test_replay_shows_a_call_that_names_no_tile_as_written(
     agreement = mjbot_here(capsys, "replay", "--json", "--policy", "rulebased", str(path))
     assert agreement.returncode == 1, agreement.stderr
     assert "Traceback" not in agreement.stderr
+
+
+@pytest.mark.parametrize("fmt", ["tenhou6", "mjai"])
+@pytest.mark.parametrize("case", [CASES[0], CASES[3]], ids=["dahai", "tehai"])
+def test_an_export_names_the_tile_that_is_none(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str,
+        case: tuple[int, str, str, str]) -> None:
+    """A game that holds a name that is no tile cannot be written as one that holds tiles:
+    `mjbot replay --export tenhou6` died with a TypeError traceback (the reader had refused
+    the file before), `--export mjai` said only "not a tile: '0x'". Now either names the
+    hand, the event and its line, exit 2, nothing written."""
+    path = _edited(tmp_path, *case[:3])
+    out = tmp_path / f"out.{fmt}"
+    run = mjbot_here(capsys, "replay", "--export", fmt, str(path), "-o", str(out))
+    assert run.returncode == 2, run.stderr
+    assert "Traceback" not in run.stderr
+    (err,) = run.stderr.strip().splitlines()
+    assert err.startswith(f"mjbot replay: {path}: hand 1 (E1-0) cannot be exported: event "), err
+    assert f"at line {case[0]}" in err and "is not a tile" in err, err
+    assert not out.exists()
