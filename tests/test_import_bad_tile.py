@@ -186,3 +186,27 @@ def test_an_export_names_the_tile_that_is_none(
     assert err.startswith(f"mjbot replay: {path}: hand 1 (E1-0) cannot be exported: event "), err
     assert f"at line {case[0]}" in err and "is not a tile" in err, err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("scores", ["[-4900,77900,6400]", "[-4900,77900,6400,20600,5]"])
+@pytest.mark.parametrize("damaged", [True, False], ids=["damaged", "sound"])
+def test_an_end_without_four_scores_is_no_result(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], scores: str, damaged: bool) -> None:
+    """An end_game whose scores are not four (the end itself damaged) was taken as the
+    game's result: three made `mjbot dataset import` die with an IndexError traceback
+    (placement), five were cut to four and ranked, as the result of a game whose last hand
+    was left out as damaged too. A dataset's result is four seats' scores: such an end gives
+    none (final ranks -1, as a game cut short), the hands are imported, no traceback."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    if damaged:
+        lines[440] = lines[440].replace('"pai":"F"', '"pai":"0x"', 1)
+    assert lines[459] == '{"type":"end_game"}'
+    lines[459] = f'{{"type":"end_game","scores":{scores}}}'
+    path = tmp_path / "edited.mjai.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = mjbot_here(capsys, "dataset", "import", str(path), "--out", str(tmp_path / "ds"))
+    assert run.returncode == (1 if damaged else 0), run.stderr
+    assert "Traceback" not in run.stderr
+    rows = shard_arrays(tmp_path / "ds")
+    assert len(rows["h_number"]) == (4 if damaged else 5)
+    assert (rows["h_final_ranks"] == -1).all(), rows["h_final_ranks"]
