@@ -134,6 +134,22 @@ def sound(e: Any) -> bool:
     return True
 
 
+def check_exportable(record: GameRecord) -> None:
+    """A ValueError naming the first event :func:`check_event` refuses (a name that is no
+    tile, which the mjai reader keeps as its text; a seat that is none): such a game cannot
+    be written in a format that holds tiles and seats (`mjbot replay --export`, the viewer's
+    exports). The tenhou6 writer died on it (a TypeError) or wrote a discard of '0x' as a
+    sound tsumogiri."""
+    for i, e in enumerate(record.events):
+        try:
+            check_event(e)
+        except StateError as exc:
+            d = damage_at(record.events, i, str(exc), record.lines)
+            raise ValueError(f"hand {d['hand']} ({d['round']}) cannot be exported: event "
+                             f"{d['event']} ({d['what']}){d['at']}: {d['why']} (a damaged "
+                             "or edited log)") from None
+
+
 def damage_reason(exc: BaseException) -> str:
     """Why a :data:`DAMAGED` error failed a hand, in one short line (its message may quote
     the file)."""

@@ -72,7 +72,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 raise UserInputError(
                     f"--export needs the whole game (an import, or a local-table log); this "
                     f"{rep.source} log holds seat {rep.seat}'s view only")
-            _exportable(rep.record)
+            replayer.check_exportable(rep.record)
             text = (tenhou6.dumps if args.export == "tenhou6" else mjai_log.dumps)(rep.record)
         _write_export(text, args.output)
         return 0
@@ -149,24 +149,6 @@ def _print_mismatches(mismatches: list[dict[str, Any]]) -> None:
     if len(mismatches) > SHOWN_MISMATCHES:
         print(f"  and {len(mismatches) - SHOWN_MISMATCHES} more differences (--json lists "
               "them, up to 50)")
-
-
-def _exportable(record: Any) -> None:
-    """A ValueError naming the first event ``check_event`` refuses (a name that is no tile,
-    which the mjai reader keeps as its text; a seat that is none): such a game cannot be
-    written as one that holds tiles and seats. The tenhou6 writer died on it (a TypeError
-    traceback) or wrote a discard of '0x' as a sound tsumogiri."""
-    from brain.state import StateError
-    from replay import replayer
-
-    for i, e in enumerate(record.events):
-        try:
-            replayer.check_event(e)
-        except StateError as exc:
-            d = replayer.damage_at(record.events, i, str(exc), record.lines)
-            raise ValueError(f"hand {d['hand']} ({d['round']}) cannot be exported: event "
-                             f"{d['event']} ({d['what']}){d['at']}: {d['why']} (a damaged "
-                             "or edited log)") from None
 
 
 def _write_export(text: str, output: str | None) -> None:
