@@ -210,3 +210,33 @@ def test_an_end_without_four_scores_is_no_result(
     rows = shard_arrays(tmp_path / "ds")
     assert len(rows["h_number"]) == (4 if damaged else 5)
     assert (rows["h_final_ranks"] == -1).all(), rows["h_final_ranks"]
+
+
+def _readme() -> str:
+    return " ".join((Path(__file__).resolve().parents[1] / "README.md")
+                    .read_text(encoding="utf-8").split())
+
+
+def test_the_readme_says_what_a_tile_that_is_none_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The README still gave an mjai tile that is no tile (`bad tile '0x' in line 2`) as the
+    example of a file no reader takes, which dc98c6e made one damaged hand. Its examples now
+    are what the commands say: a line that is not JSON is the unread file, a tile that is
+    none leaves its hand out, and an export of such a game names it."""
+    readme = _readme()
+    assert "bad tile '0x'" not in readme
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    lines[5] = "<garbage>"
+    garbage = tmp_path / "garbage.mjai.jsonl"
+    garbage.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = mjbot_here(capsys, "dataset", "import", str(garbage), str(MJAI_GAME), "--out",
+                     str(tmp_path / "ds"))
+    unread = readme.split("A file no reader takes (an mjai line that is not JSON: `")[1]
+    assert unread.split("`")[0] in run.stderr, (unread[:80], run.stderr)
+    path = _edited(tmp_path, *CASES[0][:3])
+    run = mjbot_here(capsys, "dataset", "import", str(path), "--out", str(tmp_path / "ds2"))
+    assert "leaves its hand out the same way (`... StateError: tile '0x' is not a tile`)" \
+        in readme and "StateError: tile '0x' is not a tile" in run.stderr
+    run = mjbot_here(capsys, "replay", "--export", "tenhou6", str(path))
+    said = readme.split("is not converted: `")[1].split("`")[0]
+    assert run.returncode == 2 and said in run.stderr, (said, run.stderr)
