@@ -134,6 +134,22 @@ def sound(e: Any) -> bool:
     return True
 
 
+def check_exportable(record: GameRecord) -> None:
+    """A ValueError naming the first event :func:`check_event` refuses (a name that is no
+    tile, which the mjai reader keeps as its text; a seat that is none): such a game cannot
+    be written in a format that holds tiles and seats (`mjbot replay --export`, the viewer's
+    exports). The tenhou6 writer died on it (a TypeError) or wrote a discard of '0x' as a
+    sound tsumogiri."""
+    for i, e in enumerate(record.events):
+        try:
+            check_event(e)
+        except StateError as exc:
+            d = damage_at(record.events, i, str(exc), record.lines)
+            raise ValueError(f"hand {d['hand']} ({d['round']}) cannot be exported: event "
+                             f"{d['event']} ({d['what']}){d['at']}: {d['why']} (a damaged "
+                             "or edited log)") from None
+
+
 def damage_reason(exc: BaseException) -> str:
     """Why a :data:`DAMAGED` error failed a hand, in one short line (its message may quote
     the file)."""
@@ -491,6 +507,8 @@ def _claim(out: list[Decision], rules: Any, state: TableState, req: ev.DecisionR
             if e.seat != seat:
                 taken_by = e
                 break
+            if not sound(e):  # a call that names no tile is no answer: check_event says why
+                return
             own = own_tiles(e)
             if e.kind == "chi":
                 action = ev.Chi(tuple(own))
@@ -608,7 +626,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
             current["discards"][str(e.seat)].append(_tile_text(e.tile))
         elif isinstance(e, ev.MeldCalled):
             frm = "" if e.from_seat is None else f" from {e.from_seat}"
-            current["calls"].append(f"seat {e.seat} {e.kind} {T.to_mpsz(e.tiles)}{frm}")
+            current["calls"].append(f"seat {e.seat} {e.kind} {_meld_text(e.tiles)}{frm}")
         elif isinstance(e, ev.RiichiDeclared):
             current["riichi"].append(e.seat)
         elif isinstance(e, ev.RoundWon):
@@ -653,6 +671,14 @@ def _tile_text(tile: Any) -> str:
     """A tile's name; a damaged file's name that is no tile (the reader keeps its text) as
     written: the summary of its game failed there (`mjbot replay`'s exit 2)."""
     return T.tile_name(tile) if T.is_valid(tile) else str(tile)[:40]
+
+
+def _meld_text(tiles: Any) -> str:
+    """A meld's tiles in mpsz, in their order; as read where a tile is none (the reader
+    keeps a call's tiles unsorted then): the summary of its game failed there."""
+    if all(T.is_valid(t) for t in tiles):
+        return T.to_mpsz(tiles)
+    return " ".join(_tile_text(t) for t in tiles)
 
 
 def _hand_text(tiles: Any) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 from replay.dataset import schema as S
 from tests.in_process import mjbot_here
-from tests.shared_data import MJAI_GAME
+from tests.shared_data import DATA, MJAI_GAME
 from tests.test_import_damaged import shard_arrays
 
 
@@ -120,3 +120,123 @@ def test_a_damaged_last_hand_keeps_the_games_end(
     for name in ("h_final_scores", "h_final_ranks"):
         assert (bad[name] == good[name][:4]).all(), (name, bad[name], good[name])
     assert list(bad["h_final_ranks"][0]) == [4, 1, 3, 2]
+
+
+def _called_with_no_tile(tmp_path: Path) -> Path:
+    """A real game (tenhou.net/6's ranked_game, written as mjai) whose first call, seat 0's
+    pung of C at line 25, names a tile that is no tile among the tiles it shows."""
+    from replay.formats import mjai_log, tenhou6
+
+    game = DATA / "tenhou" / "convlog_tenhou6_json" / "ranked_game.json"
+    lines = mjai_log.dumps(tenhou6.loads(game.read_text(encoding="utf-8"))).splitlines()
+    assert lines[24] == '{"type":"pon","actor":0,"target":2,"pai":"C","consumed":["C","C"]}'
+    lines[24] = '{"type":"pon","actor":0,"target":2,"pai":"C","consumed":["0x","C"]}'
+    path = tmp_path / "called.mjai.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_review_reads_past_a_call_that_names_no_tile(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Seat 0's answer to the discard it pung was read off the call that names '0x': `mjbot
+    review` valued a pung of ('0x', C) and raised a TypeError (a traceback). That answer is
+    no decision now: the hand is named, the rest reviewed."""
+    path = _called_with_no_tile(tmp_path)
+    run = mjbot_here(capsys, "review", str(path), "--policy", "rulebased")
+    assert run.returncode == 1, run.stderr
+    assert "Traceback" not in run.stderr
+    assert "hand 1 (E1-0) cannot be followed from event" in run.stderr
+    assert "'0x' is not a tile" in run.stderr
+
+
+def test_replay_shows_a_call_that_names_no_tile_as_written(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The summary wrote each call's tiles in mpsz, which a name that is no tile is not:
+    `mjbot replay` (and --reparse, --policy) refused the whole game ("not a tile: '0x'",
+    exit 2) for one edited call. Now the call shows its tiles as written, the hand is named
+    in the notes, the hands after it are read, exit 1."""
+    path = _called_with_no_tile(tmp_path)
+    run = mjbot_here(capsys, "replay", "--json", str(path))
+    assert run.returncode == 1, run.stderr
+    summary = json.loads(run.stdout)["summary"]
+    assert "seat 0 pon 0x 7z 7z from 2" in summary["hands"][0]["calls"]
+    assert any("hand 1 (E1-0) cannot be followed" in n and "'0x' is not a tile" in n
+               for n in summary["notes"]), summary["notes"]
+    assert len(summary["hands"]) > 1 and summary["hands"][1]["results"]
+    agreement = mjbot_here(capsys, "replay", "--json", "--policy", "rulebased", str(path))
+    assert agreement.returncode == 1, agreement.stderr
+    assert "Traceback" not in agreement.stderr
+
+
+@pytest.mark.parametrize("fmt", ["tenhou6", "mjai"])
+@pytest.mark.parametrize("case", [CASES[0], CASES[3]], ids=["dahai", "tehai"])
+def test_an_export_names_the_tile_that_is_none(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str,
+        case: tuple[int, str, str, str]) -> None:
+    """A game that holds a name that is no tile cannot be written as one that holds tiles:
+    `mjbot replay --export tenhou6` died with a TypeError traceback (the reader had refused
+    the file before), `--export mjai` said only "not a tile: '0x'". Now either names the
+    hand, the event and its line, exit 2, nothing written."""
+    path = _edited(tmp_path, *case[:3])
+    out = tmp_path / f"out.{fmt}"
+    run = mjbot_here(capsys, "replay", "--export", fmt, str(path), "-o", str(out))
+    assert run.returncode == 2, run.stderr
+    assert "Traceback" not in run.stderr
+    (err,) = run.stderr.strip().splitlines()
+    assert err.startswith(f"mjbot replay: {path}: hand 1 (E1-0) cannot be exported: event "), err
+    assert f"at line {case[0]}" in err and "is not a tile" in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("scores", ["[-4900,77900,6400]", "[-4900,77900,6400,20600,5]"])
+@pytest.mark.parametrize("damaged", [True, False], ids=["damaged", "sound"])
+def test_an_end_without_four_scores_is_no_result(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], scores: str, damaged: bool) -> None:
+    """An end_game whose scores are not four (the end itself damaged) was taken as the
+    game's result: three made `mjbot dataset import` die with an IndexError traceback
+    (placement), five were cut to four and ranked, as the result of a game whose last hand
+    was left out as damaged too. A dataset's result is four seats' scores: such an end gives
+    none (final ranks -1, as a game cut short), the hands are imported, no traceback."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    if damaged:
+        lines[440] = lines[440].replace('"pai":"F"', '"pai":"0x"', 1)
+    assert lines[459] == '{"type":"end_game"}'
+    lines[459] = f'{{"type":"end_game","scores":{scores}}}'
+    path = tmp_path / "edited.mjai.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = mjbot_here(capsys, "dataset", "import", str(path), "--out", str(tmp_path / "ds"))
+    assert run.returncode == (1 if damaged else 0), run.stderr
+    assert "Traceback" not in run.stderr
+    rows = shard_arrays(tmp_path / "ds")
+    assert len(rows["h_number"]) == (4 if damaged else 5)
+    assert (rows["h_final_ranks"] == -1).all(), rows["h_final_ranks"]
+
+
+def _readme() -> str:
+    return " ".join((Path(__file__).resolve().parents[1] / "README.md")
+                    .read_text(encoding="utf-8").split())
+
+
+def test_the_readme_says_what_a_tile_that_is_none_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The README still gave an mjai tile that is no tile (`bad tile '0x' in line 2`) as the
+    example of a file no reader takes, which dc98c6e made one damaged hand. Its examples now
+    are what the commands say: a line that is not JSON is the unread file, a tile that is
+    none leaves its hand out, and an export of such a game names it."""
+    readme = _readme()
+    assert "bad tile '0x'" not in readme
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    lines[5] = "<garbage>"
+    garbage = tmp_path / "garbage.mjai.jsonl"
+    garbage.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = mjbot_here(capsys, "dataset", "import", str(garbage), str(MJAI_GAME), "--out",
+                     str(tmp_path / "ds"))
+    unread = readme.split("A file no reader takes (an mjai line that is not JSON: `")[1]
+    assert unread.split("`")[0] in run.stderr, (unread[:80], run.stderr)
+    path = _edited(tmp_path, *CASES[0][:3])
+    run = mjbot_here(capsys, "dataset", "import", str(path), "--out", str(tmp_path / "ds2"))
+    assert "leaves its hand out the same way (`... StateError: tile '0x' is not a tile`)" \
+        in readme and "StateError: tile '0x' is not a tile" in run.stderr
+    run = mjbot_here(capsys, "replay", "--export", "tenhou6", str(path))
+    said = readme.split("is not converted: `")[1].split("`")[0]
+    assert run.returncode == 2 and said in run.stderr, (said, run.stderr)

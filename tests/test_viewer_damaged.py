@@ -522,3 +522,25 @@ def test_a_header_field_json_cannot_hold_is_shown_unknown_not_the_files_422(
         assert any("a game's value cannot be shown" in x and f'"field": "{key}"' in x
                    for x in lines), lines
     assert "Traceback" not in log.read_text()
+
+
+def test_an_export_of_a_discard_that_names_no_tile_is_the_files_422(
+        viewer: tuple[str, Path, Path]) -> None:
+    """An mjai log whose tsumogiri discard names no tile ("pai":"0x"): the viewer's tenhou6
+    export wrote it as a sound tsumogiri (200, the damage silently gone from the file the
+    user downloads). Now neither export writes it: a 422, the log line naming the hand, the
+    event, its line and the name."""
+    from tests.shared_data import MJAI_GAME
+
+    url, folder, log = viewer
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    assert lines[11] == '{"type":"dahai","actor":0,"pai":"9p","tsumogiri":true}'
+    lines[11] = '{"type":"dahai","actor":0,"pai":"0x","tsumogiri":true}'
+    name = "discard-0x.mjai.jsonl"
+    (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for fmt in ("tenhou6", "mjai"):
+        status, text = _get(f"{url}games/0~{name}/export/{fmt}")
+        assert status == 422, (fmt, status, text[:300])
+    said = [x for x in log.read_text().splitlines() if name in x]
+    assert any("hand 1 (E1-0) cannot be exported" in x and "at line 12" in x
+               and "'0x' is not a tile" in x for x in said), said

@@ -72,6 +72,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 raise UserInputError(
                     f"--export needs the whole game (an import, or a local-table log); this "
                     f"{rep.source} log holds seat {rep.seat}'s view only")
+            replayer.check_exportable(rep.record)
             text = (tenhou6.dumps if args.export == "tenhou6" else mjai_log.dumps)(rep.record)
         _write_export(text, args.output)
         return 0

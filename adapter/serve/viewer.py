@@ -413,6 +413,7 @@ def _export_text(index: GameIndex, game_id: str, fmt: str) -> str:
         if rep.record is None or rep.variant != writer.VARIANT:
             raise NotExportable("only riichi games with every seat's tiles (imports, the "
                                 "local table's logs) can be exported")
+        replayer.check_exportable(rep.record)  # a name that is no tile: not written
         text: str = writer.dumps(rep.record)
     return text
 

@@ -156,8 +156,8 @@ def record_block(record: GameRecord, game: int,
             wins, deltas, reason = [], [0, 0, 0, 0], "other"
             last_scores = list(e.scores) or last_scores
         elif left:
-            if isinstance(e, ev.GameEnded) and e.scores and sound(e):  # the end stands:
-                final = list(e.scores)  # its ranks were lost (-1) with a damaged last hand
+            if isinstance(e, ev.GameEnded) and len(e.scores) == 4 and sound(e):  # the end
+                final = list(e.scores)  # stands: its ranks were lost with a damaged last hand
             continue
         elif isinstance(e, ev.RoundWon):
             wins.append((e.winner, e.from_seat, e.value))
@@ -166,8 +166,8 @@ def record_block(record: GameRecord, game: int,
         elif isinstance(e, ev.RoundDrawn):
             reason = e.reason
             deltas = [a + b for a, b in zip(deltas, e.deltas or (0,) * 4, strict=False)]
-        elif isinstance(e, ev.GameEnded):
-            final = list(e.scores)
+        elif isinstance(e, ev.GameEnded):  # scores not four (a damaged end): no result
+            final = list(e.scores) if len(e.scores) in (0, 4) else None  # (an IndexError)
         try:
             for s in range(4):
                 views[s].apply(view_event(e, s, variant))
