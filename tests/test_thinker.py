@@ -485,6 +485,9 @@ def test_a_worker_start_imports_none_of_its_policys_modules(spec: str, module: s
     assert len(imported) == 2, imported  # the session's and the fork server's
 
 
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(),
+                    reason="no fork server to do the work once: a spawned worker builds "
+                           "it all itself")
 async def test_a_fresh_worker_starts_with_mcs_first_search_work_done(tmp_path: Path) -> None:
     """A fresh worker's first mc search built the shanten batch tables, imported numpy's
     random module and read the opponent models (some 50 ms idle, four times that loaded):
