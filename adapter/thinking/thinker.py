@@ -46,6 +46,17 @@ class Thinker:
         if not self.inline and not self._closed and self._starting is None:
             self._starting = asyncio.ensure_future(self._start())
 
+    async def ready(self, timeout: float) -> None:
+        """Start the worker (if not started) and wait until it can think: TimeoutError after
+        ``timeout`` seconds, or at once why it could not start (WorkerDied, the start's own
+        error), for a caller that must not go on without it (``mjbot bench think``)."""
+        self.warm()
+        if self._starting is None:  # a fast policy, or closed: no worker to wait for
+            return
+        async with asyncio.timeout(timeout):
+            worker = await asyncio.shield(self._starting)
+            await worker.ready(None)
+
     async def _start(self) -> PolicyWorker:
         worker = PolicyWorker(self.brain.policy, self.brain.clock)
         await worker.start()
