@@ -155,6 +155,29 @@ async def test_an_overrunning_policy_plays_its_best_so_far_and_is_replaced(
     thinker.close()
 
 
+async def test_a_worker_ready_too_late_to_answer_is_not_asked_nor_replaced(
+        tmp_path: Path) -> None:
+    """A session's first decision can come while its worker is still starting: the worker
+    was asked as soon as it was ready, however little of the budget was left (none where it
+    came at the deadline), so it could not answer in time, the decision fell back as "missed
+    its budget" with nothing published, and the fresh worker was killed as stuck and
+    another started in its place. With no budget left it is not asked now: the decision is
+    "not ready in time" and the worker stays, free for the next."""
+    thinker, clock = _on_a_manual_clock(NeverReturns(tmp_path / "n", publish_first=False))
+    deciding = asyncio.ensure_future(thinker.decide(_turn_state(), TURN))  # not warmed
+    await _until(lambda: thinker._starting is not None)  # its deadline is set: 0.75
+    clock.advance(0.72)  # less than the answer's way back is left
+    await _until(lambda: thinker.worker is not None and thinker.worker.pid is not None)
+    worker = thinker.worker
+    assert worker is not None
+    await _until(lambda: deciding.done() or worker.jobs > 0)
+    assert worker.jobs == 0, "asked with no time left to answer"
+    answer = await deciding
+    assert answer.fallback.startswith("test-never's worker process was not ready in time")
+    assert thinker.replaced == 0 and thinker.worker is worker
+    thinker.close()
+
+
 async def test_an_overrunning_policy_with_nothing_published_falls_back(tmp_path: Path) -> None:
     thinker, clock = _on_a_manual_clock(NeverReturns(tmp_path / "n", publish_first=False))
     await _ready_worker(thinker)

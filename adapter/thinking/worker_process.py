@@ -328,6 +328,11 @@ class PolicyWorker:
                 return Thought(None, f"{name}'s worker process was not ready in time")
         except WorkerDied as exc:
             return Thought(None, f"{name}: {exc}", died=True)
+        if deadline is not None and deadline - self.clock.now() <= IPC_ALLOWANCE:
+            # ready with no budget left (a session's first decision while its worker starts):
+            # a job sent now could not come back in time, and the fresh worker was killed as
+            # stuck, the start paid again; it stays free for the next decision instead
+            return Thought(None, f"{name}'s worker process was not ready in time")
         conn, messages = self._conn, self._messages
         if conn is None or messages is None:
             return Thought(None, f"{name}: {self.exit_reason or 'no worker process'}",
