@@ -167,15 +167,11 @@ async def test_a_worker_ready_too_late_to_answer_is_not_asked_nor_replaced(
     # whenever it comes (the manual clock stands still)
     thinker, _clock = _on_a_manual_clock(NeverReturns(tmp_path / "n", publish_first=False),
                                          limit=0.29)
-    deciding = asyncio.ensure_future(thinker.decide(_turn_state(), TURN))  # not warmed
-    await _until(lambda: thinker.worker is not None and thinker.worker.pid is not None)
-    worker = thinker.worker
-    assert worker is not None
-    await _until(lambda: deciding.done() or worker.jobs > 0)
-    assert worker.jobs == 0, "asked with no time left to answer"
-    answer = await deciding
+    answer = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)  # not warmed
     assert answer.fallback.startswith("test-never's worker process was not ready in time")
-    assert thinker.replaced == 0 and thinker.worker is worker
+    assert thinker.replaced == 0, "asked with no time left to answer, and replaced"
+    worker = thinker.worker
+    assert worker is not None and worker.pid is not None and worker.jobs == 0
     thinker.close()
 
 
