@@ -53,8 +53,18 @@ def test_bench_think_counts_each_answer_once_and_ends_its_busy_loops(
         assert row["worst_vs_limit"] == pytest.approx(row["worst_s"] / 0.4, abs=0.005)
     assert result["idle"]["decisions"] == result["loaded"]["decisions"]  # the same ones
     assert "1 busy loops" in done.stdout and "worst/limit" in done.stdout
-    for run in ("idle", "loaded"):
-        assert result[run]["failed"] == 0 and result[run]["first_failure"] is None  # mc played
+    for run, label in (("idle", "idle"), ("loaded", "1 busy loops")):
+        row = result[run]
+        assert row["failed"] == 0 and row["first_failure"] is None  # mc played
+        # the README's "a replacement is ready in ... ms": the bench prints it
+        said = f"  {label:<16}first {1000 * row['ready_s']:.0f} ms; "
+        if row["replaced"]:
+            median, worst = row["replacement_ready_median_s"], row["replacement_ready_worst_s"]
+            assert 0 < median <= worst
+            said += f"replacements median {1000 * median:.0f} ms, worst {1000 * worst:.0f} ms"
+        else:
+            said += "no replacement"
+        assert said in done.stdout.splitlines()
     assert result["failures"]["mc"]["fallbacks"] == 0
     assert _busy_loops_of_ours() == []
 

@@ -134,7 +134,7 @@ async def test_an_overrunning_policy_plays_its_best_so_far_and_is_replaced(
     thinker, clock = _on_a_manual_clock(NeverReturns(tmp_path / "n"))
     stuck = await _ready_worker(thinker)
     worker = thinker.worker
-    assert worker is not None
+    assert worker is not None and thinker.later_ready == []  # the first is not a replacement
     deciding = asyncio.ensure_future(thinker.decide(_turn_state(), TURN))
     await _until(lambda: worker.best is not None)
     clock.advance(0.7)  # its best so far is in, the deadline (0.75) not yet
@@ -152,6 +152,9 @@ async def test_an_overrunning_policy_plays_its_best_so_far_and_is_replaced(
     after = await thinker.decide(_turn_state(), TURN)  # the next decision is normal
     assert after.source == anytime.POLICY and after.fallback == "" and after.elapsed == 0.0
     assert thinker.worker is not None and thinker.worker.pid not in (None, stuck)
+    # its replacement's start to ready, on the brain's clock (which stood still meanwhile):
+    # what `mjbot bench think` prints of the replacements
+    assert thinker.later_ready == [0.0]
     thinker.close()
 
 

@@ -98,8 +98,11 @@ async def _answers(variant: str, policy: str, limit: float, found: list[Any],
     finally:
         thinker.close()
     worst = max(seconds, default=0.0)
+    later = sorted(thinker.later_ready)
     return {**counts, "failed": failed.fallbacks, "first_failure": failed.first or None,
             "replaced": thinker.replaced, "ready_s": round(ready, 3),
+            "replacement_ready_median_s": round(later[len(later) // 2], 3) if later else None,
+            "replacement_ready_worst_s": round(later[-1], 3) if later else None,
             "p99_s": round(percentile(seconds, 0.99), 3) if seconds else None,
             "worst_s": round(worst, 3), "worst_vs_limit": round(worst / limit, 3)}
 
@@ -190,4 +193,10 @@ def text(result: dict[str, Any]) -> str:
                      f"{row['failed']:>7}{row['late']:>6}{row['replaced']:>9}"
                      f"{row['p99_s'] or 0:>8.3f}{row['worst_s']:>8.3f}"
                      f"{row['worst_vs_limit']:>11.2f}x")
+    lines.append("  workers ready (from their start to their first word):")
+    for label, row in runs:
+        later = (f"replacements median {1000 * row['replacement_ready_median_s']:.0f} ms, "
+                 f"worst {1000 * row['replacement_ready_worst_s']:.0f} ms"
+                 if row["replacement_ready_median_s"] is not None else "no replacement")
+        lines.append(f"  {label:<16}first {1000 * row['ready_s']:.0f} ms; {later}")
     return "\n".join(lines)

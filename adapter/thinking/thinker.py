@@ -37,6 +37,10 @@ class Thinker:
         self.inline = bool(getattr(brain.policy, "fast", False))
         self.worker: PolicyWorker | None = None
         self.replaced = 0  # workers killed and replaced (overran or died)
+        # seconds from start to ready of each worker after the first (a replacement, or a
+        # start tried again): what a decision after a late one waits for
+        self.later_ready: list[float] = []
+        self._launched = 0
         self._starting: asyncio.Future[PolicyWorker] | None = None
         self._closed = False
 
@@ -58,7 +62,10 @@ class Thinker:
             await worker.ready(None)
 
     async def _start(self) -> PolicyWorker:
-        worker = PolicyWorker(self.brain.policy, self.brain.clock)
+        later = self._launched > 0
+        self._launched += 1
+        worker = PolicyWorker(self.brain.policy, self.brain.clock,
+                              self.later_ready.append if later else None)
         await worker.start()
         if self._closed:  # the session ended while the process was starting
             worker.kill()
