@@ -55,11 +55,15 @@ class Thinker:
         ``timeout`` seconds, or at once why it could not start (WorkerDied, the start's own
         error), for a caller that must not go on without it (``mjbot bench think``)."""
         self.warm()
-        if self._starting is None:  # a fast policy, or closed: no worker to wait for
+        starting = self._starting
+        if starting is None:  # a fast policy, or closed: no worker to wait for
             return
-        async with asyncio.timeout(timeout):
-            worker = await asyncio.shield(self._starting)
-            await worker.ready(None)
+
+        async def started() -> None:
+            await (await asyncio.shield(starting)).ready(None)
+
+        # wait_for, not asyncio.timeout: the mjai bundle ships this module to Python 3.10
+        await asyncio.wait_for(started(), timeout)
 
     async def _start(self) -> PolicyWorker:
         later = self._launched > 0
