@@ -53,6 +53,49 @@ def test_bench_think_counts_each_answer_once_and_ends_its_busy_loops(
         assert row["worst_vs_limit"] == pytest.approx(row["worst_s"] / 0.4, abs=0.005)
     assert result["idle"]["decisions"] == result["loaded"]["decisions"]  # the same ones
     assert "1 busy loops" in done.stdout and "worst/limit" in done.stdout
+    for run, label in (("idle", "idle"), ("loaded", "1 busy loops")):
+        row = result[run]
+        assert row["failed"] == 0 and row["first_failure"] is None  # mc played
+        # the README's "a replacement is ready in ... ms": the bench prints it
+        said = f"  {label:<16}first {1000 * row['ready_s']:.0f} ms; "
+        if row["replaced"]:
+            median, worst = row["replacement_ready_median_s"], row["replacement_ready_worst_s"]
+            assert 0 < median <= worst
+            said += f"replacements median {1000 * median:.0f} ms, worst {1000 * worst:.0f} ms"
+        else:
+            said += "no replacement"
+        assert said in done.stdout.splitlines()
+    assert result["failures"]["mc"]["fallbacks"] == 0
+    assert _busy_loops_of_ours() == []
+
+
+def test_a_policy_that_fails_at_every_decision_fails_the_bench_in_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """mc with models it cannot read publishes its fast move, then raises: every answer was
+    a fallback, yet the bench printed its table and exited 0, as if mc had been measured."""
+    out = tmp_path / "think.json"
+    policy = f"mc@models={tmp_path / 'nonexistent'}"
+    done = mjbot_here(capsys, "bench", "think", "--policy", policy, "--load", "1", "--games",
+                      "1", "--decisions", "6", "--json", str(out))
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    line = f"mjbot bench think: policy {policy} fell back in 12 of 12 decisions (100.0% > 1%); " \
+           f"first: mc raised MissingModels: mc: no opponent models for 'riichi'"
+    assert [e for e in done.stderr.splitlines() if e.startswith(line)], done.stderr
+    result = json.loads(out.read_text())  # the figures are still written
+    assert result["idle"]["failed"] == result["loaded"]["failed"] == 6
+    assert _busy_loops_of_ours() == []
+
+
+def test_a_worker_not_ready_in_its_time_ends_the_bench_in_one_line(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A worker that did not start within its time ended the bench in a RuntimeError
+    traceback."""
+    done = mjbot_here(capsys, "bench", "think", "--load", "1", "--games", "1",
+                      "--ready-within", "0.000001")
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("mjbot bench think: mc's worker process was not ready "
+                                   "within 1e-06 s"), done.stderr
     assert _busy_loops_of_ours() == []
 
 

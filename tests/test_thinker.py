@@ -134,7 +134,7 @@ async def test_an_overrunning_policy_plays_its_best_so_far_and_is_replaced(
     thinker, clock = _on_a_manual_clock(NeverReturns(tmp_path / "n"))
     stuck = await _ready_worker(thinker)
     worker = thinker.worker
-    assert worker is not None
+    assert worker is not None and thinker.later_ready == []  # the first is not a replacement
     deciding = asyncio.ensure_future(thinker.decide(_turn_state(), TURN))
     await _until(lambda: worker.best is not None)
     clock.advance(0.7)  # its best so far is in, the deadline (0.75) not yet
@@ -152,6 +152,29 @@ async def test_an_overrunning_policy_plays_its_best_so_far_and_is_replaced(
     after = await thinker.decide(_turn_state(), TURN)  # the next decision is normal
     assert after.source == anytime.POLICY and after.fallback == "" and after.elapsed == 0.0
     assert thinker.worker is not None and thinker.worker.pid not in (None, stuck)
+    # its replacement's start to ready, on the brain's clock (which stood still meanwhile):
+    # what `mjbot bench think` prints of the replacements
+    assert thinker.later_ready == [0.0]
+    thinker.close()
+
+
+async def test_a_worker_ready_too_late_to_answer_is_not_asked_nor_replaced(
+        tmp_path: Path) -> None:
+    """A session's first decision can come while its worker is still starting: the worker
+    was asked as soon as it was ready, however little of the budget was left (none where it
+    came at the deadline), so it could not answer in time, the decision fell back as "missed
+    its budget" with nothing published, and the fresh worker was killed as stuck and
+    another started in its place. With no budget left it is not asked now: the decision is
+    "not ready in time" and the worker stays, free for the next."""
+    # a budget of 0.04 s, less than the answer's way back: the worker is ready too late
+    # whenever it comes (the manual clock stands still)
+    thinker, _clock = _on_a_manual_clock(NeverReturns(tmp_path / "n", publish_first=False),
+                                         limit=0.29)
+    answer = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)  # not warmed
+    assert answer.fallback.startswith("test-never's worker process was not ready in time")
+    assert thinker.replaced == 0, "asked with no time left to answer, and replaced"
+    worker = thinker.worker
+    assert worker is not None and worker.pid is not None and worker.jobs == 0
     thinker.close()
 
 
@@ -485,6 +508,9 @@ def test_a_worker_start_imports_none_of_its_policys_modules(spec: str, module: s
     assert len(imported) == 2, imported  # the session's and the fork server's
 
 
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(),
+                    reason="no fork server to do the work once: a spawned worker builds "
+                           "it all itself")
 async def test_a_fresh_worker_starts_with_mcs_first_search_work_done(tmp_path: Path) -> None:
     """A fresh worker's first mc search built the shanten batch tables, imported numpy's
     random module and read the opponent models (some 50 ms idle, four times that loaded):

@@ -9,6 +9,11 @@ by where its answer came from (the policy; its best so far when it ran late; a f
 worker not ready in time, or late with nothing published), with the workers replaced and the
 worst answer time against the limit. Each run waits for its worker before the first decision:
 a session starts its worker when it starts, long before its first request.
+
+A bench whose policy did not really play measures nothing: fallbacks other than the clock's
+(the policy raised, its worker died, its answer cannot be played) over
+``--max-fallback-share`` exit 1 with one line naming the policy and the first reason, as
+``mjbot arena`` does; a worker that never starts ends it in one line too.
 """
 
 from __future__ import annotations
@@ -22,11 +27,19 @@ from typing import Any
 
 from adapter.bench.common import VARIANTS, add_bench, report
 from adapter.bench.mc import positions
-from adapter.commands import UserInputError, at_least, positive_seconds
+from adapter.commands import (
+    UserInputError,
+    add_fallback_argument,
+    at_least,
+    fallback_verdict,
+    log,
+    positive_seconds,
+)
 from adapter.local.timing import percentile
 from adapter.thinking.thinker import Thinker
 from brain import anytime
 from brain.brain import Brain
+from brain.tally import FallbackTally
 
 READY_WITHIN = 120.0  # seconds a worker may take to start, however loaded the machine
 # Ctrl-C reaches the terminal's whole process group: a loop ends at it as a C program would,
@@ -34,21 +47,35 @@ READY_WITHIN = 120.0  # seconds a worker may take to start, however loaded the m
 BUSY_LOOP = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_DFL)\nwhile True: pass"
 
 
-async def _answers(variant: str, policy: str, limit: float,
-                   found: list[Any]) -> dict[str, Any]:
+class NotStarted(Exception):
+    """The policy's worker process did not start, or was not ready in its time."""
+
+
+def on_time(fallback: str) -> bool:
+    """Whether a fallback came of the clock alone (the worker not ready, the policy late):
+    what the bench measures, not a policy that failed."""
+    return any(said in fallback for said in ("not ready in time", "not started in time",
+                                             " missed its "))
+
+
+async def _answers(variant: str, policy: str, limit: float, found: list[Any],
+                   ready_within: float = READY_WITHIN) -> dict[str, Any]:
     """Every decision of ``found`` asked through a fresh thinker, counted."""
     thinker = Thinker(Brain(variant, policy, limit=limit))
     counts = {"decisions": 0, "policy": 0, "best_so_far": 0, "fallbacks": 0, "not_ready": 0,
               "late": 0}
+    failed = FallbackTally()  # fallbacks not of the clock: the policy raised, died, was illegal
     seconds: list[float] = []
     try:
         started = time.monotonic()
-        thinker.warm()
-        while thinker.worker is None or thinker.worker.pid is None:
-            if time.monotonic() - started > READY_WITHIN:
-                raise RuntimeError(f"{policy}'s worker process was not ready within "
-                                   f"{READY_WITHIN:g} s")
-            await asyncio.sleep(0.01)
+        try:
+            await thinker.ready(ready_within)
+        except TimeoutError:
+            raise NotStarted(f"{policy}'s worker process was not ready within "
+                             f"{ready_within:g} s") from None
+        except Exception as exc:
+            raise NotStarted(f"{policy}'s worker process could not start "
+                             f"({type(exc).__name__}: {exc})") from None
         ready = time.monotonic() - started
         for state, request, _legal in found:
             answer = await thinker.decide(state, request)
@@ -56,6 +83,7 @@ async def _answers(variant: str, policy: str, limit: float,
                 continue
             counts["decisions"] += 1
             seconds.append(answer.elapsed)
+            failed.record("" if on_time(answer.fallback) else answer.fallback)
             if answer.source == anytime.POLICY:
                 counts["policy"] += 1
             elif answer.source == anytime.BEST_SO_FAR:
@@ -70,17 +98,21 @@ async def _answers(variant: str, policy: str, limit: float,
     finally:
         thinker.close()
     worst = max(seconds, default=0.0)
-    return {**counts, "replaced": thinker.replaced, "ready_s": round(ready, 3),
+    later = sorted(thinker.later_ready)
+    return {**counts, "failed": failed.fallbacks, "first_failure": failed.first or None,
+            "replaced": thinker.replaced, "ready_s": round(ready, 3),
+            "replacement_ready_median_s": round(later[len(later) // 2], 3) if later else None,
+            "replacement_ready_worst_s": round(later[-1], 3) if later else None,
             "p99_s": round(percentile(seconds, 0.99), 3) if seconds else None,
             "worst_s": round(worst, 3), "worst_vs_limit": round(worst / limit, 3)}
 
 
-def _loaded(load: int, variant: str, policy: str, limit: float,
-            found: list[Any]) -> dict[str, Any]:
+def _loaded(load: int, variant: str, policy: str, limit: float, found: list[Any],
+            ready_within: float = READY_WITHIN) -> dict[str, Any]:
     """The same decisions while ``load`` busy loops run (each ended by its pid after)."""
     busy = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(load)]
     try:
-        return asyncio.run(_answers(variant, policy, limit, found))
+        return asyncio.run(_answers(variant, policy, limit, found, ready_within))
     finally:
         for process in busy:
             process.kill()
@@ -88,12 +120,18 @@ def _loaded(load: int, variant: str, policy: str, limit: float,
 
 
 def bench_think(variant: str, policy: str, limit: float, load: int, games: int,
-                seed: int, decisions: int | None = None) -> dict[str, Any]:
+                seed: int, decisions: int | None = None,
+                ready_within: float = READY_WITHIN) -> dict[str, Any]:
     found = positions(variant, games, seed)[:decisions]
-    idle = asyncio.run(_answers(variant, policy, limit, found))
-    loaded = _loaded(load, variant, policy, limit, found)
+    idle = asyncio.run(_answers(variant, policy, limit, found, ready_within))
+    loaded = _loaded(load, variant, policy, limit, found, ready_within)
+    failed = FallbackTally()
+    for row in (idle, loaded):
+        failed.add(FallbackTally(row["decisions"], row["failed"], row["first_failure"] or ""))
     return {"variant": variant, "policy": policy, "limit_s": limit, "games": games,
-            "seed": seed, "load": load, "idle": idle, "loaded": loaded}
+            "seed": seed, "load": load, "idle": idle, "loaded": loaded,
+            # what --max-fallback-share judges: the fallbacks not of the clock, both runs
+            "failures": {policy: failed.as_dict()}}
 
 
 def register(benches: Any) -> None:
@@ -111,6 +149,11 @@ def register(benches: Any) -> None:
     p.add_argument("--seed", type=int, default=3)
     p.add_argument("--decisions", type=at_least(1), default=None, metavar="N",
                    help="only the first N of those decisions (default: all)")
+    p.add_argument("--ready-within", type=positive_seconds, default=READY_WITHIN,
+                   metavar="S", help="seconds each run's worker may take to start before the "
+                                     "bench gives up, exit status 1 (default %(default)g)")
+    add_fallback_argument(p, "that it failed (raised, died or answered what cannot be "
+                             "played; not the late ones, which the bench measures)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -123,9 +166,17 @@ def run(args: argparse.Namespace) -> int:
     if fast:
         raise UserInputError(f"--policy {args.policy}: answers inline, with no worker "
                              f"process to measure; give a policy that thinks (mc)")
-    report(args, bench_think(args.variant, args.policy, args.limit, args.load, args.games,
-                             args.seed, args.decisions), text)
-    return 0
+    try:
+        result = bench_think(args.variant, args.policy, args.limit, args.load, args.games,
+                             args.seed, args.decisions, args.ready_within)
+    except NotStarted as exc:  # one line, as a fallback verdict's, no traceback
+        if args.log_json:
+            log().error("worker not started", command=args.command_path, error=str(exc))
+        else:
+            print(f"mjbot {args.command_path}: {exc}", file=sys.stderr)
+        return 1
+    report(args, result, text)
+    return fallback_verdict(args, result["failures"])
 
 
 def text(result: dict[str, Any]) -> str:
@@ -133,12 +184,19 @@ def text(result: dict[str, Any]) -> str:
             f"process, {result['variant']}, seat 0 of {result['games']} seeded rulebased "
             f"game(s), back to back")
     lines = [head, f"  {'':<16}{'decisions':>10}{'policy':>8}{'best so far':>12}"
-                   f"{'fallbacks':>10}{'not ready':>10}{'late':>6}{'replaced':>9}"
-                   f"{'p99 s':>8}{'worst s':>8}{'worst/limit':>12}"]
-    for label, row in (("idle", result["idle"]), (f"{result['load']} busy loops",
-                                                  result["loaded"])):
+                   f"{'fallbacks':>10}{'not ready':>10}{'failed':>7}{'late':>6}"
+                   f"{'replaced':>9}{'p99 s':>8}{'worst s':>8}{'worst/limit':>12}"]
+    runs = (("idle", result["idle"]), (f"{result['load']} busy loops", result["loaded"]))
+    for label, row in runs:
         lines.append(f"  {label:<16}{row['decisions']:>10}{row['policy']:>8}"
                      f"{row['best_so_far']:>12}{row['fallbacks']:>10}{row['not_ready']:>10}"
-                     f"{row['late']:>6}{row['replaced']:>9}{row['p99_s'] or 0:>8.3f}"
-                     f"{row['worst_s']:>8.3f}{row['worst_vs_limit']:>11.2f}x")
+                     f"{row['failed']:>7}{row['late']:>6}{row['replaced']:>9}"
+                     f"{row['p99_s'] or 0:>8.3f}{row['worst_s']:>8.3f}"
+                     f"{row['worst_vs_limit']:>11.2f}x")
+    lines.append("  workers ready (from their start to their first word):")
+    for label, row in runs:
+        later = (f"replacements median {1000 * row['replacement_ready_median_s']:.0f} ms, "
+                 f"worst {1000 * row['replacement_ready_worst_s']:.0f} ms"
+                 if row["replacement_ready_median_s"] is not None else "no replacement")
+        lines.append(f"  {label:<16}first {1000 * row['ready_s']:.0f} ms; {later}")
     return "\n".join(lines)

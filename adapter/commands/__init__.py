@@ -519,12 +519,14 @@ def require_playable(name: str, variant: str) -> None:
     require_opponent_models([name], variant)
 
 
-def add_fallback_argument(parser: Any) -> None:
-    """``--max-fallback-share``, alike for arena, selfplay and the benches that play games."""
+def add_fallback_argument(parser: Any,
+                          which: str = "the brain answered for it (it raised, was late or "
+                                       "illegal)") -> None:
+    """``--max-fallback-share``, alike for arena, selfplay and the benches that play games
+    (``which``: the decisions it counts, where a bench counts fewer)."""
     parser.add_argument("--max-fallback-share", type=_share, default=0.01, metavar="SHARE",
-                        help="exit 1 when a policy's share of decisions the brain answered "
-                        "for it (it raised, was late or illegal) is above this (default "
-                        "%(default)s)")
+                        help=f"exit 1 when a policy's share of decisions {which} is above "
+                        "this (default %(default)s)")
 
 
 _share = float_within(0.0, 1.0, "a share between 0 and 1")

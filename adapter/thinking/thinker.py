@@ -37,6 +37,10 @@ class Thinker:
         self.inline = bool(getattr(brain.policy, "fast", False))
         self.worker: PolicyWorker | None = None
         self.replaced = 0  # workers killed and replaced (overran or died)
+        # seconds from start to ready of each worker after the first (a replacement, or a
+        # start tried again): what a decision after a late one waits for
+        self.later_ready: list[float] = []
+        self._launched = 0
         self._starting: asyncio.Future[PolicyWorker] | None = None
         self._closed = False
 
@@ -46,8 +50,26 @@ class Thinker:
         if not self.inline and not self._closed and self._starting is None:
             self._starting = asyncio.ensure_future(self._start())
 
+    async def ready(self, timeout: float) -> None:
+        """Start the worker (if not started) and wait until it can think: TimeoutError after
+        ``timeout`` seconds, or at once why it could not start (WorkerDied, the start's own
+        error), for a caller that must not go on without it (``mjbot bench think``)."""
+        self.warm()
+        starting = self._starting
+        if starting is None:  # a fast policy, or closed: no worker to wait for
+            return
+
+        async def started() -> None:
+            await (await asyncio.shield(starting)).ready(None)
+
+        # wait_for, not asyncio.timeout: the mjai bundle ships this module to Python 3.10
+        await asyncio.wait_for(started(), timeout)
+
     async def _start(self) -> PolicyWorker:
-        worker = PolicyWorker(self.brain.policy, self.brain.clock)
+        later = self._launched > 0
+        self._launched += 1
+        worker = PolicyWorker(self.brain.policy, self.brain.clock,
+                              self.later_ready.append if later else None)
         await worker.start()
         if self._closed:  # the session ended while the process was starting
             worker.kill()

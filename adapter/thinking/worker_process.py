@@ -23,6 +23,7 @@ import pickle
 import sys
 import threading
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing import popen_forkserver
 from multiprocessing.connection import Connection, wait
@@ -185,11 +186,15 @@ def _taken(done: asyncio.Future[Any]) -> None:
 class PolicyWorker:
     """One worker process running ``policy``: :meth:`start` it, then :meth:`think` one job at a
     time; :meth:`kill` it when it overran or is no longer wanted. Deadlines are times on
-    ``clock`` (the brain's)."""
+    ``clock`` (the brain's); ``on_ready`` is handed the seconds from :meth:`start` to the
+    process's ready message (what a session waits for a worker it replaced)."""
 
-    def __init__(self, policy: Policy, clock: Clock = MONOTONIC) -> None:
+    def __init__(self, policy: Policy, clock: Clock = MONOTONIC,
+                 on_ready: Callable[[float], None] | None = None) -> None:
         self.policy = policy
         self.clock = clock
+        self.on_ready = on_ready
+        self._began = 0.0
         self.pid: int | None = None
         self.process: Any = None
         self._conn: Connection | None = None
@@ -205,6 +210,7 @@ class PolicyWorker:
     async def start(self) -> None:
         """Start the process (off the loop: a first forkserver start imports the policy
         modules in the server) and watch its pipe; :meth:`ready` says when it can think."""
+        self._began = self.clock.now()
         self._loop = asyncio.get_running_loop()
         self._messages = asyncio.Queue()
         self._ready = self._loop.create_future()
@@ -290,6 +296,8 @@ class PolicyWorker:
             self.pid = int(message[1])
             if not self._ready.done():
                 self._ready.set_result(self.pid)
+                if self.on_ready is not None:
+                    self.on_ready(self.clock.now() - self._began)
         else:
             self._messages.put_nowait(message)
 
@@ -328,6 +336,11 @@ class PolicyWorker:
                 return Thought(None, f"{name}'s worker process was not ready in time")
         except WorkerDied as exc:
             return Thought(None, f"{name}: {exc}", died=True)
+        if deadline is not None and deadline - self.clock.now() <= IPC_ALLOWANCE:
+            # ready with no budget left (a session's first decision while its worker starts):
+            # a job sent now could not come back in time, and the fresh worker was killed as
+            # stuck, the start paid again; it stays free for the next decision instead
+            return Thought(None, f"{name}'s worker process was not ready in time")
         conn, messages = self._conn, self._messages
         if conn is None or messages is None:
             return Thought(None, f"{name}: {self.exit_reason or 'no worker process'}",
