@@ -132,7 +132,10 @@ def test_ctrl_c_under_load_is_one_line_and_ends_the_busy_loops() -> None:
     bench = subprocess.Popen(
         [sys.executable, "-m", "adapter.cli", "bench", "think", "--load", "2", "--games", "2"],
         cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True)  # its own "terminal" group
+        stderr=subprocess.PIPE, text=True, start_new_session=True,  # its own "terminal" group
+        # SIGINT live, as from a terminal: a suite run as a background job ignores it, and the
+        # bench would inherit that and play on to exit 0
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         loops: list[int] = []
         deadline = time.monotonic() + 120
