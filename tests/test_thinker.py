@@ -178,6 +178,21 @@ async def test_a_worker_ready_too_late_to_answer_is_not_asked_nor_replaced(
     thinker.close()
 
 
+async def test_a_ready_worker_is_asked_however_short_its_budget(tmp_path: Path) -> None:
+    """The "not asked" path above is for a worker that became ready during the decision: one
+    that was ready before it came was never asked either when the budget was no more than
+    IPC_ALLOWANCE (any limit up to 0.3 s), every decision "not ready in time", where mc had
+    answered its fast move in some 13 ms (mjbot bench think --limit 0.29: 30 of 30 fallbacks)."""
+    # a budget of 0.04 s on a clock that stands still: an answer at once is in time
+    thinker, _clock = _on_a_manual_clock(SlowThinker(tmp_path / "n", times=0), limit=0.29)
+    await _ready_worker(thinker)
+    answer = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
+    assert answer.source == anytime.POLICY and answer.fallback == "", answer.fallback
+    assert thinker.replaced == 0
+    assert thinker.worker is not None and thinker.worker.jobs == 1
+    thinker.close()
+
+
 async def test_an_overrunning_policy_with_nothing_published_falls_back(tmp_path: Path) -> None:
     thinker, clock = _on_a_manual_clock(NeverReturns(tmp_path / "n", publish_first=False))
     await _ready_worker(thinker)

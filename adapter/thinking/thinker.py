@@ -98,6 +98,7 @@ class Thinker:
                      deadline: float | None) -> Thought:
         self.warm()
         assert self._starting is not None
+        waited = not self._starting.done()  # the worker is starting: this decision waits
         try:
             worker = await within(self.brain.clock, asyncio.shield(self._starting), deadline)
         except TimeoutError:
@@ -106,7 +107,7 @@ class Thinker:
             self._starting = None
             return Thought(None, f"{self.brain.name}: cannot start a worker process "
                                  f"({type(exc).__name__}: {exc})")
-        return await worker.think(state, request, legal, deadline)
+        return await worker.think(state, request, legal, deadline, waited)
 
     def _replace(self, why: str) -> None:
         """Kill the worker (still thinking, or gone) and start a fresh one at once."""

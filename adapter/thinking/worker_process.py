@@ -326,20 +326,24 @@ class PolicyWorker:
     # ------------------------------------------------------------------ thinking
 
     async def think(self, state: Any, request: Any, legal: list[Any],
-                    deadline: float | None) -> Thought:
+                    deadline: float | None, waited: bool = False) -> Thought:
         """Ask the policy for one decision, to be answered by ``deadline``
-        (a time on :attr:`clock`; None: no limit); its best so far is kept as it comes."""
+        (a time on :attr:`clock`; None: no limit); its best so far is kept as it comes.
+        ``waited``: the decision already waited for this worker's start."""
         name = getattr(self.policy, "name", "policy")
         allowed = None if deadline is None else deadline - self.clock.now()
+        waited = waited or (self._ready is not None and not self._ready.done())
         try:
             if not await self.ready(deadline):
                 return Thought(None, f"{name}'s worker process was not ready in time")
         except WorkerDied as exc:
             return Thought(None, f"{name}: {exc}", died=True)
-        if deadline is not None and deadline - self.clock.now() <= IPC_ALLOWANCE:
+        if waited and deadline is not None and deadline - self.clock.now() <= IPC_ALLOWANCE:
             # ready with no budget left (a session's first decision while its worker starts):
             # a job sent now could not come back in time, and the fresh worker was killed as
-            # stuck, the start paid again; it stays free for the next decision instead
+            # stuck, the start paid again; it stays free for the next decision instead. Only
+            # after a wait: a worker ready before the decision is asked however short its
+            # budget (a limit up to 0.3 s leaves no more; mc's fast move is back in ms)
             return Thought(None, f"{name}'s worker process was not ready in time")
         conn, messages = self._conn, self._messages
         if conn is None or messages is None:
