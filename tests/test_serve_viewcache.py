@@ -496,13 +496,14 @@ async def test_a_run_whose_request_went_away_keeps_its_slot_until_its_thread_end
 async def _hung_up_on(client: TestClient[Any, Any], cache: BuildCache, path: str,
                       kind: str) -> None:
     """A raw client asks for ``path`` and hangs up once its ``kind`` build holds a slot;
-    returns once that slot is free again."""
+    returns once that slot is free again and the build has ended (its slot is freed as its
+    thread ends, a few turns of the loop before the build's own end is counted)."""
     url = client.make_url("/")
     _reader, writer = await asyncio.open_connection(url.host, url.port)
     writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
     await until(lambda: cache.builds[kind] == 1 and cache.building == 1, 60)
     writer.close()
-    await until(lambda: cache.building == 0, 120)
+    await until(lambda: cache.building == 0 and not cache._pending, 120)
 
 
 def _match_log(tmp_path: Path, games: int) -> tuple[Path, str]:
