@@ -16,6 +16,7 @@ from typing import Any
 from brain.rules.variant import variant_of
 from protocols import events as ev
 from protocols import tiles as T
+from replay import progress
 
 
 @dataclass
@@ -129,5 +130,16 @@ def seat_views(e: Any, variant: str) -> tuple[Any, Any, Any, Any]:
 
 
 def seat_view(record: GameRecord, seat: int) -> list[Any]:
-    """The whole record as ``seat`` would have received it (see :func:`view_event`)."""
-    return [view_event(e, seat, record.variant) for e in record.events]
+    """The whole record as ``seat`` would have received it (see :func:`view_event`). Asks the
+    caller's hook (replay/progress.py) every :data:`progress.EVERY` events: a 300-game
+    match's view takes some 1.5 s, which an export or a seat's read given up could not be
+    stopped in."""
+    ask = progress.hook()
+    if ask is None:
+        return [view_event(e, seat, record.variant) for e in record.events]
+    out = []
+    for i, e in enumerate(record.events):
+        if not i % progress.EVERY:
+            ask()
+        out.append(view_event(e, seat, record.variant))
+    return out

@@ -12,6 +12,7 @@ import pytest
 
 from adapter.bench.view import repeated
 from replay import formats, progress, replayer, timeline
+from replay import record as record_mod
 from replay.formats import mjai_log, tenhou6
 from tests.viewer_fixtures import practice_game
 
@@ -104,7 +105,8 @@ def test_a_long_mjai_files_read_asks_as_it_goes(match_log: Path, tmp_path: Path)
     replayed = Hook(stop_at=10**9)
     with progress.checking(replayed):
         rep = replayer.from_record(loaded.record, 2)
-    assert replayed.calls == len(record.hands())  # once a hand
+    views = -(-len(loaded.record.events) // progress.EVERY)  # the seat's view: every few hands
+    assert replayed.calls == len(record.hands()) + views  # and the replay once a hand
     for stop_at in (2, read.calls + 2):  # in the read, then in the replay
         stopped = Hook(stop_at=stop_at)
         with progress.checking(stopped), pytest.raises(GivenUp):
@@ -120,3 +122,20 @@ def test_the_hook_is_the_contexts_own(match_log: Path) -> None:
         formats.read(match_log.read_bytes(), match_log)
     assert progress.hook() is None
     assert formats.read(match_log.read_bytes(), match_log).log is not None
+
+
+def test_a_seats_view_of_the_whole_record_asks_as_it_goes(match_log: Path) -> None:
+    """The seat's view of a local-table log's record (replay/record.py seat_view) came after
+    the read's last check and ran on without one: 1.5 s of a 300-game match, so `mjbot view`
+    stopped during an export answered its 503 at once but ended seconds later."""
+    record = replayer.load(match_log).record
+    assert record is not None
+    whole = Hook(stop_at=10**9)
+    with progress.checking(whole):
+        view = record_mod.seat_view(record, 1)
+    assert whole.calls >= len(record.events) // progress.EVERY >= GAMES
+    assert view == record_mod.seat_view(record, 1)  # the same view with or without a hook
+    stopped = Hook(stop_at=2)
+    with progress.checking(stopped), pytest.raises(GivenUp):
+        record_mod.seat_view(record, 1)
+    assert stopped.calls == 2
