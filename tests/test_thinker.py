@@ -523,6 +523,52 @@ def test_a_worker_start_imports_none_of_its_policys_modules(spec: str, module: s
     assert len(imported) == 2, imported  # the session's and the fork server's
 
 
+# A session's main script as the `mjbot` console script is (it imports adapter.cli, which
+# imports adapter.commands and the rest of the command tree; none of it a worker's), its
+# `__main__` guard around the session: three workers started one after another
+_SESSION_MAIN = """
+import asyncio
+import sys
+from adapter.cli import main as _cli  # noqa: F401
+from adapter.thinking.worker_process import PolicyWorker
+from tests.anytime_policies import SlowThinker
+
+
+async def main() -> None:
+    for n in range(3):
+        worker = PolicyWorker(SlowThinker(f"{sys.argv[1]}/{n}"))
+        await worker.start()
+        assert await worker.ready(None)
+        worker.kill()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(),
+                    reason="a spawned worker imports everything itself")
+@pytest.mark.parametrize("run", ["path", "module"])
+def test_a_worker_start_does_not_import_the_sessions_main_script_again(
+        tmp_path: Path, run: str) -> None:
+    """Every worker re-runs the session's main script (multiprocessing's ``prepare``): for
+    `mjbot` (a file, the console script) or `python -m adapter.cli` that imported adapter.cli's
+    whole command tree at every start, some 50 ms idle and 0.4-2.3 s beside twelve busy
+    loops, so a replacement worker was not ready for the next decisions. The fork server
+    now imports the script's imports (a file) or the module itself (-m) once."""
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "session_main.py").write_text(_SESSION_MAIN)
+    target = [str(tmp_path / "session_main.py")] if run == "path" else ["-m", "session_main"]
+    done = subprocess.run([sys.executable, "-X", "importtime", *target, str(tmp_path)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env={**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{tmp_path}"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = [line for line in done.stderr.splitlines()
+                if line.split("|")[-1].strip() == "adapter.commands"]
+    assert len(imported) == 2, imported  # the session's and the fork server's
+
+
 @pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(),
                     reason="no fork server to do the work once: a spawned worker builds "
                            "it all itself")

@@ -14,8 +14,11 @@ per worker, and a death is seen the moment it happens.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
+import functools
+import importlib.util
 import io
 import multiprocessing
 import os
@@ -27,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing import popen_forkserver
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Any
 
 from adapter.thinking import policy_worker
@@ -50,9 +54,53 @@ def _context(policy: object) -> (multiprocessing.context.ForkServerContext
     too (only the first start of a session's server counts: it then runs), else spawn's."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(PRELOAD + policy_modules(policy))
+        context.set_forkserver_preload(PRELOAD + policy_modules(policy) + main_modules())
         return context
     return multiprocessing.get_context("spawn")
+
+
+def main_modules() -> list[str]:
+    """What the fork server must import for a worker's start not to import the session's
+    main script's tree again: every child runs multiprocessing's ``prepare``, which re-runs
+    the main script (as ``__mp_main__``). For ``mjbot`` (a console script) or ``python -m
+    adapter.cli`` that imported adapter.cli's whole command tree at every worker start, some
+    50 ms idle and 0.4-2.3 s beside twelve busy loops, so a replacement worker was not ready
+    for the next decisions. The server imports the script's imports instead, never the script
+    itself (a user's script without the ``__main__`` guard would start a session in it;
+    ``'__main__'`` in the preload would not run it anyway: Python 3.11 never passes the
+    server the script's path). The child still re-runs the script, its imports found done.
+    ``python -c``, a REPL, a zip or ``-m`` of a package's ``__main__`` re-run nothing: none."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    name = getattr(spec, "name", None)
+    if isinstance(name, str) and (name == "__main__" or name.endswith(".__main__")):
+        return []
+    path = getattr(main, "__file__", None)
+    package = getattr(spec, "parent", None) or ""
+    return list(_imports_of_script(path, package)) if isinstance(path, str) else []
+
+
+@functools.cache
+def _imports_of_script(path: str, package: str) -> tuple[str, ...]:
+    """The modules that the script at ``path`` (of ``package``, for its relative imports)
+    imports and that this process has imported (so the server imports nothing that the
+    session did not), in order."""
+    try:
+        tree = ast.parse(Path(path).read_bytes(), path)
+    except (OSError, SyntaxError, ValueError):  # not source (a .pyc): nothing to preload
+        return ()
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and (node.level == 0 or package):
+            try:
+                module = importlib.util.resolve_name("." * node.level + (node.module or ""),
+                                                     package)
+            except (ImportError, ValueError):  # beyond the top package: it fails as it did
+                continue
+            names += [module] + [f"{module}.{alias.name}" for alias in node.names]
+    return tuple(dict.fromkeys(n for n in names if n in sys.modules))
 
 
 class _ModuleNames(pickle.Pickler):
