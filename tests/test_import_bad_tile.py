@@ -89,7 +89,8 @@ def test_review_reads_past_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     discard of '0x' and raised a TypeError (a traceback). That move is no decision now: the
     review names the hand on stderr and exits 1."""
     path = _edited(tmp_path, *CASES[0][:3])
-    run = mjbot_here(capsys, "review", str(path))
+    # mc, the default, with few playouts: the same values asked of every move, in a second
+    run = mjbot_here(capsys, "review", str(path), "--playouts", "4")
     assert run.returncode == 1, run.stderr
     assert "Traceback" not in run.stderr
     assert "hand 1 (E1-0) cannot be followed from event 11" in run.stderr
