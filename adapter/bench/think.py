@@ -51,11 +51,20 @@ class NotStarted(Exception):
     """The policy's worker process did not start, or was not ready in its time."""
 
 
+# what the thinker says of a worker not ready for the decision, and of a policy that was late
+NOT_READY = ("not ready in time", "not started in time")
+LATE = " missed its "
+
+
+def not_ready(fallback: str) -> bool:
+    """Whether the fallback was the worker's, not ready (or not started) in time."""
+    return any(said in fallback for said in NOT_READY)
+
+
 def on_time(fallback: str) -> bool:
     """Whether a fallback came of the clock alone (the worker not ready, the policy late):
     what the bench measures, not a policy that failed."""
-    return any(said in fallback for said in ("not ready in time", "not started in time",
-                                             " missed its "))
+    return not_ready(fallback) or LATE in fallback
 
 
 async def _answers(variant: str, policy: str, limit: float, found: list[Any],
@@ -90,11 +99,8 @@ async def _answers(variant: str, policy: str, limit: float, found: list[Any],
                 counts["best_so_far"] += 1
             else:
                 counts["fallbacks"] += 1
-                if "not ready in time" in answer.fallback or "not started in " \
-                        in answer.fallback:
-                    counts["not_ready"] += 1
-            if " missed its " in answer.fallback:
-                counts["late"] += 1
+                counts["not_ready"] += not_ready(answer.fallback)
+            counts["late"] += LATE in answer.fallback
     finally:
         thinker.close()
     worst = max(seconds, default=0.0)
