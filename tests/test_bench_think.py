@@ -57,7 +57,10 @@ def test_bench_think_counts_each_answer_once_and_ends_its_busy_loops(
         row = result[run]
         assert row["failed"] == 0 and row["first_failure"] is None  # mc played
         # the README's "a replacement is ready in ... ms": the bench prints it
-        said = f"  {label:<16}first {1000 * row['ready_s']:.0f} ms; "
+        # and the run's first answer: what a fresh worker still does at its first decision
+        assert 0 < row["first_decision_s"] <= row["worst_s"] + 0.0005
+        said = (f"  {label:<16}first {1000 * row['ready_s']:.0f} ms; its first decision "
+                f"{1000 * row['first_decision_s']:.1f} ms; ")
         if row["replaced"]:
             median, worst = row["replacement_ready_median_s"], row["replacement_ready_worst_s"]
             assert 0 < median <= worst

@@ -8,7 +8,9 @@ after another with no pause between them, the harshest pace a session meets: eac
 by where its answer came from (the policy; its best so far when it ran late; a fallback: the
 worker not ready in time, or late with nothing published), with the workers replaced and the
 worst answer time against the limit. Each run waits for its worker before the first decision:
-a session starts its worker when it starts, long before its first request.
+a session starts its worker when it starts, long before its first request. How soon each run's
+workers were ready is the last lines, with the run's first answer time: what a fresh worker
+still does at its first decision that the fork server did not do for it.
 
 A bench whose policy did not really play measures nothing: fallbacks other than the clock's
 (the policy raised, its worker died, its answer cannot be played) over
@@ -74,7 +76,7 @@ async def _answers(variant: str, policy: str, limit: float, found: list[Any],
     counts = {"decisions": 0, "policy": 0, "best_so_far": 0, "fallbacks": 0, "not_ready": 0,
               "late": 0}
     failed = FallbackTally()  # fallbacks not of the clock: the policy raised, died, was illegal
-    seconds: list[float] = []
+    seconds: list[float] = []  # each answer's time, in the order asked
     try:
         started = time.monotonic()
         try:
@@ -107,6 +109,7 @@ async def _answers(variant: str, policy: str, limit: float, found: list[Any],
     later = sorted(thinker.later_ready)
     return {**counts, "failed": failed.fallbacks, "first_failure": failed.first or None,
             "replaced": thinker.replaced, "ready_s": round(ready, 3),
+            "first_decision_s": round(seconds[0], 4) if seconds else None,
             "replacement_ready_median_s": round(later[len(later) // 2], 3) if later else None,
             "replacement_ready_worst_s": round(later[-1], 3) if later else None,
             "p99_s": round(percentile(seconds, 0.99), 3) if seconds else None,
@@ -199,10 +202,13 @@ def text(result: dict[str, Any]) -> str:
                      f"{row['failed']:>7}{row['late']:>6}{row['replaced']:>9}"
                      f"{row['p99_s'] or 0:>8.3f}{row['worst_s']:>8.3f}"
                      f"{row['worst_vs_limit']:>11.2f}x")
-    lines.append("  workers ready (from their start to their first word):")
+    lines.append("  workers ready (from their start to their first word), and the first "
+                 "decision's answer:")
     for label, row in runs:
         later = (f"replacements median {1000 * row['replacement_ready_median_s']:.0f} ms, "
                  f"worst {1000 * row['replacement_ready_worst_s']:.0f} ms"
                  if row["replacement_ready_median_s"] is not None else "no replacement")
-        lines.append(f"  {label:<16}first {1000 * row['ready_s']:.0f} ms; {later}")
+        first = (f"; its first decision {1000 * row['first_decision_s']:.1f} ms"
+                 if row["first_decision_s"] is not None else "")
+        lines.append(f"  {label:<16}first {1000 * row['ready_s']:.0f} ms{first}; {later}")
     return "\n".join(lines)
