@@ -24,8 +24,10 @@ from typing import Any
 
 from brain import shanten
 from brain.anytime import Progress, Publish
+from brain.nn import network
 from brain.policies.base import Decision
 from brain.policies.mc import models
+from brain.policies.nn import NnPolicy
 from brain.policies.rulebased import RuleBasedPolicy
 from brain.state import TableState
 from protocols import events as ev
@@ -197,3 +199,22 @@ class ColdProbe(_Fixture):
                  if (v, "") not in models._LOADED]
         return Decision(self._answer(state, request, legal).action,
                         tuple((what, 0.0) for what in cold))
+
+
+class NetworkProbe(_Fixture):
+    """Holds an ``nn`` policy, as ``mc`` with ``fast=nn`` does (so a worker unpickles the
+    network's module), and answers its first legal action, its candidates naming each variant
+    whose shipped network this process would still have to read (none where it was forked
+    warm). It reads no table: a job may hand it none."""
+
+    name = "test-network-probe"
+
+    def __init__(self, count_file: str | Path, times: int = 1) -> None:
+        super().__init__(count_file, times)
+        self.network = NnPolicy()
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None, publish: Publish | None = None) -> Decision:
+        cold = [f"network {v}" for v in ("riichi", "mcr", "taiwan16")
+                if (v, "") not in network._LOADED]
+        return Decision(legal[0], tuple((what, 0.0) for what in cold))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import multiprocessing
 import os
 import signal
@@ -585,6 +586,89 @@ async def test_a_fresh_worker_starts_with_mcs_first_search_work_done(tmp_path: P
         thinker.close()
     assert answer.source == anytime.POLICY
     assert [what for what, _ in answer.candidates] == []
+
+
+_NETWORK_MAIN = """
+import asyncio
+import json
+import sys
+from adapter.thinking.worker_process import PolicyWorker
+from protocols import events as ev
+from tests.anytime_policies import NetworkProbe
+
+
+async def main() -> None:
+    worker = PolicyWorker(NetworkProbe(sys.argv[1] + "/n"))
+    try:
+        await worker.start()
+        await worker.ready(None)
+        thought = await worker.think(None, ev.DecisionRequest("turn"), [ev.Pass()], None)
+    except Exception as exc:
+        sys.exit(f"no answer: {type(exc).__name__}: {exc}")
+    finally:
+        worker.kill()
+    print(json.dumps({"problem": thought.problem,
+                      "cold": [what for what, _ in thought.decision.candidates]
+                      if thought.decision is not None else None}))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
+"""
+
+
+def _network_probe(tmp_path: Path, weights: str = "") -> dict[str, object]:
+    """A first worker of a fresh session (its own fork server) running a policy that holds
+    the network's: what its first decision found not yet read."""
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "network_main.py").write_text(_NETWORK_MAIN)
+    env = {k: v for k, v in os.environ.items() if k != "MJBOT_NN_WEIGHTS"}
+    if weights:
+        env["MJBOT_NN_WEIGHTS"] = weights
+    done = subprocess.run([sys.executable, str(tmp_path / "network_main.py"), str(tmp_path)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env={**env, "PYTHONPATH": f"{root}{os.pathsep}{tmp_path}"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    found: dict[str, object] = json.loads(done.stdout)
+    return found
+
+
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(),
+                    reason="no fork server to read the networks once: a spawned worker reads "
+                           "them itself")
+def test_a_fresh_worker_of_a_network_policy_finds_the_networks_read(tmp_path: Path) -> None:
+    """mc with fast=nn plays the network's move at every decision, and each fresh worker read
+    and built the networks' weights at its first (some 6 ms a variant idle, many times that
+    loaded, just when a replacement had a late answer to make up for). The fork server reads
+    them once where the policy holds the network's, and every worker inherits them."""
+    assert _network_probe(tmp_path) == {"problem": "", "cold": []}
+
+
+def test_only_a_policy_that_plays_the_network_has_the_fork_server_read_it() -> None:
+    """Reading every variant's network costs a fork server that never plays it its time and
+    its memory: it is preloaded where the policy holds the network's (mc's fast=nn), after
+    the policy's modules."""
+    from adapter.thinking.worker_process import WARM_NETWORK, preload
+    from brain.policies import get_policy
+
+    network = preload(get_policy("mc@fast=nn"))
+    assert WARM_NETWORK in network
+    assert network.index(WARM_NETWORK) > network.index("brain.policies.nn")
+    assert WARM_NETWORK not in preload(get_policy("mc@fast=rulebased"))
+
+
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(),
+                    reason="no fork server to kill")
+def test_network_weights_that_cannot_be_read_leave_the_fork_server_serving(
+        tmp_path: Path) -> None:
+    """Weights the fork server cannot read (MJBOT_NN_WEIGHTS at a damaged file) must not end
+    it: every worker start of the session would fail. It passes over them; the worker starts,
+    and its decisions read (and report) them as before."""
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(b"PK\x03\x04 not a weights file")
+    found = _network_probe(tmp_path, str(broken))
+    assert found == {"problem": "", "cold": ["network riichi", "network mcr",
+                                             "network taiwan16"]}
 
 
 def test_the_decision_frame_records_source_and_work(tmp_path: Path) -> None:

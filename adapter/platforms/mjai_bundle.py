@@ -60,7 +60,8 @@ MODULES = (
 RIICHI_WEIGHTS = "brain/data/opponents_riichi.npz"
 # What an ``nn`` bundle adds: the network code (numpy only) and the riichi network.
 NN_MODULES = ("brain/nn/__init__.py", "brain/nn/encoding.py", "brain/nn/heads.py",
-              "brain/nn/network.py", "brain/policies/nn.py")
+              "brain/nn/network.py", "brain/policies/nn.py",
+              "adapter/thinking/warm_network.py")
 NN_WEIGHTS = "brain/data/nn_riichi.npz"
 VENDOR = "_vendor"  # bot.py puts it first on sys.path: `mahjong` is the 2.x carried there
 BOT = '''"""mjbot for mjai.app (RiichiLab): its harness runs `python -u bot.py SEAT` here."""

@@ -42,9 +42,12 @@ from brain.policies.base import Decision, Policy
 # Imported once by the fork server (brain, numpy, rules), and this module: a worker's process
 # object is a _WorkerProcess, unpickled in the child by importing its module (and asyncio), which
 # a child of a server without it did at every start; warm_server: mc's first-search work, done
-# once in the server. The modules of the policy itself are added (policy_modules).
+# once in the server. The modules of the policy itself are added (policy_modules), and where
+# they hold the network's policy (mc's fast=nn), warm_network: the networks read once there.
 PRELOAD = ["adapter.thinking.policy_worker", "adapter.thinking.worker_process",
            "adapter.thinking.warm_server"]
+NETWORK_POLICY = "brain.policies.nn"
+WARM_NETWORK = "adapter.thinking.warm_network"
 IPC_ALLOWANCE = 0.05  # seconds of the budget kept for the answer to come back over the pipe
 
 
@@ -54,9 +57,18 @@ def _context(policy: object) -> (multiprocessing.context.ForkServerContext
     too (only the first start of a session's server counts: it then runs), else spawn's."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(PRELOAD + policy_modules(policy) + main_modules())
+        context.set_forkserver_preload(preload(policy))
         return context
     return multiprocessing.get_context("spawn")
+
+
+def preload(policy: object) -> list[str]:
+    """What the fork server imports for workers that run ``policy``: :data:`PRELOAD`, the
+    policy's modules, :data:`WARM_NETWORK` after them where the policy plays the network,
+    and the main script's imports."""
+    modules = policy_modules(policy)
+    network = [WARM_NETWORK] if NETWORK_POLICY in modules else []
+    return PRELOAD + modules + network + main_modules()
 
 
 def main_modules() -> list[str]:

@@ -19,6 +19,7 @@ from brain.nn.encoding import encode
 from brain.nn.heads import legal_map, mask, masked_argmax, masked_softmax
 from brain.nn.network import Network, load_network
 from brain.policies.base import Decision, win_if_legal
+from brain.rules.variant import VARIANT_NAMES
 from brain.state import TableState
 from protocols import events as ev
 
@@ -34,6 +35,22 @@ def require_network(variant: str) -> Network:
         if net.variant == variant:
             return net
     return load_network(variant)
+
+
+def warm() -> None:
+    """Read every variant's network that ``nn`` would play (:func:`require_network`: the
+    shipped weights, or ``MJBOT_NN_WEIGHTS``'s), once: the fork server that worker processes
+    are forked from runs this where the policy plays the network (``mc`` with ``fast=nn``;
+    adapter/thinking/warm_network.py), so a fresh worker's first fast move does not read and
+    build them itself (some 6 ms a variant on an idle machine, many times that on a busy one,
+    where a replacement's first answer was then late in turn). Weights that cannot be read
+    are passed over, never the fork server's death (every worker start failed): the decision
+    that reads them says what is wrong."""
+    for variant in VARIANT_NAMES:
+        try:
+            require_network(variant)
+        except Exception:  # MissingNetwork (none for the variant, a damaged file), or worse
+            continue
 
 
 class NnPolicy:
