@@ -23,6 +23,7 @@ from adapter.thinking.thinker import Thinker
 from brain import anytime
 from brain.brain import Answer, Brain
 from brain.state import StateError, TableState
+from brain.tally import FallbackKind
 from protocols import events as ev
 from protocols.codec import Codec
 from replay.log import Footer, GameLogWriter, Header
@@ -36,6 +37,9 @@ class SessionSummary:
     decisions: int = 0
     fallbacks: int = 0
     best_so_far: int = 0  # decisions answered by the policy's best so far at the deadline
+    # the fallbacks and best-so-far answers by kind (FallbackKind's value): the clock's
+    # (not-ready, late) apart from the policy's failing (failed, illegal) and the table's
+    kinds: dict[str, int] = field(default_factory=dict)
     reconnects: int = 0
     errors: list[str] = field(default_factory=list)
     finished: bool = False  # the platform ended the session (/close, the last game's BYE)
@@ -212,12 +216,17 @@ def record_answer(answer: Answer, request: ev.DecisionRequest, summary: SessionS
     work behind it); a fallback or a best so far is also told to the log stream."""
     summary.decisions += 1
     logger = get_logger(f"mjbot.{platform}")
+    kind = answer.kind.value
+    if answer.kind is not FallbackKind.NONE:
+        summary.kinds[kind] = summary.kinds.get(kind, 0) + 1
     if answer.source == anytime.BEST_SO_FAR:
         summary.best_so_far += 1
-        logger.info(f"{platform}: best so far played", reason=answer.fallback, work=answer.work)
-    elif answer.fallback:
+        logger.info(f"{platform}: best so far played", reason=answer.fallback, kind=kind,
+                    work=answer.work)
+    elif answer.kind is not FallbackKind.NONE:
         summary.fallbacks += 1
-        logger.warning(f"{platform}: fallback", reason=answer.fallback, source=answer.source)
+        logger.warning(f"{platform}: fallback", reason=answer.fallback, kind=kind,
+                       source=answer.source)
     if game_log is not None:
         game_log.decision(request, answer.legal, answer.action, answer.policy,
                           answer.candidates, answer.elapsed, answer.fallback,

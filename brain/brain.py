@@ -23,7 +23,7 @@ from brain.policies import get_policy
 from brain.policies.base import Decision, Policy
 from brain.rules import rules_for
 from brain.state import TableState
-from brain.tally import FallbackTally
+from brain.tally import FallbackKind, FallbackTally
 from protocols import events as ev
 
 if TYPE_CHECKING:  # imported where a policy thinks on a thread (_with_deadline): a fast
@@ -44,6 +44,7 @@ class Answer:
     fallback: str = ""  # why the policy's own answer was not used ("" when it was)
     source: str = anytime.POLICY  # what answered: see brain/anytime.py
     work: int = 0  # the work the played answer reports (e.g. playouts), 0 when none
+    kind: FallbackKind = FallbackKind.NONE  # ``fallback``'s kind, for what counts answers
 
 
 def safest_action(state: TableState, legal: list[Any]) -> Any:
@@ -158,7 +159,7 @@ class Brain:
         """The answer to a request on a table the rules cannot read: the safest move."""
         answer = Answer(safest_action(state, legal), tuple(legal), self.name,
                         elapsed=self.clock.now() - start, fallback=problem,
-                        source=anytime.FALLBACK_SAFEST)
+                        source=anytime.FALLBACK_SAFEST, kind=FallbackKind.TABLE)
         self.tally.record(answer.fallback)
         return answer
 
@@ -181,10 +182,10 @@ class Brain:
         if settled is not None:
             return settled
         latest = anytime.Latest()
-        decision, problem, late = self._ask(self.policy, state, request, legal,
+        decision, problem, kind = self._ask(self.policy, state, request, legal,
                                             self.budget(request), latest.publish)
         return self.conclude(state, request, legal, start, decision, problem, latest.progress,
-                             late=late)
+                             kind=kind)
 
     def forced(self, legal: list[Any], start: float) -> Answer:
         """The only legal action: the policy is not asked."""
@@ -193,32 +194,40 @@ class Brain:
 
     def conclude(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
                  start: float, decision: Decision | None, problem: str,
-                 best: anytime.Progress | None = None, *, late: bool = False) -> Answer:
+                 best: anytime.Progress | None = None, *,
+                 kind: FallbackKind = FallbackKind.FAILED) -> Answer:
         """The answer to play: the policy's own (``problem`` empty: it was legal), else its
         best so far if that is legal, else the fallback policy's, else the safest action.
-        Each is counted in :attr:`tally`. A best so far is the answer of a policy that ran
-        out of time (``late``); one played because the policy failed otherwise is marked a
-        fallback (:data:`anytime.BEST_AFTER_FAULT`), so that a policy that raises at every
-        decision is not counted as one that thinks to the deadline."""
-        answer = self._conclude(state, request, legal, start, decision, problem, best, late)
+        Each is counted in :attr:`tally`. ``kind`` is the problem's (brain/tally.py). A best
+        so far is the answer of a policy that ran out of time (:attr:`FallbackKind.LATE`);
+        one played because the policy failed otherwise is marked a fallback
+        (:data:`anytime.BEST_AFTER_FAULT`), so that a policy that raises at every decision is
+        not counted as one that thinks to the deadline. A best so far that cannot be played
+        makes a problem of the clock's the policy's own (:attr:`FallbackKind.ILLEGAL`)."""
+        answer = self._conclude(state, request, legal, start, decision, problem, best, kind)
         self.tally.record(answer.fallback)
         return answer
 
     def _conclude(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
                   start: float, decision: Decision | None, problem: str,
-                  best: anytime.Progress | None, late: bool) -> Answer:
+                  best: anytime.Progress | None, kind: FallbackKind) -> Answer:
         if not problem and decision is not None:
             return Answer(decision.action, tuple(legal), self.name, decision.candidates,
                           self.clock.now() - start, "", anytime.POLICY,
                           anytime.work_of(decision))
+        if kind is FallbackKind.NONE:  # a problem named with no kind: the policy's failing
+            kind = FallbackKind.FAILED
         if best is not None:
             if best.action in legal:
+                late = kind is FallbackKind.LATE
                 return Answer(best.action, tuple(legal), self.name, best.candidates,
                               self.clock.now() - start,
                               f"{problem}; played its best so far",
                               anytime.BEST_SO_FAR if late else anytime.BEST_AFTER_FAULT,
-                              best.work)
+                              best.work, kind)
             problem = f"{problem}; its best so far {best.action!r} is not legal"
+            if kind.of_the_clock:
+                kind = FallbackKind.ILLEGAL
         fallback = problem
         source = anytime.fallback_source(getattr(self.fallback_policy, "name", "fallback"))
         decision, problem2, _ = self._ask(self.fallback_policy, state, request, legal, None)
@@ -226,13 +235,14 @@ class Brain:
             fallback = f"{problem}; fallback policy {problem2}"
             decision, source = Decision(safest_action(state, legal)), anytime.FALLBACK_SAFEST
         return Answer(decision.action, tuple(legal), self.name, decision.candidates,
-                      self.clock.now() - start, fallback, source)
+                      self.clock.now() - start, fallback, source, kind=kind)
 
     def _ask(self, policy: Policy, state: TableState, request: ev.DecisionRequest,
              legal: list[Any], budget: float | None,
-             publish: anytime.Publish | None = None) -> tuple[Decision | None, str, bool]:
-        """The policy's decision and "", or None and what went wrong; and whether it ran out
-        of its budget."""
+             publish: anytime.Publish | None = None) \
+            -> tuple[Decision | None, str, FallbackKind]:
+        """The policy's decision and "", or None and what went wrong; and the kind of what
+        went wrong (:attr:`FallbackKind.NONE` when nothing did)."""
         name = getattr(policy, "name", "policy")
         try:
             if budget is not None and not getattr(policy, "fast", False):
@@ -240,10 +250,11 @@ class Brain:
             else:
                 decision = call_policy(policy, state, request, legal, budget, publish)
         except TimeoutError:  # concurrent.futures' is the builtin one
-            return None, f"{name} missed its {budget:.3f}s budget", True
+            return None, f"{name} missed its {budget:.3f}s budget", FallbackKind.LATE
         except Exception as exc:
-            return None, f"{name} raised {type(exc).__name__}: {exc}", False
-        return decision, check(name, decision, legal), False
+            return None, f"{name} raised {type(exc).__name__}: {exc}", FallbackKind.FAILED
+        problem = check(name, decision, legal)
+        return decision, problem, FallbackKind.ILLEGAL if problem else FallbackKind.NONE
 
     def _with_deadline(self, policy: Policy, state: TableState, request: ev.DecisionRequest,
                        legal: list[Any], budget: float,

@@ -9,9 +9,28 @@ per policy and refuse a run where a policy's share of fallbacks is above a thres
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 MAX_ERROR_CHARS = 300  # the first error is shown in one line: long messages are cut
+
+
+class FallbackKind(Enum):
+    """Why the policy's own answer was not played, for what counts answers (a session's
+    summary, the log stream, ``mjbot bench think``): the answer's ``fallback`` text says the
+    same for people, and is not to be parsed."""
+
+    NONE = ""  # the policy's own answer, or an only legal action it was not asked for
+    NOT_READY = "not-ready"  # its worker process was not started, or not ready, in time
+    LATE = "late"  # it ran past its budget (its best so far is played where that is legal)
+    FAILED = "failed"  # it raised; its worker died or could not start; its answer was unreadable
+    ILLEGAL = "illegal"  # its answer, or its best so far when it ran late, cannot be played
+    TABLE = "table"  # the rules cannot read our table: the policy was not asked
+
+    @property
+    def of_the_clock(self) -> bool:
+        """The clock's alone (not ready, late), not the policy's failing."""
+        return self in (FallbackKind.NOT_READY, FallbackKind.LATE)
 
 
 @dataclass

@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 
 from adapter.bench.think import BUSY_LOOP
+from brain.policies import POLICIES
+from protocols import events as ev
+from tests.anytime_policies import NeverReturns
 from tests.in_process import mjbot_here
 
 
@@ -87,6 +90,31 @@ def test_a_policy_that_fails_at_every_decision_fails_the_bench_in_one_line(
     assert [e for e in done.stderr.splitlines() if e.startswith(line)], done.stderr
     result = json.loads(out.read_text())  # the figures are still written
     assert result["idle"]["failed"] == result["loaded"]["failed"] == 6
+    assert _busy_loops_of_ours() == []
+
+
+def test_a_late_policy_whose_best_so_far_cannot_be_played_fails_the_bench(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bench told the clock's fallbacks from a policy's failing by the reason's text, and
+    a late answer whose best so far could not be played read 'missed its budget': counted as
+    the clock's, a policy that published nothing playable at any decision passed the bench.
+    Each answer now carries its kind, and a best so far that cannot be played is the
+    policy's failing."""
+    illegal = ev.Discard(999)  # a tile no table holds
+    monkeypatch.setitem(POLICIES, NeverReturns.name,
+                        lambda: NeverReturns(tmp_path / "n", times=10**6, publish_action=illegal))
+    out = tmp_path / "think.json"
+    done = mjbot_here(capsys, "bench", "think", "--policy", NeverReturns.name, "--load", "1",
+                      "--games", "1", "--decisions", "3", "--json", str(out))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    result = json.loads(out.read_text())
+    failed = result["idle"]["failed"] + result["loaded"]["failed"]
+    assert failed >= 1  # each late answer (its worker then replaced: the next may not be ready)
+    assert result["idle"]["late"] == result["loaded"]["late"] == 0  # none of the clock's alone
+    first = f"first: test-never missed its 0.250s budget; its best so far {illegal!r} is not legal"
+    assert first in done.stderr, done.stderr
     assert _busy_loops_of_ours() == []
 
 

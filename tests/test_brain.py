@@ -8,6 +8,7 @@ from brain.brain import Brain, safest_action
 from brain.clock import ManualClock
 from brain.policies.base import Decision
 from brain.state import TableState
+from brain.tally import FallbackKind
 from protocols import events as ev
 from protocols import tiles as T
 
@@ -87,13 +88,14 @@ def test_policy_answer_used_when_legal():
 
 def test_raising_policy_falls_back():
     answer = Brain("riichi", Raising()).decide(_turn_state(), ev.DecisionRequest("turn"))
-    assert "raised RuntimeError: boom" in answer.fallback
+    assert "raised RuntimeError: boom" in answer.fallback and answer.kind is FallbackKind.FAILED
     assert answer.action in answer.legal
 
 
 def test_illegal_answer_falls_back():
     answer = Brain("riichi", Illegal()).decide(_turn_state(), ev.DecisionRequest("turn"))
     assert "illegal action" in answer.fallback and answer.action in answer.legal
+    assert answer.kind is FallbackKind.ILLEGAL
 
 
 def test_late_policy_is_abandoned_at_the_deadline():
@@ -104,6 +106,7 @@ def test_late_policy_is_abandoned_at_the_deadline():
     brain.close()
     assert slow.budgets == [0.75] and slow.waiting == [0]  # the brain gave up at 0.75
     assert answer.fallback == "takes missed its 0.750s budget"
+    assert answer.kind is FallbackKind.LATE
     assert answer.source == anytime.fallback_source("rulebased")
     assert answer.action in answer.legal
     assert answer.elapsed == 0.75 == clock.now()  # answered at the deadline, not after it
@@ -116,6 +119,7 @@ def test_an_answer_inside_the_budget_is_the_policys_own():
     brain.close()
     assert policy.budgets == [0.75] and policy.waiting == [1]  # still waiting at 0.7
     assert (answer.source, answer.fallback, answer.elapsed) == (anytime.POLICY, "", 0.7)
+    assert answer.kind is FallbackKind.NONE
     assert answer.action == brain.legal(state, ev.DecisionRequest("turn"))[0]
 
 
@@ -129,7 +133,31 @@ def test_a_late_threads_best_so_far_is_played_at_the_deadline():
     assert answer.source == anytime.BEST_SO_FAR and answer.work == 7
     assert answer.action == brain.legal(state, ev.DecisionRequest("turn"))[2]
     assert answer.fallback == "takes missed its 0.750s budget; played its best so far"
+    assert answer.kind is FallbackKind.LATE
     assert answer.elapsed == 0.75 == clock.now()  # answered at the deadline
+
+
+class TakesAfterAnIllegalBest(Takes):
+    """:class:`Takes`, its best so far published first an action no table allows."""
+
+    def decide(self, state, request, legal, budget=None, publish=None):
+        if publish is not None:
+            publish(anytime.Progress(ev.Discard(999), (), 7))
+        return super().decide(state, request, legal, budget, publish)
+
+
+def test_a_late_policy_whose_best_so_far_cannot_be_played_failed_not_the_clock():
+    """Late, but what it published cannot be played: counted by the text, it read as the
+    clock's ('missed its budget'), and `mjbot bench think` passed a policy that never
+    published anything playable. Its kind is the policy's failing."""
+    brain, late, _clock = _timed_brain(lambda c: TakesAfterAnIllegalBest(c, 0.75, hold=True))
+    answer = brain.decide(_turn_state(), ev.DecisionRequest("turn"))
+    late.release()
+    brain.close()
+    assert answer.fallback == ("takes missed its 0.750s budget; its best so far "
+                               "Discard(tile=999, riichi=False) is not legal")
+    assert answer.source == anytime.fallback_source("rulebased")
+    assert answer.kind is FallbackKind.ILLEGAL and not answer.kind.of_the_clock
 
 
 class PublishesThenRaises:

@@ -29,6 +29,7 @@ from brain import anytime
 from brain.brain import Brain
 from brain.clock import ManualClock
 from brain.policies.base import Policy
+from brain.tally import FallbackKind
 from protocols import events as ev
 from protocols import tiles as T
 from replay.log import GameLogWriter, Header, read_log
@@ -124,6 +125,7 @@ async def test_a_slow_policy_thinks_in_a_worker_process_and_reports_its_work(
     assert pid != os.getpid()
     answer = await thinker.decide(_turn_state(), TURN)
     assert answer.source == anytime.POLICY and answer.fallback == ""
+    assert answer.kind is FallbackKind.NONE
     assert answer.work >= 1 and answer.action in answer.legal  # chunks of work (load-bound)
     assert answer.elapsed >= 0.5
     thinker.close()
@@ -146,6 +148,7 @@ async def test_an_overrunning_policy_plays_its_best_so_far_and_is_replaced(
     answer = await asyncio.wait_for(deciding, GUARD)
     assert answer.source == anytime.BEST_SO_FAR and answer.work == 1
     assert answer.fallback == "test-never missed its 0.750s budget; played its best so far"
+    assert answer.kind is FallbackKind.LATE
     assert answer.action in answer.legal
     assert answer.elapsed == 0.75  # answered at the deadline
     assert await _gone(stuck), "the stuck worker process is still there"
@@ -173,6 +176,7 @@ async def test_a_worker_ready_too_late_to_answer_is_not_asked_nor_replaced(
                                          limit=0.29)
     answer = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)  # not warmed
     assert answer.fallback.startswith("test-never's worker process was not ready in time")
+    assert answer.kind is FallbackKind.NOT_READY
     assert thinker.replaced == 0, "asked with no time left to answer, and replaced"
     worker = thinker.worker
     assert worker is not None and worker.pid is not None and worker.jobs == 0
@@ -205,6 +209,7 @@ async def test_an_overrunning_policy_with_nothing_published_falls_back(tmp_path:
     answer = await asyncio.wait_for(deciding, GUARD)
     assert answer.source == anytime.fallback_source("rulebased")
     assert answer.fallback == "test-never missed its 0.750s budget"
+    assert answer.kind is FallbackKind.LATE
     assert answer.elapsed == 0.75 and worker.best is None
     thinker.close()
 
@@ -222,6 +227,8 @@ async def test_a_best_so_far_that_is_not_legal_is_not_played(tmp_path: Path) -> 
     assert answer.source == anytime.fallback_source("rulebased")
     assert answer.fallback == (f"test-never missed its 0.750s budget; its best so far "
                                f"{illegal!r} is not legal")
+    # late, but what it published cannot be played: the policy's failing, not the clock's
+    assert answer.kind is FallbackKind.ILLEGAL
     assert answer.action != illegal and answer.elapsed == 0.75
     thinker.close()
 
@@ -235,6 +242,7 @@ async def test_a_best_so_far_played_after_the_worker_raised_is_a_fallback(
     answer = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
     assert answer.source == anytime.BEST_AFTER_FAULT and answer.work == 1
     assert answer.fallback.startswith("test-raises raised ValueError")
+    assert answer.kind is FallbackKind.FAILED
     assert answer.fallback.endswith("; played its best so far")
     assert answer.elapsed == 0.0 and thinker.replaced == 0
     assert thinker.brain.tally.fallbacks == 1
@@ -254,6 +262,7 @@ async def test_a_worker_that_dies_means_a_fallback_and_a_fresh_worker(
     assert answer.elapsed == 0.0 and clock.now() == 0.0
     assert answer.source == anytime.fallback_source("rulebased")
     assert "worker process died" in answer.fallback and why in answer.fallback
+    assert answer.kind is FallbackKind.FAILED
     assert answer.action in answer.legal
     after = await thinker.decide(_turn_state(), TURN)
     assert after.source == anytime.POLICY
@@ -707,4 +716,5 @@ async def test_a_table_the_rules_cannot_read_is_answered_without_a_worker(
         thinker.close()
     assert answer.action == ev.Discard(state.last_draw)
     assert answer.source == anytime.FALLBACK_SAFEST and "cannot read our table" in answer.fallback
+    assert answer.kind is FallbackKind.TABLE
     assert thinker.worker is None

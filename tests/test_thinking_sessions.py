@@ -32,10 +32,12 @@ from adapter.platforms.ntpu import NtpuBot, NtpuSettings
 from adapter.platforms.ntpu import run_tcp as run_ntpu
 from adapter.platforms.tenhou import TenhouSettings
 from adapter.platforms.tenhou import run as run_tenhou
-from adapter.session import SessionSummary
+from adapter.session import SessionSummary, record_answer
 from brain import anytime
-from brain.brain import policy_seconds
+from brain.brain import Answer, policy_seconds
 from brain.policies import POLICIES
+from brain.tally import FallbackKind
+from protocols import events as ev
 from replay import replayer
 from replay.log import DecisionFrame, GameLog, RxFrame, TxFrame, read_log
 from tests.anytime_policies import DiesMidThought, NeverReturns, SlowThinker
@@ -150,6 +152,7 @@ async def test_tenhou_a_policy_that_never_returns_plays_its_best_so_far_on_time(
     # a fresh worker answers the rest of the game
     assert len(rest) > 5 and all(d.source == anytime.POLICY for d in rest)
     assert (summary.best_so_far, summary.fallbacks) == (1, 0)
+    assert summary.kinds == {"late": 1}  # the clock's, counted by its kind
 
 
 async def test_tenhou_a_policy_whose_process_dies_gets_the_fallback_and_nothing_is_lost(
@@ -162,6 +165,7 @@ async def test_tenhou_a_policy_whose_process_dies_gets_the_fallback_and_nothing_
     assert "worker process died (signal 9)" in first.fallback
     assert len(rest) > 5 and all(d.source == anytime.POLICY for d in rest)
     assert (summary.best_so_far, summary.fallbacks) == (0, 1)
+    assert summary.kinds == {"failed": 1}
     # every tag both ways is in the log, in order (the client's last BYE comes after it)
     (wire,) = server.transcripts
     assert [f.raw for f in log.frames if isinstance(f, RxFrame)] == \
@@ -252,3 +256,32 @@ async def test_mjai_the_event_loop_stays_free_while_the_policy_thinks(
     # not their lateness, which a loaded machine stretches (seen at 0.18 s)
     first = _asked(log)[0]
     assert sum(first.t - first.elapsed <= t <= first.t for t in ticks) >= 3, ticks
+
+
+def test_a_session_counts_and_logs_each_answer_by_its_kind() -> None:
+    """What counts answers reads the kind each carries, not its reason's text (kept for
+    people as it was): the summary's counts by kind, the log stream's events."""
+    from structlog.testing import capture_logs
+
+    pass_ = ev.Pass()
+    illegal = ev.Discard(999)
+    answers = [
+        Answer(pass_, (pass_,), "mc"),
+        Answer(pass_, (pass_,), "mc", fallback="mc missed its 0.250s budget; played its best "
+               "so far", source=anytime.BEST_SO_FAR, kind=FallbackKind.LATE),
+        Answer(pass_, (pass_,), "mc", fallback=f"mc missed its 0.250s budget; its best so far "
+               f"{illegal!r} is not legal", source=anytime.fallback_source("rulebased"),
+               kind=FallbackKind.ILLEGAL),
+        Answer(pass_, (pass_,), "mc", fallback="mc's worker process was not ready in time",
+               source=anytime.fallback_source("rulebased"), kind=FallbackKind.NOT_READY),
+    ]
+    summary = SessionSummary()
+    with capture_logs() as logs:
+        for answer in answers:
+            record_answer(answer, ev.DecisionRequest("claim"), summary, None, "tenhou")
+    assert (summary.decisions, summary.best_so_far, summary.fallbacks) == (4, 1, 2)
+    assert summary.kinds == {"late": 1, "illegal": 1, "not-ready": 1}
+    assert [(e["event"], e["kind"], e["reason"]) for e in logs] == [
+        (f"tenhou: {what}", a.kind.value, a.fallback)
+        for what, a in zip(("best so far played", "fallback", "fallback"), answers[1:],
+                           strict=True)]

@@ -12,8 +12,9 @@ a session starts its worker when it starts, long before its first request. How s
 workers were ready is the last lines, with the run's first answer time: what a fresh worker
 still does at its first decision that the fork server did not do for it.
 
-A bench whose policy did not really play measures nothing: fallbacks other than the clock's
-(the policy raised, its worker died, its answer cannot be played) over
+A bench whose policy did not really play measures nothing: fallbacks other than the clock's,
+by each answer's kind (brain/tally.py: the policy raised, its worker died, its answer or its
+best so far when it ran late cannot be played) over
 ``--max-fallback-share`` exit 1 with one line naming the policy and the first reason, as
 ``mjbot arena`` does; a worker that never starts ends it in one line too.
 """
@@ -41,7 +42,7 @@ from adapter.local.timing import percentile
 from adapter.thinking.thinker import Thinker
 from brain import anytime
 from brain.brain import Brain
-from brain.tally import FallbackTally
+from brain.tally import FallbackKind, FallbackTally
 
 READY_WITHIN = 120.0  # seconds a worker may take to start, however loaded the machine
 # Ctrl-C reaches the terminal's whole process group: a loop ends at it as a C program would,
@@ -51,22 +52,6 @@ BUSY_LOOP = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_DFL)\nwhile 
 
 class NotStarted(Exception):
     """The policy's worker process did not start, or was not ready in its time."""
-
-
-# what the thinker says of a worker not ready for the decision, and of a policy that was late
-NOT_READY = ("not ready in time", "not started in time")
-LATE = " missed its "
-
-
-def not_ready(fallback: str) -> bool:
-    """Whether the fallback was the worker's, not ready (or not started) in time."""
-    return any(said in fallback for said in NOT_READY)
-
-
-def on_time(fallback: str) -> bool:
-    """Whether a fallback came of the clock alone (the worker not ready, the policy late):
-    what the bench measures, not a policy that failed."""
-    return not_ready(fallback) or LATE in fallback
 
 
 async def _answers(variant: str, policy: str, limit: float, found: list[Any],
@@ -94,15 +79,17 @@ async def _answers(variant: str, policy: str, limit: float, found: list[Any],
                 continue
             counts["decisions"] += 1
             seconds.append(answer.elapsed)
-            failed.record("" if on_time(answer.fallback) else answer.fallback)
+            # the clock's fallbacks are what the bench measures; any other is a policy that
+            # failed (a late answer whose best so far cannot be played among them)
+            failed.record("" if answer.kind.of_the_clock else answer.fallback)
             if answer.source == anytime.POLICY:
                 counts["policy"] += 1
             elif answer.source == anytime.BEST_SO_FAR:
                 counts["best_so_far"] += 1
             else:
                 counts["fallbacks"] += 1
-                counts["not_ready"] += not_ready(answer.fallback)
-            counts["late"] += LATE in answer.fallback
+                counts["not_ready"] += answer.kind is FallbackKind.NOT_READY
+            counts["late"] += answer.kind is FallbackKind.LATE
     finally:
         thinker.close()
     worst = max(seconds, default=0.0)

@@ -82,6 +82,7 @@ def cmd_mjai(args: argparse.Namespace) -> int:
             return stopped_status("mjai", stopped)
     log().info("mjai: session over", games=summary.games, answers=summary.answers,
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
+                fallback_kinds=summary.kinds,
                 errors=len(summary.errors))
     if args.server is not None and not summary.finished:  # a dropped line fails, as in ntpu's
         said = f" (its last error: {bot.server_error})" if bot.server_error else ""

@@ -111,6 +111,7 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
         return 130
     log().info("ntpu: session over", games=summary.games, hands=summary.hands,
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
+                fallback_kinds=summary.kinds,
                 errors=len(summary.errors), closed_by_server=summary.finished)
     if server is not None and not summary.finished:  # a dropped line fails, as in tenhou's
         print(f"mjbot ntpu: {bot.how_the_line_ended()} without /close", file=sys.stderr)

@@ -139,6 +139,7 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
         return 130
     log().info("tenhou: session over", games=summary.games, hands=summary.hands,
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
+                fallback_kinds=summary.kinds,
                 reconnects=summary.reconnects, errors=len(summary.errors))
     return 0 if summary.finished else 1
 

@@ -23,6 +23,7 @@ from adapter.thinking.deadline import within
 from adapter.thinking.worker_process import PolicyWorker, Thought
 from brain.brain import Answer, Brain, check
 from brain.state import TableState
+from brain.tally import FallbackKind
 from protocols import events as ev
 
 log = get_logger("mjbot.thinker")
@@ -90,9 +91,12 @@ class Thinker:
         thought = await self._think(state, request, legal, deadline)
         if thought.stuck or thought.died:
             self._replace(thought.problem)
-        problem = thought.problem or check(brain.name, thought.decision, legal)
+        kind, problem = thought.kind, thought.problem
+        if not problem:
+            problem = check(brain.name, thought.decision, legal)
+            kind = FallbackKind.ILLEGAL if problem else FallbackKind.NONE
         return brain.conclude(state, request, legal, start, thought.decision, problem,
-                              thought.best, late=thought.stuck)
+                              thought.best, kind=kind)
 
     async def _think(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
                      deadline: float | None) -> Thought:
@@ -102,11 +106,12 @@ class Thinker:
         try:
             worker = await within(self.brain.clock, asyncio.shield(self._starting), deadline)
         except TimeoutError:
-            return Thought(None, f"{self.brain.name}'s worker process was not started in time")
+            return Thought(None, f"{self.brain.name}'s worker process was not started in time",
+                           kind=FallbackKind.NOT_READY)
         except Exception as exc:  # could not start one: try again at the next decision
             self._starting = None
             return Thought(None, f"{self.brain.name}: cannot start a worker process "
-                                 f"({type(exc).__name__}: {exc})")
+                                 f"({type(exc).__name__}: {exc})", kind=FallbackKind.FAILED)
         return await worker.think(state, request, legal, deadline, waited)
 
     def _replace(self, why: str) -> None:

@@ -38,6 +38,7 @@ from adapter.thinking.deadline import within
 from brain import anytime
 from brain.clock import MONOTONIC, Clock
 from brain.policies.base import Decision, Policy
+from brain.tally import FallbackKind
 
 # Imported once by the fork server (brain, numpy, rules), and this module: a worker's process
 # object is a _WorkerProcess, unpickled in the child by importing its module (and asyncio), which
@@ -183,14 +184,16 @@ class _WorkerProcess(multiprocessing.context.ForkServerProcess):
 @dataclass(frozen=True)
 class Thought:
     """How one job went: the policy's ``decision`` (None when it has none), the ``problem``
-    ("" when the decision came in time), its ``best`` so far, and whether the process must be
-    replaced (``stuck``: it overran and is still thinking; ``died``: it is gone)."""
+    ("" when the decision came in time) and its ``kind``, its ``best`` so far, and whether the
+    process must be replaced (``stuck``: it overran and is still thinking; ``died``: it is
+    gone)."""
 
     decision: Decision | None
     problem: str = ""
     best: anytime.Progress | None = None
     stuck: bool = False
     died: bool = False
+    kind: FallbackKind = FallbackKind.NONE
 
 
 class WorkerDied(Exception):
@@ -395,20 +398,22 @@ class PolicyWorker:
         waited = waited or (self._ready is not None and not self._ready.done())
         try:
             if not await self.ready(deadline):
-                return Thought(None, f"{name}'s worker process was not ready in time")
+                return Thought(None, f"{name}'s worker process was not ready in time",
+                               kind=FallbackKind.NOT_READY)
         except WorkerDied as exc:
-            return Thought(None, f"{name}: {exc}", died=True)
+            return Thought(None, f"{name}: {exc}", died=True, kind=FallbackKind.FAILED)
         if waited and deadline is not None and deadline - self.clock.now() <= IPC_ALLOWANCE:
             # ready with no budget left (a session's first decision while its worker starts):
             # a job sent now could not come back in time, and the fresh worker was killed as
             # stuck, the start paid again; it stays free for the next decision instead. Only
             # after a wait: a worker ready before the decision is asked however short its
             # budget (a limit up to 0.3 s leaves no more; mc's fast move is back in ms)
-            return Thought(None, f"{name}'s worker process was not ready in time")
+            return Thought(None, f"{name}'s worker process was not ready in time",
+                           kind=FallbackKind.NOT_READY)
         conn, messages = self._conn, self._messages
         if conn is None or messages is None:
             return Thought(None, f"{name}: {self.exit_reason or 'no worker process'}",
-                           died=True)
+                           died=True, kind=FallbackKind.FAILED)
         while not messages.empty():  # left from a job that ended in an error
             messages.get_nowait()
         self.jobs += 1
@@ -418,7 +423,8 @@ class PolicyWorker:
         try:
             conn.send((job, state, request, legal, budget))
         except (OSError, ValueError) as exc:
-            return Thought(None, f"{name}: cannot reach its worker process ({exc})", died=True)
+            return Thought(None, f"{name}: cannot reach its worker process ({exc})", died=True,
+                           kind=FallbackKind.FAILED)
         best: anytime.Progress | None = None
         while True:
             try:
@@ -427,11 +433,13 @@ class PolicyWorker:
                 message = await within(self.clock, messages.get(), deadline)
             except TimeoutError:
                 return Thought(None, f"{name} missed its {allowed:.3f}s budget", best,
-                               stuck=True)
+                               stuck=True, kind=FallbackKind.LATE)
             if message[0] == "ended":
-                return Thought(None, f"{name}: {self.exit_reason}", best, died=True)
+                return Thought(None, f"{name}: {self.exit_reason}", best, died=True,
+                               kind=FallbackKind.FAILED)
             if message[0] == "unreadable":
-                return Thought(None, f"{name}'s answer could not be read ({message[1]})", best)
+                return Thought(None, f"{name}'s answer could not be read ({message[1]})", best,
+                               kind=FallbackKind.FAILED)
             if message[1] != job:
                 continue
             if message[0] == "progress":
@@ -439,4 +447,5 @@ class PolicyWorker:
             elif message[0] == "done":
                 return Thought(message[2], "", best)
             else:
-                return Thought(None, f"{name} raised {message[2]}", best)
+                return Thought(None, f"{name} raised {message[2]}", best,
+                               kind=FallbackKind.FAILED)
