@@ -183,6 +183,22 @@ async def test_a_worker_ready_too_late_to_answer_is_not_asked_nor_replaced(
     thinker.close()
 
 
+async def test_a_worker_not_ready_in_its_time_is_the_builtin_timeout_error(
+        tmp_path: Path) -> None:
+    """Thinker.ready's wait is asyncio.wait_for (the mjai bundle ships this module to Python
+    3.10, which has no asyncio.timeout), and on 3.10 wait_for's timeout is
+    asyncio.TimeoutError, another class than the builtin TimeoutError that a caller catches
+    (one class from 3.11 on): the wait's end reached a 3.10 caller as an exception it did not
+    expect. It is now raised as the builtin one, saying what was waited for. (This runs on
+    3.11, where the classes are one: it checks the raise; the 3.10 run is in the commit.)"""
+    thinker = Thinker(Brain("riichi", SlowThinker(tmp_path / "n"), limit=1.0))
+    try:
+        with pytest.raises(TimeoutError, match=r"^no worker process ready within 1e-06 s$"):
+            await thinker.ready(0.000001)
+    finally:
+        thinker.close()
+
+
 async def test_a_ready_worker_is_asked_however_short_its_budget(tmp_path: Path) -> None:
     """The "not asked" path above is for a worker that became ready during the decision: one
     that was ready before it came was never asked either when the budget was no more than

@@ -52,9 +52,10 @@ class Thinker:
             self._starting = asyncio.ensure_future(self._start())
 
     async def ready(self, timeout: float) -> None:
-        """Start the worker (if not started) and wait until it can think: TimeoutError after
-        ``timeout`` seconds, or at once why it could not start (WorkerDied, the start's own
-        error), for a caller that must not go on without it (``mjbot bench think``)."""
+        """Start the worker (if not started) and wait until it can think: the builtin
+        TimeoutError after ``timeout`` seconds, or at once why it could not start
+        (WorkerDied, the start's own error), for a caller that must not go on without it
+        (``mjbot bench think``)."""
         self.warm()
         starting = self._starting
         if starting is None:  # a fast policy, or closed: no worker to wait for
@@ -63,8 +64,13 @@ class Thinker:
         async def started() -> None:
             await (await asyncio.shield(starting)).ready(None)
 
-        # wait_for, not asyncio.timeout: the mjai bundle ships this module to Python 3.10
-        await asyncio.wait_for(started(), timeout)
+        # wait_for, not asyncio.timeout: the mjai bundle ships this module to Python 3.10,
+        # where wait_for raises asyncio.TimeoutError, another class than the builtin one
+        # (one class from 3.11): a caller's `except TimeoutError` missed it there
+        try:
+            await asyncio.wait_for(started(), timeout)
+        except asyncio.TimeoutError:  # noqa: UP041 (3.10: not the builtin class)
+            raise TimeoutError(f"no worker process ready within {timeout:g} s") from None
 
     async def _start(self) -> PolicyWorker:
         later = self._launched > 0
