@@ -118,6 +118,25 @@ def test_a_late_policy_whose_best_so_far_cannot_be_played_fails_the_bench(
     assert _busy_loops_of_ours() == []
 
 
+def test_bench_think_measures_spawned_workers_too(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Where Python has no fork server (Windows) every worker is a fresh interpreter: the
+    bench starts them so on any platform (--start-method spawn), to measure what that costs;
+    whatever comes of the clock, nothing fails."""
+    out = tmp_path / "think.json"
+    done = mjbot_here(capsys, "bench", "think", "--start-method", "spawn", "--load", "1",
+                      "--games", "1", "--decisions", "4", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert result["start_method"] == "spawn"
+    assert "through its worker process (spawn)" in done.stdout.splitlines()[0]
+    for run in ("idle", "loaded"):
+        row = result[run]
+        assert row["decisions"] > 0 and row["failed"] == 0, row
+        assert row["ready_s"] > 0
+    assert _busy_loops_of_ours() == []
+
+
 def test_a_worker_not_ready_in_its_time_ends_the_bench_in_one_line(
         capsys: pytest.CaptureFixture[str]) -> None:
     """A worker that did not start within its time ended the bench in a RuntimeError

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import subprocess
 import sys
 import time
@@ -40,6 +41,7 @@ from adapter.commands import (
 )
 from adapter.local.timing import percentile
 from adapter.thinking.thinker import Thinker
+from adapter.thinking.worker_process import START_METHODS, default_start_method
 from brain import anytime
 from brain.brain import Brain
 from brain.tally import FallbackKind, FallbackTally
@@ -55,9 +57,10 @@ class NotStarted(Exception):
 
 
 async def _answers(variant: str, policy: str, limit: float, found: list[Any],
-                   ready_within: float = READY_WITHIN) -> dict[str, Any]:
+                   ready_within: float = READY_WITHIN,
+                   start_method: str | None = None) -> dict[str, Any]:
     """Every decision of ``found`` asked through a fresh thinker, counted."""
-    thinker = Thinker(Brain(variant, policy, limit=limit))
+    thinker = Thinker(Brain(variant, policy, limit=limit), start_method)
     counts = {"decisions": 0, "policy": 0, "best_so_far": 0, "fallbacks": 0, "not_ready": 0,
               "late": 0}
     failed = FallbackTally()  # fallbacks not of the clock: the policy raised, died, was illegal
@@ -104,11 +107,12 @@ async def _answers(variant: str, policy: str, limit: float, found: list[Any],
 
 
 def _loaded(load: int, variant: str, policy: str, limit: float, found: list[Any],
-            ready_within: float = READY_WITHIN) -> dict[str, Any]:
+            ready_within: float = READY_WITHIN,
+            start_method: str | None = None) -> dict[str, Any]:
     """The same decisions while ``load`` busy loops run (each ended by its pid after)."""
     busy = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(load)]
     try:
-        return asyncio.run(_answers(variant, policy, limit, found, ready_within))
+        return asyncio.run(_answers(variant, policy, limit, found, ready_within, start_method))
     finally:
         for process in busy:
             process.kill()
@@ -117,15 +121,18 @@ def _loaded(load: int, variant: str, policy: str, limit: float, found: list[Any]
 
 def bench_think(variant: str, policy: str, limit: float, load: int, games: int,
                 seed: int, decisions: int | None = None,
-                ready_within: float = READY_WITHIN) -> dict[str, Any]:
+                ready_within: float = READY_WITHIN,
+                start_method: str | None = None) -> dict[str, Any]:
+    start_method = start_method or default_start_method()
     found = positions(variant, games, seed)[:decisions]
-    idle = asyncio.run(_answers(variant, policy, limit, found, ready_within))
-    loaded = _loaded(load, variant, policy, limit, found, ready_within)
+    idle = asyncio.run(_answers(variant, policy, limit, found, ready_within, start_method))
+    loaded = _loaded(load, variant, policy, limit, found, ready_within, start_method)
     failed = FallbackTally()
     for row in (idle, loaded):
         failed.add(FallbackTally(row["decisions"], row["failed"], row["first_failure"] or ""))
     return {"variant": variant, "policy": policy, "limit_s": limit, "games": games,
-            "seed": seed, "load": load, "idle": idle, "loaded": loaded,
+            "seed": seed, "load": load, "start_method": start_method,
+            "idle": idle, "loaded": loaded,
             # what --max-fallback-share judges: the fallbacks not of the clock, both runs
             "failures": {policy: failed.as_dict()}}
 
@@ -148,6 +155,11 @@ def register(benches: Any) -> None:
     p.add_argument("--ready-within", type=positive_seconds, default=READY_WITHIN,
                    metavar="S", help="seconds each run's worker may take to start before the "
                                      "bench gives up, exit status 1 (default %(default)g)")
+    methods = [m for m in START_METHODS if m in multiprocessing.get_all_start_methods()]
+    p.add_argument("--start-method", choices=methods, default=default_start_method(),
+                   help="how worker processes start: forked from a server that has the "
+                        "policy loaded, or spawn, a fresh interpreter each, as where Python "
+                        "has no fork server (Windows) (default here: %(default)s)")
     add_fallback_argument(p, "that it failed (raised, died or answered what cannot be "
                              "played; not the late ones, which the bench measures)")
 
@@ -164,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
                              f"process to measure; give a policy that thinks (mc)")
     try:
         result = bench_think(args.variant, args.policy, args.limit, args.load, args.games,
-                             args.seed, args.decisions, args.ready_within)
+                             args.seed, args.decisions, args.ready_within, args.start_method)
     except NotStarted as exc:  # one line, as a fallback verdict's, no traceback
         if args.log_json:
             log().error("worker not started", command=args.command_path, error=str(exc))
@@ -177,8 +189,8 @@ def run(args: argparse.Namespace) -> int:
 
 def text(result: dict[str, Any]) -> str:
     head = (f"{result['policy']} at a {result['limit_s']:g} s limit through its worker "
-            f"process, {result['variant']}, seat 0 of {result['games']} seeded rulebased "
-            f"game(s), back to back")
+            f"process ({result['start_method']}), {result['variant']}, seat 0 of "
+            f"{result['games']} seeded rulebased game(s), back to back")
     lines = [head, f"  {'':<16}{'decisions':>10}{'policy':>8}{'best so far':>12}"
                    f"{'fallbacks':>10}{'not ready':>10}{'failed':>7}{'late':>6}"
                    f"{'replaced':>9}{'p99 s':>8}{'worst s':>8}{'worst/limit':>12}"]

@@ -31,10 +31,13 @@ log = get_logger("mjbot.thinker")
 
 class Thinker:
     """Awaitable decisions for one seat's :class:`Brain`; :meth:`close` when the session
-    ends (it kills the worker). Deadlines are kept on the brain's clock."""
+    ends (it kills the worker). Deadlines are kept on the brain's clock. ``start_method``:
+    how worker processes start (adapter/thinking/worker_process.py; None: the platform's
+    best, the fork server where there is one)."""
 
-    def __init__(self, brain: Brain) -> None:
+    def __init__(self, brain: Brain, start_method: str | None = None) -> None:
         self.brain = brain
+        self.start_method = start_method
         self.inline = bool(getattr(brain.policy, "fast", False))
         self.worker: PolicyWorker | None = None
         self.replaced = 0  # workers killed and replaced (overran or died)
@@ -76,7 +79,7 @@ class Thinker:
         later = self._launched > 0
         self._launched += 1
         worker = PolicyWorker(self.brain.policy, self.brain.clock,
-                              self.later_ready.append if later else None)
+                              self.later_ready.append if later else None, self.start_method)
         await worker.start()
         if self._closed:  # the session ended while the process was starting
             worker.kill()

@@ -52,11 +52,25 @@ WARM_NETWORK = "adapter.thinking.warm_network"
 IPC_ALLOWANCE = 0.05  # seconds of the budget kept for the answer to come back over the pipe
 
 
-def _context(policy: object) -> (multiprocessing.context.ForkServerContext
-                                 | multiprocessing.context.SpawnContext):
-    """The fork server's context where the platform has one, its preload the policy's modules
-    too (only the first start of a session's server counts: it then runs), else spawn's."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
+START_METHODS = ("forkserver", "spawn")  # never a plain fork of a session (its loop, threads)
+
+
+def default_start_method() -> str:
+    """The fork server where the platform has one (Linux, macOS), else spawn (Windows)."""
+    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+def _context(policy: object, method: str | None) \
+        -> (multiprocessing.context.ForkServerContext | multiprocessing.context.SpawnContext):
+    """The context of ``method`` (None: :func:`default_start_method`); the fork server's
+    preload the policy's modules too (only the first start of a session's server counts: it
+    then runs). ValueError for a method that is not one of :data:`START_METHODS` here."""
+    method = method or default_start_method()
+    here = [m for m in START_METHODS if m in multiprocessing.get_all_start_methods()]
+    if method not in here:
+        raise ValueError(f"no {method!r} worker processes on this platform "
+                         f"(it has: {', '.join(here)})")
+    if method == "forkserver":
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(preload(policy))
         return context
@@ -250,13 +264,16 @@ class PolicyWorker:
     """One worker process running ``policy``: :meth:`start` it, then :meth:`think` one job at a
     time; :meth:`kill` it when it overran or is no longer wanted. Deadlines are times on
     ``clock`` (the brain's); ``on_ready`` is handed the seconds from :meth:`start` to the
-    process's ready message (what a session waits for a worker it replaced)."""
+    process's ready message (what a session waits for a worker it replaced);
+    ``start_method``: one of :data:`START_METHODS` (None: :func:`default_start_method`)."""
 
     def __init__(self, policy: Policy, clock: Clock = MONOTONIC,
-                 on_ready: Callable[[float], None] | None = None) -> None:
+                 on_ready: Callable[[float], None] | None = None,
+                 start_method: str | None = None) -> None:
         self.policy = policy
         self.clock = clock
         self.on_ready = on_ready
+        self.start_method = start_method
         self._began = 0.0
         self.pid: int | None = None
         self.process: Any = None
@@ -277,7 +294,7 @@ class PolicyWorker:
         self._loop = asyncio.get_running_loop()
         self._messages = asyncio.Queue()
         self._ready = self._loop.create_future()
-        context = _context(self.policy)
+        context = _context(self.policy, self.start_method)
         parent, child = context.Pipe()
         kind = _WorkerProcess if context.get_start_method() == "forkserver" else context.Process
         process = kind(target=policy_worker.serve, args=(child, self.policy),
