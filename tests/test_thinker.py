@@ -268,10 +268,14 @@ async def test_a_best_so_far_played_after_the_worker_raised_is_a_fallback(
     thinker.close()
 
 
-@pytest.mark.parametrize("how, why", [("kill", "signal 9"), ("exit", "exit code 3")])
+@pytest.mark.parametrize("how, why, method", [
+    ("kill", "signal 9", None), ("exit", "exit code 3", None),
+    # and where workers are spawned (no fork server): its status is read as it comes
+    ("kill", "signal 9", "spawn"), ("exit", "exit code 3", "spawn")])
 async def test_a_worker_that_dies_means_a_fallback_and_a_fresh_worker(
-        tmp_path: Path, how: str, why: str) -> None:
+        tmp_path: Path, how: str, why: str, method: str | None) -> None:
     thinker, clock = _on_a_manual_clock(DiesMidThought(tmp_path / "n", how=how), limit=2.0)
+    thinker.start_method = method
     dead = await _ready_worker(thinker)
     answer = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
     # the clock never moved: the death was seen at once, not at the deadline
@@ -694,6 +698,38 @@ def test_network_weights_that_cannot_be_read_leave_the_fork_server_serving(
     found = _network_probe(tmp_path, str(broken))
     assert found == {"problem": "", "cold": ["network riichi", "network mcr",
                                              "network taiwan16"]}
+
+
+async def test_spawned_workers_fall_back_as_not_ready_think_and_are_replaced(
+        tmp_path: Path) -> None:
+    """The spawn start method (no fork server: Windows) works as the fork server's does, only
+    slower to start: a decision that comes while the worker starts falls back as the clock's
+    ("not ready"), never as a failure; a late one plays its best so far and its worker is
+    killed and a fresh one spawned, which answers the next."""
+    thinker, clock = _on_a_manual_clock(NeverReturns(tmp_path / "n"), limit=0.29)
+    thinker.start_method = "spawn"
+    try:
+        # a budget of 0.04 s, less than the answer's way back, and the manual clock stands
+        # still: the worker, however soon it is ready, is ready too late for this one
+        first = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
+        assert first.source == anytime.fallback_source("rulebased")
+        assert first.kind is FallbackKind.NOT_READY and thinker.replaced == 0
+        spawned = await _ready_worker(thinker)
+        thinker.brain.limit = 1.0
+        worker = thinker.worker
+        assert worker is not None and worker.process.__class__.__name__ == "SpawnProcess"
+        deciding = asyncio.ensure_future(thinker.decide(_turn_state(), TURN))
+        await _until(lambda: worker.best is not None)
+        clock.advance(0.75)
+        late = await asyncio.wait_for(deciding, GUARD)
+        assert late.source == anytime.BEST_SO_FAR and late.kind is FallbackKind.LATE
+        assert await _gone(spawned) and thinker.replaced == 1
+        await _ready_worker(thinker)
+        after = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
+        assert after.source == anytime.POLICY and after.kind is FallbackKind.NONE
+        assert thinker.worker is not None and thinker.worker.pid != spawned
+    finally:
+        thinker.close()
 
 
 def test_the_decision_frame_records_source_and_work(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ import os
 import pickle
 import sys
 import threading
+import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +51,8 @@ PRELOAD = ["adapter.thinking.policy_worker", "adapter.thinking.worker_process",
 NETWORK_POLICY = "brain.policies.nn"
 WARM_NETWORK = "adapter.thinking.warm_network"
 IPC_ALLOWANCE = 0.05  # seconds of the budget kept for the answer to come back over the pipe
+REAP_EVERY = 0.01  # seconds between two looks at a killed worker whose status is not there yet
+REAP_TRIES = 500  # looks before it is left to multiprocessing's own (at the next start)
 
 
 START_METHODS = ("forkserver", "spawn")  # never a plain fork of a session (its loop, threads)
@@ -255,6 +258,23 @@ class _Launch:
                 self.process.kill()
 
 
+def _exit_code(process: Any, within: float) -> int | None:
+    """The exit code of a process whose sentinel has fired, looked for up to ``within``
+    seconds (None: not there by then). A spawned worker's sentinel is a pipe that the child
+    holds, readable as its files are closed, a moment before the kernel has its status: one
+    look (``join(0)``) found nothing, the status was never read, the killed worker stayed a
+    zombie until the next start, and one that died was reported with no signal. A fork-server
+    child's sentinel carries its status: the first look has it."""
+    give_up = time.monotonic() + within
+    while True:
+        with contextlib.suppress(OSError, ValueError):
+            process.join(0)
+        code: int | None = process.exitcode
+        if code is not None or time.monotonic() >= give_up:
+            return code
+        time.sleep(0.001)
+
+
 def _taken(done: asyncio.Future[Any]) -> None:
     if not done.cancelled():
         done.exception()
@@ -340,11 +360,16 @@ class PolicyWorker:
         with contextlib.suppress(OSError, ValueError):
             process.join(1.0)
 
-    def _reap(self, process: Any) -> None:
+    def _reap(self, process: Any, tries: int = REAP_TRIES) -> None:
+        """Reap a killed process once its sentinel fires; a spawned one's fires a moment
+        before its status is there (:func:`_exit_code`): looked at again shortly, never
+        waited for on the loop."""
+        loop = self._loop
+        assert loop is not None
         with contextlib.suppress(OSError, ValueError):
-            assert self._loop is not None
-            self._loop.remove_reader(process.sentinel)
-            process.join(0)
+            loop.remove_reader(process.sentinel)
+        if _exit_code(process, 0.0) is None and tries > 0 and not loop.is_closed():
+            loop.call_later(REAP_EVERY, self._reap, process, tries - 1)
 
     def _unwatch(self) -> None:
         conn, self._conn = self._conn, None
@@ -390,10 +415,7 @@ class PolicyWorker:
             while conn.poll():
                 self._take(conn.recv())
         self._unwatch()
-        process = self.process
-        with contextlib.suppress(OSError, ValueError):
-            process.join(0.1)
-        code = process.exitcode
+        code = _exit_code(self.process, 0.1)
         self.exit_reason = ("its worker process died" +
                             (f" (signal {-code})" if code is not None and code < 0 else
                              f" (exit code {code})" if code is not None else ""))
