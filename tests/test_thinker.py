@@ -677,13 +677,13 @@ def test_only_a_policy_that_plays_the_network_has_the_fork_server_read_it() -> N
     """Reading every variant's network costs a fork server that never plays it its time and
     its memory: it is preloaded where the policy holds the network's (mc's fast=nn), after
     the policy's modules."""
-    from adapter.thinking.worker_process import WARM_NETWORK, preload
+    from adapter.thinking.worker_process import WARM_NETWORK, warm_modules
     from brain.policies import get_policy
 
-    network = preload(get_policy("mc@fast=nn"))
+    network = warm_modules(get_policy("mc@fast=nn"))
     assert WARM_NETWORK in network
     assert network.index(WARM_NETWORK) > network.index("brain.policies.nn")
-    assert WARM_NETWORK not in preload(get_policy("mc@fast=rulebased"))
+    assert WARM_NETWORK not in warm_modules(get_policy("mc@fast=rulebased"))
 
 
 @pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(),
@@ -698,6 +698,23 @@ def test_network_weights_that_cannot_be_read_leave_the_fork_server_serving(
     found = _network_probe(tmp_path, str(broken))
     assert found == {"problem": "", "cold": ["network riichi", "network mcr",
                                              "network taiwan16"]}
+
+
+async def test_a_spawned_worker_starts_with_mcs_first_search_work_done(tmp_path: Path) -> None:
+    """Where Python has no fork server (Windows) each worker is a fresh interpreter: it did
+    the work of mc's first search (tables, models) in its first decision, which under load ran
+    late and was killed, and its replacement (seconds to start there) did the same: `mjbot
+    bench think --start-method spawn --load 6` gave 21 of 30 decisions "not ready" after three
+    such late answers. A spawned worker now does that work before it says it is ready."""
+    thinker = Thinker(Brain("riichi", ColdProbe(tmp_path / "n"), limit=30.0),
+                      start_method="spawn")
+    try:
+        await _ready_worker(thinker)
+        answer = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
+    finally:
+        thinker.close()
+    assert answer.source == anytime.POLICY
+    assert [what for what, _ in answer.candidates] == []
 
 
 async def test_spawned_workers_fall_back_as_not_ready_think_and_are_replaced(

@@ -13,10 +13,12 @@ None or the end of the pipe ends the process, and so does the end of the session
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
 import pickle
 import signal
+import sys
 import threading
 import time
 from multiprocessing.connection import Connection, wait
@@ -29,11 +31,13 @@ from brain.policies.base import Policy
 PUBLISH_EVERY = 0.02  # seconds between two progress messages: the pipe never floods
 
 
-def serve(conn: Connection, policy: Policy) -> None:
-    """The process's whole life: ready, then jobs until the parent says stop or goes away."""
+def serve(conn: Connection, policy: Policy, warm: tuple[str, ...] = ()) -> None:
+    """The process's whole life: ready, then jobs until the parent says stop or goes away.
+    ``warm``: the modules the fork server imports for this policy (:func:`warm_up`)."""
     # Ctrl-C reaches the whole process group: the session stops its workers itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _end_with_the_session()
+    warm_up(warm)
     conn.send(("ready", os.getpid()))
     while True:
         try:
@@ -47,6 +51,22 @@ def serve(conn: Connection, policy: Policy) -> None:
             conn.send(_run(conn, policy, *job))
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
             conn.send(("error", number, f"its answer cannot be sent: {exc}"))
+
+
+def warm_up(modules: tuple[str, ...]) -> None:
+    """Import what this process lacks of ``modules`` (the fork server's preload: their
+    import does the work of a first decision, mc's tables and models, the networks) before
+    the worker says it is ready. A worker forked from a server that has them lacks none; a
+    spawned one (no fork server: Windows) lacks them all, and did that work in its first
+    search, which under load ran late, was killed, and its replacement, a fresh interpreter
+    that took seconds to start, did the same: one late answer, then a run of "not ready"."""
+    for name in modules:
+        if name in sys.modules:
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception:  # as the fork server passes over what it cannot import: the
+            continue  # decision that needs it says what is wrong
 
 
 def _end_with_the_session() -> None:

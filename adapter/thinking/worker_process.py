@@ -63,11 +63,12 @@ def default_start_method() -> str:
     return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
-def _context(policy: object, method: str | None) \
+def _context(method: str | None, warm: list[str]) \
         -> (multiprocessing.context.ForkServerContext | multiprocessing.context.SpawnContext):
     """The context of ``method`` (None: :func:`default_start_method`); the fork server's
-    preload the policy's modules too (only the first start of a session's server counts: it
-    then runs). ValueError for a method that is not one of :data:`START_METHODS` here."""
+    preload ``warm`` (:func:`warm_modules`) and the main script's imports (only the first
+    start of a session's server counts: it then runs). ValueError for a method that is not
+    one of :data:`START_METHODS` here."""
     method = method or default_start_method()
     here = [m for m in START_METHODS if m in multiprocessing.get_all_start_methods()]
     if method not in here:
@@ -75,18 +76,19 @@ def _context(policy: object, method: str | None) \
                          f"(it has: {', '.join(here)})")
     if method == "forkserver":
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(preload(policy))
+        context.set_forkserver_preload(warm + main_modules())
         return context
     return multiprocessing.get_context("spawn")
 
 
-def preload(policy: object) -> list[str]:
-    """What the fork server imports for workers that run ``policy``: :data:`PRELOAD`, the
-    policy's modules, :data:`WARM_NETWORK` after them where the policy plays the network,
-    and the main script's imports."""
+def warm_modules(policy: object) -> list[str]:
+    """:data:`PRELOAD`, the policy's modules, and :data:`WARM_NETWORK` after them where the
+    policy plays the network: what the fork server imports for workers that run ``policy``
+    (with the main script's imports), and what such a worker imports before it says it is
+    ready where it was not forked from a server that had (policy_worker.warm_up)."""
     modules = policy_modules(policy)
     network = [WARM_NETWORK] if NETWORK_POLICY in modules else []
-    return PRELOAD + modules + network + main_modules()
+    return PRELOAD + modules + network
 
 
 def main_modules() -> list[str]:
@@ -314,10 +316,11 @@ class PolicyWorker:
         self._loop = asyncio.get_running_loop()
         self._messages = asyncio.Queue()
         self._ready = self._loop.create_future()
-        context = _context(self.policy, self.start_method)
+        warm = warm_modules(self.policy)
+        context = _context(self.start_method, warm)
         parent, child = context.Pipe()
         kind = _WorkerProcess if context.get_start_method() == "forkserver" else context.Process
-        process = kind(target=policy_worker.serve, args=(child, self.policy),
+        process = kind(target=policy_worker.serve, args=(child, self.policy, tuple(warm)),
                        name=f"mjbot-policy-{getattr(self.policy, 'name', 'policy')}",
                        daemon=True)
         launch = _Launch(process, child, parent)
