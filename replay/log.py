@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import importlib.metadata
 import os
 import re
 import time
@@ -33,6 +32,7 @@ from protocols import events as ev
 from replay import logzip, progress, schema
 from replay.gcpause import collector_paused
 from replay.locking import hold_while_writing
+from replay.version import build_version
 
 FORMAT_VERSION = 1
 SUFFIX = ".mjlog.msgpack"
@@ -296,13 +296,6 @@ def log_path(root: str | Path, platform: str, game_id: str,
 # --------------------------------------------------------------------------- writer
 
 
-def _mjbot_version() -> str:
-    try:
-        return importlib.metadata.version("mjbot")
-    except importlib.metadata.PackageNotFoundError:
-        return "0+unknown"
-
-
 class GameLogWriter:
     """Appends the frames of one game to its file.
 
@@ -353,7 +346,7 @@ class GameLogWriter:
         hold_while_writing(self._file.fileno())
         header = dataclasses.replace(
             header, started=header.started or dt.datetime.now().isoformat(timespec="seconds"),
-            mjbot_version=header.mjbot_version or _mjbot_version())
+            mjbot_version=header.mjbot_version or build_version())
         if not has_header:
             try:
                 self._write(_frame_to_map(header))
@@ -504,6 +497,13 @@ class GameLogWriter:
 # --------------------------------------------------------------------------- reader
 
 
+def writers_text(versions: tuple[str, ...]) -> str:
+    """``mjbot 0.1.0+g...`` (``, continued by mjbot ...`` for each later one), as a note
+    names the writers of a log."""
+    named = [f"mjbot {v}" if v else "an mjbot of no recorded version" for v in versions]
+    return ", continued by ".join(named) or "an mjbot of no recorded version"
+
+
 @dataclass(frozen=True)
 class Truncation:
     """Where reading stopped: ``offset`` is the end of the last good frame, ``size`` the file's
@@ -524,14 +524,18 @@ class GameLog:
     # what a newer mjbot wrote that this version does not know, skipped: a type's name
     # (FuritenShown), a frame kind ("'note' frame") or a field (TileDrawn.colour) -> how many
     skipped: dict[str, int] = field(default_factory=dict)
+    # the versions of the mjbots that wrote it, in order: its header's, then any other a
+    # later header frame names
+    writers: tuple[str, ...] = ()
 
     def newer_note(self) -> str | None:
-        """The one line that says what was skipped, or None where nothing was."""
+        """The one line that says what was skipped and which mjbot wrote the log, or None
+        where nothing was skipped."""
         if not self.skipped:
             return None
         what = ", ".join(f"{name} ({n})" for name, n in sorted(self.skipped.items()))
-        return (f"written by a newer mjbot: skipped what this version does not know: {what}; "
-                "the rest of the log is read")
+        return (f"written by {writers_text(self.writers)}, this is {build_version()}: skipped "
+                f"what this version does not know: {what}; the rest of the log is read")
 
     @property
     def complete(self) -> bool:
@@ -576,6 +580,7 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
     frames: list[Any] = []
     skipped: Counter[str] = Counter()
     ignored: Counter[str] = Counter()  # one frame's, counted once the frame is read whole
+    writers: list[str] = []  # the versions its header frames name (GameLog.writers)
     good = 0
     reason = ""
     ask = progress.hook()  # a long read given up between hands (replay/progress.py)
@@ -602,6 +607,8 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
             if good == len(data):
                 break
             continue
+        if isinstance(frame, Header) and (not writers or frame.mjbot_version != writers[-1]):
+            writers.append(frame.mjbot_version)  # the frames after it are this one's
         if ignored:
             skipped.update(ignored)
             ignored.clear()
@@ -620,4 +627,5 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
         if good == len(data):
             break
     truncated = None if good == len(data) else Truncation(good, len(data), reason)
-    return GameLog(Path(path), header, frames, footer, truncated, dict(skipped))
+    return GameLog(Path(path), header, frames, footer, truncated, dict(skipped),
+                   tuple(writers))
