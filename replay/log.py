@@ -32,7 +32,7 @@ from protocols import events as ev
 from replay import logzip, progress, schema
 from replay.gcpause import collector_paused
 from replay.locking import hold_while_writing
-from replay.version import build_version
+from replay.version import build_version, knows_all_of
 
 FORMAT_VERSION = 1
 SUFFIX = ".mjlog.msgpack"
@@ -329,12 +329,14 @@ class GameLogWriter:
         self._packer = msgpack.Packer(use_bin_type=True)
         self.repaired_bytes = 0
         has_header = False
+        continued: str | None = None  # the version of the mjbot that wrote the frames before
         if append and logzip.compressed_name(self.path).exists():
             raise LogError(f"log {self.path} was compressed when finished: it cannot be "
                            "continued")
         if append and self.path.exists() and self.path.stat().st_size > 0:
             existing = read_log(self.path)
             has_header = existing.header is not None
+            continued = existing.writers[-1] if existing.writers else None
             if existing.truncated is not None:
                 self.repaired_bytes = existing.truncated.size - existing.truncated.offset
                 os.truncate(self.path, existing.truncated.offset)
@@ -347,7 +349,10 @@ class GameLogWriter:
         header = dataclasses.replace(
             header, started=header.started or dt.datetime.now().isoformat(timespec="seconds"),
             mjbot_version=header.mjbot_version or build_version())
-        if not has_header:
+        # a log continued by another mjbot than the one that wrote the frames before gets
+        # a header of this one's (every reader keeps the first, reads past the others): what
+        # follows is then judged by the version that wrote it (the reader's _not_newer)
+        if not has_header or continued != header.mjbot_version:
             try:
                 self._write(_frame_to_map(header))
             except OSError:
@@ -524,8 +529,8 @@ class GameLog:
     # what a newer mjbot wrote that this version does not know, skipped: a type's name
     # (FuritenShown), a frame kind ("'note' frame") or a field (TileDrawn.colour) -> how many
     skipped: dict[str, int] = field(default_factory=dict)
-    # the versions of the mjbots that wrote it, in order: its header's, then any other a
-    # later header frame names
+    # the versions of the mjbots that wrote it, in order: its header's, then each that
+    # continued it (``append``) where it was another (a second header frame says so)
     writers: tuple[str, ...] = ()
 
     def newer_note(self) -> str | None:
@@ -602,6 +607,9 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
             if not isinstance(exc, UnknownKind | schema.UnknownType):
                 reason = f"bad frame: {exc}"
                 break
+            if (why := _not_newer(writers)) is not None:
+                reason = f"bad frame: {exc}{why}"
+                break
             skipped[exc.name] += 1  # a newer mjbot's: the frames after it are read
             good = unpacker.tell()
             if good == len(data):
@@ -610,6 +618,12 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
         if isinstance(frame, Header) and (not writers or frame.mjbot_version != writers[-1]):
             writers.append(frame.mjbot_version)  # the frames after it are this one's
         if ignored:
+            if (why := _not_newer(writers)) is not None:
+                unknown = f"no field {', '.join(sorted(ignored))}{why}"
+                if good == 0:
+                    raise LogError(f"{path}: not an mjbot game log (header has {unknown})")
+                reason = f"bad frame: {unknown}"
+                break
             skipped.update(ignored)
             ignored.clear()
         if good == 0 and not isinstance(frame, Header):
@@ -629,3 +643,15 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
     truncated = None if good == len(data) else Truncation(good, len(data), reason)
     return GameLog(Path(path), header, frames, footer, truncated, dict(skipped),
                    tuple(writers))
+
+
+def _not_newer(writers: list[str]) -> str | None:
+    """Where the frames being read were written by this very build or an older one of its
+    history (replay/version.py's knows_all_of): why a name it does not know is damage, not
+    a newer mjbot's addition, for the cut's reason. None where a newer mjbot may have
+    written them."""
+    how = knows_all_of(writers[-1]) if writers else None
+    if how is None:
+        return None
+    return (f" (written by mjbot {writers[-1]}, {how}, whose writer gives no such name: "
+            "damage, not a newer mjbot's)")

@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent  # the folder holding the packages
 UNKNOWN = "0+unknown"
 DIRTY = "dirty"
 GIT_TIMEOUT_S = 5.0
+# a build whose code is one commit's, named by it: "<version>+g<12 hex>", nothing after
+_EXACT = re.compile(r"[^+\s]+\+g[0-9a-f]{12}")
 
 
 @functools.cache
@@ -37,6 +39,35 @@ def build_version() -> str:
         return base
     local = f"g{commit[:12]}" + (f".{DIRTY}" if _git_dirty() else "")
     return f"{base}.{local}" if "+" in base else f"{base}+{local}"
+
+
+def is_exact(version: str) -> bool:
+    """Whether ``version`` names one commit's code and nothing else (a checkout with no
+    tracked file changed): two such builds of one version run the same code."""
+    return _EXACT.fullmatch(version) is not None
+
+
+def knows_all_of(writer: str) -> str | None:
+    """Whether this build knows every name the build ``writer`` gives (an event or action
+    type, a field, a frame kind), and how it knows, for a note: it is this very build, or
+    an older commit of this checkout's history (git says so). Names are added, never removed
+    (replay/schema.py), so nothing such a build wrote is a newer one's. None where it cannot
+    say: either build not one commit's code, or no repository to ask."""
+    ours = build_version()
+    if not (is_exact(writer) and is_exact(ours)):
+        return None
+    if writer == ours:
+        return "this very build"
+    theirs, mine = writer.rpartition("+g")[2], ours.rpartition("+g")[2]
+    if _is_ancestor(theirs, mine):
+        return "an older build of this one's history"
+    return None
+
+
+@functools.cache
+def _is_ancestor(commit: str, of: str) -> bool:
+    """Whether ``commit`` is in the history of ``of`` (both short ids of this checkout)."""
+    return _git("merge-base", "--is-ancestor", commit, of) is not None
 
 
 def _installed_version() -> str:
