@@ -166,6 +166,15 @@ def test_a_damaged_name_in_a_log_of_this_very_build_is_damage(build: Path,
     read = _read(build, write_frames(log, frames))
     assert read["frames"] == 0 and read["skipped"] == {}
     assert read["cut"].startswith("bad frame: no field TileDrawn.tilf (written by mjbot ")
+    # and in the header: no log, as a header damaged otherwise is none
+    frames = log_frames(log)
+    frames[0]["polich"] = frames[0].pop("policy")
+    said = _run(build, "import sys\nfrom replay.log import LogError, read_log\ntry:\n"
+                "    read_log(sys.argv[1])\nexcept LogError as exc:\n    print(exc)",
+                str(write_frames(log, frames)))
+    assert said == (f"{log}: not an mjbot game log (header has no field Header.polich "
+                    f"(written by mjbot {read['version']}, this very build, whose writer "
+                    "gives no such name: damage, not a newer mjbot's))")
 
 
 @pytest.mark.parametrize("writer", [OTHER, "0.1.0", ""])
