@@ -268,3 +268,24 @@ def test_the_readmes_note_is_the_one_the_reader_writes() -> None:
     note = note.replace(f"this is {build_version()}:", "this is 0.1.0+g99a2b4f50935:")
     readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
     assert f"`{note}`" in readme
+
+
+def test_an_export_of_a_newer_log_says_what_it_leaves_out(logs: dict[str, Any], tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    """`mjbot replay LOG --export` is the one command that reads one of our logs and writes
+    the game again (compression and a continued log keep the file's bytes): what the reader
+    skipped was left out of the export without a word, the export passing for the whole
+    game. It is written (the rest of the game, as this version reads it) and the skipped
+    names and counts said on stderr."""
+    for fmt in ("tenhou6", "mjai"):
+        runs = {}
+        for name in ("old", "new"):
+            out = tmp_path / f"{name}.{fmt}"
+            runs[name] = mjbot_here(capsys, "replay", str(logs[name]), "--export", fmt, "-o",
+                                    str(out))
+            assert runs[name].returncode == 0, runs[name].stderr
+        assert (tmp_path / f"new.{fmt}").read_text() == (tmp_path / f"old.{fmt}").read_text()
+        assert runs["old"].stderr == ""
+        assert runs["new"].stderr == (f"mjbot replay: {logs['new']}: {_note(logs)}; the export "
+                                      "leaves out what was skipped\n")
