@@ -421,12 +421,6 @@ class GameLogWriter:
                               tuple(candidates), elapsed, fallback, seat, source, work)
         self._write(_frame_to_map(frame))
 
-    def frame(self, frame: Any) -> None:
-        """Write an already built frame (used to copy or convert logs)."""
-        self._write(_frame_to_map(frame))
-        if isinstance(frame, HandEndFrame):
-            self._sync()
-
     def end_hand(self) -> None:
         """Mark the end of a hand and make the file durable up to here."""
         self._write({"k": "hand", "t": self._clock()})
