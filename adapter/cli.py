@@ -80,8 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    if args.command != "botzone":  # its turn is a process: its log reads it when it writes
-        mjbot_version()  # now: what a long run's logs name is the code it started with
+    if hasattr(args, "log_dir") and not getattr(args, "no_log", False):  # writes game logs:
+        mjbot_version()  # their build is the code it started with (git asked once, now)
     try:
         handler: Handler = args.handler
         return handler(args)
