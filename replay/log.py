@@ -609,8 +609,11 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
             if good == len(data):
                 break
             continue
-        if isinstance(frame, Header) and (not writers or frame.mjbot_version != writers[-1]):
-            writers.append(frame.mjbot_version)  # the frames after it are this one's
+        if isinstance(frame, Header):  # the frames after it are its writer's
+            # (a version that is no text, damaged, names no writer: "")
+            version = frame.mjbot_version if isinstance(frame.mjbot_version, str) else ""
+            if not writers or version != writers[-1]:
+                writers.append(version)
         if ignored:
             if (why := _not_newer(writers)) is not None:
                 unknown = f"no field {', '.join(sorted(ignored))}{why}"

@@ -44,7 +44,7 @@ def build_version() -> str:
 def is_exact(version: str) -> bool:
     """Whether ``version`` names one commit's code and nothing else (a checkout with no
     tracked file changed): two such builds of one version run the same code."""
-    return _EXACT.fullmatch(version) is not None
+    return isinstance(version, str) and _EXACT.fullmatch(version) is not None
 
 
 def knows_all_of(writer: str) -> str | None:

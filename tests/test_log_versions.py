@@ -71,7 +71,7 @@ def _checkout(at: Path) -> Path:
     shutil.copy(ROOT / "pyproject.toml", at)
     _git(at, "init", "-q")
     _git(at, "add", "-A")
-    _git(at, "commit", "-q", "-m", "build")
+    _git(at, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "build")
     return at
 
 
@@ -112,7 +112,7 @@ def test_a_checkouts_version_is_its_commit_and_never_fails_without_git(
                     ignore=shutil.ignore_patterns(".git", "__pycache__"))
     _git(outer, "init", "-q")
     _git(outer, "add", "-A")
-    _git(outer, "commit", "-q", "-m", "project")
+    _git(outer, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "project")
     assert _version_of(outer / "vendor" / "mjbot") == "0.1.0"
     # a tracked file changed: the same commit is another build
     dirty = tmp_path / "dirty"
@@ -177,11 +177,12 @@ def test_a_damaged_name_in_a_log_of_this_very_build_is_damage(build: Path,
                     "gives no such name: damage, not a newer mjbot's))")
 
 
-@pytest.mark.parametrize("writer", [OTHER, "0.1.0", ""])
+@pytest.mark.parametrize("writer", [OTHER, "0.1.0", "", 5])
 def test_a_log_another_build_wrote_is_read_as_a_newer_ones(build: Path, tmp_path: Path,
-                                                           writer: str) -> None:
+                                                           writer: str | int) -> None:
     """Another commit, a version with no commit (every build before this one, an installed
-    wheel) or none at all: the writer may be newer, and the name is skipped as before."""
+    wheel) or none at all (none, or a damaged one that is no text: it was a TypeError
+    traceback): the writer may be newer, and the name is skipped as before."""
     log = tmp_path / "g.mjlog.msgpack"
     _run(build, WRITE, str(log))
     frames = _damaged(log_frames(log))
@@ -250,7 +251,7 @@ def test_a_log_an_older_commit_wrote_is_read_as_this_builds_and_a_newer_ones_is_
     _run(repo, WRITE, str(older))
     with (repo / "replay" / "schema.py").open("a") as f:
         f.write("# the next commit\n")
-    _git(repo, "commit", "-q", "-am", "next")
+    _git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-am", "next")
     newer = tmp_path / "newer.mjlog.msgpack"
     _run(repo, WRITE, str(newer))
     for log in (older, newer):
