@@ -10,6 +10,8 @@ whose every complete frame reads back; it fsyncs at the end of each hand and at 
 never fails on a cut or damaged tail: it returns what it could read and says where it stopped.
 What a newer mjbot added (an event or action type, a frame kind, a field) is skipped and
 counted (``GameLog.skipped``), the rest of the file read: a log outlives the version that wrote it.
+Each header frame names the build that wrote the frames after it (replay/version.py); where
+that is this very build or an older one of its history, such a name is damage instead.
 Configured secret values are scrubbed from every string before it reaches the disk.
 """
 
