@@ -24,7 +24,6 @@ from tests.log_samples import log_frames, write_frames
 
 ROOT = Path(__file__).resolve().parent.parent
 GIT = shutil.which("git")
-pytestmark = pytest.mark.skipif(GIT is None, reason="needs git")
 OTHER = "0.2.0+g0123456789ab"  # another build's version
 
 WRITE = """
@@ -92,6 +91,8 @@ def _read(build: Path, log: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if GIT is None:
+        pytest.skip("needs git")
     return _checkout(tmp_path_factory.mktemp("builds") / "mjbot")
 
 
