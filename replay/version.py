@@ -5,8 +5,9 @@ The package version alone says 0.1.0 in every build, so a log's reader could not
 mjbot wrote it. Run from a checkout, the version is the checkout's pyproject version with its
 git commit as the local part, ``0.1.0+g99a2b4f50935``, and ``.dirty`` after it where tracked
 files differ from that commit; otherwise it is the installed distribution's (a wheel, the
-bundles: no commit known). It is read once per process (:func:`build_version`; the CLI reads
-it at start, so that a long run names the code it started with, not a checkout moved since).
+bundles: no commit known). It is read once per process (:func:`build_version`; a command that
+writes game logs reads it at start, so that a long run names the code it started with, not a
+checkout moved since).
 Nothing here fails: without git, outside a repository, or on any error, the version is the
 one known without it.
 """
@@ -118,7 +119,7 @@ def _git_commit() -> str | None:
     """The commit checked out, where ROOT is the top of a git repository: a checkout. Inside
     another repository (an installed tree in a project's folder) there is none of ours."""
     out = _git("rev-parse", "--show-toplevel", "HEAD")
-    lines = out.split() if out is not None else []
+    lines = out.splitlines() if out is not None else []  # a folder's name may hold spaces
     if len(lines) != 2 or not re.fullmatch(r"[0-9a-f]{40,64}", lines[1]):
         return None
     try:

@@ -115,6 +115,10 @@ def test_a_checkouts_version_is_its_commit_and_never_fails_without_git(
     _git(outer, "add", "-A")
     _git(outer, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "project")
     assert _version_of(outer / "vendor" / "mjbot") == "0.1.0"
+    # a checkout in a folder whose name holds a space
+    spaced = tmp_path / "my builds" / "mjbot"
+    shutil.copytree(build, spaced)
+    assert _version_of(spaced) == f"0.1.0+g{commit[:12]}"
     # a tracked file changed: the same commit is another build
     dirty = tmp_path / "dirty"
     shutil.copytree(build, dirty)
