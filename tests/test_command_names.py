@@ -114,3 +114,21 @@ def test_the_dataset_readers_hint_names_selfplay_as_the_parser_does(tmp_path: Pa
     words = command_words(_commands(build_parser()), cmd_selfplay)
     assert f"the same `mjbot {' '.join(words)}` command again goes on with it" in str(
         raised.value)
+
+
+def test_the_names_still_typed_out_are_the_parsers() -> None:
+    """Where a command's name is still typed out (help texts, the dataset readers' hints,
+    docstrings: places with no parser to ask), a rename must reach them too: this fails on
+    one, naming the files that type the old name."""
+    from adapter.nn_iterate import cmd_iterate
+
+    commands = _commands(build_parser())
+    sources = sorted(p for package in ("adapter", "replay", "brain", "protocols")
+                     for p in (ROOT / package).rglob("*.py"))
+    for handler, typed in ((cmd_selfplay, "selfplay"), (cmd_train, "nn train"),
+                           (cmd_arena, "arena"), (cmd_iterate, "nn iterate")):
+        places = [str(p.relative_to(ROOT)) for p in sources
+                  if f"mjbot {typed}" in p.read_text(encoding="utf-8")]
+        assert places, typed
+        assert " ".join(command_words(commands, handler)) == typed, (
+            f"`mjbot {typed}` is typed out in {places}: rename it there too")
