@@ -5,6 +5,7 @@ CLI (one rule for what a limit or a count may be, wherever it is typed)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import math
 from collections.abc import Callable
@@ -102,6 +103,21 @@ def command_path(prog: str) -> str | None:
     the command's own checks and the ``command`` of their JSON log lines, so that the three
     agree."""
     return prog.partition(" ")[2].strip() or None
+
+
+def command_words(commands: Any, handler: Callable[..., Any]) -> list[str]:
+    """The words that run ``handler`` among ``commands`` (a parser's subcommands, searched
+    down the nested ones), as :func:`command_path` names that command: what one command that
+    runs or names another (``nn iterate``'s phases, their record) writes, so that a command
+    renamed where it is registered is renamed there too. LookupError where none runs it."""
+    for parser in commands.choices.values():
+        if parser.get_default("handler") is handler:
+            return (command_path(parser.prog) or "").split()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                with contextlib.suppress(LookupError):
+                    return command_words(action, handler)
+    raise LookupError(f"no command runs {getattr(handler, '__qualname__', handler)}")
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if hasattr(args, "log_dir") and not getattr(args, "no_log", False):  # writes game logs:
+        mjbot_version()  # their build is the code it started with (git asked once, now)
     try:
         handler: Handler = args.handler
         return handler(args)

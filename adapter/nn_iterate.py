@@ -36,6 +36,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from adapter.argtypes import command_words
 from adapter.commands import (
     UserInputError,
     add_variant_option,
@@ -52,7 +53,10 @@ RECORDED = ("hands", "opponents", "selection_seed", "selection_hands", "seed", "
 STOP_GRACE_S = 60.0  # a phase told to stop that has not ended by then is killed
 
 
-def register(nsub: Any) -> None:
+def register(nsub: Any, commands: Any, train: Callable[[argparse.Namespace], int]) -> None:
+    """``nn iterate`` under ``nsub``; ``commands``: every mjbot command (the top parser's
+    subcommands), where a round's phases find theirs (:class:`Phases`); ``train``: the
+    handler of ``nn train``, which this module cannot import (it is imported by it)."""
     i = nsub.add_parser("iterate", help="resumable rounds of expert iteration (needs torch)",
                         description="Round r: the expert (mc with the current network as its "
                         "fast move) plays league opponents; the network learns the expert's "
@@ -87,7 +91,26 @@ def register(nsub: Any) -> None:
     i.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     i.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     i.add_argument("--json", action="store_true", help="print the final state as JSON")
-    i.set_defaults(handler=cmd_iterate)
+    i.set_defaults(handler=cmd_iterate, phases=Phases(commands, train))
+
+
+class Phases:
+    """The commands a round runs, by the words the parser gives them (argtypes'
+    command_words): run as the phases, recorded in state.json and named when one fails,
+    where they were written out here by hand and a command renamed where it is registered
+    would have been run, recorded and named by its old name."""
+
+    def __init__(self, commands: Any, train: Callable[[argparse.Namespace], int]) -> None:
+        self._commands = commands
+        self._train = train
+
+    def words(self, phase: str) -> list[str]:
+        """The words of round phase ``phase``'s command: selfplay, train or select."""
+        from adapter.commands.arena import cmd_arena
+        from adapter.commands.selfplay import cmd_selfplay
+
+        handler = {"selfplay": cmd_selfplay, "train": self._train, "select": cmd_arena}[phase]
+        return command_words(self._commands, handler)
 
 
 def round_seed(base: int, number: int, selection: int) -> int:
@@ -138,10 +161,12 @@ def new_minus_current(arena: dict[str, Any], new: str, current: str
     return paired_difference(arena, new, current)
 
 
-def _mjbot(args: list[str], env: dict[str, str] | None = None) -> tuple[dict[str, Any], float]:
-    """Run one `mjbot` command; its JSON (stdout, or the file after ``--json`` for arena) and
-    seconds. A failed phase is the user's error in one line (its last stderr line)."""
-    phase = {"selfplay": "self-play", "nn": "training", "arena": "selection"}[args[0]]
+def _mjbot(phase: str, words: list[str], options: list[str],
+           env: dict[str, str] | None = None) -> tuple[dict[str, Any], float]:
+    """Run the `mjbot` command ``words`` (Phases.words) with ``options`` as the round's
+    ``phase`` (self-play, training, selection); its JSON (stdout, or the file after
+    ``--json`` for arena) and seconds. A failed phase is the user's error in one line (its
+    last stderr line), naming the command by its words."""
     if _STOP.asked:
         raise Stopped(f"before its {phase}")
     from adapter.local.external.process import die_with_parent
@@ -151,7 +176,8 @@ def _mjbot(args: list[str], env: dict[str, str] | None = None) -> tuple[dict[str
     # holds the run folder's lock too: a run killed outright (SIGKILL) leaves its phase to
     # finish the wall set under way, writing in the folder, which a resume must not take
     # for a killed phase's and delete under it
-    with subprocess.Popen(own_python("-m", "adapter.cli", *args), stdout=subprocess.PIPE,
+    with subprocess.Popen(own_python("-m", "adapter.cli", *words, *options),
+                          stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True,
                           env={**os.environ, **(env or {})},
                           pass_fds=(_STOP.lock_fd,) if _STOP.lock_fd >= 0 else (),
@@ -169,7 +195,8 @@ def _mjbot(args: list[str], env: dict[str, str] | None = None) -> tuple[dict[str
                       json.loads(stdout) if stdout.strip().startswith("{") else {})
     if proc.returncode != 0:
         last = (stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise UserInputError(f"mjbot {args[0]} failed (exit {proc.returncode}): {last}")
+        raise UserInputError(f"mjbot {' '.join(words)} failed (exit {proc.returncode}): "
+                             f"{last}")
     return (json.loads(stdout) if stdout.strip().startswith("{") else {}), seconds
 
 
@@ -278,7 +305,7 @@ def check(args: argparse.Namespace) -> list[str]:
     for o in opponents:
         four_policies(f"{EXPERT},{o},{o},{o}")
     if importlib.util.find_spec("torch") is None:  # found, not loaded: the phases load it
-        raise UserInputError("mjbot nn iterate needs torch: pip install -e '.[train]'")
+        raise UserInputError("needs torch: pip install -e '.[train]'")
     if args.device == "cuda":  # torch loaded only here: on the CPU the phases load it
         require_torch_device(args.device)
     return opponents
@@ -408,8 +435,8 @@ def cmd_iterate(args: argparse.Namespace) -> int:
         except OSError as exc:  # a folder that cannot be made or written
             raise UserInputError(f"--dir {args.dir}: {exc.strerror or exc}") from None
         if lock.unheld is not None:
-            print(f"mjbot nn iterate: {root / LOCK}: no lock taken ({lock.unheld}): a second run "
-                  "on this --dir would not be refused", file=sys.stderr)
+            print(f"mjbot {args.command_path}: {root / LOCK}: no lock taken ({lock.unheld}): "
+                  "a second run on this --dir would not be refused", file=sys.stderr)
         _STOP.lock_fd = lock.fd
         try:
             return _iterate(args, root, opponents)
@@ -456,8 +483,8 @@ def _iterate(args: argparse.Namespace, root: Path, opponents: list[str]) -> int:
             run_round(args, state, number, opponents)
     except Stopped as exc:
         name = signal.Signals(_STOP.signum or signal.SIGTERM).name
-        print(f"mjbot nn iterate: stopped by {name} in round {number}, {exc} (not recorded "
-              "done); the same command resumes it", file=sys.stderr)
+        print(f"mjbot {args.command_path}: stopped by {name} in round {number}, {exc} (not "
+              "recorded done); the same command resumes it", file=sys.stderr)
         return 128 + (_STOP.signum or signal.SIGTERM)
     finally:
         for sig, handler in previous.items():
@@ -541,7 +568,7 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
 
         def selfplay(p: Callable[[Path], str], named: list[str]
                      ) -> tuple[list[str], dict[str, str]]:
-            return (["selfplay", "--variant", args.variant, "--policies",
+            return (["--variant", args.variant, "--policies",
                      seats(named, number), "--hands", str(args.hands), "--seed", str(seed),
                      "--workers", str(args.workers), "--out", p(data), "--no-progress",
                      "--json"],
@@ -549,7 +576,8 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
                      "MJBOT_MC": f"playouts={args.playouts},fast=nn"})
         new = not data.is_dir() or not any(data.iterdir())  # else it goes on from a point
         try:
-            figures, seconds = _mjbot(*selfplay(here, opponents))
+            figures, seconds = _mjbot("self-play", args.phases.words("selfplay"),
+                                      *selfplay(here, opponents))
         except Stopped as exc:  # its wall sets done are kept: the part is recorded
             if exc.seconds is not None:
                 state.add_part(number, "selfplay", _selfplay_part(
@@ -560,7 +588,8 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
                  _selfplay_part(args, seconds, figures, new=new)]
         state.finish_phase(number, "selfplay", {
             "seed": seed, "seconds": round(sum(p["seconds"] for p in parts), 1),
-            "command": _shown(*recorded), "machine": _machine(args), "data": state.stored(data),
+            "command": _shown(args.phases.words("selfplay"), *recorded),
+            "machine": _machine(args), "data": state.stored(data),
             "figures": {k: figures.get(k) for k in ("hands", "decisions", "games")},
             # one part from its first wall set is the phase; else each is said (a part after
             # a run killed outright shows where that run had got to)
@@ -572,14 +601,15 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
                   for k in range(max(1, number - args.window), number)]
 
         def train(p: Callable[[Path], str]) -> list[str]:
-            return ["nn", "train", "--variant", args.variant, "--data", p(data),
+            return ["--variant", args.variant, "--data", p(data),
                     *map(p, window), "--policies", EXPERT, "--init", p(current), "--out",
                     p(new), "--epochs", str(args.epochs), "--lr", str(args.lr), "--buffer",
                     str(args.buffer), "--threads", str(args.threads), "--device",
                     args.device, "--seed", str(number), "--json"]
-        result, seconds = _mjbot(train(here))
+        words = args.phases.words("train")
+        result, seconds = _mjbot("training", words, train(here))
         state.finish_phase(number, "train", {
-            "seconds": seconds, "command": _shown(train(state.stored)),
+            "seconds": seconds, "command": _shown(words, train(state.stored)),
             "machine": _machine(args), "weights": state.stored(new),
             "sha256": sha256(new), "bytes": new.stat().st_size,
             "figures": {k: result.get(k) for k in (
@@ -590,18 +620,19 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
         out = folder / "selection.json"
 
         def select(p: Callable[[Path], str]) -> list[str]:
-            return ["arena", "--variant", args.variant, "--policies",
+            return ["--variant", args.variant, "--policies",
                     f"nn@{p(new)},nn@{p(current)},nn@{p(current)},nn@{p(current)}", "--hands",
                     str(args.selection_hands), "--seed", str(args.selection_seed),
                     "--workers", str(args.workers), "--no-log", "--no-progress", "--json",
                     p(out)]
-        _, seconds = _mjbot(select(here))
+        words = args.phases.words("select")
+        _, seconds = _mjbot("selection", words, select(here))
         arena = json.loads(out.read_text())
         points, ci95 = new_minus_current(arena, f"nn@{new}", f"nn@{current}")
         kept = points is not None and points >= 0
         state.finish_phase(number, "select", {
             "seed": args.selection_seed, "seconds": seconds,
-            "command": _shown(select(state.stored)), "machine": _machine(args),
+            "command": _shown(words, select(state.stored)), "machine": _machine(args),
             "hands": arena["hands"], "difference": None if points is None else round(points, 1),
             "ci95": ci95, "kept": kept,
             "new": {k: arena["policies"][f"nn@{new}"].get(k) for k in (
@@ -655,9 +686,11 @@ def _selfplay_part(args: argparse.Namespace, seconds: float, figures: dict[str, 
     return part
 
 
-def _shown(cmd: list[str], env: dict[str, str] | None = None) -> str:
-    """The command as a shell line to paste (each word quoted where it needs it)."""
-    return shlex.join([*(f"{k}={v}" for k, v in (env or {}).items()), "mjbot", *cmd])
+def _shown(words: list[str], options: list[str], env: dict[str, str] | None = None) -> str:
+    """The command ``words`` with ``options`` as a shell line to paste (each word quoted
+    where it needs it)."""
+    return shlex.join([*(f"{k}={v}" for k, v in (env or {}).items()), "mjbot", *words,
+                       *options])
 
 
 def _machine(args: argparse.Namespace) -> dict[str, Any]:

@@ -10,6 +10,8 @@ whose every complete frame reads back; it fsyncs at the end of each hand and at 
 never fails on a cut or damaged tail: it returns what it could read and says where it stopped.
 What a newer mjbot added (an event or action type, a frame kind, a field) is skipped and
 counted (``GameLog.skipped``), the rest of the file read: a log outlives the version that wrote it.
+Each header frame names the build that wrote the frames after it (replay/version.py); where
+that is this very build or an older one of its history, such a name is damage instead.
 Configured secret values are scrubbed from every string before it reaches the disk.
 """
 
@@ -18,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import importlib.metadata
 import os
 import re
 import time
@@ -33,6 +34,7 @@ from protocols import events as ev
 from replay import logzip, progress, schema
 from replay.gcpause import collector_paused
 from replay.locking import hold_while_writing
+from replay.version import build_version, knows_all_of
 
 FORMAT_VERSION = 1
 SUFFIX = ".mjlog.msgpack"
@@ -296,13 +298,6 @@ def log_path(root: str | Path, platform: str, game_id: str,
 # --------------------------------------------------------------------------- writer
 
 
-def _mjbot_version() -> str:
-    try:
-        return importlib.metadata.version("mjbot")
-    except importlib.metadata.PackageNotFoundError:
-        return "0+unknown"
-
-
 class GameLogWriter:
     """Appends the frames of one game to its file.
 
@@ -336,12 +331,14 @@ class GameLogWriter:
         self._packer = msgpack.Packer(use_bin_type=True)
         self.repaired_bytes = 0
         has_header = False
+        continued: str | None = None  # the version of the mjbot that wrote the frames before
         if append and logzip.compressed_name(self.path).exists():
             raise LogError(f"log {self.path} was compressed when finished: it cannot be "
                            "continued")
         if append and self.path.exists() and self.path.stat().st_size > 0:
             existing = read_log(self.path)
             has_header = existing.header is not None
+            continued = existing.writers[-1] if existing.writers else None
             if existing.truncated is not None:
                 self.repaired_bytes = existing.truncated.size - existing.truncated.offset
                 os.truncate(self.path, existing.truncated.offset)
@@ -353,8 +350,11 @@ class GameLogWriter:
         hold_while_writing(self._file.fileno())
         header = dataclasses.replace(
             header, started=header.started or dt.datetime.now().isoformat(timespec="seconds"),
-            mjbot_version=header.mjbot_version or _mjbot_version())
-        if not has_header:
+            mjbot_version=header.mjbot_version or build_version())
+        # a log continued by another mjbot than the one that wrote the frames before gets
+        # a header of this one's (every reader keeps the first, reads past the others): what
+        # follows is then judged by the version that wrote it (the reader's _not_newer)
+        if not has_header or continued != header.mjbot_version:
             try:
                 self._write(_frame_to_map(header))
             except OSError:
@@ -422,12 +422,6 @@ class GameLogWriter:
         frame = DecisionFrame(self._clock(), request, tuple(legal), action, policy,
                               tuple(candidates), elapsed, fallback, seat, source, work)
         self._write(_frame_to_map(frame))
-
-    def frame(self, frame: Any) -> None:
-        """Write an already built frame (used to copy or convert logs)."""
-        self._write(_frame_to_map(frame))
-        if isinstance(frame, HandEndFrame):
-            self._sync()
 
     def end_hand(self) -> None:
         """Mark the end of a hand and make the file durable up to here."""
@@ -504,6 +498,13 @@ class GameLogWriter:
 # --------------------------------------------------------------------------- reader
 
 
+def writers_text(versions: tuple[str, ...]) -> str:
+    """``mjbot 0.1.0+g...`` (``, continued by mjbot ...`` for each later one), as a note
+    names the writers of a log."""
+    named = [f"mjbot {v}" if v else "an mjbot of no recorded version" for v in versions]
+    return ", continued by ".join(named) or "an mjbot of no recorded version"
+
+
 @dataclass(frozen=True)
 class Truncation:
     """Where reading stopped: ``offset`` is the end of the last good frame, ``size`` the file's
@@ -524,14 +525,18 @@ class GameLog:
     # what a newer mjbot wrote that this version does not know, skipped: a type's name
     # (FuritenShown), a frame kind ("'note' frame") or a field (TileDrawn.colour) -> how many
     skipped: dict[str, int] = field(default_factory=dict)
+    # the versions of the mjbots that wrote it, in order: its header's, then each that
+    # continued it (``append``) where it was another (a second header frame says so)
+    writers: tuple[str, ...] = ()
 
     def newer_note(self) -> str | None:
-        """The one line that says what was skipped, or None where nothing was."""
+        """The one line that says what was skipped and which mjbot wrote the log, or None
+        where nothing was skipped."""
         if not self.skipped:
             return None
         what = ", ".join(f"{name} ({n})" for name, n in sorted(self.skipped.items()))
-        return (f"written by a newer mjbot: skipped what this version does not know: {what}; "
-                "the rest of the log is read")
+        return (f"written by {writers_text(self.writers)}, this is {build_version()}: skipped "
+                f"what this version does not know: {what}; the rest of the log is read")
 
     @property
     def complete(self) -> bool:
@@ -576,6 +581,7 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
     frames: list[Any] = []
     skipped: Counter[str] = Counter()
     ignored: Counter[str] = Counter()  # one frame's, counted once the frame is read whole
+    writers: list[str] = []  # the versions its header frames name (GameLog.writers)
     good = 0
     reason = ""
     ask = progress.hook()  # a long read given up between hands (replay/progress.py)
@@ -597,12 +603,26 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
             if not isinstance(exc, UnknownKind | schema.UnknownType):
                 reason = f"bad frame: {exc}"
                 break
+            if (why := _not_newer(writers)) is not None:
+                reason = f"bad frame: {exc}{why}"
+                break
             skipped[exc.name] += 1  # a newer mjbot's: the frames after it are read
             good = unpacker.tell()
             if good == len(data):
                 break
             continue
+        if isinstance(frame, Header):  # the frames after it are its writer's
+            # (a version that is no text, damaged, names no writer: "")
+            version = frame.mjbot_version if isinstance(frame.mjbot_version, str) else ""
+            if not writers or version != writers[-1]:
+                writers.append(version)
         if ignored:
+            if (why := _not_newer(writers)) is not None:
+                unknown = f"no field {', '.join(sorted(ignored))}{why}"
+                if good == 0:
+                    raise LogError(f"{path}: not an mjbot game log (header has {unknown})")
+                reason = f"bad frame: {unknown}"
+                break
             skipped.update(ignored)
             ignored.clear()
         if good == 0 and not isinstance(frame, Header):
@@ -620,4 +640,17 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
         if good == len(data):
             break
     truncated = None if good == len(data) else Truncation(good, len(data), reason)
-    return GameLog(Path(path), header, frames, footer, truncated, dict(skipped))
+    return GameLog(Path(path), header, frames, footer, truncated, dict(skipped),
+                   tuple(writers))
+
+
+def _not_newer(writers: list[str]) -> str | None:
+    """Where the frames being read were written by this very build or an older one of its
+    history (replay/version.py's knows_all_of): why a name it does not know is damage, not
+    a newer mjbot's addition, for the cut's reason. None where a newer mjbot may have
+    written them."""
+    how = knows_all_of(writers[-1]) if writers else None
+    if how is None:
+        return None
+    return (f" (written by mjbot {writers[-1]}, {how}, whose writer gives no such name: "
+            "damage, not a newer mjbot's)")

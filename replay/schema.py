@@ -6,7 +6,8 @@ survives refactors of our classes. Field names are those of :mod:`protocols.even
 fields are added, never renamed); on reading, missing fields take their defaults and unknown
 ones are rejected with :class:`SchemaError`, which names what was wrong. A game log is read
 leniently (``ignored``): what a newer mjbot added, a type (:class:`UnknownType`) or a field, is
-told apart from damage by its name, so that a log it wrote is read by an older one.
+told apart from damage by its name (and, in replay/log.py, by the build that wrote it), so
+that a log it wrote is read by an older one.
 """
 
 from __future__ import annotations

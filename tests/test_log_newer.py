@@ -22,12 +22,14 @@ import pytest
 from protocols import events as ev
 from replay import schema
 from replay.log import GameLogWriter, LogError, parse_log, read_log
+from replay.version import build_version
 from tests.in_process import mjbot_here
 from tests.log_samples import log_frames, sample_header, write_frames
 from tests.serve_helpers import mjbot_view
 from tests.viewer_fixtures import practice_game
 
 NEW_TYPE = "WaitShown"  # an event a newer mjbot writes, as it wrote FuritenShown
+NEWER = "0.2.0+g0123456789ab"  # the version such an mjbot writes in its header
 
 
 def _newer(frames: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
@@ -40,6 +42,7 @@ def _newer(frames: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
         frame = dict(frame)
         if frame["k"] == "header":
             frame["build"] = "abc123"
+            frame["mjbot_version"] = NEWER
         event: dict[str, Any] = frame.get("event") or {}
         if frame["k"] == "event" and event["type"] == "TileDrawn":
             frame["event"] = {**event, "seen_at": 0.25}
@@ -70,7 +73,8 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def _note(logs: dict[str, Any]) -> str:
-    return ("written by a newer mjbot: skipped what this version does not know: "
+    return (f"written by mjbot {NEWER}, this is {build_version()}: skipped what this "
+            "version does not know: "
             f"'clock' frame ({logs['hands']}), Header.build (1), TileDrawn.seen_at "
             f"({logs['draws']}), {NEW_TYPE} ({logs['shown']}); the rest of the log is read")
 
@@ -79,7 +83,9 @@ def test_the_reader_skips_what_a_newer_mjbot_added_and_reads_the_rest(
         logs: dict[str, Any]) -> None:
     old, new = read_log(logs["old"]), read_log(logs["new"])
     assert new.truncated is None and new.complete
-    assert new.header == old.header and new.frames == old.frames and new.footer == old.footer
+    assert old.header is not None
+    assert new.header == dataclasses.replace(old.header, mjbot_version=NEWER)
+    assert new.frames == old.frames and new.footer == old.footer
     assert new.skipped == {NEW_TYPE: logs["shown"], "'clock' frame": logs["hands"],
                            "TileDrawn.seen_at": logs["draws"], "Header.build": 1}
     assert new.newer_note() == _note(logs)
@@ -99,7 +105,7 @@ def test_replay_reads_the_rest_and_says_so_once(logs: dict[str, Any],
     assert len(new["hands"]) == logs["hands"]
     assert [n for n in new["notes"] if n not in old["notes"]] == [_note(logs)]
     text = mjbot_here(capsys, "replay", str(logs["new"]), "--seat", "0")
-    assert text.returncode == 0 and text.stdout.count("written by a newer mjbot") == 1
+    assert text.returncode == 0 and text.stdout.count(f"written by mjbot {NEWER}") == 1
     assert "log cut" not in text.stdout + text.stderr and "Traceback" not in text.stderr
 
 
@@ -252,10 +258,34 @@ def test_a_log_with_nothing_newer_costs_no_bookkeeping_per_frame(logs: dict[str,
 
 def test_the_readmes_note_is_the_one_the_reader_writes() -> None:
     """The README quotes the note for a log whose newer writer added a WaitShown event and a
-    seen_at field: it showed the names in another order than the reader writes them."""
+    seen_at field: it showed the names in another order than the reader writes them. Its
+    reader's version is the README's example, where the note names this build's."""
     from replay.log import GameLog
 
     note = GameLog(Path("g"), None, [], None, None,
-                   {NEW_TYPE: 327, "TileDrawn.seen_at": 327}).newer_note()
+                   {NEW_TYPE: 327, "TileDrawn.seen_at": 327}, (NEWER,)).newer_note()
+    assert note is not None
+    note = note.replace(f"this is {build_version()}:", "this is 0.1.0+g99a2b4f50935:")
     readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
     assert f"`{note}`" in readme
+
+
+def test_an_export_of_a_newer_log_says_what_it_leaves_out(logs: dict[str, Any], tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    """`mjbot replay LOG --export` is the one command that reads one of our logs and writes
+    the game again (compression and a continued log keep the file's bytes): what the reader
+    skipped was left out of the export without a word, the export passing for the whole
+    game. It is written (the rest of the game, as this version reads it) and the skipped
+    names and counts said on stderr."""
+    for fmt in ("tenhou6", "mjai"):
+        runs = {}
+        for name in ("old", "new"):
+            out = tmp_path / f"{name}.{fmt}"
+            runs[name] = mjbot_here(capsys, "replay", str(logs[name]), "--export", fmt, "-o",
+                                    str(out))
+            assert runs[name].returncode == 0, runs[name].stderr
+        assert (tmp_path / f"new.{fmt}").read_text() == (tmp_path / f"old.{fmt}").read_text()
+        assert runs["old"].stderr == ""
+        assert runs["new"].stderr == (f"mjbot replay: {logs['new']}: {_note(logs)}; the export "
+                                      "leaves out what was skipped\n")

@@ -105,8 +105,9 @@ def test_an_out_whose_filesystem_takes_no_lock_is_not_taken_for_a_busy_one(
     from adapter.commands.selfplay import holding_out
 
     out = tmp_path / "rb1"
-    with holding_out(out), pytest.raises(
-            UserInputError, match="another run is writing a dataset there"), holding_out(out):
+    with holding_out(out, "selfplay"), pytest.raises(
+            UserInputError, match="another run is writing a dataset there"), \
+            holding_out(out, "selfplay"):
         pass
     assert capsys.readouterr().err == ""
 
@@ -114,6 +115,6 @@ def test_an_out_whose_filesystem_takes_no_lock_is_not_taken_for_a_busy_one(
         raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
 
     monkeypatch.setattr(fcntl, "flock", no_locks)
-    with holding_out(out):
+    with holding_out(out, "selfplay"):
         pass
     assert f"{out}: no lock taken" in capsys.readouterr().err

@@ -552,9 +552,7 @@ def fallback_verdict(args: Any, figures: dict[str, Any]) -> int:
 
 
 def mjbot_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    """This build's version, as its game logs' headers carry it (replay/version.py)."""
+    from replay.version import build_version
 
-    try:
-        return version("mjbot")
-    except PackageNotFoundError:
-        return "0+unknown"
+    return build_version()

@@ -68,7 +68,7 @@ def register(sub: Any) -> None:
                             "so far, their figures saying so (as SIGTERM or Ctrl-C does; "
                             "Ctrl-C again: at once, nothing written)")
     t.set_defaults(handler=cmd_train)
-    nn_iterate.register(nsub)
+    nn_iterate.register(nsub, sub, cmd_train)
     p = nsub.add_parser(
         "probe-expert", help="how often mc overrules its fast move, and whether a second "
         "search repeats it (before making expert data)",
@@ -172,7 +172,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     try:
         import torch  # noqa: F401
     except ImportError:
-        raise UserInputError("mjbot nn train needs torch: pip install -e '.[train]'") from None
+        raise UserInputError("needs torch: pip install -e '.[train]'") from None
     require_torch_device(args.device)
     from brain.nn.network import MissingNetwork
     from replay.dataset.schema import DatasetError

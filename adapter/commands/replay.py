@@ -75,6 +75,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
             replayer.check_exportable(rep.record)
             text = (tenhou6.dumps if args.export == "tenhou6" else mjai_log.dumps)(rep.record)
         _write_export(text, args.output)
+        if rep.log is not None and (newer := rep.log.newer_note()) is not None:
+            # what this version skipped is in no export it writes: said, with the counts,
+            # where the export itself cannot say it (neither format has a place for a note)
+            print(f"mjbot {args.command_path}: {args.logs[0]}: {newer}; the export leaves "
+                  "out what was skipped", file=sys.stderr)
         return 0
     failed = unranked = 0  # the decisions --policy, the moves --predictor gave no answer on
     damaged: list[str] = []  # the hands a damaged log's moves stop fitting in, per file

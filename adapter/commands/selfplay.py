@@ -30,11 +30,11 @@ if TYPE_CHECKING:
     from adapter.local.stopping import StopRequest
 
 EXAMPLES = """examples:
-  mjbot selfplay --policies rulebased,greedy,rulebased,greedy --hands 200 --out data/sp
-  mjbot selfplay --policies 'mjai:python mybot.py,rulebased,rulebased,rulebased' --out data/x
-  mjbot selfplay --variant mcr --policies 'botzone:./mybot,rulebased,rulebased,rulebased' \\
+  %(prog)s --policies rulebased,greedy,rulebased,greedy --hands 200 --out data/sp
+  %(prog)s --policies 'mjai:python mybot.py,rulebased,rulebased,rulebased' --out data/x
+  %(prog)s --variant mcr --policies 'botzone:./mybot,rulebased,rulebased,rulebased' \\
       --hands 24 --out data/bz
-  mjbot selfplay --policies mc,mc,mc,rulebased --hands 100000 --workers 2 --out data/mc \\
+  %(prog)s --policies mc,mc,mc,rulebased --hands 100000 --workers 2 --out data/mc \\
       --stop-after 3600
 
 An outside program (KIND:COMMAND, as in mjbot arena) is recorded like any policy: its
@@ -147,7 +147,8 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
     made = _first_missing(out)
     fresh = made is not None or (out.is_dir() and not any(out.iterdir()))  # else resumed
     try:
-        with holding_out(out):  # refused there: nothing removed, the folder is another's
+        # refused there: nothing removed, the folder is another's
+        with holding_out(out, args.command_path):
             # what --out holds is read under the lock: a run writing there is not taken for
             # a killed one
             point = resume_point(config)
@@ -157,7 +158,7 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
                 raise UserInputError(f"{out}: holds a stopped dataset, which a run with "
                                      "--out-shared cannot go on with (run without it)")
             if point is not None:
-                _going_on(out, point, config)
+                _going_on(out, point, config, args.command_path)
             try:
                 if args.out_shared:
                     from adapter.local.ray_selfplay import run_on_workers
@@ -169,7 +170,7 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
                     bar.end()
             except BaseException:  # the error itself is said where it is caught (cli.main)
                 if fresh:
-                    _left_behind(out, made)
+                    _left_behind(out, made, args.command_path, resumable=True)
                 raise
     except DatasetError as exc:
         raise UserInputError(str(exc)) from None
@@ -181,9 +182,9 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
     stopped = result.get("stopped")
     status = exit_status(stopped["reason"] if stopped else None)
     if stopped is not None and stopped["units_done"] == 0:
-        _remove_empty_dataset(out, made)
-        print(f"mjbot selfplay: stopped ({stop_reason_text(stopped['reason'])}) before the "
-              f"first wall set was finished: no dataset written in {args.out}",
+        _remove_empty_dataset(out, made, args.command_path)
+        print(f"mjbot {args.command_path}: stopped ({stop_reason_text(stopped['reason'])}) "
+              f"before the first wall set was finished: no dataset written in {args.out}",
               file=sys.stderr)
         return status or 1
     summary = {k: result[k] for k in (
@@ -205,7 +206,7 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        print(f"selfplay {summary['variant']}: {summary['hands']} hands, "
+        print(f"{args.command_path} {summary['variant']}: {summary['hands']} hands, "
               f"{summary['decisions']} decisions in {summary['games']} games, "
               f"{summary['shards']} shards ({summary['bytes'] / 1e6:.2f} MB) in {args.out}; "
               f"{summary['seconds']:.1f} s, {summary['decisions_per_core_second'] or 0:.0f} "
@@ -229,14 +230,15 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
     return status or (1 if summary["referee_errors"] else failed)
 
 
-def _going_on(out: Path, point: Any, config: SelfPlayConfig) -> None:
-    """Say where a resumed run goes on from, and clear what it will write again (the stopped
-    run's manifest, shards past the checkpoint, a killed run's temporary files)."""
+def _going_on(out: Path, point: Any, config: SelfPlayConfig, command: str) -> None:
+    """Say where a resumed run (of ``mjbot COMMAND``) goes on from, and clear what it will
+    write again (the stopped run's manifest, shards past the checkpoint, a killed run's
+    temporary files)."""
     from replay.dataset.progress import clear_for_resume
 
     clear_for_resume(out, point.point)
     kept = len(point.point.shards) + (point.point.open is not None)
-    print(f"mjbot selfplay: going on with the dataset in {out} from wall set "
+    print(f"mjbot {command}: going on with the dataset in {out} from wall set "
           f"{point.point.unit + 1} of {config.arena.units()} ({kept} shard(s) kept"
           f"{f', {point.point.skip} game(s) of that wall set in them' if point.point.skip else ''}"
           ")", file=sys.stderr)
@@ -255,18 +257,18 @@ def _already_complete(args: argparse.Namespace, manifest: dict[str, Any]) -> int
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        print(f"selfplay {summary['variant']}: {args.out} already holds this dataset, "
+        print(f"{args.command_path} {summary['variant']}: {args.out} already holds this dataset, "
               f"complete ({summary['hands']} hands, {summary['decisions']} decisions in "
               f"{summary['shards']} shards): nothing to play")
     return 0
 
 
 @contextlib.contextmanager
-def holding_out(out: Path, command: str = "selfplay") -> Iterator[None]:
+def holding_out(out: Path, command: str) -> Iterator[None]:
     """Hold the dataset folder ``out`` (made here if missing) while this run (of
-    ``mjbot COMMAND``: selfplay, dataset import) writes it: a second run at the same --out
-    is refused in one line. Both passed the empty-folder check
-    when they started together, and each wrote its shards and manifest over the other's (a
+    ``mjbot COMMAND``, its command_path: selfplay, dataset import) writes it: a second run
+    at the same --out is refused in one line. Both passed the empty-folder check when they
+    started together, and each wrote its shards and manifest over the other's (a
     dataset of one run's manifest and the other's shards, or a run that said it wrote a
     dataset nobody has). An OS lock on the folder itself (no file in it: an --out must be
     empty), released when the run ends or dies. Where the folder cannot be made or opened
@@ -308,11 +310,12 @@ def _first_missing(path: Path) -> Path | None:
     return missing
 
 
-def _left_behind(out: Path, made: Path | None, command: str = "selfplay") -> None:
-    """A run that failed (no client at a listening seat, a dead worker, a second Ctrl-C)
-    leaves the disk as it found it: the folders it made for --out are removed while they are
-    empty (an empty --out was left behind). Files it did write (shards, no manifest) are kept
-    and said, as they are no dataset."""
+def _left_behind(out: Path, made: Path | None, command: str, resumable: bool = False) -> None:
+    """A run of ``mjbot COMMAND`` that failed (no client at a listening seat, a dead worker,
+    a second Ctrl-C) leaves the disk as it found it: the folders it made for --out are
+    removed while they are empty (an empty --out was left behind). Files it did write
+    (shards, no manifest) are kept and said, as they are no dataset, and, for a
+    ``resumable`` one (selfplay) whose record is there, that the same command goes on."""
     from replay.dataset.progress import PROGRESS
 
     written = sorted(out.iterdir()) if out.is_dir() else []
@@ -321,7 +324,7 @@ def _left_behind(out: Path, made: Path | None, command: str = "selfplay") -> Non
             p.unlink(missing_ok=True)
         written = []
     if written:
-        resumable = command == "selfplay" and (out / PROGRESS).is_file()
+        resumable = resumable and (out / PROGRESS).is_file()
         print(f"mjbot {command}: the failed run left {len(written)} file(s) in {out} (no "
               "manifest: not a dataset" + ("; the same command goes on with it)" if resumable
                                            else ")"), file=sys.stderr)
@@ -337,7 +340,7 @@ def _left_behind(out: Path, made: Path | None, command: str = "selfplay") -> Non
         folder = folder.parent
 
 
-def _remove_empty_dataset(out: Path, made: Path | None) -> None:
+def _remove_empty_dataset(out: Path, made: Path | None, command: str) -> None:
     """A run stopped before its first wall set wrote only a manifest of nothing: removed, and
     then the disk left as the run found it (the folders it made go; an --out that was there,
     empty, stays), so the same --out can be used again."""
@@ -345,7 +348,7 @@ def _remove_empty_dataset(out: Path, made: Path | None) -> None:
 
     with contextlib.suppress(OSError):
         (out / MANIFEST).unlink()
-    _left_behind(out, made)  # the record of where it stood goes with it
+    _left_behind(out, made, command)  # the record of where it stood goes with it
 
 
 def cmd_dataset_import(args: argparse.Namespace) -> int:
@@ -360,12 +363,12 @@ def cmd_dataset_import(args: argparse.Namespace) -> int:
     try:
         # as selfplay's: two imports at one --out each passed the empty-folder check and
         # wrote over the other's shards and manifest, both saying they wrote their dataset
-        with holding_out(out, "dataset import"):
+        with holding_out(out, args.command_path):
             try:
                 manifest = import_files(args.files, out, args.shard_decisions)
             except BaseException:  # a file refused: the folders made for --out go again
                 if fresh:
-                    _left_behind(out, made, "dataset import")
+                    _left_behind(out, made, args.command_path)
                 raise
     except DatasetError as exc:
         raise UserInputError(str(exc)) from None
@@ -385,7 +388,7 @@ def cmd_dataset_import(args: argparse.Namespace) -> int:
         print(json.dumps(manifest, indent=2, sort_keys=True))
         return 1 if damaged or unread else 0
     left_out = [f for f in report["files"] if "left_out" in f]
-    print(f"dataset import {manifest['variant']}: {len(report['files']) - len(left_out)} "
+    print(f"{args.command_path} {manifest['variant']}: {len(report['files']) - len(left_out)} "
           f"games, {manifest['hands']} hands, {manifest['decisions']} decisions in "
           f"{len(manifest['shards'])} shards in {args.out}; recorded moves our rules do not "
           f"list: {report['skipped_decisions']}"

@@ -43,7 +43,7 @@ MODULES = (
     "brain/opponents/net.py", "brain/opponents/view.py",
     "replay/__init__.py", "replay/gcpause.py", "replay/locking.py", "replay/log.py",
     "replay/logzip.py", "replay/progress.py",
-    "replay/record.py", "replay/schema.py",
+    "replay/record.py", "replay/schema.py", "replay/version.py",
     "replay/formats/__init__.py", "replay/formats/botzone_human.py",
     "replay/formats/botzone_log.py", "replay/formats/mjai_log.py", "replay/formats/mjlog.py",
     "replay/formats/ntpu_log.py", "replay/formats/nycu_sgf.py", "replay/formats/sgf.py",
