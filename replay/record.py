@@ -31,6 +31,12 @@ class GameRecord:
     # the file's line of each event, where the format is one message a line (mjai JSONL): a
     # damaged hand is named by it, which the user's editor shows; empty for other formats
     lines: list[int] = field(default_factory=list, compare=False)
+    # the hands the reader could not read (a bad tile code or a wrong-type field in one
+    # tenhou.net/6 log entry, a line the NTPU codec refuses): the index of the event that
+    # stands for the hand (its start) -> why. Every consumer leaves that hand out as it
+    # leaves out one the table refuses (replay.replayer.derive_decisions); the reader
+    # refused the whole file for it, every other hand lost
+    damaged: dict[int, str] = field(default_factory=dict, compare=False)
 
     @property
     def names(self) -> tuple[str, ...]:

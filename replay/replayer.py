@@ -142,6 +142,8 @@ def check_exportable(record: GameRecord) -> None:
     sound tsumogiri."""
     for i, e in enumerate(record.events):
         try:
+            if i in record.damaged:  # a hand its reader could not read: nothing to write
+                raise StateError(record.damaged[i])
             check_event(e)
         except StateError as exc:
             d = damage_at(record.events, i, str(exc), record.lines)
@@ -245,7 +247,9 @@ def from_seat_record(record: GameRecord, seat: int | None = None, path: str = ""
     failed: list[tuple[int, str]] = []
     for n, (start, own) in enumerate(starts):
         end = starts[n + 1][0] if n + 1 < len(starts) else len(record.events)
-        part = GameRecord(record.variant, record.source, record.events[start:end], record.meta)
+        part = GameRecord(record.variant, record.source, record.events[start:end], record.meta,
+                          damaged={i - start: why for i, why in record.damaged.items()
+                                   if start <= i < end})
 
         def note(i: int, why: str, at: int = start) -> None:
             failed.append((i + at, why))
@@ -411,7 +415,14 @@ def derive_decisions(record: GameRecord, seat: int, view: list[Any] | None = Non
     broken = False  # this hand failed: its events skipped up to the next hand's start
     hidden = False  # this hand's tiles are not in the record for this seat
     full = record.events
+    unread = record.damaged  # hands the reader could not read: each its start and why
     for i, (e, seen) in enumerate(zip(full, view, strict=True)):
+        if i in unread:  # named whatever this seat sees of it: no seat sees its moves
+            if damaged is None:
+                break
+            damaged(i, unread[i])
+            broken, turn, riichi = True, None, False
+            continue
         if broken:
             if not isinstance(e, ev.RoundStarted | ev.GameStarted):
                 continue
@@ -589,6 +600,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
     # from another seat in each: each hand says its own where it is not the first game's
     one_view = replay.record is not None and "view_seat" in replay.record.meta
     game_seat = replay.seat
+    left_out = {d["hand"]: d["why"] for d in replay.damaged}
     for i, e in enumerate(replay.events):
         while next_dec is not None and next_dec.index <= i:
             if current is not None:
@@ -603,8 +615,12 @@ def summarize(replay: Replay) -> dict[str, Any]:
             if one_view:
                 game_seat = e.seat
         elif isinstance(e, ev.RoundStarted):
+            try:
+                label = f"{'ESWN'[e.round_wind % 4]}{e.round_number + 1}"
+            except DAMAGED:  # a damaged hand's start, its round unknown: a traceback
+                label = "?"
             current = {
-                "round": f"{'ESWN'[e.round_wind % 4]}{e.round_number + 1}", "honba": e.honba,
+                "round": label, "honba": e.honba,
                 "sticks": e.sticks, "dealer": e.dealer, "scores_before": list(e.scores),
                 "hand": _hand_text(e.hand),
                 "discards": {str(s): [] for s in range(4)}, "calls": [], "riichi": [],
@@ -616,6 +632,8 @@ def summarize(replay: Replay) -> dict[str, Any]:
             if game_seat != replay.seat:
                 current["seat"] = game_seat
             hands.append(current)
+            if len(hands) in left_out:  # a damaged hand: the note says why, not "unfinished"
+                current["damaged"] = left_out[len(hands)]
         elif isinstance(e, ev.GameEnded):
             final = list(e.scores)
         elif current is None:
@@ -658,7 +676,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
         # a hand the log ends inside has no result: no score changes to show, not zeros; nor
         # has one that ended with its result kept from us (mjai.app), but it is not unfinished
         h["result_unknown"] = not h["results"] and RESULT_NOT_SENT in h["notices"]
-        h["unfinished"] = not h["results"] and not h["result_unknown"]
+        h["unfinished"] = not h["results"] and not h["result_unknown"] and "damaged" not in h
         if not h["results"]:
             h["deltas"] = None
     return {"path": replay.path, "source": replay.source, "variant": replay.variant,
@@ -731,6 +749,10 @@ def format_summary(summary: dict[str, Any]) -> str:
         # riichi sticks left on the table by the hands before: the next win takes them, and
         # its deltas hold them
         sticks = f"  sticks {h['sticks']}" if h.get("sticks") else ""
+        if h.get("damaged") and not any(h["discards"].values()) and not h["results"]:
+            where = "round unknown" if h["round"] == "?" else f"{h['round']}-{h['honba']}"
+            lines.append(f"- {where}  left out: {h['damaged']}")
+            continue  # a hand its reader could not read: nothing of it to show
         lines.append(f"- {h['round']}-{h['honba']} dealer {h['dealer']}{sticks}  scores "
                      f"{h['scores_before']}")
         if h.get("players"):
