@@ -72,6 +72,14 @@ class Refused(RecordError):
     in one line, not after every other format's reason for not reading it."""
 
 
+def unknown_start() -> ev.RoundStarted:
+    """The start that stands for a hand its reader cannot read (its index in
+    :attr:`GameRecord.damaged` says why): its round unknown, no scores, no tiles."""
+    unknown: Any = None
+    return ev.RoundStarted(round_wind=unknown, dealer=unknown, honba=unknown, sticks=unknown,
+                           scores=(), round_number=unknown)
+
+
 def canonical(tiles: Any) -> tuple[int, ...]:
     """Meld tiles in one order (by kind, a red five before the plain ones) whatever the source."""
     return tuple(sorted(tiles, key=T.sort_key))

@@ -19,7 +19,7 @@ from brain.shanten import shanten
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.tenhou import DRAW_TYPES, agari_event, decode_meld
-from replay.record import GameRecord, RecordError, canonical, own_tiles
+from replay.record import GameRecord, RecordError, canonical, own_tiles, unknown_start
 
 _TAG_RE = re.compile(r"^([TUVWDEFG])(\d+)$")
 
@@ -67,7 +67,7 @@ def loads(text: str) -> GameRecord:
             first = first or f"{why}, tag {n} of the log"
             damaged[len(reader.out)] = f"tag {n} of the log: {why}"
             reader.out.append(ev.PlatformNotice(f"tag {n} of the log could not be read: {why}")
-                              if el.tag != "INIT" else _unknown_start())
+                              if el.tag != "INIT" else unknown_start())
             skipping = True
     reader.end()
     if damaged and len(damaged) == sum(isinstance(e, ev.RoundStarted) for e in reader.out):
@@ -79,12 +79,6 @@ def loads(text: str) -> GameRecord:
         meta["cut"] = f"the XML ends early ({cut}): {len(tags)} whole tags read"
     return GameRecord("riichi", "mjlog", reader.out, meta, damaged=damaged)
 
-
-def _unknown_start() -> ev.RoundStarted:
-    """The start of a hand whose ``<INIT>`` cannot be read: its round unknown, no tiles."""
-    unknown: Any = None
-    return ev.RoundStarted(round_wind=unknown, dealer=unknown, honba=unknown, sticks=unknown,
-                           scores=(), round_number=unknown)
 
 
 def _complete_tags(text: str) -> tuple[ET.Element | None, list[ET.Element]]:
