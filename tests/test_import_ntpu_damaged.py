@@ -80,3 +80,21 @@ def test_a_refused_start_refuses_the_file_in_one_line() -> None:
     lines[0] = "/start MJ 7"
     with pytest.raises(RecordError, match=r"^ntpu log: line 1: seat must be 1..4"):
         ntpu_log.loads("\n".join(lines))
+
+
+def test_a_refused_line_after_a_hands_end_loses_no_hand(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A line refused between two hands that sets nothing up (a move after the hand's end)
+    is named with its line; both hands read whole."""
+    lines = _two_hands()
+    whole = _write(tmp_path, lines, "whole.log")
+    at = [n for n, line in enumerate(lines) if line.startswith("/initGame")][1]
+    lines.insert(at, "/throw 2 999")
+    code, good = _summary(capsys, whole)
+    code, bad = _summary(capsys, _write(tmp_path, lines, "edited.log"))
+    assert code == 1
+    (note,) = bad["notes"]
+    assert f"at line {at + 1}: the line could not be read: bad tile id" in note, note
+    for n in range(2):
+        for key in ("discards", "calls", "results", "decisions"):
+            assert bad["hands"][n][key] == good["hands"][n][key], (n, key)

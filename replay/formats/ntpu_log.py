@@ -188,8 +188,8 @@ def loads(text: str, tiles: T.NtpuTiles | None = None) -> GameRecord:
     A line the codec refuses (a tile id that is none, a seat 7, a move of a tile the seat
     does not hold) damages the hand it is in alone: a notice saying so stands at its place,
     :attr:`GameRecord.damaged` names it there, and the hand's other lines are not read (the
-    codec's view of it no longer holds) up to the next game, hand setup or deal. One refused
-    between two hands (a damaged ``/initGame``) damages the hand it sets up. The whole file
+    codec's view of it no longer holds) up to the next game, hand setup or deal. A refused
+    ``/start`` or ``/initGame`` damages the hand it sets up. The whole file
     was refused for one such line, every other hand lost."""
     codec = NtpuCodec(tiles)
     hand, own = _Hand(), _OwnWins()
@@ -232,13 +232,13 @@ def loads(text: str, tiles: T.NtpuTiles | None = None) -> GameRecord:
         except ProtocolError as exc:
             why = f"line {n}: {exc}"
             first = first or why
-            if hand.open:  # the notice says which line; the damage is named at it
+            if (command in _FRESH[:2] and not hand.open) or not events:
+                pending = pending or why  # it sets up the next hand (or comes before any)
+            else:  # the notice says which line; the damage is named at it
                 damaged[len(events)] = f"the line could not be read: {exc}"
                 events.append(ev.PlatformNotice(why))
                 lines.append(n)
-                hand.open, skipping = False, True
-            else:
-                pending = pending or why
+                hand.open, skipping = False, hand.open
             continue
         for e in out:
             if type(e) in ev.EVENT_TYPES:
