@@ -131,3 +131,21 @@ def test_a_file_none_of_whose_hands_reads_is_refused_whole(
     run = mjbot_here(capsys, "replay", str(path))
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert "log[0]: its first entry x is not [round, repeats, deposits]" in run.stderr
+
+
+def test_a_file_in_lines_cut_after_a_damaged_hand_still_says_it_is_cut(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The last whole line's hand damaged and the next line cut: both are said (the cut was
+    lost with the damaged hand's unknown scores)."""
+    lines = IN_LINES.read_text(encoding="utf-8").splitlines()
+    obj = json.loads(lines[6])
+    obj["log"][0][0] = "x"
+    lines = [*lines[:6], json.dumps(obj, ensure_ascii=False), lines[7][:50]]
+    path = tmp_path / "cut.json"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    code, bad = _summary(capsys, path)
+    assert code == 1
+    damaged, cut = bad["notes"]
+    assert damaged.startswith("hand 7 (round unknown) ") and "line 7 log[0]" in damaged
+    assert cut.startswith("the file is cut short: line 8 ends early"), cut
+    assert bad["final_scores"] is None

@@ -132,7 +132,9 @@ def loads(text: str) -> GameRecord:
         raise RecordError(f"tenhou6: {damaged[min(damaged)]}")
     sc = objs[-1].get("sc")
     if scores is None:  # the last hand damaged: what the hands add up to is not known
-        if sc is not None and _final_scores(sc) is not None:
+        if cut:
+            meta["cut"] = cut
+        elif sc is not None and _final_scores(sc) is not None:
             events.append(ev.GameEnded(_final_scores(sc) or ()))
         return GameRecord(VARIANT, "tenhou6", events, meta, damaged=damaged)
     if not cut and sc is None and len(objs) > 1:
