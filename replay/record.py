@@ -31,6 +31,12 @@ class GameRecord:
     # the file's line of each event, where the format is one message a line (mjai JSONL): a
     # damaged hand is named by it, which the user's editor shows; empty for other formats
     lines: list[int] = field(default_factory=list, compare=False)
+    # the hands the reader could not read (a bad tile code or a wrong-type field in one
+    # tenhou.net/6 log entry, a line the NTPU codec refuses): the index of the event that
+    # stands for the hand (its start) -> why. Every consumer leaves that hand out as it
+    # leaves out one the table refuses (replay.replayer.derive_decisions); the reader
+    # refused the whole file for it, every other hand lost
+    damaged: dict[int, str] = field(default_factory=dict, compare=False)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -64,6 +70,14 @@ class Refused(RecordError):
     """A file its format reads, refused for what it holds (a Tenhou transcript of a sanma
     game, or of no game at all): where the file bears that format's mark, the refusal is said
     in one line, not after every other format's reason for not reading it."""
+
+
+def unknown_start() -> ev.RoundStarted:
+    """The start that stands for a hand its reader cannot read (its index in
+    :attr:`GameRecord.damaged` says why): its round unknown, no scores, no tiles."""
+    unknown: Any = None
+    return ev.RoundStarted(round_wind=unknown, dealer=unknown, honba=unknown, sticks=unknown,
+                           scores=(), round_number=unknown)
 
 
 def canonical(tiles: Any) -> tuple[int, ...]:

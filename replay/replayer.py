@@ -15,6 +15,7 @@ then the record cannot show the seat's answer). Which reader a file needs is fou
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import statistics
 import time
@@ -40,7 +41,7 @@ from protocols.tenhou import TenhouCodec, parse_tag, tag_from_json
 from replay import formats, progress
 from replay.formats.botzone_log import PENALTIES
 from replay.log import DecisionFrame, EventFrame, GameLog, Header, RxFrame, TxFrame
-from replay.record import GameRecord, RecordError, own_tiles, seat_view
+from replay.record import GameRecord, RecordError, own_tiles, seat_view, seat_views
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,9 @@ def check_event(e: Any) -> None:
     win of seat 9, a dealer -1 read from the end of the list), so a damaged or hand-edited
     file's hand was read as sound, its seat written into a dataset's rows (or its round
     number, 99998, overflowed the dataset's column: a traceback)."""
-    for name in SEAT_FIELDS:
+    kind: Any = type(e)
+    seats, points, tiles, lists, others = _checked(kind)
+    for name in seats:
         seat = getattr(e, name, None)
         if seat is not None and (type(seat) is not int or not 0 <= seat < 4):
             raise StateError(f"{name} {seat!r} is not a seat (0..3)")
@@ -104,25 +107,41 @@ def check_event(e: Any) -> None:
             value = getattr(e, name)
             if type(value) is not int or not 0 <= value <= top:
                 raise StateError(f"{name} {value!r} is out of range (0..{top})")
-    for name in ("scores", "deltas"):
-        for points in getattr(e, name, None) or ():
-            if type(points) is not int or not -2**31 < points < 2**31:
-                raise StateError(f"{name}: {points!r} is not a score")
-    for seat in getattr(e, "tenpai", ()):
-        if type(seat) is not int or not 0 <= seat < 4:
-            raise StateError(f"tenpai seat {seat!r} is not a seat (0..3)")
-    for name in TILE_FIELDS:
+    for name in points:
+        for value in getattr(e, name, None) or ():
+            if type(value) is not int or not -2**31 < value < 2**31:
+                raise StateError(f"{name}: {value!r} is not a score")
+    if "tenpai" in others:
+        for seat in getattr(e, "tenpai", ()):
+            if type(seat) is not int or not 0 <= seat < 4:
+                raise StateError(f"tenpai seat {seat!r} is not a seat (0..3)")
+    for name in tiles:
         tile = getattr(e, name, None)
         if tile is not None and not T.is_valid(tile):
             raise StateError(f"{name} {tile!r} is not a tile")
-    for name in TILE_LISTS:
+    for name in lists:
         for tile in getattr(e, name, None) or ():
             if not T.is_valid(tile):
                 raise StateError(f"{name}: {tile!r} is not a tile")
-    for hand in getattr(e, "hands", None) or ():  # every seat's: the table reads one alone
-        for tile in hand:
-            if not T.is_valid(tile):
-                raise StateError(f"hands: {tile!r} is not a tile")
+    if "hands" in others:  # every seat's: the table reads one alone
+        for hand in getattr(e, "hands", None) or ():
+            for tile in hand:
+                if not T.is_valid(tile):
+                    raise StateError(f"hands: {tile!r} is not a tile")
+
+
+_ALL_CHECKED = (SEAT_FIELDS, ("scores", "deltas"), TILE_FIELDS, TILE_LISTS, ("tenpai", "hands"))
+
+
+@functools.cache
+def _checked(kind: Any) -> tuple[tuple[str, ...], ...]:
+    """The fields of :func:`check_event`'s lists that events of ``kind`` have (all of them
+    for a kind that is no dataclass): asking every event for all 20 names, most of which it
+    lacks, was most of the time of following a long record's tables."""
+    if not dataclasses.is_dataclass(kind):
+        return _ALL_CHECKED
+    names = {f.name for f in dataclasses.fields(kind)}
+    return tuple(tuple(n for n in group if n in names) for group in _ALL_CHECKED)
 
 
 def sound(e: Any) -> bool:
@@ -142,6 +161,8 @@ def check_exportable(record: GameRecord) -> None:
     sound tsumogiri."""
     for i, e in enumerate(record.events):
         try:
+            if i in record.damaged:  # a hand its reader could not read: nothing to write
+                raise StateError(record.damaged[i])
             check_event(e)
         except StateError as exc:
             d = damage_at(record.events, i, str(exc), record.lines)
@@ -204,7 +225,7 @@ def damage_at(events: list[Any], index: int, why: str,
             label = _round_label(e)
     at = f" at line {lines[index]}" if lines and index < len(lines) else ""
     return {"hand": hand, "round": label, "event": index,
-            "what": _event_text(events[index]), "at": at, "why": why}
+            "what": event_text(events[index]), "at": at, "why": why}
 
 
 def damage_note(d: dict[str, Any]) -> str:
@@ -214,6 +235,61 @@ def damage_note(d: dict[str, Any]) -> str:
             "(a damaged or edited log), the hands after it are")
 
 
+def table_damage(record: GameRecord) -> dict[int, tuple[int, str]]:
+    """The hands of ``record`` that a seat's table cannot follow, by number (1 = the first):
+    the index of the first event that failed and why, from any seat's view (a record of one
+    seat's view: that seat's, game by game). What :func:`derive_decisions` notes, with the
+    same checks (the reader's :attr:`GameRecord.damaged`, :func:`check_event`, the seat's
+    table), without working out the decisions (a quarter of the time of deriving them for
+    one seat): the viewer names such a hand as `mjbot replay` does, when it is asked for."""
+    found: dict[int, tuple[int, str]] = {}
+    one_view = record.meta.get("view_seat") is not None
+    seats = [int(record.meta["view_seat"])] if one_view else [0, 1, 2, 3]
+    states = [TableState(record.variant, s) for s in seats]
+    broken = [False] * len(seats)
+    hidden = [False] * len(seats)
+    hand = 0
+    for i, e in enumerate(record.events):
+        if isinstance(e, ev.RoundStarted):
+            hand += 1
+        if one_view and isinstance(e, ev.GameStarted) and type(e.seat) is int:
+            states = [TableState(record.variant, e.seat)]  # the seat this game was played from
+        unsound: StateError | None = None  # one check for every seat's table
+        try:
+            check_event(e)
+        except StateError as exc:
+            unsound = exc
+        views = (e,) if one_view else seat_views(e, record.variant)
+        for k, state in enumerate(states):
+            if broken[k] and not isinstance(e, ev.RoundStarted | ev.GameStarted):
+                continue
+            broken[k] = False
+            why = record.damaged.get(i)
+            if why is None:
+                seen = views[0] if one_view else views[state.seat]
+                if isinstance(seen, ev.RoundStarted):
+                    hidden[k] = not seen.hand
+                try:
+                    if unsound is not None:
+                        raise unsound
+                    state.apply(seen)
+                    continue
+                except DAMAGED as exc:
+                    if hidden[k]:  # a hand the record does not deal this seat: no damage
+                        broken[k] = True
+                        continue
+                    why = damage_reason(exc)
+            broken[k] = True
+            if hand not in found or i < found[hand][0]:
+                found[hand] = (i, why)
+    return found
+
+
+def round_label(e: ev.RoundStarted) -> str:
+    """A hand's round as the notes name it (``E1-0``; ``round unknown`` where it is none)."""
+    return _round_label(e)
+
+
 def _round_label(e: ev.RoundStarted) -> str:
     try:
         return f"{'ESWN'[e.round_wind % 4]}{e.round_number + 1}-{e.honba}"
@@ -221,7 +297,7 @@ def _round_label(e: ev.RoundStarted) -> str:
         return "round unknown"
 
 
-def _event_text(e: Any) -> str:
+def event_text(e: Any) -> str:
     """A short account of an event: its kind, seat and tile where it has them."""
     parts = [type(e).__name__]
     seat = getattr(e, "seat", None)
@@ -245,7 +321,9 @@ def from_seat_record(record: GameRecord, seat: int | None = None, path: str = ""
     failed: list[tuple[int, str]] = []
     for n, (start, own) in enumerate(starts):
         end = starts[n + 1][0] if n + 1 < len(starts) else len(record.events)
-        part = GameRecord(record.variant, record.source, record.events[start:end], record.meta)
+        part = GameRecord(record.variant, record.source, record.events[start:end], record.meta,
+                          damaged={i - start: why for i, why in record.damaged.items()
+                                   if start <= i < end})
 
         def note(i: int, why: str, at: int = start) -> None:
             failed.append((i + at, why))
@@ -411,7 +489,14 @@ def derive_decisions(record: GameRecord, seat: int, view: list[Any] | None = Non
     broken = False  # this hand failed: its events skipped up to the next hand's start
     hidden = False  # this hand's tiles are not in the record for this seat
     full = record.events
+    unread = record.damaged  # hands the reader could not read: each its start and why
     for i, (e, seen) in enumerate(zip(full, view, strict=True)):
+        if i in unread:  # named whatever this seat sees of it: no seat sees its moves
+            if damaged is None:
+                break
+            damaged(i, unread[i])
+            broken, turn, riichi = True, None, False
+            continue
         if broken:
             if not isinstance(e, ev.RoundStarted | ev.GameStarted):
                 continue
@@ -589,6 +674,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
     # from another seat in each: each hand says its own where it is not the first game's
     one_view = replay.record is not None and "view_seat" in replay.record.meta
     game_seat = replay.seat
+    left_out = {d["hand"]: d["why"] for d in replay.damaged}
     for i, e in enumerate(replay.events):
         while next_dec is not None and next_dec.index <= i:
             if current is not None:
@@ -603,8 +689,12 @@ def summarize(replay: Replay) -> dict[str, Any]:
             if one_view:
                 game_seat = e.seat
         elif isinstance(e, ev.RoundStarted):
+            try:
+                label = f"{'ESWN'[e.round_wind % 4]}{e.round_number + 1}"
+            except DAMAGED:  # a damaged hand's start, its round unknown: a traceback
+                label = "?"
             current = {
-                "round": f"{'ESWN'[e.round_wind % 4]}{e.round_number + 1}", "honba": e.honba,
+                "round": label, "honba": e.honba,
                 "sticks": e.sticks, "dealer": e.dealer, "scores_before": list(e.scores),
                 "hand": _hand_text(e.hand),
                 "discards": {str(s): [] for s in range(4)}, "calls": [], "riichi": [],
@@ -616,6 +706,8 @@ def summarize(replay: Replay) -> dict[str, Any]:
             if game_seat != replay.seat:
                 current["seat"] = game_seat
             hands.append(current)
+            if len(hands) in left_out:  # a damaged hand: the note says why, not "unfinished"
+                current["damaged"] = left_out[len(hands)]
         elif isinstance(e, ev.GameEnded):
             final = list(e.scores)
         elif current is None:
@@ -658,7 +750,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
         # a hand the log ends inside has no result: no score changes to show, not zeros; nor
         # has one that ended with its result kept from us (mjai.app), but it is not unfinished
         h["result_unknown"] = not h["results"] and RESULT_NOT_SENT in h["notices"]
-        h["unfinished"] = not h["results"] and not h["result_unknown"]
+        h["unfinished"] = not h["results"] and not h["result_unknown"] and "damaged" not in h
         if not h["results"]:
             h["deltas"] = None
     return {"path": replay.path, "source": replay.source, "variant": replay.variant,
@@ -731,6 +823,10 @@ def format_summary(summary: dict[str, Any]) -> str:
         # riichi sticks left on the table by the hands before: the next win takes them, and
         # its deltas hold them
         sticks = f"  sticks {h['sticks']}" if h.get("sticks") else ""
+        if h.get("damaged") and not any(h["discards"].values()) and not h["results"]:
+            where = "round unknown" if h["round"] == "?" else f"{h['round']}-{h['honba']}"
+            lines.append(f"- {where}  left out: {h['damaged']}")
+            continue  # a hand its reader could not read: nothing of it to show
         lines.append(f"- {h['round']}-{h['honba']} dealer {h['dealer']}{sticks}  scores "
                      f"{h['scores_before']}")
         if h.get("players"):

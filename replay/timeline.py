@@ -21,14 +21,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from brain.rules.variant import VARIANTS
+from brain.state import StateError
 from protocols import events as ev
 from protocols import tiles as T
 from replay import formats, progress
 from replay.formats import Loaded
 from replay.formats.botzone_log import PENALTIES
 from replay.log import DecisionFrame, EventFrame
-from replay.record import own_tiles
-from replay.replayer import DAMAGED, action_text, damage_reason, furiten_text
+from replay.record import GameRecord, own_tiles
+from replay.replayer import (
+    DAMAGED,
+    action_text,
+    check_event,
+    damage_at,
+    damage_note,
+    damage_reason,
+    event_text,
+    furiten_text,
+    round_label,
+    table_damage,
+)
 from replay.yaku_names import english
 
 WINDS = "ESWN"
@@ -285,6 +297,7 @@ class _Start:
     text: str
     items: bytes = b""
     failure: str | None = None
+    opening: bytes = b""  # the hand's RoundStarted, pickled: the seats' tables start from it
 
 
 def _packed(items: list[tuple[str, Any]]) -> bytes:
@@ -311,6 +324,33 @@ class Timeline:
     # shows it, None before the first hand; the commentary's subtitles are placed by it
     event_steps: list[tuple[int, int] | None] = field(default_factory=list)
     starts: list[_Start] = field(default_factory=list, repr=False)
+    # the file's line of each event, where its format tells it (GameRecord.lines)
+    lines: list[int] = field(default_factory=list, repr=False)
+
+    def damage(self, n: int) -> str | None:
+        """The note `mjbot replay` gives of hand ``n`` (0 = the first) where it is damaged:
+        the outline's (its reader could not read it, or the outline's table failed it), else
+        the seats' tables' word on its events (a discard of a tile the seat does not hold,
+        which the outline's table draws), worked out for this hand alone when it is asked
+        for: for every hand at open, four more tables would near double a long file's
+        outline. None where the hand is sound."""
+        known = self.hands[n].get("damaged")
+        start = self.starts[n]
+        if known is not None or start.failure is not None or not start.opening:
+            return known
+        first = next(i for i, place in enumerate(self.event_steps)
+                     if place is not None and place[0] == n)  # the hand's RoundStarted
+        events = [pickle.loads(start.opening)] + [
+            item for kind, item in pickle.loads(start.items) if kind == "event"]
+        one = {} if start.own_seat is None else {"view_seat": start.own_seat}
+        hand = GameRecord(str(self.meta.get("variant") or "riichi"), "", events, one)
+        found = table_damage(hand).get(1)
+        if found is None:
+            return None
+        index, why = first + found[0], found[1]
+        at = f" at line {self.lines[index]}" if index < len(self.lines) else ""
+        return damage_note({"hand": n + 1, "round": self.hands[n]["label"], "event": index,
+                            "what": event_text(events[found[0]]), "at": at, "why": why})
 
     def outline(self) -> dict[str, Any]:
         """Everything but the steps: the page's first load."""
@@ -345,8 +385,26 @@ def _kept(e: Any) -> Any:
 
 def build(loaded: Loaded) -> Timeline:
     """The outline of a game read by :func:`replay.formats.read`, its hands' steps built
-    when asked."""
-    return _steps(*_items(loaded))
+    when asked. A hand that cannot be followed (its reader could not read it, or the
+    outline's table refuses one of its events: a damaged or edited file) carries
+    ``damaged``, the note `mjbot replay` gives of it; the outline listed it with nothing
+    said. (A hand only a seat's own table refuses is named when asked: :meth:`Timeline.damage`.)"""
+    items, meta, own_seat = _items(loaded)
+    walk = _walked(items, meta, own_seat, snap=False)
+    timeline = _timeline(walk, meta)
+    failed = dict(walk.failed)
+    record = loaded.record
+    timeline.lines = record.lines if record is not None else []
+    if failed or (record is not None and record.damaged):
+        events = [item for kind, item in items if kind == "event"]
+        unread = {} if record is None else record.damaged  # its reader's word first
+        for index, why in unread.items():
+            failed[damage_at(events, index, why)["hand"] - 1] = (index, why)
+        for n, (index, why) in failed.items():
+            if 0 <= n < len(timeline.hands):
+                timeline.hands[n]["damaged"] = damage_note(
+                    damage_at(events, index, why, timeline.lines))
+    return timeline
 
 
 def _items(loaded: Loaded) -> tuple[list[tuple[str, Any]], dict[str, Any], int | None]:
@@ -408,9 +466,8 @@ def _items(loaded: Loaded) -> tuple[list[tuple[str, Any]], dict[str, Any], int |
     return items, meta, own_seat
 
 
-def _steps(items: list[tuple[str, Any]], meta: dict[str, Any],
-           own_seat: int | None) -> Timeline:
-    walk = _walked(items, meta, own_seat, snap=False)
+def _timeline(walk: _Walk, meta: dict[str, Any]) -> Timeline:
+    """The outline's pass done: its hands packed into the timeline."""
     walk.pack()
     meta.setdefault("names", walk.table.names)
     meta["final_scores"] = walk.final
@@ -451,6 +508,8 @@ class _Walk:
         self.final: list[int] | None = None
         self.hand_items: list[tuple[str, Any]] = []  # the last hand's, without ``snap``
         self.broken = False  # the outline's pass: the hand in walk failed, its rest skipped
+        # the outline's pass: hand (0 = the first) -> the index of the event that failed it
+        self.failed: dict[int, tuple[int, str]] = {}
 
     def pack(self) -> None:
         """The last hand's items (those after its RoundStarted) packed into its start; items
@@ -549,8 +608,17 @@ class _Walk:
                 self.pack()
                 self.starts.append(_Start(b"", self.own_seat, "", failure=damage_reason(exc)))
                 self.begin_hand("")
+                self.hands[-1]["label"] = round_label(e)  # not the hand before's
             elif self.starts[-1].failure is None:
                 self.starts[-1].failure = damage_reason(exc)
+            # the event's index (one place per event before it) and why, in the words of the
+            # seats' tables where they refuse it (as `mjbot replay` says it): the outline's note
+            why = damage_reason(exc)
+            try:
+                check_event(e)
+            except StateError as unsound:
+                why = damage_reason(unsound)
+            self.failed.setdefault(len(self.hands) - 1, (len(self.places), why))
             self.broken = True
 
     def event(self, e: Any) -> None:
@@ -570,7 +638,8 @@ class _Walk:
             if not self.snap:  # the seats are new: a small copy to build the steps from
                 self.pack()
                 self.starts.append(_Start(pickle.dumps(table, pickle.HIGHEST_PROTOCOL),
-                                          self.own_seat, text))
+                                          self.own_seat, text,
+                                          opening=pickle.dumps(e, pickle.HIGHEST_PROTOCOL)))
             self.begin_hand(text)
             return
         if isinstance(e, ev.PlatformNotice | ev.FuritenShown):

@@ -86,11 +86,15 @@ def test_the_prediction_measure_reads_past_the_damaged_hand(
     walks each decision's table itself) met the bad discard at the first decision after the
     damaged hand: a StateError traceback, no table, where before it had counted the moves up
     to that hand. Now it counts every decision the replay reads, that hand's up to the
-    failing event and every later hand's."""
+    failing event and every later hand's, and names the hand as `mjbot replay` does (exit
+    1: part of the input is not in the figures)."""
     run = mjbot_here(capsys, "bench", "commentary", "--policies", "rulebased",
                      str(damaged.parent))
-    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.returncode == 1, run.stderr[-2000:]
     assert "Traceback" not in run.stderr
+    (err,) = run.stderr.strip().splitlines()
+    assert err.startswith(f"mjbot bench commentary: {damaged}: hand 1 (E1-0) cannot be "
+                          "followed from event 11 (TileDiscarded seat 0 5z) at line 12: ")
     assert "1 games, 4 seat views" in run.stdout, run.stdout
     from replay.review import measure
     from replay.review.evaluators import RankingEvaluator

@@ -118,17 +118,20 @@ def test_replay_reads_botzones_preprocessed_human_games(capsys: pytest.CaptureFi
     assert "[botzone_human, mcr] seat 3" in review.stdout
 
 
-def test_a_damaged_preprocessed_game_is_refused_in_one_line_naming_it(
+def test_a_damaged_preprocessed_game_is_named_in_one_line_the_others_read(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It was the whole file refused in one line (exit 2); now that game alone is left out,
+    named the same way, and the other two read (exit 1)."""
     lines = BOTZONE_HUMAN_GAMES.read_text().splitlines()
     game = json.loads(lines[1])
     game["actions"][0][2] = [2, "W9"]  # player 0 throws a tile it does not hold
     path = tmp_path / "damaged.json"
     path.write_text("\n".join([lines[0], json.dumps(game), lines[2]]) + "\n")
     done = mjbot_here(capsys, "replay", str(path))
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert ("Botzone human games (preprocessed): line 2, step 2: player 0 gives up W9, which "
-            "it does not hold") in done.stderr
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    (err,) = done.stderr.strip().splitlines()
+    assert err.startswith(f"mjbot replay: {path}: hand 2 (round unknown) cannot be followed ")
+    assert "line 2, step 2: player 0 gives up W9, which it does not hold" in err
 
 
 def test_the_viewer_shows_the_preprocessed_human_games() -> None:

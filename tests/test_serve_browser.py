@@ -562,3 +562,51 @@ def test_a_damaged_hand_says_it_has_no_commentary_and_the_next_shows_its_own(
             pytest.fail("no subtitle in the second hand's first steps")
         assert "no commentary" not in text(browser, "#subtitles")
         assert browser.console_errors() == []
+
+
+def test_a_damaged_hand_says_what_was_damaged(browser: Browser, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The outline listed a damaged hand (an mjai discard of a tile the seat does not hold;
+    a tenhou.net/6 log entry whose round is no numbers) like any other, nothing saying what
+    was damaged: its steps showed, or "cannot show hand 2: ..." said only that the table
+    failed. Now the hand's entry in the list says "damaged", and while it is shown (or where
+    its steps cannot be, under "cannot show hand 2") the page gives the note `mjbot replay`
+    gives of it; the hands after it say nothing."""
+    from tests.in_process import mjbot_here
+    from tests.shared_data import DATA, MJAI_GAME
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    lines[11] = '{"type":"dahai","actor":0,"pai":"P","tsumogiri":false}'  # no haku held
+    mjai = logs / "edited.mjai.jsonl"
+    mjai.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    game = json.loads((DATA / "tenhou" / "convlog_tenhou6_json" / "ranked_game.json")
+                      .read_text(encoding="utf-8"))
+    game["log"][1][0] = "x"
+    tenhou6 = logs / "edited.json"
+    tenhou6.write_text(json.dumps(game, ensure_ascii=False), encoding="utf-8")
+    said = {}
+    for path in (mjai, tenhou6):
+        run = mjbot_here(capsys, "replay", "--json", str(path))
+        (said[path.name],) = json.loads(run.stdout)["summary"]["notes"]
+    with mjbot_view(logs) as url:
+        browser.navigate(url + "games/0~" + mjai.name + "#1/1")
+        step_shown(browser, 1, 1)
+        assert text(browser, "#hand-damage") == said[mjai.name]
+        assert said[mjai.name].startswith("hand 1 (E1-0) cannot be followed from event 11")
+        assert browser.evaluate("document.querySelector('#hand-select option').textContent"
+                                ).endswith(" · damaged")
+        browser.key("ArrowDown")
+        step_shown(browser, 2, 1)
+        assert browser.evaluate("document.getElementById('hand-damage').hidden") is True
+        assert "damaged" not in browser.evaluate(
+            "document.querySelectorAll('#hand-select option')[1].textContent")
+
+        browser.navigate(url + "games/0~" + tenhou6.name + "#2/1")
+        browser.wait_for("document.getElementById('link-note').textContent !== ''")
+        assert text(browser, "#link-note").startswith("cannot show hand 2: 422 ")
+        assert text(browser, "#hand-damage") == said[tenhou6.name]
+        assert "its first entry x is not [round, repeats, deposits]" in said[tenhou6.name]
+        assert browser.evaluate("document.querySelectorAll('#hand-select option')[1]"
+                                ".textContent") == "2. round unknown · damaged"

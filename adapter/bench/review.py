@@ -12,6 +12,7 @@ ranking, on the real games given, as one JSON table.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -104,7 +105,8 @@ def bench_commentary(paths: list[str], policies: list[str], playouts: int, seed:
             "seat_views": len(reps), "seat_views_by_variant": by_variant,
             "decisions": sum(len(r.decisions) for r in reps), "policies": table,
             "best_discard_topk": best, "anchors": measure.ANCHORS,
-            "left_out": [{"file": Path(x["file"]).name, "why": x["why"]} for x in left]}
+            "left_out": [{"file": Path(x["file"]).name, "why": x["why"]} for x in left],
+            "damaged_hands": measure.damaged_hands(reps)}
 
 
 def register(benches: Any) -> None:
@@ -166,7 +168,10 @@ def run_commentary(args: argparse.Namespace) -> int:
         raise UserInputError(f"no game the replayer reads in {', '.join(args.paths)} "
                              f"({result['files']} file(s) looked at{why})")
     report(args, result, text_commentary)
-    return 0
+    # a hand left out as damaged, as `mjbot replay` names it: the figures leave its moves out
+    for x in result["damaged_hands"]:
+        print(f"mjbot bench commentary: {x['file']}: {x['note']}", file=sys.stderr)
+    return 1 if result["damaged_hands"] else 0
 
 
 def _share(value: float | None) -> str:
@@ -191,4 +196,6 @@ def text_commentary(r: dict[str, Any]) -> str:
                      f"{row['seconds']:>9}")
     for x in r["left_out"]:
         lines.append(f"  left out {x['file']}: {x['why']}")
+    if r.get("damaged_hands"):  # each named on stderr, as `mjbot replay` names it
+        lines.append(f"  damaged hands left out: {len(r['damaged_hands'])}")
     return "\n".join(lines)

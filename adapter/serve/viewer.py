@@ -138,7 +138,7 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
 
         def steps() -> bytes:  # the hand's steps are built here, once per file version
             shown = {"label": hand["label"], "steps": timeline.steps(n),
-                     "result": hand["result"]}
+                     "result": hand["result"], "damaged": timeline.damage(n)}
             try:
                 return gzipped_json(shown)
             except ValueError as exc:  # the log line names the hand, as the steps' own do

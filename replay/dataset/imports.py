@@ -116,6 +116,7 @@ def record_block(record: GameRecord, game: int,
     bad: dict[int, dict[str, Any]] = {}  # hand number (1 = the first) -> its first failure
     for i in sorted(failed):
         where = damage_at(events, i, failed[i], record.lines)
+        where["unread"] = i in record.damaged  # its reader could not read it (why says so)
         bad.setdefault(where["hand"], where)
     if damaged is not None:
         damaged += bad.values()
@@ -258,7 +259,10 @@ def import_files(paths: Iterable[str | Path], out: str | Path,
 
 
 def _damaged_text(d: dict[str, Any]) -> str:
-    """One hand left out, in one line: where its moves stopped fitting, and why."""
+    """One hand left out, in one line: where its moves stopped fitting, and why (a hand its
+    reader could not read: why alone)."""
+    if d.get("unread"):
+        return f"hand {d['hand']} ({d['round']}) left out: it cannot be read: {d['why']}"
     return (f"hand {d['hand']} ({d['round']}) left out: event {d['event']} ({d['what']})"
             f"{d.get('at', '')} does not fit the table: {d['why']}")
 

@@ -34,7 +34,7 @@ from brain.rules import rules_for
 from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
-from replay.record import GameRecord, RecordError, canonical, view_event
+from replay.record import GameRecord, RecordError, canonical, unknown_start, view_event
 
 VARIANT = "mcr"
 KEYS = ("round_wind", "first_player", "tiles", "actions")
@@ -75,23 +75,35 @@ def loads(text: str) -> GameRecord:
     if not games:
         raise RecordError("botzone human: no game in the file")
     out: list[Any] = [ev.GameStarted(VARIANT, 0, ("", "", "", ""), SHARED_WALL)]
+    lines_of: list[int] = [0]  # each event's line
+    damaged: dict[int, str] = {}
     totals = [0, 0, 0, 0]
     for n, game in games:
         try:
             events = _Game(game, f"line {n}").events(tuple(totals))
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            if isinstance(exc, RecordError):
-                raise
-            raise RecordError(f"botzone human: line {n}: {exc!r}") from None
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            # that game (a hand of the record) alone is left out: one bad tile name
+            # refused the whole file, every other game lost
+            why = str(exc).removeprefix("botzone human: ") if isinstance(exc, RecordError) \
+                else f"line {n}: {type(exc).__name__}: {exc}"
+            damaged[len(out)] = why[:300]
+            out.append(unknown_start())
+            lines_of.append(n)
+            continue
         out += events
+        lines_of += [n] * len(events)
         end = events[-1]
         if isinstance(end, ev.RoundWon | ev.RoundDrawn) and end.deltas:
             totals = [a + b for a, b in zip(totals, end.deltas, strict=True)]
-    out.append(ev.GameEnded(tuple(totals)))
+    if len(damaged) == len(games):  # no game reads: refused whole, as it was
+        raise RecordError(f"botzone human: {damaged[min(damaged)]}")
+    if not damaged:  # the totals lack a damaged game's payments: no final scores to rank by
+        out.append(ev.GameEnded(tuple(totals)))
+        lines_of.append(lines_of[-1])
     meta: dict[str, Any] = {"games": len(games)}
     if cut:
         meta["cut"] = cut
-    return GameRecord(VARIANT, "botzone_human", out, meta)
+    return GameRecord(VARIANT, "botzone_human", out, meta, lines=lines_of, damaged=damaged)
 
 
 def _tile(text: Any, where: str, *, flower: bool = False) -> int:

@@ -19,7 +19,7 @@ from brain.shanten import shanten
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.tenhou import DRAW_TYPES, agari_event, decode_meld
-from replay.record import GameRecord, RecordError, canonical, own_tiles
+from replay.record import GameRecord, RecordError, canonical, own_tiles, unknown_start
 
 _TAG_RE = re.compile(r"^([TUVWDEFG])(\d+)$")
 
@@ -46,19 +46,39 @@ def loads(text: str) -> GameRecord:
     if root.tag != "mjloggm":
         raise RecordError(f"mjlog: root element is <{root.tag}>, expected <mjloggm>")
     reader = _Reader()
-    for el in tags:
+    damaged: dict[int, str] = {}
+    skipping = False  # the rest of a hand with a tag that could not be read
+    first = ""  # the first such tag, and why
+    for n, el in enumerate(tags, 1):
+        if skipping and el.tag != "INIT":
+            with contextlib.suppress(ValueError, IndexError):  # its end may end the game
+                reader._owari(el.attrib)
+            continue
+        skipping = False
         try:
             reader.tag(el)
         except (KeyError, ValueError, IndexError, T.TileError) as exc:
             if isinstance(exc, RecordError):
                 raise
-            raise RecordError(f"mjlog: bad <{el.tag}> ({exc})") from None
+            why = f"bad <{el.tag}> ({exc})"
+            if el.tag != "INIT" and not reader.dealt:
+                raise RecordError(f"mjlog: {why}") from None  # the game's own tags
+            # one hand's tag: that hand alone is left out (the whole file was refused)
+            first = first or f"{why}, tag {n} of the log"
+            damaged[len(reader.out)] = f"tag {n} of the log: {why}"
+            reader.out.append(ev.PlatformNotice(f"tag {n} of the log could not be read: {why}")
+                              if el.tag != "INIT" else unknown_start())
+            skipping = True
     reader.end()
+    if damaged and len(damaged) == sum(isinstance(e, ev.RoundStarted) for e in reader.out):
+        # every hand damaged: nothing of a game to show, refused as it was
+        raise RecordError(f"mjlog: {first}")
     meta: dict[str, Any] = {"type": reader.game_type, "ver": root.get("ver", ""),
                             "players": 3 if reader.game_type & 0x10 else 4}
     if cut is not None:
         meta["cut"] = f"the XML ends early ({cut}): {len(tags)} whole tags read"
-    return GameRecord("riichi", "mjlog", reader.out, meta)
+    return GameRecord("riichi", "mjlog", reader.out, meta, damaged=damaged)
+
 
 
 def _complete_tags(text: str) -> tuple[ET.Element | None, list[ET.Element]]:
@@ -99,6 +119,7 @@ class _Reader:
         self.final_scores: tuple[int, ...] | None = None
         self.dora: list[int] = []
         self.drawn_after_kan = False
+        self.dealt = False  # a hand was dealt: a tag after it that cannot be read is its own
 
     def _start(self) -> None:
         if not self.started:
@@ -132,6 +153,7 @@ class _Reader:
         self.hands = [[self._t(i) for i in _ints(a[f"hai{s}"])] for s in range(4)]
         self.dora = [self._t(seed[5])]
         self.last_draw = [None] * 4
+        self.dealt = True
         self.out.append(ev.RoundStarted(
             round_wind=kyoku // 4, dealer=self.dealer, honba=honba, sticks=sticks,
             scores=tuple(self.scores), dora_indicators=(self._t(seed[5]),),

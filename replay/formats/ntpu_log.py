@@ -177,11 +177,28 @@ def value_own_wins(events: list[Any]) -> list[Any]:
     return [own.see(e) for e in events]
 
 
+# the lines that begin a game, a hand's setup or a hand: where the reading of a hand with a
+# refused line picks up again
+_FRESH = ("/start", "/initGame", "/initCard")
+
+
 def loads(text: str, tiles: T.NtpuTiles | None = None) -> GameRecord:
-    """One seat's games from its command log; ``tiles``: the id mapping the client ran with."""
+    """One seat's games from its command log; ``tiles``: the id mapping the client ran with.
+
+    A line the codec refuses (a tile id that is none, a seat 7, a move of a tile the seat
+    does not hold) damages the hand it is in alone: a notice saying so stands at its place,
+    :attr:`GameRecord.damaged` names it there, and the hand's other lines are not read (the
+    codec's view of it no longer holds) up to the next game, hand setup or deal. A refused
+    ``/start`` or ``/initGame`` damages the hand it sets up. The whole file
+    was refused for one such line, every other hand lost."""
     codec = NtpuCodec(tiles)
     hand, own = _Hand(), _OwnWins()
     events: list[Any] = []
+    lines: list[int] = []  # each event's line
+    damaged: dict[int, str] = {}
+    skipping = False  # the rest of a damaged hand: not read
+    pending: str | None = None  # a line refused between hands: the next hand is damaged
+    first = ""  # the first refused line, and why
     received = sent = 0
     skipped: list[str] = []
     for n, line in enumerate(text.splitlines(), 1):
@@ -202,25 +219,55 @@ def loads(text: str, tiles: T.NtpuTiles | None = None) -> GameRecord:
             skipped.append(f"line {n}: {_short(line.strip())}")
             continue
         received += 1
-        if body.split()[0] in ("/start", "/initCard"):
-            events += hand.ended_by_the_wall(codec)
+        command = body.split()[0]
+        if skipping and command not in _FRESH:
+            continue
+        skipping = False
+        if command in ("/start", "/initCard"):
+            ended = hand.ended_by_the_wall(codec)
+            events += ended
+            lines += [n] * len(ended)
         try:
             out = codec.feed(body)
         except ProtocolError as exc:
-            raise RecordError(f"ntpu log: line {n}: {exc}") from None
+            why = f"line {n}: {exc}"
+            first = first or why
+            if (command in _FRESH[:2] and not hand.open) or not events:
+                pending = pending or why  # it sets up the next hand (or comes before any)
+            else:  # the notice says which line; the damage is named at it
+                damaged[len(events)] = f"the line could not be read: {exc}"
+                events.append(ev.PlatformNotice(why))
+                lines.append(n)
+                hand.open, skipping = False, hand.open
+            continue
         for e in out:
             if type(e) in ev.EVENT_TYPES:
                 hand.see(e)
+                if isinstance(e, ev.RoundStarted) and pending is not None:
+                    damaged[len(events)] = pending  # the line before it set it up
+                    pending, skipping = None, True
                 events.append(own.see(e))
-    events += hand.ended_by_the_wall(codec)
+                lines.append(n)
+        if skipping:
+            hand.open = False
+    ended = hand.ended_by_the_wall(codec)
+    events += ended
+    lines += [len(text.splitlines())] * len(ended)
     starts = [e for e in events if isinstance(e, ev.GameStarted)]
+    if first and not any(isinstance(e, ev.RoundStarted) and i not in damaged
+                         for i, e in enumerate(events)):
+        raise RecordError(f"ntpu log: {first}")  # no hand reads: nothing of a game to show
     if not starts:
         junk = f"; {len(skipped)} lines are no protocol line, {skipped[0]}" if skipped else ""
         raise RecordError(f"ntpu log: no /start line (not a client's command log){junk}")
     meta = {"players": 4, "view_seat": starts[0].seat, "received": received, "sent": sent,
             "skipped": len(skipped), "skipped_lines": skipped[:SKIPPED_SHOWN],
             "cut_in_hand": hand.open}
-    return GameRecord("taiwan16", SOURCE, events, meta)
+    if pending is not None:  # refused after the last hand: said where it stands
+        damaged[len(events)] = pending
+        events.append(ev.PlatformNotice(pending))
+        lines.append(int(pending.split()[1].rstrip(":")))
+    return GameRecord("taiwan16", SOURCE, events, meta, lines=lines, damaged=damaged)
 
 
 def _is_reply(body: str) -> bool:

@@ -120,12 +120,23 @@ def loads(text: str) -> GameRecord:
     meta["lines"] = len(objs) > 1 or "\n" in text
     meta["hands_per_line"] = [len(o["log"]) for o in objs]
     events: list[Any] = [ev.GameStarted(VARIANT, 0, names, {"red_fives": aka})]
-    scores: list[int] = [25000] * 4
+    scores: list[int] | None = [25000] * 4
     last = (len(objs) - 1, len(objs[-1]["log"]) - 1)
+    damaged: dict[int, str] = {}
     for i, o in enumerate(objs):
         for n, hand in enumerate(o["log"]):
-            scores = _import_hand(hand, events, f"hand {n}", (i, n) == last)
+            where = f"log[{n}]" if len(objs) == 1 else f"line {i + 1} log[{n}]"
+            scores = _import_hand(hand, events, where, (i, n) == last, damaged)
+    if damaged and len(damaged) == sum(len(o["log"]) for o in objs):
+        # no hand reads: the file is refused whole, as it was (nothing of a game to show)
+        raise RecordError(f"tenhou6: {damaged[min(damaged)]}")
     sc = objs[-1].get("sc")
+    if scores is None:  # the last hand damaged: what the hands add up to is not known
+        if cut:
+            meta["cut"] = cut
+        elif sc is not None and _final_scores(sc) is not None:
+            events.append(ev.GameEnded(_final_scores(sc) or ()))
+        return GameRecord(VARIANT, "tenhou6", events, meta, damaged=damaged)
     if not cut and sc is None and len(objs) > 1:
         # a file in lines (mjx's form, a hand a line) without final scores: one cut at a
         # line's end reads whole (a one-line excerpt of a hand is taken as it always was)
@@ -134,7 +145,7 @@ def loads(text: str) -> GameRecord:
         meta["cut"] = cut
     elif not _unfinished(objs[-1]["log"]) or sc is not None:
         events.append(ev.GameEnded(_final_scores(sc) or tuple(scores)))
-    return GameRecord(VARIANT, "tenhou6", events, meta)
+    return GameRecord(VARIANT, "tenhou6", events, meta, damaged=damaged)
 
 
 ABORTIVE = ("nine_terminals", "four_riichi", "triple_ron", "four_kans", "four_winds")
@@ -200,7 +211,16 @@ class _Hand:
         self.where = where
         self.last_hand = last  # the log's last hand: an empty result is a game cut inside it
         self.out = out
-        (kyoku, honba, sticks), scores = data[0], data[1]
+        head, scores = data[0], data[1]
+        if not (isinstance(head, list) and len(head) == 3
+                and all(type(x) is int for x in head)):
+            raise RecordError(f"tenhou6: {where}: its first entry {str(head)[:60]} is not "
+                              "[round, repeats, deposits] (three whole numbers)")
+        if not (isinstance(scores, list) and len(scores) == 4
+                and all(type(x) is int for x in scores)):
+            raise RecordError(f"tenhou6: {where}: its scores {str(scores)[:60]} are not four "
+                              "whole numbers")
+        kyoku, honba, sticks = head
         self.dealer = int(kyoku) % 4
         self.scores = [int(s) for s in scores]
         self.dora = [_tile(t, where) for t in data[2]]
@@ -473,16 +493,45 @@ def yaku_value(yaku: tuple[str, ...]) -> int:
     return total
 
 
-def _import_hand(data: list[Any], out: list[Any], where: str, last: bool = False) -> list[int]:
+def _import_hand(data: list[Any], out: list[Any], where: str, last: bool,
+                 damaged: dict[int, str]) -> list[int] | None:
+    """The hand's events added to ``out``, and the scores it leaves. A hand that cannot be
+    read (a bad tile code, a field of the wrong type or out of range, tiles that fit no
+    order of play) is left out alone: a start that stands for it (:func:`_damaged_start`)
+    is added, ``damaged`` says why at its index, and None is returned (its end's scores are
+    not known). One bad tile code refused the whole file, every other hand lost."""
     try:
         hand = _Hand(data, where, [], last)
         hand.play()
-        out.extend(hand.out)
-    except (TypeError, ValueError, IndexError, KeyError) as exc:
-        if isinstance(exc, RecordError):
-            raise
-        raise RecordError(f"tenhou6: {where}: malformed ({exc})") from None
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
+        why = str(exc).removeprefix("tenhou6: ") if isinstance(exc, RecordError) \
+            else f"{where}: malformed ({type(exc).__name__}: {exc})"
+        damaged[len(out)] = why[:300]
+        out.append(_damaged_start(data))
+        return None
+    out.extend(hand.out)
     return hand.scores
+
+
+def _damaged_start(data: Any) -> ev.RoundStarted:
+    """The start of a hand that cannot be read: its round, repeats, deposits and scores
+    where the entry holds them as numbers in range (its round is named by them), else
+    unknown (None, no scores); no tiles."""
+    head = data[0] if isinstance(data, list) and data else None
+    kyoku, honba, sticks = (head + [None] * 3)[:3] if isinstance(head, list) else (None,) * 3
+    if not all(type(x) is int and 0 <= x <= top
+               for x, top in ((kyoku, 15), (honba, 999), (sticks, 999))):
+        kyoku = honba = sticks = None
+    scores = data[1] if isinstance(data, list) and len(data) > 1 else None
+    if not (isinstance(scores, list) and len(scores) == 4
+            and all(type(x) is int and -2**31 < x < 2**31 for x in scores)):
+        scores = []
+    unknown: Any = None
+    return ev.RoundStarted(
+        round_wind=unknown if kyoku is None else kyoku // 4,
+        dealer=unknown if kyoku is None else kyoku % 4,
+        honba=unknown if honba is None else honba, sticks=unknown if sticks is None else sticks,
+        scores=tuple(scores), round_number=unknown if kyoku is None else kyoku % 4)
 
 
 # --------------------------------------------------------------------------- export

@@ -23,7 +23,7 @@ from protocols import events as ev
 from protocols import tiles as T
 from replay import formats
 from replay.record import GameRecord, RecordError
-from replay.replayer import Replay, from_record, from_seat_record, walk
+from replay.replayer import Replay, damage_note, from_record, from_seat_record, walk
 from replay.review.evaluators import Evaluator
 
 ANCHORS = {"source": "seed 004 (Botzone MCR, 45,050 decisions)", "discard_topk": 0.7584,
@@ -99,9 +99,22 @@ def replays(files: list[Path]) -> tuple[list[Replay], list[dict[str, str]]]:
 
 
 def _fingerprint(record: GameRecord) -> str:
-    moves = [(e.seat, T.kind(e.tile)) for e in record.events
-             if isinstance(e, ev.TileDiscarded)]
+    """The game's discards, to count a game given twice once; a discard that names no tile (a
+    damaged or edited file: its reader keeps what the file said, and the hand is left out)
+    is taken as written: it was a TypeError out of `mjbot bench commentary`."""
+    moves = [(e.seat, T.kind(e.tile) if T.is_valid(e.tile) else repr(e.tile))
+             for e in record.events if isinstance(e, ev.TileDiscarded)]
     return hashlib.sha1(repr((record.variant, moves)).encode()).hexdigest()
+
+
+def damaged_hands(replay_list: list[Replay]) -> list[dict[str, str]]:
+    """Each hand left out as damaged, once per file and hand (every seat of a game notes a
+    hand all can see): its file and the note `mjbot replay` gives of it."""
+    out: dict[tuple[str, int], dict[str, str]] = {}
+    for rep in replay_list:
+        for d in rep.damaged:
+            out.setdefault((rep.path, d["hand"]), {"file": rep.path, "note": damage_note(d)})
+    return list(out.values())
 
 
 def measure(replay_list: list[Replay], ranker: Evaluator, k: int = 3,
@@ -111,8 +124,9 @@ def measure(replay_list: list[Replay], ranker: Evaluator, k: int = 3,
     done = 0
     for rep in replay_list:
         rules = rules_for(rep.variant)
-        # a damaged import's hand is left from its failing event, as its decisions were
-        for d, state in walk(rep):
+        # a damaged import's hand is left from its failing event, as its decisions were;
+        # any other event the table refuses is noted in ``rep.damaged`` the same way
+        for d, state in walk(rep, noted_too=True):
             done += 1
             legal = list(d.legal) or rules.legal_actions(state, d.request)
             count(tally, ranker, state, d.request, legal, d.action, k)

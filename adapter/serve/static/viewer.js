@@ -157,9 +157,19 @@ async function loadSubtitles() {
   drawSubtitles();
 }
 
+// a damaged hand (its file could not be read there, or the table cannot follow its moves):
+// the note `mjbot replay` gives of it, above the table while that hand is shown
+function drawDamage(index) {
+  const box = document.getElementById("hand-damage");
+  const note = (view.cache.get(index) || {}).damaged || (view.outline.hands[index] || {}).damaged || "";
+  box.textContent = note;
+  box.hidden = !note;
+}
+
 function draw() {
   const step = view.steps[view.step];
   if (!step) return;
+  drawDamage(view.hand);
   const bottom = ASKED_SEAT ?? view.outline.our_seat ?? 0;
   const places = { bottom, right: (bottom + 1) % 4, top: (bottom + 2) % 4, left: (bottom + 3) % 4 };
   for (const [place, seat] of Object.entries(places)) drawSeat(document.getElementById("seat-" + place), seat, step);
@@ -184,6 +194,7 @@ async function openHand(index, atEnd, step) {
       view.cache.set(index, await getJSON(`/api/games/${encodeURIComponent(GAME_ID)}/hands/${index}`));
     } catch (error) {  // said, the hand shown before (if any) kept on the table and in the list
       view.handError = `cannot show hand ${index + 1}: ` + error.message;
+      drawDamage(index);  // a damaged hand's note: what was damaged (the 422 says only that)
       document.getElementById("link-note").textContent = view.handError;
       if (view.steps) document.getElementById("hand-select").value = view.hand;
       return;
@@ -191,6 +202,11 @@ async function openHand(index, atEnd, step) {
   }
   const note = document.getElementById("link-note");
   if (view.handError && note.textContent === view.handError) note.textContent = "";
+  const option = document.querySelectorAll("#hand-select option")[index];
+  // a hand only its seats' tables refuse is known damaged once it is opened: listed so too
+  if (view.cache.get(index).damaged && option && !option.textContent.includes(" · damaged")) {
+    option.textContent += " · damaged";
+  }
   view.hand = index;
   view.steps = view.cache.get(index).steps;
   view.step = step !== undefined ? step : (atEnd ? view.steps.length - 1 : 0);
@@ -261,6 +277,7 @@ async function start() {
   const select = document.getElementById("hand-select");
   select.replaceChildren(...o.hands.map((h, i) => el("option", { value: i },
     `${i + 1}. ${h.label}${h.decisions ? " (" + h.decisions + " decisions)" : ""}` +
+    (h.damaged ? " · damaged" : "") +
     (h.notices && h.notices.length ? ` · ${h.notices.length} notice${h.notices.length > 1 ? "s" : ""}` : ""))));
   select.addEventListener("change", () => openHand(Number(select.value), false));
   document.getElementById("prev").addEventListener("click", () => move(-1));

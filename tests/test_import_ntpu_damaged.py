@@ -1,0 +1,100 @@
+"""An NTPU command log with a line the codec refuses (a tile id that is none, a wind that is
+none in ``/initGame``). The reader refused the whole file (`mjbot replay`: "not a game log we
+know"), every other hand lost. Now the hand that line is in (or, between two hands, the hand
+it sets up) is left out alone, named with the line, and the others read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replay.formats import ntpu_log
+from replay.record import RecordError
+from tests.in_process import mjbot_here
+from tests.shared_data import LAB_REFEREE
+
+FIRST = LAB_REFEREE / "MJServerLog_1795525321_Player1.log"  # one hand each, seat 1
+SECOND = LAB_REFEREE / "MJServerLog_1795525388_Player1.log"
+
+
+def _two_hands() -> list[str]:
+    """One game of two hands: the second log's hand after the first's (its /start left out)."""
+    return FIRST.read_text(encoding="utf-8").splitlines() + \
+        SECOND.read_text(encoding="utf-8").splitlines()[1:]
+
+
+def _write(tmp_path: Path, lines: list[str], name: str) -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _summary(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict[str, Any]]:
+    run = mjbot_here(capsys, "replay", "--json", str(path))
+    assert "Traceback" not in run.stderr
+    return run.returncode, json.loads(run.stdout)["summary"]
+
+
+@pytest.mark.parametrize("hand", [0, 1])
+def test_a_refused_line_leaves_its_hand_out_alone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], hand: int) -> None:
+    lines = _two_hands()
+    whole = _write(tmp_path, lines, "whole.log")
+    starts = [n for n, line in enumerate(lines) if line.startswith("/initCard")]
+    at = next(n for n in range(starts[hand], len(lines)) if lines[n].startswith("/throw 2 "))
+    lines[at] = "/throw 2 999"  # no tile has id 999
+    path = _write(tmp_path, lines, "edited.log")
+    code, good = _summary(capsys, whole)
+    assert code == 0 and len(good["hands"]) == 2 and good["hands"][1]["results"]
+    code, bad = _summary(capsys, path)
+    assert code == 1
+    (note,) = bad["notes"]
+    assert note.startswith(f"hand {hand + 1} (E1-0) cannot be followed from event ")
+    assert f"at line {at + 1}: the line could not be read: bad tile id" in note, note
+    assert "damaged" in bad["hands"][hand] and not bad["hands"][hand]["results"]
+    other = 1 - hand
+    assert bad["hands"][other] == good["hands"][other]
+
+
+def test_a_refused_line_between_hands_leaves_the_hand_it_sets_up_out(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _two_hands()
+    whole = _write(tmp_path, lines, "whole.log")
+    at = [n for n, line in enumerate(lines) if line.startswith("/initGame")][1]
+    lines[at] = "/initGame East Nowhere 1 1 0"
+    code, good = _summary(capsys, whole)
+    code, bad = _summary(capsys, _write(tmp_path, lines, "edited.log"))
+    assert code == 1
+    (note,) = bad["notes"]
+    assert note.startswith("hand 2 (E1-0) cannot be followed from event ")
+    assert f"line {at + 1}: unknown wind 'Nowhere'" in note, note
+    assert bad["hands"][0] == good["hands"][0]
+    assert bad["hands"][1]["damaged"] and not bad["hands"][1]["unfinished"]
+
+
+def test_a_refused_start_refuses_the_file_in_one_line() -> None:
+    lines = FIRST.read_text(encoding="utf-8").splitlines()
+    lines[0] = "/start MJ 7"
+    with pytest.raises(RecordError, match=r"^ntpu log: line 1: seat must be 1..4"):
+        ntpu_log.loads("\n".join(lines))
+
+
+def test_a_refused_line_after_a_hands_end_loses_no_hand(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A line refused between two hands that sets nothing up (a move after the hand's end)
+    is named with its line; both hands read whole."""
+    lines = _two_hands()
+    whole = _write(tmp_path, lines, "whole.log")
+    at = [n for n, line in enumerate(lines) if line.startswith("/initGame")][1]
+    lines.insert(at, "/throw 2 999")
+    code, good = _summary(capsys, whole)
+    code, bad = _summary(capsys, _write(tmp_path, lines, "edited.log"))
+    assert code == 1
+    (note,) = bad["notes"]
+    assert f"at line {at + 1}: the line could not be read: bad tile id" in note, note
+    for n in range(2):
+        for key in ("discards", "calls", "results", "decisions"):
+            assert bad["hands"][n][key] == good["hands"][n][key], (n, key)

@@ -1,0 +1,151 @@
+"""A tenhou.net/6 file with one hand ("log" entry) damaged: a tile code that is no tile, a
+field of the wrong type. The reader raised for the whole file (`mjbot replay`: "not a game log
+we know", `dataset import`: the file left out), every other hand lost. Now that hand alone is
+left out and named (its number, round, the log entry and what was wrong), the others read; a
+file whose structure is unreadable, or none of whose hands reads, is still refused whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replay.formats import tenhou6
+from replay.record import RecordError
+from tests.in_process import mjbot_here
+from tests.shared_data import DATA
+from tests.test_import_damaged import shard_arrays
+
+GAME = DATA / "tenhou" / "convlog_tenhou6_json" / "ranked_game.json"  # three hands
+IN_LINES = DATA / "tenhou" / "mjx_pairs" / "2010110100gm-00a9-0000-de3472e8.tenhou6.json"
+
+
+def _seat1_discard(log: list[Any]) -> None:
+    log[6][3] = 99  # seat 0's fourth discard: a code that is no tile
+
+
+def _scores(log: list[Any]) -> None:
+    log[1][2] = "a"
+
+
+def _round(log: list[Any]) -> None:
+    log[0] = "x"
+
+
+def _start_tile(log: list[Any]) -> None:
+    log[4 + 3 * 2][0] = 0  # seat 2's starting hand: 0 is no tile code
+
+
+# entry edited -> what the note says was wrong
+EDITS = {
+    "discard": (2, _seat1_discard, "bad tile code 99 in log[2]"),
+    "scores": (0, _scores, "log[0]: its scores [25000, 25000, 'a', 25000] are not four whole"),
+    "round": (1, _round, "log[1]: its first entry x is not [round, repeats, deposits]"),
+    "start": (1, _start_tile, "bad tile code 0 in log[1]"),
+}
+
+
+def _edited(tmp_path: Path, entry: int, edit: Any) -> Path:
+    game = json.loads(GAME.read_text(encoding="utf-8"))
+    edit(game["log"][entry])
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(game, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def _summary(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict[str, Any]]:
+    run = mjbot_here(capsys, "replay", "--json", str(path))
+    assert "Traceback" not in run.stderr
+    return run.returncode, json.loads(run.stdout)["summary"]
+
+
+@pytest.mark.parametrize("case", EDITS, ids=list(EDITS))
+def test_one_damaged_hand_is_left_out_and_named_the_others_read(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str) -> None:
+    entry, edit, why = EDITS[case]
+    path = _edited(tmp_path, entry, edit)
+    code, good = _summary(capsys, GAME)
+    assert code == 0 and not good["notes"]
+    code, bad = _summary(capsys, path)
+    assert code == 1
+    assert len(bad["hands"]) == len(good["hands"]) == 3
+    (note,) = bad["notes"]
+    assert note.startswith(f"hand {entry + 1} (") and why in note, note
+    assert bad["hands"][entry]["damaged"].startswith(why[:20])
+    assert not bad["hands"][entry]["unfinished"]
+    for n in range(3):
+        if n != entry:  # every other hand as the whole file's
+            assert bad["hands"][n] == good["hands"][n]
+    assert bad["final_scores"] == good["final_scores"]  # the file's own sc
+
+
+def test_the_dataset_import_takes_the_other_hands(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    entry, edit, why = EDITS["discard"]
+    path = _edited(tmp_path, entry, edit)
+    run = mjbot_here(capsys, "dataset", "import", str(path), "--out", str(tmp_path / "ds"))
+    assert run.returncode == 1, run.stderr
+    (err,) = run.stderr.strip().splitlines()
+    assert err == (f"mjbot dataset import: {path}: hand 3 (E2-1) left out: it cannot be "
+                   f"read: {why}")
+    assert "1 games, 2 hands" in run.stdout
+    assert list(shard_arrays(tmp_path / "ds")["h_number"]) == [0, 1]  # the first two
+
+
+def test_a_file_in_lines_names_the_line(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """mjx's form, one object (of one hand) a line: the damaged hand is named by its line."""
+    lines = IN_LINES.read_text(encoding="utf-8").splitlines()
+    obj = json.loads(lines[3])
+    obj["log"][0][5][0] = 77  # seat 0's first take
+    lines[3] = json.dumps(obj, ensure_ascii=False)
+    path = tmp_path / "lines.json"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, good = _summary(capsys, IN_LINES)
+    code, bad = _summary(capsys, path)
+    assert code == 1
+    (note,) = bad["notes"]
+    assert note.startswith("hand 4 (") and "bad tile code 77 in line 4 log[0]" in note, note
+    assert [h for n, h in enumerate(bad["hands"]) if n != 3] == \
+        [h for n, h in enumerate(good["hands"]) if n != 3]
+
+
+@pytest.mark.parametrize("text, match", [
+    ('{"log": 3}', "expected an object with a 'log' list"),
+    ('{"name": ["a", "b"], "log": []}', "expected 4 names"),
+])
+def test_an_unreadable_structure_is_still_refused_whole(text: str, match: str) -> None:
+    with pytest.raises(RecordError, match=match):
+        tenhou6.loads(text)
+
+
+def test_a_file_none_of_whose_hands_reads_is_refused_whole(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    game = json.loads(GAME.read_text(encoding="utf-8"))
+    for hand in game["log"]:
+        hand[0] = "x"
+    path = tmp_path / "none.json"
+    path.write_text(json.dumps(game, ensure_ascii=False), encoding="utf-8")
+    run = mjbot_here(capsys, "replay", str(path))
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert "log[0]: its first entry x is not [round, repeats, deposits]" in run.stderr
+
+
+def test_a_file_in_lines_cut_after_a_damaged_hand_still_says_it_is_cut(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The last whole line's hand damaged and the next line cut: both are said (the cut was
+    lost with the damaged hand's unknown scores)."""
+    lines = IN_LINES.read_text(encoding="utf-8").splitlines()
+    obj = json.loads(lines[6])
+    obj["log"][0][0] = "x"
+    lines = [*lines[:6], json.dumps(obj, ensure_ascii=False), lines[7][:50]]
+    path = tmp_path / "cut.json"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    code, bad = _summary(capsys, path)
+    assert code == 1
+    damaged, cut = bad["notes"]
+    assert damaged.startswith("hand 7 (round unknown) ") and "line 7 log[0]" in damaged
+    assert cut.startswith("the file is cut short: line 8 ends early"), cut
+    assert bad["final_scores"] is None
