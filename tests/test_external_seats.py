@@ -34,6 +34,8 @@ from adapter.local.external import seat as seat_module
 from adapter.local.external.process import LineProcess, NoClient, SeatFault
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import seat_for
+from brain.tally import FallbackKind
+from protocols import events as ev
 from replay.log import read_log
 from tests.in_process import mjbot_here
 from tests.serve_helpers import free_port
@@ -1878,3 +1880,24 @@ def test_a_seat_that_reads_answers_as_lines_go_logs_the_time_the_answer_took(tmp
             client.wait(timeout=60)
     times = _turn_times(logs, name)
     assert times and min(times) >= pause, sorted(times)[:5]
+
+
+@pytest.mark.parametrize("program, said", [
+    ("false", "crashed: the program ended its output (exit 1) at its start"),
+    ("garbage", "garbage: an answer that is not JSON")])
+def test_an_outside_programs_fallback_carries_its_kind(tmp_path, program, said):
+    """Every answer carries its fallback's kind for what counts answers (brain/tally.py), and
+    an answer whose kind says none was the program's own: an outside seat's safe play, for a
+    program that died at its start or answered garbage, said NONE beside its reason."""
+    garbage = "import sys\nfor _ in sys.stdin:\n    print('not json', flush=True)\n"
+    argv = "/bin/false" if program == "false" else \
+        f"{PY} {_script(tmp_path, 'garbage.py', garbage)}"
+    seat = external_seat("riichi", 0, f"mjai:{argv}", SeatLimits(answer=10.0, first=10.0))
+    try:
+        seat.observe(ev.GameStarted("riichi", 0))
+        legal = [ev.Pass(), ev.Discard(1)]
+        answer = seat.decide(ev.DecisionRequest("claim"), legal)
+    finally:
+        seat.close()
+    assert answer.fallback.startswith(said) and answer.action == ev.Pass()
+    assert answer.kind is FallbackKind.FAILED

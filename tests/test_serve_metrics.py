@@ -6,6 +6,7 @@ has the families, types, help texts and label names the hand-written exposition 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,16 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from adapter.serve.config import loads
 from adapter.serve.metrics import LATENCY_BUCKETS, Metrics
-from adapter.serve.runners import Outcome, RunContext
+from adapter.serve.practice import _Reporter, _ReportingSeat
+from adapter.serve.runners import Outcome, RunContext, _apply_report
 from adapter.serve.status import StatusServer
 from adapter.serve.supervisor import Supervisor
+from brain import anytime
+from brain.brain import Answer
+from brain.policies import POLICIES
+from brain.policies.base import Decision
+from brain.tally import FallbackKind
+from protocols import events as ev
 from tests.serve_helpers import until
 
 SESSION, KIND, POLICY = ("session",), ("kind", "session"), ("policy", "session")
@@ -106,7 +114,8 @@ def playing(decisions: int) -> Callable[[Any, RunContext], Any]:
     async def run(spec: Any, ctx: RunContext) -> Outcome:
         for n in range(decisions):
             ctx.probe.decision("rulebased", 0.0004 * (n + 1), "")
-        ctx.probe.decision("greedy", 0.01, "rulebased answered an illegal action Pass()")
+        ctx.probe.decision("greedy", 0.01, "rulebased answered an illegal action Pass()",
+                           "illegal")
         ctx.probe.hands(5)
         ctx.probe.illegal(1)
         ctx.probe.reconnects(1)
@@ -311,3 +320,69 @@ async def test_the_viewers_counters_are_in_health_and_metrics_from_one_source(
                       ("mjbot_viewer_cache_bytes", "bytes"),
                       ("mjbot_viewer_cache_games", "games")):
         assert values[(name, ())] == health["cache"][key], name
+
+
+class _NoDecision:
+    """Answers what is no Decision: an illegal answer whose reason does not say "illegal"."""
+
+    name = "test-no-decision"
+    fast = True
+
+    def decide(self, state: Any, request: Any, legal: Any, budget: Any = None,
+               publish: Any = None) -> Any:
+        return None
+
+
+class _RaisesIllegal:
+    """Raises with "illegal" in its message: a failure, not an illegal answer."""
+
+    name = "test-raises-illegal"
+    fast = True
+
+    def decide(self, state: Any, request: Any, legal: Any, budget: Any = None,
+               publish: Any = None) -> Decision:
+        raise ValueError("illegal meld in the hand")
+
+
+async def test_an_illegal_answer_is_counted_by_its_kind_not_its_reasons_text(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """serve counted an illegal answer (mjbot_illegal_actions_total, the status page's
+    "illegal") by "illegal" in the fallback's reason, where sessions, logs and the bench
+    read the answer's kind (brain/tally.py): an answer that is no Decision and a late
+    policy's best so far that cannot be played (the policy's illegal answers by their kind)
+    went uncounted, and a policy that raised with "illegal" in its message was counted.
+    A practice game's answers, through its report lines, are counted by their kind now."""
+    for policy in (_NoDecision, _RaisesIllegal):
+        monkeypatch.setitem(POLICIES, policy.name, policy)
+    lines: list[dict[str, Any]] = []
+    reporter = _Reporter(lines.append)
+    legal = [ev.Pass(), ev.Discard(1)]
+    for name in (_NoDecision.name, _RaisesIllegal.name):
+        _ReportingSeat("riichi", 0, name, None, reporter).decide(ev.DecisionRequest("claim"),
+                                                                legal)
+    # a late mc whose best so far cannot be played (as tests/test_thinker.py's plays it)
+    late = Answer(ev.Pass(), tuple(legal), "mc", (), 0.25,
+                  "mc missed its 0.250s budget; its best so far Discard(tile=999, "
+                  "riichi=False) is not legal", anytime.fallback_source("rulebased"),
+                  kind=FallbackKind.ILLEGAL)
+    reporter.decision(0, late.policy, late.elapsed, late.fallback, late.kind.value)
+    report = {"t": "hand", "hands": 1, "illegal": 0, "decisions": reporter.decisions}
+
+    async def run(spec: Any, ctx: RunContext) -> Outcome:
+        _apply_report(json.loads(json.dumps(report)), ctx.probe)  # as the report line goes
+        ctx.probe.game_finished({"scores": [1, 2, 3, 4], "seat": 0, "points": 5,
+                                 "ranks": [1, 2, 3, 4], "hands": 1, "log": None})
+        await ctx.stop.event.wait()
+        return Outcome("stopped")
+
+    sup = Supervisor(loads(sessions("practice"), environ={}), runners={"local": run},
+                     log_dir="unused")
+    sup.start()
+    try:
+        await until(lambda: sup.handles["practice"].games_played >= 1)
+        handle = sup.handles["practice"]
+        assert (handle.decisions_made, handle.fallbacks) == (3, 3)
+        assert handle.illegal_answers == 2
+        assert sup.metrics.get("mjbot_illegal_actions_total", session="practice") == 2
+    finally:
+        await sup.stop(2)

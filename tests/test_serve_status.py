@@ -46,7 +46,8 @@ async def played(spec: Any, ctx: RunContext) -> Outcome:
     """A run that reports what a practice game would, then waits for the stop."""
     for elapsed in (0.0004, 0.003, 0.2):
         ctx.probe.decision("rulebased", elapsed, "")
-    ctx.probe.decision("greedy", 0.01, "rulebased answered an illegal action Pass()")
+    ctx.probe.decision("greedy", 0.01, "rulebased answered an illegal action Pass()",
+                       "illegal")
     ctx.probe.hands(5)
     ctx.probe.illegal(1)
     ctx.probe.live({"variant": "riichi", "round": "E2-0", "scores": [1, 2, 3, 4], "seat": 0,

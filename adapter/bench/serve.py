@@ -311,11 +311,11 @@ def _sample(handle: Any, samples: list[tuple[float, str, float]],
     report = handle.decision
     kind = handle.spec.kind
 
-    def decision(policy: str, elapsed: float, fallback: str) -> None:
+    def decision(policy: str, elapsed: float, fallback: str, fallback_kind: str = "") -> None:
         now = time.monotonic()
         samples.append((now, kind, elapsed))
         fallbacks.append((now, kind, fallback))
-        report(policy, elapsed, fallback)
+        report(policy, elapsed, fallback, fallback_kind)
 
     handle.decision = decision
 

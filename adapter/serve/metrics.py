@@ -38,6 +38,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from brain.tally import FallbackKind
+
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 
 SESSION = ("session",)
@@ -299,14 +301,18 @@ class Metrics:
                 del self._series[(name, values)]
                 self._families[name].remove(*values)
 
-    def decision(self, session: str, policy: str, elapsed: float, fallback: str = "") -> None:
+    def decision(self, session: str, policy: str, elapsed: float, fallback: str = "",
+                 kind: str = "") -> None:
         """One answered decision of the policy's (an only legal action, which the policy is
-        not asked, is not reported); a fallback caused by an illegal answer counts as both."""
+        not asked, is not reported); a fallback caused by an illegal answer counts as both,
+        told by its ``kind`` (brain/tally.py's FallbackKind value), not by its reason's text:
+        an answer that is no Decision, or a late policy's best so far that cannot be played,
+        is illegal and its text does not say "illegal"; a policy that raised may say it."""
         self.inc("mjbot_decisions_total", session=session, policy=policy)
         self.observe("mjbot_decision_seconds", elapsed, session=session, policy=policy)
         if fallback:
             self.inc("mjbot_fallbacks_total", session=session, policy=policy)
-            if "illegal" in fallback:
+            if kind == FallbackKind.ILLEGAL.value:
                 self.inc("mjbot_illegal_actions_total", session=session)
 
     def render(self) -> bytes:

@@ -96,9 +96,10 @@ class _Reporter:
     last_live: float = 0.0
     live_every: float = LIVE_EVERY
 
-    def decision(self, seat: int, policy: str, elapsed: float, fallback: str) -> None:
+    def decision(self, seat: int, policy: str, elapsed: float, fallback: str,
+                 kind: str = "") -> None:
         if seat == self.our_seat:  # the opponents' decisions are not our session's
-            self.decisions.append([seat, policy, round(elapsed, 6), fallback])
+            self.decisions.append([seat, policy, round(elapsed, 6), fallback, kind])
 
     def live(self, state: Any) -> None:
         """A snapshot at the first event ``live_every`` seconds after the last, whatever the
@@ -136,7 +137,8 @@ class _ReportingSeat(BrainSeat):
     def decide(self, request: ev.DecisionRequest, legal: list[Any] | None = None) -> Any:
         answer = super().decide(request, legal)
         if answer.source != FORCED:  # an only legal action: the policy was not asked
-            self.reporter.decision(self.seat, answer.policy, answer.elapsed, answer.fallback)
+            self.reporter.decision(self.seat, answer.policy, answer.elapsed, answer.fallback,
+                                   answer.kind.value)
         return answer
 
 

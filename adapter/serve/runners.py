@@ -56,8 +56,9 @@ class Outcome:
 
 
 class Probe(Protocol):
-    def decision(self, policy: str, elapsed: float, fallback: str) -> None:
-        """An answer the policy was asked for: not an only legal action (brain/tally.py)."""
+    def decision(self, policy: str, elapsed: float, fallback: str, kind: str = "") -> None:
+        """An answer the policy was asked for: not an only legal action (brain/tally.py);
+        ``kind``: its fallback's (FallbackKind's value there, "" for none)."""
     def hands(self, count: int) -> None: ...
     def illegal(self, count: int) -> None: ...
     def reconnects(self, count: int) -> None: ...
@@ -186,8 +187,8 @@ def _apply_report(report: dict[str, Any], probe: Probe) -> None:
     elif kind == "live":
         probe.live({k: v for k, v in report.items() if k != "t"})
     elif kind == "hand":
-        for _seat, policy, elapsed, fallback in report["decisions"]:
-            probe.decision(str(policy), float(elapsed), str(fallback))
+        for _seat, policy, elapsed, fallback, kind in report["decisions"]:
+            probe.decision(str(policy), float(elapsed), str(fallback), str(kind))
         probe.hands(int(report["hands"]))
         if report["illegal"]:
             probe.illegal(int(report["illegal"]))
@@ -264,7 +265,7 @@ async def _run_client(spec: SessionSpec, ctx: RunContext, bot: Any, main: Awaita
         # an only legal action is no decision of the policy's (brain/tally.py): counted, it
         # understated the fallback share and the decision times
         if getattr(answer, "source", "") != FORCED:
-            probe.decision(answer.policy, answer.elapsed, answer.fallback)
+            probe.decision(answer.policy, answer.elapsed, answer.fallback, answer.kind.value)
 
     # The async clients decide through their thinker (adapter/thinking/thinker.py), which holds the
     # brain it was made with: measure there when there is one, else at the brain.

@@ -39,6 +39,7 @@ from adapter.serve.runners import (
     StopRequest,
 )
 from adapter.tasks import cancel_and_log
+from brain.tally import FallbackKind
 from replay.log import Scrubber, is_log_name, plain_name
 from replay.logzip import compressed_name
 
@@ -95,17 +96,18 @@ class SessionHandle:
 
     # ------------------------------------------------------------------ the probe
 
-    def decision(self, policy: str, elapsed: float, fallback: str) -> None:
+    def decision(self, policy: str, elapsed: float, fallback: str, kind: str = "") -> None:
         self.decisions_made += 1
-        self.metrics.decision(self.spec.name, policy, elapsed, fallback)
+        self.metrics.decision(self.spec.name, policy, elapsed, fallback, kind)
         if fallback:
-            self._fallback(policy, fallback)
+            self._fallback(policy, fallback, kind)
 
-    def _fallback(self, policy: str, reason: str) -> None:
+    def _fallback(self, policy: str, reason: str, kind: str) -> None:
         """Counted and shown; logged at the first and then at most once a FALLBACK_LOG_EVERY
-        with the count since the last line (a line per answer would flood the log)."""
+        with the count since the last line (a line per answer would flood the log). An
+        illegal answer is told by its ``kind`` (Metrics.decision), not by the reason's text."""
         self.fallbacks += 1
-        if "illegal" in reason:
+        if kind == FallbackKind.ILLEGAL.value:
             self.illegal_answers += 1
         reason = self.scrub(reason)
         self.last_fallback = {"reason": reason, "policy": policy, "at": time.time()}

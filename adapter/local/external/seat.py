@@ -27,7 +27,7 @@ from adapter.local.external.process import UNASKED_LIMIT, LineProcess, SeatFault
 from adapter.local.timing import DecisionTimes
 from brain.brain import Answer, safest_action
 from brain.state import TableState
-from brain.tally import FallbackTally, one_line
+from brain.tally import FallbackKind, FallbackTally, one_line
 from protocols import events as ev
 from protocols import tiles as T
 
@@ -40,6 +40,8 @@ MAX_RESTARTS = 3
 HEARD = 2  # lines of what a program said, logged with a refused move (a riichi is two)
 STALE_LOGGED = 3  # lines answering no ask logged one by one before a line; the rest counted
 REASONS = ("late", "crashed", "garbage", "illegal")
+# a fault's kind on the answer (brain/tally.py): what counts answers reads it, not the text
+FAULT_KINDS = {"late": FallbackKind.LATE, "illegal": FallbackKind.ILLEGAL}
 
 
 @dataclass
@@ -164,8 +166,10 @@ class ExternalSeat:
         started = time.perf_counter()
         kept, self.answered_in = self.answered_in, 0.0
         asked = not self.down  # a safe play while it is down asks the program nothing
-        if self.down:
+        kind = FallbackKind.NONE
+        if self.down:  # its run was stopped (late, crashed, failed its start): not asked
             action, fallback = safest_action(self.state, legal), f"{self.down} (safe play)"
+            kind = FallbackKind.FAILED
         else:
             try:
                 action = self._legal(self._ask(request, legal), legal, request)
@@ -173,6 +177,7 @@ class ExternalSeat:
             except SeatFault as fault:
                 self._fault(fault)
                 action, fallback = safest_action(self.state, legal), one_line(str(fault))
+                kind = FAULT_KINDS.get(fault.reason, FallbackKind.FAILED)
         if counted:
             self.tally.record(fallback)
         # the time the program took to answer (the log's decision frame, `mjbot replay`'s
@@ -181,7 +186,8 @@ class ExternalSeat:
         elapsed = kept + time.perf_counter() - started
         if counted and asked:
             self.times.record(elapsed)
-        return Answer(action, tuple(legal), self.name, fallback=fallback, elapsed=elapsed)
+        return Answer(action, tuple(legal), self.name, fallback=fallback, elapsed=elapsed,
+                      kind=kind)
 
     def close(self) -> None:
         self._stop()
