@@ -266,6 +266,7 @@ async def test_builds_whose_clients_hung_up_before_a_slot_are_not_run(tmp_path: 
     client = TestClient(TestServer(app))
     await client.start_server()
     cache = app[VIEW_CACHE]
+    cache.client_waiting = 8  # the five from one client all queued (its share is 4 queued)
     release = threading.Event()
     try:
         held = await _held_slots(cache, release)

@@ -74,7 +74,8 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
                           roots=[supervisor.log_dir], token=config.status.token,
                           max_connections=config.status.max_connections,
                           request_timeout=config.status.request_timeout,
-                          trust_forwarded_proto=config.status.trust_forwarded_proto)
+                          trust_forwarded_proto=config.status.trust_forwarded_proto,
+                          trust_forwarded_for=config.status.trust_forwarded_for)
     url = await server.start(host, port)
     log.info("serve: status server listening", url=url, sessions=len(config.sessions))
     if on_listening is not None:
