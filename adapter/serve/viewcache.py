@@ -323,7 +323,14 @@ class BuildCache:
         7-12 s after its client hung up), is given up at its next hand once no request waits
         for the build it belongs to, or the server stops."""
         with progress.checking(self.check):
-            return _no_stop_iteration(call)
+            try:
+                return _no_stop_iteration(call)
+            except (Stopping, NotBuilt) as exc:
+                # given up: without the frames it passed through, what the read made (a
+                # 300-game log's: a million objects) dies here, by reference counting;
+                # held by the traceback, in asyncio's reference cycles, it waited for the
+                # next full collection, which walked it all with the loop held (1.7 s)
+                raise exc.with_traceback(None) from None
 
     async def _slot(self, share: _Share | None) -> None:
         """A build slot, had once the client's own share has one free: a client's runs past
