@@ -128,3 +128,46 @@ async def test_an_untrusted_forwarded_header_does_not_buy_more_shares(logs: Path
     greedy = [{"X-Forwarded-For": f"10.0.0.{n}"} for n in range(GREEDY)]
     seen = await _greedy_and_other(logs, False, greedy, {}, "127.0.0.1")
     _check_fair(seen)
+
+
+async def test_overlapping_commentaries_some_dropped_leave_nothing_frozen(logs: Path) -> None:
+    """The commentary freezes the process's objects out of the collector's walks while it
+    runs (replay/gcpause.py): in a long-running serve every freeze must end, or what was
+    frozen is never collected. Commentaries of three clients overlapping (each waits for its
+    client's one slot while others run), some dropped after a moment, others read to the
+    end: once every build has ended, nothing is frozen and the collector is on."""
+    import gc
+
+    server = StatusServer(roots=[str(logs)])
+    url = await server.start("127.0.0.1", 0)
+    assert server.runner is not None
+    cache = server.runner.app[VIEW_CACHE]
+    frozen_seen = []
+
+    async def one(n: int) -> None:
+        connector = aiohttp.TCPConnector(local_addr=(f"127.0.0.{2 + n % 3}", 0))
+        async with aiohttp.ClientSession(connector=connector) as session:
+            # a long game's dropped after a moment, the short game's read to the end
+            game, wait = ((_game(f"long{n % LONG_LOGS}"), (0.3, 1.0)[n % 2]) if n % 3
+                          else (_game("short"), 120.0))
+            try:
+                async with asyncio.timeout(wait):
+                    await _status(session, f"{url}api/games/{game}/commentary")
+            except TimeoutError:
+                pass  # dropped: the build is given up at its next part or move
+
+    async def watch() -> None:
+        while True:
+            frozen_seen.append(gc.get_freeze_count())
+            await asyncio.sleep(0.05)
+
+    watching = asyncio.ensure_future(watch())
+    try:
+        assert gc.isenabled() and gc.get_freeze_count() == 0
+        await asyncio.gather(*(one(n) for n in range(6)))
+        await until(lambda: cache.building == cache.waiting == 0, 120)
+    finally:
+        watching.cancel()
+        await server.stop()
+    assert max(frozen_seen) > 0  # (a freeze was on while some ran)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
