@@ -557,3 +557,20 @@ def test_bench_view_takes_a_compressed_source(tmp_path: Path, bench_here: Run) -
     result = json.loads(out.read_text())
     assert result["hands_per_game"] == 16
     assert (result["short"]["hands"], result["long"]["hands"]) == (16, 32)
+
+
+def test_bench_viewstop_times_the_stop_with_and_without_exports_in_flight(
+        tmp_path: Path, bench_here: Run) -> None:
+    """`mjbot view` stopped by SIGTERM, each kind of stop timed in turn in the same run:
+    each run's time, exit status (0) and what the exports were answered, the medians and
+    their ratio, in the JSON and printed."""
+    out = tmp_path / "viewstop.json"
+    r = bench_here("bench", "viewstop", "--games", "2", "--runs", "1", "--after", "0.1",
+                   "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    result = json.loads(out.read_text())
+    assert [x["status"] for x in result["idle"] + result["exporting"]] == [0, 0]
+    assert result["idle"][0]["exports"] == {}
+    assert set(result["exporting"][0]["exports"]) == {"tenhou6", "mjai"}
+    assert set(result["exporting"][0]["exports"].values()) <= {200, 503}
+    assert result["ratio"] > 0 and f"ratio {result['ratio']} x" in r.stdout

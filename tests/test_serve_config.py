@@ -86,6 +86,7 @@ def test_a_changed_option_makes_a_different_spec() -> None:
     ("[serve]\nlog_dir = 'x'\n[servers]\n", 3, "unknown table or key 'servers'"),
     ("[status]\nport = 70000\n", 2, "must be 0..65535"),
     ("[status]\ntrust_forwarded_proto = 'yes'\n", 2, "trust_forwarded_proto"),
+    ("[status]\ntrust_forwarded_for = 1\n", 2, "trust_forwarded_for"),
     ("[sessions.a]\nkind = 'local'\nvariant = 'riichi\n", 3, "not valid TOML"),
     ("[sessions.a]\nkind = 'local'\n[sessions.a]\nkind = 'ntpu'\n", 3, "not valid TOML"),
     ("[sessions.t]\nkind = 'tenhou'\ngame_type = 169\n", 3, "Phoenix"),

@@ -95,6 +95,9 @@ VIEWER: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
                                      {"mjbot_viewer_abandoned_total": ()}),
     "mjbot_viewer_refused_total": ("counter", "Viewer builds refused with a 503: too many "
                                    "waited for a slot.", {"mjbot_viewer_refused_total": ()}),
+    "mjbot_viewer_refused_client_total": ("counter", "Viewer builds refused with a 429: their "
+                                          "client had its share of runs waiting already.",
+                                          {"mjbot_viewer_refused_client_total": ()}),
     "mjbot_viewer_building": ("gauge", "Viewer builds running now.",
                               {"mjbot_viewer_building": ()}),
     "mjbot_viewer_waiting": ("gauge", "Viewer runs waiting for a build slot.",
@@ -221,9 +224,9 @@ async def test_a_session_removed_by_a_reload_leaves_no_series(scrape: Any) -> No
         names = {name for name, _ in before}
         assert {name for name, _ in dropped} == names - {"mjbot_uptime_seconds", *UPKEEP,
                                                          *VIEWER}
-        # 12 families, the histogram's as _bucket, _count and _sum; 6 of the upkeep's; 8 of
+        # 12 families, the histogram's as _bucket, _count and _sum; 6 of the upkeep's; 9 of
         # the viewer's (no build yet)
-        assert len(names) == 14 + 6 + 8
+        assert len(names) == 14 + 6 + 9
         await sup.reload(loads(sessions("keep"), environ={}))
         after = series(await scrape(sup))
         assert not {k for k in after if ("session", "drop") in k[1]}
@@ -301,7 +304,7 @@ async def test_the_viewers_counters_are_in_health_and_metrics_from_one_source(
         await sup.stop(2)
     assert health["builds"] == {"commentary": 1, "hand": 1, "outline": 1, "timeline": 1}
     assert health["hits"] >= 1 and health["building"] == health["waiting"] == 0
-    assert health["abandoned"] == health["refused"] == 0
+    assert health["abandoned"] == health["refused"] == health["refused_client"] == 0
     assert health["cache"]["entries"] == 3 and health["cache"]["games"] == 1
     assert health["cache"]["bytes"] > 0
     # each count with its bound, as README's /health row says (the games' bound was missing)
@@ -313,6 +316,7 @@ async def test_the_viewers_counters_are_in_health_and_metrics_from_one_source(
     for name, key in (("mjbot_viewer_cache_hits_total", "hits"),
                       ("mjbot_viewer_abandoned_total", "abandoned"),
                       ("mjbot_viewer_refused_total", "refused"),
+                      ("mjbot_viewer_refused_client_total", "refused_client"),
                       ("mjbot_viewer_building", "building"),
                       ("mjbot_viewer_waiting", "waiting")):
         assert values[(name, ())] == health[key], name

@@ -266,6 +266,7 @@ async def test_builds_whose_clients_hung_up_before_a_slot_are_not_run(tmp_path: 
     client = TestClient(TestServer(app))
     await client.start_server()
     cache = app[VIEW_CACHE]
+    cache.client_waiting = 8  # the five from one client all queued (its share is 4 queued)
     release = threading.Event()
     try:
         held = await _held_slots(cache, release)
@@ -554,3 +555,36 @@ async def test_a_game_parse_its_client_hung_up_on_is_given_up(tmp_path: Path) ->
         assert cache.builds["timeline"] == 2 and cache.counters()["cache"]["games"] == 1
     finally:
         await client.close()
+
+
+async def test_an_export_given_up_leaves_nothing_for_the_collector(tmp_path: Path) -> None:
+    """A given-up read's objects die as it ends: raised with its traceback, the Abandoned (or
+    Stopping) of an export whose client hung up held every frame of the read, and with them
+    all it had read, in asyncio's reference cycles, until the next full collection walked
+    and freed them with the loop held (a 300-game log's export: 936,161 objects, 1.7 s).
+    Here the collector is off throughout, so only reference counting frees anything; one
+    collection at the end counts what was left for it."""
+    logs = tmp_path / "logs"
+    path = practice_game(logs)
+    path.write_bytes(repeated(path.read_bytes(), 100))
+    game = "~".join(["0", *path.relative_to(logs).parts])
+    app = StatusServer(roots=[str(logs)]).app()
+    client = TestClient(TestServer(app))
+    await client.start_server()
+    cache = app[VIEW_CACHE]
+    gc.collect()
+    gc.disable()
+    try:
+        url = client.make_url("/")
+        _reader, writer = await asyncio.open_connection(url.host, url.port)
+        writer.write(f"GET /games/{game}/export/mjai HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     f"\r\n".encode())
+        # well into the read: the collector off, its count grows with what is made
+        await until(lambda: cache.building == 1 and gc.get_count()[0] > 50_000, 60)
+        writer.close()
+        await until(lambda: cache.building == 0 and cache.abandoned == 1, 60)
+        left = gc.collect()
+    finally:
+        gc.enable()
+        await client.close()
+    assert left < 5_000, left

@@ -15,7 +15,7 @@ BENCHES = {"shanten": "shanten", "log": "log", "arena": "arena", "botzone": "bot
            "games": "games",
            "mjai": "mjai", "mc": "mc", "review": "review", "commentary": "review",
            "ray": "ray", "nn": "nn", "serve": "serve", "selfplay": "selfplay",
-           "logkeep": "logkeep", "view": "view", "think": "think"}
+           "logkeep": "logkeep", "view": "view", "viewstop": "viewstop", "think": "think"}
 DESCRIPTION = "Each bench takes only its own options: mjbot bench NAME -h."
 
 

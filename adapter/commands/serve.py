@@ -106,6 +106,7 @@ async def _view(folders: list[str], files: list[str], host: str, port: int,
 
     from adapter.browser import BrowserOpener
     from adapter.serve.status import StatusServer
+    from replay.gcpause import off_until_exit
 
     server = StatusServer(roots=folders, imports=files)
     url = await server.start(host, port)
@@ -121,6 +122,7 @@ async def _view(folders: list[str], files: list[str], host: str, port: int,
     try:
         await done.wait()
     finally:
+        off_until_exit()  # the viewer writes nothing: no collection walks its games from here
         if opener:  # a console browser it still waits for would outlive the view
             ended = await asyncio.to_thread(opener.stop)
             if ended:

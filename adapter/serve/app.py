@@ -20,6 +20,7 @@ import structlog
 from adapter.serve.config import ConfigError, ServeConfig, load, tight_budgets
 from adapter.serve.metrics import Metrics
 from adapter.serve.supervisor import Supervisor
+from replay.gcpause import off_until_exit
 
 log = structlog.get_logger("mjbot.serve")
 
@@ -60,7 +61,9 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
                 log_dir: str | None = None,
                 on_listening: Callable[[str], None] | None = None) -> int:
     """Run until SIGTERM / SIGINT. ``status``: (host, port) overriding the config's address;
-    ``on_listening`` is told the status server's URL once it listens."""
+    ``on_listening`` is told the status server's URL once it listens. The process's last
+    work: once the sessions are stopped, the cycle collector is off for good
+    (replay/gcpause.py ``off_until_exit``)."""
     from adapter.serve.status import StatusServer
 
     host, port = status or (config.status.host, config.status.port)
@@ -71,7 +74,8 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
                           roots=[supervisor.log_dir], token=config.status.token,
                           max_connections=config.status.max_connections,
                           request_timeout=config.status.request_timeout,
-                          trust_forwarded_proto=config.status.trust_forwarded_proto)
+                          trust_forwarded_proto=config.status.trust_forwarded_proto,
+                          trust_forwarded_for=config.status.trust_forwarded_for)
     url = await server.start(host, port)
     log.info("serve: status server listening", url=url, sessions=len(config.sessions))
     if on_listening is not None:
@@ -85,7 +89,8 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
     finally:
         log.info("serve: stopping", deadline=supervisor.config.stop_deadline,
                  signal=signals.received[-1] if signals.received else None)
-        await supervisor.stop()
+        await supervisor.stop()  # every session's log closed with its footer first
+        off_until_exit()  # then no collection walks the viewer's games on the way out
         await server.stop()
         log.info("serve: stopped", games={n: h.games_played
                                           for n, h in supervisor.handles.items()})

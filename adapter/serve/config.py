@@ -12,6 +12,8 @@
     max_connections = 256        # open at once (at most half the file descriptor limit)
     request_timeout = 10         # seconds a connection may stay without a complete request
     trust_forwarded_proto = false  # true behind a TLS proxy that sets X-Forwarded-Proto
+    trust_forwarded_for = false  # true behind a proxy that sets X-Forwarded-For: each client
+                                 # its own share of the viewer's builds
     [logs]                       # the game logs' upkeep (LogUpkeep), reloaded on SIGHUP
     compress_after = 3600        # finished logs gzipped this long after their last write
     max_disk_mb = 0              # 0: no budget; else the oldest practice logs go first
@@ -107,6 +109,10 @@ class StatusConfig:
     # the scheme a TLS proxy in front says the browser used (X-Forwarded-Proto) decides the
     # login cookie's Secure flag; off, the header is ignored (anyone can send it)
     trust_forwarded_proto: bool = False
+    # the client address a proxy in front says it saw (X-Forwarded-For, its last value) is
+    # whose share of the viewer's builds a request is; off, the peer's address (anyone can
+    # send the header)
+    trust_forwarded_for: bool = False
 
 
 @dataclass(frozen=True)
@@ -352,7 +358,8 @@ def _status(r: _Reader, table: dict[str, Any], environ: Any) -> StatusConfig:
                              "token_env": _text(r"[A-Za-z_][A-Za-z0-9_]*", "a variable name"),
                              "max_connections": _integer(1, 100_000),
                              "request_timeout": _number(0.0),
-                             "trust_forwarded_proto": _boolean},
+                             "trust_forwarded_proto": _boolean,
+                             "trust_forwarded_for": _boolean},
                      "status")
     variable = values.get("token_env", TOKEN_ENV)
     token = environ.get(variable, "")
@@ -363,7 +370,8 @@ def _status(r: _Reader, table: dict[str, Any], environ: Any) -> StatusConfig:
     return StatusConfig(values.get("host", "127.0.0.1"), values.get("port", 8750), token,
                         values.get("max_connections", 256),
                         values.get("request_timeout", 10.0),
-                        values.get("trust_forwarded_proto", False))
+                        values.get("trust_forwarded_proto", False),
+                        values.get("trust_forwarded_for", False))
 
 
 def _session(r: _Reader, name: str, table: dict[str, Any], defaults: dict[str, Any],

@@ -104,6 +104,9 @@ VIEWER_FAMILIES: dict[str, tuple[str, str, str]] = {
                                      "request for them had gone.", "abandoned"),
     "mjbot_viewer_refused_total": ("counter", "Viewer builds refused with a 503: too many "
                                    "waited for a slot.", "refused"),
+    "mjbot_viewer_refused_client_total": ("counter", "Viewer builds refused with a 429: their "
+                                          "client had its share of runs waiting already.",
+                                          "refused_client"),
     "mjbot_viewer_building": ("gauge", "Viewer builds running now.", "building"),
     "mjbot_viewer_waiting": ("gauge", "Viewer runs waiting for a build slot.", "waiting"),
     "mjbot_viewer_cache_entries": ("gauge", "Viewer results kept in the build cache.",

@@ -35,6 +35,7 @@ from aiohttp.typedefs import Handler
 from adapter.serve.connections import ConnectionGuard
 from adapter.serve.metrics import Metrics
 from adapter.serve.supervisor import Supervisor
+from adapter.serve.viewcache import serving
 from adapter.serve.viewer import STATIC, VIEW_CACHE, add_routes
 
 PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -157,6 +158,22 @@ def forwarded_scheme(request: web.Request) -> str | None:
     return last if last in ("http", "https") else None
 
 
+def client_address(request: web.Request, trust_forwarded_for: bool = False) -> str:
+    """Whose share of the viewer's builds a request is (viewcache.py): the peer's address, or
+    behind a proxy the config trusts (``trust_forwarded_for``) the last ``X-Forwarded-For``
+    value, the address the proxy itself saw (the values before it are the client's to
+    write). Every request through a proxy comes from the proxy's address: without the
+    header, its users share one share."""
+    if trust_forwarded_for:
+        values = request.headers.getall("X-Forwarded-For", [])
+        last = ",".join(values).rsplit(",", 1)[-1].strip() if values else ""
+        try:
+            return str(ipaddress.ip_address(last.strip("[]")))
+        except ValueError:
+            pass  # none, or no address: the peer's
+    return request.remote or "unknown"
+
+
 def _route_name(request: web.Request) -> str:
     resource = request.match_info.route.resource
     return (resource.name or "") if resource is not None else ""
@@ -180,13 +197,15 @@ class StatusServer:
                  roots: list[str] | None = None, token: str = "",
                  imports: list[str] | None = None, max_connections: int = 256,
                  request_timeout: float = 10.0, max_games: int | None = None,
-                 trust_forwarded_proto: bool = False) -> None:
+                 trust_forwarded_proto: bool = False,
+                 trust_forwarded_for: bool = False) -> None:
         from adapter.serve.games import MAX_FILES, GameIndex
 
         self.supervisor = supervisor
         self.metrics = metrics
         self.token = token
         self.trust_forwarded_proto = trust_forwarded_proto
+        self.trust_forwarded_for = trust_forwarded_for
         self.index = GameIndex(roots or [], imports or [], max_games or MAX_FILES)
         self.runner: web.AppRunner | None = None
         self.guard = ConnectionGuard(max_connections, request_timeout)
@@ -213,7 +232,8 @@ class StatusServer:
         if self.trust_forwarded_proto and (scheme := forwarded_scheme(request)) is not None:
             request = request.clone(scheme=scheme)  # request.secure follows the proxy's word
         try:
-            response = await self._answer(request, handler)
+            with serving(client_address(request, self.trust_forwarded_for)):
+                response = await self._answer(request, handler)
         except web.HTTPException as exc:  # 404 and the like: raised, with the headers
             exc.headers.update(SECURITY_HEADERS)
             raise

@@ -20,7 +20,11 @@ which every later viewer waited behind and which took the CPU from the games bei
 At most ``max_waiting`` runs wait for a slot; past that a new build is refused at once
 (:class:`Busy`, a 503 to the viewer): each waiting request holds a connection busy, and a
 few hundred of them left none for /health. A build's later parts were admitted with its
-first and are never refused. A build that raises ValueError (a file no reader accepts) is
+first and are never refused. Each client (:func:`serving`: the status server names it by its
+address) runs at most ``client_slots`` builds at a time and has at most ``client_waiting``
+runs queued; past that its new build is refused at once (:class:`OverShare`, a 429 to the
+viewer): one client holding the token filled both slots and the queue of 32, and every other
+viewer waited behind its requests. A build that raises ValueError (a file no reader accepts) is
 kept as that error: the same file version would fail the same way. Once the server stops,
 :meth:`BuildCache.check` raises :class:`Stopping`, so that the stop waits neither for a long
 build nor for its request.
@@ -29,6 +33,7 @@ build nor for its request.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import gzip
 import json
@@ -47,6 +52,8 @@ MAX_GAMES = 8  # parsed games (Timeline objects, megabytes each) kept apart, by 
 MAX_BYTES = 64 << 20  # the kept results' sizes (bytes results; others count 1 KB)
 CONCURRENCY = 2
 MAX_WAITING = 32  # runs queued for a slot; past that a new build is refused (Busy)
+CLIENT_SLOTS = 1  # builds one client runs at once
+CLIENT_WAITING = 4  # runs one client has queued; past that its new build is refused (OverShare)
 GZIP_LEVEL = 6
 
 Key = tuple[str, int, int, int, int, Hashable]
@@ -96,6 +103,36 @@ class Abandoned(NotBuilt):
 
 class Busy(NotBuilt):
     """``max_waiting`` runs already wait for a slot: a new build is refused."""
+
+
+class OverShare(NotBuilt):
+    """The client already has ``client_waiting`` runs queued: its new build is refused."""
+
+
+class _Share:
+    """One client's part of the pool: its slots (a semaphore of ``client_slots``) and its runs
+    queued. Kept only while the client has a run queued or running."""
+
+    def __init__(self, slots: int) -> None:
+        self.gate = asyncio.Semaphore(slots)
+        self.waiting = 0
+        self.runs = 0  # queued or running
+
+
+# the client a request comes from (the status server's middleware sets it, :func:`serving`),
+# copied into the tasks the request starts: a build is its first requester's
+_CLIENT: contextvars.ContextVar[Hashable | None] = contextvars.ContextVar("viewer_client",
+                                                                         default=None)
+
+
+@contextlib.contextmanager
+def serving(client: Hashable) -> Iterator[None]:
+    """The builds started in this context meanwhile are ``client``'s share."""
+    token = _CLIENT.set(client)
+    try:
+        yield
+    finally:
+        _CLIENT.reset(token)
 
 
 class _Flight:
@@ -148,9 +185,12 @@ class BuildCache:
 
     def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES,
                  concurrency: int = CONCURRENCY, max_games: int = MAX_GAMES,
-                 max_waiting: int = MAX_WAITING) -> None:
+                 max_waiting: int = MAX_WAITING, client_slots: int = CLIENT_SLOTS,
+                 client_waiting: int = CLIENT_WAITING) -> None:
         self.max_entries, self.max_bytes, self.max_games = max_entries, max_bytes, max_games
         self.max_waiting = max_waiting
+        self.client_slots, self.client_waiting = client_slots, client_waiting
+        self._shares: dict[Hashable, _Share] = {}
         self._entries: OrderedDict[Hashable, Any] = OrderedDict()
         self._games: OrderedDict[Hashable, Any] = OrderedDict()
         self._bytes = 0
@@ -164,6 +204,7 @@ class BuildCache:
         self.waiting = 0  # runs queued for a slot
         self.abandoned = 0  # builds not run or given up: their requesters had gone
         self.refused = 0  # builds refused: max_waiting runs were queued
+        self.refused_client = 0  # builds refused: their client had client_waiting queued
         self._stopping = threading.Event()
 
     async def get(self, key: Hashable, build: Callable[[], Any], kind: str = "",
@@ -234,14 +275,25 @@ class BuildCache:
         slot to ``call`` until its thread ends: the thread cannot be stopped, and a slot
         given back at once let the next runs past the bound into the pool's own queue."""
         flight = _FLIGHT.get()
-        if (flight is None or not flight.started) and self.waiting >= self.max_waiting:
-            self.refused += 1
-            raise Busy(f"{self.waiting} viewer builds are waiting already")
-        self.waiting += 1
+        client = _CLIENT.get()
+        share = self._shares.get(client) if client is not None else None
+        if flight is None or not flight.started:
+            if self.waiting >= self.max_waiting:
+                self.refused += 1
+                raise Busy(f"{self.waiting} viewer builds are waiting already")
+            if share is not None and share.waiting >= self.client_waiting:
+                self.refused_client += 1
+                raise OverShare(f"{share.waiting} of this client's viewer builds are "
+                                "waiting already")
+        if client is not None and share is None:
+            share = self._shares[client] = _Share(self.client_slots)
+        if share is not None:
+            share.runs += 1
         try:
-            await self._semaphore.acquire()
-        finally:
-            self.waiting -= 1
+            await self._slot(share)
+        except BaseException:
+            self._leave_share(client, share)
+            raise
         try:
             if flight is not None:
                 if not flight.callers:
@@ -254,9 +306,13 @@ class BuildCache:
                 self._executor, context.run, self._checked, call)
         except BaseException:
             self._semaphore.release()
+            if share is not None:
+                share.gate.release()
+            self._leave_share(client, share)
             raise
         self.building += 1
-        job.add_done_callback(self._free)  # when the thread ends, awaited or not
+        # when the thread ends, awaited or not
+        job.add_done_callback(lambda done: self._free(done, client, share))
         # shielded: a caller cancelled here does not end the call's hold on its slot
         return await asyncio.shield(job)
 
@@ -267,12 +323,51 @@ class BuildCache:
         7-12 s after its client hung up), is given up at its next hand once no request waits
         for the build it belongs to, or the server stops."""
         with progress.checking(self.check):
-            return _no_stop_iteration(call)
+            try:
+                return _no_stop_iteration(call)
+            except (Stopping, NotBuilt) as exc:
+                # given up: without the frames it passed through, what the read made (a
+                # 300-game log's: a million objects) dies here, by reference counting;
+                # held by the traceback, in asyncio's reference cycles, it waited for the
+                # next full collection, which walked it all with the loop held (1.7 s)
+                raise exc.with_traceback(None) from None
 
-    def _free(self, job: asyncio.Future[Any]) -> None:
-        """A run's call has ended in its thread: its slot is free."""
+    async def _slot(self, share: _Share | None) -> None:
+        """A build slot, had once the client's own share has one free: a client's runs past
+        its ``client_slots`` wait on its gate, not in the pool's queue, so that another
+        client's run is next for a slot that frees (asyncio's Semaphore is FIFO)."""
+        self.waiting += 1
+        if share is not None:
+            share.waiting += 1
+        try:
+            if share is not None:
+                await share.gate.acquire()
+            try:
+                await self._semaphore.acquire()
+            except BaseException:
+                if share is not None:
+                    share.gate.release()
+                raise
+        finally:
+            self.waiting -= 1
+            if share is not None:
+                share.waiting -= 1
+
+    def _leave_share(self, client: Hashable | None, share: _Share | None) -> None:
+        if share is None:
+            return
+        share.runs -= 1
+        if not share.runs and self._shares.get(client) is share:
+            del self._shares[client]
+
+    def _free(self, job: asyncio.Future[Any], client: Hashable | None = None,
+              share: _Share | None = None) -> None:
+        """A run's call has ended in its thread: its slot is free, and its client's."""
         self.building -= 1
         self._semaphore.release()
+        if share is not None:
+            share.gate.release()
+            self._leave_share(client, share)
         if not job.cancelled():
             job.exception()  # (read: one whose caller went away is not logged as unretrieved)
 
@@ -329,10 +424,11 @@ class BuildCache:
         source of ``mjbot serve``'s ``/health`` ``viewer`` and its ``mjbot_viewer_*``
         metrics. ``builds``: builds that had a slot, per kind of result; ``abandoned``: not
         run or given up, their requesters gone; ``refused``: a 503 at once, ``max_waiting``
-        runs queued; ``cache``: what is kept (results and their bytes, parsed games)."""
+        runs queued; ``refused_client``: a 429 at once, the client's ``client_waiting`` runs
+        queued; ``cache``: what is kept (results and their bytes, parsed games)."""
         return {"building": self.building, "waiting": self.waiting, "hits": self.hits,
                 "builds": dict(sorted(self.builds.items())), "abandoned": self.abandoned,
-                "refused": self.refused,
+                "refused": self.refused, "refused_client": self.refused_client,
                 "cache": {"entries": len(self._entries), "bytes": self._bytes,
                           "games": len(self._games), "max_entries": self.max_entries,
                           "max_bytes": self.max_bytes, "max_games": self.max_games}}

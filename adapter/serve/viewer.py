@@ -44,6 +44,7 @@ from adapter.serve.viewcache import (
     Abandoned,
     BuildCache,
     Busy,
+    OverShare,
     Stopping,
     file_key,
     gzipped_json,
@@ -103,6 +104,8 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             raise web.HTTPServiceUnavailable(text="given up") from None
         except Busy:
             raise _busy() from None
+        except OverShare:
+            raise _over_share() from None
         finally:
             scans.discard(cancel)
         return web.json_response({**page, "roots": len(index.roots)})
@@ -231,7 +234,8 @@ def _while_connected(handler: Route) -> Route:
     as it goes (the commentary) ends at its next part (viewcache.py), where a client that
     asked for every game's commentary and hung up left both build slots busy for as long as
     that took. A build refused because too many wait (Busy), or given up just as this
-    request came and given up again, is a 503 that says to try again. The transport is
+    request came and given up again, is a 503 that says to try again; one refused because
+    this client's own requests fill its share (OverShare), a 429 that says so. The transport is
     looked at every GONE_POLL seconds."""
     async def route(request: web.Request) -> web.StreamResponse:
         task = asyncio.ensure_future(handler(request))
@@ -245,6 +249,8 @@ def _while_connected(handler: Route) -> Route:
             return result
         except (Busy, Abandoned):
             raise _busy() from None
+        except OverShare:
+            raise _over_share() from None
         except asyncio.CancelledError:
             task.cancel()
             raise
@@ -286,6 +292,13 @@ def _busy() -> web.HTTPServiceUnavailable:
     return web.HTTPServiceUnavailable(
         text="the viewer is busy with other requests, try again in a moment",
         headers={"Retry-After": "1"})
+
+
+def _over_share() -> web.HTTPTooManyRequests:
+    """A build refused because this client's own requests fill its share (viewcache.py)."""
+    return web.HTTPTooManyRequests(
+        text="too many of your viewer requests are waiting already: try again once they "
+             "are answered", headers={"Retry-After": "1"})
 
 
 def attachment(name: str) -> str:
