@@ -436,10 +436,12 @@ def stopped(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("field", ["games", "unit", "skip", "open_games", "shards", "open",
                                    "referee_errors", "fallbacks", "shard", "external"])
-def test_a_hand_edited_record_is_refused_in_one_line(tmp_path, stopped, field):
+def test_a_hand_edited_record_is_refused_in_one_line(tmp_path, stopped, field, capsys):
     """A progress.json edited by hand (a field of the wrong type) was a traceback where the
     field was used (TypeError, AttributeError); it is refused in one line naming the field,
-    and the folder is left as it was."""
+    and the folder is left as it was. Through mjbot's entry point in this process (a
+    refusal before any game: no signal, no worker), where an uncaught error fails the test
+    as its traceback would."""
     out = tmp_path / "d"
     shutil.copytree(stopped, out)
     record = json.loads((out / "progress.json").read_text())
@@ -452,7 +454,7 @@ def test_a_hand_edited_record_is_refused_in_one_line(tmp_path, stopped, field):
             checkpoint[field] = "x"
     (out / "progress.json").write_text(json.dumps(record))
     seen = files(out), stamps(out)
-    r = mjbot(*RUN, "--shard-decisions", "300", "--workers", "1", "--out", str(out))
+    r = mjbot_here(capsys, *RUN, "--shard-decisions", "300", "--workers", "1", "--out", str(out))
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     (line,) = r.stderr.splitlines()
     assert f"progress.json: unreadable (checkpoint {field} " in line, line
