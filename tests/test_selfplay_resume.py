@@ -116,7 +116,9 @@ def test_a_damaged_open_shard_is_played_again(tmp_path, unbroken, stopped_after_
     assert files(out) == expected
 
 
-def test_other_options_are_refused_and_a_complete_dataset_is_left_alone(tmp_path):
+def test_other_options_are_refused_and_a_complete_dataset_is_left_alone(tmp_path, capsys):
+    """The refusals and the complete dataset's run go through mjbot's entry point in this
+    process (nothing played, no signal); the run that completes it is a child."""
     out = tmp_path / "d"
     options = [*RUN, "--shard-decisions", "2000", "--workers", "1"]
     stop_by_signal([*options, "--out", str(out)], signal.SIGTERM, after=2)
@@ -127,7 +129,7 @@ def test_other_options_are_refused_and_a_complete_dataset_is_left_alone(tmp_path
                            "--policies rulebased,rulebased,greedy,greedy differs from "
                            "rulebased,greedy,rulebased,greedy"),
                           (["--shard-decisions", "300"], "--shard-decisions 300 differs")):
-        r = mjbot(*options, *changed, "--out", str(out))
+        r = mjbot_here(capsys, *options, *changed, "--out", str(out))
         assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
         (line,) = r.stderr.splitlines()
         assert line.startswith(f"mjbot selfplay: {said}") and str(out) in line, line
@@ -135,7 +137,7 @@ def test_other_options_are_refused_and_a_complete_dataset_is_left_alone(tmp_path
     assert mjbot(*options, "--out", str(out)).returncode == 0
     complete = files(out), stamps(out)
     assert "progress.json" not in complete[0]
-    again = mjbot(*options, "--out", str(out), "--json")
+    again = mjbot_here(capsys, *options, "--out", str(out), "--json")
     assert again.returncode == 0, again.stderr
     summary = json.loads(again.stdout)
     assert summary["already_complete"] is True
@@ -485,7 +487,8 @@ def test_other_time_limits_are_refused_in_one_line(tmp_path, stopped, capsys, fl
     out = tmp_path / "d"
     shutil.copytree(stopped, out)
     seen = files(out), stamps(out)
-    r = mjbot(*RUN, "--shard-decisions", "300", "--workers", "1", flag, "5", "--out", str(out))
+    r = mjbot_here(capsys, *RUN, "--shard-decisions", "300", "--workers", "1", flag, "5",
+                   "--out", str(out))
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     (line,) = r.stderr.splitlines()
     assert line.startswith(f"mjbot selfplay: {flag} 5 differs from (not given), the dataset's "
