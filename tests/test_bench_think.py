@@ -177,10 +177,13 @@ def _gone(pid: int) -> bool:
 def test_ctrl_c_under_load_is_one_line_and_ends_the_busy_loops() -> None:
     """Ctrl-C reaches the terminal's whole process group, the busy loops too: each printed a
     KeyboardInterrupt traceback under the bench's one line ("mjbot bench think: interrupted"),
-    twelve of them with ``--load 12``."""
+    twelve of them with ``--load 12``. The first 60 of the two games' 175 decisions: the
+    idle run before the loaded one asked all of them (some 4 s of mc's search), and the
+    loaded run is stopped as soon as its loops spin."""
     root = Path(__file__).resolve().parents[1]
     bench = subprocess.Popen(
-        [sys.executable, "-m", "adapter.cli", "bench", "think", "--load", "2", "--games", "2"],
+        [sys.executable, "-m", "adapter.cli", "bench", "think", "--load", "2", "--games", "2",
+         "--decisions", "60"],
         cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, start_new_session=True,  # its own "terminal" group
         # SIGINT live, as from a terminal: a suite run as a background job ignores it, and the

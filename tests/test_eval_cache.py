@@ -15,22 +15,29 @@ import pytest
 
 from adapter.opponent_sets import TENHOU
 from replay.dataset import cache as C
-from tests.in_process import mjbot_here
+from tests.in_process import mjbot_captured, mjbot_here
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMES = TENHOU / "convlog_tenhou6_json"
+
+
+def _figures(r: subprocess.CompletedProcess[str]) -> tuple[dict[str, object], str]:
+    assert r.returncode == 0, r.stderr
+    figures = json.loads(r.stdout)
+    figures.pop("seconds")
+    return figures, r.stderr
+
+
+def _eval_args(real: Path, *extra: str) -> list[str]:
+    return ["models", "eval", "--variant", "riichi", "--hands", "2", "--bootstrap", "0",
+            "--real", str(real), "--json", *extra]
 
 
 def evaluate(capsys: pytest.CaptureFixture[str], real: Path, *extra: str
              ) -> tuple[dict[str, object], str]:
     """`models eval` on two hands a mix and ``real``: its figures (the timing left out)
     and its stderr."""
-    r = mjbot_here(capsys, "models", "eval", "--variant", "riichi", "--hands", "2",
-                   "--bootstrap", "0", "--real", str(real), "--json", *extra)
-    assert r.returncode == 0, r.stderr
-    figures = json.loads(r.stdout)
-    figures.pop("seconds")
-    return figures, r.stderr
+    return _figures(mjbot_here(capsys, *_eval_args(real, *extra)))
 
 
 @pytest.fixture
@@ -40,16 +47,40 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory
+              ) -> tuple[dict[str, object], str, Path]:
+    """A first :func:`evaluate` of ranked_game.json (as ``game.json``) into an empty cache:
+    its figures, its stderr and the cache folder it filled, which tests copy (mtimes kept)
+    as their own cache after that first run. Built once: each first run plays the held-out
+    set's 18 riichi games again (about 3.5 s of CPU)."""
+    root = tmp_path_factory.mktemp("first-run")
+    real, folder = root / "game.json", root / "cache"
+    shutil.copy(GAMES / "ranked_game.json", real)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(C.ENV, str(folder))
+        figures, err = _figures(mjbot_captured(*_eval_args(real)))
+    return figures, err, folder
+
+
+def after_a_first_run(first_run: tuple[dict[str, object], str, Path], cache: Path,
+                      tmp_path: Path) -> tuple[Path, dict[str, object]]:
+    """This test's ``game.json`` (ranked_game.json) and a cache as the first run left it:
+    the record's path and the first run's figures."""
+    real = tmp_path / "game.json"
+    shutil.copy(GAMES / "ranked_game.json", real)
+    shutil.copytree(first_run[2], cache)
+    return real, first_run[0]
+
+
 def entries(folder: Path, name: str) -> list[Path]:
     return sorted(folder.glob(f"{name}-*.mjds"))
 
 
-def test_a_second_run_reads_the_cache_and_gives_the_same_figures(cache, tmp_path, capsys
-                                                                  ) -> None:
-    real = tmp_path / "game.json"
-    shutil.copy(GAMES / "ranked_game.json", real)
-    first, err = evaluate(capsys, real)
-    assert "building the held-out self-play set" in err
+def test_a_second_run_reads_the_cache_and_gives_the_same_figures(first_run, cache, tmp_path,
+                                                                  capsys) -> None:
+    real, first = after_a_first_run(first_run, cache, tmp_path)
+    assert "building the held-out self-play set" in first_run[1]
     held, imported = entries(cache, "heldout-riichi-h2"), entries(cache, "real-riichi")
     assert len(held) == 1 and len(imported) == 1
     stamps = [p.stat().st_mtime_ns for p in (*held, *imported)]
@@ -60,10 +91,8 @@ def test_a_second_run_reads_the_cache_and_gives_the_same_figures(cache, tmp_path
     assert [p.stat().st_mtime_ns for p in (*held, *imported)] == stamps
 
 
-def test_a_changed_record_is_imported_again(cache, tmp_path, capsys) -> None:
-    real = tmp_path / "game.json"
-    shutil.copy(GAMES / "ranked_game.json", real)
-    before, _ = evaluate(capsys, real)
+def test_a_changed_record_is_imported_again(first_run, cache, tmp_path, capsys) -> None:
+    real, before = after_a_first_run(first_run, cache, tmp_path)
     shutil.copy(GAMES / "four_reach.json", real)  # same name, another game
     after, err = evaluate(capsys, real)
     assert err.count("read from the cache") == 1  # the held-out set only
@@ -72,11 +101,10 @@ def test_a_changed_record_is_imported_again(cache, tmp_path, capsys) -> None:
     assert after == fresh and after["real"] != before["real"]
 
 
-def test_a_cut_or_corrupt_entry_is_a_miss_built_again_and_overwritten(cache, tmp_path,
-                                                                      capsys) -> None:
-    real = tmp_path / "game.json"
-    shutil.copy(GAMES / "ranked_game.json", real)
-    first, _ = evaluate(capsys, real)
+def test_a_cut_or_corrupt_entry_is_a_miss_built_again_and_overwritten(first_run, cache,
+                                                                      tmp_path, capsys
+                                                                      ) -> None:
+    real, first = after_a_first_run(first_run, cache, tmp_path)
     [held] = entries(cache, "heldout-riichi-h2")
     [imported] = entries(cache, "real-riichi")
     whole = held.read_bytes()
