@@ -19,7 +19,9 @@ import importlib.metadata
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent  # the folder holding the packages
 UNKNOWN = "0+unknown"
@@ -80,18 +82,27 @@ def _installed_version() -> str:
 
 def _checkout_version() -> str | None:
     """The version in the pyproject.toml beside the packages (a checkout or an unpacked
-    source tree), or None where there is none of mjbot's."""
-    import tomllib
-
-    try:
-        project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    table = project.get("project")
+    source tree), or None where there is none of mjbot's. The mjai bundle carries this
+    module to Python 3.10, which has no tomllib, and no pyproject.toml either."""
+    project = _pyproject()
+    table = project.get("project") if project is not None else None
     if not isinstance(table, dict) or table.get("name") != "mjbot":
         return None
     version = table.get("version")
     return version if isinstance(version, str) and version.strip() else None
+
+
+def _pyproject() -> dict[str, Any] | None:
+    """The pyproject.toml beside the packages, or None where there is none to read."""
+    if sys.version_info < (3, 11):  # noqa: UP036 (mjbot needs 3.11; the bundle runs on 3.10)
+        return None
+    else:
+        import tomllib
+
+        try:
+            return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return None
 
 
 def _git(*args: str) -> str | None:

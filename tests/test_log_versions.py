@@ -55,9 +55,13 @@ print(json.dumps({"version": build_version(), "writers": list(log.writers),
 
 
 def _git(repo: Path, *args: str) -> str:
+    """git in ``repo`` and nowhere else: where the environment names a repository (a git
+    hook's: GIT_INDEX_FILE always, GIT_DIR in a worktree), git used that one, and a build
+    made here was added and committed over the tests' caller's own index and branch."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     return subprocess.run([GIT or "git", "-C", str(repo), "-c", "user.name=t",
                            "-c", "user.email=t@t", *args], check=True, capture_output=True,
-                          text=True).stdout.strip()
+                          text=True, env=env).stdout.strip()
 
 
 def _checkout(at: Path) -> Path:
@@ -125,6 +129,29 @@ def test_a_checkouts_version_is_its_commit_and_never_fails_without_git(
     with (dirty / "replay" / "schema.py").open("a") as f:
         f.write("# changed\n")
     assert _version_of(dirty) == f"0.1.0+g{_git(dirty, 'rev-parse', 'HEAD')[:12]}.dirty"
+
+
+def test_a_build_is_made_in_its_own_repository_whatever_the_environment_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from a git hook in a worktree (git exports GIT_DIR and GIT_INDEX_FILE to it), the
+    builds these tests make were committed into the hook's repository, the packages copied
+    here replacing its index; and the build's version, read by replay/version.py, is its own
+    commit's still."""
+    if GIT is None:
+        pytest.skip("needs git")
+    caller = tmp_path / "caller"
+    caller.mkdir()
+    _git(caller, "init", "-q")
+    _git(caller, "-c", "commit.gpgsign=false", "commit", "-q", "--allow-empty", "-m", "mine")
+    head = _git(caller, "rev-parse", "HEAD")
+    monkeypatch.setenv("GIT_DIR", str(caller / ".git"))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(caller / ".git" / "index"))
+    build = _checkout(tmp_path / "mjbot")
+    assert _version_of(build) == f"0.1.0+g{_git(build, 'rev-parse', 'HEAD')[:12]}"
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    assert _git(caller, "rev-parse", "HEAD") == head
+    assert _git(caller, "ls-files") == ""
 
 
 def test_the_header_carries_the_build_and_the_note_names_both(build: Path,
