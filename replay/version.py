@@ -27,6 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent  # the folder holding the packages
 UNKNOWN = "0+unknown"
 DIRTY = "dirty"
 GIT_TIMEOUT_S = 5.0
+# distinct writer commits asked of git per process: a real log names one to three writers; a
+# crafted one with a thousand made-up commits would run git a thousand times (7.5 s) in a read
+MAX_ANCESTOR_ASKS = 16
 # a build whose code is one commit's, named by it: "<version>+g<12 hex>", nothing after
 _EXACT = re.compile(r"[^+\s]+\+g[0-9a-f]{12}")
 
@@ -67,10 +70,19 @@ def knows_all_of(writer: str) -> str | None:
     return None
 
 
-@functools.cache
+_ancestry: dict[tuple[str, str], bool] = {}
+
+
 def _is_ancestor(commit: str, of: str) -> bool:
-    """Whether ``commit`` is in the history of ``of`` (both short ids of this checkout)."""
-    return _git("merge-base", "--is-ancestor", commit, of) is not None
+    """Whether ``commit`` is in the history of ``of`` (both short ids of this checkout),
+    each pair asked of git once; past MAX_ANCESTOR_ASKS pairs it is not asked and taken
+    as not known (read leniently, as a build git cannot place)."""
+    key = (commit, of)
+    if key not in _ancestry:
+        if len(_ancestry) >= MAX_ANCESTOR_ASKS:
+            return False
+        _ancestry[key] = _git("merge-base", "--is-ancestor", commit, of) is not None
+    return _ancestry[key]
 
 
 def _installed_version() -> str:
