@@ -158,3 +158,21 @@ def test_a_file_no_reader_takes_beside_others_is_left_out_alone(
         run = mjbot_here(capsys, "dataset", "import", *given, "--out", str(out))
         assert run.returncode == 2 and not out.exists(), run.stderr
         assert len(run.stderr.strip().splitlines()) == 1 and given[0] in run.stderr
+
+
+def test_a_folder_or_a_missing_file_is_said_in_words_that_say_what_to_do(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder given as a FILE (the log folder a user reaches for first) was refused as
+    "bad: Is a directory", the OS's words, and a mistyped name as "No such file or
+    directory": neither said what to give instead, where `mjbot replay` says both. Now the
+    folder is named with the glob that imports its files, a missing file as missing; still
+    exit 2, nothing written."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for given, why in ((folder, f"is a folder; name the game files in it ({folder}/*)"),
+                       (tmp_path / "no-such.mjai.jsonl", "no such file")):
+        out = tmp_path / f"out-{given.name}"
+        run = mjbot_here(capsys, "dataset", "import", str(given), str(MJAI_GAME),
+                         "--out", str(out))
+        assert run.returncode == 2 and not out.exists(), run.stderr
+        assert run.stderr.strip() == f"mjbot dataset import: {given}: {why}"

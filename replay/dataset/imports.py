@@ -51,6 +51,11 @@ def read_game(path: Path) -> GameRecord:
     reads (DatasetError naming the file otherwise)."""
     try:
         data = path.read_bytes()
+    except IsADirectoryError:  # the folder a user gives first (`make run`'s logs): say how
+        raise S.DatasetError(f"{path}: is a folder; name the game files in it "
+                             f"({Path(path, '*')})") from None
+    except FileNotFoundError:
+        raise S.DatasetError(f"{path}: no such file") from None
     except OSError as exc:
         raise S.DatasetError(f"{path}: {exc.strerror or exc}") from None
     try:
