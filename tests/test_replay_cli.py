@@ -25,7 +25,7 @@ from replay.log import Footer, GameLogWriter, Header
 from replay.record import GameRecord, RecordError
 from tests.in_process import mjbot_here
 from tests.narrowing import footer_of
-from tests.shared_data import DATA
+from tests.shared_data import DATA, MJAI_GAME
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -552,3 +552,22 @@ def test_help_names_every_format_replay_reads(command: str,
     for name in ("tenhou.net/6", "mjlog", "mjai", "Botzone judge log", "human games", "SGF",
                  "NTPU", "Tenhou client transcript"):
         assert name in words, (name, words)
+
+
+@pytest.mark.parametrize("fmt", ["tenhou6", "mjai"])
+def test_an_export_of_a_game_the_log_ends_inside_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    """`mjbot replay` of a file cut short notes the cut and the hand it ends inside; its
+    `--export` wrote that hand with no result and said nothing, exit 0, so a converted cut
+    game passed for a whole one. Now stderr says what the export lacks, in one line; the
+    export is still written, exit 0, as the replay's is, and a whole game's says nothing."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = tmp_path / "cut.mjai.jsonl"
+    cut.write_text("".join(lines[:40]), encoding="utf-8")  # inside the first hand
+    r = mjbot_here(capsys, "replay", str(cut), "--export", fmt)
+    assert r.returncode == 0 and r.stdout.strip(), r.stderr
+    assert r.stderr.strip() == (f"mjbot replay: {cut}: exported as far as the log goes: hand "
+                                "E1-0 unfinished (the log ends inside it; exported with no "
+                                "result)")
+    whole = mjbot_here(capsys, "replay", str(MJAI_GAME), "--export", fmt)
+    assert whole.returncode == 0 and whole.stderr == ""

@@ -74,7 +74,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
                     f"{rep.source} log holds seat {rep.seat}'s view only")
             replayer.check_exportable(rep.record)
             text = (tenhou6.dumps if args.export == "tenhou6" else mjai_log.dumps)(rep.record)
+            partial = _partial_export(rep)
         _write_export(text, args.output)
+        if partial:  # the export holds no note: a cut game must not pass for a whole one
+            print(f"mjbot replay: {args.logs[0]}: exported as far as the log goes: {partial}",
+                  file=sys.stderr)
         return 0
     failed = unranked = 0  # the decisions --policy, the moves --predictor gave no answer on
     damaged: list[str] = []  # the hands a damaged log's moves stop fitting in, per file
@@ -149,6 +153,19 @@ def _print_mismatches(mismatches: list[dict[str, Any]]) -> None:
     if len(mismatches) > SHOWN_MISMATCHES:
         print(f"  and {len(mismatches) - SHOWN_MISMATCHES} more differences (--json lists "
               "them, up to 50)")
+
+
+def _partial_export(rep: Any) -> str:
+    """What of the game an export lacks, as replay's notes say it ("" for a whole game): the
+    hands the log ends inside (written with no result) and why the game did not end."""
+    from replay import replayer
+
+    summary = replayer.summarize(rep)
+    parts = [f"hand {h['round']}-{h['honba']} unfinished (the log ends inside it; exported "
+             "with no result)" for h in summary["hands"] if h["unfinished"]]
+    if summary["unfinished"]:
+        parts.append(f"game unfinished: {summary['unfinished']}")
+    return "; ".join(parts)
 
 
 def _write_export(text: str, output: str | None) -> None:
