@@ -571,3 +571,19 @@ def test_an_export_of_a_game_the_log_ends_inside_says_so(
                                 "result)")
     whole = mjbot_here(capsys, "replay", str(MJAI_GAME), "--export", fmt)
     assert whole.returncode == 0 and whole.stderr == ""
+
+
+def test_a_policy_with_options_review_does_not_take_says_what_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`mjbot replay --policy mc@playouts=64` seats mc so; `mjbot review --policy
+    mc@playouts=64` and `replay --commentary --predictor mc@...` refused it as "unknown policy
+    'mc@playouts=64' (review knows: greedy, mc, ...)", a list naming the very policy given. Now
+    one line says that they take the name alone and where mc's playouts and seed go."""
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    said = ("'mc@playouts=64': review and the commentary take 'mc' by its name alone, with no "
+            "@options (mc's playouts and seed: mjbot review's --playouts and --seed)")
+    for args, lead in ((("review", str(path), "--policy", "mc@playouts=64"), "mjbot review: "),
+                       (("replay", str(path), "--commentary", "--predictor", "mc@playouts=64"),
+                        "mjbot replay: --predictor: ")):
+        r = mjbot_here(capsys, *args)
+        assert r.returncode == 2 and r.stderr.splitlines() == [lead + said], r.stderr
