@@ -13,6 +13,7 @@ from adapter.commands import (
     reading,
     require_networks,
     require_playable,
+    require_writable,
 )
 
 PREDICTOR_DEFAULT = "rulebased"
@@ -58,6 +59,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UserInputError("--top-k and --predictor shape the commentary: add --commentary")
     if args.output and not args.export:
         raise UserInputError("-o names the file an --export goes to: add --export")
+    # in the words of every other output option, and before a long log is read and converted
+    require_writable(args.output, "-o")
     # a mistyped predictor or --top-k is the option's fault, named before any game is read
     # (inside reading() it read as the LOG's: "GAME: unknown policy 'rulebsed'")
     ranker = _ranker(args.predictor) if args.commentary else None
