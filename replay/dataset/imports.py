@@ -64,7 +64,8 @@ def read_game(path: Path) -> GameRecord:
         first = str(exc).splitlines()[0].removesuffix("; tried:")
         raise Unreadable(f"{path}: {first}" + (f" (`mjbot replay {path}` says why each "
                              "format refused it)" if isinstance(exc, formats.UnknownFormat)
-                             and not str(exc).endswith(formats.EMPTY) else "")) from None
+                             # only where replay has more to say than this one line
+                             and "\n" in str(exc) else "")) from None
     record = loaded.record
     if record is None:
         raise Unreadable(f"{path}: an mjbot game log; the dataset of the local table is "
