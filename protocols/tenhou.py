@@ -874,6 +874,11 @@ class TenhouCodec(Codec):
         reason = DRAW_TYPES.get(a.get("type", ""), a.get("type") or "exhaustive")
         deltas = _score_pairs(a.get("sc"), self.absolute)[1]
         tenpai = tuple(sorted(self.absolute(r) for r in range(4) if f"hai{r}" in a))
+        if not tenpai and any(deltas):
+            # the live server shows no hand at an exhaustive draw (every RYUUKYOKU of the
+            # dnovikoff captures; the game records' do): the noten payments tell who was
+            # ready, as they do whenever one to three seats were (none or all: no payment)
+            tenpai = tuple(s for s in range(4) if deltas[s] > 0)
         self.in_hand = False
         out: list[object] = [ev.RoundDrawn(reason, deltas, tenpai if reason == "exhaustive"
                                            else ())]

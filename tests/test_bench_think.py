@@ -64,10 +64,12 @@ def test_bench_think_counts_each_answer_once_and_ends_its_busy_loops(
         assert 0 < row["first_decision_s"] <= row["worst_s"] + 0.0005
         said = (f"  {label:<16}first {1000 * row['ready_s']:.0f} ms; its first decision "
                 f"{1000 * row['first_decision_s']:.1f} ms; ")
-        if row["replaced"]:
-            median, worst = row["replacement_ready_median_s"], row["replacement_ready_worst_s"]
+        median, worst = row["replacement_ready_median_s"], row["replacement_ready_worst_s"]
+        if row["replaced"] and median is not None:
             assert 0 < median <= worst
             said += f"replacements median {1000 * median:.0f} ms, worst {1000 * worst:.0f} ms"
+        elif row["replaced"]:  # replaced at the last decisions, not ready before the end
+            said += f"{row['replaced']} replaced, none ready before the run ended"
         else:
             said += "no replacement"
         assert said in done.stdout.splitlines()
@@ -209,3 +211,26 @@ def test_ctrl_c_under_load_is_one_line_and_ends_the_busy_loops() -> None:
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert "mjbot bench think: interrupted" in err
     assert all(_gone(pid) for pid in loops)
+
+
+def test_a_replacement_not_ready_before_the_run_ended_is_not_no_replacement() -> None:
+    """A run whose worker was replaced at its last decision ended before the replacement
+    said it was ready (`mjbot bench think --decisions 3 --limit 0.1` under load: `replaced 1`
+    in the table, `replacement_ready_median_s` null in the JSON), and its 'workers ready'
+    line said 'no replacement' beside the table's 1. It now says the worker was replaced and
+    that none was ready before the run ended; a run that replaced none says so as before."""
+    from adapter.bench.think import text
+
+    def run(replaced: int) -> dict[str, object]:
+        return {"decisions": 3, "policy": 1, "best_so_far": 1, "fallbacks": 1,
+                "not_ready": 1, "failed": 0, "late": replaced, "replaced": replaced,
+                "p99_s": 0.024, "worst_s": 0.024, "worst_vs_limit": 0.237, "ready_s": 0.028,
+                "first_decision_s": 0.0237, "replacement_ready_median_s": None,
+                "replacement_ready_worst_s": None}
+
+    result = {"policy": "mc", "limit_s": 0.1, "start_method": "forkserver",
+              "variant": "riichi", "games": 2, "load": 6, "idle": run(0), "loaded": run(1)}
+    lines = text(result).splitlines()
+    assert lines[-2].endswith("; no replacement")
+    assert lines[-1].startswith("  6 busy loops") and lines[-1].endswith(
+        "; 1 replaced, none ready before the run ended")

@@ -2,8 +2,10 @@
 work is done: never a traceback (a reviewer's walk through the commands found each of these
 ending in one), never a run that plays and then fails to write, never a silent empty result."""
 
+import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -537,3 +539,26 @@ def test_every_command_refuses_an_unknown_variant_in_the_same_words(command, cap
     head = f"mjbot {command}: argument --variant: invalid choice: 'richi' (choose from "
     assert lines[0].startswith(head), lines
     assert lines[0].endswith("'riichi', 'mcr', 'taiwan16', 'mass')"), lines
+
+
+def test_a_port_another_process_holds_says_what_to_give_instead(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`mjbot view --port P` and `mjbot serve --status HOST:P` on a port another process
+    listens on said asyncio's words alone ("[Errno 98] error while attempting to bind on
+    address ('127.0.0.1', P): address already in use"): now one line that names the address
+    and the option to change, and that port 0 picks a free one; exit 1 as before."""
+    config = tmp_path / "serve.toml"
+    config.write_text("")  # no session: only the status server would run
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for args, option in (
+                (("view", str(tmp_path), "--port", str(port)), "--port"),
+                (("serve", str(config), "--status", f"127.0.0.1:{port}", "--log-dir",
+                  str(tmp_path / "logs")), "--status HOST:PORT (or the config's [status] port)")):
+            r = mjbot_here(capsys, *args)
+            assert r.returncode == 1, r.stderr
+            assert r.stderr.splitlines()[-1] == (
+                f"mjbot {args[0]}: port in use: another process listens on 127.0.0.1:{port}; "
+                f"give another port with {option}, or port 0 for a free one"), r.stderr

@@ -15,7 +15,7 @@ import pytest
 
 from replay.dataset import schema as S
 from tests.in_process import mjbot_here
-from tests.shared_data import MJAI_GAME
+from tests.shared_data import MJAI_GAME, TENHOU_CAPTURES
 
 GOOD_LINE = '{"type":"dahai","actor":0,"pai":"9p","tsumogiri":true}'
 BAD_LINE = '{"type":"dahai","actor":0,"pai":"P","tsumogiri":false}'  # no haku in that hand
@@ -158,3 +158,39 @@ def test_a_file_no_reader_takes_beside_others_is_left_out_alone(
         run = mjbot_here(capsys, "dataset", "import", *given, "--out", str(out))
         assert run.returncode == 2 and not out.exists(), run.stderr
         assert len(run.stderr.strip().splitlines()) == 1 and given[0] in run.stderr
+
+
+def test_a_folder_or_a_missing_file_is_said_in_words_that_say_what_to_do(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder given as a FILE (the log folder a user reaches for first) was refused as
+    "bad: Is a directory", the OS's words, and a mistyped name as "No such file or
+    directory": neither said what to give instead, where `mjbot replay` says both. Now the
+    folder is named with the glob that imports its files, a missing file as missing; still
+    exit 2, nothing written."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for given, why in ((folder, f"is a folder; name the game files in it ({folder}/*)"),
+                       (tmp_path / "no-such.mjai.jsonl", "no such file")):
+        out = tmp_path / f"out-{given.name}"
+        run = mjbot_here(capsys, "dataset", "import", str(given), str(MJAI_GAME),
+                         "--out", str(out))
+        assert run.returncode == 2 and not out.exists(), run.stderr
+        assert run.stderr.strip() == f"mjbot dataset import: {given}: {why}"
+
+
+def test_a_file_replay_refuses_in_one_line_gets_no_pointer_to_replay(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file left out for a reason that is one line (a three-player Tenhou transcript, a
+    binary file) was said with "(`mjbot replay FILE` says why each format refused it)",
+    which sent the user to a replay that prints that same line and no format's reason. The
+    pointer is now kept for the files replay says more about (each format's reason)."""
+    binary = tmp_path / "game.json"
+    binary.write_bytes(b"\x01" + bytes(range(128, 256)))  # no msgpack map, no UTF-8
+    for bad in (TENHOU_CAPTURES / "sanma.log", binary):
+        run = mjbot_here(capsys, "dataset", "import", str(bad), str(MJAI_GAME), "--out",
+                         str(tmp_path / f"ds-{bad.name}"))
+        assert run.returncode == 1, run.stderr
+        (line,) = run.stderr.splitlines()
+        assert line.startswith(f"mjbot dataset import: {bad}: ") and line.endswith(
+            "; left out, the other files imported"), line
+        assert "mjbot replay" not in line, line

@@ -25,7 +25,7 @@ from replay.log import Footer, GameLogWriter, Header
 from replay.record import GameRecord, RecordError
 from tests.in_process import mjbot_here
 from tests.narrowing import footer_of
-from tests.shared_data import DATA
+from tests.shared_data import DATA, MJAI_GAME
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -293,7 +293,11 @@ def test_export_names_an_output_path_it_cannot_write(tmp_path: Path,
     out = tmp_path / "missing" / "x.mjai.jsonl"
     r = mjbot_here(capsys, "replay", str(src), "--export", "mjai", "-o", str(out))
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert f"-o {out}: No such file or directory" in r.stderr and str(src) not in r.stderr
+    assert r.stderr.splitlines() == [f"mjbot replay: -o {out}: no folder {out.parent}"]
+    # a folder, in the words of every other output option (it was the OS's 'Is a directory')
+    r = mjbot_here(capsys, "replay", str(src), "--export", "mjai", "-o", str(tmp_path))
+    assert r.returncode == 2 and r.stderr.splitlines() == [
+        f"mjbot replay: -o {tmp_path}: is a folder"], r.stderr
 
 
 @pytest.mark.parametrize("json_flag", [(), ("--json",)])
@@ -552,3 +556,38 @@ def test_help_names_every_format_replay_reads(command: str,
     for name in ("tenhou.net/6", "mjlog", "mjai", "Botzone judge log", "human games", "SGF",
                  "NTPU", "Tenhou client transcript"):
         assert name in words, (name, words)
+
+
+@pytest.mark.parametrize("fmt", ["tenhou6", "mjai"])
+def test_an_export_of_a_game_the_log_ends_inside_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    """`mjbot replay` of a file cut short notes the cut and the hand it ends inside; its
+    `--export` wrote that hand with no result and said nothing, exit 0, so a converted cut
+    game passed for a whole one. Now stderr says what the export lacks, in one line; the
+    export is still written, exit 0, as the replay's is, and a whole game's says nothing."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = tmp_path / "cut.mjai.jsonl"
+    cut.write_text("".join(lines[:40]), encoding="utf-8")  # inside the first hand
+    r = mjbot_here(capsys, "replay", str(cut), "--export", fmt)
+    assert r.returncode == 0 and r.stdout.strip(), r.stderr
+    assert r.stderr.strip() == (f"mjbot replay: {cut}: exported as far as the log goes: hand "
+                                "E1-0 unfinished (the log ends inside it; exported with no "
+                                "result)")
+    whole = mjbot_here(capsys, "replay", str(MJAI_GAME), "--export", fmt)
+    assert whole.returncode == 0 and whole.stderr == ""
+
+
+def test_a_policy_with_options_review_does_not_take_says_what_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`mjbot replay --policy mc@playouts=64` seats mc so; `mjbot review --policy
+    mc@playouts=64` and `replay --commentary --predictor mc@...` refused it as "unknown policy
+    'mc@playouts=64' (review knows: greedy, mc, ...)", a list naming the very policy given. Now
+    one line says that they take the name alone and where mc's playouts and seed go."""
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    said = ("'mc@playouts=64': review and the commentary take 'mc' by its name alone, with no "
+            "@options (mc's playouts and seed: mjbot review's --playouts and --seed)")
+    for args, lead in ((("review", str(path), "--policy", "mc@playouts=64"), "mjbot review: "),
+                       (("replay", str(path), "--commentary", "--predictor", "mc@playouts=64"),
+                        "mjbot replay: --predictor: ")):
+        r = mjbot_here(capsys, *args)
+        assert r.returncode == 2 and r.stderr.splitlines() == [lead + said], r.stderr

@@ -10,6 +10,7 @@ import pytest
 
 from replay import formats, replayer
 from replay.log import GameLogWriter, Header
+from tests.in_process import mjbot_here
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELS = ("mjbot msgpack log", "tenhou mjlog XML", "tenhou.net/6 JSON", "mjai JSONL",
@@ -58,6 +59,10 @@ def test_unknown_file_says_which_formats_were_tried(tmp_path: Path, name: str) -
             f"mjbot replay: {path}: not a game log we know: not an mjbot msgpack log ({own}), "
             f"and not UTF-8 text (byte 0x80 at offset 121), which the {len(LABELS) - 1} other "
             "formats are"], r.stderr
+        return
+    if name == "empty.log":  # nothing there: one line, not nine formats' ways of finding none
+        assert r.stderr.splitlines() == [
+            f"mjbot replay: {path}: not a game log we know: the file is empty"], r.stderr
         return
     lead = "" if name != "cut-header.mjlog.msgpack" else \
         f" (mjbot msgpack log, by its opening: {dict(info.value.attempts)['mjbot msgpack log']})"
@@ -144,4 +149,23 @@ def test_a_file_with_no_formats_mark_names_none(tmp_path: Path, name: str) -> No
     with pytest.raises(formats.UnknownFormat) as info:
         replayer.load(path)
     assert info.value.likeliest is None
-    assert str(info.value).splitlines()[0] == "not a game log we know; tried:"
+    assert str(info.value).splitlines()[0] == ("not a game log we know: the file is empty"
+                                               if name == "empty.log" else
+                                               "not a game log we know; tried:")
+
+
+@pytest.mark.parametrize("command", [("replay",), ("review",), ("dataset", "import")])
+def test_an_empty_file_is_one_line_in_every_command(
+        tmp_path: Path, command: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
+    """An empty file (a log whose writer never wrote, a `touch`ed name) was refused by
+    `mjbot replay` and `review` with ten lines, every format's way of finding nothing in it
+    ('the file is empty', 'not XML (no element found ...)', 'no /start line ...'), and by
+    `dataset import` with a pointer to those ten lines. Now one line that says it is empty,
+    exit 2, in each."""
+    path = tmp_path / "game.mjlog.msgpack"
+    path.write_bytes(b"")
+    out = ("--out", str(tmp_path / "ds")) if command[0] == "dataset" else ()
+    r = mjbot_here(capsys, *command, str(path), *out)
+    assert r.returncode == 2, r.stdout
+    assert r.stderr.splitlines() == [
+        f"mjbot {' '.join(command)}: {path}: not a game log we know: the file is empty"]

@@ -694,3 +694,29 @@ def test_an_unread_replacement_draw_is_the_kans_and_the_next_draw_is_not(
         codec.feed(text)
     drawn, _ = codec.feed("<T60/>")
     assert drawn == ev.TileDrawn(0, T.from_tenhou_id(60), False)
+
+
+def test_an_exhaustive_draw_with_no_hand_shown_reads_the_ready_seats_from_the_payments() -> None:
+    """The live server shows no hand at an exhaustive draw (every RYUUKYOKU in the dnovikoff
+    captures: `sc` alone), and the codec took its ready seats from the hands shown only: in
+    `mjbot replay` of kokushi.log a draw read 'tenpai []' above 'deltas [-1000, -1000, 3000,
+    -1000]', our own seat (furiten, as the server had just shown) paid 3000 for nothing. The
+    noten payments now say who was ready where no hand is shown; none or all ready (no
+    payment) stays none, and shown hands still decide."""
+    codec = _seated(oya=1)
+    (drawn,) = codec.feed('<RYUUKYOKU ba="2,0" sc="280,30,240,-10,240,-10,240,-10" />')
+    assert drawn == ev.RoundDrawn("exhaustive", (-1000, -1000, -1000, 3000), (3,))  # us: seat 3
+    codec = _seated(oya=1)
+    (drawn,) = codec.feed('<RYUUKYOKU ba="1,0" sc="280,0,240,0,240,0,240,0" />')
+    assert drawn == ev.RoundDrawn("exhaustive", (0, 0, 0, 0), ())
+    codec = _seated(oya=1)
+    (drawn,) = codec.feed('<RYUUKYOKU type="yao9" ba="0,0" sc="280,0,240,0,240,0,240,0" '
+                          'hai0="2,35,60"/>')
+    assert drawn == ev.RoundDrawn("nine_terminals", (0, 0, 0, 0), ())
+    from replay import replayer
+
+    draws = [e for e in replayer.load(CAPTURES / "kokushi.log").events
+             if isinstance(e, ev.RoundDrawn) and e.reason == "exhaustive" and any(e.deltas)]
+    assert len(draws) == 2
+    for e in draws:
+        assert e.tenpai == tuple(s for s in range(4) if e.deltas[s] > 0) != ()

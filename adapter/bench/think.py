@@ -206,7 +206,11 @@ def text(result: dict[str, Any]) -> str:
     for label, row in runs:
         later = (f"replacements median {1000 * row['replacement_ready_median_s']:.0f} ms, "
                  f"worst {1000 * row['replacement_ready_worst_s']:.0f} ms"
-                 if row["replacement_ready_median_s"] is not None else "no replacement")
+                 if row["replacement_ready_median_s"] is not None
+                 # a worker replaced at the run's last decisions: the run ended before it
+                 # said it was ready, so no time is known, but it was replaced
+                 else f"{row['replaced']} replaced, none ready before the run ended"
+                 if row["replaced"] else "no replacement")
         first = (f"; its first decision {1000 * row['first_decision_s']:.1f} ms"
                  if row["first_decision_s"] is not None else "")
         lines.append(f"  {label:<16}first {1000 * row['ready_s']:.0f} ms{first}; {later}")

@@ -13,6 +13,7 @@ from adapter.commands import (
     reading,
     require_networks,
     require_playable,
+    require_writable,
 )
 
 PREDICTOR_DEFAULT = "rulebased"
@@ -58,6 +59,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UserInputError("--top-k and --predictor shape the commentary: add --commentary")
     if args.output and not args.export:
         raise UserInputError("-o names the file an --export goes to: add --export")
+    # in the words of every other output option, and before a long log is read and converted
+    require_writable(args.output, "-o")
     # a mistyped predictor or --top-k is the option's fault, named before any game is read
     # (inside reading() it read as the LOG's: "GAME: unknown policy 'rulebsed'")
     ranker = _ranker(args.predictor) if args.commentary else None
@@ -74,12 +77,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
                     f"{rep.source} log holds seat {rep.seat}'s view only")
             replayer.check_exportable(rep.record)
             text = (tenhou6.dumps if args.export == "tenhou6" else mjai_log.dumps)(rep.record)
+            partial = _partial_export(rep)
         _write_export(text, args.output)
         if rep.log is not None and (newer := rep.log.newer_note()) is not None:
             # what this version skipped is in no export it writes: said, with the counts,
             # where the export itself cannot say it (neither format has a place for a note)
             print(f"mjbot {args.command_path}: {args.logs[0]}: {newer}; the export leaves "
                   "out what was skipped", file=sys.stderr)
+        if partial:  # the export holds no note: a cut game must not pass for a whole one
+            print(f"mjbot {args.command_path}: {args.logs[0]}: exported as far as the log "
+                  f"goes: {partial}", file=sys.stderr)
         return 0
     failed = unranked = 0  # the decisions --policy, the moves --predictor gave no answer on
     damaged: list[str] = []  # the hands a damaged log's moves stop fitting in, per file
@@ -154,6 +161,19 @@ def _print_mismatches(mismatches: list[dict[str, Any]]) -> None:
     if len(mismatches) > SHOWN_MISMATCHES:
         print(f"  and {len(mismatches) - SHOWN_MISMATCHES} more differences (--json lists "
               "them, up to 50)")
+
+
+def _partial_export(rep: Any) -> str:
+    """What of the game an export lacks, as replay's notes say it ("" for a whole game): the
+    hands the log ends inside (written with no result) and why the game did not end."""
+    from replay import replayer
+
+    summary = replayer.summarize(rep)
+    parts = [f"hand {h['round']}-{h['honba']} unfinished (the log ends inside it; exported "
+             "with no result)" for h in summary["hands"] if h["unfinished"]]
+    if summary["unfinished"]:
+        parts.append(f"game unfinished: {summary['unfinished']}")
+    return "; ".join(parts)
 
 
 def _write_export(text: str, output: str | None) -> None:

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import re
 import sys
 from typing import Any
 
@@ -68,8 +70,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(serve(config, address, args.log_dir))
     except OSError as exc:  # the status port is taken, the log folder cannot be made
-        print(f"mjbot serve: {exc}", file=sys.stderr)
+        option = "--status HOST:PORT (or the config's [status] port)"
+        print(f"mjbot serve: {_listen_error(exc, option)}", file=sys.stderr)
         return 1
+
+
+def _listen_error(exc: OSError, option: str) -> str:
+    """An OSError of a command that listens, in one line; a port that another process holds
+    says what to give instead (it read as asyncio's '[Errno 98] error while attempting to
+    bind on address (...): address already in use', and nothing more)."""
+    if exc.errno == errno.EADDRINUSE:
+        where = re.search(r"address \('([^']*)', (\d+)\)", str(exc))
+        at = f"{where.group(1)}:{where.group(2)}" if where else "that address"
+        return (f"port in use: another process listens on {at}; give another port with "
+                f"{option}, or port 0 for a free one")
+    return str(exc)
 
 
 def cmd_view(args: argparse.Namespace) -> int:
@@ -94,7 +109,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_view(folders, files, args.host, args.port, args.open))
     except OSError as exc:
-        print(f"mjbot view: {exc}", file=sys.stderr)
+        print(f"mjbot view: {_listen_error(exc, '--port')}", file=sys.stderr)
         return 1
 
 

@@ -51,6 +51,11 @@ def read_game(path: Path) -> GameRecord:
     reads (DatasetError naming the file otherwise)."""
     try:
         data = path.read_bytes()
+    except IsADirectoryError:  # the folder a user gives first (`make run`'s logs): say how
+        raise S.DatasetError(f"{path}: is a folder; name the game files in it "
+                             f"({Path(path, '*')})") from None
+    except FileNotFoundError:
+        raise S.DatasetError(f"{path}: no such file") from None
     except OSError as exc:
         raise S.DatasetError(f"{path}: {exc.strerror or exc}") from None
     try:
@@ -59,7 +64,8 @@ def read_game(path: Path) -> GameRecord:
         first = str(exc).splitlines()[0].removesuffix("; tried:")
         raise Unreadable(f"{path}: {first}" + (f" (`mjbot replay {path}` says why each "
                              "format refused it)" if isinstance(exc, formats.UnknownFormat)
-                             else "")) from None
+                             # only where replay has more to say than this one line
+                             and "\n" in str(exc) else "")) from None
     record = loaded.record
     if record is None:
         raise Unreadable(f"{path}: an mjbot game log; the dataset of the local table is "

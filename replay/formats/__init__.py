@@ -66,6 +66,9 @@ class UnknownFormat(RecordError):
         if refused is not None:  # the format the file is marked as refused what it holds
             super().__init__(f"{refused[0]}: {refused[1]}")
             return
+        if attempts and attempts[0][1] == EMPTY:  # nine readers' ways of finding nothing
+            super().__init__(f"not a game log we know: {EMPTY}")
+            return
         why_text = {why for label, why in attempts[1:]}  # the text formats, after our own
         if likeliest is None and len(why_text) == 1 and attempts[1:] \
                 and next(iter(why_text)).startswith("not UTF-8 text"):
@@ -98,6 +101,7 @@ TEXT_FORMATS: tuple[tuple[str, str, TextReader], ...] = (
     (tenhou_client.SOURCE, tenhou_client.LABEL, tenhou_client.loads),
 )
 MJBOT_LABEL = "mjbot msgpack log"
+EMPTY = "the file is empty"  # our own reader's word for no bytes, which every format refuses
 FORMATS: tuple[str, ...] = (MJBOT_LABEL, *(label for _, label, _ in TEXT_FORMATS))
 
 # what a reader may raise on a file of another format (its own errors, and the odd slip of a
@@ -274,7 +278,7 @@ def _starts_with_map(data: bytes) -> bool:
 
 def _own_log(data: bytes, path: Path | str) -> GameLog:
     if not data:
-        raise LogError("the file is empty")
+        raise LogError(EMPTY)
     if not _starts_with_map(data):
         raise LogError(f"no msgpack header frame at the start (it begins {data[:12]!r})")
     log = parse_log(data, path)

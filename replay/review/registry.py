@@ -34,6 +34,13 @@ def evaluator_for(name: str, playouts: int = 512, seed: int = 0,
                          "issue); review with --policy mc or --policy rulebased")
     if name == "mc":
         return McEvaluator(playouts, seed, models)
+    base = name.partition("@")[0]
+    if name != base and not name.startswith(NN_FILE_PREFIX) and base in {*POLICIES, "seed004"}:
+        # `mjbot replay --policy mc@playouts=64` seats it so: here it read as a policy
+        # unknown, beside a list that names mc
+        raise ValueError(f"{name!r}: review and the commentary take {base!r} by its name "
+                         f"alone, with no @options (mc's playouts and seed: mjbot review's "
+                         f"--playouts and --seed)")
     if name not in POLICIES and not name.startswith(NN_FILE_PREFIX):
         raise ValueError(f"unknown policy {name!r} (review knows: {', '.join(policies())}; "
                          "the commentary's --predictor also takes seed004)")
