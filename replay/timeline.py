@@ -33,9 +33,9 @@ from replay.replayer import (
     DAMAGED,
     action_text,
     check_event,
-    damage_at,
     damage_note,
     damage_reason,
+    damages_at,
     event_text,
     furiten_text,
     round_label,
@@ -398,12 +398,13 @@ def build(loaded: Loaded) -> Timeline:
     if failed or (record is not None and record.damaged):
         events = [item for kind, item in items if kind == "event"]
         unread = {} if record is None else record.damaged  # its reader's word first
-        for index, why in unread.items():
-            failed[damage_at(events, index, why)["hand"] - 1] = (index, why)
-        for n, (index, why) in failed.items():
+        for d in damages_at(events, list(unread.items())):  # one pass for them all
+            failed[d["hand"] - 1] = (d["event"], d["why"])
+        hands = list(failed)
+        for n, d in zip(hands, damages_at(events, [failed[n] for n in hands], timeline.lines),
+                        strict=True):
             if 0 <= n < len(timeline.hands):
-                timeline.hands[n]["damaged"] = damage_note(
-                    damage_at(events, index, why, timeline.lines))
+                timeline.hands[n]["damaged"] = damage_note(d)
     return timeline
 
 

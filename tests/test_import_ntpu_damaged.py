@@ -98,3 +98,54 @@ def test_a_refused_line_after_a_hands_end_loses_no_hand(
     for n in range(2):
         for key in ("discards", "calls", "results", "decisions"):
             assert bad["hands"][n][key] == good["hands"][n][key], (n, key)
+
+
+def _bad_deal(line: str) -> str:
+    """A /initCard with its third id no tile (999)."""
+    parts = line.split()
+    parts[3] = "999"
+    return " ".join(parts)
+
+
+@pytest.mark.parametrize("hand", [0, 1])
+def test_a_refused_deal_leaves_the_hand_it_deals_out_alone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], hand: int) -> None:
+    """A refused /initCard (the line with the most ids) was a notice after the hand before's
+    end and its hand's moves were read on as that hand's (another win, 80 discards, a dozen
+    notes; or 'hand 0 (before the first hand)'): the hand it deals is left out alone."""
+    lines = _two_hands()
+    whole = _write(tmp_path, lines, "whole.log")
+    at = [n for n, line in enumerate(lines) if line.startswith("/initCard")][hand]
+    lines[at] = _bad_deal(lines[at])
+    code, good = _summary(capsys, whole)
+    code, bad = _summary(capsys, _write(tmp_path, lines, "edited.log"))
+    assert code == 1
+    (note,) = bad["notes"]
+    assert note.startswith(f"hand {hand + 1} (")
+    assert f"at line {at + 1}: the line could not be read: bad tile id" in note, note
+    assert len(bad["hands"]) == 2
+    assert bad["hands"][hand]["damaged"] and not bad["hands"][hand]["results"]
+    assert not any(bad["hands"][hand]["discards"].values())
+    other = 1 - hand
+    assert bad["hands"][other] == good["hands"][other]
+
+
+def test_a_refused_hand_setup_and_deal_cost_that_hand_alone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """/initGame and /initCard of one hand both refused: that hand is left out, named by the
+    first; the hand after it (whose deal the refused /initGame was held over to) reads."""
+    lines = _two_hands() + FIRST.read_text(encoding="utf-8").splitlines()[1:]  # a third
+    whole = _write(tmp_path, lines, "whole.log")
+    setup = [n for n, line in enumerate(lines) if line.startswith("/initGame")][1]
+    deal = [n for n, line in enumerate(lines) if line.startswith("/initCard")][1]
+    lines[setup] = "/initGame East Nowhere 1 1 0"
+    lines[deal] = _bad_deal(lines[deal])
+    code, good = _summary(capsys, whole)
+    assert code == 0 and len(good["hands"]) == 3
+    code, bad = _summary(capsys, _write(tmp_path, lines, "edited.log"))
+    assert code == 1
+    (note,) = bad["notes"]
+    assert note.startswith("hand 2 (") and f"line {setup + 1}: unknown wind 'Nowhere'" in note
+    assert len(bad["hands"]) == 3
+    assert bad["hands"][1]["damaged"] and not bad["hands"][1]["results"]
+    assert bad["hands"][0] == good["hands"][0] and bad["hands"][2] == good["hands"][2]

@@ -26,7 +26,7 @@ from replay.dataset import schema as S
 from replay.dataset.records import Block, BlockBuilder, HandStart
 from replay.dataset.shards import DatasetWriter
 from replay.record import GameRecord, RecordError, view_event
-from replay.replayer import Decision, damage_at, derive_decisions, sound
+from replay.replayer import Decision, damages_at, derive_decisions, sound
 
 RECORDED = "recorded"
 FORMAT_LABELS = {name: label for name, label, _ in formats.TEXT_FORMATS}
@@ -120,8 +120,8 @@ def record_block(record: GameRecord, game: int,
             at[d.index].append((seat, d))
     events = record.events
     bad: dict[int, dict[str, Any]] = {}  # hand number (1 = the first) -> its first failure
-    for i in sorted(failed):
-        where = damage_at(events, i, failed[i], record.lines)
+    for where in damages_at(events, [(i, failed[i]) for i in sorted(failed)], record.lines):
+        i = where["event"]
         where["unread"] = i in record.damaged  # its reader could not read it (why says so)
         bad.setdefault(where["hand"], where)
     if damaged is not None:

@@ -37,7 +37,7 @@ from protocols.ntpu import (
     NtpuCodec,
     parse_reply,
 )
-from replay.record import GameRecord, RecordError
+from replay.record import GameRecord, RecordError, unknown_start
 
 if TYPE_CHECKING:
     from brain.rules.base import Rules, WinScore
@@ -234,6 +234,13 @@ def loads(text: str, tiles: T.NtpuTiles | None = None) -> GameRecord:
             first = first or why
             if (command in _FRESH[:2] and not hand.open) or not events:
                 pending = pending or why  # it sets up the next hand (or comes before any)
+            elif command == "/initCard":  # the deal: the hand it deals is left out, its
+                # round unknown (the codec read none of it), its lines not read; they were
+                # read on as the hand before's
+                damaged[len(events)] = pending or f"the line could not be read: {exc}"
+                events.append(unknown_start())
+                lines.append(n)
+                hand.open, skipping, pending = False, True, None
             else:  # the notice says which line; the damage is named at it
                 damaged[len(events)] = f"the line could not be read: {exc}"
                 events.append(ev.PlatformNotice(why))
