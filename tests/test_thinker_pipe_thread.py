@@ -6,7 +6,7 @@ its best so far at the deadline and its process is killed and replaced, one that
 at once, and no process or thread is left at the end.
 
 The loop is a real selector loop whose public ``add_reader`` / ``remove_reader`` raise, as the
-Proactor loop's do (the loop itself watches its sockets through private methods, untouched)."""
+Proactor loop's do (tests/windows_loop.py)."""
 
 from __future__ import annotations
 
@@ -30,24 +30,15 @@ from brain.tally import FallbackKind
 from protocols import events as ev
 from tests.anytime_policies import DiesMidThought, NeverReturns, SlowThinker
 from tests.test_brain import _turn_state
+from tests.windows_loop import ProactorLikeLoop
 
 TURN = ev.DecisionRequest("turn")
 GUARD = 30.0  # real seconds a test waits for a worker before it fails (never a bound it tests)
 T = TypeVar("T")
 
 
-class NoPipeWatchLoop(asyncio.SelectorEventLoop):
-    """A loop that, like Windows' Proactor loop, cannot watch a file descriptor."""
-
-    def add_reader(self, fd: Any, callback: Callable[..., object], *args: Any) -> None:
-        raise NotImplementedError
-
-    def remove_reader(self, fd: Any) -> bool:
-        raise NotImplementedError
-
-
 def _run(main: Coroutine[Any, Any, T]) -> T:
-    with asyncio.Runner(loop_factory=NoPipeWatchLoop) as runner:
+    with asyncio.Runner(loop_factory=ProactorLikeLoop) as runner:
         return runner.run(main)
 
 
@@ -83,7 +74,7 @@ def test_only_a_loop_that_cannot_watch_a_pipe_is_passed_over() -> None:
         return why_not_on_the_loop(asyncio.get_running_loop())
 
     assert asyncio.run(main()) == ""
-    assert _run(main()) == "NoPipeWatchLoop.add_reader: NotImplementedError"
+    assert _run(main()) == "ProactorLikeLoop.add_reader: NotImplementedError"
 
 
 @pytest.mark.parametrize("method", [None, "spawn"])
@@ -123,7 +114,7 @@ def test_an_overrunning_policy_is_answered_by_its_deadline_and_replaced(
         assert answer.action in answer.legal
     chosen = [e for e in logs if e["event"].startswith("thinker: a thread reads")]
     assert len(chosen) == 1, logs  # once per thinker, not per worker or decision
-    assert chosen[0]["reason"] == "NoPipeWatchLoop.add_reader: NotImplementedError"
+    assert chosen[0]["reason"] == "ProactorLikeLoop.add_reader: NotImplementedError"
     assert chosen[0]["log_level"] == "warning"
 
 
