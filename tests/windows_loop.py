@@ -3,12 +3,16 @@ descriptor (``add_reader``) nor take a signal handler (``add_signal_handler``): 
 NotImplementedError. It is a real selector loop otherwise (it watches its own sockets through
 private methods, untouched), so code that runs on it runs as it would on Linux, less those.
 
-``python -m tests.windows_loop ARGS`` runs ``mjbot ARGS`` with every loop it makes one of these.
+``python -m tests.windows_loop ARGS`` runs ``mjbot ARGS`` with every loop it makes one of these;
+with ``MJBOT_TEST_NO_SIGHUP=1`` in its environment the ``signal`` module has no SIGHUP, as on
+Windows.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVarTuple
@@ -42,6 +46,8 @@ class _Policy(asyncio.DefaultEventLoopPolicy):
 
 if __name__ == "__main__":
     asyncio.set_event_loop_policy(_Policy())
+    if os.environ.get("MJBOT_TEST_NO_SIGHUP") == "1":
+        del signal.SIGHUP
     from adapter.cli import main
 
     sys.exit(main(sys.argv[1:]))
