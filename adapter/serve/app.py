@@ -73,11 +73,13 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
                           request_timeout=config.status.request_timeout,
                           trust_forwarded_proto=config.status.trust_forwarded_proto)
     url = await server.start(host, port)
+    # before the line that says it listens: a signal sent on that line was met by the
+    # process's defaults (SIGHUP, SIGTERM: the process ended where it stood)
+    signals = Signals()
+    signals.install()
     log.info("serve: status server listening", url=url, sessions=len(config.sessions))
     if on_listening is not None:
         on_listening(url)
-    signals = Signals()
-    signals.install()
     supervisor.start()
     try:
         while await signals.next() == "reload":
