@@ -8,7 +8,6 @@ through adapter/thinking/thinker.py; synchronously on the stdin forms)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import signal
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from adapter.logging_setup import get_logger
+from adapter.loop_signals import on_signal
 from adapter.thinking.inbox import Inbox
 from adapter.thinking.thinker import Thinker
 from brain import anytime
@@ -75,7 +75,6 @@ async def until_signalled(session: PlatformSession,
     is closed with its footer; :class:`Stopped` is raised then. Without this SIGTERM ended the
     process where it stood (a log without its footer)."""
     task = asyncio.ensure_future(main)
-    loop = asyncio.get_running_loop()
     caught: list[int] = []
 
     def stop(signum: int) -> None:
@@ -83,11 +82,9 @@ async def until_signalled(session: PlatformSession,
         session.stop_requested = True
         task.cancel()
 
-    handled = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, stop, sig)
-            handled.append(sig)
+    # on_signal: Windows' loop has no add_signal_handler, and with none Ctrl-C cancelled the
+    # session without telling it (its game log did not say it was stopped)
+    undo = [on_signal(sig, stop, sig) for sig in (signal.SIGINT, signal.SIGTERM)]
     try:
         return await task
     except asyncio.CancelledError:
@@ -95,8 +92,8 @@ async def until_signalled(session: PlatformSession,
             raise Stopped(caught[0]) from None
         raise
     finally:
-        for sig in handled:
-            loop.remove_signal_handler(sig)
+        for each in undo:
+            each()
 
 
 class PendingFrames:

@@ -116,21 +116,19 @@ def cmd_view(args: argparse.Namespace) -> int:
 async def _view(folders: list[str], files: list[str], host: str, port: int,
                 open_browser: bool) -> int:
     import asyncio
-    import contextlib
     import signal
 
     from adapter.browser import BrowserOpener
+    from adapter.loop_signals import on_signal
     from adapter.serve.status import StatusServer
     from replay.gcpause import off_until_exit
 
     server = StatusServer(roots=folders, imports=files)
     url = await server.start(host, port)
-    print(f"mjbot view: {url}games  (Ctrl-C to stop)", file=sys.stderr, flush=True)
     done = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, done.set)
+    for sig in (signal.SIGINT, signal.SIGTERM):  # on every loop (Windows' too), before the
+        on_signal(sig, done.set)  # line that says Ctrl-C stops it
+    print(f"mjbot view: {url}games  (Ctrl-C to stop)", file=sys.stderr, flush=True)
     opener = BrowserOpener(url + "games") if open_browser else None
     if opener:
         opener.start()

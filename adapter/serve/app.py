@@ -7,7 +7,6 @@ that no longer loads is reported and the running sessions are kept)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import signal
 import sys
 import tempfile
@@ -17,6 +16,7 @@ from typing import Any
 
 import structlog
 
+from adapter.loop_signals import on_signal
 from adapter.serve.config import ConfigError, ServeConfig, load, tight_budgets
 from adapter.serve.metrics import Metrics
 from adapter.serve.supervisor import Supervisor
@@ -34,11 +34,11 @@ class Signals:
         self.received: list[str] = []
 
     def install(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sig, event in ((signal.SIGTERM, self.stop), (signal.SIGINT, self.stop),
-                           (signal.SIGHUP, self.reload)):
-            with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):
-                loop.add_signal_handler(sig, self._on, sig.name, event)
+        """On every loop (adapter/loop_signals.py); Windows has no SIGHUP: no reload there
+        (``signal.SIGHUP`` itself failed the start)."""
+        for name, event in (("SIGTERM", self.stop), ("SIGINT", self.stop),
+                            ("SIGHUP", self.reload)):
+            on_signal(getattr(signal, name, None), self._on, name, event)
 
     def _on(self, name: str, event: asyncio.Event) -> None:
         self.received.append(name)
@@ -77,11 +77,13 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
                           trust_forwarded_proto=config.status.trust_forwarded_proto,
                           trust_forwarded_for=config.status.trust_forwarded_for)
     url = await server.start(host, port)
+    # before the line that says it listens: a signal sent on that line was met by the
+    # process's defaults (SIGHUP, SIGTERM: the process ended where it stood)
+    signals = Signals()
+    signals.install()
     log.info("serve: status server listening", url=url, sessions=len(config.sessions))
     if on_listening is not None:
         on_listening(url)
-    signals = Signals()
-    signals.install()
     supervisor.start()
     try:
         while await signals.next() == "reload":

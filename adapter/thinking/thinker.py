@@ -9,6 +9,8 @@ the first decision: its CPU work never holds the loop's GIL. At the deadline the
 played if it came; else its best so far (brain/anytime.py), else the fallback chain
 (:meth:`Brain.conclude`). A worker that overran is still thinking, and one that died is gone: either
 way it is killed and a fresh one started at once, so the next decision finds a process that is free.
+Where the event loop cannot watch the worker's pipe (Windows), a thread reads it instead
+(adapter/thinking/pipe_watch.py), chosen once per thinker at its first start.
 
 The one-shot Botzone path and the stdin forms stay synchronous and never import this module.
 """
@@ -20,6 +22,7 @@ from typing import Any
 
 from adapter.logging_setup import get_logger
 from adapter.thinking.deadline import within
+from adapter.thinking.pipe_watch import why_not_on_the_loop
 from adapter.thinking.worker_process import PolicyWorker, Thought
 from brain.brain import Answer, Brain, check
 from brain.state import TableState
@@ -47,12 +50,26 @@ class Thinker:
         self._launched = 0
         self._starting: asyncio.Future[PolicyWorker] | None = None
         self._closed = False
+        # whether a thread reads the workers' pipes (None: not asked yet; asked once)
+        self.pipe_thread: bool | None = None
 
     def warm(self) -> None:
         """Start the worker process now, in the background, so that the first decision does
         not wait for it (nothing for a fast policy). Needs a running event loop."""
         if not self.inline and not self._closed and self._starting is None:
+            self._watch_how()
             self._starting = asyncio.ensure_future(self._start())
+
+    def _watch_how(self) -> None:
+        """Ask the running loop, once, whether it can watch a worker's pipe; say so where
+        it cannot (every worker's pipe is then read by a thread)."""
+        if self.pipe_thread is not None:
+            return
+        why = why_not_on_the_loop(asyncio.get_running_loop())
+        self.pipe_thread = bool(why)
+        if why:
+            log.warning("thinker: a thread reads each worker process's pipe (the event "
+                        "loop cannot watch one)", policy=self.brain.name, reason=why)
 
     async def ready(self, timeout: float) -> None:
         """Start the worker (if not started) and wait until it can think: the builtin
@@ -79,7 +96,8 @@ class Thinker:
         later = self._launched > 0
         self._launched += 1
         worker = PolicyWorker(self.brain.policy, self.brain.clock,
-                              self.later_ready.append if later else None, self.start_method)
+                              self.later_ready.append if later else None, self.start_method,
+                              pipe_thread=bool(self.pipe_thread))
         await worker.start()
         if self._closed:  # the session ended while the process was starting
             worker.kill()

@@ -9,7 +9,9 @@ already, so a replacement is ready in milliseconds), else ``spawn``; never a pla
 session, which has an event loop and threads.
 
 The pipe and the process's sentinel are watched by the event loop (``add_reader``): no thread
-per worker, and a death is seen the moment it happens.
+per worker, and a death is seen the moment it happens. Where the loop cannot watch a pipe
+(Windows), a thread per worker reads it (adapter/thinking/pipe_watch.py); the worker is still a
+process, killed when it overruns.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ import os
 import pickle
 import sys
 import threading
-import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from typing import Any
 
 from adapter.thinking import policy_worker
 from adapter.thinking.deadline import within
+from adapter.thinking.pipe_watch import PipeThread, exit_code
 from brain import anytime
 from brain.clock import MONOTONIC, Clock
 from brain.policies.base import Decision, Policy
@@ -260,23 +262,6 @@ class _Launch:
                 self.process.kill()
 
 
-def _exit_code(process: Any, within: float) -> int | None:
-    """The exit code of a process whose sentinel has fired, looked for up to ``within``
-    seconds (None: not there by then). A spawned worker's sentinel is a pipe that the child
-    holds, readable as its files are closed, a moment before the kernel has its status: one
-    look (``join(0)``) found nothing, the status was never read, the killed worker stayed a
-    zombie until the next start, and one that died was reported with no signal. A fork-server
-    child's sentinel carries its status: the first look has it."""
-    give_up = time.monotonic() + within
-    while True:
-        with contextlib.suppress(OSError, ValueError):
-            process.join(0)
-        code: int | None = process.exitcode
-        if code is not None or time.monotonic() >= give_up:
-            return code
-        time.sleep(0.001)
-
-
 def _taken(done: asyncio.Future[Any]) -> None:
     if not done.cancelled():
         done.exception()
@@ -287,15 +272,19 @@ class PolicyWorker:
     time; :meth:`kill` it when it overran or is no longer wanted. Deadlines are times on
     ``clock`` (the brain's); ``on_ready`` is handed the seconds from :meth:`start` to the
     process's ready message (what a session waits for a worker it replaced);
-    ``start_method``: one of :data:`START_METHODS` (None: :func:`default_start_method`)."""
+    ``start_method``: one of :data:`START_METHODS` (None: :func:`default_start_method`);
+    ``pipe_thread``: a thread reads the pipe, for a loop that cannot watch one
+    (adapter/thinking/pipe_watch.py)."""
 
     def __init__(self, policy: Policy, clock: Clock = MONOTONIC,
                  on_ready: Callable[[float], None] | None = None,
-                 start_method: str | None = None) -> None:
+                 start_method: str | None = None, pipe_thread: bool = False) -> None:
         self.policy = policy
         self.clock = clock
         self.on_ready = on_ready
         self.start_method = start_method
+        self.pipe_thread = pipe_thread
+        self._watcher: PipeThread | None = None
         self._began = 0.0
         self.pid: int | None = None
         self.process: Any = None
@@ -334,6 +323,11 @@ class PolicyWorker:
             starting.add_done_callback(_taken)
             raise
         self.process, self._conn = process, parent
+        if self.pipe_thread:
+            self._watcher = PipeThread(self._loop, parent, process, self._take,
+                                       self._unreadable, self._report_end)
+            self._watcher.start()
+            return
         self._loop.add_reader(parent.fileno(), self._readable)
         self._loop.add_reader(process.sentinel, self._ended)
 
@@ -356,6 +350,8 @@ class PolicyWorker:
             return
         with contextlib.suppress(OSError, ValueError):
             process.kill()
+        if self.pipe_thread:  # its thread reaps it
+            return
         if self._loop is not None and not self._loop.is_closed():
             with contextlib.suppress(OSError, ValueError):
                 self._loop.add_reader(process.sentinel, self._reap, process)
@@ -365,18 +361,22 @@ class PolicyWorker:
 
     def _reap(self, process: Any, tries: int = REAP_TRIES) -> None:
         """Reap a killed process once its sentinel fires; a spawned one's fires a moment
-        before its status is there (:func:`_exit_code`): looked at again shortly, never
+        before its status is there (pipe_watch.exit_code): looked at again shortly, never
         waited for on the loop."""
         loop = self._loop
         assert loop is not None
         with contextlib.suppress(OSError, ValueError):
             loop.remove_reader(process.sentinel)
-        if _exit_code(process, 0.0) is None and tries > 0 and not loop.is_closed():
+        if exit_code(process, 0.0) is None and tries > 0 and not loop.is_closed():
             loop.call_later(REAP_EVERY, self._reap, process, tries - 1)
 
     def _unwatch(self) -> None:
         conn, self._conn = self._conn, None
-        if self._loop is not None and not self._loop.is_closed():
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:  # it closes the pipe, never under its own read
+            watcher.stop()
+            return
+        if not self.pipe_thread and self._loop is not None and not self._loop.is_closed():
             with contextlib.suppress(OSError, ValueError):
                 if conn is not None:
                     self._loop.remove_reader(conn.fileno())
@@ -396,7 +396,11 @@ class PolicyWorker:
         except (EOFError, OSError):
             self._ended()
         except Exception as exc:  # a message this process cannot unpickle
-            self._messages.put_nowait(("unreadable", f"{type(exc).__name__}: {exc}"))
+            self._unreadable(f"{type(exc).__name__}: {exc}")
+
+    def _unreadable(self, why: str) -> None:
+        assert self._messages is not None
+        self._messages.put_nowait(("unreadable", why))
 
     def _take(self, message: tuple[Any, ...]) -> None:
         assert self._messages is not None and self._ready is not None
@@ -417,8 +421,11 @@ class PolicyWorker:
         with contextlib.suppress(EOFError, OSError):
             while conn.poll():
                 self._take(conn.recv())
+        self._report_end(exit_code(self.process, 0.1))
+
+    def _report_end(self, code: int | None) -> None:
+        """Say that the process ended (``code``: its exit code, None if not known)."""
         self._unwatch()
-        code = _exit_code(self.process, 0.1)
         self.exit_reason = ("its worker process died" +
                             (f" (signal {-code})" if code is not None and code < 0 else
                              f" (exit code {code})" if code is not None else ""))
