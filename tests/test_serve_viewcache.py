@@ -20,7 +20,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from adapter.bench.view import repeated
 from adapter.serve.status import StatusServer
-from adapter.serve.viewcache import Abandoned, BuildCache, Busy
+from adapter.serve.viewcache import Abandoned, BuildCache, Busy, serving
 from adapter.serve.viewer import VIEW_CACHE
 from tests.serve_helpers import until
 from tests.viewer_fixtures import practice_game
@@ -588,3 +588,50 @@ async def test_an_export_given_up_leaves_nothing_for_the_collector(tmp_path: Pat
         gc.enable()
         await client.close()
     assert left < 5_000, left
+
+
+async def test_a_freed_slot_goes_to_the_waiting_client_with_fewest_running() -> None:
+    """The slots are shared out work-conserving: a client alone takes both; once others wait,
+    each slot that frees goes to the waiting client with the fewest builds running, in turn
+    among equals, and a run given up while it waits leaves no slot held. With one slot a
+    client, a lone viewer's second build waited beside a free slot; with the pool's plain
+    queue, another client waited behind every run queued before it."""
+    cache = BuildCache(concurrency=2)
+    started: list[str] = []
+    gates: dict[str, threading.Event] = {}
+
+    def run(client: str, name: str) -> asyncio.Future[Any]:
+        gates[name] = threading.Event()
+
+        def call() -> None:
+            started.append(name)
+            gates[name].wait(30)
+
+        with serving(client):
+            return asyncio.ensure_future(cache.run(call))
+
+    try:
+        runs = [run("A", "a1"), run("A", "a2")]
+        await until(lambda: cache.building == 2)  # alone: both slots at once
+        runs += [run("A", "a3"), run("B", "b1"), run("C", "c1"), run("B", "b2")]
+        gone = run("C", "c2")
+        await until(lambda: cache.waiting == 5)
+        gone.cancel()  # its client went away while it waited
+        await until(lambda: cache.waiting == 4)
+        for name, count in [("a1", 3), ("a2", 4), ("b1", 5), ("a3", 6)]:
+            gates[name].set()  # a slot frees: the next run in turn starts
+            await until(lambda: len(started) == count)  # noqa: B023 (awaited here)
+        assert started == ["a1", "a2", "b1", "a3", "c1", "b2"]
+        for gate in gates.values():
+            gate.set()
+        await asyncio.gather(*runs)
+        # nothing held: two new runs, both at once
+        again = [run("D", "d1"), run("D", "d2")]
+        await until(lambda: cache.building == 2)
+        gates["d1"].set()
+        gates["d2"].set()
+        await asyncio.gather(*again)
+    finally:
+        for gate in gates.values():
+            gate.set()
+        cache.close()

@@ -44,6 +44,21 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+# serve's probe also says what the log folder held when the collector was turned off: every
+# file's size then, to be compared with the logs as the process leaves them
+SERVE_PROBE = PROBE.replace("from adapter.cli import main", """
+from pathlib import Path
+import replay.gcpause
+turn_off = replay.gcpause.off_until_exit
+def off_until_exit():
+    logs = Path(sys.argv[sys.argv.index("--log-dir") + 1])
+    sizes = {str(p): p.stat().st_size for p in logs.rglob("*") if p.is_file()}
+    os.write(2, ("AT_OFF " + json.dumps(sizes) + "\\n").encode())
+    turn_off()
+replay.gcpause.off_until_exit = off_until_exit  # (before serve imports it)
+from adapter.cli import main""")
+
+
 def _collector_at_exit(stderr: str) -> dict[str, int]:
     found = re.findall(r"^COLLECTOR (\{.*\})$", stderr, re.MULTILINE)
     assert len(found) == 1, stderr[-2000:]
@@ -51,8 +66,8 @@ def _collector_at_exit(stderr: str) -> dict[str, int]:
     return state
 
 
-def _started(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-c", PROBE, "--log-json", *args], cwd=ROOT,
+def _started(*args: str, probe: str = PROBE) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", probe, "--log-json", *args], cwd=ROOT,
                             env=PYTHON_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
 
@@ -95,7 +110,8 @@ hands = 64
 pause = 0
 """)
     logs = tmp_path / "logs"
-    proc = _started("serve", str(config), "--status", "127.0.0.1:0", "--log-dir", str(logs))
+    proc = _started("serve", str(config), "--status", "127.0.0.1:0", "--log-dir", str(logs),
+                    probe=SERVE_PROBE)
     said: list[str] = []
     assert proc.stderr is not None
     reader = threading.Thread(target=lambda: said.extend(proc.stderr or ()), daemon=True)
@@ -114,10 +130,16 @@ pause = 0
     state = _collector_at_exit(stderr)
     assert not state["enabled"] and state["frozen"] > 10 * state["tracked"], state
     # the collector turned off after the sessions stopped: every log whole, with its footer
-    # (the game in play cut by the stop closed with a "stopped" one)
+    # (the game in play cut by the stop closed with a "stopped" one), and each as it was
+    # when the collector went off (the footer written before, not after)
     assert game_logs(logs)
     for path in game_logs(logs):
         assert_complete(path)
+    found = re.findall(r"^AT_OFF (\{.*\})$", stderr, re.MULTILINE)
+    assert len(found) == 1, stderr[-2000:]
+    at_off = json.loads(found[0])
+    assert {str(p): p.stat().st_size for p in game_logs(logs)} == {
+        path: size for path, size in at_off.items() if path in map(str, game_logs(logs))}
     lines = [json.loads(x) for x in stderr.splitlines() if x.startswith("{")]
     assert "serve: stopped" in [x.get("event") for x in lines]
 

@@ -1,7 +1,8 @@
-"""Each client gets its share of the viewer's builds (adapter/serve/viewcache.py): one build
-slot and a few runs queued. A client holding the token could fill both slots and the queue
-of 32 (here: eight exports of long logs at once), and another viewer's request for a short
-game waited behind all of them. Real HTTP clients on loopback, told apart by their source
+"""Each client gets its share of the viewer's builds (adapter/serve/viewcache.py): every free
+slot while nobody else waits, the next slot that frees once another client waits, and a few
+runs queued. A client holding the token could fill both slots and the queue of 32 (here:
+eight exports of long logs at once), and another viewer's request for a short game waited
+behind all of them. Real HTTP clients on loopback, told apart by their source
 address (127.0.0.1 and 127.0.0.2), or behind a trusted proxy by X-Forwarded-For."""
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 from adapter.bench.view import repeated
 from adapter.serve.metrics import Metrics
 from adapter.serve.status import StatusServer
-from adapter.serve.viewcache import CLIENT_SLOTS, CLIENT_WAITING
+from adapter.serve.viewcache import CLIENT_WAITING, CONCURRENCY
 from adapter.serve.viewer import VIEW_CACHE
 from tests.serve_helpers import until
 from tests.test_serve_metrics import series
@@ -91,7 +92,7 @@ async def _greedy_and_other(logs: Path, trust_forwarded_for: bool,
 
 
 def _check_fair(seen: dict[str, Any]) -> None:
-    share = CLIENT_SLOTS + CLIENT_WAITING
+    share = CONCURRENCY + CLIENT_WAITING  # alone at first: both slots, and 4 queued
     refused = [headers for status, headers in seen["greedy"] if status == 429]
     assert len(refused) == GREEDY - share, seen["greedy"]
     assert {s for s, _ in seen["greedy"]} <= {200, 429}
@@ -100,13 +101,13 @@ def _check_fair(seen: dict[str, Any]) -> None:
     assert seen["metrics"][("mjbot_viewer_refused_client_total", ())] == GREEDY - share
     assert seen["counters"]["refused"] == 0
     # the other client's short game was answered while the greedy client's exports still
-    # waited for its one slot (before: both slots and the queue were the greedy client's,
-    # and the short game came after all eight exports)
+    # waited: it had the first slot that freed (before the shares: both slots and the queue
+    # were the greedy client's, and the short game came after all eight exports)
     assert seen["other"] == 200
     assert seen["unanswered"] >= CLIENT_WAITING - 1, seen
 
 
-async def test_a_client_gets_one_slot_and_a_few_queued(logs: Path) -> None:
+async def test_a_client_gets_its_turn_and_a_few_queued(logs: Path) -> None:
     """Both from loopback, told apart by their source address."""
     seen = await _greedy_and_other(logs, False, [{}] * GREEDY, {}, "127.0.0.1")
     _check_fair(seen)
@@ -134,7 +135,7 @@ async def test_overlapping_commentaries_some_dropped_leave_nothing_frozen(logs: 
     """The commentary freezes the process's objects out of the collector's walks while it
     runs (replay/gcpause.py): in a long-running serve every freeze must end, or what was
     frozen is never collected. Commentaries of three clients overlapping (each waits for its
-    client's one slot while others run), some dropped after a moment, others read to the
+    turn at a slot while others run), some dropped after a moment, others read to the
     end: once every build has ended, nothing is frozen and the collector is on."""
     import gc
 
@@ -171,3 +172,27 @@ async def test_overlapping_commentaries_some_dropped_leave_nothing_frozen(logs: 
         await server.stop()
     assert max(frozen_seen) > 0  # (a freeze was on while some ran)
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+async def test_a_client_alone_uses_every_free_slot(logs: Path) -> None:
+    """Fairness costs nothing while nobody else waits: one viewer (the common case, one person
+    on loopback running `mjbot view`) asking for two long logs' exports at once has both built
+    at once. With one slot a client, its second waited for its first beside a free slot (a
+    commentary's parts and a hand's load took turns the same way)."""
+    server = StatusServer(roots=[str(logs)])
+    url = await server.start("127.0.0.1", 0)
+    assert server.runner is not None
+    cache = server.runner.app[VIEW_CACHE]
+    try:
+        async with aiohttp.ClientSession() as session:
+            tasks = [asyncio.ensure_future(
+                _status(session, f"{url}games/{_game(f'long{n}')}/export/mjai"))
+                for n in range(2)]
+            await until(lambda: cache.building + cache.waiting == 2
+                        or any(t.done() for t in tasks), timeout=60)
+            both = (cache.building, cache.waiting)
+            answers = await asyncio.gather(*tasks)
+        assert both == (2, 0)
+        assert [status for status, _ in answers] == [200, 200]
+    finally:
+        await server.stop()

@@ -16,6 +16,7 @@ collections on the way out walked: 1.3 to 2.9 s, where the reference took a tent
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import re
 import signal
@@ -70,6 +71,16 @@ def _get(url: str) -> int:
         return int(exc.code)
 
 
+def export(url: str, answers: dict[str, int | str], fmt: str) -> None:
+    """``answers[fmt]``: the export's status, or how its connection ended without one: a stop
+    that came before the server read the request (a short ``--after``) resets it, which
+    printed a thread's traceback and left the export out of the results."""
+    try:
+        answers[fmt] = _get(url)
+    except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
+        answers[fmt] = f"dropped ({type(exc).__name__})"
+
+
 def one_stop(log: Path, exports: bool, after: float) -> dict[str, Any]:
     """One ``mjbot view``: the game opened, the exports asked for (or not), SIGTERM; the
     seconds from the signal to its end, its exit status, each export's answer."""
@@ -79,12 +90,9 @@ def one_stop(log: Path, exports: bool, after: float) -> dict[str, Any]:
             game = urllib.parse.quote(json.loads(response.read())["games"][0]["id"])
         for path in (f"api/games/{game}", f"api/games/{game}/hands/0"):
             _get(url + path)
-        answers: dict[str, int] = {}
-
-        def export(fmt: str) -> None:
-            answers[fmt] = _get(f"{url}games/{game}/export/{fmt}")
-
-        threads = [threading.Thread(target=export, args=(fmt,), daemon=True)
+        answers: dict[str, int | str] = {}
+        threads = [threading.Thread(target=export, daemon=True,
+                                    args=(f"{url}games/{game}/export/{fmt}", answers, fmt))
                    for fmt in (EXPORTS if exports else ())]
         for thread in threads:
             thread.start()

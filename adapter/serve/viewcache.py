@@ -21,10 +21,13 @@ At most ``max_waiting`` runs wait for a slot; past that a new build is refused a
 (:class:`Busy`, a 503 to the viewer): each waiting request holds a connection busy, and a
 few hundred of them left none for /health. A build's later parts were admitted with its
 first and are never refused. Each client (:func:`serving`: the status server names it by its
-address) runs at most ``client_slots`` builds at a time and has at most ``client_waiting``
-runs queued; past that its new build is refused at once (:class:`OverShare`, a 429 to the
-viewer): one client holding the token filled both slots and the queue of 32, and every other
-viewer waited behind its requests. A build that raises ValueError (a file no reader accepts) is
+address) has at most ``client_waiting`` runs queued; past that its new build is refused at
+once (:class:`OverShare`, a 429 to the viewer). The slots are shared out work-conserving: a
+client alone uses every free one, and while others wait a slot that frees goes to the waiting
+client with the fewest builds running (in turn among equals): one client holding the token
+filled both slots and the queue of 32, and every other viewer waited behind its requests,
+while one slot a client left a lone viewer (the common case) one build at a time beside a
+free slot. A build that raises ValueError (a file no reader accepts) is
 kept as that error: the same file version would fail the same way. Once the server stops,
 :meth:`BuildCache.check` raises :class:`Stopping`, so that the stop waits neither for a long
 build nor for its request.
@@ -39,7 +42,7 @@ import gzip
 import json
 import os
 import threading
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Awaitable, Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -52,7 +55,6 @@ MAX_GAMES = 8  # parsed games (Timeline objects, megabytes each) kept apart, by 
 MAX_BYTES = 64 << 20  # the kept results' sizes (bytes results; others count 1 KB)
 CONCURRENCY = 2
 MAX_WAITING = 32  # runs queued for a slot; past that a new build is refused (Busy)
-CLIENT_SLOTS = 1  # builds one client runs at once
 CLIENT_WAITING = 4  # runs one client has queued; past that its new build is refused (OverShare)
 GZIP_LEVEL = 6
 
@@ -110,12 +112,13 @@ class OverShare(NotBuilt):
 
 
 class _Share:
-    """One client's part of the pool: its slots (a semaphore of ``client_slots``) and its runs
-    queued. Kept only while the client has a run queued or running."""
+    """One client's part of the pool: its runs waiting for a slot (in order) and those holding
+    one. Kept only while the client has a run queued or running."""
 
-    def __init__(self, slots: int) -> None:
-        self.gate = asyncio.Semaphore(slots)
+    def __init__(self) -> None:
+        self.queue: deque[asyncio.Future[None]] = deque()  # each set once it has a slot
         self.waiting = 0
+        self.running = 0  # slots held
         self.runs = 0  # queued or running
 
 
@@ -185,17 +188,17 @@ class BuildCache:
 
     def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES,
                  concurrency: int = CONCURRENCY, max_games: int = MAX_GAMES,
-                 max_waiting: int = MAX_WAITING, client_slots: int = CLIENT_SLOTS,
-                 client_waiting: int = CLIENT_WAITING) -> None:
+                 max_waiting: int = MAX_WAITING, client_waiting: int = CLIENT_WAITING) -> None:
         self.max_entries, self.max_bytes, self.max_games = max_entries, max_bytes, max_games
         self.max_waiting = max_waiting
-        self.client_slots, self.client_waiting = client_slots, client_waiting
-        self._shares: dict[Hashable, _Share] = {}
+        self.client_waiting = client_waiting
+        self._shares: dict[Hashable, _Share] = {}  # (None: runs of no client, never refused)
+        self._queued: OrderedDict[Hashable, _Share] = OrderedDict()  # clients waiting, in turn
+        self._free_slots = concurrency
         self._entries: OrderedDict[Hashable, Any] = OrderedDict()
         self._games: OrderedDict[Hashable, Any] = OrderedDict()
         self._bytes = 0
         self._pending: dict[Hashable, _Flight] = {}
-        self._semaphore = asyncio.Semaphore(concurrency)
         self._executor = ThreadPoolExecutor(max_workers=concurrency,
                                             thread_name_prefix="viewer-build")
         self.builds: Counter[str] = Counter()  # builds that had a slot, per kind of result
@@ -276,21 +279,21 @@ class BuildCache:
         given back at once let the next runs past the bound into the pool's own queue."""
         flight = _FLIGHT.get()
         client = _CLIENT.get()
-        share = self._shares.get(client) if client is not None else None
+        share = self._shares.get(client)
         if flight is None or not flight.started:
             if self.waiting >= self.max_waiting:
                 self.refused += 1
                 raise Busy(f"{self.waiting} viewer builds are waiting already")
-            if share is not None and share.waiting >= self.client_waiting:
+            if (client is not None and share is not None
+                    and share.waiting >= self.client_waiting):
                 self.refused_client += 1
                 raise OverShare(f"{share.waiting} of this client's viewer builds are "
                                 "waiting already")
-        if client is not None and share is None:
-            share = self._shares[client] = _Share(self.client_slots)
-        if share is not None:
-            share.runs += 1
+        if share is None:
+            share = self._shares[client] = _Share()
+        share.runs += 1
         try:
-            await self._slot(share)
+            await self._slot(client, share)
         except BaseException:
             self._leave_share(client, share)
             raise
@@ -305,9 +308,7 @@ class BuildCache:
             job = asyncio.get_running_loop().run_in_executor(
                 self._executor, context.run, self._checked, call)
         except BaseException:
-            self._semaphore.release()
-            if share is not None:
-                share.gate.release()
+            self._give_back(share)
             self._leave_share(client, share)
             raise
         self.building += 1
@@ -332,50 +333,69 @@ class BuildCache:
                 # next full collection, which walked it all with the loop held (1.7 s)
                 raise exc.with_traceback(None) from None
 
-    async def _slot(self, share: _Share | None) -> None:
-        """A build slot, had once the client's own share has one free: a client's runs past
-        its ``client_slots`` wait on its gate, not in the pool's queue, so that another
-        client's run is next for a slot that frees (asyncio's Semaphore is FIFO)."""
+    async def _slot(self, client: Hashable | None, share: _Share) -> None:
+        """A build slot: a free one at once (none is free while any run waits), else the one
+        :meth:`_give_back` hands this run in its client's turn."""
+        if self._free_slots and not self._queued:
+            self._free_slots -= 1
+            share.running += 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        share.queue.append(waiter)
+        self._queued.setdefault(client, share)
         self.waiting += 1
-        if share is not None:
-            share.waiting += 1
+        share.waiting += 1
         try:
-            if share is not None:
-                await share.gate.acquire()
-            try:
-                await self._semaphore.acquire()
-            except BaseException:
-                if share is not None:
-                    share.gate.release()
-                raise
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():  # handed a slot as it was cancelled
+                self._give_back(share)
+            elif waiter in share.queue:
+                share.queue.remove(waiter)
+                if not share.queue and self._queued.get(client) is share:
+                    del self._queued[client]
+            raise
         finally:
             self.waiting -= 1
-            if share is not None:
-                share.waiting -= 1
+            share.waiting -= 1
 
-    def _leave_share(self, client: Hashable | None, share: _Share | None) -> None:
-        if share is None:
-            return
+    def _give_back(self, share: _Share) -> None:
+        """``share``'s run is done with its slot: it goes to the waiting client with the
+        fewest slots held, the one waiting longest since its last among equals (min keeps
+        the first; a client served goes to the back), else it is free."""
+        share.running -= 1
+        while self._queued:
+            client, next_share = min(self._queued.items(), key=lambda item: item[1].running)
+            waiter = next_share.queue.popleft()
+            if next_share.queue:
+                self._queued.move_to_end(client)
+            else:
+                del self._queued[client]
+            if not waiter.done():  # (a cancelled one leaves on its own)
+                waiter.set_result(None)
+                next_share.running += 1
+                return
+        self._free_slots += 1
+
+    def _leave_share(self, client: Hashable | None, share: _Share) -> None:
         share.runs -= 1
         if not share.runs and self._shares.get(client) is share:
             del self._shares[client]
 
-    def _free(self, job: asyncio.Future[Any], client: Hashable | None = None,
-              share: _Share | None = None) -> None:
-        """A run's call has ended in its thread: its slot is free, and its client's."""
+    def _free(self, job: asyncio.Future[Any], client: Hashable | None,
+              share: _Share) -> None:
+        """A run's call has ended in its thread: its slot goes to the next run in turn."""
         self.building -= 1
-        self._semaphore.release()
-        if share is not None:
-            share.gate.release()
-            self._leave_share(client, share)
+        self._give_back(share)
+        self._leave_share(client, share)
         if not job.cancelled():
             job.exception()  # (read: one whose caller went away is not logged as unretrieved)
 
     async def run_in_parts(self, parts: Iterator[Any]) -> list[Any]:
         """Every item of ``parts``, each worked out (``next``) in the pool as a run of its own
         under the bound: a long build (a 1,600-hand game's commentary, some 35 s) gives its
-        slot up between parts, and the requests that came meanwhile go first (asyncio's
-        Semaphore is fair), where they waited for the whole build. What ``parts`` raises
+        slot up between parts, and the requests that came meanwhile go first (a slot that
+        frees goes to one waiting), where they waited for the whole build. What ``parts`` raises
         ends it, as a build's error."""
         items: list[Any] = []
         while True:
