@@ -2,9 +2,10 @@
 viewer holds (replay/gcpause.py ``off_until_exit``): with a 300-game log's export given up
 by the stop, the collections on the way out (one when the given-up read's pause ended, the
 interpreter's last one at exit) walked a million objects, and the process ended 1.3 to 2.9 s
-after SIGTERM (0.16 to 0.26 s now; README "Stopping the viewer"). Each process here is the
-real command, run under a probe that reports the collector's state as the interpreter exits
-(after every atexit handler of the command's own: the log writers' and the pools')."""
+after SIGTERM (0.16 to 0.26 s now: README "Replay viewer", `mjbot view`'s paragraph, and
+`mjbot bench viewstop`). Each process here is the real command, run under a probe that
+reports the collector's state as the interpreter exits (after every atexit handler of the
+command's own: the log writers' and the pools')."""
 
 from __future__ import annotations
 
