@@ -67,3 +67,27 @@ def test_one_damaged_hand_is_left_out_and_named_the_others_read(
 def test_a_log_with_no_hand_to_read_is_refused_whole(text: str, match: str) -> None:
     with pytest.raises(RecordError, match=match):
         mjlog.loads(text)
+
+
+@pytest.mark.parametrize("sc", ["", "-1"])
+def test_a_win_whose_payments_are_not_given_is_a_damaged_hand_in_a_dataset(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], sc: str) -> None:
+    """An ``<AGARI>`` with ``sc=""`` (or a cut one): the reader gives the win no payments,
+    and `dataset import` ended in a traceback (numpy's ValueError: could not broadcast
+    input array from shape (0,) into shape (4,)). That hand is left out, named; the rest
+    of the game is imported."""
+    text = GAME.read_text(encoding="utf-8")
+    at = text.index("<AGARI")
+    i = text.index(' sc="', at) + len(' sc="')
+    text = text[:i] + sc + text[text.index('"', i):]
+    path = tmp_path / "no-payments.xml"
+    path.write_text(text, encoding="utf-8")
+    whole = mjbot_here(capsys, "dataset", "import", str(GAME), "--out", str(tmp_path / "a"),
+                       "--json")
+    run = mjbot_here(capsys, "dataset", "import", str(path), "--out", str(tmp_path / "b"),
+                     "--json")
+    assert "Traceback" not in run.stderr and run.returncode == 1, run.stderr
+    assert "payments" in run.stderr and "are not four seats'" in run.stderr, run.stderr
+    hand = text[:at].count("<INIT")
+    assert f"hand {hand} (" in run.stderr, run.stderr
+    assert json.loads(whole.stdout)["decisions"] > json.loads(run.stdout)["decisions"] > 0

@@ -119,6 +119,11 @@ def record_block(record: GameRecord, game: int,
         for d in derive_decisions(record, seat, damaged=note):
             at[d.index].append((seat, d))
     events = record.events
+    for i, e in enumerate(events):  # payments a hand's row cannot hold (its four deltas)
+        if isinstance(e, ev.RoundWon | ev.RoundDrawn) and len(e.deltas) != 4 and (
+                isinstance(e, ev.RoundWon) or e.deltas):  # a draw's none: nobody paid
+            note(i, f"its payments {list(e.deltas)!r} are not four seats' (a win's sc or "
+                    "deltas missing or cut)")
     bad: dict[int, dict[str, Any]] = {}  # hand number (1 = the first) -> its first failure
     for where in damages_at(events, [(i, failed[i]) for i in sorted(failed)], record.lines):
         i = where["event"]
