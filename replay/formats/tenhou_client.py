@@ -23,6 +23,7 @@ by number only (its text may hold the ID).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import urllib.parse
@@ -38,6 +39,7 @@ from protocols.tenhou import (
     Resumed,
     TenhouCodec,
     parse_tag,
+    ready_from_payments,
     tag_from_json,
 )
 from replay.log import SCRUBBED, Scrubber
@@ -55,6 +57,18 @@ _BYE = re.compile(r'<\s*BYE\b|"tag"\s*:\s*"BYE"')
 # a Tenhou ID's shape ("ID" and two groups of eight): masked wherever quoted, the client's
 # own or another's (a server's text may name one)
 _ID_SHAPE = re.compile(r"ID[0-9A-Za-z]{8}-[0-9A-Za-z]{8}")
+
+
+def draws_paid(events: list[Any]) -> list[Any]:
+    """The events of one of our own Tenhou game logs, each exhaustive draw that names no
+    ready seat but paid some given the seats its payments paid, as today's codec reads the
+    same RYUUKYOKU (:func:`protocols.tenhou.ready_from_payments`). A log our client wrote
+    before the codec did (mjbot 8c8e7e0 and older) holds such a draw with no ready seat:
+    replay showed 'DRAW exhaustive tenpai []' above the deltas that paid the ready seats.
+    Any other event, and a draw today's codec would log the same, as logged."""
+    return [dataclasses.replace(e, tenpai=ready_from_payments(e.deltas))
+            if isinstance(e, ev.RoundDrawn) and e.reason == "exhaustive" and not e.tenpai
+            else e for e in events]
 
 
 def marked(head: str) -> bool:
