@@ -24,6 +24,7 @@ import json
 import math
 import re
 import urllib.parse
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -361,6 +362,13 @@ def _score_pairs(text: str | None, seat_of: Any) -> tuple[tuple[int, ...], tuple
         scores[seat_of(r)] = sc[2 * r] * 100
         deltas[seat_of(r)] = sc[2 * r + 1] * 100
     return tuple(scores), tuple(deltas)
+
+
+def ready_from_payments(deltas: Sequence[int]) -> tuple[int, ...]:
+    """The ready seats of an exhaustive draw that shows no hand: the seats its noten payments
+    pay, exact whenever one to three seats were ready (none or all: no payment, so none).
+    The codec reads a RYUUKYOKU so, and replay an older mjbot's log whose codec did not."""
+    return tuple(s for s, d in enumerate(deltas) if d > 0)
 
 
 def final_scores(a: dict[str, str], seat_of: Any) -> tuple[int, ...] | None:
@@ -874,11 +882,10 @@ class TenhouCodec(Codec):
         reason = DRAW_TYPES.get(a.get("type", ""), a.get("type") or "exhaustive")
         deltas = _score_pairs(a.get("sc"), self.absolute)[1]
         tenpai = tuple(sorted(self.absolute(r) for r in range(4) if f"hai{r}" in a))
-        if not tenpai and any(deltas):
+        if not tenpai:
             # the live server shows no hand at an exhaustive draw (every RYUUKYOKU of the
-            # dnovikoff captures; the game records' do): the noten payments tell who was
-            # ready, as they do whenever one to three seats were (none or all: no payment)
-            tenpai = tuple(s for s in range(4) if deltas[s] > 0)
+            # dnovikoff captures; the game records' do)
+            tenpai = ready_from_payments(deltas)
         self.in_hand = False
         out: list[object] = [ev.RoundDrawn(reason, deltas, tenpai if reason == "exhaustive"
                                            else ())]

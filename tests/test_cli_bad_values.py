@@ -562,3 +562,31 @@ def test_a_port_another_process_holds_says_what_to_give_instead(
             assert r.stderr.splitlines()[-1] == (
                 f"mjbot {args[0]}: port in use: another process listens on 127.0.0.1:{port}; "
                 f"give another port with {option}, or port 0 for a free one"), r.stderr
+
+
+def test_a_port_another_process_holds_on_the_ipv6_loopback_names_that_address(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On the IPv6 loopback (`--host ::1`, `--status [::1]:P`, or `localhost`, which binds it
+    too) asyncio names the address as a 4-tuple, "('::1', P, 0, 0)", and the port-in-use
+    line said 'another process listens on that address': the address it is meant to name was
+    lost. Now it names [::1]:P, as --status takes it."""
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 here")
+    config = tmp_path / "serve.toml"
+    config.write_text("")
+    with socket.socket(socket.AF_INET6) as taken:
+        try:
+            taken.bind(("::1", 0))
+        except OSError:
+            pytest.skip("no IPv6 loopback here")
+        taken.listen()
+        port = taken.getsockname()[1]
+        for args, option in (
+                (("view", str(tmp_path), "--host", "::1", "--port", str(port)), "--port"),
+                (("serve", str(config), "--status", f"[::1]:{port}", "--log-dir",
+                  str(tmp_path / "logs")), "--status HOST:PORT (or the config's [status] port)")):
+            r = mjbot_here(capsys, *args)
+            assert r.returncode == 1, r.stderr
+            assert r.stderr.splitlines()[-1] == (
+                f"mjbot {args[0]}: port in use: another process listens on [::1]:{port}; "
+                f"give another port with {option}, or port 0 for a free one"), r.stderr

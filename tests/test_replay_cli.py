@@ -591,3 +591,21 @@ def test_a_policy_with_options_review_does_not_take_says_what_does(
                         "mjbot replay: --predictor: ")):
         r = mjbot_here(capsys, *args)
         assert r.returncode == 2 and r.stderr.splitlines() == [lead + said], r.stderr
+
+
+def test_seed004_with_options_in_review_is_told_review_does_not_take_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`mjbot review --policy seed004@x` was told that review takes 'seed004' by its name
+    alone; given so, review refuses it (seed004 predicts moves but values none), so the
+    advice sent the user on to a second refusal. It is now that refusal at once; the
+    commentary's --predictor seed004@x is told that the commentary takes the name alone
+    (it said "review and the commentary", and review takes no seed004)."""
+    path = _own_log(tmp_path / "own.mjlog.msgpack")
+    plain = mjbot_here(capsys, "review", str(path), "--policy", "seed004")
+    assert plain.returncode == 2 and "seed004 predicts moves but values none" in plain.stderr
+    r = mjbot_here(capsys, "review", str(path), "--policy", "seed004@x")
+    assert r.returncode == 2 and r.stderr == plain.stderr, r.stderr
+    r = mjbot_here(capsys, "replay", str(path), "--commentary", "--predictor", "seed004@x")
+    assert r.returncode == 2 and r.stderr.splitlines() == [
+        "mjbot replay: --predictor: 'seed004@x': the commentary takes 'seed004' by its name "
+        "alone, with no @options"], r.stderr

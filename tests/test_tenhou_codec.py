@@ -5,6 +5,7 @@ replies decode to actions that encode back to the same, and the recorded AUTH pa
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -720,3 +721,28 @@ def test_an_exhaustive_draw_with_no_hand_shown_reads_the_ready_seats_from_the_pa
     assert len(draws) == 2
     for e in draws:
         assert e.tenpai == tuple(s for s in range(4) if e.deltas[s] > 0) != ()
+
+
+OLD_TENHOU_LOG = Path(__file__).parent / "data" / "upgrade" / "tenhou_client_8c8e7e0.mjlog.msgpack"
+
+
+def test_an_older_mjbots_tenhou_log_shows_the_ready_seats_its_draw_paid(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A game log our Tenhou client wrote before the codec read the ready seats from the
+    payments (tests/data/upgrade/SOURCES.md: made by 8c8e7e0) holds its exhaustive draw as
+    that codec made it, with no ready seat: after an upgrade `mjbot replay` of it still
+    printed 'DRAW exhaustive tenpai []' above 'deltas [-1000, -1000, 3000, -1000]' (our own
+    seat 2 paid 3000 for being ready), and the viewer said no seat was ready, though
+    `replay --reparse` of it reads tenpai (2,) today. Replay and the viewer now read such a
+    draw's ready seats from its payments, as the codec does."""
+    from replay import formats
+    from replay.timeline import build
+    from tests.in_process import mjbot_here
+
+    r = mjbot_here(capsys, "replay", "--json", str(OLD_TENHOU_LOG))
+    assert r.returncode == 0, r.stderr
+    (hand,) = json.loads(r.stdout)["summary"]["hands"]
+    assert hand["results"] == [{"type": "draw", "reason": "exhaustive",
+                                "deltas": [-1000, -1000, 3000, -1000], "tenpai": [2]}]
+    (shown,) = build(formats.read(OLD_TENHOU_LOG.read_bytes(), OLD_TENHOU_LOG)).hands
+    assert shown["result"]["tenpai"] == [2]

@@ -515,3 +515,28 @@ async def test_the_viewer_lists_a_transcript_in_a_folder(tmp_path: Path) -> None
                                                                           35800]
     finally:
         await client.close()
+
+
+def test_a_draw_that_paid_nobody_is_all_four_ready_where_the_dealer_keeps_the_deal() -> None:
+    """An exhaustive draw that shows no hand and pays nothing had every seat ready or none,
+    and was read as none either way ('tenpai []'). Tenhou's dealer keeps the deal after an
+    exhaustive draw only when ready, so the next hand tells which: kokushi.log's E2-1 draw
+    (ba="1,0", nothing paid) is followed by E3-2, the dealer not ready, none ready; the same
+    capture with E2-2 next (the dealer kept the deal) reads all four ready. A draw the
+    transcript ends at stays none."""
+    lines = (TENHOU_CAPTURES / "kokushi.log").read_text(encoding="utf-8").splitlines()
+    at = lines.index('Get: <RYUUKYOKU ba="1,0" sc="280,0,240,0,240,0,240,0" />')
+    follow = lines[at + 2]
+    assert follow.startswith('Get: <INIT seed="2,2,0,5,3,115"')
+
+    def drawn(text: str) -> ev.RoundDrawn:
+        record = tenhou_client.loads(text)
+        draws = [e for e in record.events if isinstance(e, ev.RoundDrawn)]
+        return draws[-1]
+
+    moved = "\n".join(lines[:at + 3]) + "\n"
+    assert drawn(moved) == ev.RoundDrawn("exhaustive", (0, 0, 0, 0), ())
+    kept = "\n".join([*lines[:at + 2], follow.replace('seed="2,2,', 'seed="1,2,')]) + "\n"
+    assert drawn(kept) == ev.RoundDrawn("exhaustive", (0, 0, 0, 0), (0, 1, 2, 3))
+    ends = "\n".join(lines[:at + 1]) + "\n"
+    assert drawn(ends) == ev.RoundDrawn("exhaustive", (0, 0, 0, 0), ())

@@ -125,12 +125,16 @@ def own_log_events(platform: str, events: list[Any]) -> list[Any]:
     """The events of one of our own game logs (``platform``: its header's) as replay and the
     viewer show them: an NTPU client's wins valued by our rules (the server sends no
     value; replay/formats/ntpu_log.value_own_wins), an mjai client's own wins likewise
-    where the ``hora`` carried no value (mjai_log.value_own_wins), a game end that names no
-    scores given the scores its hands add up to, others as logged."""
+    where the ``hora`` carried no value (mjai_log.value_own_wins), a Tenhou client's
+    exhaustive draws that name no ready seat given those its payments, or the dealer keeping
+    the deal, tell (tenhou_client.draws_ready), a game end that names no scores given the
+    scores its hands add up to, others as logged."""
     if platform == "ntpu":
         events = ntpu_log.value_own_wins(events)
     elif platform == "mjai":
         events = mjai_log.value_own_wins(events)
+    elif platform == "tenhou":
+        events = tenhou_client.draws_ready(events)
     return scored_game_ends(events)
 
 

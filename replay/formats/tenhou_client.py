@@ -23,6 +23,7 @@ by number only (its text may hold the ID).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import urllib.parse
@@ -38,6 +39,7 @@ from protocols.tenhou import (
     Resumed,
     TenhouCodec,
     parse_tag,
+    ready_from_payments,
     tag_from_json,
 )
 from replay.log import SCRUBBED, Scrubber
@@ -55,6 +57,43 @@ _BYE = re.compile(r'<\s*BYE\b|"tag"\s*:\s*"BYE"')
 # a Tenhou ID's shape ("ID" and two groups of eight): masked wherever quoted, the client's
 # own or another's (a server's text may name one)
 _ID_SHAPE = re.compile(r"ID[0-9A-Za-z]{8}-[0-9A-Za-z]{8}")
+
+
+def draws_ready(events: list[Any]) -> list[Any]:
+    """``events`` (a transcript's, or one of our own Tenhou game logs') with each exhaustive
+    draw that names no ready seat given the seats it had: those its noten payments paid, as
+    today's codec reads the RYUUKYOKU (:func:`protocols.tenhou.ready_from_payments`; a log
+    our client wrote before the codec did, mjbot 8c8e7e0 and older, holds such a draw with
+    none), and where nothing was paid (every seat ready, or none) all four where the next
+    hand is the same hand again: Tenhou's dealer keeps the deal after an exhaustive draw only
+    when ready. A draw the game or the file ends at, and any other event, as read."""
+    out = list(events)
+    hand: ev.RoundStarted | None = None  # the hand each draw ends
+    for i, e in enumerate(out):
+        if isinstance(e, ev.RoundStarted):
+            hand = e
+        elif isinstance(e, ev.GameStarted):
+            hand = None
+        if not isinstance(e, ev.RoundDrawn) or e.reason != "exhaustive" or e.tenpai:
+            continue
+        ready = ready_from_payments(e.deltas)
+        if not ready and hand is not None and _deal_kept(hand, out[i + 1:]):
+            ready = (0, 1, 2, 3)
+        if ready:
+            out[i] = dataclasses.replace(e, tenpai=ready)
+    return out
+
+
+def _deal_kept(hand: ev.RoundStarted, after: list[Any]) -> bool:
+    """The hand after an exhaustive draw of ``hand`` is ``hand`` again, one honba on (the
+    dealer was ready); False where the game ends first or ``after`` holds no next hand."""
+    for e in after:
+        if isinstance(e, ev.GameStarted | ev.GameEnded):
+            return False
+        if isinstance(e, ev.RoundStarted):
+            return (e.round_wind, e.round_number, e.honba) == \
+                (hand.round_wind, hand.round_number, hand.honba + 1)
+    return False
 
 
 def marked(head: str) -> bool:
@@ -195,7 +234,7 @@ def loads(text: str) -> GameRecord:
         for k, raw in enumerate(tags, 1):
             received += 1
             reader.get(raw, f"line {n}" + (f" message {k}" if len(tags) > 1 else ""))
-    events = reader.events
+    events = draws_ready(reader.events)
     starts = [e for e in events if isinstance(e, ev.GameStarted)]
     if not starts:
         lines_shown = ", ".join(map(str, skipped[:SKIPPED_SHOWN]))

@@ -35,7 +35,10 @@ def evaluator_for(name: str, playouts: int = 512, seed: int = 0,
     if name == "mc":
         return McEvaluator(playouts, seed, models)
     base = name.partition("@")[0]
-    if name != base and not name.startswith(NN_FILE_PREFIX) and base in {*POLICIES, "seed004"}:
+    if name != base and base == "seed004":  # a predictor only: review refuses it by name
+        raise ValueError(f"{name!r}: the commentary takes 'seed004' by its name alone, with no "
+                         "@options")
+    if name != base and not name.startswith(NN_FILE_PREFIX) and base in POLICIES:
         # `mjbot replay --policy mc@playouts=64` seats it so: here it read as a policy
         # unknown, beside a list that names mc
         raise ValueError(f"{name!r}: review and the commentary take {base!r} by its name "
