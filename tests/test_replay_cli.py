@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -609,3 +610,26 @@ def test_seed004_with_options_in_review_is_told_review_does_not_take_it(
     assert r.returncode == 2 and r.stderr.splitlines() == [
         "mjbot replay: --predictor: 'seed004@x': the commentary takes 'seed004' by its name "
         "alone, with no @options"], r.stderr
+
+
+def test_export_never_writes_over_its_log_and_dash_is_standard_output(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`-o` naming the LOG itself (or a link to it) wrote the export over the game it was
+    read from; `-o -` wrote a file named '-' where every other output option reads '-' as
+    standard output."""
+    log = tmp_path / "game.mjai.jsonl"
+    shutil.copy(DATA / "mjai" / "local_match_seed10000_2000.mjai.jsonl", log)
+    before = log.read_bytes()
+    (tmp_path / "link.jsonl").symlink_to(log)
+    for given_path in (log, tmp_path / "link.jsonl", tmp_path / "." / "game.mjai.jsonl"):
+        r = mjbot_here(capsys, "replay", str(log), "--export", "tenhou6", "-o",
+                       str(given_path))
+        assert r.returncode == 2 and r.stderr.splitlines() == [
+            f"mjbot replay: -o {given_path}: is the LOG itself; name another file"], r.stderr
+    assert log.read_bytes() == before
+    plain = mjbot_here(capsys, "replay", str(log), "--export", "tenhou6")
+    monkeypatch.chdir(tmp_path)
+    r = mjbot_here(capsys, "replay", str(log), "--export", "tenhou6", "-o", "-")
+    assert r.returncode == 0 and plain.stdout and r.stdout == plain.stdout, r.stderr
+    assert not (tmp_path / "-").exists()

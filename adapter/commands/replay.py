@@ -44,7 +44,8 @@ def register(sub: Any) -> None:
     r.add_argument("--reparse", action="store_true",
                    help="re-feed the raw messages through the codec and compare the events")
     r.add_argument("--export", choices=["tenhou6", "mjai"], help="convert a riichi game")
-    r.add_argument("-o", "--output", help="export to this file (default: standard output)")
+    r.add_argument("-o", "--output",
+                   help="export to this file (default, or -: standard output); never the LOG")
     r.set_defaults(handler=cmd_replay)
 
 
@@ -61,6 +62,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UserInputError("-o names the file an --export goes to: add --export")
     # in the words of every other output option, and before a long log is read and converted
     require_writable(args.output, "-o")
+    if args.export and args.output and args.output != "-" and _same_file(args.output,
+                                                                        args.logs[0]):
+        # the export was written over the game it was read from, the log lost
+        raise UserInputError(f"-o {args.output}: is the LOG itself; name another file")
     # a mistyped predictor or --top-k is the option's fault, named before any game is read
     # (inside reading() it read as the LOG's: "GAME: unknown policy 'rulebsed'")
     ranker = _ranker(args.predictor) if args.commentary else None
@@ -176,10 +181,18 @@ def _partial_export(rep: Any) -> str:
     return "; ".join(parts)
 
 
+def _same_file(output: str, log: str) -> bool:
+    """Whether ``output`` names the file ``log`` is (a link or another spelling too)."""
+    try:
+        return Path(output).exists() and Path(output).samefile(log)
+    except OSError:
+        return False
+
+
 def _write_export(text: str, output: str | None) -> None:
     """The converted game onto stdout or into ``output``; outside :func:`reading`, so that
     an output path that cannot be written is named as such, not as the LOG."""
-    if not output:
+    if not output or output == "-":  # as every other output option reads '-'
         print(text)
         return
     try:
