@@ -11,10 +11,12 @@ Proactor loop's do (tests/windows_loop.py)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import resource
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -75,6 +77,48 @@ def test_only_a_loop_that_cannot_watch_a_pipe_is_passed_over() -> None:
 
     assert asyncio.run(main()) == ""
     assert _run(main()) == "ProactorLikeLoop.add_reader: NotImplementedError"
+
+
+@contextlib.contextmanager
+def _no_descriptor_left() -> Iterator[None]:
+    """Every file descriptor this process may open is open (a soft RLIMIT_NOFILE of 256,
+    filled with /dev/null), as a long session that leaked them meets it; undone after."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    held: list[int] = []
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 256), hard))
+    try:
+        with contextlib.suppress(OSError):
+            while True:
+                held.append(os.open(os.devnull, os.O_RDONLY))
+        yield
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_decision_with_no_descriptor_left_falls_back_and_the_next_is_asked(
+        tmp_path: Path) -> None:
+    """The pipe that asks the loop whether it can watch one could not be made: the decision
+    raised OSError out of ``decide`` (a session's start, out of ``warm``), where it fell back
+    as "cannot start a worker process" before; the loop is asked again at the next start."""
+    thinker = Thinker(Brain("riichi", SlowThinker(tmp_path / "n", think=0.1), limit=3.0))
+
+    async def main() -> tuple[Any, Any]:
+        with _no_descriptor_left():
+            failed = await thinker.decide(_turn_state(), TURN)
+        assert thinker.pipe_thread is None
+        pid = await _ready_pid(thinker)
+        answer = await thinker.decide(_turn_state(), TURN)
+        thinker.close()
+        await _until(lambda: _gone(pid))
+        return failed, answer
+
+    failed, answer = asyncio.run(main())
+    assert failed.kind is FallbackKind.FAILED and failed.action in failed.legal
+    assert "cannot start a worker process (OSError: [Errno 24]" in failed.fallback
+    assert thinker.pipe_thread is False  # this loop watches the pipe itself
+    assert answer.source == anytime.POLICY and answer.fallback == ""
 
 
 @pytest.mark.parametrize("method", [None, "spawn"])

@@ -65,7 +65,10 @@ class Thinker:
         it cannot (every worker's pipe is then read by a thread)."""
         if self.pipe_thread is not None:
             return
-        why = why_not_on_the_loop(asyncio.get_running_loop())
+        try:
+            why = why_not_on_the_loop(asyncio.get_running_loop())
+        except OSError:  # no descriptor left for the probe's pipe: asked again at the next
+            return  # start, which fails as it did (a fallback, not an exception)
         self.pipe_thread = bool(why)
         if why:
             log.warning("thinker: a thread reads each worker process's pipe (the event "
