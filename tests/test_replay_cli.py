@@ -591,3 +591,30 @@ def test_a_policy_with_options_review_does_not_take_says_what_does(
                         "mjbot replay: --predictor: ")):
         r = mjbot_here(capsys, *args)
         assert r.returncode == 2 and r.stderr.splitlines() == [lead + said], r.stderr
+
+
+def test_many_logs_with_unreadable_ones_show_every_readable_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`mjbot replay logs/*` stopped at the first file no reader took, exit 2, and showed
+    none of the logs after it. Each unreadable file is now named in one line (a file of no
+    format we know with where to read each format's reason), every readable one is shown,
+    and the run exits 2 at the end."""
+    first = _own_log(tmp_path / "a.mjlog.msgpack")
+    notes = tmp_path / "b-notes.txt"
+    notes.write_text("what I played on Sunday\n", encoding="utf-8")
+    missing = tmp_path / "c-gone.json"
+    last = _own_log(tmp_path / "d.mjlog.msgpack")
+    logs = [str(first), str(notes), str(missing), str(last)]
+    r = mjbot_here(capsys, "replay", *logs)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stdout.count("WIN     seat 1 tsumo on 1z value 3") == 2, r.stdout
+    assert r.stderr.splitlines() == [
+        f"mjbot replay: {notes}: not a game log we know (`mjbot replay {notes}` says why each "
+        "format refused it)",
+        f"mjbot replay: {missing}: no such file",
+        "mjbot replay: 2 of 4 files not read (each named above); the others shown"]
+    r = mjbot_here(capsys, "replay", "--json", *logs)  # a list, one entry per file read
+    assert r.returncode == 2
+    assert [s["summary"]["path"] for s in json.loads(r.stdout)] == [str(first), str(last)]
+    alone = mjbot_here(capsys, "replay", str(notes))  # alone: every format's reason, as before
+    assert alone.returncode == 2 and "tried:" in alone.stderr and "NYCU SGF" in alone.stderr
