@@ -255,7 +255,9 @@ def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
             return Loaded(name, label, record=reader(text))
         except _REFUSALS as exc:
             reasons[label] = _reason(exc, name)
-            if isinstance(exc, CutShort) and cut is None:
+            if isinstance(exc, CutShort) and cut is None and name == first:
+                # said in one line by the reader the opening names, tried first: another's
+                # (tenhou.net/6 calls any JSON object cut short) is one reason among the rest
                 cut = (label, reasons[label])
             if isinstance(exc, Refused):
                 refused[name] = label
