@@ -60,13 +60,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     enabled = [s.name for s in config.sessions if s.enabled]
     for note in tight_budgets(config):
         log().warning(f"serve: {note}", config=args.config)
-    if args.check:
-        print(f"{args.config}: {len(config.sessions)} sessions, enabled: "
-              f"{', '.join(enabled) or 'none'}")
-        return 0
-    if not enabled:
+    if not enabled:  # at --check too: a config checked "0 sessions", exit 0, and no more
         log().warning("serve: no session is enabled; only the status server runs",
                       config=args.config)
+    if args.check:
+        count = len(config.sessions)
+        print(f"{args.config}: {count} session{'' if count == 1 else 's'}, enabled: "
+              f"{', '.join(enabled) or 'none'}")
+        return 0
     try:
         return asyncio.run(serve(config, address, args.log_dir))
     except OSError as exc:  # the status port is taken, the log folder cannot be made
