@@ -249,3 +249,29 @@ def test_checking_a_config_that_runs_no_session_says_so(
     example = mjbot_here(capsys, "--log-json", "serve", "--check",
                          str(ROOT / "deploy" / "mjbot.example.toml"))
     assert example.returncode == 0 and example.stderr == "", example.stderr
+
+
+def test_a_practice_option_its_variant_does_not_use_is_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The riichi practice block copied with `variant = "mcr"` kept `length = "east"`, and
+    `hands` given to a riichi session, were taken in silence (arena, league and selfplay now
+    refuse --length with such a variant). serve warns of each, naming the session and what
+    its variant's game is, at --check (and at start and on a reload); the session still
+    runs, exit 0. What each variant uses, and a disabled session, says nothing."""
+    import json
+
+    config = tmp_path / "serve.toml"
+    config.write_text(
+        '[sessions.copied]\nkind = "local"\nvariant = "mcr"\nlength = "east"\nhands = 8\n'
+        '[sessions.riichi]\nkind = "local"\nlength = "south"\nhands = 4\n'
+        '[sessions.taiwan]\nkind = "local"\nvariant = "taiwan16"\nhands = 8\n'
+        '[sessions.off]\nkind = "local"\nvariant = "mass"\nlength = "south"\nenabled = false\n')
+    run = mjbot_here(capsys, "--log-json", "serve", "--check", str(config))
+    assert run.returncode == 0, run.stderr
+    assert [json.loads(x)["event"] for x in run.stderr.splitlines()] == [
+        "serve: session 'copied': length = 'east' is a riichi game's length, not used: a "
+        "game of mcr is one hand (one Botzone match)",
+        "serve: session 'copied': hands = 8 is a taiwan16 or mass game's, not used: a game "
+        "of mcr is one hand (one Botzone match)",
+        "serve: session 'riichi': hands = 4 is a taiwan16 or mass game's, not used: a game "
+        "of riichi is as long as its length (east, south) and the scores say"]

@@ -395,14 +395,11 @@ def game_length(variant: str, length: str | None) -> str:
     """The riichi game length the table plays (east where none is given). Given for another
     variant, whose game has a set length, it is refused naming that length: `--variant mcr
     --length south` was accepted and played the same one-hand games as without it."""
-    from adapter.local.game import GameConfig
-    from brain.rules.variant import variant_of
+    from adapter.local.game import set_length
 
-    spec = variant_of(variant)
-    if length is None or spec.dealer_repeats:  # riichi's game runs over its winds
+    game = set_length(variant)
+    if length is None or game is None:  # riichi's game runs over its winds
         return length or "east"
-    game = ("one hand (one Botzone match)" if spec.one_hand_game
-            else f"{GameConfig.hands} hands, the dealer moving on every hand")
     raise UserInputError(f"--length {length} sets how long a riichi game runs; a game of "
                          f"{variant} is {game}: leave --length out")
 
