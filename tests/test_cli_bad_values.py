@@ -592,3 +592,14 @@ def test_a_game_length_for_a_variant_whose_game_has_a_set_length_is_refused(
                         "greedy,greedy,greedy,greedy", "--no-log", "--hands", "1", "--length",
                         "south", "--json", "-")
     assert riichi.returncode == 0, riichi.stderr
+
+
+def test_review_of_several_games_says_it_reviews_one(capsys):
+    """`mjbot review logs/*` answered "unrecognized arguments: " and every file after the
+    first: it now says that review takes one GAME, how many were given, and what shows
+    many (replay), in one line, exit 2, before any file is read."""
+    run = mjbot_here(capsys, "review", GAME, "b.json", "c.json", "--policy", "rulebased")
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.strip() == (f"mjbot review: reviews one GAME at a time, and 3 were given "
+                                  f"({GAME}, b.json, ...): review each alone; `mjbot replay` "
+                                  "shows many")
