@@ -508,11 +508,21 @@ def writers_text(versions: tuple[str, ...]) -> str:
 @dataclass(frozen=True)
 class Truncation:
     """Where reading stopped: ``offset`` is the end of the last good frame, ``size`` the file's
-    size, ``reason`` what was found there."""
+    size, ``reason`` what was found there; of a compressed log (``packed``: the gzip file's
+    size) both count the bytes it unpacks to."""
 
     offset: int
     size: int
     reason: str
+    packed: int | None = None
+
+    def place(self) -> str:
+        """Where the cut is, in bytes a user can count: a compressed log's are those
+        ``gunzip -c`` gives, not the file's ("byte 25487 of 25509" of a 3,000-byte file)."""
+        if self.packed is None:
+            return f"byte {self.offset} of {self.size}"
+        return (f"byte {self.offset} of the {self.size} its gzip file of {self.packed} bytes "
+                "unpacks to")
 
 
 @dataclass
@@ -556,22 +566,25 @@ def read_log(path: str | Path) -> GameLog:
     reported in ``truncated``, never raised; a file that is not a log at all (no header where
     one should be, a gzip file nothing inflates from) raises LogError."""
     path = Path(path)
+    raw = path.read_bytes()
     try:
-        data = logzip.read_bytes(path)
+        data = logzip.inflate(raw)
     except logzip.Unreadable as exc:
         raise LogError(f"{path}: not an mjbot game log ({exc})") from None
-    return parse_log(data, path)
+    return parse_log(data, path, len(raw) if logzip.is_gzip(raw) else None)
 
 
-def parse_log(data: bytes, path: Path | str = "<bytes>") -> GameLog:
+def parse_log(data: bytes, path: Path | str = "<bytes>", packed: int | None = None
+              ) -> GameLog:
     """The log's frames (its header and footer apart); a file cut or damaged after its header
-    is read up to the last whole frame and says where (``truncated``). The cycle collector is
-    paused meanwhile (replay/gcpause.py): every object read is kept."""
+    is read up to the last whole frame and says where (``truncated``; ``packed``: the size
+    of the gzip file ``data`` was unpacked from). The cycle collector is paused meanwhile
+    (replay/gcpause.py): every object read is kept."""
     with collector_paused():
-        return _parse_log(data, path)
+        return _parse_log(data, path, packed)
 
 
-def _parse_log(data: bytes, path: Path | str) -> GameLog:
+def _parse_log(data: bytes, path: Path | str, packed: int | None) -> GameLog:
     import msgpack  # here, as in GameLogWriter
 
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
@@ -639,7 +652,7 @@ def _parse_log(data: bytes, path: Path | str) -> GameLog:
                 ask()
         if good == len(data):
             break
-    truncated = None if good == len(data) else Truncation(good, len(data), reason)
+    truncated = None if good == len(data) else Truncation(good, len(data), reason, packed)
     return GameLog(Path(path), header, frames, footer, truncated, dict(skipped),
                    tuple(writers))
 

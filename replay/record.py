@@ -10,6 +10,7 @@ game like one the bot played.
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +65,12 @@ class CutShort(RecordError):
     """A file of a one-document format (tenhou.net/6 JSON) that ends before its document
     closes: nothing before the cut can be read, and the reader that guessed the format says
     so in one line rather than each format's refusal of a broken file."""
+
+
+def ran_out(exc: json.JSONDecodeError, text: str) -> bool:
+    """The JSON parser stopped because ``text`` ended (a cut file), not at a wrong
+    character: a one-document reader's ground for :class:`CutShort`."""
+    return exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
 
 
 class Refused(RecordError):

@@ -408,8 +408,8 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
     if (newer := log.newer_note()) is not None:
         notes.append(newer)
     if log.truncated is not None:
-        notes.append(f"log cut at byte {log.truncated.offset} of {log.truncated.size} "
-                     f"({log.truncated.reason}): the frames before it are shown")
+        notes.append(f"log cut at {log.truncated.place()} ({log.truncated.reason}): the "
+                     "frames before it are shown")
     if seat is not None and seat != own:
         notes.append(f"this log is seat {own}'s own view; seat {seat} cannot be shown")
     return Replay(str(log.path), header.platform, header.variant, own, events, decisions,
@@ -464,8 +464,8 @@ def _from_table_log(log: GameLog, seat: int) -> Replay:
     if (newer := log.newer_note()) is not None:
         notes.append(newer)
     if log.truncated is not None:
-        notes.append(f"log cut at byte {log.truncated.offset} of {log.truncated.size} "
-                     f"({log.truncated.reason}): the frames before it are shown")
+        notes.append(f"log cut at {log.truncated.place()} ({log.truncated.reason}): the "
+                     "frames before it are shown")
     players = header.extra.get("players")
     sat = [e.names[seat] for e in events if isinstance(e, ev.GameStarted) and e.names]
     if len(set(sat)) <= 1 and isinstance(players, list) and len(players) == 4:

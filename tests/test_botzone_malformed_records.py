@@ -123,3 +123,28 @@ def test_the_cli_names_the_file_and_the_fault_without_a_traceback(
     assert str(path) in done.stderr.splitlines()[0]
     assert "Botzone human games (preprocessed): line 1, step 4: player 0's action [2] is " \
            "none of" in done.stderr
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.99])
+def test_a_cut_judge_log_is_called_cut_as_a_judge_log(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], keep: float) -> None:
+    """A Botzone judge log cut short was refused as "tenhou.net/6 JSON cut short": the
+    judge-log reader, tried first (its opening names it), said only "not JSON", and the
+    tenhou.net/6 reader after it calls any JSON object that ends early cut. The judge-log
+    reader now says it in its own name; another reader's "cut short" no longer speaks for
+    a file its opening gives to a format that did not say so (an mjai line cut short)."""
+    data = BOTZONE_JUDGE_LOG.read_bytes()
+    path = tmp_path / "judge.json"
+    path.write_bytes(data[:int(len(data) * keep)])
+    chars = len(data[:int(len(data) * keep)].decode("utf-8", errors="ignore"))  # fan names
+    done = mjbot_here(capsys, "replay", str(path))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == (
+        f"mjbot replay: {path}: Botzone judge log cut short: the JSON ends at char {chars} "
+        "before its object closes (one document: nothing before the cut can be read)")
+    mjai = tmp_path / "game.mjai.jsonl"
+    mjai.write_text('{"type":"start_game","names":["a","b"', encoding="utf-8")
+    done = mjbot_here(capsys, "replay", str(mjai))
+    assert done.returncode == 2 and "cut short:" not in done.stderr.splitlines()[0]
+    assert done.stderr.startswith(f"mjbot replay: {mjai}: not a game log we know (mjai JSONL, "
+                                  "by its opening: line 1 is not JSON"), done.stderr

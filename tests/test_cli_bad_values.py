@@ -590,3 +590,44 @@ def test_a_port_another_process_holds_on_the_ipv6_loopback_names_that_address(
             assert r.stderr.splitlines()[-1] == (
                 f"mjbot {args[0]}: port in use: another process listens on [::1]:{port}; "
                 f"give another port with {option}, or port 0 for a free one"), r.stderr
+
+
+@pytest.mark.parametrize(("args", "game"), [
+    (("arena", "--variant", "mcr", "--policies", "rulebased,rulebased,rulebased,rulebased",
+      "--no-log", "--length", "south"), "one hand (one Botzone match)"),
+    (("selfplay", "--variant", "taiwan16", "--policies",
+      "rulebased,rulebased,rulebased,rulebased", "--length", "east"),
+     "4 hands, the dealer moving on every hand"),
+    (("league", "--variant", "mass", "--members", "rulebased,greedy", "--length", "south"),
+     "4 hands, the dealer moving on every hand"),
+])
+def test_a_game_length_for_a_variant_whose_game_has_a_set_length_is_refused(
+        args, game, tmp_path, capsys):
+    """`--variant mcr --length south` was accepted in silence and played the same one-hand
+    games as without it: --length is a riichi game's (east-only or east-south). Given for
+    another variant it is refused, naming what that variant's game is, before any game or
+    output; a riichi table takes it, and the others play as before without it."""
+    out = tmp_path / "ds"
+    run = mjbot_here(capsys, *args, "--hands", "1",
+                     *(("--out", str(out)) if args[0] == "selfplay" else ()))
+    assert run.returncode == 2 and not out.exists()
+    variant = args[2]
+    assert run.stderr.strip() == (
+        f"mjbot {args[0]}: --length {args[args.index('--length') + 1]} sets how long a riichi "
+        f"game runs; a game of {variant} is {game}: leave --length out")
+    assert run.stdout == ""
+    riichi = mjbot_here(capsys, "arena", "--variant", "riichi", "--policies",
+                        "greedy,greedy,greedy,greedy", "--no-log", "--hands", "1", "--length",
+                        "south", "--json", "-")
+    assert riichi.returncode == 0, riichi.stderr
+
+
+def test_review_of_several_games_says_it_reviews_one(capsys):
+    """`mjbot review logs/*` answered "unrecognized arguments: " and every file after the
+    first: it now says that review takes one GAME, how many were given, and what shows
+    many (replay), in one line, exit 2, before any file is read."""
+    run = mjbot_here(capsys, "review", GAME, "b.json", "c.json", "--policy", "rulebased")
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.strip() == (f"mjbot review: reviews one GAME at a time, and 3 were given "
+                                  f"({GAME}, b.json, ...): review each alone; `mjbot replay` "
+                                  "shows many")

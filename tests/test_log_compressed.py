@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -20,10 +21,11 @@ import pytest
 from adapter.local.timing import times_from_logs
 from adapter.serve.practice import next_game_in
 from adapter.serve.supervisor import games_finished_on
-from replay import logzip
+from replay import formats, logzip
 from replay.dataset import schema as dataset_schema
 from replay.dataset.imports import read_game
 from replay.log import GZ_SUFFIX, GameLogWriter, Header, read_log
+from replay.timeline import build
 from tests.in_process import mjbot_here
 from tests.narrowing import footer_of
 from tests.test_serve_viewer import client_for, gid
@@ -93,6 +95,32 @@ def test_a_cut_or_damaged_compressed_log_reads_up_to_the_cut(logs: list[Path]) -
     target.write_bytes(packed[:3] + b"\0" + packed[4:10] + b"\xff" * 40)  # nothing inflates
     with pytest.raises(logzip.Unreadable):
         logzip.read_bytes(target)
+
+
+def test_a_cut_compressed_logs_note_counts_the_bytes_gunzip_gives(
+        logs: list[Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """A compressed log cut in half was noted "log cut at byte 25487 of 25509" of a file of
+    3,000 bytes: the bytes it unpacks to, not said. The note (replay's, review's, the
+    viewer's) now says they are those its gzip file unpacks to, which ``gunzip -c`` gives,
+    and the file's own size; a plain log's note is as it was."""
+    target = logzip.compress(logs[0])
+    packed = target.read_bytes()
+    target.write_bytes(packed[:len(packed) // 2])
+    unpacked = zlib.decompressobj(wbits=31).decompress(packed[:len(packed) // 2])  # gunzip -c
+    cut = read_log(target).truncated
+    assert cut is not None and cut.size == len(unpacked) and cut.packed == len(packed) // 2
+    where = (f"byte {cut.offset} of the {len(unpacked)} its gzip file of {len(packed) // 2} "
+             "bytes unpacks to")
+    run = mjbot_here(capsys, "replay", str(target))
+    assert run.returncode == 0, run.stderr
+    assert f"note: log cut at {where} (cut inside a frame): the frames before it are shown" \
+        in run.stdout, run.stdout
+    assert f"the log is cut at {where} (cut inside a frame)" in build(
+        formats.read(target.read_bytes(), target)).meta["notes"]
+    plain = logs[1]
+    plain.write_bytes(plain.read_bytes()[:5000])
+    run = mjbot_here(capsys, "replay", str(plain))
+    assert re.search(r"note: log cut at byte \d+ of 5000 \(cut inside a frame\)", run.stdout)
 
 
 def test_a_compressed_log_cut_before_its_first_byte_says_so(

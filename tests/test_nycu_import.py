@@ -25,7 +25,7 @@ from protocols.ntpu import NtpuCodec
 from protocols.tiles import NtpuTiles
 from replay import formats, replayer
 from replay.formats import ntpu_log, nycu_sgf
-from replay.record import GameRecord, RecordError, seat_view
+from replay.record import CutShort, GameRecord, RecordError, seat_view
 from tests import nycu_fixtures
 from tests.table_helpers import ScriptedSeat, layout_wall, take_when_legal
 
@@ -187,9 +187,23 @@ def _edit(old: str, new: str, count: int = 1) -> str:
     return RICH.replace(old, new, count)
 
 
-BROKEN = [
-    (RICH[:len(RICH) // 2], "cut short"),
-    (RICH.rstrip().removesuffix(")"), r"game tree 1 has no '\)'"),
+# what no hand can be read from: the file is refused, naming why
+REFUSED = [
+    (RICH[:len(RICH) // 2], "game tree 1 ends inside node 1, before its first hand is dealt"),
+    (_edit(";E[HG450]", ";E[HG450](;E[D120])"), "a search-tree SGF, not a game record"),
+    (_edit("GM[84]", "GM[1]"), r"GM\[1\] is not a mahjong record"),
+    (_edit("DEALER[E]", ""), "no DEALER"),
+    (_edit("DEALER[E]", "DEALER[X]"), "DEALER must be E, S, W or N"),
+    (_edit("[120]", ""), "SQRWALL must list 136 different ids, got 135"),
+    (_edit("[150]", "[120]"), "136 different ids, got 136 .135 different"),
+    (RICH + "x", "'x' at offset"),
+    ("", "an SGF starts with"),
+    ("(;GM[84]DEALER[E])", "no deal for E and no WALL"),
+]
+
+# a node that cannot be read or does not fit: its hand is read up to it, and damaged there
+# (the whole file was refused)
+DAMAGED = [
     (RICH[:RICH.index(";W[M253]")] + ")",
      r"node 13 \(;S\[D420\]\): the record stops with 68 tiles left and no win"),
     (_edit(";S[D250]", ";S[D259]"), r"node 6 \(;S\[D259\]\): bad tile id '259'"),
@@ -204,33 +218,90 @@ BROKEN = [
     (_edit(";W[UG253]", ";E[UG253]"), "E kongs, but it is W's turn"),
     (_edit(";N[SM392]", ";N[SM392]\n;E[D120]"), "a move after the end of the hand"),
     (_edit(";N[SM392]", ";N[H392]"), "neither the last discard"),
-    (_edit(";E[HG450]", ";E[HG450](;E[D120])"), "a search-tree SGF, not a game record"),
-    (_edit("GM[84]", "GM[1]"), r"GM\[1\] is not a mahjong record"),
-    (_edit("DEALER[E]", ""), "no DEALER"),
-    (_edit("DEALER[E]", "DEALER[X]"), "DEALER must be E, S, W or N"),
-    (_edit("[120]", ""), "SQRWALL must list 136 different ids, got 135"),
-    (_edit("[150]", "[120]"), "136 different ids, got 136 .135 different"),
     (_edit(";E[HG450]", ";E[HG450]XY[1]"), "unknown property XY"),
     (_edit(";E[HG450]", ";E[HG450]GM[84]"), "GM belongs in the first node"),
-    (RICH[:RICH.index(";E[HG450]") + 6], "cut short inside a value of node 2"),
-    (RICH + "x", "'x' at offset"),
-    ("", "an SGF starts with"),
-    ("(;GM[84]DEALER[E])", "no deal for E and no WALL"),
 ]
 
 
-@pytest.mark.parametrize("text, message", BROKEN, ids=[m for _, m in BROKEN])
+@pytest.mark.parametrize("text, message", REFUSED, ids=[m for _, m in REFUSED])
 def test_malformed_sgf_gets_a_clear_error(text: str, message: str) -> None:
     with pytest.raises(RecordError, match=message):
         nycu_sgf.loads(text)
 
 
+@pytest.mark.parametrize("text, message", DAMAGED, ids=[m for _, m in DAMAGED])
+def test_a_node_that_does_not_fit_damages_its_hand_from_there(text: str, message: str
+                                                             ) -> None:
+    """One bad tile id (or any node that cannot be read or does not fit the wall and the
+    hands) refused the whole file; its hand is now read up to that node, named there in
+    ``damaged`` with a notice at its place, as the other readers do."""
+    record = nycu_sgf.loads(text)
+    ((at, why),) = record.damaged.items()
+    assert why.startswith("node ") and re.search(message, why), why
+    assert isinstance(record.events[at], ev.PlatformNotice) and why in record.events[at].text
+    whole = nycu_sgf.loads(RICH).events
+    assert record.events[:at] == whole[:at]  # everything before the node, as read whole
+
+
 def test_a_collection_error_names_the_hand() -> None:
+    """A bad node in the second hand (game tree) damages that hand alone: the first reads
+    whole, the note names the game tree and the node."""
     text = (DATA / "match.sgf").read_text()
     second = text.index("(;", 1)
     bad = text[:second] + text[second:].replace("[D", "[X", 1)
-    with pytest.raises(RecordError, match=r"hand 2, node \d+ .*unknown move code 'X'"):
-        nycu_sgf.loads(bad)
+    whole, record = nycu_sgf.loads(text), nycu_sgf.loads(bad)
+    (why,) = record.damaged.values()
+    assert re.fullmatch(r"game tree 2, node \d+ .*unknown move code 'X'.*", why), why
+    assert record.hands()[0] == whole.hands()[0] and len(record.hands()) == 2
+    first = text[:second].replace("[D", "[X", 1) + text[:second]  # now the first of two
+    record = nycu_sgf.loads(first)
+    (why,) = record.damaged.values()
+    assert why.startswith("game tree 1, node ") and record.hands()[1] == whole.hands()[0]
+
+
+@pytest.mark.parametrize("name", ["match.sgf", "rich.sgf", "ron-deal-nodes.sgf"])
+def test_a_cut_sgf_reads_up_to_its_last_whole_node(name: str) -> None:
+    """A cut SGF (a copy broken off) was refused in the ten-line "not a game log we know"
+    answer ("property W has no [value]", "cut short inside a value"). Cut anywhere after its
+    first hand's deal, it now reads: the whole hands before the cut as they are, the hand it
+    ends in up to its last whole node and unfinished (no result), the cut said in the meta;
+    cut before that deal, it is refused in one line as cut."""
+    text = (DATA / name).read_text()
+    whole = nycu_sgf.loads(text)
+    n_whole = len(whole.events)
+    shown = 0
+    for cut in range(text.rindex(")"), 0, -7):
+        try:
+            record = nycu_sgf.loads(text[:cut])
+        except CutShort as exc:
+            assert "before its first hand is dealt" in str(exc), exc
+            continue
+        assert record.meta["cut"].startswith("game tree "), record.meta
+        assert not record.damaged, (cut, record.damaged)
+        assert whole.events[:len(record.events)] == record.events or \
+            _unfinished_prefix(whole.events, record.events), cut
+        assert len(record.events) <= n_whole
+        shown += 1
+    assert shown
+
+
+def _unfinished_prefix(whole: list[Any], cut: list[Any]) -> bool:
+    """``cut`` is ``whole`` up to a point (a hand the cut ends in, without its end)."""
+    return all(a == b for a, b in zip(whole, cut, strict=False))
+
+
+def test_a_cut_sgf_through_the_cli_shows_the_hands_before_the_cut(tmp_path: Path) -> None:
+    text = (DATA / "match.sgf").read_text()
+    second = text.index("(;", 1)
+    path = tmp_path / "cut.sgf"
+    path.write_text(text[:text.index(";W[D353]", second) + 3])  # ";W" and no [value]
+    r = _mjbot("replay", "--json", str(path))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    summary = json.loads(r.stdout)["summary"]
+    first, last = summary["hands"]
+    assert first["results"] and not first["unfinished"]
+    assert last["unfinished"] and not last["results"]
+    assert "the file is cut short: game tree 2 ends inside node " in summary["notes"][0]
 
 
 def test_writing_a_kong_that_shows_no_tile_is_a_record_error() -> None:
@@ -247,8 +318,14 @@ def test_a_malformed_sgf_through_the_cli_is_one_clear_message(tmp_path: Path) ->
     path = tmp_path / "bad.sgf"
     path.write_text(_edit(";S[D250]", ";S[D259]"))
     r = _mjbot("replay", str(path))
-    assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert "NYCU SGF: node 6 (;S[D259]): bad tile id '259'" in r.stderr
+    assert r.returncode == 1 and "Traceback" not in r.stderr  # a damaged hand: exit 1
+    assert r.stderr.strip() == (
+        f"mjbot replay: {path}: hand 1 (E1-0) cannot be followed from event 7 "
+        "(PlatformNotice): node 6 (;S[D259]): bad tile id '259'; its moves from there are "
+        "not read (a damaged or edited log), the hands after it are")
+    path.write_text(_edit("GM[84]", "GM[1]"))  # no hand at all: refused, as it was
+    r = _mjbot("replay", str(path))
+    assert r.returncode == 2 and "NYCU SGF, by its opening: node 1 (;GM[1]" in r.stderr
 
 
 _SGF_ALPHABET = st.sampled_from([*"();[]\\ \nESWNMDPGHULRCQ0123456789-,", "GM[84]",

@@ -146,8 +146,35 @@ def test_the_dealers_win_on_the_deal_is_sm_minus_one() -> None:
 def test_sm_minus_one_is_only_the_dealers_first_move(old: str, new: str) -> None:
     text = WIN.read_text()
     assert old in text
-    with pytest.raises(RecordError, match=r"node \d+ .*(SM-1|bad tile id '-1')"):
-        nycu_sgf.loads(text.replace(old, new, 1))
+    ((_, why),) = nycu_sgf.loads(text.replace(old, new, 1)).damaged.items()  # the hand, there
+    assert searched(r"^node \d+ .*(SM-1|bad tile id '-1')", why)
+
+
+def test_a_cut_or_damaged_lab_record_shows_its_hand_up_to_there(tmp_path: Path) -> None:
+    """A lab record cut short (a copy broken off after ";W") was "not a game log we know"
+    in ten lines ("property W has no [value]"), and one bad tile id refused the file: the
+    first reads up to its last whole node, unfinished, exit 0; the second up to the bad
+    node, named there, exit 1."""
+    text = WIN.read_text()
+    cut = tmp_path / "cut.sgf"
+    cut.write_text(text[:text.rindex(";W[") + 2])
+    run = _mjbot("replay", "--json", str(cut))
+    assert run.returncode == 0 and not run.stderr, run.stderr
+    summary = json.loads(run.stdout)["summary"]
+    (hand,) = summary["hands"]
+    assert hand["unfinished"] and not hand["results"] and hand["calls"]
+    (note,) = summary["notes"]
+    assert searched(r"^the file is cut short: game tree 1 ends inside node \d+ \(after ;\w\[",
+                    note)
+    bad = tmp_path / "bad.sgf"
+    at = text.index(";S[D", text.index(";S[D") + 1)  # S's second discard
+    bad.write_text(text[:at] + ";S[D999]" + text[text.index("]", at) + 1:])
+    run = _mjbot("replay", "--json", str(bad))
+    assert run.returncode == 1, run.stderr
+    (hand,) = json.loads(run.stdout)["summary"]["hands"]
+    assert hand["damaged"] and hand["discards"]["1"]  # S's first discard is shown
+    assert searched(r"cannot be followed from event \d+ \(PlatformNotice\): node \d+ "
+                    r"\(;S\[D999\]\): bad tile id '999'", run.stderr)
 
 
 def test_a_drawn_out_hand_ends_right_after_the_draw_that_leaves_16() -> None:
@@ -158,10 +185,10 @@ def test_a_drawn_out_hand_ends_right_after_the_draw_that_leaves_16() -> None:
     assert 4 * 16 + len(draws) == 136 - 16
     moves = [e for e in record.events if isinstance(e, MOVES)]
     assert moves[-1] == draws[-1] and draws[-1].seat == 3  # N[M362], no discard after it
-    # one node fewer is a record cut short, not a drawn hand
+    # one node fewer is a record cut short, not a drawn hand: read so far, and named
     cut = text.rstrip().removesuffix(";N[M362])") + ")"
-    with pytest.raises(RecordError, match=r"17 tiles left and no win .*cut short"):
-        nycu_sgf.loads(cut)
+    ((_, why),) = nycu_sgf.loads(cut).damaged.items()
+    assert searched(r"17 tiles left and no win .*cut short", why)
 
 
 def test_our_fixtures_lay_the_wall_out_as_the_referee() -> None:

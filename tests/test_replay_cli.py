@@ -633,3 +633,30 @@ def test_export_never_writes_over_its_log_and_dash_is_standard_output(
     r = mjbot_here(capsys, "replay", str(log), "--export", "tenhou6", "-o", "-")
     assert r.returncode == 0 and plain.stdout and r.stdout == plain.stdout, r.stderr
     assert not (tmp_path / "-").exists()
+
+
+def test_many_logs_with_unreadable_ones_show_every_readable_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`mjbot replay logs/*` stopped at the first file no reader took, exit 2, and showed
+    none of the logs after it. Each unreadable file is now named in one line (a file of no
+    format we know with where to read each format's reason), every readable one is shown,
+    and the run exits 2 at the end."""
+    first = _own_log(tmp_path / "a.mjlog.msgpack")
+    notes = tmp_path / "b-notes.txt"
+    notes.write_text("what I played on Sunday\n", encoding="utf-8")
+    missing = tmp_path / "c-gone.json"
+    last = _own_log(tmp_path / "d.mjlog.msgpack")
+    logs = [str(first), str(notes), str(missing), str(last)]
+    r = mjbot_here(capsys, "replay", *logs)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stdout.count("WIN     seat 1 tsumo on 1z value 3") == 2, r.stdout
+    assert r.stderr.splitlines() == [
+        f"mjbot replay: {notes}: not a game log we know (`mjbot replay {notes}` says why each "
+        "format refused it)",
+        f"mjbot replay: {missing}: no such file",
+        "mjbot replay: 2 of 4 files not read (each named above); the others shown"]
+    r = mjbot_here(capsys, "replay", "--json", *logs)  # a list, one entry per file read
+    assert r.returncode == 2
+    assert [s["summary"]["path"] for s in json.loads(r.stdout)] == [str(first), str(last)]
+    alone = mjbot_here(capsys, "replay", str(notes))  # alone: every format's reason, as before
+    assert alone.returncode == 2 and "tried:" in alone.stderr and "NYCU SGF" in alone.stderr

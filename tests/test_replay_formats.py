@@ -108,7 +108,7 @@ MARKED = {  # a damaged file of a format its opening names, and what its own rea
     "judge.json": (b'{"initdata": {}, "log": [{"output": 3}]}', "Botzone judge log"),
     "game.mjlog": (b'<mjloggm ver="2.3"><GO type="169"/><INIT seed="x"/></mjloggm>',
                    "tenhou mjlog XML"),
-    "game.sgf": (b"(;GM[taiwan16]", "NYCU SGF"),
+    "game.sgf": (b"(;GM[taiwan16])", "NYCU SGF"),
     "game6.json": (b'{"title": ["x"], "log": 3}', "tenhou.net/6 JSON"),
 }
 

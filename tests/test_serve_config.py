@@ -11,6 +11,7 @@ import pytest
 
 from adapter.serve.config import ConfigError, Limits, loads
 from adapter.serve.tomlines import key_lines
+from tests.in_process import mjbot_here
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = """\
@@ -225,3 +226,52 @@ def test_an_ntpu_sessions_tight_budget_is_judged_on_ntpus_margin() -> None:
     assert len(notes) == 1 and "0.03 s a decision, after the 0.3 s margin" in notes[0], notes
     roomy = text.replace("budget = 0.3", "budget = 0.34")
     assert tight_budgets(loads(roomy, environ={})) == []
+
+
+@pytest.mark.parametrize("text, count", [("", "0 sessions"), (
+    '[sessions.drill]\nkind = "local"\nenabled = false\n'
+    'opponents = ["greedy", "greedy", "greedy"]\n', "1 session")])
+def test_checking_a_config_that_runs_no_session_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, count: str) -> None:
+    """`mjbot serve --check` of an empty config (or one whose sessions are all disabled)
+    said "0 sessions, enabled: none", exit 0, and nothing more, where serve itself warns
+    that only the status server runs. --check now gives the same warning line; the config
+    is valid (a status page and viewer alone), so the exit status stays 0."""
+    import json
+
+    config = tmp_path / "serve.toml"
+    config.write_text(text)
+    run = mjbot_here(capsys, "--log-json", "serve", "--check", str(config))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == f"{config}: {count}, enabled: none"
+    assert [json.loads(x)["event"] for x in run.stderr.splitlines()] == [
+        "serve: no session is enabled; only the status server runs"]
+    example = mjbot_here(capsys, "--log-json", "serve", "--check",
+                         str(ROOT / "deploy" / "mjbot.example.toml"))
+    assert example.returncode == 0 and example.stderr == "", example.stderr
+
+
+def test_a_practice_option_its_variant_does_not_use_is_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The riichi practice block copied with `variant = "mcr"` kept `length = "east"`, and
+    `hands` given to a riichi session, were taken in silence (arena, league and selfplay now
+    refuse --length with such a variant). serve warns of each, naming the session and what
+    its variant's game is, at --check (and at start and on a reload); the session still
+    runs, exit 0. What each variant uses, and a disabled session, says nothing."""
+    import json
+
+    config = tmp_path / "serve.toml"
+    config.write_text(
+        '[sessions.copied]\nkind = "local"\nvariant = "mcr"\nlength = "east"\nhands = 8\n'
+        '[sessions.riichi]\nkind = "local"\nlength = "south"\nhands = 4\n'
+        '[sessions.taiwan]\nkind = "local"\nvariant = "taiwan16"\nhands = 8\n'
+        '[sessions.off]\nkind = "local"\nvariant = "mass"\nlength = "south"\nenabled = false\n')
+    run = mjbot_here(capsys, "--log-json", "serve", "--check", str(config))
+    assert run.returncode == 0, run.stderr
+    assert [json.loads(x)["event"] for x in run.stderr.splitlines()] == [
+        "serve: session 'copied': length = 'east' is a riichi game's length, not used: a "
+        "game of mcr is one hand (one Botzone match)",
+        "serve: session 'copied': hands = 8 is a taiwan16 or mass game's, not used: a game "
+        "of mcr is one hand (one Botzone match)",
+        "serve: session 'riichi': hands = 4 is a taiwan16 or mass game's, not used: a game "
+        "of riichi is as long as its length (east, south) and the scores say"]

@@ -380,7 +380,28 @@ def require_table(names: Any, args: Any) -> None:
     require_seats(seats, args.variant, args)
     if args.hands < 1:
         raise UserInputError("--hands must be at least 1")
+    args.length = game_length(args.variant, args.length)
     warn_tight_budget(seats, args.budget)
+
+
+def add_length_argument(parser: Any) -> None:
+    """``--length``, alike for arena, league and selfplay: a riichi game's length only."""
+    parser.add_argument("--length", choices=["east", "south"], default=None,
+                        help="riichi game length: east-only (default) or east-south; the "
+                        "other variants' games have a set length")
+
+
+def game_length(variant: str, length: str | None) -> str:
+    """The riichi game length the table plays (east where none is given). Given for another
+    variant, whose game has a set length, it is refused naming that length: `--variant mcr
+    --length south` was accepted and played the same one-hand games as without it."""
+    from adapter.local.game import set_length
+
+    game = set_length(variant)
+    if length is None or game is None:  # riichi's game runs over its winds
+        return length or "east"
+    raise UserInputError(f"--length {length} sets how long a riichi game runs; a game of "
+                         f"{variant} is {game}: leave --length out")
 
 
 def warn_tight_budget(names: Any, budget: float | None, margin: float | None = None) -> None:

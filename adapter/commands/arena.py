@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from adapter.commands import (
+    add_length_argument,
     add_log_options,
     add_stop_after_argument,
     add_table_arguments,
@@ -84,8 +85,7 @@ def register(sub: Any) -> None:
     a.add_argument("--seed", type=int, default=0,
                    help="the walls' seed: the same seed, the same walls (default: %(default)s)")
     add_table_arguments(a)
-    a.add_argument("--length", choices=["east", "south"], default="east",
-                   help="riichi game length: east-only or east-south")
+    add_length_argument(a)
     add_stop_after_argument(a, "start no wall set after this many seconds and report the "
                             "ones finished; SIGTERM or Ctrl-C does the same (see below)")
     a.add_argument("--json", metavar="FILE", help="also write the figures as JSON "

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from adapter.commands import (
     UserInputError,
+    add_length_argument,
     add_stop_after_argument,
     add_table_arguments,
     add_variant_option,
@@ -70,8 +71,7 @@ def register(sub: Any) -> None:
     a.add_argument("--both", action="store_true",
                    help="also play B against three A for every pair (twice the arenas)")
     add_table_arguments(a)
-    a.add_argument("--length", choices=["east", "south"], default="east",
-                   help="riichi game length: east-only or east-south")
+    add_length_argument(a)
     a.add_argument("--json", metavar="FILE", help="write the table and every arena's figures "
                    "('-': onto stdout, and the text onto stderr)")
     add_stop_after_argument(a, "play no arena and start no wall set after this many seconds; "

@@ -93,11 +93,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(f"mjbot {args.command_path}: {args.logs[0]}: exported as far as the log "
                   f"goes: {partial}", file=sys.stderr)
         return 0
-    failed = unranked = 0  # the decisions --policy, the moves --predictor gave no answer on
+    failed = unranked = unreadable = 0  # and the files no reader took
     damaged: list[str] = []  # the hands a damaged log's moves stop fitting in, per file
     for path in args.logs:
-        with reading(path):
-            rep = replayer.load(path, args.seat)
+        try:
+            with reading(path):
+                rep = replayer.load(path, args.seat)
+        except UserInputError as exc:
+            if len(args.logs) == 1:
+                raise
+            # `mjbot replay logs/*`: a file no reader takes (a README beside the logs, one
+            # cut short) stopped the run there, the logs after it unshown; it is now named
+            # in one line where it is met, the others shown, and the run exits 2 at the end
+            print(f"mjbot {args.command_path}: {_one_line(path, str(exc))}", file=sys.stderr)
+            unreadable += 1
+            continue
         if args.policy:  # the policy's faults named as its own, not as the LOG's
             require_playable(args.policy, rep.variant)
         if ranker is not None:  # likewise the predictor's weights (nn@FILE), for this variant
@@ -138,8 +148,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 for error in rp["errors"]:  # type: ignore[index]
                     print(f"  reparse error: {error}")
                 _print_mismatches(rp["mismatches"])  # type: ignore[index]
-    if args.json:
-        print(json.dumps(outputs[0] if len(outputs) == 1 else outputs, ensure_ascii=False,
+    if args.json:  # a list for many LOGs, also where only one of them could be read
+        print(json.dumps(outputs[0] if len(args.logs) == 1 else outputs, ensure_ascii=False,
                          indent=2))
     for line in damaged:  # a part of a file not read must not pass for the whole
         print(f"mjbot replay: {line}", file=sys.stderr)
@@ -149,7 +159,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if unranked:  # those moves have their sentence but no prediction: not the predictor's
         print(f"mjbot replay: --predictor {args.predictor} gave no answer on {unranked} "
               "move(s): their commentary has no prediction", file=sys.stderr)
+    if unreadable:  # said where each was met; counted here, after the rest of the output
+        print(f"mjbot {args.command_path}: {unreadable} of {len(args.logs)} files not read "
+              "(each named above); the others shown", file=sys.stderr)
+        return 2
     return 1 if failed or unranked or damaged else 0
+
+
+def _one_line(path: str, error: str) -> str:
+    """A file none of several LOGs' readers took, in one line: the first of the error's
+    (every format's reason is a line each, ten for a file of no format we know), with where
+    to read the rest."""
+    first, *rest = error.splitlines()
+    if not rest:
+        return first
+    return (f"{first.removesuffix('; tried:')} (`mjbot replay {path}` says why each format "
+            "refused it)")
 
 
 SHOWN_MISMATCHES = 5

@@ -20,6 +20,9 @@ def register(sub: Any) -> None:
                        "tenhou.net/6, mjlog, mjai, Botzone judge logs and preprocessed human "
                        "games, NYCU SGF, NTPU, Tenhou client transcripts).")
     r.add_argument("game", metavar="GAME")
+    # `mjbot review logs/*`: the files after the first, refused by name (argparse said only
+    # "unrecognized arguments: " and every one of them)
+    r.add_argument("more", nargs="*", help=argparse.SUPPRESS)
     r.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
                    help="whose decisions (imports: default 0; own logs: the bot's seat)")
     r.add_argument("--policy", default="mc", help="mc (expected points), rulebased (ranks), "
@@ -67,6 +70,10 @@ def cmd_review(args: argparse.Namespace) -> int:
     from replay.review import html
     from replay.review.game import format_review, review
 
+    if args.more:
+        raise UserInputError(f"reviews one GAME at a time, and {len(args.more) + 1} were "
+                             f"given ({args.game}, {args.more[0]}{', ...' * (len(args.more) > 1)}"
+                             "): review each alone; `mjbot replay` shows many")
     require_writable(args.json, "--json")
     require_writable(args.html, "--html")
     ev = evaluator(args.policy, args.playouts, args.seed)

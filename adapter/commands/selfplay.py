@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from adapter.commands import (
     UserInputError,
+    add_length_argument,
     add_stop_after_argument,
     add_table_arguments,
     add_variant_option,
@@ -72,8 +73,7 @@ def register(sub: Any) -> None:
     s.add_argument("--out-shared", action="store_true", help="with --ray: every node mounts "
                    "--out at the same path, so the workers write the shards there (else their "
                    "games come back to this process, which writes them)")
-    s.add_argument("--length", choices=["east", "south"], default="east",
-                   help="riichi game length")
+    add_length_argument(s)
     s.add_argument("--shard-decisions", type=int, default=20000, metavar="N",
                    help="decisions per shard, about (shards end between games)")
     s.add_argument("--checkpoint-every", type=float, default=60.0, metavar="SECONDS",

@@ -47,7 +47,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
     from adapter.serve.app import serve
-    from adapter.serve.config import ConfigError, load, tight_budgets
+    from adapter.serve.config import ConfigError, config_warnings, load
     from adapter.serve.status import TokenRequired, check_token, parse_address
 
     try:
@@ -58,15 +58,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except (ConfigError, TokenRequired, ValueError) as exc:
         raise UserInputError(str(exc)) from None
     enabled = [s.name for s in config.sessions if s.enabled]
-    for note in tight_budgets(config):
+    for note in config_warnings(config):
         log().warning(f"serve: {note}", config=args.config)
-    if args.check:
-        print(f"{args.config}: {len(config.sessions)} sessions, enabled: "
-              f"{', '.join(enabled) or 'none'}")
-        return 0
-    if not enabled:
+    if not enabled:  # at --check too: a config checked "0 sessions", exit 0, and no more
         log().warning("serve: no session is enabled; only the status server runs",
                       config=args.config)
+    if args.check:
+        count = len(config.sessions)
+        print(f"{args.config}: {count} session{'' if count == 1 else 's'}, enabled: "
+              f"{', '.join(enabled) or 'none'}")
+        return 0
     try:
         return asyncio.run(serve(config, address, args.log_dir))
     except OSError as exc:  # the status port is taken, the log folder cannot be made

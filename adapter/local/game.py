@@ -54,6 +54,18 @@ class GameResult:
     illegal: list[IllegalAction] = field(default_factory=list)
 
 
+def set_length(variant: str, hands: int = GameConfig.hands) -> str | None:
+    """What a game of ``variant`` is, in words, where its length is set (``hands``:
+    taiwan16's and mass's hands a game); None for riichi, whose game runs over its winds as
+    long as its length (east, south) and the scores say: what `--length` and a serve
+    session's ``length`` are for, and ``hands`` is not."""
+    spec = variant_of(variant)
+    if spec.dealer_repeats:
+        return None
+    return ("one hand (one Botzone match)" if spec.one_hand_game
+            else f"{hands} hands, the dealer moving on every hand")
+
+
 def placement(scores: list[int], first_dealer: int = 0) -> list[int]:
     """Rank 1..4 of each seat: higher score first, ties to the seat nearer the first dealer."""
     order = sorted(range(4), key=lambda s: (-scores[s], (s - first_dealer) % 4))

@@ -17,7 +17,7 @@ from typing import Any
 import structlog
 
 from adapter.loop_signals import on_signal
-from adapter.serve.config import ConfigError, ServeConfig, load, tight_budgets
+from adapter.serve.config import ConfigError, ServeConfig, config_warnings, load
 from adapter.serve.metrics import Metrics
 from adapter.serve.supervisor import Supervisor
 from replay.gcpause import off_until_exit
@@ -121,6 +121,6 @@ async def _reload(supervisor: Supervisor) -> dict[str, Any] | None:
         log.error("serve: reload refused, the running sessions are kept", error=str(exc))
         supervisor.reload_refused(str(exc))
         return None
-    for note in tight_budgets(config):
+    for note in config_warnings(config):
         log.warning(f"serve: {note}")
     return await supervisor.reload(config)

@@ -436,6 +436,37 @@ def _tenhou_login(r: _Reader, name: str, options: dict[str, Any], environ: Any,
     return secret
 
 
+def config_warnings(config: ServeConfig) -> list[str]:
+    """The lines `serve --check`, serve's start and a reload warn with: tight budgets and
+    options the session's variant does not use."""
+    return [*tight_budgets(config), *unused_options(config)]
+
+
+def unused_options(config: ServeConfig) -> list[str]:
+    """One line for each option of an enabled practice session that its variant does not
+    use: ``length`` (a riichi game's) for another variant, ``hands`` (taiwan16's and mass's
+    hands a game) for riichi or mcr. `mjbot arena --variant mcr --length south` is refused;
+    here a riichi session's block copied with another variant kept its ``length`` in
+    silence, and a session is not stopped for it."""
+    from adapter.local.game import set_length
+
+    notes = []
+    for spec in config.sessions:
+        if not spec.enabled or spec.kind != "local":
+            continue
+        variant = spec.option("variant", "riichi")
+        hands = spec.option("hands")
+        game = set_length(variant, hands or 4)
+        if spec.option("length") is not None and game is not None:
+            notes.append(f"session {spec.name!r}: length = {spec.option('length')!r} is a "
+                         f"riichi game's length, not used: a game of {variant} is {game}")
+        if hands is not None and (game is None or game.startswith("one hand")):
+            what = game or "as long as its length (east, south) and the scores say"
+            notes.append(f"session {spec.name!r}: hands = {hands} is a taiwan16 or mass "
+                         f"game's, not used: a game of {variant} is {what}")
+    return notes
+
+
 def tight_budgets(config: ServeConfig) -> list[str]:
     """One line for each enabled session whose ``budget`` leaves a policy that thinks (mc)
     only a tenth of itself (brain.brain.tight_limit_note). `mjbot tenhou / ntpu / mjai

@@ -220,6 +220,7 @@ def marked_as(data: bytes) -> str | None:
 def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
     """The file read by the first format that accepts it; UnknownFormat if none does. gzip
     data (a log the serve process compressed, replay/logzip.py) is read as what it holds."""
+    packed = len(data) if logzip.is_gzip(data) else None  # where a cut note counts from
     try:
         data = logzip.inflate(data)
     except logzip.Unreadable as exc:
@@ -235,7 +236,7 @@ def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
     for name in order:
         if name == "mjbot":
             try:
-                return Loaded("mjbot", MJBOT_LABEL, log=_own_log(data, path))
+                return Loaded("mjbot", MJBOT_LABEL, log=_own_log(data, path, packed))
             except _REFUSALS as exc:
                 reasons[MJBOT_LABEL] = _reason(exc, str(path))
             continue
@@ -258,7 +259,9 @@ def read(data: bytes, path: Path | str = "<bytes>") -> Loaded:
             return Loaded(name, label, record=reader(text))
         except _REFUSALS as exc:
             reasons[label] = _reason(exc, name)
-            if isinstance(exc, CutShort) and cut is None:
+            if isinstance(exc, CutShort) and cut is None and name == first:
+                # said in one line by the reader the opening names, tried first: another's
+                # (tenhou.net/6 calls any JSON object cut short) is one reason among the rest
                 cut = (label, reasons[label])
             if isinstance(exc, Refused):
                 refused[name] = label
@@ -280,12 +283,12 @@ def _starts_with_map(data: bytes) -> bool:
     return bool(data) and (0x80 <= data[0] <= 0x8F or data[0] in (0xDE, 0xDF))
 
 
-def _own_log(data: bytes, path: Path | str) -> GameLog:
+def _own_log(data: bytes, path: Path | str, packed: int | None) -> GameLog:
     if not data:
         raise LogError(EMPTY)
     if not _starts_with_map(data):
         raise LogError(f"no msgpack header frame at the start (it begins {data[:12]!r})")
-    log = parse_log(data, path)
+    log = parse_log(data, path, packed)
     if log.header is None:
         cut = f" ({log.truncated.reason})" if log.truncated is not None else ""
         raise LogError(f"no complete header frame{cut}")

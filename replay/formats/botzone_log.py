@@ -17,7 +17,7 @@ from typing import Any
 
 from protocols import events as ev
 from protocols import tiles as T
-from replay.record import GameRecord, RecordError, canonical
+from replay.record import CutShort, GameRecord, RecordError, canonical, ran_out
 
 # the judge's verdicts that end a match, and what each means (replay's summary and the
 # viewer's timeline say them; one table, so that the two cannot drift apart)
@@ -41,9 +41,16 @@ def _why(exc: Exception) -> str:
 
 
 def loads(text: str) -> GameRecord:
+    text = text.removeprefix("\ufeff")  # an editor's byte-order mark
     try:
-        data = json.loads(text.removeprefix("\ufeff"))  # an editor's byte-order mark
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
+        if text.lstrip().startswith("{") and ran_out(exc, text):
+            # its own words: a cut judge log was called "tenhou.net/6 JSON cut short" by the
+            # next reader, tried after this one
+            raise CutShort(f"botzone: the JSON ends at char {len(text)} before its object "
+                           "closes (one document: nothing before the cut can be read)"
+                           ) from None
         raise RecordError(f"botzone: not JSON ({exc})") from None
     log = data.get("log") if isinstance(data, dict) else data
     if not isinstance(log, list):

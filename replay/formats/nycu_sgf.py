@@ -21,9 +21,14 @@ that leaves 16 tiles in the wall: the record ends there, or with that drawer's s
 (a record of our own table, whose last drawer still discards, reads too).
 
 Everything the file says is checked against the wall and the hands it implies (a draw must be
-the wall's next tile, a discard a tile the seat holds), and any failure is a
-:class:`~replay.record.RecordError` naming the node. The SGF carries no scores: wins are valued
-with our Taiwan 16-tile rules, as the mjai import values riichi wins.
+the wall's next tile, a discard a tile the seat holds); a failure (a tile id 999, a draw that is
+not the wall's) damages its hand alone: the hand is read up to that node, a notice naming the
+node stands there and :attr:`GameRecord.damaged` names it, and the other hands are read (one
+bad node refused the whole file). A file none of whose hands reads is still refused, naming
+the first failure. A file cut short reads up to its last whole node, the hand it ends in
+unfinished, said in the meta's ``cut`` (it was refused: "property W has no [value]"). The SGF
+carries no scores: wins are valued with our Taiwan 16-tile rules, as the mjai import values
+riichi wins.
 """
 
 from __future__ import annotations
@@ -38,7 +43,14 @@ from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
 from replay.formats.sgf import Node, parse_trees
-from replay.record import GameRecord, RecordError, canonical, view_event
+from replay.record import (
+    CutShort,
+    GameRecord,
+    RecordError,
+    canonical,
+    unknown_start,
+    view_event,
+)
 
 VARIANT: Final = "taiwan16"  # the one variant this format holds: where the name enters
 SOURCE = "nycu_sgf"
@@ -67,22 +79,48 @@ class _Move:
 
 def loads(text: str, tiles: T.NtpuTiles | None = None) -> GameRecord:
     """A game (one hand per game tree) from SGF text; ``tiles``: the id mapping to read with."""
-    trees = parse_trees(text.lstrip("\ufeff"), "nycu sgf")
+    trees, cut = parse_trees(text.lstrip("\ufeff"), "nycu sgf")
     tiles = tiles or T.NtpuTiles()
     events: list[Any] = [ev.GameStarted(VARIANT, 0, ("", "", "", ""), {"platform": "nycu"})]
     extra: list[dict[str, list[str]]] = []
+    damaged: dict[int, str] = {}
+    first = ""  # the first hand's failure, and why: the file's refusal where none reads
     for n, nodes in enumerate(trees, 1):
-        reader = _HandReader(nodes, tiles, f"hand {n}, " if len(trees) > 1 else "")
-        events += reader.read()
+        reader = _HandReader(nodes, tiles, f"hand {n}, " if len(trees) > 1 else "",
+                             cut=cut is not None and n == len(trees))
+        try:
+            events += reader.read()
+        except RecordError as exc:
+            first = first or str(exc)
+            why = str(exc).removeprefix(f"nycu sgf: {reader.where}")
+            why = f"game tree {n}, {why}" if len(trees) > 1 else why
+            # this hand alone, from the node that failed (before: the whole file refused)
+            events += reader.out
+            damaged[len(events)] = why
+            events.append(ev.PlatformNotice(f"{why} (the record could not be read from "
+                                            "there)") if reader.out else unknown_start())
         extra.append(reader.extra)
-    return GameRecord(VARIANT, SOURCE, events, {"players": 4, "properties": extra})
+    dealt = [i for i, e in enumerate(events) if isinstance(e, ev.RoundStarted)
+             and i not in damaged]
+    if first and not dealt:
+        raise RecordError(first)  # no hand is dealt: nothing of a game to show, refused whole
+    if not dealt:
+        raise CutShort(f"nycu sgf: {cut}, before its first hand is dealt")
+    meta: dict[str, Any] = {"players": 4, "properties": extra}
+    if cut is not None:
+        meta["cut"] = cut
+    return GameRecord(VARIANT, SOURCE, events, meta, damaged=damaged)
 
 
 class _HandReader:
     """One game tree: its root properties, the deal, then every move checked in order."""
 
-    def __init__(self, nodes: list[Node], tiles: T.NtpuTiles, where: str) -> None:
+    def __init__(self, nodes: list[Node], tiles: T.NtpuTiles, where: str,
+                 cut: bool = False) -> None:
         self.nodes, self.tiles, self.where = nodes, tiles, where
+        self.cut = cut  # the file ends in this hand: it may stop anywhere
+        self.bad: RecordError | None = None  # the first node that cannot be read
+        self.bad_node = 0  # its number
         self.rules = rules_for(VARIANT)
         self.extra: dict[str, list[str]] = {}
         self.dealer: int | None = None
@@ -106,18 +144,34 @@ class _HandReader:
     # ---------------------------------------------------------------- reading
 
     def read(self) -> list[Any]:
+        """The hand's events; RecordError at the first node that cannot be read or does not
+        fit, ``out`` then holding the events before it."""
         moves = self._moves()
         root = self.nodes[0]
+        if self.bad is not None and self.bad_node == 1:
+            raise self.bad  # its root: no dealer or wall to deal from
         if self.dealer is None:
             self.fail(root, "no DEALER[E|S|W|N]")
         lead = 0
         while lead < len(moves) and moves[lead].code == "M":
             lead += 1
-        self._deal(moves[:lead])
+        try:
+            self._deal(moves[:lead])
+        except RecordError:
+            if self.bad is not None:  # a deal node that could not be read: that, not its gap
+                raise self.bad from None
+            if self.cut and lead == len(moves):  # cut inside the deal: no hand to show
+                self.out = []
+                return []
+            raise
         for move in moves[lead:]:
             if self.ended:
                 self.fail(move.node, "a move after the end of the hand")
             self._play(move)
+        if self.bad is not None:  # the moves before it are read
+            raise self.bad
+        if not self.ended and self.cut:
+            return self.out  # the file ends inside this hand: unfinished, no result
         if not self.ended:
             left = WALL_SIZE - self.taken
             last = moves[-1].node if moves else root
@@ -130,23 +184,34 @@ class _HandReader:
         return self.out
 
     def _moves(self) -> list[_Move]:
+        """The moves of every node up to the first that cannot be read (``bad``)."""
         moves: list[_Move] = []
         for node in self.nodes:
-            for name, values in node.properties:
-                if name in SEATS and len(name) == 1:
-                    moves += [self._move(node, SEATS.index(name), v) for v in values]
-                elif name == "C":
-                    continue
-                elif name in ROOT_PROPERTIES:
-                    if node.number != 1:
-                        self.fail(node, f"{name} belongs in the first node")
-                    self._root_property(node, name, values)
-                elif len(name) == 1:
-                    self.fail(node, f"{name!r} is not a seat (E, S, W or N)")
-                elif node.number == 1:
-                    self.extra[name] = list(values)
-                else:
-                    self.fail(node, f"unknown property {name}")
+            try:
+                moves += self._node_moves(node)
+            except RecordError as exc:
+                self.bad, self.bad_node = exc, node.number
+                break
+        return moves
+
+    def _node_moves(self, node: Node) -> list[_Move]:
+        """One node's moves (a root property kept on the way); RecordError naming it."""
+        moves: list[_Move] = []
+        for name, values in node.properties:
+            if name in SEATS and len(name) == 1:
+                moves += [self._move(node, SEATS.index(name), v) for v in values]
+            elif name == "C":
+                continue
+            elif name in ROOT_PROPERTIES:
+                if node.number != 1:
+                    self.fail(node, f"{name} belongs in the first node")
+                self._root_property(node, name, values)
+            elif len(name) == 1:
+                self.fail(node, f"{name!r} is not a seat (E, S, W or N)")
+            elif node.number == 1:
+                self.extra[name] = list(values)
+            else:
+                self.fail(node, f"unknown property {name}")
         return moves
 
     def _root_property(self, node: Node, name: str, values: tuple[str, ...]) -> None:

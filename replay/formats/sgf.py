@@ -4,7 +4,8 @@ What the properties mean is the game's business (:mod:`replay.formats.nycu_sgf` 
 mahjong records). Collections of several trees are read; a tree that branches is refused, since
 a game record has one line of play and a branching file is a search tree. Errors are
 :class:`~replay.record.RecordError` naming the offset or the node, with ``label`` (the format's
-name) first.
+name) first. A file cut short (a copy broken off) is no error: the nodes read whole before the
+cut are kept, and where the text ended is said (:func:`parse_trees`).
 """
 
 from __future__ import annotations
@@ -28,9 +29,16 @@ class Node:
     properties: tuple[tuple[str, tuple[str, ...]], ...]
 
 
-def parse_trees(text: str, label: str = "sgf") -> list[list[Node]]:
-    """The game trees of an SGF collection, each a list of nodes. A tree that branches (a
-    search tree of the lab's players, ``;(;E[...])``) is refused: it is no game record."""
+class _Cut(Exception):
+    """The text ended inside a node (a property with no value yet, a value not closed)."""
+
+
+def parse_trees(text: str, label: str = "sgf") -> tuple[list[list[Node]], str | None]:
+    """The game trees of an SGF collection, each a list of nodes, and None; or, of a file
+    cut short, the trees before the cut, the nodes of the cut one read whole (a last
+    node the text ends inside, or a first node it ends right after, whose properties may
+    go on, is left out), and where the text ended. A tree that branches (a search tree of
+    the lab's players, ``;(;E[...])``) is refused: it is no game record."""
     trees: list[list[Node]] = []
     i, n = _skip(text, 0), len(text)
     if not text.startswith("(", i):
@@ -43,11 +51,12 @@ def parse_trees(text: str, label: str = "sgf") -> list[list[Node]]:
         nodes: list[Node] = []
         while True:
             if i >= n:
-                where = f"after node {nodes[-1].number}" if nodes else "at its start"
-                raise RecordError(f"{label}: cut short: game tree {len(trees) + 1} has no ')' "
-                                  f"({where})")
+                return _cut(trees, nodes, inside=False)
             if text[i] == ";":
-                node, i = _node(text, i, len(nodes) + 1, label)
+                try:
+                    node, i = _node(text, i, len(nodes) + 1, label)
+                except _Cut:
+                    return _cut(trees, nodes, inside=True)
                 nodes.append(node)
             elif text[i] == ")":
                 i += 1
@@ -63,7 +72,21 @@ def parse_trees(text: str, label: str = "sgf") -> list[list[Node]]:
             raise RecordError(f"{label}: game tree {len(trees) + 1} has no node")
         trees.append(nodes)
         i = _skip(text, i)
-    return trees
+    return trees, None
+
+
+def _cut(trees: list[list[Node]], nodes: list[Node], inside: bool
+         ) -> tuple[list[list[Node]], str]:
+    """The trees of a file cut in tree ``len(trees) + 1``, of whose nodes ``nodes`` were read
+    whole (``inside``: the text ended inside the next one), and where the text ended."""
+    tree = len(trees) + 1
+    after = f" (after {nodes[-1].text})" if nodes else ""
+    said = (f"game tree {tree} ends inside node {len(nodes) + 1}{after}" if inside
+            else f"game tree {tree} ends after node {len(nodes)}{after}, with no ')'" if nodes
+            else f"game tree {tree} ends before its first node")
+    if not inside and len(nodes) == 1:
+        nodes = []  # a first node's properties may go on past the cut (a wall half read)
+    return [*trees, nodes] if nodes else trees, said
 
 
 def _skip(text: str, i: int) -> int:
@@ -84,10 +107,12 @@ def _node(text: str, start: int, number: int, label: str) -> tuple[Node, int]:
         name, i = m.group(), _skip(text, m.end())
         values: list[str] = []
         while i < len(text) and text[i] == "[":
-            value, i = _value(text, i, number, start, label)
+            value, i = _value(text, i)
             values.append(value)
             i = _skip(text, i)
         if not values:
+            if i >= len(text):
+                raise _Cut
             raise RecordError(f"{label}: node {number} at offset {start}: property {name} "
                               f"has no [value]")
         props.append((name, tuple(values)))
@@ -97,7 +122,7 @@ def _node(text: str, start: int, number: int, label: str) -> tuple[Node, int]:
     return Node(number, start, snippet, tuple(props)), i
 
 
-def _value(text: str, i: int, number: int, start: int, label: str) -> tuple[str, int]:
+def _value(text: str, i: int) -> tuple[str, int]:
     """A ``[...]`` value from offset ``i`` (``\\`` escapes the next character)."""
     out: list[str] = []
     i += 1
@@ -112,4 +137,4 @@ def _value(text: str, i: int, number: int, start: int, label: str) -> tuple[str,
         else:
             out.append(c)
         i += 1
-    raise RecordError(f"{label}: cut short inside a value of node {number} (offset {start})")
+    raise _Cut

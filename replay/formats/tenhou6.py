@@ -34,7 +34,7 @@ from protocols.tenhou_values import (
     yaku_attrs,
 )
 from replay import progress
-from replay.record import CutShort, GameRecord, RecordError, canonical, own_tiles
+from replay.record import CutShort, GameRecord, RecordError, canonical, own_tiles, ran_out
 
 VARIANT: Final = "riichi"  # the one variant this format holds: where the name enters
 TSUMOGIRI = 60
@@ -79,11 +79,6 @@ def _parse_call(text: str, where: str) -> tuple[str, int, list[int]]:
 # --------------------------------------------------------------------------- import
 
 
-def _ran_out(exc: json.JSONDecodeError, line: str) -> bool:
-    """The parser stopped because the text ended (a cut file), not at a wrong character."""
-    return exc.pos >= len(line.rstrip()) or exc.msg.startswith("Unterminated string")
-
-
 def loads(text: str) -> GameRecord:
     """A tenhou.net/6 game from JSON text (one object, or one object per line)."""
     text = text.strip()
@@ -98,7 +93,7 @@ def loads(text: str) -> GameRecord:
             try:
                 objs.append(json.loads(line))
             except json.JSONDecodeError as exc:
-                if text.startswith("{") and text.endswith(line) and _ran_out(exc, line):
+                if text.startswith("{") and text.endswith(line) and ran_out(exc, line):
                     if objs:  # one object per line (mjx's form): the whole lines are read
                         cut = (f"line {n} ends early ({exc.msg}): the {len(objs)} whole "
                                "lines before it are read")
