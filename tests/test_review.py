@@ -77,6 +77,25 @@ def test_ranking_evaluator_ranks_every_action_with_the_policy_choice_first():
     assert evaluation.loss(evaluation.ranked[-1].action) == 1.0
 
 
+def test_a_ranking_asked_for_its_top_k_asks_the_policy_k_times_not_once_an_action():
+    """The commentary shows a policy's first three moves, and ranked every legal action for
+    them: a 14-tile hand's discards in up to 14 asks of the policy, most of a game's
+    commentary. Asked for its top k, the ranking asks k times: the same first k (with the
+    policy's own values), then the rest unranked in canonical order, as a ranking the policy
+    stopped answering lists them."""
+    state = riichi_turn("234m456p678s23s7p9m", "1p")
+    actions = legal(state, TURN)
+    whole = RankingEvaluator("rulebased").evaluate(state, TURN, actions)
+    assert all(s.value is not None for s in whole.ranked)  # each ask values its choice
+    top = RankingEvaluator("rulebased").evaluate(state, TURN, actions, top=3)
+    assert top.ranked[:3] == whole.ranked[:3] and top.unit == whole.unit == RANK
+    rest = [s.action for s in top.ranked[3:]]
+    assert rest == [a for a in canonical(actions) if action_key(a) not in
+                    {action_key(s.action) for s in whole.ranked[:3]}]
+    assert [s.value for s in top.ranked[3:]] == [None] * len(rest) and len(rest) >= 8
+    assert [s.rank for s in top.ranked] == list(range(1, len(whole.ranked) + 1))
+
+
 def test_mc_evaluator_values_every_discard_in_points_best_first():
     state = riichi_turn("234m456p678s23s7p9m", "1p")
     actions = legal(state, TURN)
@@ -284,7 +303,7 @@ class _Recorded:
     unit = RANK
     played: object = None
 
-    def evaluate(self, state, request, legal_actions):
+    def evaluate(self, state, request, legal_actions, top=None):
         rest = [a for a in canonical(legal_actions) if action_key(a) != action_key(self.played)]
         return Evaluation(tuple(Scored(a, None, i + 1) for i, a in
                                 enumerate([self.played, *rest])), RANK)

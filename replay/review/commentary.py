@@ -418,7 +418,7 @@ def _row(replay: Replay, state: TableState, d: Decision, rules: Rules, ranker: E
     legal = list(d.legal) or rules.legal_actions(state, d.request)
     unranked = None
     try:
-        top: list[Any] | None = predicted(ranker.evaluate(state, d.request, legal), k)
+        top: list[Any] | None = predicted(ranker.evaluate(state, d.request, legal, top=k), k)
     except (HandError, StateError):  # the table the rules cannot read: no prediction
         top = None  # (one made up from the legal set's order passed for the policy's)
     except PolicyFailed as exc:  # the policy gave no answer on this move: the move is still
