@@ -12,10 +12,33 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
 WALL_SETS_DONE = re.compile(rb"\] (\d+)/\d+ wall sets")
+# what arena, league and selfplay say (exit status 1) when --stop-after passed before a wall
+# set had finished
+NONE_FINISHED = re.compile(r"stopped \(--stop-after passed\) before the first (wall set was "
+                           r"finished|arena had a finished wall set)")
+
+
+def stopped_by_deadline(run: Callable[[float], subprocess.CompletedProcess[str]],
+                        first: float = 1.5, most: float = 48.0
+                        ) -> subprocess.CompletedProcess[str]:
+    """``run(seconds)``, a run given ``--stop-after SECONDS`` that must finish a wall set
+    before its deadline, with the shortest deadline that let one finish: ``first``, doubled
+    (up to ``most``) while the run answers that none had finished, as it must where the
+    machine is too loaded for one in that time. Its workers play to the deadline, so its
+    length is their CPU: a fixed 6 s (3 s once let none finish under a load of 9) cost
+    ~12 s of CPU a run, where a wall set finishes in well under a second on an idle
+    machine. Any other answer is returned, for the test to check."""
+    seconds = first
+    while True:
+        r = run(seconds)
+        if not (r.returncode == 1 and NONE_FINISHED.search(r.stderr) and seconds < most):
+            return r
+        seconds *= 2
 
 
 def _started(args: list[str]) -> tuple[subprocess.Popen[bytes], bytearray, threading.Thread]:

@@ -22,7 +22,7 @@ from replay.log import read_log
 from tests.in_process import mjbot_here
 from tests.narrowing import header_of
 from tests.serve_helpers import mjbot as _mjbot
-from tests.stop_helpers import stop_by_signal
+from tests.stop_helpers import stop_by_signal, stopped_by_deadline
 
 HANDS = {"riichi": 240, "mcr": 200, "taiwan16": 240, "mass": 240}
 
@@ -320,11 +320,11 @@ def _stopped_figures(out):
 
 def test_stop_after_reports_the_first_wall_sets_finished(tmp_path):
     out = tmp_path / "a.json"
-    # 4 s: two workers start and finish a wall set (~0.2 s of CPU) well inside it even on a
-    # loaded machine (3 s was once too short beside other runs with nn's 0.7 s wall sets, and
-    # 6 s once too short under a load of 9: no wall set, no figures, exit 1); the workers
-    # play on for the whole time, so it is their CPU
-    r = _mjbot("arena", *_MANY, "--workers", "2", "--stop-after", "4", "--json", str(out))
+    # the workers play on for the whole --stop-after, so it is their CPU: the shortest that
+    # lets a wall set (~0.2 s of CPU) finish on this machine now (a fixed 4 s, once 6 s, was
+    # too short under a load of 9: no wall set, no figures, exit 1)
+    r = stopped_by_deadline(lambda seconds: _mjbot(
+        "arena", *_MANY, "--workers", "2", "--stop-after", f"{seconds:g}", "--json", str(out)))
     assert r.returncode == 0, r.stderr
     stopped = _stopped_figures(out)
     assert stopped["reason"] == "time"

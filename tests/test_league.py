@@ -18,7 +18,7 @@ from adapter.commands.league import arena_file, difference, pairings
 from tests.in_process import mjbot_here
 from tests.serve_helpers import free_port
 from tests.serve_helpers import mjbot as _mjbot
-from tests.stop_helpers import stop_by_signal
+from tests.stop_helpers import stop_by_signal, stopped_by_deadline
 
 MEMBERS = "rulebased,greedy,style:closed"
 
@@ -150,8 +150,8 @@ _LONG = ["league", "--members", MEMBERS, "--hands", "400000", "--seed", "4", "--
 
 def test_stop_after_plays_no_more_arenas_and_keeps_no_cut_one(tmp_path):
     out, figures = tmp_path / "arenas", tmp_path / "l.json"
-    # 6 s, as test_arena's: 3 s was too short on a loaded machine (no wall set finished)
-    r = _mjbot(*_LONG, "--stop-after", "6", "--out", str(out), "--json", str(figures))
+    r = stopped_by_deadline(lambda seconds: _mjbot(
+        *_LONG, "--stop-after", f"{seconds:g}", "--out", str(out), "--json", str(figures)))
     assert r.returncode == 0, r.stderr
     data = json.loads(figures.read_text())
     assert data["stopped"] == {"reason": "time", "arena": "rulebased vs 3x greedy",

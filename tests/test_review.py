@@ -11,17 +11,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brain.actions import canonical
+from brain.opponents.features import Features
 from brain.policies import POLICIES, Decision, get_policy
 from protocols import events as ev
 from protocols import tiles as T
 from replay import replayer
 from replay.replayer import action_key
 from replay.review import measure
+from replay.review.commentary import commentary_rows
 from replay.review.evaluators import (
     POINTS,
     RANK,
@@ -31,6 +34,7 @@ from replay.review.evaluators import (
     Scored,
 )
 from replay.review.game import review
+from replay.review.lookahead import CHUNK, Lookahead
 from replay.review.registry import evaluator_for
 from tests.in_process import mjbot_here
 from tests.narrowing import tile_of
@@ -75,6 +79,58 @@ def test_ranking_evaluator_ranks_every_action_with_the_policy_choice_first():
     assert [s.rank for s in evaluation.ranked] == list(range(1, len(evaluation.ranked) + 1))
     assert evaluation.loss(evaluation.top) == 0.0
     assert evaluation.loss(evaluation.ranked[-1].action) == 1.0
+
+
+def test_a_ranking_asked_for_its_top_k_asks_the_policy_k_times_not_once_an_action():
+    """The commentary shows a policy's first three moves, and ranked every legal action for
+    them: a 14-tile hand's discards in up to 14 asks of the policy, most of a game's
+    commentary. Asked for its top k, the ranking asks k times: the same first k (with the
+    policy's own values), then the rest unranked in canonical order, as a ranking the policy
+    stopped answering lists them."""
+    state = riichi_turn("234m456p678s23s7p9m", "1p")
+    actions = legal(state, TURN)
+    whole = RankingEvaluator("rulebased").evaluate(state, TURN, actions)
+    assert all(s.value is not None for s in whole.ranked)  # each ask values its choice
+    top = RankingEvaluator("rulebased").evaluate(state, TURN, actions, top=3)
+    assert top.ranked[:3] == whole.ranked[:3] and top.unit == whole.unit == RANK
+    rest = [s.action for s in top.ranked[3:]]
+    assert rest == [a for a in canonical(actions) if action_key(a) not in
+                    {action_key(s.action) for s in whole.ranked[:3]}]
+    assert [s.value for s in top.ranked[3:]] == [None] * len(rest) and len(rest) >= 8
+    assert [s.rank for s in top.ranked] == list(range(1, len(whole.ranked) + 1))
+
+
+def test_the_commentary_works_the_models_features_out_for_many_decisions_at_once(monkeypatch):
+    """Each discard's and call's sentence reads the opponent models' estimate; worked out a
+    decision at a time, their features (some hundred numpy calls on one row) were over half
+    of a commentary's CPU. They are worked out for CHUNK decisions at once now, and each
+    estimate is the one the decision alone gets, bit for bit (the networks still run on one
+    decision's rows: a batched product rounds otherwise)."""
+    from brain.policies.mc.models import load_models
+    from brain.state import TableState
+
+    rep = replayer.load(RANKED, 0)
+    made: list[int] = []
+    real = Features.__init__
+
+    def counted(self: Features, inputs: Any, *rest: Any) -> None:
+        made.append(len(inputs))
+        real(self, inputs, *rest)
+
+    monkeypatch.setattr(Features, "__init__", counted)
+    rows = list(commentary_rows(rep, RankingEvaluator("rulebased"), 3))
+    assert len(rows) == len(rep.decisions) > CHUNK
+    assert len(made) == -(-len(rep.decisions) // CHUNK) and made[0] == CHUNK, made
+    ahead, state, applied = Lookahead(rep), TableState(rep.variant, rep.seat), 0
+    models = load_models(rep.variant)
+    for n, d in enumerate(rep.decisions):
+        while applied < d.index:
+            state.apply(rep.events[applied])
+            applied += 1
+        got, alone = ahead.estimate(n, state), models.estimate(state)
+        assert got is not None, n
+        for name in ("seats", "tenpai", "wait", "value"):
+            assert np.array_equal(getattr(got, name), getattr(alone, name)), (n, name)
 
 
 def test_mc_evaluator_values_every_discard_in_points_best_first():
@@ -284,7 +340,7 @@ class _Recorded:
     unit = RANK
     played: object = None
 
-    def evaluate(self, state, request, legal_actions):
+    def evaluate(self, state, request, legal_actions, top=None):
         rest = [a for a in canonical(legal_actions) if action_key(a) != action_key(self.played)]
         return Evaluation(tuple(Scored(a, None, i + 1) for i, a in
                                 enumerate([self.played, *rest])), RANK)

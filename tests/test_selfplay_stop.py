@@ -21,7 +21,7 @@ from replay.dataset.stats import dataset_stats
 from tests.full_disk import mjbot_on_a_full_disk
 from tests.in_process import mjbot_here
 from tests.serve_helpers import free_port, mjbot
-from tests.stop_helpers import kill_a_worker, stop_by_signal
+from tests.stop_helpers import kill_a_worker, stop_by_signal, stopped_by_deadline
 
 POLICIES = ("rulebased", "greedy", "rulebased", "greedy")
 LONG = ["selfplay", "--variant", "mass", "--policies", ",".join(POLICIES), "--hands",
@@ -38,8 +38,8 @@ def every_array(root) -> dict[str, np.ndarray]:
 
 def test_stop_after_keeps_the_first_wall_sets_as_a_shorter_run_writes_them(tmp_path, capsys):
     out = tmp_path / "stopped"
-    # 6 s, as test_arena's: 3 s was too short on a loaded machine (no wall set finished)
-    r = mjbot(*LONG, "--workers", "2", "--stop-after", "6", "--out", str(out), "--json")
+    r = stopped_by_deadline(lambda seconds: mjbot(
+        *LONG, "--workers", "2", "--stop-after", f"{seconds:g}", "--out", str(out), "--json"))
     assert r.returncode == 0, r.stderr
     stopped = json.loads(r.stdout)["stopped"]
     units = stopped["units_done"]

@@ -38,6 +38,7 @@ from replay.replayer import (
 )
 from replay.review.evaluators import Evaluation, Evaluator, PolicyFailed
 from replay.review.game import round_label
+from replay.review.lookahead import Lookahead
 from replay.review.situation import Opponents, Threat, discard_infos, kinds_text
 
 DANGER_MARGIN = 0.03  # deal-in probabilities closer than this are not a reason
@@ -382,6 +383,7 @@ def commentary_rows(replay: Replay, ranker: Evaluator, k: int = 3,
     ``mjbot replay --commentary``."""
     rules = rules_for(replay.variant)
     state = TableState(replay.variant, replay.seat)
+    ahead = Lookahead(replay)  # the opponent models' features, many decisions at once
     applied = 0
     broken = False  # the hand in walk failed: its moves skipped, up to the next hand's start
     for n, d in enumerate(replay.decisions):
@@ -400,7 +402,7 @@ def commentary_rows(replay: Replay, ranker: Evaluator, k: int = 3,
                 broken = True
         if not broken:
             try:
-                row = _row(replay, state, d, rules, ranker, k)
+                row = _row(replay, state, d, rules, ranker, k, ahead.estimate(n, state))
             except DAMAGED as exc:
                 if damaged is None:
                     raise
@@ -413,18 +415,20 @@ def commentary_rows(replay: Replay, ranker: Evaluator, k: int = 3,
 
 
 def _row(replay: Replay, state: TableState, d: Decision, rules: Rules, ranker: Evaluator,
-         k: int) -> dict[str, Any]:
-    """The row of decision ``d``, the table as it stood then."""
+         k: int, estimate: Any = None) -> dict[str, Any]:
+    """The row of decision ``d``, the table as it stood then (``estimate``: the opponent
+    models' of it, where the lookahead has it)."""
     legal = list(d.legal) or rules.legal_actions(state, d.request)
     unranked = None
     try:
-        top: list[Any] | None = predicted(ranker.evaluate(state, d.request, legal), k)
+        top: list[Any] | None = predicted(ranker.evaluate(state, d.request, legal, top=k), k)
     except (HandError, StateError):  # the table the rules cannot read: no prediction
         top = None  # (one made up from the legal set's order passed for the policy's)
     except PolicyFailed as exc:  # the policy gave no answer on this move: the move is still
         top, unranked = None, str(exc)  # explained, its row says why it has no prediction
     try:
-        comment = explain(state, d.request, legal, d.action)
+        comment = explain(state, d.request, legal, d.action,
+                          None if estimate is None else Opponents(state, estimate))
     except HandError as exc:  # a log whose hand is no hand (a hand-written sample)
         comment = Comment("", f"{action_text(d.action)} (the hand cannot be measured: "
                           f"{exc}).", {})

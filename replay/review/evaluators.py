@@ -76,11 +76,14 @@ class PolicyFailed(RuntimeError):
 
 
 class Evaluator(Protocol):
+    """``top``: where given, only the first ``top`` actions need be ranked (the commentary
+    shows three); the others may follow unranked, in the legal set's canonical order."""
+
     name: str
     unit: str
 
     def evaluate(self, state: TableState, request: ev.DecisionRequest,
-                 legal: list[Any]) -> Evaluation: ...
+                 legal: list[Any], top: int | None = None) -> Evaluation: ...
 
 
 class McEvaluator:
@@ -95,7 +98,8 @@ class McEvaluator:
                                         attack=0, defend=0, models=models))
 
     def evaluate(self, state: TableState, request: ev.DecisionRequest,
-                 legal: list[Any]) -> Evaluation:
+                 legal: list[Any], top: int | None = None) -> Evaluation:
+        """Every action ranked whatever ``top``: one search values them all."""
         decision = self.policy.decide(state, request, legal)
         stats = self.policy.stats
         if stats.ranked:
@@ -119,11 +123,14 @@ class RankingEvaluator:
         self.probabilities = name == NEURAL or name.startswith(NN_FILE_PREFIX)
 
     def evaluate(self, state: TableState, request: ev.DecisionRequest,
-                 legal: list[Any]) -> Evaluation:
+                 legal: list[Any], top: int | None = None) -> Evaluation:
+        """Asked once for each action ranked: the first ``top`` where given (the actions
+        after them, which the commentary never shows, cost an ask each: a 14-tile hand's
+        discards were ranked in up to 14 asks for the three shown)."""
         remaining = canonical(legal)
         scored: list[Scored] = []
         mass = 1.0  # the probability of the actions still in the set (nn)
-        while remaining:
+        while remaining and (top is None or len(scored) < top):
             try:
                 decision = self.policy.decide(state, request, list(remaining))
             except (HandError, StateError):

@@ -81,7 +81,8 @@ class Seed004Evaluator:
         self.rulebased = RankingEvaluator("rulebased")
 
     def evaluate(self, state: TableState, request: ev.DecisionRequest,
-                 legal: list[Any]) -> Evaluation:
+                 legal: list[Any], top: int | None = None) -> Evaluation:
+        """Every action ranked whatever ``top``: the order is rulebased's whole one, moved."""
         base = [s.action for s in self.rulebased.evaluate(state, request, legal).ranked]
         order = {action_key(a): i for i, a in enumerate(base)}
         if request.kind == "turn":

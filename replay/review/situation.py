@@ -34,9 +34,13 @@ class Threat:
 class Opponents:
     """The opponent models' view of one state (None where the variant has no weights)."""
 
-    def __init__(self, state: TableState) -> None:
+    def __init__(self, state: TableState, estimate: Any = None) -> None:
+        """``estimate``: the models' estimate of ``state`` where the caller has it (the
+        commentary's lookahead.Lookahead); else worked out here."""
         self.state = state
-        self.estimate: Any = None
+        self.estimate: Any = estimate
+        if estimate is not None:
+            return
         try:
             self.estimate = load_models(state.variant).estimate(state)
         except MissingModels:
