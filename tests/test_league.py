@@ -349,3 +349,33 @@ def test_an_older_mjbots_arena_with_an_outside_program_says_why_it_is_not_kept(
                     "played by an older mjbot, which kept no hash of the outside program "
                     f"({bot}): whether it was edited since cannot be told; remove the file "
                     "to play that arena again, or use another --out"), line
+
+
+def test_arenas_an_older_mjbot_kept_with_a_length_their_variant_ignores_are_kept(
+        tmp_path, capsys):
+    """An mjbot before 406c4c8 took `league --variant mcr --length south` and kept its
+    arenas in --out with length "south" (mcr games all the same). That --length is now
+    refused, and without it each kept arena was refused as 'played with other options
+    (length 'south' (now 'east'))': no command reused them. A variant whose game has a set
+    length is not compared on it; a riichi league still is."""
+    out = tmp_path / "arenas"
+    args = ("league", "--variant", "mcr", "--members", "rulebased,greedy", "--hands", "2",
+            "--seed", "2", "--out", str(out))
+    assert mjbot_here(capsys, *args).returncode == 0
+    (kept,) = out.glob("*.json")
+    data = json.loads(kept.read_text())
+    assert data["league"]["length"] == "east"
+    data["league"]["length"] = "south"  # as `--length south` was kept
+    kept.write_text(json.dumps(data, indent=2) + "\n")
+    again = mjbot_here(capsys, *args)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count("kept from --out") == 1
+    riichi = ("league", "--members", "greedy,tsumogiri", "--hands", "1", "--out",
+              str(tmp_path / "riichi"))
+    assert mjbot_here(capsys, *riichi).returncode == 0
+    (kept,) = (tmp_path / "riichi").glob("*.json")
+    data = json.loads(kept.read_text())
+    data["league"]["length"] = "south"
+    kept.write_text(json.dumps(data, indent=2) + "\n")
+    other = mjbot_here(capsys, *riichi)
+    assert other.returncode == 2 and "length 'south' (now 'east')" in other.stderr, other.stderr

@@ -106,7 +106,7 @@ def test_a_cut_compressed_logs_note_counts_the_bytes_gunzip_gives(
     target = logzip.compress(logs[0])
     packed = target.read_bytes()
     target.write_bytes(packed[:len(packed) // 2])
-    unpacked = zlib.decompressobj(wbits=31).decompress(packed[:len(packed) // 2])  # gunzip -c
+    unpacked = zlib.decompressobj(wbits=31).decompress(packed[:len(packed) // 2])  # zlib's
     cut = read_log(target).truncated
     assert cut is not None and cut.size == len(unpacked) and cut.packed == len(packed) // 2
     where = (f"byte {cut.offset} of the {len(unpacked)} its gzip file of {len(packed) // 2} "

@@ -660,3 +660,27 @@ def test_many_logs_with_unreadable_ones_show_every_readable_one(
     assert [s["summary"]["path"] for s in json.loads(r.stdout)] == [str(first), str(last)]
     alone = mjbot_here(capsys, "replay", str(notes))  # alone: every format's reason, as before
     assert alone.returncode == 2 and "tried:" in alone.stderr and "NYCU SGF" in alone.stderr
+
+
+def test_the_command_named_for_an_unreadable_file_runs_as_given(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Among several LOGs, a file no reader takes is named with the command that says why
+    each format refused it; of a file whose name holds a space (`Game notes.txt`, saved
+    beside the logs) that command was `mjbot replay .../Game notes.txt`, which a shell runs
+    on two files that do not exist. The name is now quoted as a shell reads it, and the
+    command, run as given, says why of that file."""
+    import shlex
+
+    notes = tmp_path / "Game notes.txt"
+    notes.write_text("what I played on Sunday\n", encoding="utf-8")
+    log = _own_log(tmp_path / "a.mjlog.msgpack")
+    r = mjbot_here(capsys, "replay", str(log), str(notes))
+    assert r.returncode == 2
+    said = r.stderr.splitlines()[0]
+    command = re.fullmatch(r"mjbot replay: .*not a game log we know \(`(mjbot replay .*)` says "
+                           r"why each format refused it\)", said)
+    assert command is not None, said
+    words = shlex.split(command.group(1))
+    assert words == ["mjbot", "replay", str(notes)], words
+    alone = mjbot_here(capsys, *words[1:])
+    assert alone.returncode == 2 and "tried:" in alone.stderr and "NYCU SGF" in alone.stderr

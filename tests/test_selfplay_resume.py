@@ -672,3 +672,33 @@ def test_a_hand_edited_config_is_refused_in_one_line(tmp_path, with_an_nn_seat, 
     assert line.startswith(f"mjbot selfplay: {out / 'manifest.json'}: config.{field} is "), line
     assert line.endswith("(edited by hand?); put it back, or give another --out"), line
     assert (files(out), stamps(out)) == seen
+
+
+def test_a_dataset_an_older_mjbot_played_with_a_length_its_variant_ignores_goes_on(
+        tmp_path, capsys):
+    """An mjbot before 406c4c8 took `selfplay --variant mass --length south` and recorded
+    riichi_length "south" (the games were mass games all the same). That --length is now
+    refused, and without it the dataset was refused as '--length east differs from south':
+    no command went on with it. A variant whose game has a set length is not compared on
+    the riichi length; a riichi dataset still is."""
+    from adapter.local.arena import ArenaConfig
+    from adapter.local.selfplay import SelfPlayConfig, differing_option, selfplay_meta
+
+    out = tmp_path / "d"
+    small = ["selfplay", "--variant", "mass", "--hands", "4", "--seed", "3", "--out", str(out)]
+    assert mjbot_here(capsys, *small).returncode == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["riichi_length"] == "east"
+    manifest["config"]["riichi_length"] = "south"  # as `--length south` was recorded
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    again = mjbot_here(capsys, *small)
+    assert again.returncode == 0 and "already holds this dataset, complete" in again.stdout, (
+        again.stderr)
+
+    def meta(variant: str, length: str) -> dict[str, Any]:
+        arena = ArenaConfig(variant, ("rulebased",) * 4, 4, 3, 1, None, length)
+        return dataset_meta(selfplay_meta(SelfPlayConfig(arena, str(out))))
+
+    assert differing_option(meta("riichi", "south"), meta("riichi", "east")) == (
+        "--length east differs from south")
+    assert differing_option(meta("mcr", "south"), meta("mcr", "east")) == ""

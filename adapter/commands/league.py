@@ -245,6 +245,8 @@ def _league_options(args: argparse.Namespace, hero: str, field: str) -> dict[str
 def _stored(path: Path, options: dict[str, Any]) -> dict[str, Any] | None:
     """The arena summary kept at ``path`` for these options; None when there is none; the
     user's error when the file is unreadable or was played with other options."""
+    from adapter.local.game import set_length
+
     if not path.exists():
         return None
     try:
@@ -253,6 +255,10 @@ def _stored(path: Path, options: dict[str, Any]) -> dict[str, Any] | None:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UserInputError(f"{path}: not a league arena file ({exc}); remove it or use "
                              "another --out") from None
+    if isinstance(league, dict) and "length" in league and set_length(options["variant"]):
+        # a riichi game's length, not played by this variant: an mjbot before 406c4c8 took
+        # `--variant mcr --length south` and kept it, which no command can give now
+        league = {**league, "length": options["length"]}
     if "programs_sha256" in options and "programs_sha256" not in league and league == {
             k: v for k, v in options.items() if k != "programs_sha256"}:
         # kept by an mjbot that hashed no program (before f75ae3f): the same command,

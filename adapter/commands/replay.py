@@ -173,8 +173,10 @@ def _one_line(path: str, error: str) -> str:
     first, *rest = error.splitlines()
     if not rest:
         return first
-    return (f"{first.removesuffix('; tried:')} (`mjbot replay {path}` says why each format "
-            "refused it)")
+    import shlex  # the command as a shell reads it: a name may hold a space
+
+    return (f"{first.removesuffix('; tried:')} (`mjbot replay {shlex.quote(path)}` says why "
+            "each format refused it)")
 
 
 SHOWN_MISMATCHES = 5

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from adapter.local.arena import ArenaConfig, external_seats
 from adapter.local.external import SeatReport
-from adapter.local.game import play_game
+from adapter.local.game import play_game, set_length
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup, Player
 from adapter.local.seat import BUDGET_SUFFIX, policy_environment, split_budget
 from adapter.local.stopping import StopRequest, play_in_process, play_units
@@ -503,6 +503,8 @@ def differing_option(recorded: dict[str, Any], given: dict[str, Any]) -> str:
                 name = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))[0]
                 return (f"the environment's {name} {b.get(name, '(unset)')!r} differs from "
                         f"{a.get(name, '(unset)')!r}")
+        elif key == "riichi_length" and set_length(str(given.get("variant"))) is not None:
+            continue  # a riichi game's, not played: an older mjbot kept `--length south` of mcr
         elif a != b:
             if key in ("policies_seated", "specs", "seatings"):
                 return (f"--policies {','.join(new['policies_seated'])} differs from "
