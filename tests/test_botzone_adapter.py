@@ -169,6 +169,28 @@ def test_json_nested_too_deeply_is_bad_input_not_a_traceback():
     assert out.getvalue().split("\n")[0] == "PASS"
 
 
+def test_json_turn_whose_responses_do_not_match_its_requests_is_named_as_such(capsys):
+    """A JSON turn holds one response fewer than requests. One short of that (a hand-written
+    test input) had its requests before the last silently dropped with the missing responses:
+    the answer came from an empty table, under a message that there was no setup request,
+    though the first request was that very setup. Now the mismatch is the one-line error."""
+    judged, answers = judge_turns()
+    requests = [c["0"] for c in judged][:4]
+    recorded = [a["0"]["response"] for a in answers]
+    for responses in ([], recorded[:2], recorded[:4]):
+        out = io.StringIO()
+        text = json.dumps({"requests": requests, "responses": responses})
+        assert run_once(io.StringIO(text), out, write_log=False) == 0
+        answer = json.loads(out.getvalue())
+        why = f"JSON input has 4 requests but {len(responses)} responses (one per earlier turn: 3)"
+        assert answer["response"] == "PASS" and why in answer["debug"], answer
+        assert why in capsys.readouterr().err
+    out = io.StringIO()  # the right count still plays the turn
+    text = json.dumps({"requests": requests, "responses": recorded[:3]})
+    assert run_once(io.StringIO(text), out, write_log=False) == 0
+    assert json.loads(out.getvalue())["debug"] == ""
+
+
 def test_data_naming_a_file_that_is_no_game_log_leaves_it_alone_and_logs_anew(tmp_path):
     """Botzone hands ``data`` back as we left it, but a buggy platform (or another bot's
     data) may name any file: continuing it raised LogError, a traceback and no answer."""

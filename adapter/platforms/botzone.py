@@ -76,6 +76,11 @@ def parse_input(text: str) -> TurnInput:
         requests, responses = obj.get("requests"), obj.get("responses", [])
         if not isinstance(requests, list) or not requests or not isinstance(responses, list):
             raise InputError("JSON input needs a non-empty 'requests' list")
+        if len(responses) != len(requests) - 1:
+            # each earlier request goes with our response to it: paired short, the requests
+            # past the last response were dropped and the turn answered from a table without them
+            raise InputError(f"JSON input has {len(requests)} requests but {len(responses)} "
+                             f"responses (one per earlier turn: {len(requests) - 1})")
         return TurnInput([str(r) for r in requests], [str(r) for r in responses],
                          _text(obj.get("data")), _text(obj.get("globaldata")), json_mode=True)
     lines = text.split("\n")
