@@ -124,6 +124,10 @@ def test_a_log_folder_that_is_a_file_is_refused_before_a_game(tmp_path, capsys, 
     err = _refused(["ntpu-server", "--hands", "4", "--clients", "stdio", "--log-dir",
                     str(afile)], capsys)
     assert "a file, not a folder" in err
+    # the judge played its matches first, then ended in FileExistsError's traceback with the
+    # judge logs unwritten
+    err = _refused(["botzone-judge", "--games", "1", "--log-dir", str(afile)], capsys)
+    assert f"--log-dir {afile}: a file, not a folder" in err
     monkeypatch.setenv("MJBOT_LOG_DIR", str(afile))
     assert f"$MJBOT_LOG_DIR {afile}: a file" in _refused(ARENA, capsys)
 
