@@ -105,6 +105,16 @@ def test_score_tells_a_complete_hand_that_does_not_pay_from_an_incomplete_one(ca
     assert capsys.readouterr().out == "not a winning hand under riichi rules\n"
 
 
+def test_score_tells_an_mcr_hand_under_the_fan_floor_its_fan(capsys):
+    """An MCR hand under 8 fan read only "no yaku, under the fan floor, or a shape they do not
+    allow": which, and by how much, was left to guess. Its fan is said, and the floor."""
+    hand = ["score", "123m456m789p234s55p", "--variant", "mcr", "--win", "5p", "--ron-from", "3"]
+    assert main(hand) == 1
+    assert capsys.readouterr().out == (
+        "not a winning hand under mcr rules: 6 fan (门前清 2, 平和 2, 连六 1, 单钓将 1), "
+        "under the 8 a win needs (flowers not counted)\n")
+
+
 def test_bench_mc_budgets_must_be_positive_seconds(capsys):
     assert "--budgets: seconds above 0" in _refused(["bench", "mc", "--budgets=0.5,-1"], capsys)
 

@@ -5,11 +5,17 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from adapter.commands import UserInputError, add_variant_option, log, mjbot_version, seat_number
+from adapter.commands import (
+    UserInputError,
+    add_variant_option,
+    log,
+    mjbot_version,
+    seat_number,
+)
 from brain.rules.variant import variant_of
 
 if TYPE_CHECKING:  # the rules load inside the commands that use them
-    from brain.rules.base import WinScore
+    from brain.rules.base import WinContext, WinScore
 
 
 def register(sub: Any) -> None:
@@ -107,15 +113,31 @@ def cmd_score(args: argparse.Namespace) -> int:
                      dora_indicators=dora)
     result = rules_for(args.variant).score(ctx)
     if result is None:
-        from brain.shanten import shanten
-
-        why = ("" if shanten(counts34(concealed)) > -1 else  # a shape that wins elsewhere
-               ": a complete shape, but one these rules do not pay (no yaku, under the fan "
-               "floor, or a shape they do not allow)")
-        print(f"not a winning hand under {args.variant} rules{why}")
+        print(f"not a winning hand under {args.variant} rules{_why_no_win(ctx, args.variant)}")
         return 1
     print_score(result)
     return 0
+
+
+def _why_no_win(ctx: WinContext, variant: str) -> str:
+    """Why a hand scored nothing: an MCR hand the fan calculator values but under the floor
+    says its fan (the floor is the usual reason, and by how much tells the user most)."""
+    from brain.shanten import shanten
+    from protocols.tiles import counts34
+
+    if variant == "mcr":
+        from brain.rules.mcr import MIN_FAN, fan_items
+
+        items = fan_items(ctx)
+        if items is not None:
+            listed = ", ".join(f"{name} {value}" for name, value in items)
+            return (f": {sum(v for _, v in items)} fan ({listed}), under the {MIN_FAN} a win "
+                    "needs (flowers not counted)")
+    if shanten(counts34(ctx.concealed)) > -1:
+        return ""
+    # a shape that wins elsewhere
+    return (": a complete shape, but one these rules do not pay (no yaku, under the fan "
+            "floor, or a shape they do not allow)")
 
 
 def print_score(result: WinScore) -> None:
