@@ -115,6 +115,25 @@ def test_score_tells_an_mcr_hand_under_the_fan_floor_its_fan(capsys):
         "under the 8 a win needs (flowers not counted)\n")
 
 
+def test_score_counts_mcr_flowers_beside_the_fan_floor(capsys):
+    """MCR flowers are a fan each, paid, but not counted toward the 8-fan floor: `score` had
+    no way to say how many the winner held."""
+    win = ["score", "123456789m234p55s", "--variant", "mcr", "--win", "5s", "--ron-from", "3"]
+    assert main([*win, "--flowers", "2"]) == 0
+    assert capsys.readouterr().out == ("value 23: 清龙 16, 门前清 2, 平和 2, 单钓将 1, 花牌 2\n"
+                                       "deltas [47, -8, -8, -31]\n")
+    under = ["score", "123m456m789p234s55p", "--variant", "mcr", "--win", "5p", "--ron-from", "3"]
+    assert main([*under, "--flowers", "3"]) == 1  # 9 fan with the flowers: still no win
+    assert capsys.readouterr().out == (
+        "not a winning hand under mcr rules: 9 fan (门前清 2, 平和 2, 连六 1, 单钓将 1, 花牌 3), "
+        "under the 8 a win needs (flowers not counted)\n")
+    with pytest.raises(SystemExit):
+        main([*win, "--flowers", "-1"])
+    assert "argument --flowers: a whole number of at least 0" in capsys.readouterr().err
+    assert "--flowers 9: MCR has 8 flowers" in _refused([*win, "--flowers", "9"], capsys)
+    assert "--flowers: riichi has no flowers" in _refused([*HAND, "--flowers", "1"], capsys)
+
+
 def test_bench_mc_budgets_must_be_positive_seconds(capsys):
     assert "--budgets: seconds above 0" in _refused(["bench", "mc", "--budgets=0.5,-1"], capsys)
 

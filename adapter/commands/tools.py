@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from adapter.commands import (
     UserInputError,
     add_variant_option,
+    at_least,
     log,
     mjbot_version,
     seat_number,
@@ -36,6 +37,9 @@ def register(sub: Any) -> None:
     sc.add_argument("--riichi", action="store_true", help="the winner declared riichi")
     sc.add_argument("--dora", default="",
                     help="dora indicators, mpsz, at most 5")
+    sc.add_argument("--flowers", type=at_least(0), default=0,
+                    help="MCR: flowers the winner set aside, a fan each, not counted toward "
+                    "the 8-fan floor (default 0)")
     sc.set_defaults(handler=cmd_score)
 
     d = sub.add_parser("demo", help="shanten and scoring of sample hands in every variant")
@@ -103,6 +107,10 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise UserInputError(f"--dora {args.dora}: {len(dora)} indicators, at most 5 are shown")
     if max(counts34(concealed + dora)) > 4:
         raise UserInputError(f"HAND and --dora {args.dora} hold more than four of one tile")
+    if args.flowers and args.variant != "mcr":  # only MCR's rules count them
+        raise UserInputError(f"--flowers: {args.variant} has no flowers")
+    if args.flowers > MCR_FLOWERS:
+        raise UserInputError(f"--flowers {args.flowers}: MCR has {MCR_FLOWERS} flowers")
     if len(win) != 1 or win[0] not in concealed:
         raise UserInputError("--win must be one tile that is part of HAND")
     if args.ron_from == args.seat:
@@ -110,13 +118,16 @@ def cmd_score(args: argparse.Namespace) -> int:
                              "leave it out for a self-draw")
     ctx = WinContext(concealed=concealed, melds=(), win_tile=win[0], seat=args.seat,
                      from_seat=args.ron_from, dealer=args.dealer, riichi=args.riichi,
-                     dora_indicators=dora)
+                     dora_indicators=dora, flowers=args.flowers)
     result = rules_for(args.variant).score(ctx)
     if result is None:
         print(f"not a winning hand under {args.variant} rules{_why_no_win(ctx, args.variant)}")
         return 1
     print_score(result)
     return 0
+
+
+MCR_FLOWERS = 8
 
 
 def _why_no_win(ctx: WinContext, variant: str) -> str:
