@@ -130,7 +130,7 @@ def test_score_counts_mcr_flowers_beside_the_fan_floor(capsys):
     with pytest.raises(SystemExit):
         main([*win, "--flowers", "-1"])
     assert "argument --flowers: a whole number of at least 0" in capsys.readouterr().err
-    assert "--flowers 9: MCR has 8 flowers" in _refused([*win, "--flowers", "9"], capsys)
+    assert "--flowers 9: mcr has 8 flowers" in _refused([*win, "--flowers", "9"], capsys)
     assert "--flowers: riichi has no flowers" in _refused([*HAND, "--flowers", "1"], capsys)
 
 

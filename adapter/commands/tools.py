@@ -17,6 +17,7 @@ from brain.rules.variant import variant_of
 
 if TYPE_CHECKING:  # the rules load inside the commands that use them
     from brain.rules.base import WinContext, WinScore
+    from brain.rules.variant import Variant
 
 
 def register(sub: Any) -> None:
@@ -107,10 +108,12 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise UserInputError(f"--dora {args.dora}: {len(dora)} indicators, at most 5 are shown")
     if max(counts34(concealed + dora)) > 4:
         raise UserInputError(f"HAND and --dora {args.dora} hold more than four of one tile")
-    if args.flowers and args.variant != "mcr":  # only MCR's rules count them
+    rules = rules_for(args.variant)
+    if args.flowers and not rules.flowers:  # only MCR's rules count them
         raise UserInputError(f"--flowers: {args.variant} has no flowers")
-    if args.flowers > MCR_FLOWERS:
-        raise UserInputError(f"--flowers {args.flowers}: MCR has {MCR_FLOWERS} flowers")
+    if args.flowers > rules.flowers:
+        raise UserInputError(f"--flowers {args.flowers}: {args.variant} has {rules.flowers} "
+                             "flowers")
     if len(win) != 1 or win[0] not in concealed:
         raise UserInputError("--win must be one tile that is part of HAND")
     if args.ron_from == args.seat:
@@ -119,31 +122,25 @@ def cmd_score(args: argparse.Namespace) -> int:
     ctx = WinContext(concealed=concealed, melds=(), win_tile=win[0], seat=args.seat,
                      from_seat=args.ron_from, dealer=args.dealer, riichi=args.riichi,
                      dora_indicators=dora, flowers=args.flowers)
-    result = rules_for(args.variant).score(ctx)
+    result = rules.score(ctx)
     if result is None:
-        print(f"not a winning hand under {args.variant} rules{_why_no_win(ctx, args.variant)}")
+        print(f"not a winning hand under {args.variant} rules{_why_no_win(ctx, variant)}")
         return 1
     print_score(result)
     return 0
 
 
-MCR_FLOWERS = 8
-
-
-def _why_no_win(ctx: WinContext, variant: str) -> str:
-    """Why a hand scored nothing: an MCR hand the fan calculator values but under the floor
-    says its fan (the floor is the usual reason, and by how much tells the user most)."""
+def _why_no_win(ctx: WinContext, variant: Variant) -> str:
+    """Why a hand scored nothing: one the rules value but do not pay (an MCR hand under 8
+    fan) says its value (the floor is the usual reason, and by how much tells the user most)."""
     from brain.shanten import shanten
     from protocols.tiles import counts34
 
-    if variant == "mcr":
-        from brain.rules.mcr import MIN_FAN, fan_items
-
-        items = fan_items(ctx)
-        if items is not None:
-            listed = ", ".join(f"{name} {value}" for name, value in items)
-            return (f": {sum(v for _, v in items)} fan ({listed}), under the {MIN_FAN} a win "
-                    "needs (flowers not counted)")
+    items = variant.rules.unpaid_items(ctx)
+    if items is not None:
+        listed = ", ".join(f"{name} {value}" for name, value in items)
+        return (f": {sum(v for _, v in items)} {variant.value_unit} ({listed}), under the "
+                f"{variant.min_fan} a win needs (flowers not counted)")
     if shanten(counts34(ctx.concealed)) > -1:
         return ""
     # a shape that wins elsewhere
