@@ -191,7 +191,7 @@ def test_json_turn_whose_responses_do_not_match_its_requests_is_named_as_such(ca
     assert json.loads(out.getvalue())["debug"] == ""
 
 
-def test_a_fallback_is_said_in_the_debug_line_botzone_keeps(capsys):
+def test_a_fallback_is_said_in_the_debug_line_botzone_keeps(capsys, tmp_path):
     """Botzone keeps a bot's stdout (response, debug, data), not its stderr: a policy answered
     for at the deadline was said on stderr only, so a match log on Botzone never showed that
     the bot had not really played. It is in the turn's debug line too, and stderr still has
@@ -200,20 +200,24 @@ def test_a_fallback_is_said_in_the_debug_line_botzone_keeps(capsys):
     requests = [c["0"] for c in judged]
     recorded = [a["0"]["response"] for a in answers]
     n = next(i for i, r in enumerate(requests, 1) if r.startswith("2 "))  # our first draw
-    out = io.StringIO()  # mc, its deadline already past at the start: answered for
+    # mc pointed at a folder without its opponent models: answered for at every decision
+    # (one past its deadline is the same note, but whether a search with no time left is
+    # late or just in time is a race)
+    policy = f"mc@models={tmp_path}"
+    out = io.StringIO()
     assert run_once(io.StringIO(simple_input(requests[:n], recorded[:n - 1])), out,
-                    policy="mc", limit=0.01, write_log=False) == 0
+                    policy=policy, write_log=False) == 0
     response, debug = out.getvalue().split("\n")[:2]
-    assert response.startswith("PLAY ") and debug.startswith("fallback (mc missed"), debug
+    assert response.startswith("PLAY ") and debug.startswith("fallback (mc raised"), debug
     err = capsys.readouterr().err
     assert err.startswith(f"mjbot botzone: {debug}"), err
     out = io.StringIO()  # kept running in JSON interaction: each turn's object has its debug
     later = "\n".join(requests[n - 1:n + 1]) + "\n"  # our draw, then another seat's discard
     first = json.dumps({"requests": requests[:n - 1], "responses": recorded[:n - 2]})
-    assert run_once(io.StringIO(first + "\n" + later), out, policy="mc", keep_running=True,
-                    later_limit=0.01, write_log=False) == 0
+    assert run_once(io.StringIO(first + "\n" + later), out, policy=policy, keep_running=True,
+                    write_log=False) == 0
     turns = [json.loads(line) for line in out.getvalue().splitlines() if line != KEEP_RUNNING]
-    assert [t["debug"][:19] for t in turns] == ["", "fallback (mc missed", ""], turns
+    assert [t["debug"][:19] for t in turns] == ["", "fallback (mc raised", ""], turns
 
 
 def test_data_naming_a_file_that_is_no_game_log_leaves_it_alone_and_logs_anew(tmp_path):
