@@ -169,6 +169,57 @@ def test_json_nested_too_deeply_is_bad_input_not_a_traceback():
     assert out.getvalue().split("\n")[0] == "PASS"
 
 
+def test_json_turn_whose_responses_do_not_match_its_requests_is_named_as_such(capsys):
+    """A JSON turn holds one response fewer than requests. One short of that (a hand-written
+    test input) had its requests before the last silently dropped with the missing responses:
+    the answer came from an empty table, under a message that there was no setup request,
+    though the first request was that very setup. Now the mismatch is the one-line error."""
+    judged, answers = judge_turns()
+    requests = [c["0"] for c in judged][:4]
+    recorded = [a["0"]["response"] for a in answers]
+    for responses in ([], recorded[:2], recorded[:4]):
+        out = io.StringIO()
+        text = json.dumps({"requests": requests, "responses": responses})
+        assert run_once(io.StringIO(text), out, write_log=False) == 0
+        answer = json.loads(out.getvalue())
+        why = f"JSON input has 4 requests but {len(responses)} responses (one per earlier turn: 3)"
+        assert answer["response"] == "PASS" and why in answer["debug"], answer
+        assert why in capsys.readouterr().err
+    out = io.StringIO()  # the right count still plays the turn
+    text = json.dumps({"requests": requests, "responses": recorded[:3]})
+    assert run_once(io.StringIO(text), out, write_log=False) == 0
+    assert json.loads(out.getvalue())["debug"] == ""
+
+
+def test_a_fallback_is_said_in_the_debug_line_botzone_keeps(capsys, tmp_path):
+    """Botzone keeps a bot's stdout (response, debug, data), not its stderr: a policy answered
+    for at the deadline was said on stderr only, so a match log on Botzone never showed that
+    the bot had not really played. It is in the turn's debug line too, and stderr still has
+    the note the local judge and `mjbot bench botzone` count."""
+    judged, answers = judge_turns()
+    requests = [c["0"] for c in judged]
+    recorded = [a["0"]["response"] for a in answers]
+    n = next(i for i, r in enumerate(requests, 1) if r.startswith("2 "))  # our first draw
+    # mc pointed at a folder without its opponent models: answered for at every decision
+    # (one past its deadline is the same note, but whether a search with no time left is
+    # late or just in time is a race)
+    policy = f"mc@models={tmp_path}"
+    out = io.StringIO()
+    assert run_once(io.StringIO(simple_input(requests[:n], recorded[:n - 1])), out,
+                    policy=policy, write_log=False) == 0
+    response, debug = out.getvalue().split("\n")[:2]
+    assert response.startswith("PLAY ") and debug.startswith("fallback (mc raised"), debug
+    err = capsys.readouterr().err
+    assert err.startswith(f"mjbot botzone: {debug}"), err
+    out = io.StringIO()  # kept running in JSON interaction: each turn's object has its debug
+    later = "\n".join(requests[n - 1:n + 1]) + "\n"  # our draw, then another seat's discard
+    first = json.dumps({"requests": requests[:n - 1], "responses": recorded[:n - 2]})
+    assert run_once(io.StringIO(first + "\n" + later), out, policy=policy, keep_running=True,
+                    write_log=False) == 0
+    turns = [json.loads(line) for line in out.getvalue().splitlines() if line != KEEP_RUNNING]
+    assert [t["debug"][:19] for t in turns] == ["", "fallback (mc raised", ""], turns
+
+
 def test_data_naming_a_file_that_is_no_game_log_leaves_it_alone_and_logs_anew(tmp_path):
     """Botzone hands ``data`` back as we left it, but a buggy platform (or another bot's
     data) may name any file: continuing it raised LogError, a traceback and no answer."""

@@ -168,6 +168,23 @@ def test_a_python_without_numpy_or_mahjonggb_is_told_what_the_bot_needs(bundle):
     assert "needs numpy and MahjongGB (pip install numpy PyMahjongGB)" in done.stderr
 
 
+def test_a_python_older_than_3_10_is_told_so_in_one_line(bundle):
+    """Botzone's \"Python 3\" is not said to be a given version, and the zip's sources need
+    3.10 (a Python 3.9 with numpy and MahjongGB ended the turn in an ImportError traceback,
+    typing.TypeGuard, found by hand). Now the zip says which Python it needs and which it got,
+    in one line. The older Python is this one with its version_info set back: the zip's own
+    __main__ reads it."""
+    import sys
+
+    older = ("import runpy, sys\nsys.version_info = (3, 9, 18, 'final', 0)\n"
+             f"sys.argv = [{str(bundle)!r}, '--no-keep-running']\n"
+             f"runpy.run_path({str(bundle)!r}, run_name='__main__')")
+    done = subprocess.run([sys.executable, "-c", older], input="1\n0 2 0\n\n",
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    assert done.stderr == "mjbot: this bot needs Python 3.10 or later, not 3.9.18\n"
+
+
 def test_mc_options_a_bundle_would_not_read_are_refused(tmp_path, capsys):
     """`--mc-options` become the bundled bot's MJBOT_MC, read by mc alone: a bundle of another
     policy took them (a typo included) and played that policy on Botzone without a word. A

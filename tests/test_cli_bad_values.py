@@ -105,6 +105,35 @@ def test_score_tells_a_complete_hand_that_does_not_pay_from_an_incomplete_one(ca
     assert capsys.readouterr().out == "not a winning hand under riichi rules\n"
 
 
+def test_score_tells_an_mcr_hand_under_the_fan_floor_its_fan(capsys):
+    """An MCR hand under 8 fan read only "no yaku, under the fan floor, or a shape they do not
+    allow": which, and by how much, was left to guess. Its fan is said, and the floor."""
+    hand = ["score", "123m456m789p234s55p", "--variant", "mcr", "--win", "5p", "--ron-from", "3"]
+    assert main(hand) == 1
+    assert capsys.readouterr().out == (
+        "not a winning hand under mcr rules: 6 fan (门前清 2, 平和 2, 连六 1, 单钓将 1), "
+        "under the 8 a win needs (flowers not counted)\n")
+
+
+def test_score_counts_mcr_flowers_beside_the_fan_floor(capsys):
+    """MCR flowers are a fan each, paid, but not counted toward the 8-fan floor: `score` had
+    no way to say how many the winner held."""
+    win = ["score", "123456789m234p55s", "--variant", "mcr", "--win", "5s", "--ron-from", "3"]
+    assert main([*win, "--flowers", "2"]) == 0
+    assert capsys.readouterr().out == ("value 23: 清龙 16, 门前清 2, 平和 2, 单钓将 1, 花牌 2\n"
+                                       "deltas [47, -8, -8, -31]\n")
+    under = ["score", "123m456m789p234s55p", "--variant", "mcr", "--win", "5p", "--ron-from", "3"]
+    assert main([*under, "--flowers", "3"]) == 1  # 9 fan with the flowers: still no win
+    assert capsys.readouterr().out == (
+        "not a winning hand under mcr rules: 9 fan (门前清 2, 平和 2, 连六 1, 单钓将 1, 花牌 3), "
+        "under the 8 a win needs (flowers not counted)\n")
+    with pytest.raises(SystemExit):
+        main([*win, "--flowers", "-1"])
+    assert "argument --flowers: a whole number of at least 0" in capsys.readouterr().err
+    assert "--flowers 9: mcr has 8 flowers" in _refused([*win, "--flowers", "9"], capsys)
+    assert "--flowers: riichi has no flowers" in _refused([*HAND, "--flowers", "1"], capsys)
+
+
 def test_bench_mc_budgets_must_be_positive_seconds(capsys):
     assert "--budgets: seconds above 0" in _refused(["bench", "mc", "--budgets=0.5,-1"], capsys)
 
@@ -124,6 +153,10 @@ def test_a_log_folder_that_is_a_file_is_refused_before_a_game(tmp_path, capsys, 
     err = _refused(["ntpu-server", "--hands", "4", "--clients", "stdio", "--log-dir",
                     str(afile)], capsys)
     assert "a file, not a folder" in err
+    # the judge played its matches first, then ended in FileExistsError's traceback with the
+    # judge logs unwritten
+    err = _refused(["botzone-judge", "--games", "1", "--log-dir", str(afile)], capsys)
+    assert f"--log-dir {afile}: a file, not a folder" in err
     monkeypatch.setenv("MJBOT_LOG_DIR", str(afile))
     assert f"$MJBOT_LOG_DIR {afile}: a file" in _refused(ARENA, capsys)
 

@@ -13,6 +13,7 @@ from adapter.commands import (
     UserInputError,
     at_least,
     folder_error,
+    log_folder,
     require_networks,
     require_policy,
 )
@@ -84,6 +85,8 @@ def cmd_botzone_judge(args: argparse.Namespace) -> int:
 
     require_policy(args.policy)
     require_networks([args.policy], "mcr")
+    # made now: a file there is refused before the matches, not a traceback after them
+    args.log_dir = log_folder(args.log_dir, default=False)
     # the bots' own game logs beside the judge's, never among the real matches' logs (the
     # default log folder, which the replay viewer lists as Botzone games)
     bot_logs = ("--no-log",) if args.log_dir is None else (

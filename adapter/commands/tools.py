@@ -5,11 +5,19 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from adapter.commands import UserInputError, add_variant_option, log, mjbot_version, seat_number
+from adapter.commands import (
+    UserInputError,
+    add_variant_option,
+    at_least,
+    log,
+    mjbot_version,
+    seat_number,
+)
 from brain.rules.variant import variant_of
 
 if TYPE_CHECKING:  # the rules load inside the commands that use them
-    from brain.rules.base import WinScore
+    from brain.rules.base import WinContext, WinScore
+    from brain.rules.variant import Variant
 
 
 def register(sub: Any) -> None:
@@ -30,6 +38,9 @@ def register(sub: Any) -> None:
     sc.add_argument("--riichi", action="store_true", help="the winner declared riichi")
     sc.add_argument("--dora", default="",
                     help="dora indicators, mpsz, at most 5")
+    sc.add_argument("--flowers", type=at_least(0), default=0,
+                    help="MCR: flowers the winner set aside, a fan each, not counted toward "
+                    "the 8-fan floor (default 0)")
     sc.set_defaults(handler=cmd_score)
 
     d = sub.add_parser("demo", help="shanten and scoring of sample hands in every variant")
@@ -97,6 +108,12 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise UserInputError(f"--dora {args.dora}: {len(dora)} indicators, at most 5 are shown")
     if max(counts34(concealed + dora)) > 4:
         raise UserInputError(f"HAND and --dora {args.dora} hold more than four of one tile")
+    rules = rules_for(args.variant)
+    if args.flowers and not rules.flowers:  # only MCR's rules count them
+        raise UserInputError(f"--flowers: {args.variant} has no flowers")
+    if args.flowers > rules.flowers:
+        raise UserInputError(f"--flowers {args.flowers}: {args.variant} has {rules.flowers} "
+                             "flowers")
     if len(win) != 1 or win[0] not in concealed:
         raise UserInputError("--win must be one tile that is part of HAND")
     if args.ron_from == args.seat:
@@ -104,18 +121,31 @@ def cmd_score(args: argparse.Namespace) -> int:
                              "leave it out for a self-draw")
     ctx = WinContext(concealed=concealed, melds=(), win_tile=win[0], seat=args.seat,
                      from_seat=args.ron_from, dealer=args.dealer, riichi=args.riichi,
-                     dora_indicators=dora)
-    result = rules_for(args.variant).score(ctx)
+                     dora_indicators=dora, flowers=args.flowers)
+    result = rules.score(ctx)
     if result is None:
-        from brain.shanten import shanten
-
-        why = ("" if shanten(counts34(concealed)) > -1 else  # a shape that wins elsewhere
-               ": a complete shape, but one these rules do not pay (no yaku, under the fan "
-               "floor, or a shape they do not allow)")
-        print(f"not a winning hand under {args.variant} rules{why}")
+        print(f"not a winning hand under {args.variant} rules{_why_no_win(ctx, variant)}")
         return 1
     print_score(result)
     return 0
+
+
+def _why_no_win(ctx: WinContext, variant: Variant) -> str:
+    """Why a hand scored nothing: one the rules value but do not pay (an MCR hand under 8
+    fan) says its value (the floor is the usual reason, and by how much tells the user most)."""
+    from brain.shanten import shanten
+    from protocols.tiles import counts34
+
+    items = variant.rules.unpaid_items(ctx)
+    if items is not None:
+        listed = ", ".join(f"{name} {value}" for name, value in items)
+        return (f": {sum(v for _, v in items)} {variant.value_unit} ({listed}), under the "
+                f"{variant.min_fan} a win needs (flowers not counted)")
+    if shanten(counts34(ctx.concealed)) > -1:
+        return ""
+    # a shape that wins elsewhere
+    return (": a complete shape, but one these rules do not pay (no yaku, under the fan "
+            "floor, or a shape they do not allow)")
 
 
 def print_score(result: WinScore) -> None:

@@ -42,9 +42,10 @@ from protocols.codec import ProtocolError, load_json
 KEEP_RUNNING = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
 DATA_VERSION = 1
 SAFETY_MARGIN = 0.5
+NOTE_PREFIX = "mjbot botzone: "  # each note on stderr, and in the turn's debug line without it
 # how the bot says, on stderr, that the brain answered in its policy's place (read by the
 # local judge and `mjbot bench botzone`)
-FALLBACK_NOTE = "mjbot botzone: fallback ("
+FALLBACK_NOTE = f"{NOTE_PREFIX}fallback ("
 DEBUG_LIMIT = 1000  # bytes: Botzone keeps at most 1 KB of a turn's debug
 
 
@@ -76,6 +77,11 @@ def parse_input(text: str) -> TurnInput:
         requests, responses = obj.get("requests"), obj.get("responses", [])
         if not isinstance(requests, list) or not requests or not isinstance(responses, list):
             raise InputError("JSON input needs a non-empty 'requests' list")
+        if len(responses) != len(requests) - 1:
+            # each earlier request goes with our response to it: paired short, the requests
+            # past the last response were dropped and the turn answered from a table without them
+            raise InputError(f"JSON input has {len(requests)} requests but {len(responses)} "
+                             f"responses (one per earlier turn: {len(requests) - 1})")
         return TurnInput([str(r) for r in requests], [str(r) for r in responses],
                          _text(obj.get("data")), _text(obj.get("globaldata")), json_mode=True)
     lines = text.split("\n")
@@ -142,7 +148,7 @@ class BotzoneBot:
 
     def _error(self, message: str) -> None:
         self.errors.append(message)
-        print(f"mjbot botzone: {message}", file=sys.stderr)
+        print(f"{NOTE_PREFIX}{message}", file=sys.stderr)
 
     # ------------------------------------------------------------------ the answer
 
@@ -197,8 +203,8 @@ class BotzoneBot:
         return None
 
     def _log_decision(self, request: ev.DecisionRequest, answer: Any) -> None:
-        if answer.fallback:
-            print(f"{FALLBACK_NOTE}{answer.fallback})", file=sys.stderr)
+        if answer.fallback:  # in the debug line too: Botzone keeps no stderr
+            self._error(f"{FALLBACK_NOTE.removeprefix(NOTE_PREFIX)}{answer.fallback})")
         if self.log is not None:
             self.log.decision(request, answer.legal, answer.action, answer.policy,
                               answer.candidates, answer.elapsed, answer.fallback)

@@ -54,6 +54,11 @@ MAIN = '''"""mjbot for Botzone ChineseStandardMahjong: simple or JSON interactio
 import os
 import sys
 
+# Botzone's "Python 3" has no version said: name the need (this file parses as Python 2 too)
+if sys.version_info < (3, 10):
+    sys.exit("mjbot: this bot needs Python 3.10 or later, not "
+             + ".".join(map(str, sys.version_info[:3])))
+
 from adapter.platforms.botzone_options import one_blas_thread
 
 one_blas_thread()  # before numpy is imported
@@ -61,7 +66,7 @@ try:  # Botzone's Python has both; a local test run may not: say so, not a trace
     import MahjongGB  # noqa: F401
     import numpy  # noqa: F401
 except ImportError as exc:
-    sys.exit(f"mjbot: this bot needs numpy and MahjongGB (pip install numpy PyMahjongGB): {{exc}}")
+    sys.exit("mjbot: this bot needs numpy and MahjongGB (pip install numpy PyMahjongGB): %s" % exc)
 
 from adapter.platforms.botzone import main
 

@@ -151,6 +151,7 @@ class Rules:
     bans_swap_calling = False  # the first discard after a chow or pung may not be the called
     # kind (nor, after a chow, the kind at the sequence's other end): _swap_banned_kinds says
     # which, and no call is offered after which every discard would be one
+    flowers = 0  # flower tiles set aside that the value counts, a fan each (MCR's 8)
 
     # -------------------------------------------------------------- hooks per variant
 
@@ -161,6 +162,11 @@ class Rules:
     def score(self, ctx: WinContext) -> WinScore | None:
         """The value of a win, or None if it is no legal win (wrong shape, below the minimum)."""
         raise NotImplementedError
+
+    def unpaid_items(self, ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
+        """The items of a hand these rules value but do not pay (under a floor), to say why
+        :meth:`score` gave None; None where there is nothing to say."""
+        return None
 
     def can_chi(self, state: TableState, from_seat: int) -> bool:
         return (from_seat + 1) % 4 == state.seat

@@ -165,6 +165,7 @@ class McrRules(Rules):
     hand_size = 13
     min_value = MIN_FAN
     allows_seven_pairs = True
+    flowers = 8
     waits_cover_wins = False  # knitted shapes: ask the fan calculator
 
     def is_complete(self, counts: list[int]) -> bool:
@@ -180,6 +181,12 @@ class McrRules(Rules):
         if fan - ctx.flowers < MIN_FAN:
             return None
         return WinScore(value=fan, deltas=payments(ctx, fan), items=items)
+
+    def unpaid_items(self, ctx: WinContext) -> tuple[tuple[str, int], ...] | None:
+        items = fan_items(ctx)
+        if items is None or sum(v for _, v in items) - ctx.flowers >= MIN_FAN:
+            return None
+        return items
 
     def win_score(self, state: TableState, win_tile: int, from_seat: int | None,
                   robbing_kan: bool = False) -> WinScore | None:
