@@ -37,9 +37,11 @@ from replay.review.game import review
 from replay.review.lookahead import CHUNK, Lookahead
 from replay.review.registry import evaluator_for
 from tests.in_process import mjbot_here
+from tests.log_samples import log_frames, write_frames
 from tests.narrowing import tile_of
 from tests.review_positions import legal, riichi_turn
 from tests.shared_data import BOTZONE_JUDGE_LOG, DATA, MJAI_GAME
+from tests.viewer_fixtures import practice_game
 
 ROOT = Path(__file__).resolve().parent.parent
 TURN = ev.DecisionRequest("turn")
@@ -131,6 +133,25 @@ def test_the_commentary_works_the_models_features_out_for_many_decisions_at_once
         assert got is not None, n
         for name in ("seats", "tenpai", "wait", "value"):
             assert np.array_equal(getattr(got, name), getattr(alone, name)), (n, name)
+
+
+def test_a_game_whose_start_names_another_variant_than_the_header_keeps_that_ones_models(
+        tmp_path, capsys):
+    """The lookahead worked its estimates out with the models of the replay's variant (the
+    header's); the commentary alone, with those of the game's (its GameStarted, which the
+    table takes): an edited log, its header riichi and its game mass, got riichi's deal-in
+    chances where mass has no models and the commentary gave none."""
+    frames = log_frames(practice_game(tmp_path / "made"))
+    started = [f["event"] for f in frames if f.get("k") == "event"
+               and f["event"]["type"] == "GameStarted"]
+    assert started and frames[0]["variant"] == "riichi"
+    for event in started:
+        event["variant"] = "mass"
+    log = write_frames(tmp_path / "edited.mjlog.msgpack", frames)
+    facts = [r["facts"] for r in _replay_json(capsys, str(log), "--commentary")["commentary"]]
+    assert sum("deal_in" in f for f in facts) >= 10, facts  # the defence sentences are there
+    assert all(f.get("deal_in", 0) == f.get("best_deal_in", 0) == 0 and not f.get("ready")
+               for f in facts), [f for f in facts if f.get("deal_in") or f.get("ready")]
 
 
 def test_mc_evaluator_values_every_discard_in_points_best_first():

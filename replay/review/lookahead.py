@@ -51,8 +51,11 @@ class Lookahead:
 
     def estimate(self, n: int, state: TableState) -> OpponentEstimate | None:
         """Decision ``n``'s estimate where the walk took the inputs ``state`` gives; None
-        where it did not (the caller works the estimate out alone)."""
-        if self.models is None:
+        where it did not (the caller works the estimate out alone). Only where ``state``'s
+        variant is the replay's, whose models these are: a game whose start names another
+        (an edited log, its header riichi, its game mass) is estimated by that variant's
+        models, or has none, as the commentary alone does."""
+        if self.models is None or state.variant != self.models.variant:
             return None
         if n >= self.walked:
             self.ready.clear()
