@@ -161,6 +161,20 @@ def test_a_log_folder_that_is_a_file_is_refused_before_a_game(tmp_path, capsys, 
     assert f"$MJBOT_LOG_DIR {afile}: a file" in _refused(ARENA, capsys)
 
 
+def test_botzone_judge_log_dir_empty_keeps_out_of_the_real_log_folder(tmp_path, capsys,
+                                                                       monkeypatch):
+    """`botzone-judge --log-dir ""` (a script's "$DIR" left unset) wrote its judge log and
+    the bots' game logs into the real log folder ($MJBOT_LOG_DIR, or ./logs), among the
+    real matches' logs the viewer lists as Botzone games, which the judge keeps out of it.
+    An empty --log-dir is none given, as an empty $MJBOT_LOG_DIR is: no logs."""
+    real = tmp_path / "real"
+    monkeypatch.setenv("MJBOT_LOG_DIR", str(real))
+    monkeypatch.chdir(tmp_path)
+    assert main(["botzone-judge", "--games", "1", "--modes", "keep", "--log-dir", ""]) == 0
+    assert '"verdicts": {}' in capsys.readouterr().out
+    assert not real.exists() and sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_an_output_file_nowhere_is_refused_before_the_work(tmp_path, capsys):
     missing = tmp_path / "no" / "x.json"
     err = _refused([*ARENA, "--no-log", "--json", str(missing)], capsys)

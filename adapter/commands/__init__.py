@@ -174,10 +174,12 @@ def usage_error_as_json(prog: str, message: str, usage: str) -> None:
 def log_folder(given: str | None, no_log: bool = False, default: bool = True) -> str | None:
     """The folder game logs go to (``given``, else $MJBOT_LOG_DIR or ``logs`` where there is
     a default), made now: a path that is a file, unwritable or under a file is the user's
-    error before any game is played, not a traceback in the middle of one. None: no logs."""
+    error before any game is played, not a traceback in the middle of one. None: no logs.
+    An empty ``given`` is none given, as an empty $MJBOT_LOG_DIR is unset: without a default,
+    no logs (it was the default folder, the real games' logs)."""
     from replay.log import LOG_DIR_ENV, default_log_dir
 
-    if no_log or (given is None and not default):
+    if no_log or (not given and not default):
         return None
     folder = Path(given) if given else default_log_dir()
     named = "--log-dir" if given else f"${LOG_DIR_ENV}" if os.environ.get(LOG_DIR_ENV) else ""
