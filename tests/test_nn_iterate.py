@@ -656,30 +656,55 @@ def test_the_summary_prints_no_python_none_and_no_negative_zero() -> None:
     assert shown_points(-0.04) == "+0.0" and shown_points(None) == "n/a"
 
 
-def _stopped_in_a_wall_set(run: Path) -> Path:
-    """A one-round run of 60 hands stopped by SIGTERM in its self-play, after a wall set:
-    its self-play folder, holding a stopped dataset. The SIGTERM must land in a wall set, not
-    before the first began (then nothing is stopped): a fresh run tries again, three times."""
-    data = run / "round-001" / "selfplay-001"
-    for _ in range(3):
-        proc, stderr = _terminated_during_self_play(run, 60)
+# Hands of the stopped runs: two wall sets (a riichi wall set is 4 seatings of an east game,
+# 22 hands expected), so a SIGTERM in the first leaves one done and one to play.
+STOPPED_HANDS = 30
+
+
+@pytest.fixture(scope="module")
+def stopped_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A one-round run of STOPPED_HANDS hands stopped by SIGTERM in its self-play, after a
+    wall set, played once for the module: each test goes on from a copy of its folder
+    (:func:`_stopped_copy`; its state's paths are the run folder's). The SIGTERM must land
+    in a wall set, not before the first began (then nothing is stopped) nor after the last
+    (then nothing is left): a fresh run tries again, three times."""
+    need_torch()
+    run = tmp_path_factory.mktemp("stopped") / "run"
+    manifest = run / "round-001" / "selfplay-001" / "manifest.json"
+    for tries in range(3, 0, -1):
+        proc, stderr = _terminated_during_self_play(run, STOPPED_HANDS)
         _kill_group(proc)
         assert proc.returncode == 128 + signal.SIGTERM, stderr
-        if (data / "manifest.json").exists():
-            break
+        if tries == 1 or (manifest.exists() and "stopped" in json.loads(manifest.read_text())):
+            return run  # (after three misses, the tests find what the last one left)
         shutil.rmtree(run)
-    return data
+    raise AssertionError("not reached")
 
 
-def test_a_self_play_stopped_in_its_middle_goes_on_where_it_stopped(tmp_path: Path) -> None:
+def _go_on(run: Path) -> subprocess.CompletedProcess[str]:
+    """The stopped run's command run again to its end, in a process of its own."""
+    return subprocess.run(_command(run, 1, hands=STOPPED_HANDS, start=GOLDEN),
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=600)
+
+
+def _stopped_copy(stopped_run: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """The module's stopped run as ``tmp_path/run``, for this test alone to go on with; the
+    run folder and its stopped self-play folder."""
+    run = tmp_path / "run"
+    shutil.copytree(stopped_run, run)
+    return run, run / "round-001" / "selfplay-001"
+
+
+def test_a_self_play_stopped_in_its_middle_goes_on_where_it_stopped(stopped_run: Path,
+                                                                    tmp_path: Path) -> None:
     """A self-play phase stopped by SIGTERM after some of its wall sets was deleted and played
     again from its first by the next run (hours of mc games at 90% done). The next run now
     goes on with the wall sets not done; the data is what one unbroken self-play of the
     recorded command writes, byte for byte, and state.json gives each run's part (seconds,
     machine, the wall sets it played) and the phase's seconds as their sum."""
     need_torch()
-    run = tmp_path / "run"
-    _stopped_in_a_wall_set(run)
+    run, _ = _stopped_copy(stopped_run, tmp_path)
     stopped = json.loads((run / "round-001" / "selfplay-001" / "manifest.json").read_text())
     done = stopped["stopped"]["units_done"]
     assert 1 <= done < stopped["stopped"]["units_planned"]
@@ -687,9 +712,7 @@ def test_a_self_play_stopped_in_its_middle_goes_on_where_it_stopped(tmp_path: Pa
     assert part["from_wall_set"] == 1 and part["stopped_after_wall_set"] == done
     assert part["stopped"] is True
 
-    resumed = subprocess.run(_command(run, 1, hands=60, start=GOLDEN), capture_output=True,
-                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
-                             timeout=600)
+    resumed = _go_on(run)
     assert resumed.returncode == 0, resumed.stderr
     (one,) = _state(run)["rounds"]
     assert one["done"] and "parts" not in one
@@ -700,11 +723,15 @@ def test_a_self_play_stopped_in_its_middle_goes_on_where_it_stopped(tmp_path: Pa
     assert phase["seconds"] == round(first["seconds"] + second["seconds"], 1)
     assert set(second["machine"]) == {"platform", "cpus", "python", "device"}
 
-    # the recorded command, played unbroken (its weights named as the run named them)
+    # the recorded command, played unbroken (its weights named as the run named them: the
+    # dataset's record keeps its first part's environment, the stopped run's own path, which
+    # is the module's run this folder was copied from)
+    weights = stopped["config"]["environment"]["MJBOT_NN_WEIGHTS"]
+    assert Path(weights).read_bytes() == (run / "gen-000.npz").read_bytes()
     words = shlex.split(phase["command"])
     args = words[words.index("mjbot") + 1:]
     args[args.index("--out") + 1] = str(tmp_path / "unbroken")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MJBOT_NN_WEIGHTS": str(run / "gen-000.npz"),
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MJBOT_NN_WEIGHTS": weights,
            "MJBOT_MC": dict(w.split("=", 1) for w in words[:words.index("mjbot")])["MJBOT_MC"]}
     unbroken = subprocess.run([sys.executable, "-m", "adapter.cli", *args], capture_output=True,
                               text=True, env=env, cwd=run, timeout=600)
@@ -715,39 +742,35 @@ def test_a_self_play_stopped_in_its_middle_goes_on_where_it_stopped(tmp_path: Pa
 
 
 @pytest.mark.parametrize("left", ["no record", "a cut record"])
-def test_a_self_play_phase_an_older_mjbot_left_stopped_is_played_again(tmp_path: Path,
-                                                                       left: str) -> None:
+def test_a_self_play_phase_an_older_mjbot_left_stopped_is_played_again(
+        stopped_run: Path, tmp_path: Path, left: str) -> None:
     """A self-play phase stopped under an mjbot that wrote no progress.json (a stopped
     manifest, no record) made every later run fail in its self-play ('a stopped dataset with
     no progress.json ... give another --out', which nn iterate cannot give); that folder is
     now played again from its start, as before, and the round ends. So is one whose record a
     power cut left empty (selfplay refuses an unreadable record: 'give another --out')."""
     need_torch()
-    run = tmp_path / "run"
-    data = _stopped_in_a_wall_set(run)
+    run, data = _stopped_copy(stopped_run, tmp_path)
     if left == "no record":
         (data / "progress.json").unlink()  # as the older mjbot left it
     else:
         (data / "progress.json").write_bytes(b"")  # written, never synced, then the power cut
-    resumed = subprocess.run(_command(run, 1, hands=60, start=GOLDEN), capture_output=True,
-                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
-                             timeout=600)
+    resumed = _go_on(run)
     assert resumed.returncode == 0, resumed.stderr
     assert _state(run)["rounds"][0]["done"]
     assert "stopped" not in json.loads((data / "manifest.json").read_text())
 
 
 def test_a_resumed_self_play_cut_without_a_report_does_not_claim_wall_set_one(
-        tmp_path: Path) -> None:
+        stopped_run: Path, tmp_path: Path) -> None:
     """A run's self-play part that went on from a later wall set and was cut without a report
     (killed after the stop grace, as here: SIGTERM to the run, SIGKILL to its self-play) was
     recorded in state.json as played from wall set 1; where its start is not known it now
     says none."""
     need_torch()
-    run = tmp_path / "run"
-    data = _stopped_in_a_wall_set(run)
-    proc = subprocess.Popen(_command(run, 1, hands=60, start=GOLDEN), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
+    run, data = _stopped_copy(stopped_run, tmp_path)
+    proc = subprocess.Popen(_command(run, 1, hands=STOPPED_HANDS, start=GOLDEN),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
                             start_new_session=True)
     try:
@@ -783,8 +806,9 @@ def test_a_self_play_part_after_a_run_killed_outright_is_in_the_phase_record(
     need_torch()
     run = tmp_path / "run"
     data = run / "round-001" / "selfplay-001"
-    for _ in range(3):  # the stop must land in a wall set, not before the first began
-        proc = subprocess.Popen(_command(run, 1, hands=60, start=GOLDEN),
+    manifest = data / "manifest.json"
+    for _ in range(3):  # the stop must land in a wall set, not before the first nor after the last
+        proc = subprocess.Popen(_command(run, 1, hands=STOPPED_HANDS, start=GOLDEN),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
                                 start_new_session=True)
@@ -800,14 +824,12 @@ def test_a_self_play_part_after_a_run_killed_outright_is_in_the_phase_record(
                 time.sleep(0.05)
         finally:
             _kill_group(proc)
-        if (data / "manifest.json").exists():
+        if manifest.exists() and "stopped" in json.loads(manifest.read_text()):
             break
         shutil.rmtree(run)
-    done = json.loads((data / "manifest.json").read_text())["stopped"]["units_done"]
+    done = json.loads(manifest.read_text())["stopped"]["units_done"]
     assert "parts" not in _state(run)["rounds"][0]  # the killed run recorded nothing
-    resumed = subprocess.run(_command(run, 1, hands=60, start=GOLDEN), capture_output=True,
-                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
-                             timeout=600)
+    resumed = _go_on(run)
     assert resumed.returncode == 0, resumed.stderr
     phase = _state(run)["rounds"][0]["phases"]["selfplay"]
     (part,) = phase["parts"]

@@ -13,10 +13,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.in_process import mjbot_here
 from tests.test_nn_iterate import need_torch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +39,21 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
+Here = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def here(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Here:
+    """A run through mjbot's main() in this process (tests/in_process.py), for the runs that
+    are refused and sent no signal: a child paid Python's start and mjbot's imports for one
+    line. The first run, which holds the folder, is a process of its own as ever."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # for the phases, were any to run
+
+    def run(run: Path, hands: int = 40) -> subprocess.CompletedProcess[str]:
+        return mjbot_here(capsys, *_command(run, hands)[3:])
+    return run
+
+
 def _started(run: Path) -> subprocess.Popen[str]:
     """A one-round run at ``run`` in a session of its own."""
     return subprocess.Popen(_command(run), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -53,16 +70,15 @@ def _in_self_play(first: subprocess.Popen[str], run: Path) -> Path:
     return data
 
 
-def test_a_second_run_on_the_same_dir_is_refused_while_the_first_works(tmp_path: Path
-                                                                        ) -> None:
+def test_a_second_run_on_the_same_dir_is_refused_while_the_first_works(tmp_path: Path,
+                                                                        here: Here) -> None:
     need_torch()  # nn iterate refuses to start without torch
     run = tmp_path / "run"
     first = _started(run)
     try:
         data = _in_self_play(first, run)
         state_before = (run / "state.json").read_bytes()
-        second = subprocess.run(_command(run), capture_output=True, text=True, env=_env(),
-                                timeout=300)
+        second = here(run)
         assert second.returncode == 2, second.stderr
         assert "Traceback" not in second.stderr
         (line,) = second.stderr.strip().splitlines()
@@ -80,8 +96,7 @@ def test_a_second_run_on_the_same_dir_is_refused_while_the_first_works(tmp_path:
     assert first.returncode == 128 + signal.SIGTERM, stderr
     # the folder is free again once the first has ended: a third run gets past the lock
     # (refused here for its own reason, a different --hands, which is checked after it)
-    third = subprocess.run(_command(run, hands=41), capture_output=True, text=True,
-                           env=_env(), timeout=300)
+    third = here(run, hands=41)
     assert third.returncode == 2, third.stderr
     assert "--hands 41 differs from 40" in third.stderr, third.stderr
     assert json.loads((run / "state.json").read_text())["variant"] == "riichi"
@@ -122,7 +137,8 @@ def _children(pid: int) -> list[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc's children")
-def test_a_killed_runs_phase_still_writing_keeps_the_folder_held(tmp_path: Path) -> None:
+def test_a_killed_runs_phase_still_writing_keeps_the_folder_held(tmp_path: Path,
+                                                                 here: Here) -> None:
     """A run killed outright (SIGKILL, the OOM killer) leaves its self-play phase to finish
     the wall set under way (SIGTERM from die_with_parent), writing in the round's folder.
     Before, the lock went with the run alone: a resume at once deleted that folder as a
@@ -139,8 +155,7 @@ def test_a_killed_runs_phase_still_writing_keeps_the_folder_held(tmp_path: Path)
         first.communicate(timeout=60)
         marker = data / "kept"
         marker.write_text("the old phase's")
-        again = subprocess.run(_command(run), capture_output=True, text=True, env=_env(),
-                               timeout=300)
+        again = here(run)
         assert again.returncode == 2, again.stdout + again.stderr
         (line,) = again.stderr.strip().splitlines()
         assert "another nn iterate run is working in this folder" in line, line

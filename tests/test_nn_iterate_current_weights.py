@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.in_process import mjbot_here
 from tests.test_nn_iterate import need_torch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +41,9 @@ def _env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def stopped_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A run stopped by SIGTERM in its first self-play: state.json on record, round 1 to do."""
+    """A run killed (its whole group, outright) once its first self-play has begun: state.json
+    on record, round 1 to do. Killed, not sent SIGTERM: a stopped self-play played out its
+    first wall set (22 hands of mc) first, which no test here reads."""
     need_torch()  # nn iterate refuses to start without torch
     run = tmp_path_factory.mktemp("iterate") / "run"
     proc = subprocess.Popen(_command(run), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -50,13 +53,22 @@ def stopped_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         while not (run / "round-001" / "selfplay-001").exists():
             assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
             time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=120)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 128 + signal.SIGTERM, stderr
+        proc.communicate(timeout=60)
+    (entry,) = json.loads((run / "state.json").read_text())["rounds"]
+    assert not entry["done"], entry
     return run
+
+
+@pytest.fixture
+def resumed(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+            ) -> Callable[[Path], subprocess.CompletedProcess[str]]:
+    """The run resumed through mjbot's main() in this process (tests/in_process.py): it is
+    sent no signal, and a child paid Python's start and torch's import for one refusal."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # for the phases, were any to run
+    return lambda run: mjbot_here(capsys, *_command(run)[3:])
 
 
 def _replaced(weights: Path) -> None:
@@ -69,13 +81,13 @@ def _damaged(weights: Path) -> None:
 
 @pytest.mark.parametrize("change", [_replaced, _damaged])
 def test_a_resumed_run_refuses_current_weights_that_are_not_on_record(
-        stopped_run: Path, tmp_path: Path, change: Callable[[Path], None]) -> None:
+        stopped_run: Path, tmp_path: Path, change: Callable[[Path], None],
+        resumed: Callable[[Path], subprocess.CompletedProcess[str]]) -> None:
     run = tmp_path / "run"
     shutil.copytree(stopped_run, run)
     change(run / "gen-000.npz")
     state = (run / "state.json").read_bytes()
-    r = subprocess.run(_command(run), capture_output=True, text=True, env=_env(),
-                       timeout=600)
+    r = resumed(run)
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr
     (line,) = r.stderr.strip().splitlines()
@@ -85,7 +97,8 @@ def test_a_resumed_run_refuses_current_weights_that_are_not_on_record(
 
 
 def test_a_run_resumed_after_training_refuses_trained_weights_not_on_record(
-        stopped_run: Path, tmp_path: Path) -> None:
+        stopped_run: Path, tmp_path: Path,
+        resumed: Callable[[Path], subprocess.CompletedProcess[str]]) -> None:
     """Round 1 trained (gen-001.npz and its SHA-256 on record), its selection to do; the file
     replaced since. Before, the selection played whatever lay there, and a replaced file that
     won became the run's current weights (every later resume refused as not on record)."""
@@ -104,8 +117,7 @@ def test_a_run_resumed_after_training_refuses_trained_weights_not_on_record(
     (run / "state.json").write_text(json.dumps(state, indent=2) + "\n")
     _replaced(trained)
     before = (run / "state.json").read_bytes()
-    r = subprocess.run(_command(run), capture_output=True, text=True, env=_env(),
-                       timeout=600)
+    r = resumed(run)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Traceback" not in r.stderr
     (line,) = r.stderr.strip().splitlines()
