@@ -1,6 +1,7 @@
 """Everything the mjai.app upload carries must run on the image's Python 3.10, where mjbot
-itself needs 3.11: its syntax is parsed as 3.10's grammar, and mypy checks its modules against
-3.10's standard library (typeshed marks what came in 3.11: tomllib, typing.Self,
+itself needs 3.11, and so must the Botzone zip (its entry says it needs 3.10 or later, and
+Botzone names only "Python 3"): its syntax is parsed as 3.10's grammar, and mypy checks its
+modules against 3.10's standard library (typeshed marks what came in 3.11: tomllib, typing.Self,
 ExceptionGroup, StrEnum, datetime.UTC, asyncio.timeout, Task.cancelling, ...).
 
 Two 3.11 calls stay, in asyncio code the upload never runs: bot.py plays the synchronous
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from adapter.platforms import botzone_bundle
 from adapter.platforms.botzone_bundle import ROOT
 from adapter.platforms.mjai_bundle import (
     BOT,
@@ -26,7 +28,8 @@ from adapter.platforms.mjai_bundle import (
     vendored_mahjong,
 )
 
-CARRIED = [m for m in MODULES + NN_MODULES if m.endswith(".py")]
+CARRIED = sorted({m for m in (*MODULES, *NN_MODULES, *botzone_bundle.MODULES,
+                                *botzone_bundle.NN_MODULES) if m.endswith(".py")})
 TCP_ONLY = {
     ("adapter/session.py", 'Module has no attribute "timeout"'),  # open_connection_retrying
     ("adapter/tasks.py", 'has no attribute "cancelling"'),  # cancel_and_wait (Inbox, TCP)
@@ -38,6 +41,8 @@ def test_every_carried_source_is_python_3_10_syntax() -> None:
     sources += [(name, path.read_text(encoding="utf-8")) for path, name in vendored_mahjong()
                 if name.endswith(".py")]
     sources.append(("bot.py", BOT.format(vendor=VENDOR, policy="rulebased", options="")))
+    sources.append(("the Botzone zip's __main__.py",
+                    botzone_bundle.MAIN.format(policy="rulebased", options="")))
     assert len(sources) > len(CARRIED) + 20  # mahjong's own modules are among them
     for name, text in sources:
         try:
