@@ -232,7 +232,7 @@ def damages_at(events: list[Any], failed: Sequence[tuple[int, str]],
         for e in events[at:index + 1]:
             if isinstance(e, ev.RoundStarted):
                 hand += 1
-                label = _round_label(e)
+                label = round_label(e)
         at = max(at, index + 1)
         found[index] = (hand, label)
     out = []
@@ -302,10 +302,6 @@ def table_damage(record: GameRecord) -> dict[int, tuple[int, str]]:
 
 def round_label(e: ev.RoundStarted) -> str:
     """A hand's round as the notes name it (``E1-0``; ``round unknown`` where it is none)."""
-    return _round_label(e)
-
-
-def _round_label(e: ev.RoundStarted) -> str:
     try:
         return f"{'ESWN'[e.round_wind % 4]}{e.round_number + 1}-{e.honba}"
     except DAMAGED:  # a round that is no number in a damaged log
