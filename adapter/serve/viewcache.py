@@ -3,8 +3,8 @@ results keyed by (path, mtime_ns, size, inode, ctime_ns, what), so that a second
 a hand's steps (hundreds of KB of JSON, gzipped) costs a dictionary lookup instead of a
 rebuild.
 
-Builds run in the cache's own small thread pool, at most ``concurrency`` at a time (an
-asyncio.Semaphore): a burst of viewer requests can neither hold the event loop (which also
+Builds run in the cache's own small thread pool, at most ``concurrency`` at a time (its
+slots, shared out below): a burst of viewer requests can neither hold the event loop (which also
 drives the in-process sessions and /health) nor fill the loop's default executor. Identical
 concurrent requests share one build (single-flight), and a build whose requesters went away
 once it had started still finishes and is kept, unless it asks :meth:`BuildCache.check` as
