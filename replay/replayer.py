@@ -921,6 +921,38 @@ def walk(replay: Replay, noted_too: bool = False) -> Iterator[tuple[Decision, Ta
             yield d, state
 
 
+class TableWalk:
+    """The replay's seat's table taking its events in order up to each decision (:meth:`to`),
+    a hand whose event the table refuses left from there up to the next hand's or game's
+    start (a match log's next game: its seat and rules, as :func:`walk` reads): the
+    commentary's walk, and its lookahead's, a table of its own ahead of the commentary's."""
+
+    def __init__(self, replay: Replay) -> None:
+        self.events = replay.events
+        self.state = TableState(replay.variant, replay.seat)
+        self.applied = 0  # events the table has taken
+        self.broken = False  # the hand in walk failed: its events skipped up to the next start
+
+    def to(self, index: int, refused: Callable[[int, str], object] | None = None) -> bool:
+        """The table as it stands before event ``index``; whether it follows the hand (False:
+        the hand is broken). An event the table refuses is raised, or with ``refused`` told
+        (its index, why) and its hand broken."""
+        while self.applied < index:
+            event = self.events[self.applied]
+            self.applied += 1
+            if self.broken and not isinstance(event, ev.RoundStarted | ev.GameStarted):
+                continue
+            try:
+                self.state.apply(event)
+                self.broken = False
+            except DAMAGED as exc:
+                if refused is None:
+                    raise
+                refused(self.applied - 1, damage_reason(exc))
+                self.broken = True
+        return not self.broken
+
+
 def damaged_hand(replay: Replay, index: int, why: str) -> None:
     """Note a hand that failed at event ``index`` after the replay was read (a move the
     commentary's table refused), unless it is noted already."""
