@@ -393,7 +393,7 @@ class BuildCache:
 
     async def run_in_parts(self, parts: Iterator[Any]) -> list[Any]:
         """Every item of ``parts``, each worked out (``next``) in the pool as a run of its own
-        under the bound: a long build (a 1,600-hand game's commentary, some 35 s) gives its
+        under the bound: a long build (a 1,600-hand game's commentary, some 5 CPU s) gives its
         slot up between parts, and the requests that came meanwhile go first (a slot that
         frees goes to one waiting), where they waited for the whole build. What ``parts`` raises
         ends it, as a build's error."""
