@@ -887,14 +887,14 @@ def format_summary(summary: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- walking
 
 
-def walk(replay: Replay, noted_too: bool = False) -> Iterator[tuple[Decision, TableState]]:
+def walk(replay: Replay) -> Iterator[tuple[Decision, TableState]]:
     """Each decision of the replay's seat with its table as it stood then (the same table,
     changed in place). A hand that failed when the replay was read (``replay.damaged``) is
     left from the failing event up to the next hand's or game's start, as its decisions
     were; any other event the table refuses (a damaged log of our own, whose recorded
-    decisions are not derived from the table) is raised, or with ``noted_too`` noted in
-    ``replay.damaged`` (:func:`damaged_hand`) and its hand left the same way: `mjbot
-    review` of such a log was a traceback."""
+    decisions are not derived from the table) is noted in ``replay.damaged``
+    (:func:`damaged_hand`) and its hand left the same way: `mjbot review` of such a log was
+    a traceback."""
     noted = {d["hand"] for d in replay.damaged}
     state = TableState(replay.variant, replay.seat)
     applied = hand = 0
@@ -912,8 +912,6 @@ def walk(replay: Replay, noted_too: bool = False) -> Iterator[tuple[Decision, Ta
                 broken = False
             except DAMAGED as exc:
                 if hand not in noted:
-                    if not noted_too:
-                        raise
                     damaged_hand(replay, applied - 1, damage_reason(exc))
                     noted.add(hand)
                 broken = True
@@ -973,7 +971,7 @@ def agreement(replay: Replay, policy_name: str, budget: float | None = None) -> 
     disagreements: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     started = time.perf_counter()
-    for d, state in walk(replay, noted_too=True):  # a hand our own log's table refuses: noted
+    for d, state in walk(replay):  # a hand our own log's table refuses: noted
         legal = list(d.legal) or rules.legal_actions(state, d.request)
         kind = d.request.kind
         by_kind[kind]["total"] += 1
