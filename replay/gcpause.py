@@ -62,7 +62,7 @@ _freezer: object | None = None  # the holder that began it: its end thaws, whoev
 def freeze_kept() -> object:
     """Everything the collector tracks now moved out of its walks (``gc.freeze``) until
     :func:`thaw` with the token returned: for a read's objects that live on after its pause
-    (the viewer's commentary holds every seat's replay for a minute, a part at a time).
+    (the viewer's commentary holds every seat's replay to its end, a part at a time).
     Made while the collector was off, they were all in the youngest generation when it came
     on again, and the next collections walked every one of them (0.6 s, then 0.9 s, on a
     480-hand file) with the interpreter held; frozen, they are never walked, and the

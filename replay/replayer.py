@@ -232,7 +232,7 @@ def damages_at(events: list[Any], failed: Sequence[tuple[int, str]],
         for e in events[at:index + 1]:
             if isinstance(e, ev.RoundStarted):
                 hand += 1
-                label = _round_label(e)
+                label = round_label(e)
         at = max(at, index + 1)
         found[index] = (hand, label)
     out = []
@@ -302,10 +302,6 @@ def table_damage(record: GameRecord) -> dict[int, tuple[int, str]]:
 
 def round_label(e: ev.RoundStarted) -> str:
     """A hand's round as the notes name it (``E1-0``; ``round unknown`` where it is none)."""
-    return _round_label(e)
-
-
-def _round_label(e: ev.RoundStarted) -> str:
     try:
         return f"{'ESWN'[e.round_wind % 4]}{e.round_number + 1}-{e.honba}"
     except DAMAGED:  # a round that is no number in a damaged log
@@ -891,14 +887,14 @@ def format_summary(summary: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- walking
 
 
-def walk(replay: Replay, noted_too: bool = False) -> Iterator[tuple[Decision, TableState]]:
+def walk(replay: Replay) -> Iterator[tuple[Decision, TableState]]:
     """Each decision of the replay's seat with its table as it stood then (the same table,
     changed in place). A hand that failed when the replay was read (``replay.damaged``) is
     left from the failing event up to the next hand's or game's start, as its decisions
     were; any other event the table refuses (a damaged log of our own, whose recorded
-    decisions are not derived from the table) is raised, or with ``noted_too`` noted in
-    ``replay.damaged`` (:func:`damaged_hand`) and its hand left the same way: `mjbot
-    review` of such a log was a traceback."""
+    decisions are not derived from the table) is noted in ``replay.damaged``
+    (:func:`damaged_hand`) and its hand left the same way: `mjbot review` of such a log was
+    a traceback."""
     noted = {d["hand"] for d in replay.damaged}
     state = TableState(replay.variant, replay.seat)
     applied = hand = 0
@@ -916,13 +912,43 @@ def walk(replay: Replay, noted_too: bool = False) -> Iterator[tuple[Decision, Ta
                 broken = False
             except DAMAGED as exc:
                 if hand not in noted:
-                    if not noted_too:
-                        raise
                     damaged_hand(replay, applied - 1, damage_reason(exc))
                     noted.add(hand)
                 broken = True
         if not broken:
             yield d, state
+
+
+class TableWalk:
+    """The replay's seat's table taking its events in order up to each decision (:meth:`to`),
+    a hand whose event the table refuses left from there up to the next hand's or game's
+    start (a match log's next game: its seat and rules, as :func:`walk` reads): the
+    commentary's walk, and its lookahead's, a table of its own ahead of the commentary's."""
+
+    def __init__(self, replay: Replay) -> None:
+        self.events = replay.events
+        self.state = TableState(replay.variant, replay.seat)
+        self.applied = 0  # events the table has taken
+        self.broken = False  # the hand in walk failed: its events skipped up to the next start
+
+    def to(self, index: int, refused: Callable[[int, str], object] | None = None) -> bool:
+        """The table as it stands before event ``index``; whether it follows the hand (False:
+        the hand is broken). An event the table refuses is raised, or with ``refused`` told
+        (its index, why) and its hand broken."""
+        while self.applied < index:
+            event = self.events[self.applied]
+            self.applied += 1
+            if self.broken and not isinstance(event, ev.RoundStarted | ev.GameStarted):
+                continue
+            try:
+                self.state.apply(event)
+                self.broken = False
+            except DAMAGED as exc:
+                if refused is None:
+                    raise
+                refused(self.applied - 1, damage_reason(exc))
+                self.broken = True
+        return not self.broken
 
 
 def damaged_hand(replay: Replay, index: int, why: str) -> None:
@@ -945,7 +971,7 @@ def agreement(replay: Replay, policy_name: str, budget: float | None = None) -> 
     disagreements: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     started = time.perf_counter()
-    for d, state in walk(replay, noted_too=True):  # a hand our own log's table refuses: noted
+    for d, state in walk(replay):  # a hand our own log's table refuses: noted
         legal = list(d.legal) or rules.legal_actions(state, d.request)
         kind = d.request.kind
         by_kind[kind]["total"] += 1

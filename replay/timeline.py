@@ -509,7 +509,7 @@ class _Walk:
         self.final: list[int] | None = None
         self.hand_items: list[tuple[str, Any]] = []  # the last hand's, without ``snap``
         self.broken = False  # the outline's pass: the hand in walk failed, its rest skipped
-        # the outline's pass: hand (0 = the first) -> the index of the event that failed it
+        # the outline's pass: hand (0 = the first) -> the event that failed it (index), why
         self.failed: dict[int, tuple[int, str]] = {}
 
     def pack(self) -> None:

@@ -168,7 +168,7 @@ def test_a_file_of_thousands_of_damaged_hands_costs_no_more_than_their_number() 
     loaded = formats.read(json.dumps(game).encode(), "many.json")
     record = loaded.record
     assert record is not None
-    labelling = replayer._round_label.__code__
+    labelling = replayer.round_label.__code__
     labels = 0
 
     def count(frame: FrameType, event: str, _arg: object) -> None:

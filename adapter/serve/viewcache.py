@@ -3,8 +3,8 @@ results keyed by (path, mtime_ns, size, inode, ctime_ns, what), so that a second
 a hand's steps (hundreds of KB of JSON, gzipped) costs a dictionary lookup instead of a
 rebuild.
 
-Builds run in the cache's own small thread pool, at most ``concurrency`` at a time (an
-asyncio.Semaphore): a burst of viewer requests can neither hold the event loop (which also
+Builds run in the cache's own small thread pool, at most ``concurrency`` at a time (its
+slots, shared out below): a burst of viewer requests can neither hold the event loop (which also
 drives the in-process sessions and /health) nor fill the loop's default executor. Identical
 concurrent requests share one build (single-flight), and a build whose requesters went away
 once it had started still finishes and is kept, unless it asks :meth:`BuildCache.check` as
@@ -393,7 +393,7 @@ class BuildCache:
 
     async def run_in_parts(self, parts: Iterator[Any]) -> list[Any]:
         """Every item of ``parts``, each worked out (``next``) in the pool as a run of its own
-        under the bound: a long build (a 1,600-hand game's commentary, some 35 s) gives its
+        under the bound: a long build (a 1,600-hand game's commentary, some 5 CPU s) gives its
         slot up between parts, and the requests that came meanwhile go first (a slot that
         frees goes to one waiting), where they waited for the whole build. What ``parts`` raises
         ends it, as a build's error."""

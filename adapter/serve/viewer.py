@@ -472,7 +472,7 @@ def _kept_frozen(parts: Iterator[Any]) -> Generator[Any, None, None]:
     last part (replay/gcpause.py). The commentary holds those replays to its end: a full
     collection its allocations set off walked all of them with the interpreter held, the
     event loop (which plays the sessions' games) standing still meanwhile, 1.1 s on a
-    480-hand file. Paused for the whole commentary (a minute on such a file, its parts taking
+    480-hand file. Paused for the whole commentary (the longest build, its parts taking
     turns with other builds), the collector would have been off that long process-wide;
     paused a part at a time, the replays outlived the first part's pause and the collections
     after it walked them anyway (0.6 s, then 0.9 s). Frozen, they are never walked, and the

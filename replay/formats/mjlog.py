@@ -80,7 +80,6 @@ def loads(text: str) -> GameRecord:
     return GameRecord("riichi", "mjlog", reader.out, meta, damaged=damaged)
 
 
-
 def _complete_tags(text: str) -> tuple[ET.Element | None, list[ET.Element]]:
     """The root and its children that were read whole before the text broke off (a pull
     parser reports each element as it closes; what follows the break is never reached)."""

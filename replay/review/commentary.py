@@ -31,6 +31,7 @@ from replay.replayer import (
     DAMAGED,
     Decision,
     Replay,
+    TableWalk,
     action_key,
     action_text,
     damage_reason,
@@ -382,32 +383,18 @@ def commentary_rows(replay: Replay, ranker: Evaluator, k: int = 3,
     one such move made the whole game's commentary a 422 in the viewer, and ended
     ``mjbot replay --commentary``."""
     rules = rules_for(replay.variant)
-    state = TableState(replay.variant, replay.seat)
+    table = TableWalk(replay)  # a hand it cannot follow: its moves skipped, up to the next start
+    state = table.state
     ahead = Lookahead(replay)  # the opponent models' features, many decisions at once
-    applied = 0
-    broken = False  # the hand in walk failed: its moves skipped, up to the next hand's start
     for n, d in enumerate(replay.decisions):
-        while applied < d.index:
-            event = replay.events[applied]
-            applied += 1
-            if broken and not isinstance(event, ev.RoundStarted | ev.GameStarted):
-                continue  # (a match log's next game: its seat and rules, as walk() reads)
-            try:
-                state.apply(event)
-                broken = False
-            except DAMAGED as exc:
-                if damaged is None:
-                    raise
-                damaged(applied - 1, damage_reason(exc))
-                broken = True
-        if not broken:
+        if table.to(d.index, damaged):
             try:
                 row = _row(replay, state, d, rules, ranker, k, ahead.estimate(n, state))
             except DAMAGED as exc:
                 if damaged is None:
                     raise
                 damaged(d.index, damage_reason(exc))
-                broken = True
+                table.broken = True
             else:
                 yield row
         if progress is not None:

@@ -97,7 +97,7 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
     total = len(replay.decisions)
     place = {id(d): i for i, d in enumerate(replay.decisions)}
     done = 0
-    for n, (d, state) in enumerate(walk(replay, noted_too=True)):
+    for n, (d, state) in enumerate(walk(replay)):
         legal = list(d.legal) or rules.legal_actions(state, d.request)
         try:
             evaluation = evaluator.evaluate(state, d.request, legal)

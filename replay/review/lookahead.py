@@ -25,8 +25,7 @@ from brain.opponents.models import OpponentEstimate
 from brain.opponents.view import OpponentInputs
 from brain.policies.mc.models import MissingModels, load_models
 from brain.state import TableState
-from protocols import events as ev
-from replay.replayer import DAMAGED, Replay
+from replay.replayer import DAMAGED, Replay, TableWalk
 
 CHUNK = 32  # decisions whose features are worked out together
 _FIELDS = [f.name for f in dataclasses.fields(OpponentInputs)]
@@ -38,10 +37,8 @@ class Lookahead:
 
     def __init__(self, replay: Replay) -> None:
         self.replay = replay
-        self.state = TableState(replay.variant, replay.seat)
-        self.applied = 0  # events this walk's table has taken
+        self.table = TableWalk(replay)  # the commentary's walk, on a table of its own
         self.walked = 0  # decisions looked at
-        self.broken = False
         # decision -> (its inputs, its three pairs' opponents, public and kind features)
         self.ready: dict[int, tuple[OpponentInputs, np.ndarray, np.ndarray, np.ndarray]] = {}
         try:
@@ -79,22 +76,11 @@ class Lookahead:
         table reads) and work out their features together."""
         replay, taken = self.replay, []
         for n in range(max(first, self.walked), min(first + CHUNK, len(replay.decisions))):
-            d = replay.decisions[n]
             self.walked = n + 1
-            while self.applied < d.index:
-                event = replay.events[self.applied]
-                self.applied += 1
-                if self.broken and not _starts(event):
-                    continue
-                try:
-                    self.state.apply(event)
-                    self.broken = False
-                except DAMAGED:
-                    self.broken = True
-            if self.broken:
+            if not self.table.to(replay.decisions[n].index, _passed):
                 continue
             try:
-                taken.append((n, OpponentInputs.from_state(self.state)))
+                taken.append((n, OpponentInputs.from_state(self.table.state)))
             except DAMAGED:
                 continue
         if not taken:
@@ -111,5 +97,5 @@ class Lookahead:
             self.ready[n] = (inputs, features.o[pairs], x[pairs], z[pairs])
 
 
-def _starts(event: Any) -> bool:
-    return isinstance(event, ev.RoundStarted | ev.GameStarted)
+def _passed(_index: int, _why: str) -> None:
+    """A hand the walk's table refuses: passed over (the commentary names it, on its own)."""

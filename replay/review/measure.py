@@ -126,7 +126,7 @@ def measure(replay_list: list[Replay], ranker: Evaluator, k: int = 3,
         rules = rules_for(rep.variant)
         # a damaged import's hand is left from its failing event, as its decisions were;
         # any other event the table refuses is noted in ``rep.damaged`` the same way
-        for d, state in walk(rep, noted_too=True):
+        for d, state in walk(rep):
             done += 1
             legal = list(d.legal) or rules.legal_actions(state, d.request)
             count(tally, ranker, state, d.request, legal, d.action, k)

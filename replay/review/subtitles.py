@@ -20,7 +20,7 @@ def subtitle_parts(replays: list[Replay], event_steps: list[tuple[int, int] | No
     timeline, the sentence, the prediction and whether the move was in it; a hand of one
     seat at a time (in the replays' order, not yet :func:`ordered`), each worked out as it
     is asked for: the viewer runs each part as a build of its own, so that a long game's
-    commentary (1,600 hands: some 35 s) gives its build slot up between hands rather than
+    commentary (1,600 hands: some 5 CPU s) gives its build slot up between hands rather than
     holding it from other viewers throughout. ``progress``: called after each decision (as
     :func:`commentary_rows`'); what it raises ends the build. ``damaged``: where given, a
     hand the table cannot follow (a damaged log's event or move) is skipped
