@@ -8,6 +8,7 @@ manifest, the others are imported as the whole file's are, and the exit status i
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -194,3 +195,21 @@ def test_a_file_replay_refuses_in_one_line_gets_no_pointer_to_replay(
         assert line.startswith(f"mjbot dataset import: {bad}: ") and line.endswith(
             "; left out, the other files imported"), line
         assert "mjbot replay" not in line, line
+
+
+def test_the_command_named_for_a_file_no_reader_takes_runs_as_given(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """In a folder whose name holds a space the hint said `mjbot replay /tmp/my logs/x`,
+    two files that are not there when pasted into a shell; the path is quoted as a shell
+    reads it (as `mjbot replay`'s own hint quotes it)."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    lines[5] = "<garbage>"
+    folder = tmp_path / "my logs"
+    folder.mkdir()
+    bad = folder / "bad.mjai.jsonl"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = mjbot_here(capsys, "dataset", "import", str(bad), str(MJAI_GAME), "--out",
+                     str(tmp_path / "ds"))
+    assert run.returncode == 1, run.stderr
+    hint = run.stderr.split("(`", 1)[1].split("`", 1)[0]
+    assert shlex.split(hint) == ["mjbot", "replay", str(bad)], run.stderr

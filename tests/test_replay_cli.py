@@ -660,6 +660,11 @@ def test_many_logs_with_unreadable_ones_show_every_readable_one(
     assert [s["summary"]["path"] for s in json.loads(r.stdout)] == [str(first), str(last)]
     alone = mjbot_here(capsys, "replay", str(notes))  # alone: every format's reason, as before
     assert alone.returncode == 2 and "tried:" in alone.stderr and "NYCU SGF" in alone.stderr
+    # none read: "the others shown" said of none
+    r = mjbot_here(capsys, "replay", str(notes), str(missing))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines()[-1] == (
+        "mjbot replay: 2 of 2 files not read (each named above); none shown")
 
 
 def test_the_command_named_for_an_unreadable_file_runs_as_given(

@@ -160,8 +160,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"mjbot replay: --predictor {args.predictor} gave no answer on {unranked} "
               "move(s): their commentary has no prediction", file=sys.stderr)
     if unreadable:  # said where each was met; counted here, after the rest of the output
+        rest = "the others shown" if unreadable < len(args.logs) else "none shown"
         print(f"mjbot {args.command_path}: {unreadable} of {len(args.logs)} files not read "
-              "(each named above); the others shown", file=sys.stderr)
+              f"(each named above); {rest}", file=sys.stderr)
         return 2
     return 1 if failed or unranked or damaged else 0
 

@@ -11,6 +11,7 @@ come from the same code as self-play. The player of every decision is "recorded"
 
 from __future__ import annotations
 
+import shlex
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -62,8 +63,8 @@ def read_game(path: Path) -> GameRecord:
         loaded = formats.read(data, path)
     except RecordError as exc:
         first = str(exc).splitlines()[0].removesuffix("; tried:")
-        raise Unreadable(f"{path}: {first}" + (f" (`mjbot replay {path}` says why each "
-                             "format refused it)" if isinstance(exc, formats.UnknownFormat)
+        raise Unreadable(f"{path}: {first}" + (f" (`mjbot replay {shlex.quote(str(path))}` says "
+                             "why each format refused it)" if isinstance(exc, formats.UnknownFormat)
                              # only where replay has more to say than this one line
                              and "\n" in str(exc) else "")) from None
     record = loaded.record
