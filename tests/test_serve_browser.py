@@ -10,16 +10,22 @@ pages), and saves screenshots into the test's folder; another test opens the das
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
 import signal
+import threading
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from adapter.serve.status import StatusServer
+from adapter.serve.viewcache import BuildCache
+from adapter.serve.viewer import VIEW_CACHE
 from tests.cdp import Browser, Chromium, find_chromium
 from tests.narrowing import searched
 from tests.serve_helpers import ServeProcess, mjbot_view
@@ -610,3 +616,55 @@ def test_a_damaged_hand_says_what_was_damaged(browser: Browser, tmp_path: Path,
         assert "its first entry x is not [round, repeats, deposits]" in said[tenhou6.name]
         assert browser.evaluate("document.querySelectorAll('#hand-select option')[1]"
                                 ".textContent") == "2. round unknown · damaged"
+
+
+@contextmanager
+def viewer_in_thread(logs: Path) -> Iterator[tuple[str, asyncio.AbstractEventLoop, BuildCache]]:
+    """The viewer `mjbot view` serves, on loopback in a thread of this process, so that a test
+    can set its build cache's bounds as it runs: the URL, the server's loop, the cache."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    server = StatusServer(roots=[str(logs)])
+    try:
+        url = asyncio.run_coroutine_threadsafe(server.start("127.0.0.1", 0), loop).result(10)
+        assert server.runner is not None
+        yield url, loop, server.runner.app[VIEW_CACHE]
+    finally:
+        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+
+
+def test_a_busy_viewer_is_asked_again_after_its_retry_after(
+        browser: Browser, played: Path, tmp_path: Path) -> None:
+    """A 503 (the viewer's build queue full) or a 429 (this client's share queued) says
+    `Retry-After: 1`; the page showed it as an error ("cannot open this game: 503 ..."). Now
+    it waits that second and asks again, a line saying so meanwhile, and shows the game once
+    a slot is free; a viewer still busy after its tries is the error."""
+    logs = tmp_path / "logs"
+    copies = copy_games(played, logs, ["riichi", "mcr"])
+    ids = {v: "0~" + "~".join(p.relative_to(logs).parts) for v, p in copies.items()}
+
+    def set_waiting(cache: BuildCache, n: int) -> None:
+        loop.call_soon_threadsafe(setattr, cache, "max_waiting", n)
+
+    with viewer_in_thread(logs) as (url, loop, cache):
+        set_waiting(cache, 0)  # every new build refused: a 503 with Retry-After: 1
+        browser.navigate(url + "games/" + ids["riichi"])
+        browser.wait_for("!document.getElementById('busy').hidden")
+        assert text(browser, "#busy") == "the viewer is busy, asking again…"
+        assert "cannot open" not in text(browser, "#game-info")
+        set_waiting(cache, 32)
+        step_shown(browser, 1, 1)
+        assert browser.evaluate("document.getElementById('busy').hidden")
+        assert "riichi" in text(browser, "#game-info")
+
+        set_waiting(cache, 0)  # refused every time: the error, after its tries
+        refused = cache.refused
+        browser.navigate(url + "games/" + ids["mcr"])
+        browser.wait_for("document.getElementById('game-info').textContent"
+                         ".startsWith('cannot open this game: 503')", 30)
+        assert cache.refused - refused == 5  # the first ask and four more
+        assert browser.evaluate("document.getElementById('busy').hidden")

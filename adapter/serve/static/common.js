@@ -9,13 +9,47 @@ function withToken(path) {
   return path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(TOKEN);
 }
 
+// A 429 (this client's share of the viewer's builds queued) or a 503 (the viewer busy) that
+// says when to ask again (Retry-After) is asked again then, up to BUSY_TRIES times, with a
+// line on the page (#busy, where the page has one) while it waits; past that, its error.
+const BUSY_TRIES = 4;
+const BUSY_WAIT_S = 30;  // the longest Retry-After waited for
+let busyWaits = 0;
+
+function showBusy(delta) {
+  busyWaits += delta;
+  const line = document.getElementById("busy");
+  if (!line) return;
+  line.hidden = busyWaits === 0;
+  line.textContent = busyWaits ? "the viewer is busy, asking again…" : "";
+}
+
+function pause(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal && signal.aborted) { reject(signal.reason); return; }
+    const timer = setTimeout(resolve, ms);
+    if (signal) signal.addEventListener("abort", () => { clearTimeout(timer); reject(signal.reason); }, { once: true });
+  });
+}
+
 async function getJSON(path, signal) {
   const headers = TOKEN ? { Authorization: "Bearer " + TOKEN } : {};
-  const response = await fetch(path, { headers, cache: "no-store", signal });
-  if (!response.ok) {
+  for (let tried = 0; ; tried++) {
+    const response = await fetch(path, { headers, cache: "no-store", signal });
+    if (response.ok) return response.json();
+    const after = Number(response.headers.get("Retry-After") ?? NaN);
+    if ((response.status === 429 || response.status === 503) && tried < BUSY_TRIES &&
+        Number.isFinite(after) && after >= 0) {
+      showBusy(1);
+      try {
+        await pause(Math.min(after, BUSY_WAIT_S) * 1000, signal);
+      } finally {
+        showBusy(-1);
+      }
+      continue;
+    }
     throw new Error(response.status + " " + (await response.text()));
   }
-  return response.json();
 }
 
 function el(tag, attrs, ...children) {
