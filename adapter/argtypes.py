@@ -136,6 +136,10 @@ class OneLineParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.usage_errors = usage_errors or UsageErrors()
         self.command = command  # a (sub)command's parser, made by add_subparsers
+        # the dest of a nargs="*" positional that takes the words given after an option too
+        # (argparse gives it only those before the first: `review a --seat 1 b` left "b"
+        # an unrecognized argument)
+        self.rest: str | None = None
 
     def add_subparsers(self, **kwargs: Any) -> Any:
         kwargs.setdefault("parser_class", functools.partial(
@@ -151,6 +155,10 @@ class OneLineParser(argparse.ArgumentParser):
         refused by the parser it was given to, ``mjbot``'s (the command's, it was said
         where it had never been given)."""
         parsed, extra = super().parse_known_args(args, namespace)
+        if extra and self.rest is not None:
+            words = [e for e in extra if not e.startswith("-")]
+            setattr(parsed, self.rest, [*(getattr(parsed, self.rest, None) or []), *words])
+            extra = [e for e in extra if e.startswith("-")]
         if extra and self.command:
             self.error(f"unrecognized arguments: {' '.join(extra)}")
         return parsed, extra

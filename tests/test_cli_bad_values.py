@@ -678,3 +678,16 @@ def test_review_of_several_games_says_it_reviews_one(capsys):
     assert run.stderr.strip() == (f"mjbot review: reviews one GAME at a time, and 3 were given "
                                   f"({GAME}, b.json, ...): review each alone; `mjbot replay` "
                                   "shows many")
+
+
+def test_review_of_a_second_game_after_an_option_says_it_reviews_one(capsys):
+    """`mjbot review a --seat 1 b`: argparse gives review's extra GAMEs only the words before
+    the first option, so "b" was its "unrecognized arguments: b" and usage. It is now the one
+    line `review a b` gets; an unknown option among them is still refused as one."""
+    run = mjbot_here(capsys, "review", GAME, "--seat", "1", "b.json", "--policy", "rulebased")
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.strip() == (f"mjbot review: reviews one GAME at a time, and 2 were given "
+                                  f"({GAME}, b.json): review each alone; `mjbot replay` shows "
+                                  "many")
+    bogus = mjbot_here(capsys, "review", GAME, "--seat", "1", "b.json", "--bogus")
+    assert bogus.returncode == 2 and "unrecognized arguments: --bogus" in bogus.stderr

@@ -23,6 +23,7 @@ def register(sub: Any) -> None:
     # `mjbot review logs/*`: the files after the first, refused by name (argparse said only
     # "unrecognized arguments: " and every one of them)
     r.add_argument("more", nargs="*", help=argparse.SUPPRESS)
+    r.rest = "more"  # and those after an option (`review a --seat 1 b`)
     r.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
                    help="whose decisions (imports: default 0; own logs: the bot's seat)")
     r.add_argument("--policy", default="mc", help="mc (expected points), rulebased (ranks), "
