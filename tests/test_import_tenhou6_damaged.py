@@ -43,12 +43,17 @@ def _start_tile(log: list[Any]) -> None:
     log[4 + 3 * 2][0] = 0  # seat 2's starting hand: 0 is no tile code
 
 
+def _win_without_entry(log: list[Any]) -> None:
+    log[16] = ["和了"]  # the win marker alone: read as an unfinished hand
+
+
 # entry edited -> what the note says was wrong
 EDITS = {
     "discard": (2, _seat1_discard, "bad tile code 99 in log[2]"),
     "scores": (0, _scores, "log[0]: its scores [25000, 25000, 'a', 25000] are not four whole"),
     "round": (1, _round, "log[1]: its first entry x is not [round, repeats, deposits]"),
     "start": (1, _start_tile, "bad tile code 0 in log[1]"),
+    "win": (1, _win_without_entry, "log[1]: a win result with no win entry: ['和了']"),
 }
 
 

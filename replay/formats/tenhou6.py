@@ -224,6 +224,12 @@ class _Hand:
         self.takes = [list(data[5 + 3 * s]) for s in range(4)]
         self.gives = [list(data[6 + 3 * s]) for s in range(4)]
         self.result = data[16]
+        res = self.result
+        # ["和了"] (or a win's deltas without its entry) was read as a hand cut short; checked
+        # here, before the moves, whose tries of a call would take it for a misfit call
+        if isinstance(res, list) and res[:1] == ["和了"] and (len(res) < 3 or len(res) % 2 == 0):
+            raise RecordError(f"tenhou6: {where}: a win result with no win entry: "
+                              f"{str(res)[:80]}")
         self.ti = [0, 0, 0, 0]
         self.gi = [0, 0, 0, 0]
         self.dora_shown = 1
