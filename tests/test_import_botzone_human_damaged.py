@@ -56,3 +56,34 @@ def test_a_file_none_of_whose_games_reads_is_refused_whole(tmp_path: Path) -> No
     path = _edited(tmp_path, [0, 1, 2])
     with pytest.raises(RecordError, match=r"^botzone human: bad tile 'Z9' in line 1"):
         botzone_human.loads(path.read_text(encoding="utf-8"))
+
+
+def _lacks_actions(line: str) -> str:
+    game = json.loads(line)
+    del game["actions"]
+    return json.dumps(game)
+
+
+@pytest.mark.parametrize(("edit", "why"), [
+    (_lacks_actions, "line 2 is not a preprocessed game (an object with round_wind, "
+                     "first_player, tiles, actions; it lacks actions)"),
+    (lambda line: line[:40], "line 2 is not JSON ("),
+], ids=["lacks-a-key", "not-json"])
+def test_a_line_that_is_no_game_is_left_out_alone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, why: str) -> None:
+    """A line that is valid JSON but lacks one of the four keys, or is not JSON and is not
+    the file's last (a file cut short), refused the whole file (exit 2, the other games
+    lost): it is now that game left out, named with its line, as a bad tile is."""
+    lines = BOTZONE_HUMAN_GAMES.read_text(encoding="utf-8").splitlines()
+    lines[1] = edit(lines[1])
+    path = tmp_path / "edited.json"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, good = _summary(capsys, BOTZONE_HUMAN_GAMES)
+    code, bad = _summary(capsys, path)
+    assert code == 1
+    (note,) = bad["notes"]
+    assert note.startswith("hand 2 (round unknown) cannot be followed from event ")
+    assert f"at line 2: {why}" in note, note
+    assert bad["hands"][0] == good["hands"][0] and bad["hands"][1]["damaged"]
+    for key in ("discards", "calls", "results", "decisions"):
+        assert bad["hands"][2][key] == good["hands"][2][key], key

@@ -50,7 +50,8 @@ ACTION_FORMS = "[0], [2, t], [3, 'mid t'], [4, t], [5], [5, t], [6] or [7]"
 def loads(text: str) -> GameRecord:
     """Every game of the file (one per line) as one hand of the record; the scores run on
     from game to game (each game's payments as Botzone's, the total the file's)."""
-    games: list[tuple[int, dict[str, Any]]] = []
+    # each line's game, or why it is none (that game alone left out, below)
+    games: list[tuple[int, dict[str, Any] | str]] = []
     text = text.removeprefix("\ufeff")  # a byte-order mark an editor put in front
     lines = text.splitlines()
     cut = ""
@@ -67,10 +68,15 @@ def loads(text: str) -> GameRecord:
                 # a file cut inside its last line: the whole games before it still read
                 cut = f"line {n} ends inside its game: the {len(games)} games before it are read"
                 break
-            raise RecordError(f"botzone human: line {n} is not JSON ({exc})") from None
+            # one line not JSON refused the whole file, every other game lost
+            games.append((n, f"line {n} is not JSON ({exc})"))
+            continue
         if not isinstance(game, dict) or any(k not in game for k in KEYS):
-            raise RecordError(f"botzone human: line {n} is not a preprocessed game (an object "
-                              f"with {', '.join(KEYS)})")
+            lacks = [k for k in KEYS if k not in game] if isinstance(game, dict) else []
+            games.append((n, f"line {n} is not a preprocessed game (an object with "
+                             f"{', '.join(KEYS)}" + (f"; it lacks {', '.join(lacks)})"
+                                                     if lacks else ")")))
+            continue
         games.append((n, game))
     if not games:
         raise RecordError("botzone human: no game in the file")
@@ -80,6 +86,8 @@ def loads(text: str) -> GameRecord:
     totals = [0, 0, 0, 0]
     for n, game in games:
         try:
+            if isinstance(game, str):
+                raise RecordError(f"botzone human: {game}")
             events = _Game(game, f"line {n}").events(tuple(totals))
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             # that game (a hand of the record) alone is left out: one bad tile name
