@@ -85,17 +85,20 @@ def test_a_refused_start_refuses_the_file_in_one_line() -> None:
 def test_a_refused_line_after_a_hands_end_loses_no_hand(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A line refused between two hands that sets nothing up (a move after the hand's end)
-    is named with its line; both hands read whole."""
+    is named with its line, a notice of the finished hand; both hands read whole, and sound:
+    the finished hand was marked damaged for it (the viewer's "· damaged", replay's note and
+    exit 1), its moves and result read whole."""
     lines = _two_hands()
     whole = _write(tmp_path, lines, "whole.log")
     at = [n for n, line in enumerate(lines) if line.startswith("/initGame")][1]
     lines.insert(at, "/throw 2 999")
     code, good = _summary(capsys, whole)
     code, bad = _summary(capsys, _write(tmp_path, lines, "edited.log"))
-    assert code == 1
-    (note,) = bad["notes"]
-    assert f"at line {at + 1}: the line could not be read: bad tile id" in note, note
+    assert code == 0 and bad["notes"] == []
+    (notice,) = bad["hands"][0]["notices"]
+    assert notice.startswith(f"line {at + 1}: bad tile id"), notice
     for n in range(2):
+        assert "damaged" not in bad["hands"][n], n
         for key in ("discards", "calls", "results", "decisions"):
             assert bad["hands"][n][key] == good["hands"][n][key], (n, key)
 

@@ -242,7 +242,9 @@ def loads(text: str, tiles: T.NtpuTiles | None = None) -> GameRecord:
                 lines.append(n)
                 hand.open, skipping, pending = False, True, None
             else:  # the notice says which line; the damage is named at it
-                damaged[len(events)] = f"the line could not be read: {exc}"
+                if hand.open:  # after a hand's end its moves and result were read whole:
+                    # a notice alone (it marked the finished hand damaged)
+                    damaged[len(events)] = f"the line could not be read: {exc}"
                 events.append(ev.PlatformNotice(why))
                 lines.append(n)
                 hand.open, skipping = False, hand.open
