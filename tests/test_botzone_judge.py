@@ -487,12 +487,15 @@ def test_a_kept_bots_lines_past_its_marker_are_kept_for_its_next_turn():
         bot.close()
 
 
-# PLAYS_ITS_DRAWS that prints its answer to its first draw twice, each copy a whole turn
+# PLAYS_ITS_DRAWS that prints its answer to its first draw twice, each copy a whole turn,
+# both in one write: written apart, the copy could come after the judge's next request, and
+# a turn printed after a request is that request's answer to any reader (a WA, by timing)
 PRINTS_A_TURN_TWICE = PLAYS_ITS_DRAWS.replace(
     "        print(answer(line.strip())); print('" + KEEP_RUNNING + "', flush=True)\n",
-    "        print(answer(line.strip())); print('" + KEEP_RUNNING + "', flush=True)\n"
-    "        if line.startswith('2 ') and not globals().get('twice'):\n"
-    "            twice = True\n"
+    "        twice = line.startswith('2 ') and not globals().get('done')\n"
+    "        print(answer(line.strip())); print('" + KEEP_RUNNING + "', flush=not twice)\n"
+    "        if twice:\n"
+    "            done = True\n"
     "            print('PASS'); print('" + KEEP_RUNNING + "', flush=True)\n")
 
 
