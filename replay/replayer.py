@@ -515,7 +515,12 @@ def derive_decisions(record: GameRecord, seat: int, view: list[Any] | None = Non
         if isinstance(seen, ev.RoundStarted):
             hidden = not seen.hand
             progress.check()  # a long import's read given up between two hands
-        if turn is not None and not sound(e):
+        unsound: StateError | None = None  # one check, for the decision and for the table
+        try:
+            check_event(e)
+        except StateError as exc:
+            unsound = exc
+        if turn is not None and unsound is not None:
             turn = None  # a move that names no tile is no decision: check_event says why
         if turn is not None:
             action = _turn_action(e, seat, riichi)
@@ -532,7 +537,8 @@ def derive_decisions(record: GameRecord, seat: int, view: list[Any] | None = Non
             elif isinstance(e, ev.RiichiDeclared) and e.seat == seat:
                 riichi = True
         try:
-            check_event(e)
+            if unsound is not None:
+                raise unsound
             state.apply(seen)
             if (isinstance(e, ev.TileDrawn) and e.seat == seat) or (
                     isinstance(e, ev.MeldCalled) and e.seat == seat
