@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import logging
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog
@@ -59,3 +62,11 @@ def mjbot_captured(*args: str) -> subprocess.CompletedProcess[str]:
     with logging_restored(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = _exit_status(args)
     return subprocess.CompletedProcess(["mjbot", *args], code, out.getvalue(), err.getvalue())
+
+
+def replay_summary(capsys: pytest.CaptureFixture[str], path: Path
+                   ) -> tuple[int, dict[str, Any]]:
+    """`mjbot replay --json PATH`'s exit status and summary, no traceback on its stderr."""
+    run = mjbot_here(capsys, "replay", "--json", str(path))
+    assert "Traceback" not in run.stderr
+    return run.returncode, json.loads(run.stdout)["summary"]

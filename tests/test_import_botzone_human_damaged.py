@@ -14,7 +14,7 @@ import pytest
 
 from replay.formats import botzone_human
 from replay.record import RecordError
-from tests.in_process import mjbot_here
+from tests.in_process import replay_summary
 from tests.shared_data import BOTZONE_HUMAN_GAMES
 
 
@@ -29,17 +29,11 @@ def _edited(tmp_path: Path, lines_to_damage: list[int]) -> Path:
     return path
 
 
-def _summary(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict[str, Any]]:
-    run = mjbot_here(capsys, "replay", "--json", str(path))
-    assert "Traceback" not in run.stderr
-    return run.returncode, json.loads(run.stdout)["summary"]
-
-
 def test_one_damaged_game_is_left_out_and_named_the_others_read(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, good = _summary(capsys, BOTZONE_HUMAN_GAMES)
+    code, good = replay_summary(capsys, BOTZONE_HUMAN_GAMES)
     assert code == 0 and len(good["hands"]) == 3 and good["final_scores"]
-    code, bad = _summary(capsys, _edited(tmp_path, [1]))
+    code, bad = replay_summary(capsys, _edited(tmp_path, [1]))
     assert code == 1
     (note,) = bad["notes"]
     assert note.startswith("hand 2 (round unknown) cannot be followed from event ")
@@ -78,8 +72,8 @@ def test_a_line_that_is_no_game_is_left_out_alone(
     lines[1] = edit(lines[1])
     path = tmp_path / "edited.json"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    code, good = _summary(capsys, BOTZONE_HUMAN_GAMES)
-    code, bad = _summary(capsys, path)
+    code, good = replay_summary(capsys, BOTZONE_HUMAN_GAMES)
+    code, bad = replay_summary(capsys, path)
     assert code == 1
     (note,) = bad["notes"]
     assert note.startswith("hand 2 (round unknown) cannot be followed from event ")

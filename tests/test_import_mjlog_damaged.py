@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from replay.formats import mjlog
 from replay.record import RecordError
-from tests.in_process import mjbot_here
+from tests.in_process import mjbot_here, replay_summary
 from tests.shared_data import DATA
 
 GAME = DATA / "tenhou" / "dnovikoff_mjlog" / "example.xml"  # nine hands
@@ -35,12 +34,6 @@ def _edited(tmp_path: Path, hand: int, what: str) -> Path:
     return path
 
 
-def _summary(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict[str, Any]]:
-    run = mjbot_here(capsys, "replay", "--json", str(path))
-    assert "Traceback" not in run.stderr
-    return run.returncode, json.loads(run.stdout)["summary"]
-
-
 @pytest.mark.parametrize("hand, what, why", [
     (1, "discard", "bad <D999> (bad Tenhou tile id 999)"),
     (2, "init", "bad <INIT> (invalid literal for int()"),
@@ -48,9 +41,9 @@ def _summary(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict[
 def test_one_damaged_hand_is_left_out_and_named_the_others_read(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], hand: int, what: str,
         why: str) -> None:
-    code, good = _summary(capsys, GAME)
+    code, good = replay_summary(capsys, GAME)
     assert code == 0 and len(good["hands"]) == 9 and not good["notes"]
-    code, bad = _summary(capsys, _edited(tmp_path, hand, what))
+    code, bad = replay_summary(capsys, _edited(tmp_path, hand, what))
     assert code == 1
     (note,) = bad["notes"]
     assert note.startswith(f"hand {hand + 1} (") and why in note, note

@@ -5,15 +5,13 @@ it sets up) is left out alone, named with the line, and the others read."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from replay.formats import ntpu_log
 from replay.record import RecordError
-from tests.in_process import mjbot_here
+from tests.in_process import replay_summary
 from tests.shared_data import LAB_REFEREE
 
 FIRST = LAB_REFEREE / "MJServerLog_1795525321_Player1.log"  # one hand each, seat 1
@@ -32,12 +30,6 @@ def _write(tmp_path: Path, lines: list[str], name: str) -> Path:
     return path
 
 
-def _summary(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict[str, Any]]:
-    run = mjbot_here(capsys, "replay", "--json", str(path))
-    assert "Traceback" not in run.stderr
-    return run.returncode, json.loads(run.stdout)["summary"]
-
-
 @pytest.mark.parametrize("hand", [0, 1])
 def test_a_refused_line_leaves_its_hand_out_alone(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], hand: int) -> None:
@@ -47,9 +39,9 @@ def test_a_refused_line_leaves_its_hand_out_alone(
     at = next(n for n in range(starts[hand], len(lines)) if lines[n].startswith("/throw 2 "))
     lines[at] = "/throw 2 999"  # no tile has id 999
     path = _write(tmp_path, lines, "edited.log")
-    code, good = _summary(capsys, whole)
+    code, good = replay_summary(capsys, whole)
     assert code == 0 and len(good["hands"]) == 2 and good["hands"][1]["results"]
-    code, bad = _summary(capsys, path)
+    code, bad = replay_summary(capsys, path)
     assert code == 1
     (note,) = bad["notes"]
     assert note.startswith(f"hand {hand + 1} (E1-0) cannot be followed from event ")
@@ -65,8 +57,8 @@ def test_a_refused_line_between_hands_leaves_the_hand_it_sets_up_out(
     whole = _write(tmp_path, lines, "whole.log")
     at = [n for n, line in enumerate(lines) if line.startswith("/initGame")][1]
     lines[at] = "/initGame East Nowhere 1 1 0"
-    code, good = _summary(capsys, whole)
-    code, bad = _summary(capsys, _write(tmp_path, lines, "edited.log"))
+    code, good = replay_summary(capsys, whole)
+    code, bad = replay_summary(capsys, _write(tmp_path, lines, "edited.log"))
     assert code == 1
     (note,) = bad["notes"]
     assert note.startswith("hand 2 (E1-0) cannot be followed from event ")
@@ -92,8 +84,8 @@ def test_a_refused_line_after_a_hands_end_loses_no_hand(
     whole = _write(tmp_path, lines, "whole.log")
     at = [n for n, line in enumerate(lines) if line.startswith("/initGame")][1]
     lines.insert(at, "/throw 2 999")
-    code, good = _summary(capsys, whole)
-    code, bad = _summary(capsys, _write(tmp_path, lines, "edited.log"))
+    code, good = replay_summary(capsys, whole)
+    code, bad = replay_summary(capsys, _write(tmp_path, lines, "edited.log"))
     assert code == 0 and bad["notes"] == []
     (notice,) = bad["hands"][0]["notices"]
     assert notice.startswith(f"line {at + 1}: bad tile id"), notice
@@ -120,8 +112,8 @@ def test_a_refused_deal_leaves_the_hand_it_deals_out_alone(
     whole = _write(tmp_path, lines, "whole.log")
     at = [n for n, line in enumerate(lines) if line.startswith("/initCard")][hand]
     lines[at] = _bad_deal(lines[at])
-    code, good = _summary(capsys, whole)
-    code, bad = _summary(capsys, _write(tmp_path, lines, "edited.log"))
+    code, good = replay_summary(capsys, whole)
+    code, bad = replay_summary(capsys, _write(tmp_path, lines, "edited.log"))
     assert code == 1
     (note,) = bad["notes"]
     assert note.startswith(f"hand {hand + 1} (")
@@ -143,9 +135,9 @@ def test_a_refused_hand_setup_and_deal_cost_that_hand_alone(
     deal = [n for n, line in enumerate(lines) if line.startswith("/initCard")][1]
     lines[setup] = "/initGame East Nowhere 1 1 0"
     lines[deal] = _bad_deal(lines[deal])
-    code, good = _summary(capsys, whole)
+    code, good = replay_summary(capsys, whole)
     assert code == 0 and len(good["hands"]) == 3
-    code, bad = _summary(capsys, _write(tmp_path, lines, "edited.log"))
+    code, bad = replay_summary(capsys, _write(tmp_path, lines, "edited.log"))
     assert code == 1
     (note,) = bad["notes"]
     assert note.startswith("hand 2 (") and f"line {setup + 1}: unknown wind 'Nowhere'" in note

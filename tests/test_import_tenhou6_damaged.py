@@ -19,7 +19,7 @@ from replay.dataset.imports import record_block
 from replay.formats import tenhou6
 from replay.record import RecordError
 from replay.replayer import from_record
-from tests.in_process import mjbot_here
+from tests.in_process import mjbot_here, replay_summary
 from tests.shared_data import DATA
 from tests.test_import_damaged import shard_arrays
 
@@ -65,20 +65,14 @@ def _edited(tmp_path: Path, entry: int, edit: Any) -> Path:
     return path
 
 
-def _summary(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict[str, Any]]:
-    run = mjbot_here(capsys, "replay", "--json", str(path))
-    assert "Traceback" not in run.stderr
-    return run.returncode, json.loads(run.stdout)["summary"]
-
-
 @pytest.mark.parametrize("case", EDITS, ids=list(EDITS))
 def test_one_damaged_hand_is_left_out_and_named_the_others_read(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str) -> None:
     entry, edit, why = EDITS[case]
     path = _edited(tmp_path, entry, edit)
-    code, good = _summary(capsys, GAME)
+    code, good = replay_summary(capsys, GAME)
     assert code == 0 and not good["notes"]
-    code, bad = _summary(capsys, path)
+    code, bad = replay_summary(capsys, path)
     assert code == 1
     assert len(bad["hands"]) == len(good["hands"]) == 3
     (note,) = bad["notes"]
@@ -113,8 +107,8 @@ def test_a_file_in_lines_names_the_line(tmp_path: Path,
     lines[3] = json.dumps(obj, ensure_ascii=False)
     path = tmp_path / "lines.json"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    code, good = _summary(capsys, IN_LINES)
-    code, bad = _summary(capsys, path)
+    code, good = replay_summary(capsys, IN_LINES)
+    code, bad = replay_summary(capsys, path)
     assert code == 1
     (note,) = bad["notes"]
     assert note.startswith("hand 4 (") and "bad tile code 77 in line 4 log[0]" in note, note
@@ -153,7 +147,7 @@ def test_a_file_in_lines_cut_after_a_damaged_hand_still_says_it_is_cut(
     lines = [*lines[:6], json.dumps(obj, ensure_ascii=False), lines[7][:50]]
     path = tmp_path / "cut.json"
     path.write_text("\n".join(lines), encoding="utf-8")
-    code, bad = _summary(capsys, path)
+    code, bad = replay_summary(capsys, path)
     assert code == 1
     damaged, cut = bad["notes"]
     assert damaged.startswith("hand 7 (round unknown) ") and "line 7 log[0]" in damaged
