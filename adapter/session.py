@@ -227,7 +227,7 @@ def record_answer(answer: Answer, request: ev.DecisionRequest, summary: SessionS
     if game_log is not None:
         game_log.decision(request, answer.legal, answer.action, answer.policy,
                           answer.candidates, answer.elapsed, answer.fallback,
-                          source=answer.source, work=answer.work)
+                          source=answer.source, work=answer.work, fallback_kind=kind)
     return answer
 
 

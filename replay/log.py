@@ -2,8 +2,8 @@
 
 Frames are msgpack maps with a kind ``"k"``: ``header``, ``rx`` (a raw inbound message as
 received), ``event`` (an internal event parsed from it), ``decision`` (request, legal set, chosen
-action, policy, top candidates, time spent, fallback), ``tx`` (a raw outbound message), ``hand``
-(a hand ended: the point where the file is fsynced) and ``footer``.
+action, policy, top candidates, time spent, fallback and its kind), ``tx`` (a raw outbound
+message), ``hand`` (a hand ended: the point where the file is fsynced) and ``footer``.
 
 The writer appends and flushes every frame, so a process killed at any moment leaves a file
 whose every complete frame reads back; it fsyncs at the end of each hand and at close. The reader
@@ -99,7 +99,10 @@ class EventFrame:
 class DecisionFrame:
     """One answered request. ``candidates``: the policy's best few actions with its scores;
     ``elapsed``: seconds from request to answer; ``fallback``: why the policy's own answer was
-    not played ("" when it was); ``source``: what answered (brain/anytime.py: "policy",
+    not played ("" when it was), for people; ``fallback_kind``: its kind, for what counts
+    (brain/tally.py's FallbackKind value: "not-ready", "late", "failed", "illegal", "table";
+    "" when the policy's own answer was played, and in logs from before it was recorded: a
+    newer mjbot's kind is kept as written); ``source``: what answered (brain/anytime.py: "policy",
     "best_so_far", "forced", "fallback-<policy>", "fallback-best-so-far",
     "fallback-safest"; "" in logs from before it was recorded, and at the local table);
     ``work``: the work the played answer reports (e.g. playouts; 0 when none)."""
@@ -115,6 +118,7 @@ class DecisionFrame:
     seat: int | None = None  # whose decision, in a full-information log (the local table)
     source: str = ""
     work: int = 0
+    fallback_kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -149,6 +153,7 @@ def _frame_to_map(frame: Any) -> dict[str, Any]:
             **({"seat": frame.seat} if frame.seat is not None else {}),
             **({"source": frame.source} if frame.source else {}),
             **({"work": frame.work} if frame.work else {}),
+            **({"fallback_kind": frame.fallback_kind} if frame.fallback_kind else {}),
         }
     if isinstance(frame, HandEndFrame):
         return {"k": "hand", "t": frame.t}
@@ -188,6 +193,7 @@ def _map_to_frame(data: Any, ignored: Counter[str] | None = None) -> Any:
                 seat=None if data.get("seat") is None else int(data["seat"]),
                 source=str(data.get("source", "")),
                 work=int(data.get("work", 0)),
+                fallback_kind=str(data.get("fallback_kind", "")),
             )
         if kind == "hand":
             return HandEndFrame(float(data["t"]))
@@ -418,9 +424,10 @@ class GameLogWriter:
     def decision(self, request: ev.DecisionRequest, legal: Iterable[Any], action: Any,
                  policy: str = "", candidates: Iterable[tuple[Any, float]] = (),
                  elapsed: float = 0.0, fallback: str = "", seat: int | None = None,
-                 source: str = "", work: int = 0) -> None:
+                 source: str = "", work: int = 0, fallback_kind: str = "") -> None:
         frame = DecisionFrame(self._clock(), request, tuple(legal), action, policy,
-                              tuple(candidates), elapsed, fallback, seat, source, work)
+                              tuple(candidates), elapsed, fallback, seat, source, work,
+                              fallback_kind)
         self._write(_frame_to_map(frame))
 
     def end_hand(self) -> None:

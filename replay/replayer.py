@@ -56,6 +56,7 @@ class Decision:
     policy: str = ""
     elapsed: float | None = None
     fallback: str = ""
+    fallback_kind: str = ""  # the log's (DecisionFrame.fallback_kind): "" where not recorded
 
 
 @dataclass
@@ -384,7 +385,7 @@ def _from_own_log(log: GameLog, seat: int | None) -> Replay:
                 ask()
         elif isinstance(f, DecisionFrame):
             decisions.append(Decision(len(events), f.request, f.legal, f.action, f.policy,
-                                      f.elapsed, f.fallback))
+                                      f.elapsed, f.fallback, f.fallback_kind))
     events = formats.own_log_events(header.platform, events)
     own = header.seat if header.seat is not None else 0
     for e in events:
@@ -454,7 +455,7 @@ def _from_table_log(log: GameLog, seat: int) -> Replay:
                 ask()
         elif isinstance(f, DecisionFrame) and f.seat == seat:
             decisions.append(Decision(len(events), f.request, f.legal, f.action, f.policy,
-                                      f.elapsed, f.fallback))
+                                      f.elapsed, f.fallback, f.fallback_kind))
     record = GameRecord(header.variant, "local", events, {"players": 4})
     notes = []
     if (newer := log.newer_note()) is not None:
@@ -828,7 +829,10 @@ def _add_decision(hand: dict[str, Any], d: Decision) -> None:
     if d.elapsed is not None:
         hand["decision_times"].append(d.elapsed)
     if d.fallback:
-        hand["fallbacks"].append({"action": action_text(d.action), "why": d.fallback})
+        # its kind (brain/tally.py's FallbackKind value) as the log gives it; None in a log
+        # from before it was recorded
+        hand["fallbacks"].append({"action": action_text(d.action), "why": d.fallback,
+                                  "kind": d.fallback_kind or None})
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -882,7 +886,8 @@ def format_summary(summary: dict[str, Any]) -> str:
             lines.append(f"    time    {h['decisions']} decisions, median "
                          f"{h['time_median_ms']} ms, max {h['time_max_ms']} ms")
         for f in h["fallbacks"]:
-            lines.append(f"    FALLBACK {f['action']} ({f['why']})")
+            kind = f"{f['kind']}: " if f.get("kind") else ""
+            lines.append(f"    FALLBACK {f['action']} ({kind}{f['why']})")
     if summary["final_scores"] is not None:
         lines.append(f"final scores {summary['final_scores']}")
     if summary.get("unfinished"):

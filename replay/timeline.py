@@ -281,7 +281,7 @@ def decision_view(d: DecisionFrame, seat: int | None) -> dict[str, Any]:
     return {"seat": d.seat if d.seat is not None else seat, "kind": d.request.kind,
             "action": action_text(d.action), "policy": d.policy,
             "elapsed_ms": round(d.elapsed * 1000, 3), "fallback": d.fallback,
-            "legal": len(d.legal),
+            "fallback_kind": d.fallback_kind, "legal": len(d.legal),
             "candidates": [[action_text(a), round(s, 4)] for a, s in d.candidates]}
 
 

@@ -300,24 +300,28 @@ def test_a_log_an_older_commit_wrote_is_read_as_this_builds_and_a_newer_ones_is_
 
 def test_no_name_a_log_holds_is_ever_removed() -> None:
     """What the two tests above rest on: a build knows every name an older one wrote.
-    tests/data/log_names.json lists every type, its fields and the header's fields: one gone
-    from the schema makes every older log that holds it read as damage. A name added goes
-    into the list with it."""
+    tests/data/log_names.json lists every type, its fields, the header's fields and the
+    decision frame's: one gone from the schema makes every older log that holds it read as
+    damage (a decision frame's, read as if never written). A name added goes into the list
+    with it."""
     from replay import schema
-    from replay.log import Header
+    from replay.log import DecisionFrame, Header
 
     listed = json.loads((ROOT / "tests" / "data" / "log_names.json").read_text())
     types = {n: list(schema._FIELDS[c]) for n, c in schema._TYPES.items()}
     header = list(Header.__dataclass_fields__)
+    decision = list(DecisionFrame.__dataclass_fields__)
     gone = sorted({*listed["types"]} - {*types}) + sorted(
         f"{n}.{f}" for n, fields in listed["types"].items() for f in fields
         if n in types and f not in types[n]) + sorted(
-        f"Header.{f}" for f in listed["header_fields"] if f not in header)
+        f"Header.{f}" for f in listed["header_fields"] if f not in header) + sorted(
+        f"decision.{f}" for f in listed["decision_fields"] if f not in decision)
     assert not gone, f"names older logs hold are gone from the schema: {gone}"
     added = sorted({*types} - {*listed["types"]}) + sorted(
         f"{n}.{f}" for n, fields in types.items() for f in fields
         if f not in listed["types"].get(n, [])) + sorted(
-        f"Header.{f}" for f in header if f not in listed["header_fields"])
+        f"Header.{f}" for f in header if f not in listed["header_fields"]) + sorted(
+        f"decision.{f}" for f in decision if f not in listed["decision_fields"])
     assert not added, f"add these to tests/data/log_names.json: {added}"
 
 

@@ -96,7 +96,7 @@ def test_json_summary_is_valid_with_per_hand_results(tmp_path: Path,
     assert hand["results"][0]["winner"] == 1 and hand["results"][0]["self_draw"]
     assert hand["results"][0]["value"] == 3
     assert hand["time_max_ms"] == 250.0 and hand["fallbacks"] == [
-        {"action": "win", "why": "timeout"}]
+        {"action": "win", "why": "timeout", "kind": None}]  # a log from before the kind
     assert data["summary"]["final_scores"] == [24000, 28000, 24000, 24000]
     agreement = data["agreement"]
     assert agreement["decisions"] == 2

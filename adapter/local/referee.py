@@ -43,6 +43,7 @@ from brain.actions import is_listed
 from brain.brain import safest_action
 from brain.rules import rules_for, variant_of
 from brain.state import TableState
+from brain.tally import FallbackKind
 from protocols import events as ev
 from protocols import tiles as T
 from replay.record import seat_views
@@ -193,7 +194,8 @@ class HandLog(Protocol):
 
     def decision(self, request: ev.DecisionRequest, legal: Iterable[Any], action: Any,
                  policy: str = "", candidates: Iterable[tuple[Any, float]] = (),
-                 elapsed: float = 0.0, fallback: str = "", seat: int | None = None) -> None: ...
+                 elapsed: float = 0.0, fallback: str = "", seat: int | None = None,
+                 *, fallback_kind: str = "") -> None: ...
 
 
 class HandReferee:
@@ -254,9 +256,11 @@ class HandReferee:
         if self.observer is not None:
             self.observer(self, seat, request, legal, answer)
         if self.log is not None:
+            kind = getattr(answer, "kind", None)  # an answer's (a bare action has none)
             self.log.decision(request, legal, action, getattr(answer, "policy", ""),
                               getattr(answer, "candidates", ()), getattr(answer, "elapsed", 0.0),
-                              getattr(answer, "fallback", ""), seat=seat)
+                              getattr(answer, "fallback", ""), seat=seat,
+                              fallback_kind=kind.value if isinstance(kind, FallbackKind) else "")
         if is_listed(action, legal):
             return action
         self._outcome.illegal.append(IllegalAction(seat, request, action, tuple(legal)))

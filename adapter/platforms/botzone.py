@@ -207,7 +207,8 @@ class BotzoneBot:
             self._error(f"{FALLBACK_NOTE.removeprefix(NOTE_PREFIX)}{answer.fallback})")
         if self.log is not None:
             self.log.decision(request, answer.legal, answer.action, answer.policy,
-                              answer.candidates, answer.elapsed, answer.fallback)
+                              answer.candidates, answer.elapsed, answer.fallback,
+                              fallback_kind=answer.kind.value)
 
     def _safe_response(self, request: str) -> str:
         """An answer to a request we could not read: on our own draw, a discard of a tile we

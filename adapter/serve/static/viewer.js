@@ -109,7 +109,9 @@ function drawDecisions(step) {
     return el("div", { class: "decision", "data-seat": d.seat },
       el("div", {}, el("b", {}, withTiles(`seat ${d.seat} ${d.kind}: ${d.action}`)),
         ` · ${d.policy} · ${d.elapsed_ms} ms · ${d.legal} legal`,
-        d.fallback ? el("span", { class: "error", text: " · fallback: " + d.fallback }) : null),
+        // its kind (late, failed, ...) where the log records it (not in logs from before it was)
+        d.fallback ? el("span", { class: "error", "data-fallback-kind": d.fallback_kind || "",
+          text: ` · fallback${d.fallback_kind ? ` (${d.fallback_kind})` : ""}: ${d.fallback}` }) : null),
       d.candidates.map(([action, score]) => el("div", { class: "cand" + (action === d.action ? " chosen" : "") },
         el("span", {}, withTiles(action)),
         el("span", {}, el("div", { class: "bar", style: { width: `${width(score)}%` } })),

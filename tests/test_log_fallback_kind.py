@@ -1,0 +1,162 @@
+"""A game log's decision frame records a fallback's kind (brain/tally.py's FallbackKind:
+not-ready, late, failed, illegal, table) beside its reason, and `mjbot replay` (text and
+``--json``) and the viewer's decisions show it. Before, only the reason's text was written:
+what a log said could not be counted by kind without parsing text meant for people. A log
+from before it was recorded reads as it did (tests/test_replay_cli.py's own log has none)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from brain.policies import POLICIES, Decision
+from brain.tally import FallbackKind
+from protocols import events as ev
+from replay.log import GameLog, read_log
+from replay.timeline import decision_view
+from tests.cdp import Chromium, find_chromium
+from tests.in_process import mjbot_here
+from tests.serve_helpers import mjbot_view
+
+KINDS = {k.value for k in FallbackKind} - {""}
+
+
+class _RaisesThenIllegal:
+    """A policy that raises on its odd decisions and answers an action no one offered on its
+    even ones: the brain falls back as ``failed``, then as ``illegal``."""
+
+    name = "test-raises-then-illegal"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def decide(self, state: object, request: object, legal: list[object],
+               budget: float | None = None) -> Decision:
+        self.asked += 1
+        if self.asked % 2:
+            raise ValueError("a broken policy")
+        return Decision(ev.Pon((0, 0)))
+
+
+def _arena_logs(capsys: pytest.CaptureFixture[str], tmp_path: Path, first: str) -> list[GameLog]:
+    run = mjbot_here(capsys, "arena", "--policies", f"{first},rulebased,rulebased,rulebased",
+                     "--hands", "1", "--seed", "3", "--log-dir", str(tmp_path),
+                     "--max-fallback-share", "1", "--no-progress")
+    assert run.returncode == 0, run.stderr
+    return [read_log(p) for p in sorted(tmp_path.rglob("*.mjlog.msgpack"))]
+
+
+def test_an_arena_log_records_each_fallbacks_kind_and_replay_shows_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(POLICIES, _RaisesThenIllegal.name, _RaisesThenIllegal)
+    logs = _arena_logs(capsys, tmp_path, _RaisesThenIllegal.name)
+    ours = [(log, d) for log in logs for d in log.decisions()
+            if d.policy == _RaisesThenIllegal.name and len(d.legal) > 1]
+    assert ours and all(d.fallback for _, d in ours)
+    kinds = {d.fallback_kind for _, d in ours}
+    assert kinds == {"failed", "illegal"}, kinds
+    for _, d in ours:  # the kind is the reason's, not a guess
+        assert ("raised ValueError" in d.fallback) == (d.fallback_kind == "failed"), d
+    # the other seats' own answers record none
+    assert all(not d.fallback_kind for log in logs for d in log.decisions()
+               if d.policy == "rulebased")
+    # `mjbot replay` of the seat that fell back: each FALLBACK line and JSON entry says it
+    log, _ = ours[0]
+    seat = next(d.seat for d in log.decisions() if d.policy == _RaisesThenIllegal.name)
+    assert seat is not None
+    frames = [d for d in log.decisions() if d.seat == seat and d.fallback]
+    run = mjbot_here(capsys, "replay", str(log.path), "--seat", str(seat), "--json")
+    assert run.returncode == 0, run.stderr
+    shown = [f for h in json.loads(run.stdout)["summary"]["hands"] for f in h["fallbacks"]]
+    assert [(f["kind"], f["why"]) for f in shown] == [(d.fallback_kind, d.fallback)
+                                                      for d in frames]
+    text = mjbot_here(capsys, "replay", str(log.path), "--seat", str(seat)).stdout
+    lines = [line.strip() for line in text.splitlines() if "FALLBACK" in line]
+    assert len(lines) == len(frames)
+    assert all(f"({d.fallback_kind}: {d.fallback})" in line
+               for line, d in zip(lines, frames, strict=True)), lines[:3]
+    # the viewer's decision, as its game page gets it
+    view: dict[str, Any] = decision_view(frames[0], None)
+    assert view["fallback_kind"] == frames[0].fallback_kind and view["fallback"]
+
+
+def test_a_policy_past_its_budget_is_logged_as_late(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """mc with a thousandth of a second: what it misses is the clock's (``late``) where its
+    best so far is played, as the answer said (the arena's budget warning aside)."""
+    logs = _arena_logs(capsys, tmp_path, "fast=mc@budget=0.01")
+    fell_back = [d for log in logs for d in log.decisions() if d.fallback]
+    assert fell_back and {d.fallback_kind for d in fell_back} <= KINDS
+    late = [d for d in fell_back if "played its best so far" in d.fallback]
+    assert late and all(d.fallback_kind == "late" for d in late)
+
+
+def test_a_botzone_turn_and_a_platform_session_log_the_kind(tmp_path: Path) -> None:
+    """The two other writers of decision frames: a Botzone turn (mc without its opponent
+    models raises at every decision: ``failed``), and every other platform's session
+    (adapter/session.py's record_answer, each answer's own kind)."""
+    import io
+
+    from adapter.platforms.botzone import run_once
+    from adapter.session import SessionSummary, record_answer
+    from brain import anytime
+    from brain.brain import Answer
+    from replay.log import GameLogWriter, Header
+    from tests.test_botzone_adapter import judge_turns, simple_input
+
+    judged, answers = judge_turns()
+    requests = [c["0"] for c in judged]
+    recorded = [a["0"]["response"] for a in answers]
+    n = next(i for i, r in enumerate(requests, 1) if r.startswith("2 "))  # our first draw
+    assert run_once(io.StringIO(simple_input(requests[:n], recorded[:n - 1])), io.StringIO(),
+                    policy=f"mc@models={tmp_path}", log_dir=str(tmp_path / "bz")) == 0
+    (path,) = (tmp_path / "bz").rglob("*.mjlog.msgpack")
+    (turn,) = read_log(path).decisions()
+    assert turn.fallback.startswith("mc raised") and turn.fallback_kind == "failed", turn
+
+    pass_ = ev.Pass()
+    kinds = [FallbackKind.NONE, FallbackKind.LATE, FallbackKind.NOT_READY]
+    with GameLogWriter(tmp_path / "s.mjlog.msgpack", Header("tenhou", "riichi", 0)) as log:
+        for kind in kinds:
+            record_answer(Answer(pass_, (pass_,), "mc", fallback="" if not kind.value else "x",
+                                 source=anytime.POLICY, kind=kind),
+                          ev.DecisionRequest("claim"), SessionSummary(), log, "tenhou")
+    assert [d.fallback_kind for d in read_log(log.path).decisions()] == [k.value for k in kinds]
+
+
+@pytest.mark.skipif(find_chromium() is None, reason="no chromium binary (Debian: apt-get "
+                    "install chromium; .ci/run installs it)")
+def test_the_viewers_decision_line_says_the_kind(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The viewer's game page, in a real browser: a fallback's decision line reads
+    `fallback (failed): <reason>` (it was `fallback: <reason>`)."""
+    monkeypatch.setitem(POLICIES, _RaisesThenIllegal.name, _RaisesThenIllegal)
+    logs = tmp_path / "logs"
+    _arena_logs(capsys, logs, _RaisesThenIllegal.name)
+    game = sorted(logs.rglob("*.mjlog.msgpack"))[0]
+    chromium_binary = find_chromium()
+    assert chromium_binary is not None
+    chromium = Chromium(chromium_binary, tmp_path / "profile")
+    try:
+        browser = chromium.page()
+        with mjbot_view(logs) as url:
+            browser.navigate(url + "games/0~" + "~".join(game.relative_to(logs).parts) + "#1/1")
+            browser.wait_for("document.getElementById('step-index').textContent"
+                             ".startsWith('step 1 /')")
+            for _ in range(60):  # step on to the first fallback of the policy
+                if browser.evaluate("document.querySelector('#decisions .error') !== null"):
+                    break
+                browser.key("ArrowRight")
+            else:
+                pytest.fail("no fallback shown in the first steps")
+            shown = browser.evaluate("document.querySelector('#decisions .error').textContent")
+            assert shown.startswith(" · fallback (failed): test-raises-then-illegal raised "
+                                    "ValueError"), shown
+        browser.close()
+    finally:
+        chromium.close()
