@@ -218,3 +218,63 @@ class NetworkProbe(_Fixture):
         cold = [f"network {v}" for v in ("riichi", "mcr", "taiwan16")
                 if (v, "") not in network._LOADED]
         return Decision(legal[0], tuple((what, 0.0) for what in cold))
+
+
+def _refuse_to_load() -> None:
+    raise ValueError("this object cannot be read in the session")
+
+
+class _ReadNowhere:
+    """Pickled in the worker as any object is; unpickling it (in the session) raises."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_refuse_to_load, ())
+
+
+class AnswersUnreadably(_Fixture):
+    """Publishes a best so far the session cannot read (its job fails there and then), goes
+    on until the file ``go`` exists (a test makes it once the next job is out), then answers
+    with a decision the session cannot read either: a message of an ended job that comes
+    while the next one is thought."""
+
+    name = "test-unreadable"
+
+    def __init__(self, count_file: str | Path, go: str | Path, times: int = 1) -> None:
+        super().__init__(count_file, times)
+        self.go = Path(go)
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None, publish: Publish | None = None) -> Decision:
+        best = self._answer(state, request, legal)
+        if not self.misbehaves():
+            return best
+        if not _in_a_worker_process():
+            raise RuntimeError("test-unreadable answers only in a worker process")
+        if publish is not None:
+            publish(Progress(best.action, ((_ReadNowhere(), 0.0),), 1))
+        give_up = time.monotonic() + 30.0  # a test that never makes the file cannot hang
+        while not self.go.exists() and time.monotonic() < give_up:
+            time.sleep(0.01)
+        return Decision(best.action, ((_ReadNowhere(), 0.0),))
+
+
+class SendsGarbage(_Fixture):
+    """Writes bytes that are no message at all on its worker's pipe (found among the
+    process's objects: the policy is never handed it), then answers as the rule-based
+    policy: a message the session can tie to no job, followed by the job's own answer."""
+
+    name = "test-garbage"
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None, publish: Publish | None = None) -> Decision:
+        best = self._answer(state, request, legal)
+        if not self.misbehaves():
+            return best
+        if not _in_a_worker_process():
+            raise RuntimeError("test-garbage writes only on a worker process's pipe")
+        import gc
+        from multiprocessing.connection import Connection
+
+        (pipe,) = [o for o in gc.get_objects() if isinstance(o, Connection) and not o.closed]
+        pipe.send_bytes(b"no pickle at all")
+        return best

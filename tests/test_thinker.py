@@ -34,10 +34,12 @@ from protocols import events as ev
 from protocols import tiles as T
 from replay.log import GameLogWriter, Header, read_log
 from tests.anytime_policies import (
+    AnswersUnreadably,
     ColdProbe,
     DiesMidThought,
     NeverReturns,
     PublishesThenRaises,
+    SendsGarbage,
     SlowThinker,
 )
 from tests.test_brain import _turn_state
@@ -265,6 +267,52 @@ async def test_a_best_so_far_played_after_the_worker_raised_is_a_fallback(
     after = await thinker.decide(_turn_state(), TURN)
     assert after.source == anytime.POLICY and thinker.worker is not None
     assert thinker.worker.pid == pid
+    thinker.close()
+
+
+@pytest.mark.parametrize("pipe_thread", [False, True])
+async def test_an_unreadable_answer_of_an_ended_job_does_not_fail_the_next(
+        tmp_path: Path, pipe_thread: bool) -> None:
+    """A message the session cannot unpickle said nothing of its job: one that came from a
+    job already given up (its best so far unreadable, the policy still thinking) failed the
+    next decision as "its answer could not be read", a fallback for a policy that answered
+    it well. Now each message's job is read apart from what it carries: the first decision
+    falls back as before, the second is the policy's own. With the loop watching the pipe,
+    and with a thread reading it (adapter/thinking/pipe_watch.py)."""
+    go = tmp_path / "go"
+    thinker, _clock = _on_a_manual_clock(AnswersUnreadably(tmp_path / "n", go))
+    thinker.pipe_thread = pipe_thread
+    pid = await _ready_worker(thinker)
+    worker = thinker.worker
+    assert worker is not None
+    first = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
+    assert first.fallback.startswith("test-unreadable's answer could not be read"), first
+    assert first.kind is FallbackKind.FAILED and "cannot be read in the session" in first.fallback
+    deciding = asyncio.ensure_future(thinker.decide(_turn_state(), TURN))
+    await _until(lambda: worker.jobs == 2)  # the next job is out: the first may answer now
+    go.touch()
+    after = await asyncio.wait_for(deciding, GUARD)
+    assert after.source == anytime.POLICY and after.fallback == "", after.fallback
+    assert after.kind is FallbackKind.NONE and thinker.replaced == 0
+    assert thinker.worker is worker and worker.pid == pid
+    thinker.close()
+
+
+@pytest.mark.parametrize("pipe_thread", [False, True])
+async def test_a_message_tied_to_no_job_fails_none(tmp_path: Path, pipe_thread: bool) -> None:
+    """Bytes on the pipe that are no message (a job's cannot be read from them) are said in
+    a warning and fail no decision: the job in hand still has its answer, which came after
+    them. They failed it as "its answer could not be read"."""
+    from structlog.testing import capture_logs
+
+    thinker, _clock = _on_a_manual_clock(SendsGarbage(tmp_path / "n"))
+    thinker.pipe_thread = pipe_thread
+    await _ready_worker(thinker)
+    with capture_logs() as logs:
+        answer = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
+    assert answer.source == anytime.POLICY and answer.fallback == "", answer.fallback
+    assert [e["event"] for e in logs] == [
+        "thinker: a message from the worker process could not be read"], logs
     thinker.close()
 
 

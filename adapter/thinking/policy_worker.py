@@ -5,8 +5,11 @@ GIL and a policy that overruns can be killed without touching the session.
 Messages to the parent, each a tuple: ``("ready", pid)`` once the policy is loaded;
 ``("progress", job, Progress)`` for an anytime policy's best so far (a new best action at
 once, more work on the same one at most every :data:`PUBLISH_EVERY` seconds; the parent keeps
-the latest); ``("done", job, Decision)`` or
-``("error", job, text)``. A job from the parent is ``(job, state, request, legal, budget)``;
+the latest); ``("done", job, Decision)`` or ``("error", job, text)``. The third item goes
+pickled on its own (:func:`packed`): the parent reads a message's kind and job even where it
+cannot read what the message carries, so what it cannot read fails that job alone, never the
+one in hand when a message of an older job comes late. A job from the parent is
+``(job, state, request, legal, budget)``;
 None or the end of the pipe ends the process, and so does the end of the session's process
 (a thread watches for it). No asyncio here: the process runs nothing else.
 """
@@ -47,10 +50,17 @@ def serve(conn: Connection, policy: Policy, warm: tuple[str, ...] = ()) -> None:
         if job is None:
             return
         number = job[0]
+        kind, _, payload = _run(conn, policy, *job)
         try:
-            conn.send(_run(conn, policy, *job))
+            conn.send((kind, number, packed(payload)))
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
-            conn.send(("error", number, f"its answer cannot be sent: {exc}"))
+            conn.send(("error", number, packed(f"its answer cannot be sent: {exc}")))
+
+
+def packed(payload: Any) -> bytes:
+    """What a message carries, pickled apart from its kind and job (the parent unpickles
+    it only for the job in hand: worker_process.PolicyWorker.think)."""
+    return pickle.dumps(payload, pickle.HIGHEST_PROTOCOL)
 
 
 def warm_up(modules: tuple[str, ...]) -> None:
@@ -96,7 +106,7 @@ def _run(conn: Connection, policy: Policy, job: int, state: Any, request: Any,
         now = time.monotonic()
         if progress.action != sent[0] or now - sent[1] >= PUBLISH_EVERY:
             sent[:] = [progress.action, now]
-            conn.send(("progress", job, progress))
+            conn.send(("progress", job, packed(progress)))
 
     try:
         decision = call_policy(policy, state, request, legal, budget, publish)

@@ -35,6 +35,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+from adapter.logging_setup import get_logger
 from adapter.thinking import policy_worker
 from adapter.thinking.deadline import within
 from adapter.thinking.pipe_watch import PipeThread, exit_code
@@ -55,6 +56,8 @@ WARM_NETWORK = "adapter.thinking.warm_network"
 IPC_ALLOWANCE = 0.05  # seconds of the budget kept for the answer to come back over the pipe
 REAP_EVERY = 0.01  # seconds between two looks at a killed worker whose status is not there yet
 REAP_TRIES = 500  # looks before it is left to multiprocessing's own (at the next start)
+
+log = get_logger("mjbot.thinker")
 
 
 START_METHODS = ("forkserver", "spawn")  # never a plain fork of a session (its loop, threads)
@@ -399,8 +402,11 @@ class PolicyWorker:
             self._unreadable(f"{type(exc).__name__}: {exc}")
 
     def _unreadable(self, why: str) -> None:
-        assert self._messages is not None
-        self._messages.put_nowait(("unreadable", why))
+        """A message whose kind and job cannot be read (what it carries is read apart, in
+        :meth:`think`): it cannot be tied to the job in hand, so it fails none (the job
+        still has its answer or its deadline); said, as the pipe should never carry one."""
+        log.warning("thinker: a message from the worker process could not be read",
+                    policy=getattr(self.policy, "name", "policy"), pid=self.pid, reason=why)
 
     def _take(self, message: tuple[Any, ...]) -> None:
         assert self._messages is not None and self._ready is not None
@@ -486,15 +492,18 @@ class PolicyWorker:
             if message[0] == "ended":
                 return Thought(None, f"{name}: {self.exit_reason}", best, died=True,
                                kind=FallbackKind.FAILED)
-            if message[0] == "unreadable":
-                return Thought(None, f"{name}'s answer could not be read ({message[1]})", best,
-                               kind=FallbackKind.FAILED)
-            if message[1] != job:
+            if message[1] != job:  # a job given up before (its late answer, read or not)
                 continue
+            try:
+                carried = pickle.loads(message[2])
+            except Exception as exc:  # this job's answer, or best so far, cannot be read here
+                return Thought(None, f"{name}'s answer could not be read "
+                                     f"({type(exc).__name__}: {exc})", best,
+                               kind=FallbackKind.FAILED)
             if message[0] == "progress":
-                best = self.best = message[2]
+                best = self.best = carried
             elif message[0] == "done":
-                return Thought(message[2], "", best)
+                return Thought(carried, "", best)
             else:
-                return Thought(None, f"{name} raised {message[2]}", best,
+                return Thought(None, f"{name} raised {carried}", best,
                                kind=FallbackKind.FAILED)
