@@ -121,6 +121,60 @@ def test_a_decision_with_no_descriptor_left_falls_back_and_the_next_is_asked(
     assert answer.source == anytime.POLICY and answer.fallback == ""
 
 
+def _forkserver_children() -> set[int]:
+    """The processes the fork server has started and that are still there (zombies too)."""
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver._forkserver_pid  # type: ignore[attr-defined]
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            # the parent's pid is the second field after the name, which may hold spaces
+            if int(stat.read_text().rpartition(")")[2].split()[1]) == server:
+                found.add(int(stat.parent.name))
+    return found
+
+
+@contextlib.contextmanager
+def _no_thread_can_start() -> Iterator[None]:
+    """Every thread started meanwhile asks for a stack larger than any address space, so
+    starting one fails as where threads have run out (RuntimeError: can't start new
+    thread); undone after."""
+    threading.stack_size(2**50)
+    try:
+        yield
+    finally:
+        threading.stack_size(0)
+
+
+def test_a_pipe_thread_that_cannot_start_leaves_no_worker_behind(tmp_path: Path) -> None:
+    """The worker's process had started when its pipe's thread failed to: the decision fell
+    back as "cannot start a worker process", as it still does, and the process was left
+    waiting for jobs for ever, one more at each decision. It is killed and reaped now; the
+    next decision starts a worker and is answered by the policy."""
+    thinker = Thinker(Brain("riichi", SlowThinker(tmp_path / "n", think=0.1), limit=3.0))
+
+    async def main() -> tuple[Any, set[int], Any]:
+        # the fork server up, and the loop's thread that starts workers there and idle
+        first = Thinker(Brain("riichi", SlowThinker(tmp_path / "n"), limit=3.0))
+        await _ready_pid(first)
+        first.close()
+        await _until(lambda: not _forkserver_children())
+        with _no_thread_can_start():
+            failed = await thinker.decide(_turn_state(), TURN)
+        left = _forkserver_children()
+        answer = await thinker.decide(_turn_state(), TURN)
+        thinker.close()
+        return failed, left, answer
+
+    failed, left, answer = _run(main())
+    assert failed.kind is FallbackKind.FAILED and failed.action in failed.legal
+    assert "cannot start a worker process (RuntimeError: can't start new thread)" \
+        in failed.fallback, failed.fallback
+    assert left == set(), "the worker whose pipe thread could not start is still there"
+    assert answer.source == anytime.POLICY and answer.fallback == ""
+
+
 @pytest.mark.parametrize("method", [None, "spawn"])
 def test_an_overrunning_policy_is_answered_by_its_deadline_and_replaced(
         tmp_path: Path, method: str | None) -> None:

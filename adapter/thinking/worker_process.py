@@ -38,7 +38,7 @@ from typing import Any
 from adapter.logging_setup import get_logger
 from adapter.thinking import policy_worker
 from adapter.thinking.deadline import within
-from adapter.thinking.pipe_watch import PipeThread, exit_code
+from adapter.thinking.pipe_watch import REAP_WITHIN, PipeThread, exit_code
 from brain import anytime
 from brain.clock import MONOTONIC, Clock
 from brain.policies.base import Decision, Policy
@@ -326,13 +326,40 @@ class PolicyWorker:
             starting.add_done_callback(_taken)
             raise
         self.process, self._conn = process, parent
+        try:
+            self._watch(parent, process)
+        except BaseException:
+            # no thread left to start (or a loop that refused the pipe): the process just
+            # started would wait for jobs that never come, and nothing would end it
+            self._discard(parent, process)
+            raise
+
+    def _watch(self, parent: Connection, process: Any) -> None:
+        """Have the pipe and the process's end watched: by the loop, or by a thread."""
+        assert self._loop is not None
         if self.pipe_thread:
-            self._watcher = PipeThread(self._loop, parent, process, self._take,
-                                       self._unreadable, self._report_end)
-            self._watcher.start()
+            watcher = PipeThread(self._loop, parent, process, self._take, self._unreadable,
+                                 self._report_end)
+            watcher.start()  # RuntimeError where no thread can start
+            self._watcher = watcher
             return
         self._loop.add_reader(parent.fileno(), self._readable)
         self._loop.add_reader(process.sentinel, self._ended)
+
+    def _discard(self, parent: Connection, process: Any) -> None:
+        """End a process whose watch could not be set up: unwatched, its pipe closed, killed
+        and reaped here (no thread nor loop reader is there to do it), so that the start's
+        error is all that is left of it."""
+        self._conn, loop = None, self._loop
+        if not self.pipe_thread and loop is not None:  # the reader added before the failure
+            with contextlib.suppress(Exception):
+                loop.remove_reader(parent.fileno())
+            with contextlib.suppress(Exception):
+                loop.remove_reader(process.sentinel)
+        parent.close()
+        with contextlib.suppress(OSError, ValueError):
+            process.kill()
+        exit_code(process, REAP_WITHIN)
 
     async def ready(self, deadline: float | None) -> bool:
         """Wait until the process has loaded the policy (at most until ``deadline``, a
