@@ -50,7 +50,11 @@ class _VersionAction(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
-        print(f"mjbot {mjbot_version()}")
+        try:
+            version = mjbot_version()
+        except KeyboardInterrupt:  # git asked, from a checkout: one line, not a traceback
+            parser.exit(128 + 2, "mjbot --version: interrupted\n")
+        print(f"mjbot {version}")
         parser.exit()
 
 
@@ -80,9 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    if hasattr(args, "log_dir") and not getattr(args, "no_log", False):  # writes game logs:
-        mjbot_version()  # their build is the code it started with (git asked once, now)
     try:
+        if hasattr(args, "log_dir") and not getattr(args, "no_log", False):  # writes game
+            # logs: their build is the code it started with (git asked once, now; a Ctrl-C
+            # meanwhile is the command's, below, where it was a traceback)
+            mjbot_version()
         handler: Handler = args.handler
         return handler(args)
     except UserInputError as exc:
