@@ -1124,7 +1124,8 @@ def test_a_programs_lines_are_read_whole_however_its_output_is_cut(tmp_path):
 
 def _logged_tally(log_dir: Path, name: str) -> tuple[int, int]:
     """(decisions, fallbacks) of seat ``name`` as its game logs hold them: its answered
-    requests with more than one legal action, and those with a fallback."""
+    requests with more than one legal action, and those with a fallback (each with its kind,
+    FallbackKind's value, in the frame: a program's fault as the seat counted it)."""
     decisions = fallbacks = 0
     for path in sorted(log_dir.rglob("*.mjlog*")):
         log = read_log(path)
@@ -1134,6 +1135,8 @@ def _logged_tally(log_dir: Path, name: str) -> tuple[int, int]:
             if players[frame.seat] == name and len(frame.legal) > 1:
                 decisions += 1
                 fallbacks += bool(frame.fallback)
+                assert (frame.fallback_kind in ("late", "failed", "illegal")) \
+                    == bool(frame.fallback), frame
     return decisions, fallbacks
 
 
