@@ -157,12 +157,13 @@ def test_a_pipe_thread_that_cannot_start_leaves_no_worker_behind(tmp_path: Path)
     async def main() -> tuple[Any, set[int], Any]:
         # the fork server up, and the loop's thread that starts workers there and idle
         first = Thinker(Brain("riichi", SlowThinker(tmp_path / "n"), limit=3.0))
-        await _ready_pid(first)
+        pid = await _ready_pid(first)
         first.close()
-        await _until(lambda: not _forkserver_children())
+        await _until(lambda: _gone(pid))
+        before = _forkserver_children()  # another test's, where one is still there
         with _no_thread_can_start():
             failed = await thinker.decide(_turn_state(), TURN)
-        left = _forkserver_children()
+        left = _forkserver_children() - before
         answer = await thinker.decide(_turn_state(), TURN)
         thinker.close()
         return failed, left, answer
