@@ -242,9 +242,11 @@ class LogIndex:
 
 
 def _finite(value: Any) -> Any:
-    """``value`` with a NaN or an infinity in it (a damaged header's field) put as None: the
-    list sent them as ``NaN``, which is no JSON, and the page could not read the list. A
-    value nested past the recursion limit (a crafted log's) is left as it is."""
+    """``value`` as JSON can hold it: a NaN or an infinity (a damaged header's field) put as
+    None, as is a value JSON has no form for (bytes, a msgpack extension, a map keyed by
+    bytes). The list sent NaN as ``NaN``, which is no JSON, and the page could not read the
+    list; bytes in a header's start or players made every list request a 500 with a
+    traceback. A value nested past the recursion limit (a crafted log's) is left as it is."""
     try:
         return _finite_in(value)
     except RecursionError:
@@ -252,10 +254,14 @@ def _finite(value: Any) -> Any:
 
 
 def _finite_in(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, str | int):
+        return value
     if isinstance(value, list | tuple):
         return type(value)(_finite_in(v) for v in value)
     if isinstance(value, dict):
+        if not all(isinstance(k, str | int) for k in value):
+            return None  # (a float key could be a NaN; none is written)
         return {k: _finite_in(v) for k, v in value.items()}
-    return value
+    return None
