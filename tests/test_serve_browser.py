@@ -668,3 +668,35 @@ def test_a_busy_viewer_is_asked_again_after_its_retry_after(
                          ".startsWith('cannot open this game: 503')", 30)
         assert cache.refused - refused == 5  # the first ask and four more
         assert browser.evaluate("document.getElementById('busy').hidden")
+
+
+def test_the_list_marks_a_damaged_log_and_links_no_unopenable_one(
+        browser: Browser, played: Path, tmp_path: Path) -> None:
+    """A finished log with a frame damaged before its footer was listed with its result as
+    any other (the list reads the footer), and a log whose header the reader refuses was a
+    link to a 422. In a real `mjbot view`: the list asks itself again while the viewer reads
+    the page's logs whole, then shows "· damaged" on the first (its note as the title); the
+    second is listed damaged, its name no link; the sound game is unmarked."""
+    from tests.log_samples import log_frames, write_frames
+    from tests.test_viewer_list_damage import _damaged
+
+    logs = tmp_path / "logs"
+    sound = copy_games(played, logs, ["riichi"])["riichi"]
+    _damaged(sound, logs / "middle.mjlog.msgpack")
+    frames = log_frames(sound)
+    frames[0]["extra"] = 5
+    write_frames(logs / "header.mjlog.msgpack", frames)
+    with mjbot_view(logs) as url:
+        browser.navigate(url + "games")
+        row = "document.querySelector('tr[data-id=\"0~{}.mjlog.msgpack\"] td.result-cell')"
+        browser.wait_for(row.format("middle") + "?.textContent.endsWith(' · damaged')", 30)
+        assert browser.evaluate(row.format("middle") + ".title").startswith(
+            "the log is cut at byte ")
+        assert browser.evaluate(row.format("header") + ".textContent") == \
+            "damaged: the viewer cannot open it"
+        assert browser.evaluate(
+            "document.querySelector('tr[data-id=\"0~header.mjlog.msgpack\"] a') === null")
+        sound_id = "0~" + "~".join(sound.relative_to(logs).parts)
+        sound_row = f"document.querySelector('tr[data-id={json.dumps(sound_id)}]')"
+        assert "damaged" not in browser.evaluate(sound_row + ".textContent")
+        assert browser.evaluate(sound_row + ".querySelector('a') !== null")
