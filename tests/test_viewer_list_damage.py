@@ -167,3 +167,46 @@ async def test_the_viewer_reads_the_listed_logs_whole_only_when_idle(root: Path)
     finally:
         release.set()
         await server.stop()
+
+
+def test_idle_reads_refused_at_once_leave_the_event_loop_running(root: Path) -> None:
+    """A viewer whose builds may not wait at all (max_waiting 0: each new one refused at once,
+    as with a full queue) refused each idle read before it yielded to the event loop, and
+    the reads asked again at once: a loop that never let the event loop run, the server
+    answering nothing more. The idle reads wait a moment after a refusal now."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    server = StatusServer(roots=[str(root)])
+
+    def on_loop(call: Any) -> Any:
+        async def run() -> Any:
+            result = call()
+            return await result if asyncio.iscoroutine(result) else result
+        return asyncio.run_coroutine_threadsafe(run(), loop).result(5)
+
+    try:
+        url = URL(on_loop(lambda: server.start("127.0.0.1", 0)))
+        assert server.runner is not None
+        cache = server.runner.app[VIEW_CACHE]
+        release = threading.Event()
+        holder = asyncio.run_coroutine_threadsafe(cache.run(release.wait), loop)
+
+        async def listed() -> Any:
+            async with aiohttp.ClientSession() as session, session.get(
+                    url.with_path("/api/games")) as response:
+                return await response.json()
+
+        assert on_loop(listed)["unread"] == 2  # (beside the held slot: nothing read yet)
+        on_loop(lambda: setattr(cache, "max_waiting", 0))
+        release.set()
+        holder.result(5)
+        for _ in range(10):  # the loop still runs its other work
+            on_loop(lambda: asyncio.sleep(IDLE_POLL / 4))
+        assert server.index.logs.counts.read_whole == 0
+    finally:
+        release.set()
+        on_loop(server.stop)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()

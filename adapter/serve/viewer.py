@@ -42,6 +42,7 @@ from adapter.serve.games import (
 )
 from adapter.serve.logindex import Cancel, Cancelled
 from adapter.serve.viewcache import (
+    IDLE_POLL,
     Abandoned,
     BuildCache,
     Busy,
@@ -258,6 +259,9 @@ async def _read_listed(index: GameIndex, cache: BuildCache, listed: asyncio.Even
                 await cache.run_idle(functools.partial(index.read_whole, path, st))
             except (GaveWay, Busy, OverShare):
                 index.logs.ask_whole(path, st, summary)  # again, once the viewer is idle
+                # (refused at once where no run may wait, max_waiting 0: not a loop that
+                # never lets the event loop run)
+                await asyncio.sleep(IDLE_POLL)
             except Stopping:
                 return
             except Exception as exc:  # a read that fails so is not tried again
