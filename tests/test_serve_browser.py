@@ -701,6 +701,7 @@ def test_the_list_marks_a_damaged_log_and_links_no_unopenable_one(
         sound_row = f"document.querySelector('tr[data-id={json.dumps(sound_id)}]')"
         assert "damaged" not in browser.evaluate(sound_row + ".textContent")
         assert browser.evaluate(sound_row + ".querySelector('a') !== null")
+        assert browser.console_errors() == []
 
 
 def test_a_busy_server_is_asked_again_with_a_line_on_the_dashboard(
