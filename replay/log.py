@@ -531,6 +531,10 @@ class Truncation:
         return (f"byte {self.offset} of the {self.size} its gzip file of {self.packed} bytes "
                 "unpacks to")
 
+    def note(self) -> str:
+        """The viewer's word for it (the game's outline, the list's mark of a damaged log)."""
+        return f"the log is cut at {self.place()} ({self.reason})"
+
 
 @dataclass
 class GameLog:
@@ -662,6 +666,24 @@ def _parse_log(data: bytes, path: Path | str, packed: int | None) -> GameLog:
     truncated = None if good == len(data) else Truncation(good, len(data), reason, packed)
     return GameLog(Path(path), header, frames, footer, truncated, dict(skipped),
                    tuple(writers))
+
+
+def header_refusal(first: Any) -> str | None:
+    """Why :func:`parse_log` refuses ``first`` (a log's first frame, unpacked) as its header,
+    and with it the whole log ("not an mjbot game log"); None where it takes it. The viewer's
+    list reads only this frame of a log: a header the reader refuses (its extra no map, a
+    field this very build never writes) was listed as a game and opened as a 422."""
+    ignored: Counter[str] = Counter()
+    try:
+        frame = _map_to_frame(first, ignored)
+    except (LogError, schema.SchemaError) as exc:
+        return str(exc)
+    if not isinstance(frame, Header):
+        return "first frame is not a header"
+    version = frame.mjbot_version if isinstance(frame.mjbot_version, str) else ""
+    if ignored and (why := _not_newer([version])) is not None:
+        return f"header has no field {', '.join(sorted(ignored))}{why}"
+    return None
 
 
 def _not_newer(writers: list[str]) -> str | None:

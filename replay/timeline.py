@@ -435,8 +435,7 @@ def _items(loaded: Loaded) -> tuple[list[tuple[str, Any]], dict[str, Any], int |
         if (newer := loaded.log.newer_note()) is not None:
             meta["notes"].append(newer)
         if loaded.log.truncated is not None:
-            meta["notes"].append(f"the log is cut at {loaded.log.truncated.place()} "
-                                 f"({loaded.log.truncated.reason})")
+            meta["notes"].append(loaded.log.truncated.note())
         footer = loaded.log.footer
         meta["complete"] = footer is not None and loaded.log.truncated is None
         meta["footer"] = dict(footer.result) if footer is not None else None

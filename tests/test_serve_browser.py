@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -668,3 +669,87 @@ def test_a_busy_viewer_is_asked_again_after_its_retry_after(
                          ".startsWith('cannot open this game: 503')", 30)
         assert cache.refused - refused == 5  # the first ask and four more
         assert browser.evaluate("document.getElementById('busy').hidden")
+
+
+def test_the_list_marks_a_damaged_log_and_links_no_unopenable_one(
+        browser: Browser, played: Path, tmp_path: Path) -> None:
+    """A finished log with a frame damaged before its footer was listed with its result as
+    any other (the list reads the footer), and a log whose header the reader refuses was a
+    link to a 422. In a real `mjbot view`: the list asks itself again while the viewer reads
+    the page's logs whole, then shows "· damaged" on the first (its note as the title); the
+    second is listed damaged, its name no link; the sound game is unmarked."""
+    from tests.log_samples import log_frames, write_frames
+    from tests.test_viewer_list_damage import _damaged
+
+    logs = tmp_path / "logs"
+    sound = copy_games(played, logs, ["riichi"])["riichi"]
+    _damaged(sound, logs / "middle.mjlog.msgpack")
+    frames = log_frames(sound)
+    frames[0]["extra"] = 5
+    write_frames(logs / "header.mjlog.msgpack", frames)
+    with mjbot_view(logs) as url:
+        browser.navigate(url + "games")
+        row = "document.querySelector('tr[data-id=\"0~{}.mjlog.msgpack\"] td.result-cell')"
+        browser.wait_for(row.format("middle") + "?.textContent.endsWith(' · damaged')", 30)
+        assert browser.evaluate(row.format("middle") + ".title").startswith(
+            "the log is cut at byte ")
+        assert browser.evaluate(row.format("header") + ".textContent") == \
+            "damaged: the viewer cannot open it"
+        assert browser.evaluate(
+            "document.querySelector('tr[data-id=\"0~header.mjlog.msgpack\"] a') === null")
+        sound_id = "0~" + "~".join(sound.relative_to(logs).parts)
+        sound_row = f"document.querySelector('tr[data-id={json.dumps(sound_id)}]')"
+        assert "damaged" not in browser.evaluate(sound_row + ".textContent")
+        assert browser.evaluate(sound_row + ".querySelector('a') !== null")
+        assert browser.console_errors() == []
+
+
+def test_a_busy_server_is_asked_again_with_a_line_on_the_dashboard(
+        browser: Browser, tmp_path: Path) -> None:
+    """The dashboard asks /api/status every two seconds; a 503 with Retry-After (the status
+    server's every connection busy: the connection guard refuses the next) was waited out and
+    asked again with nothing said, the page's numbers standing still. It now says so in a
+    line beside the update time while it waits, gone once an answer comes."""
+    from adapter.serve.config import loads
+    from adapter.serve.supervisor import Supervisor
+    from tests.test_serve_status import CONFIG
+    from tests.test_serve_status import played as played_run
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    def on_loop(call: Any) -> Any:
+        async def run() -> Any:
+            result = call()
+            return await result if asyncio.iscoroutine(result) else result
+        return asyncio.run_coroutine_threadsafe(run(), loop).result(10)
+
+    sup = on_loop(lambda: Supervisor(loads(CONFIG, environ={}), log_dir=str(tmp_path / "logs"),
+                                     runners={"local": played_run, "tenhou": played_run}))
+    on_loop(sup.start)
+    server = StatusServer(sup, sup.metrics)
+    try:
+        url = on_loop(lambda: server.start("127.0.0.1", 0))
+        browser.navigate(url)
+        browser.wait_for("document.querySelectorAll('#sessions tbody tr').length > 0")
+        assert browser.evaluate("document.getElementById('busy').hidden")
+        cap = server.guard.cap
+
+        def refuse_new_connections() -> None:  # the cap reached, every connection busy
+            server.guard.cap = 0
+            for conn in server.guard.conns.values():
+                conn.transport.abort()  # (the page's keep-alive: its next ask is a new one)
+
+        on_loop(refuse_new_connections)
+        browser.wait_for("!document.getElementById('busy').hidden")
+        assert text(browser, "#busy") == "the server is busy, asking again…"
+        on_loop(lambda: setattr(server.guard, "cap", cap))
+        browser.wait_for("document.getElementById('busy').hidden")
+        assert not text(browser, "#updated").startswith("cannot reach")
+    finally:
+        on_loop(server.stop)
+        on_loop(lambda: sup.stop(2))
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()

@@ -344,3 +344,44 @@ def test_the_login_cookie_is_secure_where_a_trusted_tls_proxy_says_https(
         assert secure("http, https") is trusted and not secure("https, http")
     finally:
         stop_process(serve.proc)
+
+
+def test_sighup_reloads_the_status_keys_a_request_reads_and_names_the_others(
+        tmp_path: Path) -> None:
+    """`[status]` was not read again by SIGHUP (the sessions and [logs] were), without a word:
+    turning `trust_forwarded_proto` (or `trust_forwarded_for`) on behind a new proxy did
+    nothing until a restart. A real `mjbot serve`: after the SIGHUP, a login through the
+    proxy gets its Secure cookie, and the keys fixed at the start (here max_connections) are
+    named in a warning as taking effect at the next restart."""
+    import signal
+
+    config = tmp_path / "serve.toml"
+    config.write_text("[status]\ntrust_forwarded_proto = false\n")
+    serve = ServeProcess(config, tmp_path / "logs", env={"MJBOT_STATUS_TOKEN": "tok-123"})
+    address = urllib.parse.urlsplit(serve.url)
+
+    def secure() -> bool:
+        connection = http.client.HTTPConnection(address.hostname or "", address.port,
+                                                timeout=10)
+        try:
+            connection.request("GET", "/games?token=tok-123",
+                               headers={"X-Forwarded-Proto": "https"})
+            cookie = connection.getresponse().getheader("Set-Cookie") or ""
+        finally:
+            connection.close()
+        return re.search(r";\s*secure\b", cookie, re.IGNORECASE) is not None
+
+    try:
+        assert not secure()
+        config.write_text("[status]\ntrust_forwarded_proto = true\ntrust_forwarded_for = true\n"
+                          "max_connections = 100\nport = 9999\n")
+        serve.signal(signal.SIGHUP)
+        reloaded = serve.wait_for(lambda e: e.get("event") == "serve: [status] reloaded")
+        assert reloaded["keys"] == ["trust_forwarded_proto", "trust_forwarded_for"]
+        assert secure()
+        later = serve.wait_for(lambda e: str(e.get("event")).startswith(
+            "serve: [status] keys changed that take effect only at a restart"))
+        assert later["keys"] == ["max_connections"]  # (the port: --status gave it)
+        assert later["level"] == "warning"
+    finally:
+        stop_process(serve.proc)

@@ -635,3 +635,43 @@ async def test_a_freed_slot_goes_to_the_waiting_client_with_fewest_running() -> 
         for gate in gates.values():
             gate.set()
         cache.close()
+
+
+async def test_idle_work_gives_way_at_its_next_check_once_a_viewer_run_comes() -> None:
+    """Work nobody waits for (the game list's whole reads of listed logs, run_idle) starts
+    only once no run holds or waits for a slot, and ends at its next check (GaveWay) once a
+    viewer's run takes the other slot, where it went on beside it to its end."""
+    from adapter.serve.viewcache import GaveWay
+    from replay import progress
+
+    cache = BuildCache(concurrency=2)
+    started, checks = threading.Event(), list[int]()
+
+    def idle_work() -> None:
+        started.set()
+        while len(checks) < 500:  # (a read's checks, between hands)
+            progress.check()
+            checks.append(1)
+            time.sleep(0.01)
+
+    release = threading.Event()
+    holder = asyncio.ensure_future(cache.run(release.wait))
+    await until(lambda: cache.building == 1)
+    work = asyncio.ensure_future(cache.run_idle(idle_work))
+    await asyncio.sleep(0.5)
+    assert not started.is_set()  # a run holds a slot: not idle
+    release.set()
+    await holder
+    await until(started.is_set)
+    viewer = threading.Event()
+    asked = asyncio.ensure_future(cache.run(viewer.wait))  # a viewer's build, held running
+    try:
+        await work
+        raise AssertionError("the idle work ran to its end beside a viewer's run")
+    except GaveWay:
+        pass
+    finally:
+        viewer.set()
+    await asked
+    assert len(checks) < 500
+    cache.close()

@@ -333,6 +333,30 @@ def test_a_nan_in_a_header_or_footer_field_leaves_the_list_json(
     assert "Traceback" not in log.read_text()
 
 
+def test_bytes_in_a_header_field_leave_the_list_json(
+        viewer: tuple[str, Path, Path], source: list[dict[str, Any]]) -> None:
+    """Bytes where a log's header holds text (its start, a player, the platform; a map keyed
+    by bytes): every game list request that listed the log was a 500 with a traceback
+    (`TypeError: Object of type bytes is not JSON serializable`), and the page showed no
+    game at all. Such a value is shown as unknown (null) now, the list strict JSON."""
+    url, folder, log = viewer
+    for n, (field, value, shown) in enumerate((
+            (("started",), b"\x00\xff", ("started", None)),
+            (("extra", "players", 1), b"x", ("players", 1, None)),
+            (("platform",), b"local", ("platform", None)),
+            (("extra", "players", 2), {b"k": 1}, ("players", 2, None)))):
+        name = f"bytes-list-{n}.mjlog.msgpack"
+        write_frames(folder / name, _edited(source, 0, field, value))
+        status, text = _get(f"{url}api/games?q={name}")
+        assert status == 200, text[:300]
+        (game,) = _strict(text)["games"]
+        place: Any = game
+        for key in shown[:-2]:
+            place = place[key]
+        assert place[shown[-2]] is shown[-1], game
+    assert "Traceback" not in log.read_text()
+
+
 def test_a_detail_nested_just_past_the_limit_in_the_outline_fails_its_hand_alone() -> None:
     """The outline tried each hand's fields alone once the whole failed: a win's detail
     nested just past the encoder's limit where it sits in the outline (body, hands, hand,

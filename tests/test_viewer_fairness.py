@@ -196,3 +196,23 @@ async def test_a_client_alone_uses_every_free_slot(logs: Path) -> None:
         assert [status for status, _ in answers] == [200, 200]
     finally:
         await server.stop()
+
+
+async def test_a_forwarded_address_with_its_port_is_that_client(logs: Path) -> None:
+    """A proxy that writes the port it saw (`1.2.3.4:5678`, `[::1]:80`): such a value fell
+    back to the proxy's address, so both browsers behind it were one client again and the
+    other's short game was a 429 behind the greedy one's exports. Each is its address now."""
+    greedy = [{"X-Forwarded-For": f"10.9.9.{n}, 10.0.0.1:{5000 + n}"} for n in range(GREEDY)]
+    seen = await _greedy_and_other(logs, True, greedy,
+                                   {"X-Forwarded-For": "[::1]:80"}, "127.0.0.2")
+    _check_fair(seen)
+
+
+@pytest.mark.parametrize(("value", "address"), [
+    ("1.2.3.4:5678", "1.2.3.4"), ("[::1]:80", "::1"), ("[2001:db8::1]", "2001:db8::1"),
+    ("2001:db8::1", "2001:db8::1"), ("1.2.3.4", "1.2.3.4"), ("1.2.3.4:x", None),
+    ("[::1]x", None), ("[::1]:", None), ("host:80", None), ("", None), ("unknown", None)])
+def test_a_forwarded_value_gives_its_address(value: str, address: str | None) -> None:
+    from adapter.serve.status import forwarded_address
+
+    assert forwarded_address(value) == address

@@ -2,11 +2,15 @@
 signals. SIGTERM / SIGINT stop every session within the config's ``stop_deadline`` (hands
 finished where the platform allows, logs closed with a footer, sockets closed) and exit 0;
 SIGHUP reloads the config file and starts or stops only the sessions that changed (a file
-that no longer loads is reported and the running sessions are kept)."""
+that no longer loads is reported and the running sessions are kept), and of ``[status]`` the
+keys a request reads (``trust_forwarded_proto``, ``trust_forwarded_for``); the others (the
+address, the token, the connection bounds) are fixed when the server starts, and a changed one
+is said in a log line to take effect at the next restart."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import signal
 import sys
 import tempfile
@@ -17,7 +21,7 @@ from typing import Any
 import structlog
 
 from adapter.loop_signals import on_signal
-from adapter.serve.config import ConfigError, ServeConfig, config_warnings, load
+from adapter.serve.config import ConfigError, ServeConfig, StatusConfig, config_warnings, load
 from adapter.serve.metrics import Metrics
 from adapter.serve.supervisor import Supervisor
 from replay.gcpause import off_until_exit
@@ -87,7 +91,10 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
     supervisor.start()
     try:
         while await signals.next() == "reload":
-            await _reload(supervisor)
+            before = supervisor.config.status
+            if await _reload(supervisor) is not None:
+                reload_status(server, before, supervisor.config.status,
+                              address_given=status is not None)
     finally:
         log.info("serve: stopping", deadline=supervisor.config.stop_deadline,
                  signal=signals.received[-1] if signals.received else None)
@@ -112,6 +119,33 @@ def check_log_folder(folder: str) -> None:
     except OSError as exc:
         raise OSError(f"the log folder {folder} cannot be written: "
                       f"{exc.strerror or exc}") from None
+
+
+# the [status] keys each request reads: a reload sets them on the running status server
+LIVE_STATUS_KEYS = ("trust_forwarded_proto", "trust_forwarded_for")
+
+
+def reload_status(server: Any, old: StatusConfig, new: StatusConfig,
+                  address_given: bool = False) -> None:
+    """A reloaded config's ``[status]``: the keys a request reads are set on ``server`` (the
+    StatusServer) now; any other that changed (host, port, token, max_connections,
+    request_timeout: the listening socket, the token check at start, the connection guard's
+    bounds) is named in a warning as taking effect at the next restart. Before, every
+    [status] key was ignored by SIGHUP without a word, so turning on trust_forwarded_for
+    behind a new proxy did nothing until a restart nobody was told of. ``address_given``:
+    ``--status`` set the address, so the config's host and port are not used anyway."""
+    changed = [f.name for f in dataclasses.fields(StatusConfig)
+               if getattr(old, f.name) != getattr(new, f.name)]
+    applied = [key for key in changed if key in LIVE_STATUS_KEYS]
+    for key in applied:
+        setattr(server, key, getattr(new, key))
+    if applied:
+        log.info("serve: [status] reloaded", keys=applied)
+    later = [key for key in changed if key not in LIVE_STATUS_KEYS
+             and not (address_given and key in ("host", "port"))]
+    if later:  # names only: the token's value is never logged
+        log.warning("serve: [status] keys changed that take effect only at a restart: the "
+                    "status server runs on with their old values", keys=later)
 
 
 async def _reload(supervisor: Supervisor) -> dict[str, Any] | None:

@@ -6,6 +6,7 @@
     log_dir = "logs"
     stop_deadline = 20
     [status]                     # the status server; another address than loopback needs a token
+                                 # (SIGHUP reloads the two trust_ keys; the rest at a restart)
     host = "127.0.0.1"
     port = 8750
     token_env = "MJBOT_STATUS_TOKEN"

@@ -42,7 +42,7 @@ import msgpack
 from adapter.serve.logindex import NEVER, Cancel, Cancelled, LogIndex, Summary
 from replay import formats, logzip
 from replay.gcpause import collector_paused
-from replay.log import GZ_SUFFIX, SUFFIX, is_log_name
+from replay.log import GZ_SUFFIX, SUFFIX, is_log_name, read_log
 from replay.replayer import footer_unfinished
 from replay.timeline import Timeline, build
 
@@ -276,6 +276,11 @@ class GameIndex:
 
     def resolve(self, game_id: str) -> Path:
         """The file an id names; GameNotFound for anything else."""
+        return self._locate(game_id)[1]
+
+    def _locate(self, game_id: str) -> tuple[Path, Path]:
+        """The path an id names as the listing walks to it (the index's key) and the file
+        it resolves to; GameNotFound for anything else."""
         parts = game_id.split(SEPARATOR)
         root_number = whole_number(parts[0])
         if len(parts) < 2 or root_number is None or root_number >= len(self.roots):
@@ -305,7 +310,7 @@ class GameIndex:
         if not resolved.is_relative_to(base) or not resolved.is_file() \
                 or not (root.single or _allowed(resolved.name)):
             raise GameNotFound(game_id)
-        return resolved
+        return candidate, resolved
 
     # ------------------------------------------------------------------ listing
 
@@ -413,18 +418,49 @@ class GameIndex:
             listing = self.listing(cancel=cancel)
             matched = self.listing(query, cancel) if query.split() else listing
             shown = matched.games[offset:offset + limit]
+            unread = 0
             for entry in shown:
                 where = matched.logs.get(entry["id"])
                 if where is not None:
                     cancel.check()
                     entry.update(self._result(entry, *where))
+                    unread += self._damage(entry, *where)
         except Cancelled:
             self.logs.counts.cancelled += 1
             raise
         return {"games": shown, "total": len(listing.games), "total_cut": listing.cut,
                 "matched": len(matched.games), "offset": offset, "limit": limit,
-                "cut": matched.cut,
+                "cut": matched.cut, "unread": unread,
                 "max_files": self.max_files}
+
+    def _damage(self, entry: dict[str, Any], path: str, st: os.stat_result,
+                summary: Summary) -> int:
+        """A finished log read whole is marked ``damaged`` (where and why the read stops)
+        where a frame before its footer is damaged: the list reads only the footer, which
+        said the game had ended as any other, and the game opened cut. One not read whole
+        yet is asked for (1 is returned): the viewer reads it when idle (read_whole)."""
+        if not (summary.readable and entry.get("finished")):
+            return 0  # (one still being written, or cut: no footer to mislead)
+        if summary.cut is None:
+            self.logs.ask_whole(path, st, summary)
+            return 1
+        if summary.cut:
+            entry["damaged"] = summary.cut
+        return 0
+
+    def read_whole(self, path: str, st: os.stat_result) -> None:
+        """Read the log at ``path`` whole if it is still version ``st``, and keep in the
+        index where it stops (:meth:`_damage`). A file changed or gone meanwhile is left to
+        the next listing, which asks for its new version."""
+        try:
+            if _version(os.stat(path)) != _version(st):
+                return
+            log = read_log(path)
+            if _version(os.stat(path)) != _version(st):
+                return
+        except (OSError, ValueError):
+            return  # gone, or replaced by no log: the next listing says so
+        self.logs.read_whole(path, st, "" if log.truncated is None else log.truncated.note())
 
     def _result(self, entry: dict[str, Any], path: str, st: os.stat_result,
                 summary: Summary) -> dict[str, Any]:
@@ -491,10 +527,17 @@ class GameIndex:
     def timeline(self, game_id: str) -> Timeline:
         """The game's steps, parsed now (the viewer's BuildCache keeps the last few);
         GameNotFound, or the formats' UnknownFormat / LogError for a file no reader
-        accepts."""
-        path = self.resolve(game_id)
+        accepts. One of our logs, read whole here, tells the index where it stops (the
+        list marks it damaged where that is before its footer)."""
+        listed, path = self._locate(game_id)
+        st = path.stat()
         with collector_paused():  # every object the read makes lives until the outline ends
-            return build(formats.read(path.read_bytes(), path))
+            loaded = formats.read(path.read_bytes(), path)
+            if loaded.log is not None and _version(path.stat()) == _version(st):
+                truncated = loaded.log.truncated
+                self.logs.read_whole(str(listed), st,
+                                     "" if truncated is None else truncated.note())
+            return build(loaded)
 
     def loaded(self, game_id: str) -> formats.Loaded:
         path = self.resolve(game_id)
@@ -513,6 +556,11 @@ def matches(entry: dict[str, Any], words: list[str]) -> bool:
             parts.append(str(value))
     text = " ".join(parts).lower()
     return all(w in text for w in words)
+
+
+def _version(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    """A file's version as the index and the build cache tell them apart."""
+    return st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns, st.st_dev
 
 
 def _stat(path: Path) -> os.stat_result | None:

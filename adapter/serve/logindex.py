@@ -15,6 +15,11 @@ memory rather than beside the logs: ``mjbot view`` may be given a folder it cann
 the retention of old logs renames and removes files under it, and a restart costs one
 filter's reads, which the walk repeats anyway (it stats every file).
 
+Once a log was read whole (its game page built, or the viewer's idle read of a finished log a
+page listed: viewer.py's _read_listed) the index keeps where that read stops, for that version:
+a frame damaged before the footer, which the footer alone cannot tell. A header the log
+reader refuses (replay.log.header_refusal) makes the log unreadable here as it is there.
+
 A scan is given a :class:`Cancel`; it asks it before each file it reads and stops with
 :class:`Cancelled` once set (the viewer sets it when the request's client went away).
 """
@@ -25,6 +30,7 @@ import math
 import os
 import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,8 +38,10 @@ from typing import Any
 import msgpack
 
 from replay import logzip
+from replay.log import header_refusal
 
 MAX_ENTRIES = 200_000  # about 500 bytes each, path included (mjbot bench games)
+MAX_UNCHECKED = 1000  # listed logs waiting to be read whole (the oldest asked dropped past it)
 HEADER_BUFFER = 1 << 20  # the most a header frame may take
 _STRINGS = 1 << 16  # the shared strings kept (player names, platforms, policies)
 
@@ -63,6 +71,14 @@ class Cancel:
 NEVER = Cancel()  # never set: a scan nobody can give up (tests, the bench's reference)
 
 
+def _version_of(st: os.stat_result) -> tuple[int, int, int]:
+    return st.st_mtime_ns, st.st_size, stamp(st)
+
+
+def _version(summary: Summary) -> tuple[int, int, int]:
+    return summary.mtime_ns, summary.size, summary.stamp
+
+
 def stamp(st: os.stat_result) -> int:
     """The file's inode and ctime in one exact int (one object per log, not two). With the
     path, size and mtime alone a file replaced by another of the same size and mtime (``cp
@@ -88,6 +104,10 @@ class Summary:
     started: Any = None
     text: str = ""  # platform, variant, policy, players, lower case (shared between logs alike)
     result: dict[str, Any] | None = None
+    # the whole log read (a game page built, or the list's check when the viewer is idle):
+    # "" where it reads to its end, else where and why it stops (the outline's note); None:
+    # not read whole yet
+    cut: str | None = None
 
     def fields(self) -> dict[str, Any]:
         """The header's fields as the list shows them."""
@@ -120,6 +140,7 @@ class Counts:
     dropped: int = 0  # entries dropped to keep within the bound
     gone: int = 0  # entries of files no longer there
     cancelled: int = 0  # pages given up (GameIndex.page)
+    read_whole: int = 0  # logs read whole (a page built, or the list's idle reads)
 
 
 class LogIndex:
@@ -131,6 +152,7 @@ class LogIndex:
         self._entries: dict[str, Summary] = {}
         self._floor = -1  # logs modified before this (ns) are read, not kept
         self._strings: dict[str, str] = {}
+        self._unread: OrderedDict[str, tuple[os.stat_result, Summary]] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -160,6 +182,37 @@ class LogIndex:
             summary.result = result
         return result
 
+    def read_whole(self, path: str, st: os.stat_result, cut: str) -> None:
+        """The log at ``path``, version ``st``, was read whole (a game page was built): ``cut``
+        is where and why the read stopped before its end ("": it did not). Kept with that
+        version's summary, where the index has it."""
+        with self._lock:
+            known = self._entries.get(path)
+            self.counts.read_whole += 1
+            if known is not None and _version(known) == _version_of(st):
+                known.cut = cut
+
+    def ask_whole(self, path: str, st: os.stat_result, summary: Summary) -> None:
+        """Queue a listed log to be read whole (:meth:`next_unread`), once per version: its
+        footer says the game finished, but only a whole read finds a frame damaged before
+        it."""
+        with self._lock:
+            if summary.cut is not None:
+                return
+            self._unread[path] = (st, summary)
+            self._unread.move_to_end(path)
+            while len(self._unread) > MAX_UNCHECKED:
+                self._unread.popitem(last=False)
+
+    def next_unread(self) -> tuple[str, os.stat_result, Summary] | None:
+        """The log asked longest ago (:meth:`ask_whole`) not read whole since; None: none."""
+        with self._lock:
+            while self._unread:
+                path, (st, summary) = self._unread.popitem(last=False)
+                if summary.cut is None:
+                    return path, st, summary
+            return None
+
     def forget_others(self, seen: set[str], under: tuple[str, ...]) -> None:
         """After a whole walk of the folders ``under``: drop what it did not see there (files
         removed or renamed since, by the log retention or by hand)."""
@@ -187,8 +240,9 @@ class LogIndex:
             head = None  # a damaged compressed log too (gzip's errors)
         with self._lock:
             self.counts.headers_read += 1
-        if not (isinstance(head, dict) and head.get("k") == "header"):
-            return Summary(st.st_mtime_ns, st.st_size, stamp(st), False)
+        if not (isinstance(head, dict) and head.get("k") == "header") \
+                or header_refusal(head) is not None:  # the game opens as a 422: not listed
+            return Summary(st.st_mtime_ns, st.st_size, stamp(st), False)  # as one that opens
         extra = head.get("extra")
         extra = extra if isinstance(extra, dict) else {}
         seat = extra.get("our_seat", head.get("seat"))
@@ -242,9 +296,11 @@ class LogIndex:
 
 
 def _finite(value: Any) -> Any:
-    """``value`` with a NaN or an infinity in it (a damaged header's field) put as None: the
-    list sent them as ``NaN``, which is no JSON, and the page could not read the list. A
-    value nested past the recursion limit (a crafted log's) is left as it is."""
+    """``value`` as JSON can hold it: a NaN or an infinity (a damaged header's field) put as
+    None, as is a value JSON has no form for (bytes, a msgpack extension, a map keyed by
+    bytes). The list sent NaN as ``NaN``, which is no JSON, and the page could not read the
+    list; bytes in a header's start or players made every list request a 500 with a
+    traceback. A value nested past the recursion limit (a crafted log's) is left as it is."""
     try:
         return _finite_in(value)
     except RecursionError:
@@ -252,10 +308,14 @@ def _finite(value: Any) -> Any:
 
 
 def _finite_in(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, str | int):
+        return value
     if isinstance(value, list | tuple):
         return type(value)(_finite_in(v) for v in value)
     if isinstance(value, dict):
+        if not all(isinstance(k, str | int) for k in value):
+            return None  # (a float key could be a NaN; none is written)
         return {k: _finite_in(v) for k, v in value.items()}
-    return value
+    return None

@@ -167,11 +167,30 @@ def client_address(request: web.Request, trust_forwarded_for: bool = False) -> s
     if trust_forwarded_for:
         values = request.headers.getall("X-Forwarded-For", [])
         last = ",".join(values).rsplit(",", 1)[-1].strip() if values else ""
-        try:
-            return str(ipaddress.ip_address(last.strip("[]")))
-        except ValueError:
-            pass  # none, or no address: the peer's
+        address = forwarded_address(last)
+        if address is not None:
+            return address
     return request.remote or "unknown"
+
+
+def forwarded_address(value: str) -> str | None:
+    """The address in one ``X-Forwarded-For`` value: a bare IPv4 or IPv6 address, or one
+    with the port the proxy saw (``1.2.3.4:5678``, ``[::1]:80``, as some proxies and load
+    balancers write it; such a value fell back to the proxy's address, so every user behind
+    it shared one share again); None for anything else."""
+    host = value
+    if value.startswith("["):  # [IPv6] or [IPv6]:port
+        host, _, rest = value[1:].partition("]")
+        if rest and not (rest.startswith(":") and rest[1:].isascii() and rest[1:].isdigit()):
+            return None
+    elif value.count(":") == 1:  # IPv4:port (an IPv6 address has two colons or more)
+        host, _, port = value.partition(":")
+        if not (port.isascii() and port.isdigit()):
+            return None
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return None
 
 
 def _route_name(request: web.Request) -> str:

@@ -54,6 +54,7 @@ MAX_ENTRIES = 256
 MAX_GAMES = 8  # parsed games (Timeline objects, megabytes each) kept apart, by count
 MAX_BYTES = 64 << 20  # the kept results' sizes (bytes results; others count 1 KB)
 CONCURRENCY = 2
+IDLE_POLL = 0.2  # seconds between two looks for an idle pool (BuildCache.run_idle)
 MAX_WAITING = 32  # runs queued for a slot; past that a new build is refused (Busy)
 CLIENT_WAITING = 4  # runs one client has queued; past that its new build is refused (OverShare)
 GZIP_LEVEL = 6
@@ -111,6 +112,10 @@ class OverShare(NotBuilt):
     """The client already has ``client_waiting`` runs queued: its new build is refused."""
 
 
+class GaveWay(NotBuilt):
+    """Work nobody asked for (:meth:`BuildCache.run_idle`) given up: a viewer's run came."""
+
+
 class _Share:
     """One client's part of the pool: its runs waiting for a slot (in order) and those holding
     one. Kept only while the client has a run queued or running."""
@@ -126,6 +131,9 @@ class _Share:
 # copied into the tasks the request starts: a build is its first requester's
 _CLIENT: contextvars.ContextVar[Hashable | None] = contextvars.ContextVar("viewer_client",
                                                                          default=None)
+
+
+_IDLE = ("idle work",)  # run_idle's share: no client's address
 
 
 @contextlib.contextmanager
@@ -316,6 +324,26 @@ class BuildCache:
         job.add_done_callback(lambda done: self._free(done, client, share))
         # shielded: a caller cancelled here does not end the call's hold on its slot
         return await asyncio.shield(job)
+
+    async def run_idle(self, call: Callable[[], Any]) -> Any:
+        """``call()`` in the pool once no run holds or waits for a slot, under a share of its
+        own, and given up (:class:`GaveWay`) at its next check (replay/progress.py) once
+        another run wants a slot: work nobody waits for (the game list's whole reads of the
+        logs it listed) takes one slot of an idle viewer, never a viewer's turn."""
+        while self.building or self.waiting:
+            await asyncio.sleep(IDLE_POLL)
+
+        def give_way() -> None:
+            self.check()  # (the server stops)
+            if self.building > 1 or self.waiting:
+                raise GaveWay("a viewer request came")
+
+        def run() -> Any:
+            with progress.checking(give_way):
+                return call()
+
+        with serving(_IDLE):
+            return await self.run(run)
 
     def _checked(self, call: Callable[[], Any]) -> Any:
         """``call()`` in the pool thread, :meth:`check` asked at the readers' and writers'

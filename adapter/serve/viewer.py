@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gzip
 import urllib.parse
 from collections import OrderedDict
@@ -41,9 +42,11 @@ from adapter.serve.games import (
 )
 from adapter.serve.logindex import Cancel, Cancelled
 from adapter.serve.viewcache import (
+    IDLE_POLL,
     Abandoned,
     BuildCache,
     Busy,
+    GaveWay,
     OverShare,
     Stopping,
     file_key,
@@ -82,7 +85,20 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
     async def close_cache(_app: web.Application) -> None:
         cache.close()
 
+    listed = asyncio.Event()  # set by each list page: its finished logs may want a read
+    readings: list[asyncio.Task[None]] = []
+
+    async def start_reading(_app: web.Application) -> None:
+        readings.append(asyncio.ensure_future(_read_listed(index, cache, listed)))
+
+    async def stop_reading(_app: web.Application) -> None:
+        for task in readings:
+            task.cancel()
+        await asyncio.gather(*readings, return_exceptions=True)
+
+    app.on_startup.append(start_reading)
     app.on_shutdown.append(stop_builds)
+    app.on_shutdown.append(stop_reading)
     app.on_cleanup.append(close_cache)
 
     async def page(name: str) -> web.StreamResponse:
@@ -108,6 +124,8 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             raise _over_share() from None
         finally:
             scans.discard(cancel)
+        if page["unread"]:
+            listed.set()
         return web.json_response({**page, "roots": len(index.roots)})
 
     async def game_page(request: web.Request) -> web.StreamResponse:
@@ -222,6 +240,35 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
     app.router.add_get("/api/games/{id}", _while_connected(api_game))
     app.router.add_get("/api/games/{id}/hands/{n}", _while_connected(api_hand))
     app.router.add_get("/api/games/{id}/commentary", _while_connected(api_commentary))
+
+
+async def _read_listed(index: GameIndex, cache: BuildCache, listed: asyncio.Event) -> None:
+    """Read whole, once per file version, the finished logs the list has shown and not yet
+    read whole, one at a time while the viewer is idle (BuildCache.run_idle), so that the
+    list marks one damaged before its footer. The list's request reads only a log's header
+    and footer: reading each shown log whole there (some 10 ms per practice game, seconds
+    for a long match log) would make every page wait on it. Only logs a list page showed
+    are read (bounded by what users look at, and by MAX_UNCHECKED), not every log under the
+    roots. A page built reads its game whole anyway and tells the index as well."""
+    while True:
+        await listed.wait()
+        listed.clear()
+        while (item := index.logs.next_unread()) is not None:
+            path, st, summary = item
+            try:
+                await cache.run_idle(functools.partial(index.read_whole, path, st))
+            except (GaveWay, Busy, OverShare):
+                index.logs.ask_whole(path, st, summary)  # again, once the viewer is idle
+                # (refused at once where no run may wait, max_waiting 0: not a loop that
+                # never lets the event loop run)
+                await asyncio.sleep(IDLE_POLL)
+            except Stopping:
+                return
+            except Exception as exc:  # a read that fails so is not tried again
+                log.warning("viewer: cannot read a listed log whole", path=path,
+                            error=f"{type(exc).__name__}: {str(exc)[:200]}")
+                index.logs.read_whole(path, st, f"the log cannot be read whole "
+                                                f"({type(exc).__name__})")
 
 
 Route = Callable[[web.Request], Coroutine[Any, Any, web.StreamResponse]]

@@ -11,7 +11,8 @@ function withToken(path) {
 
 // A 429 (this client's share of the viewer's builds queued) or a 503 (the viewer busy) that
 // says when to ask again (Retry-After) is asked again then, up to BUSY_TRIES times, with a
-// line on the page (#busy, where the page has one) while it waits; past that, its error.
+// line on the page (#busy, its data-text where it has one) while it waits; past that, its
+// error. The dashboard's 503 is the status server's (every connection busy), not the viewer's.
 const BUSY_TRIES = 4;
 const BUSY_WAIT_S = 30;  // the longest Retry-After waited for
 let busyWaits = 0;
@@ -21,7 +22,7 @@ function showBusy(delta) {
   const line = document.getElementById("busy");
   if (!line) return;
   line.hidden = busyWaits === 0;
-  line.textContent = busyWaits ? "the viewer is busy, asking again…" : "";
+  line.textContent = busyWaits ? line.dataset.text || "the viewer is busy, asking again…" : "";
 }
 
 function pause(ms, signal) {

@@ -5,11 +5,20 @@
 const PAGE = 50;
 // asking: the request in flight, aborted by the next one (a filter typed on, a page turned):
 // the server gives up its scan, and an older answer arriving late cannot replace a newer one
-const list = { offset: 0, query: "", matched: 0, timer: null, asking: null };
+// rereads: how many more times the page is asked again by itself (below)
+const list = { offset: 0, query: "", matched: 0, timer: null, asking: null, reread: null, rereads: 0 };
+const REREADS = 5;  // a page whose finished logs are still to be read whole is asked again
+const REREAD_MS = 2000;
 const ORDINAL = ["", "1st", "2nd", "3rd", "4th"];
 
 function result(g) {
   if (!g.own) return "";
+  if (g.unreadable) return "damaged: the viewer cannot open it";
+  // a frame damaged before the footer: the game opens cut there (the server read it whole)
+  return outcome(g) + (g.damaged ? " · damaged" : "");
+}
+
+function outcome(g) {
   // a Botzone bot is never told how its match ended: its log has no footer, ever
   if (g.finished === false && g.platform === "botzone") return "no footer: Botzone tells the bot no result";
   if (g.finished === false) return "in progress / no footer";
@@ -38,14 +47,22 @@ function row(g) {
   const source = g.own ? (g.platform || "?") : "import";
   return el("tr", { "data-id": g.id },
     el("td", { text: fmtTime(g.mtime) }), el("td", { text: g.folder }),
-    el("td", {}, el("a", { href: withToken("/games/" + encodeURIComponent(g.id)), text: g.name })),
+    // a log whose header the reader refuses opens as an error: listed as it opens, no link
+    el("td", {}, g.own && g.unreadable
+      ? el("span", { class: "error", title: "its header is damaged or missing", text: g.name })
+      : el("a", { href: withToken("/games/" + encodeURIComponent(g.id)), text: g.name })),
     el("td", { text: source }), el("td", { text: g.variant || "" }), playersCell(g),
     el("td", { class: "our-seat", text: seat(g) }),
-    el("td", { class: "result-cell" + (g.our_rank === 1 ? " first" : ""), text: result(g) }),
+    el("td", { class: "result-cell" + (g.our_rank === 1 ? " first" : "") +
+      (g.damaged || (g.own && g.unreadable) ? " damaged" : ""), title: g.damaged || null, text: result(g) }),
     el("td", { text: Math.ceil(g.size / 1024) + " KB" }));
 }
 
-async function load() {
+// auto: asked again by itself (the server was still reading the page's logs whole, to mark a
+// damaged one), where a user's own ask (a filter, a page turned) starts the count again
+async function load(auto) {
+  clearTimeout(list.reread);
+  if (!auto) list.rereads = REREADS;
   const params = new URLSearchParams({ offset: list.offset, limit: PAGE });
   if (list.query) params.set("q", list.query);
   if (list.asking) list.asking.abort();
@@ -69,6 +86,10 @@ async function load() {
         : ` (only the newest ${page.max_files} are listed: older games exist; the filter finds them)`);
     document.getElementById("prev-page").disabled = page.offset === 0;
     document.getElementById("next-page").disabled = last >= page.matched;
+    if (page.unread && list.rereads > 0) {
+      list.rereads--;
+      list.reread = setTimeout(() => load(true), REREAD_MS);
+    }
   } catch (error) {
     if (asking.signal.aborted) return;  // a newer request took its place
     document.getElementById("count").textContent = "cannot list the games: " + error.message;
