@@ -53,7 +53,7 @@ def cmd_mjai(args: argparse.Namespace) -> int:
     warn_tight_budget([args.policy], args.budget)
     bot = MjaiBot(MjaiSettings(policy=args.policy, budget=args.budget, name=args.name,
                                room=args.room, log_dir=log_folder(args.log_dir, args.no_log),
-                               write_log=not args.no_log, seat=args.player_id or 0))
+                               write_log=not args.no_log, seat=args.player_id))
     if args.server is None:
         def stop(signum: int, _frame: Any) -> None:  # run_stdio's finally closes the log
             bot.stop_requested = True
