@@ -113,7 +113,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             unreadable += 1
             continue
         try:
-            result = _examine(rep, path, args, ranker)
+            result, file_failed, file_unranked = _examine(rep, path, args, ranker)
         except UserInputError as exc:
             if len(args.logs) == 1:
                 raise
@@ -126,10 +126,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             unshown += 1
             continue
-        if "agreement" in result:
-            failed += result["agreement"]["failed"]  # type: ignore[index]
-        if "commentary" in result:
-            unranked += sum("no_prediction" in r for r in result["commentary"])  # type: ignore
+        failed += file_failed
+        unranked += file_unranked
         outputs.append(result)
         damaged += [f"{path}: {replayer.damage_note(d)}" for d in rep.damaged]
         if not args.json:
@@ -173,9 +171,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _examine(rep: Any, path: str, args: argparse.Namespace,
-             ranker: Any) -> dict[str, object]:
+             ranker: Any) -> tuple[dict[str, object], int, int]:
     """What replay shows of one file read: its summary, and the agreement, commentary and
-    reparse asked for; a policy, predictor or reparse that fails on it as the user's error."""
+    reparse asked for, with the decisions the policy and the moves the predictor gave no
+    answer on; a policy, predictor or reparse that fails on it as the user's error."""
     from replay import replayer
 
     if args.policy:  # the policy's faults named as its own, not as the LOG's
@@ -188,16 +187,19 @@ def _examine(rep: Any, path: str, args: argparse.Namespace,
     with reading(path):
         noted = len(rep.damaged)  # the hands the reader noted; those after, met below
         result: dict[str, object] = {"summary": (summary := replayer.summarize(rep))}
+        failed = unranked = 0
         if args.policy:
-            result["agreement"] = replayer.agreement(rep, args.policy)
+            result["agreement"] = agreement = replayer.agreement(rep, args.policy)
+            failed = agreement["failed"]
         if ranker is not None:
-            result["commentary"] = _commentary(rep, ranker, args)
+            result["commentary"] = rows = _commentary(rep, ranker, args)
+            unranked = sum("no_prediction" in r for r in rows)
         if args.reparse:
             result["reparse"] = replayer.reparse(rep)
     # a hand of our own log that --policy's or --commentary's table refused where it met
     # it (its decisions are recorded, so the reader noted none): a note, as an import's
     summary["notes"] += [replayer.damage_note(d) for d in rep.damaged[noted:]]
-    return result
+    return result, failed, unranked
 
 
 def _one_line(path: str, error: str) -> str:
