@@ -36,7 +36,8 @@ def register(sub: Any) -> None:
                     "in a game (default 180: its own limit is 60 s per player's answer)")
     add_log_options(mj, "game logs (default $MJBOT_LOG_DIR or logs)", "write no game logs")
     mj.add_argument("player_id", nargs="?", type=int, help="mjai.app passes the seat; the "
-                    "start_game event says it too")
+                    "start_game event says it too, and wins where the two differ (a warning "
+                    "says so)")
     mj.set_defaults(handler=cmd_mjai)
 
 
