@@ -595,3 +595,42 @@ def test_a_kept_bots_answer_before_its_exit_is_its_answer():
         assert bot.request("0 0 0") == "PASS"
     finally:
         bot.close()
+
+
+def test_the_judge_seats_a_policy_per_seat(tmp_path, capsys):
+    """`mjbot botzone-judge` seated one --policy in all four seats: two policies could not
+    meet under the judge. --policies A,B,C,D seats one per seat, read as the arena reads it
+    (LABEL=POLICY too): each seat's bot plays its own (its game log's header says so), and
+    the summary gives each seat's points, verdicts and fallbacks under its name."""
+    import json
+
+    from replay.log import read_log
+
+    done = mjbot_here(capsys, "botzone-judge", "--games", "1", "--modes", "keep",
+                      "--policies", "rb=rulebased,greedy,rulebased,tsumogiri",
+                      "--log-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout)
+    seats = summary["seats"]
+    assert [s["policy"] for s in seats] == ["rb", "greedy", "rulebased", "tsumogiri"]
+    judged = json.loads((tmp_path / "botzone-judge-s0-g0.json").read_text("utf-8"))
+    assert [s["points"] for s in seats] == judged["log"][-1]["output"]["display"]["score"]
+    played = {header_of(read_log(p)).seat: header_of(read_log(p)).policy
+              for p in (tmp_path / "bots").rglob("*.mjlog.msgpack")}
+    assert played == {0: "rulebased", 1: "greedy", 2: "rulebased", 3: "tsumogiri"}
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--policies", "rulebased,greedy,mc"], "--policies needs four names (one per seat), got 3"),
+    (["--policies", "rulebased,greedy,mc,rulebsed"], "unknown policy 'rulebsed'"),
+    (["--policies", "rulebased,greedy,mc@budget=0.3,mc"],
+     "--policies: seat 2 'mc@budget=0.3': the judge's bots keep to Botzone's own time limits"),
+    (["--policies", "rulebased,greedy,mine=botzone:python bot.py,mc"],
+     "--policies: seat 2 'mine=botzone:python bot.py' is an outside program"),
+    (["--policy", "greedy", "--policies", "rulebased,greedy,mc,mc"],
+     "argument --policies: not allowed with argument --policy"),
+])
+def test_a_seat_the_judge_cannot_play_is_one_line(args, said, capsys):
+    done = mjbot_here(capsys, "botzone-judge", "--games", "1", "--modes", "keep", *args)
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    assert said in done.stderr and len(done.stderr.strip().splitlines()) <= 2, done.stderr

@@ -148,3 +148,40 @@ def test_a_cut_judge_log_is_called_cut_as_a_judge_log(
     assert done.returncode == 2 and "cut short:" not in done.stderr.splitlines()[0]
     assert done.stderr.startswith(f"mjbot replay: {mjai}: not a game log we know (mjai JSONL, "
                                   "by its opening: line 1 is not JSON"), done.stderr
+
+
+def test_a_judge_log_written_as_a_bare_list_and_cut_reads_up_to_the_cut(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The judge log as a bare JSON list of its entries (the reader takes that form), cut:
+    it was "not JSON" and then every format's refusal, where the object form is named cut.
+    Each entry is whole JSON of its own, so the entries before the cut are read, the hand
+    unfinished, and the note names the cut; cut after the last entry (only the closing `]`
+    lost) the game reads whole, the cut still said; cut inside the first entry, nothing is
+    read and the refusal names the cut in one line."""
+    from protocols import events as ev
+
+    entries = json.loads(BOTZONE_JUDGE_LOG.read_text(encoding="utf-8"))["log"]
+    text = json.dumps(entries, ensure_ascii=False)
+    whole = botzone_log.loads(text).events
+    assert isinstance(whole[-1], ev.GameEnded)
+    kept = len(json.dumps(entries[:57], ensure_ascii=False)) + 40  # inside entry 57
+    cut = botzone_log.loads(text[:kept])
+    assert cut.meta["cut"] == (f"the JSON list ends at char {kept} inside entry 57: its 57 "
+                               "whole entries are read")
+    assert cut.events == whole[:len(cut.events)] and len(cut.events) > 2
+    assert not any(isinstance(e, ev.GameEnded | ev.RoundWon) for e in cut.events)
+    path = tmp_path / "judge.json"
+    path.write_text(text[:kept], encoding="utf-8")
+    done = mjbot_here(capsys, "replay", str(path))
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert (f"note: the file is cut short: the JSON list ends at char {kept} inside entry 57"
+            in done.stdout and "unfinished (the log ends inside this hand)" in done.stdout)
+    ended = botzone_log.loads(text[:-1])
+    assert ended.events == whole and ended.meta["cut"] == (
+        f"the JSON list ends at char {len(text) - 1} after entry {len(entries) - 1}, before "
+        f"the list closes: its {len(entries)} whole entries are read")
+    path.write_text(text[:30], encoding="utf-8")
+    done = mjbot_here(capsys, "replay", str(path))
+    assert done.returncode == 2 and done.stderr.strip() == (
+        f"mjbot replay: {path}: Botzone judge log cut short: the JSON list ends at char 30 "
+        "inside its first entry (nothing before the cut can be read)")

@@ -197,6 +197,31 @@ def test_the_game_log_shows_each_hand_ended_with_its_result_unknown(tmp_path: Pa
         len(hands) and "the log ends inside this hand" not in text, text
 
 
+def test_a_start_game_of_another_seat_than_the_argument_wins_and_is_said_once(
+        tmp_path: Path) -> None:
+    """Started as ``bot.py 0``, a stream whose start_game says ``id`` 2 (its hands and draws
+    masked for seat 2) was played as seat 2 in silence: nothing told the user that the
+    argument was overridden. start_game's id wins (the protocol's "my seat", in the stream
+    masked for it; mjai.app's own Bot base class takes it over its argument), each of its
+    draws answered legally, and one warning on stderr says so, once for the process (two
+    games here); without an argument, or with the same seat, nothing is said."""
+    first_hand = _requests(2)
+    first_hand = first_hand[:first_hand.index([{"type": "end_kyoku"}]) + 1]
+    requests = first_hand + first_hand  # two games in one process
+    text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in requests)
+    said = ("mjai: start_game says our seat is 2, but we were started as seat 0: playing "
+            "seat 2, as start_game says (mjai.app sends the two equal)")
+    for argument, told in ((["0"], 1), ([], 0), (["2"], 0)):
+        done = subprocess.run([sys.executable, "-u", "-m", "adapter.cli", "mjai", *argument,
+                               "--no-log"], input=text, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        kinds = _check(2, requests, done.stdout.splitlines())
+        assert kinds.get("dahai", 0) >= 2, kinds
+        assert done.stderr.count(said) == told, (argument, done.stderr[-2000:])
+        assert "Traceback" not in done.stderr and "bad input" not in done.stderr
+
+
 def test_a_hand_is_told_over_once_and_only_where_its_result_never_came() -> None:
     """The codec's side: a hand with no hora or ryukyoku is told over at its end_kyoku, or at
     the next start_kyoku where no end_kyoku came; a hand whose result came (the original

@@ -255,3 +255,20 @@ def test_a_build_that_fails_leaves_the_last_zip_as_it_was(tmp_path: Path) -> Non
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert good.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [good.name]
+
+
+def test_the_upload_logs_on_stderr_under_a_python_with_structlog(upload: Path) -> None:
+    """The upload run by a Python that has structlog (the project's own, as the README's
+    `mjai:python -u mjai-bot/bot.py` arena seat runs it): bot.py keeps structlog out, since
+    structlog unconfigured prints each log line on stdout, where the harness takes the next
+    line for the answer (a line that is not JSON answered by `... [error] mjai: bad input`,
+    the answers after it one line late). No test ran the upload with structlog installed:
+    with bot.py's `sys.modules["structlog"] = None` removed, this fails."""
+    lines = ['[{"type":"start_game","names":["0","1","2","3"],"id":0}]', "not json",
+             '[{"type":"start_game","names":["0","1","2","3"],"id":2}]']
+    done = subprocess.run([sys.executable, "-u", "bot.py", "0"], cwd=upload,
+                          input="".join(f"{line}\n" for line in lines), capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ['{"type": "none"}'] * 3, done.stdout
+    assert "bad input" in done.stderr and "start_game says our seat is 2" in done.stderr

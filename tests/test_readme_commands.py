@@ -29,7 +29,8 @@ DOCS = [README, ROOT / "brain/data/nn_models.md", ROOT / "brain/data/opponent_mo
 # Placeholder -> value, by the option it follows first, then by its own name.
 BY_OPTION = {"bench": "shanten", "--port": "0", "--policy": "rulebased", "--variant": "riichi",
              "--predictor": "rulebased", "--seat": "1", "--status": "127.0.0.1:0",
-             "--server": "127.0.0.1:1", "--ray": "local", "--policies": "rulebased,greedy"}
+             "--server": "127.0.0.1:1", "--ray": "local", "--policies": "rulebased,greedy",
+             "--round-wind": "S", "--seat-wind": "S"}  # S: a wind there, no number
 BY_NAME = {"N": "2", "K": "2", "S": "1", "H": "8", "R": "10", "P": "2", "V": "riichi",
            "NAME": "rulebased", "FILE": "out.json", "F": "out.json", "DIR": "outdir",
            "HOST:PORT": "127.0.0.1:1", "OPTS": "playouts=1", "A,B,C,D": "rulebased,greedy",

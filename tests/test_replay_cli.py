@@ -667,6 +667,47 @@ def test_many_logs_with_unreadable_ones_show_every_readable_one(
         "mjbot replay: 2 of 2 files not read (each named above); none shown")
 
 
+def test_many_logs_go_on_past_a_file_the_policy_or_reparse_fails_on(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Among several LOGs, a file read whose --policy failed (riichi weights, a Taiwan game)
+    or whose --reparse failed (an import has no raw messages) stopped the whole run there,
+    exit 2, the files after it unshown. It is now named in one line where it is met, the
+    others shown, and the run exits 2 at the end, as an unreadable file among them does."""
+    riichi = _own_log(tmp_path / "a.mjlog.msgpack")
+    taiwan = ROOT / "tests" / "data" / "nycu" / "ron.sgf"
+    last = _own_log(tmp_path / "c.mjlog.msgpack")
+    weights = f"nn@{ROOT / 'brain' / 'data' / 'nn_riichi.npz'}"
+    r = mjbot_here(capsys, "replay", "--policy", weights, str(riichi), str(taiwan), str(last))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stdout.count(f"policy {weights} vs recorded play") == 2, r.stdout
+    assert r.stderr.splitlines() == [
+        f"mjbot replay: {taiwan}: nn: the weights are for 'riichi', not 'taiwan16'",
+        "mjbot replay: 1 of 3 files read but not shown (each named above); the others shown"]
+    r = mjbot_here(capsys, "replay", "--json", "--policy", weights, str(riichi), str(taiwan),
+                   str(last))
+    assert r.returncode == 2
+    assert [s["summary"]["path"] for s in json.loads(r.stdout)] == [str(riichi), str(last)]
+    alone = mjbot_here(capsys, "replay", "--policy", weights, str(taiwan))  # as before
+    assert alone.returncode == 2 and alone.stderr.splitlines() == [
+        "mjbot replay: nn: the weights are for 'riichi', not 'taiwan16'"]
+
+    old_log = ROOT / "tests" / "data" / "upgrade" / "mjai_client_63b119a.mjlog.msgpack"
+    gone = tmp_path / "gone.json"
+    r = mjbot_here(capsys, "replay", "--reparse", str(taiwan), str(gone), str(old_log))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "reparse: 147/147 events" in r.stdout, r.stdout
+    assert r.stderr.splitlines() == [
+        f"mjbot replay: {taiwan}: --reparse needs one of mjbot's own logs (imports have no "
+        "raw messages)",
+        f"mjbot replay: {gone}: no such file",
+        "mjbot replay: 1 of 3 files not read, 1 read but not shown (each named above); the "
+        "others shown"]
+    # a policy name no policy has is the option's fault: said once, before any file
+    r = mjbot_here(capsys, "replay", "--policy", "rulebsed", str(riichi), str(last))
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "unknown policy 'rulebsed'" in r.stderr
+
+
 def test_the_command_named_for_an_unreadable_file_runs_as_given(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Among several LOGs, a file no reader takes is named with the command that says why

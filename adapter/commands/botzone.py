@@ -13,6 +13,7 @@ from adapter.commands import (
     UserInputError,
     at_least,
     folder_error,
+    four_policies,
     log_folder,
     require_networks,
     require_policy,
@@ -38,8 +39,11 @@ def register(sub: Any) -> None:
     j.add_argument("--seed", type=int, default=0)
     j.add_argument("--log-dir", help="write each match's Botzone-style judge log here, and "
                    "the bots' own game logs under DIR/bots (none without it)")
-    j.add_argument("--policy", default="rulebased", help="what the bots play (default "
-                   "rulebased); a match in which one falls back fails the run")
+    played = j.add_mutually_exclusive_group()
+    played.add_argument("--policy", default="rulebased", help="what the bots play (default "
+                        "rulebased); a match in which one falls back fails the run")
+    played.add_argument("--policies", metavar="A,B,C,D", help="a policy per seat, as the "
+                        "arena's --policies (LABEL=POLICY too); seat 0 deals")
     j.set_defaults(handler=cmd_botzone_judge)
 
     bu = sub.add_parser("bundle", help="build an upload bundle for a platform")
@@ -83,17 +87,17 @@ def cmd_botzone_judge(args: argparse.Namespace) -> int:
             print(f"\r{done}/{total} matches, verdicts {verdicts or 'none'}", end="",
                   file=sys.stderr, flush=True)
 
-    require_policy(args.policy)
-    require_networks([args.policy], "mcr")
+    names, policies = judge_seats(args.policies, args.policy)
+    require_networks(policies, "mcr")
     # made now: a file there is refused before the matches, not a traceback after them
     args.log_dir = log_folder(args.log_dir, default=False)
     # the bots' own game logs beside the judge's, never among the real matches' logs (the
     # default log folder, which the replay viewer lists as Botzone games)
     bot_logs = ("--no-log",) if args.log_dir is None else (
         "--log-dir", str(Path(args.log_dir).resolve() / "bots"))
-    summary = run_matches(args.games, modes, args.seed, args.log_dir,
-                          command=(*DEFAULT_COMMAND, "--policy", args.policy, *bot_logs),
-                          progress=progress)
+    summary = run_matches(args.games, modes, args.seed, args.log_dir, progress=progress,
+                          commands=[(*DEFAULT_COMMAND, "--policy", p, *bot_logs)
+                                    for p in policies], names=names)
     print(json.dumps(summary, indent=2))
     fell_back = {m: f for m, f in summary["fallbacks"].items() if f["fallbacks"]}
     for mode, f in fell_back.items():  # a soak whose bots did not really play must not pass
@@ -103,6 +107,32 @@ def cmd_botzone_judge(args: argparse.Namespace) -> int:
         print(f"mjbot botzone-judge: the {mode} bots printed {u['turns']} turns answering no "
               f"request (dropped); first: {u['first']!r}", file=sys.stderr)
     return 1 if summary["verdicts"] or fell_back or summary["unasked"] else 0
+
+
+def judge_seats(text: str | None, policy: str) -> tuple[list[str], list[str]]:
+    """The four seats' names and policies: ``--policies A,B,C,D`` read as the arena reads it
+    (one line for a bad name or label), else ``--policy`` in every seat. Each seat is an
+    `mjbot botzone` process, so an outside program or an ``@budget=`` (the bot keeps to
+    Botzone's own limits) is refused in one line."""
+    from adapter.local.external import is_external
+    from adapter.local.seat import BUDGET_SUFFIX, split_label
+
+    if text is None:
+        require_policy(policy)
+        return [policy] * 4, [policy] * 4
+    seats = four_policies(text)
+    policies: list[str] = []
+    for seat, name in enumerate(seats):
+        spec = split_label(name)[1]  # four_policies checked the label
+        if is_external(spec):
+            raise UserInputError(f"--policies: seat {seat} {name!r} is an outside program; the "
+                                 "judge seats `mjbot botzone` processes (a Botzone bot of your "
+                                 "own plays them at `mjbot arena --variant mcr`, as botzone:CMD)")
+        if BUDGET_SUFFIX in spec:
+            raise UserInputError(f"--policies: seat {seat} {name!r}: the judge's bots keep to "
+                                 "Botzone's own time limits; no @budget= here")
+        policies.append(spec)
+    return [split_label(n)[0] for n in seats], policies
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:

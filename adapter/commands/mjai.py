@@ -36,7 +36,8 @@ def register(sub: Any) -> None:
                     "in a game (default 180: its own limit is 60 s per player's answer)")
     add_log_options(mj, "game logs (default $MJBOT_LOG_DIR or logs)", "write no game logs")
     mj.add_argument("player_id", nargs="?", type=int, help="mjai.app passes the seat; the "
-                    "start_game event says it too")
+                    "start_game event says it too, and wins where the two differ (a warning "
+                    "says so)")
     mj.set_defaults(handler=cmd_mjai)
 
 
@@ -53,7 +54,7 @@ def cmd_mjai(args: argparse.Namespace) -> int:
     warn_tight_budget([args.policy], args.budget)
     bot = MjaiBot(MjaiSettings(policy=args.policy, budget=args.budget, name=args.name,
                                room=args.room, log_dir=log_folder(args.log_dir, args.no_log),
-                               write_log=not args.no_log, seat=args.player_id or 0))
+                               write_log=not args.no_log, seat=args.player_id))
     if args.server is None:
         def stop(signum: int, _frame: Any) -> None:  # run_stdio's finally closes the log
             bot.stop_requested = True

@@ -13,6 +13,7 @@ from adapter.commands import (
     reading,
     require_networks,
     require_playable,
+    require_policy,
     require_writable,
 )
 
@@ -71,6 +72,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     ranker = _ranker(args.predictor) if args.commentary else None
     if args.top_k is not None and args.top_k < 1:
         raise UserInputError("--top-k must be at least 1")
+    if args.policy:  # a name no policy has is wrong for every file: said once, before any
+        require_policy(args.policy)
     outputs: list[dict[str, object]] = []
     if args.export:
         with reading(args.logs[0]):
@@ -93,7 +96,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(f"mjbot {args.command_path}: {args.logs[0]}: exported as far as the log "
                   f"goes: {partial}", file=sys.stderr)
         return 0
-    failed = unranked = unreadable = 0  # and the files no reader took
+    failed = unranked = unreadable = unshown = 0  # and the files no reader took, or that
+    # --policy, --commentary or --reparse failed on
     damaged: list[str] = []  # the hands a damaged log's moves stop fitting in, per file
     for path in args.logs:
         try:
@@ -108,27 +112,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(f"mjbot {args.command_path}: {_one_line(path, str(exc))}", file=sys.stderr)
             unreadable += 1
             continue
-        if args.policy:  # the policy's faults named as its own, not as the LOG's
-            require_playable(args.policy, rep.variant)
-        if ranker is not None:  # likewise the predictor's weights (nn@FILE), for this variant
-            try:
-                require_networks([args.predictor], rep.variant)
-            except UserInputError as exc:
-                raise UserInputError(f"--predictor: {exc}") from None
-        with reading(path):
-            noted = len(rep.damaged)  # the hands the reader noted; those after, met below
-            result: dict[str, object] = {"summary": (summary := replayer.summarize(rep))}
-            if args.policy:
-                result["agreement"] = agreement = replayer.agreement(rep, args.policy)
-                failed += agreement["failed"]
-            if ranker is not None:
-                result["commentary"] = rows = _commentary(rep, ranker, args)
-                unranked += sum("no_prediction" in r for r in rows)
-            if args.reparse:
-                result["reparse"] = replayer.reparse(rep)
-        # a hand of our own log that --policy's or --commentary's table refused where it met
-        # it (its decisions are recorded, so the reader noted none): a note, as an import's
-        summary["notes"] += [replayer.damage_note(d) for d in rep.damaged[noted:]]
+        try:
+            result, file_failed, file_unranked = _examine(rep, path, args, ranker)
+        except UserInputError as exc:
+            if len(args.logs) == 1:
+                raise
+            # a file read whose --policy (weights of another variant), --predictor or
+            # --reparse (an import) failed stopped the run as an unreadable file did: named
+            # likewise, the others shown, exit 2 at the end
+            said = str(exc)
+            print(f"mjbot {args.command_path}: "
+                  f"{said if said.startswith(f'{path}: ') else f'{path}: {said}'}",
+                  file=sys.stderr)
+            unshown += 1
+            continue
+        failed += file_failed
+        unranked += file_unranked
         outputs.append(result)
         damaged += [f"{path}: {replayer.damage_note(d)}" for d in rep.damaged]
         if not args.json:
@@ -159,12 +158,48 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if unranked:  # those moves have their sentence but no prediction: not the predictor's
         print(f"mjbot replay: --predictor {args.predictor} gave no answer on {unranked} "
               "move(s): their commentary has no prediction", file=sys.stderr)
-    if unreadable:  # said where each was met; counted here, after the rest of the output
-        rest = "the others shown" if unreadable < len(args.logs) else "none shown"
-        print(f"mjbot {args.command_path}: {unreadable} of {len(args.logs)} files not read "
-              f"(each named above); {rest}", file=sys.stderr)
+    if unreadable or unshown:  # said where each was met; counted here, after the rest
+        rest = "the others shown" if outputs else "none shown"
+        counts = (f"{unreadable} of {len(args.logs)} files not read" if not unshown
+                  else f"{unshown} of {len(args.logs)} files read but not shown"
+                  if not unreadable else f"{unreadable} of {len(args.logs)} files not read, "
+                  f"{unshown} read but not shown")
+        print(f"mjbot {args.command_path}: {counts} (each named above); {rest}",
+              file=sys.stderr)
         return 2
     return 1 if failed or unranked or damaged else 0
+
+
+def _examine(rep: Any, path: str, args: argparse.Namespace,
+             ranker: Any) -> tuple[dict[str, object], int, int]:
+    """What replay shows of one file read: its summary, and the agreement, commentary and
+    reparse asked for, with the decisions the policy and the moves the predictor gave no
+    answer on; a policy, predictor or reparse that fails on it as the user's error."""
+    from replay import replayer
+
+    if args.policy:  # the policy's faults named as its own, not as the LOG's
+        require_playable(args.policy, rep.variant)
+    if ranker is not None:  # likewise the predictor's weights (nn@FILE), for this variant
+        try:
+            require_networks([args.predictor], rep.variant)
+        except UserInputError as exc:
+            raise UserInputError(f"--predictor: {exc}") from None
+    with reading(path):
+        noted = len(rep.damaged)  # the hands the reader noted; those after, met below
+        result: dict[str, object] = {"summary": (summary := replayer.summarize(rep))}
+        failed = unranked = 0
+        if args.policy:
+            result["agreement"] = agreement = replayer.agreement(rep, args.policy)
+            failed = agreement["failed"]
+        if ranker is not None:
+            result["commentary"] = rows = _commentary(rep, ranker, args)
+            unranked = sum("no_prediction" in r for r in rows)
+        if args.reparse:
+            result["reparse"] = replayer.reparse(rep)
+    # a hand of our own log that --policy's or --commentary's table refused where it met
+    # it (its decisions are recorded, so the reader noted none): a note, as an import's
+    summary["notes"] += [replayer.damage_note(d) for d in rep.damaged[noted:]]
+    return result, failed, unranked
 
 
 def _one_line(path: str, error: str) -> str:

@@ -18,6 +18,7 @@ from brain.rules.variant import variant_of
 if TYPE_CHECKING:  # the rules load inside the commands that use them
     from brain.rules.base import WinContext, WinScore
     from brain.rules.variant import Variant
+    from brain.state import Meld
 
 
 def register(sub: Any) -> None:
@@ -26,7 +27,8 @@ def register(sub: Any) -> None:
     s.set_defaults(handler=cmd_shanten)
 
     what = ("value a winning hand in a variant: its items (han, fan or tai) and each seat's "
-            "score change; a closed hand only (no melds)")
+            "score change; HAND is the concealed tiles, the winning tile included, and the "
+            "melds beside it are given with --chi, --pon, --kong and --concealed-kong")
     sc = sub.add_parser("score", help="value a winning hand in a variant", description=what)
     sc.add_argument("hand", help="concealed tiles including the winning tile, mpsz")
     add_variant_option(sc)
@@ -34,7 +36,21 @@ def register(sub: Any) -> None:
     sc.add_argument("--ron-from", type=seat_number, default=None,
                     help="seat that discarded the winning tile (default: self-draw)")
     sc.add_argument("--seat", type=seat_number, default=0, help="the winner's seat (default 0)")
-    sc.add_argument("--dealer", type=seat_number, default=0, help="the dealer's seat (default 0)")
+    sc.add_argument("--dealer", type=seat_number, default=None,
+                    help="the dealer's seat, East (default 0, or as --seat-wind makes it)")
+    for option, example, what_meld in (
+            ("--chi", "345m", "a chow called from the seat before the winner"),
+            ("--pon", "777z", "a pung called from the seat before the winner"),
+            ("--kong", "5555p", "an exposed kong (called from the seat before the winner)"),
+            ("--concealed-kong", "1111s", "a concealed kong")):
+        sc.add_argument(option, action="append", default=[], metavar="TILES",
+                        help=f"{what_meld}, mpsz (e.g. {example}); repeat for more")
+    sc.add_argument("--round-wind", type=str.upper, choices=WIND_NAMES, default="E",
+                    help="the round's (prevalent) wind: riichi and MCR count its pung "
+                    "(default %(default)s)")
+    sc.add_argument("--seat-wind", type=str.upper, choices=WIND_NAMES, default=None,
+                    help="the winner's seat wind (it places the dealer, East; default: from "
+                    "--seat and --dealer)")
     sc.add_argument("--riichi", action="store_true", help="the winner declared riichi")
     sc.add_argument("--dora", default="",
                     help="dora indicators, mpsz, at most 5")
@@ -71,9 +87,15 @@ def cmd_shanten(args: argparse.Namespace) -> int:
     return 0
 
 
+WIND_NAMES = ("E", "S", "W", "N")
+MELD_OPTIONS = (("chi", "--chi"), ("pon", "--pon"), ("open_kan", "--kong"),
+                ("closed_kan", "--concealed-kong"))
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     from brain.rules import rules_for
     from brain.rules.base import WinContext
+    from protocols import tiles as T
     from protocols.tiles import RED_5M, RED_5P, RED_5S, TileError, counts34, is_flower, parse_mpsz
 
     try:
@@ -82,6 +104,10 @@ def cmd_score(args: argparse.Namespace) -> int:
         dora = tuple(parse_mpsz(args.dora))
     except TileError as exc:
         raise UserInputError(str(exc)) from None
+    variant = variant_of(args.variant)
+    dealer = _dealer(args, variant)
+    melds = _melds(args, variant)
+    meld_tiles = tuple(t for m in melds for t in m.tiles)
     # parse_mpsz reads 1f-8f and 0m/0p/0s, but no rules score such a hand: riichi's raised
     # TileError (a flower) or ValueError (a second red five), the others HandError
     if any(is_flower(t) for t in concealed):
@@ -91,23 +117,35 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise UserInputError(f"--dora {args.dora}: a flower is no dora indicator")
     if max(counts34(concealed)) > 4:  # the riichi rules' ValueError, a traceback
         raise UserInputError(f"{args.hand!r} holds more than four of one tile")
-    variant = variant_of(args.variant)
-    if variant.red_fives and any(concealed.count(red) > 1 for red in (RED_5M, RED_5P, RED_5S)):
-        raise UserInputError(f"{args.hand!r} holds two red fives of one suit: {args.variant} "
-                             "has one of each")
-    if len(concealed) != variant.hand_size + 1:  # no melds: every tile is in HAND
+    if melds and max(counts34(concealed + meld_tiles)) > 4:
+        raise UserInputError(f"HAND {args.hand} and its melds hold more than four of one tile")
+    if variant.red_fives and any((concealed + meld_tiles).count(red) > 1
+                                 for red in (RED_5M, RED_5P, RED_5S)):
+        raise UserInputError(f"{args.hand!r}{' and its melds hold' if melds else ' holds'} "
+                             f"two red fives of one suit: {args.variant} has one of each")
+    if not melds and len(concealed) != variant.hand_size + 1:  # every tile is in HAND
         raise UserInputError(f"{args.hand!r} is {len(concealed)} tiles: a {args.variant} win "
                              f"is {variant.hand_size + 1}, the winning tile included")
+    if melds and len(concealed) + 3 * len(melds) != variant.hand_size + 1:
+        raise UserInputError(
+            f"{args.hand!r} is {len(concealed)} tiles beside {len(melds)} meld(s): a "
+            f"{args.variant} win is {variant.hand_size + 1} tiles, a meld (a kong too) counting "
+            f"3, the winning tile in HAND, so HAND is {variant.hand_size + 1 - 3 * len(melds)} "
+            "tiles here")
     if any(counts34(concealed)[variant.tile_kinds:]):
         raise UserInputError(f"{args.hand!r} holds honours: {args.variant} has none")
     if args.riichi and not variant.has_riichi:  # else ignored, as if the value counted it
         raise UserInputError(f"--riichi: {args.variant} has no riichi")
+    if args.riichi and any(m.kind != "closed_kan" for m in melds):
+        raise UserInputError("--riichi: a hand with a called meld (--chi, --pon, --kong) is "
+                             "open, and only a closed hand declares riichi")
     if dora and not variant.has_dora:
         raise UserInputError(f"--dora: {args.variant} has no dora")
     if len(dora) > 5:  # the first indicator and four kan dora
         raise UserInputError(f"--dora {args.dora}: {len(dora)} indicators, at most 5 are shown")
-    if max(counts34(concealed + dora)) > 4:
-        raise UserInputError(f"HAND and --dora {args.dora} hold more than four of one tile")
+    if max(counts34(concealed + meld_tiles + dora)) > 4:
+        raise UserInputError(f"HAND{' and its melds' * bool(melds)} and --dora {args.dora} "
+                             "hold more than four of one tile")
     rules = rules_for(args.variant)
     if args.flowers and not rules.flowers:  # only MCR's rules count them
         raise UserInputError(f"--flowers: {args.variant} has no flowers")
@@ -119,15 +157,75 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.ron_from == args.seat:
         raise UserInputError(f"--ron-from {args.ron_from} is the winner's own seat (--seat); "
                              "leave it out for a self-draw")
-    ctx = WinContext(concealed=concealed, melds=(), win_tile=win[0], seat=args.seat,
-                     from_seat=args.ron_from, dealer=args.dealer, riichi=args.riichi,
-                     dora_indicators=dora, flowers=args.flowers)
+    ctx = WinContext(concealed=concealed, melds=melds, win_tile=win[0], seat=args.seat,
+                     from_seat=args.ron_from, dealer=dealer,
+                     round_wind=T.EAST + WIND_NAMES.index(args.round_wind),
+                     riichi=args.riichi, dora_indicators=dora, flowers=args.flowers)
     result = rules.score(ctx)
     if result is None:
         print(f"not a winning hand under {args.variant} rules{_why_no_win(ctx, variant)}")
         return 1
     print_score(result)
     return 0
+
+
+def _dealer(args: argparse.Namespace, variant: Variant) -> int:
+    """The dealer's seat: --dealer, or where --seat-wind places East (the winner's seat wind
+    is East for the dealer, South for the seat after); --round-wind where the variant counts
+    it."""
+    if args.round_wind != "E" and not variant.value_honours:
+        raise UserInputError(f"--round-wind: {args.variant} counts no round wind"
+                             + (" (its 門風刻 is the seat wind's: --seat-wind)"
+                                if variant.tile_kinds > 27 else ""))
+    if args.seat_wind is None:
+        return 0 if args.dealer is None else int(args.dealer)
+    if variant.tile_kinds <= 27:
+        raise UserInputError(f"--seat-wind: {args.variant} has no winds; --dealer says who "
+                             "deals")
+    dealer = (int(args.seat) - WIND_NAMES.index(args.seat_wind)) % 4
+    if args.dealer is not None and args.dealer != dealer:
+        raise UserInputError(f"--seat-wind {args.seat_wind} makes seat {dealer} the dealer "
+                             f"(East) with --seat {args.seat}, not --dealer {args.dealer}: "
+                             "give one of them")
+    return dealer
+
+
+def _melds(args: argparse.Namespace, variant: Variant) -> tuple[Meld, ...]:
+    """The winner's melds from --chi, --pon, --kong and --concealed-kong: each the tiles of one
+    meld, checked for its shape (a called tile from the seat before the winner, which decides
+    no MCR fan; riichi's liability for a big hand alone reads it)."""
+    from brain.state import Meld
+    from protocols import tiles as T
+    from protocols.tiles import TileError, is_flower, parse_mpsz
+
+    melds: list[Meld] = []
+    giver = (args.seat - 1) % 4
+    for kind, option in MELD_OPTIONS:
+        for given in getattr(args, option[2:].replace("-", "_")):
+            try:
+                tiles = tuple(parse_mpsz(given))
+            except TileError as exc:
+                raise UserInputError(f"{option} {given}: {exc}") from None
+            if any(is_flower(t) for t in tiles):
+                raise UserInputError(f"{option} {given}: a flower is set aside, never melded")
+            kinds = sorted(T.kind(t) for t in tiles)
+            if any(k >= variant.tile_kinds for k in kinds):
+                raise UserInputError(f"{option} {given}: {args.variant} has no honours")
+            size = 3 if kind in ("chi", "pon") else 4
+            if kind == "chi":
+                shape = (len(kinds) == 3 and kinds[0] < 27 and kinds[0] % 9 <= 6
+                         and kinds == [kinds[0], kinds[0] + 1, kinds[0] + 2])
+                what = "three tiles in a row of one suit (345m)"
+            else:
+                shape = len(kinds) == size and len(set(kinds)) == 1
+                what = f"{size} of one tile"
+            if not shape:
+                name = {"chi": "a chow", "pon": "a pung"}.get(kind, "a kong")
+                raise UserInputError(f"{option} {given}: not {name}, which is {what}")
+            closed = kind == "closed_kan"
+            melds.append(Meld(kind, tiles, called=None if closed else tiles[0],
+                              from_seat=None if closed else giver))
+    return tuple(melds)
 
 
 def _why_no_win(ctx: WinContext, variant: Variant) -> str:

@@ -25,7 +25,7 @@ import random
 import signal
 import subprocess
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -603,8 +603,12 @@ class BotzoneJudge:
 
     def __init__(self, modes: list[str], seed: int, command: tuple[str, ...] = DEFAULT_COMMAND,
                  limit: float = 6.0, later_limit: float = 4.0,
-                 env: dict[str, str] | None = None) -> None:
-        self.bots = [BotProcess(s, modes[s], command, limit, later_limit, env) for s in range(4)]
+                 env: dict[str, str] | None = None,
+                 commands: Sequence[tuple[str, ...]] | None = None) -> None:
+        """``commands``: each seat's own (a policy per seat), else ``command`` in all four."""
+        per_seat = list(commands) if commands is not None else [command] * 4
+        self.bots = [BotProcess(s, modes[s], per_seat[s], limit, later_limit, env)
+                     for s in range(4)]
         self.seats = [_JudgeSeat(self, s) for s in range(4)]
         self.seed = seed
         self.quan = random.Random(seed).randrange(4)
@@ -772,9 +776,17 @@ def write_log(path: str | Path, log: dict[str, Any]) -> None:
 
 def run_matches(games: int, modes: list[str], seed: int = 0, log_dir: str | None = None,
                 command: tuple[str, ...] = DEFAULT_COMMAND, limit: float = 6.0,
-                later_limit: float = 4.0, progress: Any = None) -> dict[str, Any]:
-    """``games`` matches, the bot modes rotating through the seats; verdicts, outcomes and
-    answer times (per mode: median and worst) summed up."""
+                later_limit: float = 4.0, progress: Any = None,
+                commands: Sequence[tuple[str, ...]] | None = None,
+                names: Sequence[str] | None = None) -> dict[str, Any]:
+    """``games`` matches, the bot modes rotating through the seats, each seat's bot its
+    ``commands`` entry (else ``command`` in all four) under its ``names`` entry; verdicts,
+    outcomes and answer times (per mode: median and worst) summed up, and per seat its
+    points, verdicts and fallbacks."""
+    names = list(names) if names is not None else [" ".join(command)] * 4
+    points = [0] * 4
+    seat_verdicts: list[dict[str, int]] = [{} for _ in range(4)]
+    seat_fallbacks = [0] * 4
     verdicts: dict[str, int] = {}
     reasons: dict[str, int] = {}
     times: dict[str, list[float]] = {m: [] for m in MODES}
@@ -785,9 +797,13 @@ def run_matches(games: int, modes: list[str], seed: int = 0, log_dir: str | None
     for game in range(games):
         seated = [modes[(s + game) % len(modes)] for s in range(4)]
         result = BotzoneJudge(seated, seed * 100_003 + game, command, limit,
-                              later_limit).play()
-        for code in result.verdicts.values():
+                              later_limit, commands=commands).play()
+        for seat_of, code in result.verdicts.items():
             verdicts[code] = verdicts.get(code, 0) + 1
+            seat_verdicts[seat_of][code] = seat_verdicts[seat_of].get(code, 0) + 1
+        for s in range(4):
+            points[s] += result.scores[s]
+            seat_fallbacks[s] += result.fallback_counts[s]
         key = result.reason.split(":")[0]
         reasons[key] = reasons.get(key, 0) + 1
         for s, seconds in enumerate(result.turn_seconds):
@@ -816,6 +832,11 @@ def run_matches(games: int, modes: list[str], seed: int = 0, log_dir: str | None
         # outside seat drops them); any fails the run
         "unasked": {m: {"turns": n, "first": unasked_first.get(m)}
                     for m, n in unasked.items() if n},
+        # per seat (a policy each where the seats' differ): the points its bot won over the
+        # matches, its verdicts and the answers the brain gave in its policy's place
+        "seats": [{"seat": s, "policy": names[s], "points": points[s],
+                   "verdicts": seat_verdicts[s], "fallbacks": seat_fallbacks[s]}
+                  for s in range(4)],
     }
 
 

@@ -61,7 +61,11 @@ class MjaiSettings:
     room: str = "default"
     log_dir: str | None = None
     write_log: bool = True
-    seat: int = 0  # our seat where start_game does not say it (mjai.app's argument)
+    # the seat we were started as (mjai.app's argument, `bot.py SEAT`), None where none was
+    # given: our seat until a start_game says it. start_game's ``id`` wins where they differ
+    # (the protocol's "my seat", sent in the stream whose hands and draws are masked for it,
+    # as mjai.app's own Bot base class takes it); mjai.app sends the two equal
+    seat: int | None = None
 
 
 class MjaiBot(CodecSession):
@@ -74,8 +78,10 @@ class MjaiBot(CodecSession):
 
     def __init__(self, settings: MjaiSettings | None = None) -> None:
         self.settings = settings or MjaiSettings()
-        super().__init__(MjaiCodec(self.settings.seat), Brain("riichi", self.settings.policy,
-                                            limit=self.settings.budget), self.settings.budget)
+        super().__init__(MjaiCodec(self.settings.seat or 0),
+                         Brain("riichi", self.settings.policy, limit=self.settings.budget),
+                         self.settings.budget)
+        self.seat_told = False  # the start_game id that differs from our argument, said once
         self.server_error: str | None = None  # the server's last ``error`` message, if any
         self.rules = rules_for("riichi")
         self.before: Any = None  # the table event before the next (robbing an added kan)
@@ -194,6 +200,14 @@ class MjaiBot(CodecSession):
 
     def _start_game(self, started: ev.GameStarted) -> None:
         self.finish_game()
+        given = self.settings.seat
+        if given is not None and started.seat != given and not self.seat_told:
+            # taken in silence, a stream of another seat's view (or an argument typed wrong)
+            # left the user to guess why the bot played a seat it was not started as
+            self.seat_told = True
+            self.log.warning(f"mjai: start_game says our seat is {started.seat}, but we were "
+                             f"started as seat {given}: playing seat {started.seat}, as "
+                             "start_game says (mjai.app sends the two equal)")
         self.state = TableState("riichi", started.seat)
         self.summary.games += 1
         if not self.settings.write_log:

@@ -42,16 +42,23 @@ def _why(exc: Exception) -> str:
 
 def loads(text: str) -> GameRecord:
     text = text.removeprefix("\ufeff")  # an editor's byte-order mark
+    cut = ""  # where a bare list of entries ends early, read up to there
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        if text.lstrip().startswith("{") and ran_out(exc, text):
+        if text.lstrip().startswith("[") and ran_out(exc, text):
+            # the log as a bare list of entries, cut: each entry is whole JSON of its own,
+            # so those before the cut are read (it was "not JSON", then every format's
+            # refusal, where the object form is named cut)
+            data, cut = _whole_entries(text)
+        elif text.lstrip().startswith("{") and ran_out(exc, text):
             # its own words: a cut judge log was called "tenhou.net/6 JSON cut short" by the
             # next reader, tried after this one
             raise CutShort(f"botzone: the JSON ends at char {len(text)} before its object "
                            "closes (one document: nothing before the cut can be read)"
                            ) from None
-        raise RecordError(f"botzone: not JSON ({exc})") from None
+        else:
+            raise RecordError(f"botzone: not JSON ({exc})") from None
     log = data.get("log") if isinstance(data, dict) else data
     if not isinstance(log, list):
         raise RecordError("botzone: expected a judge log with a 'log' list")
@@ -74,7 +81,30 @@ def loads(text: str) -> GameRecord:
                 raise
             raise RecordError(f"botzone: entry {n} ({display.get('action')}): "
                               f"{_why(exc)}") from None
-    return reader.finish()
+    return reader.finish(cut)
+
+
+def _whole_entries(text: str) -> tuple[list[Any], str]:
+    """The whole entries of a bare list cut short, and where the cut is; CutShort where not
+    one entry is whole."""
+    decoder = json.JSONDecoder()
+    entries: list[Any] = []
+    pos = text.index("[") + 1
+    while True:
+        while pos < len(text) and (text[pos].isspace() or (text[pos] == "," and entries)):
+            pos += 1
+        try:
+            entry, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            break
+        entries.append(entry)
+    if not entries:
+        raise CutShort(f"botzone: the JSON list ends at char {len(text)} inside its first "
+                       "entry (nothing before the cut can be read)")
+    inside = (f"inside entry {len(entries)}" if text[pos:].strip(" \t\r\n,")
+              else f"after entry {len(entries) - 1}, before the list closes")
+    return entries, (f"the JSON list ends at char {len(text)} {inside}: its "
+                     f"{len(entries)} whole entries are read")
 
 
 def _quan(value: Any, where: str) -> int:
@@ -273,9 +303,18 @@ class _Reader:
             winner=seat, from_seat=from_seat, hand=canonical(hand), win_tile=tile,
             value=int(display.get("fanCnt", 0)), deltas=score, yaku=yaku))
 
-    def finish(self) -> GameRecord:
+    def finish(self, cut: str = "") -> GameRecord:
+        """The record; ``cut``: where a cut log ends (the hand unfinished unless its end came
+        before the cut: no game end then)."""
         if not self.started and self.scores is None:  # no deal, and no verdict before one
+            if cut:
+                raise CutShort(f"botzone: {cut}, before the deal")
             raise RecordError("botzone: no DEAL in the log")
+        if cut:
+            meta = {"initdata": self.data.get("initdata"), "cut": cut}
+            if self.scores is not None:  # the hand ended before the cut
+                self.out.append(ev.GameEnded(self.scores))
+            return GameRecord("mcr", "botzone", self.out, meta)
         final = self.data.get("scores")
         if isinstance(final, list):
             # NaN and Infinity are JSON to Python's reader: int() of them raised past the check
