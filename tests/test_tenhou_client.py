@@ -462,6 +462,27 @@ def test_an_empty_id_is_refused_naming_its_source_not_played_anonymously(
     assert load_config(None, TenhouSettings()).name == ANONYMOUS
 
 
+def test_the_readmes_placeholder_id_is_named_as_such_and_a_bad_id_said_in_words(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's config with its ``id = "IDxxxxxxxx-xxxxxxxx"`` left as it is was refused
+    as "must look like IDxxxxxxxx-xxxxxxxx", which it does: the placeholder is named as one,
+    and any other bad ID is told the shape in words (never its own value)."""
+    config = tmp_path / "mjbot.toml"
+    config.write_text('[tenhou]\nid = "IDxxxxxxxx-xxxxxxxx"\n')
+    monkeypatch.delenv(ID_ENV, raising=False)
+    with pytest.raises(ValueError) as refused:
+        load_config(str(config), TenhouSettings())
+    assert str(refused.value) == (
+        f"the Tenhou ID (config file {config}: id) is the placeholder IDxxxxxxxx-xxxxxxxx "
+        "(the README's form, not an ID): give your own ID")
+    monkeypatch.setenv(ID_ENV, "ID0123abcd-secret")
+    with pytest.raises(ValueError) as refused:
+        load_config(str(config), TenhouSettings())
+    assert str(refused.value) == (
+        f"the Tenhou ID (${ID_ENV}) must be ID, 8 hexadecimal digits, a dash and 8 letters "
+        "or digits (IDxxxxxxxx-xxxxxxxx with each x one of those)")
+
+
 @pytest.mark.parametrize(("text", "said"), [
     ("lobyy = 1234\n", "unknown key 'lobyy' in [tenhou] (known: id, permission_granted"),
     ('lobby = "1234"\n', "[tenhou] lobby must be a whole number >= 0"),

@@ -163,9 +163,9 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
             # anonymous play is leaving the ID out, not this, which read as "no ID given"
             raise ValueError(f"the Tenhou ID ({source}) is empty: give the ID, or leave it "
                              f"out to log in anonymously")
-        if not isinstance(ident, str) or not re.fullmatch(r"ID[0-9A-Fa-f]{8}-[0-9A-Za-z]{8}",
-                                                          ident):
-            raise ValueError(f"the Tenhou ID ({source}) must look like IDxxxxxxxx-xxxxxxxx")
+        why = id_refusal(ident)
+        if why is not None:
+            raise ValueError(f"the Tenhou ID ({source}) {why}")
         out = dataclasses.replace(out, name=ident)
     if values.get("permission_granted") is True:
         out = dataclasses.replace(out, permission_granted=True)
@@ -173,6 +173,23 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
         if isinstance(values.get(key), int):
             out = dataclasses.replace(out, **{key: values[key]})
     return out
+
+
+ID_SHAPE = re.compile(r"ID[0-9A-Fa-f]{8}-[0-9A-Za-z]{8}")
+ID_PLACEHOLDER = "IDxxxxxxxx-xxxxxxxx"  # the README's and the help's form, not an ID
+
+
+def id_refusal(ident: object) -> str | None:
+    """Why ``ident`` is no Tenhou ID (None: it is one), in words that never quote it (a
+    secret). The README's placeholder copied as it is was told it "must look like
+    IDxxxxxxxx-xxxxxxxx", which it does: the shape is said in words, the placeholder named."""
+    if isinstance(ident, str) and ID_SHAPE.fullmatch(ident):
+        return None
+    if ident == ID_PLACEHOLDER:
+        return (f"is the placeholder {ID_PLACEHOLDER} (the README's form, not an ID): "
+                "give your own ID")
+    return ("must be ID, 8 hexadecimal digits, a dash and 8 letters or digits "
+            f"({ID_PLACEHOLDER} with each x one of those)")
 
 
 CONFIG_KEYS = {"id": str, "permission_granted": bool, "lobby": int, "game_type": int}
