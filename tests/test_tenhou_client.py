@@ -92,6 +92,39 @@ async def test_a_whole_game_with_a_dropped_line_resumed(tmp_path: Path, transpor
     assert replayer.reparse(replayer.load(str(path)))["identical"]
 
 
+@pytest.mark.parametrize("transport", ["tcp", "ws"])
+async def test_a_lobby_other_than_0_is_entered_before_the_join(tmp_path: Path,
+                                                               transport: str) -> None:
+    """``--lobby 7994`` sent ``<JOIN t="7994,64"/>`` from lobby 0: Tenhou's own client (the
+    capture f5182_2018-01-22) and every bot client we know enter it first with
+    ``<CHAT text="/lobby%207994"/>``, which the fake server now asks (it counted nothing).
+    Once a line: the REJOIN's JOIN and the line's next game stay in it; a new line (here the
+    one that resumed game 1 after a drop, then joins game 2) enters it again first."""
+    server = FakeTenhouServer(seed=3, time_limit=5, absent=10, transcript=True, drop_after=60,
+                              log_dir=str(tmp_path / "server"))
+    port = await (server.start_tcp() if transport == "tcp" else server.start_ws())
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", transport=transport, lobby=7994,
+                              games=2, log_dir=str(tmp_path / "client"), budget=1.0,
+                              reconnect_delay=0.2)
+    try:
+        summary = await asyncio.wait_for(run(settings), 120)
+        await asyncio.wait_for(server.finished.wait(), 10)
+    finally:
+        await server.close()
+    assert summary.finished and summary.games == 2 and summary.reconnects == 1
+    assert not [p for p in server.stats.problems if "lobby" in p], server.stats.problems
+    sent = [[t for d, t in conn if d == "rx" and t.startswith(("<CHAT", "<JOIN"))]
+            for conn in server.transcripts]
+    enter, first, again = '<CHAT text="/lobby%207994"/>', '<JOIN t="7994,64"/>', \
+        '<JOIN t="7994,64,r"/>'
+    # the first line: in, join, rejoin; then the drop in game 1
+    assert sent[0] == [enter, first, again], sent
+    assert sent[0].count(enter) == 1 and all(t == enter or t.startswith("<JOIN t=\"7994,64")
+                                             for conn in sent for t in conn), sent
+    # the line that resumed game 1 enters again before its JOIN for game 2
+    assert sent[1] == [enter, first, again], sent
+
+
 async def test_resuming_anywhere_plays_the_same_game(tmp_path: Path) -> None:
     """A line dropped at any of many points: the game goes on exactly as without the drop."""
     _, clean = await _game(tmp_path / "clean", "tcp", seed=1)

@@ -70,6 +70,7 @@ from protocols.tenhou import (
     TagStream,
     TenhouCodec,
     auth_reply,
+    enter_lobby,
     format_tag,
     join,
     offer_flags,
@@ -235,6 +236,9 @@ class TenhouBot(PlatformSession):
         # a JOIN sent on this line that no GO has answered yet: Tenhou sends LN again and again
         # in the lobby, also while we queue, and only the login's LN asks for a JOIN
         self.joined = False
+        # this line's login is in the lobby we join (lobby 0, or one entered with a CHAT):
+        # a JOIN for lobby 7994 sent from lobby 0, without the CHAT, is not how a client joins
+        self.in_lobby = False
         # this line's login answered (LN, or the GO of a game resumed: anything past its HELO):
         # until then the server owes us its next message at once, and silence is a dead line
         self.logged_in = False
@@ -258,6 +262,7 @@ class TenhouBot(PlatformSession):
     def hello(self) -> list[Tag]:
         log.info("tenhou: login", anonymous=self.settings.name == ANONYMOUS)
         self.joined = False  # a new line: the server forgot any queue we were in
+        self.in_lobby = False  # and the lobby we had entered
         self.logged_in = False
         return split_tags("".join(self.codec.greeting()))
 
@@ -395,7 +400,10 @@ class TenhouBot(PlatformSession):
         if self.in_game or self.joined or self.summary.games >= self.settings.games:
             return []
         self.queueing = self.joined = True
-        return [join(self.settings.lobby, self.settings.game_type)]
+        enter = [] if self.in_lobby or not self.settings.lobby else \
+            [enter_lobby(self.settings.lobby)]
+        self.in_lobby = True
+        return [*enter, join(self.settings.lobby, self.settings.game_type)]
 
     def _check_found(self, found: GameFound) -> None:
         """The server put us at a table: refuse to play one we were not allowed to join."""
