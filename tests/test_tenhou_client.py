@@ -125,6 +125,28 @@ async def test_a_lobby_other_than_0_is_entered_before_the_join(tmp_path: Path,
     assert sent[1] == [enter, first, again], sent
 
 
+async def test_a_hand_cut_by_a_dropped_line_reads_as_resumed_not_as_the_logs_end(
+        tmp_path: Path) -> None:
+    """``mjbot replay`` of a game whose line dropped in a hand showed that hand twice, the
+    first part "unfinished (the log ends inside this hand)" though the log goes on with the
+    same hand as the server gave it back (REINIT). Now the first part says so; the game's
+    hands are the server's, each with its result, and no hand reads unfinished."""
+    summary, stats = await _game(tmp_path, "tcp", drop=50)
+    assert summary.finished and summary.reconnects == 1 and stats.result is not None
+    (path,) = list((tmp_path / "client").rglob("*.mjlog.msgpack"))
+    hands = replayer.summarize(replayer.load(str(path)))["hands"]
+    cut = [h for h in hands if h["resumed_below"]]
+    assert len(cut) == 1 and not any(h["unfinished"] for h in hands), hands
+    assert len(hands) == len(stats.result.hands) + 1  # the cut part, and the hand given back
+    at = hands.index(cut[0])
+    assert not cut[0]["results"] and hands[at + 1]["results"]
+    assert (cut[0]["round"], cut[0]["honba"]) == (hands[at + 1]["round"],
+                                                  hands[at + 1]["honba"])
+    text = replayer.format_summary(replayer.summarize(replayer.load(str(path))))
+    assert "the log ends inside this hand" not in text
+    assert "line dropped: the hand goes on below, as the server gave it back" in text
+
+
 async def test_resuming_anywhere_plays_the_same_game(tmp_path: Path) -> None:
     """A line dropped at any of many points: the game goes on exactly as without the drop."""
     _, clean = await _game(tmp_path / "clean", "tcp", seed=1)
