@@ -39,6 +39,7 @@ from adapter.session import (
     PlatformSession,
     SessionSummary,
     SilentLine,
+    Stopped,
     dropped_line,
     idle_limited,
     parse_server,
@@ -245,6 +246,7 @@ class TenhouBot(PlatformSession):
         self.game_hands = 0
         self.leaving = False  # a stop was asked for: BYE when the hand in play is over
         self.left = False  # BYE said on a stop: the session is over, the game unfinished
+        self.farewell = ""  # what a stop did, said in the closing line (a table, a queue left)
 
     # ------------------------------------------------------------------ frames
 
@@ -655,8 +657,12 @@ async def run(settings: TenhouSettings, bot: TenhouBot | None = None) -> Session
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(transport.send(Tag("BYE")), 2)
             log.info("tenhou: stopped, said BYE")
+            # where it was left: "left the table" was said of a queue and a login too
+            bot.farewell = ("left the table with BYE" if bot.in_game else
+                            "left the queue with BYE" if bot.queueing else "said BYE")
         else:  # connecting, or connecting again: there is no one to say BYE to
             log.info("tenhou: stopped while not connected, no BYE to say")
+            bot.farewell = "not connected, no BYE to say"
         raise
     finally:
         try:  # a second cancel (a stop past its deadline) may land while the line closes
@@ -707,7 +713,11 @@ async def run_until_signalled(settings: TenhouSettings) -> SessionSummary:
     """:func:`run`, stopped gracefully (BYE, logs closed, the game cut logged as stopped) by
     SIGINT or SIGTERM, which then raise :class:`adapter.session.Stopped`."""
     bot = TenhouBot(settings)
-    return await until_signalled(bot, run(settings, bot))
+    try:
+        return await until_signalled(bot, run(settings, bot))
+    except Stopped as stopped:
+        stopped.note = bot.farewell
+        raise
 
 
 async def _connect(transport: Transport, settings: TenhouSettings, first: bool) -> None:
