@@ -845,7 +845,8 @@ def format_summary(summary: dict[str, Any]) -> str:
              f"seat {summary['seat']}  {' / '.join(n or '-' for n in summary['names'])}"]
     lines += [f"  note: {n}" for n in summary["notes"]]
     spec = VARIANTS.get(summary["variant"])
-    for h in summary["hands"]:
+    last = len(summary["hands"]) - 1
+    for at, h in enumerate(summary["hands"]):
         # riichi sticks left on the table by the hands before: the next win takes them, and
         # its deltas hold them
         sticks = f"  sticks {h['sticks']}" if h.get("sticks") else ""
@@ -881,7 +882,11 @@ def format_summary(summary: dict[str, Any]) -> str:
                     else ""
                 lines.append(f"    DRAW    {r['reason']}{tenpai}")
         lines += [f"    notice  {n}" for n in h.get("notices", ()) if n != RESULT_NOT_SENT]
-        if h.get("unfinished"):
+        if h.get("unfinished") and at < last:  # a result that never came (a dropped line
+            # lost it): the log does not end here, as this read
+            lines.append("    unfinished (no result in the log, which goes on with the next "
+                         "hand)")
+        elif h.get("unfinished"):
             lines.append("    unfinished (the log ends inside this hand)")
         elif h.get("resumed_below"):
             lines.append("    line dropped: the hand goes on below, as the server gave it back")

@@ -147,6 +147,25 @@ async def test_a_hand_cut_by_a_dropped_line_reads_as_resumed_not_as_the_logs_end
     assert "line dropped: the hand goes on below, as the server gave it back" in text
 
 
+async def test_a_result_lost_with_the_line_is_not_read_as_the_logs_end(tmp_path: Path) -> None:
+    """A line dropped as a hand ended (its AGARI lost with it; the fake server then gives
+    the finished hand back, REINIT, and deals the next): that hand has no result in the log,
+    and ``mjbot replay`` said "the log ends inside this hand" with more hands below it."""
+    for drop in range(304, 313):  # a drop in these tags falls as E3-0 ends (seed 1)
+        summary, _stats = await _game(tmp_path / str(drop), "tcp", drop=drop)
+        assert summary.finished and summary.reconnects == 1
+        (path,) = list((tmp_path / str(drop) / "client").rglob("*.mjlog.msgpack"))
+        result = replayer.summarize(replayer.load(str(path)))
+        lost = [i for i, h in enumerate(result["hands"][:-1]) if h["unfinished"]]
+        if lost:
+            break
+    assert lost, "no drop in 304..312 loses a result any more: find others"
+    text = replayer.format_summary(result)
+    assert "the log ends inside this hand" not in text
+    assert text.count("unfinished (no result in the log, which goes on with the next hand)") \
+        == len(lost)
+
+
 async def test_resuming_anywhere_plays_the_same_game(tmp_path: Path) -> None:
     """A line dropped at any of many points: the game goes on exactly as without the drop."""
     _, clean = await _game(tmp_path / "clean", "tcp", seed=1)
