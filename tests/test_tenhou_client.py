@@ -621,6 +621,28 @@ def test_a_config_key_misspelt_or_of_the_wrong_type_is_refused(
     assert said in str(refused.value)
 
 
+@pytest.mark.parametrize(("text", "holds"), [
+    ('[tenhuo]\nid = "ID0123ABCD-abcdefgh"\npermission_granted = true\n', "tenhuo"),
+    ('id = "ID0123ABCD-abcdefgh"\n', "id"),  # the keys above any table
+    ('[serve]\nlog_dir = "logs"\n[sessions.a]\nkind = "local"\n', "serve, sessions"),
+    ("", "nothing"),
+])
+def test_a_config_file_without_a_tenhou_table_is_refused_not_played_anonymously(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, holds: str) -> None:
+    """``--config`` with its table misspelt (``[tenhuo]``), its keys above any table, or
+    serve's config given instead was read as no settings at all: the ID in it ignored, the
+    client logged in anonymously, without a word. Refused in one line, no value repeated."""
+    config = tmp_path / "mjbot.toml"
+    config.write_text(text)
+    monkeypatch.delenv(ID_ENV, raising=False)
+    with pytest.raises(ValueError) as refused:
+        load_config(str(config), TenhouSettings())
+    assert str(refused.value) == (
+        f"config file {config} has no [tenhou] table (it holds: {holds}); the ID and the rest "
+        "go in [tenhou]: id, permission_granted, lobby, game_type")
+    assert "abcdefgh" not in str(refused.value)
+
+
 async def test_a_config_file_that_is_not_utf8_is_named_in_one_line(tmp_path: Path) -> None:
     """A config file saved in another encoding was refused as "'utf-8' codec can't decode
     byte 0xff ...", naming no file: the user could not tell the config from anything else."""

@@ -149,10 +149,16 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
     values: dict[str, Any] = {}
     if path is not None:
         try:
-            values = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("tenhou", {})
+            document = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             # not UTF-8 is as much the file's fault: said with its name, as the others are
             raise ValueError(f"config file {path}: {exc}") from None
+        if "tenhou" not in document:  # a misspelt [tenhuo], keys above any table, serve's
+            # file: its ID was ignored and the session logged in anonymously, without a word
+            found = ", ".join(sorted(document)) or "nothing"
+            raise ValueError(f"config file {path} has no [tenhou] table (it holds: {found}); "
+                             f"the ID and the rest go in [tenhou]: {', '.join(CONFIG_KEYS)}")
+        values = document["tenhou"]
         if not isinstance(values, dict):
             raise ValueError(f"config file {path}: [tenhou] must be a table")
         _check_config_values(path, values)
