@@ -63,6 +63,7 @@ class Stopped(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
+        self.note = ""  # what the session did on the way out, for the closing line
 
     def __reduce__(self) -> tuple[Any, ...]:  # pickle would call __init__("SIGTERM")
         return type(self), (self.signum,), self.__dict__

@@ -1031,6 +1031,13 @@ def join(lobby: int, game_type: int, rejoin: str | None = None) -> Tag:
     return Tag("JOIN", {"t": rejoin if rejoin is not None else f"{lobby},{game_type}"})
 
 
+def enter_lobby(lobby: int) -> Tag:
+    """``<CHAT text="/lobby%20N"/>``: how a client moves to lobby N (not 0) before its JOIN
+    there, as Tenhou's own client does (the capture f5182_2018-01-22: this, then
+    ``<JOIN t="7994,9"/>``); chat text is URL-encoded."""
+    return Tag("CHAT", {"text": urllib.parse.quote(f"/lobby {lobby}")})
+
+
 def simple(name: str) -> Tag:
     """GOK, NEXTREADY, Z, BYE, LN-less tags with no attributes."""
     return Tag(name)

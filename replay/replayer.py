@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import json
 import statistics
 import time
@@ -769,8 +770,16 @@ def summarize(replay: Replay) -> dict[str, Any]:
         # has one that ended with its result kept from us (mjai.app), but it is not unfinished
         h["result_unknown"] = not h["results"] and RESULT_NOT_SENT in h["notices"]
         h["unfinished"] = not h["results"] and not h["result_unknown"] and "damaged" not in h
+        h["resumed_below"] = False
         if not h["results"]:
             h["deltas"] = None
+    for h, after in itertools.pairwise(hands):
+        # a hand of the same round, honba and dealer right after one with no result is that
+        # hand told anew on a reconnect (Tenhou's REINIT; its scores less a riichi stick put
+        # out before the drop): the first part is not one the log ends inside, as it read
+        h["resumed_below"] = h["unfinished"] and all(
+            h[k] == after[k] for k in ("round", "honba", "dealer"))
+        h["unfinished"] = h["unfinished"] and not h["resumed_below"]
     return {"path": replay.path, "source": replay.source, "variant": replay.variant,
             "seat": replay.seat, "names": list(names), "hands": hands,
             "final_scores": final, "unfinished": unfinished_game(replay),
@@ -840,7 +849,8 @@ def format_summary(summary: dict[str, Any]) -> str:
              f"seat {summary['seat']}  {' / '.join(n or '-' for n in summary['names'])}"]
     lines += [f"  note: {n}" for n in summary["notes"]]
     spec = VARIANTS.get(summary["variant"])
-    for h in summary["hands"]:
+    last = len(summary["hands"]) - 1
+    for at, h in enumerate(summary["hands"]):
         # riichi sticks left on the table by the hands before: the next win takes them, and
         # its deltas hold them
         sticks = f"  sticks {h['sticks']}" if h.get("sticks") else ""
@@ -876,8 +886,14 @@ def format_summary(summary: dict[str, Any]) -> str:
                     else ""
                 lines.append(f"    DRAW    {r['reason']}{tenpai}")
         lines += [f"    notice  {n}" for n in h.get("notices", ()) if n != RESULT_NOT_SENT]
-        if h.get("unfinished"):
+        if h.get("unfinished") and at < last:  # a result that never came (a dropped line
+            # lost it): the log does not end here, as this read
+            lines.append("    unfinished (no result in the log, which goes on with the next "
+                         "hand)")
+        elif h.get("unfinished"):
             lines.append("    unfinished (the log ends inside this hand)")
+        elif h.get("resumed_below"):
+            lines.append("    line dropped: the hand goes on below, as the server gave it back")
         elif h.get("result_unknown"):
             lines.append("    ended   result not sent (mjai.app sends no hora or ryukyoku)")
         else:

@@ -137,6 +137,23 @@ def test_a_malformed_tenhou_id_is_not_repeated() -> None:
     assert "line 3" in str(caught.value) and "my-secret" not in str(caught.value)
 
 
+def test_the_readmes_placeholder_id_is_named_as_such() -> None:
+    """``id = "IDxxxxxxxx-xxxxxxxx"`` copied from the README was refused as "must look like
+    IDxxxxxxxx-xxxxxxxx": the placeholder is named as one, a bad ID told the shape in words."""
+    with pytest.raises(ConfigError) as caught:
+        loads("[sessions.t]\nkind = 'tenhou'\nid = 'IDxxxxxxxx-xxxxxxxx'\n", "bad.toml",
+              environ={})
+    assert str(caught.value) == (
+        "bad.toml, line 3: the Tenhou ID is the placeholder IDxxxxxxxx-xxxxxxxx (the README's "
+        "form, not an ID): give your own ID")
+    with pytest.raises(ConfigError) as caught:
+        loads("[sessions.t]\nkind = 'tenhou'\nid_env = 'TID'\n", "bad.toml",
+              environ={"TID": "IDsecret-12345678"})
+    assert str(caught.value) == (
+        "bad.toml, line 3: the Tenhou ID must be ID, 8 hexadecimal digits, a dash and 8 "
+        "letters or digits (IDxxxxxxxx-xxxxxxxx with each x one of those) (value not shown)")
+
+
 def test_tenhou_id_and_status_token_from_the_environment() -> None:
     text = ("[status]\ntoken_env = 'TOK'\n[sessions.t]\nkind = 'tenhou'\n"
             "id_env = 'TID'\n")

@@ -92,6 +92,80 @@ async def test_a_whole_game_with_a_dropped_line_resumed(tmp_path: Path, transpor
     assert replayer.reparse(replayer.load(str(path)))["identical"]
 
 
+@pytest.mark.parametrize("transport", ["tcp", "ws"])
+async def test_a_lobby_other_than_0_is_entered_before_the_join(tmp_path: Path,
+                                                               transport: str) -> None:
+    """``--lobby 7994`` sent ``<JOIN t="7994,64"/>`` from lobby 0: Tenhou's own client (the
+    capture f5182_2018-01-22) and every bot client we know enter it first with
+    ``<CHAT text="/lobby%207994"/>``, which the fake server now asks (it counted nothing).
+    Once a line: the REJOIN's JOIN and the line's next game stay in it; a new line (here the
+    one that resumed game 1 after a drop, then joins game 2) enters it again first."""
+    server = FakeTenhouServer(seed=3, time_limit=5, absent=10, transcript=True, drop_after=60,
+                              log_dir=str(tmp_path / "server"))
+    port = await (server.start_tcp() if transport == "tcp" else server.start_ws())
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", transport=transport, lobby=7994,
+                              games=2, log_dir=str(tmp_path / "client"), budget=1.0,
+                              reconnect_delay=0.2)
+    try:
+        summary = await asyncio.wait_for(run(settings), 120)
+        await asyncio.wait_for(server.finished.wait(), 10)
+    finally:
+        await server.close()
+    assert summary.finished and summary.games == 2 and summary.reconnects == 1
+    assert not [p for p in server.stats.problems if "lobby" in p], server.stats.problems
+    sent = [[t for d, t in conn if d == "rx" and t.startswith(("<CHAT", "<JOIN"))]
+            for conn in server.transcripts]
+    enter, first, again = '<CHAT text="/lobby%207994"/>', '<JOIN t="7994,64"/>', \
+        '<JOIN t="7994,64,r"/>'
+    # the first line: in, join, rejoin; then the drop in game 1
+    assert sent[0] == [enter, first, again], sent
+    assert sent[0].count(enter) == 1 and all(t == enter or t.startswith("<JOIN t=\"7994,64")
+                                             for conn in sent for t in conn), sent
+    # the line that resumed game 1 enters again before its JOIN for game 2
+    assert sent[1] == [enter, first, again], sent
+
+
+async def test_a_hand_cut_by_a_dropped_line_reads_as_resumed_not_as_the_logs_end(
+        tmp_path: Path) -> None:
+    """``mjbot replay`` of a game whose line dropped in a hand showed that hand twice, the
+    first part "unfinished (the log ends inside this hand)" though the log goes on with the
+    same hand as the server gave it back (REINIT). Now the first part says so; the game's
+    hands are the server's, each with its result, and no hand reads unfinished."""
+    summary, stats = await _game(tmp_path, "tcp", drop=50)
+    assert summary.finished and summary.reconnects == 1 and stats.result is not None
+    (path,) = list((tmp_path / "client").rglob("*.mjlog.msgpack"))
+    hands = replayer.summarize(replayer.load(str(path)))["hands"]
+    cut = [h for h in hands if h["resumed_below"]]
+    assert len(cut) == 1 and not any(h["unfinished"] for h in hands), hands
+    assert len(hands) == len(stats.result.hands) + 1  # the cut part, and the hand given back
+    at = hands.index(cut[0])
+    assert not cut[0]["results"] and hands[at + 1]["results"]
+    assert (cut[0]["round"], cut[0]["honba"]) == (hands[at + 1]["round"],
+                                                  hands[at + 1]["honba"])
+    text = replayer.format_summary(replayer.summarize(replayer.load(str(path))))
+    assert "the log ends inside this hand" not in text
+    assert "line dropped: the hand goes on below, as the server gave it back" in text
+
+
+async def test_a_result_lost_with_the_line_is_not_read_as_the_logs_end(tmp_path: Path) -> None:
+    """A line dropped as a hand ended (its AGARI lost with it; the fake server then gives
+    the finished hand back, REINIT, and deals the next): that hand has no result in the log,
+    and ``mjbot replay`` said "the log ends inside this hand" with more hands below it."""
+    for drop in range(304, 313):  # a drop in these tags falls as E3-0 ends (seed 1)
+        summary, _stats = await _game(tmp_path / str(drop), "tcp", drop=drop)
+        assert summary.finished and summary.reconnects == 1
+        (path,) = list((tmp_path / str(drop) / "client").rglob("*.mjlog.msgpack"))
+        result = replayer.summarize(replayer.load(str(path)))
+        lost = [i for i, h in enumerate(result["hands"][:-1]) if h["unfinished"]]
+        if lost:
+            break
+    assert lost, "no drop in 304..312 loses a result any more: find others"
+    text = replayer.format_summary(result)
+    assert "the log ends inside this hand" not in text
+    assert text.count("unfinished (no result in the log, which goes on with the next hand)") \
+        == len(lost)
+
+
 async def test_resuming_anywhere_plays_the_same_game(tmp_path: Path) -> None:
     """A line dropped at any of many points: the game goes on exactly as without the drop."""
     _, clean = await _game(tmp_path / "clean", "tcp", seed=1)
@@ -319,6 +393,52 @@ async def test_keepalives_and_a_goodbye(tmp_path: Path) -> None:
     assert stats.byes == 1  # and BYE after the last game
 
 
+def _catches(pid: int, sig: int) -> bool:
+    """Whether process ``pid`` has a handler for ``sig`` (its SigCgt mask in /proc)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
+    except OSError:
+        return False
+    mask = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(mask, 16) >> (sig - 1) & 1)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")
+async def test_a_signal_says_what_was_left_a_queue_or_no_line(tmp_path: Path) -> None:
+    """Stopped while queueing (no table yet), ``mjbot tenhou`` said "left the table with BYE";
+    stopped while still connecting, it logged "no BYE to say" and then said "left the table
+    with BYE" too. The closing line now says what was done."""
+    server = FakeTenhouServer(seed=2, time_limit=5, absent=1, humans=2)  # a table never full
+    port = await server.start_tcp()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "adapter.cli", "tenhou", "--server", f"127.0.0.1:{port}",
+        "--no-log", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    for _ in range(600):
+        if server.waiting:
+            break
+        await asyncio.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    await server.close()
+    assert proc.returncode == 128 + signal.SIGINT, err.decode()[-1500:]
+    assert err.decode().splitlines()[-1] == "mjbot tenhou: stopped (SIGINT; left the queue " \
+        "with BYE)", err.decode()[-1500:]
+    assert server.stats.byes == 1
+    # a server that is not there: the client is still trying to connect (10 s) when stopped
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "adapter.cli", "tenhou", "--server", f"127.0.0.1:{free_port()}",
+        "--no-log", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    for _ in range(600):  # its SIGTERM handler set (Linux: SigCgt), so it is trying
+        if _catches(proc.pid, signal.SIGTERM):
+            break
+        await asyncio.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    last = err.decode().splitlines()[-1]
+    assert "BYE" in last and "left" not in last and "Traceback" not in err.decode(), last
+    assert last == "mjbot tenhou: stopped (SIGTERM; not connected, no BYE to say)", last
+
+
 async def test_a_signal_leaves_the_table_with_bye(tmp_path: Path) -> None:
     server = FakeTenhouServer(seed=2, time_limit=5, absent=1)
     port = await server.start_tcp()
@@ -462,6 +582,27 @@ def test_an_empty_id_is_refused_naming_its_source_not_played_anonymously(
     assert load_config(None, TenhouSettings()).name == ANONYMOUS
 
 
+def test_the_readmes_placeholder_id_is_named_as_such_and_a_bad_id_said_in_words(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's config with its ``id = "IDxxxxxxxx-xxxxxxxx"`` left as it is was refused
+    as "must look like IDxxxxxxxx-xxxxxxxx", which it does: the placeholder is named as one,
+    and any other bad ID is told the shape in words (never its own value)."""
+    config = tmp_path / "mjbot.toml"
+    config.write_text('[tenhou]\nid = "IDxxxxxxxx-xxxxxxxx"\n')
+    monkeypatch.delenv(ID_ENV, raising=False)
+    with pytest.raises(ValueError) as refused:
+        load_config(str(config), TenhouSettings())
+    assert str(refused.value) == (
+        f"the Tenhou ID (config file {config}: id) is the placeholder IDxxxxxxxx-xxxxxxxx "
+        "(the README's form, not an ID): give your own ID")
+    monkeypatch.setenv(ID_ENV, "ID0123abcd-secret")
+    with pytest.raises(ValueError) as refused:
+        load_config(str(config), TenhouSettings())
+    assert str(refused.value) == (
+        f"the Tenhou ID (${ID_ENV}) must be ID, 8 hexadecimal digits, a dash and 8 letters "
+        "or digits (IDxxxxxxxx-xxxxxxxx with each x one of those)")
+
+
 @pytest.mark.parametrize(("text", "said"), [
     ("lobyy = 1234\n", "unknown key 'lobyy' in [tenhou] (known: id, permission_granted"),
     ('lobby = "1234"\n', "[tenhou] lobby must be a whole number >= 0"),
@@ -478,6 +619,28 @@ def test_a_config_key_misspelt_or_of_the_wrong_type_is_refused(
     with pytest.raises(ValueError) as refused:
         load_config(str(config), TenhouSettings())
     assert said in str(refused.value)
+
+
+@pytest.mark.parametrize(("text", "holds"), [
+    ('[tenhuo]\nid = "ID0123ABCD-abcdefgh"\npermission_granted = true\n', "tenhuo"),
+    ('id = "ID0123ABCD-abcdefgh"\n', "id"),  # the keys above any table
+    ('[serve]\nlog_dir = "logs"\n[sessions.a]\nkind = "local"\n', "serve, sessions"),
+    ("", "nothing"),
+])
+def test_a_config_file_without_a_tenhou_table_is_refused_not_played_anonymously(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, holds: str) -> None:
+    """``--config`` with its table misspelt (``[tenhuo]``), its keys above any table, or
+    serve's config given instead was read as no settings at all: the ID in it ignored, the
+    client logged in anonymously, without a word. Refused in one line, no value repeated."""
+    config = tmp_path / "mjbot.toml"
+    config.write_text(text)
+    monkeypatch.delenv(ID_ENV, raising=False)
+    with pytest.raises(ValueError) as refused:
+        load_config(str(config), TenhouSettings())
+    assert str(refused.value) == (
+        f"config file {config} has no [tenhou] table (it holds: {holds}); the ID and the rest "
+        "go in [tenhou]: id, permission_granted, lobby, game_type")
+    assert "abcdefgh" not in str(refused.value)
 
 
 async def test_a_config_file_that_is_not_utf8_is_named_in_one_line(tmp_path: Path) -> None:

@@ -132,10 +132,11 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
     except PermissionRefused as exc:
         print(f"mjbot tenhou: {exc}", file=sys.stderr)
         return 2
-    except Stopped as stopped:
-        return stopped_status("tenhou", stopped, "; left the table with BYE")
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        print("mjbot tenhou: stopped (left the table with BYE)", file=sys.stderr)
+    except Stopped as stopped:  # the note says where it was left ("left the table" was
+        # said of a queue, and of a line never connected, where the log said "no BYE")
+        return stopped_status("tenhou", stopped, f"; {stopped.note}" if stopped.note else "")
+    except (KeyboardInterrupt, asyncio.CancelledError):  # before the session could be told
+        print("mjbot tenhou: stopped", file=sys.stderr)
         return 130
     log().info("tenhou: session over", games=summary.games, hands=summary.hands,
                 decisions=summary.decisions, fallbacks=summary.fallbacks,

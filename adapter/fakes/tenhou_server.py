@@ -7,7 +7,8 @@ are played by tenhou_recording.py.)
 It is a measuring instrument, so it behaves as Tenhou does, down to what arrives in one read
 (../shared/protocols/tenhou.md and the real captures): HELO with an ``auth`` challenge that it
 checks, LN after PXR and again on a <Z/> in the lobby or the queue, REJOIN once before the
-table is found (a JOIN while queueing is counted as a problem), GO + UN + TAIKYOKU in one
+table is found (a JOIN while queueing, or one for a lobby the line has not entered with
+``<CHAT text="/lobby%20N"/>``, is counted as a problem), GO + UN + TAIKYOKU in one
 write, the hands (see
 tenhou_table.py: what happens between two decisions of any seat in one write, a discard with
 the next draw; a kan's DORA before the discard after it; FURITEN when the seat becomes furiten
@@ -135,6 +136,7 @@ class _Conn:
     seat: RemoteSeat | None = None
     returning: bool = False  # taken back by its HELO, GOK still to come
     lobby: bool = False  # logged in (LN sent): LN again on its <Z/> while not at a table
+    room: int = 0  # the lobby number it is in: 0, or one entered with <CHAT text="/lobby N"/>
     stalled: bool = False  # cut for reading nothing while a write waited (write_limit)
     probes: deque[float] = field(default_factory=deque)  # when each unanswered <Z/> was sent
     transcript: list[tuple[str, str]] | None = None  # ("tx" | "rx", tag) when recorded
@@ -474,6 +476,8 @@ class FakeTenhouServer:
         elif tag.name == "PXR":
             conn.lobby = True
             await conn.send([_ln()])
+        elif tag.name == "CHAT":
+            self._chat(conn, tag)
         elif tag.name == "JOIN":
             await self._join(conn, tag)
         elif tag.name == "GOK" and conn.returning:
@@ -594,12 +598,26 @@ class FakeTenhouServer:
         name = urllib.parse.quote(seat.name)
         self._tell_others(seat, lambda rel: Tag("UN", {f"n{rel}": name}))
 
+    @staticmethod
+    def _chat(conn: _Conn, tag: Tag) -> None:
+        """A lobby command in the chat: ``/lobby N`` (URL-encoded) moves the connection to
+        lobby N, as Tenhou's own client does before its JOIN there (the capture
+        f5182_2018-01-22: ``<CHAT text="/lobby%207994"/>``, then ``<JOIN t="7994,9"/>``)."""
+        words = urllib.parse.unquote(tag.attrs.get("text", "")).split()
+        if len(words) == 2 and words[0] == "/lobby" and words[1].isdigit():
+            conn.room = int(words[1])
+
     async def _join(self, conn: _Conn, tag: Tag) -> None:
         t = tag.attrs.get("t")
         if t is None:  # <JOIN/> leaves the queue
             if conn in self.waiting:
                 self.waiting.remove(conn)
             return
+        lobby = t.split(",")[0]
+        if lobby.isdigit() and int(lobby) != conn.room:  # seated all the same
+            self.stats.problems.append(
+                f"a JOIN for lobby {lobby} from lobby {conn.room} (a client enters it first, "
+                f'<CHAT text="/lobby%20{lobby}"/>): {format_tag(tag)}')
         conn.joins += 1
         if conn.joins == 1 and "r" not in t.split(","):
             await conn.send([Tag("REJOIN", {"t": t + ",r"})])

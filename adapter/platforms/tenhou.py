@@ -39,6 +39,7 @@ from adapter.session import (
     PlatformSession,
     SessionSummary,
     SilentLine,
+    Stopped,
     dropped_line,
     idle_limited,
     parse_server,
@@ -70,6 +71,7 @@ from protocols.tenhou import (
     TagStream,
     TenhouCodec,
     auth_reply,
+    enter_lobby,
     format_tag,
     join,
     offer_flags,
@@ -147,10 +149,16 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
     values: dict[str, Any] = {}
     if path is not None:
         try:
-            values = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("tenhou", {})
+            document = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             # not UTF-8 is as much the file's fault: said with its name, as the others are
             raise ValueError(f"config file {path}: {exc}") from None
+        if "tenhou" not in document:  # a misspelt [tenhuo], keys above any table, serve's
+            # file: its ID was ignored and the session logged in anonymously, without a word
+            found = ", ".join(sorted(document)) or "nothing"
+            raise ValueError(f"config file {path} has no [tenhou] table (it holds: {found}); "
+                             f"the ID and the rest go in [tenhou]: {', '.join(CONFIG_KEYS)}")
+        values = document["tenhou"]
         if not isinstance(values, dict):
             raise ValueError(f"config file {path}: [tenhou] must be a table")
         _check_config_values(path, values)
@@ -163,9 +171,9 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
             # anonymous play is leaving the ID out, not this, which read as "no ID given"
             raise ValueError(f"the Tenhou ID ({source}) is empty: give the ID, or leave it "
                              f"out to log in anonymously")
-        if not isinstance(ident, str) or not re.fullmatch(r"ID[0-9A-Fa-f]{8}-[0-9A-Za-z]{8}",
-                                                          ident):
-            raise ValueError(f"the Tenhou ID ({source}) must look like IDxxxxxxxx-xxxxxxxx")
+        why = id_refusal(ident)
+        if why is not None:
+            raise ValueError(f"the Tenhou ID ({source}) {why}")
         out = dataclasses.replace(out, name=ident)
     if values.get("permission_granted") is True:
         out = dataclasses.replace(out, permission_granted=True)
@@ -173,6 +181,23 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
         if isinstance(values.get(key), int):
             out = dataclasses.replace(out, **{key: values[key]})
     return out
+
+
+ID_SHAPE = re.compile(r"ID[0-9A-Fa-f]{8}-[0-9A-Za-z]{8}")
+ID_PLACEHOLDER = "IDxxxxxxxx-xxxxxxxx"  # the README's and the help's form, not an ID
+
+
+def id_refusal(ident: object) -> str | None:
+    """Why ``ident`` is no Tenhou ID (None: it is one), in words that never quote it (a
+    secret). The README's placeholder copied as it is was told it "must look like
+    IDxxxxxxxx-xxxxxxxx", which it does: the shape is said in words, the placeholder named."""
+    if isinstance(ident, str) and ID_SHAPE.fullmatch(ident):
+        return None
+    if ident == ID_PLACEHOLDER:
+        return (f"is the placeholder {ID_PLACEHOLDER} (the README's form, not an ID): "
+                "give your own ID")
+    return ("must be ID, 8 hexadecimal digits, a dash and 8 letters or digits "
+            f"({ID_PLACEHOLDER} with each x one of those)")
 
 
 CONFIG_KEYS = {"id": str, "permission_granted": bool, "lobby": int, "game_type": int}
@@ -218,12 +243,16 @@ class TenhouBot(PlatformSession):
         # a JOIN sent on this line that no GO has answered yet: Tenhou sends LN again and again
         # in the lobby, also while we queue, and only the login's LN asks for a JOIN
         self.joined = False
+        # this line's login is in the lobby we join (lobby 0, or one entered with a CHAT):
+        # a JOIN for lobby 7994 sent from lobby 0, without the CHAT, is not how a client joins
+        self.in_lobby = False
         # this line's login answered (LN, or the GO of a game resumed: anything past its HELO):
         # until then the server owes us its next message at once, and silence is a dead line
         self.logged_in = False
         self.game_hands = 0
         self.leaving = False  # a stop was asked for: BYE when the hand in play is over
         self.left = False  # BYE said on a stop: the session is over, the game unfinished
+        self.farewell = ""  # what a stop did, said in the closing line (a table, a queue left)
 
     # ------------------------------------------------------------------ frames
 
@@ -241,6 +270,7 @@ class TenhouBot(PlatformSession):
     def hello(self) -> list[Tag]:
         log.info("tenhou: login", anonymous=self.settings.name == ANONYMOUS)
         self.joined = False  # a new line: the server forgot any queue we were in
+        self.in_lobby = False  # and the lobby we had entered
         self.logged_in = False
         return split_tags("".join(self.codec.greeting()))
 
@@ -378,7 +408,10 @@ class TenhouBot(PlatformSession):
         if self.in_game or self.joined or self.summary.games >= self.settings.games:
             return []
         self.queueing = self.joined = True
-        return [join(self.settings.lobby, self.settings.game_type)]
+        enter = [] if self.in_lobby or not self.settings.lobby else \
+            [enter_lobby(self.settings.lobby)]
+        self.in_lobby = True
+        return [*enter, join(self.settings.lobby, self.settings.game_type)]
 
     def _check_found(self, found: GameFound) -> None:
         """The server put us at a table: refuse to play one we were not allowed to join."""
@@ -630,8 +663,12 @@ async def run(settings: TenhouSettings, bot: TenhouBot | None = None) -> Session
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(transport.send(Tag("BYE")), 2)
             log.info("tenhou: stopped, said BYE")
+            # where it was left: "left the table" was said of a queue and a login too
+            bot.farewell = ("left the table with BYE" if bot.in_game else
+                            "left the queue with BYE" if bot.queueing else "said BYE")
         else:  # connecting, or connecting again: there is no one to say BYE to
             log.info("tenhou: stopped while not connected, no BYE to say")
+            bot.farewell = "not connected, no BYE to say"
         raise
     finally:
         try:  # a second cancel (a stop past its deadline) may land while the line closes
@@ -682,7 +719,11 @@ async def run_until_signalled(settings: TenhouSettings) -> SessionSummary:
     """:func:`run`, stopped gracefully (BYE, logs closed, the game cut logged as stopped) by
     SIGINT or SIGTERM, which then raise :class:`adapter.session.Stopped`."""
     bot = TenhouBot(settings)
-    return await until_signalled(bot, run(settings, bot))
+    try:
+        return await until_signalled(bot, run(settings, bot))
+    except Stopped as stopped:
+        stopped.note = bot.farewell
+        raise
 
 
 async def _connect(transport: Transport, settings: TenhouSettings, first: bool) -> None:

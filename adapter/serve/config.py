@@ -49,7 +49,6 @@ from brain.rules.variant import VARIANT_NAMES
 KINDS = ("local", "tenhou", "ntpu", "mjai")
 VARIANTS = VARIANT_NAMES
 TOKEN_ENV = "MJBOT_STATUS_TOKEN"
-TENHOU_ID_RE = re.compile(r"ID[0-9A-Fa-f]{8}-[0-9A-Za-z]{8}")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 
@@ -412,7 +411,12 @@ def _tenhou_login(r: _Reader, name: str, options: dict[str, Any], environ: Any,
                   enabled: bool) -> str:
     """The Tenhou ID (from ``id``, or the variable ``id_env`` names), checked without ever
     echoing it; and Tenhou's policy on bots, checked where the file says what to join."""
-    from adapter.platforms.tenhou import PermissionRefused, check_permission
+    from adapter.platforms.tenhou import (
+        ID_PLACEHOLDER,
+        PermissionRefused,
+        check_permission,
+        id_refusal,
+    )
 
     where = ("sessions", name)
     secret = str(options.get("id", ""))  # not empty: the key's check refuses that
@@ -427,9 +431,10 @@ def _tenhou_login(r: _Reader, name: str, options: dict[str, Any], environ: Any,
         elif not secret:
             raise r.error(f"sessions.{name}.id_env names {variable}, which is not set",
                           *where, "id_env")
-    if secret and not TENHOU_ID_RE.fullmatch(secret):
-        raise r.error("the Tenhou ID must look like IDxxxxxxxx-xxxxxxxx (value not shown)",
-                      *where, "id" if "id" in options else "id_env")
+    why = id_refusal(secret) if secret else None
+    if why is not None:
+        raise r.error(f"the Tenhou ID {why} (value not shown)" if secret != ID_PLACEHOLDER
+                      else f"the Tenhou ID {why}", *where, "id" if "id" in options else "id_env")
     try:
         check_permission(options.get("game_type", 64), options.get("permission_granted", False))
     except PermissionRefused as exc:
