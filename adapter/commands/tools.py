@@ -203,9 +203,12 @@ def _melds(args: argparse.Namespace, variant: Variant) -> tuple[Meld, ...]:
     for kind, option in MELD_OPTIONS:
         for given in getattr(args, option[2:].replace("-", "_")):
             try:
-                tiles = tuple(parse_mpsz(given))
+                typed = parse_mpsz(given)
             except TileError as exc:
                 raise UserInputError(f"{option} {given}: {exc}") from None
+            # in the one order every meld of the project has (a codec's, the referee's): the
+            # riichi calculator reads a chow given out of order (213m) as no chow at all
+            tiles = tuple(sorted(typed, key=T.sort_key))
             if any(is_flower(t) for t in tiles):
                 raise UserInputError(f"{option} {given}: a flower is set aside, never melded")
             kinds = sorted(T.kind(t) for t in tiles)
@@ -223,7 +226,7 @@ def _melds(args: argparse.Namespace, variant: Variant) -> tuple[Meld, ...]:
                 name = {"chi": "a chow", "pon": "a pung"}.get(kind, "a kong")
                 raise UserInputError(f"{option} {given}: not {name}, which is {what}")
             closed = kind == "closed_kan"
-            melds.append(Meld(kind, tiles, called=None if closed else tiles[0],
+            melds.append(Meld(kind, tiles, called=None if closed else typed[0],
                               from_seat=None if closed else giver))
     return tuple(melds)
 
