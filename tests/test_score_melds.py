@@ -70,6 +70,9 @@ def test_a_riichi_hand_with_a_called_pung(capsys: pytest.CaptureFixture[str]) ->
                                          "four of one tile"),
     (["--pon", "111z", "--chi", "123p"], "'123m456p789s55s' is 11 tiles beside 2 meld(s): a "
                                          "mcr win is 14 tiles"),
+    # five melds in a 13-tile hand: HAND was to be "-1 tiles"
+    (["--pon", "111z", "--pon", "222z", "--pon", "333z", "--pon", "444z", "--pon", "555z"],
+     "5 melds: a mcr hand holds at most 4 beside its pair"),
     (["--pon", "111z", "--seat-wind", "S", "--dealer", "0"],
      "--seat-wind S makes seat 3 the dealer (East) with --seat 0, not --dealer 0"),
 ])

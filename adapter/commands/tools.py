@@ -126,6 +126,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     if not melds and len(concealed) != variant.hand_size + 1:  # every tile is in HAND
         raise UserInputError(f"{args.hand!r} is {len(concealed)} tiles: a {args.variant} win "
                              f"is {variant.hand_size + 1}, the winning tile included")
+    if 3 * len(melds) > variant.hand_size - 1:  # a pair at least stays in HAND
+        raise UserInputError(f"{len(melds)} melds: a {args.variant} hand holds at most "
+                             f"{(variant.hand_size - 1) // 3} beside its pair")
     if melds and len(concealed) + 3 * len(melds) != variant.hand_size + 1:
         raise UserInputError(
             f"{args.hand!r} is {len(concealed)} tiles beside {len(melds)} meld(s): a "
