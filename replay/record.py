@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,10 +68,26 @@ class CutShort(RecordError):
     so in one line rather than each format's refusal of a broken file."""
 
 
+# what a cut leaves of a token the parser refuses where the token starts, not at the end:
+# part of a literal (a lone '-' of a negative number too), a number's '.' or exponent, part
+# of a \uXXXX escape
+_CUT_WORDS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
+_CUT_NUMBER = re.compile(r"\.|[eE][-+]?")  # after the digits it read
+_CUT_ESCAPE = re.compile(r"u[0-9a-fA-F]{0,3}")  # the parser points past the backslash
+
+
 def ran_out(exc: json.JSONDecodeError, text: str) -> bool:
     """The JSON parser stopped because ``text`` ended (a cut file), not at a wrong
     character: a one-document reader's ground for :class:`CutShort`."""
-    return exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+    if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
+        return True
+    if exc.msg.startswith("Extra data"):  # a whole document, then more: no cut
+        return False
+    tail = text[exc.pos:].rstrip()
+    if exc.msg.startswith("Invalid \\uXXXX escape"):
+        return _CUT_ESCAPE.fullmatch(text[exc.pos:]) is not None
+    return (any(word.startswith(tail) for word in _CUT_WORDS)
+            or _CUT_NUMBER.fullmatch(tail) is not None)
 
 
 class Refused(RecordError):

@@ -5,12 +5,15 @@ editor saved with a byte-order mark still reads."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from replay.formats import botzone_human, botzone_log
 from replay.record import RecordError
@@ -185,3 +188,70 @@ def test_a_judge_log_written_as_a_bare_list_and_cut_reads_up_to_the_cut(
     assert done.returncode == 2 and done.stderr.strip() == (
         f"mjbot replay: {path}: Botzone judge log cut short: the JSON list ends at char 30 "
         "inside its first entry (nothing before the cut can be read)")
+
+
+JUDGE_TEXT = BOTZONE_JUDGE_LOG.read_text(encoding="utf-8")
+# the judge log as a bare list of its entries, one line and indented, as a user may save it
+LIST_TEXTS = [json.dumps(json.loads(JUDGE_TEXT)["log"], ensure_ascii=False, indent=indent)
+              for indent in (None, 1)]
+
+
+@functools.cache
+def _whole_events(text: str) -> list[Any]:
+    return botzone_log.loads(text).events
+
+
+def _read_up_to_the_cut(text: str, kept: int) -> None:
+    """``text`` cut after ``kept`` characters reads as the whole's events up to the cut, or,
+    cut before its first whole entry or before the deal, is refused as cut."""
+    from protocols import events as ev
+    from replay.record import CutShort
+
+    whole = _whole_events(text)
+    try:
+        cut = botzone_log.loads(text[:kept])
+    except CutShort as exc:
+        assert "\n" not in str(exc) and ("inside its first entry" in str(exc)
+                                         or "before the deal" in str(exc)), exc
+        return
+    assert cut.meta["cut"].startswith(f"the JSON list ends at char {kept} "), cut.meta
+    ended = isinstance(cut.events[-1], ev.GameEnded)
+    got = cut.events[:-1] if ended else cut.events
+    assert got == whole[:len(got)] and (not ended or cut.events[-1] == whole[-1])
+
+
+def test_a_bare_list_judge_log_cut_after_a_minus_sign_reads_up_to_the_cut(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Cut right after the '-' of a negative number (every entry's canHu is [-4, -4, ...]:
+    about one cut in a hundred of the real log), the file was "not JSON" and every format's
+    refusal: the JSON parser refuses a lone '-' where it stands, not at the end of the text,
+    so the reader did not see the cut. It reads up to the cut like any other cut; the object
+    form cut there is called cut in one line."""
+    for text in LIST_TEXTS:
+        minus = [k + 1 for k, c in enumerate(text) if c == "-"]
+        assert len(minus) > 100
+        for kept in minus:
+            _read_up_to_the_cut(text, kept)
+    with pytest.raises(RecordError, match="not JSON"):  # whole, then a stray '-': no cut
+        botzone_log.loads(LIST_TEXTS[0] + " -")
+    kept = LIST_TEXTS[0].index("-", 3000) + 1
+    path = tmp_path / "judge.json"
+    path.write_text(LIST_TEXTS[0][:kept], encoding="utf-8")
+    done = mjbot_here(capsys, "replay", str(path))
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert f"note: the file is cut short: the JSON list ends at char {kept} " in done.stdout
+    kept = JUDGE_TEXT.index("-", 3000) + 1
+    path.write_text(JUDGE_TEXT[:kept], encoding="utf-8")
+    done = mjbot_here(capsys, "replay", str(path))
+    assert done.returncode == 2 and done.stderr.strip() == (
+        f"mjbot replay: {path}: Botzone judge log cut short: the JSON ends at char {kept} "
+        "before its object closes (one document: nothing before the cut can be read)")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(LIST_TEXTS), st.floats(0, 1, exclude_max=True))
+def test_a_bare_list_judge_log_cut_anywhere_reads_up_to_the_cut(text: str,
+                                                                 where: float) -> None:
+    """The real judge log as a bare list, cut at any character: the whole's events up to
+    the cut, or one line saying it is cut, never "not JSON"."""
+    _read_up_to_the_cut(text, 1 + int(where * (len(text) - 1)))

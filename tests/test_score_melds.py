@@ -70,6 +70,9 @@ def test_a_riichi_hand_with_a_called_pung(capsys: pytest.CaptureFixture[str]) ->
                                          "four of one tile"),
     (["--pon", "111z", "--chi", "123p"], "'123m456p789s55s' is 11 tiles beside 2 meld(s): a "
                                          "mcr win is 14 tiles"),
+    # five melds in a 13-tile hand: HAND was to be "-1 tiles"
+    (["--pon", "111z", "--pon", "222z", "--pon", "333z", "--pon", "444z", "--pon", "555z"],
+     "5 melds: a mcr hand holds at most 4 beside its pair"),
     (["--pon", "111z", "--seat-wind", "S", "--dealer", "0"],
      "--seat-wind S makes seat 3 the dealer (East) with --seat 0, not --dealer 0"),
 ])
@@ -96,3 +99,16 @@ def test_what_the_variant_cannot_have_is_one_line(
     assert main(["score", "123m456p789s55s", "--win", "5s", *args]) == 2
     err = capsys.readouterr().err
     assert said in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("chow", ["123m", "213m", "312m", "321m"])
+def test_a_chow_in_any_order_is_the_same_chow(
+        chow: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A chow typed called tile first (--chi 213m) was passed on in that order, and riichi's
+    calculator read it as no chow: "not a winning hand" for a hand of 2 han (一気通貫 open 1,
+    役牌 中 1; 30 fu: the dealer's ron is 2900). The tiles are put in the project's one meld
+    order first."""
+    args = ["score", "456m789m55s", "--chi", chow, "--pon", "777z", "--win", "5s",
+            "--ron-from", "3"]
+    assert _scored(args, capsys) == ["value 2: Yakuhai (chun) 1, Ittsu 1 (30 fu)",
+                                     "deltas [2900, 0, 0, -2900]"]

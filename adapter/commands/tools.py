@@ -126,6 +126,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     if not melds and len(concealed) != variant.hand_size + 1:  # every tile is in HAND
         raise UserInputError(f"{args.hand!r} is {len(concealed)} tiles: a {args.variant} win "
                              f"is {variant.hand_size + 1}, the winning tile included")
+    if 3 * len(melds) > variant.hand_size - 1:  # a pair at least stays in HAND
+        raise UserInputError(f"{len(melds)} melds: a {args.variant} hand holds at most "
+                             f"{(variant.hand_size - 1) // 3} beside its pair")
     if melds and len(concealed) + 3 * len(melds) != variant.hand_size + 1:
         raise UserInputError(
             f"{args.hand!r} is {len(concealed)} tiles beside {len(melds)} meld(s): a "
@@ -203,9 +206,12 @@ def _melds(args: argparse.Namespace, variant: Variant) -> tuple[Meld, ...]:
     for kind, option in MELD_OPTIONS:
         for given in getattr(args, option[2:].replace("-", "_")):
             try:
-                tiles = tuple(parse_mpsz(given))
+                typed = parse_mpsz(given)
             except TileError as exc:
                 raise UserInputError(f"{option} {given}: {exc}") from None
+            # in the one order every meld of the project has (a codec's, the referee's): the
+            # riichi calculator reads a chow given out of order (213m) as no chow at all
+            tiles = tuple(sorted(typed, key=T.sort_key))
             if any(is_flower(t) for t in tiles):
                 raise UserInputError(f"{option} {given}: a flower is set aside, never melded")
             kinds = sorted(T.kind(t) for t in tiles)
@@ -223,7 +229,7 @@ def _melds(args: argparse.Namespace, variant: Variant) -> tuple[Meld, ...]:
                 name = {"chi": "a chow", "pon": "a pung"}.get(kind, "a kong")
                 raise UserInputError(f"{option} {given}: not {name}, which is {what}")
             closed = kind == "closed_kan"
-            melds.append(Meld(kind, tiles, called=None if closed else tiles[0],
+            melds.append(Meld(kind, tiles, called=None if closed else typed[0],
                               from_seat=None if closed else giver))
     return tuple(melds)
 
