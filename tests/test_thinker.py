@@ -275,26 +275,53 @@ async def test_an_unreadable_answer_of_an_ended_job_does_not_fail_the_next(
         tmp_path: Path, pipe_thread: bool) -> None:
     """A message the session cannot unpickle said nothing of its job: one that came from a
     job already given up (its best so far unreadable, the policy still thinking) failed the
-    next decision as "its answer could not be read", a fallback for a policy that answered
-    it well. Now each message's job is read apart from what it carries: the first decision
-    falls back as before, the second is the policy's own. With the loop watching the pipe,
-    and with a thread reading it (adapter/thinking/pipe_watch.py)."""
+    next job as "its answer could not be read", though the policy answered it well. Now each
+    message's job is read apart from what it carries: the first job fails as before, the
+    second is the policy's own. On one worker (the thinker replaces one still thinking on a
+    job given up: the test below), with the loop watching the pipe and with a thread reading
+    it (adapter/thinking/pipe_watch.py)."""
     go = tmp_path / "go"
     thinker, _clock = _on_a_manual_clock(AnswersUnreadably(tmp_path / "n", go))
     thinker.pipe_thread = pipe_thread
-    pid = await _ready_worker(thinker)
+    await _ready_worker(thinker)
     worker = thinker.worker
     assert worker is not None
-    first = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
-    assert first.fallback.startswith("test-unreadable's answer could not be read"), first
-    assert first.kind is FallbackKind.FAILED and "cannot be read in the session" in first.fallback
-    deciding = asyncio.ensure_future(thinker.decide(_turn_state(), TURN))
+    state = _turn_state()
+    legal, settled = thinker.brain.settle(state, TURN, _clock.now())
+    assert settled is None
+    first = await asyncio.wait_for(worker.think(state, TURN, legal, None), GUARD)
+    assert first.problem.startswith("test-unreadable's answer could not be read"), first
+    assert first.kind is FallbackKind.FAILED and "cannot be read in the session" in first.problem
+    thinking = asyncio.ensure_future(worker.think(state, TURN, legal, None))
     await _until(lambda: worker.jobs == 2)  # the next job is out: the first may answer now
     go.touch()
-    after = await asyncio.wait_for(deciding, GUARD)
+    after = await asyncio.wait_for(thinking, GUARD)
+    assert after.problem == "" and after.kind is FallbackKind.NONE, after.problem
+    assert after.decision is not None and after.decision.action in legal
+    thinker.close()
+
+
+@pytest.mark.parametrize("pipe_thread", [False, True])
+async def test_a_worker_thinking_on_after_an_unreadable_best_so_far_is_replaced(
+        tmp_path: Path, pipe_thread: bool) -> None:
+    """A best so far that cannot be read fails its decision while the policy thinks on (to
+    its budget, as mc does): the worker was kept, the next decision's job waited behind the
+    one given up and, the policy thinking to its budget, fell back as late though it would
+    have answered well. The worker is replaced now, as one that overran: the next decision
+    is the policy's own on a free process, the given-up job never ended (its file ``go`` is
+    never made)."""
+    thinker, _clock = _on_a_manual_clock(AnswersUnreadably(tmp_path / "n", tmp_path / "go"))
+    thinker.pipe_thread = pipe_thread
+    pid = await _ready_worker(thinker)
+    first = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
+    assert first.fallback.startswith("test-unreadable's answer could not be read"), first
+    assert first.kind is FallbackKind.FAILED
+    assert thinker.replaced == 1, "the worker still thinking on the decision given up is kept"
+    assert await _gone(pid)
+    after = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
     assert after.source == anytime.POLICY and after.fallback == "", after.fallback
-    assert after.kind is FallbackKind.NONE and thinker.replaced == 0
-    assert thinker.worker is worker and worker.pid == pid
+    assert after.kind is FallbackKind.NONE and thinker.replaced == 1
+    assert thinker.worker is not None and thinker.worker.pid not in (None, pid)
     thinker.close()
 
 

@@ -209,8 +209,8 @@ class _WorkerProcess(multiprocessing.context.ForkServerProcess):
 class Thought:
     """How one job went: the policy's ``decision`` (None when it has none), the ``problem``
     ("" when the decision came in time) and its ``kind``, its ``best`` so far, and whether the
-    process must be replaced (``stuck``: it overran and is still thinking; ``died``: it is
-    gone)."""
+    process must be replaced (``stuck``: it is still thinking on the job given up, which
+    overran or sent a best so far that could not be read; ``died``: it is gone)."""
 
     decision: Decision | None
     problem: str = ""
@@ -524,9 +524,11 @@ class PolicyWorker:
             try:
                 carried = pickle.loads(message[2])
             except Exception as exc:  # this job's answer, or best so far, cannot be read here
+                # a best so far: the policy thinks on, to its budget, and the next job would
+                # wait behind it (late): replaced, as one that overran (an answer: it is free)
                 return Thought(None, f"{name}'s answer could not be read "
                                      f"({type(exc).__name__}: {exc})", best,
-                               kind=FallbackKind.FAILED)
+                               stuck=message[0] == "progress", kind=FallbackKind.FAILED)
             if message[0] == "progress":
                 best = self.best = carried
             elif message[0] == "done":
