@@ -199,6 +199,12 @@ def test_review_shows_each_fallback_beside_its_judgement(
     assert len(shown) == min(5, len(fell))
     assert [r["loss"] for r in shown] == sorted(losses, reverse=True)[:len(shown)]
 
+    page = tmp_path / "review.html"
+    assert mjbot_here(capsys, *args, "--html", str(page)).returncode == 0
+    html = page.read_text(encoding="utf-8")
+    # each in the table of every decision, and again among the costliest decisions
+    assert html.count("(FALLBACK ") == len(fell) + sum("fallback" in r for r in result["costly"])
+    assert f"<th>fallbacks</th><td>{len(fell)} (failed " in html
     text = mjbot_here(capsys, *args, "--all").stdout
     assert (f"  fallbacks {len(fell)} of {len(frames)} decisions (failed "
             f"{result['fallback_kinds']['failed']}, illegal "
