@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replay.formats import botzone_human, botzone_log
-from replay.record import RecordError
+from replay.record import CutShort, RecordError
 from tests.in_process import mjbot_here
 from tests.shared_data import BOTZONE_HUMAN_GAMES, BOTZONE_JUDGE_LOG
 
@@ -134,23 +134,73 @@ def test_a_cut_judge_log_is_called_cut_as_a_judge_log(
     """A Botzone judge log cut short was refused as "tenhou.net/6 JSON cut short": the
     judge-log reader, tried first (its opening names it), said only "not JSON", and the
     tenhou.net/6 reader after it calls any JSON object that ends early cut. The judge-log
-    reader now says it in its own name; another reader's "cut short" no longer speaks for
-    a file its opening gives to a format that did not say so (an mjai line cut short)."""
+    reader says it in its own name; another reader's "cut short" no longer speaks for
+    a file its opening gives to a format that did not say so (an mjai line cut short).
+    Since the bare list's cut is read up to the cut, so is the object's (it was refused
+    whole, "nothing before the cut can be read", though each entry of its 'log' list is
+    whole JSON of its own as the bare list's are): the test asserted that refusal before;
+    the object cut before its 'log' list is still refused, in one line."""
+    from protocols import events as ev
+
     data = BOTZONE_JUDGE_LOG.read_bytes()
     path = tmp_path / "judge.json"
     path.write_bytes(data[:int(len(data) * keep)])
-    chars = len(data[:int(len(data) * keep)].decode("utf-8", errors="ignore"))  # fan names
+    text = data[:int(len(data) * keep)].decode("utf-8", errors="ignore")  # fan names
+    chars = len(text)
     done = mjbot_here(capsys, "replay", str(path))
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip() == (
-        f"mjbot replay: {path}: Botzone judge log cut short: the JSON ends at char {chars} "
-        "before its object closes (one document: nothing before the cut can be read)")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert (f"note: the file is cut short: the JSON ends at char {chars} inside entry "
+            in done.stdout and "of its 'log' list: its " in done.stdout)
+    whole = botzone_log.loads(data.decode("utf-8")).events
+    cut = botzone_log.loads(text)
+    assert cut.events == whole[:len(cut.events)] and len(cut.events) > 2
+    assert not any(isinstance(e, ev.GameEnded | ev.RoundWon) for e in cut.events)
+    path.write_bytes(data[:100])  # inside its 'initdata', before the 'log' list
+    done = mjbot_here(capsys, "replay", str(path))
+    assert done.returncode == 2 and done.stderr.strip() == (
+        f"mjbot replay: {path}: Botzone judge log cut short: the JSON ends at char 100 "
+        "before its 'log' list (nothing before the cut can be read)")
     mjai = tmp_path / "game.mjai.jsonl"
     mjai.write_text('{"type":"start_game","names":["a","b"', encoding="utf-8")
     done = mjbot_here(capsys, "replay", str(mjai))
     assert done.returncode == 2 and "cut short:" not in done.stderr.splitlines()[0]
     assert done.stderr.startswith(f"mjbot replay: {mjai}: not a game log we know (mjai JSONL, "
                                   "by its opening: line 1 is not JSON"), done.stderr
+
+
+def test_a_judge_log_object_cut_reads_up_to_the_cut() -> None:
+    """The object form cut at each place its entries tell apart: inside an entry of its
+    'log' list (the entries before it read), after its last entry before the list closes,
+    and after the list (its final 'scores' read whole or not): the game reads whole from
+    the list's last entry on, its end the judge's, the cut said."""
+    from protocols import events as ev
+
+    text = BOTZONE_JUDGE_LOG.read_text(encoding="utf-8")
+    data = json.loads(text)
+    whole = botzone_log.loads(text).events
+    assert list(data) == ["initdata", "log", "scores"] and isinstance(whole[-1], ev.GameEnded)
+    n = len(data["log"])
+    head = json.dumps({"initdata": data["initdata"], "log": data["log"][:30]},
+                      ensure_ascii=False)[:-2]  # the list and object left open
+    kept = len(head) + 40  # inside entry 30
+    at = head + ", " + json.dumps(data["log"][30], ensure_ascii=False)
+    cut = botzone_log.loads(at[:kept])
+    assert cut.meta["cut"] == (f"the JSON ends at char {kept} inside entry 30 of its 'log' "
+                               "list: its 30 whole entries are read")
+    assert cut.events == whole[:len(cut.events)] and len(cut.events) > 2
+    listed = text.rindex("]", 0, text.index('"scores"'))  # the 'log' list's close
+    ends = {listed: f"after entry {n - 1} of its 'log' list, before the list closes",
+            text.index('"scores"') + 11: "after its 'log' list, before its object closes",
+            len(text.rstrip()) - 1: "after its 'log' list, before its object closes"}
+    for end, where in ends.items():
+        read = botzone_log.loads(text[:end])
+        assert read.meta["cut"] == (f"the JSON ends at char {end} {where}: its {n} whole "
+                                    "entries are read"), end
+        assert read.events == whole, end
+    first = text.index('"log"') + 12  # inside entry 0
+    with pytest.raises(CutShort, match=f"^botzone: the JSON ends at char {first} inside the "
+                       "first entry of its 'log' list \\(nothing before the cut can be read"):
+        botzone_log.loads(text[:first])
 
 
 def test_a_judge_log_written_as_a_bare_list_and_cut_reads_up_to_the_cut(

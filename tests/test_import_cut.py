@@ -65,3 +65,39 @@ def test_a_tenhou6_file_in_lines_cut_at_a_hand_boundary_is_cut() -> None:
     for whole in MJX.parent.glob("*.tenhou6.json"):
         record = tenhou6.loads(whole.read_text(encoding="utf-8"))
         assert "cut" not in record.meta and isinstance(record.events[-1], ev.GameEnded), whole
+
+
+def test_a_judge_log_cut_only_at_its_close_is_imported_with_its_game_end(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Botzone judge log cut only at its closing `]` (or its object's `}`) is read whole,
+    its game end the judge's, yet the import said "its 1 hands up to the cut are in, with no
+    final ranks": no rank was lost (MCR has none) and its final scores are in. It says that
+    its game end was read now, and the manifest's entry has ``game_end``; a judge log cut
+    inside its hand says it has no game end, not "no final ranks"."""
+    from tests.shared_data import BOTZONE_JUDGE_LOG
+
+    text = BOTZONE_JUDGE_LOG.read_text(encoding="utf-8")
+    bare = json.dumps(json.loads(text)["log"], ensure_ascii=False)
+    cuts = {"list.json": bare[:-1], "object.json": text.rstrip()[:-1],
+            "inside.json": text[:len(text) // 2]}
+    finals = {}
+    for name, cut in [("whole.json", text), *cuts.items()]:
+        (tmp_path / name).write_text(cut, encoding="utf-8")
+        out = tmp_path / f"ds-{name}"
+        r = mjbot_here(capsys, "dataset", "import", str(tmp_path / name), "--out", str(out))
+        assert r.returncode == 0, r.stderr
+        entry = json.loads((out / "manifest.json").read_text())["import"]["files"][0]
+        finals[name] = np.load(next(out.glob("shard-*.npz")))["h_final_scores"][0].tolist()
+        if name == "whole.json":
+            assert "cut" not in entry and "cut short" not in r.stdout
+        elif name == "inside.json":
+            assert entry["game_end"] is False
+            assert r.stdout.splitlines()[-1].endswith(
+                "its 1 hands up to the cut are in, with no game end (its final scores are "
+                "those at the cut)"), r.stdout
+        else:
+            assert entry["game_end"] is True and "no final ranks" not in r.stdout
+            assert r.stdout.splitlines()[-1] == (
+                f"cut short {tmp_path / name}: {entry['cut']}; its game end was read: its 1 "
+                "hands are in with its final scores"), r.stdout
+    assert finals["list.json"] == finals["object.json"] == finals["whole.json"]

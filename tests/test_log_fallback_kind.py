@@ -160,3 +160,71 @@ def test_the_viewers_decision_line_says_the_kind(
         browser.close()
     finally:
         chromium.close()
+
+
+def test_review_shows_each_fallback_beside_its_judgement(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`mjbot review` of our own log said nothing of the decisions where the policy fell
+    back: a user asking why a game was lost could not see them beside the review's own
+    judgement. Each such row has ``fallback`` (kind and reason, as replay words them), the
+    summary counts them by kind with the review's loss on them, the text lists the costliest
+    and ``--all`` marks each; a log from before the kind was recorded gives the reason
+    alone."""
+    from tests.log_samples import log_frames, write_frames
+
+    monkeypatch.setitem(POLICIES, _RaisesThenIllegal.name, _RaisesThenIllegal)
+    logs = _arena_logs(capsys, tmp_path / "logs", _RaisesThenIllegal.name)
+    log = next(g for g in logs if any(d.policy == _RaisesThenIllegal.name
+                                      for d in g.decisions()))
+    seat = next(d.seat for d in log.decisions() if d.policy == _RaisesThenIllegal.name)
+    assert seat is not None
+    frames = [d for d in log.decisions() if d.seat == seat]
+    fell = [d for d in frames if d.fallback]
+    assert fell and len(fell) < len(frames)  # a forced answer is the policy's own
+    args = ["review", str(log.path), "--seat", str(seat), "--policy", "rulebased"]
+    run = mjbot_here(capsys, *args, "--json", "-")
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    rows = result["rows"]
+    assert len(rows) == len(frames)
+    assert [r.get("fallback") for r in rows] == [
+        {"kind": d.fallback_kind, "why": d.fallback} if d.fallback else None for d in frames]
+    assert result["fallbacks"] == len(fell)
+    assert result["fallback_kinds"] == {k: sum(d.fallback_kind == k for d in fell)
+                                        for k in ("failed", "illegal")}
+    losses = [r["loss"] or 0.0 for r in rows if "fallback" in r]
+    assert result["fallback_loss"] == round(sum(losses), 3)
+    shown = result["costly_fallbacks"]
+    assert len(shown) == min(5, len(fell))
+    assert [r["loss"] for r in shown] == sorted(losses, reverse=True)[:len(shown)]
+
+    page = tmp_path / "review.html"
+    assert mjbot_here(capsys, *args, "--html", str(page)).returncode == 0
+    html = page.read_text(encoding="utf-8")
+    # each in the table of every decision, and again among the costliest decisions
+    assert html.count("(FALLBACK ") == len(fell) + sum("fallback" in r for r in result["costly"])
+    assert f"<th>fallbacks</th><td>{len(fell)} (failed " in html
+    text = mjbot_here(capsys, *args, "--all").stdout
+    assert (f"  fallbacks {len(fell)} of {len(frames)} decisions (failed "
+            f"{result['fallback_kinds']['failed']}, illegal "
+            f"{result['fallback_kinds']['illegal']}), loss on them "
+            f"{result['fallback_loss']:g}") in text.splitlines()
+    first = shown[0]
+    assert (f"- {first['round']} {first['kind']}: FALLBACK {first['played']} "
+            f"({first['fallback']['kind']}: {first['fallback']['why']}); best "
+            f"{first['best']}, loss {first['loss']:zg}") in text.splitlines()
+    marked = [line for line in text.splitlines() if line.startswith("  ") and "FALLBACK (" in line]
+    assert len(marked) == len(fell)
+    assert all(f"FALLBACK ({d.fallback_kind}: {d.fallback})" in line
+               for line, d in zip(marked, fell, strict=True))
+
+    # the same log as an mjbot wrote it before the kind was recorded: the reason alone
+    older = write_frames(tmp_path / "older.mjlog.msgpack", [
+        {k: v for k, v in f.items() if k != "fallback_kind"} for f in log_frames(log.path)])
+    run = mjbot_here(capsys, "review", str(older), "--seat", str(seat), "--policy",
+                     "rulebased", "--all")
+    assert run.returncode == 0, run.stderr
+    assert f"  fallbacks {len(fell)} of {len(frames)} decisions (kind not recorded " \
+           f"{len(fell)})" in run.stdout
+    assert f"FALLBACK ({fell[0].fallback})" in run.stdout

@@ -35,7 +35,8 @@ NEWER = "0.2.0+g0123456789ab"  # the version such an mjbot writes in its header
 def _newer(frames: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     """The frames as a newer writer would have written the game: a NEW_TYPE event after
     every discard, a "clock" frame after every hand, a field of its own in every draw and in
-    the header. Returns them and how many NEW_TYPE events there are."""
+    the header, and in every decision frame. Returns them and how many NEW_TYPE events
+    there are."""
     out: list[dict[str, Any]] = []
     shown = 0
     for frame in frames:
@@ -46,6 +47,8 @@ def _newer(frames: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
         event: dict[str, Any] = frame.get("event") or {}
         if frame["k"] == "event" and event["type"] == "TileDrawn":
             frame["event"] = {**event, "seen_at": 0.25}
+        if frame["k"] == "decision":
+            frame["thinking_ms"] = 3
         out.append(frame)
         if frame["k"] == "event" and event["type"] == "TileDiscarded":
             out.append({"k": "event", "t": frame["t"],
@@ -67,16 +70,19 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     new = write_frames(folder / "new.mjlog.msgpack", frames)
     hands = sum(f["k"] == "hand" for f in source)
     draws = sum(f["k"] == "event" and f["event"]["type"] == "TileDrawn" for f in source)
+    decisions = sum(f["k"] == "decision" for f in source)
     assert shown > 0 and hands > 1  # the first new event comes long before the log's end
+    assert decisions > 0
     return {"folder": folder, "old": old, "new": new, "shown": shown, "hands": hands,
-            "draws": draws}
+            "draws": draws, "decisions": decisions}
 
 
 def _note(logs: dict[str, Any]) -> str:
     return (f"written by mjbot {NEWER}, this is {build_version()}: skipped what this "
             "version does not know: "
             f"'clock' frame ({logs['hands']}), Header.build (1), TileDrawn.seen_at "
-            f"({logs['draws']}), {NEW_TYPE} ({logs['shown']}); the rest of the log is read")
+            f"({logs['draws']}), {NEW_TYPE} ({logs['shown']}), decision.thinking_ms "
+            f"({logs['decisions']}); the rest of the log is read")
 
 
 def test_the_reader_skips_what_a_newer_mjbot_added_and_reads_the_rest(
@@ -87,7 +93,9 @@ def test_the_reader_skips_what_a_newer_mjbot_added_and_reads_the_rest(
     assert new.header == dataclasses.replace(old.header, mjbot_version=NEWER)
     assert new.frames == old.frames and new.footer == old.footer
     assert new.skipped == {NEW_TYPE: logs["shown"], "'clock' frame": logs["hands"],
-                           "TileDrawn.seen_at": logs["draws"], "Header.build": 1}
+                           "TileDrawn.seen_at": logs["draws"], "Header.build": 1,
+                           # a decision frame's field was dropped without a word
+                           "decision.thinking_ms": logs["decisions"]}
     assert new.newer_note() == _note(logs)
     assert old.skipped == {} and old.newer_note() is None
 
@@ -163,6 +171,7 @@ def test_a_decision_with_a_newer_action_is_skipped_the_rest_read(tmp_path: Path)
     {"k": "event", "t": 1.0, "event": {"type": "TileDrawn"}},  # a field missing
     {"k": "ev\x00nt", "t": 1.0},  # not a frame kind's name
     {"k": "clock"},  # a frame of play with no time
+    {"k": "hand", "t": 1.0, "Thinking Ms": 3},  # a known frame's key, not a field name
     {"k": "event", "t": "x", "event": {"type": NEW_TYPE}},
 ])
 def test_damage_is_still_a_cut_not_a_newer_log(tmp_path: Path, bad: dict[str, Any]) -> None:

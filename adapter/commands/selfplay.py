@@ -354,6 +354,7 @@ def _remove_empty_dataset(out: Path, made: Path | None, command: str) -> None:
 def cmd_dataset_import(args: argparse.Namespace) -> int:
     if args.shard_decisions < 1:
         raise UserInputError("--shard-decisions must be at least 1")
+    from brain.rules.variant import variant_of
     from replay.dataset.imports import import_files
     from replay.dataset.schema import DatasetError
 
@@ -396,10 +397,16 @@ def cmd_dataset_import(args: argparse.Namespace) -> int:
     for f in left_out:
         if not f.get("unread"):  # said on stderr
             print(f"left out {f['path']}: {f['left_out']}")
+    ranked = variant_of(manifest["variant"]).ranked
     for f in report["files"]:
-        if f.get("cut"):
+        if f.get("cut") and f.get("game_end"):  # its end came before the cut: read whole
+            print(f"cut short {f['path']}: {f['cut']}; its game end was read: its "
+                  f"{f['hands']} hands are in with its final scores"
+                  + (" and ranks" if ranked else ""))
+        elif f.get("cut"):
             print(f"cut short {f['path']}: {f['cut']}; its {f['hands']} hands up to the cut "
-                  "are in, with no final ranks")
+                  "are in, with " + ("no final ranks" if ranked else "no game end")
+                  + " (its final scores are those at the cut)")
     return 1 if damaged or unread else 0
 
 

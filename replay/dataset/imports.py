@@ -259,6 +259,8 @@ def import_files(paths: Iterable[str | Path], out: str | Path,
             report.damaged_hands += len(damaged)
         if record.meta.get("cut"):  # read up to the cut: said, not taken as a whole game
             entry["cut"] = str(record.meta["cut"])
+            # unless its game end came before the cut (a judge log cut only at its close)
+            entry["game_end"] = any(isinstance(e, ev.GameEnded) for e in record.events)
         report.skipped_decisions += skipped
         report.files.append(entry)
     placed = [(at[k], entry) for k, entry in enumerate(report.files)] + [

@@ -42,21 +42,16 @@ def _why(exc: Exception) -> str:
 
 def loads(text: str) -> GameRecord:
     text = text.removeprefix("\ufeff")  # an editor's byte-order mark
-    cut = ""  # where a bare list of entries ends early, read up to there
+    cut = ""  # where a log cut short ends, read up to there
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        if text.lstrip().startswith("[") and ran_out(exc, text):
-            # the log as a bare list of entries, cut: each entry is whole JSON of its own,
-            # so those before the cut are read (it was "not JSON", then every format's
-            # refusal, where the object form is named cut)
-            data, cut = _whole_entries(text)
-        elif text.lstrip().startswith("{") and ran_out(exc, text):
-            # its own words: a cut judge log was called "tenhou.net/6 JSON cut short" by the
-            # next reader, tried after this one
-            raise CutShort(f"botzone: the JSON ends at char {len(text)} before its object "
-                           "closes (one document: nothing before the cut can be read)"
-                           ) from None
+        if text.lstrip().startswith(("[", "{")) and ran_out(exc, text):
+            # a judge log cut: each entry of its list is whole JSON of its own, so those
+            # before the cut are read, the log written as a bare list of entries or as the
+            # object holding it (each was refused whole: "not JSON", then every format's
+            # refusal, for the list; "nothing before the cut can be read" for the object)
+            data, cut = _up_to_the_cut(text)
         else:
             raise RecordError(f"botzone: not JSON ({exc})") from None
     log = data.get("log") if isinstance(data, dict) else data
@@ -84,27 +79,77 @@ def loads(text: str) -> GameRecord:
     return reader.finish(cut)
 
 
-def _whole_entries(text: str) -> tuple[list[Any], str]:
-    """The whole entries of a bare list cut short, and where the cut is; CutShort where not
-    one entry is whole."""
+def _skip(text: str, pos: int, comma: bool) -> int:
+    """``pos`` past white space (and, with ``comma``, the comma between two items)."""
+    while pos < len(text) and (text[pos].isspace() or (comma and text[pos] == ",")):
+        pos += 1
+    return pos
+
+
+def _whole_entries(text: str, pos: int) -> tuple[list[Any], int, bool]:
+    """The whole entries of the list opened just before ``pos``, where reading stopped, and
+    whether the list closed there."""
     decoder = json.JSONDecoder()
     entries: list[Any] = []
-    pos = text.index("[") + 1
     while True:
-        while pos < len(text) and (text[pos].isspace() or (text[pos] == "," and entries)):
-            pos += 1
+        pos = _skip(text, pos, bool(entries))
+        if text.startswith("]", pos):
+            return entries, pos + 1, True
         try:
             entry, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError:
-            break
+            return entries, pos, False
         entries.append(entry)
-    if not entries:
-        raise CutShort(f"botzone: the JSON list ends at char {len(text)} inside its first "
-                       "entry (nothing before the cut can be read)")
-    inside = (f"inside entry {len(entries)}" if text[pos:].strip(" \t\r\n,")
-              else f"after entry {len(entries) - 1}, before the list closes")
-    return entries, (f"the JSON list ends at char {len(text)} {inside}: its "
-                     f"{len(entries)} whole entries are read")
+
+
+def _up_to_the_cut(text: str) -> tuple[Any, str]:
+    """A judge log cut short read up to the cut: the bare list's whole entries, or the
+    object's keys read whole before it with its 'log' list's whole entries; and where the
+    cut is. CutShort where not one entry is whole."""
+    ends = f"the JSON {'list ' if text.lstrip().startswith('[') else ''}ends at char {len(text)}"
+    if text.lstrip().startswith("["):
+        entries, pos, _ = _whole_entries(text, text.index("[") + 1)
+        if not entries:
+            raise CutShort(f"botzone: {ends} inside its first entry (nothing before the cut "
+                           "can be read)")
+        inside = (f"inside entry {len(entries)}" if text[pos:].strip(" \t\r\n,")
+                  else f"after entry {len(entries) - 1}, before the list closes")
+        return entries, f"{ends} {inside}: its {len(entries)} whole entries are read"
+    decoder = json.JSONDecoder()
+    data: dict[str, Any] = {}
+    pos = text.index("{") + 1
+    where = ""  # where in the 'log' list the cut is, once it is reached
+    while not where:
+        pos = _skip(text, pos, bool(data))
+        try:
+            key, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            break
+        pos = _skip(text, pos, False)
+        if not isinstance(key, str) or not text.startswith(":", pos):
+            break
+        pos = _skip(text, pos + 1, False)
+        if key == "log" and text.startswith("[", pos):
+            entries, pos, closed = _whole_entries(text, pos + 1)
+            data["log"] = entries
+            if not closed:
+                where = (f"inside entry {len(entries)} of its 'log' list"
+                         if text[pos:].strip(" \t\r\n,") else f"after entry "
+                         f"{len(entries) - 1} of its 'log' list, before the list closes")
+            continue
+        try:
+            data[key], pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            break
+    log = data.get("log")
+    if not isinstance(log, list):
+        raise CutShort(f"botzone: {ends} before its 'log' list (nothing before the cut can "
+                       "be read)")
+    if where and not log:
+        raise CutShort(f"botzone: {ends} inside the first entry of its 'log' list (nothing "
+                       "before the cut can be read)")
+    at = where or "after its 'log' list, before its object closes"
+    return data, f"{ends} {at}: its {len(log)} whole entries are read"
 
 
 def _quan(value: Any, where: str) -> int:
@@ -312,17 +357,21 @@ class _Reader:
             raise RecordError("botzone: no DEAL in the log")
         if cut:
             meta = {"initdata": self.data.get("initdata"), "cut": cut}
-            if self.scores is not None:  # the hand ended before the cut
-                self.out.append(ev.GameEnded(self.scores))
+            if self.scores is not None:  # the hand ended before the cut (the object's final
+                # scores too where they were read before it)
+                self.out.append(ev.GameEnded(self._final() or self.scores))
             return GameRecord("mcr", "botzone", self.out, meta)
-        final = self.data.get("scores")
-        if isinstance(final, list):
-            # NaN and Infinity are JSON to Python's reader: int() of them raised past the check
-            if len(final) != 4 or not all(isinstance(x, int | float) and not isinstance(x, bool)
-                                          and math.isfinite(x) for x in final):
-                raise RecordError(f"botzone: the final 'scores' {final!r} are not 4 numbers")
-            scores: tuple[int, ...] | None = tuple(int(x) for x in final)
-        else:
-            scores = self.scores
+        scores = self._final() or self.scores
         self.out.append(ev.GameEnded(tuple(scores or (0, 0, 0, 0))))
         return GameRecord("mcr", "botzone", self.out, {"initdata": self.data.get("initdata")})
+
+    def _final(self) -> tuple[int, ...] | None:
+        """The log's final 'scores' (None where it has none)."""
+        final = self.data.get("scores")
+        if not isinstance(final, list):
+            return None
+        # NaN and Infinity are JSON to Python's reader: int() of them raised past the check
+        if len(final) != 4 or not all(isinstance(x, int | float) and not isinstance(x, bool)
+                                      and math.isfinite(x) for x in final):
+            raise RecordError(f"botzone: the final 'scores' {final!r} are not 4 numbers")
+        return tuple(int(x) for x in final)

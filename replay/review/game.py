@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, NotRequired, TypedDict
 
@@ -48,10 +49,19 @@ class ActionRow(TypedDict):
     deal_in: NotRequired[float]
 
 
+class FallbackNote(TypedDict):
+    """Why our own log's decision was not its policy's answer, as the log gives it (``kind``:
+    brain/tally.py's FallbackKind value; None in a log from before it was recorded)."""
+
+    kind: str | None
+    why: str
+
+
 class ReviewRow(TypedDict):
     """One decision of the review (``--json``'s ``rows``). A decision left out (its hand
     cannot be measured, or the policy gave no answer) has ``error``, ``policy_failed``, no
-    ``loss`` and no ``actions``."""
+    ``loss`` and no ``actions``. A decision where our own log's policy fell back has
+    ``fallback``, as `mjbot replay` shows it."""
 
     n: int
     event_index: int
@@ -67,6 +77,7 @@ class ReviewRow(TypedDict):
     actions: list[ActionRow]
     error: NotRequired[str]
     policy_failed: NotRequired[bool]
+    fallback: NotRequired[FallbackNote]
 
 
 def round_label(state: TableState) -> str:
@@ -115,6 +126,8 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
         else:
             rows.append(_row(n, d.index, state, d.request, d.action, evaluation,
                              opponents))
+        if d.fallback:  # our own log's: what was played was not its policy's own answer
+            rows[-1]["fallback"] = {"kind": d.fallback_kind or None, "why": d.fallback}
         done = place[id(d)] + 1  # a damaged hand's decisions, which are not walked, passed
         if progress is not None:
             progress(done, total)
@@ -171,6 +184,10 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[ReviewRow],
     scale = rating_scale(evaluator.unit, replay.variant)
     worst = sorted((v for v in valued if v[0] > 0), key=lambda v: (-v[0], v[1]["n"]))
     top = [{**r, "situation": situations[r["n"]]} for _, r in worst[:costly]]
+    fell = [r for r in rows if "fallback" in r]
+    kinds = Counter(f["kind"] or "kind not recorded" for r in fell if (f := r.get("fallback")))
+    # costliest first (a decision left out, its loss unknown, after those valued)
+    fell_worst = sorted(fell, key=lambda r: (r["loss"] is None, -(r["loss"] or 0.0), r["n"]))
     return {
         "path": replay.path, "source": replay.source, "variant": replay.variant,
         "seat": replay.seat, "policy": evaluator.name, "unit": evaluator.unit,
@@ -182,6 +199,10 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[ReviewRow],
         "rating": round(100.0 * math.exp(-mean / scale), 1) if valued else None,
         "rating_scale": scale, "costly": top, "rows": rows, "errors": errors,
         "policy_failures": len(failed),
+        # our own log's fallbacks (each row's ``fallback``), the review's loss on them
+        "fallbacks": len(fell), "fallback_kinds": dict(sorted(kinds.items())),
+        "fallback_loss": round(sum(r["loss"] or 0.0 for r in fell), 3),
+        "costly_fallbacks": fell_worst[:costly],
         "notes": replay.notes + ([f"{errors} decisions left out: their hand cannot be "
                                   "measured"] if errors else [])
         + ([f"POLICY FAILED: {evaluator.name} gave no answer on {len(failed)} decisions, "
@@ -196,6 +217,12 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[ReviewRow],
 def kind_text(row: dict[str, Any]) -> str:
     """The decision's kind, with the tile a claim is on ("claim on 4p from seat 3")."""
     return str(row["kind"]) + (f" on {row['offered']}" if row.get("offered") else "")
+
+
+def fallback_text(fallback: dict[str, Any]) -> str:
+    """A fallback as `mjbot replay` words it: ``late: mc missed its budget``, the reason alone
+    where the log recorded no kind."""
+    return (f"{fallback['kind']}: " if fallback.get("kind") else "") + str(fallback["why"])
 
 
 def or_na(value: Any) -> str:
@@ -218,13 +245,28 @@ def format_review(result: dict[str, Any], every: bool = False) -> str:
              else "  expected loss: n/a (no decision valued)",
              f"  rating {or_na(result['rating'])} (100 = the policy's own play; scale "
              f"{result['rating_scale']:g})"]
+    if result["fallbacks"]:
+        kinds = ", ".join(f"{k} {n}" for k, n in result["fallback_kinds"].items())
+        lines.append(f"  fallbacks {result['fallbacks']} of {result['decisions']} decisions "
+                     f"({kinds}), loss on them {result['fallback_loss']:g}")
     lines += [f"  note: {n}" for n in result["notes"]]
+    if result["costly_fallbacks"]:
+        shown = len(result["costly_fallbacks"])
+        more = (f" (of {result['fallbacks']}; --all marks each)"
+                if shown < result["fallbacks"] else "")
+        lines.append(f"the {shown} costliest fallbacks{more}:")
+    for r in result["costly_fallbacks"]:
+        loss = "n/a" if r["loss"] is None else f"{r['loss']:zg}"
+        best = f"best {r['best']}, loss {loss}" if r["best"] else f"left out: {r.get('error')}"
+        lines.append(f"- {r['round']} {kind_text(r)}: FALLBACK {r['played']} "
+                     f"({fallback_text(r['fallback'])}); {best}")
     if result["costly"]:
         lines.append(f"the {len(result['costly'])} costliest decisions:")
     for r in result["costly"]:
         s = r["situation"]
         lines.append(f"- {r['round']} {kind_text(r)}: played {r['played']}, best {r['best']}, "
-                     f"loss {r['loss']:zg}")
+                     f"loss {r['loss']:zg}"
+                     + (f"  FALLBACK ({fallback_text(f)})" if (f := r.get("fallback")) else ""))
         ready = s.get("waits") or ", ".join(f"{k}: {v}" for k, v in
                                             s.get("ready_after", {}).items())
         lines.append(f"    hand {s['hand']}  shanten {s['shanten']}"
@@ -241,5 +283,7 @@ def format_review(result: dict[str, Any], every: bool = False) -> str:
             mark = "=" if r["agree"] else "x"
             loss = "" if r["loss"] is None else f" loss {r['loss']:zg}"
             lines.append(f"  {mark} {r['n']:3d} {r['round']:6s} {r['kind']:6s} "
-                         f"{r['hand']:30s} played {r['played']:14s} best {r['best']}{loss}")
+                         f"{r['hand']:30s} played {r['played']:14s} best {r['best']}{loss}"
+                         + (f"  FALLBACK ({fallback_text(f)})" if (f := r.get("fallback"))
+                            else ""))
     return "\n".join(lines)

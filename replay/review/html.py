@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from replay.review.game import kind_text, or_na
+from replay.review.game import fallback_text, kind_text, or_na
 
 _STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:70em}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;
@@ -15,6 +15,12 @@ text-align:left;vertical-align:top}tr.x{background:#fde8e8}.m{font-family:monosp
 
 def _cell(value: Any) -> str:
     return f"<td>{escape('' if value is None else str(value))}</td>"
+
+
+def played(row: dict[str, Any]) -> str:
+    """What was played, and where our own log's policy fell back, why (replay's words)."""
+    fallback = row.get("fallback")
+    return str(row["played"]) + (f" (FALLBACK {fallback_text(fallback)})" if fallback else "")
 
 
 def render(result: dict[str, Any]) -> str:
@@ -32,7 +38,11 @@ def render(result: dict[str, Any]) -> str:
                          f"{result['total_loss']} {unit}" if valued else "n/a"),
                         ("expected loss per decision",
                          f"{result['loss_per_decision']} {unit}" if valued else "n/a"),
-                        ("rating", or_na(result["rating"]))):
+                        ("rating", or_na(result["rating"])),
+                        *([("fallbacks", f"{result['fallbacks']} ("
+                            + ", ".join(f"{k} {n}" for k, n in result["fallback_kinds"].items())
+                            + f"), loss on them {result['fallback_loss']:g}")]
+                          if result.get("fallbacks") else [])):
         out.append(f"<tr><th>{escape(name)}</th>{_cell(value)}</tr>")
     out.append("</table>")
     out += [f"<p>note: {escape(n)}</p>" for n in result["notes"]]
@@ -47,7 +57,7 @@ def render(result: dict[str, Any]) -> str:
         danger = ", ".join(f"seat {t['seat']}{' riichi' if t['riichi'] else ''} "
                            f"P(ready) {t['p_ready']:.2f}" for t in s["dangerous"])
         out.append(f"<tr>{_cell(r['round'])}{_cell(kind_text(r))}<td class=m>"
-                   f"{escape(s['hand'])} (shanten {s['shanten']})</td>{_cell(r['played'])}"
+                   f"{escape(s['hand'])} (shanten {s['shanten']})</td>{_cell(played(r))}"
                    f"{_cell(r['best'])}{_cell(r['loss'])}{_cell(waits)}{_cell(danger)}</tr>")
     if result["costly"]:
         out.append("</table>")
@@ -60,7 +70,7 @@ def render(result: dict[str, Any]) -> str:
                                else "") for a in r["actions"])
         cls = "" if r["agree"] else " class=x"
         out.append(f"<tr{cls}>{_cell(r['n'])}{_cell(r['round'])}{_cell(kind_text(r))}"
-                   f"<td class=m>{escape(r['hand'])}</td>{_cell(r['played'])}"
+                   f"<td class=m>{escape(r['hand'])}</td>{_cell(played(r))}"
                    f"{_cell(r['best'])}{_cell(r['loss'])}{_cell(actions)}</tr>")
     out.append("</table></body></html>")
     return "\n".join(out) + "\n"
