@@ -201,6 +201,38 @@ def test_a_match_whose_clients_do_not_all_come_is_a_clear_error(tmp_path: Path) 
     assert footer is not None and footer.result == {"hands": 0, "unfinished": True}
 
 
+def test_a_client_that_comes_after_the_four_is_refused_at_once(tmp_path: Path) -> None:
+    """The port stayed open for the whole match: a fifth client, or one that reconnected
+    after its line dropped, was let in by the system and then heard nothing until the match
+    ended (`mjbot ntpu` logged "connected" and waited, for hours in a long match, then "the
+    server closed the connection without /close"). Once the four are in, the port is closed
+    and such a client is refused as it connects."""
+    socks: list[socket.socket] = []
+    ports: list[int] = []
+    connected = threading.Event()
+
+    def listening(port: int) -> None:
+        ports.append(port)
+        socks.extend(socket.create_connection(("127.0.0.1", port)) for _ in range(4))
+        connected.set()
+
+    match = threading.Thread(target=run_match, args=(1, []), daemon=True,
+                             kwargs={"seed": 5, "transport": "external", "time_limit": 1.0,
+                                     "log_dir": str(tmp_path), "on_listening": listening})
+    match.start()
+    try:
+        assert connected.wait(30)
+        socks[0].settimeout(30)
+        assert socks[0].recv(100).startswith(b"/ready")  # the four are in: the match began
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", ports[0]), timeout=10).close()
+    finally:
+        for sock in socks:
+            sock.close()  # dropped: the server plays their seats safely to the end
+        match.join(60)
+    assert not match.is_alive()
+
+
 def test_cli_an_address_it_cannot_listen_on_is_one_line(tmp_path: Path) -> None:
     """A port in use (or a --host that is not this machine's): the bind's OSError came out
     of ``mjbot ntpu-server`` as a traceback. One line naming the address, exit 2, and no

@@ -708,6 +708,10 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
                         gave_up=transport == "tcp" and procs[i].poll() is not None))
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 channels.append(Channel.for_socket(name, sock))
+            # the four are in: a later client (a fifth, or one back after its line dropped)
+            # is refused as it connects, where the system let it in to hear nothing until
+            # the match ended (a dropped client's seat is played safely to the end)
+            listener.close()
         server = NtpuServer(channels, names, seed, time_limit, log=log, walls=walls,
                             ready_every=ready_every, wording=wording)
         stats = server.play(hands, progress)
