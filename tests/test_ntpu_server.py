@@ -141,6 +141,14 @@ def test_the_server_survives_a_client_that_breaks_every_rule(tmp_path: Path) -> 
     assert "/close" not in seen  # it left before the end
     assert _client_logs_are_clean(tmp_path) == 3 * 8
     assert result.log_path is not None and read_log(result.log_path).complete
+    # the match log says what the table counts, each where it happened: a replay of it
+    # showed the seat's safe moves as if the client had played them
+    hands = replayer.summarize(replayer.load(result.log_path))["hands"]
+    said = [n for hand in hands for n in hand["notices"] if n.startswith("client 1: ")]
+    assert len(said) == 5, said  # the three bad replies, the silence and the drop
+    assert "client 1: no reply to /ask throw in 1.0 s" in said
+    assert "client 1: /pass to /ask throw" in said
+    assert said[-1] == "client 1: its connection closed: dropped, its seat played safely"
     # the dropped client's longer name keeps the columns in line (it pushed its row right)
     header, *rows = result.table().splitlines()
     end = header.index("points") + len("points")

@@ -299,17 +299,17 @@ class _ServerSeat:
             action = self._read_reply(word, reply)
         except ProtocolError as exc:
             stats.illegal += 1
-            stats.problems.append(f"/ask {word}: {exc}")
+            self.server.problem(self.client, f"/ask {word}: {exc}")
             return self._unanswered(word, options)
         if action is None:
             if word == "throw":
                 stats.illegal += 1
-                stats.problems.append("/pass to /ask throw")
+                self.server.problem(self.client, "/pass to /ask throw")
                 return self._unanswered(word, options)
             return None
         if action not in options:
             stats.illegal += 1
-            stats.problems.append(f"/ask {word}: {reply!r} is not allowed here")
+            self.server.problem(self.client, f"/ask {word}: {reply!r} is not allowed here")
             return self._unanswered(word, options)
         return action
 
@@ -365,9 +365,16 @@ class NtpuServer:
             return
         channel.send(line, self.time_limit)
         if channel.stalled:
-            stats = self.stats[client]
-            stats.dropped = True
-            stats.problems.append(f"left its input unread for {self.time_limit} s: dropped")
+            self.stats[client].dropped = True
+            self.problem(client, f"left its input unread for {self.time_limit} s: dropped")
+
+    def problem(self, client: int, text: str) -> None:
+        """Count ``text`` among the client's problems and say it in the match log where it
+        happened (a notice of its hand), so that a replay of the match shows why the seat
+        played as it did: its safe moves read as the client's own."""
+        self.stats[client].problems.append(text)
+        if self.log is not None:
+            self.log.event(ev.PlatformNotice(f"client {client + 1}: {text}"))
 
     def received(self, client: int, line: str) -> None:
         if self.log is not None:
@@ -398,7 +405,7 @@ class NtpuServer:
         reply = self.request(client, "ready", limit)
         if reply is not None and reply.strip() != "/ready":
             self.stats[client].illegal += 1
-            self.stats[client].problems.append(f"{reply!r} to /ready")
+            self.problem(client, f"{reply!r} to /ready")
 
     def request(self, client: int, word: str, limit: float | None = None) -> str | None:
         """Send ``/ask word`` (``/ready`` for "ready") and return the client's answer to it:
@@ -422,6 +429,9 @@ class NtpuServer:
             try:
                 line = channel.receive(max(0.0, wait_until - time.monotonic()))
             except ChannelClosed:
+                if not stats.dropped:
+                    self.problem(client, "its connection closed: dropped, its seat played "
+                                 "safely")
                 stats.dropped = True
                 asks.expire()
                 return None
@@ -430,7 +440,7 @@ class NtpuServer:
                     continue  # time to probe
                 asks.expire()
                 stats.timeouts += 1
-                stats.problems.append(f"no reply to {_request_line(word)} in {limit} s")
+                self.problem(client, f"no reply to {_request_line(word)} in {limit} s")
                 return None
             self.received(client, line)
             if self._probe_answered(client, line):
