@@ -246,6 +246,16 @@ class _NtpuReferee(HandReferee):
         return None
 
 
+@dataclass(frozen=True)
+class _Answered:
+    """A client's answer as the referee logs it: the action, the seconds the client took,
+    and the client's name as the decision's policy."""
+
+    action: Any
+    elapsed: float
+    policy: str
+
+
 class _ServerSeat:
     """A seat at the referee's table, played by one remote client."""
 
@@ -261,7 +271,14 @@ class _ServerSeat:
 
     # ------------------------------------------------------------------ what it is asked
 
-    def decide(self, request: ev.DecisionRequest) -> Any:
+    def decide(self, request: ev.DecisionRequest) -> _Answered:
+        """The client's answer, with how long it took (its asks, one to three, together):
+        the match log's decision times, which read as no time at all before."""
+        started = time.monotonic()
+        action = self._decide(request)
+        return _Answered(action, time.monotonic() - started, self.name)
+
+    def _decide(self, request: ev.DecisionRequest) -> Any:
         referee = self.server.referee
         assert referee is not None
         legal = referee.asked_legal
