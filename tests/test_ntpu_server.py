@@ -187,6 +187,26 @@ def test_cli_prints_the_score_table(tmp_path: Path,
     assert bad.returncode == 2 and "--policies" in bad.stderr
 
 
+def test_the_local_server_seats_every_policy_mjbot_ntpu_plays(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--policies` took only the plain names, so an entrant could not try at the local
+    server the `mjbot ntpu --policy mc@KEY=VALUE` (or `nn@FILE`) it plays with: "--policies
+    takes four of greedy, mc, ...". Each is now checked as `mjbot ntpu --policy` checks it,
+    and a bad one is refused in one line naming what is wrong."""
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "1",
+                           "--clients", "stdio", "--policies",
+                           "mc@playouts=8,greedy,greedy,tsumogiri", "--client-budget", "0.5",
+                           "--no-log"], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "mc@playouts=8-1" in done.stdout
+    bad = mjbot_here(capsys, "ntpu-server", "--policies", "mc@playout=8,greedy,greedy,greedy")
+    assert bad.returncode == 2 and "did you mean 'playouts'" in bad.stderr, bad.stderr
+    assert "Traceback" not in bad.stderr
+    missing = mjbot_here(capsys, "ntpu-server", "--policies",
+                         f"nn@{tmp_path / 'none.npz'},greedy,greedy,greedy")
+    assert missing.returncode == 2 and "no weights file at" in missing.stderr, missing.stderr
+
+
 def test_a_match_whose_clients_do_not_all_come_is_a_clear_error(tmp_path: Path) -> None:
     """``--clients external`` with three clients: the accept's timeout ended the server with a
     TimeoutError traceback. It is a MatchNotStarted naming how many came; the three that did

@@ -124,9 +124,11 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
     from brain.policies import POLICIES
 
     policies = [p.strip() for p in args.policies.split(",")]
-    if len(policies) != 4 or any(p not in POLICIES for p in policies):
-        raise UserInputError(f"--policies takes four of {', '.join(sorted(POLICIES))}, got "
-                             f"{args.policies!r}")
+    if len(policies) != 4:
+        raise UserInputError(f"--policies takes four of {', '.join(sorted(POLICIES))} "
+                             f"(or mc@KEY=VALUE, nn@FILE), got {args.policies!r}")
+    for policy in policies:  # each is a client's `mjbot ntpu --policy`, checked as it is
+        require_policy(policy)
     require_writable(args.json, "--json")
     # the clients it starts write their own game logs: where the match log goes, or none
     client_args = (["--no-log"] if args.no_log else ["--log-dir", args.log_dir]
