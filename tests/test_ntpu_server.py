@@ -4,10 +4,12 @@ and over pipes, and a client that breaks every rule it can."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -171,6 +173,37 @@ def test_a_match_stopped_early_says_so_in_its_log(tmp_path: Path) -> None:
     footer = read_log(path).footer
     assert footer is not None
     assert footer.result == {"hands": 2, "unfinished": True, "stopped": True}
+    assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
+
+
+def test_sigterm_stops_the_match_as_ctrl_c_does(tmp_path: Path) -> None:
+    """SIGTERM (as `timeout` sends it) killed `mjbot ntpu-server` where it stood: no line,
+    and a match log without its footer ("the log ends without a footer (cut, or its process
+    ended in the game)"). It now stops as Ctrl-C does: the footer gives the hands played and
+    says the match was stopped, the clients are ended, one line, exit 128 + 15."""
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands",
+                             "4000", "--clients", "stdio", "--policies",
+                             "greedy,greedy,greedy,tsumogiri", "--log-dir", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # the match under way, hands played
+            logs = list((tmp_path / "ntpu-server").rglob("*.mjlog.msgpack"))
+            if logs and logs[0].stat().st_size > 150_000:  # about three hands
+                break
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
+    assert "mjbot ntpu-server: stopped (SIGTERM)" in err and "Traceback" not in err, err
+    (path,) = list((tmp_path / "ntpu-server").rglob("*.mjlog.msgpack"))
+    footer = read_log(path).footer
+    assert footer is not None and footer.result["stopped"] is True
+    assert 0 < footer.result["hands"] < 4000
     assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
 
 

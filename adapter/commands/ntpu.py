@@ -120,7 +120,10 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
 
 
 def cmd_ntpu_server(args: argparse.Namespace) -> int:
+    import signal
+
     from adapter.fakes.ntpu_server import MatchNotStarted, run_match
+    from adapter.session import Stopped
     from brain.policies import POLICIES
 
     policies = [p.strip() for p in args.policies.split(",")]
@@ -145,6 +148,10 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
             print(f"mjbot ntpu-server: waiting for four clients on {args.host}:{port}",
                   file=sys.stderr, flush=True)
 
+    def stop(signum: int, _frame: Any) -> None:  # SIGTERM (`timeout`) stops as Ctrl-C does
+        raise Stopped(signum)
+
+    before = signal.signal(signal.SIGTERM, stop)
     try:
         result = run_match(args.hands, policies, args.seed, args.clients, args.host,
                            args.port, args.time_limit, client_args,
@@ -156,6 +163,10 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
             raise UserInputError(str(exc)) from None
         print(f"mjbot ntpu-server: {exc}", file=sys.stderr)
         return 1
+    except Stopped as stopped:  # the match log's footer says so
+        return stopped_status("ntpu-server", stopped)
+    finally:
+        signal.signal(signal.SIGTERM, before)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     where = f"match log: {result.log_path}" if result.log_path else "no match log (--no-log)"

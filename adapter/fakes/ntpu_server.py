@@ -45,6 +45,7 @@ from adapter.fakes.ntpu_lines import HandIds, NtpuLines, reply_action
 from adapter.local.external.process import EXIT_POLL, ready_fds
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup
 from adapter.own_python import own_python
+from adapter.session import Stopped
 from brain.brain import safest_action
 from protocols import events as ev
 from protocols import tiles as T
@@ -753,7 +754,7 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
             result: dict[str, Any] = {"hands": played}
             if played < hands:
                 result["unfinished"] = True
-                if isinstance(sys.exc_info()[1], KeyboardInterrupt):
+                if isinstance(sys.exc_info()[1], KeyboardInterrupt | Stopped):
                     result["stopped"] = True
             log.close(Footer(result))
     return MatchResult(stats, hands, str(log.path) if log is not None else None,
