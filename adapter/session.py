@@ -46,9 +46,13 @@ class SessionSummary:
 
 
 def parse_server(text: str) -> tuple[str, int]:
-    """``host:port`` -> (host, port); ValueError naming what is wrong."""
+    """``host:port`` (``[::1]:port`` for IPv6, as ``--status`` takes it) -> (host, port);
+    ValueError naming what is wrong."""
     host, sep, port = text.rpartition(":")
-    if (not sep or not host or not (port.isascii() and port.isdigit()) or len(port) > 5
+    if host.startswith("[") and host.endswith("]"):  # the brackets are no part of the name
+        host = host[1:-1]
+    if (not sep or not host or "[" in host or "]" in host
+            or not (port.isascii() and port.isdigit()) or len(port) > 5
             or not 0 < int(port) < 65536):
         raise ValueError(f"--server needs host:port, got {text!r}")
     return host, int(port)

@@ -396,6 +396,35 @@ async def test_a_server_that_drops_the_line_without_close_is_a_failed_session(
             None if closed else "the session ended before the game did")
 
 
+async def test_a_line_dropped_under_a_reply_is_said_as_a_dropped_line(tmp_path: Path) -> None:
+    """The server sends asks and closes before reading the replies: the client's reply
+    meets the closed line before its read does. That ended `mjbot ntpu` with asyncio's
+    words alone, "mjbot ntpu: Connection lost"; it is now the same one line as a close
+    seen by the read (exit 1), and the game is logged as the session ended inside it."""
+    lines = ["/ready", "/start MJ 1 mjbot", "/initGame east east 1 1 0",
+             f"/initCard {DEALER_HAND}", *["/ask throw"] * 20]
+
+    async def serve(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write("".join(f"{line}\n" for line in lines).encode())
+        await writer.drain()
+        writer.close()  # the replies are never read: a write after them is refused
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "adapter.cli", "ntpu", "--server", f"127.0.0.1:{port}",
+            "--log-dir", str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _out, err = await asyncio.wait_for(proc.communicate(), 60)
+    text = err.decode()
+    assert proc.returncode == 1 and "Traceback" not in text, text[-2000:]
+    said = [line for line in text.splitlines() if line.startswith("mjbot ntpu:")]
+    assert said == ["mjbot ntpu: the server closed the connection without /close"], said
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    assert replayer.summarize(replayer.load(str(path)))["unfinished"] == (
+        "the session ended before the game did")
+
+
 async def test_a_server_silent_in_a_hand_is_given_up_with_idle_limit(tmp_path: Path) -> None:
     """With --idle-limit, a server silent that long inside a hand (it hung, or the line died
     without a FIN) is a lost line: exit 1 with one line, the game logged unfinished; the

@@ -4,10 +4,12 @@ and over pipes, and a client that breaks every rule it can."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -141,6 +143,14 @@ def test_the_server_survives_a_client_that_breaks_every_rule(tmp_path: Path) -> 
     assert "/close" not in seen  # it left before the end
     assert _client_logs_are_clean(tmp_path) == 3 * 8
     assert result.log_path is not None and read_log(result.log_path).complete
+    # the match log says what the table counts, each where it happened: a replay of it
+    # showed the seat's safe moves as if the client had played them
+    hands = replayer.summarize(replayer.load(result.log_path))["hands"]
+    said = [n for hand in hands for n in hand["notices"] if n.startswith("client 1: ")]
+    assert len(said) == 5, said  # the three bad replies, the silence and the drop
+    assert "client 1: no reply to /ask throw in 1.0 s" in said
+    assert "client 1: /pass to /ask throw" in said
+    assert said[-1] == "client 1: its connection closed: dropped, its seat played safely"
     # the dropped client's longer name keeps the columns in line (it pushed its row right)
     header, *rows = result.table().splitlines()
     end = header.index("points") + len("points")
@@ -166,6 +176,37 @@ def test_a_match_stopped_early_says_so_in_its_log(tmp_path: Path) -> None:
     assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
 
 
+def test_sigterm_stops_the_match_as_ctrl_c_does(tmp_path: Path) -> None:
+    """SIGTERM (as `timeout` sends it) killed `mjbot ntpu-server` where it stood: no line,
+    and a match log without its footer ("the log ends without a footer (cut, or its process
+    ended in the game)"). It now stops as Ctrl-C does: the footer gives the hands played and
+    says the match was stopped, the clients are ended, one line, exit 128 + 15."""
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands",
+                             "4000", "--clients", "stdio", "--policies",
+                             "greedy,greedy,greedy,tsumogiri", "--log-dir", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # the match under way, hands played
+            logs = list((tmp_path / "ntpu-server").rglob("*.mjlog.msgpack"))
+            if logs and logs[0].stat().st_size > 150_000:  # about three hands
+                break
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
+    assert "mjbot ntpu-server: stopped (SIGTERM)" in err and "Traceback" not in err, err
+    (path,) = list((tmp_path / "ntpu-server").rglob("*.mjlog.msgpack"))
+    footer = read_log(path).footer
+    assert footer is not None and footer.result["stopped"] is True
+    assert 0 < footer.result["hands"] < 4000
+    assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
+
+
 def test_cli_prints_the_score_table(tmp_path: Path,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     done = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "1",
@@ -177,6 +218,26 @@ def test_cli_prints_the_score_table(tmp_path: Path,
     assert (tmp_path / "r.json").exists()
     bad = mjbot_here(capsys, "ntpu-server", "--policies", "greedy,nobody")
     assert bad.returncode == 2 and "--policies" in bad.stderr
+
+
+def test_the_local_server_seats_every_policy_mjbot_ntpu_plays(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--policies` took only the plain names, so an entrant could not try at the local
+    server the `mjbot ntpu --policy mc@KEY=VALUE` (or `nn@FILE`) it plays with: "--policies
+    takes four of greedy, mc, ...". Each is now checked as `mjbot ntpu --policy` checks it,
+    and a bad one is refused in one line naming what is wrong."""
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "1",
+                           "--clients", "stdio", "--policies",
+                           "mc@playouts=8,greedy,greedy,tsumogiri", "--client-budget", "0.5",
+                           "--no-log"], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "mc@playouts=8-1" in done.stdout
+    bad = mjbot_here(capsys, "ntpu-server", "--policies", "mc@playout=8,greedy,greedy,greedy")
+    assert bad.returncode == 2 and "did you mean 'playouts'" in bad.stderr, bad.stderr
+    assert "Traceback" not in bad.stderr
+    missing = mjbot_here(capsys, "ntpu-server", "--policies",
+                         f"nn@{tmp_path / 'none.npz'},greedy,greedy,greedy")
+    assert missing.returncode == 2 and "no weights file at" in missing.stderr, missing.stderr
 
 
 def test_a_match_whose_clients_do_not_all_come_is_a_clear_error(tmp_path: Path) -> None:
@@ -199,6 +260,38 @@ def test_a_match_whose_clients_do_not_all_come_is_a_clear_error(tmp_path: Path) 
     (path,) = sorted((tmp_path / "ntpu-server").rglob("*.mjlog.msgpack"))
     footer = read_log(path).footer
     assert footer is not None and footer.result == {"hands": 0, "unfinished": True}
+
+
+def test_a_client_that_comes_after_the_four_is_refused_at_once(tmp_path: Path) -> None:
+    """The port stayed open for the whole match: a fifth client, or one that reconnected
+    after its line dropped, was let in by the system and then heard nothing until the match
+    ended (`mjbot ntpu` logged "connected" and waited, for hours in a long match, then "the
+    server closed the connection without /close"). Once the four are in, the port is closed
+    and such a client is refused as it connects."""
+    socks: list[socket.socket] = []
+    ports: list[int] = []
+    connected = threading.Event()
+
+    def listening(port: int) -> None:
+        ports.append(port)
+        socks.extend(socket.create_connection(("127.0.0.1", port)) for _ in range(4))
+        connected.set()
+
+    match = threading.Thread(target=run_match, args=(1, []), daemon=True,
+                             kwargs={"seed": 5, "transport": "external", "time_limit": 1.0,
+                                     "log_dir": str(tmp_path), "on_listening": listening})
+    match.start()
+    try:
+        assert connected.wait(30)
+        socks[0].settimeout(30)
+        assert socks[0].recv(100).startswith(b"/ready")  # the four are in: the match began
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", ports[0]), timeout=10).close()
+    finally:
+        for sock in socks:
+            sock.close()  # dropped: the server plays their seats safely to the end
+        match.join(60)
+    assert not match.is_alive()
 
 
 def test_cli_an_address_it_cannot_listen_on_is_one_line(tmp_path: Path) -> None:

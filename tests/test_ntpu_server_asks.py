@@ -280,3 +280,33 @@ def test_claims_are_asked_in_the_lab_referees_order(
             assert f"/eat {clients.index(client) + 1}" in next_line
         assert client.bot.summary.errors == []
     assert claim_order_errors(result.log_path) == []
+
+
+class PausingBot(BotClient):
+    """Thinks 0.3 s over its first discard, as a searching program does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paused = False
+
+    def answer(self, line: str, reply: str | None) -> list[str]:
+        if line == "/ask throw" and not self.paused:
+            self.paused = True
+            time.sleep(0.3)
+        return super().answer(line, reply)
+
+
+def test_the_match_log_times_each_clients_answers(tmp_path: Path) -> None:
+    """The match log recorded every client's decision as taking no time, so `mjbot replay`
+    of it said "time 17 decisions, median 0.0 ms, max 0.0 ms" however long the clients
+    thought. Each decision now holds how long its client took to answer it, under the
+    client's name."""
+    slow = PausingBot()
+    result = serve([slow, *(BotClient() for _ in range(3))], hands=1, log_dir=tmp_path,
+                   time_limit=2.0)
+    assert result.log_path is not None
+    decisions = read_log(result.log_path).decisions()
+    mine = [d for d in decisions if d.policy == "client-1"]
+    assert mine and {d.policy for d in decisions} == {f"client-{n}" for n in range(1, 5)}
+    assert 0.3 <= max(d.elapsed for d in mine) < 2.0
+    assert all(0.0 < d.elapsed < 2.0 for d in decisions)

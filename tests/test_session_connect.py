@@ -4,13 +4,16 @@ black-holed address or a firewall does. An attempt waited for the kernel (about 
 so `--connect-timeout 10` was not kept; each attempt is now bounded by what is left."""
 
 import asyncio
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
-from adapter.session import open_connection_retrying
+from adapter.session import open_connection_retrying, parse_server
+from tests.in_process import mjbot_here
 from tests.line_faults import silent_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,3 +37,49 @@ def test_the_clients_give_a_silent_server_up_in_one_line(command: list[str],
             cwd=ROOT, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 1, done.stderr
     assert "no answer in 1 s" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(("text", "address"), [
+    ("[::1]:2000", ("::1", 2000)), ("::1:2000", ("::1", 2000)),
+    ("127.0.0.1:2000", ("127.0.0.1", 2000)), ("tournament.example.org:2000",
+                                              ("tournament.example.org", 2000)),
+])
+def test_a_server_address_is_read_as_written(text: str, address: tuple[str, int]) -> None:
+    """An IPv6 address is written in brackets before its port (`[::1]:2000`, as `--status`
+    and the mjai-tcp seat take it); the brackets were kept in the host name, so every
+    `--server` of one failed to connect with "Name or service not known"."""
+    assert parse_server(text) == address
+
+
+@pytest.mark.parametrize("text", ["[]:2000", "[::1]", "[::1:2000", "::1]:2000"])
+def test_a_broken_bracketed_address_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="--server needs host:port"):
+        parse_server(text)
+
+
+def test_the_ntpu_client_plays_a_server_at_a_bracketed_ipv6_address(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        listener = socket.create_server(("::1", 0), family=socket.AF_INET6)
+    except OSError as exc:
+        pytest.skip(f"no IPv6 loopback here: {exc}")
+    port = listener.getsockname()[1]
+    heard: list[bytes] = []
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.sendall(b"/ready\n")
+            heard.append(conn.recv(100))
+            conn.sendall(b"/close\n")
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    try:
+        done = mjbot_here(capsys, "ntpu", "--server", f"[::1]:{port}", "--connect-timeout",
+                          "5", "--no-log")
+    finally:
+        server.join(10)
+        listener.close()
+    assert done.returncode == 0, done.stderr
+    assert heard == [b"/ready\n"]

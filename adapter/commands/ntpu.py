@@ -120,13 +120,18 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
 
 
 def cmd_ntpu_server(args: argparse.Namespace) -> int:
+    import signal
+
     from adapter.fakes.ntpu_server import MatchNotStarted, run_match
+    from adapter.session import Stopped
     from brain.policies import POLICIES
 
     policies = [p.strip() for p in args.policies.split(",")]
-    if len(policies) != 4 or any(p not in POLICIES for p in policies):
-        raise UserInputError(f"--policies takes four of {', '.join(sorted(POLICIES))}, got "
-                             f"{args.policies!r}")
+    if len(policies) != 4:
+        raise UserInputError(f"--policies takes four of {', '.join(sorted(POLICIES))} "
+                             f"(or mc@KEY=VALUE, nn@FILE), got {args.policies!r}")
+    for policy in policies:  # each is a client's `mjbot ntpu --policy`, checked as it is
+        require_policy(policy)
     require_writable(args.json, "--json")
     # the clients it starts write their own game logs: where the match log goes, or none
     client_args = (["--no-log"] if args.no_log else ["--log-dir", args.log_dir]
@@ -143,6 +148,10 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
             print(f"mjbot ntpu-server: waiting for four clients on {args.host}:{port}",
                   file=sys.stderr, flush=True)
 
+    def stop(signum: int, _frame: Any) -> None:  # SIGTERM (`timeout`) stops as Ctrl-C does
+        raise Stopped(signum)
+
+    before = signal.signal(signal.SIGTERM, stop)
     try:
         result = run_match(args.hands, policies, args.seed, args.clients, args.host,
                            args.port, args.time_limit, client_args,
@@ -154,6 +163,10 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
             raise UserInputError(str(exc)) from None
         print(f"mjbot ntpu-server: {exc}", file=sys.stderr)
         return 1
+    except Stopped as stopped:  # the match log's footer says so
+        return stopped_status("ntpu-server", stopped)
+    finally:
+        signal.signal(signal.SIGTERM, before)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     where = f"match log: {result.log_path}" if result.log_path else "no match log (--no-log)"

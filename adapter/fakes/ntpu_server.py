@@ -45,6 +45,7 @@ from adapter.fakes.ntpu_lines import HandIds, NtpuLines, reply_action
 from adapter.local.external.process import EXIT_POLL, ready_fds
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup
 from adapter.own_python import own_python
+from adapter.session import Stopped
 from brain.brain import safest_action
 from protocols import events as ev
 from protocols import tiles as T
@@ -246,6 +247,16 @@ class _NtpuReferee(HandReferee):
         return None
 
 
+@dataclass(frozen=True)
+class _Answered:
+    """A client's answer as the referee logs it: the action, the seconds the client took,
+    and the client's name as the decision's policy."""
+
+    action: Any
+    elapsed: float
+    policy: str
+
+
 class _ServerSeat:
     """A seat at the referee's table, played by one remote client."""
 
@@ -261,7 +272,14 @@ class _ServerSeat:
 
     # ------------------------------------------------------------------ what it is asked
 
-    def decide(self, request: ev.DecisionRequest) -> Any:
+    def decide(self, request: ev.DecisionRequest) -> _Answered:
+        """The client's answer, with how long it took (its asks, one to three, together):
+        the match log's decision times, which read as no time at all before."""
+        started = time.monotonic()
+        action = self._decide(request)
+        return _Answered(action, time.monotonic() - started, self.name)
+
+    def _decide(self, request: ev.DecisionRequest) -> Any:
         referee = self.server.referee
         assert referee is not None
         legal = referee.asked_legal
@@ -299,17 +317,17 @@ class _ServerSeat:
             action = self._read_reply(word, reply)
         except ProtocolError as exc:
             stats.illegal += 1
-            stats.problems.append(f"/ask {word}: {exc}")
+            self.server.problem(self.client, f"/ask {word}: {exc}")
             return self._unanswered(word, options)
         if action is None:
             if word == "throw":
                 stats.illegal += 1
-                stats.problems.append("/pass to /ask throw")
+                self.server.problem(self.client, "/pass to /ask throw")
                 return self._unanswered(word, options)
             return None
         if action not in options:
             stats.illegal += 1
-            stats.problems.append(f"/ask {word}: {reply!r} is not allowed here")
+            self.server.problem(self.client, f"/ask {word}: {reply!r} is not allowed here")
             return self._unanswered(word, options)
         return action
 
@@ -365,9 +383,16 @@ class NtpuServer:
             return
         channel.send(line, self.time_limit)
         if channel.stalled:
-            stats = self.stats[client]
-            stats.dropped = True
-            stats.problems.append(f"left its input unread for {self.time_limit} s: dropped")
+            self.stats[client].dropped = True
+            self.problem(client, f"left its input unread for {self.time_limit} s: dropped")
+
+    def problem(self, client: int, text: str) -> None:
+        """Count ``text`` among the client's problems and say it in the match log where it
+        happened (a notice of its hand), so that a replay of the match shows why the seat
+        played as it did: its safe moves read as the client's own."""
+        self.stats[client].problems.append(text)
+        if self.log is not None:
+            self.log.event(ev.PlatformNotice(f"client {client + 1}: {text}"))
 
     def received(self, client: int, line: str) -> None:
         if self.log is not None:
@@ -398,7 +423,7 @@ class NtpuServer:
         reply = self.request(client, "ready", limit)
         if reply is not None and reply.strip() != "/ready":
             self.stats[client].illegal += 1
-            self.stats[client].problems.append(f"{reply!r} to /ready")
+            self.problem(client, f"{reply!r} to /ready")
 
     def request(self, client: int, word: str, limit: float | None = None) -> str | None:
         """Send ``/ask word`` (``/ready`` for "ready") and return the client's answer to it:
@@ -422,6 +447,9 @@ class NtpuServer:
             try:
                 line = channel.receive(max(0.0, wait_until - time.monotonic()))
             except ChannelClosed:
+                if not stats.dropped:
+                    self.problem(client, "its connection closed: dropped, its seat played "
+                                 "safely")
                 stats.dropped = True
                 asks.expire()
                 return None
@@ -430,7 +458,7 @@ class NtpuServer:
                     continue  # time to probe
                 asks.expire()
                 stats.timeouts += 1
-                stats.problems.append(f"no reply to {_request_line(word)} in {limit} s")
+                self.problem(client, f"no reply to {_request_line(word)} in {limit} s")
                 return None
             self.received(client, line)
             if self._probe_answered(client, line):
@@ -708,6 +736,10 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
                         gave_up=transport == "tcp" and procs[i].poll() is not None))
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 channels.append(Channel.for_socket(name, sock))
+            # the four are in: a later client (a fifth, or one back after its line dropped)
+            # is refused as it connects, where the system let it in to hear nothing until
+            # the match ended (a dropped client's seat is played safely to the end)
+            listener.close()
         server = NtpuServer(channels, names, seed, time_limit, log=log, walls=walls,
                             ready_every=ready_every, wording=wording)
         stats = server.play(hands, progress)
@@ -722,7 +754,7 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
             result: dict[str, Any] = {"hands": played}
             if played < hands:
                 result["unfinished"] = True
-                if isinstance(sys.exc_info()[1], KeyboardInterrupt):
+                if isinstance(sys.exc_info()[1], KeyboardInterrupt | Stopped):
                     result["stopped"] = True
             log.close(Footer(result))
     return MatchResult(stats, hands, str(log.path) if log is not None else None,

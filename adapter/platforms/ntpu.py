@@ -298,6 +298,10 @@ async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 1
 
     try:
         return await run_session(read, write, bot)
+    except ConnectionError as exc:  # a reply met the closed line before a read did: the
+        # same dropped line (it ended the command with asyncio's "Connection lost" alone)
+        log.warning("ntpu: connection lost", error=str(exc) or type(exc).__name__)
+        return bot.summary
     finally:
         writer.close()
         with contextlib.suppress(ConnectionError, OSError):
