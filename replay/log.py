@@ -596,30 +596,33 @@ class GameLog:
         return [f for f in self.frames if isinstance(f, DecisionFrame)]
 
 
-def read_log(path: str | Path) -> GameLog:
+def read_log(path: str | Path, keep: bool = True) -> GameLog:
     """Every complete frame of a log, compressed (``.gz``) or not. A cut or damaged tail is
     reported in ``truncated``, never raised; a file that is not a log at all (no header where
-    one should be, a gzip file nothing inflates from) raises LogError."""
+    one should be, a gzip file nothing inflates from) raises LogError. ``keep``: as
+    :func:`parse_log`'s."""
     path = Path(path)
     raw = path.read_bytes()
     try:
         data = logzip.inflate(raw)
     except logzip.Unreadable as exc:
         raise LogError(f"{path}: not an mjbot game log ({exc})") from None
-    return parse_log(data, path, len(raw) if logzip.is_gzip(raw) else None)
+    return parse_log(data, path, len(raw) if logzip.is_gzip(raw) else None, keep)
 
 
-def parse_log(data: bytes, path: Path | str = "<bytes>", packed: int | None = None
-              ) -> GameLog:
+def parse_log(data: bytes, path: Path | str = "<bytes>", packed: int | None = None,
+              keep: bool = True) -> GameLog:
     """The log's frames (its header and footer apart); a file cut or damaged after its header
     is read up to the last whole frame and says where (``truncated``; ``packed``: the size
     of the gzip file ``data`` was unpacked from). The cycle collector is paused meanwhile
-    (replay/gcpause.py): every object read is kept."""
+    (replay/gcpause.py): every object read is kept. ``keep=False``: each frame read is
+    checked and dropped (``frames`` stays empty): where the file stops and why, with the
+    memory of one frame (the viewer's check of a listed log)."""
     with collector_paused():
-        return _parse_log(data, path, packed)
+        return _parse_log(data, path, packed, keep)
 
 
-def _parse_log(data: bytes, path: Path | str, packed: int | None) -> GameLog:
+def _parse_log(data: bytes, path: Path | str, packed: int | None, keep: bool) -> GameLog:
     import msgpack  # here, as in GameLogWriter
 
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
@@ -631,6 +634,7 @@ def _parse_log(data: bytes, path: Path | str, packed: int | None) -> GameLog:
     ignored: Counter[str] = Counter()  # one frame's, counted once the frame is read whole
     writers: list[str] = []  # the versions its header frames name (GameLog.writers)
     good = 0
+    read = 0  # frames read, the header and footer apart
     reason = ""
     ask = progress.hook()  # a long read given up between hands (replay/progress.py)
     while True:
@@ -682,8 +686,10 @@ def _parse_log(data: bytes, path: Path | str, packed: int | None) -> GameLog:
         elif isinstance(frame, Footer):
             footer = frame
         else:
-            frames.append(frame)
-            if ask is not None and not len(frames) % progress.EVERY:
+            read += 1
+            if keep:
+                frames.append(frame)
+            if ask is not None and not read % progress.EVERY:
                 ask()
         if good == len(data):
             break
