@@ -724,7 +724,7 @@ class TenhouCodec(Codec):
         self.held = list(hai)
         self.unread_draw = False
         self.restored_calls = {(self.absolute(r), code) for r in range(4) for code in codes[r]}
-        events.append(ev.PlatformNotice(f"reconnected: {listed} discards in the rivers and "
+        events.append(ev.PlatformNotice(f"{REINIT_NOTICE}{listed} discards in the rivers and "
                                         f"{sum(map(len, melds.values()))} calls restored"))
         return [*events, *self._furiten_again((seed[0], seed[1]))]
 
@@ -1029,6 +1029,11 @@ def helo(name: str = "NoName", websocket: bool = False) -> Tag:
 
 def join(lobby: int, game_type: int, rejoin: str | None = None) -> Tag:
     return Tag("JOIN", {"t": rejoin if rejoin is not None else f"{lobby},{game_type}"})
+
+
+# the notice a hand told anew on a reconnect (REINIT) begins with: replay reads a hand with no
+# result followed by such a hand of the same round as cut by the drop, not as unfinished
+REINIT_NOTICE = "reconnected: "
 
 
 def enter_lobby(lobby: int) -> Tag:

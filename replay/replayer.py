@@ -38,7 +38,7 @@ from protocols.botzone import BotzoneCodec
 from protocols.events import EVENT_TYPES
 from protocols.mjai import RESULT_NOT_SENT, MjaiCodec
 from protocols.ntpu import NtpuCodec
-from protocols.tenhou import TenhouCodec, parse_tag, tag_from_json
+from protocols.tenhou import REINIT_NOTICE, TenhouCodec, parse_tag, tag_from_json
 from replay import formats, progress
 from replay.formats.botzone_log import PENALTIES
 from replay.log import DecisionFrame, EventFrame, GameLog, Header, RxFrame, TxFrame
@@ -776,9 +776,12 @@ def summarize(replay: Replay) -> dict[str, Any]:
     for h, after in itertools.pairwise(hands):
         # a hand of the same round, honba and dealer right after one with no result is that
         # hand told anew on a reconnect (Tenhou's REINIT; its scores less a riichi stick put
-        # out before the drop): the first part is not one the log ends inside, as it read
+        # out before the drop): the first part is not one the log ends inside, as it read.
+        # Told anew: it begins with the REINIT's notice; a new game's first hand after one
+        # left in its first (a transcript's BYE) is E1-0 with dealer 0 too, and no resume
         h["resumed_below"] = h["unfinished"] and all(
-            h[k] == after[k] for k in ("round", "honba", "dealer"))
+            h[k] == after[k] for k in ("round", "honba", "dealer")) and any(
+            n.startswith(REINIT_NOTICE) for n in after["notices"])
         h["unfinished"] = h["unfinished"] and not h["resumed_below"]
     return {"path": replay.path, "source": replay.source, "variant": replay.variant,
             "seat": replay.seat, "names": list(names), "hands": hands,

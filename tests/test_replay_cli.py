@@ -578,6 +578,22 @@ def test_an_export_of_a_game_the_log_ends_inside_says_so(
     assert whole.returncode == 0 and whole.stderr == ""
 
 
+def test_an_export_does_not_say_the_log_ends_inside_a_hand_it_goes_on_after(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The real capture kokushi.log (nine games the client left in their first hand, then
+    one cut inside E3-6): `--export mjai` said of each left hand "the log ends inside it",
+    though the log goes on with the next; `mjbot replay` itself says "no result in the log,
+    which goes on with the next hand" there. Only the last hand is the one the log ends in."""
+    path = DATA / "tenhou" / "dnovikoff_protocol_captures" / "kokushi.log"
+    r = mjbot_here(capsys, "replay", str(path), "--export", "mjai")
+    assert r.returncode == 0 and r.stdout.strip(), r.stderr
+    said = r.stderr.strip().split(": exported as far as the log goes: ", 1)[1].split("; hand ")
+    assert said == ["hand E1-0 unfinished (no result in the log, which goes on with the next "
+                    "hand; exported with no result)"] + ["E1-0 unfinished (no result in the "
+                    "log, which goes on with the next hand; exported with no result)"] * 8 + [
+        "E3-6 unfinished (the log ends inside it; exported with no result)"], r.stderr
+
+
 def test_a_policy_with_options_review_does_not_take_says_what_does(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`mjbot replay --policy mc@playouts=64` seats mc so; `mjbot review --policy

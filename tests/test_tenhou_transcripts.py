@@ -289,6 +289,22 @@ def test_kokushi_games_the_client_left_stop_there() -> None:
     assert not any(isinstance(e, ev.GameEnded) for e in rep.events)
 
 
+def test_a_game_left_at_its_first_hand_is_not_read_as_a_dropped_line() -> None:
+    """kokushi.log (a real capture): nine games the client left (BYE) in their first hand,
+    each followed by the next game's E1-0 with dealer 0. ``mjbot replay`` read each as "line
+    dropped: the hand goes on below, as the server gave it back" (``resumed_below``) beside
+    its own notice that the game stops there: only a hand the server told anew (REINIT)
+    goes on below, not a new game's hand of the same round, honba and dealer."""
+    summary = replayer.summarize(replayer.load(TENHOU_CAPTURES / "kokushi.log"))
+    hands = summary["hands"]
+    assert not any(h["resumed_below"] for h in hands), [h["round"] for h in hands]
+    assert [i for i, h in enumerate(hands) if h["unfinished"]] == [*range(9), 15]
+    text = replayer.format_summary(summary)
+    assert "line dropped" not in text
+    assert text.count("unfinished (no result in the log, which goes on with the next "
+                      "hand)") == 9
+
+
 def test_each_game_marks_the_seat_it_was_played_from() -> None:
     """kokushi.log's games seat the client where TAIKYOKU's oya puts it (oya="3": seat 1,
     oya="2": seat 2). The text marked the first game's seat in every hand, so that seat 0's

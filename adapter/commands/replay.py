@@ -233,12 +233,17 @@ def _print_mismatches(mismatches: list[dict[str, Any]]) -> None:
 
 def _partial_export(rep: Any) -> str:
     """What of the game an export lacks, as replay's notes say it ("" for a whole game): the
-    hands the log ends inside (written with no result) and why the game did not end."""
+    hands with no result (written so: the one the log ends inside, and any before it whose
+    result a dropped line lost) and why the game did not end."""
     from replay import replayer
 
     summary = replayer.summarize(rep)
-    parts = [f"hand {h['round']}-{h['honba']} unfinished (the log ends inside it; exported "
-             "with no result)" for h in summary["hands"] if h["unfinished"]]
+    last = len(summary["hands"]) - 1  # a hand before it lost its result, as replay says
+    parts = [f"hand {h['round']}-{h['honba']} unfinished ("
+             + ("the log ends inside it" if at == last else
+                "no result in the log, which goes on with the next hand")
+             + "; exported with no result)"
+             for at, h in enumerate(summary["hands"]) if h["unfinished"]]
     if summary["unfinished"]:
         parts.append(f"game unfinished: {summary['unfinished']}")
     return "; ".join(parts)
