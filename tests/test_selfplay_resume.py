@@ -504,7 +504,8 @@ def test_other_time_limits_are_refused_in_one_line(tmp_path, stopped, capsys, fl
     assert same.returncode == 0 and "already holds this dataset, complete" in same.stdout
 
 
-def test_nn_seats_are_known_by_their_weights_not_the_path_naming_them(tmp_path):
+def test_nn_seats_are_known_by_their_weights_not_the_path_naming_them(tmp_path, capsys,
+                                                                    monkeypatch):
     """A run with an nn@FILE seat named relative to its folder, killed, was refused when gone
     on with from another folder naming the same file ('the environment's sha256 ../a/w.npz
     ... differs from (unset)'), though the weights were the very same. The record now knows
@@ -520,16 +521,17 @@ def test_nn_seats_are_known_by_their_weights_not_the_path_naming_them(tmp_path):
                "--shard-decisions", "300", "--workers", "1"]
     seats = "nn@{},rulebased,rulebased,rulebased"
     unbroken, out = tmp_path / "unbroken", tmp_path / "d"
-    r = mjbot(*options, "--policies", seats.format("w.npz"), "--out", str(unbroken), cwd=a,
-              env=PYTHON_ENV)
+    monkeypatch.chdir(a)  # the runs that need no process of their own run here, from a or b
+    r = mjbot_here(capsys, *options, "--policies", seats.format("w.npz"), "--out",
+                   str(unbroken))
     assert r.returncode == 0, r.stderr
     subprocess.run([sys.executable, "-c", KILLED_AFTER_REPLACE, "4", *options, "--policies",
                     seats.format("w.npz"), "--out", str(out)], cwd=a, env=PYTHON_ENV,
                    capture_output=True, timeout=300)
     assert not (out / "manifest.json").exists() and (out / "progress.json").is_file()
     seen = files(out), stamps(out)
-    other = mjbot(*options, "--policies", seats.format("w.npz"), "--out", str(out), cwd=b,
-                  env=PYTHON_ENV)
+    monkeypatch.chdir(b)
+    other = mjbot_here(capsys, *options, "--policies", seats.format("w.npz"), "--out", str(out))
     assert other.returncode == 2 and "Traceback" not in other.stderr, other.stderr
     (line,) = other.stderr.splitlines()
     digests = [hashlib.sha256((d / "w.npz").read_bytes()).hexdigest()[:12] for d in (b, a)]
@@ -538,8 +540,8 @@ def test_nn_seats_are_known_by_their_weights_not_the_path_naming_them(tmp_path):
         f"differs from nn@w.npz (SHA-256 {digests[1]}, {a.resolve() / 'w.npz'}), the "
         f"dataset's in {out}"), line
     assert (files(out), stamps(out)) == seen
-    r = mjbot(*options, "--policies", seats.format("../a/w.npz"), "--out", str(out), cwd=b,
-              env=PYTHON_ENV)
+    r = mjbot_here(capsys, *options, "--policies", seats.format("../a/w.npz"), "--out",
+                   str(out))
     assert r.returncode == 0, r.stderr
     assert "from wall set 2 of 2 (2 shard(s) kept)" in r.stderr, r.stderr
     assert files(out) == files(unbroken)
