@@ -23,7 +23,7 @@ import pytest
 from replay.dataset import schema as S
 from replay.dataset.records import Block
 from replay.dataset.shards import dataset_meta, read_manifest, read_shard
-from tests.in_process import mjbot_here
+from tests.in_process import mjbot_captured, mjbot_here
 from tests.serve_helpers import PYTHON_ENV, ROOT, mjbot
 from tests.stop_helpers import kill_outright, stop_by_signal
 
@@ -44,8 +44,8 @@ def stamps(root: Path) -> dict[str, tuple[int, int]]:
 def unbroken(request, tmp_path_factory) -> tuple[int, dict[str, bytes]]:
     """The dataset of one run that was never stopped (one worker), by --shard-decisions."""
     out = tmp_path_factory.mktemp("unbroken") / "d"
-    r = mjbot(*RUN, "--shard-decisions", str(request.param), "--workers", "1", "--out",
-              str(out))
+    r = mjbot_captured(*RUN, "--shard-decisions", str(request.param), "--workers", "1",
+                       "--out", str(out))
     assert r.returncode == 0, r.stderr
     return request.param, files(out)
 
@@ -80,7 +80,7 @@ def test_a_stopped_run_goes_on_to_the_bytes_of_an_unbroken_one(tmp_path, unbroke
 
 
 def test_a_run_killed_outright_keeps_its_proved_shards_and_redoes_a_cut_one(
-        tmp_path, unbroken):
+        tmp_path, unbroken, capsys):
     shard_decisions, expected = unbroken
     out = tmp_path / "d"
     options = [*RUN, "--shard-decisions", str(shard_decisions)]
@@ -95,7 +95,7 @@ def test_a_run_killed_outright_keeps_its_proved_shards_and_redoes_a_cut_one(
     for entry in kept:  # what the record proves is kept as it is, not written again
         assert (out / entry["file"]).read_bytes() == expected[entry["file"]]
     before = {e["file"]: stamps(out)[e["file"]] for e in kept}
-    r = mjbot(*options, "--workers", "1", "--out", str(out))
+    r = mjbot_here(capsys, *options, "--workers", "1", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert f"({len(kept)} shard(s) kept" in r.stderr
     assert files(out) == expected
@@ -295,14 +295,14 @@ def killed_inside(tmp_path_factory) -> tuple[Path, dict[str, tuple[Path, dict[st
     Tests copy them."""
     root = tmp_path_factory.mktemp("killed-inside")
     unbroken = root / "unbroken"
-    assert mjbot(*GIVE_BACK, "--workers", "1", "--out", str(unbroken)).returncode == 0
+    assert mjbot_captured(*GIVE_BACK, "--workers", "1", "--out", str(unbroken)).returncode == 0
     found = killed_inside_a_wall_set(root, GIVE_BACK, {"first": lambda out, checkpoint: True,
                                                        "spanning": spans_shards})
     return unbroken, {name: (root / name, checkpoint) for name, checkpoint in found.items()}
 
 
 def test_a_resume_stopped_before_its_first_wall_set_keeps_the_games_it_went_on_from(
-        tmp_path, killed_inside):
+        tmp_path, killed_inside, capsys):
     """A run killed just after a shard cut inside a wall set is gone on with from that wall
     set's later games; that resume stopped before finishing a wall set recorded its stop as
     from the wall set's first game, so the next resume played its earlier games again: 45
@@ -315,7 +315,7 @@ def test_a_resume_stopped_before_its_first_wall_set_keeps_the_games_it_went_on_f
     stopped = mjbot(*options, "--workers", "2", "--stop-after", "0.001", "--out", str(out))
     assert stopped.returncode == 0, stopped.stderr
     assert read_manifest(out)["stopped"]["units_done"] == last["unit"]  # none finished
-    r = mjbot(*options, "--workers", "1", "--out", str(out))
+    r = mjbot_here(capsys, *options, "--workers", "1", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert read_manifest(out)["games"] == read_manifest(unbroken)["games"]
     assert files(out) == files(unbroken)
@@ -328,7 +328,7 @@ def rows(root: Path) -> Block:
 
 
 def test_a_resume_stopped_inside_the_wall_set_it_went_on_with_holds_whole_wall_sets(
-        tmp_path, killed_inside):
+        tmp_path, killed_inside, capsys):
     """Killed just after a shard cut inside a wall set, then gone on with and stopped before
     that wall set was done, the run's stopped dataset still held the wall set's first games
     (22 games where its manifest said 'the first 3 of 7 wall sets, each in every seating',
@@ -352,7 +352,7 @@ def test_a_resume_stopped_inside_the_wall_set_it_went_on_with_holds_whole_wall_s
         assert np.array_equal(held.arrays[name], first.arrays[name]), name
     listed = {e["file"] for e in manifest["shards"]}
     assert set(files(out)) == listed | {"manifest.json", "progress.json"}
-    r = mjbot(*options, "--workers", "1", "--out", str(out))
+    r = mjbot_here(capsys, *options, "--workers", "1", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert f"from wall set {done + 1} of" in r.stderr
     assert files(out) == files(unbroken)
@@ -366,13 +366,8 @@ def killed_across_shards(killed_inside) -> tuple[Path, Path, dict[str, Any]]:
     return unbroken, *found["spanning"]
 
 
-def killed_after(n: int, args: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", KILLED_AFTER_REPLACE, str(n), *args],
-                          capture_output=True, text=True, timeout=300)
-
-
 def test_a_stop_giving_games_back_killed_at_any_point_keeps_the_shards_it_went_on_from(
-        tmp_path, killed_across_shards):
+        tmp_path, killed_across_shards, capsys):
     """A resume stopped inside the wall set it went on with gives that wall set's games back:
     a shard removed, one cut back. Killed there (a second Ctrl-C, a scheduler's SIGKILL after
     its SIGTERM) after it wrote the cut-back shard, or its manifest, it left no checkpoint
@@ -392,7 +387,7 @@ def test_a_stop_giving_games_back_killed_at_any_point_keeps_the_shards_it_went_o
     assert replaces >= 3, stop.stderr  # the cut-back shard, the manifest and the record
     # killed after each replace, then the stop run to its end
     for n, out in [*((n, copies / str(n)) for n in range(1, replaces + 1)), (0, stopped)]:
-        r = mjbot(*GIVE_BACK, "--workers", "1", "--out", str(out))
+        r = mjbot_here(capsys, *GIVE_BACK, "--workers", "1", "--out", str(out))
         assert r.returncode == 0, r.stderr
         assert f"from wall set {killed['unit'] + 1} of" in r.stderr, (n, r.stderr)
         assert files(out) == files(unbroken), n
@@ -400,7 +395,7 @@ def test_a_stop_giving_games_back_killed_at_any_point_keeps_the_shards_it_went_o
 
 
 def test_the_resume_after_a_stop_that_gave_games_back_killed_keeps_the_shards(
-        tmp_path, killed_across_shards):
+        tmp_path, killed_across_shards, capsys):
     """After a stop that gave a wall set's games back, the record holds one checkpoint, the
     stop's, proved by its open shard (the one cut back). The next run, killed just after it
     wrote over that shard (its first shard cut) and before its record, left no checkpoint
@@ -414,12 +409,15 @@ def test_the_resume_after_a_stop_that_gave_games_back_killed_keeps_the_shards(
     assert stopped.returncode == 0, stopped.stderr
     record = json.loads((gave_back / "progress.json").read_text())["checkpoints"]
     assert [c["open"] is not None for c in record] == [True]  # the stop's, nothing before
+    # the folder a kill after each of the next run's replaces leaves (one run gives them all:
+    # a run killed after each in turn played again up to there, four runs for one)
+    copies = tmp_path / "after-replace"
+    run = copied_after_replace(gave_back, copies, [*GIVE_BACK, "--workers", "1"])
+    assert run.returncode == 0, run.stderr[-2000:]
     for n in range(1, 5):  # the first cut's shard (over the open one), its record, ...
-        out = tmp_path / f"d{n}"
-        shutil.copytree(gave_back, out)
-        assert killed_after(n, [*GIVE_BACK, "--workers", "1", "--out", str(out)]
-                            ).returncode == 9
-        r = mjbot(*GIVE_BACK, "--workers", "1", "--out", str(out))
+        out = copies / str(n)
+        assert out.is_dir(), n  # the run made that many replaces
+        r = mjbot_here(capsys, *GIVE_BACK, "--workers", "1", "--out", str(out))
         assert r.returncode == 0, r.stderr
         assert f"from wall set {killed['unit'] + 1} of" in r.stderr, (n, r.stderr)
         assert files(out) == files(unbroken), n
@@ -506,7 +504,8 @@ def test_other_time_limits_are_refused_in_one_line(tmp_path, stopped, capsys, fl
     assert same.returncode == 0 and "already holds this dataset, complete" in same.stdout
 
 
-def test_nn_seats_are_known_by_their_weights_not_the_path_naming_them(tmp_path):
+def test_nn_seats_are_known_by_their_weights_not_the_path_naming_them(tmp_path, capsys,
+                                                                    monkeypatch):
     """A run with an nn@FILE seat named relative to its folder, killed, was refused when gone
     on with from another folder naming the same file ('the environment's sha256 ../a/w.npz
     ... differs from (unset)'), though the weights were the very same. The record now knows
@@ -522,16 +521,17 @@ def test_nn_seats_are_known_by_their_weights_not_the_path_naming_them(tmp_path):
                "--shard-decisions", "300", "--workers", "1"]
     seats = "nn@{},rulebased,rulebased,rulebased"
     unbroken, out = tmp_path / "unbroken", tmp_path / "d"
-    r = mjbot(*options, "--policies", seats.format("w.npz"), "--out", str(unbroken), cwd=a,
-              env=PYTHON_ENV)
+    monkeypatch.chdir(a)  # the runs that need no process of their own run here, from a or b
+    r = mjbot_here(capsys, *options, "--policies", seats.format("w.npz"), "--out",
+                   str(unbroken))
     assert r.returncode == 0, r.stderr
     subprocess.run([sys.executable, "-c", KILLED_AFTER_REPLACE, "4", *options, "--policies",
                     seats.format("w.npz"), "--out", str(out)], cwd=a, env=PYTHON_ENV,
                    capture_output=True, timeout=300)
     assert not (out / "manifest.json").exists() and (out / "progress.json").is_file()
     seen = files(out), stamps(out)
-    other = mjbot(*options, "--policies", seats.format("w.npz"), "--out", str(out), cwd=b,
-                  env=PYTHON_ENV)
+    monkeypatch.chdir(b)
+    other = mjbot_here(capsys, *options, "--policies", seats.format("w.npz"), "--out", str(out))
     assert other.returncode == 2 and "Traceback" not in other.stderr, other.stderr
     (line,) = other.stderr.splitlines()
     digests = [hashlib.sha256((d / "w.npz").read_bytes()).hexdigest()[:12] for d in (b, a)]
@@ -540,8 +540,8 @@ def test_nn_seats_are_known_by_their_weights_not_the_path_naming_them(tmp_path):
         f"differs from nn@w.npz (SHA-256 {digests[1]}, {a.resolve() / 'w.npz'}), the "
         f"dataset's in {out}"), line
     assert (files(out), stamps(out)) == seen
-    r = mjbot(*options, "--policies", seats.format("../a/w.npz"), "--out", str(out), cwd=b,
-              env=PYTHON_ENV)
+    r = mjbot_here(capsys, *options, "--policies", seats.format("../a/w.npz"), "--out",
+                   str(out))
     assert r.returncode == 0, r.stderr
     assert "from wall set 2 of 2 (2 shard(s) kept)" in r.stderr, r.stderr
     assert files(out) == files(unbroken)
