@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from adapter.fakes.ntpu_server import CLIENT_COMMAND, MatchNotStarted, run_match
+from adapter.session import Stopped
 from protocols import events as ev
 from replay import replayer
 from replay.log import EventFrame, TxFrame, read_log
@@ -205,6 +206,57 @@ def test_sigterm_stops_the_match_as_ctrl_c_does(tmp_path: Path) -> None:
     assert footer is not None and footer.result["stopped"] is True
     assert 0 < footer.result["hands"] < 4000
     assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
+
+
+def _own_children() -> list[int]:
+    """The pids of this process's children still running (zombies are ended)."""
+    alive = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+            if int(ppid) == os.getpid() and state != "Z":
+                alive.append(int(entry.name))
+    return alive
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_stop_while_the_clients_are_ended_still_closes_the_match_log(
+        tmp_path: Path) -> None:
+    """SIGTERM (or Ctrl-C) met while the server waits for its clients to exit (after the
+    last hand, up to 30 s; or after a first stop, up to 5 s, where a second signal is
+    likely) came out of that wait in the `finally`, so the match log was never closed: no
+    footer ("the log ends without a footer"), and the clients were not waited for. The
+    footer is written whatever interrupts the ending, and the clients still running are
+    told to stop. Here each client lingers 30 s after its session, and SIGTERM comes while
+    the server waits for them."""
+    lingering = (sys.executable, "-c", "import subprocess, sys, time; subprocess.call("
+                 "[sys.executable, '-m', 'adapter.cli', 'ntpu', *sys.argv[1:]]); time.sleep(30)")
+
+    def stop(signum: int, _frame: object) -> None:  # as mjbot ntpu-server's handler
+        raise Stopped(signum)
+
+    def progress(done: int, total: int) -> None:
+        if done == total:  # the server is waiting for its clients when it comes
+            threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGTERM)).start()
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        with pytest.raises(Stopped):
+            run_match(1, ["greedy"] * 4, seed=2, transport="stdio", command=lingering,
+                      client_args=["--no-log"], log_dir=str(tmp_path), progress=progress)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    (path,) = list((tmp_path / "ntpu-server").rglob("*.mjlog.msgpack"))
+    footer = read_log(path).footer
+    assert footer is not None and footer.result == {"hands": 1}  # the match was played
+    deadline = time.monotonic() + 10
+    while _own_children() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _own_children() == []
 
 
 def test_cli_prints_the_score_table(tmp_path: Path,
