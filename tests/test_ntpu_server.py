@@ -365,6 +365,23 @@ def test_cli_an_address_it_cannot_listen_on_is_one_line(tmp_path: Path) -> None:
     assert not list(tmp_path.rglob("*.mjlog.msgpack"))
 
 
+@pytest.mark.parametrize("host", ["::1", "[::1]"])
+def test_the_local_server_listens_on_an_ipv6_address(host: str) -> None:
+    """`mjbot ntpu-server --host ::1` (an entrant trying the IPv6 address its client's
+    `--server [::1]:PORT` now takes) was refused as an address it cannot listen on:
+    "cannot listen on ::1:0: Address family for hostname not supported" (the listener was
+    IPv4 only). It listens there, and the clients it starts connect and play."""
+    try:
+        socket.create_server(("::1", 0), family=socket.AF_INET6).close()
+    except OSError as exc:
+        pytest.skip(f"no IPv6 loopback here: {exc}")
+    result = run_match(1, ["greedy", "greedy", "rulebased", "tsumogiri"], seed=4,
+                       transport="tcp", host=host, write_log=False, client_args=["--no-log"])
+    assert [s.hands for s in result.stats] == [1] * 4
+    assert not any(s.dropped or s.illegal or s.timeouts for s in result.stats)
+    assert result.exit_codes == [0] * 4
+
+
 def test_no_log_is_passed_on_to_the_clients_it_starts(tmp_path: Path) -> None:
     """``mjbot ntpu-server --no-log`` passed only ``--log-dir`` on, so the four ``mjbot ntpu``
     clients it started wrote their game logs to $MJBOT_LOG_DIR (or ./logs) all the same. With

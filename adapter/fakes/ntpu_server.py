@@ -702,9 +702,14 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
     procs: list[subprocess.Popen[bytes]] = []
     channels: list[Channel] = []
     listener: socket.socket | None = None
+    # an IPv6 address (``::1``, or ``[::1]`` as a --server writes it): an IPv6 listener,
+    # and the clients told it in brackets (an IPv4 one refused it: "Address family ...")
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    family, address = ((socket.AF_INET6, f"[{bare}]") if ":" in bare
+                       else (socket.AF_INET, bare))
     if transport != "stdio":  # before the match log: a match that cannot listen has none
         try:
-            listener = socket.create_server((host, port))
+            listener = socket.create_server((bare, port), family=family)
         except OSError as exc:
             raise MatchNotStarted(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
                                   listening=True) from None
@@ -731,7 +736,7 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
             for i, name in enumerate(names):
                 if transport == "tcp":
                     procs.append(subprocess.Popen(
-                        [*command, "--server", f"{host}:{bound}", "--policy", policies[i],
+                        [*command, "--server", f"{address}:{bound}", "--policy", policies[i],
                          *extra], stdin=subprocess.DEVNULL))
                 # one at a time: client i is the i-th started
                 sock = _accept(listener, accept_timeout,
