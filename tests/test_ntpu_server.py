@@ -239,9 +239,11 @@ def test_a_stop_while_the_clients_are_ended_still_closes_the_match_log(
     def stop(signum: int, _frame: object) -> None:  # as mjbot ntpu-server's handler
         raise Stopped(signum)
 
+    timer = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGTERM))
+
     def progress(done: int, total: int) -> None:
         if done == total:  # the server is waiting for its clients when it comes
-            threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGTERM)).start()
+            timer.start()
 
     before = signal.signal(signal.SIGTERM, stop)
     try:
@@ -249,6 +251,9 @@ def test_a_stop_while_the_clients_are_ended_still_closes_the_match_log(
             run_match(1, ["greedy"] * 4, seed=2, transport="stdio", command=lingering,
                       client_args=["--no-log"], log_dir=str(tmp_path), progress=progress)
     finally:
+        timer.cancel()  # never a SIGTERM after the handler is gone
+        if timer.is_alive():
+            timer.join(10)
         signal.signal(signal.SIGTERM, before)
     (path,) = list((tmp_path / "ntpu-server").rglob("*.mjlog.msgpack"))
     footer = read_log(path).footer
