@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from adapter.fakes.ntpu_server import CLIENT_COMMAND, MatchNotStarted, run_match
+from adapter.session import Stopped
 from protocols import events as ev
 from replay import replayer
 from replay.log import EventFrame, TxFrame, read_log
@@ -207,6 +208,62 @@ def test_sigterm_stops_the_match_as_ctrl_c_does(tmp_path: Path) -> None:
     assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
 
 
+def _own_children() -> list[int]:
+    """The pids of this process's children still running (zombies are ended)."""
+    alive = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+            if int(ppid) == os.getpid() and state != "Z":
+                alive.append(int(entry.name))
+    return alive
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_stop_while_the_clients_are_ended_still_closes_the_match_log(
+        tmp_path: Path) -> None:
+    """SIGTERM (or Ctrl-C) met while the server waits for its clients to exit (after the
+    last hand, up to 30 s; or after a first stop, up to 5 s, where a second signal is
+    likely) came out of that wait in the `finally`, so the match log was never closed: no
+    footer ("the log ends without a footer"), and the clients were not waited for. The
+    footer is written whatever interrupts the ending, and the clients still running are
+    told to stop. Here each client lingers 30 s after its session, and SIGTERM comes while
+    the server waits for them."""
+    lingering = (sys.executable, "-c", "import subprocess, sys, time; subprocess.call("
+                 "[sys.executable, '-m', 'adapter.cli', 'ntpu', *sys.argv[1:]]); time.sleep(30)")
+
+    def stop(signum: int, _frame: object) -> None:  # as mjbot ntpu-server's handler
+        raise Stopped(signum)
+
+    timer = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGTERM))
+
+    def progress(done: int, total: int) -> None:
+        if done == total:  # the server is waiting for its clients when it comes
+            timer.start()
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        with pytest.raises(Stopped):
+            run_match(1, ["greedy"] * 4, seed=2, transport="stdio", command=lingering,
+                      client_args=["--no-log"], log_dir=str(tmp_path), progress=progress)
+    finally:
+        timer.cancel()  # never a SIGTERM after the handler is gone
+        if timer.is_alive():
+            timer.join(10)
+        signal.signal(signal.SIGTERM, before)
+    (path,) = list((tmp_path / "ntpu-server").rglob("*.mjlog.msgpack"))
+    footer = read_log(path).footer
+    assert footer is not None and footer.result == {"hands": 1}  # the match was played
+    deadline = time.monotonic() + 10
+    while _own_children() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _own_children() == []
+
+
 def test_cli_prints_the_score_table(tmp_path: Path,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     done = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "1",
@@ -311,6 +368,23 @@ def test_cli_an_address_it_cannot_listen_on_is_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
     assert not list(tmp_path.rglob("*.mjlog.msgpack"))
+
+
+@pytest.mark.parametrize("host", ["::1", "[::1]"])
+def test_the_local_server_listens_on_an_ipv6_address(host: str) -> None:
+    """`mjbot ntpu-server --host ::1` (an entrant trying the IPv6 address its client's
+    `--server [::1]:PORT` now takes) was refused as an address it cannot listen on:
+    "cannot listen on ::1:0: Address family for hostname not supported" (the listener was
+    IPv4 only). It listens there, and the clients it starts connect and play."""
+    try:
+        socket.create_server(("::1", 0), family=socket.AF_INET6).close()
+    except OSError as exc:
+        pytest.skip(f"no IPv6 loopback here: {exc}")
+    result = run_match(1, ["greedy", "greedy", "rulebased", "tsumogiri"], seed=4,
+                       transport="tcp", host=host, write_log=False, client_args=["--no-log"])
+    assert [s.hands for s in result.stats] == [1] * 4
+    assert not any(s.dropped or s.illegal or s.timeouts for s in result.stats)
+    assert result.exit_codes == [0] * 4
 
 
 def test_no_log_is_passed_on_to_the_clients_it_starts(tmp_path: Path) -> None:

@@ -83,3 +83,29 @@ def test_the_ntpu_client_plays_a_server_at_a_bracketed_ipv6_address(
         listener.close()
     assert done.returncode == 0, done.stderr
     assert heard == [b"/ready\n"]
+
+
+async def test_tenhou_over_websocket_plays_a_server_at_a_bracketed_ipv6_address(
+        tmp_path: Path) -> None:
+    """`mjbot tenhou --transport ws --server [::1]:PORT` builds its ws:// URL from the parsed
+    address: once parse_server took the brackets off, the URL was `ws://::1:PORT` and the
+    command ended in websockets' InvalidURI traceback ("hostname isn't provided"), where it
+    had played. A whole game on the fake server at [::1]."""
+    from adapter.fakes.tenhou_server import FakeTenhouServer
+    from adapter.platforms.tenhou import TenhouSettings, run
+
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 here")
+    server = FakeTenhouServer(seed=1, time_limit=5, absent=10, log_dir=str(tmp_path / "s"))
+    try:
+        port = await server.start_ws(host="::1")
+    except OSError as exc:
+        await server.close()
+        pytest.skip(f"no IPv6 loopback here: {exc}")
+    settings = TenhouSettings(server=f"[::1]:{port}", transport="ws", write_log=False,
+                              budget=1.0)
+    try:
+        summary = await asyncio.wait_for(run(settings), 120)
+    finally:
+        await server.close()
+    assert summary.finished and summary.games == 1 and not summary.errors, summary

@@ -660,14 +660,20 @@ def _end_clients(procs: list[subprocess.Popen[bytes]], connected: int,
             proc.kill()
     deadline = time.monotonic() + (FAILED_EXIT_LIMIT if failed else CLIENT_EXIT_LIMIT)
     codes: list[int | None] = []
-    for index, proc in enumerate(procs):
-        try:
-            code: int | None = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            code = None
-        codes.append(None if failed and index >= connected else code)
+    try:
+        for index, proc in enumerate(procs):
+            try:
+                code: int | None = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                code = None
+            codes.append(None if failed and index >= connected else code)
+    except BaseException:  # a stop (Ctrl-C, SIGTERM) met in the wait: the clients still
+        for proc in procs:  # running are told to stop as well, none left behind
+            if proc.poll() is None:
+                proc.terminate()
+        raise
     return codes
 
 
@@ -696,9 +702,14 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
     procs: list[subprocess.Popen[bytes]] = []
     channels: list[Channel] = []
     listener: socket.socket | None = None
+    # an IPv6 address (``::1``, or ``[::1]`` as a --server writes it): an IPv6 listener,
+    # and the clients told it in brackets (an IPv4 one refused it: "Address family ...")
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    family, address = ((socket.AF_INET6, f"[{bare}]") if ":" in bare
+                       else (socket.AF_INET, bare))
     if transport != "stdio":  # before the match log: a match that cannot listen has none
         try:
-            listener = socket.create_server((host, port))
+            listener = socket.create_server((bare, port), family=family)
         except OSError as exc:
             raise MatchNotStarted(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
                                   listening=True) from None
@@ -725,7 +736,7 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
             for i, name in enumerate(names):
                 if transport == "tcp":
                     procs.append(subprocess.Popen(
-                        [*command, "--server", f"{host}:{bound}", "--policy", policies[i],
+                        [*command, "--server", f"{address}:{bound}", "--policy", policies[i],
                          *extra], stdin=subprocess.DEVNULL))
                 # one at a time: client i is the i-th started
                 sock = _accept(listener, accept_timeout,
@@ -744,18 +755,20 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
                             ready_every=ready_every, wording=wording)
         stats = server.play(hands, progress)
     finally:
-        for channel in channels:
-            channel.close()
-        if listener is not None:
-            listener.close()
-        codes = _end_clients(procs, len(channels), sys.exc_info()[1] is not None)
-        if log is not None:  # the hands played: a match cut short (Ctrl-C, an error) says so
-            played = server.hands_played if server is not None else 0
-            result: dict[str, Any] = {"hands": played}
-            if played < hands:
-                result["unfinished"] = True
-                if isinstance(sys.exc_info()[1], KeyboardInterrupt | Stopped):
-                    result["stopped"] = True
-            log.close(Footer(result))
+        try:
+            for channel in channels:
+                channel.close()
+            if listener is not None:
+                listener.close()
+            codes = _end_clients(procs, len(channels), sys.exc_info()[1] is not None)
+        finally:  # a stop (Ctrl-C, SIGTERM) met while the clients exit: the footer still
+            if log is not None:  # the hands played: a match cut short says so
+                played = server.hands_played if server is not None else 0
+                result: dict[str, Any] = {"hands": played}
+                if played < hands:
+                    result["unfinished"] = True
+                    if isinstance(sys.exc_info()[1], KeyboardInterrupt | Stopped):
+                        result["stopped"] = True
+                log.close(Footer(result))
     return MatchResult(stats, hands, str(log.path) if log is not None else None,
                        time.monotonic() - started, codes)

@@ -579,6 +579,8 @@ class _WebSocket:
                 raise ValueError(f"--server for --transport ws is a ws:// or wss:// URL or "
                                  f"host:port, not {url!r}")
             host, port = parse_server(url)  # a bare host:port is a plain ws:// address
+            if ":" in host:  # IPv6: bracketed in a URL (parse_server takes them off)
+                host = f"[{host}]"
             url = f"ws://{host}:{port}"
         self.url = url
         self.connection: Any = None
