@@ -5,6 +5,7 @@ half while they ran)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from yarl import URL
 from adapter.own_python import own_python
 from adapter.serve.status import StatusServer
 from adapter.serve.viewer import VIEW_READER
-from adapter.serve.wholeread import NICE, ChildReader, ReadFailed, read_here
+from adapter.serve.wholeread import NICE, ChildGone, ChildReader, read_here
 from replay import progress
 from tests.log_samples import log_frames
 from tests.serve_helpers import until
@@ -84,7 +85,7 @@ def test_a_read_given_up_kills_the_child(tmp_path: Path) -> None:
 def test_what_the_child_says_of_a_file(tmp_path: Path) -> None:
     """A file that is no log is the ValueError a read here raises, a missing one the
     OSError (the listing's next walk says so); a child that answers no JSON, or ends, is
-    ReadFailed (the viewer logs it), and the next read starts a fresh child."""
+    ChildGone (the viewer logs it), and the next read starts a fresh child."""
     reader = ChildReader()
     try:
         (tmp_path / "text.mjlog.msgpack").write_bytes(b"not a log")
@@ -99,7 +100,36 @@ def test_what_the_child_says_of_a_file(tmp_path: Path) -> None:
         reader.close()
     for code in ("print('hello')", "pass"):
         odd = ChildReader(own_python("-c", code))
-        with pytest.raises(ReadFailed):
+        with pytest.raises(ChildGone):
             odd.read(str(tmp_path / "text.mjlog.msgpack"))
         assert odd._child is None
         odd.close()
+
+
+async def test_a_child_that_ends_marks_no_log(root: Path) -> None:
+    """A reading process that ends without an answer (it cannot start, or is killed) says
+    nothing of the log: it was recorded as the log's failure, and a child that could not
+    start marked every listed log damaged. The logs stay unread (asked again by the next
+    page), and the pass waits for that page rather than starting a child for each."""
+    from adapter.serve.viewcache import IDLE_POLL
+    from adapter.serve.viewer import VIEW_CACHE
+
+    server = StatusServer(roots=[str(root)])
+    url = URL(await server.start("127.0.0.1", 0))
+    assert server.runner is not None
+    reader, cache = server.runner.app[VIEW_READER], server.runner.app[VIEW_CACHE]
+    reader.command = own_python("-c", "pass")
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(url.with_path("/api/games")) as response:
+                assert (await response.json())["unread"] == 2
+            await until(lambda: reader.started == 1 and reader._child is None
+                        and not cache.building)
+            await asyncio.sleep(3 * IDLE_POLL)
+            assert reader.started == 1  # not one child per listed log
+            async with session.get(url.with_path("/api/games")) as response:
+                page = await response.json()
+        assert page["unread"] == 2 and not any("damaged" in g for g in page["games"])
+        assert server.index.logs.counts.read_whole == 0
+    finally:
+        await server.stop()

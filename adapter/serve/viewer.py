@@ -52,7 +52,7 @@ from adapter.serve.viewcache import (
     file_key,
     gzipped_json,
 )
-from adapter.serve.wholeread import ChildReader
+from adapter.serve.wholeread import ChildGone, ChildReader
 
 log = structlog.get_logger("mjbot.serve")
 UNREADABLE = ("cannot show this file: it is not a complete game log in a format the viewer "
@@ -274,6 +274,13 @@ async def _read_listed(index: GameIndex, cache: BuildCache, listed: asyncio.Even
                 await asyncio.sleep(IDLE_POLL)
             except Stopping:
                 return
+            except ChildGone as exc:  # no verdict on the log: not marked (a child that
+                # cannot start would have marked every listed log damaged); the rest wait
+                # for the next page, not a child started and lost for each
+                log.warning("viewer: the process that reads listed logs whole ended; they "
+                            "are left unread", path=path, error=str(exc)[:200])
+                index.logs.ask_whole(path, st, summary)
+                break
             except Exception as exc:  # a read that fails so is not tried again
                 log.warning("viewer: cannot read a listed log whole", path=path,
                             error=f"{type(exc).__name__}: {str(exc)[:200]}")

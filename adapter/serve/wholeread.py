@@ -41,6 +41,10 @@ class ReadFailed(Exception):
     """The child's read failed in a way a log's own damage does not explain (its reason)."""
 
 
+class ChildGone(Exception):
+    """The child ended (or answered no JSON) before it answered: no verdict on the log."""
+
+
 def read_here(path: str) -> str:
     """Where the log at ``path`` stops ("" at its end): read in this process, each frame
     checked and dropped (``keep=False``). OSError, ValueError: gone, or no log."""
@@ -69,15 +73,15 @@ class ChildReader:
     def read(self, path: str) -> str:
         """Where the log at ``path`` stops ("": it reads to its end), read by the child;
         OSError or ValueError as :func:`read_here` raises them; :class:`ReadFailed` where the
-        child failed otherwise or ended; what :func:`replay.progress.check` raises (the child
-        then killed)."""
+        child's read failed otherwise, :class:`ChildGone` where it ended first; what
+        :func:`replay.progress.check` raises (the child then killed)."""
         from replay import progress
 
         if not self.apart:
             return read_here(path)
         with self._lock:
             if self._closed:
-                raise ReadFailed("the reader is closed")
+                raise ChildGone("the reader is closed")
             child = self._start()
             assert child.stdin is not None and child.stdout is not None
             try:
@@ -91,12 +95,12 @@ class ChildReader:
                 raise
             if not line:
                 self._kill()
-                raise ReadFailed(f"the reading process ended (exit {child.returncode})")
+                raise ChildGone(f"the reading process ended (exit {child.returncode})")
             try:
                 answer = json.loads(line)
             except ValueError:
                 self._kill()
-                raise ReadFailed(f"the reading process answered {line[:80]!r}") from None
+                raise ChildGone(f"the reading process answered {line[:80]!r}") from None
         self.reads += 1
         self.nice = answer.get("nice")
         if "cut" in answer:
