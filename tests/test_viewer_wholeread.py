@@ -52,6 +52,7 @@ async def test_the_listed_logs_are_read_whole_by_a_low_priority_child(root: Path
         assert reader.reads == 2 and reader.started == 1
         assert reader.pid is not None and reader.pid != os.getpid()
         assert reader.nice == min(19, os.nice(0) + NICE)
+        assert reader.idle is hasattr(os, "SCHED_IDLE")
         damaged = {g["name"]: g.get("damaged") for g in page["games"]}
         assert page["unread"] == 0 and damaged["sound.mjlog.msgpack"] is None
         assert damaged["middle.mjlog.msgpack"] == read_here(str(root / "middle.mjlog.msgpack"))

@@ -5,8 +5,9 @@ Read in a thread of the serve process, a whole read (pure Python: a 40-game matc
 second of CPU) held the interpreter lock against the event loop that drives the sessions: in a
 serve-like process (a Tenhou session against the fake server, the viewer listing a folder of
 40-game logs) the loop's lag rose and the session's decisions fell by more than half while the
-reads ran, though the viewer was "idle". The child holds no lock of ours, and ``os.nice(19)``,
-done before it imports anything, leaves it only the CPU the sessions do not use. It answers
+reads ran, though the viewer was "idle". The child holds no lock of ours, and ``os.nice(19)``
+(on Linux the SCHED_IDLE class too), done before it imports anything, leaves it only the CPU
+the sessions do not use. It answers
 where the log stops and why, one JSON line per path asked; nothing else crosses.
 
 The child is started as a new interpreter (``subprocess``: fork and exec at once), never a
@@ -65,6 +66,7 @@ class ChildReader:
         self.reads = 0
         self.started = 0
         self.nice: int | None = None
+        self.idle: bool | None = None  # the child runs in Linux's idle scheduling class
         self.pid: int | None = None
         self._child: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()  # one read at a time; close() from the loop
@@ -103,6 +105,7 @@ class ChildReader:
                 raise ChildGone(f"the reading process answered {line[:80]!r}") from None
         self.reads += 1
         self.nice = answer.get("nice")
+        self.idle = answer.get("idle")
         if "cut" in answer:
             return str(answer["cut"])
         if answer.get("error") == "OSError":
@@ -143,8 +146,9 @@ def serve(lines: IO[bytes], out: IO[bytes]) -> None:
     """The child's loop: a JSON path a line in, a JSON answer a line out, until its input
     ends (its parent closed the pipe or died)."""
     nice = os.nice(0)
+    idle = hasattr(os, "SCHED_IDLE") and os.sched_getscheduler(0) == os.SCHED_IDLE
     for line in lines:
-        answer: dict[str, Any] = {"nice": nice}
+        answer: dict[str, Any] = {"nice": nice, "idle": idle}
         try:
             answer["cut"] = read_here(json.loads(line))
         except (OSError, ValueError) as exc:  # (LogError is a ValueError)
@@ -158,9 +162,13 @@ def serve(lines: IO[bytes], out: IO[bytes]) -> None:
 
 
 def main(nice: Callable[[int], int] = os.nice) -> None:
-    """The child: lowest priority first, then the reader's imports and its loop."""
+    """The child: lowest priority first (and Linux's idle class, which runs it only on a
+    CPU nothing else wants), then the reader's imports and its loop."""
     with contextlib.suppress(OSError):
         nice(NICE)
+    if hasattr(os, "SCHED_IDLE"):
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     serve(sys.stdin.buffer, sys.stdout.buffer)
 
 
