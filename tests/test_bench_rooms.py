@@ -615,3 +615,21 @@ def test_bench_viewstop_says_an_export_dropped_before_its_answer() -> None:
                "mjai")
         closer.join(10)
     assert list(answers) == ["mjai"] and str(answers["mjai"]).startswith("dropped ("), answers
+
+
+def test_bench_idleread_reads_in_the_thread_then_by_the_child(
+        tmp_path: Path, bench_here: Run) -> None:
+    """The serve-like run: a quiet phase, then every listed log read whole in the viewer's
+    thread (none by the child: the reference), then again (new versions) by the child; each
+    phase's decisions per second and loop lag, and the ratios against the quiet phase, in
+    the JSON and printed."""
+    out = tmp_path / "idleread.json"
+    r = bench_here("bench", "idleread", "--logs", "2", "--games", "1", "--seconds", "0.5",
+                   "--limit", "60", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    result = json.loads(out.read_text())
+    assert (result["thread"]["read"], result["thread"]["by_child"]) == (2, 0)
+    assert (result["child"]["read"], result["child"]["by_child"]) == (2, 2)
+    assert result["quiet"]["decisions"] > 0 and result["quiet_after"]["decisions"] > 0
+    assert result["child_ratio"] is not None
+    assert f"child {result['child_ratio']} x" in r.stdout

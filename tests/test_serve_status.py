@@ -385,3 +385,32 @@ def test_sighup_reloads_the_status_keys_a_request_reads_and_names_the_others(
         assert later["level"] == "warning"
     finally:
         stop_process(serve.proc)
+
+
+async def test_a_restart_only_key_put_back_is_compared_with_what_the_server_runs(
+        running: Supervisor) -> None:
+    """SIGHUP's warning of [status] keys that wait for a restart compared the new config with
+    the one loaded last, not with what the status server runs: ``port`` changed (warned: it
+    waits for a restart), then put back, warned again that it changed, though the server had
+    never left it. Now each reload is compared with what the server runs: the key put back
+    is no warning, a key still changed is warned of again, and a live key applied counts as
+    running."""
+    from structlog.testing import capture_logs
+
+    from adapter.serve.app import reload_status
+
+    started = loads("[status]\nport = 8750\n", environ={}).status
+    server = StatusServer(running, token="", trust_forwarded_proto=False)
+    runs = started
+
+    def reload(text: str) -> list[list[str]]:
+        nonlocal runs
+        with capture_logs() as logs:
+            runs = reload_status(server, runs, loads(text, environ={}).status)
+        return [e["keys"] for e in logs if e["log_level"] == "warning"]
+
+    assert reload("[status]\nport = 9999\ntrust_forwarded_proto = true\n") == [["port"]]
+    assert server.trust_forwarded_proto is True
+    assert reload("[status]\nport = 9999\ntrust_forwarded_proto = true\n") == [["port"]]
+    assert reload("[status]\nport = 8750\ntrust_forwarded_proto = true\n") == []
+    assert runs.port == 8750 and runs.trust_forwarded_proto is True

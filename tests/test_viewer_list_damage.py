@@ -251,3 +251,28 @@ def test_idle_reads_refused_at_once_leave_the_event_loop_running(root: Path) -> 
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
+
+
+def test_logs_past_the_index_bound_are_read_whole_once(tmp_path: Path) -> None:
+    """Past the index's bound (``max_entries``; 200,000 in serve) a log older than those kept
+    is read, not kept: its whole read was recorded nowhere, so each page that showed it asked
+    for it again, the viewer read it whole again (a match log: seconds) and the list's
+    ``unread`` never reached 0. Now such a read is kept apart (the last MAX_UNCHECKED): once
+    read, the page asks for none of them again."""
+    from adapter.serve.logindex import LogIndex
+
+    root = tmp_path / "logs"
+    sound = platform_game(root / "g00.mjlog.msgpack")
+    for i in range(1, 15):
+        (root / f"g{i:02d}.mjlog.msgpack").write_bytes(sound.read_bytes())
+    for i in range(15):
+        os.utime(root / f"g{i:02d}.mjlog.msgpack", (1_700_000_000 + i, 1_700_000_000 + i))
+    index = GameIndex([str(root)], logs=LogIndex(max_entries=10))
+    assert index.page()["unread"] == 15
+    assert len(index.logs) < 15  # some are past the bound
+    while (item := index.logs.next_unread()) is not None:
+        index.read_whole(item[0], item[1])
+    assert index.logs.counts.read_whole == 15
+    page = index.page()
+    assert page["unread"] == 0 and index.logs.next_unread() is None
+    assert not any("damaged" in g for g in page["games"]) and len(page["games"]) == 15

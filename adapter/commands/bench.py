@@ -15,7 +15,8 @@ BENCHES = {"shanten": "shanten", "log": "log", "arena": "arena", "botzone": "bot
            "games": "games",
            "mjai": "mjai", "mc": "mc", "review": "review", "commentary": "review",
            "ray": "ray", "nn": "nn", "serve": "serve", "selfplay": "selfplay",
-           "logkeep": "logkeep", "view": "view", "viewstop": "viewstop", "think": "think"}
+           "logkeep": "logkeep", "view": "view", "viewstop": "viewstop", "think": "think",
+           "idleread": "idleread"}
 DESCRIPTION = "Each bench takes only its own options: mjbot bench NAME -h."
 
 

@@ -89,12 +89,12 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
     if on_listening is not None:
         on_listening(url)
     supervisor.start()
+    runs = config.status  # what the status server runs with (not the last config loaded)
     try:
         while await signals.next() == "reload":
-            before = supervisor.config.status
             if await _reload(supervisor) is not None:
-                reload_status(server, before, supervisor.config.status,
-                              address_given=status is not None)
+                runs = reload_status(server, runs, supervisor.config.status,
+                                     address_given=status is not None)
     finally:
         log.info("serve: stopping", deadline=supervisor.config.stop_deadline,
                  signal=signals.received[-1] if signals.received else None)
@@ -125,17 +125,20 @@ def check_log_folder(folder: str) -> None:
 LIVE_STATUS_KEYS = ("trust_forwarded_proto", "trust_forwarded_for")
 
 
-def reload_status(server: Any, old: StatusConfig, new: StatusConfig,
-                  address_given: bool = False) -> None:
+def reload_status(server: Any, runs: StatusConfig, new: StatusConfig,
+                  address_given: bool = False) -> StatusConfig:
     """A reloaded config's ``[status]``: the keys a request reads are set on ``server`` (the
-    StatusServer) now; any other that changed (host, port, token, max_connections,
-    request_timeout: the listening socket, the token check at start, the connection guard's
-    bounds) is named in a warning as taking effect at the next restart. Before, every
-    [status] key was ignored by SIGHUP without a word, so turning on trust_forwarded_for
-    behind a new proxy did nothing until a restart nobody was told of. ``address_given``:
-    ``--status`` set the address, so the config's host and port are not used anyway."""
+    StatusServer) now; any other that differs from what the server ``runs`` with (host,
+    port, token, max_connections, request_timeout: the listening socket, the token check at
+    start, the connection guard's bounds) is named in a warning as taking effect at the next
+    restart. Before, every [status] key was ignored by SIGHUP without a word, so turning on
+    trust_forwarded_for behind a new proxy did nothing until a restart nobody was told of.
+    ``address_given``: ``--status`` set the address, so the config's host and port are not
+    used anyway. Returns what the server runs with now (``runs``, the live keys set): the
+    next reload compares with it, not with the config loaded last, which warned again of a
+    port changed and then put back (the server had never left it)."""
     changed = [f.name for f in dataclasses.fields(StatusConfig)
-               if getattr(old, f.name) != getattr(new, f.name)]
+               if getattr(runs, f.name) != getattr(new, f.name)]
     applied = [key for key in changed if key in LIVE_STATUS_KEYS]
     for key in applied:
         setattr(server, key, getattr(new, key))
@@ -146,6 +149,7 @@ def reload_status(server: Any, old: StatusConfig, new: StatusConfig,
     if later:  # names only: the token's value is never logged
         log.warning("serve: [status] keys changed that take effect only at a restart: the "
                     "status server runs on with their old values", keys=later)
+    return dataclasses.replace(runs, **{key: getattr(new, key) for key in applied})
 
 
 async def _reload(supervisor: Supervisor) -> dict[str, Any] | None:

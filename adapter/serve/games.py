@@ -33,6 +33,7 @@ import os
 import re
 import stat
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -40,9 +41,10 @@ from typing import Any, TypeGuard
 import msgpack
 
 from adapter.serve.logindex import NEVER, Cancel, Cancelled, LogIndex, Summary
+from adapter.serve.wholeread import read_here
 from replay import formats, logzip
 from replay.gcpause import collector_paused
-from replay.log import GZ_SUFFIX, SUFFIX, is_log_name, read_log
+from replay.log import GZ_SUFFIX, SUFFIX, is_log_name
 from replay.replayer import footer_unfinished
 from replay.timeline import Timeline, build
 
@@ -448,10 +450,12 @@ class GameIndex:
             entry["damaged"] = summary.cut
         return 0
 
-    def read_whole(self, path: str, st: os.stat_result) -> None:
+    def read_whole(self, path: str, st: os.stat_result,
+                   read: Callable[[str], str] = read_here) -> None:
         """Read the log at ``path`` whole if it is still version ``st``, and keep in the
         index where it stops (:meth:`_damage`). A file changed or gone meanwhile is left to
-        the next listing, which asks for its new version."""
+        the next listing, which asks for its new version. ``read``: where a log stops, read
+        here (the default) or by the viewer's low-priority child (wholeread.ChildReader)."""
         try:
             if _version(os.stat(path)) != _version(st):
                 return
@@ -460,12 +464,12 @@ class GameIndex:
             # their freeing was one call, the interpreter held throughout (0.3 s, then
             # 0.06 s; a 300-game log's: 0.4 s to free), the event loop and its sessions
             # stopped as long, once per log a list page showed, none of it asked for
-            truncated = read_log(path, keep=False).truncated
+            cut = read(path)
             if _version(os.stat(path)) != _version(st):
                 return
         except (OSError, ValueError):
             return  # gone, or replaced by no log: the next listing says so
-        self.logs.read_whole(path, st, "" if truncated is None else truncated.note())
+        self.logs.read_whole(path, st, cut)
 
     def _result(self, entry: dict[str, Any], path: str, st: os.stat_result,
                 summary: Summary) -> dict[str, Any]:

@@ -153,6 +153,9 @@ class LogIndex:
         self._floor = -1  # logs modified before this (ns) are read, not kept
         self._strings: dict[str, str] = {}
         self._unread: OrderedDict[str, tuple[os.stat_result, Summary]] = OrderedDict()
+        # where the whole read of a log the index does not keep (older than its bound's
+        # floor) stops, by path and version: the last MAX_UNCHECKED of them
+        self._cuts: OrderedDict[str, tuple[tuple[int, int, int], str]] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -170,6 +173,10 @@ class LogIndex:
         summary = self._read(path, st)
         if summary is not None:
             self._keep(path, summary)
+            with self._lock:
+                cut = self._cuts.get(path)
+                if cut is not None and cut[0] == _version(summary):
+                    summary.cut = cut[1]
         return summary
 
     def result(self, summary: Summary, read: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -185,12 +192,20 @@ class LogIndex:
     def read_whole(self, path: str, st: os.stat_result, cut: str) -> None:
         """The log at ``path``, version ``st``, was read whole (a game page was built): ``cut``
         is where and why the read stopped before its end ("": it did not). Kept with that
-        version's summary, where the index has it."""
+        version's summary, where the index has it; else (a log older than the index keeps,
+        past its bound) among the last MAX_UNCHECKED such reads, which a summary read again
+        of that version takes: without them such a log was never known read, asked for and
+        read again at each page that showed it, and the list's ``unread`` never reached 0."""
         with self._lock:
             known = self._entries.get(path)
             self.counts.read_whole += 1
             if known is not None and _version(known) == _version_of(st):
                 known.cut = cut
+            else:
+                self._cuts[path] = (_version_of(st), cut)
+                self._cuts.move_to_end(path)
+                while len(self._cuts) > MAX_UNCHECKED:
+                    self._cuts.popitem(last=False)
 
     def ask_whole(self, path: str, st: os.stat_result, summary: Summary) -> None:
         """Queue a listed log to be read whole (:meth:`next_unread`), once per version: its

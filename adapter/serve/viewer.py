@@ -52,6 +52,7 @@ from adapter.serve.viewcache import (
     file_key,
     gzipped_json,
 )
+from adapter.serve.wholeread import ChildGone, ChildReader
 
 log = structlog.get_logger("mjbot.serve")
 UNREADABLE = ("cannot show this file: it is not a complete game log in a format the viewer "
@@ -66,6 +67,7 @@ GONE_POLL = 0.05  # seconds between two looks at a waiting request's connection
 
 
 VIEW_CACHE: web.AppKey[BuildCache] = web.AppKey("view_cache", BuildCache)
+VIEW_READER: web.AppKey[ChildReader] = web.AppKey("view_reader", ChildReader)
 # the game-list requests in hand, by their scans' cancel flags
 LIST_SCANS: web.AppKey[set[Cancel]] = web.AppKey("list_scans", set)
 
@@ -82,14 +84,18 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         for cancel in scans:
             cancel.set()
 
+    reader = ChildReader()  # the idle reads' low-priority child (wholeread.py)
+    app[VIEW_READER] = reader
+
     async def close_cache(_app: web.Application) -> None:
         cache.close()
+        reader.close()
 
     listed = asyncio.Event()  # set by each list page: its finished logs may want a read
     readings: list[asyncio.Task[None]] = []
 
     async def start_reading(_app: web.Application) -> None:
-        readings.append(asyncio.ensure_future(_read_listed(index, cache, listed)))
+        readings.append(asyncio.ensure_future(_read_listed(index, cache, listed, reader)))
 
     async def stop_reading(_app: web.Application) -> None:
         for task in readings:
@@ -242,21 +248,25 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
     app.router.add_get("/api/games/{id}/commentary", _while_connected(api_commentary))
 
 
-async def _read_listed(index: GameIndex, cache: BuildCache, listed: asyncio.Event) -> None:
+async def _read_listed(index: GameIndex, cache: BuildCache, listed: asyncio.Event,
+                       reader: ChildReader) -> None:
     """Read whole, once per file version, the finished logs the list has shown and not yet
     read whole, one at a time while the viewer is idle (BuildCache.run_idle), so that the
     list marks one damaged before its footer. The list's request reads only a log's header
     and footer: reading each shown log whole there (some 10 ms per practice game, seconds
     for a long match log) would make every page wait on it. Only logs a list page showed
     are read (bounded by what users look at, and by MAX_UNCHECKED), not every log under the
-    roots. A page built reads its game whole anyway and tells the index as well."""
+    roots. A page built reads its game whole anyway and tells the index as well. The read
+    itself is done by ``reader``'s child at the lowest priority: in a pool thread it took
+    the interpreter from the event loop and its sessions."""
     while True:
         await listed.wait()
         listed.clear()
         while (item := index.logs.next_unread()) is not None:
             path, st, summary = item
             try:
-                await cache.run_idle(functools.partial(index.read_whole, path, st))
+                await cache.run_idle(functools.partial(index.read_whole, path, st,
+                                                       reader.read))
             except (GaveWay, Busy, OverShare):
                 index.logs.ask_whole(path, st, summary)  # again, once the viewer is idle
                 # (refused at once where no run may wait, max_waiting 0: not a loop that
@@ -264,6 +274,13 @@ async def _read_listed(index: GameIndex, cache: BuildCache, listed: asyncio.Even
                 await asyncio.sleep(IDLE_POLL)
             except Stopping:
                 return
+            except ChildGone as exc:  # no verdict on the log: not marked (a child that
+                # cannot start would have marked every listed log damaged); the rest wait
+                # for the next page, not a child started and lost for each
+                log.warning("viewer: the process that reads listed logs whole ended; they "
+                            "are left unread", path=path, error=str(exc)[:200])
+                index.logs.ask_whole(path, st, summary)
+                break
             except Exception as exc:  # a read that fails so is not tried again
                 log.warning("viewer: cannot read a listed log whole", path=path,
                             error=f"{type(exc).__name__}: {str(exc)[:200]}")

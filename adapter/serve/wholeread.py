@@ -1,0 +1,176 @@
+"""The viewer's idle whole reads of listed logs (viewer.py's _read_listed), done in a child
+process at the lowest CPU priority.
+
+Read in a thread of the serve process, a whole read (pure Python: a 40-game match log, about a
+second of CPU) held the interpreter lock against the event loop that drives the sessions: in a
+serve-like process (a Tenhou session against the fake server, the viewer listing a folder of
+40-game logs) the loop's lag rose and the session's decisions fell by more than half while the
+reads ran, though the viewer was "idle". The child holds no lock of ours, and ``os.nice(19)``
+(on Linux the SCHED_IDLE class too), done before it imports anything, leaves it only the CPU
+the sessions do not use. It answers
+where the log stops and why, one JSON line per path asked; nothing else crosses.
+
+The child is started as a new interpreter (``subprocess``: fork and exec at once), never a
+plain fork of the serve process (its loop, its threads), nor the thinking workers' fork server
+(its preload is the first start's: started here first, it would lack the policy modules). It
+is kept between reads, and killed where a read is given up (a viewer request came, the server
+stops: :func:`replay.progress.check`, asked every POLL seconds while it reads), so that a
+stop never waits on it. Where the platform's pipes cannot be waited on with a timeout
+(Windows), the read is done in this process as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import IO, Any
+
+from adapter.own_python import own_python
+
+NICE = 19  # the child's niceness added (the kernel caps it at 19: the lowest priority)
+POLL = 0.05  # seconds between two looks at the give-up check while the child reads
+ERROR_CHARS = 200
+
+
+class ReadFailed(Exception):
+    """The child's read failed in a way a log's own damage does not explain (its reason)."""
+
+
+class ChildGone(Exception):
+    """The child ended (or answered no JSON) before it answered: no verdict on the log."""
+
+
+def read_here(path: str) -> str:
+    """Where the log at ``path`` stops ("" at its end): read in this process, each frame
+    checked and dropped (``keep=False``). OSError, ValueError: gone, or no log."""
+    from replay.log import read_log  # (the child imports it after its nice)
+
+    truncated = read_log(path, keep=False).truncated
+    return "" if truncated is None else truncated.note()
+
+
+class ChildReader:
+    """One low-priority child that reads logs whole, started at the first read and kept;
+    ``reads``: the answers it gave, ``started``: children started, ``nice``: the last child's
+    niceness as it reported it (what the tests and the bench look at)."""
+
+    def __init__(self, command: tuple[str, ...] | None = None) -> None:
+        self.command = command or own_python("-m", "adapter.serve.wholeread")
+        self.apart = os.name == "posix"  # select() on a pipe; else read_here
+        self.reads = 0
+        self.started = 0
+        self.nice: int | None = None
+        self.idle: bool | None = None  # the child runs in Linux's idle scheduling class
+        self.pid: int | None = None
+        self._child: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()  # one read at a time; close() from the loop
+        self._closed = False
+
+    def read(self, path: str) -> str:
+        """Where the log at ``path`` stops ("": it reads to its end), read by the child;
+        OSError or ValueError as :func:`read_here` raises them; :class:`ReadFailed` where the
+        child's read failed otherwise, :class:`ChildGone` where it ended first; what
+        :func:`replay.progress.check` raises (the child then killed)."""
+        from replay import progress
+
+        if not self.apart:
+            return read_here(path)
+        with self._lock:
+            if self._closed:
+                raise ChildGone("the reader is closed")
+            child = self._start()
+            assert child.stdin is not None and child.stdout is not None
+            try:
+                child.stdin.write(json.dumps(path).encode() + b"\n")
+                child.stdin.flush()
+                while not select.select([child.stdout], [], [], POLL)[0]:
+                    progress.check()
+                line = child.stdout.readline()
+            except BaseException:
+                self._kill()  # given up (or its pipe broke): a fresh child for the next
+                raise
+            if not line:
+                self._kill()
+                raise ChildGone(f"the reading process ended (exit {child.returncode})")
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                self._kill()
+                raise ChildGone(f"the reading process answered {line[:80]!r}") from None
+        self.reads += 1
+        self.nice = answer.get("nice")
+        self.idle = answer.get("idle")
+        if "cut" in answer:
+            return str(answer["cut"])
+        if answer.get("error") == "OSError":
+            raise OSError(answer.get("reason", ""))
+        if answer.get("error") == "ValueError":
+            raise ValueError(answer.get("reason", ""))
+        raise ReadFailed(str(answer.get("reason", "")))
+
+    def close(self) -> None:
+        """Kill the child (the server stops): never waited for."""
+        self._closed = True
+        self._kill()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._child is not None and self._child.poll() is None:
+            return self._child
+        self._child = subprocess.Popen(self.command, stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.started += 1
+        self.pid = self._child.pid
+        return self._child
+
+    def _kill(self) -> None:
+        child, self._child = self._child, None
+        if child is None:
+            return
+        with contextlib.suppress(OSError):
+            child.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(1)  # (SIGKILL: reaped at once)
+        for pipe in (child.stdin, child.stdout):
+            with contextlib.suppress(OSError):
+                if pipe is not None:
+                    pipe.close()
+
+
+def serve(lines: IO[bytes], out: IO[bytes]) -> None:
+    """The child's loop: a JSON path a line in, a JSON answer a line out, until its input
+    ends (its parent closed the pipe or died)."""
+    nice = os.nice(0)
+    idle = hasattr(os, "SCHED_IDLE") and os.sched_getscheduler(0) == os.SCHED_IDLE
+    for line in lines:
+        answer: dict[str, Any] = {"nice": nice, "idle": idle}
+        try:
+            answer["cut"] = read_here(json.loads(line))
+        except (OSError, ValueError) as exc:  # (LogError is a ValueError)
+            answer.update(error="OSError" if isinstance(exc, OSError) else "ValueError",
+                          reason=str(exc)[:ERROR_CHARS])
+        except Exception as exc:  # the parent records it as the log's failure
+            answer.update(error="failed",
+                          reason=f"{type(exc).__name__}: {str(exc)[:ERROR_CHARS]}")
+        out.write(json.dumps(answer).encode() + b"\n")
+        out.flush()
+
+
+def main(nice: Callable[[int], int] = os.nice) -> None:
+    """The child: lowest priority first (and Linux's idle class, which runs it only on a
+    CPU nothing else wants), then the reader's imports and its loop."""
+    with contextlib.suppress(OSError):
+        nice(NICE)
+    if hasattr(os, "SCHED_IDLE"):
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    serve(sys.stdin.buffer, sys.stdout.buffer)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""The viewer's idle whole reads are done by a low-priority child process (wholeread.py), not
+in the serve process, whose event loop drives the sessions: read in a pool thread they held
+the interpreter against it (the loop's lag up, a Tenhou session's decisions down by more than
+half while they ran)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import aiohttp
+import msgpack
+import pytest
+from yarl import URL
+
+from adapter.own_python import own_python
+from adapter.serve.status import StatusServer
+from adapter.serve.viewer import VIEW_READER
+from adapter.serve.wholeread import NICE, ChildGone, ChildReader, read_here
+from replay import progress
+from tests.log_samples import log_frames
+from tests.serve_helpers import until
+from tests.viewer_fixtures import platform_game
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    root = tmp_path / "logs"
+    sound = platform_game(root / "sound.mjlog.msgpack")
+    packed = [msgpack.packb(f, use_bin_type=True) for f in log_frames(sound)]
+    packed[len(packed) // 2] = b"\xc1" + packed[len(packed) // 2][1:]
+    (root / "middle.mjlog.msgpack").write_bytes(b"".join(packed))
+    return root
+
+
+async def test_the_listed_logs_are_read_whole_by_a_low_priority_child(root: Path) -> None:
+    """Through a real server: the two finished logs a page lists are read whole, each by the
+    reader's child (its answers counted), one child for both, at the lowest priority, and
+    the list marks the damaged one as a read here would."""
+    server = StatusServer(roots=[str(root)])
+    url = URL(await server.start("127.0.0.1", 0))
+    assert server.runner is not None
+    reader, index = server.runner.app[VIEW_READER], server.index
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(url.with_path("/api/games")) as response:
+                assert (await response.json())["unread"] == 2
+            await until(lambda: index.logs.counts.read_whole == 2)
+            async with session.get(url.with_path("/api/games")) as response:
+                page = await response.json()
+        assert reader.reads == 2 and reader.started == 1
+        assert reader.pid is not None and reader.pid != os.getpid()
+        assert reader.nice == min(19, os.nice(0) + NICE)
+        assert reader.idle is hasattr(os, "SCHED_IDLE")
+        damaged = {g["name"]: g.get("damaged") for g in page["games"]}
+        assert page["unread"] == 0 and damaged["sound.mjlog.msgpack"] is None
+        assert damaged["middle.mjlog.msgpack"] == read_here(str(root / "middle.mjlog.msgpack"))
+        assert damaged["middle.mjlog.msgpack"].startswith("the log is cut at byte ")
+    finally:
+        await server.stop()
+    assert reader._child is None  # killed with the server
+
+
+def test_a_read_given_up_kills_the_child(tmp_path: Path) -> None:
+    """A read given up (a viewer request came, the server stops: the progress check raises)
+    ends its child at once, not when its read ends; the next read starts a fresh one."""
+    never = own_python("-c", "import time; time.sleep(60)")  # a child that never answers
+    reader = ChildReader(never)
+    asked = 0
+
+    def give_up() -> None:
+        nonlocal asked
+        asked += 1
+        if asked == 3:
+            raise RuntimeError("a viewer request came")
+
+    with progress.checking(give_up), pytest.raises(RuntimeError, match="request came"):
+        reader.read(str(tmp_path / "x.mjlog.msgpack"))
+    assert reader._child is None and reader.started == 1 and reader.pid is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(reader.pid, 0)  # killed and reaped
+    reader.close()
+
+
+def test_what_the_child_says_of_a_file(tmp_path: Path) -> None:
+    """A file that is no log is the ValueError a read here raises, a missing one the
+    OSError (the listing's next walk says so); a child that answers no JSON, or ends, is
+    ChildGone (the viewer logs it), and the next read starts a fresh child."""
+    reader = ChildReader()
+    try:
+        (tmp_path / "text.mjlog.msgpack").write_bytes(b"not a log")
+        with pytest.raises(ValueError):
+            read_here(str(tmp_path / "text.mjlog.msgpack"))
+        with pytest.raises(ValueError):
+            reader.read(str(tmp_path / "text.mjlog.msgpack"))
+        with pytest.raises(OSError):
+            reader.read(str(tmp_path / "gone.mjlog.msgpack"))
+        assert reader.started == 1 and reader.reads == 2
+    finally:
+        reader.close()
+    for code in ("print('hello')", "pass"):
+        odd = ChildReader(own_python("-c", code))
+        with pytest.raises(ChildGone):
+            odd.read(str(tmp_path / "text.mjlog.msgpack"))
+        assert odd._child is None
+        odd.close()
+
+
+async def test_a_child_that_ends_marks_no_log(root: Path) -> None:
+    """A reading process that ends without an answer (it cannot start, or is killed) says
+    nothing of the log: it was recorded as the log's failure, and a child that could not
+    start marked every listed log damaged. The logs stay unread (asked again by the next
+    page), and the pass waits for that page rather than starting a child for each."""
+    from adapter.serve.viewcache import IDLE_POLL
+    from adapter.serve.viewer import VIEW_CACHE
+
+    server = StatusServer(roots=[str(root)])
+    url = URL(await server.start("127.0.0.1", 0))
+    assert server.runner is not None
+    reader, cache = server.runner.app[VIEW_READER], server.runner.app[VIEW_CACHE]
+    reader.command = own_python("-c", "pass")
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(url.with_path("/api/games")) as response:
+                assert (await response.json())["unread"] == 2
+            await until(lambda: reader.started == 1 and reader._child is None
+                        and not cache.building)
+            await asyncio.sleep(3 * IDLE_POLL)
+            assert reader.started == 1  # not one child per listed log
+            async with session.get(url.with_path("/api/games")) as response:
+                page = await response.json()
+        assert page["unread"] == 2 and not any("damaged" in g for g in page["games"])
+        assert server.index.logs.counts.read_whole == 0
+    finally:
+        await server.stop()
