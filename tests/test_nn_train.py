@@ -213,8 +213,8 @@ def test_a_held_out_set_with_no_example_is_refused_not_scored_zero(tmp_path: Pat
     """--holdout datasets with no decision of the --policies learned (another teacher's
     games) trained on and printed 'held-out accuracy 0.0000', value mse 0.0000, into the
     weights' record too: figures of nothing. Now one line before training, no file."""
-    sets = {name: _selfplay(tmp_path / name, "riichi", player, 1)
-            for name, player in (("data", "rulebased"), ("held", "greedy"))}
+    sets = {name: _selfplay(tmp_path / name, "riichi", player, 1, seed)  # other walls
+            for name, player, seed in (("data", "rulebased", 5), ("held", "greedy", 6))}
     out = tmp_path / "w.npz"
     r = nn_train("--variant", "riichi", "--data", str(sets["data"]), "--holdout",
                  str(sets["held"]), "--policies", "rulebased", "--out", str(out), "--epochs", "1",
