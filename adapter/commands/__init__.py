@@ -220,14 +220,16 @@ def require_distinct_datasets(data: list[str], holdout: list[str]) -> None:
     _require_distinct_contents(data, holdout)
 
 
-def _dataset_identity(folder: str) -> tuple[set[str], int | None]:
-    """A dataset's shards by SHA-256, and its self-play seed (None for an import); nothing
-    for a folder whose manifest does not read (the training's own reading says why)."""
+def _dataset_identity(folder: str) -> tuple[set[str], tuple[str, int] | None]:
+    """A dataset's shards by SHA-256, and its variant and self-play seed (its walls; None for
+    an import); nothing for a folder whose manifest does not read (the training's own reading
+    says why)."""
     try:
         manifest = json.loads((Path(folder) / "manifest.json").read_text())
         shards = {str(s["sha256"]) for s in manifest.get("shards", []) if s.get("sha256")}
         seed = manifest["config"]["seed"] if manifest.get("source") == "selfplay" else None
-        return shards, seed if isinstance(seed, int) else None
+        walls = (str(manifest.get("variant")), seed) if isinstance(seed, int) else None
+        return shards, walls
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return set(), None
 
@@ -250,10 +252,11 @@ def _require_distinct_contents(data: list[str], holdout: list[str]) -> None:
                 raise UserInputError(f"--holdout {h} and --data {d} hold the same shard (one "
                                      "dataset copied): the held-out figures would be read on "
                                      "training examples")
-            if ids[h][1] is not None and ids[h][1] == ids[d][1]:
+            walls = ids[h][1]
+            if walls is not None and walls == ids[d][1]:
                 raise UserInputError(
-                    f"--holdout {h} was dealt the walls of --data {d} (self-play seed "
-                    f"{ids[h][1]} both): the held-out figures would be read on the deals "
+                    f"--holdout {h} was dealt the walls of --data {d} ({walls[0]} self-play "
+                    f"seed {walls[1]} both): the held-out figures would be read on the deals "
                     "trained on; play the held-out set on another --seed")
 
 
