@@ -342,6 +342,43 @@ def test_a_dataset_named_twice_or_held_out_from_itself_is_refused(tmp_path, caps
     assert "twice" in err
 
 
+def test_a_held_out_set_of_the_training_walls_or_a_copied_dataset_is_refused(tmp_path, capsys):
+    """A held-out self-play set played on the training set's seed (the README's held-out set
+    with the training command's --seed 1, fewer hands) is the first rows of the training set,
+    decision for decision, and a dataset copied to a second folder holds the same shards:
+    `nn train` read its held-out figures in-sample, or counted examples twice, without a word.
+    Another seed is taken as before."""
+    import shutil
+
+    def selfplay(name: str, seed: int, hands: int, variant: str = "riichi") -> str:
+        out = tmp_path / name
+        assert main(["selfplay", "--variant", variant, "--policies",
+                     "rulebased,greedy,rulebased,greedy", "--hands", str(hands), "--seed",
+                     str(seed), "--workers", "1", "--out", str(out), "--no-progress"]) == 0
+        capsys.readouterr()
+        return str(out)
+
+    train, small, other = selfplay("t", 1, 40), selfplay("h", 1, 8), selfplay("o", 2, 8)
+    copy = str(tmp_path / "copy")
+    shutil.copytree(train, copy)
+    base = ["nn", "train", "--variant", "riichi", "--out", str(tmp_path / "w.npz")]
+    err = _refused([*base, "--data", train, "--holdout", small], capsys)
+    assert (f"--holdout {small} was dealt the walls of --data {train} (riichi self-play seed "
+            "1 both)" in err and "another --seed" in err)
+    err = _refused([*base, "--data", train, "--holdout", other, copy], capsys)
+    assert f"--holdout {copy} and --data {train} hold the same shard" in err
+    err = _refused([*base, "--data", train, copy], capsys)
+    assert f"--data {train} and {copy} hold the same shard" in err and "count twice" in err
+    err = _refused(["models", "train", "--variant", "riichi", "--data", copy, train], capsys)
+    assert "hold the same shard" in err
+    # another seed's walls, or another variant's of the seed (refused as of several variants
+    # where torch is): not refused for the walls (stopped before its first step)
+    for held in (other, selfplay("m", 1, 8, "mass")):
+        main([*base, "--data", train, "--holdout", held, "--stop-after", "1e-9"])
+        err = capsys.readouterr().err
+        assert "dealt the walls" not in err and "same shard" not in err, err
+
+
 def test_score_help_says_what_it_does(capsys):
     """`mjbot score -h` had no description, and --seat, --dealer, --riichi no help."""
     with pytest.raises(SystemExit):

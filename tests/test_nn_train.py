@@ -213,8 +213,8 @@ def test_a_held_out_set_with_no_example_is_refused_not_scored_zero(tmp_path: Pat
     """--holdout datasets with no decision of the --policies learned (another teacher's
     games) trained on and printed 'held-out accuracy 0.0000', value mse 0.0000, into the
     weights' record too: figures of nothing. Now one line before training, no file."""
-    sets = {name: _selfplay(tmp_path / name, "riichi", player, 1)
-            for name, player in (("data", "rulebased"), ("held", "greedy"))}
+    sets = {name: _selfplay(tmp_path / name, "riichi", player, 1, seed)  # other walls
+            for name, player, seed in (("data", "rulebased", 5), ("held", "greedy", 6))}
     out = tmp_path / "w.npz"
     r = nn_train("--variant", "riichi", "--data", str(sets["data"]), "--holdout",
                  str(sets["held"]), "--policies", "rulebased", "--out", str(out), "--epochs", "1",
@@ -299,6 +299,29 @@ def test_an_epoch_cut_short_says_so_in_its_progress_line(tmp_path: Path) -> None
     assert result["train_examples"] > 32 and result["stopped"]["steps_done"] == 2
     (line,) = lines
     assert line.startswith("  epoch 1, cut short after 32 examples: loss "), line
+
+
+def test_a_stopped_trainings_examples_seen_are_those_it_trained_on(tmp_path: Path) -> None:
+    """The weights' record of a stopped run counted the batch drawn when the stop came, which
+    took no step: Ctrl-C after the first epoch's 43 steps of 256 recorded 11,183 examples
+    seen of 10,927 in all. Now the examples of the steps taken, as in a whole run."""
+    from replay.learning.nn.train import TrainConfig, train
+
+    data = _rulebased_riichi_data(tmp_path, 1)
+    asked = 0
+
+    def stop() -> str:
+        nonlocal asked
+        asked += 1
+        return "SIGINT" if asked == 3 else ""
+
+    out = tmp_path / "w.npz"
+    result = train("riichi", [data], out,
+                   TrainConfig(channels=8, blocks=1, epochs=3, batch_size=16, threads=1),
+                   stop=stop)
+    assert result["stopped"]["steps_done"] == 2 and result["train_examples"] > 48
+    assert result["examples_seen"] == 32
+    assert Network.from_file(out, "riichi").meta["training"]["examples_seen"] == 32
 
 
 def test_a_training_stopped_before_its_first_step_writes_nothing(tmp_path: Path,

@@ -217,6 +217,47 @@ def require_distinct_datasets(data: list[str], holdout: list[str]) -> None:
         if Path(d).resolve() in seen:
             raise UserInputError(f"--holdout {d} is also in --data: the held-out figures "
                                  "would be read on training examples")
+    _require_distinct_contents(data, holdout)
+
+
+def _dataset_identity(folder: str) -> tuple[set[str], tuple[str, int] | None]:
+    """A dataset's shards by SHA-256, and its variant and self-play seed (its walls; None for
+    an import); nothing for a folder whose manifest does not read (the training's own reading
+    says why)."""
+    try:
+        manifest = json.loads((Path(folder) / "manifest.json").read_text())
+        shards = {str(s["sha256"]) for s in manifest.get("shards", []) if s.get("sha256")}
+        seed = manifest["config"]["seed"] if manifest.get("source") == "selfplay" else None
+        walls = (str(manifest.get("variant")), seed) if isinstance(seed, int) else None
+        return shards, walls
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return set(), None
+
+
+def _require_distinct_contents(data: list[str], holdout: list[str]) -> None:
+    """Two folders holding the same shard (a dataset copied) count its examples twice, or
+    put them on both sides of the held-out line; and a held-out self-play set of a training
+    set's seed was dealt the same walls (a seed's walls do not depend on --hands or the
+    policies: the smaller set is the first rows of the larger, decision for decision), so
+    its figures were in-sample without a word."""
+    ids = {d: _dataset_identity(d) for d in [*data, *holdout]}
+    for i, a in enumerate(data):
+        for b in data[i + 1:]:
+            if ids[a][0] & ids[b][0]:
+                raise UserInputError(f"--data {a} and {b} hold the same shard (one dataset "
+                                     "copied): its examples would count twice")
+    for h in holdout:
+        for d in data:
+            if ids[h][0] & ids[d][0]:
+                raise UserInputError(f"--holdout {h} and --data {d} hold the same shard (one "
+                                     "dataset copied): the held-out figures would be read on "
+                                     "training examples")
+            walls = ids[h][1]
+            if walls is not None and walls == ids[d][1]:
+                raise UserInputError(
+                    f"--holdout {h} was dealt the walls of --data {d} ({walls[0]} self-play "
+                    f"seed {walls[1]} both): the held-out figures would be read on the deals "
+                    "trained on; play the held-out set on another --seed")
 
 
 def require_torch_device(device: str) -> None:

@@ -277,6 +277,7 @@ def _train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tr
     history = []
     seen_tally = _Tally()
     done = 0  # steps taken
+    trained = 0  # their examples: a batch drawn when a stop came took no step
     reason = ""
     for epoch in range(config.epochs):
         total, examples = 0.0, 0
@@ -302,6 +303,7 @@ def _train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tr
             total += loss.item() * len(batch)
             examples += len(batch)
             done += 1
+            trained += len(batch)
         if reason and not done:
             raise StoppedBeforeTraining(reason)
         if examples:  # an epoch cut before its first step has no figures (the last stand)
@@ -323,7 +325,7 @@ def _train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tr
         "variant": variant, "encoding": encoding, "data": portable_names(data),
         "holdout_data": portable_names(holdout_data) if holdout_data else "split",
         "train_examples": len(stream), "holdout_examples": len(held),
-        "examples_seen": stream.seen, "peak_examples_held": stream.peak_examples_held,
+        "examples_seen": trained, "peak_examples_held": stream.peak_examples_held,
         "config": {k: portable_name(v) if k == "init" else v
                    for k, v in vars(config).items() if k != "extra"},
         "prepare_seconds": round(prepare_s, 1),
