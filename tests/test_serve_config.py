@@ -3,6 +3,7 @@ names the file and the line, never a traceback, and never repeats a secret."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -168,6 +169,29 @@ def test_the_command_reports_a_bad_file_in_one_line(tmp_path: Path) -> None:
                              cwd=ROOT, timeout=60)
     assert missing.returncode == 2 and "cannot read" in missing.stderr
     assert "Traceback" not in missing.stderr + out.stderr
+
+
+def test_a_missing_token_is_asked_for_in_the_variable_the_config_names(tmp_path: Path) -> None:
+    """[status] token_env names the team's variable; serve on 0.0.0.0 without it said "set a
+    token in $MJBOT_STATUS_TOKEN", which the operator may well have set (and set again, and
+    again): it now names the variable it reads."""
+    config = tmp_path / "mjbot.toml"
+    config.write_text("[status]\nhost = '0.0.0.0'\ntoken_env = 'TEAM_TOKEN'\n")
+    env = {k: v for k, v in os.environ.items() if k != "TEAM_TOKEN"}
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "serve", "--check", str(config)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60,
+                         env={**env, "MJBOT_STATUS_TOKEN": "set-but-not-read"})
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "mjbot serve: the status server on 0.0.0.0 would be reachable from other machines: "
+        "set a token in $TEAM_TOKEN (the variable [status] token_env names), or listen on "
+        "127.0.0.1"]
+    default = tmp_path / "default.toml"
+    default.write_text("[status]\nhost = '0.0.0.0'\n")
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "serve", "--check", str(default)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60,
+                         env={k: v for k, v in env.items() if k != "MJBOT_STATUS_TOKEN"})
+    assert out.returncode == 2 and "set a token in $MJBOT_STATUS_TOKEN (or the" in out.stderr
 
 
 def test_a_budget_too_tight_for_mc_is_said_at_check_start_and_reload(tmp_path: Path) -> None:

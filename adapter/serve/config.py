@@ -114,6 +114,7 @@ class StatusConfig:
     # whose share of the viewer's builds a request is; off, the peer's address (anyone can
     # send the header)
     trust_forwarded_for: bool = False
+    token_env: str = TOKEN_ENV  # the variable the token was read from, named when it is unset
 
 
 @dataclass(frozen=True)
@@ -372,7 +373,7 @@ def _status(r: _Reader, table: dict[str, Any], environ: Any) -> StatusConfig:
                         values.get("max_connections", 256),
                         values.get("request_timeout", 10.0),
                         values.get("trust_forwarded_proto", False),
-                        values.get("trust_forwarded_for", False))
+                        values.get("trust_forwarded_for", False), variable)
 
 
 def _session(r: _Reader, name: str, table: dict[str, Any], defaults: dict[str, Any],
