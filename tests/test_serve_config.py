@@ -155,6 +155,23 @@ def test_key_lines_reads_the_shapes_config_files_use() -> None:
     assert ("not", "a", "table") not in lines and lines[("arr", "e")] == 11
 
 
+def test_a_misspelt_table_is_reported_with_its_line() -> None:
+    """[sesions.tenhou] deep in a long file: the message said the file, not the line (a dotted
+    header defines its parent table without a line of its own), where a misspelt key says
+    both."""
+    text = ("[serve]\nlog_dir = 'logs'\n\n[sessions.a]\nkind = 'local'\n\n"
+            "[sesions.tenhou]\nkind = 'tenhou'\n")
+    with pytest.raises(ConfigError) as caught:
+        loads(text, "mjbot.toml", environ={})
+    assert str(caught.value).startswith("mjbot.toml, line 7: unknown table or key 'sesions'")
+    with pytest.raises(ConfigError) as caught:
+        loads("x = 1\nstatus.port = 'eighty'\n", "mjbot.toml", environ={})
+    assert str(caught.value).startswith("mjbot.toml, line 1: unknown table or key 'x'")
+    with pytest.raises(ConfigError) as caught:
+        loads("\nstatus.port = 'eighty'\n", "mjbot.toml", environ={})
+    assert str(caught.value).startswith("mjbot.toml, line 2: status.port must be")
+
+
 def test_the_command_reports_a_bad_file_in_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[sessions.a]\nkind = 'local'\nvariant = 3\n")
