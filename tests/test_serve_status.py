@@ -385,3 +385,36 @@ def test_sighup_reloads_the_status_keys_a_request_reads_and_names_the_others(
         assert later["level"] == "warning"
     finally:
         stop_process(serve.proc)
+
+
+
+def test_a_reload_that_the_next_start_would_refuse_is_refused(tmp_path: Path) -> None:
+    """serve as the unit runs it (the config's own address): an operator sets host =
+    "0.0.0.0" and sends SIGHUP. The reload was taken (status ok, no reload_error, a warning
+    that the host waits for a restart), and the next start, with the same environment and no
+    token, refused the file: exit 2, which the unit does not restart. Now the reload is
+    refused with the line the start gives, shown in /health until a reload succeeds; a host
+    that is no address at all the same."""
+    import signal
+
+    config = tmp_path / "serve.toml"
+    config.write_text("[status]\nport = 0\n")
+    serve = ServeProcess(config, tmp_path / "logs", status=None,
+                         env={"MJBOT_STATUS_TOKEN": ""})  # none, whatever the caller's
+    try:
+        for host, said in (("0.0.0.0", "would be reachable from other machines: set a token"),
+                           ("300.1.2.3", "'300.1.2.3' is not an IP address or host name")):
+            config.write_text(f"[status]\nport = 0\nhost = '{host}'\n")
+            serve.signal(signal.SIGHUP)
+            refused = serve.wait_for(lambda e, h=host: str(e.get("event")).startswith(
+                "serve: reload refused") and h in str(e.get("error")))
+            assert said in refused["error"]
+            health = serve.get("/health")
+            assert health["status"] == "degraded" and said in health["reload_error"]["error"]
+        config.write_text("[status]\nport = 0\nmax_connections = 99\n")
+        serve.signal(signal.SIGHUP)
+        serve.wait_for(lambda e: e.get("event") == "serve: config reloaded")
+        health = serve.get("/health")
+        assert health["reload_error"] is None and health["status"] == "ok"
+    finally:
+        stop_process(serve.proc)

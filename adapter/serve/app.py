@@ -92,7 +92,7 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
     try:
         while await signals.next() == "reload":
             before = supervisor.config.status
-            if await _reload(supervisor) is not None:
+            if await _reload(supervisor, status) is not None:
                 reload_status(server, before, supervisor.config.status,
                               address_given=status is not None)
     finally:
@@ -148,9 +148,21 @@ def reload_status(server: Any, old: StatusConfig, new: StatusConfig,
                     "status server runs on with their old values", keys=later)
 
 
-async def _reload(supervisor: Supervisor) -> dict[str, Any] | None:
+async def _reload(supervisor: Supervisor,
+                  address: tuple[str, int] | None = None) -> dict[str, Any] | None:
+    """``address``: --status's, which the next start listens on rather than the config's.
+    A file that the next start would refuse (a host other than loopback without a token,
+    one that is no address) is refused as one that does not load: it was taken, and the
+    process, once restarted (the unit's next start, a reboot), exited 2 on it."""
+    from adapter.serve.status import TokenRequired, check_token
+
     try:
         config = await asyncio.to_thread(load, supervisor.config.path)
+        host = address[0] if address else config.status.host
+        try:
+            check_token(host, config.status.token, config.status.token_env)
+        except (TokenRequired, ValueError) as exc:
+            raise ConfigError(f"{config.path}: {exc}") from None
     except ConfigError as exc:
         log.error("serve: reload refused, the running sessions are kept", error=str(exc))
         supervisor.reload_refused(str(exc))
