@@ -418,3 +418,34 @@ def test_a_reload_that_the_next_start_would_refuse_is_refused(tmp_path: Path) ->
         assert health["reload_error"] is None and health["status"] == "ok"
     finally:
         stop_process(serve.proc)
+
+
+def test_a_reload_names_a_changed_log_folder_as_waiting_for_a_restart(tmp_path: Path) -> None:
+    """[serve] log_dir edited and SIGHUP sent: 'serve: config reloaded', and the games went on
+    into the old folder without a word (a changed [status] key is named); now a warning says
+    it takes effect at the next restart. With --log-dir given (as the unit gives it) the
+    config's folder is not used at all, and nothing is said."""
+    import signal
+
+    config = tmp_path / "serve.toml"
+    config.write_text(f"[serve]\nlog_dir = '{tmp_path / 'a'}'\n")
+    serve = ServeProcess(config, None)
+    try:
+        config.write_text(f"[serve]\nlog_dir = '{tmp_path / 'b'}'\nstop_deadline = 5\n")
+        serve.signal(signal.SIGHUP)
+        later = serve.wait_for(lambda e: str(e.get("event")).startswith(
+            "serve: [serve] log_dir changed"))
+        assert later["level"] == "warning" and later["log_dir"] == str(tmp_path / "a")
+        assert later["config_log_dir"] == str(tmp_path / "b")
+        assert (tmp_path / "a").is_dir() and not (tmp_path / "b").exists()
+    finally:
+        stop_process(serve.proc)
+    given = ServeProcess(config, tmp_path / "given")
+    try:
+        config.write_text(f"[serve]\nlog_dir = '{tmp_path / 'c'}'\n")
+        given.signal(signal.SIGHUP)
+        given.wait_for(lambda e: e.get("event") == "serve: config reloaded")
+        time.sleep(0.5)
+        assert not any("log_dir" in str(e.get("event")) for e in given.lines)
+    finally:
+        stop_process(given.proc)

@@ -91,10 +91,18 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
     supervisor.start()
     try:
         while await signals.next() == "reload":
-            before = supervisor.config.status
+            before = supervisor.config
             if await _reload(supervisor, status) is not None:
-                reload_status(server, before, supervisor.config.status,
+                reload_status(server, before.status, supervisor.config.status,
                               address_given=status is not None)
+                if log_dir is None and supervisor.config.log_dir not in (before.log_dir,
+                                                                         supervisor.log_dir):
+                    # read at the start only (the sessions' folders, the viewer's root): the
+                    # games went on into the old folder after 'config reloaded', unsaid
+                    log.warning("serve: [serve] log_dir changed, which takes effect only at "
+                                "a restart: the games go on into the folder it started with",
+                                log_dir=supervisor.log_dir,
+                                config_log_dir=supervisor.config.log_dir)
     finally:
         log.info("serve: stopping", deadline=supervisor.config.stop_deadline,
                  signal=signals.received[-1] if signals.received else None)
