@@ -172,6 +172,28 @@ def test_a_misspelt_table_is_reported_with_its_line() -> None:
     assert str(caught.value).startswith("mjbot.toml, line 2: status.port must be")
 
 
+def test_a_proxy_in_front_without_a_token_is_warned_of(tmp_path: Path) -> None:
+    """The deploy notes' nginx in front (trust_forwarded_proto / _for on) and no token: nginx
+    sends serve 'Host: 127.0.0.1:8750' unless told otherwise, a loopback name, so serve
+    answered every request through the proxy, the dashboard and every game log to whoever
+    reaches it, and nothing said so. Now a warning line, at --check as at start and reload."""
+    from adapter.serve.config import config_warnings
+
+    for key in ("trust_forwarded_proto", "trust_forwarded_for"):
+        text = f"[status]\n{key} = true\ntoken_env = 'TEAM_TOKEN'\n"
+        notes = config_warnings(loads(text, "mjbot.toml", environ={}))
+        assert [n for n in notes if key in n and "$TEAM_TOKEN" in n
+                and "whoever reaches the proxy" in n], notes
+        assert not config_warnings(loads(text, "mjbot.toml", environ={"TEAM_TOKEN": "t0k"}))
+    assert not config_warnings(loads("[status]\n", "mjbot.toml", environ={}))
+    config = tmp_path / "mjbot.toml"
+    config.write_text("[status]\ntrust_forwarded_for = true\n")
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "serve", "--check", str(config)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60,
+                         env={k: v for k, v in os.environ.items() if k != "MJBOT_STATUS_TOKEN"})
+    assert out.returncode == 0 and "whoever reaches the proxy" in out.stderr
+
+
 def test_the_command_reports_a_bad_file_in_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[sessions.a]\nkind = 'local'\nvariant = 3\n")
