@@ -80,17 +80,20 @@ def stop_process(proc: subprocess.Popen[Any]) -> None:
 class ServeProcess:
     """`mjbot serve CONFIG --status 127.0.0.1:0`, its JSON log lines collected."""
 
-    def __init__(self, config: Path, log_dir: Path, env: dict[str, str] | None = None,
+    def __init__(self, config: Path, log_dir: Path | None, env: dict[str, str] | None = None,
                  open_files: int | None = None, file_size: int | None = None,
-                 module: str = "adapter.cli") -> None:
+                 module: str = "adapter.cli", status: str | None = "127.0.0.1:0") -> None:
         """``env``: added to the environment; ``open_files``: the soft RLIMIT_NOFILE;
         ``file_size``: RLIMIT_FSIZE in bytes, for serve and its workers (a write past it fails
         with EFBIG as one on a full disk with ENOSPC; SIGXFSZ ignored, as tests/full_disk.py
         does); ``module``: what ``python -m`` runs (tests.windows_loop: mjbot on a loop
-        without signal handlers)."""
+        without signal handlers); ``status``: the --status address, None for the config's
+        own, as deploy/mjbot.service runs it; ``log_dir`` None: the config's [serve]
+        log_dir."""
         self.proc = subprocess.Popen(
             [sys.executable, "-m", module, "--log-json", "serve", str(config),
-             "--status", "127.0.0.1:0", "--log-dir", str(log_dir)],
+             *(("--status", status) if status else ()),
+             *(("--log-dir", str(log_dir)) if log_dir is not None else ())],
             cwd=ROOT, env={**PYTHON_ENV, **(env or {})}, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True,
             preexec_fn=None if open_files is None and file_size is None

@@ -3,6 +3,7 @@ names the file and the line, never a traceback, and never repeats a secret."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -171,6 +172,45 @@ def test_key_lines_reads_the_shapes_config_files_use() -> None:
     assert ("not", "a", "table") not in lines and lines[("arr", "e")] == 11
 
 
+def test_a_misspelt_table_is_reported_with_its_line() -> None:
+    """[sesions.tenhou] deep in a long file: the message said the file, not the line (a dotted
+    header defines its parent table without a line of its own), where a misspelt key says
+    both."""
+    text = ("[serve]\nlog_dir = 'logs'\n\n[sessions.a]\nkind = 'local'\n\n"
+            "[sesions.tenhou]\nkind = 'tenhou'\n")
+    with pytest.raises(ConfigError) as caught:
+        loads(text, "mjbot.toml", environ={})
+    assert str(caught.value).startswith("mjbot.toml, line 7: unknown table or key 'sesions'")
+    with pytest.raises(ConfigError) as caught:
+        loads("x = 1\nstatus.port = 'eighty'\n", "mjbot.toml", environ={})
+    assert str(caught.value).startswith("mjbot.toml, line 1: unknown table or key 'x'")
+    with pytest.raises(ConfigError) as caught:
+        loads("\nstatus.port = 'eighty'\n", "mjbot.toml", environ={})
+    assert str(caught.value).startswith("mjbot.toml, line 2: status.port must be")
+
+
+def test_a_proxy_in_front_without_a_token_is_warned_of(tmp_path: Path) -> None:
+    """The deploy notes' nginx in front (trust_forwarded_proto / _for on) and no token: nginx
+    sends serve 'Host: 127.0.0.1:8750' unless told otherwise, a loopback name, so serve
+    answered every request through the proxy, the dashboard and every game log to whoever
+    reaches it, and nothing said so. Now a warning line, at --check as at start and reload."""
+    from adapter.serve.config import config_warnings
+
+    for key in ("trust_forwarded_proto", "trust_forwarded_for"):
+        text = f"[status]\n{key} = true\ntoken_env = 'TEAM_TOKEN'\n"
+        notes = config_warnings(loads(text, "mjbot.toml", environ={}))
+        assert [n for n in notes if key in n and "$TEAM_TOKEN" in n
+                and "whoever reaches the proxy" in n], notes
+        assert not config_warnings(loads(text, "mjbot.toml", environ={"TEAM_TOKEN": "t0k"}))
+    assert not config_warnings(loads("[status]\n", "mjbot.toml", environ={}))
+    config = tmp_path / "mjbot.toml"
+    config.write_text("[status]\ntrust_forwarded_for = true\n")
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "serve", "--check", str(config)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60,
+                         env={k: v for k, v in os.environ.items() if k != "MJBOT_STATUS_TOKEN"})
+    assert out.returncode == 0 and "whoever reaches the proxy" in out.stderr
+
+
 def test_the_command_reports_a_bad_file_in_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[sessions.a]\nkind = 'local'\nvariant = 3\n")
@@ -185,6 +225,29 @@ def test_the_command_reports_a_bad_file_in_one_line(tmp_path: Path) -> None:
                              cwd=ROOT, timeout=60)
     assert missing.returncode == 2 and "cannot read" in missing.stderr
     assert "Traceback" not in missing.stderr + out.stderr
+
+
+def test_a_missing_token_is_asked_for_in_the_variable_the_config_names(tmp_path: Path) -> None:
+    """[status] token_env names the team's variable; serve on 0.0.0.0 without it said "set a
+    token in $MJBOT_STATUS_TOKEN", which the operator may well have set (and set again, and
+    again): it now names the variable it reads."""
+    config = tmp_path / "mjbot.toml"
+    config.write_text("[status]\nhost = '0.0.0.0'\ntoken_env = 'TEAM_TOKEN'\n")
+    env = {k: v for k, v in os.environ.items() if k != "TEAM_TOKEN"}
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "serve", "--check", str(config)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60,
+                         env={**env, "MJBOT_STATUS_TOKEN": "set-but-not-read"})
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "mjbot serve: the status server on 0.0.0.0 would be reachable from other machines: "
+        "set a token in $TEAM_TOKEN (the variable [status] token_env names), or listen on "
+        "127.0.0.1"]
+    default = tmp_path / "default.toml"
+    default.write_text("[status]\nhost = '0.0.0.0'\n")
+    out = subprocess.run([sys.executable, "-m", "adapter.cli", "serve", "--check", str(default)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60,
+                         env={k: v for k, v in env.items() if k != "MJBOT_STATUS_TOKEN"})
+    assert out.returncode == 2 and "set a token in $MJBOT_STATUS_TOKEN (or the" in out.stderr
 
 
 def test_a_budget_too_tight_for_mc_is_said_at_check_start_and_reload(tmp_path: Path) -> None:

@@ -414,3 +414,66 @@ async def test_a_restart_only_key_put_back_is_compared_with_what_the_server_runs
     assert reload("[status]\nport = 9999\ntrust_forwarded_proto = true\n") == [["port"]]
     assert reload("[status]\nport = 8750\ntrust_forwarded_proto = true\n") == []
     assert runs.port == 8750 and runs.trust_forwarded_proto is True
+
+
+def test_a_reload_that_the_next_start_would_refuse_is_refused(tmp_path: Path) -> None:
+    """serve as the unit runs it (the config's own address): an operator sets host =
+    "0.0.0.0" and sends SIGHUP. The reload was taken (status ok, no reload_error, a warning
+    that the host waits for a restart), and the next start, with the same environment and no
+    token, refused the file: exit 2, which the unit does not restart. Now the reload is
+    refused with the line the start gives, shown in /health until a reload succeeds; a host
+    that is no address at all the same."""
+    import signal
+
+    config = tmp_path / "serve.toml"
+    config.write_text("[status]\nport = 0\n")
+    serve = ServeProcess(config, tmp_path / "logs", status=None,
+                         env={"MJBOT_STATUS_TOKEN": ""})  # none, whatever the caller's
+    try:
+        for host, said in (("0.0.0.0", "would be reachable from other machines: set a token"),
+                           ("300.1.2.3", "'300.1.2.3' is not an IP address or host name")):
+            config.write_text(f"[status]\nport = 0\nhost = '{host}'\n")
+            serve.signal(signal.SIGHUP)
+            refused = serve.wait_for(lambda e, h=host: str(e.get("event")).startswith(
+                "serve: reload refused") and h in str(e.get("error")))
+            assert said in refused["error"]
+            health = serve.get("/health")
+            assert health["status"] == "degraded" and said in health["reload_error"]["error"]
+        config.write_text("[status]\nport = 0\nmax_connections = 99\n")
+        serve.signal(signal.SIGHUP)
+        serve.wait_for(lambda e: e.get("event") == "serve: config reloaded")
+        health = serve.get("/health")
+        assert health["reload_error"] is None and health["status"] == "ok"
+    finally:
+        stop_process(serve.proc)
+
+
+def test_a_reload_names_a_changed_log_folder_as_waiting_for_a_restart(tmp_path: Path) -> None:
+    """[serve] log_dir edited and SIGHUP sent: 'serve: config reloaded', and the games went on
+    into the old folder without a word (a changed [status] key is named); now a warning says
+    it takes effect at the next restart. With --log-dir given (as the unit gives it) the
+    config's folder is not used at all, and nothing is said."""
+    import signal
+
+    config = tmp_path / "serve.toml"
+    config.write_text(f"[serve]\nlog_dir = '{tmp_path / 'a'}'\n")
+    serve = ServeProcess(config, None)
+    try:
+        config.write_text(f"[serve]\nlog_dir = '{tmp_path / 'b'}'\nstop_deadline = 5\n")
+        serve.signal(signal.SIGHUP)
+        later = serve.wait_for(lambda e: str(e.get("event")).startswith(
+            "serve: [serve] log_dir changed"))
+        assert later["level"] == "warning" and later["log_dir"] == str(tmp_path / "a")
+        assert later["config_log_dir"] == str(tmp_path / "b")
+        assert (tmp_path / "a").is_dir() and not (tmp_path / "b").exists()
+    finally:
+        stop_process(serve.proc)
+    given = ServeProcess(config, tmp_path / "given")
+    try:
+        config.write_text(f"[serve]\nlog_dir = '{tmp_path / 'c'}'\n")
+        given.signal(signal.SIGHUP)
+        given.wait_for(lambda e: e.get("event") == "serve: config reloaded")
+        time.sleep(0.5)
+        assert not any("log_dir" in str(e.get("event")) for e in given.lines)
+    finally:
+        stop_process(given.proc)

@@ -209,6 +209,35 @@ async def test_a_reload_retries_an_unchanged_session_that_failed_or_rests_its_br
     await sup.stop()
 
 
+async def test_a_session_a_reload_starts_again_keeps_its_counts() -> None:
+    """A session changed by a SIGHUP (here its pause) or retried by one is a fresh handle:
+    /health's games, hands, decisions, fallbacks, runs and failures began again at 0 (the
+    dashboard's four Tenhou games read 0, and so did serve's closing line), while /metrics,
+    which a reload leaves alone, still counted them. Both now go on from the same counts."""
+    def played(ctx: RunContext) -> Outcome:
+        ctx.probe.decision("rulebased", 0.001, "")
+        ctx.probe.decision("rulebased", 0.001, "policy crashed")
+        ctx.probe.hands(3)
+        return game(ctx)
+
+    script = Script([played, crash])
+    sup = supervisor(script, spec("s", backoff_initial=0.01))
+    sup.start()
+    await until(lambda: len(script.starts) == 3)
+    before = sup.handles["s"].status()
+    counts = ("games", "hands", "decisions", "fallbacks", "runs", "restarts", "failures")
+    assert [before[k] for k in counts] == [1, 3, 2, 1, 3, 1, 1]
+    await sup.reload(ServeConfig("test.toml", stop_deadline=2.0, logs=ROOMY,
+                                 sessions=(spec("s", pause=0.5, backoff_initial=0.01),)))
+    await until(lambda: len(script.starts) == 4)
+    after = sup.handles["s"].status()
+    assert [after[k] for k in counts] == [1, 3, 2, 1, 4, 1, 1]
+    assert after["last_fallback"] == before["last_fallback"]
+    assert sup.metrics.get("mjbot_games_total", session="s", kind="local") == after["games"]
+    assert sup.metrics.get("mjbot_failures_total", session="s") == after["failures"]
+    await sup.stop()
+
+
 def test_backoff_doubles_with_jitter_up_to_the_cap() -> None:
     backoff = Backoff(1.0, 8.0, random.Random(7))
     delays = [backoff.next_delay() for _ in range(6)]

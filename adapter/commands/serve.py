@@ -54,7 +54,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         config = load(args.config)
         address = parse_address(args.status) if args.status else None
         host = address[0] if address else config.status.host
-        check_token(host, config.status.token)
+        check_token(host, config.status.token, config.status.token_env)
     except (ConfigError, TokenRequired, ValueError) as exc:
         raise UserInputError(str(exc)) from None
     enabled = [s.name for s in config.sessions if s.enabled]

@@ -92,9 +92,18 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
     runs = config.status  # what the status server runs with (not the last config loaded)
     try:
         while await signals.next() == "reload":
-            if await _reload(supervisor) is not None:
+            before = supervisor.config
+            if await _reload(supervisor, status) is not None:
                 runs = reload_status(server, runs, supervisor.config.status,
                                      address_given=status is not None)
+                if log_dir is None and supervisor.config.log_dir not in (before.log_dir,
+                                                                         supervisor.log_dir):
+                    # read at the start only (the sessions' folders, the viewer's root): the
+                    # games went on into the old folder after 'config reloaded', unsaid
+                    log.warning("serve: [serve] log_dir changed, which takes effect only at "
+                                "a restart: the games go on into the folder it started with",
+                                log_dir=supervisor.log_dir,
+                                config_log_dir=supervisor.config.log_dir)
     finally:
         log.info("serve: stopping", deadline=supervisor.config.stop_deadline,
                  signal=signals.received[-1] if signals.received else None)
@@ -152,9 +161,21 @@ def reload_status(server: Any, runs: StatusConfig, new: StatusConfig,
     return dataclasses.replace(runs, **{key: getattr(new, key) for key in applied})
 
 
-async def _reload(supervisor: Supervisor) -> dict[str, Any] | None:
+async def _reload(supervisor: Supervisor,
+                  address: tuple[str, int] | None = None) -> dict[str, Any] | None:
+    """``address``: --status's, which the next start listens on rather than the config's.
+    A file that the next start would refuse (a host other than loopback without a token,
+    one that is no address) is refused as one that does not load: it was taken, and the
+    process, once restarted (the unit's next start, a reboot), exited 2 on it."""
+    from adapter.serve.status import TokenRequired, check_token
+
     try:
         config = await asyncio.to_thread(load, supervisor.config.path)
+        host = address[0] if address else config.status.host
+        try:
+            check_token(host, config.status.token, config.status.token_env)
+        except (TokenRequired, ValueError) as exc:
+            raise ConfigError(f"{config.path}: {exc}") from None
     except ConfigError as exc:
         log.error("serve: reload refused, the running sessions are kept", error=str(exc))
         supervisor.reload_refused(str(exc))

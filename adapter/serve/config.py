@@ -113,6 +113,7 @@ class StatusConfig:
     # whose share of the viewer's builds a request is; off, the peer's address (anyone can
     # send the header)
     trust_forwarded_for: bool = False
+    token_env: str = TOKEN_ENV  # the variable the token was read from, named when it is unset
 
 
 @dataclass(frozen=True)
@@ -371,7 +372,7 @@ def _status(r: _Reader, table: dict[str, Any], environ: Any) -> StatusConfig:
                         values.get("max_connections", 256),
                         values.get("request_timeout", 10.0),
                         values.get("trust_forwarded_proto", False),
-                        values.get("trust_forwarded_for", False))
+                        values.get("trust_forwarded_for", False), variable)
 
 
 def _session(r: _Reader, name: str, table: dict[str, Any], defaults: dict[str, Any],
@@ -443,9 +444,26 @@ def _tenhou_login(r: _Reader, name: str, options: dict[str, Any], environ: Any,
 
 
 def config_warnings(config: ServeConfig) -> list[str]:
-    """The lines `serve --check`, serve's start and a reload warn with: tight budgets and
-    options the session's variant does not use."""
-    return [*tight_budgets(config), *unused_options(config)]
+    """The lines `serve --check`, serve's start and a reload warn with: tight budgets,
+    options the session's variant does not use, a proxy in front without a token."""
+    return [*tight_budgets(config), *unused_options(config), *proxy_without_token(config)]
+
+
+def proxy_without_token(config: ServeConfig) -> list[str]:
+    """A proxy said to be in front ([status] trust_forwarded_*) of a server with no token:
+    nginx sends 'Host: 127.0.0.1:PORT' (proxy_pass's) unless told otherwise, a loopback name,
+    which a server without a token answers, so every request through the proxy was served:
+    the dashboard and every game log to whoever reaches it, nothing said. A warning, not a
+    refusal: a proxy that only a private network reaches may be meant."""
+    status = config.status
+    keys = [k for k in ("trust_forwarded_proto", "trust_forwarded_for") if getattr(status, k)]
+    if not keys or status.token:
+        return []
+    return [f"[status] {' and '.join(keys)} {'say' if len(keys) > 1 else 'says'} a proxy "
+            "is in front, and there is no token "
+            f"(${status.token_env} is not set): a proxy reaching serve on loopback passes "
+            "for loopback (nginx sends Host 127.0.0.1:PORT unless told otherwise), so "
+            "whoever reaches the proxy reads the dashboard and every game log; set a token"]
 
 
 def unused_options(config: ServeConfig) -> list[str]:

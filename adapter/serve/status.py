@@ -32,6 +32,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
+from adapter.serve.config import TOKEN_ENV
 from adapter.serve.connections import ConnectionGuard
 from adapter.serve.metrics import Metrics
 from adapter.serve.supervisor import Supervisor
@@ -79,7 +80,9 @@ def check_host(host: str) -> None:
         raise ValueError(f"{host!r} is not an IP address or host name to listen on")
 
 
-def check_token(host: str, token: str) -> None:
+def check_token(host: str, token: str, variable: str = TOKEN_ENV) -> None:
+    """``variable``: where the token was looked for ([status] token_env), named in the error:
+    a config that names its own was told to set $MJBOT_STATUS_TOKEN, which it does not read."""
     check_host(host)
     if token and token != token.strip():
         raise TokenRequired("the status token is blank or begins or ends with whitespace, "
@@ -87,8 +90,9 @@ def check_token(host: str, token: str) -> None:
     if not token and not is_loopback(host):
         raise TokenRequired(
             f"the status server on {host} would be reachable from other machines: set a "
-            "token in $MJBOT_STATUS_TOKEN (or the variable [status] token_env names), or "
-            "listen on 127.0.0.1")
+            f"token in ${variable} ("
+            f"{'or ' if variable == TOKEN_ENV else ''}the variable [status] token_env names), "
+            "or listen on 127.0.0.1")
 
 
 def parse_address(text: str) -> tuple[str, int]:

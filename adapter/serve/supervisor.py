@@ -158,6 +158,16 @@ class SessionHandle:
             self.total_points += float(result["points"])
             self.points.append((entry["ended"], self.total_points))
 
+    def carry_counts(self, previous: SessionHandle) -> None:
+        """Go on from the counts of the handle this one replaces (a session a reload changed
+        or retried), as /metrics does: they began again at 0, so /health, the dashboard and
+        serve's closing line said a session that had played games had played none."""
+        self.runs, self.restarts = previous.runs, previous.restarts
+        self.failures = previous.failures
+        self.games_played, self.hands_played = previous.games_played, previous.hands_played
+        self.decisions_made, self.fallbacks = previous.decisions_made, previous.fallbacks
+        self.illegal_answers, self.last_fallback = previous.illegal_answers, previous.last_fallback
+
     def _recovered(self) -> None:
         """The session plays again (a hand or a game finished, a run completed): the last
         error is no longer what is wrong; ``last_failure`` keeps it."""
@@ -464,6 +474,7 @@ class Supervisor:
                 handle.results, handle.points = previous.results, previous.points
                 handle.total_points = previous.total_points
                 handle.last_failure = previous.last_failure
+                handle.carry_counts(previous)
                 if previous.spec.option("seed", 0) == handle.spec.option("seed", 0):
                     handle.next_game = previous.next_game  # the same sequence goes on
             self.handles[name] = handle

@@ -38,14 +38,22 @@ def key_lines(text: str) -> dict[tuple[str, ...], int]:
             header = _HEADER.match(line)
             if header:
                 table = _split(header.group(2))
-                lines.setdefault(table, number)
+                _note(lines, table, number)
                 continue
             assign = _ASSIGN.match(line)
             if assign:
-                lines.setdefault(table + _split(assign.group(1)), number)
+                _note(lines, table + _split(assign.group(1)), number)
                 line = line[assign.end():]
         depth, quote = _scan_value(line, depth)
     return lines
+
+
+def _note(lines: dict[tuple[str, ...], int], path: tuple[str, ...], number: int) -> None:
+    """``path``'s line, and its parents' where they have none yet: ``[sesions.tenhou]`` or
+    ``a.b = 1`` defines ``sesions`` or ``a`` there, which an error about it names (a
+    misspelt table was reported with the file alone)."""
+    for end in range(1, len(path) + 1):
+        lines.setdefault(path[:end], number)
 
 
 def _scan_value(text: str, depth: int) -> tuple[int, str]:
