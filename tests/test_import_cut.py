@@ -101,3 +101,32 @@ def test_a_judge_log_cut_only_at_its_close_is_imported_with_its_game_end(
                 f"cut short {tmp_path / name}: {entry['cut']}; its game end was read: its 1 "
                 "hands are in with its final scores"), r.stdout
     assert finals["list.json"] == finals["object.json"] == finals["whole.json"]
+
+
+def test_a_preprocessed_file_cut_inside_its_last_game_has_no_game_end(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file of Botzone's human games (ccr-cheng's preprocessing, one game a line) cut
+    inside its last line was imported saying "its game end was read: its 2 hands are in with
+    its final scores" (``game_end`` true): its reader ended the record with the totals of the
+    games before the cut as if they were the file's, and the last game was lost. It has no
+    game end now; the totals are the same, the scores at the cut."""
+    from tests.shared_data import BOTZONE_HUMAN_GAMES
+
+    lines = BOTZONE_HUMAN_GAMES.read_text(encoding="utf-8").splitlines()
+    cut = tmp_path / "cut.json"
+    cut.write_text("\n".join(lines[:2]) + "\n" + lines[2][:200], encoding="utf-8")
+    head = tmp_path / "head.json"  # the same two games, whole
+    head.write_text("\n".join(lines[:2]) + "\n", encoding="utf-8")
+    finals = []
+    for path in (cut, head):
+        out = tmp_path / f"ds-{path.stem}"
+        r = mjbot_here(capsys, "dataset", "import", str(path), "--out", str(out))
+        assert r.returncode == 0, r.stderr
+        entry = json.loads((out / "manifest.json").read_text())["import"]["files"][0]
+        finals.append(np.load(next(out.glob("shard-*.npz")))["h_final_scores"][-1].tolist())
+        if path == cut:
+            assert entry["game_end"] is False, entry
+            assert r.stdout.splitlines()[-1] == (
+                f"cut short {cut}: {entry['cut']}; its 2 hands up to the cut are in, with no "
+                "game end (its final scores are those at the cut)"), r.stdout
+    assert finals[0] == finals[1]

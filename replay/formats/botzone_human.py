@@ -105,7 +105,9 @@ def loads(text: str) -> GameRecord:
             totals = [a + b for a, b in zip(totals, end.deltas, strict=True)]
     if len(damaged) == len(games):  # no game reads: refused whole, as it was
         raise RecordError(f"botzone human: {damaged[min(damaged)]}")
-    if not damaged:  # the totals lack a damaged game's payments: no final scores to rank by
+    # the totals lack a damaged game's payments: no final scores to rank by; a file cut inside
+    # its last game has no end either (the import said its game end was read)
+    if not damaged and not cut:
         out.append(ev.GameEnded(tuple(totals)))
         lines_of.append(lines_of[-1])
     meta: dict[str, Any] = {"games": len(games)}
