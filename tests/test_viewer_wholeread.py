@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from pathlib import Path
 
 import aiohttp
@@ -134,3 +135,21 @@ async def test_a_child_that_ends_marks_no_log(root: Path) -> None:
         assert server.index.logs.counts.read_whole == 0
     finally:
         await server.stop()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the child reads on POSIX only")
+def test_ctrl_c_is_left_to_the_parent(root: Path) -> None:
+    """Ctrl-C in a terminal reaches the whole process group, the reading child too: it died
+    of it at once (KeyboardInterrupt) while mjbot serve went on for its stop deadline, the
+    read in hand ended as ChildGone and the viewer warned that the reading process ended.
+    The child ignores it: the parent ends it (close), as the thinking workers are."""
+    reader = ChildReader()
+    sound = str(root / "sound.mjlog.msgpack")
+    try:
+        assert reader.read(sound) == ""
+        assert reader.pid is not None
+        os.kill(reader.pid, signal.SIGINT)
+        assert reader.read(sound) == ""  # the same child answers
+        assert reader.started == 1 and reader.reads == 2
+    finally:
+        reader.close()

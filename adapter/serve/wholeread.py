@@ -25,6 +25,7 @@ import contextlib
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -163,7 +164,10 @@ def serve(lines: IO[bytes], out: IO[bytes]) -> None:
 
 def main(nice: Callable[[int], int] = os.nice) -> None:
     """The child: lowest priority first (and Linux's idle class, which runs it only on a
-    CPU nothing else wants), then the reader's imports and its loop."""
+    CPU nothing else wants), then the reader's imports and its loop. Ctrl-C reaches the whole
+    process group: the parent ends this process itself (its stop, a read given up), which
+    killed by it ended the read in hand as ChildGone while serve stopped its sessions."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError):
         nice(NICE)
     if hasattr(os, "SCHED_IDLE"):
