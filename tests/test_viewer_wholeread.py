@@ -153,3 +153,22 @@ def test_ctrl_c_is_left_to_the_parent(root: Path) -> None:
         assert reader.started == 1 and reader.reads == 2
     finally:
         reader.close()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the child reads on POSIX only")
+def test_a_child_that_cannot_be_started_is_no_log_gone(root: Path, tmp_path: Path) -> None:
+    """A reading process that cannot be started at all (its program missing, no process or
+    file descriptor to spare) raised the OSError of a log gone: the index dropped each listed
+    log from its queue without a word, a start tried for every one, and the list's unread
+    never fell with nothing in the log to say why. It is ChildGone (the viewer warns, the log
+    stays unread)."""
+    from adapter.serve.games import GameIndex
+
+    reader = ChildReader((str(tmp_path / "no-such-python"),))
+    sound = root / "sound.mjlog.msgpack"
+    with pytest.raises(ChildGone, match="cannot be started"):
+        reader.read(str(sound))
+    with pytest.raises(ChildGone):  # not taken for a log gone by the index
+        GameIndex([str(root)]).read_whole(str(sound), sound.stat(), reader.read)
+    assert reader.started == 0 and reader.reads == 0
+    reader.close()

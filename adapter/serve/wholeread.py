@@ -44,7 +44,8 @@ class ReadFailed(Exception):
 
 
 class ChildGone(Exception):
-    """The child ended (or answered no JSON) before it answered: no verdict on the log."""
+    """The child ended (or answered no JSON) before it answered, or could not be started: no
+    verdict on the log."""
 
 
 def read_here(path: str) -> str:
@@ -76,8 +77,8 @@ class ChildReader:
     def read(self, path: str) -> str:
         """Where the log at ``path`` stops ("": it reads to its end), read by the child;
         OSError or ValueError as :func:`read_here` raises them; :class:`ReadFailed` where the
-        child's read failed otherwise, :class:`ChildGone` where it ended first; what
-        :func:`replay.progress.check` raises (the child then killed)."""
+        child's read failed otherwise, :class:`ChildGone` where it ended first (or never
+        started); what :func:`replay.progress.check` raises (the child then killed)."""
         from replay import progress
 
         if not self.apart:
@@ -123,8 +124,11 @@ class ChildReader:
     def _start(self) -> subprocess.Popen[bytes]:
         if self._child is not None and self._child.poll() is None:
             return self._child
-        self._child = subprocess.Popen(self.command, stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            self._child = subprocess.Popen(self.command, stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except OSError as exc:  # not the log's OSError (gone): no verdict on it
+            raise ChildGone(f"the reading process cannot be started: {exc}") from None
         self.started += 1
         self.pid = self._child.pid
         return self._child
