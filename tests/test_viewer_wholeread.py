@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 from pathlib import Path
 
 import aiohttp
@@ -172,3 +173,21 @@ def test_a_child_that_cannot_be_started_is_no_log_gone(root: Path, tmp_path: Pat
         GameIndex([str(root)]).read_whole(str(sound), sound.stat(), reader.read)
     assert reader.started == 0 and reader.reads == 0
     reader.close()
+
+
+def test_the_viewer_imports_where_os_has_no_nice(root: Path) -> None:
+    """Windows has no ``os.nice``: the reading module's ``main`` took it as a default
+    argument, evaluated at import, and the viewer's modules (games.py, viewer.py) imported
+    the module everywhere: mjbot view and mjbot serve failed to start there with an
+    AttributeError. Without it they import and read in this process (Windows' way)."""
+    code = ("import os, sys\n"
+            "del os.nice  # as on Windows\n"
+            "import adapter.serve.viewer, adapter.serve.games\n"
+            "from adapter.serve.wholeread import ChildReader\n"
+            "reader = ChildReader()\n"
+            "reader.apart = False  # os.name is not 'posix' there\n"
+            "print(repr(reader.read(sys.argv[1])), reader.started)\n")
+    done = subprocess.run([*own_python("-c", code), str(root / "sound.mjlog.msgpack")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["''", "0"]

@@ -166,14 +166,16 @@ def serve(lines: IO[bytes], out: IO[bytes]) -> None:
         out.flush()
 
 
-def main(nice: Callable[[int], int] = os.nice) -> None:
+def main(nice: Callable[[int], int] | None = None) -> None:
     """The child: lowest priority first (and Linux's idle class, which runs it only on a
     CPU nothing else wants), then the reader's imports and its loop. Ctrl-C reaches the whole
     process group: the parent ends this process itself (its stop, a read given up), which
     killed by it ended the read in hand as ChildGone while serve stopped its sessions."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with contextlib.suppress(OSError):
-        nice(NICE)
+    nice = nice or getattr(os, "nice", None)  # (Windows has none: not taken at import)
+    if nice is not None:
+        with contextlib.suppress(OSError):
+            nice(NICE)
     if hasattr(os, "SCHED_IDLE"):
         with contextlib.suppress(OSError):
             os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
