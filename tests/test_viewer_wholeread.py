@@ -191,3 +191,31 @@ def test_the_viewer_imports_where_os_has_no_nice(root: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["''", "0"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the child reads on POSIX only")
+def test_a_child_past_descriptor_1024_is_waited_on(root: Path) -> None:
+    """select() refuses a descriptor of 1024 or more (FD_SETSIZE), which a long-running serve
+    reaches (many connections, logs, workers' pipes; the unit's LimitNOFILE is 8192): the
+    wait on a child whose pipe got such a number raised ValueError, which the index takes for
+    a file that is no log: every listed log left unread without a word, a child started and
+    killed for each. The wait is poll's (local/external/process.ready_fds), as the seats'."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1100:
+        pytest.skip("no room for descriptors past 1024")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1100), hard))
+    held: list[int] = []
+    reader = ChildReader()
+    try:
+        while not held or held[-1] < 1030:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        assert reader.read(str(root / "sound.mjlog.msgpack")) == ""
+        assert reader._child is not None and reader._child.stdout is not None
+        assert reader._child.stdout.fileno() >= 1024 and reader.started == 1
+    finally:
+        reader.close()
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

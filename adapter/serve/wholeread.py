@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -64,7 +63,7 @@ class ChildReader:
 
     def __init__(self, command: tuple[str, ...] | None = None) -> None:
         self.command = command or own_python("-m", "adapter.serve.wholeread")
-        self.apart = os.name == "posix"  # select() on a pipe; else read_here
+        self.apart = os.name == "posix"  # poll() on a pipe; else read_here
         self.reads = 0
         self.started = 0
         self.nice: int | None = None
@@ -79,10 +78,11 @@ class ChildReader:
         OSError or ValueError as :func:`read_here` raises them; :class:`ReadFailed` where the
         child's read failed otherwise, :class:`ChildGone` where it ended first (or never
         started); what :func:`replay.progress.check` raises (the child then killed)."""
-        from replay import progress
-
         if not self.apart:
             return read_here(path)
+        from adapter.local.external.process import ready_fds  # (poll: no FD_SETSIZE)
+        from replay import progress
+
         with self._lock:
             if self._closed:
                 raise ChildGone("the reader is closed")
@@ -91,7 +91,7 @@ class ChildReader:
             try:
                 child.stdin.write(json.dumps(path).encode() + b"\n")
                 child.stdin.flush()
-                while not select.select([child.stdout], [], [], POLL)[0]:
+                while not ready_fds([child.stdout.fileno()], timeout=POLL)[0]:
                     progress.check()
                 line = child.stdout.readline()
             except BaseException:
