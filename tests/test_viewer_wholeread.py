@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import subprocess
 from pathlib import Path
 
 import aiohttp
@@ -134,3 +136,86 @@ async def test_a_child_that_ends_marks_no_log(root: Path) -> None:
         assert server.index.logs.counts.read_whole == 0
     finally:
         await server.stop()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the child reads on POSIX only")
+def test_ctrl_c_is_left_to_the_parent(root: Path) -> None:
+    """Ctrl-C in a terminal reaches the whole process group, the reading child too: it died
+    of it at once (KeyboardInterrupt) while mjbot serve went on for its stop deadline, the
+    read in hand ended as ChildGone and the viewer warned that the reading process ended.
+    The child ignores it: the parent ends it (close), as the thinking workers are."""
+    reader = ChildReader()
+    sound = str(root / "sound.mjlog.msgpack")
+    try:
+        assert reader.read(sound) == ""
+        assert reader.pid is not None
+        os.kill(reader.pid, signal.SIGINT)
+        assert reader.read(sound) == ""  # the same child answers
+        assert reader.started == 1 and reader.reads == 2
+    finally:
+        reader.close()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the child reads on POSIX only")
+def test_a_child_that_cannot_be_started_is_no_log_gone(root: Path, tmp_path: Path) -> None:
+    """A reading process that cannot be started at all (its program missing, no process or
+    file descriptor to spare) raised the OSError of a log gone: the index dropped each listed
+    log from its queue without a word, a start tried for every one, and the list's unread
+    never fell with nothing in the log to say why. It is ChildGone (the viewer warns, the log
+    stays unread)."""
+    from adapter.serve.games import GameIndex
+
+    reader = ChildReader((str(tmp_path / "no-such-python"),))
+    sound = root / "sound.mjlog.msgpack"
+    with pytest.raises(ChildGone, match="cannot be started"):
+        reader.read(str(sound))
+    with pytest.raises(ChildGone):  # not taken for a log gone by the index
+        GameIndex([str(root)]).read_whole(str(sound), sound.stat(), reader.read)
+    assert reader.started == 0 and reader.reads == 0
+    reader.close()
+
+
+def test_the_viewer_imports_where_os_has_no_nice(root: Path) -> None:
+    """Windows has no ``os.nice``: the reading module's ``main`` took it as a default
+    argument, evaluated at import, and the viewer's modules (games.py, viewer.py) imported
+    the module everywhere: mjbot view and mjbot serve failed to start there with an
+    AttributeError. Without it they import and read in this process (Windows' way)."""
+    code = ("import os, sys\n"
+            "del os.nice  # as on Windows\n"
+            "import adapter.serve.viewer, adapter.serve.games\n"
+            "from adapter.serve.wholeread import ChildReader\n"
+            "reader = ChildReader()\n"
+            "reader.apart = False  # os.name is not 'posix' there\n"
+            "print(repr(reader.read(sys.argv[1])), reader.started)\n")
+    done = subprocess.run([*own_python("-c", code), str(root / "sound.mjlog.msgpack")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["''", "0"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the child reads on POSIX only")
+def test_a_child_past_descriptor_1024_is_waited_on(root: Path) -> None:
+    """select() refuses a descriptor of 1024 or more (FD_SETSIZE), which a long-running serve
+    reaches (many connections, logs, workers' pipes; the unit's LimitNOFILE is 8192): the
+    wait on a child whose pipe got such a number raised ValueError, which the index takes for
+    a file that is no log: every listed log left unread without a word, a child started and
+    killed for each. The wait is poll's (local/external/process.ready_fds), as the seats'."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1100:
+        pytest.skip("no room for descriptors past 1024")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1100), hard))
+    held: list[int] = []
+    reader = ChildReader()
+    try:
+        while not held or held[-1] < 1030:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        assert reader.read(str(root / "sound.mjlog.msgpack")) == ""
+        assert reader._child is not None and reader._child.stdout is not None
+        assert reader._child.stdout.fileno() >= 1024 and reader.started == 1
+    finally:
+        reader.close()
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

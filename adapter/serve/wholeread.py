@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
+import signal
 import subprocess
 import sys
 import threading
@@ -43,7 +43,8 @@ class ReadFailed(Exception):
 
 
 class ChildGone(Exception):
-    """The child ended (or answered no JSON) before it answered: no verdict on the log."""
+    """The child ended (or answered no JSON) before it answered, or could not be started: no
+    verdict on the log."""
 
 
 def read_here(path: str) -> str:
@@ -62,7 +63,7 @@ class ChildReader:
 
     def __init__(self, command: tuple[str, ...] | None = None) -> None:
         self.command = command or own_python("-m", "adapter.serve.wholeread")
-        self.apart = os.name == "posix"  # select() on a pipe; else read_here
+        self.apart = os.name == "posix"  # poll() on a pipe; else read_here
         self.reads = 0
         self.started = 0
         self.nice: int | None = None
@@ -75,12 +76,13 @@ class ChildReader:
     def read(self, path: str) -> str:
         """Where the log at ``path`` stops ("": it reads to its end), read by the child;
         OSError or ValueError as :func:`read_here` raises them; :class:`ReadFailed` where the
-        child's read failed otherwise, :class:`ChildGone` where it ended first; what
-        :func:`replay.progress.check` raises (the child then killed)."""
-        from replay import progress
-
+        child's read failed otherwise, :class:`ChildGone` where it ended first (or never
+        started); what :func:`replay.progress.check` raises (the child then killed)."""
         if not self.apart:
             return read_here(path)
+        from adapter.local.external.process import ready_fds  # (poll: no FD_SETSIZE)
+        from replay import progress
+
         with self._lock:
             if self._closed:
                 raise ChildGone("the reader is closed")
@@ -89,7 +91,7 @@ class ChildReader:
             try:
                 child.stdin.write(json.dumps(path).encode() + b"\n")
                 child.stdin.flush()
-                while not select.select([child.stdout], [], [], POLL)[0]:
+                while not ready_fds([child.stdout.fileno()], timeout=POLL)[0]:
                     progress.check()
                 line = child.stdout.readline()
             except BaseException:
@@ -122,8 +124,11 @@ class ChildReader:
     def _start(self) -> subprocess.Popen[bytes]:
         if self._child is not None and self._child.poll() is None:
             return self._child
-        self._child = subprocess.Popen(self.command, stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            self._child = subprocess.Popen(self.command, stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except OSError as exc:  # not the log's OSError (gone): no verdict on it
+            raise ChildGone(f"the reading process cannot be started: {exc}") from None
         self.started += 1
         self.pid = self._child.pid
         return self._child
@@ -161,11 +166,16 @@ def serve(lines: IO[bytes], out: IO[bytes]) -> None:
         out.flush()
 
 
-def main(nice: Callable[[int], int] = os.nice) -> None:
+def main(nice: Callable[[int], int] | None = None) -> None:
     """The child: lowest priority first (and Linux's idle class, which runs it only on a
-    CPU nothing else wants), then the reader's imports and its loop."""
-    with contextlib.suppress(OSError):
-        nice(NICE)
+    CPU nothing else wants), then the reader's imports and its loop. Ctrl-C reaches the whole
+    process group: the parent ends this process itself (its stop, a read given up), which
+    killed by it ended the read in hand as ChildGone while serve stopped its sessions."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    nice = nice or getattr(os, "nice", None)  # (Windows has none: not taken at import)
+    if nice is not None:
+        with contextlib.suppress(OSError):
+            nice(NICE)
     if hasattr(os, "SCHED_IDLE"):
         with contextlib.suppress(OSError):
             os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
