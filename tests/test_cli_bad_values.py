@@ -379,6 +379,44 @@ def test_a_held_out_set_of_the_training_walls_or_a_copied_dataset_is_refused(tmp
         assert "dealt the walls" not in err and "same shard" not in err, err
 
 
+def test_a_held_out_import_of_records_trained_on_is_refused(tmp_path, capsys):
+    """Imported records carry no seed, and the same records imported into two folders (a
+    subset, another order, an mjlog and its tenhou.net/6 twin) share no shard: a held-out
+    import of games the --data import holds was taken without a word (convlog's 10 games
+    held out from the card's import of the people's games: 778 examples, every one trained
+    on), and two such imports in --data counted them twice. Other records are taken."""
+    from tests.shared_data import DATA
+
+    convlog = sorted((DATA / "tenhou" / "convlog_tenhou6_json").glob("*.json"))
+    mjlog = DATA / "tenhou" / "dnovikoff_mjlog" / "pao.xml"
+    twin = sorted((DATA / "tenhou" / "mjx_pairs").glob("*.mjlog"))[0]
+
+    def imported(name: str, *files: Path) -> str:
+        assert main(["dataset", "import", "--out", str(tmp_path / name),
+                     *map(str, files)]) == 0
+        capsys.readouterr()
+        return str(tmp_path / name)
+
+    everything = imported("all", mjlog, *convlog)
+    some = imported("some", *reversed(convlog[:3]))
+    other = imported("other", twin)
+    twin_json = imported("twin", twin.with_suffix(".tenhou6.json"))
+    base = ["nn", "train", "--variant", "riichi", "--out", str(tmp_path / "w.npz")]
+    err = _refused([*base, "--data", everything, "--holdout", other, some], capsys)
+    assert f"--holdout {some}: 3 of its 3 hands are in --data {everything}" in err
+    err = _refused([*base, "--data", other, "--holdout", twin_json], capsys)
+    assert f"--holdout {twin_json}: " in err and f"hands are in --data {other}" in err
+    err = _refused([*base, "--data", some, everything], capsys)
+    assert f"--data {some} and {everything} hold 3 of the same hands" in err
+    err = _refused(["models", "train", "--variant", "riichi", "--data", everything, some],
+                   capsys)
+    assert "of the same hands" in err
+    # other records: not refused for their hands (stopped before the first step)
+    main([*base, "--data", everything, "--holdout", other, "--stop-after", "1e-9"])
+    err = capsys.readouterr().err
+    assert "same hands" not in err and "hands are in" not in err, err
+
+
 def test_score_help_says_what_it_does(capsys):
     """`mjbot score -h` had no description, and --seat, --dealer, --riichi no help."""
     with pytest.raises(SystemExit):

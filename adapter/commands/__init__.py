@@ -258,6 +258,55 @@ def _require_distinct_contents(data: list[str], holdout: list[str]) -> None:
                     f"--holdout {h} was dealt the walls of --data {d} ({walls[0]} self-play "
                     f"seed {walls[1]} both): the held-out figures would be read on the deals "
                     "trained on; play the held-out set on another --seed")
+    deals = _imported_deals([*data, *holdout])
+    for i, a in enumerate(data):
+        for b in data[i + 1:]:
+            if both := len(deals[a] & deals[b]):
+                raise UserInputError(f"--data {a} and {b} hold {both} of the same hands (the "
+                                     "same records imported in both): their examples would "
+                                     "count twice")
+    for h in holdout:
+        for d in data:
+            if both := len(deals[h] & deals[d]):
+                raise UserInputError(
+                    f"--holdout {h}: {both} of its {len(deals[h])} hands are in --data {d} "
+                    "(the same records imported in both): the held-out figures would be read "
+                    "on hands trained on; hold out records not imported into --data")
+
+
+def _imported_deals(folders: list[str]) -> dict[str, set[bytes]]:
+    """Each imported dataset's hands, each by its deal (every seat's tiles and the dora at
+    the hand's first decision): records carry no seed, and the same records imported into
+    two folders (a subset, or in another order) share no shard. Nothing for a self-play
+    dataset (its seed says its walls) or a folder that does not read (the training says
+    why); the shards are read only where two imports are named."""
+    sources = {d: _manifest_source(d) for d in folders}
+    two = sum(1 for s in sources.values() if s == "import") > 1
+    return {d: _deals(d) if two and sources[d] == "import" else set() for d in folders}
+
+
+def _manifest_source(folder: str) -> object:
+    try:
+        return json.loads((Path(folder) / "manifest.json").read_text()).get("source")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _deals(folder: str) -> set[bytes]:
+    try:
+        manifest = json.loads((Path(folder) / "manifest.json").read_text())
+        import numpy as np
+
+        from replay.dataset.shards import read_shard, shard_paths
+
+        deals = set()
+        for path, size in shard_paths(folder, manifest):
+            rows = read_shard(path, ("hand_index", "t_hand", "v_dora"), size)
+            for row in np.unique(rows["hand_index"], return_index=True)[1]:
+                deals.add(rows["t_hand"][row].tobytes() + rows["v_dora"][row].tobytes())
+        return deals
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # DatasetError too
+        return set()
 
 
 def require_torch_device(device: str) -> None:
