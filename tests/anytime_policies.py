@@ -278,3 +278,28 @@ class SendsGarbage(_Fixture):
         (pipe,) = [o for o in gc.get_objects() if isinstance(o, Connection) and not o.closed]
         pipe.send_bytes(b"no pickle at all")
         return best
+
+
+class StartsWhenTold(_Fixture):
+    """Answers as the rule-based policy, but a worker process that unpickles it is not ready
+    until the file ``go`` exists (a test makes it when it chooses; given up after a minute): a
+    session's first worker whose start takes as long as the test likes, as a cold fork
+    server's took 0.8 s idle and over 2 s on a busy machine."""
+
+    name = "test-starts-when-told"
+
+    def __init__(self, count_file: str | Path, go: str | Path, times: int = 1) -> None:
+        super().__init__(count_file, times)
+        self.go = Path(go)
+        self.owner = os.getpid()  # parent_process() is not set yet while a worker unpickles
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        give_up = time.monotonic() + 60.0
+        while os.getpid() != self.owner and not self.go.exists() \
+                and time.monotonic() < give_up:
+            time.sleep(0.01)
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None, publish: Publish | None = None) -> Decision:
+        return self._answer(state, request, legal)

@@ -22,6 +22,7 @@ from multiprocessing import forkserver
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from adapter.thinking.thinker import Thinker
 from adapter.thinking.worker_process import PolicyWorker
@@ -41,6 +42,7 @@ from tests.anytime_policies import (
     PublishesThenRaises,
     SendsGarbage,
     SlowThinker,
+    StartsWhenTold,
 )
 from tests.test_brain import _turn_state
 
@@ -183,6 +185,28 @@ async def test_a_worker_ready_too_late_to_answer_is_not_asked_nor_replaced(
     worker = thinker.worker
     assert worker is not None and worker.pid is not None and worker.jobs == 0
     thinker.close()
+
+
+async def test_decisions_before_the_first_worker_is_ready_are_said_once(
+        tmp_path: Path) -> None:
+    """Where a platform gives the session no time to start its worker before the first
+    decision (a stdin form; a start slower than the wait before connecting), those decisions
+    fall back as not ready, each counted; the log says why once, not at every one of them."""
+    go = tmp_path / "go"
+    thinker, clock = _on_a_manual_clock(StartsWhenTold(tmp_path / "n", go))
+    try:
+        with capture_logs() as logs:
+            for _ in range(3):
+                deciding = asyncio.ensure_future(thinker.decide(_turn_state(), TURN))
+                await asyncio.sleep(0)  # its deadline is set: the budget from now
+                clock.advance(0.75)
+                answer = await asyncio.wait_for(deciding, GUARD)
+                assert answer.kind is FallbackKind.NOT_READY, answer
+    finally:
+        go.touch()
+        thinker.close()
+    said = [e for e in logs if e["event"].startswith("thinker: a decision came before")]
+    assert len(said) == 1, said
 
 
 async def test_a_worker_not_ready_in_its_time_is_the_builtin_timeout_error(
