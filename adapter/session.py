@@ -157,6 +157,20 @@ async def open_connection_retrying(host: str, port: int, timeout: float) \
             await asyncio.sleep(0.2)
 
 
+async def connect_thinking(session: PlatformSession, host: str, port: int, timeout: float) \
+        -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """The session's worker process started and waited for (Thinker.ready_before_connecting:
+    the first decision may come moments after the connection), then the connection
+    (:func:`open_connection_retrying`). A session that never connects has its worker killed:
+    a line-based session closes itself only once it serves lines."""
+    try:
+        await session.thinker.ready_before_connecting()
+        return await open_connection_retrying(host, port, timeout)
+    except BaseException:
+        session.thinker.close()
+        raise
+
+
 class SilentLine(ConnectionError):
     """The server sent nothing for the idle limit while it owed us lines (in a game)."""
 

@@ -278,3 +278,78 @@ class SendsGarbage(_Fixture):
         (pipe,) = [o for o in gc.get_objects() if isinstance(o, Connection) and not o.closed]
         pipe.send_bytes(b"no pickle at all")
         return best
+
+
+class StartsWhenTold(_Fixture):
+    """Answers as the rule-based policy, but a worker process that unpickles it is not ready
+    until the file ``go`` exists (a test makes it when it chooses; given up after a minute): a
+    session's first worker whose start takes as long as the test likes, as a cold fork
+    server's took 0.8 s idle and over 2 s on a busy machine."""
+
+    name = "test-starts-when-told"
+
+    def __init__(self, count_file: str | Path, go: str | Path, times: int = 1) -> None:
+        super().__init__(count_file, times)
+        self.go = Path(go)
+        self.owner = os.getpid()  # parent_process() is not set yet while a worker unpickles
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        give_up = time.monotonic() + 60.0
+        while os.getpid() != self.owner and not self.go.exists() \
+                and time.monotonic() < give_up:
+            time.sleep(0.01)
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None, publish: Publish | None = None) -> Decision:
+        return self._answer(state, request, legal)
+
+
+class StallsMidMessage(_Fixture):
+    """Writes part of a message on its worker's pipe and stalls until the file ``go`` exists
+    (a test makes it once its event loop has run on meanwhile; after 30 s it gives up and
+    says so in ``go``'s sibling ``gave-up``, so a test whose loop was held fails rather than
+    hangs): ``cut``, the first half of a best so far of job 1 (7 units of work), its rest
+    written after the stall, then the rule-based answer; ``huge``, a length of 2**31 - 1
+    bytes and a few, which no rest ever follows (on giving up the process ends, which is what
+    let a loop held in the read go). ``stalled``, beside ``go``, says the bytes are out."""
+
+    name = "test-stalls"
+
+    def __init__(self, count_file: str | Path, go: str | Path, how: str = "cut",
+                 times: int = 1) -> None:
+        super().__init__(count_file, times)
+        self.go, self.how = Path(go), how
+
+    def decide(self, state: TableState, request: ev.DecisionRequest, legal: list[Any],
+               budget: float | None = None, publish: Publish | None = None) -> Decision:
+        best = self._answer(state, request, legal)
+        if not self.misbehaves():
+            return best
+        if not _in_a_worker_process():
+            raise RuntimeError("test-stalls writes only on a worker process's pipe")
+        import gc
+        import pickle
+        import struct
+        from multiprocessing.connection import Connection
+
+        (pipe,) = [o for o in gc.get_objects() if isinstance(o, Connection) and not o.closed]
+        if self.how == "cut":
+            carried = pickle.dumps(Progress(best.action, best.candidates, 7))
+            body = pickle.dumps(("progress", 1, carried))
+            message = struct.pack("!i", len(body)) + body
+            first, rest = message[:len(message) // 2], message[len(message) // 2:]
+        else:
+            first, rest = struct.pack("!i", 2**31 - 1) + b"never whole", b""
+        os.write(pipe.fileno(), first)
+        (self.go.parent / "stalled").touch()
+        give_up = time.monotonic() + 30.0
+        while not self.go.exists():
+            if time.monotonic() > give_up:
+                (self.go.parent / "gave-up").touch()
+                if not rest:
+                    os._exit(0)
+                break
+            time.sleep(0.01)
+        os.write(pipe.fileno(), rest)
+        return best

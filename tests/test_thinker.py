@@ -22,6 +22,7 @@ from multiprocessing import forkserver
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from adapter.thinking.thinker import Thinker
 from adapter.thinking.worker_process import PolicyWorker
@@ -41,6 +42,8 @@ from tests.anytime_policies import (
     PublishesThenRaises,
     SendsGarbage,
     SlowThinker,
+    StallsMidMessage,
+    StartsWhenTold,
 )
 from tests.test_brain import _turn_state
 
@@ -183,6 +186,28 @@ async def test_a_worker_ready_too_late_to_answer_is_not_asked_nor_replaced(
     worker = thinker.worker
     assert worker is not None and worker.pid is not None and worker.jobs == 0
     thinker.close()
+
+
+async def test_decisions_before_the_first_worker_is_ready_are_said_once(
+        tmp_path: Path) -> None:
+    """Where a platform gives the session no time to start its worker before the first
+    decision (a stdin form; a start slower than the wait before connecting), those decisions
+    fall back as not ready, each counted; the log says why once, not at every one of them."""
+    go = tmp_path / "go"
+    thinker, clock = _on_a_manual_clock(StartsWhenTold(tmp_path / "n", go))
+    try:
+        with capture_logs() as logs:
+            for _ in range(3):
+                deciding = asyncio.ensure_future(thinker.decide(_turn_state(), TURN))
+                await asyncio.sleep(0)  # its deadline is set: the budget from now
+                clock.advance(0.75)
+                answer = await asyncio.wait_for(deciding, GUARD)
+                assert answer.kind is FallbackKind.NOT_READY, answer
+    finally:
+        go.touch()
+        thinker.close()
+    said = [e for e in logs if e["event"].startswith("thinker: a decision came before")]
+    assert len(said) == 1, said
 
 
 async def test_a_worker_not_ready_in_its_time_is_the_builtin_timeout_error(
@@ -341,6 +366,60 @@ async def test_a_message_tied_to_no_job_fails_none(tmp_path: Path, pipe_thread: 
     assert [e["event"] for e in logs] == [
         "thinker: a message from the worker process could not be read"], logs
     thinker.close()
+
+
+async def test_a_worker_stalled_part_way_through_a_message_never_holds_the_loop(
+        tmp_path: Path) -> None:
+    """The loop read a worker's message whole (Connection.recv): a worker that had written
+    half of one and stalled held the whole event loop (keep-alives, other sessions) until the
+    rest came. It now reads what is there and keeps the part: here the test's own polling
+    runs on the loop while the worker stalls, then the rest comes and the best so far it
+    carried (7 units of work) and the answer after it are read whole."""
+    go = tmp_path / "go"
+    thinker, _clock = _on_a_manual_clock(StallsMidMessage(tmp_path / "n", go))
+    await _ready_worker(thinker)
+    worker = thinker.worker
+    assert worker is not None
+    try:
+        deciding = asyncio.ensure_future(thinker.decide(_turn_state(), TURN))
+        await _until((tmp_path / "stalled").exists)  # runs only while the loop is free
+        go.touch()
+        answer = await asyncio.wait_for(deciding, GUARD)
+    finally:
+        go.touch()
+        thinker.close()
+    assert not (tmp_path / "gave-up").exists(), "the loop was held until the worker gave up"
+    assert answer.source == anytime.POLICY and answer.fallback == "", answer
+    assert worker.best is not None and worker.best.work == 7
+    assert thinker.replaced == 0
+
+
+async def test_a_worker_that_writes_a_length_no_message_fills_is_replaced_as_late(
+        tmp_path: Path) -> None:
+    """A length of 2**31 - 1 bytes with nothing after it held the loop in its read for
+    ever (until the process ended). The loop now stays free, and the job, left without an
+    answer at its deadline, is late: its best so far or the fallback played, the worker
+    replaced, the next decision answered by a fresh one."""
+    go = tmp_path / "go"
+    thinker, clock = _on_a_manual_clock(StallsMidMessage(tmp_path / "n", go, how="huge"))
+    await _ready_worker(thinker)
+    stuck = thinker.worker.pid if thinker.worker is not None else None
+    try:
+        deciding = asyncio.ensure_future(thinker.decide(_turn_state(), TURN))
+        await _until((tmp_path / "stalled").exists)  # runs only while the loop is free
+        go.touch()  # its answer follows the bogus length: never read
+        clock.advance(0.75)
+        answer = await asyncio.wait_for(deciding, GUARD)
+        assert not (tmp_path / "gave-up").exists(), "the loop was held until the worker ended"
+        assert answer.kind is FallbackKind.LATE, answer
+        assert thinker.replaced == 1
+        assert stuck is not None and await _gone(stuck)
+        await _ready_worker(thinker)
+        again = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
+        assert again.source == anytime.POLICY and again.fallback == "", again
+    finally:
+        go.touch()
+        thinker.close()
 
 
 @pytest.mark.parametrize("how, why, method", [

@@ -30,9 +30,10 @@ from adapter.platforms.mjai import MjaiBot, MjaiSettings
 from adapter.platforms.mjai import run_tcp as run_mjai
 from adapter.platforms.ntpu import NtpuBot, NtpuSettings
 from adapter.platforms.ntpu import run_tcp as run_ntpu
-from adapter.platforms.tenhou import TenhouSettings
+from adapter.platforms.tenhou import TenhouBot, TenhouSettings
 from adapter.platforms.tenhou import run as run_tenhou
 from adapter.session import SessionSummary, record_answer
+from adapter.thinking.thinker import Thinker
 from brain import anytime
 from brain.brain import Answer, policy_seconds
 from brain.policies import POLICIES
@@ -40,10 +41,11 @@ from brain.tally import FallbackKind
 from protocols import events as ev
 from replay import replayer
 from replay.log import DecisionFrame, GameLog, RxFrame, TxFrame, read_log
-from tests.anytime_policies import DiesMidThought, NeverReturns, SlowThinker
+from tests.anytime_policies import DiesMidThought, NeverReturns, SlowThinker, StartsWhenTold
 from tests.loop_thread import LoopThread
 from tests.ntpu_helpers import BotClient
 from tests.test_mjai import _check_answers, _seen_by
+from tests.test_thinker import GUARD, _until
 
 THINK = 2.0
 BUDGET = 3.5  # the platform's time per decision in these tests: room for 2 s of thinking
@@ -51,7 +53,8 @@ CUT_LATE = 1.0  # seconds past its deadline a cut thinking may come: only a miss
 
 
 def _register(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-              policy: type[SlowThinker | NeverReturns | DiesMidThought], **options: Any) -> str:
+              policy: type[SlowThinker | NeverReturns | DiesMidThought | StartsWhenTold],
+              **options: Any) -> str:
     """Make the fixture policy known by its name, for this test only."""
     factory = functools.partial(policy, tmp_path / f"{policy.name}.count", **options)
     monkeypatch.setitem(POLICIES, policy.name, factory)
@@ -174,6 +177,71 @@ async def test_tenhou_a_policy_whose_process_dies_gets_the_fallback_and_nothing_
         [t for d, t in wire if d == "rx"][:-1]
 
 
+async def _start_when_told(thinker: Thinker, connected: asyncio.Event, go: Path,
+                           summary: SessionSummary) -> None:
+    """Let the session's first worker (a StartsWhenTold policy's) get ready: at once where it
+    has started before the session connected; else only once a decision fell back (the
+    first one asked: an only legal action is not), as a start slower than that decision's
+    budget would (a cold fork server's took 0.8-2+ s, the first decision came 30 ms after
+    the login)."""
+    await _until(lambda: thinker._starting is not None and thinker._starting.done())
+    if connected.is_set():
+        await _until(lambda: summary.fallbacks >= 1)
+    go.touch()
+
+
+async def test_tenhou_the_first_decision_finds_the_worker_started_before_connecting(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker was started in the session's play loop after connecting, right before the
+    HELO, and the fake server's INIT came moments after the login: with `--policy mc` the
+    first decisions fell back as "mc's worker process was not started in time" (11 in one
+    game on a busy machine). The session now starts its worker and waits for it before it
+    connects. The worker here is ready only when the test says: at once if it started before
+    the client reached the server (through a door that notes the connection), else after the
+    first decision, which then fell back (not-ready)."""
+    go = tmp_path / "go"
+    policy = _register(monkeypatch, tmp_path, StartsWhenTold, go=go)
+    server = FakeTenhouServer(seed=1, time_limit=3.0, absent=10)
+    connected = asyncio.Event()
+
+    async with LoopThread() as other:
+        port = await other.run(server.start_tcp())
+
+        async def door(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            connected.set()
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
+
+            async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+                try:
+                    while data := await src.read(65536):
+                        dst.write(data)
+                        await dst.drain()
+                finally:
+                    dst.close()
+
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer),
+                                 return_exceptions=True)
+
+        entrance = await asyncio.start_server(door, "127.0.0.1", 0)
+        settings = TenhouSettings(server=f"127.0.0.1:{entrance.sockets[0].getsockname()[1]}",
+                                  policy=policy, budget=1.0, keepalive=60.0,
+                                  log_dir=str(tmp_path / "client"))
+        bot = TenhouBot(settings)
+        try:
+            playing = asyncio.create_task(run_tenhou(settings, bot))
+            await asyncio.wait_for(_start_when_told(bot.thinker, connected, go, bot.summary),
+                                   GUARD)
+            summary = await asyncio.wait_for(playing, 120)
+            await other.run(asyncio.wait_for(server.finished.wait(), 10))
+        finally:
+            entrance.close()
+            await other.run(server.close())
+    assert summary.finished and not summary.errors
+    assert summary.kinds == {}, summary.kinds  # no "not-ready" among the first decisions
+    first, *rest = _asked(_log(tmp_path / "client"))
+    assert first.source == anytime.POLICY and rest, first
+
+
 # ---------------------------------------------------------------------- NTPU
 
 
@@ -285,3 +353,44 @@ def test_a_session_counts_and_logs_each_answer_by_its_kind() -> None:
         (f"tenhou: {what}", a.kind.value, a.fallback)
         for what, a in zip(("best so far played", "fallback", "fallback"), answers[1:],
                            strict=True)]
+
+
+async def test_mjai_the_first_decision_finds_the_worker_started_before_connecting(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the Tenhou test above, for the clients that connect through
+    adapter.session.connect_thinking (mjai over TCP, and NTPU): the worker is started and
+    waited for before the connection, so the first decision is the policy's own."""
+    go = tmp_path / "go"
+    policy = _register(monkeypatch, tmp_path, StartsWhenTold, go=go)
+    seat = 2
+    events = _seen_by(seat)[:60]
+    answers: list[dict[str, Any]] = []
+    connected = asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connected.set()
+        writer.write(b'{"type":"hello","protocol":"mjsonp","protocol_version":3}\n')
+        await writer.drain()
+        answers.append(json.loads(await reader.readline()))
+        for m in events:
+            writer.write((json.dumps(m) + "\n").encode())
+            await writer.drain()
+            answers.append(json.loads(await asyncio.wait_for(reader.readline(), 5)))
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    bot = MjaiBot(MjaiSettings(policy=policy, budget=1.0, name="mjbot-test",
+                               log_dir=str(tmp_path / "client")))
+    try:
+        playing = asyncio.create_task(run_mjai("127.0.0.1", port, bot))
+        await asyncio.wait_for(_start_when_told(bot.thinker, connected, go, bot.summary), GUARD)
+        summary = await asyncio.wait_for(playing, 60)
+    finally:
+        server.close()
+    assert not summary.errors and len(answers) == len(events) + 1
+    _check_answers(seat, [[m] for m in events], answers[1:])
+    assert summary.kinds == {}, summary.kinds  # no "not-ready" among the first decisions
+    (path,) = list((tmp_path / "client").rglob("*.mjlog.msgpack"))
+    first, *rest = _asked(read_log(path))
+    assert first.source == anytime.POLICY and rest, first

@@ -28,9 +28,9 @@ from adapter.session import (
     CodecSession,
     SessionSummary,
     SilentLine,
+    connect_thinking,
     dropped_line,
     idle_limited,
-    open_connection_retrying,
     serve_lines,
 )
 from brain.brain import Answer as BrainAnswer
@@ -316,7 +316,7 @@ async def run_tcp(host: str, port: int, bot: MjaiBot, connect_timeout: float = 1
     game, a server silent for ``idle_limit`` seconds is a lost line (``bot.line_lost`` says
     so): the client waited for it for ever. Before the game (players still joining) it may
     be silent as long as it likes."""
-    reader, writer = await open_connection_retrying(host, port, connect_timeout)
+    reader, writer = await connect_thinking(bot, host, port, connect_timeout)
 
     async def read_or_drop() -> tuple[bytes, int]:
         try:

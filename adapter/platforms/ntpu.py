@@ -34,9 +34,9 @@ from adapter.session import (
     CodecSession,
     SessionSummary,
     SilentLine,
+    connect_thinking,
     dropped_line,
     idle_limited,
-    open_connection_retrying,
     serve_lines,
 )
 from brain.brain import Answer, Brain, safest_action
@@ -267,7 +267,7 @@ async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 1
     hand (from its deal to its end) is a lost line (``bot.line_lost`` says so), where the
     client waited for it for ever; between hands and before the match silence is no fault.
     None by default: NTPU publishes no time limit of its own."""
-    reader, writer = await open_connection_retrying(host, port, connect_timeout)
+    reader, writer = await connect_thinking(bot, host, port, connect_timeout)
     log.info("ntpu: connected", server=f"{host}:{port}")
     bot.close_owed = True
 

@@ -681,7 +681,10 @@ async def run(settings: TenhouSettings, bot: TenhouBot | None = None) -> Session
 
 async def _session(transport: Transport, bot: TenhouBot,
                    settings: TenhouSettings) -> SessionSummary:
-    """Connect, play, and reconnect while the games are not over."""
+    """Connect, play, and reconnect while the games are not over. The policy's worker is
+    started and waited for first (Thinker.ready_before_connecting): the first INIT comes
+    moments after the login."""
+    await bot.thinker.ready_before_connecting()
     await _connect(transport, settings, first=True)
     # reconnects in a row after which the game did not move on: a line that only brought a
     # login (HELO, LN, REJOIN) or a REINIT before it dropped again is no progress, or a server

@@ -31,6 +31,12 @@ from protocols import events as ev
 
 log = get_logger("mjbot.thinker")
 
+# seconds a session waits, before it connects, for its first worker process to be ready: a
+# platform sends the first decision moments after the login (the fake Tenhou server 30 ms
+# after it), while a session's first worker, its fork server started cold, took 0.8 s on an
+# idle machine and over 2 s on a busy one, so the first decisions fell back as not ready
+READY_BEFORE_CONNECT = 10.0
+
 
 class Thinker:
     """Awaitable decisions for one seat's :class:`Brain`; :meth:`close` when the session
@@ -50,6 +56,7 @@ class Thinker:
         self._launched = 0
         self._starting: asyncio.Future[PolicyWorker] | None = None
         self._closed = False
+        self._said_first = False  # a decision before the first worker was ready: said once
         # whether a thread reads the workers' pipes (None: not asked yet; asked once)
         self.pipe_thread: bool | None = None
 
@@ -73,6 +80,24 @@ class Thinker:
         if why:
             log.warning("thinker: a thread reads each worker process's pipe (the event "
                         "loop cannot watch one)", policy=self.brain.name, reason=why)
+
+    async def ready_before_connecting(self, timeout: float = READY_BEFORE_CONNECT) -> None:
+        """Start the worker and wait for it, up to ``timeout`` seconds, before the session
+        connects (a login and a lobby wait no longer count on it: the first decision finds
+        it ready). Never raises but for a cancel: a start slower than that, or one that
+        failed, is said once and the session connects; its first decisions then wait for the
+        worker as before (or try to start one again)."""
+        if self.inline:
+            return
+        try:
+            await self.ready(timeout)
+        except TimeoutError:
+            log.warning("thinker: worker process not ready before connecting; its first "
+                        "decisions may fall back (not-ready)", policy=self.brain.name,
+                        waited_s=timeout)
+        except Exception as exc:
+            log.warning("thinker: worker process could not start before connecting",
+                        policy=self.brain.name, reason=f"{type(exc).__name__}: {exc}")
 
     async def ready(self, timeout: float) -> None:
         """Start the worker (if not started) and wait until it can think: the builtin
@@ -119,6 +144,11 @@ class Thinker:
         budget = brain.budget(request)
         deadline = None if budget is None else brain.clock.now() + budget
         thought = await self._think(state, request, legal, deadline)
+        if thought.kind is FallbackKind.NOT_READY and not self._said_first and not self.replaced:
+            self._said_first = True  # its first worker: the platform gave it too little time
+            log.warning("thinker: a decision came before the session's first worker process "
+                        "was ready; decisions fall back (not-ready) until it is",
+                        policy=brain.name)
         if thought.stuck or thought.died:
             self._replace(thought.problem)
         kind, problem = thought.kind, thought.problem

@@ -38,6 +38,7 @@ from typing import Any
 from adapter.logging_setup import get_logger
 from adapter.thinking import policy_worker
 from adapter.thinking.deadline import within
+from adapter.thinking.frames import Frames, Garbled
 from adapter.thinking.pipe_watch import REAP_WITHIN, PipeThread, exit_code
 from brain import anytime
 from brain.clock import MONOTONIC, Clock
@@ -295,6 +296,7 @@ class PolicyWorker:
         self._messages: asyncio.Queue[tuple[Any, ...]] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready: asyncio.Future[int] | None = None
+        self._frames = Frames()  # what the loop has read of the pipe (not the pipe thread)
         self.jobs = 0  # jobs sent so far
         self.best: anytime.Progress | None = None  # the best so far of the latest job
         self.exit_reason = ""
@@ -418,15 +420,35 @@ class PolicyWorker:
     # ------------------------------------------------------------------ the pipe
 
     def _readable(self) -> None:
+        """What the pipe holds, read without waiting for more (adapter/thinking/frames.py):
+        a message cut short waits in :attr:`_frames` for its rest, the loop never does."""
         conn = self._conn
-        assert self._messages is not None
+        if conn is None:
+            return
         try:
-            while conn is not None and conn.poll():
-                self._take(conn.recv())
-        except (EOFError, OSError):
+            still_open = self._frames.read(conn.fileno())
+        except BlockingIOError:  # nothing there after all
+            return
+        except OSError:
+            still_open = False
+        self._deliver()
+        if not still_open:
             self._ended()
-        except Exception as exc:  # a message this process cannot unpickle
-            self._unreadable(f"{type(exc).__name__}: {exc}")
+
+    def _deliver(self) -> None:
+        """Every whole message read so far to :meth:`_take`; one that cannot be unpickled is
+        said and passed over, and after a bogus length nothing more is read (its job, left
+        without an answer, is replaced as a late one)."""
+        while True:
+            try:
+                for message in self._frames.messages():
+                    self._take(message)
+                return
+            except Garbled as exc:
+                self._unreadable(f"{exc}: nothing after it can be read")
+                return
+            except Exception as exc:  # a message this process cannot unpickle
+                self._unreadable(f"{type(exc).__name__}: {exc}")
 
     def _unreadable(self, why: str) -> None:
         """A message whose kind and job cannot be read (what it carries is read apart, in
@@ -451,9 +473,10 @@ class PolicyWorker:
         conn = self._conn
         if conn is None:
             return
-        with contextlib.suppress(EOFError, OSError):
-            while conn.poll():
-                self._take(conn.recv())
+        with contextlib.suppress(OSError):  # each read after a look: none waits
+            while conn.poll() and self._frames.read(conn.fileno()):
+                pass
+        self._deliver()
         self._report_end(exit_code(self.process, 0.1))
 
     def _report_end(self, code: int | None) -> None:
