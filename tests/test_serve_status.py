@@ -477,3 +477,25 @@ def test_a_reload_names_a_changed_log_folder_as_waiting_for_a_restart(tmp_path: 
         assert not any("log_dir" in str(e.get("event")) for e in given.lines)
     finally:
         stop_process(given.proc)
+
+
+async def test_a_reload_refused_for_want_of_a_token_says_a_restart_reads_it(
+        tmp_path: Path) -> None:
+    """The deploy notes' flow: the token put in the unit's EnvironmentFile, host = "0.0.0.0"
+    in the config, `systemctl reload mjbot`. The running process never read that file, so
+    the reload is refused, and it said only "set a token in $MJBOT_STATUS_TOKEN", which the
+    operator had just done (the next start, which reads the file, takes the config). It now
+    says the variable is read at the start, and a restart takes it."""
+    from adapter.serve.app import _reload
+    from adapter.serve.config import load
+
+    config = tmp_path / "serve.toml"
+    config.write_text("[status]\ntoken_env = 'MJBOT_TEST_NEVER_SET'\n")
+    sup = Supervisor(load(str(config)), log_dir=str(tmp_path / "logs"))
+    config.write_text("[status]\ntoken_env = 'MJBOT_TEST_NEVER_SET'\nhost = '0.0.0.0'\n")
+    assert await _reload(sup) is None
+    assert sup.reload_error is not None
+    error = sup.reload_error["error"]
+    assert "set a token in $MJBOT_TEST_NEVER_SET" in error
+    assert "reads $MJBOT_TEST_NEVER_SET from the environment it was started with" in error
+    assert "a restart takes it" in error

@@ -175,7 +175,14 @@ async def _reload(supervisor: Supervisor,
         try:
             check_token(host, config.status.token, config.status.token_env)
         except (TokenRequired, ValueError) as exc:
-            raise ConfigError(f"{config.path}: {exc}") from None
+            said = str(exc)
+            if isinstance(exc, TokenRequired) and not config.status.token:
+                # the variable is this process's, read at its start: set since in the unit's
+                # EnvironmentFile, the next start has it, and 'set a token' alone misled
+                said += (f"; serve reads ${config.status.token_env} from the environment it "
+                         "was started with: set since (the unit's EnvironmentFile)? a restart "
+                         "takes it, a reload cannot")
+            raise ConfigError(f"{config.path}: {said}") from None
     except ConfigError as exc:
         log.error("serve: reload refused, the running sessions are kept", error=str(exc))
         supervisor.reload_refused(str(exc))
