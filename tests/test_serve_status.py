@@ -499,3 +499,26 @@ async def test_a_reload_refused_for_want_of_a_token_says_a_restart_reads_it(
     assert "set a token in $MJBOT_TEST_NEVER_SET" in error
     assert "reads $MJBOT_TEST_NEVER_SET from the environment it was started with" in error
     assert "a restart takes it" in error
+
+
+def test_a_renamed_token_variable_is_no_key_waiting_for_a_restart(
+        running: Supervisor) -> None:
+    """[status] token_env renamed, the token it reads the same (none on loopback, or the
+    same value): every SIGHUP warned "token_env" waits for a restart, though the server
+    runs with the token, not the variable's name, and a restart changes nothing. A token
+    that differs is still named, as "token"."""
+    from structlog.testing import capture_logs
+
+    from adapter.serve.app import reload_status
+
+    server = StatusServer(running, token="", trust_forwarded_proto=False)
+    for environ in ({}, {"MJBOT_STATUS_TOKEN": "t0k", "TEAM_TOKEN": "t0k"}):
+        started = loads("[status]\n", environ=environ).status
+        renamed = loads("[status]\ntoken_env = 'TEAM_TOKEN'\n", environ=environ).status
+        with capture_logs() as logs:
+            reload_status(server, started, renamed)
+        assert [e for e in logs if e["log_level"] == "warning"] == []
+    with capture_logs() as logs:
+        reload_status(server, started, loads("[status]\ntoken_env = 'TEAM_TOKEN'\n",
+                                             environ={"TEAM_TOKEN": "other"}).status)
+    assert [e["keys"] for e in logs if e["log_level"] == "warning"] == [["token"]]

@@ -146,8 +146,10 @@ def reload_status(server: Any, runs: StatusConfig, new: StatusConfig,
     used anyway. Returns what the server runs with now (``runs``, the live keys set): the
     next reload compares with it, not with the config loaded last, which warned again of a
     port changed and then put back (the server had never left it)."""
-    changed = [f.name for f in dataclasses.fields(StatusConfig)
-               if getattr(runs, f.name) != getattr(new, f.name)]
+    # token_env is no key the server runs with: the token it names is compared (renamed,
+    # the same token, it was warned of at every reload as waiting for a restart)
+    changed = [f.name for f in dataclasses.fields(StatusConfig) if f.name != "token_env"
+               and getattr(runs, f.name) != getattr(new, f.name)]
     applied = [key for key in changed if key in LIVE_STATUS_KEYS]
     for key in applied:
         setattr(server, key, getattr(new, key))
