@@ -466,6 +466,15 @@ def test_a_reload_names_a_changed_log_folder_as_waiting_for_a_restart(tmp_path: 
         assert later["level"] == "warning" and later["log_dir"] == str(tmp_path / "a")
         assert later["config_log_dir"] == str(tmp_path / "b")
         assert (tmp_path / "a").is_dir() and not (tmp_path / "b").exists()
+        # still changed at the next reload: said again, as a [status] key still changed is
+        # (it was said once, and a later reload's lines read as if all of it was applied)
+        config.write_text(f"[serve]\nlog_dir = '{tmp_path / 'b'}'\nstop_deadline = 6\n")
+        serve.signal(signal.SIGHUP)
+        serve.wait_for(lambda _: sum(e.get("event") == "serve: config reloaded"
+                                     for e in serve.lines) == 2)
+        time.sleep(0.3)
+        assert sum(str(e.get("event")).startswith("serve: [serve] log_dir changed")
+                   for e in serve.lines) == 2
     finally:
         stop_process(serve.proc)
     given = ServeProcess(config, tmp_path / "given")

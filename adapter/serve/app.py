@@ -92,14 +92,14 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
     runs = config.status  # what the status server runs with (not the last config loaded)
     try:
         while await signals.next() == "reload":
-            before = supervisor.config
             if await _reload(supervisor, status) is not None:
                 runs = reload_status(server, runs, supervisor.config.status,
                                      address_given=status is not None)
-                if log_dir is None and supervisor.config.log_dir not in (before.log_dir,
-                                                                         supervisor.log_dir):
+                if log_dir is None and supervisor.config.log_dir != supervisor.log_dir:
                     # read at the start only (the sessions' folders, the viewer's root): the
-                    # games went on into the old folder after 'config reloaded', unsaid
+                    # games went on into the old folder after 'config reloaded', unsaid.
+                    # Compared with the folder in use, as [status] is with what the server
+                    # runs: said at each reload while it differs, not once
                     log.warning("serve: [serve] log_dir changed, which takes effect only at "
                                 "a restart: the games go on into the folder it started with",
                                 log_dir=supervisor.log_dir,
