@@ -189,6 +189,20 @@ def test_a_misspelt_table_is_reported_with_its_line() -> None:
     assert str(caught.value).startswith("mjbot.toml, line 2: status.port must be")
 
 
+def test_a_table_defined_after_its_sub_table_keeps_its_own_line() -> None:
+    """[sessions.a.limits] above [sessions.a] (TOML allows either order): the sub-table's
+    header now gives its parents a line (efc0a33), and that line took the place of the
+    parent's own header, so 'session a needs kind' pointed at [sessions.a.limits], line 1,
+    not at [sessions.a], line 5, where it had pointed before."""
+    text = ("[sessions.a.limits]\ngames_per_day = 3\n\n\n"
+            "[sessions.a]\nvariant = 'riichi'\n")
+    assert key_lines(text)[("sessions", "a")] == 5
+    assert key_lines(text)[("sessions",)] == 1  # no header of its own: its first mention
+    with pytest.raises(ConfigError) as caught:
+        loads(text, "mjbot.toml", environ={})
+    assert str(caught.value).startswith("mjbot.toml, line 5: session 'a' needs kind")
+
+
 def test_a_proxy_in_front_without_a_token_is_warned_of(tmp_path: Path) -> None:
     """The deploy notes' nginx in front (trust_forwarded_proto / _for on) and no token: nginx
     sends serve 'Host: 127.0.0.1:8750' unless told otherwise, a loopback name, so serve

@@ -466,6 +466,15 @@ def test_a_reload_names_a_changed_log_folder_as_waiting_for_a_restart(tmp_path: 
         assert later["level"] == "warning" and later["log_dir"] == str(tmp_path / "a")
         assert later["config_log_dir"] == str(tmp_path / "b")
         assert (tmp_path / "a").is_dir() and not (tmp_path / "b").exists()
+        # still changed at the next reload: said again, as a [status] key still changed is
+        # (it was said once, and a later reload's lines read as if all of it was applied)
+        config.write_text(f"[serve]\nlog_dir = '{tmp_path / 'b'}'\nstop_deadline = 6\n")
+        serve.signal(signal.SIGHUP)
+        serve.wait_for(lambda _: sum(e.get("event") == "serve: config reloaded"
+                                     for e in serve.lines) == 2)
+        time.sleep(0.3)
+        assert sum(str(e.get("event")).startswith("serve: [serve] log_dir changed")
+                   for e in serve.lines) == 2
     finally:
         stop_process(serve.proc)
     given = ServeProcess(config, tmp_path / "given")
@@ -477,3 +486,48 @@ def test_a_reload_names_a_changed_log_folder_as_waiting_for_a_restart(tmp_path: 
         assert not any("log_dir" in str(e.get("event")) for e in given.lines)
     finally:
         stop_process(given.proc)
+
+
+async def test_a_reload_refused_for_want_of_a_token_says_a_restart_reads_it(
+        tmp_path: Path) -> None:
+    """The deploy notes' flow: the token put in the unit's EnvironmentFile, host = "0.0.0.0"
+    in the config, `systemctl reload mjbot`. The running process never read that file, so
+    the reload is refused, and it said only "set a token in $MJBOT_STATUS_TOKEN", which the
+    operator had just done (the next start, which reads the file, takes the config). It now
+    says the variable is read at the start, and a restart takes it."""
+    from adapter.serve.app import _reload
+    from adapter.serve.config import load
+
+    config = tmp_path / "serve.toml"
+    config.write_text("[status]\ntoken_env = 'MJBOT_TEST_NEVER_SET'\n")
+    sup = Supervisor(load(str(config)), log_dir=str(tmp_path / "logs"))
+    config.write_text("[status]\ntoken_env = 'MJBOT_TEST_NEVER_SET'\nhost = '0.0.0.0'\n")
+    assert await _reload(sup) is None
+    assert sup.reload_error is not None
+    error = sup.reload_error["error"]
+    assert "set a token in $MJBOT_TEST_NEVER_SET" in error
+    assert "reads $MJBOT_TEST_NEVER_SET from the environment it was started with" in error
+    assert "a restart takes it" in error
+
+
+def test_a_renamed_token_variable_is_no_key_waiting_for_a_restart(
+        running: Supervisor) -> None:
+    """[status] token_env renamed, the token it reads the same (none on loopback, or the
+    same value): every SIGHUP warned "token_env" waits for a restart, though the server
+    runs with the token, not the variable's name, and a restart changes nothing. A token
+    that differs is still named, as "token"."""
+    from structlog.testing import capture_logs
+
+    from adapter.serve.app import reload_status
+
+    server = StatusServer(running, token="", trust_forwarded_proto=False)
+    for environ in ({}, {"MJBOT_STATUS_TOKEN": "t0k", "TEAM_TOKEN": "t0k"}):
+        started = loads("[status]\n", environ=environ).status
+        renamed = loads("[status]\ntoken_env = 'TEAM_TOKEN'\n", environ=environ).status
+        with capture_logs() as logs:
+            reload_status(server, started, renamed)
+        assert [e for e in logs if e["log_level"] == "warning"] == []
+    with capture_logs() as logs:
+        reload_status(server, started, loads("[status]\ntoken_env = 'TEAM_TOKEN'\n",
+                                             environ={"TEAM_TOKEN": "other"}).status)
+    assert [e["keys"] for e in logs if e["log_level"] == "warning"] == [["token"]]

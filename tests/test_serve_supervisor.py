@@ -238,6 +238,36 @@ async def test_a_session_a_reload_starts_again_keeps_its_counts() -> None:
     await sup.stop()
 
 
+async def test_a_fallback_after_a_reload_is_logged_with_the_count_since_the_last_line(
+) -> None:
+    """The fallback line's ``count`` is the answers replaced since the last such line. A
+    session a reload started again goes on with its fallbacks (carry_counts), but its line's
+    baseline began again at 0: 3 fallbacks (the first logged, the next two within the minute
+    not), a reload, one more: logged as "count 4", every answer the session ever had
+    replaced, where 3 were since the line. Now 3, and the first fallback after the reload
+    is still logged at once."""
+    from structlog.testing import capture_logs
+
+    def three(ctx: RunContext) -> Outcome:
+        for _ in range(3):
+            ctx.probe.decision("rulebased", 0.001, "policy crashed")
+        return game(ctx)
+
+    script = Script([three])
+    sup = supervisor(script, spec("s"))
+    sup.start()
+    await until(lambda: len(script.starts) == 2)
+    assert sup.handles["s"].fallbacks == 3
+    await sup.reload(ServeConfig("test.toml", stop_deadline=2.0, logs=ROOMY,
+                                 sessions=(spec("s", pause=0.5),)))
+    await until(lambda: len(script.starts) == 3)
+    with capture_logs() as logs:
+        sup.handles["s"].decision("rulebased", 0.001, "policy crashed")
+    lines = [e for e in logs if "replaced by a fallback" in e["event"]]
+    assert [(e["count"], e["total"]) for e in lines] == [(3, 4)]
+    await sup.stop()
+
+
 def test_backoff_doubles_with_jitter_up_to_the_cap() -> None:
     backoff = Backoff(1.0, 8.0, random.Random(7))
     delays = [backoff.next_delay() for _ in range(6)]

@@ -92,14 +92,14 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
     runs = config.status  # what the status server runs with (not the last config loaded)
     try:
         while await signals.next() == "reload":
-            before = supervisor.config
             if await _reload(supervisor, status) is not None:
                 runs = reload_status(server, runs, supervisor.config.status,
                                      address_given=status is not None)
-                if log_dir is None and supervisor.config.log_dir not in (before.log_dir,
-                                                                         supervisor.log_dir):
+                if log_dir is None and supervisor.config.log_dir != supervisor.log_dir:
                     # read at the start only (the sessions' folders, the viewer's root): the
-                    # games went on into the old folder after 'config reloaded', unsaid
+                    # games went on into the old folder after 'config reloaded', unsaid.
+                    # Compared with the folder in use, as [status] is with what the server
+                    # runs: said at each reload while it differs, not once
                     log.warning("serve: [serve] log_dir changed, which takes effect only at "
                                 "a restart: the games go on into the folder it started with",
                                 log_dir=supervisor.log_dir,
@@ -146,8 +146,10 @@ def reload_status(server: Any, runs: StatusConfig, new: StatusConfig,
     used anyway. Returns what the server runs with now (``runs``, the live keys set): the
     next reload compares with it, not with the config loaded last, which warned again of a
     port changed and then put back (the server had never left it)."""
-    changed = [f.name for f in dataclasses.fields(StatusConfig)
-               if getattr(runs, f.name) != getattr(new, f.name)]
+    # token_env is no key the server runs with: the token it names is compared (renamed,
+    # the same token, it was warned of at every reload as waiting for a restart)
+    changed = [f.name for f in dataclasses.fields(StatusConfig) if f.name != "token_env"
+               and getattr(runs, f.name) != getattr(new, f.name)]
     applied = [key for key in changed if key in LIVE_STATUS_KEYS]
     for key in applied:
         setattr(server, key, getattr(new, key))
@@ -175,7 +177,14 @@ async def _reload(supervisor: Supervisor,
         try:
             check_token(host, config.status.token, config.status.token_env)
         except (TokenRequired, ValueError) as exc:
-            raise ConfigError(f"{config.path}: {exc}") from None
+            said = str(exc)
+            if isinstance(exc, TokenRequired) and not config.status.token:
+                # the variable is this process's, read at its start: set since in the unit's
+                # EnvironmentFile, the next start has it, and 'set a token' alone misled
+                said += (f"; serve reads ${config.status.token_env} from the environment it "
+                         "was started with: set since (the unit's EnvironmentFile)? a restart "
+                         "takes it, a reload cannot")
+            raise ConfigError(f"{config.path}: {said}") from None
     except ConfigError as exc:
         log.error("serve: reload refused, the running sessions are kept", error=str(exc))
         supervisor.reload_refused(str(exc))

@@ -167,6 +167,11 @@ class SessionHandle:
         self.games_played, self.hands_played = previous.games_played, previous.hands_played
         self.decisions_made, self.fallbacks = previous.decisions_made, previous.fallbacks
         self.illegal_answers, self.last_fallback = previous.illegal_answers, previous.last_fallback
+        # the fallback line's count is since the last line: from the carried total, not 0
+        # (the first after a reload said every fallback the session ever had); still logged
+        # at once, as a session's first is
+        if previous._fallback_log is not None:
+            self._fallback_log = (float("-inf"), previous._fallback_log[1])
 
     def _recovered(self) -> None:
         """The session plays again (a hand or a game finished, a run completed): the last

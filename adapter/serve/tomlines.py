@@ -26,6 +26,7 @@ def _split(dotted: str) -> tuple[str, ...]:
 def key_lines(text: str) -> dict[tuple[str, ...], int]:
     """Dotted key path -> 1-based line number, for table headers and assignments."""
     lines: dict[tuple[str, ...], int] = {}
+    implied: set[tuple[str, ...]] = set()  # lines a parent got from a child's header or key
     table: tuple[str, ...] = ()
     depth = 0  # open brackets of a multi-line array or inline table
     quote = ""  # the delimiter of an open multi-line string
@@ -38,22 +39,30 @@ def key_lines(text: str) -> dict[tuple[str, ...], int]:
             header = _HEADER.match(line)
             if header:
                 table = _split(header.group(2))
-                _note(lines, table, number)
+                _note(lines, implied, table, number)
                 continue
             assign = _ASSIGN.match(line)
             if assign:
-                _note(lines, table + _split(assign.group(1)), number)
+                _note(lines, implied, table + _split(assign.group(1)), number)
                 line = line[assign.end():]
         depth, quote = _scan_value(line, depth)
     return lines
 
 
-def _note(lines: dict[tuple[str, ...], int], path: tuple[str, ...], number: int) -> None:
+def _note(lines: dict[tuple[str, ...], int], implied: set[tuple[str, ...]],
+          path: tuple[str, ...], number: int) -> None:
     """``path``'s line, and its parents' where they have none yet: ``[sesions.tenhou]`` or
     ``a.b = 1`` defines ``sesions`` or ``a`` there, which an error about it names (a
-    misspelt table was reported with the file alone)."""
-    for end in range(1, len(path) + 1):
-        lines.setdefault(path[:end], number)
+    misspelt table was reported with the file alone). A parent's own header, later, takes
+    its line back (``[s.a.limits]`` above ``[s.a]``: an error about ``s.a`` pointed at the
+    sub-table)."""
+    if path not in lines or path in implied:
+        lines[path] = number
+        implied.discard(path)
+    for end in range(1, len(path)):
+        if path[:end] not in lines:
+            lines[path[:end]] = number
+            implied.add(path[:end])
 
 
 def _scan_value(text: str, depth: int) -> tuple[int, str]:
