@@ -84,6 +84,9 @@ class NtpuBot(CodecSession):
         self.before: Any = None  # the table event before the next (robbing an added kan)
         self.ending = False  # the session is closing (see close)
         self.close_owed = False  # TCP: the server ends a session with /close (see close)
+        # the game's scores as our rules count its wins (the server sends none); None once a
+        # win could not be valued: what serve's /health gives as the game's scores and points
+        self.tally: list[int] | None = [0, 0, 0, 0]
 
     # ------------------------------------------------------------------ lines
 
@@ -147,6 +150,7 @@ class NtpuBot(CodecSession):
         self.finish_game()
         self.summary.games += 1
         self.state = TableState("taiwan16", started.seat)
+        self.tally = [0, 0, 0, 0]
         self._open_log(started.seat)
         self.apply(started)
 
@@ -181,7 +185,10 @@ class NtpuBot(CodecSession):
         path = self.close_log(Footer(result))
         if path is not None:
             log.info("ntpu: game logged", path=str(path), **result)
-            self.game_logged(path)  # the server sends no scores
+            # the server sends no scores: ours, for a game played out with every win valued
+            # (/health's last_game had scores and points null for every NTPU game)
+            cut = result.get("unfinished", False)
+            self.game_logged(path, None if cut or self.tally is None else self.tally)
 
     def apply(self, event: Any) -> None:
         if self.game_log is None and self.settings.write_log:
@@ -200,6 +207,10 @@ class NtpuBot(CodecSession):
         seat's concealed kong is never shown). The event itself stays as the codec read it,
         so that ``--reparse`` finds the log identical."""
         score, reason = value_win(self.rules, self.state, won, self.before)
+        if score is None or self.tally is None:
+            self.tally = None  # a win not valued: the game's scores are not known
+        else:
+            self.tally = [t + d for t, d in zip(self.tally, score.deltas, strict=True)]
         whose = "our win" if won.winner == self.state.seat else f"seat {won.winner}'s win"
         items = " ".join(f"{n}({v})" for n, v in score.items) if score is not None else ""
         text = (f"{whose} by mjbot's rules: {score.value} tai{', ' + items if items else ''}"
