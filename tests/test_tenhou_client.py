@@ -286,6 +286,11 @@ async def test_a_ron_offered_after_a_reconnect_in_riichi_is_claimed(tmp_path: Pa
     assert stats.answered == stats.owed == 2, stats
     assert [parse_tag(r) for r in stats.replies] == [parse_tag('<D p="60"/>'),
                                                      parse_tag('<N type="6"/>')], stats.replies
+    # a game resumed with no TAIKYOKU (a new client after a serve reload) is named by GO's
+    # gpid: it was logged as "HHMMSS-tenhou-game", as every such game
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    assert path.name.endswith("-tenhou-2FF64D8A-A9692044.mjlog.msgpack"), path.name
+    assert header_of(read_log(path)).game_id == "tenhou-2FF64D8A-A9692044"
 
 
 # The hand of REINIT_IN_RIICHI played live in its true order (tests/test_tenhou_codec.py): the

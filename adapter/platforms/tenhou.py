@@ -438,7 +438,12 @@ class TenhouBot(PlatformSession):
         if self.settings.write_log:
             header = Header(platform="tenhou", variant="riichi", seat=started.seat,
                             policy=self.brain.name, policy_config={"budget": self.settings.budget},
-                            game_id=self.codec.log_id or "tenhou-game",
+                            # a game resumed with no TAIKYOKU (a new process after a
+                            # serve reload) has no log id: GO's gpid names it (it was
+                            # "tenhou-game", the same for every such game)
+                            game_id=self.codec.log_id or (f"tenhou-{self.codec.gpid}"
+                                                          if self.codec.gpid
+                                                          else "tenhou-game"),
                             extra={"game_type": self.codec.game_type,
                                    "transport": self.settings.transport})
             self.open_log(self.settings.log_dir, header, secrets=self.settings.secrets)
