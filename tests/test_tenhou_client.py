@@ -522,6 +522,26 @@ async def test_a_stop_while_connecting_says_no_bye(tmp_path: Path) -> None:
     assert not list(tmp_path.rglob("*.mjlog.msgpack"))
 
 
+async def test_a_game_of_a_refused_type_is_left_with_bye(tmp_path: Path) -> None:
+    """A server that seats us in a game we may not play (GO of the Phoenix lobby): the session
+    ends with the refusal, as before, but it ended without a BYE; it now says BYE first."""
+    server = FakeTenhouServer(seed=2, time_limit=5, absent=1)
+    server.game_type = 169
+    port = await server.start_tcp()
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path),
+                              connect_timeout=5)
+    try:
+        with pytest.raises(PermissionRefused, match="Phoenix"):
+            await asyncio.wait_for(run(settings), 30)
+        for _ in range(100):  # the server reads the BYE on its own time
+            if server.stats.byes:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        await server.close()
+    assert server.stats.byes == 1
+
+
 def test_permission_guard() -> None:
     check_permission(64, False)
     check_permission(9 & ~1, False)

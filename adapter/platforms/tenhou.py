@@ -253,6 +253,7 @@ class TenhouBot(PlatformSession):
         self.leaving = False  # a stop was asked for: BYE when the hand in play is over
         self.left = False  # BYE said on a stop: the session is over, the game unfinished
         self.farewell = ""  # what a stop did, said in the closing line (a table, a queue left)
+        self.refused: PermissionRefused | None = None  # seated in a refused game: BYE, then it
 
     # ------------------------------------------------------------------ frames
 
@@ -325,7 +326,11 @@ class TenhouBot(PlatformSession):
             elif isinstance(item, Rejoin):
                 out.append(join(self.settings.lobby, self.settings.game_type, rejoin=item.t))
             elif isinstance(item, GameFound):
-                self._check_found(item)
+                try:
+                    self._check_found(item)
+                except PermissionRefused as exc:  # the session ended without a BYE
+                    self.refused = exc  # raised once the BYE is sent (see _play)
+                    return [*out, Tag("BYE")]
                 out.append(Tag("GOK"))
             elif isinstance(item, Resumed):
                 self._release_held()
@@ -804,5 +809,7 @@ async def _play(transport: Transport, bot: TenhouBot, settings: TenhouSettings) 
                 replies = await bot.handle(raw, tag)
                 if replies:
                     await send(replies)
+                if bot.refused is not None:  # its BYE said: the session ends with the error
+                    raise bot.refused
     finally:
         await cancel_and_wait(ticker)
