@@ -470,6 +470,49 @@ async def test_a_signal_leaves_the_table_with_bye(tmp_path: Path) -> None:
     assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
 
 
+async def test_a_bye_the_line_did_not_take_is_not_said_to_have_left(tmp_path: Path) -> None:
+    """Stopped while it thinks and the line broke under it (a reset the session reads only after
+    its decision): the BYE's send failed, and the error was swallowed: the closing line said
+    "left the table with BYE" all the same. It now says the BYE was not sent."""
+    import socket
+    import struct
+
+    from adapter.thinking.thinker import Thinker
+    from brain.brain import Brain
+    from tests.anytime_policies import SlowThinker
+
+    reset = asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(65536)  # the HELO
+        for text in LIVE_TO_RIICHI[:5]:  # GO, UN, TAIKYOKU, INIT and our draw: we think
+            writer.write(text.encode() + b"\0")
+        await writer.drain()
+        await asyncio.sleep(0.3)
+        sock = writer.get_extra_info("socket")  # a reset, not a close
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
+        reset.set()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=8.0,
+                              game_type=9, permission_granted=True)
+    bot = TenhouBot(settings)
+    bot.brain = Brain("riichi", SlowThinker(tmp_path / "count", think=6.0), limit=8.0)
+    bot.thinker = Thinker(bot.brain)
+    async with server:
+        task = asyncio.ensure_future(run(settings, bot))
+        await asyncio.wait_for(reset.wait(), 30)
+        await asyncio.sleep(0.5)  # the reset is the transport's; the session still thinks
+        assert not task.done()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 30)
+    assert bot.farewell.startswith("BYE not sent: "), bot.farewell
+    assert bot.farewell.endswith("; the line closed at the table"), bot.farewell
+
+
 @pytest.mark.parametrize("answer", [b"", b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"])
 async def test_a_websocket_address_with_no_websocket_server(tmp_path: Path,
                                                             answer: bytes) -> None:

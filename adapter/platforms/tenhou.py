@@ -670,12 +670,22 @@ async def run(settings: TenhouSettings, bot: TenhouBot | None = None) -> Session
         # stopped (Ctrl-C, SIGTERM): leave the table properly before the line closes
         if transport.connected:
             bot.tx([Tag("BYE")])
-            with contextlib.suppress(Exception):
+            failed = ""  # a BYE that did not go: said, not "left ... with BYE" all the same
+            try:
                 await asyncio.wait_for(transport.send(Tag("BYE")), 2)
-            log.info("tenhou: stopped, said BYE")
+            except TimeoutError:
+                failed = "not sent in 2 s"
+            except Exception as exc:  # the line broke under it (a reset, a closed socket)
+                failed = f"not sent: {str(exc) or type(exc).__name__}"
             # where it was left: "left the table" was said of a queue and a login too
-            bot.farewell = ("left the table with BYE" if bot.in_game else
-                            "left the queue with BYE" if bot.queueing else "said BYE")
+            where = "the table" if bot.in_game else "the queue" if bot.queueing else ""
+            if failed:
+                log.warning(f"tenhou: stopped, BYE {failed}")
+                bot.farewell = f"BYE {failed}; the line closed" + (f" at {where}" if where
+                                                                     else "")
+            else:
+                log.info("tenhou: stopped, said BYE")
+                bot.farewell = f"left {where} with BYE" if where else "said BYE"
         else:  # connecting, or connecting again: there is no one to say BYE to
             log.info("tenhou: stopped while not connected, no BYE to say")
             bot.farewell = "not connected, no BYE to say"
