@@ -52,9 +52,10 @@ def parse_server(text: str) -> tuple[str, int]:
     if host.startswith("[") and host.endswith("]"):  # the brackets are no part of the name
         host = host[1:-1]
     if (not sep or not host or "[" in host or "]" in host
-            or not (port.isascii() and port.isdigit()) or len(port) > 5
-            or not 0 < int(port) < 65536):
+            or not (port.isascii() and port.isdigit())):
         raise ValueError(f"--server needs host:port, got {text!r}")
+    if not 0 < int(port) < 65536:  # a port is 1..65535 (it said only "needs host:port")
+        raise ValueError(f"--server {text!r}: port {int(port)} is out of range (1..65535)")
     return host, int(port)
 
 

@@ -42,6 +42,7 @@ INITIAL_DRAWS = WALL - 4 * HAND_SIZE - DEAD_END
 WIND_NAMES = ("east", "south", "west", "north")
 MAX_LINE = 4096  # no server line is anywhere near this long
 NO_TILE = "-1"  # /hu's winning id when the dealer wins on the opening deal
+ENDED_BY_SERVER = "ended_by_server"  # a hand /exit ended before the wall's end, with no win
 _MOVES = ("/mo", "/draw", "/throw", "/eat", "/pong", "/gong", "/hu")
 
 
@@ -109,6 +110,7 @@ class NtpuCodec(Codec):
         self.added_kong: tuple[int, int] | None = None
         self.drawer: int | None = None  # the seat whose (unannounced) draw comes next
         self.replacement = False  # ... and whether it is a kong replacement
+        self.draws = 0  # the hand's draws read (TileDrawn), the dealer's 17th tile the first
 
     # ------------------------------------------------------------------ server lines
 
@@ -131,6 +133,7 @@ class NtpuCodec(Codec):
             raise MalformedMessage(f"malformed {command} ({exc})", raw) from None
         if command in _MOVES:
             self.opening = False
+        self.draws += sum(isinstance(x, ev.TileDrawn) for x in items)
         return items
 
     def _seat(self, text: str, raw: str) -> int:
@@ -435,7 +438,18 @@ class NtpuCodec(Codec):
     def _on_exit(self, args: list[str], raw: str) -> list[object]:
         events: list[object] = []
         if self.in_hand and not self.won:
-            events.append(ev.RoundDrawn("exhaustive"))
+            # the wall's end (16 tiles left; the last drawer's draw unannounced if another
+            # seat's) is an exhaustive draw; before it, the server ended the hand (it was read
+            # as an exhaustive draw too)
+            due = self.drawer is not None and self.drawer != self.seat
+            left = INITIAL_DRAWS - self.draws - due
+            if left <= 0:
+                events.append(ev.RoundDrawn("exhaustive"))
+            else:
+                events.append(ev.PlatformNotice(
+                    f"/exit with {left} draw(s) left before the wall's end: no win and no "
+                    "exhaustive draw; the server ended the hand"))
+                events.append(ev.RoundDrawn(ENDED_BY_SERVER))
         if args:
             events.append(ev.PlatformNotice(f"/exit {' '.join(args)}"))
         self.in_hand = self.my_turn = False

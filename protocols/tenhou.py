@@ -485,6 +485,7 @@ class TenhouCodec(Codec):
         # INIT): False from the INIT on (a hand starts with nothing shown), None when unknown
         self.furiten_word: tuple[tuple[int, int], bool | None] | None = None
         self.log_id = ""
+        self.gpid = ""  # GO's game id: a game resumed without a TAIKYOKU has no log id
         self.scores: tuple[int, ...] = (0, 0, 0, 0)  # the last known, in absolute seats
 
     def greeting(self) -> list[str]:
@@ -551,6 +552,7 @@ class TenhouCodec(Codec):
         # a GO during a game is the reconnect's (SAIKAI follows): the same game goes on
         self.game_type = int(a.get("type", "0"))
         self.red = not self.game_type & NO_RED
+        self.gpid = a.get("gpid", "")
         return [GameFound(self.game_type, a.get("lobby", "0"))]
 
     def _on_un(self, a: dict[str, str], tag: Tag) -> list[object]:

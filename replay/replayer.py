@@ -1148,6 +1148,16 @@ def reparse(replay: Replay) -> dict[str, Any]:
     if replay.log is None:
         raise RecordError("--reparse needs one of mjbot's own logs (imports have no raw "
                           "messages)")
+    platform = replay.log.header.platform if replay.log.header is not None else ""
+    if platform == "ntpu-server":  # it said "no codec for platform 'local'"
+        return _reparse_match(replay)
+    if replay.source == "local":  # a table's full view: no client's codec to compare
+        if not any(isinstance(f, (RxFrame, TxFrame)) for f in replay.log.frames):
+            raise RecordError(f"a {platform} log holds the table's own events, no platform's "
+                              "messages (the table runs in mjbot's process): nothing to "
+                              "re-parse; --reparse reads a client's log")
+        raise RecordError(f"a {platform} log holds the table's events and the lines of "
+                          "every client: --reparse reads a client's own log")
     factory = _CODECS.get(replay.source)
     if factory is None:
         raise RecordError(f"no codec for platform {replay.source!r} to re-parse with "
@@ -1184,6 +1194,34 @@ def reparse(replay: Replay) -> dict[str, Any]:
             "reparsed_events": len(produced), "identical": same,
             "mismatches": mismatches[:50], "errors": errors[:50],
             "unreadable_in_the_game": as_in_game[:50]}
+
+
+def _reparse_match(replay: Replay) -> dict[str, Any]:
+    """An ``ntpu-server`` match log: the lines it sent each client (``N> line``) fed through
+    a fresh NTPU codec per client, as that client read them. Only read, not compared: the
+    log's events are the referee's whole table, not what a client's codec makes of its
+    lines (its own log holds those)."""
+    assert replay.log is not None and replay.log.header is not None
+    codecs: dict[str, _NtpuLines] = {}
+    lines: Counter[str] = Counter()
+    events: Counter[str] = Counter()
+    errors: list[str] = []
+    for f in replay.log.frames:
+        raw = f.raw.decode(errors="replace") if isinstance(getattr(f, "raw", None), bytes) \
+            else getattr(f, "raw", "")
+        client, sep, line = raw.partition("> ")
+        if not isinstance(f, TxFrame) or not sep or not client.isdigit():
+            continue
+        codec = codecs.setdefault(client, _NtpuLines(replay.log.header))
+        lines[client] += 1
+        try:
+            events[client] += sum(x.__class__ in EVENT_TYPES for x in codec.feed(line))
+        except Exception as exc:
+            errors.append(f"client {client}, {line!r}: {type(exc).__name__}: {exc}")
+    return {"path": replay.path, "platform": "ntpu-server",
+            "clients": {c: {"lines": lines[c], "events": events[c]} for c in sorted(codecs)},
+            "lines": sum(lines.values()), "reparsed_events": sum(events.values()),
+            "errors": errors[:50], "mismatches": [], "unreadable_in_the_game": []}
 
 
 def _noted_as_error(frames: list[Any], n: int) -> bool:

@@ -46,7 +46,8 @@ from replay.yaku_names import english
 WINDS = "ESWN"
 DRAW_REASONS = {"exhaustive": "exhaustive draw", "nine_terminals": "nine terminals",
                 "four_riichi": "four riichi", "four_kans": "four kans",
-                "four_winds": "four winds", "triple_ron": "triple ron"}
+                "four_winds": "four winds", "triple_ron": "triple ron",
+                "ended_by_server": "ended by the server"}
 
 
 def tile(t: int | None) -> str | None:

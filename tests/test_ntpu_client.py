@@ -286,6 +286,35 @@ async def test_a_game_that_never_dealt_is_logged_unfinished(tmp_path: Path) -> N
     assert footer.result.get("unfinished") is True
 
 
+async def test_a_refused_start_line_is_kept_in_a_log_of_its_own(tmp_path: Path) -> None:
+    """A ``/start`` the codec refuses (seat 7) opened no game log: the raw line and why it was
+    refused were on stderr only. They are now in a log of their own (``-unread``), which is
+    no game of the session's count; the next game is logged as ever."""
+    replies: list[str | None] = []
+    server, port = await _scripted_server(
+        [("/ready", True), ("/start MJ 7 mjbot", False), ("/start MJ 1 mjbot", False),
+         ("/close", False)], replies)
+    bot = NtpuBot(NtpuSettings(budget=1.0, log_dir=str(tmp_path)))
+    async with server:
+        summary = await asyncio.wait_for(run_tcp("127.0.0.1", port, bot), 30)
+    assert summary.games == 1 and len(summary.errors) == 1
+    assert [g["log"] for g in bot.finished_games] == [
+        str(p) for p in tmp_path.rglob("*-g1-seat1.mjlog.msgpack")]
+    (unread,) = list(tmp_path.rglob("*-g1-unread.mjlog.msgpack"))
+    log = read_log(unread)
+    assert [f.raw for f in log.frames if isinstance(f, RxFrame)][-1] == "/start MJ 7 mjbot"
+    notes = [f.event.text for f in log.frames if isinstance(f, EventFrame)]
+    assert notes == ["error: seat must be 1..4, got '7': '/start MJ 7 mjbot'"]
+    assert log.complete
+    # while that log is open, serve counts no game in it (it counted one less: -1 here)
+    from adapter.serve.runners import _games_in_open_log
+
+    bot = NtpuBot(NtpuSettings(budget=1.0, log_dir=str(tmp_path / "open")))
+    bot.take("/start MJ 7 mjbot")
+    assert bot.game_log is not None and _games_in_open_log(bot) == 0
+    bot.close()
+
+
 async def test_a_server_that_is_not_there_is_a_clear_error(tmp_path: Path) -> None:
     server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]

@@ -241,12 +241,42 @@ def test_draw_is_another_name_for_mo() -> None:
         codec.feed("/draw")
 
 
-def test_exit_without_a_win_is_a_drawn_hand_and_close_and_ready() -> None:
+def test_exit_before_the_walls_end_is_no_exhaustive_draw_and_close_and_ready() -> None:
+    """``/exit`` ends the hand (../shared/protocols/ntpu.md); with no win and the wall not at
+    its end (16 tiles left) the server ended it: it was read as an exhaustive draw."""
     codec = _codec()
-    assert codec.feed("/exit") == [ev.RoundDrawn("exhaustive")]
+    assert codec.feed("/exit") == [
+        ev.PlatformNotice(f"/exit with {INITIAL_DRAWS - 1} draw(s) left before the wall's "
+                          "end: no win and no exhaustive draw; the server ended the hand"),
+        ev.RoundDrawn("ended_by_server")]
     assert codec.feed("/exit 1 2 3") == [ev.PlatformNotice("/exit 1 2 3")]
     assert codec.feed("/ready") == [Ready()]
     assert codec.feed("/close") == [Closed()]
+
+
+def _played_to(draws: int) -> NtpuCodec:
+    """Seat 2 of a hand dealt by seat 1, fed discards until ``draws`` draws were made (the
+    dealer's 17th tile the first): each of ours told by ``/mo``, the others' by their throw."""
+    ids = [s * 100 + r * 10 + c for s in (1, 2, 3) for r in range(1, 10) for c in range(4)]
+    ours, rest = ids[:16], iter(ids[16:])
+    codec = _codec(seat=2, dealer=1, hand=" ".join(map(str, ours)))
+    codec.feed(f"/throw 1 {next(rest)}")
+    for n in range(1, draws):
+        seat = n % 4 + 1
+        tile = next(rest)
+        if seat == 2:
+            codec.feed(f"/mo {tile}")
+        codec.feed(f"/throw {seat} {tile}")
+    return codec
+
+
+def test_exit_at_the_walls_end_is_an_exhaustive_draw() -> None:
+    """The last draw (leaving 16 tiles) is seat 4's, unannounced: ``/exit`` then is the
+    exhaustive draw; one draw before it, the server ended the hand."""
+    assert _played_to(INITIAL_DRAWS - 1).feed("/exit") == [ev.RoundDrawn("exhaustive")]
+    early = _played_to(INITIAL_DRAWS - 2).feed("/exit")
+    assert early[-1] == ev.RoundDrawn("ended_by_server")
+    assert "with 1 draw(s) left" in early[0].text  # type: ignore[attr-defined]
 
 
 def test_a_start_in_the_middle_of_a_hand_leaves_nothing_of_it() -> None:

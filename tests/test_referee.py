@@ -347,13 +347,14 @@ def test_taiwan_drawn_with_sixteen_tiles_left():
 
 
 def test_taiwan_win_value_and_dealer_pays_one_more_tai():
-    # seat 1: 123m456m789m123p456p + 7p waits on 7p alone: 門清 1 + 一條龍 4 (concealed) = 5 tai
+    # seat 1: 123m456m789m123p456p + 7p waits on 7p alone: 門清 1 + 一條龍 4 (concealed) = 5 tai,
+    # and 1 more (莊家) paid by the dealer who discards it: 6, as paid (it read 5)
     wall = layout_wall("taiwan16", [
         "1234567z22s33s44s55s6s", "123m456m789m123p456p7p", "2345678m2345678s8s9s",
         "999m888p99s3z4z5z6z7z7s7s8s"], draws="1z2z3z4z7p")
     _, seats = play_hand("taiwan16", wall, {1: take_when_legal(ev.Win)})
     (win,) = _wins(seats[0])
-    assert (win.winner, win.from_seat, win.value) == (1, 0, 5)
+    assert (win.winner, win.from_seat, win.value) == (1, 0, 6)
     assert win.deltas == (-(1000 + 500 * 6), 1000 + 500 * 6, 0, 0)
 
 

@@ -388,6 +388,39 @@ def test_a_match_log_whose_players_move_names_them_at_each_hand(
     assert "seat 1 is played by greedy-2 (1 game), rulebased-3 (1 game)" in review.stdout
 
 
+def test_reparse_reads_an_ntpu_server_match_log_with_the_ntpu_codec(
+        ntpu_match: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--reparse` of ntpu-server's match log said "no codec for platform 'local'" though its
+    raw lines are there: each client's lines now go through an NTPU codec of its own, and a
+    line no client could read is named. A local table's log says why it has none."""
+    (match,) = (ntpu_match / "ntpu-server").rglob("*.mjlog.msgpack")
+    r = mjbot_here(capsys, "replay", "--reparse", str(match))
+    assert r.returncode == 0 and "no codec" not in r.stderr, r.stderr
+    said = re.search(r"reparse: the (\d+) lines sent to the 4 clients read by the NTPU codec "
+                     r"as (\d+) events, 0 unreadable", r.stdout)
+    assert said and int(said[1]) > 100 and int(said[2]) > 100, r.stdout
+    bad = tmp_path / "match.mjlog.msgpack"
+    w = GameLogWriter(bad, Header("ntpu-server", "taiwan16", seat=None, policy="a,b,c,d",
+                                  game_id="m", extra={"full_information": True}))
+    w.tx("2> /start MJ 2 b")
+    w.tx("2> /throw 9 999")
+    w.rx("2< /ready")
+    w.event(ev.GameStarted("taiwan16", 0))
+    w.close(Footer({"hands": 0}))
+    r = mjbot_here(capsys, "replay", "--reparse", str(bad))
+    assert "the 2 lines sent to the 1 clients read by the NTPU codec as" in r.stdout, r.stdout
+    assert "  reparse error: client 2, '/throw 9 999': " in r.stdout, r.stdout
+    local = tmp_path / "local.mjlog.msgpack"
+    w = GameLogWriter(local, Header("local", "taiwan16", seat=None, policy="a,b,c,d",
+                                    game_id="l", extra={"full_information": True}))
+    w.event(ev.GameStarted("taiwan16", 0))
+    w.close(Footer({"hands": 0}))
+    r = mjbot_here(capsys, "replay", "--reparse", str(local))
+    assert r.returncode != 0 and "no codec" not in r.stderr, r.stderr
+    assert "a local log holds the table's own events, no platform's messages" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
 def test_an_ntpu_clients_own_win_reads_as_the_server_scored_it(
         ntpu_match: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The NTPU server sends no value: the replay of a client's own log said 'value 0' and

@@ -155,5 +155,24 @@ def test_payments():
     assert dict(dealer_wins.items)["莊家"] == 1
 
 
+def test_a_win_on_the_dealers_discard_counts_the_dealers_tai():
+    """The dealer who discards the winning tile pays one tai more (rules/taiwan16.md: 莊家,
+    "dealer wins, or pays"). It was paid but not counted: a 0-tai win showed "value 0" with
+    1500-point deltas. Now 莊家(1) is in the win's tai, and 1000 + 500 per tai adds up."""
+    hand = "456m789p123s456s11z"  # a called chow, a wind pair wait: no tai of its own
+    open_hand = dict(melds=[open_chi("123m", frm=0)], seat=1, dealer=0)
+    others = TW.score(ctx(hand, "1z", from_seat=3, **open_hand))
+    assert others is not None and (others.value, others.items) == (0, ())
+    assert others.deltas == (0, 1000, 0, -1000)
+    won = TW.score(ctx(hand, "1z", from_seat=0, **open_hand))
+    assert won is not None and (won.value, won.items) == (1, (("莊家", 1),))
+    assert won.deltas == (-1500, 1500, 0, 0)  # 1000 + 500 per tai, the tai shown
+    # a self-draw: the dealer's extra tai is in its own payment only, the others pay the value
+    drawn = TW.score(ctx(hand, "1z", **open_hand))
+    assert drawn is not None and "莊家" not in dict(drawn.items)
+    assert drawn.deltas[0] == -(1000 + 500 * (drawn.value + 1))
+    assert drawn.deltas[2] == drawn.deltas[3] == -(1000 + 500 * drawn.value)
+
+
 def test_not_a_win():
     assert TW.score(ctx("123m456m789p123s456s19p", "9p", seat=1, from_seat=2)) is None

@@ -1081,6 +1081,61 @@ connect_timeout = 30
     assert took < STOP_DEADLINE / 2, took
 
 
+async def test_an_ntpu_sessions_games_have_the_points_the_server_scored(
+        tmp_path: Path) -> None:
+    """The NTPU server sends no scores: /health's ``last_game`` had ``scores`` and
+    ``points`` null for every NTPU game, so the dashboard showed no points. A game's scores
+    are now what our rules count its wins (as the log's notices say): here the same points
+    as the server's own table gives our client over the match."""
+    import threading
+
+    from adapter.fakes.ntpu_server import MatchResult, run_match
+    from tests.ntpu_helpers import BotClient
+
+    port = free_port()
+    others = [BotClient() for _ in range(3)]
+    up = threading.Event()
+    played: list[MatchResult] = []
+
+    def listening(_port: int) -> None:
+        for client in others:
+            client.port = port
+            client.start()
+        up.set()
+
+    hands = 4
+    match = threading.Thread(target=lambda: played.append(run_match(
+        hands, [], seed=51, transport="external", port=port, time_limit=5.0,
+        write_log=False, on_listening=listening)), daemon=True)
+    match.start()
+    assert await asyncio.to_thread(up.wait, 30)
+    config = loads(f"""
+[serve]
+stop_deadline = {STOP_DEADLINE}
+[sessions.table]
+kind = "ntpu"
+server = "127.0.0.1:{port}"
+connect_timeout = 30
+""", environ={})
+    sup = Supervisor(config, log_dir=str(tmp_path))
+    try:
+        sup.start()
+        handle = sup.handles["table"]
+        await until(lambda: len(handle.results) >= hands, timeout=60)
+    finally:
+        await sup.stop(1)
+        await asyncio.to_thread(match.join, 60)
+    (result,) = played
+    ours = result.stats[3]  # the session connected fourth
+    games = list(handle.results)
+    assert handle.status()["last_game"] == games[-1]
+    for game in games:
+        assert game["scores"] is not None and sum(game["scores"]) == 0, game
+        assert game["points"] == game["scores"][game["seat"]], game
+    assert any(any(game["scores"]) for game in games), "seed 51's match has a win"
+    assert sum(game["points"] for game in games) == ours.points
+
+
 def test_a_full_disk_is_named_on_the_dashboard_without_a_traceback(tmp_path: Path) -> None:
     """A disk that fills while practice plays (here: files that may not grow past 4 KB, which
     fails a log's write as a full disk does): each run's failure names the cause in /health

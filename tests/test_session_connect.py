@@ -57,6 +57,13 @@ def test_a_broken_bracketed_address_is_refused(text: str) -> None:
         parse_server(text)
 
 
+@pytest.mark.parametrize(("text", "port"), [("host:99999", 99999), ("[::1]:0", 0)])
+def test_a_port_out_of_range_is_named(text: str, port: int) -> None:
+    """A port past 65535 (or 0) said only "needs host:port", which it has."""
+    with pytest.raises(ValueError, match=f"port {port} is out of range \\(1..65535\\)"):
+        parse_server(text)
+
+
 def test_the_ntpu_client_plays_a_server_at_a_bracketed_ipv6_address(
         capsys: pytest.CaptureFixture[str]) -> None:
     try:

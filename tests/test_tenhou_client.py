@@ -286,6 +286,11 @@ async def test_a_ron_offered_after_a_reconnect_in_riichi_is_claimed(tmp_path: Pa
     assert stats.answered == stats.owed == 2, stats
     assert [parse_tag(r) for r in stats.replies] == [parse_tag('<D p="60"/>'),
                                                      parse_tag('<N type="6"/>')], stats.replies
+    # a game resumed with no TAIKYOKU (a new client after a serve reload) is named by GO's
+    # gpid: it was logged as "HHMMSS-tenhou-game", as every such game
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    assert path.name.endswith("-tenhou-2FF64D8A-A9692044.mjlog.msgpack"), path.name
+    assert header_of(read_log(path)).game_id == "tenhou-2FF64D8A-A9692044"
 
 
 # The hand of REINIT_IN_RIICHI played live in its true order (tests/test_tenhou_codec.py): the
@@ -465,6 +470,49 @@ async def test_a_signal_leaves_the_table_with_bye(tmp_path: Path) -> None:
     assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
 
 
+async def test_a_bye_the_line_did_not_take_is_not_said_to_have_left(tmp_path: Path) -> None:
+    """Stopped while it thinks and the line broke under it (a reset the session reads only after
+    its decision): the BYE's send failed, and the error was swallowed: the closing line said
+    "left the table with BYE" all the same. It now says the BYE was not sent."""
+    import socket
+    import struct
+
+    from adapter.thinking.thinker import Thinker
+    from brain.brain import Brain
+    from tests.anytime_policies import SlowThinker
+
+    reset = asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(65536)  # the HELO
+        for text in LIVE_TO_RIICHI[:5]:  # GO, UN, TAIKYOKU, INIT and our draw: we think
+            writer.write(text.encode() + b"\0")
+        await writer.drain()
+        await asyncio.sleep(0.3)
+        sock = writer.get_extra_info("socket")  # a reset, not a close
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
+        reset.set()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path), budget=8.0,
+                              game_type=9, permission_granted=True)
+    bot = TenhouBot(settings)
+    bot.brain = Brain("riichi", SlowThinker(tmp_path / "count", think=6.0), limit=8.0)
+    bot.thinker = Thinker(bot.brain)
+    async with server:
+        task = asyncio.ensure_future(run(settings, bot))
+        await asyncio.wait_for(reset.wait(), 30)
+        await asyncio.sleep(0.5)  # the reset is the transport's; the session still thinks
+        assert not task.done()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 30)
+    assert bot.farewell.startswith("BYE not sent: "), bot.farewell
+    assert bot.farewell.endswith("; the line closed at the table"), bot.farewell
+
+
 @pytest.mark.parametrize("answer", [b"", b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"])
 async def test_a_websocket_address_with_no_websocket_server(tmp_path: Path,
                                                             answer: bytes) -> None:
@@ -515,6 +563,26 @@ async def test_a_stop_while_connecting_says_no_bye(tmp_path: Path) -> None:
     assert "tenhou: stopped while not connected, no BYE to say" in events, events
     assert "tenhou: stopped, said BYE" not in events
     assert not list(tmp_path.rglob("*.mjlog.msgpack"))
+
+
+async def test_a_game_of_a_refused_type_is_left_with_bye(tmp_path: Path) -> None:
+    """A server that seats us in a game we may not play (GO of the Phoenix lobby): the session
+    ends with the refusal, as before, but it ended without a BYE; it now says BYE first."""
+    server = FakeTenhouServer(seed=2, time_limit=5, absent=1)
+    server.game_type = 169
+    port = await server.start_tcp()
+    settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(tmp_path),
+                              connect_timeout=5)
+    try:
+        with pytest.raises(PermissionRefused, match="Phoenix"):
+            await asyncio.wait_for(run(settings), 30)
+        for _ in range(100):  # the server reads the BYE on its own time
+            if server.stats.byes:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        await server.close()
+    assert server.stats.byes == 1
 
 
 def test_permission_guard() -> None:

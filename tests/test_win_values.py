@@ -59,16 +59,16 @@ def test_an_ntpu_client_logs_and_replays_another_seats_win_valued_by_our_rules(
     # the logged event is the codec's (so --reparse stays identical); the value is a notice
     assert [w.value for w in _wins(logged)] == [0]
     notices = [e.text for e in logged if isinstance(e, ev.PlatformNotice)]
-    assert any(n.startswith("seat 1's win by mjbot's rules: 5 tai") and "一條龍(4)" in n
+    assert any(n.startswith("seat 1's win by mjbot's rules: 6 tai, 莊家(1)") and "一條龍(4)" in n
                and "[-4000, 4000, 0, 0]" in n and "not sent by the server" in n
                for n in notices), notices
     (win,) = _wins(replayer.load(path).events)
-    assert (win.winner, win.from_seat, win.value, win.deltas) == (1, 0, 5, (-4000, 4000, 0, 0))
+    assert (win.winner, win.from_seat, win.value, win.deltas) == (1, 0, 6, (-4000, 4000, 0, 0))
     assert "門清(1)" in win.yaku and "一條龍(4)" in win.yaku
     assert win.detail == ntpu_log.OTHERS_DETAIL
     text = mjbot_here(capsys, "replay", str(path))
     assert text.returncode == 0, text.stderr
-    assert re.search(r"WIN +seat 1 ron from seat 0 on 9p value 5 .*valued by mjbot's rules",
+    assert re.search(r"WIN +seat 1 ron from seat 0 on 9p value 6 .*valued by mjbot's rules",
                      text.stdout), text.stdout
     assert "deltas  [-4000, 4000, 0, 0]" in text.stdout
     reparse = mjbot_here(capsys, "replay", str(path), "--reparse", "--json")

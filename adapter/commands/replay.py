@@ -139,14 +139,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
                 print(format_commentary(result["commentary"]))  # type: ignore[arg-type]
             if "reparse" in result:
-                rp = result["reparse"]
-                unread = len(rp["unreadable_in_the_game"])  # type: ignore[index]
-                print(f"reparse: {rp['reparsed_events']}/{rp['recorded_events']} events, "  # type: ignore[index]
-                      f"identical: {rp['identical']}"  # type: ignore[index]
-                      + (f"; {unread} unreadable message(s), as in the game" if unread else ""))
-                for error in rp["errors"]:  # type: ignore[index]
-                    print(f"  reparse error: {error}")
-                _print_mismatches(rp["mismatches"])  # type: ignore[index]
+                _print_reparse(result["reparse"])  # type: ignore[arg-type]
     if args.json:  # a list for many LOGs, also where only one of them could be read
         print(json.dumps(outputs[0] if len(args.logs) == 1 else outputs, ensure_ascii=False,
                          indent=2))
@@ -213,6 +206,22 @@ def _one_line(path: str, error: str) -> str:
 
     return (f"{first.removesuffix('; tried:')} (`mjbot replay {shlex.quote(path)}` says why "
             "each format refused it)")
+
+
+def _print_reparse(rp: dict[str, Any]) -> None:
+    if "clients" in rp:  # an ntpu-server match log: each client's lines read, not compared
+        print(f"reparse: the {rp['lines']} lines sent to the {len(rp['clients'])} clients "
+              f"read by the NTPU codec as {rp['reparsed_events']} events, "
+              f"{len(rp['errors'])} unreadable (a match log holds the referee's table, not "
+              "a client's events: read, not compared)")
+    else:
+        unread = len(rp["unreadable_in_the_game"])
+        print(f"reparse: {rp['reparsed_events']}/{rp['recorded_events']} events, "
+              f"identical: {rp['identical']}"
+              + (f"; {unread} unreadable message(s), as in the game" if unread else ""))
+    for error in rp["errors"]:
+        print(f"  reparse error: {error}")
+    _print_mismatches(rp["mismatches"])
 
 
 SHOWN_MISMATCHES = 5

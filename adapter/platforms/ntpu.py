@@ -84,6 +84,10 @@ class NtpuBot(CodecSession):
         self.before: Any = None  # the table event before the next (robbing an added kan)
         self.ending = False  # the session is closing (see close)
         self.close_owed = False  # TCP: the server ends a session with /close (see close)
+        # the game's scores as our rules count its wins (the server sends none); None once a
+        # win could not be valued: what serve's /health gives as the game's scores and points
+        self.tally: list[int] | None = [0, 0, 0, 0]
+        self.unread_log = False  # the open log holds only lines refused outside any game
 
     # ------------------------------------------------------------------ lines
 
@@ -102,6 +106,9 @@ class NtpuBot(CodecSession):
             items = self.codec.feed(line)
         except ProtocolError as exc:
             reply = self.codec.safe_reply(line)
+            if self.game_log is None and self.settings.write_log:
+                # a refused /start (a bad seat) opened no log: the raw line was on stderr only
+                self._open_log(self.state.seat, unread=True)
             self.error(str(exc), safe_reply=reply)
             return reply, None
         reply, request = None, None
@@ -147,18 +154,23 @@ class NtpuBot(CodecSession):
         self.finish_game()
         self.summary.games += 1
         self.state = TableState("taiwan16", started.seat)
+        self.tally = [0, 0, 0, 0]
         self._open_log(started.seat)
         self.apply(started)
 
-    def _open_log(self, seat: int | None) -> None:
+    def _open_log(self, seat: int | None, unread: bool = False) -> None:
+        """A game's log; ``unread``: one for lines refused outside any game (no game of the
+        session's count: not one serve lists)."""
         if not self.settings.write_log:
             return
+        self.unread_log = unread
         name = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.codec.name)
         header = Header(platform="ntpu", variant="taiwan16", seat=seat,
                         policy=self.brain.name,
                         policy_config={"budget": self.settings.budget},
-                        game_id=f"{name or 'mjbot'}-g{self.summary.games}-seat"
-                                f"{seat + 1 if seat is not None else 'unknown'}",
+                        game_id=f"{name or 'mjbot'}-g{self.summary.games + unread}-"
+                                + ("unread" if unread else "seat"
+                                   f"{seat + 1 if seat is not None else 'unknown'}"),
                         extra={"honour_order": list(self.settings.tiles.honour_kinds),
                                "suit_order": self.settings.tiles.suit_order,
                                "name": self.codec.name})
@@ -179,9 +191,14 @@ class NtpuBot(CodecSession):
                                cut=self.state.round_active or not self.state.hand_count
                                or dropped)
         path = self.close_log(Footer(result))
-        if path is not None:
+        if path is not None and self.unread_log:
+            log.info("ntpu: lines refused outside a game logged", path=str(path), **result)
+        elif path is not None:
             log.info("ntpu: game logged", path=str(path), **result)
-            self.game_logged(path)  # the server sends no scores
+            # the server sends no scores: ours, for a game played out with every win valued
+            # (/health's last_game had scores and points null for every NTPU game)
+            cut = result.get("unfinished", False)
+            self.game_logged(path, None if cut or self.tally is None else self.tally)
 
     def apply(self, event: Any) -> None:
         if self.game_log is None and self.settings.write_log:
@@ -200,6 +217,10 @@ class NtpuBot(CodecSession):
         seat's concealed kong is never shown). The event itself stays as the codec read it,
         so that ``--reparse`` finds the log identical."""
         score, reason = value_win(self.rules, self.state, won, self.before)
+        if score is None or self.tally is None:
+            self.tally = None  # a win not valued: the game's scores are not known
+        else:
+            self.tally = [t + d for t, d in zip(self.tally, score.deltas, strict=True)]
         whose = "our win" if won.winner == self.state.seat else f"seat {won.winner}'s win"
         items = " ".join(f"{n}({v})" for n, v in score.items) if score is not None else ""
         text = (f"{whose} by mjbot's rules: {score.value} tai{', ' + items if items else ''}"

@@ -253,6 +253,7 @@ class TenhouBot(PlatformSession):
         self.leaving = False  # a stop was asked for: BYE when the hand in play is over
         self.left = False  # BYE said on a stop: the session is over, the game unfinished
         self.farewell = ""  # what a stop did, said in the closing line (a table, a queue left)
+        self.refused: PermissionRefused | None = None  # seated in a refused game: BYE, then it
 
     # ------------------------------------------------------------------ frames
 
@@ -325,7 +326,11 @@ class TenhouBot(PlatformSession):
             elif isinstance(item, Rejoin):
                 out.append(join(self.settings.lobby, self.settings.game_type, rejoin=item.t))
             elif isinstance(item, GameFound):
-                self._check_found(item)
+                try:
+                    self._check_found(item)
+                except PermissionRefused as exc:  # the session ended without a BYE
+                    self.refused = exc  # raised once the BYE is sent (see _play)
+                    return [*out, Tag("BYE")]
                 out.append(Tag("GOK"))
             elif isinstance(item, Resumed):
                 self._release_held()
@@ -438,7 +443,12 @@ class TenhouBot(PlatformSession):
         if self.settings.write_log:
             header = Header(platform="tenhou", variant="riichi", seat=started.seat,
                             policy=self.brain.name, policy_config={"budget": self.settings.budget},
-                            game_id=self.codec.log_id or "tenhou-game",
+                            # a game resumed with no TAIKYOKU (a new process after a
+                            # serve reload) has no log id: GO's gpid names it (it was
+                            # "tenhou-game", the same for every such game)
+                            game_id=self.codec.log_id or (f"tenhou-{self.codec.gpid}"
+                                                          if self.codec.gpid
+                                                          else "tenhou-game"),
                             extra={"game_type": self.codec.game_type,
                                    "transport": self.settings.transport})
             self.open_log(self.settings.log_dir, header, secrets=self.settings.secrets)
@@ -662,12 +672,22 @@ async def run(settings: TenhouSettings, bot: TenhouBot | None = None) -> Session
         # stopped (Ctrl-C, SIGTERM): leave the table properly before the line closes
         if transport.connected:
             bot.tx([Tag("BYE")])
-            with contextlib.suppress(Exception):
+            failed = ""  # a BYE that did not go: said, not "left ... with BYE" all the same
+            try:
                 await asyncio.wait_for(transport.send(Tag("BYE")), 2)
-            log.info("tenhou: stopped, said BYE")
+            except TimeoutError:
+                failed = "not sent in 2 s"
+            except Exception as exc:  # the line broke under it (a reset, a closed socket)
+                failed = f"not sent: {str(exc) or type(exc).__name__}"
             # where it was left: "left the table" was said of a queue and a login too
-            bot.farewell = ("left the table with BYE" if bot.in_game else
-                            "left the queue with BYE" if bot.queueing else "said BYE")
+            where = "the table" if bot.in_game else "the queue" if bot.queueing else ""
+            if failed:
+                log.warning(f"tenhou: stopped, BYE {failed}")
+                bot.farewell = f"BYE {failed}; the line closed" + (f" at {where}" if where
+                                                                     else "")
+            else:
+                log.info("tenhou: stopped, said BYE")
+                bot.farewell = f"left {where} with BYE" if where else "said BYE"
         else:  # connecting, or connecting again: there is no one to say BYE to
             log.info("tenhou: stopped while not connected, no BYE to say")
             bot.farewell = "not connected, no BYE to say"
@@ -804,5 +824,7 @@ async def _play(transport: Transport, bot: TenhouBot, settings: TenhouSettings) 
                 replies = await bot.handle(raw, tag)
                 if replies:
                     await send(replies)
+                if bot.refused is not None:  # its BYE said: the session ends with the error
+                    raise bot.refused
     finally:
         await cancel_and_wait(ticker)

@@ -222,8 +222,9 @@ def _host_port(v: Any) -> str:
         raise ValueError("must be a string host:port")
     try:
         parse_server(v)
-    except ValueError:
-        raise ValueError("must be host:port") from None
+    except ValueError as exc:  # a port out of range says so (it said "must be host:port")
+        raise ValueError("must be host:port" if "needs host:port" in str(exc)
+                         else str(exc).replace(f"--server {v!r}: ", "")) from None
     return v
 
 

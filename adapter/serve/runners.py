@@ -340,8 +340,10 @@ def _outcome(task: asyncio.Future[Any], bot: Any) -> Outcome:
 
 
 def _games_in_open_log(bot: PlatformSession) -> int:
-    """Games a client has started, less the one whose log is still open."""
-    return bot.summary.games - (1 if bot.game_log is not None else 0)
+    """Games a client has started, less the one whose log is still open (not an NTPU log
+    of lines refused outside any game: no game of the count)."""
+    open_game = bot.game_log is not None and not getattr(bot, "unread_log", False)
+    return bot.summary.games - (1 if open_game else 0)
 
 
 async def run_tenhou(spec: SessionSpec, ctx: RunContext) -> Outcome:

@@ -14,7 +14,9 @@ The tai table does not say which entries include which; mjbot's choices:
 * 全求 needs five called groups (no concealed kong) and a pair wait on a discard.
 * 天胡 / 地胡 / 人胡 add to the rest; 天胡 and 地胡 replace 門清自摸 (and 自摸, 門清).
 * 眼牌 (optional declaration rule) counts 1 when the platform says the declaration held.
-* 莊家: +1 tai to every payment that the dealer receives or pays.
+* 莊家: +1 tai to every payment that the dealer receives or pays: in the win's tai when the
+  dealer wins or is the discarder who pays (a 0-tai win on the dealer's discard showed value
+  0 and was paid 1500), beside them only on a self-draw, where the other two pay without it.
 When a hand decomposes several ways, the decomposition with the most tai counts.
 """
 
@@ -78,7 +80,7 @@ def tai_sheet(ctx: WinContext, groups: list[Group], wait: str) -> ScoreSheet:
     concealed_pungs = sum(1 for g in pungs if g.concealed)
     first_turn_self = ctx.first_turn and ctx.self_draw
 
-    if ctx.is_dealer:
+    if ctx.is_dealer or ctx.from_seat == ctx.dealer:  # the dealer wins, or pays it all
         sheet.add("莊家", 1)
     if concealed_hand and ctx.self_draw and not first_turn_self:
         sheet.add("門清自摸", 3)
@@ -217,13 +219,13 @@ class Taiwan16Rules(Rules):
 
 def payments(ctx: WinContext, tai: int) -> tuple[int, int, int, int]:
     """1000 + 500 per tai from the discarder, or from each other seat on a self-draw; a dealer
-    who pays (and is not the winner) pays one more tai. ``tai`` already holds 莊家 when the
-    dealer wins."""
+    who pays a self-draw pays one more tai. ``tai`` already holds 莊家 when the dealer wins
+    or is the discarder."""
     deltas = [0, 0, 0, 0]
     payers = [ctx.from_seat] if ctx.from_seat is not None else [
         s for s in range(4) if s != ctx.seat]
     for s in payers:
-        extra = 1 if (s == ctx.dealer and not ctx.is_dealer) else 0
+        extra = 1 if (s == ctx.dealer and not ctx.is_dealer and len(payers) > 1) else 0
         amount = BASE_POINTS + POINTS_PER_TAI * (tai + extra)
         deltas[s] -= amount
         deltas[ctx.seat] += amount
