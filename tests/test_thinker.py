@@ -210,9 +210,36 @@ async def test_decisions_before_the_first_worker_is_ready_are_said_once(
     assert len(said) == 1, said
 
 
+async def test_a_stop_during_the_wait_before_connecting_is_never_lost(tmp_path: Path) -> None:
+    """A session waits for its worker before it connects (Thinker.ready_before_connecting),
+    and SIGTERM or serve's stop cancels that wait. Thinker.ready waited with asyncio.wait_for,
+    which on Python 3.11 swallows a cancel that lands as the wait ends (the worker just
+    ready): the wait returned as if nothing had happened and the session connected and
+    played its games, the stop lost (serve's stop then waited on it). Here the wait ends at
+    once (the worker is up) and the cancel lands at each step of the loop on the way: every
+    one that finds the wait still running ends it cancelled."""
+    thinker = Thinker(Brain("riichi", SlowThinker(tmp_path / "n", times=0), limit=1.0))
+    try:
+        await _ready_worker(thinker)
+        caught = 0
+        for steps in range(8):
+            waiting = asyncio.ensure_future(thinker.ready_before_connecting())
+            for _ in range(steps):
+                await asyncio.sleep(0)
+            if waiting.done():
+                continue
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+            caught += 1
+        assert caught >= 2  # the cancel came both before and as the worker was found ready
+    finally:
+        thinker.close()
+
+
 async def test_a_worker_not_ready_in_its_time_is_the_builtin_timeout_error(
         tmp_path: Path) -> None:
-    """Thinker.ready's wait is asyncio.wait_for (the mjai bundle ships this module to Python
+    """Thinker.ready's wait was asyncio.wait_for (the mjai bundle ships this module to Python
     3.10, which has no asyncio.timeout), and on 3.10 wait_for's timeout is
     asyncio.TimeoutError, another class than the builtin TimeoutError that a caller catches
     (one class from 3.11 on): the wait's end reached a 3.10 caller as an exception it did not

@@ -25,6 +25,7 @@ from adapter.thinking.deadline import within
 from adapter.thinking.pipe_watch import why_not_on_the_loop
 from adapter.thinking.worker_process import PolicyWorker, Thought
 from brain.brain import Answer, Brain, check
+from brain.clock import MONOTONIC
 from brain.state import TableState
 from brain.tally import FallbackKind
 from protocols import events as ev
@@ -112,12 +113,13 @@ class Thinker:
         async def started() -> None:
             await (await asyncio.shield(starting)).ready(None)
 
-        # wait_for, not asyncio.timeout: the mjai bundle ships this module to Python 3.10,
-        # where wait_for raises asyncio.TimeoutError, another class than the builtin one
-        # (one class from 3.11): a caller's `except TimeoutError` missed it there
+        # within (asyncio.wait), not asyncio.timeout: the mjai bundle ships this module to
+        # Python 3.10, which has none; nor wait_for, which on 3.11 swallows a cancel that
+        # lands as the wait ends (a session stopped as its worker got ready went on to
+        # connect and play) and on 3.10 raises asyncio.TimeoutError, not the builtin class
         try:
-            await asyncio.wait_for(started(), timeout)
-        except asyncio.TimeoutError:  # noqa: UP041 (3.10: not the builtin class)
+            await within(MONOTONIC, started(), MONOTONIC.now() + timeout)
+        except TimeoutError:
             raise TimeoutError(f"no worker process ready within {timeout:g} s") from None
 
     async def _start(self) -> PolicyWorker:
