@@ -22,7 +22,6 @@ import select
 import sys
 import threading
 import time
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -574,6 +573,8 @@ def _missing_network(path: str) -> str:
     build = "`mjbot bundle botzone --policy nn [--nn-weights FILE]` builds a zip that carries it"
     if importlib.util.find_spec("brain.policies.nn") is None:  # a zip for another policy
         return f"this zip carries no network ({build})"
+    import zipfile  # not at the top: with pathlib, ~5% of every one-shot turn's own start
+
     from brain.nn.network import MissingNetwork
     from brain.policies.nn import NnPolicy
 
