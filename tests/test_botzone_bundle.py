@@ -261,3 +261,24 @@ def test_a_one_shot_turn_imports_no_zipfile_nor_pathlib(bundle, bare_python):
     modules = turn_modules(bare_python, bundle, "--no-keep-running")
     assert "brain.shanten" in modules  # the turn did read the tables
     assert not {"zipfile", "pathlib"} & modules, {"zipfile", "pathlib"} & modules
+
+
+def test_a_turn_started_as_botzone_starts_it_builds_no_option_parser(bundle, bare_python):
+    """Botzone starts the zip with no options, every one-shot turn; building the option parser
+    anyway (argparse, which imports shutil, bz2 and lzma to size its help) was 20 M of the
+    ~325 M instructions such a turn spent beyond Python and numpy (valgrind). With no options
+    the turn takes turn_defaults(), what the parser gives for none (checked below)."""
+    modules = turn_modules(bare_python, bundle)
+    assert "brain.shanten" in modules
+    assert not {"argparse", "shutil"} & modules, {"argparse", "shutil"} & modules
+
+
+def test_the_defaults_without_a_parser_are_the_parsers():
+    import argparse
+
+    from adapter.platforms.botzone_options import add_turn_options, turn_defaults
+
+    for keep_running, policy in ((False, "rulebased"), (True, "mc")):
+        parser = argparse.ArgumentParser()
+        add_turn_options(parser, keep_running, policy)
+        assert vars(parser.parse_args([])) == turn_defaults(keep_running, policy)
