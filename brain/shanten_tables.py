@@ -21,17 +21,25 @@ import contextlib
 import io
 import os
 import pkgutil
-from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MAX_GROUPS = 5
 GROUP_SLOTS = MAX_GROUPS + 1
 VECTOR_LEN = GROUP_SLOTS * 2  # index m * 2 + p
 INF = 31  # above any real distance (at most 3 * 5 + 2 = 17); fits 5 bits for packing
 TABLE_VERSION = 1
-SHIPPED = Path(__file__).with_name("data") / "shanten_tables.npz"
+# a str, not a Path: importing pathlib (with urllib.parse) was ~5% of a one-shot Botzone turn's
+# own start in the upload zip, where nothing else needs it
+SHIPPED = os.path.join(os.path.dirname(__file__), "data", "shanten_tables.npz")
+# The upload bundles' copy: one .npy per array, read through the import system. A zip holds no
+# file to open, and np.load of an .npz inside it imported zipfile (with pathlib, shutil, bz2,
+# lzma): ~9% of a one-shot turn's own start, every turn (mjbot bench botzone)
+PACKAGED = "data/shanten_tables/{}.npy"
 
 # Per-part statistics used for seven pairs / thirteen orphans and tile counts, packed in one int
 # so that the four parts of a hand add up with three additions.
@@ -176,19 +184,34 @@ def _valid(tables: dict[str, np.ndarray]) -> bool:
         return False
 
 
-def _packaged() -> io.BytesIO | None:
-    """The shipped tables read through the import system: inside a zip (the Botzone upload)
-    there is no file path to open."""
-    if SHIPPED.exists():
+def _packaged() -> dict[str, np.ndarray] | None:
+    """The tables an upload bundle carries (:func:`packaged_members`), read through the import
+    system: inside a zip (the Botzone and mjai.app uploads) there is no file path to open."""
+    if os.path.exists(SHIPPED):
         return None
     try:
-        data = pkgutil.get_data("brain", "data/shanten_tables.npz")
-    except OSError:
+        tables = {k: np.load(io.BytesIO(pkgutil.get_data("brain", PACKAGED.format(k)) or b""))
+                  for k in STORED}
+    except (OSError, ValueError, EOFError):
         return None
-    return io.BytesIO(data) if data else None
+    return tables if _valid(tables) else None
 
 
-def _read(path: Path | io.BytesIO) -> dict[str, np.ndarray] | None:
+def packaged_members(path: str = SHIPPED) -> dict[str, bytes]:
+    """The tables of ``path`` as an upload bundle carries them: name in the zip -> the bytes of
+    one .npy file per array (ValueError where ``path`` holds no valid tables)."""
+    tables = _read(path)
+    if tables is None:
+        raise ValueError(f"no valid shanten tables in {path}")
+    members = {}
+    for key in STORED:
+        out = io.BytesIO()
+        np.save(out, tables[key])
+        members["brain/" + PACKAGED.format(key)] = out.getvalue()
+    return members
+
+
+def _read(path: str | Path | io.BytesIO) -> dict[str, np.ndarray] | None:
     try:
         with np.load(path) as npz:
             tables = {k: npz[k] for k in STORED}  # an array is inflated only when read
@@ -197,7 +220,10 @@ def _read(path: Path | io.BytesIO) -> dict[str, np.ndarray] | None:
     return tables if _valid(tables) else None
 
 
-def save_tables(tables: dict[str, np.ndarray], path: Path) -> None:
+def save_tables(tables: dict[str, np.ndarray], path: str | Path) -> None:
+    from pathlib import Path  # not at the top: every bot start imports this module
+
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
     np.savez_compressed(tmp, **tables)  # type: ignore[arg-type]  # numpy's allow_pickle: our keys are array names
@@ -205,16 +231,17 @@ def save_tables(tables: dict[str, np.ndarray], path: Path) -> None:
 
 
 def cache_path() -> Path:
+    from pathlib import Path  # not at the top: every bot start imports this module
+
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "mjbot" / f"shanten_tables_v{TABLE_VERSION}.npz"
 
 
 def load_tables() -> dict[str, np.ndarray]:
     """The shipped tables; else the user cache; else build now and try to cache them."""
-    for source in (SHIPPED, _packaged(), cache_path()):
-        tables = _read(source) if source is not None else None
-        if tables is not None:
-            return tables
+    tables = _read(SHIPPED) or _packaged() or _read(cache_path())
+    if tables is not None:
+        return tables
     tables = build_tables()
     # A read-only home (a sandbox, Botzone) keeps the in-memory tables only.
     with contextlib.suppress(OSError):

@@ -41,7 +41,7 @@ def bundle(tmp_path_factory):
 def test_bundle_holds_main_and_plays_full_matches_in_a_bare_runtime(bundle, bare_python):
     import zipfile
     names = zipfile.ZipFile(bundle).namelist()
-    assert "__main__.py" in names and "brain/data/shanten_tables.npz" in names
+    assert "__main__.py" in names and "brain/data/shanten_tables/suit_ids.npy" in names
     assert not any(n.startswith("replay/") for n in names)
     one = subprocess.run([bare_python, str(bundle), "--no-keep-running"], input="1\n0 2 0\n\n",
                          capture_output=True, text=True, timeout=60)
@@ -226,3 +226,59 @@ def test_mc_options_naming_a_models_folder_of_this_machine_are_refused(tmp_path,
     built = build_botzone_bundle(tmp_path / "bench", policy="mc",
                                  mc_options=f"playouts=2,models={folder}")
     assert built.is_file()
+
+
+def turn_modules(bare_python, bundle, *args):
+    """The modules a one-shot turn of ``bundle`` imported, run as Botzone runs it (the zip as
+    the script, a late-game request of the official judge's log on stdin)."""
+    import json
+
+    from adapter.bench.botzone import _history
+
+    log = json.loads((Path(__file__).parents[1] / "../shared/data/botzone/"
+                      "local_judge_log_example.json").read_text())
+    requests, responses = _history(log, "0")
+    n = max(i for i, r in enumerate(requests) if r.startswith("2 ")) + 1  # our last draw
+    lines = [str(n), *[x for i in range(n) for x in (requests[i], responses[i])][:2 * n - 1]]
+    code = ("import runpy, sys\n"
+            f"sys.argv = [{str(bundle)!r}, *{list(args)!r}]\n"
+            "try:\n"
+            f"    runpy.run_path({str(bundle)!r}, run_name='__main__')\n"
+            "finally:\n"
+            "    print(' '.join(sorted(sys.modules)), file=sys.stderr)\n")
+    done = subprocess.run([bare_python, "-c", code], input="\n".join([*lines, "", ""]) + "\n",
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("PLAY "), done.stderr
+    return set(done.stderr.split("\n")[-2].split())
+
+
+def test_a_one_shot_turn_imports_no_zipfile_nor_pathlib(bundle, bare_python):
+    """Every one-shot Botzone turn is a process start: the zip's turn imported zipfile (the
+    shanten tables were an .npz inside the zip, and the bot imported it at its top for one
+    exception type) and with it pathlib: 33 M of the 362 M instructions a turn spent beyond
+    Python and numpy (valgrind). The tables now ride as .npy members read through the import
+    system."""
+    modules = turn_modules(bare_python, bundle, "--no-keep-running")
+    assert "brain.shanten" in modules  # the turn did read the tables
+    assert not {"zipfile", "pathlib"} & modules, {"zipfile", "pathlib"} & modules
+
+
+def test_a_turn_started_as_botzone_starts_it_builds_no_option_parser(bundle, bare_python):
+    """Botzone starts the zip with no options, every one-shot turn; building the option parser
+    anyway (argparse, which imports shutil, bz2 and lzma to size its help) was 20 M of the
+    ~325 M instructions such a turn spent beyond Python and numpy (valgrind). With no options
+    the turn takes turn_defaults(), what the parser gives for none (checked below)."""
+    modules = turn_modules(bare_python, bundle)
+    assert "brain.shanten" in modules
+    assert not {"argparse", "shutil"} & modules, {"argparse", "shutil"} & modules
+
+
+def test_the_defaults_without_a_parser_are_the_parsers():
+    import argparse
+
+    from adapter.platforms.botzone_options import add_turn_options, turn_defaults
+
+    for keep_running, policy in ((False, "rulebased"), (True, "mc")):
+        parser = argparse.ArgumentParser()
+        add_turn_options(parser, keep_running, policy)
+        assert vars(parser.parse_args([])) == turn_defaults(keep_running, policy)

@@ -26,6 +26,7 @@ from adapter.platforms.mjai_bundle import (
     VENDOR,
     build_mjai_bundle,
 )
+from brain import shanten_tables
 from tests.in_process import mjbot_here
 from tests.test_mjai_app_harness import _check, _requests
 
@@ -226,13 +227,14 @@ def test_each_bundle_carries_the_data_files_its_policy_reads_and_no_others(
     mc with fast=nn. (The default and nn zips are played in a bare runtime by the tests
     above and by tests/test_botzone_bundle.py, tests/test_nn_bundle.py.)"""
     variant = "riichi" if platform == "mjai" else "mcr"
-    tables, models = "brain/data/shanten_tables.npz", f"brain/data/opponents_{variant}.npz"
-    network = f"brain/data/nn_{variant}.npz"
-    for args, wanted in (([], {tables}), (["--policy", "rulebased"], {tables}),
-                         (["--policy", "nn"], {tables, network}),
-                         (["--policy", "mc"], {tables, models}),
+    # the shanten tables as one .npy per array (brain.shanten_tables.packaged_members)
+    tables = {f"brain/data/shanten_tables/{k}.npy" for k in shanten_tables.STORED}
+    models, network = f"brain/data/opponents_{variant}.npz", f"brain/data/nn_{variant}.npz"
+    for args, wanted in (([], tables), (["--policy", "rulebased"], tables),
+                         (["--policy", "nn"], {*tables, network}),
+                         (["--policy", "mc"], {*tables, models}),
                          (["--policy", "mc", "--mc-options", "fast=nn"],
-                          {tables, models, network})):
+                          {*tables, models, network})):
         out = tmp_path / "-".join(["out", *args])
         done = mjbot_here(capsys, "bundle", platform, "-o", str(out), *args)
         assert done.returncode == 0, done.stderr

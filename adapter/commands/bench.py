@@ -12,6 +12,7 @@ from typing import Any
 
 # NAME -> its module in adapter/bench (review also registers `commentary`).
 BENCHES = {"shanten": "shanten", "log": "log", "arena": "arena", "botzone": "botzone",
+           "botstart": "botstart",
            "games": "games",
            "mjai": "mjai", "mc": "mc", "review": "review", "commentary": "review",
            "ray": "ray", "nn": "nn", "serve": "serve", "selfplay": "selfplay",

@@ -22,7 +22,7 @@ import select
 import sys
 import threading
 import time
-import zipfile
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -31,6 +31,7 @@ from adapter.platforms.botzone_options import (
     FIRST_TURN_LIMIT,
     LATER_TURN_LIMIT,
     add_turn_options,
+    turn_defaults,
 )
 from brain.brain import Brain, safest_action
 from brain.state import StateError, TableState
@@ -574,6 +575,8 @@ def _missing_network(path: str) -> str:
     build = "`mjbot bundle botzone --policy nn [--nn-weights FILE]` builds a zip that carries it"
     if importlib.util.find_spec("brain.policies.nn") is None:  # a zip for another policy
         return f"this zip carries no network ({build})"
+    import zipfile  # not at the top: with pathlib, ~5% of every one-shot turn's own start
+
     from brain.nn.network import MissingNetwork
     from brain.policies.nn import NnPolicy
 
@@ -609,15 +612,19 @@ def main(argv: list[str] | None = None, keep_running_default: bool = False,
          policy_default: str = "rulebased") -> int:
     """The Botzone entry point without the rest of mjbot's CLI (the upload bundle's
     ``__main__``): standard library only, options as in ``mjbot botzone``."""
-    from adapter.argtypes import OneLineParser
+    argv = sys.argv[1:] if argv is None else argv
+    if argv:
+        from adapter.argtypes import OneLineParser
 
-    p = OneLineParser(prog="mjbot-botzone")
-    add_turn_options(p, keep_running_default, policy_default)
-    args = p.parse_args(argv)
+        p = OneLineParser(prog="mjbot-botzone")
+        add_turn_options(p, keep_running_default, policy_default)
+        args = p.parse_args(argv)
+    else:  # as Botzone starts it, every one-shot turn: no parser to build
+        args = types.SimpleNamespace(**turn_defaults(keep_running_default, policy_default))
     # a --policy given (a local run; Botzone gives none): the zip built for another policy
     missing = cannot_play(args.policy) if args.policy != policy_default else ""
     if missing:  # one line, before a turn is read, as a value the options refuse
-        print(f"{p.prog}: argument --policy: {args.policy}: {missing}", file=sys.stderr)
+        print(f"mjbot-botzone: argument --policy: {args.policy}: {missing}", file=sys.stderr)
         return 2
     return end_process(run_once(sys.stdin, sys.stdout, policy=args.policy,
                                 keep_running=args.keep_running, limit=args.time_limit,

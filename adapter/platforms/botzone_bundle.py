@@ -21,8 +21,11 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from brain.shanten_tables import packaged_members
+
 ROOT = Path(__file__).resolve().parents[2]
-# What the Botzone bot imports (checked by a test that runs the zip with nothing else).
+# What the Botzone bot imports (checked by a test that runs the zip with nothing else). The
+# shanten tables go in as brain.shanten_tables.packaged_members(), one .npy per array.
 MODULES = (
     "protocols/__init__.py", "protocols/tiles.py", "protocols/events.py", "protocols/codec.py",
     "protocols/botzone.py",
@@ -32,7 +35,7 @@ MODULES = (
     "brain/rules/variant.py",
     "brain/policies/__init__.py", "brain/policies/base.py", "brain/policies/baselines.py",
     "brain/policies/rulebased.py", "brain/policies/evaluation.py", "brain/policies/defence.py",
-    "brain/policies/mcr_plan.py", "brain/data/shanten_tables.npz", "brain/shipped.py",
+    "brain/policies/mcr_plan.py", "brain/shipped.py",
     "brain/policies/mc/__init__.py", "brain/policies/mc/config.py",
     "brain/policies/mc/expect.py", "brain/policies/mc/models.py",
     "brain/policies/mc/oneplayer.py", "brain/policies/mc/paid.py",
@@ -93,12 +96,12 @@ def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
     modules = MODULES + NN_MODULES if network else MODULES
     files = [(ROOT / module, module) for module in modules] + weight_files
     return write_zip(Path(out_dir) / name, {"__main__.py": MAIN.format(
-        policy=policy, options=mc_options)}, files, compiled)
+        policy=policy, options=mc_options), **packaged_members()}, files, compiled)
 
 
-def write_zip(path: Path, texts: dict[str, str], files: list[tuple[Path, str]],
+def write_zip(path: Path, texts: dict[str, str | bytes], files: list[tuple[Path, str]],
               compiled: bool) -> Path:
-    """A bundle at ``path`` (its folder made): ``texts`` (name in the zip -> text) and
+    """A bundle at ``path`` (its folder made): ``texts`` (name in the zip -> text or bytes) and
     ``files`` (source, name in the zip), with each ``.py`` file's bytecode beside it where
     ``compiled``. Shared by the Botzone and mjai.app bundles. Written whole or not at all
     (brain/shipped.py): a build that fails part way leaves the last zip as it was."""

@@ -19,6 +19,7 @@ import importlib.metadata
 from pathlib import Path
 
 from adapter.platforms.botzone_bundle import ROOT, carried_weights, write_zip
+from brain.shanten_tables import packaged_members
 
 # What the riichi bot imports, rulebased and mc (checked by a test that runs the unpacked zip
 # with numpy alone, and by one that type-checks these files for Python 3.10).
@@ -28,7 +29,7 @@ MODULES = (
     "protocols/tenhou_values.py",
     "brain/__init__.py", "brain/shanten.py", "brain/shanten_tables.py", "brain/state.py",
     "brain/brain.py", "brain/tally.py", "brain/anytime.py", "brain/actions.py", "brain/clock.py",
-    "brain/shipped.py", "brain/data/shanten_tables.npz",
+    "brain/shipped.py",
     "brain/rules/__init__.py", "brain/rules/base.py", "brain/rules/mcr.py",
     "brain/rules/riichi.py", "brain/rules/variant.py", "brain/rules/game_end.py",
     "brain/policies/__init__.py", "brain/policies/base.py", "brain/policies/baselines.py",
@@ -104,7 +105,8 @@ def build_mjai_bundle(out_dir: str | Path, name: str = "mjbot-mjai.zip",
     modules = MODULES + NN_MODULES if network else MODULES
     files = [(ROOT / module, module) for module in modules] + weight_files + vendored_mahjong()
     bot = BOT.format(vendor=VENDOR, policy=policy, options=mc_options)
-    return write_zip(Path(out_dir) / name, {"bot.py": bot}, files, compiled=False)
+    return write_zip(Path(out_dir) / name, {"bot.py": bot, **packaged_members()}, files,
+                     compiled=False)
 
 
 def vendored_mahjong() -> list[tuple[Path, str]]:
