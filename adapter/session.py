@@ -54,9 +54,12 @@ def parse_server(text: str) -> tuple[str, int]:
     if (not sep or not host or "[" in host or "]" in host
             or not (port.isascii() and port.isdigit())):
         raise ValueError(f"--server needs host:port, got {text!r}")
-    if not 0 < int(port) < 65536:  # a port is 1..65535 (it said only "needs host:port")
-        raise ValueError(f"--server {text!r}: port {int(port)} is out of range (1..65535)")
-    return host, int(port)
+    # a port is 1..65535 (it said only "needs host:port"); its digits are not read as a
+    # number past 5 of them (4301 made int() fail with Python's own limit's message)
+    digits = port.lstrip("0") or "0"
+    if len(digits) > 5 or not 0 < int(digits) < 65536:
+        raise ValueError(f"--server {text!r}: port {digits} is out of range (1..65535)")
+    return host, int(digits)
 
 
 class Stopped(BaseException):

@@ -1221,6 +1221,8 @@ def _reparse_match(replay: Replay) -> dict[str, Any]:
     return {"path": replay.path, "platform": "ntpu-server",
             "clients": {c: {"lines": lines[c], "events": events[c]} for c in sorted(codecs)},
             "lines": sum(lines.values()), "reparsed_events": sum(events.values()),
+            # the count of them all: ``errors`` lists the first 50 (it said "50 unreadable")
+            "unreadable": len(errors),
             "errors": errors[:50], "mismatches": [], "unreadable_in_the_game": []}
 
 

@@ -421,6 +421,27 @@ def test_reparse_reads_an_ntpu_server_match_log_with_the_ntpu_codec(
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
+def test_reparse_of_a_match_log_counts_every_unreadable_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A match log with more than the 50 errors listed said "50 unreadable" (the count was
+    taken of the list cut to 50): it counts them all, and lists the first 50."""
+    log = tmp_path / "match.mjlog.msgpack"
+    w = GameLogWriter(log, Header("ntpu-server", "taiwan16", seat=None, policy="a,b,c,d",
+                                  game_id="m", extra={"full_information": True}))
+    w.tx("2> /start MJ 2 b")
+    for _ in range(60):
+        w.tx("2> /throw 9 999")
+    w.event(ev.GameStarted("taiwan16", 0))
+    w.close(Footer({"hands": 0}))
+    r = mjbot_here(capsys, "replay", "--reparse", str(log))
+    assert "the 61 lines sent to the 1 clients read by the NTPU codec as 1 events, " \
+           "60 unreadable" in r.stdout, r.stdout
+    assert r.stdout.count("  reparse error: client 2, '/throw 9 999': ") == 50, r.stdout
+    r = mjbot_here(capsys, "replay", "--reparse", "--json", str(log))
+    said = json.loads(r.stdout)["reparse"]
+    assert (said["unreadable"], len(said["errors"])) == (60, 50), said
+
+
 def test_an_ntpu_clients_own_win_reads_as_the_server_scored_it(
         ntpu_match: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The NTPU server sends no value: the replay of a client's own log said 'value 0' and

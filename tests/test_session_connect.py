@@ -64,6 +64,16 @@ def test_a_port_out_of_range_is_named(text: str, port: int) -> None:
         parse_server(text)
 
 
+def test_a_port_of_thousands_of_digits_is_out_of_range_not_pythons_limit() -> None:
+    """A port of 5000 digits said Python's own "Exceeds the limit (4300 digits) for integer
+    string conversion ... use sys.set_int_max_str_digits()" (read as a number first; no more
+    than 5 digits were taken before ports out of range were named): it is out of range. Zeros
+    before a port's digits are no digits of it."""
+    with pytest.raises(ValueError, match=r"port 9{5000} is out of range \(1..65535\)"):
+        parse_server("host:" + "9" * 5000)
+    assert parse_server("host:" + "0" * 5000 + "80") == ("host", 80)
+
+
 def test_the_ntpu_client_plays_a_server_at_a_bracketed_ipv6_address(
         capsys: pytest.CaptureFixture[str]) -> None:
     try:

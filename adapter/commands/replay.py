@@ -212,7 +212,7 @@ def _print_reparse(rp: dict[str, Any]) -> None:
     if "clients" in rp:  # an ntpu-server match log: each client's lines read, not compared
         print(f"reparse: the {rp['lines']} lines sent to the {len(rp['clients'])} clients "
               f"read by the NTPU codec as {rp['reparsed_events']} events, "
-              f"{len(rp['errors'])} unreadable (a match log holds the referee's table, not "
+              f"{rp['unreadable']} unreadable (a match log holds the referee's table, not "
               "a client's events: read, not compared)")
     else:
         unread = len(rp["unreadable_in_the_game"])
