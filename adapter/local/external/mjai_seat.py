@@ -80,7 +80,7 @@ class MjaiSeat(ExternalSeat):
                             "seat", json.dumps(answer))
         self.echoed_reach = True
         second = self._exchange([{"type": "reach", "actor": self.seat}],
-                                self._limit(ANSWER_LIMIT), echo=True)
+                                self._answer_limit(), echo=True)
         if second["type"] != "dahai":
             raise SeatFault("illegal", f"{second['type']} after its own reach, where its "
                             "dahai goes", json.dumps(second))
@@ -92,15 +92,19 @@ class MjaiSeat(ExternalSeat):
         """An event for the bot: mjai.app sends it with the next line."""
         self.pending.append(message)
 
+    def _answer_limit(self) -> float:
+        """Seconds for an answer after the first: mjai.app's 2 s, or ``--seat-limit``."""
+        return self._limit(ANSWER_LIMIT)
+
     def _edge(self, message: dict[str, Any]) -> None:
         """``end_kyoku`` / ``end_game``: sent at once (with what is pending), ``none`` due."""
         events, self.pending = [*self.pending, message], []
-        self._message(events, self._limit(ANSWER_LIMIT))
+        self._message(events, self._answer_limit())
 
     def _due(self) -> dict[str, Any]:
         """The bot's answer where a move may be due: the pending events sent, one read."""
         events, self.pending = self.pending, []
-        return self._exchange(events, self._limit(ANSWER_LIMIT))
+        return self._exchange(events, self._answer_limit())
 
     def _message(self, events: list[dict[str, Any]], limit: float) -> None:
         """A line that asks for no move: ``none`` is due; another move is counted as the TCP
