@@ -1966,3 +1966,47 @@ def test_an_mjai_tcp_bot_is_timed_as_the_mjai_server_times_it(tmp_path):
     assert time_limit_text(name) == "the mjai server's 60 s"
     assert time_limit_text(name, 5.0) == "--seat-limit 5 s"
 
+
+
+# Bots that discard the red dragon on every turn, mostly without holding it (illegal).
+MJAI_RED_DRAGON = textwrap.dedent("""
+    import json, sys
+    seat = int(sys.argv[-1])
+    for line in sys.stdin:
+        events = json.loads(line)
+        last = events[-1]
+        answer = {"type": "none"}
+        if last["type"] == "tsumo" and last["actor"] == seat:
+            answer = {"type": "dahai", "actor": seat, "pai": "C", "tsumogiri": False}
+        print(json.dumps(answer), flush=True)
+""")
+BOTZONE_RED_DRAGON = textwrap.dedent("""
+    import itertools, sys
+    n = int(sys.stdin.readline())
+    requests = [sys.stdin.readline().strip() for _ in range(2 * n - 1)][::2]
+    for request in itertools.chain([requests[-1]], sys.stdin):
+        if request.strip():
+            print("PLAY J1" if request.split()[0] == "2" else "PASS")
+            print("MARKER", flush=True)
+""").replace("MARKER", MARKER)
+
+
+@pytest.mark.parametrize("kind, said", [("mjai", "discard C "), ("botzone-keep", "discard J1 ")])
+def test_an_illegal_answer_names_its_tiles_as_the_program_wrote_them(tmp_path, kind, said):
+    """An illegal move was named in our own notation: an mjai bot that discarded "C" (the
+    red dragon) it did not hold read 'discard 7z is not legal on a turn request', a Botzone
+    bot's PLAY J1 'discard 7z ... (WA on Botzone)'. The tiles are now in the program's own
+    protocol's names, in the table's first fault and in the log."""
+    if kind == "mjai":
+        name = f"mjai:{PY} {_script(tmp_path, 'bot.py', MJAI_RED_DRAGON)}"
+        variant = "riichi"
+    else:
+        name = f"botzone-keep:{PY} {_script(tmp_path, 'bot.py', BOTZONE_RED_DRAGON)}"
+        variant = "mcr"
+    with capture_logs() as logs:
+        summary = _arena(variant, name, seat_limit=30)
+    report = summary["external_seats"][name]
+    assert report["illegal"] > 0, report
+    assert said in report["first_fault"], report["first_fault"]
+    details = [e["detail"] for e in logs if e.get("event") == "outside program fault"]
+    assert details and all(said in d for d in details if d.startswith("discard")), details

@@ -92,6 +92,9 @@ class MjaiSeat(ExternalSeat):
         """An event for the bot: mjai.app sends it with the next line."""
         self.pending.append(message)
 
+    def _tile_text(self, tile: T.Tile) -> str:
+        return T.to_mjai(tile)
+
     def _answer_limit(self) -> float:
         """Seconds for an answer after the first: mjai.app's 2 s, or ``--seat-limit``."""
         return self._limit(ANSWER_LIMIT)
