@@ -2010,3 +2010,32 @@ def test_an_illegal_answer_names_its_tiles_as_the_program_wrote_them(tmp_path, k
     assert said in report["first_fault"], report["first_fault"]
     details = [e["detail"] for e in logs if e.get("event") == "outside program fault"]
     assert details and all(said in d for d in details if d.startswith("discard")), details
+
+
+# An mjai bot that plays tsumogiri and quits when it reads end_game, answering nothing.
+MJAI_QUITS_AT_END_GAME = textwrap.dedent("""
+    import json, sys
+    seat = int(sys.argv[-1])
+    for line in sys.stdin:
+        events = json.loads(line)
+        if any(e["type"] == "end_game" for e in events):
+            break
+        last = events[-1]
+        answer = {"type": "none"}
+        if last["type"] == "tsumo" and last["actor"] == seat:
+            answer = {"type": "dahai", "actor": seat, "pai": last["pai"], "tsumogiri": True}
+        print(json.dumps(answer), flush=True)
+""")
+
+
+def test_an_mjai_bot_that_quits_at_end_game_is_no_crash(tmp_path):
+    """A bot that leaves its loop at end_game, the game over, was counted as crashed once a
+    game ('crashed: the program ended its output (exit 0)', a warning each game): mjai.app's
+    harness reads its answer to end_game as an empty line and goes on, no fault. A bot that
+    ends its output during the game is still a crash (test_a_bad_mjai_bot_...)."""
+    name = f"mjai:{PY} {_script(tmp_path, 'bot.py', MJAI_QUITS_AT_END_GAME)}"
+    with capture_logs() as logs:
+        summary = _arena("riichi", name, seat_limit=30)
+    report = summary["external_seats"][name]
+    assert report["crashed"] == 0 and report["first_fault"] is None, report
+    assert not [e for e in logs if e.get("event") == "outside program fault"]

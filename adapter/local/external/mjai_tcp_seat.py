@@ -57,7 +57,8 @@ class MjaiTcpSeat(MjaiSeat):
         self.sent = ""  # the type of the last event sent
         super()._start(event)
 
-    def _message(self, events: list[dict[str, Any]], limit: float) -> None:
+    def _message(self, events: list[dict[str, Any]], limit: float,
+                 last: bool = False) -> None:
         if events and events[0].get("type") == "start_game":  # greet first: hello -> join
             assert self.proc is not None
             self.proc.send(json.dumps(HELLO) + "\n")
