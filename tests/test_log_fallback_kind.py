@@ -257,3 +257,9 @@ def test_replay_names_an_outside_programs_fault_once(
     lines = [line.strip() for line in text.splitlines() if "FALLBACK" in line]
     assert lines and all("(illegal: discard C is not legal on a turn request)" in line
                          for line in lines), lines[:3]
+    # `mjbot review` words a fallback as replay does
+    text = mjbot_here(capsys, "review", str(log.path), "--seat", str(seat), "--policy",
+                      "rulebased").stdout
+    lines = [line.strip() for line in text.splitlines() if "FALLBACK" in line]
+    assert lines and all("(illegal: discard C is not legal on a turn request)" in line
+                         for line in lines), lines[:3]
